@@ -1,0 +1,56 @@
+"""Exceptions raised by sparsescope, each naming the problem in the user's terms.
+
+Every error derives from :class:`SparsescopeError` and from the builtin exception
+a Python user would expect (``ValueError`` for bad data, ``TypeError`` for bad
+dtypes, ...), so ``except ValueError`` keeps working.
+
+>>> try:
+...     raise FormatError("level 1 (SparseList) of A: idx is not sorted in row 3")
+... except ValueError as e:
+...     print(e)
+level 1 (SparseList) of A: idx is not sorted in row 3
+"""
+
+
+class SparsescopeError(Exception):
+    """Base class of every error sparsescope raises on purpose."""
+
+
+class FormatError(SparsescopeError, ValueError):
+    """Level data that does not describe a valid tensor (unsorted, out of range, wrong length)."""
+
+
+class ShapeError(SparsescopeError, ValueError):
+    """Mismatched shapes or index extents."""
+
+
+class DTypeError(SparsescopeError, TypeError):
+    """An unsupported dtype, or an operator applied to dtypes it does not accept."""
+
+
+class ParseError(SparsescopeError, ValueError):
+    """A malformed expression. The message shows the expression with a caret under the fault."""
+
+    def __init__(self, message: str, source: str = "", offset: int = 0):
+        self.reason = message
+        self.source = source
+        self.offset = offset
+        if source:
+            message = f"{message}\n    {source}\n    {' ' * offset}^"
+        super().__init__(message)
+
+
+class StrategyError(SparsescopeError, NotImplementedError):
+    """A format or construct that a lowering strategy cannot serve."""
+
+
+class CompilerNotFoundError(SparsescopeError, RuntimeError):
+    """No working C compiler: the message says what to install."""
+
+
+class CompileError(SparsescopeError, RuntimeError):
+    """The C compiler rejected generated code (a bug in sparsescope: please report it)."""
+
+
+class KernelError(SparsescopeError, RuntimeError):
+    """A checked kernel detected an out-of-bounds access or invalid input at run time."""

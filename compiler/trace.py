@@ -1,0 +1,147 @@
+"""The trace: every intermediate of a lowering, step by step.
+
+A :class:`Trace` is an ordered list of :class:`Step`. A step names its stage
+(``parse``, ``concretize``, ``lattice``, ``unfurl``, ``simplify``, ``emit-c``,
+``compile``, ...), holds the program before and after as IR objects, the
+artifacts the stage built, and, for the simplifier, each rewrite. Every IR
+object and artifact also carries its text, so a trace loaded from JSON renders
+without re-running the compiler.
+
+>>> t = Trace()
+>>> _ = t.record("parse", after="y[i] += A[i, j] * x[j]",
+...              artifacts=[Artifact("c", "kernel", "int main(void) { return 0; }")])
+>>> Trace.from_json(t.to_json()).steps[0].artifacts[0].text
+'int main(void) { return 0; }'
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from . import serialize
+
+
+def text_of(obj: Any) -> str:
+    """The readable text of an IR object: its ``pretty()`` if it has one, else ``str``."""
+    if obj is None:
+        return ""
+    pretty = getattr(obj, "pretty", None)
+    return pretty() if callable(pretty) else str(obj)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Artifact:
+    """Something a stage built: an iteration graph, a lattice, a looplet nest, C source, ...
+
+    ``kind`` says how to draw it (``"c"``, ``"ir"``, ``"fiber-tree"``, ``"lattice"``, ...);
+    ``text`` is always present, ``dot`` is a Graphviz drawing where one makes sense,
+    ``data`` is optional structured JSON-able data for richer renderers.
+    """
+
+    kind: str
+    name: str
+    text: str
+    dot: str | None = None
+    data: Any = None
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Rewrite:
+    """One application of a rewrite rule: its name and the term before and after."""
+
+    rule: str
+    before: str
+    after: str
+
+
+@serialize.node
+@dataclass
+class Step:
+    """One stage of a lowering; see the module docstring."""
+
+    stage: str
+    before: Any = None
+    after: Any = None
+    artifacts: tuple[Artifact, ...] = ()
+    rewrites: tuple[Rewrite, ...] = ()
+    note: str = ""
+    error: str | None = None
+    before_text: str = field(default="")
+    after_text: str = field(default="")
+
+    def __post_init__(self):
+        self.artifacts = tuple(self.artifacts)
+        self.rewrites = tuple(self.rewrites)
+        if not self.before_text:
+            self.before_text = text_of(self.before)
+        if not self.after_text:
+            self.after_text = text_of(self.after)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the stage changed the program (or built anything)."""
+        return bool(self.artifacts or self.rewrites or self.error) or self.before_text != self.after_text
+
+    def artifact(self, kind: str) -> Artifact:
+        """The first artifact of ``kind``; ``KeyError`` naming the kinds present otherwise."""
+        for a in self.artifacts:
+            if a.kind == kind:
+                return a
+        raise KeyError(f"step {self.stage!r} has no {kind!r} artifact; it has {[a.kind for a in self.artifacts]}")
+
+
+class Trace:
+    """An ordered list of steps recorded by a lowering."""
+
+    def __init__(self, steps: Iterable[Step] = ()):
+        self.steps: list[Step] = list(steps)
+
+    def record(self, stage: str, before: Any = None, after: Any = None,
+               artifacts: Iterable[Artifact] = (), rewrites: Iterable[Rewrite] = (),
+               note: str = "", error: str | None = None) -> Step:
+        """Append a step and return it."""
+        step = Step(stage, before, after, tuple(artifacts), tuple(rewrites), note, error)
+        self.steps.append(step)
+        return step
+
+    def stages(self) -> list[str]:
+        return [s.stage for s in self.steps]
+
+    def find(self, stage: str) -> list[Step]:
+        """Every step of ``stage`` (a stage name, or a prefix ending in ``:``)."""
+        if stage.endswith(":"):
+            return [s for s in self.steps if s.stage.startswith(stage)]
+        return [s for s in self.steps if s.stage == stage]
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __iter__(self):
+        return iter(self.steps)
+
+    def __getitem__(self, i):
+        return self.steps[i]
+
+    def __repr__(self) -> str:
+        return f"Trace({len(self.steps)} steps: {', '.join(self.stages())})"
+
+    def to_data(self) -> dict:
+        return {"format": "sparsescope-trace", "version": 1,
+                "steps": [serialize.encode(s) for s in self.steps]}
+
+    @classmethod
+    def from_data(cls, data: dict) -> "Trace":
+        if data.get("format") != "sparsescope-trace":
+            raise ValueError("not a sparsescope trace (missing 'format': 'sparsescope-trace')")
+        return cls(serialize.decode(s) for s in data["steps"])
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_data(), indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Trace":
+        return cls.from_data(json.loads(text))
