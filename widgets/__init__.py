@@ -1,0 +1,1 @@
+"""sparsescope's ipywidgets UI over explorer sessions (see issue: the explorer)."""

@@ -1,0 +1,822 @@
+"""Operators with algebraic properties, user-defined functions and fill-value inference.
+
+An :class:`Operator` is a scalar function that knows how to run on numpy arrays
+(the oracle), how to print itself in C, what dtype it returns, and its algebraic
+properties: identity, annihilator, idempotence, commutativity, associativity.
+The properties drive both lowering strategies (iteration spaces, early exit,
+reduction shortcuts) and fill-value inference (:meth:`Operator.fill`,
+:meth:`Operator.reduce_fill`).
+
+>>> add = lookup("+")
+>>> add.identity, add.commutative, add.c_expr(["a", "b"], "float64")
+(0, True, '(a + b)')
+>>> lookup("min").fill(float("inf"), 3.0)
+np.float64(3.0)
+>>> lookup("+").reduce_fill(2.0, 5)            # sum of five 2.0s
+np.float64(10.0)
+>>> lookup("max").reduce_fill(7, 1000)        # idempotent: one copy is enough
+np.int64(7)
+
+Semantics chosen (see also each operator's ``doc``):
+
+* dtypes follow numpy promotion restricted to :data:`compiler.dtypes.VALUE_DTYPES`,
+  except that arithmetic (``+ - * neg abs pow``) on booleans gives ``int64``
+  (``True + True == 2``, as in Python); ``/`` is true division (ints give
+  ``float64``); ``& | ^`` accept ints and bools only (logical on bools);
+  ``and or not`` and comparisons accept anything and give ``bool``.
+* NaN: ``min``/``max`` propagate NaN like :func:`numpy.minimum` (the C code
+  guards with ``isnan``); comparisons with NaN are false except ``!=``;
+  ``choose(nan)`` never matches. Properties are stated for non-NaN values, and
+  ``0`` annihilates ``*`` only for finite values (``0 * inf`` is NaN).
+* Integer overflow wraps (two's complement) as in numpy. ``pow`` on integers
+  with a negative exponent truncates ``1 / a**-b`` toward zero (0 unless
+  ``a`` is 1 or -1; 0 also for ``a == 0``) instead of raising as numpy does.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import keyword
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import serialize
+from .dtypes import c_type, value_dtype
+from .dtypes import result_dtype as _promote
+from .errors import DTypeError, SparsescopeError
+
+
+@serialize.node
+class _NoValue(enum.Enum):
+    NOVALUE = "NOVALUE"
+
+    def __repr__(self):
+        return "NOVALUE"
+
+
+#: Marks an absent property (no identity, no annihilator) or an unknown fill value.
+NOVALUE = _NoValue.NOVALUE
+
+
+class UnknownOperatorError(SparsescopeError, LookupError):
+    """An operator or function name that is not registered."""
+
+    def __str__(self):
+        return str(self.args[0])
+
+
+def _same(a, b) -> bool:
+    """Value equality where NaN equals NaN and NOVALUE only equals itself."""
+    if a is NOVALUE or b is NOVALUE:
+        return a is b
+    try:
+        if bool(np.isnan(a)) and bool(np.isnan(b)):
+            return True
+    except TypeError:
+        pass
+    return bool(a == b)
+
+
+def _scalar(x):
+    """A numpy scalar (keeps the dtype, unlike a Python number)."""
+    return np.asarray(x)[()]
+
+
+@serialize.node
+@dataclass(frozen=True, repr=False)
+class Operator:
+    """A scalar operator, built in or user defined.
+
+    ``identity`` and ``annihilator`` are :data:`NOVALUE` when absent. An identity
+    ``e`` means ``f(e, y) == y`` and ``f(x, e) == x``; with ``identity_positions``
+    only an argument at those positions may be ``e`` (``x - 0 == x`` but
+    ``0 - x != x``: ``sub`` has identity 0 at position 1). An annihilator ``a``
+    means ``f(..., a, ...) == a`` for an ``a`` at any position (or at
+    ``annihilator_positions``). Infinite identities/annihilators (of ``min``,
+    ``max``) mean the dtype's extreme value for integers and True/False for
+    bools: see :meth:`identity_for`.
+
+    The numpy implementation is not a field: builtins find theirs by name, user
+    functions in a per-process registry filled by :func:`user_function`. So an
+    operator loaded from JSON compares equal to the original and, in the same
+    process, still runs.
+
+    >>> lookup("-").identity, lookup("-").identity_positions
+    (0, (1,))
+    >>> int(lookup("min").identity_for("int32")) == np.iinfo(np.int32).max
+    True
+    """
+
+    name: str
+    symbol: str
+    arity: int
+    identity: Any = NOVALUE
+    annihilator: Any = NOVALUE
+    idempotent: bool = False
+    commutative: bool = False
+    associative: bool = False
+    identity_positions: tuple[int, ...] | None = None
+    annihilator_positions: tuple[int, ...] | None = None
+    #: the parameter of a parametric builtin (the ``z`` of ``choose(z)``)
+    param: Any = NOVALUE
+    #: C body of a user function (``None`` for builtins)
+    c_body: str | None = None
+    #: C parameter names of a user function
+    params: tuple[str, ...] = ()
+    #: fixed result dtype of a user function (``None``: numpy promotion of the operands)
+    dtype: str | None = None
+    #: an explicit iteration algebra of a user function, opaque here
+    algebra: Any = None
+
+    # -- identification -------------------------------------------------------
+
+    @property
+    def is_user(self) -> bool:
+        """True for a function made by :func:`user_function`."""
+        return self.c_body is not None
+
+    @property
+    def reducible(self) -> bool:
+        """Whether the operator can reduce: binary and associative."""
+        return self.arity == 2 and self.associative
+
+    def __repr__(self):
+        if self.param is not NOVALUE:
+            return f"Operator({self.name}({self.param!r}))"
+        return f"Operator({self.name})"
+
+    def __str__(self):
+        if self.param is not NOVALUE:
+            return f"{self.name}({_literal_text(self.param)})"
+        return self.symbol
+
+    def _impl_key(self):
+        return ("user", self.name, self.c_body, self.arity) if self.is_user else self.name
+
+    # -- dtypes ---------------------------------------------------------------
+
+    def result_dtype(self, *dtypes) -> np.dtype:
+        """The result dtype for operands of ``dtypes``; :class:`DTypeError` if not accepted.
+
+        The error names the operator and the offending argument (its position is
+        in the exception's ``position`` attribute, for callers that can name the
+        tensor).
+
+        >>> lookup("/").result_dtype("int32", "int64").name
+        'float64'
+        >>> lookup("^").result_dtype("int64", "float32")
+        Traceback (most recent call last):
+        ...
+        compiler.errors.DTypeError: operator ^ (bitxor) does not accept float32 (argument 1): it needs integer or bool operands
+        """
+        if len(dtypes) != self.arity:
+            raise TypeError(f"operator {self.name} takes {self.arity} argument(s), got {len(dtypes)}")
+        dts = []
+        for k, d in enumerate(dtypes):
+            try:
+                dts.append(value_dtype(d))
+            except DTypeError as e:
+                raise _dtype_error(f"operator {self._label()}: {e}", k) from None
+        if self.is_user:
+            return value_dtype(self.dtype) if self.dtype is not None else _promote(*dts)
+        rule = _DTYPE_RULES[self.name]
+        return rule(self, dts)
+
+    def _label(self):
+        return self.name if self.symbol == self.name else f"{self.symbol} ({self.name})"
+
+    # -- values ---------------------------------------------------------------
+
+    def identity_for(self, dtype):
+        """The identity as a value of ``dtype`` (a numpy scalar), or :data:`NOVALUE`.
+
+        >>> lookup("max").identity_for("bool"), lookup("&").identity_for("int64")
+        (np.False_, np.int64(-1))
+        """
+        return _value_for(self.identity, dtype)
+
+    def annihilator_for(self, dtype):
+        """The annihilator as a value of ``dtype`` (a numpy scalar), or :data:`NOVALUE`."""
+        return _value_for(self.annihilator, dtype)
+
+    def __call__(self, *args):
+        """Apply elementwise to numpy arrays or scalars (broadcasting), as the oracle does.
+
+        >>> lookup("choose", 0)(np.array([0, 3, 0]), np.array([5, 6, 7]))
+        array([5, 3, 7])
+        """
+        arrays = [np.asarray(a) for a in args]
+        rdt = self.result_dtype(*[a.dtype for a in arrays])
+        impl = _IMPLS.get(self._impl_key())
+        if impl is None:
+            raise SparsescopeError(
+                f"user function {self.name} has no Python implementation in this process "
+                f"(it was probably loaded from JSON); recreate it with user_function(...)")
+        with np.errstate(all="ignore"):
+            out = impl(self, arrays, rdt)
+        return np.asarray(out).astype(rdt, copy=False)
+
+    def reduce(self, array, axis: int = -1):
+        """Reduce ``array`` along ``axis`` in index order (the oracle of a reduction).
+
+        An empty axis gives the identity (an error if there is none).
+
+        >>> lookup("max").reduce(np.array([[1, 5], [7, 2]]), axis=1)
+        array([5, 7])
+        >>> lookup("+").reduce(np.array([True, True, False]))
+        np.int64(2)
+        """
+        if not self.reducible:
+            raise SparsescopeError(f"operator {self._label()} is not a binary associative operator "
+                                   f"and cannot be used as a reduction")
+        arr = np.asarray(array)
+        rdt = self.result_dtype(arr.dtype, arr.dtype)
+        arr = np.moveaxis(arr, axis, -1)
+        if arr.shape[-1] == 0:
+            ident = self.identity_for(rdt)
+            if ident is NOVALUE:
+                raise SparsescopeError(f"cannot reduce an empty extent with {self._label()}: it has no identity")
+            return _scalar(np.full(arr.shape[:-1], ident, dtype=rdt))
+        ufunc = _REDUCE_UFUNCS.get(self._impl_key())
+        with np.errstate(all="ignore"):
+            if ufunc is not None:
+                return _scalar(ufunc.reduce(arr.astype(rdt), axis=-1))
+            acc = arr[..., 0].astype(rdt)
+            for k in range(1, arr.shape[-1]):
+                acc = self(acc, arr[..., k])
+            return _scalar(acc)
+
+    # -- fill values ----------------------------------------------------------
+
+    def fill(self, *fills):
+        """The fill of ``f(args)`` given the arguments' fills.
+
+        Known fills are constant-propagated through the operator. When some fill
+        is unknown (:data:`NOVALUE`), the annihilator and identity shortcuts of the
+        sparse-array-programming note apply: an annihilator fill anywhere (at an
+        annihilator position) gives the annihilator; an identity fill leaves the
+        other argument's fill; otherwise the result is unknown.
+
+        >>> mul = lookup("*")
+        >>> mul.fill(0.0, NOVALUE), mul.fill(1, NOVALUE), mul.fill(2, NOVALUE)
+        (np.float64(0.0), NOVALUE, NOVALUE)
+        >>> lookup("max").fill(float("-inf"), 42.0)
+        np.float64(42.0)
+        """
+        if len(fills) != self.arity:
+            raise TypeError(f"operator {self.name} takes {self.arity} argument(s), got {len(fills)}")
+        if all(f is not NOVALUE for f in fills):
+            return _scalar(self(*fills))
+        if self.annihilator is not NOVALUE:
+            positions = self.annihilator_positions or range(self.arity)
+            for k in positions:
+                f = fills[k]
+                if f is not NOVALUE and _same(f, self.annihilator_for(np.asarray(f).dtype)):
+                    return _scalar(f)
+        if self.identity is not NOVALUE and self.arity == 2:
+            positions = self.identity_positions or range(2)
+            for k in positions:
+                f = fills[k]
+                if f is not NOVALUE and _same(f, self.identity_for(np.asarray(f).dtype)):
+                    other = fills[1 - k]
+                    return other if other is NOVALUE else _scalar(other)
+        return NOVALUE
+
+    def reduce_fill(self, fill, count: int):
+        """The fill of a reduction of ``count`` copies of ``fill``.
+
+        ``count == 0`` gives the identity; idempotent operators give ``fill``;
+        ``+`` gives ``count * fill``, ``*`` gives ``fill ** count``; an identity
+        or annihilator fill is a fixed point; other associative operators fold
+        by repeated squaring (O(log count) applications).
+
+        >>> lookup("^").reduce_fill(6, 3), lookup("^").reduce_fill(6, 4)
+        (np.int64(6), np.int64(0))
+        >>> lookup("min").reduce_fill(5.0, 0)
+        np.float64(inf)
+        """
+        if not self.reducible:
+            raise SparsescopeError(f"operator {self._label()} is not associative and cannot reduce")
+        if count < 0:
+            raise ValueError("count must be >= 0")
+        if fill is NOVALUE:
+            return NOVALUE if count else self.identity
+        dt = np.asarray(fill).dtype
+        rdt = self.result_dtype(dt, dt)
+        if count == 0:
+            return self.identity_for(rdt)
+        fill = _scalar(np.asarray(fill).astype(rdt))
+        if count == 1 or self.idempotent:
+            return fill
+        if self.name == "add" and not self.is_user:
+            with np.errstate(all="ignore"):
+                return _scalar(np.multiply(np.asarray(count).astype(rdt), fill).astype(rdt))
+        if self.name == "mul" and not self.is_user:
+            return _scalar(self(_ipow_fill(fill, count, self), 1))
+        for special in (self.identity_for(rdt), self.annihilator_for(rdt)):
+            if special is not NOVALUE and _same(fill, special):
+                return fill
+        return _ipow_fill(fill, count, self)
+
+    # -- C --------------------------------------------------------------------
+
+    def c_expr(self, args: Sequence[str], dtype) -> str:
+        """A C expression applying the operator to the C expressions ``args``.
+
+        ``dtype`` is the operand dtype: one dtype for all arguments, or a sequence
+        with one dtype per argument. Arguments may be evaluated more than once,
+        so pass names or other side-effect-free expressions. Needs ``<math.h>``,
+        ``<stdbool.h>`` and ``<stdint.h>``, plus :meth:`c_helper` when it is not
+        empty.
+
+        >>> lookup("min").c_expr(["a", "b"], "int64")
+        '(a < b ? a : b)'
+        >>> lookup("min").c_expr(["a", "b"], "float64")
+        '(isnan(a) || a < b ? a : b)'
+        >>> lookup("pow").c_expr(["a", "b"], "float32")
+        'powf(a, b)'
+        >>> lookup("/").c_expr(["a", "b"], "int32")
+        '((double)a / (double)b)'
+        """
+        args = list(args)
+        if len(args) != self.arity:
+            raise TypeError(f"operator {self.name} takes {self.arity} argument(s), got {len(args)}")
+        dts = self._operand_dtypes(dtype)
+        if self.is_user:
+            return f"{self._c_name(dts)}({', '.join(args)})"
+        return _C_EXPRS[self.name](self, args, dts)
+
+    def c_helper(self, dtype) -> str:
+        """C definitions that :meth:`c_expr` relies on (``""`` if none).
+
+        For a user function this is its body as a ``static inline`` function
+        specialized to the operand dtype(s).
+
+        >>> print(user_function("smin", min, "return x < y ? x : y;").c_helper("int64"))
+        static inline int64_t ss_smin_int64(int64_t x, int64_t y) {
+            return x < y ? x : y;
+        }
+        """
+        dts = self._operand_dtypes(dtype)
+        if self.is_user:
+            rdt = self.dtype if self.dtype is not None else _promote(*dts)
+            sig = ", ".join(f"{c_type(d)} {p}" for d, p in zip(dts, self.params))
+            body = "\n".join("    " + line if line.strip() else "" for line in self.c_body.strip().splitlines())
+            return f"static inline {c_type(rdt)} {self._c_name(dts)}({sig}) {{\n{body}\n}}"
+        if self.name == "pow":
+            rdt = self.result_dtype(*dts)
+            if rdt.kind in "iu":
+                return _c_ipow_helper(rdt)
+        return ""
+
+    def _operand_dtypes(self, dtype) -> list[np.dtype]:
+        if isinstance(dtype, (list, tuple)):
+            if len(dtype) != self.arity:
+                raise TypeError(f"operator {self.name} takes {self.arity} argument(s), got {len(dtype)} dtypes")
+            return [value_dtype(d) for d in dtype]
+        return [value_dtype(dtype)] * self.arity
+
+    def _c_name(self, dts) -> str:
+        suffix = "_".join(sorted({d.name for d in dts}, key=[d.name for d in dts].index))
+        return f"ss_{self.name}_{suffix}"
+
+
+def _dtype_error(message: str, position: int | None) -> DTypeError:
+    err = DTypeError(message)
+    err.position = position
+    return err
+
+
+def _value_for(value, dtype):
+    if value is NOVALUE:
+        return NOVALUE
+    dt = np.dtype(dtype)
+    if isinstance(value, float) and math.isinf(value):
+        if dt.kind == "b":
+            return np.bool_(value > 0)
+        if dt.kind in "iu":
+            info = np.iinfo(dt)
+            return dt.type(info.max if value > 0 else info.min)
+    return _scalar(np.asarray(value).astype(dt))
+
+
+def _ipow_fill(x, n: int, op: Operator):
+    """``x op x op ... op x`` (``n`` copies) by repeated squaring; needs associativity."""
+    result = None
+    base = x
+    while n:
+        if n & 1:
+            result = base if result is None else _scalar(op(result, base))
+        n >>= 1
+        if n:
+            base = _scalar(op(base, base))
+    return result
+
+
+def _literal_text(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    return str(int(value)) if isinstance(value, (int, np.integer)) else repr(value)
+
+
+def c_literal(value, dtype) -> str:
+    """``value`` as a C literal of ``dtype``.
+
+    >>> c_literal(float("inf"), "float64"), c_literal(1.5, "float32"), c_literal(True, "bool")
+    ('INFINITY', '1.5f', 'true')
+    """
+    dt = value_dtype(dtype)
+    if dt.kind == "b":
+        return "true" if value else "false"
+    if dt.kind in "iu":
+        v = int(value)
+        if dt.itemsize == 8 and not -(2 ** 31) < v < 2 ** 31:
+            return f"INT64_C({v})" if v != np.iinfo(np.int64).min else "INT64_MIN"
+        return str(v)
+    v = float(value)
+    if math.isnan(v):
+        return "NAN"
+    if math.isinf(v):
+        return "INFINITY" if v > 0 else "(-INFINITY)"
+    text = repr(v)
+    return text + "f" if dt == np.float32 else text
+
+
+# -- dtype rules ---------------------------------------------------------------
+
+
+def _arith(op, dts):
+    dt = _promote(*dts)
+    return np.dtype("int64") if dt.kind == "b" else dt
+
+
+def _float_result(dts):
+    dt = _promote(*dts)
+    return dt if dt.kind == "f" else np.dtype("float64")
+
+
+def _bitwise(op, dts):
+    for k, d in enumerate(dts):
+        if d.kind not in "biu":
+            raise _dtype_error(f"operator {op._label()} does not accept {d.name} (argument {k}): "
+                               f"it needs integer or bool operands", k)
+    return _promote(*dts)
+
+
+def _ldexp(op, dts):
+    if dts[1].kind not in "biu":
+        raise _dtype_error(f"operator ldexp does not accept {dts[1].name} (argument 1): "
+                           f"the exponent must be an integer", 1)
+    return dts[0] if dts[0].kind == "f" else np.dtype("float64")
+
+
+_DTYPE_RULES: dict[str, Callable] = {
+    **{n: _arith for n in ("add", "sub", "mul", "neg", "abs", "pow")},
+    "div": lambda op, dts: _float_result(dts),
+    **{n: (lambda op, dts: _promote(*dts)) for n in ("min", "max", "choose", "overwrite")},
+    **{n: _bitwise for n in ("bitand", "bitor", "bitxor")},
+    **{n: (lambda op, dts: np.dtype("bool")) for n in ("and", "or", "not", "lt", "le", "gt", "ge", "eq", "ne")},
+    "ldexp": _ldexp,
+    **{n: (lambda op, dts: _float_result(dts)) for n in ("sqrt", "exp", "log")},
+}
+
+
+# -- numpy implementations -----------------------------------------------------
+
+
+def _cast(arrays, dt):
+    return [a.astype(dt, copy=False) for a in arrays]
+
+
+def _ufunc_impl(ufunc):
+    return lambda op, arrays, rdt: ufunc(*_cast(arrays, rdt))
+
+
+def _compare_impl(ufunc):
+    def impl(op, arrays, rdt):
+        common = _promote(*[a.dtype for a in arrays])
+        return ufunc(*_cast(arrays, common))
+    return impl
+
+
+def _pow_impl(op, arrays, rdt):
+    a, b = _cast(arrays, rdt)
+    if rdt.kind == "f":
+        return np.power(a, b)
+    neg = b < 0
+    pos = np.power(a, np.where(neg, 0, b).astype(rdt))
+    # 1 / a**k truncated toward zero: only |a| == 1 survives
+    negval = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0)).astype(rdt)
+    return np.where(neg, negval, pos)
+
+
+def _ldexp_impl(op, arrays, rdt):
+    a, b = arrays
+    # C's ldexp takes an int; beyond this range the result is 0 or inf anyway
+    e = np.clip(b.astype(np.int64), -(2 ** 31), 2 ** 31 - 1).astype(np.int32)
+    return np.ldexp(a.astype(rdt), e)
+
+
+def _choose_impl(op, arrays, rdt):
+    a, b = _cast(arrays, rdt)
+    # z as a value of the dtype, like identity_for (choose(3) on bools compares with True)
+    return np.where(a == op.identity_for(rdt), b, a)
+
+
+def _overwrite_impl(op, arrays, rdt):
+    a, b = np.broadcast_arrays(*arrays)
+    return b.astype(rdt)
+
+
+_IMPLS: dict[Any, Callable] = {
+    "add": _ufunc_impl(np.add), "sub": _ufunc_impl(np.subtract), "mul": _ufunc_impl(np.multiply),
+    "div": _ufunc_impl(np.true_divide), "neg": _ufunc_impl(np.negative), "abs": _ufunc_impl(np.abs),
+    "min": _ufunc_impl(np.minimum), "max": _ufunc_impl(np.maximum),
+    "bitand": _ufunc_impl(np.bitwise_and), "bitor": _ufunc_impl(np.bitwise_or),
+    "bitxor": _ufunc_impl(np.bitwise_xor),
+    "and": lambda op, arrays, rdt: np.logical_and(*arrays),
+    "or": lambda op, arrays, rdt: np.logical_or(*arrays),
+    "not": lambda op, arrays, rdt: np.logical_not(*arrays),
+    "lt": _compare_impl(np.less), "le": _compare_impl(np.less_equal),
+    "gt": _compare_impl(np.greater), "ge": _compare_impl(np.greater_equal),
+    "eq": _compare_impl(np.equal), "ne": _compare_impl(np.not_equal),
+    "choose": _choose_impl, "overwrite": _overwrite_impl,
+    "pow": _pow_impl, "ldexp": _ldexp_impl,
+    "sqrt": _ufunc_impl(np.sqrt), "exp": _ufunc_impl(np.exp), "log": _ufunc_impl(np.log),
+}
+
+_REDUCE_UFUNCS = {
+    "add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum,
+    "bitand": np.bitwise_and, "bitor": np.bitwise_or, "bitxor": np.bitwise_xor,
+    "and": np.logical_and, "or": np.logical_or,
+}
+
+
+# -- C expressions -------------------------------------------------------------
+
+
+def _c_infix(sym):
+    return lambda op, a, dts: f"({a[0]} {sym} {a[1]})"
+
+
+def _c_div(op, a, dts):
+    rdt = op.result_dtype(*dts)
+    ct = c_type(rdt)
+    x, y = [f"({ct}){s}" if d != rdt else s for s, d in zip(a, dts)]
+    return f"({x} / {y})"
+
+
+def _c_minmax(cmp):
+    def emit(op, a, dts):
+        x, y = a
+        if _promote(*dts).kind == "f":
+            # NaN-propagating, as numpy.minimum/maximum
+            return f"(isnan({x}) || {x} {cmp} {y} ? {x} : {y})"
+        return f"({x} {cmp} {y} ? {x} : {y})"
+    return emit
+
+
+def _c_neg(op, a, dts):
+    rdt = op.result_dtype(*dts)
+    return f"(-({c_type(rdt)}){a[0]})" if dts[0].kind == "b" else f"(-{a[0]})"
+
+
+def _c_abs(op, a, dts):
+    d = dts[0]
+    if d.kind == "f":
+        return f"{'fabsf' if d == np.float32 else 'fabs'}({a[0]})"
+    if d.kind == "b":
+        return f"((int64_t){a[0]})"
+    return f"({a[0]} < 0 ? -{a[0]} : {a[0]})"
+
+
+def _c_math(name):
+    def emit(op, a, dts):
+        rdt = op.result_dtype(*dts)
+        fn = name + "f" if rdt == np.float32 else name
+        return f"{fn}({', '.join(a)})"
+    return emit
+
+
+def _c_pow(op, a, dts):
+    rdt = op.result_dtype(*dts)
+    if rdt.kind == "f":
+        return f"{'powf' if rdt == np.float32 else 'pow'}({a[0]}, {a[1]})"
+    return f"ss_pow_{rdt.name}({a[0]}, {a[1]})"
+
+
+def _c_ldexp(op, a, dts):
+    rdt = op.result_dtype(dts[0], np.dtype("int64"))
+    return f"{'ldexpf' if rdt == np.float32 else 'ldexp'}({a[0]}, (int){a[1]})"
+
+
+def _c_choose(op, a, dts):
+    z = c_literal(op.param, _promote(*dts))
+    return f"({a[0]} == {z} ? {a[1]} : {a[0]})"
+
+
+def _c_ipow_helper(rdt) -> str:
+    t = c_type(rdt)
+    u = "uint64_t" if rdt.itemsize == 8 else "uint32_t"
+    # unsigned arithmetic wraps like numpy instead of overflowing (undefined in C)
+    return (f"static inline {t} ss_pow_{rdt.name}({t} a, {t} b) {{\n"
+            f"    if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 == 0 ? 1 : -1) : 0;\n"
+            f"    {u} r = 1, x = ({u})a;\n"
+            f"    while (b) {{ if (b & 1) r *= x; x *= x; b >>= 1; }}\n"
+            f"    return ({t})r;\n"
+            f"}}")
+
+
+_C_EXPRS: dict[str, Callable] = {
+    "add": _c_infix("+"), "sub": _c_infix("-"), "mul": _c_infix("*"), "div": _c_div,
+    "min": _c_minmax("<"), "max": _c_minmax(">"),
+    "bitand": _c_infix("&"), "bitor": _c_infix("|"), "bitxor": _c_infix("^"),
+    "and": _c_infix("&&"), "or": _c_infix("||"), "not": lambda op, a, dts: f"(!{a[0]})",
+    "neg": _c_neg, "abs": _c_abs,
+    "lt": _c_infix("<"), "le": _c_infix("<="), "gt": _c_infix(">"), "ge": _c_infix(">="),
+    "eq": _c_infix("=="), "ne": _c_infix("!="),
+    "choose": _c_choose, "overwrite": lambda op, a, dts: a[1],
+    "pow": _c_pow, "ldexp": _c_ldexp,
+    "sqrt": _c_math("sqrt"), "exp": _c_math("exp"), "log": _c_math("log"),
+}
+
+
+# -- the builtins and the registry ---------------------------------------------
+
+INF = float("inf")
+
+
+def _op(name, symbol, arity, **props) -> Operator:
+    return Operator(name=name, symbol=symbol, arity=arity, **props)
+
+
+_BUILTINS: list[Operator] = [
+    _op("add", "+", 2, identity=0, commutative=True, associative=True),
+    _op("sub", "-", 2, identity=0, identity_positions=(1,)),
+    _op("mul", "*", 2, identity=1, annihilator=0, commutative=True, associative=True),
+    _op("div", "/", 2, identity=1, identity_positions=(1,)),
+    _op("min", "min", 2, identity=INF, annihilator=-INF, idempotent=True, commutative=True, associative=True),
+    _op("max", "max", 2, identity=-INF, annihilator=INF, idempotent=True, commutative=True, associative=True),
+    _op("bitand", "&", 2, identity=-1, annihilator=0, idempotent=True, commutative=True, associative=True),
+    _op("bitor", "|", 2, identity=0, annihilator=-1, idempotent=True, commutative=True, associative=True),
+    _op("bitxor", "^", 2, identity=0, commutative=True, associative=True),
+    _op("and", "and", 2, identity=True, annihilator=False, idempotent=True, commutative=True, associative=True),
+    _op("or", "or", 2, identity=False, annihilator=True, idempotent=True, commutative=True, associative=True),
+    _op("not", "!", 1),
+    _op("neg", "-", 1),
+    _op("lt", "<", 2), _op("le", "<=", 2), _op("gt", ">", 2), _op("ge", ">=", 2),
+    _op("eq", "==", 2, commutative=True), _op("ne", "!=", 2, commutative=True),
+    _op("overwrite", "overwrite", 2, idempotent=True, associative=True),
+    _op("pow", "pow", 2, identity=1, identity_positions=(1,), annihilator=1, annihilator_positions=(0,)),
+    _op("ldexp", "ldexp", 2, identity=0, identity_positions=(1,), annihilator=0, annihilator_positions=(0,)),
+    _op("abs", "abs", 1), _op("sqrt", "sqrt", 1), _op("exp", "exp", 1), _op("log", "log", 1),
+]
+
+#: builtin operators by name
+OPERATORS: dict[str, Operator] = {op.name: op for op in _BUILTINS}
+
+#: other spellings: symbols, reduction names, Python/numpy names
+ALIASES: dict[str, str] = {
+    "+": "add", "-": "sub", "*": "mul", "/": "div", "&": "bitand", "|": "bitor", "^": "bitxor",
+    "!": "not", "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne", "**": "pow",
+    "=": "overwrite", "sum": "add", "prod": "mul", "any": "or", "all": "and", "xor": "bitxor",
+    "minimum": "min", "maximum": "max", "power": "pow", "negative": "neg", "right": "overwrite",
+}
+
+#: operators taking a parameter: name -> constructor
+PARAMETRIC: dict[str, Callable[..., Operator]] = {}
+
+
+def choose(z=0) -> Operator:
+    """Finch's ``choose(z)``: ``choose(z)(a, b)`` is ``b`` where ``a == z``, else ``a``.
+
+    It returns its first argument that is not ``z`` (``z`` if both are). ``z`` is
+    the identity; it is idempotent and associative but not commutative (when
+    both arguments differ from ``z`` the first wins), so a ``<<choose(z)>>=``
+    reduction keeps the first non-``z`` value in iteration order. Any non-``z``
+    first argument decides the result (a left annihilator that is not a single
+    value, so it is not recorded in ``annihilator``).
+
+    >>> choose(0)(np.array([0, 4]), np.array([9, 9]))
+    array([9, 4])
+    >>> str(choose(0))
+    'choose(0)'
+    """
+    if isinstance(z, np.generic):
+        z = z.item()
+    return Operator(name="choose", symbol="choose", arity=2, identity=z, idempotent=True,
+                    associative=True, param=z)
+
+
+PARAMETRIC["choose"] = choose
+
+
+def known_names() -> list[str]:
+    """Every name :func:`lookup` accepts."""
+    return sorted(set(OPERATORS) | set(ALIASES) | set(PARAMETRIC))
+
+
+def lookup(name: str, *params) -> Operator:
+    """The builtin operator called ``name`` (a name, symbol or alias).
+
+    Parametric operators take their parameters after the name: ``lookup("choose", 0)``.
+
+    >>> lookup("sum") is lookup("+") is lookup("add")
+    True
+    >>> lookup("mx")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    compiler.algebra.UnknownOperatorError: unknown operator 'mx'; did you mean max? Known operators: ...
+    """
+    if name in PARAMETRIC:
+        if not params:
+            raise UnknownOperatorError(f"operator {name} needs a parameter: write {name}(z)")
+        return PARAMETRIC[name](*params)
+    if params:
+        raise UnknownOperatorError(f"operator {name} takes no parameters")
+    key = ALIASES.get(name, name)
+    try:
+        return OPERATORS[key]
+    except KeyError:
+        raise UnknownOperatorError(_unknown_message("operator", name, known_names())) from None
+
+
+def _unknown_message(kind: str, name: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else "."
+    # keep messages readable: list names, not symbols
+    words = [k for k in known if k.isidentifier()]
+    return f"unknown {kind} {name!r}{hint} Known {kind}s: {', '.join(words)}"
+
+
+# -- user functions --------------------------------------------------------------
+
+_PARAM_NAMES = ("x", "y", "z", "w")
+
+
+def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=None,
+                  identity=NOVALUE, annihilator=NOVALUE, idempotent: bool = False,
+                  commutative: bool = False, associative: bool = False, algebra=None,
+                  dtype=None) -> Operator:
+    """An operator for a user-defined scalar function.
+
+    ``py`` is the oracle implementation (a numpy ufunc is used as is, any other
+    callable is applied elementwise); ``c_body`` is the body of a C function of
+    the parameters ``params`` (default ``x, y, z, w`` or ``x0, x1, ...``), emitted
+    by :meth:`Operator.c_helper`. ``dtype`` fixes the result dtype (default: numpy
+    promotion of the operands). ``algebra`` is an optional explicit iteration
+    algebra, kept for the lowering. ``py`` is not part of equality, hashing or
+    JSON: an operator is identified by its name, C body and properties.
+
+    >>> import math
+    >>> gcd = user_function("gcd", math.gcd, "while (y) { int64_t t = x % y; x = y; y = t; } "
+    ...                     "return x < 0 ? -x : x;", identity=0, commutative=True, associative=True)
+    >>> gcd(np.array([12, 7, 0]), np.array([18, 0, 5]))
+    array([6, 7, 5])
+    >>> gcd.c_expr(["a", "b"], "int64"), gcd.fill(0, 0)
+    ('ss_gcd_int64(a, b)', np.int64(0))
+    """
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        raise ValueError(f"user function name {name!r} must be an identifier")
+    if name in {"and", "or", "not", "true", "false", "inf", "nan"}:
+        raise ValueError(f"user function name {name!r} is reserved")
+    if arity < 1:
+        raise ValueError("a user function takes at least one argument")
+    if params is None:
+        params = _PARAM_NAMES[:arity] if arity <= len(_PARAM_NAMES) else tuple(f"x{k}" for k in range(arity))
+    params = tuple(params)
+    if len(params) != arity or not all(re.fullmatch(r"[A-Za-z_]\w*", p) for p in params):
+        raise ValueError(f"user function {name}: params must be {arity} C identifiers, got {params!r}")
+    if associative and arity != 2:
+        raise ValueError(f"user function {name}: only binary functions can be associative")
+    if dtype is not None:
+        dtype = value_dtype(dtype).name
+    op = Operator(name=name, symbol=name, arity=arity, identity=identity, annihilator=annihilator,
+                  idempotent=idempotent, commutative=commutative, associative=associative,
+                  c_body=c_body, params=params, dtype=dtype, algebra=algebra)
+    if isinstance(py, np.ufunc):
+        _IMPLS[op._impl_key()] = lambda op, arrays, rdt: py(*arrays)
+    else:
+        vec = np.frompyfunc(py, arity, 1)
+
+        def impl(op, arrays, rdt, vec=vec):
+            out = vec(*arrays)
+            return np.asarray(out, dtype=object).astype(rdt) if isinstance(out, np.ndarray) else out
+        _IMPLS[op._impl_key()] = impl
+    return op
+
+
+__all__ = ["NOVALUE", "Operator", "UnknownOperatorError", "OPERATORS", "ALIASES", "PARAMETRIC",
+           "choose", "lookup", "known_names", "user_function", "c_literal"]

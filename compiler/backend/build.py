@@ -1,0 +1,191 @@
+"""Compile C to a shared library with the system C compiler and load it with cffi.
+
+The compiler runs directly (``$CC``, else ``cc``) with :data:`DEFAULT_FLAGS`
+(override with ``$SPARSESCOPE_CFLAGS`` or the ``flags`` argument), and the
+library is loaded in cffi's ABI mode (``FFI.cdef`` + ``dlopen``): much faster
+than cffi's setuptools-based API mode.
+
+Libraries are cached on disk in ``platformdirs.user_cache_dir("sparsescope")``
+(or ``$SPARSESCOPE_CACHE_DIR``), named by a sha256 of the source, the flags,
+the compiler's identity (its ``--version``, asked once per process) and the
+platform and CPU (``-march=native`` code is not portable). Files are written
+to a temporary name and renamed, so a parallel process never loads a
+half-written library.
+
+>>> compiler_command({"CC": "clang -m64"})
+['clang', '-m64']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from ..errors import CompileError, CompilerNotFoundError
+
+DEFAULT_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=c11")
+
+_INSTALL_HINT = (
+    "sparsescope needs a C compiler to build kernels. Install gcc or clang "
+    "(Debian/Ubuntu: `apt-get install gcc`; Fedora: `dnf install gcc`; "
+    "macOS: `xcode-select --install`; conda: `conda install -c conda-forge c-compiler`), "
+    "or set the CC environment variable to a working compiler."
+)
+
+_identity_lock = threading.Lock()
+_identities: dict[tuple[str, ...], str] = {}
+_platform_id: str | None = None
+
+
+def compiler_command(environ=None) -> list[str]:
+    """The compiler command: ``$CC`` split like a shell would, else ``cc``."""
+    env = os.environ if environ is None else environ
+    return shlex.split(env.get("CC") or "cc")
+
+
+def compiler_flags(flags=None) -> tuple[str, ...]:
+    """``flags`` if given, else ``$SPARSESCOPE_CFLAGS``, else :data:`DEFAULT_FLAGS`."""
+    if flags is not None:
+        return tuple(flags)
+    env = os.environ.get("SPARSESCOPE_CFLAGS")
+    return tuple(shlex.split(env)) if env else DEFAULT_FLAGS
+
+
+def cache_dir() -> Path:
+    """Where compiled kernels are kept (created on demand)."""
+    env = os.environ.get("SPARSESCOPE_CACHE_DIR")
+    if env:
+        path = Path(env)
+    else:
+        import platformdirs
+        path = Path(platformdirs.user_cache_dir("sparsescope"))
+    path = path / "kernels"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _not_found(cc: list[str], detail: str = "") -> CompilerNotFoundError:
+    origin = "from $CC" if os.environ.get("CC") else "the default"
+    extra = f" ({detail})" if detail else ""
+    return CompilerNotFoundError(f"no working C compiler: could not run {shlex.join(cc)!r} "
+                                 f"({origin}){extra}. {_INSTALL_HINT}")
+
+
+def compiler_identity(cc: list[str] | None = None) -> str:
+    """The compiler's ``--version`` output, computed once per process and command."""
+    cc = compiler_command() if cc is None else cc
+    key = tuple(cc)
+    with _identity_lock:
+        ident = _identities.get(key)
+        if ident is None:
+            try:
+                r = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=60)
+            except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
+                raise _not_found(cc, e.strerror or type(e).__name__) from None
+            if r.returncode != 0:
+                raise _not_found(cc, f"`--version` failed: {(r.stderr or r.stdout).strip()[:200]}")
+            ident = _identities[key] = r.stdout.strip()
+    return ident
+
+
+def _platform_identity() -> str:
+    global _platform_id
+    if _platform_id is None:
+        parts = [sys.platform, platform.machine(), platform.processor()]
+        try:
+            # The CPU model and feature flags decide what -march=native emits.
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith(("model name", "flags", "Features")):
+                        parts.append(line.strip())
+                        if len(parts) >= 5:
+                            break
+        except OSError:
+            pass
+        _platform_id = "\n".join(parts)
+    return _platform_id
+
+
+def library_key(source: str, flags: tuple[str, ...], cc: list[str]) -> str:
+    """The sha256 naming a compiled library."""
+    h = hashlib.sha256()
+    for part in (source, "\0".join(flags), "\0".join(cc), compiler_identity(cc), _platform_identity()):
+        h.update(part.encode())
+        h.update(b"\x00\x01")
+    return h.hexdigest()
+
+
+def _numbered(source: str) -> str:
+    lines = source.splitlines()
+    width = len(str(len(lines)))
+    return "\n".join(f"{i:>{width}} | {line}" for i, line in enumerate(lines, 1))
+
+
+def _suffix() -> str:
+    return ".dll" if sys.platform == "win32" else (".dylib" if sys.platform == "darwin" else ".so")
+
+
+def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, bool]:
+    """Compile ``source`` into a shared library; return its path and whether it was cached."""
+    cc = compiler_command()
+    flags = compiler_flags(flags)
+    key = library_key(source, flags, cc)
+    directory = cache_dir()
+    path = directory / f"{name}-{key[:40]}{_suffix()}"
+    if path.exists():
+        return path, True
+    c_path = path.with_suffix(".c")
+    fd, tmp_c = tempfile.mkstemp(prefix=f".{name}-", suffix=".c", dir=directory)
+    with os.fdopen(fd, "w") as f:
+        f.write(source)
+    fd, tmp_lib = tempfile.mkstemp(prefix=f".{name}-", suffix=_suffix(), dir=directory)
+    os.close(fd)
+    libs = [] if sys.platform in ("darwin", "win32") else ["-lm"]
+    try:
+        try:
+            r = subprocess.run([*cc, *flags, "-o", tmp_lib, tmp_c, *libs],
+                               capture_output=True, text=True, timeout=600)
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
+            raise _not_found(cc, e.strerror or type(e).__name__) from None
+        if r.returncode != 0:
+            message = (r.stderr or r.stdout).strip().replace(tmp_c, f"{name}.c")
+            raise CompileError(f"the C compiler ({shlex.join(cc)}) rejected kernel {name}:\n{message}\n\n"
+                               f"source of {name}.c:\n{_numbered(source)}")
+        # Keep the source next to the library for people reading the cache; rename last,
+        # because the library's presence is what marks the entry complete.
+        os.replace(tmp_c, c_path)
+        os.replace(tmp_lib, path)
+    finally:
+        for tmp in (tmp_c, tmp_lib):
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+    return path, False
+
+
+_loaded: dict[tuple[str, str], tuple[object, object]] = {}
+
+
+def load_library(path: Path, cdef: str):
+    """``(ffi, lib)`` for a compiled library, with ``cdef`` declaring its exports.
+
+    Libraries are never unloaded: arrays returned by kernels free their memory
+    through the library, so it must outlive them.
+    """
+    key = (str(path), cdef)
+    hit = _loaded.get(key)
+    if hit is None:
+        import cffi
+        ffi = cffi.FFI()
+        ffi.cdef(cdef)
+        lib = ffi.dlopen(str(path))
+        hit = _loaded[key] = (ffi, lib)
+    return hit

@@ -1,0 +1,366 @@
+"""Emit readable C for an imperative-IR :class:`~compiler.imperative.ir.Function`.
+
+The calling convention (see :func:`c_arguments`), in parameter order:
+
+- ``Scalar``: passed by value (``int64_t m``);
+- ``Buffer``: a pointer to the numpy data, ``const T *restrict`` for ``in``
+  buffers (they must not overlap an ``inout`` buffer), ``T *`` for ``inout``;
+  in checked mode followed by its length (``int64_t A_idx_len``);
+- ``OutScalar``: a pointer the kernel stores the final value through
+  (``int64_t *B_nnz_out``); in the body it is a local of the same name;
+- ``Growable``: a pointer to a pointer that starts ``NULL`` (``double **B_val_out``);
+  the body uses a local ``B_val`` with capacity ``B_val_cap`` and stores the
+  buffer through ``B_val_out`` after every reallocation, so the caller frees
+  it with the exported ``<name>_free`` even when the kernel fails;
+- checked mode only: a final ``int64_t *error`` of 4 slots that receives
+  (access, buffer id, index, length) of the first out-of-bounds access
+  (access 0 is a read, 1 a write; buffer ids number the buffers and growables
+  in parameter order).
+
+The kernel returns 0 on success, 1 on an out-of-bounds access (checked mode),
+2 when growing an output runs out of memory.
+
+>>> from compiler.imperative.examples import csr_spmv
+>>> print(emit_c(csr_spmv()), end="")
+/* sparsescope kernel spmv */
+#include <stdbool.h>
+#include <stdint.h>
+<BLANKLINE>
+int spmv(
+    int64_t m,
+    const int64_t *restrict A_pos,
+    const int64_t *restrict A_idx,
+    const double *restrict A_val,
+    const double *restrict x,
+    double *y)
+{
+    for (int64_t i = 0; i < m; i++) {
+        double acc = 0.0;
+        for (int64_t pA = A_pos[i]; pA < A_pos[i + 1]; pA++) {
+            acc += A_val[pA] * x[A_idx[pA]];
+        }
+        y[i] = acc;
+    }
+    return 0;
+}
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..dtypes import c_type
+from ..imperative.ir import (Buffer, Call, Const, Declare, For, Function, Grow, Growable, Load,
+                             MATH_FUNCTIONS, OutScalar, Scalar, Store, walk)
+from ..imperative.printer import INDENT, Printer
+
+STATUS_OUT_OF_BOUNDS = 1
+STATUS_OUT_OF_MEMORY = 2
+ACCESS_NAMES = ("read", "write")
+
+
+@dataclass(frozen=True)
+class CArg:
+    """One C argument of a kernel: ``kind`` is scalar, buffer, length, out, growable or error."""
+
+    kind: str
+    name: str          # the IR parameter it belongs to
+    c_name: str        # its name in C
+    dtype: str | None  # element / value dtype
+
+
+class _Names:
+    """Fresh C names that collide with nothing the user wrote."""
+
+    def __init__(self, taken):
+        self.taken = set(taken)
+
+    def __call__(self, base: str) -> str:
+        name, k = base, 2
+        while name in self.taken:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+
+def _user_names(fn: Function) -> set[str]:
+    names = {fn.name}
+    for p in fn.params:
+        names.add(p.name)
+    for n in walk(fn.body):
+        name = getattr(n, "name", None)
+        if isinstance(name, str):
+            names.add(name)
+    for h in fn.helpers:
+        names.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", h.source))
+    return names
+
+
+class _Plan:
+    """The fresh names and the calling convention of one emitted kernel."""
+
+    def __init__(self, fn: Function, checked: bool):
+        self.fn, self.checked = fn, checked
+        fresh = _Names(_user_names(fn) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf"})
+        self.params = {p.name: p for p in fn.params}
+        self.args: list[CArg] = []
+        self.length: dict[str, str] = {}    # buffer -> its length (checked) or capacity (growable)
+        self.out: dict[str, str] = {}       # out scalar / growable -> pointer parameter
+        self.buffer_id: dict[str, str] = {}
+        self.buffer_order: list[str] = []
+        for p in fn.params:
+            if isinstance(p, Scalar):
+                self.args.append(CArg("scalar", p.name, p.name, p.dtype))
+            elif isinstance(p, Buffer):
+                self.args.append(CArg("buffer", p.name, p.name, p.dtype))
+                self.buffer_order.append(p.name)
+                if checked:
+                    self.length[p.name] = fresh(f"{p.name}_len")
+                    self.args.append(CArg("length", p.name, self.length[p.name], "int64"))
+            elif isinstance(p, OutScalar):
+                self.out[p.name] = fresh(f"{p.name}_out")
+                self.args.append(CArg("out", p.name, self.out[p.name], p.dtype))
+            elif isinstance(p, Growable):
+                self.out[p.name] = fresh(f"{p.name}_out")
+                self.length[p.name] = fresh(f"{p.name}_cap")
+                self.buffer_order.append(p.name)
+                self.args.append(CArg("growable", p.name, self.out[p.name], p.dtype))
+        if checked:
+            self.error = fresh("error")
+            self.args.append(CArg("error", "", self.error, "int64"))
+            self.check, self.check_index = fresh("check"), fresh("check_index")
+            self.check_type = fresh("bounds_check")
+            for name in self.buffer_order:
+                self.buffer_id[name] = fresh(f"ID_{name}")
+            self.read, self.write = fresh("READ"), fresh("WRITE")
+        nodes = list(walk(fn.body))
+        self.growables = [p for p in fn.params if isinstance(p, Growable)]
+        self.grows = any(isinstance(n, Grow) for n in nodes)
+        self.grow_buffer = fresh("grow_buffer") if self.grows else None
+        self.free = fresh(f"{fn.name}_free") if self.growables else None
+        self.out_of_memory = fresh("KERNEL_OUT_OF_MEMORY") if self.grows else None
+        self.out_of_bounds = fresh("KERNEL_OUT_OF_BOUNDS") if checked else None
+        self.uses_math = bool(fn.helpers) or any(
+            (isinstance(n, Call) and n.function in MATH_FUNCTIONS)
+            or (isinstance(n, Const) and isinstance(n.value, float) and not math.isfinite(n.value))
+            for n in nodes)
+        self.accesses = {"read" if isinstance(n, Load) else "write"
+                         for n in nodes if isinstance(n, (Load, Store))}
+
+
+class _CPrinter(Printer):
+    def __init__(self, plan: _Plan):
+        super().__init__()
+        self.plan = plan
+
+    def type_name(self, dtype: str) -> str:
+        return c_type(dtype)
+
+    def const(self, c: Const) -> str:
+        v = c.value
+        if c.dtype == "bool":
+            return "true" if v else "false"
+        if isinstance(v, float):
+            if math.isnan(v):
+                return "NAN"
+            if math.isinf(v):
+                return "INFINITY" if v > 0 else "-INFINITY"
+            text = repr(v)
+            return text + "f" if c.dtype == "float32" else text
+        if c.dtype == "int64":
+            if v == -2 ** 63:
+                return "INT64_MIN"
+            if not -2 ** 31 <= v < 2 ** 31:
+                return f"INT64_C({v})"
+        elif v == -2 ** 31:
+            return "INT32_MIN"
+        return str(v)
+
+    def _indexed(self, buffer: str, index, access: str) -> str:
+        plan = self.plan
+        if buffer not in plan.params or not isinstance(plan.params[buffer], (Buffer, Growable)):
+            raise ValueError(f"kernel {plan.fn.name}: {access} of {buffer}, which is not a buffer parameter")
+        idx = self.expr(index)
+        if plan.checked:
+            mode = plan.read if access == "read" else plan.write
+            idx = (f"{plan.check_index}(&{plan.check}, {mode}, {plan.buffer_id[buffer]}, {idx}, "
+                   f"{plan.length[buffer]})")
+        return f"{buffer}[{idx}]"
+
+    def load(self, e: Load) -> str:
+        return self._indexed(e.buffer, e.index, "read")
+
+    def stmt(self, s, depth):
+        if isinstance(s, Store):
+            op = s.op or ""
+            self.emit(depth, f"{self._indexed(s.buffer, s.index, 'write')} {op}= {self.expr(s.value)};")
+        else:
+            super().stmt(s, depth)
+
+    def grow(self, s: Grow, depth: int):
+        plan = self.plan
+        p = plan.params.get(s.buffer)
+        if not isinstance(p, Growable):
+            raise ValueError(f"kernel {plan.fn.name}: Grow of {s.buffer}, which is not a Growable parameter")
+        needed, cap = self.expr(s.needed), plan.length[s.buffer]
+        self.emit(depth, f"if ({self.expr(s.needed, 11)} > {cap}) {{")
+        self.emit(depth + 1, f"{s.buffer} = {plan.grow_buffer}({s.buffer}, &{cap}, {needed}, sizeof *{s.buffer});")
+        self.emit(depth + 1, f"if ({s.buffer} == NULL)")
+        self.emit(depth + 2, f"return {plan.out_of_memory};")
+        self.emit(depth + 1, f"*{plan.out[s.buffer]} = {s.buffer};")
+        self.emit(depth, "}")
+
+
+def _c_param(plan: _Plan, a: CArg, restrict: bool) -> str:
+    t = c_type(a.dtype) if a.dtype else ""
+    if a.kind == "scalar":
+        return f"{t} {a.c_name}"
+    if a.kind == "buffer":
+        p = plan.params[a.name]
+        if p.intent == "in":
+            return f"const {t} *{'restrict ' if restrict else ''}{a.c_name}"
+        return f"{t} *{a.c_name}"
+    if a.kind == "length":
+        return f"int64_t {a.c_name}"
+    if a.kind == "out":
+        return f"{t} *{a.c_name}"
+    if a.kind == "growable":
+        return f"{t} **{a.c_name}"
+    if a.kind == "error":
+        return f"int64_t *{a.c_name}"
+    raise ValueError(a.kind)
+
+
+def _signature(plan: _Plan, restrict: bool, wrap: bool) -> str:
+    params = [_c_param(plan, a, restrict) for a in plan.args] or ["void"]
+    one_line = f"int {plan.fn.name}({', '.join(params)})"
+    if not wrap or len(one_line) <= 100:
+        return one_line
+    inner = (",\n" + INDENT).join(params)
+    return f"int {plan.fn.name}(\n{INDENT}{inner})"
+
+
+def c_arguments(fn: Function, checked: bool = False) -> tuple[CArg, ...]:
+    """The kernel's C arguments in order (the calling convention in the module docstring)."""
+    return tuple(_Plan(fn, checked).args)
+
+
+def c_declarations(fn: Function, checked: bool = False) -> str:
+    """The exported declarations, for ``cffi.FFI().cdef`` (no ``restrict``)."""
+    plan = _Plan(fn, checked)
+    decls = [_signature(plan, restrict=False, wrap=False) + ";"]
+    if plan.free:
+        decls.append(f"void {plan.free}(void *p);")
+    return "\n".join(decls)
+
+
+def free_function(fn: Function) -> str | None:
+    """The exported name that frees growable outputs, or None without growables."""
+    return _Plan(fn, False).free
+
+
+def emit_c(fn: Function, checked: bool = False) -> str:
+    """Readable C source for ``fn``: includes, support code, helpers, one exported kernel."""
+    plan = _Plan(fn, checked)
+    out: list[str] = [f"/* sparsescope kernel {fn.name}{' (checked)' if checked else ''} */"]
+    includes = ["stdbool.h", "stdint.h"]
+    if plan.uses_math:
+        includes.append("math.h")
+    if plan.growables:
+        includes.append("stdlib.h")
+    if checked:
+        includes.append("setjmp.h")
+    out += [f"#include <{h}>" for h in sorted(includes)]
+    out.append("")
+
+    statuses = []
+    if checked:
+        statuses.append(f"{plan.out_of_bounds} = {STATUS_OUT_OF_BOUNDS}")
+    if plan.grows:
+        statuses.append(f"{plan.out_of_memory} = {STATUS_OUT_OF_MEMORY}")
+    if statuses:
+        out += [f"enum {{ {', '.join(statuses)} }};", ""]
+
+    if checked:
+        ids = ", ".join(plan.buffer_id[b] for b in plan.buffer_order)
+        modes = ", ".join(m for m, a in ((plan.read, "read"), (plan.write, "write")) if a in plan.accesses)
+        if modes:
+            out += [f"enum {{ {modes} }};" if modes.startswith(plan.read) else f"enum {{ {plan.write} = 1 }};"]
+        if ids:
+            out += [f"enum {{ {ids} }};"]
+        out += [
+            "",
+            f"struct {plan.check_type} {{",
+            f"{INDENT}jmp_buf escape;",
+            f"{INDENT}int64_t *error;",
+            "};",
+            "",
+        ]
+        if plan.accesses:
+            out += [
+                "/* Return i if it is inside [0, length); otherwise record the access and leave the kernel. */",
+                f"static int64_t {plan.check_index}(struct {plan.check_type} *c, int access, int buffer, "
+                f"int64_t i, int64_t length)",
+                "{",
+                f"{INDENT}if (i < 0 || i >= length) {{",
+                f"{INDENT * 2}c->error[0] = access;",
+                f"{INDENT * 2}c->error[1] = buffer;",
+                f"{INDENT * 2}c->error[2] = i;",
+                f"{INDENT * 2}c->error[3] = length;",
+                f"{INDENT * 2}longjmp(c->escape, 1);",
+                f"{INDENT}}}",
+                f"{INDENT}return i;",
+                "}",
+                "",
+            ]
+    if plan.grows:
+        out += [
+            "/* Reallocate buf to hold at least `needed` elements, doubling its capacity; NULL if out of memory. */",
+            f"static void *{plan.grow_buffer}(void *buf, int64_t *capacity, int64_t needed, size_t size)",
+            "{",
+            f"{INDENT}int64_t cap = *capacity > 0 ? *capacity : 16;",
+            f"{INDENT}while (cap < needed)",
+            f"{INDENT * 2}cap *= 2;",
+            f"{INDENT}void *grown = realloc(buf, (size_t)cap * size);",
+            f"{INDENT}if (grown != NULL)",
+            f"{INDENT * 2}*capacity = cap;",
+            f"{INDENT}return grown;",
+            "}",
+            "",
+        ]
+    if plan.free:
+        out += [
+            "/* Growable outputs are freed by the caller with the allocator that grew them. */",
+            f"void {plan.free}(void *p)",
+            "{",
+            f"{INDENT}free(p);",
+            "}",
+            "",
+        ]
+    for h in fn.helpers:
+        out += [h.source.strip("\n"), ""]
+
+    printer = _CPrinter(plan)
+    out += [_signature(plan, restrict=True, wrap=True), "{"]
+    body: list[str] = []
+    if checked:
+        body += [f"struct {plan.check_type} {plan.check};",
+                 f"{plan.check}.error = {plan.error};",
+                 f"if (setjmp({plan.check}.escape))",
+                 f"{INDENT}return {plan.out_of_bounds};"]
+    for p in fn.params:
+        if isinstance(p, OutScalar):
+            body.append(f"{c_type(p.dtype)} {p.name} = {printer.const(Const(p.init, p.dtype))};")
+        elif isinstance(p, Growable):
+            body.append(f"{c_type(p.dtype)} *{p.name} = NULL;")
+            body.append(f"int64_t {plan.length[p.name]} = 0;")
+    out += [INDENT + line for line in body]
+    printer.stmt(fn.body, 1)
+    out += printer.lines
+    for p in fn.params:
+        if isinstance(p, OutScalar):
+            out.append(f"{INDENT}*{plan.out[p.name]} = {p.name};")
+    out += [f"{INDENT}return 0;", "}", ""]
+    return "\n".join(out)

@@ -1,0 +1,285 @@
+"""Compiled kernels: emit C, build or fetch the library, and call it on numpy arrays.
+
+:func:`compile_function` caches kernels in memory by ``(function, checked,
+flags, compiler)``, so asking again neither re-emits nor re-compiles; below
+that sits the disk cache of :mod:`compiler.backend.build`. :func:`stats`
+counts emits, compiles, disk hits and memory hits.
+
+A :class:`Kernel` is called with keyword arguments: scalars as Python or numpy
+numbers, buffers as C-contiguous numpy arrays of exactly the declared dtype,
+passed without copying. It returns a dict of the inout buffers (the arrays
+passed in, updated in place), the out scalars (numpy scalars) and the growable
+outputs (numpy arrays that own the C memory and free it when collected).
+
+The argument checks and the call are generated as one small Python function
+when the kernel is loaded, so a call does no string work and little else.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dtypes import c_type
+from ..errors import DTypeError, KernelError
+from ..imperative.ir import Buffer, Function, Growable, OutScalar, Scalar
+from ..trace import Artifact, Trace
+from . import build
+from .c_emitter import (ACCESS_NAMES, STATUS_OUT_OF_BOUNDS, STATUS_OUT_OF_MEMORY, c_arguments,
+                        c_declarations, emit_c, free_function)
+
+
+@dataclass
+class _Stats:
+    emits: int = 0
+    compiles: int = 0
+    disk_hits: int = 0
+    memory_hits: int = 0
+
+
+_stats = _Stats()
+_memory: dict[tuple, "Kernel"] = {}
+_lock = threading.RLock()
+
+
+def stats() -> dict:
+    """Counters since the last :func:`reset_stats`: emits, compiles, disk_hits, memory_hits."""
+    return dict(vars(_stats))
+
+
+def reset_stats() -> None:
+    global _stats
+    _stats = _Stats()
+
+
+def clear_memory_cache() -> None:
+    """Forget compiled kernels in this process (the disk cache stays)."""
+    with _lock:
+        _memory.clear()
+
+
+def compile_function(fn: Function, checked: bool = False, trace: Trace | None = None,
+                     flags=None) -> "Kernel":
+    """The native kernel for ``fn``; see the module docstring for caching.
+
+    With ``trace``, records the steps ``emit-c`` (the C source) and ``compile``
+    (how the library was obtained and how long it took).
+    """
+    if not isinstance(fn, Function):
+        raise TypeError(f"compile_function expects an imperative Function, got {type(fn).__name__}")
+    flags = build.compiler_flags(flags)
+    cc = tuple(build.compiler_command())
+    key = (fn, bool(checked), flags, cc)
+    start = time.perf_counter()
+    with _lock:
+        kernel = _memory.get(key)
+        if kernel is not None:
+            _stats.memory_hits += 1
+            if trace is not None:
+                trace.record("emit-c", before=fn, after=kernel.c_source, note="from the memory cache",
+                             artifacts=[Artifact("c", fn.name, kernel.c_source)])
+                trace.record("compile", note=f"memory cache ({_ms(time.perf_counter() - start)})")
+            return kernel
+        source = emit_c(fn, checked)
+        _stats.emits += 1
+        if trace is not None:
+            trace.record("emit-c", before=fn, after=source,
+                         artifacts=[Artifact("c", fn.name, source)],
+                         note=f"{'checked ' if checked else ''}C for kernel {fn.name}")
+        t0 = time.perf_counter()
+        path, cached = build.build_library(source, fn.name, flags)
+        if cached:
+            _stats.disk_hits += 1
+        else:
+            _stats.compiles += 1
+        ffi, lib = build.load_library(path, c_declarations(fn, checked))
+        kernel = Kernel(fn, checked, source, ffi, lib, path)
+        _memory[key] = kernel
+        if trace is not None:
+            how = "disk cache" if cached else "compiled"
+            trace.record("compile", note=f"{how} ({_ms(time.perf_counter() - t0)}): {path.name}")
+        return kernel
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms"
+
+
+class Kernel:
+    """A loaded native kernel; call it with keyword arguments (see the module docstring)."""
+
+    def __init__(self, fn: Function, checked: bool, c_source: str, ffi, lib, path=None):
+        self.function = fn
+        self.checked = checked
+        self.c_source = c_source
+        self.path = path
+        self._ffi, self._lib = ffi, lib
+        self._call = _make_caller(fn, checked, ffi, lib)
+
+    @property
+    def name(self) -> str:
+        return self.function.name
+
+    def __call__(self, **args) -> dict:
+        return self._call(**args)
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.function.name}{' (checked)' if self.checked else ''}>"
+
+
+def _make_caller(fn: Function, checked: bool, ffi, lib):
+    """Generate the Python function that checks arguments and calls the C kernel."""
+    name = fn.name
+    g: dict = {
+        "__k_fn": getattr(lib, name),
+        "__k_nd": np.ndarray,
+        "__k_fb": ffi.from_buffer,
+        "__k_new": ffi.new,
+        "__k_null": ffi.NULL,
+        "__k_np": np,
+    }
+    params = fn.params
+    inputs = [p for p in params if isinstance(p, (Scalar, Buffer))]
+    lines = [f"def {name}(*, {', '.join(p.name for p in inputs)}):" if inputs else f"def {name}():"]
+    for k, p in enumerate(params):
+        if isinstance(p, Buffer):
+            g[f"__k_d{k}"] = np.dtype(p.dtype)
+            g[f"__k_t{k}"] = ffi.typeof(f"{c_type(p.dtype)}[]")
+            flags_ok = "__k_f.c_contiguous" + (" and __k_f.writeable" if p.intent == "inout" else "")
+            lines.append(f"    if {p.name}.__class__ is not __k_nd or {p.name}.dtype is not __k_d{k}: "
+                         f"__k_check({k}, {p.name})")
+            lines.append(f"    __k_f = {p.name}.flags")
+            lines.append(f"    if not ({flags_ok}): __k_check({k}, {p.name})")
+        elif isinstance(p, OutScalar):
+            g[f"__k_t{k}"] = ffi.typeof(f"{c_type(p.dtype)} *")
+            g[f"__k_s{k}"] = np.dtype(p.dtype).type
+            lines.append(f"    __k_o{k} = __k_new(__k_t{k})")
+            if p.init:
+                lines.append(f"    __k_o{k}[0] = {p.init!r}")
+        elif isinstance(p, Growable):
+            g[f"__k_t{k}"] = ffi.typeof(f"{c_type(p.dtype)} **")
+            lines.append(f"    __k_o{k} = __k_new(__k_t{k})")
+    index = {p.name: k for k, p in enumerate(params)}
+    cargs = []
+    for a in c_arguments(fn, checked):
+        k = index.get(a.name)
+        if a.kind == "scalar":
+            cargs.append(a.name)
+        elif a.kind == "buffer":
+            cargs.append(f"__k_fb(__k_t{k}, {a.name})")
+        elif a.kind == "length":
+            cargs.append(f"{a.name}.size")
+        elif a.kind in ("out", "growable"):
+            cargs.append(f"__k_o{k}")
+        elif a.kind == "error":
+            g["__k_terr"] = ffi.typeof("int64_t[4]")
+            lines.append("    __k_err = __k_new(__k_terr)")
+            cargs.append("__k_err")
+    scalars = [p.name for p in params if isinstance(p, Scalar)]
+    growables = [(k, p) for k, p in enumerate(params) if isinstance(p, Growable)]
+    lines.append("    try:")
+    lines.append(f"        __k_status = __k_fn({', '.join(cargs)})")
+    lines.append("    except (TypeError, OverflowError) as __k_e:")
+    lines.append(f"        __k_scalar_error(__k_e, {{{', '.join(f'{s!r}: {s}' for s in scalars)}}})")
+    lines.append("    if __k_status:")
+    freed = ", ".join(f"__k_o{k}[0]" for k, _ in growables)
+    lines.append(f"        __k_fail(__k_status, {'__k_err' if checked else 'None'}, ({freed}{',' if growables else ''}))")
+    result = []
+    for k, p in enumerate(params):
+        if isinstance(p, Buffer) and p.intent == "inout":
+            result.append(f"{p.name!r}: {p.name}")
+        elif isinstance(p, OutScalar):
+            result.append(f"{p.name!r}: __k_s{k}(__k_o{k}[0])")
+        elif isinstance(p, Growable):
+            length = index[p.length]
+            g[f"__k_w{k}"] = _wrapper(fn, p, ffi, lib)
+            result.append(f"{p.name!r}: __k_w{k}(__k_o{k}[0], __k_o{length}[0])")
+    lines.append(f"    return {{{', '.join(result)}}}")
+    g["__k_check"] = _argument_checker(fn)
+    g["__k_scalar_error"] = _scalar_error_reporter(fn, ffi)
+    g["__k_fail"] = _failure_reporter(fn, checked, ffi, lib)
+    code = "\n".join(lines)
+    exec(compile(code, f"<kernel {name} caller>", "exec"), g)
+    caller = g[name]
+    caller.__doc__ = f"Call kernel {name}; generated argument checks:\n\n{code}"
+    return caller
+
+
+def _argument_checker(fn: Function):
+    """The slow path of the buffer checks: accept equal dtypes, else raise naming the parameter."""
+    params = fn.params
+
+    def check(k: int, value):
+        p = params[k]
+        where = f"kernel {fn.name}: argument {p.name}"
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"{where} must be a numpy array of {p.dtype}, got {type(value).__name__}")
+        if value.dtype != np.dtype(p.dtype):
+            raise DTypeError(f"{where} must have dtype {p.dtype}, got {value.dtype} "
+                             f"(convert with .astype({p.dtype!r}))")
+        if not value.flags.c_contiguous:
+            raise ValueError(f"{where} must be C-contiguous (use np.ascontiguousarray); "
+                             f"it is passed to C without copying")
+        if p.intent == "inout" and not value.flags.writeable:
+            raise ValueError(f"{where} is written by the kernel but the array is read-only")
+    return check
+
+
+def _scalar_error_reporter(fn: Function, ffi):
+    types = {p.name: (p.dtype, ffi.typeof(f"{c_type(p.dtype)} *")) for p in fn.params if isinstance(p, Scalar)}
+
+    def report(error, values: dict):
+        for pname, value in values.items():
+            dtype, ctype = types[pname]
+            try:
+                ffi.new(ctype, value)
+            except (TypeError, OverflowError) as e:
+                raise type(e)(f"kernel {fn.name}: argument {pname} must be a {dtype} scalar, "
+                              f"got {value!r} ({e})") from None
+        raise error
+    return report
+
+
+def _failure_reporter(fn: Function, checked: bool, ffi, lib):
+    buffers = [p for p in fn.params if isinstance(p, (Buffer, Growable))]
+    free = getattr(lib, free_function(fn)) if free_function(fn) else None
+
+    def fail(status: int, err, pointers):
+        for ptr in pointers:
+            if ptr != ffi.NULL:
+                free(ptr)
+        if status == STATUS_OUT_OF_BOUNDS and checked:
+            access, buffer, i, length = (int(err[j]) for j in range(4))
+            p = buffers[buffer]
+            what = "capacity" if isinstance(p, Growable) else "length"
+            raise KernelError(f"checked kernel {fn.name}: {ACCESS_NAMES[access]} of {p.name}[{i}] "
+                              f"is out of bounds ({what} {length})")
+        if status == STATUS_OUT_OF_MEMORY:
+            raise MemoryError(f"kernel {fn.name}: out of memory while growing an output")
+        raise KernelError(f"kernel {fn.name} failed with status {status}")
+    return fail
+
+
+def _wrapper(fn: Function, p: Growable, ffi, lib):
+    """Turn a malloc'ed pointer and a length into a numpy array that frees it when collected."""
+    dtype = np.dtype(p.dtype)
+    itemsize = dtype.itemsize
+    free = getattr(lib, free_function(fn))
+    gc, buffer, frombuffer, null = ffi.gc, ffi.buffer, np.frombuffer, ffi.NULL
+
+    def wrap(ptr, n):
+        if ptr == null:
+            if n:
+                raise KernelError(f"kernel {fn.name}: {p.length} = {n} but growable {p.name} was never grown")
+            return np.empty(0, dtype)
+        # The array's base is the cffi buffer, which keeps the gc'ed pointer alive.
+        owner = gc(ptr, free)
+        if n <= 0:
+            if n < 0:
+                raise KernelError(f"kernel {fn.name}: {p.length} = {n} is a negative length for {p.name}")
+            return np.empty(0, dtype)
+        return frombuffer(buffer(owner, n * itemsize), dtype)
+    return wrap

@@ -1,0 +1,24 @@
+"""The imperative IR every lowering ends in, its printer and its interpreter.
+
+>>> from compiler.imperative import Var, Buffer, For, pretty
+>>> i, y = Var("i"), Buffer("y", "float64", "inout")
+>>> print(pretty(For(i, 0, 4, [y.store(i, 0.0)])))
+for (int64 i = 0; i < 4; i++) {
+    y[i] = 0.0;
+}
+"""
+
+from .interpreter import interpret
+from .ir import (BINARY_OPS, COMPOUND_OPS, MATH_FUNCTIONS, UNARY_OPS, Assign, BinOp, Block, Break,
+                 Buffer, Call, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, Function,
+                 Grow, Growable, Helper, If, Load, OutScalar, Scalar, Select, Stmt, Store, UnOp, Var,
+                 While, and_, as_expr, block, call, const, fmax, fmin, not_, or_, walk)
+from .printer import pretty
+
+__all__ = [
+    "BINARY_OPS", "COMPOUND_OPS", "MATH_FUNCTIONS", "UNARY_OPS", "Assign", "BinOp", "Block", "Break",
+    "Buffer", "Call", "Cast", "Comment", "CompoundAssign", "Const", "Declare", "Expr", "For",
+    "Function", "Grow", "Growable", "Helper", "If", "Load", "OutScalar", "Scalar", "Select", "Stmt",
+    "Store", "UnOp", "Var", "While", "and_", "as_expr", "block", "call", "const", "fmax", "fmin",
+    "interpret", "not_", "or_", "pretty", "walk",
+]

@@ -1,0 +1,308 @@
+"""Execute the imperative IR in Python: the second oracle next to the dense reference.
+
+:func:`interpret` takes the same arguments as the compiled kernel and returns the
+same dict: inout buffers (modified in place, as the kernel does), out scalars
+as numpy scalars and growable outputs as arrays cut to their length.
+
+Semantics follow C on the platforms sparsescope targets:
+
+- values are numpy scalars of their C type; arithmetic uses C's usual
+  conversions (``bool`` and ``int32`` promote to ``int32``, then ``int64``,
+  ``float32``, ``float64``), and assignments convert to the declared dtype;
+- integer ``/`` truncates toward zero and ``%`` takes the sign of the dividend;
+  integer division by zero raises :class:`KernelError` (C would trap);
+- integer overflow wraps around (two's complement). C calls signed overflow
+  undefined, so kernels must not rely on it; this only makes the oracle
+  deterministic;
+- float division by zero and invalid operations give inf/nan silently;
+- ``&&``, ``||`` and ``?:`` evaluate lazily; a ``For`` re-evaluates its stop
+  before every iteration;
+- every load and store is bounds-checked (growables against their capacity),
+  raising :class:`KernelError` naming the buffer and index.
+
+>>> from compiler.imperative.ir import *
+>>> n, x, s = Scalar("n", "int64"), Buffer("x", "float64"), OutScalar("s", "float64")
+>>> i = Var("i")
+>>> fn = Function("total", (n, x, s), [For(i, 0, n.var, [CompoundAssign("+", s.var, x[i])])])
+>>> float(interpret(fn, n=3, x=np.array([1.0, 2.0, 3.5]))["s"])
+6.5
+>>> interpret(fn, n=4, x=np.array([1.0, 2.0, 3.5]))
+Traceback (most recent call last):
+...
+compiler.errors.KernelError: kernel total (interpreter): read of x[3] is out of bounds (length 3)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import DTypeError, KernelError
+from .ir import (Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const,
+                 Declare, For, Function, Grow, Growable, If, Load, OutScalar, Scalar, Select, Store,
+                 UnOp, Var, While)
+
+_TYPES = {name: np.dtype(name).type for name in ("bool", "int32", "int64", "float32", "float64")}
+_RANK = {"bool": 0, "int32": 1, "int64": 2, "float32": 3, "float64": 4}
+_BY_RANK = ["int32", "int32", "int64", "float32", "float64"]
+
+_MATH: dict[str, Callable] = {
+    "fmin": lambda a, b: np.fmin(np.float64(a), np.float64(b)),
+    "fmax": lambda a, b: np.fmax(np.float64(a), np.float64(b)),
+    "pow": lambda a, b: np.power(np.float64(a), np.float64(b)),
+    "ldexp": lambda a, b: np.ldexp(np.float64(a), np.int32(b)),
+    "sqrt": lambda a: np.sqrt(np.float64(a)),
+    "exp": lambda a: np.exp(np.float64(a)),
+    "log": lambda a: np.log(np.float64(a)),
+    "fabs": lambda a: np.fabs(np.float64(a)),
+    "isnan": lambda a: np.int32(bool(np.isnan(np.float64(a)))),
+}
+
+
+class _Break(Exception):
+    pass
+
+
+def _promote(*values) -> str:
+    """C's usual arithmetic conversion of the operands' types."""
+    return _BY_RANK[max(_RANK[v.dtype.name] for v in values)]
+
+
+def _cdiv(a, b):
+    q = abs(int(a)) // abs(int(b))
+    return q if (a < 0) == (b < 0) else -q
+
+
+class _Machine:
+    def __init__(self, fn: Function, helpers: dict[str, Callable]):
+        self.fn = fn
+        self.helpers = helpers
+        self.env: dict[str, Any] = {}
+        self.types: dict[str, str] = {}
+        self.buffers: dict[str, np.ndarray] = {}
+        self.growable: dict[str, list] = {}  # name -> [array with capacity]
+
+    def fail(self, message: str):
+        raise KernelError(f"kernel {self.fn.name} (interpreter): {message}")
+
+    # ---------------------------------------------------------------- expressions
+    def eval(self, e):
+        t = type(e)
+        if t is Var:
+            try:
+                return self.env[e.name]
+            except KeyError:
+                self.fail(f"variable {e.name} is used before it is declared")
+        if t is Const:
+            return _TYPES[e.dtype](e.value)
+        if t is Load:
+            arr = self.array(e.buffer)
+            i = self.index(e.index, e.buffer, arr, "read")
+            return arr[i]
+        if t is BinOp:
+            return self.binop(e)
+        if t is UnOp:
+            v = self.eval(e.operand)
+            if e.op == "!":
+                return np.bool_(not v)
+            v = _TYPES[_promote(v)](v)
+            return -v if e.op == "-" else ~v
+        if t is Cast:
+            return self.convert(self.eval(e.value), e.dtype)
+        if t is Select:
+            return self.eval(e.then) if self.eval(e.cond) else self.eval(e.otherwise)
+        if t is Call:
+            args = [self.eval(a) for a in e.args]
+            f = self.helpers.get(e.function) or _MATH.get(e.function)
+            if f is None:
+                self.fail(f"no Python implementation of helper {e.function}; pass helpers={{'{e.function}': ...}}")
+            return f(*args)
+        raise TypeError(f"not an expression: {e!r}")
+
+    def binop(self, e: BinOp):
+        op = e.op
+        if op == "&&":
+            return np.bool_(bool(self.eval(e.left)) and bool(self.eval(e.right)))
+        if op == "||":
+            return np.bool_(bool(self.eval(e.left)) or bool(self.eval(e.right)))
+        a, b = self.eval(e.left), self.eval(e.right)
+        return self.arith(op, a, b)
+
+    def arith(self, op, a, b):
+        dt = _promote(a, b)
+        ty = _TYPES[dt]
+        a, b = ty(a), ty(b)
+        if op in ("<", "<=", ">", ">=", "==", "!="):
+            return np.bool_({"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
+                             "==": a == b, "!=": a != b}[op])
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        is_int = dt.startswith("int")
+        if op == "/":
+            if is_int:
+                if b == 0:
+                    self.fail("integer division by zero")
+                return ty(_cdiv(a, b))
+            return a / b
+        if op == "%":
+            if is_int:
+                if b == 0:
+                    self.fail("integer remainder by zero")
+                return ty(int(a) - int(b) * _cdiv(a, b))
+            return np.fmod(a, b)
+        if not is_int:
+            raise DTypeError(f"kernel {self.fn.name}: operator {op} needs integer operands, got {dt}")
+        if op == "&":
+            return a & b
+        if op == "|":
+            return a | b
+        if op == "^":
+            return a ^ b
+        if op == "<<":
+            return a << b
+        if op == ">>":
+            return a >> b
+        raise ValueError(op)
+
+    def convert(self, v, dtype: str):
+        if dtype == "bool":
+            return np.bool_(bool(v))
+        return _TYPES[dtype](v)
+
+    def array(self, name: str) -> np.ndarray:
+        try:
+            return self.buffers[name]
+        except KeyError:
+            if name in self.growable:
+                return self.growable[name][0]
+            self.fail(f"{name} is not a buffer parameter")
+
+    def index(self, index_expr, name, arr, access) -> int:
+        i = int(self.eval(index_expr))
+        if not 0 <= i < arr.shape[0]:
+            what = "capacity" if name in self.growable else "length"
+            self.fail(f"{access} of {name}[{i}] is out of bounds ({what} {arr.shape[0]})")
+        return i
+
+    # ---------------------------------------------------------------- statements
+    def run(self, s):
+        t = type(s)
+        if t is Block:
+            for x in s.body:
+                self.run(x)
+        elif t is Declare:
+            self.types[s.var.name] = s.dtype
+            v = _TYPES[s.dtype](0) if s.init is None else self.convert(self.eval(s.init), s.dtype)
+            self.env[s.var.name] = v
+        elif t is Assign:
+            self.assign(s.target.name, self.eval(s.value))
+        elif t is CompoundAssign:
+            old = self.eval(s.target)
+            self.assign(s.target.name, self.arith(s.op, old, self.eval(s.value)))
+        elif t is Store:
+            arr = self.array(s.buffer)
+            i = self.index(s.index, s.buffer, arr, "write")
+            v = self.eval(s.value)
+            if s.op is not None:
+                v = self.arith(s.op, arr[i], v)
+            arr[i] = self.convert(v, arr.dtype.name)
+        elif t is For:
+            name = s.var.name
+            self.types[name] = s.dtype
+            self.env[name] = self.convert(self.eval(s.start), s.dtype)
+            try:
+                while self.env[name] < self.eval(s.stop):
+                    self.run(s.body)
+                    self.env[name] = self.convert(self.env[name] + 1, s.dtype)
+            except _Break:
+                pass
+        elif t is While:
+            try:
+                while self.eval(s.cond):
+                    self.run(s.body)
+            except _Break:
+                pass
+        elif t is If:
+            if self.eval(s.cond):
+                self.run(s.then)
+            elif s.otherwise is not None:
+                self.run(s.otherwise)
+        elif t is Break:
+            raise _Break()
+        elif t is Comment:
+            pass
+        elif t is Grow:
+            slot = self.growable.get(s.buffer)
+            if slot is None:
+                self.fail(f"Grow of {s.buffer}, which is not a growable parameter")
+            needed = int(self.eval(s.needed))
+            arr = slot[0]
+            if needed > arr.shape[0]:
+                cap = max(arr.shape[0], 16)
+                while cap < needed:
+                    cap *= 2
+                new = np.zeros(cap, arr.dtype)
+                new[:arr.shape[0]] = arr
+                slot[0] = new
+        else:
+            raise TypeError(f"not a statement: {s!r}")
+
+    def assign(self, name, value):
+        try:
+            dtype = self.types[name]
+        except KeyError:
+            self.fail(f"assignment to {name}, which is not declared")
+        self.env[name] = self.convert(value, dtype)
+
+
+def interpret(fn: Function, helpers: dict[str, Callable] | None = None, **args) -> dict:
+    """Run ``fn`` on keyword arguments; see the module docstring for the semantics."""
+    m = _Machine(fn, dict(helpers or {}))
+    for h in fn.helpers:
+        if h.name not in m.helpers:
+            raise ValueError(f"kernel {fn.name} uses helper {h.name}; pass its Python implementation "
+                             f"as interpret(..., helpers={{'{h.name}': ...}})")
+    expected = {p.name for p in fn.params if isinstance(p, (Scalar, Buffer))}
+    unknown = set(args) - expected
+    if unknown:
+        raise TypeError(f"kernel {fn.name} got unexpected arguments {sorted(unknown)}")
+    for p in fn.params:
+        if isinstance(p, (Scalar, Buffer)) and p.name not in args:
+            raise TypeError(f"kernel {fn.name} is missing argument {p.name!r}")
+        if isinstance(p, Scalar):
+            m.types[p.name] = p.dtype
+            m.env[p.name] = m.convert(args[p.name], p.dtype)
+        elif isinstance(p, Buffer):
+            a = args[p.name]
+            if not isinstance(a, np.ndarray):
+                raise TypeError(f"kernel {fn.name}: argument {p.name} must be a numpy array, got {type(a).__name__}")
+            if a.dtype != np.dtype(p.dtype):
+                raise DTypeError(f"kernel {fn.name}: argument {p.name} must have dtype {p.dtype}, got {a.dtype}")
+            if p.intent == "inout" and not a.flags.c_contiguous:
+                raise ValueError(f"kernel {fn.name}: argument {p.name} must be C-contiguous (it is written in place)")
+            m.buffers[p.name] = a.reshape(-1)
+        elif isinstance(p, OutScalar):
+            m.types[p.name] = p.dtype
+            m.env[p.name] = m.convert(p.init, p.dtype)
+        elif isinstance(p, Growable):
+            m.growable[p.name] = [np.zeros(0, p.dtype)]
+    with np.errstate(all="ignore"):
+        m.run(fn.body)
+    out: dict[str, Any] = {}
+    for p in fn.params:
+        if isinstance(p, Buffer) and p.intent == "inout":
+            out[p.name] = args[p.name]
+        elif isinstance(p, OutScalar):
+            out[p.name] = m.env[p.name]
+        elif isinstance(p, Growable):
+            n = int(m.env[p.length])
+            arr = m.growable[p.name][0]
+            if not 0 <= n <= arr.shape[0]:
+                m.fail(f"length {p.length} = {n} of growable {p.name} exceeds its capacity {arr.shape[0]}")
+            out[p.name] = arr[:n].copy()
+    return out

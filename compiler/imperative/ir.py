@@ -1,0 +1,669 @@
+"""The imperative IR: a small C-like language that every lowering strategy ends in.
+
+Nodes are frozen dataclasses registered with :func:`compiler.serialize.node`; every
+field is a string, a number, a node or a tuple of those, so a whole
+:class:`Function` is hashable (it is the key of the kernel cache) and can be saved
+in a trace. Extents are half-open: ``For(i, 0, n, body)`` runs ``i = 0, ..., n - 1``.
+
+Dtypes are numpy dtype names (``"float64"``, ``"int32"``, ...); buffers are named
+by strings. Expression nodes overload arithmetic, bitwise and ordering operators,
+so kernels read naturally when written by hand; ``==`` stays structural equality,
+so use :meth:`Expr.eq` and :meth:`Expr.ne` for C's ``==`` and ``!=``.
+
+>>> i = Var("i")
+>>> A_pos = Buffer("A_pos", "int64")
+>>> A_pos[i + 1] - A_pos[i]
+BinOp(op='-', left=Load(buffer='A_pos', index=BinOp(op='+', left=Var(name='i'), right=Const(value=1, dtype='int64'))), right=Load(buffer='A_pos', index=Var(name='i')))
+>>> print(A_pos[i + 1] - A_pos[i])
+A_pos[i + 1] - A_pos[i]
+>>> hash(For(i, 0, 10, [Break()])) == hash(For(i, 0, 10, Block((Break(),))))
+True
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+from dataclasses import dataclass, fields
+from typing import Any, Iterable, Union
+
+import numpy as np
+
+from .. import serialize
+from ..dtypes import VALUE_DTYPES
+
+#: C math functions a :class:`Call` may name without a helper
+MATH_FUNCTIONS = ("fmin", "fmax", "pow", "ldexp", "sqrt", "exp", "log", "fabs", "isnan")
+BINARY_OPS = ("+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||",
+              "&", "|", "^", "<<", ">>")
+UNARY_OPS = ("-", "!", "~")
+#: operators allowed in ``x op= value``
+COMPOUND_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum extern
+    float for goto if inline int long register restrict return short signed sizeof static struct
+    switch typedef union unsigned void volatile while bool true false NULL""".split())
+
+
+def check_name(name: str, what: str = "name") -> str:
+    """Return ``name`` if it can be a C identifier, else raise ``ValueError``."""
+    if not isinstance(name, str) or not _IDENT.match(name) or name in _C_KEYWORDS or keyword.iskeyword(name):
+        raise ValueError(f"{what} {name!r} is not a valid identifier for generated C")
+    return name
+
+
+def _dtype(dtype) -> str:
+    name = np.dtype(dtype).name
+    if name not in VALUE_DTYPES:
+        raise ValueError(f"dtype {name} is not supported in the imperative IR; use one of {', '.join(VALUE_DTYPES)}")
+    return name
+
+
+def _set(obj, name, value):
+    object.__setattr__(obj, name, value)
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+class Expr:
+    """Base of expression nodes: operators build :class:`BinOp` / :class:`UnOp` nodes."""
+
+    def __add__(self, o): return BinOp("+", self, o)
+    def __radd__(self, o): return BinOp("+", o, self)
+    def __sub__(self, o): return BinOp("-", self, o)
+    def __rsub__(self, o): return BinOp("-", o, self)
+    def __mul__(self, o): return BinOp("*", self, o)
+    def __rmul__(self, o): return BinOp("*", o, self)
+    def __truediv__(self, o): return BinOp("/", self, o)
+    def __rtruediv__(self, o): return BinOp("/", o, self)
+    def __mod__(self, o): return BinOp("%", self, o)
+    def __rmod__(self, o): return BinOp("%", o, self)
+    def __and__(self, o): return BinOp("&", self, o)
+    def __rand__(self, o): return BinOp("&", o, self)
+    def __or__(self, o): return BinOp("|", self, o)
+    def __ror__(self, o): return BinOp("|", o, self)
+    def __xor__(self, o): return BinOp("^", self, o)
+    def __rxor__(self, o): return BinOp("^", o, self)
+    def __lshift__(self, o): return BinOp("<<", self, o)
+    def __rshift__(self, o): return BinOp(">>", self, o)
+    def __lt__(self, o): return BinOp("<", self, o)
+    def __le__(self, o): return BinOp("<=", self, o)
+    def __gt__(self, o): return BinOp(">", self, o)
+    def __ge__(self, o): return BinOp(">=", self, o)
+    def __neg__(self): return UnOp("-", self)
+    def __invert__(self): return UnOp("~", self)
+
+    def eq(self, o) -> "BinOp":
+        """C's ``self == o`` (Python's ``==`` compares nodes)."""
+        return BinOp("==", self, o)
+
+    def ne(self, o) -> "BinOp":
+        """C's ``self != o``."""
+        return BinOp("!=", self, o)
+
+    def __str__(self) -> str:
+        from .printer import pretty
+        return pretty(self)
+
+    def pretty(self) -> str:
+        return str(self)
+
+
+def const(value, dtype=None) -> "Const":
+    """A constant; the dtype defaults to int64, float64 or bool from the Python type."""
+    if dtype is None:
+        if isinstance(value, (bool, np.bool_)):
+            dtype = "bool"
+        elif isinstance(value, np.generic):
+            dtype = value.dtype.name
+        elif isinstance(value, int):
+            dtype = "int64"
+        elif isinstance(value, float):
+            dtype = "float64"
+        else:
+            raise TypeError(f"cannot make an IR constant from {value!r}")
+    return Const(value, dtype)
+
+
+def as_expr(value) -> Expr:
+    """Coerce Python numbers to :class:`Const`; leave expressions alone."""
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, (Scalar, OutScalar)):
+        return Var(value.name)
+    return const(value)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Var(Expr):
+    """A scalar variable: a kernel parameter, a loop variable or a declared local."""
+
+    name: str
+
+    def __post_init__(self):
+        check_name(self.name, "variable name")
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Const(Expr):
+    """A literal of a given dtype; ``value`` is normalized to ``bool``, ``int`` or ``float``."""
+
+    value: Union[bool, int, float]
+    dtype: str
+
+    def __post_init__(self):
+        dt = _dtype(self.dtype)
+        _set(self, "dtype", dt)
+        if dt == "bool":
+            _set(self, "value", bool(self.value))
+        elif dt.startswith("int"):
+            v = int(self.value)
+            bits = 32 if dt == "int32" else 64
+            if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
+                raise ValueError(f"constant {v} does not fit in {dt}")
+            _set(self, "value", v)
+        else:
+            _set(self, "value", float(self.value))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class BinOp(Expr):
+    """``left op right`` with C semantics (``/`` truncates for integers, ``&&`` short-circuits)."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+    def __post_init__(self):
+        if self.op not in BINARY_OPS:
+            raise ValueError(f"unknown binary operator {self.op!r}; use one of {' '.join(BINARY_OPS)}")
+        _set(self, "left", as_expr(self.left))
+        _set(self, "right", as_expr(self.right))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class UnOp(Expr):
+    """``op operand`` for ``-``, ``!`` and ``~``."""
+
+    op: str
+    operand: Expr
+
+    def __post_init__(self):
+        if self.op not in UNARY_OPS:
+            raise ValueError(f"unknown unary operator {self.op!r}; use one of {' '.join(UNARY_OPS)}")
+        _set(self, "operand", as_expr(self.operand))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Call(Expr):
+    """A call of a C math function (:data:`MATH_FUNCTIONS`) or of a helper by name."""
+
+    function: str
+    args: tuple[Expr, ...] = ()
+
+    def __post_init__(self):
+        check_name(self.function, "function name")
+        _set(self, "args", tuple(as_expr(a) for a in self.args))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Load(Expr):
+    """``buffer[index]``."""
+
+    buffer: str
+    index: Expr
+
+    def __post_init__(self):
+        _set(self, "buffer", _buffer_name(self.buffer))
+        _set(self, "index", as_expr(self.index))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Cast(Expr):
+    """``(dtype) value`` with C conversion rules (float to int truncates)."""
+
+    dtype: str
+    value: Expr
+
+    def __post_init__(self):
+        _set(self, "dtype", _dtype(self.dtype))
+        _set(self, "value", as_expr(self.value))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Select(Expr):
+    """``cond ? then : otherwise``; only the chosen branch is evaluated."""
+
+    cond: Expr
+    then: Expr
+    otherwise: Expr
+
+    def __post_init__(self):
+        for f in ("cond", "then", "otherwise"):
+            _set(self, f, as_expr(getattr(self, f)))
+
+
+def and_(*terms) -> Expr:
+    """Short-circuit conjunction of one or more terms."""
+    out = as_expr(terms[0])
+    for t in terms[1:]:
+        out = BinOp("&&", out, t)
+    return out
+
+
+def or_(*terms) -> Expr:
+    """Short-circuit disjunction of one or more terms."""
+    out = as_expr(terms[0])
+    for t in terms[1:]:
+        out = BinOp("||", out, t)
+    return out
+
+
+def not_(term) -> UnOp:
+    return UnOp("!", term)
+
+
+def call(function: str, *args) -> Call:
+    return Call(function, tuple(args))
+
+
+def fmin(a, b) -> Call: return Call("fmin", (a, b))
+def fmax(a, b) -> Call: return Call("fmax", (a, b))
+
+
+# --------------------------------------------------------------------------- statements
+
+
+class Stmt:
+    """Base of statement nodes."""
+
+    def __str__(self) -> str:
+        from .printer import pretty
+        return pretty(self)
+
+    def pretty(self) -> str:
+        return str(self)
+
+
+def as_block(body) -> "Block":
+    """Coerce a statement, a list of statements or ``None`` to a :class:`Block`."""
+    if isinstance(body, Block):
+        return body
+    if body is None:
+        return Block(())
+    if isinstance(body, Stmt):
+        return Block((body,))
+    return Block(tuple(body))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Block(Stmt):
+    """A sequence of statements; nested blocks are flattened when printed."""
+
+    body: tuple[Stmt, ...] = ()
+
+    def __post_init__(self):
+        body = tuple(self.body)
+        for s in body:
+            if not isinstance(s, Stmt):
+                raise TypeError(f"a Block holds statements, got {s!r}")
+        _set(self, "body", body)
+
+
+def block(*stmts) -> Block:
+    return Block(tuple(stmts))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Declare(Stmt):
+    """Declare a local ``var`` of ``dtype``, optionally initialized."""
+
+    var: Var
+    dtype: str
+    init: Expr | None = None
+
+    def __post_init__(self):
+        _set(self, "var", _var(self.var))
+        _set(self, "dtype", _dtype(self.dtype))
+        if self.init is not None:
+            _set(self, "init", as_expr(self.init))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Assign(Stmt):
+    """``target = value`` (the value converts to the target's declared dtype)."""
+
+    target: Var
+    value: Expr
+
+    def __post_init__(self):
+        _set(self, "target", _var(self.target))
+        _set(self, "value", as_expr(self.value))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class CompoundAssign(Stmt):
+    """``target op= value``."""
+
+    op: str
+    target: Var
+    value: Expr
+
+    def __post_init__(self):
+        if self.op not in COMPOUND_OPS:
+            raise ValueError(f"unknown compound operator {self.op!r}=; use one of {' '.join(COMPOUND_OPS)}")
+        _set(self, "target", _var(self.target))
+        _set(self, "value", as_expr(self.value))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Store(Stmt):
+    """``buffer[index] = value``, or ``buffer[index] op= value`` when ``op`` is given."""
+
+    buffer: str
+    index: Expr
+    value: Expr
+    op: str | None = None
+
+    def __post_init__(self):
+        _set(self, "buffer", _buffer_name(self.buffer))
+        _set(self, "index", as_expr(self.index))
+        _set(self, "value", as_expr(self.value))
+        if self.op is not None and self.op not in COMPOUND_OPS:
+            raise ValueError(f"unknown compound operator {self.op!r}=; use one of {' '.join(COMPOUND_OPS)}")
+
+
+@serialize.node
+@dataclass(frozen=True)
+class For(Stmt):
+    """``for (var = start; var < stop; var++) body`` over the half-open range ``[start, stop)``.
+
+    The loop declares ``var`` (of ``dtype``, int64 by default); ``stop`` is
+    re-evaluated before every iteration, as in C.
+    """
+
+    var: Var
+    start: Expr
+    stop: Expr
+    body: Block
+    dtype: str = "int64"
+
+    def __post_init__(self):
+        _set(self, "var", _var(self.var))
+        _set(self, "start", as_expr(self.start))
+        _set(self, "stop", as_expr(self.stop))
+        _set(self, "body", as_block(self.body))
+        _set(self, "dtype", _dtype(self.dtype))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class While(Stmt):
+    """``while (cond) body``."""
+
+    cond: Expr
+    body: Block
+
+    def __post_init__(self):
+        _set(self, "cond", as_expr(self.cond))
+        _set(self, "body", as_block(self.body))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class If(Stmt):
+    """``if (cond) then else otherwise``; an ``otherwise`` that is one ``If`` prints as ``else if``."""
+
+    cond: Expr
+    then: Block
+    otherwise: Block | None = None
+
+    def __post_init__(self):
+        _set(self, "cond", as_expr(self.cond))
+        _set(self, "then", as_block(self.then))
+        if self.otherwise is not None:
+            other = as_block(self.otherwise)
+            _set(self, "otherwise", other if other.body else None)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Break(Stmt):
+    """Leave the innermost ``For`` or ``While``."""
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Comment(Stmt):
+    """A comment line in the printed and emitted code."""
+
+    text: str
+
+    def __post_init__(self):
+        if "*/" in self.text or "\n" in self.text:
+            raise ValueError("a Comment is one line and cannot contain '*/'")
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Grow(Stmt):
+    """Make the growable ``buffer`` hold at least ``needed`` elements (capacity doubles)."""
+
+    buffer: str
+    needed: Expr
+
+    def __post_init__(self):
+        _set(self, "buffer", _buffer_name(self.buffer))
+        _set(self, "needed", as_expr(self.needed))
+
+
+def _var(v) -> Var:
+    if isinstance(v, Var):
+        return v
+    if isinstance(v, (Scalar, OutScalar)):
+        return Var(v.name)
+    if isinstance(v, str):
+        return Var(v)
+    raise TypeError(f"expected a variable, got {v!r}")
+
+
+def _buffer_name(b) -> str:
+    if isinstance(b, (Buffer, Growable)):
+        return b.name
+    return check_name(b, "buffer name")
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+class _Indexable:
+    """Buffers index into :class:`Load` nodes and build :class:`Store` statements."""
+
+    def __getitem__(self, index) -> Load:
+        return Load(self.name, index)
+
+    def store(self, index, value, op: str | None = None) -> Store:
+        return Store(self.name, index, value, op)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Scalar:
+    """A scalar input passed by value."""
+
+    name: str
+    dtype: str
+
+    def __post_init__(self):
+        check_name(self.name, "parameter name")
+        _set(self, "dtype", _dtype(self.dtype))
+
+    @property
+    def var(self) -> Var:
+        return Var(self.name)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Buffer(_Indexable):
+    """A numpy array passed without copying; ``intent`` is ``"in"`` (read only) or ``"inout"``."""
+
+    name: str
+    dtype: str
+    intent: str = "in"
+
+    def __post_init__(self):
+        check_name(self.name, "parameter name")
+        _set(self, "dtype", _dtype(self.dtype))
+        if self.intent not in ("in", "inout"):
+            raise ValueError(f"buffer {self.name}: intent must be 'in' or 'inout', not {self.intent!r}")
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Growable(_Indexable):
+    """An output buffer that starts empty and grows inside the kernel with :class:`Grow`.
+
+    ``length`` names the :class:`OutScalar` whose final value is the number of
+    valid elements; the kernel returns the first ``length`` elements (several
+    growables may share one length, like the ``idx`` and ``val`` of a sparse vector).
+    """
+
+    name: str
+    dtype: str
+    length: str
+
+    def __post_init__(self):
+        check_name(self.name, "parameter name")
+        _set(self, "dtype", _dtype(self.dtype))
+        _set(self, "length", self.length.name if isinstance(self.length, OutScalar) else self.length)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class OutScalar:
+    """A scalar the kernel returns: a local variable starting at ``init``."""
+
+    name: str
+    dtype: str
+    init: Union[bool, int, float] = 0
+
+    def __post_init__(self):
+        check_name(self.name, "parameter name")
+        _set(self, "dtype", _dtype(self.dtype))
+        _set(self, "init", Const(self.init, self.dtype).value)
+
+    @property
+    def var(self) -> Var:
+        return Var(self.name)
+
+
+Param = Union[Scalar, Buffer, Growable, OutScalar]
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Helper:
+    """C source of a ``static inline`` function the kernel calls by ``name``.
+
+    The interpreter needs a Python implementation of it, passed as
+    ``interpret(fn, helpers={name: callable})``.
+    """
+
+    name: str
+    source: str
+
+    def __post_init__(self):
+        check_name(self.name, "helper name")
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Function:
+    """A kernel: ``name``, parameters, body and helper functions.
+
+    Parameter names must be unique; every :class:`Growable`'s length must name
+    an :class:`OutScalar`.
+    """
+
+    name: str
+    params: tuple[Param, ...]
+    body: Block
+    helpers: tuple[Helper, ...] = ()
+
+    def __post_init__(self):
+        check_name(self.name, "function name")
+        _set(self, "params", tuple(self.params))
+        _set(self, "body", as_block(self.body))
+        _set(self, "helpers", tuple(self.helpers))
+        seen = set()
+        for p in self.params:
+            if not isinstance(p, (Scalar, Buffer, Growable, OutScalar)):
+                raise TypeError(f"function {self.name}: {p!r} is not a parameter (Scalar, Buffer, Growable, OutScalar)")
+            if p.name in seen:
+                raise ValueError(f"function {self.name}: parameter {p.name!r} appears twice")
+            seen.add(p.name)
+        outs = {p.name for p in self.params if isinstance(p, OutScalar)}
+        for p in self.params:
+            if isinstance(p, Growable) and p.length not in outs:
+                raise ValueError(f"function {self.name}: growable {p.name} has length {p.length!r}, "
+                                 f"which is not an OutScalar parameter")
+        names = [h.name for h in self.helpers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"function {self.name}: helper names are not unique: {names}")
+        # Hashing a large tree is not free and the kernel cache hashes on every lookup.
+        # (kept out of the dataclass fields so it is never serialized)
+        _set(self, "_hash", hash((self.name, self.params, self.body, self.helpers)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(f"function {self.name} has no parameter {name!r}")
+
+    def __str__(self) -> str:
+        from .printer import pretty
+        return pretty(self)
+
+    def pretty(self) -> str:
+        return str(self)
+
+
+def walk(node) -> Iterable[Any]:
+    """Every node reachable from ``node`` (pre-order), including ``node`` itself."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, tuple):
+            stack.extend(reversed(n))
+            continue
+        if hasattr(n, "__dataclass_fields__"):
+            for f in reversed(fields(n)):
+                v = getattr(n, f.name)
+                if isinstance(v, (Expr, Stmt, tuple, Helper)) or hasattr(v, "__dataclass_fields__"):
+                    stack.append(v)
+
+
+def uses_nan_or_inf(node) -> bool:
+    return any(isinstance(n, Const) and isinstance(n.value, float) and not math.isfinite(n.value)
+               for n in walk(node))

@@ -1,0 +1,326 @@
+"""The level abstraction shared by every level format, and helpers the formats share.
+
+A tensor is a tree of levels, outermost first, ending in a leaf (:class:`Element`
+or :class:`Pattern`). Each level stores one mode (SparseCOO stores several) and
+hands out sub-fibers by *position*: the root fiber is position 0 of the outermost
+level, and the leaf holds one value per position of the innermost level.
+
+A level built without arrays is a *format spec*; ``Dense(SparseList(Element(0.0)))``
+is CSR. Filled with arrays it is a *stored level*, as in Finch.
+
+Every level implements:
+
+- ``name`` (Finch's name), ``nmodes``, ``child``, ``is_leaf``;
+- the TACO properties ``ordered, unique, full, branchless, compact, locatable``;
+- ``arrays()``, ``format_key()``, ``spec()``, ``spec_str()``, ``count(parent_count)``;
+- ``children(parents)``: the stored children of a vector of parent positions,
+  as ``(parent_index, coords, child_positions)``, used to enumerate a tensor;
+- ``fiber(p, limit)``: the first ``limit`` children of one fiber (for drawings);
+- ``from_entries(...)``: build a stored level (and its children) from
+  lexicographically sorted, unique coordinates grouped by parent position;
+- ``check(parent_count, where)``: validate the arrays, return the child count.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from ..dtypes import index_dtype as _index_dtype
+from ..dtypes import value_dtype
+from ..errors import DTypeError, FormatError
+
+#: the integer type used for positions while converting (wide enough for any level)
+POS = np.int64
+
+
+class Level:
+    """Base class of all level formats; see the module docstring."""
+
+    name: ClassVar[str] = "Level"
+    is_leaf: ClassVar[bool] = False
+    # TACO level properties (see notes/taco.md section 1.2)
+    ordered: ClassVar[bool] = True
+    unique: ClassVar[bool] = True
+    full: ClassVar[bool] = False
+    branchless: ClassVar[bool] = False
+    compact: ClassVar[bool] = True
+    locatable: ClassVar[bool] = False
+
+    @property
+    def nmodes(self) -> int:
+        """How many modes this level consumes (leaves consume none)."""
+        return 0 if self.is_leaf else 1
+
+    @property
+    def sizes(self) -> tuple:
+        """The extent of each mode this level stores (``None`` where unknown)."""
+        return ()
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The numpy arrays this level owns, by short name (empty for a spec)."""
+        return {}
+
+    @property
+    def has_data(self) -> bool:
+        """Whether this level holds its arrays (a spec does not)."""
+        return True
+
+    def spec(self) -> "Level":
+        """A data-free, size-free copy of this level and its children."""
+        raise NotImplementedError
+
+    def format_key(self) -> tuple:
+        """A hashable, data-free description for kernel cache keys."""
+        raise NotImplementedError
+
+    def spec_str(self) -> str:
+        """The constructor spelling of the spec, e.g. ``Dense(SparseList(Element(0.0)))``."""
+        raise NotImplementedError
+
+    def count(self, parent_count: int) -> int:
+        """How many positions this level holds when its parent holds ``parent_count``."""
+        raise NotImplementedError
+
+    def with_sizes(self, sizes) -> "Level":
+        """A copy with the mode sizes of this level and its descendants set from ``sizes``."""
+        raise NotImplementedError
+
+    def children(self, parents: np.ndarray):
+        """Enumerate the stored children of the parent positions ``parents``.
+
+        Returns ``(parent_index, coords, child_positions)``: for each child, the index
+        into ``parents`` of its parent, one coordinate array per mode of this level,
+        and its position in this level. Children come in storage order.
+        """
+        raise NotImplementedError
+
+    def fiber(self, p: int, limit: int):
+        """The first ``limit`` children of fiber ``p``: ``(coords, child_positions, total)``."""
+        raise NotImplementedError
+
+    def from_entries(self, parent_count: int, parent_pos: np.ndarray, coords: list,
+                     vals: np.ndarray, sizes: list) -> "Level":
+        """Build this level (with data) and its children from sorted, unique entries.
+
+        ``parent_pos[e]`` is the parent position of entry ``e``; ``coords`` holds one
+        array per remaining storage mode, ``sizes`` their extents, ``vals`` the values.
+        Entries are lexicographically sorted by ``(parent_pos, *coords)``.
+        """
+        raise NotImplementedError
+
+    def check(self, parent_count: int, where: str) -> int:
+        """Validate this level's data under ``parent_count`` parents; return its count."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.spec_str() if not self.has_data else self._data_repr()
+
+    def _data_repr(self) -> str:
+        return self.spec_str()
+
+
+# --- shared helpers -------------------------------------------------------------------------
+
+def index_array(a, what: str) -> np.ndarray:
+    """A 1-D int32/int64 array from ``a`` without copying when it already is one."""
+    arr = np.asarray(a)
+    if arr.dtype.kind not in "iu" and arr.size:
+        raise DTypeError(f"{what} must hold integers, not {arr.dtype.name}")
+    if arr.dtype.kind not in "iu":
+        arr = arr.astype(POS)  # an empty list arrives as float64
+    elif arr.dtype.name not in ("int32", "int64"):
+        _index_dtype(arr.dtype)  # raises DTypeError naming the dtype
+    if arr.ndim != 1:
+        raise FormatError(f"{what} must be a 1-D array, got shape {arr.shape}")
+    return arr
+
+
+def unify_index_dtype(arrays: list, requested) -> tuple[list, np.dtype]:
+    """Give all index arrays one dtype: ``requested`` if given, else the widest present.
+
+    Arrays already of that dtype are returned as they are (no copy).
+    """
+    if requested is not None:
+        dt = _index_dtype(requested)
+    elif arrays:
+        dt = np.dtype("int64") if any(a.dtype == np.int64 for a in arrays) else np.dtype("int32")
+    else:
+        dt = np.dtype("int64")
+    return [a if a.dtype == dt else a.astype(dt) for a in arrays], dt
+
+
+def normalize_fill(fill, dtype):
+    """``fill`` as a Python scalar of ``dtype`` (or as given when ``dtype`` is None).
+
+    >>> normalize_fill(0, np.dtype("float64")), normalize_fill(1, np.dtype("bool"))
+    (0.0, True)
+    >>> normalize_fill(1.5, np.dtype("int64"))
+    Traceback (most recent call last):
+    ...
+    compiler.errors.DTypeError: fill value 1.5 cannot be represented in int64
+    """
+    if isinstance(fill, np.generic):
+        fill = fill.item()
+    if dtype is None:
+        return fill
+    bad = DTypeError(f"fill value {fill!r} cannot be represented in {dtype.name}")
+    if dtype.kind == "b":
+        if isinstance(fill, float) and math.isnan(fill) or fill not in (0, 1):
+            raise bad
+        return bool(fill)
+    if dtype.kind == "i":
+        if isinstance(fill, float) and not (math.isfinite(fill) and fill.is_integer()):
+            raise bad
+        info = np.iinfo(dtype)
+        if not info.min <= fill <= info.max:
+            raise bad
+        return int(fill)
+    try:
+        return float(dtype.type(fill))
+    except (TypeError, ValueError):
+        raise bad from None
+
+
+def fill_key(fill):
+    """A hashable key for a fill value that treats NaN as equal to itself."""
+    if isinstance(fill, float) and math.isnan(fill):
+        return "nan"
+    return fill
+
+
+def is_fill(values: np.ndarray, fill) -> np.ndarray:
+    """A boolean mask of the entries of ``values`` equal to ``fill`` (NaN matches NaN)."""
+    if isinstance(fill, float) and math.isnan(fill):
+        if values.dtype.kind == "f":
+            return np.isnan(values)
+        return np.zeros(values.shape, dtype=bool)
+    return values == fill
+
+
+def resolve_value_dtype(dtype):
+    """``value_dtype`` that lets ``None`` through (an unspecified spec dtype)."""
+    return None if dtype is None else value_dtype(dtype)
+
+
+def ranges(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate ``range(s, s + c)`` for each pair, vectorized.
+
+    Returns ``(owner, values)`` where ``owner[k]`` is the pair each value came from.
+
+    >>> ranges(np.array([5, 0, 2]), np.array([2, 0, 3]))
+    (array([0, 0, 2, 2, 2]), array([5, 6, 2, 3, 4]))
+    """
+    starts = starts.astype(POS, copy=False)
+    counts = counts.astype(POS, copy=False)
+    owner = np.repeat(np.arange(len(counts), dtype=POS), counts)
+    first = np.cumsum(counts) - counts  # exclusive prefix sum: where each run starts
+    values = np.arange(int(counts.sum()), dtype=POS) - first[owner] + starts[owner]
+    return owner, values
+
+
+def group_starts(keys: list) -> np.ndarray:
+    """For sorted rows of ``keys`` (one array per column), mark the first row of each distinct row."""
+    n = len(keys[0]) if keys else 0
+    new = np.ones(n, dtype=bool)
+    if n > 1:
+        same = np.ones(n - 1, dtype=bool)
+        for k in keys:
+            same &= k[1:] == k[:-1]
+        new[1:] = ~same
+    return new
+
+
+def check_pos(pos: np.ndarray, parent_count: int, nstored: int, stored_name: str, where: str):
+    """Validate a ``pos`` array: its length, ``pos[0] == 0``, monotonicity, and its end."""
+    if len(pos) != parent_count + 1:
+        raise FormatError(f"{where}: pos has length {len(pos)}, expected {parent_count + 1} "
+                          f"(parent has {parent_count} positions)")
+    if pos[0] != 0:
+        raise FormatError(f"{where}: pos[0] must be 0, got {pos[0]}")
+    bad = np.flatnonzero(pos[1:] < pos[:-1])
+    if bad.size:
+        q = int(bad[0])
+        raise FormatError(f"{where}: pos is not non-decreasing: pos[{q}]={pos[q]} > pos[{q + 1}]={pos[q + 1]}")
+    if pos[-1] != nstored:
+        raise FormatError(f"{where}: pos[-1]={pos[-1]} but {stored_name} has length {nstored}")
+
+
+def check_range(idx: np.ndarray, size: int, name: str, where: str):
+    bad = np.flatnonzero((idx < 0) | (idx >= size))
+    if bad.size:
+        q = int(bad[0])
+        raise FormatError(f"{where}: {name}[{q}]={idx[q]} is out of range [0, {size})")
+
+
+def not_increasing(pos: np.ndarray, keys: list) -> tuple[int, bool] | None:
+    """The first stored entry whose key tuple does not strictly follow its predecessor
+    in the same fiber, as ``(q, duplicate)``; None when every fiber is sorted and unique.
+    """
+    n = len(keys[0])
+    if n < 2:
+        return None
+    gt = np.zeros(n - 1, dtype=bool)
+    eq = np.ones(n - 1, dtype=bool)
+    for k in keys:
+        gt |= eq & (k[1:] > k[:-1])
+        eq &= k[1:] == k[:-1]
+    first = np.zeros(n, dtype=bool)  # entries that start a fiber have no predecessor to compare
+    starts = pos[:-1][pos[:-1] < n]
+    first[starts] = True
+    bad = np.flatnonzero(~gt & ~first[1:])
+    if not bad.size:
+        return None
+    q = int(bad[0]) + 1
+    return q, bool(eq[q - 1])
+
+
+def fiber_of(pos: np.ndarray, q: int) -> int:
+    """The parent position whose fiber holds stored entry ``q``."""
+    return int(np.searchsorted(pos, q, side="right") - 1)
+
+
+def arr_repr(a: np.ndarray) -> str:
+    return f"<{len(a)} x {a.dtype.name}>"
+
+
+_REGISTRY: dict[str, type] = {}
+
+
+def register(*names: str):
+    """Register a level class under its Finch name and any aliases (case-insensitive)."""
+    def deco(cls):
+        for n in (cls.name, *names):
+            _REGISTRY[n.lower()] = cls
+        return cls
+    return deco
+
+
+def level_class(name: str) -> type:
+    """The level class called ``name``, accepting aliases such as ``"compressed"``.
+
+    >>> level_class("compressed").__name__
+    'SparseList'
+    """
+    try:
+        return _REGISTRY[name.lower()]
+    except KeyError:
+        known = sorted({c.name for c in _REGISTRY.values()})
+        raise FormatError(f"unknown level format {name!r}; known: {', '.join(known)}") from None
+
+
+def flatten(root: Level) -> tuple[tuple[Level, ...], Level]:
+    """The non-leaf levels of a tree, outermost first, and its leaf."""
+    levels = []
+    lvl = root
+    while True:
+        if not isinstance(lvl, Level):
+            raise FormatError(f"expected a level, got {type(lvl).__name__}: {lvl!r}")
+        if lvl.is_leaf:
+            break
+        levels.append(lvl)
+        lvl = lvl.child
+    return tuple(levels), lvl
+

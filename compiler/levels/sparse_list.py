@@ -1,0 +1,127 @@
+"""SparseList (TACO's "compressed"): the coordinates of fiber ``p`` are ``idx[pos[p]:pos[p+1]]``.
+
+Coordinates are sorted and unique within each fiber; the child position of the
+entry ``idx[q]`` is ``q``. CSR is ``Dense(SparseList(Element(0.0)))``.
+
+>>> from compiler.levels import Element
+>>> s = SparseList(Element(0.0, [1.0, 2.0, 3.0]), 5, pos=[0, 2, 2, 3], idx=[1, 4, 0])
+>>> s.count(3), s.index_dtype.name, sorted(s.arrays())
+(3, 'int64', ['idx', 'pos'])
+>>> pix, (i,), child = s.children(np.array([0, 2]))
+>>> pix.tolist(), i.tolist(), child.tolist()
+([0, 0, 1], [1, 4, 0], [0, 1, 2])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .. import serialize
+from ..errors import FormatError
+from .level import (POS, Level, arr_repr, check_pos, check_range, fiber_of, group_starts,
+                    index_array, not_increasing, ranges, register, unify_index_dtype)
+
+
+@serialize.node
+@register("compressed")
+@dataclass(frozen=True, eq=False, repr=False)
+class SparseList(Level):
+    """A compressed level: ``pos`` (one more than the parent's positions) and ``idx``.
+
+    ``index_dtype`` is taken from the arrays; for a spec it says which index dtype
+    to build (default int64).
+    """
+
+    child: Any
+    size: Any = None
+    pos: Any = None
+    idx: Any = None
+    index_dtype: Any = None
+
+    name: ClassVar[str] = "SparseList"
+
+    def __post_init__(self):
+        if self.size is not None:
+            object.__setattr__(self, "size", int(self.size))
+        if (self.pos is None) != (self.idx is None):
+            raise FormatError("SparseList needs both pos and idx, or neither (a format spec)")
+        arrays = []
+        if self.pos is not None:
+            arrays = [index_array(self.pos, "SparseList pos"), index_array(self.idx, "SparseList idx")]
+        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
+        if arrays:
+            object.__setattr__(self, "pos", arrays[0])
+            object.__setattr__(self, "idx", arrays[1])
+        object.__setattr__(self, "index_dtype", dt)
+
+    @property
+    def sizes(self) -> tuple:
+        return (self.size,)
+
+    @property
+    def has_data(self) -> bool:
+        return self.pos is not None
+
+    def arrays(self):
+        return {} if self.pos is None else {"pos": self.pos, "idx": self.idx}
+
+    def spec(self) -> "SparseList":
+        return SparseList(self.child.spec(), index_dtype=self.index_dtype)
+
+    def format_key(self) -> tuple:
+        return ("SparseList", self.index_dtype.name, self.child.format_key())
+
+    def spec_str(self) -> str:
+        extra = "" if self.index_dtype == np.int64 else f", index_dtype={self.index_dtype.name!r}"
+        return f"SparseList({self.child.spec_str()}{extra})"
+
+    def _data_repr(self) -> str:
+        return f"SparseList({self.child!r}, {self.size}, pos={arr_repr(self.pos)}, idx={arr_repr(self.idx)})"
+
+    def count(self, parent_count: int) -> int:
+        return int(self.pos[parent_count])
+
+    def with_sizes(self, sizes) -> "SparseList":
+        return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
+
+    def children(self, parents):
+        parents = np.asarray(parents, dtype=POS)
+        starts = self.pos[parents]
+        pix, child = ranges(starts, self.pos[parents + 1] - starts)
+        return pix, (self.idx[child].astype(POS),), child
+
+    def fiber(self, p: int, limit: int):
+        start, stop = int(self.pos[p]), int(self.pos[p + 1])
+        child = np.arange(start, min(stop, start + limit), dtype=POS)
+        return (self.idx[child].astype(POS),), child, stop - start
+
+    def from_entries(self, parent_count, parent_pos, coords, vals, sizes) -> "SparseList":
+        i = coords[0]
+        new = group_starts([parent_pos, i])  # one stored coordinate per distinct (parent, i)
+        child_pos = np.cumsum(new, dtype=POS) - 1
+        counts = np.bincount(parent_pos[new], minlength=parent_count)
+        pos = np.zeros(parent_count + 1, dtype=self.index_dtype)
+        np.cumsum(counts, out=pos[1:])
+        idx = i[new].astype(self.index_dtype)
+        child = self.child.from_entries(len(idx), child_pos, coords[1:], vals, sizes[1:])
+        return SparseList(child, int(sizes[0]), pos, idx)
+
+    def check(self, parent_count: int, where: str) -> int:
+        if self.size is None or self.size < 0:
+            raise FormatError(f"{where}: size must be a non-negative integer, got {self.size}")
+        if self.pos is None:
+            raise FormatError(f"{where}: pos and idx are missing")
+        pos, idx = self.pos, self.idx
+        check_pos(pos, parent_count, len(idx), "idx", where)
+        check_range(idx, self.size, "idx", where)
+        bad = not_increasing(pos, [idx])
+        if bad:
+            q, dup = bad
+            raise FormatError(
+                f"{where}: idx is not strictly increasing in fiber {fiber_of(pos, q)}: "
+                f"idx[{q}]={idx[q]} follows idx[{q - 1}]={idx[q - 1]}"
+                + (" (duplicate coordinate)" if dup else ""))
+        return len(idx)

@@ -1,0 +1,303 @@
+"""The index-notation AST: frozen, hashable, JSON-serializable nodes and their printer.
+
+Binary and unary operators are :class:`Call` nodes of an :class:`~compiler.algebra.Operator`;
+reductions are explicit :class:`Reduce` nodes. Printing gives text that
+:func:`compiler.notation.parse` reads back to the same tree.
+
+>>> from compiler.algebra import lookup
+>>> add, mul = lookup("+"), lookup("*")
+>>> spmv = Assign(Access("y", ["i"]), None,
+...               Reduce(add, ["j"], Call(mul, (Access("A", ["i", "j"]), Access("x", ["j"])))))
+>>> print(spmv)
+y[i] = sum[j](A[i, j] * x[j])
+>>> [str(i) for i in free_indices(spmv.rhs)]
+['i']
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+
+from .. import serialize
+from ..algebra import NOVALUE, Operator
+
+# Binding strength of infix operators (higher binds tighter). As in Python,
+# comparisons bind looser than | ^ &, which bind looser than + -.
+BINARY_PRECEDENCE = {
+    "or": 1, "and": 2,
+    "lt": 4, "le": 4, "gt": 4, "ge": 4, "eq": 4, "ne": 4,
+    "bitor": 5, "bitxor": 6, "bitand": 7,
+    "add": 8, "sub": 8, "mul": 9, "div": 9,
+}
+COMPARISONS = {"lt", "le", "gt", "ge", "eq", "ne"}
+UNARY_PRECEDENCE = 10
+PREFIX = {"neg": "-", "not": "!"}
+_ATOM = 11
+
+#: how a reduction by each builtin operator is spelled
+REDUCTION_NAMES = {"add": "sum", "mul": "prod", "or": "any", "and": "all"}
+#: assignment operators with a short spelling; others print as ``<<op>>=``
+ASSIGN_SPELLINGS = {"add": "+=", "mul": "*=", "min": "min=", "max": "max=",
+                    "bitor": "|=", "bitand": "&=", "bitxor": "^="}
+
+
+class Expr:
+    """Base of the expression nodes."""
+
+    def __str__(self):
+        return _show(self)[0]
+
+    def pretty(self) -> str:
+        """The readable text of the node (what :func:`parse` reads back)."""
+        return str(self)
+
+    def children(self) -> tuple:
+        return ()
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Index:
+    """An index variable."""
+
+    name: str
+
+    def __str__(self):
+        return self.name
+
+
+def _indices(items) -> tuple[Index, ...]:
+    return tuple(i if isinstance(i, Index) else Index(str(i)) for i in items)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Access(Expr):
+    """``tensor[i, j, ...]``; no indices for a 0-d tensor (printed ``s[]``)."""
+
+    tensor: str
+    indices: tuple[Index, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "indices", _indices(self.indices))
+
+    __str__ = Expr.__str__
+
+
+@serialize.node
+@dataclass(frozen=True, eq=False)
+class Literal(Expr):
+    """A constant: a bool, int or float (inf and nan allowed).
+
+    Equality is by type and value, with NaN equal to NaN, so that trees (and
+    kernel cache keys) containing NaN literals compare equal.
+
+    >>> Literal(float("nan")) == Literal(float("nan")), Literal(1) == Literal(1.0)
+    (True, False)
+    """
+
+    value: Any
+
+    def __post_init__(self):
+        v = self.value
+        if isinstance(v, np.generic):
+            v = v.item()
+        if not isinstance(v, (bool, int, float)):
+            raise TypeError(f"a literal must be a bool, int or float, not {type(v).__name__}")
+        object.__setattr__(self, "value", v)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """bool, int64 or float64: literals are not weakly typed."""
+        v = self.value
+        return np.dtype("bool" if isinstance(v, bool) else "int64" if isinstance(v, int) else "float64")
+
+    def _key(self):
+        v = self.value
+        return (type(v).__name__, "nan" if isinstance(v, float) and math.isnan(v) else v)
+
+    def __eq__(self, other):
+        return isinstance(other, Literal) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(("Literal",) + self._key())
+
+    __str__ = Expr.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Call(Expr):
+    """``op(args...)``; infix and prefix operators are calls too."""
+
+    op: Operator
+    args: tuple[Expr, ...]
+
+    def __post_init__(self):
+        object.__setattr__(self, "args", tuple(self.args))
+        if len(self.args) != self.op.arity:
+            raise TypeError(f"{self.op.name} takes {self.op.arity} argument(s), got {len(self.args)}")
+
+    def children(self):
+        return self.args
+
+    __str__ = Expr.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Reduce(Expr):
+    """``op[indices](body)``: reduce ``body`` over ``indices`` (first listed outermost)."""
+
+    op: Operator
+    indices: tuple[Index, ...]
+    body: Expr
+
+    def __post_init__(self):
+        object.__setattr__(self, "indices", _indices(self.indices))
+
+    def children(self):
+        return (self.body,)
+
+    __str__ = Expr.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Assign:
+    """``lhs = rhs`` (``op`` is None) or ``lhs op= rhs`` (an update with ``op``)."""
+
+    lhs: Access
+    op: Operator | None
+    rhs: Expr
+
+    def __str__(self):
+        return f"{_show(self.lhs)[0]} {assign_spelling(self.op)} {_show(self.rhs)[0]}"
+
+    def pretty(self) -> str:
+        return str(self)
+
+    @property
+    def reduction_op(self) -> Operator:
+        """The operator that implicit reductions use: ``+`` for ``=``, else the update's."""
+        from ..algebra import lookup
+        return self.op if self.op is not None else lookup("add")
+
+
+def assign_spelling(op: Operator | None) -> str:
+    """``=``, ``+=``, ``min=``, ... or ``<<op>>=``."""
+    if op is None:
+        return "="
+    if not op.is_user and op.name in ASSIGN_SPELLINGS:
+        return ASSIGN_SPELLINGS[op.name]
+    return f"<<{op_reference(op)}>>="
+
+
+def op_reference(op: Operator) -> str:
+    """The name that refers to ``op`` in text (``choose(0)``, ``gcd``, ``bitand``)."""
+    return str(op) if op.param is not NOVALUE else op.name
+
+
+def reduction_name(op: Operator) -> str:
+    """How a reduction by ``op`` is spelled: ``sum``, ``prod``, ``any``, ``all``, ``min``, ``gcd``..."""
+    if not op.is_user and op.name in REDUCTION_NAMES:
+        return REDUCTION_NAMES[op.name]
+    return op_reference(op)
+
+
+# -- printer ---------------------------------------------------------------------
+
+
+def _literal_text(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    return str(v)
+
+
+def _show(e) -> tuple[str, int]:
+    """(text, precedence) of a node."""
+    if isinstance(e, Access):
+        return f"{e.tensor}[{', '.join(i.name for i in e.indices)}]", _ATOM
+    if isinstance(e, Literal):
+        text = _literal_text(e.value)
+        return text, (UNARY_PRECEDENCE if text.startswith("-") else _ATOM)
+    if isinstance(e, Reduce):
+        idx = ", ".join(i.name for i in e.indices)
+        return f"{reduction_name(e.op)}[{idx}]({_show(e.body)[0]})", _ATOM
+    if isinstance(e, Call):
+        op = e.op
+        if not op.is_user and op.name in BINARY_PRECEDENCE:
+            p = BINARY_PRECEDENCE[op.name]
+            (lt, lp), (rt, rp) = _show(e.args[0]), _show(e.args[1])
+            # left-associative; comparisons do not chain, so both sides need parentheses
+            if lp < p or (lp == p and op.name in COMPARISONS):
+                lt = f"({lt})"
+            if rp <= p:
+                rt = f"({rt})"
+            return f"{lt} {op.symbol} {rt}", p
+        if not op.is_user and op.name in PREFIX:
+            t, p = _show(e.args[0])
+            # "-3" would read back as the literal -3, not neg(3)
+            if p < UNARY_PRECEDENCE or isinstance(e.args[0], Literal):
+                t = f"({t})"
+            return f"{PREFIX[op.name]}{t}", UNARY_PRECEDENCE
+        args = ", ".join(_show(a)[0] for a in e.args)
+        return f"{op_reference(op)}({args})", _ATOM
+    raise TypeError(f"not an index-notation node: {e!r}")
+
+
+# -- queries ---------------------------------------------------------------------
+
+
+def walk(e) -> Iterator:
+    """Every node of ``e`` in pre-order (an :class:`Assign` yields its lhs and rhs trees)."""
+    if isinstance(e, Assign):
+        yield e
+        yield from walk(e.lhs)
+        yield from walk(e.rhs)
+        return
+    yield e
+    for c in e.children():
+        yield from walk(c)
+
+
+def accesses(e) -> list[Access]:
+    """Every access in ``e``, left to right."""
+    return [n for n in walk(e) if isinstance(n, Access)]
+
+
+def free_indices(e) -> tuple[Index, ...]:
+    """The indices of ``e`` not bound by a reduction inside it, by first appearance."""
+    seen: dict[Index, None] = {}
+
+    def visit(n, bound):
+        if isinstance(n, Access):
+            for i in n.indices:
+                if i not in bound:
+                    seen.setdefault(i)
+        elif isinstance(n, Reduce):
+            visit(n.body, bound | set(n.indices))
+        elif isinstance(n, Assign):
+            visit(n.lhs, bound)
+            visit(n.rhs, bound)
+        else:
+            for c in n.children():
+                visit(c, bound)
+
+    visit(e, frozenset())
+    return tuple(seen)
+
+
+__all__ = ["Expr", "Index", "Access", "Literal", "Call", "Reduce", "Assign", "walk", "accesses",
+           "free_indices", "assign_spelling", "reduction_name", "op_reference",
+           "BINARY_PRECEDENCE", "UNARY_PRECEDENCE", "COMPARISONS", "PREFIX"]

@@ -1,0 +1,237 @@
+"""The dense reference evaluator: the numpy oracle every compiled kernel is tested against.
+
+:func:`evaluate` runs an index-notation statement densely with numpy and returns
+the result and its fill value (the fill a compiled kernel's output must carry).
+
+>>> import numpy as np
+>>> A = np.array([[1, 0, 2], [0, 3, 0]])
+>>> x = np.array([1, 2, 3])
+>>> y, fill = evaluate("y[i] = A[i, j] * x[j]", A=A, x=x)
+>>> y, fill
+(array([7, 6]), np.int64(0))
+
+Semantics:
+
+* Inputs are numpy arrays (fill 0), Python/numpy scalars (0-d, their own fill),
+  scipy.sparse matrices (fill 0) or tensor-like objects with ``to_numpy()`` and
+  ``fill``.
+* Each index has one extent, inferred from the accesses, which must agree
+  (a repeated index in one access reads a diagonal). Index names are global:
+  two reductions over ``j`` in different terms must have the same extent.
+* ``y[...] = e`` creates a fresh output of ``e``'s dtype; an output passed as
+  ``y=`` only fixes the shape (needed when an output index is on no right-side
+  access; the value is broadcast). ``y[...] op= e`` starts from the given ``y``,
+  or from the operator's identity.
+* Literals are strongly typed: bool, int64, float64.
+* The fill is the expression evaluated on the input fills, with reductions of
+  ``n`` elements through :meth:`~compiler.algebra.Operator.reduce_fill`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .algebra import NOVALUE, Operator
+from .dtypes import value_dtype
+from .errors import DTypeError, ShapeError, SparsescopeError
+from .notation.ast import Access, Assign, Call, Literal, Reduce, accesses
+from .notation.parser import parse
+
+
+class EvaluationError(SparsescopeError, ValueError):
+    """A program that cannot run on the given tensors (unknown tensor, no initial value, ...)."""
+
+
+def _scalar(x):
+    return np.asarray(x)[()]
+
+
+def _as_input(name: str, value):
+    """(array, fill) of a tensor-like input, with a supported dtype and a fill of that dtype."""
+    if hasattr(value, "to_numpy") and hasattr(value, "fill"):
+        arr, fill = np.asarray(value.to_numpy()), value.fill
+    elif hasattr(value, "toarray") and hasattr(value, "nnz"):  # scipy.sparse
+        arr, fill = np.asarray(value.toarray()), 0
+    elif isinstance(value, np.ndarray):
+        arr, fill = value, 0
+    elif isinstance(value, (bool, int, float, np.generic)):
+        arr = np.asarray(value)
+        fill = value
+    else:
+        raise TypeError(f"tensor {name}: expected a numpy array, scalar or Tensor, "
+                        f"not {type(value).__name__}")
+    try:
+        dt = value_dtype(arr.dtype)
+    except DTypeError as e:
+        raise DTypeError(f"tensor {name}: {e}") from None
+    arr = arr.astype(dt, copy=False)
+    with np.errstate(all="ignore"):
+        cast = np.asarray(fill).astype(dt)
+    if not _same(cast[()], fill):
+        raise DTypeError(f"tensor {name}: fill value {fill!r} does not fit its dtype {dt.name}")
+    return arr, cast[()]
+
+
+def _same(a, b) -> bool:
+    try:
+        if math.isnan(a) and math.isnan(b):
+            return True
+    except TypeError:
+        pass
+    return bool(a == b)
+
+
+def evaluate(program, functions=None, **tensors):
+    """Evaluate ``program`` (text or an :class:`~compiler.notation.ast.Assign`) densely.
+
+    Returns ``(result, fill)``: a numpy array (0-d for a 0-d output) and a numpy
+    scalar of the result's dtype.
+
+    >>> import numpy as np
+    >>> inf = float("inf")
+    >>> B = np.array([[inf, 3.0], [4.0, 2.0]])
+    >>> c = np.array([1.0, inf])
+    >>> evaluate("a[i] = min[j](B[i, j] + c[j])", B=B, c=c)
+    (array([inf,  5.]), np.float64(0.0))
+    >>> evaluate("s[] += x[i]", x=np.arange(4), s=10)
+    (array(16), np.int64(10))
+    >>> evaluate("y[i] = A[i, j] * x[j]", A=np.ones((2, 4)), x=np.ones(5))
+    Traceback (most recent call last):
+    ...
+    compiler.errors.ShapeError: index j has extent 4 in A[i, j] (mode 1) but 5 in x[j] (mode 0)
+    """
+    assign = parse(program, functions) if isinstance(program, str) else program
+    if not isinstance(assign, Assign):
+        raise TypeError(f"evaluate() needs a statement or an Assign, not {type(assign).__name__}")
+    inputs = {name: _as_input(name, value) for name, value in tensors.items()}
+    lhs = assign.lhs
+    out_name = lhs.tensor
+
+    # -- extents --------------------------------------------------------------
+    extents: dict = {}  # Index -> (extent, access, mode)
+
+    def register(acc: Access):
+        if acc.tensor not in inputs:
+            known = ", ".join(sorted(inputs)) or "none"
+            raise EvaluationError(f"tensor {acc.tensor} (in {acc}) was not given; given tensors: {known}")
+        arr = inputs[acc.tensor][0]
+        if arr.ndim != len(acc.indices):
+            raise ShapeError(f"{acc} has {len(acc.indices)} indices but {acc.tensor} has "
+                             f"{arr.ndim} mode(s) (shape {tuple(arr.shape)})")
+        for mode, (i, n) in enumerate(zip(acc.indices, arr.shape)):
+            if i in extents and extents[i][0] != n:
+                m0, a0, k0 = extents[i]
+                raise ShapeError(f"index {i} has extent {m0} in {a0} (mode {k0}) but {n} in {acc} (mode {mode})")
+            extents.setdefault(i, (n, acc, mode))
+
+    for acc in accesses(assign.rhs):
+        register(acc)
+    given_out = out_name in inputs
+    if given_out:
+        register(lhs)
+    for i in lhs.indices:
+        if i not in extents:
+            raise ShapeError(f"output index {i} of {lhs} appears in no access on the right side, so "
+                             f"its extent is unknown; pass the output {out_name}=... to fix the shape")
+
+    order = list(lhs.indices) + [i for i in extents if i not in lhs.indices]
+    pos = {i: k for k, i in enumerate(order)}
+    ext = [extents[i][0] for i in order]
+    ndim = len(order)
+
+    # -- values ---------------------------------------------------------------
+    def value(e) -> np.ndarray:
+        if isinstance(e, Access):
+            arr = inputs[e.tensor][0]
+            names = [pos[i] for i in e.indices]
+            uniq = sorted(set(names))
+            if names:
+                arr = np.einsum(arr, names, uniq)  # permutes, and reads diagonals of repeated indices
+            shape = [ext[k] if k in uniq else 1 for k in range(ndim)]
+            return arr.reshape(shape)
+        if isinstance(e, Literal):
+            return np.asarray(e.value, dtype=e.dtype).reshape((1,) * ndim)
+        if isinstance(e, Call):
+            args = [value(a) for a in e.args]
+            _check_dtypes(e, [a.dtype for a in args])
+            return e.op(*args)
+        if isinstance(e, Reduce):
+            body = value(e.body)
+            axes = [pos[i] for i in e.indices]
+            shape = list(body.shape)
+            for k in axes:
+                shape[k] = ext[k]
+            body = np.broadcast_to(body, shape)
+            _check_dtypes(e, [body.dtype, body.dtype])
+            n = len(axes)
+            moved = np.moveaxis(body, axes, list(range(ndim - n, ndim)))
+            merged = moved.reshape(moved.shape[:ndim - n] + (-1,))
+            reduced = np.asarray(e.op.reduce(merged, axis=-1))
+            return np.expand_dims(reduced, tuple(sorted(axes)))
+        raise TypeError(f"not an index-notation expression: {e!r}")
+
+    def fill(e):
+        if isinstance(e, Access):
+            return inputs[e.tensor][1]
+        if isinstance(e, Literal):
+            return _scalar(np.asarray(e.value, dtype=e.dtype))
+        if isinstance(e, Call):
+            return e.op.fill(*[fill(a) for a in e.args])
+        if isinstance(e, Reduce):
+            count = math.prod(extents[i][0] for i in e.indices)
+            return e.op.reduce_fill(fill(e.body), count)
+        raise TypeError(f"not an index-notation expression: {e!r}")
+
+    rhs = value(assign.rhs)
+    rhs_fill = fill(assign.rhs)
+    # every non-output axis has been reduced to size 1 by now
+    rhs = rhs.reshape(rhs.shape[:len(lhs.indices)])
+    out_shape = tuple(ext[:len(lhs.indices)])
+    rhs = np.broadcast_to(rhs, out_shape)
+
+    op = assign.op
+    if op is None:
+        result, result_fill = rhs.copy(), rhs_fill
+    else:
+        if given_out:
+            init, init_fill = inputs[out_name]
+            init = init.reshape(out_shape)
+        else:
+            ident = op.identity_for(rhs.dtype)
+            if ident is NOVALUE:
+                raise EvaluationError(f"{lhs} {_spell(op)} ... needs an initial {out_name}: "
+                                      f"operator {op.name} has no identity to start from")
+            init, init_fill = np.full(out_shape, ident, dtype=rhs.dtype), ident
+        try:
+            op.result_dtype(init.dtype, rhs.dtype)
+        except DTypeError as err:
+            raise DTypeError(f"{err} in the update of {lhs} (dtype {init.dtype.name}) "
+                             f"with a right side of dtype {rhs.dtype.name}") from None
+        result = np.asarray(op(init, rhs))
+        result_fill = op.fill(init_fill, rhs_fill)
+    result_fill = _scalar(np.asarray(result_fill).astype(result.dtype))
+    return result, result_fill
+
+
+def _spell(op: Operator) -> str:
+    from .notation.ast import assign_spelling
+    return assign_spelling(op)
+
+
+def _check_dtypes(e, dtypes):
+    """Re-raise an operator's DTypeError naming the offending operand (and its tensor)."""
+    try:
+        e.op.result_dtype(*dtypes)
+    except DTypeError as err:
+        k = getattr(err, "position", None)
+        operands = e.args if isinstance(e, Call) else (e.body, e.body)
+        if k is None or k >= len(operands):
+            raise DTypeError(f"{err} in {e}") from None
+        arg = operands[k]
+        who = f"tensor {arg.tensor}" if isinstance(arg, Access) else f"{arg}"
+        raise DTypeError(f"{err} in {e}: {who} has dtype {dtypes[k].name}") from None
+
+
+__all__ = ["evaluate", "EvaluationError"]

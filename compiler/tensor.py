@@ -1,0 +1,492 @@
+"""Tensor: a tree of stored levels, a logical shape, a mode order and a name.
+
+Build one from levels (validated), from numpy into any format, or from scipy.sparse
+(sharing its arrays when the layout already matches):
+
+>>> import numpy as np
+>>> A = Tensor.from_numpy(np.array([[0, 1.5, 0], [0, 0, 0], [2.0, 0, 3.0]]), "csr", name="A")
+>>> A
+Tensor(A, csr: Dense(SparseList(Element(0.0))), shape=(3, 3), dtype=float64, fill=0.0, nnz=3)
+>>> A.levels[1].pos.tolist(), A.levels[1].idx.tolist(), A.vals.tolist()
+([0, 1, 1, 3], [1, 0, 2], [1.5, 2.0, 3.0])
+>>> A.asformat("coo").to_numpy().tolist() == A.to_numpy().tolist()
+True
+
+Levels built by hand are checked:
+
+>>> Tensor(Dense(SparseList(Element(0.0, [1.0, 2.0]), 3, pos=[0, 2], idx=[2, 1]), 1), name="B")
+Traceback (most recent call last):
+...
+compiler.errors.FormatError: B: level 1 (SparseList): idx is not strictly increasing in fiber 0: idx[1]=1 follows idx[0]=2
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .dtypes import value_dtype
+from .errors import DTypeError, FormatError, ShapeError
+from .format import Format, parse_format
+from .levels import Dense, Element, Level, Pattern, SparseCOO, SparseList, flatten
+from .levels.level import POS, group_starts, is_fill, normalize_fill, not_increasing
+
+#: levels that own arrays; a tree where none of them has data is a format spec
+_ARRAY_OWNERS = (SparseList, SparseCOO, Element)
+
+
+def _replace_leaf(root: Level, leaf: Level) -> Level:
+    if root.is_leaf:
+        return leaf
+    return replace(root, child=_replace_leaf(root.child, leaf))
+
+
+def _same_fill(a, b) -> bool:
+    """Whether fill ``a`` equals fill ``b`` (NaN equals NaN)."""
+    return bool(is_fill(np.asarray([a]), b)[0])
+
+
+class Tensor:
+    """A tensor stored as a tree of levels; see the module docstring.
+
+    ``Tensor(root, shape=None, mode_order=None, name=None)``: ``root`` is the outermost
+    level. Level sizes may be left out when ``shape`` (logical, one extent per mode)
+    is given. A root without any arrays is a format spec and makes an all-fill tensor
+    of ``shape``. ``mode_order[k]`` is the mode stored by storage level ``k``.
+    """
+
+    def __init__(self, root: Level, shape=None, mode_order=None, name: str | None = None,
+                 *, check: bool = True):
+        self.name = name
+        levels, leaf = flatten(root)
+        ndim = sum(lvl.nmodes for lvl in levels)
+        order = tuple(range(ndim)) if mode_order is None else tuple(int(m) for m in mode_order)
+        if sorted(order) != list(range(ndim)):
+            raise FormatError(f"{self._label}: mode_order {order} is not a permutation of range({ndim})")
+        self._mode_order = order
+
+        # storage sizes, from the levels and/or the logical shape
+        sizes = [s for lvl in levels for s in lvl.sizes]
+        if shape is not None:
+            shape = tuple(int(s) for s in shape)
+            if len(shape) != ndim:
+                raise ShapeError(f"{self._label}: shape {shape} has {len(shape)} modes but "
+                                 f"{root.spec_str()} stores {ndim}")
+            if any(s < 0 for s in shape):
+                raise ShapeError(f"{self._label}: shape {shape} has a negative extent")
+            from_shape = [shape[m] for m in order]
+            k = 0
+            for lnum, lvl in enumerate(levels):
+                for s in lvl.sizes:
+                    if s is not None and s != from_shape[k]:
+                        raise ShapeError(
+                            f"{self._label}: level {lnum} ({lvl.name}) has size {s} but shape {shape} "
+                            f"gives {from_shape[k]} for mode {order[k]}")
+                    k += 1
+            sizes = from_shape
+        else:
+            k = 0
+            for lnum, lvl in enumerate(levels):
+                for s in lvl.sizes:
+                    if s is None:
+                        raise ShapeError(f"{self._label}: level {lnum} ({lvl.name}) has no size; pass shape=")
+                    k += 1
+            shape = tuple(sizes[order.index(m)] for m in range(ndim))
+        self._shape = shape
+
+        owners = [lvl for lvl in (*levels, leaf) if isinstance(lvl, _ARRAY_OWNERS)]
+        with_data = [lvl.has_data for lvl in owners]
+        if owners and not any(with_data):
+            # a format spec: make the all-fill tensor of this shape
+            if isinstance(leaf, Element) and leaf.dtype is None:
+                root = _replace_leaf(root, Element(leaf.fill, dtype="float64"))
+            empty = np.zeros(0, dtype=POS)
+            root = root.spec().from_entries(1, empty, [empty] * ndim,
+                                            np.zeros(0, dtype=flatten(root)[1].dtype), sizes)
+        elif not all(with_data):
+            k = [lvl.has_data for lvl in (*levels, leaf)].index(False)
+            bad = (*levels, leaf)[k]
+            raise FormatError(f"{self._label}: level {k} ({bad.name}) holds no arrays but other levels do; "
+                              f"give every level its arrays, or none (a format spec)")
+        else:
+            root = root.with_sizes(sizes)
+        self._root = root
+        self._levels, self._leaf = flatten(root)
+        self._format = None
+        self._nnz = None
+        if check:
+            self.validate()
+
+    # --- attributes ---------------------------------------------------------------------
+
+    @property
+    def _label(self) -> str:
+        return self.name or "tensor"
+
+    @property
+    def root(self) -> Level:
+        return self._root
+
+    @property
+    def levels(self) -> tuple[Level, ...]:
+        """The non-leaf levels, outermost (storage level 0) first."""
+        return self._levels
+
+    @property
+    def leaf(self) -> Level:
+        return self._leaf
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The logical shape, one extent per mode."""
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def mode_order(self) -> tuple[int, ...]:
+        """``mode_order[k]`` is the mode stored by storage level ``k``."""
+        return self._mode_order
+
+    @property
+    def storage_shape(self) -> tuple[int, ...]:
+        return tuple(self._shape[m] for m in self._mode_order)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._leaf.dtype
+
+    @property
+    def fill(self):
+        return self._leaf.fill
+
+    @property
+    def vals(self) -> np.ndarray:
+        """The stored values (a new all-True array for a Pattern leaf)."""
+        if isinstance(self._leaf, Pattern):
+            return np.ones(self.nnz, dtype=bool)
+        return self._leaf.vals
+
+    @property
+    def nnz(self) -> int:
+        """How many values are stored (fill values stored explicitly included)."""
+        if self._nnz is None:
+            count = 1
+            for lvl in self._levels:
+                count = lvl.count(count)
+            self._nnz = count
+        return self._nnz
+
+    @property
+    def format(self) -> Format:
+        """The data-free, hashable format (level specs, dtypes, fill, mode order)."""
+        if self._format is None:
+            self._format = Format(self._root.spec(), self._mode_order)
+        return self._format
+
+    def level_arrays(self) -> list[dict[str, np.ndarray]]:
+        """The arrays of each storage level and then of the leaf."""
+        return [lvl.arrays() for lvl in (*self._levels, self._leaf)]
+
+    def validate(self) -> "Tensor":
+        """Check every level's arrays; raise :class:`FormatError` naming the first problem."""
+        count = 1
+        for k, lvl in enumerate((*self._levels, self._leaf)):
+            count = lvl.check(count, f"{self._label}: level {k} ({lvl.name})")
+        self._nnz = count
+        return self
+
+    def __repr__(self) -> str:
+        fmt = self.format
+        head = f"{self.name}, " if self.name else ""
+        short = f"{fmt.shorthand}: " if fmt.shorthand else ""
+        return (f"Tensor({head}{short}{fmt}, shape={self.shape}, dtype={self.dtype.name}, "
+                f"fill={self.fill!r}, nnz={self.nnz})")
+
+    # --- enumeration -------------------------------------------------------------------------
+
+    def _entries(self) -> tuple[list[np.ndarray], np.ndarray]:
+        """Every stored entry: its coordinates in storage order, and its value."""
+        parents = np.zeros(1, dtype=POS)
+        coords: list[np.ndarray] = []
+        for lvl in self._levels:
+            pix, cs, parents = lvl.children(parents)
+            coords = [c[pix] for c in coords] + list(cs)
+        return coords, self._leaf.values_at(parents)
+
+    def _all_dense(self) -> bool:
+        return all(isinstance(lvl, Dense) for lvl in self._levels)
+
+    def to_numpy(self) -> np.ndarray:
+        """A new dense array: stored values where stored, the fill everywhere else.
+
+        >>> Tensor.from_numpy(np.array([1.0, 0, 2]), "sparse", fill=0.0).to_numpy()
+        array([1., 0., 2.])
+        """
+        inverse = tuple(np.argsort(self._mode_order))
+        if self._all_dense():
+            vals = self.vals.reshape(self.storage_shape)
+            return vals.transpose(inverse).copy()
+        out = np.full(self.shape, self.fill, dtype=self.dtype)
+        coords, vals = self._entries()
+        index = [None] * self.ndim
+        for k, m in enumerate(self._mode_order):
+            index[m] = coords[k]
+        out[tuple(index)] = vals
+        return out
+
+    # --- constructors -------------------------------------------------------------------------
+
+    @classmethod
+    def from_numpy(cls, arr, format="csr", fill=None, dtype=None, name: str | None = None) -> "Tensor":
+        """Store a numpy array (or anything ``np.asarray`` takes) in any format.
+
+        ``format`` is a shorthand string ("dense", "csr", "csc", "coo", "dcsr", "csf",
+        "sparse"/"sv"), a level spec or a :class:`Format`. ``fill`` defaults to the
+        spec's Element fill for specs and to 0 (``False`` for bool) for strings;
+        ``dtype`` to the spec's dtype, else the array's. Sparse levels store only
+        entries that differ from the fill (a NaN entry under a NaN fill is fill);
+        dense levels store everything.
+
+        >>> t = Tensor.from_numpy([[1, 1], [1, 7]], "dcsr", fill=1)
+        >>> t.nnz, t.vals.tolist(), t.fill, t.dtype.name
+        (1, [7], 1, 'int64')
+        """
+        arr = np.asarray(arr)
+        if isinstance(format, str):
+            dt = value_dtype(arr.dtype if dtype is None else dtype)
+            f = (False if dt.kind == "b" else 0) if fill is None else fill
+            fmt = parse_format(format, ndim=arr.ndim, fill=normalize_fill(f, dt), dtype=dt)
+        else:
+            fmt = parse_format(format)
+            leaf = fmt.leaf
+            if isinstance(leaf, Pattern):
+                if dtype is not None and value_dtype(dtype).kind != "b":
+                    raise DTypeError(f"a Pattern leaf holds bool values, not {np.dtype(dtype).name}")
+                if fill is not None and fill is not False and fill != 0:
+                    raise FormatError(f"a Pattern leaf has fill False, not {fill!r}")
+            else:
+                dt = value_dtype(dtype if dtype is not None else
+                                 leaf.dtype if leaf.dtype is not None else arr.dtype)
+                f = leaf.fill if fill is None else fill
+                fmt = Format(_replace_leaf(fmt.root, Element(normalize_fill(f, dt), dtype=dt)),
+                             fmt.mode_order)
+        if fmt.ndim != arr.ndim:
+            raise ShapeError(f"{name or 'tensor'}: format {fmt} stores {fmt.ndim} modes but the array "
+                             f"has {arr.ndim} dimension(s), shape {arr.shape}")
+        leaf = fmt.leaf
+        arr = arr.astype(leaf.dtype, copy=False)
+        stored = arr.transpose(fmt.mode_order)  # axes in storage order
+        if all(isinstance(lvl, Dense) for lvl in fmt.levels):
+            # dense levels store everything, in row-major storage order
+            n = stored.size
+            root = leaf.from_entries(n, np.arange(n, dtype=POS), [], stored.reshape(-1), [])
+            for lvl, size in zip(reversed(fmt.levels), reversed(stored.shape)):
+                root = Dense(root, size)
+        else:
+            mask = ~is_fill(stored, leaf.fill)
+            coords = [c.astype(POS, copy=False) for c in np.nonzero(mask)]  # row-major: sorted
+            vals = stored[mask]
+            root = fmt.root.from_entries(1, np.zeros(len(vals), dtype=POS), coords, vals,
+                                         list(stored.shape))
+        return cls(root, shape=arr.shape, mode_order=fmt.mode_order, name=name, check=False)
+
+    @classmethod
+    def from_scipy(cls, m, format=None, fill=0, name: str | None = None) -> "Tensor":
+        """Wrap a scipy.sparse matrix or array, sharing its arrays when the layout matches.
+
+        CSR into csr and CSC into csc share ``indptr``/``indices``/``data``; canonical COO
+        into coo shares ``row``/``col``/``data``. Non-canonical input (unsorted or
+        duplicate indices) is canonicalized on a copy. Other formats are converted.
+        ``format`` defaults to the matrix's own format (csr for the other scipy formats).
+        Unstored entries take the value ``fill`` (scipy's implicit value is 0).
+
+        >>> import scipy.sparse as sp
+        >>> m = sp.csr_array(np.array([[0, 2.0], [3.0, 0]]))
+        >>> t = Tensor.from_scipy(m)
+        >>> t.format.shorthand, np.shares_memory(t.levels[1].idx, m.indices)
+        ('csr', True)
+        """
+        import scipy.sparse as sp
+
+        if not sp.issparse(m):
+            raise TypeError(f"from_scipy expects a scipy.sparse matrix or array, got {type(m).__name__}")
+        label = name or "tensor"
+        if len(m.shape) != 2:
+            raise ShapeError(f"{label}: from_scipy handles 2-D sparse matrices, got shape {m.shape}")
+        dt = value_dtype(m.dtype)
+        if m.format not in ("csr", "csc", "coo"):
+            m = m.tocsr()
+        if m.format == "coo":
+            itype = np.result_type(m.row.dtype, m.col.dtype)
+        else:
+            itype = np.result_type(m.indptr.dtype, m.indices.dtype)
+        itype = itype if itype.name in ("int32", "int64") else np.dtype("int64")
+        target = m.format if format is None else format
+        if isinstance(target, str):
+            fmt = parse_format(target, ndim=2, fill=normalize_fill(fill, dt), dtype=dt, index_dtype=itype)
+        else:
+            fmt = parse_format(target)
+            if fmt.ndim != 2:
+                raise ShapeError(f"{label}: format {fmt} stores {fmt.ndim} modes; a scipy matrix has 2")
+            if isinstance(fmt.leaf, Element):
+                ldt = fmt.leaf.dtype if fmt.leaf.dtype is not None else dt
+                fmt = Format(_replace_leaf(fmt.root, Element(normalize_fill(fill, ldt), dtype=ldt)),
+                             fmt.mode_order)
+        short = fmt.shorthand
+        leaf = fmt.leaf
+        if short in ("csr", "csc") and isinstance(leaf, Element):
+            m = m.asformat(short)
+            if not m.has_canonical_format:
+                m = m.copy()
+                m.sum_duplicates()
+            inner = fmt.levels[1]
+            outer_size, inner_size = m.shape if short == "csr" else m.shape[::-1]
+            root = Dense(SparseList(Element(leaf.fill, m.data, leaf.dtype), inner_size,
+                                    m.indptr, m.indices, inner.index_dtype), outer_size)
+            return cls(root, shape=m.shape, mode_order=fmt.mode_order, name=name)
+        row, col, data = _canonical_coo(m.tocoo())
+        if short == "coo" and isinstance(leaf, Element):
+            idt = fmt.levels[0].index_dtype
+            root = SparseCOO(2, Element(leaf.fill, data, leaf.dtype), m.shape,
+                             np.array([0, len(data)], dtype=idt), (row, col), idt)
+            return cls(root, shape=m.shape, mode_order=fmt.mode_order, name=name)
+        logical = [row.astype(POS), col.astype(POS)]
+        return cls._from_logical_entries(fmt, tuple(m.shape), logical, data, name)
+
+    @classmethod
+    def _from_logical_entries(cls, fmt: Format, shape, logical, vals, name) -> "Tensor":
+        """Build ``fmt`` from unique entries in logical coordinates (any order)."""
+        coords = [logical[m] for m in fmt.mode_order]
+        if coords:
+            order = np.lexsort(coords[::-1])
+            coords = [c[order] for c in coords]
+            vals = vals[order]
+        leaf = fmt.leaf
+        vals = vals.astype(leaf.dtype if leaf.dtype is not None else vals.dtype, copy=False)
+        sizes = [shape[m] for m in fmt.mode_order]
+        root = fmt.root.from_entries(1, np.zeros(len(vals), dtype=POS), coords, vals, sizes)
+        return cls(root, shape=shape, mode_order=fmt.mode_order, name=name, check=False)
+
+    # --- conversions ------------------------------------------------------------------------------
+
+    def asformat(self, format) -> "Tensor":
+        """This tensor in another format (shorthand string, level spec or Format).
+
+        A string keeps this tensor's dtype and fill; a spec or Format may change them
+        (a new fill goes through a dense array, so it costs the full size).
+
+        >>> t = Tensor.from_numpy(np.eye(3), "csr").asformat("csc")
+        >>> t.mode_order, t.nnz
+        ((1, 0), 3)
+        """
+        if isinstance(format, str):
+            fmt = parse_format(format, ndim=self.ndim, fill=self.fill, dtype=self.dtype)
+        else:
+            fmt = parse_format(format)
+            if isinstance(fmt.leaf, Element):
+                dt = fmt.leaf.dtype if fmt.leaf.dtype is not None else self.dtype
+                fmt = Format(_replace_leaf(fmt.root, Element(fmt.leaf.fill, dtype=dt)), fmt.mode_order)
+        if fmt.ndim != self.ndim:
+            raise ShapeError(f"{self._label}: format {fmt} stores {fmt.ndim} modes but the tensor has "
+                             f"{self.ndim}, shape {self.shape}")
+        if not _same_fill(self.fill, fmt.fill):
+            return Tensor.from_numpy(self.to_numpy(), fmt, name=self.name)
+        storage, vals = self._entries()
+        logical = [None] * self.ndim
+        for k, m in enumerate(self._mode_order):
+            logical[m] = storage[k]
+        vals = vals.astype(fmt.dtype, copy=False)
+        keep = ~is_fill(vals, fmt.fill)
+        if not (self._all_dense() and all(isinstance(lvl, Dense) for lvl in fmt.levels)):
+            logical = [c[keep] for c in logical]
+            vals = vals[keep]
+        return Tensor._from_logical_entries(fmt, self.shape, logical, vals, self.name)
+
+    def to_scipy(self, format: str = "csr", *, matrix: bool = False):
+        """A scipy.sparse array (``matrix=True``: matrix) in "csr", "csc" or "coo".
+
+        Shares this tensor's arrays when the storage matches (csr from CSR, csc from
+        CSC, coo from a 2-D SparseCOO); otherwise converts, dropping stored zeros.
+        The fill must be 0, scipy's implicit value.
+
+        >>> m = Tensor.from_numpy(np.eye(2), "csc").to_scipy("csc")
+        >>> type(m).__name__, m.nnz
+        ('csc_array', 2)
+        """
+        import scipy.sparse as sp
+
+        if self.ndim != 2:
+            raise ShapeError(f"{self._label}: to_scipy needs a 2-D tensor, got shape {self.shape}")
+        if not (self.fill == 0):
+            raise FormatError(f"{self._label}: to_scipy needs fill 0 (scipy.sparse's implicit value), but the "
+                              f"fill is {self.fill!r}; use to_numpy(), or from_numpy(..., fill=0) first")
+        format = format.lower()
+        kinds = {"csr": (sp.csr_array, sp.csr_matrix), "csc": (sp.csc_array, sp.csc_matrix),
+                 "coo": (sp.coo_array, sp.coo_matrix)}
+        if format not in kinds:
+            raise FormatError(f"to_scipy makes csr, csc or coo, not {format!r}")
+        klass = kinds[format][1 if matrix else 0]
+        vals = self.vals
+        short = self.format.shorthand
+        if short == format and format in ("csr", "csc"):
+            lvl = self._levels[1]
+            out = klass(self.shape, dtype=vals.dtype)
+            # assign the arrays directly: the constructor may narrow index dtypes (a copy)
+            out.indptr, out.indices, out.data = lvl.pos, lvl.idx, vals
+            out.has_sorted_indices = True
+            return out
+        if short == format == "coo":
+            lvl = self._levels[0]
+            out = klass(self.shape, dtype=vals.dtype)
+            if hasattr(out, "coords"):  # scipy >= 1.13; the row/col setters there cast to int32
+                out.coords = (lvl.idx[0], lvl.idx[1])
+            else:
+                out.row, out.col = lvl.idx[0], lvl.idx[1]
+            out.data = vals
+            out.has_canonical_format = True
+            return out
+        storage, vals = self._entries()
+        logical = [None, None]
+        for k, m in enumerate(self._mode_order):
+            logical[m] = storage[k]
+        keep = vals != 0
+        coo = sp.coo_array((vals[keep], (logical[0][keep], logical[1][keep])), shape=self.shape)
+        out = coo.asformat(format)
+        return klass(out) if matrix else out
+
+    # --- drawings -------------------------------------------------------------------------------
+
+    def fiber_tree_dot(self, name: str | None = None, max_children: int = 8) -> str:
+        """Graphviz DOT of the coordinate tree; see :mod:`compiler.fibertree`."""
+        from .fibertree import fiber_tree_dot
+        return fiber_tree_dot(self, name or self._label, max_children=max_children)
+
+    def fiber_tree_text(self, name: str | None = None, max_children: int = 8) -> str:
+        """The coordinate tree as indented text; see :mod:`compiler.fibertree`."""
+        from .fibertree import fiber_tree_text
+        return fiber_tree_text(self, name or self._label, max_children=max_children)
+
+
+def _canonical_coo(c) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row, col and data of a scipy COO matrix, row-major sorted without duplicates.
+
+    Returns scipy's own arrays when they already are (no copy); otherwise sorts and
+    sums duplicates on copies.
+    """
+    row, col, data = c.row, c.col, c.data
+    if row.dtype != col.dtype:
+        row, col = row.astype(np.int64), col.astype(np.int64)
+    if not_increasing(np.array([0, len(data)]), [row, col]) is None:
+        return row, col, data
+    order = np.lexsort((col, row))
+    row, col, data = row[order], col[order], data[order]
+    new = group_starts([row, col])
+    starts = np.flatnonzero(new)
+    if len(starts) < len(data):
+        data = np.add.reduceat(data, starts) if data.dtype.kind != "b" else np.logical_or.reduceat(data, starts)
+        row, col = row[new], col[new]
+    return row, col, data

@@ -1,0 +1,73 @@
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from compiler.backend import build
+from compiler.errors import CompileError, CompilerNotFoundError
+
+SOURCE = "int answer(void) { return 42; }\n"
+
+
+def test_build_load_and_disk_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    path, cached = build.build_library(SOURCE, "answer")
+    assert not cached and path.exists() and path.parent == tmp_path / "kernels"
+    assert path.with_suffix(".c").read_text() == SOURCE
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(".")]  # no temp files left
+    ffi, lib = build.load_library(path, "int answer(void);")
+    assert lib.answer() == 42
+    again, cached = build.build_library(SOURCE, "answer")
+    assert cached and again == path
+    # different flags are a different library
+    other, cached = build.build_library(SOURCE, "answer", flags=("-O0", "-fPIC", "-shared"))
+    assert not cached and other != path
+
+
+def test_missing_compiler(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", "/nonexistent/sparsescope-cc")
+    with pytest.raises(CompilerNotFoundError) as info:
+        build.build_library(SOURCE, "answer")
+    message = str(info.value)
+    assert "/nonexistent/sparsescope-cc" in message and "$CC" in message
+    assert "apt-get install gcc" in message and "xcode-select --install" in message
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_compile_error_shows_message_and_numbered_source(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    bad = "int f(void)\n{\n    return undefined_name;\n}\n"
+    with pytest.raises(CompileError) as info:
+        build.build_library(bad, "broken")
+    message = str(info.value)
+    assert "undefined_name" in message and "broken.c" in message
+    assert "3 |     return undefined_name;" in message
+    assert not list((tmp_path / "kernels").iterdir())  # nothing half-written is left
+
+
+def test_cache_dir_default_uses_platformdirs(monkeypatch):
+    monkeypatch.delenv("SPARSESCOPE_CACHE_DIR", raising=False)
+    import platformdirs
+    monkeypatch.setattr(platformdirs, "user_cache_dir", lambda app: os.path.join(os.environ.get("TMPDIR", "/tmp"), "ss-test-" + app))
+    assert build.cache_dir().parts[-2:] == ("ss-test-sparsescope", "kernels")
+
+
+def test_parallel_builds_are_atomic(tmp_path):
+    # Several processes building the same library at once all end up loading a good one.
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {os.getcwd()!r})
+        from compiler.backend import build
+        path, _ = build.build_library({SOURCE!r}, "answer")
+        ffi, lib = build.load_library(path, "int answer(void);")
+        print(lib.answer())
+    """)
+    env = dict(os.environ, SPARSESCOPE_CACHE_DIR=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outs = [p.communicate()[0].strip() for p in procs]
+    assert outs == ["42"] * 4
+    assert len([p for p in (tmp_path / "kernels").iterdir() if p.suffix != ".c"]) == 1

@@ -1,0 +1,51 @@
+import math
+
+import pytest
+
+from compiler.errors import FormatError, ShapeError
+from compiler.format import Format, coo, csc, csf, csr, dcsr, dense, parse_format, sparse_vector
+from compiler.levels import Dense, Element, SparseCOO, SparseList
+
+
+def test_printing_and_shorthands():
+    assert str(csr()) == "Dense(SparseList(Element(0.0)))"
+    assert str(csc()) == "Dense(SparseList(Element(0.0))), mode_order=(1, 0)"
+    assert str(dcsr()) == "SparseList(SparseList(Element(0.0)))"
+    assert str(sparse_vector(fill=1.5)) == "SparseList(Element(1.5))"
+    assert str(dense(1, dtype="int32", fill=0)) == "Dense(Element(0, dtype='int32'))"
+    assert repr(coo(3)) == "Format(SparseCOO(3, Element(0.0)))"
+    for f, name in [(csr(), "csr"), (csc(), "csc"), (coo(), "coo"), (dcsr(), "dcsr"), (dense(3), "dense"),
+                    (sparse_vector(), "sparse_vector"), (csf(), "csf"),
+                    (Format(SparseList(Dense(Element(0.0)))), None)]:
+        assert f.shorthand == name
+
+
+def test_equality_and_hash_follow_the_key():
+    assert csr() == csr() and hash(csr()) == hash(csr())
+    assert csr(fill=math.nan) == csr(fill=math.nan) and hash(csr(fill=math.nan)) == hash(csr(fill=math.nan))
+    assert len({csr(), csr(), csc(), csr(fill=1.0), csr(dtype="float32"), csr(index_dtype="int32")}) == 5
+    assert parse_format("CSR") == csr() and parse_format(csr()) is not None
+    assert Format(Dense(SparseList(Element(0.0, dtype="float64")))) == csr()
+
+
+def test_format_drops_data_and_sizes():
+    lvl = Dense(SparseList(Element(0.0, [1.0]), 3, pos=[0, 1], idx=[2]), 1)
+    f = Format(lvl)
+    assert f.root.size is None and f.levels[1].pos is None and f.leaf.vals is None
+    assert f == csr() and f.ndim == 2 and f.fill == 0.0
+
+
+def test_parse_format():
+    assert parse_format("dense", ndim=3) == dense(3)
+    assert parse_format("coo", ndim=3).levels[0].ndim == 3
+    assert parse_format("csf", ndim=4).ndim == 4
+    assert parse_format("sv") == parse_format("sparse") == sparse_vector()
+    assert isinstance(parse_format(SparseCOO(2, Element(0.0))), Format)
+    with pytest.raises(FormatError, match="unknown format 'ell'"):
+        parse_format("ell")
+    with pytest.raises(ShapeError, match="'dcsr' is for 2-D tensors, not 3-D"):
+        parse_format("dcsr", ndim=3)
+    with pytest.raises(FormatError, match="cannot use int 3 as a format"):
+        parse_format(3)
+    with pytest.raises(FormatError, match=r"mode_order \(0, 2\) is not a permutation of range\(2\)"):
+        Format(Dense(Dense(Element(0.0))), (0, 2))

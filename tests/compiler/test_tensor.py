@@ -1,0 +1,303 @@
+"""Tensor: round trips through numpy and scipy in every format, dtypes, fills, validation."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from compiler.errors import DTypeError, FormatError, ShapeError
+from compiler.format import Format, csc, csr
+from compiler.levels import Dense, Element, Pattern, SparseCOO, SparseList
+from compiler.tensor import Tensor
+
+FORMATS = {1: ["dense", "sv", "coo", "csf"],
+           2: ["dense", "csr", "csc", "coo", "dcsr",
+               Format(SparseList(Dense(Element(0.0)))),
+               Format(SparseList(SparseList(Element(0.0))), (1, 0))],
+           3: ["dense", "csf", "coo",
+               Format(Dense(SparseList(SparseList(Element(0.0))))),
+               Format(SparseList(Dense(SparseList(Element(0.0)))), (2, 0, 1)),
+               Format(Dense(SparseCOO(2, Element(0.0))), (1, 2, 0))]}
+
+# (dtype, fill, pool of values to draw entries from)
+CASES = [("float64", 0.0, [0.0, 1.5, -2.0]),
+         ("float64", 1.5, [1.5, 0.0, -2.0, np.nan]),
+         ("float64", -math.inf, [-math.inf, math.inf, 0.0, 3.0]),
+         ("float64", math.nan, [math.nan, 0.0, 2.5]),
+         ("float32", 0.0, [0.0, 0.5, -1.0]),
+         ("int64", 0, [0, 1, -3, 7]),
+         ("int32", 7, [7, 0, 2]),
+         ("bool", False, [False, True]),
+         ("bool", True, [True, False])]
+
+
+def sparse_only(fmt) -> bool:
+    return all(lvl.name != "Dense" for lvl in fmt.levels)
+
+
+@st.composite
+def tensor_cases(draw):
+    ndim = draw(st.sampled_from([1, 2, 3]))
+    fmt = draw(st.sampled_from(FORMATS[ndim]))
+    dtype, fill, pool = draw(st.sampled_from(CASES))
+    shape = draw(st.tuples(*[st.integers(0, 5)] * ndim))
+    arr = draw(hnp.arrays(dtype, shape, elements=st.sampled_from(pool).map(lambda v: np.asarray(v).astype(dtype).item())))
+    return arr, fmt, fill
+
+
+def assert_same(a, b):
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_array_equal(a, b)  # NaN equals NaN here
+
+
+def count_not_fill(arr, fill):
+    if isinstance(fill, float) and math.isnan(fill):
+        return int(np.count_nonzero(~np.isnan(arr)))
+    return int(np.count_nonzero(arr != fill))
+
+
+@settings(max_examples=150, deadline=None)
+@given(tensor_cases())
+def test_numpy_round_trip_any_format(case):
+    arr, fmt, fill = case
+    t = Tensor.from_numpy(arr, fmt, fill=fill, name="A")
+    t.validate()
+    assert t.shape == arr.shape and t.dtype == arr.dtype
+    assert (t.fill != t.fill and fill != fill) or t.fill == fill
+    assert_same(t.to_numpy(), arr)
+    if sparse_only(t.format):
+        # sparse levels store exactly the non-fill entries
+        assert t.nnz == count_not_fill(arr, fill)
+        assert count_not_fill(t.vals, fill) == t.nnz
+    if all(lvl.name == "Dense" for lvl in t.levels):
+        assert t.nnz == arr.size
+
+
+@settings(max_examples=80, deadline=None)
+@given(tensor_cases(), st.data())
+def test_asformat_round_trip(case, data):
+    arr, fmt, fill = case
+    t = Tensor.from_numpy(arr, fmt, fill=fill)
+    target = data.draw(st.sampled_from(FORMATS[arr.ndim]))
+    u = t.asformat(target)
+    u.validate()
+    assert_same(u.to_numpy(), arr)
+    if isinstance(target, str):  # a shorthand keeps the fill; a spec brings its own
+        assert u.fill == t.fill or (u.fill != u.fill and t.fill != t.fill)
+    else:
+        assert u.fill == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(hnp.arrays("float64", st.tuples(st.integers(0, 6), st.integers(0, 6)),
+                  elements=st.sampled_from([0.0, 0.0, 1.0, -2.5])),
+       st.sampled_from(["csr", "csc", "coo"]), st.sampled_from(["csr", "csc", "coo", "dense", "dcsr"]),
+       st.sampled_from([np.int32, np.int64]), st.booleans())
+def test_scipy_round_trip(arr, src, target, itype, matrix):
+    m = (sp.csr_matrix if matrix else sp.csr_array)(arr).asformat(src)
+    if src == "coo":
+        m.row, m.col = m.row.astype(itype), m.col.astype(itype)
+    else:
+        m.indptr, m.indices = m.indptr.astype(itype), m.indices.astype(itype)
+    t = Tensor.from_scipy(m, format=target)
+    t.validate()
+    assert_same(t.to_numpy(), arr)
+    for out in ("csr", "csc", "coo"):
+        back = t.to_scipy(out, matrix=matrix)
+        assert back.format == out and sp.issparse(back)
+        assert isinstance(back, sp.spmatrix) == matrix
+        assert_same(back.toarray(), arr)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("cls", ["array", "matrix"])
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+def test_from_scipy_compressed_is_zero_copy(fmt, cls, itype):
+    arr = np.array([[0, 1.0, 0, 2.0], [0, 0, 0, 0], [3.0, 0, 4.0, 0]])
+    m = getattr(sp, f"{fmt}_{cls}")(arr)
+    m.indptr, m.indices = m.indptr.astype(itype), m.indices.astype(itype)
+    t = Tensor.from_scipy(m)
+    assert t.format.shorthand == fmt
+    lvl = t.levels[1]
+    assert np.shares_memory(lvl.pos, m.indptr) and np.shares_memory(lvl.idx, m.indices)
+    assert np.shares_memory(t.vals, m.data)
+    assert lvl.index_dtype == itype
+    assert_same(t.to_numpy(), arr)
+    back = t.to_scipy(fmt)
+    assert np.shares_memory(back.indptr, lvl.pos) and np.shares_memory(back.indices, lvl.idx)
+    assert np.shares_memory(back.data, t.vals)
+
+
+def test_from_scipy_coo_is_zero_copy_when_canonical():
+    m = sp.coo_array((np.array([1.0, 2.0, 3.0]), (np.array([0, 0, 2]), np.array([1, 3, 0]))), shape=(3, 4))
+    t = Tensor.from_scipy(m)
+    lvl = t.levels[0]
+    assert isinstance(lvl, SparseCOO)
+    assert np.shares_memory(lvl.idx[0], m.row) and np.shares_memory(lvl.idx[1], m.col)
+    assert np.shares_memory(t.vals, m.data)
+    back = t.to_scipy("coo")
+    assert np.shares_memory(back.row, lvl.idx[0]) and np.shares_memory(back.data, t.vals)
+
+
+def test_from_scipy_canonicalizes_on_a_copy():
+    # unsorted indices and a duplicate in row 0; scipy's arrays must stay untouched
+    indptr = np.array([0, 3, 3, 4])
+    indices = np.array([3, 1, 3, 0])
+    data = np.array([1.0, 2.0, 5.0, 7.0])
+    m = sp.csr_array((data, indices, indptr), shape=(3, 4))
+    t = Tensor.from_scipy(m)
+    assert not np.shares_memory(t.levels[1].idx, m.indices)
+    assert t.levels[1].idx.tolist() == [1, 3, 0] and t.vals.tolist() == [2.0, 6.0, 7.0]
+    assert indices.tolist() == [3, 1, 3, 0]
+    c = sp.coo_array((np.array([1.0, 2.0, 4.0]), (np.array([2, 0, 2]), np.array([0, 1, 0]))), shape=(3, 2))
+    tc = Tensor.from_scipy(c)
+    assert tc.levels[0].idx[0].tolist() == [0, 2] and tc.vals.tolist() == [2.0, 5.0]
+    assert c.row.tolist() == [2, 0, 2]
+
+
+def test_from_scipy_other_formats_and_fill():
+    m = sp.lil_array((2, 3))
+    m[1, 2] = 4.0
+    t = Tensor.from_scipy(m)
+    assert t.format.shorthand == "csr"
+    t2 = Tensor.from_scipy(sp.csr_array(m), fill=-math.inf)
+    assert t2.to_numpy().tolist() == [[-math.inf] * 3, [-math.inf, -math.inf, 4.0]]
+    with pytest.raises(FormatError, match=r"B: to_scipy needs fill 0 .* the fill is -inf"):
+        Tensor.from_scipy(sp.csr_array(m), fill=-math.inf, name="B").to_scipy()
+    with pytest.raises(TypeError, match="expects a scipy.sparse"):
+        Tensor.from_scipy(np.eye(2))
+    with pytest.raises(DTypeError, match="complex128 is not supported"):
+        Tensor.from_scipy(sp.csr_array(np.eye(2) * 1j))
+
+
+def test_to_scipy_converts_other_storage_and_drops_stored_zeros():
+    arr = np.array([[0, 1.0], [2.0, 0]])
+    t = Tensor.from_numpy(arr, "dense")
+    m = t.to_scipy("csr")
+    assert m.nnz == 2
+    assert_same(m.toarray(), arr)
+    with pytest.raises(ShapeError, match="needs a 2-D tensor"):
+        Tensor.from_numpy(np.ones(3), "sv").to_scipy()
+    with pytest.raises(FormatError, match="csr, csc or coo, not 'bsr'"):
+        t.to_scipy("bsr")
+
+
+@pytest.mark.parametrize("fmt", FORMATS[2])
+@pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0)])
+def test_empty_tensors(fmt, shape):
+    arr = np.zeros(shape)
+    t = Tensor.from_numpy(arr, fmt)
+    t.validate()
+    assert t.nnz == 0 and t.shape == shape
+    assert_same(t.to_numpy(), arr)
+    assert_same(t.to_scipy("csr").toarray(), arr)
+    assert t.fiber_tree_text().startswith("tensor:")
+    assert "digraph" in t.fiber_tree_dot()
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "dcsr"])
+def test_all_fill_and_empty_rows(fmt):
+    arr = np.full((4, 3), 1.5)
+    t = Tensor.from_numpy(arr, fmt, fill=1.5)
+    assert t.nnz == 0
+    assert_same(t.to_numpy(), arr)
+    arr[2, 1] = 0.0
+    t = Tensor.from_numpy(arr, fmt, fill=1.5)
+    assert t.nnz == 1 and t.vals.tolist() == [0.0]
+    assert_same(t.to_numpy(), arr)
+
+
+def test_csr_arrays_and_csc_mode_order():
+    arr = np.array([[0, 1.0, 0], [0, 0, 0], [2.0, 0, 3.0]])
+    t = Tensor.from_numpy(arr, "csc")
+    assert t.mode_order == (1, 0) and t.levels[0].size == 3
+    assert t.levels[1].pos.tolist() == [0, 1, 2, 3] and t.levels[1].idx.tolist() == [2, 0, 2]
+    assert t.vals.tolist() == [2.0, 1.0, 3.0]
+    assert t.format == csc() and hash(t.format) == hash(csc())
+
+
+def test_dtype_and_fill_options():
+    t = Tensor.from_numpy([[1, 0], [0, 2]], "csr", dtype="float32")
+    assert t.dtype == np.float32 and t.fill == 0.0
+    assert Tensor.from_numpy(np.array([[True, False]]), "csr").fill is False
+    spec = Tensor.from_numpy(np.array([[1.5, 2.0]]), Dense(SparseList(Element(1.5))))
+    assert spec.fill == 1.5 and spec.nnz == 1
+    with pytest.raises(DTypeError, match="fill value 1.5 cannot be represented in int64"):
+        Tensor.from_numpy(np.array([[1, 2]]), "csr", fill=1.5)
+    with pytest.raises(DTypeError, match="float16 is not supported"):
+        Tensor.from_numpy(np.ones((2, 2), dtype=np.float16), "csr")
+    with pytest.raises(ShapeError, match=r"format 'csr' is for 2-D tensors, not 1-D"):
+        Tensor.from_numpy(np.ones(3), "csr")
+    with pytest.raises(ShapeError, match=r"A: format .* stores 2 modes but the array has 3"):
+        Tensor.from_numpy(np.ones((1, 1, 1)), Dense(SparseList(Element(0.0))), name="A")
+    with pytest.raises(FormatError, match="unknown format 'bcsr'"):
+        Tensor.from_numpy(np.ones((1, 1)), "bcsr")
+
+
+def test_asformat_changes_fill_and_dtype_through_specs():
+    arr = np.array([[0.0, 1.5], [1.5, 2.0]])
+    t = Tensor.from_numpy(arr, "csr")
+    u = t.asformat(Dense(SparseList(Element(1.5))))
+    assert u.fill == 1.5 and u.nnz == 2
+    assert_same(u.to_numpy(), arr)
+    i = Tensor.from_numpy(np.array([[0, 3]]), "csr").asformat(csr(dtype="float32"))
+    assert i.dtype == np.float32 and i.to_numpy().tolist() == [[0.0, 3.0]]
+    with pytest.raises(ShapeError, match="'sv' is for 1-D tensors, not 2-D"):
+        t.asformat("sv")
+    with pytest.raises(ShapeError, match="stores 1 modes but the tensor has 2"):
+        t.asformat(SparseList(Element(0.0)))
+
+
+def test_pattern_leaf():
+    arr = np.array([[True, False, True], [False, False, False]])
+    t = Tensor.from_numpy(arr, Dense(SparseList(Pattern())), name="G")
+    assert t.dtype == np.bool_ and t.fill is False and t.nnz == 2
+    assert t.vals.tolist() == [True, True] and t.level_arrays()[-1] == {}
+    assert_same(t.to_numpy(), arr)
+    assert_same(t.to_scipy("csr").toarray(), arr)
+    assert_same(t.asformat("coo").to_numpy(), arr)
+    with pytest.raises(FormatError, match="Pattern leaf stores True at every position"):
+        Tensor.from_numpy(arr, Dense(Dense(Pattern())))
+    full = Tensor(Dense(Pattern(), 3))
+    assert full.to_numpy().tolist() == [True, True, True]
+
+
+def test_scalar_and_spec_tensors():
+    s = Tensor.from_numpy(np.float64(2.5), "dense")
+    assert s.shape == () and s.to_numpy() == 2.5 and s.nnz == 1
+    e = Tensor(Dense(SparseList(Element(0.0))), shape=(3, 4), name="Z")
+    assert e.nnz == 0 and e.to_numpy().tolist() == np.zeros((3, 4)).tolist()
+    d = Tensor(Dense(Dense(Element(-1, dtype="int32"))), shape=(2, 2))
+    assert d.dtype == np.int32 and d.to_numpy().tolist() == [[-1, -1], [-1, -1]]
+
+
+def test_repr_shows_format_shape_dtype_fill_nnz():
+    t = Tensor.from_numpy(np.array([[0, 1.0]]), "csr", fill=0.0, name="A")
+    assert repr(t) == ("Tensor(A, csr: Dense(SparseList(Element(0.0))), shape=(1, 2), "
+                       "dtype=float64, fill=0.0, nnz=1)")
+    n = Tensor.from_numpy(np.array([1.0, np.nan]), "sv", fill=np.nan)
+    assert "fill=nan" in repr(n) and "nnz=1" in repr(n)
+
+
+def test_user_built_tensor_and_shape_checks():
+    lvl = SparseList(Element(0.0, [1.0, 2.0, 3.0]), 4, pos=[0, 2, 2, 3], idx=[0, 3, 1])
+    t = Tensor(Dense(lvl, 3), name="A")
+    assert t.shape == (3, 4) and t.nnz == 3
+    assert t.to_numpy().tolist() == [[1, 0, 0, 2], [0, 0, 0, 0], [0, 3, 0, 0]]
+    # sizes may come from shape instead of the levels
+    t2 = Tensor(Dense(SparseList(Element(0.0, [1.0, 2.0, 3.0]), pos=[0, 2, 2, 3], idx=[0, 3, 1])), shape=(3, 4))
+    assert t2.levels[1].size == 4
+    with pytest.raises(ShapeError, match=r"A: level 1 \(SparseList\) has size 4 but shape \(3, 5\) gives 5 for mode 1"):
+        Tensor(Dense(lvl, 3), shape=(3, 5), name="A")
+    with pytest.raises(ShapeError, match=r"A: level 0 \(Dense\) has no size; pass shape="):
+        Tensor(Dense(lvl), name="A")
+    with pytest.raises(ShapeError, match=r"shape \(3,\) has 1 modes but"):
+        Tensor(Dense(lvl, 3), shape=(3,))
+    with pytest.raises(FormatError, match=r"mode_order \(0, 0\) is not a permutation"):
+        Tensor(Dense(lvl, 3), mode_order=(0, 0))
+    with pytest.raises(FormatError, match=r"A: level 2 \(Element\) holds no arrays but other levels do"):
+        Tensor(Dense(SparseList(Element(0.0), 4, pos=[0, 0], idx=[]), 1), name="A")

@@ -1,0 +1,68 @@
+from dataclasses import dataclass
+
+import pytest
+
+from compiler import Artifact, Rewrite, Trace, serialize
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Prog:
+    body: tuple
+
+    def pretty(self):
+        return "; ".join(self.body)
+
+
+def make_trace():
+    t = Trace()
+    t.record("parse", after=Prog(("y[i] += A[i, j] * x[j]",)))
+    t.record("simplify", before=Prog(("x * 1",)), after=Prog(("x",)),
+             rewrites=[Rewrite("mul-identity", "x * 1", "x")])
+    t.record("emit-c", artifacts=[Artifact("c", "spmv", "void f(void) {}", dot=None),
+                                  Artifact("fiber-tree", "A", "A\n  0", dot="digraph { a }")])
+    t.record("compile", note="compiled in 120 ms")
+    return t
+
+
+def test_steps_keep_order_and_text():
+    t = make_trace()
+    assert t.stages() == ["parse", "simplify", "emit-c", "compile"]
+    assert t[1].before_text == "x * 1" and t[1].after_text == "x"
+    assert t[0].after_text == "y[i] += A[i, j] * x[j]"
+
+
+def test_json_round_trip_rebuilds_ir_objects():
+    t = make_trace()
+    back = Trace.from_json(t.to_json(indent=1))
+    assert back.stages() == t.stages()
+    assert back[1].after == Prog(("x",))
+    assert back[1].rewrites == (Rewrite("mul-identity", "x * 1", "x"),)
+    assert back[2].artifact("fiber-tree").dot == "digraph { a }"
+    assert back[3].note == "compiled in 120 ms"
+
+
+def test_changed_flags_steps_that_did_nothing():
+    t = Trace()
+    same = t.record("concordize", before=Prog(("a",)), after=Prog(("a",)))
+    diff = t.record("wrapperize", before=Prog(("a",)), after=Prog(("b",)))
+    assert not same.changed and diff.changed
+
+
+def test_find_by_stage_and_prefix():
+    t = Trace()
+    t.record("lower:Stepper")
+    t.record("lower:Run")
+    t.record("simplify")
+    assert len(t.find("lower:")) == 2 and len(t.find("simplify")) == 1
+
+
+def test_missing_artifact_names_what_is_there():
+    t = make_trace()
+    with pytest.raises(KeyError, match=r"no 'lattice' artifact; it has \['c', 'fiber-tree'\]"):
+        t[2].artifact("lattice")
+
+
+def test_not_a_trace_is_rejected():
+    with pytest.raises(ValueError, match="not a sparsescope trace"):
+        Trace.from_json('{"steps": []}')
