@@ -30,7 +30,8 @@ from pathlib import Path
 
 from ..errors import CompileError, CompilerNotFoundError
 
-DEFAULT_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared", "-std=c11")
+# -fwrapv: signed overflow wraps, as numpy integers do, instead of being undefined.
+DEFAULT_FLAGS = ("-O3", "-march=native", "-fwrapv", "-fPIC", "-shared", "-std=c11")
 
 _INSTALL_HINT = (
     "sparsescope needs a C compiler to build kernels. Install gcc or clang "

@@ -105,11 +105,12 @@ def _tokenize(text: str, shown: str) -> list[_Tok]:
     return toks
 
 
-def parse(text: str, functions: dict[str, Operator] | None = None) -> Assign:
+def parse(text: str, functions: dict[str, Operator] | None = None, trace=None) -> Assign:
     """Parse an index-notation statement into an :class:`Assign` with explicit reductions.
 
     ``functions`` maps names to user functions (:func:`compiler.algebra.user_function`);
-    they shadow builtins of the same name. Every syntax error is a
+    they shadow builtins of the same name. With a :class:`~compiler.trace.Trace`, a
+    ``parse`` step is recorded (with the error, if parsing fails). Every syntax error is a
     :class:`~compiler.errors.ParseError` whose message points a caret at the fault.
 
     >>> print(parse("y[i] += A[i, j] * x[j]"))
@@ -119,7 +120,16 @@ def parse(text: str, functions: dict[str, Operator] | None = None) -> Assign:
     """
     if not isinstance(text, str):
         raise TypeError(f"parse() needs a string, not {type(text).__name__}")
-    return _Parser(text, functions or {}).statement()
+    try:
+        program = _Parser(text, functions or {}).statement()
+    except ParseError as e:
+        if trace is not None:
+            trace.record("parse", before=text, error=str(e))
+        raise
+    if trace is not None:
+        trace.record("parse", before=text, after=program,
+                     note="implicit reductions made explicit")
+    return program
 
 
 class _Parser:

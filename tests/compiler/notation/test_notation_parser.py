@@ -177,3 +177,25 @@ def test_choose_parameter_forms():
     assert a.op == choose(-1) and a.rhs.op == choose(-1)
     assert str(a) == "P[k] <<choose(-1)>>= choose(-1)[j](B[k, j])"
     assert parse(str(a)) == a
+
+
+def test_parse_records_a_trace_step():
+    from compiler import Trace, parse as parse_
+
+    t = Trace()
+    program = parse_("y[i] = A[i, j] * x[j]", trace=t)
+    assert t.stages() == ["parse"]
+    assert t[0].after == program
+    assert t[0].before_text == "y[i] = A[i, j] * x[j]"
+    assert t[0].after_text == "y[i] = sum[j](A[i, j] * x[j])"
+
+
+def test_parse_error_is_recorded_then_raised():
+    import pytest as _pytest
+
+    from compiler import ParseError, Trace, parse as parse_
+
+    t = Trace()
+    with _pytest.raises(ParseError):
+        parse_("y[i] = A[i, j", trace=t)
+    assert t[0].stage == "parse" and "^" in t[0].error
