@@ -16,6 +16,8 @@ from .errors import (CompileError, CompilerNotFoundError, DTypeError, FormatErro
 from .fibertree import fiber_tree_artifact, fiber_tree_dot, fiber_tree_text
 from .format import Format, coo, csc, csf, csr, dcsr, dense, parse_format, sparse_vector
 from .levels import Compressed, Dense, Element, Pattern, SparseCOO, SparseList
+from .lower import Kernel as LoweredKernel
+from .lower import einsum, lower, register_strategy, strategies
 from .notation import parse
 from .reference import evaluate
 from .tensor import Tensor
@@ -26,7 +28,8 @@ __all__ = [
     "Element", "Format", "FormatError", "Kernel", "KernelError", "Operator", "ParseError",
     "Pattern", "Rewrite", "ShapeError", "SparseCOO", "SparseList", "SparsescopeError", "Step",
     "StrategyError", "Tensor", "Trace", "algebra", "backend", "compile_function", "coo", "csc",
-    "csf", "csr", "dcsr", "dense", "evaluate", "fiber_tree_artifact", "fiber_tree_dot",
-    "fiber_tree_text", "imperative", "lookup", "notation", "parse", "parse_format", "reference",
+    "csf", "csr", "dcsr", "dense", "einsum", "evaluate", "fiber_tree_artifact", "fiber_tree_dot",
+    "fiber_tree_text", "imperative", "lookup", "lower", "LoweredKernel", "notation", "parse",
+    "parse_format", "reference", "register_strategy", "strategies",
     "sparse_vector", "user_function",
 ]

@@ -167,7 +167,8 @@ def evaluate(program, functions=None, **tensors):
             _check_dtypes(e, [body.dtype, body.dtype])
             n = len(axes)
             moved = np.moveaxis(body, axes, list(range(ndim - n, ndim)))
-            merged = moved.reshape(moved.shape[:ndim - n] + (-1,))
+            # an explicit length: -1 is ambiguous when another extent is 0
+            merged = moved.reshape(moved.shape[:ndim - n] + (math.prod(moved.shape[ndim - n:]),))
             reduced = np.asarray(e.op.reduce(merged, axis=-1))
             return np.expand_dims(reduced, tuple(sorted(axes)))
         raise TypeError(f"not an index-notation expression: {e!r}")

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -59,6 +59,12 @@ class Element(Level):
 
     def arrays(self):
         return {} if self.vals is None else {"vals": self.vals}
+
+    def array_dtypes(self):
+        return {"vals": self.dtype}
+
+    def with_arrays(self, arrays):
+        return replace(self, vals=arrays["vals"])
 
     def spec(self) -> "Element":
         return Element(self.fill, dtype=self.dtype)

@@ -63,6 +63,17 @@ class Level:
         """The numpy arrays this level owns, by short name (empty for a spec)."""
         return {}
 
+    def array_dtypes(self) -> dict[str, np.dtype]:
+        """The arrays this format owns, by short name, with their dtypes; known from a spec.
+
+        Kernels take these arrays as parameters (see :mod:`compiler.binding`).
+        """
+        return {}
+
+    def with_arrays(self, arrays: dict[str, np.ndarray]) -> "Level":
+        """A copy of this level (not its children) holding ``arrays``, keyed as :meth:`array_dtypes`."""
+        return self
+
     @property
     def has_data(self) -> bool:
         """Whether this level holds its arrays (a spec does not)."""

@@ -87,6 +87,12 @@ class SparseCOO(Level):
             return {}
         return {"pos": self.pos, **{f"idx{k}": a for k, a in enumerate(self.idx)}}
 
+    def array_dtypes(self):
+        return {"pos": self.index_dtype, **{f"idx{k}": self.index_dtype for k in range(self.ndim)}}
+
+    def with_arrays(self, arrays):
+        return replace(self, pos=arrays["pos"], idx=tuple(arrays[f"idx{k}"] for k in range(self.ndim)))
+
     def spec(self) -> "SparseCOO":
         return SparseCOO(self.ndim, self.child.spec(), index_dtype=self.index_dtype)
 

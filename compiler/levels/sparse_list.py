@@ -68,6 +68,12 @@ class SparseList(Level):
     def arrays(self):
         return {} if self.pos is None else {"pos": self.pos, "idx": self.idx}
 
+    def array_dtypes(self):
+        return {"pos": self.index_dtype, "idx": self.index_dtype}
+
+    def with_arrays(self, arrays):
+        return replace(self, pos=arrays["pos"], idx=arrays["idx"])
+
     def spec(self) -> "SparseList":
         return SparseList(self.child.spec(), index_dtype=self.index_dtype)
 

@@ -234,3 +234,14 @@ def test_fill_inference_matches_all_fill_inputs(program, fa, fx, fd, n, m):
         np.testing.assert_allclose(result, expected, rtol=1e-12, equal_nan=True)
     else:
         assert (result == expected).all()
+
+
+def test_reduction_with_zero_extents_everywhere():
+    import numpy as np
+
+    from compiler.reference import evaluate as ev
+
+    y, fill = ev("y[i] = A[i, j] * x[j]", A=np.zeros((0, 0)), x=np.zeros(0))
+    assert y.shape == (0,)
+    y, fill = ev("y[i] = A[i, j] * x[j]", A=np.zeros((3, 0)), x=np.zeros(0))
+    assert (y == 0).all() and y.shape == (3,)

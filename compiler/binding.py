@@ -1,0 +1,109 @@
+"""How tensors cross into kernels: parameter names, arguments and result tensors.
+
+Both lowering strategies name a tensor's arrays the same way, so one runtime binds
+any kernel (see :mod:`compiler.lower`):
+
+=======================  ============================  ======================
+what                     name                          example (CSR ``A``)
+=======================  ============================  ======================
+extent of storage mode   ``{A}{m}_size`` (scalar)      ``A0_size``, ``A1_size``
+array of storage level   ``{A}{k}_{kind}`` (buffer)    ``A1_pos``, ``A1_idx``
+values of the leaf       ``{A}_val`` (buffer)          ``A_val``
+=======================  ============================  ======================
+
+Kinds are the keys of :meth:`compiler.levels.level.Level.array_dtypes` (``pos``,
+``idx``, ``idx0`` ...); a leaf's ``vals`` becomes ``_val``. Numbers are 0-based, like
+``A.levels[1]``, so ``A1_pos`` is ``A.levels[1].pos``.
+
+>>> import numpy as np
+>>> from compiler import Tensor, csr
+>>> [p.name for p in input_params("A", csr())]
+['A0_size', 'A1_size', 'A1_pos', 'A1_idx', 'A_val']
+>>> A = Tensor.from_numpy(np.array([[0, 2.0], [3.0, 0]]), csr())
+>>> sorted(input_args("A", A))
+['A0_size', 'A1_idx', 'A1_pos', 'A1_size', 'A_val']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .format import Format
+from .imperative.ir import Buffer, Scalar
+from .levels import flatten
+from .tensor import Tensor
+
+
+def array_name(tensor: str, level: int | None, kind: str) -> str:
+    """The kernel parameter name of one array or size of ``tensor``.
+
+    >>> array_name("A", 1, "pos"), array_name("A", None, "vals"), array_name("B", 0, "size")
+    ('A1_pos', 'A_val', 'B0_size')
+    """
+    if kind in ("val", "vals"):
+        return f"{tensor}_val"
+    return f"{tensor}{level}_{kind}"
+
+
+def level_arrays(fmt: Format) -> list[tuple[int | None, str, np.dtype]]:
+    """Every array of ``fmt`` as ``(level number or None for the leaf, kind, dtype)``."""
+    levels, leaf = flatten(fmt.root)
+    out = [(k, kind, np.dtype(dt)) for k, lvl in enumerate(levels) for kind, dt in lvl.array_dtypes().items()]
+    out += [(None, kind, np.dtype(dt)) for kind, dt in leaf.array_dtypes().items()]
+    return out
+
+
+def input_params(name: str, fmt: Format) -> tuple:
+    """IR parameters for an input tensor: its storage-mode extents, then its arrays."""
+    sizes = tuple(Scalar(array_name(name, m, "size"), "int64") for m in range(fmt.ndim))
+    arrays = tuple(Buffer(array_name(name, k, kind), dt.name, "in") for k, kind, dt in level_arrays(fmt))
+    return sizes + arrays
+
+
+def input_args(name: str, tensor: Tensor) -> dict:
+    """The arguments for :func:`input_params`, taken from ``tensor`` without copying."""
+    args = {array_name(name, m, "size"): int(s) for m, s in enumerate(tensor.storage_shape)}
+    for k, lvl in enumerate(tensor.levels):
+        for kind, arr in lvl.arrays().items():
+            args[array_name(name, k, kind)] = arr
+    for kind, arr in tensor.leaf.arrays().items():
+        args[array_name(name, None, kind)] = arr
+    return args
+
+
+def output_tensor(name: str, fmt: Format, shape, arrays: dict) -> Tensor:
+    """Build the result tensor from the arrays a kernel returned (validated like user input).
+
+    ``arrays`` maps parameter names (:func:`array_name`) to numpy arrays.
+
+    >>> from compiler import dense
+    >>> output_tensor("y", dense(1), (3,), {"y_val": np.array([1.0, 0.0, 2.0])}).to_numpy()
+    array([1., 0., 2.])
+    """
+    levels, leaf = flatten(fmt.root)
+
+    def take(k, lvl):
+        kinds = lvl.array_dtypes()
+        missing = [array_name(name, k, kind) for kind in kinds if array_name(name, k, kind) not in arrays]
+        if missing:
+            raise KeyError(f"the kernel returned no {', '.join(missing)} for output {name}")
+        return lvl.with_arrays({kind: arrays[array_name(name, k, kind)] for kind in kinds})
+
+    node = take(None, leaf)
+    for k in reversed(range(len(levels))):
+        node = dataclasses.replace(take(k, levels[k]), child=node)
+    return Tensor(node, shape=tuple(shape), mode_order=fmt.mode_order, name=name)
+
+
+def dense_parent_count(fmt: Format, level: int, storage_shape) -> int | None:
+    """Positions above ``level`` when all its ancestors are Dense (their sizes' product), else None.
+
+    Kernels may then write that level's ``pos`` into a buffer the runtime allocates.
+    """
+    levels, _ = flatten(fmt.root)
+    if any(lvl.name != "Dense" for lvl in levels[:level]):
+        return None
+    return math.prod(int(s) for s in storage_shape[:level])

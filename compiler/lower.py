@@ -1,0 +1,313 @@
+"""The public entry points: ``lower`` a program by a strategy, call the kernel on tensors.
+
+A *strategy* (``"lattice"``, ``"looplets"``) is a function registered with
+:func:`register_strategy` that turns a program and the formats of its tensors into
+a :class:`Lowered`: an imperative-IR function whose parameters follow
+:mod:`compiler.binding`'s naming, plus what the runtime needs to call it (the output,
+its format, shape and fill, and which index extents must agree). This module does
+the rest for every strategy: parsing, caching, compiling, binding tensors to
+parameters without copies, allocating outputs, and building the result tensor.
+
+Output conventions a strategy can rely on:
+
+- a fixed-size ``inout`` buffer ``C_val`` (a dense output) arrives PRE-FILLED with
+  the output's fill value (or with the given output's values when
+  ``Lowered.initial == "output"``, for ``op=`` updates of an existing tensor);
+- a fixed-size ``inout`` buffer ``C{k}_pos`` (a SparseList level under Dense levels
+  only) arrives zeroed, with one more element than its parent has positions;
+- the sizes ``C{m}_size`` of the output's storage modes are passed as scalars;
+- every other output array is a ``Growable``, named by :func:`compiler.binding.array_name`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import binding
+from .backend import compile_function
+from .errors import FormatError, ShapeError
+from .format import Format, dense, parse_format
+from .imperative import interpret
+from .imperative.ir import Buffer, Function, Scalar
+from .levels.level import Level
+from .notation import Assign, accesses, parse
+from .tensor import Tensor
+from .trace import Trace
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """What a strategy hands back: the kernel in the imperative IR and how to call it.
+
+    ``output_shape`` has one entry per output mode: an int, or ``(tensor, mode)``
+    taking that input's extent. ``extents`` lists, per index, the ``(tensor, mode)``
+    pairs whose extents must agree. ``helpers`` maps helper names to Python
+    implementations for :meth:`Kernel.interpret`.
+    """
+
+    function: Function
+    output: str
+    output_format: Format
+    output_shape: tuple
+    fill: Any
+    extents: tuple = ()
+    initial: str = "fill"
+    helpers: tuple = field(default=(), compare=False)
+
+
+_STRATEGIES: dict[str, Callable] = {}
+_CACHE: dict = {}
+
+
+def register_strategy(name: str, fn: Callable) -> None:
+    """Make ``fn(program, formats, trace, **options) -> Lowered`` available as ``strategy=name``."""
+    _STRATEGIES[name] = fn
+
+
+def strategies() -> list[str]:
+    """The registered strategy names (importing the compiler packages that provide them)."""
+    _load_strategies()
+    return sorted(_STRATEGIES)
+
+
+def _load_strategies() -> None:
+    import importlib
+
+    for module in ("compiler.lattice", "compiler.looplets"):
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            if e.name != module:
+                raise
+
+
+def _ndims(program) -> dict[str, int]:
+    if isinstance(program, Assign):
+        out = {program.lhs.tensor: len(program.lhs.indices)}
+        for acc in accesses(program.rhs):
+            out.setdefault(acc.tensor, len(acc.indices))
+        return out
+    ndims = getattr(program, "tensor_ndims", None)
+    return ndims() if callable(ndims) else {}
+
+
+def _as_format(name: str, value, ndim: int | None) -> Format:
+    if isinstance(value, Tensor):
+        return value.format
+    if isinstance(value, (Format, Level, str)):
+        try:
+            return parse_format(value, ndim=ndim)
+        except (FormatError, ShapeError) as e:
+            raise type(e)(f"tensor {name}: {e}") from None
+    if isinstance(value, (np.ndarray, int, float, bool, np.generic)):
+        arr = np.asarray(value)
+        return dense(arr.ndim, fill=np.zeros((), arr.dtype).item(), dtype=arr.dtype.name)
+    raise TypeError(f"tensor {name}: expected a Tensor, a numpy array or a format, "
+                    f"not {type(value).__name__}")
+
+
+class Kernel:
+    """A lowered and compiled program; call it with tensors to get the output tensor."""
+
+    def __init__(self, program, strategy: str, formats: dict[str, Format], lowered: Lowered,
+                 compiled, trace: Trace):
+        self.program = program
+        self.strategy = strategy
+        self.formats = formats
+        self.lowered = lowered
+        self.compiled = compiled
+        self.trace = trace
+
+    @property
+    def c_source(self) -> str:
+        return self.compiled.c_source
+
+    @property
+    def function(self) -> Function:
+        return self.lowered.function
+
+    @property
+    def output(self) -> str:
+        return self.lowered.output
+
+    def __repr__(self) -> str:
+        formats = ", ".join(f"{k}={v.shorthand or v}" for k, v in self.formats.items())
+        return f"<Kernel {self.strategy}: {self.program} ({formats})>"
+
+    def __call__(self, **tensors) -> Tensor:
+        return self._run(self.compiled, tensors)
+
+    def interpret(self, **tensors) -> Tensor:
+        """Run the kernel's IR in the Python interpreter instead (a test oracle)."""
+        helpers = dict(self.lowered.helpers)
+        return self._run(lambda **args: interpret(self.function, helpers=helpers, **args), tensors)
+
+    # --- binding -------------------------------------------------------------------------
+
+    def _inputs(self, tensors: dict) -> dict[str, Tensor]:
+        out_name = self.lowered.output
+        unknown = sorted(set(tensors) - set(self.formats))
+        if unknown:
+            raise TypeError(f"this kernel has no tensor {', '.join(unknown)}; "
+                            f"it takes {', '.join(self.formats)}")
+        bound = {}
+        for name, fmt in self.formats.items():
+            if name not in tensors:
+                if name == out_name:
+                    continue
+                raise TypeError(f"missing tensor {name} (compiled for {fmt.shorthand or fmt})")
+            value = tensors[name]
+            if not isinstance(value, Tensor):
+                value = Tensor.from_numpy(np.asarray(value), fmt, name=name)
+            elif value.format != fmt:
+                raise FormatError(
+                    f"tensor {name} is {value.format.shorthand or value.format} but this kernel was "
+                    f"compiled for {fmt.shorthand or fmt}; convert it with {name}.asformat(...) "
+                    f"or lower the program again for this format")
+            elif self.compiled.checked:
+                value.validate()
+            bound[name] = value
+        return bound
+
+    def _check_extents(self, inputs: dict[str, Tensor]) -> None:
+        for index, uses in self.lowered.extents:
+            seen = [(t, m, inputs[t].shape[m]) for t, m in uses if t in inputs]
+            for t, m, n in seen[1:]:
+                t0, m0, n0 = seen[0]
+                if n != n0:
+                    raise ShapeError(f"index {index} has extent {n0} in {t0} (mode {m0}) "
+                                     f"but {n} in {t} (mode {m})")
+
+    def _output_shape(self, inputs) -> tuple[int, ...]:
+        shape = []
+        for entry in self.lowered.output_shape:
+            if isinstance(entry, tuple):
+                t, m = entry
+                if t not in inputs:
+                    raise ShapeError(f"the output's mode extent comes from {t}, which was not given")
+                shape.append(inputs[t].shape[m])
+            else:
+                shape.append(int(entry))
+        return tuple(shape)
+
+    def _run(self, runner, tensors: dict) -> Tensor:
+        low = self.lowered
+        inputs = self._inputs(tensors)
+        self._check_extents(inputs)
+        out_name, out_fmt = low.output, low.output_format
+        shape = self._output_shape(inputs)
+        if out_name in inputs and inputs[out_name].shape != shape:
+            raise ShapeError(f"output {out_name} has shape {inputs[out_name].shape}, expected {shape}")
+        storage = tuple(shape[m] for m in out_fmt.mode_order)
+
+        wanted = {p.name: p for p in low.function.params}
+        args = {}
+        for name, t in inputs.items():
+            if name != out_name or low.initial == "output":
+                args.update(binding.input_args(name, t))
+        for m, n in enumerate(storage):
+            args[binding.array_name(out_name, m, "size")] = n
+        prefilled = {}
+        for pname, p in wanted.items():
+            if not (isinstance(p, Buffer) and p.intent == "inout"):
+                continue
+            if pname == binding.array_name(out_name, None, "val"):
+                if low.initial == "output" and out_name in inputs:
+                    init = inputs[out_name].to_numpy().transpose(out_fmt.mode_order)
+                    buf = np.ascontiguousarray(init, dtype=p.dtype).ravel()
+                else:
+                    buf = np.full(math.prod(storage), low.fill, dtype=p.dtype)
+            else:
+                level = _pos_level(out_name, pname)
+                count = None if level is None else binding.dense_parent_count(out_fmt, level, storage)
+                if count is None:
+                    raise TypeError(f"kernel parameter {pname} is an inout buffer the runtime "
+                                    f"cannot allocate (a bug in the {self.strategy} strategy)")
+                buf = np.zeros(count + 1, dtype=p.dtype)
+            prefilled[pname] = args[pname] = buf
+        call_args = {k: v for k, v in args.items()
+                     if k in wanted and isinstance(wanted[k], (Scalar, Buffer))}
+        results = runner(**call_args)
+        arrays = {**prefilled, **results}
+        return binding.output_tensor(out_name, out_fmt, shape, arrays)
+
+
+def _pos_level(tensor: str, pname: str) -> int | None:
+    prefix, suffix = tensor, "_pos"
+    if pname.startswith(prefix) and pname.endswith(suffix) and pname[len(prefix):-len(suffix)].isdigit():
+        return int(pname[len(prefix):-len(suffix)])
+    return None
+
+
+def _cache_key(program, strategy, formats, checked, options):
+    try:
+        key = (program, strategy, tuple(sorted(formats.items())), checked,
+               tuple(sorted(options.items())))
+        hash(key)
+        return key
+    except TypeError:
+        return None  # an unhashable option (a schedule object, say): lower every time
+
+
+def lower(program, strategy: str = "lattice", *, checked: bool = False, functions=None,
+          trace: Trace | None = None, options: dict | None = None, **tensors) -> Kernel:
+    """Lower ``program`` by ``strategy`` for the given tensors (or just their formats) and compile it.
+
+    ``program`` is index notation (a string or a parsed :class:`~compiler.notation.Assign`)
+    or a loop program of the looplet language. Each keyword names a tensor and gives
+    a :class:`~compiler.tensor.Tensor`, a numpy array, or a format (``"csr"``, a
+    :class:`~compiler.format.Format`, a level spec). A second call with the same
+    program, strategy and formats returns the cached kernel: it neither lowers nor
+    compiles. Pass ``trace`` to record into your own trace (and bypass that cache).
+    """
+    _load_strategies()
+    if strategy not in _STRATEGIES:
+        known = ", ".join(sorted(_STRATEGIES)) or "none (no strategy is installed)"
+        raise ValueError(f"unknown strategy {strategy!r}; known strategies: {known}")
+    options = dict(options or {})
+    fn_key = tuple(sorted((functions or {}).items()))
+    source_key = (program, fn_key) if isinstance(program, str) else program
+    parsed = parse(program, functions) if isinstance(program, str) else program
+    ndims = _ndims(parsed)
+    formats = {name: _as_format(name, value, ndims.get(name)) for name, value in tensors.items()}
+    for name in ndims:
+        if name not in formats and not (isinstance(parsed, Assign) and name == parsed.lhs.tensor):
+            raise TypeError(f"no format or tensor given for {name}")
+
+    key = None if trace is not None else _cache_key(source_key, strategy, formats, checked, options)
+    if key is not None and key in _CACHE:
+        return _CACHE[key]
+
+    trace = Trace() if trace is None else trace
+    if isinstance(program, str):
+        parsed = parse(program, functions, trace=trace)
+    try:
+        lowered = _STRATEGIES[strategy](parsed, dict(formats), trace, **options)
+        compiled = compile_function(lowered.function, checked=checked, trace=trace)
+    except Exception as e:
+        e.trace = trace  # the explorer shows where lowering stopped
+        raise
+    formats.setdefault(lowered.output, lowered.output_format)
+    kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace)
+    if key is not None:
+        _CACHE[key] = kernel
+    return kernel
+
+
+def einsum(expr, strategy: str = "lattice", *, checked: bool = False, functions=None, **tensors) -> Tensor:
+    """Evaluate index notation on tensors: ``einsum("y[i] += A[i, j] * x[j]", A=A, x=x)``.
+
+    Give the output too (as a tensor or a format) to choose its format.
+    """
+    kernel = lower(expr, strategy, checked=checked, functions=functions, **tensors)
+    inputs = {k: v for k, v in tensors.items() if not isinstance(v, (str, Format, Level))}
+    return kernel(**inputs)
+
+
+def clear_cache() -> None:
+    """Forget lowered kernels (compiled libraries stay in the backend's caches)."""
+    _CACHE.clear()

@@ -1,0 +1,107 @@
+"""A small term-rewriting engine over IR trees, shared by both lowering strategies.
+
+Terms are frozen dataclasses. Their children are the fields holding terms or tuples
+of terms; any other field is data. A :class:`Rule` is a named function that returns
+a replacement for a term, or ``None`` when it does not apply. :func:`rewrite`
+applies rules bottom-up (children first) until nothing changes, and records every
+application as a :class:`~compiler.trace.Rewrite` (rule, before, after), which is
+how the simplifier's steps reach the trace.
+
+>>> from dataclasses import dataclass
+>>> @dataclass(frozen=True)
+... class Num:
+...     v: int
+...     def __str__(self): return str(self.v)
+>>> @dataclass(frozen=True)
+... class Add:
+...     a: object
+...     b: object
+...     def __str__(self): return f"({self.a} + {self.b})"
+>>> fold = Rule("fold-add", lambda t: Num(t.a.v + t.b.v)
+...             if isinstance(t, Add) and isinstance(t.a, Num) and isinstance(t.b, Num) else None)
+>>> log = []
+>>> rewrite(Add(Add(Num(1), Num(2)), Num(3)), [fold], log)
+Num(v=6)
+>>> [(r.rule, r.before, r.after) for r in log]
+[('fold-add', '(1 + 2)', '3'), ('fold-add', '(3 + 3)', '6')]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from .trace import Rewrite, text_of
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named rewrite: ``fn(term)`` returns the replacement, or ``None`` if it does not apply."""
+
+    name: str
+    fn: Callable[[Any], Any]
+
+    def __call__(self, term):
+        return self.fn(term)
+
+
+def rule(name: str):
+    """Decorator form: ``@rule("mul-by-one")`` over a function ``term -> term | None``."""
+    return lambda fn: Rule(name, fn)
+
+
+def _is_term(x) -> bool:
+    return dataclasses.is_dataclass(x) and not isinstance(x, type)
+
+
+def map_children(term, fn: Callable[[Any], Any]):
+    """``term`` with ``fn`` applied to each child term (and each term inside tuple fields).
+
+    Returns ``term`` itself when no child changed, so unchanged trees are shared.
+    """
+    if not _is_term(term):
+        return term
+    changes = {}
+    for f in dataclasses.fields(term):
+        old = getattr(term, f.name)
+        if _is_term(old):
+            new = fn(old)
+        elif isinstance(old, tuple) and any(_is_term(x) for x in old):
+            new = tuple(fn(x) if _is_term(x) else x for x in old)
+            if all(a is b for a, b in zip(new, old)):
+                new = old
+        else:
+            continue
+        if new is not old:
+            changes[f.name] = new
+    return dataclasses.replace(term, **changes) if changes else term
+
+
+class RewriteLimitError(RuntimeError):
+    """The rules did not reach a fixpoint (two rules undo each other): a bug in the rule set."""
+
+
+def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int = 100_000):
+    """Rewrite ``term`` bottom-up to a fixpoint of ``rules``; append each application to ``log``."""
+    rules = tuple(rules)
+    budget = [max_steps]
+
+    def visit(t):
+        t = map_children(t, visit)
+        while True:
+            for r in rules:
+                new = r(t)
+                if new is not None and new != t:
+                    budget[0] -= 1
+                    if budget[0] < 0:
+                        raise RewriteLimitError(f"rewriting did not terminate; last rule {r.name!r} on {text_of(t)}")
+                    if log is not None:
+                        log.append(Rewrite(r.name, text_of(t), text_of(new)))
+                    # the replacement's children may now match rules too
+                    t = map_children(new, visit)
+                    break
+            else:
+                return t
+
+    return visit(term)

@@ -1,0 +1,179 @@
+"""The shared runtime of compiler.lower, driven by a hand-written stand-in strategy."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import binding, lower as lower_mod
+from compiler.imperative import (Buffer, CompoundAssign, Const, Declare, For, Function, Grow,
+                                 Growable, If, OutScalar, Scalar, Var)
+from compiler.lower import Lowered, einsum, lower, register_strategy
+
+CALLS = []
+
+
+def handwritten(program, formats, trace, **options):
+    """Lowers exactly two programs, as a strategy would: SpMV into dense y, and sparsify."""
+    CALLS.append(str(program))
+    trace.record("lower", before=program, note="hand-written")
+    if program.lhs.tensor == "y":
+        A, x = formats["A"], formats["x"]
+        assert A == ss.csr() and x == ss.dense(1)
+        y_fmt = ss.dense(1)
+        params = (*binding.input_params("A", A), *binding.input_params("x", x),
+                  Scalar("y0_size", "int64"), Buffer("y_val", "float64", "inout"))
+        p = {q.name: q for q in params}
+        i, pA, acc = Var("i"), Var("pA1"), Var("acc")
+        body = For(i, 0, p["A0_size"].var, [
+            Declare(acc, "float64", p["y_val"][i]),
+            For(pA, p["A1_pos"][i], p["A1_pos"][i + 1], [
+                CompoundAssign("+", acc, p["A_val"][pA] * p["x_val"][p["A1_idx"][pA]]),
+            ]),
+            p["y_val"].store(i, acc),
+        ])
+        fn = Function("spmv", params, body)
+        return Lowered(fn, "y", y_fmt, (("A", 0),), 0.0,
+                       extents=(("i", (("A", 0), ("y", 0))), ("j", (("A", 1), ("x", 0)))),
+                       initial="output" if options.get("accumulate") else "fill")
+    # s[i] = x[i] into a sparse vector, dropping zeros
+    x = formats["x"]
+    s_fmt = ss.sparse_vector()
+    nnz = OutScalar("s0_nnz", "int64")
+    params = (*binding.input_params("x", x), Buffer("s0_pos", "int64", "inout"), nnz,
+              Growable("s0_idx", "int64", "s0_nnz"), Growable("s_val", "float64", "s0_nnz"))
+    p = {q.name: q for q in params}
+    i, n = Var("i"), nnz.var
+    body = [
+        For(i, 0, p["x0_size"].var, [
+            If(p["x_val"][i].ne(Const(0.0, "float64")), [
+                Grow("s0_idx", n + 1), Grow("s_val", n + 1),
+                p["s0_idx"].store(n, i), p["s_val"].store(n, p["x_val"][i]),
+                CompoundAssign("+", n, 1),
+            ]),
+        ]),
+        p["s0_pos"].store(1, n),
+    ]
+    return Lowered(Function("sparsify", params, body), "s", s_fmt, (("x", 0),), 0.0)
+
+
+@pytest.fixture(autouse=True)
+def strategy():
+    register_strategy("handwritten", handwritten)
+    lower_mod.clear_cache()
+    CALLS.clear()
+    yield
+    lower_mod._STRATEGIES.pop("handwritten", None)
+
+
+def random_csr(m, n, density, seed):
+    return sp.random(m, n, density=density, format="csr", random_state=seed, dtype=np.float64)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 12), st.integers(0, 12), st.floats(0, 1), st.integers(0, 10_000))
+def test_spmv_matches_scipy_and_interpreter(m, n, density, seed):
+    S = random_csr(m, n, density, seed)
+    A = ss.Tensor.from_scipy(S, "csr").asformat(ss.csr())
+    x = np.random.default_rng(seed).random(n)
+    kernel = lower("y[i] = A[i, j] * x[j]", "handwritten", A=A, x=x)
+    y = kernel(A=A, x=x)
+    assert y.format == ss.dense(1) and y.shape == (m,)
+    np.testing.assert_allclose(y.to_numpy(), S @ x)
+    np.testing.assert_allclose(kernel.interpret(A=A, x=x).to_numpy(), S @ x)
+    ref, fill = ss.evaluate("y[i] = A[i, j] * x[j]", A=A, x=x)
+    np.testing.assert_allclose(y.to_numpy(), ref)
+
+
+def test_second_lowering_is_served_from_cache():
+    A = ss.Tensor.from_numpy(np.eye(3), ss.csr())
+    k1 = lower("y[i] = A[i, j] * x[j]", "handwritten", A=A, x=np.ones(3))
+    k2 = lower("y[i] = A[i, j] * x[j]", "handwritten", A=ss.csr(), x="dense")
+    assert k1 is k2 and len(CALLS) == 1
+    assert k1.trace.stages() == ["parse", "lower", "emit-c", "compile"]
+    assert "int spmv(" in k1.c_source
+
+
+def test_sparse_output_through_growable_buffers():
+    x = np.array([0.0, 1.5, 0.0, 0.0, -2.0, 3.0])
+    s = lower("s[i] = x[i]", "handwritten", x=x)(x=x)
+    assert s.format == ss.sparse_vector() and s.nnz == 3
+    np.testing.assert_array_equal(s.to_numpy(), x)
+    np.testing.assert_array_equal(s.levels[0].idx, [1, 4, 5])
+
+
+def test_empty_and_all_fill_inputs():
+    x = np.zeros(0)
+    assert lower("s[i] = x[i]", "handwritten", x=x)(x=x).shape == (0,)
+    z = np.zeros(5)
+    s = lower("s[i] = x[i]", "handwritten", x=z)(x=z)
+    assert s.nnz == 0 and (s.to_numpy() == 0).all()
+
+
+def test_update_of_a_given_output_starts_from_its_values():
+    A = ss.Tensor.from_numpy(np.eye(2), ss.csr())
+    kernel = lower("y[i] += A[i, j] * x[j]", "handwritten", options={"accumulate": True},
+                   A=A, x=np.ones(2), y=np.array([10.0, 20.0]))
+    y = kernel(A=A, x=np.ones(2), y=np.array([10.0, 20.0]))
+    np.testing.assert_array_equal(y.to_numpy(), [11.0, 21.0])
+
+
+def test_einsum_returns_the_output_tensor():
+    A = ss.Tensor.from_numpy(np.array([[1.0, 2.0], [0.0, 3.0]]), ss.csr())
+    y = einsum("y[i] = A[i, j] * x[j]", "handwritten", A=A, x=np.array([1.0, 1.0]))
+    np.testing.assert_array_equal(y.to_numpy(), [3.0, 3.0])
+
+
+def test_mismatched_extents_name_the_index_and_tensors():
+    A = ss.Tensor.from_numpy(np.eye(3), ss.csr())
+    kernel = lower("y[i] = A[i, j] * x[j]", "handwritten", A=A, x=np.ones(3))
+    with pytest.raises(ss.ShapeError, match=r"index j has extent 3 in A \(mode 1\) but 4 in x \(mode 0\)"):
+        kernel(A=A, x=np.ones(4))
+
+
+def test_wrong_format_at_call_time_is_explained():
+    A = ss.Tensor.from_numpy(np.eye(3), ss.csr())
+    kernel = lower("y[i] = A[i, j] * x[j]", "handwritten", A=A, x=np.ones(3))
+    with pytest.raises(ss.FormatError, match="tensor A is dcsr but this kernel was compiled for csr"):
+        kernel(A=A.asformat("dcsr"), x=np.ones(3))
+
+
+def test_missing_and_unknown_tensors():
+    A = ss.Tensor.from_numpy(np.eye(3), ss.csr())
+    kernel = lower("y[i] = A[i, j] * x[j]", "handwritten", A=A, x=np.ones(3))
+    with pytest.raises(TypeError, match=r"missing tensor x \(compiled for"):
+        kernel(A=A)
+    with pytest.raises(TypeError, match="this kernel has no tensor B"):
+        kernel(A=A, x=np.ones(3), B=A)
+    with pytest.raises(TypeError, match="no format or tensor given for x"):
+        lower("y[i] = A[i, j] * x[j]", "handwritten", A=A)
+
+
+def test_unknown_strategy_lists_the_known_ones():
+    with pytest.raises(ValueError, match="unknown strategy 'nope'; known strategies: .*handwritten"):
+        lower("y[i] = x[i]", "nope", x=np.ones(2))
+
+
+def test_checked_kernel_validates_inputs_and_bounds():
+    A = ss.Tensor.from_numpy(np.eye(3), ss.csr())
+    kernel = lower("y[i] = A[i, j] * x[j]", "handwritten", checked=True, A=A, x=np.ones(3))
+    np.testing.assert_array_equal(kernel(A=A, x=np.ones(3)).to_numpy(), [1.0, 1.0, 1.0])
+    A.levels[1].idx[1] = 7  # corrupt after validation: the checked kernel must catch it
+    with pytest.raises(ss.FormatError, match=r"idx\[1\]=7 is out of range"):
+        kernel(A=A, x=np.ones(3))
+
+
+def test_failed_lowering_carries_its_trace():
+    def broken(program, formats, trace, **options):
+        trace.record("concretize", before=program)
+        raise ss.StrategyError("the broken strategy cannot iterate A")
+
+    register_strategy("broken", broken)
+    try:
+        with pytest.raises(ss.StrategyError) as info:
+            lower("y[i] = x[i]", "broken", x=np.ones(2))
+        assert info.value.trace.stages() == ["parse", "concretize"]
+    finally:
+        lower_mod._STRATEGIES.pop("broken")

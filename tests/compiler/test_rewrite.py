@@ -1,0 +1,107 @@
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler.rewrite import Rule, RewriteLimitError, map_children, rewrite, rule
+
+
+@dataclass(frozen=True)
+class Num:
+    v: int
+
+    def __str__(self):
+        return str(self.v)
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+
+    def __str__(self):
+        return self.name
+
+
+@dataclass(frozen=True)
+class Op:
+    op: str
+    args: tuple
+
+    def __str__(self):
+        return "(" + f" {self.op} ".join(map(str, self.args)) + ")"
+
+
+@rule("mul-by-zero")
+def mul_zero(t):
+    if isinstance(t, Op) and t.op == "*" and Num(0) in t.args:
+        return Num(0)
+
+
+@rule("add-zero")
+def add_zero(t):
+    if isinstance(t, Op) and t.op == "+" and Num(0) in t.args:
+        rest = tuple(a for a in t.args if a != Num(0))
+        return rest[0] if len(rest) == 1 else Op("+", rest) if rest else Num(0)
+
+
+@rule("fold")
+def fold(t):
+    if isinstance(t, Op) and all(isinstance(a, Num) for a in t.args):
+        out = 0 if t.op == "+" else 1
+        for a in t.args:
+            out = out + a.v if t.op == "+" else out * a.v
+        return Num(out)
+
+
+RULES = [mul_zero, add_zero, fold]
+
+
+def evaluate(t, env):
+    if isinstance(t, Num):
+        return t.v
+    if isinstance(t, Var):
+        return env[t.name]
+    vals = [evaluate(a, env) for a in t.args]
+    out = 0 if t.op == "+" else 1
+    for v in vals:
+        out = out + v if t.op == "+" else out * v
+    return out
+
+
+terms = st.recursive(
+    st.one_of(st.integers(-3, 3).map(Num), st.sampled_from("xy").map(Var)),
+    lambda inner: st.builds(Op, st.sampled_from("+*"), st.lists(inner, min_size=2, max_size=3).map(tuple)),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=150)
+@given(terms, st.integers(-5, 5), st.integers(-5, 5))
+def test_rewriting_preserves_meaning_and_log_chains(t, x, y):
+    log = []
+    out = rewrite(t, RULES, log)
+    assert evaluate(out, {"x": x, "y": y}) == evaluate(t, {"x": x, "y": y})
+    # no rule applies to the result any more
+    assert rewrite(out, RULES) == out
+
+
+def test_log_records_rule_before_after():
+    log = []
+    out = rewrite(Op("+", (Op("*", (Var("x"), Num(0))), Var("y"))), RULES, log)
+    assert out == Var("y")
+    assert [(r.rule, r.before, r.after) for r in log] == [
+        ("mul-by-zero", "(x * 0)", "0"),
+        ("add-zero", "(0 + y)", "y"),
+    ]
+
+
+def test_map_children_shares_unchanged_trees():
+    t = Op("+", (Var("x"), Num(1)))
+    assert map_children(t, lambda c: c) is t
+
+
+def test_non_terminating_rules_are_reported():
+    flip = Rule("flip", lambda t: Op("+", t.args[::-1]) if isinstance(t, Op) else None)
+    with pytest.raises(RewriteLimitError, match="did not terminate; last rule 'flip'"):
+        rewrite(Op("+", (Var("x"), Var("y"))), [flip], max_steps=50)
