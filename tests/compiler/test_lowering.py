@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import compiler as ss
-from compiler import binding, lower as lower_mod
+from compiler import binding, lowering as lower_mod
 from compiler.imperative import (Buffer, CompoundAssign, Const, Declare, For, Function, Grow,
                                  Growable, If, OutScalar, Scalar, Var)
-from compiler.lower import Lowered, einsum, lower, register_strategy
+from compiler.lowering import Lowered, einsum, lower, register_strategy
 
 CALLS = []
 

@@ -1,0 +1,144 @@
+"""Export a whole trace to one self-contained HTML page that works offline.
+
+The page holds one ``<section class="step">`` per step (inline CSS, inline SVG drawings, inline
+highlighted code) and a few lines of inline JavaScript that show one step at a time with
+previous/next buttons and the arrow keys. Without JavaScript every step is shown in order.
+Nothing in it refers to anything outside the page.
+
+>>> from compiler import Trace
+>>> t = Trace(); _ = t.record("parse", after="y[i] = A[i]")
+>>> page = export_html(t)
+>>> page.count('<section class="step"'), "http://" in page or "https://" in page
+(1, False)
+"""
+
+from __future__ import annotations
+
+import html as _html
+import os
+import re
+
+from .renderers import render_step
+from .session import Session, explore
+
+__all__ = ["export_html", "export_text", "external_urls"]
+
+_CSS = """
+body { font-family: system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif; margin: 0;
+       color: #222; background: #fff; }
+header { position: sticky; top: 0; background: #f4f6f8; border-bottom: 1px solid #dde;
+         padding: 8px 14px; display: flex; gap: 10px; align-items: center; z-index: 1; }
+header h1 { font-size: 16px; margin: 0 12px 0 0; }
+header button { font-size: 13px; padding: 3px 10px; }
+nav.steps { display: flex; flex-wrap: wrap; gap: 4px; padding: 6px 14px; border-bottom: 1px solid #eee; }
+nav.steps a { font: 12px monospace; padding: 1px 6px; border-radius: 3px; background: #eef;
+              color: #224; text-decoration: none; }
+nav.steps a.failed { background: #fbb; }
+nav.steps a.current { background: #36c; color: #fff; }
+main { padding: 8px 14px; }
+section.step { border-top: 1px solid #eee; padding: 6px 0 14px; }
+.js section.step { display: none; }
+.js section.step.current { display: block; }
+.error-summary { background: #fde8e8; color: #8a1111; padding: 6px 14px; }
+svg { max-width: 100%; height: auto; }
+"""
+
+_JS = """
+(function () {
+  document.documentElement.className += ' js';
+  var steps = Array.prototype.slice.call(document.querySelectorAll('section.step'));
+  var links = Array.prototype.slice.call(document.querySelectorAll('nav.steps a'));
+  var pos = document.getElementById('position');
+  var cur = 0;
+  function show(i) {
+    if (!steps.length) return;
+    cur = Math.max(0, Math.min(steps.length - 1, i));
+    steps.forEach(function (s, k) { s.classList.toggle('current', k === cur); });
+    links.forEach(function (a, k) { a.classList.toggle('current', k === cur); });
+    pos.textContent = 'step ' + cur + ' of ' + (steps.length - 1);
+    if (history.replaceState) history.replaceState(null, '', '#step-' + cur);
+  }
+  document.getElementById('prev').onclick = function () { show(cur - 1); };
+  document.getElementById('next').onclick = function () { show(cur + 1); };
+  links.forEach(function (a, k) { a.onclick = function (e) { e.preventDefault(); show(k); }; });
+  document.addEventListener('keydown', function (e) {
+    if (e.key === 'ArrowRight' || e.key === 'j') show(cur + 1);
+    else if (e.key === 'ArrowLeft' || e.key === 'k') show(cur - 1);
+    else if (e.key === 'Home') show(0);
+    else if (e.key === 'End') show(steps.length - 1);
+  });
+  var m = /^#step-(\\d+)$/.exec(location.hash);
+  show(m ? parseInt(m[1], 10) : START);
+})();
+"""
+
+_URL = re.compile(r"""(?:https?:)?//[\w.-]+\.\w+|(?:src|href)\s*=\s*["'](?!#)""", re.I)
+
+
+def external_urls(page: str) -> list[str]:
+    """Anything in ``page`` that looks like a reference to something outside it.
+
+    >>> external_urls('<a href="#step-1">x</a>'), external_urls('<img src="http://x.org/a.png">')
+    ([], ['src="', 'http://x.org'])
+    """
+    return _URL.findall(page)
+
+
+def export_html(source, path: str | os.PathLike | None = None, title: str | None = None) -> str:
+    """The HTML page for a trace or session (anything :func:`~explorer.explore` accepts);
+    also written to ``path`` when given. The page opens at the failing step, if any."""
+    session: Session = explore(source)
+    title = title or (f"sparsescope trace: {session.name}" if session.name else "sparsescope trace")
+    sections, links = [], []
+    for i, step in enumerate(session.steps):
+        failed = step.error is not None
+        sections.append(f'<section class="step" id="step-{i}" data-index="{i}">'
+                        f"{render_step(session.step(i))}</section>")
+        cls = ' class="failed"' if failed else ""
+        links.append(f'<a href="#step-{i}"{cls}>'
+                     f"{i}&nbsp;{_html.escape(step.stage)}</a>")
+    start = session.failed_index if session.failed_index is not None else 0
+    error = (f'<div class="error-summary">lowering failed at step {start}: {_html.escape(session.error)}</div>'
+             if session.error else "")
+    page = (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{_html.escape(title)}</title><style>{_CSS}</style></head><body>"
+        f'<header><h1>{_html.escape(title)}</h1><button id="prev" title="previous step (left arrow)">'
+        f'&larr; prev</button><button id="next" title="next step (right arrow)">next &rarr;</button>'
+        f'<span id="position">{len(session.steps)} steps</span></header>{error}'
+        f'<nav class="steps">{"".join(links)}</nav><main>{"".join(sections)}</main>'
+        f"<script>{_JS.replace('START', str(start))}</script></body></html>\n")
+    if path is not None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(page)
+    return page
+
+
+def export_text(source) -> str:
+    """Every step of a trace or session as plain text: stage, note, error, program, rewrites,
+    and each artifact's text.
+
+    >>> from compiler import Trace
+    >>> t = Trace(); _ = t.record("parse", after="y[i] = A[i]", note="ok")
+    >>> print(export_text(t))
+    == step 0: parse -- ok
+    y[i] = A[i]
+    """
+    session: Session = explore(source)
+    out = []
+    for i, step in enumerate(session.steps):
+        note = step.note.splitlines()[0] if step.note and step.error is None else ""
+        out.append(f"== step {i}: {step.stage}" + (f" -- {note}" if note else ""))
+        if step.error is not None:
+            out.append(f"!! {step.error}")
+        program = session.program_text(i)
+        if program and (i == 0 or program != session.program_text(i - 1)):
+            out.append(program)
+        for r in step.rewrites:
+            out.append(f"  [{r.rule}] {r.before}  ->  {r.after}")
+        for a in step.artifacts:
+            if a.kind == "c" and a.text == program:
+                continue
+            out.append(f"-- {a.kind}: {a.name}")
+            out.append(a.text)
+    return "\n".join(out)

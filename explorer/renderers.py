@@ -1,0 +1,457 @@
+"""Render steps and artifacts to HTML and SVG: Pygments for code, Graphviz for drawings.
+
+Everything here is plain text in, HTML/SVG text out, with inline styles only, so the output
+drops into a notebook, a widget pane or a self-contained exported page alike.
+
+Renderers are chosen by artifact kind (:func:`register_renderer`); any kind without one gets
+the generic renderer: its drawing (when it has DOT) and its text.
+
+Provenance: an artifact may carry ``data["provenance"] = {id: [C line numbers]}`` (1-based
+lines of the final C source), naming which lattice point, looplet or expression node produced
+which C lines. :func:`color_for` maps each id to a fixed colour, used both for those C lines and
+for the drawing's node of that id, so the two read together. Without the data nothing changes.
+
+>>> html = render_c("int f(void) {\\n  return 0;\\n}", provenance={"p0": [2]})
+>>> 'data-line="2"' in html and color_for("p0") in html
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html as _html
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import RegexLexer, bygroups
+from pygments.lexers import CLexer, DiffLexer
+from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text
+
+from compiler.trace import Artifact, Step
+
+from .render import RenderError, dot_to_svg
+
+__all__ = [
+    "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
+    "diff_steps", "error_banner", "highlight_svg", "inline_svg", "register_renderer", "render_artifact",
+    "render_c", "render_code", "render_diff", "render_dot", "render_step", "step_focus",
+]
+
+# --- colours ----------------------------------------------------------------------------------
+
+#: Pastel colours readable behind dark code text; an id always gets the same one.
+PALETTE = ("#ffe08a", "#b8e0ff", "#c8f0c0", "#ffc8d8", "#e0ccff", "#ffd0a8",
+           "#b8f0ec", "#f0f0a0", "#d8d8f8", "#f8c8f0", "#cce8a8", "#ffbfb0")
+
+#: The colour of "the current step's part" in drawings.
+FOCUS_COLOR = "#ffb74d"
+
+
+def color_for(ident: Any) -> str:
+    """A deterministic palette colour for ``ident`` (stable across runs and machines).
+
+    >>> color_for("p0") == color_for("p0") and color_for("p0") in PALETTE
+    True
+    """
+    digest = hashlib.sha1(str(ident).encode("utf-8")).digest()
+    return PALETTE[digest[0] % len(PALETTE)]
+
+
+def collect_provenance(artifacts: Iterable[Artifact]) -> dict[str, list[int]]:
+    """Merge ``data["provenance"]`` of ``artifacts`` into ``{id: sorted C lines}``.
+
+    Malformed or missing data is ignored (provenance is an optional extra).
+
+    >>> a = Artifact("lattice", "L", "", data={"provenance": {"p0": [3, 4], "p1": [7]}})
+    >>> collect_provenance([a, Artifact("c", "k", "")])
+    {'p0': [3, 4], 'p1': [7]}
+    """
+    out: dict[str, set[int]] = {}
+    for a in artifacts:
+        data = a.data if isinstance(a.data, Mapping) else {}
+        prov = data.get("provenance")
+        if not isinstance(prov, Mapping):
+            continue
+        for ident, lines in prov.items():
+            try:
+                out.setdefault(str(ident), set()).update(int(n) for n in lines)
+            except (TypeError, ValueError):
+                continue
+    return {k: sorted(v) for k, v in out.items()}
+
+
+# --- code ------------------------------------------------------------------------------------
+
+class IndexNotationLexer(RegexLexer):
+    """A small lexer for index notation and the compiler's non-C IR texts."""
+
+    name = "sparsescope index notation"
+    aliases = ["index-notation"]
+    tokens = {
+        "root": [
+            (r"\s+", Text),
+            (r"#.*?$", Comment.Single),
+            (r"//.*?$", Comment.Single),
+            (r"<<[^>]*>>=", Operator),
+            (r"(sum|prod|max|min|choose|forall|where|for|if|let|else|end|in)\b", Keyword),
+            (r"([A-Za-z_]\w*)(\[)", bygroups(Name.Variable, Punctuation)),
+            (r"[A-Za-z_]\w*(?=\()", Name.Function),
+            (r"[A-Za-z_][\w.]*", Name),
+            (r"\d+\.\d*([eE][-+]?\d+)?|\d*\.\d+([eE][-+]?\d+)?|\d+|inf|nan", Number),
+            (r'"[^"]*"', String),
+            (r"\+=|\*=|-=|==|!=|<=|>=|&&|\|\||[-+*/%=<>!&|^~∈∩∪]", Operator),
+            (r"[\[\](){},;:.]", Punctuation),
+            (r".", Text),
+        ]
+    }
+
+
+_C_HINT = re.compile(r"[{};]\s*$", re.M)
+
+
+def _lexer_for(text: str, language: str | None):
+    if language == "c" or (language is None and _C_HINT.search(text)):
+        return CLexer(stripnl=False, ensurenl=False)
+    return IndexNotationLexer(stripnl=False, ensurenl=False)
+
+
+_PRE_STYLE = ("margin:0;padding:6px 8px;background:#fafafa;border:1px solid #e3e3e3;"
+              "border-radius:4px;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;"
+              "overflow:auto;white-space:pre")
+
+
+def render_code(text: str, language: str | None = None, line_colors: Mapping[int, str] | None = None,
+                line_titles: Mapping[int, str] | None = None, linenos: bool = True) -> str:
+    """Highlight ``text`` as HTML (``language``: ``"c"``, ``"ir"``, or ``None`` to guess).
+
+    ``line_colors`` maps 1-based line numbers to a background colour; each line is a
+    ``<span class="ln" data-line="N">`` so panes can address lines.
+
+    >>> h = render_code("y[i] = A[i, j] * x[j]", language="ir")
+    >>> h.startswith("<pre") and 'data-line="1"' in h
+    True
+    """
+    line_colors = line_colors or {}
+    line_titles = line_titles or {}
+    body = highlight(text, _lexer_for(text, language),
+                     HtmlFormatter(noclasses=True, nowrap=True, style="default"))
+    lines = body.split("\n")
+    if lines and lines[-1] == "" and not text.endswith("\n\n"):
+        lines.pop()
+    width = len(str(len(lines)))
+    out = []
+    for n, line in enumerate(lines, 1):
+        style = f' style="background:{line_colors[n]}"' if n in line_colors else ""
+        title = f' title="{_html.escape(line_titles[n])}"' if n in line_titles else ""
+        num = (f'<span style="color:#aaa;user-select:none">{n:>{width}} </span>' if linenos else "")
+        out.append(f'<span class="ln" data-line="{n}"{style}{title}>{num}{line}</span>')
+    return f'<pre class="code" style="{_PRE_STYLE}">' + "\n".join(out) + "</pre>"
+
+
+def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
+             only: Iterable[str] | None = None, linenos: bool = True) -> str:
+    """C source as highlighted HTML; lines named in ``provenance`` get their id's colour.
+
+    ``only`` restricts the colouring to some ids (the selected lattice point or looplet).
+
+    >>> 'style="color' in render_c("int x = 1;")
+    True
+    """
+    colors: dict[int, str] = {}
+    titles: dict[int, str] = {}
+    keep = set(only) if only is not None else None
+    for ident, lines in (provenance or {}).items():
+        if keep is not None and ident not in keep:
+            continue
+        for n in lines:
+            colors.setdefault(int(n), color_for(ident))
+            titles[int(n)] = (titles[int(n)] + ", " if int(n) in titles else "") + str(ident)
+    return render_code(source, "c", colors, titles, linenos)
+
+
+# --- drawings ----------------------------------------------------------------------------------
+
+_PROLOG = re.compile(r"<\?xml.*?\?>|<!DOCTYPE.*?>|<!--.*?-->", re.S)
+_XMLNS = re.compile(r'\s+xmlns(:\w+)?="[^"]*"')
+
+
+def inline_svg(svg: str) -> str:
+    """Graphviz SVG made fit to inline in HTML: no XML prolog, doctype, comments or namespace
+    URLs (HTML parsers supply the SVG namespace), so the page references nothing external.
+
+    >>> inline_svg('<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><g/></svg>')
+    '<svg><g/></svg>'
+    """
+    return _XMLNS.sub("", _PROLOG.sub("", svg)).strip()
+
+
+_NODE_GROUP = re.compile(r'(<g id="[^"]*" class="node">\s*<title>(.*?)</title>)(.*?)(</g>)', re.S)
+_FIRST_SHAPE = re.compile(r'<(ellipse|polygon|path|rect)([^>]*?)fill="[^"]*"')
+_TEXTS = re.compile(r"<text[^>]*>(.*?)</text>", re.S)
+
+
+def highlight_svg(svg: str, colors: Mapping[str, str]) -> str:
+    """Fill the nodes of a Graphviz SVG named in ``colors`` (by node id or exact label).
+
+    Names that match no node are ignored.
+
+    >>> svg = dot_to_svg('digraph { a [label="point 0"]; b }')
+    >>> out = highlight_svg(svg, {"point 0": "#ff0000", "zzz": "#00ff00"})
+    >>> out.count('fill="#ff0000"'), "#00ff00" in out
+    (1, False)
+    """
+    if not colors:
+        return svg
+
+    def fill(m: re.Match) -> str:
+        head, title, body, tail = m.groups()
+        names = {_html.unescape(title)}
+        names.update(_html.unescape(t).strip() for t in _TEXTS.findall(body))
+        color = next((colors[n] for n in names if n in colors), None)
+        if color is None:
+            return m.group(0)
+        body = _FIRST_SHAPE.sub(lambda s: f'<{s.group(1)}{s.group(2)}fill="{color}" stroke-width="2"',
+                                body, count=1)
+        return head.replace('class="node"', 'class="node highlighted"') + body + tail
+
+    return _NODE_GROUP.sub(fill, svg)
+
+
+def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = None,
+               provenance: Mapping[str, Any] | None = None, engine: str = "dot") -> str:
+    """DOT to inline SVG; ``highlight`` names nodes to fill with the focus colour (or a
+    ``{name: colour}`` map); nodes named by ``provenance`` ids get their palette colour.
+
+    A drawing Graphviz rejects renders as an error box holding the DOT, never raising.
+
+    >>> "<svg" in render_dot("digraph { a -> b }", highlight=["a"])
+    True
+    """
+    colors = {str(k): color_for(k) for k in (provenance or {})}
+    if isinstance(highlight, Mapping):
+        colors.update({str(k): v for k, v in highlight.items()})
+    elif highlight:
+        colors.update({str(k): FOCUS_COLOR for k in highlight})
+    try:
+        svg = dot_to_svg(dot, engine)
+    except RenderError as e:
+        return (f'<div class="render-error" style="color:#a00">{_html.escape(str(e))}</div>'
+                f"<pre>{_html.escape(dot)}</pre>")
+    return inline_svg(highlight_svg(svg, colors))
+
+
+# --- artifacts ----------------------------------------------------------------------------------
+
+Renderer = Callable[..., str]
+RENDERERS: dict[str, Renderer] = {}
+
+
+def register_renderer(kind: str):
+    """Decorator: use ``fn(artifact, highlight=..., provenance=...) -> HTML`` for ``kind``."""
+    def deco(fn: Renderer) -> Renderer:
+        RENDERERS[kind] = fn
+        return fn
+    return deco
+
+
+def _title(artifact: Artifact) -> str:
+    return (f'<div class="artifact-title" style="font:600 12px sans-serif;margin:6px 0 2px">'
+            f'{_html.escape(artifact.kind)}: {_html.escape(artifact.name)}</div>')
+
+
+def _generic(artifact: Artifact, highlight=None, provenance=None, show_text: bool = True) -> str:
+    parts = [_title(artifact)]
+    if artifact.dot:
+        parts.append(f'<div class="drawing" style="overflow:auto">'
+                     f'{render_dot(artifact.dot, highlight, provenance)}</div>')
+        if show_text and artifact.text:
+            parts.append("<details><summary>text</summary>"
+                         f"{render_code(artifact.text, 'ir', linenos=False)}</details>")
+    elif artifact.text:
+        parts.append(render_code(artifact.text, None, linenos=False))
+    return f'<div class="artifact" data-kind="{_html.escape(artifact.kind)}">' + "".join(parts) + "</div>"
+
+
+@register_renderer("c")
+def _render_c_artifact(artifact: Artifact, highlight=None, provenance=None) -> str:
+    prov = provenance if provenance is not None else collect_provenance([artifact])
+    return (f'<div class="artifact" data-kind="c">{_title(artifact)}'
+            f"{render_c(artifact.text, prov)}</div>")
+
+
+def render_artifact(artifact: Artifact, highlight: Iterable[str] | None = None,
+                    provenance: Mapping[str, Any] | None = None) -> str:
+    """HTML for one artifact, by kind (see :data:`RENDERERS`), else drawing plus text.
+
+    Provenance defaults to the artifact's own ``data["provenance"]``.
+
+    >>> html = render_artifact(Artifact("mystery", "m", "some text", dot="digraph { q }"))
+    >>> "<svg" in html and "some text" in html
+    True
+    """
+    if provenance is None:
+        provenance = collect_provenance([artifact])
+    fn = RENDERERS.get(artifact.kind, _generic)
+    return fn(artifact, highlight=highlight, provenance=provenance)
+
+
+# --- diffs --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Diff:
+    """A unified diff between two programs; ``str()`` is the text, :meth:`html` the HTML."""
+
+    text: str
+    a: int | None = None
+    b: int | None = None
+
+    @property
+    def added(self) -> int:
+        return sum(1 for ln in self.text.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
+
+    @property
+    def removed(self) -> int:
+        return sum(1 for ln in self.text.splitlines() if ln.startswith("-") and not ln.startswith("---"))
+
+    def html(self) -> str:
+        return render_diff(self.text)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+
+def render_diff(text: str) -> str:
+    """A unified diff as coloured HTML (or a note that nothing changed)."""
+    if not text:
+        return '<div class="diff-empty" style="color:#888;font:12px sans-serif">(no change)</div>'
+    body = highlight(text, DiffLexer(), HtmlFormatter(noclasses=True, nowrap=True))
+    return f'<pre class="diff" style="{_PRE_STYLE}">{body}</pre>'
+
+
+def diff_steps(session, i: int, j: int, context: int = 3) -> Diff:
+    """The unified diff from the program at step ``i`` to the program at step ``j``.
+
+    >>> from compiler import Trace
+    >>> from explorer.session import explore
+    >>> t = Trace()
+    >>> _ = t.record("a", after="x = 1")
+    >>> _ = t.record("b", before="x = 1", after="x = 2")
+    >>> d = diff_steps(explore(t), 0, 1)
+    >>> d.added, d.removed
+    (1, 1)
+    """
+    from .session import unified_diff
+
+    s_i, s_j = session.step(i), session.step(j)
+    text = unified_diff(session.program_text(s_i.index), session.program_text(s_j.index),
+                        f"step {s_i.index} ({s_i.stage})", f"step {s_j.index} ({s_j.stage})", context)
+    return Diff(text, s_i.index, s_j.index)
+
+
+# --- steps --------------------------------------------------------------------------------------
+
+def step_focus(step: Step) -> list[str]:
+    """Names of "the step's part" in drawings: artifacts' ``data["focus"]`` (a name or list),
+    and the part after ``:`` in the stage name (``lower:Stepper`` -> ``Stepper``)."""
+    names: list[str] = []
+    for a in step.artifacts:
+        data = a.data if isinstance(a.data, Mapping) else {}
+        focus = data.get("focus")
+        if isinstance(focus, str):
+            names.append(focus)
+        elif isinstance(focus, (list, tuple)):
+            names.extend(str(f) for f in focus)
+    if ":" in step.stage:
+        names.append(step.stage.split(":", 1)[1])
+    return names
+
+
+def error_banner(message: str) -> str:
+    return ('<div class="error-banner" style="background:#fde8e8;color:#8a1111;border:1px solid #f3b4b4;'
+            'padding:6px 8px;border-radius:4px;font:13px sans-serif;white-space:pre-wrap">'
+            f"{_html.escape(message)}</div>")
+
+
+def _section(title: str, body: str) -> str:
+    return (f'<div class="pane"><div class="pane-title" style="font:600 13px sans-serif;'
+            f'margin:8px 0 3px;color:#333">{_html.escape(title)}</div>{body}</div>')
+
+
+def render_rewrites(step: Step) -> str:
+    """The rewrites of a simplifier step as an HTML table ('' when there are none)."""
+    if not step.rewrites:
+        return ""
+    rows = "".join(
+        f"<tr><td style='padding:2px 6px'><b>{_html.escape(r.rule)}</b></td>"
+        f"<td style='padding:2px 6px'><code>{_html.escape(r.before)}</code></td>"
+        f"<td style='padding:2px 6px'>&rarr;</td>"
+        f"<td style='padding:2px 6px'><code>{_html.escape(r.after)}</code></td></tr>"
+        for r in step.rewrites)
+    return f'<table class="rewrites" style="border-collapse:collapse;font-size:12px">{rows}</table>'
+
+
+def render_step(step, index: int | None = None, session=None, parts: Iterable[str] | None = None) -> str:
+    """HTML for one step: header, error, program, diff, rewrites, artifacts and C.
+
+    ``step`` is a :class:`~compiler.trace.Step` or a session :class:`~explorer.session.StepView`
+    (which also gives the diff from the previous step's program). ``parts`` restricts the
+    sections (``"header"``, ``"program"``, ``"diff"``, ``"rewrites"``, ``"artifacts"``, ``"c"``).
+
+    >>> from compiler import Trace
+    >>> t = Trace(); s = t.record("parse", before="y[i]=A[i]", after="y[i] = A[i]")
+    >>> "parse" in render_step(s, 0)
+    True
+    """
+    from .session import StepView
+
+    view = step if isinstance(step, StepView) else None
+    if view is not None:
+        session, index, step = view.session, view.index, view.step
+    want = set(parts) if parts is not None else {"header", "program", "diff", "rewrites", "artifacts", "c"}
+    out = []
+    if "header" in want:
+        label = f"step {index}: " if index is not None else ""
+        note = (f' <span style="color:#666;font-weight:normal">— {_html.escape(step.note.splitlines()[0])}</span>'
+                if step.note and step.error is None else "")
+        out.append(f'<div class="step-header" style="font:600 14px sans-serif;margin:4px 0">'
+                   f"{label}{_html.escape(step.stage)}{note}</div>")
+    if step.error is not None:
+        out.append(error_banner(step.error))
+    if "program" in want:
+        program = view.program if view is not None else (step.after_text or step.before_text)
+        if program:
+            out.append(_section("program", render_code(program)))
+    if "diff" in want:
+        if view is not None:
+            text = view.diff()
+        else:
+            text = _unified(step.before_text, step.after_text) if step.before_text else ""
+        if text:
+            out.append(_section("diff from the previous step", render_diff(text)))
+    if "rewrites" in want and step.rewrites:
+        out.append(_section(f"rewrites ({len(step.rewrites)})", render_rewrites(step)))
+    prov = collect_provenance(step.artifacts)
+    focus = step_focus(step)
+    if "artifacts" in want:
+        shown = [a for a in step.artifacts if a.kind != "c"]
+        if shown:
+            out.append(_section("artifacts", "".join(render_artifact(a, focus, prov or None) for a in shown)))
+    if "c" in want:
+        for a in step.artifacts:
+            if a.kind == "c":
+                out.append(_section(f"C: {a.name}", render_c(a.text, prov)))
+    if step.error is not None and step.note:
+        out.append(f"<details><summary>traceback</summary><pre>{_html.escape(step.note)}</pre></details>")
+    return f'<div class="step" data-stage="{_html.escape(step.stage)}">' + "".join(out) + "</div>"
+
+
+def _unified(a: str, b: str) -> str:
+    from .session import unified_diff
+
+    return unified_diff(a, b, "before", "after")

@@ -1,0 +1,207 @@
+"""Time a compiled kernel against baselines (numpy, scipy) and draw the result as inline SVG.
+
+>>> stats = time_callable(lambda: sum(range(100)), repeats=5, number=10)
+>>> len(stats.samples), stats.min <= stats.median <= max(stats.samples)
+(5, True)
+>>> c = compare(lambda: sum(range(100)), {"slower": lambda: sum(range(1000))}, repeats=3, number=5)
+>>> [row.name for row in c.rows], c.rows[0].ratio
+(['kernel', 'slower'], 1.0)
+>>> c.svg().startswith("<svg")
+True
+"""
+
+from __future__ import annotations
+
+import html as _html
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+__all__ = ["Comparison", "Row", "TimingStats", "compare", "format_seconds", "time_callable"]
+
+
+def format_seconds(t: float) -> str:
+    """``1.5e-05`` -> ``'15.0 us'``.
+
+    >>> format_seconds(1.5e-05), format_seconds(0.25), format_seconds(3e-9)
+    ('15.0 us', '250.0 ms', '3.0 ns')
+    """
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if t >= scale:
+            return f"{t / scale:.1f} {unit}"
+    return f"{t / 1e-9:.1f} ns"
+
+
+@dataclass(frozen=True)
+class TimingStats:
+    """Per-call times in seconds: one sample per repeat (each the mean of ``number`` calls)."""
+
+    samples: tuple[float, ...]
+    number: int
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def min(self) -> float:
+        return min(self.samples)
+
+    @property
+    def max(self) -> float:
+        return max(self.samples)
+
+    @property
+    def q1(self) -> float:
+        return _quantile(self.samples, 0.25)
+
+    @property
+    def q3(self) -> float:
+        return _quantile(self.samples, 0.75)
+
+    @property
+    def iqr(self) -> float:
+        """The interquartile range: the spread of the middle half of the samples."""
+        return self.q3 - self.q1
+
+    @property
+    def spread(self) -> float:
+        """IQR relative to the median (0.05 means the middle half lies within 5%)."""
+        return self.iqr / self.median if self.median else 0.0
+
+    def __str__(self) -> str:
+        return (f"median {format_seconds(self.median)}, min {format_seconds(self.min)}, "
+                f"IQR {format_seconds(self.iqr)} ({len(self.samples)} x {self.number})")
+
+
+def _quantile(xs, q: float) -> float:
+    s = sorted(xs)
+    if len(s) == 1:
+        return s[0]
+    pos = q * (len(s) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def time_callable(fn: Callable[[], Any], repeats: int = 7, number: int | None = None,
+                  target: float = 0.02, clock: Callable[[], float] = time.perf_counter) -> TimingStats:
+    """Time ``fn()``: ``repeats`` samples, each the mean over ``number`` calls.
+
+    Without ``number``, it is chosen so that one sample takes about ``target`` seconds.
+    One warm-up call runs first (and so any error surfaces before timing).
+    """
+    if repeats < 1:
+        raise ValueError("repeats must be at least 1")
+    fn()
+    if number is None:
+        number = 1
+        while True:
+            t0 = clock()
+            for _ in range(number):
+                fn()
+            if clock() - t0 >= target / 4 or number >= 1 << 20:
+                break
+            number *= 4
+        number = max(1, number)
+    samples = []
+    for _ in range(repeats):
+        t0 = clock()
+        for _ in range(number):
+            fn()
+        samples.append((clock() - t0) / number)
+    return TimingStats(tuple(samples), number)
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    stats: TimingStats
+    ratio: float  # median time relative to the kernel's (2.0: twice as slow as the kernel)
+
+
+@dataclass
+class Comparison:
+    """Timings of a kernel and its baselines; the first row is the kernel."""
+
+    rows: list[Row] = field(default_factory=list)
+    checks: dict[str, bool] = field(default_factory=dict)
+
+    def table(self) -> str:
+        """A plain-text table."""
+        head = f"{'':16} {'median':>10} {'min':>10} {'IQR':>10} {'vs kernel':>10}"
+        lines = [head]
+        for r in self.rows:
+            lines.append(f"{r.name:16} {format_seconds(r.stats.median):>10} {format_seconds(r.stats.min):>10} "
+                         f"{format_seconds(r.stats.iqr):>10} {r.ratio:>9.2f}x")
+        for name, ok in self.checks.items():
+            lines.append(f"check {name}: {'agrees' if ok else 'DIFFERS'}")
+        return "\n".join(lines)
+
+    __str__ = table
+
+    def html(self) -> str:
+        """An HTML table followed by the bar plot."""
+        cell = "padding:2px 8px;text-align:right"
+        rows = "".join(
+            f"<tr><td style='padding:2px 8px'>{_html.escape(r.name)}</td>"
+            f"<td style='{cell}'>{format_seconds(r.stats.median)}</td>"
+            f"<td style='{cell}'>{format_seconds(r.stats.min)}</td>"
+            f"<td style='{cell}'>{format_seconds(r.stats.iqr)}</td>"
+            f"<td style='{cell}'>{r.ratio:.2f}x</td></tr>" for r in self.rows)
+        checks = "".join(
+            f"<div style='color:{'#1a7f37' if ok else '#a00'}'>check {_html.escape(n)}: "
+            f"{'agrees' if ok else 'DIFFERS'}</div>" for n, ok in self.checks.items())
+        head = "".join(f"<th style='{cell}'>{h}</th>" for h in ("", "median", "min", "IQR", "vs kernel"))
+        return (f"<table class='timing' style='border-collapse:collapse;font:12px sans-serif'>"
+                f"<tr>{head}</tr>{rows}</table>{checks}{self.svg()}")
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+    def svg(self, width: int = 360, bar: int = 18) -> str:
+        """Horizontal bars of the median per row, with the IQR as a whisker."""
+        if not self.rows:
+            return "<svg width='0' height='0'></svg>"
+        label_w, pad = 110, 4
+        top = max(r.stats.q3 for r in self.rows) or 1.0
+        plot_w = width - label_w - 80
+        h = len(self.rows) * (bar + pad) + pad
+        parts = [f'<svg width="{width}" height="{h}" viewBox="0 0 {width} {h}" role="img" '
+                 f'font-family="sans-serif" font-size="11">']
+        for k, r in enumerate(self.rows):
+            y = pad + k * (bar + pad)
+            w = max(1.0, plot_w * r.stats.median / top)
+            color = "#4c78a8" if k == 0 else "#9ecae9"
+            x1, x2 = label_w + plot_w * r.stats.q1 / top, label_w + plot_w * r.stats.q3 / top
+            parts.append(f'<text x="{label_w - 6}" y="{y + bar * 0.7:.1f}" text-anchor="end">'
+                         f"{_html.escape(r.name)}</text>")
+            parts.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar}" fill="{color}">'
+                         f"<title>{_html.escape(str(r.stats))}</title></rect>")
+            parts.append(f'<line x1="{x1:.1f}" x2="{x2:.1f}" y1="{y + bar / 2}" y2="{y + bar / 2}" '
+                         f'stroke="#333" stroke-width="1.5"/>')
+            parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + bar * 0.7:.1f}">'
+                         f"{format_seconds(r.stats.median)} ({r.ratio:.2f}x)</text>")
+        parts.append("</svg>")
+        return "".join(parts)
+
+
+def compare(kernel_call: Callable[[], Any], baselines: Mapping[str, Callable[[], Any]] | None = None,
+            repeats: int = 7, number: int | None = None, name: str = "kernel",
+            check: Callable[[Any, Any], bool] | None = None) -> Comparison:
+    """Time ``kernel_call`` and each baseline; ratios are baseline median / kernel median.
+
+    With ``check(kernel_result, baseline_result) -> bool`` each baseline's result is compared
+    with the kernel's (recorded in :attr:`Comparison.checks`).
+    """
+    kstats = time_callable(kernel_call, repeats, number)
+    rows = [Row(name, kstats, 1.0)]
+    checks = {}
+    kresult = kernel_call() if check is not None else None
+    for bname, fn in (baselines or {}).items():
+        st = time_callable(fn, repeats, number)
+        rows.append(Row(bname, st, st.median / kstats.median if kstats.median else float("inf")))
+        if check is not None:
+            checks[bname] = bool(check(kresult, fn()))
+    return Comparison(rows, checks)

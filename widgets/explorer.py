@@ -1,0 +1,386 @@
+"""The notebook UI over an explorer session.
+
+:class:`Explorer` shows one step at a time: a timeline (slider, previous/next, play), a filter
+by stage or rewrite rule, "hide unchanged steps", and panes for the program, the diff from the
+previous step, the step's drawings (its part highlighted) and the C code. A failed lowering
+opens at the failing step under an error banner. "copy as code" gives the Python that
+recreates the session. With ``rebuild=callable(formats, schedule) -> Trace`` it also shows a
+format picker per tensor and a schedule editor; "re-lower" rebuilds and redraws.
+
+:class:`Compare` puts two variants side by side: their C, a chosen artifact kind, and timing.
+
+All the HTML comes from :mod:`explorer`; this module only arranges it.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+import ipywidgets as W
+
+from compiler.trace import Trace
+from explorer import renderers as R
+from explorer.session import Session, explore
+from explorer.timing import compare
+
+__all__ = ["Compare", "Explorer", "FORMAT_OPTIONS"]
+
+#: Formats offered by the per-tensor pickers (shorthands understood by ``compiler.parse_format``).
+FORMAT_OPTIONS = ("dense", "csr", "csc", "dcsr", "coo", "sparse_vector", "csf")
+
+_PANE = W.Layout(border="1px solid #e3e3e3", padding="4px", overflow="auto", max_height="460px")
+
+
+def _pane() -> W.HTML:
+    return W.HTML(layout=W.Layout(**{k: getattr(_PANE, k) for k in ("border", "padding", "overflow",
+                                                                      "max_height")}))
+
+
+def _titled(title: str, pane: W.Widget) -> W.VBox:
+    return W.VBox([W.HTML(f"<b>{_html.escape(title)}</b>"), pane], layout=W.Layout(flex="1 1 0", min_width="0"))
+
+
+class Explorer(W.VBox):
+    """Step through a lowering: ``Explorer(session | trace | saved trace | build(trace))``.
+
+    Keyword arguments: ``rebuild(formats, schedule) -> Trace`` (shows the format pickers and
+    schedule editor), ``formats`` (initial ``{tensor: format}``), ``schedule`` (initial text),
+    ``run`` (a zero-argument kernel call) and ``baselines`` (``{name: call}``) for live timing,
+    ``check(kernel_result, baseline_result) -> bool`` to check results while timing.
+    """
+
+    def __init__(self, source: Any, *, rebuild: Callable[[dict, str], Any] | None = None,
+                 formats: Mapping[str, str] | None = None, schedule: str = "",
+                 format_options: Sequence[str] = FORMAT_OPTIONS,
+                 run: Callable[[], Any] | None = None, baselines: Mapping[str, Callable] | None = None,
+                 check: Callable[[Any, Any], bool] | None = None):
+        super().__init__()
+        self.rebuild = rebuild
+        self.run, self.baselines, self.check = run, dict(baselines or {}), check
+        self._cache: dict[tuple, dict[str, str]] = {}
+        self._syncing = False
+        self.redraw_times: list[float] = []
+
+        # timeline
+        self.slider = W.IntSlider(min=0, max=0, value=0, description="step", continuous_update=True,
+                                  layout=W.Layout(width="420px"))
+        self.prev_button = W.Button(description="◀ prev", layout=W.Layout(width="80px"))
+        self.next_button = W.Button(description="next ▶", layout=W.Layout(width="80px"))
+        self.play = W.Play(min=0, max=0, interval=900, description="play")
+        W.link((self.play, "value"), (self.slider, "value"))
+        self.prev_button.on_click(lambda _: self.prev())
+        self.next_button.on_click(lambda _: self.next())
+        self.slider.observe(self._on_slider, names="value")
+
+        # filters
+        self.filter = W.Dropdown(description="show", layout=W.Layout(width="300px"))
+        self.hide_unchanged = W.Checkbox(value=False, description="hide unchanged steps", indent=False)
+        self.provenance = W.Dropdown(description="colour", layout=W.Layout(width="260px"))
+        self.filter.observe(self._on_filter, names="value")
+        self.hide_unchanged.observe(self._on_filter, names="value")
+        self.provenance.observe(lambda _: self.redraw(), names="value")
+
+        # panes
+        self.error_banner = W.HTML(layout=W.Layout(display="none"))
+        self.header = W.HTML()
+        self.program_pane, self.diff_pane = _pane(), _pane()
+        self.artifact_pane, self.c_pane = _pane(), _pane()
+
+        # copy as code
+        self.copy_button = W.Button(description="copy as code", icon="clipboard")
+        self.code = W.Textarea(layout=W.Layout(width="100%", height="90px", display="none"))
+        self.copy_button.on_click(lambda _: self.copy_as_code())
+
+        # format pickers and schedule editor (only with a rebuild callable)
+        self.format_pickers: dict[str, W.Dropdown] = {}
+        self.schedule_editor = W.Textarea(value=schedule, description="schedule",
+                                          placeholder="e.g. split(i, i0, i1, 32); reorder(i0, j, i1)",
+                                          layout=W.Layout(width="420px", height="60px"))
+        self.relower_button = W.Button(description="re-lower", button_style="primary")
+        self.relower_button.on_click(lambda _: self.relower())
+        controls_rebuild = []
+        if rebuild is not None:
+            for name, fmt in (formats or {}).items():
+                options = list(dict.fromkeys([*format_options, fmt]))
+                self.format_pickers[name] = W.Dropdown(options=options, value=fmt, description=name,
+                                                       layout=W.Layout(width="200px"))
+            controls_rebuild = [W.HBox([*self.format_pickers.values()]),
+                                W.HBox([self.schedule_editor, self.relower_button])]
+
+        # timing
+        self.time_button = W.Button(description="time it", icon="clock-o")
+        self.timing_pane = W.HTML()
+        self.time_button.on_click(lambda _: self.time_it())
+        timing = [W.HBox([self.time_button]), self.timing_pane] if run is not None else []
+
+        timeline = W.HBox([self.play, self.prev_button, self.slider, self.next_button])
+        filters = W.HBox([self.filter, self.hide_unchanged, self.provenance])
+        panes = W.VBox([
+            W.HBox([_titled("program", self.program_pane), _titled("diff from the previous step", self.diff_pane)]),
+            W.HBox([_titled("drawing", self.artifact_pane), _titled("C", self.c_pane)]),
+        ])
+        self.children = [*controls_rebuild, self.error_banner, timeline, filters, self.header, panes,
+                         *timing, W.HBox([self.copy_button]), self.code]
+        self.set_session(explore(source))
+
+    # --- session -----------------------------------------------------------------------------
+    def set_session(self, session: Session) -> None:
+        """Show ``session`` (after a rebuild): reset filters and caches, open at the failure."""
+        self.session = session
+        self._cache.clear()
+        self._syncing = True
+        try:
+            options = [("all steps", "")]
+            options += [(f"stage {f}", f"stage:{f}") for f in session.stage_families()]
+            options += [(f"stage {s}", f"stage:{s}") for s in session.stages() if ":" in s]
+            options += [(f"rule {r}", f"rule:{r}") for r in session.rules()]
+            self.filter.options = options
+            self.filter.value = ""
+            self.hide_unchanged.value = False
+            session.clear_filters()
+            prov = R.collect_provenance(a for _, a in session.artifacts())
+            self.provenance.options = [("all", "")] + [(k, k) for k in prov]
+            self.provenance.value = ""
+            self.provenance.layout.display = "" if prov else "none"
+        finally:
+            self._syncing = False
+        if session.error:
+            where = session.failed_index
+            self.error_banner.value = R.error_banner(f"lowering failed at step {where} "
+                                                f"({session.steps[where].stage}): {session.error}")
+            self.error_banner.layout.display = ""
+        else:
+            self.error_banner.value = ""
+            self.error_banner.layout.display = "none"
+        self._sync_timeline()
+        self.redraw()
+
+    @property
+    def visible(self) -> list[int]:
+        return self.session.visible
+
+    def _sync_timeline(self) -> None:
+        vis = self.session.visible
+        self._syncing = True
+        try:
+            top = max(0, len(vis) - 1)
+            self.slider.max = self.play.max = top
+            pos = vis.index(self.session.current) if self.session.current in vis else 0
+            self.slider.value = pos
+        finally:
+            self._syncing = False
+
+    # --- navigation --------------------------------------------------------------------------
+    @property
+    def index(self) -> int:
+        """The index (into all steps) of the step shown."""
+        return self.session.current
+
+    def goto(self, i: int) -> None:
+        """Show step ``i`` (an index into all steps; it must pass the filters)."""
+        vis = self.session.visible
+        if i not in vis:
+            raise ValueError(f"step {i} is hidden by the filters")
+        self.slider.value = vis.index(i)
+
+    def next(self) -> None:
+        self.slider.value = min(self.slider.value + 1, self.slider.max)
+
+    def prev(self) -> None:
+        self.slider.value = max(self.slider.value - 1, 0)
+
+    def _on_slider(self, change) -> None:
+        if self._syncing:
+            return
+        vis = self.session.visible
+        if vis:
+            self.session.current = vis[min(change["new"], len(vis) - 1)]
+        self.redraw()
+
+    def _on_filter(self, _change) -> None:
+        if self._syncing:
+            return
+        value = self.filter.value or ""
+        kind, _, name = value.partition(":")
+        self.session.filter(stage=(name,) if kind == "stage" else (),
+                            rule=(name,) if kind == "rule" else (),
+                            hide_unchanged=self.hide_unchanged.value)
+        self._sync_timeline()
+        self.redraw()
+
+    # --- drawing ------------------------------------------------------------------------------
+    def render(self, i: int) -> dict[str, str]:
+        """The panes' HTML for step ``i`` (cached per step and colour choice)."""
+        key = (i, self.provenance.value or "")
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        s = self.session
+        view = s.step(i)
+        step = view.step
+        note = step.note.splitlines()[0] if step.note and step.error is None else ""
+        header = (f"<div style='font:600 14px sans-serif'>step {i} of {len(s) - 1}: "
+                  f"{_html.escape(step.stage)} <span style='font-weight:normal;color:#666'>"
+                  f"{_html.escape(note)}</span></div>")
+        if step.error is not None:
+            header += R.error_banner(step.error)
+        program = R.render_code(view.program) if view.program else "<i>(no program)</i>"
+        if step.rewrites:
+            program += R.render_rewrites(step)
+        diff = R.render_diff(view.diff())
+
+        selected = self.provenance.value or None
+        all_prov = R.collect_provenance(a for _, a in s.artifacts())
+        step_prov = R.collect_provenance(step.artifacts)
+        prov = step_prov or all_prov
+        if selected:
+            prov = {selected: all_prov.get(selected, [])}
+
+        # the drawing: this step's artifacts, else the latest drawn before it
+        focus = R.step_focus(step)
+        source_i, arts = i, [a for a in step.artifacts if a.kind != "c"]
+        if not arts:
+            for j in range(i - 1, -1, -1):
+                arts = [a for a in s.steps[j].artifacts if a.kind != "c"]
+                if arts:
+                    source_i = j
+                    break
+        if arts:
+            note = "" if source_i == i else (f"<div style='color:#888;font-size:12px'>this step drew nothing; "
+                                             f"showing step {source_i} ({_html.escape(s.steps[source_i].stage)})</div>")
+            drawing = note + "".join(R.render_artifact(a, focus, prov or None) for a in arts)
+        else:
+            drawing = "<i>(nothing drawn yet)</i>"
+
+        # the C: this step's, else the kernel's final C
+        c_here = [a for a in step.artifacts if a.kind == "c"]
+        c_art = c_here[-1] if c_here else s.last_artifact("c")
+        if c_art is None:
+            c_html = "<i>(no C yet" + (": lowering failed before emitting C" if s.error else "") + ")</i>"
+        else:
+            c_html = R.render_c(c_art.text, prov)
+        out = {"header": header, "program": program, "diff": diff, "artifact": drawing, "c": c_html}
+        self._cache[key] = out
+        return out
+
+    def redraw(self) -> float:
+        """Fill the panes for the current step; returns (and records) the seconds it took."""
+        t0 = time.perf_counter()
+        if not len(self.session):
+            self.header.value = "<i>(empty trace)</i>"
+            return 0.0
+        html = self.render(self.session.current)
+        self.header.value = html["header"]
+        self.program_pane.value = html["program"]
+        self.diff_pane.value = html["diff"]
+        self.artifact_pane.value = html["artifact"]
+        self.c_pane.value = html["c"]
+        elapsed = time.perf_counter() - t0
+        self.redraw_times.append(elapsed)
+        return elapsed
+
+    # --- actions ------------------------------------------------------------------------------
+    def copy_as_code(self) -> str:
+        """Fill the code box with Python that recreates this session and view; returns it."""
+        recipe = self.session.recipe or "from explorer import explore\nsession = explore(trace)  # your trace\n"
+        text = recipe + "\nfrom widgets import Explorer\nExplorer(session)\n"
+        self.code.value = text
+        self.code.layout.display = ""
+        return text
+
+    def formats(self) -> dict[str, str]:
+        """The formats chosen in the pickers."""
+        return {name: p.value for name, p in self.format_pickers.items()}
+
+    def relower(self) -> Session:
+        """Rebuild with the pickers' formats and the schedule text, and show the result."""
+        if self.rebuild is None:
+            raise RuntimeError("this Explorer has no rebuild callable")
+        formats, schedule = self.formats(), self.schedule_editor.value
+        rebuild = self.rebuild
+
+        def build(trace: Trace) -> None:
+            try:
+                result = rebuild(formats, schedule)
+            except Exception as e:
+                partial = getattr(e, "trace", None)
+                if isinstance(partial, Trace):
+                    trace.steps[:] = partial.steps
+                raise
+            result = getattr(result, "trace", result)
+            if not isinstance(result, Trace):
+                raise TypeError(f"rebuild must return a Trace (or an object with .trace), "
+                                f"not {type(result).__name__}")
+            trace.steps[:] = result.steps
+
+        name = getattr(rebuild, "__qualname__", "rebuild")
+        recipe = ("from explorer import explore\n"
+                  f"# {name} is your rebuild(formats, schedule) -> Trace\n"
+                  f"session = explore(lambda trace: trace.steps.extend("
+                  f"{name}({formats!r}, {schedule!r}).steps))\n")
+        session = explore(build, recipe=recipe)
+        self.set_session(session)
+        return session
+
+    def time_it(self):
+        """Time ``run`` against the baselines and show the table and plot."""
+        if self.run is None:
+            raise RuntimeError("this Explorer has no run callable to time")
+        result = compare(self.run, self.baselines, repeats=5, check=self.check, name="sparsescope")
+        self.timing_pane.value = result.html()
+        return result
+
+
+class Compare(W.HBox):
+    """Two variants side by side: ``Compare(a, b, labels=("lattice", "looplets"))``.
+
+    Each column shows the variant's final C and its latest artifact of the chosen kind;
+    with ``run_a`` and ``run_b`` (zero-argument kernel calls) a "time both" button times them
+    next to the ``baselines``.
+    """
+
+    def __init__(self, a: Any, b: Any, labels: Sequence[str] = ("a", "b"),
+                 run_a: Callable | None = None, run_b: Callable | None = None,
+                 baselines: Mapping[str, Callable] | None = None):
+        super().__init__()
+        self.sessions = (explore(a), explore(b))
+        self.labels = tuple(labels)
+        self.runs = (run_a, run_b)
+        self.baselines = dict(baselines or {})
+        kinds = list(dict.fromkeys(art.kind for s in self.sessions for _, art in s.artifacts()
+                                   if art.kind != "c"))
+        self.kind = W.Dropdown(options=kinds or ["(none)"], description="drawing")
+        self.kind.observe(lambda _: self.redraw(), names="value")
+        self.c_panes = (_pane(), _pane())
+        self.artifact_panes = (_pane(), _pane())
+        self.headers = (W.HTML(), W.HTML())
+        self.timing_pane = W.HTML()
+        self.time_button = W.Button(description="time both", icon="clock-o")
+        self.time_button.on_click(lambda _: self.time_both())
+        columns = [W.VBox([self.headers[k], _titled("C", self.c_panes[k]),
+                           _titled("drawing", self.artifact_panes[k])], layout=W.Layout(flex="1 1 0", min_width="0"))
+                   for k in range(2)]
+        extra = [self.time_button, self.timing_pane] if run_a is not None and run_b is not None else []
+        self.children = [W.VBox([self.kind, W.HBox(columns), *extra], layout=W.Layout(width="100%"))]
+        self.redraw()
+
+    def redraw(self) -> None:
+        for k, s in enumerate(self.sessions):
+            state = f" — failed: {_html.escape(s.error)}" if s.error else ""
+            self.headers[k].value = f"<b>{_html.escape(self.labels[k])}</b>: {len(s)} steps{state}"
+            c = s.last_artifact("c")
+            prov = R.collect_provenance(a for _, a in s.artifacts())
+            self.c_panes[k].value = R.render_c(c.text, prov) if c else "<i>(no C)</i>"
+            art = s.last_artifact(self.kind.value) if self.kind.value else None
+            self.artifact_panes[k].value = (R.render_artifact(art, provenance=prov or None) if art
+                                            else f"<i>(no {_html.escape(str(self.kind.value))})</i>")
+
+    def time_both(self):
+        run_a, run_b = self.runs
+        if run_a is None or run_b is None:
+            raise RuntimeError("Compare needs run_a and run_b to time")
+        result = compare(run_a, {self.labels[1]: run_b, **self.baselines}, repeats=5, name=self.labels[0])
+        self.timing_pane.value = result.html()
+        return result
