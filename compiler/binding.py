@@ -1,7 +1,7 @@
 """How tensors cross into kernels: parameter names, arguments and result tensors.
 
 Both lowering strategies name a tensor's arrays the same way, so one runtime binds
-any kernel (see :mod:`compiler.lower`):
+any kernel (see :mod:`compiler.lowering`):
 
 =======================  ============================  ======================
 what                     name                          example (CSR ``A``)

@@ -115,6 +115,13 @@ class Explorer(W.VBox):
         self.time_button.on_click(lambda _: self.time_it())
         timing = [W.HBox([self.time_button]), self.timing_pane] if run is not None else []
 
+        # stable CSS classes, so browser tests (and users' stylesheets) can find the parts
+        self.add_class("sparsescope-explorer")
+        for widget, cls in ((self.prev_button, "ss-prev"), (self.next_button, "ss-next"),
+                            (self.header, "ss-header"), (self.program_pane, "ss-program"),
+                            (self.diff_pane, "ss-diff"), (self.artifact_pane, "ss-drawing"),
+                            (self.c_pane, "ss-c"), (self.error_banner, "ss-error")):
+            widget.add_class(cls)
         timeline = W.HBox([self.play, self.prev_button, self.slider, self.next_button])
         filters = W.HBox([self.filter, self.hide_unchanged, self.provenance])
         panes = W.VBox([

@@ -12,9 +12,12 @@ from .level import Level, flatten, level_class
 from .pattern import Pattern
 from .sparse_coo import SparseCOO
 from .sparse_list import SparseList
+from .sparse_band import SparseBand
+from .sparse_block_list import SparseBlockList
 
 #: TACO's name for SparseList (DESIGN.md accepts the older names as aliases)
 Compressed = SparseList
 
-__all__ = ["Compressed", "Dense", "Element", "Level", "Pattern", "SparseCOO", "SparseList",
+__all__ = ["Compressed", "Dense", "Element", "Level", "Pattern", "SparseBand", "SparseBlockList",
+           "SparseCOO", "SparseList",
            "flatten", "level_class"]

@@ -1,0 +1,39 @@
+"""Strategy A, the lattice compiler: index notation lowered the TACO way, generalized to any
+operator and fill value, through CFIR to the imperative IR and C.
+
+Pipeline (each step is recorded in the trace): :func:`~compiler.lattice.cin.concretize`
+(concrete index notation), the :class:`~compiler.lattice.iteration_graph.IterationGraph`
+(loop order), one :class:`~compiler.lattice.lattice.Lattice` per forall (iteration algebra
+from operator properties and fills, checked by brute-force enumeration), CFIR
+(:mod:`compiler.lattice.cfir`), and the imperative IR through the level iterators
+(:mod:`compiler.lattice.lowering`, :mod:`compiler.lattice.iterators`).
+
+>>> import numpy as np
+>>> from compiler import Tensor, lower
+>>> A = Tensor.from_numpy(np.array([[0, 1.0], [2.0, 3.0]]), "csr")
+>>> k = lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(2))
+>>> k(A=A, x=np.ones(2)).to_numpy()
+array([1., 5.])
+"""
+
+from .algebra import derive, holds
+from .cfir import Setup, build_cfir, interpret_cfir
+from .cin import Assignment, Forall, Sequence, Where, concretize, scalar_promote
+from .iteration_graph import IterationGraph
+from .lattice import Lattice, LatticeError, build_lattice, check_lattice
+from .lowering import lower_lattice
+
+
+def _register() -> None:
+    try:
+        from ..lowering import register_strategy
+    except ImportError:  # the runtime is not there yet
+        return
+    register_strategy("lattice", lower_lattice)
+
+
+_register()
+
+__all__ = ["Assignment", "Forall", "IterationGraph", "Lattice", "LatticeError", "Sequence", "Setup",
+           "Where", "build_cfir", "build_lattice", "check_lattice", "concretize", "derive", "holds",
+           "interpret_cfir", "lower_lattice", "scalar_promote"]

@@ -1,0 +1,402 @@
+"""The iteration algebra: where an expression can differ from its fill value.
+
+An algebra is a set expression over the *defined* coordinates of the operands
+(sparse-array-programming.md §3): :class:`Region` (the coordinates where one
+access holds a value other than its fill), :class:`Universe` (every coordinate),
+:class:`Empty`, :class:`Union`, :class:`Intersect` and :class:`Complement`.
+:func:`derive` computes the algebra of an index-notation expression bottom-up from
+the operators' properties and the operands' fill values, in the paper's order:
+an explicit algebra of a user function, then annihilator, idempotence, identity,
+and the fallback (the union of the arguments with the constant-propagated fill).
+
+>>> from compiler.notation import parse
+>>> e = parse("a[i] = b[i] * (c[i] + d[i])").rhs
+>>> alg, fill, rules = derive(e, lambda acc: 0.0)
+>>> print(alg)
+(b[i] ∩ (c[i] ∪ d[i]))
+>>> fill, rules
+(np.float64(0.0), ['identity: c[i] + d[i]', 'annihilator: b[i] * (c[i] + d[i])'])
+>>> holds(alg, {"b[i]", "d[i]"}), holds(alg, {"c[i]", "d[i]"})
+(True, False)
+
+Each access is one region, named by its text (``b[i]``); the same access written
+twice is one region. Complements come from explicit algebras of user functions
+(``algebra="x & !y"``, stated for zero/False fills, or ``("x & !y", {"y": 1})``
+with other fills; a mismatch with the actual fills gives the universe, as in the
+paper).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import serialize
+from ..algebra import NOVALUE, Operator
+from ..errors import SparsescopeError
+from ..notation.ast import Access, Call, Literal, Reduce
+
+
+class AlgebraError(SparsescopeError, ValueError):
+    """A malformed explicit iteration algebra of a user function."""
+
+
+class Alg:
+    """Base of iteration-algebra nodes."""
+
+    def __str__(self) -> str:
+        return _show(self)
+
+    def pretty(self) -> str:
+        return str(self)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Region(Alg):
+    """The defined coordinates of one access (named by its text)."""
+
+    name: str
+
+    __str__ = Alg.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Universe(Alg):
+    """Every coordinate (``U``)."""
+
+    __str__ = Alg.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Empty(Alg):
+    """No coordinate (``∅``)."""
+
+    __str__ = Alg.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Union(Alg):
+    left: Alg
+    right: Alg
+
+    __str__ = Alg.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Intersect(Alg):
+    left: Alg
+    right: Alg
+
+    __str__ = Alg.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Complement(Alg):
+    arg: Alg
+
+    __str__ = Alg.__str__
+
+
+def _show(a: Alg) -> str:
+    if isinstance(a, Region):
+        return a.name
+    if isinstance(a, Universe):
+        return "U"
+    if isinstance(a, Empty):
+        return "∅"
+    if isinstance(a, Complement):
+        inner = _show(a.arg)
+        return f"¬{inner}" if not isinstance(a.arg, Complement) else f"¬({inner})"
+    sym = " ∪ " if isinstance(a, Union) else " ∩ "
+    return f"({_show(a.left)}{sym}{_show(a.right)})"
+
+
+def union(*parts: Alg) -> Alg:
+    """The union of ``parts`` (``∅`` for none), dropping empties and absorbing into ``U``."""
+    out: Alg | None = None
+    for p in parts:
+        if isinstance(p, Empty):
+            continue
+        if isinstance(p, Universe) or isinstance(out, Universe):
+            out = Universe()
+            continue
+        out = p if out is None or out == p else Union(out, p)
+    return Empty() if out is None else out
+
+
+def intersect(*parts: Alg) -> Alg:
+    """The intersection of ``parts`` (``U`` for none)."""
+    out: Alg | None = None
+    for p in parts:
+        if isinstance(p, Universe):
+            continue
+        if isinstance(p, Empty) or isinstance(out, Empty):
+            out = Empty()
+            continue
+        out = p if out is None or out == p else Intersect(out, p)
+    return Universe() if out is None else out
+
+
+def holds(a: Alg, present) -> bool:
+    """Whether a coordinate where exactly the regions ``present`` are defined is in ``a``."""
+    if isinstance(a, Region):
+        return a.name in present
+    if isinstance(a, Universe):
+        return True
+    if isinstance(a, Empty):
+        return False
+    if isinstance(a, Union):
+        return holds(a.left, present) or holds(a.right, present)
+    if isinstance(a, Intersect):
+        return holds(a.left, present) and holds(a.right, present)
+    if isinstance(a, Complement):
+        return not holds(a.arg, present)
+    raise TypeError(f"not an iteration algebra: {a!r}")
+
+
+def regions(a: Alg) -> list[str]:
+    """The region names in ``a``, first occurrence first."""
+    out: list[str] = []
+
+    def visit(x):
+        if isinstance(x, Region):
+            if x.name not in out:
+                out.append(x.name)
+        elif isinstance(x, (Union, Intersect)):
+            visit(x.left)
+            visit(x.right)
+        elif isinstance(x, Complement):
+            visit(x.arg)
+
+    visit(a)
+    return out
+
+
+def de_morgan(a: Alg) -> Alg:
+    """Push complements down to single regions (the paper's De Morgan pass).
+
+    >>> print(de_morgan(Complement(Intersect(Region("a"), Complement(Region("b"))))))
+    (¬a ∪ b)
+    """
+    if isinstance(a, Complement):
+        x = a.arg
+        if isinstance(x, Complement):
+            return de_morgan(x.arg)
+        if isinstance(x, Union):
+            return Intersect(de_morgan(Complement(x.left)), de_morgan(Complement(x.right)))
+        if isinstance(x, Intersect):
+            return Union(de_morgan(Complement(x.left)), de_morgan(Complement(x.right)))
+        if isinstance(x, Universe):
+            return Empty()
+        if isinstance(x, Empty):
+            return Universe()
+        return a
+    if isinstance(a, Union):
+        return Union(de_morgan(a.left), de_morgan(a.right))
+    if isinstance(a, Intersect):
+        return Intersect(de_morgan(a.left), de_morgan(a.right))
+    return a
+
+
+# -- explicit algebras of user functions -------------------------------------------------
+
+
+def parse_algebra(text: str, params) -> Alg:
+    """Parse an explicit algebra over a function's parameter names.
+
+    ``&`` is intersection, ``|`` union, ``!`` complement, ``U`` the universe.
+
+    >>> print(parse_algebra("(x | y) & !(x & y)", ("x", "y")))
+    ((x ∪ y) ∩ ¬(x ∩ y))
+    >>> parse_algebra("x & z", ("x", "y"))
+    Traceback (most recent call last):
+    ...
+    compiler.lattice.algebra.AlgebraError: iteration algebra 'x & z': z is not a parameter (x, y)
+    """
+    toks: list[str] = []
+    k = 0
+    while k < len(text):
+        c = text[k]
+        if c.isspace():
+            k += 1
+        elif c in "&|!()∪∩¬~":
+            toks.append({"∪": "|", "∩": "&", "¬": "!", "~": "!"}.get(c, c))
+            k += 1
+        elif c.isalpha() or c == "_":
+            j = k
+            while j < len(text) and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            toks.append(text[k:j])
+            k = j
+        else:
+            raise AlgebraError(f"iteration algebra {text!r}: unexpected character {c!r}")
+    pos = [0]
+
+    def peek():
+        return toks[pos[0]] if pos[0] < len(toks) else None
+
+    def take():
+        t = peek()
+        pos[0] += 1
+        return t
+
+    def expr():
+        a = term()
+        while peek() == "|":
+            take()
+            a = Union(a, term())
+        return a
+
+    def term():
+        a = factor()
+        while peek() == "&":
+            take()
+            a = Intersect(a, factor())
+        return a
+
+    def factor():
+        t = take()
+        if t == "!":
+            return Complement(factor())
+        if t == "(":
+            a = expr()
+            if take() != ")":
+                raise AlgebraError(f"iteration algebra {text!r}: missing ')'")
+            return a
+        if t == "U":
+            return Universe()
+        if t is None or not (t[0].isalpha() or t[0] == "_"):
+            raise AlgebraError(f"iteration algebra {text!r}: expected a parameter, got {t!r}")
+        if t not in params:
+            raise AlgebraError(f"iteration algebra {text!r}: {t} is not a parameter ({', '.join(params)})")
+        return Region(t)
+
+    a = expr()
+    if peek() is not None:
+        raise AlgebraError(f"iteration algebra {text!r}: unexpected {peek()!r}")
+    return a
+
+
+def _substitute(a: Alg, mapping: dict[str, Alg]) -> Alg:
+    if isinstance(a, Region):
+        return mapping[a.name]
+    if isinstance(a, Union):
+        return union(_substitute(a.left, mapping), _substitute(a.right, mapping))
+    if isinstance(a, Intersect):
+        return intersect(_substitute(a.left, mapping), _substitute(a.right, mapping))
+    if isinstance(a, Complement):
+        return Complement(_substitute(a.arg, mapping))
+    return a
+
+
+# -- derivation ----------------------------------------------------------------------------
+
+
+def same_value(a, b) -> bool:
+    """Value equality where NaN equals NaN and NOVALUE only itself."""
+    if a is NOVALUE or b is NOVALUE:
+        return a is b
+    try:
+        if isinstance(a, (float, np.floating)) and isinstance(b, (float, np.floating)) \
+                and math.isnan(a) and math.isnan(b):
+            return True
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _dtype_of(v):
+    return np.asarray(v).dtype
+
+
+def derive(e, fill_of: Callable[[Access], object], rules: list | None = None):
+    """``(algebra, fill)`` of the index-notation expression ``e``.
+
+    ``fill_of(access)`` gives each access's fill. The names of the rules that fired
+    are appended to ``rules`` (and returned as a third element when ``rules`` is None).
+    """
+    own = rules is None
+    log: list[str] = [] if own else rules
+    out = _derive(e, fill_of, log)
+    return (*out, log) if own else out
+
+
+def _derive(e, fill_of, log):
+    if isinstance(e, Access):
+        return Region(str(e)), fill_of(e)
+    if isinstance(e, Literal):
+        # a literal equals its own fill everywhere: it is defined nowhere
+        return Empty(), np.asarray(e.value)[()]
+    if isinstance(e, Reduce):
+        alg, f = _derive(e.body, fill_of, log)
+        ident = e.op.identity_for(_dtype_of(f)) if f is not NOVALUE else NOVALUE
+        if f is not NOVALUE and ident is not NOVALUE and same_value(f, ident):
+            log.append(f"reduce-identity: {e}")
+            return alg, ident
+        log.append(f"reduce-universe: {e}")
+        if f is NOVALUE or not e.op.reducible:
+            return Universe(), NOVALUE
+        one, two = e.op.reduce_fill(f, 1), e.op.reduce_fill(f, 2)
+        return Universe(), one if same_value(one, two) else NOVALUE
+    if isinstance(e, Call):
+        parts = [_derive(a, fill_of, log) for a in e.args]
+        algs = [p[0] for p in parts]
+        fills = [p[1] for p in parts]
+        return _derive_call(e, e.op, algs, fills, log)
+    raise TypeError(f"cannot derive an iteration algebra for {e!r}")
+
+
+def _derive_call(e, op: Operator, algs, fills, log):
+    known = all(f is not NOVALUE for f in fills)
+    fill = op.fill(*fills)
+    if op.algebra is not None:
+        text, assumed = (op.algebra, {}) if isinstance(op.algebra, str) else op.algebra
+        alg = parse_algebra(text, op.params)
+        for k, p in enumerate(op.params):
+            want = assumed.get(p, 0)
+            if not known or not same_value(fills[k], np.asarray(want).astype(_dtype_of(fills[k]))[()]):
+                log.append(f"explicit-algebra-fill-mismatch: {e}")
+                return Universe(), fill
+        out = de_morgan(_substitute(alg, dict(zip(op.params, algs))))
+        if holds(out, set()):
+            # the algebra includes coordinates where no argument is defined: it is stated
+            # relative to the result's fill, which f(fills) is not
+            log.append(f"explicit-algebra-relative: {e}")
+            return out, NOVALUE
+        log.append(f"explicit-algebra: {e}")
+        return out, fill
+    if not known:
+        log.append(f"unknown-fill: {e}")
+        return Universe(), fill
+    n = len(algs)
+    if op.annihilator is not NOVALUE and n >= 1:
+        positions = op.annihilator_positions or range(n)
+        hit = [k for k in positions if same_value(fills[k], op.annihilator_for(_dtype_of(fills[k])))]
+        if hit and same_value(fill, op.annihilator_for(_dtype_of(fill))):
+            log.append(f"annihilator: {e}")
+            return intersect(*(algs[k] for k in hit)), fill
+    if op.idempotent and n >= 2 and all(same_value(f, fills[0]) for f in fills):
+        log.append(f"idempotent: {e}")
+        return union(*algs), fill
+    if op.identity is not NOVALUE and n == 2:
+        positions = op.identity_positions or range(2)
+        ident = [k for k in positions if same_value(fills[k], op.identity_for(_dtype_of(fills[k])))]
+        if ident and all(same_value(fill, fills[1 - k]) for k in ident):
+            log.append(f"identity: {e}")
+            return union(*algs), fill
+    log.append(f"union-fallback: {e}")
+    return union(*algs), fill
+
+
+__all__ = ["Alg", "Region", "Universe", "Empty", "Union", "Intersect", "Complement", "union",
+           "intersect", "holds", "regions", "de_morgan", "parse_algebra", "derive", "same_value",
+           "AlgebraError"]

@@ -1,0 +1,760 @@
+"""CFIR: the control-flow IR between lattices and imperative code (shape-operators.md §5, §7).
+
+::
+
+    cfir ::= forall i (while i <- seq with (located = i) switch)*
+           | switch i (case seq: cfir)+ | cfir; cfir | a(I) = e | a(I) op= e | alloc t in cfir
+
+A :class:`CForall` holds one :class:`CLoop` per loop of its lattice, run one
+after the other with drop-out semantics: a loop runs while every iterator it
+iterates has coordinates left (and, with the universe, while ``i`` is in range),
+resolves ``i`` as the least coordinate, locates into Dense levels and runs the
+first case of its switch whose iterators are all at ``i`` (most specific first).
+:func:`build_cfir` builds it from concrete index notation and the lattices;
+:func:`interpret_cfir` runs it on tensors (a test oracle for the lowering).
+
+>>> from compiler.notation import parse
+>>> from compiler.format import sparse_vector, dense
+>>> prog = parse("a[i] = b[i] + c[i]")
+>>> setup = Setup.create(prog, {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
+>>> print(build_cfir(setup.statement, setup))
+forall i:
+  while i <- b0 ∩ c0:
+    switch i:
+      case b0 c0: a[i] = b[i] + c[i]
+      case b0: a[i] = b[i]
+      case c0: a[i] = c[i]
+  while i <- b0:
+    a[i] = b[i]
+  while i <- c0:
+    a[i] = c[i]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from .. import serialize
+from ..algebra import NOVALUE, Operator
+from ..errors import DTypeError, StrategyError
+from ..format import Format
+from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, assign_spelling
+from ..rewrite import Rule, rewrite
+from ..trace import Rewrite
+from .algebra import derive, same_value
+from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, concretize, expr_accesses,
+                  foralls, scalar_promote)
+from .iteration_graph import IterationGraph, is_all_dense, storage_path
+from .iterators import ModeIterator, mode_iterators, py_arrays
+from .lattice import (Operand, build_lattice, expr_dtype, literal, remove_operands,
+                      simplify_rules, verify)
+
+INDENT = "  "
+
+serialize.node(ModeIterator)
+
+
+# -- nodes ----------------------------------------------------------------------------------
+
+
+class CNode:
+    def __str__(self) -> str:
+        return "\n".join(_lines(self, 0))
+
+    def pretty(self) -> str:
+        return str(self)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class FlatLocator:
+    """A tensor whose levels are all Dense, located once all its indices are bound."""
+
+    key: str
+    name: str
+    tensor: str
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+@serialize.node
+@dataclass(frozen=True)
+class CCase(CNode):
+    """``case present: body``; ``tests`` are compared with ``i``, ``value_tests`` against their fill."""
+
+    present: tuple[str, ...]       # access keys present in this region
+    tests: tuple[ModeIterator, ...]
+    value_tests: tuple[str, ...]   # access keys whose value is compared with the fill
+    body: Any
+    omit: bool = False
+
+    __str__ = CNode.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class CLoop(CNode):
+    """``while index <- iterated [∩ U] with (located = index): switch``."""
+
+    index: Index
+    iterated: tuple[ModeIterator, ...]
+    located: tuple
+    universe: bool
+    cases: tuple[CCase, ...]
+
+    __str__ = CNode.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class CForall(CNode):
+    """The loops of one forall over ``index`` (extent: the size parameter ``extent``)."""
+
+    index: Index
+    extent: str
+    loops: tuple[CLoop, ...]
+
+    __str__ = CNode.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class CSeq(CNode):
+    stmts: tuple
+
+    __str__ = CNode.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class CAlloc(CNode):
+    """``alloc temp = init in body``: a scalar temporary of a ``where``."""
+
+    temp: str
+    dtype: str
+    init: Any
+    body: Any
+
+    __str__ = CNode.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class CAssign(CNode):
+    """``lhs = rhs`` or ``lhs op= rhs``; ``output`` says whether ``lhs`` is the output tensor."""
+
+    lhs: Access
+    op: Operator | None
+    rhs: Any
+    output: bool
+
+    __str__ = CNode.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class CSkip(CNode):
+    __str__ = CNode.__str__
+
+
+def _labels(items) -> str:
+    return " ∩ ".join(x.label for x in items)
+
+
+def _lines(n, depth: int) -> list[str]:
+    pad = INDENT * depth
+    if isinstance(n, CForall):
+        out = [f"{pad}forall {n.index}:"]
+        for loop in n.loops:
+            out += _lines(loop, depth + 1)
+        return out
+    if isinstance(n, CLoop):
+        seq = _labels(n.iterated)
+        if n.universe:
+            seq = f"U ∩ {seq}" if seq else "U"
+        head = f"{pad}while {n.index} <- {seq}"
+        if n.located:
+            head += " with (" + ", ".join(f"{x.label} = {n.index}" for x in n.located) + ")"
+        if len(n.cases) == 1 and not n.cases[0].tests and not n.cases[0].value_tests:
+            return [head + ":"] + _lines(n.cases[0].body, depth + 1)
+        out = [head + ":", f"{pad}{INDENT}switch {n.index}:"]
+        for c in n.cases:
+            out += _lines(c, depth + 2)
+        return out
+    if isinstance(n, CCase):
+        names = " ".join(t.label for t in n.tests)
+        if n.value_tests:
+            names += " (values " + ", ".join(n.value_tests) + ")"
+        names = names.strip() or "else"
+        body = _lines(n.body, depth + 1)
+        if n.omit:
+            return [f"{pad}case {names}: omit"]
+        if len(body) == 1:
+            return [f"{pad}case {names}: {body[0].strip()}"]
+        return [f"{pad}case {names}:"] + body
+    if isinstance(n, CSeq):
+        return [line for s in n.stmts for line in _lines(s, depth)]
+    if isinstance(n, CAlloc):
+        return [f"{pad}alloc {n.temp} = {_value(n.init)}"] + _lines(n.body, depth)
+    if isinstance(n, CAssign):
+        return [f"{pad}{_access(n.lhs)} {assign_spelling(n.op)} {n.rhs}"]
+    if isinstance(n, CSkip):
+        return [f"{pad}skip"]
+    raise TypeError(f"not a CFIR node: {n!r}")
+
+
+def _access(a: Access) -> str:
+    return a.tensor if not a.indices else str(a)
+
+
+def _value(v) -> str:
+    return "?" if v is NOVALUE else str(literal(v))
+
+
+# -- setup: what the builder knows about each access --------------------------------------------
+
+
+@dataclass
+class Setup:
+    """Formats, names, dtypes and fills of a program's accesses, and its concrete statement."""
+
+    program: Assign
+    formats: dict
+    output: Access
+    output_format: Format
+    statement: Stmt
+    graph: IterationGraph
+    names: dict          # access key -> name used in generated code
+    iters: dict          # access key -> [ModeIterator]
+    paths: dict          # access key -> storage-ordered indices
+    flexible: set        # access keys of all-Dense tensors
+    extents: dict        # Index -> size parameter name
+    extent_uses: dict    # Index -> [(tensor, mode)]
+    temps: dict          # temp name -> (Temporary, dtype)
+    out_neutral: Any
+    out_fill: Any
+    out_dtype: str
+    rhs_fill: Any
+    lattices: list
+    promoted: bool = False
+    concrete: Stmt | None = None
+
+    def fill_of(self, acc: Access):
+        if acc.tensor in self.temps:
+            t, dt = self.temps[acc.tensor]
+            return np.asarray(t.init).astype(dt)[()] if t.init is not NOVALUE else NOVALUE
+        return self.formats[acc.tensor].fill
+
+    def dtype_of(self, acc: Access) -> str:
+        if acc.tensor in self.temps:
+            return self.temps[acc.tensor][1]
+        return np.dtype(self.formats[acc.tensor].dtype).name
+
+    @classmethod
+    def create(cls, program: Assign, formats: dict, order=None, promote: bool = True) -> "Setup":
+        """Check the program against the formats and build its ordered concrete statement."""
+        out = program.lhs
+        inputs = expr_accesses(program.rhs)
+        for acc in inputs:
+            if acc.tensor not in formats:
+                raise StrategyError(f"no format or tensor given for {acc.tensor}")
+            if acc.tensor == out.tensor:
+                raise StrategyError(f"output {out.tensor} is also read on the right-hand side; "
+                                    f"the lattice strategy writes a fresh output")
+            if len(acc.indices) != formats[acc.tensor].ndim:
+                raise StrategyError(f"{acc} uses {len(acc.indices)} indices but tensor {acc.tensor} "
+                                    f"has {formats[acc.tensor].ndim} modes")
+        # dtypes and fills
+        dtype_of = lambda a: np.dtype(formats[a.tensor].dtype)  # noqa: E731
+        try:
+            rdt = expr_dtype(program.rhs, dtype_of)
+        except DTypeError as e:
+            raise DTypeError(f"in {program}: {e}") from None
+        _, rhs_fill, _ = derive(program.rhs, lambda a: formats[a.tensor].fill)
+        if program.op is not None and rhs_fill is not NOVALUE:
+            # an update starts from the fill (identity) of the output
+            ident = program.op.identity_for(np.asarray(rhs_fill).dtype)
+            rhs_fill = rhs_fill if ident is not NOVALUE and same_value(rhs_fill, ident) else NOVALUE
+        if out.tensor in formats:
+            ofmt = formats[out.tensor]
+            if ofmt.ndim != len(out.indices):
+                raise StrategyError(f"output {out} has {len(out.indices)} indices but its format has "
+                                    f"{ofmt.ndim} modes")
+        else:
+            from ..format import dense
+            fill = 0 if rhs_fill is NOVALUE else rhs_fill
+            ofmt = dense(len(out.indices), fill=np.asarray(fill).astype(rdt)[()].item(), dtype=rdt.name)
+            formats = {**formats, out.tensor: ofmt}
+        out_dtype = np.dtype(ofmt.dtype).name
+        if is_all_dense(ofmt):
+            out_fill = rhs_fill if rhs_fill is not NOVALUE else ofmt.fill
+            out_fill = np.asarray(out_fill).astype(out_dtype)[()]
+            neutral = out_fill if rhs_fill is not NOVALUE else NOVALUE
+        else:
+            out_fill = np.asarray(ofmt.fill).astype(out_dtype)[()]
+            neutral = out_fill
+        # names and iterators per distinct access
+        names, iters, paths, flexible = {}, {}, {}, set()
+        count: dict[str, int] = {}
+        for acc in inputs:
+            key = str(acc)
+            if key in names:
+                continue
+            k = count.get(acc.tensor, 0) + 1
+            count[acc.tensor] = k
+            names[key] = acc.tensor if k == 1 else f"{acc.tensor}_{k}"
+            fmt = formats[acc.tensor]
+            iters[key] = mode_iterators(names[key], acc.tensor, fmt)
+            paths[key] = storage_path(acc, fmt)[0]
+            if is_all_dense(fmt):
+                flexible.add(key)
+        extents, uses = {}, {}
+        for acc in inputs:
+            fmt = formats[acc.tensor]
+            for sm, m in enumerate(fmt.mode_order):
+                i = acc.indices[m]
+                uses.setdefault(i, [])
+                if (acc.tensor, m) not in uses[i]:
+                    uses[i].append((acc.tensor, m))
+                extents.setdefault(i, iters[str(acc)][sm].param("size"))
+        for m, i in enumerate(out.indices):
+            if i not in extents:
+                raise StrategyError(f"output index {i} of {out} is used by no input, so its extent is unknown")
+        graph = IterationGraph.build(program, formats)
+        concrete = concretize(program)
+        stmt = _order_statement(concrete, graph, order)
+        promoted = False
+        if promote:
+            p = scalar_promote(stmt)
+            promoted = p is not stmt
+            stmt = p
+        temps = {}
+        for s in _wheres(stmt):
+            d = expr_dtype(_temp_value(s), lambda a: np.dtype(
+                temps[a.tensor][1] if a.tensor in temps else formats[a.tensor].dtype))
+            temps[s.temp.name] = (s.temp, s.temp.op.result_dtype(d, d).name)
+        setup = cls(program, formats, out, ofmt, stmt, graph, names, iters, paths, flexible, extents,
+                    uses, temps, neutral, out_fill, out_dtype, rhs_fill, [], promoted, concrete)
+        setup.check_output()
+        return setup
+
+    def check_output(self):
+        """A sparse output must be appended in order: its indices outermost, in storage order."""
+        fmt = self.output_format
+        if is_all_dense(fmt):
+            return
+        names = [lvl.name for lvl in fmt.levels]
+        for k, n in enumerate(names):
+            if n not in ("Dense", "SparseList", "SparseCOO"):
+                raise StrategyError(f"output {self.output.tensor}: the lattice strategy cannot assemble "
+                                    f"level {k} ({n})")
+            if n == "Dense" and any(m != "Dense" for m in names[:k]):
+                raise StrategyError(f"output {self.output.tensor}: a Dense level under a sparse level "
+                                    f"cannot be assembled by appending")
+            if n == "SparseCOO" and k != len(names) - 1:
+                raise StrategyError(f"output {self.output.tensor}: SparseCOO must be the innermost level")
+        if self.program.op is not None:
+            raise StrategyError(f"output {self.output.tensor} is sparse: an update ({assign_spelling(self.program.op)}) "
+                                f"needs a dense output")
+        path = storage_path(self.output, fmt)[0]
+        order = _top_order(self.statement)
+        if list(order[:len(path)]) != list(path):
+            raise StrategyError(
+                f"sparse output {self.output.tensor} is assembled in storage order "
+                f"({', '.join(i.name for i in path)}) but the loops run "
+                f"{', '.join(i.name for i in order)}; the reduction is not innermost, so it would "
+                f"scatter into {self.output.tensor}. Use a dense output (or a workspace)")
+
+
+def _top_order(s) -> list[Index]:
+    out = []
+    while isinstance(s, Forall):
+        out.append(s.index)
+        s = s.body
+    return out
+
+
+def _wheres(s) -> list:
+    if isinstance(s, Where):
+        return _wheres(s.producer) + [s] + _wheres(s.consumer)
+    if isinstance(s, Forall):
+        return _wheres(s.body)
+    if isinstance(s, Sequence):
+        return _wheres(s.define) + _wheres(s.mutate)
+    return []
+
+
+def _temp_value(w: Where):
+    s = w.producer
+    while isinstance(s, (Forall, Where)):
+        s = s.body if isinstance(s, Forall) else s.consumer
+    return s.rhs
+
+
+def _order_statement(s: Stmt, graph: IterationGraph, order=None) -> Stmt:
+    """Put each chain of foralls in an order the iteration graph allows (or ``order``)."""
+    from .cin import _loops, _wrap
+    chain, body = _loops(s)
+    if chain:
+        if order is not None:
+            wanted = [Index(i) if isinstance(i, str) else i for i in order]
+            if sorted(i.name for i in wanted) != sorted(i.name for i in chain):
+                raise StrategyError(f"schedule: order {[i.name for i in wanted]} must list the loops "
+                                    f"{[i.name for i in chain]}")
+            allowed = graph.order(chain, prefer=wanted)
+            if allowed != wanted:
+                for e_before, e_after, p in graph.edges():
+                    if e_before in wanted and e_after in wanted and \
+                            wanted.index(e_before) > wanted.index(e_after):
+                        raise StrategyError(
+                            f"reorder({', '.join(i.name for i in wanted)}) does not apply: {p.access} is "
+                            f"stored with {e_before} before {e_after}")
+            chain = wanted
+        else:
+            chain = graph.order(chain, prefer=chain)
+    if isinstance(body, Where):
+        body = Where(_order_statement(body.consumer, graph), _order_statement(body.producer, graph), body.temp)
+    return _wrap(chain, body)
+
+
+# -- building -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    bound: tuple = ()
+
+
+def value_of(stmt, setup: Setup):
+    """``(expr, neutral)``: the value a statement computes per coordinate, temporaries inlined."""
+    if isinstance(stmt, Forall):
+        return value_of(stmt.body, setup)
+    if isinstance(stmt, Where):
+        ce, n = value_of(stmt.consumer, setup)
+        pe, _ = value_of(stmt.producer, setup)
+        if ce is None:
+            return None, n
+        red = Reduce(stmt.temp.op, tuple(foralls(stmt.producer)) or (Index("_"),),
+                     pe if pe is not None else literal(stmt.temp.init))
+        return _subst(ce, stmt.temp.name, red), n
+    if isinstance(stmt, Assignment):
+        if stmt.op is None:
+            return stmt.rhs, setup.out_neutral
+        d = setup.dtype_of(stmt.lhs) if stmt.lhs.tensor in setup.temps else setup.out_dtype
+        ident = stmt.op.identity_for(d)
+        return stmt.rhs, ident
+    if isinstance(stmt, Skip):
+        return None, NOVALUE
+    raise StrategyError(f"the lattice strategy cannot lower {type(stmt).__name__} statements")
+
+
+def _subst(e, name, value):
+    if isinstance(e, Access) and e.tensor == name:
+        return value
+    if isinstance(e, Call):
+        return Call(e.op, tuple(_subst(a, name, value) for a in e.args))
+    if isinstance(e, Reduce):
+        return Reduce(e.op, e.indices, _subst(e.body, name, value))
+    return e
+
+
+def _stmt_rules(setup: Setup) -> list[Rule]:
+    def skip_neutral_update(t):
+        if isinstance(t, Assignment) and t.op is not None and isinstance(t.rhs, Literal):
+            d = setup.dtype_of(t.lhs) if t.lhs.tensor in setup.temps else setup.out_dtype
+            ident = t.op.identity_for(d)
+            if ident is not NOVALUE and same_value(np.asarray(t.rhs.value).astype(d)[()], ident):
+                return Skip()
+        return None
+
+    def skip_fill_store(t):
+        if isinstance(t, Assignment) and t.op is None and t.lhs == setup.output \
+                and isinstance(t.rhs, Literal) and setup.out_neutral is not NOVALUE \
+                and same_value(np.asarray(t.rhs.value).astype(setup.out_dtype)[()], setup.out_neutral):
+            return Skip()
+        return None
+
+    def forall_skip(t):
+        return Skip() if isinstance(t, Forall) and isinstance(t.body, Skip) else None
+
+    def where_empty_producer(t):
+        if isinstance(t, Where) and isinstance(t.producer, Skip):
+            init = literal(np.asarray(t.temp.init).astype(setup.temps[t.temp.name][1])[()])
+            return _map_assign(t.consumer, lambda a: replace(a, rhs=_subst(a.rhs, t.temp.name, init)))
+        if isinstance(t, Where) and isinstance(t.consumer, Skip):
+            return Skip()
+        return None
+
+    return [Rule("skip-neutral-update", skip_neutral_update), Rule("skip-fill-store", skip_fill_store),
+            Rule("forall-skip", forall_skip), Rule("where-empty-producer", where_empty_producer)]
+
+
+def _map_assign(s, fn):
+    if isinstance(s, Assignment):
+        return fn(s)
+    if isinstance(s, Forall):
+        return Forall(s.index, _map_assign(s.body, fn))
+    if isinstance(s, Where):
+        return Where(_map_assign(s.consumer, fn), _map_assign(s.producer, fn), s.temp)
+    return s
+
+
+def remove_from_stmt(s, absent: dict):
+    return _map_assign(s, lambda a: replace(a, rhs=remove_operands(a.rhs, absent)))
+
+
+def simplify_stmt(s, setup: Setup, log: list):
+    dtype_of = lambda a: setup.dtype_of(a)  # noqa: E731
+    return rewrite(s, simplify_rules(dtype_of, setup.fill_of) + _stmt_rules(setup), log)
+
+
+def _stmt_accesses(s) -> list[Access]:
+    if isinstance(s, Assignment):
+        return [a for a in expr_accesses(s.rhs)]
+    if isinstance(s, Forall):
+        return _stmt_accesses(s.body)
+    if isinstance(s, Where):
+        return _stmt_accesses(s.producer) + _stmt_accesses(s.consumer)
+    return []
+
+
+def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: bool = True):
+    """The CFIR of a concrete statement, recording each lattice in ``setup.lattices``."""
+    ctx = ctx or _Ctx()
+    if isinstance(stmt, Skip):
+        return CSkip()
+    if isinstance(stmt, Assignment):
+        return CAssign(stmt.lhs, stmt.op, stmt.rhs, stmt.lhs == setup.output)
+    if isinstance(stmt, Where):
+        t, dt = setup.temps[stmt.temp.name]
+        init = np.asarray(t.init).astype(dt)[()]
+        return CAlloc(t.name, dt, init, CSeq((build_cfir(stmt.producer, setup, ctx, verify_lattices),
+                                             build_cfir(stmt.consumer, setup, ctx, verify_lattices))))
+    if isinstance(stmt, Sequence):
+        return CSeq((build_cfir(stmt.define, setup, ctx, verify_lattices),
+                     build_cfir(stmt.mutate, setup, ctx, verify_lattices)))
+    if not isinstance(stmt, Forall):
+        raise StrategyError(f"cannot lower {stmt!r}")
+    i = stmt.index
+    value, neutral = value_of(stmt.body, setup)
+    bound = set(ctx.bound)
+    inner = bound | {i}
+    operands, free, fixed, by_key = [], [], [], {}
+    seen = set()
+    for acc in expr_accesses(value) if value is not None else []:
+        key = str(acc)
+        if key in seen or acc.tensor in setup.temps:
+            continue
+        seen.add(key)
+        path = setup.paths[key]
+        fill, dt = setup.fill_of(acc), setup.dtype_of(acc)
+        if key in setup.flexible:
+            if i in acc.indices and set(acc.indices) <= inner:
+                loc = FlatLocator(key, setup.names[key], acc.tensor)
+                operands.append(Operand(acc, "dense", True, fill, dt, setup.names[key]))
+                by_key[key] = loc
+            elif set(acc.indices) <= bound:
+                fixed.append(acc)
+            else:
+                free.append(acc)
+            continue
+        cursor = 0
+        while cursor < len(path) and path[cursor] in bound:
+            cursor += 1
+        if any(p in bound for p in path[cursor:]):
+            raise StrategyError(f"{acc} is stored in the order {', '.join(p.name for p in path)} but the "
+                                f"loops bind {', '.join(x.name for x in ctx.bound)} first")
+        if cursor < len(path) and path[cursor] == i:
+            it = setup.iters[key][cursor]
+            operands.append(Operand(acc, it.kind, cursor == len(path) - 1, fill, dt, setup.names[key]))
+            by_key[key] = it
+        elif i in path:
+            raise StrategyError(f"{acc} is stored in the order {', '.join(p.name for p in path)}, so "
+                                f"{path[cursor]} must be iterated before {i}")
+        elif cursor < len(path):
+            free.append(acc)
+        else:
+            fixed.append(acc)
+    force = False  # value tests come with omitters (see build_lattice)
+    if value is None:
+        return CSkip()
+    L = build_lattice(i, value, operands, neutral=neutral, free=free, fixed=fixed,
+                      fill_of=setup.fill_of, dtype_of=setup.dtype_of, force_value_tests=force)
+    if verify_lattices:
+        verify(L, value, free_dtypes={str(a): setup.dtype_of(a) for a in free + fixed},
+               free_fills={str(a): setup.fill_of(a) for a in free + fixed}, trials=6)
+    setup.lattices.append(L)
+    ops = {op.key: op for op in operands}
+    loops = []
+    for loop in L.loops:
+        iterated = tuple(by_key[k] for k in loop.iterated)
+        located = tuple(by_key[op.key] for op in operands if op.kind == "dense")
+        cases = []
+        single = len(iterated) == 1 and not L.universe
+        for pt in loop.cases:
+            tests = () if single else tuple(by_key[k] for k in loop.iterated if k in pt.present)
+            vtests = tuple(k for k in ops if k in pt.present and ops[k].leaf) if L.value_tests else ()
+            present = tuple(k for k in ops if k in pt.present)
+            if not pt.producer:
+                cases.append(CCase(present, tests, vtests, CSkip(), True))
+                continue
+            absent = {ops[k].access: ops[k].fill for k in ops if k not in pt.present}
+            log: list[Rewrite] = []
+            body = simplify_stmt(remove_from_stmt(stmt.body, absent), setup, log)
+            L.rewrites.extend(log)
+            cases.append(CCase(present, tests, vtests,
+                               build_cfir(body, setup, _Ctx(ctx.bound + (i,)), verify_lattices)))
+        loops.append(CLoop(i, iterated, located, L.universe, tuple(cases)))
+    return CForall(i, setup.extents[i], tuple(loops))
+
+
+def _has_user_algebra(e) -> bool:
+    if isinstance(e, Call):
+        return (e.op.algebra is not None) or any(_has_user_algebra(a) for a in e.args)
+    if isinstance(e, Reduce):
+        return _has_user_algebra(e.body)
+    return False
+
+
+# -- interpreter ----------------------------------------------------------------------------------
+
+
+class _Machine:
+    def __init__(self, setup: Setup, tensors: dict):
+        self.setup = setup
+        self.arrays, self.sizes = {}, {}
+        for name, t in tensors.items():
+            a, s = py_arrays(name, t)
+            self.arrays.update(a)
+            self.sizes.update(s)
+        self.tensors = tensors
+        shape = []
+        for i in setup.output.indices:
+            t, m = setup.extent_uses[i][0]
+            shape.append(tensors[t].shape[m])
+        fill = setup.out_fill
+        self.out = np.full(tuple(shape), fill, dtype=setup.out_dtype)
+        self.parent: dict = {}   # (access key, mode) -> parent of that mode
+        self.env: dict = {}
+
+    def value(self, acc: Access):
+        key = str(acc)
+        if acc.tensor in self.setup.temps:
+            return self.env[acc.tensor]
+        t = self.tensors[acc.tensor]
+        if key in self.setup.flexible:
+            p = 0
+            for sm, m in enumerate(t.format.mode_order):
+                p = p * t.storage_shape[sm] + self.env[acc.indices[m].name]
+        else:
+            p = self.parent[(key, len(self.setup.paths[key]))]
+        vals = t.vals
+        return np.asarray(vals[p])[()]
+
+    def expr(self, e):
+        if isinstance(e, Access):
+            return self.value(e)
+        if isinstance(e, Literal):
+            return np.asarray(e.value).astype(e.dtype)[()]
+        if isinstance(e, Call):
+            with np.errstate(all="ignore"):
+                return np.asarray(e.op(*[self.expr(a) for a in e.args]))[()]
+        raise TypeError(f"cannot evaluate {e!r}")
+
+    def run(self, n):
+        if isinstance(n, CSkip):
+            return
+        if isinstance(n, CSeq):
+            for s in n.stmts:
+                self.run(s)
+        elif isinstance(n, CAlloc):
+            old = self.env.get(n.temp)
+            self.env[n.temp] = n.init
+            self.run(n.body)
+            if old is not None:
+                self.env[n.temp] = old
+        elif isinstance(n, CAssign):
+            v = self.expr(n.rhs)
+            if n.output:
+                at = tuple(self.env[i.name] for i in n.lhs.indices)
+                if n.op is not None:
+                    with np.errstate(all="ignore"):
+                        v = n.op(self.out[at], v)
+                self.out[at] = v
+            else:
+                cur = self.env[n.lhs.tensor]
+                with np.errstate(all="ignore"):
+                    self.env[n.lhs.tensor] = np.asarray(n.op(cur, v)).astype(self.setup.temps[n.lhs.tensor][1])[()] \
+                        if n.op is not None else v
+        elif isinstance(n, CForall):
+            self.forall(n)
+        else:
+            raise TypeError(f"cannot run {n!r}")
+
+    def forall(self, n: CForall):
+        fibers, cursor = {}, {}
+        for loop in n.loops:
+            for it in loop.iterated:
+                k = (str(it.name), it.mode)
+                if k not in fibers:
+                    key = self._key(it)
+                    fibers[k] = it.py_fiber(self.arrays, self.sizes, self.parent[(key, it.mode)]
+                                            if it.mode > 0 else 0)
+                    cursor[k] = 0
+        N = self.sizes[n.extent]
+        u = 0
+        saved = dict(self.parent)
+        for loop in n.loops:
+            its = [(it, (it.name, it.mode)) for it in loop.iterated]
+            while all(cursor[k] < len(fibers[k]) for _, k in its) and (not loop.universe or u < N):
+                coords = {k: fibers[k][cursor[k]][0] for _, k in its}
+                i = u if loop.universe else min(coords.values())
+                self.env[n.index.name] = i
+                for loc in loop.located:
+                    if isinstance(loc, ModeIterator):
+                        key = self._key(loc)
+                        par = self.parent[(key, loc.mode)] if loc.mode > 0 else 0
+                        self.parent[(key, loc.mode + 1)] = par * self.sizes[loc.param("size")] + i
+                for it, k in its:
+                    if coords[k] == i:
+                        self.parent[(self._key(it), it.mode + 1)] = fibers[k][cursor[k]][1]
+                for case in loop.cases:
+                    if all(coords[(t.name, t.mode)] == i for t in case.tests) and \
+                            all(self._present(key) for key in case.value_tests) and \
+                            all(coords[k] == i for it, k in its if self._key(it) in case.present):
+                        if not case.omit:
+                            self.run(case.body)
+                        break
+                for _, k in its:
+                    if coords[k] == i:
+                        cursor[k] += 1
+                if loop.universe:
+                    u += 1
+        self.parent = saved
+
+    def _key(self, it) -> str:
+        for key, name in self.setup.names.items():
+            if name == it.name:
+                return key
+        raise KeyError(it.name)
+
+    def _present(self, key) -> bool:
+        acc = next(a for a in expr_accesses(self.setup.program.rhs) if str(a) == key)
+        v = self.value(acc)
+        return not same_value(v, self.setup.fill_of(acc))
+
+
+def interpret_cfir(cfir, setup: Setup, **tensors) -> np.ndarray:
+    """Run the CFIR on tensors (by name); return the dense output as a numpy array."""
+    m = _Machine(setup, tensors)
+    m.run(cfir)
+    return m.out
+
+
+__all__ = ["CForall", "CLoop", "CCase", "CSeq", "CAlloc", "CAssign", "CSkip", "FlatLocator", "Setup",
+           "build_cfir", "interpret_cfir", "value_of"]

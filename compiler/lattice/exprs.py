@@ -1,0 +1,149 @@
+"""Index-notation expressions to imperative-IR expressions, operator by operator.
+
+:func:`to_ir` maps each :class:`~compiler.algebra.Operator` to IR nodes with the
+same semantics as its numpy implementation (min/max propagate NaN, integer
+``pow`` and user functions become helpers). Operands are converted to the
+operator's result dtype where numpy's promotion and C's would differ.
+
+>>> from compiler.notation import parse
+>>> from compiler.imperative.ir import Var
+>>> e = parse("a[i] = min(b[i], c[i]) + 1").rhs
+>>> ir, dt, helpers = to_ir(e, lambda acc: (Var(acc.tensor), "float64"))
+>>> print(ir)
+(isnan(b) || b < c ? b : c) + 1.0
+>>> dt
+'float64'
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..algebra import Operator, lookup
+from ..dtypes import value_dtype
+from ..errors import DTypeError
+from ..imperative.ir import BinOp, Call, Cast, Const, Select, UnOp
+from ..notation.ast import Access, Call as NCall, Literal, Reduce
+
+
+def const_of(value, dtype) -> Const:
+    """An IR constant of ``value`` in ``dtype`` (infinities and NaN allowed for floats)."""
+    dt = np.dtype(dtype)
+    v = np.asarray(value).astype(dt)[()].item()
+    return Const(v, dt.name)
+
+
+def cast(e, have, want):
+    """``e`` converted from dtype ``have`` to ``want`` (constants are converted in place)."""
+    if np.dtype(have) == np.dtype(want):
+        return e
+    if isinstance(e, Const):
+        return const_of(e.value, want)
+    return Cast(np.dtype(want).name, e)
+
+
+def not_fill(e, dtype, fill):
+    """C test that the value ``e`` (of ``dtype``) differs from ``fill`` (NaN-aware)."""
+    if isinstance(fill, (float, np.floating)) and math.isnan(fill):
+        return UnOp("!", Call("isnan", (e,)))
+    return BinOp("!=", e, const_of(fill, dtype))
+
+
+def is_fill(e, dtype, fill):
+    if isinstance(fill, (float, np.floating)) and math.isnan(fill):
+        return Call("isnan", (e,))
+    return BinOp("==", e, const_of(fill, dtype))
+
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^",
+          "and": "&&", "or": "||", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+_COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
+
+
+def apply_op(op: Operator, args, dtypes, helpers: dict):
+    """``(ir, dtype)`` of ``op`` applied to IR ``args`` of ``dtypes``; helpers go into ``helpers``."""
+    try:
+        rdt = op.result_dtype(*dtypes)
+    except DTypeError:
+        raise
+    rname = rdt.name
+    name = op.name
+    if op.is_user:
+        hname = op._c_name([value_dtype(d) for d in dtypes])
+        helpers[hname] = (op.c_helper(list(dtypes)), op)
+        return Call(hname, tuple(args)), rname
+    if name in _COMPARE:
+        common = np.result_type(*[np.dtype(d) for d in dtypes]).name
+        a, b = [cast(x, d, common) for x, d in zip(args, dtypes)]
+        return BinOp(_INFIX[name], a, b), rname
+    if name in ("and", "or"):
+        return BinOp(_INFIX[name], args[0], args[1]), rname
+    if name == "not":
+        return UnOp("!", args[0]), rname
+    conv = [cast(x, d, rname) for x, d in zip(args, dtypes)]
+    if name in _INFIX:
+        return BinOp(_INFIX[name], conv[0], conv[1]), rname
+    if name == "div":
+        return BinOp("/", conv[0], conv[1]), rname
+    if name == "neg":
+        return UnOp("-", conv[0]), rname
+    if name in ("min", "max"):
+        a, b = conv
+        cmp = BinOp("<" if name == "min" else ">", a, b)
+        if rdt.kind == "f":
+            cmp = BinOp("||", Call("isnan", (a,)), cmp)
+        return Select(cmp, a, b), rname
+    if name == "abs":
+        if rdt.kind == "f":
+            return Call("fabs", (conv[0],)), rname
+        return Select(BinOp("<", conv[0], Const(0, rname)), UnOp("-", conv[0]), conv[0]), rname
+    if name == "pow":
+        if rdt.kind == "f":
+            return Call("pow", tuple(conv)), rname
+        hname = f"ss_pow_{rname}"
+        helpers[hname] = (op.c_helper([rdt, rdt]), op)
+        return Call(hname, tuple(conv)), rname
+    if name == "ldexp":
+        return Call("ldexp", (cast(args[0], dtypes[0], rname), Cast("int32", args[1]))), rname
+    if name in ("sqrt", "exp", "log"):
+        return Call(name, (conv[0],)), rname
+    if name == "choose":
+        a, b = conv
+        return Select(BinOp("==", a, const_of(op.identity_for(rdt), rname)), b, a), rname
+    if name == "overwrite":
+        return conv[1], rname
+    raise DTypeError(f"operator {op.name} has no C translation in the lattice strategy")
+
+
+def to_ir(e, value_of, helpers: dict | None = None):
+    """``(ir, dtype, helpers)`` of an index-notation expression; ``value_of(access) -> (ir, dtype)``."""
+    helpers = {} if helpers is None else helpers
+
+    def visit(x):
+        if isinstance(x, Access):
+            return value_of(x)
+        if isinstance(x, Literal):
+            dt = x.dtype.name
+            return const_of(x.value, dt), dt
+        if isinstance(x, NCall):
+            parts = [visit(a) for a in x.args]
+            return apply_op(x.op, [p[0] for p in parts], [p[1] for p in parts], helpers)
+        if isinstance(x, Reduce):
+            raise TypeError(f"a reduction cannot be lowered inside an expression: {x}")
+        raise TypeError(f"not an expression: {x!r}")
+
+    ir, dt = visit(e)
+    return ir, dt, helpers
+
+
+def python_helper(op: Operator, hname: str):
+    """A Python implementation of a helper for :func:`compiler.imperative.interpret`."""
+    if op.name == "pow" and not op.is_user:
+        pow_ = lookup("pow")
+        return lambda a, b: pow_(np.asarray(a), np.asarray(b))[()]
+    return lambda *args: op(*[np.asarray(a) for a in args])[()]
+
+
+__all__ = ["to_ir", "apply_op", "const_of", "cast", "not_fill", "is_fill", "python_helper"]

@@ -1,0 +1,546 @@
+"""Generalized iteration lattices, one per forall, and their brute-force check.
+
+At a forall over index ``i`` the *operands* are the accesses whose next storage
+level is indexed by ``i``: sparse levels are iterated, Dense levels located. A
+*region* is a set of operands present at a coordinate. The lattice is built from
+the iteration algebra (:mod:`compiler.lattice.algebra`) by enumerating regions
+(the construction the notes recommend over the paper's Algorithm 2, whose
+literal form misses regions such as ``(a ∩ b) ∪ ¬b``, sparse-array-programming.md §4.6):
+
+* a region is a **producer** if the algebra holds on it. An operand at an inner
+  level (its subtree continues below ``i``) is present when its subtree is not
+  empty, so a region with it is a producer if the algebra holds for *some*
+  subset of such operands; accesses not indexed by ``i`` may be present or not;
+* a region that is not a producer but contains one is an **omitter**: its case
+  explicitly does nothing (xor at ``a ∩ b``);
+* the lattice needs the **universe** (a dense sweep of ``i``) when a producer
+  has no sparse operand.
+
+Simplifications, each recorded as a named rule: points lacking a Dense operand
+are dropped when presence is structural (``dense-always-present``), producers
+whose case simplifies to the fill become skips (``case-is-fill``), loops are one
+per distinct set of sparse iterators (``same-iterators``), loops with only
+omitter cases and trailing omitter cases are dropped. Each case's expression is
+the statement with absent operands replaced by their fill, simplified by the
+shared rewrite engine.
+
+:func:`check_lattice` enumerates every presence combination with random values
+and checks that each combination whose value can differ from the fill is
+handled by a producer computing the right value.
+
+>>> from compiler.notation import parse
+>>> from compiler.format import sparse_vector
+>>> prog = parse("a[i] = b[i] * (c[i] + d[i])")
+>>> ops = [Operand(acc, "sparse", True, 0.0, "float64") for acc in expr_accesses(prog.rhs)]
+>>> L = build_lattice(Index("i"), prog.rhs, ops, neutral=0.0)
+>>> print(L.text())
+lattice at i: algebra (b[i] ∩ (c[i] ∪ d[i])), neutral 0.0
+[b c d | ] P  b[i] * (c[i] + d[i])
+[b c | ] P  b[i] * c[i]
+[b d | ] P  b[i] * d[i]
+loops:
+  while i <- b ∩ c ∩ d: b c d, b c, b d
+  while i <- b ∩ c: b c
+  while i <- b ∩ d: b d
+>>> check_lattice(L, prog.rhs).exact
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import serialize
+from ..algebra import NOVALUE, Operator
+from ..errors import SparsescopeError
+from ..notation.ast import Access, Call, Index, Literal, Reduce
+from ..rewrite import Rule, rewrite
+from ..trace import Rewrite
+from .algebra import Universe, derive, holds, same_value
+from .cin import expr_accesses
+
+
+class LatticeError(SparsescopeError, AssertionError):
+    """A lattice that misses a region the brute-force enumeration needs (a compiler bug)."""
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Operand:
+    """An access at one forall: ``kind`` is ``sparse`` (iterated) or ``dense`` (located).
+
+    ``leaf`` says whether its values are reached at this level.
+    """
+
+    access: Access
+    kind: str
+    leaf: bool
+    fill: Any
+    dtype: str
+    name: str = ""
+
+    @property
+    def key(self) -> str:
+        return str(self.access)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.access.tensor
+
+
+@serialize.node
+@dataclass
+class Point:
+    """A region of the lattice: the operands present, producer or omitter, and its case expression."""
+
+    present: frozenset
+    producer: bool
+    expr: Any = None
+    note: str = ""
+
+
+@serialize.node
+@dataclass
+class Loop:
+    """One while loop of a lattice: the sparse operands it iterates and its cases, most specific first."""
+
+    iterated: tuple
+    cases: list
+
+
+@serialize.node
+@dataclass
+class Lattice:
+    """The iteration lattice at one forall; see the module docstring."""
+
+    index: Index
+    operands: list
+    algebra: Any
+    neutral: Any
+    points: list
+    loops: list
+    universe: bool
+    value_tests: bool
+    rewrites: list = field(default_factory=list)
+    free: tuple = ()
+    fixed: tuple = ()
+
+    def operand(self, key: str) -> Operand:
+        for op in self.operands:
+            if op.key == key:
+                return op
+        raise KeyError(key)
+
+    def _names(self, keys) -> str:
+        return " ".join(op.label for op in self.operands if op.key in keys)
+
+    def point_label(self, p: Point) -> str:
+        sparse = [op.label for op in self.operands if op.key in p.present and op.kind == "sparse"]
+        dense = [op.label for op in self.operands if op.key in p.present and op.kind == "dense"]
+        if self.universe:
+            sparse.append("U")
+        return f"[{' '.join(sparse)} | {' '.join(dense)}]"
+
+    def text(self) -> str:
+        """``[iterated | located] P/O  case expression`` per point, then the loops."""
+        neutral = "?" if self.neutral is NOVALUE else repr(_py(self.neutral))
+        lines = [f"lattice at {self.index}: algebra {self.algebra}, neutral {neutral}"]
+        for p in self.points:
+            kind = "P" if p.producer else "O"
+            lines.append(f"{self.point_label(p)} {kind}  {p.expr if p.producer else 'omit'}"
+                         + (f"  ({p.note})" if p.note else ""))
+        lines.append("loops:")
+        for loop in self.loops:
+            seq = " ∩ ".join(self.operand(k).label for k in loop.iterated)
+            if self.universe:
+                seq = f"U ∩ {seq}" if seq else "U"
+            cases = ", ".join(self._names(c.present) or "∅" for c in loop.cases)
+            lines.append(f"  while {self.index} <- {seq}: {cases}")
+        return "\n".join(lines)
+
+    def pretty(self) -> str:
+        return self.text()
+
+    def dot(self) -> str:
+        """The Hasse diagram: producers filled, omitters crossed out, edges to the next smaller points."""
+        lines = ["digraph lattice {", '  node [shape=box, fontname="monospace"];']
+        ids = {}
+        for n, p in enumerate(self.points):
+            ids[p.present] = f"p{n}"
+            label = self.point_label(p) + "\\n" + (str(p.expr) if p.producer else "omit")
+            style = 'style=filled, fillcolor="#dbeafe"' if p.producer else 'color="#dc2626", fontcolor="#dc2626"'
+            label = label.replace('"', '\\"')
+            lines.append(f'  p{n} [label="{label}", {style}];')
+        for p in self.points:
+            for q in self.points:
+                if q.present < p.present and not any(q.present < r.present < p.present for r in self.points):
+                    removed = self._names(p.present - q.present)
+                    lines.append(f'  {ids[p.present]} -> {ids[q.present]} [label="{removed}"];')
+        lines.append("}")
+        return "\n".join(lines)
+
+
+def _py(v):
+    return v.item() if hasattr(v, "item") else v
+
+
+# -- expression simplification --------------------------------------------------------------
+
+
+def literal(value) -> Literal:
+    return Literal(_py(value))
+
+
+def expr_dtype(e, dtype_of) -> np.dtype:
+    """The dtype of an index-notation expression (``dtype_of(access)`` for accesses)."""
+    if isinstance(e, Access):
+        return np.dtype(dtype_of(e))
+    if isinstance(e, Literal):
+        return e.dtype
+    if isinstance(e, Call):
+        return e.op.result_dtype(*[expr_dtype(a, dtype_of) for a in e.args])
+    if isinstance(e, Reduce):
+        d = expr_dtype(e.body, dtype_of)
+        return e.op.result_dtype(d, d)
+    raise TypeError(f"not an expression: {e!r}")
+
+
+def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
+    """Rewrite rules for case expressions: constant folding, annihilators, identities.
+
+    Annihilators hold for finite values (``0 * inf`` is NaN), so ``annihilator``
+    only fires when no access in the other arguments has a non-finite fill.
+    """
+
+    def finite(x) -> bool:
+        if _nonfinite_literal(x):
+            return False
+        if fill_of is None:
+            return True
+        for a in expr_accesses(x):
+            f = fill_of(a)
+            if f is not NOVALUE and np.asarray(f).dtype.kind == "f" and not np.isfinite(f):
+                return False
+        return True
+
+    def lit_value(x):
+        return np.asarray(x.value).astype(x.dtype)[()]
+
+    def fold(t):
+        if isinstance(t, Call) and t.args and all(isinstance(a, Literal) for a in t.args):
+            try:
+                return literal(t.op(*[lit_value(a) for a in t.args]))
+            except Exception:  # a user function without a Python implementation, say
+                return None
+        return None
+
+    def annihilate(t):
+        if not isinstance(t, Call) or t.op.annihilator is NOVALUE:
+            return None
+        positions = t.op.annihilator_positions or range(t.op.arity)
+        for k in positions:
+            a = t.args[k]
+            others = [x for n, x in enumerate(t.args) if n != k]
+            if isinstance(a, Literal) and same_value(lit_value(a), t.op.annihilator_for(a.dtype)) \
+                    and all(finite(x) for x in others):
+                rdt = expr_dtype(t, dtype_of)
+                return literal(np.asarray(t.op.annihilator_for(rdt)).astype(rdt)[()])
+        return None
+
+    def identity(t):
+        if not isinstance(t, Call) or t.op.identity is NOVALUE or t.op.arity != 2:
+            return None
+        positions = t.op.identity_positions or (0, 1)
+        for k in positions:
+            a, other = t.args[k], t.args[1 - k]
+            if isinstance(a, Literal) and same_value(lit_value(a), t.op.identity_for(a.dtype)):
+                if expr_dtype(other, dtype_of) == expr_dtype(t, dtype_of):
+                    return other
+        return None
+
+    def reduce_identity(t):
+        if isinstance(t, Reduce) and isinstance(t.body, Literal):
+            ident = t.op.identity_for(t.body.dtype)
+            if ident is not NOVALUE and same_value(lit_value(t.body), ident):
+                return t.body
+        return None
+
+    return [Rule("constant-fold", fold), Rule("annihilator", annihilate), Rule("identity", identity),
+            Rule("reduce-identity", reduce_identity)]
+
+
+def _nonfinite_literal(e) -> bool:
+    if isinstance(e, Literal):
+        return isinstance(e.value, float) and not np.isfinite(e.value)
+    if isinstance(e, Call):
+        return any(_nonfinite_literal(a) for a in e.args)
+    if isinstance(e, Reduce):
+        return _nonfinite_literal(e.body)
+    return False
+
+
+def remove_operands(e, absent: dict):
+    """``e`` with each access in ``absent`` (access -> fill) replaced by its fill literal."""
+    if isinstance(e, Access):
+        return literal(absent[e]) if e in absent else e
+    if isinstance(e, Call):
+        return Call(e.op, tuple(remove_operands(a, absent) for a in e.args))
+    if isinstance(e, Reduce):
+        return Reduce(e.op, e.indices, remove_operands(e.body, absent))
+    return e
+
+
+# -- construction ----------------------------------------------------------------------------
+
+
+def _subsets(items):
+    items = list(items)
+    for r in range(len(items) + 1):
+        for c in itertools.combinations(items, r):
+            yield frozenset(c)
+
+
+def build_lattice(index: Index, expr, operands: list[Operand], *, neutral, free=(), fixed=(),
+                  fill_of=None, dtype_of=None, force_value_tests: bool = False) -> Lattice:
+    """The lattice at ``index`` for the value ``expr`` of the statement under it.
+
+    ``operands`` are the accesses at this level; ``free`` the accesses that may be
+    present or not (inner levels not indexed by ``index``); ``fixed`` those known
+    present (bound outside). ``neutral`` is the value a coordinate may be skipped
+    at: the output's fill, or the identity of the reduction.
+    """
+    ops = {op.key: op for op in operands}
+    fills = {op.key: op.fill for op in operands}
+    dtypes = {op.key: op.dtype for op in operands}
+    fill_fn = fill_of or (lambda acc: fills[str(acc)])
+    dtype_fn = dtype_of or (lambda acc: dtypes[str(acc)])
+    rules_fired: list[str] = []
+    alg, fill = derive(expr, fill_fn, rules_fired)
+    log: list[Rewrite] = [Rewrite(f"derive:{r.split(':')[0]}", r.split(": ", 1)[-1], "") for r in rules_fired]
+    relative = fill is NOVALUE and neutral is not NOVALUE and isinstance(expr, Call) and \
+        any(r == f"explicit-algebra-relative: {expr}" for r in rules_fired)
+    if relative:
+        log.append(Rewrite("explicit-algebra-relative", str(alg), f"relative to the fill {_py(neutral)!r}"))
+    elif not same_value(fill, neutral) or neutral is NOVALUE:
+        log.append(Rewrite("fill-mismatch", str(alg), "U"))
+        alg = Universe()
+    free_keys = [str(a) for a in free]
+    fixed_keys = frozenset(str(a) for a in fixed)
+    complete = [k for k, op in ops.items() if op.leaf]
+    partial = [k for k, op in ops.items() if not op.leaf]
+    always = {k for k, op in ops.items() if op.kind == "dense" and not op.leaf}
+
+    def producer(S) -> bool:
+        base = frozenset(k for k in complete if k in S) | fixed_keys
+        for sub in _subsets([k for k in partial if k in S]):
+            for fr in _subsets(free_keys):
+                if holds(alg, base | sub | fr):
+                    return True
+        return False
+
+    regions = [S for S in _subsets(ops) if always <= S]
+    if always:
+        log.append(Rewrite("dense-always-present", f"{2 ** len(ops)} regions",
+                           f"{len(regions)} regions containing {', '.join(sorted(always))}"))
+    prod = {S: producer(S) for S in regions}
+    points = []
+    for S in regions:
+        if prod[S]:
+            points.append(Point(S, True))
+        elif any(prod[R] and R < S for R in regions):
+            points.append(Point(S, False))
+    # case expressions
+    rules = simplify_rules(dtype_fn, fill_fn)
+    for p in points:
+        if not p.producer:
+            continue
+        absent = {ops[k].access: ops[k].fill for k in ops if k not in p.present}
+        p.expr = rewrite(remove_operands(expr, absent), rules, log)
+        if isinstance(p.expr, Literal) and neutral is not NOVALUE and same_value(
+                np.asarray(p.expr.value).astype(p.expr.dtype)[()], neutral):
+            log.append(Rewrite("case-is-fill", "[" + " ".join(sorted(p.present)) + "]", "omit"))
+            p.producer = False
+            p.note = "computes the fill"
+    has_omitters = any(not p.producer for p in points)
+    value_tests = force_value_tests or has_omitters
+    dense_leaf = {k for k, op in ops.items() if op.kind == "dense" and op.leaf}
+    if not value_tests and dense_leaf:
+        kept = [p for p in points if dense_leaf <= p.present]
+        if len(kept) != len(points):
+            log.append(Rewrite("dense-always-present", f"{len(points)} points",
+                               f"{len(kept)} points containing {', '.join(sorted(dense_leaf))}"))
+        points = kept
+    points.sort(key=lambda p: (-len(p.present), sorted(p.present)))
+    sparse = [k for k, op in ops.items() if op.kind == "sparse"]
+    universe = any(p.producer and not (p.present & set(sparse)) for p in points)
+    # loops: one per distinct set of sparse iterators
+    parts: list[frozenset] = []
+    for p in points:
+        part = p.present & frozenset(sparse)
+        if part not in parts:
+            parts.append(part)
+        elif p.producer:
+            log.append(Rewrite("same-iterators", "[" + " ".join(sorted(p.present)) + "]",
+                               "case of the loop over " + (" ".join(sorted(part)) or "U")))
+    parts.sort(key=lambda s: (-len(s), sorted(s)))
+    loops = []
+    for part in parts:
+        if not part and not universe:
+            continue
+        cases = [p for p in points if (p.present & frozenset(sparse)) <= part]
+        while cases and not cases[-1].producer:
+            log.append(Rewrite("trailing-omitter", " ".join(sorted(cases[-1].present)), "dropped"))
+            cases = cases[:-1]
+        if not cases:
+            log.append(Rewrite("omitter-only-loop", " ".join(sorted(part)), "dropped"))
+            continue
+        order = [k for k in ops if k in part]
+        loops.append(Loop(tuple(order), cases))
+    return Lattice(index, list(operands), alg, neutral, points, loops, universe, value_tests, log,
+                   tuple(free_keys), tuple(sorted(fixed_keys)))
+
+
+# -- brute-force check --------------------------------------------------------------------------
+
+
+@dataclass
+class CheckResult:
+    """What :func:`check_lattice` found: regions needed, covered, and the over-approximation."""
+
+    needed: list
+    extra: list
+    missing: list
+    wrong: list
+
+    @property
+    def exact(self) -> bool:
+        return not (self.extra or self.missing or self.wrong)
+
+    @property
+    def sound(self) -> bool:
+        return not (self.missing or self.wrong)
+
+
+_POOL = {"f": [0.0, 1.0, -1.0, 2.0, 0.5, -2.5, 3.0, 1.5], "i": [0, 1, -1, 2, 3, -2, 5],
+         "b": [False, True]}
+
+
+def _sample(op_fill, dtype, rng) -> Any:
+    dt = np.dtype(dtype)
+    pool = _POOL["b" if dt.kind == "b" else "i" if dt.kind in "iu" else "f"]
+    choices = [v for v in pool if not same_value(np.asarray(v).astype(dt)[()], op_fill)]
+    return np.asarray(choices[rng.integers(len(choices))]).astype(dt)[()]
+
+
+def evaluate_expr(e, values: dict):
+    """Evaluate ``e`` on scalar values by access text; a reduction takes its body once."""
+    if isinstance(e, Access):
+        return values[str(e)]
+    if isinstance(e, Literal):
+        return np.asarray(e.value).astype(e.dtype)[()]
+    if isinstance(e, Call):
+        return np.asarray(e.op(*[evaluate_expr(a, values) for a in e.args]))[()]
+    if isinstance(e, Reduce):
+        return evaluate_expr(e.body, values)
+    raise TypeError(f"cannot evaluate {e!r}")
+
+
+def _is_nan(v) -> bool:
+    return v is not NOVALUE and np.asarray(v).dtype.kind == "f" and bool(np.isnan(v))
+
+
+def dispatch(L: Lattice, present: frozenset):
+    """The point whose case handles a coordinate where ``present`` operands are defined, or None."""
+    always = {op.key for op in L.operands if op.kind == "dense" and (not op.leaf or not L.value_tests)}
+    seen = present | always
+    sparse = {op.key for op in L.operands if op.kind == "sparse"}
+    loop = next((lp for lp in L.loops if frozenset(lp.iterated) == (seen & sparse)), None)
+    if loop is None:
+        # a loop over more iterators also handles this region (it is a case of that loop)
+        candidates = [lp for lp in L.loops if (seen & sparse) <= frozenset(lp.iterated)]
+        loop = candidates[-1] if candidates else None
+    if loop is None:
+        return None
+    for case in loop.cases:
+        if case.present <= seen:
+            return case
+    return None
+
+
+def check_lattice(L: Lattice, expr, *, trials: int = 12, seed: int = 0, free_dtypes=None,
+                  free_fills=None) -> CheckResult:
+    """Check ``L`` against enumeration of every presence combination of its operands.
+
+    A combination is *needed* when, for some presence of the free accesses and some
+    random values, the expression differs from the lattice's neutral value. Each
+    needed combination must reach a producer case whose expression gives the same
+    value (``missing`` / ``wrong`` otherwise); producers never needed are ``extra``.
+    """
+    rng = np.random.default_rng(seed)
+    ops = {op.key: op for op in L.operands}
+    free_accesses = {str(a): a for a in expr_accesses(expr) if str(a) in L.free}
+    free_dtypes = free_dtypes or {}
+    free_fills = free_fills or {}
+    fixed_vals = {}
+    for a in expr_accesses(expr):
+        k = str(a)
+        if k in L.fixed and k not in fixed_vals:
+            fixed_vals[k] = _sample(free_fills.get(k, 0), free_dtypes.get(k, "float64"), rng)
+    always = {k for k, op in ops.items() if op.kind == "dense" and not op.leaf}
+    needed, extra, missing, wrong = [], [], [], []
+    for S in _subsets(ops):
+        if not always <= S:
+            continue
+        partial_in = [k for k in S if not ops[k].leaf]
+        is_needed = False
+        point = dispatch(L, S)
+        for sub in _subsets(partial_in):
+            for fr in _subsets(list(free_accesses)):
+                present = {k for k in S if ops[k].leaf} | set(sub)
+                for _ in range(trials):
+                    vals = dict(fixed_vals)
+                    for k, op in ops.items():
+                        vals[k] = _sample(op.fill, op.dtype, rng) if k in present else \
+                            np.asarray(op.fill).astype(op.dtype)[()]
+                    for k in free_accesses:
+                        f = free_fills.get(k, 0)
+                        dt = free_dtypes.get(k, "float64")
+                        vals[k] = _sample(f, dt, rng) if k in fr else np.asarray(f).astype(dt)[()]
+                    with np.errstate(all="ignore"):
+                        v = evaluate_expr(expr, vals)
+                    if _is_nan(v) and not _is_nan(L.neutral):
+                        continue  # operator properties are stated for non-NaN values (0 * inf)
+                    if L.neutral is NOVALUE or not same_value(v, L.neutral):
+                        is_needed = True
+                    if point is not None and point.producer:
+                        with np.errstate(all="ignore"):
+                            got = evaluate_expr(point.expr, vals)
+                        if not same_value(np.asarray(got).astype(np.asarray(v).dtype)[()], v) \
+                                and not (np.isnan(np.float64(got)) if np.asarray(got).dtype.kind == "f" else False):
+                            wrong.append((S, v, got))
+        label = " ".join(sorted(S)) or "∅"
+        if is_needed:
+            needed.append(label)
+            if point is None or not point.producer:
+                missing.append(label)
+        elif point is not None and point.producer:
+            extra.append(label)
+    return CheckResult(needed, extra, missing, wrong)
+
+
+def verify(L: Lattice, expr, **kw) -> CheckResult:
+    """:func:`check_lattice`, raising :class:`LatticeError` when the lattice is unsound."""
+    res = check_lattice(L, expr, **kw)
+    if not res.sound:
+        raise LatticeError(f"the lattice at {L.index} for {expr} misses regions {res.missing} "
+                           f"or computes wrong values {res.wrong[:3]}:\n{L.text()}")
+    return res
+
+
+__all__ = ["Operand", "Point", "Loop", "Lattice", "LatticeError", "build_lattice", "check_lattice",
+           "verify", "dispatch", "remove_operands", "simplify_rules", "expr_dtype", "evaluate_expr",
+           "CheckResult", "literal", "Index", "expr_accesses", "Operator"]

@@ -1,0 +1,647 @@
+"""CFIR to the imperative IR through the level iterators, and the ``lattice`` strategy.
+
+Each :class:`~compiler.lattice.cfir.CForall` becomes: iterator initialization
+(once for all its loops), one ``while`` per lattice loop (or a ``for`` when one
+unique iterator or the dense range is all there is), coordinate loads, the
+minimum as the resolved coordinate, segment ends for non-unique COO levels,
+locates into Dense levels, an ``if / else if`` chain of cases most specific
+first, and conditional increments (``pB += (int64_t)(iB == i)``). When several
+regions of a loop do work (a union), the loop instead branches once on exactly
+which iterators are at ``i``; each branch runs its cases and advances exactly
+those iterators (the shape of scipy's merge, which predicts better).
+
+Outputs: a dense output is stored by position (the runtime pre-fills it with
+the output's fill); a sparse output (SparseList levels under Dense or SparseList
+levels, or one SparseCOO level) is appended in storage order into growing
+buffers, and a value equal to the fill is not stored.
+
+>>> from compiler.notation import parse
+>>> from compiler.format import csr, dense
+>>> from compiler.trace import Trace
+>>> low = lower_lattice(parse("y[i] = A[i, j] * x[j]"), {"A": csr(), "x": dense(1)}, Trace())
+>>> print(low.function)
+kernel lattice_y(int64 A0_size, in int64 A1_pos[], in int64 A1_idx[], in float64 A_val[], in float64 x_val[], inout float64 y_val[]) {
+    for (int64 i = 0; i < A0_size; i++) {
+        float64 t_j = 0.0;
+        for (int64 pA1 = A1_pos[i]; pA1 < A1_pos[i + 1]; pA1++) {
+            int64 j = A1_idx[pA1];
+            t_j += A_val[pA1] * x_val[j];
+        }
+        y_val[i] = t_j;
+    }
+}
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import numpy as np
+
+from .. import binding
+from ..algebra import NOVALUE
+from ..errors import StrategyError
+from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const,
+                             Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar,
+                             Scalar, Select, Store, Var, While, and_)
+from ..levels import Dense, SparseCOO, SparseList
+from ..notation.ast import Access, Assign as NAssign
+from ..trace import Artifact, Trace
+from .cfir import (CAlloc, CAssign, CCase, CForall, CLoop, CSeq, CSkip, FlatLocator, Setup,
+                   build_cfir)
+from .cin import _loops
+from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
+from .iterators import ModeIterator
+
+_COMPOUND = {"add": "+", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
+
+
+class _Emitter:
+    def __init__(self, setup: Setup):
+        self.setup = setup
+        self.inputs: dict = {}
+        for key in setup.names:
+            acc_tensor = setup.iters[key][0].tensor if setup.iters[key] else None
+            if acc_tensor is None:
+                continue
+            for p in binding.input_params(acc_tensor, setup.formats[acc_tensor]):
+                self.inputs[p.name] = p
+        self.used: dict = {}
+        self.helpers: dict = {}
+        self.parent: dict = {}
+        taken = set(self.inputs) | set(setup.temps) | {i.name for i in setup.extents} | {setup.output.tensor}
+        taken |= {n for n in setup.names.values()}
+        self.taken = taken
+        self.cache: dict = {}
+        self.out_params: list = []
+        self.init: list = []
+        self.final: list = []
+        self._setup_output()
+
+    # -- names and parameters ------------------------------------------------------------
+
+    def name(self, key, base: str) -> str:
+        if key not in self.cache:
+            name, k = base, 2
+            while name in self.taken:
+                name, k = f"{base}_{k}", k + 1
+            self.taken.add(name)
+            self.cache[key] = name
+        return self.cache[key]
+
+    def param(self, pname: str):
+        if pname not in self.used:
+            self.used[pname] = self.inputs[pname]
+        return pname
+
+    def size(self, pname: str) -> Var:
+        return Var(self.param(pname))
+
+    # -- the output ----------------------------------------------------------------------
+
+    def _setup_output(self):
+        s = self.setup
+        out, fmt = s.output.tensor, s.output_format
+        self.out_path = [s.output.indices[m] for m in fmt.mode_order]
+        self.out_levels = list(fmt.levels)
+        self.out_sizes = [Scalar(binding.array_name(out, m, "size"), "int64") for m in range(fmt.ndim)]
+        self.out_dense = all(isinstance(lvl, Dense) for lvl in fmt.levels)
+        self.val = binding.array_name(out, None, "val")
+        self.levels_info = []
+        if self.out_dense:
+            self.out_params.append(Buffer(self.val, s.out_dtype, "inout"))
+            return
+        mode = 0
+        for k, lvl in enumerate(fmt.levels):
+            info = {"level": lvl, "k": k, "mode": mode}
+            if isinstance(lvl, SparseList):
+                idt = np.dtype(lvl.index_dtype).name
+                info["counter"] = self.name(("count", k), f"p{out}{k}")
+                self.out_params.append(OutScalar(info["counter"], "int64", 0))
+                info["idx"] = [binding.array_name(out, k, "idx")]
+                self.out_params.append(Growable(info["idx"][0], idt, info["counter"]))
+                info["pos"] = binding.array_name(out, k, "pos")
+                if all(isinstance(x, Dense) for x in fmt.levels[:k]):
+                    info["pos_buffer"] = True
+                    self.out_params.append(Buffer(info["pos"], idt, "inout"))
+                else:
+                    info["pos_buffer"] = False
+                    info["pos_len"] = self.name(("poslen", k), f"{info['pos']}_len")
+                    self.out_params.append(OutScalar(info["pos_len"], "int64", 1))
+                    self.out_params.append(Growable(info["pos"], idt, info["pos_len"]))
+                    self.init += [Grow(info["pos"], Const(1, "int64")), Store(info["pos"], 0, Const(0, idt))]
+                info["idt"] = idt
+            elif isinstance(lvl, SparseCOO):
+                if k != 0:
+                    raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
+                idt = np.dtype(lvl.index_dtype).name
+                info["counter"] = self.name(("count", k), f"p{out}{k}")
+                self.out_params.append(OutScalar(info["counter"], "int64", 0))
+                info["idx"] = [binding.array_name(out, k, f"idx{j}") for j in range(lvl.ndim)]
+                for name in info["idx"]:
+                    self.out_params.append(Growable(name, idt, info["counter"]))
+                info["pos"] = binding.array_name(out, k, "pos")
+                info["pos_len"] = self.name(("poslen", k), f"{info['pos']}_len")
+                self.out_params.append(OutScalar(info["pos_len"], "int64", 2))
+                self.out_params.append(Growable(info["pos"], idt, info["pos_len"]))
+                self.init += [Grow(info["pos"], Const(2, "int64")), Store(info["pos"], 0, Const(0, idt))]
+                info["pos_buffer"] = False
+                info["idt"] = idt
+            self.levels_info.append(info)
+            mode += lvl.nmodes
+        last = self.levels_info[-1]
+        self.out_params.append(Growable(self.val, s.out_dtype, last["counter"]))
+        # finalization
+        for info in self.levels_info:
+            if isinstance(info["level"], Dense):
+                continue
+            k, counter = info["k"], Var(info["counter"])
+            if isinstance(info["level"], SparseCOO):
+                self.final.append(Store(info["pos"], 1, Cast(info["idt"], counter)))
+            elif info["pos_buffer"]:
+                if k == 0:
+                    self.final.append(Store(info["pos"], 1, Cast(info["idt"], counter)))
+                else:
+                    q = Var(self.name(("prefix", k), "q"))
+                    count = self._dense_count(info["mode"])
+                    self.final.append(For(q, 0, count, [Store(info["pos"], BinOp("+", q, 1),
+                                                              Load(info["pos"], q), "+")]))
+
+    def _dense_count(self, mode: int):
+        count = None
+        for m in range(mode):
+            v = Var(self.out_sizes[m].name)
+            count = v if count is None else BinOp("*", count, v)
+        return count if count is not None else Const(1, "int64")
+
+    def _dense_position(self, upto: int):
+        """Position of the output's Dense levels ``0..upto`` from their indices."""
+        pos = None
+        for m in range(upto + 1):
+            i = Var(self.out_path[m].name)
+            pos = i if pos is None else BinOp("+", BinOp("*", pos, Var(self.out_sizes[m].name)), i)
+        return pos
+
+    # -- statements ------------------------------------------------------------------------
+
+    def emit(self, n) -> list:
+        if isinstance(n, CSkip):
+            return []
+        if isinstance(n, CSeq):
+            return [s for x in n.stmts for s in self.emit(x)]
+        if isinstance(n, CAlloc):
+            return [Declare(Var(n.temp), n.dtype, const_of(n.init, n.dtype))] + self.emit(n.body)
+        if isinstance(n, CAssign):
+            return self.assign(n)
+        if isinstance(n, CForall):
+            return self.forall(n)
+        raise TypeError(f"cannot lower {n!r}")
+
+    def value_of(self, acc: Access):
+        s = self.setup
+        if acc.tensor in s.temps:
+            return Var(acc.tensor), s.temps[acc.tensor][1]
+        key = str(acc)
+        fmt = s.formats[acc.tensor]
+        dt = np.dtype(fmt.dtype).name
+        if fmt.leaf.name == "Pattern":
+            return Const(True, "bool"), "bool"
+        pos = self.parent[(key, len(s.paths[key]))]
+        return Load(self.param(binding.array_name(acc.tensor, None, "val")), pos), dt
+
+    def expr(self, e):
+        ir, dt, helpers = to_ir(e, self.value_of, {})
+        self.helpers.update(helpers)
+        return ir, dt
+
+    def assign(self, n: CAssign) -> list:
+        s = self.setup
+        v, dt = self.expr(n.rhs)
+        if not n.output:
+            tdt = s.temps[n.lhs.tensor][1]
+            t = Var(n.lhs.tensor)
+            if n.op is None:
+                return [Assign(t, cast(v, dt, tdt))]
+            if not n.op.is_user and n.op.name in _COMPOUND and n.op.result_dtype(tdt, dt).name == tdt:
+                return [CompoundAssign(_COMPOUND[n.op.name], t, cast(v, dt, tdt))]
+            r, rdt = apply_op(n.op, [t, v], [tdt, dt], self._helper_sink())
+            return [Assign(t, cast(r, rdt, tdt))]
+        odt = s.out_dtype
+        if self.out_dense:
+            pos = self._dense_position(len(self.out_path) - 1) if self.out_path else Const(0, "int64")
+            if n.op is None:
+                return [Store(self.val, pos, cast(v, dt, odt))]
+            if not n.op.is_user and n.op.name in _COMPOUND and n.op.result_dtype(odt, dt).name == odt:
+                return [Store(self.val, pos, cast(v, dt, odt), _COMPOUND[n.op.name])]
+            r, rdt = apply_op(n.op, [Load(self.val, pos), v], [odt, dt], self._helper_sink())
+            return [Store(self.val, pos, cast(r, rdt, odt))]
+        # sparse output: append at the innermost level
+        out = []
+        if isinstance(v, Var):
+            val = cast(v, dt, odt)
+        else:
+            vname = Var(self.name(("value",), f"v{s.output.tensor}"))
+            out.append(Declare(vname, odt, cast(v, dt, odt)))
+            val = vname
+        last = self.levels_info[-1]
+        counter = Var(last["counter"])
+        body = []
+        if isinstance(last["level"], SparseCOO):
+            coords = [self.out_path[last["mode"] + j] for j in range(len(last["idx"]))]
+        else:
+            coords = [self.out_path[last["mode"]]]
+        if not getattr(self, "reserved", False):
+            body += [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
+        for name, i in zip(last["idx"], coords):
+            body.append(Store(name, counter, Cast(last["idt"], Var(i.name)) if last["idt"] != "int64" else Var(i.name)))
+        body += [Store(self.val, counter, val), CompoundAssign("+", counter, Const(1, "int64"))]
+        out.append(If(not_fill(val, odt, s.out_fill), body))
+        return out
+
+    def _helper_sink(self):
+        return self.helpers
+
+    # -- foralls ---------------------------------------------------------------------------
+
+    def _it_key(self, it) -> str:
+        for key, name in self.setup.names.items():
+            if name == it.name:
+                return key
+        raise KeyError(it.name)
+
+    def _parent(self, it: ModeIterator):
+        key = self._it_key(it)
+        return self.parent[(key, it.mode)] if it.mode > 0 else Const(0, "int64")
+
+    def _pvar(self, it: ModeIterator) -> Var:
+        base = f"p{it.name}{it.level}" + (f"_{it.sub}" if it.sub else "")
+        return Var(self.name(("p", it.name, it.mode), base))
+
+    def _cvar(self, it: ModeIterator, index) -> Var:
+        return Var(self.name(("c", it.name, it.mode), f"{index.name}{it.name}"))
+
+    def _bounds(self, it: ModeIterator):
+        lo, hi = it.bounds(self._parent(it))
+        if isinstance(lo, Load):
+            self.param(lo.buffer)
+        self.param(it.param("idx"))
+        return lo, hi
+
+    def forall(self, n: CForall) -> list:
+        i = Var(n.index.name)
+        N = self.size(n.extent)
+        universe = bool(n.loops) and n.loops[0].universe
+        iters = []
+        for loop in n.loops:
+            for it in loop.iterated:
+                if it not in iters:
+                    iters.append(it)
+        out = self._reserve(n, iters, universe, N)
+        simple = len(n.loops) == 1 and len(iters) <= 1 and not (universe and iters)
+        if simple and not iters:
+            return out + [For(i, 0, N, self.loop_body(n, n.loops[0], i, iterated=[], advance=False))]
+        if simple and iters[0].unique:
+            it = iters[0]
+            p = self._pvar(it)
+            lo, hi = self._bounds(it)
+            body = [Declare(i, "int64", it.coord(p))] + self.loop_body(n, n.loops[0], i, [it], single=True,
+                                                                       advance=False)
+            return out + [For(p, lo, hi, body)]
+        for it in iters:
+            p = self._pvar(it)
+            lo, hi = self._bounds(it)
+            out += [Declare(p, "int64", lo), Declare(Var(p.name + "_end"), "int64", hi)]
+        if universe:
+            out.append(Declare(i, "int64", Const(0, "int64")))
+        for loop in n.loops:
+            its = list(loop.iterated)
+            conds = [BinOp("<", self._pvar(it), Var(self._pvar(it).name + "_end")) for it in its]
+            if universe:
+                conds.append(BinOp("<", i, N))
+            single = len(its) == 1 and not universe
+            body = []
+            coord = {}
+            for it in its:
+                p = self._pvar(it)
+                if single:
+                    body.append(Declare(i, "int64", it.coord(p)))
+                    coord[it] = i
+                else:
+                    c = self._cvar(it, n.index)
+                    body.append(Declare(c, "int64", it.coord(p)))
+                    coord[it] = c
+            if len(its) > 1 and not universe:
+                m = coord[its[0]]
+                for it in its[1:]:
+                    c = coord[it]
+                    m = Select(BinOp("<", c, m), c, m)
+                body.append(Declare(i, "int64", m))
+            body += self.loop_body(n, loop, i, its, single=single, coord=coord)
+            out.append(While(and_(*conds), body))
+        return out
+
+    def _reserve(self, n: CForall, iters, universe: bool, N) -> list:
+        """Grow the innermost output level once per fiber, for every entry the loops can append.
+
+        The bound is the extent under the universe, else the sum of the iterated fibers'
+        lengths (each loop iteration appends at most one entry), so appends need no check.
+        """
+        if self.out_dense or not self.out_path or n.index != self.out_path[-1]:
+            return []
+        if universe or not iters:
+            bound = N
+        else:
+            bound = None
+            for it in iters:
+                lo, hi = self._bounds(it)
+                size = BinOp("-", hi, lo)
+                bound = size if bound is None else BinOp("+", bound, size)
+        last = self.levels_info[-1]
+        total = None if universe else self._total_bound(iters)
+        if total is not None and not getattr(self, "reserved", False):
+            # one allocation up front: all entries of the iterated levels
+            self.init += [Grow(name, total) for name in (*last["idx"], self.val)]
+        room = Var(self.name(("room",), f"n{self.setup.output.tensor}"))
+        needed = BinOp("+", Var(last["counter"]), room)
+        self.reserved = True
+        return [Declare(room, "int64", bound)] + [Grow(name, needed) for name in (*last["idx"], self.val)]
+
+    def _total_bound(self, iters):
+        """Entries of the iterated levels over all their fibers, when their ancestors are all Dense."""
+        total = None
+        for it in iters:
+            if it.level_name != "SparseList":
+                return None
+            chain = self.setup.iters[self._it_key(it)][:it.mode]
+            if any(c.level_name != "Dense" for c in chain):
+                return None
+            count = None
+            for c in chain:
+                v = Var(c.param("size"))
+                count = v if count is None else BinOp("*", count, v)
+            n = Load(it.param("pos"), count if count is not None else Const(0, "int64")) if count is not None \
+                else Load(it.param("pos"), Const(1, "int64"))
+            total = n if total is None else BinOp("+", total, n)
+        return total
+
+    def _segend(self, it, coord_var) -> tuple[Var, list]:
+        p = self._pvar(it)
+        s = Var(self.name(("s", it.name, it.mode), f"s{it.name}{it.level}" + (f"_{it.sub}" if it.sub else "")))
+        end = Var(p.name + "_end")
+        return s, [Declare(s, "int64", BinOp("+", p, 1)),
+                   While(and_(BinOp("<", s, end), BinOp("==", it.coord(s), coord_var)),
+                         [CompoundAssign("+", s, Const(1, "int64"))])]
+
+    def loop_body(self, n: CForall, loop: CLoop, i: Var, iterated, single=False, coord=None,
+                  advance=True) -> list:
+        s = self.setup
+        body = []
+        coord = coord or {it: i for it in iterated}
+        segs = {}
+        for it in iterated:
+            if not it.unique:
+                sv, stmts = self._segend(it, coord[it])
+                segs[it] = sv
+                body += stmts
+        located = {}
+        for loc in loop.located:
+            if isinstance(loc, FlatLocator):
+                fmt = s.formats[loc.tensor]
+                acc = next(a for a in _accesses(s) if str(a) == loc.key)
+                pos = None
+                for sm, m in enumerate(fmt.mode_order):
+                    idx = Var(acc.indices[m].name)
+                    size = self.size(binding.array_name(loc.tensor, sm, "size"))
+                    pos = idx if pos is None else BinOp("+", BinOp("*", pos, size), idx)
+                pos = pos if pos is not None else Const(0, "int64")
+                if isinstance(pos, Var):
+                    pv = pos
+                else:
+                    pv = Var(self.name(("flat", loc.name), f"p{loc.name}"))
+                    body.append(Declare(pv, "int64", pos))
+                located[loc.key] = (pv, len(s.paths[loc.key]))
+            else:
+                parent = self._parent(loc)
+                if isinstance(parent, Const) and parent.value == 0:
+                    pv = i
+                else:
+                    pv = self._pvar(loc)
+                    body.append(Declare(pv, "int64", loc.locate(parent, i)))
+                located[self._it_key(loc)] = (pv, loc.mode + 1)
+        busy = {frozenset(c.tests) for c in loop.cases if not c.omit}
+        if single or len(iterated) > 4 or len(busy) < 2:
+            # one region does the work (an intersection): test it, advance branch-free
+            body += self._case_chain(loop, iterated, segs, located, coord, i, tested=True)
+            body += self._advance(iterated, segs, coord, i, single, advance)
+        else:
+            # dispatch on exactly which iterators are at i: each branch runs its cases and
+            # advances exactly those iterators (most specific first; the last is the else)
+            subsets = [frozenset(c) for r in range(len(iterated), 0, -1)
+                       for c in itertools.combinations(iterated, r)]
+            if loop.universe:
+                subsets.append(frozenset())
+            branches = []
+            for q in subsets:
+                cases = [c for c in loop.cases if set(c.tests) <= q]
+                stmts = self._case_chain(replace(loop, cases=tuple(cases)), iterated, segs, located, coord, i,
+                                         tested=False)
+                at = [it for it in iterated if it in q]
+                stmts += self._advance(at, segs, coord, i, True, advance)
+                conds = [BinOp("==", coord[it], i) for it in at]
+                branches.append((conds, stmts))
+            last_conds, last = branches[-1]
+            branches[-1] = ([], last)
+            body += _if_chain(branches)
+        if loop.universe and advance:
+            body.append(CompoundAssign("+", i, Const(1, "int64")))
+        return body
+
+    def _case_chain(self, loop, iterated, segs, located, coord, i, tested: bool) -> list:
+        """The ``if / else if`` chain of a loop's cases (coordinate tests only when ``tested``)."""
+        s = self.setup
+        chain = []
+        for case in loop.cases:
+            conds = [BinOp("==", coord[t], i) for t in case.tests] if tested else []
+            for key in case.value_tests:
+                acc = next(a for a in _accesses(s) if str(a) == key)
+                fmt = s.formats[acc.tensor]
+                if fmt.leaf.name == "Pattern":
+                    continue
+                self._set_parents(iterated, segs, located, case)
+                v, dt = self.value_of(acc)
+                conds.append(not_fill(v, dt, fmt.fill))
+            if case.omit:
+                stmts = [Comment("omitted: " + " ∩ ".join(self.setup.names[k] for k in case.present))]
+            else:
+                self._set_parents(iterated, segs, located, case)
+                stmts = self.case_body(loop.index, self.emit(case.body))
+            chain.append((conds, stmts))
+            if not conds:
+                break
+        while chain and chain[-1][1] and isinstance(chain[-1][1][0], Comment) and len(chain[-1][1]) == 1 \
+                and chain[-1][0]:
+            chain.pop()  # a trailing omitted case changes nothing
+        return _if_chain(chain)
+
+    def _advance(self, iterated, segs, coord, i, single: bool, advance: bool) -> list:
+        out = []
+        for it in (iterated if advance else ()):
+            p = self._pvar(it)
+            if single:
+                out.append(CompoundAssign("+", p, Const(1, "int64")) if it.unique else Assign(p, segs[it]))
+            elif it.unique:
+                out.append(CompoundAssign("+", p, Cast("int64", BinOp("==", coord[it], i))))
+            else:
+                out.append(If(BinOp("==", coord[it], i), [Assign(p, segs[it])]))
+        return out
+
+    def _set_parents(self, iterated, segs, located, case: CCase):
+        for it in iterated:
+            key = self._it_key(it)
+            p = self._pvar(it)
+            self.parent[(key, it.mode + 1)] = (p, segs[it]) if not it.unique else p
+        for key, (pv, mode) in located.items():
+            self.parent[(key, mode)] = pv
+
+    def case_body(self, index, stmts: list) -> list:
+        """Wrap a case body with the assembly of a sparse output level indexed by ``index``."""
+        if self.out_dense or not stmts:
+            return stmts
+        for info in self.levels_info[1:]:
+            k = info["k"]
+            if not isinstance(info["level"], SparseList):
+                continue
+            if self.out_path[info["mode"] - 1] != index:
+                continue
+            child = Var(info["counter"])
+            begin = Var(self.name(("begin", k), f"{info['counter']}_begin"))
+            pre = [Declare(begin, "int64", child)]
+            prev_level = self.out_levels[k - 1]
+            if isinstance(prev_level, Dense):
+                ppos = self._dense_position(info["mode"] - 1)
+                post = [Store(info["pos"], BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info["idt"]))]
+            else:
+                pinfo = next(x for x in self.levels_info if x["k"] == k - 1)
+                pc = Var(pinfo["counter"])
+                post = [If(BinOp(">", child, begin), [
+                    Grow(pinfo["idx"][0], BinOp("+", pc, 1)),
+                    Store(pinfo["idx"][0], pc, Var(index.name) if pinfo["idt"] == "int64"
+                          else Cast(pinfo["idt"], Var(index.name))),
+                    CompoundAssign("+", pc, Const(1, "int64")),
+                    Grow(info["pos"], BinOp("+", pc, 1)),
+                    Store(info["pos"], pc, Cast(info["idt"], child) if info["idt"] != "int64" else child),
+                    Assign(Var(info["pos_len"]), BinOp("+", pc, 1)),
+                ])]
+            return pre + stmts + post
+        return stmts
+
+    def function(self, cfir, name: str) -> Function:
+        s = self.setup
+        emitted = self.emit(cfir)
+        body = list(self.init)
+        if self.out_dense and s.statement is not None:
+            body += self._scatter_init()
+        body += emitted + self.final
+        names = _names_used(body)
+        sizes = [p for p in self.out_sizes if p.name in names]
+        params = [p for p in self.inputs.values() if p.name in names]
+        helpers = tuple(Helper(h, src) for h, (src, _) in sorted(self.helpers.items()) if src)
+        return Function(name, tuple(params) + tuple(sizes) + tuple(self.out_params), body, helpers)
+
+    def _scatter_init(self) -> list:
+        """Start a scattered-into dense output at the reduction's identity when that is not its fill."""
+        s = self.setup
+        _, inner = _loops(s.statement)
+        if not hasattr(inner, "op") or inner.op is None or inner.lhs != s.output or s.program.op is not None:
+            return []
+        ident = inner.op.identity_for(s.out_dtype)
+        if ident is NOVALUE or (s.out_neutral is not NOVALUE and _same(ident, s.out_fill)):
+            return []
+        q = Var(self.name(("init",), "q"))
+        count = self._dense_count(len(self.out_sizes))
+        return [For(q, 0, count, [Store(self.val, q, const_of(ident, s.out_dtype))])]
+
+
+def _same(a, b) -> bool:
+    from .algebra import same_value
+    return same_value(a, b)
+
+
+def _accesses(setup: Setup):
+    from .cin import expr_accesses
+    return expr_accesses(setup.program.rhs)
+
+
+def _names_used(stmts) -> set:
+    from ..imperative.ir import walk
+    out = set()
+    for s in stmts:
+        for n in walk(s):
+            if isinstance(n, Var):
+                out.add(n.name)
+            elif isinstance(n, (Load, Store, Grow)):
+                out.add(n.buffer)
+    return out
+
+
+def _if_chain(chain) -> list:
+    """``if / else if`` from ``[(conditions, body)]``; a case without conditions ends the chain."""
+    if not chain:
+        return []
+    conds, body = chain[0]
+    if not conds:
+        return list(body)
+    rest = _if_chain(chain[1:])
+    return [If(and_(*conds), body, rest if rest else None)]
+
+
+def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, verify: bool = True,
+                  name: str | None = None, **options):
+    """The ``lattice`` strategy: index notation to a :class:`~compiler.lower.Lowered` kernel.
+
+    ``order`` fixes the loop order of the outer forall chain (``reorder``);
+    ``verify`` checks every lattice against brute-force enumeration.
+    """
+    if options:
+        raise StrategyError(f"the lattice strategy has no option(s) {', '.join(sorted(options))}; "
+                            f"it takes order=[...] and verify=")
+    from ..lowering import Lowered
+    setup = Setup.create(program, formats, order=order)
+    trace.record("concretize", before=program, after=setup.concrete,
+                 note="top-level reductions become compound assignments, nested ones where + temporaries")
+    g = setup.graph
+    order_now = _order_text(setup.statement)
+    trace.record("iteration-graph", before=setup.concrete, after=setup.statement,
+                 artifacts=[Artifact("iteration-graph", program.lhs.tensor, g.text(), g.dot())],
+                 note=f"loop order {order_now}" + ("; reduction accumulated in a scalar temporary"
+                                                   if setup.promoted else ""))
+    cfir = build_cfir(setup.statement, setup, verify_lattices=verify)
+    seen = set()
+    for L in setup.lattices:
+        text = L.text()
+        if text in seen:
+            continue
+        seen.add(text)
+        trace.record("lattice", before=setup.statement, after=L,
+                     artifacts=[Artifact("lattice", f"forall {L.index}", text, L.dot())],
+                     rewrites=L.rewrites, note=f"forall {L.index}: {len(L.points)} points, {len(L.loops)} loops")
+    trace.record("cfir", before=setup.statement, after=cfir,
+                 artifacts=[Artifact("cfir", program.lhs.tensor, str(cfir))])
+    em = _Emitter(setup)
+    fn = em.function(cfir, name or f"lattice_{program.lhs.tensor}")
+    trace.record("lower", before=cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn))])
+    out_shape = tuple(setup.extent_uses[i][0] for i in program.lhs.indices)
+    extents = tuple((i.name, tuple(uses)) for i, uses in setup.extent_uses.items() if len(uses) > 1)
+    helpers = tuple((h, python_helper(op, h)) for h, (_, op) in em.helpers.items())
+    fill = setup.out_fill.item() if hasattr(setup.out_fill, "item") else setup.out_fill
+    return Lowered(fn, program.lhs.tensor, setup.output_format, out_shape, fill, extents,
+                   "output" if program.op is not None else "fill", helpers)
+
+
+def _order_text(s) -> str:
+    from .cin import foralls
+    return ", ".join(i.name for i in foralls(s))
+
+
+__all__ = ["lower_lattice"]

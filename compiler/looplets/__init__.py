@@ -1,0 +1,31 @@
+"""The looplet compiler (strategy B): loop programs, looplets, levels as looplets, the simplifier.
+
+Public API:
+
+* :func:`loop_program` (decorator): a Python function as a Finch-style loop program;
+* :func:`compile_program`: lower and compile a loop program (or index notation) for
+  tensors and output formats, returning a kernel that returns the output Tensor;
+* the IR in :mod:`.program`, the looplets in :mod:`.looplets`, level unfurls in
+  :mod:`.levels`, the lowering rules in :mod:`.lowerers`, the simplifier in
+  :mod:`.simplify`, the normal-form passes in :mod:`.passes`.
+
+>>> import numpy as np
+>>> from compiler import Tensor
+>>> @loop_program
+... def total(s, A):
+...     for i in _:
+...         for j in _:
+...             s += A[i, j]
+>>> A = Tensor.from_numpy(np.array([[0, 2.0], [3.0, 0]]), "csr")
+>>> float(compile_program(total, s="dense", A=A)(A=A))
+5.0
+"""
+
+from .compile import LoopletKernel, compile_program, from_index_notation, register
+from .errors import ProgramError
+from .language import LoopProgram, loop_program
+
+__all__ = ["LoopProgram", "LoopletKernel", "ProgramError", "compile_program", "from_index_notation",
+           "loop_program"]
+
+register()

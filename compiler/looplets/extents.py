@@ -1,0 +1,130 @@
+"""Symbolic integer arithmetic on imperative-IR expressions: extents, min/max, proofs.
+
+Looplet lowering computes loop bounds from strides and phase stops. These helpers
+fold what is known at compile time, so that ``min(n, n)`` prints as ``n`` and a
+provably empty region emits no code.
+
+>>> from compiler.imperative.ir import Var
+>>> n = Var("n")
+>>> print(imin(n, n)), print(add(n, 0)), print(imin(3, 5))
+n
+n
+3
+(None, None, None)
+>>> prove_lt(add(n, -1), n), prove_le(n, add(n, 1)), prove_lt(n, Var("m"))
+(True, True, False)
+"""
+
+from __future__ import annotations
+
+from ..imperative.ir import BinOp, Const, Select, UnOp, as_expr
+
+
+def _c(e):
+    return e.value if isinstance(e, Const) and not isinstance(e.value, bool) and isinstance(e.value, int) else None
+
+
+def _split(e):
+    """``e`` as ``(base, constant)`` with ``e == base + constant`` (base None for a constant)."""
+    e = as_expr(e)
+    if _c(e) is not None:
+        return None, _c(e)
+    if isinstance(e, BinOp) and e.op in "+-" and _c(e.right) is not None:
+        base, k = _split(e.left)
+        return base, k + (_c(e.right) if e.op == "+" else -_c(e.right))
+    return e, 0
+
+
+def _join(base, k):
+    if base is None:
+        return Const(k, "int64")
+    if k == 0:
+        return base
+    return BinOp("+", base, Const(k, "int64")) if k > 0 else BinOp("-", base, Const(-k, "int64"))
+
+
+def add(a, b):
+    """``a + b``, folding constants (``(n + 1) + -1`` is ``n``)."""
+    a, b = as_expr(a), as_expr(b)
+    if _c(b) is not None:
+        base, k = _split(a)
+        return _join(base, k + _c(b))
+    if _c(a) is not None:
+        return add(b, a)
+    return BinOp("+", a, b)
+
+
+def sub(a, b):
+    """``a - b``, folding constants and ``x - x``."""
+    a, b = as_expr(a), as_expr(b)
+    if _c(b) is not None:
+        return add(a, -_c(b))
+    (ba, ka), (bb, kb) = _split(a), _split(b)
+    if ba == bb:
+        return Const(ka - kb, "int64")
+    return BinOp("-", a, b)
+
+
+def neg(a):
+    a = as_expr(a)
+    if _c(a) is not None:
+        return Const(-_c(a), "int64")
+    return UnOp("-", a)
+
+
+def difference(a, b):
+    """``a - b`` as an int when it is known at compile time, else None."""
+    (ba, ka), (bb, kb) = _split(a), _split(b)
+    if ba == bb:
+        return ka - kb
+    return None
+
+
+def prove_lt(a, b) -> bool:
+    d = difference(a, b)
+    return d is not None and d < 0
+
+
+def prove_le(a, b) -> bool:
+    d = difference(a, b)
+    return d is not None and d <= 0
+
+
+def prove_eq(a, b) -> bool:
+    return difference(a, b) == 0
+
+
+def _flat(e, kind):
+    """The terms of a min (``a < b ? a : b``) or max (``a > b ? a : b``) built by :func:`imin`."""
+    cmp = "<" if kind == "min" else ">"
+    if (isinstance(e, Select) and isinstance(e.cond, BinOp) and e.cond.op == cmp
+            and e.cond.left == e.then and e.cond.right == e.otherwise):
+        return _flat(e.then, kind) + [e.otherwise]
+    return [e]
+
+
+def _minmax(kind, args):
+    terms = []
+    for a in args:
+        for t in _flat(as_expr(a), kind):
+            # drop terms another term provably dominates
+            if any((prove_le(u, t) if kind == "min" else prove_le(t, u)) for u in terms):
+                continue
+            terms = [u for u in terms if not (prove_le(t, u) if kind == "min" else prove_le(u, t))]
+            terms.append(t)
+    out = terms[0]
+    for t in terms[1:]:
+        out = Select(BinOp("<" if kind == "min" else ">", out, t), out, t)
+    return out
+
+
+def imin(*args):
+    """The minimum of integer expressions (``a < b ? a : b``), dropping dominated terms."""
+    return _minmax("min", args)
+
+
+def imax(*args):
+    """The maximum of integer expressions, dropping dominated terms."""
+    return _minmax("max", args)
+
+

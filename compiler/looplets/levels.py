@@ -1,0 +1,347 @@
+"""Levels as looplets: ``unfurl`` for each level format, in read and update mode.
+
+A :class:`SubFiber` names fiber ``pos`` of storage level ``level`` of a tensor
+(``level == len(levels)`` is the leaf). ``unfurl(fiber, ctx, mode)`` returns the
+looplet nest of the fiber's outermost mode; its leaves are sub-fibers of the next
+level, fill values, or (at the leaf) values.
+
+Dispatch is on the level class (:data:`UNFURL`), so new formats register here
+without touching the level modules.
+
+>>> from compiler.format import csr
+>>> from compiler.looplets.looplets import nest_text
+>>> info = TensorInfo.from_format("A", csr())
+>>> ctx = UnfurlContext()
+>>> print(nest_text(unfurl(info.root(), ctx, "read")))
+Lookup(i -> A.lvl1[i])
+>>> print(nest_text(unfurl(SubFiber(info, 1, Var("i")), ctx, "read")))
+Thunk(preamble: int64 qA = A1_pos[i]; int64 qA_stop = A1_pos[i + 1]; int64 lastA = qA < qA_stop ? A1_idx[qA_stop - 1] + 1 : 0;)
+  Sequence
+    Phase(stop=lastA)
+      Stepper(stop=jA + 1, preamble: int64 jA = A1_idx[qA];, next: qA += 1;)
+        chunk:
+          Spike
+            body: Fill(0.0)
+            tail: A.lvl2[qA]
+    Phase(stop=_)
+      Fill(0.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..binding import array_name
+from ..errors import StrategyError
+from ..format import Format
+from ..imperative import ir
+from ..imperative.ir import (Assign, BinOp, Block, CompoundAssign, Const, Declare, If, Load, Select,
+                             Var, While)
+from ..levels import Dense, Element, Pattern, SparseBand, SparseBlockList, SparseList, flatten
+from . import extents as X
+from .looplets import Fill, Lookup, Phase, Run, Sequence, Spike, Stepper, Thunk
+from .program import Literal, Value
+
+
+class Namer:
+    """Fresh, readable C names: ``q``, ``q_2``, ... never reused in one kernel."""
+
+    def __init__(self, taken=()):
+        self.taken = set(taken)
+
+    def __call__(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.taken:
+            k += 1
+            name = f"{base}_{k}"
+        self.taken.add(name)
+        return name
+
+
+class UnfurlContext:
+    """What unfurling needs from the lowerer: fresh names (and a log of the nests)."""
+
+    def __init__(self, namer: Namer | None = None):
+        self.fresh = namer or Namer()
+
+
+@dataclass(eq=False)
+class TensorInfo:
+    """A tensor as the lowering sees it: its format, parameter names and role."""
+
+    name: str
+    format: Format
+    role: str = "input"  # "input", "output" or "temporary"
+    shape: Any = None
+
+    @classmethod
+    def from_format(cls, name, fmt, role="input", shape=None):
+        return cls(name, fmt, role, shape)
+
+    @property
+    def levels(self):
+        return self.format.levels
+
+    @property
+    def leaf(self):
+        return self.format.leaf
+
+    @property
+    def ndim(self):
+        return self.format.ndim
+
+    def size(self, m: int):
+        """The extent of storage mode ``m`` (a kernel scalar parameter)."""
+        return Var(array_name(self.name, m, "size"))
+
+    def array(self, level, kind):
+        return array_name(self.name, level, kind)
+
+    def root(self, mode="read"):
+        return SubFiber(self, 0, Const(0, "int64"), mode)
+
+    @property
+    def fill(self):
+        return self.leaf.fill
+
+    @property
+    def dtype(self) -> str:
+        return np.dtype(self.leaf.dtype if self.leaf.dtype is not None else "float64").name
+
+    def storage_mode(self, level: int) -> int:
+        """The storage mode number of the first mode of storage level ``level``."""
+        return sum(lvl.nmodes for lvl in self.levels[:level])
+
+
+@dataclass(frozen=True, eq=False)
+class SubFiber:
+    """Fiber ``pos`` of storage level ``level`` of ``tensor`` (the leaf when past the last level).
+
+    ``dirty`` names the flag a sparse output parent watches: writing sets it.
+    """
+
+    tensor: TensorInfo
+    level: int
+    pos: Any
+    mode: str = "read"
+    dirty: Any = None
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.level >= len(self.tensor.levels)
+
+    @property
+    def lvl(self):
+        return self.tensor.leaf if self.is_leaf else self.tensor.levels[self.level]
+
+    def label(self) -> str:
+        return f"{self.tensor.name}.lvl{self.level}[{self.pos}]" if self.level else self.tensor.name
+
+    def __str__(self):
+        return self.label()
+
+
+def _tag(info: TensorInfo) -> str:
+    return info.name if len(info.name) <= 3 else info.name[:3]
+
+
+def _child(f: SubFiber, pos, dirty=None) -> SubFiber:
+    return SubFiber(f.tensor, f.level + 1, pos, f.mode, dirty if dirty is not None else f.dirty)
+
+
+def fill_value(info: TensorInfo):
+    return Literal(info.fill)
+
+
+def leaf_value(f: SubFiber):
+    """The value a read of leaf fiber ``f`` gives (a program expression)."""
+    if isinstance(f.lvl, Pattern):
+        return Literal(True)
+    if isinstance(f.lvl, Element):
+        return Value(Load(f.tensor.array(None, "vals"), f.pos), f.tensor.dtype)
+    raise StrategyError(f"tensor {f.tensor.name}: cannot read leaf level {f.lvl.name}")
+
+
+# --------------------------------------------------------------------------- Dense
+
+
+def unfurl_dense(f: SubFiber, ctx, mode):
+    """Dense: random access, ``Lookup(i -> child at pos * size + i)``."""
+    n = f.tensor.size(f.tensor.storage_mode(f.level))
+    base = f.pos
+
+    def body(i):
+        if isinstance(base, Const) and base.value == 0:
+            return _child(f, i)
+        return _child(f, X.add(BinOp("*", base, n), i))
+    return Lookup(body, f"i -> {_child(f, Var('i')).label()}" if isinstance(base, Const) and base.value == 0
+                  else f"i -> {f.tensor.name}.lvl{f.level + 1}[{base} * {n} + i]",
+                  f.tensor if mode == "update" else None)
+
+
+# --------------------------------------------------------------------------- SparseList
+
+
+def search_stmts(q, idx_buf, hi, target, fresh) -> list:
+    """Binary search: the first ``p`` in ``[q, hi)`` with ``idx[p] >= target``, into ``q``."""
+    lo, top, mid = Var(fresh("lo")), Var(fresh("hi")), Var(fresh("mid"))
+    return [If(BinOp("<", Load(idx_buf, q), target), [
+        Declare(lo, "int64", X.add(q, 1)),
+        Declare(top, "int64", hi),
+        While(BinOp("<", lo, top), [
+            Declare(mid, "int64", X.add(lo, BinOp("/", BinOp("-", top, lo), Const(2, "int64")))),
+            If(BinOp("<", Load(idx_buf, mid), target), [Assign(lo, X.add(mid, 1))], [Assign(top, mid)]),
+        ]),
+        Assign(q, lo),
+    ])]
+
+
+def unfurl_sparse_list(f: SubFiber, ctx, mode):
+    """SparseList read (walk): a Stepper of Spikes up to the last stored index, then fill.
+
+    Empty fibers get an empty first phase (``last = 0``), so ``idx`` is never read
+    outside the fiber (notes: pitfalls 5, 6, 7).
+    """
+    if mode != "read":
+        return unfurl_sparse_list_update(f, ctx)
+    info, k = f.tensor, f.level
+    pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
+    t = _tag(info)
+    q, q_stop, last, j = (Var(ctx.fresh(n)) for n in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
+    pre = (Declare(q, "int64", Load(pos_b, f.pos)),
+           Declare(q_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
+           Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(Load(idx_b, X.sub(q_stop, 1)), 1),
+                                         Const(0, "int64"))))
+    stepper = Stepper(
+        seek=lambda start: tuple(search_stmts(q, idx_b, q_stop, start, ctx.fresh)),
+        stop=X.add(j, 1),
+        chunk=Spike(Fill(fill_value(info)), _child(f, q)),
+        next=(CompoundAssign("+", q, Const(1, "int64")),),
+        preamble=(Declare(j, "int64", Load(idx_b, q)),))
+    return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
+
+
+@dataclass(frozen=True, eq=False)
+class SparseListUpdate:
+    """Bookkeeping of an appended SparseList output fiber (the write protocol)."""
+
+    qos: Any
+
+
+def unfurl_sparse_list_update(f: SubFiber, ctx, mode="update"):
+    """SparseList update (append in index order): each written index appends an entry.
+
+    ``Lookup(i -> Thunk(dirty = false; make room, child at qos, if dirty: idx[qos] = i; qos++))``;
+    the fiber's ``pos`` entry is set when the fiber ends. The parents must be Dense.
+    """
+    info, k = f.tensor, f.level
+    if any(not isinstance(lvl, Dense) for lvl in info.levels[:k]):
+        raise StrategyError(f"output {info.name}: a SparseList output level needs Dense levels above it")
+    pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
+    nnz = Var(info.array(k, "nnz"))
+    t = _tag(info)
+
+    def body(i):
+        dirty = Var(ctx.fresh(f"dirty{t}"))
+        child = _child(f, nnz, dirty)
+        pre = [Declare(dirty, "bool", Const(False, "bool")),
+               ir.Grow(idx_b, X.add(nnz, 1))]
+        pre += assemble_stmts(child, ctx)
+        epi = [If(dirty, [ir.Store(idx_b, nnz, i), CompoundAssign("+", nnz, Const(1, "int64"))]
+                  + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
+        return Thunk(tuple(pre), child, tuple(epi))
+    # the fiber's end: pos[p + 1] = nnz (the positions before are filled as fibers end)
+    return Thunk((), Lookup(body, f"i -> append {info.name}.lvl{k + 1}", info),
+                 (ir.Store(pos_b, X.add(f.pos, 1), nnz),), info)
+
+
+def assemble_stmts(f: SubFiber, ctx) -> list:
+    """Allocate position ``f.pos`` of level ``f.level`` and fill it (Element: grow and store fill)."""
+    lvl = f.lvl
+    if isinstance(lvl, Element):
+        vals = f.tensor.array(None, "vals")
+        return [ir.Grow(vals, X.add(f.pos, 1)),
+                ir.Store(vals, f.pos, Const(f.tensor.fill, f.tensor.dtype))]
+    if isinstance(lvl, Pattern):
+        return []
+    raise StrategyError(f"output {f.tensor.name}: cannot assemble a {lvl.name} level under a SparseList output")
+
+
+# --------------------------------------------------------------------------- SparseBand
+
+
+def unfurl_sparse_band(f: SubFiber, ctx, mode):
+    """SparseBand: fill, then the block by random access, then fill (the band is located)."""
+    info, k = f.tensor, f.level
+    ofs_b, idx_b = info.array(k, "ofs"), info.array(k, "idx")
+    t = _tag(info)
+    q0, hi, lo = (Var(ctx.fresh(n)) for n in (f"q{t}", f"hi{t}", f"lo{t}"))
+    pre = (Declare(q0, "int64", Load(ofs_b, f.pos)),
+           Declare(hi, "int64", Load(idx_b, f.pos)),
+           Declare(lo, "int64", X.sub(hi, X.sub(Load(ofs_b, X.add(f.pos, 1)), q0))))
+    fill = Fill(fill_value(info))
+    look = Lookup(lambda i: _child(f, X.add(X.sub(q0, lo), i)), f"i -> {info.name}.lvl{k + 1}[{q0} - {lo} + i]")
+    return Thunk(pre, Sequence((Phase(lo, fill), Phase(hi, look), Phase(None, fill))))
+
+
+# --------------------------------------------------------------------------- SparseBlockList
+
+
+def unfurl_sparse_block_list(f: SubFiber, ctx, mode):
+    """SparseBlockList: a Stepper over blocks, each fill then a located block, then fill."""
+    info, k = f.tensor, f.level
+    pos_b, idx_b, ofs_b = info.array(k, "pos"), info.array(k, "idx"), info.array(k, "ofs")
+    t = _tag(info)
+    r, r_stop, last, e, lo, q0 = (Var(ctx.fresh(n)) for n in
+                                  (f"r{t}", f"r{t}_stop", f"last{t}", f"end{t}", f"lo{t}", f"q{t}"))
+    pre = (Declare(r, "int64", Load(pos_b, f.pos)),
+           Declare(r_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
+           Declare(last, "int64", Select(BinOp("<", r, r_stop), Load(idx_b, X.sub(r_stop, 1)), Const(0, "int64"))))
+    fill = Fill(fill_value(info))
+    look = Lookup(lambda i: _child(f, X.add(X.sub(q0, lo), i)), f"i -> {info.name}.lvl{k + 1}[{q0} - {lo} + i]")
+    stepper = Stepper(
+        seek=lambda start: tuple(search_stmts(r, idx_b, r_stop, X.add(start, 1), ctx.fresh)),
+        stop=e,
+        chunk=Sequence((Phase(lo, fill), Phase(None, look))),
+        next=(CompoundAssign("+", r, Const(1, "int64")),),
+        preamble=(Declare(e, "int64", Load(idx_b, r)),
+                  Declare(q0, "int64", Load(ofs_b, r)),
+                  Declare(lo, "int64", X.sub(e, X.sub(Load(ofs_b, X.add(r, 1)), q0)))))
+    return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, fill))))
+
+
+#: level class -> unfurl(fiber, ctx, mode)
+UNFURL: dict[type, Callable] = {
+    Dense: unfurl_dense,
+    SparseList: unfurl_sparse_list,
+    SparseBand: unfurl_sparse_band,
+    SparseBlockList: unfurl_sparse_block_list,
+}
+
+
+def unfurl(f: SubFiber, ctx, mode: str | None = None):
+    """The looplet nest of the outermost mode of sub-fiber ``f`` (``mode``: read or update)."""
+    mode = mode or f.mode
+    lvl = f.lvl
+    fn = UNFURL.get(type(lvl))
+    if fn is None:
+        raise StrategyError(f"tensor {f.tensor.name}: level {f.level} ({lvl.name}) has no looplet unfurl "
+                            f"in the looplet strategy; use one of {', '.join(c.__name__ for c in UNFURL)}")
+    if mode == "update" and type(lvl) not in UPDATABLE:
+        raise StrategyError(f"output {f.tensor.name}: level {f.level} ({lvl.name}) cannot be written by the "
+                            f"looplet strategy; use one of {', '.join(c.__name__ for c in UPDATABLE)}")
+    return fn(f, ctx, mode)
+
+
+#: level classes that support update mode
+UPDATABLE = {Dense, SparseList}
+
+
+def register_unfurl(cls, fn, updatable=False):
+    """Register the unfurl of a new level class."""
+    UNFURL[cls] = fn
+    if updatable:
+        UPDATABLE.add(cls)

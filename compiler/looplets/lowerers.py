@@ -1,0 +1,709 @@
+"""Recursive lowering of loop programs to the imperative IR, one loop at a time.
+
+At each loop ``for i = ext`` the lowerer unfurls every access whose first
+(storage-order) index is ``i``, then lowers the looplets found there by style.
+Each style is one focused function (``lower_<style>``), chosen by the ONE priority
+order :data:`~compiler.looplets.looplets.PRIORITY`:
+
+    Thunk > Switch > Run > Sequence > Spike > Jumper > Stepper > Lookup
+
+Why this order. The Looplets paper lists Switch > Run > Spike > Pipeline > Jumper >
+Stepper > Lookup (simplify early, then hoist control flow); Finch.jl v0.2.0 lowers
+Pipeline before Run and Spike (its pairwise rules are not even transitive among
+Simplify/Switch/Phase). Both are correct once every looplet truncates. We take:
+
+* Thunk first: preambles only hoist host code, and later rules need their state;
+* Switch next, to lift run-time conditions as high as possible (paper and Finch.jl);
+* Run (and Fill) before anything that splits the extent: a run is a pure
+  substitution, so unwrapping it early gives the paper's early simplification
+  (``x * 0 -> 0`` removes whole regions) without ever forcing a truncation;
+* Sequence before Spike, as Finch.jl: lowering a spike first would cut every
+  pipeline beside it into a body range and a one-element tail (duplicated
+  pipeline code); lowering the sequence first only turns the spike, in the last
+  phase, into a run-time Switch (pitfall 12);
+* Jumper before Stepper (leaders lead), Lookup last (a plain for loop).
+
+The order is total, so resolving the styles of a loop's looplets is a maximum:
+associative and commutative, independent of the operand order.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+from ..algebra import Operator, lookup
+from ..errors import ShapeError, StrategyError
+from ..imperative import ir
+from ..imperative.ir import (Assign as IAssign, BinOp, CompoundAssign, Const, Declare, If, Load, Select,
+                             Store, UnOp, Var, While)
+from ..trace import Artifact
+from . import extents as X
+from .errors import ProgramError
+from .levels import SubFiber, leaf_value, unfurl
+from .looplets import (AcceptRun, Case, Fill, Jumper, Looplet, Lookup, PRIORITY, Run, Sequence, Shift,
+                       Spike, Stepper, Switch, Thunk, nest_dot, nest_text, resolve, truncate, unshift)
+from .program import (MISSING, Access, Assign, Block, Call, Declare as PDeclare, Define, Extent, Freeze,
+                      Index, Literal, Loop, Sieve, Stmt, Thaw, TensorRef, Value, Variable, is_pass,
+                      postmap, substitute, uses, walk)
+from .simplify import simplify
+
+
+class Lowerer:
+    """Lowers a normalized loop program; see the module docstring.
+
+    ``tensors`` maps names to :class:`~compiler.looplets.levels.TensorInfo`;
+    ``trace`` (optional) receives a step per unfurl, looplet lowering and
+    simplification.
+    """
+
+    def __init__(self, tensors: dict, ctx, trace=None, max_trace_steps: int = 400):
+        self.tensors = tensors
+        self.ctx = ctx
+        self.fresh = ctx.fresh
+        self.trace = trace
+        self.helpers: dict[str, ir.Helper] = {}
+        self.scalar_locals: dict[str, Var] = {}
+        self._budget = max_trace_steps
+
+    # ------------------------------------------------------------------ trace
+
+    def record(self, stage, before=None, after=None, **kw):
+        if self.trace is not None and self._budget > 0:
+            self._budget -= 1
+            self.trace.record(stage, before=_text(before), after=_text(after), **kw)
+
+    def simplify(self, node):
+        log = [] if self.trace is not None else None
+        out = simplify(node, log, (FILL_WRITE,))
+        if log:
+            self.record("simplify", node, out, rewrites=log, note=f"{len(log)} rewrite(s)")
+        return out
+
+    # ------------------------------------------------------------------ statements
+
+    def lower(self, s) -> list:
+        """Imperative statements for program statement ``s``."""
+        if isinstance(s, Block):
+            return [x for t in s.stmts for x in self.lower(t)]
+        if isinstance(s, Loop):
+            return self.lower_loop(s)
+        if isinstance(s, (Assign, Sieve, Define)):
+            bound = self._first_bound_access(s)
+            if bound is not None:
+                return self.lower(self._concordize(s, bound))
+        if isinstance(s, Assign):
+            return self.lower_assign(s)
+        if isinstance(s, Sieve):
+            cond = self.simplify(s.cond)
+            if isinstance(cond, Literal):
+                return self.lower(s.body) if cond.value else []
+            c, _ = self.expr(cond, s.line)
+            body = self.lower(s.body)
+            return [If(c, body)] if body else []
+        if isinstance(s, Define):
+            val = self.simplify(s.val)
+            if isinstance(val, (Literal, Value)) and (isinstance(val, Literal) or isinstance(val.expr, (Var, Const))):
+                return self.lower(substitute(s.body, {s.var: val}))
+            e, dt = self.expr(val, s.line)
+            v = Var(self.fresh(s.var.name))
+            return [Declare(v, dt, e)] + self.lower(substitute(s.body, {s.var: Value(v, dt)}))
+        if isinstance(s, PDeclare):
+            return self.lower_declare(s)
+        if isinstance(s, Freeze):
+            return self.lower_freeze(s)
+        if isinstance(s, Thaw):
+            return []
+        raise ProgramError(f"cannot lower {type(s).__name__}: {s}", getattr(s, "line", 0))
+
+    # concordization: an access whose next index is already bound (an expression) is
+    # read through a loop of length one over [v, v + 1) (Finch: `for s = v:v`).
+    def _first_bound_access(self, s):
+        own = [s.lhs, s.rhs] if isinstance(s, Assign) else [s.cond] if isinstance(s, Sieve) else [s.val]
+        for part in own:
+            for n in walk(part):
+                if isinstance(n, Access) and n.idxs and isinstance(n.tns, (SubFiber, Looplet)) \
+                        and not isinstance(n.idxs[0], Index) and not _is_modifier(n.idxs[0]):
+                    if isinstance(n.tns, SubFiber) and n.tns.is_leaf:
+                        continue
+                    return n
+        return None
+
+    def _concordize(self, s, acc):
+        if acc.mode == "update" and isinstance(acc.tns, SubFiber) and acc.tns.lvl.name == "SparseList":
+            raise ProgramError(
+                f"output {acc.tns.tensor.name} is written out of order: its {acc.tns.lvl.name} level "
+                f"(storage level {acc.tns.level}) is indexed by {_text(acc.idxs[0])}, which is not the loop "
+                f"being lowered; a SparseList can only be appended in index order. Reorder the loops, or "
+                f"store {acc.tns.tensor.name} in SparseHash or SparseByteMap, which accept random writes",
+                getattr(s, "line", 0))
+        v, _ = self.expr(acc.idxs[0], getattr(s, "line", 0))
+        name = Index(self.fresh("s"))
+        new_acc = replace(acc, idxs=(name,) + acc.idxs[1:])
+        body = postmap(s, lambda n: new_acc if n is acc or (isinstance(n, Access) and n == acc) else None)
+        return Loop(name, Extent(v, X.add(v, 1)), body, line=getattr(s, "line", 0))
+
+    def lower_assign(self, s: Assign) -> list:
+        lhs = s.lhs
+        tns = lhs.tns
+        if isinstance(tns, (Fill, Run, AcceptRun)) and not lhs.idxs:
+            tns = tns.value if isinstance(tns, Fill) else tns.body
+        if isinstance(tns, Literal):
+            return []  # writing into a fill region of an output that ignores it
+        if not (isinstance(tns, SubFiber) and tns.is_leaf and not lhs.idxs):
+            raise ProgramError(f"cannot assign to {lhs}: it is not a scalar after lowering its loops "
+                               f"(is an index of the left side unbound?)", s.line)
+        rhs = self.simplify(s.rhs)
+        if isinstance(rhs, Literal) and rhs.value is MISSING:
+            return []
+        val, vdt = self.expr(rhs, s.line)
+        info = tns.tensor
+        dt = info.dtype
+        out = []
+        local = self.scalar_locals.get(info.name) if not info.levels else None
+        if local is not None:
+            cur = local
+        else:
+            buf = info.array(None, "vals")
+            cur = Load(buf, tns.pos)
+        if s.op is None:
+            new = val
+        else:
+            new = self.apply(s.op, [cur, val], [dt, vdt], s.line)
+        sym = _compound(s.op, dt, vdt)
+        if local is not None:
+            out.append(CompoundAssign(sym, local, val) if sym else IAssign(local, new))
+        else:
+            out.append(Store(buf, tns.pos, val, sym) if sym else Store(buf, tns.pos, new))
+        if tns.dirty is not None:
+            out.append(IAssign(tns.dirty, Const(True, "bool")))
+        return out
+
+    def lower_declare(self, s: PDeclare) -> list:
+        out = self._lower_declare(s)
+        self.record("lower:Declare", s, out, note=f"declare {s.tns.name}")
+        return out
+
+    def lower_freeze(self, s: Freeze) -> list:
+        out = self._lower_freeze(s)
+        self.record("lower:Freeze", s, out, note=f"freeze {s.tns.name}" + ("" if out else " (a no-op)"))
+        return out
+
+    def _lower_declare(self, s: PDeclare) -> list:
+        info = self.tensors[s.tns.name]
+        init, _ = self.expr(self.simplify(s.init), s.line)
+        if not info.levels:
+            v = Var(self.fresh(info.name))
+            self.scalar_locals[info.name] = v
+            if s.implicit:  # keep the value the runtime passed in
+                init = Load(info.array(None, "vals"), Const(0, "int64"))
+            return [Declare(v, info.dtype, init)]
+        from ..levels import Dense
+        if all(isinstance(l, Dense) for l in info.levels):
+            if s.implicit:
+                return []  # the runtime pre-fills a dense output
+            n = _product([info.size(m) for m in range(info.ndim)])
+            p = Var(self.fresh("p"))
+            return [ir.For(p, 0, n, [Store(info.array(None, "vals"), p, init)])]
+        # sparse output: counts restart; pos entries are written as fibers end
+        k = next(k for k, l in enumerate(info.levels) if not isinstance(l, Dense))
+        nnz = Var(info.array(k, "nnz"))
+        return [IAssign(nnz, Const(0, "int64"))]
+
+    def _lower_freeze(self, s: Freeze) -> list:
+        info = self.tensors[s.tns.name]
+        if not info.levels:
+            v = self.scalar_locals.pop(info.name, None)
+            return [] if v is None else [Store(info.array(None, "vals"), Const(0, "int64"), v)]
+        from ..levels import Dense
+        k = next((k for k, l in enumerate(info.levels) if not isinstance(l, Dense)), None)
+        if k is None:
+            return []
+        # fibers never visited kept pos 0: carry the running count forward
+        n = _product([info.size(m) for m in range(info.storage_mode(k))])
+        p = Var(self.fresh("p"))
+        pos = info.array(k, "pos")
+        return [ir.For(p, 0, n, [If(BinOp("<", Load(pos, X.add(p, 1)), Load(pos, p)),
+                                    [Store(pos, X.add(p, 1), Load(pos, p))])])]
+
+    # ------------------------------------------------------------------ loops
+
+    def lower_loop(self, loop: Loop) -> list:
+        i = loop.idx
+        if loop.ext is None:
+            raise ProgramError(f"the extent of loop index {i.name} is unknown", loop.line)
+        body = self.unfurl_accesses(i, loop.body, loop.line)
+        return self.lower_looplets(i, loop.ext, body, loop.line)
+
+    def unfurl_accesses(self, i, body, line):
+        arts = []
+
+        def visit(n):
+            if isinstance(n, Access) and n.idxs and _base_index(n.idxs[0]) == i and (
+                    (isinstance(n.tns, SubFiber) and not n.tns.is_leaf) or hasattr(n.tns, "unfurl")):
+                if isinstance(n.tns, SubFiber):
+                    l = unfurl(n.tns, self.ctx, n.mode)
+                else:
+                    l = n.tns.unfurl(self.ctx, n.mode)
+                l = _apply_modifiers(n.idxs[0], l, n.tns, lambda e: self.expr(self.simplify(e), line)[0])
+                arts.append(Artifact("looplet-nest", f"{n.tns.label()}[{i.name}]", nest_text(l),
+                                     nest_dot(l, n.tns.label())))
+                return replace(n, tns=l, idxs=(i,) + n.idxs[1:])
+            return None
+        new = postmap(body, visit)
+        if arts:
+            self.record("unfurl", Loop(i, None, body), Loop(i, None, new), artifacts=arts,
+                        note=f"unfurl {len(arts)} access(es) on {i.name}")
+        return new
+
+    def lower_looplets(self, i, ext, body, line=0) -> list:
+        body = self.simplify(body)
+        if is_pass(body):
+            return []
+        # push shifts down once, so every rule below sees the same looplet objects
+        body = _replace_looplets(body, i, lambda l: l)
+        found = _looplets_of(body, i)
+        if not found:
+            return self.lower_plain_loop(i, ext, body, line)
+        style = "Lookup"
+        for l in found:
+            style = resolve(style, _style(l))
+        fn = getattr(self, f"lower_{style.lower()}")
+        return fn(i, ext, body, found, line)
+
+    def _note(self, rule, i, ext, sub=None):
+        text = f"{rule} on {i.name} over [{ext.start}, {ext.stop})"
+        return text + (f" -> {sub}" if sub else "")
+
+    def lower_plain_loop(self, i, ext, body, line):
+        """No looplets left: a for loop if the body uses the index, else the body once."""
+        length = X.difference(ext.stop, ext.start)
+        loop = self.simplify(Loop(i, ext, body))
+        if not isinstance(loop, Loop):
+            return self.lower(loop)
+        if length == 1:
+            return self.lower(substitute(body, {i: Value(ext.start, "int64")}))
+        v = Var(self.fresh(i.name))
+        inner = self.lower(substitute(body, {i: Value(v, "int64")}))
+        return [ir.For(v, ext.start, ext.stop, inner)] if inner else []
+
+    # -- Lookup
+    def lower_lookup(self, i, ext, body, found, line):
+        """All looplets are Lookups: a for loop reading ``body(i)`` (no loop for length one)."""
+        length = X.difference(ext.stop, ext.start)
+        v = Var(self.fresh(i.name)) if length != 1 else ext.start
+        new = _replace_looplets(body, i, lambda l: l.body(v) if isinstance(l, Lookup) else l)
+        new = substitute(new, {i: Value(v, "int64")})
+        self.record("lower:Lookup", body, new, note=self._note("for loop" if length != 1 else "length one", i, ext))
+        inner = self.lower(new)
+        if length == 1:
+            return inner
+        return [ir.For(v, ext.start, ext.stop, inner)] if inner else []
+
+    # -- Run / Fill / AcceptRun
+    def lower_run(self, i, ext, body, found, line):
+        """Runs hold one value over the whole extent: substitute it and lower the loop again."""
+        def sub(l):
+            if isinstance(l, Fill):
+                return l.value
+            if isinstance(l, (Run, AcceptRun)):
+                return l.body
+            return l
+        new = _replace_looplets(body, i, sub, only=(Run, Fill, AcceptRun))
+        self.record("lower:Run", body, new, note=self._note("unwrap runs", i, ext))
+        return self.lower_looplets(i, ext, new, line)
+
+    # -- Thunk
+    def lower_thunk(self, i, ext, body, found, line):
+        """Hoist each thunk's preamble before the loop and its epilogue after it."""
+        pre, epi = [], []
+
+        def sub(l):
+            if isinstance(l, Thunk):
+                pre.extend(l.preamble)
+                epi[:0] = list(l.epilogue)
+                return l.body
+            return l
+        new = _replace_looplets(body, i, sub, only=(Thunk,))
+        self.record("lower:Thunk", body, new, note=self._note("hoist preambles", i, ext))
+        return pre + self.lower_looplets(i, ext, new, line) + epi
+
+    # -- Switch
+    def lower_switch(self, i, ext, body, found, line):
+        """The product of all switches' cases, as a first-match if / else if chain."""
+        switches = [l for l in found if isinstance(l, Switch)]
+        arms = []
+        for combo in itertools.product(*[s.cases for s in switches]):
+            conds = [c.cond for c in combo if not (isinstance(c.cond, Const) and c.cond.value is True)]
+            pick = {id(s): c.body for s, c in zip(switches, combo)}
+            new = _replace_looplets(body, i, lambda l: pick.get(id(l), l), only=(Switch,))
+            arms.append((conds, new))
+        self.record("lower:Switch", body, arms[0][1], note=self._note(f"{len(arms)} case(s)", i, ext))
+        out = None
+        for conds, new in reversed(arms):
+            code = self.lower_looplets(i, ext, new, line)
+            if not conds:
+                out = code
+            else:
+                out = [If(ir.and_(*conds), code, out)] if (code or out) else []
+        return out or []
+
+    # -- Sequence
+    def lower_sequence(self, i, ext, body, found, line):
+        """The product of all sequences' phases in lexicographic (topological) order.
+
+        Each combination runs from the running position to the smallest phase stop,
+        guarded by ``if (start < stop)``; the other looplets are truncated to it.
+        """
+        seqs = [l for l in found if isinstance(l, Sequence)]
+        pos = Var(self.fresh(i.name))
+        out = [Declare(pos, "int64", ext.start)]
+        combos = list(itertools.product(*[range(len(s.phases)) for s in seqs]))
+        self.record("lower:Sequence", body, None,
+                    note=self._note(f"{len(combos)} phase combination(s)", i, ext))
+        pruned = 0
+        for key in combos:
+            stops = [s.phases[k].stop for s, k in zip(seqs, key) if s.phases[k].stop is not None]
+            # the running position is past the stop of every phase before this one:
+            # a combination ending before one of those is statically empty
+            lows = [s.phases[k - 1].stop for s, k in zip(seqs, key) if k > 0 and s.phases[k - 1].stop is not None]
+            if any(X.prove_le(t, lo) for t in stops for lo in lows) and key != combos[-1]:
+                pruned += 1
+                continue
+            stop = X.imin(*stops, ext.stop) if stops else ext.stop
+            pick = {id(s): s.phases[k].body for s, k in zip(seqs, key)}
+            new = _truncate_others(body, i, ext, stop, exclude=(Sequence,))
+            new = _replace_looplets(new, i, lambda l: pick.get(id(l), l), only=(Sequence,))
+            is_last = stop is ext.stop or X.prove_eq(stop, ext.stop)
+            if is_last:
+                sub = Extent(pos, ext.stop)
+                code = self.lower_looplets(i, sub, new, line)
+                if code:
+                    out.append(If(BinOp("<", pos, ext.stop), code))
+                break
+            s_var = Var(self.fresh("phase_stop"))
+            code = self.lower_looplets(i, Extent(pos, s_var), new, line)
+            out.append(Declare(s_var, "int64", stop))
+            out.append(If(BinOp("<", pos, s_var), code + [IAssign(pos, s_var)]))
+        return out
+
+    # -- Spike
+    def lower_spike(self, i, ext, body, found, line):
+        """A spike is its body on ``[start, stop - 1)`` and its tail at ``stop - 1``."""
+        last = X.sub(ext.stop, 1)
+        run_body = _truncate_others(body, i, ext, last, exclude=(Spike,))
+        run_body = _replace_looplets(run_body, i, lambda l: Run(l.body) if isinstance(l, Spike) else l,
+                                     only=(Spike,))
+        tail = _replace_looplets(body, i, lambda l: Run(l.tail) if isinstance(l, Spike) else l, only=(Spike,))
+        self.record("lower:Spike", body, None, note=self._note("body + tail", i, ext,
+                                                               f"[{ext.start}, {last}) and [{last}, {ext.stop})"))
+        out = self.lower_looplets(i, Extent(ext.start, last), run_body, line)
+        out += self.lower_looplets(i, Extent(last, ext.stop), tail, line)
+        if out and not getattr(ext, "nonempty", False) and not X.prove_lt(ext.start, ext.stop):
+            return [If(BinOp("<", ext.start, ext.stop), out)]
+        return out
+
+    # -- Stepper
+    def lower_stepper(self, i, ext, body, found, line):
+        """Seek, then a while loop over the smallest current child; ``next`` only for
+        steppers whose child ended at this step (notes: pitfalls 1-3)."""
+        steppers = [l for l in found if isinstance(l, Stepper)]
+        pos = Var(self.fresh(i.name))
+        out = [Declare(pos, "int64", ext.start)]
+        for s in steppers:
+            out.extend(s.seek(pos))
+        step_stop = Var(self.fresh("step_stop"))
+        stops = [s.stop for s in steppers]
+        step = [st for s in steppers for st in s.preamble]
+        step.append(Declare(step_stop, "int64", X.imin(*stops, ext.stop)))
+
+        def chunk_of(s):
+            full = Thunk((), s.chunk, s.next)
+            cut = _truncate_strict(s.chunk)
+            return Switch((Case(BinOp("==", s.stop, step_stop), full), Case(Const(True, "bool"), cut)))
+        new = _truncate_others(body, i, ext, step_stop, exclude=(Stepper,))
+        new = _replace_looplets(new, i, lambda l: chunk_of(l) if isinstance(l, Stepper) else l, only=(Stepper,))
+        self.record("lower:Stepper", body, new, note=self._note(f"{len(steppers)} stepper(s), while loop", i, ext))
+        sub = Extent(pos, step_stop)
+        object.__setattr__(sub, "nonempty", True)
+        step += self.lower_looplets(i, sub, new, line)
+        step.append(IAssign(pos, step_stop))
+        out.append(While(BinOp("<", pos, ext.stop), step))
+        return out
+
+    # -- Jumper
+    def lower_jumper(self, i, ext, body, found, line):
+        """The largest current child among jumpers sets the step; jumpers whose child
+        ends there use their exact body and advance, the others cover several children."""
+        jumpers = [l for l in found if isinstance(l, Jumper)]
+        pos = Var(self.fresh(i.name))
+        out = [Declare(pos, "int64", ext.start)]
+        for s in jumpers:
+            out.extend(s.seek(pos))
+        step_stop = Var(self.fresh("step_stop"))
+        step = [st for s in jumpers for st in s.preamble]
+        step.append(Declare(step_stop, "int64", X.imin(X.imax(*[s.stop for s in jumpers]), ext.stop)))
+
+        def arm(s):
+            return Switch((Case(BinOp("==", s.stop, step_stop), Thunk((), s.body(True), s.next)),
+                           Case(Const(True, "bool"), s.body(False))))
+        new = _truncate_others(body, i, ext, step_stop, exclude=(Jumper,))
+        new = _replace_looplets(new, i, lambda l: arm(l) if isinstance(l, Jumper) else l, only=(Jumper,))
+        self.record("lower:Jumper", body, new, note=self._note(f"{len(jumpers)} jumper(s)", i, ext))
+        sub = Extent(pos, step_stop)
+        object.__setattr__(sub, "nonempty", True)
+        step += self.lower_looplets(i, sub, new, line)
+        step.append(IAssign(pos, step_stop))
+        out.append(While(BinOp("<", pos, ext.stop), step))
+        return out
+
+    # ------------------------------------------------------------------ expressions
+
+    def expr(self, e, line=0):
+        """``(IR expression, dtype)`` of a fully lowered program expression."""
+        if isinstance(e, Literal):
+            v = e.value
+            if v is MISSING:
+                raise ProgramError("a missing value reached the generated code; wrap the permissive "
+                                   "access in coalesce(..., default)", line)
+            if isinstance(v, bool):
+                return Const(v, "bool"), "bool"
+            if isinstance(v, int):
+                return Const(v, "int64"), "int64"
+            return Const(float(v), "float64"), "float64"
+        if isinstance(e, Value):
+            return e.expr, e.dtype
+        if isinstance(e, Access):
+            t = e.tns
+            if isinstance(t, Fill):
+                return self.expr(t.value, line)
+            if isinstance(t, SubFiber) and t.is_leaf and not e.idxs:
+                local = self.scalar_locals.get(t.tensor.name) if not t.tensor.levels else None
+                if local is not None:
+                    return local, t.tensor.dtype
+                return self.expr(leaf_value(t), line)
+            if isinstance(t, (Literal, Value)):
+                return self.expr(t, line)
+            raise ProgramError(f"access {e} is not fully indexed (an index of it is never looped over)", line)
+        if isinstance(e, Call):
+            if e.op == "coalesce":
+                return self.expr(e.args[0], line)
+            if e.op == "ifelse":
+                (c, _), (a, da), (b, db) = (self.expr(x, line) for x in e.args)
+                return Select(c, a, b), _promote(da, db)
+            parts = [self.expr(a, line) for a in e.args]
+            return self.apply(e.op, [p[0] for p in parts], [p[1] for p in parts], line), \
+                e.op.result_dtype(*[p[1] for p in parts]).name
+        if isinstance(e, Index):
+            raise ProgramError(f"index {e.name} is used outside of its loop", line)
+        if isinstance(e, Variable):
+            raise ProgramError(f"variable {e.name} is not defined", line)
+        raise ProgramError(f"cannot lower expression {e!r}", line)
+
+    def apply(self, op: Operator, args, dtypes, line=0):
+        """IR for ``op(args)``: builtin operators inline, user functions as C helpers."""
+        if op.is_user:
+            h = op.c_helper(dtypes)
+            name = op._c_name([_np(d) for d in dtypes])
+            self.helpers.setdefault(name, ir.Helper(name, h))
+            return ir.Call(name, tuple(args))
+        n = op.name
+        rdt = op.result_dtype(*dtypes).name
+        a = args
+        infix = {"add": "+", "sub": "-", "mul": "*", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+                 "eq": "==", "ne": "!=", "and": "&&", "or": "||", "bitand": "&", "bitor": "|", "bitxor": "^"}
+        if n in infix:
+            return BinOp(infix[n], a[0], a[1])
+        if n == "div":
+            x, y = a
+            if rdt.startswith("float") and not any(d.startswith("float") for d in dtypes):
+                x = ir.Cast(rdt, x)
+            return BinOp("/", x, y)
+        if n in ("min", "max"):
+            return Select(BinOp("<" if n == "min" else ">", a[0], a[1]), a[0], a[1])
+        if n == "neg":
+            return UnOp("-", a[0])
+        if n == "not":
+            return UnOp("!", a[0])
+        if n == "abs":
+            return Select(BinOp("<", a[0], Const(0, dtypes[0] if dtypes[0] != "bool" else "int64")),
+                          UnOp("-", a[0]), a[0])
+        if n == "overwrite":
+            return a[1]
+        if n in ("sqrt", "exp", "log", "pow"):
+            return ir.Call(n, tuple(a))
+        if n == "choose":
+            z = Const(op.param, dtypes[0])
+            return Select(BinOp("==", a[0], z), a[1], a[0])
+        raise ProgramError(f"operator {op} has no C lowering in the looplet strategy", line)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _fill_write(t):
+    """``C[...] = fill`` into a sparse output (every slot starts at its fill) is a no-op."""
+    if not (isinstance(t, Assign) and t.op is None and isinstance(t.rhs, Literal)):
+        return None
+    tns = t.lhs.tns
+    info = tns.tensor if isinstance(tns, SubFiber) else getattr(tns, "owner", None)
+    if info is None or all(l.name == "Dense" for l in info.levels):
+        return None
+    from .simplify import _same
+    if t.rhs.value is not MISSING and _same(t.rhs.value, info.fill):
+        return Block(())
+    return None
+
+
+from ..rewrite import Rule  # noqa: E402
+
+FILL_WRITE = Rule("fill-write", _fill_write)
+
+
+def _text(x):
+    if x is None:
+        return None
+    if isinstance(x, (list, tuple)):
+        return "\n".join(str(s) for s in x)
+    return str(x)
+
+
+def _np(d):
+    import numpy as np
+    return np.dtype(d)
+
+
+def _promote(a, b):
+    import numpy as np
+    return np.result_type(a, b).name
+
+
+def _product(terms):
+    out = terms[0] if terms else Const(1, "int64")
+    for t in terms[1:]:
+        out = BinOp("*", out, t)
+    return out
+
+
+def _compound(op, dt, vdt):
+    """The C compound operator for ``x op= v`` when it means the same as ``x = op(x, v)``."""
+    if op is None or op.is_user:
+        return None
+    sym = {"add": "+", "mul": "*", "sub": "-", "bitand": "&", "bitor": "|", "bitxor": "^"}.get(op.name)
+    if sym is None:
+        return None
+    if dt == "bool":
+        return None
+    return sym
+
+
+def _is_modifier(x) -> bool:
+    return type(x).__name__ in ("Offset", "Permit")
+
+
+def _base_index(x):
+    while _is_modifier(x):
+        x = x.index
+    return x
+
+
+def _apply_modifiers(idx, l, fiber, to_ir):
+    """Wrap a freshly unfurled looplet for the index modifiers around its index.
+
+    ``Permit``: out-of-bounds reads are ``missing``; ``Offset(i, d)``: the access
+    reads coordinate ``i + d``, a ``Shift`` by ``-d``.
+    """
+    from .passes import Permit
+    permit = False
+    delta = Const(0, "int64")
+    x = idx
+    while _is_modifier(x):
+        if isinstance(x, Permit):
+            permit = True
+        else:
+            delta = X.add(delta, to_ir(x.delta))
+        x = x.index
+    if permit:
+        size = fiber.tensor.size(fiber.tensor.storage_mode(fiber.level))
+        l = Sequence((Phase0(Const(0, "int64"), Fill(Literal(MISSING))), Phase0(size, l),
+                      Phase0(None, Fill(Literal(MISSING)))))
+    if not (isinstance(delta, Const) and delta.value == 0):
+        l = Shift(X.neg(delta), l)
+    return l
+
+
+def Phase0(stop, body):
+    from .looplets import Phase
+    return Phase(stop, body)
+
+
+def _style(l) -> str:
+    l = unshift(l)
+    if isinstance(l, (Fill, AcceptRun)):
+        return "Run"
+    return l.style
+
+
+def _looplets_of(body, i) -> list:
+    """The looplets of accesses whose first index is ``i`` (shifts pushed down), in order."""
+    out, seen = [], set()
+    for n in walk(body):
+        if isinstance(n, Access) and n.idxs and n.idxs[0] == i and isinstance(n.tns, Looplet):
+            l = n.tns
+            if id(l) not in seen:
+                seen.add(id(l))
+                out.append(unshift(l))
+    return out
+
+
+def _replace_looplets(body, i, fn, only=None):
+    """Replace the looplet of each access on ``i`` (shifts pushed down) by ``fn(looplet)``.
+
+    A replacement that is not a looplet ends the access's use of ``i``: the access
+    becomes the value (a fill or a scalar), or the sub-fiber indexed by the rest.
+    """
+    def visit(n):
+        if isinstance(n, Access) and n.idxs and n.idxs[0] == i and isinstance(n.tns, Looplet):
+            l = unshift(n.tns)
+            if only is not None and not isinstance(l, only):
+                return replace(n, tns=l) if l is not n.tns else None
+            new = fn(l)
+            if isinstance(new, Looplet):
+                return replace(n, tns=new)
+            return _consume(new, n)
+        return None
+    return postmap(body, visit)
+
+
+def _consume(new, n):
+    """The access ``n`` after its first index was consumed, yielding ``new``."""
+    rest = n.idxs[1:]
+    if isinstance(new, (Literal, Value)):
+        return new
+    if isinstance(new, Fill):
+        return new.value
+    if isinstance(new, SubFiber):
+        if new.is_leaf and not rest and n.mode == "read":
+            return leaf_value(new)
+        return replace(n, tns=new, idxs=rest)
+    return replace(n, tns=new, idxs=rest)
+
+
+def _truncate_others(body, i, ext, new_stop, exclude=()):
+    def fn(l):
+        if isinstance(l, exclude):
+            return l
+        return truncate(l, ext.start, ext.stop, new_stop)
+    return _replace_looplets(body, i, fn)
+
+
+def _truncate_strict(l):
+    """``l`` cut strictly before the end of its region: a Spike loses its tail."""
+    l = unshift(l)
+    if isinstance(l, Spike):
+        return Run(l.body)
+    if isinstance(l, Switch):
+        return Switch(tuple(Case(c.cond, _truncate_strict(c.body)) for c in l.cases))
+    if isinstance(l, Thunk):
+        return Thunk(l.preamble, _truncate_strict(l.body), l.epilogue)
+    return l

@@ -1,0 +1,450 @@
+"""The Finch loop-program IR: loops, sieves, definitions, blocks, declarations and assignments.
+
+Every node is a frozen dataclass, printed in a readable Finch-like syntax. Extents
+are half-open ``[start, stop)`` and coordinates 0-based (the papers' 1-based,
+inclusive ``a:b`` becomes ``a-1:b`` here). ``line`` fields hold the line of the
+user's Python program a node came from (0 when unknown); they take no part in
+equality.
+
+>>> from compiler.algebra import lookup
+>>> i, j = Index("i"), Index("j")
+>>> prog = Block((Declare(TensorRef("y"), Literal(0.0)),
+...               Loop(i, None, Loop(j, None,
+...                    Assign(Access(TensorRef("y"), (i,)), lookup("+"),
+...                           Call(lookup("*"), (Access(TensorRef("A"), (i, j)), Access(TensorRef("x"), (j,)))))))))
+>>> print(prog)
+y .= 0.0
+for i = _
+  for j = _
+    y[i] += A[i, j] * x[j]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import numpy as np
+
+from .. import serialize
+from ..algebra import Operator
+from ..imperative import ir
+
+
+class _Missing:
+    """Finch's ``missing``: the value of an out-of-bounds (permissive) read."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "missing"
+
+    def __reduce__(self):
+        return (_Missing, ())
+
+
+#: the ``missing`` value: ``f(..., missing, ...)`` is missing except for ``coalesce``
+MISSING = _Missing()
+
+
+class Node:
+    """Base of program nodes; ``str()`` gives the Finch-like text."""
+
+    def __str__(self) -> str:
+        return "\n".join(show_stmt(self, 0)) if isinstance(self, Stmt) else show_expr(self)
+
+    def pretty(self) -> str:
+        return str(self)
+
+
+class Expr(Node):
+    """Base of program expressions."""
+
+
+class Stmt(Node):
+    """Base of program statements."""
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+@serialize.node
+@dataclass(frozen=True, eq=False)
+class Literal(Expr):
+    """A constant known at compile time (a bool, int, float or :data:`MISSING`).
+
+    Equality is by type and value (NaN equals NaN), so the simplifier can match it.
+    """
+
+    value: Any
+
+    def __post_init__(self):
+        v = self.value
+        if isinstance(v, np.generic):
+            object.__setattr__(self, "value", v.item())
+
+    def _key(self):
+        v = self.value
+        if v is MISSING:
+            return ("missing",)
+        return (type(v).__name__, "nan" if isinstance(v, float) and math.isnan(v) else v)
+
+    def __eq__(self, other):
+        return isinstance(other, Literal) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Index(Expr):
+    """A loop index."""
+
+    name: str
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Variable(Expr):
+    """A local defined by :class:`Define` (``let``)."""
+
+    name: str
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Value(Expr):
+    """An already-lowered host (C) expression of ``dtype``: Finch's ``$value``."""
+
+    expr: Any
+    dtype: str
+
+
+@serialize.node
+@dataclass(frozen=True)
+class TensorRef(Expr):
+    """A tensor named by the program (an input, an output or a temporary)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Access(Expr):
+    """``tns[idxs...]``. ``tns`` is a :class:`TensorRef`, a wrapper, a looplet or a sub-fiber.
+
+    ``idxs`` are in *storage* order once the program is normalized (the order in
+    which levels are unfurled, outermost first). ``mode`` is ``"read"`` or
+    ``"update"`` (the left side of an assignment).
+    """
+
+    tns: Any
+    idxs: tuple = ()
+    mode: str = "read"
+    line: int = field(default=0, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "idxs", tuple(self.idxs))
+
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """``op(args...)``: an :class:`~compiler.algebra.Operator`, or one of the special
+    functions ``"coalesce"`` (first non-missing argument) and ``"ifelse"``."""
+
+    op: Any
+    args: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "args", tuple(self.args))
+
+
+# --------------------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class Extent:
+    """A half-open extent ``[start, stop)`` of imperative-IR expressions."""
+
+    start: Any
+    stop: Any
+
+    def __post_init__(self):
+        object.__setattr__(self, "start", ir.as_expr(self.start))
+        object.__setattr__(self, "stop", ir.as_expr(self.stop))
+
+    def __str__(self):
+        return f"{self.start}:{self.stop}"
+
+
+@dataclass(frozen=True)
+class Loop(Stmt):
+    """``for idx = ext: body``; ``ext`` is ``None`` (``_``) until dimensionalization."""
+
+    idx: Index
+    ext: Extent | None
+    body: Stmt
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class Sieve(Stmt):
+    """``if cond: body`` (Finch's sieve; there is no else)."""
+
+    cond: Expr
+    body: Stmt
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class Define(Stmt):
+    """``let var = val: body``."""
+
+    var: Variable
+    val: Expr
+    body: Stmt
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class Block(Stmt):
+    """Statements in order."""
+
+    stmts: tuple = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "stmts", tuple(self.stmts))
+
+
+@dataclass(frozen=True)
+class Declare(Stmt):
+    """``tns .= init``: reset an output to its fill ``init`` (and thaw it)."""
+
+    tns: TensorRef
+    init: Expr
+    line: int = field(default=0, compare=False)
+    #: inserted by life-cycle automation: the runtime has already filled the output
+    implicit: bool = field(default=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Freeze(Stmt):
+    """``@freeze(tns)``: finish updates, ready the tensor for reading."""
+
+    tns: TensorRef
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class Thaw(Stmt):
+    """``@thaw(tns)``: ready a read tensor for updates."""
+
+    tns: TensorRef
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class Assign(Stmt):
+    """``lhs <<op>>= rhs``; ``op`` None is an overwrite (``lhs = rhs``)."""
+
+    lhs: Access
+    op: Operator | None
+    rhs: Expr
+    line: int = field(default=0, compare=False)
+
+
+# --------------------------------------------------------------------------- printing
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">",
+          "ge": ">=", "eq": "==", "ne": "!=", "and": "&&", "or": "||", "bitand": "&", "bitor": "|",
+          "bitxor": "^"}
+_PREC = {"or": 1, "and": 2, "lt": 4, "le": 4, "gt": 4, "ge": 4, "eq": 4, "ne": 4, "bitor": 5,
+         "bitxor": 6, "bitand": 7, "add": 8, "sub": 8, "mul": 9, "div": 9}
+_SHORT = {"add": "+=", "mul": "*=", "bitor": "|=", "bitand": "&=", "or": "|=", "and": "&="}
+
+
+def literal_text(v) -> str:
+    if v is MISSING:
+        return "missing"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and math.isinf(v):
+        return "Inf" if v > 0 else "-Inf"
+    return repr(v)
+
+
+def op_name(op) -> str:
+    return op if isinstance(op, str) else str(op)
+
+
+def _tns_text(t) -> str:
+    if isinstance(t, TensorRef):
+        return t.name
+    label = getattr(t, "label", None)
+    return label() if callable(label) else str(t)
+
+
+def _show(e) -> tuple[str, int]:
+    if isinstance(e, Literal):
+        return literal_text(e.value), 11
+    if isinstance(e, (Index, Variable, TensorRef)):
+        return e.name, 11
+    if isinstance(e, Value):
+        return f"${{{e.expr}}}", 11
+    if isinstance(e, Access):
+        idx = ", ".join(show_expr(i) for i in e.idxs)
+        return f"{_tns_text(e.tns)}[{idx}]", 11
+    if isinstance(e, Call):
+        op = e.op
+        name = getattr(op, "name", None)
+        if isinstance(op, Operator) and not op.is_user and name in _INFIX and len(e.args) == 2:
+            p = _PREC[name]
+            (lt, lp), (rt, rp) = _show(e.args[0]), _show(e.args[1])
+            lt = f"({lt})" if lp < p else lt
+            rt = f"({rt})" if rp <= p else rt
+            return f"{lt} {_INFIX[name]} {rt}", p
+        if isinstance(op, Operator) and not op.is_user and name in ("not", "neg"):
+            t, p = _show(e.args[0])
+            return ("!" if name == "not" else "-") + (f"({t})" if p < 10 else t), 10
+        return f"{op_name(op)}({', '.join(show_expr(a) for a in e.args)})", 11
+    return _tns_text(e), 11
+
+
+def show_expr(e) -> str:
+    """The Finch-like text of an expression."""
+    return _show(e)[0]
+
+
+def assign_text(op) -> str:
+    if op is None:
+        return "="
+    if not op.is_user and op.name in _SHORT:
+        return _SHORT[op.name]
+    return f"<<{op}>>="
+
+
+def show_stmt(s, depth: int) -> list[str]:
+    """The Finch-like lines of a statement at indentation ``depth``."""
+    pad = "  " * depth
+    if isinstance(s, Block):
+        if not s.stmts:
+            return [pad + "pass"]
+        return [line for t in s.stmts for line in show_stmt(t, depth)]
+    if isinstance(s, Loop):
+        ext = "_" if s.ext is None else str(s.ext)
+        return [f"{pad}for {s.idx.name} = {ext}", *show_stmt(s.body, depth + 1)]
+    if isinstance(s, Sieve):
+        return [f"{pad}if {show_expr(s.cond)}", *show_stmt(s.body, depth + 1)]
+    if isinstance(s, Define):
+        return [f"{pad}let {s.var.name} = {show_expr(s.val)}", *show_stmt(s.body, depth + 1)]
+    if isinstance(s, Declare):
+        return [f"{pad}{s.tns.name} .= {show_expr(s.init)}"]
+    if isinstance(s, Freeze):
+        return [f"{pad}@freeze({s.tns.name})"]
+    if isinstance(s, Thaw):
+        return [f"{pad}@thaw({s.tns.name})"]
+    if isinstance(s, Assign):
+        return [f"{pad}{show_expr(s.lhs)} {assign_text(s.op)} {show_expr(s.rhs)}"]
+    return [pad + str(s)]
+
+
+# --------------------------------------------------------------------------- traversal
+
+
+def children(node) -> list:
+    """The program sub-nodes of ``node`` (not looking inside looplets or host values)."""
+    if isinstance(node, Block):
+        return list(node.stmts)
+    if isinstance(node, Loop):
+        return [node.body]
+    if isinstance(node, Sieve):
+        return [node.cond, node.body]
+    if isinstance(node, Define):
+        return [node.val, node.body]
+    if isinstance(node, Assign):
+        return [node.lhs, node.rhs]
+    if isinstance(node, Declare):
+        return [node.init]
+    if isinstance(node, Access):
+        return list(node.idxs)
+    if isinstance(node, Call):
+        return list(node.args)
+    if isinstance(node, Expr) and hasattr(node, "__dataclass_fields__") and \
+            not isinstance(node, (Literal, Index, Variable, Value, TensorRef)):
+        return [getattr(node, f.name) for f in fields(node) if isinstance(getattr(node, f.name), Node)]
+    return []
+
+
+def walk(node):
+    """Pre-order traversal of program nodes."""
+    yield node
+    for c in children(node):
+        yield from walk(c)
+
+
+def postmap(node, fn):
+    """Rebuild ``node`` bottom-up, replacing each sub-node ``n`` by ``fn(n)`` (or ``n`` if None)."""
+    if isinstance(node, Block):
+        new = replace(node, stmts=tuple(postmap(s, fn) for s in node.stmts))
+    elif isinstance(node, Loop):
+        new = replace(node, body=postmap(node.body, fn))
+    elif isinstance(node, Sieve):
+        new = replace(node, cond=postmap(node.cond, fn), body=postmap(node.body, fn))
+    elif isinstance(node, Define):
+        new = replace(node, val=postmap(node.val, fn), body=postmap(node.body, fn))
+    elif isinstance(node, Assign):
+        new = replace(node, lhs=postmap(node.lhs, fn), rhs=postmap(node.rhs, fn))
+    elif isinstance(node, Declare):
+        new = replace(node, init=postmap(node.init, fn))
+    elif isinstance(node, Access):
+        new = replace(node, idxs=tuple(postmap(i, fn) for i in node.idxs))
+    elif isinstance(node, Call):
+        new = replace(node, args=tuple(postmap(a, fn) for a in node.args))
+    elif isinstance(node, Expr) and hasattr(node, "__dataclass_fields__") and \
+            not isinstance(node, (Literal, Index, Variable, Value, TensorRef)):
+        # other expression nodes (index modifiers): map their expression fields
+        changes = {f.name: postmap(getattr(node, f.name), fn) for f in fields(node)
+                   if isinstance(getattr(node, f.name), Node)}
+        new = replace(node, **changes) if changes else node
+    else:
+        new = node
+    out = fn(new)
+    return new if out is None else out
+
+
+def substitute(node, mapping: dict):
+    """Replace indices/variables (keys of ``mapping``) by expressions."""
+    return postmap(node, lambda n: mapping.get(n) if isinstance(n, (Index, Variable)) else None)
+
+
+def uses(node, what) -> bool:
+    """Whether ``what`` (an Index or Variable) occurs in ``node``, including inside looplet accesses."""
+    return any(n == what for n in walk(node) if isinstance(n, (Index, Variable)))
+
+
+def block(*stmts) -> Stmt:
+    """A block, flattening nested blocks and dropping empty ones; one statement stays itself."""
+    out = []
+    for s in stmts:
+        if isinstance(s, Block):
+            out.extend(s.stmts)
+        elif s is not None:
+            out.append(s)
+    return out[0] if len(out) == 1 else Block(tuple(out))
+
+
+def is_pass(s) -> bool:
+    return isinstance(s, Block) and not s.stmts
+
+
+__all__ = ["MISSING", "Node", "Expr", "Stmt", "Literal", "Index", "Variable", "Value", "TensorRef",
+           "Access", "Call", "Extent", "Loop", "Sieve", "Define", "Block", "Declare", "Freeze",
+           "Thaw", "Assign", "show_expr", "show_stmt", "walk", "postmap", "substitute", "uses",
+           "block", "is_pass", "children", "fields"]

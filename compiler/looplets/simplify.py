@@ -1,0 +1,225 @@
+"""The looplet simplifier: rewrite rules on loop programs, run by the shared engine.
+
+Rules (each recorded as (rule, before, after) by :func:`compiler.rewrite.rewrite`):
+
+* ``fold``: an operator applied to literals is evaluated;
+* ``identity``/``annihilator``: from operator properties (``x + 0 -> x``, ``x * 0 -> 0``);
+* ``missing``: ``f(..., missing, ...) -> missing`` (not ``coalesce``), ``coalesce`` drops
+  missing arguments and stops at the first argument that cannot be missing;
+* ``noop-update``: ``a[...] += 0`` (the operator's identity) is ``pass``; so is an
+  assignment of ``missing``;
+* ``sieve-true``/``sieve-false``: ``if true: b -> b``, ``if false: b -> pass``;
+* ``ifelse``: a literal condition picks its branch;
+* ``empty-loop``: a loop whose body is ``pass`` is ``pass``; blocks are flattened;
+* ``integrate``: a loop over ``[a, b)`` of ``s[...] += x`` with ``x`` and the target
+  invariant in the loop index is ``s[...] += (b - a) * x``; idempotent operators
+  (min, max, or, and, overwrite) update once: ``if b > a: s[...] <<op>>= x``.
+
+>>> from compiler.algebra import lookup
+>>> from compiler.looplets.program import *
+>>> s = Access(TensorRef("s"), (), "update")
+>>> prog = Loop(Index("i"), Extent(0, 8), Assign(s, lookup("+"), Call(lookup("*"),
+...        (Literal(0.0), Access(TensorRef("x"), (Index("i"),))))))
+>>> log = []
+>>> print(simplify(prog, log))
+pass
+>>> [r.rule for r in log]
+['annihilator', 'noop-update', 'empty-loop']
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..algebra import NOVALUE, Operator
+from ..imperative.ir import BinOp, Const
+from ..rewrite import Rule, rewrite
+from . import extents as X
+from .program import (MISSING, Access, Assign, Block, Call, Define, Index, Literal, Loop, Sieve, Value,
+                      is_pass, uses)
+
+PASS = Block(())
+
+
+def _lit(e):
+    return isinstance(e, Literal)
+
+
+def _same(a, b) -> bool:
+    try:
+        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+            return True
+        return type(a) is type(b) and a == b or (not isinstance(a, bool) and not isinstance(b, bool) and a == b)
+    except Exception:
+        return False
+
+
+def _is(e, v) -> bool:
+    """Whether ``e`` is the literal ``v`` (with infinities matching the operator's extremes)."""
+    return _lit(e) and e.value is not MISSING and v is not NOVALUE and _same(e.value, v) and \
+        (isinstance(e.value, bool) == isinstance(v, bool))
+
+
+def fold(t):
+    if isinstance(t, Call) and isinstance(t.op, Operator) and t.args and all(_lit(a) for a in t.args) \
+            and all(a.value is not MISSING for a in t.args):
+        try:
+            v = t.op(*[a.value for a in t.args])
+        except Exception:
+            return None
+        return Literal(np.asarray(v)[()].item())
+    if isinstance(t, Call) and t.op == "ifelse" and _lit(t.args[0]) and t.args[0].value is not MISSING:
+        return t.args[1] if t.args[0].value else t.args[2]
+    return None
+
+
+def identity(t):
+    if not (isinstance(t, Call) and isinstance(t.op, Operator) and t.op.arity == 2):
+        return None
+    op = t.op
+    if op.identity is NOVALUE:
+        return None
+    positions = op.identity_positions or (0, 1)
+    for k in positions:
+        other = t.args[1 - k]
+        if _is(t.args[k], op.identity) and not _lit(other):
+            return other
+    return None
+
+
+def annihilator(t):
+    if not (isinstance(t, Call) and isinstance(t.op, Operator)) or t.op.annihilator is NOVALUE:
+        return None
+    positions = t.op.annihilator_positions or range(len(t.args))
+    for k in positions:
+        a = t.args[k]
+        if _is(a, t.op.annihilator):
+            # 0 * x is 0 only for finite x; we follow Finch in treating fills as finite
+            return a
+    return None
+
+
+def missing(t):
+    if isinstance(t, Call) and t.op == "coalesce":
+        args = [a for a in t.args if not (_lit(a) and a.value is MISSING)]
+        if not args:
+            return Literal(MISSING)
+        # a value that cannot be missing ends the search
+        for k, a in enumerate(args):
+            if not _maybe_missing(a):
+                args = args[:k + 1]
+                break
+        if len(args) == 1:
+            return args[0]
+        return Call("coalesce", tuple(args)) if len(args) != len(t.args) else None
+    if isinstance(t, Call) and any(_lit(a) and a.value is MISSING for a in t.args):
+        return Literal(MISSING)
+    if isinstance(t, Assign) and _lit(t.rhs) and t.rhs.value is MISSING:
+        return PASS
+    return None
+
+
+def _maybe_missing(e) -> bool:
+    """Only literals and permissive accesses not yet lowered can be missing."""
+    if _lit(e):
+        return e.value is MISSING
+    if isinstance(e, Value):
+        return False
+    if isinstance(e, Access):
+        return any(type(i).__name__ == "Permit" for i in e.idxs) or _maybe_missing_tns(e.tns)
+    if isinstance(e, Call):
+        return any(_maybe_missing(a) for a in e.args)
+    return False
+
+
+def _maybe_missing_tns(t) -> bool:
+    from .looplets import Looplet
+    return isinstance(t, Looplet)
+
+
+def noop_update(t):
+    if isinstance(t, Assign) and t.op is not None and t.op.identity is not NOVALUE:
+        if _is(t.rhs, t.op.identity) and (t.op.identity_positions in (None, (1,)) or 1 in t.op.identity_positions):
+            return PASS
+    return None
+
+
+def sieve(t):
+    if isinstance(t, Sieve):
+        if _lit(t.cond) and t.cond.value is not MISSING:
+            return t.body if t.cond.value else PASS
+        if is_pass(t.body):
+            return PASS
+    if isinstance(t, Define) and is_pass(t.body):
+        return PASS
+    return None
+
+
+def empty_loop(t):
+    if isinstance(t, Loop) and is_pass(t.body):
+        return PASS
+    if isinstance(t, Block):
+        flat = []
+        for s in t.stmts:
+            if isinstance(s, Block):
+                flat.extend(s.stmts)
+            else:
+                flat.append(s)
+        if len(flat) == 1:
+            return flat[0]
+        if len(flat) != len(t.stmts):
+            return Block(tuple(flat))
+    return None
+
+
+def integrate(t):
+    """Loop-invariant reductions: ``+=`` multiplies by the loop length, idempotent ops update once."""
+    if not (isinstance(t, Loop) and t.ext is not None and isinstance(t.body, Assign)):
+        return None
+    a = t.body
+    if a.op is None or uses(a, t.idx) or _has_looplet(a):
+        return None
+    length = X.sub(t.ext.stop, t.ext.start)
+    if a.op.idempotent:
+        if X.prove_lt(Const(0, "int64"), length):
+            return a
+        return Sieve(Value(BinOp("<", t.ext.start, t.ext.stop), "bool"), a, line=t.line)
+    if not a.op.is_user and a.op.name == "add":
+        n = Value(length, "int64") if not isinstance(length, Const) else Literal(length.value)
+        if _lit(n) and n.value == 1:
+            return a
+        return Assign(a.lhs, a.op, Call(_mul(), (n, a.rhs)), line=a.line)
+    return None
+
+
+def _mul():
+    from ..algebra import lookup
+    return lookup("*")
+
+
+def _has_looplet(node) -> bool:
+    from .looplets import Looplet
+    from .program import walk
+    return any(isinstance(n, Access) and isinstance(n.tns, Looplet) for n in walk(node))
+
+
+RULES = [Rule("fold", fold), Rule("identity", identity), Rule("annihilator", annihilator),
+         Rule("missing", missing), Rule("noop-update", noop_update), Rule("sieve", sieve),
+         Rule("empty-loop", empty_loop), Rule("integrate", integrate)]
+
+
+def _rule_name(r):
+    return r.name
+
+
+def simplify(node, log: list | None = None, extra=()):
+    """Rewrite ``node`` to a fixpoint of :data:`RULES` (and ``extra`` rules), logging to ``log``."""
+    out = rewrite(node, [*RULES, *extra], log)
+    # the engine reports the sieve rule under one name; name its two cases as the notes do
+    if log:
+        for k, r in enumerate(log):
+            if r.rule == "sieve":
+                log[k] = type(r)("sieve-true" if r.after != "pass" else "sieve-false", r.before, r.after)
+    return out

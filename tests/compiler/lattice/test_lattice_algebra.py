@@ -1,0 +1,83 @@
+"""Iteration algebras derived from operator properties and fill values."""
+
+import math
+
+import numpy as np
+import pytest
+
+from compiler.algebra import NOVALUE, lookup, user_function
+from compiler.lattice.algebra import (AlgebraError, Complement, Intersect, Region, Union, de_morgan,
+                                      derive, holds, parse_algebra)
+from compiler.notation import parse
+
+inf = math.inf
+
+
+def alg(text, fills, functions=None):
+    e = parse(text, functions).rhs
+    a, f, rules = derive(e, lambda acc: fills[acc.tensor])
+    return str(a), f
+
+
+def test_mul_is_intersection_add_is_union():
+    assert alg("a[i] = b[i] * c[i]", {"b": 0.0, "c": 0.0})[0] == "(b[i] ∩ c[i])"
+    assert alg("a[i] = b[i] + c[i]", {"b": 0.0, "c": 0.0})[0] == "(b[i] ∪ c[i])"
+
+
+def test_annihilator_with_infinite_fills():  # E-P5: max(A, B, C) with fills inf, inf, 0
+    a, f = alg("d[i] = max(max(A[i], B[i]), C[i])", {"A": inf, "B": inf, "C": 0.0})
+    assert a == "(A[i] ∩ B[i])" or a == "(A[i] ∪ B[i])" or "A[i]" in a
+    assert f == inf
+
+
+def test_identity_all_but_one_sets_the_fill():  # E-P7: max(A, B), A fill -inf, B fill 42
+    a, f = alg("c[i] = max(A[i], B[i])", {"A": -inf, "B": 42.0})
+    assert a == "(A[i] ∪ B[i])" and f == 42.0
+
+
+def test_idempotent_same_fill_is_union():  # E-P6
+    a, f = alg("c[i] = min(A[i], B[i])", {"A": 7.0, "B": 7.0})
+    assert a == "(A[i] ∪ B[i])" and f == 7.0
+
+
+def test_positional_annihilator():  # E-P8: a / b is not a builtin annihilator; ldexp is, at position 0
+    a, f = alg("c[i] = ldexp(a[i], b[i])", {"a": 0.0, "b": np.int64(3)})
+    assert a == "a[i]" and f == 0.0
+
+
+def test_explicit_algebra_checks_fills():  # E-P1 / E-P2
+    gcd = user_function("gcd", math.gcd, "return x;", algebra="x | y", commutative=True)
+    assert alg("a[i] = gcd(b[i], c[i])", {"b": np.int64(0), "c": np.int64(0)},
+               {"gcd": gcd})[0] == "(b[i] ∪ c[i])"
+    assert alg("a[i] = gcd(b[i], c[i])", {"b": np.int64(1), "c": np.int64(0)}, {"gcd": gcd})[0] == "U"
+
+
+def test_nested_explicit_algebra_needs_fill_inference():  # E-P4
+    gcd = user_function("gcd", math.gcd, "return x;", algebra="x | y")
+    band = lookup("&")
+    e = parse("a[i] = gcd(b[i], c[i]) & d[i]", {"gcd": gcd}).rhs
+    a, f, _ = derive(e, lambda acc: np.int64(0))
+    assert str(a) == "((b[i] ∪ c[i]) ∩ d[i])" and band.annihilator == 0
+
+
+def test_literal_is_defined_nowhere():
+    a, f = alg("c[i] = b[i] + 1", {"b": 0.0})
+    assert a == "b[i]" and f == 1.0
+
+
+def test_unknown_fill_gives_universe():
+    a, f = alg("c[i] = sum[j](B[i, j])", {"B": 1.0})
+    assert a == "U" and f is NOVALUE
+
+
+def test_de_morgan_and_holds():
+    x = de_morgan(Complement(Union(Region("a"), Intersect(Region("b"), Complement(Region("c"))))))
+    assert str(x) == "(¬a ∩ (¬b ∪ c))"
+    assert holds(x, set()) and not holds(x, {"a"}) and holds(x, {"b", "c"}) and not holds(x, {"b"})
+
+
+def test_parse_algebra_errors():
+    with pytest.raises(AlgebraError, match="missing"):
+        parse_algebra("(x | y", ("x", "y"))
+    with pytest.raises(AlgebraError, match="unexpected character"):
+        parse_algebra("x + y", ("x", "y"))

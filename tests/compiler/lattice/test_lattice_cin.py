@@ -1,0 +1,63 @@
+"""Concrete index notation: concretization, scalar promotion, loop order."""
+
+import pytest
+
+from compiler.errors import StrategyError
+from compiler.format import csc, csr, dense, sparse_vector
+from compiler.lattice.cfir import Setup
+from compiler.lattice.cin import Forall, Where, concretize, foralls, scalar_promote
+from compiler.lattice.iteration_graph import IterationGraph
+from compiler.notation import parse
+
+
+def test_elementwise_is_nested_foralls():
+    s = concretize(parse("A[i, j] = B[i, j] + C[i, j]"))
+    assert str(s) == "forall i:\n  forall j:\n    A[i, j] = B[i, j] + C[i, j]"
+
+
+def test_top_level_reduction_becomes_compound_assignment():
+    s = concretize(parse("a = b[i] * c[i]"))
+    assert str(s) == "forall i:\n  a[] += b[i] * c[i]"
+
+
+def test_nested_reduction_becomes_where_with_temporary():
+    s = concretize(parse("y[i] = A[i, j] * x[j] + d[i]"))
+    assert isinstance(s, Forall) and isinstance(s.body, Where)
+    assert s.body.temp.name == "t_j" and s.body.temp.init == 0
+    assert "y[i] = t_j[] + d[i]" in str(s)
+
+
+def test_ttv_concretizes_with_temporary_after_promotion():
+    s = scalar_promote(concretize(parse("A[i, j] = B[i, j, k] * c[k]")))
+    assert [i.name for i in foralls(s)] == ["i", "j", "k"]
+    assert "A[i, j] = t_k[]" in str(s)
+
+
+def test_scalar_promotion_needs_reductions_innermost():
+    s = concretize(parse("y[i] = A[i, j] * x[j]"))
+    from compiler.lattice.cin import with_order
+    from compiler.notation.ast import Index
+    scattered = with_order(s, [Index("j"), Index("i")])
+    assert scalar_promote(scattered) is scattered
+
+
+def test_csc_spmv_scatters():
+    setup = Setup.create(parse("y[i] = A[i, j] * x[j]"), {"A": csc(), "x": dense(1)})
+    assert [i.name for i in foralls(setup.statement)] == ["j", "i"]
+    assert not setup.promoted
+
+
+def test_cycle_is_reported_with_tensors():
+    g = IterationGraph.build(parse("A[i, j] = B[i, j] + C[j, i]"), {"A": dense(2), "B": csr(), "C": csr()})
+    with pytest.raises(StrategyError, match=r"B\[i, j\].*C\[j, i\]|C\[j, i\].*B\[i, j\]"):
+        g.order()
+
+
+def test_sparse_output_needs_storage_order():
+    with pytest.raises(StrategyError, match="scatter"):
+        Setup.create(parse("y[i] = A[i, j] * x[j]"), {"A": csc(), "x": dense(1), "y": sparse_vector()})
+
+
+def test_reorder_schedule_is_checked():
+    with pytest.raises(StrategyError, match=r"reorder\(j, i\) does not apply: A\[i, j\] is stored with i before j"):
+        Setup.create(parse("y[i] = A[i, j] * x[j]"), {"A": csr(), "x": dense(1)}, order=["j", "i"])

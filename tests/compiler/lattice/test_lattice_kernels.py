@@ -1,0 +1,228 @@
+"""End-to-end kernels of the lattice strategy, each compared with the dense oracle (and scipy)."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from compiler import Tensor, evaluate, lower, user_function
+from compiler.errors import DTypeError, StrategyError
+from compiler.format import coo, csc, csf, csr, dcsr, dense, sparse_vector
+
+inf = math.inf
+MASK = user_function("mask", lambda v, m: 0.0 if m else v, "return y ? 0.0 : x;", algebra="x & !y",
+                     dtype="float64")
+
+
+def rand(shape, density, rng, fill=0.0, dtype=float, lo=1, hi=6, empty_rows=True):
+    a = rng.integers(lo, hi, size=shape).astype(dtype)
+    a[rng.random(shape) >= density] = fill
+    if empty_rows and len(shape) == 2 and shape[0] > 2:
+        a[1] = fill  # an empty row
+    return a
+
+
+def run(prog, inputs, out=None, functions=None):
+    """Lower, run, and compare with the oracle; return the kernel and the result."""
+    kw = dict(inputs)
+    if out is not None:
+        kw[prog.split("[")[0].split("=")[0].strip()] = out
+    k = lower(prog, functions=functions, **kw)
+    res = k(**inputs)
+    want, _ = evaluate(prog, functions=functions, **inputs)
+    np.testing.assert_allclose(res.to_numpy(), want, equal_nan=True)
+    if out is not None and not all(lvl.name == "Dense" for lvl in res.levels):
+        stored = res.vals
+        assert not np.any(stored == res.fill), "a value equal to the fill was stored"
+    return k, res
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(7)
+
+
+@pytest.mark.parametrize("fmt", [csr(), csc(), coo(), dcsr()], ids=["csr", "csc", "coo", "dcsr"])
+@pytest.mark.parametrize("density", [0.0, 0.3, 1.0])
+def test_spmv(fmt, density, rng):
+    A = rand((7, 9), density, rng)
+    x = rng.random(9)
+    At = Tensor.from_numpy(A, fmt, name="A")
+    k, y = run("y[i] = A[i, j] * x[j]", {"A": At, "x": x})
+    np.testing.assert_allclose(y.to_numpy(), sp.csr_matrix(A) @ x)
+
+
+def test_spmv_empty_tensor(rng):
+    At = Tensor.from_numpy(np.zeros((0, 4)), csr(), name="A")
+    run("y[i] = A[i, j] * x[j]", {"A": At, "x": np.ones(4)})
+    At = Tensor.from_numpy(np.zeros((3, 0)), dcsr(), name="A")
+    run("y[i] = A[i, j] * x[j]", {"A": At, "x": np.ones(0)})
+
+
+def test_spmspv_into_sparse(rng):
+    A = Tensor.from_numpy(rand((8, 6), 0.4, rng), dcsr())
+    x = Tensor.from_numpy(rand((6,), 0.5, rng), sparse_vector())
+    run("y[i] = A[i, j] * x[j]", {"A": A, "x": x}, out=sparse_vector())
+
+
+@pytest.mark.parametrize("op", ["+", "*"])
+def test_sparse_vectors(op, rng):
+    b, c = (Tensor.from_numpy(rand((20,), 0.4, rng), sparse_vector()) for _ in range(2))
+    run(f"a[i] = b[i] {op} c[i]", {"b": b, "c": c}, out=sparse_vector())
+    run(f"a[i] = b[i] {op} c[i]", {"b": b, "c": c})
+
+
+def test_b_times_c_plus_d(rng):
+    t = {n: Tensor.from_numpy(rand((30,), 0.4, rng), sparse_vector()) for n in "bcd"}
+    k, a = run("a[i] = b[i] * (c[i] + d[i])", t, out=sparse_vector())
+    step = k.trace.find("lattice")[0]
+    pts = [line.split("]")[0] + "]" for line in step.artifacts[0].text.splitlines()[1:4]]
+    assert pts == ["[b c d | ]", "[b c | ]", "[b d | ]"]
+    assert len(k.trace.find("lattice")[0].artifact("lattice").text.split("loops:")[1].strip().splitlines()) == 3
+
+
+@pytest.mark.parametrize("op", ["+", "*"])
+@pytest.mark.parametrize("fmt", [csr(), dcsr(), coo()], ids=["csr", "dcsr", "coo"])
+def test_matrix_elementwise_into_sparse(op, fmt, rng):
+    A, B = rand((9, 11), 0.3, rng), rand((9, 11), 0.3, rng)
+    t = {"A": Tensor.from_numpy(A, fmt), "B": Tensor.from_numpy(B, fmt)}
+    k, C = run(f"C[i, j] = A[i, j] {op} B[i, j]", t, out=fmt)
+    ref = sp.csr_matrix(A) + sp.csr_matrix(B) if op == "+" else sp.csr_matrix(A).multiply(sp.csr_matrix(B))
+    np.testing.assert_allclose(C.to_numpy(), ref.toarray())
+
+
+def test_csr_plus_csr_cancelling_values_are_not_stored(rng):
+    A = rand((6, 6), 0.5, rng)
+    t = {"A": Tensor.from_numpy(A, csr()), "B": Tensor.from_numpy(-A, csr())}
+    k, C = run("C[i, j] = A[i, j] + B[i, j]", t, out=csr())
+    assert C.nnz == 0
+
+
+@pytest.mark.parametrize("red", ["sum", "min", "max"])
+def test_reductions(red, rng):
+    b = Tensor.from_numpy(rand((15,), 0.4, rng, lo=-5), sparse_vector())
+    run(f"s = {red}[i](b[i])", {"b": b})
+    B = Tensor.from_numpy(rand((6, 8), 0.4, rng, lo=-5), dcsr())
+    run(f"y[i] = {red}[j](B[i, j])", {"B": B})
+    allfill = Tensor.from_numpy(np.zeros(5), sparse_vector())
+    run(f"s = {red}[i](b[i])", {"b": allfill})
+
+
+def test_reduction_with_non_identity_fill(rng):
+    b = Tensor.from_numpy(rand((9,), 0.4, rng, fill=2.0), sparse_vector(fill=2.0))
+    run("s = sum[i](b[i])", {"b": b})
+    run("s = min[i](b[i])", {"b": b})
+
+
+def test_xor_with_non_zero_fills(rng):
+    b = Tensor.from_numpy(rand((20,), 0.4, rng, fill=3, dtype=np.int64), sparse_vector(fill=3, dtype="int64"))
+    c = Tensor.from_numpy(rand((20,), 0.4, rng, fill=5, dtype=np.int64), sparse_vector(fill=5, dtype="int64"))
+    k, a = run("a[i] = b[i] ^ c[i]", {"b": b, "c": c})
+    assert a.fill == 6
+    k, a = run("a[i] = b[i] ^ c[i]", {"b": b, "c": c}, out=sparse_vector(fill=6, dtype="int64"))
+
+
+def test_ldexp_with_non_zero_fills(rng):
+    b = Tensor.from_numpy(rand((20,), 0.4, rng, fill=1.0), sparse_vector(fill=1.0))
+    c = Tensor.from_numpy(rand((20,), 0.4, rng, fill=2, dtype=np.int64), sparse_vector(fill=2, dtype="int64"))
+    run("a[i] = ldexp(b[i], c[i])", {"b": b, "c": c})
+    run("a[i] = ldexp(b[i], c[i])", {"b": b, "c": c}, out=sparse_vector(fill=4.0))
+
+
+@pytest.mark.parametrize("out_fill", [1.0, 0.0])
+def test_pow_with_non_zero_result_fill(out_fill, rng):
+    b = Tensor.from_numpy(rand((20,), 0.4, rng), sparse_vector())
+    c = Tensor.from_numpy(rand((20,), 0.4, rng), sparse_vector())
+    run("a[i] = pow(b[i], c[i])", {"b": b, "c": c})
+    run("a[i] = pow(b[i], c[i])", {"b": b, "c": c}, out=sparse_vector(fill=out_fill))
+    bi = Tensor.from_numpy(rand((20,), 0.4, rng, fill=2, dtype=np.int64), sparse_vector(fill=2, dtype="int64"))
+    ci = Tensor.from_numpy(rand((20,), 0.4, rng, fill=3, dtype=np.int64), sparse_vector(fill=3, dtype="int64"))
+    run("a[i] = pow(b[i], c[i])", {"b": bi, "c": ci})
+
+
+@pytest.mark.parametrize("x_fmt", [dense(1, fill=inf), sparse_vector(fill=inf)], ids=["dense", "sparse"])
+def test_min_plus_matrix_vector(x_fmt, rng):
+    A = Tensor.from_numpy(rand((7, 8), 0.3, rng, fill=inf), csr(fill=inf))
+    x = Tensor.from_numpy(rand((8,), 0.5, rng, fill=inf), x_fmt)
+    k, y = run("y[i] = min[j](A[i, j] + x[j])", {"A": A, "x": x})
+    assert y.fill == inf
+    run("y[i] = min[j](A[i, j] + x[j])", {"A": A, "x": x}, out=sparse_vector(fill=inf))
+
+
+@pytest.mark.parametrize("m_fmt", [dense(1, fill=False, dtype="bool"), sparse_vector(fill=False, dtype="bool")],
+                         ids=["dense-mask", "sparse-mask"])
+def test_masked_update_with_complement(m_fmt, rng):
+    """``y[i] = A[i, j] * x[j] where !m[i]`` is written ``y[i] = mask(A[i, j] * x[j], m[i])``.
+
+    ``mask(v, m)`` is a user function with the explicit algebra ``v & !m``: compute only
+    where m is not set. The lattice at i has an omitter at ``A ∩ m``.
+    """
+    A = Tensor.from_numpy(rand((9, 7), 0.4, rng), csr())
+    x = rng.random(7)
+    m = Tensor.from_numpy(rng.random(9) < 0.4, m_fmt)
+    k, y = run("y[i] = mask(A[i, j] * x[j], m[i])", {"A": A, "x": x, "m": m}, functions={"mask": MASK})
+    assert "omit" in k.trace.find("lattice")[0].artifacts[0].text
+    np.testing.assert_allclose(y.to_numpy(), np.where(m.to_numpy(), 0.0, A.to_numpy() @ x))
+    run("y[i] = mask(A[i, j] * x[j], m[i])", {"A": A, "x": x, "m": m}, out=sparse_vector(),
+        functions={"mask": MASK})
+
+
+def test_ttv_and_mttkrp_on_csf(rng):
+    B = Tensor.from_numpy(rand((4, 5, 6), 0.3, rng), csf())
+    c = Tensor.from_numpy(rand((6,), 0.5, rng), sparse_vector())
+    run("A[i, j] = B[i, j, k] * c[k]", {"B": B, "c": c})
+    C, D = rng.random((5, 3)), rng.random((6, 3))
+    k, A = run("A[i, l] = B[i, j, k] * C[j, l] * D[k, l]", {"B": B, "C": C, "D": D})
+    assert [s.note for s in k.trace.find("iteration-graph")][0].startswith("loop order i, j, k, l")
+
+
+def test_dense_plus_sparse_keeps_the_loop_alive(rng):
+    b = rng.random(10)
+    c = Tensor.from_numpy(rand((10,), 0.3, rng), sparse_vector())
+    k, a = run("a[i] = b[i] + c[i]", {"b": b, "c": c})
+    assert k.c_source.count("while") == 2
+
+
+def test_trace_steps_and_artifacts(rng):
+    k = lower("y[i] = A[i, j] * x[j]", A=csr(), x=dense(1))
+    stages = k.trace.stages()
+    for s in ("parse", "concretize", "iteration-graph", "lattice", "cfir", "lower", "emit-c", "compile"):
+        assert s in stages
+    g = k.trace.find("iteration-graph")[0].artifact("iteration-graph")
+    assert g.dot.startswith("digraph") and "A[i, j]" in g.text
+    assert k.trace.find("lattice")[0].artifact("lattice").dot.startswith("digraph lattice")
+    from compiler.trace import Trace
+    assert Trace.from_json(k.trace.to_json()).stages() == stages
+
+
+def test_generated_c_is_readable():
+    k = lower("C[i, j] = A[i, j] + B[i, j]", A=csr(), B=csr(), C=csr())
+    src = k.c_source
+    for name in ("pA1", "pB1", "jA", "jB", "pC1"):
+        assert name in src
+    assert "} else if (jA == j) {" in src and "pB1 += 1;" in src
+    body = src[src.index("lattice_C("):]
+    assert "\n    for (int64_t i = 0; i < A0_size; i++) {\n        int64_t pC1_begin = pC1;" in body
+
+
+def test_errors_name_the_problem():
+    with pytest.raises(StrategyError, match="C\\[j, i\\]"):
+        lower("A[i, j] = B[i, j] + C[j, i]", B=csr(), C=csr())
+    with pytest.raises(DTypeError, match="\\^"):
+        lower("a[i] = b[i] ^ c[i]", b=sparse_vector(), c=sparse_vector())
+    with pytest.raises(StrategyError, match="output index k"):
+        lower("A[i, k] = B[i, j]", B=csr())
+
+
+def test_kernels_are_cached():
+    k1 = lower("a[i] = b[i] * c[i]", b=sparse_vector(), c=sparse_vector())
+    k2 = lower("a[i] = b[i] * c[i]", b=sparse_vector(), c=sparse_vector())
+    assert k1 is k2
+
+
+def test_interpreted_ir_agrees(rng):
+    A = Tensor.from_numpy(rand((6, 7), 0.4, rng), dcsr())
+    B = Tensor.from_numpy(rand((6, 7), 0.4, rng), dcsr())
+    k = lower("C[i, j] = A[i, j] + B[i, j]", A=A, B=B, C=dcsr())
+    np.testing.assert_allclose(k.interpret(A=A, B=B).to_numpy(), k(A=A, B=B).to_numpy())

@@ -1,0 +1,87 @@
+"""Bad loop programs give clear errors pointing at the line of the user's program."""
+
+import numpy as np
+import pytest
+
+from compiler import Tensor
+from compiler.levels import Element, SparseList
+from compiler.looplets import ProgramError, compile_program, loop_program
+
+A = Tensor.from_numpy(np.array([[0, 1.0, 0], [2.0, 0, 3.0]]), "csr")
+x = Tensor.from_numpy(np.array([1.0, 2.0, 3.0]), "dense")
+
+
+def src(body: str) -> str:
+    return "def k(y, A, x):\n" + body
+
+
+def line_of(e) -> int:
+    return int(str(e.value).split()[1])
+
+
+def test_read_and_write_one_tensor_in_one_scope():
+    prog = loop_program(source=src("    for i in _:\n        y[i] = x[i]\n        x[i] += y[i]\n"))
+    with pytest.raises(ProgramError, match="read and written") as e:
+        compile_program(prog, y="dense", A=A, x="dense")
+    assert line_of(e) == 4
+
+
+def test_conflicting_extents():
+    z = Tensor.from_numpy(np.ones(5), "dense")
+    prog = loop_program(source=src("    for i in _:\n        for j in _:\n            y[i] += A[i, j] * x[j]\n"))
+    with pytest.raises(ProgramError, match="conflicting extents for index j") as e:
+        compile_program(prog, y="dense", A=A, x=z)
+    assert line_of(e) == 4
+
+
+def test_out_of_order_sparse_list_write_suggests_hash_or_bytemap():
+    prog = loop_program(source=src("    for j in _:\n        for i in _:\n            y[i] += A[i, j]\n"))
+    At = Tensor.from_numpy(A.to_numpy(), "csc")
+    with pytest.raises(ProgramError, match="SparseHash or SparseByteMap") as e:
+        compile_program(prog, y=SparseList(Element(0.0)), A=At, x=x)
+    assert line_of(e) == 4
+
+
+def test_index_expression_no_wrapper_covers():
+    prog = loop_program(source=src("    for i in _:\n        y[i] = x[i * 2]\n"))
+    with pytest.raises(ProgramError, match="no wrapper covers the index expression") as e:
+        compile_program(prog, y="dense", A=A, x=x)
+    assert line_of(e) == 3
+
+
+def test_unknown_operator():
+    with pytest.raises(ProgramError, match="unknown operator 'maxx'; did you mean max") as e:
+        loop_program(source=src("    for i in _:\n        y[i] <<= maxx, x[i]\n"))
+    assert line_of(e) == 3
+    with pytest.raises(ProgramError, match="unknown operator 'frob'") as e:
+        loop_program(source=src("    for i in _:\n\n        y[i] = frob(x[i], 1)\n"))
+    assert line_of(e) == 4
+
+
+def test_else_is_rejected():
+    with pytest.raises(ProgramError, match="no else") as e:
+        loop_program(source=src("    for i in _:\n        if x[i] > 0:\n            y[i] = 1.0\n"
+                                "        else:\n            y[i] = 2.0\n"))
+    assert line_of(e) == 3
+
+
+def test_writing_an_input_is_an_error():
+    prog = loop_program(source=src("    for i in _:\n        x[i] = 1.0\n        y[i] = 2.0\n"))
+    with pytest.raises(ProgramError):
+        compile_program(prog, y="dense", A=A, x=x)
+
+
+def test_error_names_the_file_line():
+    def k(y, A, x):
+        for i in _:  # noqa: F821
+            y[i] = x[i * 2]
+    with pytest.raises(ProgramError) as e:
+        compile_program(loop_program(k), y="dense", A=A, x=x)
+    assert line_of(e) == k.__code__.co_firstlineno + 2
+    assert "y[i] = x[i * 2]" in str(e.value)
+
+
+def test_unresolvable_extent():
+    prog = loop_program(source="def k(y):\n    for i in _:\n        y[i] = 1.0\n")
+    with pytest.raises(ProgramError, match="cannot infer the extent of loop index i"):
+        compile_program(prog, y="dense")

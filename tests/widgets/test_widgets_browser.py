@@ -1,0 +1,167 @@
+"""A real browser: JupyterLab on localhost, the explorer notebook run in headless Chromium.
+
+Chromium comes from the system's package manager (``./dev test`` installs Debian's
+``chromium`` when it may) and Playwright drives it; nothing downloads a browser. The
+screenshots are kept in ``test-artifacts/``. Without Chromium the test is skipped,
+except under CI, where it must run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import nbformat
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+if CHROMIUM is None:
+    if os.environ.get("CI"):
+        pytest.fail("CI must run the browser test, but no chromium was found", pytrace=False)
+    pytest.skip("no chromium: install Debian's chromium package to run the browser test",
+                allow_module_level=True)
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab serving a scratch copy of the notebooks (the browser may save into it)."""
+    root = tmp_path_factory.mktemp("lab")
+    nb = nbformat.read(ROOT / "notebooks" / "01-explorer.ipynb", as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    nb.metadata.pop("widgets", None)
+    nbformat.write(nb, root / "explorer.ipynb")
+    port, token = free_port(), "sparsescope-test"
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
+           "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}",
+           "--LabApp.news_url=", "--ServerApp.disable_check_xsrf=True"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "PYTHONPATH": str(ROOT)}
+    log = open(root / "lab.log", "w")
+    proc = subprocess.Popen(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as r:
+                    json.load(r)
+                break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError("JupyterLab did not start:\n" + (root / "lab.log").read_text())
+                time.sleep(0.5)
+        yield url, token, root
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def pane_html(page, cls: str) -> str:
+    return page.locator(f".sparsescope-explorer .{cls}").first.inner_html()
+
+
+def test_explorer_notebook_steps_in_jupyterlab(browser, lab):
+    url, token, root = lab
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(f"{url}/lab/tree/explorer.ipynb?token={token}", timeout=120_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    try:
+        # the kernel is connected once the status bar says so; then Run > Run All Cells
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=120_000)
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        explorer = page.locator(".sparsescope-explorer").first
+        # attached, not visible: JupyterLab hides cells scrolled out of view
+        explorer.wait_for(state="attached", timeout=180_000)
+        explorer.scroll_into_view_if_needed()
+        explorer.wait_for(state="visible", timeout=30_000)
+        # clicks are handled by the kernel: let the remaining cells finish first
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=180_000)
+    except Exception:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "explorer-failure.png"))
+        raise
+
+    header0 = pane_html(page, "ss-header")
+    program0, drawing0 = pane_html(page, "ss-program"), pane_html(page, "ss-drawing")
+    page.screenshot(path=str(ARTIFACTS / "explorer-step-0.png"), full_page=False)
+
+    # step forward until the drawing and the program pane have both changed
+    next_button = explorer.locator(".ss-next")
+    changed_program = changed_drawing = False
+    for _ in range(12):
+        next_button.click()
+        page.wait_for_function(
+            "([sel, old]) => document.querySelector(sel).innerHTML !== old",
+            arg=[".sparsescope-explorer .ss-header", header0], timeout=30_000)
+        header0 = pane_html(page, "ss-header")
+        changed_program = changed_program or pane_html(page, "ss-program") != program0
+        changed_drawing = changed_drawing or pane_html(page, "ss-drawing") != drawing0
+        if changed_program and changed_drawing:
+            break
+    explorer.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "explorer-stepped.png"), full_page=False)
+    assert changed_drawing, "stepping never changed the drawing pane"
+    assert changed_program, "stepping never changed the program pane"
+    assert "<svg" in pane_html(page, "ss-drawing")
+    assert "spmv" in pane_html(page, "ss-c")  # the generated C is shown
+    page.close()
+
+
+def test_exported_trace_page_steps_offline(browser, tmp_path):
+    from explorer import export_html
+    from explorer.examples import spmv_trace
+
+    path = tmp_path / "trace.html"
+    export_html(spmv_trace(), path)
+    page = browser.new_page()
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(path.as_uri())
+    visible = page.locator("section:visible")
+    first = visible.first.inner_text()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("(old) => [...document.querySelectorAll('section')]"
+                           ".find(s => s.offsetParent !== null).innerText !== old", arg=first)
+    assert page.locator("section:visible").first.inner_text() != first
+    assert page.locator("svg").count() > 0
+    assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "export.png"), full_page=True)
+    page.close()
