@@ -74,10 +74,11 @@ def input_args(name: str, tensor: Tensor) -> dict:
     return args
 
 
-def output_tensor(name: str, fmt: Format, shape, arrays: dict) -> Tensor:
-    """Build the result tensor from the arrays a kernel returned (validated like user input).
+def output_tensor(name: str, fmt: Format, shape, arrays: dict, check: bool = True) -> Tensor:
+    """Build the result tensor from the arrays a kernel returned.
 
-    ``arrays`` maps parameter names (:func:`array_name`) to numpy arrays.
+    ``arrays`` maps parameter names (:func:`array_name`) to numpy arrays. With
+    ``check`` the result is validated like user input (which costs a pass over it).
 
     >>> from compiler import dense
     >>> output_tensor("y", dense(1), (3,), {"y_val": np.array([1.0, 0.0, 2.0])}).to_numpy()
@@ -95,7 +96,7 @@ def output_tensor(name: str, fmt: Format, shape, arrays: dict) -> Tensor:
     node = take(None, leaf)
     for k in reversed(range(len(levels))):
         node = dataclasses.replace(take(k, levels[k]), child=node)
-    return Tensor(node, shape=tuple(shape), mode_order=fmt.mode_order, name=name)
+    return Tensor(node, shape=tuple(shape), mode_order=fmt.mode_order, name=name, check=check)
 
 
 def dense_parent_count(fmt: Format, level: int, storage_shape) -> int | None:

@@ -12,7 +12,8 @@ Output conventions a strategy can rely on:
 
 - a fixed-size ``inout`` buffer ``C_val`` (a dense output) arrives PRE-FILLED with
   the output's fill value (or with the given output's values when
-  ``Lowered.initial == "output"``, for ``op=`` updates of an existing tensor);
+  ``Lowered.initial == "output"``, for ``op=`` updates of an existing tensor; or
+  uninitialized when ``Lowered.initial == "none"``, for kernels that write every element);
 - a fixed-size ``inout`` buffer ``C{k}_pos`` (a SparseList level under Dense levels
   only) arrives zeroed, with one more element than its parent has positions;
 - the sizes ``C{m}_size`` of the output's storage modes are passed as scalars;
@@ -22,6 +23,7 @@ Output conventions a strategy can rely on:
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -45,7 +47,9 @@ class Lowered:
 
     ``output_shape`` has one entry per output mode: an int, or ``(tensor, mode)``
     taking that input's extent. ``extents`` lists, per index, the ``(tensor, mode)``
-    pairs whose extents must agree. ``helpers`` maps helper names to Python
+    pairs whose extents must agree. ``initial`` says how the runtime prepares a dense
+    output buffer: ``"fill"``, ``"output"`` (the given output's values) or ``"none"``
+    (uninitialized). ``helpers`` maps helper names to Python
     implementations for :meth:`Kernel.interpret`.
     """
 
@@ -219,6 +223,8 @@ class Kernel:
                 if low.initial == "output" and out_name in inputs:
                     init = inputs[out_name].to_numpy().transpose(out_fmt.mode_order)
                     buf = np.ascontiguousarray(init, dtype=p.dtype).ravel()
+                elif low.initial == "none":
+                    buf = np.empty(math.prod(storage), dtype=p.dtype)
                 else:
                     buf = np.full(math.prod(storage), low.fill, dtype=p.dtype)
             else:
@@ -233,7 +239,9 @@ class Kernel:
                      if k in wanted and isinstance(wanted[k], (Scalar, Buffer))}
         results = runner(**call_args)
         arrays = {**prefilled, **results}
-        return binding.output_tensor(out_name, out_fmt, shape, arrays)
+        # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs.
+        check = self.compiled.checked or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS"))
+        return binding.output_tensor(out_name, out_fmt, shape, arrays, check=check)
 
 
 def _pos_level(tensor: str, pname: str) -> int | None:

@@ -9,5 +9,7 @@ def sparsescope_cache_dir(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     path = tmp_path_factory.mktemp("sparsescope-cache")
     mp.setenv("SPARSESCOPE_CACHE_DIR", str(path))
+    # validate every kernel's output tensor, so a strategy bug fails loudly in tests
+    mp.setenv("SPARSESCOPE_VALIDATE_OUTPUTS", "1")
     yield path
     mp.undo()

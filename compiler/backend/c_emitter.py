@@ -18,7 +18,10 @@ The calling convention (see :func:`c_arguments`), in parameter order:
   in parameter order).
 
 The kernel returns 0 on success, 1 on an out-of-bounds access (checked mode),
-2 when growing an output runs out of memory.
+2 when growing an output or allocating a scratch array (:class:`Allocate`) runs
+out of memory. Scratch arrays are freed at the end of their scope; a kernel that
+leaves early through a checked-mode error does not free them (a bounded leak
+on an error path that already raised).
 
 >>> from compiler.imperative.examples import csr_spmv
 >>> print(emit_c(csr_spmv()), end="")
@@ -52,7 +55,7 @@ import re
 from dataclasses import dataclass
 
 from ..dtypes import c_type
-from ..imperative.ir import (Buffer, Call, Const, Declare, For, Function, Grow, Growable, Load,
+from ..imperative.ir import (Allocate, Buffer, Call, Const, Declare, For, Function, Grow, Growable, Load,
                              MATH_FUNCTIONS, OutScalar, Scalar, Store, walk)
 from ..imperative.printer import INDENT, Printer
 
@@ -93,6 +96,8 @@ def _user_names(fn: Function) -> set[str]:
         name = getattr(n, "name", None)
         if isinstance(name, str):
             names.add(name)
+        if isinstance(n, Allocate):
+            names.add(n.buffer)
     for h in fn.helpers:
         names.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", h.source))
     return names
@@ -127,6 +132,13 @@ class _Plan:
                 self.length[p.name] = fresh(f"{p.name}_cap")
                 self.buffer_order.append(p.name)
                 self.args.append(CArg("growable", p.name, self.out[p.name], p.dtype))
+        nodes = list(walk(fn.body))
+        # scratch arrays: local buffers, numbered after the parameters in checked mode
+        self.locals = {n.buffer: n for n in nodes if isinstance(n, Allocate)}
+        for name in self.locals:
+            self.buffer_order.append(name)
+            if checked:
+                self.length[name] = fresh(f"{name}_len")
         if checked:
             self.error = fresh("error")
             self.args.append(CArg("error", "", self.error, "int64"))
@@ -135,12 +147,13 @@ class _Plan:
             for name in self.buffer_order:
                 self.buffer_id[name] = fresh(f"ID_{name}")
             self.read, self.write = fresh("READ"), fresh("WRITE")
-        nodes = list(walk(fn.body))
         self.growables = [p for p in fn.params if isinstance(p, Growable)]
         self.grows = any(isinstance(n, Grow) for n in nodes)
         self.grow_buffer = fresh("grow_buffer") if self.grows else None
+        self.alloc_array = fresh("alloc_array") if self.locals else None
         self.free = fresh(f"{fn.name}_free") if self.growables else None
-        self.out_of_memory = fresh("KERNEL_OUT_OF_MEMORY") if self.grows else None
+        self.out_of_memory = fresh("KERNEL_OUT_OF_MEMORY") if self.grows or self.locals else None
+        self.fresh = fresh
         self.out_of_bounds = fresh("KERNEL_OUT_OF_BOUNDS") if checked else None
         self.uses_math = bool(fn.helpers) or any(
             (isinstance(n, Call) and n.function in MATH_FUNCTIONS)
@@ -180,7 +193,8 @@ class _CPrinter(Printer):
 
     def _indexed(self, buffer: str, index, access: str) -> str:
         plan = self.plan
-        if buffer not in plan.params or not isinstance(plan.params[buffer], (Buffer, Growable)):
+        if buffer not in plan.locals and (buffer not in plan.params
+                                          or not isinstance(plan.params[buffer], (Buffer, Growable))):
             raise ValueError(f"kernel {plan.fn.name}: {access} of {buffer}, which is not a buffer parameter")
         idx = self.expr(index)
         if plan.checked:
@@ -198,6 +212,23 @@ class _CPrinter(Printer):
             self.emit(depth, f"{self._indexed(s.buffer, s.index, 'write')} {op}= {self.expr(s.value)};")
         else:
             super().stmt(s, depth)
+
+    def allocate(self, s: Allocate, depth: int):
+        plan = self.plan
+        ctype, n = c_type(s.dtype), self.expr(s.length)
+        zero = s.init is None or (isinstance(s.init, Const) and s.init.value == 0)
+        self.emit(depth, f"{ctype} *{s.buffer} = {plan.alloc_array}({n}, sizeof *{s.buffer}, "
+                         f"{'true' if s.init is not None and zero else 'false'});")
+        self.emit(depth, f"if ({s.buffer} == NULL)")
+        self.emit(depth + 1, f"return {plan.out_of_memory};")
+        if plan.checked:
+            self.emit(depth, f"int64_t {plan.length[s.buffer]} = {n};")
+        if not zero:
+            k = plan.fresh(f"{s.buffer}_k")
+            self.emit(depth, f"for (int64_t {k} = 0; {k} < {self.expr(s.length, 10)}; {k}++)")
+            self.emit(depth + 1, f"{s.buffer}[{k}] = {self.expr(s.init)};")
+        self.stmt(s.body, depth)
+        self.emit(depth, f"free({s.buffer});")
 
     def grow(self, s: Grow, depth: int):
         plan = self.plan
@@ -268,7 +299,7 @@ def emit_c(fn: Function, checked: bool = False) -> str:
     includes = ["stdbool.h", "stdint.h"]
     if plan.uses_math:
         includes.append("math.h")
-    if plan.growables:
+    if plan.growables or plan.locals:
         includes.append("stdlib.h")
     if checked:
         includes.append("setjmp.h")
@@ -278,7 +309,7 @@ def emit_c(fn: Function, checked: bool = False) -> str:
     statuses = []
     if checked:
         statuses.append(f"{plan.out_of_bounds} = {STATUS_OUT_OF_BOUNDS}")
-    if plan.grows:
+    if plan.out_of_memory:
         statuses.append(f"{plan.out_of_memory} = {STATUS_OUT_OF_MEMORY}")
     if statuses:
         out += [f"enum {{ {', '.join(statuses)} }};", ""]
@@ -327,6 +358,16 @@ def emit_c(fn: Function, checked: bool = False) -> str:
             f"{INDENT}if (grown != NULL)",
             f"{INDENT * 2}*capacity = cap;",
             f"{INDENT}return grown;",
+            "}",
+            "",
+        ]
+    if plan.alloc_array:
+        out += [
+            "/* A scratch array of n elements (zeroed if asked); NULL only when out of memory. */",
+            f"static void *{plan.alloc_array}(int64_t n, size_t size, bool zero)",
+            "{",
+            f"{INDENT}size_t count = n > 0 ? (size_t)n : 1;",
+            f"{INDENT}return zero ? calloc(count, size) : malloc(count * size);",
             "}",
             "",
         ]

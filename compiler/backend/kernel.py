@@ -25,7 +25,7 @@ import numpy as np
 
 from ..dtypes import c_type
 from ..errors import DTypeError, KernelError
-from ..imperative.ir import Buffer, Function, Growable, OutScalar, Scalar
+from ..imperative.ir import Allocate, Buffer, Function, Growable, OutScalar, Scalar, walk
 from ..trace import Artifact, Trace
 from . import build
 from .c_emitter import (ACCESS_NAMES, STATUS_OUT_OF_BOUNDS, STATUS_OUT_OF_MEMORY, c_arguments,
@@ -244,7 +244,10 @@ def _scalar_error_reporter(fn: Function, ffi):
 
 
 def _failure_reporter(fn: Function, checked: bool, ffi, lib):
-    buffers = [p for p in fn.params if isinstance(p, (Buffer, Growable))]
+    # numbered as the emitter numbers them: buffer parameters, then scratch arrays
+    buffers = [(p.name, "capacity" if isinstance(p, Growable) else "length")
+               for p in fn.params if isinstance(p, (Buffer, Growable))]
+    buffers += [(n.buffer, "length") for n in walk(fn.body) if isinstance(n, Allocate)]
     free = getattr(lib, free_function(fn)) if free_function(fn) else None
 
     def fail(status: int, err, pointers):
@@ -253,12 +256,12 @@ def _failure_reporter(fn: Function, checked: bool, ffi, lib):
                 free(ptr)
         if status == STATUS_OUT_OF_BOUNDS and checked:
             access, buffer, i, length = (int(err[j]) for j in range(4))
-            p = buffers[buffer]
-            what = "capacity" if isinstance(p, Growable) else "length"
-            raise KernelError(f"checked kernel {fn.name}: {ACCESS_NAMES[access]} of {p.name}[{i}] "
+            name, what = buffers[buffer]
+            raise KernelError(f"checked kernel {fn.name}: {ACCESS_NAMES[access]} of {name}[{i}] "
                               f"is out of bounds ({what} {length})")
         if status == STATUS_OUT_OF_MEMORY:
-            raise MemoryError(f"kernel {fn.name}: out of memory while growing an output")
+            raise MemoryError(f"kernel {fn.name}: out of memory while growing an output "
+                              f"or allocating a scratch array")
         raise KernelError(f"kernel {fn.name} failed with status {status}")
     return fail
 

@@ -39,7 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import DTypeError, KernelError
-from .ir import (Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const,
+from .ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const,
                  Declare, For, Function, Grow, Growable, If, Load, OutScalar, Scalar, Select, Store,
                  UnOp, Var, While)
 
@@ -236,6 +236,20 @@ class _Machine:
             raise _Break()
         elif t is Comment:
             pass
+        elif t is Allocate:
+            if s.buffer in self.buffers or s.buffer in self.growable:
+                self.fail(f"Allocate of {s.buffer}, which is already a buffer")
+            n = int(self.eval(s.length))
+            if n < 0:
+                self.fail(f"Allocate of {s.buffer} with negative length {n}")
+            arr = np.zeros(n, dtype=s.dtype)
+            if s.init is not None:
+                arr[:] = self.convert(self.eval(s.init), s.dtype)
+            self.buffers[s.buffer] = arr
+            try:
+                self.run(s.body)
+            finally:
+                del self.buffers[s.buffer]
         elif t is Grow:
             slot = self.growable.get(s.buffer)
             if slot is None:

@@ -26,7 +26,7 @@ import keyword
 import math
 import re
 from dataclasses import dataclass, fields
-from typing import Any, Iterable, Union
+from typing import Any, Iterable, Optional, Union
 
 import numpy as np
 
@@ -473,6 +473,45 @@ class Grow(Stmt):
         _set(self, "needed", as_expr(self.needed))
 
 
+@serialize.node
+@dataclass(frozen=True)
+class Allocate(Stmt):
+    """A scratch array: ``buffer`` holds ``length`` elements of ``dtype`` while ``body`` runs.
+
+    Every element starts at ``init`` (left unset when ``init`` is None); the array is
+    freed after ``body``. Workspaces live here: dense accumulators, bitmaps, index lists.
+
+    >>> from compiler.imperative import Var, For, pretty
+    >>> k = Var("k")
+    >>> print(pretty(Allocate("w", "float64", 8, 0.0, [For(k, 0, 8, [Store("w", k, 1.0)])])))
+    float64 w[8] = {0.0, ...};
+    for (int64 k = 0; k < 8; k++) {
+        w[k] = 1.0;
+    }
+    free(w);
+    """
+
+    buffer: str
+    dtype: str
+    length: Expr
+    init: Optional[Expr]
+    body: Block
+
+    def __post_init__(self):
+        _set(self, "buffer", check_name(self.buffer, "buffer name"))
+        _set(self, "dtype", _dtype(self.dtype))
+        _set(self, "length", as_expr(self.length))
+        if self.init is not None:
+            _set(self, "init", as_expr(self.init))
+        _set(self, "body", as_block(self.body))
+
+    def __getitem__(self, index) -> "Load":
+        return Load(self.buffer, index)
+
+    def store(self, index, value, op: str | None = None) -> "Store":
+        return Store(self.buffer, index, value, op)
+
+
 def _var(v) -> Var:
     if isinstance(v, Var):
         return v
@@ -486,6 +525,8 @@ def _var(v) -> Var:
 def _buffer_name(b) -> str:
     if isinstance(b, (Buffer, Growable)):
         return b.name
+    if isinstance(b, Allocate):
+        return b.buffer
     return check_name(b, "buffer name")
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from .ir import (Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const,
+from .ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const,
                  Declare, Expr, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Scalar,
                  Select, Stmt, Store, UnOp, Var, While)
 
@@ -152,6 +152,8 @@ class Printer(ExprFormatter):
             self.emit(depth, f"// {s.text}")
         elif isinstance(s, Grow):
             self.grow(s, depth)
+        elif isinstance(s, Allocate):
+            self.allocate(s, depth)
         else:
             raise TypeError(f"not a statement: {s!r}")
 
@@ -161,6 +163,12 @@ class Printer(ExprFormatter):
 
     def grow(self, s: Grow, depth: int):
         self.emit(depth, f"grow {s.buffer} to {self.expr(s.needed)};")
+
+    def allocate(self, s: Allocate, depth: int):
+        init = "" if s.init is None else f" = {{{self.expr(s.init)}, ...}}"
+        self.emit(depth, f"{self.type_name(s.dtype)} {s.buffer}[{self.expr(s.length)}]{init};")
+        self.stmt(s.body, depth)
+        self.emit(depth, f"free({s.buffer});")
 
     def if_chain(self, s: If, depth: int):
         keyword = "if"

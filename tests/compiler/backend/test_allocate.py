@@ -1,0 +1,74 @@
+"""Scratch arrays (Allocate): workspaces in compiled kernels and in the interpreter."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler import KernelError
+from compiler.backend import compile_function, emit_c
+from compiler.imperative import (Allocate, Buffer, CompoundAssign, Const, Declare, For, Function,
+                                 If, Scalar, Var, interpret, pretty)
+
+
+def column_sums(init: float) -> Function:
+    m, n = Scalar("m", "int64"), Scalar("n", "int64")
+    pos, idx, val = Buffer("A_pos", "int64"), Buffer("A_idx", "int64"), Buffer("A_val", "float64")
+    out = Buffer("out", "float64", "inout")
+    i, p, j = Var("i"), Var("p"), Var("j")
+    from compiler.imperative import Load, Store
+
+    body = Allocate("w", "float64", n.var, Const(init, "float64"), [
+        For(i, 0, m.var, [
+            For(p, pos[i], pos[i + 1], [Store("w", idx[p], val[p], "+")]),
+        ]),
+        For(j, 0, n.var, [out.store(j, Load("w", j))]),
+    ])
+    return Function("column_sums", (m, n, pos, idx, val, out), body)
+
+
+@pytest.mark.parametrize("init", [0.0, 2.5])
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 9), st.integers(0, 9), st.floats(0, 1), st.integers(0, 1000))
+def test_workspace_kernel_matches_interpreter_and_scipy(init, m, n, density, seed):
+    S = sp.random(m, n, density=density, format="csr", random_state=seed)
+    args = dict(m=m, n=n, A_pos=S.indptr.astype(np.int64), A_idx=S.indices.astype(np.int64), A_val=S.data)
+    fn = column_sums(init)
+    got = compile_function(fn)(**args, out=np.zeros(n))["out"]
+    ref = interpret(fn, **args, out=np.zeros(n))["out"]
+    expected = np.asarray(S.sum(axis=0)).ravel() + init
+    np.testing.assert_allclose(got, expected)
+    np.testing.assert_allclose(ref, expected)
+
+
+def test_emitted_c_allocates_initializes_and_frees():
+    c = emit_c(column_sums(2.5))
+    assert "double *w = alloc_array(n, sizeof *w, false);" in c
+    assert "w[w_k] = 2.5;" in c
+    assert c.index("free(w);") > c.index("out[j] = w[j];")
+    zero = emit_c(column_sums(0.0))
+    assert "alloc_array(n, sizeof *w, true)" in zero and "w_k" not in zero
+    assert "float64 w[n] = {2.5, ...};" in pretty(column_sums(2.5))
+
+
+def test_checked_mode_bounds_scratch_arrays():
+    from compiler.imperative import Load, Store
+
+    n, out = Scalar("n", "int64"), Buffer("out", "float64", "inout")
+    body = Allocate("w", "float64", n.var, Const(0.0, "float64"), [
+        Store("w", n.var, 1.0),  # one past the end
+        out.store(0, Load("w", 0)),
+    ])
+    fn = Function("off_by_one", (n, out), body)
+    with pytest.raises(KernelError, match=r"write of w\[3\] is out of bounds \(length 3\)"):
+        compile_function(fn, checked=True)(n=3, out=np.zeros(1))
+    with pytest.raises(KernelError, match=r"w\[3\] is out of bounds"):
+        interpret(fn, n=3, out=np.zeros(1))
+
+
+def test_zero_length_scratch_array():
+    fn = column_sums(0.0)
+    empty = dict(m=0, n=0, A_pos=np.zeros(1, np.int64), A_idx=np.zeros(0, np.int64),
+                 A_val=np.zeros(0), out=np.zeros(0))
+    assert compile_function(fn)(**empty)["out"].shape == (0,)
