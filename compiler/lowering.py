@@ -45,8 +45,9 @@ from .trace import Trace
 class Lowered:
     """What a strategy hands back: the kernel in the imperative IR and how to call it.
 
-    ``output_shape`` has one entry per output mode: an int, or ``(tensor, mode)``
-    taking that input's extent. ``extents`` lists, per index, the ``(tensor, mode)``
+    ``output_shape`` has one entry per output mode: an int, ``(tensor, mode)``
+    taking that input's extent, or ``(op, entry, ...)`` combining entries (see
+    :func:`extent_value`). ``extents`` lists, per index, the ``(tensor, mode)``
     pairs whose extents must agree. ``initial`` says how the runtime prepares a dense
     output buffer: ``"fill"``, ``"output"`` (the given output's values) or ``"none"``
     (uninitialized). ``helpers`` maps helper names to Python
@@ -187,16 +188,7 @@ class Kernel:
                                      f"but {n} in {t} (mode {m})")
 
     def _output_shape(self, inputs) -> tuple[int, ...]:
-        shape = []
-        for entry in self.lowered.output_shape:
-            if isinstance(entry, tuple):
-                t, m = entry
-                if t not in inputs:
-                    raise ShapeError(f"the output's mode extent comes from {t}, which was not given")
-                shape.append(inputs[t].shape[m])
-            else:
-                shape.append(int(entry))
-        return tuple(shape)
+        return tuple(extent_value(entry, inputs) for entry in self.lowered.output_shape)
 
     def _run(self, runner, tensors: dict) -> Tensor:
         low = self.lowered
@@ -242,6 +234,29 @@ class Kernel:
         # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs.
         check = self.compiled.checked or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS"))
         return binding.output_tensor(out_name, out_fmt, shape, arrays, check=check)
+
+
+_EXTENT_OPS = {"+": sum, "max": max, "min": min}
+
+
+def extent_value(entry, inputs: dict) -> int:
+    """Evaluate one output extent: an int, ``(tensor, mode)``, or ``(op, entry, ...)``.
+
+    ``op`` is ``"+"``, ``"max"`` or ``"min"``; a concatenation of ``a`` and ``b`` has
+    extent ``("+", ("a", 0), ("b", 0))``.
+
+    >>> import numpy as np
+    >>> extent_value(("+", ("a", 0), ("b", 0), 1), {"a": np.zeros(3), "b": np.zeros(4)})
+    8
+    """
+    if isinstance(entry, tuple) and entry and entry[0] in _EXTENT_OPS:
+        return int(_EXTENT_OPS[entry[0]](extent_value(e, inputs) for e in entry[1:]))
+    if isinstance(entry, tuple):
+        t, m = entry
+        if t not in inputs:
+            raise ShapeError(f"the output's extent comes from {t}, which was not given")
+        return int(np.shape(inputs[t])[m])
+    return int(entry)
 
 
 def _pos_level(tensor: str, pname: str) -> int | None:
