@@ -7,7 +7,13 @@ Prints one line per kernel with the time of each contender and ratios
 * SpMV on a block-clustered matrix: SparseBlockList vs CSR vs scipy;
 * the sparse-list . band dot product (the band is located, the list searched) vs a
   SparseList . SparseList dot and numpy on dense vectors;
-* 1-D convolution with offsets and zero padding on a sparse signal vs numpy.correlate.
+* 1-D convolution on a sparse signal: scattering the signal's entries (the single-stepper
+  fast path: one pass over the stored positions per filter tap) vs gathering with offsets
+  and permissive padding (a search per output) vs the same kernel on a dense signal and
+  numpy.correlate;
+* alpha blending of two run-length (RunList) images vs numpy on the dense images.
+
+Index arrays are int32 for every format, as scipy's, so the SpMV rows compare like with like.
 
     .venv/bin/python benchmarks/bench_looplets.py [--small]
 """
@@ -47,7 +53,7 @@ def row(name, contenders):
 def main(small=False):
     os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
     from compiler import Tensor
-    from compiler.levels import Dense, Element, SparseBand, SparseBlockList, SparseList
+    from compiler.levels import Dense, Element, RunList, SparseBand, SparseBlockList, SparseList
     from compiler.looplets import compile_program, loop_program
 
     rng = np.random.default_rng(0)
@@ -67,7 +73,7 @@ def main(small=False):
             pass
         structured = SparseBand if label.startswith("band") else SparseBlockList
         for name, level in ((structured.name, structured), ("SparseList (CSR)", SparseList)):
-            A = Tensor.from_scipy(M, Dense(level(Element(0.0))))
+            A = Tensor.from_scipy(M, Dense(level(Element(0.0), index_dtype="int32")))
             k = compile_program(spmv, y="dense", A=A, x=x)
             kernels[name] = k(A=A, x=x).to_numpy()
             times.append((name, best(raw(k, A=A, x=x))))
@@ -117,20 +123,57 @@ def main(small=False):
         for i in _:
             for j in _:
                 Y[i] += coalesce(A[~(i + j - 5)], 0.0) * F[j]
+    @loop_program
+    def conv_scatter(Y, A, F):
+        for j in _:
+            for i in _:
+                Y[i + 10 - j] += A[i] * F[j]
     f = rng.random(11)
     for density in (0.01, 0.05, 0.2):
         s = rng.random(m // 10) * (rng.random(m // 10) < density)
         S = Tensor.from_numpy(s, SparseList(Element(0.0)))
         F = Tensor.from_numpy(f, "dense")
         Y = Tensor.from_numpy(np.zeros(len(s)), "dense")
-        k = compile_program(conv, Y=Y, A=S, F=F)
+        Yp = Tensor.from_numpy(np.zeros(len(s) + 10), "dense")
         ref = np.correlate(np.pad(s, 5), f, mode="valid")
+        ks = compile_program(conv_scatter, Y=Yp, A=S, F=F)
+        assert np.allclose(ks(A=S, F=F).to_numpy()[5:len(s) + 5], ref)
+        k = compile_program(conv, Y=Y, A=S, F=F)
         assert np.allclose(k(A=S, F=F).to_numpy(), ref)
         Sd = Tensor.from_numpy(s, "dense")
         kd = compile_program(conv, Y=Y, A=Sd, F=F)
         row(f"conv 1-D, {density:.0%} dense (n={len(s)})",
-            [("sparse looplets", best(raw(k, A=S, F=F))), ("dense looplets", best(raw(kd, A=Sd, F=F))),
+            [("sparse scatter", best(raw(ks, A=S, F=F))), ("sparse gather", best(raw(k, A=S, F=F))),
+             ("dense looplets", best(raw(kd, A=Sd, F=F))),
              ("numpy.correlate", best(lambda: np.correlate(np.pad(s, 5), f, mode="valid")))])
+
+    # alpha blending of two run-length images (runs of 50-200 equal pixels)
+    @loop_program
+    def blend(C, A, B):
+        for i in _:
+            for j in _:
+                C[i, j] = 0.3 * A[i, j] + 0.7 * B[i, j]
+
+    def rle_image(h, w):
+        img = np.zeros((h, w))
+        for r in range(h):
+            c = 0
+            while c < w:
+                run = int(rng.integers(50, 200))
+                img[r, c:c + run] = rng.integers(0, 255)
+                c += run
+        return img
+    h, w = (200, 2000) if small else (1000, 4000)
+    a, b = rle_image(h, w), rle_image(h, w)
+    A = Tensor.from_numpy(a, Dense(RunList(Element(0.0), index_dtype="int32")))
+    B = Tensor.from_numpy(b, Dense(RunList(Element(0.0), index_dtype="int32")))
+    Ad, Bd = Tensor.from_numpy(a, "dense"), Tensor.from_numpy(b, "dense")
+    kr = compile_program(blend, C="dense", A=A, B=B)
+    kd = compile_program(blend, C="dense", A=Ad, B=Bd)
+    assert np.allclose(kr(A=A, B=B).to_numpy(), 0.3 * a + 0.7 * b)
+    row(f"alpha blend RunList ({h}x{w})", [("RunList looplets", best(raw(kr, A=A, B=B))),
+                                           ("dense looplets", best(raw(kd, A=Ad, B=Bd))),
+                                           ("numpy dense", best(lambda: 0.3 * a + 0.7 * b))])
 
 
 if __name__ == "__main__":

@@ -14,10 +14,20 @@ from .sparse_coo import SparseCOO
 from .sparse_list import SparseList
 from .sparse_band import SparseBand
 from .sparse_block_list import SparseBlockList
+from .run_list import RunList
+from .sparse_run_list import SparseRunList
+from .sparse_interval import SparseInterval
+from .sparse_point import SparsePoint
+from .sparse_byte_map import SparseByteMap
 
 #: TACO's name for SparseList (DESIGN.md accepts the older names as aliases)
 Compressed = SparseList
 
-__all__ = ["Compressed", "Dense", "Element", "Level", "Pattern", "SparseBand", "SparseBlockList",
-           "SparseCOO", "SparseList",
+#: the Looplets paper's names
+RepeatRLE = RunList
+SparseVBL = SparseBlockList
+
+__all__ = ["Compressed", "Dense", "Element", "Level", "Pattern", "RepeatRLE", "RunList", "SparseBand",
+           "SparseBlockList", "SparseByteMap", "SparseCOO", "SparseInterval", "SparseList", "SparsePoint",
+           "SparseRunList", "SparseVBL",
            "flatten", "level_class"]

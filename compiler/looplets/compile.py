@@ -14,7 +14,7 @@
 >>> k(A=A, x=x).to_numpy()
 array([ 4., 10.])
 >>> [s for s in k.trace.stages() if not s.startswith(("lower:", "simplify", "unfurl"))]
-['program', 'wrapperize', 'concordize', 'lifecycle', 'dimensionalize', 'imperative', 'emit-c', 'compile']
+['program', 'wrapperize', 'concordize', 'lifecycle', 'dimensionalize', 'promote', 'imperative', 'emit-c', 'compile']
 """
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ from ..errors import ShapeError, StrategyError
 from ..format import Format, parse_format
 from ..imperative import ir
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, UnOp, Var
-from ..levels import Dense, Element, Pattern, SparseList
+from ..levels import Dense, Element, Pattern, SparseByteMap, SparseList
 from ..tensor import Tensor
 from ..trace import Artifact, Trace
 from .errors import ProgramError
 from .language import LoopProgram, loop_program
 from .levels import Namer, SubFiber, TensorInfo, UnfurlContext
 from .lowerers import Lowerer
+from .promote import promote
 from .passes import check_sparse_writes, concordize, dimensionalize, lifecycle, wrapperize
 from .program import (Access, Assign, Block, Call, Declare, Index, Literal, Loop, TensorRef, postmap,
                       walk)
@@ -199,7 +200,15 @@ def _output_args(info: TensorInfo, storage_shape) -> dict:
         elif isinstance(lvl, SparseList):
             args[array_name(info.name, k, "pos")] = np.zeros(count + 1, dtype=lvl.index_dtype)
             break
-    if all(isinstance(l, Dense) for l in levels):
+    if all(isinstance(l, (Dense, SparseByteMap)) for l in levels) and any(isinstance(l, SparseByteMap) for l in levels):
+        count = 1
+        for k, lvl in enumerate(levels):
+            size = int(storage_shape[info.storage_mode(k)])
+            if isinstance(lvl, SparseByteMap):
+                args[array_name(info.name, k, "pos")] = np.zeros(count + 1, dtype=lvl.index_dtype)
+                args[array_name(info.name, k, "tbl")] = np.zeros(count * size, dtype=bool)
+            count *= size
+    if all(isinstance(l, (Dense, SparseByteMap)) for l in levels):
         args[array_name(info.name, None, "vals")] = np.full(count, info.fill, dtype=dt)
     return args
 
@@ -212,9 +221,18 @@ def _output_params(info: TensorInfo) -> tuple:
         return tuple(params)
     k = next(k for k, l in enumerate(levels) if not isinstance(l, Dense))
     lvl = levels[k]
+    maps = [j for j, l in enumerate(levels) if isinstance(l, SparseByteMap)]
+    if all(isinstance(l, (Dense, SparseByteMap)) for l in levels) and len(maps) == 1 and isinstance(info.leaf, Element):
+        nnz = array_name(info.name, k, "nnz")
+        return tuple(params) + (Buffer(array_name(info.name, k, "pos"), lvl.index_dtype.name, "inout"),
+                                Buffer(array_name(info.name, k, "tbl"), "bool", "inout"),
+                                OutScalar(nnz, "int64"),
+                                Growable(array_name(info.name, k, "srt"), lvl.index_dtype.name, nnz),
+                                Buffer(array_name(info.name, None, "vals"), info.dtype, "inout"))
     if not isinstance(lvl, SparseList) or k != len(levels) - 1:
         raise StrategyError(f"output {info.name}: the looplet strategy writes Dense levels over at most one "
-                            f"innermost SparseList level, not {info.format}")
+                            f"innermost SparseList level, or Dense levels around one SparseByteMap level "
+                            f"(with an Element leaf), not {info.format}")
     nnz = array_name(info.name, k, "nnz")
     params += [Buffer(array_name(info.name, k, "pos"), lvl.index_dtype.name, "inout"),
                OutScalar(nnz, "int64"),
@@ -291,7 +309,6 @@ def _compile(prog, trace, checked, name, output, tensors, lower_only=False):
     trace.record("lifecycle", before=str(body), after=str(step), note="declare, freeze and thaw")
     body = step
     step, sources = dimensionalize(body, infos, shapes)
-    trace._looplet_sources = sources
     trace.record("dimensionalize", before=str(body), after=str(step),
                  note="; ".join(f"{i.name}: {', '.join(s.what for s in srcs)}" for i, srcs in sources.items()))
     body = step
@@ -349,12 +366,20 @@ def _compile(prog, trace, checked, name, output, tensors, lower_only=False):
                 params.extend(_output_params(info))
         else:
             raise ProgramError(f"temporary tensor {t} is not supported yet by the looplet strategy")
+    promotable = {p.name: p.dtype for p in params if isinstance(p, Buffer) and p.intent == "inout"
+                  and p.name.endswith("_val")}
+    promoted = promote(stmts, promotable, ctx.fresh)
+    if promoted != stmts:
+        trace.record("promote", before="\n".join(str(s) for s in stmts),
+                     after="\n".join(str(s) for s in promoted),
+                     note="loop-invariant output slots kept in locals")
+    stmts = promoted
     fn = ir.Function(name or _cname(prog.name), tuple(params), ir.Block(tuple(stmts)),
                      tuple(low.helpers.values()))
     trace.record("imperative", before=str(normalized), after=fn, note="the lowered kernel",
                  artifacts=[Artifact("ir", fn.name, str(fn))])
     if lower_only:
-        return fn, infos, output, out_sizes
+        return fn, infos, output, out_sizes, sources
     from ..backend import compile_function
     kernel = compile_function(fn, checked=checked, trace=trace)
     return LoopletKernel(prog, infos, output, kernel, trace, sources, normalized, out_sizes)
@@ -394,13 +419,16 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                        and isinstance(n.tns, TensorRef) and n.tns.name == t), 0)
             formats[t] = parse_format("dense", ndim=nd) if nd else Format(Element(0.0, dtype="float64"))
     try:
-        fn, infos, output, out_sizes = _compile(prog, trace, False, options.get("name"), options.get("output"),
+        fn, infos, output, out_sizes, sources = _compile(prog, trace, False, options.get("name"), options.get("output"),
                                                 formats, lower_only=True)
     except ProgramError as e:
         if e.reason != str(e):
             raise
         raise prog.error(e) from None
     info = infos[output]
+    if any(isinstance(l, SparseByteMap) for l in info.levels):
+        raise StrategyError(f"output {output}: the shared runtime does not allocate SparseByteMap outputs yet; "
+                            f"call compiler.looplets.compile_program for this kernel")
     shape = []
     by_param = {array_name(t, m, "size"): (t, i.format.mode_order[m]) for t, i in infos.items()
                 if i.role == "input" for m in range(i.ndim)}
@@ -417,7 +445,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             raise StrategyError(f"the looplet strategy cannot size output {output} from {e} for the runtime; "
                                 f"pass the output tensor (with its shape)")
     extents = []
-    for i, srcs in sources_of(infos, prog, trace).items():
+    for i, srcs in sources.items():
         uses = tuple((s.tensor, infos[s.tensor].format.mode_order[s.mode]) for s in srcs
                      if s.tensor is not None and s.delta == 0 and infos[s.tensor].role == "input")
         if len(uses) > 1:
@@ -431,10 +459,6 @@ def lower_for_runtime(program, formats: dict, trace, **options):
 def NAssignType():
     from ..notation.ast import Assign as NAssign
     return NAssign
-
-
-def sources_of(infos, prog, trace):
-    return getattr(trace, "_looplet_sources", {})
 
 
 def register():

@@ -40,9 +40,10 @@ from ..format import Format
 from ..imperative import ir
 from ..imperative.ir import (Assign, BinOp, Block, CompoundAssign, Const, Declare, If, Load, Select,
                              Var, While)
-from ..levels import Dense, Element, Pattern, SparseBand, SparseBlockList, SparseList, flatten
+from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
+                      SparseInterval, SparseList, SparsePoint, SparseRunList, flatten)
 from . import extents as X
-from .looplets import Fill, Lookup, Phase, Run, Sequence, Spike, Stepper, Thunk
+from .looplets import Fill, Lookup, Phase, Positions, Run, Sequence, Spike, Stepper, Thunk
 from .program import Literal, Value
 
 
@@ -128,6 +129,9 @@ class SubFiber:
     pos: Any
     mode: str = "read"
     dirty: Any = None
+    #: inside a multi-mode level (SparseCOO): ``(mode, lo, hi)``, the next mode to unfurl
+    #: and the range of stored tuples that share the modes before it
+    seg: Any = None
 
     @property
     def is_leaf(self) -> bool:
@@ -199,6 +203,17 @@ def search_stmts(q, idx_buf, hi, target, fresh) -> list:
     ])]
 
 
+def lower_bound_stmts(var, lo_expr, hi_expr, idx_buf, target, fresh) -> list:
+    """``var`` (declared) = the first ``p`` in ``[lo, hi)`` with ``idx[p] >= target`` (``hi`` if none)."""
+    lo, top, mid = Var(fresh("lo")), Var(fresh("hi")), Var(fresh("mid"))
+    return [Declare(lo, "int64", lo_expr), Declare(top, "int64", hi_expr),
+            While(BinOp("<", lo, top), [
+                Declare(mid, "int64", X.add(lo, BinOp("/", BinOp("-", top, lo), Const(2, "int64")))),
+                If(BinOp("<", Load(idx_buf, mid), target), [Assign(lo, X.add(mid, 1))], [Assign(top, mid)]),
+            ]),
+            Assign(var, lo)]
+
+
 def unfurl_sparse_list(f: SubFiber, ctx, mode):
     """SparseList read (walk): a Stepper of Spikes up to the last stored index, then fill.
 
@@ -220,7 +235,9 @@ def unfurl_sparse_list(f: SubFiber, ctx, mode):
         stop=X.add(j, 1),
         chunk=Spike(Fill(fill_value(info)), _child(f, q)),
         next=(CompoundAssign("+", q, Const(1, "int64")),),
-        preamble=(Declare(j, "int64", Load(idx_b, q)),))
+        preamble=(Declare(j, "int64", Load(idx_b, q)),),
+        positions=Positions(q, q_stop, last, lambda p: Load(idx_b, p),
+                            lambda v, t: lower_bound_stmts(v, q, q_stop, idx_b, t, ctx.fresh)))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 
@@ -313,12 +330,161 @@ def unfurl_sparse_block_list(f: SubFiber, ctx, mode):
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, fill))))
 
 
+# --------------------------------------------------------------------------- RunList
+
+
+def unfurl_run_list(f: SubFiber, ctx, mode):
+    """RunList: a Stepper over runs, each a Run of its child (the runs cover the fiber)."""
+    info, k = f.tensor, f.level
+    pos_b, right_b = info.array(k, "pos"), info.array(k, "right")
+    t = _tag(info)
+    r, r_stop, e = (Var(ctx.fresh(n)) for n in (f"r{t}", f"r{t}_stop", f"right{t}"))
+    pre = (Declare(r, "int64", Load(pos_b, f.pos)), Declare(r_stop, "int64", Load(pos_b, X.add(f.pos, 1))))
+    stepper = Stepper(
+        seek=lambda start: tuple(search_stmts(r, right_b, r_stop, X.add(start, 1), ctx.fresh)),
+        stop=e, chunk=Run(_child(f, r)),
+        next=(CompoundAssign("+", r, Const(1, "int64")),),
+        preamble=(Declare(e, "int64", Load(right_b, r)),))
+    return Thunk(pre, stepper)
+
+
+# --------------------------------------------------------------------------- SparseRunList / SparseInterval
+
+
+def unfurl_sparse_run_list(f: SubFiber, ctx, mode):
+    """SparseRunList: a Stepper over runs, each fill then a Run of its child, then fill."""
+    info, k = f.tensor, f.level
+    pos_b, left_b, right_b = (info.array(k, n) for n in ("pos", "left", "right"))
+    t = _tag(info)
+    r, r_stop, last, lo, e = (Var(ctx.fresh(n)) for n in (f"r{t}", f"r{t}_stop", f"last{t}", f"left{t}", f"right{t}"))
+    pre = (Declare(r, "int64", Load(pos_b, f.pos)), Declare(r_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
+           Declare(last, "int64", Select(BinOp("<", r, r_stop), Load(right_b, X.sub(r_stop, 1)), Const(0, "int64"))))
+    fill = Fill(fill_value(info))
+    stepper = Stepper(
+        seek=lambda start: tuple(search_stmts(r, right_b, r_stop, X.add(start, 1), ctx.fresh)),
+        stop=e, chunk=Sequence((Phase(lo, fill), Phase(None, Run(_child(f, r))))),
+        next=(CompoundAssign("+", r, Const(1, "int64")),),
+        preamble=(Declare(lo, "int64", Load(left_b, r)), Declare(e, "int64", Load(right_b, r))))
+    return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, fill))))
+
+
+def unfurl_sparse_interval(f: SubFiber, ctx, mode):
+    """SparseInterval: fill, the interval as one Run of its child, fill (no stepping)."""
+    info, k = f.tensor, f.level
+    pos_b, left_b, right_b = (info.array(k, n) for n in ("pos", "left", "right"))
+    t = _tag(info)
+    r, lo, hi = (Var(ctx.fresh(n)) for n in (f"r{t}", f"left{t}", f"right{t}"))
+    has = BinOp("<", r, Load(pos_b, X.add(f.pos, 1)))
+    pre = (Declare(r, "int64", Load(pos_b, f.pos)),
+           Declare(lo, "int64", Select(has, Load(left_b, r), Const(0, "int64"))),
+           Declare(hi, "int64", Select(has, Load(right_b, r), Const(0, "int64"))))
+    fill = Fill(fill_value(info))
+    return Thunk(pre, Sequence((Phase(lo, fill), Phase(hi, Run(_child(f, r))), Phase(None, fill))))
+
+
+# --------------------------------------------------------------------------- SparsePoint
+
+
+def unfurl_sparse_point(f: SubFiber, ctx, mode):
+    """SparsePoint: fill, the one stored coordinate (a phase of length one), fill."""
+    info, k = f.tensor, f.level
+    pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
+    t = _tag(info)
+    q, lo, hi = (Var(ctx.fresh(n)) for n in (f"q{t}", f"j{t}", f"j{t}_stop"))
+    has = BinOp("<", q, Load(pos_b, X.add(f.pos, 1)))
+    pre = (Declare(q, "int64", Load(pos_b, f.pos)),
+           Declare(lo, "int64", Select(has, Load(idx_b, q), Const(0, "int64"))),
+           Declare(hi, "int64", Select(has, X.add(lo, 1), Const(0, "int64"))))
+    fill = Fill(fill_value(info))
+    return Thunk(pre, Sequence((Phase(lo, fill), Phase(hi, Run(_child(f, q))), Phase(None, fill))))
+
+
+# --------------------------------------------------------------------------- SparseByteMap
+
+
+def unfurl_sparse_byte_map(f: SubFiber, ctx, mode):
+    """SparseByteMap read: walk ``srt`` like a SparseList (children at ``p * size + i``);
+    update: random access, a written coordinate marks ``tbl`` (the freeze lists them)."""
+    info, k = f.tensor, f.level
+    pos_b, srt_b, tbl_b = (info.array(k, n) for n in ("pos", "srt", "tbl"))
+    n = info.size(info.storage_mode(k))
+    t = _tag(info)
+    base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else BinOp("*", f.pos, n)
+    if mode == "update":
+        if any(not isinstance(lvl, (Dense, SparseByteMap)) for lvl in info.levels):
+            raise StrategyError(f"output {info.name}: a SparseByteMap output needs Dense or SparseByteMap "
+                                f"levels around it, not {info.format}")
+
+        def body(i):
+            dirty = Var(ctx.fresh(f"dirty{t}"))
+            slot = X.add(base, i)
+            epi = [If(dirty, [ir.Store(tbl_b, slot, Const(True, "bool"))]
+                      + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
+            return Thunk((Declare(dirty, "bool", Const(False, "bool")),), _child(f, slot, dirty), tuple(epi))
+        return Lookup(body, f"i -> mark {info.name}.lvl{k + 1}[{base} + i]", info)
+    q, q_stop, last, j = (Var(ctx.fresh(n_)) for n_ in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
+    pre = (Declare(q, "int64", Load(pos_b, f.pos)),
+           Declare(q_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
+           Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(Load(srt_b, X.sub(q_stop, 1)), 1),
+                                         Const(0, "int64"))))
+    stepper = Stepper(
+        seek=lambda start: tuple(search_stmts(q, srt_b, q_stop, start, ctx.fresh)),
+        stop=X.add(j, 1),
+        # the tail reads the coordinate from srt, not j: the single-stepper fast path skips preambles
+        chunk=Spike(Fill(fill_value(info)), _child(f, X.add(base, Load(srt_b, q)))),
+        next=(CompoundAssign("+", q, Const(1, "int64")),),
+        preamble=(Declare(j, "int64", Load(srt_b, q)),),
+        positions=Positions(q, q_stop, last, lambda p: Load(srt_b, p),
+                            lambda v, tgt: lower_bound_stmts(v, q, q_stop, srt_b, tgt, ctx.fresh)))
+    return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
+
+
+# --------------------------------------------------------------------------- SparseCOO
+
+
+def unfurl_sparse_coo(f: SubFiber, ctx, mode):
+    """SparseCOO, one mode at a time: a Stepper over the distinct coordinates of this mode
+    among the tuples ``[lo, hi)`` that share the modes before it (sorted lexicographically),
+    each a Spike whose tail is the next mode's segment (or the child, after the last mode)."""
+    info, k = f.tensor, f.level
+    lvl = f.lvl
+    m = 0 if f.seg is None else f.seg[0]
+    pos_b, idx_b = info.array(k, "pos"), info.array(k, f"idx{m}")
+    t = _tag(info)
+    q, q_stop, last, j, nxt = (Var(ctx.fresh(n)) for n in (f"q{t}{m}", f"q{t}{m}_stop", f"last{t}{m}",
+                                                              f"i{t}{m}", f"q{t}{m}_next"))
+    lo, hi = (Load(pos_b, f.pos), Load(pos_b, X.add(f.pos, 1))) if f.seg is None else f.seg[1:]
+    pre = (Declare(q, "int64", lo), Declare(q_stop, "int64", hi),
+           Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(Load(idx_b, X.sub(q_stop, 1)), 1),
+                                         Const(0, "int64"))))
+    if m + 1 < lvl.ndim:
+        step_pre = (Declare(j, "int64", Load(idx_b, q)), Declare(nxt, "int64", X.add(q, 1)),
+                    While(ir.and_(BinOp("<", nxt, q_stop), BinOp("==", Load(idx_b, nxt), j)),
+                          [CompoundAssign("+", nxt, Const(1, "int64"))]))
+        tail = SubFiber(info, k, f.pos, f.mode, f.dirty, (m + 1, q, nxt))
+        advance = (Assign(q, nxt),)
+    else:
+        step_pre = (Declare(j, "int64", Load(idx_b, q)),)
+        tail = _child(f, q)
+        advance = (CompoundAssign("+", q, Const(1, "int64")),)
+    stepper = Stepper(
+        seek=lambda start: tuple(search_stmts(q, idx_b, q_stop, start, ctx.fresh)),
+        stop=X.add(j, 1), chunk=Spike(Fill(fill_value(info)), tail), next=advance, preamble=step_pre)
+    return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
+
+
 #: level class -> unfurl(fiber, ctx, mode)
 UNFURL: dict[type, Callable] = {
     Dense: unfurl_dense,
     SparseList: unfurl_sparse_list,
     SparseBand: unfurl_sparse_band,
     SparseBlockList: unfurl_sparse_block_list,
+    RunList: unfurl_run_list,
+    SparseRunList: unfurl_sparse_run_list,
+    SparseInterval: unfurl_sparse_interval,
+    SparsePoint: unfurl_sparse_point,
+    SparseByteMap: unfurl_sparse_byte_map,
+    SparseCOO: unfurl_sparse_coo,
 }
 
 
@@ -337,7 +503,7 @@ def unfurl(f: SubFiber, ctx, mode: str | None = None):
 
 
 #: level classes that support update mode
-UPDATABLE = {Dense, SparseList}
+UPDATABLE = {Dense, SparseList, SparseByteMap}
 
 
 def register_unfurl(cls, fn, updatable=False):

@@ -136,7 +136,30 @@ class Stepper(Looplet):
     chunk: Any
     next: tuple
     preamble: tuple = ()
+    #: optional :class:`Positions`: the stepper walks stored positions one by one
+    #: (a Spike per position), so a lone stepper can loop over them directly
+    positions: Any = None
     style = "Stepper"
+
+
+@dataclass(frozen=True, eq=False)
+class Positions:
+    """How a spike-per-entry :class:`Stepper` walks its stored positions.
+
+    ``q`` is the position variable (the stepper's state), ``q_stop`` the end of the
+    fiber's positions, ``last`` the exclusive upper bound of its stored coordinates,
+    ``coord(q)`` the coordinate stored at position ``q`` and ``search(var, target)``
+    statements setting ``var`` to the first position in ``[q, q_stop)`` whose
+    coordinate is ``>= target``. The lowerer's single-stepper fast path (Finch.jl's
+    approach) loops ``for q in [q, q_end)`` with one load per entry and no merge.
+    """
+
+    q: Any
+    q_stop: Any
+    last: Any
+    coord: Callable[[Any], Any]
+    search: Callable[[Any, Any], list]
+    first: Any = Const(0, "int64")
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,8 +253,13 @@ def push_shift(delta, body):
         return Sequence(tuple(Phase(None if p.stop is None else X.add(p.stop, delta), Shift(delta, p.body))
                               for p in body.phases))
     if isinstance(body, Stepper):
+        pos = body.positions
+        if pos is not None:
+            pos = Positions(pos.q, pos.q_stop, X.add(pos.last, delta),
+                            lambda q, f=pos.coord: X.add(f(q), delta),
+                            lambda v, t, f=pos.search: f(v, X.sub(t, delta)), X.add(pos.first, delta))
         return Stepper(lambda s, f=body.seek: f(X.sub(s, delta)), X.add(body.stop, delta),
-                       Shift(delta, body.chunk), body.next, body.preamble)
+                       Shift(delta, body.chunk), body.next, body.preamble, pos)
     if isinstance(body, Jumper):
         return Jumper(lambda s, f=body.seek: f(X.sub(s, delta)), X.add(body.stop, delta),
                       lambda full, f=body.body: Shift(delta, f(full)), body.next, body.preamble)

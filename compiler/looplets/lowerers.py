@@ -198,7 +198,18 @@ class Lowerer:
             if s.implicit:  # keep the value the runtime passed in
                 init = Load(info.array(None, "vals"), Const(0, "int64"))
             return [Declare(v, info.dtype, init)]
-        from ..levels import Dense
+        from ..levels import Dense, SparseByteMap
+        if all(isinstance(l, (Dense, SparseByteMap)) for l in info.levels) and \
+                any(isinstance(l, SparseByteMap) for l in info.levels):
+            if s.implicit:
+                return []  # the runtime pre-fills the values and clears the byte tables
+            n = _product([info.size(m) for m in range(info.ndim)])
+            p = Var(self.fresh("p"))
+            out = [ir.For(p, 0, n, [Store(info.array(None, "vals"), p, init)])]
+            k = next(k for k, l in enumerate(info.levels) if isinstance(l, SparseByteMap))
+            nt = _product([info.size(m) for m in range(info.storage_mode(k) + 1)])
+            p2 = Var(self.fresh("p"))
+            return out + [ir.For(p2, 0, nt, [Store(info.array(k, "tbl"), p2, Const(False, "bool"))])]
         if all(isinstance(l, Dense) for l in info.levels):
             if s.implicit:
                 return []  # the runtime pre-fills a dense output
@@ -215,16 +226,32 @@ class Lowerer:
         if not info.levels:
             v = self.scalar_locals.pop(info.name, None)
             return [] if v is None else [Store(info.array(None, "vals"), Const(0, "int64"), v)]
-        from ..levels import Dense
+        from ..levels import Dense, SparseByteMap
         k = next((k for k, l in enumerate(info.levels) if not isinstance(l, Dense)), None)
         if k is None:
             return []
+        if isinstance(info.levels[k], SparseByteMap):
+            return self._freeze_byte_map(info, k)
         # fibers never visited kept pos 0: carry the running count forward
         n = _product([info.size(m) for m in range(info.storage_mode(k))])
         p = Var(self.fresh("p"))
         pos = info.array(k, "pos")
         return [ir.For(p, 0, n, [If(BinOp("<", Load(pos, X.add(p, 1)), Load(pos, p)),
                                     [Store(pos, X.add(p, 1), Load(pos, p))])])]
+
+    def _freeze_byte_map(self, info, k) -> list:
+        """List the marked coordinates of each fiber in ``srt``, in order, and set ``pos``."""
+        n = _product([info.size(m) for m in range(info.storage_mode(k))])
+        size = info.size(info.storage_mode(k))
+        nnz = Var(info.array(k, "nnz"))
+        tbl, srt, pos = (info.array(k, x) for x in ("tbl", "srt", "pos"))
+        p, j = Var(self.fresh("p")), Var(self.fresh("j"))
+        return [IAssign(nnz, Const(0, "int64")),
+                ir.For(p, 0, n, [
+                    ir.For(j, 0, size, [If(Load(tbl, X.add(BinOp("*", p, size), j)), [
+                        ir.Grow(srt, X.add(nnz, 1)), Store(srt, nnz, j),
+                        CompoundAssign("+", nnz, Const(1, "int64"))])]),
+                    Store(pos, X.add(p, 1), nnz)])]
 
     # ------------------------------------------------------------------ loops
 
@@ -382,7 +409,9 @@ class Lowerer:
                     out.append(If(BinOp("<", pos, ext.stop), code))
                 break
             s_var = Var(self.fresh("phase_stop"))
-            code = self.lower_looplets(i, Extent(pos, s_var), new, line)
+            # the first phase starts where the extent starts (a constant seeks nothing)
+            start = ext.start if len(out) == 1 else pos
+            code = self.lower_looplets(i, Extent(start, s_var), new, line)
             out.append(Declare(s_var, "int64", stop))
             out.append(If(BinOp("<", pos, s_var), code + [IAssign(pos, s_var)]))
         return out
@@ -406,8 +435,15 @@ class Lowerer:
     # -- Stepper
     def lower_stepper(self, i, ext, body, found, line):
         """Seek, then a while loop over the smallest current child; ``next`` only for
-        steppers whose child ended at this step (notes: pitfalls 1-3)."""
+        steppers whose child ended at this step (notes: pitfalls 1-3).
+
+        A lone stepper that walks stored positions (:class:`Positions`) beside
+        Lookups only, whose gaps do nothing, loops over its positions directly
+        (:meth:`lower_positions`)."""
         steppers = [l for l in found if isinstance(l, Stepper)]
+        fast = self.lower_positions(i, ext, body, found, line)
+        if fast is not None:
+            return fast
         pos = Var(self.fresh(i.name))
         out = [Declare(pos, "int64", ext.start)]
         for s in steppers:
@@ -429,6 +465,50 @@ class Lowerer:
         step += self.lower_looplets(i, sub, new, line)
         step.append(IAssign(pos, step_stop))
         out.append(While(BinOp("<", pos, ext.stop), step))
+        return out
+
+    def lower_positions(self, i, ext, body, found, line):
+        """Finch.jl's single-stepper fast path: ``while (q < q_end) { j = idx[q]; body; q++ }``.
+
+        Applies when exactly one looplet on ``i`` is a Stepper, it has
+        :class:`~compiler.looplets.looplets.Positions` and Spike chunks, every other
+        looplet is a Lookup, and the program over the stepper's fill region
+        simplifies to ``pass`` (so skipping the gaps is exact). The walk needs no
+        min and no compare per entry: the end position is found once, by a search
+        only when the extent cuts the fiber (``stop < last``), and the seek is skipped
+        when the extent starts at the fiber's first possible coordinate.
+        Returns None when it does not apply.
+        """
+        steppers = [l for l in found if isinstance(l, Stepper)]
+        if len(steppers) != 1 or any(not isinstance(l, (Stepper, Lookup)) for l in found):
+            return None
+        s = steppers[0]
+        P = s.positions
+        chunk = unshift(s.chunk)
+        if P is None or not isinstance(chunk, Spike) or not isinstance(unshift(chunk.body), Fill):
+            return None
+        gap = _replace_looplets(body, i, lambda l: unshift(chunk.body).value if l is s else l, only=(Stepper,))
+        gap = _replace_looplets(gap, i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
+        if not is_pass(simplify(gap)):
+            return None
+        out = []
+        if not X.prove_le(ext.start, P.first):
+            out.extend(s.seek(ext.start))
+        q_end = Var(self.fresh(f"{P.q.name}_end"))
+        out.append(Declare(q_end, "int64", P.q_stop))
+        if not X.prove_le(P.last, ext.stop):
+            out.append(If(BinOp("<", ext.stop, P.last), P.search(q_end, ext.stop)))
+        j = Var(self.fresh(i.name))
+        new = _replace_looplets(body, i, lambda l: unshift(chunk.tail) if l is s else
+                                (l.body(j) if isinstance(l, Lookup) else l))
+        new = substitute(new, {i: Value(j, "int64")})
+        self.record("lower:Stepper", body, new,
+                    note=self._note("one stepper: while loop over its stored positions", i, ext))
+        self.record("lower:Spike", gap, new,
+                    note=self._note("body + tail per position", i, ext,
+                                    f"body over the gaps is pass, tail at [{j}, {j} + 1)"))
+        inner = self.lower(new)
+        out.append(While(BinOp("<", P.q, q_end), [Declare(j, "int64", P.coord(P.q)), *inner, *s.next]))
         return out
 
     # -- Jumper
@@ -547,8 +627,8 @@ def _fill_write(t):
         return None
     tns = t.lhs.tns
     info = tns.tensor if isinstance(tns, SubFiber) else getattr(tns, "owner", None)
-    if info is None or all(l.name == "Dense" for l in info.levels):
-        return None
+    if info is None or all(l.name in ("Dense", "SparseByteMap") for l in info.levels):
+        return None  # dense-addressed storage: a slot may be overwritten with the fill
     from .simplify import _same
     if t.rhs.value is not MISSING and _same(t.rhs.value, info.fill):
         return Block(())

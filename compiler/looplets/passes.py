@@ -398,6 +398,10 @@ def _line_of(s, name):
     return getattr(s, "line", 0)
 
 
+#: levels an output may write in any order (located writes)
+RANDOM_WRITE = ("Dense", "SparseByteMap")
+
+
 def check_sparse_writes(prog, tensors: dict):
     """A sparse (non-Dense) output level is appended in index order, so the loops around
     a write must be exactly the loops of its indices, in storage order."""
@@ -411,7 +415,7 @@ def check_sparse_writes(prog, tensors: dict):
             visit(s.body, loops)
         elif isinstance(s, Assign) and isinstance(s.lhs.tns, TensorRef):
             info = tensors[s.lhs.tns.name]
-            k = next((k for k, l in enumerate(info.levels) if l.name != "Dense"), None)
+            k = next((k for k, l in enumerate(info.levels) if l.name not in RANDOM_WRITE), None)
             if k is None:
                 return
             want = [_base(x) for x in s.lhs.idxs[:k + 1]]

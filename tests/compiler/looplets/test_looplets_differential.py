@@ -6,10 +6,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor
-from compiler.levels import Dense, Element, SparseBand, SparseBlockList, SparseList
+from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
+                             SparseList, SparsePoint, SparseRunList)
 from compiler.looplets import compile_program, loop_program
 
-LEVELS = [Dense, SparseList, SparseBand, SparseBlockList]
+LEVELS = [Dense, SparseList, SparseBand, SparseBlockList, RunList, SparseRunList, SparseByteMap]
 
 
 @st.composite
@@ -76,3 +77,35 @@ def test_elementwise(M, la, lb, out):
     B = Tensor.from_numpy(M[::-1].copy(), Dense(lb(Element(0.0))))
     k = compile_program(ewise, C=out, A=A, B=B)
     np.testing.assert_allclose(k(A=A, B=B).to_numpy(), M * M[::-1] + M)
+
+
+def _fmt(level):
+    """A 2-D format: ``level`` under Dense, or COO for SparseCOO."""
+    return SparseCOO(2, Element(0.0)) if level is SparseCOO else Dense(level(Element(0.0)))
+
+
+@SETTINGS
+@given(matrices(), st.sampled_from(LEVELS + [SparseCOO]), st.sampled_from(LEVELS + [SparseCOO]))
+def test_spmv_and_sum_all_read_formats(M, la, lb):
+    A = Tensor.from_numpy(M, _fmt(la))
+    x = Tensor.from_numpy(np.arange(M.shape[1], dtype=float) + 1, "dense")
+    k = compile_program(spmv, y="dense", A=A, x=x)
+    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), M @ x.to_numpy())
+    B = Tensor.from_numpy(M[::-1].copy(), _fmt(lb))
+    k = compile_program(ewise, C="dense", A=A, B=B)
+    np.testing.assert_allclose(k(A=A, B=B).to_numpy(), M * M[::-1] + M)
+
+
+@SETTINGS
+@given(matrices())
+def test_sparse_point_spmv(M):
+    # keep the first nonzero of each row
+    P = np.zeros_like(M)
+    for r in range(M.shape[0]):
+        nz = np.flatnonzero(M[r])
+        if nz.size:
+            P[r, nz[-1]] = M[r, nz[-1]]
+    A = Tensor.from_numpy(P, Dense(SparsePoint(Element(0.0))))
+    x = Tensor.from_numpy(np.arange(M.shape[1], dtype=float) + 1, "dense")
+    k = compile_program(spmv, y="dense", A=A, x=x)
+    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), P @ x.to_numpy())

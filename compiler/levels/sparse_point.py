@@ -1,0 +1,132 @@
+"""SparsePoint: at most one stored coordinate per fiber (diagonal-like and permutation matrices).
+
+Fiber ``p`` stores ``idx[pos[p]]`` when ``pos[p+1] - pos[p] == 1`` and nothing when
+it is 0; the child position is ``pos[p]``.
+
+>>> import numpy as np
+>>> from compiler import Tensor
+>>> from compiler.levels import Dense, Element
+>>> P = Tensor.from_numpy(np.array([[0, 3.0, 0], [0, 0, 0], [1.0, 0, 0]]), Dense(SparsePoint(Element(0.0))))
+>>> P.levels[1].pos.tolist(), P.levels[1].idx.tolist(), P.vals.tolist()
+([0, 1, 1, 2], [1, 0], [3.0, 1.0])
+>>> Tensor.from_numpy(np.array([[1.0, 2.0]]), Dense(SparsePoint(Element(0.0))))
+Traceback (most recent call last):
+...
+compiler.errors.FormatError: SparsePoint stores at most one coordinate per fiber, but fiber 0 has 2; use SparseList
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .. import serialize
+from ..errors import FormatError
+from .level import (POS, Level, arr_repr, check_pos, check_range, group_starts, index_array, ranges,
+                    register, unify_index_dtype)
+
+
+@serialize.node
+@register()
+@dataclass(frozen=True, eq=False, repr=False)
+class SparsePoint(Level):
+    """At most one coordinate per fiber: ``pos`` (0 or 1 entries per fiber) and ``idx``."""
+
+    child: Any
+    size: Any = None
+    pos: Any = None
+    idx: Any = None
+    index_dtype: Any = None
+
+    name: ClassVar[str] = "SparsePoint"
+
+    def __post_init__(self):
+        if self.size is not None:
+            object.__setattr__(self, "size", int(self.size))
+        if (self.pos is None) != (self.idx is None):
+            raise FormatError("SparsePoint needs both pos and idx, or neither (a format spec)")
+        arrays = []
+        if self.pos is not None:
+            arrays = [index_array(self.pos, "SparsePoint pos"), index_array(self.idx, "SparsePoint idx")]
+        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
+        if arrays:
+            object.__setattr__(self, "pos", arrays[0])
+            object.__setattr__(self, "idx", arrays[1])
+        object.__setattr__(self, "index_dtype", dt)
+
+    @property
+    def sizes(self):
+        return (self.size,)
+
+    @property
+    def has_data(self):
+        return self.pos is not None
+
+    def arrays(self):
+        return {} if self.pos is None else {"pos": self.pos, "idx": self.idx}
+
+    def array_dtypes(self):
+        return {"pos": self.index_dtype, "idx": self.index_dtype}
+
+    def with_arrays(self, arrays):
+        return replace(self, pos=arrays["pos"], idx=arrays["idx"])
+
+    def spec(self):
+        return SparsePoint(self.child.spec(), index_dtype=self.index_dtype)
+
+    def format_key(self):
+        return ("SparsePoint", self.index_dtype.name, self.child.format_key())
+
+    def spec_str(self):
+        extra = "" if self.index_dtype == np.int64 else f", index_dtype={self.index_dtype.name!r}"
+        return f"SparsePoint({self.child.spec_str()}{extra})"
+
+    def _data_repr(self):
+        return f"SparsePoint({self.child!r}, {self.size}, pos={arr_repr(self.pos)}, idx={arr_repr(self.idx)})"
+
+    def count(self, parent_count):
+        return int(self.pos[parent_count])
+
+    def with_sizes(self, sizes):
+        return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
+
+    def children(self, parents):
+        parents = np.asarray(parents, dtype=POS)
+        starts = self.pos[parents].astype(POS)
+        pix, child = ranges(starts, self.pos[parents + 1].astype(POS) - starts)
+        return pix, (self.idx[child].astype(POS),), child
+
+    def fiber(self, p, limit):
+        start, stop = int(self.pos[p]), int(self.pos[p + 1])
+        child = np.arange(start, min(stop, start + limit), dtype=POS)
+        return (self.idx[child].astype(POS),), child, stop - start
+
+    def from_entries(self, parent_count, parent_pos, coords, vals, sizes):
+        i = coords[0]
+        new = group_starts([parent_pos, i])
+        counts = np.bincount(parent_pos[new], minlength=parent_count)
+        if counts.size and counts.max() > 1:
+            p = int(np.argmax(counts > 1))
+            raise FormatError(f"SparsePoint stores at most one coordinate per fiber, but fiber {p} has "
+                              f"{int(counts[p])}; use SparseList")
+        child_pos = np.cumsum(new, dtype=POS) - 1
+        pos = np.zeros(parent_count + 1, dtype=self.index_dtype)
+        np.cumsum(counts, out=pos[1:])
+        child = self.child.from_entries(int(new.sum()), child_pos, coords[1:], vals, sizes[1:])
+        return SparsePoint(child, int(sizes[0]), pos, i[new].astype(self.index_dtype))
+
+    def check(self, parent_count, where):
+        if self.size is None or self.size < 0:
+            raise FormatError(f"{where}: size must be a non-negative integer, got {self.size}")
+        if self.pos is None:
+            raise FormatError(f"{where}: pos and idx are missing")
+        check_pos(self.pos, parent_count, len(self.idx), "idx", where)
+        n = np.diff(self.pos.astype(POS))
+        bad = np.flatnonzero(n > 1)
+        if bad.size:
+            raise FormatError(f"{where}: fiber {int(bad[0])} stores {int(n[bad[0]])} coordinates; a SparsePoint "
+                              f"fiber stores at most one")
+        check_range(self.idx, self.size, "idx", where)
+        return int(self.pos[parent_count])

@@ -1,0 +1,156 @@
+"""Register promotion: a loop that reduces into one fixed output slot keeps it in a local.
+
+``while (q < q_end) { y_val[i] += A_val[q] * x_val[idx[q]]; q += 1; }`` stores
+``y_val[i]`` on every iteration (the C compiler may not prove that nothing else
+reads it). When the slot's index does not change inside the loop and the loop
+touches the buffer only at that slot, the slot is loaded once into a local before
+the loop and stored once after it:
+
+>>> from compiler.imperative.ir import Var, While, BinOp, Store, Load, CompoundAssign, Const
+>>> q, n, i = Var("q"), Var("n"), Var("i")
+>>> loop = While(BinOp("<", q, n), [Store("y_val", i, Load("a", q), "+"),
+...                                 CompoundAssign("+", q, Const(1, "int64"))])
+>>> for s in promote([loop], {"y_val": "float64"}, lambda b: "y_acc"):
+...     print(str(s).strip())
+float64 y_acc = y_val[i];
+while (q < n) {
+    y_acc += a[q];
+    q += 1;
+}
+y_val[i] = y_acc;
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..imperative.ir import (Allocate, Assign, Block, Call, CompoundAssign, Declare, For, Grow, If,
+                             Load, Store, Var, While, walk)
+
+
+def _assigned(stmts) -> set:
+    out = set()
+    for n in walk(tuple(stmts)):
+        if isinstance(n, (Declare,)):
+            out.add(n.var.name)
+        elif isinstance(n, (Assign, CompoundAssign)):
+            out.add(n.target.name)
+        elif isinstance(n, For):
+            out.add(n.var.name)
+    return out
+
+
+def _vars(e) -> set:
+    return {n.name for n in walk(e) if isinstance(n, Var)}
+
+
+def _candidate(loop, body, dtypes):
+    """The (buffer, index) of the one invariant slot the loop updates, or None."""
+    changed = _assigned(body)
+    if isinstance(loop, For):
+        changed.add(loop.var.name)
+    stores = [n for n in walk(tuple(body)) if isinstance(n, Store)]
+    calls = [n for n in walk(tuple(body)) if isinstance(n, (Call,))]
+    if calls and any(not c.function in ("sqrt", "exp", "log", "pow", "fmin", "fmax") for c in calls):
+        return None  # helpers could read the buffer
+    for st in stores:
+        b = st.buffer
+        if b not in dtypes or _vars(st.index) & changed or any(isinstance(n, Load) for n in walk(st.index)):
+            continue
+        ok = True
+        for n in walk(tuple(body)):
+            if isinstance(n, (Store, Load)) and n.buffer == b and n.index != st.index:
+                ok = False
+            elif isinstance(n, (Grow, Allocate)) and n.buffer == b:
+                ok = False
+        if ok:
+            return b, st.index
+    return None
+
+
+def _replace_slot(stmts, buf, index, acc):
+    def expr(e):
+        return _map_expr(e, lambda n: acc if isinstance(n, Load) and n.buffer == buf and n.index == index else None)
+
+    def stmt(s):
+        if isinstance(s, Store) and s.buffer == buf:
+            v = expr(s.value)
+            return CompoundAssign(s.op, acc, v) if s.op else Assign(acc, v)
+        return _map_stmt(s, stmt, expr)
+    return [stmt(s) for s in stmts]
+
+
+def _map_expr(e, fn):
+    out = fn(e)
+    if out is not None:
+        return out
+    if hasattr(e, "__dataclass_fields__"):
+        from dataclasses import fields
+        from ..imperative.ir import Expr
+        changes = {}
+        for f in fields(e):
+            v = getattr(e, f.name)
+            if isinstance(v, Expr):
+                changes[f.name] = _map_expr(v, fn)
+            elif isinstance(v, tuple) and v and all(isinstance(x, Expr) for x in v):
+                changes[f.name] = tuple(_map_expr(x, fn) for x in v)
+        return replace(e, **changes) if changes else e
+    return e
+
+
+def _map_stmt(s, stmt, expr):
+    if isinstance(s, Block):
+        return Block(tuple(stmt(t) for t in s.body))
+    if isinstance(s, For):
+        return replace(s, start=expr(s.start), stop=expr(s.stop), body=Block(tuple(stmt(t) for t in s.body.body)))
+    if isinstance(s, While):
+        return replace(s, cond=expr(s.cond), body=Block(tuple(stmt(t) for t in s.body.body)))
+    if isinstance(s, If):
+        return replace(s, cond=expr(s.cond), then=Block(tuple(stmt(t) for t in s.then.body)),
+                       otherwise=None if s.otherwise is None else Block(tuple(stmt(t) for t in s.otherwise.body)))
+    if isinstance(s, Allocate):
+        return replace(s, length=expr(s.length), body=Block(tuple(stmt(t) for t in s.body.body)))
+    if isinstance(s, Declare):
+        return replace(s, init=None if s.init is None else expr(s.init))
+    if isinstance(s, (Assign, CompoundAssign)):
+        return replace(s, value=expr(s.value))
+    if isinstance(s, Store):
+        return replace(s, index=expr(s.index), value=expr(s.value))
+    if isinstance(s, Grow):
+        return replace(s, needed=expr(s.needed))
+    return s
+
+
+def promote(stmts, dtypes: dict, fresh) -> list:
+    """``stmts`` with every innermost-first loop's invariant output slot kept in a local.
+
+    ``dtypes`` maps the buffers that may be promoted (kernel outputs and scratch
+    arrays) to their dtypes; ``fresh(base)`` names the locals.
+    """
+    out = []
+    for s in stmts:
+        if isinstance(s, (For, While)):
+            inner = promote(list(s.body.body), dtypes, fresh)
+            cand = _candidate(s, inner, dtypes)
+            if cand is None:
+                out.append(replace(s, body=Block(tuple(inner))))
+                continue
+            buf, index = cand
+            acc = Var(fresh(buf.replace("_val", "") + "_acc"))
+            body = _replace_slot(inner, buf, index, acc)
+            out.append(Declare(acc, dtypes[buf], Load(buf, index)))
+            out.append(replace(s, body=Block(tuple(body))))
+            out.append(Store(buf, index, acc))
+        elif isinstance(s, If):
+            out.append(replace(s, then=Block(tuple(promote(list(s.then.body), dtypes, fresh))),
+                               otherwise=None if s.otherwise is None else
+                               Block(tuple(promote(list(s.otherwise.body), dtypes, fresh)))))
+        elif isinstance(s, Allocate):
+            d = dict(dtypes)
+            d[s.buffer] = s.dtype
+            out.append(replace(s, body=Block(tuple(promote(list(s.body.body), d, fresh)))))
+        elif isinstance(s, Block):
+            out.extend(promote(list(s.body), dtypes, fresh))
+        else:
+            out.append(s)
+    return out
