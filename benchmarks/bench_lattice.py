@@ -2,18 +2,21 @@
 
 Kernels (the issue's sizes): SpMV, CSR+CSR and CSR∘CSR into CSR on a 100k x 100k
 matrix with 1M non-zeros, and SpGEMM on a 20k x 20k matrix with 100k non-zeros.
-For each kernel the line shows the best time of:
+The contenders of one kernel are timed *interleaved*: each round times every contender
+(enough calls to take ``min_time``), so a slow phase of the machine hits all of them;
+the line shows the median per-call time over the rounds of:
 
 * ``kernel``: the generated C called directly on the arrays (what the compiler controls);
 * ``call``: the public ``Kernel(**tensors)`` call, which also builds and validates the
   result Tensor (the runtime's cost);
 * scipy.sparse and pydata/sparse (``sparse.GCXS`` in CSR layout; COO where GCXS lacks it),
 
-and the ratios ``kernel / scipy`` (<= 1.0: as fast as scipy or faster) and
-``pydata / kernel`` (speed-up over pydata). Then SpMV's effective bandwidth next to
+and the ratios ``kernel / scipy`` and ``call / scipy`` (<= 1.0: as fast as scipy or faster;
+the median of the per-round ratios) and ``pydata / call`` (speed-up over pydata).
+scipy's SpGEMM leaves its column indices unsorted; ours are sorted (the format requires it). Then SpMV's effective bandwidth next to
 the machine's streaming bandwidth (a large numpy copy).
 
-    .venv/bin/python benchmarks/bench_lattice.py [--small]
+    .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm]
 """
 
 import sys
@@ -29,20 +32,25 @@ from compiler import Tensor, binding, lower  # noqa: E402
 from compiler.format import csr, dense  # noqa: E402
 
 
-def best(f, repeat=7, min_time=0.2):
-    """Best per-call time of ``f`` over ``repeat`` runs of enough calls to take ``min_time``."""
-    f()
-    t0 = time.perf_counter()
-    f()
-    one = time.perf_counter() - t0
-    number = max(1, int(min_time / max(one, 1e-7)))
-    times = []
-    for _ in range(repeat):
+def interleaved(contenders: dict, rounds=9, min_time=0.1) -> dict:
+    """Per-call times of each contender, ``{name: [time per round]}``, timed round-robin."""
+    numbers = {}
+    for name, f in contenders.items():
+        f()
         t0 = time.perf_counter()
-        for _ in range(number):
-            f()
-        times.append((time.perf_counter() - t0) / number)
-    return min(times)
+        f()
+        one = time.perf_counter() - t0
+        numbers[name] = max(1, int(min_time / max(one, 1e-7)))
+    times = {name: [] for name in contenders}
+    for r in range(rounds):
+        names = list(contenders) if r % 2 == 0 else list(reversed(contenders))
+        for name in names:
+            f, number = contenders[name], numbers[name]
+            t0 = time.perf_counter()
+            for _ in range(number):
+                f()
+            times[name].append((time.perf_counter() - t0) / number)
+    return times
 
 
 def random_csr(n, nnz, rng):
@@ -84,16 +92,27 @@ def raw_caller(kernel, tensors):
     return run
 
 
-def row(name, kernel_t, call_t, scipy_t, pydata_t):
-    ratio = kernel_t / scipy_t
-    speedup = pydata_t / kernel_t if pydata_t else float("nan")
-    pd = f"{pydata_t * 1e3:9.2f} ms" if pydata_t else "        -   "
-    print(f"{name:22s} kernel {kernel_t * 1e3:8.2f} ms  call {call_t * 1e3:8.2f} ms  "
-          f"scipy {scipy_t * 1e3:8.2f} ms  pydata {pd}  kernel/scipy {ratio:5.2f}  "
-          f"pydata/kernel {speedup:6.1f}x")
+RESULTS = {}
 
 
-def main(small=False):
+def row(name, contenders: dict):
+    """Time ``kernel``, ``call``, ``scipy`` and (optionally) ``pydata`` interleaved and print a line."""
+    t = interleaved(contenders)
+    med = {k: float(np.median(v)) for k, v in t.items()}
+    kr = float(np.median(np.array(t["kernel"]) / np.array(t["scipy"])))
+    cr = float(np.median(np.array(t["call"]) / np.array(t["scipy"])))
+    pd = med.get("pydata")
+    speedup = pd / med["call"] if pd else float("nan")
+    pds = f"{pd * 1e3:8.2f} ms" if pd else "       -   "
+    print(f"{name:20s} kernel {med['kernel'] * 1e3:7.2f} ms  call {med['call'] * 1e3:7.2f} ms  "
+          f"scipy {med['scipy'] * 1e3:7.2f} ms  pydata {pds}  kernel/scipy {kr:5.2f}  call/scipy {cr:5.2f}  "
+          f"pydata/call {speedup:6.1f}x", flush=True)
+    RESULTS[name] = dict(med, kernel_over_scipy=kr, call_over_scipy=cr, pydata_over_call=speedup)
+    return med
+
+
+def main(small=False, only=None):
+    only = set(only or ("spmv", "add", "mul", "spgemm", "bandwidth"))
     import sparse as pydata
     rng = np.random.default_rng(0)
     n, nnz = (10_000, 100_000) if small else (100_000, 1_000_000)
@@ -107,61 +126,64 @@ def main(small=False):
     Ac, Bc = pydata.COO.from_scipy_sparse(A), pydata.COO.from_scipy_sparse(B)
     print(f"inputs: {n} x {n}, {A.nnz} and {B.nnz} non-zeros; SpGEMM {gn} x {gn}, {gnnz} non-zeros")
 
-    # SpMV
-    k = lower("y[i] = A[i, j] * x[j]", A=At, x=xt)
-    np.testing.assert_allclose(k(A=At, x=xt).to_numpy(), A @ x)
-    kt = best(raw_caller(k, {"A": At, "x": xt}))
-    ct = best(lambda: k(A=At, x=xt))
-    st = best(lambda: A @ x)
-    pt = best(lambda: Ap @ x, repeat=3)
-    row("SpMV (CSR)", kt, ct, st, pt)
-    spmv_kernel_t = kt
+    spmv_kernel_t = None
+    if "spmv" in only:
+        k = lower("y[i] = A[i, j] * x[j]", A=At, x=xt)
+        np.testing.assert_allclose(k(A=At, x=xt).to_numpy(), A @ x)
+        med = row("SpMV (CSR)", {"kernel": raw_caller(k, {"A": At, "x": xt}), "call": lambda: k(A=At, x=xt),
+                                 "scipy": lambda: A @ x, "pydata": lambda: Ap @ x})
+        spmv_kernel_t = med["kernel"]
+        from compiler.backend.build import openmp_support
+        if openmp_support() is None:
+            import os
+            kp = lower("y[i] = A[i, j] * x[j]", A=At, x=xt, options={"schedule": (("parallelize", "i"),)})
+            np.testing.assert_allclose(kp(A=At, x=xt).to_numpy(), A @ x)
+            row(f"SpMV parallel({os.cpu_count()})", {"kernel": raw_caller(kp, {"A": At, "x": xt}),
+                                                     "call": lambda: kp(A=At, x=xt), "scipy": lambda: A @ x})
 
     # CSR + CSR and CSR ∘ CSR into CSR
-    for prog, ref, pyd in (("C[i, j] = A[i, j] + B[i, j]", lambda: A + B, lambda: Ac + Bc),
-                           ("C[i, j] = A[i, j] * B[i, j]", lambda: A.multiply(B), lambda: Ac * Bc)):
+    for what, prog, ref, pyd in (("add", "C[i, j] = A[i, j] + B[i, j]", lambda: A + B, lambda: Ac + Bc),
+                                 ("mul", "C[i, j] = A[i, j] * B[i, j]", lambda: A.multiply(B), lambda: Ac * Bc)):
+        if what not in only:
+            continue
         k = lower(prog, A=At, B=Bt, C=csr())
         got, want = k(A=At, B=Bt), ref().tocsr()
         want.sort_indices()
         np.testing.assert_array_equal(got.levels[1].pos, want.indptr)
         np.testing.assert_array_equal(got.levels[1].idx, want.indices)
         np.testing.assert_allclose(got.vals, want.data)
-        kt = best(raw_caller(k, {"A": At, "B": Bt}))
-        ct = best(lambda: k(A=At, B=Bt))
-        st = best(ref)
-        pt = best(pyd, repeat=3)
-        row("CSR+CSR" if "+" in prog else "CSR∘CSR", kt, ct, st, pt)
+        row("CSR+CSR" if "+" in prog else "CSR∘CSR",
+            {"kernel": raw_caller(k, {"A": At, "B": Bt}), "call": lambda: k(A=At, B=Bt), "scipy": ref,
+             "pydata": pyd})
 
     # SpGEMM through a dense workspace
-    G = random_csr(gn, gnnz, rng)
-    H = random_csr(gn, gnnz, rng)
-    Gt, Ht = Tensor.from_scipy(G, csr(), name="A"), Tensor.from_scipy(H, csr(), name="B")
-    try:
+    if "spgemm" in only:
+        G = random_csr(gn, gnnz, rng)
+        H = random_csr(gn, gnnz, rng)
+        Gt, Ht = Tensor.from_scipy(G, csr(), name="A"), Tensor.from_scipy(H, csr(), name="B")
         k = lower("C[i, j] = A[i, k] * B[k, j]", A=Gt, B=Ht, C=csr())
-    except Exception as e:  # noqa: BLE001
-        print(f"{'SpGEMM':22s} not available: {e}")
-    else:
         got = k(A=Gt, B=Ht)
         ref = G @ H
+        ref.sort_indices()
         assert got.nnz == ref.nnz
-        np.testing.assert_allclose(got.to_scipy("csr").data, ref.data)
+        np.testing.assert_array_equal(got.levels[1].idx, ref.indices)
+        np.testing.assert_allclose(got.vals, ref.data)
         Gp, Hp = pydata.GCXS.from_scipy_sparse(G), pydata.GCXS.from_scipy_sparse(H)
-        kt = best(raw_caller(k, {"A": Gt, "B": Ht}))
-        ct = best(lambda: k(A=Gt, B=Ht))
-        st = best(lambda: G @ H)
-        pt = best(lambda: Gp @ Hp, repeat=3)
-        row("SpGEMM (workspace)", kt, ct, st, pt)
+        row("SpGEMM (workspace)", {"kernel": raw_caller(k, {"A": Gt, "B": Ht}), "call": lambda: k(A=Gt, B=Ht),
+                                   "scipy": lambda: G @ H, "pydata": lambda: Gp @ Hp})
 
     # bandwidth
-    big = np.ones(64 * 2 ** 20 // 8 * 4)  # 256 MB
-    out = np.empty_like(big)
-    copy_t = best(lambda: np.copyto(out, big), repeat=5)
-    stream = 2 * big.nbytes / copy_t
-    spmv_bytes = (A.indptr.nbytes + A.indices.nbytes + A.data.nbytes + x.nbytes + n * 8)
-    print(f"SpMV effective bandwidth {spmv_bytes / spmv_kernel_t / 1e9:6.2f} GB/s "
-          f"(bytes = pos + idx + vals + x + y = {spmv_bytes / 1e6:.1f} MB); "
-          f"streaming bandwidth (numpy copy, read + write) {stream / 1e9:6.2f} GB/s")
-
+    if spmv_kernel_t is not None:
+        big = np.ones(64 * 2 ** 20 // 8 * 4)  # 256 MB
+        out = np.empty_like(big)
+        copy_t = float(np.median(interleaved({"copy": lambda: np.copyto(out, big)}, rounds=5)["copy"]))
+        stream = 2 * big.nbytes / copy_t
+        spmv_bytes = (A.indptr.nbytes + A.indices.nbytes + A.data.nbytes + x.nbytes + n * 8)
+        print(f"SpMV effective bandwidth {spmv_bytes / spmv_kernel_t / 1e9:6.2f} GB/s "
+              f"(bytes = pos + idx + vals + x + y = {spmv_bytes / 1e6:.1f} MB); "
+              f"streaming bandwidth (numpy copy, read + write) {stream / 1e9:6.2f} GB/s")
+    return RESULTS
 
 if __name__ == "__main__":
-    main(small="--small" in sys.argv)
+    only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--only=")), None)
+    main(small="--small" in sys.argv, only=only)

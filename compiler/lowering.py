@@ -169,10 +169,10 @@ class Kernel:
             if not isinstance(value, Tensor):
                 value = Tensor.from_numpy(np.asarray(value), fmt, name=name)
             elif value.format != fmt:
+                got, want = _describe_formats(value.format, fmt)
                 raise FormatError(
-                    f"tensor {name} is {value.format.shorthand or value.format} but this kernel was "
-                    f"compiled for {fmt.shorthand or fmt}; convert it with {name}.asformat(...) "
-                    f"or lower the program again for this format")
+                    f"tensor {name} is {got} but this kernel was compiled for {want}; convert it "
+                    f"with {name}.asformat(...) or lower the program again for this format")
             elif self.compiled.checked:
                 value.validate()
             bound[name] = value
@@ -234,6 +234,15 @@ class Kernel:
         # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs.
         check = self.compiled.checked or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS"))
         return binding.output_tensor(out_name, out_fmt, shape, arrays, check=check)
+
+
+def _describe_formats(got: Format, want: Format) -> tuple[str, str]:
+    """Short names for two formats that differ, detailed enough to show how they differ."""
+    short = (got.shorthand or str(got), want.shorthand or str(want))
+    if short[0] != short[1]:
+        return short
+    # same shape of levels: the difference is in index dtypes, value dtype or fill
+    return str(got), str(want)
 
 
 _EXTENT_OPS = {"+": sum, "max": max, "min": min}

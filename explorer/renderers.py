@@ -194,7 +194,8 @@ _TEXTS = re.compile(r"<text[^>]*>(.*?)</text>", re.S)
 
 
 def highlight_svg(svg: str, colors: Mapping[str, str]) -> str:
-    """Fill the nodes of a Graphviz SVG named in ``colors`` (by node id or exact label).
+    """Fill the nodes of a Graphviz SVG named in ``colors`` (by node id, exact label, or the
+    label's head before ``(``, so ``Stepper`` names a node labelled ``Stepper(stop=j + 1)``).
 
     Names that match no node are ignored.
 
@@ -202,6 +203,9 @@ def highlight_svg(svg: str, colors: Mapping[str, str]) -> str:
     >>> out = highlight_svg(svg, {"point 0": "#ff0000", "zzz": "#00ff00"})
     >>> out.count('fill="#ff0000"'), "#00ff00" in out
     (1, False)
+    >>> svg = dot_to_svg('digraph { n0 [label="Stepper(stop=j + 1)"]; n1 [label="Spike"] }')
+    >>> highlight_svg(svg, {"Stepper": "#ff0000"}).count('fill="#ff0000"')
+    1
     """
     if not colors:
         return svg
@@ -210,6 +214,8 @@ def highlight_svg(svg: str, colors: Mapping[str, str]) -> str:
         head, title, body, tail = m.groups()
         names = {_html.unescape(title)}
         names.update(_html.unescape(t).strip() for t in _TEXTS.findall(body))
+        # a looplet's label is ``Stepper(stop=..., ...)``: the step ``lower:Stepper`` names it
+        names.update(n.split("(", 1)[0].strip() for n in list(names) if "(" in n)
         color = next((colors[n] for n in names if n in colors), None)
         if color is None:
             return m.group(0)

@@ -340,25 +340,51 @@ class Explorer(W.VBox):
         return result
 
 
+def _signature_kind(kinds: Sequence[str]) -> str | None:
+    """The drawing that characterizes a strategy's trace (its lattices or its looplet nests)."""
+    for k in ("lattice", "looplet-nest", "cfir", "iteration-graph", "fiber-tree"):
+        if k in kinds:
+            return k
+    return kinds[0] if kinds else None
+
+
 class Compare(W.HBox):
     """Two variants side by side: ``Compare(a, b, labels=("lattice", "looplets"))``.
 
-    Each column shows the variant's final C and its latest artifact of the chosen kind;
-    with ``run_a`` and ``run_b`` (zero-argument kernel calls) a "time both" button times them
-    next to the ``baselines``.
+    Each column shows the variant's final C and its drawings of the chosen kind (the artifacts
+    of that kind from every step, up to ``max_drawings``). ``kind`` picks the initial kind: one
+    name for both columns, or a pair, one per column (``("lattice", "looplet-nest")`` puts the
+    lattices of one strategy next to the looplet nests of the other; offered by default when the
+    two variants draw different things). With ``run_a`` and ``run_b`` (zero-argument kernel
+    calls) a "time both" button times them next to the ``baselines``.
     """
 
     def __init__(self, a: Any, b: Any, labels: Sequence[str] = ("a", "b"),
                  run_a: Callable | None = None, run_b: Callable | None = None,
-                 baselines: Mapping[str, Callable] | None = None):
+                 baselines: Mapping[str, Callable] | None = None,
+                 kind: str | tuple[str, str] | None = None, max_drawings: int = 6):
         super().__init__()
         self.sessions = (explore(a), explore(b))
         self.labels = tuple(labels)
         self.runs = (run_a, run_b)
         self.baselines = dict(baselines or {})
-        kinds = list(dict.fromkeys(art.kind for s in self.sessions for _, art in s.artifacts()
-                                   if art.kind != "c"))
-        self.kind = W.Dropdown(options=kinds or ["(none)"], description="drawing")
+        self.max_drawings = max_drawings
+        per = [list(dict.fromkeys(art.kind for _, art in s.artifacts() if art.kind not in ("c", "ir")))
+               for s in self.sessions]
+        kinds = list(dict.fromkeys(k for s in self.sessions for _, art in s.artifacts()
+                                   for k in [art.kind] if k != "c"))
+        # a dropdown value is one kind for both columns, or "a | b": one kind per column
+        options: list[str] = []
+        signature = tuple(_signature_kind(p) for p in per)
+        if all(signature) and signature[0] != signature[1]:
+            options.append(" | ".join(signature))
+        if isinstance(kind, tuple):
+            kind = " | ".join(kind)
+        options += kinds
+        if kind and kind not in options:
+            options.insert(0, kind)
+        self.kind = W.Dropdown(options=options or ["(none)"], value=kind or (options or ["(none)"])[0],
+                               description="drawing", layout=W.Layout(width="360px"))
         self.kind.observe(lambda _: self.redraw(), names="value")
         self.c_panes = (_pane(), _pane())
         self.artifact_panes = (_pane(), _pane())
@@ -380,9 +406,16 @@ class Compare(W.HBox):
             c = s.last_artifact("c")
             prov = R.collect_provenance(a for _, a in s.artifacts())
             self.c_panes[k].value = R.render_c(c.text, prov) if c else "<i>(no C)</i>"
-            art = s.last_artifact(self.kind.value) if self.kind.value else None
-            self.artifact_panes[k].value = (R.render_artifact(art, provenance=prov or None) if art
-                                            else f"<i>(no {_html.escape(str(self.kind.value))})</i>")
+            value = str(self.kind.value or "")
+            pair = value.split(" | ") if " | " in value else [value, value]
+            kind = pair[k] if value != "(none)" else ""
+            arts = [a for _, a in s.artifacts(kind)] if kind else []
+            shown = arts[-self.max_drawings:]
+            more = (f"<div style='color:#888;font-size:12px'>the last {len(shown)} of {len(arts)} "
+                    f"drawings</div>" if len(arts) > len(shown) else "")
+            self.artifact_panes[k].value = (more + "".join(R.render_artifact(a, provenance=prov or None)
+                                                           for a in shown) if shown
+                                            else f"<i>(no {_html.escape(str(kind or 'drawing'))})</i>")
 
     def time_both(self):
         run_a, run_b = self.runs

@@ -133,10 +133,48 @@ def _suffix() -> str:
     return ".dll" if sys.platform == "win32" else (".dylib" if sys.platform == "darwin" else ".so")
 
 
+_openmp: dict[tuple[str, ...], str | None] = {}
+OPENMP_FLAG = "-fopenmp"
+
+
+def openmp_support(cc: list[str] | None = None) -> str | None:
+    """None if the compiler builds OpenMP code with :data:`OPENMP_FLAG`, else why not (asked once)."""
+    cc = compiler_command() if cc is None else cc
+    key = tuple(cc)
+    with _identity_lock:
+        if key in _openmp:
+            return _openmp[key]
+    probe = "#include <omp.h>\nint probe(void) { int n = 0;\n#pragma omp parallel reduction(+:n)\nn += 1;\nreturn n; }\n"
+    with tempfile.TemporaryDirectory() as d:
+        c_path = Path(d) / "probe.c"
+        c_path.write_text(probe)
+        try:
+            r = subprocess.run([*cc, OPENMP_FLAG, "-fPIC", "-shared", "-o", str(Path(d) / f"probe{_suffix()}"),
+                                str(c_path)], capture_output=True, text=True, timeout=120)
+            why = None if r.returncode == 0 else (r.stderr or r.stdout).strip()[:300]
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
+            why = e.strerror or type(e).__name__
+    with _identity_lock:
+        _openmp[key] = why
+    return why
+
+
 def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, bool]:
-    """Compile ``source`` into a shared library; return its path and whether it was cached."""
+    """Compile ``source`` into a shared library; return its path and whether it was cached.
+
+    A source with ``#pragma omp`` is built with OpenMP (:data:`OPENMP_FLAG`), and only
+    such a source; a compiler without OpenMP support gives a clear :class:`CompileError`.
+    """
     cc = compiler_command()
     flags = compiler_flags(flags)
+    if "#pragma omp" in source and OPENMP_FLAG not in flags:
+        why = openmp_support(cc)
+        if why is not None:
+            raise CompileError(f"kernel {name} is parallelized with OpenMP, but the C compiler "
+                               f"({shlex.join(cc)}) cannot build OpenMP code with {OPENMP_FLAG}: {why}. "
+                               f"Install OpenMP support (gcc has it; clang needs libomp) or remove "
+                               f"the parallelize schedule")
+        flags = (*flags, OPENMP_FLAG)
     key = library_key(source, flags, cc)
     directory = cache_dir()
     path = directory / f"{name}-{key[:40]}{_suffix()}"

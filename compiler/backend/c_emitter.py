@@ -55,7 +55,7 @@ import re
 from dataclasses import dataclass
 
 from ..dtypes import c_type
-from ..imperative.ir import (Allocate, Buffer, Call, Const, Declare, For, Function, Grow, Growable, Load,
+from ..imperative.ir import (Allocate, Buffer, Pragma, Call, Const, Declare, For, Function, Grow, Growable, Load,
                              MATH_FUNCTIONS, OutScalar, Scalar, Store, walk)
 from ..imperative.printer import INDENT, Printer
 
@@ -210,6 +210,9 @@ class _CPrinter(Printer):
         if isinstance(s, Store):
             op = s.op or ""
             self.emit(depth, f"{self._indexed(s.buffer, s.index, 'write')} {op}= {self.expr(s.value)};")
+        elif isinstance(s, Pragma) and self.plan.checked and s.text.split()[:1] == ["omp"]:
+            # A bounds error leaves the kernel by longjmp, which must not cross threads.
+            self.emit(depth, f"// checked mode runs this loop on one thread (the schedule asked for: {s.text})")
         else:
             super().stmt(s, depth)
 

@@ -39,7 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import DTypeError, KernelError
-from .ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const,
+from .ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, For, Function, Grow, Growable, If, Load, OutScalar, Scalar, Select, Store,
                  UnOp, Var, While)
 
@@ -234,7 +234,7 @@ class _Machine:
                 self.run(s.otherwise)
         elif t is Break:
             raise _Break()
-        elif t is Comment:
+        elif t is Comment or t is Pragma:
             pass
         elif t is Allocate:
             if s.buffer in self.buffers or s.buffer in self.growable:

@@ -450,6 +450,22 @@ class Break(Stmt):
 
 @serialize.node
 @dataclass(frozen=True)
+class Pragma(Stmt):
+    """A ``#pragma text`` line before the next statement (e.g. ``omp parallel for``).
+
+    The interpreter ignores it; the C backend builds kernels with ``#pragma omp``
+    with OpenMP (see :mod:`compiler.backend.build`).
+    """
+
+    text: str
+
+    def __post_init__(self):
+        if "\n" in self.text:
+            raise ValueError("a Pragma is one line")
+
+
+@serialize.node
+@dataclass(frozen=True)
 class Comment(Stmt):
     """A comment line in the printed and emitted code."""
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from .ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const,
+from .ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, Expr, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Scalar,
                  Select, Stmt, Store, UnOp, Var, While)
 
@@ -150,6 +150,8 @@ class Printer(ExprFormatter):
             self.emit(depth, "break;")
         elif isinstance(s, Comment):
             self.emit(depth, f"// {s.text}")
+        elif isinstance(s, Pragma):
+            self.emit(depth, f"#pragma {s.text}")
         elif isinstance(s, Grow):
             self.grow(s, depth)
         elif isinstance(s, Allocate):

@@ -22,6 +22,7 @@ from .cin import Assignment, Forall, Sequence, Where, concretize, scalar_promote
 from .iteration_graph import IterationGraph
 from .lattice import Lattice, LatticeError, build_lattice, check_lattice
 from .lowering import lower_lattice
+from .schedule import Schedule
 
 
 def _register() -> None:
@@ -36,4 +37,4 @@ _register()
 
 __all__ = ["Assignment", "Forall", "IterationGraph", "Lattice", "LatticeError", "Sequence", "Setup",
            "Where", "build_cfir", "build_lattice", "check_lattice", "concretize", "derive", "holds",
-           "interpret_cfir", "lower_lattice", "scalar_promote"]
+           "interpret_cfir", "lower_lattice", "scalar_promote", "Schedule"]

@@ -32,7 +32,7 @@ forall i:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -45,16 +45,17 @@ from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, assign_
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
 from .algebra import derive, same_value
-from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, concretize, expr_accesses,
-                  foralls, scalar_promote)
+from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, concretize, expr_accesses,
+                  foralls, precompute, scalar_promote, workspace_name)
 from .iteration_graph import IterationGraph, is_all_dense, storage_path
-from .iterators import ModeIterator, mode_iterators, py_arrays
+from .iterators import ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
 from .lattice import (Operand, build_lattice, expr_dtype, literal, remove_operands,
                       simplify_rules, verify)
 
 INDENT = "  "
 
 serialize.node(ModeIterator)
+serialize.node(WorkspaceIterator)
 
 
 # -- nodes ----------------------------------------------------------------------------------
@@ -145,6 +146,27 @@ class CAlloc(CNode):
 
 @serialize.node
 @dataclass(frozen=True)
+class CWorkspace(CNode):
+    """``alloc workspace[index] = init in body``: a dense workspace of a ``where``.
+
+    ``body`` is the producer then the consumer; ``ordered`` says whether the
+    consumer needs the coordinates in order (the list is sorted between them).
+    The workspace is reset after the consumer, for the next enclosing iteration.
+    """
+
+    temp: str
+    dtype: str
+    init: Any
+    index: Index
+    extent: str
+    ordered: bool
+    body: Any
+
+    __str__ = CNode.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
 class CAssign(CNode):
     """``lhs = rhs`` or ``lhs op= rhs``; ``output`` says whether ``lhs`` is the output tensor."""
 
@@ -201,6 +223,16 @@ def _lines(n, depth: int) -> list[str]:
         return [line for s in n.stmts for line in _lines(s, depth)]
     if isinstance(n, CAlloc):
         return [f"{pad}alloc {n.temp} = {_value(n.init)}"] + _lines(n.body, depth)
+    if isinstance(n, CWorkspace):
+        parts = n.body.stmts if isinstance(n.body, CSeq) else (n.body,)
+        out = [f"{pad}alloc workspace {n.temp}[{n.index}] = {_value(n.init)} "
+               f"(dense over {n.index}, bitmap {n.temp}_set, list {n.temp}_list)"]
+        out += _lines(parts[0], depth)
+        if n.ordered:
+            out.append(f"{pad}sort {n.temp}_list")
+        for x in parts[1:]:
+            out += _lines(x, depth)
+        return out + [f"{pad}reset {n.temp} at {n.temp}_list"]
     if isinstance(n, CAssign):
         return [f"{pad}{_access(n.lhs)} {assign_spelling(n.op)} {n.rhs}"]
     if isinstance(n, CSkip):
@@ -243,6 +275,8 @@ class Setup:
     lattices: list
     promoted: bool = False
     concrete: Stmt | None = None
+    steps: list = field(default_factory=list)  # (stage, before, after, note) of transformations
+    parallel: Index | None = None              # the loop run on OpenMP threads
 
     def fill_of(self, acc: Access):
         if acc.tensor in self.temps:
@@ -256,7 +290,7 @@ class Setup:
         return np.dtype(self.formats[acc.tensor].dtype).name
 
     @classmethod
-    def create(cls, program: Assign, formats: dict, order=None, promote: bool = True) -> "Setup":
+    def create(cls, program: Assign, formats: dict, order=None, promote: bool = True, schedule=None) -> "Setup":
         """Check the program against the formats and build its ordered concrete statement."""
         out = program.lhs
         inputs = expr_accesses(program.rhs)
@@ -328,6 +362,17 @@ class Setup:
         graph = IterationGraph.build(program, formats)
         concrete = concretize(program)
         stmt = _order_statement(concrete, graph, order)
+        steps = []
+        parallel = None
+        if schedule is not None:
+            from .schedule import apply_schedule, as_schedule
+            stmt, steps, parallel = apply_schedule(as_schedule(schedule), stmt, graph, program, formats)
+        if not is_all_dense(ofmt) and program.op is None and not _wheres(stmt):
+            ws = _auto_workspace(stmt, out, ofmt)
+            if ws is not None:
+                steps.append(("precompute", stmt, ws, "the sparse output cannot be appended in this loop "
+                              "order: the result is gathered in a dense workspace (Gustavson)"))
+                stmt = ws
         promoted = False
         if promote:
             p = scalar_promote(stmt)
@@ -338,9 +383,18 @@ class Setup:
             d = expr_dtype(_temp_value(s), lambda a: np.dtype(
                 temps[a.tensor][1] if a.tensor in temps else formats[a.tensor].dtype))
             temps[s.temp.name] = (s.temp, s.temp.op.result_dtype(d, d).name)
+            if s.temp.workspace:
+                key = str(s.temp.access())
+                names[key] = s.temp.name
+                iters[key] = [WorkspaceIterator(s.temp.name)]
+                paths[key] = tuple(s.temp.indices)
         setup = cls(program, formats, out, ofmt, stmt, graph, names, iters, paths, flexible, extents,
-                    uses, temps, neutral, out_fill, out_dtype, rhs_fill, [], promoted, concrete)
+                    uses, temps, neutral, out_fill, out_dtype, rhs_fill, [], promoted, concrete, steps)
         setup.check_output()
+        setup.parallel = parallel
+        if parallel is not None:
+            from .schedule import check_parallel
+            check_parallel(parallel, setup)
         return setup
 
     def check_output(self):
@@ -362,13 +416,43 @@ class Setup:
             raise StrategyError(f"output {self.output.tensor} is sparse: an update ({assign_spelling(self.program.op)}) "
                                 f"needs a dense output")
         path = storage_path(self.output, fmt)[0]
-        order = _top_order(self.statement)
+        order = _output_order(self.statement)
         if list(order[:len(path)]) != list(path):
             raise StrategyError(
                 f"sparse output {self.output.tensor} is assembled in storage order "
                 f"({', '.join(i.name for i in path)}) but the loops run "
                 f"{', '.join(i.name for i in order)}; the reduction is not innermost, so it would "
                 f"scatter into {self.output.tensor}. Use a dense output (or a workspace)")
+
+
+def _output_order(s) -> list[Index]:
+    """The loops around the assignment to the output: foralls, through the consumers of wheres."""
+    out = []
+    while isinstance(s, (Forall, Where)):
+        if isinstance(s, Forall):
+            out.append(s.index)
+            s = s.body
+        else:
+            s = s.consumer
+    return out
+
+
+def _auto_workspace(stmt, out: Access, fmt):
+    """``stmt`` with a workspace over the output's innermost index when the loops would scatter.
+
+    A sparse output is appended in storage order; when a reduction loop comes between
+    its indices (SpGEMM's ``i, k, j``), the result of each outer iteration is gathered
+    in a dense workspace instead (taco's automatic workspace). None when not needed
+    or not possible (the storage-order check then explains).
+    """
+    path = storage_path(out, fmt)[0]
+    chain, body = _loops(stmt)
+    if not isinstance(body, Assignment) or list(chain[:len(path)]) == list(path) or not path:
+        return None
+    try:
+        return precompute(stmt, [path[-1]], workspace_name(stmt))
+    except StrategyError:
+        return None
 
 
 def _top_order(s) -> list[Index]:
@@ -439,7 +523,8 @@ def value_of(stmt, setup: Setup):
         pe, _ = value_of(stmt.producer, setup)
         if ce is None:
             return None, n
-        red = Reduce(stmt.temp.op, tuple(foralls(stmt.producer)) or (Index("_"),),
+        red = Reduce(stmt.temp.op, tuple(i for i in foralls(stmt.producer) if i not in stmt.temp.indices)
+                     or (Index("_"),),
                      pe if pe is not None else literal(stmt.temp.init))
         return _subst(ce, stmt.temp.name, red), n
     if isinstance(stmt, Assignment):
@@ -530,6 +615,13 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
         return CSkip()
     if isinstance(stmt, Assignment):
         return CAssign(stmt.lhs, stmt.op, stmt.rhs, stmt.lhs == setup.output)
+    if isinstance(stmt, Where) and stmt.temp.workspace:
+        t, dt = setup.temps[stmt.temp.name]
+        init = np.asarray(t.init).astype(dt)[()]
+        (index,) = t.indices
+        body = CSeq((build_cfir(stmt.producer, setup, ctx, verify_lattices),
+                     build_cfir(stmt.consumer, setup, ctx, verify_lattices)))
+        return CWorkspace(t.name, dt, init, index, setup.extents[index], _needs_order(body, t.name, setup), body)
     if isinstance(stmt, Where):
         t, dt = setup.temps[stmt.temp.name]
         init = np.asarray(t.init).astype(dt)[()]
@@ -548,7 +640,14 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     seen = set()
     for acc in expr_accesses(value) if value is not None else []:
         key = str(acc)
-        if key in seen or acc.tensor in setup.temps:
+        if key in seen:
+            continue
+        if acc.tensor in setup.temps:
+            if setup.temps[acc.tensor][0].workspace and i in acc.indices:
+                seen.add(key)
+                operands.append(Operand(acc, "sparse", True, setup.fill_of(acc), setup.dtype_of(acc),
+                                        setup.names[key]))
+                by_key[key] = setup.iters[key][0]
             continue
         seen.add(key)
         path = setup.paths[key]
@@ -613,6 +712,29 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     return CForall(i, setup.extents[i], tuple(loops))
 
 
+def _needs_order(body, ws: str, setup: Setup) -> bool:
+    """Whether a workspace's coordinates must be sorted: a sparse output or a merge reads them."""
+    if not is_all_dense(setup.output_format):
+        return True
+
+    def visit(n) -> bool:
+        if isinstance(n, CForall):
+            for loop in n.loops:
+                names = [it.name for it in loop.iterated]
+                if ws in names and len(names) > 1:
+                    return True
+                if any(visit(c.body) for c in loop.cases):
+                    return True
+            return False
+        if isinstance(n, CSeq):
+            return any(visit(x) for x in n.stmts)
+        if isinstance(n, (CAlloc, CWorkspace)):
+            return visit(n.body)
+        return False
+
+    return visit(body)
+
+
 def _has_user_algebra(e) -> bool:
     if isinstance(e, Call):
         return (e.op.algebra is not None) or any(_has_user_algebra(a) for a in e.args)
@@ -645,6 +767,10 @@ class _Machine:
     def value(self, acc: Access):
         key = str(acc)
         if acc.tensor in self.setup.temps:
+            t, dt = self.setup.temps[acc.tensor]
+            if t.workspace:
+                j = self.env[acc.indices[0].name]
+                return self.arrays[acc.tensor].get(j, np.asarray(t.init).astype(dt)[()])
             return self.env[acc.tensor]
         t = self.tensors[acc.tensor]
         if key in self.setup.flexible:
@@ -678,8 +804,18 @@ class _Machine:
             self.run(n.body)
             if old is not None:
                 self.env[n.temp] = old
+        elif isinstance(n, CWorkspace):
+            old = self.arrays.get(n.temp)
+            self.arrays[n.temp] = {}
+            self.run(n.body)
+            self.arrays[n.temp] = old
         elif isinstance(n, CAssign):
             v = self.expr(n.rhs)
+            if n.lhs.tensor in self.setup.temps and self.setup.temps[n.lhs.tensor][0].workspace:
+                ws, j = self.arrays[n.lhs.tensor], self.env[n.lhs.indices[0].name]
+                with np.errstate(all="ignore"):
+                    ws[j] = n.op(self.value(n.lhs), v) if n.op is not None else v
+                return
             if n.output:
                 at = tuple(self.env[i.name] for i in n.lhs.indices)
                 if n.op is not None:
@@ -756,5 +892,5 @@ def interpret_cfir(cfir, setup: Setup, **tensors) -> np.ndarray:
     return m.out
 
 
-__all__ = ["CForall", "CLoop", "CCase", "CSeq", "CAlloc", "CAssign", "CSkip", "FlatLocator", "Setup",
+__all__ = ["CForall", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CAssign", "CSkip", "FlatLocator", "Setup",
            "build_cfir", "interpret_cfir", "value_of"]

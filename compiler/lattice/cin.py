@@ -63,14 +63,26 @@ class Stmt:
 @serialize.node
 @dataclass(frozen=True)
 class Temporary:
-    """A scalar temporary of a ``where``: ``name``, the reduction operator and its start value."""
+    """A temporary of a ``where``: ``name``, the reduction operator and its start value.
+
+    Without ``indices`` it is a scalar; with indices it is a *workspace*: a dense
+    array over those indices that the producer scatters into and the consumer
+    reads back (taco.md §2.8). The lattice strategy stores a workspace as a dense
+    accumulator, an occupancy bitmap and a list of the coordinates set, sorted when
+    the consumer needs them in order, and reset for every enclosing iteration.
+    """
 
     name: str
-    op: Operator
+    op: Operator | None
     init: Any
+    indices: tuple = ()
 
     def access(self) -> Access:
-        return Access(self.name, ())
+        return Access(self.name, tuple(self.indices))
+
+    @property
+    def workspace(self) -> bool:
+        return bool(self.indices)
 
 
 @serialize.node
@@ -138,8 +150,12 @@ def _lines(s, depth: int) -> list[str]:
         return [f"{pad}forall {s.index}:"] + _lines(s.body, depth + 1)
     if isinstance(s, Where):
         init = _value_text(s.temp.init)
+        decl = f"{s.temp.name} = {init}"
+        if s.temp.workspace:
+            decl = (f"{s.temp.access()} = {init}  (workspace: dense over "
+                    f"{', '.join(i.name for i in s.temp.indices)}, with a bitmap and a coordinate list)")
         return ([f"{pad}where:"] + _lines(s.consumer, depth + 1) + [f"{pad}producer:",
-                f"{pad}{INDENT}{s.temp.name} = {init}"] + _lines(s.producer, depth + 1))
+                f"{pad}{INDENT}{decl}"] + _lines(s.producer, depth + 1))
     if isinstance(s, Sequence):
         return _lines(s.define, depth) + _lines(s.mutate, depth)
     if isinstance(s, Skip):
@@ -312,5 +328,89 @@ def scalar_promote(s: Stmt) -> Stmt:
     return _wrap(order[:k], Where(Assignment(body.lhs, None, temp.access()), producer, temp))
 
 
-__all__ = ["Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
+def precompute(s: Stmt, indices, name: str, expr=None) -> Stmt:
+    """Compute the right-hand side into a workspace over ``indices`` (taco's ``precompute``).
+
+    ``s`` is a chain of foralls around one assignment ``lhs op= e``; ``expr``, if
+    given, must be ``e`` (a sub-expression would need the reduction split, which
+    is not supported). The result is ``consumer where producer`` with
+    ``consumer: lhs = ws[indices]`` and ``producer: ws[indices] op= e``; walking
+    the loops from the innermost out, an index of ``indices`` goes to both sides,
+    one used by one side only goes to that side, and the first index used by both
+    (with every loop outside it) stays around the ``where`` (taco.md §2.8).
+
+    >>> from compiler.notation import parse
+    >>> from compiler.notation.ast import Index
+    >>> s = with_order(concretize(parse("C[i, j] = A[i, k] * B[k, j]")), [Index("i"), Index("k"), Index("j")])
+    >>> print(precompute(s, [Index("j")], "w"))
+    forall i:
+      where:
+        forall j:
+          C[i, j] = w[j]
+      producer:
+        w[j] = 0  (workspace: dense over j, with a bitmap and a coordinate list)
+        forall k:
+          forall j:
+            w[j] += A[i, k] * B[k, j]
+    """
+    from ..errors import StrategyError
+    order, body = _loops(s)
+    if not isinstance(body, Assignment):
+        raise StrategyError("precompute applies to loops that directly enclose one assignment; "
+                            f"this statement has a {type(body).__name__} inside its loops")
+    if expr is not None and expr != body.rhs:
+        raise StrategyError(f"precompute({expr}): only the whole right-hand side {body.rhs} can be "
+                            f"precomputed into a workspace")
+    indices = tuple(Index(i) if isinstance(i, str) else i for i in indices)
+    if len(indices) != 1:
+        raise StrategyError(f"precompute: a workspace has exactly one index, not "
+                            f"{', '.join(i.name for i in indices) or 'none'}")
+    for i in indices:
+        if i not in order:
+            raise StrategyError(f"precompute: {i} is not a loop of the statement "
+                                f"(loops {', '.join(x.name for x in order)})")
+        if i not in body.lhs.indices:
+            raise StrategyError(f"precompute: workspace index {i} is not an index of the result "
+                                f"{body.lhs}; a workspace holds part of the result")
+    op = body.op
+    reduced = [i for i in order if i not in body.lhs.indices]
+    if op is not None and op.identity is NOVALUE:
+        raise StrategyError(f"precompute: {op.name} has no identity to start the workspace from")
+    ws = Temporary(name, op, op.identity if op is not None else NOVALUE, indices)
+    consumer_uses = set(body.lhs.indices) | set(indices)
+    producer_uses = set(indices) | {i for a in expr_accesses(body.rhs) for i in a.indices}
+    to_consumer, to_producer = [], []
+    k = len(order)
+    while k > 0:
+        i = order[k - 1]
+        if i in indices:
+            to_consumer.insert(0, i)
+            to_producer.insert(0, i)
+        elif i in consumer_uses and i not in producer_uses:
+            to_consumer.insert(0, i)
+        elif i in producer_uses and i not in consumer_uses:
+            to_producer.insert(0, i)
+        else:
+            break
+        k -= 1
+    outside = order[:k]
+    if any(i in reduced for i in outside) or op is None:
+        raise StrategyError(f"precompute({', '.join(i.name for i in indices)}): the reduction over "
+                            f"{', '.join(i.name for i in reduced) or 'nothing'} must be inside the workspace's "
+                            f"loops, which it is not in the order {', '.join(i.name for i in order)}")
+    if to_producer and to_producer[-1] not in indices:
+        raise StrategyError(f"precompute({', '.join(i.name for i in indices)}): the workspace index must be "
+                            f"the innermost loop of the producer (loops {', '.join(i.name for i in to_producer)})")
+    consumer = _wrap(to_consumer, Assignment(body.lhs, None, ws.access()))
+    producer = _wrap(to_producer, Assignment(ws.access(), op, body.rhs))
+    return _wrap(outside, Where(consumer, producer, ws))
+
+
+def workspace_name(s: Stmt, base: str = "w") -> str:
+    """A workspace name not used by any tensor of ``s``."""
+    names = {a.lhs.tensor for a in assignments(s)} | {x.tensor for a in assignments(s) for x in expr_accesses(a.rhs)}
+    return _Fresh(names)(base)
+
+
+__all__ = ["precompute", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
            "scalar_promote", "with_order", "foralls", "assignments", "expr_accesses"]

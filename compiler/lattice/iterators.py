@@ -117,6 +117,54 @@ class ModeIterator:
         return out
 
 
+@dataclass(frozen=True)
+class WorkspaceIterator:
+    """Iterates the coordinates set in a dense workspace ``w`` (its coordinate list).
+
+    The workspace is three scratch arrays: ``w`` (values, dense over the index),
+    ``w_set`` (occupancy bitmap) and ``w_list`` (the coordinates set, ``w_n`` of
+    them). Its positions are ``[0, w_n)``, the coordinate at ``p`` is ``w_list[p]``
+    and the value at coordinate ``j`` is ``w[j]`` (located by coordinate, not by
+    position). The list is sorted before a consumer that needs order reads it.
+
+    >>> it = WorkspaceIterator("w")
+    >>> it.label, it.param("idx"), str(it.coord(Var("p")))
+    ('w', 'w_list', 'w_list[p]')
+    """
+
+    name: str
+    tensor: str = ""
+    mode: int = 0
+    level: int = 0
+    sub: int = 0
+    level_name: str = "Workspace"
+    nsub: int = 1
+
+    kind = "sparse"
+    unique = True
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    def param(self, kind: str) -> str:
+        return {"idx": f"{self.name}_list", "set": f"{self.name}_set", "count": f"{self.name}_n",
+                "val": self.name}[kind]
+
+    def bounds(self, parent):
+        return Const(0, "int64"), Var(self.param("count"))
+
+    def coord(self, p):
+        return Load(self.param("idx"), p)
+
+    def child(self, p, segend=None):
+        return p
+
+    def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
+        """``[(coord, coord), ...]``: the interpreter keeps a workspace as a dict in ``arrays``."""
+        return [(j, j) for j in sorted(arrays[self.name])]
+
+
 def mode_iterators(name: str, tensor: str, fmt: Format) -> list[ModeIterator]:
     """One :class:`ModeIterator` per storage mode of an access ``name`` to ``tensor`` of ``fmt``."""
     out = []
@@ -152,4 +200,4 @@ def py_arrays(tensor_name: str, t) -> tuple[dict, dict]:
     return arrays, sizes
 
 
-__all__ = ["ModeIterator", "mode_iterators", "py_arrays"]
+__all__ = ["ModeIterator", "WorkspaceIterator", "mode_iterators", "py_arrays"]

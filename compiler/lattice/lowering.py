@@ -42,17 +42,17 @@ import numpy as np
 from .. import binding
 from ..algebra import NOVALUE
 from ..errors import StrategyError
-from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const,
-                             Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar,
-                             Scalar, Select, Store, Var, While, and_)
+from ..imperative.ir import (Allocate, Assign, BinOp, Break, Buffer, Cast, Comment, CompoundAssign,
+                             Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
+                             Scalar, Select, Store, UnOp, Var, While, and_)
 from ..levels import Dense, SparseCOO, SparseList
 from ..notation.ast import Access, Assign as NAssign
 from ..trace import Artifact, Trace
-from .cfir import (CAlloc, CAssign, CCase, CForall, CLoop, CSeq, CSkip, FlatLocator, Setup,
-                   build_cfir)
+from .cfir import (CAlloc, CAssign, CCase, CForall, CLoop, CSeq, CSkip, CWorkspace, FlatLocator,
+                   Setup, build_cfir)
 from .cin import _loops
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
-from .iterators import ModeIterator
+from .iterators import ModeIterator, WorkspaceIterator
 
 _COMPOUND = {"add": "+", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
 
@@ -63,7 +63,7 @@ class _Emitter:
         self.inputs: dict = {}
         for key in setup.names:
             acc_tensor = setup.iters[key][0].tensor if setup.iters[key] else None
-            if acc_tensor is None:
+            if not acc_tensor:
                 continue
             for p in binding.input_params(acc_tensor, setup.formats[acc_tensor]):
                 self.inputs[p.name] = p
@@ -72,6 +72,13 @@ class _Emitter:
         self.parent: dict = {}
         taken = set(self.inputs) | set(setup.temps) | {i.name for i in setup.extents} | {setup.output.tensor}
         taken |= {n for n in setup.names.values()}
+        self.workspaces: dict = {}   # buffer name -> scratch array (name, dtype, length, init)
+        for t, _ in setup.temps.values():
+            if t.workspace:
+                it = setup.iters[str(t.access())][0]
+                taken |= {it.param(k) for k in ("idx", "set", "count")}
+        self.allocs: list = []
+        self.producing = 0   # > 0 while emitting a workspace's producer (it does not append)
         self.taken = taken
         self.cache: dict = {}
         self.out_params: list = []
@@ -91,6 +98,8 @@ class _Emitter:
         return self.cache[key]
 
     def param(self, pname: str):
+        if pname in self.workspaces:
+            return pname
         if pname not in self.used:
             self.used[pname] = self.inputs[pname]
         return pname
@@ -196,11 +205,15 @@ class _Emitter:
             return self.assign(n)
         if isinstance(n, CForall):
             return self.forall(n)
+        if isinstance(n, CWorkspace):
+            return self.workspace(n)
         raise TypeError(f"cannot lower {n!r}")
 
     def value_of(self, acc: Access):
         s = self.setup
         if acc.tensor in s.temps:
+            if s.temps[acc.tensor][0].workspace:
+                return Load(acc.tensor, Var(acc.indices[0].name)), s.temps[acc.tensor][1]
             return Var(acc.tensor), s.temps[acc.tensor][1]
         key = str(acc)
         fmt = s.formats[acc.tensor]
@@ -218,6 +231,8 @@ class _Emitter:
     def assign(self, n: CAssign) -> list:
         s = self.setup
         v, dt = self.expr(n.rhs)
+        if not n.output and s.temps[n.lhs.tensor][0].workspace:
+            return self.scatter(n, v, dt)
         if not n.output:
             tdt = s.temps[n.lhs.tensor][1]
             t = Var(n.lhs.tensor)
@@ -251,13 +266,69 @@ class _Emitter:
             coords = [self.out_path[last["mode"] + j] for j in range(len(last["idx"]))]
         else:
             coords = [self.out_path[last["mode"]]]
-        if not getattr(self, "reserved", False):
+        reserved = getattr(self, "reserved", False)
+        if not reserved:
             body += [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
         for name, i in zip(last["idx"], coords):
             body.append(Store(name, counter, Cast(last["idt"], Var(i.name)) if last["idt"] != "int64" else Var(i.name)))
-        body += [Store(self.val, counter, val), CompoundAssign("+", counter, Const(1, "int64"))]
+        body.append(Store(self.val, counter, val))
+        if reserved and self.out_path and coords[-1] == self.out_path[-1]:
+            # room is reserved: store unconditionally, keep the entry only if it is not the fill
+            out += body + [CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))]
+            return out
+        body.append(CompoundAssign("+", counter, Const(1, "int64")))
         out.append(If(not_fill(val, odt, s.out_fill), body))
         return out
+
+    # -- workspaces ------------------------------------------------------------------------
+
+    def workspace(self, n: CWorkspace) -> list:
+        """Producer, sort, consumer, reset; the arrays are allocated once around the kernel.
+
+        The workspace is semantically recreated for every enclosing iteration; instead
+        of reallocating it, the entries the producer set (its list) are reset after the
+        consumer, so each iteration costs only what it touched (pitfall 12).
+        """
+        it = WorkspaceIterator(n.temp)
+        w, wset, wlist, wn = n.temp, it.param("set"), it.param("idx"), Var(it.param("count"))
+        N = self.size(n.extent)
+        init = const_of(n.init, n.dtype)
+        if w not in self.workspaces:
+            for name in (w, wset, wlist):
+                self.workspaces[name] = True
+            self.allocs += [(w, n.dtype, N, init), (wset, "bool", N, Const(False, "bool")),
+                            (wlist, "int64", N, None)]
+        parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
+        out = [Comment(f"workspace {w}[{n.index}]: values {w}, bitmap {wset}, coordinates {wlist}[0:{wn.name}]"),
+               Declare(wn, "int64", Const(0, "int64"))]
+        self.producing += 1
+        out += self.emit(parts[0])
+        self.producing -= 1
+        if n.ordered:
+            out += sort_ir(wlist, wn, lambda base: Var(self.name(("sort", w, base), base)))
+        for x in parts[1:]:
+            out += self.emit(x)
+        q = Var(self.name(("reset", w), f"p{w}_reset"))
+        j = Var(self.name(("reset_j", w), f"{n.index.name}_reset"))
+        out.append(For(q, 0, wn, [Declare(j, "int64", Load(wlist, q)), Store(w, j, init),
+                                  Store(wset, j, Const(False, "bool"))]))
+        return out
+
+    def scatter(self, n: CAssign, v, dt) -> list:
+        """``w[j] op= v`` into a workspace, recording ``j`` in its list the first time."""
+        w = n.lhs.tensor
+        it = WorkspaceIterator(w)
+        wset, wlist, wn = it.param("set"), it.param("idx"), Var(it.param("count"))
+        tdt = self.setup.temps[w][1]
+        j = Var(n.lhs.indices[0].name)
+        mark = If(UnOp("!", Load(wset, j)), [Store(wset, j, Const(True, "bool")), Store(wlist, wn, j),
+                                            CompoundAssign("+", wn, Const(1, "int64"))])
+        if n.op is None:
+            return [mark, Store(w, j, cast(v, dt, tdt))]
+        if not n.op.is_user and n.op.name in _COMPOUND and n.op.result_dtype(tdt, dt).name == tdt:
+            return [mark, Store(w, j, cast(v, dt, tdt), _COMPOUND[n.op.name])]
+        r, rdt = apply_op(n.op, [Load(w, j), v], [tdt, dt], self._helper_sink())
+        return [mark, Store(w, j, cast(r, rdt, tdt))]
 
     def _helper_sink(self):
         return self.helpers
@@ -299,15 +370,20 @@ class _Emitter:
                     iters.append(it)
         out = self._reserve(n, iters, universe, N)
         simple = len(n.loops) == 1 and len(iters) <= 1 and not (universe and iters)
+        par = [Pragma("omp parallel for schedule(guided)")] if n.index == self.setup.parallel else []
+        if par and not (simple and (not iters or iters[0].unique)):
+            raise StrategyError(f"parallelize({n.index}) does not apply: the loop over {n.index} merges "
+                                f"{' and '.join(it.label for it in iters)} in a while loop, whose iterations "
+                                f"depend on each other")
         if simple and not iters:
-            return out + [For(i, 0, N, self.loop_body(n, n.loops[0], i, iterated=[], advance=False))]
+            return out + par + [For(i, 0, N, self.loop_body(n, n.loops[0], i, iterated=[], advance=False))]
         if simple and iters[0].unique:
             it = iters[0]
             p = self._pvar(it)
             lo, hi = self._bounds(it)
             body = [Declare(i, "int64", it.coord(p))] + self.loop_body(n, n.loops[0], i, [it], single=True,
                                                                        advance=False)
-            return out + [For(p, lo, hi, body)]
+            return out + par + [For(p, lo, hi, body)]
         for it in iters:
             p = self._pvar(it)
             lo, hi = self._bounds(it)
@@ -331,13 +407,16 @@ class _Emitter:
                     c = self._cvar(it, n.index)
                     body.append(Declare(c, "int64", it.coord(p)))
                     coord[it] = c
-            if len(its) > 1 and not universe:
+            busy = {frozenset(c.tests) for c in loop.cases if not c.omit}
+            pair = (len(its) == 2 and not universe and all(it.unique for it in its) and not loop.located
+                    and len(busy) >= 2)
+            if len(its) > 1 and not universe and not pair:
                 m = coord[its[0]]
                 for it in its[1:]:
                     c = coord[it]
                     m = Select(BinOp("<", c, m), c, m)
                 body.append(Declare(i, "int64", m))
-            body += self.loop_body(n, loop, i, its, single=single, coord=coord)
+            body += self.loop_body(n, loop, i, its, single=single, coord=coord, pair=pair)
             out.append(While(and_(*conds), body))
         return out
 
@@ -347,7 +426,7 @@ class _Emitter:
         The bound is the extent under the universe, else the sum of the iterated fibers'
         lengths (each loop iteration appends at most one entry), so appends need no check.
         """
-        if self.out_dense or not self.out_path or n.index != self.out_path[-1]:
+        if self.out_dense or not self.out_path or n.index != self.out_path[-1] or self.producing:
             return []
         if universe or not iters:
             bound = N
@@ -355,13 +434,22 @@ class _Emitter:
             bound = None
             for it in iters:
                 lo, hi = self._bounds(it)
-                size = BinOp("-", hi, lo)
+                size = hi if isinstance(lo, Const) and lo.value == 0 else BinOp("-", hi, lo)
                 bound = size if bound is None else BinOp("+", bound, size)
         last = self.levels_info[-1]
         total = None if universe else self._total_bound(iters)
-        if total is not None and not getattr(self, "reserved", False):
-            # one allocation up front: all entries of the iterated levels
+        # The up-front allocation covers every loop over a subset of the iterators it counted;
+        # any other loop (another lattice point, a tail) reserves per fiber below.
+        keys = frozenset(self._it_key(it) for it in iters)
+        covered = getattr(self, "reserved_upfront", None)
+        if covered is not None and not universe and keys <= covered:
+            return []
+        if total is not None and covered is None and not getattr(self, "reserved", False):
+            # one allocation up front: all entries of the iterated levels, so no fiber needs more
             self.init += [Grow(name, total) for name in (*last["idx"], self.val)]
+            self.reserved = True
+            self.reserved_upfront = keys
+            return []
         room = Var(self.name(("room",), f"n{self.setup.output.tensor}"))
         needed = BinOp("+", Var(last["counter"]), room)
         self.reserved = True
@@ -394,7 +482,7 @@ class _Emitter:
                          [CompoundAssign("+", s, Const(1, "int64"))])]
 
     def loop_body(self, n: CForall, loop: CLoop, i: Var, iterated, single=False, coord=None,
-                  advance=True) -> list:
+                  advance=True, pair=False) -> list:
         s = self.setup
         body = []
         coord = coord or {it: i for it in iterated}
@@ -449,6 +537,11 @@ class _Emitter:
                 at = [it for it in iterated if it in q]
                 stmts += self._advance(at, segs, coord, i, True, advance)
                 conds = [BinOp("==", coord[it], i) for it in at]
+                if pair:
+                    # two iterators: compare their coordinates directly, as scipy's merge does
+                    a, b = (coord[it] for it in iterated)
+                    conds = [BinOp("==", a, b)] if len(at) == 2 else [BinOp("<", a, b)] if at == [iterated[0]] else []
+                    stmts = [Declare(i, "int64", coord[at[0]])] + stmts
                 branches.append((conds, stmts))
             last_conds, last = branches[-1]
             branches[-1] = ([], last)
@@ -543,6 +636,8 @@ class _Emitter:
         if self.out_dense and s.statement is not None:
             body += self._scatter_init()
         body += emitted + self.final
+        for buf, dtype, length, init in reversed(self.allocs):
+            body = [Allocate(buf, dtype, length, init, body)]
         names = _names_used(body)
         sizes = [p for p in self.out_sizes if p.name in names]
         params = [p for p in self.inputs.values() if p.name in names]
@@ -561,6 +656,41 @@ class _Emitter:
         q = Var(self.name(("init",), "q"))
         count = self._dense_count(len(self.out_sizes))
         return [For(q, 0, count, [Store(self.val, q, const_of(ident, s.out_dtype))])]
+
+
+SORT_INSERTION_MAX = 64
+
+
+def sort_ir(buf: str, n, fresh) -> list:
+    """IR sorting ``buf[0:n]`` (int64) in place: insertion sort up to :data:`SORT_INSERTION_MAX` elements, else heapsort.
+
+    Both are in-place loops, readable in the generated C and run by the interpreter;
+    ``fresh(base)`` names the locals.
+    """
+    a, b, c, r, v, e = (fresh(x) for x in ("s_i", "s_j", "s_c", "s_r", "s_v", "s_end"))
+    one = Const(1, "int64")
+    insertion = [For(a, 1, n, [
+        Declare(v, "int64", Load(buf, a)), Declare(b, "int64", a),
+        While(and_(BinOp(">", b, 0), BinOp(">", Load(buf, BinOp("-", b, one)), v)), [
+            Store(buf, b, Load(buf, BinOp("-", b, one))), CompoundAssign("-", b, one)]),
+        Store(buf, b, v)])]
+    # heapsort: build a max-heap (a counts down the roots), then move the max to the end
+    sift = [Declare(c, "int64", BinOp("+", BinOp("*", r, 2), one)),
+            While(BinOp("<", c, e), [
+                If(and_(BinOp("<", BinOp("+", c, one), e), BinOp("<", Load(buf, c), Load(buf, BinOp("+", c, one)))),
+                   [CompoundAssign("+", c, one)]),
+                If(BinOp(">=", Load(buf, r), Load(buf, c)), [Break()]),
+                Declare(v, "int64", Load(buf, r)), Store(buf, r, Load(buf, c)), Store(buf, c, v),
+                Assign(r, c), Assign(c, BinOp("+", BinOp("*", r, 2), one))])]
+    heap = [Declare(a, "int64", BinOp("/", n, 2)), Declare(e, "int64", n),
+            While(BinOp(">", e, one), [
+                Declare(r, "int64", Const(0, "int64")),
+                If(BinOp(">", a, 0), [CompoundAssign("-", a, one), Assign(r, a)],
+                   [CompoundAssign("-", e, one), Declare(v, "int64", Load(buf, 0)),
+                    Store(buf, 0, Load(buf, e)), Store(buf, e, v)]),
+                *sift])]
+    return [Comment(f"sort {buf}[0:{n}] (insertion sort when short, else heapsort)"),
+            If(BinOp("<=", n, SORT_INSERTION_MAX), insertion, heap)]
 
 
 def _same(a, b) -> bool:
@@ -597,7 +727,7 @@ def _if_chain(chain) -> list:
 
 
 def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, verify: bool = True,
-                  name: str | None = None, **options):
+                  name: str | None = None, schedule=None, **options):
     """The ``lattice`` strategy: index notation to a :class:`~compiler.lower.Lowered` kernel.
 
     ``order`` fixes the loop order of the outer forall chain (``reorder``);
@@ -605,11 +735,13 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     """
     if options:
         raise StrategyError(f"the lattice strategy has no option(s) {', '.join(sorted(options))}; "
-                            f"it takes order=[...] and verify=")
+                            f"it takes order=[...], schedule=, verify= and name=")
     from ..lowering import Lowered
-    setup = Setup.create(program, formats, order=order)
+    setup = Setup.create(program, formats, order=order, schedule=schedule)
     trace.record("concretize", before=program, after=setup.concrete,
                  note="top-level reductions become compound assignments, nested ones where + temporaries")
+    for stage, before, after, note in setup.steps:
+        trace.record(stage, before=before, after=after, note=note)
     g = setup.graph
     order_now = _order_text(setup.statement)
     trace.record("iteration-graph", before=setup.concrete, after=setup.statement,
@@ -635,8 +767,40 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     extents = tuple((i.name, tuple(uses)) for i, uses in setup.extent_uses.items() if len(uses) > 1)
     helpers = tuple((h, python_helper(op, h)) for h, (_, op) in em.helpers.items())
     fill = setup.out_fill.item() if hasattr(setup.out_fill, "item") else setup.out_fill
-    return Lowered(fn, program.lhs.tensor, setup.output_format, out_shape, fill, extents,
-                   "output" if program.op is not None else "fill", helpers)
+    initial = "output" if program.op is not None else "none" if writes_everything(cfir, setup) else "fill"
+    return Lowered(fn, program.lhs.tensor, setup.output_format, out_shape, fill, extents, initial, helpers)
+
+
+def writes_everything(cfir, setup: Setup) -> bool:
+    """Whether the kernel stores every element of its dense output (so it needs no pre-fill).
+
+    True when the output's loops are full dense loops, outermost in storage order, whose
+    single unconditional case ends in a plain ``=`` to the output (SpMV, TTV on CSF).
+    """
+    if not all(isinstance(lvl, Dense) for lvl in setup.output_format.levels) or setup.program.op is not None:
+        return False
+    path = [setup.output.indices[m] for m in setup.output_format.mode_order]
+    n, k = cfir, 0
+    while True:
+        if isinstance(n, CAlloc):
+            n = n.body
+        elif isinstance(n, CSeq):
+            rest = [x for x in n.stmts if not isinstance(x, CSkip)]
+            n = rest[-1] if rest else CSkip()   # the consumer comes last
+        elif isinstance(n, CForall):
+            if k >= len(path) or n.index != path[k] or len(n.loops) != 1:
+                return False
+            loop = n.loops[0]
+            if not loop.universe or loop.iterated or len(loop.cases) != 1:
+                return False
+            case = loop.cases[0]
+            if case.tests or case.value_tests or case.omit:
+                return False
+            n, k = case.body, k + 1
+        elif isinstance(n, CAssign):
+            return n.output and n.op is None and k == len(path)
+        else:
+            return False
 
 
 def _order_text(s) -> str:

@@ -177,3 +177,11 @@ def test_failed_lowering_carries_its_trace():
         assert info.value.trace.stages() == ["parse", "concretize"]
     finally:
         lower_mod._STRATEGIES.pop("broken")
+
+
+def test_format_mismatch_in_index_dtype_is_shown():
+    A32 = ss.Tensor.from_scipy(sp.identity(3, format="csr", dtype=np.float64))  # int32 indices
+    A64 = A32.asformat(ss.csr())
+    kernel = lower("y[i] = A[i, j] * x[j]", "handwritten", A=A64, x=np.ones(3))
+    with pytest.raises(ss.FormatError, match="index_dtype='int32'.*but this kernel was compiled for"):
+        kernel(A=A32, x=np.ones(3))

@@ -54,18 +54,24 @@ def browser():
 def lab(tmp_path_factory):
     """JupyterLab serving a scratch copy of the notebooks (the browser may save into it)."""
     root = tmp_path_factory.mktemp("lab")
-    nb = nbformat.read(ROOT / "notebooks" / "01-explorer.ipynb", as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-    nb.metadata.pop("widgets", None)
-    nbformat.write(nb, root / "explorer.ipynb")
+    for source, target in (("01-explorer.ipynb", "explorer.ipynb"), ("00-tour.ipynb", "tour.ipynb")):
+        nb = nbformat.read(ROOT / "notebooks" / source, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        nb.metadata.pop("widgets", None)
+        nbformat.write(nb, root / target)
     port, token = free_port(), "sparsescope-test"
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
            "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}",
            "--LabApp.news_url=", "--ServerApp.disable_check_xsrf=True"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
+    # JupyterLab 4 may leave cells that are scrolled out of view unrendered ("windowing");
+    # the test reads widgets anywhere in the notebook, so render every cell.
+    settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "PYTHONPATH": str(ROOT)}
     log = open(root / "lab.log", "w")
     proc = subprocess.Popen(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -91,22 +97,26 @@ def lab(tmp_path_factory):
         log.close()
 
 
+# JupyterLab restores earlier tabs: only look inside the notebook that is showing
+SHOWN = ".jp-NotebookPanel:not(.lm-mod-hidden) .sparsescope-explorer"
+
+
 def pane_html(page, cls: str) -> str:
-    return page.locator(f".sparsescope-explorer .{cls}").first.inner_html()
+    return page.locator(f"{SHOWN} .{cls}").first.inner_html()
 
 
 def test_explorer_notebook_steps_in_jupyterlab(browser, lab):
     url, token, root = lab
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1500, "height": 1100})
-    page.goto(f"{url}/lab/tree/explorer.ipynb?token={token}", timeout=120_000)
+    page.goto(f"{url}/lab/tree/explorer.ipynb?reset&token={token}", timeout=120_000)
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
     try:
         # the kernel is connected once the status bar says so; then Run > Run All Cells
         page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=120_000)
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-        explorer = page.locator(".sparsescope-explorer").first
+        explorer = page.locator(SHOWN).first
         # attached, not visible: JupyterLab hides cells scrolled out of view
         explorer.wait_for(state="attached", timeout=180_000)
         explorer.scroll_into_view_if_needed()
@@ -129,7 +139,7 @@ def test_explorer_notebook_steps_in_jupyterlab(browser, lab):
         next_button.click()
         page.wait_for_function(
             "([sel, old]) => document.querySelector(sel).innerHTML !== old",
-            arg=[".sparsescope-explorer .ss-header", header0], timeout=30_000)
+            arg=[f"{SHOWN} .ss-header", header0], timeout=30_000)
         header0 = pane_html(page, "ss-header")
         changed_program = changed_program or pane_html(page, "ss-program") != program0
         changed_drawing = changed_drawing or pane_html(page, "ss-drawing") != drawing0
@@ -164,4 +174,55 @@ def test_exported_trace_page_steps_offline(browser, tmp_path):
     assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "export.png"), full_page=True)
+    page.close()
+
+
+def test_tour_steps_both_strategies(browser, lab):
+    """The tour's "done when": step CSR SpMV by both strategies, see lattices, looplet nests,
+    the C, and the timing against scipy."""
+    url, token, root = lab
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(f"{url}/lab/tree/tour.ipynb?reset&token={token}", timeout=120_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    try:
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=120_000)
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        explorers = page.locator(SHOWN)
+        explorers.nth(1).wait_for(state="attached", timeout=240_000)
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=240_000)
+        page.locator("table.timing").first.wait_for(state="attached", timeout=60_000)
+    except Exception:
+        page.screenshot(path=str(ARTIFACTS / "tour-failure.png"))
+        raise
+
+    def step_until(explorer, needle: str, limit: int = 40) -> bool:
+        explorer.scroll_into_view_if_needed()
+        drawing = explorer.locator(".ss-drawing").first
+        for _ in range(limit):
+            if needle in drawing.inner_html():
+                return True
+            header = explorer.locator(".ss-header").first.inner_html()
+            explorer.locator(".ss-next").first.click()
+            try:
+                page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                                       arg=[explorer.locator(".ss-header").first.element_handle(), header],
+                                       timeout=15_000)
+            except Exception:
+                return needle in drawing.inner_html()  # the last step: nothing changes any more
+        return False
+
+    lattice, looplets = explorers.nth(0), explorers.nth(1)
+    assert step_until(lattice, 'data-kind="lattice"'), "no lattice drawn while stepping the lattice lowering"
+    assert "<svg" in lattice.locator(".ss-drawing").first.inner_html()
+    assert "lattice_y" in lattice.locator(".ss-c").first.inner_html()
+    page.screenshot(path=str(ARTIFACTS / "tour-lattice.png"), full_page=False)
+    assert step_until(looplets, 'data-kind="looplet-nest"'), "no looplet nest drawn while stepping"
+    assert step_until(looplets, "Stepper"), "the nest of a CSR row (a Stepper of Spikes) was never drawn"
+    assert "y_kernel" in looplets.locator(".ss-c").first.inner_html()
+    looplets.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "tour-looplets.png"), full_page=False)
+    timing = page.locator("table.timing").first.inner_html()
+    assert "scipy" in timing
     page.close()

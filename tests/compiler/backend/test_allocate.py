@@ -72,3 +72,16 @@ def test_zero_length_scratch_array():
     empty = dict(m=0, n=0, A_pos=np.zeros(1, np.int64), A_idx=np.zeros(0, np.int64),
                  A_val=np.zeros(0), out=np.zeros(0))
     assert compile_function(fn)(**empty)["out"].shape == (0,)
+
+
+def test_checked_mode_runs_openmp_loops_on_one_thread():
+    from compiler.imperative import Pragma
+
+    n, out = Scalar("n", "int64"), Buffer("out", "float64", "inout")
+    i = Var("i")
+    fn = Function("fill_parallel", (n, out), [Pragma("omp parallel for"), For(i, 0, n.var, [out.store(i, 1.0)])])
+    assert "#pragma omp parallel for" in emit_c(fn)
+    checked = emit_c(fn, checked=True)
+    assert "#pragma omp" not in checked and "checked mode runs this loop on one thread" in checked
+    result = compile_function(fn, checked=True)(n=4, out=np.zeros(4))["out"]
+    np.testing.assert_array_equal(result, np.ones(4))

@@ -53,9 +53,18 @@ def test_cycle_is_reported_with_tensors():
         g.order()
 
 
+def test_sparse_output_out_of_storage_order_gets_a_workspace():
+    setup = Setup.create(parse("y[i] = A[i, j] * x[j]"), {"A": csc(), "x": dense(1), "y": sparse_vector()})
+    assert isinstance(setup.statement, Where) and setup.statement.temp.indices
+    assert [s[0] for s in setup.steps] == ["precompute"]
+
+
 def test_sparse_output_needs_storage_order():
+    # outer-product order: the reduction k is outside the output's loops, so no
+    # workspace over j helps; the output would be scattered into
     with pytest.raises(StrategyError, match="scatter"):
-        Setup.create(parse("y[i] = A[i, j] * x[j]"), {"A": csc(), "x": dense(1), "y": sparse_vector()})
+        Setup.create(parse("C[i, j] = A[i, k] * B[k, j]"), {"A": csc(), "B": csr(), "C": csr()},
+                     order=["k", "i", "j"])
 
 
 def test_reorder_schedule_is_checked():

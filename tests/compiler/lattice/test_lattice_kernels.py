@@ -201,7 +201,9 @@ def test_generated_c_is_readable():
     src = k.c_source
     for name in ("pA1", "pB1", "jA", "jB", "pC1"):
         assert name in src
-    assert "} else if (jA == j) {" in src and "pB1 += 1;" in src
+    assert "if (jA == jB) {" in src and "} else if (jA < jB) {" in src and "pB1 += 1;" in src
+    # room is reserved up front, so appends are branch-free
+    assert "pC1 += (int64_t)(vC != 0.0);" in src
     body = src[src.index("lattice_C("):]
     assert "\n    for (int64_t i = 0; i < A0_size; i++) {\n        int64_t pC1_begin = pC1;" in body
 

@@ -1,0 +1,145 @@
+"""00-tour: CSR SpMV lowered by both strategies, stepped through in the explorer, timed against scipy."""
+
+NAME = "00-tour.ipynb"
+
+CELLS = [
+    ("md", """# A tour of sparsescope
+
+Welcome! sparsescope is a sparse tensor compiler that **shows every step of its work**. You write
+a computation in index notation, pick a storage format for each tensor, and sparsescope lowers it
+to C, recording each intermediate on the way. In this tour you will:
+
+1. meet **tensors** stored as trees of levels (*fiber trees*) and their **fill values**;
+2. write **index notation** and check it with the dense **reference evaluator**;
+3. lower CSR sparse matrix-vector multiplication (SpMV) by **both strategies**: TACO-style
+   *iteration lattices* and Finch-style *looplets*, stepping through each in the **explorer**;
+4. look at the generated **C** and **time it against scipy**.
+
+Run the cells top to bottom (Shift-Enter). Nothing here needs more than a laptop."""),
+    ("code", """import numpy as np
+import scipy.sparse as sp
+from IPython.display import SVG, HTML, display
+
+import compiler as ss
+from explorer import compare, dot_to_svg
+from widgets import Compare, Explorer"""),
+    ("md", """## 1. Tensors are trees of levels
+
+A CSR matrix is a `Dense` level of rows over a `SparseList` level of columns, ending in an
+`Element` leaf that holds the values and the **fill value**: the value of every entry that is not
+stored (here 0)."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+M = np.array([[0, 1.5, 0, 0],
+              [0, 0,   0, 0],
+              [2, 0,   0, 3]])
+A = ss.Tensor.from_numpy(M, ss.csr(), name="A")
+print(A)
+print(A.fiber_tree_text())"""),
+    ("code", """display(SVG(dot_to_svg(A.fiber_tree_dot())))"""),
+    ("md", """Fill values need not be zero: a distance matrix is naturally "sparse" around infinity."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+D = ss.Tensor.from_numpy(np.array([[0, np.inf, 4], [np.inf, 0, np.inf]]), "csr", fill=np.inf, name="D")
+print(D)"""),
+    ("md", """## 2. Index notation and the reference evaluator
+
+`y[i] = A[i, j] * x[j]` reads "for every `i`, sum over `j`". The parser makes the reduction
+explicit, and `evaluate` computes any expression densely with numpy: it is the **oracle** every
+compiled kernel is checked against."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+SPMV = "y[i] = A[i, j] * x[j]"
+print(ss.parse(SPMV))
+y_ref, fill = ss.evaluate(SPMV, A=A, x=np.array([1.0, 2.0, 3.0, 4.0]))
+print(y_ref, "fill:", fill)"""),
+    ("md", """## 3. Lowering CSR SpMV, two ways
+
+`ss.lower(program, strategy=..., **tensors)` lowers the program for the formats of the tensors
+you pass, compiles the C, and returns a **kernel**: call it with tensors to get the result, read
+`.c_source`, and open `.trace`, the record of every step.
+
+We use a random 2000 x 2000 CSR matrix with 1% non-zeros, straight from scipy (no copy)."""),
+    ("code", """S = sp.random(2000, 2000, density=0.01, format="csr", random_state=1)
+A = ss.Tensor.from_scipy(S, name="A")
+x = np.random.default_rng(0).random(2000)
+
+by_lattice = ss.lower(SPMV, strategy="lattice", A=A, x=x)
+by_looplets = ss.lower(SPMV, strategy="looplets", A=A, x=x)
+
+# both kernels agree with the dense oracle (and with scipy)
+y_oracle, _ = ss.evaluate(SPMV, A=A, x=x)
+for kernel in (by_lattice, by_looplets):
+    assert np.allclose(kernel(A=A, x=x).to_numpy(), y_oracle)
+    assert np.allclose(kernel(A=A, x=x).to_numpy(), S @ x)
+print("both kernels agree with the oracle")"""),
+    ("md", """Each strategy records different steps. The **lattice** strategy concretizes the index
+notation, chooses a loop order (the *iteration graph*), builds one *iteration lattice* per loop
+(which operands to co-iterate, and which cases arise), then CFIR and the imperative IR. The
+**looplet** strategy rewrites the program into a normal form, *unfurls* each tensor level into a
+*looplet nest* (Lookup, Stepper, Spike, Phase, ...) and lowers looplet by looplet, simplifying as
+it goes."""),
+    ("code", """print("lattice: ", by_lattice.trace.stages())
+print("looplets:", by_looplets.trace.stages())"""),
+    ("md", """### Stepping through the lattice lowering
+
+Press **next ▶** (or drag the slider, or *play*). The panes show the program at this step, the
+diff from the previous step, the step's drawing (the iteration graph, then the lattice of each
+loop, then the CFIR) and the C. Use *show* to keep only some stages. *time it* runs the kernel on
+the sample inputs against scipy and numpy, and checks the results agree."""),
+    ("code", """run_lattice = lambda: by_lattice(A=A, x=x)
+run_looplets = lambda: by_looplets(A=A, x=x)
+dense = S.toarray()
+baselines = {"scipy": lambda: S @ x, "numpy (dense)": lambda: dense @ x}
+agrees = lambda y, ref: np.allclose(y.to_numpy(), ref)
+
+lattice_view = Explorer(by_lattice.trace, run=run_lattice, baselines=baselines, check=agrees)
+lattice_view"""),
+    ("md", """The lattice at each loop is the heart of the TACO theory. For SpMV it is tiny: at `i` the
+dense rows are simply walked; at `j` only the stored entries of row `i` matter, because
+`0 * x[j] = 0`. The same steps, without widgets:"""),
+    ("code", """lattices = [step.artifact("lattice").text for step in by_lattice.trace.find("lattice")]
+assert "while j <- A" in lattices[-1]      # at j: walk the stored entries of A only
+print("\\n\\n".join(lattices))"""),
+    ("code", """lattice_step = by_lattice.trace.stages().index("lattice") + 1   # the lattice of the j loop
+lattice_view.goto(lattice_step)
+display(HTML(lattice_view.artifact_pane.value))"""),
+    ("md", """### Stepping through the looplet lowering
+
+Here the drawing is the **looplet nest** of each unfurled access. At a `lower:Stepper` or
+`lower:Spike` step the looplet being lowered is highlighted in the nest. Filter with
+*show: stage lower* to see only the lowering steps, or *stage simplify* to see the rewrites."""),
+    ("code", """looplet_view = Explorer(by_looplets.trace, run=run_looplets, baselines=baselines, check=agrees)
+looplet_view"""),
+    ("code", """nest = [a for s in by_looplets.trace.find("unfurl") for a in s.artifacts if a.name.startswith("A.lvl1")][0]
+print(nest.text)"""),
+    ("md", """### Side by side
+
+`Compare` puts the two variants next to each other: the lattices of one and the looplet nests of
+the other, their C, and *time both* against scipy."""),
+    ("code", """Compare(by_lattice.trace, by_looplets.trace, labels=("lattice", "looplets"),
+        run_a=run_lattice, run_b=run_looplets, baselines={"scipy": baselines["scipy"]})"""),
+    ("md", """## 4. The C, and how fast it runs
+
+The lattice kernel is the loop nest you would write by hand: rows, then the stored entries of
+each row. The looplet kernel walks the same entries through a Stepper of Spikes."""),
+    ("code", """print(by_lattice.c_source)"""),
+    ("code", """print(by_looplets.c_source)"""),
+    ("md", """Timing: `explorer.compare` runs each call several times and reports the median, the spread
+and the ratio to the kernel; `check` compares every baseline's result with the kernel's. (The
+kernel call includes binding the tensors and building the result, a few microseconds of Python.)"""),
+    ("code", """for name, run in (("lattice", run_lattice), ("looplets", run_looplets)):
+    result = compare(run, baselines, repeats=5, name=name, check=agrees)
+    assert all(result.checks.values())
+    display(HTML(f"<h4>{name}</h4>" + result.html()))"""),
+    ("md", """## Where next
+
+| notebook | what you learn |
+| --- | --- |
+| `01-explorer` | the explorer in depth: filters, failures, HTML export |
+| `02-formats-and-fiber-trees` | level formats and fiber trees |
+| `03-iteration-lattices` | lattices, merge loops and the brute-force check |
+| `04-looplets` | looplet nests, lowering rules and the simplifier |
+| `05-finch-language` | loop programs with control flow |
+| `06-fill-values-and-user-functions` | non-zero fills, min-plus, user functions, masks |
+| `07-workspaces-and-scheduling` | loop orders and what a schedule may not do |
+| `08-new-level-format` | define a level format and debug it with the explorer |
+| `09-performance` | benchmarks against scipy and numpy |"""),
+]

@@ -1,0 +1,90 @@
+"""04: looplets."""
+
+NAME = "04-looplets.ipynb"
+
+CELLS = [
+    ("md", """# Looplets
+
+The lattice strategy sees every level as a list of coordinates. **Looplets** (Ahrens, Donenfeld,
+Kjolstad and Amarasinghe, 2023) describe a fiber by its *structure* instead: a `Sequence` of
+`Phase`s, each a `Run` of one value, a `Spike` (a run then one special value), a `Stepper` that
+repeats a smaller looplet, or a `Lookup` that can be read at any coordinate. A level format says
+how to **unfurl** one of its fibers into such a nest, and the compiler lowers the nests of all
+operands of a loop *together*, one rule per looplet kind, simplifying the code as it goes.
+
+| looplet | meaning | lowered to |
+| --- | --- | --- |
+| `Lookup(i -> v(i))` | random access | a `for` loop, or nothing when another operand drives |
+| `Run(v)` / `Fill(v)` | the same value on the whole extent | the value, substituted |
+| `Spike(body, tail)` | a run, then one last value | the body on `[start, stop - 1)`, the tail at `stop - 1` |
+| `Sequence(Phase...)` | consecutive pieces | one block per phase, extents truncated |
+| `Stepper(chunk, next)` | repeats `chunk` | a `while` loop stepping to the next stop |
+| `Thunk(preamble, body)` | set-up code | the preamble, hoisted |"""),
+    ("code", """import numpy as np
+from IPython.display import HTML, display
+
+import compiler as ss
+from compiler.levels import Dense, Element, SparseBand, SparseList
+from compiler.looplets import compile_program, loop_program
+from explorer import render_artifact
+from widgets import Explorer"""),
+    ("md", """## The nest of a SparseList fiber
+
+A `SparseList` fiber is a phase of spikes (fill up to each stored coordinate, then its value)
+ending at the last stored coordinate, then fill to the end."""),
+    ("code", """kernel = ss.lower("y[i] = A[i, j] * x[j]", strategy="looplets", A="csr", x="dense")
+nests = {a.name: a for s in kernel.trace.find("unfurl") for a in s.artifacts}
+print(list(nests))
+row = next(a for name, a in nests.items() if name.startswith("A.lvl1"))   # a row of A
+print(row.text)
+display(HTML(render_artifact(row)))"""),
+    ("md", """## The lowering rules, step by step
+
+Every rule application is a step of the trace, named `lower:<Looplet>`. Filter the explorer by
+*stage lower* to follow them; the looplet being lowered is highlighted in the drawing."""),
+    ("code", """rules = [s for s in kernel.trace.stages() if s.startswith("lower:")]
+print(sorted(set(rules)))"""),
+    ("code", """view = Explorer(kernel.trace)
+view.filter.value = "stage:lower"
+view"""),
+    ("md", """## The simplifier
+
+After each rule the program is simplified by term rewriting: a multiplication by a fill of zero
+vanishes, a run of an addition of zero is dropped, constant conditions fold. Each rewrite is kept
+as (rule, before, after):"""),
+    ("code", """rewrites = [r for s in kernel.trace.find("simplify") for r in s.rewrites]
+for r in rewrites[:8]:
+    print(f"{r.rule:28} {r.before}  ->  {r.after}")
+assert rewrites"""),
+    ("md", """## A band times a list: the dot product of the Looplets paper
+
+`A` is a SparseList, `B` a SparseBand. Walking both would be wasteful: the band is one block, so
+the compiler steps through the list's entries and **locates** each in the band by random access,
+the example of Figure 1 of the paper: `C = 3.0 * 3.7 + 2.7 * 4.7 = 23.79`."""),
+    ("code", """@loop_program
+def dot(C, A, B):
+    for i in _:
+        C += A[i] * B[i]
+
+A = ss.Tensor.from_numpy(np.array([0, 1.9, 0, 3.0, 2.7, 0, 0, 0, 5.5, 0, 0]), SparseList(Element(0.0)))
+B = ss.Tensor.from_numpy(np.array([0, 0, 0, 3.7, 4.7, 9.2, 1.5, 8.7, 0, 0, 0]), SparseBand(Element(0.0)))
+k = compile_program(dot, C=Element(0.0), A=A, B=B)
+result = k(A=A, B=B)
+assert abs(result - 23.79) < 1e-12
+print(round(result, 6))"""),
+    ("code", """print(k.c_source)"""),
+    ("code", """for s in k.trace.find("unfurl"):
+    for a in s.artifacts:
+        print(a.name); print(a.text); print()"""),
+    ("md", """## Exercises
+
+**1.** Is there a loop over the band in the band-list kernel? (Answer: no `for` loop at all: only
+the walk over the list's entries, and a binary search that skips to the band's start.)
+**2.** Lower the same dot product with both operands as SparseLists. Does the C now merge two lists?"""),
+    ("code", """assert "for (" not in k.c_source
+
+B_list = B.asformat(ss.Format(SparseList(Element(0.0))))
+k_list = compile_program(dot, C=Element(0.0), A=A, B=B_list)
+assert abs(k_list(A=A, B=B_list) - 23.79) < 1e-12
+print("while loops with two lists:", k_list.c_source.count("while"))"""),
+]

@@ -1,0 +1,153 @@
+"""05: the Finch language."""
+
+NAME = "05-finch-language.ipynb"
+
+CELLS = [
+    ("md", """# The Finch language: loops with control flow
+
+Index notation says *what* to compute. Finch's loop language (Ahrens et al., 2023) lets you say
+more: loops in a chosen order, `if` conditions on indices, `let` bindings, offsets and padding
+in subscripts, any reduction operator. sparsescope embeds it in Python: decorate a function with
+`@loop_program`; `for i in _:` loops over the whole extent of `i`; `y[i] += ...` accumulates.
+`compile_program` lowers it with looplets (`lower(..., strategy="looplets")` accepts loop programs
+too).
+
+| syntax | meaning |
+| --- | --- |
+| `y[...] = 0` | initialize the whole output |
+| `for i in _:` | loop over the extent of `i` (inferred from the tensors) |
+| `if i <= j:` | run the body only where the condition holds |
+| `A[~(i + j - 1)]` | offset access, *permissive*: out of range gives `missing` |
+| `coalesce(a, b)` | the first operand that is not missing (padding!) |
+| `y[i] <<= op, v` | reduce with any operator |"""),
+    ("code", """import numpy as np
+
+import compiler as ss
+from compiler.levels import Element, SparseList
+from compiler.looplets import compile_program, loop_program
+from widgets import Explorer
+
+rng = np.random.default_rng(3)
+def sparse(shape, density):
+    return rng.random(shape) * (rng.random(shape) < density)"""),
+    ("md", """## SpMV as a loop program, both loop orders
+
+With CSC storage the column loop must be outside: the loop order follows storage (the
+`concordize` pass checks accesses are in storage order)."""),
+    ("code", """@loop_program
+def spmv(y, A, x):
+    y[...] = 0
+    for i in _:
+        for j in _:
+            y[i] += A[i, j] * x[j]
+
+@loop_program
+def spmv_by_columns(y, A, x):
+    y[...] = 0
+    for j in _:
+        for i in _:
+            y[i] += A[i, j] * x[j]
+
+M = sparse((6, 8), 0.3)
+x = ss.Tensor.from_numpy(rng.random(8), "dense")
+for prog, fmt in ((spmv, "csr"), (spmv_by_columns, "csc")):
+    A = ss.Tensor.from_numpy(M, fmt)
+    k = compile_program(prog, y="dense", A=A, x=x)
+    assert np.allclose(k(A=A, x=x).to_numpy(), M @ x.to_numpy())
+print(spmv)"""),
+    ("md", """## Control flow: the sum of the upper triangle
+
+`if i <= j` is not evaluated per element: the compiler turns the condition into a *mask* looplet
+(a `Sequence` of a run of `true` up to `j`, then `false`) and intersects it with the matrix's
+looplets, so no loop ever visits the lower triangle. This is the Finch paper's first example."""),
+    ("code", """@loop_program
+def upper_triangle(s, A):
+    s[...] = 0.0
+    for j in _:
+        for i in _:
+            if i <= j:
+                s += A[i, j]
+
+M = sparse((6, 9), 0.5)
+A = ss.Tensor.from_numpy(M, "csc")
+k = compile_program(upper_triangle, s=Element(0.0), A=A)
+assert np.isclose(k(A=A), np.triu(M).sum())
+print(k.c_source)"""),
+    ("code", """Explorer(k.trace)"""),
+    ("md", """## Convolution with padding
+
+`A[~(i + j - 1)]` reads `A` at an offset, and outside `A`'s range the access is *missing*;
+`coalesce(..., 0.0)` turns missing into zero padding. The offset becomes a shift of `A`'s looplet
+nest; no bounds test runs per element."""),
+    ("code", """@loop_program
+def conv(B, A, F):
+    for i in _:
+        for j in _:
+            B[i] += coalesce(A[~(i + j - 1)], 0.0) * F[j]
+
+a = sparse((15,), 0.4)
+f = np.array([1.0, -2.0, 0.5])
+A = ss.Tensor.from_numpy(a, SparseList(Element(0.0)))
+F = ss.Tensor.from_numpy(f, "dense")
+B = ss.Tensor.from_numpy(np.zeros(15), "dense")
+k = compile_program(conv, B=B, A=A, F=F)
+padded = np.concatenate([[0.0], a, [0.0]])
+want = np.array([sum(padded[i + j] * f[j] for j in range(3)) for i in range(15)])
+assert np.allclose(k(A=A, F=F).to_numpy(), want)
+assert np.allclose(want, np.convolve(a, f[::-1], mode="same"))
+print("convolution agrees with numpy")"""),
+    ("md", """## Concatenation, let bindings and custom reductions"""),
+    ("code", """@loop_program
+def cat(C, A, B):
+    for i in _:
+        C[i] = coalesce(A[~i], B[~(i - 5)])
+
+a, b = sparse((5,), 0.6), sparse((4,), 0.6)
+A, B = (ss.Tensor.from_numpy(v, SparseList(Element(0.0))) for v in (a, b))
+k = compile_program(cat, C=ss.Tensor.from_numpy(np.zeros(9), "dense"), A=A, B=B)
+assert np.allclose(k(A=A, B=B).to_numpy(), np.concatenate([a, b]))
+
+absmax = ss.user_function("absmax", lambda x, y: max(abs(x), abs(y)),
+                          "return fabs(x) > fabs(y) ? fabs(x) : fabs(y);",
+                          identity=0.0, commutative=True, associative=True)
+
+@loop_program
+def row_absmax(y, A):
+    for i in _:
+        for j in _:
+            y[i] <<= absmax, A[i, j]
+
+M = sparse((4, 6), 0.5) - 0.3
+A = ss.Tensor.from_numpy(M, "csr")
+k = compile_program(row_absmax, y="dense", A=A)
+assert np.allclose(k(A=A).to_numpy(), np.abs(M).max(axis=1))
+print("concatenation and absmax agree with numpy")"""),
+    ("md", """## Exercises
+
+**1.** Write a loop program for the sum of the *strict* lower triangle (`i > j`) of a CSR matrix.
+**2.** Write `let`-style code: scale each row by `2 * x[i]` before accumulating into `y[j]`."""),
+    ("code", """@loop_program
+def strict_lower(s, A):
+    s[...] = 0.0
+    for i in _:
+        for j in _:
+            if i > j:
+                s += A[i, j]
+
+M = sparse((7, 7), 0.5)
+A = ss.Tensor.from_numpy(M, "csr")
+k = compile_program(strict_lower, s=Element(0.0), A=A)
+assert np.isclose(k(A=A), np.tril(M, -1).sum())
+
+@loop_program
+def scaled(y, A, x):
+    for i in _:
+        xi = x[i] * 2.0
+        for j in _:
+            y[j] += A[i, j] * xi
+
+x = ss.Tensor.from_numpy(rng.random(7), "dense")
+k = compile_program(scaled, y="dense", A=A, x=x)
+assert np.allclose(k(A=A, x=x).to_numpy(), 2 * x.to_numpy() @ M)
+print("both correct")"""),
+]

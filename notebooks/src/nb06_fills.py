@@ -1,0 +1,103 @@
+"""06: fill values and user functions."""
+
+NAME = "06-fill-values-and-user-functions.ipynb"
+
+CELLS = [
+    ("md", """# Fill values and user functions
+
+"Sparse" means *mostly one value*, and that value need not be zero. Every sparsescope tensor has
+a **fill value**, every operator knows its algebraic properties (identity, annihilator,
+commutativity, ...), and the compiler derives from them which coordinates a kernel must visit and
+the fill value of the result (Henry, Hsu, Kjolstad et al., 2021: *sparse array programming*).
+You can add your own operators, with their properties, as **user functions**."""),
+    ("code", """import math
+
+import numpy as np
+
+import compiler as ss
+from compiler.levels import Element, SparseList
+from widgets import Explorer
+
+inf = math.inf
+rng = np.random.default_rng(5)
+sv = ss.sparse_vector
+def check(program, out=None, functions=None, **tensors):
+    \"\"\"Lower and run with the lattice strategy, compare with the dense oracle, return the result.\"\"\"
+    outs = {} if out is None else {program.split("[")[0].strip(): out}
+    kernel = ss.lower(program, functions=functions, **tensors, **outs)
+    got = kernel(**tensors)
+    want, fill = ss.evaluate(program, functions=functions, **tensors)
+    assert np.allclose(got.to_numpy(), want, equal_nan=True)
+    return kernel, got, fill"""),
+    ("md", """## The result's fill value
+
+With `b` sparse around 3 and `c` around 5 (integers), `b ^ c` is 6 wherever both are unstored:
+the result is sparse around 6. The compiler computes that fill and only visits coordinates
+where either input is stored."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+b = ss.Tensor.from_numpy(np.array([3, 3, 1, 3, 3, 7, 3, 3]), sv(fill=3, dtype="int64"), name="b")
+c = ss.Tensor.from_numpy(np.array([5, 2, 5, 5, 5, 5, 5, 9]), sv(fill=5, dtype="int64"), name="c")
+kernel, a, fill = check("a[i] = b[i] ^ c[i]", b=b, c=c)
+print("fill of the result:", fill)
+print(a.to_numpy())"""),
+    ("md", """## Min-plus: shortest paths around infinity
+
+In the tropical semiring `(min, +)` the "zero" is `inf`: `inf + x = inf` (an annihilator of `+`)
+and `min(inf, x) = x` (the identity of `min`). A distance matrix stored sparse around `inf`
+gives one relaxation step of Bellman-Ford: `d'[i] = min_j (D[i, j] + d[j])`."""),
+    ("code", """D = np.full((5, 5), inf)
+for i, j, w in [(0, 1, 2.0), (1, 2, 1.0), (0, 3, 7.0), (3, 4, 1.0), (2, 4, 3.0), (1, 0, 2.0)]:
+    D[j, i] = w                           # D[to, from]: an edge from -> to of weight w
+np.fill_diagonal(D, 0.0)
+Dt = ss.Tensor.from_numpy(D, ss.csr(fill=inf), name="D")
+d = np.array([0.0, inf, inf, inf, inf])   # distances from vertex 0
+for _ in range(4):
+    kernel, d_next, fill = check("d[i] = min[j](D[i, j] + x[j])", D=Dt, x=ss.Tensor.from_numpy(d, ss.dense(1, fill=inf)))
+    d = d_next.to_numpy()
+print(d)
+assert d.tolist() == [0.0, 2.0, 3.0, 7.0, 6.0] and fill == inf"""),
+    ("code", """print(kernel.trace.find("lattice")[-1].artifact("lattice").text)
+Explorer(kernel.trace)"""),
+    ("md", """## User functions with properties
+
+`user_function(name, python, c_body, ...)` defines an operator: a Python implementation (the
+oracle), a C body, and the properties the compiler may use. Here `absmax` has identity 0, so a
+reduction with it may skip every unstored zero."""),
+    ("code", """absmax = ss.user_function("absmax", lambda x, y: max(abs(x), abs(y)),
+                          "return fabs(x) > fabs(y) ? fabs(x) : fabs(y);",
+                          identity=0.0, commutative=True, associative=True)
+M = rng.random((6, 7)) * (rng.random((6, 7)) < 0.4) - 0.2 * (rng.random((6, 7)) < 0.2)
+A = ss.Tensor.from_numpy(M, "csr", name="A")
+kernel, y, _ = check("y[i] = absmax[j](A[i, j])", functions={"absmax": absmax}, A=A)
+assert np.allclose(y.to_numpy(), np.abs(M).max(axis=1))
+print(y.to_numpy())"""),
+    ("md", """## Masked update: compute only where a mask is not set
+
+`y[i] = A[i, :] @ x where !m[i]` is written with a user function `mask(v, m)` whose explicit
+iteration algebra `x & !y` says: the result is the fill where `m` is set, so those rows need not
+be computed at all. The lattice at `i` contains an **omitter** point: the case `A ∩ m` that is
+skipped. Complements like `!m` are the generalization that the fill-value paper adds to TACO."""),
+    ("code", """mask = ss.user_function("mask", lambda v, m: 0.0 if m else v, "return y ? 0.0 : x;",
+                        algebra="x & !y", dtype="float64")
+A = ss.Tensor.from_numpy(rng.random((9, 7)) * (rng.random((9, 7)) < 0.4), "csr", name="A")
+x = rng.random(7)
+m = ss.Tensor.from_numpy(rng.random(9) < 0.4, sv(fill=False, dtype="bool"), name="m")
+kernel, y, _ = check("y[i] = mask(A[i, j] * x[j], m[i])", functions={"mask": mask}, A=A, x=x, m=m)
+assert np.allclose(y.to_numpy(), np.where(m.to_numpy(), 0.0, A.to_numpy() @ x))
+lattice_i = kernel.trace.find("lattice")[0].artifact("lattice").text
+assert "omit" in lattice_i
+print(lattice_i)"""),
+    ("md", """## Exercises
+
+**1.** A vector `b` is stored sparse around `2.0`. What is the fill value of `a[i] = b[i] * b[i]`?
+**2.** Which fill does `a[i] = max(b[i], c[i])` have when `b` is sparse around 1 and `c` around 4?"""),
+    ("code", """b = ss.Tensor.from_numpy(np.array([2.0, 2.0, 5.0, 2.0]), sv(fill=2.0), name="b")
+my_answer_1 = 4.0
+assert check("a[i] = b[i] * b[i]", b=b)[2] == my_answer_1
+
+b1 = ss.Tensor.from_numpy(np.array([1.0, 3.0, 1.0, 1.0]), sv(fill=1.0), name="b")
+c4 = ss.Tensor.from_numpy(np.array([4.0, 4.0, 9.0, 4.0]), sv(fill=4.0), name="c")
+my_answer_2 = 4.0
+assert check("a[i] = max(b[i], c[i])", b=b1, c=c4)[2] == my_answer_2
+print("both correct")"""),
+]

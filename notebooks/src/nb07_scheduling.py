@@ -1,0 +1,117 @@
+"""07: workspaces and scheduling."""
+
+NAME = "07-workspaces-and-scheduling.ipynb"
+
+CELLS = [
+    ("md", """# Scheduling: loop orders and what they may not do
+
+The *algorithm* (index notation) says what to compute; a *schedule* says in which order. TACO's
+scheduling language (Senanayake et al., 2020) transforms concrete index notation with commands
+such as `reorder`, `split` and `precompute` (which introduces a **workspace**).
+
+The lattice strategy takes the loop order as a schedule: `options={"order": [...]}` fixes the
+order of the loops (a `reorder`). The compiler checks that the order is legal for the formats: a
+sparse level can only be iterated after the levels above it. Workspaces (`precompute`) are
+introduced by the compiler where a sparse output needs one (SpGEMM below).
+For loop programs (notebook 05) the order is simply the order you write the loops in."""),
+    ("code", """import numpy as np
+import scipy.sparse as sp
+from IPython.display import HTML, display
+
+import compiler as ss
+from explorer import compare
+from widgets import Compare, Explorer
+
+SPMV = "y[i] = A[i, j] * x[j]"
+rng = np.random.default_rng(2)"""),
+    ("md", """## The default order follows storage
+
+For CSR the row loop is outside; for CSC the column loop is. The iteration graph step records the
+order chosen."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+for fmt in ["csr", "csc"]:
+    k = ss.lower(SPMV, A=fmt, x="dense")
+    print(fmt, "->", k.trace.find("iteration-graph")[0].note)"""),
+    ("md", """## Choosing the order, and what is rejected
+
+A legal order is accepted and recorded; an order that would iterate `j` before `i` in a CSR
+matrix is rejected, and so is an order that does not name every loop. The error names the
+tensor and the indices."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+k = ss.lower(SPMV, A="csc", x="dense", options={"order": ["j", "i"]})
+print(k.trace.find("iteration-graph")[0].note)
+for order in (["j", "i"], ["i"], ["i", "k"]):
+    try:
+        ss.lower(SPMV, A="csr", x="dense", options={"order": order})
+    except ss.StrategyError as e:
+        print(order, "->", e)
+try:
+    ss.lower(SPMV, A="csr", x="dense", options={"split": 32})
+except ss.StrategyError as e:
+    print(str(e).split(";")[0])   # the rest lists the options the strategy takes"""),
+    ("md", """## A failed schedule in the explorer
+
+When lowering fails, the explorer opens at the failing step with the error, showing how far the
+lowering got."""),
+    ("code", """from explorer import explore
+
+failed = explore(lambda trace: ss.lower(SPMV, trace=trace, A="csr", x="dense", options={"order": ["j", "i"]}))
+print(failed)
+Explorer(failed)"""),
+    ("md", """## SpGEMM and workspaces
+
+Sparse matrix multiplication `C[i, j] = A[i, k] * B[k, j]` with CSR operands runs in the order
+`i, k, j` (Gustavson's algorithm): for each row of `A`, scale rows of `B` and add them into row `i`
+of `C`. The additions land at scattered `j`, so a **sparse** `C` needs a dense **workspace** row:
+TACO's `precompute`, which rewrites the statement to `C[i, j] = w[j] where w[j] += A[i, k] * B[k, j]`.
+When the compiler introduces one, the trace has a `precompute` step and the CFIR allocates,
+gathers and resets the workspace; a compiler without workspace support says so and suggests a
+dense output."""),
+    ("code", """try:
+    k_ws = ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="csr")
+except ss.StrategyError as e:
+    k_ws = None
+    print("no workspace support:", e)
+if k_ws is not None:
+    print(k_ws.trace.stages())
+    for step in k_ws.trace.find("precompute"):
+        print(step.after)
+    print(k_ws.trace.find("cfir")[0].artifacts[0].text)
+    display(Explorer(k_ws.trace))"""),
+    ("code", """SA = sp.random(300, 300, density=0.02, format="csr", random_state=1)
+SB = sp.random(300, 300, density=0.02, format="csr", random_state=2)
+A, B = ss.Tensor.from_scipy(SA, name="A"), ss.Tensor.from_scipy(SB, name="B")
+spgemm = ss.lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=B)
+print(spgemm.trace.find("iteration-graph")[0].note)
+assert np.allclose(spgemm(A=A, B=B).to_numpy(), (SA @ SB).toarray())
+display(HTML(compare(lambda: spgemm(A=A, B=B), {"scipy (sparse result)": lambda: SA @ SB}, repeats=3).html()))
+if k_ws is not None:   # the sparse result, through the workspace
+    k_ws = ss.lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=B, C="csr")   # for scipy's int32 indices
+    assert np.allclose(k_ws(A=A, B=B).to_numpy(), (SA @ SB).toarray())
+    display(HTML(compare(lambda: k_ws(A=A, B=B), {"scipy": lambda: SA @ SB}, repeats=3, name="CSR result").html()))"""),
+    ("md", """## Two orders side by side
+
+The same SpMV over a CSC matrix (column order, scattering into `y`) next to CSR (row order,
+accumulating in a scalar): compare the C and the lattices."""),
+    ("code", """S = sp.random(1000, 1000, density=0.01, format="csr", random_state=3)
+x = rng.random(1000)
+Acsr, Acsc = ss.Tensor.from_scipy(S, name="A"), ss.Tensor.from_scipy(S.tocsc(), name="A")
+by_rows = ss.lower(SPMV, A=Acsr, x=x)
+by_cols = ss.lower(SPMV, A=Acsc, x=x)
+assert np.allclose(by_rows(A=Acsr, x=x).to_numpy(), by_cols(A=Acsc, x=x).to_numpy())
+Compare(by_rows.trace, by_cols.trace, labels=("CSR, order i, j", "CSC, order j, i"), kind="cfir",
+        run_a=lambda: by_rows(A=Acsr, x=x), run_b=lambda: by_cols(A=Acsc, x=x))"""),
+    ("md", """## Exercise
+
+Which loop orders are legal for `C[i, j] = A[i, j] + B[j, i]` with `A` CSR and `B` CSC? Try both
+orders and fill in `legal`. (Hint: `B[j, i]` in CSC is stored with `i` outside.)"""),
+    ("code", """legal = {("i", "j"): True, ("j", "i"): False}
+for order, expected in legal.items():
+    try:
+        ss.lower("C[i, j] = A[i, j] + B[j, i]", A="csr", B="csc", options={"order": list(order)})
+        ok = True
+    except ss.StrategyError:
+        ok = False
+    assert ok == expected, (order, ok)
+print("correct")"""),
+]

@@ -1,0 +1,183 @@
+"""08: writing and debugging a new level format."""
+
+NAME = "08-new-level-format.ipynb"
+
+CELLS = [
+    ("md", """# Writing and debugging a new level format
+
+Level formats are the extension point of sparsescope: a new structure (a band, blocks, runs,
+...) is a new level class plus, for each lowering strategy, the code that walks it. In this
+notebook we add **`SparsePoint`**, Finch's level for fibers that hold *at most one* stored entry
+(think of one-hot rows, permutation or assignment matrices), and debug it with the explorer.
+
+A level needs two parts:
+
+1. **storage**: a `Level` subclass (arrays, conversion from coordinates, validation). We reuse
+   SparseList's `pos`/`idx` arrays and only add the "at most one entry" rule;
+2. **a looplet unfurl**: how one fiber reads as a looplet nest, registered with
+   `compiler.looplets.levels.register_unfurl` (the looplet strategy dispatches on the level class).
+
+(The lattice strategy's iterators dispatch on a fixed set of classes; since `SparsePoint` is a
+`SparseList`, the lattice strategy treats it as one.)"""),
+    ("code", """from dataclasses import dataclass
+
+import numpy as np
+
+import compiler as ss
+from compiler.errors import FormatError
+from compiler.levels import Dense, Element, SparseList
+from explorer import explore
+from widgets import Explorer"""),
+    ("md", """## 1. Storage"""),
+    ("code", """@dataclass(frozen=True, eq=False, repr=False)
+class SparsePoint(SparseList):
+    \"\"\"At most one stored coordinate per fiber; stored like a SparseList (pos, idx).\"\"\"
+
+    name = "SparsePoint"
+
+    def spec(self):
+        return SparsePoint(self.child.spec(), index_dtype=self.index_dtype)
+
+    def format_key(self):
+        return ("SparsePoint", self.index_dtype.name, self.child.format_key())
+
+    def spec_str(self):
+        return f"SparsePoint({self.child.spec_str()})"
+
+    def _data_repr(self):
+        return f"SparsePoint({self.child!r}, {self.size}, pos={self.pos.tolist()}, idx={self.idx.tolist()})"
+
+    def from_entries(self, parent_count, parent_pos, coords, vals, sizes):
+        built = SparseList.from_entries(self, parent_count, parent_pos, coords, vals, sizes)
+        point = SparsePoint(built.child, built.size, built.pos, built.idx)
+        point.check(parent_count, "SparsePoint")
+        return point
+
+    def check(self, parent_count, where):
+        count = super().check(parent_count, where)
+        crowded = np.flatnonzero(np.diff(self.pos) > 1)
+        if len(crowded):
+            raise FormatError(f"{where}: fiber {crowded[0]} stores {int(np.diff(self.pos)[crowded[0]])} "
+                              f"entries; a SparsePoint fiber stores at most one")
+        return count"""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+onehot = np.array([[0, 0, 2.0, 0],
+                   [0, 0, 0,   0],
+                   [5.0, 0, 0, 0],
+                   [0, 0, 0, 1.5]])
+P = ss.Tensor.from_numpy(onehot, Dense(SparsePoint(Element(0.0))), name="P")
+print(P)
+print(P.fiber_tree_text())
+try:
+    ss.Tensor.from_numpy(np.ones((2, 2)), Dense(SparsePoint(Element(0.0))))
+except FormatError as e:
+    print(e)"""),
+    ("md", """## 2. Lowering without an unfurl: the explorer stops at the failing step
+
+The looplet strategy does not know `SparsePoint` yet. Lowering fails, and the explorer opens at
+the step where it stopped, with the program there and the error."""),
+    ("code", """SPMV = "y[i] = A[i, j] * x[j]"
+x = np.array([1.0, 10.0, 100.0, 1000.0])
+
+def build(trace):
+    return ss.lower(SPMV, strategy="looplets", trace=trace, A=P, x=x)
+
+session = explore(build, name="SparsePoint, no unfurl")
+print(session.error)
+print("stopped at step", session.current, "of", len(session) - 1, "-", session.step().stage)
+assert session.error and "no looplet unfurl" in session.error
+Explorer(session)"""),
+    ("md", """## 3. A first unfurl (with a bug)
+
+A SparsePoint fiber is: fill up to its one coordinate, that entry, then fill to the end. In
+looplets: a `Thunk` that reads the fiber's position and coordinate, then a `Sequence` of a `Phase`
+holding a `Spike` (fill, then the entry as its *tail*) and a last `Phase` of fill. An empty fiber
+gets an empty first phase, so nothing is read outside the arrays."""),
+    ("code", """from compiler.imperative.ir import BinOp, Const, Declare, Load, Select, Var
+from compiler.looplets import extents as X
+from compiler.looplets.levels import SubFiber, fill_value, register_unfurl
+from compiler.looplets.looplets import Fill, Phase, Sequence, Spike, Thunk
+
+def child(f, pos):
+    \"\"\"The sub-fiber at position ``pos`` of the next level.\"\"\"
+    return SubFiber(f.tensor, f.level + 1, pos, f.mode, f.dirty)
+
+def unfurl_point_buggy(f, ctx, mode):
+    info, k = f.tensor, f.level
+    pos, idx = info.array(k, "pos"), info.array(k, "idx")
+    q, stop = Var(ctx.fresh("qP")), Var(ctx.fresh("stopP"))
+    pre = (Declare(q, "int64", Load(pos, f.pos)),
+           Declare(stop, "int64", Select(BinOp("<", q, Load(pos, X.add(f.pos, 1))),
+                                         Load(idx, q),          # the spike's end ...
+                                         Const(0, "int64"))))
+    fill = Fill(fill_value(info))
+    return Thunk(pre, Sequence((Phase(stop, Spike(fill, child(f, q))), Phase(None, fill))))
+
+register_unfurl(SparsePoint, unfurl_point_buggy)
+session = explore(build, name="SparsePoint, first try")
+assert session.error is None
+kernel = build(ss.Trace())
+got, want = kernel(A=P, x=x).to_numpy(), onehot @ x
+print("got ", got)
+print("want", want)
+assert not np.allclose(got, want)   # compiles, runs, and is wrong"""),
+    ("md", """It compiles and runs, but the result is wrong: row 0 gives 20 (= 2 * x[1]) instead of 200
+(= 2 * x[2]), and row 2 is lost. Step to the `unfurl` step of `j` in the explorer and read the
+nest: the `Phase` ends at `stopP = idx[q]`, and a `Spike`'s tail is the **last** coordinate of its
+extent, `stop - 1`. Extents are half-open, so the phase must end at `idx[q] + 1`. (Row 2's entry is
+at coordinate 0: its phase `[0, 0)` is empty.)"""),
+    ("code", """Explorer(session)"""),
+    ("md", """## 4. The fix"""),
+    ("code", """def unfurl_point(f, ctx, mode):
+    info, k = f.tensor, f.level
+    pos, idx = info.array(k, "pos"), info.array(k, "idx")
+    q, stop = Var(ctx.fresh("qP")), Var(ctx.fresh("stopP"))
+    pre = (Declare(q, "int64", Load(pos, f.pos)),
+           Declare(stop, "int64", Select(BinOp("<", q, Load(pos, X.add(f.pos, 1))),
+                                         X.add(Load(idx, q), 1),   # half-open: one past the entry
+                                         Const(0, "int64"))))
+    fill = Fill(fill_value(info))
+    return Thunk(pre, Sequence((Phase(stop, Spike(fill, child(f, q))), Phase(None, fill))))
+
+register_unfurl(SparsePoint, unfurl_point)
+kernel = build(ss.Trace())
+assert np.allclose(kernel(A=P, x=x).to_numpy(), onehot @ x)
+want, _ = ss.evaluate(SPMV, A=P, x=x)
+assert np.allclose(kernel(A=P, x=x).to_numpy(), want)
+print(kernel(A=P, x=x).to_numpy())
+print(kernel.c_source)"""),
+    ("md", """No loop over the stored entries remains: each row is one test and one multiply. A larger
+random check against the oracle, and against a CSR kernel:"""),
+    ("code", """rng = np.random.default_rng(0)
+n = 500
+M = np.zeros((n, n))
+rows = rng.choice(n, 400, replace=False)
+M[rows, rng.integers(0, n, 400)] = rng.random(400) + 0.5
+Pn = ss.Tensor.from_numpy(M, Dense(SparsePoint(Element(0.0))), name="A")
+xn = rng.random(n)
+k_point = ss.lower(SPMV, strategy="looplets", trace=ss.Trace(), A=Pn, x=xn)
+assert np.allclose(k_point(A=Pn, x=xn).to_numpy(), M @ xn)
+Explorer(k_point.trace)"""),
+    ("md", """## Exercises
+
+**1.** Use the new format in a loop program: the dot product of a SparsePoint vector with a dense
+vector. **2.** A hand-built SparsePoint level is validated like any other: build one whose `idx` is
+out of range and read the error (kernels lowered with `checked=True` re-validate inputs on every call)."""),
+    ("code", """from compiler.looplets import compile_program, loop_program
+
+@loop_program
+def dot(s, a, b):
+    for i in _:
+        s += a[i] * b[i]
+
+a = ss.Tensor.from_numpy(np.array([0, 0, 4.0, 0, 0]), SparsePoint(Element(0.0)))
+b = ss.Tensor.from_numpy(np.arange(5.0), "dense")
+k = compile_program(dot, s=Element(0.0), a=a, b=b)
+assert k(a=a, b=b) == 8.0
+
+bad = SparsePoint(Element(0.0, np.array([1.0])), 5, pos=np.array([0, 1]), idx=np.array([7]))
+try:
+    ss.Tensor(bad)
+except FormatError as e:
+    print(e)"""),
+]

@@ -1,0 +1,100 @@
+"""The scheduling API: each transformation's result against the oracle, and clear refusals."""
+
+import numpy as np
+import pytest
+
+from compiler import Tensor, evaluate, lower
+from compiler.backend import build
+from compiler.errors import StrategyError
+from compiler.format import csc, csf, csr, dense
+from compiler.lattice import Schedule
+from compiler.lattice.schedule import as_schedule
+
+
+def rand(shape, density, rng):
+    a = rng.integers(1, 6, size=shape).astype(float)
+    a[rng.random(shape) >= density] = 0.0
+    return a
+
+
+def check(prog, schedule, out=None, **tensors):
+    kw = dict(tensors)
+    if out is not None:
+        kw[prog.split("[")[0]] = out
+    k = lower(prog, options={"schedule": schedule}, **kw)
+    want, _ = evaluate(prog, **tensors)
+    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
+    np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), want)
+    return k
+
+
+@pytest.fixture
+def mats():
+    rng = np.random.default_rng(1)
+    A = rand((9, 7), 0.3, rng)
+    A[2] = 0
+    return (Tensor.from_numpy(A, csr(), name="A"), Tensor.from_numpy(rand((7, 8), 0.3, rng), csr(), name="B"),
+            rng.random(7))
+
+
+def test_reorder_and_precompute_give_spgemm(mats):
+    A, B, _ = mats
+    s = Schedule().reorder("i", "k", "j").precompute("j", "acc")
+    k = check("C[i, j] = A[i, k] * B[k, j]", s, out=csr(), A=A, B=B)
+    steps = {st.stage: st for st in k.trace.steps}
+    assert "schedule:reorder" in steps and "schedule:precompute" in steps
+    assert "acc[j] += A[i, k] * B[k, j]" in str(steps["schedule:precompute"].after)
+    assert "precompute" not in steps  # no automatic workspace on top of the scheduled one
+
+
+def test_precompute_into_dense_output(mats):
+    A, B, _ = mats
+    k = check("C[i, j] = A[i, k] * B[k, j]", [("reorder", "i", "k", "j"), ("precompute", "j")], A=A, B=B)
+    assert "sort" not in k.c_source  # a dense consumer needs no order
+
+
+def test_parallelize_spmv_and_ttv(mats):
+    A, _, x = mats
+    if build.openmp_support() is not None:
+        pytest.skip("the C compiler has no OpenMP")
+    k = check("y[i] = A[i, j] * x[j]", Schedule().parallelize("i"), A=A, x=x)
+    assert "#pragma omp parallel for" in k.c_source
+    rng = np.random.default_rng(2)
+    Bt = Tensor.from_numpy(rand((4, 5, 6), 0.3, rng), csf(), name="B")
+    check("A[i, j] = B[i, j, k] * c[k]", [("parallelize", "i")], out=dense(2), B=Bt, c=rng.random(6))
+
+
+def test_only_parallel_kernels_get_openmp(mats):
+    A, _, x = mats
+    k = lower("y[i] = A[i, j] * x[j]", A=A, x=x)
+    assert "#pragma" not in k.c_source
+
+
+@pytest.mark.parametrize("prog, formats, schedule, message", [
+    ("y[i] = A[i, j] * x[j]", {"A": csc(), "x": dense(1)}, Schedule().parallelize("j"), "same elements of y"),
+    ("C[i, j] = A[i, k] * B[k, j]", {"A": csr(), "B": csr(), "C": csr()}, Schedule().parallelize("i"),
+     "sparse output C"),
+    ("C[i, j] = A[i, k] * B[k, j]", {"A": csr(), "B": csr()},
+     Schedule().reorder("i", "k", "j").precompute("j").parallelize("i"), "workspace"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().parallelize("j"), "outermost"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().reorder("j", "i"), "stored with i before j"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute("j"), "not an index of the result"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute("i", "A"), "already a tensor"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().split("i", "i0", "i1", 4), "split"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().fuse("i", "j", "f"), "fuse"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().pos("j", "jp", "A"), "pos"),
+    ("a[i] = b[i] + c[i]", {"b": "sparse_vector", "c": "sparse_vector"}, Schedule().parallelize("i"), "while loop"),
+])
+def test_inapplicable_schedules_say_why(prog, formats, schedule, message):
+    from compiler.format import parse_format
+    fm = {k: parse_format(v, ndim=1) if isinstance(v, str) else v for k, v in formats.items()}
+    with pytest.raises(StrategyError, match=message):
+        lower(prog, options={"schedule": schedule}, **fm)
+
+
+def test_schedule_spellings():
+    assert as_schedule([("reorder", "i", "j")]) == Schedule().reorder("i", "j")
+    with pytest.raises(StrategyError, match="unknown scheduling command"):
+        as_schedule([("unroll", "i", 4)])
+    with pytest.raises(StrategyError, match="not a command"):
+        as_schedule(["reorder"])

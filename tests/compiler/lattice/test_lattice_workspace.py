@@ -1,0 +1,160 @@
+"""SpGEMM and other sparse outputs gathered through a dense workspace (taco.md §2.8, E8)."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler import Tensor, evaluate, lower, parse
+from compiler.format import coo, csc, csr, dcsr, dense, sparse_vector
+from compiler.lattice.cfir import CWorkspace, Setup, build_cfir, interpret_cfir
+from compiler.lattice.cin import Where
+
+SPGEMM = "C[i, j] = A[i, k] * B[k, j]"
+
+
+def rand(shape, density, rng, lo=1, hi=6):
+    a = rng.integers(lo, hi, size=shape).astype(float)
+    a[rng.random(shape) >= density] = 0.0
+    return a
+
+
+def spgemm(A, B, out=csr(), fa=csr(), fb=csr()):
+    At, Bt = Tensor.from_numpy(A, fa, name="A"), Tensor.from_numpy(B, fb, name="B")
+    k = lower(SPGEMM, A=At, B=Bt, C=out)
+    got = k(A=At, B=Bt)
+    want, _ = evaluate(SPGEMM, A=At, B=Bt)
+    np.testing.assert_allclose(got.to_numpy(), want)
+    if out.levels[-1].name != "Dense":
+        assert not np.any(got.vals == 0.0), "an explicit zero was stored"
+    return k, got
+
+
+def test_e8_exact_arrays():
+    k, C = spgemm(np.array([[1, 0, 2], [0, 3, 0.]]), np.array([[0, 4], [5, 0], [6, 7.]]))
+    assert C.levels[1].pos.tolist() == [0, 2, 3]
+    assert C.levels[1].idx.tolist() == [0, 1, 0]
+    assert C.vals.tolist() == [12, 18, 15]
+
+
+def test_workspace_is_in_concrete_notation_and_trace():
+    k, _ = spgemm(np.eye(3), np.eye(3))
+    step = k.trace.find("precompute")[0]
+    assert isinstance(step.after.body, Where) and step.after.body.temp.indices
+    text = str(step.after)
+    assert "w[j] += A[i, k] * B[k, j]" in text and "C[i, j] = w[j]" in text and "workspace" in text
+    cfir = k.trace.find("cfir")[0].artifacts[0].text
+    assert "alloc workspace w[j]" in cfir and "sort w_list" in cfir and "reset w" in cfir
+    src = k.c_source
+    assert "w_set[j] = true;" in src and "free(w);" in src
+    # allocated once, outside the row loop, and reset per row
+    assert src.index("alloc_array(B1_size, sizeof *w") < src.index("for (int64_t i = 0;")
+    assert "w[j_reset] = 0.0;" in src
+
+
+@pytest.mark.parametrize("shape", [(7, 5, 9), (1, 1, 1), (0, 3, 4), (4, 0, 3), (3, 4, 0)])
+@pytest.mark.parametrize("density", [0.0, 0.3, 1.0])
+def test_spgemm_against_scipy(shape, density):
+    rng = np.random.default_rng(sum(shape) + int(10 * density))
+    m, n, p = shape
+    A, B = rand((m, n), density, rng), rand((n, p), density, rng)
+    if m > 2:
+        A[1] = 0  # an empty row
+    _, C = spgemm(A, B)
+    ref = sp.csr_matrix(A) @ sp.csr_matrix(B)
+    ref.eliminate_zeros()
+    ref.sort_indices()
+    np.testing.assert_array_equal(C.levels[1].pos, ref.indptr)
+    np.testing.assert_array_equal(C.levels[1].idx, ref.indices)
+    np.testing.assert_allclose(C.vals, ref.data)
+
+
+def test_long_rows_use_heapsort():
+    rng = np.random.default_rng(3)
+    A, B = rand((6, 40), 0.9, rng), rand((40, 80), 0.7, rng)  # rows of ~80 coordinates
+    k, C = spgemm(A, B)
+    assert "heapsort" in k.c_source
+    assert np.all(np.diff(C.levels[1].idx[C.levels[1].pos[0]:C.levels[1].pos[1]]) > 0)
+
+
+def test_cancellation_is_not_stored():
+    A = np.array([[1.0, 1.0]])
+    B = np.array([[2.0, 3.0], [-2.0, 1.0]])
+    _, C = spgemm(A, B)
+    assert C.levels[1].idx.tolist() == [1] and C.vals.tolist() == [4.0]
+
+
+@pytest.mark.parametrize("out", [dcsr(), coo()], ids=["dcsr", "coo"])
+def test_other_sparse_outputs(out):
+    rng = np.random.default_rng(5)
+    A, B = rand((6, 5), 0.3, rng), rand((5, 7), 0.3, rng)
+    A[2] = 0
+    spgemm(A, B, out=out)
+
+
+def test_dense_output_needs_no_workspace():
+    rng = np.random.default_rng(9)
+    A, B = rand((5, 4), 0.5, rng), rand((4, 6), 0.5, rng)
+    k, _ = spgemm(A, B, out=dense(2))
+    assert not k.trace.find("precompute")
+
+
+def test_interpreters_agree():
+    rng = np.random.default_rng(11)
+    A, B = rand((6, 5), 0.4, rng), rand((5, 7), 0.4, rng)
+    At, Bt = Tensor.from_numpy(A, csr(), name="A"), Tensor.from_numpy(B, csr(), name="B")
+    k = lower(SPGEMM, A=At, B=Bt, C=csr())
+    np.testing.assert_allclose(k.interpret(A=At, B=Bt).to_numpy(), A @ B)
+    setup = Setup.create(parse(SPGEMM), {"A": csr(), "B": csr(), "C": csr()})
+    cfir = build_cfir(setup.statement, setup)
+    assert isinstance(cfir.loops[0].cases[0].body, CWorkspace)
+    np.testing.assert_allclose(interpret_cfir(cfir, setup, A=At, B=Bt), A @ B)
+
+
+def test_checked_mode():
+    rng = np.random.default_rng(12)
+    A, B = rand((6, 5), 0.4, rng), rand((5, 7), 0.4, rng)
+    At, Bt = Tensor.from_numpy(A, csr(), name="A"), Tensor.from_numpy(B, csr(), name="B")
+    k = lower(SPGEMM, A=At, B=Bt, C=csr(), checked=True)
+    np.testing.assert_allclose(k(A=At, B=Bt).to_numpy(), A @ B)
+
+
+def test_min_plus_workspace_starts_at_infinity():
+    inf = math.inf
+    rng = np.random.default_rng(4)
+    A, B = rand((5, 4), 0.4, rng), rand((4, 6), 0.4, rng)
+    A[A == 0], B[B == 0] = inf, inf
+    At = Tensor.from_numpy(A, csr(fill=inf), name="A")
+    Bt = Tensor.from_numpy(B, csr(fill=inf), name="B")
+    prog = "C[i, j] = min[k](A[i, k] + B[k, j])"
+    k = lower(prog, A=At, B=Bt, C=csr(fill=inf))
+    got = k(A=At, B=Bt)
+    want, _ = evaluate(prog, A=At, B=Bt)
+    np.testing.assert_allclose(got.to_numpy(), want)
+    assert "w[j_reset] = INFINITY;" in k.c_source
+
+
+def test_csc_spmv_into_sparse_vector_through_workspace():
+    rng = np.random.default_rng(2)
+    A = rand((9, 7), 0.3, rng)
+    At = Tensor.from_numpy(A, csc(), name="A")
+    x = rng.random(7)
+    k = lower("y[i] = A[i, j] * x[j]", A=At, x=x, y=sparse_vector())
+    np.testing.assert_allclose(k(A=At, x=x).to_numpy(), A @ x)
+    assert k.trace.find("precompute")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.tuples(st.integers(0, 7), st.integers(0, 7), st.integers(0, 30)),
+       st.sampled_from([0.0, 0.1, 0.4, 1.0]), st.sampled_from(["csr", "dcsr", "coo"]),
+       st.sampled_from(["csr", "dcsr"]), st.integers(0, 2 ** 16))
+def test_spgemm_differential(shape, density, fa, fout, seed):
+    rng = np.random.default_rng(seed)
+    m, n, p = shape
+    A, B = rand((m, n), density, rng, lo=-3, hi=4), rand((n, p), density, rng, lo=-3, hi=4)
+    fmts = {"csr": csr(), "dcsr": dcsr(), "coo": coo()}
+    _, C = spgemm(A, B, out=fmts[fout], fa=fmts[fa])
+    np.testing.assert_allclose(C.to_numpy(), A @ B)
