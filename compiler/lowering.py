@@ -220,12 +220,14 @@ class Kernel:
                 else:
                     buf = np.full(math.prod(storage), low.fill, dtype=p.dtype)
             else:
-                level = _pos_level(out_name, pname)
+                level, kind = _level_array(out_name, pname)
                 count = None if level is None else binding.dense_parent_count(out_fmt, level, storage)
                 if count is None:
                     raise TypeError(f"kernel parameter {pname} is an inout buffer the runtime "
                                     f"cannot allocate (a bug in the {self.strategy} strategy)")
-                buf = np.zeros(count + 1, dtype=p.dtype)
+                # pos: one more than the parent's positions; tbl (SparseByteMap): one flag per child
+                length = count + 1 if kind == "pos" else count * storage[level]
+                buf = np.zeros(length, dtype=p.dtype)
             prefilled[pname] = args[pname] = buf
         call_args = {k: v for k, v in args.items()
                      if k in wanted and isinstance(wanted[k], (Scalar, Buffer))}
@@ -268,11 +270,13 @@ def extent_value(entry, inputs: dict) -> int:
     return int(entry)
 
 
-def _pos_level(tensor: str, pname: str) -> int | None:
-    prefix, suffix = tensor, "_pos"
-    if pname.startswith(prefix) and pname.endswith(suffix) and pname[len(prefix):-len(suffix)].isdigit():
-        return int(pname[len(prefix):-len(suffix)])
-    return None
+def _level_array(tensor: str, pname: str) -> tuple[int | None, str | None]:
+    """``(level, kind)`` of an inout ``{tensor}{level}_pos`` or ``_tbl`` buffer, else ``(None, None)``."""
+    for kind in ("pos", "tbl"):
+        suffix = "_" + kind
+        if pname.startswith(tensor) and pname.endswith(suffix) and pname[len(tensor):-len(suffix)].isdigit():
+            return int(pname[len(tensor):-len(suffix)]), kind
+    return None, None
 
 
 def _cache_key(program, strategy, formats, checked, options):

@@ -8,6 +8,7 @@ True
 """
 
 from .export import export_html
+from .rebuild import parse_schedule, rebuild_for
 from .render import RenderError, dot_to_svg
 from .renderers import (Diff, color_for, diff_steps, render_artifact, render_c, render_code, render_diff,
                         render_dot, render_step)
@@ -16,6 +17,7 @@ from .timing import Comparison, TimingStats, compare, time_callable
 
 __all__ = [
     "Comparison", "Diff", "RenderError", "Session", "StepView", "TimingStats", "color_for",
-    "compare", "diff_steps", "dot_to_svg", "explore", "export_html", "render_artifact", "render_c",
+    "compare", "diff_steps", "dot_to_svg", "explore", "export_html", "parse_schedule", "rebuild_for",
+    "render_artifact", "render_c",
     "render_code", "render_diff", "render_dot", "render_step", "time_callable",
 ]

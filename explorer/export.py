@@ -3,7 +3,9 @@
 The page holds one ``<section class="step">`` per step (inline CSS, inline SVG drawings, inline
 highlighted code) and a few lines of inline JavaScript that show one step at a time with
 previous/next buttons and the arrow keys. Without JavaScript every step is shown in order.
-Nothing in it refers to anything outside the page.
+Nothing in it refers to anything outside the page. With provenance (``data["provenance"]`` of
+the C artifact: ``{tag: C lines}``) the drawings' nodes and the C lines of a tag share a colour on
+every step, and a row of buttons selects one tag (the others fade).
 
 >>> from compiler import Trace
 >>> t = Trace(); _ = t.record("parse", after="y[i] = A[i]")
@@ -18,7 +20,7 @@ import html as _html
 import os
 import re
 
-from .renderers import render_step
+from .renderers import collect_provenance, color_for, render_step
 from .session import Session, explore
 
 __all__ = ["export_html", "export_text", "external_urls"]
@@ -41,6 +43,13 @@ section.step { border-top: 1px solid #eee; padding: 6px 0 14px; }
 .js section.step.current { display: block; }
 .error-summary { background: #fde8e8; color: #8a1111; padding: 6px 14px; }
 svg { max-width: 100%; height: auto; }
+nav.provenance { display: flex; flex-wrap: wrap; gap: 4px; padding: 6px 14px; border-bottom: 1px solid #eee;
+                 font: 12px sans-serif; align-items: center; }
+nav.provenance button { font: 12px monospace; border: 1px solid #ccc; border-radius: 3px; padding: 1px 6px;
+                        cursor: pointer; }
+nav.provenance button.selected { outline: 2px solid #36c; }
+.selecting span.ln[data-tags]:not(.sel) { background: transparent !important; }
+.selecting g.node[data-tags]:not(.sel) { opacity: .3; }
 """
 
 _JS = """
@@ -67,6 +76,15 @@ _JS = """
     else if (e.key === 'Home') show(0);
     else if (e.key === 'End') show(steps.length - 1);
   });
+  var tagButtons = Array.prototype.slice.call(document.querySelectorAll('nav.provenance button'));
+  function selectTag(tag) {
+    document.documentElement.classList.toggle('selecting', !!tag);
+    tagButtons.forEach(function (b) { b.classList.toggle('selected', !!tag && b.dataset.tag === tag); });
+    Array.prototype.forEach.call(document.querySelectorAll('[data-tags]'), function (el) {
+      el.classList.toggle('sel', !!tag && el.getAttribute('data-tags').split(' ').indexOf(tag) >= 0);
+    });
+  }
+  tagButtons.forEach(function (b) { b.onclick = function () { selectTag(b.dataset.tag); }; });
   var m = /^#step-(\\d+)$/.exec(location.hash);
   show(m ? parseInt(m[1], 10) : START);
 })();
@@ -90,10 +108,12 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
     session: Session = explore(source)
     title = title or (f"sparsescope trace: {session.name}" if session.name else "sparsescope trace")
     sections, links = [], []
+    # provenance of the whole trace (the C's tags), so earlier drawings share the C's colours
+    prov = collect_provenance(a for _, a in session.artifacts())
     for i, step in enumerate(session.steps):
         failed = step.error is not None
         sections.append(f'<section class="step" id="step-{i}" data-index="{i}">'
-                        f"{render_step(session.step(i))}</section>")
+                        f"{render_step(session.step(i), provenance=prov or None)}</section>")
         cls = ' class="failed"' if failed else ""
         links.append(f'<a href="#step-{i}"{cls}>'
                      f"{i}&nbsp;{_html.escape(step.stage)}</a>")
@@ -106,12 +126,23 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
         f'<header><h1>{_html.escape(title)}</h1><button id="prev" title="previous step (left arrow)">'
         f'&larr; prev</button><button id="next" title="next step (right arrow)">next &rarr;</button>'
         f'<span id="position">{len(session.steps)} steps</span></header>{error}'
-        f'<nav class="steps">{"".join(links)}</nav><main>{"".join(sections)}</main>'
+        f'<nav class="steps">{"".join(links)}</nav>{_legend(prov)}<main>{"".join(sections)}</main>'
         f"<script>{_JS.replace('START', str(start))}</script></body></html>\n")
     if path is not None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(page)
     return page
+
+
+def _legend(prov: dict) -> str:
+    """Buttons selecting one provenance tag (its C lines and drawing nodes), and "all"."""
+    if not prov:
+        return ""
+    buttons = "".join(f'<button data-tag="{_html.escape(t)}" style="background:{color_for(t)}" '
+                      f'title="C lines {", ".join(map(str, lines))}">{_html.escape(t)}</button>'
+                      for t, lines in prov.items())
+    return (f'<nav class="provenance"><span>provenance:</span><button data-tag="" '
+            f'style="background:#fff">all</button>{buttons}</nav>')
 
 
 def export_text(source) -> str:

@@ -37,7 +37,7 @@ from .render import RenderError, dot_to_svg
 __all__ = [
     "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
     "diff_steps", "error_banner", "highlight_svg", "inline_svg", "register_renderer", "render_artifact",
-    "render_c", "render_code", "render_diff", "render_dot", "render_step", "step_focus",
+    "render_c", "render_code", "render_diff", "render_dot", "render_step", "step_focus", "tag_names",
 ]
 
 # --- colours ----------------------------------------------------------------------------------
@@ -124,11 +124,13 @@ _PRE_STYLE = ("margin:0;padding:6px 8px;background:#fafafa;border:1px solid #e3e
 
 
 def render_code(text: str, language: str | None = None, line_colors: Mapping[int, str] | None = None,
-                line_titles: Mapping[int, str] | None = None, linenos: bool = True) -> str:
+                line_titles: Mapping[int, str] | None = None, linenos: bool = True,
+                line_tags: Mapping[int, Iterable[str]] | None = None) -> str:
     """Highlight ``text`` as HTML (``language``: ``"c"``, ``"ir"``, or ``None`` to guess).
 
     ``line_colors`` maps 1-based line numbers to a background colour; each line is a
-    ``<span class="ln" data-line="N">`` so panes can address lines.
+    ``<span class="ln" data-line="N">`` so panes can address lines; ``line_tags`` adds
+    ``data-tags="tag1 tag2"`` (provenance tags) to lines.
 
     >>> h = render_code("y[i] = A[i, j] * x[j]", language="ir")
     >>> h.startswith("<pre") and 'data-line="1"' in h
@@ -136,6 +138,7 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
     """
     line_colors = line_colors or {}
     line_titles = line_titles or {}
+    line_tags = line_tags or {}
     body = highlight(text, _lexer_for(text, language),
                      HtmlFormatter(noclasses=True, nowrap=True, style="default"))
     lines = body.split("\n")
@@ -147,7 +150,8 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
         style = f' style="background:{line_colors[n]}"' if n in line_colors else ""
         title = f' title="{_html.escape(line_titles[n])}"' if n in line_titles else ""
         num = (f'<span style="color:#aaa;user-select:none">{n:>{width}} </span>' if linenos else "")
-        out.append(f'<span class="ln" data-line="{n}"{style}{title}>{num}{line}</span>')
+        tags = (f' data-tags="{_html.escape(" ".join(line_tags[n]))}"' if line_tags.get(n) else "")
+        out.append(f'<span class="ln" data-line="{n}"{style}{title}{tags}>{num}{line}</span>')
     return f'<pre class="code" style="{_PRE_STYLE}">' + "\n".join(out) + "</pre>"
 
 
@@ -162,6 +166,7 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
     """
     colors: dict[int, str] = {}
     titles: dict[int, str] = {}
+    tags: dict[int, list[str]] = {}
     keep = set(only) if only is not None else None
     for ident, lines in (provenance or {}).items():
         if keep is not None and ident not in keep:
@@ -169,7 +174,8 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
         for n in lines:
             colors.setdefault(int(n), color_for(ident))
             titles[int(n)] = (titles[int(n)] + ", " if int(n) in titles else "") + str(ident)
-    return render_code(source, "c", colors, titles, linenos)
+            tags.setdefault(int(n), []).append(str(ident))
+    return render_code(source, "c", colors, titles, linenos, tags)
 
 
 # --- drawings ----------------------------------------------------------------------------------
@@ -191,13 +197,27 @@ def inline_svg(svg: str) -> str:
 _NODE_GROUP = re.compile(r'(<g id="[^"]*" class="node">\s*<title>(.*?)</title>)(.*?)(</g>)', re.S)
 _FIRST_SHAPE = re.compile(r'<(ellipse|polygon|path|rect)([^>]*?)fill="[^"]*"')
 _TEXTS = re.compile(r"<text[^>]*>(.*?)</text>", re.S)
+_LATTICE_POINT = re.compile(r"^\[([^|\]]*)\|([^|\]]*)\]$")
 
 
-def highlight_svg(svg: str, colors: Mapping[str, str]) -> str:
+def tag_names(tag: Any) -> list[str]:
+    """The node names a provenance tag matches: the tag and its last ``:`` component.
+
+    >>> tag_names("lattice:j:p0"), tag_names("p1")
+    (['lattice:j:p0', 'p0'], ['p1'])
+    """
+    tag = str(tag)
+    last = tag.rsplit(":", 1)[-1].strip()
+    return [tag] if not last or last == tag else [tag, last]
+
+
+def highlight_svg(svg: str, colors: Mapping[str, str],
+                  tags: Mapping[str, Iterable[str]] | None = None) -> str:
     """Fill the nodes of a Graphviz SVG named in ``colors`` (by node id, exact label, or the
     label's head before ``(``, so ``Stepper`` names a node labelled ``Stepper(stop=j + 1)``).
 
-    Names that match no node are ignored.
+    Names that match no node are ignored. ``tags`` maps names to provenance tags: a filled
+    node named there gets ``data-tags="tag1 tag2"`` (the exported page selects by it).
 
     >>> svg = dot_to_svg('digraph { a [label="point 0"]; b }')
     >>> out = highlight_svg(svg, {"point 0": "#ff0000", "zzz": "#00ff00"})
@@ -206,6 +226,9 @@ def highlight_svg(svg: str, colors: Mapping[str, str]) -> str:
     >>> svg = dot_to_svg('digraph { n0 [label="Stepper(stop=j + 1)"]; n1 [label="Spike"] }')
     >>> highlight_svg(svg, {"Stepper": "#ff0000"}).count('fill="#ff0000"')
     1
+    >>> svg = dot_to_svg('digraph { p0 [label="[A | x]\\nA[i, j] * x[j]"]; p1 [label="[B | ]"] }')
+    >>> highlight_svg(svg, {"A∩x": "#ff0000", "B": "#00ff00"}).count('fill="#')
+    2
     """
     if not colors:
         return svg
@@ -216,12 +239,23 @@ def highlight_svg(svg: str, colors: Mapping[str, str]) -> str:
         names.update(_html.unescape(t).strip() for t in _TEXTS.findall(body))
         # a looplet's label is ``Stepper(stop=..., ...)``: the step ``lower:Stepper`` names it
         names.update(n.split("(", 1)[0].strip() for n in list(names) if "(" in n)
-        color = next((colors[n] for n in names if n in colors), None)
+        # a lattice point drawn "[A B | x]" (iterated | located) is the point "A∩B" (its loop)
+        # and "A∩B∩x" (its case: the operands present), as the lattice strategy tags them
+        for name in list(names):
+            point = _LATTICE_POINT.match(name)
+            if point:
+                iterated, located = point.group(1).split(), point.group(2).split()
+                operands = [x for x in iterated + located if x != "U"]  # U: the dense range
+                names.update(x for x in ("∩".join(iterated), "∩".join(iterated + located),
+                                         "∩".join(operands)) if x)
+        color = next((colors[n] for n in sorted(names) if n in colors), None)
         if color is None:
             return m.group(0)
         body = _FIRST_SHAPE.sub(lambda s: f'<{s.group(1)}{s.group(2)}fill="{color}" stroke-width="2"',
                                 body, count=1)
-        return head.replace('class="node"', 'class="node highlighted"') + body + tail
+        node_tags = sorted({t for n in names for t in (tags or {}).get(n, ())})
+        extra = f' data-tags="{_html.escape(" ".join(node_tags))}"' if node_tags else ""
+        return head.replace('class="node"', f'class="node highlighted"{extra}') + body + tail
 
     return _NODE_GROUP.sub(fill, svg)
 
@@ -229,14 +263,20 @@ def highlight_svg(svg: str, colors: Mapping[str, str]) -> str:
 def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = None,
                provenance: Mapping[str, Any] | None = None, engine: str = "dot") -> str:
     """DOT to inline SVG; ``highlight`` names nodes to fill with the focus colour (or a
-    ``{name: colour}`` map); nodes named by ``provenance`` ids get their palette colour.
+    ``{name: colour}`` map); nodes named by ``provenance`` tags get their palette colour (a
+    tag ``lattice:j:p0`` names the node ``lattice:j:p0`` and the node ``p0``, by id or label).
 
     A drawing Graphviz rejects renders as an error box holding the DOT, never raising.
 
     >>> "<svg" in render_dot("digraph { a -> b }", highlight=["a"])
     True
     """
-    colors = {str(k): color_for(k) for k in (provenance or {})}
+    colors: dict[str, str] = {}
+    tags: dict[str, list[str]] = {}
+    for k in provenance or {}:
+        for name in tag_names(k):
+            colors.setdefault(name, color_for(k))
+            tags.setdefault(name, []).append(str(k))
     if isinstance(highlight, Mapping):
         colors.update({str(k): v for k, v in highlight.items()})
     elif highlight:
@@ -246,7 +286,7 @@ def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = N
     except RenderError as e:
         return (f'<div class="render-error" style="color:#a00">{_html.escape(str(e))}</div>'
                 f"<pre>{_html.escape(dot)}</pre>")
-    return inline_svg(highlight_svg(svg, colors))
+    return inline_svg(highlight_svg(svg, colors, tags))
 
 
 # --- artifacts ----------------------------------------------------------------------------------
@@ -300,6 +340,11 @@ def render_artifact(artifact: Artifact, highlight: Iterable[str] | None = None,
     """
     if provenance is None:
         provenance = collect_provenance([artifact])
+    if provenance and artifact.kind != "c" and str(artifact.name).startswith("forall "):
+        # the drawing of one loop's lattice: only tags "<kind>:<this index>:<point>" name its nodes
+        index = str(artifact.name).split()[-1]
+        provenance = {t: v for t, v in provenance.items()
+                      if len(str(t).split(":")) < 3 or str(t).split(":")[1] == index}
     fn = RENDERERS.get(artifact.kind, _generic)
     return fn(artifact, highlight=highlight, provenance=provenance)
 
@@ -402,12 +447,15 @@ def render_rewrites(step: Step) -> str:
     return f'<table class="rewrites" style="border-collapse:collapse;font-size:12px">{rows}</table>'
 
 
-def render_step(step, index: int | None = None, session=None, parts: Iterable[str] | None = None) -> str:
+def render_step(step, index: int | None = None, session=None, parts: Iterable[str] | None = None,
+                provenance: Mapping[str, Iterable[int]] | None = None) -> str:
     """HTML for one step: header, error, program, diff, rewrites, artifacts and C.
 
     ``step`` is a :class:`~compiler.trace.Step` or a session :class:`~explorer.session.StepView`
     (which also gives the diff from the previous step's program). ``parts`` restricts the
     sections (``"header"``, ``"program"``, ``"diff"``, ``"rewrites"``, ``"artifacts"``, ``"c"``).
+    ``provenance`` (``{tag: C lines}``, e.g. of the whole trace) colours the drawings and C;
+    by default the step's own.
 
     >>> from compiler import Trace
     >>> t = Trace(); s = t.record("parse", before="y[i]=A[i]", after="y[i] = A[i]")
@@ -442,7 +490,7 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
             out.append(_section("diff from the previous step", render_diff(text)))
     if "rewrites" in want and step.rewrites:
         out.append(_section(f"rewrites ({len(step.rewrites)})", render_rewrites(step)))
-    prov = collect_provenance(step.artifacts)
+    prov = dict(provenance) if provenance is not None else collect_provenance(step.artifacts)
     focus = step_focus(step)
     if "artifacts" in want:
         shown = [a for a in step.artifacts if a.kind != "c"]

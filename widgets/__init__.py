@@ -1,5 +1,6 @@
-"""sparsescope's ipywidgets UI over explorer sessions: :class:`Explorer` and :class:`Compare`."""
+"""ipywidgets UIs over explorer sessions: :class:`Explorer`, :class:`Compare`, :class:`FormatPicker`."""
 
-from .explorer import FORMAT_OPTIONS, Compare, Explorer
+from .explorer import Compare, Explorer
+from .pickers import LEVELS, FormatPicker
 
-__all__ = ["Compare", "Explorer", "FORMAT_OPTIONS"]
+__all__ = ["Compare", "Explorer", "FormatPicker", "LEVELS"]

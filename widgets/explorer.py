@@ -4,8 +4,10 @@
 by stage or rewrite rule, "hide unchanged steps", and panes for the program, the diff from the
 previous step, the step's drawings (its part highlighted) and the C code. A failed lowering
 opens at the failing step under an error banner. "copy as code" gives the Python that
-recreates the session. With ``rebuild=callable(formats, schedule) -> Trace`` it also shows a
-format picker per tensor and a schedule editor; "re-lower" rebuilds and redraws.
+recreates the session. With ``rebuild=callable(formats, schedule) -> Trace`` it also shows
+per-level format pickers per tensor (:class:`~widgets.pickers.FormatPicker`) and a schedule
+editor; changing a picker, or "re-lower", rebuilds and redraws. :meth:`Explorer.for_program`
+builds that callable from ``compiler.lower``.
 
 :class:`Compare` puts two variants side by side: their C, a chosen artifact kind, and timing.
 
@@ -22,13 +24,13 @@ import ipywidgets as W
 
 from compiler.trace import Trace
 from explorer import renderers as R
+from explorer.rebuild import format_code, initial_format, rebuild_for, schedule_code
 from explorer.session import Session, explore
 from explorer.timing import compare
 
-__all__ = ["Compare", "Explorer", "FORMAT_OPTIONS"]
+from .pickers import LEVELS, FormatPicker
 
-#: Formats offered by the per-tensor pickers (shorthands understood by ``compiler.parse_format``).
-FORMAT_OPTIONS = ("dense", "csr", "csc", "dcsr", "coo", "sparse_vector", "csf")
+__all__ = ["Compare", "Explorer", "FormatPicker", "LEVELS"]
 
 _PANE = W.Layout(border="1px solid #e3e3e3", padding="4px", overflow="auto", max_height="460px")
 
@@ -45,15 +47,18 @@ def _titled(title: str, pane: W.Widget) -> W.VBox:
 class Explorer(W.VBox):
     """Step through a lowering: ``Explorer(session | trace | saved trace | build(trace))``.
 
-    Keyword arguments: ``rebuild(formats, schedule) -> Trace`` (shows the format pickers and
-    schedule editor), ``formats`` (initial ``{tensor: format}``), ``schedule`` (initial text),
+    Keyword arguments: ``rebuild(formats, schedule) -> Trace`` (shows a per-level format
+    picker per tensor and the schedule editor; ``formats`` maps tensors to Formats),
+    ``formats`` (initial ``{tensor: Format | shorthand | Tensor}``), ``ndims`` (tensor orders,
+    for shorthands such as ``"dense"``), ``auto_relower`` (re-lower on every picker change;
+    the schedule re-lowers on "re-lower"), ``schedule`` (initial text),
     ``run`` (a zero-argument kernel call) and ``baselines`` (``{name: call}``) for live timing,
     ``check(kernel_result, baseline_result) -> bool`` to check results while timing.
     """
 
     def __init__(self, source: Any, *, rebuild: Callable[[dict, str], Any] | None = None,
                  formats: Mapping[str, str] | None = None, schedule: str = "",
-                 format_options: Sequence[str] = FORMAT_OPTIONS,
+                 ndims: Mapping[str, int] | None = None, auto_relower: bool = True,
                  run: Callable[[], Any] | None = None, baselines: Mapping[str, Callable] | None = None,
                  check: Callable[[Any, Any], bool] | None = None):
         super().__init__()
@@ -77,10 +82,12 @@ class Explorer(W.VBox):
         # filters
         self.filter = W.Dropdown(description="show", layout=W.Layout(width="300px"))
         self.hide_unchanged = W.Checkbox(value=False, description="hide unchanged steps", indent=False)
-        self.provenance = W.Dropdown(description="colour", layout=W.Layout(width="260px"))
+        self.provenance = W.Dropdown(description="provenance", layout=W.Layout(width="300px"),
+                                     tooltip="a lattice point or looplet: its drawing nodes and C lines")
+        self.provenance_legend = W.HTML()
         self.filter.observe(self._on_filter, names="value")
         self.hide_unchanged.observe(self._on_filter, names="value")
-        self.provenance.observe(lambda _: self.redraw(), names="value")
+        self.provenance.observe(self._on_provenance, names="value")
 
         # panes
         self.error_banner = W.HTML(layout=W.Layout(display="none"))
@@ -94,19 +101,23 @@ class Explorer(W.VBox):
         self.copy_button.on_click(lambda _: self.copy_as_code())
 
         # format pickers and schedule editor (only with a rebuild callable)
-        self.format_pickers: dict[str, W.Dropdown] = {}
+        self.auto_relower = auto_relower
+        self.format_pickers: dict[str, FormatPicker] = {}
         self.schedule_editor = W.Textarea(value=schedule, description="schedule",
-                                          placeholder="e.g. split(i, i0, i1, 32); reorder(i0, j, i1)",
+                                          placeholder="e.g. reorder(i, k, j); precompute(j, w); parallelize(i)",
                                           layout=W.Layout(width="420px", height="60px"))
+        self.schedule_editor.add_class("ss-schedule")
         self.relower_button = W.Button(description="re-lower", button_style="primary")
+        self.relower_button.add_class("ss-relower")
         self.relower_button.on_click(lambda _: self.relower())
         controls_rebuild = []
         if rebuild is not None:
+            ndims = dict(ndims or {})
             for name, fmt in (formats or {}).items():
-                options = list(dict.fromkeys([*format_options, fmt]))
-                self.format_pickers[name] = W.Dropdown(options=options, value=fmt, description=name,
-                                                       layout=W.Layout(width="200px"))
-            controls_rebuild = [W.HBox([*self.format_pickers.values()]),
+                picker = FormatPicker(name, initial_format(fmt, ndims.get(name)))
+                picker.on_change(self._on_format)
+                self.format_pickers[name] = picker
+            controls_rebuild = [W.VBox([*self.format_pickers.values()]),
                                 W.HBox([self.schedule_editor, self.relower_button])]
 
         # timing
@@ -120,10 +131,11 @@ class Explorer(W.VBox):
         for widget, cls in ((self.prev_button, "ss-prev"), (self.next_button, "ss-next"),
                             (self.header, "ss-header"), (self.program_pane, "ss-program"),
                             (self.diff_pane, "ss-diff"), (self.artifact_pane, "ss-drawing"),
-                            (self.c_pane, "ss-c"), (self.error_banner, "ss-error")):
+                            (self.c_pane, "ss-c"), (self.error_banner, "ss-error"),
+                            (self.provenance, "ss-provenance"), (self.provenance_legend, "ss-provenance-legend")):
             widget.add_class(cls)
         timeline = W.HBox([self.play, self.prev_button, self.slider, self.next_button])
-        filters = W.HBox([self.filter, self.hide_unchanged, self.provenance])
+        filters = W.HBox([self.filter, self.hide_unchanged, self.provenance, self.provenance_legend])
         panes = W.VBox([
             W.HBox([_titled("program", self.program_pane), _titled("diff from the previous step", self.diff_pane)]),
             W.HBox([_titled("drawing", self.artifact_pane), _titled("C", self.c_pane)]),
@@ -151,6 +163,8 @@ class Explorer(W.VBox):
             self.provenance.options = [("all", "")] + [(k, k) for k in prov]
             self.provenance.value = ""
             self.provenance.layout.display = "" if prov else "none"
+            self._provenance = prov
+            self._show_legend()
         finally:
             self._syncing = False
         if session.error:
@@ -216,6 +230,30 @@ class Explorer(W.VBox):
                             hide_unchanged=self.hide_unchanged.value)
         self._sync_timeline()
         self.redraw()
+
+    # --- provenance -----------------------------------------------------------------------------
+    def select_tag(self, tag: str | None) -> None:
+        """Colour only ``tag``'s C lines and drawing nodes (``None`` or ``""``: every tag)."""
+        self.provenance.value = tag or ""
+
+    def _on_provenance(self, _change) -> None:
+        if self._syncing:
+            return
+        self._show_legend()
+        self.redraw()
+
+    def _show_legend(self) -> None:
+        tag = self.provenance.value or ""
+        prov = getattr(self, "_provenance", {})
+        if not tag or tag not in prov:
+            self.provenance_legend.value = ""
+            return
+        lines = prov[tag]
+        self.provenance_legend.value = (
+            f"<span style='background:{R.color_for(tag)};padding:1px 6px;border-radius:3px;"
+            f"font:12px monospace'>{_html.escape(tag)}</span> <span style='font-size:12px;color:#555'>"
+            f"C lines {_html.escape(_ranges(lines))}; drawing nodes named "
+            f"{_html.escape(' or '.join(R.tag_names(tag)))}</span>")
 
     # --- drawing ------------------------------------------------------------------------------
     def render(self, i: int) -> dict[str, str]:
@@ -297,12 +335,42 @@ class Explorer(W.VBox):
         self.code.layout.display = ""
         return text
 
-    def formats(self) -> dict[str, str]:
-        """The formats chosen in the pickers."""
+    def formats(self) -> dict[str, Any]:
+        """The formats chosen in the pickers: ``{tensor: compiler.format.Format}``."""
         return {name: p.value for name, p in self.format_pickers.items()}
 
+    def _on_format(self, _fmt) -> None:
+        if self.auto_relower:
+            self.relower()
+
+    def _recipe(self, formats: dict, schedule: str) -> str:
+        rebuild = self.rebuild
+        program = getattr(rebuild, "program", None)
+        if isinstance(program, str):
+            try:
+                sched = schedule_code(schedule)
+            except Exception:
+                sched = repr(schedule)
+            args = "".join(f", {k}={format_code(v) if hasattr(v, 'mode_order') else repr(v)}"
+                           for k, v in formats.items())
+            opts = f", options={{'schedule': {sched}}}" if sched != "[]" else ""
+            return ("import compiler\n"
+                    "from compiler.format import Format\n"
+                    "from compiler.levels import *\n"
+                    "from explorer import explore\n\n"
+                    "def build(trace):\n"
+                    f"    compiler.lower({program!r}, {rebuild.strategy!r}, trace=trace{opts}{args})\n\n"
+                    "session = explore(build)\n")
+        name = getattr(rebuild, "__qualname__", "rebuild")
+        return ("from explorer import explore\n"
+                f"# {name} is your rebuild(formats, schedule) -> Trace\n"
+                f"session = explore(lambda trace: trace.steps.extend("
+                f"{name}({formats!r}, {schedule!r}).steps))\n")
+
     def relower(self) -> Session:
-        """Rebuild with the pickers' formats and the schedule text, and show the result."""
+        """Rebuild with the pickers' formats and the schedule text, and show the result
+        (a lowering error, e.g. a StrategyError from a schedule command that does not apply,
+        shows in the error banner with the timeline at the failing step)."""
         if self.rebuild is None:
             raise RuntimeError("this Explorer has no rebuild callable")
         formats, schedule = self.formats(), self.schedule_editor.value
@@ -322,14 +390,31 @@ class Explorer(W.VBox):
                                 f"not {type(result).__name__}")
             trace.steps[:] = result.steps
 
-        name = getattr(rebuild, "__qualname__", "rebuild")
-        recipe = ("from explorer import explore\n"
-                  f"# {name} is your rebuild(formats, schedule) -> Trace\n"
-                  f"session = explore(lambda trace: trace.steps.extend("
-                  f"{name}({formats!r}, {schedule!r}).steps))\n")
-        session = explore(build, recipe=recipe)
+        session = explore(build, recipe=self._recipe(formats, schedule))
         self.set_session(session)
         return session
+
+    @classmethod
+    def for_program(cls, program: str, strategy: str = "lattice", *, schedule: str = "",
+                    checked: bool = False, options: Mapping[str, Any] | None = None,
+                    **tensors) -> "Explorer":
+        """An Explorer over ``compiler.lower(program, strategy, **tensors)`` with a per-level
+        format picker for every tensor and a schedule editor; changing a picker re-lowers.
+
+        ``tensors`` are the tensors or their formats (Tensors, arrays, shorthands, Formats),
+        as for ``compiler.lower``; ``schedule`` is the initial schedule text, e.g.
+        ``"reorder(i, k, j)"``. Other keyword arguments of :class:`Explorer` cannot be given
+        here; set ``e.run`` and friends on the result.
+
+        >>> e = Explorer.for_program("y[i] = A[i, j] * x[j]", A="csr", x="dense")  # doctest: +SKIP
+        """
+        from explorer.rebuild import program_ndims
+        ndims = program_ndims(program)
+        rebuild = rebuild_for(program, strategy, checked=checked, options=options)
+        formats = {name: initial_format(v, ndims.get(name)) for name, v in tensors.items()}
+        e = cls(Trace(), rebuild=rebuild, formats=formats, schedule=schedule, ndims=ndims)
+        e.relower()
+        return e
 
     def time_it(self):
         """Time ``run`` against the baselines and show the table and plot."""
@@ -338,6 +423,22 @@ class Explorer(W.VBox):
         result = compare(self.run, self.baselines, repeats=5, check=self.check, name="sparsescope")
         self.timing_pane.value = result.html()
         return result
+
+
+def _ranges(lines: Sequence[int]) -> str:
+    """``[3, 4, 5, 9]`` as ``"3-5, 9"``."""
+    out, start, prev = [], None, None
+    for n in sorted(lines):
+        if start is None:
+            start = prev = n
+        elif n == prev + 1:
+            prev = n
+        else:
+            out.append(f"{start}-{prev}" if prev != start else str(start))
+            start = prev = n
+    if start is not None:
+        out.append(f"{start}-{prev}" if prev != start else str(start))
+    return ", ".join(out)
 
 
 def _signature_kind(kinds: Sequence[str]) -> str | None:

@@ -6,11 +6,11 @@
 """
 
 from .build import DEFAULT_FLAGS, build_library, cache_dir, compiler_identity, load_library
-from .c_emitter import c_arguments, c_declarations, emit_c
+from .c_emitter import c_arguments, c_declarations, emit_c, emit_c_with_provenance
 from .kernel import Kernel, clear_memory_cache, compile_function, reset_stats, stats
 
 __all__ = [
     "DEFAULT_FLAGS", "Kernel", "build_library", "c_arguments", "c_declarations", "cache_dir",
-    "clear_memory_cache", "compile_function", "compiler_identity", "emit_c", "load_library",
+    "clear_memory_cache", "compile_function", "compiler_identity", "emit_c", "emit_c_with_provenance", "load_library",
     "reset_stats", "stats",
 ]

@@ -58,6 +58,7 @@ from ..dtypes import c_type
 from ..imperative.ir import (Allocate, Buffer, Pragma, Call, Const, Declare, For, Function, Grow, Growable, Load,
                              MATH_FUNCTIONS, OutScalar, Scalar, Store, walk)
 from ..imperative.printer import INDENT, Printer
+from ..names import FreshNames
 
 STATUS_OUT_OF_BOUNDS = 1
 STATUS_OUT_OF_MEMORY = 2
@@ -72,20 +73,6 @@ class CArg:
     name: str          # the IR parameter it belongs to
     c_name: str        # its name in C
     dtype: str | None  # element / value dtype
-
-
-class _Names:
-    """Fresh C names that collide with nothing the user wrote."""
-
-    def __init__(self, taken):
-        self.taken = set(taken)
-
-    def __call__(self, base: str) -> str:
-        name, k = base, 2
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
 
 
 def _user_names(fn: Function) -> set[str]:
@@ -108,7 +95,7 @@ class _Plan:
 
     def __init__(self, fn: Function, checked: bool):
         self.fn, self.checked = fn, checked
-        fresh = _Names(_user_names(fn) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf"})
+        fresh = FreshNames(_user_names(fn) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf"})
         self.params = {p.name: p for p in fn.params}
         self.args: list[CArg] = []
         self.length: dict[str, str] = {}    # buffer -> its length (checked) or capacity (growable)
@@ -297,6 +284,19 @@ def free_function(fn: Function) -> str | None:
 
 def emit_c(fn: Function, checked: bool = False) -> str:
     """Readable C source for ``fn``: includes, support code, helpers, one exported kernel."""
+    return emit_c_with_provenance(fn, checked)[0]
+
+
+def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, dict[str, list[int]]]:
+    """The C source of ``fn`` and, for each :class:`~compiler.imperative.ir.Tagged` tag,
+    the 1-based numbers of the C lines its statements produced.
+
+    >>> from compiler.imperative import Buffer, Tagged, Function
+    >>> y = Buffer("y", "float64", "inout")
+    >>> source, lines = emit_c_with_provenance(Function("k", (y,), [Tagged("zero", [y.store(0, 0.0)])]))
+    >>> [source.splitlines()[n - 1].strip() for n in lines["zero"]]
+    ['y[0] = 0.0;']
+    """
     plan = _Plan(fn, checked)
     out: list[str] = [f"/* sparsescope kernel {fn.name}{' (checked)' if checked else ''} */"]
     includes = ["stdbool.h", "stdint.h"]
@@ -402,9 +402,11 @@ def emit_c(fn: Function, checked: bool = False) -> str:
             body.append(f"int64_t {plan.length[p.name]} = 0;")
     out += [INDENT + line for line in body]
     printer.stmt(fn.body, 1)
+    first = "\n".join(out).count("\n") + 2  # the 1-based line of printer.lines[0]
+    provenance = {tag: [first + k for k in ks] for tag, ks in printer.tag_lines.items()}
     out += printer.lines
     for p in fn.params:
         if isinstance(p, OutScalar):
             out.append(f"{INDENT}*{plan.out[p.name]} = {p.name};")
     out += [f"{INDENT}return 0;", "}", ""]
-    return "\n".join(out)
+    return "\n".join(out), provenance

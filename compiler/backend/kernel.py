@@ -29,7 +29,7 @@ from ..imperative.ir import Allocate, Buffer, Function, Growable, OutScalar, Sca
 from ..trace import Artifact, Trace
 from . import build
 from .c_emitter import (ACCESS_NAMES, STATUS_OUT_OF_BOUNDS, STATUS_OUT_OF_MEMORY, c_arguments,
-                        c_declarations, emit_c, free_function)
+                        c_declarations, emit_c_with_provenance, free_function)
 
 
 @dataclass
@@ -61,6 +61,11 @@ def clear_memory_cache() -> None:
         _memory.clear()
 
 
+def _c_artifact(fn: Function, source: str, provenance: dict) -> Artifact:
+    """The C source as an artifact; ``data["provenance"]`` maps tags to their C lines."""
+    return Artifact("c", fn.name, source, data={"provenance": provenance} if provenance else None)
+
+
 def compile_function(fn: Function, checked: bool = False, trace: Trace | None = None,
                      flags=None) -> "Kernel":
     """The native kernel for ``fn``; see the module docstring for caching.
@@ -80,14 +85,14 @@ def compile_function(fn: Function, checked: bool = False, trace: Trace | None = 
             _stats.memory_hits += 1
             if trace is not None:
                 trace.record("emit-c", before=fn, after=kernel.c_source, note="from the memory cache",
-                             artifacts=[Artifact("c", fn.name, kernel.c_source)])
+                             artifacts=[_c_artifact(fn, kernel.c_source, kernel.provenance)])
                 trace.record("compile", note=f"memory cache ({_ms(time.perf_counter() - start)})")
             return kernel
-        source = emit_c(fn, checked)
+        source, provenance = emit_c_with_provenance(fn, checked)
         _stats.emits += 1
         if trace is not None:
             trace.record("emit-c", before=fn, after=source,
-                         artifacts=[Artifact("c", fn.name, source)],
+                         artifacts=[_c_artifact(fn, source, provenance)],
                          note=f"{'checked ' if checked else ''}C for kernel {fn.name}")
         t0 = time.perf_counter()
         path, cached = build.build_library(source, fn.name, flags)
@@ -96,7 +101,7 @@ def compile_function(fn: Function, checked: bool = False, trace: Trace | None = 
         else:
             _stats.compiles += 1
         ffi, lib = build.load_library(path, c_declarations(fn, checked))
-        kernel = Kernel(fn, checked, source, ffi, lib, path)
+        kernel = Kernel(fn, checked, source, ffi, lib, path, provenance)
         _memory[key] = kernel
         if trace is not None:
             how = "disk cache" if cached else "compiled"
@@ -111,10 +116,13 @@ def _ms(seconds: float) -> str:
 class Kernel:
     """A loaded native kernel; call it with keyword arguments (see the module docstring)."""
 
-    def __init__(self, fn: Function, checked: bool, c_source: str, ffi, lib, path=None):
+    def __init__(self, fn: Function, checked: bool, c_source: str, ffi, lib, path=None,
+                 provenance: dict | None = None):
         self.function = fn
         self.checked = checked
         self.c_source = c_source
+        #: tag -> 1-based C lines (see :class:`~compiler.imperative.ir.Tagged`)
+        self.provenance = provenance or {}
         self.path = path
         self._ffi, self._lib = ffi, lib
         self._call = _make_caller(fn, checked, ffi, lib)

@@ -9,14 +9,14 @@ for (int64 i = 0; i < 4; i++) {
 """
 
 from .interpreter import interpret
-from .ir import (Allocate, BINARY_OPS, COMPOUND_OPS, MATH_FUNCTIONS, UNARY_OPS, Assign, BinOp, Block, Break,
+from .ir import (Allocate, Tagged, BINARY_OPS, COMPOUND_OPS, MATH_FUNCTIONS, UNARY_OPS, Assign, BinOp, Block, Break,
                  Buffer, Call, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, Function,
                  Grow, Growable, Helper, If, Load, OutScalar, Pragma, Scalar, Select, Stmt, Store, UnOp, Var,
                  While, and_, as_expr, block, call, const, fmax, fmin, not_, or_, walk)
 from .printer import pretty
 
 __all__ = [
-    "Allocate", "BINARY_OPS", "COMPOUND_OPS", "MATH_FUNCTIONS", "UNARY_OPS", "Assign", "BinOp", "Block", "Break",
+    "Allocate", "Tagged", "BINARY_OPS", "COMPOUND_OPS", "MATH_FUNCTIONS", "UNARY_OPS", "Assign", "BinOp", "Block", "Break",
     "Buffer", "Call", "Cast", "Comment", "CompoundAssign", "Const", "Declare", "Expr", "For",
     "Function", "Grow", "Growable", "Helper", "If", "Load", "OutScalar", "Pragma", "Scalar", "Select", "Stmt",
     "Store", "UnOp", "Var", "While", "and_", "as_expr", "block", "call", "const", "fmax", "fmin",

@@ -39,7 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import DTypeError, KernelError
-from .ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
+from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, For, Function, Grow, Growable, If, Load, OutScalar, Scalar, Select, Store,
                  UnOp, Var, While)
 
@@ -236,6 +236,8 @@ class _Machine:
             raise _Break()
         elif t is Comment or t is Pragma:
             pass
+        elif t is Tagged:
+            self.run(s.body)
         elif t is Allocate:
             if s.buffer in self.buffers or s.buffer in self.growable:
                 self.fail(f"Allocate of {s.buffer}, which is already a buffer")

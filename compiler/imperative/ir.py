@@ -528,6 +528,26 @@ class Allocate(Stmt):
         return Store(self.buffer, index, value, op)
 
 
+@serialize.node
+@dataclass(frozen=True)
+class Tagged(Stmt):
+    """``body``, marked as produced by ``tag`` (a lattice point, a looplet, ...).
+
+    Tags change nothing in the program: the C emitter records which C lines each tag
+    produced, so the explorer can colour a lattice point or looplet and its C alike.
+
+    >>> from compiler.imperative import pretty
+    >>> print(pretty(Tagged("lattice:j:A", [Break()])))
+    break;
+    """
+
+    tag: str
+    body: Block
+
+    def __post_init__(self):
+        _set(self, "body", as_block(self.body))
+
+
 def _var(v) -> Var:
     if isinstance(v, Var):
         return v

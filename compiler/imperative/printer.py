@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from .ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
+from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, Expr, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Scalar,
                  Select, Stmt, Store, UnOp, Var, While)
 
@@ -118,6 +118,8 @@ class Printer(ExprFormatter):
 
     def __init__(self):
         self.lines: list[str] = []
+        #: tag -> indices into ``lines`` that the tagged statements produced
+        self.tag_lines: dict[str, list[int]] = {}
 
     def emit(self, depth: int, text: str):
         self.lines.append(INDENT * depth + text)
@@ -126,6 +128,10 @@ class Printer(ExprFormatter):
         if isinstance(s, Block):
             for t in s.body:
                 self.stmt(t, depth)
+        elif isinstance(s, Tagged):
+            start = len(self.lines)
+            self.stmt(s.body, depth)
+            self.tag_lines.setdefault(s.tag, []).extend(range(start, len(self.lines)))
         elif isinstance(s, Declare):
             init = "" if s.init is None else f" = {self.expr(s.init)}"
             self.emit(depth, f"{self.type_name(s.dtype)} {s.var.name}{init};")

@@ -277,6 +277,7 @@ class Setup:
     concrete: Stmt | None = None
     steps: list = field(default_factory=list)  # (stage, before, after, note) of transformations
     parallel: Index | None = None              # the loop run on OpenMP threads
+    relations: tuple = ()                      # split / fuse / pos (compiler.lattice.derived)
 
     def fill_of(self, acc: Access):
         if acc.tensor in self.temps:
@@ -363,10 +364,10 @@ class Setup:
         concrete = concretize(program)
         stmt = _order_statement(concrete, graph, order)
         steps = []
-        parallel = None
+        parallel, relations = None, ()
         if schedule is not None:
             from .schedule import apply_schedule, as_schedule
-            stmt, steps, parallel = apply_schedule(as_schedule(schedule), stmt, graph, program, formats)
+            stmt, steps, parallel, relations = apply_schedule(as_schedule(schedule), stmt, graph, program, formats)
         if not is_all_dense(ofmt) and program.op is None and not _wheres(stmt):
             ws = _auto_workspace(stmt, out, ofmt)
             if ws is not None:
@@ -374,6 +375,9 @@ class Setup:
                               "order: the result is gathered in a dense workspace (Gustavson)"))
                 stmt = ws
         promoted = False
+        from .derived import Fuse
+        if any(isinstance(r, Fuse) for r in relations):
+            promote = False   # a fused loop binds both indices: nothing comes between them
         if promote:
             p = scalar_promote(stmt)
             promoted = p is not stmt
@@ -392,9 +396,11 @@ class Setup:
                     uses, temps, neutral, out_fill, out_dtype, rhs_fill, [], promoted, concrete, steps)
         setup.check_output()
         setup.parallel = parallel
+        setup.relations = relations
         if parallel is not None:
+            from .derived import parallel_origin
             from .schedule import check_parallel
-            check_parallel(parallel, setup)
+            check_parallel(parallel_origin(parallel, relations), setup)
         return setup
 
     def check_output(self):

@@ -45,6 +45,7 @@ from typing import Any
 
 from .. import serialize
 from ..algebra import NOVALUE, Operator
+from ..names import FreshNames
 from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, assign_spelling
 
 INDENT = "  "
@@ -214,18 +215,6 @@ def expr_accesses(e) -> list[Access]:
 # -- concretization --------------------------------------------------------------------
 
 
-class _Fresh:
-    def __init__(self, taken):
-        self.taken = set(taken)
-
-    def __call__(self, base: str) -> str:
-        name, k = base, 2
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
-
-
 def _tensor_names(e) -> set[str]:
     return {a.tensor for a in expr_accesses(e)}
 
@@ -238,7 +227,7 @@ def concretize(assign: Assign) -> Stmt:
     """
     if not isinstance(assign, Assign):
         raise TypeError(f"concretize() needs an Assign, not {type(assign).__name__}")
-    fresh = _Fresh(_tensor_names(assign.rhs) | {assign.lhs.tensor})
+    fresh = FreshNames(_tensor_names(assign.rhs) | {assign.lhs.tensor})
     lhs, rhs, op = assign.lhs, assign.rhs, assign.op
     reduced: list[Index] = []
     if isinstance(rhs, Reduce) and (op is None or op == rhs.op):
@@ -257,7 +246,7 @@ def concretize(assign: Assign) -> Stmt:
     return stmt
 
 
-def _nested_reductions(e, fresh: _Fresh):
+def _nested_reductions(e, fresh: FreshNames):
     """Replace each reduction inside ``e`` by a temporary; return (expr, [(temp, producer)])."""
     wheres: list = []
 
@@ -321,7 +310,7 @@ def scalar_promote(s: Stmt) -> Stmt:
         return s
     if body.op.identity is NOVALUE:
         return s
-    fresh = _Fresh(_tensor_names(body.rhs) | {body.lhs.tensor})
+    fresh = FreshNames(_tensor_names(body.rhs) | {body.lhs.tensor})
     name = fresh("t_" + "".join(i.name for i in order[k:]))
     temp = Temporary(name, body.op, body.op.identity)
     producer = _wrap(order[k:], Assignment(temp.access(), body.op, body.rhs))
@@ -409,7 +398,7 @@ def precompute(s: Stmt, indices, name: str, expr=None) -> Stmt:
 def workspace_name(s: Stmt, base: str = "w") -> str:
     """A workspace name not used by any tensor of ``s``."""
     names = {a.lhs.tensor for a in assignments(s)} | {x.tensor for a in assignments(s) for x in expr_accesses(a.rhs)}
-    return _Fresh(names)(base)
+    return FreshNames(names)(base)
 
 
 __all__ = ["precompute", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",

@@ -14,9 +14,13 @@ SparseList     sparse      positions ``[pos[parent], pos[parent+1])``, ``idx[p]`
 SparseCOO j    sparse      positions of the parent segment, ``idx{j}[p]``;
                            every mode but the last is non-unique: equal
                            coordinates form a segment that the next mode walks
+SparseByteMap  sparse,     iterated: ``srt[pos[parent]:pos[parent+1]]``, child
+               locatable   ``parent * size + i``; located (in an intersection):
+                           child ``parent * size + i``, present if ``tbl[child]``
 =============  ==========  ==================================================
 
-Any other level (run-length, hashed) is refused with :class:`StrategyError`.
+Any other level (run-length, hashed) is refused with :class:`StrategyError`, unless a
+factory for its class (or a base class) was added with :func:`register_iterator`.
 
 >>> from compiler.format import coo
 >>> its = mode_iterators("A", "A", coo())
@@ -27,6 +31,7 @@ Any other level (run-length, hashed) is refused with :class:`StrategyError`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -34,7 +39,7 @@ from ..binding import array_name
 from ..errors import StrategyError
 from ..format import Format
 from ..imperative.ir import BinOp, Const, Load, Var
-from ..levels import Dense, SparseCOO, SparseList
+from ..levels import Dense, SparseByteMap, SparseCOO, SparseList
 
 
 @dataclass(frozen=True)
@@ -61,10 +66,17 @@ class ModeIterator:
     def label(self) -> str:
         return f"{self.name}{self.level}" + (f".{self.sub}" if self.nsub > 1 else "")
 
+    @property
+    def locatable(self) -> bool:
+        """Whether the lowering may locate into this sparse level instead of iterating it."""
+        return self.level_name == "SparseByteMap"
+
     def param(self, kind: str) -> str:
-        """The kernel parameter of this level's array ``kind`` (pos, idx) or its size."""
+        """The kernel parameter of this level's array ``kind`` (pos, idx, tbl) or its size."""
         if kind == "size":
             return array_name(self.tensor, self.mode, "size")
+        if kind == "idx" and self.level_name == "SparseByteMap":
+            return array_name(self.tensor, self.level, "srt")
         if kind == "idx" and self.level_name == "SparseCOO":
             return array_name(self.tensor, self.level, f"idx{self.sub}")
         return array_name(self.tensor, self.level, kind)
@@ -73,7 +85,7 @@ class ModeIterator:
 
     def bounds(self, parent):
         """IR ``(lo, hi)`` of the positions of the fiber under ``parent``."""
-        if self.level_name == "SparseList" or (self.level_name == "SparseCOO" and self.sub == 0):
+        if self.level_name in ("SparseList", "SparseByteMap") or (self.level_name == "SparseCOO" and self.sub == 0):
             pos = self.param("pos")
             after = Const(parent.value + 1, "int64") if isinstance(parent, Const) else BinOp("+", parent, 1)
             return Load(pos, parent), Load(pos, after)
@@ -91,7 +103,13 @@ class ModeIterator:
         return p
 
     def locate(self, parent, i):
+        if isinstance(parent, Const) and parent.value == 0:
+            return i
         return BinOp("+", BinOp("*", parent, Var(self.param("size"))), i)
+
+    def present(self, q):
+        """IR: is the located child position ``q`` stored (a SparseByteMap's table)?"""
+        return Load(self.param("tbl"), q)
 
     # -- Python (the CFIR interpreter) --------------------------------------------------
 
@@ -103,6 +121,9 @@ class ModeIterator:
         if self.level_name == "SparseList":
             pos, idx = arrays[self.param("pos")], arrays[self.param("idx")]
             return [(int(idx[p]), p) for p in range(int(pos[parent]), int(pos[parent + 1]))]
+        if self.level_name == "SparseByteMap":
+            pos, srt, n = arrays[self.param("pos")], arrays[self.param("idx")], sizes[self.param("size")]
+            return [(int(srt[p]), parent * n + int(srt[p])) for p in range(int(pos[parent]), int(pos[parent + 1]))]
         lo, hi = (int(arrays[self.param("pos")][parent]), int(arrays[self.param("pos")][parent + 1])) \
             if self.sub == 0 else parent
         idx = arrays[self.param("idx")]
@@ -165,28 +186,96 @@ class WorkspaceIterator:
         return [(j, j) for j in sorted(arrays[self.name])]
 
 
+def _dense_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
+    return [ModeIterator(name, tensor, mode, k, 0, "Dense")]
+
+
+def _sparse_list_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
+    if not lvl.ordered or not lvl.unique:
+        raise StrategyError(f"level {k} ({lvl.name}) of tensor {tensor} is not ordered and unique")
+    return [ModeIterator(name, tensor, mode, k, 0, "SparseList")]
+
+
+def _sparse_coo_iterators(name: str, tensor: str, mode: int, k: int, lvl, last: bool = True) -> list:
+    if not last:
+        raise StrategyError(f"tensor {tensor}: the lattice strategy supports SparseCOO only as the "
+                            f"innermost level")
+    return [ModeIterator(name, tensor, mode + j, k, j, "SparseCOO", lvl.ndim) for j in range(lvl.ndim)]
+
+
+def _bytemap_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
+    return [ModeIterator(name, tensor, mode, k, 0, "SparseByteMap")]
+
+
+#: level class -> factory ``(name, tensor, mode, level number, level) -> [iterator per mode]``;
+#: dispatch walks the level's class MRO, so a subclass inherits its base's iterators unless
+#: it registers its own (see :func:`register_iterator`).
+ITERATORS: dict[type, Callable] = {
+    Dense: _dense_iterators,
+    SparseList: _sparse_list_iterators,
+    SparseCOO: _sparse_coo_iterators,
+    SparseByteMap: _bytemap_iterators,
+}
+
+
+def register_iterator(level_class: type, factory: Callable) -> None:
+    """Let levels of ``level_class`` (and its subclasses) join the lattice strategy.
+
+    ``factory(name, tensor, mode, level, lvl)`` returns one iterator per mode the
+    level stores (``lvl.nmodes`` of them; :class:`ModeIterator` or an object with its
+    protocol), for the access ``name`` of ``tensor`` whose first mode there is storage
+    mode ``mode`` and whose level number is ``level``; it raises StrategyError to
+    refuse a level it cannot iterate. Registering again replaces the factory.
+    This mirrors :func:`compiler.looplets.levels.register_unfurl`.
+
+    >>> from compiler.levels import SparseList
+    >>> class Sorted(SparseList):
+    ...     name = "Sorted"
+    >>> iterator_factory(Sorted) is ITERATORS[SparseList]   # inherited through the MRO
+    True
+    >>> register_iterator(Sorted, lambda name, tensor, mode, k, lvl: [ModeIterator(name, tensor, mode, k, 0, "SparseList")])
+    >>> iterator_factory(Sorted) is ITERATORS[SparseList]
+    False
+    >>> del ITERATORS[Sorted]
+    """
+    if not isinstance(level_class, type):
+        raise TypeError(f"register_iterator needs a level class, not {level_class!r}")
+    if not callable(factory):
+        raise TypeError(f"register_iterator: the factory for {level_class.__name__} is not callable")
+    ITERATORS[level_class] = factory
+
+
+def iterator_factory(level_class: type):
+    """The factory registered for ``level_class`` or its nearest base class (MRO), or None."""
+    for cls in level_class.__mro__:
+        if cls in ITERATORS:
+            return ITERATORS[cls]
+    return None
+
+
 def mode_iterators(name: str, tensor: str, fmt: Format) -> list[ModeIterator]:
-    """One :class:`ModeIterator` per storage mode of an access ``name`` to ``tensor`` of ``fmt``."""
+    """One iterator per storage mode of an access ``name`` to ``tensor`` of ``fmt``.
+
+    Each level's iterators come from the factory registered for its class (MRO dispatch).
+    """
     out = []
     mode = 0
     for k, lvl in enumerate(fmt.levels):
-        if isinstance(lvl, Dense):
-            out.append(ModeIterator(name, tensor, mode, k, 0, "Dense"))
-        elif isinstance(lvl, SparseList):
-            if not lvl.ordered or not lvl.unique:
-                raise StrategyError(f"level {k} ({lvl.name}) of tensor {tensor} is not ordered and unique")
-            out.append(ModeIterator(name, tensor, mode, k, 0, "SparseList"))
-        elif isinstance(lvl, SparseCOO):
-            if lvl is not fmt.levels[-1]:
-                raise StrategyError(f"tensor {tensor}: the lattice strategy supports SparseCOO only as the "
-                                    f"innermost level")
-            for j in range(lvl.ndim):
-                out.append(ModeIterator(name, tensor, mode + j, k, j, "SparseCOO", lvl.ndim))
-        else:
+        factory = iterator_factory(type(lvl))
+        if factory is None:
+            known = ", ".join(c.__name__ for c in ITERATORS)
             raise StrategyError(
                 f"level {k} ({lvl.name}) of tensor {tensor} cannot be iterated coordinate by coordinate, "
-                f"which the lattice strategy needs; convert {tensor} with .asformat('csr'/'coo'/...) "
-                f"or use strategy='looplets'")
+                f"which the lattice strategy needs (it iterates {known}; register_iterator adds a level "
+                f"class); convert {tensor} with .asformat('csr'/'coo'/...) or use strategy='looplets'")
+        if factory is _sparse_coo_iterators:
+            its = factory(name, tensor, mode, k, lvl, last=lvl is fmt.levels[-1])
+        else:
+            its = list(factory(name, tensor, mode, k, lvl))
+        if len(its) != lvl.nmodes:
+            raise StrategyError(f"the lattice iterators registered for {type(lvl).__name__} gave {len(its)} "
+                                f"iterators for a level of {lvl.nmodes} modes (tensor {tensor}, level {k})")
+        out += its
         mode += lvl.nmodes
     return out
 
@@ -200,4 +289,5 @@ def py_arrays(tensor_name: str, t) -> tuple[dict, dict]:
     return arrays, sizes
 
 
-__all__ = ["ModeIterator", "WorkspaceIterator", "mode_iterators", "py_arrays"]
+__all__ = ["ITERATORS", "ModeIterator", "WorkspaceIterator", "iterator_factory", "mode_iterators", "py_arrays",
+           "register_iterator"]

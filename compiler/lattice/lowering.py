@@ -1,5 +1,9 @@
 """CFIR to the imperative IR through the level iterators, and the ``lattice`` strategy.
 
+Provenance: each lattice loop is wrapped in ``Tagged("lattice:<index>:<iterated>")`` and
+each case in ``Tagged("lattice:<index>:<present operands>")`` (names joined by ``∩``,
+``U`` for the dense range), so the explorer can colour the C lines of a lattice point.
+
 Each :class:`~compiler.lattice.cfir.CForall` becomes: iterator initialization
 (once for all its loops), one ``while`` per lattice loop (or a ``for`` when one
 unique iterator or the dense range is all there is), coordinate loads, the
@@ -44,7 +48,7 @@ from ..algebra import NOVALUE
 from ..errors import StrategyError
 from ..imperative.ir import (Allocate, Assign, BinOp, Break, Buffer, Cast, Comment, CompoundAssign,
                              Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
-                             Scalar, Select, Store, UnOp, Var, While, and_)
+                             Scalar, Select, Store, Tagged, UnOp, Var, While, and_)
 from ..levels import Dense, SparseCOO, SparseList
 from ..notation.ast import Access, Assign as NAssign
 from ..trace import Artifact, Trace
@@ -85,6 +89,14 @@ class _Emitter:
         self.init: list = []
         self.final: list = []
         self._setup_output()
+        from .derived import Fuse, Pos, Split
+        rels = setup.relations
+        self.splits = {r.index: r for r in rels if isinstance(r, Split)}
+        self.fuses = {r.outer: r for r in rels if isinstance(r, Fuse)}
+        self.poses = {r.index: r for r in rels if isinstance(r, Pos)}
+        self.derived_loops = set(self.splits) | set(self.fuses) | set(self.poses)
+        self.fused_inner: dict = {}   # inner index of a fuse -> how the fused loop binds it
+        self.phase = None             # "assemble" / "compute" while emitting a two-phase kernel
 
     # -- names and parameters ------------------------------------------------------------
 
@@ -267,6 +279,15 @@ class _Emitter:
         else:
             coords = [self.out_path[last["mode"]]]
         reserved = getattr(self, "reserved", False)
+        if self.phase == "compute":
+            # two-phase, compute: the assemble phase stored the coordinates and made room
+            return out + [Store(self.val, counter, val), CompoundAssign("+", counter, Const(1, "int64"))]
+        if self.phase == "assemble":
+            # two-phase, assemble: the structure only (every entry the loops produce; a value
+            # equal to the fill is dropped after the compute phase)
+            grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
+            return grow + [Store(name, counter, Cast(last["idt"], Var(i.name)) if last["idt"] != "int64" else Var(i.name))
+                           for name, i in zip(last["idx"], coords)] + [CompoundAssign("+", counter, Const(1, "int64"))]
         if not reserved:
             body += [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
         for name, i in zip(last["idx"], coords):
@@ -285,6 +306,10 @@ class _Emitter:
     def workspace(self, n: CWorkspace) -> list:
         """Producer, sort, consumer, reset; the arrays are allocated once around the kernel.
 
+        An ordered consumer needs the coordinate list sorted: when it holds at least
+        1/:data:`SCAN_RATIO` of the extent, it is rebuilt by scanning the bitmap; else its
+        ascending runs are merged (:func:`merge_runs_ir`).
+
         The workspace is semantically recreated for every enclosing iteration; instead
         of reallocating it, the entries the producer set (its list) are reset after the
         consumer, so each iteration costs only what it touched (pitfall 12).
@@ -298,6 +323,9 @@ class _Emitter:
                 self.workspaces[name] = True
             self.allocs += [(w, n.dtype, N, init), (wset, "bool", N, Const(False, "bool")),
                             (wlist, "int64", N, None)]
+            if n.ordered:
+                self.workspaces[wlist + "_tmp"] = True
+                self.allocs.append((wlist + "_tmp", "int64", N, None))
         parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
         out = [Comment(f"workspace {w}[{n.index}]: values {w}, bitmap {wset}, coordinates {wlist}[0:{wn.name}]"),
                Declare(wn, "int64", Const(0, "int64"))]
@@ -305,7 +333,12 @@ class _Emitter:
         out += self.emit(parts[0])
         self.producing -= 1
         if n.ordered:
-            out += sort_ir(wlist, wn, lambda base: Var(self.name(("sort", w, base), base)))
+            j, c = (Var(self.name(("scan", w, x), x)) for x in (f"{n.index.name}_scan", "n_scan"))
+            scan = [Comment(f"dense enough: rebuild {wlist} in order from the bitmap (branch-free)"),
+                    Declare(c, "int64", Const(0, "int64")),
+                    For(j, 0, N, [Store(wlist, c, j), CompoundAssign("+", c, Cast("int64", Load(wset, j)))])]
+            out.append(If(BinOp(">=", BinOp("*", wn, SCAN_RATIO), N), scan,
+                          merge_runs_ir(wlist, wlist + "_tmp", wn, lambda base: Var(self.name(("sort", w, base), base)))))
         for x in parts[1:]:
             out += self.emit(x)
         q = Var(self.name(("reset", w), f"p{w}_reset"))
@@ -323,6 +356,8 @@ class _Emitter:
         j = Var(n.lhs.indices[0].name)
         mark = If(UnOp("!", Load(wset, j)), [Store(wset, j, Const(True, "bool")), Store(wlist, wn, j),
                                             CompoundAssign("+", wn, Const(1, "int64"))])
+        if self.phase == "assemble" and w not in self.value_tested:
+            return [mark]   # the structure needs only which coordinates are set
         if n.op is None:
             return [mark, Store(w, j, cast(v, dt, tdt))]
         if not n.op.is_user and n.op.name in _COMPOUND and n.op.result_dtype(tdt, dt).name == tdt:
@@ -359,7 +394,52 @@ class _Emitter:
         self.param(it.param("idx"))
         return lo, hi
 
-    def forall(self, n: CForall) -> list:
+    def _locate_bytemaps(self, n: CForall) -> CForall:
+        """Locate into SparseByteMap levels instead of iterating them where another operand drives.
+
+        A locatable level (:attr:`ModeIterator.locatable`) iterated in a lattice loop is
+        located instead (child ``parent * size + i``, a case tests ``tbl[child]``) when in
+        every loop of the forall each case that does work has it present together with
+        another iterated operand (or the dense range), so the other iterators visit every
+        coordinate where work is done. All or nothing per forall: the loops share positions.
+        """
+        def working(loop):
+            return [c for c in loop.cases if not c.omit and not isinstance(c.body, CSkip)]
+        candidates = {it for loop in n.loops for it in loop.iterated if getattr(it, "locatable", False)}
+        chosen = set()
+        for bm in sorted(candidates, key=lambda it: (it.name, it.mode)):
+            key = self._it_key(bm)
+            ok = True
+            for loop in n.loops:
+                if bm not in loop.iterated:
+                    continue
+                others = {self._it_key(it) for it in loop.iterated if it != bm and it not in chosen}
+                if not others and not loop.universe:
+                    ok = False
+                for c in working(loop):
+                    if key not in c.present or not (loop.universe or others & set(c.present)):
+                        ok = False
+            if ok:
+                chosen.add(bm)
+        if not chosen:
+            return n
+        loops = []
+        for loop in n.loops:
+            iterated = tuple(it for it in loop.iterated if it not in chosen)
+            located = loop.located + tuple(it for it in loop.iterated if it in chosen)
+            single = len(iterated) == 1 and not loop.universe
+            cases = tuple(replace(c, tests=() if single else tuple(t for t in c.tests if t not in chosen))
+                          for c in loop.cases)
+            loops.append(replace(loop, iterated=iterated, located=located, cases=cases))
+        return replace(n, loops=tuple(loops))
+
+    def forall(self, n: CForall, block=None) -> list:
+        """The loops of a forall; ``block`` (a :class:`~compiler.lattice.derived.Split`) runs them in blocks
+        of coordinates (a coordinate split of a sparse loop)."""
+        if block is None:
+            n = self._locate_bytemaps(n)
+        if block is None and (n.index.name in self.fused_inner or n.index.name in self.derived_loops):
+            return self.derived_forall(n)
         i = Var(n.index.name)
         N = self.size(n.extent)
         universe = bool(n.loops) and n.loops[0].universe
@@ -369,32 +449,50 @@ class _Emitter:
                 if it not in iters:
                     iters.append(it)
         out = self._reserve(n, iters, universe, N)
-        simple = len(n.loops) == 1 and len(iters) <= 1 and not (universe and iters)
+        simple = len(n.loops) == 1 and len(iters) <= 1 and not (universe and iters) and block is None
         par = [Pragma("omp parallel for schedule(guided)")] if n.index == self.setup.parallel else []
+        if block is not None and self.setup.parallel is not None and self.setup.parallel.name == block.outer:
+            raise StrategyError(f"parallelize({block.outer}) does not apply: the blocks of {block} over the sparse "
+                                f"loop carry the iterators' positions from one block to the next (sequential)")
         if par and not (simple and (not iters or iters[0].unique)):
             raise StrategyError(f"parallelize({n.index}) does not apply: the loop over {n.index} merges "
                                 f"{' and '.join(it.label for it in iters)} in a while loop, whose iterations "
                                 f"depend on each other")
         if simple and not iters:
-            return out + par + [For(i, 0, N, self.loop_body(n, n.loops[0], i, iterated=[], advance=False))]
+            return out + par + [self._tag(n.loops[0], For(i, 0, N, self.loop_body(n, n.loops[0], i, iterated=[],
+                                                                                     advance=False)))]
         if simple and iters[0].unique:
             it = iters[0]
             p = self._pvar(it)
             lo, hi = self._bounds(it)
             body = [Declare(i, "int64", it.coord(p))] + self.loop_body(n, n.loops[0], i, [it], single=True,
                                                                        advance=False)
-            return out + par + [For(p, lo, hi, body)]
+            return out + par + [self._tag(n.loops[0], For(p, lo, hi, body))]
         for it in iters:
             p = self._pvar(it)
             lo, hi = self._bounds(it)
             out += [Declare(p, "int64", lo), Declare(Var(p.name + "_end"), "int64", hi)]
         if universe:
             out.append(Declare(i, "int64", Const(0, "int64")))
+        loops_ir = []
+        if block is not None:
+            one = Const(1, "int64")
+            f = Const(block.factor, "int64")
+            ceil = BinOp("/", BinOp("+", N, BinOp("-", f, one)), f)
+            o = Var(self.name(("split", block.outer), block.outer))
+            limit = Var(self.name(("block_end", n.index.name), f"{n.index.name}_hi"))
+            if block.direction == "down":
+                nblocks, bsize = ceil, f
+            else:
+                bsize = Var(self.name(("block", n.index.name), f"{n.index.name}_block"))
+                out.append(Declare(bsize, "int64", ceil))
+                nblocks = f
+            end = BinOp("*", BinOp("+", o, one), bsize)
         for loop in n.loops:
             its = list(loop.iterated)
             conds = [BinOp("<", self._pvar(it), Var(self._pvar(it).name + "_end")) for it in its]
             if universe:
-                conds.append(BinOp("<", i, N))
+                conds.append(BinOp("<", i, N if block is None else limit))
             single = len(its) == 1 and not universe
             body = []
             coord = {}
@@ -409,16 +507,180 @@ class _Emitter:
                     coord[it] = c
             busy = {frozenset(c.tests) for c in loop.cases if not c.omit}
             pair = (len(its) == 2 and not universe and all(it.unique for it in its) and not loop.located
-                    and len(busy) >= 2)
+                    and len(busy) >= 2 and block is None)
             if len(its) > 1 and not universe and not pair:
                 m = coord[its[0]]
                 for it in its[1:]:
                     c = coord[it]
                     m = Select(BinOp("<", c, m), c, m)
                 body.append(Declare(i, "int64", m))
+            if block is not None and not universe:
+                # the block ends here: the positions stay for the next block
+                body.append(If(BinOp(">=", i, limit), [Break()]))
             body += self.loop_body(n, loop, i, its, single=single, coord=coord, pair=pair)
-            out.append(While(and_(*conds), body))
-        return out
+            loops_ir.append(self._tag(loop, While(and_(*conds), body)))
+        if block is None:
+            return out + loops_ir
+        guard = Comment(f"{block}: block {block.outer} holds the coordinates {n.index} < {limit.name} "
+                        f"(the tail guard and the block's end); {block.inner} = {n.index} - {block.outer} * "
+                        f"{'block' if block.direction == 'up' else block.factor}")
+        return out + [For(o, 0, nblocks, [guard, Declare(limit, "int64", Select(BinOp("<", end, N), end, N))]
+                          + loops_ir)]
+
+    def _tag(self, loop: CLoop, stmt):
+        """``stmt`` (a lattice loop, or a list of statements) tagged ``lattice:<index>:<point>``."""
+        names = [it.name for it in loop.iterated] + (["U"] if loop.universe else [])
+        return Tagged(f"lattice:{loop.index}:{'∩'.join(dict.fromkeys(names)) or 'U'}",
+                      stmt if isinstance(stmt, list) else [stmt])
+
+    def _case_tag(self, index, case: CCase, stmts: list) -> list:
+        """A case's statements tagged ``lattice:<index>:<present operands>``."""
+        names = [self.setup.names[k] for k in case.present]
+        return [Tagged(f"lattice:{index}:{'∩'.join(names) or '∅'}", stmts)] if stmts else stmts
+
+    # -- derived iteration spaces (split, fuse, pos) -----------------------------------------
+
+    def _iters(self, n: CForall) -> list:
+        iters = []
+        for loop in n.loops:
+            for it in loop.iterated:
+                if it not in iters:
+                    iters.append(it)
+        return iters
+
+    def _parallel_pragma(self, var: str) -> list:
+        p = self.setup.parallel
+        return [Pragma("omp parallel for schedule(guided)")] if p is not None and p.name == var else []
+
+    def _derived_loop(self, var: str, lo, hi, body, what: str, v: Var | None = None) -> list:
+        """``for v in [lo, hi): body`` (``v`` names ``var``), or its blocks when a split applies to ``var``."""
+        split = self.splits.get(var)
+        v = v or Var(self.name(("derived", var), var))
+        if split is None:
+            return self._parallel_pragma(var) + [For(v, lo, hi, body)]
+        one = Const(1, "int64")
+        f = Const(split.factor, "int64")
+        zero = isinstance(lo, Const) and lo.value == 0
+        extent = hi if zero else BinOp("-", hi, lo)
+        ceil = BinOp("/", BinOp("+", extent, BinOp("-", f, one)), f)
+        o = Var(self.name(("split", split.outer), split.outer))
+        inner = Var(self.name(("split", split.inner), split.inner))
+        pre = []
+        if split.direction == "down":
+            nblocks, bsize = ceil, f
+        else:
+            bsize = Var(self.name(("block", var), f"{var}_block"))
+            pre.append(Declare(bsize, "int64", ceil))
+            nblocks = f
+        at = BinOp("+", BinOp("*", o, bsize), inner)
+        guards = [Comment(f"{var} = {split.outer} * {'block' if split.direction == 'up' else split.factor} + "
+                          f"{split.inner} ({split})"),
+                  Declare(v, "int64", at if zero else BinOp("+", lo, at)),
+                  If(BinOp(">=", v, hi), [Break()])]    # the tail guard: the last block is partial
+        if split.direction == "up":
+            end = BinOp("*", BinOp("+", o, one), bsize)
+            guards.append(If(BinOp(">=", v, end if zero else BinOp("+", lo, end)), [Break()]))
+        return pre + self._parallel_pragma(split.outer) + [For(o, 0, nblocks, [For(inner, 0, bsize, guards + body)])]
+
+    def derived_forall(self, n: CForall) -> list:
+        """A forall iterated through its derived variables (see :mod:`compiler.lattice.derived`)."""
+        name = n.index.name
+        i = Var(name)
+        iters = self._iters(n)
+        one_loop = len(n.loops) == 1
+        loop = n.loops[0] if n.loops else None
+        dense = one_loop and loop.universe and not iters
+        ops = " and ".join(it.label for it in iters)
+        if name in self.fused_inner:
+            how = self.fused_inner.pop(name)
+            if how[0] == "div":
+                _, f, size = how
+                return [Declare(i, "int64", BinOp("%", f, size))] + self.loop_body(n, loop, i, [], advance=False)
+            _, it, p = how
+            return [Declare(i, "int64", it.coord(p))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
+        N = self.size(n.extent)
+        out = self._reserve(n, iters, bool(loop and loop.universe), N)
+        fuse = self.fuses.get(name)
+        if fuse is not None:
+            if not dense:
+                raise StrategyError(f"{fuse} does not apply: the loop over {name} iterates {ops or 'several loops'}; "
+                                    f"only a dense outer loop can be fused")
+            inner = self._only_forall(loop, fuse)
+            iters2 = self._iters(inner)
+            loop2 = inner.loops[0] if len(inner.loops) == 1 else None
+            N2 = self.size(inner.extent)
+            pos = self.poses.get(fuse.fused)
+            if pos is None:
+                if loop2 is None or not loop2.universe or iters2:
+                    raise StrategyError(f"{fuse} does not apply: the loop over {fuse.inner} iterates "
+                                        f"{' and '.join(it.label for it in iters2)} (sparse); fused alone, the "
+                                        f"loop would visit the dense product of {fuse.outer} and {fuse.inner}. "
+                                        f"Add pos({fuse.fused}, {fuse.fused}pos, <tensor>) to iterate its positions")
+                f = Var(self.name(("derived", fuse.fused), fuse.fused))
+                self.fused_inner[fuse.inner] = ("div", f, N2)
+                body = [Declare(i, "int64", BinOp("/", f, N2))] + self.loop_body(n, loop, i, [], advance=False)
+                stmts = self._derived_loop(fuse.fused, Const(0, "int64"), BinOp("*", N, N2), body, str(fuse), f)
+                self._check_consumed(fuse)
+                return out + [self._tag(loop2, stmts)]
+            it = self._pos_iterator(inner, loop2, iters2, pos, fuse.inner)
+            key = self._it_key(it)
+            row_it = self.setup.iters[key][it.mode - 1]
+            parent = self._parent(row_it)
+            trivial = isinstance(parent, Const) and parent.value == 0
+
+            def row(r):
+                return r if trivial else row_it.locate(parent, r)
+            p = Var(self.name(("p", it.name, it.mode), pos.position))
+            posbuf = self.param(it.param("pos"))
+            self.param(it.param("idx"))
+            lo, hi = Load(posbuf, row(Const(0, "int64"))), Load(posbuf, row(N))
+            self.fused_inner[fuse.inner] = ("pos", it, p)
+            walk = [Comment(f"{name}: the row of position {p.name}; while, not if, to skip empty rows"),
+                    While(BinOp("==", p, Load(posbuf, BinOp("+", row(i), 1))), [CompoundAssign("+", i, Const(1, "int64"))])]
+            body = walk + self.loop_body(n, loop, i, [], advance=False)
+            stmts = [Declare(i, "int64", Const(0, "int64"))] + self._derived_loop(pos.position, lo, hi, body, str(pos), p)
+            self._check_consumed(fuse)
+            return out + [self._tag(loop2, stmts)]
+        pos = self.poses.get(name)
+        if pos is not None:
+            it = self._pos_iterator(n, loop if one_loop else None, iters, pos, name)
+            p = Var(self.name(("p", it.name, it.mode), pos.position))
+            lo, hi = self._bounds(it)
+            body = [Declare(i, "int64", it.coord(p))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
+            return out + [self._tag(loop, self._derived_loop(pos.position, lo, hi, body, str(pos), p))]
+        split = self.splits[name]
+        if not dense:
+            # a coordinate split of a sparse (merged) loop: blocks of coordinates, positions carried over
+            return self.forall(n, block=split)
+        return out + [self._tag(loop, self._derived_loop(name, Const(0, "int64"), N,
+                                                         self.loop_body(n, loop, i, [], advance=False), str(split), i))]
+
+    def _only_forall(self, loop: CLoop, fuse) -> CForall:
+        bodies = [c.body for c in loop.cases if not c.omit]
+        body = bodies[0] if len(bodies) == 1 else None
+        if not isinstance(body, CForall) or body.index.name != fuse.inner:
+            raise StrategyError(f"{fuse} does not apply: the loop over {fuse.inner} is not the only statement "
+                                f"in the loop over {fuse.outer}")
+        return body
+
+    def _check_consumed(self, fuse):
+        if fuse.inner in self.fused_inner:
+            del self.fused_inner[fuse.inner]
+            raise StrategyError(f"{fuse} does not apply: the loop over {fuse.inner} is not directly inside "
+                                f"the loop over {fuse.outer}")
+
+    def _pos_iterator(self, n: CForall, loop, iters, pos, index: str):
+        """The one iterator a position loop follows; every other operand must be located."""
+        tensor_its = [it for it in iters if it.tensor == pos.tensor]
+        others = [it for it in iters if it.tensor != pos.tensor]
+        if loop is None or loop.universe or len(tensor_its) != 1 or others or not tensor_its[0].unique:
+            what = (f"it also iterates {' and '.join(it.label for it in others)}, which cannot be located by "
+                    f"coordinate" if others else
+                    "it visits every coordinate of the dimension (a union with a dense range)" if loop is not None
+                    and loop.universe else f"{pos.tensor} is not iterated there")
+            raise StrategyError(f"{pos} does not apply: the loop over {index} must follow {pos.tensor}'s positions "
+                                f"alone, but {what}")
+        return tensor_its[0]
 
     def _reserve(self, n: CForall, iters, universe: bool, N) -> list:
         """Grow the innermost output level once per fiber, for every entry the loops can append.
@@ -426,7 +688,8 @@ class _Emitter:
         The bound is the extent under the universe, else the sum of the iterated fibers'
         lengths (each loop iteration appends at most one entry), so appends need no check.
         """
-        if self.out_dense or not self.out_path or n.index != self.out_path[-1] or self.producing:
+        if self.out_dense or not self.out_path or n.index != self.out_path[-1] or self.producing \
+                or self.phase == "compute":
             return []
         if universe or not iters:
             bound = N
@@ -556,19 +819,23 @@ class _Emitter:
         chain = []
         for case in loop.cases:
             conds = [BinOp("==", coord[t], i) for t in case.tests] if tested else []
+            for loc in loop.located:
+                if getattr(loc, "locatable", False) and self._it_key(loc) in case.present:
+                    self.param(loc.param("tbl"))
+                    conds.append(loc.present(located[self._it_key(loc)][0]))
             for key in case.value_tests:
                 acc = next(a for a in _accesses(s) if str(a) == key)
                 fmt = s.formats[acc.tensor]
                 if fmt.leaf.name == "Pattern":
                     continue
-                self._set_parents(iterated, segs, located, case)
+                self._set_parents(iterated, segs, located, case, i)
                 v, dt = self.value_of(acc)
                 conds.append(not_fill(v, dt, fmt.fill))
             if case.omit:
                 stmts = [Comment("omitted: " + " ∩ ".join(self.setup.names[k] for k in case.present))]
             else:
-                self._set_parents(iterated, segs, located, case)
-                stmts = self.case_body(loop.index, self.emit(case.body))
+                self._set_parents(iterated, segs, located, case, i)
+                stmts = self._case_tag(loop.index, case, self.case_body(loop.index, self.emit(case.body)))
             chain.append((conds, stmts))
             if not conds:
                 break
@@ -589,17 +856,20 @@ class _Emitter:
                 out.append(If(BinOp("==", coord[it], i), [Assign(p, segs[it])]))
         return out
 
-    def _set_parents(self, iterated, segs, located, case: CCase):
+    def _set_parents(self, iterated, segs, located, case: CCase, i=None):
         for it in iterated:
             key = self._it_key(it)
             p = self._pvar(it)
+            if it.level_name == "SparseByteMap":   # children are located by coordinate
+                self.parent[(key, it.mode + 1)] = it.locate(self._parent(it), i)
+                continue
             self.parent[(key, it.mode + 1)] = (p, segs[it]) if not it.unique else p
         for key, (pv, mode) in located.items():
             self.parent[(key, mode)] = pv
 
     def case_body(self, index, stmts: list) -> list:
         """Wrap a case body with the assembly of a sparse output level indexed by ``index``."""
-        if self.out_dense or not stmts:
+        if self.out_dense or not stmts or self.phase == "compute":
             return stmts
         for info in self.levels_info[1:]:
             k = info["k"]
@@ -629,13 +899,29 @@ class _Emitter:
             return pre + stmts + post
         return stmts
 
-    def function(self, cfir, name: str) -> Function:
+    def function(self, cfir, name: str, assembly: str = "one-pass") -> Function:
         s = self.setup
-        emitted = self.emit(cfir)
-        body = list(self.init)
-        if self.out_dense and s.statement is not None:
-            body += self._scatter_init()
-        body += emitted + self.final
+        if assembly == "two-phase":
+            compact = self._two_phase_check()
+            yes = Const(True, "bool")
+            self.value_tested = _value_tested(cfir)
+            self.phase = "assemble"
+            first = self.emit(cfir)
+            self.phase = "compute"
+            second = self.emit(cfir)
+            self.phase = None
+            last = self.levels_info[-1]
+            emitted = [Comment(f"phase 1, assemble: the structure of {s.output.tensor} (positions and coordinates)"),
+                       If(yes, first),
+                       Comment(f"phase 2, compute: the values, into the positions phase 1 assembled"),
+                       Assign(Var(last["counter"]), Const(0, "int64")), If(yes, second)]
+            body = list(self.init) + emitted + self.final + compact
+        else:
+            emitted = self.emit(cfir)
+            body = list(self.init)
+            if self.out_dense and s.statement is not None:
+                body += self._scatter_init()
+            body += emitted + self.final
         for buf, dtype, length, init in reversed(self.allocs):
             body = [Allocate(buf, dtype, length, init, body)]
         names = _names_used(body)
@@ -643,6 +929,39 @@ class _Emitter:
         params = [p for p in self.inputs.values() if p.name in names]
         helpers = tuple(Helper(h, src) for h, (src, _) in sorted(self.helpers.items()) if src)
         return Function(name, tuple(params) + tuple(sizes) + tuple(self.out_params), body, helpers)
+
+    def _two_phase_check(self) -> list:
+        """Refuse outputs two-phase assembly does not cover; return the compaction that drops fill values."""
+        s = self.setup
+        out = s.output.tensor
+        sparse = [x for x in self.levels_info if not isinstance(x["level"], Dense)]
+        if self.out_dense:
+            raise StrategyError(f"assembly='two-phase' does not apply: the output {out} is dense, so it has no "
+                                f"structure to assemble")
+        if len(sparse) != 1 or sparse[0] is not self.levels_info[-1] or not isinstance(sparse[0]["level"], SparseList):
+            raise StrategyError(f"assembly='two-phase' does not apply to the output {out} "
+                                f"({s.output_format}): it is implemented for one SparseList level under Dense "
+                                f"levels (CSR, sparse vectors); use the one-pass assembly")
+        if self.setup.parallel is not None:
+            raise StrategyError("assembly='two-phase' does not combine with parallelize (a sparse output "
+                                "is appended sequentially)")
+        info = sparse[0]
+        idx, pos, cnt, idt = info["idx"][0], info["pos"], Var(info["counter"]), info["idt"]
+        r, q, start, end = (Var(self.name(("compact", x), x)) for x in ("c_row", "c_q", "c_start", "c_end"))
+        kept = Var(self.name(("compact", "kept"), "c_kept"))
+        rows = self._dense_count(info["mode"])
+        as_pos = (lambda v: v) if idt == "int64" else (lambda v: Cast(idt, v))
+        as_int = (lambda v: v) if idt == "int64" else (lambda v: Cast("int64", v))
+        fill = s.out_fill.item() if hasattr(s.out_fill, "item") else s.out_fill
+        return [Comment(f"drop the entries whose value is the fill ({fill!r}): it is not stored"),
+                Declare(kept, "int64", Const(0, "int64")), Declare(start, "int64", Const(0, "int64")),
+                For(r, 0, rows, [
+                    Declare(end, "int64", as_int(Load(pos, BinOp("+", r, 1)))),
+                    For(q, start, end, [If(not_fill(Load(self.val, q), s.out_dtype, s.out_fill), [
+                        Store(idx, kept, Load(idx, q)), Store(self.val, kept, Load(self.val, q)),
+                        CompoundAssign("+", kept, Const(1, "int64"))])]),
+                    Assign(start, end), Store(pos, BinOp("+", r, 1), as_pos(kept))]),
+                Assign(cnt, kept)]
 
     def _scatter_init(self) -> list:
         """Start a scattered-into dense output at the reduction's identity when that is not its fill."""
@@ -693,6 +1012,89 @@ def sort_ir(buf: str, n, fresh) -> list:
             If(BinOp("<=", n, SORT_INSERTION_MAX), insertion, heap)]
 
 
+MERGE_INSERTION_MAX = 32
+#: the coordinate list is rebuilt by scanning the bitmap when it holds at least 1/SCAN_RATIO of the extent
+SCAN_RATIO = 16
+MERGE_MAX_RUNS = 32
+
+
+def merge_runs_ir(buf: str, tmp: str, n, fresh) -> list:
+    """IR sorting ``buf[0:n]`` (int64, distinct, >= 0) made of ascending runs, by merging the runs.
+
+    A workspace's coordinate list is the concatenation of sorted runs (one per row of
+    the producer's inner operand, e.g. B's rows in Gustavson SpGEMM), so sorting it is
+    merging them. The sorted prefix grows one run at a time: the next ascending run is
+    copied to ``tmp`` and merged into the prefix from the back, branch-free (each step
+    moves the larger of the two heads, so only prefix entries above the run's smallest
+    coordinate move). Lists of at most :data:`MERGE_INSERTION_MAX` entries are
+    insertion-sorted; a list of more than :data:`MERGE_MAX_RUNS` runs (merging costs
+    about ``n * runs / 2`` moves) is heapsorted (:func:`sort_ir`) instead.
+
+    >>> import numpy as np
+    >>> from compiler.imperative import Buffer, Function, Scalar, interpret
+    >>> from compiler.imperative.ir import Var
+    >>> names = iter(range(100))
+    >>> fresh = lambda base: Var(f"{base}_{next(names)}")
+    >>> a = np.array([3, 7, 9, 1, 4, 8, 12, 0, 2, 5, 6, 10, 11, 13, 14], dtype=np.int64)
+    >>> f = Function("m", (Buffer("a", "int64", "inout"), Buffer("t", "int64", "inout"), Scalar("n", "int64")),
+    ...              merge_runs_ir("a", "t", Var("n"), fresh))
+    >>> out = interpret(f, a=a.copy(), t=np.zeros(15, np.int64), n=15)
+    >>> out["a"].tolist() == sorted(a.tolist())
+    True
+    """
+    one, zero = Const(1, "int64"), Const(0, "int64")
+    m, e, q, a, b, o, x, y, big = (fresh(v) for v in ("m_m", "m_e", "m_q", "m_a", "m_b", "m_o", "m_x", "m_y", "m_big"))
+    prev = lambda v: Load(buf, BinOp("-", v, one))  # noqa: E731
+    merge = [Declare(m, "int64", one),
+             While(and_(BinOp("<", m, n), BinOp("<", prev(m), Load(buf, m))), [CompoundAssign("+", m, one)]),
+             While(BinOp("<", m, n), [
+                 Declare(e, "int64", BinOp("+", m, one)),
+                 While(and_(BinOp("<", e, n), BinOp("<", prev(e), Load(buf, e))), [CompoundAssign("+", e, one)]),
+                 For(q, m, e, [Store(tmp, BinOp("-", q, m), Load(buf, q))]),
+                 Declare(a, "int64", m), Declare(b, "int64", BinOp("-", e, m)), Declare(o, "int64", e),
+                 While(BinOp(">", b, zero), [
+                     CompoundAssign("-", o, one),
+                     Declare(x, "int64", Select(BinOp(">", a, zero), prev(a), Const(-1, "int64"))),
+                     Declare(y, "int64", Load(tmp, BinOp("-", b, one))),
+                     Declare(big, "int64", Cast("int64", BinOp(">", x, y))),
+                     Store(buf, o, Select(BinOp(">", x, y), x, y)),
+                     CompoundAssign("-", a, big), CompoundAssign("-", b, BinOp("-", one, big))]),
+                 Assign(m, e)])]
+    a2, b2, v = fresh("s_i"), fresh("s_j"), fresh("s_v")
+    insertion = [For(a2, 1, n, [
+        Declare(v, "int64", Load(buf, a2)), Declare(b2, "int64", a2),
+        While(and_(BinOp(">", b2, 0), BinOp(">", Load(buf, BinOp("-", b2, one)), v)), [
+            Store(buf, b2, Load(buf, BinOp("-", b2, one))), CompoundAssign("-", b2, one)]),
+        Store(buf, b2, v)])]
+    r, c = fresh("m_runs"), fresh("m_c")
+    count = [Declare(r, "int64", one),
+             For(c, 1, n, [CompoundAssign("+", r, Cast("int64", BinOp(">", prev(c), Load(buf, c))))])]
+    heap = sort_ir(buf, n, fresh)[1].otherwise.body
+    return [Comment(f"sort {buf}[0:{n}]: merge its ascending runs into the sorted prefix (insertion sort "
+                    f"when short, heapsort when there are more than {MERGE_MAX_RUNS} runs)"),
+            If(BinOp("<=", n, MERGE_INSERTION_MAX), insertion,
+               count + [If(BinOp("<=", r, MERGE_MAX_RUNS), merge, list(heap))])]
+
+
+def _value_tested(cfir) -> set:
+    """Names of the temporaries whose values some case tests (the assemble phase must compute them)."""
+    out = set()
+
+    def visit(n):
+        if isinstance(n, CForall):
+            for loop in n.loops:
+                for case in loop.cases:
+                    out.update(k.split("[")[0] for k in case.value_tests)
+                    visit(case.body)
+        elif isinstance(n, CSeq):
+            for x in n.stmts:
+                visit(x)
+        elif isinstance(n, (CAlloc, CWorkspace)):
+            visit(n.body)
+    visit(cfir)
+    return out
+
+
 def _same(a, b) -> bool:
     from .algebra import same_value
     return same_value(a, b)
@@ -727,15 +1129,20 @@ def _if_chain(chain) -> list:
 
 
 def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, verify: bool = True,
-                  name: str | None = None, schedule=None, **options):
+                  name: str | None = None, schedule=None, assembly: str = "one-pass", **options):
     """The ``lattice`` strategy: index notation to a :class:`~compiler.lower.Lowered` kernel.
 
     ``order`` fixes the loop order of the outer forall chain (``reorder``);
-    ``verify`` checks every lattice against brute-force enumeration.
+    ``verify`` checks every lattice against brute-force enumeration; ``assembly``
+    is ``"one-pass"`` (a sparse output appended into growing buffers) or
+    ``"two-phase"`` (the loops run twice: assemble the structure, allocate, compute
+    the values; then entries equal to the fill are dropped).
     """
     if options:
         raise StrategyError(f"the lattice strategy has no option(s) {', '.join(sorted(options))}; "
-                            f"it takes order=[...], schedule=, verify= and name=")
+                            f"it takes order=[...], schedule=, assembly=, verify= and name=")
+    if assembly not in ("one-pass", "two-phase"):
+        raise StrategyError(f"assembly={assembly!r}: the lattice strategy assembles 'one-pass' or 'two-phase'")
     from ..lowering import Lowered
     setup = Setup.create(program, formats, order=order, schedule=schedule)
     trace.record("concretize", before=program, after=setup.concrete,
@@ -761,8 +1168,10 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     trace.record("cfir", before=setup.statement, after=cfir,
                  artifacts=[Artifact("cfir", program.lhs.tensor, str(cfir))])
     em = _Emitter(setup)
-    fn = em.function(cfir, name or f"lattice_{program.lhs.tensor}")
-    trace.record("lower", before=cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn))])
+    fn = em.function(cfir, name or f"lattice_{program.lhs.tensor}", assembly)
+    trace.record("lower", before=cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn))],
+                 note="two-phase assembly: assemble the structure, then compute the values"
+                 if assembly == "two-phase" else "")
     out_shape = tuple(setup.extent_uses[i][0] for i in program.lhs.indices)
     extents = tuple((i.name, tuple(uses)) for i, uses in setup.extent_uses.items() if len(uses) > 1)
     helpers = tuple((h, python_helper(op, h)) for h, (_, op) in em.helpers.items())

@@ -5,17 +5,22 @@ a list of commands applied in order to the concrete statement. Each command reco
 a trace step ``schedule:<name>`` with the statement before and after; a command that
 does not apply raises :class:`~compiler.errors.StrategyError` saying why.
 
-=====================  ===================================================================
-command                effect
-=====================  ===================================================================
-``reorder(i, k, j)``   put the top chain of loops in this order (storage order is checked)
-``precompute(j, w)``   gather the right-hand side in a dense workspace ``w[j]`` (a ``where``)
-``parallelize(i)``     run the outermost loop ``i`` with OpenMP threads; refused when the
-                       threads would race (a sparse output, a scatter, a shared workspace)
-=====================  ===================================================================
+=======================  ========================================================================
+command                  effect
+=======================  ========================================================================
+``reorder(i, k, j)``     put the top chain of loops in this order (storage order is checked)
+``precompute(j, w)``     gather the right-hand side in a dense workspace ``w[j]`` (a ``where``)
+``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads; refused when the
+                         threads would race (a sparse output, a scatter, a shared workspace)
+``split(i, i0, i1, s)``  iterate ``i`` as blocks (``down``: of size ``s``; ``up``: ``s`` blocks),
+                         dense, position or sparse (merged) coordinate loops alike
+``fuse(i, j, f)``        iterate two directly nested loops as one (a dense output)
+``pos(i, ip, A)``        iterate the positions of ``A``'s level of ``i`` (or of a fused ``f``)
+=======================  ========================================================================
 
-``split``, ``fuse`` and ``pos`` (derived iteration spaces) are accepted by the API but
-not implemented by the lattice strategy yet: applying them raises StrategyError.
+``split``, ``fuse`` and ``pos`` build a derived iteration space (:mod:`compiler.lattice.derived`):
+they add relations; the statement keeps its original foralls and the code generator
+maps the derived variables back. ``reorder`` and ``precompute`` come before them.
 
 Pass a schedule as ``lower(..., options={"schedule": s})``; commands may also be given
 as tuples, ``[("reorder", "i", "k", "j"), ("precompute", "j")]``.
@@ -35,7 +40,7 @@ from ..errors import StrategyError
 from ..notation.ast import Index
 
 COMMANDS = ("reorder", "precompute", "parallelize", "split", "fuse", "pos")
-NOT_YET = ("split", "fuse", "pos")
+DERIVED = ("split", "fuse", "pos")
 
 
 @dataclass(frozen=True)
@@ -106,15 +111,24 @@ def as_schedule(value) -> Schedule:
 
 
 def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
-    """``(statement, steps, parallel index or None)`` after applying every command in order."""
+    """``(statement, steps, parallel index or None, relations)`` after applying every command in order."""
     from .cfir import _order_statement
     from .cin import precompute
-    steps, parallel = [], None
+    from .derived import SuchThat, add_relation, check_no_derived
+    steps, parallel, relations = [], None, ()
     for c in schedule.commands:
-        before = stmt
-        if c.name in NOT_YET:
-            raise StrategyError(f"schedule: {c} does not apply: the lattice strategy does not implement "
-                                f"{c.name} (derived iteration spaces) yet")
+        before = SuchThat(stmt, relations) if relations else stmt
+        if c.name in DERIVED:
+            relations = add_relation(c, stmt, relations, program, formats)
+            r = relations[-1]
+            note = {"split": "derived loops {1}, {2} iterate {0} ({4}, factor {3})",
+                    "fuse": "one loop {2} iterates {0} and {1}",
+                    "pos": "{1} iterates the positions of {2}'s level of {0}"}[c.name]
+            steps.append((f"schedule:{c.name}", before, SuchThat(stmt, relations),
+                          note.format(*[getattr(r, f) for f in r.__dataclass_fields__])))
+            continue
+        if c.name in ("reorder", "precompute"):
+            check_no_derived(c, relations)
         if c.name == "reorder":
             stmt = _order_statement(stmt, graph, list(c.args))
             note = f"loops in the order {', '.join(str(a) for a in c.args)}"
@@ -132,8 +146,8 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
                 raise StrategyError(f"schedule: {c} needs exactly one index")
             parallel = Index(c.args[0])
             note = f"{parallel} runs on OpenMP threads"
-        steps.append((f"schedule:{c.name}", before, stmt, note))
-    return stmt, steps, parallel
+        steps.append((f"schedule:{c.name}", before, SuchThat(stmt, relations) if relations else stmt, note))
+    return stmt, steps, parallel, relations
 
 
 def check_parallel(index: Index, setup) -> None:

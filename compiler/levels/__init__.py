@@ -19,6 +19,7 @@ from .sparse_run_list import SparseRunList
 from .sparse_interval import SparseInterval
 from .sparse_point import SparsePoint
 from .sparse_byte_map import SparseByteMap
+from .sparse_hash import SparseHash
 
 #: TACO's name for SparseList (DESIGN.md accepts the older names as aliases)
 Compressed = SparseList
@@ -26,8 +27,10 @@ Compressed = SparseList
 #: the Looplets paper's names
 RepeatRLE = RunList
 SparseVBL = SparseBlockList
+#: newer Finch's name for SparseHash
+SparseDict = SparseHash
 
 __all__ = ["Compressed", "Dense", "Element", "Level", "Pattern", "RepeatRLE", "RunList", "SparseBand",
-           "SparseBlockList", "SparseByteMap", "SparseCOO", "SparseInterval", "SparseList", "SparsePoint",
-           "SparseRunList", "SparseVBL",
+           "SparseBlockList", "SparseByteMap", "SparseCOO", "SparseDict", "SparseHash", "SparseInterval",
+           "SparseList", "SparsePoint", "SparseRunList", "SparseVBL",
            "flatten", "level_class"]

@@ -21,11 +21,11 @@ Public API:
 5.0
 """
 
-from .compile import LoopletKernel, compile_program, from_index_notation, register
+from .compile import compile_program, from_index_notation, register
 from .errors import ProgramError
 from .language import LoopProgram, loop_program
 
-__all__ = ["LoopProgram", "LoopletKernel", "ProgramError", "compile_program", "from_index_notation",
+__all__ = ["LoopProgram", "ProgramError", "compile_program", "from_index_notation",
            "loop_program"]
 
 register()

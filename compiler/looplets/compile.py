@@ -27,7 +27,7 @@ from ..errors import ShapeError, StrategyError
 from ..format import Format, parse_format
 from ..imperative import ir
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, UnOp, Var
-from ..levels import Dense, Element, Pattern, SparseByteMap, SparseList
+from ..levels import Dense, Element, Pattern, SparseByteMap, SparseHash, SparseList
 from ..tensor import Tensor
 from ..trace import Artifact, Trace
 from .errors import ProgramError
@@ -125,94 +125,6 @@ def _walk_all(s):
     yield from walk(s)
 
 
-class LoopletKernel:
-    """A compiled loop program: call it with the input tensors; it returns the output Tensor.
-
-    ``c_source``, ``trace``, ``function`` (the imperative IR) and ``program`` (normalized).
-    """
-
-    def __init__(self, program, tensors, output, kernel, trace, sources, normalized, out_sizes):
-        self.program = program
-        self.tensors = tensors
-        self.output = output
-        self.kernel = kernel
-        self.trace = trace
-        self.sources = sources
-        self.normalized = normalized
-        self._out_sizes = out_sizes
-
-    @property
-    def c_source(self) -> str:
-        return self.kernel.c_source
-
-    @property
-    def function(self):
-        return self.kernel.function
-
-    def arguments(self, **tensors) -> dict:
-        """The keyword arguments of the C kernel for these input tensors (outputs allocated)."""
-        args = {}
-        sizes = {}
-        for name, info in self.tensors.items():
-            if info.role != "input":
-                continue
-            t = tensors.get(name)
-            if t is None:
-                raise TypeError(f"missing input tensor {name}")
-            if not isinstance(t, Tensor):
-                t = Tensor.from_numpy(np.asarray(t), info.format)
-            if t.format != info.format:
-                t = t.asformat(info.format)
-            args.update(input_args(name, t))
-            for m, s in enumerate(t.storage_shape):
-                sizes[array_name(name, m, "size")] = int(s)
-        out = self.tensors[self.output]
-        shape = self.output_shape(sizes)
-        args.update(_output_args(out, shape))
-        return args, shape
-
-    def output_shape(self, sizes: dict) -> tuple:
-        """The storage shape of the output from the input sizes."""
-        return tuple(int(_eval(e, sizes)) for e in self._out_sizes)
-
-    def __call__(self, **tensors) -> Tensor:
-        args, storage = self.arguments(**tensors)
-        res = self.kernel(**args)
-        info = self.tensors[self.output]
-        arrays = {k: v for k, v in {**args, **res}.items() if isinstance(v, np.ndarray)}
-        order = info.format.mode_order
-        shape = [0] * len(order)
-        for k, m in enumerate(order):
-            shape[m] = storage[k]
-        if not info.levels:
-            return arrays[array_name(info.name, None, "vals")][0]
-        return output_tensor(info.name, info.format, tuple(shape), arrays)
-
-
-def _output_args(info: TensorInfo, storage_shape) -> dict:
-    args = {array_name(info.name, m, "size"): int(s) for m, s in enumerate(storage_shape)}
-    levels = info.levels
-    dt = info.dtype
-    count = 1
-    for k, lvl in enumerate(levels):
-        if isinstance(lvl, Dense):
-            count *= int(storage_shape[info.storage_mode(k)])
-        elif isinstance(lvl, SparseList):
-            args[array_name(info.name, k, "pos")] = np.zeros(count + 1, dtype=lvl.index_dtype)
-            break
-    if all(isinstance(l, (Dense, SparseByteMap)) for l in levels) and any(isinstance(l, SparseByteMap) for l in levels):
-        count = 1
-        for k, lvl in enumerate(levels):
-            size = int(storage_shape[info.storage_mode(k)])
-            if isinstance(lvl, SparseByteMap):
-                args[array_name(info.name, k, "pos")] = np.zeros(count + 1, dtype=lvl.index_dtype)
-                args[array_name(info.name, k, "tbl")] = np.zeros(count * size, dtype=bool)
-            count *= size
-    if all(isinstance(l, (Dense, SparseByteMap)) for l in levels):
-        args[array_name(info.name, None, "vals")] = np.full(count, info.fill, dtype=dt)
-    return args
-
-
 def _output_params(info: TensorInfo) -> tuple:
     params = [Scalar(array_name(info.name, m, "size"), "int64") for m in range(info.ndim)]
     levels = info.levels
@@ -221,6 +133,16 @@ def _output_params(info: TensorInfo) -> tuple:
         return tuple(params)
     k = next(k for k, l in enumerate(levels) if not isinstance(l, Dense))
     lvl = levels[k]
+    if isinstance(lvl, SparseHash) and k == len(levels) - 1 and isinstance(info.leaf, Element):
+        nnz, cap = array_name(info.name, k, "nnz"), array_name(info.name, k, "cap")
+        idt = lvl.index_dtype.name
+        return tuple(params) + (Buffer(array_name(info.name, k, "pos"), idt, "inout"),
+                                OutScalar(nnz, "int64"), OutScalar(cap, "int64"),
+                                Growable(array_name(info.name, k, "key"), "int64", nnz),
+                                Growable(array_name(info.name, k, "tbl"), "int64", cap),
+                                Growable(array_name(info.name, k, "idx"), idt, nnz),
+                                Growable(array_name(info.name, k, "ptr"), idt, nnz),
+                                Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
     maps = [j for j, l in enumerate(levels) if isinstance(l, SparseByteMap)]
     if all(isinstance(l, (Dense, SparseByteMap)) for l in levels) and len(maps) == 1 and isinstance(info.leaf, Element):
         nnz = array_name(info.name, k, "nnz")
@@ -242,39 +164,47 @@ def _output_params(info: TensorInfo) -> tuple:
     return tuple(params)
 
 
-def _eval(e, env):
-    if isinstance(e, Const):
-        return e.value
-    if isinstance(e, Var):
-        return env[e.name]
-    if isinstance(e, BinOp):
-        a, b = _eval(e.left, env), _eval(e.right, env)
-        return {"+": a + b, "-": a - b, "*": a * b, "<": a < b, ">": a > b}[e.op]
-    if isinstance(e, Select):
-        return _eval(e.then, env) if _eval(e.cond, env) else _eval(e.otherwise, env)
-    if isinstance(e, UnOp) and e.op == "-":
-        return -_eval(e.operand, env)
-    raise ShapeError(f"cannot compute an output size from {e}")
-
-
 def compile_program(program, *, trace: Trace | None = None, checked: bool = False,
-                    name: str | None = None, output: str | None = None, **tensors) -> LoopletKernel:
+                    name: str | None = None, output: str | None = None, **tensors):
     """Lower and compile ``program`` for ``tensors`` (Tensors for inputs; formats for outputs).
 
-    The output is the tensor the program writes that was given as a format (or
-    ``output=``). Errors in the program raise :class:`ProgramError` naming its line.
+    A thin convenience over ``compiler.lower(program, strategy="looplets", ...)``: it
+    returns the shared runtime's :class:`~compiler.lowering.Kernel`. The output is the
+    tensor the program writes (or ``output=``). Errors in the program raise
+    :class:`ProgramError` naming its line.
     """
+    from ..lowering import lower
     prog = _as_program(program)
-    trace = trace if trace is not None else Trace()
-    try:
-        return _compile(prog, trace, checked, name, output, tensors)
-    except ProgramError as e:
-        if e.reason != str(e):  # already located
-            raise
-        raise prog.error(e) from None
+    options = {k: v for k, v in (("name", name), ("output", output)) if v is not None}
+    # concrete shapes: outputs take theirs, and conflicting extents are reported at the program's line
+    shapes = {t: tuple(v.shape) for t, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))}
+    if shapes:
+        options["shapes"] = tuple(sorted(shapes.items()))
+    kernel = lower(prog, "looplets", checked=checked, trace=trace, options=options, **tensors)
+    return ProgramKernel.of(kernel)
 
 
-def _compile(prog, trace, checked, name, output, tensors, lower_only=False):
+def _runtime_kernel():
+    from ..lowering import Kernel
+    return Kernel
+
+
+class ProgramKernel(_runtime_kernel()):
+    """The runtime's :class:`~compiler.lowering.Kernel`, except that a 0-d output comes back
+    as its value (a numpy scalar) rather than a 0-d Tensor: ``float(k(A=A))``."""
+
+    @classmethod
+    def of(cls, kernel):
+        out = cls.__new__(cls)
+        out.__dict__.update(kernel.__dict__)  # share, do not mutate, the cached kernel
+        return out
+
+    def _run(self, runner, tensors):
+        out = super()._run(runner, tensors)
+        return out.to_numpy()[()] if out.ndim == 0 else out
+
+
+def _compile(prog, trace, checked, name, output, tensors, given_shapes=None):
     body = prog.body
     missing = [t for t in prog.tensors if t not in tensors]
     if missing:
@@ -295,8 +225,12 @@ def _compile(prog, trace, checked, name, output, tensors, lower_only=False):
             fmt = parse_format(v, ndim=nd)
         else:
             fmt = parse_format(v)
+        if given_shapes and t in given_shapes:
+            shapes[t] = tuple(given_shapes[t][m] for m in fmt.mode_order)
         role = "output" if t in written else "input"
         infos[t] = TensorInfo(t, fmt, role, shapes.get(t))
+    for t, fmt in prog.temporaries:
+        infos[t] = TensorInfo(t, parse_format(fmt), "temporary")
     trace.record("program", after=str(prog), note=f"loop program {prog.name}")
 
     step = wrapperize(body, infos)
@@ -321,28 +255,8 @@ def _compile(prog, trace, checked, name, output, tensors, lower_only=False):
                                f"{', '.join(outs) or 'nothing'}")
         output = outs[0]
 
-    # output sizes: from the extent of the index of each storage mode of the output
-    out_info = infos[output]
-    out_sizes = []
-    out_acc = next((n for n in walk(body) if isinstance(n, Access) and n.mode == "update"
-                    and isinstance(n.tns, TensorRef) and n.tns.name == output), None)
-    if out_info.ndim and out_acc is None:
-        raise ProgramError(f"output {output} is never written")
-    if out_info.ndim:
-        ext_of = {}
-        for n in walk(body):
-            if isinstance(n, Loop):
-                ext_of[n.idx] = n.ext
-        for m, x in enumerate(out_acc.idxs):
-            if shapes.get(output) is not None:
-                out_sizes.append(Const(shapes[output][m], "int64"))
-                continue
-            if not isinstance(x, Index) or x not in ext_of:
-                raise ProgramError(f"cannot size output {output}: storage mode {m} is indexed by {x}")
-            ext = ext_of[x]
-            from .extents import sub as xsub
-            out_sizes.append(xsub(ext.stop, ext.start) if not (isinstance(ext.start, Const) and ext.start.value == 0)
-                             else ext.stop)
+    out_sizes = _written_sizes(output, infos[output], body, shapes)
+    temp_sizes = {t: _written_sizes(t, infos[t], body, shapes) for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
     ctx = UnfurlContext(Namer(_reserved(infos)))
 
@@ -374,15 +288,67 @@ def _compile(prog, trace, checked, name, output, tensors, lower_only=False):
                      after="\n".join(str(s) for s in promoted),
                      note="loop-invariant output slots kept in locals")
     stmts = promoted
+    stmts = _allocate_temporaries(stmts, infos, temp_sizes, ctx.fresh)
     fn = ir.Function(name or _cname(prog.name), tuple(params), ir.Block(tuple(stmts)),
                      tuple(low.helpers.values()))
     trace.record("imperative", before=str(normalized), after=fn, note="the lowered kernel",
                  artifacts=[Artifact("ir", fn.name, str(fn))])
-    if lower_only:
-        return fn, infos, output, out_sizes, sources
-    from ..backend import compile_function
-    kernel = compile_function(fn, checked=checked, trace=trace)
-    return LoopletKernel(prog, infos, output, kernel, trace, sources, normalized, out_sizes)
+    return fn, infos, output, out_sizes, sources
+
+
+def _written_sizes(name, info, body, shapes) -> list:
+    """The storage sizes of a written tensor: its given shape, else the extents of the loops
+    of the indices it is written at (an IR expression per storage mode)."""
+    sizes = []
+    acc = next((n for n in walk(body) if isinstance(n, Access) and n.mode == "update"
+                and isinstance(n.tns, TensorRef) and n.tns.name == name), None)
+    if info.ndim and acc is None:
+        raise ProgramError(f"{'output' if info.role == 'output' else 'temporary'} {name} is never written")
+    if not info.ndim:
+        return sizes
+    ext_of = {n.idx: n.ext for n in walk(body) if isinstance(n, Loop)}
+    from .extents import sub as xsub
+    for m, x in enumerate(acc.idxs):
+        if shapes.get(name) is not None:
+            sizes.append(Const(shapes[name][m], "int64"))
+            continue
+        if not isinstance(x, Index) or x not in ext_of:
+            raise ProgramError(f"cannot size {name}: storage mode {m} is indexed by {x}")
+        ext = ext_of[x]
+        sizes.append(xsub(ext.stop, ext.start) if not (isinstance(ext.start, Const) and ext.start.value == 0)
+                     else ext.stop)
+    return sizes
+
+
+def _allocate_temporaries(stmts, infos, temp_sizes, fresh) -> list:
+    """Wrap the kernel body in the scratch arrays (``Allocate``) of each temporary.
+
+    A temporary is Dense levels (values only), or one SparseByteMap level (a workspace
+    vector: ``tbl`` flags, ``srt`` the coordinates written since its declaration, in
+    write order until it is frozen, ``pos`` and the local count ``nnz``).
+    """
+    decls = []
+    for t, sizes in temp_sizes.items():
+        info = infos[t]
+        decls += [ir.Declare(Var(array_name(t, m, "size")), "int64", e) for m, e in enumerate(sizes)]
+        n = Const(1, "int64")
+        for m in range(info.ndim):
+            n = BinOp("*", n, Var(array_name(t, m, "size"))) if m else Var(array_name(t, m, "size"))
+        levels = info.levels
+        if levels and not (all(isinstance(l, Dense) for l in levels)
+                           or (len(levels) == 1 and isinstance(levels[0], SparseByteMap))):
+            raise ProgramError(f"temporary {t}: the looplet strategy allocates Dense temporaries and "
+                               f"SparseByteMap vectors, not {info.format}")
+        if not isinstance(info.leaf, Element):
+            raise ProgramError(f"temporary {t}: the leaf must be an Element")
+        body = list(stmts)
+        if levels and isinstance(levels[0], SparseByteMap):
+            decls.append(ir.Declare(Var(array_name(t, 0, "nnz")), "int64", Const(0, "int64")))
+            body = [ir.Allocate(array_name(t, 0, "tbl"), "bool", n, Const(False, "bool"), [
+                ir.Allocate(array_name(t, 0, "srt"), levels[0].index_dtype.name, n, None, [
+                    ir.Allocate(array_name(t, 0, "pos"), levels[0].index_dtype.name, 2, Const(0, "int64"), body)])])]
+        stmts = [ir.Allocate(array_name(t, None, "vals"), info.dtype, n, Const(info.fill, info.dtype), body)]
+    return decls + list(stmts)
 
 
 def _cname(name: str) -> str:
@@ -398,7 +364,8 @@ def _reserved(infos) -> set:
         out.update(array_name(t, m, "size") for m in range(info.ndim))
         out.add(array_name(t, None, "vals"))
         for k, lvl in enumerate(info.levels):
-            for kind in ("pos", "idx", "nnz", "ofs", "tbl", "srt", "lo", "hi", "right", "left", "ptr", "start"):
+            for kind in ("pos", "idx", "nnz", "ofs", "tbl", "srt", "lo", "hi", "right", "left", "ptr", "start",
+                         "key", "cap"):
                 out.add(array_name(t, k, kind))
     return out
 
@@ -420,30 +387,19 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             formats[t] = parse_format("dense", ndim=nd) if nd else Format(Element(0.0, dtype="float64"))
     try:
         fn, infos, output, out_sizes, sources = _compile(prog, trace, False, options.get("name"), options.get("output"),
-                                                formats, lower_only=True)
+                                                         formats, dict(options.get("shapes") or ()))
     except ProgramError as e:
         if e.reason != str(e):
             raise
         raise prog.error(e) from None
     info = infos[output]
-    if any(isinstance(l, SparseByteMap) for l in info.levels):
-        raise StrategyError(f"output {output}: the shared runtime does not allocate SparseByteMap outputs yet; "
-                            f"call compiler.looplets.compile_program for this kernel")
-    shape = []
     by_param = {array_name(t, m, "size"): (t, i.format.mode_order[m]) for t, i in infos.items()
                 if i.role == "input" for m in range(i.ndim)}
     storage = list(out_sizes)
     logical = [None] * len(storage)
     for k, m in enumerate(info.format.mode_order):
         logical[m] = storage[k]
-    for e in logical:
-        if isinstance(e, Const):
-            shape.append(int(e.value))
-        elif isinstance(e, Var) and e.name in by_param:
-            shape.append(by_param[e.name])
-        else:
-            raise StrategyError(f"the looplet strategy cannot size output {output} from {e} for the runtime; "
-                                f"pass the output tensor (with its shape)")
+    shape = tuple(_extent_entry(e, by_param, output) for e in logical)
     extents = []
     for i, srcs in sources.items():
         uses = tuple((s.tensor, infos[s.tensor].format.mode_order[s.mode]) for s in srcs
@@ -454,6 +410,24 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     if isinstance(program, NAssignType()) and program.op is not None:
         initial = "output"
     return Lowered(fn, output, info.format, tuple(shape), info.fill, tuple(extents), initial)
+
+
+def _extent_entry(e, by_param, output):
+    """An IR size expression of input sizes as a runtime extent entry (see ``extent_value``)."""
+    if isinstance(e, Const):
+        return int(e.value)
+    if isinstance(e, Var) and e.name in by_param:
+        return by_param[e.name]
+    if isinstance(e, BinOp) and e.op == "+":
+        return ("+", _extent_entry(e.left, by_param, output), _extent_entry(e.right, by_param, output))
+    if isinstance(e, BinOp) and e.op == "-" and isinstance(e.right, Const):
+        return ("+", _extent_entry(e.left, by_param, output), -int(e.right.value))
+    if isinstance(e, Select) and isinstance(e.cond, BinOp) and e.cond.op in ("<", ">") \
+            and e.cond.left == e.then and e.cond.right == e.otherwise:
+        op = "min" if e.cond.op == "<" else "max"
+        return (op, _extent_entry(e.then, by_param, output), _extent_entry(e.otherwise, by_param, output))
+    raise StrategyError(f"the looplet strategy cannot size output {output} from {e}; "
+                        f"pass the output tensor (with its shape)")
 
 
 def NAssignType():

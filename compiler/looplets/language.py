@@ -59,6 +59,13 @@ _AUG = {ast.Add: "+", ast.Mult: "*", ast.BitOr: "|", ast.BitAnd: "&", ast.BitXor
 _FUNCS = ("min", "max", "abs", "sqrt", "exp", "log", "pow")
 
 
+def _all_slices(node) -> bool:
+    """``y[:]`` or ``y[:, :]``: a whole-tensor declaration, like ``y[...]``."""
+    elts = node.elts if isinstance(node, ast.Tuple) else [node]
+    return bool(elts) and all(isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None
+                              for e in elts)
+
+
 @dataclass(frozen=True, eq=False)
 class LoopProgram:
     """A parsed loop program: its tensors (the parameters), body and source."""
@@ -68,6 +75,9 @@ class LoopProgram:
     body: object
     source: str = ""
     first_line: int = 1
+    #: ``(name, format)`` of each temporary (a parameter with a default): a workspace the
+    #: kernel allocates itself (``Allocate``), neither passed in nor returned
+    temporaries: tuple = ()
 
     def __str__(self):
         return str(self.body)
@@ -79,8 +89,9 @@ class LoopProgram:
         """The order of each tensor, from its accesses (for the runtime's format parsing)."""
         from .program import walk
         out = {}
+        temps = {t for t, _ in self.temporaries}
         for n in walk(self.body):
-            if isinstance(n, Access) and isinstance(n.tns, TensorRef):
+            if isinstance(n, Access) and isinstance(n.tns, TensorRef) and n.tns.name not in temps:
                 out.setdefault(n.tns.name, len(n.idxs))
         return out
 
@@ -114,7 +125,11 @@ def loop_program(fn=None, *, source: str | None = None, name: str | None = None)
         first = fn.__code__.co_firstlineno
         env = dict(fn.__globals__)
         if fn.__closure__:
-            env.update({n: c.cell_contents for n, c in zip(fn.__code__.co_freevars, fn.__closure__)})
+            for n, c in zip(fn.__code__.co_freevars, fn.__closure__):
+                try:
+                    env[n] = c.cell_contents
+                except ValueError:  # a name the enclosing function assigns later (e.g. `_`)
+                    pass
     src = textwrap.dedent(source)
     tree = ast.parse(src)
     fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
@@ -122,12 +137,28 @@ def loop_program(fn=None, *, source: str | None = None, name: str | None = None)
         raise ProgramError("a loop program is a function definition (def name(tensors...): ...)")
     # decorators sit above the def: report lines of the def's own body relative to the source
     params = tuple(a.arg for a in fdef.args.args)
+    # parameters with a default are temporaries (workspaces): the default is their format
+    defaults = fdef.args.defaults
+    temp_names = params[len(params) - len(defaults):] if defaults else ()
+    temporaries = []
+    given = list(getattr(fn, "__defaults__", None) or ()) if fn is not None else []
+    for n_, (t, d) in enumerate(zip(temp_names, defaults)):
+        if len(given) == len(defaults):
+            temporaries.append((t, given[n_]))
+            continue
+        try:
+            fmt = eval(compile(ast.Expression(d), "<default>", "eval"), dict(env))  # noqa: S307
+        except Exception as e:  # noqa: BLE001
+            raise ProgramError(f"line {d.lineno}: the default of {t} must be the format of a temporary "
+                               f"(e.g. SparseByteMap(Element(0.0))): {e}") from None
+        temporaries.append((t, fmt))
     parser = _Parser(params, env)
     try:
         body = parser.block(fdef.body)
     except ProgramError as e:
         raise e.with_source(src, name or fdef.name, first) from None
-    return LoopProgram(name or fdef.name, params, body, src, first)
+    real = tuple(p for p in params if p not in temp_names)
+    return LoopProgram(name or fdef.name, real, body, src, first, tuple(temporaries))
 
 
 class _Parser:
@@ -185,7 +216,8 @@ class _Parser:
             if len(s.targets) != 1:
                 self.fail(s, "assign one target at a time")
             t = s.targets[0]
-            if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value is Ellipsis:
+            if isinstance(t, ast.Subscript) and (isinstance(t.slice, ast.Constant) and t.slice.value is Ellipsis
+                                                 or _all_slices(t.slice)):
                 name = self.tensor_name(t.value)
                 return Declare(TensorRef(name), self.expr(s.value), line=s.lineno)
             return Assign(self.target(t), None, self.expr(s.value), line=s.lineno)
@@ -240,6 +272,10 @@ class _Parser:
 
     def indices_of(self, sl):
         elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        for e in elts:
+            if isinstance(e, ast.Slice):
+                self.fail(e, f"slices are not indices in loop programs; write `y[...] = 0` (or `y[:] = 0`) "
+                             f"to declare an output, and loop over an index to read or update its elements")
         return tuple(self.expr(e, in_index=True) for e in elts)
 
     def operator(self, node):
@@ -343,6 +379,10 @@ class _Parser:
             args = tuple(self.expr(a, in_index) for a in e.args)
             if f == "coalesce":
                 return Call("coalesce", args)
+            if f in ("gallop", "walk", "follow"):
+                if not in_index or len(args) != 1:
+                    self.fail(e, f"{f}(i) is a protocol annotation of one index inside A[...]")
+                return Call(f, args)
             if f == "ifelse":
                 if len(args) != 3:
                     self.fail(e, "ifelse(cond, a, b) takes three arguments")

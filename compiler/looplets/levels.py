@@ -39,11 +39,12 @@ from ..errors import StrategyError
 from ..format import Format
 from ..imperative import ir
 from ..imperative.ir import (Assign, BinOp, Block, CompoundAssign, Const, Declare, If, Load, Select,
-                             Var, While)
+                             UnOp, Var, While)
 from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
+                      SparseHash,
                       SparseInterval, SparseList, SparsePoint, SparseRunList, flatten)
 from . import extents as X
-from .looplets import Fill, Lookup, Phase, Positions, Run, Sequence, Spike, Stepper, Thunk
+from .looplets import Case, Fill, Jumper, Lookup, Switch, Phase, Positions, Run, Sequence, Spike, Stepper, Thunk
 from .program import Literal, Value
 
 
@@ -214,14 +215,16 @@ def lower_bound_stmts(var, lo_expr, hi_expr, idx_buf, target, fresh) -> list:
             Assign(var, lo)]
 
 
-def unfurl_sparse_list(f: SubFiber, ctx, mode):
+def unfurl_sparse_list(f: SubFiber, ctx, mode, child_of=None):
     """SparseList read (walk): a Stepper of Spikes up to the last stored index, then fill.
 
     Empty fibers get an empty first phase (``last = 0``), so ``idx`` is never read
-    outside the fiber (notes: pitfalls 5, 6, 7).
+    outside the fiber (notes: pitfalls 5, 6, 7). ``child_of(q)`` maps a stored entry
+    to its child position (SparseHash reads through ``ptr``; default ``q``).
     """
     if mode != "read":
         return unfurl_sparse_list_update(f, ctx)
+    child_of = child_of or (lambda q: q)
     info, k = f.tensor, f.level
     pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
     t = _tag(info)
@@ -233,12 +236,66 @@ def unfurl_sparse_list(f: SubFiber, ctx, mode):
     stepper = Stepper(
         seek=lambda start: tuple(search_stmts(q, idx_b, q_stop, start, ctx.fresh)),
         stop=X.add(j, 1),
-        chunk=Spike(Fill(fill_value(info)), _child(f, q)),
+        chunk=Spike(Fill(fill_value(info)), _child(f, child_of(q))),
         next=(CompoundAssign("+", q, Const(1, "int64")),),
         preamble=(Declare(j, "int64", Load(idx_b, q)),),
         positions=Positions(q, q_stop, last, lambda p: Load(idx_b, p),
                             lambda v, t: lower_bound_stmts(v, q, q_stop, idx_b, t, ctx.fresh)))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
+
+
+def gallop_stmts(q, idx_buf, hi, target, fresh) -> list:
+    """Exponential then binary search: move ``q`` to the first ``p`` in ``[q, hi)`` with
+    ``idx[p] >= target`` in O(log distance) (galloping: short hops stay short)."""
+    step, lo, top, mid = (Var(fresh(n)) for n in ("step", "lo", "hi", "mid"))
+    one = Const(1, "int64")
+    at = X.add(q, step)
+    return [If(BinOp("<", Load(idx_buf, q), target), [
+        Declare(step, "int64", one),
+        While(ir.and_(BinOp("<", at, hi), BinOp("<", Load(idx_buf, at), target)),
+              [Assign(step, BinOp("*", step, Const(2, "int64")))]),
+        Declare(lo, "int64", X.add(X.add(q, BinOp("/", step, Const(2, "int64"))), 1)),
+        Declare(top, "int64", Select(BinOp("<", at, hi), at, hi)),
+        While(BinOp("<", lo, top), [
+            Declare(mid, "int64", X.add(lo, BinOp("/", BinOp("-", top, lo), Const(2, "int64")))),
+            If(BinOp("<", Load(idx_buf, mid), target), [Assign(lo, X.add(mid, 1))], [Assign(top, mid)]),
+        ]),
+        Assign(q, lo),
+    ])]
+
+
+def unfurl_sparse_list_gallop(f: SubFiber, ctx, mode, child_of=None):
+    """SparseList read, ``gallop`` protocol (Looplets paper, Figure 6a): a Jumper that leads.
+
+    Coiterated with other jumpers the largest current coordinate sets the step; a list
+    whose entry ends the step contributes its Spike, the others skip ahead by galloping
+    search (``gallop_stmts``) and step over what lies inside (a Stepper). Two galloping
+    lists intersect by mutual lookahead instead of a two-finger merge.
+    """
+    if mode != "read":
+        raise StrategyError(f"output {f.tensor.name}: gallop is a read protocol")
+    info, k = f.tensor, f.level
+    pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
+    t = _tag(info)
+    q, q_stop, last, j = (Var(ctx.fresh(n)) for n in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
+    pre = (Declare(q, "int64", Load(pos_b, f.pos)),
+           Declare(q_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
+           Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(Load(idx_b, X.sub(q_stop, 1)), 1),
+                                         Const(0, "int64"))))
+    spike = Spike(Fill(fill_value(info)), _child(f, (child_of or (lambda x: x))(q)))
+
+    def body(full):
+        if full:
+            return spike
+        j2 = Var(ctx.fresh(f"j{t}"))
+        return Stepper(
+            seek=lambda start: tuple(gallop_stmts(q, idx_b, q_stop, start, ctx.fresh)),
+            stop=X.add(j2, 1), chunk=spike, next=(CompoundAssign("+", q, Const(1, "int64")),),
+            preamble=(Declare(j2, "int64", Load(idx_b, q)),))  # no Positions: its end search is not a gallop
+    jumper = Jumper(seek=lambda start: tuple(gallop_stmts(q, idx_b, q_stop, start, ctx.fresh)),
+                    stop=X.add(j, 1), body=body, next=(CompoundAssign("+", q, Const(1, "int64")),),
+                    preamble=(Declare(j, "int64", Load(idx_b, q)),))
+    return Thunk(pre, Sequence((Phase(last, jumper), Phase(None, Fill(fill_value(info))))))
 
 
 @dataclass(frozen=True, eq=False)
@@ -415,11 +472,17 @@ def unfurl_sparse_byte_map(f: SubFiber, ctx, mode):
             raise StrategyError(f"output {info.name}: a SparseByteMap output needs Dense or SparseByteMap "
                                 f"levels around it, not {info.format}")
 
+        temp = info.role == "temporary"
+        nnz = Var(info.array(k, "nnz"))
+
         def body(i):
             dirty = Var(ctx.fresh(f"dirty{t}"))
             slot = X.add(base, i)
-            epi = [If(dirty, [ir.Store(tbl_b, slot, Const(True, "bool"))]
-                      + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
+            mark = [ir.Store(tbl_b, slot, Const(True, "bool"))]
+            if temp:  # a workspace lists the coordinates it marks (its declare resets only those)
+                mark = [If(UnOp("!", Load(tbl_b, slot)),
+                           mark + [ir.Store(srt_b, nnz, i), CompoundAssign("+", nnz, Const(1, "int64"))])]
+            epi = [If(dirty, mark + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
             return Thunk((Declare(dirty, "bool", Const(False, "bool")),), _child(f, slot, dirty), tuple(epi))
         return Lookup(body, f"i -> mark {info.name}.lvl{k + 1}[{base} + i]", info)
     q, q_stop, last, j = (Var(ctx.fresh(n_)) for n_ in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
@@ -473,6 +536,102 @@ def unfurl_sparse_coo(f: SubFiber, ctx, mode):
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 
+# --------------------------------------------------------------------------- SparseHash
+
+
+def hash_expr(key, cap):
+    """IR of :func:`compiler.levels.sparse_hash.hash_slot`."""
+    return BinOp("&", BinOp("^", BinOp("^", key, BinOp(">>", key, Const(13, "int64"))),
+                            BinOp(">>", key, Const(29, "int64"))), X.sub(cap, 1))
+
+
+def probe_stmts(slot, key_b, tbl_b, cap, key, fresh) -> list:
+    """Linear probing: ``slot`` (declared) ends at ``key``'s slot or the first empty one."""
+    return [Declare(slot, "int64", hash_expr(key, cap)),
+            While(ir.and_(BinOp("!=", Load(tbl_b, slot), Const(0, "int64")),
+                          BinOp("!=", Load(key_b, X.sub(Load(tbl_b, slot), 1)), key)),
+                  [Assign(slot, BinOp("&", X.add(slot, 1), X.sub(cap, 1)))])]
+
+
+def hash_names(info, k):
+    return {n: info.array(k, n) for n in ("pos", "idx", "ptr", "key", "tbl", "nnz", "cap")}
+
+
+def unfurl_sparse_hash(f: SubFiber, ctx, mode):
+    """SparseHash read: walk the sorted view (a SparseList through ``ptr``); update:
+    ``Lookup(i -> locate or insert (p * size + i), child at its position)``."""
+    info, k = f.tensor, f.level
+    if mode == "read":
+        return unfurl_sparse_list(f, ctx, mode, lambda q: Load(info.array(k, "ptr"), q))
+    if any(not isinstance(lvl, Dense) for lvl in info.levels[:k]) or k != len(info.levels) - 1:
+        raise StrategyError(f"output {info.name}: a SparseHash output level needs Dense levels above it "
+                            f"and a leaf below it, not {info.format}")
+    a = hash_names(info, k)
+    nnz, cap = Var(a["nnz"]), Var(a["cap"])
+    n = info.size(info.storage_mode(k))
+    base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else BinOp("*", f.pos, n)
+    t = _tag(info)
+
+    def body(i):
+        key, slot, q = (Var(ctx.fresh(x)) for x in (f"key{t}", f"slot{t}", f"q{t}"))
+        pre = [Declare(key, "int64", X.add(base, i))]
+        probe = probe_stmts(slot, a["key"], a["tbl"], cap, key, ctx.fresh)
+        pre += probe
+        # a new key: grow the table first if it would be more than half full (then probe again),
+        # so the capacity is always table_capacity(nnz), which readers recompute
+        pre += [Declare(q, "int64", X.sub(Load(a["tbl"], slot), 1)),
+                If(BinOp("<", q, Const(0, "int64")), [
+                    If(BinOp(">", BinOp("*", X.add(nnz, 1), Const(2, "int64")), cap),
+                       rehash_stmts(info, k, ctx.fresh) + [Assign(slot, probe[0].init), probe[1]]),
+                    Assign(q, nnz),
+                    ir.Store(a["tbl"], slot, X.add(q, 1)),
+                    ir.Grow(a["key"], X.add(q, 1)), ir.Store(a["key"], q, key),
+                    CompoundAssign("+", nnz, Const(1, "int64")),
+                    *assemble_stmts(_child(f, q), ctx)])]
+        return Thunk(tuple(pre), _child(f, q))
+    return Lookup(body, f"i -> locate or insert {info.name}.lvl{k + 1}[hash({base} + i)]", info)
+
+
+def rehash_stmts(info, k, fresh) -> list:
+    """Double the table and insert every key again (keeps it at most half full)."""
+    a = hash_names(info, k)
+    nnz, cap = Var(a["nnz"]), Var(a["cap"])
+    s, r, h = Var(fresh("s")), Var(fresh("r")), Var(fresh("h"))
+    return [Assign(cap, BinOp("*", cap, Const(2, "int64"))), ir.Grow(a["tbl"], cap),
+            ir.For(s, 0, cap, [ir.Store(a["tbl"], s, Const(0, "int64"))]),
+            ir.For(r, 0, nnz, [
+                Declare(h, "int64", hash_expr(Load(a["key"], r), cap)),
+                While(BinOp("!=", Load(a["tbl"], h), Const(0, "int64")),
+                      [Assign(h, BinOp("&", X.add(h, 1), X.sub(cap, 1)))]),
+                ir.Store(a["tbl"], h, X.add(r, 1))])]
+
+
+def unfurl_sparse_hash_follow(f: SubFiber, ctx, mode):
+    """SparseHash read, ``follow`` protocol (locate): each coordinate probes the table,
+    ``Lookup(i -> Thunk(probe, Switch(found: child, else: fill)))`` (Figure 6c's shape)."""
+    info, k = f.tensor, f.level
+    a = hash_names(info, k)
+    n = info.size(info.storage_mode(k))
+    cap = Var(ctx.fresh(f"cap{_tag(info)}"))
+    base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else BinOp("*", f.pos, n)
+    t = _tag(info)
+
+    def body(i):
+        slot, q = Var(ctx.fresh(f"slot{t}")), Var(ctx.fresh(f"q{t}"))
+        pre = probe_stmts(slot, a["key"], a["tbl"], cap, X.add(base, i), ctx.fresh)
+        pre.append(Declare(q, "int64", X.sub(Load(a["tbl"], slot), 1)))
+        return Thunk(tuple(pre), Switch((Case(BinOp(">=", q, Const(0, "int64")), Run(_child(f, q))),
+                                         Case(Const(True, "bool"), Fill(fill_value(info))))))
+    parents = Const(1, "int64")
+    for m in range(info.storage_mode(k)):
+        parents = X.mul(parents, info.size(m)) if hasattr(X, "mul") else BinOp("*", parents, info.size(m))
+    # the capacity is table_capacity(nnz): the smallest power of two >= max(8, 2 nnz)
+    pre = (Declare(cap, "int64", Const(8, "int64")),
+           While(BinOp("<", cap, BinOp("*", Load(a["pos"], parents), Const(2, "int64"))),
+                 [Assign(cap, BinOp("*", cap, Const(2, "int64")))]))
+    return Thunk(pre, Lookup(body, f"i -> probe {info.name}.lvl{k} for {base} + i"))
+
+
 #: level class -> unfurl(fiber, ctx, mode)
 UNFURL: dict[type, Callable] = {
     Dense: unfurl_dense,
@@ -485,13 +644,32 @@ UNFURL: dict[type, Callable] = {
     SparsePoint: unfurl_sparse_point,
     SparseByteMap: unfurl_sparse_byte_map,
     SparseCOO: unfurl_sparse_coo,
+    SparseHash: unfurl_sparse_hash,
 }
 
 
-def unfurl(f: SubFiber, ctx, mode: str | None = None):
-    """The looplet nest of the outermost mode of sub-fiber ``f`` (``mode``: read or update)."""
+#: level class -> unfurl for the ``gallop`` protocol (``A[i, gallop(j)]``)
+GALLOP: dict[type, Callable] = {
+    SparseList: unfurl_sparse_list_gallop,
+    SparseHash: lambda f, ctx, mode: unfurl_sparse_list_gallop(f, ctx, mode,
+                                                               lambda q: Load(f.tensor.array(f.level, "ptr"), q)),
+}
+#: level class -> unfurl for the ``follow`` protocol (random access, ``A[i, follow(j)]``)
+FOLLOW: dict[type, Callable] = {SparseHash: unfurl_sparse_hash_follow}
+
+
+def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = None):
+    """The looplet nest of the outermost mode of sub-fiber ``f`` (``mode``: read or update;
+    ``protocol``: None or ``walk`` for the level's default, ``gallop`` for a leading Jumper)."""
     mode = mode or f.mode
     lvl = f.lvl
+    if protocol in ("gallop", "follow") and mode == "read":
+        table = GALLOP if protocol == "gallop" else FOLLOW
+        fn = table.get(type(lvl))
+        if fn is None:
+            raise StrategyError(f"tensor {f.tensor.name}: level {f.level} ({lvl.name}) has no {protocol} protocol; "
+                                f"{protocol} works on {', '.join(c.__name__ for c in table)}")
+        return fn(f, ctx, mode)
     fn = UNFURL.get(type(lvl))
     if fn is None:
         raise StrategyError(f"tensor {f.tensor.name}: level {f.level} ({lvl.name}) has no looplet unfurl "
@@ -503,7 +681,7 @@ def unfurl(f: SubFiber, ctx, mode: str | None = None):
 
 
 #: level classes that support update mode
-UPDATABLE = {Dense, SparseList, SparseByteMap}
+UPDATABLE = {Dense, SparseList, SparseByteMap, SparseHash}
 
 
 def register_unfurl(cls, fn, updatable=False):

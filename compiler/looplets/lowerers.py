@@ -48,6 +48,11 @@ from .program import (MISSING, Access, Assign, Block, Call, Declare as PDeclare,
                       postmap, substitute, uses, walk)
 from .simplify import simplify
 
+try:  # provenance tags, when the IR has them
+    from ..imperative.ir import Tagged as ir_Tagged
+except ImportError:  # pragma: no cover
+    ir_Tagged = None
+
 
 class Lowerer:
     """Lowers a normalized loop program; see the module docstring.
@@ -65,10 +70,15 @@ class Lowerer:
         self.helpers: dict[str, ir.Helper] = {}
         self.scalar_locals: dict[str, Var] = {}
         self._budget = max_trace_steps
+        self._tags = 0
+        self._pending_tag = None
 
     # ------------------------------------------------------------------ trace
 
     def record(self, stage, before=None, after=None, **kw):
+        if stage.startswith("lower:") and self._pending_tag is not None and "note" in kw:
+            kw["note"] = f"{kw['note']} [{self._pending_tag}]"
+            self._pending_tag = None
         if self.trace is not None and self._budget > 0:
             self._budget -= 1
             self.trace.record(stage, before=_text(before), after=_text(after), **kw)
@@ -87,6 +97,11 @@ class Lowerer:
         if isinstance(s, Block):
             return [x for t in s.stmts for x in self.lower(t)]
         if isinstance(s, Loop):
+            # an output fiber located by an outer index (a Lookup's child) must be entered once
+            # around the whole loop nest that reduces into it, not once per inner iteration
+            acc = self._bound_update_access(s)
+            if acc is not None:
+                return self.lower(self._concordize(s, acc))
             return self.lower_loop(s)
         if isinstance(s, (Assign, Sieve, Define)):
             bound = self._first_bound_access(s)
@@ -127,6 +142,13 @@ class Lowerer:
                     if isinstance(n.tns, SubFiber) and n.tns.is_leaf:
                         continue
                     return n
+        return None
+
+    def _bound_update_access(self, loop):
+        for n in walk(loop.body):
+            if isinstance(n, Access) and n.mode == "update" and n.idxs and isinstance(n.tns, Looplet) \
+                    and not isinstance(n.idxs[0], Index) and not _is_modifier(n.idxs[0]):
+                return n
         return None
 
     def _concordize(self, s, acc):
@@ -199,6 +221,8 @@ class Lowerer:
                 init = Load(info.array(None, "vals"), Const(0, "int64"))
             return [Declare(v, info.dtype, init)]
         from ..levels import Dense, SparseByteMap
+        if info.role == "temporary" and isinstance(info.levels[0], SparseByteMap):
+            return self._declare_workspace(info, s, init)
         if all(isinstance(l, (Dense, SparseByteMap)) for l in info.levels) and \
                 any(isinstance(l, SparseByteMap) for l in info.levels):
             if s.implicit:
@@ -218,6 +242,11 @@ class Lowerer:
             return [ir.For(p, 0, n, [Store(info.array(None, "vals"), p, init)])]
         # sparse output: counts restart; pos entries are written as fibers end
         k = next(k for k, l in enumerate(info.levels) if not isinstance(l, Dense))
+        if info.levels[k].name == "SparseHash":  # an empty table of the smallest capacity
+            cap, s_ = Var(info.array(k, "cap")), Var(self.fresh("s"))
+            return [IAssign(Var(info.array(k, "nnz")), Const(0, "int64")), IAssign(cap, Const(8, "int64")),
+                    ir.Grow(info.array(k, "tbl"), cap),
+                    ir.For(s_, 0, cap, [Store(info.array(k, "tbl"), s_, Const(0, "int64"))])]
         nnz = Var(info.array(k, "nnz"))
         return [IAssign(nnz, Const(0, "int64"))]
 
@@ -231,13 +260,78 @@ class Lowerer:
         if k is None:
             return []
         if isinstance(info.levels[k], SparseByteMap):
+            if info.role == "temporary":
+                return self._freeze_workspace(info)
             return self._freeze_byte_map(info, k)
+        if info.levels[k].name == "SparseHash":
+            return self._freeze_hash(info, k)
         # fibers never visited kept pos 0: carry the running count forward
         n = _product([info.size(m) for m in range(info.storage_mode(k))])
         p = Var(self.fresh("p"))
         pos = info.array(k, "pos")
         return [ir.For(p, 0, n, [If(BinOp("<", Load(pos, X.add(p, 1)), Load(pos, p)),
                                     [Store(pos, X.add(p, 1), Load(pos, p))])])]
+
+    def _declare_workspace(self, info, s, init) -> list:
+        """A SparseByteMap workspace re-assembles only its dirty locations (Finch §3.3.2)."""
+        from .program import Literal as PLiteral
+        from .simplify import _same
+        if not (isinstance(s.init, PLiteral) and _same(s.init.value, info.fill)):
+            raise ProgramError(f"temporary {info.name} is a SparseByteMap workspace: declare it with its fill "
+                               f"value ({info.fill}), e.g. {info.name}[...] = {info.fill}", s.line)
+        nnz = Var(info.array(0, "nnz"))
+        t = Var(self.fresh("t"))
+        srt, tbl, vals = info.array(0, "srt"), info.array(0, "tbl"), info.array(None, "vals")
+        return [ir.For(t, 0, nnz, [Store(tbl, Load(srt, t), Const(False, "bool")),
+                                   Store(vals, Load(srt, t), init)]),
+                IAssign(nnz, Const(0, "int64"))]
+
+    def _freeze_workspace(self, info) -> list:
+        """Sort the workspace's written coordinates: insertion sort when few, else a scan of ``tbl``."""
+        nnz, n = Var(info.array(0, "nnz")), info.size(0)
+        srt, tbl, pos = info.array(0, "srt"), info.array(0, "tbl"), info.array(0, "pos")
+        a, b, v, j, c = (Var(self.fresh(x)) for x in ("a", "b", "v", "j", "c"))
+        insertion = [ir.For(a, 1, nnz, [
+            Declare(v, "int64", Load(srt, a)), Declare(b, "int64", X.sub(a, 1)),
+            While(ir.and_(BinOp(">=", b, Const(0, "int64")), BinOp(">", Load(srt, b), v)),
+                  [Store(srt, X.add(b, 1), Load(srt, b)), CompoundAssign("-", b, Const(1, "int64"))]),
+            Store(srt, X.add(b, 1), v)])]
+        scan = [Declare(c, "int64", Const(0, "int64")),
+                ir.For(j, 0, n, [If(Load(tbl, j), [Store(srt, c, j), CompoundAssign("+", c, Const(1, "int64"))])])]
+        return [If(BinOp("<", BinOp("*", nnz, Const(16, "int64")), n), insertion, scan),
+                Store(pos, Const(0, "int64"), Const(0, "int64")), Store(pos, Const(1, "int64"), nnz)]
+
+    def _freeze_hash(self, info, k) -> list:
+        """Sort the inserted keys into ``pos``/``idx``/``ptr`` in linear time: a counting sort
+        by coordinate, then a stable one by fiber (LSD radix sort over (fiber, coordinate))."""
+        n = _product([info.size(m) for m in range(info.storage_mode(k))])
+        size = info.size(info.storage_mode(k))
+        nnz = Var(info.array(k, "nnz"))
+        key, pos, idx, ptr = (info.array(k, x) for x in ("key", "pos", "idx", "ptr"))
+        cnt, order, cur = (self.fresh(x) for x in ("cnt", "order", "cur"))
+        q, r, c, p, t, acc, e = (Var(self.fresh(x)) for x in ("q", "r", "c", "p", "t", "acc", "e"))
+        one = Const(1, "int64")
+        coord = lambda kk: BinOp("%", kk, size)  # noqa: E731
+        fiber = lambda kk: BinOp("/", kk, size)  # noqa: E731
+        by_coord = [
+            ir.For(q, 0, nnz, [Store(cnt, X.add(coord(Load(key, q)), 1), one, "+")]),
+            ir.For(c, 0, size, [Store(cnt, X.add(c, 1), Load(cnt, c), "+")]),
+            ir.For(q, 0, nnz, [Declare(e, "int64", coord(Load(key, q))),
+                               Store(order, Load(cnt, e), q), Store(cnt, e, one, "+")]),
+        ]
+        by_fiber = [
+            ir.For(p, 0, X.add(n, 1), [Store(pos, p, Const(0, "int64"))]),  # counts start at zero
+            ir.For(q, 0, nnz, [Store(pos, X.add(fiber(Load(key, q)), 1), one, "+")]),
+            ir.For(p, 0, n, [Store(pos, X.add(p, 1), Load(pos, p), "+"), Store(cur, p, Load(pos, p))]),
+            ir.Grow(idx, nnz), ir.Grow(ptr, nnz),
+            ir.For(r, 0, nnz, [Declare(t, "int64", Load(order, r)),
+                               Declare(acc, "int64", Load(cur, fiber(Load(key, t)))),
+                               Store(idx, acc, coord(Load(key, t))), Store(ptr, acc, t),
+                               Store(cur, fiber(Load(key, t)), one, "+")]),
+        ]
+        return [ir.Allocate(cnt, "int64", X.add(size, 1), Const(0, "int64"), [
+            ir.Allocate(order, "int64", nnz, None, by_coord + [
+                ir.Allocate(cur, "int64", n, None, by_fiber)])])]
 
     def _freeze_byte_map(self, info, k) -> list:
         """List the marked coordinates of each fiber in ``srt``, in order, and set ``pos``."""
@@ -269,7 +363,7 @@ class Lowerer:
             if isinstance(n, Access) and n.idxs and _base_index(n.idxs[0]) == i and (
                     (isinstance(n.tns, SubFiber) and not n.tns.is_leaf) or hasattr(n.tns, "unfurl")):
                 if isinstance(n.tns, SubFiber):
-                    l = unfurl(n.tns, self.ctx, n.mode)
+                    l = unfurl(n.tns, self.ctx, n.mode, _protocol(n.idxs[0]))
                 else:
                     l = n.tns.unfurl(self.ctx, n.mode)
                 l = _apply_modifiers(n.idxs[0], l, n.tns, lambda e: self.expr(self.simplify(e), line)[0])
@@ -296,7 +390,14 @@ class Lowerer:
         for l in found:
             style = resolve(style, _style(l))
         fn = getattr(self, f"lower_{style.lower()}")
-        return fn(i, ext, body, found, line)
+        # provenance: the code of each looplet lowering is tagged, so C lines map back to it
+        self._tags += 1
+        tag = f"looplet:{style}:{self._tags}"
+        self._pending_tag = tag
+        out = fn(i, ext, body, found, line)
+        if not out or ir_Tagged is None:
+            return out
+        return [ir_Tagged(tag, out)]
 
     def _note(self, rule, i, ext, sub=None):
         text = f"{rule} on {i.name} over [{ext.start}, {ext.stop})"
@@ -678,7 +779,16 @@ def _compound(op, dt, vdt):
 
 
 def _is_modifier(x) -> bool:
-    return type(x).__name__ in ("Offset", "Permit")
+    return type(x).__name__ in ("Offset", "Permit", "Protocol")
+
+
+def _protocol(x):
+    """The protocol annotation (``gallop``/``walk``) among an index's modifiers, or None."""
+    while _is_modifier(x):
+        if type(x).__name__ == "Protocol":
+            return x.name
+        x = x.index
+    return None
 
 
 def _base_index(x):
@@ -700,6 +810,8 @@ def _apply_modifiers(idx, l, fiber, to_ir):
     while _is_modifier(x):
         if isinstance(x, Permit):
             permit = True
+        elif type(x).__name__ == "Protocol":
+            pass
         else:
             delta = X.add(delta, to_ir(x.delta))
         x = x.index

@@ -52,6 +52,25 @@ class Permit(Expr):
         return f"~{self.index}"
 
 
+@dataclass(frozen=True)
+class Protocol(Expr):
+    """Index modifier ``gallop(i)`` / ``walk(i)``: how the access's level is traversed on ``i``.
+
+    ``walk`` (the default) steps through stored entries, following the other operands;
+    ``gallop`` unfurls a :class:`~compiler.looplets.looplets.Jumper` that leads: two
+    galloping lists intersect by mutual lookahead (each skips to the other's coordinate).
+    """
+
+    index: Any
+    name: str
+
+    def __str__(self):
+        return f"{self.name}({self.index})"
+
+
+PROTOCOLS = ("walk", "gallop", "follow")
+
+
 _FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 
 
@@ -144,10 +163,12 @@ def wrapperize(prog, tensors: dict):
         return postmap(e, fn)
 
     def index(x, depth, acc, line):
-        if isinstance(x, (Index, Offset, Permit)):
+        if isinstance(x, (Index, Offset, Permit, Protocol)):
             return x
         if isinstance(x, Call) and x.op == "permit":
             return Permit(index(x.args[0], depth, acc, line))
+        if isinstance(x, Call) and x.op in PROTOCOLS:
+            return Protocol(index(x.args[0], depth, acc, line), x.op)
         if isinstance(x, Call) and isinstance(x.op, Operator) and x.op.name in ("add", "sub"):
             a, b = x.args
             ia, ib = _outside_access(a), _outside_access(b)
@@ -156,11 +177,11 @@ def wrapperize(prog, tensors: dict):
                 if deep in ia and deep not in ib:
                     base = index(a, depth, acc, line)
                     delta = b if x.op.name == "add" else Call(lookup("neg"), (b,))
-                    if isinstance(base, (Index, Offset, Permit)):
+                    if isinstance(base, (Index, Offset, Permit, Protocol)):
                         return Offset(base, _fold(delta))
                 elif deep in ib and deep not in ia and x.op.name == "add":
                     base = index(b, depth, acc, line)
-                    if isinstance(base, (Index, Offset, Permit)):
+                    if isinstance(base, (Index, Offset, Permit, Protocol)):
                         return Offset(base, _fold(a))
         if not _outside_access(x):
             return x  # bound by outer loops, or a scatter through another tensor
@@ -199,7 +220,7 @@ def concordize(prog, tensors: dict):
 
 
 def _base(x):
-    while isinstance(x, (Offset, Permit)):
+    while isinstance(x, (Offset, Permit, Protocol)):
         x = x.index
     return x
 
@@ -207,9 +228,11 @@ def _base(x):
 def _offset_const(x):
     d = 0
     permit = False
-    while isinstance(x, (Offset, Permit)):
+    while isinstance(x, (Offset, Permit, Protocol)):
         if isinstance(x, Permit):
             permit = True
+        elif isinstance(x, Protocol):
+            pass
         elif isinstance(x.delta, Literal) and isinstance(x.delta.value, int):
             d += x.delta.value
         else:
@@ -326,8 +349,9 @@ def _tensors_used(s):
 def lifecycle(prog, tensors: dict):
     """Insert declare/freeze/thaw; reject reading and writing one tensor in one statement."""
 
-    def scope(stmts, mine: dict) -> list:
+    def scope(stmts, mine: dict, outer: dict | None = None) -> list:
         out = []
+        outer = outer or {}
         for s in stmts:
             if isinstance(s, Declare):
                 if s.tns.name not in tensors:
@@ -340,6 +364,11 @@ def lifecycle(prog, tensors: dict):
                 out.append(s)
                 continue
             reads, writes, lines = _tensors_used(s)
+            # tensors an enclosing scope declared (and not this block) keep that scope's state
+            # and tensors declared inside this statement belong to the block that declares them
+            inner = {n.tns.name for n in walk(s) if isinstance(n, Declare)} - set(mine)
+            reads = {n for n in reads if (n in mine or n not in outer) and n not in inner}
+            writes = {n for n in writes if (n in mine or n not in outer) and n not in inner}
             both = reads & writes
             if both:
                 name = sorted(both)[0]
@@ -362,7 +391,7 @@ def lifecycle(prog, tensors: dict):
                 if mine.get(name) == "update":
                     out.append(Freeze(TensorRef(name)))
                     mine[name] = "read"
-            out.append(nested(s, mine))
+            out.append(nested(s, {**outer, **mine}))
         return out
 
     def nested(s, outer):
@@ -374,7 +403,7 @@ def lifecycle(prog, tensors: dict):
         if isinstance(s, Block):
             if any(isinstance(t, Declare) for t in s.stmts):
                 mine: dict = {}
-                inner = scope(s.stmts, mine)
+                inner = scope(s.stmts, mine, outer)
                 inner += [Freeze(TensorRef(n)) for n, m in mine.items() if m == "update"]
                 return Block(tuple(inner))
             return replace(s, stmts=tuple(nested(t, outer) for t in s.stmts))
@@ -399,7 +428,7 @@ def _line_of(s, name):
 
 
 #: levels an output may write in any order (located writes)
-RANDOM_WRITE = ("Dense", "SparseByteMap")
+RANDOM_WRITE = ("Dense", "SparseByteMap", "SparseHash")
 
 
 def check_sparse_writes(prog, tensors: dict):

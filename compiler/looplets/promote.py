@@ -28,6 +28,12 @@ from ..imperative.ir import (Allocate, Assign, Block, Call, CompoundAssign, Decl
                              Load, Store, Var, While, walk)
 
 
+try:  # provenance tags (the explorer colours C lines by looplet)
+    from ..imperative.ir import Tagged as _Tagged
+except ImportError:  # pragma: no cover - an IR without tags
+    _Tagged = None
+
+
 def _assigned(stmts) -> set:
     out = set()
     for n in walk(tuple(stmts)):
@@ -110,6 +116,8 @@ def _map_stmt(s, stmt, expr):
                        otherwise=None if s.otherwise is None else Block(tuple(stmt(t) for t in s.otherwise.body)))
     if isinstance(s, Allocate):
         return replace(s, length=expr(s.length), body=Block(tuple(stmt(t) for t in s.body.body)))
+    if _Tagged is not None and isinstance(s, _Tagged):
+        return replace(s, body=Block(tuple(stmt(t) for t in s.body.body)))
     if isinstance(s, Declare):
         return replace(s, init=None if s.init is None else expr(s.init))
     if isinstance(s, (Assign, CompoundAssign)):
@@ -151,6 +159,8 @@ def promote(stmts, dtypes: dict, fresh) -> list:
             out.append(replace(s, body=Block(tuple(promote(list(s.body.body), d, fresh)))))
         elif isinstance(s, Block):
             out.extend(promote(list(s.body), dtypes, fresh))
+        elif _Tagged is not None and isinstance(s, _Tagged):
+            out.append(replace(s, body=Block(tuple(promote(list(s.body.body), dtypes, fresh)))))
         else:
             out.append(s)
     return out

@@ -116,6 +116,18 @@ print(nest.text)"""),
 the other, their C, and *time both* against scipy."""),
     ("code", """Compare(by_lattice.trace, by_looplets.trace, labels=("lattice", "looplets"),
         run_a=run_lattice, run_b=run_looplets, baselines={"scipy": baselines["scipy"]})"""),
+    ("md", """### Try other formats
+
+`Explorer.for_program` lowers a program for you and adds a **format picker per tensor and per
+level** (like the TACO web tool) and a **schedule editor**: make `A`'s first level `SparseList`
+(DCSR), or choose the preset `csc`, and the lowering is redone and redrawn at once. When the
+strategies tag what produced each line of C, the *provenance* menu colours a lattice point or
+looplet in the drawing and its C lines alike."""),
+    ("code", """playground = Explorer.for_program("y[i] = A[i, j] * x[j]", "lattice", A="csr", x="dense")
+playground"""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+playground.format_pickers["A"].preset.value = "dcsr"     # what choosing "dcsr" in the menu does
+print(playground.format_pickers["A"].value, "->", playground.session.error or "lowered")"""),
     ("md", """## 4. The C, and how fast it runs
 
 The lattice kernel is the loop nest you would write by hand: rows, then the stored entries of

@@ -58,6 +58,56 @@ lowering got."""),
 failed = explore(lambda trace: ss.lower(SPMV, trace=trace, A="csr", x="dense", options={"order": ["j", "i"]}))
 print(failed)
 Explorer(failed)"""),
+    ("md", """## Schedules: `reorder`, `precompute`, `parallelize`
+
+The full scheduling language is a `Schedule`: a list of commands applied in order to the concrete
+statement, passed as `options={"schedule": ...}` (a `Schedule`, or a list of tuples such as
+`[("reorder", "j", "i")]`). Each command is a trace step `schedule:<name>` with the statement
+before and after. A command that does not apply raises a `StrategyError` saying why: `reorder(j, i)`
+is legal for CSC (stored column by column) and not for CSR; `parallelize(i)` is refused when the
+threads would race, as with a sparse output appended through one shared counter."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+from compiler.lattice.schedule import Schedule
+
+by_columns = Schedule().reorder("j", "i")
+for fmt in ["csc", "csr"]:
+    try:
+        k = ss.lower(SPMV, A=fmt, x="dense", options={"schedule": by_columns})
+        print(fmt, [s.stage for s in k.trace.steps if s.stage.startswith("schedule")],
+              k.trace.find("iteration-graph")[0].note)
+    except ss.StrategyError as e:
+        print(fmt, "->", e)
+k = ss.lower(SPMV, A="csr", x="dense", options={"schedule": [("parallelize", "i")]})
+print([s.stage for s in k.trace.steps if s.stage.startswith("schedule")])
+try:
+    ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="csr", options={"schedule": [("parallelize", "i")]})
+except ss.StrategyError as e:
+    print(e)"""),
+    ("md", """## Formats and schedules, interactively
+
+`Explorer.for_program` lowers a program and adds, for every tensor, a **per-level format picker**
+(like the TACO web tool: one dropdown per storage level, from `Dense`, `SparseList`, `SparseBand`,
+`RunList`, ... and `SparseCOO(m)` spanning `m` levels; plus the **mode order**) and a **schedule
+editor**. Changing a picker re-lowers at once; edit the schedule (one command per line or separated
+by `;`) and press *re-lower*. A command that does not apply shows its `StrategyError` in the red
+banner, with the timeline at the step where lowering stopped.
+
+Try: set `A`'s mode order to `modes 0 1` (CSR): `reorder(j, i)` no longer applies. Then make its
+first level `SparseList` (DCSR) and clear the schedule, and watch the C change."""),
+    ("code", """view = Explorer.for_program(SPMV, "lattice", A="csc", x="dense", schedule="reorder(j, i)")
+view"""),
+    ("md", """The same, from code: the pickers are ordinary widgets (`view.format_pickers["A"].levels`,
+`.mode_order`, `.preset`), and `view.format_pickers["A"].value` is the `Format` being lowered."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+A_picker = view.format_pickers["A"]
+print(A_picker.value, "->", view.session.error)
+A_picker.mode_order.value = (0, 1)          # CSR: the schedule's reorder no longer applies
+print(A_picker.value, "->", view.session.error)
+view.schedule_editor.value = ""
+A_picker.levels[0].value = "SparseList"      # DCSR
+view.relower()
+print(A_picker.value, "(" + A_picker.preset.value + ") ->", view.session.error)
+print([line for line in view.session.last_artifact("c").text.splitlines() if "for (" in line or "while" in line])"""),
     ("md", """## SpGEMM and workspaces
 
 Sparse matrix multiplication `C[i, j] = A[i, k] * B[k, j]` with CSR operands runs in the order

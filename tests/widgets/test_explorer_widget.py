@@ -6,7 +6,7 @@ import pytest
 import compiler as ss
 from explorer import explore
 from explorer.examples import build_broken, build_spmv, spmv_example, spmv_trace
-from widgets import Compare, Explorer
+from widgets import LEVELS, Compare, Explorer, FormatPicker
 
 
 def text(html: str) -> str:
@@ -119,7 +119,7 @@ def test_pickers_only_with_rebuild_and_relower():
 
     def rebuild(formats, schedule):
         calls.append((formats, schedule))
-        if formats["A"] == "coo":
+        if formats["A"] == ss.coo():
             err = ss.FormatError("SparseCOO cannot serve this strategy")
             partial = ss.Trace()
             ss.parse("y[i] = A[i, j] * x[j]", trace=partial)
@@ -127,18 +127,86 @@ def test_pickers_only_with_rebuild_and_relower():
             raise err
         return spmv_trace()
 
-    e = Explorer(build_spmv, rebuild=rebuild, formats={"A": "csr", "x": "dense"}, schedule="")
-    assert set(e.format_pickers) == {"A", "x"} and e.format_pickers["A"].value == "csr"
-    e.format_pickers["A"].value = "dcsr"
+    e = Explorer(build_spmv, rebuild=rebuild, formats={"A": "csr", "x": "dense"}, ndims={"x": 1},
+                 schedule="", auto_relower=False)
+    assert set(e.format_pickers) == {"A", "x"} and e.format_pickers["A"].value == ss.csr()
+    assert e.format_pickers["x"].value == ss.dense(1)
+    e.format_pickers["A"].preset.value = "dcsr"
+    assert not calls  # auto_relower=False: only the button re-lowers
     e.schedule_editor.value = "reorder(j, i)"
     e.relower_button.click()
-    assert calls[-1] == ({"A": "dcsr", "x": "dense"}, "reorder(j, i)")
+    assert calls[-1] == ({"A": ss.dcsr(), "x": ss.dense(1)}, "reorder(j, i)")
     assert e.session.error is None and len(e.session) == 5
     assert "reorder(j, i)" in e.copy_as_code()
     e.format_pickers["A"].value = "coo"
     e.relower_button.click()
     assert e.session.error.startswith("FormatError") and e.error_banner.layout.display != "none"
     assert e.session.stages() == ["parse", "error"] and e.index == 1
+
+
+def test_format_picker_levels_and_mode_order():
+    p = FormatPicker("A", "csr")
+    seen = []
+    p.on_change(seen.append)
+    assert [d.value for d in p.levels] == ["Dense", "SparseList"] and p.preset.value == "csr"
+    assert "SparseCOO(2)" in p.levels[0].options and "SparseCOO(2)" not in p.levels[1].options
+    assert set(LEVELS) <= set(p.levels[1].options)
+    p.levels[0].value = "SparseList"
+    assert p.value == ss.dcsr() and p.preset.value == "dcsr" and seen == [ss.dcsr()]
+    p.levels[0].value = "SparseCOO(2)"
+    assert p.value == ss.coo() and p.levels[1].disabled and p.preset.value == "coo"
+    p.levels[0].value = "Dense"  # the covered slot comes back as SparseList
+    assert p.value == ss.csr() and not p.levels[1].disabled
+    p.mode_order.value = (1, 0)
+    assert p.value == ss.csc() and p.preset.value == "csc"
+    p.levels[1].value = "SparseBand"
+    assert str(p.value) == "Dense(SparseBand(Element(0.0))), mode_order=(1, 0)" and p.preset.value == "custom"
+    assert len(seen) == 5
+    t = FormatPicker("T", "csf", ndim=3)
+    assert len(t.levels) == 3 and len(t.mode_order.options) == 6
+    t.levels[1].value = "SparseCOO(2)"
+    assert str(t.value) == "SparseList(SparseCOO(2, Element(0.0)))"
+
+
+def test_for_program_relowers_on_picker_change_with_real_lowering():
+    e = Explorer.for_program("y[i] = A[i, j] * x[j]", "lattice", A="csr", x="dense")
+    assert e.session.error is None and "emit-c" in e.session.stages()
+    assert set(e.format_pickers) == {"A", "x"} and len(e.format_pickers["x"].levels) == 1
+    e.slider.value = e.slider.max
+    before = e.c_pane.value
+    assert "A_val[pA1]" in text(before)
+    e.format_pickers["A"].levels[0].value = "SparseList"  # CSR -> DCSR re-lowers at once
+    assert e.format_pickers["A"].preset.value == "dcsr"
+    assert e.session.error is None and e.c_pane.value != before
+    assert e.session.last_artifact("c").text != before
+    # a schedule command that does not apply: its StrategyError in the banner
+    e.format_pickers["A"].preset.value = "csr"
+    e.schedule_editor.value = "reorder(j, i)"
+    e.relower_button.click()
+    assert e.error_banner.layout.display != "none"
+    assert "StrategyError" in e.error_banner.value and "reorder(j, i) does not apply" in e.error_banner.value
+    # ... which applies once A is stored column-major
+    e.format_pickers["A"].mode_order.value = (1, 0)
+    assert e.session.error is None and e.error_banner.layout.display == "none"
+    assert any(s.stage == "schedule:reorder" for s in e.session.steps)
+    e.schedule_editor.value = "reorder(j i"
+    e.relower_button.click()
+    assert "cannot read" in e.error_banner.value
+    e.schedule_editor.value = "reorder(j, i)"
+    e.relower_button.click()
+    code = e.copy_as_code()
+    assert "mode_order" not in code and "(1, 0)" in code and "reorder" in code
+    ns = {}
+    exec(code.replace("Explorer(session)", ""), ns)
+    assert ns["session"].stages() == e.session.stages()
+
+
+def test_for_program_looplets_and_tensors():
+    A = ss.Tensor.from_numpy(np.eye(4), "csr") if hasattr(ss.Tensor, "from_numpy") else None
+    e = Explorer.for_program("y[i] = A[i, j] * x[j]", "looplets", A=A if A is not None else "csr",
+                             x=np.ones(4))
+    assert e.session.error is None and e.format_pickers["x"].value == ss.dense(1)
+    assert e.format_pickers["A"].value == ss.csr()
 
 
 def test_live_timing_and_compare():
@@ -156,3 +224,83 @@ def test_live_timing_and_compare():
     assert "<svg" in c.artifact_panes[0].value
     c.time_button.click()
     assert "hand IR" in c.timing_pane.value
+
+
+def _tagged_trace():
+    """A hand-built trace shaped like the strategies' tagged ones: a lattice, a looplet nest,
+    and the emit-c step's C with ``data["provenance"]`` by tag."""
+    t = ss.Trace()
+    t.record("lattice", artifacts=[ss.Artifact(
+        "lattice", "j", "p0 p1", dot='digraph { p0 [label="[A | x]\\nA[i, j] * x[j]"]; p1 [label="[A]"] }')])
+    t.record("unfurl", artifacts=[ss.Artifact(
+        "looplet-nest", "A", "", dot='digraph { n0 [label="Stepper(stop=jA + 1)"]; n1 [label="Spike"] }')])
+    c = "void k(void) {\n  a();\n  b();\n  c();\n}"
+    t.record("emit-c", after=c, artifacts=[ss.Artifact("c", "k", c, data={"provenance": {
+        "lattice:j:p0": [2], "lattice:j:p1": [3], "looplet:j:Stepper": [4]}})])
+    return t
+
+
+def _filled(svg_html: str) -> dict[str, str]:
+    """{node title: fill colour} of the highlighted nodes."""
+    import re
+    out = {}
+    for m in re.finditer(r'<g id="[^"]*" class="node highlighted"[^>]*>\s*<title>(.*?)</title>.*?fill="(#[0-9a-f]+)"',
+                         svg_html, re.S):
+        out[m.group(1)] = m.group(2)
+    return out
+
+
+def test_selecting_a_tag_highlights_its_c_lines_and_nodes():
+    from explorer.renderers import color_for
+    e = Explorer(_tagged_trace())
+    tags = [v for _, v in e.provenance.options]
+    assert tags == ["", "lattice:j:p0", "lattice:j:p1", "looplet:j:Stepper"]
+    # all tags: the lattice's points take their tags' colours (matched by the last component)
+    assert _filled(e.artifact_pane.value) == {"p0": color_for("lattice:j:p0"), "p1": color_for("lattice:j:p1")}
+    assert 'data-tags="lattice:j:p0"' in e.artifact_pane.value
+    e.select_tag("lattice:j:p1")
+    assert _filled(e.artifact_pane.value) == {"p1": color_for("lattice:j:p1")}
+    assert f'data-line="3" style="background:{color_for("lattice:j:p1")}"' in e.c_pane.value
+    assert 'data-line="2" style="background' not in e.c_pane.value
+    assert "C lines 3" in e.provenance_legend.value and "p1" in e.provenance_legend.value
+    e.select_tag("looplet:j:Stepper")  # a looplet: its node is labelled "Stepper(...)"
+    e.next()
+    assert e.index == 1 and _filled(e.artifact_pane.value) == {"n0": color_for("looplet:j:Stepper")}
+    assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")}"' in e.c_pane.value
+    e.select_tag(None)
+    assert e.provenance_legend.value == "" and 'data-line="2" style="background' in e.c_pane.value
+
+
+def test_export_html_colours_provenance_on_every_step():
+    from explorer import export_html
+    from explorer.export import external_urls
+    from explorer.renderers import color_for
+    page = export_html(_tagged_trace())
+    assert '<nav class="provenance">' in page and 'data-tag="looplet:j:Stepper"' in page
+    lattice_step = page.split('id="step-1"')[0]
+    assert _filled(lattice_step) == {"p0": color_for("lattice:j:p0"), "p1": color_for("lattice:j:p1")}
+    assert 'data-tags="looplet:j:Stepper"' in page and "selectTag" in page
+    assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")}"' in page
+    assert external_urls(page) == []
+
+
+@pytest.mark.parametrize("program, formats", [
+    ("y[i] = A[i, j] * x[j]", {"A": "csr", "x": "dense"}),
+    ("y[i] = A[i] + B[i]", {"A": "sparse_vector", "B": "sparse_vector"}),
+])
+def test_real_lattice_tags_name_drawn_points_and_c_lines(program, formats):
+    """Every lattice tag the strategy puts on the C names a point drawn in some lattice."""
+    from explorer.renderers import color_for
+    e = Explorer.for_program(program, "lattice", **formats)
+    tags = [v for _, v in e.provenance.options if v.startswith("lattice:")]
+    if not tags:
+        pytest.skip("this compiler does not tag lattice points yet")
+    for tag in tags:
+        e.select_tag(tag)
+        assert f'style="background:{color_for(tag)}"' in e.c_pane.value
+        drawn = []
+        for i in range(len(e.session)):
+            e.goto(i)
+            if f'data-tags="{tag}' in e.artifact_pane.value or f' {tag}"' in e.artifact_pane.value:
+                drawn.append(e.session.steps[i].stage)
+        assert "lattice" in drawn, (tag, drawn)

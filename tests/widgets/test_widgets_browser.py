@@ -177,6 +177,29 @@ def test_exported_trace_page_steps_offline(browser, tmp_path):
     page.close()
 
 
+def test_exported_page_selects_a_provenance_tag(browser, tmp_path):
+    import compiler as ss
+    from explorer import export_html
+
+    t = ss.Trace()
+    t.record("lattice", artifacts=[ss.Artifact("lattice", "j", "p0 p1", dot="digraph { p0; p1 }")])
+    c = "void k(void) {\n  a();\n  b();\n}"
+    t.record("emit-c", after=c, artifacts=[ss.Artifact("c", "k", c, data={"provenance": {
+        "lattice:j:p0": [2], "lattice:j:p1": [3]}})])
+    path = tmp_path / "tagged.html"
+    export_html(t, path)
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    page.locator('nav.provenance button[data-tag="lattice:j:p1"]').click()
+    assert page.evaluate("document.documentElement.classList.contains('selecting')")
+    selected = page.evaluate("[...document.querySelectorAll('.sel')].map(e => e.tagName + ':' + "
+                             "(e.getAttribute('data-line') || e.querySelector('title').textContent))")
+    assert sorted(selected) == ["SPAN:3", "g:p1"], selected
+    page.locator('nav.provenance button[data-tag=""]').click()
+    assert page.evaluate("document.querySelectorAll('.sel').length") == 0
+    page.close()
+
+
 def test_tour_steps_both_strategies(browser, lab):
     """The tour's "done when": step CSR SpMV by both strategies, see lattices, looplet nests,
     the C, and the timing against scipy."""
@@ -225,4 +248,23 @@ def test_tour_steps_both_strategies(browser, lab):
     page.screenshot(path=str(ARTIFACTS / "tour-looplets.png"), full_page=False)
     timing = page.locator("table.timing").first.inner_html()
     assert "scipy" in timing
+
+    # the playground: choosing another format in a picker re-lowers, and the C pane changes
+    playground = explorers.nth(2)
+    playground.scroll_into_view_if_needed()
+    c_pane = playground.locator(".ss-c").first
+    # the notebook itself set the preset to dcsr (a checked cell); go back to csr first
+    before = c_pane.inner_html()
+    playground.locator(".ss-preset-A select").first.select_option(label="csr")
+    page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                           arg=[c_pane.element_handle(), before], timeout=60_000)
+    csr_c = c_pane.inner_html()
+    assert "A0_pos" not in csr_c and "A1_pos" in csr_c
+    playground.locator(".ss-level-A-0 select").first.select_option(label="SparseList")  # DCSR
+    page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                           arg=[c_pane.element_handle(), csr_c], timeout=60_000)
+    assert "A0_pos" in c_pane.inner_html()
+    assert playground.locator(".ss-preset-A select").first.evaluate(
+        "el => el.options[el.selectedIndex].text") == "dcsr"
+    page.screenshot(path=str(ARTIFACTS / "tour-format-picker.png"), full_page=False)
     page.close()

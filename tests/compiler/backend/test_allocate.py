@@ -85,3 +85,29 @@ def test_checked_mode_runs_openmp_loops_on_one_thread():
     assert "#pragma omp" not in checked and "checked mode runs this loop on one thread" in checked
     result = compile_function(fn, checked=True)(n=4, out=np.zeros(4))["out"]
     np.testing.assert_array_equal(result, np.ones(4))
+
+
+def test_tagged_statements_map_to_their_c_lines_in_the_trace():
+    from compiler import Trace
+    from compiler.imperative import Tagged
+
+    n, out = Scalar("n", "int64"), Buffer("out", "float64", "inout")
+    i = Var("i")
+    fn = Function("tagged", (n, out), [
+        Tagged("first", [For(i, 0, n.var, [out.store(i, 1.0)])]),
+        Tagged("second", [out.store(0, 2.0)]),
+    ])
+    trace = Trace()
+    kernel = compile_function(fn, trace=trace)
+    lines = kernel.c_source.splitlines()
+    prov = trace.find("emit-c")[0].artifact("c").data["provenance"]
+    assert [lines[k - 1].strip() for k in prov["first"]] == ["for (int64_t i = 0; i < n; i++) {",
+                                                            "out[i] = 1.0;", "}"]
+    assert [lines[k - 1].strip() for k in prov["second"]] == ["out[0] = 2.0;"]
+    # tags change nothing: the interpreter and the kernel agree
+    np.testing.assert_array_equal(kernel(n=3, out=np.zeros(3))["out"], [2.0, 1.0, 1.0])
+    np.testing.assert_array_equal(interpret(fn, n=3, out=np.zeros(3))["out"], [2.0, 1.0, 1.0])
+    # a second lowering served from the memory cache still carries the provenance
+    again = Trace()
+    compile_function(fn, trace=again)
+    assert again.find("emit-c")[0].artifact("c").data["provenance"] == prov

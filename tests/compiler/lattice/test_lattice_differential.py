@@ -10,10 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor, evaluate, lower
-from compiler.format import coo, csr, dcsr, dense, sparse_vector
+from compiler.format import Format, coo, csr, dcsr, dense, sparse_vector
+from compiler.levels import Dense, Element, SparseByteMap
 
-VEC = {"sv": sparse_vector, "dense": lambda **kw: dense(1, **kw)}
-MAT = {"csr": csr, "dcsr": dcsr, "coo": coo, "dense": lambda **kw: dense(2, **kw)}
+VEC = {"sv": sparse_vector, "dense": lambda **kw: dense(1, **kw),
+       "bytemap": lambda fill=0.0: Format(SparseByteMap(Element(fill)))}
+MAT = {"csr": csr, "dcsr": dcsr, "coo": coo, "dense": lambda **kw: dense(2, **kw),
+       "bytemap": lambda fill=0.0: Format(Dense(SparseByteMap(Element(fill))))}
 
 
 @st.composite
@@ -70,8 +73,9 @@ def test_matrix_expressions(prog, fa, fb, fx, shape, density, sparse_out, seed):
     kw = dict(tensors)
     out = prog.split("[")[0]
     if sparse_out:
-        kw[out] = fa if out == "C" and fa != "dense" else ("sv" if out == "y" else "dense")
+        kw[out] = fa if out == "C" and fa not in ("dense", "bytemap") else ("sv" if out == "y" else "dense")
         kw[out] = {"sv": sparse_vector()}.get(kw[out], kw[out])
+        kw[out] = MAT[kw[out]]() if kw[out] in MAT else kw[out]
     # half the examples run checked, so an out-of-bounds write fails the test instead of crashing it
     got = lower(prog, checked=seed % 2 == 0, **kw)(**tensors)
     np.testing.assert_allclose(got.to_numpy(), want)

@@ -74,10 +74,44 @@ def test_spgemm_against_scipy(shape, density):
 
 def test_long_rows_use_heapsort():
     rng = np.random.default_rng(3)
-    A, B = rand((6, 40), 0.9, rng), rand((40, 80), 0.7, rng)  # rows of ~80 coordinates
+    # rows of ~100 coordinates (under 1/16 of 4000) from ~36 runs (more than MERGE_MAX_RUNS)
+    A, B = rand((6, 40), 0.9, rng), rand((40, 4000), 0.0008, rng)
     k, C = spgemm(A, B)
     assert "heapsort" in k.c_source
-    assert np.all(np.diff(C.levels[1].idx[C.levels[1].pos[0]:C.levels[1].pos[1]]) > 0)
+    ref = sp.csr_matrix(A) @ sp.csr_matrix(B)
+    ref.sort_indices()
+    np.testing.assert_array_equal(C.levels[1].idx, ref.indices)
+
+
+@pytest.mark.parametrize("row_nnz", [1, 3, 12, 40])
+def test_the_coordinate_list_is_merged_from_sorted_runs(row_nnz):
+    # each row of A picks row_nnz rows of B: the list has about row_nnz ascending runs
+    rng = np.random.default_rng(row_nnz)
+    A = np.zeros((30, 50))
+    for r in range(30):
+        A[r, rng.choice(50, size=row_nnz, replace=False)] = rng.integers(1, 5, size=row_nnz)
+    A[4] = 0
+    B = rand((50, 3000), 0.0013, rng)   # ~4 per row: lists stay under 1/16 of the extent (no bitmap scan)
+    k, C = spgemm(A, B)
+    assert "merge its ascending runs" in k.c_source and "from the bitmap" in k.c_source
+    ref = sp.csr_matrix(A) @ sp.csr_matrix(B)
+    ref.sort_indices()
+    np.testing.assert_array_equal(C.levels[1].pos, ref.indptr)
+    np.testing.assert_array_equal(C.levels[1].idx, ref.indices)
+    np.testing.assert_allclose(C.vals, ref.data)
+    np.testing.assert_allclose(k.interpret(A=Tensor.from_numpy(A, csr(), name="A"),
+                                           B=Tensor.from_numpy(B, csr(), name="B")).to_numpy(), A @ B)
+
+
+def test_dense_rows_are_listed_by_scanning_the_bitmap():
+    rng = np.random.default_rng(5)
+    A, B = rand((5, 6), 0.8, rng), rand((6, 40), 0.6, rng)   # rows of ~40 of 40 coordinates
+    k, C = spgemm(A, B)
+    ref = sp.csr_matrix(A) @ sp.csr_matrix(B)
+    ref.eliminate_zeros()
+    ref.sort_indices()
+    np.testing.assert_array_equal(C.levels[1].idx, ref.indices)
+    np.testing.assert_allclose(C.vals, ref.data)
 
 
 def test_cancellation_is_not_stored():

@@ -85,3 +85,14 @@ def test_unresolvable_extent():
     prog = loop_program(source="def k(y):\n    for i in _:\n        y[i] = 1.0\n")
     with pytest.raises(ProgramError, match="cannot infer the extent of loop index i"):
         compile_program(prog, y="dense")
+
+
+def test_colon_declares_an_output_like_ellipsis():
+    """``y[:] = 0`` declares an output (as ``y[...] = 0``); other slices get a clear message."""
+    prog = loop_program(source=src("    y[:] = 0\n    for i in _:\n        for j in _:\n            y[i] += A[i, j] * x[j]\n"))
+    x = Tensor.from_numpy(np.arange(A.shape[1], dtype=float), "dense")
+    k = compile_program(prog, y="dense", A=A, x=x)
+    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), A.to_numpy() @ x.to_numpy())
+    with pytest.raises(ProgramError, match="declare an output") as e:
+        loop_program(source=src("    for i in _:\n        y[1:2] += x[i]\n"))
+    assert line_of(e) == 3

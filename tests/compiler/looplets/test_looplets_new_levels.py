@@ -149,9 +149,13 @@ def test_csr_spmv_uses_the_position_loop():
     assert "y_acc += A_val[qA]" in src  # the row sum stays in a local
 
 
-def test_byte_map_output_through_the_shared_runtime_is_a_clear_error():
+def test_byte_map_output_through_the_shared_runtime():
+    """The runtime allocates a SparseByteMap output's table (``C0_tbl``) like a pos array."""
     from compiler.lowering import lower
     from compiler.format import Format
-    with pytest.raises(StrategyError, match="compile_program"):
-        lower("C[i] = A[i]", strategy="looplets", A="dense",
-              C=Format(SparseByteMap(Element(0.0))))
+    a = np.array([0, 1.5, 0, 2.0, 0])
+    A = Tensor.from_numpy(a, SparseList(Element(0.0)))
+    k = lower("C[i] += A[i]", strategy="looplets", A=A, C=Format(SparseByteMap(Element(0.0))))
+    out = k(A=A)
+    np.testing.assert_array_equal(out.to_numpy(), a)
+    assert out.levels[0].srt.tolist() == [1, 3]

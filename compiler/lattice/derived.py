@@ -1,0 +1,322 @@
+"""Derived iteration spaces: the ``split``, ``fuse`` and ``pos`` relations (taco.md §2.9).
+
+A scheduling command does not rewrite the accesses: they keep using the original
+index variables. It adds a *relation* from original variables to derived ones, and
+the code generator maps coordinates back (the provenance graph):
+
+==============================  ==========================================  ============================
+relation                        derived loop(s)                             recovers
+==============================  ==========================================  ============================
+``split(i, i0, i1, s, down)``   ``i0 < ceil(N/s)``, ``i1 < s``              ``i = i0*s + i1``; guard
+                                                                            ``if (i >= N) break``
+``split(i, i0, i1, B, up)``     ``i0 < B``, ``i1 < ceil(N/B)`` (divide)     ``i = i0*b + i1``; guards
+                                                                            ``i >= N``, ``i >= (i0+1)*b``
+``fuse(i, j, f)``               ``f < N_i*N_j`` (both loops dense)          ``i = f / N_j``, ``j = f % N_j``
+``pos(j, jp, A)``               ``jp`` over A's positions of ``j``          ``j = A_idx[jp]``
+``pos(f, fp, A)`` (f fused)     ``fp`` over all of A's positions of ``j``   ``j = A_idx[fp]``; ``i`` by the
+                                                                            walk ``while (fp == pos[i+1]) i++``
+==============================  ==========================================  ============================
+
+A split applies to a loop variable: a dense coordinate loop, a fused variable, or a
+position variable (never to a variable a split derived). A split of a *sparse*
+coordinate loop (one that merges iterators) runs the lattice loops once per block
+with the guard ``if (i >= i_hi) break`` (``i_hi = min((i0+1)*b, N)``: the tail guard
+and, for ``up``, the block's end), the iterators' positions carried from one block to
+the next; the inner variable is implicit (``i1 = i - i0*b``). The fused walk carries
+``i`` from one position to the next, so it is sequential: a fused position loop is
+not parallelized (a parallel block would have to search its first row, pitfall 17).
+
+>>> from compiler.notation import parse
+>>> from compiler.lattice.cin import concretize
+>>> s = concretize(parse("y[i] = A[i, j] * x[j]"))
+>>> print(SuchThat(s, (Fuse("i", "j", "f"), Pos("f", "fpos", "A"), Split("fpos", "f0", "f1", 16))))
+forall f0:
+  forall f1:
+    y[i] += A[i, j] * x[j]
+such that fuse(i, j, f), pos(f, fpos, A), split(fpos, f0, f1, 16, down)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import serialize
+from ..errors import StrategyError
+from .cin import INDENT, Forall, Skip, Stmt, Where, _lines, assignments, expr_accesses
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Split:
+    """``index`` iterated as ``outer`` blocks of ``inner``: ``factor`` is the block size (down)
+    or the number of blocks (up, taco's ``divide``)."""
+
+    index: str
+    outer: str
+    inner: str
+    factor: int
+    direction: str = "down"
+
+    def __str__(self) -> str:
+        return f"split({self.index}, {self.outer}, {self.inner}, {self.factor}, {self.direction})"
+
+    @property
+    def derived(self) -> tuple:
+        return (self.outer, self.inner)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Fuse:
+    """The directly nested loops ``outer``, ``inner`` iterated as one loop ``fused``."""
+
+    outer: str
+    inner: str
+    fused: str
+
+    def __str__(self) -> str:
+        return f"fuse({self.outer}, {self.inner}, {self.fused})"
+
+    @property
+    def derived(self) -> tuple:
+        return (self.fused,)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Pos:
+    """``index`` iterated over the positions ``position`` of ``tensor``'s level for it."""
+
+    index: str
+    position: str
+    tensor: str
+
+    def __str__(self) -> str:
+        return f"pos({self.index}, {self.position}, {self.tensor})"
+
+    @property
+    def derived(self) -> tuple:
+        return (self.position,)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class SuchThat(Stmt):
+    """A concrete statement with its relations (taco's ``suchthat``), for display in the trace."""
+
+    stmt: Stmt
+    relations: tuple
+
+    def __str__(self) -> str:
+        return "\n".join(_derived_lines(self.stmt, self.relations, 0)
+                         + ["such that " + ", ".join(str(r) for r in self.relations)])
+
+
+def _derived_lines(s, relations, depth: int) -> list[str]:
+    """``s`` printed with each original forall replaced by the loops that iterate it."""
+    if isinstance(s, Where):
+        own = _lines(Where(Skip(), Skip(), s.temp), depth)   # where: / producer: / declaration
+        pad = INDENT * depth
+        decl = [x for x in own if x.startswith(pad + INDENT) and "skip" not in x]
+        return ([f"{pad}where:"] + _derived_lines(s.consumer, relations, depth + 1) + [f"{pad}producer:"]
+                + decl + _derived_lines(s.producer, relations, depth + 1))
+    if not isinstance(s, Forall):
+        return _lines(s, depth)
+    name = s.index.name
+    fused_inner = {r.inner for r in relations if isinstance(r, Fuse)}
+    if name in fused_inner:
+        return _derived_lines(s.body, relations, depth)
+    loops = [final_variable(name, relations)]
+    loops = _expand(loops[0], relations)
+    out = [f"{INDENT * (depth + k)}forall {v}:" for k, v in enumerate(loops)]
+    return out + _derived_lines(s.body, relations, depth + len(loops))
+
+
+def final_variable(name: str, relations) -> str:
+    """The variable that iterates ``name`` after fuse and pos (before splits)."""
+    for r in relations:
+        if isinstance(r, Fuse) and r.outer == name:
+            name = r.fused
+    for r in relations:
+        if isinstance(r, Pos) and r.index == name:
+            name = r.position
+    return name
+
+
+def _expand(name: str, relations) -> list[str]:
+    for r in relations:
+        if isinstance(r, Split) and r.index == name:
+            return [r.outer, r.inner]
+    return [name]
+
+
+# -- checking the commands -------------------------------------------------------------------
+
+
+def _forall_chain(s) -> list:
+    """Every forall index of ``s`` with its directly nested child forall index (or None)."""
+    out = []
+    if isinstance(s, Forall):
+        out.append((s.index.name, s.body.index.name if isinstance(s.body, Forall) else None))
+        out += _forall_chain(s.body)
+    elif hasattr(s, "consumer"):
+        out += _forall_chain(s.consumer) + _forall_chain(s.producer)
+    elif hasattr(s, "define"):
+        out += _forall_chain(s.define) + _forall_chain(s.mutate)
+    return out
+
+
+def _names_in_use(stmt, relations, formats) -> set:
+    names = {i for i, _ in _forall_chain(stmt)} | set(formats)
+    for a in assignments(stmt):
+        names.add(a.lhs.tensor)
+        names |= {i.name for i in a.lhs.indices}
+        for acc in expr_accesses(a.rhs):
+            names.add(acc.tensor)
+            names |= {i.name for i in acc.indices}
+    for r in relations:
+        names |= set(r.derived)
+    return names
+
+
+def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
+    """``relations`` with the relation of ``command`` (split, fuse or pos) added, after checking it."""
+    what = f"schedule: {command} does not apply"
+    args = command.args
+    loops = dict(_forall_chain(stmt))
+    taken = _names_in_use(stmt, relations, formats)
+    derived_by = {v: r for r in relations for v in r.derived}
+    consumed = {r.index for r in relations if isinstance(r, (Split, Pos))} | \
+        {v for r in relations if isinstance(r, Fuse) for v in (r.outer, r.inner)}
+
+    def fresh(name):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise StrategyError(f"{what}: {name!r} is not a variable name")
+        if name in taken:
+            raise StrategyError(f"{what}: {name} is already a variable or tensor; name the new variable afresh")
+
+    def live(name, kinds):
+        """``name`` is a loop variable that nothing has transformed yet; return what derived it."""
+        if not isinstance(name, str):
+            raise StrategyError(f"{what}: {name!r} is not a variable name")
+        if name in consumed:
+            raise StrategyError(f"{what}: {name} is already transformed (a variable has at most one "
+                                f"incoming relation); apply the command to the variable that replaced it")
+        if name in loops:
+            return None
+        if name in derived_by:
+            r = derived_by[name]
+            if not isinstance(r, kinds):
+                raise StrategyError(f"{what}: {name} comes from {r}, and {command.name} of such a "
+                                    f"variable is not supported")
+            return r
+        raise StrategyError(f"{what}: {name} is not a loop variable of the statement (its loops are "
+                            f"{', '.join(loops) or 'none'})")
+
+    if command.name == "split":
+        if len(args) not in (4, 5):
+            raise StrategyError(f"{what}: write split(index, outer, inner, factor[, 'down' or 'up'])")
+        index, outer, inner, factor = args[:4]
+        direction = args[4] if len(args) == 5 else "down"
+        if isinstance(factor, bool) or not isinstance(factor, int) or factor <= 0:
+            raise StrategyError(f"{what}: the factor must be a positive integer, not {factor!r}")
+        if direction not in ("down", "up"):
+            raise StrategyError(f"{what}: the direction is 'down' (constant block size) or 'up' "
+                                f"(constant number of blocks), not {direction!r}")
+        live(index, (Fuse, Pos))
+        fresh(outer)
+        fresh(inner)
+        if outer == inner:
+            raise StrategyError(f"{what}: the outer and inner variables need different names")
+        return relations + (Split(index, outer, inner, int(factor), direction),)
+
+    if command.name == "fuse":
+        if len(args) != 3:
+            raise StrategyError(f"{what}: write fuse(outer, inner, fused)")
+        outer, inner, fused = args
+        live(outer, ())
+        live(inner, ())
+        if loops.get(outer) != inner:
+            raise StrategyError(f"{what}: {inner} is not directly nested in {outer} (fuse needs the loop "
+                                f"over {inner} to be the whole body of the loop over {outer})")
+        fresh(fused)
+        out = program.lhs.tensor
+        if out in formats and any(lvl.name != "Dense" for lvl in formats[out].levels):
+            raise StrategyError(f"{what}: the fused loop adds into the output {out} out of its storage "
+                                f"order (a scatter), which needs a dense output; {out} is sparse")
+        return relations + (Fuse(outer, inner, fused),)
+
+    if command.name == "pos":
+        if len(args) != 3:
+            raise StrategyError(f"{what}: write pos(index, position, tensor)")
+        index, position, tensor = args
+        r = live(index, (Fuse,))
+        fresh(position)
+        accs = [a for a in expr_accesses(program.rhs) if a.tensor == tensor]
+        if not accs:
+            raise StrategyError(f"{what}: {tensor} is not an input of {program}")
+        if len({str(a) for a in accs}) > 1:
+            raise StrategyError(f"{what}: {tensor} is accessed more than once, so its positions are ambiguous")
+        acc, fmt = accs[0], formats[tensor]
+        path = [acc.indices[m].name for m in fmt.mode_order]
+        names = []
+        for lvl in fmt.levels:
+            names += [lvl.name] * lvl.nmodes
+        want = [r.outer, r.inner] if r is not None else [index]
+        for v in want:
+            if v not in path:
+                raise StrategyError(f"{what}: {tensor} is not indexed by {v} ({acc}), so it has no "
+                                    f"positions for {v}")
+        k = path.index(want[-1])
+        if names[k] != "SparseList":
+            raise StrategyError(f"{what}: {tensor} stores {want[-1]} in a {names[k]} level; pos iterates the "
+                                f"positions of a SparseList (compressed) level")
+        if r is not None:
+            ko = path.index(r.outer)
+            if ko != k - 1:
+                raise StrategyError(f"{what}: {tensor} does not store {r.inner} directly under {r.outer} "
+                                    f"(its storage order is {', '.join(path)})")
+            if names[ko] != "Dense":
+                raise StrategyError(f"{what}: {tensor} stores {r.outer} in a {names[ko]} level; the fused "
+                                    f"position walk is implemented over a Dense parent level (CSR-like) only")
+        return relations + (Pos(index, position, tensor),)
+    raise AssertionError(command.name)
+
+
+def parallel_origin(index, relations):
+    """The forall that ``parallelize(index)`` runs on threads: ``index``, or the loop whose split made it.
+
+    Only the outer variable of a split of a plain loop can be parallelized among the
+    derived variables: a fused position loop carries its row from one position to the
+    next (the ``while`` walk), and an inner block loop is not the outermost loop.
+    """
+    from ..notation.ast import Index
+    for r in relations:
+        if index.name in r.derived:
+            if isinstance(r, Split) and index.name == r.outer and \
+                    not any(index.name in q.derived or r.index in q.derived for q in relations if q is not r):
+                return Index(r.index)
+            why = ("it iterates fused positions, whose row is found by walking from the previous "
+                   "position (sequential: parallel blocks would need a binary search for their first row, and "
+                   "a row split between two blocks would be added into by two threads, a race)"
+                   if any(isinstance(q, (Fuse, Pos)) for q in relations) else "only the outer loop of a split runs on threads")
+            raise StrategyError(f"parallelize({index}) does not apply: {index} comes from {r}, and {why}")
+    for r in relations:
+        if isinstance(r, Split) and r.index == index.name:
+            raise StrategyError(f"parallelize({index}) does not apply: {index} is iterated by {r}; "
+                                f"parallelize {r.outer} instead")
+        if isinstance(r, (Fuse, Pos)) and index.name in (getattr(r, "outer", None), getattr(r, "inner", None),
+                                                          getattr(r, "index", None)):
+            raise StrategyError(f"parallelize({index}) does not apply: {index} is iterated through {r}, whose "
+                                f"position walk is sequential")
+    return index
+
+
+def check_no_derived(command, relations) -> None:
+    """Refuse a command that works on plain foralls once derived spaces exist."""
+    if relations:
+        raise StrategyError(f"schedule: {command} does not apply after {', '.join(str(r) for r in relations)}: "
+                            f"apply {command.name} before the derived-space commands")
+
+
+__all__ = ["Fuse", "Pos", "Split", "SuchThat", "add_relation", "final_variable", "parallel_origin"]

@@ -1,0 +1,220 @@
+"""SparseHash: a hash table of stored coordinates, written in any order, sorted at freeze.
+
+Finch's non-sequentially constructed sparse level. Child positions are given out in
+insertion order; the arrays are
+
+* ``key[q]``: ``p * size + i`` for child position ``q`` (fiber ``p``, coordinate ``i``);
+* ``tbl``: an open-addressing table (linear probing, capacity a power of two, at most
+  half full) whose slot holds ``q + 1`` (``0``: empty); a key hashes to
+  :func:`hash_slot`;
+* ``pos``, ``idx``, ``ptr``: the sorted view built at freeze: fiber ``p``'s entries
+  are ``pos[p]:pos[p+1]``, in increasing coordinate ``idx``, with child position ``ptr``.
+
+Reads walk the sorted view (as a SparseList, through ``ptr``) or locate through the
+table; writes locate and insert (the outer-product SpGEMM's output).
+
+>>> import numpy as np
+>>> from compiler import Tensor
+>>> from compiler.levels import Dense, Element
+>>> A = Tensor.from_numpy(np.array([[0, 2.0, 0], [3.0, 0, 4.0]]), Dense(SparseHash(Element(0.0))))
+>>> h = A.levels[1]
+>>> h.pos.tolist(), h.idx.tolist(), h.ptr.tolist(), h.key.tolist(), len(h.tbl)
+([0, 1, 3], [1, 0, 2], [0, 1, 2], [1, 3, 5], 8)
+>>> [h.locate(p, i) for p, i in [(0, 1), (1, 2), (1, 1)]]
+[0, 2, -1]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .. import serialize
+from ..errors import FormatError
+from .level import (POS, Level, arr_repr, check_pos, check_range, fiber_of, group_starts, index_array,
+                    not_increasing, ranges, register, unify_index_dtype)
+
+#: the smallest table a kernel allocates
+MIN_CAPACITY = 8
+
+
+def hash_slot(key, cap):
+    """The home slot of ``key`` in a table of ``cap`` (a power of two) slots; numpy or int."""
+    return (key ^ (key >> 13) ^ (key >> 29)) & (cap - 1)
+
+
+def table_capacity(n: int) -> int:
+    """The capacity that keeps ``n`` keys at most half full."""
+    cap = MIN_CAPACITY
+    while cap < 2 * n:
+        cap *= 2
+    return cap
+
+
+def build_table(key: np.ndarray, cap: int | None = None) -> np.ndarray:
+    """The open-addressing table of ``key`` (child position ``q`` stored as ``q + 1``)."""
+    cap = table_capacity(len(key)) if cap is None else cap
+    tbl = np.zeros(cap, dtype=np.int64)
+    for q, k in enumerate(key.tolist()):
+        h = int(hash_slot(k, cap))
+        while tbl[h]:
+            h = (h + 1) & (cap - 1)
+        tbl[h] = q + 1
+    return tbl
+
+
+@serialize.node
+@register("hash", "sparsedict")
+@dataclass(frozen=True, eq=False, repr=False)
+class SparseHash(Level):
+    """``key``, ``tbl`` (the hash table) and the sorted view ``pos``, ``idx``, ``ptr``."""
+
+    child: Any
+    size: Any = None
+    pos: Any = None
+    idx: Any = None
+    ptr: Any = None
+    key: Any = None
+    tbl: Any = None
+    index_dtype: Any = None
+
+    name: ClassVar[str] = "SparseHash"
+    locatable: ClassVar[bool] = True
+
+    def __post_init__(self):
+        if self.size is not None:
+            object.__setattr__(self, "size", int(self.size))
+        given = [a is not None for a in (self.pos, self.idx, self.ptr, self.key, self.tbl)]
+        if any(given) and not all(given):
+            raise FormatError("SparseHash needs pos, idx, ptr, key and tbl, or none (a format spec)")
+        arrays = []
+        if all(given):
+            arrays = [index_array(a, f"SparseHash {n}") for a, n in
+                      ((self.pos, "pos"), (self.idx, "idx"), (self.ptr, "ptr"))]
+            for n in ("key", "tbl"):
+                a = np.asarray(getattr(self, n))
+                if a.ndim != 1:
+                    raise FormatError(f"SparseHash {n} must be a 1-D array, got shape {a.shape}")
+                object.__setattr__(self, n, a.astype(np.int64, copy=False))
+        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
+        if arrays:
+            for n, a in zip(("pos", "idx", "ptr"), arrays):
+                object.__setattr__(self, n, a)
+        object.__setattr__(self, "index_dtype", dt)
+
+    @property
+    def sizes(self):
+        return (self.size,)
+
+    @property
+    def has_data(self):
+        return self.pos is not None
+
+    def arrays(self):
+        if self.pos is None:
+            return {}
+        return {"pos": self.pos, "idx": self.idx, "ptr": self.ptr, "key": self.key, "tbl": self.tbl}
+
+    def array_dtypes(self):
+        i64 = np.dtype(np.int64)
+        return {"pos": self.index_dtype, "idx": self.index_dtype, "ptr": self.index_dtype, "key": i64, "tbl": i64}
+
+    def with_arrays(self, arrays):
+        return replace(self, pos=arrays["pos"], idx=arrays["idx"], ptr=arrays["ptr"], key=arrays["key"],
+                       tbl=arrays["tbl"])
+
+    def spec(self):
+        return SparseHash(self.child.spec(), index_dtype=self.index_dtype)
+
+    def format_key(self):
+        return ("SparseHash", self.index_dtype.name, self.child.format_key())
+
+    def spec_str(self):
+        extra = "" if self.index_dtype == np.int64 else f", index_dtype={self.index_dtype.name!r}"
+        return f"SparseHash({self.child.spec_str()}{extra})"
+
+    def _data_repr(self):
+        return (f"SparseHash({self.child!r}, {self.size}, pos={arr_repr(self.pos)}, idx={arr_repr(self.idx)}, "
+                f"ptr={arr_repr(self.ptr)}, key={arr_repr(self.key)}, tbl={arr_repr(self.tbl)})")
+
+    def count(self, parent_count):
+        return len(self.key)
+
+    def with_sizes(self, sizes):
+        return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
+
+    def children(self, parents):
+        parents = np.asarray(parents, dtype=POS)
+        starts = self.pos[parents].astype(POS)
+        pix, q = ranges(starts, self.pos[parents + 1].astype(POS) - starts)
+        return pix, (self.idx[q].astype(POS),), self.ptr[q].astype(POS)
+
+    def fiber(self, p, limit):
+        start, stop = int(self.pos[p]), int(self.pos[p + 1])
+        q = np.arange(start, min(stop, start + limit), dtype=POS)
+        return (self.idx[q].astype(POS),), self.ptr[q].astype(POS), stop - start
+
+    def locate(self, p: int, i: int) -> int:
+        """The child position of coordinate ``i`` of fiber ``p``, or -1 (a probe of ``tbl``)."""
+        cap = len(self.tbl)
+        k = p * self.size + i
+        h = int(hash_slot(k, cap))
+        while self.tbl[h]:
+            q = int(self.tbl[h]) - 1
+            if self.key[q] == k:
+                return q
+            h = (h + 1) & (cap - 1)
+        return -1
+
+    def from_entries(self, parent_count, parent_pos, coords, vals, sizes):
+        n = int(sizes[0])
+        i = coords[0]
+        new = group_starts([parent_pos, i])
+        child_pos = np.cumsum(new, dtype=POS) - 1
+        counts = np.bincount(parent_pos[new], minlength=parent_count)
+        pos = np.zeros(parent_count + 1, dtype=self.index_dtype)
+        np.cumsum(counts, out=pos[1:])
+        idx = i[new].astype(self.index_dtype)
+        key = parent_pos[new].astype(np.int64) * n + idx.astype(np.int64)
+        ptr = np.arange(len(idx), dtype=self.index_dtype)
+        child = self.child.from_entries(len(idx), child_pos, coords[1:], vals, sizes[1:])
+        return SparseHash(child, n, pos, idx, ptr, key, build_table(key))
+
+    def check(self, parent_count, where):
+        if self.size is None or self.size < 0:
+            raise FormatError(f"{where}: size must be a non-negative integer, got {self.size}")
+        if self.pos is None:
+            raise FormatError(f"{where}: pos, idx, ptr, key and tbl are missing")
+        pos, idx, ptr, key, tbl = self.pos, self.idx, self.ptr, self.key, self.tbl
+        nnz = len(key)
+        check_pos(pos, parent_count, len(idx), "idx", where)
+        if len(idx) != nnz or len(ptr) != nnz:
+            raise FormatError(f"{where}: idx, ptr and key must have one entry per stored coordinate "
+                              f"(got {len(idx)}, {len(ptr)}, {nnz})")
+        check_range(idx, self.size, "idx", where)
+        bad = not_increasing(pos, [idx])
+        if bad:
+            q, dup = bad
+            raise FormatError(f"{where}: idx is not strictly increasing in fiber {fiber_of(pos, q)}: "
+                              f"idx[{q}]={idx[q]} follows idx[{q - 1}]={idx[q - 1]}"
+                              + (" (duplicate coordinate)" if dup else ""))
+        if nnz and (ptr.min() < 0 or ptr.max() >= nnz or len(np.unique(ptr)) != nnz):
+            raise FormatError(f"{where}: ptr must be a permutation of the child positions 0..{nnz - 1}")
+        owner = np.repeat(np.arange(parent_count, dtype=np.int64), np.diff(pos.astype(np.int64)))
+        want = owner * self.size + idx.astype(np.int64)
+        if nnz and not np.array_equal(key[ptr.astype(np.int64)], want):
+            s = int(np.flatnonzero(key[ptr.astype(np.int64)] != want)[0])
+            raise FormatError(f"{where}: key[{int(ptr[s])}]={key[int(ptr[s])]} disagrees with the sorted view "
+                              f"(fiber {owner[s]}, coordinate {idx[s]}: expected {want[s]})")
+        cap = len(tbl)
+        if cap != table_capacity(nnz):
+            raise FormatError(f"{where}: tbl has {cap} slots for {nnz} keys; expected {table_capacity(nnz)}, the "
+                              f"smallest power of two >= max({MIN_CAPACITY}, 2 * keys)")
+        if sorted(int(x) - 1 for x in tbl[tbl > 0]) != list(range(nnz)):
+            raise FormatError(f"{where}: tbl must hold each child position exactly once (as q + 1)")
+        for q, k in enumerate(key.tolist()):
+            if self.locate(int(k) // self.size if self.size else 0, int(k) % self.size if self.size else 0) != q:
+                raise FormatError(f"{where}: key {k} (child {q}) is not found by probing tbl from its home slot")
+        return nnz

@@ -1,0 +1,142 @@
+"""Re-lowering for the explorer's format pickers and schedule editor (no widgets here).
+
+:func:`parse_schedule` turns the schedule editor's text into the list form
+``compiler.lattice.schedule.as_schedule`` accepts; :func:`rebuild_for` makes the
+``rebuild(formats, schedule) -> Trace`` callable the Explorer calls when a picker or the
+schedule changes, lowering with ``compiler.lower`` into a fresh trace each time.
+
+>>> parse_schedule("reorder(i, k, j); precompute(j, w)\\nparallelize(i)")
+[('reorder', 'i', 'k', 'j'), ('precompute', 'j', 'w'), ('parallelize', 'i')]
+>>> parse_schedule("split(i, i0, i1, 32)")
+[('split', 'i', 'i0', 'i1', 32)]
+>>> parse_schedule("Schedule().reorder(i, j).parallelize(i)  # chained")
+[('reorder', 'i', 'j'), ('parallelize', 'i')]
+>>> parse_schedule("  # nothing\\n")
+[]
+>>> parse_schedule("reorder i j")
+Traceback (most recent call last):
+...
+compiler.errors.StrategyError: schedule line 1: cannot read 'reorder i j'; write a command as name(arg, ...), e.g. reorder(i, k, j)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Mapping
+
+from compiler.errors import StrategyError
+from compiler.format import Format, parse_format
+from compiler.levels.level import Level
+from compiler.trace import Trace
+
+__all__ = ["format_code", "parse_schedule", "program_ndims", "rebuild_for", "schedule_code"]
+
+_COMMAND = re.compile(r"^\s*\.?\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.S)
+
+
+def _arg(text: str) -> Any:
+    text = text.strip().strip("'\"")
+    if re.fullmatch(r"[-+]?\d+", text):
+        return int(text)
+    return text
+
+
+def parse_schedule(text: str) -> list[tuple]:
+    """The commands in ``text`` (one per line or separated by ``;``; ``#`` starts a comment)
+    as ``[(name, *args)]``; unreadable text raises :class:`~compiler.errors.StrategyError`."""
+    out: list[tuple] = []
+    for lineno, line in enumerate((text or "").splitlines(), 1):
+        line = line.split("#", 1)[0]
+        line = re.sub(r"\)\s*\.\s*(?=[A-Za-z_])", ");", line)  # chained calls a(..).b(..)
+        for part in line.split(";"):
+            part = part.strip()
+            if not part:
+                continue
+            m = _COMMAND.match(part)
+            args = [s.strip() for s in m.group(2).split(",")] if m else []
+            if not m or any(not re.fullmatch(r"[A-Za-z_]\w*|[-+]?\d+|'\w*'|\"\w*\"", a) for a in args if a):
+                raise StrategyError(f"schedule line {lineno}: cannot read {part!r}; write a command as "
+                                    f"name(arg, ...), e.g. reorder(i, k, j)")
+            args = [a for a in args if a]
+            if m.group(1) == "Schedule" and not args:
+                continue  # pasted Python: Schedule().reorder(...)
+            out.append((m.group(1), *(_arg(a) for a in args)))
+    return out
+
+
+def schedule_code(text: str) -> str:
+    """The schedule text as Python for ``options={"schedule": ...}``.
+
+    >>> schedule_code("reorder(i, k, j)")
+    "[('reorder', 'i', 'k', 'j')]"
+    """
+    return repr(parse_schedule(text))
+
+
+def program_ndims(program) -> dict[str, int]:
+    """The order of every tensor a program of index notation accesses (``{}`` for others)."""
+    from compiler.notation import Assign, accesses, parse
+    try:
+        parsed = parse(program) if isinstance(program, str) else program
+    except Exception:
+        return {}
+    if not isinstance(parsed, Assign):
+        return {}
+    out: dict[str, int] = {}
+    for a in [parsed.lhs, *accesses(parsed)]:
+        out.setdefault(a.tensor, len(a.indices))
+    return out
+
+
+def format_code(fmt: Format) -> str:
+    """Python that rebuilds ``fmt`` (``Format(<level spec>, mode_order)``).
+
+    >>> from compiler.format import csc
+    >>> format_code(csc())
+    'Format(Dense(SparseList(Element(0.0))), (1, 0))'
+    """
+    root = repr(fmt.root).replace(", None)", ")")
+    order = fmt.mode_order
+    return f"Format({root})" if order == tuple(range(len(order))) else f"Format({root}, {order})"
+
+
+def rebuild_for(program, strategy: str = "lattice", *, checked: bool = False,
+                options: Mapping[str, Any] | None = None, **fixed) -> Callable[[dict, str], Trace]:
+    """``rebuild(formats, schedule) -> Trace``: lower ``program`` by ``strategy`` for the given
+    formats (``{tensor: Format | shorthand}``, over ``fixed`` ones) and schedule text.
+
+    Lowering errors keep the partial trace on the exception (``e.trace``), so the explorer
+    stops at the failing step.
+    """
+    import compiler
+
+    base_options = dict(options or {})
+
+    def rebuild(formats: Mapping[str, Any], schedule: str = "") -> Trace:
+        trace = Trace()
+        opts = dict(base_options)
+        try:
+            commands = parse_schedule(schedule)
+        except StrategyError as e:
+            e.trace = trace
+            raise
+        if commands:
+            opts["schedule"] = commands
+        tensors = {**fixed, **dict(formats)}
+        compiler.lower(program, strategy, checked=checked, trace=trace, options=opts or None, **tensors)
+        return trace
+
+    rebuild.__qualname__ = "rebuild"
+    rebuild.program, rebuild.strategy = program, strategy  # for copy-as-code
+    return rebuild
+
+
+def initial_format(value: Any, ndim: int | None) -> Format:
+    """A Format for a picker's start: from a Tensor, a shorthand, a level spec or a Format."""
+    fmt = getattr(value, "format", None)
+    if isinstance(fmt, Format):
+        return fmt
+    if isinstance(value, (str, Format, Level)):
+        return parse_format(value, ndim=ndim)
+    shape = getattr(value, "shape", None)  # a numpy array: dense
+    return parse_format("dense", ndim=len(shape) if shape is not None else ndim)

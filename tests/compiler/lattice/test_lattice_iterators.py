@@ -1,0 +1,115 @@
+"""The iterator registry: a level class defined outside the package joins the lattice strategy.
+
+Kernels are cached by program and formats, so each test that changes the registry lowers a
+program of its own.
+"""
+
+from dataclasses import dataclass, fields
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from compiler import Tensor, evaluate, lower
+from compiler.errors import StrategyError
+from compiler.levels import Dense, SparseList
+from compiler.lattice.iterators import ITERATORS, ModeIterator, iterator_factory, register_iterator
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class NotebookList(SparseList):
+    """A compressed level as a user would define it in a notebook (same arrays as SparseList)."""
+
+    name: ClassVar[str] = "NotebookList"
+
+    def spec(self):
+        return NotebookList(self.child.spec(), index_dtype=self.index_dtype)
+
+    def format_key(self):
+        return ("NotebookList",) + SparseList.format_key(self)[1:]
+
+
+def as_notebook_csr(a):
+    A = Tensor.from_numpy(a, "csr")
+    row, col = A.levels
+    col2 = NotebookList(**{f.name: getattr(col, f.name) for f in fields(col)})
+    return Tensor(Dense(col2, row.size), shape=a.shape)
+
+
+@pytest.fixture
+def matrix():
+    rng = np.random.default_rng(3)
+    a = rng.integers(1, 5, size=(7, 6)).astype(float)
+    a[rng.random(a.shape) < 0.6] = 0.0
+    a[2] = 0.0
+    return a
+
+
+def test_subclass_dispatches_through_the_mro(matrix):
+    assert NotebookList not in ITERATORS
+    assert iterator_factory(NotebookList) is ITERATORS[SparseList]
+    A, x = as_notebook_csr(matrix), np.arange(1.0, 7.0)
+    assert A.levels[1].name == "NotebookList"
+    k = lower("y[i] = A[i, j] * x[j]", A=A, x=x)
+    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), matrix @ x)
+
+
+def test_registered_factory_is_used(matrix):
+    calls = []
+
+    def factory(name, tensor, mode, level, lvl):
+        calls.append((tensor, level, type(lvl).__name__))
+        return [ModeIterator(name, tensor, mode, level, 0, "SparseList")]
+
+    register_iterator(NotebookList, factory)
+    try:
+        A, x = as_notebook_csr(matrix), np.arange(1.0, 7.0)
+        k = lower("yr[i] = A[i, j] * x[j]", A=A, x=x)
+        np.testing.assert_allclose(k(A=A, x=x).to_numpy(), matrix @ x)
+        B = as_notebook_csr(np.roll(matrix, 1, axis=0) * 2)
+        k2 = lower("Cr[i, j] = A[i, j] + B[i, j]", A=A, B=B, Cr=Tensor.from_numpy(np.zeros((7, 6)), "csr"))
+        want, _ = evaluate("C[i, j] = A[i, j] + B[i, j]", A=A, B=B)
+        np.testing.assert_allclose(k2(A=A, B=B).to_numpy(), want)
+        assert ("A", 1, "NotebookList") in calls
+    finally:
+        del ITERATORS[NotebookList]
+
+
+def test_a_refusing_factory_refuses_with_its_message(matrix):
+    def refuse(name, tensor, mode, level, lvl):
+        raise StrategyError(f"tensor {tensor}: notebook lists are refused here")
+
+    register_iterator(NotebookList, refuse)
+    try:
+        A, x = as_notebook_csr(matrix), np.ones(6)
+        with pytest.raises(StrategyError, match="notebook lists are refused"):
+            lower("refused[i] = A[i, j] * x[j]", A=A, x=x, strategy="lattice")
+    finally:
+        del ITERATORS[NotebookList]
+
+
+def test_wrong_number_of_iterators_is_an_error(matrix):
+    register_iterator(NotebookList, lambda *a: [])
+    try:
+        A, x = as_notebook_csr(matrix), np.ones(6)
+        with pytest.raises(StrategyError, match="gave 0 iterators"):
+            lower("wrong[i] = A[i, j] * x[j]", A=A, x=x, strategy="lattice")
+    finally:
+        del ITERATORS[NotebookList]
+
+
+def test_register_checks_its_arguments():
+    with pytest.raises(TypeError):
+        register_iterator("NotebookList", lambda *a: [])
+    with pytest.raises(TypeError):
+        register_iterator(NotebookList, 3)
+
+
+def test_unregistered_level_is_refused_naming_the_registry():
+    from compiler.format import Format
+    from compiler.lattice.iterators import mode_iterators
+    from compiler.levels import Element
+    from compiler.levels.run_list import RunList
+    fmt = Format(Dense(RunList(Element(0.0))))
+    with pytest.raises(StrategyError, match="register_iterator"):
+        mode_iterators("A", "A", fmt)

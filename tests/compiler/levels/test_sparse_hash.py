@@ -1,0 +1,70 @@
+"""SparseHash: conversion from numpy and scipy and back, the hash table, validation."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from compiler import Tensor
+from compiler.errors import FormatError
+from compiler.levels import Dense, Element, SparseDict, SparseHash
+from compiler.levels.sparse_hash import build_table, hash_slot, table_capacity
+
+FMT = Dense(SparseHash(Element(0.0)))
+
+
+def random(shape, density, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.where(rng.random(shape) < density, rng.random(shape) + 0.5, 0.0)
+
+
+@pytest.mark.parametrize("shape,density", [((0, 3), 0.5), ((4, 0), 0.5), ((5, 7), 0.0), ((9, 13), 0.3),
+                                           ((3, 50), 0.9)])
+def test_round_trip_numpy_and_scipy(shape, density):
+    M = random(shape, density)
+    T = Tensor.from_numpy(M, FMT)
+    T.validate()
+    np.testing.assert_array_equal(T.to_numpy(), M)
+    np.testing.assert_array_equal(T.asformat("csr").to_numpy(), M)
+    S = Tensor.from_numpy(sp.csr_matrix(M).toarray(), FMT)
+    np.testing.assert_array_equal(S.to_numpy(), M)
+
+
+def test_locate_finds_every_stored_coordinate_and_nothing_else():
+    M = random((6, 11), 0.4, seed=3)
+    h = Tensor.from_numpy(M, FMT).levels[1]
+    vals = Tensor.from_numpy(M, FMT).leaf.vals
+    for p in range(6):
+        for i in range(11):
+            q = h.locate(p, i)
+            assert (q >= 0) == (M[p, i] != 0)
+            if q >= 0:
+                assert vals[q] == M[p, i]
+
+
+def test_table_is_at_most_half_full_and_a_power_of_two():
+    for n in (0, 1, 4, 5, 100):
+        cap = table_capacity(n)
+        assert cap >= 8 and cap & (cap - 1) == 0 and 2 * n <= cap < max(16, 4 * n + 1)
+    key = np.arange(0, 300, 7)
+    tbl = build_table(key)
+    assert sorted(tbl[tbl > 0] - 1) == list(range(len(key)))
+    assert int(hash_slot(12345, 64)) == (12345 ^ (12345 >> 13) ^ (12345 >> 29)) & 63
+
+
+def test_sparse_dict_alias():
+    assert SparseDict is SparseHash
+
+
+def test_validation_names_the_problem():
+    T = Tensor.from_numpy(random((3, 5), 0.5, seed=1), FMT)
+    h = T.levels[1]
+    bad_tbl = h.tbl.copy()
+    bad_tbl[bad_tbl > 0] = 0
+    with pytest.raises(FormatError, match="tbl"):
+        Tensor(Dense(SparseHash(T.leaf, 5, h.pos, h.idx, h.ptr, h.key, bad_tbl), 3), shape=(3, 5))
+    bad_key = h.key.copy()
+    bad_key[0] += 1
+    with pytest.raises(FormatError, match="key"):
+        Tensor(Dense(SparseHash(T.leaf, 5, h.pos, h.idx, h.ptr, bad_key, h.tbl), 3), shape=(3, 5))
+    with pytest.raises(FormatError, match="pos, idx, ptr, key and tbl"):
+        SparseHash(Element(0.0), 5, pos=h.pos)

@@ -1,0 +1,192 @@
+"""Per-level format pickers, like the TACO web tool's: one dropdown per level of a tensor plus
+its mode order, building a :class:`compiler.format.Format`.
+
+A :class:`FormatPicker` shows, for a tensor of order ``n``: a preset (``csr``, ``dcsr``, ...,
+or ``custom``), ``n`` level dropdowns (outermost first) and a mode-order dropdown. A
+``SparseCOO(m)`` level takes ``m`` modes, so the ``m - 1`` dropdowns after it are disabled.
+``picker.value`` is the Format; ``picker.on_change(callback)`` calls back once per change.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable
+
+import ipywidgets as W
+
+from compiler import levels as L
+from compiler.errors import FormatError
+from compiler.format import Format, parse_format
+
+__all__ = ["FormatPicker", "LEVELS", "level_options"]
+
+#: The level formats offered for one mode, by name (each takes its child as first argument).
+LEVELS = {
+    "Dense": L.Dense,
+    "SparseList": L.SparseList,
+    "SparseBand": L.SparseBand,
+    "SparseBlockList": L.SparseBlockList,
+    "RunList": L.RunList,
+    "SparseRunList": L.SparseRunList,
+    "SparseInterval": L.SparseInterval,
+    "SparsePoint": L.SparsePoint,
+    "SparseByteMap": L.SparseByteMap,
+}
+
+#: Presets offered per tensor order.
+PRESETS = {1: ("dense", "sparse_vector", "coo"), 2: ("dense", "csr", "csc", "dcsr", "coo"),
+           3: ("dense", "csf", "coo")}
+
+_CUSTOM = "custom"
+_COVERED = "↳ (COO)"
+
+
+def level_options(slot: int, ndim: int) -> list[str]:
+    """The level names offered at storage level ``slot`` of an ``ndim``-mode tensor.
+
+    >>> level_options(0, 2)[-2:], level_options(1, 2)[-1]
+    (['SparseCOO(1)', 'SparseCOO(2)'], 'SparseCOO(1)')
+    """
+    return [*LEVELS, *(f"SparseCOO({m})" for m in range(1, ndim - slot + 1))]
+
+
+def _coo_modes(name: str) -> int:
+    return int(name[len("SparseCOO("):-1]) if name.startswith("SparseCOO(") else 1
+
+
+def _level_names(fmt: Format) -> list[str]:
+    """One name per mode slot: the level's name, with the slots a SparseCOO covers marked."""
+    names: list[str] = []
+    for lvl in fmt.levels:
+        if lvl.name == "SparseCOO":
+            names += [f"SparseCOO({lvl.nmodes})"] + [_COVERED] * (lvl.nmodes - 1)
+        else:
+            names.append(lvl.name)
+    return names
+
+
+def _index_dtype(fmt: Format):
+    for lvl in fmt.levels:
+        dt = getattr(lvl, "index_dtype", None)
+        if dt is not None:
+            return dt
+    return None
+
+
+def build_format(names: list[str], mode_order, leaf, index_dtype=None) -> Format:
+    """The Format of per-slot level ``names`` (outermost first) over the ``leaf`` Element.
+
+    >>> from compiler.format import csr, dcsr
+    >>> build_format(["SparseList", "SparseList"], (0, 1), csr().leaf, "int64") == dcsr()
+    True
+    """
+    specs: list[tuple[str, int]] = []
+    k = 0
+    while k < len(names):
+        m = _coo_modes(names[k])
+        specs.append((names[k], m))
+        k += m
+    root = leaf
+    for name, m in reversed(specs):
+        kw = {"index_dtype": index_dtype} if index_dtype is not None and name != "Dense" else {}
+        root = L.SparseCOO(m, root, **kw) if name.startswith("SparseCOO(") else LEVELS[name](root, **kw)
+    return Format(root, tuple(mode_order))
+
+
+class FormatPicker(W.HBox):
+    """The pickers of one tensor: ``FormatPicker("A", csr())``; ``.value`` is the Format."""
+
+    def __init__(self, name: str, fmt: Format | str, ndim: int | None = None):
+        super().__init__()
+        fmt = parse_format(fmt, ndim=ndim)
+        self.name, self.ndim = name, fmt.ndim
+        self.leaf, self.index_dtype = fmt.leaf, _index_dtype(fmt)
+        self._callbacks: list[Callable[[Format], Any]] = []
+        self._syncing = False
+        n = self.ndim
+        self.label = W.HTML(f"<b>{name}</b>", layout=W.Layout(width="28px"))
+        self.preset = W.Dropdown(options=[*PRESETS.get(n, ("dense", "coo")), _CUSTOM], value=_CUSTOM,
+                                 layout=W.Layout(width="90px"), tooltip=f"{name}: a named format")
+        self.levels = [W.Dropdown(options=level_options(k, n), layout=W.Layout(width="135px"),
+                                  tooltip=f"{name}: storage level {k}") for k in range(n)]
+        orders = [tuple(p) for p in itertools.permutations(range(n))]
+        self.mode_order = W.Dropdown(options=[(f"modes {' '.join(map(str, o))}", o) for o in orders],
+                                     value=fmt.mode_order, layout=W.Layout(width="110px"),
+                                     tooltip=f"{name}: the mode each level stores")
+        self.preset.add_class(f"ss-preset-{name}")
+        self.mode_order.add_class(f"ss-order-{name}")
+        for k, d in enumerate(self.levels):
+            d.add_class("ss-level")
+            d.add_class(f"ss-level-{name}-{k}")
+        self.add_class("ss-format-picker")
+        self.children = [self.label, self.preset, *self.levels, self.mode_order]
+        self._show(fmt)
+        self._value = fmt
+        self.preset.observe(self._on_preset, names="value")
+        for d in [*self.levels, self.mode_order]:
+            d.observe(self._on_level, names="value")
+
+    # --- value ------------------------------------------------------------------------------
+    @property
+    def value(self) -> Format:
+        return self._value
+
+    @value.setter
+    def value(self, fmt) -> None:
+        fmt = parse_format(fmt, ndim=self.ndim, fill=self.leaf.fill, dtype=self.leaf.dtype)
+        if fmt.ndim != self.ndim:
+            raise FormatError(f"{self.name} has {self.ndim} modes; {fmt} has {fmt.ndim}")
+        self._show(fmt)
+        self._set(fmt)
+
+    def on_change(self, callback: Callable[[Format], Any]) -> None:
+        """Call ``callback(format)`` after every change of this tensor's format."""
+        self._callbacks.append(callback)
+
+    def _set(self, fmt: Format) -> None:
+        if fmt == self._value:
+            return
+        self._value = fmt
+        for cb in self._callbacks:
+            cb(fmt)
+
+    # --- syncing the dropdowns --------------------------------------------------------------
+    def _show(self, fmt: Format) -> None:
+        self._syncing = True
+        try:
+            names = _level_names(fmt)
+            for k, (d, name) in enumerate(zip(self.levels, names)):
+                options = level_options(k, self.ndim)
+                d.options = options if name != _COVERED else [_COVERED]
+                d.value = name
+                d.disabled = name == _COVERED
+            self.mode_order.value = fmt.mode_order
+            short = fmt.shorthand
+            self.preset.value = short if short in self.preset.options else _CUSTOM
+        finally:
+            self._syncing = False
+
+    def _on_preset(self, change) -> None:
+        if self._syncing or change["new"] == _CUSTOM:
+            return
+        self.value = parse_format(change["new"], ndim=self.ndim, fill=self.leaf.fill, dtype=self.leaf.dtype,
+                                  index_dtype=self.index_dtype or "int64")
+
+    def _on_level(self, _change) -> None:
+        if self._syncing:
+            return
+        # re-read the slots: a SparseCOO(m) covers the next m - 1 slots; uncovered slots get
+        # their options back (as SparseList when they were covered)
+        names, k = [], 0
+        while k < self.ndim:
+            name = self.levels[k].value
+            if name == _COVERED or name is None:
+                name = "SparseList"
+            m = min(_coo_modes(name), self.ndim - k)
+            if name.startswith("SparseCOO("):
+                name = f"SparseCOO({m})"
+            names += [name] + [_COVERED] * (m - 1)
+            k += m
+        fmt = build_format([n for n in names], self.mode_order.value, self.leaf, self.index_dtype)
+        self._show(fmt)
+        self._set(fmt)
