@@ -68,11 +68,15 @@ class Format:
         return self.leaf.dtype
 
     def key(self) -> tuple:
-        """The hashable description equal formats share."""
-        return (self.root.format_key(), self.mode_order)
+        """The hashable description equal formats share (computed once: formats are immutable)."""
+        key = self.__dict__.get("_key")
+        if key is None:
+            key = (self.root.format_key(), self.mode_order)
+            object.__setattr__(self, "_key", key)
+        return key
 
     def __eq__(self, other):
-        return isinstance(other, Format) and self.key() == other.key()
+        return self is other or (isinstance(other, Format) and self.key() == other.key())
 
     def __hash__(self):
         return hash(self.key())
