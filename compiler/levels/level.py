@@ -23,6 +23,7 @@ Every level implements:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import ClassVar
 
@@ -335,3 +336,76 @@ def flatten(root: Level) -> tuple[tuple[Level, ...], Level]:
         lvl = lvl.child
     return tuple(levels), lvl
 
+
+
+def _listing(names) -> str:
+    if len(names) == 2:
+        return f"both {names[0]} and {names[1]}"
+    return ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+class IndexedLevel(Level):
+    """A one-mode level whose arrays, named by ``index_arrays``, share one index dtype.
+
+    Subclasses are dataclasses with the fields ``child, size, <index_arrays...>,
+    index_dtype``; this class gives them the bookkeeping every such level shares
+    (validation of the arrays' presence and dtype, specs, keys, sizes, printing).
+
+    >>> from compiler.levels import SparseList, Element
+    >>> SparseList(Element(0.0), 3, pos=[0, 1], idx=[2]).array_dtypes()
+    {'pos': dtype('int64'), 'idx': dtype('int64')}
+    >>> SparseList(Element(0.0), 3, pos=[0, 1])
+    Traceback (most recent call last):
+    ...
+    compiler.errors.FormatError: SparseList needs both pos and idx, or neither (a format spec)
+    """
+
+    index_arrays: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self):
+        if self.size is not None:
+            object.__setattr__(self, "size", int(self.size))
+        names = self.index_arrays
+        given = [getattr(self, n) is not None for n in names]
+        if any(given) and not all(given):
+            none = "neither" if len(names) == 2 else "none"
+            raise FormatError(f"{self.name} needs {_listing(names)}, or {none} (a format spec)")
+        arrays = [index_array(getattr(self, n), f"{self.name} {n}") for n in names] if all(given) else []
+        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
+        for n, a in zip(names, arrays):
+            object.__setattr__(self, n, a)
+        object.__setattr__(self, "index_dtype", dt)
+
+    @property
+    def sizes(self):
+        return (self.size,)
+
+    @property
+    def has_data(self):
+        return getattr(self, self.index_arrays[0]) is not None
+
+    def arrays(self):
+        return {n: getattr(self, n) for n in self.index_arrays} if self.has_data else {}
+
+    def array_dtypes(self):
+        return {n: self.index_dtype for n in self.index_arrays}
+
+    def with_arrays(self, arrays):
+        return dataclasses.replace(self, **{n: arrays[n] for n in self.index_arrays})
+
+    def spec(self):
+        return type(self)(self.child.spec(), index_dtype=self.index_dtype)
+
+    def format_key(self):
+        return (self.name, self.index_dtype.name, self.child.format_key())
+
+    def spec_str(self):
+        extra = "" if self.index_dtype == np.int64 else f", index_dtype={self.index_dtype.name!r}"
+        return f"{self.name}({self.child.spec_str()}{extra})"
+
+    def _data_repr(self):
+        arrays = ", ".join(f"{n}={arr_repr(getattr(self, n))}" for n in self.index_arrays)
+        return f"{self.name}({self.child!r}, {self.size}, {arrays})"
+
+    def with_sizes(self, sizes):
+        return dataclasses.replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])

@@ -20,15 +20,14 @@ np.True_
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import serialize
 from ..errors import FormatError
-from .level import (POS, Level, arr_repr, check_pos, fiber_of, group_starts, index_array, ranges,
-                    register, unify_index_dtype)
+from .level import IndexedLevel, POS, check_pos, fiber_of, group_starts, ranges, register
 
 
 def run_units(parent_count, parent_pos, coords, vals, child):
@@ -60,7 +59,7 @@ def run_units(parent_count, parent_pos, coords, vals, child):
 @serialize.node
 @register("RepeatRLE", "rle")
 @dataclass(frozen=True, eq=False, repr=False)
-class RunList(Level):
+class RunList(IndexedLevel):
     """Run-length level: ``pos`` (runs of each fiber) and ``right`` (exclusive run ends)."""
 
     child: Any
@@ -70,57 +69,11 @@ class RunList(Level):
     index_dtype: Any = None
 
     name: ClassVar[str] = "RunList"
+    index_arrays: ClassVar[tuple[str, ...]] = ("pos", "right")
     full: ClassVar[bool] = True
-
-    def __post_init__(self):
-        if self.size is not None:
-            object.__setattr__(self, "size", int(self.size))
-        if (self.pos is None) != (self.right is None):
-            raise FormatError("RunList needs both pos and right, or neither (a format spec)")
-        arrays = []
-        if self.pos is not None:
-            arrays = [index_array(self.pos, "RunList pos"), index_array(self.right, "RunList right")]
-        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
-        if arrays:
-            object.__setattr__(self, "pos", arrays[0])
-            object.__setattr__(self, "right", arrays[1])
-        object.__setattr__(self, "index_dtype", dt)
-
-    @property
-    def sizes(self):
-        return (self.size,)
-
-    @property
-    def has_data(self):
-        return self.pos is not None
-
-    def arrays(self):
-        return {} if self.pos is None else {"pos": self.pos, "right": self.right}
-
-    def array_dtypes(self):
-        return {"pos": self.index_dtype, "right": self.index_dtype}
-
-    def with_arrays(self, arrays):
-        return replace(self, pos=arrays["pos"], right=arrays["right"])
-
-    def spec(self):
-        return RunList(self.child.spec(), index_dtype=self.index_dtype)
-
-    def format_key(self):
-        return ("RunList", self.index_dtype.name, self.child.format_key())
-
-    def spec_str(self):
-        extra = "" if self.index_dtype == np.int64 else f", index_dtype={self.index_dtype.name!r}"
-        return f"RunList({self.child.spec_str()}{extra})"
-
-    def _data_repr(self):
-        return f"RunList({self.child!r}, {self.size}, pos={arr_repr(self.pos)}, right={arr_repr(self.right)})"
 
     def count(self, parent_count):
         return int(self.pos[parent_count])
-
-    def with_sizes(self, sizes):
-        return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
 
     def _lefts(self) -> np.ndarray:
         """The first coordinate of every run."""

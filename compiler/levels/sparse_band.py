@@ -19,20 +19,20 @@ np.True_
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import serialize
 from ..errors import FormatError
-from .level import POS, Level, arr_repr, check_pos, index_array, ranges, register, unify_index_dtype
+from .level import IndexedLevel, POS, check_pos, ranges, register
 
 
 @serialize.node
 @register("band")
 @dataclass(frozen=True, eq=False, repr=False)
-class SparseBand(Level):
+class SparseBand(IndexedLevel):
     """A banded level: ``ofs`` (one more than the parent's positions) and ``idx`` (block ends)."""
 
     child: Any
@@ -42,57 +42,11 @@ class SparseBand(Level):
     index_dtype: Any = None
 
     name: ClassVar[str] = "SparseBand"
+    index_arrays: ClassVar[tuple[str, ...]] = ("ofs", "idx")
     locatable: ClassVar[bool] = True
-
-    def __post_init__(self):
-        if self.size is not None:
-            object.__setattr__(self, "size", int(self.size))
-        if (self.ofs is None) != (self.idx is None):
-            raise FormatError("SparseBand needs both ofs and idx, or neither (a format spec)")
-        arrays = []
-        if self.ofs is not None:
-            arrays = [index_array(self.ofs, "SparseBand ofs"), index_array(self.idx, "SparseBand idx")]
-        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
-        if arrays:
-            object.__setattr__(self, "ofs", arrays[0])
-            object.__setattr__(self, "idx", arrays[1])
-        object.__setattr__(self, "index_dtype", dt)
-
-    @property
-    def sizes(self):
-        return (self.size,)
-
-    @property
-    def has_data(self):
-        return self.ofs is not None
-
-    def arrays(self):
-        return {} if self.ofs is None else {"ofs": self.ofs, "idx": self.idx}
-
-    def array_dtypes(self):
-        return {"ofs": self.index_dtype, "idx": self.index_dtype}
-
-    def with_arrays(self, arrays):
-        return replace(self, ofs=arrays["ofs"], idx=arrays["idx"])
-
-    def spec(self):
-        return SparseBand(self.child.spec(), index_dtype=self.index_dtype)
-
-    def format_key(self):
-        return ("SparseBand", self.index_dtype.name, self.child.format_key())
-
-    def spec_str(self):
-        extra = "" if self.index_dtype == np.int64 else f", index_dtype={self.index_dtype.name!r}"
-        return f"SparseBand({self.child.spec_str()}{extra})"
-
-    def _data_repr(self):
-        return f"SparseBand({self.child!r}, {self.size}, ofs={arr_repr(self.ofs)}, idx={arr_repr(self.idx)})"
 
     def count(self, parent_count):
         return int(self.ofs[parent_count])
-
-    def with_sizes(self, sizes):
-        return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
 
     def children(self, parents):
         parents = np.asarray(parents, dtype=POS)

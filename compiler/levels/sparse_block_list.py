@@ -20,21 +20,20 @@ np.True_
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import serialize
 from ..errors import FormatError
-from .level import (POS, Level, arr_repr, check_pos, group_starts, index_array, ranges, register,
-                    unify_index_dtype)
+from .level import IndexedLevel, POS, check_pos, group_starts, ranges, register
 
 
 @serialize.node
 @register("SparseVBL", "vbl")
 @dataclass(frozen=True, eq=False, repr=False)
-class SparseBlockList(Level):
+class SparseBlockList(IndexedLevel):
     """Blocks per fiber: ``pos`` (blocks of each fiber), ``idx`` (block ends), ``ofs`` (block positions)."""
 
     child: Any
@@ -45,59 +44,10 @@ class SparseBlockList(Level):
     index_dtype: Any = None
 
     name: ClassVar[str] = "SparseBlockList"
-
-    def __post_init__(self):
-        if self.size is not None:
-            object.__setattr__(self, "size", int(self.size))
-        given = [a is not None for a in (self.pos, self.idx, self.ofs)]
-        if any(given) and not all(given):
-            raise FormatError("SparseBlockList needs pos, idx and ofs, or none (a format spec)")
-        arrays = []
-        if all(given):
-            arrays = [index_array(a, f"SparseBlockList {n}") for a, n in
-                      ((self.pos, "pos"), (self.idx, "idx"), (self.ofs, "ofs"))]
-        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
-        if arrays:
-            for n, a in zip(("pos", "idx", "ofs"), arrays):
-                object.__setattr__(self, n, a)
-        object.__setattr__(self, "index_dtype", dt)
-
-    @property
-    def sizes(self):
-        return (self.size,)
-
-    @property
-    def has_data(self):
-        return self.pos is not None
-
-    def arrays(self):
-        return {} if self.pos is None else {"pos": self.pos, "idx": self.idx, "ofs": self.ofs}
-
-    def array_dtypes(self):
-        return {"pos": self.index_dtype, "idx": self.index_dtype, "ofs": self.index_dtype}
-
-    def with_arrays(self, arrays):
-        return replace(self, pos=arrays["pos"], idx=arrays["idx"], ofs=arrays["ofs"])
-
-    def spec(self):
-        return SparseBlockList(self.child.spec(), index_dtype=self.index_dtype)
-
-    def format_key(self):
-        return ("SparseBlockList", self.index_dtype.name, self.child.format_key())
-
-    def spec_str(self):
-        extra = "" if self.index_dtype == np.int64 else f", index_dtype={self.index_dtype.name!r}"
-        return f"SparseBlockList({self.child.spec_str()}{extra})"
-
-    def _data_repr(self):
-        return (f"SparseBlockList({self.child!r}, {self.size}, pos={arr_repr(self.pos)}, "
-                f"idx={arr_repr(self.idx)}, ofs={arr_repr(self.ofs)})")
+    index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx", "ofs")
 
     def count(self, parent_count):
         return int(self.ofs[int(self.pos[parent_count])])
-
-    def with_sizes(self, sizes):
-        return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
 
     def children(self, parents):
         parents = np.asarray(parents, dtype=POS)

@@ -14,21 +14,21 @@ entry ``idx[q]`` is ``q``. CSR is ``Dense(SparseList(Element(0.0)))``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import serialize
 from ..errors import FormatError
-from .level import (POS, Level, arr_repr, check_pos, check_range, fiber_of, group_starts,
-                    index_array, not_increasing, ranges, register, unify_index_dtype)
+from .level import (IndexedLevel, POS, check_pos, check_range, fiber_of, group_starts, not_increasing,
+                    ranges, register)
 
 
 @serialize.node
 @register("compressed")
 @dataclass(frozen=True, eq=False, repr=False)
-class SparseList(Level):
+class SparseList(IndexedLevel):
     """A compressed level: ``pos`` (one more than the parent's positions) and ``idx``.
 
     ``index_dtype`` is taken from the arrays; for a spec it says which index dtype
@@ -42,56 +42,10 @@ class SparseList(Level):
     index_dtype: Any = None
 
     name: ClassVar[str] = "SparseList"
-
-    def __post_init__(self):
-        if self.size is not None:
-            object.__setattr__(self, "size", int(self.size))
-        if (self.pos is None) != (self.idx is None):
-            raise FormatError("SparseList needs both pos and idx, or neither (a format spec)")
-        arrays = []
-        if self.pos is not None:
-            arrays = [index_array(self.pos, "SparseList pos"), index_array(self.idx, "SparseList idx")]
-        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
-        if arrays:
-            object.__setattr__(self, "pos", arrays[0])
-            object.__setattr__(self, "idx", arrays[1])
-        object.__setattr__(self, "index_dtype", dt)
-
-    @property
-    def sizes(self) -> tuple:
-        return (self.size,)
-
-    @property
-    def has_data(self) -> bool:
-        return self.pos is not None
-
-    def arrays(self):
-        return {} if self.pos is None else {"pos": self.pos, "idx": self.idx}
-
-    def array_dtypes(self):
-        return {"pos": self.index_dtype, "idx": self.index_dtype}
-
-    def with_arrays(self, arrays):
-        return replace(self, pos=arrays["pos"], idx=arrays["idx"])
-
-    def spec(self) -> "SparseList":
-        return SparseList(self.child.spec(), index_dtype=self.index_dtype)
-
-    def format_key(self) -> tuple:
-        return ("SparseList", self.index_dtype.name, self.child.format_key())
-
-    def spec_str(self) -> str:
-        extra = "" if self.index_dtype == np.int64 else f", index_dtype={self.index_dtype.name!r}"
-        return f"SparseList({self.child.spec_str()}{extra})"
-
-    def _data_repr(self) -> str:
-        return f"SparseList({self.child!r}, {self.size}, pos={arr_repr(self.pos)}, idx={arr_repr(self.idx)})"
+    index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx")
 
     def count(self, parent_count: int) -> int:
         return int(self.pos[parent_count])
-
-    def with_sizes(self, sizes) -> "SparseList":
-        return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
 
     def children(self, parents):
         parents = np.asarray(parents, dtype=POS)

@@ -17,21 +17,20 @@ compiler.errors.FormatError: SparsePoint stores at most one coordinate per fiber
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import serialize
 from ..errors import FormatError
-from .level import (POS, Level, arr_repr, check_pos, check_range, group_starts, index_array, ranges,
-                    register, unify_index_dtype)
+from .level import IndexedLevel, POS, check_pos, check_range, group_starts, ranges, register
 
 
 @serialize.node
 @register()
 @dataclass(frozen=True, eq=False, repr=False)
-class SparsePoint(Level):
+class SparsePoint(IndexedLevel):
     """At most one coordinate per fiber: ``pos`` (0 or 1 entries per fiber) and ``idx``."""
 
     child: Any
@@ -41,56 +40,10 @@ class SparsePoint(Level):
     index_dtype: Any = None
 
     name: ClassVar[str] = "SparsePoint"
-
-    def __post_init__(self):
-        if self.size is not None:
-            object.__setattr__(self, "size", int(self.size))
-        if (self.pos is None) != (self.idx is None):
-            raise FormatError("SparsePoint needs both pos and idx, or neither (a format spec)")
-        arrays = []
-        if self.pos is not None:
-            arrays = [index_array(self.pos, "SparsePoint pos"), index_array(self.idx, "SparsePoint idx")]
-        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
-        if arrays:
-            object.__setattr__(self, "pos", arrays[0])
-            object.__setattr__(self, "idx", arrays[1])
-        object.__setattr__(self, "index_dtype", dt)
-
-    @property
-    def sizes(self):
-        return (self.size,)
-
-    @property
-    def has_data(self):
-        return self.pos is not None
-
-    def arrays(self):
-        return {} if self.pos is None else {"pos": self.pos, "idx": self.idx}
-
-    def array_dtypes(self):
-        return {"pos": self.index_dtype, "idx": self.index_dtype}
-
-    def with_arrays(self, arrays):
-        return replace(self, pos=arrays["pos"], idx=arrays["idx"])
-
-    def spec(self):
-        return SparsePoint(self.child.spec(), index_dtype=self.index_dtype)
-
-    def format_key(self):
-        return ("SparsePoint", self.index_dtype.name, self.child.format_key())
-
-    def spec_str(self):
-        extra = "" if self.index_dtype == np.int64 else f", index_dtype={self.index_dtype.name!r}"
-        return f"SparsePoint({self.child.spec_str()}{extra})"
-
-    def _data_repr(self):
-        return f"SparsePoint({self.child!r}, {self.size}, pos={arr_repr(self.pos)}, idx={arr_repr(self.idx)})"
+    index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx")
 
     def count(self, parent_count):
         return int(self.pos[parent_count])
-
-    def with_sizes(self, sizes):
-        return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
 
     def children(self, parents):
         parents = np.asarray(parents, dtype=POS)

@@ -15,22 +15,22 @@ hold the fill.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import serialize
 from ..errors import FormatError
-from .level import (POS, Level, arr_repr, check_pos, check_range, fiber_of, group_starts, index_array,
-                    ranges, register, unify_index_dtype)
+from .level import (IndexedLevel, POS, check_pos, check_range, fiber_of, group_starts, ranges,
+                    register)
 from .run_list import run_units
 
 
 @serialize.node
 @register("SparseRLE")
 @dataclass(frozen=True, eq=False, repr=False)
-class SparseRunList(Level):
+class SparseRunList(IndexedLevel):
     """Sparse runs: ``pos`` (runs of each fiber), ``left`` and ``right`` (half-open run bounds)."""
 
     child: Any
@@ -41,59 +41,10 @@ class SparseRunList(Level):
     index_dtype: Any = None
 
     name: ClassVar[str] = "SparseRunList"
-
-    def __post_init__(self):
-        if self.size is not None:
-            object.__setattr__(self, "size", int(self.size))
-        given = [a is not None for a in (self.pos, self.left, self.right)]
-        if any(given) and not all(given):
-            raise FormatError(f"{self.name} needs pos, left and right, or none (a format spec)")
-        arrays = []
-        if all(given):
-            arrays = [index_array(a, f"{self.name} {n}") for a, n in
-                      ((self.pos, "pos"), (self.left, "left"), (self.right, "right"))]
-        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
-        if arrays:
-            for n, a in zip(("pos", "left", "right"), arrays):
-                object.__setattr__(self, n, a)
-        object.__setattr__(self, "index_dtype", dt)
-
-    @property
-    def sizes(self):
-        return (self.size,)
-
-    @property
-    def has_data(self):
-        return self.pos is not None
-
-    def arrays(self):
-        return {} if self.pos is None else {"pos": self.pos, "left": self.left, "right": self.right}
-
-    def array_dtypes(self):
-        return {"pos": self.index_dtype, "left": self.index_dtype, "right": self.index_dtype}
-
-    def with_arrays(self, arrays):
-        return replace(self, pos=arrays["pos"], left=arrays["left"], right=arrays["right"])
-
-    def spec(self):
-        return type(self)(self.child.spec(), index_dtype=self.index_dtype)
-
-    def format_key(self):
-        return (self.name, self.index_dtype.name, self.child.format_key())
-
-    def spec_str(self):
-        extra = "" if self.index_dtype == np.int64 else f", index_dtype={self.index_dtype.name!r}"
-        return f"{self.name}({self.child.spec_str()}{extra})"
-
-    def _data_repr(self):
-        return (f"{self.name}({self.child!r}, {self.size}, pos={arr_repr(self.pos)}, "
-                f"left={arr_repr(self.left)}, right={arr_repr(self.right)})")
+    index_arrays: ClassVar[tuple[str, ...]] = ("pos", "left", "right")
 
     def count(self, parent_count):
         return int(self.pos[parent_count])
-
-    def with_sizes(self, sizes):
-        return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
 
     def children(self, parents):
         parents = np.asarray(parents, dtype=POS)
