@@ -345,11 +345,14 @@ def _listing(names) -> str:
 
 
 class IndexedLevel(Level):
-    """A one-mode level whose arrays, named by ``index_arrays``, share one index dtype.
+    """A one-mode level whose arrays share one index dtype, plus arrays of fixed dtypes.
 
-    Subclasses are dataclasses with the fields ``child, size, <index_arrays...>,
-    index_dtype``; this class gives them the bookkeeping every such level shares
-    (validation of the arrays' presence and dtype, specs, keys, sizes, printing).
+    ``index_arrays`` name the arrays of the level's index dtype; ``fixed_arrays``
+    maps other array names to their dtype (a byte map's table is bool). Subclasses
+    are dataclasses with the fields ``child, size, <arrays...>, index_dtype``; this
+    class gives them the bookkeeping every such level shares (validation of the
+    arrays' presence and dtype, specs, keys, sizes, printing). Arrays are listed in
+    the order the dataclass declares them.
 
     >>> from compiler.levels import SparseList, Element
     >>> SparseList(Element(0.0), 3, pos=[0, 1], idx=[2]).array_dtypes()
@@ -361,19 +364,32 @@ class IndexedLevel(Level):
     """
 
     index_arrays: ClassVar[tuple[str, ...]] = ()
+    fixed_arrays: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def _array_names(cls) -> tuple[str, ...]:
+        wanted = set(cls.index_arrays) | set(cls.fixed_arrays)
+        return tuple(f.name for f in dataclasses.fields(cls) if f.name in wanted)
 
     def __post_init__(self):
         if self.size is not None:
             object.__setattr__(self, "size", int(self.size))
-        names = self.index_arrays
+        names = self._array_names()
         given = [getattr(self, n) is not None for n in names]
         if any(given) and not all(given):
             none = "neither" if len(names) == 2 else "none"
             raise FormatError(f"{self.name} needs {_listing(names)}, or {none} (a format spec)")
-        arrays = [index_array(getattr(self, n), f"{self.name} {n}") for n in names] if all(given) else []
+        has = all(given)
+        arrays = [index_array(getattr(self, n), f"{self.name} {n}") for n in self.index_arrays] if has else []
         arrays, dt = unify_index_dtype(arrays, self.index_dtype)
-        for n, a in zip(names, arrays):
+        for n, a in zip(self.index_arrays, arrays):
             object.__setattr__(self, n, a)
+        for n, fixed in self.fixed_arrays.items():
+            if has:
+                a = np.asarray(getattr(self, n))
+                if a.ndim != 1:
+                    raise FormatError(f"{self.name} {n} must be a 1-D array, got shape {a.shape}")
+                object.__setattr__(self, n, a.astype(fixed, copy=False))
         object.__setattr__(self, "index_dtype", dt)
 
     @property
@@ -382,16 +398,16 @@ class IndexedLevel(Level):
 
     @property
     def has_data(self):
-        return getattr(self, self.index_arrays[0]) is not None
+        return getattr(self, self._array_names()[0]) is not None
 
     def arrays(self):
-        return {n: getattr(self, n) for n in self.index_arrays} if self.has_data else {}
+        return {n: getattr(self, n) for n in self._array_names()} if self.has_data else {}
 
     def array_dtypes(self):
-        return {n: self.index_dtype for n in self.index_arrays}
+        return {n: np.dtype(self.fixed_arrays.get(n, self.index_dtype)) for n in self._array_names()}
 
     def with_arrays(self, arrays):
-        return dataclasses.replace(self, **{n: arrays[n] for n in self.index_arrays})
+        return dataclasses.replace(self, **{n: arrays[n] for n in self._array_names()})
 
     def spec(self):
         return type(self)(self.child.spec(), index_dtype=self.index_dtype)
@@ -404,7 +420,7 @@ class IndexedLevel(Level):
         return f"{self.name}({self.child.spec_str()}{extra})"
 
     def _data_repr(self):
-        arrays = ", ".join(f"{n}={arr_repr(getattr(self, n))}" for n in self.index_arrays)
+        arrays = ", ".join(f"{n}={arr_repr(getattr(self, n))}" for n in self._array_names())
         return f"{self.name}({self.child!r}, {self.size}, {arrays})"
 
     def with_sizes(self, sizes):

@@ -16,21 +16,21 @@ writes may come in any order (the workspace of Gustavson's SpGEMM).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import serialize
 from ..errors import FormatError
-from .level import (POS, Level, arr_repr, check_pos, check_range, fiber_of, group_starts, index_array,
-                    not_increasing, ranges, register, unify_index_dtype)
+from .level import (POS, IndexedLevel, check_pos, check_range, fiber_of, group_starts, not_increasing,
+                    ranges, register)
 
 
 @serialize.node
 @register("bytemap")
 @dataclass(frozen=True, eq=False, repr=False)
-class SparseByteMap(Level):
+class SparseByteMap(IndexedLevel):
     """``pos`` and ``srt`` (sorted stored coordinates per fiber) and ``tbl`` (one byte per position)."""
 
     child: Any
@@ -41,64 +41,13 @@ class SparseByteMap(Level):
     index_dtype: Any = None
 
     name: ClassVar[str] = "SparseByteMap"
+    index_arrays: ClassVar[tuple[str, ...]] = ("pos", "srt")
+    fixed_arrays: ClassVar[dict[str, str]] = {"tbl": "bool"}
     locatable: ClassVar[bool] = True
     compact: ClassVar[bool] = False
 
-    def __post_init__(self):
-        if self.size is not None:
-            object.__setattr__(self, "size", int(self.size))
-        given = [a is not None for a in (self.pos, self.tbl, self.srt)]
-        if any(given) and not all(given):
-            raise FormatError("SparseByteMap needs pos, tbl and srt, or none (a format spec)")
-        arrays = []
-        if all(given):
-            arrays = [index_array(self.pos, "SparseByteMap pos"), index_array(self.srt, "SparseByteMap srt")]
-            tbl = np.asarray(self.tbl)
-            if tbl.ndim != 1:
-                raise FormatError(f"SparseByteMap tbl must be a 1-D array, got shape {tbl.shape}")
-            object.__setattr__(self, "tbl", tbl.astype(np.bool_, copy=False))
-        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
-        if arrays:
-            object.__setattr__(self, "pos", arrays[0])
-            object.__setattr__(self, "srt", arrays[1])
-        object.__setattr__(self, "index_dtype", dt)
-
-    @property
-    def sizes(self):
-        return (self.size,)
-
-    @property
-    def has_data(self):
-        return self.pos is not None
-
-    def arrays(self):
-        return {} if self.pos is None else {"pos": self.pos, "tbl": self.tbl, "srt": self.srt}
-
-    def array_dtypes(self):
-        return {"pos": self.index_dtype, "tbl": np.dtype(np.bool_), "srt": self.index_dtype}
-
-    def with_arrays(self, arrays):
-        return replace(self, pos=arrays["pos"], tbl=arrays["tbl"], srt=arrays["srt"])
-
-    def spec(self):
-        return SparseByteMap(self.child.spec(), index_dtype=self.index_dtype)
-
-    def format_key(self):
-        return ("SparseByteMap", self.index_dtype.name, self.child.format_key())
-
-    def spec_str(self):
-        extra = "" if self.index_dtype == np.int64 else f", index_dtype={self.index_dtype.name!r}"
-        return f"SparseByteMap({self.child.spec_str()}{extra})"
-
-    def _data_repr(self):
-        return (f"SparseByteMap({self.child!r}, {self.size}, pos={arr_repr(self.pos)}, "
-                f"tbl={arr_repr(self.tbl)}, srt={arr_repr(self.srt)})")
-
     def count(self, parent_count):
         return parent_count * self.size
-
-    def with_sizes(self, sizes):
-        return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
 
     def children(self, parents):
         parents = np.asarray(parents, dtype=POS)

@@ -26,15 +26,15 @@ table; writes locate and insert (the outer-product SpGEMM's output).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import serialize
 from ..errors import FormatError
-from .level import (POS, Level, arr_repr, check_pos, check_range, fiber_of, group_starts, index_array,
-                    not_increasing, ranges, register, unify_index_dtype)
+from .level import (POS, IndexedLevel, check_pos, check_range, fiber_of, group_starts, not_increasing,
+                    ranges, register)
 
 #: the smallest table a kernel allocates
 MIN_CAPACITY = 8
@@ -68,7 +68,7 @@ def build_table(key: np.ndarray, cap: int | None = None) -> np.ndarray:
 @serialize.node
 @register("hash", "sparsedict")
 @dataclass(frozen=True, eq=False, repr=False)
-class SparseHash(Level):
+class SparseHash(IndexedLevel):
     """``key``, ``tbl`` (the hash table) and the sorted view ``pos``, ``idx``, ``ptr``."""
 
     child: Any
@@ -81,69 +81,12 @@ class SparseHash(Level):
     index_dtype: Any = None
 
     name: ClassVar[str] = "SparseHash"
+    index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx", "ptr")
+    fixed_arrays: ClassVar[dict[str, str]] = {"key": "int64", "tbl": "int64"}
     locatable: ClassVar[bool] = True
-
-    def __post_init__(self):
-        if self.size is not None:
-            object.__setattr__(self, "size", int(self.size))
-        given = [a is not None for a in (self.pos, self.idx, self.ptr, self.key, self.tbl)]
-        if any(given) and not all(given):
-            raise FormatError("SparseHash needs pos, idx, ptr, key and tbl, or none (a format spec)")
-        arrays = []
-        if all(given):
-            arrays = [index_array(a, f"SparseHash {n}") for a, n in
-                      ((self.pos, "pos"), (self.idx, "idx"), (self.ptr, "ptr"))]
-            for n in ("key", "tbl"):
-                a = np.asarray(getattr(self, n))
-                if a.ndim != 1:
-                    raise FormatError(f"SparseHash {n} must be a 1-D array, got shape {a.shape}")
-                object.__setattr__(self, n, a.astype(np.int64, copy=False))
-        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
-        if arrays:
-            for n, a in zip(("pos", "idx", "ptr"), arrays):
-                object.__setattr__(self, n, a)
-        object.__setattr__(self, "index_dtype", dt)
-
-    @property
-    def sizes(self):
-        return (self.size,)
-
-    @property
-    def has_data(self):
-        return self.pos is not None
-
-    def arrays(self):
-        if self.pos is None:
-            return {}
-        return {"pos": self.pos, "idx": self.idx, "ptr": self.ptr, "key": self.key, "tbl": self.tbl}
-
-    def array_dtypes(self):
-        i64 = np.dtype(np.int64)
-        return {"pos": self.index_dtype, "idx": self.index_dtype, "ptr": self.index_dtype, "key": i64, "tbl": i64}
-
-    def with_arrays(self, arrays):
-        return replace(self, pos=arrays["pos"], idx=arrays["idx"], ptr=arrays["ptr"], key=arrays["key"],
-                       tbl=arrays["tbl"])
-
-    def spec(self):
-        return SparseHash(self.child.spec(), index_dtype=self.index_dtype)
-
-    def format_key(self):
-        return ("SparseHash", self.index_dtype.name, self.child.format_key())
-
-    def spec_str(self):
-        extra = "" if self.index_dtype == np.int64 else f", index_dtype={self.index_dtype.name!r}"
-        return f"SparseHash({self.child.spec_str()}{extra})"
-
-    def _data_repr(self):
-        return (f"SparseHash({self.child!r}, {self.size}, pos={arr_repr(self.pos)}, idx={arr_repr(self.idx)}, "
-                f"ptr={arr_repr(self.ptr)}, key={arr_repr(self.key)}, tbl={arr_repr(self.tbl)})")
 
     def count(self, parent_count):
         return len(self.key)
-
-    def with_sizes(self, sizes):
-        return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
 
     def children(self, parents):
         parents = np.asarray(parents, dtype=POS)
