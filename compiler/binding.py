@@ -99,6 +99,88 @@ def output_tensor(name: str, fmt: Format, shape, arrays: dict, check: bool = Tru
     return Tensor(node, shape=tuple(shape), mode_order=fmt.mode_order, name=name, check=check)
 
 
+class InputPlan:
+    """Parameter names of one input tensor's arrays, worked out once per kernel.
+
+    :func:`input_args` names every array on every call; a kernel binds the same
+    format each time, so it keeps one plan per tensor instead.
+
+    >>> from compiler import Tensor, csr
+    >>> A = Tensor.from_numpy(np.array([[0, 2.0], [3.0, 0]]), csr())
+    >>> plan = InputPlan("A", A.format)
+    >>> plan.args(A).keys() == input_args("A", A).keys()
+    True
+    """
+
+    def __init__(self, name: str, fmt: Format):
+        levels, leaf = flatten(fmt.root)
+        self.sizes = tuple(array_name(name, m, "size") for m in range(fmt.ndim))
+        self.arrays = tuple(tuple((kind, array_name(name, k, kind)) for kind in lvl.array_dtypes())
+                            for k, lvl in enumerate((*levels, leaf)))
+        self.flat = all(_plain_arrays(lvl) for lvl in (*levels, leaf))
+
+    def args(self, tensor: Tensor) -> dict:
+        out = dict(zip(self.sizes, tensor.storage_shape))
+        for lvl, names in zip((*tensor.levels, tensor.leaf), self.arrays):
+            if not names:
+                continue
+            if self.flat:  # the arrays are the level's fields of the same names
+                for kind, pname in names:
+                    out[pname] = getattr(lvl, kind)
+            else:
+                arrays = lvl.arrays()
+                for kind, pname in names:
+                    out[pname] = arrays[kind]
+        return out
+
+
+def _plain_arrays(level) -> bool:
+    """Whether each of ``level``'s arrays is the field of the same name (most levels)."""
+    fields = {f.name for f in dataclasses.fields(level)} if dataclasses.is_dataclass(level) else set()
+    return set(level.array_dtypes()) <= fields
+
+
+class OutputPlan:
+    """How one kernel's output arrays become its result tensor, worked out once.
+
+    The sized level specs are kept for the last storage shape, so a kernel called
+    again on inputs of the same shape only puts arrays into copies of them.
+
+    >>> from compiler import dense
+    >>> plan = OutputPlan("y", dense(1))
+    >>> plan.tensor((3,), {"y_val": np.array([1.0, 0.0, 2.0])}).to_numpy()
+    array([1., 0., 2.])
+    """
+
+    def __init__(self, name: str, fmt: Format):
+        self.name, self.format = name, fmt
+        levels, leaf = flatten(fmt.root)
+        self.nlevels = len(levels)
+        self.arrays = tuple(tuple((kind, array_name(name, k if k < len(levels) else None, kind))
+                                  for kind in lvl.array_dtypes())
+                            for k, lvl in enumerate((*levels, leaf)))
+        self._storage = None
+        self._sized: tuple = ()
+
+    def tensor(self, shape, arrays: dict, check: bool = False) -> Tensor:
+        """The result tensor of logical ``shape`` from the kernel's ``arrays`` (validated with ``check``)."""
+        if check:
+            return output_tensor(self.name, self.format, shape, arrays, check=True)
+        shape = tuple(shape)
+        storage = tuple(shape[m] for m in self.format.mode_order)
+        if storage != self._storage:
+            sized_levels, sized_leaf = flatten(self.format.root.with_sizes(storage))
+            self._sized, self._storage = (*sized_levels, sized_leaf), storage
+        node = None
+        for lvl, names in zip(reversed(self._sized), reversed(self.arrays)):
+            try:
+                taken = {kind: arrays[pname] for kind, pname in names}
+            except KeyError as e:
+                raise KeyError(f"the kernel returned no {e.args[0]} for output {self.name}") from None
+            node = lvl.assembled(taken, node)
+        return Tensor._assembled(node, shape, self.format.mode_order, self.name, self.format)
+
+
 def dense_parent_count(fmt: Format, level: int, storage_shape) -> int | None:
     """Positions above ``level`` when all its ancestors are Dense (their sizes' product), else None.
 

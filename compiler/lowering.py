@@ -190,8 +190,14 @@ class Kernel:
     def _output_shape(self, inputs) -> tuple[int, ...]:
         return tuple(extent_value(entry, inputs) for entry in self.lowered.output_shape)
 
+    def _plan(self) -> "_CallPlan":
+        plan = self.__dict__.get("_call_plan")
+        if plan is None:
+            plan = self._call_plan = _CallPlan(self)
+        return plan
+
     def _run(self, runner, tensors: dict) -> Tensor:
-        low = self.lowered
+        low, plan = self.lowered, self._plan()
         inputs = self._inputs(tensors)
         self._check_extents(inputs)
         out_name, out_fmt = low.output, low.output_format
@@ -200,42 +206,60 @@ class Kernel:
             raise ShapeError(f"output {out_name} has shape {inputs[out_name].shape}, expected {shape}")
         storage = tuple(shape[m] for m in out_fmt.mode_order)
 
-        wanted = {p.name: p for p in low.function.params}
         args = {}
         for name, t in inputs.items():
             if name != out_name or low.initial == "output":
-                args.update(binding.input_args(name, t))
-        for m, n in enumerate(storage):
-            args[binding.array_name(out_name, m, "size")] = n
+                args.update(plan.inputs[name].args(t))
+        args.update(zip(plan.output_sizes, storage))
         prefilled = {}
-        for pname, p in wanted.items():
-            if not (isinstance(p, Buffer) and p.intent == "inout"):
-                continue
-            if pname == binding.array_name(out_name, None, "val"):
+        for pname, dtype, kind, level in plan.inout:
+            if kind == "val":
                 if low.initial == "output" and out_name in inputs:
                     init = inputs[out_name].to_numpy().transpose(out_fmt.mode_order)
-                    buf = np.ascontiguousarray(init, dtype=p.dtype).ravel()
+                    buf = np.ascontiguousarray(init, dtype=dtype).ravel()
                 elif low.initial == "none":
-                    buf = np.empty(math.prod(storage), dtype=p.dtype)
+                    buf = np.empty(math.prod(storage), dtype=dtype)
                 else:
-                    buf = np.full(math.prod(storage), low.fill, dtype=p.dtype)
+                    buf = np.full(math.prod(storage), low.fill, dtype=dtype)
             else:
-                level, kind = _level_array(out_name, pname)
-                count = None if level is None else binding.dense_parent_count(out_fmt, level, storage)
-                if count is None:
-                    raise TypeError(f"kernel parameter {pname} is an inout buffer the runtime "
-                                    f"cannot allocate (a bug in the {self.strategy} strategy)")
+                count = binding.dense_parent_count(out_fmt, level, storage)
                 # pos: one more than the parent's positions; tbl (SparseByteMap): one flag per child
                 length = count + 1 if kind == "pos" else count * storage[level]
-                buf = np.zeros(length, dtype=p.dtype)
+                buf = np.zeros(length, dtype=dtype)
             prefilled[pname] = args[pname] = buf
-        call_args = {k: v for k, v in args.items()
-                     if k in wanted and isinstance(wanted[k], (Scalar, Buffer))}
+        call_args = {k: v for k, v in args.items() if k in plan.params}
         results = runner(**call_args)
         arrays = {**prefilled, **results}
         # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs.
         check = self.compiled.checked or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS"))
-        return binding.output_tensor(out_name, out_fmt, shape, arrays, check=check)
+        return plan.output.tensor(shape, arrays, check=check)
+
+
+class _CallPlan:
+    """What a kernel's every call needs that depends only on the kernel: parameter names,
+    the output's buffers to allocate, and how to bind each input; built on the first call."""
+
+    def __init__(self, kernel: Kernel):
+        low = kernel.lowered
+        out_name = low.output
+        self.inputs = {name: binding.InputPlan(name, fmt) for name, fmt in kernel.formats.items()}
+        self.output = binding.OutputPlan(out_name, low.output_format)
+        self.output_sizes = tuple(binding.array_name(out_name, m, "size")
+                                  for m in range(low.output_format.ndim))
+        self.params = frozenset(p.name for p in low.function.params if isinstance(p, (Scalar, Buffer)))
+        self.inout = []
+        for p in low.function.params:
+            if not (isinstance(p, Buffer) and p.intent == "inout"):
+                continue
+            if p.name == binding.array_name(out_name, None, "val"):
+                self.inout.append((p.name, p.dtype, "val", None))
+                continue
+            level, kind = _level_array(out_name, p.name)
+            if level is None or binding.dense_parent_count(low.output_format, level,
+                                                           (1,) * low.output_format.ndim) is None:
+                raise TypeError(f"kernel parameter {p.name} is an inout buffer the runtime "
+                                f"cannot allocate (a bug in the {kernel.strategy} strategy)")
+            self.inout.append((p.name, p.dtype, kind, level))
 
 
 def _describe_formats(got: Format, want: Format) -> tuple[str, str]:

@@ -66,6 +66,9 @@ class Dense(Level):
     def with_sizes(self, sizes) -> "Dense":
         return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
 
+    def assembled(self, arrays, child):
+        return self._copy_with({"child": child})
+
     def children(self, parents):
         n = self.size
         parents = np.asarray(parents, dtype=POS)

@@ -66,6 +66,9 @@ class Element(Level):
     def with_arrays(self, arrays):
         return replace(self, vals=arrays["vals"])
 
+    def assembled(self, arrays, child):
+        return self._copy_with({"vals": arrays["vals"]})
+
     def spec(self) -> "Element":
         return Element(self.fill, dtype=self.dtype)
 

@@ -75,6 +75,24 @@ class Level:
         """A copy of this level (not its children) holding ``arrays``, keyed as :meth:`array_dtypes`."""
         return self
 
+    def assembled(self, arrays: dict[str, np.ndarray], child: "Level | None") -> "Level":
+        """A copy of this sized spec holding a kernel's output ``arrays`` above ``child``.
+
+        The kernel runtime calls it on every call, so subclasses whose arrays are plain
+        fields skip :meth:`with_arrays`' validation: the arrays come from a compiled
+        kernel with exactly the dtypes of :meth:`array_dtypes` (checked runs validate
+        the whole tensor instead).
+        """
+        level = self.with_arrays(arrays)
+        return level if child is None else dataclasses.replace(level, child=child)
+
+    def _copy_with(self, fields: dict) -> "Level":
+        # A frozen dataclass copy without __post_init__: the fields are already normal.
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(fields)
+        return new
+
     @property
     def has_data(self) -> bool:
         """Whether this level holds its arrays (a spec does not)."""
@@ -344,6 +362,9 @@ def _listing(names) -> str:
     return ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
+_ARRAY_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 class IndexedLevel(Level):
     """A one-mode level whose arrays share one index dtype, plus arrays of fixed dtypes.
 
@@ -368,8 +389,11 @@ class IndexedLevel(Level):
 
     @classmethod
     def _array_names(cls) -> tuple[str, ...]:
-        wanted = set(cls.index_arrays) | set(cls.fixed_arrays)
-        return tuple(f.name for f in dataclasses.fields(cls) if f.name in wanted)
+        names = _ARRAY_NAMES.get(cls)
+        if names is None:  # computed once per class: kernel calls ask for it every time
+            wanted = set(cls.index_arrays) | set(cls.fixed_arrays)
+            names = _ARRAY_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.name in wanted)
+        return names
 
     def __post_init__(self):
         if self.size is not None:
@@ -408,6 +432,12 @@ class IndexedLevel(Level):
 
     def with_arrays(self, arrays):
         return dataclasses.replace(self, **{n: arrays[n] for n in self._array_names()})
+
+    def assembled(self, arrays, child):
+        fields = {n: arrays[n] for n in self._array_names()}
+        if child is not None:
+            fields["child"] = child
+        return self._copy_with(fields)
 
     def spec(self):
         return type(self)(self.child.spec(), index_dtype=self.index_dtype)

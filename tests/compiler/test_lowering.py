@@ -185,3 +185,34 @@ def test_format_mismatch_in_index_dtype_is_shown():
     kernel = lower("y[i] = A[i, j] * x[j]", "handwritten", A=A64, x=np.ones(3))
     with pytest.raises(ss.FormatError, match="index_dtype='int32'.*but this kernel was compiled for"):
         kernel(A=A32, x=np.ones(3))
+
+
+@pytest.mark.parametrize("out", ["dense", "csr", "dcsr", "coo"])
+def test_unvalidated_output_path_builds_the_same_tensor(monkeypatch, out):
+    """Kernel calls outside checked mode assemble the result without re-validating it
+    (compiler.binding.OutputPlan); it must give the tensor the validating path gives,
+    also when a second call changes the shape."""
+    k = lower("C[i,j] = A[i,j] + B[i,j]", A="csr", B="dcsr", C=out)
+    for shape, seed in (((5, 7), 0), ((5, 7), 1), ((3, 9), 2), ((0, 4), 3)):
+        a = sp.random(*shape, density=0.4, format="csr", random_state=seed)
+        b = sp.random(*shape, density=0.4, format="csr", random_state=seed + 10)
+        A, B = ss.Tensor.from_numpy(a.toarray(), "csr"), ss.Tensor.from_numpy(b.toarray(), "dcsr")
+        monkeypatch.setenv("SPARSESCOPE_VALIDATE_OUTPUTS", "1")
+        checked = k(A=A, B=B)
+        monkeypatch.delenv("SPARSESCOPE_VALIDATE_OUTPUTS")
+        fast = k(A=A, B=B)
+        fast.validate()
+        assert fast.shape == checked.shape == shape
+        assert fast.format == checked.format
+        assert repr(fast) == repr(checked)
+        np.testing.assert_array_equal(fast.to_numpy(), (a + b).toarray())
+
+
+def test_input_plan_binds_what_input_args_binds():
+    for fmt in ("csr", "coo", "dcsr", "dense"):
+        A = ss.Tensor.from_scipy(sp.random(4, 6, density=0.5, format="csr", random_state=1), fmt)
+        plan = binding.InputPlan("A", A.format)
+        got, want = plan.args(A), binding.input_args("A", A)
+        assert got.keys() == want.keys()
+        for name in want:
+            assert got[name] is want[name] or got[name] == want[name]
