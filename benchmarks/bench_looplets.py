@@ -67,22 +67,14 @@ def main(small=False):
     from compiler import Tensor
     from compiler.levels import Dense, Element, RunList, SparseBand, SparseBlockList, SparseList
     from compiler.looplets import compile_program, loop_program
+    from compiler.looplets.gallery import spmv
 
     rng = np.random.default_rng(0)
     n = 2000 if small else 20000
 
-    @loop_program
-    def spmv(y, A, x):
-        for i in _:
-            for j in _:
-                y[i] += A[i, j] * x[j]
-
     def spmv_row(label, M):
         x = Tensor.from_numpy(rng.random(M.shape[1]), "dense")
-        times = []
-        kernels = {}
-        for name, level in (("looplet", None), ("CSR", SparseList)):
-            pass
+        times, kernels = [], {}
         structured = SparseBand if label.startswith("band") else SparseBlockList
         for name, level in ((structured.name, structured), ("SparseList (CSR)", SparseList)):
             A = Tensor.from_scipy(M, Dense(level(Element(0.0), index_dtype="int32")))
@@ -209,27 +201,13 @@ def power_law_lower(n, m, rng, alpha=0.9):
 def graphs_and_spgemm(small, rng, best, raw, row):
     """Galloping triangle counting vs the two-finger merge; SpGEMM three ways vs scipy."""
     from compiler import Tensor
-    from compiler.levels import Element, SparseByteMap
-    from compiler.looplets import compile_program, loop_program
-
-    @loop_program
-    def tri_walk(C, A):
-        for i in _:
-            for j in _:
-                for k in _:
-                    C += A[i, j] * A[j, k] * A[i, k]
-
-    @loop_program
-    def tri_gallop(C, A):
-        for i in _:
-            for j in _:
-                for k in _:
-                    C += A[i, j] * A[j, gallop(k)] * A[i, gallop(k)]
+    from compiler.looplets import compile_program
+    from compiler.looplets.gallery import gustavson, inner, outer, triangles_gallop, triangles_walk
 
     n, m = (3000, 30000) if small else (20000, 300000)
     L = power_law_lower(n, m, rng)
     A = Tensor.from_scipy(L, "csr")
-    kw, kg = compile_program(tri_walk, C="dense", A=A), compile_program(tri_gallop, C="dense", A=A)
+    kw, kg = compile_program(triangles_walk, C="dense", A=A), compile_program(triangles_gallop, C="dense", A=A)
     ref = float((L @ L).multiply(L).sum())
     assert kw(A=A) == ref and kg(A=A) == ref, (kw(A=A), kg(A=A), ref)
     deg = np.diff(L.indptr)
@@ -237,31 +215,7 @@ def graphs_and_spgemm(small, rng, best, raw, row):
         [("gallop", best(raw(kg, A=A), repeat=3)), ("two-finger", best(raw(kw, A=A), repeat=3)),
          ("scipy (L@L).*L", best(lambda: (L @ L).multiply(L).sum(), repeat=3))])
 
-    @loop_program
-    def gustavson(C, A, B, w=SparseByteMap(Element(0.0))):
-        for i in _:
-            w[...] = 0.0
-            for k in _:
-                for j in _:
-                    w[j] += A[i, k] * B[k, j]
-            for j in _:
-                C[i, j] = w[j]
-
-    @loop_program
-    def outer(C, A, B):
-        for k in _:
-            for i in _:
-                for j in _:
-                    C[i, j] += A[i, k] * B[k, j]
-
-    @loop_program
-    def inner(C, A, B):
-        for i in _:
-            for j in _:
-                for k in _:
-                    C[i, j] += A[i, k] * B[j, k]
-
-    from compiler.levels import Dense, SparseHash
+    from compiler.levels import Dense, Element, SparseHash
     N = 500 if small else 2000
     Sa = sp.random(N, N, density=0.005, format="csr", random_state=1)
     Sb = sp.random(N, N, density=0.005, format="csr", random_state=2)

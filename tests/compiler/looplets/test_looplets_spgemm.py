@@ -7,6 +7,7 @@ import pytest
 from compiler import Tensor
 from compiler.levels import Dense, Element, SparseByteMap, SparseHash, SparseList
 from compiler.looplets import compile_program, loop_program
+from compiler.looplets.gallery import gustavson, inner, inner_gallop, outer, spmv
 
 HASH = Dense(SparseHash(Element(0.0)))
 
@@ -17,14 +18,6 @@ def rand(shape, density, seed):
 
 
 SHAPES = [((1, 1, 1), 1.0), ((7, 5, 9), 0.3), ((30, 20, 25), 0.15), ((12, 40, 3), 0.05), ((4, 6, 5), 0.0)]
-
-
-@loop_program
-def outer(C, A, B):
-    for k in _:
-        for i in _:
-            for j in _:
-                C[i, j] += A[i, k] * B[k, j]
 
 
 @pytest.mark.parametrize("dims,density", SHAPES)
@@ -53,13 +46,6 @@ def spmv_follow(y, A, x):
             y[i] += A[i, follow(j)] * x[j]
 
 
-@loop_program
-def spmv(y, A, x):
-    for i in _:
-        for j in _:
-            y[i] += A[i, j] * x[j]
-
-
 def test_sparse_hash_reads_walk_follow_and_gallop():
     Md = rand((9, 14), 0.3, 5)
     A = Tensor.from_numpy(Md, HASH)
@@ -79,17 +65,6 @@ def test_sparse_hash_reads_walk_follow_and_gallop():
     np.testing.assert_array_equal(C.to_numpy(), Md)
 
 
-@loop_program
-def gustavson(C, A, B, w=SparseByteMap(Element(0.0))):
-    for i in _:
-        w[...] = 0.0
-        for k in _:
-            for j in _:
-                w[j] += A[i, k] * B[k, j]
-        for j in _:
-            C[i, j] = w[j]
-
-
 @pytest.mark.parametrize("dims,density", SHAPES)
 def test_gustavson_with_a_byte_map_workspace(dims, density):
     m, k, n = dims
@@ -104,22 +79,6 @@ def test_gustavson_with_a_byte_map_workspace(dims, density):
     assert "w" not in kern.formats  # a temporary is neither passed in nor returned
     # re-declaring the workspace resets only the coordinates it wrote
     assert "w0_tbl[w0_srt[t]] = false" in src
-
-
-@loop_program
-def inner(C, A, B):
-    for i in _:
-        for j in _:
-            for k in _:
-                C[i, j] += A[i, k] * B[j, k]
-
-
-@loop_program
-def inner_gallop(C, A, B):
-    for i in _:
-        for j in _:
-            for k in _:
-                C[i, j] += A[i, gallop(k)] * B[j, gallop(k)]
 
 
 @pytest.mark.parametrize("dims,density", SHAPES)
