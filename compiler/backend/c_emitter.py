@@ -158,18 +158,13 @@ class _CPrinter(Printer):
     def type_name(self, dtype: str) -> str:
         return c_type(dtype)
 
-    def const(self, c: Const) -> str:
-        v = c.value
-        if c.dtype == "bool":
-            return "true" if v else "false"
-        if isinstance(v, float):
-            if math.isnan(v):
-                return "NAN"
-            if math.isinf(v):
-                return "INFINITY" if v > 0 else "-INFINITY"
-            text = repr(v)
-            return text + "f" if c.dtype == "float32" else text
-        if c.dtype == "int64":
+    special_floats = {"nan": "NAN", "inf": "INFINITY", "-inf": "-INFINITY"}
+
+    def float_literal(self, v: float, dtype: str) -> str:
+        return repr(v) + "f" if dtype == "float32" else repr(v)
+
+    def int_literal(self, v: int, dtype: str) -> str:
+        if dtype == "int64":
             if v == -2 ** 63:
                 return "INT64_MIN"
             if not -2 ** 31 <= v < 2 ** 31:

@@ -38,7 +38,12 @@ _CLARIFY = {"&", "|", "^", "<<", ">>", "&&"}
 
 
 class ExprFormatter:
-    """Formats expressions with minimal but clear parentheses. Subclasses change leaves."""
+    """Formats expressions with minimal but clear parentheses. Subclasses change leaves.
+
+    ``special_floats`` spells NaN and the infinities (the C emitter uses C's macros).
+    """
+
+    special_floats = {"nan": "nan", "inf": "inf", "-inf": "-inf"}
 
     def const(self, c: Const) -> str:
         v = c.value
@@ -46,10 +51,16 @@ class ExprFormatter:
             return "true" if v else "false"
         if isinstance(v, float):
             if math.isnan(v):
-                return "nan"
+                return self.special_floats["nan"]
             if math.isinf(v):
-                return "inf" if v > 0 else "-inf"
-            return repr(v)
+                return self.special_floats["inf" if v > 0 else "-inf"]
+            return self.float_literal(v, c.dtype)
+        return self.int_literal(v, c.dtype)
+
+    def float_literal(self, v: float, dtype: str) -> str:
+        return repr(v)
+
+    def int_literal(self, v: int, dtype: str) -> str:
         return str(v)
 
     def load(self, e: Load) -> str:
