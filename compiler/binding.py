@@ -119,6 +119,27 @@ class InputPlan:
                             for k, lvl in enumerate((*levels, leaf)))
         self.flat = all(_plain_arrays(lvl) for lvl in (*levels, leaf))
 
+        # a numpy argument for an all-Dense format is wrapped without Tensor.from_numpy's checks
+        self.format = fmt
+        self.dense_dtype = (leaf.dtype if all(lvl.name == "Dense" for lvl in levels)
+                            and getattr(leaf, "name", None) == "Element" and leaf.dtype is not None else None)
+        self._sized: tuple = (None, None)
+
+    def tensor(self, name: str, value) -> Tensor:
+        """``value`` (a numpy array or array-like) as a tensor of this plan's format."""
+        arr = np.asarray(value)
+        fmt = self.format
+        if self.dense_dtype is None or arr.dtype != self.dense_dtype or arr.ndim != fmt.ndim:
+            return Tensor.from_numpy(arr, fmt, name=name)
+        storage = tuple(arr.shape[m] for m in fmt.mode_order)
+        if self._sized[0] != storage:
+            self._sized = (storage, flatten(fmt.root.with_sizes(storage)))
+        levels, leaf = self._sized[1]
+        node = leaf.assembled({"vals": np.ascontiguousarray(arr.transpose(fmt.mode_order)).ravel()}, None)
+        for lvl in reversed(levels):
+            node = lvl.assembled({}, node)
+        return Tensor._assembled(node, arr.shape, fmt.mode_order, name, fmt)
+
     def args(self, tensor: Tensor) -> dict:
         out = dict(zip(self.sizes, tensor.storage_shape))
         for lvl, names in zip((*tensor.levels, tensor.leaf), self.arrays):

@@ -167,7 +167,7 @@ class Kernel:
                 raise TypeError(f"missing tensor {name} (compiled for {fmt.shorthand or fmt})")
             value = tensors[name]
             if not isinstance(value, Tensor):
-                value = Tensor.from_numpy(np.asarray(value), fmt, name=name)
+                value = self._plan().inputs[name].tensor(name, value)
             elif value.format != fmt:
                 got, want = _describe_formats(value.format, fmt)
                 raise FormatError(

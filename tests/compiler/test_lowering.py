@@ -216,3 +216,17 @@ def test_input_plan_binds_what_input_args_binds():
         assert got.keys() == want.keys()
         for name in want:
             assert got[name] is want[name] or got[name] == want[name]
+
+
+def test_numpy_arguments_for_dense_formats_bind_like_tensors():
+    a = sp.random(5, 3, density=0.5, format="csr", random_state=4)
+    A = ss.Tensor.from_numpy(a.toarray(), "csr")
+    k = lower("y[i] += A[i,j] * x[j]", A="csr", x="dense")
+    for x in (np.arange(3.0), np.arange(3, dtype=np.float32), [1, 2, 3], np.arange(6.0)[::2]):
+        np.testing.assert_allclose(k(A=A, x=x).to_numpy(), a @ np.asarray(x, dtype=float))
+    # a dense matrix stored column-major goes through the same plan
+    kt = lower("y[i] += B[i,j] * x[j]", B=ss.Format(ss.dense(2).root, (1, 0)), x="dense")
+    b = np.arange(15.0).reshape(5, 3)
+    np.testing.assert_allclose(kt(B=b, x=np.ones(3)).to_numpy(), b @ np.ones(3))
+    with pytest.raises(ss.ShapeError, match="index j"):
+        k(A=A, x=np.ones(4))
