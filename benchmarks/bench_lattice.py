@@ -14,9 +14,10 @@ the line shows the median per-call time over the rounds of:
 and the ratios ``kernel / scipy`` and ``call / scipy`` (<= 1.0: as fast as scipy or faster;
 the median of the per-round ratios) and ``pydata / call`` (speed-up over pydata).
 scipy's SpGEMM leaves its column indices unsorted; ours are sorted (the format requires it):
-each row's workspace coordinate list is made of ascending runs (one per row of B), which
-the kernel merges (insertion sort up to 32 entries, heapsort past 32 runs), or, when it
-holds 1/16 of the columns or more, rebuilds in order by scanning the bitmap. SpGEMM is
+a row's workspace coordinate list of up to 64 entries is rank-sorted (branch-free counts,
+vectorized), a longer one has its ascending runs (one per row of B) merged (heapsort past
+32 runs), and one holding 1/16 of the columns or more is rebuilt in order by scanning the
+bitmap. SpGEMM is
 also timed with two-phase assembly (``options={"assembly": "two-phase"}``: the loops run
 twice, so it is expected to be slower; it allocates the output exactly). Then SpMV's
 effective bandwidth next to the machine's streaming bandwidth (a large numpy copy).

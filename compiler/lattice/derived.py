@@ -23,8 +23,10 @@ coordinate loop (one that merges iterators) runs the lattice loops once per bloc
 with the guard ``if (i >= i_hi) break`` (``i_hi = min((i0+1)*b, N)``: the tail guard
 and, for ``up``, the block's end), the iterators' positions carried from one block to
 the next; the inner variable is implicit (``i1 = i - i0*b``). The fused walk carries
-``i`` from one position to the next, so it is sequential: a fused position loop is
-not parallelized (a parallel block would have to search its first row, pitfall 17).
+the row from one position to the next; the rows are a Dense level's coordinates
+(CSR) or a compressed level's positions (DCSR, ``i = A0_idx[r]``). Blocks of fused
+positions run on threads only with a binary search for each block's first row
+(pitfall 17), and only when each position writes its own output element.
 
 >>> from compiler.notation import parse
 >>> from compiler.lattice.cin import concretize
@@ -276,9 +278,10 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
             if ko != k - 1:
                 raise StrategyError(f"{what}: {tensor} does not store {r.inner} directly under {r.outer} "
                                     f"(its storage order is {', '.join(path)})")
-            if names[ko] != "Dense":
+            if names[ko] not in ("Dense", "SparseList"):
                 raise StrategyError(f"{what}: {tensor} stores {r.outer} in a {names[ko]} level; the fused "
-                                    f"position walk is implemented over a Dense parent level (CSR-like) only")
+                                    f"position walk is implemented over a Dense (CSR) or SparseList (DCSR) "
+                                    f"parent level only")
         return relations + (Pos(index, position, tensor),)
     raise AssertionError(command.name)
 
@@ -286,30 +289,67 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
 def parallel_origin(index, relations):
     """The forall that ``parallelize(index)`` runs on threads: ``index``, or the loop whose split made it.
 
-    Only the outer variable of a split of a plain loop can be parallelized among the
-    derived variables: a fused position loop carries its row from one position to the
-    next (the ``while`` walk), and an inner block loop is not the outermost loop.
+    Among the derived variables only the outer variable of a split runs on threads:
+
+    * a split of a plain loop ``i``: blocks of ``i``;
+    * a split of ``pos(i, ip, A)`` (``i`` a plain loop): blocks of A's positions of ``i``,
+      each a distinct ``i`` (the level is unique), so the threads own their rows;
+    * a split of fused positions ``fuse(i, j, f)`` + ``pos(f, fp, A)`` (or of ``f`` alone):
+      each block finds the row of its first position by binary search; the threads
+      own their elements only if the output is indexed by both ``i`` and ``j``
+      (checked by :func:`check_parallel_blocks`).
+
+    An inner block loop is not the outermost loop, and a position loop without a split
+    would search the row of every position.
     """
     from ..notation.ast import Index
-    for r in relations:
-        if index.name in r.derived:
-            if isinstance(r, Split) and index.name == r.outer and \
-                    not any(index.name in q.derived or r.index in q.derived for q in relations if q is not r):
-                return Index(r.index)
-            why = ("it iterates fused positions, whose row is found by walking from the previous "
-                   "position (sequential: parallel blocks would need a binary search for their first row, and "
-                   "a row split between two blocks would be added into by two threads, a race)"
-                   if any(isinstance(q, (Fuse, Pos)) for q in relations) else "only the outer loop of a split runs on threads")
+    made = {v: r for r in relations for v in r.derived}
+    if index.name in made:
+        r = made[index.name]
+        if not isinstance(r, Split) or index.name != r.outer:
+            why = ("only the outer loop of a split of it runs on threads (each block then searches its first "
+                   "row once, by binary search)" if isinstance(r, (Pos, Fuse)) else
+                   "only the outer loop of a split runs on threads")
             raise StrategyError(f"parallelize({index}) does not apply: {index} comes from {r}, and {why}")
+        src = made.get(r.index)
+        if src is None:
+            return Index(r.index)
+        if isinstance(src, Pos) and src.index not in made:
+            return Index(src.index)
+        # fused: f itself, or pos(f, ...) (pos accepts only a plain or a fused variable)
+        fuse = src if isinstance(src, Fuse) else made[src.index]
+        return Index(fuse.outer)
     for r in relations:
         if isinstance(r, Split) and r.index == index.name:
             raise StrategyError(f"parallelize({index}) does not apply: {index} is iterated by {r}; "
                                 f"parallelize {r.outer} instead")
         if isinstance(r, (Fuse, Pos)) and index.name in (getattr(r, "outer", None), getattr(r, "inner", None),
                                                           getattr(r, "index", None)):
-            raise StrategyError(f"parallelize({index}) does not apply: {index} is iterated through {r}, whose "
-                                f"position walk is sequential")
+            raise StrategyError(f"parallelize({index}) does not apply: {index} is iterated through {r}; "
+                                f"split its loop and parallelize the outer block loop")
     return index
+
+
+def check_parallel_blocks(index, relations, output_path: list, output: str) -> None:
+    """Refuse parallel blocks of fused positions whose threads would add into the same output element.
+
+    A block of fused positions may start or end inside a row, so two threads can meet in
+    one row: that is race-free only when every position writes its own element, i.e. the
+    output's storage order starts with the fused variables (``C[i, j] = A[i, j] * ...``).
+    ``y[i] += A[i, j] * x[j]`` would need atomic updates, which are not implemented.
+    """
+    made = {v: r for r in relations for v in r.derived}
+    r = made.get(index.name)
+    while r is not None and not isinstance(r, Fuse):
+        r = made.get(r.index)
+    if r is None:
+        return
+    if output_path[:2] != [r.outer, r.inner]:
+        raise StrategyError(f"parallelize({index}) does not apply: a block of {index} may start or end inside a "
+                            f"row of {r.outer}, so two threads would add into the same element of {output} "
+                            f"(indexed {', '.join(output_path) or 'by nothing'}), a race; atomic updates are not "
+                            f"implemented. Parallelize a split of {r.outer} instead, or compute an output "
+                            f"indexed by {r.outer} and {r.inner}")
 
 
 def check_no_derived(command, relations) -> None:
@@ -319,4 +359,5 @@ def check_no_derived(command, relations) -> None:
                             f"apply {command.name} before the derived-space commands")
 
 
-__all__ = ["Fuse", "Pos", "Split", "SuchThat", "add_relation", "final_variable", "parallel_origin"]
+__all__ = ["Fuse", "Pos", "Split", "SuchThat", "add_relation", "check_parallel_blocks", "final_variable",
+           "parallel_origin"]

@@ -17,9 +17,15 @@ SparseCOO j    sparse      positions of the parent segment, ``idx{j}[p]``;
 SparseByteMap  sparse,     iterated: ``srt[pos[parent]:pos[parent+1]]``, child
                locatable   ``parent * size + i``; located (in an intersection):
                            child ``parent * size + i``, present if ``tbl[child]``
+SparseHash     sparse,     iterated: its sorted view, positions
+               locatable   ``[pos[parent], pos[parent+1])``, ``idx[p]``, child
+                           ``ptr[p]`` (ordered, so it merges like a SparseList);
+                           located (in an intersection): probe the hash table
+                           for ``parent * size + i``, child ``tbl[slot] - 1``,
+                           present if ``>= 0``
 =============  ==========  ==================================================
 
-Any other level (run-length, hashed) is refused with :class:`StrategyError`, unless a
+Any other level (run-length, ...) is refused with :class:`StrategyError`, unless a
 factory for its class (or a base class) was added with :func:`register_iterator`.
 
 >>> from compiler.format import coo
@@ -38,8 +44,8 @@ import numpy as np
 from ..binding import array_name
 from ..errors import StrategyError
 from ..format import Format
-from ..imperative.ir import BinOp, Const, Load, Var
-from ..levels import Dense, SparseByteMap, SparseCOO, SparseList
+from ..imperative.ir import Assign, BinOp, Const, Declare, Load, Var, While, and_
+from ..levels import Dense, SparseByteMap, SparseCOO, SparseHash, SparseList
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,7 @@ class ModeIterator:
     @property
     def locatable(self) -> bool:
         """Whether the lowering may locate into this sparse level instead of iterating it."""
-        return self.level_name == "SparseByteMap"
+        return self.level_name in ("SparseByteMap", "SparseHash")
 
     def param(self, kind: str) -> str:
         """The kernel parameter of this level's array ``kind`` (pos, idx, tbl) or its size."""
@@ -85,7 +91,8 @@ class ModeIterator:
 
     def bounds(self, parent):
         """IR ``(lo, hi)`` of the positions of the fiber under ``parent``."""
-        if self.level_name in ("SparseList", "SparseByteMap") or (self.level_name == "SparseCOO" and self.sub == 0):
+        if self.level_name in ("SparseList", "SparseByteMap", "SparseHash") or \
+                (self.level_name == "SparseCOO" and self.sub == 0):
             pos = self.param("pos")
             after = Const(parent.value + 1, "int64") if isinstance(parent, Const) else BinOp("+", parent, 1)
             return Load(pos, parent), Load(pos, after)
@@ -100,15 +107,39 @@ class ModeIterator:
         """The parent of the next mode after visiting position ``p`` (segment end ``segend``)."""
         if not self.unique:
             return (p, segend)
+        if self.level_name == "SparseHash":   # the sorted view points at the child
+            return Load(self.param("ptr"), p)
         return p
 
     def locate(self, parent, i):
+        """IR of the child position of coordinate ``i`` (SparseHash: the key it is stored under)."""
         if isinstance(parent, Const) and parent.value == 0:
             return i
         return BinOp("+", BinOp("*", parent, Var(self.param("size"))), i)
 
+    def locate_stmts(self, q: Var, parent, i, fresh, cap: Var) -> list:
+        """Statements declaring ``q``, the child position of coordinate ``i`` under ``parent``.
+
+        A SparseHash probes its table (linear probing from :func:`hash_ir`'s slot until
+        the key or an empty slot; ``q = -1`` when absent); ``cap`` holds the table's
+        capacity (:func:`hash_capacity_stmts`). Other levels compute it (:meth:`locate`).
+        """
+        if self.level_name != "SparseHash":
+            return [Declare(q, "int64", self.locate(parent, i))]
+        key, slot = fresh("key"), fresh("slot")
+        tbl, keys = self.param("tbl"), self.param("key")
+        one = Const(1, "int64")
+        return [Declare(key, "int64", self.locate(parent, i)),
+                Declare(slot, "int64", hash_ir(key, cap)),
+                While(and_(BinOp("!=", Load(tbl, slot), Const(0, "int64")),
+                           BinOp("!=", Load(keys, BinOp("-", Load(tbl, slot), one)), key)),
+                      [Assign(slot, BinOp("&", BinOp("+", slot, one), BinOp("-", cap, one)))]),
+                Declare(q, "int64", BinOp("-", Load(tbl, slot), one))]
+
     def present(self, q):
-        """IR: is the located child position ``q`` stored (a SparseByteMap's table)?"""
+        """IR: is the located child position ``q`` stored (a SparseByteMap's table, a SparseHash's probe)?"""
+        if self.level_name == "SparseHash":
+            return BinOp(">=", q, Const(0, "int64"))
         return Load(self.param("tbl"), q)
 
     # -- Python (the CFIR interpreter) --------------------------------------------------
@@ -124,6 +155,9 @@ class ModeIterator:
         if self.level_name == "SparseByteMap":
             pos, srt, n = arrays[self.param("pos")], arrays[self.param("idx")], sizes[self.param("size")]
             return [(int(srt[p]), parent * n + int(srt[p])) for p in range(int(pos[parent]), int(pos[parent + 1]))]
+        if self.level_name == "SparseHash":
+            pos, idx, ptr = (arrays[self.param(k)] for k in ("pos", "idx", "ptr"))
+            return [(int(idx[p]), int(ptr[p])) for p in range(int(pos[parent]), int(pos[parent + 1]))]
         lo, hi = (int(arrays[self.param("pos")][parent]), int(arrays[self.param("pos")][parent + 1])) \
             if self.sub == 0 else parent
         idx = arrays[self.param("idx")]
@@ -207,6 +241,29 @@ def _bytemap_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
     return [ModeIterator(name, tensor, mode, k, 0, "SparseByteMap")]
 
 
+def _hash_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
+    return [ModeIterator(name, tensor, mode, k, 0, "SparseHash")]
+
+
+# The hashing of compiler.levels.sparse_hash (hash_slot, table_capacity) as IR. The looplet
+# strategy has the same IR (compiler.looplets.levels.hash_expr); it is repeated here so the
+# lattice strategy does not depend on the looplet one. A test checks both against hash_slot.
+
+def hash_ir(key, cap):
+    """IR of :func:`compiler.levels.sparse_hash.hash_slot`: ``(key ^ key >> 13 ^ key >> 29) & (cap - 1)``."""
+    return BinOp("&", BinOp("^", BinOp("^", key, BinOp(">>", key, Const(13, "int64"))),
+                            BinOp(">>", key, Const(29, "int64"))), BinOp("-", cap, Const(1, "int64")))
+
+
+def hash_capacity_stmts(cap: Var, nnz) -> list:
+    """Declare ``cap`` as :func:`compiler.levels.sparse_hash.table_capacity` of ``nnz`` stored keys:
+    the smallest power of two at least ``max(MIN_CAPACITY, 2 nnz)`` (the table is at most half full)."""
+    from ..levels.sparse_hash import MIN_CAPACITY
+    two = Const(2, "int64")
+    return [Declare(cap, "int64", Const(MIN_CAPACITY, "int64")),
+            While(BinOp("<", cap, BinOp("*", nnz, two)), [Assign(cap, BinOp("*", cap, two))])]
+
+
 #: level class -> factory ``(name, tensor, mode, level number, level) -> [iterator per mode]``;
 #: dispatch walks the level's class MRO, so a subclass inherits its base's iterators unless
 #: it registers its own (see :func:`register_iterator`).
@@ -215,6 +272,7 @@ ITERATORS: dict[type, Callable] = {
     SparseList: _sparse_list_iterators,
     SparseCOO: _sparse_coo_iterators,
     SparseByteMap: _bytemap_iterators,
+    SparseHash: _hash_iterators,
 }
 
 
@@ -289,5 +347,5 @@ def py_arrays(tensor_name: str, t) -> tuple[dict, dict]:
     return arrays, sizes
 
 
-__all__ = ["ITERATORS", "ModeIterator", "WorkspaceIterator", "iterator_factory", "mode_iterators", "py_arrays",
-           "register_iterator"]
+__all__ = ["ITERATORS", "ModeIterator", "WorkspaceIterator", "hash_capacity_stmts", "hash_ir", "iterator_factory",
+           "mode_iterators", "py_arrays", "register_iterator"]

@@ -56,7 +56,7 @@ from .cfir import (CAlloc, CAssign, CCase, CForall, CLoop, CSeq, CSkip, CWorkspa
                    Setup, build_cfir)
 from .cin import _loops
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
-from .iterators import ModeIterator, WorkspaceIterator
+from .iterators import ModeIterator, WorkspaceIterator, hash_capacity_stmts
 
 _COMPOUND = {"add": "+", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
 
@@ -97,6 +97,8 @@ class _Emitter:
         self.derived_loops = set(self.splits) | set(self.fuses) | set(self.poses)
         self.fused_inner: dict = {}   # inner index of a fuse -> how the fused loop binds it
         self.phase = None             # "assemble" / "compute" while emitting a two-phase kernel
+        self.notes: list = []         # decisions of the lowering, for the trace
+        self.assembled: dict = {}     # workspace -> where a two-phase compute phase reads its coordinates
 
     # -- names and parameters ------------------------------------------------------------
 
@@ -307,8 +309,9 @@ class _Emitter:
         """Producer, sort, consumer, reset; the arrays are allocated once around the kernel.
 
         An ordered consumer needs the coordinate list sorted: when it holds at least
-        1/:data:`SCAN_RATIO` of the extent, it is rebuilt by scanning the bitmap; else its
-        ascending runs are merged (:func:`merge_runs_ir`).
+        1/:data:`SCAN_RATIO` of the extent, it is rebuilt by scanning the bitmap; else a
+        short list (at most :data:`RANK_SORT_MAX`) is rank-sorted (:func:`rank_sort_ir`)
+        and a longer one has its ascending runs merged (:func:`merge_runs_ir`).
 
         The workspace is semantically recreated for every enclosing iteration; instead
         of reallocating it, the entries the producer set (its list) are reset after the
@@ -332,13 +335,25 @@ class _Emitter:
         self.producing += 1
         out += self.emit(parts[0])
         self.producing -= 1
-        if n.ordered:
+        assembled = self._assembled_consumer(n, parts[1:])
+        if assembled is not None:
+            # two-phase, compute: phase 1 stored this row's coordinates in order, one per
+            # entry of the list; the consumer reads them there instead of sorting again
+            self.assembled[w] = assembled
+            out.append(Comment(f"phase 1 stored these coordinates in order: read {assembled.buffer}"
+                               f"[{assembled.index.name}] instead of sorting {wlist} again"))
+        elif n.ordered:
             j, c = (Var(self.name(("scan", w, x), x)) for x in (f"{n.index.name}_scan", "n_scan"))
             scan = [Comment(f"dense enough: rebuild {wlist} in order from the bitmap (branch-free)"),
                     Declare(c, "int64", Const(0, "int64")),
                     For(j, 0, N, [Store(wlist, c, j), CompoundAssign("+", c, Cast("int64", Load(wset, j)))])]
+            fresh = lambda base: Var(self.name(("sort", w, base), base))  # noqa: E731
+            short = [Comment(f"short: sort {wlist}[0:{wn.name}] by rank (each coordinate goes where the count of "
+                             f"smaller ones says)")] + rank_sort_ir(wlist, wlist + "_tmp", wn, fresh)
+            runs = [Comment(f"long: merge the ascending runs of {wlist}[0:{wn.name}] (heapsort past "
+                            f"{MERGE_MAX_RUNS} runs)")] + merge_runs_ir(wlist, wlist + "_tmp", wn, fresh)
             out.append(If(BinOp(">=", BinOp("*", wn, SCAN_RATIO), N), scan,
-                          merge_runs_ir(wlist, wlist + "_tmp", wn, lambda base: Var(self.name(("sort", w, base), base)))))
+                          [If(BinOp("<=", wn, RANK_SORT_MAX), short, runs)]))
         for x in parts[1:]:
             out += self.emit(x)
         q = Var(self.name(("reset", w), f"p{w}_reset"))
@@ -346,6 +361,24 @@ class _Emitter:
         out.append(For(q, 0, wn, [Declare(j, "int64", Load(wlist, q)), Store(w, j, init),
                                   Store(wset, j, Const(False, "bool"))]))
         return out
+
+    def _assembled_consumer(self, n: CWorkspace, consumer: list):
+        """In a two-phase compute phase, the output's coordinate of its next entry (a Load), if the
+        consumer appends exactly one entry per coordinate of the list, at the output's innermost
+        coordinate; else None (the list is sorted as in phase 1)."""
+        if self.phase != "compute" or not n.ordered or len(consumer) != 1 or not isinstance(consumer[0], CForall):
+            return None
+        f = consumer[0]
+        if f.index != n.index or len(f.loops) != 1 or self.out_dense or self.out_path[-1] != n.index:
+            return None
+        loop = f.loops[0]
+        cases = [c for c in loop.cases if not c.omit]
+        if (loop.universe or loop.located or [it.name for it in loop.iterated] != [n.temp] or len(cases) != 1
+                or cases[0].tests or cases[0].value_tests or not isinstance(cases[0].body, CAssign)
+                or not cases[0].body.output):
+            return None
+        last = self.levels_info[-1]
+        return Load(last["idx"][-1], Var(last["counter"]))
 
     def scatter(self, n: CAssign, v, dt) -> list:
         """``w[j] op= v`` into a workspace, recording ``j`` in its list the first time."""
@@ -394,11 +427,35 @@ class _Emitter:
         self.param(it.param("idx"))
         return lo, hi
 
+    def _hash_capacity(self, it: ModeIterator) -> Var:
+        """The capacity of a SparseHash level's table, computed once at the kernel's start.
+
+        The kernel gets no capacity: like the looplet strategy, it recomputes
+        ``table_capacity(nnz)`` from the level's stored count, ``pos`` at the number
+        of fibers (the product of the Dense sizes above, through SparseList ``pos``).
+        """
+        key = ("hash-capacity", it.tensor, it.level)
+        if key in self.cache:
+            return Var(self.cache[key])
+        cap = Var(self.name(key, f"{it.tensor}{it.level}_cap"))
+        fibers = Const(1, "int64")
+        for up in self.setup.iters[self._it_key(it)][:it.mode]:
+            if up.level_name in ("Dense", "SparseByteMap"):
+                size = Var(self.param(up.param("size")))
+                fibers = size if isinstance(fibers, Const) else BinOp("*", fibers, size)
+            else:   # SparseList, SparseHash: their stored count
+                fibers = Load(self.param(up.param("pos")), fibers)
+        self.init += [Comment(f"{it.tensor}'s level {it.level} (SparseHash): its table's capacity, "
+                              f"the smallest power of two holding twice its keys")]
+        self.init += hash_capacity_stmts(cap, Load(self.param(it.param("pos")), fibers))
+        return cap
+
     def _locate_bytemaps(self, n: CForall) -> CForall:
-        """Locate into SparseByteMap levels instead of iterating them where another operand drives.
+        """Locate into SparseByteMap and SparseHash levels instead of iterating them where another operand drives.
 
         A locatable level (:attr:`ModeIterator.locatable`) iterated in a lattice loop is
-        located instead (child ``parent * size + i``, a case tests ``tbl[child]``) when in
+        located instead (SparseByteMap: child ``parent * size + i``, a case tests
+        ``tbl[child]``; SparseHash: the child is probed, a case tests ``child >= 0``) when in
         every loop of the forall each case that does work has it present together with
         another iterated operand (or the dense range), so the other iterators visit every
         coordinate where work is done. All or nothing per forall: the loops share positions.
@@ -423,6 +480,10 @@ class _Emitter:
                 chosen.add(bm)
         if not chosen:
             return n
+        for it in sorted(chosen, key=lambda it: (it.name, it.mode)):
+            how = "probing its hash table" if it.level_name == "SparseHash" else "testing its table"
+            self.notes.append(f"forall {n.index}: {it.label} ({it.level_name}) located by {how}, "
+                              f"not iterated (the other operands visit every coordinate where work is done)")
         loops = []
         for loop in n.loops:
             iterated = tuple(it for it in loop.iterated if it not in chosen)
@@ -465,8 +526,10 @@ class _Emitter:
             it = iters[0]
             p = self._pvar(it)
             lo, hi = self._bounds(it)
-            body = [Declare(i, "int64", it.coord(p))] + self.loop_body(n, n.loops[0], i, [it], single=True,
-                                                                       advance=False)
+            coord = self.assembled.pop(it.name, None) if isinstance(it, WorkspaceIterator) else None
+            coord = coord if coord is not None else it.coord(p)
+            body = [Declare(i, "int64", coord)] + self.loop_body(n, n.loops[0], i, [it], single=True,
+                                                                 advance=False)
             return out + par + [self._tag(n.loops[0], For(p, lo, hi, body))]
         for it in iters:
             p = self._pvar(it)
@@ -552,8 +615,12 @@ class _Emitter:
         p = self.setup.parallel
         return [Pragma("omp parallel for schedule(guided)")] if p is not None and p.name == var else []
 
-    def _derived_loop(self, var: str, lo, hi, body, what: str, v: Var | None = None) -> list:
-        """``for v in [lo, hi): body`` (``v`` names ``var``), or its blocks when a split applies to ``var``."""
+    def _derived_loop(self, var: str, lo, hi, body, what: str, v: Var | None = None, block_start=None) -> list:
+        """``for v in [lo, hi): body`` (``v`` names ``var``), or its blocks when a split applies to ``var``.
+
+        ``block_start(first)`` gives statements that open each block, ``first`` being the
+        block's first value of ``v`` (a parallel block of fused positions finds its row).
+        """
         split = self.splits.get(var)
         v = v or Var(self.name(("derived", var), var))
         if split is None:
@@ -580,7 +647,12 @@ class _Emitter:
         if split.direction == "up":
             end = BinOp("*", BinOp("+", o, one), bsize)
             guards.append(If(BinOp(">=", v, end if zero else BinOp("+", lo, end)), [Break()]))
-        return pre + self._parallel_pragma(split.outer) + [For(o, 0, nblocks, [For(inner, 0, bsize, guards + body)])]
+        opening = []
+        if block_start is not None:
+            first = BinOp("*", o, bsize)
+            opening = block_start(first if zero else BinOp("+", lo, first))
+        return pre + self._parallel_pragma(split.outer) + [For(o, 0, nblocks,
+                                                               opening + [For(inner, 0, bsize, guards + body)])]
 
     def derived_forall(self, n: CForall) -> list:
         """A forall iterated through its derived variables (see :mod:`compiler.lattice.derived`)."""
@@ -602,14 +674,20 @@ class _Emitter:
         out = self._reserve(n, iters, bool(loop and loop.universe), N)
         fuse = self.fuses.get(name)
         if fuse is not None:
-            if not dense:
+            pos = self.poses.get(fuse.fused)
+            # the loop over the outer variable: the dense range, or (with pos) the compressed
+            # row level of the tensor whose positions the fused loop follows, alone
+            rows_it = (iters[0] if one_loop and not loop.universe and len(iters) == 1 and iters[0].unique
+                       and pos is not None and iters[0].tensor == pos.tensor and iters[0].level_name == "SparseList"
+                       else None)
+            if not dense and rows_it is None:
                 raise StrategyError(f"{fuse} does not apply: the loop over {name} iterates {ops or 'several loops'}; "
-                                    f"only a dense outer loop can be fused")
+                                    f"only a dense outer loop, or the compressed row level of the tensor the "
+                                    f"fused positions follow (pos), can be fused")
             inner = self._only_forall(loop, fuse)
             iters2 = self._iters(inner)
             loop2 = inner.loops[0] if len(inner.loops) == 1 else None
             N2 = self.size(inner.extent)
-            pos = self.poses.get(fuse.fused)
             if pos is None:
                 if loop2 is None or not loop2.universe or iters2:
                     raise StrategyError(f"{fuse} does not apply: the loop over {fuse.inner} iterates "
@@ -622,25 +700,7 @@ class _Emitter:
                 stmts = self._derived_loop(fuse.fused, Const(0, "int64"), BinOp("*", N, N2), body, str(fuse), f)
                 self._check_consumed(fuse)
                 return out + [self._tag(loop2, stmts)]
-            it = self._pos_iterator(inner, loop2, iters2, pos, fuse.inner)
-            key = self._it_key(it)
-            row_it = self.setup.iters[key][it.mode - 1]
-            parent = self._parent(row_it)
-            trivial = isinstance(parent, Const) and parent.value == 0
-
-            def row(r):
-                return r if trivial else row_it.locate(parent, r)
-            p = Var(self.name(("p", it.name, it.mode), pos.position))
-            posbuf = self.param(it.param("pos"))
-            self.param(it.param("idx"))
-            lo, hi = Load(posbuf, row(Const(0, "int64"))), Load(posbuf, row(N))
-            self.fused_inner[fuse.inner] = ("pos", it, p)
-            walk = [Comment(f"{name}: the row of position {p.name}; while, not if, to skip empty rows"),
-                    While(BinOp("==", p, Load(posbuf, BinOp("+", row(i), 1))), [CompoundAssign("+", i, Const(1, "int64"))])]
-            body = walk + self.loop_body(n, loop, i, [], advance=False)
-            stmts = [Declare(i, "int64", Const(0, "int64"))] + self._derived_loop(pos.position, lo, hi, body, str(pos), p)
-            self._check_consumed(fuse)
-            return out + [self._tag(loop2, stmts)]
+            return out + self._fused_positions(n, loop, loop2, inner, iters2, fuse, pos, rows_it)
         pos = self.poses.get(name)
         if pos is not None:
             it = self._pos_iterator(n, loop if one_loop else None, iters, pos, name)
@@ -654,6 +714,74 @@ class _Emitter:
             return self.forall(n, block=split)
         return out + [self._tag(loop, self._derived_loop(name, Const(0, "int64"), N,
                                                          self.loop_body(n, loop, i, [], advance=False), str(split), i))]
+
+    def _fused_positions(self, n: CForall, loop: CLoop, loop2: CLoop, inner: CForall, iters2, fuse, pos,
+                         rows_it) -> list:
+        """``fuse(i, j, f)`` + ``pos(f, fp, A)``: one loop over all of A's positions of ``j``.
+
+        The row of a position is tracked by a moving row pointer, ``while (fp ==
+        pos[r + 1]) r++`` (while, not if: empty rows are skipped). The rows are the
+        coordinates ``i`` of a Dense parent level (CSR), or the positions ``r`` of a
+        compressed one (DCSR: ``i = A0_idx[r]``). Sequentially the pointer is carried from
+        block to block; a parallel block (``parallelize`` of the split's outer loop)
+        first finds the row of its first position by binary search (pitfall 17).
+        """
+        name = n.index.name
+        i = Var(name)
+        N = self.size(n.extent)
+        it = self._pos_iterator(inner, loop2, iters2, pos, fuse.inner)
+        key = self._it_key(it)
+        row_it = self.setup.iters[key][it.mode - 1]
+        posbuf = self.param(it.param("pos"))
+        self.param(it.param("idx"))
+        if rows_it is None:
+            # Dense rows: the row pointer is i itself; pos is indexed by the row's position
+            parent = self._parent(row_it)
+            trivial = isinstance(parent, Const) and parent.value == 0
+            r = i
+            at = (lambda q: q) if trivial else (lambda q: row_it.locate(parent, q))  # noqa: E731
+            rlo, rhi = Const(0, "int64"), N
+            coord = []
+        else:
+            r = self._pvar(rows_it)
+            self.notes.append(f"{fuse} over {pos.tensor}'s compressed row level: the row pointer {r.name} "
+                              f"walks {pos.tensor}'s row positions")
+            at = lambda q: q  # noqa: E731
+            rlo, rhi = self._bounds(rows_it)
+            coord = [Declare(i, "int64", rows_it.coord(r))]
+        p = Var(self.name(("p", it.name, it.mode), pos.position))
+        self.fused_inner[fuse.inner] = ("pos", it, p)
+        lo, hi = Load(posbuf, at(rlo)), Load(posbuf, at(rhi))
+        walk = [Comment(f"{r.name}: the row of position {p.name}; while, not if, to skip empty rows"),
+                While(BinOp("==", p, Load(posbuf, BinOp("+", at(r), 1))), [CompoundAssign("+", r, Const(1, "int64"))])]
+        if rows_it is None:
+            body = walk + self.loop_body(n, loop, i, [], advance=False)
+        else:
+            body = walk + coord + self.loop_body(n, loop, i, [rows_it], single=True, advance=False)
+        split = self.splits.get(pos.position)
+        parallel = split is not None and self.setup.parallel is not None and self.setup.parallel.name == split.outer
+        if parallel:
+            # each block starts at the row holding its first position: the first row whose
+            # positions end after it (binary search over the row pointers)
+            top, mid = (Var(self.name(("search", fuse.fused, x), x)) for x in (f"{r.name}_hi", f"{r.name}_mid"))
+            first = Var(self.name(("search", fuse.fused, "first"), f"{pos.position}_first"))
+            two, one = Const(2, "int64"), Const(1, "int64")
+
+            def search(start):
+                return [Comment(f"this block's first row: binary search for the row holding position "
+                                f"{first.name}"),
+                        Declare(first, "int64", start), Declare(r, "int64", rlo), Declare(top, "int64", rhi),
+                        While(BinOp("<", r, top), [
+                            Declare(mid, "int64", BinOp("+", r, BinOp("/", BinOp("-", top, r), two))),
+                            If(BinOp("<=", Load(posbuf, BinOp("+", at(mid), one)), first),
+                               [Assign(r, BinOp("+", mid, one))], [Assign(top, mid)])])]
+            stmts = self._derived_loop(pos.position, lo, hi, body, str(pos), p, block_start=search)
+            self.notes.append(f"the blocks of {split.outer} run on threads; each finds the row of its first "
+                              f"position by binary search, then walks")
+        else:
+            stmts = [Declare(r, "int64", rlo)] + self._derived_loop(pos.position, lo, hi, body, str(pos), p)
+        self._check_consumed(fuse)
+        return [self._tag(loop2, stmts)]
 
     def _only_forall(self, loop: CLoop, fuse) -> CForall:
         bodies = [c.body for c in loop.cases if not c.omit]
@@ -774,7 +902,12 @@ class _Emitter:
                 located[loc.key] = (pv, len(s.paths[loc.key]))
             else:
                 parent = self._parent(loc)
-                if isinstance(parent, Const) and parent.value == 0:
+                if loc.level_name == "SparseHash":
+                    pv = self._pvar(loc)
+                    fresh = lambda base, loc=loc: Var(self.name(("probe", loc.name, loc.mode, base),  # noqa: E731
+                                                                f"{base}{loc.name}{loc.level}"))
+                    body += loc.locate_stmts(pv, parent, i, fresh, self._hash_capacity(loc))
+                elif isinstance(parent, Const) and parent.value == 0:
                     pv = i
                 else:
                     pv = self._pvar(loc)
@@ -863,7 +996,7 @@ class _Emitter:
             if it.level_name == "SparseByteMap":   # children are located by coordinate
                 self.parent[(key, it.mode + 1)] = it.locate(self._parent(it), i)
                 continue
-            self.parent[(key, it.mode + 1)] = (p, segs[it]) if not it.unique else p
+            self.parent[(key, it.mode + 1)] = it.child(p, segs.get(it))
         for key, (pv, mode) in located.items():
             self.parent[(key, mode)] = pv
 
@@ -931,37 +1064,73 @@ class _Emitter:
         return Function(name, tuple(params) + tuple(sizes) + tuple(self.out_params), body, helpers)
 
     def _two_phase_check(self) -> list:
-        """Refuse outputs two-phase assembly does not cover; return the compaction that drops fill values."""
+        """Refuse outputs two-phase assembly does not cover; return the compaction that drops fill values.
+
+        It covers every sparse output one-pass assembly does: Dense levels followed by
+        SparseList levels (CSR, DCSR, CSF, sparse vectors), or one SparseCOO level (COO).
+        """
         s = self.setup
         out = s.output.tensor
-        sparse = [x for x in self.levels_info if not isinstance(x["level"], Dense)]
         if self.out_dense:
             raise StrategyError(f"assembly='two-phase' does not apply: the output {out} is dense, so it has no "
                                 f"structure to assemble")
-        if len(sparse) != 1 or sparse[0] is not self.levels_info[-1] or not isinstance(sparse[0]["level"], SparseList):
-            raise StrategyError(f"assembly='two-phase' does not apply to the output {out} "
-                                f"({s.output_format}): it is implemented for one SparseList level under Dense "
-                                f"levels (CSR, sparse vectors); use the one-pass assembly")
-        if self.setup.parallel is not None:
-            raise StrategyError("assembly='two-phase' does not combine with parallelize (a sparse output "
-                                "is appended sequentially)")
-        info = sparse[0]
-        idx, pos, cnt, idt = info["idx"][0], info["pos"], Var(info["counter"]), info["idt"]
-        r, q, start, end = (Var(self.name(("compact", x), x)) for x in ("c_row", "c_q", "c_start", "c_end"))
-        kept = Var(self.name(("compact", "kept"), "c_kept"))
-        rows = self._dense_count(info["mode"])
-        as_pos = (lambda v: v) if idt == "int64" else (lambda v: Cast(idt, v))
-        as_int = (lambda v: v) if idt == "int64" else (lambda v: Cast("int64", v))
+        # (parallelize with a sparse output is refused before: one shared counter appends)
+        return self._compaction([x for x in self.levels_info if not isinstance(x["level"], Dense)])
+
+    def _compaction(self, sparse: list) -> list:
+        """Drop the entries phase 1 assembled whose computed value is the fill, bottom-up.
+
+        The innermost level keeps its non-fill entries; each level above then keeps
+        the entries whose child segment is still non-empty (as one-pass assembly
+        never appends an empty segment), so the arrays equal one-pass assembly's.
+        Each level is compacted in place, segment by segment of its parent.
+        """
+        s = self.setup
         fill = s.out_fill.item() if hasattr(s.out_fill, "item") else s.out_fill
-        return [Comment(f"drop the entries whose value is the fill ({fill!r}): it is not stored"),
-                Declare(kept, "int64", Const(0, "int64")), Declare(start, "int64", Const(0, "int64")),
-                For(r, 0, rows, [
-                    Declare(end, "int64", as_int(Load(pos, BinOp("+", r, 1)))),
-                    For(q, start, end, [If(not_fill(Load(self.val, q), s.out_dtype, s.out_fill), [
-                        Store(idx, kept, Load(idx, q)), Store(self.val, kept, Load(self.val, q)),
-                        CompoundAssign("+", kept, Const(1, "int64"))])]),
-                    Assign(start, end), Store(pos, BinOp("+", r, 1), as_pos(kept))]),
-                Assign(cnt, kept)]
+        out = [Comment(f"drop the entries whose value is the fill ({fill!r}): it is not stored"
+                       + ("; then the entries above whose segment became empty" if len(sparse) > 1 else ""))]
+        for t in range(len(sparse) - 1, -1, -1):
+            info = sparse[t]
+            k, idt, cnt = info["k"], info["idt"], Var(info["counter"])
+            r, q, start, end, kept = (Var(self.name(("compact", k, x), f"{x}{k}"))
+                                      for x in ("c_row", "c_q", "c_start", "c_end", "c_kept"))
+            as_pos = (lambda v: v) if idt == "int64" else (lambda v: Cast(idt, v))  # noqa: E731
+            as_int = (lambda v: v) if idt == "int64" else (lambda v: Cast("int64", v))  # noqa: E731
+            if t == 0:
+                parents = self._dense_count(info["mode"])
+            else:
+                parents = Var(sparse[t - 1]["counter"])
+            moves = [Store(name, kept, Load(name, q)) for name in info["idx"]]
+            more = CompoundAssign("+", kept, Const(1, "int64"))
+            if t == len(sparse) - 1:
+                moves.append(Store(self.val, kept, Load(self.val, q)))
+                body = [If(not_fill(Load(self.val, q), s.out_dtype, s.out_fill), moves + [more])]
+                pre, post = [], []
+            else:
+                # an entry is kept when its (already compacted) child segment [lo, hi) is not
+                # empty; it carries the segment's end along
+                child = sparse[t + 1]
+                cpos, cidt = child["pos"], child["idt"]
+                lo, hi = (Var(self.name(("compact", k, x), f"{x}{k}")) for x in ("c_lo", "c_hi"))
+                read = Load(cpos, BinOp("+", q, 1))
+                body = [Declare(hi, "int64", read if cidt == "int64" else Cast("int64", read)),
+                        If(BinOp(">", hi, lo), moves + [Store(cpos, BinOp("+", kept, 1),
+                                                              hi if cidt == "int64" else Cast(cidt, hi)), more]),
+                        Assign(lo, hi)]
+                pre = [Declare(lo, "int64", Const(0, "int64"))]
+                post = [Assign(Var(child["pos_len"]), BinOp("+", kept, 1))]
+            out += pre + [Declare(kept, "int64", Const(0, "int64"))]
+            if isinstance(parents, Const) and parents.value == 1:
+                # the root level: one segment
+                out += [For(q, 0, as_int(Load(info["pos"], 1)), body), Store(info["pos"], 1, as_pos(kept))]
+            else:
+                out += [Declare(start, "int64", Const(0, "int64")),
+                        For(r, 0, parents, [
+                            Declare(end, "int64", as_int(Load(info["pos"], BinOp("+", r, 1)))),
+                            For(q, start, end, body),
+                            Assign(start, end), Store(info["pos"], BinOp("+", r, 1), as_pos(kept))])]
+            out += [Assign(cnt, kept)] + post
+        return out
 
     def _scatter_init(self) -> list:
         """Start a scattered-into dense output at the reduction's identity when that is not its fill."""
@@ -977,23 +1146,15 @@ class _Emitter:
         return [For(q, 0, count, [Store(self.val, q, const_of(ident, s.out_dtype))])]
 
 
-SORT_INSERTION_MAX = 64
+def heapsort_ir(buf: str, n, fresh) -> list:
+    """IR heapsorting ``buf[0:n]`` (int64) in place: build a max-heap, then move the max to the end.
 
-
-def sort_ir(buf: str, n, fresh) -> list:
-    """IR sorting ``buf[0:n]`` (int64) in place: insertion sort up to :data:`SORT_INSERTION_MAX` elements, else heapsort.
-
-    Both are in-place loops, readable in the generated C and run by the interpreter;
+    An in-place loop, readable in the generated C and run by the interpreter;
     ``fresh(base)`` names the locals.
     """
-    a, b, c, r, v, e = (fresh(x) for x in ("s_i", "s_j", "s_c", "s_r", "s_v", "s_end"))
+    a, c, r, v, e = (fresh(x) for x in ("s_i", "s_c", "s_r", "s_v", "s_end"))
     one = Const(1, "int64")
-    insertion = [For(a, 1, n, [
-        Declare(v, "int64", Load(buf, a)), Declare(b, "int64", a),
-        While(and_(BinOp(">", b, 0), BinOp(">", Load(buf, BinOp("-", b, one)), v)), [
-            Store(buf, b, Load(buf, BinOp("-", b, one))), CompoundAssign("-", b, one)]),
-        Store(buf, b, v)])]
-    # heapsort: build a max-heap (a counts down the roots), then move the max to the end
+    # a counts down the roots while the heap is built; then e shrinks as the max moves out
     sift = [Declare(c, "int64", BinOp("+", BinOp("*", r, 2), one)),
             While(BinOp("<", c, e), [
                 If(and_(BinOp("<", BinOp("+", c, one), e), BinOp("<", Load(buf, c), Load(buf, BinOp("+", c, one)))),
@@ -1001,21 +1162,45 @@ def sort_ir(buf: str, n, fresh) -> list:
                 If(BinOp(">=", Load(buf, r), Load(buf, c)), [Break()]),
                 Declare(v, "int64", Load(buf, r)), Store(buf, r, Load(buf, c)), Store(buf, c, v),
                 Assign(r, c), Assign(c, BinOp("+", BinOp("*", r, 2), one))])]
-    heap = [Declare(a, "int64", BinOp("/", n, 2)), Declare(e, "int64", n),
+    return [Declare(a, "int64", BinOp("/", n, 2)), Declare(e, "int64", n),
             While(BinOp(">", e, one), [
                 Declare(r, "int64", Const(0, "int64")),
                 If(BinOp(">", a, 0), [CompoundAssign("-", a, one), Assign(r, a)],
                    [CompoundAssign("-", e, one), Declare(v, "int64", Load(buf, 0)),
                     Store(buf, 0, Load(buf, e)), Store(buf, e, v)]),
                 *sift])]
-    return [Comment(f"sort {buf}[0:{n}] (insertion sort when short, else heapsort)"),
-            If(BinOp("<=", n, SORT_INSERTION_MAX), insertion, heap)]
 
 
-MERGE_INSERTION_MAX = 32
+#: lists of at most this many coordinates are rank-sorted (:func:`rank_sort_ir`)
+RANK_SORT_MAX = 64
 #: the coordinate list is rebuilt by scanning the bitmap when it holds at least 1/SCAN_RATIO of the extent
 SCAN_RATIO = 16
 MERGE_MAX_RUNS = 32
+
+
+def rank_sort_ir(buf: str, tmp: str, n, fresh) -> list:
+    """IR sorting ``buf[0:n]`` (distinct int64) by rank: each entry goes where the count of smaller ones says.
+
+    ``n * n`` comparisons, but branch-free and vectorizable (the inner loop is a
+    count), so it beats insertion sort's mispredicted shifts on the short lists of
+    a sparse workspace (a row of a sparse product: tens of coordinates). The list
+    is copied to ``tmp`` first, and each entry is placed from there.
+
+    >>> import numpy as np
+    >>> from compiler.imperative import Buffer, Function, Scalar, interpret
+    >>> from compiler.imperative.ir import Var
+    >>> fresh = lambda base: Var(base)
+    >>> f = Function("r", (Buffer("a", "int64", "inout"), Buffer("t", "int64", "inout"), Scalar("n", "int64")),
+    ...              rank_sort_ir("a", "t", Var("n"), fresh))
+    >>> interpret(f, a=np.array([7, 2, 9, 0, 4]), t=np.zeros(5, np.int64), n=5)["a"].tolist()
+    [0, 2, 4, 7, 9]
+    """
+    q, a, b, v, rank = (fresh(x) for x in ("r_q", "r_a", "r_b", "r_v", "r_rank"))
+    return [For(q, 0, n, [Store(tmp, q, Load(buf, q))]),
+            For(a, 0, n, [
+                Declare(v, "int64", Load(tmp, a)), Declare(rank, "int64", Const(0, "int64")),
+                For(b, 0, n, [CompoundAssign("+", rank, Cast("int64", BinOp("<", Load(tmp, b), v)))]),
+                Store(buf, rank, v)])]
 
 
 def merge_runs_ir(buf: str, tmp: str, n, fresh) -> list:
@@ -1026,9 +1211,8 @@ def merge_runs_ir(buf: str, tmp: str, n, fresh) -> list:
     merging them. The sorted prefix grows one run at a time: the next ascending run is
     copied to ``tmp`` and merged into the prefix from the back, branch-free (each step
     moves the larger of the two heads, so only prefix entries above the run's smallest
-    coordinate move). Lists of at most :data:`MERGE_INSERTION_MAX` entries are
-    insertion-sorted; a list of more than :data:`MERGE_MAX_RUNS` runs (merging costs
-    about ``n * runs / 2`` moves) is heapsorted (:func:`sort_ir`) instead.
+    coordinate move). A list of more than :data:`MERGE_MAX_RUNS` runs (merging costs
+    about ``n * runs / 2`` moves) is heapsorted (:func:`heapsort_ir`) instead.
 
     >>> import numpy as np
     >>> from compiler.imperative import Buffer, Function, Scalar, interpret
@@ -1060,20 +1244,10 @@ def merge_runs_ir(buf: str, tmp: str, n, fresh) -> list:
                      Store(buf, o, Select(BinOp(">", x, y), x, y)),
                      CompoundAssign("-", a, big), CompoundAssign("-", b, BinOp("-", one, big))]),
                  Assign(m, e)])]
-    a2, b2, v = fresh("s_i"), fresh("s_j"), fresh("s_v")
-    insertion = [For(a2, 1, n, [
-        Declare(v, "int64", Load(buf, a2)), Declare(b2, "int64", a2),
-        While(and_(BinOp(">", b2, 0), BinOp(">", Load(buf, BinOp("-", b2, one)), v)), [
-            Store(buf, b2, Load(buf, BinOp("-", b2, one))), CompoundAssign("-", b2, one)]),
-        Store(buf, b2, v)])]
     r, c = fresh("m_runs"), fresh("m_c")
     count = [Declare(r, "int64", one),
              For(c, 1, n, [CompoundAssign("+", r, Cast("int64", BinOp(">", prev(c), Load(buf, c))))])]
-    heap = sort_ir(buf, n, fresh)[1].otherwise.body
-    return [Comment(f"sort {buf}[0:{n}]: merge its ascending runs into the sorted prefix (insertion sort "
-                    f"when short, heapsort when there are more than {MERGE_MAX_RUNS} runs)"),
-            If(BinOp("<=", n, MERGE_INSERTION_MAX), insertion,
-               count + [If(BinOp("<=", r, MERGE_MAX_RUNS), merge, list(heap))])]
+    return count + [If(BinOp("<=", r, MERGE_MAX_RUNS), merge, heapsort_ir(buf, n, fresh))]
 
 
 def _value_tested(cfir) -> set:
@@ -1169,9 +1343,10 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                  artifacts=[Artifact("cfir", program.lhs.tensor, str(cfir))])
     em = _Emitter(setup)
     fn = em.function(cfir, name or f"lattice_{program.lhs.tensor}", assembly)
+    notes = (["two-phase assembly: assemble the structure, then compute the values"]
+             if assembly == "two-phase" else []) + list(dict.fromkeys(em.notes))
     trace.record("lower", before=cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn))],
-                 note="two-phase assembly: assemble the structure, then compute the values"
-                 if assembly == "two-phase" else "")
+                 note="; ".join(notes))
     out_shape = tuple(setup.extent_uses[i][0] for i in program.lhs.indices)
     extents = tuple((i.name, tuple(uses)) for i, uses in setup.extent_uses.items() if len(uses) > 1)
     helpers = tuple((h, python_helper(op, h)) for h, (_, op) in em.helpers.items())

@@ -11,11 +11,15 @@ command                  effect
 ``reorder(i, k, j)``     put the top chain of loops in this order (storage order is checked)
 ``precompute(j, w)``     gather the right-hand side in a dense workspace ``w[j]`` (a ``where``)
 ``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads; refused when the
-                         threads would race (a sparse output, a scatter, a shared workspace)
+                         threads would race (a sparse output, a scatter, a shared workspace);
+                         of derived loops, the outer loop of a split (of ``i``, of ``pos(i)``
+                         over a row level, or of fused positions with one output element each:
+                         each block binary-searches its first row)
 ``split(i, i0, i1, s)``  iterate ``i`` as blocks (``down``: of size ``s``; ``up``: ``s`` blocks),
                          dense, position or sparse (merged) coordinate loops alike
 ``fuse(i, j, f)``        iterate two directly nested loops as one (a dense output)
-``pos(i, ip, A)``        iterate the positions of ``A``'s level of ``i`` (or of a fused ``f``)
+``pos(i, ip, A)``        iterate the positions of ``A``'s level of ``i`` (or of a fused ``f``, over
+                         a Dense (CSR) or compressed (DCSR) row level: the nnz-balanced loop)
 =======================  ========================================================================
 
 ``split``, ``fuse`` and ``pos`` build a derived iteration space (:mod:`compiler.lattice.derived`):

@@ -2,11 +2,14 @@
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from compiler import Tensor, evaluate, lower
 from compiler.backend import build
 from compiler.errors import StrategyError
-from compiler.format import csr, dcsr, dense, sparse_vector
+from compiler.format import Format, csr, dcsr, dense, sparse_vector
+from compiler.levels import Element, SparseHash, SparseList
 from compiler.lattice import Schedule
 
 FACTORS = [1, 2, 3, 16, 1000]
@@ -184,12 +187,23 @@ def test_parallelize_the_outer_block_loop():
     ("y[i] = A[i, j] * x[j]", {}, Schedule().pos("j", "jp", "x"), "Dense level"),
     ("y[i] = A[i, j] * x[j]", {}, Schedule().pos("j", "jp", "Z"), "Z is not an input"),
     ("y[i] = A[i, j] * x[j]", {"x": sparse_vector()}, Schedule().pos("j", "jp", "A"), "also iterates x"),
-    ("y[i] = A[i, j] * x[j]", {"A": dcsr()}, Schedule().fuse("i", "j", "f").pos("f", "fp", "A"),
-     "Dense parent level"),
+    ("y[i] = A[i, j] * x[j]", {"A": Format(SparseHash(SparseList(Element(0.0))))},
+     Schedule().fuse("i", "j", "f").pos("f", "fp", "A"), "Dense \\(CSR\\) or SparseList \\(DCSR\\) parent level"),
     ("y[i] = A[i, j] * x[j]", {}, Schedule().fuse("i", "j", "f").pos("f", "fp", "A").parallelize("fp"),
-     "binary search"),
+     "only the outer loop of a split of it runs on threads"),
+    ("y[i] = A[i, j] * x[j]", {}, Schedule().fuse("i", "j", "f").pos("f", "fp", "A").parallelize("i"),
+     "split its loop and parallelize the outer block loop"),
     ("y[i] = A[i, j] * x[j]", {}, Schedule().fuse("i", "j", "f").pos("f", "fp", "A").split("fp", "a", "b", 4)
-     .parallelize("a"), "binary search"),
+     .parallelize("a"), "two threads would add into the same element of y .*atomic updates are not implemented"),
+    ("y[i] = A[i, j] * x[j]", {"A": dcsr()}, Schedule().fuse("i", "j", "f").pos("f", "fp", "A")
+     .split("fp", "a", "b", 4).parallelize("a"), "two threads would add into the same element of y"),
+    ("C[i, j] = A[i, j] * B[i, j]", {"B": dense(2), "C": dense(2).__class__(dense(2).root, (1, 0)), "x": None},
+     Schedule().fuse("i", "j", "f").pos("f", "fp", "A").split("fp", "a", "b", 4).parallelize("a"),
+     "does not index the output C's outer mode"),
+    ("y[i] = A[i, j] * x[j]", {}, Schedule().pos("j", "jp", "A").split("jp", "a", "b", 4).parallelize("a"),
+     "only the outermost loop can be parallelized"),
+    ("y[i] = A[i, j] * x[j] * b[i]", {"A": dcsr(), "b": sparse_vector()},
+     Schedule().fuse("i", "j", "f").pos("f", "fp", "A"), "the compressed row level of the tensor"),
     ("y[i] = A[i, j] * x[j]", {}, Schedule().split("i", "i0", "i1", 4).parallelize("i"), "parallelize i0 instead"),
     ("y[i] = A[i, j] * x[j]", {}, Schedule().split("i", "i0", "i1", 4).reorder("j", "i"), "before the derived"),
 ])
@@ -224,3 +238,110 @@ def test_scheduled_statements_survive_serialization():
     for st in steps:
         back = serialize.decode(json.loads(json.dumps(serialize.encode(st.after))))
         assert str(back) == str(st.after)
+
+
+# -- splits relative to a tensor's nonzeros, fused positions over a compressed parent, parallel blocks
+
+def openmp():
+    return build.openmp_support() is None
+
+
+@pytest.mark.parametrize("direction", ["down", "up"])
+@pytest.mark.parametrize("factor", FACTORS)
+@pytest.mark.parametrize("parallel", [False, True])
+def test_pos_split_of_the_row_level(direction, factor, parallel):
+    # pos(i, ip, A) over DCSR's row level: blocks of equally many non-empty rows (Fig. 3-17b);
+    # every position is its own row, so the blocks may run on threads
+    rng = np.random.default_rng(factor)
+    a = rand((17, 9), 0.25, rng, empty=(0, 3, 4, 16))
+    A, x = Tensor.from_numpy(a, dcsr(), name="A"), rng.random(9)
+    s = Schedule().pos("i", "ip", "A").split("ip", "p0", "p1", factor, direction)
+    if parallel:
+        s = s.parallelize("p0")
+    k = check("y[i] = A[i, j] * x[j]", s, A=A, x=x)
+    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), a @ x)
+    assert "int64_t i = A0_idx[ip];" in k.c_source
+    assert ("#pragma omp parallel for" in k.c_source) == parallel
+
+
+def test_pos_split_of_a_sparse_vector_into_a_dense_output():
+    rng = np.random.default_rng(4)
+    b, c = rand(30, 0.3, rng), rng.random(30)
+    B = Tensor.from_numpy(b, sparse_vector(), name="b")
+    check("a[i] = b[i] * c[i]", Schedule().pos("i", "ip", "b").split("ip", "p0", "p1", 4).parallelize("p0"),
+          b=B, c=c)
+
+
+@pytest.mark.parametrize("direction", ["down", "up"])
+@pytest.mark.parametrize("factor", FACTORS + [None])
+def test_fused_positions_over_a_compressed_parent(direction, factor):
+    # DCSR: the row pointer moves over A's row positions, i = A0_idx[pA0] (taco keeps i_pos)
+    rng = np.random.default_rng(7 if factor is None else factor)
+    a = rand((13, 9), 0.3, rng, empty=(0, 5, 6, 12))
+    A, x = Tensor.from_numpy(a, dcsr(), name="A"), rng.random(9)
+    s = Schedule().fuse("i", "j", "f").pos("f", "fp", "A")
+    if factor is not None:
+        s = s.split("fp", "p0", "p1", factor, direction)
+    k = check("y[i] = A[i, j] * x[j]", s, A=A, x=x)
+    src = k.c_source
+    assert "int64_t pA0 = A0_pos[0];" in src and "while (fp == A1_pos[pA0 + 1])" in src
+    assert "int64_t i = A0_idx[pA0];" in src
+    assert "the row pointer pA0 walks A's row positions" in k.trace.find("lower")[0].note
+    # E10's traversal on E2 stored as DCSR
+    E = Tensor.from_numpy(E2, dcsr(), name="A")
+    np.testing.assert_allclose(k(A=E, x=np.arange(1.0, 6.0)).to_numpy(), [0, 25, 0, 32])
+
+
+def test_fused_positions_of_an_empty_dcsr_matrix():
+    A = Tensor.from_numpy(np.zeros((4, 3)), dcsr(), name="A")
+    check("y[i] = A[i, j] * x[j]", Schedule().fuse("i", "j", "f").pos("f", "fp", "A").split("fp", "a", "b", 2),
+          A=A, x=np.ones(3))
+
+
+@pytest.mark.parametrize("fmt", [csr, dcsr])
+@pytest.mark.parametrize("direction", ["down", "up"])
+@pytest.mark.parametrize("factor", FACTORS)
+def test_parallel_blocks_of_fused_positions(fmt, direction, factor):
+    # each position writes its own C[i, j]: the blocks run on threads, each finding its first
+    # row by binary search (a block may start inside a row or after empty rows)
+    rng = np.random.default_rng(30 + factor)
+    a = rand((11, 8), 0.35, rng, empty=(0, 4, 5, 10))
+    A = Tensor.from_numpy(a, fmt(), name="A")
+    B = Tensor.from_numpy(rng.random((11, 8)), dense(2), name="B")
+    s = Schedule().fuse("i", "j", "f").pos("f", "fp", "A").split("fp", "p0", "p1", factor, direction)
+    k = check("C[i, j] = A[i, j] * B[i, j]", s.parallelize("p0"), out=dense(2), A=A, B=B)
+    src = k.c_source
+    assert "binary search for the row holding position fp_first" in src
+    assert "the blocks of p0 run on threads; each finds the row of its first position" in k.trace.find("lower")[0].note
+    assert src.index("#pragma omp parallel for") < src.index("for (int64_t p0")
+    row = "i" if fmt is csr else "pA0"
+    assert src.index(f"while ({row} < {row}_hi)") < src.index("for (int64_t p1")   # once per block
+    if openmp():
+        np.testing.assert_allclose(k(A=A, B=B).to_numpy(), a * B.to_numpy())
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 9), st.integers(1, 7), st.floats(0.0, 1.0), st.integers(1, 40),
+       st.sampled_from(["down", "up"]), st.booleans(), st.integers(0, 2 ** 16))
+def test_property_fused_position_blocks(m, n, density, factor, direction, compressed, seed):
+    rng = np.random.default_rng(seed)
+    a = rand((m, n), density, rng)
+    A = Tensor.from_numpy(a, dcsr() if compressed else csr(), name="A")
+    B = Tensor.from_numpy(rng.random((m, n)), dense(2), name="B")
+    s = Schedule().fuse("i", "j", "f").pos("f", "fp", "A").split("fp", "p0", "p1", factor, direction)
+    check("C[i, j] = A[i, j] * B[i, j]", s.parallelize("p0"), out=dense(2), A=A, B=B)
+    x = rng.random(n)
+    check("y[i] = A[i, j] * x[j]", s, A=A, x=x)
+
+
+@pytest.mark.parametrize("factor", [1, 3, 16])
+def test_parallel_blocks_of_a_fused_dense_loop(factor):
+    # fuse without pos: i = f / N, j = f % N for every f, nothing carried; C[i, j] is per position
+    rng = np.random.default_rng(factor)
+    B, D = rng.random((5, 7)), rng.random((5, 7))
+    s = Schedule().fuse("i", "j", "f").split("f", "f0", "f1", factor).parallelize("f0")
+    k = check("C[i, j] = B[i, j] + D[i, j]", s, out=dense(2), B=Tensor.from_numpy(B, dense(2), name="B"),
+              D=Tensor.from_numpy(D, dense(2), name="D"))
+    assert "#pragma omp parallel for" in k.c_source
+    with pytest.raises(StrategyError, match="two threads would add into the same element of y"):
+        lower("y[i] = B[i, j] * x[j]", B=dense(2), x=dense(1), options={"schedule": s})

@@ -2,10 +2,13 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from compiler import Tensor, evaluate, lower
 from compiler.errors import StrategyError
-from compiler.format import coo, csr, dcsr, dense, sparse_vector
+from compiler.format import coo, csf, csr, dcsr, dense, sparse_vector
 
 TWO = {"assembly": "two-phase"}
 
@@ -82,15 +85,143 @@ def test_with_a_schedule():
     np.testing.assert_allclose(k(A=A, B=B).to_numpy(), want)
 
 
-@pytest.mark.parametrize("out, message", [(dense(2), "dense"), (dcsr(), "one SparseList level under Dense"),
-                                          (coo(), "one SparseList level under Dense")])
-def test_refusals(out, message):
+def test_refusals():
     A = Tensor.from_numpy(np.eye(3), csr(), name="A")
-    with pytest.raises(StrategyError, match=message):
-        lower("C[i, j] = A[i, j] * B[i, j]", A=A, B=A, C=out, options=TWO)
+    with pytest.raises(StrategyError, match="the output C is dense, so it has no structure"):
+        lower("C[i, j] = A[i, j] * B[i, j]", A=A, B=A, C=dense(2), options=TWO)
+
+
+# -- DCSR and COO outputs --------------------------------------------------------------------
+
+MATRIX_PROGRAMS = {"add": ("C[i, j] = A[i, j] + B[i, j]", lambda a, b: a + b),
+                   "mul": ("C[i, j] = A[i, j] * B[i, j]", lambda a, b: a.multiply(b)),
+                   "spgemm": ("C[i, j] = A[i, k] * B[k, j]", lambda a, b: a @ b)}
+OUTPUTS = {"dcsr": dcsr, "coo": coo}
+
+
+def check_against_scipy(r, ref, out_name):
+    """The output's arrays are scipy's (explicit zeros dropped, sorted), level by level."""
+    ref = sp.csr_matrix(ref)
+    ref.eliminate_zeros()
+    ref.sort_indices()
+    rows = np.repeat(np.arange(ref.shape[0]), np.diff(ref.indptr))
+    if out_name == "csr":
+        np.testing.assert_array_equal(r.levels[1].pos, ref.indptr)
+        np.testing.assert_array_equal(r.levels[1].idx, ref.indices)
+    elif out_name == "coo":
+        arrays = r.levels[0].arrays()
+        np.testing.assert_array_equal(arrays["pos"], [0, ref.nnz])
+        np.testing.assert_array_equal(arrays["idx0"], rows)
+        np.testing.assert_array_equal(arrays["idx1"], ref.indices)
+    else:
+        nonempty = np.flatnonzero(np.diff(ref.indptr))
+        np.testing.assert_array_equal(r.levels[0].pos, [0, len(nonempty)])
+        np.testing.assert_array_equal(r.levels[0].idx, nonempty)
+        np.testing.assert_array_equal(r.levels[1].pos, np.concatenate([[0], ref.indptr[nonempty + 1]]))
+        np.testing.assert_array_equal(r.levels[1].idx, ref.indices)
+    np.testing.assert_allclose(r.vals, ref.data)
+
+
+@pytest.mark.parametrize("out_name", OUTPUTS)
+@pytest.mark.parametrize("what", MATRIX_PROGRAMS)
+@pytest.mark.parametrize("seed", range(3))
+def test_dcsr_and_coo_outputs(out_name, what, seed):
+    prog, ref = MATRIX_PROGRAMS[what]
+    rng = np.random.default_rng(100 + seed)
+    m, n = (7, 9) if what != "spgemm" else (7, 7)
+    a = rand((m, n), 0.35, rng, empty=(0, 4))
+    b = rand((m, n) if what != "spgemm" else (n, 6), 0.35, rng, empty=(2,))
+    if what == "add":
+        b[3] = -a[3]    # a row that cancels: assembled in phase 1, dropped with its row coordinate
+    A, B = Tensor.from_numpy(a, csr(), name="A"), Tensor.from_numpy(b, csr(), name="B")
+    k, r = both(prog, OUTPUTS[out_name](), A=A, B=B)
+    check_against_scipy(r, ref(sp.csr_matrix(a), sp.csr_matrix(b)), out_name)
+
+
+@pytest.mark.parametrize("out_name", OUTPUTS)
+@pytest.mark.parametrize("case", ["empty", "all-fill", "cancels", "full", "no-rows"])
+def test_dcsr_and_coo_edge_cases(out_name, case):
+    shape = (0, 4) if case == "no-rows" else (3, 4)
+    a = np.zeros(shape) if case in ("empty", "no-rows") else np.arange(1.0, 13.0).reshape(shape)
+    b = -a if case == "cancels" else np.ones(shape) if case == "full" else a.copy()
+    if case == "all-fill":   # every product is the fill: phase 1 assembles 12 entries, all dropped
+        b = np.zeros(shape)
+        a_fmt, b_fmt = dense(2), dense(2)
+    else:
+        a_fmt, b_fmt = csr(), csr()
+    A, B = Tensor.from_numpy(a, a_fmt, name="A"), Tensor.from_numpy(b, b_fmt, name="B")
+    prog = "C[i, j] = A[i, j] * B[i, j]" if case == "all-fill" else "C[i, j] = A[i, j] + B[i, j]"
+    k, r = both(prog, OUTPUTS[out_name](), A=A, B=B)
+    want = a * b if case == "all-fill" else a + b
+    check_against_scipy(r, want, out_name)
+    if case in ("empty", "all-fill", "cancels", "no-rows"):
+        assert not r.vals.size
+    if case == "full":
+        assert len(r.vals) == 12
+
+
+def test_dcsr_drops_rows_and_keeps_arrays_consistent():
+    # row 1 cancels entirely and row 2 partly: level 0 loses row 1, level 1's positions close the gap
+    a = np.array([[1.0, 0, 2], [3, 4, 0], [0, 5, 6]])
+    b = np.array([[0.0, 1, 0], [-3, -4, 0], [0, -5, 1]])
+    A, B = Tensor.from_numpy(a, csr(), name="A"), Tensor.from_numpy(b, csr(), name="B")
+    k, r = both("C[i, j] = A[i, j] + B[i, j]", dcsr(), A=A, B=B)
+    assert r.levels[0].idx.tolist() == [0, 2] and r.levels[1].pos.tolist() == [0, 3, 4]
+    assert r.levels[1].idx.tolist() == [0, 1, 2, 2] and r.vals.tolist() == [1, 1, 2, 7]
+    assert "then the entries above whose segment became empty" in k.c_source
+
+
+def test_csf_output():
+    rng = np.random.default_rng(7)
+    a, b = rand((3, 4, 5), 0.3, rng, empty=(1,)), rand((3, 4, 5), 0.3, rng)
+    b[2, 1] = -a[2, 1]
+    A, B = Tensor.from_numpy(a, csf(3), name="A"), Tensor.from_numpy(b, csf(3), name="B")
+    both("C[i, j, k] = A[i, j, k] + B[i, j, k]", csf(3), A=A, B=B)
+
+
+def test_coo_three_modes():
+    rng = np.random.default_rng(8)
+    a, b = rand((3, 4, 5), 0.3, rng), rand((3, 4, 5), 0.3, rng)
+    A, B = Tensor.from_numpy(a, csf(3), name="A"), Tensor.from_numpy(b, csf(3), name="B")
+    _, r = both("C[i, j, k] = A[i, j, k] * B[i, j, k]", coo(3), A=A, B=B)
+    want = a * b
+    got = np.zeros_like(want)
+    lv = r.levels[0].arrays()
+    got[lv["idx0"], lv["idx1"], lv["idx2"]] = r.vals
+    np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 6), st.integers(0, 6), st.floats(0.0, 1.0), st.integers(0, 2 ** 16),
+       st.sampled_from(list(OUTPUTS)), st.sampled_from(["add", "mul"]))
+def test_property_two_phase_equals_one_pass(m, n, density, seed, out_name, what):
+    prog, ref = MATRIX_PROGRAMS[what]
+    rng = np.random.default_rng(seed)
+    a, b = rand((m, n), density, rng), rand((m, n), density, rng)
+    A, B = Tensor.from_numpy(a, csr(), name="A"), Tensor.from_numpy(b, csr(), name="B")
+    _, r = both(prog, OUTPUTS[out_name](), A=A, B=B)
+    check_against_scipy(r, ref(sp.csr_matrix(a), sp.csr_matrix(b)), out_name)
 
 
 def test_unknown_assembly():
     A = Tensor.from_numpy(np.eye(3), csr(), name="A")
     with pytest.raises(StrategyError, match="'one-pass' or 'two-phase'"):
         lower("C[i, j] = A[i, j] * B[i, j]", A=A, B=A, C=csr(), options={"assembly": "three"})
+
+
+@pytest.mark.parametrize("out_name", ["csr", "dcsr", "coo"])
+def test_spgemm_compute_phase_reads_the_assembled_coordinates(out_name):
+    # phase 1 sorted each row's workspace list and stored it; phase 2 reads the coordinates
+    # back from the output instead of sorting again (rows of every length: rank sort, merge, scan)
+    rng = np.random.default_rng(12)
+    a, b = rand((9, 30), 0.3, rng, empty=(2,)), rand((30, 200), 0.05, rng)
+    a[5] = 1.0      # a long row: more than 64 coordinates, merged from its runs
+    b[:, 7] = 2.0   # a column every row reaches
+    out = {"csr": csr, "dcsr": dcsr, "coo": coo}[out_name]()
+    A, B = Tensor.from_numpy(a, csr(), name="A"), Tensor.from_numpy(b, csr(), name="B")
+    k, r = both("C[i, j] = A[i, k] * B[k, j]", out, A=A, B=B)
+    src = k.c_source
+    assert src.count("by rank") == 1 and "instead of sorting w_list again" in src
+    idx = "C1_idx" if out_name != "coo" else "C0_idx1"
+    assert f"int64_t j = {idx}[pC{1 if out_name != 'coo' else 0}];" in src
+    check_against_scipy(r, sp.csr_matrix(a) @ sp.csr_matrix(b), out_name)

@@ -93,7 +93,8 @@ def test_the_coordinate_list_is_merged_from_sorted_runs(row_nnz):
     A[4] = 0
     B = rand((50, 3000), 0.0013, rng)   # ~4 per row: lists stay under 1/16 of the extent (no bitmap scan)
     k, C = spgemm(A, B)
-    assert "merge its ascending runs" in k.c_source and "from the bitmap" in k.c_source
+    src = k.c_source
+    assert "sort w_list[0:w_n] by rank" in src and "merge the ascending runs" in src and "from the bitmap" in src
     ref = sp.csr_matrix(A) @ sp.csr_matrix(B)
     ref.sort_indices()
     np.testing.assert_array_equal(C.levels[1].pos, ref.indptr)
@@ -192,3 +193,42 @@ def test_spgemm_differential(shape, density, fa, fout, seed):
     fmts = {"csr": csr(), "dcsr": dcsr(), "coo": coo()}
     _, C = spgemm(A, B, out=fmts[fout], fa=fmts[fa])
     np.testing.assert_allclose(C.to_numpy(), A @ B)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 500), max_size=12, unique=True), max_size=12))
+def test_rank_sort_and_run_merge_ir(runs):
+    # a workspace list: ascending runs of distinct coordinates; both sorts give sorted order
+    from compiler.imperative import Buffer, Function, Scalar, interpret
+    from compiler.imperative.ir import Var
+    from compiler.lattice.lowering import merge_runs_ir, rank_sort_ir
+    seen, lst = set(), []
+    for run in runs:
+        fresh_run = sorted(c for c in run if c not in seen)
+        seen.update(fresh_run)
+        lst += fresh_run
+    a = np.array(lst + [0], dtype=np.int64)
+    params = (Buffer("a", "int64", "inout"), Buffer("t", "int64", "inout"), Scalar("n", "int64"))
+    for sort in (rank_sort_ir, merge_runs_ir):
+        f = Function("s", params, sort("a", "t", Var("n"), lambda base: Var(base)))
+        out = interpret(f, a=a.copy(), t=np.zeros(len(a), np.int64), n=len(lst))["a"]
+        assert out[:len(lst)].tolist() == sorted(lst)
+
+
+@pytest.mark.parametrize("row_len", [63, 64, 65, 66])
+def test_rank_sort_boundary(row_len):
+    # B's rows hold 5 (or fewer) columns each, disjoint; a row of A picking r rows of B lists
+    # exactly row_len coordinates in ascending runs: rank-sorted up to 64, merged past it
+    n_b = 14
+    B = np.zeros((n_b, 2000))
+    for k in range(n_b):
+        B[k, 7 * k + 101 * np.arange(5)] = k + 1.0
+    A = np.zeros((3, n_b))
+    full, rest = divmod(row_len, 5)
+    A[1, :full] = 1.0
+    if rest:
+        B[full, 7 * full + 101 * np.arange(rest, 5)] = 0.0   # a shorter last run
+        A[1, full] = 1.0
+    k, C = spgemm(A, B)
+    assert np.diff(C.levels[1].pos).tolist() == [0, row_len, 0]
+    assert C.levels[1].idx.tolist() == sorted(C.levels[1].idx.tolist())
