@@ -112,7 +112,7 @@ def row(name, contenders: dict):
     pds = f"{pd * 1e3:8.2f} ms" if pd else "       -   "
     print(f"{name:20s} kernel {med['kernel'] * 1e3:7.2f} ms  call {med['call'] * 1e3:7.2f} ms  "
           f"scipy {med['scipy'] * 1e3:7.2f} ms  pydata {pds}  kernel/scipy {kr:5.2f}  call/scipy {cr:5.2f}  "
-          f"pydata/call {speedup:6.1f}x", flush=True)
+          f"pydata/call {f'{speedup:6.1f}x' if pd else '     -'}", flush=True)
     RESULTS[name] = dict(med, kernel_over_scipy=kr, call_over_scipy=cr, pydata_over_call=speedup)
     return med
 
@@ -193,6 +193,12 @@ def main(small=False, only=None):
         print(f"SpMV effective bandwidth {spmv_bytes / spmv_kernel_t / 1e9:6.2f} GB/s "
               f"(bytes = pos + idx + vals + x + y = {spmv_bytes / 1e6:.1f} MB); "
               f"streaming bandwidth (numpy copy, read + write) {stream / 1e9:6.2f} GB/s")
+        pd = RESULTS.get("SpMV (CSR)", {}).get("pydata")
+        if pd:
+            # SpMV is bound by memory traffic: no kernel reads its bytes faster than streaming
+            need = 10 * spmv_bytes / pd
+            print(f"10x over pydata/sparse SpMV ({pd * 1e3:.2f} ms) would need {need / 1e9:6.2f} GB/s "
+                  f"of {'reachable' if need <= stream else 'unreachable (above streaming)'} bandwidth")
     return RESULTS
 
 if __name__ == "__main__":
