@@ -723,6 +723,52 @@ def choose(z=0) -> Operator:
 PARAMETRIC["choose"] = choose
 
 
+
+def reduction_annihilator(op: Operator):
+    """How a value ``p`` of a reduction ``p = op(p, y)`` is final: ``("==", a)`` when ``p == a``
+    annihilates (``op(a, y) == a`` for every ``y``), ``("!=", z)`` for ``choose(z)`` (any value
+    but ``z`` does), or None when no value does.
+
+    The accumulator is argument 0, so an annihilator restricted to other positions does not
+    count. This is what lets a reduction stop early (Finch's ShortCircuitScalar).
+
+    >>> reduction_annihilator(lookup("*")), reduction_annihilator(choose(0))
+    (('==', 0), ('!=', 0))
+    >>> reduction_annihilator(lookup("+")) is None
+    True
+    """
+    if op.arity != 2:
+        return None
+    if not op.is_user and op.name == "choose":
+        return ("!=", op.param)
+    if op.annihilator is NOVALUE:
+        return None
+    if op.annihilator_positions is not None and 0 not in op.annihilator_positions:
+        return None
+    return ("==", op.annihilator)
+
+
+def is_annihilator(op: Operator, value, dtype=None) -> bool:
+    """Finch's ``isannihilator(op, p)``: whether a reduction ``p = op(p, y)`` holding ``value``
+    can no longer change (see :func:`reduction_annihilator`); ``dtype`` (default: the
+    value's) gives infinite annihilators their integer or boolean meaning.
+
+    >>> is_annihilator(choose(0), 3), is_annihilator(choose(0), 0)
+    (True, False)
+    >>> is_annihilator(lookup("min"), np.iinfo(np.int32).min, "int32"), is_annihilator(lookup("or"), True)
+    (True, True)
+    >>> is_annihilator(lookup("+"), 0)
+    False
+    """
+    test = reduction_annihilator(op)
+    if test is None:
+        return False
+    dt = np.asarray(value).dtype if dtype is None else np.dtype(dtype)
+    target = _value_for(test[1], dt)
+    same = _same(_scalar(np.asarray(value).astype(dt)), target)
+    return same if test[0] == "==" else not same
+
+
 def known_names() -> list[str]:
     """Every name :func:`lookup` accepts."""
     return sorted(set(OPERATORS) | set(ALIASES) | set(PARAMETRIC))
@@ -819,4 +865,5 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
 
 
 __all__ = ["NOVALUE", "Operator", "UnknownOperatorError", "OPERATORS", "ALIASES", "PARAMETRIC",
-           "choose", "lookup", "known_names", "user_function", "c_literal"]
+           "choose", "lookup", "known_names", "user_function", "c_literal", "reduction_annihilator",
+           "is_annihilator"]

@@ -35,6 +35,7 @@ from .language import LoopProgram, loop_program
 from .levels import Namer, SubFiber, TensorInfo, UnfurlContext
 from .lowerers import Lowerer
 from .promote import promote
+from .scalars import check_scalars
 from .passes import check_sparse_writes, concordize, dimensionalize, lifecycle, wrapperize
 from .program import (Access, Assign, Block, Call, Declare, Index, Literal, Loop, TensorRef, postmap,
                       walk)
@@ -248,6 +249,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None):
     body = step
     normalized = body
     check_sparse_writes(body, infos)
+    check_scalars(body, infos)
     outs = [t for t in prog.tensors if infos[t].role == "output"]
     if output is None:
         if len(outs) != 1:
@@ -330,6 +332,8 @@ def _allocate_temporaries(stmts, infos, temp_sizes, fresh) -> list:
     decls = []
     for t, sizes in temp_sizes.items():
         info = infos[t]
+        if not info.ndim:
+            continue  # a 0-D temporary (a Scalar) lives in C locals
         decls += [ir.Declare(Var(array_name(t, m, "size")), "int64", e) for m, e in enumerate(sizes)]
         n = Const(1, "int64")
         for m in range(info.ndim):
@@ -409,7 +413,8 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     initial = "fill"
     if isinstance(program, NAssignType()) and program.op is not None:
         initial = "output"
-    return Lowered(fn, output, info.format, tuple(shape), info.fill, tuple(extents), initial)
+    fmt = info.format.plain() if hasattr(info.format, "plain") else info.format  # a Scalar kind: its storage
+    return Lowered(fn, output, fmt, tuple(shape), info.fill, tuple(extents), initial)
 
 
 def _extent_entry(e, by_param, output):

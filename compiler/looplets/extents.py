@@ -44,8 +44,11 @@ def _join(base, k):
 
 
 def add(a, b):
-    """``a + b``, folding constants (``(n + 1) + -1`` is ``n``)."""
+    """``a + b``, folding constants (``(n + 1) + -1`` is ``n``); ``a + (-b)`` is ``a - b``."""
     a, b = as_expr(a), as_expr(b)
+    if isinstance(b, UnOp) and b.op == "-":
+        # shifts by -lo meet extents hi - lo: one spelling makes them provably equal
+        return sub(a, b.operand)
     if _c(b) is not None:
         base, k = _split(a)
         return _join(base, k + _c(b))
@@ -55,10 +58,14 @@ def add(a, b):
 
 
 def sub(a, b):
-    """``a - b``, folding constants and ``x - x``."""
+    """``a - b``, folding constants and ``x - x``; ``a - (-b)`` is ``a + b``, ``0 - b`` is ``-b``."""
     a, b = as_expr(a), as_expr(b)
     if _c(b) is not None:
         return add(a, -_c(b))
+    if isinstance(b, UnOp) and b.op == "-":
+        return add(a, b.operand)
+    if _c(a) == 0:
+        return neg(b)
     (ba, ka), (bb, kb) = _split(a), _split(b)
     if ba == bb:
         return Const(ka - kb, "int64")
@@ -66,9 +73,12 @@ def sub(a, b):
 
 
 def neg(a):
+    """``-a``; ``-(-x)`` is ``x``."""
     a = as_expr(a)
     if _c(a) is not None:
         return Const(-_c(a), "int64")
+    if isinstance(a, UnOp) and a.op == "-":
+        return a.operand
     return UnOp("-", a)
 
 

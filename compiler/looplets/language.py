@@ -16,6 +16,11 @@ Python                             loop program
 ``s += e`` (``s`` a 0-d tensor)    ``s[] += e``
 ``A[i + 1]``, ``A[i + j]``,        offsets, Toeplitz and permissive (padded) reads;
 ``A[~i]``, ``coalesce(a, 0)``      ``coalesce`` gives the first non-missing argument
+``A[2:5][i]``, ``A[1:, :][i, j]``  windows (numpy slices, then indices; a negative
+``A[window(i, lo, hi)]``           bound counts from the end): ``i`` runs over
+                                   ``0:hi-lo`` and reads ``A[lo + i]``; reads or writes
+``swizzle(A, 1, 0)[i, j]``         a lazy transpose (``A.transpose(1, 0)``): ``A[j, i]``
+``A.shape[m]``, ``len(A)``         the size of a mode (window bounds, expressions)
 ``min max abs sqrt exp log pow``   builtin operators; ``ifelse(c, a, b)``,
                                    ``a if c else b``; any :class:`~compiler.algebra.Operator`
                                    in scope (user functions) can be called or reduce
@@ -50,7 +55,7 @@ from ..algebra import Operator, UnknownOperatorError, lookup
 from ..imperative.ir import Const
 from .errors import ProgramError
 from .program import (MISSING, Access, Assign, Block, Call, Declare, Define, Extent, Index, Literal, Loop,
-                      Sieve, TensorRef, Variable, block)
+                      Sieve, Size, Swizzle, TensorRef, Variable, block)
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.BitAnd: "&", ast.BitOr: "|",
            ast.BitXor: "^", ast.Pow: "pow"}
@@ -92,7 +97,7 @@ class LoopProgram:
         temps = {t for t, _ in self.temporaries}
         for n in walk(self.body):
             if isinstance(n, Access) and isinstance(n.tns, TensorRef) and n.tns.name not in temps:
-                out.setdefault(n.tns.name, len(n.idxs))
+                out.setdefault(n.tns.name, len(n.idxs))  # a swizzle has as many modes as its tensor
         return out
 
     def error(self, err: ProgramError) -> ProgramError:
@@ -246,14 +251,14 @@ class _Parser:
             return Extent(Const(lo, "int64"), Const(hi, "int64"))
         self.fail(it, "loop over `_` (inferred) or range(n) / range(a, b) with integer constants")
 
-    def const_int(self, a):
-        if isinstance(a, ast.Constant) and isinstance(a.value, int):
+    def const_int(self, a, what="range bounds must be integer constants"):
+        if isinstance(a, ast.Constant) and isinstance(a.value, int) and not isinstance(a.value, bool):
             return a.value
-        if isinstance(a, ast.Name) and isinstance(self.env.get(a.id), int):
+        if isinstance(a, ast.Name) and isinstance(self.env.get(a.id), int) and a.id not in self.indices:
             return self.env[a.id]
         if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub):
-            return -self.const_int(a.operand)
-        self.fail(a, "range bounds must be integer constants")
+            return -self.const_int(a.operand, what)
+        self.fail(a, what)
 
     def tensor_name(self, node):
         if not isinstance(node, ast.Name) or node.id not in self.tensors:
@@ -266,16 +271,106 @@ class _Parser:
                 return Access(TensorRef(t.id), (), "update", line=t.lineno)
             self.fail(t, f"{t.id} is not a tensor; locals are defined once (`{t.id} = ...`) and not updated")
         if isinstance(t, ast.Subscript):
-            name = self.tensor_name(t.value)
-            return Access(TensorRef(name), self.indices_of(t.slice), "update", line=t.lineno)
+            return self.access(t, "update")
         self.fail(t, f"cannot assign to {ast.unparse(t)}")
+
+    def access(self, node, mode="read"):
+        """``A[idx...]``, ``swizzle(A, ...)[idx...]`` or a slice then indices, ``A[2:5, :][i, j]``."""
+        line = node.lineno
+        if isinstance(node.value, ast.Subscript) and not self.is_size(node.value):
+            sliced = node.value
+            tns = self.tensor_of(sliced.value)
+            idxs = self.indices_of(node.slice)
+            return Access(tns, self.windows(tns, sliced.slice, idxs, node), mode, line=line)
+        tns = self.tensor_of(node.value)
+        if isinstance(node.slice, ast.Tuple) and not node.slice.elts:
+            return Access(tns, (), mode, line=line)
+        return Access(tns, self.indices_of(node.slice), mode, line=line)
+
+    def tensor_of(self, node):
+        """A tensor parameter, or a swizzle of one (``swizzle(swizzle(A, p), q)`` composes)."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "swizzle":
+            if not node.args:
+                self.fail(node, "swizzle(A, *axes) takes a tensor and a permutation of its modes")
+            inner = self.tensor_of(node.args[0])
+            axes = []
+            for a in node.args[1:]:
+                v = self.const_int(a, "the axes of swizzle(A, *axes) must be integer constants")
+                axes.append(v)
+            if sorted(axes) != list(range(len(axes))):
+                self.fail(node, f"{ast.unparse(node)}: the axes must be a permutation of "
+                                f"0..{len(axes) - 1} (each mode once), like numpy's A.transpose(axes)")
+            if isinstance(inner, Swizzle):
+                if len(inner.axes) != len(axes):
+                    self.fail(node, f"{ast.unparse(node)}: {len(axes)} axes for a swizzle of "
+                                    f"{len(inner.axes)} modes")
+                axes = [inner.axes[a] for a in axes]  # A.transpose(p).transpose(q) = A.transpose(p[q])
+            return Swizzle(inner.name, tuple(axes))
+        return TensorRef(self.tensor_name(node))
+
+    def windows(self, tns, sl, idxs, node):
+        """The indices of ``tns[sl][idxs]``: each slice ``lo:hi`` consumes the next index as
+        ``window(i, lo, hi)`` (``:`` the index itself); modes after the slices take the
+        remaining indices, as in numpy."""
+        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        out, k = [], 0
+        for e in elts:
+            if not isinstance(e, ast.Slice):
+                # a fixed coordinate before a windowed mode is not lowered by the looplet
+                # strategy yet (a bound index followed by a modified one)
+                self.fail(e, f"{ast.unparse(node)}: every entry of a window slice is lo:hi or ':'; "
+                             f"index a fixed coordinate directly (A[{ast.unparse(e)}, j])")
+            if e.step is not None:
+                self.fail(e, "a window is a slice lo:hi without a step")
+            if k >= len(idxs):
+                self.fail(node, f"{ast.unparse(node)}: each slice needs an index after it "
+                                f"(e.g. A[2:5][i])")
+            x = idxs[k]
+            k += 1
+            if e.lower is None and e.upper is None:
+                out.append(x)
+                continue
+            mode = len(out)
+            if isinstance(tns, Swizzle):
+                mode = tns.axes[mode] if mode < len(tns.axes) else mode
+            size = Size(None, "int64", tns.name, mode)
+            lo = Literal(0) if e.lower is None else self.slice_bound(e.lower, size)
+            hi = size if e.upper is None else self.slice_bound(e.upper, size)
+            out.append(Call("window", (x, lo, hi)))
+        return tuple(out) + tuple(idxs[k:])
+
+    def slice_bound(self, node, size):
+        """A slice bound; a negative integer counts from the end, as in numpy (``1:-1``)."""
+        b = self.expr(node)
+        if isinstance(b, Literal) and isinstance(b.value, int) and b.value < 0:
+            return Call(lookup("-"), (size, Literal(-b.value)))
+        return b
+
+    def is_size(self, node) -> bool:
+        """``A.shape[m]``."""
+        return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
+            and node.value.attr == "shape"
+
+    def size_of(self, node):
+        """``A.shape[m]``, ``len(A)`` or ``size(A, m)``: a :class:`Size`."""
+        if self.is_size(node):
+            name = self.tensor_name(node.value.value)
+            return Size(None, "int64", name, self.const_int(node.slice, "A.shape[m] takes an integer mode"))
+        args = node.args
+        if node.func.id == "len" and len(args) == 1:
+            return Size(None, "int64", self.tensor_name(args[0]), 0)
+        if node.func.id == "size" and len(args) == 2:
+            return Size(None, "int64", self.tensor_name(args[0]),
+                        self.const_int(args[1], "size(A, m) takes an integer mode"))
+        self.fail(node, "write the size of a mode as A.shape[m], size(A, m) or len(A)")
 
     def indices_of(self, sl):
         elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         for e in elts:
             if isinstance(e, ast.Slice):
                 self.fail(e, f"slices are not indices in loop programs; write `y[...] = 0` (or `y[:] = 0`) "
-                             f"to declare an output, and loop over an index to read or update its elements")
+                             f"to declare an output, loop over an index to read or update its elements, "
+                             f"and index a slice to read a window of a tensor (A[2:5][i])")
         return tuple(self.expr(e, in_index=True) for e in elts)
 
     def operator(self, node):
@@ -327,10 +422,9 @@ class _Parser:
                 return Literal(v)
             self.fail(e, f"unknown name {n!r}: not a loop index, a local, a tensor or a constant")
         if isinstance(e, ast.Subscript):
-            name = self.tensor_name(e.value)
-            if isinstance(e.slice, ast.Tuple) and not e.slice.elts:
-                return Access(TensorRef(name), (), line=line)
-            return Access(TensorRef(name), self.indices_of(e.slice), line=line)
+            if self.is_size(e):
+                return self.size_of(e)
+            return self.access(e)
         if isinstance(e, ast.BinOp):
             sym = _BINOPS.get(type(e.op))
             if sym is None:
@@ -379,6 +473,13 @@ class _Parser:
             args = tuple(self.expr(a, in_index) for a in e.args)
             if f == "coalesce":
                 return Call("coalesce", args)
+            if f in ("len", "size") and f not in self.env:
+                return self.size_of(e)
+            if f == "window":
+                if not in_index or len(args) != 3:
+                    self.fail(e, "window(i, lo, hi) is a window of one index inside A[...]: i runs over "
+                                 "0:hi-lo and reads A[lo + i]")
+                return Call("window", args)
             if f in ("gallop", "walk", "follow"):
                 if not in_index or len(args) != 1:
                     self.fail(e, f"{f}(i) is a protocol annotation of one index inside A[...]")

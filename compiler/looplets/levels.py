@@ -110,6 +110,14 @@ class TensorInfo:
         return self.leaf.fill
 
     @property
+    def scalar_kind(self) -> str | None:
+        """For a 0-D tensor: ``Scalar``, ``SparseScalar`` or ``ShortCircuitScalar``
+        (see :mod:`compiler.looplets.scalars`); None for tensors with levels."""
+        if self.levels:
+            return None
+        return getattr(self.format, "kind", "Scalar")
+
+    @property
     def dtype(self) -> str:
         return np.dtype(self.leaf.dtype if self.leaf.dtype is not None else "float64").name
 
@@ -391,14 +399,15 @@ def unfurl_sparse_block_list(f: SubFiber, ctx, mode):
 
 
 def unfurl_run_list(f: SubFiber, ctx, mode):
-    """RunList: a Stepper over runs, each a Run of its child (the runs cover the fiber)."""
+    """RunList: a Stepper over runs, each a Run of its child (the runs cover the fiber; a fiber
+    of size 0 has none, so the seek looks at ``right`` only when there is a run)."""
     info, k = f.tensor, f.level
     pos_b, right_b = info.array(k, "pos"), info.array(k, "right")
     t = _tag(info)
     r, r_stop, e = (Var(ctx.fresh(n)) for n in (f"r{t}", f"r{t}_stop", f"right{t}"))
     pre = (Declare(r, "int64", Load(pos_b, f.pos)), Declare(r_stop, "int64", Load(pos_b, X.add(f.pos, 1))))
     stepper = Stepper(
-        seek=lambda start: tuple(search_stmts(r, right_b, r_stop, X.add(start, 1), ctx.fresh)),
+        seek=lambda start: (If(BinOp("<", r, r_stop), search_stmts(r, right_b, r_stop, X.add(start, 1), ctx.fresh)),),
         stop=e, chunk=Run(_child(f, r)),
         next=(CompoundAssign("+", r, Const(1, "int64")),),
         preamble=(Declare(e, "int64", Load(right_b, r)),))
@@ -632,6 +641,41 @@ def unfurl_sparse_hash_follow(f: SubFiber, ctx, mode):
     return Thunk(pre, Lookup(body, f"i -> probe {info.name}.lvl{k} for {base} + i"))
 
 
+def unfurl_sparse_list_follow(f: SubFiber, ctx, mode, child_of=None):
+    """SparseList read, ``follow`` protocol (random access, notes: finch.md pitfall 21): each
+    coordinate is located by a binary search of the fiber's entries,
+    ``Lookup(i -> Thunk(search, Switch(found: child, else: fill)))``; the fiber's bounds are
+    read once. ``A[follow(j)]`` lets another operand lead the loop over ``j``."""
+    info, k = f.tensor, f.level
+    pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
+    t = _tag(info)
+    q0, q_stop = Var(ctx.fresh(f"q{t}_start")), Var(ctx.fresh(f"q{t}_stop"))
+    child_of = child_of or (lambda q: q)
+
+    def body(i):
+        q = Var(ctx.fresh(f"q{t}"))
+        search = [Declare(q, "int64", q0)] + lower_bound_stmts(q, q0, q_stop, idx_b, i, ctx.fresh)
+        found = ir.and_(BinOp("<", q, q_stop), BinOp("==", Load(idx_b, q), i))
+        return Thunk(tuple(search), Switch((Case(found, Run(_child(f, child_of(q)))),
+                                            Case(Const(True, "bool"), Fill(fill_value(info))))))
+    pre = (Declare(q0, "int64", Load(pos_b, f.pos)), Declare(q_stop, "int64", Load(pos_b, X.add(f.pos, 1))))
+    return Thunk(pre, Lookup(body, f"i -> search {info.name}.lvl{k} for i"))
+
+
+def unfurl_sparse_byte_map_follow(f: SubFiber, ctx, mode):
+    """SparseByteMap read, ``follow`` protocol: the byte table locates each coordinate,
+    ``Lookup(i -> Switch(tbl[p * size + i]: child, else: fill))``."""
+    info, k = f.tensor, f.level
+    tbl_b = info.array(k, "tbl")
+    n = info.size(info.storage_mode(k))
+    base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else BinOp("*", f.pos, n)
+
+    def body(i):
+        slot = X.add(base, i)
+        return Switch((Case(Load(tbl_b, slot), Run(_child(f, slot))), Case(Const(True, "bool"), Fill(fill_value(info)))))
+    return Lookup(body, f"i -> {info.name}.lvl{k + 1}[{base} + i] if marked")
+
+
 #: level class -> unfurl(fiber, ctx, mode)
 UNFURL: dict[type, Callable] = {
     Dense: unfurl_dense,
@@ -655,7 +699,8 @@ GALLOP: dict[type, Callable] = {
                                                                lambda q: Load(f.tensor.array(f.level, "ptr"), q)),
 }
 #: level class -> unfurl for the ``follow`` protocol (random access, ``A[i, follow(j)]``)
-FOLLOW: dict[type, Callable] = {SparseHash: unfurl_sparse_hash_follow}
+FOLLOW: dict[type, Callable] = {SparseHash: unfurl_sparse_hash_follow, Dense: unfurl_dense,
+                                SparseList: unfurl_sparse_list_follow, SparseByteMap: unfurl_sparse_byte_map_follow}
 
 
 def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = None):

@@ -46,6 +46,7 @@ from .looplets import (AcceptRun, Case, Fill, Jumper, Looplet, Lookup, PRIORITY,
 from .program import (MISSING, Access, Assign, Block, Call, Declare as PDeclare, Define, Extent, Freeze,
                       Index, Literal, Loop, Sieve, Stmt, Thaw, TensorRef, Value, Variable, is_pass,
                       postmap, substitute, uses, walk)
+from .scalars import ScalarLowering
 from .simplify import simplify
 
 try:  # provenance tags, when the IR has them
@@ -69,6 +70,8 @@ class Lowerer:
         self.trace = trace
         self.helpers: dict[str, ir.Helper] = {}
         self.scalar_locals: dict[str, Var] = {}
+        #: 0-D tensors: declarations, SparseScalar reads, ShortCircuitScalar loop splits
+        self.scalars = ScalarLowering(self)
         self._budget = max_trace_steps
         self._tags = 0
         self._pending_tag = None
@@ -96,6 +99,10 @@ class Lowerer:
         """Imperative statements for program statement ``s``."""
         if isinstance(s, Block):
             return [x for t in s.stmts for x in self.lower(t)]
+        if isinstance(s, (Loop, Assign, Sieve, Define)):
+            split = self.scalars.split_reads(s)  # a SparseScalar read: Switch on its dirty bit
+            if split is not None:
+                return split
         if isinstance(s, Loop):
             # an output fiber located by an outer index (a Lookup's child) must be entered once
             # around the whole loop nest that reduces into it, not once per inner iteration
@@ -199,6 +206,8 @@ class Lowerer:
             out.append(Store(buf, tns.pos, val, sym) if sym else Store(buf, tns.pos, new))
         if tns.dirty is not None:
             out.append(IAssign(tns.dirty, Const(True, "bool")))
+        if local is not None:
+            out += self.scalars.after_write(info)
         return out
 
     def lower_declare(self, s: PDeclare) -> list:
@@ -215,11 +224,7 @@ class Lowerer:
         info = self.tensors[s.tns.name]
         init, _ = self.expr(self.simplify(s.init), s.line)
         if not info.levels:
-            v = Var(self.fresh(info.name))
-            self.scalar_locals[info.name] = v
-            if s.implicit:  # keep the value the runtime passed in
-                init = Load(info.array(None, "vals"), Const(0, "int64"))
-            return [Declare(v, info.dtype, init)]
+            return self.scalars.declare(info, s, init)
         from ..levels import Dense, SparseByteMap
         if info.role == "temporary" and isinstance(info.levels[0], SparseByteMap):
             return self._declare_workspace(info, s, init)
@@ -253,8 +258,7 @@ class Lowerer:
     def _lower_freeze(self, s: Freeze) -> list:
         info = self.tensors[s.tns.name]
         if not info.levels:
-            v = self.scalar_locals.pop(info.name, None)
-            return [] if v is None else [Store(info.array(None, "vals"), Const(0, "int64"), v)]
+            return self.scalars.freeze(info)
         from ..levels import Dense, SparseByteMap
         k = next((k for k, l in enumerate(info.levels) if not isinstance(l, Dense)), None)
         if k is None:
@@ -413,7 +417,15 @@ class Lowerer:
             return self.lower(substitute(body, {i: Value(ext.start, "int64")}))
         v = Var(self.fresh(i.name))
         inner = self.lower(substitute(body, {i: Value(v, "int64")}))
+        if inner:
+            inner = self._short_circuit(i, Extent(v, ext.stop), body, line) + inner
         return [ir.For(v, ext.start, ext.stop, inner)] if inner else []
+
+    def _short_circuit(self, i, rest, body, line):
+        """The ShortCircuitScalar case split starting each iteration of a loop over ``i``
+        (see :mod:`.scalars`); its remainder is the loop over ``rest`` (from the current index)."""
+        object.__setattr__(rest, "nonempty", True)
+        return self.scalars.short_circuit(i, body, lambda b: self.lower_looplets(i, rest, b, line), line)
 
     # -- Lookup
     def lower_lookup(self, i, ext, body, found, line):
@@ -426,6 +438,8 @@ class Lowerer:
         inner = self.lower(new)
         if length == 1:
             return inner
+        if inner:
+            inner = self._short_circuit(i, Extent(v, ext.stop), body, line) + inner
         return [ir.For(v, ext.start, ext.stop, inner)] if inner else []
 
     # -- Run / Fill / AcceptRun
@@ -565,6 +579,7 @@ class Lowerer:
         object.__setattr__(sub, "nonempty", True)
         step += self.lower_looplets(i, sub, new, line)
         step.append(IAssign(pos, step_stop))
+        step[:0] = self._short_circuit(i, Extent(pos, ext.stop), body, line)
         out.append(While(BinOp("<", pos, ext.stop), step))
         return out
 
@@ -599,17 +614,26 @@ class Lowerer:
         out.append(Declare(q_end, "int64", P.q_stop))
         if not X.prove_le(P.last, ext.stop):
             out.append(If(BinOp("<", ext.stop, P.last), P.search(q_end, ext.stop)))
-        j = Var(self.fresh(i.name))
-        new = _replace_looplets(body, i, lambda l: unshift(chunk.tail) if l is s else
-                                (l.body(j) if isinstance(l, Lookup) else l))
-        new = substitute(new, {i: Value(j, "int64")})
-        self.record("lower:Stepper", body, new,
-                    note=self._note("one stepper: while loop over its stored positions", i, ext))
-        self.record("lower:Spike", gap, new,
-                    note=self._note("body + tail per position", i, ext,
-                                    f"body over the gaps is pass, tail at [{j}, {j} + 1)"))
-        inner = self.lower(new)
-        out.append(While(BinOp("<", P.q, q_end), [Declare(j, "int64", P.coord(P.q)), *inner, *s.next]))
+
+        def walk_positions(b, first=False):
+            """``while (q < q_end) { j = idx[q]; body; q++ }`` for body ``b``."""
+            j = Var(self.fresh(i.name))
+            new = _replace_looplets(b, i, lambda l: unshift(chunk.tail) if l is s else
+                                    (l.body(j) if isinstance(l, Lookup) else l))
+            new = substitute(new, {i: Value(j, "int64")})
+            if first:
+                self.record("lower:Stepper", b, new,
+                            note=self._note("one stepper: while loop over its stored positions", i, ext))
+                self.record("lower:Spike", gap, new,
+                            note=self._note("body + tail per position", i, ext,
+                                            f"body over the gaps is pass, tail at [{j}, {j} + 1)"))
+            inner = self.lower(new)
+            if not inner and not first:
+                return []
+            # a ShortCircuitScalar's remainder walks on from the current position
+            split = self.scalars.short_circuit(i, b, walk_positions, line) if inner else []
+            return [While(BinOp("<", P.q, q_end), [*split, Declare(j, "int64", P.coord(P.q)), *inner, *s.next])]
+        out.extend(walk_positions(body, first=True))
         return out
 
     # -- Jumper
@@ -635,6 +659,7 @@ class Lowerer:
         object.__setattr__(sub, "nonempty", True)
         step += self.lower_looplets(i, sub, new, line)
         step.append(IAssign(pos, step_stop))
+        step[:0] = self._short_circuit(i, Extent(pos, ext.stop), body, line)
         out.append(While(BinOp("<", pos, ext.stop), step))
         return out
 
@@ -659,9 +684,8 @@ class Lowerer:
             if isinstance(t, Fill):
                 return self.expr(t.value, line)
             if isinstance(t, SubFiber) and t.is_leaf and not e.idxs:
-                local = self.scalar_locals.get(t.tensor.name) if not t.tensor.levels else None
-                if local is not None:
-                    return local, t.tensor.dtype
+                if not t.tensor.levels:
+                    return self.scalars.read(t, line)
                 return self.expr(leaf_value(t), line)
             if isinstance(t, (Literal, Value)):
                 return self.expr(t, line)
@@ -779,7 +803,8 @@ def _compound(op, dt, vdt):
 
 
 def _is_modifier(x) -> bool:
-    return type(x).__name__ in ("Offset", "Permit", "Protocol")
+    from .program import IndexModifier
+    return isinstance(x, IndexModifier)
 
 
 def _protocol(x):
@@ -798,35 +823,10 @@ def _base_index(x):
 
 
 def _apply_modifiers(idx, l, fiber, to_ir):
-    """Wrap a freshly unfurled looplet for the index modifiers around its index.
-
-    ``Permit``: out-of-bounds reads are ``missing``; ``Offset(i, d)``: the access
-    reads coordinate ``i + d``, a ``Shift`` by ``-d``.
-    """
-    from .passes import Permit
-    permit = False
-    delta = Const(0, "int64")
-    x = idx
-    while _is_modifier(x):
-        if isinstance(x, Permit):
-            permit = True
-        elif type(x).__name__ == "Protocol":
-            pass
-        else:
-            delta = X.add(delta, to_ir(x.delta))
-        x = x.index
-    if permit:
-        size = fiber.tensor.size(fiber.tensor.storage_mode(fiber.level))
-        l = Sequence((Phase0(Const(0, "int64"), Fill(Literal(MISSING))), Phase0(size, l),
-                      Phase0(None, Fill(Literal(MISSING)))))
-    if not (isinstance(delta, Const) and delta.value == 0):
-        l = Shift(X.neg(delta), l)
-    return l
-
-
-def Phase0(stop, body):
-    from .looplets import Phase
-    return Phase(stop, body)
+    """Wrap a freshly unfurled looplet for the index modifiers around its index
+    (``Permit``, ``Offset``, ``Window``): see :func:`compiler.looplets.wrappers.apply_modifiers`."""
+    from .wrappers import apply_modifiers
+    return apply_modifiers(idx, l, fiber, to_ir)
 
 
 def _style(l) -> str:

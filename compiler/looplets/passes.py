@@ -28,32 +28,72 @@ from . import extents as X
 from .errors import ProgramError
 from .looplets import Lookup, Phase, Run, Sequence
 from .program import (Access, Assign, Block, Call, Declare, Define, Expr, Extent, Freeze, Index,
-                      Literal, Loop, Sieve, TensorRef, Thaw, Value, Variable, block, postmap, walk)
+                      IndexModifier, Literal, Loop, Sieve, Size, Swizzle, TensorRef, Thaw, Value, Variable,
+                      block, postmap, show_expr, walk)
 
 
 @dataclass(frozen=True)
-class Offset(Expr):
-    """Index modifier: the access reads coordinate ``index + delta``."""
+class Offset(IndexModifier):
+    """Index modifier: the access reads coordinate ``index + delta``.
+
+    Prints as Finch's ``offset(A, delta)[index]``; unfurls to ``Shift(-delta)``.
+    """
 
     index: Any
     delta: Any
+    wrapper = "offset"
+    neutral = "0"
+
+    def wrapper_arg(self):
+        return show_expr(self.delta)
 
     def __str__(self):
         return f"{self.index} + {self.delta}"
 
 
 @dataclass(frozen=True)
-class Permit(Expr):
-    """Index modifier ``~index``: reads outside the tensor give ``missing``."""
+class Permit(IndexModifier):
+    """Index modifier ``~index``: reads outside the tensor give ``missing``.
+
+    Prints as Finch's ``permissive(A, true)[index]``.
+    """
 
     index: Any
+    wrapper = "permissive"
+    neutral = "false"
+
+    def wrapper_arg(self):
+        return "true"
 
     def __str__(self):
         return f"~{self.index}"
 
 
 @dataclass(frozen=True)
-class Protocol(Expr):
+class Window(IndexModifier):
+    """Index modifier: the access sees only the coordinates ``[lo, hi)`` of its mode.
+
+    ``A[window(i, 2, 5)]`` (or ``A[2:5][i]``) is wrapperized, as in Finch.jl
+    (``A[I(k)] -> offset(window(A, I), start(I))``), into ``Window(Offset(i, 2), 2, 5)``,
+    printed ``offset(window(A, 2:5), 2)[i]``: ``i`` runs over ``0:3`` and reads ``A[2 + i]``.
+    ``lo`` and ``hi`` are loop-invariant program expressions (integers, tensor sizes).
+    """
+
+    index: Any
+    lo: Any
+    hi: Any
+    wrapper = "window"
+    neutral = "_"
+
+    def wrapper_arg(self):
+        return f"{show_expr(self.lo)}:{show_expr(self.hi)}"
+
+    def __str__(self):
+        return f"window({self.index}, {self.lo}, {self.hi})"
+
+
+@dataclass(frozen=True)
+class Protocol(IndexModifier):
     """Index modifier ``gallop(i)`` / ``walk(i)``: how the access's level is traversed on ``i``.
 
     ``walk`` (the default) steps through stored entries, following the other operands;
@@ -63,6 +103,11 @@ class Protocol(Expr):
 
     index: Any
     name: str
+    wrapper = "protocolize"
+    neutral = "_"
+
+    def wrapper_arg(self):
+        return self.name
 
     def __str__(self):
         return f"{self.name}({self.index})"
@@ -125,7 +170,13 @@ def _outside_access(e) -> list:
 
 
 def wrapperize(prog, tensors: dict):
-    """Rewrite index expressions into :class:`Offset`/:class:`Permit` and comparisons into masks."""
+    """Rewrite index expressions into index modifiers and comparisons into masks.
+
+    ``A[i + 1]`` -> ``offset(A, 1)[i]``; ``A[window(i, 2, 5)]`` / ``A[2:5][i]`` ->
+    ``offset(window(A, 2:5), 2)[i]``; ``A[~i]`` -> ``permissive(A, true)[i]``;
+    ``swizzle(A, 1, 0)[i, j]`` -> ``A[j, i]`` (compiled away); ``if i <= j`` -> a mask
+    access; ``size(A, m)`` is resolved to ``A``'s size parameter.
+    """
 
     def visit(s, depth: dict):
         if isinstance(s, Loop):
@@ -141,7 +192,7 @@ def wrapperize(prog, tensors: dict):
         if isinstance(s, Assign):
             return replace(s, lhs=expr(s.lhs, depth, s.line), rhs=expr(s.rhs, depth, s.line))
         if isinstance(s, Declare):
-            return s
+            return replace(s, init=expr(s.init, depth, s.line))
         return s
 
     def cond(c, depth, line):
@@ -157,18 +208,23 @@ def wrapperize(prog, tensors: dict):
 
     def expr(e, depth, line):
         def fn(n):
+            if isinstance(n, Size):
+                return _resolve_size(n, tensors, line)
             if isinstance(n, Access) and isinstance(n.tns, TensorRef):
-                return replace(n, idxs=tuple(index(x, depth, n, line) for x in n.idxs))
+                n = _unswizzle(n, tensors, n.line or line)
+                return replace(n, idxs=tuple(_normalize(index(x, depth, n, n.line or line)) for x in n.idxs))
             return None
         return postmap(e, fn)
 
     def index(x, depth, acc, line):
-        if isinstance(x, (Index, Offset, Permit, Protocol)):
+        if isinstance(x, (Index, IndexModifier)):
             return x
         if isinstance(x, Call) and x.op == "permit":
             return Permit(index(x.args[0], depth, acc, line))
         if isinstance(x, Call) and x.op in PROTOCOLS:
             return Protocol(index(x.args[0], depth, acc, line), x.op)
+        if isinstance(x, Call) and x.op == "window":
+            return window(x, depth, acc, line)
         if isinstance(x, Call) and isinstance(x.op, Operator) and x.op.name in ("add", "sub"):
             a, b = x.args
             ia, ib = _outside_access(a), _outside_access(b)
@@ -177,19 +233,137 @@ def wrapperize(prog, tensors: dict):
                 if deep in ia and deep not in ib:
                     base = index(a, depth, acc, line)
                     delta = b if x.op.name == "add" else Call(lookup("neg"), (b,))
-                    if isinstance(base, (Index, Offset, Permit, Protocol)):
+                    if isinstance(base, (Index, IndexModifier)):
                         return Offset(base, _fold(delta))
                 elif deep in ib and deep not in ia and x.op.name == "add":
                     base = index(b, depth, acc, line)
-                    if isinstance(base, (Index, Offset, Permit, Protocol)):
+                    if isinstance(base, (Index, IndexModifier)):
                         return Offset(base, _fold(a))
         if not _outside_access(x):
             return x  # bound by outer loops, or a scatter through another tensor
-        raise ProgramError(f"no wrapper covers the index expression {x} of {acc.tns.name}; the looplet "
-                           f"strategy accepts i, i + c, i - c, i + j (j bound outside i), ~i and indices "
-                           f"read from other tensors", line)
+        raise ProgramError(f"no wrapper covers the index expression {show_expr(x)} of {acc.tns.name}; the "
+                           f"looplet strategy accepts i, i + c, i - c, i + j (j bound outside i), ~i, "
+                           f"window(i, lo, hi) (A[lo:hi][i]) and indices read from other tensors", line)
+
+    def window(x, depth, acc, line):
+        if len(x.args) != 3:
+            raise ProgramError(f"window(i, lo, hi) takes an index and two bounds, got {len(x.args)} "
+                               f"argument(s) in the access of {acc.tns.name}", line)
+        inner, lo, hi = x.args
+        for b in (lo, hi):
+            if not _is_static(b):
+                raise ProgramError(f"the bounds of a window of {acc.tns.name} must be integers or tensor "
+                                   f"sizes (A.shape[m], len(A)) and + - * of them; {show_expr(b)} is not", line)
+        if isinstance(lo, Literal) and isinstance(hi, Literal) and lo.value > hi.value:
+            raise ProgramError(f"the window {lo.value}:{hi.value} of {acc.tns.name} has its bounds reversed: "
+                               f"windows are half-open lo:hi with lo <= hi", line)
+        base = index(inner, depth, acc, line)
+        if not isinstance(base, (Index, IndexModifier)):
+            raise ProgramError(f"window(i, lo, hi) of {acc.tns.name} needs a loop index, not "
+                               f"{show_expr(inner)}", line)
+        # Finch.jl: A[I(k)] -> offset(window(A, I), start(I)); window(i, lo, hi) reads lo + i
+        return Window(Offset(base, lo), lo, hi)
 
     return visit(prog, {})
+
+
+def _chain(x) -> tuple[list, Any]:
+    """The modifiers of an index, the one nearest the tensor first, and the bare index."""
+    mods = []
+    while isinstance(x, IndexModifier):
+        mods.append(x)
+        x = x.index
+    return mods, x
+
+
+def _normalize(x):
+    """One canonical modifier chain: adjacent offsets merged (zero ones dropped) and a
+    ``Permit`` moved nearest the tensor.
+
+    ``~`` commutes with offsets and windows (a permissive window is missing outside the
+    window as well as outside the tensor), so ``~i + 1`` and ``~(i + 1)`` are one wrapper;
+    having it outermost lets the simplifier see at a glance that the access may be missing.
+    """
+    mods, out = _chain(x)
+    if not mods:
+        return x
+    for m in reversed(mods):  # rebuild from the index outwards
+        if isinstance(m, Permit):
+            continue
+        if isinstance(m, Offset):
+            if isinstance(out, Offset):
+                out = Offset(out.index, _fold(Call(lookup("+"), (out.delta, m.delta))))
+            else:
+                out = Offset(out, m.delta)
+            if out.delta == Literal(0):
+                out = out.index
+            continue
+        out = replace(m, index=out)
+    return Permit(out) if any(isinstance(m, Permit) for m in mods) else out
+
+
+def _unswizzle(acc, tensors, line):
+    """``swizzle(A, *axes)[idxs]`` as ``A[permuted idxs]`` (SwizzleTensor is compiled away)."""
+    t = acc.tns
+    if not isinstance(t, Swizzle):
+        return acc
+    info = tensors.get(t.name)
+    text = f"swizzle({t.name}, {', '.join(str(a) for a in t.axes)})"
+    if info is not None and len(t.axes) != info.ndim:
+        raise ProgramError(f"{text} names {len(t.axes)} axes but {t.name} has {info.ndim} mode(s); "
+                           f"give a permutation of 0..{info.ndim - 1}", line)
+    if len(acc.idxs) != len(t.axes):
+        raise ProgramError(f"{text} has {len(t.axes)} mode(s) but is indexed with {len(acc.idxs)} "
+                           f"index(es)", line)
+    return replace(acc, tns=TensorRef(t.name), idxs=t.permute(acc.idxs))
+
+
+def _resolve_size(n, tensors, line):
+    if n.expr is not None:
+        return None
+    info = tensors.get(n.tensor)
+    if info is None:
+        raise ProgramError(f"size of unknown tensor {n.tensor}", line)
+    if not 0 <= n.mode < info.ndim:
+        raise ProgramError(f"size({n.tensor}, {n.mode}): {n.tensor} has {info.ndim} mode(s)", line)
+    return replace(n, expr=info.size(info.format.mode_order.index(n.mode)))
+
+
+def _nonneg_ir(e, tensors) -> bool:
+    """Whether an IR extent is provably >= 0: sizes, non-negative constants, and sums,
+    products, minima and maxima of them."""
+    from ..imperative.ir import BinOp, Select
+    if isinstance(e, Const):
+        return isinstance(e.value, int) and e.value >= 0
+    if isinstance(e, Var):
+        return any(e == info.size(m) for info in tensors.values() for m in range(info.ndim))
+    if isinstance(e, BinOp) and e.op in "+*":
+        return _nonneg_ir(e.left, tensors) and _nonneg_ir(e.right, tensors)
+    if isinstance(e, Select):
+        return _nonneg_ir(e.then, tensors) and _nonneg_ir(e.otherwise, tensors)
+    return False
+
+
+def _nonnegative(e) -> bool:
+    """Whether a static expression is provably >= 0 (sizes and non-negative constants)."""
+    if isinstance(e, Literal):
+        return isinstance(e.value, int) and e.value >= 0
+    if isinstance(e, Size):
+        return True
+    if isinstance(e, Call) and isinstance(e.op, Operator) and e.op.name in ("add", "mul"):
+        return all(_nonnegative(a) for a in e.args)
+    return False
+
+
+def _is_static(e) -> bool:
+    """An integer known before the kernel's loops run: constants, sizes and + - * of them."""
+    if isinstance(e, Literal):
+        return isinstance(e.value, int) and not isinstance(e.value, bool)
+    if isinstance(e, Size):
+        return True
+    if isinstance(e, Call) and isinstance(e.op, Operator) and e.op.name in ("add", "sub", "mul", "neg"):
+        return all(_is_static(a) for a in e.args)
+    return False
 
 
 def _fold(e):
@@ -220,25 +394,9 @@ def concordize(prog, tensors: dict):
 
 
 def _base(x):
-    while isinstance(x, (Offset, Permit, Protocol)):
+    while isinstance(x, IndexModifier):
         x = x.index
     return x
-
-
-def _offset_const(x):
-    d = 0
-    permit = False
-    while isinstance(x, (Offset, Permit, Protocol)):
-        if isinstance(x, Permit):
-            permit = True
-        elif isinstance(x, Protocol):
-            pass
-        elif isinstance(x.delta, Literal) and isinstance(x.delta.value, int):
-            d += x.delta.value
-        else:
-            return None, permit
-        x = x.index
-    return d, permit
 
 
 # --------------------------------------------------------------------------- dimensionalize
@@ -254,33 +412,112 @@ class DimSource:
     line: int = 0
     tensor: str | None = None
     mode: int | None = None
-    delta: int = 0
+    #: the constant offset from the tensor's mode; None through a window (the extent is the
+    #: window's, not the tensor's, so the runtime's equal-size checks leave it out)
+    delta: int | None = 0
+    #: a permissive window: its extent is used only when nothing else sizes the loop, and
+    #: never conflicts (outside the window the access is missing)
+    weak: bool = False
+    #: a window: the runtime does not check its extent against the other sources, so the
+    #: loop runs over the intersection of all of them
+    window: bool = False
+
+
+def _mode_range(x, acc, info, m, shape, tensors, shapes):
+    """The extent of the bare index of ``x`` (indexing storage mode ``m`` of ``info``), from
+    the tensor side outwards: ``(Extent, (start, stop) ints or None, delta, description)``.
+
+    None when the index is unbounded (``~`` without a window) or shifted by an outer loop
+    index. Checks windows against the coordinates the tensor has (out of bounds, reversed);
+    a permissive window may reach outside the tensor (padding) and still gives the extent.
+    """
+    from .wrappers import static_ir, static_value
+    mods, _ = _chain(x)
+    permit = any(isinstance(mod, Permit) for mod in mods)
+    if permit and not any(isinstance(mod, Window) for mod in mods):
+        return None
+    start, stop = Const(0, "int64"), info.size(m)
+    known = shape is not None
+    vstart, vstop = 0, (shape[m] if known else None)
+    delta, what = 0, None
+    lmode = info.format.mode_order[m]
+    for mod in mods:
+        if isinstance(mod, Offset):
+            if not _is_static(mod.delta):
+                return None
+            d, dv = static_ir(mod.delta), static_value(mod.delta, tensors, shapes)
+            start, stop = X.sub(start, d), X.sub(stop, d)
+            if dv is None:
+                known = False
+            else:
+                vstart, vstop = vstart - dv, (None if vstop is None else vstop - dv)
+                delta = None if delta is None else delta + dv
+        elif isinstance(mod, Window):
+            lo, hi = static_ir(mod.lo), static_ir(mod.hi)
+            lv, hv = static_value(mod.lo, tensors, shapes), static_value(mod.hi, tensors, shapes)
+            text = f"{show_expr(mod.lo)}:{show_expr(mod.hi)}"
+            vals = "" if (lv, hv) == (mod.lo.value if isinstance(mod.lo, Literal) else None,
+                                      mod.hi.value if isinstance(mod.hi, Literal) else None) \
+                else f" (= {lv}:{hv})"
+            if lv is not None and hv is not None and lv > hv:
+                raise ProgramError(f"the window {text}{vals} of {acc.tns.name} (mode {lmode}) has its bounds "
+                                   f"reversed: windows are half-open lo:hi with lo <= hi", acc.line)
+            if not permit and known and vstop is not None and lv is not None and hv is not None and \
+                    (lv < vstart or hv > vstop):
+                within = f"{vstart}:{vstop}" + (f" (after the offset {-vstart})" if vstart else "")
+                raise ProgramError(f"the window {text}{vals} of {acc.tns.name} is out of bounds: mode {lmode} "
+                                   f"of {acc.tns.name} has size {shape[m]}, so a window must lie within "
+                                   f"{within}; read it as permissive (~) to pad with missing", acc.line)
+            if permit:
+                start, stop = lo, hi  # reads outside the tensor are missing: no clipping needed
+            else:
+                # clip to the coordinates the tensor has when the kernel runs, as numpy clips
+                # a[3:9]: a kernel compiled for one shape may be called with a smaller tensor
+                low = lo if X.prove_le(start, lo) or (start == Const(0, "int64") and _nonnegative(mod.lo)) \
+                    else X.imax(lo, start)
+                # ... and never reversed (an empty window, not a negative size)
+                clipped = X.imin(hi, stop)
+                if not (X.prove_le(low, clipped) or (low == Const(0, "int64") and _nonneg_ir(clipped, tensors))):
+                    clipped = X.imax(clipped, low)
+                start, stop = low, clipped
+            vstart, vstop = lv, hv
+            known = lv is not None and hv is not None
+            delta = None
+            what = f"the window {text}{vals} of {acc.tns.name} (mode {lmode})"
+    v = (vstart, vstop) if known and vstart is not None and vstop is not None else None
+    return Extent(start, stop), v, delta, what, permit
+
+
+@dataclass(frozen=True, eq=False)
+class LoopIndex:
+    """The index of one loop: sibling loops may reuse a name with different extents
+    (``for i: C[0:n][i] = A[i]`` then ``for i: C[n:][i] = B[i]``)."""
+
+    name: str
+    line: int = 0
 
 
 def dimensionalize(prog, tensors: dict, shapes: dict):
     """Give each ``for i in _`` its extent; ``shapes`` holds concrete storage shapes where known.
 
-    Returns ``(program, sources)`` with ``sources[index name]`` the sources that agreed.
+    Returns ``(program, sources)`` with ``sources[loop]`` (a :class:`LoopIndex`, one per
+    loop, with the index's ``name``) the sources that agreed.
     """
-    sources: dict[Index, list[DimSource]] = {}
+    sources: dict[LoopIndex, list[DimSource]] = {}
+    keys: dict[int, LoopIndex] = {}
 
     def add(i, src):
         have = sources.setdefault(i, [])
         for h in have:
-            if h.value is not None and src.value is not None and \
+            if h.value is not None and src.value is not None and not (h.weak or src.weak) and \
                     (h.value[1] - h.value[0] != src.value[1] - src.value[0] or h.value != src.value):
                 raise ProgramError(
                     f"conflicting extents for index {i.name}: {h.what} gives {h.value[0]}:{h.value[1]} "
                     f"but {src.what} gives {src.value[0]}:{src.value[1]}", src.line or h.line)
         have.append(src)
 
-    def collect(s):
-        if isinstance(s, Loop) and s.ext is not None:
-            v = None
-            if isinstance(s.ext.start, Const) and isinstance(s.ext.stop, Const):
-                v = (s.ext.start.value, s.ext.stop.value)
-            add(s.idx, DimSource(f"the range of loop {s.idx.name}", s.ext, v, s.line))
-        for n in walk(s):
+    def accesses(e, scope):
+        for n in walk(e):
             if isinstance(n, Access) and isinstance(n.tns, TensorRef):
                 info = tensors[n.tns.name]
                 shape = shapes.get(n.tns.name)
@@ -290,28 +527,50 @@ def dimensionalize(prog, tensors: dict, shapes: dict):
                     base = _base(x)
                     if not isinstance(base, Index):
                         continue
-                    d, permit = _offset_const(x)
-                    if permit or d is None:
-                        continue
-                    ext = Extent(X.neg(Const(d, "int64")) if d else Const(0, "int64"),
-                                 X.sub(info.size(m), d))
-                    v = None if shape is None else (-d, shape[m] - d)
-                    add(base, DimSource(f"{n.tns.name} (storage mode {m}, size {'?' if shape is None else shape[m]})",
-                                        ext, v, n.line, n.tns.name, m, d))
-        if isinstance(s, (Loop,)):
-            collect(s.body)
+                    got = _mode_range(x, n, info, m, shape, tensors, shapes)
+                    if got is None or base not in scope:
+                        continue  # permissive (unbounded), or shifted by an outer index (Toeplitz)
+                    ext, v, delta, what, weak = got
+                    size = '?' if shape is None else shape[m]
+                    add(scope[base], DimSource(what or f"{n.tns.name} (storage mode {m}, size {size})",
+                                               ext, v, n.line, n.tns.name, m, delta, weak,
+                                               what is not None and not weak))
+
+    def collect(s, scope):
+        if isinstance(s, Loop):
+            key = keys[id(s)] = LoopIndex(s.idx.name, s.line)
+            sources.setdefault(key, [])
+            if s.ext is not None:
+                v = None
+                if isinstance(s.ext.start, Const) and isinstance(s.ext.stop, Const):
+                    v = (s.ext.start.value, s.ext.stop.value)
+                add(key, DimSource(f"the range of loop {s.idx.name}", s.ext, v, s.line))
+            collect(s.body, {**scope, s.idx: key})
         elif isinstance(s, Block):
             for t in s.stmts:
-                collect(t)
-        elif isinstance(s, (Sieve, Define)):
-            collect(s.body)
+                collect(t, scope)
+        elif isinstance(s, Sieve):
+            accesses(s.cond, scope)
+            collect(s.body, scope)
+        elif isinstance(s, Define):
+            accesses(s.val, scope)
+            collect(s.body, scope)
+        elif isinstance(s, Assign):
+            accesses(s.lhs, scope)
+            accesses(s.rhs, scope)
 
-    collect(prog)
+    collect(prog, {})
 
     def choose(i, line):
         srcs = sources.get(i, [])
+        if not srcs:
+            # a loop indexing only temporaries or unsized outputs takes the extent of a sibling
+            # loop of the same name (Gustavson: `for j` over B fills w[j], `for j` copies w[j])
+            srcs = [src for k, v in sources.items() if k.name == i.name for src in v]
         # prefer inputs (their sizes are known when the kernel runs), then ranges, then outputs
         def rank(src):
+            if src.weak:
+                return 3
             if src.tensor is None:
                 return 1
             return 0 if tensors[src.tensor].role == "input" else 2
@@ -319,11 +578,17 @@ def dimensionalize(prog, tensors: dict, shapes: dict):
         if not srcs:
             raise ProgramError(f"cannot infer the extent of loop index {i.name}: no tensor is indexed by "
                                f"it alone; write `for {i.name} in range(n)`", line)
+        if any(src.window for src in srcs):
+            # sources that agree at compile time fold to one bound; at run time every access
+            # of the loop stays within its tensor (and its window)
+            strong = [src for src in srcs if not src.weak]
+            return Extent(X.imax(*[src.extent.start for src in strong]),
+                          X.imin(*[src.extent.stop for src in strong]))
         return srcs[0].extent
 
     def fill(s):
         if isinstance(s, Loop):
-            ext = s.ext if s.ext is not None else choose(s.idx, s.line)
+            ext = s.ext if s.ext is not None else choose(keys[id(s)], s.line)
             return replace(s, ext=ext, body=fill(s.body))
         if isinstance(s, Block):
             return replace(s, stmts=tuple(fill(t) for t in s.stmts))
@@ -331,7 +596,7 @@ def dimensionalize(prog, tensors: dict, shapes: dict):
             return replace(s, body=fill(s.body))
         return s
 
-    return fill(prog), sources
+    return fill(prog), {k: v for k, v in sources.items() if v}
 
 
 # --------------------------------------------------------------------------- life cycle

@@ -129,10 +129,67 @@ class Value(Expr):
 
 @serialize.node
 @dataclass(frozen=True)
+class Size(Value):
+    """``size(A, m)`` (written ``A.shape[m]`` or ``len(A)``): the size of logical mode ``mode``
+    of ``tensor``, an int64 kernel parameter. The parser leaves ``expr`` None; wrapperization
+    resolves it to the tensor's storage size parameter (``A0_size``).
+
+    >>> print(show_expr(Size(None, "int64", "A", 1)))
+    size(A, 1)
+    """
+
+    tensor: str = ""
+    mode: int = 0
+
+
+@serialize.node
+@dataclass(frozen=True)
 class TensorRef(Expr):
     """A tensor named by the program (an input, an output or a temporary)."""
 
     name: str
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Swizzle(TensorRef):
+    """``swizzle(A, *axes)``: a lazy transpose, numpy's ``A.transpose(axes)``: mode ``d`` of
+    the swizzle is mode ``axes[d]`` of ``A``, so ``swizzle(A, 1, 0)[i, j]`` reads ``A[j, i]``.
+
+    It is a :class:`TensorRef` (naming ``A``) so passes that look for tensors find it;
+    wrapperization compiles it away by permuting the access's indices.
+    """
+
+    axes: tuple = ()
+
+    def permute(self, idxs) -> tuple:
+        """The indices of ``A`` for indices ``idxs`` of the swizzle.
+
+        >>> Swizzle("A", (1, 2, 0)).permute(("i", "j", "k"))
+        ('k', 'i', 'j')
+        """
+        out = [None] * len(self.axes)
+        for d, a in enumerate(self.axes):
+            out[a] = idxs[d]
+        return tuple(out)
+
+
+class IndexModifier(Expr):
+    """Base of the index modifiers wrapperization introduces (``Offset``, ``Permit``,
+    ``Window``, ``Protocol`` in :mod:`compiler.looplets.passes`).
+
+    Each wraps an ``index`` (another modifier or an :class:`Index`); the outermost
+    modifier is the one nearest the tensor. An access with modifiers prints as Finch's
+    wrapper tensors, e.g. ``offset(permissive(A, true), i - 1)[j]``: ``wrapper`` names the
+    wrapper, :meth:`wrapper_arg` gives this mode's argument, ``neutral`` the argument of
+    the modes the wrapper leaves alone.
+    """
+
+    wrapper = "?"
+    neutral = "_"
+
+    def wrapper_arg(self) -> str:
+        return "_"
 
 
 @dataclass(frozen=True)
@@ -285,6 +342,8 @@ def op_name(op) -> str:
 
 
 def _tns_text(t) -> str:
+    if isinstance(t, Swizzle):
+        return f"swizzle({t.name}, {', '.join(str(a) for a in t.axes)})"
     if isinstance(t, TensorRef):
         return t.name
     label = getattr(t, "label", None)
@@ -296,14 +355,25 @@ def _show(e) -> tuple[str, int]:
         return literal_text(e.value), 11
     if isinstance(e, (Index, Variable, TensorRef)):
         return e.name, 11
+    if isinstance(e, Size):
+        return f"size({e.tensor}, {e.mode})", 11
     if isinstance(e, Value):
         return f"${{{e.expr}}}", 11
     if isinstance(e, Access):
+        wrapped = _wrapped_access_text(e)
+        if wrapped is not None:
+            return wrapped, 11
         idx = ", ".join(show_expr(i) for i in e.idxs)
         return f"{_tns_text(e.tns)}[{idx}]", 11
     if isinstance(e, Call):
         op = e.op
         name = getattr(op, "name", None)
+        if isinstance(op, Operator) and not op.is_user and name == "add" and len(e.args) == 2 and \
+                isinstance(e.args[1], Literal) and isinstance(e.args[1].value, (int, float)) and \
+                not isinstance(e.args[1].value, bool) and e.args[1].value < 0:
+            # i + -1 reads as i - 1 (offsets fold their constants into an addition)
+            (lt, lp), p = _show(e.args[0]), _PREC["sub"]
+            return f"{f'({lt})' if lp < p else lt} - {literal_text(-e.args[1].value)}", p
         if isinstance(op, Operator) and not op.is_user and name in _INFIX and len(e.args) == 2:
             p = _PREC[name]
             (lt, lp), (rt, rp) = _show(e.args[0]), _show(e.args[1])
@@ -315,6 +385,39 @@ def _show(e) -> tuple[str, int]:
             return ("!" if name == "not" else "-") + (f"({t})" if p < 10 else t), 10
         return f"{op_name(op)}({', '.join(show_expr(a) for a in e.args)})", 11
     return _tns_text(e), 11
+
+
+#: the order of wrappers that modify different modes at the same depth (they commute)
+_WRAPPER_ORDER = ("permissive", "window", "offset", "protocolize")
+
+
+def _wrapped_access_text(e) -> str | None:
+    """Finch's wrapper-tensor text of an access whose indices carry modifiers, else None.
+
+    Each mode's modifiers are peeled from the tensor side; the ``k``-th modifiers of all
+    modes form one layer, printed as one wrapper call per kind (modes commute):
+    ``A[~(j + i - 1), k]`` prints ``offset(permissive(A, true, false), i - 1, 0)[j, k]``.
+    """
+    chains = []
+    for x in e.idxs:
+        mods = []
+        while isinstance(x, IndexModifier):
+            mods.append(x)
+            x = x.index
+        chains.append((mods, x))
+    if not any(mods for mods, _ in chains):
+        return None
+    text = _tns_text(e.tns)
+    for layer in range(max(len(mods) for mods, _ in chains)):
+        here = [mods[layer] if layer < len(mods) else None for mods, _ in chains]
+        for kind in _WRAPPER_ORDER + tuple(sorted({m.wrapper for m in here if m is not None}
+                                                  - set(_WRAPPER_ORDER))):
+            if not any(m is not None and m.wrapper == kind for m in here):
+                continue
+            proto = next(m for m in here if m is not None and m.wrapper == kind)
+            args = [m.wrapper_arg() if m is not None and m.wrapper == kind else proto.neutral for m in here]
+            text = f"{kind}({text}, {', '.join(args)})"
+    return f"{text}[{', '.join(show_expr(b) for _, b in chains)}]"
 
 
 def show_expr(e) -> str:
@@ -444,7 +547,8 @@ def is_pass(s) -> bool:
     return isinstance(s, Block) and not s.stmts
 
 
-__all__ = ["MISSING", "Node", "Expr", "Stmt", "Literal", "Index", "Variable", "Value", "TensorRef",
+__all__ = ["MISSING", "Node", "Expr", "Stmt", "Literal", "Index", "Variable", "Value", "Size", "TensorRef",
+           "Swizzle", "IndexModifier",
            "Access", "Call", "Extent", "Loop", "Sieve", "Define", "Block", "Declare", "Freeze",
            "Thaw", "Assign", "show_expr", "show_stmt", "walk", "postmap", "substitute", "uses",
            "block", "is_pass", "children", "fields"]

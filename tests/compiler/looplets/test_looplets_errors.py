@@ -96,3 +96,12 @@ def test_colon_declares_an_output_like_ellipsis():
     with pytest.raises(ProgramError, match="declare an output") as e:
         loop_program(source=src("    for i in _:\n        y[1:2] += x[i]\n"))
     assert line_of(e) == 3
+
+
+def test_window_out_of_bounds_names_the_file_line():
+    def k(y, A, x):
+        for i in _:  # noqa: F821
+            y[i] = x[1:4][i]
+    with pytest.raises(ProgramError, match="the window 1:4 of x is out of bounds: mode 0 of x has size 3") as e:
+        compile_program(loop_program(k), y="dense", A=A, x=x)
+    assert line_of(e) == k.__code__.co_firstlineno + 2

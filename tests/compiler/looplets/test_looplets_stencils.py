@@ -1,5 +1,8 @@
-"""2-D convolution with offsets and coalesce padding, and symmetric SpMV from a stored
-upper triangle, against numpy."""
+"""2-D convolution with offsets and coalesce padding, symmetric SpMV from a stored upper
+triangle, and 1-D convolution in gather form (with and without a search per output),
+against numpy."""
+
+import re
 
 import numpy as np
 import pytest
@@ -66,3 +69,67 @@ def test_symmetric_spmv_from_a_stored_upper_triangle(n, density, fmt):
     # the masks read only the upper triangle: a lower triangle in storage is ignored
     F = Tensor.from_numpy(np.triu(S) + 100.0 * np.tril(s, -1), fmt)
     np.testing.assert_allclose(k(A=F, x=x).to_numpy(), S @ xd)
+
+
+# 1-D convolution in gather form, B[i] = sum_j A[i + j - 1] * F[j] with zero padding. With the
+# outputs outermost, A[~(i + j - 1)] is unfurled once per output and its stepper seeks (a
+# binary search) to i - 1 every time. With the taps outermost, A[i + j - 1] is a Toeplitz read
+# shifted by the tap: the stepper seeks once per tap and the outputs come straight from A's
+# position loop (O(taps * (log nnz + nnz)), no search per output).
+
+
+@loop_program
+def conv1d_per_output(B, A, F):
+    for i in _:
+        for j in _:
+            B[i] += coalesce(A[~(i + j - 1)], 0.0) * F[j]
+
+
+@loop_program
+def conv1d_per_tap(B, A, F):
+    for j in _:
+        for i in _:
+            B[i] += coalesce(A[~(i + j - 1)], 0.0) * F[j]
+
+
+def loops_around_searches(c_source) -> list:
+    """For each binary search (``while (lo < hi)``) of a kernel, the loops enclosing it."""
+    stack, out = [], []
+    for line in c_source.splitlines():
+        text = line.strip()
+        if text.startswith("while (lo") and "< hi" in text:
+            out.append([h for h in stack if h.startswith(("for (", "while ("))])
+        stack.extend([text] * text.count("{"))
+        for _ in range(text.count("}")):
+            stack.pop()
+    return out
+
+
+@pytest.mark.parametrize("n,density", [(1, 1.0), (9, 0.0), (40, 0.2), (25, 0.7)])
+@pytest.mark.parametrize("fmt", [SparseList(Element(0.0)), Dense(Element(0.0))], ids=["SparseList", "Dense"])
+def test_conv1d_gather_forms_match_numpy(n, density, fmt):
+    a = sparse((n,), density, 3)
+    f = np.array([0.5, -2.0, 3.0])
+    A, F = Tensor.from_numpy(a, fmt), Tensor.from_numpy(f, "dense")
+    ref = np.correlate(np.pad(a, 1), f, mode="valid")
+    for prog in (conv1d_per_output, conv1d_per_tap):
+        k = compile_program(prog, B=Tensor.from_numpy(np.zeros(n), "dense"), A=A, F=F)
+        np.testing.assert_allclose(k(A=A, F=F).to_numpy(), ref)
+
+
+def test_conv1d_with_taps_outermost_searches_once_per_tap_not_per_output():
+    A = Tensor.from_numpy(sparse((50,), 0.2, 4), SparseList(Element(0.0)))
+    F = Tensor.from_numpy(np.array([1.0, 2.0, 3.0]), "dense")
+    B = Tensor.from_numpy(np.zeros(50), "dense")
+    per_output = compile_program(conv1d_per_output, B=B, A=A, F=F).c_source
+    per_tap = compile_program(conv1d_per_tap, B=B, A=A, F=F).c_source
+    # outputs outermost: the seek into A runs inside the loop over the outputs
+    assert any(any(h.startswith("for (int64_t i = 0; i < B0_size") for h in loops)
+               for loops in loops_around_searches(per_output))
+    # taps outermost: every search is inside the tap loop only, and the outputs are written
+    # from A's position loop (no dense loop over B at all)
+    searches = loops_around_searches(per_tap)
+    assert searches and all(loops == ["for (int64_t j = 0; j < F0_size; j++) {"] for loops in searches)
+    assert "for (int64_t i" not in per_tap
+    assert "while (qA < qA_end)" in per_tap
+    assert re.search(r"B_val\[i_\d+\] \+= A_val\[qA\] \* F_val\[j\];", per_tap)

@@ -1,0 +1,136 @@
+"""Wrapper tensors at unfurl time: index modifiers turned into looplet transformations.
+
+Wrapperization (:func:`compiler.looplets.passes.wrapperize`) leaves each access index as
+a chain of modifiers, the one nearest the tensor outermost. When the access is unfurled
+on its loop, :func:`apply_modifiers` wraps the tensor's looplet nest in the chain's
+transformations, from the tensor side outwards:
+
+============================  ==============================================================
+modifier (printed wrapper)    looplet transformation
+============================  ==============================================================
+``Permit`` (``permissive``)   ``Sequence(Phase(0, missing), Phase(size, nest), Phase(missing))``
+``Offset`` (``offset``)       ``Shift(-delta, nest)``: outer ``i`` reads inner ``i + delta``
+``Window`` (``window``)       nothing if the access is not permissive: dimensionalization
+                              gave the loop the window's extent, and the lowerers truncate
+                              the child to the loop (steppers seek to its start, spikes
+                              lose their tails at its end); permissive: ``missing`` outside
+                              ``[lo, hi)``, as ``Permit`` does outside the tensor
+``Protocol``                  chosen before (the level unfurls a Jumper for ``gallop``)
+============================  ==============================================================
+
+Window bounds and constant offsets are *static*: integers and tensor sizes. They turn
+into IR here and in dimensionalization by the same folding (:func:`static_ir`), so the
+extent of a windowed loop and the shifted stops of its looplets are provably equal and
+no runtime phase checks are emitted.
+
+>>> from compiler.looplets.program import Literal, Size, Call
+>>> from compiler.algebra import lookup
+>>> from compiler.imperative.ir import Var
+>>> print(static_ir(Call(lookup("-"), (Size(Var("A0_size"), "int64", "A", 0), Literal(1)))))
+A0_size - 1
+>>> static_value(Call(lookup("-"), (Size(Var("A0_size"), "int64", "A", 0), Literal(1))),
+...              {}, {"A": (7,)}, lambda t, m: m)
+6
+"""
+
+from __future__ import annotations
+
+from ..algebra import Operator
+from ..imperative.ir import Const
+from . import extents as X
+from .looplets import Fill, Phase, Sequence, Shift
+from .program import MISSING, Call, IndexModifier, Literal, Size, Value
+
+
+def static_ir(e):
+    """The IR of a static integer expression (folded with :mod:`~compiler.looplets.extents`),
+    or None if ``e`` is not one (it then depends on an outer loop index)."""
+    if isinstance(e, Literal) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return Const(e.value, "int64")
+    if isinstance(e, Value) and e.expr is not None and e.dtype.startswith("int"):
+        return e.expr
+    if isinstance(e, Call) and isinstance(e.op, Operator) and e.op.name in ("add", "sub", "mul", "neg"):
+        args = [static_ir(a) for a in e.args]
+        if any(a is None for a in args):
+            return None
+        if e.op.name == "add":
+            return X.add(*args)
+        if e.op.name == "sub":
+            return X.sub(*args)
+        if e.op.name == "neg":
+            return X.neg(*args)
+        from ..imperative.ir import BinOp
+        a, b = args
+        if isinstance(a, Const) and isinstance(b, Const):
+            return Const(a.value * b.value, "int64")
+        return BinOp("*", a, b)
+    return None
+
+
+def static_value(e, tensors, shapes, storage=None):
+    """The int value of a static expression when the sizes it reads are known, else None.
+
+    ``shapes`` holds storage shapes; ``storage(tensor, logical mode)`` maps a logical mode
+    to its storage position (by default from ``tensors[name].format.mode_order``).
+    """
+    if isinstance(e, Literal) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return e.value
+    if isinstance(e, Size):
+        shape = shapes.get(e.tensor)
+        if shape is None:
+            return None
+        k = storage(e.tensor, e.mode) if storage else tensors[e.tensor].format.mode_order.index(e.mode)
+        return int(shape[k])
+    if isinstance(e, Call) and isinstance(e.op, Operator) and e.op.name in ("add", "sub", "mul", "neg"):
+        args = [static_value(a, tensors, shapes, storage) for a in e.args]
+        if any(a is None for a in args):
+            return None
+        return {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+                "neg": lambda a: -a}[e.op.name](*args)
+    return None
+
+
+def modifier_chain(x) -> tuple[list, object]:
+    """The modifiers of an access index, nearest the tensor first, and its bare index."""
+    mods = []
+    while isinstance(x, IndexModifier):
+        mods.append(x)
+        x = x.index
+    return mods, x
+
+
+def _missing_outside(start, stop, nest):
+    """``nest`` on ``[start, stop)``, ``missing`` before and after (a permissive region)."""
+    gap = Fill(Literal(MISSING))
+    return Sequence((Phase(start, gap), Phase(stop, nest), Phase(None, gap)))
+
+
+def apply_modifiers(idx, nest, fiber, to_ir):
+    """Wrap a freshly unfurled looplet ``nest`` (of ``fiber``) for the modifiers of ``idx``.
+
+    ``to_ir`` lowers a program expression that is not static (a Toeplitz offset by an
+    outer index, already substituted by its value).
+
+    >>> from compiler.looplets.passes import Offset, Window
+    >>> from compiler.looplets.program import Index
+    >>> from compiler.looplets.looplets import Run, nest_text
+    >>> w = Window(Offset(Index("i"), Literal(2)), Literal(2), Literal(5))
+    >>> print(nest_text(apply_modifiers(w, Run(Literal(1.0)), None, None)))
+    Shift(-2)
+      Run(1.0)
+    """
+    from .passes import Offset, Permit, Window
+    mods, _ = modifier_chain(idx)
+    permit = any(isinstance(m, Permit) for m in mods)
+    if permit:
+        size = fiber.tensor.size(fiber.tensor.storage_mode(fiber.level))
+        nest = _missing_outside(Const(0, "int64"), size, nest)
+    for m in mods:
+        if isinstance(m, Offset):
+            d = static_ir(m.delta)
+            d = to_ir(m.delta) if d is None else d
+            if not (isinstance(d, Const) and d.value == 0):
+                nest = Shift(X.neg(d), nest)
+        elif isinstance(m, Window) and permit:
+            nest = _missing_outside(static_ir(m.lo), static_ir(m.hi), nest)
+    return nest
