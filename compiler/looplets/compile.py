@@ -27,7 +27,7 @@ from ..errors import ShapeError, StrategyError
 from ..format import Format, parse_format
 from ..imperative import ir
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, UnOp, Var
-from ..levels import Dense, Element, Pattern, SparseByteMap, SparseHash, SparseList
+from ..levels import Dense, Element, Pattern, RunList, SparseByteMap, SparseHash, SparseList, SparseRunList
 from ..tensor import Tensor
 from ..trace import Artifact, Trace
 from .errors import ProgramError
@@ -152,10 +152,17 @@ def _output_params(info: TensorInfo) -> tuple:
                                 OutScalar(nnz, "int64"),
                                 Growable(array_name(info.name, k, "srt"), lvl.index_dtype.name, nnz),
                                 Buffer(array_name(info.name, None, "vals"), info.dtype, "inout"))
+    if isinstance(lvl, (RunList, SparseRunList)) and k == len(levels) - 1 and isinstance(info.leaf, Element):
+        nnz = array_name(info.name, k, "nnz")
+        idt = lvl.index_dtype.name
+        ends = ("left", "right") if isinstance(lvl, SparseRunList) else ("right",)
+        return tuple(params) + (Buffer(array_name(info.name, k, "pos"), idt, "inout"), OutScalar(nnz, "int64"),
+                                *(Growable(array_name(info.name, k, e), idt, nnz) for e in ends),
+                                Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
     if not isinstance(lvl, SparseList) or k != len(levels) - 1:
         raise StrategyError(f"output {info.name}: the looplet strategy writes Dense levels over at most one "
-                            f"innermost SparseList level, or Dense levels around one SparseByteMap level "
-                            f"(with an Element leaf), not {info.format}")
+                            f"innermost SparseList, RunList or SparseRunList level, or Dense levels around one "
+                            f"SparseByteMap level (with an Element leaf), not {info.format}")
     nnz = array_name(info.name, k, "nnz")
     params += [Buffer(array_name(info.name, k, "pos"), lvl.index_dtype.name, "inout"),
                OutScalar(nnz, "int64"),

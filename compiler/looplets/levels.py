@@ -44,7 +44,8 @@ from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockL
                       SparseHash,
                       SparseInterval, SparseList, SparsePoint, SparseRunList, flatten)
 from . import extents as X
-from .looplets import Case, Fill, Jumper, Lookup, Switch, Phase, Positions, Run, Sequence, Spike, Stepper, Thunk
+from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Switch, Phase, Positions, Run, Sequence, Spike,
+                       Stepper, Thunk)
 from .program import Literal, Value
 
 
@@ -405,6 +406,8 @@ def unfurl_run_list(f: SubFiber, ctx, mode):
     pos_b, right_b = info.array(k, "pos"), info.array(k, "right")
     t = _tag(info)
     r, r_stop, e = (Var(ctx.fresh(n)) for n in (f"r{t}", f"r{t}_stop", f"right{t}"))
+    if mode != "read":
+        return unfurl_run_list_update(f, ctx)
     pre = (Declare(r, "int64", Load(pos_b, f.pos)), Declare(r_stop, "int64", Load(pos_b, X.add(f.pos, 1))))
     stepper = Stepper(
         seek=lambda start: (If(BinOp("<", r, r_stop), search_stmts(r, right_b, r_stop, X.add(start, 1), ctx.fresh)),),
@@ -414,11 +417,89 @@ def unfurl_run_list(f: SubFiber, ctx, mode):
     return Thunk(pre, stepper)
 
 
+def _run_output(f: SubFiber):
+    """Check a run-length output level (Dense parents, an Element leaf below it)."""
+    info, k = f.tensor, f.level
+    lvl = info.levels[k]
+    if any(not isinstance(l, Dense) for l in info.levels[:k]) or k != len(info.levels) - 1 \
+            or not isinstance(info.leaf, Element):
+        raise StrategyError(f"output {info.name}: a {lvl.name} output level needs Dense levels above it and an "
+                            f"Element leaf below it, not {info.format}")
+    return info, k, Var(info.array(k, "nnz")), info.array(None, "vals")
+
+
+def _open_run(f: SubFiber, ctx, nnz, grow: str):
+    """A fresh slot at ``nnz`` holding the fill, and the dirty flag its writes set."""
+    dirty = Var(ctx.fresh(f"dirty{_tag(f.tensor)}"))
+    child = _child(f, nnz, dirty)
+    return [Declare(dirty, "bool", Const(False, "bool")), ir.Grow(grow, X.add(nnz, 1))] + assemble_stmts(child, ctx), \
+        dirty, child
+
+
+def unfurl_run_list_update(f: SubFiber, ctx, mode="update"):
+    """RunList update: each region the loop lowers as a whole is one run (AcceptRun).
+
+    ``cov`` is how far the fiber is covered; a region starting past it first gets a fill
+    run, a run equal to the one before it extends it, and the fiber ends with a fill run
+    up to its size. Fibers never entered get their one fill run when the tensor freezes.
+    """
+    info, k, nnz, vals = _run_output(f)
+    pos_b, right_b = info.array(k, "pos"), info.array(k, "right")
+    t = _tag(info)
+    q0, cov = Var(ctx.fresh(f"q{t}_start")), Var(ctx.fresh(f"cov{t}"))
+    fill = Const(info.fill, info.dtype)
+
+    def close(end, same):
+        """The run in the slot at ``nnz`` ends at ``end``: extend the previous one if ``same``."""
+        extend = ir.and_(BinOp(">", nnz, q0), same)
+        return [If(extend, [ir.Store(right_b, X.sub(nnz, 1), end)],
+                   [ir.Store(right_b, nnz, end), CompoundAssign("+", nnz, Const(1, "int64"))]),
+                Assign(cov, end)]
+
+    def fill_up_to(end):
+        return [ir.Grow(right_b, X.add(nnz, 1)), ir.Grow(vals, X.add(nnz, 1)), ir.Store(vals, nnz, fill)] + \
+            close(end, BinOp("==", Load(vals, X.sub(nnz, 1)), fill))
+
+    def accept(start, stop):
+        pre, dirty, child = _open_run(f, ctx, nnz, right_b)
+        gap = [If(BinOp("<", cov, start), fill_up_to(start))]
+        epi = [If(dirty, close(stop, BinOp("==", Load(vals, X.sub(nnz, 1)), Load(vals, nnz))))]
+        return gap + pre, child, epi
+    size = info.size(info.storage_mode(k))
+    end = [If(BinOp("<", cov, size), fill_up_to(size)), ir.Store(pos_b, X.add(f.pos, 1), nnz)]
+    return Thunk((Declare(q0, "int64", nnz), Declare(cov, "int64", Const(0, "int64"))),
+                 AcceptRun(accept, f"append runs to {info.name}.lvl{k + 1}", info), tuple(end), info)
+
+
+def unfurl_sparse_run_list_update(f: SubFiber, ctx, mode="update"):
+    """SparseRunList update: each region the loop lowers as a whole is one run (AcceptRun);
+    a run of the fill is not stored, and a run that continues an equal one extends it."""
+    info, k, nnz, vals = _run_output(f)
+    pos_b, left_b, right_b = (info.array(k, n) for n in ("pos", "left", "right"))
+    q0 = Var(ctx.fresh(f"q{_tag(info)}_start"))
+    fill = Const(info.fill, info.dtype)
+
+    def accept(start, stop):
+        pre, dirty, child = _open_run(f, ctx, nnz, right_b)
+        last = X.sub(nnz, 1)
+        extend = ir.and_(ir.and_(BinOp(">", nnz, q0), BinOp("==", Load(right_b, last), start)),
+                         BinOp("==", Load(vals, last), Load(vals, nnz)))
+        append = [ir.Grow(left_b, X.add(nnz, 1)), ir.Store(left_b, nnz, start), ir.Store(right_b, nnz, stop),
+                  CompoundAssign("+", nnz, Const(1, "int64"))]
+        keep = ir.and_(dirty, BinOp("!=", Load(vals, nnz), fill))
+        return pre, child, [If(keep, [If(extend, [ir.Store(right_b, last, stop)], append)])]
+    return Thunk((Declare(q0, "int64", nnz),),
+                 AcceptRun(accept, f"append runs to {info.name}.lvl{k + 1}", info),
+                 (ir.Store(pos_b, X.add(f.pos, 1), nnz),), info)
+
+
 # --------------------------------------------------------------------------- SparseRunList / SparseInterval
 
 
 def unfurl_sparse_run_list(f: SubFiber, ctx, mode):
     """SparseRunList: a Stepper over runs, each fill then a Run of its child, then fill."""
+    if mode != "read":
+        return unfurl_sparse_run_list_update(f, ctx)
     info, k = f.tensor, f.level
     pos_b, left_b, right_b = (info.array(k, n) for n in ("pos", "left", "right"))
     t = _tag(info)
@@ -726,7 +807,7 @@ def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = Non
 
 
 #: level classes that support update mode
-UPDATABLE = {Dense, SparseList, SparseByteMap, SparseHash}
+UPDATABLE = {Dense, SparseList, SparseByteMap, SparseHash, RunList, SparseRunList}
 
 
 def register_unfurl(cls, fn, updatable=False):

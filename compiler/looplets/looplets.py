@@ -91,10 +91,22 @@ class Fill(Looplet):
 
 @dataclass(frozen=True, eq=False)
 class AcceptRun(Looplet):
-    """Write side: an output region stored in one slot; written once, on the first index."""
+    """Write side (Finch's AcceptRun): an output that stores a region as one run.
 
-    body: Any
-    style = "Run"
+    ``accept(start, stop)`` gives ``(preamble, child, epilogue)``: the host code that opens
+    a run over ``[start, stop)``, the sub-fiber its value is written into, and the code
+    that closes the run (appending or merging it) if the body wrote it. When every read
+    of the loop is constant over the region, the body is lowered once for the whole
+    run; otherwise each index is a run of length one.
+    """
+
+    accept: Callable[[Any, Any], tuple]
+    text: str = "run"
+    owner: Any = None  # the output tensor
+    style = "AcceptRun"
+
+    def label(self):
+        return f"AcceptRun({self.text})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,7 +230,7 @@ class Thunk(Looplet):
 
 
 #: The one lowering priority order (highest first); see :mod:`compiler.looplets.lowerers`.
-PRIORITY = ("Thunk", "Switch", "Run", "Sequence", "Spike", "Jumper", "Stepper", "Lookup")
+PRIORITY = ("Thunk", "Switch", "Run", "Sequence", "Spike", "Jumper", "Stepper", "AcceptRun", "Lookup")
 
 
 def resolve(a: str, b: str) -> str:
@@ -243,8 +255,11 @@ def push_shift(delta, body):
     """
     if isinstance(body, Shift):
         return push_shift(X.add(delta, body.delta), body.body)
-    if not isinstance(body, Looplet) or isinstance(body, (Run, Fill, AcceptRun)):
+    if not isinstance(body, Looplet) or isinstance(body, (Run, Fill)):
         return body
+    if isinstance(body, AcceptRun):  # the run's bounds are the tensor's coordinates
+        return AcceptRun(lambda a, b, f=body.accept: f(X.sub(a, delta), X.sub(b, delta)),
+                         f"{body.text} (shifted {delta})", body.owner)
     if isinstance(body, Lookup):
         return Lookup(lambda i, f=body.body: f(X.sub(i, delta)), f"{body.text} (shifted {delta})")
     if isinstance(body, Spike):

@@ -5,7 +5,7 @@ At each loop ``for i = ext`` the lowerer unfurls every access whose first
 Each style is one focused function (``lower_<style>``), chosen by the ONE priority
 order :data:`~compiler.looplets.looplets.PRIORITY`:
 
-    Thunk > Switch > Run > Sequence > Spike > Jumper > Stepper > Lookup
+    Thunk > Switch > Run > Sequence > Spike > Jumper > Stepper > AcceptRun > Lookup
 
 Why this order. The Looplets paper lists Switch > Run > Spike > Pipeline > Jumper >
 Stepper > Lookup (simplify early, then hoist control flow); Finch.jl v0.2.0 lowers
@@ -21,7 +21,10 @@ Simplify/Switch/Phase). Both are correct once every looplet truncates. We take:
   pipeline beside it into a body range and a one-element tail (duplicated
   pipeline code); lowering the sequence first only turns the spike, in the last
   phase, into a run-time Switch (pitfall 12);
-* Jumper before Stepper (leaders lead), Lookup last (a plain for loop).
+* Jumper before Stepper (leaders lead);
+* AcceptRun (a run-length output taking a whole region as one run) after every
+  read-side rule, so the reads have already cut the loop into regions where they
+  are constant (Finch: Stepper > AcceptRun > Lookup); Lookup last (a plain for loop).
 
 The order is total, so resolving the styles of a loop's looplets is a maximum:
 associative and commutative, independent of the operand order.
@@ -175,7 +178,7 @@ class Lowerer:
     def lower_assign(self, s: Assign) -> list:
         lhs = s.lhs
         tns = lhs.tns
-        if isinstance(tns, (Fill, Run, AcceptRun)) and not lhs.idxs:
+        if isinstance(tns, (Fill, Run)) and not lhs.idxs:
             tns = tns.value if isinstance(tns, Fill) else tns.body
         if isinstance(tns, Literal):
             return []  # writing into a fill region of an output that ignores it
@@ -273,8 +276,37 @@ class Lowerer:
         n = _product([info.size(m) for m in range(info.storage_mode(k))])
         p = Var(self.fresh("p"))
         pos = info.array(k, "pos")
-        return [ir.For(p, 0, n, [If(BinOp("<", Load(pos, X.add(p, 1)), Load(pos, p)),
-                                    [Store(pos, X.add(p, 1), Load(pos, p))])])]
+        carry = [ir.For(p, 0, n, [If(BinOp("<", Load(pos, X.add(p, 1)), Load(pos, p)),
+                                     [Store(pos, X.add(p, 1), Load(pos, p))])])]
+        if info.levels[k].name == "RunList":
+            return carry + self._freeze_run_list(info, k, n)
+        return carry
+
+    def _freeze_run_list(self, info, k, n) -> list:
+        """A RunList fiber covers its whole extent: each fiber never written (a row a sieve
+        skipped) gets one fill run, moving the runs after it up, from the last fiber down."""
+        size = info.size(info.storage_mode(k))
+        nnz = Var(info.array(k, "nnz"))
+        pos, right, vals = info.array(k, "pos"), info.array(k, "right"), info.array(None, "vals")
+        extra, w, p, lo, hi, q = (Var(self.fresh(x)) for x in ("extra", "w", "p", "lo", "hi", "q"))
+        one, zero = Const(1, "int64"), Const(0, "int64")
+        empty = lambda at: BinOp("==", Load(pos, X.add(at, 1)), Load(pos, at))  # noqa: E731
+        move = [Declare(hi, "int64", Load(pos, X.add(p, 1))), Declare(lo, "int64", Load(pos, p)),
+                Store(pos, X.add(p, 1), w),
+                If(BinOp("==", hi, lo),
+                   [CompoundAssign("-", w, one), Store(right, w, size),
+                    Store(vals, w, Const(info.fill, info.dtype))],
+                   [Declare(q, "int64", hi),
+                    While(BinOp(">", q, lo), [CompoundAssign("-", q, one), CompoundAssign("-", w, one),
+                                              Store(right, w, Load(right, q)), Store(vals, w, Load(vals, q))])])]
+        insert = [ir.Grow(right, X.add(nnz, extra)), ir.Grow(vals, X.add(nnz, extra)),
+                  Declare(w, "int64", X.add(nnz, extra)), Declare(p, "int64", n),
+                  While(BinOp(">", p, zero), [CompoundAssign("-", p, one)] + move),
+                  CompoundAssign("+", nnz, extra)]
+        return [If(BinOp(">", size, zero), [
+            Declare(extra, "int64", zero),
+            ir.For(p, 0, n, [If(empty(p), [CompoundAssign("+", extra, one)])]),
+            If(BinOp(">", extra, zero), insert)])]
 
     def _declare_workspace(self, info, s, init) -> list:
         """A SparseByteMap workspace re-assembles only its dirty locations (Finch §3.3.2)."""
@@ -442,18 +474,43 @@ class Lowerer:
             inner = self._short_circuit(i, Extent(v, ext.stop), body, line) + inner
         return [ir.For(v, ext.start, ext.stop, inner)] if inner else []
 
-    # -- Run / Fill / AcceptRun
+    # -- Run / Fill
     def lower_run(self, i, ext, body, found, line):
         """Runs hold one value over the whole extent: substitute it and lower the loop again."""
         def sub(l):
             if isinstance(l, Fill):
                 return l.value
-            if isinstance(l, (Run, AcceptRun)):
+            if isinstance(l, Run):
                 return l.body
             return l
-        new = _replace_looplets(body, i, sub, only=(Run, Fill, AcceptRun))
+        new = _replace_looplets(body, i, sub, only=(Run, Fill))
         self.record("lower:Run", body, new, note=self._note("unwrap runs", i, ext))
         return self.lower_looplets(i, ext, new, line)
+
+    # -- AcceptRun
+    def lower_acceptrun(self, i, ext, body, found, line):
+        """Run-length outputs. Every read left on ``i`` is a Lookup, or the body uses ``i``:
+        each index is a run of length one (a Lookup over ``[v, v + 1)`` regions). Otherwise
+        the body is the same over the whole extent and only writes the runs: it is lowered
+        once, into one run ``[start, stop)`` per output."""
+        def per_index(l):
+            return Lookup(lambda v, l=l: l, f"i -> {l.text} of length one", l.owner) if isinstance(l, AcceptRun) else l
+        opened = []
+
+        def open_run(l):
+            pre, child, epi = l.accept(ext.start, ext.stop)
+            opened.append((pre, epi))
+            return child
+        whole = _replace_looplets(body, i, open_run, only=(AcceptRun,))
+        if any(not isinstance(l, AcceptRun) for l in found) or uses(whole, i) or not _writes_only_runs(body, i):
+            new = _replace_looplets(body, i, per_index, only=(AcceptRun,))
+            self.record("lower:AcceptRun", body, new, note=self._note("runs of length one", i, ext))
+            return self.lower_looplets(i, ext, new, line)
+        self.record("lower:AcceptRun", body, whole, note=self._note("one run", i, ext))
+        out = [x for pre, _ in opened for x in pre] + self.lower(whole) + [x for _, epi in reversed(opened) for x in epi]
+        if getattr(ext, "nonempty", False) or X.prove_lt(ext.start, ext.stop):
+            return out
+        return [If(BinOp("<", ext.start, ext.stop), out)]  # an empty region stores no run
 
     # -- Thunk
     def lower_thunk(self, i, ext, body, found, line):
@@ -831,9 +888,17 @@ def _apply_modifiers(idx, l, fiber, to_ir):
 
 def _style(l) -> str:
     l = unshift(l)
-    if isinstance(l, (Fill, AcceptRun)):
+    if isinstance(l, Fill):
         return "Run"
     return l.style
+
+
+def _writes_only_runs(body, i) -> bool:
+    """Whether every assignment in ``body`` writes an output taking runs on ``i``: then the
+    body over a region where the reads are constant is one write per output, whatever the
+    region's length (a reduction into anything else would count every index)."""
+    return all(isinstance(n.lhs.tns, AcceptRun) and n.lhs.idxs and n.lhs.idxs[0] == i
+               for n in walk(body) if isinstance(n, Assign))
 
 
 def _looplets_of(body, i) -> list:

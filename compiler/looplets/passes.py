@@ -698,15 +698,18 @@ RANDOM_WRITE = ("Dense", "SparseByteMap", "SparseHash")
 
 def check_sparse_writes(prog, tensors: dict):
     """A sparse (non-Dense) output level is appended in index order, so the loops around
-    a write must be exactly the loops of its indices, in storage order."""
-    def visit(s, loops):
+    a write must be exactly the loops of its indices, in storage order. A RunList fiber
+    is covered up to its size by the one loop that writes it, so only one loop may."""
+    run_loops: dict = {}
+
+    def visit(s, loops, nest=()):
         if isinstance(s, Loop):
-            visit(s.body, loops + [s.idx])
+            visit(s.body, loops + [s.idx], nest + (s,))
         elif isinstance(s, Block):
             for t in s.stmts:
-                visit(t, loops)
+                visit(t, loops, nest)
         elif isinstance(s, (Sieve, Define)):
-            visit(s.body, loops)
+            visit(s.body, loops, nest)
         elif isinstance(s, Assign) and isinstance(s.lhs.tns, TensorRef):
             info = tensors[s.lhs.tns.name]
             k = next((k for k, l in enumerate(info.levels) if l.name not in RANDOM_WRITE), None)
@@ -725,4 +728,11 @@ def check_sparse_writes(prog, tensors: dict):
                     f"{', '.join(i.name for i in want)} (outermost first), but they are "
                     f"{', '.join(i.name for i in loops) or 'none'}. Reorder the loops, or store "
                     f"{info.name} in SparseHash or SparseByteMap, which accept random writes", s.line)
+            if info.levels[k].name == "RunList":
+                if run_loops.setdefault(info.name, nest[at]) is not nest[at]:
+                    raise ProgramError(
+                        f"output {info.name} is written by two loops over {want[-1].name} (an earlier loop writes "
+                        f"it too): each fiber of its RunList level (storage level {k}) is written by one loop, "
+                        f"which covers it up to its size. Write it in one loop, or store {info.name} in "
+                        f"SparseRunList, whose runs need not cover the fiber", s.line)
     visit(prog, [])
