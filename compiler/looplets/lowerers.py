@@ -394,10 +394,15 @@ class Lowerer:
 
     def unfurl_accesses(self, i, body, line):
         arts = []
+        # identical reads share one looplet nest: `A[i, j] * A[i, j]` walks A's fiber once
+        shared = {}
 
         def visit(n):
             if isinstance(n, Access) and n.idxs and _base_index(n.idxs[0]) == i and (
                     (isinstance(n.tns, SubFiber) and not n.tns.is_leaf) or hasattr(n.tns, "unfurl")):
+                key = _read_key(n)
+                if key is not None and key in shared:
+                    return replace(n, tns=shared[key], idxs=(i,) + n.idxs[1:])
                 if isinstance(n.tns, SubFiber):
                     l = unfurl(n.tns, self.ctx, n.mode, _protocol(n.idxs[0]))
                 else:
@@ -405,6 +410,8 @@ class Lowerer:
                 l = _apply_modifiers(n.idxs[0], l, n.tns, lambda e: self.expr(self.simplify(e), line)[0])
                 arts.append(Artifact("looplet-nest", f"{n.tns.label()}[{i.name}]", nest_text(l),
                                      nest_dot(l, n.tns.label())))
+                if key is not None:
+                    shared[key] = l
                 return replace(n, tns=l, idxs=(i,) + n.idxs[1:])
             return None
         new = postmap(body, visit)
@@ -901,6 +908,16 @@ def _writes_only_runs(body, i) -> bool:
                for n in walk(body) if isinstance(n, Assign))
 
 
+def _read_key(n):
+    """What makes two read accesses the same (the tensor's fiber and every index), or None
+    for writes and accesses that cannot be compared."""
+    if n.mode != "read":
+        return None
+    t = n.tns
+    fiber = (id(t.tensor), t.level, repr(t.pos), repr(t.seg)) if isinstance(t, SubFiber) else (id(t),)
+    return fiber + (repr(n.idxs),)
+
+
 def _looplets_of(body, i) -> list:
     """The looplets of accesses whose first index is ``i`` (shifts pushed down), in order."""
     out, seen = [], set()
@@ -919,12 +936,16 @@ def _replace_looplets(body, i, fn, only=None):
     A replacement that is not a looplet ends the access's use of ``i``: the access
     becomes the value (a fill or a scalar), or the sub-fiber indexed by the rest.
     """
+    done = {}  # a looplet shared by several accesses is rewritten once
+
     def visit(n):
         if isinstance(n, Access) and n.idxs and n.idxs[0] == i and isinstance(n.tns, Looplet):
             l = unshift(n.tns)
             if only is not None and not isinstance(l, only):
                 return replace(n, tns=l) if l is not n.tns else None
-            new = fn(l)
+            if id(l) not in done:
+                done[id(l)] = (l, fn(l))  # keep l alive so its id is not reused
+            new = done[id(l)][1]
             if isinstance(new, Looplet):
                 return replace(n, tns=new)
             return _consume(new, n)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from compiler import Tensor
-from compiler.levels import Dense, Element, Pattern, SparseBand, SparseBlockList, SparseList
+from compiler import Tensor, Trace
+from compiler.levels import Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseList
 from compiler.looplets import compile_program, loop_program
 from compiler.reference import evaluate
 
@@ -238,3 +238,26 @@ def test_let_and_several_statements():
     x = Tensor.from_numpy(rng.random(5), "dense")
     k = compile_program(two, y="dense", A=A, x=x)
     np.testing.assert_allclose(k(A=A, x=x).to_numpy(), 2 * x.to_numpy() @ a + 5.0)
+
+
+@loop_program
+def repeated_reads(y, A, x):
+    y[...] = 0
+    for i in _:
+        for j in _:
+            y[i] += A[i, j] * A[i, j] * x[j] + A[i, j]
+
+
+@pytest.mark.parametrize("fmt", ["csr", Dense(SparseBand(Element(0.0))), Dense(RunList(Element(0.0))),
+                                 Dense(SparseBlockList(Element(0.0)))], ids=str)
+def test_identical_reads_share_one_walk_of_the_fiber(fmt):
+    """`A[i, j]` three times is unfurled once: one set of cursors over each row."""
+    a = np.array([[0, 2.0, 2.0, 0, 0], [0, 0, 0, 0, 0], [1.0, 1.0, 0, 3.0, 3.0]])
+    A = Tensor.from_numpy(a, fmt)
+    x = np.arange(5.0)
+    trace = Trace()
+    k = compile_program(repeated_reads, y="dense", A=A, x=x, trace=trace, checked=True)
+    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), (a * a) @ x + a.sum(axis=1))
+    nests = [a for s in trace.steps if s.stage == "unfurl" for a in s.artifacts if a.name.startswith("A")]
+    assert len(nests) == 2, [a.name for a in nests]  # the rows (on i) and one row's entries (on j)
+    assert k.c_source.count("A1_pos[i]") <= 1 and k.c_source.count("A1_ofs[i]") <= 1
