@@ -273,38 +273,84 @@ def gallop_stmts(q, idx_buf, hi, target, fresh) -> list:
     ])]
 
 
-def unfurl_sparse_list_gallop(f: SubFiber, ctx, mode, child_of=None):
-    """SparseList read, ``gallop`` protocol (Looplets paper, Figure 6a): a Jumper that leads.
+def gallop_segments(f: SubFiber, ctx, mode, ends: str, exclusive: bool, chunk_of, base=None):
+    """A leading Jumper over a fiber stored as sorted segments (Looplets paper, Figure 6a).
 
-    Coiterated with other jumpers the largest current coordinate sets the step; a list
-    whose entry ends the step contributes its Spike, the others skip ahead by galloping
+    Segment ``q`` of the fiber ends at ``ends[q]`` (exclusive) or ``ends[q] + 1``
+    (``exclusive`` False: a SparseList entry) and ``chunk_of(q)`` is its looplet from the
+    previous segment's end (a Spike for an entry, fill then a Run for a run, fill then the
+    block). Coiterated with other jumpers the largest current end sets the step; a fiber
+    whose segment ends the step contributes its chunk, the others skip ahead by galloping
     search (``gallop_stmts``) and step over what lies inside (a Stepper). Two galloping
-    lists intersect by mutual lookahead instead of a two-finger merge.
+    fibers intersect by mutual lookahead instead of a two-finger merge.
     """
     if mode != "read":
         raise StrategyError(f"output {f.tensor.name}: gallop is a read protocol")
     info, k = f.tensor, f.level
-    pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
+    pos_b, ends_b = info.array(k, "pos"), info.array(k, ends)
     t = _tag(info)
     q, q_stop, last, j = (Var(ctx.fresh(n)) for n in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
+    end_of = (lambda e: e) if exclusive else (lambda e: X.add(e, 1))  # noqa: E731
     pre = (Declare(q, "int64", Load(pos_b, f.pos)),
            Declare(q_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
-           Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(Load(idx_b, X.sub(q_stop, 1)), 1),
+           Declare(last, "int64", Select(BinOp("<", q, q_stop), end_of(Load(ends_b, X.sub(q_stop, 1))),
                                          Const(0, "int64"))))
-    spike = Spike(Fill(fill_value(info)), _child(f, (child_of or (lambda x: x))(q)))
+    # the first segment ending after `start`: its stored end is >= start (+ 1 when exclusive)
+    seek = lambda start: tuple(gallop_stmts(q, ends_b, q_stop, end_of(start) if exclusive else start,  # noqa: E731
+                                            ctx.fresh))
+    chunk = chunk_of(q)
+    nxt = (CompoundAssign("+", q, Const(1, "int64")),)
 
     def body(full):
         if full:
-            return spike
+            return chunk
         j2 = Var(ctx.fresh(f"j{t}"))
-        return Stepper(
-            seek=lambda start: tuple(gallop_stmts(q, idx_b, q_stop, start, ctx.fresh)),
-            stop=X.add(j2, 1), chunk=spike, next=(CompoundAssign("+", q, Const(1, "int64")),),
-            preamble=(Declare(j2, "int64", Load(idx_b, q)),))  # no Positions: its end search is not a gallop
-    jumper = Jumper(seek=lambda start: tuple(gallop_stmts(q, idx_b, q_stop, start, ctx.fresh)),
-                    stop=X.add(j, 1), body=body, next=(CompoundAssign("+", q, Const(1, "int64")),),
-                    preamble=(Declare(j, "int64", Load(idx_b, q)),))
+        return Stepper(seek=seek, stop=j2, chunk=chunk, next=nxt,
+                       preamble=(Declare(j2, "int64", end_of(Load(ends_b, q))),))
+    jumper = Jumper(seek=seek, stop=j, body=body, next=nxt, preamble=(Declare(j, "int64", end_of(Load(ends_b, q))),))
     return Thunk(pre, Sequence((Phase(last, jumper), Phase(None, Fill(fill_value(info))))))
+
+
+def unfurl_sparse_list_gallop(f: SubFiber, ctx, mode, child_of=None):
+    """SparseList read, ``gallop`` protocol: entries as segments ending at ``idx[q] + 1``,
+    each a Spike (``child_of(q)`` maps an entry to its child; SparseHash reads via ``ptr``)."""
+    child_of = child_of or (lambda q: q)
+    return gallop_segments(f, ctx, mode, "idx", False,
+                           lambda q: Spike(Fill(fill_value(f.tensor)), _child(f, child_of(q))))
+
+
+def unfurl_sparse_byte_map_gallop(f: SubFiber, ctx, mode):
+    """SparseByteMap read, ``gallop``: its sorted coordinates ``srt`` as a SparseList."""
+    info, k = f.tensor, f.level
+    srt_b = info.array(k, "srt")
+    base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else \
+        BinOp("*", f.pos, info.size(info.storage_mode(k)))
+    return gallop_segments(f, ctx, mode, "srt", False,
+                           lambda q: Spike(Fill(fill_value(info)), _child(f, X.add(base, Load(srt_b, q)))))
+
+
+def unfurl_sparse_run_list_gallop(f: SubFiber, ctx, mode):
+    """SparseRunList read, ``gallop``: runs as segments ending at ``right[q]``, each fill
+    up to ``left[q]`` then a Run of its child."""
+    left_b = f.tensor.array(f.level, "left")
+    fill = Fill(fill_value(f.tensor))
+    return gallop_segments(f, ctx, mode, "right", True,
+                           lambda q: Sequence((Phase(Load(left_b, q), fill), Phase(None, Run(_child(f, q))))))
+
+
+def unfurl_sparse_block_list_gallop(f: SubFiber, ctx, mode):
+    """SparseBlockList read, ``gallop``: blocks as segments ending at ``idx[q]``, each fill
+    up to the block's start then the block by random access."""
+    info, k = f.tensor, f.level
+    ofs_b, idx_b = info.array(k, "ofs"), info.array(k, "idx")
+    fill = Fill(fill_value(info))
+
+    def chunk(q):
+        q0 = Load(ofs_b, q)
+        lo = X.sub(Load(idx_b, q), X.sub(Load(ofs_b, X.add(q, 1)), q0))
+        look = Lookup(lambda i: _child(f, X.add(X.sub(q0, lo), i)), f"i -> {info.name}.lvl{k + 1}[block + i]")
+        return Sequence((Phase(lo, fill), Phase(None, look)))
+    return gallop_segments(f, ctx, mode, "idx", True, chunk)
 
 
 @dataclass(frozen=True, eq=False)
@@ -778,6 +824,9 @@ GALLOP: dict[type, Callable] = {
     SparseList: unfurl_sparse_list_gallop,
     SparseHash: lambda f, ctx, mode: unfurl_sparse_list_gallop(f, ctx, mode,
                                                                lambda q: Load(f.tensor.array(f.level, "ptr"), q)),
+    SparseByteMap: unfurl_sparse_byte_map_gallop,
+    SparseRunList: unfurl_sparse_run_list_gallop,
+    SparseBlockList: unfurl_sparse_block_list_gallop,
 }
 #: level class -> unfurl for the ``follow`` protocol (random access, ``A[i, follow(j)]``)
 FOLLOW: dict[type, Callable] = {SparseHash: unfurl_sparse_hash_follow, Dense: unfurl_dense,
