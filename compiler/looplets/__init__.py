@@ -5,6 +5,8 @@ Public API:
 * :func:`loop_program` (decorator): a Python function as a Finch-style loop program;
 * :func:`compile_program`: lower and compile a loop program (or index notation) for
   tensors and output formats, returning a kernel that returns the output Tensor;
+* the 0-D formats :class:`Scalar`, :class:`SparseScalar` and :class:`ShortCircuitScalar`
+  (outputs, or temporaries given as a parameter's default);
 * the IR in :mod:`.program`, the looplets in :mod:`.looplets`, level unfurls in
   :mod:`.levels`, the lowering rules in :mod:`.lowerers`, the simplifier in
   :mod:`.simplify`, the normal-form passes in :mod:`.passes`.
@@ -24,8 +26,9 @@ Public API:
 from .compile import compile_program, from_index_notation, register
 from .errors import ProgramError
 from .language import LoopProgram, loop_program
+from .scalars import Scalar, ShortCircuitScalar, SparseScalar
 
-__all__ = ["LoopProgram", "ProgramError", "compile_program", "from_index_notation",
-           "loop_program"]
+__all__ = ["LoopProgram", "ProgramError", "Scalar", "ShortCircuitScalar", "SparseScalar", "compile_program",
+           "from_index_notation", "loop_program"]
 
 register()

@@ -19,12 +19,14 @@ operands of a loop *together*, one rule per looplet kind, simplifying the code a
 | `Spike(body, tail)` | a run, then one last value | the body on `[start, stop - 1)`, the tail at `stop - 1` |
 | `Sequence(Phase...)` | consecutive pieces | one block per phase, extents truncated |
 | `Stepper(chunk, next)` | repeats `chunk` | a `while` loop stepping to the next stop |
-| `Thunk(preamble, body)` | set-up code | the preamble, hoisted |"""),
+| `Thunk(preamble, body)` | set-up code | the preamble, hoisted |
+| `Jumper(body, next)` | a Stepper that leads (galloping) | a `while` loop stepping to the *largest* stop |
+| `AcceptRun` | an output storing a region as one run | one write for the whole region |"""),
     ("code", """import numpy as np
 from IPython.display import HTML, display
 
 import compiler as ss
-from compiler.levels import Dense, Element, SparseBand, SparseList
+from compiler.levels import Dense, Element, RunList, SparseBand, SparseList, SparseRunList
 from compiler.looplets import compile_program, loop_program
 from explorer import render_artifact
 from widgets import Explorer"""),
@@ -76,6 +78,59 @@ print(round(result, 6))"""),
     ("code", """for s in k.trace.find("unfurl"):
     for a in s.artifacts:
         print(a.name); print(a.text); print()"""),
+    ("md", """## Writing runs: run-length images in, run-length image out
+
+Looplets work on the *write* side too. A `RunList` output unfurls to `AcceptRun`: when every read
+of the loop is constant over a region (both images are in a run), the body is lowered **once** for
+the whole region and the output stores one run; equal neighbouring runs merge. Blending two
+run-length images therefore costs time in the number of runs, not pixels: there is no loop over
+pixels in the C."""),
+    ("code", """def rle_image(h, w):
+    img = np.zeros((h, w))
+    for r in range(h):
+        c = 0
+        while c < w:
+            run = int(rng.integers(2, 9))
+            img[r, c:c + run] = rng.integers(0, 4)
+            c += run
+    return img
+
+rng = np.random.default_rng(0)
+a, b = rle_image(4, 60), rle_image(4, 60)
+img_a = ss.Tensor.from_numpy(a, Dense(RunList(Element(0.0))))
+img_b = ss.Tensor.from_numpy(b, Dense(RunList(Element(0.0))))
+
+@loop_program
+def blend(C, A, B):
+    for i in _:
+        for j in _:
+            C[i, j] = 0.5 * A[i, j] + 0.5 * B[i, j]
+
+k_blend = compile_program(blend, C=Dense(RunList(Element(0.0))), A=img_a, B=img_b)
+img_c = k_blend(A=img_a, B=img_b)
+assert np.allclose(img_c.to_numpy(), 0.5 * a + 0.5 * b)
+assert "for (int64_t j" not in k_blend.c_source
+print("pixels:", a.size, " runs in A, B, C:", len(img_a.vals), len(img_b.vals), len(img_c.vals))
+print([s.note for s in k_blend.trace.find("lower:AcceptRun")][:2])"""),
+    ("md", """## Galloping: a Jumper leads
+
+`A[gallop(i)]` unfurls a sorted level to a **Jumper**: coiterated with others, the operand with
+the *largest* next coordinate sets the step and the rest skip ahead by exponential search. Two
+galloping operands intersect by mutual lookahead, which is what makes triangle counting fast on
+skewed graphs. Every level stored as sorted segments gallops: entries (SparseList, SparseHash,
+SparseByteMap), runs (SparseRunList) and blocks (SparseBlockList)."""),
+    ("code", """@loop_program
+def dot_gallop(s, x, y):
+    for i in _:
+        s += x[gallop(i)] * y[gallop(i)]
+
+x = np.zeros(1000); x[[3, 500, 501, 998]] = 1.0
+y = np.zeros(1000); y[::2] = 2.0
+X = ss.Tensor.from_numpy(x, SparseList(Element(0.0)))
+Y = ss.Tensor.from_numpy(y, SparseRunList(Element(0.0)))
+k_gallop = compile_program(dot_gallop, s=Element(0.0), x=X, y=Y)
+assert float(k_gallop(x=X, y=Y)) == x @ y
+print(x @ y, "| galloping seek in the C:", "step = step * 2" in k_gallop.c_source)"""),
     ("md", """## Exercises
 
 **1.** Is there a loop over the band in the band-list kernel? (Answer: no `for` loop at all: only

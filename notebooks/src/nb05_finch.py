@@ -19,12 +19,14 @@ too).
 | `if i <= j:` | run the body only where the condition holds |
 | `A[~(i + j - 1)]` | offset access, *permissive*: out of range gives `missing` |
 | `coalesce(a, b)` | the first operand that is not missing (padding!) |
-| `y[i] <<= op, v` | reduce with any operator |"""),
+| `y[i] <<= op, v` | reduce with any operator |
+| `A[2:5][i]`, `swizzle(A, 1, 0)[i, j]` | a window of `A` (numpy slices); a lazy transpose |
+| `p=ShortCircuitScalar(-1)` | a scalar temporary whose reduction stops at the operator's annihilator |"""),
     ("code", """import numpy as np
 
 import compiler as ss
 from compiler.levels import Element, SparseList
-from compiler.looplets import compile_program, loop_program
+from compiler.looplets import ShortCircuitScalar, compile_program, loop_program
 from widgets import Explorer
 
 rng = np.random.default_rng(3)
@@ -122,6 +124,40 @@ A = ss.Tensor.from_numpy(M, "csr")
 k = compile_program(row_absmax, y="dense", A=A)
 assert np.allclose(k(A=A).to_numpy(), np.abs(M).max(axis=1))
 print("concatenation and absmax agree with numpy")"""),
+    ("md", """## Windows, lazy transposes and scalars that stop early
+
+Slices work as in numpy and cost nothing: `A[1:-1][i]` shifts the loop instead of copying.
+`swizzle(A, 1, 0)` reads a CSR matrix as its transpose (the compiler locates the discordant
+reads). A `ShortCircuitScalar` temporary stops reducing once the value cannot change: the first
+frontier parent of each vertex (a BFS *pull* step) breaks out of the row as soon as it is found."""),
+    ("code", """@loop_program
+def interior(y, A):
+    for i in _:
+        y[i] = A[1:-1][i] * 2.0
+
+a = sparse((8,), 0.7)
+A = ss.Tensor.from_numpy(a, SparseList(Element(0.0)))
+k = compile_program(interior, y="dense", A=A)
+assert np.allclose(k(A=A).to_numpy(), a[1:-1] * 2.0)
+
+@loop_program
+def first_parent(P, F, AT, p=ShortCircuitScalar(-1)):
+    for i in _:
+        p[...] = -1
+        for j in _:
+            if F[j] and AT[i, j]:
+                p <<= choose(-1), j  # the first value other than -1
+        P[i] = p
+
+adj = (rng.random((6, 6)) < 0.4).astype(float)
+AT = ss.Tensor.from_numpy(adj.T.copy(), "csr")
+frontier = np.array([True, False, True, False, False, True])
+k = compile_program(first_parent, P=ss.Tensor.from_numpy(np.zeros(6, dtype=np.int64), "dense"),
+                    F=frontier, AT=AT)
+parents = k(F=frontier, AT=AT).to_numpy()
+want = [next((j for j in range(6) if frontier[j] and adj[j, i]), -1) for i in range(6)]
+assert list(parents) == want
+print("first parents:", parents, "| breaks early:", "break;" in k.c_source)"""),
     ("md", """## Exercises
 
 **1.** Write a loop program for the sum of the *strict* lower triangle (`i > j`) of a CSR matrix.
