@@ -167,6 +167,25 @@ class CWorkspace(CNode):
 
 @serialize.node
 @dataclass(frozen=True)
+class CDenseWorkspace(CNode):
+    """``alloc workspace[indices] = init in body``: a dense workspace over several indices.
+
+    ``body`` is the producer then the consumer, which locates into it; every entry
+    is reset to ``init`` after the consumer, for the next enclosing iteration.
+    """
+
+    temp: str
+    dtype: str
+    init: Any
+    indices: tuple
+    extents: tuple
+    body: Any
+
+    __str__ = CNode.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
 class CAssign(CNode):
     """``lhs = rhs`` or ``lhs op= rhs``; ``output`` says whether ``lhs`` is the output tensor."""
 
@@ -233,6 +252,10 @@ def _lines(n, depth: int) -> list[str]:
         for x in parts[1:]:
             out += _lines(x, depth)
         return out + [f"{pad}reset {n.temp} at {n.temp}_list"]
+    if isinstance(n, CDenseWorkspace):
+        over = ", ".join(i.name for i in n.indices)
+        return ([f"{pad}alloc workspace {n.temp}[{over}] = {_value(n.init)} (dense over {over})"]
+                + _lines(n.body, depth) + [f"{pad}reset {n.temp}"])
     if isinstance(n, CAssign):
         return [f"{pad}{_access(n.lhs)} {assign_spelling(n.op)} {n.rhs}"]
     if isinstance(n, CSkip):
@@ -386,8 +409,11 @@ class Setup:
         for s in _wheres(stmt):
             d = expr_dtype(_temp_value(s), lambda a: np.dtype(
                 temps[a.tensor][1] if a.tensor in temps else formats[a.tensor].dtype))
-            temps[s.temp.name] = (s.temp, s.temp.op.result_dtype(d, d).name)
-            if s.temp.workspace:
+            temps[s.temp.name] = (s.temp, s.temp.op.result_dtype(d, d).name if s.temp.op is not None else d.name)
+            if s.temp.dense:
+                key = str(s.temp.access())
+                names[key], iters[key], paths[key] = s.temp.name, [], tuple(s.temp.indices)
+            elif s.temp.workspace:
                 key = str(s.temp.access())
                 names[key] = s.temp.name
                 iters[key] = [WorkspaceIterator(s.temp.name)]
@@ -530,11 +556,15 @@ def value_of(stmt, setup: Setup):
         pe, _ = value_of(stmt.producer, setup)
         if ce is None:
             return None, n
+        if stmt.temp.op is None:   # a workspace assigned once per coordinate holds the value itself
+            return _subst(ce, stmt.temp.name, pe if pe is not None else literal(stmt.temp.init)), n
         red = Reduce(stmt.temp.op, tuple(i for i in foralls(stmt.producer) if i not in stmt.temp.indices)
                      or (Index("_"),),
                      pe if pe is not None else literal(stmt.temp.init))
         return _subst(ce, stmt.temp.name, red), n
     if isinstance(stmt, Assignment):
+        if stmt.op is None and stmt.lhs.tensor in setup.temps:
+            return stmt.rhs, setup.fill_of(stmt.lhs)
         if stmt.op is None:
             return stmt.rhs, setup.out_neutral
         d = setup.dtype_of(stmt.lhs) if stmt.lhs.tensor in setup.temps else setup.out_dtype
@@ -622,6 +652,12 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
         return CSkip()
     if isinstance(stmt, Assignment):
         return CAssign(stmt.lhs, stmt.op, stmt.rhs, stmt.lhs == setup.output)
+    if isinstance(stmt, Where) and stmt.temp.dense:
+        t, dt = setup.temps[stmt.temp.name]
+        body = CSeq((build_cfir(stmt.producer, setup, ctx, verify_lattices),
+                     build_cfir(stmt.consumer, setup, ctx, verify_lattices)))
+        return CDenseWorkspace(t.name, dt, np.asarray(t.init).astype(dt)[()], tuple(t.indices),
+                               tuple(setup.extents[i] for i in t.indices), body)
     if isinstance(stmt, Where) and stmt.temp.workspace:
         t, dt = setup.temps[stmt.temp.name]
         init = np.asarray(t.init).astype(dt)[()]
@@ -650,11 +686,20 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
         if key in seen:
             continue
         if acc.tensor in setup.temps:
-            if setup.temps[acc.tensor][0].workspace and i in acc.indices:
-                seen.add(key)
-                operands.append(Operand(acc, "sparse", True, setup.fill_of(acc), setup.dtype_of(acc),
-                                        setup.names[key]))
-                by_key[key] = setup.iters[key][0]
+            temp = setup.temps[acc.tensor][0]
+            if not temp.workspace:
+                continue
+            seen.add(key)
+            fill, dt = setup.fill_of(acc), setup.dtype_of(acc)
+            if i in acc.indices and (not temp.dense or set(acc.indices) <= inner):
+                # one index: iterate the coordinates set; several: locate, as in a dense tensor
+                kind = "dense" if temp.dense else "sparse"
+                operands.append(Operand(acc, kind, True, fill, dt, setup.names[key]))
+                by_key[key] = FlatLocator(key, setup.names[key], acc.tensor) if temp.dense else setup.iters[key][0]
+            elif set(acc.indices) <= bound:
+                fixed.append(acc)
+            else:
+                free.append(acc)
             continue
         seen.add(key)
         path = setup.paths[key]
@@ -735,7 +780,7 @@ def _needs_order(body, ws: str, setup: Setup) -> bool:
             return False
         if isinstance(n, CSeq):
             return any(visit(x) for x in n.stmts)
-        if isinstance(n, (CAlloc, CWorkspace)):
+        if isinstance(n, (CAlloc, CWorkspace, CDenseWorkspace)):
             return visit(n.body)
         return False
 
@@ -776,8 +821,7 @@ class _Machine:
         if acc.tensor in self.setup.temps:
             t, dt = self.setup.temps[acc.tensor]
             if t.workspace:
-                j = self.env[acc.indices[0].name]
-                return self.arrays[acc.tensor].get(j, np.asarray(t.init).astype(dt)[()])
+                return self.arrays[acc.tensor].get(self._at(acc), np.asarray(t.init).astype(dt)[()])
             return self.env[acc.tensor]
         t = self.tensors[acc.tensor]
         if key in self.setup.flexible:
@@ -811,7 +855,7 @@ class _Machine:
             self.run(n.body)
             if old is not None:
                 self.env[n.temp] = old
-        elif isinstance(n, CWorkspace):
+        elif isinstance(n, (CWorkspace, CDenseWorkspace)):
             old = self.arrays.get(n.temp)
             self.arrays[n.temp] = {}
             self.run(n.body)
@@ -819,9 +863,9 @@ class _Machine:
         elif isinstance(n, CAssign):
             v = self.expr(n.rhs)
             if n.lhs.tensor in self.setup.temps and self.setup.temps[n.lhs.tensor][0].workspace:
-                ws, j = self.arrays[n.lhs.tensor], self.env[n.lhs.indices[0].name]
+                ws = self.arrays[n.lhs.tensor]
                 with np.errstate(all="ignore"):
-                    ws[j] = n.op(self.value(n.lhs), v) if n.op is not None else v
+                    ws[self._at(n.lhs)] = n.op(self.value(n.lhs), v) if n.op is not None else v
                 return
             if n.output:
                 at = tuple(self.env[i.name] for i in n.lhs.indices)
@@ -880,6 +924,11 @@ class _Machine:
                     u += 1
         self.parent = saved
 
+    def _at(self, acc: Access):
+        """A workspace's key for ``acc``: its coordinate, or the tuple of them over several indices."""
+        at = tuple(self.env[i.name] for i in acc.indices)
+        return at[0] if len(at) == 1 else at
+
     def _key(self, it) -> str:
         for key, name in self.setup.names.items():
             if name == it.name:
@@ -899,5 +948,5 @@ def interpret_cfir(cfir, setup: Setup, **tensors) -> np.ndarray:
     return m.out
 
 
-__all__ = ["CForall", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CAssign", "CSkip", "FlatLocator", "Setup",
+__all__ = ["CForall", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CDenseWorkspace", "CAssign", "CSkip", "FlatLocator", "Setup",
            "build_cfir", "interpret_cfir", "value_of"]

@@ -46,7 +46,9 @@ from typing import Any
 from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..names import FreshNames
-from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, assign_spelling
+from ..errors import StrategyError
+from ..notation.ast import (Access, Assign, Call, Index, Literal, Reduce, assign_spelling, free_indices,
+                              reduction_name)
 
 INDENT = "  "
 
@@ -84,6 +86,11 @@ class Temporary:
     @property
     def workspace(self) -> bool:
         return bool(self.indices)
+
+    @property
+    def dense(self) -> bool:
+        """A workspace over several indices is a plain dense array (no bitmap, no list)."""
+        return len(self.indices) > 1
 
 
 @serialize.node
@@ -153,8 +160,9 @@ def _lines(s, depth: int) -> list[str]:
         init = _value_text(s.temp.init)
         decl = f"{s.temp.name} = {init}"
         if s.temp.workspace:
-            decl = (f"{s.temp.access()} = {init}  (workspace: dense over "
-                    f"{', '.join(i.name for i in s.temp.indices)}, with a bitmap and a coordinate list)")
+            over = ', '.join(i.name for i in s.temp.indices)
+            decl = (f"{s.temp.access()} = {init}  (workspace: dense over {over}"
+                    + (")" if s.temp.dense else ", with a bitmap and a coordinate list)"))
         return ([f"{pad}where:"] + _lines(s.consumer, depth + 1) + [f"{pad}producer:",
                 f"{pad}{INDENT}{decl}"] + _lines(s.producer, depth + 1))
     if isinstance(s, Sequence):
@@ -317,16 +325,18 @@ def scalar_promote(s: Stmt) -> Stmt:
     return _wrap(order[:k], Where(Assignment(body.lhs, None, temp.access()), producer, temp))
 
 
-def precompute(s: Stmt, indices, name: str, expr=None) -> Stmt:
-    """Compute the right-hand side into a workspace over ``indices`` (taco's ``precompute``).
+def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=None) -> Stmt:
+    """``consumer where producer``: compute ``expr`` into a workspace ``name[indices]`` first.
 
-    ``s`` is a chain of foralls around one assignment ``lhs op= e``; ``expr``, if
-    given, must be ``e`` (a sub-expression would need the reduction split, which
-    is not supported). The result is ``consumer where producer`` with
-    ``consumer: lhs = ws[indices]`` and ``producer: ws[indices] op= e``; walking
-    the loops from the innermost out, an index of ``indices`` goes to both sides,
-    one used by one side only goes to that side, and the first index used by both
-    (with every loop outside it) stays around the ``where`` (taco.md §2.8).
+    Without ``expr`` the whole right-hand side, with its reduction, goes into the
+    workspace (Gustavson's SpGEMM): ``consumer: lhs = ws[indices]``, ``producer:
+    ws[indices] op= rhs``. With ``expr`` (a sub-expression of the right-hand side,
+    see :func:`precompute_expr`) the consumer reads ``ws[indices]`` in its place.
+    Walking the loops from the innermost out, an index of ``indices`` goes to both
+    sides, one used by one side only goes to that side, and the first index used
+    by both (with every loop outside it) stays around the ``where`` (taco.md §2.8).
+    One index gives a workspace with a bitmap and a coordinate list (the consumer
+    iterates what was set); several give a dense array over all of them.
 
     >>> from compiler.notation import parse
     >>> from compiler.notation.ast import Index
@@ -342,32 +352,47 @@ def precompute(s: Stmt, indices, name: str, expr=None) -> Stmt:
           forall j:
             w[j] += A[i, k] * B[k, j]
     """
-    from ..errors import StrategyError
+    indices = tuple(Index(i) if isinstance(i, str) else i for i in indices)
+    if not indices:
+        raise StrategyError("precompute: a workspace needs at least one index")
+    if len(set(indices)) != len(indices):
+        raise StrategyError(f"precompute: workspace index repeated in {', '.join(i.name for i in indices)}")
+    if expr is not None:
+        return precompute_expr(s, expr, indices, name, fill_of, order_fn)
+    what = f"precompute({', '.join(i.name for i in indices)})"
     order, body = _loops(s)
     if not isinstance(body, Assignment):
-        raise StrategyError("precompute applies to loops that directly enclose one assignment; "
+        raise StrategyError(f"{what}: precompute applies to loops that directly enclose one assignment; "
                             f"this statement has a {type(body).__name__} inside its loops")
-    if expr is not None and expr != body.rhs:
-        raise StrategyError(f"precompute({expr}): only the whole right-hand side {body.rhs} can be "
-                            f"precomputed into a workspace")
-    indices = tuple(Index(i) if isinstance(i, str) else i for i in indices)
-    if len(indices) != 1:
-        raise StrategyError(f"precompute: a workspace has exactly one index, not "
-                            f"{', '.join(i.name for i in indices) or 'none'}")
     for i in indices:
         if i not in order:
-            raise StrategyError(f"precompute: {i} is not a loop of the statement "
+            raise StrategyError(f"{what}: {i} is not a loop of the statement "
                                 f"(loops {', '.join(x.name for x in order)})")
         if i not in body.lhs.indices:
-            raise StrategyError(f"precompute: workspace index {i} is not an index of the result "
+            raise StrategyError(f"{what}: workspace index {i} is not an index of the result "
                                 f"{body.lhs}; a workspace holds part of the result")
     op = body.op
     reduced = [i for i in order if i not in body.lhs.indices]
     if op is not None and op.identity is NOVALUE:
-        raise StrategyError(f"precompute: {op.name} has no identity to start the workspace from")
+        raise StrategyError(f"{what}: {op.name} has no identity to start the workspace from")
     ws = Temporary(name, op, op.identity if op is not None else NOVALUE, indices)
     consumer_uses = set(body.lhs.indices) | set(indices)
     producer_uses = set(indices) | {i for a in expr_accesses(body.rhs) for i in a.indices}
+    outside, to_consumer, to_producer = _distribute(order, indices, consumer_uses, producer_uses)
+    if any(i in reduced for i in outside) or op is None:
+        raise StrategyError(f"{what}: the reduction over "
+                            f"{', '.join(i.name for i in reduced) or 'nothing'} must be inside the workspace's "
+                            f"loops, which it is not in the order {', '.join(i.name for i in order)}")
+    if not ws.dense and to_producer and to_producer[-1] not in indices:
+        raise StrategyError(f"{what}: the workspace index must be "
+                            f"the innermost loop of the producer (loops {', '.join(i.name for i in to_producer)})")
+    consumer = _wrap(to_consumer, Assignment(body.lhs, None, ws.access()))
+    producer = _wrap(to_producer, Assignment(ws.access(), op, body.rhs))
+    return _wrap(outside, Where(consumer, producer, ws))
+
+
+def _distribute(order, indices, consumer_uses, producer_uses):
+    """``(outside, consumer loops, producer loops)``: taco's forall distribution, innermost first."""
     to_consumer, to_producer = [], []
     k = len(order)
     while k > 0:
@@ -382,17 +407,205 @@ def precompute(s: Stmt, indices, name: str, expr=None) -> Stmt:
         else:
             break
         k -= 1
-    outside = order[:k]
-    if any(i in reduced for i in outside) or op is None:
-        raise StrategyError(f"precompute({', '.join(i.name for i in indices)}): the reduction over "
-                            f"{', '.join(i.name for i in reduced) or 'nothing'} must be inside the workspace's "
-                            f"loops, which it is not in the order {', '.join(i.name for i in order)}")
-    if to_producer and to_producer[-1] not in indices:
-        raise StrategyError(f"precompute({', '.join(i.name for i in indices)}): the workspace index must be "
-                            f"the innermost loop of the producer (loops {', '.join(i.name for i in to_producer)})")
-    consumer = _wrap(to_consumer, Assignment(body.lhs, None, ws.access()))
-    producer = _wrap(to_producer, Assignment(ws.access(), op, body.rhs))
+    return order[:k], to_consumer, to_producer
+
+
+# (operator, reduction) -> argument positions p where op(.., red_r(e), ..) == red_r(op(.., e, ..))
+# when the other arguments do not use r; only then may the reduction move into the workspace
+_DISTRIBUTES = {("mul", "add"): (0, 1), ("div", "add"): (0,), ("neg", "add"): (0,),
+                ("add", "min"): (0, 1), ("add", "max"): (0, 1), ("sub", "min"): (0,), ("sub", "max"): (0,),
+                ("and", "or"): (0, 1), ("or", "and"): (0, 1)}
+
+
+def _uses(e) -> set:
+    return {i for a in expr_accesses(e) for i in a.indices}
+
+
+def _occurrences(e, target, path=()):
+    """Paths ``((node, argument position), ...)`` from ``e`` down to each occurrence of ``target``."""
+    if e == target:
+        return [path]
+    if isinstance(e, Call):
+        return [p for k, a in enumerate(e.args) for p in _occurrences(a, target, path + ((e, k),))]
+    if isinstance(e, Reduce):
+        return _occurrences(e.body, target, path + ((e, 0),))
+    return []
+
+
+def _why_not_distributive(segment, r: Index, rop: Operator, expr):
+    """Why the reduction ``rop`` over ``r`` cannot be computed on ``expr`` alone, or None if it can."""
+    red = f"{reduction_name(rop)} over {r}"
+    for node, k in segment:
+        if isinstance(node, Reduce):
+            if node.op != rop:
+                return f"the {red} cannot move inside the {reduction_name(node.op)} over " \
+                       f"{', '.join(i.name for i in node.indices)}"
+            continue
+        others = [a for n, a in enumerate(node.args) if n != k]
+        user = next((a for a in others if r in _uses(a)), None)
+        if user is not None:
+            return f"{expr} is under the {red} and, in {node}, {user} uses {r} too, so the {red} " \
+                   f"cannot be computed on {expr} alone: add {r} to the workspace's indices"
+        if node.op.is_user or k not in _DISTRIBUTES.get((node.op.name, rop.name), ()):
+            return f"{expr} is under the {red}, and the {red} does not distribute over " \
+                   f"{node.op.name} in {node}"
+    return None
+
+
+def _inline_temps(s, what: str):
+    """The assignment of ``s`` with the scalar temporaries of nested reductions put back as reductions."""
+    if isinstance(s, Assignment):
+        return s
+    if isinstance(s, Where) and not s.temp.workspace:
+        consumer = _inline_temps(s.consumer, what)
+        loops, inner = _loops(s.producer)
+        inner = _inline_temps(inner, what)
+        if isinstance(consumer, Assignment) and isinstance(inner, Assignment) and inner.op == s.temp.op:
+            value = Reduce(s.temp.op, tuple(loops), inner.rhs) if loops else inner.rhs
+            return replace(consumer, rhs=_replace_access(consumer.rhs, s.temp.name, value))
+    raise StrategyError(f"{what} does not apply: it needs loops around one assignment, not {type(s).__name__}")
+
+
+def _replace_access(e, name, value):
+    if isinstance(e, Access) and e.tensor == name:
+        return value
+    if isinstance(e, Call):
+        return replace(e, args=tuple(_replace_access(a, name, value) for a in e.args))
+    if isinstance(e, Reduce):
+        return replace(e, body=_replace_access(e.body, name, value))
+    return e
+
+
+def precompute_expr(s: Stmt, expr, indices, name: str, fill_of=None, order_fn=None) -> Stmt:
+    """Precompute the sub-expression ``expr`` into ``name[indices]`` (taco's ``precompute(e, i, ws)``).
+
+    The producer computes ``ws[indices] = expr``; the consumer reads ``ws[indices]``
+    wherever ``expr`` occurred. A reduction over an index of ``expr`` that is not a
+    workspace index and that the consumer no longer needs moves into the producer
+    (``ws[indices] += expr``), which is legal only when the operators between the
+    reduction and ``expr`` distribute (``sum_j(x[i] * A[i, j]) == x[i] * sum_j(A[i, j])``);
+    else :class:`StrategyError` says why. The workspace starts from the reduction's
+    identity, or from ``fill_of(expr)`` (the value of ``expr`` where its operands are
+    fill) when nothing is reduced. ``order_fn(loops)`` orders the producer's loops.
+
+    >>> from compiler.notation import parse, parse_expr
+    >>> s = concretize(parse("a[i] = b[i] * (c[i] + d[i])"))
+    >>> print(precompute_expr(s, parse_expr("c[i] + d[i]"), ["i"], "w", fill_of=lambda e: 0.0))
+    where:
+      forall i:
+        a[i] = b[i] * w[i]
+    producer:
+      w[i] = 0.0  (workspace: dense over i, with a bitmap and a coordinate list)
+      forall i:
+        w[i] = c[i] + d[i]
+    """
+    indices = tuple(Index(i) if isinstance(i, str) else i for i in indices)
+    what = f"precompute({expr}, {', '.join(i.name for i in indices)})"
+    out = _precompute_in(s, expr, indices, name, fill_of, order_fn, what)
+    if out is None:
+        found = "; ".join(str(a) for a in assignments(s))
+        raise StrategyError(f"{what} does not apply: {expr} does not occur in the statement ({found}); "
+                           f"it is matched as written, with the same operand order and grouping")
+    return out
+
+
+def _precompute_in(s, expr, indices, name, fill_of, order_fn, what):
+    order, body = _loops(s)
+    if isinstance(body, Where) and body.temp.workspace:   # an earlier precompute: look inside
+        for side in ("consumer", "producer"):
+            new = _precompute_in(getattr(body, side), expr, indices, name, fill_of, order_fn, what)
+            if new is not None:
+                return _wrap(order, replace(body, **{side: new}))
+        return None
+    assign = _inline_temps(body, what)
+    paths = _occurrences(assign.rhs, expr)
+    if not paths:
+        return None
+    lhs, op, rhs = assign.lhs, assign.op, assign.rhs
+    free = set(free_indices(expr))
+    for i in indices:
+        if i not in free:
+            raise StrategyError(f"{what} does not apply: workspace index {i} is not a free index of {expr}")
+        if i not in order:
+            raise StrategyError(f"{what} does not apply: {i} is not a loop around {lhs} "
+                                f"(loops {', '.join(x.name for x in order) or 'none'})")
+    ws_access = Access(name, indices)
+    top = [i for i in order if i not in lhs.indices]   # reduced by the assignment's operator
+    # nested reductions over an index of expr move into the producer
+    moved, why = {}, {}
+    for path in paths:
+        for n, (node, _) in enumerate(path):
+            if isinstance(node, Reduce):
+                for r in node.indices:
+                    if r in free and r not in indices:
+                        reason = _why_not_distributive(path[n + 1:], r, node.op, expr)
+                        if reason:
+                            raise StrategyError(f"{what} does not apply: {reason}")
+                        moved[r] = node.op
+        for r in top:
+            if r in free and r not in indices:
+                why.setdefault(r, _why_not_distributive(path, r, op, expr) if op is not None else None)
+    consumer_rhs = _without_moved(rhs, expr, ws_access, set(moved))
+    consumer_uses = set(lhs.indices) | _uses(consumer_rhs)
+    producer_uses = set(indices) | _uses(expr)
+    outside, to_consumer, to_producer = _distribute(order, indices, consumer_uses, producer_uses)
+    shared = [i for i in outside if i in indices]
+    if shared:
+        b = outside[-1]
+        reason = why.get(b) or f"the consumer and the producer both use {b}"
+        raise StrategyError(f"{what} does not apply: the workspace index {shared[0]} would be outside "
+                            f"the loop over {b} (loops {', '.join(i.name for i in order)}): {reason}")
+    for r in top:
+        if r in to_producer and r not in indices:
+            if why.get(r):
+                raise StrategyError(f"{what} does not apply: {why[r]}")
+            moved[r] = op
+    ops = set(moved.values())
+    if len(ops) > 1:
+        raise StrategyError(f"{what} does not apply: {expr} is under different reductions "
+                            f"({', '.join(sorted(o.name for o in ops))}), which one workspace cannot hold")
+    pop = next(iter(ops)) if ops else None
+    if pop is not None:
+        if pop.identity is NOVALUE:
+            raise StrategyError(f"{what} does not apply: {pop.name} has no identity to start the workspace from")
+        init = pop.identity
+    else:
+        init = fill_of(expr) if fill_of is not None else NOVALUE
+        if init is NOVALUE:
+            raise StrategyError(f"{what} does not apply: the value of {expr} where its operands are fill "
+                                f"is not known, so the workspace has no fill to start from")
+    cop = op if any(r in top for r in outside + to_consumer) else None
+    fresh = FreshNames(_tensor_names(rhs) | {lhs.tensor, name})
+    ws = Temporary(name, pop, init, indices)
+    nested = [r for r in moved if r not in order]
+    ploops = list(to_producer) + nested
+    if order_fn is not None and nested:
+        ploops = list(order_fn(ploops))
+    producer = _wrap(ploops, _with_reductions(Assignment(ws_access, pop, expr), fresh))
+    consumer = _wrap(to_consumer, _with_reductions(Assignment(lhs, cop, consumer_rhs), fresh))
     return _wrap(outside, Where(consumer, producer, ws))
+
+
+def _without_moved(e, expr, ws_access, moved: set):
+    """``e`` with ``expr`` read from the workspace, and reductions moved into the producer dropped."""
+    if e == expr:
+        return ws_access
+    if isinstance(e, Call):
+        return replace(e, args=tuple(_without_moved(a, expr, ws_access, moved) for a in e.args))
+    if isinstance(e, Reduce):
+        body = _without_moved(e.body, expr, ws_access, moved)
+        keep = tuple(r for r in e.indices if r not in moved or r in free_indices(body))
+        return replace(e, indices=keep, body=body) if keep else body
+    return e
+
+
+def _with_reductions(a: Assignment, fresh: FreshNames) -> Stmt:
+    """``a`` with the reductions left in its right-hand side made ``where`` temporaries again."""
+    rhs, wheres = _nested_reductions(a.rhs, fresh)
+    stmt: Stmt = replace(a, rhs=rhs)
+    for temp, producer in wheres:
+        stmt = Where(stmt, producer, temp)
+    return stmt
 
 
 def workspace_name(s: Stmt, base: str = "w") -> str:
@@ -401,5 +614,5 @@ def workspace_name(s: Stmt, base: str = "w") -> str:
     return FreshNames(names)(base)
 
 
-__all__ = ["precompute", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
+__all__ = ["precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
            "scalar_promote", "with_order", "foralls", "assignments", "expr_accesses"]

@@ -52,7 +52,7 @@ from ..imperative.ir import (Allocate, Assign, BinOp, Break, Buffer, Cast, Comme
 from ..levels import Dense, SparseCOO, SparseList
 from ..notation.ast import Access, Assign as NAssign
 from ..trace import Artifact, Trace
-from .cfir import (CAlloc, CAssign, CCase, CForall, CLoop, CSeq, CSkip, CWorkspace, FlatLocator,
+from .cfir import (CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CSkip, CWorkspace, FlatLocator,
                    Setup, build_cfir)
 from .cin import _loops
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
@@ -78,11 +78,12 @@ class _Emitter:
         taken |= {n for n in setup.names.values()}
         self.workspaces: dict = {}   # buffer name -> scratch array (name, dtype, length, init)
         for t, _ in setup.temps.values():
-            if t.workspace:
+            if t.workspace and not t.dense:
                 it = setup.iters[str(t.access())][0]
                 taken |= {it.param(k) for k in ("idx", "set", "count")}
         self.allocs: list = []
         self.producing = 0   # > 0 while emitting a workspace's producer (it does not append)
+        self.depth = 0       # foralls around what is being emitted
         self.taken = taken
         self.cache: dict = {}
         self.out_params: list = []
@@ -218,16 +219,22 @@ class _Emitter:
         if isinstance(n, CAssign):
             return self.assign(n)
         if isinstance(n, CForall):
-            return self.forall(n)
+            self.depth += 1
+            try:
+                return self.forall(n)
+            finally:
+                self.depth -= 1
         if isinstance(n, CWorkspace):
             return self.workspace(n)
+        if isinstance(n, CDenseWorkspace):
+            return self.dense_workspace(n)
         raise TypeError(f"cannot lower {n!r}")
 
     def value_of(self, acc: Access):
         s = self.setup
         if acc.tensor in s.temps:
             if s.temps[acc.tensor][0].workspace:
-                return Load(acc.tensor, Var(acc.indices[0].name)), s.temps[acc.tensor][1]
+                return Load(acc.tensor, self._workspace_position(acc)), s.temps[acc.tensor][1]
             return Var(acc.tensor), s.temps[acc.tensor][1]
         key = str(acc)
         fmt = s.formats[acc.tensor]
@@ -245,6 +252,8 @@ class _Emitter:
     def assign(self, n: CAssign) -> list:
         s = self.setup
         v, dt = self.expr(n.rhs)
+        if not n.output and s.temps[n.lhs.tensor][0].dense:
+            return self._store(n.lhs.tensor, self._workspace_position(n.lhs), n.op, v, dt, s.temps[n.lhs.tensor][1])
         if not n.output and s.temps[n.lhs.tensor][0].workspace:
             return self.scatter(n, v, dt)
         if not n.output:
@@ -259,12 +268,7 @@ class _Emitter:
         odt = s.out_dtype
         if self.out_dense:
             pos = self._dense_position(len(self.out_path) - 1) if self.out_path else Const(0, "int64")
-            if n.op is None:
-                return [Store(self.val, pos, cast(v, dt, odt))]
-            if not n.op.is_user and n.op.name in _COMPOUND and n.op.result_dtype(odt, dt).name == odt:
-                return [Store(self.val, pos, cast(v, dt, odt), _COMPOUND[n.op.name])]
-            r, rdt = apply_op(n.op, [Load(self.val, pos), v], [odt, dt], self._helper_sink())
-            return [Store(self.val, pos, cast(r, rdt, odt))]
+            return self._store(self.val, pos, n.op, v, dt, odt)
         # sparse output: append at the innermost level
         out = []
         if isinstance(v, Var):
@@ -303,7 +307,50 @@ class _Emitter:
         out.append(If(not_fill(val, odt, s.out_fill), body))
         return out
 
+    def _store(self, buf: str, pos, op, v, dt: str, odt: str) -> list:
+        """``buf[pos] = v`` or ``buf[pos] op= v`` (a compound store when C has one)."""
+        if op is None:
+            return [Store(buf, pos, cast(v, dt, odt))]
+        if not op.is_user and op.name in _COMPOUND and op.result_dtype(odt, dt).name == odt:
+            return [Store(buf, pos, cast(v, dt, odt), _COMPOUND[op.name])]
+        r, rdt = apply_op(op, [Load(buf, pos), v], [odt, dt], self._helper_sink())
+        return [Store(buf, pos, cast(r, rdt, odt))]
+
     # -- workspaces ------------------------------------------------------------------------
+
+    def _workspace_position(self, acc: Access):
+        """Row-major position of ``acc`` in its workspace (the coordinate itself over one index)."""
+        pos = None
+        for i in acc.indices:
+            v = Var(i.name)
+            pos = v if pos is None else BinOp("+", BinOp("*", pos, self.size(self.setup.extents[i])), v)
+        return pos
+
+    def dense_workspace(self, n: CDenseWorkspace) -> list:
+        """Producer, consumer, reset: a dense array over several indices, allocated once at its fill.
+
+        It is semantically recreated for every enclosing iteration, so inside a loop (or
+        before the second phase of a two-phase kernel) every entry goes back to the fill.
+        """
+        w = n.temp
+        size = None
+        for e in n.extents:
+            size = self.size(e) if size is None else BinOp("*", size, self.size(e))
+        init = const_of(n.init, n.dtype)
+        if w not in self.workspaces:
+            self.workspaces[w] = True
+            self.allocs.append((w, n.dtype, size, init))
+        over = ", ".join(i.name for i in n.indices)
+        out = [Comment(f"workspace {w}[{over}]: dense, row-major, starts at {_literal_text(n.init)}")]
+        producer, consumer = n.body.stmts
+        self.producing += 1
+        out += self.emit(producer)
+        self.producing -= 1
+        out += self.emit(consumer)
+        if self.depth > 0 or self.phase == "assemble":
+            q = Var(self.name(("reset", w), f"p{w}_reset"))
+            out.append(For(q, 0, size, [Store(w, q, init)]))
+        return out
 
     def workspace(self, n: CWorkspace) -> list:
         """Producer, sort, consumer, reset; the arrays are allocated once around the kernel.
@@ -356,10 +403,11 @@ class _Emitter:
                           [If(BinOp("<=", wn, RANK_SORT_MAX), short, runs)]))
         for x in parts[1:]:
             out += self.emit(x)
-        q = Var(self.name(("reset", w), f"p{w}_reset"))
-        j = Var(self.name(("reset_j", w), f"{n.index.name}_reset"))
-        out.append(For(q, 0, wn, [Declare(j, "int64", Load(wlist, q)), Store(w, j, init),
-                                  Store(wset, j, Const(False, "bool"))]))
+        if self.depth > 0 or self.phase == "assemble":   # used again: back to the fill
+            q = Var(self.name(("reset", w), f"p{w}_reset"))
+            j = Var(self.name(("reset_j", w), f"{n.index.name}_reset"))
+            out.append(For(q, 0, wn, [Declare(j, "int64", Load(wlist, q)), Store(w, j, init),
+                                      Store(wset, j, Const(False, "bool"))]))
         return out
 
     def _assembled_consumer(self, n: CWorkspace, consumer: list):
@@ -885,6 +933,8 @@ class _Emitter:
                 body += stmts
         located = {}
         for loc in loop.located:
+            if isinstance(loc, FlatLocator) and loc.tensor in s.temps:
+                continue   # a dense workspace is read by coordinate (value_of)
             if isinstance(loc, FlatLocator):
                 fmt = s.formats[loc.tensor]
                 acc = next(a for a in _accesses(s) if str(a) == loc.key)
@@ -1002,7 +1052,7 @@ class _Emitter:
 
     def case_body(self, index, stmts: list) -> list:
         """Wrap a case body with the assembly of a sparse output level indexed by ``index``."""
-        if self.out_dense or not stmts or self.phase == "compute":
+        if self.out_dense or not stmts or self.phase == "compute" or self.producing:
             return stmts
         for info in self.levels_info[1:]:
             k = info["k"]
@@ -1263,10 +1313,14 @@ def _value_tested(cfir) -> set:
         elif isinstance(n, CSeq):
             for x in n.stmts:
                 visit(x)
-        elif isinstance(n, (CAlloc, CWorkspace)):
+        elif isinstance(n, (CAlloc, CWorkspace, CDenseWorkspace)):
             visit(n.body)
     visit(cfir)
     return out
+
+
+def _literal_text(v) -> str:
+    return str(v.item() if hasattr(v, "item") else v)
 
 
 def _same(a, b) -> bool:

@@ -9,7 +9,9 @@ does not apply raises :class:`~compiler.errors.StrategyError` saying why.
 command                  effect
 =======================  ========================================================================
 ``reorder(i, k, j)``     put the top chain of loops in this order (storage order is checked)
-``precompute(j, w)``     gather the right-hand side in a dense workspace ``w[j]`` (a ``where``)
+``precompute(j, w)``     gather the right-hand side in a dense workspace ``w[j]`` (a ``where``);
+                         ``expr=`` names a sub-expression to compute first instead, and
+                         several indices, ``("j", "k")``, give a dense ``w[j, k]``
 ``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads; refused when the
                          threads would race (a sparse output, a scatter, a shared workspace);
                          of derived loops, the outer loop of a split (of ``i``, of ``pos(i)``
@@ -32,6 +34,8 @@ as tuples, ``[("reorder", "i", "k", "j"), ("precompute", "j")]``.
 >>> s = Schedule().reorder("i", "k", "j").precompute("j", "w")
 >>> s
 Schedule(reorder(i, k, j), precompute(j, w))
+>>> Schedule().precompute(("i", "j"), "w", expr="C[i, j] + D[i, j]")
+Schedule(precompute((i, j), w, C[i, j] + D[i, j]))
 >>> as_schedule([("parallelize", "i")])
 Schedule(parallelize(i))
 """
@@ -60,7 +64,11 @@ class Command:
                                 f"{', '.join(COMMANDS)}")
 
     def __str__(self) -> str:
-        return f"{self.name}({', '.join(str(a) for a in self.args)})"
+        return f"{self.name}({', '.join(_arg_text(a) for a in self.args)})"
+
+
+def _arg_text(a) -> str:
+    return f"({', '.join(str(x) for x in a)})" if isinstance(a, (tuple, list)) else str(a)
 
 
 @dataclass(frozen=True)
@@ -75,8 +83,11 @@ class Schedule:
     def reorder(self, *indices: str) -> "Schedule":
         return self._add("reorder", *indices)
 
-    def precompute(self, index: str, workspace: str = "w") -> "Schedule":
-        return self._add("precompute", index, workspace)
+    def precompute(self, index, workspace: str = "w", expr=None) -> "Schedule":
+        """Compute ``expr`` (index notation; default: the whole right-hand side) into
+        ``workspace`` over ``index`` (a name, or a tuple of names) before it is used."""
+        index = tuple(index) if isinstance(index, (tuple, list)) else index
+        return self._add("precompute", index, workspace, *([expr] if expr is not None else []))
 
     def parallelize(self, index: str) -> "Schedule":
         return self._add("parallelize", index)
@@ -117,7 +128,6 @@ def as_schedule(value) -> Schedule:
 def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
     """``(statement, steps, parallel index or None, relations)`` after applying every command in order."""
     from .cfir import _order_statement
-    from .cin import precompute
     from .derived import SuchThat, add_relation, check_no_derived
     steps, parallel, relations = [], None, ()
     for c in schedule.commands:
@@ -137,14 +147,7 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
             stmt = _order_statement(stmt, graph, list(c.args))
             note = f"loops in the order {', '.join(str(a) for a in c.args)}"
         elif c.name == "precompute":
-            if not c.args:
-                raise StrategyError("schedule: precompute needs the workspace's index")
-            name = c.args[1] if len(c.args) > 1 else "w"
-            taken = {program.lhs.tensor} | set(formats)
-            if name in taken:
-                raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a tensor")
-            stmt = precompute(stmt, [c.args[0]], name)
-            note = f"workspace {name}[{c.args[0]}]"
+            stmt, note = _precompute(c, stmt, graph, program, formats)
         else:  # parallelize
             if len(c.args) != 1:
                 raise StrategyError(f"schedule: {c} needs exactly one index")
@@ -152,6 +155,52 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
             note = f"{parallel} runs on OpenMP threads"
         steps.append((f"schedule:{c.name}", before, SuchThat(stmt, relations) if relations else stmt, note))
     return stmt, steps, parallel, relations
+
+
+def _precompute(c: Command, stmt, graph, program, formats):
+    """``(statement, note)`` after ``precompute(index, workspace[, expr])``."""
+    from ..notation import parse_expr
+    from ..notation.ast import Expr
+    from .algebra import derive
+    from .cfir import _order_statement, _wheres
+    from .cin import _loops, precompute
+    if not c.args or len(c.args) > 3:
+        raise StrategyError(f"schedule: {c} needs the workspace's index, then optionally its name and the "
+                            f"expression, e.g. precompute(j, w, C[i, j] + D[i, j])")
+    index, name = c.args[0], c.args[1] if len(c.args) > 1 else "w"
+    indices = list(index) if isinstance(index, (tuple, list)) else index.replace(",", " ").split()
+    if name in {program.lhs.tensor} | set(formats):
+        raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a tensor")
+    if name in {w.temp.name for w in _wheres(stmt)}:
+        raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a temporary")
+    expr = c.args[2] if len(c.args) > 2 else None
+    if isinstance(expr, str):
+        expr = parse_expr(expr, {op.name: op for op in _user_ops(program.rhs)})
+    elif expr is not None and not isinstance(expr, Expr):
+        raise StrategyError(f"schedule: {c}: the expression must be index notation (a string), "
+                            f"not {type(expr).__name__}")
+
+    def fill_of(e):
+        try:
+            return derive(e, lambda a: formats[a.tensor].fill)[1]
+        except KeyError:   # reads an earlier workspace: its fill is not a format's
+            from ..algebra import NOVALUE
+            return NOVALUE
+
+    new = precompute(stmt, indices, name, expr, fill_of=fill_of,
+                     order_fn=lambda loops: graph.order(loops, prefer=loops))
+    if expr is not None:
+        # the new where's loops follow the formats; the loops around it are kept
+        new = _order_statement(new, graph, _loops(new)[0])
+    what = f"{name}[{', '.join(indices)}]"
+    kind = "dense" if len(indices) > 1 else "dense, with a bitmap and a coordinate list"
+    return new, (f"workspace {what} ({kind}) holds {expr}, computed before its use" if expr is not None
+                 else f"workspace {what} ({kind}) gathers the right-hand side")
+
+
+def _user_ops(e) -> list:
+    from ..notation.ast import Call, walk
+    return [n.op for n in walk(e) if isinstance(n, Call) and n.op.is_user]
 
 
 def check_parallel(index: Index, setup) -> None:

@@ -6,7 +6,7 @@ y[i] = sum[j](A[i, j] * x[j])
 
 from .ast import (Access, Assign, Call, Expr, Index, Literal, Reduce, accesses, free_indices,
                   walk)
-from .parser import parse
+from .parser import parse, parse_expr
 
 __all__ = ["Access", "Assign", "Call", "Expr", "Index", "Literal", "Reduce", "accesses",
-           "free_indices", "walk", "parse"]
+           "free_indices", "walk", "parse", "parse_expr"]

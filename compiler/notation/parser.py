@@ -71,6 +71,26 @@ _KEYWORDS = {"and", "or", "not"}
 _INT64_MAX = np.iinfo(np.int64).max
 
 
+def parse_expr(text: str, functions: dict[str, Operator] | None = None) -> Expr:
+    """Parse an index-notation *expression* (no assignment), as a schedule names a sub-expression.
+
+    One-argument reducible calls become reductions as in :func:`parse`; no other index
+    is reduced (there is no left-hand side to compare with).
+
+    >>> print(parse_expr("C[i, j] + D[i, j]"))
+    C[i, j] + D[i, j]
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"parse_expr() needs a string, not {type(text).__name__}")
+    p = _Parser(text, functions or {})
+    if p.tok.kind == "end":
+        raise p.error("expected an expression")
+    e = p.expr()
+    if p.tok.kind != "end":
+        raise p.error(f"unexpected {p.describe(p.tok)} after the end of the expression")
+    return p.resolve_implicit(e)
+
+
 @dataclass
 class _Tok:
     kind: str  # "num", "name", "op", "end"

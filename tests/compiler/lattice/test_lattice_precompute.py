@@ -1,0 +1,222 @@
+"""TACO's precompute: sub-expressions and multi-index workspaces (taco.md §2.8), against the oracle."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler import Tensor, evaluate, lower
+from compiler.errors import StrategyError
+from compiler.format import csc, csf, csr, dcsr, dense, sparse_vector
+from compiler.lattice import Schedule
+from compiler.lattice.cin import Where
+
+EWISE = "A[i, j] = B[i, j] * (C[i, j] + D[i, j])"
+SUM = "C[i, j] + D[i, j]"
+
+
+def rand(shape, density, rng, lo=1, hi=6):
+    a = rng.integers(lo, hi, size=shape).astype(float)
+    a[rng.random(shape) >= density] = 0.0
+    return a
+
+
+def check(prog, schedule, out=None, **tensors):
+    """Lower with the schedule, compare compiled, checked and interpreted runs with the oracle."""
+    kw = dict(tensors)
+    if out is not None:
+        kw[prog.split("[")[0]] = out
+    want, _ = evaluate(prog, **tensors)
+    k = lower(prog, options={"schedule": schedule}, **kw)
+    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
+    np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), want)
+    checked = lower(prog, options={"schedule": schedule}, checked=True, **kw)
+    np.testing.assert_allclose(checked(**tensors).to_numpy(), want)
+    return k
+
+
+def step(k):
+    (s,) = k.trace.find("schedule:precompute")
+    return s
+
+
+def test_e5_union_inside_intersection():
+    # taco.md E5: b = {1:2, 3:3, 5:4}, c = {1:1, 5:1}, d = {3:7, 5:1}
+    vec = lambda d: Tensor.from_numpy(np.array([d.get(i, 0.0) for i in range(8)]), sparse_vector())  # noqa: E731
+    b, c, d = vec({1: 2, 3: 3, 5: 4}), vec({1: 1, 5: 1}), vec({3: 7, 5: 1})
+    s = Schedule().precompute("i", "w", expr="c[i] + d[i]")
+    k = check("a[i] = b[i] * (c[i] + d[i])", s, b=b, c=c, d=d)
+    assert k(b=b, c=c, d=d).to_numpy().tolist() == [0, 2, 0, 21, 0, 8, 0, 0]
+    after = str(step(k).after)
+    assert "w[i] = c[i] + d[i]" in after and "a[i] = b[i] * w[i]" in after
+    assert "holds c[i] + d[i]" in step(k).note
+    # the where is outermost: nothing to reset after the consumer
+    assert "_reset" not in k.c_source
+    ks = check("a[i] = b[i] * (c[i] + d[i])", s, out=sparse_vector(), b=b, c=c, d=d)
+    assert ks(b=b, c=c, d=d).levels[0].idx.tolist() == [1, 3, 5]
+
+
+@pytest.mark.parametrize("out", [None, csr(), dcsr()], ids=["dense", "csr", "dcsr"])
+def test_sum_precomputed_per_row(out):
+    rng = np.random.default_rng(1)
+    B, C, D = (Tensor.from_numpy(rand((6, 7), 0.4, rng), csr(), name=n) for n in "BCD")
+    k = check(EWISE, Schedule().precompute("j", "w", expr=SUM), out=out, B=B, C=C, D=D)
+    where = step(k).after.body
+    assert isinstance(where, Where) and where.temp.indices and where.temp.op is None
+    assert "w[j] = C[i, j] + D[i, j]" in str(where)
+    # recreated per row: reset after the consumer
+    assert "w[j_reset] = 0.0;" in k.c_source
+
+
+def test_csc_spmv_plus_vector():
+    # y = A x + z with A stored by columns: the product is gathered over i first
+    rng = np.random.default_rng(2)
+    A = Tensor.from_numpy(rand((9, 7), 0.3, rng), csc(), name="A")
+    z = Tensor.from_numpy(rand(9, 0.4, rng), sparse_vector(), name="z")
+    x = rng.random(7)
+    k = check("y[i] = A[i, j] * x[j] + z[i]", Schedule().precompute("i", "w", expr="A[i, j] * x[j]"),
+              A=A, x=x, z=z)
+    text = str(step(k).after)
+    assert "w[i] += A[i, j] * x[j]" in text and "y[i] = w[i] + z[i]" in text
+    assert text.index("forall j") < text.index("forall i:\n      w[i]")
+
+
+def test_mttkrp_sums_k_into_a_row_workspace():
+    rng = np.random.default_rng(3)
+    B = Tensor.from_numpy(rand((4, 5, 6), 0.3, rng), csf(), name="B")
+    C, D = rng.random((5, 3)), rng.random((6, 3))
+    prog = "A[i, l] = B[i, j, k] * D[k, l] * C[j, l]"
+    k = check(prog, Schedule().precompute("l", "w", expr="B[i, j, k] * D[k, l]"), B=B, C=C, D=D)
+    text = str(step(k).after)
+    assert "w[l] += B[i, j, k] * D[k, l]" in text and "A[i, l] += w[l] * C[j, l]" in text
+
+
+def test_loop_invariant_vector_is_hoisted():
+    rng = np.random.default_rng(4)
+    A = Tensor.from_numpy(rand((5, 6), 0.5, rng), csr(), name="A")
+    x, z = (Tensor.from_numpy(rand(6, 0.5, rng), sparse_vector(), name=n) for n in "xz")
+    k = check("y[i] = A[i, j] * (x[j] + z[j])", Schedule().precompute("j", "w", expr="x[j] + z[j]"), A=A, x=x, z=z)
+    after = step(k).after
+    assert isinstance(after, Where)   # computed once, outside the loop over i
+
+
+def test_scaled_reduction_moves_into_the_workspace():
+    # sum_j s[i] * A[i, j] = s[i] * sum_j A[i, j]: the product distributes over the sum
+    rng = np.random.default_rng(5)
+    A = Tensor.from_numpy(rand((5, 4), 0.5, rng), csr(), name="A")
+    s = rng.random(5)
+    k = check("y[i] = s[i] * A[i, j] + 1", Schedule().precompute("i", "w", expr="A[i, j]"), A=A, s=s)
+    assert "y[i] = s[i] * w[i] + 1" in str(step(k).after)
+
+
+def test_min_plus_workspace_starts_at_infinity():
+    rng = np.random.default_rng(6)
+    A = rand((4, 5), 0.5, rng)
+    A[A == 0] = np.inf
+    At = Tensor.from_numpy(A, csr(fill=np.inf), name="A")
+    prog = "y[i] = min[j](A[i, j] + x[j]) * 2"
+    k = check(prog, Schedule().precompute("i", "w", expr="A[i, j] + x[j]"), A=At, x=rng.random(5))
+    assert step(k).after.temp.init == np.inf
+
+
+def test_precompute_inside_an_earlier_workspace():
+    rng = np.random.default_rng(7)
+    B, C, D = (Tensor.from_numpy(rand((5, 6), 0.4, rng), csr(), name=n) for n in "BCD")
+    s = Schedule().precompute("j", "w", expr="B[i, j] * (C[i, j] + D[i, j])").precompute("j", "v", expr=SUM)
+    k = check(EWISE, s, out=csr(), B=B, C=C, D=D)
+    assert "v[j] = C[i, j] + D[i, j]" in str(k.trace.find("schedule:precompute")[1].after)
+
+
+# -- several indices: dense workspaces --------------------------------------------------------
+
+
+@pytest.mark.parametrize("out", [None, csr()], ids=["dense", "csr"])
+def test_outer_product_spgemm_through_a_2d_workspace(out):
+    rng = np.random.default_rng(8)
+    A = Tensor.from_numpy(rand((6, 5), 0.3, rng), csc(), name="A")
+    B = Tensor.from_numpy(rand((5, 7), 0.3, rng), csr(), name="B")
+    s = Schedule().reorder("k", "i", "j").precompute(("i", "j"), "w")
+    k = check("C[i, j] = A[i, k] * B[k, j]", s, out=out, A=A, B=B)
+    assert "w[i, j] = 0  (workspace: dense over i, j)" in str(step(k).after)
+    assert "alloc workspace w[i, j]" in k.trace.find("cfir")[0].artifacts[0].text
+    assert "w[i * B1_size + j] += " in k.c_source
+    assert "_reset" not in k.c_source   # used once: allocated at its fill, never reset
+
+
+def test_2d_workspace_is_reset_per_use():
+    # TTM-like: for each i, w[j, l] = sum_k B[i, j, k] * C[k, l], then a sparse-times-dense read
+    rng = np.random.default_rng(9)
+    B = Tensor.from_numpy(rand((3, 4, 5), 0.4, rng), csf(), name="B")
+    C, E = rng.random((5, 2)), rng.random((4, 2))
+    prog = "A[i, l] = B[i, j, k] * C[k, l] * E[j, l]"
+    s = Schedule().precompute(("j", "l"), "w", expr="B[i, j, k] * C[k, l]")
+    k = check(prog, s, B=B, C=C, E=E)
+    assert "pw_reset" in k.c_source
+    text = str(step(k).after)
+    assert "w[j, l] += B[i, j, k] * C[k, l]" in text and "A[i, l] += w[j, l] * E[j, l]" in text
+
+
+def test_2d_workspace_of_a_sub_expression_keeps_the_fill():
+    rng = np.random.default_rng(10)
+    C, D = (Tensor.from_numpy(rand((4, 5), 0.5, rng), csr(fill=1.0), name=n) for n in "CD")
+    B = Tensor.from_numpy(rand((4, 5), 0.5, rng), csr(), name="B")
+    k = check(EWISE, Schedule().precompute("i, j", "w", expr=SUM), B=B, C=C, D=D)
+    assert step(k).after.temp.init == 2.0   # the sum of two fills of 1
+
+
+# -- property test -----------------------------------------------------------------------------
+
+FORMATS = {"dense": lambda n: dense(n), "sparse": lambda n: sparse_vector() if n == 1 else csr(),
+           "dcsr": lambda n: sparse_vector() if n == 1 else dcsr()}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([1, 2]), st.tuples(st.integers(0, 6), st.integers(0, 6)),
+       st.sampled_from([0.0, 0.3, 1.0]), st.lists(st.sampled_from(sorted(FORMATS)), min_size=4, max_size=4),
+       st.integers(0, 2 ** 16))
+def test_sub_expression_precompute_property(ndim, shape, density, fmts, seed):
+    rng = np.random.default_rng(seed)
+    shape = shape[:ndim]
+    idx = "i, j"[: 1 if ndim == 1 else 4]
+    prog = f"A[{idx}] = B[{idx}] * (C[{idx}] + D[{idx}])"
+    tensors = {n: Tensor.from_numpy(rand(shape, density, rng, lo=-3, hi=4), FORMATS[f](ndim), name=n)
+               for n, f in zip("BCD", fmts[1:])}
+    out = FORMATS[fmts[0]](ndim)
+    check(prog, Schedule().precompute(idx.split(", ")[-1], "w", expr=f"C[{idx}] + D[{idx}]"), out=out, **tensors)
+
+
+# -- refusals ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prog, formats, schedule, message", [
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute("i", "w", expr="A[i, j]"),
+     r"precompute\(A\[i, j\], i\) does not apply: .*A\[i, j\] is under the sum over j and, in "
+     r"A\[i, j\] \* x\[j\], x\[j\] uses j too"),
+    ("y[i] = sum[j](A[i, j] + 1)", {"A": csr()}, Schedule().precompute("i", "w", expr="A[i, j]"),
+     r"the sum over j does not distribute over add in A\[i, j\] \+ 1"),
+    ("y[i] = max[j](A[i, j] + x[j]) * 2", {"A": csr(), "x": dense(1)},
+     Schedule().precompute("i", "w", expr="A[i, j]"), r"x\[j\] uses j too"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute("i", "w", expr="B[i, j] * x[j]"),
+     r"B\[i, j\] \* x\[j\] does not occur in the statement \(y\[i\] \+= A\[i, j\] \* x\[j\]\)"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute("k", "w", expr="A[i, j] * x[j]"),
+     r"workspace index k is not a free index of A\[i, j\] \* x\[j\]"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute("i", "x", expr="x[j]"),
+     "workspace name x is already a tensor"),
+    ("y[i] = A[i, j] * x[j] + z[i]", {"A": csr(), "x": dense(1), "z": dense(1)},
+     Schedule().precompute("j", "w", expr="A[i, j] * x[j]"), r"j is not a loop around y\[i\]"),
+    ("a[i] = b[i] * (c[i] + d[i])", {"b": dense(1), "c": dense(1), "d": dense(1)},
+     Schedule().precompute("i", "w", expr="c[i] +"), "expected"),
+    ("a[i] = b[i] * (c[i] + d[i])", {"b": dense(1), "c": dense(1), "d": dense(1)},
+     Schedule().precompute("i, i", "w", expr="c[i] + d[i]"), "workspace index repeated"),
+])
+def test_inapplicable_precompute_says_why(prog, formats, schedule, message):
+    with pytest.raises(Exception, match=message) as e:
+        lower(prog, options={"schedule": schedule}, **formats)
+    assert e.type.__name__ in ("StrategyError", "ParseError")
+
+
+def test_shared_loop_outside_the_workspace_is_refused():
+    # j is used by both sides (x[j] stays in the consumer), so it cannot go inside the where
+    with pytest.raises(StrategyError, match=r"workspace index i would be outside the loop over j"):
+        lower("y[i] = A[i, j] * x[j]", options={"schedule": Schedule().reorder("i", "j").precompute(
+            "i", "w", expr="A[i, j]")}, A=dense(2), x=dense(1))
