@@ -132,6 +132,9 @@ class Operator:
     dtype: str | None = None
     #: an explicit iteration algebra of a user function, opaque here
     algebra: Any = None
+    #: cheaper C bodies of a user function for the lattice cases where only some arguments
+    #: are present: ``((present params, body), ...)``; see :func:`user_function`
+    cases: tuple = ()
 
     # -- identification -------------------------------------------------------
 
@@ -151,12 +154,49 @@ class Operator:
         return f"Operator({self.name})"
 
     def __str__(self):
-        if self.param is not NOVALUE:
+        if self.param is not NOVALUE and not self.is_user:  # a user function's case is named by its arguments
             return f"{self.name}({_literal_text(self.param)})"
         return self.symbol
 
     def _impl_key(self):
-        return ("user", self.name, self.c_body, self.arity) if self.is_user else self.name
+        if not self.is_user:
+            return self.name
+        key = ("user", self.name, self.c_body, self.arity)
+        return key + (self.param,) if self.param is not NOVALUE else key
+
+    def specialize(self, present: tuple[int, ...], fills: dict):
+        """The case of a user function for a lattice case where only the arguments at
+        ``present`` are there (the others, ``{position: value}`` in ``fills``, hold their
+        fill): an operator of the present arguments with the case's body, or None when
+        the function gives no body for that case.
+
+        >>> gcd = user_function("gcd2", math.gcd, "while (y) { int64_t t = x % y; x = y; y = t; } return x;",
+        ...                     cases={("x",): "return x < 0 ? -x : x;"})
+        >>> g = gcd.specialize((0,), {1: 0})
+        >>> g.name, g.params, g.c_body, int(g(np.int64(-4)))
+        ('gcd2_x', ('x',), 'return x < 0 ? -x : x;', 4)
+        >>> gcd.specialize((1,), {0: 0}) is None
+        True
+        """
+        names = tuple(self.params[k] for k in present)
+        body = dict(self.cases).get(names)
+        if body is None:
+            return None
+        fixed = tuple(sorted((k, _scalar(v).item()) for k, v in fills.items()))
+        case = f"{self.name}_{'_'.join(names)}"
+        op = Operator(name=case, symbol=case, arity=len(present),
+                      param=fixed, c_body=body, params=names, dtype=self.dtype)
+        full = _IMPLS.get(self._impl_key())
+        if full is not None and op._impl_key() not in _IMPLS:
+            def impl(op_, arrays, rdt, full=full, present=present, fixed=fixed, arity=self.arity, parent=self):
+                args = [None] * arity
+                for k, a in zip(present, arrays):
+                    args[k] = a
+                for k, v in fixed:
+                    args[k] = np.asarray(v)
+                return full(parent, args, rdt)
+            _IMPLS[op._impl_key()] = impl
+        return op
 
     # -- dtypes ---------------------------------------------------------------
 
@@ -815,7 +855,7 @@ _PARAM_NAMES = ("x", "y", "z", "w")
 def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=None,
                   identity=NOVALUE, annihilator=NOVALUE, idempotent: bool = False,
                   commutative: bool = False, associative: bool = False, algebra=None,
-                  dtype=None) -> Operator:
+                  dtype=None, cases: dict | None = None) -> Operator:
     """An operator for a user-defined scalar function.
 
     ``py`` is the oracle implementation (a numpy ufunc is used as is, any other
@@ -825,6 +865,12 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
     promotion of the operands). ``algebra`` is an optional explicit iteration
     algebra, kept for the lowering. ``py`` is not part of equality, hashing or
     JSON: an operator is identified by its name, C body and properties.
+
+    ``cases`` gives cheaper bodies for the lattice cases where only some arguments are
+    present, as the sparse array programming paper's ``x,0 => {...}``: it maps a tuple of
+    the present parameters to a C body of those parameters only. A case body must equal
+    the general body with the other arguments at their tensors' fill values: the lattice
+    strategy emits it in that case (the oracle still runs ``py`` on every argument).
 
     >>> import math
     >>> gcd = user_function("gcd", math.gcd, "while (y) { int64_t t = x % y; x = y; y = t; } "
@@ -851,7 +897,8 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
         dtype = value_dtype(dtype).name
     op = Operator(name=name, symbol=name, arity=arity, identity=identity, annihilator=annihilator,
                   idempotent=idempotent, commutative=commutative, associative=associative,
-                  c_body=c_body, params=params, dtype=dtype, algebra=algebra)
+                  c_body=c_body, params=params, dtype=dtype, algebra=algebra,
+                  cases=_check_cases(name, params, cases))
     if isinstance(py, np.ufunc):
         _IMPLS[op._impl_key()] = lambda op, arrays, rdt: py(*arrays)
     else:
@@ -862,6 +909,22 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
             return np.asarray(out, dtype=object).astype(rdt) if isinstance(out, np.ndarray) else out
         _IMPLS[op._impl_key()] = impl
     return op
+
+
+def _check_cases(name: str, params: tuple, cases) -> tuple:
+    """``cases`` as ``((present params, body), ...)`` in parameter order, checked."""
+    out = []
+    for key, body in (cases or {}).items():
+        names = (key,) if isinstance(key, str) else tuple(key)
+        unknown = [n for n in names if n not in params]
+        if unknown or not names or len(set(names)) != len(names) or len(names) == len(params):
+            raise ValueError(f"user function {name}: case {key!r} must name some, not all, of the parameters "
+                             f"{', '.join(params)}, each once (the arguments present in that case)"
+                             + (f"; {', '.join(unknown)} is not a parameter" if unknown else ""))
+        if not isinstance(body, str) or not body.strip():
+            raise ValueError(f"user function {name}: the body of case {key!r} must be C code (a string)")
+        out.append((tuple(sorted(names, key=params.index)), body))
+    return tuple(out)
 
 
 __all__ = ["NOVALUE", "Operator", "UnknownOperatorError", "OPERATORS", "ALIASES", "PARAMETRIC",

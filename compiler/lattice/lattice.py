@@ -288,6 +288,13 @@ def remove_operands(e, absent: dict):
     if isinstance(e, Access):
         return literal(absent[e]) if e in absent else e
     if isinstance(e, Call):
+        if e.op.is_user and e.op.cases:
+            # a user function's case for the arguments that are present (paper §4.3, `x,0 => ...`)
+            present = tuple(k for k, a in enumerate(e.args) if a not in absent)
+            if len(present) < len(e.args):
+                op = e.op.specialize(present, {k: absent[a] for k, a in enumerate(e.args) if a in absent})
+                if op is not None:
+                    return Call(op, tuple(remove_operands(e.args[k], absent) for k in present))
         return Call(e.op, tuple(remove_operands(a, absent) for a in e.args))
     if isinstance(e, Reduce):
         return Reduce(e.op, e.indices, remove_operands(e.body, absent))

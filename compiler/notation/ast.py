@@ -199,7 +199,7 @@ def assign_spelling(op: Operator | None) -> str:
 
 def op_reference(op: Operator) -> str:
     """The name that refers to ``op`` in text (``choose(0)``, ``gcd``, ``bitand``)."""
-    return str(op) if op.param is not NOVALUE else op.name
+    return str(op) if op.param is not NOVALUE and not op.is_user else op.name
 
 
 def reduction_name(op: Operator) -> str:
