@@ -5,7 +5,9 @@ highlighted code) and a few lines of inline JavaScript that show one step at a t
 previous/next buttons and the arrow keys. Without JavaScript every step is shown in order.
 Nothing in it refers to anything outside the page. With provenance (``data["provenance"]`` of
 the C artifact: ``{tag: C lines}``) the drawings' nodes and the C lines of a tag share a colour on
-every step, and a row of buttons selects one tag (the others fade).
+every step, and so do the parts of the program they came from (accesses, loops, lattice
+points, looplets); a row of buttons selects one tag (the others fade), and so does clicking a
+coloured part: a program access, a drawing node or a C line.
 
 >>> from compiler import Trace
 >>> t = Trace(); _ = t.record("parse", after="y[i] = A[i]")
@@ -20,7 +22,7 @@ import html as _html
 import os
 import re
 
-from .renderers import collect_provenance, color_for, render_step
+from .renderers import color_for, render_step
 from .session import Session, explore
 
 __all__ = ["export_html", "export_text", "external_urls"]
@@ -48,8 +50,9 @@ nav.provenance { display: flex; flex-wrap: wrap; gap: 4px; padding: 6px 14px; bo
 nav.provenance button { font: 12px monospace; border: 1px solid #ccc; border-radius: 3px; padding: 1px 6px;
                         cursor: pointer; }
 nav.provenance button.selected { outline: 2px solid #36c; }
-.selecting span.ln[data-tags]:not(.sel) { background: transparent !important; }
+.selecting span.ln[data-tags]:not(.sel), .selecting span.pv[data-tags]:not(.sel) { background: transparent !important; }
 .selecting g.node[data-tags]:not(.sel) { opacity: .3; }
+[data-tags] { cursor: pointer; }
 """
 
 _JS = """
@@ -77,14 +80,39 @@ _JS = """
     else if (e.key === 'End') show(steps.length - 1);
   });
   var tagButtons = Array.prototype.slice.call(document.querySelectorAll('nav.provenance button'));
+  var colors = {}, selected = '';
+  tagButtons.forEach(function (b) { colors[b.dataset.tag] = b.style.backgroundColor; });
+  function paint(el, color) {
+    // a selected part shows the selected tag's colour (it may have been drawn in another's)
+    var shape = el.tagName.toLowerCase() === 'g' ? el.querySelector('polygon, ellipse, path, rect') : el;
+    if (!shape) return;
+    var attr = shape === el ? 'background' : 'fill';
+    if (!shape.hasAttribute('data-own')) shape.setAttribute('data-own', attr === 'fill' ?
+        shape.getAttribute('fill') || '' : shape.style.background);
+    var own = shape.getAttribute('data-own');
+    if (attr === 'fill') shape.setAttribute('fill', color || own); else shape.style.background = color || own;
+  }
   function selectTag(tag) {
+    selected = tag || '';
     document.documentElement.classList.toggle('selecting', !!tag);
     tagButtons.forEach(function (b) { b.classList.toggle('selected', !!tag && b.dataset.tag === tag); });
     Array.prototype.forEach.call(document.querySelectorAll('[data-tags]'), function (el) {
-      el.classList.toggle('sel', !!tag && el.getAttribute('data-tags').split(' ').indexOf(tag) >= 0);
+      var on = !!tag && el.getAttribute('data-tags').split(' ').indexOf(tag) >= 0;
+      el.classList.toggle('sel', on);
+      paint(el, on ? colors[tag] : '');
     });
   }
   tagButtons.forEach(function (b) { b.onclick = function () { selectTag(b.dataset.tag); }; });
+  // clicking a coloured part (program, drawing node, C line) selects its tag; clicking again
+  // goes on to its next tag, and after the last one back to all
+  document.addEventListener('click', function (e) {
+    if (e.target.closest('nav')) return;
+    var el = e.target.closest('[data-tags]');
+    if (!el) return;
+    var tags = el.getAttribute('data-tags').split(' ');
+    var k = tags.indexOf(selected);
+    selectTag(k < 0 ? tags[0] : (tags[k + 1] || ''));
+  });
   var m = /^#step-(\\d+)$/.exec(location.hash);
   show(m ? parseInt(m[1], 10) : START);
 })();
@@ -108,8 +136,8 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
     session: Session = explore(source)
     title = title or (f"sparsescope trace: {session.name}" if session.name else "sparsescope trace")
     sections, links = [], []
-    # provenance of the whole trace (the C's tags), so earlier drawings share the C's colours
-    prov = collect_provenance(a for _, a in session.artifacts())
+    # provenance of the whole trace (the C's tags), so earlier programs and drawings share the C's colours
+    prov = session.provenance()
     for i, step in enumerate(session.steps):
         failed = step.error is not None
         sections.append(f'<section class="step" id="step-{i}" data-index="{i}">'

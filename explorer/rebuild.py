@@ -127,7 +127,8 @@ def rebuild_for(program, strategy: str = "lattice", *, checked: bool = False,
         return trace
 
     rebuild.__qualname__ = "rebuild"
-    rebuild.program, rebuild.strategy = program, strategy  # for copy-as-code
+    rebuild.program, rebuild.strategy = program, strategy  # for copy-as-code, which also needs
+    rebuild.checked, rebuild.options, rebuild.fixed = checked, base_options, fixed  # the rest
     return rebuild
 
 

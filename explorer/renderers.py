@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
+from pygments import format as format_tokens
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import RegexLexer, bygroups
@@ -32,12 +33,14 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 
 from compiler.trace import Artifact, Step
 
+from .provenance import Mark, Provenance, looplet_heads, nest_index, parse_tag, program_marks
 from .render import RenderError, dot_to_svg
 
 __all__ = [
     "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
     "diff_steps", "error_banner", "highlight_svg", "inline_svg", "register_renderer", "render_artifact",
-    "render_c", "render_code", "render_diff", "render_dot", "render_step", "step_focus", "tag_names",
+    "render_c", "render_code", "render_diff", "render_dot", "render_program", "render_step", "step_focus",
+    "tag_names",
 ]
 
 # --- colours ----------------------------------------------------------------------------------
@@ -125,22 +128,38 @@ _PRE_STYLE = ("margin:0;padding:6px 8px;background:#fafafa;border:1px solid #e3e
 
 def render_code(text: str, language: str | None = None, line_colors: Mapping[int, str] | None = None,
                 line_titles: Mapping[int, str] | None = None, linenos: bool = True,
-                line_tags: Mapping[int, Iterable[str]] | None = None) -> str:
+                line_tags: Mapping[int, Iterable[str]] | None = None,
+                marks: Iterable[Mark] | None = None) -> str:
     """Highlight ``text`` as HTML (``language``: ``"c"``, ``"ir"``, or ``None`` to guess).
 
     ``line_colors`` maps 1-based line numbers to a background colour; each line is a
     ``<span class="ln" data-line="N">`` so panes can address lines; ``line_tags`` adds
-    ``data-tags="tag1 tag2"`` (provenance tags) to lines.
+    ``data-tags="tag1 tag2"`` (provenance tags) to lines. ``marks``
+    (:class:`~explorer.provenance.Mark`) colour parts of lines, or whole lines, by their first
+    tag: a part becomes ``<span class="pv" data-tags="...">``.
 
     >>> h = render_code("y[i] = A[i, j] * x[j]", language="ir")
     >>> h.startswith("<pre") and 'data-line="1"' in h
     True
+    >>> from explorer.provenance import Mark
+    >>> h = render_code("y[i] = A[i]", "ir", marks=[Mark(1, 7, 11, "A[i]", ("p0",))])
+    >>> '<span class="pv" data-tags="p0"' in h and color_for("p0") in h
+    True
     """
-    line_colors = line_colors or {}
-    line_titles = line_titles or {}
-    line_tags = line_tags or {}
-    body = highlight(text, _lexer_for(text, language),
-                     HtmlFormatter(noclasses=True, nowrap=True, style="default"))
+    line_colors = dict(line_colors or {})
+    line_titles = dict(line_titles or {})
+    line_tags = {n: list(t) for n, t in (line_tags or {}).items()}
+    spans: list[Mark] = []
+    for m in marks or ():
+        if m.start is None:  # a whole line
+            line_colors.setdefault(m.line, color_for(m.tags[0]))
+            line_titles.setdefault(m.line, ", ".join(m.tags))
+            line_tags.setdefault(m.line, list(m.tags))
+        else:
+            spans.append(m)
+    lexer = _lexer_for(text, language)
+    formatter = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+    body = _highlight_marked(text, lexer, formatter, spans) if spans else highlight(text, lexer, formatter)
     lines = body.split("\n")
     if lines and lines[-1] == "" and not text.endswith("\n\n"):
         lines.pop()
@@ -153,6 +172,68 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
         tags = (f' data-tags="{_html.escape(" ".join(line_tags[n]))}"' if line_tags.get(n) else "")
         out.append(f'<span class="ln" data-line="{n}"{style}{title}{tags}>{num}{line}</span>')
     return f'<pre class="code" style="{_PRE_STYLE}">' + "\n".join(out) + "</pre>"
+
+
+def _highlight_marked(text: str, lexer, formatter, marks: list[Mark]) -> str:
+    """Pygments HTML of ``text`` with each mark's characters wrapped in a coloured span
+    (tokens are cut at mark boundaries; marks lie within one line and do not overlap)."""
+    starts = [0]
+    for line in text.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    ranges: list[tuple[int, int, Mark]] = []
+    for m in sorted(marks, key=lambda m: (m.line, m.start)):
+        if m.line > len(starts) - 1 or m.end is None or m.end <= m.start:
+            continue
+        a, b = starts[m.line - 1] + m.start, starts[m.line - 1] + m.end
+        if ranges and a < ranges[-1][1]:
+            continue  # overlapping: the earlier mark wins
+        ranges.append((a, b, m))
+    cuts = sorted({x for a, b, _ in ranges for x in (a, b)})
+    pieces: list[tuple[int, Any, str]] = []  # (offset, token type, text), cut at every boundary
+    for offset, ttype, value in lexer.get_tokens_unprocessed(text):
+        inner = [c - offset for c in cuts if offset < c < offset + len(value)]
+        for lo, hi in zip([0] + inner, inner + [len(value)]):
+            pieces.append((offset + lo, ttype, value[lo:hi]))
+    out: list[str] = []
+    k, seg, seg_mark = 0, [], None
+
+    def flush():
+        if not seg:
+            return
+        html = format_tokens([(t, v) for _, t, v in seg], formatter)
+        if not "".join(v for _, _, v in seg).endswith("\n") and html.endswith("\n"):
+            html = html[:-1]  # the formatter ends its last line; a piece of a line has no end
+        if seg_mark is not None:
+            tags = " ".join(seg_mark.tags)
+            html = (f'<span class="pv" data-tags="{_html.escape(tags)}" title="{_html.escape(tags)}" '
+                    f'style="background:{color_for(seg_mark.tags[0])};border-radius:2px">{html}</span>')
+        out.append(html)
+
+    for offset, ttype, value in pieces:
+        while k < len(ranges) and offset >= ranges[k][1]:
+            k += 1
+        mark = ranges[k][2] if k < len(ranges) and ranges[k][0] <= offset < ranges[k][1] else None
+        if mark is not seg_mark:
+            flush()
+            seg, seg_mark = [], mark
+        seg.append((offset, ttype, value))
+    flush()
+    return "".join(out)
+
+
+def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = None,
+                   step: int | None = None, language: str | None = None) -> str:
+    """The program pane: ``text`` highlighted, with the parts that provenance tags name
+    (accesses, loops, lattice points, looplets; in IR or C text, lines) in their tags' colours,
+    the colours their C lines have (see :func:`~explorer.provenance.program_marks`).
+
+    >>> p = Provenance({"lattice:j:A∩x": [3]})
+    >>> html = render_program("forall j:\\n  y[] += A[j] * x[j]", p)
+    >>> html.count('data-tags="lattice:j:A∩x"'), color_for("lattice:j:A∩x") in html
+    (3, True)
+    """
+    marks = program_marks(text, provenance, step) if provenance else []
+    return render_code(text, language, marks=marks)
 
 
 def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
@@ -203,10 +284,16 @@ _LATTICE_POINT = re.compile(r"^\[([^|\]]*)\|([^|\]]*)\]$")
 def tag_names(tag: Any) -> list[str]:
     """The node names a provenance tag matches: the tag and its last ``:`` component.
 
-    >>> tag_names("lattice:j:p0"), tag_names("p1")
-    (['lattice:j:p0', 'p0'], ['p1'])
+    A looplet tag ``looplet:<Style>:<n>`` names the nodes of looplets its rule lowers
+    (``looplet:Run:5``: ``Run`` and ``Fill`` nodes).
+
+    >>> tag_names("lattice:j:p0"), tag_names("p1"), tag_names("looplet:Stepper:4")
+    (['lattice:j:p0', 'p0'], ['p1'], ['looplet:Stepper:4', 'Stepper'])
     """
     tag = str(tag)
+    info = parse_tag(tag)
+    if info.kind == "looplet" and info.style and tag.rsplit(":", 1)[-1].isdigit():
+        return list(dict.fromkeys([tag, *looplet_heads(info.style)]))
     last = tag.rsplit(":", 1)[-1].strip()
     return [tag] if not last or last == tag else [tag, last]
 
@@ -328,6 +415,22 @@ def _render_c_artifact(artifact: Artifact, highlight=None, provenance=None) -> s
             f"{render_c(artifact.text, prov)}</div>")
 
 
+@register_renderer("looplet-nest")
+def _render_nest(artifact: Artifact, highlight=None, provenance=None) -> str:
+    """A looplet nest drawn compact and top to bottom (:func:`~explorer.nests.compact_nest_dot`),
+    scaled to the pane's width when it is still wider."""
+    from dataclasses import replace
+
+    from .nests import compact_nest_dot
+
+    if not artifact.dot:
+        return _generic(artifact, highlight, provenance)
+    html = _generic(replace(artifact, dot=compact_nest_dot(artifact.dot)), highlight, provenance)
+    # Graphviz measured the labels in Courier; browsers without Courier use any monospace
+    html = html.replace('font-family="Courier"', 'font-family="Courier,monospace"')
+    return html.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+
+
 def render_artifact(artifact: Artifact, highlight: Iterable[str] | None = None,
                     provenance: Mapping[str, Any] | None = None) -> str:
     """HTML for one artifact, by kind (see :data:`RENDERERS`), else drawing plus text.
@@ -345,8 +448,37 @@ def render_artifact(artifact: Artifact, highlight: Iterable[str] | None = None,
         index = str(artifact.name).split()[-1]
         provenance = {t: v for t, v in provenance.items()
                       if len(str(t).split(":")) < 3 or str(t).split(":")[1] == index}
+    elif provenance and artifact.kind == "looplet-nest":
+        provenance = nest_provenance(artifact, provenance)
     fn = RENDERERS.get(artifact.kind, _generic)
     return fn(artifact, highlight=highlight, provenance=provenance)
+
+
+def nest_provenance(artifact: Artifact, provenance: Mapping[str, Any]) -> dict:
+    """The tags that may name nodes of a looplet nest: looplet tags lowered on the index the
+    nest was unfurled on, for the nest's tensor (when the trace says so); other tags go.
+
+    >>> from explorer.provenance import TagInfo
+    >>> p = Provenance({"looplet:Lookup:1": [2], "looplet:Stepper:4": [3]},
+    ...                {"looplet:Lookup:1": TagInfo("looplet:Lookup:1", "looplet", "i", ("y",), "Lookup"),
+    ...                 "looplet:Stepper:4": TagInfo("looplet:Stepper:4", "looplet", "j", ("A",), "Stepper")})
+    >>> list(nest_provenance(Artifact("looplet-nest", "A.lvl1[i][j]", ""), p))
+    ['looplet:Stepper:4']
+    """
+    info = getattr(provenance, "info", {})
+    index = nest_index(artifact.name)
+    tensor = re.match(r"\s*([A-Za-z_]\w*)", str(artifact.name))
+    out = {}
+    for tag, lines in provenance.items():
+        ti = info.get(tag) or parse_tag(tag)
+        if ti.kind != "looplet":
+            continue
+        if index and ti.index and ti.index != index:
+            continue
+        if tensor and ti.operands and tensor.group(1) not in ti.operands:
+            continue
+        out[tag] = lines
+    return out
 
 
 # --- diffs --------------------------------------------------------------------------------------
@@ -454,7 +586,7 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
     ``step`` is a :class:`~compiler.trace.Step` or a session :class:`~explorer.session.StepView`
     (which also gives the diff from the previous step's program). ``parts`` restricts the
     sections (``"header"``, ``"program"``, ``"diff"``, ``"rewrites"``, ``"artifacts"``, ``"c"``).
-    ``provenance`` (``{tag: C lines}``, e.g. of the whole trace) colours the drawings and C;
+    ``provenance`` (``{tag: C lines}``, e.g. of the whole trace) colours the program, drawings and C;
     by default the step's own.
 
     >>> from compiler import Trace
@@ -477,10 +609,11 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
                    f"{label}{_html.escape(step.stage)}{note}</div>")
     if step.error is not None:
         out.append(error_banner(step.error))
+    prov = _step_provenance(step, view, provenance)
     if "program" in want:
         program = view.program if view is not None else (step.after_text or step.before_text)
         if program:
-            out.append(_section("program", render_code(program)))
+            out.append(_section("program", render_program(program, prov, index)))
     if "diff" in want:
         if view is not None:
             text = view.diff()
@@ -490,7 +623,6 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
             out.append(_section("diff from the previous step", render_diff(text)))
     if "rewrites" in want and step.rewrites:
         out.append(_section(f"rewrites ({len(step.rewrites)})", render_rewrites(step)))
-    prov = dict(provenance) if provenance is not None else collect_provenance(step.artifacts)
     focus = step_focus(step)
     if "artifacts" in want:
         shown = [a for a in step.artifacts if a.kind != "c"]
@@ -503,6 +635,23 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
     if step.error is not None and step.note:
         out.append(f"<details><summary>traceback</summary><pre>{_html.escape(step.note)}</pre></details>")
     return f'<div class="step" data-stage="{_html.escape(step.stage)}">' + "".join(out) + "</div>"
+
+
+def _step_provenance(step: Step, view, provenance) -> Provenance:
+    """The provenance a step is drawn with: the one given, else its session's, else its own."""
+    if isinstance(provenance, Provenance):
+        return provenance
+    if provenance is not None:
+        c_text = ""
+        if view is not None:
+            c = view.session.last_artifact("c")
+            c_text = c.text if c is not None else ""
+        c_text = next((a.text for a in step.artifacts if a.kind == "c"), c_text)
+        return Provenance(provenance, c_text=c_text)
+    if view is not None:
+        return view.session.provenance()
+    from .provenance import trace_provenance
+    return trace_provenance([step])
 
 
 def _unified(a: str, b: str) -> str:

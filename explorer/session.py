@@ -189,6 +189,15 @@ class Session:
             i -= 1
         return ""
 
+    def provenance(self):
+        """The trace's :class:`~explorer.provenance.Provenance` (tags, their C lines, what each
+        names); computed once per session (a session's trace is complete once it is opened)."""
+        key = len(self.steps)
+        if getattr(self, "_provenance", (None, None))[0] != key:
+            from .provenance import trace_provenance
+            self._provenance = (key, trace_provenance(self.steps))
+        return self._provenance[1]
+
     def artifacts(self, kind: str | None = None) -> list[tuple[int, Any]]:
         """``(step index, artifact)`` for every artifact (of ``kind``) in the trace."""
         return [(i, a) for i, s in enumerate(self.steps) for a in s.artifacts

@@ -1,6 +1,7 @@
-"""ipywidgets UIs over explorer sessions: :class:`Explorer`, :class:`Compare`, :class:`FormatPicker`."""
+"""ipywidgets UIs over explorer sessions: :class:`Explorer`, :class:`Compare`, :class:`FormatPicker`,
+:class:`RebuildControls`."""
 
 from .explorer import Compare, Explorer
-from .pickers import LEVELS, FormatPicker
+from .pickers import LEVELS, FormatPicker, RebuildControls
 
-__all__ = ["Compare", "Explorer", "FormatPicker", "LEVELS"]
+__all__ = ["Compare", "Explorer", "FormatPicker", "LEVELS", "RebuildControls"]

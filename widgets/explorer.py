@@ -5,11 +5,17 @@ by stage or rewrite rule, "hide unchanged steps", and panes for the program, the
 previous step, the step's drawings (its part highlighted) and the C code. A failed lowering
 opens at the failing step under an error banner. "copy as code" gives the Python that
 recreates the session. With ``rebuild=callable(formats, schedule) -> Trace`` it also shows
-per-level format pickers per tensor (:class:`~widgets.pickers.FormatPicker`) and a schedule
-editor; changing a picker, or "re-lower", rebuilds and redraws. :meth:`Explorer.for_program`
-builds that callable from ``compiler.lower``.
+per-level format pickers per tensor and a schedule editor
+(:class:`~widgets.pickers.RebuildControls`); changing a picker, or "re-lower", rebuilds and
+redraws. :meth:`Explorer.for_program` builds that callable from ``compiler.lower``.
 
-:class:`Compare` puts two variants side by side: their C, a chosen artifact kind, and timing.
+Provenance: the parts of the program (accesses, loops, lattice points, looplets), the drawing
+nodes and the C lines a lattice point or looplet produced share a colour. Choosing a tag in
+the "provenance" menu, or clicking a coloured part in any pane, shows only that tag's parts
+(clicking again goes on to the part's next tag, and after its last back to all).
+
+:class:`Compare` puts two variants side by side: their C, a chosen artifact kind, and timing;
+with ``rebuild`` (or :meth:`Compare.for_program`) each side has its own pickers and schedule.
 
 All the HTML comes from :mod:`explorer`; this module only arranges it.
 """
@@ -24,13 +30,26 @@ import ipywidgets as W
 
 from compiler.trace import Trace
 from explorer import renderers as R
-from explorer.rebuild import format_code, initial_format, rebuild_for, schedule_code
+from explorer.rebuild import initial_format, program_ndims, rebuild_for
 from explorer.session import Session, explore
 from explorer.timing import compare
 
-from .pickers import LEVELS, FormatPicker
+from .pickers import LEVELS, FormatPicker, RebuildControls
 
-__all__ = ["Compare", "Explorer", "FormatPicker", "LEVELS"]
+__all__ = ["Compare", "Explorer", "FormatPicker", "LEVELS", "RebuildControls"]
+
+# Clicking a coloured part (it carries data-tags) writes its tags into the hidden "ss-pick"
+# text box of the widget around it; the kernel side selects the tag (Explorer.pick_tags).
+_PICK_JS = ("var el=event.target.closest('[data-tags]');if(!el)return;"
+            "var root=this.closest('.ss-pick-root');var box=root&&root.querySelector('.ss-pick input');"
+            "if(!box)return;box.value=el.getAttribute('data-tags')+'|'+Date.now();"
+            "box.dispatchEvent(new Event('input',{bubbles:true}));")
+
+
+def _pickable(html: str) -> str:
+    """``html`` in a box whose coloured parts select their provenance tag when clicked."""
+    return (f'<div class="ss-pickable" style="cursor:default" onclick="{_html.escape(_PICK_JS)}">'
+            f"{html}</div>")
 
 _PANE = W.Layout(border="1px solid #e3e3e3", padding="4px", overflow="auto", max_height="460px")
 
@@ -62,9 +81,10 @@ class Explorer(W.VBox):
                  run: Callable[[], Any] | None = None, baselines: Mapping[str, Callable] | None = None,
                  check: Callable[[Any, Any], bool] | None = None):
         super().__init__()
-        self.rebuild = rebuild
         self.run, self.baselines, self.check = run, dict(baselines or {}), check
         self._cache: dict[tuple, dict[str, str]] = {}
+        #: renders served from the cache and renders computed (a step is drawn once per colour choice)
+        self.cache_hits = self.cache_misses = 0
         self._syncing = False
         self.redraw_times: list[float] = []
 
@@ -100,25 +120,16 @@ class Explorer(W.VBox):
         self.code = W.Textarea(layout=W.Layout(width="100%", height="90px", display="none"))
         self.copy_button.on_click(lambda _: self.copy_as_code())
 
-        # format pickers and schedule editor (only with a rebuild callable)
-        self.auto_relower = auto_relower
-        self.format_pickers: dict[str, FormatPicker] = {}
-        self.schedule_editor = W.Textarea(value=schedule, description="schedule",
-                                          placeholder="e.g. reorder(i, k, j); precompute(j, w); parallelize(i)",
-                                          layout=W.Layout(width="420px", height="60px"))
-        self.schedule_editor.add_class("ss-schedule")
-        self.relower_button = W.Button(description="re-lower", button_style="primary")
-        self.relower_button.add_class("ss-relower")
-        self.relower_button.on_click(lambda _: self.relower())
-        controls_rebuild = []
-        if rebuild is not None:
-            ndims = dict(ndims or {})
-            for name, fmt in (formats or {}).items():
-                picker = FormatPicker(name, initial_format(fmt, ndims.get(name)))
-                picker.on_change(self._on_format)
-                self.format_pickers[name] = picker
-            controls_rebuild = [W.VBox([*self.format_pickers.values()]),
-                                W.HBox([self.schedule_editor, self.relower_button])]
+        # clicking a coloured part selects its tag (see _PICK_JS)
+        self.pick = W.Text(value="", layout=W.Layout(display="none"))
+        self.pick.add_class("ss-pick")
+        self.pick.observe(self._on_pick, names="value")
+
+        # format pickers and schedule editor (shown only with a rebuild callable)
+        self.controls = RebuildControls(rebuild, formats if rebuild is not None else None, schedule,
+                                        ndims, auto_relower)
+        self.controls.on_session(self.set_session)
+        controls_rebuild = [self.controls] if rebuild is not None else []
 
         # timing
         self.time_button = W.Button(description="time it", icon="clock-o")
@@ -128,6 +139,7 @@ class Explorer(W.VBox):
 
         # stable CSS classes, so browser tests (and users' stylesheets) can find the parts
         self.add_class("sparsescope-explorer")
+        self.add_class("ss-pick-root")
         for widget, cls in ((self.prev_button, "ss-prev"), (self.next_button, "ss-next"),
                             (self.header, "ss-header"), (self.program_pane, "ss-program"),
                             (self.diff_pane, "ss-diff"), (self.artifact_pane, "ss-drawing"),
@@ -141,7 +153,7 @@ class Explorer(W.VBox):
             W.HBox([_titled("drawing", self.artifact_pane), _titled("C", self.c_pane)]),
         ])
         self.children = [*controls_rebuild, self.error_banner, timeline, filters, self.header, panes,
-                         *timing, W.HBox([self.copy_button]), self.code]
+                         *timing, W.HBox([self.copy_button]), self.code, self.pick]
         self.set_session(explore(source))
 
     # --- session -----------------------------------------------------------------------------
@@ -159,8 +171,8 @@ class Explorer(W.VBox):
             self.filter.value = ""
             self.hide_unchanged.value = False
             session.clear_filters()
-            prov = R.collect_provenance(a for _, a in session.artifacts())
-            self.provenance.options = [("all", "")] + [(k, k) for k in prov]
+            prov = session.provenance()
+            self.provenance.options = [("all", "")] + [(_tag_label(k, prov), k) for k in prov]
             self.provenance.value = ""
             self.provenance.layout.display = "" if prov else "none"
             self._provenance = prov
@@ -236,6 +248,29 @@ class Explorer(W.VBox):
         """Colour only ``tag``'s C lines and drawing nodes (``None`` or ``""``: every tag)."""
         self.provenance.value = tag or ""
 
+    def pick_tags(self, tags: Sequence[str]) -> str:
+        """What clicking a coloured part with ``tags`` does: select its first tag, or, when one
+        of its tags is selected, the next one (after the last: every tag). Returns the choice.
+
+        Tags the trace does not know are ignored (nothing changes when none is known).
+        """
+        known = [t for t in tags if t in self._provenance]
+        current = self.provenance.value or ""
+        if not known:
+            return current
+        if current in known:
+            k = known.index(current)
+            choice = known[k + 1] if k + 1 < len(known) else ""
+        else:
+            choice = known[0]
+        self.select_tag(choice)
+        return choice
+
+    def _on_pick(self, change) -> None:
+        value = change["new"] or ""
+        if value:
+            self.pick_tags(value.rsplit("|", 1)[0].split())
+
     def _on_provenance(self, _change) -> None:
         if self._syncing:
             return
@@ -253,15 +288,20 @@ class Explorer(W.VBox):
             f"<span style='background:{R.color_for(tag)};padding:1px 6px;border-radius:3px;"
             f"font:12px monospace'>{_html.escape(tag)}</span> <span style='font-size:12px;color:#555'>"
             f"C lines {_html.escape(_ranges(lines))}; drawing nodes named "
-            f"{_html.escape(' or '.join(R.tag_names(tag)))}</span>")
+            f"{_html.escape(' or '.join(R.tag_names(tag)))}{_html.escape(_tag_where(prov.info.get(tag)))}"
+            f"</span>")
 
     # --- drawing ------------------------------------------------------------------------------
     def render(self, i: int) -> dict[str, str]:
-        """The panes' HTML for step ``i`` (cached per step and colour choice)."""
+        """The panes' HTML for step ``i``, cached per step and colour choice: showing a step
+        again, or going back to it, costs a dictionary lookup (:attr:`cache_hits` counts them).
+        """
         key = (i, self.provenance.value or "")
         cached = self._cache.get(key)
         if cached is not None:
+            self.cache_hits += 1
             return cached
+        self.cache_misses += 1
         s = self.session
         view = s.step(i)
         step = view.step
@@ -271,17 +311,15 @@ class Explorer(W.VBox):
                   f"{_html.escape(note)}</span></div>")
         if step.error is not None:
             header += R.error_banner(step.error)
-        program = R.render_code(view.program) if view.program else "<i>(no program)</i>"
+
+        # one provenance for every pane (the whole trace's, computed once per session)
+        selected = self.provenance.value or None
+        prov = s.provenance().only(selected) if selected else s.provenance()
+
+        program = R.render_program(view.program, prov, i) if view.program else "<i>(no program)</i>"
         if step.rewrites:
             program += R.render_rewrites(step)
         diff = R.render_diff(view.diff())
-
-        selected = self.provenance.value or None
-        all_prov = R.collect_provenance(a for _, a in s.artifacts())
-        step_prov = R.collect_provenance(step.artifacts)
-        prov = step_prov or all_prov
-        if selected:
-            prov = {selected: all_prov.get(selected, [])}
 
         # the drawing: this step's artifacts, else the latest drawn before it
         focus = R.step_focus(step)
@@ -306,7 +344,8 @@ class Explorer(W.VBox):
             c_html = "<i>(no C yet" + (": lowering failed before emitting C" if s.error else "") + ")</i>"
         else:
             c_html = R.render_c(c_art.text, prov)
-        out = {"header": header, "program": program, "diff": diff, "artifact": drawing, "c": c_html}
+        out = {"header": header, "program": _pickable(program), "diff": diff, "artifact": _pickable(drawing),
+               "c": _pickable(c_html)}
         self._cache[key] = out
         return out
 
@@ -335,64 +374,40 @@ class Explorer(W.VBox):
         self.code.layout.display = ""
         return text
 
+    # --- re-lowering (see RebuildControls) ------------------------------------------------------
+    @property
+    def rebuild(self):
+        return self.controls.rebuild
+
+    @property
+    def format_pickers(self) -> dict[str, FormatPicker]:
+        return self.controls.format_pickers
+
+    @property
+    def schedule_editor(self) -> W.Textarea:
+        return self.controls.schedule_editor
+
+    @property
+    def relower_button(self) -> W.Button:
+        return self.controls.relower_button
+
+    @property
+    def auto_relower(self) -> bool:
+        return self.controls.auto_relower
+
+    @auto_relower.setter
+    def auto_relower(self, value: bool) -> None:
+        self.controls.auto_relower = bool(value)
+
     def formats(self) -> dict[str, Any]:
         """The formats chosen in the pickers: ``{tensor: compiler.format.Format}``."""
-        return {name: p.value for name, p in self.format_pickers.items()}
-
-    def _on_format(self, _fmt) -> None:
-        if self.auto_relower:
-            self.relower()
-
-    def _recipe(self, formats: dict, schedule: str) -> str:
-        rebuild = self.rebuild
-        program = getattr(rebuild, "program", None)
-        if isinstance(program, str):
-            try:
-                sched = schedule_code(schedule)
-            except Exception:
-                sched = repr(schedule)
-            args = "".join(f", {k}={format_code(v) if hasattr(v, 'mode_order') else repr(v)}"
-                           for k, v in formats.items())
-            opts = f", options={{'schedule': {sched}}}" if sched != "[]" else ""
-            return ("import compiler\n"
-                    "from compiler.format import Format\n"
-                    "from compiler.levels import *\n"
-                    "from explorer import explore\n\n"
-                    "def build(trace):\n"
-                    f"    compiler.lower({program!r}, {rebuild.strategy!r}, trace=trace{opts}{args})\n\n"
-                    "session = explore(build)\n")
-        name = getattr(rebuild, "__qualname__", "rebuild")
-        return ("from explorer import explore\n"
-                f"# {name} is your rebuild(formats, schedule) -> Trace\n"
-                f"session = explore(lambda trace: trace.steps.extend("
-                f"{name}({formats!r}, {schedule!r}).steps))\n")
+        return self.controls.formats()
 
     def relower(self) -> Session:
         """Rebuild with the pickers' formats and the schedule text, and show the result
         (a lowering error, e.g. a StrategyError from a schedule command that does not apply,
         shows in the error banner with the timeline at the failing step)."""
-        if self.rebuild is None:
-            raise RuntimeError("this Explorer has no rebuild callable")
-        formats, schedule = self.formats(), self.schedule_editor.value
-        rebuild = self.rebuild
-
-        def build(trace: Trace) -> None:
-            try:
-                result = rebuild(formats, schedule)
-            except Exception as e:
-                partial = getattr(e, "trace", None)
-                if isinstance(partial, Trace):
-                    trace.steps[:] = partial.steps
-                raise
-            result = getattr(result, "trace", result)
-            if not isinstance(result, Trace):
-                raise TypeError(f"rebuild must return a Trace (or an object with .trace), "
-                                f"not {type(result).__name__}")
-            trace.steps[:] = result.steps
-
-        session = explore(build, recipe=self._recipe(formats, schedule))
-        self.set_session(session)
-        return session
+        return self.controls.relower()
 
     @classmethod
     def for_program(cls, program: str, strategy: str = "lattice", *, schedule: str = "",
@@ -408,7 +423,6 @@ class Explorer(W.VBox):
 
         >>> e = Explorer.for_program("y[i] = A[i, j] * x[j]", A="csr", x="dense")  # doctest: +SKIP
         """
-        from explorer.rebuild import program_ndims
         ndims = program_ndims(program)
         rebuild = rebuild_for(program, strategy, checked=checked, options=options)
         formats = {name: initial_format(v, ndims.get(name)) for name, v in tensors.items()}
@@ -441,12 +455,45 @@ def _ranges(lines: Sequence[int]) -> str:
     return ", ".join(out)
 
 
+def _tag_label(tag: str, prov) -> str:
+    """A provenance menu entry: the tag, and for a looplet what the trace says it lowered.
+
+    >>> from explorer.provenance import Provenance, TagInfo
+    >>> p = Provenance({"looplet:Stepper:4": [3]},
+    ...                {"looplet:Stepper:4": TagInfo("looplet:Stepper:4", "looplet", "j", ("A",), "Stepper")})
+    >>> _tag_label("looplet:Stepper:4", p)
+    'looplet:Stepper:4 (A on j)'
+    """
+    info = getattr(prov, "info", {}).get(tag)
+    if info is None or info.kind != "looplet" or not info.index:
+        return tag
+    return f"{tag} ({', '.join(info.operands) or '-'} on {info.index})"
+
+
+def _tag_where(info) -> str:
+    """The legend's note on the program parts a tag colours."""
+    if info is None or not info.index:
+        return ""
+    operands = f" and the accesses of {', '.join(info.operands)}" if info.operands else ""
+    return f"; in the program: loops over {info.index}{operands}"
+
+
 def _signature_kind(kinds: Sequence[str]) -> str | None:
     """The drawing that characterizes a strategy's trace (its lattices or its looplet nests)."""
     for k in ("lattice", "looplet-nest", "cfir", "iteration-graph", "fiber-tree"):
         if k in kinds:
             return k
     return kinds[0] if kinds else None
+
+
+def _pair(value: Any, what: str, kinds: tuple = (tuple, list)) -> tuple:
+    """``value`` for each side: a pair as is, anything else twice."""
+    if isinstance(value, kinds):
+        if len(value) != 2:
+            raise ValueError(f"Compare takes one {what} for both sides or a pair (one per side), "
+                             f"not {len(value)}")
+        return tuple(value)
+    return (value, value)
 
 
 class Compare(W.HBox):
@@ -458,34 +505,49 @@ class Compare(W.HBox):
     lattices of one strategy next to the looplet nests of the other; offered by default when the
     two variants draw different things). With ``run_a`` and ``run_b`` (zero-argument kernel
     calls) a "time both" button times them next to the ``baselines``.
+
+    With ``rebuild`` (one ``rebuild(formats, schedule) -> Trace`` for both sides, or a pair)
+    each column has its own format pickers (``formats``: one ``{tensor: format}`` or a pair)
+    and schedule editor (``schedule``: text or a pair), as :class:`Explorer` has; changing one
+    re-lowers and redraws that column only. :meth:`for_program` builds them from
+    ``compiler.lower``.
     """
 
     def __init__(self, a: Any, b: Any, labels: Sequence[str] = ("a", "b"),
                  run_a: Callable | None = None, run_b: Callable | None = None,
                  baselines: Mapping[str, Callable] | None = None,
-                 kind: str | tuple[str, str] | None = None, max_drawings: int = 6):
+                 kind: str | tuple[str, str] | None = None, max_drawings: int = 6, *,
+                 rebuild: Callable | Sequence[Callable | None] | None = None,
+                 formats: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+                 schedule: str | Sequence[str] = "", ndims: Mapping[str, int] | None = None,
+                 auto_relower: bool = True):
         super().__init__()
-        self.sessions = (explore(a), explore(b))
+        self.sessions = [explore(a), explore(b)]
         self.labels = tuple(labels)
         self.runs = (run_a, run_b)
         self.baselines = dict(baselines or {})
         self.max_drawings = max_drawings
-        per = [list(dict.fromkeys(art.kind for _, art in s.artifacts() if art.kind not in ("c", "ir")))
-               for s in self.sessions]
-        kinds = list(dict.fromkeys(k for s in self.sessions for _, art in s.artifacts()
-                                   for k in [art.kind] if k != "c"))
-        # a dropdown value is one kind for both columns, or "a | b": one kind per column
-        options: list[str] = []
-        signature = tuple(_signature_kind(p) for p in per)
-        if all(signature) and signature[0] != signature[1]:
-            options.append(" | ".join(signature))
+        self._cache: dict[tuple, tuple[str, str]] = {}
+        self.cache_hits = self.cache_misses = 0
+        self._syncing = False
+
+        # per side: pickers and schedule editor, re-lowering that side
+        rebuilds, formats_, schedules = _pair(rebuild, "rebuild"), _pair(formats, "formats"), _pair(schedule, "schedule")
+        self.controls: list[RebuildControls | None] = []
+        for k in range(2):
+            if rebuilds[k] is None:
+                self.controls.append(None)
+                continue
+            c = RebuildControls(rebuilds[k], formats_[k], schedules[k] or "", ndims, auto_relower)
+            c.on_session(lambda session, k=k: self.set_session(k, session))
+            c.add_class(f"ss-side-{'ab'[k]}")
+            self.controls.append(c)
+
         if isinstance(kind, tuple):
             kind = " | ".join(kind)
-        options += kinds
-        if kind and kind not in options:
-            options.insert(0, kind)
-        self.kind = W.Dropdown(options=options or ["(none)"], value=kind or (options or ["(none)"])[0],
-                               description="drawing", layout=W.Layout(width="360px"))
+        self._initial_kind = kind
+        self.kind = W.Dropdown(description="drawing", layout=W.Layout(width="360px"))
+        self._set_kind_options(kind)
         self.kind.observe(lambda _: self.redraw(), names="value")
         self.c_panes = (_pane(), _pane())
         self.artifact_panes = (_pane(), _pane())
@@ -493,30 +555,127 @@ class Compare(W.HBox):
         self.timing_pane = W.HTML()
         self.time_button = W.Button(description="time both", icon="clock-o")
         self.time_button.on_click(lambda _: self.time_both())
-        columns = [W.VBox([self.headers[k], _titled("C", self.c_panes[k]),
-                           _titled("drawing", self.artifact_panes[k])], layout=W.Layout(flex="1 1 0", min_width="0"))
+        columns = [W.VBox([self.headers[k], *([self.controls[k]] if self.controls[k] is not None else []),
+                           _titled("C", self.c_panes[k]), _titled("drawing", self.artifact_panes[k])],
+                          layout=W.Layout(flex="1 1 0", min_width="0"))
                    for k in range(2)]
         extra = [self.time_button, self.timing_pane] if run_a is not None and run_b is not None else []
+        self.add_class("sparsescope-compare")
         self.children = [W.VBox([self.kind, W.HBox(columns), *extra], layout=W.Layout(width="100%"))]
         self.redraw()
 
-    def redraw(self) -> None:
-        for k, s in enumerate(self.sessions):
+    # --- kinds ----------------------------------------------------------------------------------
+    def _set_kind_options(self, wanted: str | None = None) -> None:
+        """The drawing menu for the current sessions, keeping the choice when it still exists."""
+        per = [list(dict.fromkeys(art.kind for _, art in s.artifacts() if art.kind not in ("c", "ir")))
+               for s in self.sessions]
+        kinds = list(dict.fromkeys(k for s in self.sessions for _, art in s.artifacts()
+                                   for k in [art.kind] if k != "c"))
+        # a menu value is one kind for both columns, or "a | b": one kind per column
+        options: list[str] = []
+        signature = tuple(_signature_kind(p) for p in per)
+        if all(signature) and signature[0] != signature[1]:
+            options.append(" | ".join(signature))
+        options += kinds
+        if wanted and wanted not in options:
+            options.insert(0, wanted)
+        options = options or ["(none)"]
+        value = wanted if wanted in options else options[0]
+        self._syncing = True
+        try:
+            self.kind.options = options
+            self.kind.value = value
+        finally:
+            self._syncing = False
+
+    # --- sessions -------------------------------------------------------------------------------
+    def set_session(self, side: int, session: Session) -> None:
+        """Show ``session`` in column ``side`` (0 or 1), e.g. after that side re-lowered."""
+        if side not in (0, 1):
+            raise ValueError(f"Compare has sides 0 and 1, not {side!r}")
+        self.sessions[side] = session
+        self._cache = {key: v for key, v in self._cache.items() if key[0] != side}
+        if self.timing_pane.value:
+            self.timing_pane.value = ("<i>a side was re-lowered: the timing above was of the kernels "
+                                      "given as run_a and run_b</i>" + self.timing_pane.value)
+        self._set_kind_options(self.kind.value if self.kind.value != "(none)" else self._initial_kind)
+        self.redraw(side)
+
+    def relower(self, side: int | None = None) -> list[Session]:
+        """Re-lower one side (``0`` or ``1``) or every side that has pickers; returns the sessions."""
+        sides = [side] if side is not None else [k for k in range(2) if self.controls[k] is not None]
+        for k in sides:
+            if k not in (0, 1):
+                raise ValueError(f"Compare has sides 0 and 1, not {k!r}")
+            if self.controls[k] is None:
+                raise RuntimeError(f"side {k} ({self.labels[k]}) has no rebuild callable to re-lower with")
+            self.controls[k].relower()
+        return list(self.sessions)
+
+    def formats(self, side: int) -> dict[str, Any]:
+        """The formats chosen in side ``side``'s pickers (``{}`` without pickers)."""
+        c = self.controls[side]
+        return c.formats() if c is not None else {}
+
+    # --- drawing --------------------------------------------------------------------------------
+    def render(self, side: int) -> tuple[str, str]:
+        """``(C html, drawings html)`` of one column for the chosen kind (cached)."""
+        value = str(self.kind.value or "")
+        key = (side, value)
+        if key in self._cache:
+            self.cache_hits += 1
+            return self._cache[key]
+        self.cache_misses += 1
+        s = self.sessions[side]
+        c = s.last_artifact("c")
+        prov = s.provenance()
+        c_html = R.render_c(c.text, prov) if c else "<i>(no C)</i>"
+        pair = value.split(" | ") if " | " in value else [value, value]
+        kind = pair[side] if value != "(none)" else ""
+        arts = [a for _, a in s.artifacts(kind)] if kind else []
+        shown = arts[-self.max_drawings:]
+        more = (f"<div style='color:#888;font-size:12px'>the last {len(shown)} of {len(arts)} "
+                f"drawings</div>" if len(arts) > len(shown) else "")
+        drawing = (more + "".join(R.render_artifact(a, provenance=prov or None) for a in shown) if shown
+                   else f"<i>(no {_html.escape(str(kind or 'drawing'))})</i>")
+        self._cache[key] = (c_html, drawing)
+        return c_html, drawing
+
+    def redraw(self, side: int | None = None) -> None:
+        """Fill both columns (or only column ``side``)."""
+        if self._syncing:
+            return
+        for k in ([side] if side is not None else range(2)):
+            s = self.sessions[k]
             state = f" — failed: {_html.escape(s.error)}" if s.error else ""
             self.headers[k].value = f"<b>{_html.escape(self.labels[k])}</b>: {len(s)} steps{state}"
-            c = s.last_artifact("c")
-            prov = R.collect_provenance(a for _, a in s.artifacts())
-            self.c_panes[k].value = R.render_c(c.text, prov) if c else "<i>(no C)</i>"
-            value = str(self.kind.value or "")
-            pair = value.split(" | ") if " | " in value else [value, value]
-            kind = pair[k] if value != "(none)" else ""
-            arts = [a for _, a in s.artifacts(kind)] if kind else []
-            shown = arts[-self.max_drawings:]
-            more = (f"<div style='color:#888;font-size:12px'>the last {len(shown)} of {len(arts)} "
-                    f"drawings</div>" if len(arts) > len(shown) else "")
-            self.artifact_panes[k].value = (more + "".join(R.render_artifact(a, provenance=prov or None)
-                                                           for a in shown) if shown
-                                            else f"<i>(no {_html.escape(str(kind or 'drawing'))})</i>")
+            self.c_panes[k].value, self.artifact_panes[k].value = self.render(k)
+
+    @classmethod
+    def for_program(cls, program: str, strategies: str | Sequence[str] = ("lattice", "looplets"), *,
+                    labels: Sequence[str] | None = None, schedule: str | Sequence[str] = "",
+                    checked: bool = False, options: Mapping[str, Any] | None = None,
+                    kind: str | tuple[str, str] | None = None, **tensors) -> "Compare":
+        """Two lowerings of ``program`` side by side, each with its own format pickers and
+        schedule editor: ``strategies`` is one strategy for both sides or a pair; a tensor given
+        as a pair has one format (or tensor) per side.
+
+        >>> c = Compare.for_program("y[i] = A[i, j] * x[j]", A="csr", x="dense")      # doctest: +SKIP
+        >>> c = Compare.for_program("y[i] = A[i, j] * x[j]", "lattice", A=("csr", "dcsr"),
+        ...                         x="dense")                                          # doctest: +SKIP
+        """
+        strategies = _pair(strategies, "strategy")
+        ndims = program_ndims(program)
+        rebuilds = tuple(rebuild_for(program, st, checked=checked, options=options) for st in strategies)
+        formats = tuple({name: initial_format(_pair(v, f"format of {name}", (tuple,))[k], ndims.get(name))
+                         for name, v in tensors.items()} for k in range(2))
+        if labels is None:
+            labels = [st if strategies[0] != strategies[1] else f"{st}: " + ", ".join(
+                f"{n}={f[n].shorthand or f[n]}" for n in f) for st, f in zip(strategies, formats)]
+        c = cls(Trace(), Trace(), labels=labels, kind=kind, rebuild=rebuilds, formats=formats,
+                schedule=schedule, ndims=ndims)
+        c.relower()
+        return c
 
     def time_both(self):
         run_a, run_b = self.runs

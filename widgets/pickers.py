@@ -5,6 +5,9 @@ A :class:`FormatPicker` shows, for a tensor of order ``n``: a preset (``csr``, `
 or ``custom``), ``n`` level dropdowns (outermost first) and a mode-order dropdown. A
 ``SparseCOO(m)`` level takes ``m`` modes, so the ``m - 1`` dropdowns after it are disabled.
 ``picker.value`` is the Format; ``picker.on_change(callback)`` calls back once per change.
+
+:class:`RebuildControls` puts a picker per tensor next to a schedule editor over a
+``rebuild(formats, schedule) -> Trace`` callable and re-lowers when they change.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from compiler import levels as L
 from compiler.errors import FormatError
 from compiler.format import Format, parse_format
 
-__all__ = ["FormatPicker", "LEVELS", "level_options"]
+__all__ = ["FormatPicker", "LEVELS", "RebuildControls", "level_options"]
 
 #: The level formats offered for one mode, by name (each takes its child as first argument).
 LEVELS = {
@@ -190,3 +193,121 @@ class FormatPicker(W.HBox):
         fmt = build_format([n for n in names], self.mode_order.value, self.leaf, self.index_dtype)
         self._show(fmt)
         self._set(fmt)
+
+
+class RebuildControls(W.VBox):
+    """A format picker per tensor and a schedule editor over ``rebuild(formats, schedule)``;
+    "re-lower" (or a picker change, with ``auto_relower``) rebuilds and hands the new session
+    to the callbacks given to :meth:`on_session`. :class:`~widgets.Explorer` and each side of
+    :class:`~widgets.Compare` hold one.
+
+    >>> from explorer.rebuild import rebuild_for
+    >>> c = RebuildControls(rebuild_for("y[i] = A[i, j] * x[j]"), {"A": "csr", "x": "dense"},
+    ...                     ndims={"x": 1})  # doctest: +SKIP
+    >>> c.on_session(print); c.relower()                                   # doctest: +SKIP
+    """
+
+    def __init__(self, rebuild: Callable[[dict, str], Any] | None, formats: dict | None = None,
+                 schedule: str = "", ndims: dict | None = None, auto_relower: bool = True):
+        super().__init__()
+        from explorer.rebuild import initial_format
+
+        self.rebuild = rebuild
+        self.auto_relower = auto_relower
+        self._callbacks: list[Callable] = []
+        self.format_pickers: dict[str, FormatPicker] = {}
+        ndims = dict(ndims or {})
+        for name, fmt in (formats or {}).items():
+            picker = FormatPicker(name, initial_format(fmt, ndims.get(name)))
+            picker.on_change(self._on_format)
+            self.format_pickers[name] = picker
+        self.schedule_editor = W.Textarea(value=schedule, description="schedule",
+                                          placeholder="e.g. reorder(i, k, j); precompute(j, w); parallelize(i)",
+                                          layout=W.Layout(width="420px", height="60px"))
+        self.schedule_editor.add_class("ss-schedule")
+        self.relower_button = W.Button(description="re-lower", button_style="primary")
+        self.relower_button.add_class("ss-relower")
+        self.relower_button.on_click(lambda _: self.relower())
+        self.add_class("ss-rebuild")
+        self.children = [W.VBox([*self.format_pickers.values()]),
+                         W.HBox([self.schedule_editor, self.relower_button])]
+
+    def on_session(self, callback: Callable[[Any], Any]) -> None:
+        """Call ``callback(session)`` with every session a re-lowering makes."""
+        self._callbacks.append(callback)
+
+    def formats(self) -> dict[str, Format]:
+        """The formats chosen in the pickers: ``{tensor: Format}``."""
+        return {name: p.value for name, p in self.format_pickers.items()}
+
+    def _on_format(self, _fmt) -> None:
+        if self.auto_relower:
+            self.relower()
+
+    def recipe(self, formats: dict, schedule: str) -> str:
+        """Python that recreates the session of ``formats`` and ``schedule`` ("copy as code")."""
+        from explorer.rebuild import format_code, initial_format, program_ndims, schedule_code
+
+        rebuild = self.rebuild
+        program = getattr(rebuild, "program", None)
+        if isinstance(program, str):
+            try:
+                sched = schedule_code(schedule)
+            except Exception:
+                sched = repr(schedule)
+            # the tensors rebuild_for fixed (by their formats), the checked flag and the options
+            # it lowers with belong in the recipe too, or it lowers another kernel
+            ndims = program_ndims(program)
+            fixed = {k: initial_format(v, ndims.get(k)) for k, v in (getattr(rebuild, "fixed", None) or {}).items()
+                     if k not in formats}
+            args = "".join(f", {k}={format_code(v) if hasattr(v, 'mode_order') else repr(v)}"
+                           for k, v in {**fixed, **formats}.items())
+            base = dict(getattr(rebuild, "options", None) or {})
+            items = [f"{k!r}: {v!r}" for k, v in base.items() if not (k == "schedule" and sched != "[]")]
+            items += [f"'schedule': {sched}"] if sched != "[]" else []
+            opts = f", options={{{', '.join(items)}}}" if items else ""
+            checked = ", checked=True" if getattr(rebuild, "checked", False) else ""
+            return ("import compiler\n"
+                    "from compiler.format import Format\n"
+                    "from compiler.levels import *\n"
+                    "from explorer import explore\n\n"
+                    "def build(trace):\n"
+                    f"    compiler.lower({program!r}, {rebuild.strategy!r}, trace=trace{checked}{opts}{args})\n\n"
+                    "session = explore(build)\n")
+        name = getattr(rebuild, "__qualname__", "rebuild")
+        return ("from explorer import explore\n"
+                f"# {name} is your rebuild(formats, schedule) -> Trace\n"
+                f"session = explore(lambda trace: trace.steps.extend("
+                f"{name}({formats!r}, {schedule!r}).steps))\n")
+
+    def relower(self):
+        """Rebuild with the pickers' formats and the schedule text; returns the new session
+        (a lowering error, e.g. a StrategyError from a schedule command that does not apply,
+        leaves the session failed at that step, never raises)."""
+        from compiler.trace import Trace
+        from explorer.session import explore
+
+        if self.rebuild is None:
+            raise RuntimeError("nothing to re-lower: no rebuild(formats, schedule) callable was given "
+                               "(pass rebuild=..., or use Explorer.for_program / Compare.for_program)")
+        formats, schedule = self.formats(), self.schedule_editor.value
+        rebuild = self.rebuild
+
+        def build(trace: Trace) -> None:
+            try:
+                result = rebuild(formats, schedule)
+            except Exception as e:
+                partial = getattr(e, "trace", None)
+                if isinstance(partial, Trace):
+                    trace.steps[:] = partial.steps
+                raise
+            result = getattr(result, "trace", result)
+            if not isinstance(result, Trace):
+                raise TypeError(f"rebuild must return a Trace (or an object with .trace), "
+                                f"not {type(result).__name__}")
+            trace.steps[:] = result.steps
+
+        session = explore(build, recipe=self.recipe(formats, schedule))
+        for cb in self._callbacks:
+            cb(session)
+        return session

@@ -58,3 +58,36 @@ def test_export_text(trace):
     text = export_text(trace)
     assert text.count("== step") == len(trace)
     assert "-- fiber-tree: A" in text and "spmv" in text
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_export_of_a_real_lowering_marks_the_program_parts(strategy):
+    import re
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from explorer.renderers import color_for
+
+    S = sp.random(6, 5, density=0.4, format="csr", random_state=0)
+    kernel = ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy,
+                      A=ss.Tensor.from_scipy(S, name="A"), x=np.arange(5.0))
+    session = explore(kernel.trace)
+    page = export_html(session)
+    prov = session.provenance()
+    assert prov and external_urls(page) == []
+    p = _Collect()
+    p.feed(page)
+    assert p.sections == [f"step-{i}" for i in range(len(session))] and p.links == []
+    # one legend button per tag, in its colour
+    for tag in prov:
+        assert f'<button data-tag="{tag}" style="background:{color_for(tag)}"' in page
+    # the program of the first step (the parsed expression) has coloured parts
+    first = page.split('id="step-0"', 1)[1].split('id="step-1"', 1)[0]
+    parts = re.findall(r'<span class="pv" data-tags="([^"]*)"', first)
+    assert parts and all(set(g.split()) <= set(prov) for g in parts)
+    # every data-tags in the page names known tags (clicking one selects a legend button)
+    for group in re.findall(r'data-tags="([^"]*)"', page):
+        assert set(group.split()) <= set(prov), group
+    assert "closest('[data-tags]')" in page and "selectTag" in page

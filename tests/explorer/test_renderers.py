@@ -115,3 +115,111 @@ def test_register_renderer_and_focus():
 
 def test_highlight_svg_without_colors_is_identity():
     assert highlight_svg("<svg/>", {}) == "<svg/>"
+
+
+# --- provenance in the program pane (real lowerings) -----------------------------------------
+
+import html as _html_mod
+
+import numpy as np
+import scipy.sparse as _sp
+
+from explorer.nests import svg_width_px
+from explorer.provenance import program_marks
+from explorer.renderers import render_program
+
+_LINENO = re.compile(r'<span style="color:#aaa;user-select:none">\s*\d+ </span>')
+
+
+def _visible(pre_html: str) -> str:
+    """The code text of a rendered <pre> (line numbers and tags dropped, entities decoded)."""
+    return _html_mod.unescape(re.sub(r"<[^>]+>", "", _LINENO.sub("", pre_html)))
+
+
+def _step_of(session, stage):
+    return next(k for k, st in enumerate(session.steps) if st.stage == stage)
+
+
+@pytest.fixture(scope="module")
+def real_sessions():
+    S = _sp.random(6, 5, density=0.4, format="csr", random_state=0)
+    A = ss.Tensor.from_scipy(S, name="A")
+    a = ss.Tensor.from_numpy(np.array([0, 1.0, 0, 2, 0, 0, 3]), "sparse_vector")
+    b = ss.Tensor.from_numpy(np.array([1, 0.0, 0, 2, 0, 4, 0]), "sparse_vector")
+    out = {}
+    for strategy in ("lattice", "looplets"):
+        out[strategy, "spmv"] = explore(ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy, A=A,
+                                                 x=np.arange(5.0)).trace)
+        out[strategy, "add"] = explore(ss.lower("z[i] = a[i] + b[i]", strategy=strategy, a=a, b=b).trace)
+    return out
+
+
+def test_program_pane_keeps_the_text_and_colours_the_marks(real_sessions):
+    for (strategy, which), s in real_sessions.items():
+        prov = s.provenance()
+        assert prov
+        marked_steps = 0
+        for i in range(len(s)):
+            text = s.program_text(i)
+            html = render_program(text, prov, i)
+            # the marks change colours, never the text
+            assert _visible(html) == text.rstrip("\n"), (strategy, which, i)
+            marks = [m for m in program_marks(text, prov, i) if m.start is not None]
+            spans = re.findall(r'<span class="pv" data-tags="([^"]*)"', html)
+            assert len(spans) >= len(marks) > 0 or not marks
+            assert [_html_mod.unescape(t) for t in spans[:len(marks)]] == [" ".join(m.tags) for m in marks]
+            marked_steps += bool(spans)
+        assert marked_steps >= 3, (strategy, which)
+
+
+def test_program_mark_spans_hold_their_text_in_their_first_tags_colour(real_sessions):
+    s = real_sessions["lattice", "spmv"]
+    i = _step_of(s, "concretize")
+    text = s.program_text(i)
+    html = render_program(text, s.provenance(), i)
+    marks = [m for m in program_marks(text, s.provenance(), i) if m.start is not None]
+    pieces = re.split(r'(<span class="pv" [^>]*>)', html)
+    found = []
+    for opener, rest in zip(pieces[1::2], pieces[2::2]):
+        # the span's content runs to its matching </span>
+        depth, k = 1, 0
+        for tok in re.finditer(r"<span\b|</span>", rest):
+            depth += 1 if tok.group(0) == "<span" else -1
+            if depth == 0:
+                k = tok.start()
+                break
+        tags = _html_mod.unescape(re.search(r'data-tags="([^"]*)"', opener).group(1)).split()
+        color = re.search(r"background:(#[0-9a-f]+)", opener).group(1)
+        found.append((_visible(rest[:k]), tags[0], color))
+    assert [(m.text, m.tags[0]) for m in marks] == [(t, tag) for t, tag, _ in found]
+    assert all(color == color_for(tag) for _, tag, color in found)
+    assert ("A[i, j]", "lattice:j:A∩x") in [(t, tag) for t, tag, _ in found]
+
+
+def test_render_step_program_section_has_provenance_marks(real_sessions):
+    for strategy in ("lattice", "looplets"):
+        s = real_sessions[strategy, "spmv"]
+        i = _step_of(s, "parse")
+        html = render_step(s.step(i), i)
+        program = html.split("diff from the previous step")[0]
+        tags = {t for group in re.findall(r'class="pv" data-tags="([^"]*)"', program)
+                for t in _html_mod.unescape(group).split()}
+        assert tags and tags <= set(s.provenance()), strategy
+        # the C step's program is the C itself: its tagged lines carry data-tags
+        c_i = _step_of(s, "emit-c")
+        c_html = render_step(s.step(c_i), c_i, parts=["program"])
+        lines = {int(n) for n in re.findall(r'data-line="(\d+)"[^>]*data-tags=', c_html)}
+        assert lines == {n for ns in s.provenance().values() for n in ns}
+
+
+def test_looplet_nest_drawings_are_narrow_and_coloured(real_sessions):
+    s = real_sessions["looplets", "spmv"]
+    prov = s.provenance()
+    nest = next(a for _, a in s.artifacts("looplet-nest") if a.name == "A.lvl1[i][j]")
+    html = render_artifact(nest, provenance=prov)
+    assert svg_width_px(html) <= 880
+    # the Thunk, Sequence and Stepper lowered on j for A are coloured with their tags
+    tagged = re.findall(r'class="node highlighted" data-tags="([^"]*)"', html)
+    styles = {t.split(":")[1] for group in tagged for t in _html_mod.unescape(group).split()}
+    assert {"Thunk", "Sequence", "Stepper"} <= styles
+    assert "Lookup" not in styles  # the Lookup tag is of index i: not this nest's

@@ -304,3 +304,169 @@ def test_real_lattice_tags_name_drawn_points_and_c_lines(program, formats):
             if f'data-tags="{tag}' in e.artifact_pane.value or f' {tag}"' in e.artifact_pane.value:
                 drawn.append(e.session.steps[i].stage)
         assert "lattice" in drawn, (tag, drawn)
+
+
+# --- RebuildControls and per-side re-lowering ----------------------------------------------
+
+from explorer.rebuild import rebuild_for
+from widgets import RebuildControls
+
+SPMV = "y[i] = A[i, j] * x[j]"
+
+
+def _c(session):
+    art = session.last_artifact("c")
+    return art.text if art is not None else None
+
+
+def _recreate(recipe):
+    """Run a "copy as code" recipe; its session's C."""
+    ns = {}
+    exec(recipe.replace("Explorer(session)", ""), ns)
+    return ns["session"]
+
+
+def test_rebuild_controls_build_one_picker_per_tensor():
+    c = RebuildControls(rebuild_for(SPMV, "lattice"), {"A": "csr", "x": "dense"}, ndims={"x": 1})
+    assert list(c.format_pickers) == ["A", "x"]
+    assert all(isinstance(p, FormatPicker) for p in c.format_pickers.values())
+    assert c.format_pickers["A"].ndim == 2 and c.format_pickers["x"].ndim == 1
+    assert c.formats() == {"A": ss.csr(), "x": ss.dense(1)}
+    pickers_box = c.children[0]
+    assert list(pickers_box.children) == list(c.format_pickers.values())
+    assert "ss-rebuild" in c._dom_classes
+    assert RebuildControls(None).format_pickers == {}
+    with pytest.raises(RuntimeError, match="nothing to re-lower"):
+        RebuildControls(None).relower()
+
+
+def test_changing_a_picker_relowers_with_the_new_format():
+    c = RebuildControls(rebuild_for(SPMV, "lattice"), {"A": "csr", "x": "dense"}, ndims={"x": 1})
+    seen = []
+    c.on_session(seen.append)
+    csr_session = c.relower()
+    assert seen == [csr_session] and csr_session.error is None
+    assert "A0_pos" not in _c(csr_session)  # CSR: a dense outer level
+    c.format_pickers["A"].value = "dcsr"
+    assert len(seen) == 2 and seen[1] is not csr_session and seen[1].error is None
+    assert "A0_pos" in _c(seen[1]) and "A0_idx" in _c(seen[1])  # DCSR: compressed rows
+    assert seen[1].steps[0].stage == "parse" and "emit-c" in seen[1].stages()
+    # the same format again changes nothing; auto_relower off: only relower() lowers
+    c.format_pickers["A"].value = "dcsr"
+    c.auto_relower = False
+    c.format_pickers["A"].value = "csc"
+    assert len(seen) == 2
+    c.relower_button.click()
+    assert len(seen) == 3 and _c(seen[2]) != _c(seen[1])
+
+
+@pytest.mark.parametrize("schedule, message", [("reorder i j", "cannot read"),
+                                               ("reorder(j, i)", "does not apply"),
+                                               ("frobnicate(i)", "")])
+def test_a_bad_schedule_gives_a_failed_session_not_an_exception(schedule, message):
+    c = RebuildControls(rebuild_for(SPMV, "lattice"), {"A": "csr", "x": "dense"}, ndims={"x": 1},
+                        schedule=schedule)
+    seen = []
+    c.on_session(seen.append)
+    session = c.relower()  # must not raise
+    assert seen == [session]
+    assert session.error and message in session.error
+    assert _c(session) is None
+    e = Explorer(build_spmv, rebuild=rebuild_for(SPMV, "lattice"), formats={"A": "csr", "x": "dense"},
+                 ndims={"x": 1}, schedule=schedule)
+    e.relower_button.click()  # must not raise either
+    assert e.error_banner.layout.display != "none" and message in e.error_banner.value
+
+
+def test_explorer_pickers_relower_with_a_new_format():
+    e = Explorer.for_program(SPMV, "looplets", A="csr", x="dense")
+    first = e.session
+    assert set(e.format_pickers) == {"A", "x"} and e.controls.format_pickers is e.format_pickers
+    e.format_pickers["A"].preset.value = "dcsr"
+    assert e.session is not first and e.session.error is None
+    assert e.formats()["A"] == ss.dcsr() and _c(e.session) != _c(first)
+    assert "A0_pos" in _c(e.session)
+
+
+def test_compare_sides_relower_independently():
+    c = Compare.for_program(SPMV, "lattice", A="csr", x="dense")
+    assert c.controls[0] is not None and c.controls[1] is not None and c.controls[0] is not c.controls[1]
+    a_pickers, b_pickers = c.controls[0].format_pickers, c.controls[1].format_pickers
+    assert set(a_pickers) == set(b_pickers) == {"A", "x"}
+    assert a_pickers["A"] is not b_pickers["A"]
+    # each column shows its own controls
+    columns = c.children[0].children[1].children
+    assert c.controls[0] in columns[0].children and c.controls[1] in columns[1].children
+    assert c.controls[1] not in columns[0].children
+    c_a, c_b = _c(c.sessions[0]), _c(c.sessions[1])
+    pane_a, pane_b = c.c_panes[0].value, c.c_panes[1].value
+    assert c_a == c_b and "A0_pos" not in c_a
+    b_pickers["A"].preset.value = "dcsr"  # side b only
+    assert c.formats(1)["A"] == ss.dcsr() and c.formats(0)["A"] == ss.csr()
+    assert _c(c.sessions[0]) == c_a and c.c_panes[0].value == pane_a
+    assert _c(c.sessions[1]) != c_b and "A0_pos" in _c(c.sessions[1])
+    assert c.c_panes[1].value != pane_b and "A0_pos" in text(c.c_panes[1].value)
+    a_pickers["A"].mode_order.value = (1, 0)  # side a only: CSC
+    assert _c(c.sessions[0]) != c_a and "A0_pos" in _c(c.sessions[1])
+    assert c.formats(1)["A"] == ss.dcsr()
+
+
+def test_compare_with_a_rebuild_pair_and_one_side_without():
+    c = Compare(spmv_trace(), ss.Trace(), labels=("fixed", "picked"),
+                rebuild=(None, rebuild_for(SPMV, "looplets")),
+                formats={"A": "csr", "x": "dense"}, ndims={"x": 1})
+    assert c.controls[0] is None and c.controls[1] is not None
+    before = c.c_panes[0].value
+    sessions = c.relower()
+    assert sessions[1].error is None and "A_pos" in c.c_panes[0].value and c.c_panes[0].value == before
+    with pytest.raises(RuntimeError, match="no rebuild"):
+        c.relower(0)
+    with pytest.raises(ValueError):
+        c.set_session(2, sessions[1])
+
+
+def test_copy_as_code_recreates_an_equivalent_kernel():
+    e = Explorer.for_program(SPMV, "lattice", A="csc", x="dense", schedule="reorder(j, i)")
+    assert e.session.error is None
+    ns_session = _recreate(e.copy_as_code())
+    assert ns_session.error is None and _c(ns_session) == _c(e.session)
+    # after a picker change, the recipe follows the new formats
+    e.format_pickers["x"].preset.value = "sparse_vector"
+    assert e.session.error is None
+    assert _c(_recreate(e.copy_as_code())) == _c(e.session)
+    # a side of a Compare: its session's recipe
+    c = Compare.for_program(SPMV, ("lattice", "looplets"), A=("csr", "dcsr"), x="dense")
+    for side in (0, 1):
+        assert _c(_recreate(c.sessions[side].recipe)) == _c(c.sessions[side])
+    assert _c(c.sessions[0]) != _c(c.sessions[1])
+
+
+def test_copy_as_code_keeps_checked_options_and_fixed_tensors():
+    """rebuild_for's checked flag, options and fixed tensors are part of the kernel: a recipe
+    without them lowered another kernel (no bounds checks, another name, a missing tensor)."""
+    e = Explorer.for_program(SPMV, "lattice", checked=True, options={"name": "spmv_checked"},
+                             A="csr", x="dense")
+    assert e.session.error is None and "(checked)" in _c(e.session) and "spmv_checked" in _c(e.session)
+    assert _c(_recreate(e.copy_as_code())) == _c(e.session)
+    x = np.arange(5.0)
+    c = RebuildControls(rebuild_for(SPMV, "looplets", x=x), {"A": "csr"})
+    session = c.relower()
+    assert session.error is None
+    assert _c(_recreate(session.recipe)) == _c(session)
+
+
+def test_clicking_a_coloured_part_selects_its_tags_in_turn():
+    e = Explorer.for_program(SPMV, "lattice", A="csr", x="dense")
+    e.goto(0)
+    import re
+    groups = re.findall(r'class="pv" data-tags="([^"]*)"', e.program_pane.value)
+    tags = next(g.split() for g in groups if len(g.split()) >= 2)
+    assert all(t in e.session.provenance() for t in tags)
+    e.pick.value = " ".join(tags) + "|1"  # what the pane's onclick writes
+    assert e.provenance.value == tags[0] and tags[0] in e.provenance_legend.value
+    e.pick.value = " ".join(tags) + "|2"
+    assert e.provenance.value == tags[1]
+    for k in range(2, len(tags) + 1):
+        e.pick.value = " ".join(tags) + f"|{k + 1}"
+    assert e.provenance.value == ""  # after the last tag: all again
+    assert e.pick_tags(["not-a-tag"]) == "" and e.provenance.value == ""

@@ -194,7 +194,12 @@ def test_exported_page_selects_a_provenance_tag(browser, tmp_path):
     assert page.evaluate("document.documentElement.classList.contains('selecting')")
     selected = page.evaluate("[...document.querySelectorAll('.sel')].map(e => e.tagName + ':' + "
                              "(e.getAttribute('data-line') || e.querySelector('title').textContent))")
-    assert sorted(selected) == ["SPAN:3", "g:p1"], selected
+    # line 3 is marked twice: in the step's program (the emit-c step's program is the C) and
+    # in the C artifact; p1 is the drawing node
+    assert sorted(selected) == ["SPAN:3", "SPAN:3", "g:p1"], selected
+    panes = page.evaluate("[...document.querySelectorAll('span.sel')].map(e => e.closest('.pane, .artifact')"
+                          ".querySelector('.pane-title, .artifact-title').textContent)")
+    assert len(set(panes)) == 2, panes
     page.locator('nav.provenance button[data-tag=""]').click()
     assert page.evaluate("document.querySelectorAll('.sel').length") == 0
     page.close()

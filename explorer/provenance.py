@@ -1,0 +1,481 @@
+"""Provenance across a trace: which program parts, drawing nodes and C lines each tag names.
+
+The compiler tags the code each lattice point or looplet produced
+(``lattice:<index>:<operands>``, ``looplet:<Style>:<n>``) and the C artifact maps every tag to
+its C lines (``data["provenance"]``). Everything else is read from the trace:
+
+- a lattice tag names its index and operands itself (``lattice:j:A∩x``: the point of ``j``
+  where ``A`` and ``x`` are both present; ``U`` is the dense range);
+- a looplet tag's index comes from the ``lower:<Style>`` step whose note ends in ``[tag]``
+  ("... on j over [0, n) [looplet:Stepper:4]"), its operands from the looplet nests unfurled
+  on that index that hold a looplet of that style (a ``Stepper`` in the nest of ``A`` on ``j``).
+
+:func:`trace_provenance` gathers that into a :class:`Provenance` (``{tag: C lines}`` with a
+:class:`TagInfo` per tag); :func:`program_marks` finds the parts of a program text a tag
+names: the accesses of its operands that use its index, the loops over its index, a lattice's
+points, loops and cases, looplets waiting to be lowered, and, in IR or C text, the lines that
+line up with tagged C lines.
+
+>>> from compiler import Trace, Artifact
+>>> t = Trace()
+>>> c = "void k(void) {\\n  for (;;) {}\\n  y = A * x;\\n}"
+>>> _ = t.record("emit-c", after=c, artifacts=[Artifact("c", "k", c, data={"provenance": {
+...     "lattice:j:A∩x": [3], "lattice:j:A": [2, 3]}})])
+>>> prov = trace_provenance(t)
+>>> prov["lattice:j:A∩x"], prov.info["lattice:j:A∩x"].operands
+([3], ('A', 'x'))
+>>> [(m.line, m.text, m.tags) for m in program_marks("forall j:\\n  y[] += A[j] * x[j]", prov)]
+[(1, 'forall j', ('lattice:j:A', 'lattice:j:A∩x')), (2, 'A[j]', ('lattice:j:A∩x', 'lattice:j:A')), (2, 'x[j]', ('lattice:j:A∩x',))]
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+__all__ = ["Mark", "Provenance", "TagInfo", "looplet_heads", "looplet_style", "program_marks",
+           "trace_provenance"]
+
+
+@dataclass(frozen=True)
+class TagInfo:
+    """What the trace says about one tag: its kind (``lattice``, ``looplet`` or ``""``), its
+    index, its operands (tensor names), a looplet's style, and the step that lowered it."""
+
+    tag: str
+    kind: str = ""
+    index: str | None = None
+    operands: tuple[str, ...] = ()
+    style: str | None = None
+    step: int | None = None
+
+
+class Provenance(dict):
+    """``{tag: sorted C lines}`` (as :func:`~explorer.renderers.collect_provenance` gives) that
+    also knows each tag's :class:`TagInfo` (``.info``) and the C text the lines are of
+    (``.c_text``). Iteration order is the C pane's colour precedence: inner tags first.
+
+    >>> p = Provenance({"lattice:i:U": [1, 2], "lattice:i:A": [2]})
+    >>> p.info["lattice:i:A"].index, list(p.only("lattice:i:A"))
+    ('i', ['lattice:i:A'])
+    """
+
+    def __init__(self, lines: Mapping[str, Iterable[int]] = (), info: Mapping[str, TagInfo] | None = None,
+                 c_text: str = ""):
+        super().__init__({str(k): sorted(int(n) for n in v) for k, v in dict(lines).items()})
+        self.info: dict[str, TagInfo] = {t: (info or {}).get(t) or parse_tag(t) for t in self}
+        self.c_text = c_text
+
+    def only(self, tags: Iterable[str] | str | None) -> "Provenance":
+        """The same provenance restricted to ``tags`` (one tag, several, or ``None``: all)."""
+        if tags is None:
+            return self
+        keep = {tags} if isinstance(tags, str) else set(tags)
+        return Provenance({t: v for t, v in self.items() if t in keep},
+                          {t: i for t, i in self.info.items() if t in keep}, self.c_text)
+
+    def by_index(self, index: str) -> list[str]:
+        """The tags whose index is ``index``, in precedence order."""
+        return [t for t in self if self.info[t].index == index]
+
+    def widest_first(self, tags: Iterable[str]) -> list[str]:
+        """``tags`` with the one covering most C lines first (a loop before its cases)."""
+        tags = list(tags)
+        if not tags:
+            return tags
+        top = max(tags, key=lambda t: len(self.get(t, ())))
+        return [top] + [t for t in tags if t != top]
+
+
+def parse_tag(tag: str) -> TagInfo:
+    """What a tag's text says about it.
+
+    >>> parse_tag("lattice:j:A∩x")
+    TagInfo(tag='lattice:j:A∩x', kind='lattice', index='j', operands=('A', 'x'), style=None, step=None)
+    >>> parse_tag("looplet:Stepper:4").style, parse_tag("looplet:j:Stepper").index
+    ('Stepper', 'j')
+    """
+    parts = str(tag).split(":")
+    if parts[0] == "lattice" and len(parts) >= 3:
+        names = tuple(n for n in parts[2].split("∩") if n and n not in ("U", "∅"))
+        return TagInfo(tag, "lattice", parts[1], names)
+    if parts[0] == "looplet" and len(parts) >= 3:
+        if parts[2].isdigit():  # looplet:<Style>:<n>, as the looplet lowerer tags
+            return TagInfo(tag, "looplet", style=parts[1])
+        return TagInfo(tag, "looplet", index=parts[1], style=parts[2])  # looplet:<index>:<Style>
+    return TagInfo(tag)
+
+
+# --- looplet kinds --------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def _head_styles() -> dict[str, str]:
+    """Looplet class name -> the lowering rule (style) that handles it (``Fill`` -> ``Run``)."""
+    try:
+        from compiler.looplets import looplets as LL
+    except Exception:  # a trace can be viewed without the looplet compiler: heads are styles
+        return {}
+    out: dict[str, str] = {}
+    for obj in vars(LL).values():
+        if isinstance(obj, type) and issubclass(obj, LL.Looplet):
+            out[obj.__name__] = getattr(obj, "style", obj.__name__)
+    return out
+
+
+def looplet_style(head: str) -> str | None:
+    """The style of a looplet drawn as ``head(...)``, or ``None`` for something else.
+
+    >>> looplet_style("Fill(0.0)"), looplet_style("Stepper(stop=j)"), looplet_style("A.lvl2[q]")
+    ('Run', 'Stepper', None)
+    """
+    return _head_styles().get(head.split("(", 1)[0].strip())
+
+
+def looplet_heads(style: str) -> list[str]:
+    """The drawn heads of the looplets a style's rule lowers (``Run``: ``Run``, ``Fill``, ...).
+
+    >>> "Fill" in looplet_heads("Run") and looplet_heads("Stepper") == ["Stepper"]
+    True
+    """
+    heads = [h for h, s in _head_styles().items() if s == style]
+    return heads or [style]
+
+
+# --- from a trace -------------------------------------------------------------------------------
+
+_NOTE_TAG = re.compile(r"\[((?:looplet|lattice):[^\]\s]+)\]\s*$")
+_NOTE_INDEX = re.compile(r"\bon (\w+) over \[")
+_DOT_LABEL = re.compile(r'^\s*n\d+\s*\[label="((?:[^"\\]|\\.)*)"', re.M)
+_NEST_NAME = re.compile(r"^\s*([A-Za-z_]\w*)")
+_LAST_BRACKET = re.compile(r"\[([^\[\]]*)\]\s*$")
+
+
+def _nest_styles(artifact) -> set[str]:
+    labels = _DOT_LABEL.findall(artifact.dot or "") or (artifact.text or "").splitlines()
+    out = set()
+    for label in labels:
+        label = label.strip()
+        head = label.split(": ", 1)[-1] if re.match(r"^\w+: ", label) else label  # "body: Fill(0.0)"
+        style = looplet_style(head)
+        if style:
+            out.add(style)
+    return out
+
+
+def nest_index(name: str) -> str | None:
+    """The index a looplet nest was unfurled on, from its artifact name (``A.lvl1[i][j]``: ``j``).
+
+    >>> nest_index("A.lvl1[i][j]"), nest_index("y[i]"), nest_index("nest")
+    ('j', 'i', None)
+    """
+    m = _LAST_BRACKET.search(str(name))
+    return m.group(1).strip() or None if m else None
+
+
+def trace_provenance(source) -> Provenance:
+    """The provenance of a trace (or a session, or a list of steps); see the module docstring.
+
+    Tags and C lines come from every artifact's ``data["provenance"]``; the C text is the last
+    C artifact's. Without provenance data the result is empty.
+    """
+    from .renderers import collect_provenance
+
+    steps = list(getattr(source, "steps", source))
+    artifacts = [a for s in steps for a in s.artifacts]
+    lines = collect_provenance(artifacts)
+    if not lines:
+        return Provenance()
+    c_arts = [a for a in artifacts if a.kind == "c"]
+    with_prov = [a for a in c_arts if isinstance(a.data, Mapping) and a.data.get("provenance")]
+    c_text = (with_prov or c_arts)[-1].text if c_arts else ""
+
+    # looplet tags: the lowering step names the tag, its index, and follows the unfurls
+    lowered: dict[str, tuple[int, str | None]] = {}
+    unfurls: list[tuple[int, str, str, set[str]]] = []  # (step, index, tensor, styles)
+    for k, s in enumerate(steps):
+        if s.stage == "unfurl":
+            for a in s.artifacts:
+                if a.kind == "looplet-nest":
+                    idx, head = nest_index(a.name), _NEST_NAME.match(str(a.name))
+                    if idx and head:
+                        unfurls.append((k, idx, head.group(1), _nest_styles(a)))
+        m = _NOTE_TAG.search(s.note or "")
+        if m and m.group(1) not in lowered:
+            where = _NOTE_INDEX.search(s.note)
+            lowered[m.group(1)] = (k, where.group(1) if where else None)
+
+    info: dict[str, TagInfo] = {}
+    for tag in lines:
+        base = parse_tag(tag)
+        if base.kind == "looplet":
+            step, index = lowered.get(tag, (None, base.index))
+            index = index or base.index
+            operands: list[str] = []
+            if index and base.style:
+                # the latest unfurl on this index before the lowering (the loop being lowered)
+                before = [u for u in unfurls if u[1] == index and (step is None or u[0] <= step)]
+                last = max((u[0] for u in before), default=None)
+                operands = [u[2] for u in before if u[0] == last and base.style in u[3]]
+            base = TagInfo(tag, "looplet", index, tuple(dict.fromkeys(operands)), base.style, step)
+        info[tag] = base
+    return Provenance(lines, info, c_text)
+
+
+# --- marks in a program text ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Mark:
+    """A part of a program text a tag names: ``line`` (1-based), columns ``[start, end)`` of
+    that line (``None``: the whole line), the text, and the tags (the colouring one first)."""
+
+    line: int
+    start: int | None
+    end: int | None
+    text: str
+    tags: tuple[str, ...] = field(default=())
+
+
+_C_LIKE = re.compile(r"[{};]\s*$", re.M)
+_IR_VALUE = re.compile(r"\$\{[^{}]*\}")  # ``${A_val[qA]}``: a value in looplet IR, not a C block
+_REDUCTIONS = {"sum", "prod", "max", "min", "any", "all", "choose"}
+_KEYWORDS = _REDUCTIONS | {"forall", "for", "while", "if", "else", "let", "where", "in", "case", "switch",
+                           "lattice", "loops", "producer", "alloc", "with", "end"}
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_LOOP_HEAD = re.compile(r"^(\s*)(forall\s+(\w+)|for\s+(\w+)\s*(?:=|in)\s*\S[^\n]*?(?=:?\s*$)|"
+                        r"while\s+(\w+)\s*<-\s*([^:]*?)(?:\s+with\s*\(([^)]*)\))?(?=:))")
+_LATTICE_HEAD = re.compile(r"^\s*(lattice at (\w+))")
+_POINT = re.compile(r"^(\s*)(\[([^|\]]*)\|([^|\]]*)\](?:\s+P)?)")
+_CASE = re.compile(r"^(\s*)(case\s+([\w\s]+?)):")
+
+
+def _names_variants(names: Sequence[str]) -> list[str]:
+    """``A1 ∩ x`` as tag operands: iterators are named by tensor and level (``A1``: ``A``)."""
+    stripped = [re.sub(r"(?<=[A-Za-z_])\d+$", "", n) for n in names]
+    return list(dict.fromkeys(["∩".join(stripped), "∩".join(names)]))
+
+
+def _term_end(line: str, pos: int) -> tuple[int, int, list[str]] | None:
+    """From an identifier ending at ``pos``: the end of ``(.lvlN)* ( (...) )? ([...])+`` and the
+    bracket groups, or ``None`` when no bracket follows. Returns (end, paren end, groups)."""
+    k = pos
+    while True:
+        m = re.match(r"\.lvl\d+", line[k:])
+        if not m:
+            break
+        k += m.end()
+    paren_end = k
+    if k < len(line) and line[k] == "(":
+        depth = 0
+        for j in range(k, len(line)):
+            depth += {"(": 1, ")": -1}.get(line[j], 0)
+            if depth == 0:
+                k = paren_end = j + 1
+                break
+        else:
+            return None
+    groups = []
+    while k < len(line) and line[k] == "[":
+        j = line.find("]", k)
+        if j < 0 or "[" in line[k + 1:j]:
+            # a nested bracket (y.lvl1[i][j] chains are flat; A[B[i]] is not an access we colour)
+            return None if not groups else (k, paren_end, groups)
+        groups.append(line[k + 1:j])
+        k = j + 1
+    return (k, paren_end, groups) if groups else None
+
+
+def _terms(line: str):
+    """Accesses (``A[i, j]``, ``y.lvl1[i][]``), looplets (``Stepper[j]``,
+    ``Lookup(i -> x.lvl1[i])[j]``) and reductions (``sum[j](``) in one line of text:
+    ``(kind, start, end, name, indices, inner tensors)``."""
+    out = []
+    pos = 0
+    while True:
+        m = _IDENT.search(line, pos)
+        if not m:
+            return out
+        start, name = m.start(), m.group(0)
+        prev = line[start - 1] if start else ""
+        if (prev and prev in ".$") or (prev == "{" and start >= 2 and line[start - 2] == "$"):
+            pos = m.end()  # a field (.lvl1) or an IR value ${A_val[q]}: not a term
+            continue
+        found = _term_end(line, m.end())
+        if found is None:
+            pos = m.end()
+            continue
+        end, paren_end, groups = found
+        indices = [x for g in groups for x in _IDENT.findall(g)]
+        if name in _REDUCTIONS and paren_end == m.end() and line[end:end + 1] == "(":  # sum[j](...)
+            out.append(("reduce", start, end, name, indices, []))
+            pos = end
+            continue
+        if name in _KEYWORDS:
+            pos = m.end()
+            continue
+        if looplet_style(name) is not None and not re.match(r"\.lvl", line[m.end():]):
+            inner = re.findall(r"\b([A-Za-z_]\w*)\.lvl\d", line[m.end():paren_end])
+            last = _IDENT.findall(groups[-1])
+            out.append(("looplet", start, end, name, last, inner))
+            pos = end
+            continue
+        if line[m.end():paren_end].endswith(")"):  # f(x)[i]: a call, not an access; look inside
+            pos = m.end()
+            continue
+        out.append(("access", start, end, name, indices, []))
+        pos = end
+
+
+def _statement_split(line: str) -> tuple[str, int] | None:
+    """The lhs of an assignment in ``line`` and where its rhs starts (``+=``, ``<<op>>=``, ...)."""
+    m = re.search(r"(?<![=!<>])(<<[^>]*>>=|[-+*/%|&^]?=)(?!=)", line)
+    return (line[:m.start()], m.end()) if m else None
+
+
+def _align(text_lines: list[str], c_lines: list[str]) -> dict[int, int]:
+    """1-based line of ``text_lines`` -> 1-based line of ``c_lines`` it matches (IR against C:
+    the same statements, but C spells types ``int64_t`` and qualifies pointers)."""
+    def norm(s: str) -> str:
+        s = re.sub(r"\b(\w+)_t\b", r"\1", s)
+        s = re.sub(r"\b(const|restrict)\b", "", s)
+        s = re.sub(r"\bfloat64\b", "double", re.sub(r"\bfloat32\b", "float", s))
+        return re.sub(r"\s+", " ", s).strip()
+    a, b = [norm(x) for x in text_lines], [norm(x) for x in c_lines]
+    out: dict[int, int] = {}
+    for blk in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
+        # a run of lone braces matches anywhere: only runs with a statement in them count
+        if any(a[blk.a + k] not in ("", "{", "}") for k in range(blk.size)):
+            out.update({blk.a + k + 1: blk.b + k + 1 for k in range(blk.size)})
+    return out
+
+
+def _c_marks(text: str, prov: Provenance) -> list[Mark]:
+    c_lines = prov.c_text.splitlines()
+    lines = text.splitlines()
+    mapping = ({n: n for n in range(1, len(lines) + 1)} if text.strip() == prov.c_text.strip()
+               else _align(lines, c_lines))
+    by_line: dict[int, list[str]] = {}
+    for tag, ns in prov.items():
+        for n in ns:
+            by_line.setdefault(n, []).append(tag)
+    return [Mark(n, None, None, lines[n - 1], tuple(by_line[c])) for n, c in sorted(mapping.items())
+            if c in by_line]
+
+
+def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | None,
+                  step: int | None = None) -> list[Mark]:
+    """The parts of program ``text`` that tags of ``prov`` name (see the module docstring),
+    in text order. ``step`` (the step showing the text) picks, for a looplet waiting to be
+    lowered (``Stepper[j]``), the tag of its coming lowering.
+
+    >>> prov = Provenance({"lattice:i:A∩B": [5], "lattice:i:A": [7], "lattice:i:B": [9]})
+    >>> text = "lattice at i:\\n[A | ] P  A[i]\\nloops:\\n  while i <- A0 ∩ B0: A B"
+    >>> [(m.text, m.tags[0]) for m in program_marks(text, prov)][1:]
+    [('[A | ] P', 'lattice:i:A'), ('A[i]', 'lattice:i:A'), ('while i <- A0 ∩ B0', 'lattice:i:A∩B')]
+    """
+    if not prov or not text:
+        return []
+    if not isinstance(prov, Provenance):
+        prov = Provenance(prov)
+    # a looplet IR line may end in a value ``${...}``: that brace does not make the text C
+    if _C_LIKE.search(_IR_VALUE.sub("", text)) and prov.c_text:
+        return _c_marks(text, prov)
+    order = {t: k for k, t in enumerate(prov)}
+
+    def sort(tags: Iterable[str]) -> tuple[str, ...]:
+        return tuple(sorted(dict.fromkeys(tags), key=order.__getitem__))
+
+    def point_tag(index: str | None, *name_lists: Sequence[str]) -> str | None:
+        if index is None:
+            return None
+        for names in name_lists:
+            for joined in _names_variants([n for n in names if n]):
+                tag = f"lattice:{index}:{joined or 'U'}"
+                if tag in prov:
+                    return tag
+        return None
+
+    marks: list[Mark] = []
+    lattice_index: str | None = None
+    # (indent, index, body tag) of enclosing loops: the index for case lines; the tag of the
+    # point a lattice loop without cases runs (``while i <- a0:``), for the accesses in its body
+    scopes: list[tuple[int, str, str | None]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        indent = len(line) - len(line.lstrip())
+        while scopes and scopes[-1][0] >= indent and line.strip():
+            scopes.pop()
+        line_tag: str | None = None  # a lattice point or case: its accesses take its tag first
+
+        head = _LATTICE_HEAD.match(line)
+        if head:
+            lattice_index = head.group(2)
+            tags = prov.by_index(lattice_index)
+            if tags:
+                marks.append(Mark(n, head.start(1), head.end(1), head.group(1), tuple(prov.widest_first(tags))))
+        point = _POINT.match(line)
+        if point and lattice_index:
+            iterated, located = point.group(3).split(), point.group(4).split()
+            operands = [x for x in iterated + located if x != "U"]
+            line_tag = point_tag(lattice_index, operands, iterated + located, iterated)
+            if line_tag:
+                marks.append(Mark(n, point.start(2), point.end(2), point.group(2), (line_tag,)))
+        case = _CASE.match(line)
+        if case and scopes:
+            line_tag = point_tag(scopes[-1][1], case.group(3).split())
+            if line_tag:
+                marks.append(Mark(n, case.start(2), case.end(2), case.group(2), (line_tag,)))
+        if line_tag is None and scopes:
+            line_tag = scopes[-1][2]
+        loop = _LOOP_HEAD.match(line)
+        if loop:
+            index = loop.group(3) or loop.group(4) or loop.group(5)
+            exact = body = None
+            if loop.group(5):  # while j <- A1 ∩ B1 [with (...)]: the lattice loop of those iterators
+                iterators = [x for x in re.split(r"\s*∩\s*", loop.group(6).strip()) if x]
+                exact = point_tag(index, iterators)
+                # its body is the point of the iterated and the located ("with (x = j)": x)
+                located = re.findall(r"(\w+)\s*=", loop.group(7) or "")
+                body = point_tag(index, [x for x in iterators + located if x != "U"])
+            scopes.append((indent, index, body))
+            tags = [exact] if exact else prov.widest_first(prov.by_index(index))
+            if tags:
+                marks.append(Mark(n, loop.start(2), loop.end(2), loop.group(2), tuple(tags)))
+
+        split = _statement_split(line)
+        terms = _terms(line)
+        rhs_tensors = {t[3] for t in terms if t[0] == "access" and split and t[1] >= split[1]}
+        for kind, start, end, name, indices, inner in terms:
+            if kind == "reduce":
+                tags = [t for i in indices for t in prov.widest_first(prov.by_index(i))]
+            elif kind == "looplet":
+                tags = _coming_looplet(prov, looplet_style(name), indices, step)
+            else:
+                tags = [t for t, info in prov.info.items() if info.index in indices
+                        and (name in info.operands
+                             or (info.kind == "lattice" and split is not None and end <= len(split[0])
+                                 and set(info.operands) & rhs_tensors))]
+                # the line's point first: for its operands' accesses, and for the access it writes
+                # (the lhs, when the point's operands are read on the rhs)
+                lt = prov.info[line_tag] if line_tag else None
+                first = lt is not None and (name in lt.operands or (
+                    split is not None and end <= len(split[0]) and lt.index in indices
+                    and bool(set(lt.operands) & rhs_tensors)))
+                tags = ([line_tag] if first else []) + list(sort(tags))
+            tags = list(dict.fromkeys(tags))
+            if tags:
+                marks.append(Mark(n, start, end, line[start:end], tuple(tags)))
+    return sorted(marks, key=lambda m: (m.line, m.start if m.start is not None else -1))
+
+
+def _coming_looplet(prov: Provenance, style: str | None, indices: Sequence[str], step: int | None) -> list[str]:
+    """The tag lowering a looplet of ``style`` on one of ``indices`` next, at or after ``step``."""
+    if style is None:
+        return []
+    tags = [(info.step if info.step is not None else 1 << 30, t) for t, info in prov.info.items()
+            if info.style == style and info.index in indices and (step is None or info.step is None or info.step >= step)]
+    tags.sort()
+    if step is None:
+        return [t for _, t in tags]
+    return [tags[0][1]] if tags else []

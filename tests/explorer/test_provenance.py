@@ -1,0 +1,285 @@
+"""trace_provenance and program_marks on real traces of both strategies."""
+
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import compiler as ss
+from explorer import explore
+from explorer.provenance import Mark, Provenance, parse_tag, program_marks, trace_provenance
+
+STRATEGIES = ["lattice", "looplets"]
+PROGRAMS = {
+    "spmv": ("y[i] = A[i, j] * x[j]", {"i", "j"}, {"y", "A", "x"}),
+    "add": ("z[i] = a[i] + b[i]", {"i"}, {"z", "a", "b"}),
+}
+
+
+def _tensors(which):
+    if which == "spmv":
+        S = sp.random(6, 5, density=0.4, format="csr", random_state=0)
+        return {"A": ss.Tensor.from_scipy(S, name="A"), "x": np.arange(5.0)}
+    return {"a": ss.Tensor.from_numpy(np.array([0, 1.0, 0, 2, 0, 0, 3]), "sparse_vector"),
+            "b": ss.Tensor.from_numpy(np.array([1, 0.0, 0, 2, 0, 4, 0]), "sparse_vector")}
+
+
+@pytest.fixture(scope="module")
+def lowered():
+    out = {}
+    for strategy in STRATEGIES:
+        for which, (program, _, _) in PROGRAMS.items():
+            kernel = ss.lower(program, strategy=strategy, **_tensors(which))
+            out[strategy, which] = kernel
+    return out
+
+
+CASES = [(s, w) for s in STRATEGIES for w in PROGRAMS]
+
+
+def _c_artifact(trace):
+    return [a for s in trace.steps for a in s.artifacts if a.kind == "c"][-1]
+
+
+@pytest.mark.parametrize("strategy, which", CASES)
+def test_every_tag_maps_to_existing_c_lines(lowered, strategy, which):
+    kernel = lowered[strategy, which]
+    c = _c_artifact(kernel.trace)
+    raw = c.data["provenance"]
+    prov = trace_provenance(kernel.trace)
+    assert isinstance(prov, Provenance) and prov, "a real lowering tags its C"
+    assert set(prov) == {str(t) for t in raw}
+    assert prov.c_text == c.text == kernel.c_source
+    n_lines = len(c.text.splitlines())
+    for tag, lines in prov.items():
+        assert lines, tag
+        assert lines == sorted(set(lines)) and lines == sorted({int(n) for n in raw[tag]})
+        assert all(1 <= n <= n_lines for n in lines), (tag, lines, n_lines)
+        assert any(c.text.splitlines()[n - 1].strip() for n in lines), tag  # not only blank lines
+        assert prov.info[tag].tag == tag
+        assert prov.info[tag].kind == strategy.rstrip("s")  # lattice:..., looplet:...
+    # the session computes the same, once
+    session = explore(kernel.trace)
+    assert session.provenance() == prov and session.provenance() is session.provenance()
+
+
+@pytest.mark.parametrize("which", PROGRAMS)
+def test_lattice_tags_name_their_index_and_operands(lowered, which):
+    kernel = lowered["lattice", which]
+    _, indices, tensors = PROGRAMS[which]
+    prov = trace_provenance(kernel.trace)
+    c_lines = prov.c_text.splitlines()
+    for tag, info in prov.info.items():
+        _, index, names = tag.split(":")
+        assert info.kind == "lattice" and info.index == index and index in indices
+        assert info.operands == tuple(n for n in names.split("∩") if n != "U")
+        assert set(info.operands) <= tensors
+        assert prov.by_index(index).count(tag) == 1
+    if which == "spmv":
+        assert {"lattice:j:A∩x", "lattice:j:A"} <= set(prov)
+        assert prov.info["lattice:j:A∩x"].operands == ("A", "x")
+        # the point where A and x are both present computes their product
+        assert any("A_val" in c_lines[n - 1] and "x_val" in c_lines[n - 1] for n in prov["lattice:j:A∩x"])
+        assert all(t.split(":")[1] in "ij" for t in prov)
+    else:
+        assert {"lattice:i:a∩b", "lattice:i:a", "lattice:i:b"} <= set(prov)
+        both = [c_lines[n - 1] for n in prov["lattice:i:a∩b"]]
+        assert any("a_val" in s and "b_val" in s for s in both)
+        only_a = [c_lines[n - 1] for n in prov["lattice:i:a"]]
+        assert any("a_val" in s for s in only_a) and not any("b_val" in s for s in only_a)
+        only_b = [c_lines[n - 1] for n in prov["lattice:i:b"]]
+        assert any("b_val" in s for s in only_b) and not any("a_val" in s for s in only_b)
+
+
+@pytest.mark.parametrize("which", PROGRAMS)
+def test_looplet_tags_resolve_to_an_index(lowered, which):
+    kernel = lowered["looplets", which]
+    _, indices, tensors = PROGRAMS[which]
+    prov = trace_provenance(kernel.trace)
+    steps = kernel.trace.steps
+    for tag, info in prov.info.items():
+        style, number = tag.split(":")[1:]
+        assert info.kind == "looplet" and info.style == style and number.isdigit()
+        assert info.index in indices, tag
+        # the step that lowered it: lower:<Style>, its note ends with the tag
+        assert info.step is not None and steps[info.step].stage == f"lower:{style}"
+        assert steps[info.step].note.rstrip().endswith(f"[{tag}]")
+        assert set(info.operands) <= tensors, (tag, info.operands)
+    if which == "spmv":
+        stepper = [i for t, i in prov.info.items() if i.style == "Stepper"]
+        assert stepper and all(i.index == "j" and i.operands == ("A",) for i in stepper)
+        lookup = [i for t, i in prov.info.items() if i.style == "Lookup" and i.index == "i"]
+        assert lookup and set(lookup[0].operands) == {"y", "A"}
+    else:
+        stepper = [i for t, i in prov.info.items() if i.style == "Stepper" and i.operands]
+        assert any(set(i.operands) == {"a", "b"} for i in stepper)
+
+
+def _check_marks_lie_inside(text, marks, prov):
+    lines = text.splitlines()
+    assert marks == sorted(marks, key=lambda m: (m.line, m.start if m.start is not None else -1))
+    for m in marks:
+        assert isinstance(m, Mark) and 1 <= m.line <= len(lines), m
+        line = lines[m.line - 1]
+        if m.start is None:
+            assert m.end is None and m.text == line
+        else:
+            assert 0 <= m.start < m.end <= len(line), m
+            assert line[m.start:m.end] == m.text, (m, line)
+        assert m.tags and len(set(m.tags)) == len(m.tags)
+        assert all(t in prov for t in m.tags), m
+    spans = [(m.line, m.start, m.end) for m in marks if m.start is not None]
+    for (l1, s1, e1), (l2, s2, e2) in zip(spans, spans[1:]):
+        assert l1 < l2 or e1 <= s2, "marks on one line do not overlap"
+
+
+@pytest.mark.parametrize("strategy, which", CASES)
+def test_marks_lie_inside_every_step_text(lowered, strategy, which):
+    kernel = lowered[strategy, which]
+    session = explore(kernel.trace)
+    prov = session.provenance()
+    marked = 0
+    for i in range(len(session)):
+        text = session.program_text(i)
+        marks = program_marks(text, prov, i)
+        _check_marks_lie_inside(text, marks, prov)
+        marked += bool(marks)
+    assert marked >= len(session) // 2
+
+
+@pytest.mark.parametrize("strategy, which", CASES)
+def test_marks_find_accesses_and_loops(lowered, strategy, which):
+    kernel = lowered[strategy, which]
+    session = explore(kernel.trace)
+    prov = session.provenance()
+    program, indices, tensors = PROGRAMS[which]
+    # the parsed program: every sparse operand's access is marked, with a tag of one of its indices
+    text = session.program_text(0)
+    marks = {m.text: m for m in program_marks(text, prov, 0)}
+    sparse = {"A"} if which == "spmv" else {"a", "b"}
+    for name in sparse:
+        access = next(k for k in marks if k.startswith(name + "["))
+        info = prov.info[marks[access].tags[0]]
+        assert info.index in re.findall(r"\w+", access[2:]), (access, info)
+        if strategy == "lattice" or which == "spmv":
+            assert name in info.operands
+    # a step with loops: each loop over an index is marked with a tag of that index
+    loop_steps = [i for i in range(len(session))
+                  if re.search(r"^\s*(forall|for) \w+", session.program_text(i), re.M)]
+    assert loop_steps
+    for i in loop_steps:
+        loops = [m for m in program_marks(session.program_text(i), prov, i)
+                 if re.match(r"(forall|for|while) ", m.text)]
+        assert loops, session.steps[i].stage
+        for m in loops:
+            index = re.match(r"(?:forall|for|while) (\w+)", m.text).group(1)
+            assert all(prov.info[t].index == index for t in m.tags), m
+    # the C: every tagged C line is marked, with its tags, and nothing else
+    c_step = next(i for i, s in enumerate(session.steps) if s.stage == "emit-c")
+    c_text = session.program_text(c_step)
+    c_marks = program_marks(c_text, prov, c_step)
+    assert {m.line for m in c_marks} == {n for lines in prov.values() for n in lines}
+    for m in c_marks:
+        assert m.start is None and set(m.tags) == {t for t, ns in prov.items() if m.line in ns}
+
+
+_TYPES = {"int64", "int64_t", "int32", "int32_t", "float64", "double", "float32", "float", "const",
+          "restrict", "in", "out", "inout", "uint8", "uint8_t", "bool"}
+
+
+def _words(line):
+    return [w for w in re.findall(r"\w+", line) if w not in _TYPES]
+
+
+@pytest.mark.parametrize("strategy, which", CASES)
+def test_ir_lines_take_the_tags_of_the_c_lines_they_match(lowered, strategy, which):
+    kernel = lowered[strategy, which]
+    session = explore(kernel.trace)
+    prov = session.provenance()
+    c_lines = prov.c_text.splitlines()
+    ir_step = next(i for i, s in enumerate(session.steps) if any(a.kind == "ir" for a in s.artifacts)
+                   or s.stage in ("imperative", "lower"))
+    text = session.program_text(ir_step)
+    assert text != prov.c_text
+    marks = program_marks(text, prov, ir_step)
+    assert len(marks) >= len(prov) // 2 and all(m.start is None for m in marks)
+    for m in marks:
+        tagged = [n for n in range(1, len(c_lines) + 1)
+                  if set(m.tags) == {t for t, ns in prov.items() if n in ns}]
+        assert any(_words(c_lines[n - 1]) == _words(m.text) for n in tagged), m
+
+
+def test_looplet_ir_values_do_not_make_a_text_c():
+    """A looplet step's program ending in a value ``${A_val[qA]}`` is looplet IR, not C: its
+    accesses are still marked (they were not, the brace made the text look like C)."""
+    S = sp.random(6, 5, density=0.4, format="csr", random_state=0)
+    kernel = ss.lower("y[i] = A[i, j] * x[j]", strategy="looplets",
+                      A=ss.Tensor.from_scipy(S, name="A"), x=np.arange(5.0))
+    session = explore(kernel.trace)
+    prov = session.provenance()
+    valued = [i for i in range(len(session)) if "${" in session.program_text(i)
+              and "y.lvl1[i][]" in session.program_text(i)]
+    assert valued
+    for i in valued:
+        marks = program_marks(session.program_text(i), prov, i)
+        y = [m for m in marks if m.text == "y.lvl1[i][]"]
+        assert y and prov.info[y[0].tags[0]].index == "i" and "y" in prov.info[y[0].tags[0]].operands
+
+
+def test_looplets_waiting_to_be_lowered_take_the_tag_of_their_lowering(lowered):
+    kernel = lowered["looplets", "spmv"]
+    session = explore(kernel.trace)
+    prov = session.provenance()
+    seen = 0
+    for i in range(len(session)):
+        for m in program_marks(session.program_text(i), prov, i):
+            head = re.match(r"(Thunk|Sequence|Stepper|Spike|Switch)\[", m.text)
+            if head:
+                info = prov.info[m.tags[0]]
+                assert info.style == head.group(1) and info.step >= i and len(m.tags) == 1
+                seen += 1
+    assert seen >= 3
+
+
+def test_points_cases_and_loop_bodies_share_their_points_tag(lowered):
+    """In the lattice CFIR of a + b, a case's accesses (the written one too) and the body of
+    the loop over a alone take that point's tag first, the colour of its C lines."""
+    kernel = lowered["lattice", "add"]
+    session = explore(kernel.trace)
+    prov = session.provenance()
+    i = next(k for k, s in enumerate(session.steps) if s.stage == "cfir")
+    text = session.program_text(i)
+    lines = text.splitlines()
+    marks = program_marks(text, prov, i)
+    by_line = {}
+    for m in marks:
+        by_line.setdefault(m.line, []).append(m)
+    checked = 0
+    for n, line in enumerate(lines, 1):
+        case = re.match(r"\s*case (a0|b0|a0 b0):", line)
+        if case:
+            want = "lattice:i:" + "∩".join(x[0] for x in case.group(1).split())
+            assert [m.tags[0] for m in by_line[n]] == [want] * len(by_line[n]), (line, by_line[n])
+            assert len(by_line[n]) == 1 + line.count("[i]")  # the case, the written and the read
+            checked += 1
+        loop = re.match(r"\s*while i <- (a0|b0):", line)
+        if loop:
+            want = f"lattice:i:{loop.group(1)[0]}"
+            body = by_line[n + 1]
+            assert [m.text for m in body] == ["z[i]", f"{loop.group(1)[0]}[i]"]
+            assert all(m.tags[0] == want for m in body), body
+            checked += 1
+    assert checked == 5
+
+
+def test_parse_tag_and_provenance_helpers():
+    assert parse_tag("lattice:j:A∩x").operands == ("A", "x")
+    assert parse_tag("lattice:i:U").operands == ()
+    assert parse_tag("looplet:Stepper:4").style == "Stepper" and parse_tag("looplet:Stepper:4").index is None
+    assert parse_tag("p0").kind == ""
+    p = Provenance({"lattice:i:U": [3, 1, 2], "lattice:i:A": [2]})
+    assert p["lattice:i:U"] == [1, 2, 3]
+    assert list(p.only("lattice:i:A")) == ["lattice:i:A"] and p.only(None) is p
+    assert p.widest_first(["lattice:i:A", "lattice:i:U"])[0] == "lattice:i:U"
+    assert program_marks("", p) == [] and program_marks("forall i:", None) == []
