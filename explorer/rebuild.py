@@ -11,6 +11,8 @@ schedule changes, lowering with ``compiler.lower`` into a fresh trace each time.
 [('split', 'i', 'i0', 'i1', 32)]
 >>> parse_schedule("Schedule().reorder(i, j).parallelize(i)  # chained")
 [('reorder', 'i', 'j'), ('parallelize', 'i')]
+>>> parse_schedule("precompute((i, j), w, C[i, j] + D[i, j]); split(i, i0, i1, 8, direction='up')")
+[('precompute', ('i', 'j'), 'w', 'C[i, j] + D[i, j]'), ('split', 'i', 'i0', 'i1', 8, 'up')]
 >>> parse_schedule("  # nothing\\n")
 []
 >>> parse_schedule("reorder i j")
@@ -21,6 +23,8 @@ compiler.errors.StrategyError: schedule line 1: cannot read 'reorder i j'; write
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
 from typing import Any, Callable, Mapping
 
@@ -31,14 +35,50 @@ from compiler.trace import Trace
 
 __all__ = ["format_code", "parse_schedule", "program_ndims", "rebuild_for", "schedule_code"]
 
-_COMMAND = re.compile(r"^\s*\.?\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.S)
+def _arg(node: ast.expr) -> Any:
+    """A command argument: an index or workspace name, an integer, a string, a tuple of
+    those, or index notation (``C[i, j] + D[i, j]``, kept as its text)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, str)) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        return -_arg(node.operand)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return tuple(_arg(e) for e in node.elts)
+    return ast.unparse(node)
 
 
-def _arg(text: str) -> Any:
-    text = text.strip().strip("'\"")
-    if re.fullmatch(r"[-+]?\d+", text):
-        return int(text)
-    return text
+def _command(part: str, lineno: int) -> tuple | None:
+    """``name(args...)`` as ``(name, *args)`` (keywords go to their positions), or None for
+    a bare ``Schedule()``."""
+    from compiler.lattice.schedule import Schedule
+
+    def fail(why=""):
+        raise StrategyError(f"schedule line {lineno}: cannot read {part!r}{why}; write a command as "
+                            f"name(arg, ...), e.g. reorder(i, k, j)")
+    try:
+        call = ast.parse(part.lstrip(". "), mode="eval").body
+    except SyntaxError:
+        fail()
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        fail()
+    name = call.func.id
+    args = [_arg(a) for a in call.args]
+    if call.keywords:
+        method = getattr(Schedule, name, None)
+        params = list(inspect.signature(method).parameters)[1:] if callable(method) else []
+        for kw in call.keywords:
+            if kw.arg not in params:
+                fail(f" ({name} has no argument {kw.arg})" if params else "")
+            at = params.index(kw.arg)
+            args += [None] * (at + 1 - len(args))
+            args[at] = _arg(kw.value)
+        if None in args:
+            fail(f" (an argument before {call.keywords[0].arg} is missing)")
+    if name == "Schedule" and not args:
+        return None  # pasted Python: Schedule().reorder(...)
+    return (name, *args)
 
 
 def parse_schedule(text: str) -> list[tuple]:
@@ -50,17 +90,10 @@ def parse_schedule(text: str) -> list[tuple]:
         line = re.sub(r"\)\s*\.\s*(?=[A-Za-z_])", ");", line)  # chained calls a(..).b(..)
         for part in line.split(";"):
             part = part.strip()
-            if not part:
-                continue
-            m = _COMMAND.match(part)
-            args = [s.strip() for s in m.group(2).split(",")] if m else []
-            if not m or any(not re.fullmatch(r"[A-Za-z_]\w*|[-+]?\d+|'\w*'|\"\w*\"", a) for a in args if a):
-                raise StrategyError(f"schedule line {lineno}: cannot read {part!r}; write a command as "
-                                    f"name(arg, ...), e.g. reorder(i, k, j)")
-            args = [a for a in args if a]
-            if m.group(1) == "Schedule" and not args:
-                continue  # pasted Python: Schedule().reorder(...)
-            out.append((m.group(1), *(_arg(a) for a in args)))
+            if part:
+                command = _command(part, lineno)
+                if command is not None:
+                    out.append(command)
     return out
 
 
