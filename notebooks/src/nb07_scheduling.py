@@ -83,6 +83,18 @@ try:
     ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="csr", options={"schedule": [("parallelize", "i")]})
 except ss.StrategyError as e:
     print(e)"""),
+    ("md", """`precompute` can also take a **sub-expression** (TACO's `precompute(expr, i, w)`): the sum
+`c + d` below is computed into a workspace first, then multiplied by `b`. Where that would change
+the result (part of a product under a sum over another index), the command is refused with the
+reason."""),
+    ("code", """k = ss.lower("a[i] = b[i] * (c[i] + d[i])", b="sparse_vector", c="sparse_vector", d="sparse_vector",
+             options={"schedule": Schedule().precompute("i", "w", expr="c[i] + d[i]")})
+print(k.trace.find("schedule:precompute")[0].note)
+print(k.trace.find("schedule:precompute")[0].after)
+try:
+    ss.lower(SPMV, A="csr", x="dense", options={"schedule": Schedule().precompute("i", "w", expr="A[i, j]")})
+except ss.StrategyError as e:
+    print(e)"""),
     ("md", """## Formats and schedules, interactively
 
 `Explorer.for_program` lowers a program and adds, for every tensor, a **per-level format picker**
