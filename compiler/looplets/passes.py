@@ -30,6 +30,7 @@ from .looplets import Lookup, Phase, Run, Sequence
 from .program import (Access, Assign, Block, Call, Declare, Define, Expr, Extent, Freeze, Index,
                       IndexModifier, Literal, Loop, Sieve, Size, Swizzle, TensorRef, Thaw, Value, Variable,
                       block, postmap, show_expr, walk)
+from .wrappers import modifier_chain, static_ir, static_value
 
 
 @dataclass(frozen=True)
@@ -267,15 +268,6 @@ def wrapperize(prog, tensors: dict):
     return visit(prog, {})
 
 
-def _chain(x) -> tuple[list, Any]:
-    """The modifiers of an index, the one nearest the tensor first, and the bare index."""
-    mods = []
-    while isinstance(x, IndexModifier):
-        mods.append(x)
-        x = x.index
-    return mods, x
-
-
 def _normalize(x):
     """One canonical modifier chain: adjacent offsets merged (zero ones dropped) and a
     ``Permit`` moved nearest the tensor.
@@ -284,7 +276,7 @@ def _normalize(x):
     window as well as outside the tensor), so ``~i + 1`` and ``~(i + 1)`` are one wrapper;
     having it outermost lets the simplifier see at a glance that the access may be missing.
     """
-    mods, out = _chain(x)
+    mods, out = modifier_chain(x)
     if not mods:
         return x
     for m in reversed(mods):  # rebuild from the index outwards
@@ -431,8 +423,7 @@ def _mode_range(x, acc, info, m, shape, tensors, shapes):
     index. Checks windows against the coordinates the tensor has (out of bounds, reversed);
     a permissive window may reach outside the tensor (padding) and still gives the extent.
     """
-    from .wrappers import static_ir, static_value
-    mods, _ = _chain(x)
+    mods, _ = modifier_chain(x)
     permit = any(isinstance(mod, Permit) for mod in mods)
     if permit and not any(isinstance(mod, Window) for mod in mods):
         return None

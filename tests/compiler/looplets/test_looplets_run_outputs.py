@@ -154,14 +154,16 @@ def test_empty_and_all_fill_images(out, shape):
         assert_canonical(k(A=A, B=B), 0.5 * a)
 
 
+@loop_program
+def concat(C, A, B):
+    for i in _:
+        C[0:A.shape[0]][i] = A[i]
+    for i in _:
+        C[A.shape[0]:][i] = B[i]
+
+
 def test_concatenation_into_a_sparse_run_list_by_two_loops():
     """Two loops may append to one SparseRunList fiber in order (its runs need not cover it)."""
-    @loop_program
-    def concat(C, A, B):
-        for i in _:
-            C[0:A.shape[0]][i] = A[i]
-        for i in _:
-            C[A.shape[0]:][i] = B[i]
     a, b = np.array([0, 2.0, 2, 0, 3]), np.array([3.0, 3, 0, 0])
     A = Tensor.from_numpy(a, SparseRunList(Element(0.0)))
     B = Tensor.from_numpy(b, RunList(Element(0.0)))
@@ -172,12 +174,6 @@ def test_concatenation_into_a_sparse_run_list_by_two_loops():
 
 
 def test_a_run_list_written_by_two_loops_is_refused():
-    @loop_program
-    def concat(C, A, B):
-        for i in _:
-            C[0:A.shape[0]][i] = A[i]
-        for i in _:
-            C[A.shape[0]:][i] = B[i]
     A = Tensor.from_numpy(np.ones(3), RunList(Element(0.0)))
     with pytest.raises(ProgramError, match=r"output C is written by two loops over i \(an earlier loop writes "
                                            r"it too\).*SparseRunList") as e:
