@@ -5,12 +5,20 @@ Prints one line per kernel with the time of each contender and ratios
 
 * SpMV on a banded matrix: SparseBand vs SparseList (CSR) from this compiler vs scipy CSR;
 * SpMV on a block-clustered matrix: SparseBlockList vs CSR vs scipy;
+* symmetric SpMV (``symv``) reading only a stored upper triangle vs SpMV of the full matrix
+  in CSR from this compiler and scipy CSR (random symmetric pattern, ~1M nonzeros in full);
 * the sparse-list . band dot product (the band is located, the list searched) vs a
   SparseList . SparseList dot and numpy on dense vectors;
 * 1-D convolution on a sparse signal: scattering the signal's entries (the single-stepper
   fast path: one pass over the stored positions per filter tap) vs gathering with offsets
   and permissive padding (a search per output) vs the same kernel on a dense signal and
   numpy.correlate;
+* 2-D convolution (3x3 filter) of a sparse image, Dense(SparseList) rows, at 1%, 5% and 20%
+  density: scattering the stored pixels (``conv2d_scatter``, taps outermost: one pass over the
+  stored pixels per tap) vs its whole call (the dense output's allocation included) vs
+  gathering with offsets and permissive padding (``conv2d``, a search per output) vs both
+  kernels on the dense image (Dense(Dense)) and scipy.signal.correlate2d and
+  scipy.ndimage.correlate on the dense image;
 * alpha blending of two run-length (RunList) images vs numpy on the dense images;
 * triangle counting on a power-law graph: galloping (``A[j, gallop(k)] * A[i, gallop(k)]``,
   Jumpers with exponential search) vs the two-finger merge (walk) vs scipy ``(L @ L) .* L``;
@@ -102,6 +110,8 @@ def main(small=False):
     blocks.sum_duplicates()
     spmv_row("blocks of 16", blocks)
 
+    symmetric_spmv_row(small, best, raw, row)
+
     # dot of a sparse list with a band: the band is located, not walked
     @loop_program
     def dot(C, A, B):
@@ -151,6 +161,8 @@ def main(small=False):
              ("dense looplets", best(raw(kd, A=Sd, F=F))),
              ("numpy.correlate", best(lambda: np.correlate(np.pad(s, 5), f, mode="valid")))])
 
+    conv2d_rows(small, best, raw, row)
+
     # alpha blending of two run-length images (runs of 50-200 equal pixels)
     @loop_program
     def blend(C, A, B):
@@ -180,6 +192,79 @@ def main(small=False):
                                            ("numpy dense", best(lambda: 0.3 * a + 0.7 * b))])
 
     graphs_and_spgemm(small, rng, best, raw, row)
+
+
+def symmetric_spmv_row(small, best, raw, row):
+    """``y = A x`` for a symmetric A from its stored upper triangle (``symv``: each stored
+    ``A[i, j]``, ``i < j``, serves ``y[i]`` and ``y[j]``) vs SpMV of the full matrix."""
+    from compiler import Tensor
+    from compiler.levels import Dense, Element, SparseList
+    from compiler.looplets import compile_program
+    from compiler.looplets.gallery import spmv, symv
+
+    rng = np.random.default_rng(1)  # its own stream: the other rows' data stay as they were
+    n, nnz = (10_000, 100_000) if small else (100_000, 1_000_000)
+    pairs = (nnz - n) // 2  # off-diagonal pairs (i, j) and (j, i), plus a full diagonal
+    r, c = rng.integers(0, n, pairs), rng.integers(0, n, pairs)
+    M = sp.csr_matrix((rng.random(pairs) + 0.5, (r, c)), shape=(n, n))
+    S = (M + M.T + sp.diags(rng.random(n) + 0.5)).tocsr()
+    S.sum_duplicates()
+    S.sort_indices()
+    U = sp.triu(S, format="csr")
+    U.sort_indices()
+    csr = Dense(SparseList(Element(0.0), index_dtype="int32"))
+    Ut, St = Tensor.from_scipy(U, csr), Tensor.from_scipy(S, csr)
+    x = Tensor.from_numpy(rng.random(n), "dense")
+    xs = x.to_numpy()
+    ks = compile_program(symv, y="dense", A=Ut, x=x)
+    kc = compile_program(spmv, y="dense", A=St, x=x)
+    ref = S @ xs
+    assert np.allclose(ks(A=Ut, x=x).to_numpy(), ref), "symv from the upper triangle is wrong"
+    assert np.allclose(kc(A=St, x=x).to_numpy(), ref), "CSR SpMV of the full matrix is wrong"
+    row(f"SpMV symmetric (n={n}, {S.nnz} nnz, {U.nnz} in triu)",
+        [("symv (triu)", best(raw(ks, A=Ut, x=x))), ("CSR full", best(raw(kc, A=St, x=x))),
+         ("scipy CSR full", best(lambda: S @ xs))])
+
+
+def conv2d_rows(small, best, raw, row):
+    """2-D convolution of a sparse image with a 3x3 filter: scatter and gather, sparse and
+    dense image, vs scipy.signal.correlate2d and scipy.ndimage.correlate."""
+    import scipy.ndimage
+    import scipy.signal
+
+    from compiler import Tensor
+    from compiler.levels import Dense, Element, SparseList
+    from compiler.looplets import compile_program
+    from compiler.looplets.gallery import conv2d, conv2d_scatter
+
+    rng = np.random.default_rng(2)  # its own stream: the other rows' data stay as they were
+    h = w = 500 if small else 2000
+    f = rng.random((3, 3))
+    F = Tensor.from_numpy(f, "dense")
+    G = Tensor.from_numpy(np.ascontiguousarray(f[::-1, ::-1]), "dense")  # scatter: convolution
+    B = Tensor.from_numpy(np.zeros((h, w)), "dense")
+    Bp = Tensor.from_numpy(np.zeros((h + 2, w + 2)), "dense")  # full: one pixel more each side
+    for density in (0.01, 0.05, 0.2):
+        a = np.where(rng.random((h, w)) < density, rng.random((h, w)) + 0.5, 0.0)
+        S = Tensor.from_numpy(a, Dense(SparseList(Element(0.0), index_dtype="int32")))
+        Sd = Tensor.from_numpy(a, "dense")
+        ref = scipy.signal.correlate2d(a, f, mode="same")
+        assert np.allclose(scipy.ndimage.correlate(a, f, mode="constant"), ref)
+        ks = compile_program(conv2d_scatter, B=Bp, A=S, F=G)
+        kds = compile_program(conv2d_scatter, B=Bp, A=Sd, F=G)
+        kg = compile_program(conv2d, B=B, A=S, F=F)
+        kdg = compile_program(conv2d, B=B, A=Sd, F=F)
+        for label, k, A, filt, crop in (("sparse scatter", ks, S, G, 1), ("dense scatter", kds, Sd, G, 1),
+                                        ("sparse gather", kg, S, F, 0), ("dense gather", kdg, Sd, F, 0)):
+            got = k(A=A, F=filt).to_numpy()[crop:crop + h, crop:crop + w]
+            assert np.allclose(got, ref), f"conv 2-D {label} at {density:.0%} is wrong"
+        row(f"conv 2-D 3x3, {density:.0%} dense ({h}x{w})",
+            [("sparse scatter", best(raw(ks, A=S, F=G))),
+             ("sparse scatter+alloc", best(lambda: ks(A=S, F=G))),
+             ("sparse gather", best(raw(kg, A=S, F=F), repeat=3)),
+             ("dense scatter", best(raw(kds, A=Sd, F=G))), ("dense gather", best(raw(kdg, A=Sd, F=F))),
+             ("scipy correlate2d", best(lambda: scipy.signal.correlate2d(a, f, mode="same"))),
+             ("ndimage.correlate", best(lambda: scipy.ndimage.correlate(a, f, mode="constant")))])
 
 
 def power_law_lower(n, m, rng, alpha=0.9):

@@ -15,7 +15,8 @@ array([20.,  3.])
 from ..levels import Element, SparseByteMap
 from .language import loop_program
 
-__all__ = ["spmv", "gustavson", "outer", "inner", "inner_gallop", "triangles_walk", "triangles_gallop"]
+__all__ = ["spmv", "symv", "gustavson", "outer", "inner", "inner_gallop", "triangles_walk", "triangles_gallop",
+           "conv2d", "conv2d_scatter"]
 
 
 @loop_program
@@ -24,6 +25,19 @@ def spmv(y, A, x):
     for i in _:
         for j in _:
             y[i] += A[i, j] * x[j]
+
+
+@loop_program
+def symv(y, A, x):
+    """``y = A x`` for a symmetric A of which only the upper triangle is read (the masks skip
+    any stored entry below the diagonal): each stored ``A[i, j]``, ``i < j``, serves both
+    ``y[i]`` (as ``A[i, j]``) and ``y[j]`` (as ``A[j, i]``); the diagonal counts once."""
+    for i in _:
+        for j in _:
+            if i <= j:
+                y[i] += A[i, j] * x[j]
+            if i < j:
+                y[j] += A[i, j] * x[i]
 
 
 @loop_program
@@ -83,3 +97,31 @@ def triangles_gallop(C, A):
         for j in _:
             for k in _:
                 C += A[i, j] * A[j, gallop(k)] * A[i, gallop(k)]
+
+
+@loop_program
+def conv2d(B, A, F):
+    """3x3 correlation in gather form with zero padding ("same" size):
+    ``B[i, j] = sum A[i + di - 1, j + dj - 1] * F[di, dj]`` over the taps, the reads outside
+    A permissive (``~``) and replaced by 0 (``coalesce``). With A sparse, each output seeks
+    into A's rows (a search per output and tap)."""
+    for i in _:
+        for j in _:
+            for di in _:
+                for dj in _:
+                    B[i, j] += coalesce(A[~(i + di - 1), ~(j + dj - 1)], 0.0) * F[di, dj]
+
+
+@loop_program
+def conv2d_scatter(B, A, F):
+    """Full 2-D convolution in scatter form, for a filter F of any size: each stored
+    ``A[i, j]`` is scattered to ``B[i + di, j + dj]``, one pass over A's stored entries per
+    tap (taps outermost: the shifted write is a Toeplitz offset of the loop over A, so the
+    pass is A's position loop, with no search). B is ``(m + kh - 1) x (n + kw - 1)``; the
+    correlation with a filter f is this kernel with ``F = f[::-1, ::-1]``, and its "same"
+    part is ``B[kh // 2 : kh // 2 + m, kw // 2 : kw // 2 + n]``."""
+    for di in _:
+        for dj in _:
+            for i in _:
+                for j in _:
+                    B[i + di, j + dj] += A[i, j] * F[di, dj]

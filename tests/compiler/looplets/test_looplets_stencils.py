@@ -1,6 +1,6 @@
-"""2-D convolution with offsets and coalesce padding, symmetric SpMV from a stored upper
-triangle, and 1-D convolution in gather form (with and without a search per output),
-against numpy."""
+"""2-D convolution with offsets and coalesce padding (gather) and by scattering (the full
+convolution), symmetric SpMV from a stored upper triangle, and 1-D convolution in gather form
+(with and without a search per output), against numpy."""
 
 import re
 
@@ -10,20 +10,12 @@ import pytest
 from compiler import Tensor
 from compiler.levels import Dense, Element, SparseList
 from compiler.looplets import compile_program, loop_program
+from compiler.looplets.gallery import conv2d, conv2d_scatter, symv
 
 
 def sparse(shape, density, seed=0):
     rng = np.random.default_rng(seed)
     return np.where(rng.random(shape) < density, rng.random(shape) + 0.5, 0.0)
-
-
-@loop_program
-def conv2d(B, A, F):
-    for i in _:
-        for j in _:
-            for di in _:
-                for dj in _:
-                    B[i, j] += coalesce(A[~(i + di - 1), ~(j + dj - 1)], 0.0) * F[di, dj]
 
 
 def conv2d_ref(a, f):
@@ -46,14 +38,28 @@ def test_conv2d_with_offsets_and_padding(shape, density, fmt):
     np.testing.assert_allclose(k(A=A, F=F).to_numpy(), conv2d_ref(a, f))
 
 
-@loop_program
-def symv(y, A, x):
-    for i in _:
-        for j in _:
-            if i <= j:
-                y[i] += A[i, j] * x[j]
-            if i < j:
-                y[j] += A[i, j] * x[i]
+@pytest.mark.parametrize("shape,density,fmt", [((1, 1), 1.0, "csr"), ((6, 9), 0.3, "csr"),
+                                               ((12, 10), 0.05, Dense(SparseList(Element(0.0), index_dtype="int32"))),
+                                               ((7, 7), 0.5, "dense"), ((8, 5), 0.2, "dcsr"), ((9, 4), 0.0, "csr")])
+@pytest.mark.parametrize("fshape", [(3, 3), (5, 2)])
+def test_conv2d_scatter_is_the_full_convolution(shape, density, fmt, fshape):
+    a = sparse(shape, density, 5)
+    f = np.random.default_rng(6).random(fshape) - 0.5
+    m, n = shape
+    kh, kw = fshape
+    A, F = Tensor.from_numpy(a, fmt), Tensor.from_numpy(f, "dense")
+    B = Tensor.from_numpy(np.zeros((m + kh - 1, n + kw - 1)), "dense")
+    k = compile_program(conv2d_scatter, B=B, A=A, F=F)
+    full = np.zeros((m + kh - 1, n + kw - 1))
+    for di in range(kh):
+        for dj in range(kw):
+            full[di:di + m, dj:dj + n] += a * f[di, dj]
+    got = k(A=A, F=F).to_numpy()
+    np.testing.assert_allclose(got, full)
+    # with the filter flipped, its middle is the 3x3 gather form's "same" correlation
+    if fshape == (3, 3):
+        Ff = Tensor.from_numpy(f[::-1, ::-1].copy(), "dense")
+        np.testing.assert_allclose(k(A=A, F=Ff).to_numpy()[1:m + 1, 1:n + 1], conv2d_ref(a, f))
 
 
 @pytest.mark.parametrize("n,density,fmt", [(1, 1.0, "csr"), (8, 0.4, "csr"), (30, 0.1, "csr"),
