@@ -19,7 +19,8 @@ Prints one line per kernel with the time of each contender and ratios
   gathering with offsets and permissive padding (``conv2d``, a search per output) vs both
   kernels on the dense image (Dense(Dense)) and scipy.signal.correlate2d and
   scipy.ndimage.correlate on the dense image;
-* alpha blending of two run-length (RunList) images vs numpy on the dense images;
+* alpha blending of two run-length (RunList) images into a dense image, and into a RunList
+  image (a whole call: the runs are written as the inputs' runs meet) vs numpy on the dense images;
 * triangle counting on a power-law graph: galloping (``A[j, gallop(k)] * A[i, gallop(k)]``,
   Jumpers with exponential search) vs the two-finger merge (walk) vs scipy ``(L @ L) .* L``;
 * SpGEMM three ways: Gustavson with a SparseByteMap workspace row, outer products into
@@ -186,8 +187,13 @@ def main(small=False):
     Ad, Bd = Tensor.from_numpy(a, "dense"), Tensor.from_numpy(b, "dense")
     kr = compile_program(blend, C="dense", A=A, B=B)
     kd = compile_program(blend, C="dense", A=Ad, B=Bd)
+    # the output in runs too (AcceptRun: one write per region where both inputs are constant);
+    # timed as a whole call, since its arrays grow inside the kernel and become a Tensor
+    krr = compile_program(blend, C=Dense(RunList(Element(0.0), index_dtype="int32")), A=A, B=B)
     assert np.allclose(kr(A=A, B=B).to_numpy(), 0.3 * a + 0.7 * b)
-    row(f"alpha blend RunList ({h}x{w})", [("RunList looplets", best(raw(kr, A=A, B=B))),
+    assert np.allclose(krr(A=A, B=B).to_numpy(), 0.3 * a + 0.7 * b)
+    row(f"alpha blend RunList ({h}x{w})", [("RunList out, whole call", best(lambda: krr(A=A, B=B))),
+                                           ("dense out", best(raw(kr, A=A, B=B))),
                                            ("dense looplets", best(raw(kd, A=Ad, B=Bd))),
                                            ("numpy dense", best(lambda: 0.3 * a + 0.7 * b))])
 
