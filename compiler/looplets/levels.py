@@ -281,7 +281,7 @@ def gallop_stmts(q, idx_buf, hi, target, fresh) -> list:
     ])]
 
 
-def gallop_segments(f: SubFiber, ctx, mode, ends: str, exclusive: bool, chunk_of, base=None):
+def gallop_segments(f: SubFiber, ctx, mode, ends: str, exclusive: bool, chunk_of):
     """A leading Jumper over a fiber stored as sorted segments (Looplets paper, Figure 6a).
 
     Segment ``q`` of the fiber ends at ``ends[q]`` (exclusive) or ``ends[q] + 1``
