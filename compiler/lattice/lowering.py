@@ -49,6 +49,7 @@ from ..errors import StrategyError
 from ..imperative.ir import (Allocate, Assign, BinOp, Break, Buffer, Cast, Comment, CompoundAssign,
                              Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
                              Scalar, Select, Store, Tagged, UnOp, Var, While, and_)
+from ..imperative.ir import walk as ir_walk
 from ..levels import Dense, SparseCOO, SparseList
 from ..notation.ast import Access, Assign as NAssign
 from ..trace import Artifact, Trace
@@ -401,14 +402,17 @@ class _Emitter:
                             f"{MERGE_MAX_RUNS} runs)")] + merge_runs_ir(wlist, wlist + "_tmp", wn, fresh)
             out.append(If(BinOp(">=", BinOp("*", wn, SCAN_RATIO), N), scan,
                           [If(BinOp("<=", wn, RANK_SORT_MAX), short, runs)]))
-        for x in parts[1:]:
-            out += self.emit(x)
+        consumer = [y for x in parts[1:] for y in self.emit(x)]
         if self.depth > 0 or self.phase == "assemble":   # used again: back to the fill
-            q = Var(self.name(("reset", w), f"p{w}_reset"))
-            j = Var(self.name(("reset_j", w), f"{n.index.name}_reset"))
-            out.append(For(q, 0, wn, [Declare(j, "int64", Load(wlist, q)), Store(w, j, init),
-                                      Store(wset, j, Const(False, "bool"))]))
-        return out
+            reset = lambda j: [Store(w, j, init), Store(wset, j, Const(False, "bool"))]  # noqa: E731
+            fused = _reset_in_last_list_loop(consumer, wlist, wn, reset)
+            if fused is not None:
+                consumer = fused  # the consumer visits every listed coordinate: reset each there
+            else:
+                q = Var(self.name(("reset", w), f"p{w}_reset"))
+                j = Var(self.name(("reset_j", w), f"{n.index.name}_reset"))
+                consumer.append(For(q, 0, wn, [Declare(j, "int64", Load(wlist, q)), *reset(j)]))
+        return out + consumer
 
     def _assembled_consumer(self, n: CWorkspace, consumer: list):
         """In a two-phase compute phase, the output's coordinate of its next entry (a Load), if the
@@ -1317,6 +1321,26 @@ def _value_tested(cfir) -> set:
             visit(n.body)
     visit(cfir)
     return out
+
+
+def _reset_in_last_list_loop(stmts: list, wlist: str, wn: Var, reset) -> list | None:
+    """``stmts`` with ``reset(j)`` appended to the body of its last statement when that is a
+    loop over the whole coordinate list, ``for (q = 0; q < n; q++) { j = list[q]; ... }``
+    without a ``break`` (so it visits, and may reset, every coordinate after reading it);
+    None otherwise. One pass over the list instead of two (Gustavson's copy-out)."""
+    if not stmts:
+        return None
+    last = stmts[-1]
+    if isinstance(last, Tagged):
+        inner = _reset_in_last_list_loop(list(last.body.body), wlist, wn, reset)
+        return None if inner is None else stmts[:-1] + [Tagged(last.tag, inner)]
+    if not (isinstance(last, For) and last.start == Const(0, "int64") and last.stop == wn and last.body.body):
+        return None
+    first = last.body.body[0]
+    if not (isinstance(first, Declare) and first.init == Load(wlist, last.var)) or \
+            any(isinstance(x, Break) for x in ir_walk(last.body)):
+        return None
+    return stmts[:-1] + [For(last.var, last.start, last.stop, [*last.body.body, *reset(first.var)], last.dtype)]
 
 
 def _literal_text(v) -> str:
