@@ -16,7 +16,7 @@ from ..levels import Element, SparseByteMap
 from .language import loop_program
 
 __all__ = ["spmv", "symv", "gustavson", "outer", "inner", "inner_gallop", "triangles_walk", "triangles_gallop",
-           "conv2d", "conv2d_scatter"]
+           "conv2d", "conv2d_scatter", "concat"]
 
 
 @loop_program
@@ -125,3 +125,13 @@ def conv2d_scatter(B, A, F):
             for i in _:
                 for j in _:
                     B[i + di, j + dj] += A[i, j] * F[di, dj]
+
+
+@loop_program
+def concat(C, A, B):
+    """Concatenation through windows of the output: ``C[0:n]`` takes A, ``C[n:]`` takes B
+    (``n`` the length of A), two loops appending to one output in order."""
+    for i in _:
+        C[0:A.shape[0]][i] = A[i]
+    for i in _:
+        C[A.shape[0]:][i] = B[i]

@@ -14,6 +14,7 @@ from compiler import Trace, Tensor
 from compiler.errors import StrategyError
 from compiler.levels import Dense, Element, RunList, SparseList, SparseRunList
 from compiler.looplets import ProgramError, compile_program, loop_program
+from compiler.looplets.gallery import concat
 
 
 def rle_image(rng, h, w, max_run=5, values=4):
@@ -152,14 +153,6 @@ def test_empty_and_all_fill_images(out, shape):
         B = Tensor.from_numpy(np.zeros(shape), Dense(SparseRunList(Element(0.0))))
         k = compile_program(blend, C=OUTPUTS[out](), A=A, B=B, checked=True)
         assert_canonical(k(A=A, B=B), 0.5 * a)
-
-
-@loop_program
-def concat(C, A, B):
-    for i in _:
-        C[0:A.shape[0]][i] = A[i]
-    for i in _:
-        C[A.shape[0]:][i] = B[i]
 
 
 def test_concatenation_into_a_sparse_run_list_by_two_loops():

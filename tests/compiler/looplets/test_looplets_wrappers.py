@@ -14,6 +14,7 @@ from compiler import Tensor
 from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                              SparseList, SparseRunList)
 from compiler.looplets import ProgramError, compile_program, loop_program
+from compiler.looplets.gallery import concat
 
 VECTOR_FORMATS = {
     "Dense": lambda: Dense(Element(0.0)),
@@ -129,12 +130,6 @@ def test_two_dimensional_windows_and_negative_bounds(fmt):
 @pytest.mark.parametrize("fa,fb", [("SparseList", "Dense"), ("RunList", "SparseList"),
                                    ("SparseBand", "SparseCOO"), ("Dense", "Dense")])
 def test_concatenation_by_windows_of_the_output(fa, fb):
-    @loop_program
-    def concat(C, A, B):
-        for i in _:
-            C[0:len(A)][i] = A[i]
-        for i in _:
-            C[len(A):][i] = B[i]
     a, b = vector(6, 0.5, 4, fa), vector(5, 0.5, 5, fb)
     A, B = vec_tensor(a, fa), vec_tensor(b, fb)
     C = Tensor.from_numpy(np.zeros(11), "dense")
@@ -188,12 +183,6 @@ def test_a_window_kernel_reused_on_other_shapes_clips_like_numpy(fmt):
         a = vector(n, 0.6, n, fmt)
         np.testing.assert_allclose(k(A=vec_tensor(a, fmt)).to_numpy(), a[3:9])
 
-    @loop_program
-    def concat(C, A, B):
-        for i in _:
-            C[0:len(A)][i] = A[i]
-        for i in _:
-            C[len(A):][i] = B[i]
     a, b = vector(4, 0.5, 3, fmt), vector(3, 0.5, 4, "Dense")
     k = compile_program(concat, C=Tensor.from_numpy(np.zeros(7), "dense"), A=vec_tensor(a, fmt),
                         B=vec_tensor(b, "Dense"))
