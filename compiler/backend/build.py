@@ -135,6 +135,8 @@ def _suffix() -> str:
 
 _openmp: dict[tuple[str, ...], str | None] = {}
 OPENMP_FLAG = "-fopenmp"
+#: honours ``#pragma omp simd`` only: no OpenMP runtime is linked (gcc and clang)
+OPENMP_SIMD_FLAG = "-fopenmp-simd"
 
 
 def openmp_support(cc: list[str] | None = None) -> str | None:
@@ -164,10 +166,16 @@ def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, 
 
     A source with ``#pragma omp`` is built with OpenMP (:data:`OPENMP_FLAG`), and only
     such a source; a compiler without OpenMP support gives a clear :class:`CompileError`.
+    A source whose only OpenMP pragmas are ``omp simd`` needs no runtime and gets
+    :data:`OPENMP_SIMD_FLAG`.
     """
     cc = compiler_command()
     flags = compiler_flags(flags)
-    if "#pragma omp" in source and OPENMP_FLAG not in flags:
+    pragmas = [line.strip() for line in source.splitlines() if line.strip().startswith("#pragma omp")]
+    if pragmas and all(p.startswith("#pragma omp simd") for p in pragmas):
+        if OPENMP_FLAG not in flags and OPENMP_SIMD_FLAG not in flags:
+            flags = (*flags, OPENMP_SIMD_FLAG)
+    elif pragmas and OPENMP_FLAG not in flags:
         why = openmp_support(cc)
         if why is not None:
             raise CompileError(f"kernel {name} is parallelized with OpenMP, but the C compiler "

@@ -46,10 +46,11 @@ import numpy as np
 from .. import binding
 from ..algebra import NOVALUE
 from ..errors import StrategyError
-from ..imperative.ir import (Allocate, Assign, BinOp, Break, Buffer, Cast, Comment, CompoundAssign,
+from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast, Comment, CompoundAssign,
                              Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
                              Scalar, Select, Store, Tagged, UnOp, Var, While, and_)
 from ..imperative.ir import walk as ir_walk
+from ..imperative.vectorize import vectorize
 from ..levels import Dense, SparseCOO, SparseList
 from ..notation.ast import Access, Assign as NAssign
 from ..trace import Artifact, Trace
@@ -1425,6 +1426,11 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
              if assembly == "two-phase" else []) + list(dict.fromkeys(em.notes))
     trace.record("lower", before=cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn))],
                  note="; ".join(notes))
+    vectorized = replace(fn, body=Block(tuple(vectorize(fn.body.body))))
+    if vectorized != fn:
+        trace.record("vectorize", before=fn, after=vectorized, artifacts=[Artifact("ir", fn.name, str(vectorized))],
+                     note="contiguous sum loops may keep one partial sum per SIMD lane")
+        fn = vectorized
     out_shape = tuple(setup.extent_uses[i][0] for i in program.lhs.indices)
     extents = tuple((i.name, tuple(uses)) for i, uses in setup.extent_uses.items() if len(uses) > 1)
     helpers = tuple((h, python_helper(op, h)) for h, (_, op) in em.helpers.items())

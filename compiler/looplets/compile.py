@@ -35,6 +35,7 @@ from .language import LoopProgram, loop_program
 from .levels import Namer, SubFiber, TensorInfo, UnfurlContext
 from .lowerers import Lowerer
 from .promote import promote
+from ..imperative.vectorize import vectorize
 from .scalars import check_scalars
 from .passes import check_sparse_writes, concordize, dimensionalize, lifecycle, wrapperize
 from .program import (Access, Assign, Block, Call, Declare, Index, Literal, Loop, TensorRef, postmap,
@@ -297,6 +298,12 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None):
                      after="\n".join(str(s) for s in promoted),
                      note="loop-invariant output slots kept in locals")
     stmts = promoted
+    vectorized = vectorize(stmts)
+    if vectorized != stmts:
+        trace.record("vectorize", before="\n".join(str(s) for s in stmts),
+                     after="\n".join(str(s) for s in vectorized),
+                     note="contiguous sum loops may keep one partial sum per SIMD lane")
+    stmts = vectorized
     stmts = _allocate_temporaries(stmts, infos, temp_sizes, ctx.fresh)
     fn = ir.Function(name or _cname(prog.name), tuple(params), ir.Block(tuple(stmts)),
                      tuple(low.helpers.values()))

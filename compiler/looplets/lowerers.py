@@ -508,8 +508,11 @@ class Lowerer:
             pre, child, epi = l.accept(ext.start, ext.stop)
             opened.append((pre, epi))
             return child
-        whole = _replace_looplets(body, i, open_run, only=(AcceptRun,))
-        if any(not isinstance(l, AcceptRun) for l in found) or uses(whole, i) or not _writes_only_runs(body, i):
+        # the cheap tests first: the runs are opened only when they might be used
+        whole = None
+        if all(isinstance(l, AcceptRun) for l in found) and _writes_only_runs(body, i):
+            whole = _replace_looplets(body, i, open_run, only=(AcceptRun,))
+        if whole is None or uses(whole, i):
             new = _replace_looplets(body, i, per_index, only=(AcceptRun,))
             self.record("lower:AcceptRun", body, new, note=self._note("runs of length one", i, ext))
             return self.lower_looplets(i, ext, new, line)

@@ -87,6 +87,15 @@ dia = SD.todia()
 show("banded SpMV", compare(lambda: k_band(A=band, x=xt), {"looplets, CSR": lambda: k_csr(A=csr, x=xt),
                                                           "scipy CSR": lambda: SD @ x, "scipy DIA": lambda: dia @ x},
                             repeats=5, name="looplets, SparseBand", check=close))"""),
+    ("md", """Part of the band's advantage is that each row's values sit at consecutive addresses, and so do
+the `x` entries they meet. The compiler marks such a sum loop `#pragma omp simd reduction(+:...)`:
+the C compiler may keep one partial sum per SIMD lane instead of waiting for each add to finish
+(only the rounding changes). The CSR loop reads `x` through the column indices and is left as
+written. Find the marked loop:"""),
+    ("code", """lines = k_band.c_source.splitlines()
+at = next(n for n, line in enumerate(lines) if "#pragma omp simd" in line)
+print("\\n".join(lines[at:at + 4]))
+print("CSR kernel marked too?", "#pragma" in k_csr.c_source)"""),
     ("md", """## Exercise
 
 Time SpMV on a matrix of your own (try `sp.random(..., density=...)` at different densities).

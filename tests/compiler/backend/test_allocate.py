@@ -87,6 +87,23 @@ def test_checked_mode_runs_openmp_loops_on_one_thread():
     np.testing.assert_array_equal(result, np.ones(4))
 
 
+def test_checked_mode_keeps_simd_loops_in_order():
+    from compiler.imperative import Pragma
+    from compiler.imperative.ir import CompoundAssign, Declare, Load
+
+    n, x, out = Scalar("n", "int64"), Buffer("x", "float64"), Buffer("out", "float64", "inout")
+    i, acc = Var("i"), Var("acc")
+    fn = Function("total", (n, x, out), [Declare(acc, "float64", 0.0), Pragma("omp simd reduction(+:acc)"),
+                                         For(i, 0, n.var, [CompoundAssign("+", acc, Load("x", i))]),
+                                         out.store(0, acc)])
+    assert "#pragma omp simd reduction(+:acc)" in emit_c(fn)
+    checked = emit_c(fn, checked=True)
+    assert "#pragma" not in checked and "runs this loop in its written order" in checked
+    for mode in (False, True):
+        got = compile_function(fn, checked=mode)(n=5, x=np.arange(5.0), out=np.zeros(1))["out"]
+        np.testing.assert_array_equal(got, [10.0])
+
+
 def test_tagged_statements_map_to_their_c_lines_in_the_trace():
     from compiler import Trace
     from compiler.imperative import Tagged

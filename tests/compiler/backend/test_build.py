@@ -71,3 +71,28 @@ def test_parallel_builds_are_atomic(tmp_path):
     outs = [p.communicate()[0].strip() for p in procs]
     assert outs == ["42"] * 4
     assert len([p for p in (tmp_path / "kernels").iterdir() if p.suffix != ".c"]) == 1
+
+
+def test_simd_only_pragmas_build_without_the_openmp_runtime(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    source = textwrap.dedent("""\
+        double total(const double *x, long n) {
+            double s = 0.0;
+            #pragma omp simd reduction(+:s)
+            for (long i = 0; i < n; i++)
+                s += x[i];
+            return s;
+        }
+        """)
+    commands = []
+    real = subprocess.run
+
+    def spy(cmd, *a, **k):
+        commands.append(cmd)
+        return real(cmd, *a, **k)
+    monkeypatch.setattr(build.subprocess, "run", spy)
+    path, _ = build.build_library(source, "total")
+    assert build.OPENMP_SIMD_FLAG in commands[-1] and build.OPENMP_FLAG not in commands[-1]
+    ffi, lib = build.load_library(path, "double total(const double *x, long n);")
+    x = ffi.new("double[]", [1.0, 2.0, 3.5])
+    assert lib.total(x, 3) == 6.5

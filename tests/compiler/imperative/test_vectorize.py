@@ -1,0 +1,111 @@
+"""Reduction vectorization: which loops get ``#pragma omp simd reduction``, and the kernels stay right."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+from compiler import Tensor, lower
+from compiler.format import csr, dense
+from compiler.imperative.ir import (Block, Call, CompoundAssign, Declare, For, If, Load, Pragma, Store, Tagged, Var,
+                                    While)
+from compiler.imperative.vectorize import reduction, vectorize
+
+j, q, acc, n = Var("j"), Var("q"), Var("acc"), Var("n")
+
+
+def pragmas(stmts):
+    out = []
+    for s in stmts:
+        if isinstance(s, Pragma):
+            out.append(s.text)
+        for field in ("body", "then", "otherwise"):
+            b = getattr(s, field, None)
+            if isinstance(b, Block):
+                out += pragmas(b.body)
+    return out
+
+
+def test_contiguous_sum_and_product_are_marked():
+    for op in ("+", "*"):
+        loop = For(j, 0, n, [CompoundAssign(op, acc, Load("a", j + 3) * Load("x", j))])
+        assert pragmas(vectorize([loop])) == [f"omp simd reduction({op}:acc)"]
+
+
+def test_index_arithmetic_declarations_and_tags_are_allowed():
+    p = Var("p")
+    loop = For(j, 0, n, [Tagged("t", [Declare(p, "int64", Var("i") * n + j),
+                                      Tagged("u", [CompoundAssign("+", acc, Load("A", p) * Load("x", j))])])])
+    assert reduction(loop) is not None
+    assert pragmas(vectorize([loop])) == ["omp simd reduction(+:acc)"]
+
+
+@pytest.mark.parametrize("body", [
+    [CompoundAssign("+", acc, Load("x", Load("idx", j)))],                    # a gather
+    [Declare(q, "int64", Load("idx", j)), CompoundAssign("+", acc, Load("x", q))],  # a gather through a local
+    [CompoundAssign("+", acc, Call("ss_user", (Load("x", j),)))],            # a helper could do anything
+    [CompoundAssign("-", acc, Load("x", j))],                                 # not a reduction C reorders
+    [CompoundAssign("+", acc, acc * Load("x", j))],                           # reads the accumulator
+    [CompoundAssign("+", acc, Load("x", j)), Store("y", j, Load("x", j))],   # more than the reduction
+    [Store("y", j, Load("x", j))],                                            # no reduction
+])
+def test_other_loops_are_left_alone(body):
+    loop = For(j, 0, n, body)
+    assert vectorize([loop]) == [loop]
+
+
+def test_while_loops_are_not_marked_but_searched():
+    inner = For(j, 0, n, [CompoundAssign("+", acc, Load("x", j))])
+    outer = While(Var("go"), [If(Var("c"), [inner], [inner])])
+    assert pragmas(vectorize([outer])) == ["omp simd reduction(+:acc)"] * 2
+    assert vectorize([While(Var("go"), [CompoundAssign("+", acc, Load("x", j))])]) == \
+        [While(Var("go"), [CompoundAssign("+", acc, Load("x", j))])]
+
+
+def test_dense_gemv_is_vectorized_and_traced():
+    rng = np.random.default_rng(1)
+    A, x = rng.random((37, 53)), rng.random(53)
+    k = lower("y[i] = A[i, j] * x[j]", A=dense(2), x=dense(1), y=dense(1))
+    assert "#pragma omp simd reduction(+:" in k.c_source
+    assert "vectorize" in [s.stage for s in k.trace.steps]
+    got = k(A=Tensor.from_numpy(A, dense(2)), x=Tensor.from_numpy(x, dense(1))).to_numpy()
+    np.testing.assert_allclose(got, A @ x, rtol=1e-12)
+
+
+def test_csr_spmv_is_not_vectorized():
+    k = lower("y[i] = A[i, j] * x[j]", A=csr(), x=dense(1), y=dense(1))
+    assert "#pragma" not in k.c_source
+    assert "vectorize" not in [s.stage for s in k.trace.steps]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 40), st.integers(0, 40), st.integers(-3, 3), st.sampled_from(["float64", "float32", "int64"]))
+def test_vectorized_loops_match_numpy(m, k_, scale, dtype):
+    """Dense reductions in any lane count, lengths not a multiple of the SIMD width included."""
+    rng = np.random.default_rng(m * 41 + k_)
+    if dtype == "int64":
+        A, x, fill = rng.integers(-5, 5, (m, k_)), rng.integers(-5, 5, k_), 0
+    else:
+        A, x, fill = (rng.random((m, k_)) * 10.0 ** scale).astype(dtype), (rng.random(k_) * 10.0 ** -scale).astype(dtype), 0.0
+    fa, fx = dense(2, fill, dtype), dense(1, fill, dtype)
+    kern = lower("y[i] = A[i, j] * x[j]", A=fa, x=fx, y=dense(1, fill, dtype))
+    assert "#pragma omp simd" in kern.c_source
+    got = kern(A=Tensor.from_numpy(A, fa), x=Tensor.from_numpy(x, fx))
+    want = A.astype("float64") @ x.astype("float64")
+    if dtype == "int64":
+        np.testing.assert_array_equal(got.to_numpy(), want)   # integer lanes are exact
+    else:
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
+def test_band_spmv_from_looplets_is_vectorized():
+    from compiler.levels import Dense, Element, SparseBand
+    from compiler.looplets import compile_program
+    from compiler.looplets.gallery import spmv
+    rng = np.random.default_rng(3)
+    M = sp.diags([rng.random(60 - abs(d)) for d in range(-4, 5)], list(range(-4, 5)), shape=(60, 60), format="csr")
+    A = Tensor.from_scipy(M, Dense(SparseBand(Element(0.0))))
+    x = Tensor.from_numpy(rng.random(60), "dense")
+    k = compile_program(spmv, y="dense", A=A, x=x)
+    assert "#pragma omp simd reduction(+:" in k.c_source
+    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), M @ x.to_numpy(), rtol=1e-12)
