@@ -151,6 +151,7 @@ def test_explorer_notebook_steps_in_jupyterlab(browser, lab):
     assert changed_program, "stepping never changed the program pane"
     assert "<svg" in pane_html(page, "ss-drawing")
     assert "spmv" in pane_html(page, "ss-c")  # the generated C is shown
+
     page.close()
 
 
@@ -251,6 +252,22 @@ def test_tour_steps_both_strategies(browser, lab):
     assert "y_kernel" in looplets.locator(".ss-c").first.inner_html()
     looplets.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "tour-looplets.png"), full_page=False)
+
+    # provenance: clicking a coloured C line (its inline handler writes the hidden pick box, the
+    # kernel answers) selects that line's tag in the menu and recolours the program pane
+    select = looplets.locator(".ss-provenance select").first
+    assert select.input_value() == "all"   # the menu's entries are labels
+    program = looplets.locator(".ss-program").first
+    program_all = program.inner_html()
+    part = looplets.locator(".ss-c [data-tags]").first
+    tags = part.get_attribute("data-tags").split()
+    part.scroll_into_view_if_needed()
+    part.click()
+    page.wait_for_function("el => el.value !== 'all'", arg=select.element_handle(), timeout=30_000)
+    assert select.input_value().split(" (")[0] == tags[0]   # "looplet:Stepper:4 (A on j)"
+    page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                           arg=[program.element_handle(), program_all], timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "tour-provenance-picked.png"), full_page=False)
     timing = page.locator("table.timing").first.inner_html()
     assert "scipy" in timing
 
