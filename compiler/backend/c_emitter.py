@@ -55,8 +55,8 @@ import re
 from dataclasses import dataclass
 
 from ..dtypes import c_type
-from ..imperative.ir import (Allocate, Buffer, Pragma, Call, Const, Declare, For, Function, Grow, Growable, Load,
-                             MATH_FUNCTIONS, OutScalar, Scalar, Store, walk)
+from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, Allocate, Buffer, Call, Const, Declare, For, Function,
+                             Grow, Growable, Load, OutScalar, Pragma, Scalar, Store, walk)
 from ..imperative.printer import INDENT, Printer
 from ..names import FreshNames
 
@@ -95,7 +95,7 @@ class _Plan:
 
     def __init__(self, fn: Function, checked: bool):
         self.fn, self.checked = fn, checked
-        fresh = FreshNames(_user_names(fn) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf"})
+        fresh = FreshNames(_user_names(fn) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf", "lowest_bit"})
         self.params = {p.name: p for p in fn.params}
         self.args: list[CArg] = []
         self.length: dict[str, str] = {}    # buffer -> its length (checked) or capacity (growable)
@@ -137,6 +137,8 @@ class _Plan:
         self.growables = [p for p in fn.params if isinstance(p, Growable)]
         self.grows = any(isinstance(n, Grow) for n in nodes)
         self.grow_buffer = fresh("grow_buffer") if self.grows else None
+        self.room = fresh("room") if any(isinstance(n, Grow) and n.hint for n in nodes) else None
+        self.lowest_bit = any(isinstance(n, Call) and n.function in BIT_FUNCTIONS for n in nodes)
         self.alloc_array = fresh("alloc_array") if self.locals else None
         self.free = fresh(f"{fn.name}_free") if self.growables else None
         self.out_of_memory = fresh("KERNEL_OUT_OF_MEMORY") if self.grows or self.locals else None
@@ -224,6 +226,15 @@ class _CPrinter(Printer):
         if not isinstance(p, Growable):
             raise ValueError(f"kernel {plan.fn.name}: Grow of {s.buffer}, which is not a Growable parameter")
         needed, cap = self.expr(s.needed), plan.length[s.buffer]
+        if s.hint:
+            self.emit(depth, f"if ({self.expr(s.needed, 11)} > {cap}) {{")
+            self.emit(depth + 1, f"void *{plan.room} = {plan.grow_buffer}({s.buffer}, &{cap}, {needed}, sizeof *{s.buffer});")
+            self.emit(depth + 1, f"if ({plan.room} != NULL) {{  // else the loops grow it as they go")
+            self.emit(depth + 2, f"{s.buffer} = {plan.room};")
+            self.emit(depth + 2, f"*{plan.out[s.buffer]} = {s.buffer};")
+            self.emit(depth + 1, "}")
+            self.emit(depth, "}")
+            return
         self.emit(depth, f"if ({self.expr(s.needed, 11)} > {cap}) {{")
         self.emit(depth + 1, f"{s.buffer} = {plan.grow_buffer}({s.buffer}, &{cap}, {needed}, sizeof *{s.buffer});")
         self.emit(depth + 1, f"if ({s.buffer} == NULL)")
@@ -347,11 +358,22 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
                 "}",
                 "",
             ]
+    if plan.lowest_bit:
+        out += [
+            "/* The index of the lowest set bit of a nonzero word (one instruction on most CPUs). */",
+            "static inline int64_t lowest_bit(int64_t word)",
+            "{",
+            f"{INDENT}return __builtin_ctzll((unsigned long long)word);",
+            "}",
+            "",
+        ]
     if plan.grows:
         out += [
             "/* Reallocate buf to hold at least `needed` elements, doubling its capacity; NULL if out of memory. */",
             f"static void *{plan.grow_buffer}(void *buf, int64_t *capacity, int64_t needed, size_t size)",
             "{",
+            f"{INDENT}if (needed > INT64_MAX / 2 / (int64_t)size)  /* no such size: doubling would overflow */",
+            f"{INDENT * 2}return NULL;",
             f"{INDENT}int64_t cap = *capacity > 0 ? *capacity : 16;",
             f"{INDENT}while (cap < needed)",
             f"{INDENT * 2}cap *= 2;",

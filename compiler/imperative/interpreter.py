@@ -57,6 +57,7 @@ _MATH: dict[str, Callable] = {
     "log": lambda a: np.log(np.float64(a)),
     "fabs": lambda a: np.fabs(np.float64(a)),
     "isnan": lambda a: np.int32(bool(np.isnan(np.float64(a)))),
+    "lowest_bit": lambda w: np.int64((int(w) & -int(w)).bit_length() - 1),
 }
 
 
@@ -256,6 +257,8 @@ class _Machine:
             slot = self.growable.get(s.buffer)
             if slot is None:
                 self.fail(f"Grow of {s.buffer}, which is not a growable parameter")
+            if s.hint:
+                return  # only room ahead: the growth checks that follow make the room they need
             needed = int(self.eval(s.needed))
             arr = slot[0]
             if needed > arr.shape[0]:

@@ -35,6 +35,9 @@ from ..dtypes import VALUE_DTYPES
 
 #: C math functions a :class:`Call` may name without a helper
 MATH_FUNCTIONS = ("fmin", "fmax", "pow", "ldexp", "sqrt", "exp", "log", "fabs", "isnan")
+#: functions the C backend defines itself: ``lowest_bit(w)`` is the index of the lowest
+#: set bit of a nonzero word (sorting a workspace's coordinates through a bitmap)
+BIT_FUNCTIONS = ("lowest_bit",)
 BINARY_OPS = ("+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||",
               "&", "|", "^", "<<", ">>")
 UNARY_OPS = ("-", "!", "~")
@@ -479,10 +482,15 @@ class Comment(Stmt):
 @serialize.node
 @dataclass(frozen=True)
 class Grow(Stmt):
-    """Make the growable ``buffer`` hold at least ``needed`` elements (capacity doubles)."""
+    """Make the growable ``buffer`` hold at least ``needed`` elements (capacity doubles).
+
+    A ``hint`` only reserves room ahead: when memory is short it does nothing (the growth
+    checks that follow still make room as needed), and the interpreter skips it.
+    """
 
     buffer: str
     needed: Expr
+    hint: bool = False
 
     def __post_init__(self):
         _set(self, "buffer", _buffer_name(self.buffer))

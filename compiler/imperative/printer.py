@@ -181,7 +181,10 @@ class Printer(ExprFormatter):
         return f"for ({self.type_name(s.dtype)} {v} = {self.expr(s.start)}; {v} < {self.expr(s.stop, 10)}; {v}++)"
 
     def grow(self, s: Grow, depth: int):
-        self.emit(depth, f"grow {s.buffer} to {self.expr(s.needed)};")
+        if s.hint:
+            self.emit(depth, f"reserve {s.buffer} for {self.expr(s.needed)};")
+        else:
+            self.emit(depth, f"grow {s.buffer} to {self.expr(s.needed)};")
 
     def allocate(self, s: Allocate, depth: int):
         init = "" if s.init is None else f" = {{{self.expr(s.init)}, ...}}"

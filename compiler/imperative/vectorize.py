@@ -12,14 +12,14 @@ than the add chain saves.
 >>> from compiler.imperative.ir import Var, For, Load, CompoundAssign, Block
 >>> j, acc = Var("j"), Var("acc")
 >>> loop = For(j, 0, Var("n"), [CompoundAssign("+", acc, Load("a", j) * Load("x", j))])
->>> for s in vectorize([loop]):
+>>> for s in vectorize([loop], {"acc": "float64"}):
 ...     print(str(s).strip())
 #pragma omp simd reduction(+:acc)
 for (int64 j = 0; j < n; j++) {
     acc += a[j] * x[j];
 }
 >>> gather = For(j, 0, Var("n"), [CompoundAssign("+", acc, Load("x", Load("idx", j)))])
->>> vectorize([gather]) == [gather]
+>>> vectorize([gather], {"acc": "float64"}) == [gather]
 True
 """
 
@@ -75,20 +75,29 @@ def reduction(loop) -> CompoundAssign | None:
     return s
 
 
-def vectorize(stmts) -> list:
-    """``stmts`` with each contiguous reduction loop preceded by ``#pragma omp simd reduction``."""
+def vectorize(stmts, dtypes: dict | None = None) -> list:
+    """``stmts`` with each contiguous floating-point sum loop preceded by ``#pragma omp simd reduction``.
+
+    ``dtypes`` maps names declared outside ``stmts`` to their dtypes. Integer sums are left
+    alone: integer addition is associative, so the C compiler already vectorizes them as it
+    sees fit, and forcing SIMD lanes on short integer loops (sorting's rank counts) is slower.
+    """
+    dtypes = dict(dtypes or {})
+    # generated names are fresh, so one map serves the whole tree (tags are not C scopes)
+    dtypes.update({d.var.name: d.dtype for d in walk(tuple(stmts)) if isinstance(d, Declare)})
     out = []
     for s in stmts:
         r = reduction(s)
-        if r is not None:
+        if r is not None and dtypes.get(r.target.name, "").startswith("float"):
             out += [Pragma(f"omp simd reduction({r.op}:{r.target.name})"), s]
         elif isinstance(s, (For, While, Allocate, Tagged)):
-            out.append(replace(s, body=Block(tuple(vectorize(s.body.body)))))
+            out.append(replace(s, body=Block(tuple(vectorize(s.body.body, dtypes)))))
         elif isinstance(s, If):
-            out.append(replace(s, then=Block(tuple(vectorize(s.then.body))),
-                               otherwise=None if s.otherwise is None else Block(tuple(vectorize(s.otherwise.body)))))
+            out.append(replace(s, then=Block(tuple(vectorize(s.then.body, dtypes))),
+                               otherwise=None if s.otherwise is None else
+                               Block(tuple(vectorize(s.otherwise.body, dtypes)))))
         elif isinstance(s, Block):
-            out.append(Block(tuple(vectorize(s.body))))
+            out.append(Block(tuple(vectorize(s.body, dtypes))))
         else:
             out.append(s)
     return out

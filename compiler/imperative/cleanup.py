@@ -1,0 +1,153 @@
+"""Peephole cleanup of generated imperative IR: known flags folded, overwritten stores dropped.
+
+Level protocols write code that is right in every context and redundant in many: a
+sparse output's update sets a dirty flag and then tests it (``dirty = true; if
+(dirty) {...}``), and a fresh output slot is set to the fill just before its value
+is stored. The C compiler would fold both; the students reading the C should not
+have to. Two rewrites, each local and exact:
+
+* :func:`fold_flags`: an ``if`` on a boolean local whose value is known there (set by
+  a constant in the same block, with nothing in between assigning it) becomes the
+  branch that runs; a flag that is then never read loses its declaration and
+  assignments;
+* :func:`drop_overwritten_stores`: ``b[i] = x; b[i] = y;`` (adjacent, and ``y`` does
+  not read ``b``) keeps only the second store.
+
+>>> from compiler.imperative.ir import Var, Declare, Assign, If, Store, Const, Load
+>>> d = Var("dirty")
+>>> body = [Declare(d, "bool", Const(False, "bool")), Store("v", 0, Const(0.0, "float64")),
+...         Store("v", 0, Load("w", 3)), Assign(d, Const(True, "bool")), If(d, [Store("idx", 0, 3)])]
+>>> for s in cleanup(body):
+...     print(str(s).strip())
+v[0] = w[3];
+idx[0] = 3;
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .ir import (Allocate, Assign, Block, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, UnOp, Var,
+                 While, walk)
+
+
+def _assigns(s, name: str) -> bool:
+    return any(isinstance(n, (Assign, CompoundAssign)) and n.target.name == name
+               or isinstance(n, Declare) and n.var.name == name for n in walk(s))
+
+
+def _flag_value(cond, known: dict):
+    """The value of ``cond`` if it is a known flag or its negation, else None."""
+    if isinstance(cond, Var) and cond.name in known:
+        return known[cond.name]
+    if isinstance(cond, UnOp) and cond.op == "!" and isinstance(cond.operand, Var) and cond.operand.name in known:
+        return not known[cond.operand.name]
+    return None
+
+
+def _bool_const(e):
+    return e.value if isinstance(e, Const) and isinstance(e.value, bool) else None
+
+
+def _fold(stmts, known: dict) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, Declare) and s.dtype == "bool" and _bool_const(s.init) is not None:
+            known[s.var.name] = _bool_const(s.init)
+            out.append(s)
+            continue
+        if isinstance(s, Assign) and _bool_const(s.value) is not None:
+            known[s.target.name] = _bool_const(s.value)
+            out.append(s)
+            continue
+        if isinstance(s, If):
+            v = _flag_value(s.cond, known)
+            if v is True:
+                out += _fold(s.then.body, known)
+                continue
+            if v is False:
+                out += _fold(s.otherwise.body, known) if s.otherwise is not None else []
+                continue
+            then = _fold(s.then.body, dict(known))
+            other = None if s.otherwise is None else _fold(s.otherwise.body, dict(known))
+            s = replace(s, then=Block(tuple(then)), otherwise=None if other is None else Block(tuple(other)))
+        elif isinstance(s, (For, While)):
+            s = replace(s, body=Block(tuple(_fold(s.body.body, {}))))   # a body may run many times
+        elif isinstance(s, (Allocate, Tagged, Block)):
+            # straight-line containers: what they know afterwards is already in `known`
+            inner = _fold(s.body if isinstance(s, Block) else s.body.body, known)
+            out.append(Block(tuple(inner)) if isinstance(s, Block) else replace(s, body=Block(tuple(inner))))
+            continue
+        for name in [n for n in known if _assigns(s, n)]:
+            del known[name]
+        out.append(s)
+    return out
+
+
+def _expr_vars(stmts) -> set:
+    """Names read by the expressions of ``stmts`` (not counting assignment targets)."""
+    out = set()
+    for n in walk(tuple(stmts)):
+        if isinstance(n, CompoundAssign):
+            out.add(n.target.name)   # x op= v reads x
+        for field in ("cond", "value", "index", "start", "stop", "init", "needed", "length"):
+            e = getattr(n, field, None)
+            if e is not None and not isinstance(e, (Block, tuple)) and hasattr(e, "__dataclass_fields__"):
+                out |= {m.name for m in walk(e) if isinstance(m, Var)}
+    return out
+
+
+def _drop_flags(stmts, unread: set) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, Declare) and s.var.name in unread or isinstance(s, Assign) and s.target.name in unread:
+            continue
+        if isinstance(s, If):
+            s = replace(s, then=Block(tuple(_drop_flags(s.then.body, unread))),
+                        otherwise=None if s.otherwise is None else Block(tuple(_drop_flags(s.otherwise.body, unread))))
+        elif isinstance(s, (For, While, Allocate, Tagged)):
+            s = replace(s, body=Block(tuple(_drop_flags(s.body.body, unread))))
+        elif isinstance(s, Block):
+            s = Block(tuple(_drop_flags(s.body, unread)))
+        out.append(s)
+    return out
+
+
+def fold_flags(stmts) -> list:
+    """``stmts`` with ifs on known boolean flags replaced by their taken branch, and flags
+    nobody reads any more removed."""
+    folded = _fold(list(stmts), {})
+    flags = {n.var.name for n in walk(tuple(folded)) if isinstance(n, Declare) and n.dtype == "bool"
+             and _bool_const(n.init) is not None}
+    assigned_only_constants = {name for name in flags if all(
+        _bool_const(n.value) is not None for n in walk(tuple(folded))
+        if isinstance(n, (Assign, CompoundAssign)) and n.target.name == name)}
+    unread = assigned_only_constants - _expr_vars(folded)
+    return _drop_flags(folded, unread) if unread else folded
+
+
+def drop_overwritten_stores(stmts) -> list:
+    """``stmts`` without a store that the next statement overwrites before anything reads it."""
+    out = []
+    for s in stmts:
+        if isinstance(s, If):
+            s = replace(s, then=Block(tuple(drop_overwritten_stores(s.then.body))),
+                        otherwise=None if s.otherwise is None else
+                        Block(tuple(drop_overwritten_stores(s.otherwise.body))))
+        elif isinstance(s, (For, While, Allocate, Tagged)):
+            s = replace(s, body=Block(tuple(drop_overwritten_stores(s.body.body))))
+        elif isinstance(s, Block):
+            s = Block(tuple(drop_overwritten_stores(s.body)))
+        if (out and isinstance(s, Store) and s.op is None and isinstance(out[-1], Store)
+                and out[-1].buffer == s.buffer and out[-1].index == s.index
+                and not any(isinstance(n, Load) and n.buffer == s.buffer for n in walk(s.value))
+                and not any(isinstance(n, Load) and n.buffer == s.buffer for n in walk(s.index))):
+            out[-1] = s
+            continue
+        out.append(s)
+    return out
+
+
+def cleanup(stmts) -> list:
+    """:func:`fold_flags`, then :func:`drop_overwritten_stores`."""
+    return drop_overwritten_stores(fold_flags(stmts))

@@ -1,0 +1,222 @@
+"""Sorting a workspace's coordinate list, as imperative IR (both strategies' workspaces use it).
+
+A sparse workspace (TACO's, or a SparseByteMap level in the looplet strategy) records
+each coordinate the first time it is written, so its list is in write order; an
+ordered consumer (a sorted output level, a merge) needs it sorted.
+:func:`sort_coordinates_ir` picks the method per list, at run time:
+
+* the list holds at least 1/:data:`SCAN_RATIO` of the extent: rebuild it in order by
+  scanning the bitmap (branch-free);
+* at most :data:`RANK_SORT_MAX` entries: rank sort (:func:`rank_sort_ir`);
+* longer, with the extent at most :data:`BIT_SORT_SPAN` columns per entry: mark them
+  in a bitmap of words and read the words back in order (:func:`bit_sort_ir`: linear
+  in the entries);
+* else merge its ascending runs (:func:`merge_runs_ir`), or heapsort past
+  :data:`MERGE_MAX_RUNS` runs (:func:`heapsort_ir`).
+
+Everything is plain IR, so the interpreter runs it and the C is readable.
+"""
+
+from __future__ import annotations
+
+from .ir import (Assign, BinOp, Break, Call, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Select,
+                 Store, While, and_)
+
+
+#: lists of at most this many coordinates are rank-sorted (:func:`rank_sort_ir`)
+RANK_SORT_MAX = 64
+#: the coordinate list is rebuilt by scanning the bitmap when it holds at least 1/SCAN_RATIO of the extent
+SCAN_RATIO = 16
+#: past this many runs, a long list is heapsorted instead of merged
+MERGE_MAX_RUNS = 32
+#: bit sort when the extent is at most this many columns per listed coordinate (its
+#: cost has a term per 1024 columns: the summary words it reads)
+BIT_SORT_SPAN = 4096
+
+
+def bit_sort_words(extent):
+    """The sizes of :func:`bit_sort_ir`'s two scratch arrays (zeroed, and left zeroed): words, summary words."""
+    return (BinOp("+", BinOp(">>", extent, 5), 1), BinOp("+", BinOp(">>", extent, 10), 1))
+
+
+def bit_sort_ir(buf: str, n, extent, words: str, summary: str, fresh) -> list:
+    """IR sorting ``buf[0:n]`` (distinct coordinates in ``[0, extent)``) through a bitmap of words.
+
+    Each coordinate ``j`` sets bit ``j % 32`` of ``words[j / 32]`` and, for that word,
+    bit ``(j / 32) % 32`` of ``summary[j / 1024]``. Reading the summary words in order,
+    then the words they mark, then the bits of each word (``lowest_bit``, then clear
+    it), gives the coordinates in order and leaves both arrays zero again. It costs a
+    few steps per coordinate plus one per summary word (``extent / 1024``), with no
+    comparisons between coordinates.
+
+    >>> import numpy as np
+    >>> from compiler.imperative import Buffer, Function, Scalar, interpret
+    >>> from compiler.imperative.ir import Var
+    >>> names = iter(range(1000))
+    >>> fresh = lambda base: Var(f"{base}_{next(names)}")
+    >>> f = Function("b", (Buffer("a", "int64", "inout"), Buffer("w", "int64", "inout"), Buffer("s", "int64", "inout"),
+    ...                    Scalar("n", "int64"), Scalar("m", "int64")),
+    ...              bit_sort_ir("a", Var("n"), Var("m"), "w", "s", fresh))
+    >>> out = interpret(f, a=np.array([4000, 31, 32, 0, 1023, 1024]), w=np.zeros(126, np.int64),
+    ...                 s=np.zeros(5, np.int64), n=6, m=4001)
+    >>> out["a"].tolist(), int(out["w"].any()), int(out["s"].any())
+    ([0, 31, 32, 1023, 1024, 4000], 0, 0)
+    """
+    one = Const(1, "int64")
+    q, j, o, g, m, w, b = (fresh(x) for x in ("b_q", "b_j", "b_out", "b_group", "b_marked", "b_word", "b_bits"))
+    low = lambda x: BinOp("&", x, BinOp("-", x, one))  # noqa: E731  (x without its lowest set bit)
+    bit = Cast("int64", one)  # a 64-bit 1: C's plain 1 is an int, and 1 << 31 would be negative
+    mark = [For(q, 0, n, [
+        Declare(j, "int64", Load(buf, q)),
+        Store(words, BinOp(">>", j, 5), BinOp("<<", bit, BinOp("&", j, 31)), "|"),
+        Store(summary, BinOp(">>", j, 10), BinOp("<<", bit, BinOp("&", BinOp(">>", j, 5), 31)), "|")])]
+    read = [Declare(o, "int64", Const(0, "int64")),
+            For(g, 0, BinOp("+", BinOp(">>", extent, 10), 1), [
+                Declare(m, "int64", Load(summary, g)),
+                Store(summary, g, Const(0, "int64")),
+                While(BinOp("!=", m, Const(0, "int64")), [
+                    Declare(w, "int64", BinOp("+", BinOp("*", g, 32), Call("lowest_bit", (m,)))),
+                    Assign(m, low(m)),
+                    Declare(b, "int64", Load(words, w)),
+                    Store(words, w, Const(0, "int64")),
+                    While(BinOp("!=", b, Const(0, "int64")), [
+                        Store(buf, o, BinOp("+", BinOp("*", w, 32), Call("lowest_bit", (b,)))),
+                        CompoundAssign("+", o, one),
+                        Assign(b, low(b))])])])]
+    return mark + read
+
+
+def sort_coordinates_ir(buf: str, tmp: str, n, extent, bitmap: str, fresh, index: str = "j",
+                        words: str | None = None, summary: str | None = None) -> list:
+    """IR sorting the coordinate list ``buf[0:n]`` of a workspace over ``[0, extent)``.
+
+    ``bitmap[j]`` says whether ``j`` is in the list; ``tmp`` is scratch of ``extent``
+    entries; ``words`` and ``summary`` (zeroed, sized by :func:`bit_sort_words`; None:
+    no bit sort) are the bit sort's; ``fresh(base)`` gives a fresh local ``Var``;
+    ``index`` names the scan's loop (``{index}_scan``).
+
+    >>> import numpy as np
+    >>> from compiler.imperative import Buffer, Function, Scalar, interpret
+    >>> from compiler.imperative.ir import Var
+    >>> names = iter(range(1000))
+    >>> fresh = lambda base: Var(f"{base}_{next(names)}")
+    >>> f = Function("s", (Buffer("a", "int64", "inout"), Buffer("t", "int64", "inout"), Buffer("b", "bool"),
+    ...                    Scalar("n", "int64"), Scalar("m", "int64")),
+    ...              sort_coordinates_ir("a", "t", Var("n"), Var("m"), "b", fresh))
+    >>> a = np.array([9, 3, 5, 0, 0, 0, 0, 0, 0, 0], dtype=np.int64)   # 3 of 200: rank-sorted
+    >>> b = np.zeros(200, bool); b[[9, 3, 5]] = True
+    >>> interpret(f, a=a, t=np.zeros(200, np.int64), b=b, n=3, m=200)["a"][:3].tolist()
+    [3, 5, 9]
+    """
+    j, c = fresh(f"{index}_scan"), fresh("n_scan")
+    scan = [Comment(f"dense enough: rebuild {buf} in order from the bitmap (branch-free)"),
+            Declare(c, "int64", Const(0, "int64")),
+            For(j, 0, extent, [Store(buf, c, j), CompoundAssign("+", c, Cast("int64", Load(bitmap, j)))])]
+    short = [Comment(f"short: sort {buf}[0:{n}] by rank (each coordinate goes where the count of "
+                     f"smaller ones says)")] + rank_sort_ir(buf, tmp, n, fresh)
+    runs = [Comment(f"long: merge the ascending runs of {buf}[0:{n}] (heapsort past "
+                    f"{MERGE_MAX_RUNS} runs)")] + merge_runs_ir(buf, tmp, n, fresh)
+    if words is not None:
+        bits = [Comment(f"long, in a short enough extent: mark {buf}[0:{n}] in a bitmap of words, "
+                        f"read the words back in order")] + bit_sort_ir(buf, n, extent, words, summary, fresh)
+        runs = [If(BinOp("<=", extent, BinOp("*", n, BIT_SORT_SPAN)), bits, runs)]
+    return [If(BinOp(">=", BinOp("*", n, SCAN_RATIO), extent), scan,
+               [If(BinOp("<=", n, RANK_SORT_MAX), short, runs)])]
+
+
+def heapsort_ir(buf: str, n, fresh) -> list:
+    """IR heapsorting ``buf[0:n]`` (int64) in place: build a max-heap, then move the max to the end.
+
+    An in-place loop, readable in the generated C and run by the interpreter;
+    ``fresh(base)`` names the locals.
+    """
+    a, c, r, v, e = (fresh(x) for x in ("s_i", "s_c", "s_r", "s_v", "s_end"))
+    one = Const(1, "int64")
+    # a counts down the roots while the heap is built; then e shrinks as the max moves out
+    sift = [Declare(c, "int64", BinOp("+", BinOp("*", r, 2), one)),
+            While(BinOp("<", c, e), [
+                If(and_(BinOp("<", BinOp("+", c, one), e), BinOp("<", Load(buf, c), Load(buf, BinOp("+", c, one)))),
+                   [CompoundAssign("+", c, one)]),
+                If(BinOp(">=", Load(buf, r), Load(buf, c)), [Break()]),
+                Declare(v, "int64", Load(buf, r)), Store(buf, r, Load(buf, c)), Store(buf, c, v),
+                Assign(r, c), Assign(c, BinOp("+", BinOp("*", r, 2), one))])]
+    return [Declare(a, "int64", BinOp("/", n, 2)), Declare(e, "int64", n),
+            While(BinOp(">", e, one), [
+                Declare(r, "int64", Const(0, "int64")),
+                If(BinOp(">", a, 0), [CompoundAssign("-", a, one), Assign(r, a)],
+                   [CompoundAssign("-", e, one), Declare(v, "int64", Load(buf, 0)),
+                    Store(buf, 0, Load(buf, e)), Store(buf, e, v)]),
+                *sift])]
+
+
+
+def rank_sort_ir(buf: str, tmp: str, n, fresh) -> list:
+    """IR sorting ``buf[0:n]`` (distinct int64) by rank: each entry goes where the count of smaller ones says.
+
+    ``n * n`` comparisons, but branch-free and vectorizable (the inner loop is a
+    count), so it beats insertion sort's mispredicted shifts on the short lists of
+    a sparse workspace (a row of a sparse product: tens of coordinates). The list
+    is copied to ``tmp`` first, and each entry is placed from there.
+
+    >>> import numpy as np
+    >>> from compiler.imperative import Buffer, Function, Scalar, interpret
+    >>> from compiler.imperative.ir import Var
+    >>> fresh = lambda base: Var(base)
+    >>> f = Function("r", (Buffer("a", "int64", "inout"), Buffer("t", "int64", "inout"), Scalar("n", "int64")),
+    ...              rank_sort_ir("a", "t", Var("n"), fresh))
+    >>> interpret(f, a=np.array([7, 2, 9, 0, 4]), t=np.zeros(5, np.int64), n=5)["a"].tolist()
+    [0, 2, 4, 7, 9]
+    """
+    q, a, b, v, rank = (fresh(x) for x in ("r_q", "r_a", "r_b", "r_v", "r_rank"))
+    return [For(q, 0, n, [Store(tmp, q, Load(buf, q))]),
+            For(a, 0, n, [
+                Declare(v, "int64", Load(tmp, a)), Declare(rank, "int64", Const(0, "int64")),
+                For(b, 0, n, [CompoundAssign("+", rank, Cast("int64", BinOp("<", Load(tmp, b), v)))]),
+                Store(buf, rank, v)])]
+
+
+def merge_runs_ir(buf: str, tmp: str, n, fresh) -> list:
+    """IR sorting ``buf[0:n]`` (int64, distinct, >= 0) made of ascending runs, by merging the runs.
+
+    A workspace's coordinate list is the concatenation of sorted runs (one per row of
+    the producer's inner operand, e.g. B's rows in Gustavson SpGEMM), so sorting it is
+    merging them. The sorted prefix grows one run at a time: the next ascending run is
+    copied to ``tmp`` and merged into the prefix from the back, branch-free (each step
+    moves the larger of the two heads, so only prefix entries above the run's smallest
+    coordinate move). A list of more than :data:`MERGE_MAX_RUNS` runs (merging costs
+    about ``n * runs / 2`` moves) is heapsorted (:func:`heapsort_ir`) instead.
+
+    >>> import numpy as np
+    >>> from compiler.imperative import Buffer, Function, Scalar, interpret
+    >>> from compiler.imperative.ir import Var
+    >>> names = iter(range(100))
+    >>> fresh = lambda base: Var(f"{base}_{next(names)}")
+    >>> a = np.array([3, 7, 9, 1, 4, 8, 12, 0, 2, 5, 6, 10, 11, 13, 14], dtype=np.int64)
+    >>> f = Function("m", (Buffer("a", "int64", "inout"), Buffer("t", "int64", "inout"), Scalar("n", "int64")),
+    ...              merge_runs_ir("a", "t", Var("n"), fresh))
+    >>> out = interpret(f, a=a.copy(), t=np.zeros(15, np.int64), n=15)
+    >>> out["a"].tolist() == sorted(a.tolist())
+    True
+    """
+    one, zero = Const(1, "int64"), Const(0, "int64")
+    m, e, q, a, b, o, x, y, big = (fresh(v) for v in ("m_m", "m_e", "m_q", "m_a", "m_b", "m_o", "m_x", "m_y", "m_big"))
+    prev = lambda v: Load(buf, BinOp("-", v, one))  # noqa: E731
+    merge = [Declare(m, "int64", one),
+             While(and_(BinOp("<", m, n), BinOp("<", prev(m), Load(buf, m))), [CompoundAssign("+", m, one)]),
+             While(BinOp("<", m, n), [
+                 Declare(e, "int64", BinOp("+", m, one)),
+                 While(and_(BinOp("<", e, n), BinOp("<", prev(e), Load(buf, e))), [CompoundAssign("+", e, one)]),
+                 For(q, m, e, [Store(tmp, BinOp("-", q, m), Load(buf, q))]),
+                 Declare(a, "int64", m), Declare(b, "int64", BinOp("-", e, m)), Declare(o, "int64", e),
+                 While(BinOp(">", b, zero), [
+                     CompoundAssign("-", o, one),
+                     Declare(x, "int64", Select(BinOp(">", a, zero), prev(a), Const(-1, "int64"))),
+                     Declare(y, "int64", Load(tmp, BinOp("-", b, one))),
+                     Declare(big, "int64", Cast("int64", BinOp(">", x, y))),
+                     Store(buf, o, Select(BinOp(">", x, y), x, y)),
+                     CompoundAssign("-", a, big), CompoundAssign("-", b, BinOp("-", one, big))]),
+                 Assign(m, e)])]
+    r, c = fresh("m_runs"), fresh("m_c")
+    count = [Declare(r, "int64", one),
+             For(c, 1, n, [CompoundAssign("+", r, Cast("int64", BinOp(">", prev(c), Load(buf, c))))])]
+    return count + [If(BinOp("<=", r, MERGE_MAX_RUNS), merge, heapsort_ir(buf, n, fresh))]

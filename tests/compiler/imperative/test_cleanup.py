@@ -1,0 +1,99 @@
+"""Peephole cleanup (compiler.imperative.cleanup): flags folded and overwritten stores dropped, exactly."""
+
+import numpy as np
+import scipy.sparse as sp
+
+from compiler import Tensor
+from compiler.imperative import Buffer, Function, Scalar, interpret
+from compiler.imperative.cleanup import cleanup, drop_overwritten_stores, fold_flags
+from compiler.imperative.ir import (Assign, Block, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, UnOp,
+                                    Var, While, walk)
+
+d, i, n = Var("dirty"), Var("i"), Var("n")
+TRUE, FALSE = Const(True, "bool"), Const(False, "bool")
+
+
+def text(stmts):
+    return "\n".join(str(s).strip() for s in stmts)
+
+
+def test_a_flag_set_then_tested_folds_away_across_tags():
+    body = [Tagged("a", [Declare(d, "bool", FALSE)]), Tagged("b", [Store("v", 0, 1.0), Assign(d, TRUE)]),
+            Tagged("c", [If(d, [Store("idx", 0, 7)], [Store("idx", 0, 8)])])]
+    out = fold_flags(body)
+    assert "idx[0] = 7;" in text(out) and "idx[0] = 8" not in text(out) and "dirty" not in text(out)
+
+
+def test_a_negated_known_flag_takes_the_other_branch():
+    out = fold_flags([Declare(d, "bool", FALSE), If(UnOp("!", d), [Store("x", 0, 1)])])
+    assert text(out) == "x[0] = 1;"
+
+
+def test_a_flag_set_in_a_loop_is_not_known_after_it():
+    loop = For(i, 0, n, [If(Load("m", i), [Assign(d, TRUE)])])
+    body = [Declare(d, "bool", FALSE), loop, If(d, [Store("x", 0, 1)])]
+    assert fold_flags(body) == body
+
+
+def test_a_flag_set_in_one_branch_is_not_known_after_the_if():
+    body = [Declare(d, "bool", FALSE), If(Load("m", 0), [Assign(d, TRUE)]), If(d, [Store("x", 0, 1)])]
+    assert fold_flags(body) == body
+
+
+def test_a_flag_known_at_a_loop_entry_is_not_assumed_inside_the_loop():
+    # the loop body may run again after it set the flag
+    loop = While(Load("go", 0), [If(d, [Store("x", 0, 1)]), Assign(d, TRUE)])
+    body = [Declare(d, "bool", FALSE), loop]
+    assert fold_flags(body) == body
+
+
+def test_a_flag_still_read_keeps_its_assignments():
+    body = [Declare(d, "bool", FALSE), Assign(d, TRUE), If(d, [Store("x", 0, 1)]), Store("f", 0, d)]
+    out = text(fold_flags(body))
+    assert "bool dirty = false;" in out and "dirty = true;" in out and "f[0] = dirty;" in out
+    assert "if (dirty)" not in out
+
+
+def test_only_adjacent_overwrites_are_dropped():
+    v = Const(0.0, "float64")
+    assert text(drop_overwritten_stores([Store("c", i, v), Store("c", i, Load("w", i))])) == "c[i] = w[i];"
+    kept = [Store("c", i, v), Store("c", i, Load("c", i) + 1.0)]          # the second reads the first
+    assert drop_overwritten_stores(kept) == kept
+    kept = [Store("c", i, v), Store("c", i, Load("w", i), "+")]             # a reduction keeps the first
+    assert drop_overwritten_stores(kept) == kept
+    kept = [Store("c", i, v), Store("c", i + 1, Load("w", i))]               # another slot
+    assert drop_overwritten_stores(kept) == kept
+    kept = [Store("c", i, v), CompoundAssign("+", n, 1), Store("c", i, Load("w", i))]   # not adjacent
+    assert drop_overwritten_stores(kept) == kept
+
+
+def test_cleanup_preserves_what_the_interpreter_computes():
+    m, x, out = Buffer("m", "bool"), Buffer("x", "float64"), Buffer("out", "float64", "inout")
+    k = Var("k")
+    body = [For(i, 0, n, [
+        Declare(d, "bool", FALSE),
+        Store("out", i, Const(-1.0, "float64")),
+        Store("out", i, Load("x", i)),
+        If(Load("m", i), [Assign(d, TRUE)]),
+        If(d, [Store("out", i, Load("x", i) * 2.0, "+")]),
+        Declare(k, "bool", TRUE),
+        If(UnOp("!", k), [Store("out", i, 0.0)], [Store("out", i, 1.0, "+")])])]
+    fn = Function("f", (Scalar("n", "int64"), m, x, out), body)
+    cleaned = Function("f", fn.params, cleanup(fn.body.body))
+    assert sum(isinstance(s, If) for s in walk(cleaned.body)) == 2   # the test on k is gone
+    rng = np.random.default_rng(0)
+    args = dict(n=9, m=rng.random(9) < 0.5, x=rng.random(9))
+    np.testing.assert_array_equal(interpret(fn, **args, out=np.zeros(9))["out"],
+                                  interpret(cleaned, **args, out=np.zeros(9))["out"])
+
+
+def test_sparse_output_kernels_read_without_dirty_flags():
+    from compiler.levels import Dense, Element, SparseList
+    from compiler.looplets import compile_program
+    from compiler.looplets.gallery import gustavson
+    S = sp.random(40, 40, density=0.1, format="csr", random_state=3)
+    A = Tensor.from_scipy(S, Dense(SparseList(Element(0.0))))
+    k = compile_program(gustavson, C="csr", A=A, B=A)
+    assert "dirty" not in k.c_source
+    assert "cleanup" in [s.stage for s in k.trace.steps]
+    np.testing.assert_allclose(k(A=A, B=A).to_numpy(), (S @ S).toarray())
