@@ -503,10 +503,81 @@ def precompute_expr(s: Stmt, expr, indices, name: str, fill_of=None, order_fn=No
     what = f"precompute({expr}, {', '.join(i.name for i in indices)})"
     out = _precompute_in(s, expr, indices, name, fill_of, order_fn, what)
     if out is None:
+        # d[i] + c[i] for c[i] + d[i], or c[i] + d[i] inside (b[i] + c[i]) + d[i]: an operator that
+        # is commutative and associative may be regrouped so that expr occurs as written
+        regrouped = _map_rhs(s, lambda e: regroup(e, expr))
+        if regrouped != s:
+            out = _precompute_in(regrouped, expr, indices, name, fill_of, order_fn, what)
+    if out is None:
         found = "; ".join(str(a) for a in assignments(s))
-        raise StrategyError(f"{what} does not apply: {expr} does not occur in the statement ({found}); "
-                           f"it is matched as written, with the same operand order and grouping")
+        raise StrategyError(f"{what} does not apply: {expr} does not occur in the statement ({found}), "
+                           f"not even after reordering the operands of commutative and associative operators")
     return out
+
+
+def _chain(e, op) -> list:
+    """The operands of a chain of the binary operator ``op`` (``(a + b) + c``: a, b, c), in order."""
+    if isinstance(e, Call) and e.op == op:
+        return _chain(e.args[0], op) + _chain(e.args[1], op)
+    return [e]
+
+
+def regroup(e, expr):
+    """``e`` with each chain of ``expr``'s operator that holds all of ``expr``'s operands
+    regrouped so that ``expr`` occurs in it as written; ``e`` itself when there is none.
+
+    Only for an operator both commutative and associative (``+``, ``*``, ``min``, ...):
+    the chain's value is the same (up to floating-point rounding, as for any reassociation).
+
+    >>> from compiler.notation import parse_expr
+    >>> print(regroup(parse_expr("b[i] * (c[i] + a[i] + d[i])"), parse_expr("d[i] + c[i]")))
+    b[i] * (d[i] + c[i] + a[i])
+    >>> print(regroup(parse_expr("c[i] - d[i]"), parse_expr("d[i] - c[i]")))
+    c[i] - d[i]
+    """
+    op = expr.op if isinstance(expr, Call) else None
+    if op is None or op.arity != 2 or not (op.commutative and op.associative):
+        return e
+    want = _chain(expr, op)
+
+    def visit(n):
+        if isinstance(n, Reduce):
+            return replace(n, body=visit(n.body))
+        if not isinstance(n, Call):
+            return n
+        if n.op == op:
+            have = _chain(n, op)
+            rest = list(have)
+            for w in want:
+                if w not in rest:
+                    break
+                rest.remove(w)
+            else:
+                out = expr
+                for r in rest:
+                    out = Call(op, (out, visit(r)))
+                return out
+            parts = [visit(x) for x in have]
+            out = parts[0]
+            for x in parts[1:]:
+                out = Call(op, (out, x))
+            return out if parts != have else n
+        args = tuple(visit(a) for a in n.args)
+        return replace(n, args=args) if args != n.args else n
+    return visit(e)
+
+
+def _map_rhs(s: Stmt, fn) -> Stmt:
+    """``s`` with every assignment's right-hand side mapped by ``fn``."""
+    if isinstance(s, Assignment):
+        return replace(s, rhs=fn(s.rhs))
+    if isinstance(s, Forall):
+        return replace(s, body=_map_rhs(s.body, fn))
+    if isinstance(s, Where):
+        return replace(s, consumer=_map_rhs(s.consumer, fn), producer=_map_rhs(s.producer, fn))
+    if isinstance(s, Sequence):
+        return replace(s, define=_map_rhs(s.define, fn), mutate=_map_rhs(s.mutate, fn))
+    return s
 
 
 def _precompute_in(s, expr, indices, name, fill_of, order_fn, what):

@@ -50,6 +50,7 @@ from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast
                              Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
                              Scalar, Select, Store, Tagged, UnOp, Var, While, and_)
 from ..imperative.ir import walk as ir_walk
+from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
 from ..imperative.vectorize import vectorize
 from ..levels import Dense, SparseCOO, SparseList
 from ..notation.ast import Access, Assign as NAssign
@@ -57,6 +58,7 @@ from ..trace import Artifact, Trace
 from .cfir import (CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CSkip, CWorkspace, FlatLocator,
                    Setup, build_cfir)
 from .cin import _loops
+from .reserve import count_scatters
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
 from .iterators import ModeIterator, WorkspaceIterator, hash_capacity_stmts
 
@@ -67,6 +69,7 @@ class _Emitter:
     def __init__(self, setup: Setup):
         self.setup = setup
         self.inputs: dict = {}
+        self.bitmaps: set = set()   # the workspaces' bitmaps (their first scatters set them)
         for key in setup.names:
             acc_tensor = setup.iters[key][0].tensor if setup.iters[key] else None
             if not acc_tensor:
@@ -357,10 +360,9 @@ class _Emitter:
     def workspace(self, n: CWorkspace) -> list:
         """Producer, sort, consumer, reset; the arrays are allocated once around the kernel.
 
-        An ordered consumer needs the coordinate list sorted: when it holds at least
-        1/:data:`SCAN_RATIO` of the extent, it is rebuilt by scanning the bitmap; else a
-        short list (at most :data:`RANK_SORT_MAX`) is rank-sorted (:func:`rank_sort_ir`)
-        and a longer one has its ascending runs merged (:func:`merge_runs_ir`).
+        An ordered consumer needs the coordinate list sorted
+        (:func:`compiler.imperative.sorting.sort_coordinates_ir`: a bitmap scan, a rank
+        sort or a merge of its ascending runs, chosen per list at run time).
 
         The workspace is semantically recreated for every enclosing iteration; instead
         of reallocating it, the entries the producer set (its list) are reset after the
@@ -373,11 +375,15 @@ class _Emitter:
         if w not in self.workspaces:
             for name in (w, wset, wlist):
                 self.workspaces[name] = True
+            self.bitmaps.add(wset)
             self.allocs += [(w, n.dtype, N, init), (wset, "bool", N, Const(False, "bool")),
                             (wlist, "int64", N, None)]
             if n.ordered:
-                self.workspaces[wlist + "_tmp"] = True
-                self.allocs.append((wlist + "_tmp", "int64", N, None))
+                nwords, nsummary = bit_sort_words(N)
+                for name in (wlist + "_tmp", wlist + "_bits", wlist + "_sum"):
+                    self.workspaces[name] = True
+                self.allocs += [(wlist + "_tmp", "int64", N, None), (wlist + "_bits", "int64", nwords, Const(0, "int64")),
+                                (wlist + "_sum", "int64", nsummary, Const(0, "int64"))]
         parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
         out = [Comment(f"workspace {w}[{n.index}]: values {w}, bitmap {wset}, coordinates {wlist}[0:{wn.name}]"),
                Declare(wn, "int64", Const(0, "int64"))]
@@ -392,17 +398,9 @@ class _Emitter:
             out.append(Comment(f"phase 1 stored these coordinates in order: read {assembled.buffer}"
                                f"[{assembled.index.name}] instead of sorting {wlist} again"))
         elif n.ordered:
-            j, c = (Var(self.name(("scan", w, x), x)) for x in (f"{n.index.name}_scan", "n_scan"))
-            scan = [Comment(f"dense enough: rebuild {wlist} in order from the bitmap (branch-free)"),
-                    Declare(c, "int64", Const(0, "int64")),
-                    For(j, 0, N, [Store(wlist, c, j), CompoundAssign("+", c, Cast("int64", Load(wset, j)))])]
             fresh = lambda base: Var(self.name(("sort", w, base), base))  # noqa: E731
-            short = [Comment(f"short: sort {wlist}[0:{wn.name}] by rank (each coordinate goes where the count of "
-                             f"smaller ones says)")] + rank_sort_ir(wlist, wlist + "_tmp", wn, fresh)
-            runs = [Comment(f"long: merge the ascending runs of {wlist}[0:{wn.name}] (heapsort past "
-                            f"{MERGE_MAX_RUNS} runs)")] + merge_runs_ir(wlist, wlist + "_tmp", wn, fresh)
-            out.append(If(BinOp(">=", BinOp("*", wn, SCAN_RATIO), N), scan,
-                          [If(BinOp("<=", wn, RANK_SORT_MAX), short, runs)]))
+            out += sort_coordinates_ir(wlist, wlist + "_tmp", wn, N, wset, fresh, n.index.name,
+                                       wlist + "_bits", wlist + "_sum")
         consumer = [y for x in parts[1:] for y in self.emit(x)]
         if self.depth > 0 or self.phase == "assemble":   # used again: back to the fill
             reset = lambda j: [Store(w, j, init), Store(wset, j, Const(False, "bool"))]  # noqa: E731
@@ -1109,7 +1107,7 @@ class _Emitter:
             body = list(self.init)
             if self.out_dense and s.statement is not None:
                 body += self._scatter_init()
-            body += emitted + self.final
+            body += self._reserve_for_scatters(emitted) + emitted + self.final
         for buf, dtype, length, init in reversed(self.allocs):
             body = [Allocate(buf, dtype, length, init, body)]
         names = _names_used(body)
@@ -1117,6 +1115,24 @@ class _Emitter:
         params = [p for p in self.inputs.values() if p.name in names]
         helpers = tuple(Helper(h, src) for h, (src, _) in sorted(self.helpers.items()) if src)
         return Function(name, tuple(params) + tuple(sizes) + tuple(self.out_params), body, helpers)
+
+    def _reserve_for_scatters(self, emitted) -> list:
+        """A sparse output filled from workspaces gets room for one entry per scatter, counted
+        first (:mod:`compiler.lattice.reserve`): one allocation instead of doublings."""
+        if self.out_dense or not self.levels_info or not self.bitmaps:
+            return []
+        counter = Var(self.name(("reserve",), "n_scatters"))
+        inputs = {n for n, p in self.inputs.items() if isinstance(p, Buffer)}
+        scalars = {n for n, p in self.inputs.items() if isinstance(p, Scalar)}
+        count = count_scatters(emitted, self.bitmaps, inputs, scalars, counter)
+        if count is None:
+            return []
+        last = self.levels_info[-1]
+        self.notes.append(f"{self.setup.output.tensor} reserves one entry per scatter into a workspace, counted first")
+        return [Comment(f"room for {self.setup.output.tensor}: at most one entry per scatter into the workspace; "
+                        f"count them first"),
+                Declare(counter, "int64", Const(0, "int64")), *count,
+                *[Grow(name, counter, hint=True) for name in (*last["idx"], self.val)]]
 
     def _two_phase_check(self) -> list:
         """Refuse outputs two-phase assembly does not cover; return the compaction that drops fill values.
@@ -1199,110 +1215,6 @@ class _Emitter:
         q = Var(self.name(("init",), "q"))
         count = self._dense_count(len(self.out_sizes))
         return [For(q, 0, count, [Store(self.val, q, const_of(ident, s.out_dtype))])]
-
-
-def heapsort_ir(buf: str, n, fresh) -> list:
-    """IR heapsorting ``buf[0:n]`` (int64) in place: build a max-heap, then move the max to the end.
-
-    An in-place loop, readable in the generated C and run by the interpreter;
-    ``fresh(base)`` names the locals.
-    """
-    a, c, r, v, e = (fresh(x) for x in ("s_i", "s_c", "s_r", "s_v", "s_end"))
-    one = Const(1, "int64")
-    # a counts down the roots while the heap is built; then e shrinks as the max moves out
-    sift = [Declare(c, "int64", BinOp("+", BinOp("*", r, 2), one)),
-            While(BinOp("<", c, e), [
-                If(and_(BinOp("<", BinOp("+", c, one), e), BinOp("<", Load(buf, c), Load(buf, BinOp("+", c, one)))),
-                   [CompoundAssign("+", c, one)]),
-                If(BinOp(">=", Load(buf, r), Load(buf, c)), [Break()]),
-                Declare(v, "int64", Load(buf, r)), Store(buf, r, Load(buf, c)), Store(buf, c, v),
-                Assign(r, c), Assign(c, BinOp("+", BinOp("*", r, 2), one))])]
-    return [Declare(a, "int64", BinOp("/", n, 2)), Declare(e, "int64", n),
-            While(BinOp(">", e, one), [
-                Declare(r, "int64", Const(0, "int64")),
-                If(BinOp(">", a, 0), [CompoundAssign("-", a, one), Assign(r, a)],
-                   [CompoundAssign("-", e, one), Declare(v, "int64", Load(buf, 0)),
-                    Store(buf, 0, Load(buf, e)), Store(buf, e, v)]),
-                *sift])]
-
-
-#: lists of at most this many coordinates are rank-sorted (:func:`rank_sort_ir`)
-RANK_SORT_MAX = 64
-#: the coordinate list is rebuilt by scanning the bitmap when it holds at least 1/SCAN_RATIO of the extent
-SCAN_RATIO = 16
-MERGE_MAX_RUNS = 32
-
-
-def rank_sort_ir(buf: str, tmp: str, n, fresh) -> list:
-    """IR sorting ``buf[0:n]`` (distinct int64) by rank: each entry goes where the count of smaller ones says.
-
-    ``n * n`` comparisons, but branch-free and vectorizable (the inner loop is a
-    count), so it beats insertion sort's mispredicted shifts on the short lists of
-    a sparse workspace (a row of a sparse product: tens of coordinates). The list
-    is copied to ``tmp`` first, and each entry is placed from there.
-
-    >>> import numpy as np
-    >>> from compiler.imperative import Buffer, Function, Scalar, interpret
-    >>> from compiler.imperative.ir import Var
-    >>> fresh = lambda base: Var(base)
-    >>> f = Function("r", (Buffer("a", "int64", "inout"), Buffer("t", "int64", "inout"), Scalar("n", "int64")),
-    ...              rank_sort_ir("a", "t", Var("n"), fresh))
-    >>> interpret(f, a=np.array([7, 2, 9, 0, 4]), t=np.zeros(5, np.int64), n=5)["a"].tolist()
-    [0, 2, 4, 7, 9]
-    """
-    q, a, b, v, rank = (fresh(x) for x in ("r_q", "r_a", "r_b", "r_v", "r_rank"))
-    return [For(q, 0, n, [Store(tmp, q, Load(buf, q))]),
-            For(a, 0, n, [
-                Declare(v, "int64", Load(tmp, a)), Declare(rank, "int64", Const(0, "int64")),
-                For(b, 0, n, [CompoundAssign("+", rank, Cast("int64", BinOp("<", Load(tmp, b), v)))]),
-                Store(buf, rank, v)])]
-
-
-def merge_runs_ir(buf: str, tmp: str, n, fresh) -> list:
-    """IR sorting ``buf[0:n]`` (int64, distinct, >= 0) made of ascending runs, by merging the runs.
-
-    A workspace's coordinate list is the concatenation of sorted runs (one per row of
-    the producer's inner operand, e.g. B's rows in Gustavson SpGEMM), so sorting it is
-    merging them. The sorted prefix grows one run at a time: the next ascending run is
-    copied to ``tmp`` and merged into the prefix from the back, branch-free (each step
-    moves the larger of the two heads, so only prefix entries above the run's smallest
-    coordinate move). A list of more than :data:`MERGE_MAX_RUNS` runs (merging costs
-    about ``n * runs / 2`` moves) is heapsorted (:func:`heapsort_ir`) instead.
-
-    >>> import numpy as np
-    >>> from compiler.imperative import Buffer, Function, Scalar, interpret
-    >>> from compiler.imperative.ir import Var
-    >>> names = iter(range(100))
-    >>> fresh = lambda base: Var(f"{base}_{next(names)}")
-    >>> a = np.array([3, 7, 9, 1, 4, 8, 12, 0, 2, 5, 6, 10, 11, 13, 14], dtype=np.int64)
-    >>> f = Function("m", (Buffer("a", "int64", "inout"), Buffer("t", "int64", "inout"), Scalar("n", "int64")),
-    ...              merge_runs_ir("a", "t", Var("n"), fresh))
-    >>> out = interpret(f, a=a.copy(), t=np.zeros(15, np.int64), n=15)
-    >>> out["a"].tolist() == sorted(a.tolist())
-    True
-    """
-    one, zero = Const(1, "int64"), Const(0, "int64")
-    m, e, q, a, b, o, x, y, big = (fresh(v) for v in ("m_m", "m_e", "m_q", "m_a", "m_b", "m_o", "m_x", "m_y", "m_big"))
-    prev = lambda v: Load(buf, BinOp("-", v, one))  # noqa: E731
-    merge = [Declare(m, "int64", one),
-             While(and_(BinOp("<", m, n), BinOp("<", prev(m), Load(buf, m))), [CompoundAssign("+", m, one)]),
-             While(BinOp("<", m, n), [
-                 Declare(e, "int64", BinOp("+", m, one)),
-                 While(and_(BinOp("<", e, n), BinOp("<", prev(e), Load(buf, e))), [CompoundAssign("+", e, one)]),
-                 For(q, m, e, [Store(tmp, BinOp("-", q, m), Load(buf, q))]),
-                 Declare(a, "int64", m), Declare(b, "int64", BinOp("-", e, m)), Declare(o, "int64", e),
-                 While(BinOp(">", b, zero), [
-                     CompoundAssign("-", o, one),
-                     Declare(x, "int64", Select(BinOp(">", a, zero), prev(a), Const(-1, "int64"))),
-                     Declare(y, "int64", Load(tmp, BinOp("-", b, one))),
-                     Declare(big, "int64", Cast("int64", BinOp(">", x, y))),
-                     Store(buf, o, Select(BinOp(">", x, y), x, y)),
-                     CompoundAssign("-", a, big), CompoundAssign("-", b, BinOp("-", one, big))]),
-                 Assign(m, e)])]
-    r, c = fresh("m_runs"), fresh("m_c")
-    count = [Declare(r, "int64", one),
-             For(c, 1, n, [CompoundAssign("+", r, Cast("int64", BinOp(">", prev(c), Load(buf, c))))])]
-    return count + [If(BinOp("<=", r, MERGE_MAX_RUNS), merge, heapsort_ir(buf, n, fresh))]
 
 
 def _value_tested(cfir) -> set:

@@ -86,7 +86,9 @@ except ss.StrategyError as e:
     ("md", """`precompute` can also take a **sub-expression** (TACO's `precompute(expr, i, w)`): the sum
 `c + d` below is computed into a workspace first, then multiplied by `b`. Where that would change
 the result (part of a product under a sum over another index), the command is refused with the
-reason."""),
+reason. The sub-expression is found up to the order and grouping of `+`, `*`, `min` and `max`
+(operators both commutative and associative): asking for `d[i] + b[i]` in
+`b[i] + c[i] + d[i]` regroups the sum as `(d[i] + b[i]) + c[i]` first."""),
     ("code", """k = ss.lower("a[i] = b[i] * (c[i] + d[i])", b="sparse_vector", c="sparse_vector", d="sparse_vector",
              options={"schedule": Schedule().precompute("i", "w", expr="c[i] + d[i]")})
 print(k.trace.find("schedule:precompute")[0].note)
@@ -95,6 +97,9 @@ try:
     ss.lower(SPMV, A="csr", x="dense", options={"schedule": Schedule().precompute("i", "w", expr="A[i, j]")})
 except ss.StrategyError as e:
     print(e)"""),
+    ("code", """k = ss.lower("a[i] = e[i] * (b[i] + c[i] + d[i])", b="sparse_vector", c="sparse_vector", d="sparse_vector",
+             e="dense", options={"schedule": Schedule().precompute("i", "w", expr="d[i] + b[i]")})
+print(k.trace.find("schedule:precompute")[0].after)"""),
     ("md", """## Formats and schedules, interactively
 
 `Explorer.for_program` lowers a program and adds, for every tensor, a **per-level format picker**

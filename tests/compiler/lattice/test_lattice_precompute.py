@@ -220,3 +220,44 @@ def test_shared_loop_outside_the_workspace_is_refused():
     with pytest.raises(StrategyError, match=r"workspace index i would be outside the loop over j"):
         lower("y[i] = A[i, j] * x[j]", options={"schedule": Schedule().reorder("i", "j").precompute(
             "i", "w", expr="A[i, j]")}, A=dense(2), x=dense(1))
+
+
+# -- regrouping: the sub-expression up to commutativity and associativity ----------------------
+
+
+@pytest.mark.parametrize("prog, expr, producer", [
+    ("a[i] = b[i] * (c[i] + d[i])", "d[i] + c[i]", "w[i] = d[i] + c[i]"),
+    ("a[i] = b[i] * (c[i] + e[i] + d[i])", "c[i] + d[i]", "w[i] = c[i] + d[i]"),
+    ("a[i] = b[i] * c[i] * d[i]", "d[i] * b[i]", "w[i] = d[i] * b[i]"),
+    ("a[i] = min(b[i], min(c[i], d[i]))", "min(d[i], b[i])", "w[i] = min(d[i], b[i])"),
+])
+def test_precompute_regroups_commutative_associative_chains(prog, expr, producer):
+    rng = np.random.default_rng(5)
+    vs = {t: Tensor.from_numpy(rand(9, 0.6, rng), sparse_vector()) for t in "bcde" if f"{t}[i]" in prog}
+    k = check(prog, Schedule().precompute("i", "w", expr=expr), **vs)
+    assert producer in str(step(k).after)
+
+
+def test_precompute_does_not_regroup_what_does_not_commute():
+    rng = np.random.default_rng(6)
+    vs = {t: Tensor.from_numpy(rand(9, 0.6, rng), dense(1)) for t in "bcd"}
+    with pytest.raises(StrategyError, match=r"d\[i\] - c\[i\] does not occur in the statement .*not even after "
+                                            r"reordering the operands of commutative and associative operators"):
+        lower("a[i] = b[i] * (c[i] - d[i])", options={"schedule": Schedule().precompute("i", "w", expr="d[i] - c[i]")},
+              **vs)
+    # a sum over j is not a chain of the sum's operands: x[j] + A[i, j] does not regroup out of it
+    with pytest.raises(StrategyError, match="does not occur"):
+        lower("y[i] = A[i, j] * x[j] + z[i]", A=csr(), x=dense(1), z=dense(1),
+              options={"schedule": Schedule().precompute("i", "w", expr="z[i] + x[j]")})
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.permutations(["b", "c", "d", "e"]), st.integers(2, 4), st.floats(0, 1), st.integers(0, 12))
+def test_any_order_of_a_sum_chain_regroups(order, size, density, n):
+    """Precompute any sub-multiset of a sum chain, written in any order: same values as the oracle."""
+    rng = np.random.default_rng(size * 97 + n)
+    vs = {t: Tensor.from_numpy(rand(n, density, rng), sparse_vector()) for t in "bcde"}
+    prog = "a[i] = f[i] * (b[i] + c[i] + d[i] + e[i])"
+    vs["f"] = Tensor.from_numpy(rand(n, 1.0, rng), dense(1))
+    expr = " + ".join(f"{t}[i]" for t in order[:size])
+    check(prog, Schedule().precompute("i", "w", expr=expr), **vs)

@@ -198,26 +198,6 @@ def test_spgemm_differential(shape, density, fa, fout, seed):
     np.testing.assert_allclose(C.to_numpy(), A @ B)
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 500), max_size=12, unique=True), max_size=12))
-def test_rank_sort_and_run_merge_ir(runs):
-    # a workspace list: ascending runs of distinct coordinates; both sorts give sorted order
-    from compiler.imperative import Buffer, Function, Scalar, interpret
-    from compiler.imperative.ir import Var
-    from compiler.lattice.lowering import merge_runs_ir, rank_sort_ir
-    seen, lst = set(), []
-    for run in runs:
-        fresh_run = sorted(c for c in run if c not in seen)
-        seen.update(fresh_run)
-        lst += fresh_run
-    a = np.array(lst + [0], dtype=np.int64)
-    params = (Buffer("a", "int64", "inout"), Buffer("t", "int64", "inout"), Scalar("n", "int64"))
-    for sort in (rank_sort_ir, merge_runs_ir):
-        f = Function("s", params, sort("a", "t", Var("n"), lambda base: Var(base)))
-        out = interpret(f, a=a.copy(), t=np.zeros(len(a), np.int64), n=len(lst))["a"]
-        assert out[:len(lst)].tolist() == sorted(lst)
-
-
 @pytest.mark.parametrize("row_len", [63, 64, 65, 66])
 def test_rank_sort_boundary(row_len):
     # B's rows hold 5 (or fewer) columns each, disjoint; a row of A picking r rows of B lists
