@@ -15,7 +15,8 @@ Output conventions a strategy can rely on:
   ``Lowered.initial == "output"``, for ``op=`` updates of an existing tensor; or
   uninitialized when ``Lowered.initial == "none"``, for kernels that write every element);
 - a fixed-size ``inout`` buffer ``C{k}_pos`` (a SparseList level under Dense levels
-  only) arrives zeroed, with one more element than its parent has positions;
+  only) arrives zeroed, with one more element than its parent has positions; so do a
+  SparseBand level's ``C{k}_ofs``, and its ``C{k}_idx`` (one band end per parent position);
 - the sizes ``C{m}_size`` of the output's storage modes are passed as scalars;
 - every other output array is a ``Growable``, named by :func:`compiler.binding.array_name`.
 """
@@ -223,15 +224,19 @@ class Kernel:
                     buf = np.full(math.prod(storage), low.fill, dtype=dtype)
             else:
                 count = binding.dense_parent_count(out_fmt, level, storage)
-                # pos: one more than the parent's positions; tbl (SparseByteMap): one flag per child
-                length = count + 1 if kind == "pos" else count * storage[level]
+                # pos (and a SparseBand's ofs): one more than the parent's positions; tbl
+                # (SparseByteMap): one flag per child; a SparseBand's idx: one band end per parent
+                length = {"pos": count + 1, "ofs": count + 1, "idx": count}.get(kind, count * storage[level])
                 buf = np.zeros(length, dtype=dtype)
             prefilled[pname] = args[pname] = buf
         call_args = {k: v for k, v in args.items() if k in plan.params}
         results = runner(**call_args)
         arrays = {**prefilled, **results}
-        # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs.
-        check = self.compiled.checked or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS"))
+        # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs, and
+        # so does every kernel whose output has a level holding at most one entry or run per fiber
+        # (SparsePoint, SparseInterval): a program can write more, and that must be an error.
+        check = (self.compiled.checked or plan.at_most_one
+                 or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS")))
         return plan.output.tensor(shape, arrays, check=check)
 
 
@@ -247,6 +252,7 @@ class _CallPlan:
         self.output_sizes = tuple(binding.array_name(out_name, m, "size")
                                   for m in range(low.output_format.ndim))
         self.params = frozenset(p.name for p in low.function.params if isinstance(p, (Scalar, Buffer)))
+        self.at_most_one = any(lvl.name in ("SparsePoint", "SparseInterval") for lvl in low.output_format.levels)
         self.inout = []
         for p in low.function.params:
             if not (isinstance(p, Buffer) and p.intent == "inout"):
@@ -295,8 +301,8 @@ def extent_value(entry, inputs: dict) -> int:
 
 
 def _level_array(tensor: str, pname: str) -> tuple[int | None, str | None]:
-    """``(level, kind)`` of an inout ``{tensor}{level}_pos`` or ``_tbl`` buffer, else ``(None, None)``."""
-    for kind in ("pos", "tbl"):
+    """``(level, kind)`` of an inout ``{tensor}{level}_pos``, ``_tbl``, ``_ofs`` or ``_idx`` buffer, else ``(None, None)``."""
+    for kind in ("pos", "tbl", "ofs", "idx"):
         suffix = "_" + kind
         if pname.startswith(tensor) and pname.endswith(suffix) and pname[len(tensor):-len(suffix)].isdigit():
             return int(pname[len(tensor):-len(suffix)]), kind

@@ -26,8 +26,12 @@ from ..binding import array_name, input_args, input_params, output_tensor
 from ..errors import ShapeError, StrategyError
 from ..format import Format, parse_format
 from ..imperative import ir
+from ..imperative.cleanup import cleanup
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, UnOp, Var
-from ..levels import Dense, Element, Pattern, RunList, SparseByteMap, SparseHash, SparseList, SparseRunList
+from ..imperative.sorting import bit_sort_words
+from ..imperative.vectorize import vectorize
+from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
+                      SparseHash, SparseList, SparsePoint, SparseRunList)
 from ..tensor import Tensor
 from ..trace import Artifact, Trace
 from .errors import ProgramError
@@ -35,7 +39,6 @@ from .language import LoopProgram, loop_program
 from .levels import Namer, SubFiber, TensorInfo, UnfurlContext
 from .lowerers import Lowerer
 from .promote import promote
-from ..imperative.vectorize import vectorize
 from .scalars import check_scalars
 from .passes import check_sparse_writes, concordize, dimensionalize, lifecycle, wrapperize
 from .program import (Access, Assign, Block, Call, Declare, Index, Literal, Loop, TensorRef, postmap,
@@ -160,10 +163,34 @@ def _output_params(info: TensorInfo) -> tuple:
         return tuple(params) + (Buffer(array_name(info.name, k, "pos"), idt, "inout"), OutScalar(nnz, "int64"),
                                 *(Growable(array_name(info.name, k, e), idt, nnz) for e in ends),
                                 Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
-    if not isinstance(lvl, SparseList) or k != len(levels) - 1:
+    if isinstance(lvl, SparseBlockList) and k == len(levels) - 1:
+        nnz, nblk, nofs = (array_name(info.name, k, x) for x in ("nnz", "nblk", "nofs"))
+        idt = lvl.index_dtype.name
+        params += [Buffer(array_name(info.name, k, "pos"), idt, "inout"),
+                   OutScalar(nnz, "int64"), OutScalar(nblk, "int64"), OutScalar(nofs, "int64"),
+                   Growable(array_name(info.name, k, "idx"), idt, nblk),
+                   Growable(array_name(info.name, k, "ofs"), idt, nofs)]
+        if isinstance(info.leaf, Element):
+            params.append(Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
+        return tuple(params)
+    if isinstance(lvl, SparseCOO) and k == len(levels) - 1:
+        nnz, idt = array_name(info.name, k, "nnz"), lvl.index_dtype.name
+        params += [Buffer(array_name(info.name, k, "pos"), idt, "inout"), OutScalar(nnz, "int64"),
+                   *(Growable(array_name(info.name, k, f"idx{d}"), idt, nnz) for d in range(lvl.ndim))]
+        if isinstance(info.leaf, Element):
+            params.append(Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
+        return tuple(params)
+    if isinstance(lvl, SparseBand) and k == len(levels) - 1 and isinstance(info.leaf, Element):
+        nnz, idt = array_name(info.name, k, "nnz"), lvl.index_dtype.name
+        return tuple(params) + (Buffer(array_name(info.name, k, "ofs"), idt, "inout"),
+                                Buffer(array_name(info.name, k, "idx"), idt, "inout"),
+                                OutScalar(nnz, "int64"),
+                                Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
+    if not isinstance(lvl, (SparseList, SparsePoint)) or k != len(levels) - 1:
         raise StrategyError(f"output {info.name}: the looplet strategy writes Dense levels over at most one "
-                            f"innermost SparseList, RunList or SparseRunList level, or Dense levels around one "
-                            f"SparseByteMap level (with an Element leaf), not {info.format}")
+                            f"innermost SparseList, SparsePoint, SparseBlockList, SparseBand, SparseCOO, "
+                            f"RunList, SparseRunList or SparseInterval level, or Dense levels around one SparseByteMap "
+                            f"level (with an Element leaf), not {info.format}")
     nnz = array_name(info.name, k, "nnz")
     params += [Buffer(array_name(info.name, k, "pos"), lvl.index_dtype.name, "inout"),
                OutScalar(nnz, "int64"),
@@ -292,18 +319,16 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None):
             raise ProgramError(f"temporary tensor {t} is not supported yet by the looplet strategy")
     promotable = {p.name: p.dtype for p in params if isinstance(p, Buffer) and p.intent == "inout"
                   and p.name.endswith("_val")}
-    promoted = promote(stmts, promotable, ctx.fresh)
-    if promoted != stmts:
-        trace.record("promote", before="\n".join(str(s) for s in stmts),
-                     after="\n".join(str(s) for s in promoted),
-                     note="loop-invariant output slots kept in locals")
-    stmts = promoted
-    vectorized = vectorize(stmts)
-    if vectorized != stmts:
-        trace.record("vectorize", before="\n".join(str(s) for s in stmts),
-                     after="\n".join(str(s) for s in vectorized),
-                     note="contiguous sum loops may keep one partial sum per SIMD lane")
-    stmts = vectorized
+    # the imperative passes, each a step in the trace when it changed something
+    for stage, run, note in (
+            ("cleanup", cleanup, "tests of flags known where they are made dropped; stores overwritten at once dropped"),
+            ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
+            ("vectorize", vectorize, "contiguous sum loops may keep one partial sum per SIMD lane")):
+        after = run(stmts)
+        if after != stmts:
+            trace.record(stage, before="\n".join(str(s) for s in stmts), after="\n".join(str(s) for s in after),
+                         note=note)
+        stmts = after
     stmts = _allocate_temporaries(stmts, infos, temp_sizes, ctx.fresh)
     fn = ir.Function(name or _cname(prog.name), tuple(params), ir.Block(tuple(stmts)),
                      tuple(low.helpers.values()))
@@ -341,7 +366,8 @@ def _allocate_temporaries(stmts, infos, temp_sizes, fresh) -> list:
 
     A temporary is Dense levels (values only), or one SparseByteMap level (a workspace
     vector: ``tbl`` flags, ``srt`` the coordinates written since its declaration, in
-    write order until it is frozen, ``pos`` and the local count ``nnz``).
+    write order until it is frozen, ``tmp``, ``bits`` and ``sum`` scratch for sorting
+    them, ``pos`` and the local count ``nnz``).
     """
     decls = []
     for t, sizes in temp_sizes.items():
@@ -362,9 +388,14 @@ def _allocate_temporaries(stmts, infos, temp_sizes, fresh) -> list:
         body = list(stmts)
         if levels and isinstance(levels[0], SparseByteMap):
             decls.append(ir.Declare(Var(array_name(t, 0, "nnz")), "int64", Const(0, "int64")))
-            body = [ir.Allocate(array_name(t, 0, "tbl"), "bool", n, Const(False, "bool"), [
-                ir.Allocate(array_name(t, 0, "srt"), levels[0].index_dtype.name, n, None, [
-                    ir.Allocate(array_name(t, 0, "pos"), levels[0].index_dtype.name, 2, Const(0, "int64"), body)])])]
+            idt = levels[0].index_dtype.name
+            nwords, nsummary = bit_sort_words(n)
+            body = [ir.Allocate(array_name(t, 0, "pos"), idt, 2, Const(0, "int64"), body)]
+            body = [ir.Allocate(array_name(t, 0, "sum"), "int64", nsummary, Const(0, "int64"), body)]
+            body = [ir.Allocate(array_name(t, 0, "bits"), "int64", nwords, Const(0, "int64"), body)]
+            body = [ir.Allocate(array_name(t, 0, "tmp"), idt, n, None, body)]
+            body = [ir.Allocate(array_name(t, 0, "srt"), idt, n, None, body)]
+            body = [ir.Allocate(array_name(t, 0, "tbl"), "bool", n, Const(False, "bool"), body)]
         stmts = [ir.Allocate(array_name(t, None, "vals"), info.dtype, n, Const(info.fill, info.dtype), body)]
     return decls + list(stmts)
 
@@ -382,9 +413,10 @@ def _reserved(infos) -> set:
         out.update(array_name(t, m, "size") for m in range(info.ndim))
         out.add(array_name(t, None, "vals"))
         for k, lvl in enumerate(info.levels):
-            for kind in ("pos", "idx", "nnz", "ofs", "tbl", "srt", "lo", "hi", "right", "left", "ptr", "start",
-                         "key", "cap"):
+            for kind in ("pos", "idx", "nnz", "nblk", "nofs", "ofs", "tbl", "srt", "tmp", "bits", "sum", "lo", "hi",
+                         "right", "left", "ptr", "start", "key", "cap"):
                 out.add(array_name(t, k, kind))
+            out.update(array_name(t, k, kind) for kind in lvl.array_dtypes())   # SparseCOO's idx0, idx1, ...
     return out
 
 

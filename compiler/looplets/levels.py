@@ -389,7 +389,7 @@ def unfurl_sparse_list_update(f: SubFiber, ctx, mode="update"):
         pre += assemble_stmts(child, ctx)
         epi = [If(dirty, [ir.Store(idx_b, nnz, i), CompoundAssign("+", nnz, Const(1, "int64"))]
                   + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
-        return Thunk(tuple(pre), child, tuple(epi))
+        return Thunk(tuple(pre), child, tuple(epi), info)
     # the fiber's end: pos[p + 1] = nnz (the positions before are filled as fibers end)
     return Thunk((), Lookup(body, f"i -> append {info.name}.lvl{k + 1}", info),
                  (ir.Store(pos_b, X.add(f.pos, 1), nnz),), info)
@@ -407,11 +407,85 @@ def assemble_stmts(f: SubFiber, ctx) -> list:
     raise StrategyError(f"output {f.tensor.name}: cannot assemble a {lvl.name} level under a SparseList output")
 
 
+def _under_dense(f: SubFiber, element_leaf: bool = False):
+    info, k = f.tensor, f.level
+    lvl = info.levels[k]
+    if any(not isinstance(l, Dense) for l in info.levels[:k]) or \
+            (element_leaf and (k != len(info.levels) - 1 or not isinstance(info.leaf, Element))):
+        below = " and an Element leaf below it" if element_leaf else ""
+        raise StrategyError(f"output {info.name}: a {lvl.name} output level needs Dense levels above it{below}, "
+                            f"not {info.format}")
+    return info, k
+
+
+def unfurl_sparse_block_list_update(f: SubFiber, ctx, mode="update"):
+    """SparseBlockList update (append in index order): an index written right after the last
+    block's end extends that block; any other index starts a new block.
+
+    ``nblk`` counts the blocks (``idx[b]`` is block ``b``'s end, ``ofs[b]`` its first
+    value) and ``nnz`` the values; ``ofs[nblk]`` is kept at ``nnz``; the fiber's
+    ``pos`` entry is set when it ends."""
+    info, k = _under_dense(f)
+    pos_b, idx_b, ofs_b = info.array(k, "pos"), info.array(k, "idx"), info.array(k, "ofs")
+    nnz, nblk = Var(info.array(k, "nnz")), Var(info.array(k, "nblk"))
+    t = _tag(info)
+    b0 = Var(ctx.fresh(f"b{t}_start"))
+    one = Const(1, "int64")
+
+    def body(i):
+        dirty = Var(ctx.fresh(f"dirty{t}"))
+        child = _child(f, nnz, dirty)
+        pre = [Declare(dirty, "bool", Const(False, "bool"))] + assemble_stmts(child, ctx)
+        extends = ir.and_(BinOp(">", nblk, b0), BinOp("==", Load(idx_b, X.sub(nblk, 1)), i))
+        new_block = [ir.Grow(idx_b, X.add(nblk, 1)), ir.Grow(ofs_b, X.add(nblk, 2)),
+                     ir.Store(idx_b, nblk, X.add(i, 1)), CompoundAssign("+", nblk, one)]
+        epi = [If(dirty, [If(extends, [ir.Store(idx_b, X.sub(nblk, 1), X.add(i, 1))], new_block),
+                          CompoundAssign("+", nnz, one), ir.Store(ofs_b, nblk, nnz)]
+                  + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
+        return Thunk(tuple(pre), child, tuple(epi), info)
+    return Thunk((Declare(b0, "int64", nblk),), Lookup(body, f"i -> append {info.name}.lvl{k + 1}", info),
+                 (ir.Store(pos_b, X.add(f.pos, 1), nblk),), info)
+
+
+def unfurl_sparse_band_update(f: SubFiber, ctx, mode="update"):
+    """SparseBand update (append in index order): the band runs from the first index written
+    to the last; the indices between that were not written are stored as the fill.
+
+    A written value lands in the next slot; when the index leaves a gap after the band's
+    end (``idx`` of the fiber; 0 while the band is empty, as a band never ends at 0), the
+    value moves up past the gap and the gap's slots get the fill. The band's end and
+    ``ofs`` are kept in memory, so a second loop over the fiber goes on where the first
+    stopped (concatenation)."""
+    info, k = _under_dense(f, element_leaf=True)
+    ofs_b, idx_b, vals = info.array(k, "ofs"), info.array(k, "idx"), info.array(None, "vals")
+    nnz = Var(info.array(k, "nnz"))
+    t = _tag(info)
+    one, zero, fill = Const(1, "int64"), Const(0, "int64"), Const(info.fill, info.dtype)
+
+    def body(i):
+        dirty, hi, gap, v, g = (Var(ctx.fresh(n)) for n in (f"dirty{t}", f"hi{t}", f"gap{t}", f"v{t}", f"g{t}"))
+        child = _child(f, nnz, dirty)
+        pre = [Declare(dirty, "bool", Const(False, "bool"))] + assemble_stmts(child, ctx)
+        move = [Declare(v, info.dtype, Load(vals, nnz)), ir.Grow(vals, X.add(X.add(nnz, gap), 1)),
+                ir.For(g, 0, gap, [ir.Store(vals, X.add(nnz, g), fill)]),
+                ir.Store(vals, X.add(nnz, gap), v), CompoundAssign("+", nnz, gap)]
+        epi = [If(dirty, [Declare(hi, "int64", Load(idx_b, f.pos)),
+                          Declare(gap, "int64", Select(BinOp(">", hi, zero), X.sub(i, hi), zero)),
+                          If(BinOp(">", gap, zero), move),
+                          CompoundAssign("+", nnz, one),
+                          ir.Store(idx_b, f.pos, X.add(i, 1)), ir.Store(ofs_b, X.add(f.pos, 1), nnz)]
+                  + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
+        return Thunk(tuple(pre), child, tuple(epi), info)
+    return Lookup(body, f"i -> extend the band of {info.name}.lvl{k + 1}", info)
+
+
 # --------------------------------------------------------------------------- SparseBand
 
 
 def unfurl_sparse_band(f: SubFiber, ctx, mode):
     """SparseBand: fill, then the block by random access, then fill (the band is located)."""
+    if mode != "read":
+        return unfurl_sparse_band_update(f, ctx)
     info, k = f.tensor, f.level
     ofs_b, idx_b = info.array(k, "ofs"), info.array(k, "idx")
     t = _tag(info)
@@ -429,6 +503,8 @@ def unfurl_sparse_band(f: SubFiber, ctx, mode):
 
 def unfurl_sparse_block_list(f: SubFiber, ctx, mode):
     """SparseBlockList: a Stepper over blocks, each fill then a located block, then fill."""
+    if mode != "read":
+        return unfurl_sparse_block_list_update(f, ctx)
     info, k = f.tensor, f.level
     pos_b, idx_b, ofs_b = info.array(k, "pos"), info.array(k, "idx"), info.array(k, "ofs")
     t = _tag(info)
@@ -570,7 +646,12 @@ def unfurl_sparse_run_list(f: SubFiber, ctx, mode):
 
 
 def unfurl_sparse_interval(f: SubFiber, ctx, mode):
-    """SparseInterval: fill, the interval as one Run of its child, fill (no stepping)."""
+    """SparseInterval: fill, the interval as one Run of its child, fill (no stepping).
+
+    Written like a SparseRunList (same arrays); a fiber given two runs fails the
+    output's validation, which the runtime runs for this level."""
+    if mode != "read":
+        return unfurl_sparse_run_list_update(f, ctx)
     info, k = f.tensor, f.level
     pos_b, left_b, right_b = (info.array(k, n) for n in ("pos", "left", "right"))
     t = _tag(info)
@@ -587,7 +668,12 @@ def unfurl_sparse_interval(f: SubFiber, ctx, mode):
 
 
 def unfurl_sparse_point(f: SubFiber, ctx, mode):
-    """SparsePoint: fill, the one stored coordinate (a phase of length one), fill."""
+    """SparsePoint: fill, the one stored coordinate (a phase of length one), fill.
+
+    Written like a SparseList (same arrays); a fiber written twice fails the output's
+    validation, which the runtime runs for this level."""
+    if mode != "read":
+        return unfurl_sparse_list_update(f, ctx)
     info, k = f.tensor, f.level
     pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
     t = _tag(info)
@@ -653,6 +739,8 @@ def unfurl_sparse_coo(f: SubFiber, ctx, mode):
     """SparseCOO, one mode at a time: a Stepper over the distinct coordinates of this mode
     among the tuples ``[lo, hi)`` that share the modes before it (sorted lexicographically),
     each a Spike whose tail is the next mode's segment (or the child, after the last mode)."""
+    if mode != "read":
+        return unfurl_sparse_coo_update(f, ctx)
     info, k = f.tensor, f.level
     lvl = f.lvl
     m = 0 if f.seg is None else f.seg[0]
@@ -678,6 +766,39 @@ def unfurl_sparse_coo(f: SubFiber, ctx, mode):
         seek=lambda start: tuple(search_stmts(q, idx_b, q_stop, start, ctx.fresh)),
         stop=X.add(j, 1), chunk=Spike(Fill(fill_value(info)), tail), next=advance, preamble=step_pre)
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
+
+
+def unfurl_sparse_coo_update(f: SubFiber, ctx, mode="update"):
+    """SparseCOO update (append tuples in lexicographic order), one mode at a time: each mode
+    but the last is random access that remembers its coordinate (in ``seg``); the last
+    appends the tuple like a SparseList appends an index. The fiber's ``pos`` entry is set
+    when the outermost mode's loop ends."""
+    info, k = _under_dense(f)
+    lvl = f.lvl
+    m, coords = (0, ()) if f.seg is None else f.seg
+    pos_b, nnz = info.array(k, "pos"), Var(info.array(k, "nnz"))
+    t = _tag(info)
+    if m + 1 < lvl.ndim:
+        look = Lookup(lambda i: SubFiber(info, k, f.pos, f.mode, f.dirty, (m + 1, coords + (i,))),
+                      f"i -> {info.name}.lvl{k + 1} mode {m + 1}", info)
+        if m > 0:
+            return look
+        return Thunk((), look, (ir.Store(pos_b, X.add(f.pos, 1), nnz),), info)
+
+    def body(i):
+        dirty = Var(ctx.fresh(f"dirty{t}"))
+        child = _child(f, nnz, dirty)
+        pre = [Declare(dirty, "bool", Const(False, "bool"))]
+        pre += [ir.Grow(info.array(k, f"idx{d}"), X.add(nnz, 1)) for d in range(lvl.ndim)]
+        pre += assemble_stmts(child, ctx)
+        epi = [If(dirty, [ir.Store(info.array(k, f"idx{d}"), nnz, c) for d, c in enumerate((*coords, i))]
+                  + [CompoundAssign("+", nnz, Const(1, "int64"))]
+                  + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
+        return Thunk(tuple(pre), child, tuple(epi), info)
+    look = Lookup(body, f"i -> append {info.name}.lvl{k + 1} tuples", info)
+    if m > 0:
+        return look
+    return Thunk((), look, (ir.Store(pos_b, X.add(f.pos, 1), nnz),), info)
 
 
 # --------------------------------------------------------------------------- SparseHash
@@ -864,7 +985,8 @@ def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = Non
 
 
 #: level classes that support update mode
-UPDATABLE = {Dense, SparseList, SparseByteMap, SparseHash, RunList, SparseRunList}
+UPDATABLE = {Dense, SparseList, SparseByteMap, SparseHash, RunList, SparseRunList, SparsePoint, SparseInterval,
+             SparseBlockList, SparseBand, SparseCOO}
 
 
 def register_unfurl(cls, fn, updatable=False):

@@ -38,11 +38,13 @@ from dataclasses import replace
 from ..algebra import Operator, lookup
 from ..errors import ShapeError, StrategyError
 from ..imperative import ir
+from ..imperative.sorting import sort_coordinates_ir
 from ..imperative.ir import (Assign as IAssign, BinOp, CompoundAssign, Const, Declare, If, Load, Select,
                              Store, UnOp, Var, While)
 from ..trace import Artifact
 from . import extents as X
 from .errors import ProgramError
+from ..levels import Pattern
 from .levels import SubFiber, leaf_value, unfurl
 from .looplets import (AcceptRun, Case, Fill, Jumper, Looplet, Lookup, PRIORITY, Run, Sequence, Shift,
                        Spike, Stepper, Switch, Thunk, nest_dot, nest_text, resolve, truncate, unshift)
@@ -190,6 +192,8 @@ class Lowerer:
             return []
         val, vdt = self.expr(rhs, s.line)
         info = tns.tensor
+        if isinstance(tns.lvl, Pattern):
+            return self._write_pattern(s, tns, val)
         dt = info.dtype
         out = []
         local = self.scalar_locals.get(info.name) if not info.levels else None
@@ -212,6 +216,20 @@ class Lowerer:
         if local is not None:
             out += self.scalars.after_write(info)
         return out
+
+    def _write_pattern(self, s: Assign, tns, val) -> list:
+        """A Pattern leaf stores no values: writing ``true`` keeps the position (sets the dirty
+        flag its level's append tests), writing ``false`` (the fill) keeps nothing."""
+        if s.op is not None and s.op.name not in ("or", "overwrite"):
+            raise ProgramError(f"{s.lhs} is a Pattern (true where stored): it can be assigned or or-ed into, "
+                               f"not reduced with {s.op.name}", s.line)
+        if tns.dirty is None:
+            raise ProgramError(f"{s.lhs} is a Pattern leaf under a level that cannot drop a position; "
+                               f"store it under SparseList or SparseBlockList", s.line)
+        mark = [IAssign(tns.dirty, Const(True, "bool"))]
+        if isinstance(val, Const):
+            return mark if val.value else []
+        return [If(val, mark)]
 
     def lower_declare(self, s: PDeclare) -> list:
         out = self._lower_declare(s)
@@ -256,6 +274,10 @@ class Lowerer:
                     ir.Grow(info.array(k, "tbl"), cap),
                     ir.For(s_, 0, cap, [Store(info.array(k, "tbl"), s_, Const(0, "int64"))])]
         nnz = Var(info.array(k, "nnz"))
+        if info.levels[k].name == "SparseBlockList":   # no blocks yet; ofs[0] = 0 starts the first
+            ofs = info.array(k, "ofs")
+            return [IAssign(nnz, Const(0, "int64")), IAssign(Var(info.array(k, "nblk")), Const(0, "int64")),
+                    ir.Grow(ofs, Const(1, "int64")), Store(ofs, Const(0, "int64"), Const(0, "int64"))]
         return [IAssign(nnz, Const(0, "int64"))]
 
     def _lower_freeze(self, s: Freeze) -> list:
@@ -272,14 +294,17 @@ class Lowerer:
             return self._freeze_byte_map(info, k)
         if info.levels[k].name == "SparseHash":
             return self._freeze_hash(info, k)
-        # fibers never visited kept pos 0: carry the running count forward
+        # fibers never visited kept pos 0: carry the running count forward (a SparseBand's
+        # running count is its ofs; an unvisited fiber keeps band end 0, an empty band)
         n = _product([info.size(m) for m in range(info.storage_mode(k))])
         p = Var(self.fresh("p"))
-        pos = info.array(k, "pos")
+        pos = info.array(k, "ofs" if info.levels[k].name == "SparseBand" else "pos")
         carry = [ir.For(p, 0, n, [If(BinOp("<", Load(pos, X.add(p, 1)), Load(pos, p)),
                                      [Store(pos, X.add(p, 1), Load(pos, p))])])]
         if info.levels[k].name == "RunList":
             return carry + self._freeze_run_list(info, k, n)
+        if info.levels[k].name == "SparseBlockList":   # ofs holds one more entry than there are blocks
+            return carry + [IAssign(Var(info.array(k, "nofs")), X.add(Var(info.array(k, "nblk")), 1))]
         return carry
 
     def _freeze_run_list(self, info, k, n) -> list:
@@ -323,19 +348,13 @@ class Lowerer:
                 IAssign(nnz, Const(0, "int64"))]
 
     def _freeze_workspace(self, info) -> list:
-        """Sort the workspace's written coordinates: insertion sort when few, else a scan of ``tbl``."""
+        """Sort the workspace's written coordinates (as the lattice strategy's workspaces do:
+        :func:`~compiler.imperative.sorting.sort_coordinates_ir`), then set ``pos``."""
         nnz, n = Var(info.array(0, "nnz")), info.size(0)
-        srt, tbl, pos = info.array(0, "srt"), info.array(0, "tbl"), info.array(0, "pos")
-        a, b, v, j, c = (Var(self.fresh(x)) for x in ("a", "b", "v", "j", "c"))
-        insertion = [ir.For(a, 1, nnz, [
-            Declare(v, "int64", Load(srt, a)), Declare(b, "int64", X.sub(a, 1)),
-            While(ir.and_(BinOp(">=", b, Const(0, "int64")), BinOp(">", Load(srt, b), v)),
-                  [Store(srt, X.add(b, 1), Load(srt, b)), CompoundAssign("-", b, Const(1, "int64"))]),
-            Store(srt, X.add(b, 1), v)])]
-        scan = [Declare(c, "int64", Const(0, "int64")),
-                ir.For(j, 0, n, [If(Load(tbl, j), [Store(srt, c, j), CompoundAssign("+", c, Const(1, "int64"))])])]
-        return [If(BinOp("<", BinOp("*", nnz, Const(16, "int64")), n), insertion, scan),
-                Store(pos, Const(0, "int64"), Const(0, "int64")), Store(pos, Const(1, "int64"), nnz)]
+        srt, tbl, pos, tmp, bits, summary = (info.array(0, x) for x in ("srt", "tbl", "pos", "tmp", "bits", "sum"))
+        fresh = lambda base: Var(self.fresh(base))  # noqa: E731
+        return sort_coordinates_ir(srt, tmp, nnz, n, tbl, fresh, "j", bits, summary) + [
+            Store(pos, Const(0, "int64"), Const(0, "int64")), Store(pos, Const(1, "int64"), nnz)]
 
     def _freeze_hash(self, info, k) -> list:
         """Sort the inserted keys into ``pos``/``idx``/``ptr`` in linear time: a counting sort
@@ -672,7 +691,7 @@ class Lowerer:
             return None
         gap = _replace_looplets(body, i, lambda l: unshift(chunk.body).value if l is s else l, only=(Stepper,))
         gap = _replace_looplets(gap, i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
-        if not is_pass(simplify(gap)):
+        if not is_pass(simplify(gap, None, (FILL_WRITE,))):   # fill into a sparse output: a no-op there too
             return None
         out = []
         if not X.prove_le(ext.start, P.first):

@@ -26,7 +26,8 @@ operands of a loop *together*, one rule per looplet kind, simplifying the code a
 from IPython.display import HTML, display
 
 import compiler as ss
-from compiler.levels import Dense, Element, RunList, SparseBand, SparseList, SparseRunList
+from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseList, SparsePoint,
+                             SparseRunList)
 from compiler.looplets import compile_program, loop_program
 from explorer import render_artifact
 from widgets import Explorer"""),
@@ -112,6 +113,32 @@ assert np.allclose(img_c.to_numpy(), 0.5 * a + 0.5 * b)
 assert "for (int64_t j" not in k_blend.c_source
 print("pixels:", a.size, " runs in A, B, C:", len(img_a.vals), len(img_b.vals), len(img_c.vals))
 print([s.note for s in k_blend.trace.find("lower:AcceptRun")][:2])"""),
+    ("md", """## Writing structure: blocks, bands, points and coordinate lists
+
+Every level a loop can read it can also write, in index order. A `SparseBlockList` row starts a new
+block at an index that does not follow the last one written; a `SparseBand` row runs from its first
+written index to its last, and the indices between that were not written are stored as the fill; a
+`SparseCOO` level appends whole coordinate tuples. `SparsePoint` and `SparseInterval` hold at most
+one entry (or run) per row: a program that writes more gets an error, not a wrong tensor."""),
+    ("code", """grid = np.zeros((3, 12))
+grid[0, 2:5] = [1.0, 2.0, 3.0]; grid[0, 8] = 4.0; grid[1, 6] = 5.0
+G = ss.Tensor.from_numpy(grid, "csr")   # not A: the exercises below use A, B and k
+
+@loop_program
+def copy(C, G):
+    C[...] = 0.0
+    for i in _:
+        for j in _:
+            C[i, j] = G[i, j]
+
+for level in (SparseBlockList, SparseBand):
+    out = compile_program(copy, C=Dense(level(Element(0.0))), G=G)(G=G)
+    assert np.array_equal(out.to_numpy(), grid)
+    print(level.__name__, {k: v.tolist() for k, v in out.levels[1].arrays().items()}, "values:", out.vals.tolist())
+try:
+    compile_program(copy, C=Dense(SparsePoint(Element(0.0))), G=G)(G=G)
+except ss.FormatError as e:
+    print("SparsePoint:", e)"""),
     ("md", """## Galloping: a Jumper leads
 
 `A[gallop(i)]` unfurls a sorted level to a **Jumper**: coiterated with others, the operand with

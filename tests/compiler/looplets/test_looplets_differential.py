@@ -70,8 +70,14 @@ def test_sum(M, level):
     assert k(A=A) == pytest.approx(M.sum())
 
 
+#: every output format the looplet strategy writes a matrix into (values compared; SparsePoint and
+#: SparseInterval hold at most one entry or run per row, see test_looplets_structured_outputs)
+OUTPUTS = ["dense", "csr", Dense(SparseBlockList(Element(0.0))), Dense(SparseBand(Element(0.0))),
+           SparseCOO(2, Element(0.0)), Dense(SparseRunList(Element(0.0))), Dense(RunList(Element(0.0)))]
+
+
 @SETTINGS
-@given(matrices(), st.sampled_from(LEVELS), st.sampled_from(LEVELS), st.sampled_from(["dense", "csr"]))
+@given(matrices(), st.sampled_from(LEVELS), st.sampled_from(LEVELS), st.sampled_from(OUTPUTS))
 def test_elementwise(M, la, lb, out):
     A = Tensor.from_numpy(M, Dense(la(Element(0.0))))
     B = Tensor.from_numpy(M[::-1].copy(), Dense(lb(Element(0.0))))

@@ -15,6 +15,7 @@ from compiler.errors import StrategyError
 from compiler.levels import Dense, Element, RunList, SparseList, SparseRunList
 from compiler.looplets import ProgramError, compile_program, loop_program
 from compiler.looplets.gallery import concat
+from compiler.testing import assert_canonical
 
 
 def rle_image(rng, h, w, max_run=5, values=4):
@@ -26,16 +27,6 @@ def rle_image(rng, h, w, max_run=5, values=4):
             img[r, c:c + run] = rng.integers(0, values)
             c += run
     return img
-
-
-def assert_canonical(out: Tensor, expected: np.ndarray):
-    """``out`` holds ``expected`` in exactly the storage ``from_numpy`` gives its format."""
-    np.testing.assert_array_equal(out.to_numpy(), expected)
-    ref = Tensor.from_numpy(expected, out.format)
-    for got, want in zip(out.levels, ref.levels):
-        for kind, arr in want.arrays().items():
-            np.testing.assert_array_equal(got.arrays()[kind], arr, err_msg=f"{want.name}.{kind}")
-    np.testing.assert_array_equal(out.vals, ref.vals)
 
 
 @loop_program
