@@ -13,12 +13,14 @@ the line shows the median per-call time over the rounds of:
 
 and the ratios ``kernel / scipy`` and ``call / scipy`` (<= 1.0: as fast as scipy or faster;
 the median of the per-round ratios) and ``pydata / call`` (speed-up over pydata).
-scipy's SpGEMM leaves its column indices unsorted; ours are sorted (the format requires it):
-a row's workspace coordinate list of up to 64 entries is rank-sorted (branch-free counts,
-vectorized), a longer one has its ascending runs (one per row of B) merged (heapsort past
-32 runs), and one holding 1/16 of the columns or more is rebuilt in order by scanning the
-bitmap. The sorting is about 40% of our SpGEMM's time, so SpGEMM is also timed against
-scipy followed by ``sort_indices()`` (the same canonical result; line "scipy sorted").
+scipy's SpGEMM leaves its column indices unsorted; ours are sorted (the format requires it),
+by :func:`compiler.imperative.sorting.sort_coordinates_ir`: a row's workspace coordinate
+list of more than 16 entries is bit-sorted (marked in a bitmap of 64-bit words, read back
+in order) when the columns are at most 4096 per entry, a shorter one is rank-sorted
+(branch-free counts), a long one in a wide extent has its ascending runs merged, and one
+holding 1/16 of the columns or more is rebuilt by scanning the bitmap. Sorting is a large
+part of our SpGEMM's time, so SpGEMM is also timed against scipy followed by
+``sort_indices()`` (the same canonical result; line "scipy sorted").
 The output's room is reserved once, from a count of the products made before the rows
 (:mod:`compiler.lattice.reserve`), instead of doubling as rows are appended. SpGEMM is
 also timed with two-phase assembly (``options={"assembly": "two-phase"}``: the loops run

@@ -7,10 +7,10 @@ ordered consumer (a sorted output level, a merge) needs it sorted.
 
 * the list holds at least 1/:data:`SCAN_RATIO` of the extent: rebuild it in order by
   scanning the bitmap (branch-free);
+* more than :data:`BIT_SORT_MIN` entries, with the extent at most
+  :data:`BIT_SORT_SPAN` columns per entry: mark them in a bitmap of words and read the
+  words back in order (:func:`bit_sort_ir`: linear in the entries);
 * at most :data:`RANK_SORT_MAX` entries: rank sort (:func:`rank_sort_ir`);
-* longer, with the extent at most :data:`BIT_SORT_SPAN` columns per entry: mark them
-  in a bitmap of words and read the words back in order (:func:`bit_sort_ir`: linear
-  in the entries);
 * else merge its ascending runs (:func:`merge_runs_ir`), or heapsort past
   :data:`MERGE_MAX_RUNS` runs (:func:`heapsort_ir`).
 
@@ -29,25 +29,28 @@ RANK_SORT_MAX = 64
 SCAN_RATIO = 16
 #: past this many runs, a long list is heapsorted instead of merged
 MERGE_MAX_RUNS = 32
+#: lists longer than this are bit-sorted when the extent allows (:func:`bit_sort_ir`)
+BIT_SORT_MIN = 16
 #: bit sort when the extent is at most this many columns per listed coordinate (its
-#: cost has a term per 1024 columns: the summary words it reads)
+#: cost has a term per 4096 columns: the summary words it reads)
 BIT_SORT_SPAN = 4096
 
 
 def bit_sort_words(extent):
     """The sizes of :func:`bit_sort_ir`'s two scratch arrays (zeroed, and left zeroed): words, summary words."""
-    return (BinOp("+", BinOp(">>", extent, 5), 1), BinOp("+", BinOp(">>", extent, 10), 1))
+    return (BinOp("+", BinOp(">>", extent, 6), 1), BinOp("+", BinOp(">>", extent, 12), 1))
 
 
 def bit_sort_ir(buf: str, n, extent, words: str, summary: str, fresh) -> list:
     """IR sorting ``buf[0:n]`` (distinct coordinates in ``[0, extent)``) through a bitmap of words.
 
-    Each coordinate ``j`` sets bit ``j % 32`` of ``words[j / 32]`` and, for that word,
-    bit ``(j / 32) % 32`` of ``summary[j / 1024]``. Reading the summary words in order,
+    Each coordinate ``j`` sets bit ``j % 64`` of ``words[j / 64]`` and, for that word,
+    bit ``(j / 64) % 64`` of ``summary[j / 4096]``. Reading the summary words in order,
     then the words they mark, then the bits of each word (``lowest_bit``, then clear
     it), gives the coordinates in order and leaves both arrays zero again. It costs a
-    few steps per coordinate plus one per summary word (``extent / 1024``), with no
-    comparisons between coordinates.
+    few steps per coordinate plus one per summary word (``extent / 4096``), with no
+    comparisons between coordinates. Bit 63 is the sign bit of the ``int64`` words: the
+    C is built with ``-fwrapv``, and GCC and Clang define ``1 << 63`` there.
 
     >>> import numpy as np
     >>> from compiler.imperative import Buffer, Function, Scalar, interpret
@@ -57,30 +60,30 @@ def bit_sort_ir(buf: str, n, extent, words: str, summary: str, fresh) -> list:
     >>> f = Function("b", (Buffer("a", "int64", "inout"), Buffer("w", "int64", "inout"), Buffer("s", "int64", "inout"),
     ...                    Scalar("n", "int64"), Scalar("m", "int64")),
     ...              bit_sort_ir("a", Var("n"), Var("m"), "w", "s", fresh))
-    >>> out = interpret(f, a=np.array([4000, 31, 32, 0, 1023, 1024]), w=np.zeros(126, np.int64),
-    ...                 s=np.zeros(5, np.int64), n=6, m=4001)
+    >>> out = interpret(f, a=np.array([4100, 63, 64, 0, 4095, 4096]), w=np.zeros(65, np.int64),
+    ...                 s=np.zeros(2, np.int64), n=6, m=4101)
     >>> out["a"].tolist(), int(out["w"].any()), int(out["s"].any())
-    ([0, 31, 32, 1023, 1024, 4000], 0, 0)
+    ([0, 63, 64, 4095, 4096, 4100], 0, 0)
     """
     one = Const(1, "int64")
     q, j, o, g, m, w, b = (fresh(x) for x in ("b_q", "b_j", "b_out", "b_group", "b_marked", "b_word", "b_bits"))
     low = lambda x: BinOp("&", x, BinOp("-", x, one))  # noqa: E731  (x without its lowest set bit)
-    bit = Cast("int64", one)  # a 64-bit 1: C's plain 1 is an int, and 1 << 31 would be negative
+    bit = Cast("int64", one)  # a 64-bit 1: C's plain 1 is an int, 32 bits wide
     mark = [For(q, 0, n, [
         Declare(j, "int64", Load(buf, q)),
-        Store(words, BinOp(">>", j, 5), BinOp("<<", bit, BinOp("&", j, 31)), "|"),
-        Store(summary, BinOp(">>", j, 10), BinOp("<<", bit, BinOp("&", BinOp(">>", j, 5), 31)), "|")])]
+        Store(words, BinOp(">>", j, 6), BinOp("<<", bit, BinOp("&", j, 63)), "|"),
+        Store(summary, BinOp(">>", j, 12), BinOp("<<", bit, BinOp("&", BinOp(">>", j, 6), 63)), "|")])]
     read = [Declare(o, "int64", Const(0, "int64")),
-            For(g, 0, BinOp("+", BinOp(">>", extent, 10), 1), [
+            For(g, 0, BinOp("+", BinOp(">>", extent, 12), 1), [
                 Declare(m, "int64", Load(summary, g)),
                 Store(summary, g, Const(0, "int64")),
                 While(BinOp("!=", m, Const(0, "int64")), [
-                    Declare(w, "int64", BinOp("+", BinOp("*", g, 32), Call("lowest_bit", (m,)))),
+                    Declare(w, "int64", BinOp("+", BinOp("*", g, 64), Call("lowest_bit", (m,)))),
                     Assign(m, low(m)),
                     Declare(b, "int64", Load(words, w)),
                     Store(words, w, Const(0, "int64")),
                     While(BinOp("!=", b, Const(0, "int64")), [
-                        Store(buf, o, BinOp("+", BinOp("*", w, 32), Call("lowest_bit", (b,)))),
+                        Store(buf, o, BinOp("+", BinOp("*", w, 64), Call("lowest_bit", (b,)))),
                         CompoundAssign("+", o, one),
                         Assign(b, low(b))])])])]
     return mark + read
@@ -116,12 +119,13 @@ def sort_coordinates_ir(buf: str, tmp: str, n, extent, bitmap: str, fresh, index
                      f"smaller ones says)")] + rank_sort_ir(buf, tmp, n, fresh)
     runs = [Comment(f"long: merge the ascending runs of {buf}[0:{n}] (heapsort past "
                     f"{MERGE_MAX_RUNS} runs)")] + merge_runs_ir(buf, tmp, n, fresh)
+    by_size = [If(BinOp("<=", n, RANK_SORT_MAX), short, runs)]
     if words is not None:
-        bits = [Comment(f"long, in a short enough extent: mark {buf}[0:{n}] in a bitmap of words, "
+        bits = [Comment(f"not short, in a short enough extent: mark {buf}[0:{n}] in a bitmap of words, "
                         f"read the words back in order")] + bit_sort_ir(buf, n, extent, words, summary, fresh)
-        runs = [If(BinOp("<=", extent, BinOp("*", n, BIT_SORT_SPAN)), bits, runs)]
-    return [If(BinOp(">=", BinOp("*", n, SCAN_RATIO), extent), scan,
-               [If(BinOp("<=", n, RANK_SORT_MAX), short, runs)])]
+        by_size = [If(and_(BinOp(">", n, BIT_SORT_MIN), BinOp("<=", extent, BinOp("*", n, BIT_SORT_SPAN))),
+                      bits, by_size)]
+    return [If(BinOp(">=", BinOp("*", n, SCAN_RATIO), extent), scan, by_size)]
 
 
 def heapsort_ir(buf: str, n, fresh) -> list:

@@ -7,8 +7,8 @@ from hypothesis import given, settings, strategies as st
 from compiler.backend import compile_function
 from compiler.imperative import Buffer, Function, Scalar, interpret
 from compiler.imperative.ir import Var
-from compiler.imperative.sorting import (BIT_SORT_SPAN, MERGE_MAX_RUNS, RANK_SORT_MAX, SCAN_RATIO, bit_sort_ir,
-                                         heapsort_ir, merge_runs_ir, rank_sort_ir, sort_coordinates_ir)
+from compiler.imperative.sorting import (BIT_SORT_MIN, BIT_SORT_SPAN, MERGE_MAX_RUNS, RANK_SORT_MAX, SCAN_RATIO,
+                                         bit_sort_ir, heapsort_ir, merge_runs_ir, rank_sort_ir, sort_coordinates_ir)
 
 
 def write_order(runs):
@@ -53,7 +53,7 @@ CASES = {
     "heap": (500_000, [[90_000 - 900 * q] for q in range(100)]),
     "scan": (200, [list(range(0, 200, 3)), list(range(1, 200, 7))]),
     "empty": (50, []),
-    "word edges": (4097, [[0, 31, 32, 63, 64, 1023, 1024, 4095, 4096] + list(range(100, 4000, 61))]),
+    "word edges": (8193, [[0, 31, 32, 63, 64, 1023, 1024, 4095, 4096, 8191, 8192] + list(range(100, 8000, 97))]),
 }
 
 
@@ -66,7 +66,7 @@ def test_each_method_in_c_and_in_the_interpreter(case):
     b[lst] = True
     a = np.zeros(extent, np.int64)
     a[:n] = lst
-    (nw, ns) = (extent // 32 + 1, extent // 1024 + 1)
+    (nw, ns) = ((extent >> 6) + 1, (extent >> 12) + 1)   # bit_sort_words
     for run in (compile_function(SORT), lambda **kw: interpret(SORT, **kw)):
         out = run(a=a.copy(), t=np.zeros(extent, np.int64), b=b, w=np.zeros(nw, np.int64), s=np.zeros(ns, np.int64),
                   n=n, m=extent)
@@ -82,10 +82,10 @@ def method(extent, lst):
     n = len(lst)
     if n * SCAN_RATIO >= extent:
         return "scan"
+    if n > BIT_SORT_MIN and extent <= n * BIT_SORT_SPAN:
+        return "bits"
     if n <= RANK_SORT_MAX:
         return "rank"
-    if extent <= n * BIT_SORT_SPAN:
-        return "bits"
     return "merge" if runs_of(lst) <= MERGE_MAX_RUNS else "heap"
 
 
@@ -107,6 +107,6 @@ def test_bit_sort_matches_sorted_in_c(extent, runs):
     fn = Function("bits", (Buffer("a", "int64", "inout"), Buffer("w", "int64", "inout"), Buffer("s", "int64", "inout"),
                            Scalar("n", "int64"), Scalar("m", "int64")),
                   bit_sort_ir("a", Var("n"), Var("m"), "w", "s", fresh_names()))
-    out = compile_function(fn)(a=a, w=np.zeros(extent // 32 + 1, np.int64), s=np.zeros(extent // 1024 + 1, np.int64),
+    out = compile_function(fn)(a=a, w=np.zeros((extent >> 6) + 1, np.int64), s=np.zeros((extent >> 12) + 1, np.int64),
                                n=n, m=extent)
     assert out["a"][:n].tolist() == sorted(lst)
