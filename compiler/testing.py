@@ -23,3 +23,41 @@ def assert_canonical(out: Tensor, expected: np.ndarray) -> None:
         for kind, arr in want.arrays().items():
             np.testing.assert_array_equal(got.arrays()[kind], arr, err_msg=f"{want.name}.{kind}")
     np.testing.assert_array_equal(out.vals, ref.vals)
+
+
+def random_sparse(shape, density, rng, *, fill=0.0, lo=1, hi=6, dtype=float, empty=()) -> np.ndarray:
+    """Integers in ``[lo, hi)`` at about ``density`` of the positions, ``fill`` elsewhere; the
+    slices ``a[r]`` for ``r`` in ``empty`` are all fill (empty rows).
+
+    >>> random_sparse((2, 3), 1.0, np.random.default_rng(0), empty=(0,)).tolist()[0]
+    [0.0, 0.0, 0.0]
+    """
+    a = rng.integers(lo, hi, size=shape).astype(dtype)
+    a[rng.random(shape) >= density] = fill
+    for r in empty:
+        a[r] = fill
+    return a
+
+
+def check_lowered(prog: str, schedule=None, out=None, checked: bool = False, **tensors):
+    """Lower ``prog`` (index notation) with ``schedule`` and the output format ``out``, and
+    check the compiled kernel and the IR interpreter against the dense oracle (and a
+    bounds-checked build too with ``checked``); returns the kernel.
+
+    >>> from compiler import Tensor
+    >>> A = Tensor.from_numpy(np.array([[0.0, 2.0], [3.0, 0.0]]), "csr")
+    >>> k = check_lowered("y[i] = A[i, j] * x[j]", A=A, x=np.array([1.0, 2.0]))
+    """
+    from .lowering import lower
+    from .reference import evaluate
+    kw = dict(tensors)
+    if out is not None:
+        kw[prog.split("[")[0].strip()] = out
+    options = {"schedule": schedule} if schedule is not None else {}
+    want, _ = evaluate(prog, **tensors)
+    k = lower(prog, options=options, **kw)
+    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
+    np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), want)
+    if checked:
+        np.testing.assert_allclose(lower(prog, options=options, checked=True, **kw)(**tensors).to_numpy(), want)
+    return k

@@ -1,34 +1,22 @@
 """SparseByteMap in the lattice strategy: iterated alone or in a union, located in an intersection."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 
-from compiler import Tensor, evaluate, lower
+from compiler import Tensor, lower
 from compiler.errors import StrategyError
 from compiler.format import csr, sparse_vector
 from compiler.levels import Dense, Element, SparseByteMap
+from compiler.testing import check_lowered as check, random_sparse
+
+rand = partial(random_sparse, hi=5)
 
 
 def bm(a, fill=0.0):
     root = SparseByteMap(Element(fill)) if a.ndim == 1 else Dense(SparseByteMap(Element(fill)))
     return Tensor.from_numpy(a, root)
-
-
-def rand(shape, density, rng, fill=0.0):
-    a = rng.integers(1, 5, size=shape).astype(float)
-    a[rng.random(shape) >= density] = fill
-    return a
-
-
-def check(prog, out=None, **tensors):
-    kw = dict(tensors)
-    if out is not None:
-        kw[prog.split("[")[0]] = out
-    k = lower(prog, **kw)
-    want, _ = evaluate(prog, **tensors)
-    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
-    np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), want)
-    return k
 
 
 @pytest.fixture

@@ -5,33 +5,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import Tensor, evaluate, lower
+from compiler import Tensor, lower
 from compiler.backend import build
 from compiler.errors import StrategyError
 from compiler.format import Format, csr, dcsr, dense, sparse_vector
 from compiler.levels import Element, SparseHash, SparseList
 from compiler.lattice import Schedule
+from compiler.testing import check_lowered as check, random_sparse as rand
 
 FACTORS = [1, 2, 3, 16, 1000]
-
-
-def check(prog, schedule, out=None, **tensors):
-    kw = dict(tensors)
-    if out is not None:
-        kw[prog.split("[")[0]] = out
-    k = lower(prog, options={"schedule": schedule}, **kw)
-    want, _ = evaluate(prog, **tensors)
-    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
-    np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), want)
-    return k
-
-
-def rand(shape, density, rng, empty=()):
-    a = rng.integers(1, 6, size=shape).astype(float)
-    a[rng.random(shape) >= density] = 0.0
-    for r in empty:
-        a[r] = 0.0
-    return a
 
 
 # the E2/E10 matrix: rows 0 and 2 empty

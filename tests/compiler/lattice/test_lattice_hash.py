@@ -1,42 +1,30 @@
 """SparseHash in the lattice strategy: located by probing its table in an intersection, iterated
 through its sorted view (ordered, so it merges) elsewhere."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import Tensor, evaluate, lower
+from compiler import Tensor, lower
 from compiler.format import Format, csr, dense, sparse_vector
 from compiler.imperative import Buffer, Function, Scalar, interpret
 from compiler.imperative.ir import Store, Var
 from compiler.lattice.iterators import hash_capacity_stmts, hash_ir
 from compiler.levels import Dense, Element, SparseHash, SparseList
 from compiler.levels.sparse_hash import hash_slot, table_capacity
+from compiler.testing import check_lowered as check, random_sparse
+
+rand = partial(random_sparse, hi=5)
 
 
 def hv(a, fill=0.0):
     """``a`` stored with a SparseHash innermost level (Dense above it for a matrix)."""
     root = SparseHash(Element(fill)) if a.ndim == 1 else Dense(SparseHash(Element(fill)))
     return Tensor.from_numpy(a, Format(root))
-
-
-def rand(shape, density, rng, fill=0.0):
-    a = rng.integers(1, 5, size=shape).astype(float)
-    a[rng.random(shape) >= density] = fill
-    return a
-
-
-def check(prog, out=None, **tensors):
-    kw = dict(tensors)
-    if out is not None:
-        kw[prog.split("[")[0]] = out
-    k = lower(prog, **kw)
-    want, _ = evaluate(prog, **tensors)
-    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
-    np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), want)
-    return k
 
 
 # -- the hashing mirrors compiler.levels.sparse_hash ----------------------------------------

@@ -1,38 +1,24 @@
 """TACO's precompute: sub-expressions and multi-index workspaces (taco.md §2.8), against the oracle."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import Tensor, evaluate, lower
+from compiler import Tensor, lower
 from compiler.errors import StrategyError
 from compiler.format import csc, csf, csr, dcsr, dense, sparse_vector
 from compiler.lattice import Schedule
 from compiler.lattice.cin import Where
+from compiler.testing import check_lowered, random_sparse as rand
+
+#: compiled, interpreted and bounds-checked runs, each against the oracle
+check = partial(check_lowered, checked=True)
 
 EWISE = "A[i, j] = B[i, j] * (C[i, j] + D[i, j])"
 SUM = "C[i, j] + D[i, j]"
-
-
-def rand(shape, density, rng, lo=1, hi=6):
-    a = rng.integers(lo, hi, size=shape).astype(float)
-    a[rng.random(shape) >= density] = 0.0
-    return a
-
-
-def check(prog, schedule, out=None, **tensors):
-    """Lower with the schedule, compare compiled, checked and interpreted runs with the oracle."""
-    kw = dict(tensors)
-    if out is not None:
-        kw[prog.split("[")[0]] = out
-    want, _ = evaluate(prog, **tensors)
-    k = lower(prog, options={"schedule": schedule}, **kw)
-    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
-    np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), want)
-    checked = lower(prog, options={"schedule": schedule}, checked=True, **kw)
-    np.testing.assert_allclose(checked(**tensors).to_numpy(), want)
-    return k
 
 
 def step(k):

@@ -3,29 +3,13 @@
 import numpy as np
 import pytest
 
-from compiler import Tensor, evaluate, lower
+from compiler import Tensor, lower
 from compiler.backend import build
 from compiler.errors import StrategyError
 from compiler.format import csc, csf, csr, dense
 from compiler.lattice import Schedule
 from compiler.lattice.schedule import as_schedule
-
-
-def rand(shape, density, rng):
-    a = rng.integers(1, 6, size=shape).astype(float)
-    a[rng.random(shape) >= density] = 0.0
-    return a
-
-
-def check(prog, schedule, out=None, **tensors):
-    kw = dict(tensors)
-    if out is not None:
-        kw[prog.split("[")[0]] = out
-    k = lower(prog, options={"schedule": schedule}, **kw)
-    want, _ = evaluate(prog, **tensors)
-    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
-    np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), want)
-    return k
+from compiler.testing import check_lowered as check, random_sparse as rand
 
 
 @pytest.fixture

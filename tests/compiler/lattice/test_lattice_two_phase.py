@@ -1,5 +1,7 @@
 """Two-phase assembly (assemble the structure, then compute the values) against one-pass assembly."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -9,16 +11,11 @@ from hypothesis import strategies as st
 from compiler import Tensor, evaluate, lower
 from compiler.errors import StrategyError
 from compiler.format import coo, csf, csr, dcsr, dense, sparse_vector
+from compiler.testing import random_sparse
+
+rand = partial(random_sparse, lo=-3, hi=4)
 
 TWO = {"assembly": "two-phase"}
-
-
-def rand(shape, density, rng, empty=()):
-    a = rng.integers(-3, 4, size=shape).astype(float)
-    a[rng.random(shape) >= density] = 0.0
-    for r in empty:
-        a[r] = 0.0
-    return a
 
 
 def both(prog, out, **tensors):

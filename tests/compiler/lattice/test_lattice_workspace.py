@@ -12,14 +12,9 @@ from compiler import Tensor, evaluate, lower, parse
 from compiler.format import coo, csc, csr, dcsr, dense, sparse_vector
 from compiler.lattice.cfir import CWorkspace, Setup, build_cfir, interpret_cfir
 from compiler.lattice.cin import Where
+from compiler.testing import random_sparse as rand
 
 SPGEMM = "C[i, j] = A[i, k] * B[k, j]"
-
-
-def rand(shape, density, rng, lo=1, hi=6):
-    a = rng.integers(lo, hi, size=shape).astype(float)
-    a[rng.random(shape) >= density] = 0.0
-    return a
 
 
 def spgemm(A, B, out=csr(), fa=csr(), fb=csr()):
