@@ -645,22 +645,29 @@ class Lowerer:
         fast = self.lower_positions(i, ext, body, found, line)
         if fast is not None:
             return fast
-        pos = Var(self.fresh(i.name))
-        out = [Declare(pos, "int64", ext.start)]
-        for s in steppers:
-            out.extend(s.seek(pos))
-        step_stop = Var(self.fresh("step_stop"))
-        stops = [s.stop for s in steppers]
-        step = [st for s in steppers for st in s.preamble]
-        step.append(Declare(step_stop, "int64", X.imin(*stops, ext.stop)))
 
-        def chunk_of(s):
+        def chunk_of(s, step_stop):
             full = Thunk((), s.chunk, s.next)
             cut = _truncate_strict(s.chunk)
             return Switch((Case(BinOp("==", s.stop, step_stop), full), Case(Const(True, "bool"), cut)))
-        new = _truncate_others(body, i, ext, step_stop, exclude=(Stepper,))
-        new = _replace_looplets(new, i, lambda l: chunk_of(l) if isinstance(l, Stepper) else l, only=(Stepper,))
-        self.record("lower:Stepper", body, new, note=self._note(f"{len(steppers)} stepper(s), while loop", i, ext))
+        return self._step_loop(i, ext, body, line, Stepper, steppers, [s.stop for s in steppers],
+                               chunk_of, f"{len(steppers)} stepper(s), while loop")
+
+    def _step_loop(self, i, ext, body, line, kind, leaders, stops, arm, note):
+        """``while (pos < stop) { step; body; pos = step_stop }`` for Steppers and Jumpers
+        (``kind``): each of ``leaders`` seeks first, and within a step becomes
+        ``arm(leader, step_stop)``; the step ends at the smallest of ``stops`` and the
+        extent's stop."""
+        pos = Var(self.fresh(i.name))
+        out = [Declare(pos, "int64", ext.start)]
+        for s in leaders:
+            out.extend(s.seek(pos))
+        step_stop = Var(self.fresh("step_stop"))
+        step = [st for s in leaders for st in s.preamble]
+        step.append(Declare(step_stop, "int64", X.imin(*stops, ext.stop)))
+        new = _truncate_others(body, i, ext, step_stop, exclude=(kind,))
+        new = _replace_looplets(new, i, lambda l: arm(l, step_stop) if isinstance(l, kind) else l, only=(kind,))
+        self.record(f"lower:{kind.__name__}", body, new, note=self._note(note, i, ext))
         sub = Extent(pos, step_stop)
         object.__setattr__(sub, "nonempty", True)
         step += self.lower_looplets(i, sub, new, line)
@@ -727,27 +734,12 @@ class Lowerer:
         """The largest current child among jumpers sets the step; jumpers whose child
         ends there use their exact body and advance, the others cover several children."""
         jumpers = [l for l in found if isinstance(l, Jumper)]
-        pos = Var(self.fresh(i.name))
-        out = [Declare(pos, "int64", ext.start)]
-        for s in jumpers:
-            out.extend(s.seek(pos))
-        step_stop = Var(self.fresh("step_stop"))
-        step = [st for s in jumpers for st in s.preamble]
-        step.append(Declare(step_stop, "int64", X.imin(X.imax(*[s.stop for s in jumpers]), ext.stop)))
 
-        def arm(s):
+        def arm(s, step_stop):
             return Switch((Case(BinOp("==", s.stop, step_stop), Thunk((), s.body(True), s.next)),
                            Case(Const(True, "bool"), s.body(False))))
-        new = _truncate_others(body, i, ext, step_stop, exclude=(Jumper,))
-        new = _replace_looplets(new, i, lambda l: arm(l) if isinstance(l, Jumper) else l, only=(Jumper,))
-        self.record("lower:Jumper", body, new, note=self._note(f"{len(jumpers)} jumper(s)", i, ext))
-        sub = Extent(pos, step_stop)
-        object.__setattr__(sub, "nonempty", True)
-        step += self.lower_looplets(i, sub, new, line)
-        step.append(IAssign(pos, step_stop))
-        step[:0] = self._short_circuit(i, Extent(pos, ext.stop), body, line)
-        out.append(While(BinOp("<", pos, ext.stop), step))
-        return out
+        return self._step_loop(i, ext, body, line, Jumper, jumpers, [X.imax(*[s.stop for s in jumpers])], arm,
+                               f"{len(jumpers)} jumper(s)")
 
     # ------------------------------------------------------------------ expressions
 
