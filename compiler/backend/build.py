@@ -32,6 +32,10 @@ from ..errors import CompileError, CompilerNotFoundError
 
 # -fwrapv: signed overflow wraps, as numpy integers do, instead of being undefined.
 DEFAULT_FLAGS = ("-O3", "-march=native", "-fwrapv", "-fPIC", "-shared", "-std=c11")
+#: added to the defaults for GCC: it vectorizes only the loops marked ``#pragma omp simd``,
+#: (by :mod:`compiler.imperative.vectorize`), not gathers it would choose itself, and those
+#: only where its cost model finds the lanes pay (a short count loop runs scalar)
+GCC_FLAGS = ("-fvect-cost-model=very-cheap", "-fsimd-cost-model=dynamic")
 
 _INSTALL_HINT = (
     "sparsescope needs a C compiler to build kernels. Install gcc or clang "
@@ -52,11 +56,20 @@ def compiler_command(environ=None) -> list[str]:
 
 
 def compiler_flags(flags=None) -> tuple[str, ...]:
-    """``flags`` if given, else ``$SPARSESCOPE_CFLAGS``, else :data:`DEFAULT_FLAGS`."""
+    """``flags`` if given, else ``$SPARSESCOPE_CFLAGS``, else :data:`DEFAULT_FLAGS`
+    (and :data:`GCC_FLAGS` when the compiler is GCC)."""
     if flags is not None:
         return tuple(flags)
     env = os.environ.get("SPARSESCOPE_CFLAGS")
-    return tuple(shlex.split(env)) if env else DEFAULT_FLAGS
+    if env:
+        return tuple(shlex.split(env))
+    return DEFAULT_FLAGS + GCC_FLAGS if is_gcc() else DEFAULT_FLAGS
+
+
+def is_gcc(cc: list[str] | None = None) -> bool:
+    """Whether the compiler is GCC (``cc`` often is), from its ``--version``."""
+    ident = compiler_identity(cc)
+    return "Free Software Foundation" in ident and "clang" not in ident.lower()
 
 
 def cache_dir() -> Path:
