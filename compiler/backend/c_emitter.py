@@ -122,6 +122,7 @@ class _Plan:
         nodes = list(walk(fn.body))
         # scratch arrays: local buffers, numbered after the parameters in checked mode
         self.locals = {n.buffer: n for n in nodes if isinstance(n, Allocate)}
+        self.scratch_slot = {name: k for k, name in enumerate(self.locals)}
         for name in self.locals:
             self.buffer_order.append(name)
             if checked:
@@ -156,6 +157,21 @@ class _CPrinter(Printer):
     def __init__(self, plan: _Plan):
         super().__init__()
         self.plan = plan
+        self.live: list[str] = []   # the scratch arrays allocated around the statement being printed
+
+    def out_of_memory_exit(self, depth: int, cond: str, also: list[str] = ()):
+        """``if (cond) return KERNEL_OUT_OF_MEMORY;``, freeing ``also`` and the live scratch arrays first."""
+        ret = f"return {self.plan.out_of_memory};"
+        freed = [*self.live, *also]
+        if not freed:
+            self.emit(depth, f"if ({cond})")
+            self.emit(depth + 1, ret)
+            return
+        self.emit(depth, f"if ({cond}) {{")
+        for b in reversed(freed):
+            self.emit(depth + 1, f"free({b});")
+        self.emit(depth + 1, ret)
+        self.emit(depth, "}")
 
     def type_name(self, dtype: str) -> str:
         return c_type(dtype)
@@ -204,21 +220,35 @@ class _CPrinter(Printer):
             super().stmt(s, depth)
 
     def allocate(self, s: Allocate, depth: int):
+        """Directly nested allocations are made together, with one check for all of them."""
         plan = self.plan
-        ctype, n = c_type(s.dtype), self.expr(s.length)
-        zero = s.init is None or (isinstance(s.init, Const) and s.init.value == 0)
-        self.emit(depth, f"{ctype} *{s.buffer} = {plan.alloc_array}({n}, sizeof *{s.buffer}, "
-                         f"{'true' if s.init is not None and zero else 'false'});")
-        self.emit(depth, f"if ({s.buffer} == NULL)")
-        self.emit(depth + 1, f"return {plan.out_of_memory};")
-        if plan.checked:
-            self.emit(depth, f"int64_t {plan.length[s.buffer]} = {n};")
-        if not zero:
-            k = plan.fresh(f"{s.buffer}_k")
-            self.emit(depth, f"for (int64_t {k} = 0; {k} < {self.expr(s.length, 10)}; {k}++)")
-            self.emit(depth + 1, f"{s.buffer}[{k}] = {self.expr(s.init)};")
-        self.stmt(s.body, depth)
-        self.emit(depth, f"free({s.buffer});")
+        chain = [s]
+        while len(chain[-1].body.body) == 1 and isinstance(chain[-1].body.body[0], Allocate):
+            chain.append(chain[-1].body.body[0])
+        for a in chain:
+            zero = a.init is None or (isinstance(a.init, Const) and a.init.value == 0)
+            self.emit(depth, f"{c_type(a.dtype)} *{a.buffer} = {plan.alloc_array}({self.expr(a.length)}, "
+                             f"sizeof *{a.buffer}, {'true' if a.init is not None and zero else 'false'});")
+        if len(chain) == 1:
+            self.out_of_memory_exit(depth, f"{s.buffer} == NULL")
+        else:  # free(NULL) does nothing: free them all
+            self.out_of_memory_exit(depth, " || ".join(f"!{a.buffer}" for a in chain), [a.buffer for a in chain])
+        for a in chain:
+            if plan.checked:
+                self.emit(depth, f"int64_t {plan.length[a.buffer]} = {self.expr(a.length)};")
+                # a bounds error leaves by longjmp: the handler frees what is registered here
+                self.emit(depth, f"{plan.check}.scratch[{plan.scratch_slot[a.buffer]}] = {a.buffer};")
+            if not (a.init is None or (isinstance(a.init, Const) and a.init.value == 0)):
+                k = plan.fresh(f"{a.buffer}_k")
+                self.emit(depth, f"for (int64_t {k} = 0; {k} < {self.expr(a.length, 10)}; {k}++)")
+                self.emit(depth + 1, f"{a.buffer}[{k}] = {self.expr(a.init)};")
+        self.live += [a.buffer for a in chain]
+        self.stmt(chain[-1].body, depth)
+        del self.live[-len(chain):]
+        for a in reversed(chain):
+            self.emit(depth, f"free({a.buffer});")
+            if plan.checked:
+                self.emit(depth, f"{plan.check}.scratch[{plan.scratch_slot[a.buffer]}] = NULL;")
 
     def grow(self, s: Grow, depth: int):
         plan = self.plan
@@ -237,8 +267,7 @@ class _CPrinter(Printer):
             return
         self.emit(depth, f"if ({self.expr(s.needed, 11)} > {cap}) {{")
         self.emit(depth + 1, f"{s.buffer} = {plan.grow_buffer}({s.buffer}, &{cap}, {needed}, sizeof *{s.buffer});")
-        self.emit(depth + 1, f"if ({s.buffer} == NULL)")
-        self.emit(depth + 2, f"return {plan.out_of_memory};")
+        self.out_of_memory_exit(depth + 1, f"{s.buffer} == NULL")
         self.emit(depth + 1, f"*{plan.out[s.buffer]} = {s.buffer};")
         self.emit(depth, "}")
 
@@ -338,6 +367,8 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
             f"struct {plan.check_type} {{",
             f"{INDENT}jmp_buf escape;",
             f"{INDENT}int64_t *error;",
+            *([f"{INDENT}void *volatile scratch[{len(plan.locals)}];  /* scratch arrays to free on leaving */"]
+              if plan.locals else []),
             "};",
             "",
         ]
@@ -410,10 +441,17 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
     out += [_signature(plan, restrict=True, wrap=True), "{"]
     body: list[str] = []
     if checked:
-        body += [f"struct {plan.check_type} {plan.check};",
-                 f"{plan.check}.error = {plan.error};",
-                 f"if (setjmp({plan.check}.escape))",
-                 f"{INDENT}return {plan.out_of_bounds};"]
+        body += [f"struct {plan.check_type} {plan.check} = {{.error = {plan.error}}};"]
+        if plan.locals:
+            k = plan.fresh("k")
+            body += [f"if (setjmp({plan.check}.escape)) {{",
+                     f"{INDENT}for (int {k} = 0; {k} < {len(plan.locals)}; {k}++)",
+                     f"{INDENT * 2}free({plan.check}.scratch[{k}]);",
+                     f"{INDENT}return {plan.out_of_bounds};",
+                     "}"]
+        else:
+            body += [f"if (setjmp({plan.check}.escape))",
+                     f"{INDENT}return {plan.out_of_bounds};"]
     for p in fn.params:
         if isinstance(p, OutScalar):
             body.append(f"{c_type(p.dtype)} {p.name} = {printer.const(Const(p.init, p.dtype))};")

@@ -1,5 +1,7 @@
 """Scratch arrays (Allocate): workspaces in compiled kernels and in the interpreter."""
 
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -128,3 +130,53 @@ def test_tagged_statements_map_to_their_c_lines_in_the_trace():
     again = Trace()
     compile_function(fn, trace=again)
     assert again.find("emit-c")[0].artifact("c").data["provenance"] == prov
+
+
+def two_scratch_arrays(first: int | None = None) -> Function:
+    """``out[0] = n`` through two scratch arrays: ``w`` of ``first`` (or n) entries, ``v`` of n."""
+    from compiler.imperative import Load, Store
+
+    n, out = Scalar("n", "int64"), Buffer("out", "float64", "inout")
+    body = Allocate("w", "float64", n.var if first is None else first, Const(0.0, "float64"), [
+        Allocate("v", "float64", n.var, Const(1.0, "float64"), [
+            Store("w", n.var - 1, Load("v", n.var - 1) * Const(1.0, "float64") + (n.var - 1)),
+            out.store(0, Load("w", n.var - 1) + 1.0),
+        ])])
+    return Function("two_scratch", (n, out), body)
+
+
+def test_directly_nested_allocations_are_checked_together_and_freed_on_failure():
+    c = emit_c(two_scratch_arrays())
+    check = "if (!w || !v) {\n        free(v);\n        free(w);\n        return KERNEL_OUT_OF_MEMORY;\n    }"
+    assert check in c
+    assert compile_function(two_scratch_arrays())(n=5, out=np.zeros(1))["out"][0] == 6.0
+    # v cannot be allocated (2^60 doubles): w, already allocated, is freed, and the call says why
+    with pytest.raises(MemoryError, match="out of memory"):
+        compile_function(two_scratch_arrays(first=4))(n=2 ** 60, out=np.zeros(1))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc")
+def test_checked_mode_frees_scratch_arrays_when_a_bounds_error_leaves_the_kernel():
+    from compiler.imperative import Load, Store
+
+    n, out = Scalar("n", "int64"), Buffer("out", "float64", "inout")
+    body = Allocate("w", "float64", n.var, Const(1.0, "float64"), [   # written through: resident
+        Store("w", n.var, 1.0),  # one past the end
+        out.store(0, Load("w", 0)),
+    ])
+    k = compile_function(Function("leaky", (n, out), body), checked=True)
+    assert "free(check.scratch[k])" in k.c_source
+    size = 4_000_000   # 32 MB per call
+    for _ in range(3):
+        with pytest.raises(KernelError, match="out of bounds"):
+            k(n=size, out=np.zeros(1))
+    before = _rss_bytes()
+    for _ in range(20):
+        with pytest.raises(KernelError, match="out of bounds"):
+            k(n=size, out=np.zeros(1))
+    assert _rss_bytes() - before < 100 * 2 ** 20   # 20 leaked calls would be 640 MB
+
+
+def _rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
