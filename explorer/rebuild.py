@@ -67,15 +67,20 @@ def _command(part: str, lineno: int) -> tuple | None:
     args = [_arg(a) for a in call.args]
     if call.keywords:
         method = getattr(Schedule, name, None)
-        params = list(inspect.signature(method).parameters)[1:] if callable(method) else []
+        params = list(inspect.signature(method).parameters.values())[1:] if callable(method) else []
+        names = [p.name for p in params]
+        given = len(args)
         for kw in call.keywords:
-            if kw.arg not in params:
-                fail(f" ({name} has no argument {kw.arg})" if params else "")
-            at = params.index(kw.arg)
+            if kw.arg not in names:
+                fail(f" ({name} has no argument {kw.arg})" if names else "")
+            at = names.index(kw.arg)
             args += [None] * (at + 1 - len(args))
             args[at] = _arg(kw.value)
-        if None in args:
-            fail(f" (an argument before {call.keywords[0].arg} is missing)")
+        for at in range(given, len(args)):   # skipped arguments take their defaults
+            if args[at] is None:
+                if params[at].default is inspect.Parameter.empty:
+                    fail(f" (an argument before {call.keywords[0].arg} is missing)")
+                args[at] = params[at].default
     if name == "Schedule" and not args:
         return None  # pasted Python: Schedule().reorder(...)
     return (name, *args)

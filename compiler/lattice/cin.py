@@ -70,15 +70,19 @@ class Temporary:
 
     Without ``indices`` it is a scalar; with indices it is a *workspace*: a dense
     array over those indices that the producer scatters into and the consumer
-    reads back (taco.md §2.8). The lattice strategy stores a workspace as a dense
-    accumulator, an occupancy bitmap and a list of the coordinates set, sorted when
-    the consumer needs them in order, and reset for every enclosing iteration.
+    reads back (taco.md §2.8). The lattice strategy stores a *sparse* workspace as a
+    dense accumulator, an occupancy bitmap and a list of the coordinates set, sorted
+    when the consumer needs them in order, and resets what was set for every enclosing
+    iteration; a *dense* one is the accumulator alone, visited and reset whole.
     """
 
     name: str
     op: Operator | None
     init: Any
     indices: tuple = ()
+    #: ``"dense"``: a plain array; ``"sparse"``: with a bitmap and a coordinate list (one index
+    #: only); ``"auto"``: sparse over one index, dense over several
+    kind: str = "auto"
 
     def access(self) -> Access:
         return Access(self.name, tuple(self.indices))
@@ -89,8 +93,8 @@ class Temporary:
 
     @property
     def dense(self) -> bool:
-        """A workspace over several indices is a plain dense array (no bitmap, no list)."""
-        return len(self.indices) > 1
+        """Whether the workspace is a plain dense array (no bitmap, no list), reset whole."""
+        return self.kind == "dense" or (self.kind == "auto" and len(self.indices) > 1)
 
 
 @serialize.node
@@ -161,8 +165,9 @@ def _lines(s, depth: int) -> list[str]:
         decl = f"{s.temp.name} = {init}"
         if s.temp.workspace:
             over = ', '.join(i.name for i in s.temp.indices)
-            decl = (f"{s.temp.access()} = {init}  (workspace: dense over {over}"
-                    + (")" if s.temp.dense else ", with a bitmap and a coordinate list)"))
+            decl = (f"{s.temp.access()} = {init}  (workspace: "
+                    + (f"dense over {over})" if s.temp.dense else
+                       f"sparse over {over}: values, a bitmap and a coordinate list)"))
         return ([f"{pad}where:"] + _lines(s.consumer, depth + 1) + [f"{pad}producer:",
                 f"{pad}{INDENT}{decl}"] + _lines(s.producer, depth + 1))
     if isinstance(s, Sequence):
@@ -335,8 +340,9 @@ def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=No
     Walking the loops from the innermost out, an index of ``indices`` goes to both
     sides, one used by one side only goes to that side, and the first index used
     by both (with every loop outside it) stays around the ``where`` (taco.md §2.8).
-    One index gives a workspace with a bitmap and a coordinate list (the consumer
-    iterates what was set); several give a dense array over all of them.
+    One index gives a sparse workspace, with a bitmap and a coordinate list (the
+    consumer iterates what was set); several give a dense array over all of them
+    (the schedule's ``precompute(..., format=dense)`` makes a one-index one dense too).
 
     >>> from compiler.notation import parse
     >>> from compiler.notation.ast import Index
@@ -347,7 +353,7 @@ def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=No
         forall j:
           C[i, j] = w[j]
       producer:
-        w[j] = 0  (workspace: dense over j, with a bitmap and a coordinate list)
+        w[j] = 0  (workspace: sparse over j: values, a bitmap and a coordinate list)
         forall k:
           forall j:
             w[j] += A[i, k] * B[k, j]
@@ -495,7 +501,7 @@ def precompute_expr(s: Stmt, expr, indices, name: str, fill_of=None, order_fn=No
       forall i:
         a[i] = b[i] * w[i]
     producer:
-      w[i] = 0.0  (workspace: dense over i, with a bitmap and a coordinate list)
+      w[i] = 0.0  (workspace: sparse over i: values, a bitmap and a coordinate list)
       forall i:
         w[i] = c[i] + d[i]
     """

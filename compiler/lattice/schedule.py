@@ -9,9 +9,12 @@ does not apply raises :class:`~compiler.errors.StrategyError` saying why.
 command                  effect
 =======================  ========================================================================
 ``reorder(i, k, j)``     put the top chain of loops in this order (storage order is checked)
-``precompute(j, w)``     gather the right-hand side in a dense workspace ``w[j]`` (a ``where``);
-                         ``expr=`` names a sub-expression to compute first instead, and
-                         several indices, ``("j", "k")``, give a dense ``w[j, k]``
+``precompute(j, w)``     gather the right-hand side in a workspace ``w[j]`` (a ``where``);
+                         ``expr=`` names a sub-expression to compute first instead;
+                         ``format=`` is ``sparse`` (over one index, the default: a dense array,
+                         a bitmap and the list of coordinates set) or ``dense`` (a plain
+                         array, visited and reset whole); several indices, ``("j", "k")``,
+                         give a dense ``w[j, k]``
 ``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads; refused when the
                          threads would race (a sparse output, a scatter, a shared workspace);
                          of derived loops, the outer loop of a split (of ``i``, of ``pos(i)``
@@ -36,6 +39,8 @@ as tuples, ``[("reorder", "i", "k", "j"), ("precompute", "j")]``.
 Schedule(reorder(i, k, j), precompute(j, w))
 >>> Schedule().precompute(("i", "j"), "w", expr="C[i, j] + D[i, j]")
 Schedule(precompute((i, j), w, C[i, j] + D[i, j]))
+>>> Schedule().precompute("j", format="dense")
+Schedule(precompute(j, w, format=dense))
 >>> as_schedule([("parallelize", "i")])
 Schedule(parallelize(i))
 """
@@ -64,7 +69,18 @@ class Command:
                                 f"{', '.join(COMMANDS)}")
 
     def __str__(self) -> str:
-        return f"{self.name}({', '.join(_arg_text(a) for a in self.args)})"
+        # an argument left out (None) is skipped: those after it are written as keywords
+        import inspect
+        names = list(inspect.signature(getattr(Schedule, self.name)).parameters)[1:]
+        parts, keywords = [], False
+        for k, a in enumerate(self.args):
+            if a is None:
+                keywords = True
+            elif keywords and k < len(names):
+                parts.append(f"{names[k]}={_arg_text(a)}")
+            else:
+                parts.append(_arg_text(a))
+        return f"{self.name}({', '.join(parts)})"
 
 
 def _arg_text(a) -> str:
@@ -83,11 +99,20 @@ class Schedule:
     def reorder(self, *indices: str) -> "Schedule":
         return self._add("reorder", *indices)
 
-    def precompute(self, index, workspace: str = "w", expr=None) -> "Schedule":
+    def precompute(self, index, workspace: str = "w", expr=None, format=None) -> "Schedule":
         """Compute ``expr`` (index notation; default: the whole right-hand side) into
-        ``workspace`` over ``index`` (a name, or a tuple of names) before it is used."""
+        ``workspace`` over ``index`` (a name, or a tuple of names) before it is used.
+
+        ``format`` is the workspace's: ``"sparse"`` (the default over one index: values,
+        an occupancy bitmap and the list of coordinates set, so the consumer visits and
+        resets only those) or ``"dense"`` (a plain array, the only one over several
+        indices: the consumer visits, and resets, every entry).
+        """
         index = tuple(index) if isinstance(index, (tuple, list)) else index
-        return self._add("precompute", index, workspace, *([expr] if expr is not None else []))
+        args = [index, workspace, expr, format]
+        while args[-1] is None:
+            args.pop()
+        return self._add("precompute", *args)
 
     def parallelize(self, index: str) -> "Schedule":
         return self._add("parallelize", index)
@@ -164,11 +189,19 @@ def _precompute(c: Command, stmt, graph, program, formats):
     from .algebra import derive
     from .cfir import _order_statement, _wheres
     from .cin import _loops, precompute
-    if not c.args or len(c.args) > 3:
-        raise StrategyError(f"schedule: {c} needs the workspace's index, then optionally its name and the "
-                            f"expression, e.g. precompute(j, w, C[i, j] + D[i, j])")
-    index, name = c.args[0], c.args[1] if len(c.args) > 1 else "w"
+    if not c.args or len(c.args) > 4:
+        raise StrategyError(f"schedule: {c} needs the workspace's index, then optionally its name, the "
+                            f"expression and the workspace's format, e.g. precompute(j, w, C[i, j] + D[i, j]) "
+                            f"or precompute(j, w, format=dense)")
+    index, name = c.args[0], (c.args[1] if len(c.args) > 1 else None) or "w"
     indices = list(index) if isinstance(index, (tuple, list)) else index.replace(",", " ").split()
+    kind = (c.args[3] if len(c.args) > 3 else None) or "auto"
+    if kind not in ("auto", "dense", "sparse"):
+        raise StrategyError(f"schedule: {c} does not apply: a workspace's format is dense or sparse, not {kind!r}")
+    if kind == "sparse" and len(indices) > 1:
+        raise StrategyError(f"schedule: {c} does not apply: a sparse workspace over several indices "
+                            f"({', '.join(indices)}) is not implemented (its coordinates would need a hash "
+                            f"table); use format=dense, or precompute over one index")
     if name in {program.lhs.tensor} | set(formats):
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a tensor")
     if name in {w.temp.name for w in _wheres(stmt)}:
@@ -192,10 +225,25 @@ def _precompute(c: Command, stmt, graph, program, formats):
     if expr is not None:
         # the new where's loops follow the formats; the loops around it are kept
         new = _order_statement(new, graph, _loops(new)[0])
+    if kind != "auto":
+        new = _with_workspace_kind(new, name, kind)
     what = f"{name}[{', '.join(indices)}]"
-    kind = "dense" if len(indices) > 1 else "dense, with a bitmap and a coordinate list"
+    kind = "dense" if len(indices) > 1 or kind == "dense" else "sparse: values, a bitmap and a coordinate list"
     return new, (f"workspace {what} ({kind}) holds {expr}, computed before its use" if expr is not None
                  else f"workspace {what} ({kind}) gathers the right-hand side")
+
+
+def _with_workspace_kind(s, name: str, kind: str):
+    """``s`` with the workspace ``name`` of its ``where`` made ``kind`` (dense or sparse)."""
+    from dataclasses import fields, replace
+    from .cin import Where
+    if isinstance(s, Where) and s.temp.name == name:
+        s = replace(s, temp=replace(s.temp, kind=kind))
+    if not hasattr(s, "__dataclass_fields__"):
+        return s
+    changes = {f.name: _with_workspace_kind(getattr(s, f.name), name, kind) for f in fields(s)
+               if f.name in ("body", "consumer", "producer", "define", "mutate")}
+    return replace(s, **changes) if changes else s
 
 
 def _user_ops(e) -> list:

@@ -156,6 +156,23 @@ if k_ws is not None:   # the sparse result, through the workspace
     k_ws = ss.lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=B, C="csr")   # for scipy's int32 indices
     assert np.allclose(k_ws(A=A, B=B).to_numpy(), (SA @ SB).toarray())
     display(HTML(compare(lambda: k_ws(A=A, B=B), {"scipy": lambda: SA @ SB}, repeats=3, name="CSR result").html()))"""),
+    ("md", """### A dense or a sparse workspace
+
+The workspace above is *sparse*: besides the dense row of values it keeps an occupancy bitmap and
+the list of the columns set, so the consumer visits (and resets) only those, sorted. TACO's first
+workspaces were *dense*: a plain array that the consumer scans whole, every row. `precompute`
+takes the workspace's format; compare the C of the two and their times on wide, very sparse rows,
+where the dense scan costs a whole row per row of `A`:"""),
+    ("code", """S1 = sp.random(2000, 2000, density=0.001, format="csr", random_state=4)
+A1 = ss.Tensor.from_scipy(S1, name="A")
+variants = {}
+for fmt in ("sparse", "dense"):
+    s = Schedule().reorder("i", "k", "j").precompute("j", "w", format=fmt)
+    variants[fmt] = ss.lower("C[i, j] = A[i, k] * B[k, j]", A=A1, B=A1, C="csr", options={"schedule": s})
+    print(fmt, "->", variants[fmt].trace.find("schedule:precompute")[0].note)
+    assert np.allclose(variants[fmt](A=A1, B=A1).to_numpy(), (S1 @ S1).toarray())
+display(HTML(compare(lambda: variants["sparse"](A=A1, B=A1), {"dense workspace": lambda: variants["dense"](A=A1, B=A1)},
+                     repeats=3, name="sparse workspace").html()))"""),
     ("md", """## Two orders side by side
 
 The same SpMV over a CSC matrix (column order, scattering into `y`) next to CSR (row order,

@@ -21,11 +21,18 @@ Schedule().parallelize(i)"""
     assert eval(schedule_code(text)) == parse_schedule(text)
 
 
+def test_keywords_after_skipped_arguments_take_their_defaults():
+    assert parse_schedule("precompute(j, format=dense)") == [("precompute", "j", "w", None, "dense")]
+    from compiler.lattice.schedule import as_schedule
+    assert str(as_schedule(parse_schedule("precompute(j, format=dense)"))) == \
+        "Schedule(precompute(j, w, format=dense))"
+
+
 @pytest.mark.parametrize("text,match", [
     ("reorder i j", r"schedule line 1: cannot read 'reorder i j'"),
     ("reorder(i, j)\nprecompute(j, w, expr=)", r"schedule line 2: cannot read 'precompute\(j, w, expr=\)'"),
     ("precompute(j, w, colour='red')", r"precompute has no argument colour"),
-    ("precompute(j, expr='A[i, j]')", r"an argument before expr is missing"),
+    ("split(i, i0, i1, direction='up')", r"an argument before direction is missing"),
 ])
 def test_unreadable_commands_name_the_line(text, match):
     with pytest.raises(StrategyError, match=match):

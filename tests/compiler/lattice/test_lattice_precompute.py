@@ -159,8 +159,8 @@ FORMATS = {"dense": lambda n: dense(n), "sparse": lambda n: sparse_vector() if n
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from([1, 2]), st.tuples(st.integers(0, 6), st.integers(0, 6)),
        st.sampled_from([0.0, 0.3, 1.0]), st.lists(st.sampled_from(sorted(FORMATS)), min_size=4, max_size=4),
-       st.integers(0, 2 ** 16))
-def test_sub_expression_precompute_property(ndim, shape, density, fmts, seed):
+       st.integers(0, 2 ** 16), st.sampled_from([None, "dense", "sparse"]))
+def test_sub_expression_precompute_property(ndim, shape, density, fmts, seed, ws_format):
     rng = np.random.default_rng(seed)
     shape = shape[:ndim]
     idx = "i, j"[: 1 if ndim == 1 else 4]
@@ -168,7 +168,41 @@ def test_sub_expression_precompute_property(ndim, shape, density, fmts, seed):
     tensors = {n: Tensor.from_numpy(rand(shape, density, rng, lo=-3, hi=4), FORMATS[f](ndim), name=n)
                for n, f in zip("BCD", fmts[1:])}
     out = FORMATS[fmts[0]](ndim)
-    check(prog, Schedule().precompute(idx.split(", ")[-1], "w", expr=f"C[{idx}] + D[{idx}]"), out=out, **tensors)
+    check(prog, Schedule().precompute(idx.split(", ")[-1], "w", expr=f"C[{idx}] + D[{idx}]", format=ws_format),
+          out=out, **tensors)
+
+
+# -- the workspace's format ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["dense", "sparse"])
+@pytest.mark.parametrize("fill", [0.0, 2.0])
+def test_spgemm_through_a_dense_or_a_sparse_workspace(fmt, fill):
+    rng = np.random.default_rng(11)
+    A = Tensor.from_numpy(rand((7, 6), 0.3, rng), csr(fill=fill), name="A")
+    B = Tensor.from_numpy(rand((6, 9), 0.3, rng), csr(), name="B")
+    s = Schedule().reorder("i", "k", "j").precompute("j", "w", format=fmt)
+    k = check("C[i, j] = A[i, k] * B[k, j]", s, out=csr(), A=A, B=B)
+    sparse = fmt == "sparse"
+    assert ("sparse: values, a bitmap and a coordinate list" in step(k).note) == sparse
+    assert ("w_list" in k.c_source) == sparse and ("pw_reset" in k.c_source) != sparse
+    assert ("(workspace: sparse over j: values, a bitmap" if sparse else "(workspace: dense over j)") \
+        in str(step(k).after)
+
+
+def test_a_dense_workspace_is_the_default_over_several_indices_and_sparse_is_refused():
+    A, B = csr(), csr()
+    s = Schedule().reorder("k", "i", "j")
+    k = lower("C[i, j] = A[i, k] * B[k, j]", A=csc(), B=B, options={"schedule": s.precompute(("i", "j"), "w",
+                                                                                              format="dense")})
+    assert "(workspace: dense over i, j)" in str(step(k).after)
+    with pytest.raises(StrategyError, match=r"precompute\(\(i, j\), w, format=sparse\) does not apply: a sparse "
+                                            r"workspace over several indices \(i, j\) is not implemented"):
+        lower("C[i, j] = A[i, k] * B[k, j]", A=csc(), B=B, options={"schedule": s.precompute(("i", "j"), "w",
+                                                                                             format="sparse")})
+    with pytest.raises(StrategyError, match="a workspace's format is dense or sparse, not 'hash'"):
+        lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=B,
+              options={"schedule": [("precompute", "j", "w", None, "hash")]})
 
 
 # -- refusals ----------------------------------------------------------------------------------
