@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 from ..dtypes import c_type
 from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, Allocate, Buffer, Call, Const, Declare, For, Function,
-                             Grow, Growable, Load, OutScalar, Pragma, Scalar, Store, walk)
+                             Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, walk)
 from ..imperative.printer import INDENT, Printer
 from ..names import FreshNames
 
@@ -249,6 +249,10 @@ class _CPrinter(Printer):
             self.emit(depth, f"free({a.buffer});")
             if plan.checked:
                 self.emit(depth, f"{plan.check}.scratch[{plan.scratch_slot[a.buffer]}] = NULL;")
+
+    def prefetch(self, s: Prefetch, depth: int):
+        # not an access: no bounds check, and an address past the end does not fault
+        self.emit(depth, f"__builtin_prefetch(&{s.buffer}[{self.expr(s.index)}]);")
 
     def grow(self, s: Grow, depth: int):
         plan = self.plan

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..errors import DTypeError, KernelError
 from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
-                 Declare, For, Function, Grow, Growable, If, Load, OutScalar, Scalar, Select, Store,
+                 Declare, For, Function, Grow, Growable, If, Load, OutScalar, Prefetch, Scalar, Select, Store,
                  UnOp, Var, While)
 
 _TYPES = {name: np.dtype(name).type for name in ("bool", "int32", "int64", "float32", "float64")}
@@ -235,7 +235,7 @@ class _Machine:
                 self.run(s.otherwise)
         elif t is Break:
             raise _Break()
-        elif t is Comment or t is Pragma:
+        elif t is Comment or t is Pragma or t is Prefetch:
             pass
         elif t is Tagged:
             self.run(s.body)

@@ -469,6 +469,23 @@ class Pragma(Stmt):
 
 @serialize.node
 @dataclass(frozen=True)
+class Prefetch(Stmt):
+    """A hint that ``buffer[index]`` will be read soon (the C compiler's ``__builtin_prefetch``).
+
+    Not an access: ``index`` may lie past the buffer's end (a prefetch never faults), and
+    the interpreter ignores it. See :mod:`compiler.imperative.prefetch`.
+    """
+
+    buffer: str
+    index: Expr
+
+    def __post_init__(self):
+        _set(self, "buffer", _buffer_name(self.buffer))
+        _set(self, "index", as_expr(self.index))
+
+
+@serialize.node
+@dataclass(frozen=True)
 class Comment(Stmt):
     """A comment line in the printed and emitted code."""
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
-                 Declare, Expr, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Scalar,
+                 Declare, Expr, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Prefetch, Scalar,
                  Select, Stmt, Store, UnOp, Var, While)
 
 INDENT = "    "
@@ -169,12 +169,17 @@ class Printer(ExprFormatter):
             self.emit(depth, f"// {s.text}")
         elif isinstance(s, Pragma):
             self.emit(depth, f"#pragma {s.text}")
+        elif isinstance(s, Prefetch):
+            self.prefetch(s, depth)
         elif isinstance(s, Grow):
             self.grow(s, depth)
         elif isinstance(s, Allocate):
             self.allocate(s, depth)
         else:
             raise TypeError(f"not a statement: {s!r}")
+
+    def prefetch(self, s: Prefetch, depth: int):
+        self.emit(depth, f"prefetch {s.buffer}[{self.expr(s.index)}];")
 
     def for_header(self, s: For) -> str:
         v = s.var.name

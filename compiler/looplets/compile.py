@@ -323,7 +323,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None):
     for stage, run, note in (
             ("cleanup", cleanup, "tests of flags known where they are made dropped; stores overwritten at once dropped"),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
-            ("vectorize", vectorize, "contiguous sum loops may keep one partial sum per SIMD lane")):
+            ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = run(stmts)
         if after != stmts:
             trace.record(stage, before="\n".join(str(s) for s in stmts), after="\n".join(str(s) for s in after),
