@@ -32,10 +32,11 @@ from ..errors import CompileError, CompilerNotFoundError
 
 # -fwrapv: signed overflow wraps, as numpy integers do, instead of being undefined.
 DEFAULT_FLAGS = ("-O3", "-march=native", "-fwrapv", "-fPIC", "-shared", "-std=c11")
-#: added to the defaults for GCC: it vectorizes only the loops marked ``#pragma omp simd``,
+#: added to the defaults for GCC: it vectorizes only the loops marked ``#pragma omp simd``
 #: (by :mod:`compiler.imperative.vectorize`), not gathers it would choose itself, and those
-#: only where its cost model finds the lanes pay (a short count loop runs scalar)
-GCC_FLAGS = ("-fvect-cost-model=very-cheap", "-fsimd-cost-model=dynamic")
+#: only where its cost model finds the lanes pay (a short count loop runs scalar); loops
+#: start on 32-byte boundaries (SpMV's inner loop straddling one ran 10% slower)
+GCC_FLAGS = ("-fvect-cost-model=very-cheap", "-fsimd-cost-model=dynamic", "-falign-loops=32")
 
 _INSTALL_HINT = (
     "sparsescope needs a C compiler to build kernels. Install gcc or clang "
