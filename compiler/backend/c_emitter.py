@@ -55,7 +55,7 @@ import re
 from dataclasses import dataclass
 
 from ..dtypes import c_type
-from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, Allocate, Buffer, Call, Const, Declare, For, Function,
+from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, Allocate, Buffer, Call, Const, Function,
                              Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, walk)
 from ..imperative.printer import INDENT, Printer
 from ..names import FreshNames

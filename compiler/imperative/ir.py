@@ -25,7 +25,7 @@ from __future__ import annotations
 import keyword
 import math
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable, Optional, Union
 
 import numpy as np
@@ -764,6 +764,24 @@ def walk(node) -> Iterable[Any]:
                 v = getattr(n, f.name)
                 if isinstance(v, (Expr, Stmt, tuple, Helper)) or hasattr(v, "__dataclass_fields__"):
                     stack.append(v)
+
+
+def map_bodies(s: Stmt, f) -> Stmt:
+    """``s`` with ``f`` (a list of statements to a list) applied to each statement list directly
+    inside it: a loop's, an allocation's or a tag's body, an ``if``'s branches, a block.
+
+    >>> inner = [Break()]
+    >>> map_bodies(While(Var("go"), inner), lambda b: [Comment("stop"), *b]).body.body
+    (Comment(text='stop'), Break())
+    """
+    if isinstance(s, (For, While, Allocate, Tagged)):
+        return replace(s, body=Block(tuple(f(s.body.body))))
+    if isinstance(s, If):
+        return replace(s, then=Block(tuple(f(s.then.body))),
+                       otherwise=None if s.otherwise is None else Block(tuple(f(s.otherwise.body))))
+    if isinstance(s, Block):
+        return Block(tuple(f(s.body)))
+    return s
 
 
 def uses_nan_or_inf(node) -> bool:

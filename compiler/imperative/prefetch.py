@@ -28,9 +28,7 @@ all do about as well. ``x`` is not prefetched: its reads are scattered.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from .ir import Allocate, BinOp, Block, Comment, Const, For, If, Load, Prefetch, Stmt, Tagged, Var, While, walk
+from .ir import BinOp, Comment, Const, For, Load, Prefetch, Stmt, Var, While, map_bodies, walk
 
 #: how many entries past the row's end are fetched
 DISTANCE = 64
@@ -68,18 +66,7 @@ def prefetch(stmts, row: Var | None = None) -> list:
                 out.append(Comment(f"fetch the entries {DISTANCE} past this row's end: the CPU's own "
                                    f"prefetcher falls behind short rows"))
                 out += [Prefetch(b, BinOp("+", end, Const(DISTANCE, "int64"))) for b in streamed]
-        if isinstance(s, For):
-            out.append(replace(s, body=Block(tuple(prefetch(s.body.body, s.var)))))
-        elif isinstance(s, (Tagged, Allocate)):
-            out.append(replace(s, body=Block(tuple(prefetch(s.body.body, row)))))
-        elif isinstance(s, While):
-            out.append(replace(s, body=Block(tuple(prefetch(s.body.body, None)))))
-        elif isinstance(s, If):
-            out.append(replace(s, then=Block(tuple(prefetch(s.then.body, row))),
-                               otherwise=None if s.otherwise is None else
-                               Block(tuple(prefetch(s.otherwise.body, row)))))
-        elif isinstance(s, Block):
-            out.append(Block(tuple(prefetch(s.body, row))))
-        else:
-            out.append(s)
+        # the rows inside are those of the innermost loop around (none inside a while)
+        inner = s.var if isinstance(s, For) else None if isinstance(s, While) else row
+        out.append(map_bodies(s, lambda body: prefetch(body, inner)))
     return out

@@ -49,10 +49,8 @@ True
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from .ir import (Allocate, Assign, Block, Call, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load, MATH_FUNCTIONS,
-                 Pragma, Store, Tagged, Var, While, walk)
+from .ir import (Assign, Block, Call, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load, MATH_FUNCTIONS,
+                 Pragma, Store, Tagged, Var, map_bodies, walk)
 
 #: the reductions the pragma may reorder (C's ``+`` and ``*`` on the accumulator)
 REDUCTION_OPS = ("+", "*")
@@ -172,14 +170,6 @@ def vectorize(stmts, dtypes: dict | None = None) -> list:
             out += [Pragma(f"omp simd reduction({r.op}:{r.target.name})"), s]
         elif map_loop(s):
             out += [Pragma("omp simd"), s]
-        elif isinstance(s, (For, While, Allocate, Tagged)):
-            out.append(replace(s, body=Block(tuple(vectorize(s.body.body, dtypes)))))
-        elif isinstance(s, If):
-            out.append(replace(s, then=Block(tuple(vectorize(s.then.body, dtypes))),
-                               otherwise=None if s.otherwise is None else
-                               Block(tuple(vectorize(s.otherwise.body, dtypes)))))
-        elif isinstance(s, Block):
-            out.append(Block(tuple(vectorize(s.body, dtypes))))
         else:
-            out.append(s)
+            out.append(map_bodies(s, lambda body: vectorize(body, dtypes)))
     return out

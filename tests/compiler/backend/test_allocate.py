@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from compiler import KernelError
 from compiler.backend import compile_function, emit_c
 from compiler.imperative import (Allocate, Buffer, CompoundAssign, Const, Declare, For, Function,
-                                 If, Scalar, Var, interpret, pretty)
+                                 Scalar, Var, interpret, pretty)
 
 
 def column_sums(init: float) -> Function:
