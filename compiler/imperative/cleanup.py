@@ -4,12 +4,14 @@ Level protocols write code that is right in every context and redundant in many:
 sparse output's update sets a dirty flag and then tests it (``dirty = true; if
 (dirty) {...}``), and a fresh output slot is set to the fill just before its value
 is stored. The C compiler would fold both; the students reading the C should not
-have to. Two rewrites, each local and exact:
+have to. Three rewrites, each exact:
 
 * :func:`fold_flags`: an ``if`` on a boolean local whose value is known there (set by
   a constant in the same block, with nothing in between assigning it) becomes the
   branch that runs; a flag that is then never read loses its declaration and
   assignments;
+* :func:`drop_unused_locals`: a local nothing reads (a merge case's coordinate in a
+  phase that stores only values) is not declared;
 * :func:`drop_overwritten_stores`: ``b[i] = x; b[i] = y;`` (adjacent, and ``y`` does
   not read ``b``) keeps only the second store.
 
@@ -27,8 +29,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .ir import (Allocate, Assign, Block, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, UnOp, Var,
-                 While, walk)
+from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, Allocate, Assign, Block, Call, CompoundAssign, Const, Declare, For, If,
+                 Load, Store, Tagged, UnOp, Var, While, map_bodies, walk)
 
 
 def _assigns(s, name: str) -> bool:
@@ -97,19 +99,43 @@ def _expr_vars(stmts) -> set:
     return out
 
 
-def _drop_flags(stmts, unread: set) -> list:
+def _drop_locals(stmts, unread: set) -> list:
+    """``stmts`` without the declarations of, and assignments to, the locals in ``unread``."""
     out = []
     for s in stmts:
         if isinstance(s, Declare) and s.var.name in unread or isinstance(s, Assign) and s.target.name in unread:
             continue
-        if isinstance(s, If):
-            s = replace(s, then=Block(tuple(_drop_flags(s.then.body, unread))),
-                        otherwise=None if s.otherwise is None else Block(tuple(_drop_flags(s.otherwise.body, unread))))
-        elif isinstance(s, (For, While, Allocate, Tagged)):
-            s = replace(s, body=Block(tuple(_drop_flags(s.body.body, unread))))
-        elif isinstance(s, Block):
-            s = Block(tuple(_drop_flags(s.body, unread)))
-        out.append(s)
+        out.append(map_bodies(s, lambda body: _drop_locals(body, unread)))
+    return out
+
+
+def _pure(e) -> bool:
+    """Whether evaluating ``e`` only computes a value (no helper that might do more)."""
+    return e is None or not any(isinstance(n, Call) and n.function not in MATH_FUNCTIONS + BIT_FUNCTIONS
+                                for n in walk(e))
+
+
+def drop_unused_locals(stmts) -> list:
+    """``stmts`` without locals that nothing reads: their declarations and assignments go
+    (when computing the value has no other effect). A local is looked for where C sees it,
+    after its declaration in the same block, since separate blocks may reuse a name.
+
+    >>> from compiler.imperative.ir import Var, Declare, Store, Load
+    >>> j, jA = Var("j"), Var("jA")
+    >>> body = [Declare(jA, "int64", Load("idx", 0)), Declare(j, "int64", jA), Store("v", 0, 1.0)]
+    >>> [str(s).strip() for s in drop_unused_locals(body)]
+    ['v[0] = 1.0;']
+    """
+    out = [map_bodies(s, drop_unused_locals) for s in stmts]
+    k = len(out) - 1
+    while k >= 0:   # from the last declaration up: dropping one may leave an earlier one unread
+        s = out[k]
+        if isinstance(s, Declare) and _pure(s.init):
+            rest, name = out[k + 1:], s.var.name
+            if name not in _expr_vars(rest) and all(_pure(n.value) for n in walk(tuple(rest))
+                                                    if isinstance(n, Assign) and n.target.name == name):
+                out = out[:k] + _drop_locals(rest, {name})
+        k -= 1
     return out
 
 
@@ -123,7 +149,7 @@ def fold_flags(stmts) -> list:
         _bool_const(n.value) is not None for n in walk(tuple(folded))
         if isinstance(n, (Assign, CompoundAssign)) and n.target.name == name)}
     unread = assigned_only_constants - _expr_vars(folded)
-    return _drop_flags(folded, unread) if unread else folded
+    return _drop_locals(folded, unread) if unread else folded
 
 
 def drop_overwritten_stores(stmts) -> list:
@@ -149,5 +175,5 @@ def drop_overwritten_stores(stmts) -> list:
 
 
 def cleanup(stmts) -> list:
-    """:func:`fold_flags`, then :func:`drop_overwritten_stores`."""
-    return drop_overwritten_stores(fold_flags(stmts))
+    """:func:`fold_flags`, :func:`drop_unused_locals`, then :func:`drop_overwritten_stores`."""
+    return drop_overwritten_stores(drop_unused_locals(fold_flags(stmts)))

@@ -28,7 +28,7 @@ all do about as well. ``x`` is not prefetched: its reads are scattered.
 
 from __future__ import annotations
 
-from .ir import BinOp, Comment, Const, For, Load, Prefetch, Stmt, Var, While, map_bodies, walk
+from .ir import BinOp, Comment, Const, For, Load, Pragma, Prefetch, Stmt, Var, While, map_bodies, walk
 
 #: how many entries past the row's end are fetched
 DISTANCE = 64
@@ -62,10 +62,14 @@ def prefetch(stmts, row: Var | None = None) -> list:
     for s in stmts:
         if isinstance(s, For) and row is not None and (end := _row_loop(s, row)) is not None:
             streamed = _streamed(s, end.buffer)
+            pragmas = []
+            while out and isinstance(out[-1], Pragma):   # a pragma stays on its loop
+                pragmas.insert(0, out.pop())
             if streamed:
                 out.append(Comment(f"fetch the entries {DISTANCE} past this row's end: the CPU's own "
                                    f"prefetcher falls behind short rows"))
                 out += [Prefetch(b, BinOp("+", end, Const(DISTANCE, "int64"))) for b in streamed]
+            out += pragmas
         # the rows inside are those of the innermost loop around (none inside a while)
         inner = s.var if isinstance(s, For) else None if isinstance(s, While) else row
         out.append(map_bodies(s, lambda body: prefetch(body, inner)))

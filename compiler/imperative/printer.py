@@ -198,6 +198,11 @@ class Printer(ExprFormatter):
         self.emit(depth, f"free({s.buffer});")
 
     def if_chain(self, s: If, depth: int):
+        if s.cond == Const(True, "bool") and s.otherwise is None:
+            self.emit(depth, "{")   # a block of its own: a scope for its names
+            self.stmt(s.then, depth + 1)
+            self.emit(depth, "}")
+            return
         keyword = "if"
         while True:
             self.emit(depth, f"{keyword} ({self.expr(s.cond)}) {{")

@@ -54,6 +54,7 @@ from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast
                              Scalar, Select, Store, Tagged, UnOp, Var, While, and_)
 from ..imperative.ir import walk as ir_walk
 from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
+from ..imperative.cleanup import cleanup
 from ..imperative.prefetch import prefetch
 from ..imperative.vectorize import vectorize
 from ..levels import Dense, SparseCOO, SparseList
@@ -1343,8 +1344,9 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     trace.record("lower", before=cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn))],
                  note="; ".join(notes))
     for stage, apply, note in (
-            ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes"),
-            ("prefetch", prefetch, "each row fetches the entries of the rows after it ahead")):
+            ("cleanup", cleanup, "tests of known flags, locals nothing reads and stores overwritten at once dropped"),
+            ("prefetch", prefetch, "each row fetches the entries of the rows after it ahead"),
+            ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = replace(fn, body=Block(tuple(apply(fn.body.body))))
         if after != fn:
             trace.record(stage, before=fn, after=after, artifacts=[Artifact("ir", fn.name, str(after))], note=note)

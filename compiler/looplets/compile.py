@@ -321,7 +321,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None):
                   and p.name.endswith("_val")}
     # the imperative passes, each a step in the trace when it changed something
     for stage, run, note in (
-            ("cleanup", cleanup, "tests of flags known where they are made dropped; stores overwritten at once dropped"),
+            ("cleanup", cleanup, "tests of known flags, locals nothing reads and stores overwritten at once dropped"),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = run(stmts)

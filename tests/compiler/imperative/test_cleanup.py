@@ -97,3 +97,34 @@ def test_sparse_output_kernels_read_without_dirty_flags():
     assert "dirty" not in k.c_source
     assert "cleanup" in [s.stage for s in k.trace.steps]
     np.testing.assert_allclose(k(A=A, B=A).to_numpy(), (S @ S).toarray())
+
+
+def test_unused_locals_are_looked_for_in_their_own_block():
+    from compiler.imperative.cleanup import drop_unused_locals
+    from compiler.imperative.ir import Call
+
+    j = Var("j")
+    reads = If(Var("a"), [Declare(j, "int64", Load("idx", 0)), Store("out", 0, j)])
+    unread = If(Var("b"), [Declare(j, "int64", Load("idx", 1)), Store("val", 0, 1.0)])
+    got = drop_unused_locals([reads, unread])
+    assert got[0] == reads                                        # the same name, read in its block
+    assert got[1].then.body == (Store("val", 0, 1.0),)            # not read in this one
+    helper = Declare(i, "float64", Call("ss_user", (Const(1.0, "float64"),)))
+    assert drop_unused_locals([helper]) == [helper]               # a helper might do more than compute
+
+
+def test_two_phase_compute_declares_no_coordinate_it_does_not_store():
+    from compiler import lower
+    from compiler.format import csr
+
+    k = lower("C[i, j] = A[i, j] + B[i, j]", A=csr(), B=csr(), C=csr(), options={"assembly": "two-phase"})
+    compute = k.c_source[k.c_source.index("phase 2, compute"):]
+    assert "int64_t j = " not in compute and "if (true)" not in k.c_source
+    assert "cleanup" in [s.stage for s in k.trace.steps]
+
+
+def test_a_block_of_its_own_prints_as_a_scope():
+    from compiler.imperative import pretty
+
+    printed = pretty(If(TRUE, [Declare(Var("x"), "int64", 1)]))
+    assert printed.splitlines() == ["{", "    int64 x = 1;", "}"]

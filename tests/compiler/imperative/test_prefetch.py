@@ -51,6 +51,25 @@ def test_other_loops_are_left_alone(loop):
     assert prefetch([loop]) == [loop]
 
 
+def test_a_pragma_stays_on_its_loop():
+    from compiler.imperative.ir import Pragma
+    loop = rows()
+    inner = loop.body.body[1].body.body[0]
+    marked = For(i, 0, n, [Pragma("omp simd reduction(+:t)"), inner])
+    body = prefetch([marked])[0].body.body
+    assert [type(s).__name__ for s in body] == ["Comment", "Prefetch", "Prefetch", "Pragma", "For"]
+
+
+def test_a_dcsr_row_sum_prefetches_and_vectorizes():
+    from compiler.format import dcsr
+    S = sp.random(40, 30, 0.1, format="csr", random_state=3)
+    B = Tensor.from_scipy(S, dcsr())
+    k = lower("y[i] = B[i, j]", B=B)
+    src = k.c_source
+    assert src.index("__builtin_prefetch") < src.index("#pragma omp simd") < src.index("for (int64_t pB1")
+    np.testing.assert_allclose(k(B=B).to_numpy(), np.asarray(S.sum(axis=1)).ravel())
+
+
 def test_a_top_level_segment_loop_has_no_row_to_fetch_ahead_of():
     loop = For(p, Load("pos", i), Load("pos", i + 1), [CompoundAssign("+", t, Load("a", p))])
     assert prefetch([loop]) == [loop]
