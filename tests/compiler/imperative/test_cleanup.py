@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from compiler import Tensor
 from compiler.imperative import Buffer, Function, Scalar, interpret
 from compiler.imperative.cleanup import cleanup, drop_overwritten_stores, fold_flags
-from compiler.imperative.ir import (Assign, Block, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, UnOp,
+from compiler.imperative.ir import (Assign, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, UnOp,
                                     Var, While, walk)
 
 d, i, n = Var("dirty"), Var("i"), Var("n")
