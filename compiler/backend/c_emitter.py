@@ -224,7 +224,10 @@ class _CPrinter(Printer):
         plan = self.plan
         chain = [s]
         while len(chain[-1].body.body) == 1 and isinstance(chain[-1].body.body[0], Allocate):
-            chain.append(chain[-1].body.body[0])
+            inner, made = chain[-1].body.body[0], {a.buffer for a in chain}
+            if any(isinstance(n, Load) and n.buffer in made for n in walk((inner.length, inner.init))):
+                break   # its size is read from one of them: allocated after their check
+            chain.append(inner)
         for a in chain:
             zero = a.init is None or (isinstance(a.init, Const) and a.init.value == 0)
             self.emit(depth, f"{c_type(a.dtype)} *{a.buffer} = {plan.alloc_array}({self.expr(a.length)}, "

@@ -180,3 +180,14 @@ def test_checked_mode_frees_scratch_arrays_when_a_bounds_error_leaves_the_kernel
 def _rss_bytes():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_an_allocation_sized_from_another_waits_for_its_check():
+    from compiler.imperative import Load, Store
+
+    n, out = Scalar("n", "int64"), Buffer("out", "float64", "inout")
+    body = Allocate("w", "int64", n.var, Const(3, "int64"), [
+        Allocate("v", "float64", Load("w", 0), Const(1.0, "float64"), [out.store(0, Load("v", 2))])])
+    c = emit_c(Function("sized", (n, out), body))
+    assert c.index("if (w == NULL)") < c.index("double *v = alloc_array(w[0]")
+    assert compile_function(Function("sized", (n, out), body))(n=2, out=np.zeros(1))["out"][0] == 1.0
