@@ -47,6 +47,7 @@ Schedule(parallelize(i))
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 from ..errors import StrategyError
@@ -70,7 +71,6 @@ class Command:
 
     def __str__(self) -> str:
         # an argument left out (None) is skipped: those after it are written as keywords
-        import inspect
         names = list(inspect.signature(getattr(Schedule, self.name)).parameters)[1:]
         parts, keywords = [], False
         for k, a in enumerate(self.args):
