@@ -96,3 +96,19 @@ def test_simd_only_pragmas_build_without_the_openmp_runtime(tmp_path, monkeypatc
     ffi, lib = build.load_library(path, "double total(const double *x, long n);")
     x = ffi.new("double[]", [1.0, 2.0, 3.5])
     assert lib.total(x, 3) == 6.5
+
+
+@pytest.mark.parametrize("identity, gcc", [
+    ("gcc (Debian 12.2.0-14+deb12u1) 12.2.0\nCopyright (C) 2022 Free Software Foundation, Inc.", True),
+    ("cc (GCC) 13.2.1\nCopyright (C) 2023 Free Software Foundation, Inc.", True),
+    ("Debian clang version 14.0.6\nTarget: x86_64-pc-linux-gnu", False),
+    ("Apple clang version 15.0.0 (clang-1500.1.0.2.5)", False),
+])
+def test_gcc_gets_its_own_flags_and_the_environment_overrides_them(monkeypatch, identity, gcc):
+    monkeypatch.delenv("SPARSESCOPE_CFLAGS", raising=False)
+    monkeypatch.setattr(build, "compiler_identity", lambda cc=None: identity)
+    assert build.is_gcc() == gcc
+    assert build.compiler_flags() == build.DEFAULT_FLAGS + (build.GCC_FLAGS if gcc else ())
+    monkeypatch.setenv("SPARSESCOPE_CFLAGS", "-O1 -fPIC -shared")
+    assert build.compiler_flags() == ("-O1", "-fPIC", "-shared")
+    assert build.compiler_flags(("-O0",)) == ("-O0",)
