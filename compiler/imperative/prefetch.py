@@ -23,13 +23,12 @@ for (int64 i = 0; i < n; i++) {
 }
 
 Measured on CSR SpMV (100k rows, 1M entries): 8% faster; 24 to 192 entries ahead
-all do about as well. ``x`` is not prefetched: its reads are scattered. Merges of
-two rows are not prefetched either (an intersection ran 6% slower).
+all do about as well. ``x`` is not prefetched: its reads are scattered.
 """
 
 from __future__ import annotations
 
-from .ir import BinOp, Comment, Const, Declare, For, Load, Pragma, Prefetch, Stmt, Var, While, map_bodies, walk
+from .ir import BinOp, Comment, Const, For, Load, Pragma, Prefetch, Stmt, Var, While, map_bodies, walk
 
 #: how many entries past the row's end are fetched
 DISTANCE = 64
@@ -54,58 +53,24 @@ def _streamed(loop: For, pos: str) -> list[str]:
     return out
 
 
-_COMMENT = Comment(f"fetch the entries {DISTANCE} past this row's end: the CPU's own prefetcher falls behind "
-                   f"short rows")
-
-
-def _fetch_ahead(end: Load, streamed: list[str]) -> list[Stmt]:
-    if not streamed:
-        return []
-    return [_COMMENT, *(Prefetch(b, BinOp("+", end, Const(DISTANCE, "int64"))) for b in streamed)]
-
-
-def _cursor_end(stmts: list, k: int, row: Var) -> Load | None:
-    """``pos[row + 1]`` if ``stmts[k]`` declares a cursor ``q = pos[row]`` and an earlier
-    statement of the block declares ``pos[row + 1]`` (the row's end), else None."""
-    s = stmts[k]
-    if not (isinstance(s, Declare) and isinstance(s.init, Load) and s.init.index == row):
-        return None
-    end = Load(s.init.buffer, BinOp("+", row, Const(1, "int64")))
-    return end if any(isinstance(t, Declare) and t.init == end for t in stmts[k + 1:]) else None
-
-
 def prefetch(stmts, row: Var | None = None) -> list:
     """``stmts`` with a :class:`Prefetch` of each streamed array before each row's position loop.
 
-    ``row`` is the variable of the loop around ``stmts`` (None at the top). A row's
-    loop is ``for (p = pos[row]; p < pos[row + 1]; p++)``, or a cursor declared
-    ``q = pos[row]`` (next to ``pos[row + 1]``) that while loops advance (the looplet
-    strategy's walk of a SparseList row). Cursors of several rows (a merge) are left
-    alone: a merge waits on its branches, not on memory.
+    ``row`` is the variable of the loop around ``stmts`` (None at the top).
     """
-    stmts, out = list(stmts), []
-    ahead, after = [], -1   # the cursors' prefetches, and the statement they follow (the last row end)
-    if row is not None:
-        for k in range(len(stmts)):
-            end = _cursor_end(stmts, k, row)
-            if end is not None:
-                q, rest = stmts[k].var, stmts[k + 1:]
-                streamed = list(dict.fromkeys(n.buffer for n in walk(tuple(rest))
-                                              if isinstance(n, Load) and n.index == q and n.buffer != end.buffer))
-                after = max(after, max(j for j in range(k, len(stmts))
-                                       if isinstance(stmts[j], Declare) and stmts[j].init == end))
-                ahead += [Prefetch(b, BinOp("+", end, Const(DISTANCE, "int64"))) for b in streamed]
-        if len({p.index.left.buffer for p in ahead}) > 1:
-            ahead = []   # a merge of rows: bound by its branches, not memory (an intersection ran 6% slower)
-    for k, s in enumerate(stmts):
+    out: list[Stmt] = []
+    for s in stmts:
         if isinstance(s, For) and row is not None and (end := _row_loop(s, row)) is not None:
+            streamed = _streamed(s, end.buffer)
             pragmas = []
             while out and isinstance(out[-1], Pragma):   # a pragma stays on its loop
                 pragmas.insert(0, out.pop())
-            out += _fetch_ahead(end, _streamed(s, end.buffer)) + pragmas
+            if streamed:
+                out.append(Comment(f"fetch the entries {DISTANCE} past this row's end: the CPU's own "
+                                   f"prefetcher falls behind short rows"))
+                out += [Prefetch(b, BinOp("+", end, Const(DISTANCE, "int64"))) for b in streamed]
+            out += pragmas
         # the rows inside are those of the innermost loop around (none inside a while)
         inner = s.var if isinstance(s, For) else None if isinstance(s, While) else row
         out.append(map_bodies(s, lambda body: prefetch(body, inner)))
-        if k == after and ahead:
-            out += [_COMMENT, *ahead]
     return out

@@ -14,7 +14,7 @@
 >>> k(A=A, x=x).to_numpy()
 array([ 4., 10.])
 >>> [s for s in k.trace.stages() if not s.startswith(("lower:", "simplify", "unfurl"))]
-['program', 'wrapperize', 'concordize', 'lifecycle', 'dimensionalize', 'promote', 'prefetch', 'imperative', 'emit-c', 'compile']
+['program', 'wrapperize', 'concordize', 'lifecycle', 'dimensionalize', 'promote', 'imperative', 'emit-c', 'compile']
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from ..imperative import ir
 from ..imperative.cleanup import cleanup
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, UnOp, Var
 from ..imperative.sorting import bit_sort_words
-from ..imperative.prefetch import prefetch
 from ..imperative.vectorize import vectorize
 from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                       SparseHash, SparseList, SparsePoint, SparseRunList)
@@ -324,7 +323,6 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None):
     for stage, run, note in (
             ("cleanup", cleanup, "tests of known flags, locals nothing reads and stores overwritten at once dropped"),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
-            ("prefetch", prefetch, "each row fetches the entries of the rows after it ahead"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = run(stmts)
         if after != stmts:

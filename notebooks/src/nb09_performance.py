@@ -62,9 +62,7 @@ show("SpMV, lattice vs looplets", compare(lambda: k_lat(A=A, x=x), {"looplets": 
 the entries 64 past its end, in the arrays its inner loop streams (`A1_idx` and `A_val`). Rows of
 ten or twenty entries are too short for the CPU's own prefetcher to get ahead of them; fetching
 ahead made CSR SpMV about 8% faster on a 100k x 100k matrix with 1M entries. `x` is not fetched
-ahead: its reads are scattered. The looplets kernel fetches ahead too, from its walk of the row
-(a cursor advanced by a `while` loop); a merge of two rows (CSR+CSR) does not: it waits on its
-branches, not on memory."""),
+ahead: its reads are scattered. (The looplets kernel reads the same rows without these lines.)"""),
     ("code", """lines = k_lat.c_source.splitlines()
 at = next(n for n, line in enumerate(lines) if "__builtin_prefetch" in line)
 print("\\n".join(lines[at - 2:at + 6]))

@@ -95,37 +95,3 @@ def test_csr_spmv_prefetches_and_is_right():
     assert "prefetch" in [s.stage for s in k.trace.steps]
     assert k.c_source.count("__builtin_prefetch") == 2 and "x_val[A1_pos" not in k.c_source
     np.testing.assert_allclose(k(A=A, x=Tensor.from_numpy(x, dense(1))).to_numpy(), S @ x)
-
-
-def cursor_row(cursors):
-    """``for i: q = pos[i]; q_end = pos[i + 1]; while (q < q_end) { t += val[q]; q += 1; }`` per cursor."""
-    from compiler.imperative.ir import Assign
-    body = []
-    for pos, val in cursors:
-        q, e = Var(f"q_{pos}"), Var(f"e_{pos}")
-        body += [Declare(q, "int64", Load(pos, i)), Declare(e, "int64", Load(pos, i + 1))]
-    loops = [While(Var(f"q_{pos}") < Var(f"e_{pos}"),
-                   [CompoundAssign("+", t, Load(val, Var(f"q_{pos}"))),
-                    Assign(Var(f"q_{pos}"), Var(f"q_{pos}") + 1)]) for pos, val in cursors]
-    return For(i, 0, n, [Tagged("row", body + loops)])
-
-
-def test_a_cursor_walking_one_row_is_fetched_ahead_too():
-    got = prefetch([cursor_row([("pos", "val")])])
-    assert prefetches(got) == [("val", f"pos[i + 1] + {DISTANCE}")]
-    body = got[0].body.body[0].body.body
-    assert [type(s).__name__ for s in body[:4]] == ["Declare", "Declare", "Comment", "Prefetch"]
-
-
-def test_a_merge_of_two_rows_is_not_fetched_ahead():
-    # bound by its branches: an intersection of two CSR rows ran 6% slower with prefetches
-    loop = cursor_row([("A_pos", "A_val"), ("B_pos", "B_val")])
-    assert prefetch([loop]) == [loop]
-
-
-def test_looplets_csr_spmv_prefetches_and_is_right():
-    S = sp.random(200, 150, 0.05, format="csr", random_state=4)
-    A, x = Tensor.from_scipy(S, csr()), np.random.default_rng(5).random(150)
-    k = lower("y[i] = A[i, j] * x[j]", strategy="looplets", A=A, x=x)
-    assert "prefetch" in [s.stage for s in k.trace.steps] and "__builtin_prefetch" in k.c_source
-    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), S @ x)
