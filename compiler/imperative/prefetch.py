@@ -23,7 +23,11 @@ for (int64 i = 0; i < n; i++) {
 }
 
 Measured on CSR SpMV (100k rows, 1M entries): 8% faster; 24 to 192 entries ahead
-all do about as well. ``x`` is not prefetched: its reads are scattered.
+all do about as well. ``x`` is not prefetched: its reads are scattered. Only a
+``for`` over a row's positions is matched. The same fetch before a cursor that
+``while`` loops advance was tried and measured: the looplet strategy's SparseList
+SpMV ran 2% faster, its SparseBlockList SpMV 6% slower, and an intersection of two
+CSR rows (the lattice merge) 6% slower.
 """
 
 from __future__ import annotations
