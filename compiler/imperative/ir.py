@@ -784,6 +784,24 @@ def map_bodies(s: Stmt, f) -> Stmt:
     return s
 
 
+def untagged(stmts) -> list:
+    """``stmts`` as one straight list: provenance tags (the explorer's colours) and blocks
+    spliced into their place, so passes see the statements themselves.
+
+    >>> untagged([Tagged("t", [Break()]), Block((Comment("c"),))])
+    [Break(), Comment(text='c')]
+    """
+    out = []
+    for s in stmts:
+        if isinstance(s, Tagged):
+            out += untagged(s.body.body)
+        elif isinstance(s, Block):
+            out += untagged(s.body)
+        else:
+            out.append(s)
+    return out
+
+
 def uses_nan_or_inf(node) -> bool:
     return any(isinstance(n, Const) and isinstance(n.value, float) and not math.isfinite(n.value)
                for n in walk(node))

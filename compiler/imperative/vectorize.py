@@ -50,7 +50,7 @@ True
 from __future__ import annotations
 
 from .ir import (Assign, Block, Call, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load, MATH_FUNCTIONS,
-                 Pragma, Store, Tagged, Var, map_bodies, walk)
+                 Pragma, Store, Tagged, Var, map_bodies, untagged, walk)
 
 #: the reductions the pragma may reorder (C's ``+`` and ``*`` on the accumulator)
 REDUCTION_OPS = ("+", "*")
@@ -66,14 +66,6 @@ def _contiguous(e: Expr) -> bool:
     return True
 
 
-def _untagged(stmts) -> list:
-    """``stmts`` with provenance tags (the explorer's colours) dropped."""
-    out = []
-    for s in stmts:
-        out += _untagged(s.body.body) if isinstance(s, Tagged) else [s]
-    return out
-
-
 def reduction(loop) -> CompoundAssign | None:
     """The ``acc op= value`` a ``For`` loop's body ends with, if the loop may run in SIMD lanes.
 
@@ -81,7 +73,7 @@ def reduction(loop) -> CompoundAssign | None:
     """
     if not isinstance(loop, For):
         return None
-    body = _untagged(loop.body.body)
+    body = untagged(loop.body.body)
     if not body or not isinstance(body[-1], CompoundAssign):
         return None
     s = body[-1]

@@ -39,24 +39,13 @@ for (int64 i = 0; i < A0_size; i++) {
 
 from __future__ import annotations
 
-from ..imperative.ir import (Assign, BinOp, Block, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, Var,
-                             While, walk)
+from ..imperative.cleanup import drop_unused_locals
+from ..imperative.ir import (Assign, BinOp, CompoundAssign, Const, Declare, For, If, Load, Store, Var, While,
+                             untagged, walk)
 
 
 class _NoCount(Exception):
     """The loops around a scatter read something other than inputs: no count."""
-
-
-def _flat(stmts) -> list:
-    out = []
-    for s in stmts:
-        if isinstance(s, Tagged):
-            out += _flat(s.body.body)
-        elif isinstance(s, Block):
-            out += _flat(s.body)
-        else:
-            out.append(s)
-    return out
 
 
 def _is_mark(n, bitmaps) -> bool:
@@ -70,15 +59,15 @@ def _scatters(s, bitmaps) -> bool:
 
 def _count(stmts, bitmaps, counter) -> list:
     out = []
-    for s in _flat(stmts):
+    for s in untagged(stmts):
         if not _scatters(s, bitmaps):
             if isinstance(s, Declare) and s.init is not None:
-                out.append(s)  # perhaps needed by a bound below; unused ones are pruned
+                out.append(s)  # perhaps needed by a bound below; unused ones are dropped
             continue
         if isinstance(s, While):
             raise _NoCount  # a merge around the scatter: its trip count is no difference of bounds
         if isinstance(s, For):
-            body = _flat(s.body.body)
+            body = untagged(s.body.body)
             if any(isinstance(t, (For, While)) and _scatters(t, bitmaps) for t in walk(tuple(body))):
                 out.append(For(s.var, s.start, s.stop, _count(body, bitmaps, counter)))
             else:  # the innermost loop around the scatter: count its trips
@@ -92,22 +81,6 @@ def _count(stmts, bitmaps, counter) -> list:
             out.append(CompoundAssign("+", counter, Const(1, "int64")))
         else:
             raise _NoCount
-    return out
-
-
-def _prune(stmts) -> list:
-    """Drop declarations nothing after them uses, innermost first."""
-    out = []
-    for s in reversed(stmts):
-        if isinstance(s, For):
-            s = For(s.var, s.start, s.stop, _prune(s.body.body))
-        elif isinstance(s, If):
-            s = If(s.cond, _prune(s.then.body), None if s.otherwise is None else _prune(s.otherwise.body))
-        elif isinstance(s, Declare):
-            used = {n.name for n in walk(tuple(out)) if isinstance(n, Var)}
-            if s.var.name not in used:
-                continue
-        out.insert(0, s)
     return out
 
 
@@ -140,7 +113,7 @@ def count_scatters(stmts, bitmaps, inputs, scalars, counter: Var):
     if not any(_scatters(s, bitmaps) for s in stmts):
         return None
     try:
-        out = _prune(_count(stmts, bitmaps, counter))
+        out = drop_unused_locals(_count(stmts, bitmaps, counter))
         _check(out, inputs, scalars | {counter.name})
     except _NoCount:
         return None
