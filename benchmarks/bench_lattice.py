@@ -24,7 +24,9 @@ part of our SpGEMM's time, so SpGEMM is also timed against scipy followed by
 The output's room is reserved once, from a count of the products made before the rows
 (:mod:`compiler.lattice.reserve`), instead of doubling as rows are appended. SpGEMM is
 also timed with two-phase assembly (``options={"assembly": "two-phase"}``: the loops run
-twice, so it is expected to be slower; it allocates the output exactly). Then SpMV's
+twice, so it is expected to be slower; it allocates the output exactly), and on all cores
+(``parallelize(i)``: two-phase on threads, each row counting and then filling its own entries,
+each thread with its own workspace; scipy and pydata run on one core). Then SpMV's
 effective bandwidth next to the machine's streaming bandwidth (a large numpy copy).
 
     .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm]
@@ -188,6 +190,16 @@ def main(small=False, only=None):
             return C
         row("SpGEMM, scipy sorted", {"kernel": raw_caller(k, {"A": Gt, "B": Ht}), "call": lambda: k(A=Gt, B=Ht),
                                      "scipy": scipy_sorted})
+        from compiler.backend.build import openmp_support
+        if openmp_support() is None:
+            import os
+            kp = lower("C[i, j] = A[i, k] * B[k, j]", A=Gt, B=Ht, C=csr(), options={"schedule": (("parallelize", "i"),)})
+            gotp = kp(A=Gt, B=Ht)
+            np.testing.assert_array_equal(gotp.levels[1].idx, ref.indices)
+            np.testing.assert_allclose(gotp.vals, ref.data)
+            row(f"SpGEMM parallel({os.cpu_count()})", {"kernel": raw_caller(kp, {"A": Gt, "B": Ht}),
+                                                       "call": lambda: kp(A=Gt, B=Ht), "scipy": lambda: G @ H,
+                                                       "pydata": lambda: Gp @ Hp})
         k2 = lower("C[i, j] = A[i, k] * B[k, j]", A=Gt, B=Ht, C=csr(), options={"assembly": "two-phase"})
         got2 = k2(A=Gt, B=Ht)
         np.testing.assert_array_equal(got2.levels[1].idx, ref.indices)

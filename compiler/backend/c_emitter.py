@@ -19,9 +19,10 @@ The calling convention (see :func:`c_arguments`), in parameter order:
 
 The kernel returns 0 on success, 1 on an out-of-bounds access (checked mode),
 2 when growing an output or allocating a scratch array (:class:`Allocate`) runs
-out of memory. Scratch arrays are freed at the end of their scope; a kernel that
-leaves early through a checked-mode error does not free them (a bounded leak
-on an error path that already raised).
+out of memory. Scratch arrays are freed at the end of their scope, and on every
+early exit (out of memory; in checked mode, a bounds error frees the ones it
+registered). A :class:`~compiler.imperative.ir.View` is a pointer into a scratch
+array (one thread's part of a workspace): ``double *restrict w = w_all + k;``.
 
 >>> from compiler.imperative.examples import csr_spmv
 >>> print(emit_c(csr_spmv()), end="")
@@ -55,8 +56,8 @@ import re
 from dataclasses import dataclass
 
 from ..dtypes import c_type
-from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, Allocate, Buffer, Call, Const, Function,
-                             Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, walk)
+from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Buffer, Call, Const, Function,
+                             Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View, walk)
 from ..imperative.printer import INDENT, Printer
 from ..names import FreshNames
 
@@ -95,7 +96,8 @@ class _Plan:
 
     def __init__(self, fn: Function, checked: bool):
         self.fn, self.checked = fn, checked
-        fresh = FreshNames(_user_names(fn) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf", "lowest_bit"})
+        fresh = FreshNames(_user_names(fn) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf", "lowest_bit",
+                                              *THREAD_FUNCTIONS, "omp_get_max_threads", "omp_get_thread_num"})
         self.params = {p.name: p for p in fn.params}
         self.args: list[CArg] = []
         self.length: dict[str, str] = {}    # buffer -> its length (checked) or capacity (growable)
@@ -123,7 +125,9 @@ class _Plan:
         # scratch arrays: local buffers, numbered after the parameters in checked mode
         self.locals = {n.buffer: n for n in nodes if isinstance(n, Allocate)}
         self.scratch_slot = {name: k for k, name in enumerate(self.locals)}
-        for name in self.locals:
+        # views into scratch arrays (a thread's part of a workspace), numbered after them
+        self.views = {n.buffer: n for n in nodes if isinstance(n, View)}
+        for name in (*self.locals, *self.views):
             self.buffer_order.append(name)
             if checked:
                 self.length[name] = fresh(f"{name}_len")
@@ -140,6 +144,7 @@ class _Plan:
         self.grow_buffer = fresh("grow_buffer") if self.grows else None
         self.room = fresh("room") if any(isinstance(n, Grow) and n.hint for n in nodes) else None
         self.lowest_bit = any(isinstance(n, Call) and n.function in BIT_FUNCTIONS for n in nodes)
+        self.threads = any(isinstance(n, Call) and n.function in THREAD_FUNCTIONS for n in nodes)
         self.alloc_array = fresh("alloc_array") if self.locals else None
         self.free = fresh(f"{fn.name}_free") if self.growables else None
         self.out_of_memory = fresh("KERNEL_OUT_OF_MEMORY") if self.grows or self.locals else None
@@ -193,7 +198,7 @@ class _CPrinter(Printer):
 
     def _indexed(self, buffer: str, index, access: str) -> str:
         plan = self.plan
-        if buffer not in plan.locals and (buffer not in plan.params
+        if buffer not in plan.locals and buffer not in plan.views and (buffer not in plan.params
                                           or not isinstance(plan.params[buffer], (Buffer, Growable))):
             raise ValueError(f"kernel {plan.fn.name}: {access} of {buffer}, which is not a buffer parameter")
         idx = self.expr(index)
@@ -252,6 +257,12 @@ class _CPrinter(Printer):
             self.emit(depth, f"free({a.buffer});")
             if plan.checked:
                 self.emit(depth, f"{plan.check}.scratch[{plan.scratch_slot[a.buffer]}] = NULL;")
+
+    def view(self, s: View, depth: int):
+        t = c_type(s.dtype)
+        self.emit(depth, f"{t} *restrict {s.buffer} = {s.of} + {self.expr(s.offset, 13)};")
+        if self.plan.checked:
+            self.emit(depth, f"int64_t {self.plan.length[s.buffer]} = {self.expr(s.length)};")
 
     def prefetch(self, s: Prefetch, depth: int):
         # not an access: no bounds check, and an address past the end does not fault
@@ -402,6 +413,33 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
             "static inline int64_t lowest_bit(int64_t word)",
             "{",
             f"{INDENT}return __builtin_ctzll((unsigned long long)word);",
+            "}",
+            "",
+        ]
+    if plan.threads:
+        out += [
+            "#ifdef _OPENMP",
+            "#include <omp.h>",
+            "#endif",
+            "",
+            "/* How many threads a parallel loop may run on (1 without OpenMP). */",
+            "static inline int64_t thread_count(void)",
+            "{",
+            "#ifdef _OPENMP",
+            f"{INDENT}return omp_get_max_threads();",
+            "#else",
+            f"{INDENT}return 1;",
+            "#endif",
+            "}",
+            "",
+            "/* Which thread runs the calling iteration of a parallel loop (0 without OpenMP). */",
+            "static inline int64_t thread_id(void)",
+            "{",
+            "#ifdef _OPENMP",
+            f"{INDENT}return omp_get_thread_num();",
+            "#else",
+            f"{INDENT}return 0;",
+            "#endif",
             "}",
             "",
         ]

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..dtypes import c_type
 from ..errors import DTypeError, KernelError
-from ..imperative.ir import Allocate, Buffer, Function, Growable, OutScalar, Scalar, walk
+from ..imperative.ir import Allocate, Buffer, Function, Growable, OutScalar, Scalar, View, walk
 from ..trace import Artifact, Trace
 from . import build
 from .c_emitter import (ACCESS_NAMES, STATUS_OUT_OF_BOUNDS, STATUS_OUT_OF_MEMORY, c_arguments,
@@ -252,10 +252,11 @@ def _scalar_error_reporter(fn: Function, ffi):
 
 
 def _failure_reporter(fn: Function, checked: bool, ffi, lib):
-    # numbered as the emitter numbers them: buffer parameters, then scratch arrays
+    # numbered as the emitter numbers them: buffer parameters, then scratch arrays, then views
     buffers = [(p.name, "capacity" if isinstance(p, Growable) else "length")
                for p in fn.params if isinstance(p, (Buffer, Growable))]
-    buffers += [(n.buffer, "length") for n in walk(fn.body) if isinstance(n, Allocate)]
+    for kind in (Allocate, View):
+        buffers += [(b, "length") for b in dict.fromkeys(n.buffer for n in walk(fn.body) if isinstance(n, kind))]
     free = getattr(lib, free_function(fn)) if free_function(fn) else None
 
     def fail(status: int, err, pointers):

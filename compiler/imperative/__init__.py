@@ -12,13 +12,13 @@ from .interpreter import interpret
 from .ir import (Allocate, Tagged, BINARY_OPS, COMPOUND_OPS, MATH_FUNCTIONS, UNARY_OPS, Assign, BinOp, Block, Break,
                  Buffer, Call, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, Function,
                  Grow, Growable, Helper, If, Load, OutScalar, Pragma, Prefetch, Scalar, Select, Stmt, Store, UnOp, Var,
-                 While, and_, as_expr, block, call, const, fmax, fmin, not_, or_, walk)
+                 View, While, and_, as_expr, block, call, const, fmax, fmin, not_, or_, walk)
 from .printer import pretty
 
 __all__ = [
     "Allocate", "Tagged", "BINARY_OPS", "COMPOUND_OPS", "MATH_FUNCTIONS", "UNARY_OPS", "Assign", "BinOp", "Block", "Break",
     "Buffer", "Call", "Cast", "Comment", "CompoundAssign", "Const", "Declare", "Expr", "For",
     "Function", "Grow", "Growable", "Helper", "If", "Load", "OutScalar", "Pragma", "Prefetch", "Scalar", "Select",
-    "Stmt", "Store", "UnOp", "Var", "While", "and_", "as_expr", "block", "call", "const", "fmax", "fmin",
+    "Stmt", "Store", "UnOp", "Var", "View", "While", "and_", "as_expr", "block", "call", "const", "fmax", "fmin",
     "interpret", "not_", "or_", "pretty", "walk",
 ]

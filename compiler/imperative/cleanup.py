@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, Allocate, Assign, Block, Call, CompoundAssign, Const, Declare, For, If,
-                 Load, Store, Tagged, UnOp, Var, While, map_bodies, walk)
+from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, Call, CompoundAssign,
+                 Const, Declare, For, If, Load, Store, Tagged, UnOp, Var, While, map_bodies, walk)
 
 
 def _assigns(s, name: str) -> bool:
@@ -92,7 +92,7 @@ def _expr_vars(stmts) -> set:
     for n in walk(tuple(stmts)):
         if isinstance(n, CompoundAssign):
             out.add(n.target.name)   # x op= v reads x
-        for field in ("cond", "value", "index", "start", "stop", "init", "needed", "length"):
+        for field in ("cond", "value", "index", "start", "stop", "init", "needed", "length", "offset"):
             e = getattr(n, field, None)
             if e is not None and not isinstance(e, (Block, tuple)) and hasattr(e, "__dataclass_fields__"):
                 out |= {m.name for m in walk(e) if isinstance(m, Var)}
@@ -111,7 +111,8 @@ def _drop_locals(stmts, unread: set) -> list:
 
 def _pure(e) -> bool:
     """Whether evaluating ``e`` only computes a value (no helper that might do more)."""
-    return e is None or not any(isinstance(n, Call) and n.function not in MATH_FUNCTIONS + BIT_FUNCTIONS
+    known = MATH_FUNCTIONS + BIT_FUNCTIONS + THREAD_FUNCTIONS
+    return e is None or not any(isinstance(n, Call) and n.function not in known
                                 for n in walk(e))
 
 

@@ -41,7 +41,7 @@ import numpy as np
 from ..errors import DTypeError, KernelError
 from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, For, Function, Grow, Growable, If, Load, OutScalar, Prefetch, Scalar, Select, Store,
-                 UnOp, Var, While)
+                 UnOp, Var, View, While)
 
 _TYPES = {name: np.dtype(name).type for name in ("bool", "int32", "int64", "float32", "float64")}
 _RANK = {"bool": 0, "int32": 1, "int64": 2, "float32": 3, "float64": 4}
@@ -58,6 +58,9 @@ _MATH: dict[str, Callable] = {
     "fabs": lambda a: np.fabs(np.float64(a)),
     "isnan": lambda a: np.int32(bool(np.isnan(np.float64(a)))),
     "lowest_bit": lambda w: np.int64((int(w) & -int(w)).bit_length() - 1),
+    # the interpreter runs a parallel loop on one thread
+    "thread_count": lambda: np.int64(1),
+    "thread_id": lambda: np.int64(0),
 }
 
 
@@ -253,6 +256,12 @@ class _Machine:
                 self.run(s.body)
             finally:
                 del self.buffers[s.buffer]
+        elif t is View:
+            whole = self.array(s.of)
+            start, n = int(self.eval(s.offset)), int(self.eval(s.length))
+            if start < 0 or n < 0 or start + n > whole.shape[0]:
+                self.fail(f"View {s.buffer} of {s.of}[{start}:{start + n}] is out of bounds (length {whole.shape[0]})")
+            self.buffers[s.buffer] = whole[start:start + n]   # numpy view: writes reach {s.of}
         elif t is Grow:
             slot = self.growable.get(s.buffer)
             if slot is None:

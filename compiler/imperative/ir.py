@@ -38,6 +38,10 @@ MATH_FUNCTIONS = ("fmin", "fmax", "pow", "ldexp", "sqrt", "exp", "log", "fabs", 
 #: functions the C backend defines itself: ``lowest_bit(w)`` is the index of the lowest
 #: set bit of a nonzero word (sorting a workspace's coordinates through a bitmap)
 BIT_FUNCTIONS = ("lowest_bit",)
+#: functions the C backend defines itself for parallel loops: ``thread_count()`` is how many
+#: threads a parallel loop may run on, ``thread_id()`` which one runs the calling iteration
+#: (1 and 0 without OpenMP, and in the interpreter)
+THREAD_FUNCTIONS = ("thread_count", "thread_id")
 BINARY_OPS = ("+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||",
               "&", "|", "^", "<<", ">>")
 UNARY_OPS = ("-", "!", "~")
@@ -482,6 +486,34 @@ class Prefetch(Stmt):
     def __post_init__(self):
         _set(self, "buffer", _buffer_name(self.buffer))
         _set(self, "index", as_expr(self.index))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class View(Stmt):
+    """``buffer`` names the ``length`` elements of the scratch array ``of`` from ``offset`` on.
+
+    Declared like a local, it lasts to the end of its block. A parallel loop gives each
+    thread its own part of a workspace this way (:mod:`compiler.imperative.privatize`):
+    the array holds one part per thread and each iteration views its thread's part.
+
+    >>> from compiler.imperative import Call, pretty
+    >>> print(pretty(View("w", "float64", "w_all", Call("thread_id") * 8, 8)))
+    float64 w[8] = &w_all[thread_id() * 8];
+    """
+
+    buffer: str
+    dtype: str
+    of: str
+    offset: Expr
+    length: Expr
+
+    def __post_init__(self):
+        _set(self, "buffer", check_name(self.buffer, "buffer name"))
+        _set(self, "dtype", _dtype(self.dtype))
+        _set(self, "of", _buffer_name(self.of))
+        _set(self, "offset", as_expr(self.offset))
+        _set(self, "length", as_expr(self.length))
 
 
 @serialize.node

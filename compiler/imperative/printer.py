@@ -22,7 +22,7 @@ import math
 
 from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, Expr, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Prefetch, Scalar,
-                 Select, Stmt, Store, UnOp, Var, While)
+                 Select, Stmt, Store, UnOp, Var, View, While)
 
 INDENT = "    "
 
@@ -175,11 +175,17 @@ class Printer(ExprFormatter):
             self.grow(s, depth)
         elif isinstance(s, Allocate):
             self.allocate(s, depth)
+        elif isinstance(s, View):
+            self.view(s, depth)
         else:
             raise TypeError(f"not a statement: {s!r}")
 
     def prefetch(self, s: Prefetch, depth: int):
         self.emit(depth, f"prefetch {s.buffer}[{self.expr(s.index)}];")
+
+    def view(self, s: View, depth: int):
+        part = f"&{s.of}[{self.expr(s.offset)}]"
+        self.emit(depth, f"{self.type_name(s.dtype)} {s.buffer}[{self.expr(s.length)}] = {part};")
 
     def for_header(self, s: For) -> str:
         v = s.var.name

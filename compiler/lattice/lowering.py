@@ -51,11 +51,12 @@ from ..algebra import NOVALUE
 from ..errors import StrategyError
 from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast, Comment, CompoundAssign,
                              Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
-                             Scalar, Select, Store, Tagged, UnOp, Var, While, and_)
+                             Scalar, Select, Store, Tagged, UnOp, Var, View, While, and_)
 from ..imperative.ir import walk as ir_walk
 from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
 from ..imperative.cleanup import cleanup
 from ..imperative.prefetch import prefetch
+from ..imperative.privatize import privatize
 from ..imperative.vectorize import vectorize
 from ..levels import Dense, SparseCOO, SparseList
 from ..notation.ast import Access, Assign as NAssign
@@ -66,6 +67,7 @@ from .cin import _loops
 from .reserve import count_scatters
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
 from .iterators import ModeIterator, WorkspaceIterator, hash_capacity_stmts
+from .iteration_graph import is_all_dense
 
 _COMPOUND = {"add": "+", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
 
@@ -110,6 +112,7 @@ class _Emitter:
         self.phase = None             # "assemble" / "compute" while emitting a two-phase kernel
         self.notes: list = []         # decisions of the lowering, for the trace
         self.assembled: dict = {}     # workspace -> where a two-phase compute phase reads its coordinates
+        self.par_rows = False         # two-phase on threads: each row counts, then fills, its own entries
 
     # -- names and parameters ------------------------------------------------------------
 
@@ -295,6 +298,14 @@ class _Emitter:
         else:
             coords = [self.out_path[last["mode"]]]
         reserved = getattr(self, "reserved", False)
+        if self.par_rows:
+            # the row's own counter: phase 1 counts the entries, phase 2 stores them from the row's start
+            more = CompoundAssign("+", counter, Const(1, "int64"))
+            if self.phase == "assemble":
+                return [more]
+            return out + [Store(name, counter, Cast(last["idt"], Var(i.name)) if last["idt"] != "int64"
+                                else Var(i.name)) for name, i in zip(last["idx"], coords)] \
+                + [Store(self.val, counter, val), more]
         if self.phase == "compute":
             # two-phase, compute: the assemble phase stored the coordinates and made room
             return out + [Store(self.val, counter, val), CompoundAssign("+", counter, Const(1, "int64"))]
@@ -402,13 +413,16 @@ class _Emitter:
             self.assembled[w] = assembled
             out.append(Comment(f"phase 1 stored these coordinates in order: read {assembled.buffer}"
                                f"[{assembled.index.name}] instead of sorting {wlist} again"))
-        elif n.ordered:
+        elif n.ordered and not (self.par_rows and self.phase == "assemble"):   # (counting needs no order)
             fresh = lambda base: Var(self.name(("sort", w, base), base))  # noqa: E731
             out += sort_coordinates_ir(wlist, wlist + "_tmp", wn, N, wset, fresh, n.index.name,
                                        wlist + "_bits", wlist + "_sum")
         consumer = [y for x in parts[1:] for y in self.emit(x)]
         if self.depth > 0 or self.phase == "assemble":   # used again: back to the fill
-            reset = lambda j: [Store(w, j, init), Store(wset, j, Const(False, "bool"))]  # noqa: E731
+            # an assemble phase that only marks coordinates left the values at the fill
+            marked_only = self.phase == "assemble" and w not in self.value_tested
+            reset = lambda j: [*([] if marked_only else [Store(w, j, init)]),  # noqa: E731
+                               Store(wset, j, Const(False, "bool"))]
             fused = _reset_in_last_list_loop(consumer, wlist, wn, reset)
             if fused is not None:
                 consumer = fused  # the consumer visits every listed coordinate: reset each there
@@ -422,7 +436,8 @@ class _Emitter:
         """In a two-phase compute phase, the output's coordinate of its next entry (a Load), if the
         consumer appends exactly one entry per coordinate of the list, at the output's innermost
         coordinate; else None (the list is sorted as in phase 1)."""
-        if self.phase != "compute" or not n.ordered or len(consumer) != 1 or not isinstance(consumer[0], CForall):
+        if self.phase != "compute" or self.par_rows or not n.ordered or len(consumer) != 1 \
+                or not isinstance(consumer[0], CForall):
             return None
         f = consumer[0]
         if f.index != n.index or len(f.loops) != 1 or self.out_dense or self.out_path[-1] != n.index:
@@ -873,7 +888,7 @@ class _Emitter:
         lengths (each loop iteration appends at most one entry), so appends need no check.
         """
         if self.out_dense or not self.out_path or n.index != self.out_path[-1] or self.producing \
-                or self.phase == "compute":
+                or self.phase == "compute" or self.par_rows:
             return []
         if universe or not iters:
             bound = N
@@ -1060,6 +1075,8 @@ class _Emitter:
 
     def case_body(self, index, stmts: list) -> list:
         """Wrap a case body with the assembly of a sparse output level indexed by ``index``."""
+        if self.par_rows and stmts and not self.producing and self.out_path[0] == index:
+            return self._row_on_thread(stmts)
         if self.out_dense or not stmts or self.phase == "compute" or self.producing:
             return stmts
         for info in self.levels_info[1:]:
@@ -1090,9 +1107,52 @@ class _Emitter:
             return pre + stmts + post
         return stmts
 
+    def _row_on_thread(self, stmts: list) -> list:
+        """A row of a two-phase kernel on threads: phase 1 counts its entries into ``pos[i + 1]``;
+        phase 2 stores them from the row's start ``pos[i]`` (after the prefix sum)."""
+        info = self.levels_info[1]
+        counter, row = Var(info["counter"]), self._dense_position(0)
+        if self.phase == "assemble":
+            return [Declare(counter, "int64", Const(0, "int64")), *stmts,
+                    Store(info["pos"], BinOp("+", row, 1), cast(counter, "int64", info["idt"]))]
+        return [Declare(counter, "int64", cast(Load(info["pos"], row), info["idt"], "int64")), *stmts]
+
+    def _parallel_two_phase(self, cfir, compact: list) -> list:
+        """Two-phase assembly with each phase's rows on threads (a CSR output over a parallel row loop).
+
+        One shared counter cannot append from several threads, so the rows keep their own:
+        phase 1 counts each row's entries, a prefix sum turns the counts into the rows' starts,
+        the output gets room for exactly that many entries, and phase 2 stores each row's
+        entries from its start (computing the coordinates again: phase 1 kept none).
+        """
+        s, yes = self.setup, Const(True, "bool")
+        self.value_tested = _value_tested(cfir)
+        self.par_rows = True
+        last = self.levels_info[-1]
+        shared, k, out = last["counter"], last["k"], s.output.tensor
+        last["counter"] = self.name(("rowcount", k), f"n{out}{k}")
+        self.phase = "assemble"
+        first = self.emit(cfir)
+        last["counter"] = self.name(("rowpos", k), f"{shared}_row")
+        self.phase = "compute"
+        second = self.emit(cfir)
+        self.phase, last["counter"] = None, shared
+        total = Load(last["pos"], self._dense_count(last["mode"]))
+        total = total if last["idt"] == "int64" else Cast("int64", total)
+        self.notes.append(f"parallelize({s.parallel}) with the sparse output {out}: each row counts its entries, "
+                          f"then fills them from its start (two-phase, on threads)")
+        return [Comment(f"phase 1, count: each row of {out} counts its entries (rows run on threads)"),
+                If(yes, first),
+                Comment(f"the rows' starts, and room for exactly their entries"),
+                *self.final, *[Grow(name, total) for name in (*last["idx"], self.val)],
+                Comment(f"phase 2, compute: each row stores its entries from its start (rows run on threads)"),
+                If(yes, second)] + compact
+
     def function(self, cfir, name: str, assembly: str = "one-pass") -> Function:
         s = self.setup
-        if assembly == "two-phase":
+        if assembly == "two-phase" and s.parallel is not None:
+            body = list(self.init) + self._parallel_two_phase(cfir, self._two_phase_check())
+        elif assembly == "two-phase":
             compact = self._two_phase_check()
             yes = Const(True, "bool")
             self.value_tested = _value_tested(cfir)
@@ -1299,22 +1359,32 @@ def _if_chain(chain) -> list:
 
 
 def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, verify: bool = True,
-                  name: str | None = None, schedule=None, assembly: str = "one-pass", **options):
+                  name: str | None = None, schedule=None, assembly: str | None = None, **options):
     """The ``lattice`` strategy: index notation to a :class:`~compiler.lower.Lowered` kernel.
 
     ``order`` fixes the loop order of the outer forall chain (``reorder``);
     ``verify`` checks every lattice against brute-force enumeration; ``assembly``
     is ``"one-pass"`` (a sparse output appended into growing buffers) or
     ``"two-phase"`` (the loops run twice: assemble the structure, allocate, compute
-    the values; then entries equal to the fill are dropped).
+    the values; then entries equal to the fill are dropped). By default it is
+    one-pass, except for a sparse output filled by a parallel loop: its rows cannot
+    share one counter, so each counts its entries first (two-phase, on threads).
     """
     if options:
         raise StrategyError(f"the lattice strategy has no option(s) {', '.join(sorted(options))}; "
                             f"it takes order=[...], schedule=, assembly=, verify= and name=")
-    if assembly not in ("one-pass", "two-phase"):
+    if assembly not in (None, "one-pass", "two-phase"):
         raise StrategyError(f"assembly={assembly!r}: the lattice strategy assembles 'one-pass' or 'two-phase'")
     from ..lowering import Lowered
     setup = Setup.create(program, formats, order=order, schedule=schedule)
+    threaded = setup.parallel is not None and not is_all_dense(setup.output_format)
+    if assembly is None:
+        assembly = "two-phase" if threaded else "one-pass"
+    elif assembly == "one-pass" and threaded:
+        raise StrategyError(f"assembly='one-pass' does not apply with parallelize({setup.parallel}): it appends "
+                            f"{setup.output.tensor}'s entries through one counter the threads would share; "
+                            f"use assembly='two-phase' (the default with parallelize), where each row counts "
+                            f"its entries first")
     trace.record("concretize", before=program, after=setup.concrete,
                  note="top-level reductions become compound assignments, nested ones where + temporaries")
     for stage, before, after, note in setup.steps:
@@ -1340,9 +1410,17 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     em = _Emitter(setup)
     fn = em.function(cfir, name or f"lattice_{program.lhs.tensor}", assembly)
     notes = (["two-phase assembly: assemble the structure, then compute the values"]
-             if assembly == "two-phase" else []) + list(dict.fromkeys(em.notes))
+             if assembly == "two-phase" and not threaded else []) + list(dict.fromkeys(em.notes))
     trace.record("lower", before=cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn))],
                  note="; ".join(notes))
+    if setup.parallel is not None:
+        private = replace(fn, body=Block(tuple(privatize(fn.body.body, {p.name for p in fn.params}))))
+        if private != fn:
+            parts = {n.buffer for n in ir_walk(private.body) if isinstance(n, View)}
+            parts = [n.buffer for n in ir_walk(fn.body) if isinstance(n, Allocate) and n.buffer in parts]
+            trace.record("privatize", before=fn, after=private, artifacts=[Artifact("ir", fn.name, str(private))],
+                         note=f"each thread of the parallel loop gets its own {', '.join(parts)}")
+            fn = private
     for stage, apply, note in (
             ("cleanup", cleanup, "tests of known flags, locals nothing reads and stores overwritten at once dropped"),
             ("prefetch", prefetch, "each row fetches the entries of the rows after it ahead"),

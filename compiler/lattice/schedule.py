@@ -15,9 +15,10 @@ command                  effect
                          a bitmap and the list of coordinates set) or ``dense`` (a plain
                          array, visited and reset whole); several indices, ``("j", "k")``,
                          give a dense ``w[j, k]``
-``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads; refused when the
-                         threads would race (a sparse output, a scatter, a shared workspace);
-                         of derived loops, the outer loop of a split (of ``i``, of ``pos(i)``
+``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads, each thread with its
+                         own workspaces; a CSR-like output is assembled in two phases on
+                         threads (each row counts, then fills, its own entries); refused when
+                         the threads would race (another sparse output, a scatter); of derived loops, the outer loop of a split (of ``i``, of ``pos(i)``
                          over a row level, or of fused positions with one output element each:
                          each block binary-searches its first row)
 ``split(i, i0, i1, s)``  iterate ``i`` as blocks (``down``: of size ``s``; ``up``: ``s`` blocks),
@@ -251,33 +252,37 @@ def _user_ops(e) -> list:
     return [n.op for n in walk(e) if isinstance(n, Call) and n.op.is_user]
 
 
-def check_parallel(index: Index, setup) -> None:
-    """Refuse ``parallelize(index)`` when the threads would race or it is not the outer loop."""
-    from .cin import Forall, Where, _loops
+def check_parallel(index: Index, setup, loop: Index | None = None) -> None:
+    """Refuse ``parallelize(index)`` when the threads would race or it is not the outer loop.
+
+    Workspaces inside the loop are fine: each thread gets its own
+    (:mod:`compiler.imperative.privatize`). A sparse output is filled on threads when it
+    is CSR-like, a Dense level over ``index`` above one SparseList level: each row then
+    counts its entries and fills them from its start (two-phase assembly). ``loop`` is
+    the loop that runs on threads when it is derived from ``index`` (the blocks of a split).
+    """
+    from .cin import _loops
     from .iteration_graph import is_all_dense, storage_path
     order, body = _loops(setup.statement)
     what = f"parallelize({index}) does not apply"
     if not order or order[0] != index:
         raise StrategyError(f"{what}: only the outermost loop can be parallelized, and the loops run "
                             f"{', '.join(i.name for i in order) or '(none)'}")
-    out = setup.output.tensor
-    if not is_all_dense(setup.output_format):
-        raise StrategyError(f"{what}: the sparse output {out} is appended through one shared counter, "
-                            f"so the threads would race; use a dense output")
-    path = storage_path(setup.output, setup.output_format)[0]
+    out, fmt = setup.output.tensor, setup.output_format
+    path = storage_path(setup.output, fmt)[0]
     if not path or path[0] != index:
         raise StrategyError(f"{what}: {index} does not index the output {out}'s outer mode, so "
                             f"iterations of {index} add into the same elements of {out} (a race)")
-
-    def has_workspace(s) -> bool:
-        if isinstance(s, Where):
-            return s.temp.workspace or has_workspace(s.consumer) or has_workspace(s.producer)
-        if isinstance(s, Forall):
-            return has_workspace(s.body)
-        return False
-    if has_workspace(setup.statement):
-        raise StrategyError(f"{what}: the workspace would be shared by the threads (a race); "
-                            f"per-thread workspaces are not implemented")
+    if not is_all_dense(fmt):
+        names = [lvl.name for lvl in fmt.levels]
+        if names != ["Dense", "SparseList"]:
+            raise StrategyError(f"{what}: the sparse output {out} ({', '.join(names)}) would be appended through "
+                                f"one counter the threads share (a race); on threads the lattice strategy fills "
+                                f"CSR-like outputs (Dense over {index}, then SparseList), each row from its own start")
+        if loop is not None and loop != index:
+            raise StrategyError(f"parallelize({loop}) does not apply: the sparse output {out} is filled on "
+                                f"threads row by row, from a plain loop over its rows, and {loop} is derived "
+                                f"from {index} (parallelize {index} itself)")
 
 
 __all__ = ["Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel"]

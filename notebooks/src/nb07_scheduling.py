@@ -64,8 +64,14 @@ The full scheduling language is a `Schedule`: a list of commands applied in orde
 statement, passed as `options={"schedule": ...}` (a `Schedule`, or a list of tuples such as
 `[("reorder", "j", "i")]`). Each command is a trace step `schedule:<name>` with the statement
 before and after. A command that does not apply raises a `StrategyError` saying why: `reorder(j, i)`
-is legal for CSC (stored column by column) and not for CSR; `parallelize(i)` is refused when the
-threads would race, as with a sparse output appended through one shared counter."""),
+is legal for CSC (stored column by column) and not for CSR.
+
+`parallelize(i)` runs the outer loop on OpenMP threads. A workspace inside the loop (SpGEMM's row
+accumulator) becomes one part per thread: the `privatize` step allocates `thread_count()` parts
+and each iteration views its own. A CSR output cannot be appended through one shared counter from
+several threads, so it is assembled in two phases on threads: each row counts its entries, a
+prefix sum gives every row its start, and each row then fills its own entries. An output the
+threads would still race on (a DCSR output, whose rows are appended too) is refused with the reason."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 from compiler.lattice.schedule import Schedule
 
@@ -79,8 +85,13 @@ for fmt in ["csc", "csr"]:
         print(fmt, "->", e)
 k = ss.lower(SPMV, A="csr", x="dense", options={"schedule": [("parallelize", "i")]})
 print([s.stage for s in k.trace.steps if s.stage.startswith("schedule")])
+k = ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="csr", options={"schedule": [("parallelize", "i")]})
+print(k.trace.stages())
+print(k.trace.find("lower")[0].note)
+print(k.trace.find("privatize")[0].note)
+print("\\n".join(line for line in k.c_source.splitlines() if "thread_id()" in line or "thread_count()" in line))
 try:
-    ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="csr", options={"schedule": [("parallelize", "i")]})
+    ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="dcsr", options={"schedule": [("parallelize", "i")]})
 except ss.StrategyError as e:
     print(e)"""),
     ("md", """`precompute` can also take a **sub-expression** (TACO's `precompute(expr, i, w)`): the sum

@@ -1,0 +1,155 @@
+"""Give each thread of a parallel loop its own part of the scratch arrays the loop writes.
+
+A workspace (Gustavson's row accumulator, its bitmap and coordinate list, a dense
+temporary) is semantically created afresh for every iteration of the loop around it;
+the lowering allocates it once, around the whole kernel, and resets what an iteration
+touched. On threads that one array would be shared: every thread would scatter into it.
+This pass allocates one part per thread (``thread_count()`` parts) and starts each
+parallel iteration with a :class:`~compiler.imperative.ir.View` of its thread's part,
+under the name the loop already uses, so the loop body is unchanged::
+
+    double *w_all = alloc_array(n * thread_count(), ...);
+    #pragma omp parallel for
+    for (i = ...) {
+        double *restrict w = w_all + thread_id() * n;
+        ...   // as before
+
+A parallel loop is a ``For`` right after a ``#pragma omp parallel for``. A scratch array
+read or written outside every parallel loop is shared state, which a part per thread
+would break: that is refused (the schedule checks keep such kernels sequential).
+
+>>> from compiler.imperative import Allocate, Block, For, Pragma, Store, Var, pretty
+>>> i = Var("i")
+>>> loop = [Pragma("omp parallel for"), For(i, 0, 4, [Store("w", 0, i)])]
+>>> print(pretty(Block(tuple(privatize([Allocate("w", "int64", 8, 0, loop)])))))
+int64 w_all[8 * thread_count()] = {0, ...};
+#pragma omp parallel for
+for (int64 i = 0; i < 4; i++) {
+    // this thread's own part of w_all
+    int64 w[8] = &w_all[thread_id() * 8];
+    w[0] = i;
+}
+free(w_all);
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .ir import (Allocate, Assign, BinOp, Block, Call, Comment, CompoundAssign, Declare, For, Load, Pragma, Prefetch,
+                 Stmt, Store, Tagged, Var, View, map_bodies, walk)
+
+
+def is_parallel_pragma(s) -> bool:
+    return isinstance(s, Pragma) and s.text.split()[:3] == ["omp", "parallel", "for"]
+
+
+def _parallel(stmts, k: int) -> For | None:
+    """The loop ``stmts[k]`` if a parallel pragma precedes it (it may carry a provenance tag)."""
+    s = stmts[k]
+    while isinstance(s, Tagged) and len(s.body.body) == 1:
+        s = s.body.body[0]
+    return s if isinstance(s, For) and k > 0 and is_parallel_pragma(stmts[k - 1]) else None
+
+
+def _with_views(s, views: list):
+    """The parallel loop ``s`` (or its tag) with ``views`` first in its body."""
+    if isinstance(s, Tagged):
+        return replace(s, body=Block((_with_views(s.body.body[0], views),)))
+    note = Comment(f"this thread's own part of {'each scratch array' if len(views) > 1 else views[0].of}")
+    return replace(s, body=Block((note, *views, *s.body.body)))
+
+
+def _parallel_loops(stmts) -> list[For]:
+    """The parallel loops among ``stmts`` and inside them (not inside a parallel loop)."""
+    out, stmts = [], list(stmts)
+    for k, s in enumerate(stmts):
+        if _parallel(stmts, k) is not None:
+            out.append(_parallel(stmts, k))
+            continue
+        inner = []
+        map_bodies(s, lambda body: inner.append(body) or body)
+        for body in inner:
+            out += _parallel_loops(body)
+    return out
+
+
+def _accessed(node) -> set[str]:
+    names = set()
+    for n in walk(node):
+        if isinstance(n, (Load, Store, Prefetch)):
+            names.add(n.buffer)
+        elif isinstance(n, View):
+            names.add(n.of)
+    return names
+
+
+def _written(node) -> set[str]:
+    return {n.buffer for n in walk(node) if isinstance(n, Store)}
+
+
+def _outside_parallel(stmts) -> set[str]:
+    """Buffers accessed by ``stmts`` outside their parallel loops."""
+    names, stmts = set(), list(stmts)
+    for k, s in enumerate(stmts):
+        if _parallel(stmts, k) is not None:
+            continue
+        inner = []
+        bare = map_bodies(s, lambda body: inner.append(body) or [])
+        names |= _accessed(bare)
+        for body in inner:
+            names |= _outside_parallel(body)
+    return names
+
+
+def privatize(stmts, taken: set[str] | None = None) -> list[Stmt]:
+    """``stmts`` with the scratch arrays their parallel loops write split into one part per thread.
+
+    ``taken`` names already in use (fresh names for the whole arrays avoid them).
+    """
+    stmts = list(stmts)
+    taken = set(taken or ()) | {getattr(n, "name", None) for n in walk(tuple(stmts))} \
+        | {n.buffer for n in walk(tuple(stmts)) if isinstance(n, (Allocate, View))}
+    assigned = {n.target.name for n in walk(tuple(stmts)) if isinstance(n, (Assign, CompoundAssign))} \
+        | {n.var.name for n in walk(tuple(stmts)) if isinstance(n, (For, Declare))}
+    parts: dict[str, View] = {}   # private buffer -> the view each iteration makes
+
+    def split(s):
+        if not isinstance(s, Allocate):
+            return map_bodies(s, lambda body: [split(x) for x in body])
+        body = [split(x) for x in s.body.body]
+        loops = _parallel_loops(body)
+        if not any(s.buffer in _written(loop.body) for loop in loops):
+            return replace(s, body=Block(tuple(body)))
+        if s.buffer in _outside_parallel(body):
+            raise ValueError(f"privatize: scratch array {s.buffer} is written in a parallel loop and also used "
+                             f"outside it, so a part per thread would not be the array the rest reads")
+        moving = {v.name for v in walk(s.length) if isinstance(v, Var)} & assigned
+        if moving:
+            raise ValueError(f"privatize: the length of {s.buffer} reads {', '.join(sorted(moving))}, which the "
+                             f"kernel assigns, so a parallel iteration cannot recompute it")
+        whole, k = f"{s.buffer}_all", 2
+        while whole in taken:
+            whole, k = f"{s.buffer}_all{k}", k + 1
+        taken.add(whole)
+        parts[s.buffer] = View(s.buffer, s.dtype, whole, BinOp("*", Call("thread_id"), s.length), s.length)
+        return replace(s, buffer=whole, length=BinOp("*", s.length, Call("thread_count")), body=Block(tuple(body)))
+
+    def view_parts(body: list) -> list:
+        out = []
+        for k, s in enumerate(body):
+            loop = _parallel(body, k)
+            if loop is not None:
+                used = _accessed(loop.body)
+                views = [parts[name] for name in order if name in parts and name in used]
+                out.append(_with_views(s, views) if views else s)
+            else:
+                out.append(map_bodies(s, view_parts))
+        return out
+
+    order = [n.buffer for n in walk(tuple(stmts)) if isinstance(n, Allocate)]
+    stmts = [split(s) for s in stmts]
+    return view_parts(stmts) if parts else stmts
+
+
+__all__ = ["is_parallel_pragma", "privatize"]

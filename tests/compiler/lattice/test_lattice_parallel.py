@@ -1,0 +1,160 @@
+"""parallelize(i) with workspaces and sparse outputs: per-thread workspaces, two-phase assembly on threads."""
+
+from functools import partial
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler import Tensor, evaluate, lower
+from compiler.backend import build
+from compiler.errors import StrategyError
+from compiler.format import csc, csr, dcsr, dense, sparse_vector
+from compiler.lattice import Schedule
+from compiler.testing import check_lowered, random_sparse
+
+rand = partial(random_sparse, lo=-3, hi=4)
+PAR = Schedule().parallelize("i")
+
+pytestmark = pytest.mark.skipif(build.openmp_support() is not None, reason="the C compiler has no OpenMP")
+
+
+def on_threads(prog, out, schedule=PAR, **tensors):
+    """Lower ``prog`` one-pass (sequential) and with ``schedule`` (threads); the threaded kernel,
+    its checked build and its IR interpreter must agree with the oracle, and its arrays with
+    the sequential kernel's, element for element."""
+    name = prog.split("[")[0]
+    seq = lower(prog, **tensors, **{name: out})
+    par = lower(prog, **tensors, **{name: out}, options={"schedule": schedule})
+    want, _ = evaluate(prog, **tensors)
+    r1, r2 = seq(**tensors), par(**tensors)
+    np.testing.assert_allclose(r2.to_numpy(), want)
+    np.testing.assert_allclose(par.interpret(**tensors).to_numpy(), want)
+    checked = lower(prog, **tensors, **{name: out}, options={"schedule": schedule}, checked=True)
+    np.testing.assert_allclose(checked(**tensors).to_numpy(), want)
+    for l1, l2 in zip(r1.levels, r2.levels):
+        for kind, arr in l1.arrays().items():
+            np.testing.assert_array_equal(arr, l2.arrays()[kind], err_msg=f"{kind} differs")
+    np.testing.assert_array_equal(r1.vals, r2.vals)
+    assert "#pragma omp parallel for" in par.c_source
+    return par, r2
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("prog", ["C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, j] * B[i, j]",
+                                  "C[i, j] = A[i, k] * B[k, j]"])
+def test_csr_outputs_on_threads(prog, seed):
+    rng = np.random.default_rng(seed)
+    m, n = 40, 30
+    A = Tensor.from_numpy(rand((m, n), 0.2, rng, empty=(0, 7)), csr(), name="A")
+    B = Tensor.from_numpy(rand((m, n) if "k" not in prog else (n, 25), 0.2, rng, empty=(3,)), csr(), name="B")
+    k, _ = on_threads(prog, csr(), A=A, B=B)
+    src = k.c_source
+    assert "phase 1, count" in src and "phase 2, compute" in src
+    assert "C1_pos[i + 1] = nC1;" in src and "int64_t pC1_row = C1_pos[i];" in src
+    lower_step = next(s for s in k.trace.steps if s.stage == "lower")
+    assert "each row counts its entries" in lower_step.note
+
+
+def test_spgemm_workspaces_are_per_thread():
+    rng = np.random.default_rng(4)
+    A = Tensor.from_numpy(rand((60, 50), 0.1, rng), csr(), name="A")
+    B = Tensor.from_numpy(rand((50, 70), 0.1, rng), csr(), name="B")
+    k, _ = on_threads("C[i, j] = A[i, k] * B[k, j]", csr(), A=A, B=B)
+    src = k.c_source
+    assert "double *w_all = alloc_array(B1_size * thread_count()" in src
+    assert "double *restrict w = w_all + thread_id() * B1_size;" in src
+    step = next(s for s in k.trace.steps if s.stage == "privatize")
+    assert "own w, w_set, w_list" in step.note
+    # phase 1 only counts: it neither sorts nor stores coordinates
+    phase1 = src[src.index("phase 1, count"):src.index("phase 2, compute")]
+    assert "sort" not in phase1 and "C1_idx[" not in phase1
+
+
+def test_against_scipy_on_a_larger_matrix():
+    G = sp.random(3000, 2000, density=0.004, format="csr", random_state=5)
+    H = sp.random(2000, 2500, density=0.004, format="csr", random_state=6)
+    Gt, Ht = Tensor.from_scipy(G, csr(), name="A"), Tensor.from_scipy(H, csr(), name="B")
+    k = lower("C[i, j] = A[i, k] * B[k, j]", A=Gt, B=Ht, C=csr(), options={"schedule": PAR})
+    want = (G @ H).tocsr()
+    want.sort_indices()
+    for _ in range(3):   # the threads' schedule varies from run to run; the result must not
+        got = k(A=Gt, B=Ht)
+        np.testing.assert_array_equal(got.levels[1].pos, want.indptr)
+        np.testing.assert_array_equal(got.levels[1].idx, want.indices)
+        np.testing.assert_allclose(got.vals, want.data)
+
+
+def test_cancellation_and_empty_rows():
+    A = Tensor.from_numpy(np.array([[1.0, 1.0], [0.0, 0.0], [1.0, 0.0]]), csr(), name="A")
+    B = Tensor.from_numpy(np.array([[2.0, 3.0], [-2.0, 1.0]]), csr(), name="B")
+    _, r = on_threads("C[i, j] = A[i, k] * B[k, j]", csr(), A=A, B=B)
+    assert r.levels[1].pos.tolist() == [0, 1, 1, 3]
+    assert not np.any(r.vals == 0.0)
+    Z = Tensor.from_numpy(np.zeros((3, 4)), csr(), name="A")
+    on_threads("C[i, j] = A[i, j] + B[i, j]", csr(), A=Z, B=Tensor.from_numpy(np.zeros((3, 4)), csr(), name="B"))
+
+
+def test_nonzero_fill_min_plus():
+    rng = np.random.default_rng(8)
+    inf = np.inf
+
+    def tropical(shape):
+        a = np.full(shape, inf)
+        mask = rng.random(shape) < 0.3
+        a[mask] = rng.integers(0, 9, mask.sum())
+        return a
+    A = Tensor.from_numpy(tropical((12, 10)), csr(fill=inf), name="A")
+    B = Tensor.from_numpy(tropical((10, 11)), csr(fill=inf), name="B")
+    on_threads("C[i, j] = min[k](A[i, k] + B[k, j])", csr(fill=inf),
+               schedule=Schedule().reorder("i", "k", "j").precompute("j").parallelize("i"), A=A, B=B)
+
+
+def test_a_workspace_into_a_dense_output():
+    rng = np.random.default_rng(3)
+    A = Tensor.from_numpy(rand((20, 15), 0.2, rng), csr(), name="A")
+    B = Tensor.from_numpy(rand((15, 18), 0.2, rng), csr(), name="B")
+    s = Schedule().reorder("i", "k", "j").precompute("j", format="dense").parallelize("i")
+    k = check_lowered("C[i, j] = A[i, k] * B[k, j]", s, A=A, B=B, checked=True)
+    assert "thread_id()" in k.c_source
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 12), st.integers(0, 9), st.floats(0.0, 1.0), st.integers(0, 2 ** 16),
+       st.sampled_from(["C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, j] * B[i, j]",
+                        "C[i, j] = A[i, k] * B[k, j]"]))
+def test_property_threads_equal_one_thread(m, n, density, seed, prog):
+    rng = np.random.default_rng(seed)
+    A = Tensor.from_numpy(rand((m, n), density, rng), csr(), name="A")
+    B = Tensor.from_numpy(rand((m, n) if "k" not in prog else (n, 7), density, rng), csr(), name="B")
+    on_threads(prog, csr(), A=A, B=B)
+
+
+@pytest.mark.parametrize("prog, formats, options, message", [
+    ("C[i, j] = A[i, j] + B[i, j]", {"A": csr(), "B": csr(), "C": dcsr()}, {"schedule": PAR},
+     r"the sparse output C \(SparseList, SparseList\) would be appended through one counter"),
+    ("C[i, j] = A[i, j] + B[i, j]", {"A": csr(), "B": csr(), "C": csr()}, {"schedule": PAR, "assembly": "one-pass"},
+     r"assembly='one-pass' does not apply with parallelize\(i\): .* each row counts its entries first"),
+    ("C[i, j] = A[i, j] * B[i, j]", {"A": csr(), "B": csr(), "C": csr()},
+     {"schedule": Schedule().split("i", "i0", "i1", 4).parallelize("i0")},
+     r"parallelize\(i0\) does not apply: the sparse output C is filled on threads row by row"),
+    ("a[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1), "a": sparse_vector()}, {"schedule": PAR},
+     r"the sparse output a \(SparseList\) would be appended through one counter"),
+])
+def test_refusals(prog, formats, options, message):
+    with pytest.raises(StrategyError, match=message):
+        lower(prog, options=options, **formats)
+
+
+@pytest.mark.parametrize("prog", ["C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, k] * B[k, j]"])
+def test_int32_indices_and_a_csc_output(prog):
+    rng = np.random.default_rng(11)
+    A = Tensor.from_numpy(rand((14, 14), 0.25, rng), csr(index_dtype="int32"), name="A")
+    B = Tensor.from_numpy(rand((14, 14), 0.25, rng), csr(index_dtype="int32"), name="B")
+    on_threads(prog, csr(index_dtype="int32"), A=A, B=B)
+    # CSC output: its outer level runs over j, so parallelize(j) fills it column by column
+    Ac = Tensor.from_numpy(A.to_numpy(), csc(), name="A")
+    Bc = Tensor.from_numpy(B.to_numpy(), csc(), name="B")
+    on_threads(prog, csc(), schedule=Schedule().parallelize("j"), A=Ac, B=Bc)
