@@ -252,14 +252,16 @@ def _user_ops(e) -> list:
     return [n.op for n in walk(e) if isinstance(n, Call) and n.op.is_user]
 
 
-def check_parallel(index: Index, setup, loop: Index | None = None) -> None:
+def check_parallel(index: Index, setup) -> None:
     """Refuse ``parallelize(index)`` when the threads would race or it is not the outer loop.
 
     Workspaces inside the loop are fine: each thread gets its own
     (:mod:`compiler.imperative.privatize`). A sparse output is filled on threads when it
     is CSR-like, a Dense level over ``index`` above one SparseList level: each row then
-    counts its entries and fills them from its start (two-phase assembly). ``loop`` is
-    the loop that runs on threads when it is derived from ``index`` (the blocks of a split).
+    counts its entries and fills them from its start (two-phase assembly); a block of
+    rows (a split of ``index`` or of its positions) keeps its rows on one thread. (Fused
+    positions, whose blocks could split a row between threads, never reach here with a
+    sparse output: ``fuse`` itself refuses one.)
     """
     from .cin import _loops
     from .iteration_graph import is_all_dense, storage_path
@@ -279,10 +281,6 @@ def check_parallel(index: Index, setup, loop: Index | None = None) -> None:
             raise StrategyError(f"{what}: the sparse output {out} ({', '.join(names)}) would be appended through "
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "
                                 f"CSR-like outputs (Dense over {index}, then SparseList), each row from its own start")
-        if loop is not None and loop != index:
-            raise StrategyError(f"parallelize({loop}) does not apply: the sparse output {out} is filled on "
-                                f"threads row by row, from a plain loop over its rows, and {loop} is derived "
-                                f"from {index} (parallelize {index} itself)")
 
 
 __all__ = ["Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel"]

@@ -121,6 +121,22 @@ def test_a_workspace_into_a_dense_output():
     assert "thread_id()" in k.c_source
 
 
+@pytest.mark.parametrize("schedule", [
+    Schedule().split("i", "i0", "i1", 4).parallelize("i0"),
+    Schedule().pos("i", "ip", "A").split("ip", "ip0", "ip1", 3).parallelize("ip0"),
+], ids=["split", "pos-split"])
+@pytest.mark.parametrize("prog", ["C[i, j] = A[i, j] * B[i, j]", "C[i, j] = A[i, k] * B[k, j]"])
+def test_blocks_of_rows_on_threads(prog, schedule):
+    rng = np.random.default_rng(12)
+    a = rand((23, 19), 0.2, rng)
+    a[3], a[10:14] = 0, 0
+    # a coordinate split blocks a dense row loop (CSR); a position split, A's stored rows (DCSR)
+    A = Tensor.from_numpy(a, dcsr() if "pos" in str(schedule) else csr(), name="A")
+    B = Tensor.from_numpy(rand((23, 19) if "k" not in prog else (19, 17), 0.2, rng), csr(), name="B")
+    k, _ = on_threads(prog, csr(), schedule=schedule, A=A, B=B)
+    assert "phase 1, count" in k.c_source
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 12), st.integers(0, 9), st.floats(0.0, 1.0), st.integers(0, 2 ** 16),
        st.sampled_from(["C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, j] * B[i, j]",
@@ -137,9 +153,9 @@ def test_property_threads_equal_one_thread(m, n, density, seed, prog):
      r"the sparse output C \(SparseList, SparseList\) would be appended through one counter"),
     ("C[i, j] = A[i, j] + B[i, j]", {"A": csr(), "B": csr(), "C": csr()}, {"schedule": PAR, "assembly": "one-pass"},
      r"assembly='one-pass' does not apply with parallelize\(i\): .* each row counts its entries first"),
-    ("C[i, j] = A[i, j] * B[i, j]", {"A": csr(), "B": csr(), "C": csr()},
-     {"schedule": Schedule().split("i", "i0", "i1", 4).parallelize("i0")},
-     r"parallelize\(i0\) does not apply: the sparse output C is filled on threads row by row"),
+    ("C[i, j] = A[i, j] * B[i, j]", {"A": dcsr(), "B": csr(), "C": csr()},
+     {"schedule": Schedule().fuse("i", "j", "f").pos("f", "fp", "A").split("fp", "f0", "f1", 5).parallelize("f0")},
+     r"fuse\(i, j, f\) does not apply: .* C is sparse"),
     ("a[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1), "a": sparse_vector()}, {"schedule": PAR},
      r"the sparse output a \(SparseList\) would be appended through one counter"),
 ])
