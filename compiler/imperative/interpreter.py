@@ -86,6 +86,7 @@ class _Machine:
         self.types: dict[str, str] = {}
         self.buffers: dict[str, np.ndarray] = {}
         self.growable: dict[str, list] = {}  # name -> [array with capacity]
+        self.views: dict[str, str] = {}      # view -> the scratch array it is part of
 
     def fail(self, message: str):
         raise KernelError(f"kernel {self.fn.name} (interpreter): {message}")
@@ -254,14 +255,17 @@ class _Machine:
             self.buffers[s.buffer] = arr
             try:
                 self.run(s.body)
-            finally:
-                del self.buffers[s.buffer]
+            finally:   # the array and the views into it end here
+                for name in [s.buffer, *(v for v, of in self.views.items() if of == s.buffer)]:
+                    self.buffers.pop(name, None)
+                    self.views.pop(name, None)
         elif t is View:
             whole = self.array(s.of)
             start, n = int(self.eval(s.offset)), int(self.eval(s.length))
             if start < 0 or n < 0 or start + n > whole.shape[0]:
                 self.fail(f"View {s.buffer} of {s.of}[{start}:{start + n}] is out of bounds (length {whole.shape[0]})")
-            self.buffers[s.buffer] = whole[start:start + n]   # numpy view: writes reach {s.of}
+            self.buffers[s.buffer] = whole[start:start + n]   # a numpy view: its writes reach the array
+            self.views[s.buffer] = s.of
         elif t is Grow:
             slot = self.growable.get(s.buffer)
             if slot is None:

@@ -161,6 +161,16 @@ class CWorkspace(CNode):
     extent: str
     ordered: bool
     body: Any
+    inner: tuple = ()           # further indices, over several (row-major after ``index``)
+    inner_extents: tuple = ()
+
+    @property
+    def indices(self) -> tuple:
+        return (self.index, *self.inner)
+
+    @property
+    def extents(self) -> tuple:
+        return (self.extent, *self.inner_extents)
 
     __str__ = CNode.__str__
 
@@ -244,8 +254,10 @@ def _lines(n, depth: int) -> list[str]:
         return [f"{pad}alloc {n.temp} = {_value(n.init)}"] + _lines(n.body, depth)
     if isinstance(n, CWorkspace):
         parts = n.body.stmts if isinstance(n.body, CSeq) else (n.body,)
-        out = [f"{pad}alloc workspace {n.temp}[{n.index}] = {_value(n.init)} "
-               f"(dense over {n.index}, bitmap {n.temp}_set, list {n.temp}_list)"]
+        over = ", ".join(i.name for i in n.indices)
+        out = [f"{pad}alloc workspace {n.temp}[{over}] = {_value(n.init)} "
+               f"(dense over {over}, bitmap {n.temp}_set, list {n.temp}_list"
+               + (" of row-major positions)" if n.inner else ")")]
         out += _lines(parts[0], depth)
         if n.ordered:
             out.append(f"{pad}sort {n.temp}_list")
@@ -416,7 +428,9 @@ class Setup:
             elif s.temp.workspace:
                 key = str(s.temp.access())
                 names[key] = s.temp.name
-                iters[key] = [WorkspaceIterator(s.temp.name)]
+                n, sizes = len(s.temp.indices), tuple(extents[i] for i in s.temp.indices)
+                iters[key] = [WorkspaceIterator(s.temp.name, mode=m, sub=m, nsub=n, extents=sizes if n > 1 else ())
+                              for m in range(n)]
                 paths[key] = tuple(s.temp.indices)
         setup = cls(program, formats, out, ofmt, stmt, graph, names, iters, paths, flexible, extents,
                     uses, temps, neutral, out_fill, out_dtype, rhs_fill, [], promoted, concrete, steps)
@@ -661,10 +675,13 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     if isinstance(stmt, Where) and stmt.temp.workspace:
         t, dt = setup.temps[stmt.temp.name]
         init = np.asarray(t.init).astype(dt)[()]
-        (index,) = t.indices
+        index, *inner = t.indices
         body = CSeq((build_cfir(stmt.producer, setup, ctx, verify_lattices),
                      build_cfir(stmt.consumer, setup, ctx, verify_lattices)))
-        return CWorkspace(t.name, dt, init, index, setup.extents[index], _needs_order(body, t.name, setup), body)
+        # over several indices the list is always sorted: equal outer coordinates must be adjacent
+        ordered = bool(inner) or _needs_order(body, t.name, setup)
+        return CWorkspace(t.name, dt, init, index, setup.extents[index], ordered, body, tuple(inner),
+                          tuple(setup.extents[i] for i in inner))
     if isinstance(stmt, Where):
         t, dt = setup.temps[stmt.temp.name]
         init = np.asarray(t.init).astype(dt)[()]
@@ -689,18 +706,21 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
             temp = setup.temps[acc.tensor][0]
             if not temp.workspace:
                 continue
-            seen.add(key)
-            fill, dt = setup.fill_of(acc), setup.dtype_of(acc)
-            if i in acc.indices and (not temp.dense or set(acc.indices) <= inner):
-                # one index: iterate the coordinates set; several: locate, as in a dense tensor
-                kind = "dense" if temp.dense else "sparse"
-                operands.append(Operand(acc, kind, True, fill, dt, setup.names[key]))
-                by_key[key] = FlatLocator(key, setup.names[key], acc.tensor) if temp.dense else setup.iters[key][0]
-            elif set(acc.indices) <= bound:
-                fixed.append(acc)
-            else:
-                free.append(acc)
-            continue
+            if temp.dense or len(acc.indices) == 1:
+                seen.add(key)
+                fill, dt = setup.fill_of(acc), setup.dtype_of(acc)
+                if i in acc.indices and (not temp.dense or set(acc.indices) <= inner):
+                    # one index: iterate the coordinates set; several: locate, as in a dense tensor
+                    kind = "dense" if temp.dense else "sparse"
+                    operands.append(Operand(acc, kind, True, fill, dt, setup.names[key]))
+                    by_key[key] = FlatLocator(key, setup.names[key], acc.tensor) if temp.dense \
+                        else setup.iters[key][0]
+                elif set(acc.indices) <= bound:
+                    fixed.append(acc)
+                else:
+                    free.append(acc)
+                continue
+            # sparse over several indices: iterated level by level, like a SparseCOO tensor
         seen.add(key)
         path = setup.paths[key]
         fill, dt = setup.fill_of(acc), setup.dtype_of(acc)

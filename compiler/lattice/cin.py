@@ -80,8 +80,8 @@ class Temporary:
     op: Operator | None
     init: Any
     indices: tuple = ()
-    #: ``"dense"``: a plain array; ``"sparse"``: with a bitmap and a coordinate list (one index
-    #: only); ``"auto"``: sparse over one index, dense over several
+    #: ``"dense"``: a plain array; ``"sparse"``: with a bitmap and a coordinate list (over
+    #: several indices, of row-major positions); ``"auto"``: sparse over one index, dense over several
     kind: str = "auto"
 
     def access(self) -> Access:
@@ -167,7 +167,8 @@ def _lines(s, depth: int) -> list[str]:
             over = ', '.join(i.name for i in s.temp.indices)
             decl = (f"{s.temp.access()} = {init}  (workspace: "
                     + (f"dense over {over})" if s.temp.dense else
-                       f"sparse over {over}: values, a bitmap and a coordinate list)"))
+                       f"sparse over {over}: values, a bitmap and a "
+                       + ("list of row-major positions)" if len(s.temp.indices) > 1 else "coordinate list)")))
         return ([f"{pad}where:"] + _lines(s.consumer, depth + 1) + [f"{pad}producer:",
                 f"{pad}{INDENT}{decl}"] + _lines(s.producer, depth + 1))
     if isinstance(s, Sequence):

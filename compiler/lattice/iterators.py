@@ -174,7 +174,7 @@ class ModeIterator:
 
 @dataclass(frozen=True)
 class WorkspaceIterator:
-    """Iterates the coordinates set in a dense workspace ``w`` (its coordinate list).
+    """Iterates the coordinates set in a workspace ``w`` (its coordinate list).
 
     The workspace is three scratch arrays: ``w`` (values, dense over the index),
     ``w_set`` (occupancy bitmap) and ``w_list`` (the coordinates set, ``w_n`` of
@@ -185,6 +185,17 @@ class WorkspaceIterator:
     >>> it = WorkspaceIterator("w")
     >>> it.label, it.param("idx"), str(it.coord(Var("p")))
     ('w', 'w_list', 'w_list[p]')
+
+    Over several indices (``nsub`` of them, of sizes ``extents``) the arrays are over
+    their row-major product and the list holds row-major positions, sorted, so it
+    reads like a SparseCOO level: mode ``sub`` takes its digit of the position, and
+    every mode but the last is non-unique (equal digits form the segment the next
+    mode walks).
+
+    >>> j = WorkspaceIterator("w", nsub=2, extents=("J", "K"))
+    >>> k = WorkspaceIterator("w", mode=1, sub=1, nsub=2, extents=("J", "K"))
+    >>> j.label, j.unique, str(j.coord(Var("p"))), k.label, k.unique, str(k.coord(Var("p")))
+    ('w.0', False, 'w_list[p] / K', 'w.1', True, 'w_list[p] % K')
     """
 
     name: str
@@ -194,30 +205,46 @@ class WorkspaceIterator:
     sub: int = 0
     level_name: str = "Workspace"
     nsub: int = 1
+    extents: tuple = ()   # the size parameters of the indices, over several
 
     kind = "sparse"
-    unique = True
+
+    @property
+    def unique(self) -> bool:
+        return self.sub == self.nsub - 1
 
     @property
     def label(self) -> str:
-        return self.name
+        return self.name + (f".{self.sub}" if self.nsub > 1 else "")
 
     def param(self, kind: str) -> str:
         return {"idx": f"{self.name}_list", "set": f"{self.name}_set", "count": f"{self.name}_n",
                 "val": self.name}[kind]
 
     def bounds(self, parent):
+        if self.sub > 0:
+            return parent   # the segment of equal outer digits
         return Const(0, "int64"), Var(self.param("count"))
 
     def coord(self, p):
-        return Load(self.param("idx"), p)
+        q = Load(self.param("idx"), p)
+        if self.nsub == 1:
+            return q
+        for size in self.extents[self.sub + 1:]:
+            q = BinOp("/", q, Var(size))
+        return q if self.sub == 0 else BinOp("%", q, Var(self.extents[self.sub]))
 
     def child(self, p, segend=None):
-        return p
+        return p if self.unique else (p, segend)
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
-        """``[(coord, coord), ...]``: the interpreter keeps a workspace as a dict in ``arrays``."""
-        return [(j, j) for j in sorted(arrays[self.name])]
+        """``[(coord, child parent), ...]``: the interpreter keeps a workspace as a dict in
+        ``arrays`` (over several indices, keyed by coordinate tuples; a parent is a prefix)."""
+        if self.nsub == 1:
+            return [(j, j) for j in sorted(arrays[self.name])]
+        prefix = () if self.sub == 0 else parent
+        digits = sorted({key[self.sub] for key in arrays[self.name] if key[:self.sub] == prefix})
+        return [(d, prefix + (d,)) for d in digits]
 
 
 def _dense_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:

@@ -386,7 +386,9 @@ class _Emitter:
         """
         it = WorkspaceIterator(n.temp)
         w, wset, wlist, wn = n.temp, it.param("set"), it.param("idx"), Var(it.param("count"))
-        N = self.size(n.extent)
+        N = None
+        for e in n.extents:   # over several indices: their row-major product
+            N = self.size(e) if N is None else BinOp("*", N, self.size(e))
         init = const_of(n.init, n.dtype)
         if w not in self.workspaces:
             for name in (w, wset, wlist):
@@ -401,7 +403,9 @@ class _Emitter:
                 self.allocs += [(wlist + "_tmp", "int64", N, None), (wlist + "_bits", "int64", nwords, Const(0, "int64")),
                                 (wlist + "_sum", "int64", nsummary, Const(0, "int64"))]
         parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
-        out = [Comment(f"workspace {w}[{n.index}]: values {w}, bitmap {wset}, coordinates {wlist}[0:{wn.name}]"),
+        over = ", ".join(i.name for i in n.indices)
+        listed = "row-major positions" if n.inner else "coordinates"
+        out = [Comment(f"workspace {w}[{over}]: values {w}, bitmap {wset}, {listed} {wlist}[0:{wn.name}]"),
                Declare(wn, "int64", Const(0, "int64"))]
         self.producing += 1
         out += self.emit(parts[0])
@@ -413,7 +417,8 @@ class _Emitter:
             self.assembled[w] = assembled
             out.append(Comment(f"phase 1 stored these coordinates in order: read {assembled.buffer}"
                                f"[{assembled.index.name}] instead of sorting {wlist} again"))
-        elif n.ordered and not (self.par_rows and self.phase == "assemble"):   # (counting needs no order)
+        elif n.ordered and not (self.par_rows and self.phase == "assemble" and not n.inner):
+            # (counting needs no order; over several indices the consumer's segments do)
             fresh = lambda base: Var(self.name(("sort", w, base), base))  # noqa: E731
             out += sort_coordinates_ir(wlist, wlist + "_tmp", wn, N, wset, fresh, n.index.name,
                                        wlist + "_bits", wlist + "_sum")
@@ -436,7 +441,7 @@ class _Emitter:
         """In a two-phase compute phase, the output's coordinate of its next entry (a Load), if the
         consumer appends exactly one entry per coordinate of the list, at the output's innermost
         coordinate; else None (the list is sorted as in phase 1)."""
-        if self.phase != "compute" or self.par_rows or not n.ordered or len(consumer) != 1 \
+        if self.phase != "compute" or self.par_rows or n.inner or not n.ordered or len(consumer) != 1 \
                 or not isinstance(consumer[0], CForall):
             return None
         f = consumer[0]
@@ -457,17 +462,20 @@ class _Emitter:
         it = WorkspaceIterator(w)
         wset, wlist, wn = it.param("set"), it.param("idx"), Var(it.param("count"))
         tdt = self.setup.temps[w][1]
-        j = Var(n.lhs.indices[0].name)
+        j = self._workspace_position(n.lhs)
+        pre = []
+        if not isinstance(j, Var):   # over several indices: its row-major position, computed once
+            pre, j = [Declare(Var(self.name(("at", w), f"{w}_at")), "int64", j)], Var(self.name(("at", w), f"{w}_at"))
         mark = If(UnOp("!", Load(wset, j)), [Store(wset, j, Const(True, "bool")), Store(wlist, wn, j),
                                             CompoundAssign("+", wn, Const(1, "int64"))])
         if self.phase == "assemble" and w not in self.value_tested:
-            return [mark]   # the structure needs only which coordinates are set
+            return [*pre, mark]   # the structure needs only which coordinates are set
         if n.op is None:
-            return [mark, Store(w, j, cast(v, dt, tdt))]
+            return [*pre, mark, Store(w, j, cast(v, dt, tdt))]
         if not n.op.is_user and n.op.name in _COMPOUND and n.op.result_dtype(tdt, dt).name == tdt:
-            return [mark, Store(w, j, cast(v, dt, tdt), _COMPOUND[n.op.name])]
+            return [*pre, mark, Store(w, j, cast(v, dt, tdt), _COMPOUND[n.op.name])]
         r, rdt = apply_op(n.op, [Load(w, j), v], [tdt, dt], self._helper_sink())
-        return [mark, Store(w, j, cast(r, rdt, tdt))]
+        return [*pre, mark, Store(w, j, cast(r, rdt, tdt))]
 
     def _helper_sink(self):
         return self.helpers

@@ -14,7 +14,8 @@ command                  effect
                          ``format=`` is ``sparse`` (over one index, the default: a dense array,
                          a bitmap and the list of coordinates set) or ``dense`` (a plain
                          array, visited and reset whole); several indices, ``("j", "k")``,
-                         give a dense ``w[j, k]``
+                         give a dense ``w[j, k]`` by default, or with ``format=sparse`` a
+                         list of the row-major positions set, sorted and read mode by mode
 ``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads, each thread with its
                          own workspaces; a CSR-like output is assembled in two phases on
                          threads (each row counts, then fills, its own entries); refused when
@@ -106,8 +107,10 @@ class Schedule:
 
         ``format`` is the workspace's: ``"sparse"`` (the default over one index: values,
         an occupancy bitmap and the list of coordinates set, so the consumer visits and
-        resets only those) or ``"dense"`` (a plain array, the only one over several
-        indices: the consumer visits, and resets, every entry).
+        resets only those; over several indices the list holds row-major positions, sorted,
+        and the consumer reads it mode by mode like a SparseCOO level) or ``"dense"`` (a
+        plain array, the default over several indices: the consumer visits, and resets,
+        every entry).
         """
         index = tuple(index) if isinstance(index, (tuple, list)) else index
         args = [index, workspace, expr, format]
@@ -199,10 +202,6 @@ def _precompute(c: Command, stmt, graph, program, formats):
     kind = (c.args[3] if len(c.args) > 3 else None) or "auto"
     if kind not in ("auto", "dense", "sparse"):
         raise StrategyError(f"schedule: {c} does not apply: a workspace's format is dense or sparse, not {kind!r}")
-    if kind == "sparse" and len(indices) > 1:
-        raise StrategyError(f"schedule: {c} does not apply: a sparse workspace over several indices "
-                            f"({', '.join(indices)}) is not implemented (its coordinates would need a hash "
-                            f"table); use format=dense, or precompute over one index")
     if name in {program.lhs.tensor} | set(formats):
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a tensor")
     if name in {w.temp.name for w in _wheres(stmt)}:

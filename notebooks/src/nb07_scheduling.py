@@ -184,6 +184,21 @@ for fmt in ("sparse", "dense"):
     assert np.allclose(variants[fmt](A=A1, B=A1).to_numpy(), (S1 @ S1).toarray())
 display(HTML(compare(lambda: variants["sparse"](A=A1, B=A1), {"dense workspace": lambda: variants["dense"](A=A1, B=A1)},
                      repeats=3, name="sparse workspace").html()))"""),
+    ("md", """Over **several indices** a workspace is dense by default. With `format="sparse"` it keeps the
+list of the *row-major positions* it set: the list is sorted, and the consumer reads it mode by
+mode, like a SparseCOO level (`w.0` runs over the rows set, `w.1` over the columns of each). Below,
+SpGEMM as a sum of outer products (loops `k, i, j`, with `A` stored by columns) gathers the whole
+product in `w[i, j]`: the dense workspace is scanned whole, all 4 million entries, while the sparse
+one visits only the entries set."""),
+    ("code", """A1c = ss.Tensor.from_scipy(S1.tocsc(), name="A")
+outer = {}
+for fmt in ("sparse", "dense"):
+    s = Schedule().reorder("k", "i", "j").precompute(("i", "j"), "w", format=fmt)
+    outer[fmt] = ss.lower("C[i, j] = A[i, k] * B[k, j]", A=A1c, B=A1, C="csr", options={"schedule": s})
+    assert np.allclose(outer[fmt](A=A1c, B=A1).to_numpy(), (S1 @ S1).toarray())
+print(outer["sparse"].trace.find("cfir")[0].artifacts[0].text)
+display(HTML(compare(lambda: outer["sparse"](A=A1c, B=A1), {"dense 2-D workspace": lambda: outer["dense"](A=A1c, B=A1)},
+                     repeats=3, name="sparse 2-D workspace").html()))"""),
     ("md", """## Two orders side by side
 
 The same SpMV over a CSC matrix (column order, scattering into `y`) next to CSR (row order,

@@ -121,3 +121,11 @@ def test_a_privatized_function_survives_serialization():
     from compiler import serialize
     fn = private(histogram_rows())
     assert serialize.decode(serialize.encode(fn)) == fn
+
+
+def test_a_view_ends_with_its_array():
+    # the same names again after the first array is freed: nothing of the first survives
+    part = [View("b", "float64", "a", 0, 2), Store("b", 1, 5.0)]
+    again = Allocate("b", "float64", 1, 1.0, [Store("y", 0, Load("b", 0))])
+    fn = Function("v", (Buffer("y", "float64", "inout"),), [Allocate("a", "float64", 4, 0.0, part), again])
+    assert interpret(fn, y=np.zeros(1))["y"][0] == 1.0

@@ -101,11 +101,7 @@ def test_nonzero_fill_min_plus():
     rng = np.random.default_rng(8)
     inf = np.inf
 
-    def tropical(shape):
-        a = np.full(shape, inf)
-        mask = rng.random(shape) < 0.3
-        a[mask] = rng.integers(0, 9, mask.sum())
-        return a
+    tropical = partial(random_sparse, density=0.3, rng=rng, fill=inf, lo=0, hi=9)
     A = Tensor.from_numpy(tropical((12, 10)), csr(fill=inf), name="A")
     B = Tensor.from_numpy(tropical((10, 11)), csr(fill=inf), name="B")
     on_threads("C[i, j] = min[k](A[i, k] + B[k, j])", csr(fill=inf),
@@ -174,3 +170,12 @@ def test_int32_indices_and_a_csc_output(prog):
     Ac = Tensor.from_numpy(A.to_numpy(), csc(), name="A")
     Bc = Tensor.from_numpy(B.to_numpy(), csc(), name="B")
     on_threads(prog, csc(), schedule=Schedule().parallelize("j"), A=Ac, B=Bc)
+
+
+def test_a_sparse_2d_workspace_per_thread():
+    rng = np.random.default_rng(15)
+    B = Tensor.from_numpy(rand((30, 6, 7), 0.2, rng, empty=(4,)), "csf", name="B")
+    c = Tensor.from_numpy(rand((5, 7), 0.5, rng), csr(), name="c")
+    s = Schedule().precompute(("j", "l"), "w", format="sparse").parallelize("i")
+    k = check_lowered("A[i, j, l] = B[i, j, k] * c[l, k]", s, B=B, c=c, checked=True)
+    assert "int64_t *restrict w_list = w_list_all + thread_id() * (B1_size * c0_size);" in k.c_source

@@ -190,19 +190,80 @@ def test_spgemm_through_a_dense_or_a_sparse_workspace(fmt, fill):
         in str(step(k).after)
 
 
-def test_a_dense_workspace_is_the_default_over_several_indices_and_sparse_is_refused():
+def test_a_dense_workspace_is_the_default_over_several_indices():
     A, B = csr(), csr()
     s = Schedule().reorder("k", "i", "j")
-    k = lower("C[i, j] = A[i, k] * B[k, j]", A=csc(), B=B, options={"schedule": s.precompute(("i", "j"), "w",
-                                                                                              format="dense")})
+    k = lower("C[i, j] = A[i, k] * B[k, j]", A=csc(), B=B, options={"schedule": s.precompute(("i", "j"), "w")})
     assert "(workspace: dense over i, j)" in str(step(k).after)
-    with pytest.raises(StrategyError, match=r"precompute\(\(i, j\), w, format=sparse\) does not apply: a sparse "
-                                            r"workspace over several indices \(i, j\) is not implemented"):
-        lower("C[i, j] = A[i, k] * B[k, j]", A=csc(), B=B, options={"schedule": s.precompute(("i", "j"), "w",
-                                                                                             format="sparse")})
     with pytest.raises(StrategyError, match="a workspace's format is dense or sparse, not 'hash'"):
         lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=B,
               options={"schedule": [("precompute", "j", "w", None, "hash")]})
+
+
+# -- several indices: sparse workspaces ----------------------------------------------------------
+
+OUTER = Schedule().reorder("k", "i", "j").precompute(("i", "j"), "w", format="sparse")
+
+
+@pytest.mark.parametrize("out", [None, csr(), dcsr()], ids=["dense", "csr", "dcsr"])
+def test_outer_product_spgemm_through_a_sparse_2d_workspace(out):
+    rng = np.random.default_rng(8)
+    A = Tensor.from_numpy(rand((6, 5), 0.3, rng, empty=(2,)), csc(), name="A")
+    B = Tensor.from_numpy(rand((5, 7), 0.3, rng), csr(), name="B")
+    k = check("C[i, j] = A[i, k] * B[k, j]", OUTER, out=out, A=A, B=B)
+    assert "(workspace: sparse over i, j: values, a bitmap and a list of row-major positions)" \
+        in str(step(k).after)
+    cfir = k.trace.find("cfir")[0].artifacts[0].text
+    assert "list w_list of row-major positions" in cfir and "while i <- w.0" in cfir and "while j <- w.1" in cfir
+    src = k.c_source
+    # the positions set are scattered once, sorted, and read back mode by mode: no loop over every (i, j)
+    assert "int64_t w_at = i * B1_size + j;" in src
+    assert "int64_t i = w_list[pw0] / B1_size;" in src and "int64_t j = w_list[pw0_1] % B1_size;" in src
+    assert "for (int64_t i = 0;" not in src
+
+
+def test_the_sparse_2d_workspace_in_the_cfir_interpreter():
+    from compiler.lattice.cfir import Setup, build_cfir, interpret_cfir
+    from compiler.notation import parse
+    rng = np.random.default_rng(13)
+    A = Tensor.from_numpy(rand((5, 4), 0.4, rng), csc(), name="A")
+    B = Tensor.from_numpy(rand((4, 6), 0.4, rng), csr(), name="B")
+    p = parse("C[i, j] = A[i, k] * B[k, j]")
+    setup = Setup.create(p, {"A": A.format, "B": B.format, "C": csr()}, schedule=OUTER)
+    got = interpret_cfir(build_cfir(setup.statement, setup), setup, A=A, B=B)
+    np.testing.assert_allclose(got, A.to_numpy() @ B.to_numpy())
+
+
+def test_a_sparse_2d_workspace_is_reset_per_use():
+    rng = np.random.default_rng(9)
+    B = Tensor.from_numpy(rand((3, 4, 5), 0.4, rng, empty=(1,)), csf(), name="B")
+    c = Tensor.from_numpy(rand((2, 5), 0.5, rng), csr(), name="c")
+    prog = "A[i, j, l] = B[i, j, k] * c[l, k]"
+    s = Schedule().precompute(("j", "l"), "w", format="sparse")
+    for out in (None, csf()):
+        k = check(prog, s, out=out, B=B, c=c)
+        assert "pw_reset" in k.c_source and "w[j_reset] = 0.0;" in k.c_source
+
+
+def test_a_sparse_2d_min_plus_workspace_starts_at_infinity():
+    inf = np.inf
+    rng = np.random.default_rng(14)
+
+    tropical = partial(rand, density=0.35, rng=rng, fill=inf, lo=0, hi=9)
+    A = Tensor.from_numpy(tropical((5, 4)), csc(fill=inf), name="A")
+    B = Tensor.from_numpy(tropical((4, 6)), csr(fill=inf), name="B")
+    k = check("C[i, j] = min[k](A[i, k] + B[k, j])", OUTER, out=csr(fill=inf), A=A, B=B)
+    assert "w_list" in k.c_source
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 7), st.integers(0, 6), st.integers(0, 7), st.sampled_from([0.0, 0.2, 0.6, 1.0]),
+       st.sampled_from(["dense", "csr", "dcsr"]), st.integers(0, 2 ** 16))
+def test_property_sparse_2d_workspace(m, n, q, density, out, seed):
+    rng = np.random.default_rng(seed)
+    A = Tensor.from_numpy(rand((m, n), density, rng, lo=-3, hi=4), csc(), name="A")
+    B = Tensor.from_numpy(rand((n, q), density, rng, lo=-3, hi=4), csr(), name="B")
+    check("C[i, j] = A[i, k] * B[k, j]", OUTER, out={"dense": None, "csr": csr(), "dcsr": dcsr()}[out], A=A, B=B)
 
 
 # -- refusals ----------------------------------------------------------------------------------
