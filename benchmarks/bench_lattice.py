@@ -13,6 +13,10 @@ the line shows the median per-call time over the rounds of:
 
 and the ratios ``kernel / scipy`` and ``call / scipy`` (<= 1.0: as fast as scipy or faster;
 the median of the per-round ratios) and ``pydata / call`` (speed-up over pydata).
+The main lines give every contender int64 indices. scipy itself picks int32 indices for
+matrices this size, which makes its SpGEMM faster (and its output smaller: fewer page
+faults when the allocator hands memory back to the system between calls), so SpMV and
+SpGEMM are also timed with int32 indices on both sides (lines "int32 indices").
 scipy's SpGEMM leaves its column indices unsorted; ours are sorted (the format requires it),
 by :func:`compiler.imperative.sorting.sort_coordinates_ir`: a row's workspace coordinate
 list of more than 16 entries is bit-sorted (marked in a bitmap of 64-bit words, read back
@@ -64,6 +68,13 @@ def interleaved(contenders: dict, rounds=9, min_time=0.1) -> dict:
                 f()
             times[name].append((time.perf_counter() - t0) / number)
     return times
+
+
+def as_int32(m):
+    """``m`` with int32 indices, scipy's own choice for matrices of this size."""
+    m = m.copy()
+    m.indices, m.indptr = m.indices.astype(np.int32), m.indptr.astype(np.int32)
+    return m
 
 
 def random_csr(n, nnz, rng):
@@ -146,6 +157,12 @@ def main(small=False, only=None):
         med = row("SpMV (CSR)", {"kernel": raw_caller(k, {"A": At, "x": xt}), "call": lambda: k(A=At, x=xt),
                                  "scipy": lambda: A @ x, "pydata": lambda: Ap @ x})
         spmv_kernel_t = med["kernel"]
+        A32 = as_int32(A)
+        At32 = Tensor.from_scipy(A32, csr(index_dtype="int32"), name="A")
+        k32 = lower("y[i] = A[i, j] * x[j]", A=At32, x=xt)
+        np.testing.assert_allclose(k32(A=At32, x=xt).to_numpy(), A32 @ x)
+        row("SpMV, int32 indices", {"kernel": raw_caller(k32, {"A": At32, "x": xt}), "call": lambda: k32(A=At32, x=xt),
+                                    "scipy": lambda: A32 @ x})
         from compiler.backend.build import openmp_support
         if openmp_support() is None:
             import os
@@ -184,6 +201,14 @@ def main(small=False, only=None):
         Gp, Hp = pydata.GCXS.from_scipy_sparse(G), pydata.GCXS.from_scipy_sparse(H)
         row("SpGEMM (workspace)", {"kernel": raw_caller(k, {"A": Gt, "B": Ht}), "call": lambda: k(A=Gt, B=Ht),
                                    "scipy": lambda: G @ H, "pydata": lambda: Gp @ Hp})
+        G32, H32 = as_int32(G), as_int32(H)
+        i32 = csr(index_dtype="int32")
+        Gt32, Ht32 = Tensor.from_scipy(G32, i32, name="A"), Tensor.from_scipy(H32, i32, name="B")
+        k32 = lower("C[i, j] = A[i, k] * B[k, j]", A=Gt32, B=Ht32, C=i32)
+        np.testing.assert_array_equal(k32(A=Gt32, B=Ht32).levels[1].idx, ref.indices)
+        row("SpGEMM, int32 indices", {"kernel": raw_caller(k32, {"A": Gt32, "B": Ht32}),
+                                      "call": lambda: k32(A=Gt32, B=Ht32), "scipy": lambda: G32 @ H32})
+
         def scipy_sorted():
             C = G @ H
             C.sort_indices()
