@@ -218,7 +218,8 @@ def main(small=False, only=None):
         from compiler.backend.build import openmp_support
         if openmp_support() is None:
             import os
-            kp = lower("C[i, j] = A[i, k] * B[k, j]", A=Gt, B=Ht, C=csr(), options={"schedule": (("parallelize", "i"),)})
+            kp = lower("C[i, j] = A[i, k] * B[k, j]", A=Gt, B=Ht, C=csr(),
+                       options={"schedule": (("parallelize", "i"),)})
             gotp = kp(A=Gt, B=Ht)
             np.testing.assert_array_equal(gotp.levels[1].idx, ref.indices)
             np.testing.assert_allclose(gotp.vals, ref.data)

@@ -19,7 +19,8 @@ command                  effect
 ``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads, each thread with its
                          own workspaces; a CSR-like output is assembled in two phases on
                          threads (each row counts, then fills, its own entries); refused when
-                         the threads would race (another sparse output, a scatter); of derived loops, the outer loop of a split (of ``i``, of ``pos(i)``
+                         the threads would race (another sparse output, a scatter); of
+                         derived loops, the outer loop of a split (of ``i``, of ``pos(i)``
                          over a row level, or of fused positions with one output element each:
                          each block binary-searches its first row)
 ``split(i, i0, i1, s)``  iterate ``i`` as blocks (``down``: of size ``s``; ``up``: ``s`` blocks),
