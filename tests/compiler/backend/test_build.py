@@ -112,3 +112,13 @@ def test_gcc_gets_its_own_flags_and_the_environment_overrides_them(monkeypatch, 
     monkeypatch.setenv("SPARSESCOPE_CFLAGS", "-O1 -fPIC -shared")
     assert build.compiler_flags() == ("-O1", "-fPIC", "-shared")
     assert build.compiler_flags(("-O0",)) == ("-O0",)
+
+
+@pytest.mark.parametrize("given, expected", [(None, "PASSIVE"), ("active", "active")])
+def test_importing_the_compiler_sets_a_passive_openmp_wait_policy_unless_given(given, expected):
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given is not None:
+        env["OMP_WAIT_POLICY"] = given
+    out = subprocess.run([sys.executable, "-c", "import os, compiler; print(os.environ['OMP_WAIT_POLICY'])"],
+                         capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == expected
