@@ -1126,12 +1126,15 @@ class _Emitter:
         return [Declare(counter, "int64", cast(Load(info["pos"], row), info["idt"], "int64")), *stmts]
 
     def _parallel_two_phase(self, cfir, compact: list) -> list:
-        """Two-phase assembly with each phase's rows on threads (a CSR output over a parallel row loop).
+        """Two-phase assembly with each phase's rows on threads (a CSR or DCSR output over a
+        parallel row loop).
 
         One shared counter cannot append from several threads, so the rows keep their own:
         phase 1 counts each row's entries, a prefix sum turns the counts into the rows' starts,
         the output gets room for exactly that many entries, and phase 2 stores each row's
-        entries from its start (computing the coordinates again: phase 1 kept none).
+        entries from its start (computing the coordinates again: phase 1 kept none). A DCSR
+        output is counted by row number, as a CSR one; every row is then an entry of its
+        level 0, and the compaction drops the empty rows with the entries equal to the fill.
         """
         s, yes = self.setup, Const(True, "bool")
         self.value_tested = _value_tested(cfir)
@@ -1145,16 +1148,35 @@ class _Emitter:
         self.phase = "compute"
         second = self.emit(cfir)
         self.phase, last["counter"] = None, shared
-        total = Load(last["pos"], self._dense_count(last["mode"]))
+        rows = Var(self.out_sizes[0].name)
+        total = Load(last["pos"], rows)
         total = total if last["idt"] == "int64" else Cast("int64", total)
         self.notes.append(f"parallelize({s.parallel}) with the sparse output {out}: each row counts its entries, "
                           f"then fills them from its start (two-phase, on threads)")
-        return [Comment(f"phase 1, count: each row of {out} counts its entries (rows run on threads)"),
-                If(yes, first),
-                Comment(f"the rows' starts, and room for exactly their entries"),
-                *self.final, *[Grow(name, total) for name in (*last["idx"], self.val)],
-                Comment(f"phase 2, compute: each row stores its entries from its start (rows run on threads)"),
-                If(yes, second)] + compact
+        q = Var(self.name(("prefix", k), "q"))
+        dcsr = not isinstance(self.levels_info[0]["level"], Dense)
+        if dcsr:
+            # the rows are counted by row number, as in CSR; the compaction then drops the empty ones
+            top, zero = self.levels_info[0], Const(0, last["idt"])
+            staging = [Comment(f"{out}'s rows count their entries at {last['pos']}[row + 1], as in CSR"),
+                       Grow(last["pos"], BinOp("+", rows, 1)), For(q, 0, rows, [Store(last["pos"], BinOp("+", q, 1), zero)])]
+            starts = [For(q, 0, rows, [Store(last["pos"], BinOp("+", q, 1), Load(last["pos"], q), "+")])]
+            q0 = Var(self.name(("rows", k), "row"))
+            every_row = [Comment(f"every row is an entry of {out}'s level 0 for now: the compaction keeps the "
+                                 f"non-empty ones"),
+                         Grow(top["idx"][0], rows),
+                         For(q0, 0, rows, [Store(top["idx"][0], q0, q0 if top["idt"] == "int64" else Cast(top["idt"], q0))]),
+                         Assign(Var(top["counter"]), rows), Assign(Var(last["pos_len"]), BinOp("+", rows, 1))]
+            final = every_row + self.final
+        else:
+            staging, starts, final = [], self.final, []
+        return staging + [
+            Comment(f"phase 1, count: each row of {out} counts its entries (rows run on threads)"),
+            If(yes, first),
+            Comment(f"the rows' starts, and room for exactly their entries"),
+            *starts, *[Grow(name, total) for name in (*last["idx"], self.val)],
+            Comment(f"phase 2, compute: each row stores its entries from its start (rows run on threads)"),
+            If(yes, second)] + final + compact
 
     def function(self, cfir, name: str, assembly: str = "one-pass") -> Function:
         s = self.setup

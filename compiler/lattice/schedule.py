@@ -17,7 +17,7 @@ command                  effect
                          give a dense ``w[j, k]`` by default, or with ``format=sparse`` a
                          list of the row-major positions set, sorted and read mode by mode
 ``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads, each thread with its
-                         own workspaces; a CSR-like output is assembled in two phases on
+                         own workspaces; a CSR or DCSR output is assembled in two phases on
                          threads (each row counts, then fills, its own entries); refused when
                          the threads would race (another sparse output, a scatter); of
                          derived loops, the outer loop of a split (of ``i``, of ``pos(i)``
@@ -257,7 +257,7 @@ def check_parallel(index: Index, setup) -> None:
 
     Workspaces inside the loop are fine: each thread gets its own
     (:mod:`compiler.imperative.privatize`). A sparse output is filled on threads when it
-    is CSR-like, a Dense level over ``index`` above one SparseList level: each row then
+    is CSR or DCSR, a level over ``index`` above one SparseList level: each row then
     counts its entries and fills them from its start (two-phase assembly); a block of
     rows (a split of ``index`` or of its positions) keeps its rows on one thread. (Fused
     positions, whose blocks could split a row between threads, never reach here with a
@@ -277,10 +277,11 @@ def check_parallel(index: Index, setup) -> None:
                             f"iterations of {index} add into the same elements of {out} (a race)")
     if not is_all_dense(fmt):
         names = [lvl.name for lvl in fmt.levels]
-        if names != ["Dense", "SparseList"]:
+        if names not in (["Dense", "SparseList"], ["SparseList", "SparseList"]):
             raise StrategyError(f"{what}: the sparse output {out} ({', '.join(names)}) would be appended through "
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "
-                                f"CSR-like outputs (Dense over {index}, then SparseList), each row from its own start")
+                                f"CSR and DCSR outputs (rows over {index}, then a SparseList), each row from its "
+                                f"own start")
 
 
 __all__ = ["Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel"]

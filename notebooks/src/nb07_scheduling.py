@@ -70,8 +70,9 @@ is legal for CSC (stored column by column) and not for CSR.
 accumulator) becomes one part per thread: the `privatize` step allocates `thread_count()` parts
 and each iteration views its own. A CSR output cannot be appended through one shared counter from
 several threads, so it is assembled in two phases on threads: each row counts its entries, a
-prefix sum gives every row its start, and each row then fills its own entries. An output the
-threads would still race on (a DCSR output, whose rows are appended too) is refused with the reason."""),
+prefix sum gives every row its start, and each row then fills its own entries (a DCSR output
+too: its rows are counted by row number, and the empty ones dropped at the end). An output the
+threads would still race on (a COO output, appended through one list) is refused with the reason."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 from compiler.lattice.schedule import Schedule
 
@@ -91,7 +92,7 @@ print(k.trace.find("lower")[0].note)
 print(k.trace.find("privatize")[0].note)
 print("\\n".join(line for line in k.c_source.splitlines() if "thread_id()" in line or "thread_count()" in line))
 try:
-    ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="dcsr", options={"schedule": [("parallelize", "i")]})
+    ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="coo", options={"schedule": [("parallelize", "i")]})
 except ss.StrategyError as e:
     print(e)"""),
     ("md", """`precompute` can also take a **sub-expression** (TACO's `precompute(expr, i, w)`): the sum

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, evaluate, lower
 from compiler.backend import build
 from compiler.errors import StrategyError
-from compiler.format import csc, csr, dcsr, dense, sparse_vector
+from compiler.format import coo, csc, csr, dcsr, dense, sparse_vector
 from compiler.lattice import Schedule
 from compiler.testing import check_lowered, random_sparse
 
@@ -133,20 +133,36 @@ def test_blocks_of_rows_on_threads(prog, schedule):
     assert "phase 1, count" in k.c_source
 
 
+@pytest.mark.parametrize("schedule", [PAR, Schedule().pos("i", "ip", "A").split("ip", "ip0", "ip1", 3).parallelize("ip0")],
+                         ids=["rows", "pos-split"])
+@pytest.mark.parametrize("prog", ["C[i, j] = A[i, j] * B[i, j]", "C[i, j] = A[i, k] * B[k, j]"])
+def test_dcsr_outputs_on_threads(prog, schedule):
+    rng = np.random.default_rng(16)
+    a = rand((23, 19), 0.2, rng)
+    a[3], a[10:14] = 0, 0
+    b = rand((23, 19) if "k" not in prog else (19, 17), 0.2, rng)
+    if "k" not in prog:
+        b[5] = 0   # a stored row of A whose product row is empty: dropped from C's level 0
+    A, B = Tensor.from_numpy(a, dcsr(), name="A"), Tensor.from_numpy(b, csr(), name="B")
+    k, r = on_threads(prog, dcsr(), schedule=schedule, A=A, B=B)
+    assert "every row is an entry of C's level 0 for now" in k.c_source
+    assert 3 not in r.levels[0].idx.tolist()
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 12), st.integers(0, 9), st.floats(0.0, 1.0), st.integers(0, 2 ** 16),
        st.sampled_from(["C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, j] * B[i, j]",
-                        "C[i, j] = A[i, k] * B[k, j]"]))
-def test_property_threads_equal_one_thread(m, n, density, seed, prog):
+                        "C[i, j] = A[i, k] * B[k, j]"]), st.sampled_from(["csr", "dcsr"]))
+def test_property_threads_equal_one_thread(m, n, density, seed, prog, out):
     rng = np.random.default_rng(seed)
     A = Tensor.from_numpy(rand((m, n), density, rng), csr(), name="A")
     B = Tensor.from_numpy(rand((m, n) if "k" not in prog else (n, 7), density, rng), csr(), name="B")
-    on_threads(prog, csr(), A=A, B=B)
+    on_threads(prog, csr() if out == "csr" else dcsr(), A=A, B=B)
 
 
 @pytest.mark.parametrize("prog, formats, options, message", [
-    ("C[i, j] = A[i, j] + B[i, j]", {"A": csr(), "B": csr(), "C": dcsr()}, {"schedule": PAR},
-     r"the sparse output C \(SparseList, SparseList\) would be appended through one counter"),
+    ("C[i, j] = A[i, j] + B[i, j]", {"A": csr(), "B": csr(), "C": coo()}, {"schedule": PAR},
+     r"the sparse output C \(SparseCOO\) would be appended through one counter .* CSR and DCSR outputs"),
     ("C[i, j] = A[i, j] + B[i, j]", {"A": csr(), "B": csr(), "C": csr()}, {"schedule": PAR, "assembly": "one-pass"},
      r"assembly='one-pass' does not apply with parallelize\(i\): .* each row counts its entries first"),
     ("C[i, j] = A[i, j] * B[i, j]", {"A": dcsr(), "B": csr(), "C": csr()},
