@@ -36,6 +36,7 @@ effective bandwidth next to the machine's streaming bandwidth (a large numpy cop
     .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm]
 """
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -46,6 +47,7 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
 from compiler import Tensor, binding, lower  # noqa: E402
+from compiler.backend.build import openmp_support  # noqa: E402
 from compiler.format import csr, dense  # noqa: E402
 
 
@@ -163,9 +165,7 @@ def main(small=False, only=None):
         np.testing.assert_allclose(k32(A=At32, x=xt).to_numpy(), A32 @ x)
         row("SpMV, int32 indices", {"kernel": raw_caller(k32, {"A": At32, "x": xt}), "call": lambda: k32(A=At32, x=xt),
                                     "scipy": lambda: A32 @ x})
-        from compiler.backend.build import openmp_support
         if openmp_support() is None:
-            import os
             kp = lower("y[i] = A[i, j] * x[j]", A=At, x=xt, options={"schedule": (("parallelize", "i"),)})
             np.testing.assert_allclose(kp(A=At, x=xt).to_numpy(), A @ x)
             row(f"SpMV parallel({os.cpu_count()})", {"kernel": raw_caller(kp, {"A": At, "x": xt}),
@@ -215,9 +215,7 @@ def main(small=False, only=None):
             return C
         row("SpGEMM, scipy sorted", {"kernel": raw_caller(k, {"A": Gt, "B": Ht}), "call": lambda: k(A=Gt, B=Ht),
                                      "scipy": scipy_sorted})
-        from compiler.backend.build import openmp_support
         if openmp_support() is None:
-            import os
             kp = lower("C[i, j] = A[i, k] * B[k, j]", A=Gt, B=Ht, C=csr(),
                        options={"schedule": (("parallelize", "i"),)})
             gotp = kp(A=Gt, B=Ht)

@@ -18,11 +18,20 @@ def assert_canonical(out: Tensor, expected: np.ndarray) -> None:
     its format: every array of every level and the values (maximal runs and blocks, no
     stored fill where the format can leave it out)."""
     np.testing.assert_array_equal(out.to_numpy(), expected)
-    ref = Tensor.from_numpy(expected, out.format)
-    for got, want in zip(out.levels, ref.levels):
-        for kind, arr in want.arrays().items():
-            np.testing.assert_array_equal(got.arrays()[kind], arr, err_msg=f"{want.name}.{kind}")
-    np.testing.assert_array_equal(out.vals, ref.vals)
+    assert_same_storage(out, Tensor.from_numpy(expected, out.format))
+
+
+def assert_same_storage(got: Tensor, want: Tensor) -> None:
+    """``got`` stores exactly ``want``'s arrays, level by level, and its values (two
+    kernels that must assemble the same output, e.g. one-pass and two-phase).
+
+    >>> a = Tensor.from_numpy(np.array([[0.0, 2.0], [3.0, 0.0]]), "csr")
+    >>> assert_same_storage(a, Tensor.from_numpy(a.to_numpy(), "csr"))
+    """
+    for g, w in zip(got.levels, want.levels):
+        for kind, arr in w.arrays().items():
+            np.testing.assert_array_equal(g.arrays()[kind], arr, err_msg=f"{w.name}.{kind}")
+    np.testing.assert_array_equal(got.vals, want.vals)
 
 
 def random_sparse(shape, density, rng, *, fill=0.0, lo=1, hi=6, dtype=float, empty=()) -> np.ndarray:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..names import FreshNames
 from .ir import (Allocate, Assign, BinOp, Block, Call, Comment, CompoundAssign, Declare, For, Load, Pragma, Prefetch,
                  Stmt, Store, Tagged, Var, View, map_bodies, walk)
 
@@ -60,17 +61,22 @@ def _with_views(s, views: list):
     return replace(s, body=Block((note, *views, *s.body.body)))
 
 
+def _bodies(s) -> list:
+    """The statement lists directly inside ``s`` (see :func:`~compiler.imperative.ir.map_bodies`)."""
+    inner = []
+    map_bodies(s, lambda body: inner.append(body) or body)
+    return inner
+
+
 def _parallel_loops(stmts) -> list[For]:
     """The parallel loops among ``stmts`` and inside them (not inside a parallel loop)."""
     out, stmts = [], list(stmts)
     for k, s in enumerate(stmts):
-        if _parallel(stmts, k) is not None:
-            out.append(_parallel(stmts, k))
-            continue
-        inner = []
-        map_bodies(s, lambda body: inner.append(body) or body)
-        for body in inner:
-            out += _parallel_loops(body)
+        loop = _parallel(stmts, k)
+        if loop is not None:
+            out.append(loop)
+        else:
+            out += [x for body in _bodies(s) for x in _parallel_loops(body)]
     return out
 
 
@@ -94,10 +100,8 @@ def _outside_parallel(stmts) -> set[str]:
     for k, s in enumerate(stmts):
         if _parallel(stmts, k) is not None:
             continue
-        inner = []
-        bare = map_bodies(s, lambda body: inner.append(body) or [])
-        names |= _accessed(bare)
-        for body in inner:
+        names |= _accessed(map_bodies(s, lambda body: []))   # the statement itself, without its bodies
+        for body in _bodies(s):
             names |= _outside_parallel(body)
     return names
 
@@ -108,8 +112,8 @@ def privatize(stmts, taken: set[str] | None = None) -> list[Stmt]:
     ``taken`` names already in use (fresh names for the whole arrays avoid them).
     """
     stmts = list(stmts)
-    taken = set(taken or ()) | {getattr(n, "name", None) for n in walk(tuple(stmts))} \
-        | {n.buffer for n in walk(tuple(stmts)) if isinstance(n, (Allocate, View))}
+    fresh = FreshNames(set(taken or ()) | {n.name for n in walk(tuple(stmts)) if isinstance(n, Var)}
+                       | {n.buffer for n in walk(tuple(stmts)) if isinstance(n, (Allocate, View))})
     assigned = {n.target.name for n in walk(tuple(stmts)) if isinstance(n, (Assign, CompoundAssign))} \
         | {n.var.name for n in walk(tuple(stmts)) if isinstance(n, (For, Declare))}
     parts: dict[str, View] = {}   # private buffer -> the view each iteration makes
@@ -128,10 +132,7 @@ def privatize(stmts, taken: set[str] | None = None) -> list[Stmt]:
         if moving:
             raise ValueError(f"privatize: the length of {s.buffer} reads {', '.join(sorted(moving))}, which the "
                              f"kernel assigns, so a parallel iteration cannot recompute it")
-        whole, k = f"{s.buffer}_all", 2
-        while whole in taken:
-            whole, k = f"{s.buffer}_all{k}", k + 1
-        taken.add(whole)
+        whole = fresh(f"{s.buffer}_all")
         parts[s.buffer] = View(s.buffer, s.dtype, whole, BinOp("*", Call("thread_id"), s.length), s.length)
         return replace(s, buffer=whole, length=BinOp("*", s.length, Call("thread_count")), body=Block(tuple(body)))
 

@@ -200,10 +200,12 @@ class _Emitter:
                 if k == 0:
                     self.final.append(Store(info["pos"], 1, Cast(info["idt"], counter)))
                 else:
-                    q = Var(self.name(("prefix", k), "q"))
-                    count = self._dense_count(info["mode"])
-                    self.final.append(For(q, 0, count, [Store(info["pos"], BinOp("+", q, 1),
-                                                              Load(info["pos"], q), "+")]))
+                    self.final.append(self._prefix_sum(info, self._dense_count(info["mode"])))
+
+    def _prefix_sum(self, info: dict, count) -> For:
+        """Turn the ``count`` segment lengths in ``pos[1:]`` of a SparseList level into segment ends."""
+        q = Var(self.name(("prefix", info["k"]), "q"))
+        return For(q, 0, count, [Store(info["pos"], BinOp("+", q, 1), Load(info["pos"], q), "+")])
 
     def _dense_count(self, mode: int):
         count = None
@@ -465,7 +467,8 @@ class _Emitter:
         j = self._workspace_position(n.lhs)
         pre = []
         if not isinstance(j, Var):   # over several indices: its row-major position, computed once
-            pre, j = [Declare(Var(self.name(("at", w), f"{w}_at")), "int64", j)], Var(self.name(("at", w), f"{w}_at"))
+            at = Var(self.name(("at", w), f"{w}_at"))
+            pre, j = [Declare(at, "int64", j)], at
         mark = If(UnOp("!", Load(wset, j)), [Store(wset, j, Const(True, "bool")), Store(wlist, wn, j),
                                             CompoundAssign("+", wn, Const(1, "int64"))])
         if self.phase == "assemble" and w not in self.value_tested:
@@ -1149,23 +1152,20 @@ class _Emitter:
         second = self.emit(cfir)
         self.phase, last["counter"] = None, shared
         rows = Var(self.out_sizes[0].name)
-        total = Load(last["pos"], rows)
-        total = total if last["idt"] == "int64" else Cast("int64", total)
+        total = cast(Load(last["pos"], rows), last["idt"], "int64")
         self.notes.append(f"parallelize({s.parallel}) with the sparse output {out}: each row counts its entries, "
                           f"then fills them from its start (two-phase, on threads)")
-        q = Var(self.name(("prefix", k), "q"))
-        dcsr = not isinstance(self.levels_info[0]["level"], Dense)
-        if dcsr:
+        if not isinstance(self.levels_info[0]["level"], Dense):   # DCSR
             # the rows are counted by row number, as in CSR; the compaction then drops the empty ones
-            top, zero = self.levels_info[0], Const(0, last["idt"])
+            top, row = self.levels_info[0], Var(self.name(("rows", k), "row"))
             staging = [Comment(f"{out}'s rows count their entries at {last['pos']}[row + 1], as in CSR"),
-                       Grow(last["pos"], BinOp("+", rows, 1)), For(q, 0, rows, [Store(last["pos"], BinOp("+", q, 1), zero)])]
-            starts = [For(q, 0, rows, [Store(last["pos"], BinOp("+", q, 1), Load(last["pos"], q), "+")])]
-            q0 = Var(self.name(("rows", k), "row"))
+                       Grow(last["pos"], BinOp("+", rows, 1)),
+                       For(row, 0, rows, [Store(last["pos"], BinOp("+", row, 1), Const(0, last["idt"]))])]
+            starts = [self._prefix_sum(last, rows)]
             every_row = [Comment(f"every row is an entry of {out}'s level 0 for now: the compaction keeps the "
                                  f"non-empty ones"),
                          Grow(top["idx"][0], rows),
-                         For(q0, 0, rows, [Store(top["idx"][0], q0, q0 if top["idt"] == "int64" else Cast(top["idt"], q0))]),
+                         For(row, 0, rows, [Store(top["idx"][0], row, cast(row, "int64", top["idt"]))]),
                          Assign(Var(top["counter"]), rows), Assign(Var(last["pos_len"]), BinOp("+", rows, 1))]
             final = every_row + self.final
         else:

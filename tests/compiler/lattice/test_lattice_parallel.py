@@ -13,7 +13,7 @@ from compiler.backend import build
 from compiler.errors import StrategyError
 from compiler.format import coo, csc, csr, dcsr, dense, sparse_vector
 from compiler.lattice import Schedule
-from compiler.testing import check_lowered, random_sparse
+from compiler.testing import assert_same_storage, check_lowered, random_sparse
 
 rand = partial(random_sparse, lo=-3, hi=4)
 PAR = Schedule().parallelize("i")
@@ -34,10 +34,7 @@ def on_threads(prog, out, schedule=PAR, **tensors):
     np.testing.assert_allclose(par.interpret(**tensors).to_numpy(), want)
     checked = lower(prog, **tensors, **{name: out}, options={"schedule": schedule}, checked=True)
     np.testing.assert_allclose(checked(**tensors).to_numpy(), want)
-    for l1, l2 in zip(r1.levels, r2.levels):
-        for kind, arr in l1.arrays().items():
-            np.testing.assert_array_equal(arr, l2.arrays()[kind], err_msg=f"{kind} differs")
-    np.testing.assert_array_equal(r1.vals, r2.vals)
+    assert_same_storage(r2, r1)
     assert "#pragma omp parallel for" in par.c_source
     return par, r2
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, evaluate, lower
 from compiler.errors import StrategyError
 from compiler.format import coo, csf, csr, dcsr, dense, sparse_vector
-from compiler.testing import random_sparse
+from compiler.testing import assert_same_storage, random_sparse
 
 rand = partial(random_sparse, lo=-3, hi=4)
 
@@ -27,10 +27,7 @@ def both(prog, out, **tensors):
     want, _ = evaluate(prog, **tensors)
     np.testing.assert_allclose(r2.to_numpy(), want)
     np.testing.assert_allclose(k2.interpret(**tensors).to_numpy(), want)
-    for l1, l2 in zip(r1.levels, r2.levels):
-        for kind, arr in l1.arrays().items():
-            np.testing.assert_array_equal(arr, l2.arrays()[kind])
-    np.testing.assert_array_equal(r1.vals, r2.vals)
+    assert_same_storage(r2, r1)
     assert not np.any(r2.vals == r2.fill), "a value equal to the fill was stored"
     assert "phase 1, assemble" in k2.c_source and "phase 2, compute" in k2.c_source
     return k2, r2
