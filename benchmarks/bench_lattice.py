@@ -29,8 +29,10 @@ The output's room is reserved once, from a count of the products made before the
 (:mod:`compiler.lattice.reserve`), instead of doubling as rows are appended. SpGEMM is
 also timed with two-phase assembly (``options={"assembly": "two-phase"}``: the loops run
 twice, so it is expected to be slower; it allocates the output exactly), and on all cores
-(``parallelize(i)``: two-phase on threads, each row counting and then filling its own entries,
-each thread with its own workspace; scipy and pydata run on one core). Then SpMV's
+(``parallelize(i)``: two-phase on threads, each row counting its products, a bound of its
+entries, then filling its entries from its start, a compaction closing the gaps; each thread
+with its own workspace; scipy and pydata run on one core). Every SpGEMM kernel fetches the
+row of B that A's entry 4 places ahead picks (:mod:`compiler.imperative.prefetch`). Then SpMV's
 effective bandwidth next to the machine's streaming bandwidth (a large numpy copy).
 
     .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm]

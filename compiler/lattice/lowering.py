@@ -113,6 +113,7 @@ class _Emitter:
         self.notes: list = []         # decisions of the lowering, for the trace
         self.assembled: dict = {}     # workspace -> where a two-phase compute phase reads its coordinates
         self.par_rows = False         # two-phase on threads: each row counts, then fills, its own entries
+        self.bounded_rows = False     # ... counting its workspace's scatters, a bound of its entries
 
     # -- names and parameters ------------------------------------------------------------
 
@@ -443,20 +444,24 @@ class _Emitter:
         """In a two-phase compute phase, the output's coordinate of its next entry (a Load), if the
         consumer appends exactly one entry per coordinate of the list, at the output's innermost
         coordinate; else None (the list is sorted as in phase 1)."""
-        if self.phase != "compute" or self.par_rows or n.inner or not n.ordered or len(consumer) != 1 \
-                or not isinstance(consumer[0], CForall):
-            return None
-        f = consumer[0]
-        if f.index != n.index or len(f.loops) != 1 or self.out_dense or self.out_path[-1] != n.index:
-            return None
-        loop = f.loops[0]
-        cases = [c for c in loop.cases if not c.omit]
-        if (loop.universe or loop.located or [it.name for it in loop.iterated] != [n.temp] or len(cases) != 1
-                or cases[0].tests or cases[0].value_tests or not isinstance(cases[0].body, CAssign)
-                or not cases[0].body.output):
+        if self.phase != "compute" or self.par_rows or not n.ordered or not self._one_entry_per_listed(n, consumer):
             return None
         last = self.levels_info[-1]
         return Load(last["idx"][-1], Var(last["counter"]))
+
+    def _one_entry_per_listed(self, n: CWorkspace, consumer: list) -> bool:
+        """Whether ``consumer`` appends one entry of the output per coordinate in ``n``'s list, at
+        the output's innermost coordinate, and nothing else."""
+        if n.inner or len(consumer) != 1 or not isinstance(consumer[0], CForall):
+            return False
+        f = consumer[0]
+        if f.index != n.index or len(f.loops) != 1 or self.out_dense or self.out_path[-1] != n.index:
+            return False
+        loop = f.loops[0]
+        cases = [c for c in loop.cases if not c.omit]
+        return not (loop.universe or loop.located or [it.name for it in loop.iterated] != [n.temp]
+                    or len(cases) != 1 or cases[0].tests or cases[0].value_tests
+                    or not isinstance(cases[0].body, CAssign) or not cases[0].body.output)
 
     def scatter(self, n: CAssign, v, dt) -> list:
         """``w[j] op= v`` into a workspace, recording ``j`` in its list the first time."""
@@ -1123,10 +1128,51 @@ class _Emitter:
         phase 2 stores them from the row's start ``pos[i]`` (after the prefix sum)."""
         info = self.levels_info[1]
         counter, row = Var(info["counter"]), self._dense_position(0)
+        end = BinOp("+", row, 1)
         if self.phase == "assemble":
+            if self.bounded_rows:
+                bound = self._count_row_scatters(stmts, counter)
+                if bound is None:
+                    self.bounded_rows = False
+                else:
+                    stmts = [Comment("at most one entry per scatter into the workspace: count those"), *bound]
             return [Declare(counter, "int64", Const(0, "int64")), *stmts,
-                    Store(info["pos"], BinOp("+", row, 1), cast(counter, "int64", info["idt"]))]
-        return [Declare(counter, "int64", cast(Load(info["pos"], row), info["idt"], "int64")), *stmts]
+                    Store(info["pos"], end, cast(counter, "int64", info["idt"]))]
+        out = [Declare(counter, "int64", cast(Load(info["pos"], row), info["idt"], "int64")), *stmts]
+        if self.bounded_rows:
+            # the rest of the row's room holds the fill: the compaction drops it
+            s = self.setup
+            out += [Comment("the rest of this row's room holds the fill, which the compaction drops"),
+                    For(Var(self.name(("rest", info["k"]), f"{info['counter']}_rest")), counter,
+                        cast(Load(info["pos"], end), info["idt"], "int64"),
+                        [Store(self.val, Var(self.name(("rest", info["k"]), f"{info['counter']}_rest")),
+                               const_of(s.out_fill, s.out_dtype))])]
+        return out
+
+    def _count_row_scatters(self, stmts: list, counter: Var):
+        """A row's count of its scatters into the workspace (:func:`count_scatters`), or None.
+
+        The count may read the inputs and the names the row does not assign (its row number,
+        the sizes); anything else and there is no count.
+        """
+        inputs = {n for n, p in self.inputs.items() if isinstance(p, Buffer)}
+        assigned = {n.var.name for n in ir_walk(tuple(stmts)) if isinstance(n, (Declare, For))} | \
+                   {n.target.name for n in ir_walk(tuple(stmts)) if isinstance(n, (Assign, CompoundAssign))}
+        fixed = {n.name for n in ir_walk(tuple(stmts)) if isinstance(n, Var)} - assigned
+        return count_scatters(stmts, self.bitmaps, inputs, fixed, counter)
+
+    def _rows_from_one_workspace(self, cfir) -> bool:
+        """Whether each row of the output takes its entries from one workspace, one per
+        coordinate of its list (so the row's scatters into it bound its entries)."""
+        row = next((n for n in _cfir_walk(cfir) if isinstance(n, CForall) and n.index == self.out_path[0]), None)
+        if row is None:
+            return False
+        cases = [c for loop in row.loops for c in loop.cases if not c.omit]
+        if len(row.loops) != 1 or len(cases) != 1 or not isinstance(cases[0].body, CWorkspace):
+            return False
+        n = cases[0].body
+        parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
+        return self._one_entry_per_listed(n, parts[1:])
 
     def _parallel_two_phase(self, cfir, compact: list) -> list:
         """Two-phase assembly with each phase's rows on threads (a CSR or DCSR output over a
@@ -1142,6 +1188,7 @@ class _Emitter:
         s, yes = self.setup, Const(True, "bool")
         self.value_tested = _value_tested(cfir)
         self.par_rows = True
+        self.bounded_rows = self._rows_from_one_workspace(cfir)
         last = self.levels_info[-1]
         shared, k, out = last["counter"], last["k"], s.output.tensor
         last["counter"] = self.name(("rowcount", k), f"n{out}{k}")
@@ -1153,8 +1200,10 @@ class _Emitter:
         self.phase, last["counter"] = None, shared
         rows = Var(self.out_sizes[0].name)
         total = cast(Load(last["pos"], rows), last["idt"], "int64")
-        self.notes.append(f"parallelize({s.parallel}) with the sparse output {out}: each row counts its entries, "
-                          f"then fills them from its start (two-phase, on threads)")
+        self.notes.append(f"parallelize({s.parallel}) with the sparse output {out}: each row counts "
+                          + ("the scatters into its workspace (a bound of its entries)" if self.bounded_rows
+                             else "its entries")
+                          + ", then fills them from its start (two-phase, on threads)")
         if not isinstance(self.levels_info[0]["level"], Dense):   # DCSR
             # the rows are counted by row number, as in CSR; the compaction then drops the empty ones
             top, row = self.levels_info[0], Var(self.name(("rows", k), "row"))
@@ -1170,10 +1219,12 @@ class _Emitter:
             final = every_row + self.final
         else:
             staging, starts, final = [], self.final, []
+        counted, room = (("its products (at most one entry each)", "room for that many entries; the compaction "
+                          "closes the gaps") if self.bounded_rows else ("its entries", "room for exactly their entries"))
         return staging + [
-            Comment(f"phase 1, count: each row of {out} counts its entries (rows run on threads)"),
+            Comment(f"phase 1, count: each row of {out} counts {counted} (rows run on threads)"),
             If(yes, first),
-            Comment(f"the rows' starts, and room for exactly their entries"),
+            Comment(f"the rows' starts, and {room}"),
             *starts, *[Grow(name, total) for name in (*last["idx"], self.val)],
             Comment(f"phase 2, compute: each row stores its entries from its start (rows run on threads)"),
             If(yes, second)] + final + compact
@@ -1312,23 +1363,24 @@ class _Emitter:
         return [For(q, 0, count, [Store(self.val, q, const_of(ident, s.out_dtype))])]
 
 
+def _cfir_walk(n):
+    """The CFIR nodes of ``n`` in pre-order: foralls, their cases, sequences, allocations."""
+    yield n
+    if isinstance(n, CForall):
+        for loop in n.loops:
+            for case in loop.cases:
+                yield case
+                yield from _cfir_walk(case.body)
+    elif isinstance(n, CSeq):
+        for x in n.stmts:
+            yield from _cfir_walk(x)
+    elif isinstance(n, (CAlloc, CWorkspace, CDenseWorkspace)):
+        yield from _cfir_walk(n.body)
+
+
 def _value_tested(cfir) -> set:
     """Names of the temporaries whose values some case tests (the assemble phase must compute them)."""
-    out = set()
-
-    def visit(n):
-        if isinstance(n, CForall):
-            for loop in n.loops:
-                for case in loop.cases:
-                    out.update(k.split("[")[0] for k in case.value_tests)
-                    visit(case.body)
-        elif isinstance(n, CSeq):
-            for x in n.stmts:
-                visit(x)
-        elif isinstance(n, (CAlloc, CWorkspace, CDenseWorkspace)):
-            visit(n.body)
-    visit(cfir)
-    return out
+    return {k.split("[")[0] for c in _cfir_walk(cfir) if isinstance(c, CCase) for k in c.value_tests}
 
 
 def _reset_in_last_list_loop(stmts: list, wlist: str, wn: Var, reset) -> list | None:
@@ -1451,9 +1503,11 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
             trace.record("privatize", before=fn, after=private, artifacts=[Artifact("ir", fn.name, str(private))],
                          note=f"each thread of the parallel loop gets its own {', '.join(parts)}")
             fn = private
+    narrow = {p.name for p in fn.params if isinstance(p, Buffer) and np.dtype(p.dtype).itemsize < 8}
     for stage, apply, note in (
             ("cleanup", cleanup, "tests of known flags, locals nothing reads and stores overwritten at once dropped"),
-            ("prefetch", prefetch, "each row fetches the entries of the rows after it ahead"),
+            ("prefetch", lambda body: prefetch(body, narrow), "each row fetches the entries of the rows after it ahead, and each entry "
+                                    "the row that a coordinate a few entries ahead picks"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = replace(fn, body=Block(tuple(apply(fn.body.body))))
         if after != fn:

@@ -8,8 +8,9 @@ from compiler import Tensor, lower
 from compiler.backend import compile_function, emit_c
 from compiler.format import csr, dense
 from compiler.imperative import Buffer, Function, Scalar, interpret, pretty
-from compiler.imperative.ir import Block, CompoundAssign, Declare, For, Load, Prefetch, Store, Tagged, Var, While
-from compiler.imperative.prefetch import DISTANCE, prefetch
+from compiler.imperative.ir import Assign, Block, CompoundAssign, Declare, For, If, Load, Prefetch, Store, Tagged, Var, \
+    While
+from compiler.imperative.prefetch import DISTANCE, INDIRECT_DISTANCE, prefetch
 
 i, p, t, n = Var("i"), Var("p"), Var("t"), Var("n")
 
@@ -38,6 +39,21 @@ def test_each_array_read_at_the_position_is_fetched_past_the_rows_end():
     got = prefetches(prefetch([rows()]))
     assert got == [("val", f"pos[i + 1] + {DISTANCE}"), ("idx", f"pos[i + 1] + {DISTANCE}")]
     assert "the CPU's own prefetcher falls behind short rows" in pretty(prefetch([rows()])[0])
+
+
+def test_a_narrow_rows_end_is_widened_before_the_distance_is_added():
+    got = prefetches(prefetch([rows()], narrow={"pos"}))
+    assert got == [("val", f"(int64)pos[i + 1] + {DISTANCE}"), ("idx", f"(int64)pos[i + 1] + {DISTANCE}")]
+
+
+@pytest.mark.parametrize("index_dtype, fetch", [("int32", "(int64_t)A1_pos[i + 1] + 64"),
+                                                ("int64", "A1_idx[A1_pos[i + 1] + 64]")])
+def test_int32_csr_spmv_fetches_from_a_widened_end(index_dtype, fetch):
+    S = sp.random(50, 40, 0.1, format="csr", random_state=2)
+    A, x = Tensor.from_scipy(S, csr(index_dtype=index_dtype), name="A"), np.arange(40.0)
+    k = lower("y[i] = A[i, j] * x[j]", A=A, x=Tensor.from_numpy(x, dense(1)))
+    assert fetch in k.c_source
+    np.testing.assert_allclose(k(A=A, x=Tensor.from_numpy(x, dense(1))).to_numpy(), S @ x)
 
 
 @pytest.mark.parametrize("loop", [
@@ -95,3 +111,92 @@ def test_csr_spmv_prefetches_and_is_right():
     assert "prefetch" in [s.stage for s in k.trace.steps]
     assert k.c_source.count("__builtin_prefetch") == 2 and "x_val[A1_pos" not in k.c_source
     np.testing.assert_allclose(k(A=A, x=Tensor.from_numpy(x, dense(1))).to_numpy(), S @ x)
+
+
+# --------------------------------------------------------------------------- rows picked by a coordinate
+
+k, q = Var("k"), Var("q")
+
+
+def gustavson(first=None, inner_stop=None):
+    """``for p in A's row i: k = A_idx[p]; for q in B's row k: w[B_idx[q]] += B_val[q]``."""
+    first = first if first is not None else Declare(k, "int64", Load("A_idx", p))
+    inner = For(q, Load("B_pos", k), inner_stop if inner_stop is not None else Load("B_pos", k + 1),
+                [Store("w", Load("B_idx", q), Load("B_val", q), "+")])
+    return For(p, Load("A_pos", i), Load("A_pos", i + 1), [first, Tagged("lattice:j:B", [inner])])
+
+
+def picked(loop):
+    """The guard, the declared coordinate and the fetches that ``loop``'s body starts with."""
+    guard = loop.body.body[1]
+    assert isinstance(guard, If) and not guard.otherwise
+    ahead, *fetches = guard.then.body
+    return str(guard.cond), f"{ahead.var.name} = {ahead.init}", [(f.buffer, str(f.index)) for f in fetches]
+
+
+def test_a_row_picked_by_the_coordinate_is_fetched_a_few_entries_ahead():
+    rows_loop = prefetch([For(i, 0, n, [gustavson()])])[0]
+    loop = rows_loop.body.body[-1]
+    assert picked(loop) == (f"p + {INDIRECT_DISTANCE} < A_pos[n]", f"k_ahead = A_idx[p + {INDIRECT_DISTANCE}]",
+                            [("B_idx", "B_pos[k_ahead]"), ("B_val", "B_pos[k_ahead]")])
+    assert "fetch the row that the entry 4 ahead reads" in pretty(rows_loop)
+
+
+def test_the_guard_of_a_loop_outside_rows_is_its_own_end():
+    """A sparse vector's entries picking a CSC matrix's columns (SpMSpV): no row loop around."""
+    loop = For(p, Load("x_pos", 0), Load("x_pos", 1), gustavson().body)
+    assert picked(prefetch([loop])[0])[0] == f"p + {INDIRECT_DISTANCE} < x_pos[1]"
+
+
+def test_the_guard_of_a_row_block_is_the_end_of_its_last_row():
+    loop = prefetch([For(i, Var("lo"), Var("hi"), [gustavson()])])[0].body.body[-1]
+    assert picked(loop)[0] == f"p + {INDIRECT_DISTANCE} < A_pos[hi]"
+
+
+def test_the_fetched_coordinate_gets_a_fresh_name():
+    taken = For(i, 0, n, [Declare(Var("k_ahead"), "int64", 0), gustavson()])
+    assert picked(prefetch([taken])[0].body.body[-1])[1].startswith("k_ahead_2 = ")
+
+
+@pytest.mark.parametrize("loop", [
+    gustavson(first=Declare(k, "int64", Load("A_idx", p + 1))),    # not the coordinate at p
+    gustavson(first=Assign(k, Load("A_idx", p))),                  # not declared: may change
+    gustavson(inner_stop=Load("B_pos", k + 2)),                    # not row k
+    gustavson(inner_stop=Load("B_end", k + 1)),                    # not one pos array
+])
+def test_loops_that_do_not_pick_a_row_by_their_coordinate_are_left_alone(loop):
+    got = prefetch([For(i, 0, n, [loop])])[0].body.body[-1]
+    assert not any(isinstance(s, If) for s in got.body.body)
+
+
+def spgemm_inputs(seed):
+    """Two CSR matrices whose last rows and columns hold entries (the guard's edge)."""
+    A = sp.random(60, 50, 0.08, format="lil", random_state=seed)
+    B = sp.random(50, 40, 0.08, format="lil", random_state=seed + 1)
+    A[59, 49], B[49, 39] = 1.5, 2.5
+    return A.tocsr(), B.tocsr()
+
+
+@pytest.mark.parametrize("checked", [False, True])
+def test_spgemm_fetches_picked_rows_and_stays_in_bounds(checked):
+    SA, SB = spgemm_inputs(4)
+    A, B = Tensor.from_scipy(SA, csr(), name="A"), Tensor.from_scipy(SB, csr(), name="B")
+    kernel = lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=B, C=csr(), checked=checked)
+    ir = str(kernel.lowered.function)
+    assert "if (pA1 + 4 < A1_pos[A0_size])" in ir and "int64 k_ahead = A1_idx[pA1 + 4];" in ir
+    assert "__builtin_prefetch(&B1_idx[" in kernel.c_source
+    np.testing.assert_allclose(kernel(A=A, B=B).to_numpy(), (SA @ SB).toarray())
+    # the interpreter reads the coordinate ahead too (and checks its bounds), but fetches nothing
+    np.testing.assert_allclose(kernel.interpret(A=A, B=B).to_numpy(), (SA @ SB).toarray())
+
+
+def test_spmspv_on_a_csc_matrix_fetches_the_picked_columns():
+    from compiler.format import csc, sparse_vector
+    S = sp.random(70, 60, 0.1, format="csc", random_state=5)
+    xs = np.zeros(60)
+    xs[[0, 7, 58, 59]] = [1.0, 2.0, 3.0, 4.0]
+    A, x = Tensor.from_scipy(S, csc(), name="A"), Tensor.from_numpy(xs, sparse_vector(), name="x")
+    for checked in (False, True):
+        kernel = lower("y[i] = A[i, j] * x[j]", A=A, x=x, checked=checked)
+        assert "if (px0 + 4 < x0_pos[1])" in str(kernel.lowered.function)
+        np.testing.assert_allclose(kernel(A=A, x=x).to_numpy(), S @ xs)
