@@ -13,6 +13,10 @@ the line shows the median per-call time over the rounds of:
 
 and the ratios ``kernel / scipy`` and ``call / scipy`` (<= 1.0: as fast as scipy or faster;
 the median of the per-round ratios) and ``pydata / call`` (speed-up over pydata).
+CSR+CSR is also timed with each contender alone in a fresh process (line "fresh proc"):
+there the allocator hands out new memory from the system for every large output, whose
+first touch costs page faults; the generated code asks for 2 MB pages under its large
+outputs, as numpy does for its arrays (the interleaved lines see memory the allocator kept).
 The main lines give every contender int64 indices. scipy itself picks int32 indices for
 matrices this size, which makes its SpGEMM faster (and its output smaller: fewer page
 faults when the allocator hands memory back to the system between calls), so SpMV and
@@ -187,6 +191,8 @@ def main(small=False, only=None):
         row("CSR+CSR" if "+" in prog else "CSR∘CSR",
             {"kernel": raw_caller(k, {"A": At, "B": Bt}), "call": lambda: k(A=At, B=Bt), "scipy": ref,
              "pydata": pyd})
+        if what == "add":
+            fresh_process_row(small)
 
     # SpGEMM through a dense workspace
     if "spgemm" in only:
@@ -250,6 +256,44 @@ def main(small=False, only=None):
                   f"of {'reachable' if need <= stream else 'unreachable (above streaming)'} bandwidth")
     return RESULTS
 
+def fresh_process_time(what: str, small: bool) -> float:
+    """Per-call time of CSR+CSR by ``what`` ("ours": the public call; "scipy"), in this process,
+    whose allocator has handed out nothing large yet (see :func:`fresh_process_row`)."""
+    rng = np.random.default_rng(0)
+    n, nnz = (10_000, 100_000) if small else (100_000, 1_000_000)
+    A, B = random_csr(n, nnz, rng), random_csr(n, nnz, rng)
+    if what == "ours":
+        At, Bt = Tensor.from_scipy(A, csr(), name="A"), Tensor.from_scipy(B, csr(), name="B")
+        k = lower("C[i, j] = A[i, j] + B[i, j]", A=At, B=Bt, C=csr())
+        f = lambda: k(A=At, B=Bt)  # noqa: E731
+    else:
+        f = lambda: A + B  # noqa: E731
+    return float(np.median(interleaved({what: f})[what]))
+
+
+def fresh_process_row(small: bool):
+    """CSR+CSR with each contender alone in a fresh Python process.
+
+    Outputs this large are fresh memory from the system on every call until the allocator
+    keeps freed memory (which other large arrays in the same process make it do): the
+    interleaved lines above see the warm case; a user's first kernels in a session see this one.
+    """
+    import subprocess
+    times = {}
+    for what in ("ours", "scipy"):
+        r = subprocess.run([sys.executable, __file__, f"--fresh={what}"] + (["--small"] if small else []),
+                           capture_output=True, text=True, check=True)
+        times[what] = float(r.stdout.split()[-1])
+    print(f"{'CSR+CSR, fresh proc':20s} kernel       -   call {times['ours'] * 1e3:7.2f} ms  "
+          f"scipy {times['scipy'] * 1e3:7.2f} ms  pydata        -     kernel/scipy     -  "
+          f"call/scipy {times['ours'] / times['scipy']:5.2f}  pydata/call      -", flush=True)
+
+
 if __name__ == "__main__":
-    only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--only=")), None)
-    main(small="--small" in sys.argv, only=only)
+    small = "--small" in sys.argv
+    fresh = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--fresh=")), None)
+    if fresh:
+        print(fresh_process_time(fresh, small))
+    else:
+        only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--only=")), None)
+        main(small=small, only=only)

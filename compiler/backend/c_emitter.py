@@ -142,6 +142,7 @@ class _Plan:
         self.growables = [p for p in fn.params if isinstance(p, Growable)]
         self.grows = any(isinstance(n, Grow) for n in nodes)
         self.grow_buffer = fresh("grow_buffer") if self.grows else None
+        self.resize = fresh("resize") if self.grows else None
         self.room = fresh("room") if any(isinstance(n, Grow) and n.hint for n in nodes) else None
         self.lowest_bit = any(isinstance(n, Call) and n.function in BIT_FUNCTIONS for n in nodes)
         self.threads = any(isinstance(n, Call) and n.function in THREAD_FUNCTIONS for n in nodes)
@@ -362,6 +363,9 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
         includes.append("stdlib.h")
     if checked:
         includes.append("setjmp.h")
+    if plan.grows:
+        # madvise, for 2 MB pages under growing outputs (Linux; glibc declares it only on request)
+        out += ["#ifdef __linux__", "#define _DEFAULT_SOURCE", "#include <sys/mman.h>", "#endif"]
     out += [f"#include <{h}>" for h in sorted(includes)]
     out.append("")
 
@@ -445,15 +449,30 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
         ]
     if plan.grows:
         out += [
-            "/* Reallocate buf to hold at least `needed` elements, doubling its capacity; NULL if out of memory. */",
+            "/* realloc(buf, bytes), asking for 2 MB pages under a large buffer, as numpy does for its",
+            " * arrays: a fresh buffer's first touch then takes up to 512 times fewer page faults (a hint). */",
+            f"static void *{plan.resize}(void *buf, size_t bytes)",
+            "{",
+            f"{INDENT}void *grown = realloc(buf, bytes);",
+            "#ifdef MADV_HUGEPAGE",
+            f"{INDENT}if (grown != NULL && bytes >= ((size_t)1 << 22)) {{",
+            f"{INDENT * 2}uintptr_t start = (uintptr_t)grown & ~(uintptr_t)4095;  /* from the page it starts in */",
+            f"{INDENT * 2}madvise((void *)start, (uintptr_t)grown + bytes - start, MADV_HUGEPAGE);",
+            f"{INDENT}}}",
+            "#endif",
+            f"{INDENT}return grown;",
+            "}",
+            "",
+            "/* Reallocate buf to hold at least `needed` elements, doubling its capacity (a first buffer",
+            " * holds just what is needed, at least 16: room reserved up front); NULL if out of memory. */",
             f"static void *{plan.grow_buffer}(void *buf, int64_t *capacity, int64_t needed, size_t size)",
             "{",
             f"{INDENT}if (needed > INT64_MAX / 2 / (int64_t)size)  /* no such size: doubling would overflow */",
             f"{INDENT * 2}return NULL;",
-            f"{INDENT}int64_t cap = *capacity > 0 ? *capacity : 16;",
+            f"{INDENT}int64_t cap = *capacity > 0 ? *capacity : needed > 16 ? needed : 16;",
             f"{INDENT}while (cap < needed)",
             f"{INDENT * 2}cap *= 2;",
-            f"{INDENT}void *grown = realloc(buf, (size_t)cap * size);",
+            f"{INDENT}void *grown = {plan.resize}(buf, (size_t)cap * size);",
             f"{INDENT}if (grown != NULL)",
             f"{INDENT * 2}*capacity = cap;",
             f"{INDENT}return grown;",

@@ -42,6 +42,16 @@ def test_growables_use_out_pointers_and_export_free():
     assert "restrict" not in decls and "void sparsify_free(void *p);" in decls
 
 
+def test_large_growables_ask_for_2mb_pages():
+    """Past 4 MB a grown buffer is advised onto 2 MB pages (Linux), from the page it starts in."""
+    src = emit_c(filter_nonzeros())
+    assert src.index("#define _DEFAULT_SOURCE") < src.index("#include <sys/mman.h>") < src.index("#include <stdbool.h>")
+    assert "void *grown = resize(buf, (size_t)cap * size);" in src
+    assert "if (grown != NULL && bytes >= ((size_t)1 << 22)) {" in src
+    assert "madvise((void *)start, (uintptr_t)grown + bytes - start, MADV_HUGEPAGE);" in src
+    assert "madvise" not in emit_c(csr_spmv()) and "sys/mman.h" not in emit_c(csr_spmv())
+
+
 def test_fresh_names_avoid_user_names():
     # a user variable called check_index must not collide with the checker
     n, r = Scalar("n", "int64"), OutScalar("r", "float64")

@@ -77,6 +77,17 @@ def test_growable_arrays_keep_their_memory_alive():
     del junk
 
 
+@pytest.mark.parametrize("checked", [False, True])
+def test_a_growable_past_the_2mb_page_size_keeps_every_element(checked):
+    """Grown by doubling to 2^20 elements (8 MB: advised onto 2 MB pages), realloc keeps the contents."""
+    x = np.arange(1.0, 1_000_001.0)
+    x[::7] = 0.0
+    out = backend.compile_function(filter_nonzeros(), checked=checked)(n=len(x), x=x)
+    nz = np.flatnonzero(x)
+    np.testing.assert_array_equal(out["B_idx"], nz)
+    np.testing.assert_array_equal(out["B_val"], x[nz])
+
+
 def _rss_bytes():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
