@@ -13,7 +13,8 @@ the line shows the median per-call time over the rounds of:
 
 and the ratios ``kernel / scipy`` and ``call / scipy`` (<= 1.0: as fast as scipy or faster;
 the median of the per-round ratios) and ``pydata / call`` (speed-up over pydata).
-CSR+CSR is also timed with each contender alone in a fresh process (line "fresh proc"):
+CSR+CSR, CSR∘CSR and SpGEMM are also timed with each contender alone in a fresh process
+(lines "fresh proc"):
 there the allocator hands out new memory from the system for every large output, whose
 first touch costs page faults; the generated code asks for 2 MB pages under its large
 outputs, as numpy does for its arrays (the interleaved lines see memory the allocator kept).
@@ -191,8 +192,7 @@ def main(small=False, only=None):
         row("CSR+CSR" if "+" in prog else "CSR∘CSR",
             {"kernel": raw_caller(k, {"A": At, "B": Bt}), "call": lambda: k(A=At, B=Bt), "scipy": ref,
              "pydata": pyd})
-        if what == "add":
-            fresh_process_row(small)
+        fresh_process_row(what, small)
 
     # SpGEMM through a dense workspace
     if "spgemm" in only:
@@ -209,6 +209,7 @@ def main(small=False, only=None):
         Gp, Hp = pydata.GCXS.from_scipy_sparse(G), pydata.GCXS.from_scipy_sparse(H)
         row("SpGEMM (workspace)", {"kernel": raw_caller(k, {"A": Gt, "B": Ht}), "call": lambda: k(A=Gt, B=Ht),
                                    "scipy": lambda: G @ H, "pydata": lambda: Gp @ Hp})
+        fresh_process_row("spgemm", small)
         G32, H32 = as_int32(G), as_int32(H)
         i32 = csr(index_dtype="int32")
         Gt32, Ht32 = Tensor.from_scipy(G32, i32, name="A"), Tensor.from_scipy(H32, i32, name="B")
@@ -256,35 +257,44 @@ def main(small=False, only=None):
                   f"of {'reachable' if need <= stream else 'unreachable (above streaming)'} bandwidth")
     return RESULTS
 
-def fresh_process_time(what: str, small: bool) -> float:
-    """Per-call time of CSR+CSR by ``what`` ("ours": the public call; "scipy"), in this process,
-    whose allocator has handed out nothing large yet (see :func:`fresh_process_row`)."""
+FRESH = {"add": ("CSR+CSR", "C[i, j] = A[i, j] + B[i, j]", lambda A, B: A + B),
+         "mul": ("CSR∘CSR", "C[i, j] = A[i, j] * B[i, j]", lambda A, B: A.multiply(B)),
+         "spgemm": ("SpGEMM", "C[i, j] = A[i, k] * B[k, j]", lambda A, B: A @ B)}
+
+
+def fresh_process_time(kernel: str, what: str, small: bool) -> float:
+    """Per-call time of ``kernel`` (a key of FRESH) by ``what`` ("ours": the public call; "scipy"),
+    in this process, whose allocator has handed out nothing large yet (see :func:`fresh_process_row`)."""
     rng = np.random.default_rng(0)
     n, nnz = (10_000, 100_000) if small else (100_000, 1_000_000)
+    if kernel == "spgemm":
+        n, nnz = (4_000, 20_000) if small else (20_000, 100_000)
     A, B = random_csr(n, nnz, rng), random_csr(n, nnz, rng)
+    _, prog, ref = FRESH[kernel]
     if what == "ours":
         At, Bt = Tensor.from_scipy(A, csr(), name="A"), Tensor.from_scipy(B, csr(), name="B")
-        k = lower("C[i, j] = A[i, j] + B[i, j]", A=At, B=Bt, C=csr())
+        k = lower(prog, A=At, B=Bt, C=csr())
         f = lambda: k(A=At, B=Bt)  # noqa: E731
     else:
-        f = lambda: A + B  # noqa: E731
+        f = lambda: ref(A, B)  # noqa: E731
     return float(np.median(interleaved({what: f})[what]))
 
 
-def fresh_process_row(small: bool):
-    """CSR+CSR with each contender alone in a fresh Python process.
+def fresh_process_row(kernel: str, small: bool):
+    """``kernel`` with each contender alone in a fresh Python process.
 
-    Outputs this large are fresh memory from the system on every call until the allocator
-    keeps freed memory (which other large arrays in the same process make it do): the
-    interleaved lines above see the warm case; a user's first kernels in a session see this one.
+    Large outputs are fresh memory from the system on every call until the allocator keeps
+    freed memory (which other large arrays in the same process make it do): the interleaved
+    lines see the warm case; a user's first kernels in a session may see this one.
     """
     import subprocess
     times = {}
     for what in ("ours", "scipy"):
-        r = subprocess.run([sys.executable, __file__, f"--fresh={what}"] + (["--small"] if small else []),
+        r = subprocess.run([sys.executable, __file__, f"--fresh={kernel},{what}"] + (["--small"] if small else []),
                            capture_output=True, text=True, check=True)
         times[what] = float(r.stdout.split()[-1])
-    print(f"{'CSR+CSR, fresh proc':20s} kernel       -   call {times['ours'] * 1e3:7.2f} ms  "
+    name = f"{FRESH[kernel][0]}, fresh proc"
+    print(f"{name:20s} kernel       -   call {times['ours'] * 1e3:7.2f} ms  "
           f"scipy {times['scipy'] * 1e3:7.2f} ms  pydata        -     kernel/scipy     -  "
           f"call/scipy {times['ours'] / times['scipy']:5.2f}  pydata/call      -", flush=True)
 
@@ -293,7 +303,7 @@ if __name__ == "__main__":
     small = "--small" in sys.argv
     fresh = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--fresh=")), None)
     if fresh:
-        print(fresh_process_time(fresh, small))
+        print(fresh_process_time(*fresh.split(","), small))
     else:
         only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--only=")), None)
         main(small=small, only=only)
