@@ -14,10 +14,10 @@ the line shows the median per-call time over the rounds of:
 and the ratios ``kernel / scipy`` and ``call / scipy`` (<= 1.0: as fast as scipy or faster;
 the median of the per-round ratios) and ``pydata / call`` (speed-up over pydata).
 CSR+CSR, CSR∘CSR and SpGEMM are also timed with each contender alone in a fresh process
-(lines "fresh proc"):
-there the allocator hands out new memory from the system for every large output, whose
-first touch costs page faults; the generated code asks for 2 MB pages under its large
-outputs, as numpy does for its arrays (the interleaved lines see memory the allocator kept).
+(lines "fresh proc"): there the allocator may hand out new memory from the system for each
+large output, whose first touch costs page faults (the interleaved lines see memory the
+allocator kept). The generated code asks for 2 MB pages under its large outputs, as numpy
+does for its arrays, and a first buffer holds just the room reserved for it.
 The main lines give every contender int64 indices. scipy itself picks int32 indices for
 matrices this size, which makes its SpGEMM faster (and its output smaller: fewer page
 faults when the allocator hands memory back to the system between calls), so SpMV and
@@ -256,6 +256,7 @@ def main(small=False, only=None):
             print(f"10x over pydata/sparse SpMV ({pd * 1e3:.2f} ms) would need {need / 1e9:6.2f} GB/s "
                   f"of {'reachable' if need <= stream else 'unreachable (above streaming)'} bandwidth")
     return RESULTS
+
 
 FRESH = {"add": ("CSR+CSR", "C[i, j] = A[i, j] + B[i, j]", lambda A, B: A + B),
          "mul": ("CSR∘CSR", "C[i, j] = A[i, j] * B[i, j]", lambda A, B: A.multiply(B)),

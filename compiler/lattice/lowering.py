@@ -1140,13 +1140,10 @@ class _Emitter:
                     Store(info["pos"], end, cast(counter, "int64", info["idt"]))]
         out = [Declare(counter, "int64", cast(Load(info["pos"], row), info["idt"], "int64")), *stmts]
         if self.bounded_rows:
-            # the rest of the row's room holds the fill: the compaction drops it
-            s = self.setup
+            s, q = self.setup, Var(self.name(("rest", info["k"]), f"{info['counter']}_rest"))
             out += [Comment("the rest of this row's room holds the fill, which the compaction drops"),
-                    For(Var(self.name(("rest", info["k"]), f"{info['counter']}_rest")), counter,
-                        cast(Load(info["pos"], end), info["idt"], "int64"),
-                        [Store(self.val, Var(self.name(("rest", info["k"]), f"{info['counter']}_rest")),
-                               const_of(s.out_fill, s.out_dtype))])]
+                    For(q, counter, cast(Load(info["pos"], end), info["idt"], "int64"),
+                        [Store(self.val, q, const_of(s.out_fill, s.out_dtype))])]
         return out
 
     def _count_row_scatters(self, stmts: list, counter: Var):
@@ -1184,6 +1181,11 @@ class _Emitter:
         entries from its start (computing the coordinates again: phase 1 kept none). A DCSR
         output is counted by row number, as a CSR one; every row is then an entry of its
         level 0, and the compaction drops the empty rows with the entries equal to the fill.
+
+        When each row's entries all come from one workspace (Gustavson's SpGEMM), phase 1
+        counts the row's scatters into it instead (:mod:`compiler.lattice.reserve`: B's row
+        lengths, no workspace), at least as many as its entries; phase 2 leaves the fill in
+        the rest of the row's room, and the compaction drops it.
         """
         s, yes = self.setup, Const(True, "bool")
         self.value_tested = _value_tested(cfir)
@@ -1219,8 +1221,10 @@ class _Emitter:
             final = every_row + self.final
         else:
             staging, starts, final = [], self.final, []
-        counted, room = (("its products (at most one entry each)", "room for that many entries; the compaction "
-                          "closes the gaps") if self.bounded_rows else ("its entries", "room for exactly their entries"))
+        if self.bounded_rows:
+            counted, room = "its products (at most one entry each)", "room for that many; the compaction closes the gaps"
+        else:
+            counted, room = "its entries", "room for exactly their entries"
         return staging + [
             Comment(f"phase 1, count: each row of {out} counts {counted} (rows run on threads)"),
             If(yes, first),
@@ -1506,8 +1510,9 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     narrow = {p.name for p in fn.params if isinstance(p, Buffer) and np.dtype(p.dtype).itemsize < 8}
     for stage, apply, note in (
             ("cleanup", cleanup, "tests of known flags, locals nothing reads and stores overwritten at once dropped"),
-            ("prefetch", lambda body: prefetch(body, narrow), "each row fetches the entries of the rows after it ahead, and each entry "
-                                    "the row that a coordinate a few entries ahead picks"),
+            ("prefetch", lambda body: prefetch(body, narrow),
+             "each row fetches the entries of the rows after it ahead, and each entry the row that a coordinate "
+             "a few entries ahead picks"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = replace(fn, body=Block(tuple(apply(fn.body.body))))
         if after != fn:

@@ -8,8 +8,8 @@ from compiler import Tensor, lower
 from compiler.backend import compile_function, emit_c
 from compiler.format import csr, dense
 from compiler.imperative import Buffer, Function, Scalar, interpret, pretty
-from compiler.imperative.ir import Assign, Block, CompoundAssign, Declare, For, If, Load, Prefetch, Store, Tagged, Var, \
-    While
+from compiler.imperative.ir import (Assign, Block, CompoundAssign, Declare, For, If, Load, Prefetch, Store, Tagged,
+                                    Var, While)
 from compiler.imperative.prefetch import DISTANCE, INDIRECT_DISTANCE, prefetch
 
 i, p, t, n = Var("i"), Var("p"), Var("t"), Var("n")
