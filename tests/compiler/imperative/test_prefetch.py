@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from compiler import Tensor, lower
 from compiler.backend import compile_function, emit_c
@@ -200,3 +202,21 @@ def test_spmspv_on_a_csc_matrix_fetches_the_picked_columns():
         kernel = lower("y[i] = A[i, j] * x[j]", A=A, x=x, checked=checked)
         assert "if (px0 + 4 < x0_pos[1])" in str(kernel.lowered.function)
         np.testing.assert_allclose(kernel(A=A, x=x).to_numpy(), S @ xs)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 9), st.integers(0, 9), st.integers(1, 9), st.sampled_from([0.0, 0.2, 1.0]),
+       st.sampled_from(["csr", "dcsr", "coo"]), st.integers(0, 2 ** 16))
+def test_property_checked_spgemm_reads_no_coordinate_past_the_end(m, n, p, density, fa, seed):
+    """Checked builds fail on any read past an array's end, the guarded coordinate ahead included;
+    COO and DCSR rows are picked from a loop over A's entries and over A's stored rows."""
+    from compiler.format import coo, dcsr
+    from compiler.testing import random_sparse
+    rng = np.random.default_rng(seed)
+    a, b = random_sparse((m, n), density, rng), random_sparse((n, p), density, rng)
+    A = Tensor.from_numpy(a, {"csr": csr(), "dcsr": dcsr(), "coo": coo()}[fa], name="A")
+    B = Tensor.from_numpy(b, csr(), name="B")
+    kernel = lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=B, C=csr(), checked=True)
+    assert "k_ahead = A" in str(kernel.lowered.function)
+    np.testing.assert_allclose(kernel(A=A, B=B).to_numpy(), a @ b)
+    np.testing.assert_allclose(kernel.interpret(A=A, B=B).to_numpy(), a @ b)
