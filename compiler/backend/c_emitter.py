@@ -365,7 +365,8 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
         includes.append("setjmp.h")
     if plan.grows:
         # madvise, for 2 MB pages under growing outputs (Linux; glibc declares it only on request)
-        out += ["#ifdef __linux__", "#define _DEFAULT_SOURCE", "#include <sys/mman.h>", "#endif"]
+        out += ["#ifdef __linux__", "#ifndef _DEFAULT_SOURCE", "#define _DEFAULT_SOURCE", "#endif",
+                "#include <sys/mman.h>", "#endif"]
     out += [f"#include <{h}>" for h in sorted(includes)]
     out.append("")
 
