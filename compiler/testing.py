@@ -48,10 +48,10 @@ def random_sparse(shape, density, rng, *, fill=0.0, lo=1, hi=6, dtype=float, emp
     return a
 
 
-def check_lowered(prog: str, schedule=None, out=None, checked: bool = False, **tensors):
-    """Lower ``prog`` (index notation) with ``schedule`` and the output format ``out``, and
-    check the compiled kernel and the IR interpreter against the dense oracle (and a
-    bounds-checked build too with ``checked``); returns the kernel.
+def check_lowered(prog: str, schedule=None, out=None, checked: bool = False, options=None, **tensors):
+    """Lower ``prog`` (index notation) with ``schedule``, further lowering ``options`` and the
+    output format ``out``, and check the compiled kernel and the IR interpreter against the
+    dense oracle (and a bounds-checked build too with ``checked``); returns the kernel.
 
     >>> from compiler import Tensor
     >>> A = Tensor.from_numpy(np.array([[0.0, 2.0], [3.0, 0.0]]), "csr")
@@ -62,7 +62,7 @@ def check_lowered(prog: str, schedule=None, out=None, checked: bool = False, **t
     kw = dict(tensors)
     if out is not None:
         kw[prog.split("[")[0].strip()] = out
-    options = {"schedule": schedule} if schedule is not None else {}
+    options = {**(options or {}), **({"schedule": schedule} if schedule is not None else {})}
     want, _ = evaluate(prog, **tensors)
     k = lower(prog, options=options, **kw)
     np.testing.assert_allclose(k(**tensors).to_numpy(), want)

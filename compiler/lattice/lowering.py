@@ -1153,9 +1153,10 @@ class _Emitter:
         the sizes); anything else and there is no count.
         """
         inputs = {n for n, p in self.inputs.items() if isinstance(p, Buffer)}
-        assigned = {n.var.name for n in ir_walk(tuple(stmts)) if isinstance(n, (Declare, For))} | \
-                   {n.target.name for n in ir_walk(tuple(stmts)) if isinstance(n, (Assign, CompoundAssign))}
-        fixed = {n.name for n in ir_walk(tuple(stmts)) if isinstance(n, Var)} - assigned
+        nodes = list(ir_walk(tuple(stmts)))
+        assigned = {n.var.name for n in nodes if isinstance(n, (Declare, For))} | \
+                   {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))}
+        fixed = {n.name for n in nodes if isinstance(n, Var)} - assigned
         return count_scatters(stmts, self.bitmaps, inputs, fixed, counter)
 
     def _rows_from_one_workspace(self, cfir) -> bool:

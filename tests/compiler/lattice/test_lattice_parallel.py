@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import Tensor, evaluate, lower
+from compiler import Tensor, lower
 from compiler.backend import build
 from compiler.errors import StrategyError
 from compiler.format import coo, csc, csr, dcsr, dense, sparse_vector
@@ -25,16 +25,9 @@ def on_threads(prog, out, schedule=PAR, **tensors):
     """Lower ``prog`` one-pass (sequential) and with ``schedule`` (threads); the threaded kernel,
     its checked build and its IR interpreter must agree with the oracle, and its arrays with
     the sequential kernel's, element for element."""
-    name = prog.split("[")[0]
-    seq = lower(prog, **tensors, **{name: out})
-    par = lower(prog, **tensors, **{name: out}, options={"schedule": schedule})
-    want, _ = evaluate(prog, **tensors)
-    r1, r2 = seq(**tensors), par(**tensors)
-    np.testing.assert_allclose(r2.to_numpy(), want)
-    np.testing.assert_allclose(par.interpret(**tensors).to_numpy(), want)
-    checked = lower(prog, **tensors, **{name: out}, options={"schedule": schedule}, checked=True)
-    np.testing.assert_allclose(checked(**tensors).to_numpy(), want)
-    assert_same_storage(r2, r1)
+    par = check_lowered(prog, schedule, out, checked=True, **tensors)
+    r2 = par(**tensors)
+    assert_same_storage(r2, lower(prog, **tensors, **{prog.split("[")[0]: out})(**tensors))
     assert "#pragma omp parallel for" in par.c_source
     return par, r2
 

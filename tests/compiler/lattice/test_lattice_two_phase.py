@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, evaluate, lower
 from compiler.errors import StrategyError
 from compiler.format import coo, csf, csr, dcsr, dense, sparse_vector
-from compiler.testing import assert_same_storage, random_sparse
+from compiler.testing import assert_same_storage, check_lowered, random_sparse
 
 rand = partial(random_sparse, lo=-3, hi=4)
 
@@ -20,14 +20,9 @@ TWO = {"assembly": "two-phase"}
 
 def both(prog, out, **tensors):
     """Lower one-pass and two-phase; both must agree with the oracle and with each other, array by array."""
-    name = prog.split("[")[0]
-    k1 = lower(prog, **tensors, **{name: out})
-    k2 = lower(prog, **tensors, **{name: out}, options=TWO)
-    r1, r2 = k1(**tensors), k2(**tensors)
-    want, _ = evaluate(prog, **tensors)
-    np.testing.assert_allclose(r2.to_numpy(), want)
-    np.testing.assert_allclose(k2.interpret(**tensors).to_numpy(), want)
-    assert_same_storage(r2, r1)
+    k2 = check_lowered(prog, out=out, options=TWO, **tensors)
+    r2 = k2(**tensors)
+    assert_same_storage(r2, lower(prog, **tensors, **{prog.split("[")[0]: out})(**tensors))
     assert not np.any(r2.vals == r2.fill), "a value equal to the fill was stored"
     assert "phase 1, assemble" in k2.c_source and "phase 2, compute" in k2.c_source
     return k2, r2
