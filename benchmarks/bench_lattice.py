@@ -35,8 +35,9 @@ The output's room is reserved once, from a count of the products made before the
 also timed with two-phase assembly (``options={"assembly": "two-phase"}``: the loops run
 twice, so it is expected to be slower; it allocates the output exactly), and on all cores
 (``parallelize(i)``: two-phase on threads, each row counting its products, a bound of its
-entries, then filling its entries from its start, a compaction closing the gaps; each thread
-with its own workspace; scipy and pydata run on one core). Every SpGEMM kernel fetches the
+entries, then filling its entries from its start, a last pass moving the rows down over the
+room they left; each thread with its own workspace; scipy and pydata run on one core), as
+are CSR+CSR and CSR∘CSR (each row counting its entries exactly by a merge of the two rows). Every SpGEMM kernel fetches the
 row of B that A's entry 4 places ahead picks (:mod:`compiler.imperative.prefetch`). Then SpMV's
 effective bandwidth next to the machine's streaming bandwidth (a large numpy copy).
 
@@ -189,10 +190,18 @@ def main(small=False, only=None):
         np.testing.assert_array_equal(got.levels[1].pos, want.indptr)
         np.testing.assert_array_equal(got.levels[1].idx, want.indices)
         np.testing.assert_allclose(got.vals, want.data)
-        row("CSR+CSR" if "+" in prog else "CSR∘CSR",
-            {"kernel": raw_caller(k, {"A": At, "B": Bt}), "call": lambda: k(A=At, B=Bt), "scipy": ref,
-             "pydata": pyd})
+        name = "CSR+CSR" if "+" in prog else "CSR∘CSR"
+        row(name, {"kernel": raw_caller(k, {"A": At, "B": Bt}), "call": lambda: k(A=At, B=Bt), "scipy": ref,
+                   "pydata": pyd})
         fresh_process_row(what, small)
+        if openmp_support() is None:
+            kp = lower(prog, A=At, B=Bt, C=csr(), options={"schedule": (("parallelize", "i"),)})
+            gotp = kp(A=At, B=Bt)
+            np.testing.assert_array_equal(gotp.levels[1].pos, want.indptr)
+            np.testing.assert_array_equal(gotp.levels[1].idx, want.indices)
+            row(f"{name} parallel({os.cpu_count()})",
+                {"kernel": raw_caller(kp, {"A": At, "B": Bt}), "call": lambda: kp(A=At, B=Bt), "scipy": ref,
+                 "pydata": pyd})
 
     # SpGEMM through a dense workspace
     if "spgemm" in only:

@@ -553,6 +553,9 @@ class Allocate(Stmt):
 
     Every element starts at ``init`` (left unset when ``init`` is None); the array is
     freed after ``body``. Workspaces live here: dense accumulators, bitmaps, index lists.
+    A ``shared`` array stays one array for all threads of a parallel loop in ``body``
+    (each iteration touches only its own elements); any other array a parallel loop
+    writes gets a part per thread (:mod:`compiler.imperative.privatize`).
 
     >>> from compiler.imperative import Var, For, pretty
     >>> k = Var("k")
@@ -569,6 +572,7 @@ class Allocate(Stmt):
     length: Expr
     init: Optional[Expr]
     body: Block
+    shared: bool = False
 
     def __post_init__(self):
         _set(self, "buffer", check_name(self.buffer, "buffer name"))

@@ -199,7 +199,8 @@ class Printer(ExprFormatter):
 
     def allocate(self, s: Allocate, depth: int):
         init = "" if s.init is None else f" = {{{self.expr(s.init)}, ...}}"
-        self.emit(depth, f"{self.type_name(s.dtype)} {s.buffer}[{self.expr(s.length)}]{init};")
+        shared = "  // one array for all threads" if s.shared else ""
+        self.emit(depth, f"{self.type_name(s.dtype)} {s.buffer}[{self.expr(s.length)}]{init};{shared}")
         self.stmt(s.body, depth)
         self.emit(depth, f"free({s.buffer});")
 

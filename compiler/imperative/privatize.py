@@ -16,7 +16,9 @@ under the name the loop already uses, so the loop body is unchanged::
 
 A parallel loop is a ``For`` right after a ``#pragma omp parallel for``. A scratch array
 read or written outside every parallel loop is shared state, which a part per thread
-would break: that is refused (the schedule checks keep such kernels sequential).
+would break: that is refused (the schedule checks keep such kernels sequential), unless
+the array is marked ``shared`` (each parallel iteration touches only its own elements,
+as a row's slot in an array indexed by row), which the pass leaves as it is.
 
 >>> from compiler.imperative import Allocate, Block, For, Pragma, Store, Var, pretty
 >>> i = Var("i")
@@ -123,7 +125,7 @@ def privatize(stmts, taken: set[str] | None = None) -> list[Stmt]:
             return map_bodies(s, lambda body: [split(x) for x in body])
         body = [split(x) for x in s.body.body]
         loops = _parallel_loops(body)
-        if not any(s.buffer in _written(loop.body) for loop in loops):
+        if s.shared or not any(s.buffer in _written(loop.body) for loop in loops):
             return replace(s, body=Block(tuple(body)))
         if s.buffer in _outside_parallel(body):
             raise ValueError(f"privatize: scratch array {s.buffer} is written in a parallel loop and also used "

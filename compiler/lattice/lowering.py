@@ -114,6 +114,8 @@ class _Emitter:
         self.assembled: dict = {}     # workspace -> where a two-phase compute phase reads its coordinates
         self.par_rows = False         # two-phase on threads: each row counts, then fills, its own entries
         self.bounded_rows = False     # ... counting its workspace's scatters, a bound of its entries
+        self.row_ends = None          # ... where each row's entries end (phase 2 drops the fill)
+        self.shared_allocs: set = set()   # scratch arrays the threads share (one element per row)
 
     # -- names and parameters ------------------------------------------------------------
 
@@ -306,9 +308,11 @@ class _Emitter:
             more = CompoundAssign("+", counter, Const(1, "int64"))
             if self.phase == "assemble":
                 return [more]
+            # phase 2 stores unconditionally and keeps the entry only if it is not the fill
+            keep = CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))
             return out + [Store(name, counter, Cast(last["idt"], Var(i.name)) if last["idt"] != "int64"
                                 else Var(i.name)) for name, i in zip(last["idx"], coords)] \
-                + [Store(self.val, counter, val), more]
+                + [Store(self.val, counter, val), keep]
         if self.phase == "compute":
             # two-phase, compute: the assemble phase stored the coordinates and made room
             return out + [Store(self.val, counter, val), CompoundAssign("+", counter, Const(1, "int64"))]
@@ -1125,7 +1129,8 @@ class _Emitter:
 
     def _row_on_thread(self, stmts: list) -> list:
         """A row of a two-phase kernel on threads: phase 1 counts its entries into ``pos[i + 1]``;
-        phase 2 stores them from the row's start ``pos[i]`` (after the prefix sum)."""
+        phase 2 stores them from the row's start ``pos[i]`` (after the prefix sum), and where
+        they end (it drops the fill) into ``end[i]``."""
         info = self.levels_info[1]
         counter, row = Var(info["counter"]), self._dense_position(0)
         end = BinOp("+", row, 1)
@@ -1138,13 +1143,8 @@ class _Emitter:
                     stmts = [Comment("at most one entry per scatter into the workspace: count those"), *bound]
             return [Declare(counter, "int64", Const(0, "int64")), *stmts,
                     Store(info["pos"], end, cast(counter, "int64", info["idt"]))]
-        out = [Declare(counter, "int64", cast(Load(info["pos"], row), info["idt"], "int64")), *stmts]
-        if self.bounded_rows:
-            s, q = self.setup, Var(self.name(("rest", info["k"]), f"{info['counter']}_rest"))
-            out += [Comment("the rest of this row's room holds the fill, which the compaction drops"),
-                    For(q, counter, cast(Load(info["pos"], end), info["idt"], "int64"),
-                        [Store(self.val, q, const_of(s.out_fill, s.out_dtype))])]
-        return out
+        return [Declare(counter, "int64", cast(Load(info["pos"], row), info["idt"], "int64")), *stmts,
+                Store(self.row_ends, row, counter)]
 
     def _count_row_scatters(self, stmts: list, counter: Var):
         """A row's count of its scatters into the workspace (:func:`count_scatters`), or None.
@@ -1172,28 +1172,35 @@ class _Emitter:
         parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
         return self._one_entry_per_listed(n, parts[1:])
 
-    def _parallel_two_phase(self, cfir, compact: list) -> list:
+    def _parallel_two_phase(self, cfir) -> list:
         """Two-phase assembly with each phase's rows on threads (a CSR or DCSR output over a
         parallel row loop).
 
         One shared counter cannot append from several threads, so the rows keep their own:
         phase 1 counts each row's entries, a prefix sum turns the counts into the rows' starts,
         the output gets room for exactly that many entries, and phase 2 stores each row's
-        entries from its start (computing the coordinates again: phase 1 kept none). A DCSR
-        output is counted by row number, as a CSR one; every row is then an entry of its
-        level 0, and the compaction drops the empty rows with the entries equal to the fill.
+        entries from its start (computing the coordinates again: phase 1 kept none). Phase 2
+        drops the entries equal to the fill as it goes (on the threads) and records where
+        each row's entries end in a scratch array, one element per row; a sequential pass
+        then moves the rows down over the gaps, and moves nothing while there is no gap.
+        A DCSR output is counted by row number, as a CSR one; every row is then an entry
+        of its level 0, and the compaction drops the empty rows.
 
         When each row's entries all come from one workspace (Gustavson's SpGEMM), phase 1
         counts the row's scatters into it instead (:mod:`compiler.lattice.reserve`: B's row
-        lengths, no workspace), at least as many as its entries; phase 2 leaves the fill in
-        the rest of the row's room, and the compaction drops it.
+        lengths, no workspace), at least as many as its entries; the rest of the row's
+        room is one more gap.
         """
         s, yes = self.setup, Const(True, "bool")
         self.value_tested = _value_tested(cfir)
-        self.par_rows = True
         self.bounded_rows = self._rows_from_one_workspace(cfir)
         last = self.levels_info[-1]
         shared, k, out = last["counter"], last["k"], s.output.tensor
+        rows = Var(self.out_sizes[0].name)
+        self.row_ends = self.name(("rowend", k), f"{out}{k}_end")
+        self.allocs.append((self.row_ends, "int64", rows, None))
+        self.shared_allocs.add(self.row_ends)
+        compact = self._compaction()
         last["counter"] = self.name(("rowcount", k), f"n{out}{k}")
         self.phase = "assemble"
         first = self.emit(cfir)
@@ -1201,7 +1208,6 @@ class _Emitter:
         self.phase = "compute"
         second = self.emit(cfir)
         self.phase, last["counter"] = None, shared
-        rows = Var(self.out_sizes[0].name)
         total = cast(Load(last["pos"], rows), last["idt"], "int64")
         self.notes.append(f"parallelize({s.parallel}) with the sparse output {out}: each row counts "
                           + ("the scatters into its workspace (a bound of its entries)" if self.bounded_rows
@@ -1223,7 +1229,7 @@ class _Emitter:
         else:
             staging, starts, final = [], self.final, []
         if self.bounded_rows:
-            counted, room = "its products (at most one entry each)", "room for that many; the compaction closes the gaps"
+            counted, room = "its products (at most one entry each)", "room for that many"
         else:
             counted, room = "its entries", "room for exactly their entries"
         return staging + [
@@ -1231,15 +1237,19 @@ class _Emitter:
             If(yes, first),
             Comment(f"the rows' starts, and {room}"),
             *starts, *[Grow(name, total) for name in (*last["idx"], self.val)],
-            Comment(f"phase 2, compute: each row stores its entries from its start (rows run on threads)"),
+            Comment(f"phase 2, compute: each row stores its entries from its start, skipping the fill, and records "
+                    f"where they end (rows run on threads)"),
             If(yes, second)] + final + compact
 
     def function(self, cfir, name: str, assembly: str = "one-pass") -> Function:
         s = self.setup
         if assembly == "two-phase" and s.parallel is not None:
-            body = list(self.init) + self._parallel_two_phase(cfir, self._two_phase_check())
+            self._two_phase_check()
+            self.par_rows = True
+            body = list(self.init) + self._parallel_two_phase(cfir)
         elif assembly == "two-phase":
-            compact = self._two_phase_check()
+            self._two_phase_check()
+            compact = self._compaction()
             yes = Const(True, "bool")
             self.value_tested = _value_tested(cfir)
             self.phase = "assemble"
@@ -1260,7 +1270,7 @@ class _Emitter:
                 body += self._scatter_init()
             body += self._reserve_for_scatters(emitted) + emitted + self.final
         for buf, dtype, length, init in reversed(self.allocs):
-            body = [Allocate(buf, dtype, length, init, body)]
+            body = [Allocate(buf, dtype, length, init, body, shared=buf in self.shared_allocs)]
         names = _names_used(body)
         sizes = [p for p in self.out_sizes if p.name in names]
         params = [p for p in self.inputs.values() if p.name in names]
@@ -1285,8 +1295,8 @@ class _Emitter:
                 Declare(counter, "int64", Const(0, "int64")), *count,
                 *[Grow(name, counter, hint=True) for name in (*last["idx"], self.val)]]
 
-    def _two_phase_check(self) -> list:
-        """Refuse outputs two-phase assembly does not cover; return the compaction that drops fill values.
+    def _two_phase_check(self):
+        """Refuse outputs two-phase assembly does not cover.
 
         It covers every sparse output one-pass assembly does: Dense levels followed by
         SparseList levels (CSR, DCSR, CSF, sparse vectors), or one SparseCOO level (COO).
@@ -1296,21 +1306,25 @@ class _Emitter:
         if self.out_dense:
             raise StrategyError(f"assembly='two-phase' does not apply: the output {out} is dense, so it has no "
                                 f"structure to assemble")
-        # (parallelize with a sparse output is refused before: one shared counter appends)
-        return self._compaction([x for x in self.levels_info if not isinstance(x["level"], Dense)])
 
-    def _compaction(self, sparse: list) -> list:
+    def _compaction(self) -> list:
         """Drop the entries phase 1 assembled whose computed value is the fill, bottom-up.
 
         The innermost level keeps its non-fill entries; each level above then keeps
         the entries whose child segment is still non-empty (as one-pass assembly
         never appends an empty segment), so the arrays equal one-pass assembly's.
-        Each level is compacted in place, segment by segment of its parent.
+        Each level is compacted in place, segment by segment of its parent. When the rows
+        ran on threads, phase 2 already skipped the fill: the innermost level only closes
+        the gaps (:meth:`_close_gaps`).
         """
         s = self.setup
+        sparse = [x for x in self.levels_info if not isinstance(x["level"], Dense)]
         fill = s.out_fill.item() if hasattr(s.out_fill, "item") else s.out_fill
-        out = [Comment(f"drop the entries whose value is the fill ({fill!r}): it is not stored"
-                       + ("; then the entries above whose segment became empty" if len(sparse) > 1 else ""))]
+        if self.par_rows:
+            head = f"phase 2 skipped the entries whose value is the fill ({fill!r}): close the gaps they left"
+        else:
+            head = f"drop the entries whose value is the fill ({fill!r}): it is not stored"
+        out = [Comment(head + ("; then the entries above whose segment became empty" if len(sparse) > 1 else ""))]
         for t in range(len(sparse) - 1, -1, -1):
             info = sparse[t]
             k, idt, cnt = info["k"], info["idt"], Var(info["counter"])
@@ -1324,6 +1338,9 @@ class _Emitter:
                 parents = Var(sparse[t - 1]["counter"])
             moves = [Store(name, kept, Load(name, q)) for name in info["idx"]]
             more = CompoundAssign("+", kept, Const(1, "int64"))
+            if t == len(sparse) - 1 and self.par_rows:
+                out += self._close_gaps(info, parents, kept)
+                continue
             if t == len(sparse) - 1:
                 moves.append(Store(self.val, kept, Load(self.val, q)))
                 body = [If(not_fill(Load(self.val, q), s.out_dtype, s.out_fill), moves + [more])]
@@ -1353,6 +1370,31 @@ class _Emitter:
                             Assign(start, end), Store(info["pos"], BinOp("+", r, 1), as_pos(kept))])]
             out += [Assign(cnt, kept)] + post
         return out
+
+    def _close_gaps(self, info: dict, rows, kept: Var) -> list:
+        """Move each row's entries (phase 2 on threads left them at the row's start, up to
+        its end in ``row_ends``) down to follow the previous row's; nothing moves before
+        the first gap.
+
+        A row without room has no entries (phase 2 may not have visited it, as a row a
+        ``pos`` loop skips, so its ``row_ends`` element is unset and not read).
+        """
+        k, idt = info["k"], info["idt"]
+        r, q, start, stop, end = (Var(self.name(("compact", k, x), f"{x}{k}"))
+                                  for x in ("c_row", "c_q", "c_start", "c_stop", "c_end"))
+        after = BinOp("+", r, 1)
+        moves = [Store(name, kept, Load(name, q)) for name in (*info["idx"], self.val)]
+        return [Comment(f"each row's entries end at {self.row_ends}[row]: they move down to follow the previous "
+                        f"row's (nothing moves before the first gap)"),
+                Declare(kept, "int64", Const(0, "int64")), Declare(start, "int64", Const(0, "int64")),
+                For(r, 0, rows, [
+                    Declare(stop, "int64", cast(Load(info["pos"], after), idt, "int64")),
+                    Declare(end, "int64", Select(BinOp(">", stop, start), Load(self.row_ends, r), start)),
+                    If(BinOp("==", kept, start), [Assign(kept, end)],
+                       [For(q, start, end, moves + [CompoundAssign("+", kept, Const(1, "int64"))])]),
+                    Assign(start, stop),
+                    Store(info["pos"], after, cast(kept, "int64", idt))]),
+                Assign(Var(info["counter"]), kept)]
 
     def _scatter_init(self) -> list:
         """Start a scattered-into dense output at the reduction's identity when that is not its fill."""

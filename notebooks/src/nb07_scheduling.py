@@ -70,11 +70,13 @@ is legal for CSC (stored column by column) and not for CSR.
 accumulator) becomes one part per thread: the `privatize` step allocates `thread_count()` parts
 and each iteration views its own. A CSR output cannot be appended through one shared counter from
 several threads, so it is assembled in two phases on threads: each row counts its entries, a
-prefix sum gives every row its start, and each row then fills its own entries (a DCSR output
-too: its rows are counted by row number, and the empty ones dropped at the end). When a row's
+prefix sum gives every row its start, and each row then fills its own entries, skipping those
+equal to the fill value, and records where they end. A last pass moves the rows down over the
+gaps the skipped entries left (nothing moves before the first gap). A DCSR output works the same
+way: its rows are counted by row number, and the empty ones dropped at the end. When a row's
 entries all come from its workspace, as in SpGEMM, the count is cheaper: the row counts its
-products (the lengths of B's rows it reads), at least as many as its entries, and a compaction
-closes the gaps at the end. An output the threads would still race on (a COO output, appended
+products (the lengths of B's rows it reads), at least as many as its entries, and the room it
+does not fill is one more gap. An output the threads would still race on (a COO output, appended
 through one list) is refused with the reason."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 from compiler.lattice.schedule import Schedule

@@ -76,8 +76,8 @@ show("CSR + CSR into CSR", compare(lambda: k(A=A, B=B), {"scipy": lambda: SA + S
 
 `parallelize(i)` runs the rows of SpGEMM on OpenMP threads. Each thread gets its own workspace,
 and the CSR result is assembled in two phases: every row counts its products (a bound of its
-entries, read from B's row lengths), then fills its entries from its start, and a compaction
-closes the gaps. Counting and compacting are work the one-pass kernel does not do, so the
+entries, read from B's row lengths), then fills its entries from its start, and a last pass
+moves the rows down over the room they did not fill. Counting and moving are work the one-pass kernel does not do, so the
 parallel kernel gains less than the number of cores over it. scipy runs on one core. (On a
 machine without OpenMP the schedule is refused with the reason.)
 

@@ -104,6 +104,28 @@ def test_scratch_used_outside_the_loop_is_refused():
         privatize(body)
 
 
+@pytest.mark.parametrize("checked", [False, True])
+def test_a_shared_array_stays_one_array_for_all_threads(checked):
+    """Each iteration writes only its own element of a ``shared`` array, which the code after
+    the loop reads: privatize leaves it, and the threads compute what the interpreter does."""
+    loop = [Pragma("omp parallel for"), For(i, 0, n, [Store("h", i, Load("x", i) * 2)])]
+    after = For(i, 0, n, [Store("y", i, Load("h", i) + 1)])
+    body = [Allocate("h", "int64", n, None, [*loop, after], shared=True)]
+    assert privatize(body) == body
+    fn = Function("doubled", (Scalar("n", "int64"), Buffer("x", "int64", "in"), Buffer("y", "int64", "inout")),
+                  privatize(body))
+    assert "int64 h[n];  // one array for all threads" in pretty(fn)
+    assert "int64_t *h = alloc_array(n, sizeof *h, false);" in emit_c(fn)
+    x = np.arange(50, dtype=np.int64)
+    want = {"y": x * 2 + 1}
+    got = interpret(fn, n=50, x=x, y=np.zeros(50, np.int64))
+    np.testing.assert_array_equal(got["y"], want["y"])
+    k = compile_function(fn, checked=checked)
+    np.testing.assert_array_equal(k(n=50, x=x, y=np.zeros(50, np.int64))["y"], want["y"])
+    from compiler import serialize
+    assert serialize.decode(serialize.encode(fn)) == fn
+
+
 def test_a_length_the_kernel_changes_is_refused():
     loop = [Pragma("omp parallel for"), For(i, 0, n, [Store("h", 0, 1)])]
     body = [Declare(m, "int64", 3), CompoundAssign("+", m, 1), Allocate("h", "int64", m, 0, loop)]

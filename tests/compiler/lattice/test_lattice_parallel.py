@@ -66,8 +66,33 @@ def test_spgemm_workspaces_are_per_thread():
     assert "nC1 += B1_pos[k + 1] - B1_pos[k];" in phase1
     assert "w_set[" not in phase1 and "restrict w_set" not in phase1
     assert "sort" not in phase1 and "C1_idx[" not in phase1
-    # phase 2 leaves the fill in the rest of each row's room, for the compaction to drop
-    assert "for (int64_t pC1_row_rest = pC1_row; pC1_row_rest < C1_pos[i + 1]; pC1_row_rest++)" in src
+    # phase 2 records where each row's entries end; the rest of the row's room is a gap, closed after
+    assert "C1_end[i] = pC1_row;" in src
+    assert "pC1_row_rest" not in src
+
+
+def test_phase_2_skips_the_fill_and_the_rows_close_the_gaps():
+    """On threads, phase 2 keeps an entry only if it is not the fill and records where each
+    row's entries end, in one array the threads share (each writes its own row's element);
+    a sequential pass then moves the rows down over the gaps."""
+    # row 0 cancels to one entry, row 1 cancels entirely, rows 2 and 3 keep theirs and move down
+    A = Tensor.from_numpy(np.array([[1.0, 2.0, 0.0], [4.0, 0.0, 0.0], [0.0, 5.0, 6.0], [7.0, 0.0, 8.0]]),
+                          csr(), name="A")
+    B = Tensor.from_numpy(np.array([[-1.0, 3.0, 0.0], [-4.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]),
+                          csr(), name="B")
+    k, r = on_threads("C[i, j] = A[i, j] + B[i, j]", csr(), A=A, B=B)
+    assert r.levels[1].pos.tolist() == [0, 1, 1, 3, 5]
+    assert r.levels[1].idx.tolist() == [1, 1, 2, 0, 2]
+    assert r.vals.tolist() == [5.0, 6.0, 6.0, 7.0, 9.0]
+    src = k.c_source
+    assert "pC1_row += (int64_t)(vC != 0.0);" in src
+    assert "C1_end[i] = pC1_row;" in src
+    # one array for all threads: privatize made no part per thread of it
+    assert "int64_t *C1_end = alloc_array(C0_size, sizeof *C1_end, false);" in src
+    assert "C1_end_all" not in src
+    assert "each row's entries end at C1_end[row]: they move down to follow the previous row's" in src
+    ir = next(s for s in k.trace.steps if s.stage == "lower").after_text
+    assert "int64 C1_end[C0_size];  // one array for all threads" in ir
 
 
 def test_a_row_whose_scatters_have_no_count_counts_its_entries():
