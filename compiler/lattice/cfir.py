@@ -113,12 +113,34 @@ class CLoop(CNode):
 
 @serialize.node
 @dataclass(frozen=True)
+class CFold(CNode):
+    """After a reduction's loops: every coordinate where no case ran holds the fill ``fill``
+    of the reduced value; fold them into ``lhs`` at once instead of visiting them.
+
+    An idempotent operator (max, min, or, and) takes the fill once if any coordinate is
+    missing; ``+`` takes ``missing * fill`` (sparse-array-programming.md §5.2).
+    """
+
+    index: Index
+    lhs: Access
+    op: Operator
+    fill: Any
+    dtype: str        # the reduced value's dtype
+    output: bool
+
+    __str__ = CNode.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
 class CForall(CNode):
-    """The loops of one forall over ``index`` (extent: the size parameter ``extent``)."""
+    """The loops of one forall over ``index`` (extent: the size parameter ``extent``), and
+    the fold of the coordinates they skip (a :class:`CFold`, or None)."""
 
     index: Index
     extent: str
     loops: tuple[CLoop, ...]
+    fold: CFold | None = None
 
     __str__ = CNode.__str__
 
@@ -223,7 +245,14 @@ def _lines(n, depth: int) -> list[str]:
         out = [f"{pad}forall {n.index}:"]
         for loop in n.loops:
             out += _lines(loop, depth + 1)
+        if n.fold is not None:
+            out += _lines(n.fold, depth + 1)
         return out
+    if isinstance(n, CFold):
+        f, lhs = _value(n.fill), _access(n.lhs)
+        if n.op.idempotent:
+            return [f"{pad}fold {lhs} {assign_spelling(n.op)} {f} if a coordinate of {n.index} ran no case"]
+        return [f"{pad}fold {lhs} {assign_spelling(n.op)} {f} * (the coordinates of {n.index} that ran no case)"]
     if isinstance(n, CLoop):
         seq = _labels(n.iterated)
         if n.universe:
@@ -756,6 +785,20 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
         return CSkip()
     L = build_lattice(i, value, operands, neutral=neutral, free=free, fixed=fixed,
                       fill_of=setup.fill_of, dtype_of=setup.dtype_of, force_value_tests=force)
+    fold = _fold(stmt, value, neutral, setup) if L.universe else None
+    if fold is not None:
+        # the fill is not the reduction's identity, so every coordinate counts: iterate where
+        # the value can differ from its fill instead, and fold the fill in for the rest
+        folded = build_lattice(i, value, operands, neutral=fold.fill, free=free, fixed=fixed,
+                               fill_of=setup.fill_of, dtype_of=setup.dtype_of, force_value_tests=force)
+        if folded.universe:
+            fold = None
+        else:
+            how = "once if any is missing" if fold.op.idempotent else "times the missing coordinates"
+            folded.rewrites.append(Rewrite("fold-fill", f"U (the fill {_value(fold.fill)} is not the identity of "
+                                           f"{fold.op.name})", f"the coordinates where the value is not the fill; "
+                                           f"the fill folded in {how}"))
+            L = folded
     if verify_lattices:
         verify(L, value, free_dtypes={str(a): setup.dtype_of(a) for a in free + fixed},
                free_fills={str(a): setup.fill_of(a) for a in free + fixed}, trials=6)
@@ -781,7 +824,35 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
             cases.append(CCase(present, tests, vtests,
                                build_cfir(body, setup, _Ctx(ctx.bound + (i,)), verify_lattices)))
         loops.append(CLoop(i, iterated, located, L.universe, tuple(cases)))
-    return CForall(i, setup.extents[i], tuple(loops))
+    return CForall(i, setup.extents[i], tuple(loops), fold)
+
+
+def _fold(stmt: Forall, value, identity, setup: Setup) -> CFold | None:
+    """The fold of a reduction's fill over the coordinates its loops would skip, or None.
+
+    It applies to a forall whose body reduces into a scalar temporary or a dense output
+    not indexed by the forall, by an operator whose repeated fill has a closed form:
+    commutative idempotent ones (once) and ``+`` (times the count); and only to a plain
+    loop (no split, fuse, pos or threads: they iterate the coordinates differently).
+    """
+    from .algebra import derive
+    a, i = stmt.body, stmt.index
+    if not isinstance(a, Assignment) or a.op is None or i in a.lhs.indices:
+        return None
+    op = a.op
+    if not ((op.idempotent and op.commutative and op.associative) or (op.name == "add" and not op.is_user)):
+        return None
+    if a.lhs.tensor in setup.temps:
+        if setup.temps[a.lhs.tensor][0].workspace:
+            return None
+    elif not (a.lhs == setup.output and is_all_dense(setup.output_format)):
+        return None
+    if setup.parallel == i or any(i.name in vars(r).values() for r in setup.relations):
+        return None
+    _, fill = derive(value, setup.fill_of, [])
+    if fill is NOVALUE or (identity is not NOVALUE and same_value(fill, identity)):
+        return None
+    return CFold(i, a.lhs, op, fill, np.dtype(expr_dtype(value, setup.dtype_of)).name, a.lhs == setup.output)
 
 
 def _needs_order(body, ws: str, setup: Setup) -> bool:
@@ -914,7 +985,7 @@ class _Machine:
                                             if it.mode > 0 else 0)
                     cursor[k] = 0
         N = self.sizes[n.extent]
-        u = 0
+        u, ran = 0, 0
         saved = dict(self.parent)
         for loop in n.loops:
             its = [(it, (it.name, it.mode)) for it in loop.iterated]
@@ -936,6 +1007,7 @@ class _Machine:
                             all(coords[k] == i for it, k in its if self._key(it) in case.present):
                         if not case.omit:
                             self.run(case.body)
+                            ran += 1
                         break
                 for _, k in its:
                     if coords[k] == i:
@@ -943,6 +1015,9 @@ class _Machine:
                 if loop.universe:
                     u += 1
         self.parent = saved
+        if n.fold is not None and N > ran:
+            f = n.fold
+            self.run(CAssign(f.lhs, f.op, literal(f.op.reduce_fill(f.fill, N - ran)), f.output))
 
     def _at(self, acc: Access):
         """A workspace's key for ``acc``: its coordinate, or the tuple of them over several indices."""
@@ -968,5 +1043,5 @@ def interpret_cfir(cfir, setup: Setup, **tensors) -> np.ndarray:
     return m.out
 
 
-__all__ = ["CForall", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CDenseWorkspace", "CAssign", "CSkip", "FlatLocator", "Setup",
+__all__ = ["CForall", "CFold", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CDenseWorkspace", "CAssign", "CSkip", "FlatLocator", "Setup",
            "build_cfir", "interpret_cfir", "value_of"]

@@ -63,6 +63,7 @@ from ..notation.ast import Access, Assign as NAssign
 from ..trace import Artifact, Trace
 from .cfir import (CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CSkip, CWorkspace, FlatLocator,
                    Setup, build_cfir)
+from .lattice import literal
 from .cin import _loops
 from .reserve import count_scatters
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
@@ -116,6 +117,7 @@ class _Emitter:
         self.bounded_rows = False     # ... counting its workspace's scatters, a bound of its entries
         self.row_ends = None          # ... where each row's entries end (phase 2 drops the fill)
         self.shared_allocs: set = set()   # scratch arrays the threads share (one element per row)
+        self.fold_counters: dict = {}     # index -> counter of the coordinates a case ran at (a fold)
 
     # -- names and parameters ------------------------------------------------------------
 
@@ -267,9 +269,10 @@ class _Emitter:
         self.helpers.update(helpers)
         return ir, dt
 
-    def assign(self, n: CAssign) -> list:
+    def assign(self, n: CAssign, value=None) -> list:
+        """The statements of ``n``; ``value`` (an IR expression and its dtype) replaces its right side."""
         s = self.setup
-        v, dt = self.expr(n.rhs)
+        v, dt = value if value is not None else self.expr(n.rhs)
         if not n.output and s.temps[n.lhs.tensor][0].dense:
             return self._store(n.lhs.tensor, self._workspace_position(n.lhs), n.op, v, dt, s.temps[n.lhs.tensor][1])
         if not n.output and s.temps[n.lhs.tensor][0].workspace:
@@ -587,7 +590,53 @@ class _Emitter:
 
     def forall(self, n: CForall, block=None) -> list:
         """The loops of a forall; ``block`` (a :class:`~compiler.lattice.derived.Split`) runs them in blocks
-        of coordinates (a coordinate split of a sparse loop)."""
+        of coordinates (a coordinate split of a sparse loop). A fold (:class:`CFold`) counts the
+        coordinates where a case ran, then folds the fill in for the others."""
+        if n.fold is None:
+            return self._forall_loops(n, block)
+        f, N = n.fold, self.size(n.extent)
+        fill = f.fill.item() if hasattr(f.fill, "item") else f.fill
+        missing = N
+        out = [Comment(f"the coordinates of {n.index} where no case runs hold the fill {fill!r}: they are "
+                       f"folded into {f.lhs.tensor if not f.lhs.indices else f.lhs} after the loop")]
+        every = self._every_position_runs(n)
+        if every is not None:
+            # one case at every position of one fiber: the fiber's length counts the coordinates
+            lo, hi = self._bounds(every)
+            out += self._forall_loops(n, block)
+            missing = BinOp("-", N, BinOp("-", hi, lo))
+        elif n.loops:
+            ran = Var(self.name(("fold", n.index.name, id(n)), f"{n.index.name}_ran"))
+            self.fold_counters[n.index.name] = ran
+            out += [Declare(ran, "int64", Const(0, "int64")), *self._forall_loops(n, block)]
+            del self.fold_counters[n.index.name]
+            missing = BinOp("-", N, ran)
+        if not isinstance(missing, Var):
+            named = Var(self.name(("missing", n.index.name, id(n)), f"{n.index.name}_missing"))
+            out.append(Declare(named, "int64", missing))
+            missing = named
+        if f.op.idempotent:
+            update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output))
+        else:   # +: the fill times the count
+            times = Cast(f.dtype, missing)
+            if not _same(f.fill, 1):
+                times = BinOp("*", times, const_of(f.fill, f.dtype))
+            update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output), value=(times, f.dtype))
+        return out + [If(BinOp(">", missing, Const(0, "int64")), update)]
+
+    def _every_position_runs(self, n: CForall):
+        """The iterator of ``n``'s one loop if its one case runs at every position (no tests), else None."""
+        if len(n.loops) != 1 or n.index.name in self.derived_loops or n.index.name in self.fused_inner:
+            return None
+        loop = n.loops[0]
+        if loop.universe or len(loop.iterated) != 1 or not loop.iterated[0].unique or len(loop.cases) != 1:
+            return None
+        case = loop.cases[0]
+        if case.omit or case.value_tests or any(getattr(loc, "locatable", False) for loc in loop.located):
+            return None
+        return loop.iterated[0]
+
+    def _forall_loops(self, n: CForall, block=None) -> list:
         if block is None:
             n = self._locate_bytemaps(n)
         if block is None and (n.index.name in self.fused_inner or n.index.name in self.derived_loops):
@@ -1062,6 +1111,8 @@ class _Emitter:
             else:
                 self._set_parents(iterated, segs, located, case, i)
                 stmts = self._case_tag(loop.index, case, self.case_body(loop.index, self.emit(case.body)))
+                if loop.index.name in self.fold_counters:
+                    stmts.append(CompoundAssign("+", self.fold_counters[loop.index.name], Const(1, "int64")))
             chain.append((conds, stmts))
             if not conds:
                 break

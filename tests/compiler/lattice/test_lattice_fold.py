@@ -1,0 +1,153 @@
+"""Reductions whose fill is not the operator's identity fold the fill in instead of sweeping it.
+
+``max[j](A[i, j])`` over a fill-0 matrix: every missing coordinate contributes 0, so a plain
+lattice needs the universe (a dense sweep of ``j``). The lattice is built relative to the
+value's fill instead, and the fill is folded in after the loop: once for an idempotent
+operator if a coordinate ran no case, ``missing * fill`` for ``+``.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler import Tensor, lower
+from compiler.format import coo, csc, csr, dcsr, dense, sparse_vector
+from compiler.levels import Element, SparseList
+from compiler.lattice.cfir import CFold, CForall, Setup, build_cfir, interpret_cfir
+from compiler.notation import parse
+from compiler.reference import evaluate
+from compiler.testing import check_lowered, random_sparse
+
+MATRIX = {"csr": csr, "csc": csc, "dcsr": dcsr, "coo": coo}
+
+
+def lattices(k):
+    return [s for s in k.trace.steps if s.stage == "lattice"]
+
+
+def test_max_over_a_fill_0_matrix_iterates_only_the_stored_entries():
+    a = np.array([[-1.0, 0.0, -2.0], [0.0, 0.0, 0.0], [-3.0, -4.0, -5.0]])
+    A = Tensor.from_numpy(a, csr(), name="A")
+    k = check_lowered("s[] = max[i, j](A[i, j])", checked=True, A=A)
+    assert k(A=A).to_numpy() == 0.0          # row 0 misses a coordinate: the fill 0 is the max
+    src = k.c_source
+    assert "j < A1_size" not in src          # no dense sweep of j
+    assert "int64_t j_missing = A1_size - (A1_pos[i + 1] - A1_pos[i]);" in src
+    assert "if (j_missing > 0) {" in src
+    cfir = next(s for s in k.trace.steps if s.stage == "cfir").after_text
+    assert "fold t_ij max= 0.0 if a coordinate of j ran no case" in cfir
+    at_j = lattices(k)[-1]
+    assert "neutral 0.0" in at_j.after_text
+    assert any(r.rule == "fold-fill" and "the fill 0.0 is not the identity of max" in r.before
+               for r in at_j.rewrites)
+    # all rows full: no coordinate is missing, the fill takes no part
+    full = Tensor.from_numpy(np.array([[-1.0, -2.0], [-3.0, -4.0]]), csr(), name="A")
+    assert k(A=full).to_numpy() == -1.0
+
+
+def test_a_sum_over_a_fill_1_matrix_adds_the_count_of_missing_coordinates():
+    a = np.array([[2.0, 1.0, 1.0, 5.0], [1.0, 1.0, 1.0, 1.0]])
+    A = Tensor.from_numpy(a, csr(fill=1.0), name="A")
+    k = check_lowered("y[i] = A[i, j]", checked=True, A=A)
+    np.testing.assert_array_equal(k(A=A).to_numpy(), [9.0, 4.0])
+    assert "t_j += (double)j_missing;" in k.c_source     # the fill 1 needs no multiply
+    B = Tensor.from_numpy(a, csr(fill=1.0, dtype="int64"), name="A")
+    k = check_lowered("y[i] = A[i, j] * 3", A=B)
+    assert "t_j += j_missing * 3;" in k.c_source.replace("(int64_t)", "")
+
+
+def test_a_merge_counts_the_coordinates_where_a_case_ran():
+    """Two operands: the coordinates come from a merge, so a counter counts the cases that ran."""
+    rng = np.random.default_rng(3)
+    A = Tensor.from_numpy(random_sparse((6, 8), 0.3, rng, lo=-4, hi=-1), csr(), name="A")
+    B = Tensor.from_numpy(random_sparse((6, 8), 0.3, rng, lo=-4, hi=-1), csr(), name="B")
+    k = check_lowered("y[i] = max[j](A[i, j] + B[i, j])", checked=True, A=A, B=B)
+    src = k.c_source
+    assert "int64_t j_ran = 0;" in src and "j_ran += 1;" in src
+    assert "int64_t j_missing = A1_size - j_ran;" in src or "int64_t j_missing = B1_size - j_ran;" in src
+
+
+def test_a_missing_row_folds_its_whole_row_at_once():
+    # DCSR: the rows A does not store run the fold alone (no loop over j at all)
+    a = np.zeros((5, 4))
+    a[1] = [-1.0, -2.0, -3.0, -4.0]
+    A = Tensor.from_numpy(a, dcsr(), name="A")
+    k = check_lowered("y[i] = max[j](A[i, j])", checked=True, A=A)
+    np.testing.assert_array_equal(k(A=A).to_numpy(), [0.0, -1.0, 0.0, 0.0, 0.0])
+    cfir = next(s for s in k.trace.steps if s.stage == "cfir").after_text
+    assert "U" in cfir.split("forall j")[0]          # i still sweeps the rows (y is dense over i)
+    assert "while j <- U" not in cfir
+
+
+def test_an_extent_too_large_to_sweep():
+    """A vector of 10**12 coordinates with two stored: the fold makes it two steps."""
+    n = 10 ** 12
+    prog = "s[] = max[i](a[i])"
+    spec = {"a": sparse_vector(fill=-1.0)}
+    setup = Setup.create(parse(prog), spec)
+    cfir = build_cfir(setup.statement, setup)
+    forall = next(x for x in _walk(cfir) if isinstance(x, CForall))
+    assert isinstance(forall.fold, CFold) and not any(loop.universe for loop in forall.loops)
+    stored = np.array([5.0, -3.0])
+    a = Tensor(SparseList(Element(-1.0, vals=stored), n, pos=np.array([0, 2]), idx=np.array([3, n - 1])), name="a")
+    assert lower(prog, a=a)(a=a).to_numpy() == 5.0
+    assert lower("s[] = a[i]", a=a)(a=a).to_numpy() == -(n - 2) + stored.sum()
+
+
+def _walk(n):
+    yield n
+    for v in getattr(n, "__dict__", {}).values():
+        items = v if isinstance(v, tuple) else (v,)
+        for x in items:
+            if hasattr(x, "__dataclass_fields__"):
+                yield from _walk(x)
+
+
+def test_the_cfir_interpreter_folds_too():
+    a = np.array([[3.0, 2.0, 2.0], [2.0, 2.0, 2.0], [2.0, 7.0, 2.0]])
+    A = Tensor.from_numpy(a, csr(fill=2.0), name="A")
+    for prog in ("s[] = min[i, j](A[i, j])", "y[i] = A[i, j]", "y[j] = max[i](A[i, j])"):
+        setup = Setup.create(parse(prog), {"A": A.format})
+        got = interpret_cfir(build_cfir(setup.statement, setup), setup, A=A)
+        np.testing.assert_allclose(got, evaluate(prog, A=A)[0])
+
+
+@pytest.mark.parametrize("schedule", [(("split", "j", "j0", "j1", 2),), (("parallelize", "i"),)])
+def test_no_fold_where_the_schedule_changes_the_loop(schedule):
+    """A split or a parallel loop over the reduced index iterates it differently: the sweep stays."""
+    a = np.array([[1.0, 0.0, -2.0], [0.0, 0.0, 0.0]])
+    A = Tensor.from_numpy(a, dense(2) if "split" in str(schedule) else csr(), name="A")
+    prog = "s[] = max[i, j](A[i, j])" if "split" in str(schedule) else "y[i] = max[j](A[i, j])"
+    try:
+        k = check_lowered(prog, schedule, A=A)
+    except Exception as e:   # a schedule this program refuses is not what this test is about
+        pytest.skip(f"refused: {e}")
+    assert "fold" not in next(s for s in k.trace.steps if s.stage == "cfir").after_text.split("forall j")[0]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["s[] = max[i, j](A[i, j])", "s[] = min[i, j](A[i, j])", "s[] = A[i, j]",
+                        "y[i] = max[j](A[i, j])", "y[i] = A[i, j]", "y[j] = min[i](A[i, j])",
+                        "y[i] = max[j](A[i, j] * B[i, j])", "y[i] = A[i, j] + B[i, j]",
+                        "s[] = any(A[i, j] > B[i, j])", "y[i] = all(A[i, j] != 0)"]),
+       st.sampled_from(list(MATRIX)), st.sampled_from(list(MATRIX)),
+       st.sampled_from([0.0, 1.0, -2.0, np.inf, -np.inf, np.nan]), st.sampled_from([0.0, 1.0, -2.0]),
+       st.integers(0, 6), st.integers(0, 6), st.sampled_from([0.0, 0.3, 1.0]), st.integers(0, 2 ** 16),
+       st.sampled_from(["dense", "sparse", "sparse, two-phase"]))
+def test_property_folded_reductions_equal_the_oracle(prog, fa, fb, fill_a, fill_b, m, n, density, seed, out):
+    rng = np.random.default_rng(seed)
+    if "B" in prog and "csc" in (fa, fb):
+        fa = fb = "csc"   # both stored column by column
+        if "+" in prog:   # the sum splits into one loop nest per term, each over i first
+            fa = fb = "csr"
+    tensors = {"A": Tensor.from_numpy(random_sparse((m, n), density, rng, fill=fill_a, lo=-3, hi=4, empty=(0,) if m else ()),
+                                      MATRIX[fa](fill=fill_a), name="A")}
+    if "B" in prog:
+        tensors["B"] = Tensor.from_numpy(random_sparse((m, n), density, rng, fill=fill_b, lo=-3, hi=4),
+                                         MATRIX[fb](fill=fill_b), name="B")
+    fmt, options = None, None
+    if prog.startswith("y") and out != "dense":   # a sparse vector around the result's fill
+        fmt = sparse_vector(fill=float(evaluate(prog, **tensors)[1]))
+        options = {"assembly": "two-phase"} if "two-phase" in out else None
+    check_lowered(prog, out=fmt, options=options, checked=seed % 2 == 0, **tensors)
