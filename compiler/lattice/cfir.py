@@ -440,7 +440,7 @@ class Setup:
                 stmt = ws
         promoted = False
         from .derived import Fuse
-        if any(isinstance(r, Fuse) for r in relations):
+        if any(isinstance(r, Fuse) and _straddles(stmt, r) for r in relations):
             promote = False   # a fused loop binds both indices: nothing comes between them
         if promote:
             p = scalar_promote(stmt)
@@ -825,6 +825,18 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
                                build_cfir(body, setup, _Ctx(ctx.bound + (i,)), verify_lattices)))
         loops.append(CLoop(i, iterated, located, L.universe, tuple(cases)))
     return CForall(i, setup.extents[i], tuple(loops), fold)
+
+
+def _straddles(stmt, fuse) -> bool:
+    """Whether scalar promotion would put its temporary between the fused loops (an
+    output loop fused with a reduction loop); a reduction over both is promoted whole."""
+    order, body = _loops(stmt)
+    if not isinstance(body, Assignment):
+        return True
+    out = set(body.lhs.indices)
+    names = [i.name for i in order]
+    return any(i.name == fuse.outer and (i in out) != (j in out) for i, j in zip(order, order[1:])
+               if j.name == fuse.inner) or fuse.outer not in names
 
 
 def _fold(stmt: Forall, value, identity, setup: Setup) -> CFold | None:

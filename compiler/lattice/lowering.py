@@ -895,11 +895,17 @@ class _Emitter:
         walk = [Comment(f"{r.name}: the row of position {p.name}; while, not if, to skip empty rows"),
                 While(BinOp("==", p, Load(posbuf, BinOp("+", at(r), 1))), [CompoundAssign("+", r, Const(1, "int64"))])]
         if rows_it is None:
-            body = walk + self.loop_body(n, loop, i, [], advance=False)
+            inner_body = self.loop_body(n, loop, i, [], advance=False)
         else:
-            body = walk + coord + self.loop_body(n, loop, i, [rows_it], single=True, advance=False)
+            inner_body = self.loop_body(n, loop, i, [rows_it], single=True, advance=False)
         split = self.splits.get(pos.position)
         parallel = split is not None and self.setup.parallel is not None and self.setup.parallel.name == split.outer
+        if not parallel and not {i.name, r.name} & _names_used(inner_body):
+            # nothing reads the row (a reduction over every entry): no row pointer to walk
+            self.notes.append(f"{fuse} with {pos}: the loop reads no row, so no row pointer walks")
+            self._check_consumed(fuse)
+            return [self._tag(loop2, self._derived_loop(pos.position, lo, hi, inner_body, str(pos), p))]
+        body = walk + coord + inner_body
         if parallel:
             # each block starts at the row holding its first position: the first row whose
             # positions end after it (binary search over the row pointers)

@@ -50,6 +50,29 @@ def test_fused_positions_of_an_empty_matrix():
           A=A, x=x)
 
 
+@pytest.mark.parametrize("fmt", [csr, dcsr])
+@pytest.mark.parametrize("factor", [None, 3])
+def test_a_sum_over_fused_positions_walks_no_row(fmt, factor):
+    """Summing every entry reads no row: the fused loop is one flat loop over A's values, into a
+    scalar temporary (the whole reduction is promoted, both fused loops inside it)."""
+    rng = np.random.default_rng(7)
+    A = Tensor.from_numpy(rand((9, 6), 0.3, rng, empty=(0, 4, 8)), fmt(), name="A")
+    s = Schedule().fuse("i", "j", "f").pos("f", "fp", "A")
+    if factor is not None:
+        s = s.split("fp", "f0", "f1", factor)
+    k = check("s[] = A[i, j]", s, checked=True, A=A)
+    src = k.c_source
+    assert "the row of position" not in src and "while (fp ==" not in src
+    assert "double t_ij = 0.0;" in src and "s_val[0] = t_ij;" in src
+    if factor is None:
+        assert "#pragma omp simd reduction(+:t_ij)" in src
+    assert "reads no row, so no row pointer walks" in next(st for st in k.trace.steps if st.stage == "lower").note
+    # a body that reads the row keeps the walk
+    x = rng.random(9)
+    k = check("s[] = A[i, j] * x[i]", s, A=A, x=x)
+    assert "the row of position" in k.c_source
+
+
 @pytest.mark.parametrize("factor", FACTORS)
 def test_split_down_dense_add_e15(factor):
     rng = np.random.default_rng(0)
