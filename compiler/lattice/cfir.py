@@ -429,9 +429,18 @@ class Setup:
         stmt = _order_statement(concrete, graph, order)
         steps = []
         parallel, relations = None, ()
+        if schedule is None:
+            schedule = _flat_positions(stmt, program, formats)
+            automatic = schedule is not None
+        else:
+            automatic = False
         if schedule is not None:
             from .schedule import apply_schedule, as_schedule
             stmt, steps, parallel, relations = apply_schedule(as_schedule(schedule), stmt, graph, program, formats)
+            if automatic:
+                tensor = expr_accesses(program.rhs)[0].tensor
+                steps = [(stage, before, after, f"automatic, as the loops read every entry of {tensor} and no "
+                          f"row: {note}") for stage, before, after, note in steps]
         if not is_all_dense(ofmt) and program.op is None and not _wheres(stmt):
             ws = _auto_workspace(stmt, out, ofmt)
             if ws is not None:
@@ -825,6 +834,37 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
                                build_cfir(body, setup, _Ctx(ctx.bound + (i,)), verify_lattices)))
         loops.append(CLoop(i, iterated, located, L.universe, tuple(cases)))
     return CForall(i, setup.extents[i], tuple(loops), fold)
+
+
+def _flat_positions(stmt, program: Assign, formats: dict):
+    """The schedule ``fuse(i, j, ij) pos(ij, pA, A)`` when a scalar is a reduction of every
+    entry of one compressed matrix ``A`` whose fill is the reduction's identity (a sum of
+    all entries), else None: one flat loop over A's values instead of a loop per row.
+    """
+    from ..levels import Dense, SparseList
+    from ..names import FreshNames
+    from .schedule import Schedule
+    chain, body = _loops(stmt)
+    if program.lhs.indices or program.op is not None or len(chain) != 2 or not isinstance(body, Assignment) \
+            or body.op is None or body.lhs.tensor != program.lhs.tensor:
+        return None
+    accs = {str(a): a for a in expr_accesses(body.rhs)}
+    if len(accs) != 1:
+        return None
+    acc = next(iter(accs.values()))
+    fmt = formats[acc.tensor]
+    levels = fmt.levels
+    if len(levels) != 2 or list(storage_path(acc, fmt)[0]) != list(chain) \
+            or not isinstance(levels[0], (Dense, SparseList)) or not isinstance(levels[1], SparseList):
+        return None
+    _, fill, _ = derive(body.rhs, lambda a: formats[a.tensor].fill)
+    ident = body.op.identity_for(np.asarray(fill).dtype) if fill is not NOVALUE else NOVALUE
+    if ident is NOVALUE or not same_value(fill, ident):
+        return None
+    i, j = chain
+    fresh = FreshNames({x.name for x in chain} | set(formats) | {program.lhs.tensor})
+    fused = fresh(i.name + j.name)
+    return Schedule().fuse(i.name, j.name, fused).pos(fused, fresh(f"p{acc.tensor}"), acc.tensor)
 
 
 def _straddles(stmt, fuse) -> bool:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, lower
 from compiler.backend import build
 from compiler.errors import StrategyError
-from compiler.format import Format, csr, dcsr, dense, sparse_vector
+from compiler.format import Format, csc, csr, dcsr, dense, sparse_vector
 from compiler.levels import Element, SparseHash, SparseList
 from compiler.lattice import Schedule
 from compiler.testing import check_lowered as check, random_sparse as rand
@@ -71,6 +71,40 @@ def test_a_sum_over_fused_positions_walks_no_row(fmt, factor):
     x = rng.random(9)
     k = check("s[] = A[i, j] * x[i]", s, A=A, x=x)
     assert "the row of position" in k.c_source
+
+
+@pytest.mark.parametrize("fmt", [csr, dcsr, csc])
+def test_a_reduction_of_every_entry_runs_over_the_positions_by_itself(fmt):
+    """No schedule given: a scalar reduction of every entry of one compressed matrix whose fill is
+    the identity gets fuse + pos automatically (noted in its trace steps), one flat loop."""
+    rng = np.random.default_rng(11)
+    A = Tensor.from_numpy(rand((7, 5), 0.4, rng, empty=(0, 3)), fmt(), name="A")
+    k = check("s[] = A[i, j] * A[i, j]", checked=True, A=A)
+    steps = [st for st in k.trace.steps if st.stage.startswith("schedule:")]
+    assert [st.stage for st in steps] == ["schedule:fuse", "schedule:pos"]
+    assert all(st.note.startswith("automatic, as the loops read every entry of A and no row") for st in steps)
+    assert "for (int64_t pA = A1_pos[" in k.c_source and "; pA < A1_pos[" in k.c_source
+    assert k.c_source.count("for (") == 1
+
+
+@pytest.mark.parametrize("prog, fmt, schedule", [
+    ("s[] = max[i, j](A[i, j])", csr(), None),          # the fill 0 is not max's identity: folded per row
+    ("s[] = A[i, j] * x[i]", csr(), None),               # reads the row
+    ("y[i] = A[i, j]", csr(), None),                     # not a scalar
+    ("s[] = A[i, j]", Format(SparseList(SparseList(Element(0.0)))), None),   # DCSR-like without Dense: fused
+    ("s[] = A[i, j]", csr(), Schedule().parallelize("i")),   # the user's schedule stands
+])
+def test_no_automatic_flat_loop(prog, fmt, schedule):
+    rng = np.random.default_rng(12)
+    A = Tensor.from_numpy(rand((6, 5), 0.4, rng), fmt, name="A")
+    tensors = {"A": A, **({"x": rng.random(6)} if "x" in prog else {})}
+    try:
+        k = check(prog, schedule, **tensors)
+    except StrategyError as e:   # the user's schedule may not apply; then nothing is automatic either
+        assert "automatic" not in str(e)
+        return
+    automatic = any("automatic" in st.note for st in k.trace.steps if st.stage.startswith("schedule:"))
+    assert automatic == (prog == "s[] = A[i, j]" and schedule is None)
 
 
 @pytest.mark.parametrize("factor", FACTORS)
