@@ -125,7 +125,7 @@ class CFold(CNode):
     lhs: Access
     op: Operator
     fill: Any
-    dtype: str        # the reduced value's dtype
+    dtype: str        # the operator's result dtype on the reduced value (bool + bool is int64)
     output: bool
 
     __str__ = CNode.__str__
@@ -346,7 +346,7 @@ class Setup:
     def fill_of(self, acc: Access):
         if acc.tensor in self.temps:
             t, dt = self.temps[acc.tensor]
-            return np.asarray(t.init).astype(dt)[()] if t.init is not NOVALUE else NOVALUE
+            return init_of(t, dt)
         return self.formats[acc.tensor].fill
 
     def dtype_of(self, acc: Access) -> str:
@@ -609,10 +609,10 @@ def value_of(stmt, setup: Setup):
         if ce is None:
             return None, n
         if stmt.temp.op is None:   # a workspace assigned once per coordinate holds the value itself
-            return _subst(ce, stmt.temp.name, pe if pe is not None else literal(stmt.temp.init)), n
+            return _subst(ce, stmt.temp.name, pe if pe is not None else literal(_temp_init(stmt.temp, setup))), n
         red = Reduce(stmt.temp.op, tuple(i for i in foralls(stmt.producer) if i not in stmt.temp.indices)
                      or (Index("_"),),
-                     pe if pe is not None else literal(stmt.temp.init))
+                     pe if pe is not None else literal(_temp_init(stmt.temp, setup)))
         return _subst(ce, stmt.temp.name, red), n
     if isinstance(stmt, Assignment):
         if stmt.op is None and stmt.lhs.tensor in setup.temps:
@@ -625,6 +625,25 @@ def value_of(stmt, setup: Setup):
     if isinstance(stmt, Skip):
         return None, NOVALUE
     raise StrategyError(f"the lattice strategy cannot lower {type(stmt).__name__} statements")
+
+
+def init_of(t, dtype):
+    """A temporary's initial value as a ``dtype`` value. A reduction starts at its operator's
+    identity for that dtype: ``min`` over int64 at INT64_MAX (not ``inf`` cast to an integer),
+    ``max`` over bool at False."""
+    if t.init is NOVALUE:
+        return NOVALUE
+    if t.op is not None and t.op.identity is not NOVALUE and same_value(np.asarray(t.init)[()],
+                                                                       np.asarray(t.op.identity)[()]):
+        typed = t.op.identity_for(np.dtype(dtype))
+        if typed is not NOVALUE:
+            return typed
+    with np.errstate(all="ignore"):
+        return np.asarray(t.init).astype(dtype)[()]
+
+
+def _temp_init(temp, setup: Setup):
+    return init_of(temp, setup.temps[temp.name][1]) if temp.name in setup.temps else temp.init
 
 
 def _subst(e, name, value):
@@ -658,7 +677,7 @@ def _stmt_rules(setup: Setup) -> list[Rule]:
 
     def where_empty_producer(t):
         if isinstance(t, Where) and isinstance(t.producer, Skip):
-            init = literal(np.asarray(t.temp.init).astype(setup.temps[t.temp.name][1])[()])
+            init = literal(init_of(t.temp, setup.temps[t.temp.name][1]))
             return _map_assign(t.consumer, lambda a: replace(a, rhs=_subst(a.rhs, t.temp.name, init)))
         if isinstance(t, Where) and isinstance(t.consumer, Skip):
             return Skip()
@@ -708,11 +727,11 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
         t, dt = setup.temps[stmt.temp.name]
         body = CSeq((build_cfir(stmt.producer, setup, ctx, verify_lattices),
                      build_cfir(stmt.consumer, setup, ctx, verify_lattices)))
-        return CDenseWorkspace(t.name, dt, np.asarray(t.init).astype(dt)[()], tuple(t.indices),
+        return CDenseWorkspace(t.name, dt, init_of(t, dt), tuple(t.indices),
                                tuple(setup.extents[i] for i in t.indices), body)
     if isinstance(stmt, Where) and stmt.temp.workspace:
         t, dt = setup.temps[stmt.temp.name]
-        init = np.asarray(t.init).astype(dt)[()]
+        init = init_of(t, dt)
         index, *inner = t.indices
         body = CSeq((build_cfir(stmt.producer, setup, ctx, verify_lattices),
                      build_cfir(stmt.consumer, setup, ctx, verify_lattices)))
@@ -722,7 +741,7 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
                           tuple(setup.extents[i] for i in inner))
     if isinstance(stmt, Where):
         t, dt = setup.temps[stmt.temp.name]
-        init = np.asarray(t.init).astype(dt)[()]
+        init = init_of(t, dt)
         return CAlloc(t.name, dt, init, CSeq((build_cfir(stmt.producer, setup, ctx, verify_lattices),
                                              build_cfir(stmt.consumer, setup, ctx, verify_lattices))))
     if isinstance(stmt, Sequence):
@@ -904,7 +923,8 @@ def _fold(stmt: Forall, value, identity, setup: Setup) -> CFold | None:
     _, fill = derive(value, setup.fill_of, [])
     if fill is NOVALUE or (identity is not NOVALUE and same_value(fill, identity)):
         return None
-    return CFold(i, a.lhs, op, fill, np.dtype(expr_dtype(value, setup.dtype_of)).name, a.lhs == setup.output)
+    vdt = np.dtype(expr_dtype(value, setup.dtype_of))
+    return CFold(i, a.lhs, op, fill, op.result_dtype(vdt, vdt).name, a.lhs == setup.output)
 
 
 def _needs_order(body, ws: str, setup: Setup) -> bool:
@@ -964,7 +984,7 @@ class _Machine:
         if acc.tensor in self.setup.temps:
             t, dt = self.setup.temps[acc.tensor]
             if t.workspace:
-                return self.arrays[acc.tensor].get(self._at(acc), np.asarray(t.init).astype(dt)[()])
+                return self.arrays[acc.tensor].get(self._at(acc), init_of(t, dt))
             return self.env[acc.tensor]
         t = self.tensors[acc.tensor]
         if key in self.setup.flexible:

@@ -97,6 +97,7 @@ class _Emitter:
         self.allocs: list = []
         self.producing = 0   # > 0 while emitting a workspace's producer (it does not append)
         self.depth = 0       # foralls around what is being emitted
+        self.loop_stack: list = []   # their indices, outermost first
         self.taken = taken
         self.cache: dict = {}
         self.out_params: list = []
@@ -240,10 +241,12 @@ class _Emitter:
             return self.assign(n)
         if isinstance(n, CForall):
             self.depth += 1
+            self.loop_stack.append(n.index)
             try:
                 return self.forall(n)
             finally:
                 self.depth -= 1
+                self.loop_stack.pop()
         if isinstance(n, CWorkspace):
             return self.workspace(n)
         if isinstance(n, CDenseWorkspace):
@@ -993,10 +996,16 @@ class _Emitter:
         return [Declare(room, "int64", bound)] + [Grow(name, needed) for name in (*last["idx"], self.val)]
 
     def _total_bound(self, iters):
-        """Entries of the iterated levels over all their fibers, when their ancestors are all Dense."""
+        """Entries of the iterated levels over all their fibers, when their ancestors are all Dense
+        and each fiber is visited once (the loops around index the tensor: an outer product
+        visits ``z[j]``'s fiber once per ``i``)."""
         total = None
+        accesses = {str(a): a for a in _accesses(self.setup)}
         for it in iters:
             if it.level_name != "SparseList":
+                return None
+            acc = accesses.get(self._it_key(it))
+            if acc is None or any(i not in acc.indices for i in self.loop_stack):
                 return None
             chain = self.setup.iters[self._it_key(it)][:it.mode]
             if any(c.level_name != "Dense" for c in chain):

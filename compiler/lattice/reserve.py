@@ -40,7 +40,7 @@ for (int64 i = 0; i < A0_size; i++) {
 from __future__ import annotations
 
 from ..imperative.cleanup import drop_unused_locals
-from ..imperative.ir import (Assign, BinOp, CompoundAssign, Const, Declare, For, If, Load, Store, Var, While,
+from ..imperative.ir import (Assign, BinOp, Break, CompoundAssign, Const, Declare, For, If, Load, Store, Var, While,
                              untagged, walk)
 
 
@@ -57,12 +57,27 @@ def _scatters(s, bitmaps) -> bool:
     return any(_is_mark(n, bitmaps) for n in walk(s))
 
 
+def _leaves_the_loop(s) -> bool:
+    """Whether ``s`` may ``break`` out of the loop it is in (not out of a loop of its own)."""
+    if isinstance(s, Break):
+        return True
+    if isinstance(s, If):
+        return any(_leaves_the_loop(t) for t in untagged(s.then.body)) or \
+            (s.otherwise is not None and any(_leaves_the_loop(t) for t in untagged(s.otherwise.body)))
+    return False
+
+
 def _count(stmts, bitmaps, counter) -> list:
     out = []
     for s in untagged(stmts):
         if not _scatters(s, bitmaps):
             if isinstance(s, Declare) and s.init is not None:
                 out.append(s)  # perhaps needed by a bound below; unused ones are dropped
+            elif _leaves_the_loop(s):
+                # a split's tail guard (``if (j >= n) break;``): the loop stops there too
+                if not (isinstance(s, If) and s.otherwise is None and list(untagged(s.then.body)) == [Break()]):
+                    raise _NoCount
+                out.append(s)
             continue
         if isinstance(s, While):
             raise _NoCount  # a merge around the scatter: its trip count is no difference of bounds
@@ -88,6 +103,8 @@ def _check(stmts, inputs, scalars, bound=frozenset()) -> None:
     """Every load reads an input buffer, every name is a loop variable, a kept declaration or a scalar."""
     known = set(bound)
     for s in stmts:
+        if isinstance(s, Break):
+            continue
         exprs = {For: lambda s: (s.start, s.stop), If: lambda s: (s.cond,), Declare: lambda s: (s.init,),
                  CompoundAssign: lambda s: (s.value,)}[type(s)](s)
         for e in exprs:
@@ -117,4 +134,7 @@ def count_scatters(stmts, bitmaps, inputs, scalars, counter: Var):
         _check(out, inputs, scalars | {counter.name})
     except _NoCount:
         return None
+    if any(isinstance(s, Declare) for s in out):
+        # a block of its own: the loops that follow declare those names again
+        out = [If(Const(True, "bool"), out)]
     return out

@@ -151,3 +151,19 @@ def test_property_folded_reductions_equal_the_oracle(prog, fa, fb, fill_a, fill_
         fmt = sparse_vector(fill=float(evaluate(prog, **tensors)[1]))
         options = {"assembly": "two-phase"} if "two-phase" in out else None
     check_lowered(prog, out=fmt, options=options, checked=seed % 2 == 0, **tensors)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["s[] = sum[i](b[i])", "s[] = max[i](b[i])", "s[] = min[i](b[i])", "s[] = any(b[i])",
+                        "s[] = all(b[i])"]),
+       st.sampled_from([("bool", True), ("bool", False), ("int64", 0), ("int64", 3), ("int32", -2),
+                        ("float32", 1.5)]),
+       st.integers(0, 9), st.sampled_from([0.0, 0.4, 1.0]), st.integers(0, 2 ** 16))
+def test_property_folds_in_every_dtype(prog, dtype_fill, n, density, seed):
+    """The fold multiplies in the operator's result dtype: a sum of bools counts in int64."""
+    dtype, fill = dtype_fill
+    rng = np.random.default_rng(seed)
+    v = rng.integers(-3, 4, n).astype(dtype)
+    v[rng.random(n) >= density] = fill
+    b = Tensor.from_numpy(v, sparse_vector(fill=fill, dtype=dtype), name="b")
+    check_lowered(prog, checked=seed % 2 == 0, b=b)

@@ -114,3 +114,20 @@ def test_spgemm_with_reserve_matches_scipy(m, kk, nn, d):
     ref = (A @ B).tocsr()
     ref.sort_indices()
     np.testing.assert_allclose(got.to_numpy(), ref.toarray(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("factor", [1, 2, 3, 4])
+@pytest.mark.parametrize("direction", ["down", "up"])
+def test_a_split_keeps_its_tail_guard_in_the_count(factor, direction):
+    """The count of scatters runs the split's blocks too: without ``if (j >= n) break;`` the last
+    block reads pos past its end (found by fuzzing: a CSC SpMV into a sparse vector)."""
+    from compiler import Tensor
+    from compiler.format import sparse_vector
+    from compiler.lattice import Schedule
+    from compiler.testing import check_lowered
+    A = Tensor.from_numpy(np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]), "csc", name="A")
+    k = check_lowered("y[i] = A[i, j] * x[j]", Schedule().split("j", "j0", "j1", factor, direction),
+                      out=sparse_vector(), checked=True, A=A, x=np.ones(3))
+    count = k.c_source[k.c_source.index("count them first"):k.c_source.index("if (n_scatters >")]
+    if factor > 1:
+        assert "if (j >= A0_size) {" in count and "break;" in count
