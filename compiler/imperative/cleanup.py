@@ -4,7 +4,7 @@ Level protocols write code that is right in every context and redundant in many:
 sparse output's update sets a dirty flag and then tests it (``dirty = true; if
 (dirty) {...}``), and a fresh output slot is set to the fill just before its value
 is stored. The C compiler would fold both; the students reading the C should not
-have to. Three rewrites, each exact:
+have to. Four rewrites, each exact:
 
 * :func:`fold_flags`: an ``if`` on a boolean local whose value is known there (set by
   a constant in the same block, with nothing in between assigning it) becomes the
@@ -13,7 +13,9 @@ have to. Three rewrites, each exact:
 * :func:`drop_unused_locals`: a local nothing reads (a merge case's coordinate in a
   phase that stores only values) is not declared;
 * :func:`drop_overwritten_stores`: ``b[i] = x; b[i] = y;`` (adjacent, and ``y`` does
-  not read ``b``) keeps only the second store.
+  not read ``b``) keeps only the second store;
+* :func:`reuse_declared`: a second declaration of a local in the same C scope (with
+  the same type) becomes an assignment.
 
 >>> from compiler.imperative.ir import Var, Declare, Assign, If, Store, Const, Load
 >>> d = Var("dirty")
@@ -175,6 +177,30 @@ def drop_overwritten_stores(stmts) -> list:
     return out
 
 
+def reuse_declared(stmts, declared: dict | None = None) -> list:
+    """``stmts`` where a local declared again in the same C scope with the same type is
+    assigned instead (two loops over the universe of ``i`` in one block each start
+    ``int64_t i = 0;``, which C refuses). Provenance tags, blocks and scratch arrays
+    share their parent's scope; loop and branch bodies open their own."""
+    declared = {} if declared is None else declared
+    out = []
+    for s in stmts:
+        if isinstance(s, Declare):
+            if declared.get(s.var.name) == s.dtype and s.init is not None:
+                s = Assign(s.var, s.init)
+            else:
+                declared[s.var.name] = s.dtype
+        elif isinstance(s, (Tagged, Allocate)):
+            s = replace(s, body=Block(tuple(reuse_declared(s.body.body, declared))))
+        elif isinstance(s, Block):
+            s = Block(tuple(reuse_declared(s.body, declared)))
+        else:
+            s = map_bodies(s, reuse_declared)   # a scope of its own: it may shadow
+        out.append(s)
+    return out
+
+
 def cleanup(stmts) -> list:
-    """:func:`fold_flags`, :func:`drop_unused_locals`, then :func:`drop_overwritten_stores`."""
-    return drop_overwritten_stores(drop_unused_locals(fold_flags(stmts)))
+    """:func:`fold_flags`, :func:`drop_unused_locals`, :func:`drop_overwritten_stores`, then
+    :func:`reuse_declared`."""
+    return reuse_declared(drop_overwritten_stores(drop_unused_locals(fold_flags(stmts))))

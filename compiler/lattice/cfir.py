@@ -387,6 +387,8 @@ class Setup:
         else:
             from ..format import dense
             fill = 0 if rhs_fill is NOVALUE else rhs_fill
+            if program.op is not None and program.op.identity_for(rdt) is not NOVALUE:
+                fill = program.op.identity_for(rdt)   # a fresh output of an update starts at its identity
             ofmt = dense(len(out.indices), fill=np.asarray(fill).astype(rdt)[()].item(), dtype=rdt.name)
             formats = {**formats, out.tensor: ofmt}
         out_dtype = np.dtype(ofmt.dtype).name

@@ -128,3 +128,23 @@ def test_a_block_of_its_own_prints_as_a_scope():
 
     printed = pretty(If(TRUE, [Declare(Var("x"), "int64", 1)]))
     assert printed.splitlines() == ["{", "    int64 x = 1;", "}"]
+
+
+def test_a_second_declaration_in_one_scope_becomes_an_assignment():
+    from compiler.imperative.cleanup import reuse_declared
+    from compiler.imperative.ir import Allocate, Assign, Const, Declare, For, Store, Tagged, Var, While
+    i, j = Var("i"), Var("j")
+    loop = [Declare(i, "int64", Const(0, "int64")), While(i < 3, [Store("y", i, 1.0), Assign(i, i + 1)])]
+    # the second loop sits in a tag and a scratch array's body: the same C scope
+    body = [*loop, Tagged("t", [Allocate("w", "int64", 4, None, loop)])]
+    got = reuse_declared(body)
+    tag = got[2]
+    second = tag.body.body[0].body.body   # the scratch array's body
+    assert second[0] == Assign(i, Const(0, "int64"))
+    assert got[0] == body[0]
+    # a loop body is a scope of its own: it may declare the name again (shadowing)
+    nested = [Declare(j, "int64", Const(1, "int64")), For(i, 0, 2, [Declare(j, "int64", Const(2, "int64"))])]
+    assert reuse_declared(nested) == nested
+    # another type is left alone (the C compiler reports it)
+    other = [Declare(j, "int64", Const(1, "int64")), Declare(j, "float64", Const(2.0, "float64"))]
+    assert reuse_declared(other) == other

@@ -255,3 +255,39 @@ def test_integer_and_bool_min_max_start_at_their_own_identity(dtype):
     got = lower("s = min[i](b[i])", b=empty)(b=empty).to_numpy()
     assert got == (np.iinfo(dtype).max if dtype != "bool" else True)
     assert "INFINITY" not in lower("s = min[i](b[i])", b=empty).c_source
+
+
+def test_a_bool_literal_is_no_identity_of_an_integer_operator():
+    """max(b > 0, c) with c int64: False is max's identity over bools only (the lattice was
+    refused as unsound); b & true over int64 is b & 1."""
+    from compiler.testing import check_lowered
+    b = Tensor.from_numpy(np.array([0, 3, 2]), "sparse_vector", name="b")
+    np.testing.assert_array_equal(check_lowered("a[i] = b[i] & true", b=b)(b=b).to_numpy(), [0, 1, 0])
+    c = Tensor.from_numpy(np.array([3, 0, -4]), "sparse_vector", name="c")
+    b2 = Tensor.from_numpy(np.array([0, 3, 0]), "sparse_vector", name="b")
+    np.testing.assert_array_equal(check_lowered("a[i] = max(b[i] > 0, c[i])", b=b2, c=c)(b=b2, c=c).to_numpy(),
+                                  [3, 1, 0])
+    check_lowered("a[i] = min(c[i] > 0, b[i])", b=b2, c=c)
+
+
+def test_float32_cases_may_round_differently_from_the_whole_expression():
+    """The lattice check compares a case (its fills folded, perhaps in float64) with the float32
+    expression up to float32 rounding instead of refusing the kernel."""
+    from compiler.testing import check_lowered
+    c = Tensor.from_numpy(np.array([1.0, 0.0, 3.0], np.float32), sparse_vector(dtype="float32"), name="c")
+    d = Tensor.from_numpy(np.array([3.0, -1.0, -1.0], np.float32), sparse_vector(dtype="float32", fill=-1.0),
+                          name="d")
+    check_lowered("a[i] = c[i] - d[i] / (d[i] - c[i])", checked=True, c=c, d=d)
+    check_lowered("a[i] = pow(c[i] + 1.1, d[i])", c=c, d=d)
+
+
+@pytest.mark.parametrize("prog", ["c[i] max= a[i]", "c[i] min= a[i]", "c[i] *= a[i]", "y[i] max= A[i, j]"])
+def test_a_fresh_output_of_an_update_starts_at_the_identity(prog):
+    """``c[i] max= a[i]`` without a given c starts from max's identity, as the oracle does (it
+    started from the fill 0, so a negative entry came out 0)."""
+    from compiler.testing import check_lowered
+    a = Tensor.from_numpy(np.array([-1.0, 2.0, 0.0]), sparse_vector(), name="a")
+    A = Tensor.from_numpy(np.array([[-1.0, 0.0, -3.0], [0.0, 0.0, 0.0], [-2.0, -1.0, -5.0]]), csr(), name="A")
+    k = check_lowered(prog, checked=True, **({"A": A} if "A" in prog else {"a": a}))
+    if prog == "c[i] max= a[i]":
+        np.testing.assert_array_equal(k(a=a).to_numpy(), [-1.0, 2.0, 0.0])

@@ -342,3 +342,16 @@ def test_any_order_of_a_sum_chain_regroups(order, size, density, n):
     vs["f"] = Tensor.from_numpy(rand(n, 1.0, rng), dense(1))
     expr = " + ".join(f"{t}[i]" for t in order[:size])
     check(prog, Schedule().precompute("i", "w", expr=expr), **vs)
+
+
+@pytest.mark.parametrize("fill", [0.0, 1.0, np.inf])
+def test_a_precomputed_operand_with_a_fill_sweeps_i_twice_in_one_scope(fill):
+    """The workspace's producer and its consumer both sweep the universe of i in one block:
+    the second starts i again instead of declaring it twice (found by fuzzing)."""
+    from compiler.format import dcsr
+    from compiler.testing import check_lowered
+    A = Tensor.from_numpy(np.array([[3.0, fill], [fill, 2.0], [fill, fill]]), dcsr(fill=fill), name="A")
+    x = np.array([1.0, 0.0, 2.0])
+    k = check_lowered("y[i] = sum[j](A[i, j]) + x[i]", Schedule().precompute("i", "w", expr="A[i, j]"),
+                      checked=True, A=A, x=x)
+    assert k.c_source.count("int64_t i = 0;") <= 1
