@@ -73,6 +73,12 @@ class ModeIterator:
         return f"{self.name}{self.level}" + (f".{self.sub}" if self.nsub > 1 else "")
 
     @property
+    def described(self) -> str:
+        """The level in a user's terms, for messages: ``A's level 0 (SparseCOO, its mode 0)``."""
+        within = f", its mode {self.sub}" if self.nsub > 1 else ""
+        return f"{self.tensor}'s level {self.level} ({self.level_name}{within})"
+
+    @property
     def locatable(self) -> bool:
         """Whether the lowering may locate into this sparse level instead of iterating it."""
         return self.level_name in ("SparseByteMap", "SparseHash")
@@ -216,6 +222,11 @@ class WorkspaceIterator:
     @property
     def label(self) -> str:
         return self.name + (f".{self.sub}" if self.nsub > 1 else "")
+
+    @property
+    def described(self) -> str:
+        """The workspace in a user's terms, for messages."""
+        return f"the workspace {self.name}" + (f" (its index {self.sub})" if self.nsub > 1 else "")
 
     def param(self, kind: str) -> str:
         return {"idx": f"{self.name}_list", "set": f"{self.name}_set", "count": f"{self.name}_n",

@@ -660,7 +660,7 @@ class _Emitter:
                                 f"loop carry the iterators' positions from one block to the next (sequential)")
         if par and not (simple and (not iters or iters[0].unique)):
             raise StrategyError(f"parallelize({n.index}) does not apply: the loop over {n.index} merges "
-                                f"{' and '.join(it.label for it in iters)} in a while loop, whose iterations "
+                                f"{' and '.join(it.described for it in iters)} in a while loop, whose iterations "
                                 f"depend on each other")
         if simple and not iters:
             return out + par + [self._tag(n.loops[0], For(i, 0, N, self.loop_body(n, n.loops[0], i, iterated=[],
@@ -834,7 +834,7 @@ class _Emitter:
             if pos is None:
                 if loop2 is None or not loop2.universe or iters2:
                     raise StrategyError(f"{fuse} does not apply: the loop over {fuse.inner} iterates "
-                                        f"{' and '.join(it.label for it in iters2)} (sparse); fused alone, the "
+                                        f"{' and '.join(it.described for it in iters2)}; fused alone, the "
                                         f"loop would visit the dense product of {fuse.outer} and {fuse.inner}. "
                                         f"Add pos({fuse.fused}, {fuse.fused}pos, <tensor>) to iterate its positions")
                 f = Var(self.name(("derived", fuse.fused), fuse.fused))
@@ -951,7 +951,7 @@ class _Emitter:
         tensor_its = [it for it in iters if it.tensor == pos.tensor]
         others = [it for it in iters if it.tensor != pos.tensor]
         if loop is None or loop.universe or len(tensor_its) != 1 or others or not tensor_its[0].unique:
-            what = (f"it also iterates {' and '.join(it.label for it in others)}, which cannot be located by "
+            what = (f"it also iterates {' and '.join(it.described for it in others)}, which cannot be located by "
                     f"coordinate" if others else
                     "it visits every coordinate of the dimension (a union with a dense range)" if loop is not None
                     and loop.universe else f"{pos.tensor} is not iterated there")

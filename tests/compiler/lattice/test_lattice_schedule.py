@@ -63,8 +63,9 @@ def test_only_parallel_kernels_get_openmp(mats):
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute("j"), "not an index of the result"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute("i", "A"), "already a tensor"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().fuse("i", "j", "f"),
-     r"fuse\(i, j, f\) does not apply: the loop over j iterates A1 .*Add pos"),
-    ("a[i] = b[i] + c[i]", {"b": "sparse_vector", "c": "sparse_vector"}, Schedule().parallelize("i"), "while loop"),
+     r"fuse\(i, j, f\) does not apply: the loop over j iterates A's level 1 \(SparseList\); .*Add pos"),
+    ("a[i] = b[i] + c[i]", {"b": "sparse_vector", "c": "sparse_vector"}, Schedule().parallelize("i"),
+     r"merges b's level 0 \(SparseList\) and c's level 0 \(SparseList\) in a while loop"),
 ])
 def test_inapplicable_schedules_say_why(prog, formats, schedule, message):
     from compiler.format import parse_format
