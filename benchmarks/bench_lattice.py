@@ -40,8 +40,13 @@ room they left; each thread with its own workspace; scipy and pydata run on one 
 are CSR+CSR and CSR∘CSR (each row counting its entries exactly by a merge of the two rows). Every SpGEMM kernel fetches the
 row of B that A's entry 4 places ahead picks (:mod:`compiler.imperative.prefetch`). Then SpMV's
 effective bandwidth next to the machine's streaming bandwidth (a large numpy copy).
+Reductions against scipy's own (``A.sum()``, ``A.max()``, ``A.max(axis=1)``): the sum of
+every entry gets one flat loop over A's values by itself (fuse + pos); a max over the
+fill-0 matrix iterates the stored entries and folds the fill 0 in once per row that
+misses a column, instead of sweeping all 100k columns of every row (lines "sum of all
+entries", "max of all entries", "row max").
 
-    .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm]
+    .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm,reduce]
 """
 
 import os
@@ -146,7 +151,7 @@ def row(name, contenders: dict):
 
 
 def main(small=False, only=None):
-    only = set(only or ("spmv", "add", "mul", "spgemm", "bandwidth"))
+    only = set(only or ("spmv", "add", "mul", "spgemm", "reduce", "bandwidth"))
     import sparse as pydata
     rng = np.random.default_rng(0)
     n, nnz = (10_000, 100_000) if small else (100_000, 1_000_000)
@@ -247,6 +252,18 @@ def main(small=False, only=None):
         np.testing.assert_array_equal(got2.levels[1].idx, ref.indices)
         row("SpGEMM (two-phase)", {"kernel": raw_caller(k2, {"A": Gt, "B": Ht}), "call": lambda: k2(A=Gt, B=Ht),
                                    "scipy": lambda: G @ H})
+
+    # reductions: a sum of every entry runs over A's values in one flat loop (fuse + pos, chosen
+    # by itself); a max over a fill-0 matrix folds the fill in per row instead of sweeping the columns
+    if "reduce" in only:
+        for name, prog, ref in (("sum of all entries", "s[] = A[i, j]", lambda: A.sum()),
+                                ("max of all entries", "s[] = max[i, j](A[i, j])", lambda: A.max()),
+                                ("row max (fill 0)", "y[i] = max[j](A[i, j])", lambda: A.max(axis=1))):
+            k = lower(prog, A=At)
+            np.testing.assert_allclose(np.ravel(k(A=At).to_numpy()), np.ravel(np.asarray(ref().todense())
+                                                                               if hasattr(ref(), "todense")
+                                                                               else ref()))
+            row(name, {"kernel": raw_caller(k, {"A": At}), "call": lambda: k(A=At), "scipy": ref})
 
     # bandwidth
     if spmv_kernel_t is not None:
