@@ -908,7 +908,6 @@ def _fold(stmt: Forall, value, identity, setup: Setup) -> CFold | None:
     commutative idempotent ones (once) and ``+`` (times the count); and only to a plain
     loop (no split, fuse, pos or threads: they iterate the coordinates differently).
     """
-    from .algebra import derive
     a, i = stmt.body, stmt.index
     if not isinstance(a, Assignment) or a.op is None or i in a.lhs.indices:
         return None
@@ -1117,5 +1116,5 @@ def interpret_cfir(cfir, setup: Setup, **tensors) -> np.ndarray:
     return m.out
 
 
-__all__ = ["CForall", "CFold", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CDenseWorkspace", "CAssign", "CSkip", "FlatLocator", "Setup",
-           "build_cfir", "interpret_cfir", "value_of"]
+__all__ = ["CForall", "CFold", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CDenseWorkspace", "CAssign",
+           "CSkip", "FlatLocator", "Setup", "build_cfir", "interpret_cfir", "value_of", "init_of"]
