@@ -49,7 +49,7 @@ from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, concr
                   foralls, precompute, scalar_promote, workspace_name)
 from .iteration_graph import IterationGraph, is_all_dense, storage_path
 from .iterators import ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
-from .lattice import (Operand, build_lattice, expr_dtype, literal, remove_operands,
+from .lattice import (Operand, build_lattice, expr_dtype, literal, reduce_dtype, remove_operands,
                       simplify_rules, verify)
 
 INDENT = "  "
@@ -461,7 +461,7 @@ class Setup:
         for s in _wheres(stmt):
             d = expr_dtype(_temp_value(s), lambda a: np.dtype(
                 temps[a.tensor][1] if a.tensor in temps else formats[a.tensor].dtype))
-            temps[s.temp.name] = (s.temp, s.temp.op.result_dtype(d, d).name if s.temp.op is not None else d.name)
+            temps[s.temp.name] = (s.temp, reduce_dtype(s.temp.op, d).name if s.temp.op is not None else d.name)
             if s.temp.dense:
                 key = str(s.temp.access())
                 names[key], iters[key], paths[key] = s.temp.name, [], tuple(s.temp.indices)

@@ -204,9 +204,22 @@ def expr_dtype(e, dtype_of) -> np.dtype:
     if isinstance(e, Call):
         return e.op.result_dtype(*[expr_dtype(a, dtype_of) for a in e.args])
     if isinstance(e, Reduce):
-        d = expr_dtype(e.body, dtype_of)
-        return e.op.result_dtype(d, d)
+        return reduce_dtype(e.op, expr_dtype(e.body, dtype_of))
     raise TypeError(f"not an expression: {e!r}")
+
+
+def reduce_dtype(op, d) -> np.dtype:
+    """The dtype a reduction by ``op`` of ``d`` values accumulates in: as numpy's, a sum or
+    product of narrower integers (or bools) counts in 64 bits, so it does not overflow first.
+
+    >>> from compiler.algebra import lookup
+    >>> reduce_dtype(lookup("+"), np.dtype("int32")), reduce_dtype(lookup("max"), np.dtype("int32"))
+    (dtype('int64'), dtype('int32'))
+    """
+    r = np.dtype(op.result_dtype(d, d))
+    if not op.is_user and op.name in ("add", "mul") and r.kind in "iub" and r.itemsize < 8:
+        return np.dtype("uint64" if r.kind == "u" else "int64")
+    return r
 
 
 def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
@@ -566,5 +579,5 @@ def verify(L: Lattice, expr, **kw) -> CheckResult:
 
 
 __all__ = ["Operand", "Point", "Loop", "Lattice", "LatticeError", "build_lattice", "check_lattice",
-           "verify", "dispatch", "remove_operands", "simplify_rules", "expr_dtype", "evaluate_expr",
+           "verify", "dispatch", "remove_operands", "simplify_rules", "expr_dtype", "reduce_dtype", "evaluate_expr",
            "CheckResult", "literal", "Index", "expr_accesses", "Operator"]

@@ -291,3 +291,18 @@ def test_a_fresh_output_of_an_update_starts_at_the_identity(prog):
     k = check_lowered(prog, checked=True, **({"A": A} if "A" in prog else {"a": a}))
     if prog == "c[i] max= a[i]":
         np.testing.assert_array_equal(k(a=a).to_numpy(), [-1.0, 2.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype, want", [("int32", "int64"), ("bool", "int64"), ("float32", "float32")])
+def test_a_sum_of_narrow_integers_counts_in_64_bits(dtype, want):
+    """As numpy's sum: int32 values add up in int64 (the kernel's int32 sum wrapped around)."""
+    from compiler.testing import check_lowered
+    v = np.array([100, 100, 100, 0, 1]).astype(dtype) if dtype != "bool" else np.array([1, 1, 0, 1], bool)
+    big = np.full(50, np.iinfo(dtype).max // 2 if dtype[0] in "iu" else 1, dtype=dtype) if dtype != "bool" else v
+    for values in (v, big):
+        x = Tensor.from_numpy(values, sparse_vector(dtype=dtype, fill=values.dtype.type(0)), name="x")
+        k = check_lowered("s = sum[i](x[i])", checked=True, x=x)
+        got = k(x=x).to_numpy()
+        assert got.dtype == np.dtype(want)
+        assert got == evaluate("s = sum[i](x[i])", x=x)[0]
+    assert lower("s = max[i](x[i])", x=x)(x=x).to_numpy().dtype == np.dtype(dtype)   # max does not widen
