@@ -37,8 +37,8 @@ twice, so it is expected to be slower; it allocates the output exactly), and on 
 (``parallelize(i)``: two-phase on threads, each row counting its products, a bound of its
 entries, then filling its entries from its start, a last pass moving the rows down over the
 room they left; each thread with its own workspace; scipy and pydata run on one core), as
-are CSR+CSR and CSR∘CSR (each row counting its entries exactly by a merge of the two
-rows). Every SpGEMM kernel fetches the row of B that A's entry 4 places ahead picks
+are CSR+CSR (each row counting its entries exactly by a merge of the two rows) and CSR∘CSR
+(each row bounded by its shorter row: no merge to count). Every SpGEMM kernel fetches the row of B that A's entry 4 places ahead picks
 (:mod:`compiler.imperative.prefetch`). Then SpMV's effective bandwidth next to the
 machine's streaming bandwidth (a large numpy copy).
 Reductions against scipy's own (``A.sum()``, ``A.max()``, ``A.max(axis=1)``): the sum of

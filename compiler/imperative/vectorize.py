@@ -158,7 +158,9 @@ def vectorize(stmts, dtypes: dict | None = None) -> list:
     out = []
     for s in stmts:
         r = reduction(s)
-        if r is not None and dtypes.get(r.target.name, "").startswith(("float", "int", "uint")):
+        if out and isinstance(out[-1], Pragma):
+            out.append(s)   # a loop with its own pragma (a parallel loop) stays as it is
+        elif r is not None and dtypes.get(r.target.name, "").startswith(("float", "int", "uint")):
             out += [Pragma(f"omp simd reduction({r.op}:{r.target.name})"), s]
         elif map_loop(s):
             out += [Pragma("omp simd"), s]

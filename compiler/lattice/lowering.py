@@ -117,6 +117,7 @@ class _Emitter:
         self.par_rows = False         # two-phase on threads: each row counts, then fills, its own entries
         self.bounded_rows = False     # ... counting its workspace's scatters, a bound of its entries
         self.row_ends = None          # ... where each row's entries end (phase 2 drops the fill)
+        self.row_fibers = None        # ... the forall whose shortest fiber bounds a row's entries
         self.shared_allocs: set = set()   # scratch arrays the threads share (one element per row)
         self.fold_counters: dict = {}     # index -> counter of the coordinates a case ran at (a fold)
 
@@ -1201,6 +1202,24 @@ class _Emitter:
         counter, row = Var(info["counter"]), self._dense_position(0)
         end = BinOp("+", row, 1)
         if self.phase == "assemble":
+            if self.row_fibers is not None:
+                # each step of the row's one loop appends at most one entry, and the loop stops
+                # when its shortest fiber does: that fiber's length bounds the row (no merge)
+                lengths, named = [], []
+                for it in self.row_fibers.loops[0].iterated:
+                    lo, hi = self._bounds(it)
+                    n = Var(self.name(("fiber", it.name, it.mode), f"n{it.label}"))
+                    named.append(Declare(n, "int64", hi if isinstance(lo, Const) and lo.value == 0
+                                         else BinOp("-", hi, lo)))
+                    lengths.append(n)
+                bound = lengths[0]
+                for length in lengths[1:]:
+                    bound = Select(BinOp("<", length, bound), length, bound)
+                what = "its one fiber" if len(lengths) == 1 else "the shortest of its fibers"
+                if len(lengths) == 1:
+                    named, bound = [], named[0].init
+                return [Comment(f"at most one entry per step of the row's loop: {what} bounds them"),
+                        *named, Store(info["pos"], end, cast(bound, "int64", info["idt"]))]
             if self.bounded_rows:
                 bound = self._count_row_scatters(stmts, counter)
                 if bound is None:
@@ -1238,6 +1257,27 @@ class _Emitter:
         parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
         return self._one_entry_per_listed(n, parts[1:])
 
+    def _row_loop(self, cfir):
+        """The forall over a CSR output's columns when each row runs it as one loop (an
+        intersection, or one fiber) appending at most one entry per step, else None."""
+        if len(self.out_path) != 2:
+            return None
+        row = next((n for n in _cfir_walk(cfir) if isinstance(n, CForall) and n.index == self.out_path[0]), None)
+        if row is None or len(row.loops) != 1:
+            return None
+        cases = [c for c in row.loops[0].cases if not c.omit]
+        if len(cases) != 1 or not isinstance(cases[0].body, CForall) or cases[0].body.index != self.out_path[1]:
+            return None
+        inner = cases[0].body
+        if inner.fold is not None or len(inner.loops) != 1:
+            return None
+        loop = inner.loops[0]
+        if loop.universe or not loop.iterated or not all(it.unique for it in loop.iterated):
+            return None
+        if not all(isinstance(c.body, CAssign) and c.body.output for c in loop.cases if not c.omit):
+            return None
+        return inner
+
     def _parallel_two_phase(self, cfir) -> list:
         """Two-phase assembly with each phase's rows on threads (a CSR or DCSR output over a
         parallel row loop).
@@ -1260,6 +1300,7 @@ class _Emitter:
         s, yes = self.setup, Const(True, "bool")
         self.value_tested = _value_tested(cfir)
         self.bounded_rows = self._rows_from_one_workspace(cfir)
+        self.row_fibers = None if self.bounded_rows else self._row_loop(cfir)
         last = self.levels_info[-1]
         shared, k, out = last["counter"], last["k"], s.output.tensor
         rows = Var(self.out_sizes[0].name)
@@ -1277,7 +1318,8 @@ class _Emitter:
         total = cast(Load(last["pos"], rows), last["idt"], "int64")
         self.notes.append(f"parallelize({s.parallel}) with the sparse output {out}: each row counts "
                           + ("the scatters into its workspace (a bound of its entries)" if self.bounded_rows
-                             else "its entries")
+                             else "the entries of its shortest fiber (a bound of its entries)"
+                             if self.row_fibers is not None else "its entries")
                           + ", then fills them from its start (two-phase, on threads)")
         if not isinstance(self.levels_info[0]["level"], Dense):   # DCSR
             # the rows are counted by row number, as in CSR; the compaction then drops the empty ones
@@ -1296,6 +1338,8 @@ class _Emitter:
             staging, starts, final = [], self.final, []
         if self.bounded_rows:
             counted, room = "its products (at most one entry each)", "room for that many"
+        elif self.row_fibers is not None:
+            counted, room = "the steps of its loop (at most one entry each)", "room for that many"
         else:
             counted, room = "its entries", "room for exactly their entries"
         return staging + [

@@ -76,7 +76,8 @@ gaps the skipped entries left (nothing moves before the first gap). A DCSR outpu
 way: its rows are counted by row number, and the empty ones dropped at the end. When a row's
 entries all come from its workspace, as in SpGEMM, the count is cheaper: the row counts its
 products (the lengths of B's rows it reads), at least as many as its entries, and the room it
-does not fill is one more gap. An output the threads would still race on (a COO output, appended
+does not fill is one more gap. A row that runs one loop, as the intersection of `A ∘ B`, counts
+the length of its shortest fiber the same way, with no merge. An output the threads would still race on (a COO output, appended
 through one list) is refused with the reason."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 from compiler.lattice.schedule import Schedule

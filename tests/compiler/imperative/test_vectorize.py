@@ -183,3 +183,14 @@ def test_band_spmv_from_looplets_is_vectorized():
     k = compile_program(spmv, y="dense", A=A, x=x)
     assert "#pragma omp simd reduction(+:" in k.c_source
     np.testing.assert_allclose(k(A=A, x=x).to_numpy(), M @ x.to_numpy(), rtol=1e-12)
+
+
+def test_a_loop_with_its_own_pragma_is_left_alone():
+    """A parallel map loop keeps its one pragma: C takes no second pragma before a for."""
+    from compiler.imperative.ir import For, Load, Pragma, Store, Var
+    from compiler.imperative.vectorize import vectorize
+    i = Var("i")
+    loop = For(i, 0, Var("n"), [Store("y", i + 1, Load("p", i + 1) - Load("p", i))])
+    assert vectorize([loop])[0] == Pragma("omp simd")
+    parallel = [Pragma("omp parallel for schedule(guided)"), loop]
+    assert vectorize(parallel) == parallel

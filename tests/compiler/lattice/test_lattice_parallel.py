@@ -43,12 +43,16 @@ def test_csr_outputs_on_threads(prog, seed):
     k, _ = on_threads(prog, csr(), A=A, B=B)
     src = k.c_source
     assert "phase 1, count" in src and "phase 2, compute" in src
-    assert "C1_pos[i + 1] = nC1;" in src and "int64_t pC1_row = C1_pos[i];" in src
+    assert "int64_t pC1_row = C1_pos[i];" in src
     lower_step = next(s for s in k.trace.steps if s.stage == "lower")
     if "k" in prog:   # Gustavson: a row's scatters into its workspace bound its entries
         assert "each row counts the scatters into its workspace (a bound of its entries)" in lower_step.note
-    else:
-        assert "each row counts its entries" in lower_step.note
+    elif "*" in prog:   # an intersection: the shorter row bounds it, no merge in phase 1
+        assert "each row counts the entries of its shortest fiber (a bound of its entries)" in lower_step.note
+        phase1 = src[src.index("phase 1, count"):src.index("phase 2, compute")]
+        assert "C1_pos[i + 1] = nB1 < nA1 ? nB1 : nA1;" in phase1 and "while" not in phase1
+    else:   # a union merges in phase 1 to count exactly
+        assert "each row counts its entries" in lower_step.note and "C1_pos[i + 1] = nC1;" in src
 
 
 def test_spgemm_workspaces_are_per_thread():
