@@ -388,12 +388,15 @@ class Setup:
             from ..format import dense
             fill = 0 if rhs_fill is NOVALUE else rhs_fill
             if program.op is not None and program.op.identity_for(rdt) is not NOVALUE:
-                fill = program.op.identity_for(rdt)   # a fresh output of an update starts at its identity
+                fill = program.op.identity_for(rdt)   # (as below)
             ofmt = dense(len(out.indices), fill=np.asarray(fill).astype(rdt)[()].item(), dtype=rdt.name)
             formats = {**formats, out.tensor: ofmt}
         out_dtype = np.dtype(ofmt.dtype).name
         if is_all_dense(ofmt):
             out_fill = rhs_fill if rhs_fill is not NOVALUE else ofmt.fill
+            if program.op is not None and program.op.identity_for(np.dtype(out_dtype)) is not NOVALUE:
+                # a fresh output of an update starts at the identity, whatever its format's fill
+                out_fill = program.op.identity_for(np.dtype(out_dtype))
             out_fill = np.asarray(out_fill).astype(out_dtype)[()]
             neutral = out_fill if rhs_fill is not NOVALUE else NOVALUE
         else:

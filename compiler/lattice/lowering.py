@@ -457,6 +457,8 @@ class _Emitter:
         coordinate; else None (the list is sorted as in phase 1)."""
         if self.phase != "compute" or self.par_rows or not n.ordered or not self._one_entry_per_listed(n, consumer):
             return None
+        if n.index.name in self.derived_loops or n.index.name in self.fused_inner:
+            return None   # a split (or pos, fuse) loop over the list walks it in order: it is sorted again
         last = self.levels_info[-1]
         return Load(last["idx"][-1], Var(last["counter"]))
 

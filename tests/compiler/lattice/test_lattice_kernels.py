@@ -291,6 +291,12 @@ def test_a_fresh_output_of_an_update_starts_at_the_identity(prog):
     k = check_lowered(prog, checked=True, **({"A": A} if "A" in prog else {"a": a}))
     if prog == "c[i] max= a[i]":
         np.testing.assert_array_equal(k(a=a).to_numpy(), [-1.0, 2.0, 0.0])
+    # an output format with another fill changes nothing, whatever the input's fill
+    for fill in (0.0, -2.0, -np.inf):
+        b = Tensor.from_numpy(np.array([1.0, -3.0, 2.0]), dense(1, fill=fill), name="a")
+        for out_fill in (1.0, -2.0):
+            if "A" not in prog:
+                check_lowered(prog, out=dense(1, fill=out_fill), a=b)
 
 
 @pytest.mark.parametrize("dtype, want", [("int32", "int64"), ("bool", "int64"), ("float32", "float32")])

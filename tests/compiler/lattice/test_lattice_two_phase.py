@@ -214,3 +214,19 @@ def test_spgemm_compute_phase_reads_the_assembled_coordinates(out_name):
     idx = "C1_idx" if out_name != "coo" else "C0_idx1"
     assert f"int64_t j = {idx}[pC{1 if out_name != 'coo' else 0}];" in src
     check_against_scipy(r, sp.csr_matrix(a) @ sp.csr_matrix(b), out_name)
+
+
+@pytest.mark.parametrize("direction", ["down", "up"])
+@pytest.mark.parametrize("factor", [1, 2, 3])
+@pytest.mark.parametrize("fmt", ["csr", "coo", "dcsr"])
+def test_a_split_over_a_scattered_output_sorts_its_list_again(fmt, factor, direction):
+    """Phase 2 reads the coordinates phase 1 stored only where it walks the workspace's list in
+    one loop; a split's blocks walk the list itself, so it is sorted again (the values came out
+    in the order they were first met, found by fuzzing)."""
+    from compiler.format import sparse_vector
+    from compiler.lattice import Schedule
+    from compiler.testing import check_lowered
+    A = Tensor.from_numpy(np.array([[0.0, 0.0, 2.0, 0.0], [1.0, 0.0, 0.0, 3.0], [0.0, 4.0, 5.0, 0.0]]), fmt,
+                          name="A")
+    check_lowered("y[j] = sum[i](A[i, j])", Schedule().split("j", "j0", "j1", factor, direction),
+                  out=sparse_vector(), options={"assembly": "two-phase"}, checked=True, A=A)
