@@ -388,7 +388,7 @@ class Setup:
             from ..format import dense
             fill = 0 if rhs_fill is NOVALUE else rhs_fill
             if program.op is not None and program.op.identity_for(rdt) is not NOVALUE:
-                fill = program.op.identity_for(rdt)   # (as below)
+                fill = program.op.identity_for(rdt)   # an update starts at the identity (out_fill below)
             ofmt = dense(len(out.indices), fill=np.asarray(fill).astype(rdt)[()].item(), dtype=rdt.name)
             formats = {**formats, out.tensor: ofmt}
         out_dtype = np.dtype(ofmt.dtype).name
