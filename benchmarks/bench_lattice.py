@@ -44,8 +44,9 @@ machine's streaming bandwidth (a large numpy copy).
 Reductions against scipy's own (``A.sum()``, ``A.max()``, ``A.max(axis=1)``): the sum of
 every entry gets one flat loop over A's values by itself (fuse + pos); a max over the
 fill-0 matrix iterates the stored entries and folds the fill 0 in once per row that
-misses a column, instead of sweeping all 100k columns of every row (lines "sum of all
-entries", "max of all entries", "row max").
+misses a column, instead of sweeping all 100k columns of every row; the column max counts,
+per column, the rows that stored an entry there, and folds the fill into the columns that
+missed one (lines "sum of all entries", "max of all entries", "row max", "column max").
 
     .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm,reduce]
 """
@@ -259,7 +260,8 @@ def main(small=False, only=None):
     if "reduce" in only:
         for name, prog, ref in (("sum of all entries", "s[] = A[i, j]", lambda: A.sum()),
                                 ("max of all entries", "s[] = max[i, j](A[i, j])", lambda: A.max()),
-                                ("row max (fill 0)", "y[i] = max[j](A[i, j])", lambda: A.max(axis=1))):
+                                ("row max (fill 0)", "y[i] = max[j](A[i, j])", lambda: A.max(axis=1)),
+                                ("column max (fill 0)", "y[j] = max[i](A[i, j])", lambda: A.max(axis=0))):
             k = lower(prog, A=At)
             np.testing.assert_allclose(np.ravel(k(A=At).to_numpy()), np.ravel(np.asarray(ref().todense())
                                                                                if hasattr(ref(), "todense")

@@ -127,6 +127,7 @@ class CFold(CNode):
     fill: Any
     dtype: str        # the operator's result dtype on the reduced value (bool + bool is int64)
     output: bool
+    per: Index | None = None   # a dense output's index under the reduction: one count per coordinate
 
     __str__ = CNode.__str__
 
@@ -141,6 +142,7 @@ class CForall(CNode):
     extent: str
     loops: tuple[CLoop, ...]
     fold: CFold | None = None
+    tally: Index | None = None   # counts, per coordinate, the cases that ran for the fold over ``tally``
 
     __str__ = CNode.__str__
 
@@ -242,7 +244,8 @@ def _labels(items) -> str:
 def _lines(n, depth: int) -> list[str]:
     pad = INDENT * depth
     if isinstance(n, CForall):
-        out = [f"{pad}forall {n.index}:"]
+        out = [f"{pad}forall {n.index}" + (f" (counting, per {n.index}, the cases that ran for the fold over "
+                                            f"{n.tally})" if n.tally is not None else "") + ":"]
         for loop in n.loops:
             out += _lines(loop, depth + 1)
         if n.fold is not None:
@@ -250,6 +253,10 @@ def _lines(n, depth: int) -> list[str]:
         return out
     if isinstance(n, CFold):
         f, lhs = _value(n.fill), _access(n.lhs)
+        if n.per is not None:
+            return [f"{pad}fold {lhs} {assign_spelling(n.op)} {f}"
+                    + (" once" if n.op.idempotent else " * (the coordinates of " + n.index.name + " that ran no case)")
+                    + f", for each {n.per} where a coordinate of {n.index} ran no case (counted per {n.per})"]
         if n.op.idempotent:
             return [f"{pad}fold {lhs} {assign_spelling(n.op)} {f} if a coordinate of {n.index} ran no case"]
         return [f"{pad}fold {lhs} {assign_spelling(n.op)} {f} * (the coordinates of {n.index} that ran no case)"]
@@ -602,6 +609,7 @@ def _order_statement(s: Stmt, graph: IterationGraph, order=None) -> Stmt:
 @dataclass(frozen=True)
 class _Ctx:
     bound: tuple = ()
+    tally: Any = None   # (the reduction's index, the fill) when this forall counts for its fold
 
 
 def value_of(stmt, setup: Setup):
@@ -816,9 +824,14 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     force = False  # value tests come with omitters (see build_lattice)
     if value is None:
         return CSkip()
+    tally = None
+    if ctx.tally is not None and isinstance(stmt.body, Assignment):
+        # the reduction around folds the fill per coordinate of i: visit where the value differs
+        tally, neutral = ctx.tally
     L = build_lattice(i, value, operands, neutral=neutral, free=free, fixed=fixed,
                       fill_of=setup.fill_of, dtype_of=setup.dtype_of, force_value_tests=force)
-    fold = _fold(stmt, value, neutral, setup) if L.universe else None
+    fold = _fold(stmt, value, neutral, setup) if L.universe and tally is None else None
+    per = _fold_per(stmt, value, neutral, setup, ctx) if fold is None and tally is None else None
     if fold is not None:
         # the fill is not the reduction's identity, so every coordinate counts: iterate where
         # the value can differ from its fill instead, and fold the fill in for the rest
@@ -854,10 +867,41 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
             log: list[Rewrite] = []
             body = simplify_stmt(remove_from_stmt(stmt.body, absent), setup, log)
             L.rewrites.extend(log)
-            cases.append(CCase(present, tests, vtests,
-                               build_cfir(body, setup, _Ctx(ctx.bound + (i,)), verify_lattices)))
+            inner = _Ctx(ctx.bound + (i,), (i, per.fill) if per is not None else None)
+            cases.append(CCase(present, tests, vtests, build_cfir(body, setup, inner, verify_lattices)))
         loops.append(CLoop(i, iterated, located, L.universe, tuple(cases)))
-    return CForall(i, setup.extents[i], tuple(loops), fold)
+    if per is not None:
+        L.rewrites.append(Rewrite("fold-fill", f"U at {per.per} (the fill {_value(per.fill)} is not the identity "
+                                  f"of {per.op.name})", f"the fill folded in per {per.per}, after the loop over {i}"))
+        return CForall(i, setup.extents[i], tuple(loops), per)
+    return CForall(i, setup.extents[i], tuple(loops), fold, tally)
+
+
+def _fold_per(stmt: Forall, value, identity, setup: Setup, ctx: _Ctx) -> CFold | None:
+    """The fold of a reduction over ``i`` into a dense output ``y[j]`` (the column max
+    ``y[j] = max[i](A[i, j])``): the loop over ``j`` inside counts, per ``j``, the
+    coordinates of ``i`` where a case ran; after the loop over ``i`` the fill is folded
+    into each ``y[j]`` that missed one. Only for the outermost loop (the counts start at
+    zero once) of one directly nested loop, with no schedule relations or threads.
+    """
+    i, inner = stmt.index, stmt.body
+    if ctx.bound or not isinstance(inner, Forall) or not isinstance(inner.body, Assignment):
+        return None
+    a, j = inner.body, inner.index
+    op = a.op
+    if op is None or i in a.lhs.indices or a.lhs.indices != (j,) or a.lhs != setup.output \
+            or not is_all_dense(setup.output_format):
+        return None
+    if not ((op.idempotent and op.commutative and op.associative) or (op.name == "add" and not op.is_user)):
+        return None
+    if setup.parallel is not None or setup.relations:
+        return None
+    _, fill = derive(value, setup.fill_of, [])
+    ident = op.identity_for(np.dtype(setup.out_dtype))
+    if fill is NOVALUE or ident is NOVALUE or same_value(fill, ident):
+        return None
+    vdt = np.dtype(expr_dtype(value, setup.dtype_of))
+    return CFold(i, a.lhs, op, fill, op.result_dtype(vdt, vdt).name, True, per=j)
 
 
 def _flat_positions(stmt, program: Assign, formats: dict):
@@ -969,6 +1013,7 @@ class _Machine:
     def __init__(self, setup: Setup, tensors: dict):
         self.setup = setup
         self.arrays, self.sizes = {}, {}
+        self.tallies: dict = {}   # a reduction's index -> cases run per coordinate of the loop inside
         for name, t in tensors.items():
             a, s = py_arrays(name, t)
             self.arrays.update(a)
@@ -979,6 +1024,13 @@ class _Machine:
             t, m = setup.extent_uses[i][0]
             shape.append(tensors[t].shape[m])
         fill = setup.out_fill
+        _, inner = _loops(setup.statement)
+        if isinstance(inner, Assignment) and inner.op is not None and inner.lhs == setup.output \
+                and setup.program.op is None:
+            # a reduction scattered into the output starts at its identity, as the lowering's does
+            ident = inner.op.identity_for(np.dtype(setup.out_dtype))
+            if ident is not NOVALUE and not (setup.out_neutral is not NOVALUE and same_value(ident, fill)):
+                fill = ident
         self.out = np.full(tuple(shape), fill, dtype=setup.out_dtype)
         self.parent: dict = {}   # (access key, mode) -> parent of that mode
         self.env: dict = {}
@@ -1063,6 +1115,9 @@ class _Machine:
         N = self.sizes[n.extent]
         u, ran = 0, 0
         saved = dict(self.parent)
+        per = n.fold.per if n.fold is not None else None
+        if per is not None:
+            self.tallies[n.index.name] = {}
         for loop in n.loops:
             its = [(it, (it.name, it.mode)) for it in loop.iterated]
             while all(cursor[k] < len(fibers[k]) for _, k in its) and (not loop.universe or u < N):
@@ -1084,6 +1139,9 @@ class _Machine:
                         if not case.omit:
                             self.run(case.body)
                             ran += 1
+                            if n.tally is not None:
+                                counts = self.tallies[n.tally.name]
+                                counts[i] = counts.get(i, 0) + 1
                         break
                 for _, k in its:
                     if coords[k] == i:
@@ -1091,8 +1149,14 @@ class _Machine:
                 if loop.universe:
                     u += 1
         self.parent = saved
-        if n.fold is not None and N > ran:
-            f = n.fold
+        f = n.fold
+        if per is not None:
+            counts = self.tallies.pop(n.index.name)
+            for j in range(self.sizes[self.setup.extents[per]]):
+                if N > counts.get(j, 0):
+                    self.env[per.name] = j
+                    self.run(CAssign(f.lhs, f.op, literal(f.op.reduce_fill(f.fill, N - counts.get(j, 0))), f.output))
+        elif f is not None and N > ran:
             self.run(CAssign(f.lhs, f.op, literal(f.op.reduce_fill(f.fill, N - ran)), f.output))
 
     def _at(self, acc: Access):

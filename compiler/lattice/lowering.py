@@ -120,6 +120,7 @@ class _Emitter:
         self.row_fibers = None        # ... the forall whose shortest fiber bounds a row's entries
         self.shared_allocs: set = set()   # scratch arrays the threads share (one element per row)
         self.fold_counters: dict = {}     # index -> counter of the coordinates a case ran at (a fold)
+        self.tallies: dict = {}           # index -> array counting, per coordinate, the cases that ran
 
     # -- names and parameters ------------------------------------------------------------
 
@@ -600,6 +601,8 @@ class _Emitter:
         coordinates where a case ran, then folds the fill in for the others."""
         if n.fold is None:
             return self._forall_loops(n, block)
+        if n.fold.per is not None:
+            return self._fold_per_coordinate(n, block)
         f, N = n.fold, self.size(n.extent)
         fill = f.fill.item() if hasattr(f.fill, "item") else f.fill
         missing = N
@@ -629,6 +632,33 @@ class _Emitter:
                 times = BinOp("*", times, const_of(f.fill, f.dtype))
             update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output), value=(times, f.dtype))
         return out + [If(BinOp(">", missing, Const(0, "int64")), update)]
+
+    def _fold_per_coordinate(self, n: CForall, block=None) -> list:
+        """A reduction over ``i`` into a dense ``y[j]`` (:class:`CFold` with ``per``): the loop
+        over ``j`` counts, per ``j``, the coordinates of ``i`` where a case ran, into a scratch
+        array; after the loop over ``i`` each ``y[j]`` that missed one takes the fill."""
+        f, N = n.fold, self.size(n.extent)
+        j = f.per
+        J = self.size(self.setup.extents[j])
+        counts = self.name(("tally", j.name), f"{j.name}_ran")
+        self.allocs.append((counts, "int64", J, Const(0, "int64")))
+        self.tallies[j.name] = counts
+        loops = self._forall_loops(n, block)
+        del self.tallies[j.name]
+        fill = f.fill.item() if hasattr(f.fill, "item") else f.fill
+        jv = Var(j.name)
+        missing = Var(self.name(("missing", n.index.name, id(n)), f"{n.index.name}_missing"))
+        if f.op.idempotent:
+            update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output))
+        else:
+            times = Cast(f.dtype, missing)
+            if not _same(f.fill, 1):
+                times = BinOp("*", times, const_of(f.fill, f.dtype))
+            update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output), value=(times, f.dtype))
+        return [Comment(f"{counts}[{j}] counts the coordinates of {n.index} where a case ran at {j}; the others "
+                        f"hold the fill {fill!r}, folded into {f.lhs} after the loop"), *loops,
+                For(jv, 0, J, [Declare(missing, "int64", BinOp("-", N, Load(counts, jv))),
+                               If(BinOp(">", missing, Const(0, "int64")), update)])]
 
     def _every_position_runs(self, n: CForall):
         """The iterator of ``n``'s one loop if its one case runs at every position (no tests), else None."""
@@ -1131,6 +1161,8 @@ class _Emitter:
                 stmts = self._case_tag(loop.index, case, self.case_body(loop.index, self.emit(case.body)))
                 if loop.index.name in self.fold_counters:
                     stmts.append(CompoundAssign("+", self.fold_counters[loop.index.name], Const(1, "int64")))
+                if loop.index.name in self.tallies:
+                    stmts.append(Store(self.tallies[loop.index.name], Var(loop.index.name), Const(1, "int64"), "+"))
             chain.append((conds, stmts))
             if not conds:
                 break

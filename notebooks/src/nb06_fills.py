@@ -65,7 +65,9 @@ that misses a coordinate has maximum 0. Since 0 is not the identity of `max` (th
 every coordinate takes part, and a plain lattice sweeps all of `j` (a 100k-column matrix would
 cost 100k steps per row). The compiler instead iterates the stored entries only and folds the
 fill in after the loop: once if the row misses a coordinate, as `max` is idempotent; for `+`, the
-fill times the count of missing coordinates. The lattice step records the rewrite `fold-fill`."""),
+fill times the count of missing coordinates. The lattice step records the rewrite `fold-fill`.
+A column max, `y[j] = max[i](A[i, j])`, folds per column: the loop over `j` counts, per column,
+the rows that stored an entry there, and the columns that missed a row take the fill at the end."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 M = np.array([[-1.0, 0.0, -2.0], [-3.0, -4.0, -5.0]])
 A = ss.Tensor.from_numpy(M, "csr", name="A")

@@ -104,6 +104,26 @@ def _walk(n):
                 yield from _walk(x)
 
 
+@pytest.mark.parametrize("fmt", [csr, dcsr, coo])
+@pytest.mark.parametrize("prog, fill", [("y[j] = max[i](A[i, j])", 0.0), ("y[j] = A[i, j]", 1.0),
+                                        ("y[j] = min[i](A[i, j])", np.nan)])
+def test_a_reduction_over_rows_into_columns_folds_per_column(fmt, prog, fill):
+    """The column max of a fill-0 CSR matrix: the loop over j counts, per column, the rows
+    that stored an entry there; a column that missed a row takes the fill after the loop
+    (no sweep of every column of every row)."""
+    a = np.array([[-1.0, fill, -2.0, fill], [fill, fill, -5.0, fill], [-3.0, fill, -4.0, 7.0]])
+    A = Tensor.from_numpy(a, fmt(fill=fill), name="A")
+    k = check_lowered(prog, checked=True, A=A)
+    src = k.c_source
+    assert "j_ran[j] += 1;" in src and "int64_t i_missing = A0_size - j_ran[j];" in src
+    assert "j < A1_size &&" not in src and "while (j < A1_size)" not in src   # no sweep of the columns
+    cfir = next(st for st in k.trace.steps if st.stage == "cfir").after_text
+    assert "for each j where a coordinate of i ran no case (counted per j)" in cfir
+    setup = Setup.create(parse(prog), {"A": A.format})
+    np.testing.assert_allclose(interpret_cfir(build_cfir(setup.statement, setup), setup, A=A),
+                               evaluate(prog, A=A)[0])
+
+
 def test_the_cfir_interpreter_folds_too():
     a = np.array([[3.0, 2.0, 2.0], [2.0, 2.0, 2.0], [2.0, 7.0, 2.0]])
     A = Tensor.from_numpy(a, csr(fill=2.0), name="A")
