@@ -831,7 +831,7 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     L = build_lattice(i, value, operands, neutral=neutral, free=free, fixed=fixed,
                       fill_of=setup.fill_of, dtype_of=setup.dtype_of, force_value_tests=force)
     fold = _fold(stmt, value, neutral, setup) if L.universe and tally is None else None
-    per = _fold_per(stmt, value, neutral, setup, ctx) if fold is None and tally is None else None
+    per = _fold_per(stmt, value, setup, ctx) if fold is None and tally is None else None
     if fold is not None:
         # the fill is not the reduction's identity, so every coordinate counts: iterate where
         # the value can differ from its fill instead, and fold the fill in for the rest
@@ -877,7 +877,13 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     return CForall(i, setup.extents[i], tuple(loops), fold, tally)
 
 
-def _fold_per(stmt: Forall, value, identity, setup: Setup, ctx: _Ctx) -> CFold | None:
+def _foldable(op) -> bool:
+    """Whether a run of one fill under ``op`` has a closed form in any order: a commutative
+    idempotent operator takes it once, ``+`` takes it times the count."""
+    return (op.idempotent and op.commutative and op.associative) or (op.name == "add" and not op.is_user)
+
+
+def _fold_per(stmt: Forall, value, setup: Setup, ctx: _Ctx) -> CFold | None:
     """The fold of a reduction over ``i`` into a dense output ``y[j]`` (the column max
     ``y[j] = max[i](A[i, j])``): the loop over ``j`` inside counts, per ``j``, the
     coordinates of ``i`` where a case ran; after the loop over ``i`` the fill is folded
@@ -892,7 +898,7 @@ def _fold_per(stmt: Forall, value, identity, setup: Setup, ctx: _Ctx) -> CFold |
     if op is None or i in a.lhs.indices or a.lhs.indices != (j,) or a.lhs != setup.output \
             or not is_all_dense(setup.output_format):
         return None
-    if not ((op.idempotent and op.commutative and op.associative) or (op.name == "add" and not op.is_user)):
+    if not _foldable(op):
         return None
     if setup.parallel is not None or setup.relations:
         return None
@@ -959,7 +965,7 @@ def _fold(stmt: Forall, value, identity, setup: Setup) -> CFold | None:
     if not isinstance(a, Assignment) or a.op is None or i in a.lhs.indices:
         return None
     op = a.op
-    if not ((op.idempotent and op.commutative and op.associative) or (op.name == "add" and not op.is_user)):
+    if not _foldable(op):
         return None
     if a.lhs.tensor in setup.temps:
         if setup.temps[a.lhs.tensor][0].workspace:

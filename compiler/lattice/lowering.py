@@ -96,8 +96,7 @@ class _Emitter:
                 taken |= {it.param(k) for k in ("idx", "set", "count")}
         self.allocs: list = []
         self.producing = 0   # > 0 while emitting a workspace's producer (it does not append)
-        self.depth = 0       # foralls around what is being emitted
-        self.loop_stack: list = []   # their indices, outermost first
+        self.loop_stack: list = []   # the indices of the foralls around what is being emitted, outermost first
         self.taken = taken
         self.cache: dict = {}
         self.out_params: list = []
@@ -119,8 +118,7 @@ class _Emitter:
         self.row_ends = None          # ... where each row's entries end (phase 2 drops the fill)
         self.row_fibers = None        # ... the forall whose shortest fiber bounds a row's entries
         self.shared_allocs: set = set()   # scratch arrays the threads share (one element per row)
-        self.fold_counters: dict = {}     # index -> counter of the coordinates a case ran at (a fold)
-        self.tallies: dict = {}           # index -> array counting, per coordinate, the cases that ran
+        self.counting: dict = {}          # index -> the statement a case that ran at it adds (a fold's count)
 
     # -- names and parameters ------------------------------------------------------------
 
@@ -242,12 +240,10 @@ class _Emitter:
         if isinstance(n, CAssign):
             return self.assign(n)
         if isinstance(n, CForall):
-            self.depth += 1
             self.loop_stack.append(n.index)
             try:
                 return self.forall(n)
             finally:
-                self.depth -= 1
                 self.loop_stack.pop()
         if isinstance(n, CWorkspace):
             return self.workspace(n)
@@ -383,7 +379,7 @@ class _Emitter:
         out += self.emit(producer)
         self.producing -= 1
         out += self.emit(consumer)
-        if self.depth > 0 or self.phase == "assemble":
+        if self.loop_stack or self.phase == "assemble":
             q = Var(self.name(("reset", w), f"p{w}_reset"))
             out.append(For(q, 0, size, [Store(w, q, init)]))
         return out
@@ -438,7 +434,7 @@ class _Emitter:
             out += sort_coordinates_ir(wlist, wlist + "_tmp", wn, N, wset, fresh, n.index.name,
                                        wlist + "_bits", wlist + "_sum")
         consumer = [y for x in parts[1:] for y in self.emit(x)]
-        if self.depth > 0 or self.phase == "assemble":   # used again: back to the fill
+        if self.loop_stack or self.phase == "assemble":   # used again: back to the fill
             # an assemble phase that only marks coordinates left the values at the fill
             marked_only = self.phase == "assemble" and w not in self.value_tested
             reset = lambda j: [*([] if marked_only else [Store(w, j, init)]),  # noqa: E731
@@ -528,6 +524,11 @@ class _Emitter:
         self.param(it.param("idx"))
         return lo, hi
 
+    def _fiber_length(self, it: ModeIterator):
+        """The number of positions of ``it``'s current fiber (``hi - lo``; ``hi`` from 0)."""
+        lo, hi = self._bounds(it)
+        return hi if isinstance(lo, Const) and lo.value == 0 else BinOp("-", hi, lo)
+
     def _hash_capacity(self, it: ModeIterator) -> Var:
         """The capacity of a SparseHash level's table, computed once at the kernel's start.
 
@@ -604,34 +605,37 @@ class _Emitter:
         if n.fold.per is not None:
             return self._fold_per_coordinate(n, block)
         f, N = n.fold, self.size(n.extent)
-        fill = f.fill.item() if hasattr(f.fill, "item") else f.fill
         missing = N
-        out = [Comment(f"the coordinates of {n.index} where no case runs hold the fill {fill!r}: they are "
-                       f"folded into {f.lhs.tensor if not f.lhs.indices else f.lhs} after the loop")]
+        out = [Comment(f"the coordinates of {n.index} where no case runs hold the fill {_literal_text(f.fill)}: "
+                       f"they are folded into {f.lhs.tensor if not f.lhs.indices else f.lhs} after the loop")]
         every = self._every_position_runs(n)
         if every is not None:
             # one case at every position of one fiber: the fiber's length counts the coordinates
-            lo, hi = self._bounds(every)
             out += self._forall_loops(n, block)
-            missing = BinOp("-", N, BinOp("-", hi, lo))
+            missing = BinOp("-", N, self._fiber_length(every))
         elif n.loops:
             ran = Var(self.name(("fold", n.index.name, id(n)), f"{n.index.name}_ran"))
-            self.fold_counters[n.index.name] = ran
+            self.counting[n.index.name] = CompoundAssign("+", ran, Const(1, "int64"))
             out += [Declare(ran, "int64", Const(0, "int64")), *self._forall_loops(n, block)]
-            del self.fold_counters[n.index.name]
+            del self.counting[n.index.name]
             missing = BinOp("-", N, ran)
         if not isinstance(missing, Var):
             named = Var(self.name(("missing", n.index.name, id(n)), f"{n.index.name}_missing"))
             out.append(Declare(named, "int64", missing))
             missing = named
+        return out + [self._fold_update(f, missing)]
+
+    def _fold_update(self, f, missing: Var):
+        """``if (missing > 0)`` fold the fill into ``f.lhs``: once for an idempotent operator,
+        ``missing`` times for ``+``."""
         if f.op.idempotent:
             update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output))
-        else:   # +: the fill times the count
+        else:
             times = Cast(f.dtype, missing)
             if not _same(f.fill, 1):
                 times = BinOp("*", times, const_of(f.fill, f.dtype))
             update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output), value=(times, f.dtype))
-        return out + [If(BinOp(">", missing, Const(0, "int64")), update)]
+        return If(BinOp(">", missing, Const(0, "int64")), update)
 
     def _fold_per_coordinate(self, n: CForall, block=None) -> list:
         """A reduction over ``i`` into a dense ``y[j]`` (:class:`CFold` with ``per``): the loop
@@ -642,23 +646,15 @@ class _Emitter:
         J = self.size(self.setup.extents[j])
         counts = self.name(("tally", j.name), f"{j.name}_ran")
         self.allocs.append((counts, "int64", J, Const(0, "int64")))
-        self.tallies[j.name] = counts
+        self.counting[j.name] = Store(counts, Var(j.name), Const(1, "int64"), "+")
         loops = self._forall_loops(n, block)
-        del self.tallies[j.name]
-        fill = f.fill.item() if hasattr(f.fill, "item") else f.fill
+        del self.counting[j.name]
         jv = Var(j.name)
         missing = Var(self.name(("missing", n.index.name, id(n)), f"{n.index.name}_missing"))
-        if f.op.idempotent:
-            update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output))
-        else:
-            times = Cast(f.dtype, missing)
-            if not _same(f.fill, 1):
-                times = BinOp("*", times, const_of(f.fill, f.dtype))
-            update = self.assign(CAssign(f.lhs, f.op, literal(f.fill), f.output), value=(times, f.dtype))
         return [Comment(f"{counts}[{j}] counts the coordinates of {n.index} where a case ran at {j}; the others "
-                        f"hold the fill {fill!r}, folded into {f.lhs} after the loop"), *loops,
+                        f"hold the fill {_literal_text(f.fill)}, folded into {f.lhs} after the loop"), *loops,
                 For(jv, 0, J, [Declare(missing, "int64", BinOp("-", N, Load(counts, jv))),
-                               If(BinOp(">", missing, Const(0, "int64")), update)])]
+                               self._fold_update(f, missing)])]
 
     def _every_position_runs(self, n: CForall):
         """The iterator of ``n``'s one loop if its one case runs at every position (no tests), else None."""
@@ -1006,8 +1002,7 @@ class _Emitter:
         else:
             bound = None
             for it in iters:
-                lo, hi = self._bounds(it)
-                size = hi if isinstance(lo, Const) and lo.value == 0 else BinOp("-", hi, lo)
+                size = self._fiber_length(it)
                 bound = size if bound is None else BinOp("+", bound, size)
         last = self.levels_info[-1]
         total = None if universe else self._total_bound(iters)
@@ -1159,10 +1154,8 @@ class _Emitter:
             else:
                 self._set_parents(iterated, segs, located, case, i)
                 stmts = self._case_tag(loop.index, case, self.case_body(loop.index, self.emit(case.body)))
-                if loop.index.name in self.fold_counters:
-                    stmts.append(CompoundAssign("+", self.fold_counters[loop.index.name], Const(1, "int64")))
-                if loop.index.name in self.tallies:
-                    stmts.append(Store(self.tallies[loop.index.name], Var(loop.index.name), Const(1, "int64"), "+"))
+                if loop.index.name in self.counting:
+                    stmts.append(self.counting[loop.index.name])
             chain.append((conds, stmts))
             if not conds:
                 break
@@ -1241,10 +1234,8 @@ class _Emitter:
                 # when its shortest fiber does: that fiber's length bounds the row (no merge)
                 lengths, named = [], []
                 for it in self.row_fibers.loops[0].iterated:
-                    lo, hi = self._bounds(it)
                     n = Var(self.name(("fiber", it.name, it.mode), f"n{it.label}"))
-                    named.append(Declare(n, "int64", hi if isinstance(lo, Const) and lo.value == 0
-                                         else BinOp("-", hi, lo)))
+                    named.append(Declare(n, "int64", self._fiber_length(it)))
                     lengths.append(n)
                 bound = lengths[0]
                 for length in lengths[1:]:
@@ -1278,31 +1269,30 @@ class _Emitter:
         fixed = {n.name for n in nodes if isinstance(n, Var)} - assigned
         return count_scatters(stmts, self.bitmaps, inputs, fixed, counter)
 
+    def _row_body(self, cfir):
+        """What each row of the output runs: the body of the row forall's one loop and one
+        case, or None."""
+        row = next((n for n in _cfir_walk(cfir) if isinstance(n, CForall) and n.index == self.out_path[0]), None)
+        if row is None or len(row.loops) != 1:
+            return None
+        cases = [c for c in row.loops[0].cases if not c.omit]
+        return cases[0].body if len(cases) == 1 else None
+
     def _rows_from_one_workspace(self, cfir) -> bool:
         """Whether each row of the output takes its entries from one workspace, one per
         coordinate of its list (so the row's scatters into it bound its entries)."""
-        row = next((n for n in _cfir_walk(cfir) if isinstance(n, CForall) and n.index == self.out_path[0]), None)
-        if row is None:
+        n = self._row_body(cfir)
+        if not isinstance(n, CWorkspace):
             return False
-        cases = [c for loop in row.loops for c in loop.cases if not c.omit]
-        if len(row.loops) != 1 or len(cases) != 1 or not isinstance(cases[0].body, CWorkspace):
-            return False
-        n = cases[0].body
         parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
         return self._one_entry_per_listed(n, parts[1:])
 
     def _row_loop(self, cfir):
         """The forall over a CSR output's columns when each row runs it as one loop (an
         intersection, or one fiber) appending at most one entry per step, else None."""
-        if len(self.out_path) != 2:
+        inner = self._row_body(cfir) if len(self.out_path) == 2 else None
+        if not isinstance(inner, CForall) or inner.index != self.out_path[1]:
             return None
-        row = next((n for n in _cfir_walk(cfir) if isinstance(n, CForall) and n.index == self.out_path[0]), None)
-        if row is None or len(row.loops) != 1:
-            return None
-        cases = [c for c in row.loops[0].cases if not c.omit]
-        if len(cases) != 1 or not isinstance(cases[0].body, CForall) or cases[0].body.index != self.out_path[1]:
-            return None
-        inner = cases[0].body
         if inner.fold is not None or len(inner.loops) != 1:
             return None
         loop = inner.loops[0]
