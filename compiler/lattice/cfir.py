@@ -46,7 +46,7 @@ from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
 from .algebra import derive, same_value
 from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, concretize, expr_accesses,
-                  foralls, precompute, scalar_promote, workspace_name)
+                  assignments, foralls, precompute, scalar_promote, unshadow, workspace_name)
 from .iteration_graph import IterationGraph, is_all_dense, storage_path
 from .iterators import ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
 from .lattice import (Operand, build_lattice, expr_dtype, literal, reduce_dtype, remove_operands,
@@ -356,6 +356,28 @@ class Setup:
             return init_of(t, dt)
         return self.formats[acc.tensor].fill
 
+    def scatter_start(self):
+        """The value a dense output starts from when a reduction adds into it in place (the
+        operator's identity, when that is not the output's fill), or None.
+
+        ``forall i, j: y[i] += A[i, j] * t`` starts ``y`` at 0 whatever the fill of the sum:
+        each visited row adds to it, and the rows' missing entries are folded or swept in.
+        """
+        s = _output_assignment(self.statement)
+        if not isinstance(s, Assignment) or s.op is None or s.lhs != self.output or self.program.op is not None:
+            return None
+        ident = s.op.identity_for(np.dtype(self.out_dtype))
+        if ident is NOVALUE or (self.out_neutral is not NOVALUE and same_value(ident, self.out_fill)):
+            return None
+        return ident
+
+    def access(self, key: str) -> Access:
+        """The access named ``key``: an input's, or a workspace's that a consumer reads."""
+        for a in expr_accesses(self.program.rhs) + _stmt_accesses(self.statement):
+            if str(a) == key:
+                return a
+        raise KeyError(key)
+
     def dtype_of(self, acc: Access) -> str:
         if acc.tensor in self.temps:
             return self.temps[acc.tensor][1]
@@ -364,6 +386,7 @@ class Setup:
     @classmethod
     def create(cls, program: Assign, formats: dict, order=None, promote: bool = True, schedule=None) -> "Setup":
         """Check the program against the formats and build its ordered concrete statement."""
+        program = unshadow(program)
         out = program.lhs
         inputs = expr_accesses(program.rhs)
         for acc in inputs:
@@ -453,7 +476,10 @@ class Setup:
                 tensor = expr_accesses(program.rhs)[0].tensor
                 steps = [(stage, before, after, f"automatic, as the loops read every entry of {tensor} and no "
                           f"row: {note}") for stage, before, after, note in steps]
-        if not is_all_dense(ofmt) and program.op is None and not _wheres(stmt):
+        if not relations:
+            stmt, hoisted = _hoist_reductions(stmt, graph, formats, is_all_dense(ofmt))
+            steps += hoisted
+        if not is_all_dense(ofmt) and program.op is None:
             ws = _auto_workspace(stmt, out, ofmt)
             if ws is not None:
                 steps.append(("precompute", stmt, ws, "the sparse output cannot be appended in this loop "
@@ -522,6 +548,13 @@ class Setup:
                 f"scatter into {self.output.tensor}. Use a dense output (or a workspace)")
 
 
+def _output_assignment(s):
+    """The assignment to the output: inside the foralls, through the consumers of wheres."""
+    while isinstance(s, (Forall, Where)):
+        s = s.body if isinstance(s, Forall) else s.consumer
+    return s
+
+
 def _output_order(s) -> list[Index]:
     """The loops around the assignment to the output: foralls, through the consumers of wheres."""
     out = []
@@ -534,7 +567,7 @@ def _output_order(s) -> list[Index]:
     return out
 
 
-def _auto_workspace(stmt, out: Access, fmt):
+def _auto_workspace(stmt, out: Access, fmt, name: str | None = None):
     """``stmt`` with a workspace over the output's innermost index when the loops would scatter.
 
     A sparse output is appended in storage order; when a reduction loop comes between
@@ -544,12 +577,75 @@ def _auto_workspace(stmt, out: Access, fmt):
     """
     path = storage_path(out, fmt)[0]
     chain, body = _loops(stmt)
+    if not chain and isinstance(body, Where) and body.temp.workspace:
+        # a workspace computed first (a precompute): its consumer appends to the output
+        name = workspace_name(stmt)
+        consumer = _auto_workspace(body.consumer, out, fmt, name)
+        return None if consumer is None else replace(body, consumer=consumer)
+    if isinstance(body, Where) and not body.temp.workspace:
+        body = _output_assignment(body)   # it reads nested reductions' temporaries
     if not isinstance(body, Assignment) or list(chain[:len(path)]) == list(path) or not path:
         return None
     try:
-        return precompute(stmt, [path[-1]], workspace_name(stmt))
+        return precompute(stmt, [path[-1]], name or workspace_name(stmt))
     except StrategyError:
         return None
+
+
+def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool):
+    """``(statement, steps)`` with each nested reduction that the formats cannot nest hoisted out.
+
+    ``y[i] = A[i, j] + 1`` reduces ``A[i, j]`` over ``j`` inside the loop over ``i``;
+    a CSC ``A`` must be iterated ``j`` first. Such a reduction is precomputed before
+    the loop, into a workspace over the loops it shares (``w[i] += A[i, j]`` in the
+    order the format allows) that the consumer reads: taco's precompute, applied
+    because the formats need it. Dense when the output is dense.
+    """
+    from .cin import precompute_expr
+    from .schedule import _with_workspace_kind
+    steps = []
+    while True:
+        found = _misnested(stmt, [], formats)
+        if found is None:
+            return stmt, steps
+        expr, shared, acc, path = found
+        name = workspace_name(stmt)
+        loops = ", ".join(i.name for i in shared)
+        try:
+            sub = graph.restricted(expr_accesses(expr))
+            new = precompute_expr(stmt, expr, shared, name, order_fn=lambda loops: sub.order(loops, prefer=loops))
+        except StrategyError as e:
+            raise StrategyError(f"{acc} is stored in the order {', '.join(p.name for p in path)}, but it is "
+                                f"reduced inside the loop over {loops}; computing that reduction first, into a "
+                                f"workspace over {loops}, does not apply either: {e}") from None
+        new = _order_statement(new, graph, _loops(new)[0])
+        if dense_output:
+            new = _with_workspace_kind(new, name, "dense")
+        steps.append(("precompute", stmt, new, f"automatic: {acc} is stored in the order "
+                      f"{', '.join(p.name for p in path)} but reduced inside the loop over {loops}: the reduction "
+                      f"runs first, into a workspace {name}[{loops}]"))
+        stmt = new
+
+
+def _misnested(s, bound: list, formats):
+    """``(expr, shared indices, access, its storage path)`` of the first nested reduction with an
+    operand that cannot be iterated inside the loops ``bound`` around it, or None."""
+    if isinstance(s, Forall):
+        return _misnested(s.body, bound + [s.index], formats)
+    if not isinstance(s, Where):
+        return None
+    if not s.temp.workspace:
+        _, inner = _loops(s.producer)
+        if isinstance(inner, Assignment):
+            for acc in expr_accesses(inner.rhs):
+                if acc.tensor not in formats:
+                    continue
+                path = storage_path(acc, formats[acc.tensor])[0]
+                held = [p in bound for p in path]
+                if any(held[k] and not held[k - 1] for k in range(1, len(held))):
+                    used = {i for a in expr_accesses(inner.rhs) for i in a.indices}
+                    return inner.rhs, [i for i in bound if i in used], acc, path
+    return _misnested(s.consumer, bound, formats)
 
 
 def _top_order(s) -> list[Index]:
@@ -577,6 +673,10 @@ def _temp_value(w: Where):
     return s.rhs
 
 
+def _side_graph(graph: IterationGraph, s: Stmt) -> IterationGraph:
+    return graph.restricted(x for a in assignments(s) for x in [a.lhs, *expr_accesses(a.rhs)])
+
+
 def _order_statement(s: Stmt, graph: IterationGraph, order=None) -> Stmt:
     """Put each chain of foralls in an order the iteration graph allows (or ``order``)."""
     from .cin import _loops, _wrap
@@ -599,7 +699,8 @@ def _order_statement(s: Stmt, graph: IterationGraph, order=None) -> Stmt:
         else:
             chain = graph.order(chain, prefer=chain)
     if isinstance(body, Where):
-        body = Where(_order_statement(body.consumer, graph), _order_statement(body.producer, graph), body.temp)
+        body = Where(_order_statement(body.consumer, _side_graph(graph, body.consumer)),
+                     _order_statement(body.producer, _side_graph(graph, body.producer)), body.temp)
     return _wrap(chain, body)
 
 
@@ -1029,14 +1130,8 @@ class _Machine:
         for i in setup.output.indices:
             t, m = setup.extent_uses[i][0]
             shape.append(tensors[t].shape[m])
-        fill = setup.out_fill
-        _, inner = _loops(setup.statement)
-        if isinstance(inner, Assignment) and inner.op is not None and inner.lhs == setup.output \
-                and setup.program.op is None:
-            # a reduction scattered into the output starts at its identity, as the lowering's does
-            ident = inner.op.identity_for(np.dtype(setup.out_dtype))
-            if ident is not NOVALUE and not (setup.out_neutral is not NOVALUE and same_value(ident, fill)):
-                fill = ident
+        start = setup.scatter_start()
+        fill = setup.out_fill if start is None else start
         self.out = np.full(tuple(shape), fill, dtype=setup.out_dtype)
         self.parent: dict = {}   # (access key, mode) -> parent of that mode
         self.env: dict = {}
@@ -1177,7 +1272,7 @@ class _Machine:
         raise KeyError(it.name)
 
     def _present(self, key) -> bool:
-        acc = next(a for a in expr_accesses(self.setup.program.rhs) if str(a) == key)
+        acc = self.setup.access(key)
         v = self.value(acc)
         return not same_value(v, self.setup.fill_of(acc))
 

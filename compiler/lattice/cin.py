@@ -48,7 +48,7 @@ from ..algebra import NOVALUE, Operator
 from ..names import FreshNames
 from ..errors import StrategyError
 from ..notation.ast import (Access, Assign, Call, Index, Literal, Reduce, assign_spelling, free_indices,
-                              reduction_name)
+                              reduction_name, walk)
 
 INDENT = "  "
 
@@ -260,6 +260,47 @@ def concretize(assign: Assign) -> Stmt:
     return stmt
 
 
+def unshadow(assign: Assign) -> Assign:
+    """``assign`` with each reduction over an index already bound around it renamed apart.
+
+    In ``sum[j](max[j](A[i, j]) * B[i, j])`` the inner ``j`` is its own variable: its
+    loop would sit inside the loop over the outer ``j``, so it becomes ``j_2``.
+
+    >>> from compiler.notation import parse
+    >>> print(unshadow(parse("y[i] = max[j](A[i, j]) * B[i, j]")))
+    y[i] = sum[j](max[j_2](A[i, j_2]) * B[i, j])
+    """
+    fresh = FreshNames({i.name for i in assign.lhs.indices} |
+                       {i.name for n in walk(assign.rhs) if isinstance(n, (Access, Reduce)) for i in n.indices})
+    return replace(assign, rhs=_unshadow(assign.rhs, set(assign.lhs.indices), fresh))
+
+
+def _unshadow(e, bound: set, fresh: FreshNames):
+    if isinstance(e, Reduce):
+        body, indices = e.body, []
+        for r in e.indices:
+            if r in bound:
+                new = Index(fresh(r.name))
+                body = _rename(body, r, new)
+                r = new
+            indices.append(r)
+        return replace(e, indices=tuple(indices), body=_unshadow(body, bound | set(indices), fresh))
+    if isinstance(e, Call):
+        return replace(e, args=tuple(_unshadow(a, bound, fresh) for a in e.args))
+    return e
+
+
+def _rename(e, old: Index, new: Index):
+    """``e`` with the free occurrences of the index ``old`` renamed to ``new``."""
+    if isinstance(e, Access):
+        return replace(e, indices=tuple(new if i == old else i for i in e.indices))
+    if isinstance(e, Call):
+        return replace(e, args=tuple(_rename(a, old, new) for a in e.args))
+    if isinstance(e, Reduce) and old not in e.indices:
+        return replace(e, body=_rename(e.body, old, new))
+    return e
+
+
 def _nested_reductions(e, fresh: FreshNames):
     """Replace each reduction inside ``e`` by a temporary; return (expr, [(temp, producer)])."""
     wheres: list = []
@@ -316,19 +357,35 @@ def scalar_promote(s: Stmt) -> Stmt:
     Statements that do not have this shape are returned unchanged.
     """
     order, body = _loops(s)
-    if not isinstance(body, Assignment) or body.op is None or not order:
+    if isinstance(body, Where) and body.temp.workspace:
+        # the consumer of a workspace holds the assignment to the result: promote in there
+        consumer = scalar_promote(body.consumer)
+        return s if consumer is body.consumer else _wrap(order, replace(body, consumer=consumer))
+    # the assignment may read nested reductions' temporaries: it is the innermost consumer
+    assign = body
+    while isinstance(assign, Where) and not assign.temp.workspace:
+        assign = assign.consumer
+    if not isinstance(assign, Assignment) or assign.op is None or not order:
         return s
-    out = set(body.lhs.indices)
+    out = set(assign.lhs.indices)
     k = next((n for n, i in enumerate(order) if i not in out), len(order))
     if k == len(order) or any(i in out for i in order[k:]):
         return s
-    if body.op.identity is NOVALUE:
+    if assign.op.identity is NOVALUE:
         return s
-    fresh = FreshNames(_tensor_names(body.rhs) | {body.lhs.tensor})
+    fresh = FreshNames({a.lhs.tensor for a in assignments(body)} | {x.tensor for a in assignments(body)
+                                                                    for x in expr_accesses(a.rhs)})
     name = fresh("t_" + "".join(i.name for i in order[k:]))
-    temp = Temporary(name, body.op, body.op.identity)
-    producer = _wrap(order[k:], Assignment(temp.access(), body.op, body.rhs))
-    return _wrap(order[:k], Where(Assignment(body.lhs, None, temp.access()), producer, temp))
+    temp = Temporary(name, assign.op, assign.op.identity)
+    inner = _with_consumer(body, Assignment(temp.access(), assign.op, assign.rhs))
+    return _wrap(order[:k], Where(Assignment(assign.lhs, None, temp.access()), _wrap(order[k:], inner), temp))
+
+
+def _with_consumer(s: Stmt, new: Stmt) -> Stmt:
+    """``s`` with its innermost consumer (through ``where``) replaced by ``new``."""
+    if isinstance(s, Where):
+        return replace(s, consumer=_with_consumer(s.consumer, new))
+    return new
 
 
 def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=None) -> Stmt:
@@ -368,6 +425,8 @@ def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=No
         return precompute_expr(s, expr, indices, name, fill_of, order_fn)
     what = f"precompute({', '.join(i.name for i in indices)})"
     order, body = _loops(s)
+    if isinstance(body, Where) and not body.temp.workspace:
+        body = _inline_temps(body, what)   # nested reductions: made temporaries again in the producer
     if not isinstance(body, Assignment):
         raise StrategyError(f"{what}: precompute applies to loops that directly enclose one assignment; "
                             f"this statement has a {type(body).__name__} inside its loops")
@@ -394,7 +453,8 @@ def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=No
         raise StrategyError(f"{what}: the workspace index must be "
                             f"the innermost loop of the producer (loops {', '.join(i.name for i in to_producer)})")
     consumer = _wrap(to_consumer, Assignment(body.lhs, None, ws.access()))
-    producer = _wrap(to_producer, Assignment(ws.access(), op, body.rhs))
+    fresh = FreshNames(_tensor_names(body.rhs) | {body.lhs.tensor, name})
+    producer = _wrap(to_producer, _with_reductions(Assignment(ws.access(), op, body.rhs), fresh))
     return _wrap(outside, Where(consumer, producer, ws))
 
 
@@ -692,5 +752,5 @@ def workspace_name(s: Stmt, base: str = "w") -> str:
     return FreshNames(names)(base)
 
 
-__all__ = ["precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
+__all__ = ["unshadow", "precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
            "scalar_promote", "with_order", "foralls", "assignments", "expr_accesses"]

@@ -96,6 +96,12 @@ class IterationGraph:
             paths.append(TensorPath(acc, indices, names, k == 0, is_all_dense(fmt)))
         return cls(variables, paths)
 
+    def restricted(self, accesses) -> "IterationGraph":
+        """The graph of the paths of ``accesses`` only: the loops of one side of a ``where``
+        iterate that side's tensors alone."""
+        keep = set(accesses)
+        return IterationGraph(self.variables, [p for p in self.paths if p.access in keep])
+
     def edges(self) -> list[tuple[Index, Index, TensorPath]]:
         """Order constraints ``(before, after, path)`` from the constraining paths."""
         out = []

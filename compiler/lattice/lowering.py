@@ -1142,13 +1142,12 @@ class _Emitter:
                     self.param(loc.param("tbl"))
                     conds.append(loc.present(located[self._it_key(loc)][0]))
             for key in case.value_tests:
-                acc = next(a for a in _accesses(s) if str(a) == key)
-                fmt = s.formats[acc.tensor]
-                if fmt.leaf.name == "Pattern":
+                acc = s.access(key)
+                if acc.tensor in s.formats and s.formats[acc.tensor].leaf.name == "Pattern":
                     continue
                 self._set_parents(iterated, segs, located, case, i)
                 v, dt = self.value_of(acc)
-                conds.append(not_fill(v, dt, fmt.fill))
+                conds.append(not_fill(v, dt, s.fill_of(acc)))
             if case.omit:
                 stmts = [Comment("omitted: " + " ∩ ".join(self.setup.names[k] for k in case.present))]
             else:
@@ -1533,11 +1532,8 @@ class _Emitter:
     def _scatter_init(self) -> list:
         """Start a scattered-into dense output at the reduction's identity when that is not its fill."""
         s = self.setup
-        _, inner = _loops(s.statement)
-        if not hasattr(inner, "op") or inner.op is None or inner.lhs != s.output or s.program.op is not None:
-            return []
-        ident = inner.op.identity_for(s.out_dtype)
-        if ident is NOVALUE or (s.out_neutral is not NOVALUE and _same(ident, s.out_fill)):
+        ident = s.scatter_start()
+        if ident is None:
             return []
         q = Var(self.name(("init",), "q"))
         count = self._dense_count(len(self.out_sizes))
@@ -1648,8 +1644,10 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                             f"{setup.output.tensor}'s entries through one counter the threads would share; "
                             f"use assembly='two-phase' (the default with parallelize), where each row counts "
                             f"its entries first")
+    renamed = f"; a reduction over an index bound around it is renamed apart: {setup.program.rhs}" \
+        if setup.program != program else ""
     trace.record("concretize", before=program, after=setup.concrete,
-                 note="top-level reductions become compound assignments, nested ones where + temporaries")
+                 note="top-level reductions become compound assignments, nested ones where + temporaries" + renamed)
     for stage, before, after, note in setup.steps:
         trace.record(stage, before=before, after=after, note=note)
     g = setup.graph

@@ -263,10 +263,13 @@ def check_parallel(index: Index, setup) -> None:
     positions, whose blocks could split a row between threads, never reach here with a
     sparse output: ``fuse`` itself refuses one.)
     """
-    from .cin import _loops
+    from .cin import Where, _loops
     from .iteration_graph import is_all_dense, storage_path
     order, body = _loops(setup.statement)
     what = f"parallelize({index}) does not apply"
+    if not order and isinstance(body, Where):
+        raise StrategyError(f"{what}: the statement starts by computing the workspace {body.temp.name} "
+                            f"(a where), so no loop encloses all of it")
     if not order or order[0] != index:
         raise StrategyError(f"{what}: only the outermost loop can be parallelized, and the loops run "
                             f"{', '.join(i.name for i in order) or '(none)'}")

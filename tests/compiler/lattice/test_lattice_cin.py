@@ -41,6 +41,34 @@ def test_scalar_promotion_needs_reductions_innermost():
     assert scalar_promote(scattered) is scattered
 
 
+def test_scalar_promotion_reaches_through_nested_reductions():
+    # the assignment reads t_k: the sum over j still goes to a scalar, with t_k's where inside it
+    s = scalar_promote(concretize(parse("y[i] = sum[j](sum[k](A[i, k]) * B[i, j])")))
+    assert str(s) == ("forall i:\n  where:\n    y[i] = t_j[]\n  producer:\n    t_j = 0\n    forall j:\n"
+                      "      where:\n        t_j[] += t_k[] * B[i, j]\n      producer:\n        t_k = 0\n"
+                      "        forall k:\n          t_k[] += A[i, k]")
+
+
+def test_scalar_promotion_reaches_into_a_workspace_consumer():
+    from compiler.lattice.cin import precompute_expr
+    from compiler.notation import parse_expr
+    s = concretize(parse("y[i] = sum[j](A[i, j] * x[j] + B[i, j])"))
+    s = precompute_expr(s, parse_expr("x[j]"), ["j"], "w", fill_of=lambda e: 0.0)
+    promoted = scalar_promote(s)
+    assert "y[i] = t_j[]" in str(promoted) and "t_j[] += A[i, j] * w[j] + B[i, j]" in str(promoted)
+
+
+@pytest.mark.parametrize("prog, renamed", [
+    ("y[i] = max[j](A[i, j]) * B[i, j]", "y[i] = sum[j](max[j_2](A[i, j_2]) * B[i, j])"),
+    ("y[i] = sum[j](B[i, j] * max[j](A[i, j] + sum[j](A[i, j])))",
+     "y[i] = sum[j](B[i, j] * max[j_2](A[i, j_2] + sum[j_3](A[i, j_3])))"),
+    ("y[i] = max[j](A[i, j]) + x[i]", "y[i] = max[j](A[i, j]) + x[i]"),
+])
+def test_unshadow_renames_a_reduction_over_a_bound_index(prog, renamed):
+    from compiler.lattice.cin import unshadow
+    assert str(unshadow(parse(prog))) == renamed
+
+
 def test_csc_spmv_scatters():
     setup = Setup.create(parse("y[i] = A[i, j] * x[j]"), {"A": csc(), "x": dense(1)})
     assert [i.name for i in foralls(setup.statement)] == ["j", "i"]

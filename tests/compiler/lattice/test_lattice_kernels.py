@@ -312,3 +312,31 @@ def test_a_sum_of_narrow_integers_counts_in_64_bits(dtype, want):
         assert got.dtype == np.dtype(want)
         assert got == evaluate("s = sum[i](x[i])", x=x)[0]
     assert lower("s = max[i](x[i])", x=x)(x=x).to_numpy().dtype == np.dtype(dtype)   # max does not widen
+
+
+def test_a_reduction_into_the_output_starts_at_its_identity_not_at_the_fill():
+    """max over j of t + B[i, j] where t is itself a sum: the value of an all-fill row is 5 (B's
+    fill), but a row whose entries are all below 5 must not start from it (it gave 5 for -7)."""
+    from compiler.testing import check_lowered
+    A = Tensor.from_numpy(np.array([[-10.0, 0, 0], [0, 0, 0]]), csr(), name="A")
+    B = Tensor.from_numpy(np.array([[1.0, 2.0, 3.0], [5.0, 5.0, 5.0]]), csr(fill=5.0), name="B")
+    k = check_lowered("y[i] = max[j](sum[k](A[i, k]) + B[i, j])", checked=True, A=A, B=B)
+    assert k(A=A, B=B).to_numpy().tolist() == [-7.0, 5.0]
+
+
+@pytest.mark.parametrize("fa, fb", [("csr", "csr"), ("coo", "coo"), ("csc", "csr"), ("csr", "csc")])
+@pytest.mark.parametrize("out", [None, sparse_vector()], ids=["dense", "sparse"])
+def test_a_reduction_over_an_index_bound_outside_it_is_its_own_variable(fa, fb, out):
+    # max[j] inside the implicit sum over j: the inner j is renamed apart (it crashed the lowering);
+    # into a sparse output, the sum over j goes through a scalar (it appended y[i] once per j)
+    from compiler.testing import check_lowered
+    rng = np.random.default_rng(6)
+    a, b = rng.integers(-3, 4, (5, 4)).astype(float), rng.integers(-3, 4, (5, 4)).astype(float)
+    a[rng.random(a.shape) < 0.5] = 0
+    b[rng.random(b.shape) < 0.5] = 0
+    fmts = {"csr": csr(), "csc": csc(), "coo": coo(2)}
+    A, B = Tensor.from_numpy(a, fmts[fa], name="A"), Tensor.from_numpy(b, fmts[fb], name="B")
+    k = check_lowered("y[i] = max[j](A[i, j]) * B[i, j]", out=out, checked=True, A=A, B=B)
+    np.testing.assert_allclose(k(A=A, B=B).to_numpy(), (a.max(axis=1)[:, None] * b).sum(axis=1))
+    concretize = next(s for s in k.trace.steps if s.stage == "concretize")
+    assert "renamed apart: sum[j](max[j_2](A[i, j_2]) * B[i, j])" in concretize.note
