@@ -12,7 +12,7 @@ from . import algebra, backend, imperative, notation, reference
 from .algebra import Operator, lookup, user_function
 from .backend import Kernel, compile_function
 from .errors import (CompileError, CompilerNotFoundError, DTypeError, FormatError, KernelError,
-                     ParseError, ShapeError, SparsescopeError, StrategyError)
+                     ParseError, ShapeError, SparsescopeError, StrategyError, UsageError, UserCodeError)
 from .fibertree import fiber_tree_artifact, fiber_tree_dot, fiber_tree_text
 from .format import Format, coo, csc, csf, csr, dcsr, dense, parse_format, sparse_vector
 from .levels import Compressed, Dense, Element, Pattern, SparseCOO, SparseList
@@ -31,5 +31,5 @@ __all__ = [
     "csf", "csr", "dcsr", "dense", "einsum", "evaluate", "fiber_tree_artifact", "fiber_tree_dot",
     "fiber_tree_text", "imperative", "lookup", "lower", "LoweredKernel", "notation", "parse",
     "parse_format", "reference", "register_strategy", "strategies",
-    "sparse_vector", "user_function",
+    "sparse_vector", "UsageError", "UserCodeError", "user_function",
 ]

@@ -40,6 +40,11 @@ class ParseError(SparsescopeError, ValueError):
         super().__init__(message)
 
 
+class UsageError(SparsescopeError, TypeError, ValueError):
+    """An argument of the wrong kind or value, or a missing one: a program that is not text, a tensor
+    not given, an unknown strategy (a ``TypeError`` and a ``ValueError``, as either may be expected)."""
+
+
 class StrategyError(SparsescopeError, NotImplementedError):
     """A format or construct that a lowering strategy cannot serve."""
 
@@ -50,6 +55,10 @@ class CompilerNotFoundError(SparsescopeError, RuntimeError):
 
 class CompileError(SparsescopeError, RuntimeError):
     """The C compiler rejected generated code (a bug in sparsescope: please report it)."""
+
+
+class UserCodeError(SparsescopeError, ValueError):
+    """The C body of a user function that the C compiler rejects (the message quotes its error)."""
 
 
 class KernelError(SparsescopeError, RuntimeError):

@@ -32,7 +32,7 @@ import numpy as np
 
 from . import binding
 from .backend import compile_function
-from .errors import FormatError, ShapeError
+from .errors import FormatError, ShapeError, StrategyError, UsageError
 from .format import Format, dense, parse_format
 from .imperative import interpret
 from .imperative.ir import Buffer, Function, Scalar
@@ -101,6 +101,28 @@ def _ndims(program) -> dict[str, int]:
     return ndims() if callable(ndims) else {}
 
 
+def _check_names(program: Assign) -> None:
+    """Refuse tensor and index names that the generated C cannot use.
+
+    Index names become loop variables, so a C keyword cannot be one; tensor names only
+    prefix array names (``int_val``), so they need only be ASCII identifiers.
+    """
+    from .imperative.ir import RESERVED, is_c_name
+    from .notation.ast import Access, Reduce, walk
+    tensors = [program.lhs.tensor] + [a.tensor for a in accesses(program.rhs)]
+    indices = list(program.lhs.indices) + [i for n in walk(program.rhs) if isinstance(n, (Access, Reduce))
+                                           for i in n.indices]
+    for t in tensors:
+        if not is_c_name(t + "_"):
+            raise StrategyError(f"tensor name {t!r} cannot prefix a variable of the generated C: use ASCII "
+                                f"letters, digits and underscores")
+    for i in indices:
+        if not is_c_name(i.name):
+            why = "it is a keyword of C" if i.name in RESERVED else "use ASCII letters, digits and underscores"
+            raise StrategyError(f"index {i.name!r} cannot name a loop variable of the generated C: {why}; "
+                                f"rename it in the program")
+
+
 def _as_format(name: str, value, ndim: int | None) -> Format:
     if isinstance(value, Tensor):
         return value.format
@@ -112,7 +134,7 @@ def _as_format(name: str, value, ndim: int | None) -> Format:
     if isinstance(value, (np.ndarray, int, float, bool, np.generic)):
         arr = np.asarray(value)
         return dense(arr.ndim, fill=np.zeros((), arr.dtype).item(), dtype=arr.dtype.name)
-    raise TypeError(f"tensor {name}: expected a Tensor, a numpy array or a format, "
+    raise UsageError(f"tensor {name}: expected a Tensor, a numpy array or a format, "
                     f"not {type(value).__name__}")
 
 
@@ -158,14 +180,14 @@ class Kernel:
         out_name = self.lowered.output
         unknown = sorted(set(tensors) - set(self.formats))
         if unknown:
-            raise TypeError(f"this kernel has no tensor {', '.join(unknown)}; "
+            raise UsageError(f"this kernel has no tensor {', '.join(unknown)}; "
                             f"it takes {', '.join(self.formats)}")
         bound = {}
         for name, fmt in self.formats.items():
             if name not in tensors:
                 if name == out_name:
                     continue
-                raise TypeError(f"missing tensor {name} (compiled for {fmt.shorthand or fmt})")
+                raise UsageError(f"missing tensor {name} (compiled for {fmt.shorthand or fmt})")
             value = tensors[name]
             if not isinstance(value, Tensor):
                 value = self._plan().inputs[name].tensor(name, value)
@@ -333,16 +355,26 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
     _load_strategies()
     if strategy not in _STRATEGIES:
         known = ", ".join(sorted(_STRATEGIES)) or "none (no strategy is installed)"
-        raise ValueError(f"unknown strategy {strategy!r}; known strategies: {known}")
+        raise UsageError(f"unknown strategy {strategy!r}; known strategies: {known}")
+    if not isinstance(program, (str, Assign)) and not hasattr(program, "tensor_ndims") and not callable(program):
+        raise UsageError(f"lower() needs index notation (a string or a parsed Assign) or a loop program, "
+                         f"not {type(program).__name__}")
+    if functions is not None and not isinstance(functions, dict):
+        raise UsageError(f"functions must map names to user functions ({{'f': user_function(...)}}), "
+                         f"not a {type(functions).__name__}")
+    if options is not None and not isinstance(options, dict):
+        raise UsageError(f"options must be a dict, not a {type(options).__name__}")
     options = dict(options or {})
     fn_key = tuple(sorted((functions or {}).items()))
     source_key = (program, fn_key) if isinstance(program, str) else program
     parsed = parse(program, functions) if isinstance(program, str) else program
+    if isinstance(parsed, Assign):
+        _check_names(parsed)
     ndims = _ndims(parsed)
     formats = {name: _as_format(name, value, ndims.get(name)) for name, value in tensors.items()}
     for name in ndims:
         if name not in formats and not (isinstance(parsed, Assign) and name == parsed.lhs.tensor):
-            raise TypeError(f"no format or tensor given for {name}")
+            raise UsageError(f"no format or tensor given for {name}")
 
     key = None if trace is not None else _cache_key(source_key, strategy, formats, checked, options)
     if key is not None and key in _CACHE:

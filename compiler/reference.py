@@ -35,7 +35,7 @@ import numpy as np
 
 from .algebra import NOVALUE, Operator
 from .dtypes import value_dtype
-from .errors import DTypeError, ShapeError, SparsescopeError
+from .errors import DTypeError, ShapeError, SparsescopeError, UsageError
 from .notation.ast import Access, Assign, Call, Literal, Reduce, accesses
 from .notation.parser import parse
 
@@ -60,7 +60,7 @@ def _as_input(name: str, value):
         arr = np.asarray(value)
         fill = value
     else:
-        raise TypeError(f"tensor {name}: expected a numpy array, scalar or Tensor, "
+        raise UsageError(f"tensor {name}: expected a numpy array, scalar or Tensor, "
                         f"not {type(value).__name__}")
     try:
         dt = value_dtype(arr.dtype)
@@ -104,7 +104,7 @@ def evaluate(program, functions=None, **tensors):
     """
     assign = parse(program, functions) if isinstance(program, str) else program
     if not isinstance(assign, Assign):
-        raise TypeError(f"evaluate() needs a statement or an Assign, not {type(assign).__name__}")
+        raise UsageError(f"evaluate() needs a statement or an Assign, not {type(assign).__name__}")
     inputs = {name: _as_input(name, value) for name, value in tensors.items()}
     lhs = assign.lhs
     out_name = lhs.tensor

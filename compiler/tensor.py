@@ -27,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from .dtypes import value_dtype
-from .errors import DTypeError, FormatError, ShapeError
+from .errors import DTypeError, FormatError, ShapeError, UsageError
 from .format import Format, parse_format
 from .levels import Dense, Element, Level, Pattern, SparseCOO, SparseList, flatten
 from .levels.level import POS, group_starts, is_fill, normalize_fill, not_increasing
@@ -331,7 +331,7 @@ class Tensor:
         import scipy.sparse as sp
 
         if not sp.issparse(m):
-            raise TypeError(f"from_scipy expects a scipy.sparse matrix or array, got {type(m).__name__}")
+            raise UsageError(f"from_scipy expects a scipy.sparse matrix or array, got {type(m).__name__}")
         label = name or "tensor"
         if len(m.shape) != 2:
             raise ShapeError(f"{label}: from_scipy handles 2-D sparse matrices, got shape {m.shape}")

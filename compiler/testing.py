@@ -48,9 +48,10 @@ def random_sparse(shape, density, rng, *, fill=0.0, lo=1, hi=6, dtype=float, emp
     return a
 
 
-def check_lowered(prog: str, schedule=None, out=None, checked: bool = False, options=None, **tensors):
-    """Lower ``prog`` (index notation) with ``schedule``, further lowering ``options`` and the
-    output format ``out``, and check the compiled kernel and the IR interpreter against the
+def check_lowered(prog: str, schedule=None, out=None, checked: bool = False, options=None, functions=None,
+                  **tensors):
+    """Lower ``prog`` (index notation, with user ``functions``) with ``schedule``, further lowering
+    ``options`` and the output format ``out``, and check the compiled kernel and the IR interpreter against the
     dense oracle (and a bounds-checked build too with ``checked``); returns the kernel.
 
     >>> from compiler import Tensor
@@ -58,10 +59,13 @@ def check_lowered(prog: str, schedule=None, out=None, checked: bool = False, opt
     >>> k = check_lowered("y[i] = A[i, j] * x[j]", A=A, x=np.array([1.0, 2.0]))
     """
     from .lowering import lower
+    from .notation import parse
     from .reference import evaluate
+    if functions:
+        prog = parse(prog, functions)
     kw = dict(tensors)
     if out is not None:
-        kw[prog.split("[")[0].strip()] = out
+        kw[prog.lhs.tensor if functions else prog.split("[")[0].strip()] = out
     options = {**(options or {}), **({"schedule": schedule} if schedule is not None else {})}
     want, _ = evaluate(prog, **tensors)
     k = lower(prog, options=options, **kw)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -28,7 +29,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ..errors import CompileError, CompilerNotFoundError
+from ..errors import CompileError, CompilerNotFoundError, UserCodeError
 
 # -fwrapv: signed overflow wraps, as numpy integers do, instead of being undefined.
 DEFAULT_FLAGS = ("-O3", "-march=native", "-fwrapv", "-fPIC", "-shared", "-std=c11")
@@ -137,6 +138,20 @@ def library_key(source: str, flags: tuple[str, ...], cc: list[str]) -> str:
     return h.hexdigest()
 
 
+_HELPER = re.compile(r"In function .(ss_(\w+?)((?:_(?:bool|u?int\d+|float\d+))+)).")
+
+
+def _user_function_at_fault(message: str) -> str | None:
+    """The user function whose C helper (``ss_<name>_<dtypes>``) holds the compiler's errors, or None.
+
+    >>> _user_function_at_fault("k.c: In function ‘ss_badc_float64’:\\nk.c:7:16: error: expected expression")
+    'badc'
+    """
+    faults = _HELPER.findall(message)
+    names = {name for _, name, _ in faults if name != "pow"}   # pow's integer helper is built in
+    return next(iter(names)) if len(names) == 1 and len(faults) == message.count("In function") else None
+
+
 def _numbered(source: str) -> str:
     lines = source.splitlines()
     width = len(str(len(lines)))
@@ -241,6 +256,10 @@ def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, 
             raise _not_found(cc, e.strerror or type(e).__name__) from None
         if r.returncode != 0:
             message = (r.stderr or r.stdout).strip().replace(tmp_c, f"{name}.c")
+            user = _user_function_at_fault(message)
+            if user is not None:
+                raise UserCodeError(f"the C body of user function {user} does not compile (the C compiler "
+                                    f"{shlex.join(cc)} says):\n{message}")
             raise CompileError(f"the C compiler ({shlex.join(cc)}) rejected kernel {name}:\n{message}\n\n"
                                f"source of {name}.c:\n{_numbered(source)}")
         # Keep the source next to the library for people reading the cache; rename last,

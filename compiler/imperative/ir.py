@@ -54,9 +54,18 @@ _C_KEYWORDS = frozenset("""auto break case char const continue default do double
     switch typedef union unsigned void volatile while bool true false NULL""".split())
 
 
+#: names no generated variable may take: C's keywords (and Python's, for the IR's Python helpers)
+RESERVED = _C_KEYWORDS | frozenset(keyword.kwlist)
+
+
+def is_c_name(name) -> bool:
+    """Whether ``name`` can name a variable of generated C (an ASCII identifier, not a keyword)."""
+    return isinstance(name, str) and bool(_IDENT.match(name)) and name not in RESERVED
+
+
 def check_name(name: str, what: str = "name") -> str:
     """Return ``name`` if it can be a C identifier, else raise ``ValueError``."""
-    if not isinstance(name, str) or not _IDENT.match(name) or name in _C_KEYWORDS or keyword.iskeyword(name):
+    if not is_c_name(name):
         raise ValueError(f"{what} {name!r} is not a valid identifier for generated C")
     return name
 

@@ -414,6 +414,11 @@ class Setup:
             if ofmt.ndim != len(out.indices):
                 raise StrategyError(f"output {out} has {len(out.indices)} indices but its format has "
                                     f"{ofmt.ndim} modes")
+            if not np.can_cast(rdt, np.dtype(ofmt.dtype), casting="same_kind"):
+                # as numpy's out= arguments: no silent float -> int (0.5 would become 0, then the fill)
+                raise DTypeError(f"output {out.tensor}'s format holds {np.dtype(ofmt.dtype).name}, but "
+                                 f"{program.rhs} is {rdt.name}, which it cannot hold without losing values; "
+                                 f"give {out.tensor} a {rdt.name} format")
         else:
             from ..format import dense
             fill = 0 if rhs_fill is NOVALUE else rhs_fill
@@ -517,7 +522,9 @@ class Setup:
             from .derived import check_parallel_blocks, parallel_origin
             from .schedule import check_parallel
             check_parallel(parallel_origin(parallel, relations), setup)
-            check_parallel_blocks(parallel, relations, [i.name for i in storage_path(out, ofmt)[0]], out.tensor)
+            from .schedule import omp_reduction
+            if omp_reduction(setup) is None:   # a scalar's threads each add into their own copy
+                check_parallel_blocks(parallel, relations, [i.name for i in storage_path(out, ofmt)[0]], out.tensor)
         return setup
 
     def check_output(self):

@@ -445,7 +445,11 @@ def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=No
     consumer_uses = set(body.lhs.indices) | set(indices)
     producer_uses = set(indices) | {i for a in expr_accesses(body.rhs) for i in a.indices}
     outside, to_consumer, to_producer = _distribute(order, indices, consumer_uses, producer_uses)
-    if any(i in reduced for i in outside) or op is None:
+    if op is None:
+        raise StrategyError(f"{what}: without an expression, precompute gathers a reduction's result in the "
+                            f"workspace, and {body} reduces nothing; name the sub-expression to compute first, "
+                            f"e.g. precompute({', '.join(i.name for i in indices)}, {name}, expr=...)")
+    if any(i in reduced for i in outside):
         raise StrategyError(f"{what}: the reduction over "
                             f"{', '.join(i.name for i in reduced) or 'nothing'} must be inside the workspace's "
                             f"loops, which it is not in the order {', '.join(i.name for i in order)}")

@@ -192,8 +192,10 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
         {v for r in relations if isinstance(r, Fuse) for v in (r.outer, r.inner)}
 
     def fresh(name):
-        if not isinstance(name, str) or not name.isidentifier():
-            raise StrategyError(f"{what}: {name!r} is not a variable name")
+        from ..imperative.ir import RESERVED, is_c_name
+        if not is_c_name(name):
+            why = " (it is a keyword of C)" if name in RESERVED else ""
+            raise StrategyError(f"{what}: {name!r} is not a variable name{why}")
         if name in taken:
             raise StrategyError(f"{what}: {name} is already a variable or tensor; name the new variable afresh")
 

@@ -514,6 +514,8 @@ def check_lattice(L: Lattice, expr, *, trials: int = 12, seed: int = 0, free_dty
         if k in L.fixed and k not in fixed_vals:
             fixed_vals[k] = _sample(free_fills.get(k, 0), free_dtypes.get(k, "float64"), rng)
     always = {k for k, op in ops.items() if op.kind == "dense" and not op.leaf}
+    # rounding is that of the narrowest float an operand holds, whatever the result's dtype
+    operand_dtypes = [np.dtype(op.dtype) for op in ops.values()] + [np.dtype(d) for d in free_dtypes.values()]
     needed, extra, missing, wrong = [], [], [], []
     for S in _subsets(ops):
         if not always <= S:
@@ -542,7 +544,7 @@ def check_lattice(L: Lattice, expr, *, trials: int = 12, seed: int = 0, free_dty
                     if point is not None and point.producer:
                         with np.errstate(all="ignore"):
                             got = evaluate_expr(point.expr, vals)
-                        if not _agrees(got, v) \
+                        if not _agrees(got, v, operand_dtypes) \
                                 and not (np.isnan(np.float64(got)) if np.asarray(got).dtype.kind == "f" else False):
                             wrong.append((S, v, got))
         label = " ".join(sorted(S)) or "∅"
@@ -555,15 +557,16 @@ def check_lattice(L: Lattice, expr, *, trials: int = 12, seed: int = 0, free_dty
     return CheckResult(needed, extra, missing, wrong)
 
 
-def _agrees(got, want) -> bool:
+def _agrees(got, want, operand_dtypes=()) -> bool:
     """A case's value against the whole expression's: equal, or for floats equal up to the
-    rounding of the precision either was computed in (a simplified case may fold its fills
-    in float64 where the expression computes in float32, or the other way round)."""
+    rounding of the precision either, or an operand, was computed in (a simplified case may
+    fold its fills in float64 where the expression computes in float32, or the other way round:
+    ``e / d * 2.0`` divides in float32 before the float64 literal widens it)."""
     g, w = np.asarray(got), np.asarray(want)
     if same_value(g.astype(w.dtype)[()], w[()]):
         return True
     if g.dtype.kind == "f" or w.dtype.kind == "f":
-        eps = max(np.finfo(d).eps for d in (g.dtype, w.dtype) if d.kind == "f")
+        eps = max(np.finfo(d).eps for d in (g.dtype, w.dtype, *operand_dtypes) if d.kind == "f")
         with np.errstate(all="ignore"):
             return bool(np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=64 * eps, atol=0.0))
     return False

@@ -52,6 +52,7 @@ from ..errors import StrategyError
 from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast, Comment, CompoundAssign,
                              Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
                              Scalar, Select, Store, Tagged, UnOp, Var, View, While, and_)
+from ..imperative.ir import RESERVED, is_c_name
 from ..imperative.ir import walk as ir_walk
 from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
 from ..imperative.cleanup import cleanup
@@ -125,7 +126,7 @@ class _Emitter:
     def name(self, key, base: str) -> str:
         if key not in self.cache:
             name, k = base, 2
-            while name in self.taken:
+            while name in self.taken or name in RESERVED:   # i + f would make "if"
                 name, k = f"{base}_{k}", k + 1
             self.taken.add(name)
             self.cache[key] = name
@@ -683,7 +684,10 @@ class _Emitter:
                     iters.append(it)
         out = self._reserve(n, iters, universe, N)
         simple = len(n.loops) == 1 and len(iters) <= 1 and not (universe and iters) and block is None
-        par = [Pragma("omp parallel for schedule(guided)")] if n.index == self.setup.parallel else []
+        par = [self._omp_for()] if n.index == self.setup.parallel else []
+        if par and (n.fold is not None or n.tally):
+            raise StrategyError(f"parallelize({n.index}) does not apply: the loop over {n.index} counts the "
+                                f"coordinates where a case ran, to fold the fill in after it, on one thread")
         if block is not None and self.setup.parallel is not None and self.setup.parallel.name == block.outer:
             raise StrategyError(f"parallelize({block.outer}) does not apply: the blocks of {block} over the sparse "
                                 f"loop carry the iterators' positions from one block to the next (sequential)")
@@ -785,7 +789,13 @@ class _Emitter:
 
     def _parallel_pragma(self, var: str) -> list:
         p = self.setup.parallel
-        return [Pragma("omp parallel for schedule(guided)")] if p is not None and p.name == var else []
+        return [self._omp_for()] if p is not None and p.name == var else []
+
+    def _omp_for(self) -> Pragma:
+        """The pragma of the parallel loop; a scalar result's accumulator is each thread's own."""
+        from .schedule import omp_reduction
+        clause = omp_reduction(self.setup)
+        return Pragma("omp parallel for " + (clause + " " if clause else "") + "schedule(guided)")
 
     def _derived_loop(self, var: str, lo, hi, body, what: str, v: Var | None = None, block_start=None) -> list:
         """``for v in [lo, hi): body`` (``v`` names ``var``), or its blocks when a split applies to ``var``.
@@ -1379,7 +1389,8 @@ class _Emitter:
         if assembly == "two-phase" and s.parallel is not None:
             self._two_phase_check()
             self.par_rows = True
-            body = list(self.init) + self._parallel_two_phase(cfir)
+            phases = self._parallel_two_phase(cfir)   # emitting adds to init (a hash table's capacity)
+            body = list(self.init) + phases
         elif assembly == "two-phase":
             self._two_phase_check()
             compact = self._compaction()
@@ -1634,6 +1645,9 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                             f"it takes order=[...], schedule=, assembly=, verify= and name=")
     if assembly not in (None, "one-pass", "two-phase"):
         raise StrategyError(f"assembly={assembly!r}: the lattice strategy assembles 'one-pass' or 'two-phase'")
+    if name is not None and not is_c_name(name):
+        raise StrategyError(f"name={name!r}: the kernel's name must be a C identifier (ASCII letters, digits "
+                            f"and underscores, not a keyword)")
     from ..lowering import Lowered
     setup = Setup.create(program, formats, order=order, schedule=schedule)
     threaded = setup.parallel is not None and not is_all_dense(setup.output_format)

@@ -53,6 +53,8 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import StrategyError
 from ..notation.ast import Index
 
@@ -173,6 +175,8 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
             continue
         if c.name in ("reorder", "precompute"):
             check_no_derived(c, relations)
+        if c.name in ("reorder", "parallelize") and not all(isinstance(a, str) for a in c.args):
+            raise StrategyError(f"schedule: {c} needs index names (strings), e.g. {c.name}('i')")
         if c.name == "reorder":
             stmt = _order_statement(stmt, graph, list(c.args))
             note = f"loops in the order {', '.join(str(a) for a in c.args)}"
@@ -182,6 +186,11 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
             if len(c.args) != 1:
                 raise StrategyError(f"schedule: {c} needs exactly one index")
             parallel = Index(c.args[0])
+            from .cin import foralls
+            loops = [i.name for i in foralls(stmt)] + [v for r in relations for v in r.derived]
+            if parallel.name not in loops:
+                raise StrategyError(f"schedule: {c} does not apply: {parallel} is not a loop of the statement "
+                                    f"(loops {', '.join(dict.fromkeys(loops))})")
             note = f"{parallel} runs on OpenMP threads"
         steps.append((f"schedule:{c.name}", before, SuchThat(stmt, relations) if relations else stmt, note))
     return stmt, steps, parallel, relations
@@ -193,7 +202,7 @@ def _precompute(c: Command, stmt, graph, program, formats):
     from ..notation.ast import Expr
     from .algebra import derive
     from .cfir import _order_statement, _wheres
-    from .cin import _loops, precompute
+    from .cin import _loops, foralls, precompute
     if not c.args or len(c.args) > 4:
         raise StrategyError(f"schedule: {c} needs the workspace's index, then optionally its name, the "
                             f"expression and the workspace's format, e.g. precompute(j, w, C[i, j] + D[i, j]) "
@@ -203,8 +212,17 @@ def _precompute(c: Command, stmt, graph, program, formats):
     kind = (c.args[3] if len(c.args) > 3 else None) or "auto"
     if kind not in ("auto", "dense", "sparse"):
         raise StrategyError(f"schedule: {c} does not apply: a workspace's format is dense or sparse, not {kind!r}")
+    from ..imperative.ir import RESERVED, is_c_name
+    from ..notation.ast import Access, Reduce, walk
+    if not is_c_name(name):
+        why = "it is a keyword of C" if name in RESERVED else "use ASCII letters, digits and underscores"
+        raise StrategyError(f"schedule: {c} does not apply: workspace name {name!r} cannot name an array of "
+                            f"the generated C: {why}")
     if name in {program.lhs.tensor} | set(formats):
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a tensor")
+    used = {i.name for n in walk(program.rhs) if isinstance(n, (Access, Reduce)) for i in n.indices}
+    if name in used | {i.name for i in program.lhs.indices} | {i.name for i in foralls(stmt)}:
+        raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already an index")
     if name in {w.temp.name for w in _wheres(stmt)}:
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a temporary")
     expr = c.args[2] if len(c.args) > 2 else None
@@ -248,8 +266,9 @@ def _with_workspace_kind(s, name: str, kind: str):
 
 
 def _user_ops(e) -> list:
-    from ..notation.ast import Call, walk
-    return [n.op for n in walk(e) if isinstance(n, Call) and n.op.is_user]
+    """The user functions ``e`` calls or reduces by (``addu[j](A[i, j])``)."""
+    from ..notation.ast import Call, Reduce, walk
+    return [n.op for n in walk(e) if isinstance(n, (Call, Reduce)) and n.op.is_user]
 
 
 def check_parallel(index: Index, setup) -> None:
@@ -267,6 +286,9 @@ def check_parallel(index: Index, setup) -> None:
     from .iteration_graph import is_all_dense, storage_path
     order, body = _loops(setup.statement)
     what = f"parallelize({index}) does not apply"
+    if not setup.output.indices:
+        _check_parallel_reduction(index, setup, what)
+        return
     if not order and isinstance(body, Where):
         raise StrategyError(f"{what}: the statement starts by computing the workspace {body.temp.name} "
                             f"(a where), so no loop encloses all of it")
@@ -287,4 +309,51 @@ def check_parallel(index: Index, setup) -> None:
                                 f"own start")
 
 
-__all__ = ["Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel"]
+#: OpenMP's reduction identifiers for the operators whose partial results threads may combine
+_OMP_REDUCTIONS = {"add": "+", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^", "and": "&&", "or": "||",
+                   "max": "max", "min": "min"}
+
+
+def omp_reduction(setup) -> str | None:
+    """The ``reduction(op:t)`` clause of a parallel loop that reduces into a scalar result, or None.
+
+    ``s = sum[i, j](A[i, j])`` accumulates in the scalar ``t_ij`` (scalar promotion): each
+    thread sums its rows into its own copy, and OpenMP adds the copies at the end.
+
+    >>> from compiler.format import csr
+    >>> from compiler.lattice.cfir import Setup
+    >>> from compiler.notation import parse
+    >>> omp_reduction(Setup.create(parse("s = sum[i, j](A[i, j])"), {"A": csr()},
+    ...                            schedule=Schedule().parallelize("i")))
+    'reduction(+:t_ij)'
+    """
+    from .cin import Where
+    s = setup.statement
+    if setup.output.indices or not isinstance(s, Where) or s.temp.workspace or s.temp.op is None:
+        return None
+    op = _OMP_REDUCTIONS.get(s.temp.op.name)
+    if op in ("max", "min") and np.dtype(setup.temps[s.temp.name][1]).kind == "f":
+        return None   # OpenMP's max drops a NaN partial result; numpy's (and ours) propagates it
+    return f"reduction({op}:{s.temp.name})" if op is not None else None
+
+
+def _check_parallel_reduction(index: Index, setup, what: str) -> None:
+    """Refuse ``parallelize(index)`` of a scalar result unless the threads can combine partial results."""
+    from .cin import Where, _loops
+    s = setup.statement
+    out = setup.output.tensor
+    if not isinstance(s, Where) or s.temp.workspace:
+        raise StrategyError(f"{what}: the result {out} is a scalar that every iteration of {index} would "
+                            f"write (a race)")
+    loops, _ = _loops(s.producer)
+    if not loops or loops[0] != index:
+        raise StrategyError(f"{what}: only the outermost loop of the reduction into {out} can be parallelized, "
+                            f"and its loops run {', '.join(i.name for i in loops) or '(none)'}")
+    if omp_reduction(setup) is None:
+        op, dt = s.temp.op.name, setup.temps[s.temp.name][1]
+        why = "OpenMP's max and min drop a NaN that numpy's propagate" if op in ("max", "min") else \
+            f"OpenMP cannot combine the threads' partial results of {op}"
+        raise StrategyError(f"{what}: the result {out} is a {op} reduction of {dt} values over {index}, and {why}")
+
+
+__all__ = ["Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel", "omp_reduction"]

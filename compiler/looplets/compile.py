@@ -23,7 +23,7 @@ import numpy as np
 
 from ..algebra import NOVALUE, lookup
 from ..binding import array_name, input_args, input_params, output_tensor
-from ..errors import ShapeError, StrategyError
+from ..errors import ShapeError, StrategyError, UsageError
 from ..format import Format, parse_format
 from ..imperative import ir
 from ..imperative.cleanup import cleanup
@@ -57,7 +57,7 @@ def _as_program(program):
         program = parse(program)
     if isinstance(program, NAssign):
         return from_index_notation(program)
-    raise TypeError(f"cannot lower {type(program).__name__} with the looplet strategy")
+    raise UsageError(f"cannot lower {type(program).__name__} with the looplet strategy")
 
 
 def from_index_notation(stmt) -> LoopProgram:
@@ -244,7 +244,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None):
     body = prog.body
     missing = [t for t in prog.tensors if t not in tensors]
     if missing:
-        raise TypeError(f"{prog.name}: give a tensor or a format for {', '.join(missing)}")
+        raise UsageError(f"{prog.name}: give a tensor or a format for {', '.join(missing)}")
     written = _written(body)
     infos, shapes = {}, {}
     for t in prog.tensors:
@@ -428,6 +428,10 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     of the input size parameters (``A0_size`` ...).
     """
     from ..lowering import Lowered  # the shared runtime
+    from ..imperative.ir import is_c_name
+    if options.get("name") is not None and not is_c_name(options["name"]):
+        raise StrategyError(f"name={options['name']!r}: the kernel's name must be a C identifier (ASCII letters, "
+                            f"digits and underscores, not a keyword)")
     prog = _as_program(program)
     formats = dict(formats)
     for t in prog.tensors:

@@ -57,7 +57,7 @@ class Namer:
 
     def __call__(self, base: str) -> str:
         name, k = base, 1
-        while name in self.taken:
+        while name in self.taken or name in ir.RESERVED:
             k += 1
             name = f"{base}_{k}"
         self.taken.add(name)

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algebra import OPERATORS, PARAMETRIC, Operator, UnknownOperatorError, known_names, lookup
-from ..errors import ParseError
+from ..errors import ParseError, UsageError
 from .ast import Access, Assign, Call, Expr, Index, Literal, Reduce, free_indices
 
 _TOKEN = re.compile(r"""
@@ -81,7 +81,7 @@ def parse_expr(text: str, functions: dict[str, Operator] | None = None) -> Expr:
     C[i, j] + D[i, j]
     """
     if not isinstance(text, str):
-        raise TypeError(f"parse_expr() needs a string, not {type(text).__name__}")
+        raise UsageError(f"parse_expr() needs a string, not {type(text).__name__}")
     p = _Parser(text, functions or {})
     if p.tok.kind == "end":
         raise p.error("expected an expression")
@@ -139,7 +139,7 @@ def parse(text: str, functions: dict[str, Operator] | None = None, trace=None) -
     p[i] <<choose(0)>>= choose(0)[j](B[i, j] * -2)
     """
     if not isinstance(text, str):
-        raise TypeError(f"parse() needs a string, not {type(text).__name__}")
+        raise UsageError(f"parse() needs a string, not {type(text).__name__}")
     try:
         program = _Parser(text, functions or {}).statement()
     except ParseError as e:
@@ -159,7 +159,7 @@ class _Parser:
         self.functions = dict(functions)
         for name, op in self.functions.items():
             if not isinstance(op, Operator):
-                raise TypeError(f"functions[{name!r}] must be an Operator (see user_function), "
+                raise UsageError(f"functions[{name!r}] must be an Operator (see user_function), "
                                 f"not {type(op).__name__}")
         self.toks = _tokenize(text, self.shown)
         self.k = 0

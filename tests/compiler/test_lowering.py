@@ -151,8 +151,50 @@ def test_missing_and_unknown_tensors():
         lower("y[i] = A[i, j] * x[j]", "handwritten", A=A)
 
 
+@pytest.mark.parametrize("call, message", [
+    (lambda: lower(42, x=np.ones(2)), "lower\\(\\) needs index notation .* not int"),
+    (lambda: lower(b"y[i] = x[i]", x=np.ones(2)), "not bytes"),
+    (lambda: lower("y[i] = x[i]", functions=[ss.user_function("f", min, "return x;")], x=np.ones(2)),
+     "functions must map names to user functions .* not a list"),
+    (lambda: lower("y[i] = x[i]", options=["schedule"], x=np.ones(2)), "options must be a dict, not a list"),
+    (lambda: lower("y[i] = x[i]", x=[1.0, 2.0]), "tensor x: expected a Tensor, a numpy array or a format, not list"),
+])
+def test_arguments_of_the_wrong_kind_say_which(call, message):
+    with pytest.raises(ss.UsageError, match=message):
+        call()
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+@pytest.mark.parametrize("prog, formats, message", [
+    ("y[int] = A[int, j] * x[j]", {"A": "csr", "x": "dense"},
+     "index 'int' cannot name a loop variable of the generated C: it is a keyword of C; rename it"),
+    ("y[i] = A[i, for] * x[for]", {"A": "csr", "x": "dense"}, "index 'for' .* keyword of C"),
+    ("a[i] = bé[i]", {"bé": "sparse_vector"}, "tensor name 'bé' cannot prefix a variable of the generated C: "
+     "use ASCII letters"),
+])
+def test_names_the_generated_c_cannot_use_are_refused(strategy, prog, formats, message):
+    with pytest.raises(ss.StrategyError, match=message):
+        lower(prog, strategy, **formats)
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_kernel_name_must_be_a_c_identifier(strategy):
+    with pytest.raises(ss.StrategyError, match=r"name='bad name;': the kernel's name must be a C identifier"):
+        lower("a[i] = b[i]", strategy, b="sparse_vector", options={"name": "bad name;"})
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+@pytest.mark.parametrize("tensor, index", [("f", "i"), ("o", "d"), ("nt", "i"), ("int", "j")])
+def test_names_that_join_into_a_c_keyword_are_made_fresh(strategy, tensor, index):
+    # the coordinate of f[i] in a merge is i + f: "if" is taken by C, so it becomes "if_2"
+    f = ss.Tensor.from_numpy(np.array([1.0, 0, 2]), ss.sparse_vector(), name=tensor)
+    b = ss.Tensor.from_numpy(np.array([0, 1.0, 2]), ss.sparse_vector(), name="b")
+    k = lower(f"a[{index}] = {tensor}[{index}] + b[{index}]", strategy, **{tensor: f, "b": b})
+    assert k(**{tensor: f, "b": b}).to_numpy().tolist() == [1.0, 1.0, 4.0]
+
+
 def test_unknown_strategy_lists_the_known_ones():
-    with pytest.raises(ValueError, match="unknown strategy 'nope'; known strategies: .*handwritten"):
+    with pytest.raises(ss.UsageError, match="unknown strategy 'nope'; known strategies: .*handwritten"):
         lower("y[i] = x[i]", "nope", x=np.ones(2))
 
 

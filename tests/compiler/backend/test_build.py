@@ -122,3 +122,13 @@ def test_importing_the_compiler_sets_a_passive_openmp_wait_policy_unless_given(g
     out = subprocess.run([sys.executable, "-c", "import os, compiler; print(os.environ['OMP_WAIT_POLICY'])"],
                          capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == expected
+
+
+def test_a_user_function_whose_c_does_not_compile_is_named():
+    import numpy as np
+    from compiler import lower, user_function
+    from compiler.errors import UserCodeError
+    bad = user_function("bad_c", lambda a, b: a + b, "return x + ;")
+    with pytest.raises(UserCodeError, match=r"(?s)the C body of user function bad_c does not compile .*"
+                                            r"expected expression"):
+        lower("a[i] = bad_c(b[i], c[i])", functions={"bad_c": bad}, b=np.ones(3), c=np.ones(3))

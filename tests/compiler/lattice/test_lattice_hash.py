@@ -168,3 +168,15 @@ def test_hash_above_a_sparse_list(prog):
     tensors = {"H": H, "x": rng.random(6), "b": Tensor.from_numpy(rand(7, 0.5, rng), sparse_vector(), name="b"),
                "A": Tensor.from_numpy(a, csr(), name="A")}
     check(prog, out=csr() if prog.startswith("C") else None, **{k: v for k, v in tensors.items() if f"{k}[" in prog})
+
+
+def test_a_threaded_csr_output_probes_a_hash_operand():
+    # the table's capacity is computed at the kernel's start; the threaded two-phase kernel
+    # was assembled before the lowering asked for it (z0_cap undeclared)
+    from compiler.lattice import Schedule
+    rng = np.random.default_rng(3)
+    a, z = rand((9, 12), 0.4, rng), rand(12, 0.5, rng)
+    A = Tensor.from_numpy(a, csr(), name="A")
+    k = check("C[i, j] = A[i, j] * z[j]", Schedule().parallelize("i"), out=csr(), checked=True, A=A, z=hv(z))
+    assert "int64_t z0_cap" in k.c_source and "#pragma omp parallel for" in k.c_source
+    np.testing.assert_allclose(k(A=A, z=hv(z)).to_numpy(), a * z)

@@ -279,6 +279,11 @@ def test_float32_cases_may_round_differently_from_the_whole_expression():
                           name="d")
     check_lowered("a[i] = c[i] - d[i] / (d[i] - c[i])", checked=True, c=c, d=d)
     check_lowered("a[i] = pow(c[i] + 1.1, d[i])", c=c, d=d)
+    # a float64 result of float32 operands: the division rounds in float32 before 2.0 widens it
+    d3 = Tensor.from_numpy(np.array([3.0, 3.0, 3.0], np.float32), sparse_vector(dtype="float32", fill=3.0), name="d")
+    check_lowered("a[i] = c[i] / d[i] * 2.0", c=c, d=d3)
+    e = Tensor.from_numpy(np.array([1.0, 2.0], np.float32), sparse_vector(dtype="float32", fill=2.0), name="e")
+    check_lowered("a[i] = sqrt(e[i]) * f[i]", e=e, f=Tensor.from_numpy(np.array([1.5, 0.0]), sparse_vector(), name="f"))
 
 
 @pytest.mark.parametrize("prog", ["c[i] max= a[i]", "c[i] min= a[i]", "c[i] *= a[i]", "y[i] max= A[i, j]"])
@@ -340,3 +345,14 @@ def test_a_reduction_over_an_index_bound_outside_it_is_its_own_variable(fa, fb, 
     np.testing.assert_allclose(k(A=A, B=B).to_numpy(), (a.max(axis=1)[:, None] * b).sum(axis=1))
     concretize = next(s for s in k.trace.steps if s.stage == "concretize")
     assert "renamed apart: sum[j](max[j_2](A[i, j_2]) * B[i, j])" in concretize.note
+
+
+def test_an_output_format_that_cannot_hold_the_values_is_refused():
+    # as numpy's same_kind rule for out=: 0.5 would become 0 in an int64 output, then be dropped as fill
+    with pytest.raises(DTypeError, match=r"output a's format holds int64, but b\[i\] \+ b\[i\] is float64, which "
+                                         r"it cannot hold without losing values; give a a float64 format"):
+        lower("a[i] = b[i] + b[i]", b=sparse_vector(), a=sparse_vector(dtype="int64", fill=0))
+    # narrowing within a kind is allowed, as numpy allows it
+    from compiler.testing import check_lowered
+    b = Tensor.from_numpy(np.array([0.5, 0.0, 2.0]), sparse_vector(), name="b")
+    check_lowered("a[i] = b[i] + b[i]", out=sparse_vector(dtype="float32"), b=b)

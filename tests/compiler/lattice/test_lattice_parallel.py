@@ -234,3 +234,49 @@ def test_a_sparse_2d_workspace_per_thread():
     s = Schedule().precompute(("j", "l"), "w", format="sparse").parallelize("i")
     k = check_lowered("A[i, j, l] = B[i, j, k] * c[l, k]", s, B=B, c=c, checked=True)
     assert "int64_t *restrict w_list = w_list_all + thread_id() * (B1_size * c0_size);" in k.c_source
+
+
+# -- a scalar result: each thread reduces into its own copy ----------------------------------------
+
+
+REDUCTIONS = [("float64", "s = sum[i, j](A[i, j])", "+"), ("float64", "s = sum[i, j](A[i, j] * A[i, j])", "+"),
+              ("float64", "s = prod[i, j](A[i, j] + 1)", "*"), ("float64", "s = sum[i](max[j](A[i, j]))", "+"),
+              ("int64", "s = max[i, j](A[i, j])", "max"), ("int64", "s = min[i, j](A[i, j])", "min"),
+              ("int32", "s = sum[i, j](A[i, j])", "+"), ("bool", "s = any[i, j](A[i, j])", "||"),
+              ("bool", "s = all[i, j](A[i, j])", "&&")]
+def fuses(prog):
+    """Whether the entries' positions can be fused: no row max between the loops, and a fill (0, False)
+    that is the identity (a max, min or all over the fill needs every coordinate)."""
+    return not any(r in prog for r in ("max[", "min[", "all["))
+
+
+SCALAR_SCHEDULES = [PAR, Schedule().split("i", "i0", "i1", 3).parallelize("i0"),
+                    Schedule().fuse("i", "j", "f").pos("f", "fp", "A").split("fp", "f0", "f1", 4).parallelize("f0")]
+
+
+@pytest.mark.parametrize("schedule", SCALAR_SCHEDULES, ids=["rows", "blocks-of-rows", "blocks-of-entries"])
+@pytest.mark.parametrize("dtype, prog, op", REDUCTIONS)
+def test_a_scalar_reduction_on_threads(dtype, prog, op, schedule):
+    rng = np.random.default_rng(8)
+    a = rand((40, 30), 0.2, rng)
+    arr = a > 0 if dtype == "bool" else a.astype(dtype)
+    A = Tensor.from_numpy(arr, csr(dtype=dtype, fill=np.zeros((), dtype).item()), name="A")
+    if schedule is SCALAR_SCHEDULES[2] and not fuses(prog):
+        with pytest.raises(StrategyError, match=r"fuse\(i, j, f\) does not apply|pos\(f, fp, A\) does not apply"):
+            lower(prog, options={"schedule": schedule}, A=A)
+        return
+    k = check_lowered(prog, schedule, checked=True, A=A)
+    assert f"#pragma omp parallel for reduction({op}:t_" in k.c_source
+    assert k(A=A).to_numpy() == pytest.approx(lower(prog, A=A)(A=A).to_numpy())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 12), st.integers(0, 9), st.sampled_from([0.0, 0.3, 1.0]), st.integers(0, 2 ** 16),
+       st.sampled_from(REDUCTIONS), st.sampled_from(range(len(SCALAR_SCHEDULES))))
+def test_property_scalar_reductions_on_threads(m, n, density, seed, reduction, schedule):
+    dtype, prog, _ = reduction
+    a = rand((m, n), density, np.random.default_rng(seed))
+    arr = a > 0 if dtype == "bool" else a.astype(dtype)
+    A = Tensor.from_numpy(arr, csr(dtype=dtype, fill=np.zeros((), dtype).item()), name="A")
+    if schedule != 2 or fuses(prog):
+        check_lowered(prog, SCALAR_SCHEDULES[schedule], checked=True, A=A)

@@ -290,6 +290,9 @@ def test_property_sparse_2d_workspace(m, n, q, density, out, seed):
      Schedule().precompute("i", "w", expr="c[i] +"), "expected"),
     ("a[i] = b[i] * (c[i] + d[i])", {"b": dense(1), "c": dense(1), "d": dense(1)},
      Schedule().precompute("i, i", "w", expr="c[i] + d[i]"), "workspace index repeated"),
+    ("C[i, j] = x[i] * z[j]", {"x": sparse_vector(), "z": sparse_vector()}, Schedule().precompute("j", "w"),
+     r"precompute\(j\): without an expression, precompute gathers a reduction's result in the workspace, and "
+     r"C\[i, j\] = x\[i\] \* z\[j\] reduces nothing; name the sub-expression"),
 ])
 def test_inapplicable_precompute_says_why(prog, formats, schedule, message):
     with pytest.raises(Exception, match=message) as e:
@@ -460,3 +463,45 @@ def test_parallelize_after_an_automatic_precompute_says_why_not():
     with pytest.raises(StrategyError, match=r"parallelize\(i\) does not apply: the statement starts by computing "
                        r"the workspace w \(a where\), so no loop encloses all of it"):
         lower("y[i] = A[i, j] + 1", A=csc(), options={"schedule": Schedule().parallelize("i")})
+
+
+# -- found by fuzzing ------------------------------------------------------------------------------
+
+
+def test_a_user_function_with_an_algebra_reads_a_precomputed_workspace():
+    from compiler import user_function
+    xorf = user_function("xorf", lambda a, b: a + b if (a == 0) != (b == 0) else 0.0,
+                         "return (x != 0) != (y != 0) ? x + y : 0.0;", algebra="(x | y) & !(x & y)", dtype="float64")
+    b = Tensor.from_numpy(np.array([4.0, 3, 0, 2]), sparse_vector(), name="b")
+    k = check("a[i] = xorf(b[i], 2.0)", Schedule().precompute("i", "w", expr="b[i]"), functions={"xorf": xorf}, b=b)
+    assert k(b=b).to_numpy().tolist() == [0.0, 0.0, 2.0, 0.0]
+
+
+@pytest.mark.parametrize("out", [sparse_vector(), dense(1, fill=4.0)], ids=["sparse", "dense-fill-4"])
+def test_a_precomputed_sub_expression_under_a_reduction_with_fills(out):
+    # the consumer reduces over j into y: it starts at the sum's identity, and a sparse y sums
+    # over j before appending (it gave 1 for 3 into a sparse y, 6 for 2 into a dense one of fill 4)
+    A = Tensor.from_numpy(np.full((1, 3), 1.0), csr(fill=1.0), name="A")
+    x = Tensor.from_numpy(np.array([0.0, 4.0, 0.0]), sparse_vector(fill=1.0), name="x")
+    z = Tensor.from_numpy(np.array([-2.0, 1.0, 1.0]), sparse_vector(fill=1.0), name="z")
+    k = check("y[i] = A[i, j] * (x[j] + z[j])", Schedule().precompute("j", "w", expr="x[j] + z[j]"),
+              out=out, A=A, x=x, z=z)
+    assert k(A=A, x=x, z=z).to_numpy().tolist() == [4.0]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_an_empty_min_over_a_workspace_is_the_identity(dtype):
+    b = Tensor.from_numpy(np.zeros(0, dtype), sparse_vector(dtype=dtype, fill=np.zeros((), dtype).item()), name="b")
+    k = check("s = min[i](b[i] * 2)", Schedule().precompute("i", "w", expr="b[i] * 2"), b=b)
+    assert k(b=b).to_numpy() == (np.inf if dtype == "float64" else np.iinfo(np.int64).max)
+
+
+def test_precompute_names_a_reduction_by_a_user_function():
+    from compiler import user_function
+    addu = user_function("addu", lambda a, b: a + b, "return x + y;", identity=0, commutative=True,
+                         associative=True)
+    A = Tensor.from_numpy(np.array([[1.0, 0, 2], [0, 3, 0]]), csr(), name="A")
+    x = np.array([1.0, 2.0])
+    k = check("y[i] = addu[j](A[i, j]) + x[i]", Schedule().precompute("i", "w", expr="addu[j](A[i, j])"),
+              functions={"addu": addu}, A=A, x=x)
+    assert k(A=A, x=x).to_numpy().tolist() == [4.0, 5.0]

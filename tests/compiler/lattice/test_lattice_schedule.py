@@ -66,6 +66,25 @@ def test_only_parallel_kernels_get_openmp(mats):
      r"fuse\(i, j, f\) does not apply: the loop over j iterates A's level 1 \(SparseList\); .*Add pos"),
     ("a[i] = b[i] + c[i]", {"b": "sparse_vector", "c": "sparse_vector"}, Schedule().parallelize("i"),
      r"merges b's level 0 \(SparseList\) and c's level 0 \(SparseList\) in a while loop"),
+    # names: a workspace or a new variable must be a fresh C identifier
+    ("C[i, j] = A[i, k] * B[k, j]", {"A": csr(), "B": csr()}, Schedule().reorder("i", "k", "j").precompute("j", "k"),
+     r"precompute\(j, k\) does not apply: workspace name k is already an index"),
+    ("C[i, j] = A[i, k] * B[k, j]", {"A": csr(), "B": csr()},
+     Schedule().reorder("i", "k", "j").precompute("j", "double"),
+     "workspace name 'double' cannot name an array of the generated C: it is a keyword of C"),
+    ("C[i, j] = A[i, k] * B[k, j]", {"A": csr(), "B": csr()}, Schedule().reorder("i", "k", "j").precompute("j", "1w"),
+     "workspace name '1w' cannot name an array of the generated C: use ASCII letters"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().split("i", "for", "i1", 2),
+     r"split\(i, for, i1, 2, down\) does not apply: 'for' is not a variable name \(it is a keyword of C\)"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().pos("j", "do", "A"), "'do' is not a variable"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().reorder(1, 2),
+     r"reorder\(1, 2\) needs index names \(strings\)"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().parallelize("q"),
+     r"parallelize\(q\) does not apply: q is not a loop of the statement \(loops i, j\)"),
+    ("s = max[i, j](A[i, j])", {"A": csr()}, Schedule().parallelize("i"),
+     "the result s is a max reduction of float64 values over i, and OpenMP's max and min drop a NaN"),
+    ("s = sum[i, j](A[i, j])", {"A": csr()}, Schedule().parallelize("j"),
+     r"only the outermost loop of the reduction into s can be parallelized, and its loops run i, j"),
 ])
 def test_inapplicable_schedules_say_why(prog, formats, schedule, message):
     from compiler.format import parse_format
