@@ -46,7 +46,8 @@ from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
 from .algebra import derive, same_value
 from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, concretize, expr_accesses,
-                  assignments, foralls, precompute, scalar_promote, unshadow, workspace_name)
+                  assignments, foralls, hoist_invariants, precompute, scalar_promote, unshadow,
+                  workspace_name)
 from .iteration_graph import IterationGraph, is_all_dense, storage_path
 from .iterators import ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
 from .lattice import (Operand, build_lattice, expr_dtype, literal, reduce_dtype, remove_operands,
@@ -349,10 +350,15 @@ class Setup:
     steps: list = field(default_factory=list)  # (stage, before, after, note) of transformations
     parallel: Index | None = None              # the loop run on OpenMP threads
     relations: tuple = ()                      # split / fuse / pos (compiler.lattice.derived)
+    #: a scalar temporary's value where its operands are fill (``max[k](A[i, k])`` of a fill-0 A: 0),
+    #: its fill where a loop it was hoisted out of reads it as a constant
+    scalar_fills: dict = field(default_factory=dict)
 
     def fill_of(self, acc: Access):
         if acc.tensor in self.temps:
             t, dt = self.temps[acc.tensor]
+            if self.scalar_fills.get(acc.tensor, NOVALUE) is not NOVALUE:
+                return self.scalar_fills[acc.tensor]
             return init_of(t, dt)
         return self.formats[acc.tensor].fill
 
@@ -498,6 +504,12 @@ class Setup:
             p = scalar_promote(stmt)
             promoted = p is not stmt
             stmt = p
+        if not relations:   # derived loops are bound where the schedule put them
+            hoisted = hoist_invariants(stmt)
+            if hoisted != stmt:
+                steps.append(("hoist", stmt, hoisted, "a nested reduction that does not use a loop around it "
+                              "is computed once, outside that loop"))
+                stmt = hoisted
         temps = {}
         for s in _wheres(stmt):
             d = expr_dtype(_temp_value(s), lambda a: np.dtype(
@@ -515,6 +527,10 @@ class Setup:
                 paths[key] = tuple(s.temp.indices)
         setup = cls(program, formats, out, ofmt, stmt, graph, names, iters, paths, flexible, extents,
                     uses, temps, neutral, out_fill, out_dtype, rhs_fill, [], promoted, concrete, steps)
+        for s in _wheres(stmt):
+            if not s.temp.workspace and s.temp.op is not None:
+                red = Reduce(s.temp.op, tuple(foralls(s.producer)) or (Index("_"),), _temp_value(s))
+                setup.scalar_fills[s.temp.name] = derive(red, setup.fill_of)[1]
         setup.check_output()
         setup.parallel = parallel
         setup.relations = relations
@@ -882,7 +898,9 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
             continue
         if acc.tensor in setup.temps:
             temp = setup.temps[acc.tensor][0]
-            if not temp.workspace:
+            if not temp.workspace:   # a scalar computed outside this loop (hoisted): a constant here
+                seen.add(key)
+                fixed.append(acc)
                 continue
             if temp.dense or len(acc.indices) == 1:
                 seen.add(key)

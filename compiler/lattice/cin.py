@@ -381,6 +381,47 @@ def scalar_promote(s: Stmt) -> Stmt:
     return _wrap(order[:k], Where(Assignment(assign.lhs, None, temp.access()), _wrap(order[k:], inner), temp))
 
 
+def hoist_invariants(s: Stmt) -> Stmt:
+    """``s`` with each nested reduction computed outside the loops it does not use.
+
+    ``forall j: (t_j += t_k * B[i, j]) where (forall k: t_k += A[i, k])`` recomputes
+    ``t_k``, the sum of row ``i`` of ``A``, for every ``j``; the ``where`` moves out of
+    the loop over ``j``, so the row is summed once (loop-invariant code motion).
+
+    >>> from compiler.notation import parse
+    >>> s = scalar_promote(concretize(parse("y[i] = sum[j](sum[k](A[i, k]) * B[i, j])")))
+    >>> print(hoist_invariants(s))
+    forall i:
+      where:
+        y[i] = t_j[]
+      producer:
+        t_j = 0
+        where:
+          forall j:
+            t_j[] += t_k[] * B[i, j]
+        producer:
+          t_k = 0
+          forall k:
+            t_k[] += A[i, k]
+    """
+    if isinstance(s, Forall):
+        body = hoist_invariants(s.body)
+        if isinstance(body, Where) and not body.temp.workspace and s.index not in _free_in(body.producer):
+            return Where(hoist_invariants(Forall(s.index, body.consumer)), body.producer, body.temp)
+        return s if body is s.body else Forall(s.index, body)
+    if isinstance(s, Where):
+        consumer, producer = hoist_invariants(s.consumer), hoist_invariants(s.producer)
+        return s if (consumer, producer) == (s.consumer, s.producer) else replace(s, consumer=consumer,
+                                                                                   producer=producer)
+    return s
+
+
+def _free_in(s: Stmt) -> set:
+    """The indices ``s`` reads that its own loops do not bind."""
+    bound = set(foralls(s))
+    return {i for a in assignments(s) for x in [a.lhs, *expr_accesses(a.rhs)] for i in x.indices} - bound
+
+
 def _with_consumer(s: Stmt, new: Stmt) -> Stmt:
     """``s`` with its innermost consumer (through ``where``) replaced by ``new``."""
     if isinstance(s, Where):
@@ -756,5 +797,5 @@ def workspace_name(s: Stmt, base: str = "w") -> str:
     return FreshNames(names)(base)
 
 
-__all__ = ["unshadow", "precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
+__all__ = ["unshadow", "hoist_invariants", "precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
            "scalar_promote", "with_order", "foralls", "assignments", "expr_accesses"]

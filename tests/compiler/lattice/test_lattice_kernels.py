@@ -5,6 +5,8 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from compiler import Tensor, evaluate, lower, user_function
 from compiler.errors import DTypeError, StrategyError
@@ -356,3 +358,44 @@ def test_an_output_format_that_cannot_hold_the_values_is_refused():
     from compiler.testing import check_lowered
     b = Tensor.from_numpy(np.array([0.5, 0.0, 2.0]), sparse_vector(), name="b")
     check_lowered("a[i] = b[i] + b[i]", out=sparse_vector(dtype="float32"), b=b)
+
+
+def test_a_row_reduction_is_computed_once_per_row_not_once_per_entry():
+    # max[j_2](A[i, j_2]) does not use j: it moves out of the loop over j (it ran once per entry of B)
+    from compiler.testing import check_lowered
+    rng = np.random.default_rng(9)
+    a, b = rng.integers(-3, 4, (6, 5)).astype(float), rng.integers(-3, 4, (6, 5)).astype(float)
+    a[rng.random(a.shape) < 0.5] = 0
+    b[rng.random(b.shape) < 0.5] = 0
+    A, B = Tensor.from_numpy(a, csr(), name="A"), Tensor.from_numpy(b, csr(), name="B")
+    k = check_lowered("y[i] = max[j](A[i, j]) * B[i, j]", checked=True, A=A, B=B)
+    (hoist,) = [s for s in k.trace.steps if s.stage == "hoist"]
+    assert "computed once, outside that loop" in hoist.note
+    src = k.c_source
+    assert src.count("for (int64_t pA1 = A1_pos[i]") == 1
+    assert src.index("for (int64_t pA1 = A1_pos[i]") < src.index("for (int64_t pB1 = B1_pos[i]")
+    assert "j < B1_size" not in src          # the fill-0 product is skipped: no sweep of j
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["csr", "coo", "dcsr", "csc"]), st.sampled_from(["csr", "dense"]),
+       st.sampled_from([0.0, 1.0, -2.0]), st.sampled_from([0.0, 2.0]),
+       st.sampled_from(["sum", "max", "min"]), st.sampled_from(["*", "+", "max"]),
+       st.integers(0, 5), st.integers(0, 5), st.sampled_from([0.0, 0.4, 1.0]),
+       st.sampled_from([None, "sparse"]), st.integers(0, 2 ** 16))
+def test_property_loop_invariant_reductions(fa, fb, fill_a, fill_b, r, op, m, n, density, out, seed):
+    """A reduction that does not use the loops around it, hoisted, against the oracle."""
+    from compiler.testing import check_lowered, random_sparse
+    rng = np.random.default_rng(seed)
+    a, b = (random_sparse((m, n), density, rng, lo=-3, hi=4) for _ in "ab")
+    a[a == 0], b[b == 0] = fill_a, fill_b
+    fmts = {"csr": csr, "csc": csc, "coo": lambda **k: coo(2, **k), "dcsr": dcsr, "dense": lambda **k: dense(2, **k)}
+    A = Tensor.from_numpy(a, fmts[fa](fill=fill_a), name="A")
+    B = Tensor.from_numpy(b, fmts[fb](fill=fill_b), name="B")
+    combine = f"{r}[k](A[i, k]) {op} B[i, j]" if op != "max" else f"max({r}[k](A[i, k]), B[i, j])"
+    for prog in (f"y[i] = sum[j]({combine})", f"C[i, j] = {combine}"):
+        o = None
+        if out == "sparse":
+            fill = float(evaluate(prog, A=A, B=B)[1])
+            o = sparse_vector(fill=fill) if prog[0] == "y" else csr(fill=fill)
+        check_lowered(prog, out=o, A=A, B=B)
