@@ -101,6 +101,17 @@ try:
     ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="coo", options={"schedule": [("parallelize", "i")]})
 except ss.StrategyError as e:
     print(e)"""),
+    ("md", """A **scalar** result is reduced on threads with OpenMP's `reduction` clause: each thread adds its
+rows into its own copy of the accumulator, and OpenMP adds the copies at the end. That works for
+`+`, `*`, `and`, `or` and integer `max`/`min`; a float `max` is refused, because OpenMP's max drops
+a NaN that numpy's (and ours) propagates."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+k = ss.lower("s = sum[i, j](A[i, j])", A="csr", options={"schedule": [("parallelize", "i")]})
+print([line.strip() for line in k.c_source.splitlines() if "omp parallel" in line])
+try:
+    ss.lower("s = max[i, j](A[i, j])", A="csr", options={"schedule": [("parallelize", "i")]})
+except ss.StrategyError as e:
+    print(e)"""),
     ("md", """`precompute` can also take a **sub-expression** (TACO's `precompute(expr, i, w)`): the sum
 `c + d` below is computed into a workspace first, then multiplied by `b`. Where that would change
 the result (part of a product under a sum over another index), the command is refused with the
@@ -118,6 +129,22 @@ except ss.StrategyError as e:
     ("code", """k = ss.lower("a[i] = e[i] * (b[i] + c[i] + d[i])", b="sparse_vector", c="sparse_vector", d="sparse_vector",
              e="dense", options={"schedule": Schedule().precompute("i", "w", expr="d[i] + b[i]")})
 print(k.trace.find("schedule:precompute")[0].after)"""),
+    ("md", """### Workspaces the formats ask for
+
+`y[i] = A[i, j] + B[i, j]` sums each matrix over `j` inside the loop over `i`
+(`sum[j](A[i, j]) + sum[j](B[i, j])`). A CSC matrix cannot be read row by row, so its sum runs
+first, before the loop over `i`, into a workspace over `i`: the same `precompute` a user would
+write, applied because the formats need it (a `precompute` step marked *automatic*). And a nested
+reduction that does not use a loop around it is computed once, outside that loop (a `hoist`
+step): below, the row max of `A` is taken once per row, not once per entry of `B`'s row."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+k = ss.lower("y[i] = A[i, j] + B[i, j]", A="csc", B="csr")
+for step in k.trace.find("precompute"):
+    print(step.note)
+    print(step.after)
+k = ss.lower("y[i] = max[j](A[i, j]) * B[i, j]", A="csr", B="csr")
+print(k.trace.find("concretize")[0].note)
+print(k.trace.find("hoist")[0].after)"""),
     ("md", """## Formats and schedules, interactively
 
 `Explorer.for_program` lowers a program and adds, for every tensor, a **per-level format picker**
