@@ -49,8 +49,8 @@ True
 
 from __future__ import annotations
 
-from .ir import (Assign, Block, Call, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load, MATH_FUNCTIONS,
-                 Pragma, Store, Tagged, Var, map_bodies, untagged, walk)
+from .ir import (Assign, BinOp, Block, Call, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load,
+                 MATH_FUNCTIONS, Pragma, Select, Store, Tagged, Var, map_bodies, untagged, walk)
 
 #: the reductions the pragma may reorder (C's ``+`` and ``*`` on the accumulator)
 REDUCTION_OPS = ("+", "*")
@@ -87,6 +87,69 @@ def reduction(loop) -> CompoundAssign | None:
     if s.target.name in used or not _contiguous(s.value) or isinstance(s.value, Const):
         return None
     return s
+
+
+def extremum(loop, dtypes: dict):
+    """``(acc, "max" or "min", value)`` when a ``For`` loop's body ends with a running max or min
+    ``acc = isnan(acc) || acc > value ? acc : value`` (floats: a NaN wins, as in numpy) or
+    ``acc = acc > value ? acc : value`` (integers), after declarations of index arithmetic.
+    """
+    if not isinstance(loop, For):
+        return None
+    body = untagged(loop.body.body)
+    if not body or not isinstance(body[-1], Assign):
+        return None
+    s = body[-1]
+    acc, e = s.target, s.value
+    if not isinstance(e, Select) or e.then != acc:
+        return None
+    for d in body[:-1]:
+        if (not isinstance(d, Declare) or d.init is None or d.var.name == acc.name
+                or any(isinstance(n, (Load, Call)) for n in walk(d.init))):
+            return None
+    dt, value = dtypes.get(acc.name, ""), e.otherwise
+    guarded = isinstance(e.cond, BinOp) and e.cond.op == "||" and e.cond.left == Call("isnan", (acc,))
+    cmp = e.cond.right if guarded else e.cond
+    if not (isinstance(cmp, BinOp) and cmp.op in (">", "<") and cmp.left == acc and cmp.right == value):
+        return None
+    if guarded != dt.startswith("float") or not dt.startswith(("float", "int", "uint")):
+        return None
+    if acc.name in {n.name for n in walk(value) if isinstance(n, Var)} or not _contiguous(value) \
+            or isinstance(value, Const):
+        return None
+    return acc, ("max" if cmp.op == ">" else "min"), value
+
+
+def _extremum_lanes(loop, acc: Var, op: str, value, dtype: str, taken: set) -> list:
+    """The running ``op`` of ``loop`` in SIMD lanes, each keeping its own extremum.
+
+    OpenMP's max and min compare with ``>`` and ``<``, which pass a NaN over; a float loop
+    also ORs a flag set by any NaN (``v != v``) and makes the result NaN after the loop.
+    """
+    better = Select(BinOp(">" if op == "max" else "<", value, acc), value, acc)
+    if not dtype.startswith("float"):
+        return [Pragma(f"omp simd reduction({op}:{acc.name})"), _with_last(loop, [Assign(acc, better)])]
+    name, k = f"{acc.name}_nan", 2
+    while name in taken:
+        name, k = f"{acc.name}_nan_{k}", k + 1
+    taken.add(name)
+    flag = Var(name)
+    return [Comment(f"each SIMD lane keeps its own {op}; {name} records a NaN, which {op} would pass over "
+                    f"and numpy's keeps"),
+            Declare(flag, "int64", Cast("int64", Call("isnan", (acc,)))),
+            Pragma(f"omp simd reduction({op}:{acc.name}) reduction(|:{name})"),
+            _with_last(loop, [Assign(acc, better), CompoundAssign("|", flag, Cast("int64", BinOp("!=", value, value)))]),
+            If(flag, [Assign(acc, Const(float("nan"), dtype))])]
+
+
+def _with_last(loop, new: list):
+    """``loop`` with the last statement of its body (inside any tags) replaced by ``new``."""
+    def last(stmts):
+        stmts = list(stmts)
+        if isinstance(stmts[-1], (Tagged, Block)):
+            return stmts[:-1] + [map_bodies(stmts[-1], last)]
+        return stmts[:-1] + new
+    return map_bodies(loop, last)
 
 
 def map_loop(loop) -> bool:
@@ -155,15 +218,22 @@ def vectorize(stmts, dtypes: dict | None = None) -> list:
     dtypes = dict(dtypes or {})
     # generated names are fresh, so one map serves the whole tree (tags are not C scopes)
     dtypes.update({d.var.name: d.dtype for d in walk(tuple(stmts)) if isinstance(d, Declare)})
+    return _vectorize(stmts, dtypes, {n.name for n in walk(tuple(stmts)) if isinstance(n, Var)} | set(dtypes))
+
+
+def _vectorize(stmts, dtypes: dict, taken: set) -> list:
     out = []
     for s in stmts:
         r = reduction(s)
+        x = extremum(s, dtypes) if r is None else None
         if out and isinstance(out[-1], Pragma):
             out.append(s)   # a loop with its own pragma (a parallel loop) stays as it is
         elif r is not None and dtypes.get(r.target.name, "").startswith(("float", "int", "uint")):
             out += [Pragma(f"omp simd reduction({r.op}:{r.target.name})"), s]
+        elif x is not None:
+            out += _extremum_lanes(s, *x, dtypes[x[0].name], taken)
         elif map_loop(s):
             out += [Pragma("omp simd"), s]
         else:
-            out.append(map_bodies(s, lambda body: vectorize(body, dtypes)))
+            out.append(map_bodies(s, lambda body: _vectorize(body, dtypes, taken)))
     return out

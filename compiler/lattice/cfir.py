@@ -1039,7 +1039,8 @@ def _fold_per(stmt: Forall, value, setup: Setup, ctx: _Ctx) -> CFold | None:
 def _flat_positions(stmt, program: Assign, formats: dict):
     """The schedule ``fuse(i, j, ij) pos(ij, pA, A)`` when a scalar is a reduction of every
     entry of one compressed matrix ``A`` whose fill is the reduction's identity (a sum of
-    all entries), else None: one flat loop over A's values instead of a loop per row.
+    all entries) or can be folded in after the loop (the max of a fill-0 matrix), else None:
+    one flat loop over A's values instead of a loop per row.
     """
     from ..levels import Dense, SparseList
     from ..names import FreshNames
@@ -1059,8 +1060,8 @@ def _flat_positions(stmt, program: Assign, formats: dict):
         return None
     _, fill, _ = derive(body.rhs, lambda a: formats[a.tensor].fill)
     ident = body.op.identity_for(np.asarray(fill).dtype) if fill is not NOVALUE else NOVALUE
-    if ident is NOVALUE or not same_value(fill, ident):
-        return None
+    if ident is NOVALUE or not (same_value(fill, ident) or _foldable(body.op)):
+        return None   # a fill other than the identity is folded in after the flat loop
     i, j = chain
     fresh = FreshNames({x.name for x in chain} | set(formats) | {program.lhs.tensor})
     fused = fresh(i.name + j.name)
@@ -1084,10 +1085,17 @@ def _fold(stmt: Forall, value, identity, setup: Setup) -> CFold | None:
 
     It applies to a forall whose body reduces into a scalar temporary or a dense output
     not indexed by the forall, by an operator whose repeated fill has a closed form:
-    commutative idempotent ones (once) and ``+`` (times the count); and only to a plain
-    loop (no split, fuse, pos or threads: they iterate the coordinates differently).
+    commutative idempotent ones (once) and ``+`` (times the count); and to a plain loop (no
+    split, pos or threads: they iterate the coordinates differently), or to the loops of
+    fused positions (``fuse`` + ``pos``: their lattices skip the fill, and one fold after
+    the flat loop covers every coordinate of both).
     """
+    from .derived import Fuse, Pos
     a, i = stmt.body, stmt.index
+    flat = next((r for r in setup.relations if isinstance(r, Fuse) and i.name in (r.outer, r.inner)
+                 and any(isinstance(p, Pos) and p.index == r.fused for p in setup.relations)), None)
+    if flat is not None and i.name == flat.outer and isinstance(a, Forall) and a.index.name == flat.inner:
+        a = a.body   # the rows of fused positions: the inner loop's reduction is folded after the flat loop
     if not isinstance(a, Assignment) or a.op is None or i in a.lhs.indices:
         return None
     op = a.op
@@ -1098,7 +1106,7 @@ def _fold(stmt: Forall, value, identity, setup: Setup) -> CFold | None:
             return None
     elif not (a.lhs == setup.output and is_all_dense(setup.output_format)):
         return None
-    if setup.parallel == i or any(i.name in vars(r).values() for r in setup.relations):
+    if setup.parallel == i or any(i.name in vars(r).values() for r in setup.relations if r is not flat):
         return None
     _, fill = derive(value, setup.fill_of, [])
     if fill is NOVALUE or (identity is not NOVALUE and same_value(fill, identity)):

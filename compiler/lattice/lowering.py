@@ -601,8 +601,8 @@ class _Emitter:
         """The loops of a forall; ``block`` (a :class:`~compiler.lattice.derived.Split`) runs them in blocks
         of coordinates (a coordinate split of a sparse loop). A fold (:class:`CFold`) counts the
         coordinates where a case ran, then folds the fill in for the others."""
-        if n.fold is None:
-            return self._forall_loops(n, block)
+        if n.fold is None or n.index.name in self.fused_inner or n.index.name in self.fuses:
+            return self._forall_loops(n, block)   # fused positions fold after the flat loop
         if n.fold.per is not None:
             return self._fold_per_coordinate(n, block)
         f, N = n.fold, self.size(n.extent)
@@ -934,6 +934,7 @@ class _Emitter:
         p = Var(self.name(("p", it.name, it.mode), pos.position))
         self.fused_inner[fuse.inner] = ("pos", it, p)
         lo, hi = Load(posbuf, at(rlo)), Load(posbuf, at(rhi))
+        fold = self._flat_fold(inner, loop2, fuse, BinOp("*", N, self.size(inner.extent)), BinOp("-", hi, lo))
         walk = [Comment(f"{r.name}: the row of position {p.name}; while, not if, to skip empty rows"),
                 While(BinOp("==", p, Load(posbuf, BinOp("+", at(r), 1))), [CompoundAssign("+", r, Const(1, "int64"))])]
         if rows_it is None:
@@ -945,8 +946,10 @@ class _Emitter:
         if not parallel and not {i.name, r.name} & _names_used(inner_body):
             # nothing reads the row (a reduction over every entry): no row pointer to walk
             self.notes.append(f"{fuse} with {pos}: the loop reads no row, so no row pointer walks")
+            self.counting.pop(fuse.inner, None)
             self._check_consumed(fuse)
-            return [self._tag(loop2, self._derived_loop(pos.position, lo, hi, inner_body, str(pos), p))]
+            return fold[0] + [self._tag(loop2, self._derived_loop(pos.position, lo, hi, inner_body, str(pos), p))] \
+                + fold[1]
         body = walk + coord + inner_body
         if parallel:
             # each block starts at the row holding its first position: the first row whose
@@ -968,8 +971,36 @@ class _Emitter:
                               f"position by binary search, then walks")
         else:
             stmts = [Declare(r, "int64", rlo)] + self._derived_loop(pos.position, lo, hi, body, str(pos), p)
+        self.counting.pop(fuse.inner, None)
         self._check_consumed(fuse)
-        return [self._tag(loop2, stmts)]
+        return fold[0] + [self._tag(loop2, stmts)] + fold[1]
+
+    def _flat_fold(self, inner: CForall, loop2: CLoop, fuse, coordinates, positions) -> tuple[list, list]:
+        """``(before, after)`` the flat loop of fused positions: the fold of the fill (the
+        inner forall's :class:`CFold`) over every coordinate of the fused pair the loop skips.
+
+        When the one case runs at every position, the missing coordinates are all of them
+        (``coordinates``) less the positions; else each case that runs counts itself.
+        """
+        f = inner.fold
+        if f is None:
+            return [], []
+        name = fuse.inner
+        missing = Var(self.name(("missing", name, id(inner)), f"{fuse.fused}_missing"))
+        note = Comment(f"the coordinates of ({fuse.outer}, {fuse.inner}) that no position holds have the fill "
+                       f"{_literal_text(f.fill)}: they are folded into {f.lhs.tensor} after the loop")
+        case = loop2.cases[0] if loop2 is not None and len(loop2.cases) == 1 else None
+        if case is not None and not case.omit and not case.value_tests and \
+                not any(getattr(loc, "locatable", False) for loc in loop2.located):
+            return [note], [Declare(missing, "int64", BinOp("-", coordinates, positions)),
+                            self._fold_update(f, missing)]
+        if self.setup.parallel is not None:
+            raise StrategyError(f"parallelize({self.setup.parallel}) does not apply: the fused loop counts the "
+                                f"positions where a case ran, to fold the fill in after it, on one thread")
+        ran = Var(self.name(("fold", name, id(inner)), f"{fuse.fused}_ran"))
+        self.counting[name] = CompoundAssign("+", ran, Const(1, "int64"))
+        return [note, Declare(ran, "int64", Const(0, "int64"))], [
+            Declare(missing, "int64", BinOp("-", coordinates, ran)), self._fold_update(f, missing)]
 
     def _only_forall(self, loop: CLoop, fuse) -> CForall:
         bodies = [c.body for c in loop.cases if not c.omit]

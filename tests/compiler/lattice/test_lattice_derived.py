@@ -88,13 +88,14 @@ def test_a_reduction_of_every_entry_runs_over_the_positions_by_itself(fmt):
 
 
 @pytest.mark.parametrize("prog, fmt, schedule", [
-    ("s[] = max[i, j](A[i, j])", csr(), None),          # the fill 0 is not max's identity: folded per row
+    ("s[] = max[i, j](A[i, j])", csr(), None),          # the fill 0 is not max's identity: folded after the loop
+    ("s[] = prod[i, j](A[i, j])", csr(), None),         # ... nor prod's, and prod cannot fold it: every coordinate
     ("s[] = A[i, j] * x[i]", csr(), None),               # reads the row
     ("y[i] = A[i, j]", csr(), None),                     # not a scalar
     ("s[] = A[i, j]", Format(SparseList(SparseList(Element(0.0)))), None),   # DCSR-like without Dense: fused
     ("s[] = A[i, j]", csr(), Schedule().parallelize("i")),   # the user's schedule stands
 ])
-def test_no_automatic_flat_loop(prog, fmt, schedule):
+def test_when_the_flat_loop_is_automatic(prog, fmt, schedule):
     rng = np.random.default_rng(12)
     A = Tensor.from_numpy(rand((6, 5), 0.4, rng), fmt, name="A")
     tensors = {"A": A, **({"x": rng.random(6)} if "x" in prog else {})}
@@ -104,7 +105,7 @@ def test_no_automatic_flat_loop(prog, fmt, schedule):
         assert "automatic" not in str(e)
         return
     automatic = any("automatic" in st.note for st in k.trace.steps if st.stage.startswith("schedule:"))
-    assert automatic == (prog == "s[] = A[i, j]" and schedule is None)
+    assert automatic == (prog in ("s[] = A[i, j]", "s[] = max[i, j](A[i, j])") and schedule is None)
 
 
 @pytest.mark.parametrize("factor", FACTORS)

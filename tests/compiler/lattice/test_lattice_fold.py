@@ -34,8 +34,14 @@ def test_max_over_a_fill_0_matrix_iterates_only_the_stored_entries():
     assert k(A=A).to_numpy() == 0.0          # row 0 misses a coordinate: the fill 0 is the max
     src = k.c_source
     assert "j < A1_size" not in src          # no dense sweep of j
-    assert "int64_t j_missing = A1_size - (A1_pos[i + 1] - A1_pos[i]);" in src
-    assert "if (j_missing > 0) {" in src
+    # one flat loop over the entries (automatic fuse + pos), then one fold for every missing coordinate
+    assert "for (int64_t pA = A1_pos[0]; pA < A1_pos[A0_size]; pA++)" in src
+    assert "int64_t ij_missing = A0_size * A1_size - (A1_pos[A0_size] - A1_pos[0]);" in src
+    assert "if (ij_missing > 0) {" in src
+    # in SIMD lanes, with a flag for NaN (numpy's max keeps one; OpenMP's would pass it over)
+    assert "#pragma omp simd reduction(max:t_ij) reduction(|:t_ij_nan)" in src
+    nan = Tensor.from_numpy(np.array([[-1.0, np.nan], [0.0, 2.0]]), csr(), name="A")
+    assert np.isnan(k(A=nan).to_numpy())
     cfir = next(s for s in k.trace.steps if s.stage == "cfir").after_text
     assert "fold t_ij max= 0.0 if a coordinate of j ran no case" in cfir
     at_j = lattices(k)[-1]

@@ -245,9 +245,9 @@ REDUCTIONS = [("float64", "s = sum[i, j](A[i, j])", "+"), ("float64", "s = sum[i
               ("int32", "s = sum[i, j](A[i, j])", "+"), ("bool", "s = any[i, j](A[i, j])", "||"),
               ("bool", "s = all[i, j](A[i, j])", "&&")]
 def fuses(prog):
-    """Whether the entries' positions can be fused: no row max between the loops, and a fill (0, False)
-    that is the identity (a max, min or all over the fill needs every coordinate)."""
-    return not any(r in prog for r in ("max[", "min[", "all["))
+    """Whether the entries' positions can be fused: no row max between the loops (a fill that is not
+    the reduction's identity, as 0 for max or False for all, is folded in after the flat loop)."""
+    return "max[j]" not in prog
 
 
 SCALAR_SCHEDULES = [PAR, Schedule().split("i", "i0", "i1", 3).parallelize("i0"),
