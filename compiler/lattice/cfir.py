@@ -393,6 +393,7 @@ class Setup:
     def create(cls, program: Assign, formats: dict, order=None, promote: bool = True, schedule=None) -> "Setup":
         """Check the program against the formats and build its ordered concrete statement."""
         program = unshadow(program)
+        _check_identities(program)
         out = program.lhs
         inputs = expr_accesses(program.rhs)
         for acc in inputs:
@@ -537,7 +538,7 @@ class Setup:
         if parallel is not None:
             from .derived import check_parallel_blocks, parallel_origin
             from .schedule import check_parallel
-            check_parallel(parallel_origin(parallel, relations), setup)
+            check_parallel(parallel_origin(parallel, relations), setup, parallel)
             from .schedule import omp_reduction
             if omp_reduction(setup) is None:   # a scalar's threads each add into their own copy
                 check_parallel_blocks(parallel, relations, [i.name for i in storage_path(out, ofmt)[0]], out.tensor)
@@ -569,6 +570,28 @@ class Setup:
                 f"({', '.join(i.name for i in path)}) but the loops run "
                 f"{', '.join(i.name for i in order)}; the reduction is not innermost, so it would "
                 f"scatter into {self.output.tensor}. Use a dense output (or a workspace)")
+
+
+def _check_identities(program: Assign) -> None:
+    """Refuse a reduction with nothing to start from: its operator has no identity, and no
+    given output's values start it (an update such as ``y[i] <<maxu>>= A[i, j]`` starts from y).
+
+    >>> from compiler import user_function
+    >>> from compiler.notation import parse
+    >>> maxu = user_function("maxu", max, "return x > y ? x : y;", idempotent=True, commutative=True,
+    ...                      associative=True)
+    >>> _check_identities(parse("y[i] = maxu[j](A[i, j])", {"maxu": maxu}))
+    Traceback (most recent call last):
+    ...
+    compiler.errors.StrategyError: maxu[j](A[i, j]) reduces by maxu, which has no identity, so it has no value to start from; declare one (user_function(..., identity=...), -inf for a max)
+    """
+    from ..notation.ast import walk
+    top = program.rhs if isinstance(program.rhs, Reduce) and program.op is not None \
+        and program.rhs.op == program.op else None   # folded into the update: starts from the output
+    for n in walk(program.rhs):
+        if isinstance(n, Reduce) and n is not top and n.op.identity is NOVALUE:
+            raise StrategyError(f"{n} reduces by {n.op.name}, which has no identity, so it has no value to start "
+                                f"from; declare one (user_function(..., identity=...), -inf for a max)")
 
 
 def _output_assignment(s):
@@ -668,6 +691,9 @@ def _misnested(s, bound: list, formats):
                 if any(held[k] and not held[k - 1] for k in range(1, len(held))):
                     used = {i for a in expr_accesses(inner.rhs) for i in a.indices}
                     return inner.rhs, [i for i in bound if i in used], acc, path
+        deeper = _misnested(s.producer, bound, formats)   # a reduction nested in this one
+        if deeper is not None:
+            return deeper
     return _misnested(s.consumer, bound, formats)
 
 
@@ -820,8 +846,17 @@ def _stmt_rules(setup: Setup) -> list[Rule]:
             return Skip()
         return None
 
+    def where_unread(t):
+        # min(t_k, B[i, j]) where B is -inf, min's annihilator, no longer reads t_k: its loops go
+        # (they would read a tensor this case does not locate)
+        if isinstance(t, Where) and not t.temp.workspace \
+                and t.temp.name not in {a.tensor for a in _stmt_accesses(t.consumer)}:
+            return t.consumer
+        return None
+
     return [Rule("skip-neutral-update", skip_neutral_update), Rule("skip-fill-store", skip_fill_store),
-            Rule("forall-skip", forall_skip), Rule("where-empty-producer", where_empty_producer)]
+            Rule("forall-skip", forall_skip), Rule("where-empty-producer", where_empty_producer),
+            Rule("where-unread", where_unread)]
 
 
 def _map_assign(s, fn):

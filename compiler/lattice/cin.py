@@ -241,7 +241,8 @@ def concretize(assign: Assign) -> Stmt:
     """
     if not isinstance(assign, Assign):
         raise TypeError(f"concretize() needs an Assign, not {type(assign).__name__}")
-    fresh = FreshNames(_tensor_names(assign.rhs) | {assign.lhs.tensor})
+    fresh = FreshNames(_tensor_names(assign.rhs) | {assign.lhs.tensor} | {i.name for i in assign.lhs.indices}
+                       | {i.name for n in walk(assign.rhs) if isinstance(n, (Access, Reduce)) for i in n.indices})
     lhs, rhs, op = assign.lhs, assign.rhs, assign.op
     reduced: list[Index] = []
     if isinstance(rhs, Reduce) and (op is None or op == rhs.op):
@@ -349,17 +350,18 @@ def with_order(s: Stmt, order: list[Index]) -> Stmt:
     return _wrap(order, body)
 
 
-def scalar_promote(s: Stmt) -> Stmt:
+def scalar_promote(s: Stmt, taken: set | None = None) -> Stmt:
     """Accumulate an innermost reduction in a scalar temporary (taco's scalar promotion).
 
     ``forall i, j: y[i] += e`` becomes ``forall i: (y[i] = t_j) where (forall j: t_j += e)``
     when every reduction loop (an index not on the left) is inside every output loop.
     Statements that do not have this shape are returned unchanged.
     """
+    taken = names_in(s) if taken is None else taken
     order, body = _loops(s)
     if isinstance(body, Where) and body.temp.workspace:
         # the consumer of a workspace holds the assignment to the result: promote in there
-        consumer = scalar_promote(body.consumer)
+        consumer = scalar_promote(body.consumer, taken)
         return s if consumer is body.consumer else _wrap(order, replace(body, consumer=consumer))
     # the assignment may read nested reductions' temporaries: it is the innermost consumer
     assign = body
@@ -373,9 +375,7 @@ def scalar_promote(s: Stmt) -> Stmt:
         return s
     if assign.op.identity is NOVALUE:
         return s
-    fresh = FreshNames({a.lhs.tensor for a in assignments(body)} | {x.tensor for a in assignments(body)
-                                                                    for x in expr_accesses(a.rhs)})
-    name = fresh("t_" + "".join(i.name for i in order[k:]))
+    name = FreshNames(taken)("t_" + "".join(i.name for i in order[k:]))
     temp = Temporary(name, assign.op, assign.op.identity)
     inner = _with_consumer(body, Assignment(temp.access(), assign.op, assign.rhs))
     return _wrap(order[:k], Where(Assignment(assign.lhs, None, temp.access()), _wrap(order[k:], inner), temp))
@@ -498,7 +498,7 @@ def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=No
         raise StrategyError(f"{what}: the workspace index must be "
                             f"the innermost loop of the producer (loops {', '.join(i.name for i in to_producer)})")
     consumer = _wrap(to_consumer, Assignment(body.lhs, None, ws.access()))
-    fresh = FreshNames(_tensor_names(body.rhs) | {body.lhs.tensor, name})
+    fresh = FreshNames(names_in(s) | {name})
     producer = _wrap(to_producer, _with_reductions(Assignment(ws.access(), op, body.rhs), fresh))
     return _wrap(outside, Where(consumer, producer, ws))
 
@@ -613,13 +613,14 @@ def precompute_expr(s: Stmt, expr, indices, name: str, fill_of=None, order_fn=No
     """
     indices = tuple(Index(i) if isinstance(i, str) else i for i in indices)
     what = f"precompute({expr}, {', '.join(i.name for i in indices)})"
-    out = _precompute_in(s, expr, indices, name, fill_of, order_fn, what)
+    taken = names_in(s)
+    out = _precompute_in(s, expr, indices, name, fill_of, order_fn, what, taken)
     if out is None:
         # d[i] + c[i] for c[i] + d[i], or c[i] + d[i] inside (b[i] + c[i]) + d[i]: an operator that
         # is commutative and associative may be regrouped so that expr occurs as written
         regrouped = _map_rhs(s, lambda e: regroup(e, expr))
         if regrouped != s:
-            out = _precompute_in(regrouped, expr, indices, name, fill_of, order_fn, what)
+            out = _precompute_in(regrouped, expr, indices, name, fill_of, order_fn, what, taken)
     if out is None:
         found = "; ".join(str(a) for a in assignments(s))
         raise StrategyError(f"{what} does not apply: {expr} does not occur in the statement ({found}), "
@@ -692,11 +693,11 @@ def _map_rhs(s: Stmt, fn) -> Stmt:
     return s
 
 
-def _precompute_in(s, expr, indices, name, fill_of, order_fn, what):
+def _precompute_in(s, expr, indices, name, fill_of, order_fn, what, taken: set):
     order, body = _loops(s)
     if isinstance(body, Where) and body.temp.workspace:   # an earlier precompute: look inside
         for side in ("consumer", "producer"):
-            new = _precompute_in(getattr(body, side), expr, indices, name, fill_of, order_fn, what)
+            new = _precompute_in(getattr(body, side), expr, indices, name, fill_of, order_fn, what, taken)
             if new is not None:
                 return _wrap(order, replace(body, **{side: new}))
         return None
@@ -744,6 +745,13 @@ def _precompute_in(s, expr, indices, name, fill_of, order_fn, what):
                 raise StrategyError(f"{what} does not apply: {why[r]}")
             moved[r] = op
     ops = set(moved.values())
+    value = expr
+    if isinstance(expr, Reduce) and not ops and not set(expr.indices) & set(indices) \
+            and expr.op.identity is not NOVALUE:
+        # the reduction itself runs in the producer's loops, in the order the formats allow:
+        # w[i] max= D[i, l] over i and l, rather than a max over l inside a loop over i
+        value, ops = expr.body, {expr.op}
+        moved = {**moved, **{r: expr.op for r in expr.indices}}
     if len(ops) > 1:
         raise StrategyError(f"{what} does not apply: {expr} is under different reductions "
                             f"({', '.join(sorted(o.name for o in ops))}), which one workspace cannot hold")
@@ -758,13 +766,13 @@ def _precompute_in(s, expr, indices, name, fill_of, order_fn, what):
             raise StrategyError(f"{what} does not apply: the value of {expr} where its operands are fill "
                                 f"is not known, so the workspace has no fill to start from")
     cop = op if any(r in top for r in outside + to_consumer) else None
-    fresh = FreshNames(_tensor_names(rhs) | {lhs.tensor, name})
+    fresh = FreshNames(taken | {lhs.tensor, name})
     ws = Temporary(name, pop, init, indices)
     nested = [r for r in moved if r not in order]
     ploops = list(to_producer) + nested
     if order_fn is not None and nested:
         ploops = list(order_fn(ploops))
-    producer = _wrap(ploops, _with_reductions(Assignment(ws_access, pop, expr), fresh))
+    producer = _wrap(ploops, _with_reductions(Assignment(ws_access, pop, value), fresh))
     consumer = _wrap(to_consumer, _with_reductions(Assignment(lhs, cop, consumer_rhs), fresh))
     return _wrap(outside, Where(consumer, producer, ws))
 
@@ -792,10 +800,22 @@ def _with_reductions(a: Assignment, fresh: FreshNames) -> Stmt:
 
 
 def workspace_name(s: Stmt, base: str = "w") -> str:
-    """A workspace name not used by any tensor of ``s``."""
-    names = {a.lhs.tensor for a in assignments(s)} | {x.tensor for a in assignments(s) for x in expr_accesses(a.rhs)}
-    return FreshNames(names)(base)
+    """A workspace name not used by any tensor, temporary or index of ``s``."""
+    return FreshNames(names_in(s))(base)
 
 
-__all__ = ["unshadow", "hoist_invariants", "precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
+def names_in(s: Stmt) -> set[str]:
+    """Every tensor, temporary and index name in ``s``: a generated name must avoid them all
+    (a workspace named like an index would read ``w[w]``)."""
+    out = {i.name for i in foralls(s)}
+    for a in assignments(s):
+        for n in [a.lhs, *walk(a.rhs)]:
+            if isinstance(n, Access):
+                out.add(n.tensor)
+            if isinstance(n, (Access, Reduce)):
+                out |= {i.name for i in n.indices}
+    return out
+
+
+__all__ = ["unshadow", "hoist_invariants", "names_in", "precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
            "scalar_promote", "with_order", "foralls", "assignments", "expr_accesses"]

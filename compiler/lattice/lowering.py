@@ -41,7 +41,9 @@ kernel lattice_y(int64 A0_size, in int64 A1_pos[], in int64 A1_idx[], in float64
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -1659,6 +1661,25 @@ def _if_chain(chain) -> list:
     return [If(and_(*conds), body, rest if rest else None)]
 
 
+@contextlib.contextmanager
+def _renamings_explained(program: NAssign):
+    """A refusal that names an index renamed apart (``j_2``) says which index of the program it is."""
+    try:
+        yield
+    except StrategyError as e:
+        from .cin import unshadow
+        from ..notation.ast import Access, Reduce, walk
+        mine = {i.name for n in walk(program.rhs) if isinstance(n, (Access, Reduce)) for i in n.indices}
+        renamed = unshadow(program)
+        new = sorted({i.name for n in walk(renamed.rhs) if isinstance(n, Reduce) for i in n.indices} - mine)
+        shown = [n for n in new if re.search(rf"\b{n}\b", str(e))]
+        if not shown:
+            raise
+        what = "; ".join(f"{n} is the index {n.rsplit('_', 1)[0]} of an inner reduction, renamed apart from the "
+                         f"{n.rsplit('_', 1)[0]} around it" for n in shown)
+        raise StrategyError(f"{e} ({what})") from None
+
+
 def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, verify: bool = True,
                   name: str | None = None, schedule=None, assembly: str | None = None, **options):
     """The ``lattice`` strategy: index notation to a :class:`~compiler.lower.Lowered` kernel.
@@ -1680,7 +1701,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
         raise StrategyError(f"name={name!r}: the kernel's name must be a C identifier (ASCII letters, digits "
                             f"and underscores, not a keyword)")
     from ..lowering import Lowered
-    setup = Setup.create(program, formats, order=order, schedule=schedule)
+    with _renamings_explained(program):
+        setup = Setup.create(program, formats, order=order, schedule=schedule)
     threaded = setup.parallel is not None and not is_all_dense(setup.output_format)
     if assembly is None:
         assembly = "two-phase" if threaded else "one-pass"
@@ -1701,7 +1723,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                  artifacts=[Artifact("iteration-graph", program.lhs.tensor, g.text(), g.dot())],
                  note=f"loop order {order_now}" + ("; reduction accumulated in a scalar temporary"
                                                    if setup.promoted else ""))
-    cfir = build_cfir(setup.statement, setup, verify_lattices=verify)
+    with _renamings_explained(program):
+        cfir = build_cfir(setup.statement, setup, verify_lattices=verify)
     seen = set()
     for L in setup.lattices:
         text = L.text()

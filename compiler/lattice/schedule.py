@@ -202,7 +202,7 @@ def _precompute(c: Command, stmt, graph, program, formats):
     from ..notation.ast import Expr
     from .algebra import derive
     from .cfir import _order_statement, _wheres
-    from .cin import _loops, foralls, precompute
+    from .cin import _loops, expr_accesses, foralls, precompute
     if not c.args or len(c.args) > 4:
         raise StrategyError(f"schedule: {c} needs the workspace's index, then optionally its name, the "
                             f"expression and the workspace's format, e.g. precompute(j, w, C[i, j] + D[i, j]) "
@@ -228,6 +228,9 @@ def _precompute(c: Command, stmt, graph, program, formats):
     expr = c.args[2] if len(c.args) > 2 else None
     if isinstance(expr, str):
         expr = parse_expr(expr, {op.name: op for op in _user_ops(program.rhs)})
+    if expr is not None and not any(n == expr for n in walk(program.rhs)):
+        # max[j](A[i, j]) as the user wrote it, where the program's reduction was renamed apart (j_2)
+        expr = next((n for n in walk(program.rhs) if _alpha_equal(expr, n, {})), expr)
     elif expr is not None and not isinstance(expr, Expr):
         raise StrategyError(f"schedule: {c}: the expression must be index notation (a string), "
                             f"not {type(expr).__name__}")
@@ -239,8 +242,9 @@ def _precompute(c: Command, stmt, graph, program, formats):
             from ..algebra import NOVALUE
             return NOVALUE
 
-    new = precompute(stmt, indices, name, expr, fill_of=fill_of,
-                     order_fn=lambda loops: graph.order(loops, prefer=loops))
+    # the producer's loops iterate the expression's tensors alone
+    sub = graph.restricted(expr_accesses(expr)) if expr is not None else graph
+    new = precompute(stmt, indices, name, expr, fill_of=fill_of, order_fn=lambda loops: sub.order(loops, prefer=loops))
     if expr is not None:
         # the new where's loops follow the formats; the loops around it are kept
         new = _order_statement(new, graph, _loops(new)[0])
@@ -265,13 +269,28 @@ def _with_workspace_kind(s, name: str, kind: str):
     return replace(s, **changes) if changes else s
 
 
+def _alpha_equal(a, b, env: dict) -> bool:
+    """Whether expressions ``a`` and ``b`` are equal up to the names of their reduction indices."""
+    from ..notation.ast import Access, Call, Reduce
+    if isinstance(a, Access):
+        return isinstance(b, Access) and a.tensor == b.tensor and \
+            tuple(env.get(i, i) for i in a.indices) == tuple(b.indices)
+    if isinstance(a, Call):
+        return isinstance(b, Call) and a.op == b.op and len(a.args) == len(b.args) and \
+            all(_alpha_equal(x, y, env) for x, y in zip(a.args, b.args))
+    if isinstance(a, Reduce):
+        return isinstance(b, Reduce) and a.op == b.op and len(a.indices) == len(b.indices) and \
+            _alpha_equal(a.body, b.body, {**env, **dict(zip(a.indices, b.indices))})
+    return a == b
+
+
 def _user_ops(e) -> list:
     """The user functions ``e`` calls or reduces by (``addu[j](A[i, j])``)."""
     from ..notation.ast import Call, Reduce, walk
     return [n.op for n in walk(e) if isinstance(n, (Call, Reduce)) and n.op.is_user]
 
 
-def check_parallel(index: Index, setup) -> None:
+def check_parallel(index: Index, setup, written: Index | None = None) -> None:
     """Refuse ``parallelize(index)`` when the threads would race or it is not the outer loop.
 
     Workspaces inside the loop are fine: each thread gets its own
@@ -285,13 +304,13 @@ def check_parallel(index: Index, setup) -> None:
     from .cin import Where, _loops
     from .iteration_graph import is_all_dense, storage_path
     order, body = _loops(setup.statement)
-    what = f"parallelize({index}) does not apply"
+    what = f"parallelize({written or index}) does not apply"
     if not setup.output.indices:
         _check_parallel_reduction(index, setup, what)
         return
     if not order and isinstance(body, Where):
-        raise StrategyError(f"{what}: the statement starts by computing the workspace {body.temp.name} "
-                            f"(a where), so no loop encloses all of it")
+        raise StrategyError(f"{what}: the statement first computes {_first(body)}, outside every loop, "
+                            f"so no loop encloses all of it")
     if not order or order[0] != index:
         raise StrategyError(f"{what}: only the outermost loop can be parallelized, and the loops run "
                             f"{', '.join(i.name for i in order) or '(none)'}")
@@ -337,15 +356,32 @@ def omp_reduction(setup) -> str | None:
     return f"reduction({op}:{s.temp.name})" if op is not None else None
 
 
+def _first(where) -> str:
+    """What a ``where`` at the top of a statement computes, in the user's terms."""
+    from ..notation.ast import Reduce
+    from .cin import _loops, assignments
+    if where.temp.workspace:
+        return f"the workspace {where.temp.name}"
+    loops, _ = _loops(where.producer)
+    (a, *_) = assignments(where.producer)
+    return f"the reduction {Reduce(where.temp.op, tuple(loops), a.rhs) if loops else a.rhs}"
+
+
 def _check_parallel_reduction(index: Index, setup, what: str) -> None:
     """Refuse ``parallelize(index)`` of a scalar result unless the threads can combine partial results."""
     from .cin import Where, _loops
     s = setup.statement
     out = setup.output.tensor
-    if not isinstance(s, Where) or s.temp.workspace:
+    if isinstance(s, Where) and s.temp.workspace:
+        raise StrategyError(f"{what}: the statement first computes {_first(s)}, outside every loop, so no loop "
+                            f"encloses all of it")
+    if not isinstance(s, Where):
         raise StrategyError(f"{what}: the result {out} is a scalar that every iteration of {index} would "
                             f"write (a race)")
-    loops, _ = _loops(s.producer)
+    loops, inner = _loops(s.producer)
+    if not loops and isinstance(inner, Where):
+        raise StrategyError(f"{what}: the reduction into {out} first computes {_first(inner)}, outside every "
+                            f"loop, so no loop encloses all of it")
     if not loops or loops[0] != index:
         raise StrategyError(f"{what}: only the outermost loop of the reduction into {out} can be parallelized, "
                             f"and its loops run {', '.join(i.name for i in loops) or '(none)'}")
@@ -353,7 +389,8 @@ def _check_parallel_reduction(index: Index, setup, what: str) -> None:
         op, dt = s.temp.op.name, setup.temps[s.temp.name][1]
         why = "OpenMP's max and min drop a NaN that numpy's propagate" if op in ("max", "min") else \
             f"OpenMP cannot combine the threads' partial results of {op}"
-        raise StrategyError(f"{what}: the result {out} is a {op} reduction of {dt} values over {index}, and {why}")
+        raise StrategyError(f"{what}: the result {out} is a reduction by {op} of {dt} values over {index}, and "
+                            f"{why}")
 
 
 __all__ = ["Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel", "omp_reduction"]

@@ -399,3 +399,40 @@ def test_property_loop_invariant_reductions(fa, fb, fill_a, fill_b, r, op, m, n,
             fill = float(evaluate(prog, A=A, B=B)[1])
             o = sparse_vector(fill=fill) if prog[0] == "y" else csr(fill=fill)
         check_lowered(prog, out=o, A=A, B=B)
+
+
+@pytest.mark.parametrize("prog", ["y[i] = maxu[j](A[i, j])", "y[i] = maxu[j](A[i, j]) * 2",
+                                  "s = sum[i](maxu[j](A[i, j]))"])
+def test_a_reduction_by_a_function_without_identity_is_refused(prog):
+    # it started at the output's fill (0, so the max of negative rows came out 0), or crashed
+    maxu = user_function("maxu", lambda a, b: max(a, b), "return x > y ? x : y;", idempotent=True,
+                         commutative=True, associative=True)
+    with pytest.raises(StrategyError, match=r"maxu\[j\]\(A\[i, j\]\) reduces by maxu, which has no identity, so it "
+                                            r"has no value to start from; declare one"):
+        lower(prog, functions={"maxu": maxu}, A=csr())
+    # an update starts from the output's own values: nothing else is needed
+    lower("y[i] <<maxu>>= A[i, j]", functions={"maxu": maxu}, A=csr(), y=dense(1))
+
+
+@pytest.mark.parametrize("prog, fill, dtype", [("y[i] = min(sum[k](T[j, k]), B[i, j])", -inf, "float64"),
+                                               ("y[i] = any[k](T[j, k]) or B[i, j]", True, "bool")])
+def test_a_nested_reduction_the_case_no_longer_reads_is_dropped(prog, fill, dtype):
+    # where B is its fill (min's or or's annihilator) the value is the fill: the nested loops over T
+    # went on, reading a fiber of T the case does not locate (a C error)
+    from compiler.testing import check_lowered
+    t = np.array([[1, 0], [2, 3]]).astype(dtype)
+    b = np.array([[1, fill], [2, 3], [fill, fill]]).astype(dtype)
+    zero = np.zeros((), dtype).item()
+    Tt = Tensor.from_numpy(t, dcsr(dtype=dtype, fill=zero), name="T")
+    B = Tensor.from_numpy(b, dcsr(dtype=dtype, fill=np.asarray(fill).astype(dtype).item()), name="B")
+    check_lowered(prog, checked=True, T=Tt, B=B)
+
+
+def test_an_int32_workspace_beside_int64_operands():
+    # the lattice check folded the workspace's INT32_MIN in int64 in one place and int32 in another
+    from compiler.testing import check_lowered
+    D = Tensor.from_numpy(np.array([[0, 5], [0, 0]], "int32"), csc(dtype="int32"), name="D")
+    x = Tensor.from_numpy(np.array([1, 2], "int32"), sparse_vector(dtype="int32"), name="x")
+    G = Tensor.from_numpy(np.array([1, 0]), sparse_vector(dtype="int64"), name="G")
+    k = check_lowered("y[i] = max[l](D[i, l]) * x[i] + G[i]", out=sparse_vector(dtype="int64"), D=D, x=x, G=G)
+    assert k(D=D, x=x, G=G).to_numpy().tolist() == [6, 0]

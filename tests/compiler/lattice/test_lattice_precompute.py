@@ -460,8 +460,8 @@ def test_derived_loops_leave_a_misnested_reduction_to_the_builder():
 
 
 def test_parallelize_after_an_automatic_precompute_says_why_not():
-    with pytest.raises(StrategyError, match=r"parallelize\(i\) does not apply: the statement starts by computing "
-                       r"the workspace w \(a where\), so no loop encloses all of it"):
+    with pytest.raises(StrategyError, match=r"parallelize\(i\) does not apply: the statement first computes the "
+                       r"workspace w, outside every loop, so no loop encloses all of it"):
         lower("y[i] = A[i, j] + 1", A=csc(), options={"schedule": Schedule().parallelize("i")})
 
 
@@ -505,3 +505,57 @@ def test_precompute_names_a_reduction_by_a_user_function():
     k = check("y[i] = addu[j](A[i, j]) + x[i]", Schedule().precompute("i", "w", expr="addu[j](A[i, j])"),
               functions={"addu": addu}, A=A, x=x)
     assert k(A=A, x=x).to_numpy().tolist() == [4.0, 5.0]
+
+
+def T(a, fmt, name):
+    return Tensor.from_numpy(np.asarray(a), fmt, name=name)
+
+
+def test_a_column_major_reduction_nested_in_another_is_precomputed():
+    A, B = T([[1.0, 0, 2], [0, 3, 0]], csc(), "A"), T([[0.0, 1, 2], [4, 0, 0]], csr(), "B")
+    k = check("y[i] = max[j](sum[k](A[i, k]) + B[i, j]) * 2", A=A, B=B)
+    assert [s.note.split(":")[0] for s in auto_steps(k)] == ["automatic"]
+    assert k(A=A, B=B).to_numpy().tolist() == [10.0, 14.0]
+
+
+def test_precompute_names_a_reduction_as_the_user_wrote_it():
+    # the program's max[j] is renamed apart (j_2) from the implicit sum over j around it
+    A, B = T([[1.0, 0, 2], [0, 3, 0]], csr(), "A"), T([[0.0, 1, 2], [4, 0, 0]], csr(), "B")
+    k = check("y[i] = max[j](A[i, j]) * B[i, j]", Schedule().precompute("i", "w", expr="max[j](A[i, j])"), A=A, B=B)
+    assert k(A=A, B=B).to_numpy().tolist() == [6.0, 12.0]
+
+
+@pytest.mark.parametrize("r", ["max", "sum"])
+def test_precomputing_a_reduction_of_a_column_major_matrix_orders_its_loops_by_the_format(r):
+    D, x = T([[0.0, 5], [0, 0]], csc(), "D"), T([1.0, 2], sparse_vector(), "x")
+    k = check(f"y[i] = {r}[l](D[i, l]) * x[i]", Schedule().precompute("i", "w", expr=f"{r}[l](D[i, l])"), D=D, x=x)
+    after = step(k).after_text
+    assert f"w[i] {'max=' if r == 'max' else '+='} D[i, l]" in after
+    assert after.index("forall l") < after.index("forall i:\n      w[i]")
+
+
+@pytest.mark.parametrize("prog, out", [("y[w] = sum[j](A[w, j]) + 1", None), ("C[i, w] = A[i, k] * B[k, w]", csr())])
+def test_a_generated_workspace_avoids_the_index_names(prog, out):
+    A = T([[1.0, 0, 2], [0, 3, 0]], csc() if "y" in prog else csr(), "A")
+    B = T([[1.0, 0], [0, 2], [3, 0]], csr(), "B")
+    k = check(prog, out=out, A=A, B=B)
+    assert "w[w]" not in k.c_source and "w_2" in k.c_source
+
+
+def test_a_user_precompute_beside_an_automatic_one():
+    # the user's workspace holds B's sum; A's, stored by columns, is precomputed automatically
+    A, B = T([[1.0, 0, 2], [0, 3, 0]], csc(), "A"), T([[0.0, 1, 2], [4, 0, 0]], csr(), "B")
+    k = check("y[i] = A[i, j] + B[i, j]", Schedule().precompute("i", "w", expr="B[i, j]"), A=A, B=B)
+    assert k(A=A, B=B).to_numpy().tolist() == [6.0, 7.0]
+    assert len(auto_steps(k)) == 1
+
+
+@pytest.mark.parametrize("fmt", ["sparse", "dense"])
+def test_two_nested_reductions_over_j_get_their_own_temporaries(fmt):
+    # the user's workspace computes min[j](B); the consumer's max[j](A) had the same name t_j,
+    # and the min started at max's identity (the result was -inf)
+    A, B = T([[1.0, 0], [0, 2]], dense(2), "A"), T([[1.0, 2], [5, 3]], dense(2), "B")
+    C = T([[1.0, 0], [0, 0]], csc(), "C")
+    k = check("y[i] = max[j](A[i, j]) * min[j](B[i, j]) + C[i, j]",
+              Schedule().precompute("i", "w", expr="min[j](B[i, j])", format=fmt), A=A, B=B, C=C)
+    assert k(A=A, B=B, C=C).to_numpy().tolist() == [2.0, 6.0]

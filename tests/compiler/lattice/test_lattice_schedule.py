@@ -82,7 +82,17 @@ def test_only_parallel_kernels_get_openmp(mats):
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().parallelize("q"),
      r"parallelize\(q\) does not apply: q is not a loop of the statement \(loops i, j\)"),
     ("s = max[i, j](A[i, j])", {"A": csr()}, Schedule().parallelize("i"),
-     "the result s is a max reduction of float64 values over i, and OpenMP's max and min drop a NaN"),
+     "the result s is a reduction by max of float64 values over i, and OpenMP's max and min drop a NaN"),
+    ("s = max[i, j](A[i, j])", {"A": csr()}, Schedule().split("i", "i0", "i1", 3).parallelize("i0"),
+     r"parallelize\(i0\) does not apply: the result s is a reduction by max"),   # the name the user wrote
+    ("y[i] = A[i] * B[i] + prod[k](C[k])", {"A": dense(1), "B": dense(1), "C": "sparse_vector"},
+     Schedule().parallelize("i"), r"the statement first computes the reduction prod\[k\]\(C\[k\]\), outside every "
+     r"loop, so no loop encloses all of it"),
+    ("s = sum[i](max[j](A[i, j]))", {"A": csc()}, Schedule().parallelize("i"),
+     "the statement first computes the workspace w, outside every loop"),
+    ("y[i] = max[j](A[i, j] * B[i, j]) * C[i, j]", {"A": csc(), "B": csr(), "C": csr()}, None,
+     r"A\[i, j_2\] is stored in the order j_2, i, .* \(j_2 is the index j of an inner reduction, renamed apart "
+     r"from the j around it\)"),
     ("s = sum[i, j](A[i, j])", {"A": csr()}, Schedule().parallelize("j"),
      r"only the outermost loop of the reduction into s can be parallelized, and its loops run i, j"),
 ])
