@@ -41,9 +41,10 @@ are CSR+CSR (each row counting its entries exactly by a merge of the two rows) a
 (each row bounded by its shorter row: no merge to count). Every SpGEMM kernel fetches the
 row of B that A's entry 4 places ahead picks (:mod:`compiler.imperative.prefetch`). Then
 SpMV's effective bandwidth next to the machine's streaming bandwidth (a large numpy copy).
-Reductions against scipy's own (``A.sum()``, ``A.max()``, ``A.max(axis=1)``, ``A.max(axis=0)``): the sum of
-every entry gets one flat loop over A's values by itself (fuse + pos); a max over the
-fill-0 matrix iterates the stored entries and folds the fill 0 in once per row that
+Reductions against scipy's own (``A.sum()``, ``A.max()``, ``A.max(axis=1)``, ``A.max(axis=0)``): the sum
+and the max of every entry get one flat loop over A's values by themselves (fuse + pos), the
+max folding the fill 0 in once after it, in SIMD lanes with a flag for NaN; the sum also
+runs on threads (an OpenMP reduction); the row max folds the fill in once per row that
 misses a column, instead of sweeping all 100k columns of every row; the column max counts,
 per column, the rows that stored an entry there, and folds the fill into the columns that
 missed one (lines "sum of all entries", "max of all entries", "row max", "column max").
@@ -255,9 +256,9 @@ def main(small=False, only=None):
         row("SpGEMM (two-phase)", {"kernel": raw_caller(k2, {"A": Gt, "B": Ht}), "call": lambda: k2(A=Gt, B=Ht),
                                    "scipy": lambda: G @ H})
 
-    # reductions: a sum of every entry runs over A's values in one flat loop (fuse + pos, chosen
-    # by itself); a max over a fill-0 matrix folds the fill in per row (per column for the column
-    # max) instead of sweeping every coordinate
+    # reductions: a sum or max of every entry runs over A's values in one flat loop (fuse + pos,
+    # chosen by itself); a max over a fill-0 matrix folds the fill in (after the flat loop, per row,
+    # or per column for the column max) instead of sweeping every coordinate
     if "reduce" in only:
         for name, prog, ref in (("sum of all entries", "s[] = A[i, j]", lambda: A.sum()),
                                 ("max of all entries", "s[] = max[i, j](A[i, j])", lambda: A.max()),
@@ -268,6 +269,13 @@ def main(small=False, only=None):
             want = want.todense() if hasattr(want, "todense") else want   # scipy's max(axis=...) is sparse
             np.testing.assert_allclose(np.ravel(k(A=At).to_numpy()), np.ravel(np.asarray(want)))
             row(name, {"kernel": raw_caller(k, {"A": At}), "call": lambda: k(A=At), "scipy": ref})
+        if openmp_support() is None:
+            flat = (("fuse", "i", "j", "f"), ("pos", "f", "fp", "A"), ("split", "fp", "f0", "f1", 4096),
+                    ("parallelize", "f0"))
+            k = lower("s[] = A[i, j]", A=At, options={"schedule": flat})
+            np.testing.assert_allclose(k(A=At).to_numpy(), A.sum())
+            row(f"sum of all entries parallel({os.cpu_count()})", {"kernel": raw_caller(k, {"A": At}),
+                                                                  "call": lambda: k(A=At), "scipy": lambda: A.sum()})
 
     # bandwidth
     if spmv_kernel_t is not None:

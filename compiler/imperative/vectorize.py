@@ -66,23 +66,30 @@ def _contiguous(e: Expr) -> bool:
     return True
 
 
+def _last_after_index_arithmetic(loop, kind):
+    """The last statement of a ``For`` loop's body if it is a ``kind`` and every statement before
+    it declares index arithmetic such as ``p = i * n + j`` (a load there would be a gather)."""
+    if not isinstance(loop, For):
+        return None
+    body = untagged(loop.body.body)
+    if not body or not isinstance(body[-1], kind):
+        return None
+    s = body[-1]
+    for d in body[:-1]:
+        if (not isinstance(d, Declare) or d.init is None or d.var.name == s.target.name
+                or any(isinstance(n, (Load, Call)) for n in walk(d.init))):
+            return None
+    return s
+
+
 def reduction(loop) -> CompoundAssign | None:
     """The ``acc op= value`` a ``For`` loop's body ends with, if the loop may run in SIMD lanes.
 
     The body is that one statement, after declarations of index arithmetic.
     """
-    if not isinstance(loop, For):
+    s = _last_after_index_arithmetic(loop, CompoundAssign)
+    if s is None or s.op not in REDUCTION_OPS or s.target.name == loop.var.name:
         return None
-    body = untagged(loop.body.body)
-    if not body or not isinstance(body[-1], CompoundAssign):
-        return None
-    s = body[-1]
-    if s.op not in REDUCTION_OPS or s.target.name == loop.var.name:
-        return None
-    for d in body[:-1]:  # index arithmetic such as ``p = i * n + j``; a load here would be a gather
-        if (not isinstance(d, Declare) or d.init is None or d.var.name == s.target.name
-                or any(isinstance(n, (Load, Call)) for n in walk(d.init))):
-            return None
     used = {n.name for n in walk(s.value) if isinstance(n, Var)}
     if s.target.name in used or not _contiguous(s.value) or isinstance(s.value, Const):
         return None
@@ -94,19 +101,10 @@ def extremum(loop, dtypes: dict):
     ``acc = isnan(acc) || acc > value ? acc : value`` (floats: a NaN wins, as in numpy) or
     ``acc = acc > value ? acc : value`` (integers), after declarations of index arithmetic.
     """
-    if not isinstance(loop, For):
+    s = _last_after_index_arithmetic(loop, Assign)
+    if s is None or not isinstance(s.value, Select) or s.value.then != s.target:
         return None
-    body = untagged(loop.body.body)
-    if not body or not isinstance(body[-1], Assign):
-        return None
-    s = body[-1]
     acc, e = s.target, s.value
-    if not isinstance(e, Select) or e.then != acc:
-        return None
-    for d in body[:-1]:
-        if (not isinstance(d, Declare) or d.init is None or d.var.name == acc.name
-                or any(isinstance(n, (Load, Call)) for n in walk(d.init))):
-            return None
     dt, value = dtypes.get(acc.name, ""), e.otherwise
     guarded = isinstance(e.cond, BinOp) and e.cond.op == "||" and e.cond.left == Call("isnan", (acc,))
     cmp = e.cond.right if guarded else e.cond

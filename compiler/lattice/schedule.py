@@ -309,8 +309,7 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
         _check_parallel_reduction(index, setup, what)
         return
     if not order and isinstance(body, Where):
-        raise StrategyError(f"{what}: the statement first computes {_first(body)}, outside every loop, "
-                            f"so no loop encloses all of it")
+        _computes_first(what, "the statement", body)
     if not order or order[0] != index:
         raise StrategyError(f"{what}: only the outermost loop can be parallelized, and the loops run "
                             f"{', '.join(i.name for i in order) or '(none)'}")
@@ -356,15 +355,18 @@ def omp_reduction(setup) -> str | None:
     return f"reduction({op}:{s.temp.name})" if op is not None else None
 
 
-def _first(where) -> str:
-    """What a ``where`` at the top of a statement computes, in the user's terms."""
+def _computes_first(what: str, who: str, where) -> None:
+    """Refuse a parallel loop because a ``where`` outside every loop computes something first
+    (said in the user's terms: the workspace, or the reduction the temporary holds)."""
     from ..notation.ast import Reduce
     from .cin import _loops, assignments
     if where.temp.workspace:
-        return f"the workspace {where.temp.name}"
-    loops, _ = _loops(where.producer)
-    (a, *_) = assignments(where.producer)
-    return f"the reduction {Reduce(where.temp.op, tuple(loops), a.rhs) if loops else a.rhs}"
+        first = f"the workspace {where.temp.name}"
+    else:
+        loops, _ = _loops(where.producer)
+        (a, *_) = assignments(where.producer)
+        first = f"the reduction {Reduce(where.temp.op, tuple(loops), a.rhs) if loops else a.rhs}"
+    raise StrategyError(f"{what}: {who} first computes {first}, outside every loop, so no loop encloses all of it")
 
 
 def _check_parallel_reduction(index: Index, setup, what: str) -> None:
@@ -373,15 +375,13 @@ def _check_parallel_reduction(index: Index, setup, what: str) -> None:
     s = setup.statement
     out = setup.output.tensor
     if isinstance(s, Where) and s.temp.workspace:
-        raise StrategyError(f"{what}: the statement first computes {_first(s)}, outside every loop, so no loop "
-                            f"encloses all of it")
+        _computes_first(what, "the statement", s)
     if not isinstance(s, Where):
         raise StrategyError(f"{what}: the result {out} is a scalar that every iteration of {index} would "
                             f"write (a race)")
     loops, inner = _loops(s.producer)
     if not loops and isinstance(inner, Where):
-        raise StrategyError(f"{what}: the reduction into {out} first computes {_first(inner)}, outside every "
-                            f"loop, so no loop encloses all of it")
+        _computes_first(what, f"the reduction into {out}", inner)
     if not loops or loops[0] != index:
         raise StrategyError(f"{what}: only the outermost loop of the reduction into {out} can be parallelized, "
                             f"and its loops run {', '.join(i.name for i in loops) or '(none)'}")

@@ -194,3 +194,38 @@ def test_a_loop_with_its_own_pragma_is_left_alone():
     assert vectorize([loop])[0] == Pragma("omp simd")
     parallel = [Pragma("omp parallel for schedule(guided)"), loop]
     assert vectorize(parallel) == parallel
+
+
+def _running(op, guarded):
+    from compiler.imperative.ir import BinOp, Select
+    cmp = BinOp(">" if op == "max" else "<", acc, Load("a", j))
+    if guarded:
+        cmp = BinOp("||", Call("isnan", (acc,)), cmp)
+    return For(j, 0, n, [Tagged("lattice:j:a", [Assign(acc, Select(cmp, acc, Load("a", j)))])])
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_a_running_float_max_runs_in_lanes_with_a_nan_flag(op):
+    from compiler.imperative import interpret
+    from compiler.imperative.ir import Buffer, Function, Scalar
+    out = vectorize([_running(op, True)], {"acc": "float64", "acc_nan": "int64"})
+    assert pragmas(out) == [f"omp simd reduction({op}:acc) reduction(|:acc_nan_2)"]   # acc_nan is taken
+    assert isinstance(out[-1], If)                                                     # NaN after the loop
+    loop = next(s for s in out if isinstance(s, For))
+    assert isinstance(loop.body.body[0], Tagged)                                       # the tag stays
+    # the same values as the sequential loop, NaN included (the interpreter runs the rewritten IR)
+    for a in ([3.0, -1.0, 7.0], [3.0, np.nan, 7.0], [np.nan], []):
+        fn = Function("f", (Buffer("a", "float64", "in"), Scalar("n", "int64"), Buffer("r", "float64", "inout")),
+                      [Declare(acc, "float64", float("-inf") if op == "max" else float("inf")), *out,
+                       Store("r", 0, acc)])
+        r = np.zeros(1)
+        interpret(fn, a=np.array(a), n=len(a), r=r)
+        want = (np.max if op == "max" else np.min)(a) if a else (-np.inf if op == "max" else np.inf)
+        np.testing.assert_equal(r[0], want)
+
+
+def test_a_running_integer_max_runs_in_lanes_and_an_unguarded_float_one_is_left_alone():
+    out = vectorize([_running("max", False)], {"acc": "int64"})
+    assert pragmas(out) == ["omp simd reduction(max:acc)"]
+    assert vectorize([_running("max", False)], {"acc": "float64"}) == [_running("max", False)]   # no NaN guard
+    assert vectorize([_running("max", True)], {"acc": "int64"}) == [_running("max", True)]
