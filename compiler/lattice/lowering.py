@@ -49,7 +49,6 @@ from dataclasses import replace
 import numpy as np
 
 from .. import binding
-from ..algebra import NOVALUE
 from ..errors import StrategyError
 from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast, Comment, CompoundAssign,
                              Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
@@ -67,7 +66,6 @@ from ..trace import Artifact, Trace
 from .cfir import (CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CSkip, CWorkspace, FlatLocator,
                    Setup, build_cfir)
 from .lattice import literal
-from .cin import _loops
 from .reserve import count_scatters
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
 from .iterators import ModeIterator, WorkspaceIterator, hash_capacity_stmts
