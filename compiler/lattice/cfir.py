@@ -1078,6 +1078,7 @@ def _flat_positions(stmt, program: Assign, formats: dict):
     """
     from ..levels import Dense, SparseList
     from ..names import FreshNames
+    from .algebra import Region
     from .schedule import Schedule
     chain, body = _loops(stmt)
     if program.lhs.indices or program.op is not None or len(chain) != 2 or not isinstance(body, Assignment) \
@@ -1092,7 +1093,9 @@ def _flat_positions(stmt, program: Assign, formats: dict):
     if len(levels) != 2 or list(storage_path(acc, fmt)[0]) != list(chain) \
             or not isinstance(levels[0], (Dense, SparseList)) or not isinstance(levels[1], SparseList):
         return None
-    _, fill, _ = derive(body.rhs, lambda a: formats[a.tensor].fill)
+    alg, fill, _ = derive(body.rhs, lambda a: formats[a.tensor].fill)
+    if not isinstance(alg, Region):
+        return None   # the value does not depend on A's entries (A * 0): there are no positions to follow
     ident = body.op.identity_for(np.asarray(fill).dtype) if fill is not NOVALUE else NOVALUE
     if ident is NOVALUE or not (same_value(fill, ident) or _foldable(body.op)):
         return None   # a fill other than the identity is folded in after the flat loop
@@ -1132,6 +1135,8 @@ def _fold(stmt: Forall, value, identity, setup: Setup) -> CFold | None:
         a = a.body   # the rows of fused positions: the inner loop's reduction is folded after the flat loop
     if not isinstance(a, Assignment) or a.op is None or i in a.lhs.indices:
         return None
+    if flat is not None and any(x.name in (flat.outer, flat.inner) for x in a.lhs.indices):
+        flat = None   # a row's reduction (y[i]): one fold after the flat loop cannot tell the rows apart
     op = a.op
     if not _foldable(op):
         return None

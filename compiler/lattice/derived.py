@@ -42,6 +42,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import serialize
 from ..errors import StrategyError
 from .cin import INDENT, Forall, Skip, Stmt, Where, _lines, assignments, expr_accesses
@@ -222,8 +224,11 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
             raise StrategyError(f"{what}: write split(index, outer, inner, factor[, 'down' or 'up'])")
         index, outer, inner, factor = args[:4]
         direction = args[4] if len(args) == 5 else "down"
-        if isinstance(factor, bool) or not isinstance(factor, int) or factor <= 0:
-            raise StrategyError(f"{what}: the factor must be a positive integer, not {factor!r}")
+        if isinstance(factor, np.integer):
+            factor = int(factor)
+        if isinstance(factor, bool) or not isinstance(factor, int) or not 0 < factor < 2 ** 63:
+            raise StrategyError(f"{what}: the factor must be a positive integer below 2**63 (an int64), "
+                                f"not {factor!r}")
         if direction not in ("down", "up"):
             raise StrategyError(f"{what}: the direction is 'down' (constant block size) or 'up' "
                                 f"(constant number of blocks), not {direction!r}")

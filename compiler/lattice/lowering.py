@@ -691,10 +691,11 @@ class _Emitter:
         if block is not None and self.setup.parallel is not None and self.setup.parallel.name == block.outer:
             raise StrategyError(f"parallelize({block.outer}) does not apply: the blocks of {block} over the sparse "
                                 f"loop carry the iterators' positions from one block to the next (sequential)")
-        if par and not (simple and (not iters or iters[0].unique)):
-            raise StrategyError(f"parallelize({n.index}) does not apply: the loop over {n.index} merges "
-                                f"{' and '.join(it.described for it in iters)} in a while loop, whose iterations "
-                                f"depend on each other")
+        if par and n.loops and not (simple and (not iters or iters[0].unique)):   # no loops: nothing runs
+            what = (f"merges {' and '.join(it.described for it in iters)} in a while loop" if iters else
+                    f"runs as {len(n.loops)} loops one after another")
+            raise StrategyError(f"parallelize({n.index}) does not apply: the loop over {n.index} {what}, whose "
+                                f"iterations depend on each other")
         if simple and not iters:
             return out + par + [self._tag(n.loops[0], For(i, 0, N, self.loop_body(n, n.loops[0], i, iterated=[],
                                                                                      advance=False)))]
@@ -844,7 +845,7 @@ class _Emitter:
         one_loop = len(n.loops) == 1
         loop = n.loops[0] if n.loops else None
         dense = one_loop and loop.universe and not iters
-        ops = " and ".join(it.label for it in iters)
+        ops = " and ".join(it.described for it in iters)
         if name in self.fused_inner:
             how = self.fused_inner.pop(name)
             if how[0] == "div":

@@ -182,3 +182,26 @@ def test_property_folds_in_every_dtype(prog, dtype_fill, n, density, seed):
     v[rng.random(n) >= density] = fill
     b = Tensor.from_numpy(v, sparse_vector(fill=fill, dtype=dtype), name="b")
     check_lowered(prog, checked=seed % 2 == 0, b=b)
+
+
+@pytest.mark.parametrize("prog", ["y[i] = max[j](A[i, j])", "y[i] = sum[j](A[i, j])"])
+def test_a_row_reduction_over_fused_positions_is_refused_not_folded_into_one_row(prog):
+    # one fold after the flat loop serves a scalar; a row's result would get every row's missing fill
+    from compiler.errors import StrategyError
+    from compiler.lattice import Schedule
+    A = Tensor.from_numpy(np.array([[4.0, 2.0, 1.0], [2.0, 2.0, 2.0]]), csr(fill=2.0), name="A")
+    with pytest.raises(StrategyError, match=r"pos\(f, fp, A\) does not apply: the loop over j must follow A's "
+                                            r"positions alone"):
+        lower(prog, A=A, options={"schedule": Schedule().fuse("i", "j", "f").pos("f", "fp", "A")})
+
+
+@pytest.mark.parametrize("prog, dtype, fill", [("s = max[i, j](A[i, j] * 0)", "int64", 2),
+                                               ("s = sum[i, j](A[i, j] * 0)", "int64", 0),
+                                               ("s = all[i, j](A[i, j] or true)", "bool", False),
+                                               ("s = any[i, j](A[i, j] and false)", "bool", False)])
+def test_a_scalar_that_ignores_the_entries_gets_no_flat_loop(prog, dtype, fill):
+    # no positions to follow: the automatic fuse + pos would be refused (it was, as an error)
+    a = np.array([[1, 2, 2], [2, 3, 2]]).astype(dtype)
+    A = Tensor.from_numpy(a, csr(fill=np.asarray(fill).astype(dtype).item(), dtype=dtype), name="A")
+    k = check_lowered(prog, checked=True, A=A)
+    assert not any("automatic" in s.note for s in k.trace.steps if s.stage.startswith("schedule:"))

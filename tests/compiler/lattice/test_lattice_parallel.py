@@ -280,3 +280,10 @@ def test_property_scalar_reductions_on_threads(m, n, density, seed, reduction, s
     A = Tensor.from_numpy(arr, csr(dtype=dtype, fill=np.zeros((), dtype).item()), name="A")
     if schedule != 2 or fuses(prog):
         check_lowered(prog, SCALAR_SCHEDULES[schedule], checked=True, A=A)
+
+
+def test_a_numpy_split_factor_and_a_loop_with_nothing_to_run_on_threads():
+    A = Tensor.from_numpy(np.array([[1, 0, 2], [0, 3, 0]]), dense(2, dtype="int64"), name="A")
+    check_lowered("s = sum[i, j](A[i, j])", Schedule().split("i", "i0", "i1", np.int64(2)), A=A)
+    # A * 0 leaves the loop over i nothing to run: it was refused as "merges  in a while loop"
+    check_lowered("y[i] = sum[j](A[i, j] * 0)", PAR, A=A)

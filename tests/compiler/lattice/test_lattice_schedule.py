@@ -93,6 +93,8 @@ def test_only_parallel_kernels_get_openmp(mats):
     ("y[i] = max[j](A[i, j] * B[i, j]) * C[i, j]", {"A": csc(), "B": csr(), "C": csr()}, None,
      r"A\[i, j_2\] is stored in the order j_2, i, .* \(j_2 is the index j of an inner reduction, renamed apart "
      r"from the j around it\)"),
+    ("s = sum[i, j](A[i, j])", {"A": csr()}, Schedule().split("i", "i0", "i1", 2 ** 63),
+     r"the factor must be a positive integer below 2\*\*63 \(an int64\), not 9223372036854775808"),
     ("s = sum[i, j](A[i, j])", {"A": csr()}, Schedule().parallelize("j"),
      r"only the outermost loop of the reduction into s can be parallelized, and its loops run i, j"),
 ])
