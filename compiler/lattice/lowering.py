@@ -944,8 +944,9 @@ class _Emitter:
             inner_body = self.loop_body(n, loop, i, [rows_it], single=True, advance=False)
         split = self.splits.get(pos.position)
         parallel = split is not None and self.setup.parallel is not None and self.setup.parallel.name == split.outer
-        if not parallel and not {i.name, r.name} & _names_used(inner_body):
-            # nothing reads the row (a reduction over every entry): no row pointer to walk
+        if not {i.name, r.name} & _names_used(inner_body):
+            # nothing reads the row (a reduction over every entry): no row pointer to walk, nor for a
+            # parallel block to find by binary search
             self.notes.append(f"{fuse} with {pos}: the loop reads no row, so no row pointer walks")
             self.counting.pop(fuse.inner, None)
             self._check_consumed(fuse)
