@@ -71,7 +71,7 @@ def _last_after_index_arithmetic(loop, kind):
     it declares index arithmetic such as ``p = i * n + j`` (a load there would be a gather)."""
     if not isinstance(loop, For):
         return None
-    body = untagged(loop.body.body)
+    body = [s for s in untagged(loop.body.body) if not isinstance(s, Comment)]
     if not body or not isinstance(body[-1], kind):
         return None
     s = body[-1]
@@ -219,13 +219,23 @@ def vectorize(stmts, dtypes: dict | None = None) -> list:
     return _vectorize(stmts, dtypes, {n.name for n in walk(tuple(stmts)) if isinstance(n, Var)} | set(dtypes))
 
 
+def _under_pragma(s, dtypes: dict, taken: set):
+    """A loop with its own pragma (a parallel loop, perhaps inside a tag) stays as it is; the
+    loops in its body are vectorized like any other."""
+    if isinstance(s, For):
+        return map_bodies(s, lambda body: _vectorize(body, dtypes, taken))
+    if isinstance(s, (Tagged, Block)):
+        return map_bodies(s, lambda body: [_under_pragma(x, dtypes, taken) for x in body])
+    return s
+
+
 def _vectorize(stmts, dtypes: dict, taken: set) -> list:
     out = []
     for s in stmts:
         r = reduction(s)
         x = extremum(s, dtypes) if r is None else None
         if out and isinstance(out[-1], Pragma):
-            out.append(s)   # a loop with its own pragma (a parallel loop) stays as it is
+            out.append(_under_pragma(s, dtypes, taken))
         elif r is not None and dtypes.get(r.target.name, "").startswith(("float", "int", "uint")):
             out += [Pragma(f"omp simd reduction({r.op}:{r.target.name})"), s]
         elif x is not None:

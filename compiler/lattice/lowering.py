@@ -822,6 +822,25 @@ class _Emitter:
             bsize = Var(self.name(("block", var), f"{var}_block"))
             pre.append(Declare(bsize, "int64", ceil))
             nblocks = f
+        opening = []
+        if block_start is not None:
+            first = BinOp("*", o, bsize)
+            opening = block_start(first if zero else BinOp("+", lo, first))
+        if split.direction == "down" and not self._derives(split.inner):
+            # the tail guard is the inner loop's bound (the last block is cut at the end), not a
+            # break inside it: a plain counted loop, which SIMD lanes can run
+            if not zero and not isinstance(lo, (Var, Const)):
+                start = Var(self.name(("start", var), f"{v.name}_start"))
+                pre.append(Declare(start, "int64", lo))   # read once, not in every iteration
+                lo = start
+            left = BinOp("-", extent if zero else BinOp("-", hi, lo), BinOp("*", o, bsize))
+            stop = Var(self.name(("stop", split.inner), f"{inner.name}_stop"))
+            at = BinOp("+", BinOp("*", o, bsize), inner)
+            block = [Declare(stop, "int64", Select(BinOp("<", left, bsize), left, bsize)),
+                     For(inner, 0, stop, [Comment(f"{var} = {split.outer} * {split.factor} + {split.inner} "
+                                                  f"({split}); the last block stops at the end"),
+                                          Declare(v, "int64", at if zero else BinOp("+", lo, at)), *body])]
+            return pre + self._parallel_pragma(split.outer) + [For(o, 0, nblocks, opening + block)]
         at = BinOp("+", BinOp("*", o, bsize), inner)
         guards = [Comment(f"{var} = {split.outer} * {'block' if split.direction == 'up' else split.factor} + "
                           f"{split.inner} ({split})"),
@@ -830,12 +849,13 @@ class _Emitter:
         if split.direction == "up":
             end = BinOp("*", BinOp("+", o, one), bsize)
             guards.append(If(BinOp(">=", v, end if zero else BinOp("+", lo, end)), [Break()]))
-        opening = []
-        if block_start is not None:
-            first = BinOp("*", o, bsize)
-            opening = block_start(first if zero else BinOp("+", lo, first))
         return pre + self._parallel_pragma(split.outer) + [For(o, 0, nblocks,
                                                                opening + [For(inner, 0, bsize, guards + body)])]
+
+    def _derives(self, var: str) -> bool:
+        """Whether another relation (a split, fuse or pos) transforms ``var``."""
+        return any(var in (getattr(r, "index", None), getattr(r, "outer", None), getattr(r, "inner", None))
+                   for r in self.setup.relations if var not in getattr(r, "derived", ()))
 
     def derived_forall(self, n: CForall) -> list:
         """A forall iterated through its derived variables (see :mod:`compiler.lattice.derived`)."""

@@ -119,8 +119,9 @@ def test_spgemm_with_reserve_matches_scipy(m, kk, nn, d):
 @pytest.mark.parametrize("factor", [1, 2, 3, 4])
 @pytest.mark.parametrize("direction", ["down", "up"])
 def test_a_split_keeps_its_tail_guard_in_the_count(factor, direction):
-    """The count of scatters runs the split's blocks too: without ``if (j >= n) break;`` the last
-    block reads pos past its end (found by fuzzing: a CSC SpMV into a sparse vector)."""
+    """The count of scatters runs the split's blocks too, each stopping at the end: without its tail
+    guard the last block reads pos past its end (found by fuzzing: a CSC SpMV into a sparse vector).
+    A down split bounds its inner loop (``j1 < j1_stop``), an up split breaks out of it."""
     from compiler import Tensor
     from compiler.format import sparse_vector
     from compiler.lattice import Schedule
@@ -129,5 +130,7 @@ def test_a_split_keeps_its_tail_guard_in_the_count(factor, direction):
     k = check_lowered("y[i] = A[i, j] * x[j]", Schedule().split("j", "j0", "j1", factor, direction),
                       out=sparse_vector(), checked=True, A=A, x=np.ones(3))
     count = k.c_source[k.c_source.index("count them first"):k.c_source.index("if (n_scatters >")]
-    if factor > 1:
+    if factor > 1 and direction == "up":
         assert "if (j >= A0_size) {" in count and "break;" in count
+    elif factor > 1:
+        assert "int64_t j1_stop = A0_size - j0 * " in count and "j1 < j1_stop" in count
