@@ -47,7 +47,7 @@ from ..trace import Rewrite
 from .algebra import derive, same_value
 from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, concretize, expr_accesses,
                   assignments, foralls, hoist_invariants, precompute, scalar_promote, unshadow,
-                  workspace_name)
+                  with_workspace_kind, workspace_name)
 from .iteration_graph import IterationGraph, is_all_dense, storage_path
 from .iterators import ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
 from .lattice import (Operand, build_lattice, expr_dtype, literal, reduce_dtype, remove_operands,
@@ -647,7 +647,6 @@ def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool):
     because the formats need it. Dense when the output is dense.
     """
     from .cin import precompute_expr
-    from .schedule import _with_workspace_kind
     steps = []
     while True:
         found = _misnested(stmt, [], formats)
@@ -665,7 +664,7 @@ def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool):
                                 f"workspace over {loops}, does not apply either: {e}") from None
         new = _order_statement(new, graph, _loops(new)[0])
         if dense_output:
-            new = _with_workspace_kind(new, name, "dense")
+            new = with_workspace_kind(new, name, "dense")
         steps.append(("precompute", stmt, new, f"automatic: {acc} is stored in the order "
                       f"{', '.join(p.name for p in path)} but reduced inside the loop over {loops}: the reduction "
                       f"runs first, into a workspace {name}[{loops}]"))

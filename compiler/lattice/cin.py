@@ -241,8 +241,7 @@ def concretize(assign: Assign) -> Stmt:
     """
     if not isinstance(assign, Assign):
         raise TypeError(f"concretize() needs an Assign, not {type(assign).__name__}")
-    fresh = FreshNames(_tensor_names(assign.rhs) | {assign.lhs.tensor} | {i.name for i in assign.lhs.indices}
-                       | {i.name for n in walk(assign.rhs) if isinstance(n, (Access, Reduce)) for i in n.indices})
+    fresh = FreshNames(_tensor_names(assign.rhs) | {assign.lhs.tensor} | index_names(assign))
     lhs, rhs, op = assign.lhs, assign.rhs, assign.op
     reduced: list[Index] = []
     if isinstance(rhs, Reduce) and (op is None or op == rhs.op):
@@ -271,9 +270,13 @@ def unshadow(assign: Assign) -> Assign:
     >>> print(unshadow(parse("y[i] = max[j](A[i, j]) * B[i, j]")))
     y[i] = sum[j](max[j_2](A[i, j_2]) * B[i, j])
     """
-    fresh = FreshNames({i.name for i in assign.lhs.indices} |
-                       {i.name for n in walk(assign.rhs) if isinstance(n, (Access, Reduce)) for i in n.indices})
-    return replace(assign, rhs=_unshadow(assign.rhs, set(assign.lhs.indices), fresh))
+    return replace(assign, rhs=_unshadow(assign.rhs, set(assign.lhs.indices), FreshNames(index_names(assign))))
+
+
+def index_names(assign: Assign) -> set[str]:
+    """The names of every index ``assign`` uses: its result's, its accesses' and its reductions'."""
+    return {i.name for i in assign.lhs.indices} | \
+        {i.name for n in walk(assign.rhs) if isinstance(n, (Access, Reduce)) for i in n.indices}
 
 
 def _unshadow(e, bound: set, fresh: FreshNames):
@@ -799,6 +802,18 @@ def _with_reductions(a: Assignment, fresh: FreshNames) -> Stmt:
     return stmt
 
 
+def with_workspace_kind(s, name: str, kind: str):
+    """``s`` with the workspace ``name`` of its ``where`` made ``kind`` (dense or sparse)."""
+    from dataclasses import fields
+    if isinstance(s, Where) and s.temp.name == name:
+        s = replace(s, temp=replace(s.temp, kind=kind))
+    if not hasattr(s, "__dataclass_fields__"):
+        return s
+    changes = {f.name: with_workspace_kind(getattr(s, f.name), name, kind) for f in fields(s)
+               if f.name in ("body", "consumer", "producer", "define", "mutate")}
+    return replace(s, **changes) if changes else s
+
+
 def workspace_name(s: Stmt, base: str = "w") -> str:
     """A workspace name not used by any tensor, temporary or index of ``s``."""
     return FreshNames(names_in(s))(base)
@@ -817,5 +832,5 @@ def names_in(s: Stmt) -> set[str]:
     return out
 
 
-__all__ = ["unshadow", "hoist_invariants", "names_in", "precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
+__all__ = ["unshadow", "index_names", "with_workspace_kind", "hoist_invariants", "names_in", "precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
            "scalar_promote", "with_order", "foralls", "assignments", "expr_accesses"]

@@ -662,10 +662,7 @@ class _Emitter:
         if len(n.loops) != 1 or n.index.name in self.derived_loops or n.index.name in self.fused_inner:
             return None
         loop = n.loops[0]
-        if loop.universe or len(loop.iterated) != 1 or not loop.iterated[0].unique or len(loop.cases) != 1:
-            return None
-        case = loop.cases[0]
-        if case.omit or case.value_tests or any(getattr(loc, "locatable", False) for loc in loop.located):
+        if loop.universe or len(loop.iterated) != 1 or not loop.iterated[0].unique or not _one_case_always(loop):
             return None
         return loop.iterated[0]
 
@@ -1011,9 +1008,7 @@ class _Emitter:
         missing = Var(self.name(("missing", name, id(inner)), f"{fuse.fused}_missing"))
         note = Comment(f"the coordinates of ({fuse.outer}, {fuse.inner}) that no position holds have the fill "
                        f"{_literal_text(f.fill)}: they are folded into {f.lhs.tensor} after the loop")
-        case = loop2.cases[0] if loop2 is not None and len(loop2.cases) == 1 else None
-        if case is not None and not case.omit and not case.value_tests and \
-                not any(getattr(loc, "locatable", False) for loc in loop2.located):
+        if loop2 is not None and _one_case_always(loop2):
             return [note], [Declare(missing, "int64", BinOp("-", coordinates, positions)),
                             self._fold_update(f, missing)]
         if self.setup.parallel is not None:
@@ -1604,6 +1599,14 @@ class _Emitter:
         return [For(q, 0, count, [Store(self.val, q, const_of(ident, s.out_dtype))])]
 
 
+def _one_case_always(loop: CLoop) -> bool:
+    """Whether ``loop`` has one case that runs at every step: no test of a value or of a located level."""
+    if len(loop.cases) != 1:
+        return False
+    case = loop.cases[0]
+    return not (case.omit or case.value_tests or any(getattr(loc, "locatable", False) for loc in loop.located))
+
+
 def _cfir_walk(n):
     """The CFIR nodes of ``n`` in pre-order: foralls, their cases, sequences, allocations."""
     yield n
@@ -1687,11 +1690,8 @@ def _renamings_explained(program: NAssign):
     try:
         yield
     except StrategyError as e:
-        from .cin import unshadow
-        from ..notation.ast import Access, Reduce, walk
-        mine = {i.name for n in walk(program.rhs) if isinstance(n, (Access, Reduce)) for i in n.indices}
-        renamed = unshadow(program)
-        new = sorted({i.name for n in walk(renamed.rhs) if isinstance(n, Reduce) for i in n.indices} - mine)
+        from .cin import index_names, unshadow
+        new = sorted(index_names(unshadow(program)) - index_names(program))
         shown = [n for n in new if re.search(rf"\b{n}\b", str(e))]
         if not shown:
             raise

@@ -202,7 +202,7 @@ def _precompute(c: Command, stmt, graph, program, formats):
     from ..notation.ast import Expr
     from .algebra import derive
     from .cfir import _order_statement, _wheres
-    from .cin import _loops, expr_accesses, foralls, precompute
+    from .cin import _loops, expr_accesses, foralls, index_names, precompute, with_workspace_kind
     if not c.args or len(c.args) > 4:
         raise StrategyError(f"schedule: {c} needs the workspace's index, then optionally its name, the "
                             f"expression and the workspace's format, e.g. precompute(j, w, C[i, j] + D[i, j]) "
@@ -213,15 +213,14 @@ def _precompute(c: Command, stmt, graph, program, formats):
     if kind not in ("auto", "dense", "sparse"):
         raise StrategyError(f"schedule: {c} does not apply: a workspace's format is dense or sparse, not {kind!r}")
     from ..imperative.ir import RESERVED, is_c_name
-    from ..notation.ast import Access, Reduce, walk
+    from ..notation.ast import walk
     if not is_c_name(name):
         why = "it is a keyword of C" if name in RESERVED else "use ASCII letters, digits and underscores"
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name!r} cannot name an array of "
                             f"the generated C: {why}")
     if name in {program.lhs.tensor} | set(formats):
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a tensor")
-    used = {i.name for n in walk(program.rhs) if isinstance(n, (Access, Reduce)) for i in n.indices}
-    if name in used | {i.name for i in program.lhs.indices} | {i.name for i in foralls(stmt)}:
+    if name in index_names(program) | {i.name for i in foralls(stmt)}:
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already an index")
     if name in {w.temp.name for w in _wheres(stmt)}:
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a temporary")
@@ -249,24 +248,11 @@ def _precompute(c: Command, stmt, graph, program, formats):
         # the new where's loops follow the formats; the loops around it are kept
         new = _order_statement(new, graph, _loops(new)[0])
     if kind != "auto":
-        new = _with_workspace_kind(new, name, kind)
+        new = with_workspace_kind(new, name, kind)
     what = f"{name}[{', '.join(indices)}]"
     kind = "dense" if len(indices) > 1 or kind == "dense" else "sparse: values, a bitmap and a coordinate list"
     return new, (f"workspace {what} ({kind}) holds {expr}, computed before its use" if expr is not None
                  else f"workspace {what} ({kind}) gathers the right-hand side")
-
-
-def _with_workspace_kind(s, name: str, kind: str):
-    """``s`` with the workspace ``name`` of its ``where`` made ``kind`` (dense or sparse)."""
-    from dataclasses import fields, replace
-    from .cin import Where
-    if isinstance(s, Where) and s.temp.name == name:
-        s = replace(s, temp=replace(s.temp, kind=kind))
-    if not hasattr(s, "__dataclass_fields__"):
-        return s
-    changes = {f.name: _with_workspace_kind(getattr(s, f.name), name, kind) for f in fields(s)
-               if f.name in ("body", "consumer", "producer", "define", "mutate")}
-    return replace(s, **changes) if changes else s
 
 
 def _alpha_equal(a, b, env: dict) -> bool:
