@@ -681,7 +681,7 @@ class _Emitter:
                     iters.append(it)
         out = self._reserve(n, iters, universe, N)
         simple = len(n.loops) == 1 and len(iters) <= 1 and not (universe and iters) and block is None
-        par = [self._omp_for()] if n.index == self.setup.parallel else []
+        par = self._omp_for() if n.index == self.setup.parallel else []
         if par and (n.fold is not None or n.tally):
             raise StrategyError(f"parallelize({n.index}) does not apply: the loop over {n.index} counts the "
                                 f"coordinates where a case ran, to fold the fill in after it, on one thread")
@@ -787,13 +787,16 @@ class _Emitter:
 
     def _parallel_pragma(self, var: str) -> list:
         p = self.setup.parallel
-        return [self._omp_for()] if p is not None and p.name == var else []
+        return self._omp_for() if p is not None and p.name == var else []
 
-    def _omp_for(self) -> Pragma:
-        """The pragma of the parallel loop; a scalar result's accumulator is each thread's own."""
-        from .schedule import omp_reduction
+    def _omp_for(self) -> list:
+        """The pragmas of the parallel loop; a scalar result's accumulator is each thread's own
+        (combined by a reduction declared first when OpenMP's own would drop a NaN)."""
+        from .schedule import omp_declared_reduction, omp_reduction
         clause = omp_reduction(self.setup)
-        return Pragma("omp parallel for " + (clause + " " if clause else "") + "schedule(guided)")
+        declared = omp_declared_reduction(self.setup)
+        return ([Pragma(declared)] if declared else []) + \
+            [Pragma("omp parallel for " + (clause + " " if clause else "") + "schedule(guided)")]
 
     def _derived_loop(self, var: str, lo, hi, body, what: str, v: Var | None = None, block_start=None) -> list:
         """``for v in [lo, hi): body`` (``v`` names ``var``), or its blocks when a split applies to ``var``.

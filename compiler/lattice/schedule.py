@@ -336,9 +336,38 @@ def omp_reduction(setup) -> str | None:
     if setup.output.indices or not isinstance(s, Where) or s.temp.workspace or s.temp.op is None:
         return None
     op = _OMP_REDUCTIONS.get(s.temp.op.name)
-    if op in ("max", "min") and np.dtype(setup.temps[s.temp.name][1]).kind == "f":
-        return None   # OpenMP's max drops a NaN partial result; numpy's (and ours) propagates it
+    if op in _KEEPING_NAN and np.dtype(setup.temps[s.temp.name][1]).kind == "f":
+        op = _KEEPING_NAN[op][0]   # OpenMP's max drops a NaN partial result; numpy's (and ours) keeps it
     return f"reduction({op}:{s.temp.name})" if op is not None else None
+
+
+#: a float max or min whose threads' partial results keep a NaN: its name, comparison and identity
+_KEEPING_NAN = {"max": ("max_keeping_nan", ">", "-INFINITY"), "min": ("min_keeping_nan", "<", "INFINITY")}
+
+
+def omp_declared_reduction(setup) -> str | None:
+    """The ``omp declare reduction`` pragma that :func:`omp_reduction`'s clause names, or None.
+
+    OpenMP's own ``max`` combines two threads' maxima with ``>``, which passes a NaN over;
+    numpy's max is NaN when any entry is. A float max or min declares its own combiner,
+    which keeps a NaN as the loop body's running max does.
+
+    >>> from compiler.format import csr
+    >>> from compiler.lattice.cfir import Setup
+    >>> from compiler.notation import parse
+    >>> print(omp_declared_reduction(Setup.create(parse("s = max[i, j](A[i, j])"), {"A": csr()},
+    ...                                           schedule=Schedule().parallelize("i"))))
+    omp declare reduction(max_keeping_nan : double : omp_out = isnan(omp_out) || omp_out > omp_in ? omp_out : omp_in) \
+initializer(omp_priv = -INFINITY)
+    """
+    from ..dtypes import c_type
+    clause = omp_reduction(setup)
+    for name, cmp, identity in _KEEPING_NAN.values():
+        if clause is not None and clause.startswith(f"reduction({name}:"):
+            ctype = c_type(setup.temps[setup.statement.temp.name][1])
+            return (f"omp declare reduction({name} : {ctype} : omp_out = isnan(omp_out) || omp_out {cmp} omp_in ? "
+                    f"omp_out : omp_in) initializer(omp_priv = {identity})")
+    return None
 
 
 def _computes_first(what: str, who: str, where) -> None:
@@ -373,10 +402,9 @@ def _check_parallel_reduction(index: Index, setup, what: str) -> None:
                             f"and its loops run {', '.join(i.name for i in loops) or '(none)'}")
     if omp_reduction(setup) is None:
         op, dt = s.temp.op.name, setup.temps[s.temp.name][1]
-        why = "OpenMP's max and min drop a NaN that numpy's propagate" if op in ("max", "min") else \
-            f"OpenMP cannot combine the threads' partial results of {op}"
         raise StrategyError(f"{what}: the result {out} is a reduction by {op} of {dt} values over {index}, and "
-                            f"{why}")
+                            f"OpenMP cannot combine the threads' partial results of {op}")
 
 
-__all__ = ["Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel", "omp_reduction"]
+__all__ = ["Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel", "omp_declared_reduction",
+           "omp_reduction"]

@@ -243,7 +243,8 @@ REDUCTIONS = [("float64", "s = sum[i, j](A[i, j])", "+"), ("float64", "s = sum[i
               ("float64", "s = prod[i, j](A[i, j] + 1)", "*"), ("float64", "s = sum[i](max[j](A[i, j]))", "+"),
               ("int64", "s = max[i, j](A[i, j])", "max"), ("int64", "s = min[i, j](A[i, j])", "min"),
               ("int32", "s = sum[i, j](A[i, j])", "+"), ("bool", "s = any[i, j](A[i, j])", "||"),
-              ("bool", "s = all[i, j](A[i, j])", "&&")]
+              ("bool", "s = all[i, j](A[i, j])", "&&"), ("float64", "s = max[i, j](A[i, j])", "max_keeping_nan"),
+              ("float32", "s = min[i, j](A[i, j] - 1)", "min_keeping_nan")]
 def fuses(prog):
     """Whether the entries' positions can be fused: no row max between the loops (a fill that is not
     the reduction's identity, as 0 for max or False for all, is folded in after the flat loop)."""
@@ -276,11 +277,33 @@ def test_a_scalar_reduction_on_threads(dtype, prog, op, schedule):
        st.sampled_from(REDUCTIONS), st.sampled_from(range(len(SCALAR_SCHEDULES))))
 def test_property_scalar_reductions_on_threads(m, n, density, seed, reduction, schedule):
     dtype, prog, _ = reduction
-    a = rand((m, n), density, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    a = rand((m, n), density, rng)
+    if dtype.startswith("float") and a.size and rng.random() < 0.3:
+        a[rng.integers(m), rng.integers(n)] = np.nan   # numpy's max keeps it, on any thread
     arr = a > 0 if dtype == "bool" else a.astype(dtype)
     A = Tensor.from_numpy(arr, csr(dtype=dtype, fill=np.zeros((), dtype).item()), name="A")
     if schedule != 2 or fuses(prog):
         check_lowered(prog, SCALAR_SCHEDULES[schedule], checked=True, A=A)
+
+
+@pytest.mark.parametrize("nan_at", [None, (0, 0), (39, 29), (20, 3)])
+@pytest.mark.parametrize("prog", ["s = max[i, j](A[i, j])", "s = min[i, j](A[i, j])", "s = sum[i](max[j](A[i, j]))"])
+def test_a_float_max_on_threads_keeps_a_nan(prog, nan_at):
+    # OpenMP's own max combines the threads' maxima with >, which passes a NaN over: a reduction
+    # declared with a combiner that keeps it, as numpy's max does
+    a = rand((40, 30), 0.2, np.random.default_rng(3))
+    if nan_at is not None:
+        a[nan_at] = np.nan
+    A = Tensor.from_numpy(a, csr(), name="A")
+    k = check_lowered(prog, PAR, checked=True, A=A)
+    assert np.isnan(k(A=A).to_numpy()) == (nan_at is not None)
+    declared = "omp declare reduction(" in k.c_source
+    assert declared == prog.startswith("s = m")   # a sum of row maxima needs none
+    if declared:
+        op = prog[4:7]
+        assert f"#pragma omp parallel for reduction({op}_keeping_nan:t_" in k.c_source
+        assert f"#pragma omp declare reduction({op}_keeping_nan : double : omp_out = isnan(omp_out) || " in k.c_source
 
 
 def test_a_numpy_split_factor_and_a_loop_with_nothing_to_run_on_threads():

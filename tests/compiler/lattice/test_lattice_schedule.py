@@ -81,10 +81,6 @@ def test_only_parallel_kernels_get_openmp(mats):
      r"reorder\(1, 2\) needs index names \(strings\)"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().parallelize("q"),
      r"parallelize\(q\) does not apply: q is not a loop of the statement \(loops i, j\)"),
-    ("s = max[i, j](A[i, j])", {"A": csr()}, Schedule().parallelize("i"),
-     "the result s is a reduction by max of float64 values over i, and OpenMP's max and min drop a NaN"),
-    ("s = max[i, j](A[i, j])", {"A": csr()}, Schedule().split("i", "i0", "i1", 3).parallelize("i0"),
-     r"parallelize\(i0\) does not apply: the result s is a reduction by max"),   # the name the user wrote
     ("y[i] = A[i] * B[i] + prod[k](C[k])", {"A": dense(1), "B": dense(1), "C": "sparse_vector"},
      Schedule().parallelize("i"), r"the statement first computes the reduction prod\[k\]\(C\[k\]\), outside every "
      r"loop, so no loop encloses all of it"),
