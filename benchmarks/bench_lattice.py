@@ -39,8 +39,10 @@ entries, then filling its entries from its start, a last pass moving the rows do
 room they left; each thread with its own workspace; scipy and pydata run on one core), as
 are CSR+CSR (each row counting its entries exactly by a merge of the two rows) and CSR∘CSR
 (each row bounded by its shorter row: no merge to count). Every SpGEMM kernel fetches the
-row of B that A's entry 4 places ahead picks (:mod:`compiler.imperative.prefetch`). Then
-SpMV's effective bandwidth next to the machine's streaming bandwidth (a large numpy copy).
+row of B that A's entry 4 places ahead picks (:mod:`compiler.imperative.prefetch`). SpMV
+also runs on all cores, with int64 and with int32 indices. Then SpMV's effective bandwidth
+next to the machine's streaming bandwidth (a large copy, by numpy on one thread and by a
+generated parallel copy on all), and the bandwidth 10x over pydata/sparse would need.
 Reductions against scipy's own (``A.sum()``, ``A.max()``, ``A.max(axis=1)``, ``A.max(axis=0)``): the sum
 and the max of every entry get one flat loop over A's values by themselves (fuse + pos), the
 max folding the fill 0 in once after it, in SIMD lanes with a flag for NaN; the sum also
@@ -180,12 +182,19 @@ def main(small=False, only=None):
         k32 = lower("y[i] = A[i, j] * x[j]", A=At32, x=xt)
         np.testing.assert_allclose(k32(A=At32, x=xt).to_numpy(), A32 @ x)
         row("SpMV, int32 indices", {"kernel": raw_caller(k32, {"A": At32, "x": xt}), "call": lambda: k32(A=At32, x=xt),
-                                    "scipy": lambda: A32 @ x})
+                                    "scipy": lambda: A32 @ x, "pydata": lambda: Ap @ x})
         if openmp_support() is None:
-            kp = lower("y[i] = A[i, j] * x[j]", A=At, x=xt, options={"schedule": (("parallelize", "i"),)})
+            par = {"schedule": (("parallelize", "i"),)}
+            kp = lower("y[i] = A[i, j] * x[j]", A=At, x=xt, options=par)
             np.testing.assert_allclose(kp(A=At, x=xt).to_numpy(), A @ x)
             row(f"SpMV parallel({os.cpu_count()})", {"kernel": raw_caller(kp, {"A": At, "x": xt}),
-                                                     "call": lambda: kp(A=At, x=xt), "scipy": lambda: A @ x})
+                                                     "call": lambda: kp(A=At, x=xt), "scipy": lambda: A @ x,
+                                                     "pydata": lambda: Ap @ x})
+            kp32 = lower("y[i] = A[i, j] * x[j]", A=At32, x=xt, options=par)
+            np.testing.assert_allclose(kp32(A=At32, x=xt).to_numpy(), A32 @ x)
+            row(f"SpMV par({os.cpu_count()}), int32", {"kernel": raw_caller(kp32, {"A": At32, "x": xt}),
+                                                     "call": lambda: kp32(A=At32, x=xt), "scipy": lambda: A32 @ x,
+                                                     "pydata": lambda: Ap @ x})
 
     # CSR + CSR and CSR ∘ CSR into CSR
     for what, prog, ref, pyd in (("add", "C[i, j] = A[i, j] + B[i, j]", lambda: A + B, lambda: Ac + Bc),
@@ -279,21 +288,49 @@ def main(small=False, only=None):
 
     # bandwidth
     if spmv_kernel_t is not None:
-        big = np.ones(64 * 2 ** 20 // 8 * 4)  # 256 MB
-        out = np.empty_like(big)
-        copy_t = float(np.median(interleaved({"copy": lambda: np.copyto(out, big)}, rounds=5)["copy"]))
-        stream = 2 * big.nbytes / copy_t
-        spmv_bytes = (A.indptr.nbytes + A.indices.nbytes + A.data.nbytes + x.nbytes + n * 8)
-        print(f"SpMV effective bandwidth {spmv_bytes / spmv_kernel_t / 1e9:6.2f} GB/s "
-              f"(bytes = pos + idx + vals + x + y = {spmv_bytes / 1e6:.1f} MB); "
-              f"streaming bandwidth (numpy copy, read + write) {stream / 1e9:6.2f} GB/s")
-        pd = RESULTS.get("SpMV (CSR)", {}).get("pydata")
-        if pd:
-            # SpMV is bound by memory traffic: no kernel reads its bytes faster than streaming
-            need = 10 * spmv_bytes / pd
-            print(f"10x over pydata/sparse SpMV ({pd * 1e3:.2f} ms) would need {need / 1e9:6.2f} GB/s "
-                  f"of {'reachable' if need <= stream else 'unreachable (above streaming)'} bandwidth")
+        spmv_bandwidth(A, x, spmv_kernel_t)
     return RESULTS
+
+
+def streaming_bandwidth() -> dict:
+    """Read + write bytes per second of a 256 MB copy: numpy's (one thread), and a generated
+    ``y[i] = x[i]`` on every thread (``parallelize(i)``) into a kept output."""
+    big = np.ones(64 * 2 ** 20 // 8 * 4)
+    out = np.empty_like(big)
+    contenders = {"one thread": lambda: np.copyto(out, big)}
+    if openmp_support() is None:
+        bt = Tensor.from_numpy(big, dense(1), name="x")
+        k = lower("y[i] = x[i]", x=bt, options={"schedule": (("parallelize", "i"),)})
+        args = {**binding.input_args("x", bt), binding.array_name("y", 0, "size"): big.size,
+                binding.array_name("y", None, "val"): out}
+        params = {p.name for p in k.lowered.function.params}
+        assert params <= set(args), params - set(args)
+        fn, call = k.compiled, {a: v for a, v in args.items() if a in params}
+        contenders[f"{os.cpu_count()} threads"] = lambda: fn(**call)
+    t = interleaved(contenders, rounds=5)
+    return {name: 2 * big.nbytes / float(np.median(v)) for name, v in t.items()}
+
+
+def spmv_bandwidth(A, x, kernel_t):
+    """SpMV's effective bandwidth, and the bandwidth 10x over pydata/sparse would need, next to
+    the machine's streaming bandwidth: SpMV is bound by memory traffic (each entry's index and
+    value are read once), so no kernel moves its bytes faster than a copy streams."""
+    stream = streaming_bandwidth()
+    n = A.shape[0]
+    for name, index_bytes, t, pd in (
+            ("SpMV (CSR)", 8, kernel_t, RESULTS.get("SpMV (CSR)", {}).get("pydata")),
+            ("int32 indices", 4, None, RESULTS.get("SpMV, int32 indices", {}).get("pydata"))):
+        nbytes = (n + 1 + A.nnz) * index_bytes + A.data.nbytes + x.nbytes + n * 8
+        if t is not None:
+            print(f"SpMV effective bandwidth {nbytes / t / 1e9:6.2f} GB/s (bytes = pos + idx + vals + x + y = "
+                  f"{nbytes / 1e6:.1f} MB); streaming bandwidth (copy, read + write): "
+                  + ", ".join(f"{name} {b / 1e9:6.2f} GB/s" for name, b in stream.items()))
+        if pd:
+            need = 10 * nbytes / pd
+            reach = [name for name, b in stream.items() if need <= b]
+            print(f"10x over pydata/sparse SpMV ({pd * 1e3:.2f} ms), {name}: {nbytes / 1e6:.1f} MB in "
+                  f"{pd / 10 * 1e3:.3f} ms needs {need / 1e9:6.2f} GB/s: "
+                  + (f"below streaming on {reach[0]}" if reach else "above streaming on every thread count"))
 
 
 FRESH = {"add": ("CSR+CSR", "C[i, j] = A[i, j] + B[i, j]", lambda A, B: A + B),
