@@ -117,6 +117,7 @@ class _Emitter:
         self.par_rows = False         # two-phase on threads: each row counts, then fills, its own entries
         self.bounded_rows = False     # ... counting its workspace's scatters, a bound of its entries
         self.row_ends = None          # ... where each row's entries end (phase 2 drops the fill)
+        self.row_info = None          # ... the level whose pos[i] is row i's start (a scratch one for COO)
         self.row_fibers = None        # ... the forall whose shortest fiber bounds a row's entries
         self.shared_allocs: set = set()   # scratch arrays the threads share (one element per row)
         self.counting: dict = {}          # index -> the statement a case that ran at it adds (a fold's count)
@@ -1285,7 +1286,7 @@ class _Emitter:
         """A row of a two-phase kernel on threads: phase 1 counts its entries into ``pos[i + 1]``;
         phase 2 stores them from the row's start ``pos[i]`` (after the prefix sum), and where
         they end (it drops the fill) into ``end[i]``."""
-        info = self.levels_info[1]
+        info = self.row_info
         counter, row = Var(info["counter"]), self._dense_position(0)
         end = BinOp("+", row, 1)
         if self.phase == "assemble":
@@ -1363,8 +1364,8 @@ class _Emitter:
         return inner
 
     def _parallel_two_phase(self, cfir) -> list:
-        """Two-phase assembly with each phase's rows on threads (a CSR or DCSR output over a
-        parallel row loop).
+        """Two-phase assembly with each phase's rows on threads (a CSR, DCSR, COO or sparse-vector
+        output over a parallel row loop).
 
         One shared counter cannot append from several threads, so the rows keep their own:
         phase 1 counts each row's entries, a prefix sum turns the counts into the rows' starts,
@@ -1374,7 +1375,9 @@ class _Emitter:
         each row's entries end in a scratch array, one element per row; a sequential pass
         then moves the rows down over the gaps, and moves nothing while there is no gap.
         A DCSR output is counted by row number, as a CSR one; every row is then an entry
-        of its level 0, and the compaction drops the empty rows.
+        of its level 0, and the compaction drops the empty rows. A COO output (one level, no row
+        positions) counts its rows in a scratch array of row starts instead, and so does a sparse
+        vector, whose rows are its coordinates (one entry at most each).
 
         When each row's entries all come from one workspace (Gustavson's SpGEMM), phase 1
         counts the row's scatters into it instead (:mod:`compiler.lattice.reserve`: B's row
@@ -1388,24 +1391,37 @@ class _Emitter:
         last = self.levels_info[-1]
         shared, k, out = last["counter"], last["k"], s.output.tensor
         rows = Var(self.out_sizes[0].name)
+        one_level = len(self.levels_info) == 1
+        if one_level:
+            # a COO or sparse-vector output has no row positions: the rows count and start in a
+            # scratch array (a sparse vector's rows are its coordinates, each one entry at most)
+            starts_name = self.name(("rowstart", k), f"{out}{k}_start")
+            self.allocs.append((starts_name, "int64", BinOp("+", rows, 1), Const(0, "int64")))
+            self.shared_allocs.add(starts_name)
+            self.row_info = {**last, "pos": starts_name, "idt": "int64"}
+        else:
+            self.row_info = self.levels_info[1]
         self.row_ends = self.name(("rowend", k), f"{out}{k}_end")
         self.allocs.append((self.row_ends, "int64", rows, None))
         self.shared_allocs.add(self.row_ends)
         compact = self._compaction()
-        last["counter"] = self.name(("rowcount", k), f"n{out}{k}")
+        # each row appends with its own counter (a COO level's scratch row starts name it too)
+        last["counter"] = self.row_info["counter"] = self.name(("rowcount", k), f"n{out}{k}")
         self.phase = "assemble"
         first = self.emit(cfir)
-        last["counter"] = self.name(("rowpos", k), f"{shared}_row")
+        last["counter"] = self.row_info["counter"] = self.name(("rowpos", k), f"{shared}_row")
         self.phase = "compute"
         second = self.emit(cfir)
-        self.phase, last["counter"] = None, shared
-        total = cast(Load(last["pos"], rows), last["idt"], "int64")
+        self.phase, last["counter"], self.row_info["counter"] = None, shared, shared
+        total = cast(Load(self.row_info["pos"], rows), self.row_info["idt"], "int64")
         self.notes.append(f"parallelize({s.parallel}) with the sparse output {out}: each row counts "
                           + ("the scatters into its workspace (a bound of its entries)" if self.bounded_rows
                              else "the entries of its shortest fiber (a bound of its entries)"
                              if self.row_fibers is not None else "its entries")
                           + ", then fills them from its start (two-phase, on threads)")
-        if not isinstance(self.levels_info[0]["level"], Dense):   # DCSR
+        if one_level:
+            staging, starts, final = [], [self._prefix_sum(self.row_info, rows)], []
+        elif not isinstance(self.levels_info[0]["level"], Dense):   # DCSR
             # the rows are counted by row number, as in CSR; the compaction then drops the empty ones
             top, row = self.levels_info[0], Var(self.name(("rows", k), "row"))
             staging = [Comment(f"{out}'s rows count their entries at {last['pos']}[row + 1], as in CSR"),
@@ -1426,14 +1442,15 @@ class _Emitter:
             counted, room = "the steps of its loop (at most one entry each)", "room for that many"
         else:
             counted, room = "its entries", "room for exactly their entries"
+        row = "coordinate" if len(self.out_sizes) == 1 else "row"   # a sparse vector's "rows"
         return staging + [
-            Comment(f"phase 1, count: each row of {out} counts {counted} (rows run on threads)"),
+            Comment(f"phase 1, count: each {row} of {out} counts {counted} ({row}s run on threads)"),
             If(yes, first),
-            Comment(f"the rows' starts, and {room}"),
+            Comment(f"the {row}s' starts, and {room}"),
             *starts, *[Grow(name, total) for name in (*last["idx"], self.val)],
-            Comment(f"phase 2, compute: each row stores its entries from its start, skipping the fill, and records "
-                    f"where they end (rows run on threads)"),
-            If(yes, second)] + final + compact
+            Comment(f"phase 2, compute: each {row} stores its entries from its start, skipping the fill, and records "
+                    f"where they end ({row}s run on threads)"),
+            If(yes, second)] + final + compact + (self.final if one_level else [])
 
     def function(self, cfir, name: str, assembly: str = "one-pass") -> Function:
         s = self.setup
@@ -1534,6 +1551,8 @@ class _Emitter:
             moves = [Store(name, kept, Load(name, q)) for name in info["idx"]]
             more = CompoundAssign("+", kept, Const(1, "int64"))
             if t == len(sparse) - 1 and self.par_rows:
+                if info["k"] == 0:   # the output's only level: its rows start in the scratch row_info
+                    info, parents = {**self.row_info, "counter": info["counter"]}, Var(self.out_sizes[0].name)
                 out += self._close_gaps(info, parents, kept)
                 continue
             if t == len(sparse) - 1:

@@ -306,11 +306,11 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
                             f"iterations of {index} add into the same elements of {out} (a race)")
     if not is_all_dense(fmt):
         names = [lvl.name for lvl in fmt.levels]
-        if names not in (["Dense", "SparseList"], ["SparseList", "SparseList"]):
+        if names not in (["Dense", "SparseList"], ["SparseList", "SparseList"], ["SparseList"], ["SparseCOO"]):
             raise StrategyError(f"{what}: the sparse output {out} ({', '.join(names)}) would be appended through "
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "
-                                f"CSR and DCSR outputs (rows over {index}, then a SparseList), each row from its "
-                                f"own start")
+                                f"CSR and DCSR outputs (rows over {index}, then a SparseList), COO outputs and "
+                                f"sparse vectors, each row from its own start")
 
 
 #: OpenMP's reduction identifiers for the operators whose partial results threads may combine

@@ -77,8 +77,10 @@ way: its rows are counted by row number, and the empty ones dropped at the end. 
 entries all come from its workspace, as in SpGEMM, the count is cheaper: the row counts its
 products (the lengths of B's rows it reads), at least as many as its entries, and the room it
 does not fill is one more gap. A row that runs one loop, as the intersection of `A ∘ B`, counts
-the length of its shortest fiber the same way, with no merge. An output the threads would still race on (a COO output, appended
-through one list) is refused with the reason."""),
+the length of its shortest fiber the same way, with no merge. A COO output, or a sparse vector,
+has no row positions: its rows count and start in a scratch array instead. An output the threads
+would still race on (a CSF output, whose middle level would be appended through one list) is
+refused with the reason."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 from compiler.lattice.schedule import Schedule
 
@@ -97,8 +99,11 @@ print(k.trace.stages())
 print(k.trace.find("lower")[0].note)
 print(k.trace.find("privatize")[0].note)
 print("\\n".join(line for line in k.c_source.splitlines() if "thread_id()" in line or "thread_count()" in line))
+k = ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="coo", options={"schedule": [("parallelize", "i")]})
+print("\\n".join(line for line in k.c_source.splitlines() if "C0_start[" in line and "=" in line))
 try:
-    ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="coo", options={"schedule": [("parallelize", "i")]})
+    ss.lower("C[i, j, l] = A[i, j, k] * B[l, k]", A="csf", B="csr", C="csf",
+             options={"schedule": [("parallelize", "i")]})
 except ss.StrategyError as e:
     print(e)"""),
     ("md", """A **scalar** result is reduced on threads with OpenMP's `reduction` clause: each thread adds its

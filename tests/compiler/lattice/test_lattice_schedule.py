@@ -56,8 +56,8 @@ def test_only_parallel_kernels_get_openmp(mats):
 
 @pytest.mark.parametrize("prog, formats, schedule, message", [
     ("y[i] = A[i, j] * x[j]", {"A": csc(), "x": dense(1)}, Schedule().parallelize("j"), "same elements of y"),
-    ("C[i, j] = A[i, k] * B[k, j]", {"A": csr(), "B": csr(), "C": coo()}, Schedule().parallelize("i"),
-     "sparse output C"),
+    ("C[i, j, l] = A[i, j, k] * B[l, k]", {"A": "csf", "B": csr(), "C": "csf"}, Schedule().parallelize("i"),
+     r"the sparse output C \(SparseList, SparseList, SparseList\) would be appended through one counter"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().parallelize("j"), "outermost"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().reorder("j", "i"), "stored with i before j"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute("j"), "not an index of the result"),
@@ -96,7 +96,7 @@ def test_only_parallel_kernels_get_openmp(mats):
 ])
 def test_inapplicable_schedules_say_why(prog, formats, schedule, message):
     from compiler.format import parse_format
-    fm = {k: parse_format(v, ndim=1) if isinstance(v, str) else v for k, v in formats.items()}
+    fm = {k: parse_format(v, ndim=3 if v == "csf" else 1) if isinstance(v, str) else v for k, v in formats.items()}
     with pytest.raises(StrategyError, match=message):
         lower(prog, options={"schedule": schedule}, **fm)
 
