@@ -551,10 +551,26 @@ def _compare_impl(ufunc):
     return impl
 
 
+def ieee_pow(a, b) -> np.ndarray:
+    """``a ** b`` as C's ``pow`` (IEEE 754) computes it, elementwise.
+
+    numpy computes an exponent it sees as one value 0.5 as a square root:
+    ``np.power(-inf, 0.5)`` is NaN and ``np.power(-0.0, 0.5)`` is -0.0, where C's pow
+    gives inf and 0.0. A full, one-dimensional exponent array runs numpy's pow itself.
+
+    >>> ieee_pow(np.array([-np.inf, -0.0, 4.0]), 0.5)
+    array([inf,  0.,  2.])
+    """
+    a, b = np.broadcast_arrays(a, b)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        out = np.power(np.array(a).reshape(-1), np.array(b).reshape(-1)).reshape(a.shape)
+    return out[()] if out.ndim == 0 else out   # a scalar for scalars, as np.power gives
+
+
 def _pow_impl(op, arrays, rdt):
     a, b = _cast(arrays, rdt)
     if rdt.kind == "f":
-        return np.power(a, b)
+        return ieee_pow(a, b)
     neg = b < 0
     pos = np.power(a, np.where(neg, 0, b).astype(rdt))
     # 1 / a**k truncated toward zero: only |a| == 1 survives

@@ -38,6 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..algebra import ieee_pow
 from ..errors import DTypeError, KernelError
 from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, For, Function, Grow, Growable, If, Load, OutScalar, Prefetch, Scalar, Select, Store,
@@ -50,7 +51,7 @@ _BY_RANK = ["int32", "int32", "int64", "float32", "float64"]
 _MATH: dict[str, Callable] = {
     "fmin": lambda a, b: np.fmin(np.float64(a), np.float64(b)),
     "fmax": lambda a, b: np.fmax(np.float64(a), np.float64(b)),
-    "pow": lambda a, b: np.power(np.float64(a), np.float64(b)),
+    "pow": lambda a, b: ieee_pow(np.float64(a), np.float64(b)),
     "ldexp": lambda a, b: np.ldexp(np.float64(a), np.int32(b)),
     "sqrt": lambda a: np.sqrt(np.float64(a)),
     "exp": lambda a: np.exp(np.float64(a)),

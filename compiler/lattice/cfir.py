@@ -537,9 +537,9 @@ class Setup:
         setup.relations = relations
         if parallel is not None:
             from .derived import check_parallel_blocks, parallel_origin
-            from .schedule import check_parallel, omp_reduction
+            from .schedule import check_parallel
             check_parallel(parallel_origin(parallel, relations), setup, parallel)
-            if omp_reduction(setup) is None:   # a scalar's threads each add into their own copy
+            if out.indices:   # (a scalar result's threads each reduce into their own copy)
                 check_parallel_blocks(parallel, relations, [i.name for i in storage_path(out, ofmt)[0]], out.tensor)
         return setup
 

@@ -490,9 +490,13 @@ def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=No
     producer_uses = set(indices) | {i for a in expr_accesses(body.rhs) for i in a.indices}
     outside, to_consumer, to_producer = _distribute(order, indices, consumer_uses, producer_uses)
     if op is None:
+        nested = next((e for e in walk(body.rhs) if isinstance(e, Reduce)), None)
+        why = (f"{body} assigns its value without reducing into {body.lhs} (its {nested} is nested inside the "
+               f"expression)" if nested is not None else f"{body} reduces nothing")
         raise StrategyError(f"{what}: without an expression, precompute gathers a reduction's result in the "
-                            f"workspace, and {body} reduces nothing; name the sub-expression to compute first, "
-                            f"e.g. precompute({', '.join(i.name for i in indices)}, {name}, expr=...)")
+                            f"workspace, and {why}; name the sub-expression to compute first, "
+                            f"e.g. precompute({', '.join(i.name for i in indices)}, {name}, "
+                            f"expr={repr(str(nested)) if nested is not None else '...'})")
     if any(i in reduced for i in outside):
         raise StrategyError(f"{what}: the reduction over "
                             f"{', '.join(i.name for i in reduced) or 'nothing'} must be inside the workspace's "

@@ -52,7 +52,7 @@ from .. import binding
 from ..errors import StrategyError
 from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast, Comment, CompoundAssign,
                              Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
-                             Scalar, Select, Store, Tagged, UnOp, Var, View, While, and_)
+                             Scalar, Select, Store, Tagged, UnOp, Var, View, While, and_, map_bodies)
 from ..imperative.ir import RESERVED, is_c_name
 from ..imperative.ir import walk as ir_walk
 from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
@@ -791,13 +791,46 @@ class _Emitter:
         return self._omp_for() if p is not None and p.name == var else []
 
     def _omp_for(self) -> list:
-        """The pragmas of the parallel loop; a scalar result's accumulator is each thread's own
-        (combined by a reduction declared first when OpenMP's own would drop a NaN)."""
-        from .schedule import omp_declared_reduction, omp_reduction
-        clause = omp_reduction(self.setup)
-        declared = omp_declared_reduction(self.setup)
-        return ([Pragma(declared)] if declared else []) + \
-            [Pragma("omp parallel for " + (clause + " " if clause else "") + "schedule(guided)")]
+        """The pragma of the parallel loop (a scalar result's loops get their reduction clauses
+        once the function is built: :meth:`_reduction_clauses`)."""
+        return [Pragma("omp parallel for schedule(guided)")]
+
+    def _reduction_clauses(self, body: list) -> list:
+        """``body`` with a ``reduction(op:t)`` clause on each parallel loop for each accumulator
+        ``t`` of a scalar result it reduces into (declared outside the loop): each thread reduces
+        into its own copy, and OpenMP combines the copies. A combiner OpenMP lacks (a float max
+        that keeps a NaN) is declared once, first.
+
+        ``s = sum[i, j](A[i, j]) + max[i, j](B[i, j])`` runs two parallel loops, each with
+        the clause of its own accumulator.
+        """
+        from ..imperative.privatize import is_parallel_pragma
+        from .schedule import omp_declared_reduction, omp_reduction, scalar_wheres
+        accumulators = {w.temp.name for w in scalar_wheres(self.setup)}
+        declared = []
+
+        def visit(stmts):
+            stmts, out = list(stmts), []
+            for k, st in enumerate(stmts):
+                if is_parallel_pragma(st) and k + 1 < len(stmts):
+                    nodes = list(ir_walk(stmts[k + 1]))
+                    local = {n.var.name for n in nodes if isinstance(n, Declare)}
+                    reduced = [t for t in dict.fromkeys(n.target.name for n in nodes
+                                                        if isinstance(n, (Assign, CompoundAssign)))
+                               if t in accumulators and t not in local]
+                    clauses = [omp_reduction(self.setup, t) for t in reduced]
+                    assert None not in clauses, "check_parallel lets only combinable reductions on threads"
+                    for t in reduced:
+                        d = omp_declared_reduction(self.setup, t)
+                        if d is not None and d not in declared:
+                            declared.append(d)
+                    out.append(Pragma(" ".join(["omp parallel for", *clauses, "schedule(guided)"])))
+                else:
+                    out.append(map_bodies(st, visit))
+            return out
+
+        body = visit(body)
+        return [Pragma(d) for d in declared] + body
 
     def _derived_loop(self, var: str, lo, hi, body, what: str, v: Var | None = None, block_start=None) -> list:
         """``for v in [lo, hi): body`` (``v`` names ``var``), or its blocks when a split applies to ``var``.
@@ -1044,8 +1077,10 @@ class _Emitter:
         if loop is None or loop.universe or len(tensor_its) != 1 or others or not tensor_its[0].unique:
             what = (f"it also iterates {' and '.join(it.described for it in others)}, which cannot be located by "
                     f"coordinate" if others else
-                    "it visits every coordinate of the dimension (a union with a dense range)" if loop is not None
-                    and loop.universe else f"{pos.tensor} is not iterated there")
+                    f"it visits every coordinate of {index} (a union with the dense range): where "
+                    f"{pos.tensor} stores nothing, the value still counts, as it is neither the result's fill nor "
+                    f"the identity of the reduction" if any(x.universe for x in n.loops)
+                    else f"{pos.tensor} is not iterated there")
             raise StrategyError(f"{pos} does not apply: the loop over {index} must follow {pos.tensor}'s positions "
                                 f"alone, but {what}")
         return tensor_its[0]
@@ -1481,6 +1516,8 @@ class _Emitter:
             if self.out_dense and s.statement is not None:
                 body += self._scatter_init()
             body += self._reserve_for_scatters(emitted) + emitted + self.final
+        if s.parallel is not None and not s.output.indices:
+            body = self._reduction_clauses(body)
         for buf, dtype, length, init in reversed(self.allocs):
             body = [Allocate(buf, dtype, length, init, body, shared=buf in self.shared_allocs)]
         names = _names_used(body)

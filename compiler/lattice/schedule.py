@@ -281,8 +281,9 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
 
     Workspaces inside the loop are fine: each thread gets its own
     (:mod:`compiler.imperative.privatize`). A sparse output is filled on threads when it
-    is CSR or DCSR, a level over ``index`` above one SparseList level: each row then
-    counts its entries and fills them from its start (two-phase assembly); a block of
+    is CSR or DCSR, a level over ``index`` above one SparseList level, or one level (COO,
+    a sparse vector): each row then counts its entries and fills them from its start
+    (two-phase assembly); a block of
     rows (a split of ``index`` or of its positions) keeps its rows on one thread. (Fused
     positions, whose blocks could split a row between threads, never reach here with a
     sparse output: ``fuse`` itself refuses one.)
@@ -318,8 +319,32 @@ _OMP_REDUCTIONS = {"add": "+", "mul": "*", "bitand": "&", "bitor": "|", "bitxor"
                    "max": "max", "min": "min"}
 
 
-def omp_reduction(setup) -> str | None:
-    """The ``reduction(op:t)`` clause of a parallel loop that reduces into a scalar result, or None.
+def scalar_wheres(setup) -> list:
+    """The ``where`` statements outside every loop of a scalar result, each reducing into its
+    own accumulator (none when the result has indices).
+
+    >>> from compiler.format import csr
+    >>> from compiler.lattice.cfir import Setup
+    >>> from compiler.notation import parse
+    >>> setup = Setup.create(parse("s = sum[i, j](A[i, j]) + max[i, j](B[i, j])"), {"A": csr(), "B": csr()})
+    >>> sorted(w.temp.name for w in scalar_wheres(setup))
+    ['t_ij', 't_ij_2']
+    """
+    from .cin import Where
+    if setup.output.indices:
+        return []
+    found, stack = [], [setup.statement]
+    while stack:
+        s = stack.pop()
+        if isinstance(s, Where):
+            found.append(s)
+            stack += [s.consumer, s.producer]
+    return found
+
+
+def omp_reduction(setup, temp: str) -> str | None:
+    """The ``reduction(op:temp)`` clause of a parallel loop that reduces into the scalar
+    accumulator ``temp`` (one of :func:`scalar_wheres`), or None.
 
     ``s = sum[i, j](A[i, j])`` accumulates in the scalar ``t_ij`` (scalar promotion): each
     thread sums its rows into its own copy, and OpenMP adds the copies at the end.
@@ -328,24 +353,23 @@ def omp_reduction(setup) -> str | None:
     >>> from compiler.lattice.cfir import Setup
     >>> from compiler.notation import parse
     >>> omp_reduction(Setup.create(parse("s = sum[i, j](A[i, j])"), {"A": csr()},
-    ...                            schedule=Schedule().parallelize("i")))
+    ...                            schedule=Schedule().parallelize("i")), "t_ij")
     'reduction(+:t_ij)'
     """
-    from .cin import Where
-    s = setup.statement
-    if setup.output.indices or not isinstance(s, Where) or s.temp.workspace or s.temp.op is None:
+    where = next((w for w in scalar_wheres(setup) if w.temp.name == temp), None)
+    if where is None or where.temp.workspace or where.temp.op is None:
         return None
-    op = _OMP_REDUCTIONS.get(s.temp.op.name)
-    if op in _KEEPING_NAN and np.dtype(setup.temps[s.temp.name][1]).kind == "f":
+    op = _OMP_REDUCTIONS.get(where.temp.op.name)
+    if op in _KEEPING_NAN and np.dtype(setup.temps[temp][1]).kind == "f":
         op = _KEEPING_NAN[op][0]   # OpenMP's max drops a NaN partial result; numpy's (and ours) keeps it
-    return f"reduction({op}:{s.temp.name})" if op is not None else None
+    return f"reduction({op}:{temp})" if op is not None else None
 
 
 #: a float max or min whose threads' partial results keep a NaN: its name, comparison and identity
 _KEEPING_NAN = {"max": ("max_keeping_nan", ">", "-INFINITY"), "min": ("min_keeping_nan", "<", "INFINITY")}
 
 
-def omp_declared_reduction(setup) -> str | None:
+def omp_declared_reduction(setup, temp: str) -> str | None:
     """The ``omp declare reduction`` pragma that :func:`omp_reduction`'s clause names, or None.
 
     OpenMP's own ``max`` combines two threads' maxima with ``>``, which passes a NaN over;
@@ -356,17 +380,16 @@ def omp_declared_reduction(setup) -> str | None:
     >>> from compiler.lattice.cfir import Setup
     >>> from compiler.notation import parse
     >>> print(omp_declared_reduction(Setup.create(parse("s = max[i, j](A[i, j])"), {"A": csr()},
-    ...                                           schedule=Schedule().parallelize("i"))))
+    ...                                           schedule=Schedule().parallelize("i")), "t_ij"))
     omp declare reduction(max_keeping_nan : double : omp_out = isnan(omp_out) || omp_out > omp_in ? omp_out : omp_in) \
 initializer(omp_priv = -INFINITY)
     """
     from ..dtypes import c_type
-    clause = omp_reduction(setup)
+    clause = omp_reduction(setup, temp)
     for name, cmp, identity in _KEEPING_NAN.values():
         if clause is not None and clause.startswith(f"reduction({name}:"):
-            ctype = c_type(setup.temps[setup.statement.temp.name][1])
-            return (f"omp declare reduction({name} : {ctype} : omp_out = isnan(omp_out) || omp_out {cmp} omp_in ? "
-                    f"omp_out : omp_in) initializer(omp_priv = {identity})")
+            return (f"omp declare reduction({name} : {c_type(setup.temps[temp][1])} : omp_out = isnan(omp_out) || "
+                    f"omp_out {cmp} omp_in ? omp_out : omp_in) initializer(omp_priv = {identity})")
     return None
 
 
@@ -385,26 +408,41 @@ def _computes_first(what: str, who: str, where) -> None:
 
 
 def _check_parallel_reduction(index: Index, setup, what: str) -> None:
-    """Refuse ``parallelize(index)`` of a scalar result unless the threads can combine partial results."""
+    """Refuse ``parallelize(index)`` of a scalar result unless the threads can combine partial results.
+
+    Each reduction outside every loop (:func:`scalar_wheres`) whose loops start with
+    ``index`` runs on threads, each thread into its own copy of the accumulator; one whose
+    loops do not include ``index`` runs on one thread.
+    """
     from .cin import Where, _loops
-    s = setup.statement
     out = setup.output.tensor
-    if isinstance(s, Where) and s.temp.workspace:
-        _computes_first(what, "the statement", s)
-    if not isinstance(s, Where):
+    wheres = scalar_wheres(setup)
+    if not wheres:
         raise StrategyError(f"{what}: the result {out} is a scalar that every iteration of {index} would "
                             f"write (a race)")
-    loops, inner = _loops(s.producer)
-    if not loops and isinstance(inner, Where):
-        _computes_first(what, f"the reduction into {out}", inner)
-    if not loops or loops[0] != index:
+    for w in wheres:
+        if w.temp.workspace:
+            _computes_first(what, "the statement", w)
+    on_threads = 0
+    for w in wheres:
+        loops, _ = _loops(w.producer)
+        if index not in loops:
+            continue
+        if loops[0] != index:
+            raise StrategyError(f"{what}: only the outermost loop of the reduction into {out} can be "
+                                f"parallelized, and its loops run {', '.join(i.name for i in loops)}")
+        if omp_reduction(setup, w.temp.name) is None:
+            op, dt = w.temp.op.name, setup.temps[w.temp.name][1]
+            raise StrategyError(f"{what}: the result {out} is a reduction by {op} of {dt} values over {index}, "
+                                f"and OpenMP cannot combine the threads' partial results of {op}")
+        on_threads += 1
+    if not on_threads:
+        loops, inner = _loops(wheres[0].producer)
+        if not loops and isinstance(inner, Where):
+            _computes_first(what, f"the reduction into {out}", inner)
         raise StrategyError(f"{what}: only the outermost loop of the reduction into {out} can be parallelized, "
                             f"and its loops run {', '.join(i.name for i in loops) or '(none)'}")
-    if omp_reduction(setup) is None:
-        op, dt = s.temp.op.name, setup.temps[s.temp.name][1]
-        raise StrategyError(f"{what}: the result {out} is a reduction by {op} of {dt} values over {index}, and "
-                            f"OpenMP cannot combine the threads' partial results of {op}")
 
 
 __all__ = ["Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel", "omp_declared_reduction",
-           "omp_reduction"]
+           "omp_reduction", "scalar_wheres"]

@@ -150,6 +150,21 @@ def test_numpy_semantics():
     assert list(lookup("pow")(np.array([2, 1, -1, -1, 3]), np.array([3, -5, -3, -2, -1]))) == [8, 1, -1, 1, 0]
     assert list(lookup("ldexp")(np.array([1.5, 3.0]), np.array([2, -1]))) == [6.0, 1.5]
     assert lookup("/")(1, 0) == np.inf
+
+
+def test_float_pow_is_c_pow_even_for_a_scalar_exponent_of_one_half():
+    # numpy computes x ** 0.5 as sqrt(x) (NaN for -inf, -0.0 for -0.0); C's pow gives inf and 0.0,
+    # so the kernel disagreed with the oracle and the IR interpreter
+    from compiler import Tensor
+    from compiler.format import dense
+    from compiler.testing import check_lowered
+    got = lookup("pow")(np.array([-np.inf, -0.0, 4.0, -2.0]), 0.5)
+    assert got[0] == np.inf and got[1] == 0.0 and not np.signbit(got[1]) and got[2] == 2.0 and np.isnan(got[3])
+    assert lookup("pow")(np.float64(-np.inf), np.float64(0.5)) == np.inf   # a scalar for scalars
+    b = Tensor.from_numpy(np.array([-np.inf, -0.0, 4.0, np.inf]), dense(1), name="b")
+    for e in ("0.5", "-0.5", "1.5", "2"):
+        k = check_lowered(f"a[i] = pow(b[i], {e})", b=b)
+        np.testing.assert_array_equal(np.signbit(k(b=b).to_numpy()), np.signbit(k.interpret(b=b).to_numpy()))
     assert lookup("overwrite")(np.array([1, 2]), 7).tolist() == [7, 7]
     assert lookup("not")(np.array([0.0, np.nan, 2.0])).tolist() == [True, False, False]
 

@@ -389,3 +389,14 @@ def test_parallel_blocks_of_a_fused_dense_loop(factor):
     assert "#pragma omp parallel for" in k.c_source
     with pytest.raises(StrategyError, match="two threads would add into the same element of y"):
         lower("y[i] = B[i, j] * x[j]", B=dense(2), x=dense(1), options={"schedule": s})
+
+
+@pytest.mark.parametrize("prog", ["s = min[i, j](A[i, j])", "y[i] = min[j](A[i, j])"])
+def test_pos_of_a_loop_that_visits_every_coordinate_says_why(prog):
+    # A is the loop's only operand, and it said "A is not iterated there": the fill 0 is not
+    # min's identity, so the rows A does not store still count
+    with pytest.raises(StrategyError, match=r"pos\(i, ip, A\) does not apply: the loop over i must follow A's "
+                       r"positions alone, but it visits every coordinate of i \(a union with the dense range\): "
+                       r"where A stores nothing, the value still counts"):
+        lower(prog, options={"schedule": Schedule().pos("i", "ip", "A")}, A=dcsr())
+    lower(prog, options={"schedule": Schedule().pos("i", "ip", "A")}, A=dcsr(fill=np.inf))   # min's identity

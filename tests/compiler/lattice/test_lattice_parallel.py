@@ -346,6 +346,39 @@ def test_a_float_max_on_threads_keeps_a_nan(prog, nan_at):
         assert f"#pragma omp declare reduction({op}_keeping_nan : double : omp_out = isnan(omp_out) || " in k.c_source
 
 
+@pytest.mark.parametrize("prog, clauses", [
+    ("s = sum[i, j](A[i, j]) + sum[i, j](B[i, j])", ["+", "+"]),
+    ("s = prod[i, j](A[i, j] + 1) + max[i, j](B[i, j])", ["*", "max_keeping_nan"]),
+    ("s = max[i, j](A[i, j]) - min[i, j](B[i, j])", ["max_keeping_nan", "min_keeping_nan"]),
+    ("s = max[i, j](A[i, j]) * max[i, j](B[i, j])", ["max_keeping_nan", "max_keeping_nan"]),
+])
+def test_two_scalar_reductions_on_threads_each_reduce_their_own_accumulator(prog, clauses):
+    # both parallel loops had the clause of one accumulator: the other was a race, and a float
+    # max's declared reduction was declared twice (a C error)
+    rng = np.random.default_rng(4)
+    a, b = rand((300, 20), 0.3, rng), rand((300, 20), 0.3, rng)
+    b[150, 3] = np.nan
+    A, B = Tensor.from_numpy(a, csr(), name="A"), Tensor.from_numpy(b, csr(), name="B")
+    k = check_lowered(prog, PAR, checked=True, A=A, B=B)
+    loops = [line.strip() for line in k.c_source.splitlines() if "#pragma omp parallel for" in line]
+    assert sorted(line.split("reduction(")[1].split(":")[0] for line in loops) == sorted(clauses)
+    assert len({line.split(":")[1] for line in loops}) == 2   # two accumulators, one per loop
+    declared = [line for line in k.c_source.splitlines() if "omp declare reduction" in line]
+    assert len(declared) == len(set(c for c in clauses if "nan" in c))
+
+
+def test_a_reduction_without_the_parallel_loop_runs_on_one_thread():
+    rng = np.random.default_rng(5)
+    A = Tensor.from_numpy(rand((30, 20), 0.3, rng), csr(), name="A")
+    c = Tensor.from_numpy(rand((5,), 0.8, rng) + 0.5, sparse_vector(), name="c")
+    k = check_lowered("s = sum[i, j](A[i, j]) + prod[k](c[k])", PAR, checked=True, A=A, c=c)
+    assert [line.strip() for line in k.c_source.splitlines() if "omp parallel" in line] == \
+        ["#pragma omp parallel for reduction(+:t_ij) schedule(guided)"]
+    with pytest.raises(StrategyError, match=r"parallelize\(i\) does not apply: only the outermost loop of the "
+                                            r"reduction into s can be parallelized, and its loops run j, i"):
+        lower("s = sum[i, j](A[i, j]) + sum[i, j](B[i, j])", options={"schedule": PAR}, A=csr(), B=csc())
+
+
 def test_a_numpy_split_factor_and_a_loop_with_nothing_to_run_on_threads():
     A = Tensor.from_numpy(np.array([[1, 0, 2], [0, 3, 0]]), dense(2, dtype="int64"), name="A")
     check_lowered("s = sum[i, j](A[i, j])", Schedule().split("i", "i0", "i1", np.int64(2)), A=A)

@@ -459,6 +459,20 @@ def test_derived_loops_leave_a_misnested_reduction_to_the_builder():
         lower("y[i] = A[i, j] + 1", A=csc(), options={"schedule": Schedule().split("i", "i0", "i1", 2)})
 
 
+def test_precompute_without_an_expression_names_the_nested_reduction():
+    # it said the statement "reduces nothing"
+    with pytest.raises(StrategyError, match=r"y\[i\] = sum\[j\]\(A\[i, j\]\) \+ x\[i\] assigns its value without "
+                       r"reducing into y\[i\] \(its sum\[j\]\(A\[i, j\]\) is nested inside the expression\); "
+                       r"name the sub-expression to compute first, "
+                       r"e.g. precompute\(i, w, expr='sum\[j\]\(A\[i, j\]\)'\)"):
+        lower("y[i] = sum[j](A[i, j]) + x[i]", A=csr(), x=dense(1), options={"schedule": Schedule().precompute("i", "w")})
+    # ... which is what works
+    A = Tensor.from_numpy(np.array([[1.0, 0.0], [0.0, 0.0], [0.0, -2.0]]), csr(), name="A")
+    x = Tensor.from_numpy(np.array([1.0, 2.0, 3.0]), dense(1), name="x")
+    check_lowered("y[i] = sum[j](A[i, j]) + x[i]", Schedule().precompute("i", "w", expr="sum[j](A[i, j])"),
+                  A=A, x=x)
+
+
 def test_parallelize_after_an_automatic_precompute_says_why_not():
     with pytest.raises(StrategyError, match=r"parallelize\(i\) does not apply: the statement first computes the "
                        r"workspace w, outside every loop, so no loop encloses all of it"):
