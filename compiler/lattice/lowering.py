@@ -819,7 +819,10 @@ class _Emitter:
                                                         if isinstance(n, (Assign, CompoundAssign)))
                                if t in accumulators and t not in local]
                     clauses = [omp_reduction(self.setup, t) for t in reduced]
-                    assert None not in clauses, "check_parallel lets only combinable reductions on threads"
+                    if None in clauses:   # (check_parallel refuses these first)
+                        raise StrategyError(f"parallelize({self.setup.parallel}) does not apply: OpenMP cannot "
+                                            f"combine the threads' partial results of "
+                                            f"{reduced[clauses.index(None)]}")
                     for t in reduced:
                         d = omp_declared_reduction(self.setup, t)
                         if d is not None and d not in declared:
