@@ -219,6 +219,9 @@ class _CPrinter(Printer):
         elif isinstance(s, Pragma) and self.plan.checked and s.text.split()[:2] == ["omp", "simd"]:
             # the bounds checks' exits keep the loop scalar anyway; say so rather than pretend
             self.emit(depth, f"// checked mode runs this loop in its written order (vectorization asked for: {s.text})")
+        elif isinstance(s, Pragma) and self.plan.checked and s.text.split() == ["omp", "atomic"]:
+            self.emit(depth, "// checked mode runs on one thread: this update needs no atomic (the schedule asked "
+                             "for: omp atomic)")
         elif isinstance(s, Pragma) and self.plan.checked and s.text.split()[:2] == ["omp", "declare"]:
             self.emit(depth, "// checked mode runs on one thread: no threads' results to combine "
                              f"(the schedule asked for: {s.text.split('(')[0]}({s.text.split('(')[1].split()[0]}))")

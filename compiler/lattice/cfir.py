@@ -349,6 +349,7 @@ class Setup:
     concrete: Stmt | None = None
     steps: list = field(default_factory=list)  # (stage, before, after, note) of transformations
     parallel: Index | None = None              # the loop run on OpenMP threads
+    races: str = "none"                        # ... and what it does where threads update one element
     relations: tuple = ()                      # split / fuse / pos (compiler.lattice.derived)
     #: a scalar temporary's value where its operands are fill (``max[k](A[i, k])`` of a fill-0 A: 0),
     #: its fill where a loop it was hoisted out of reads it as a constant
@@ -535,11 +536,14 @@ class Setup:
         setup.check_output()
         setup.parallel = parallel
         setup.relations = relations
+        if schedule is not None and parallel is not None:
+            from .schedule import races_of
+            setup.races = races_of(schedule)
         if parallel is not None:
             from .derived import check_parallel_blocks, parallel_origin
             from .schedule import check_parallel
             check_parallel(parallel_origin(parallel, relations), setup, parallel)
-            if out.indices:   # (a scalar result's threads each reduce into their own copy)
+            if out.indices and setup.races != "atomics":   # (a scalar's threads reduce into their own copy)
                 check_parallel_blocks(parallel, relations, [i.name for i in storage_path(out, ofmt)[0]], out.tensor)
         return setup
 

@@ -343,7 +343,7 @@ def check_parallel_blocks(index, relations, output_path: list, output: str) -> N
     A block of fused positions may start or end inside a row, so two threads can meet in
     one row: that is race-free only when every position writes its own element, i.e. the
     output's storage order starts with the fused variables (``C[i, j] = A[i, j] * ...``).
-    ``y[i] += A[i, j] * x[j]`` would need atomic updates, which are not implemented.
+    ``y[i] += A[i, j] * x[j]`` needs atomic updates (``parallelize(f0, races="atomics")``).
     """
     made = {v: r for r in relations for v in r.derived}
     r = made.get(index.name)
@@ -354,9 +354,9 @@ def check_parallel_blocks(index, relations, output_path: list, output: str) -> N
     if output_path[:2] != [r.outer, r.inner]:
         raise StrategyError(f"parallelize({index}) does not apply: a block of {index} may start or end inside a "
                             f"row of {r.outer}, so two threads would add into the same element of {output} "
-                            f"(indexed {', '.join(output_path) or 'by nothing'}), a race; atomic updates are not "
-                            f"implemented. Parallelize a split of {r.outer} instead, or compute an output "
-                            f"indexed by {r.outer} and {r.inner}")
+                            f"(indexed {', '.join(output_path) or 'by nothing'}), a race. Parallelize a split of "
+                            f"{r.outer} instead, compute an output indexed by {r.outer} and {r.inner}, or make "
+                            f"each update atomic: parallelize({index}, races='atomics')")
 
 
 def check_no_derived(command, relations) -> None:

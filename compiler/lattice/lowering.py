@@ -345,8 +345,13 @@ class _Emitter:
         """``buf[pos] = v`` or ``buf[pos] op= v`` (a compound store when C has one)."""
         if op is None:
             return [Store(buf, pos, cast(v, dt, odt))]
+        atomic = buf == self.val and self.setup.races == "atomics"
         if not op.is_user and op.name in _COMPOUND and op.result_dtype(odt, dt).name == odt:
-            return [Store(buf, pos, cast(v, dt, odt), _COMPOUND[op.name])]
+            # threads that update one element of the output each do it atomically
+            return [Pragma("omp atomic")] * atomic + [Store(buf, pos, cast(v, dt, odt), _COMPOUND[op.name])]
+        if atomic:   # (check_parallel lets only atomic updates through)
+            raise StrategyError(f"parallelize({self.setup.parallel}, races='atomics') does not apply: the update "
+                                f"of {self.setup.output.tensor} by {op.name} has no atomic form in OpenMP")
         r, rdt = apply_op(op, [Load(buf, pos), v], [odt, dt], self._helper_sink())
         return [Store(buf, pos, cast(r, rdt, odt))]
 

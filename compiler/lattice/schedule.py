@@ -17,12 +17,14 @@ command                  effect
                          give a dense ``w[j, k]`` by default, or with ``format=sparse`` a
                          list of the row-major positions set, sorted and read mode by mode
 ``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads, each thread with its
-                         own workspaces; a CSR or DCSR output is assembled in two phases on
-                         threads (each row counts, then fills, its own entries); refused when
-                         the threads would race (another sparse output, a scatter); of
+                         own workspaces; a CSR, DCSR, COO or sparse-vector output is assembled
+                         in two phases on threads (each row counts, then fills, its own
+                         entries); a scalar result is reduced into each thread's own copy;
+                         refused when the threads would race (a CSF output, a scatter), unless
+                         ``races="atomics"`` makes each update of a dense output atomic; of
                          derived loops, the outer loop of a split (of ``i``, of ``pos(i)``
-                         over a row level, or of fused positions with one output element each:
-                         each block binary-searches its first row)
+                         over a row level, or of fused positions with one output element each,
+                         or with atomic updates: each block binary-searches its first row)
 ``split(i, i0, i1, s)``  iterate ``i`` as blocks (``down``: of size ``s``; ``up``: ``s`` blocks),
                          dense, position or sparse (merged) coordinate loops alike
 ``fuse(i, j, f)``        iterate two directly nested loops as one (a dense output)
@@ -60,6 +62,20 @@ from ..notation.ast import Index
 
 COMMANDS = ("reorder", "precompute", "parallelize", "split", "fuse", "pos")
 DERIVED = ("split", "fuse", "pos")
+#: what ``parallelize`` does where threads would update the same elements of the output
+RACES = ("none", "atomics")
+#: the updates OpenMP can make atomic (``#pragma omp atomic``: ``x op= e``)
+ATOMIC_UPDATES = ("add", "mul", "bitand", "bitor", "bitxor")
+
+
+def races_of(schedule) -> str:
+    """What the schedule's ``parallelize`` does where threads would race: ``"none"`` or ``"atomics"``.
+
+    >>> races_of(Schedule().parallelize("j", races="atomics")), races_of(Schedule())
+    ('atomics', 'none')
+    """
+    return next((c.args[1] for c in as_schedule(schedule).commands if c.name == "parallelize" and c.args[1:]),
+                "none")
 
 
 @dataclass(frozen=True)
@@ -121,8 +137,15 @@ class Schedule:
             args.pop()
         return self._add("precompute", *args)
 
-    def parallelize(self, index: str) -> "Schedule":
-        return self._add("parallelize", index)
+    def parallelize(self, index: str, races: str = "none") -> "Schedule":
+        """Run the loop over ``index`` on OpenMP threads.
+
+        ``races`` says what to do where the threads would update the same elements of a
+        dense output (a loop over ``j`` of ``y[i] += A[i, j] * x[j]``): ``"none"`` refuses
+        such a loop, ``"atomics"`` makes each update atomic (``#pragma omp atomic``), as
+        TACO's ``OutputRaceStrategy::Atomics``.
+        """
+        return self._add("parallelize", index) if races == "none" else self._add("parallelize", index, races)
 
     def split(self, index: str, outer: str, inner: str, factor: int, direction: str = "down") -> "Schedule":
         return self._add("split", index, outer, inner, factor, direction)
@@ -175,7 +198,8 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
             continue
         if c.name in ("reorder", "precompute"):
             check_no_derived(c, relations)
-        if c.name in ("reorder", "parallelize") and not all(isinstance(a, str) for a in c.args):
+        if c.name in ("reorder", "parallelize") and not all(isinstance(a, str) for a in c.args[:None if
+                                                                                     c.name == "reorder" else 1]):
             raise StrategyError(f"schedule: {c} needs index names (strings), e.g. {c.name}('i')")
         if c.name == "reorder":
             stmt = _order_statement(stmt, graph, list(c.args))
@@ -183,15 +207,19 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
         elif c.name == "precompute":
             stmt, note = _precompute(c, stmt, graph, program, formats)
         else:  # parallelize
-            if len(c.args) != 1:
-                raise StrategyError(f"schedule: {c} needs exactly one index")
+            if len(c.args) not in (1, 2):
+                raise StrategyError(f"schedule: {c} needs exactly one index (and optionally races='atomics')")
+            if c.args[1:] and c.args[1] not in RACES:
+                raise StrategyError(f"schedule: {c} does not apply: races is one of {', '.join(map(repr, RACES))}, "
+                                    f"not {c.args[1]!r}")
             parallel = Index(c.args[0])
             from .cin import foralls
             loops = [i.name for i in foralls(stmt)] + [v for r in relations for v in r.derived]
             if parallel.name not in loops:
                 raise StrategyError(f"schedule: {c} does not apply: {parallel} is not a loop of the statement "
                                     f"(loops {', '.join(dict.fromkeys(loops))})")
-            note = f"{parallel} runs on OpenMP threads"
+            note = f"{parallel} runs on OpenMP threads" + (", each update of the output atomic"
+                                                            if c.args[1:] == ("atomics",) else "")
         steps.append((f"schedule:{c.name}", before, SuchThat(stmt, relations) if relations else stmt, note))
     return stmt, steps, parallel, relations
 
@@ -302,9 +330,14 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
                             f"{', '.join(i.name for i in order) or '(none)'}")
     out, fmt = setup.output.tensor, setup.output_format
     path = storage_path(setup.output, fmt)[0]
+    if setup.races == "atomics":
+        _check_atomic_updates(index, setup, what)   # then threads may update one element
+        return
     if not path or path[0] != index:
+        hint = (f"; parallelize({written or index}, races='atomics') makes each update of {out} atomic"
+                if is_all_dense(fmt) else "")
         raise StrategyError(f"{what}: {index} does not index the output {out}'s outer mode, so "
-                            f"iterations of {index} add into the same elements of {out} (a race)")
+                            f"iterations of {index} add into the same elements of {out} (a race){hint}")
     if not is_all_dense(fmt):
         names = [lvl.name for lvl in fmt.levels]
         if names not in (["Dense", "SparseList"], ["SparseList", "SparseList"], ["SparseList"], ["SparseCOO"]):
@@ -312,6 +345,26 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "
                                 f"CSR and DCSR outputs (rows over {index}, then a SparseList), COO outputs and "
                                 f"sparse vectors, each row from its own start")
+
+
+def _check_atomic_updates(index: Index, setup, what: str) -> None:
+    """Refuse ``races='atomics'`` unless the output is dense and each update of it has an atomic
+    form (``y[i] += v``: OpenMP's ``atomic`` covers ``+ * & | ^`` on numbers). A plain
+    assignment ``y[i] = t`` needs none: its loops all index ``y``, so each element is written once."""
+    from .cin import assignments
+    from .iteration_graph import is_all_dense
+    out = setup.output.tensor
+    if not is_all_dense(setup.output_format):
+        raise StrategyError(f"{what}: races='atomics' updates the elements of a dense output; the output {out} "
+                            f"is sparse, and its entries are appended, not updated in place")
+    for a in assignments(setup.statement):
+        # (an assignment writes each element once: its loops all index the output)
+        if a.lhs.tensor != out or a.op is None:
+            continue
+        if a.op.is_user or a.op.name not in ATOMIC_UPDATES or setup.out_dtype == "bool":
+            raise StrategyError(f"{what}: with races='atomics' each update of {out} is atomic, which OpenMP "
+                                f"has for +, *, &, | and ^ of numbers; {out} is updated by {a.op.name} "
+                                f"({setup.out_dtype}) in {a}")
 
 
 #: OpenMP's reduction identifiers for the operators whose partial results threads may combine
@@ -444,5 +497,5 @@ def _check_parallel_reduction(index: Index, setup, what: str) -> None:
                             f"and its loops run {', '.join(i.name for i in loops) or '(none)'}")
 
 
-__all__ = ["Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel", "omp_declared_reduction",
-           "omp_reduction", "scalar_wheres"]
+__all__ = ["ATOMIC_UPDATES", "RACES", "Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel",
+           "omp_declared_reduction", "omp_reduction", "races_of", "scalar_wheres"]

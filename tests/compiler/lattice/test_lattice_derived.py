@@ -238,7 +238,8 @@ def test_parallelize_the_outer_block_loop():
     ("y[i] = A[i, j] * x[j]", {}, Schedule().fuse("i", "j", "f").pos("f", "fp", "A").parallelize("i"),
      "split its loop and parallelize the outer block loop"),
     ("y[i] = A[i, j] * x[j]", {}, Schedule().fuse("i", "j", "f").pos("f", "fp", "A").split("fp", "a", "b", 4)
-     .parallelize("a"), "two threads would add into the same element of y .*atomic updates are not implemented"),
+     .parallelize("a"), "two threads would add into the same element of y .*or make each update atomic: "
+     r"parallelize\(a, races='atomics'\)"),
     ("y[i] = A[i, j] * x[j]", {"A": dcsr()}, Schedule().fuse("i", "j", "f").pos("f", "fp", "A")
      .split("fp", "a", "b", 4).parallelize("a"), "two threads would add into the same element of y"),
     ("C[i, j] = A[i, j] * B[i, j]", {"B": dense(2), "C": dense(2).__class__(dense(2).root, (1, 0)), "x": None},

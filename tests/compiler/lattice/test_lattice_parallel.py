@@ -384,3 +384,71 @@ def test_a_numpy_split_factor_and_a_loop_with_nothing_to_run_on_threads():
     check_lowered("s = sum[i, j](A[i, j])", Schedule().split("i", "i0", "i1", np.int64(2)), A=A)
     # A * 0 leaves the loop over i nothing to run: it was refused as "merges  in a while loop"
     check_lowered("y[i] = sum[j](A[i, j] * 0)", PAR, A=A)
+
+
+# -- races='atomics': threads that update one element of a dense output do it atomically ------------
+
+
+ATOMIC_KERNELS = [
+    # SpMV of a CSC matrix by columns: every column adds into y's rows
+    ("y[i] = A[i, j] * x[j]", "csc", Schedule().parallelize("j", races="atomics")),
+    # column sums of a CSR matrix by rows
+    ("y[j] = A[i, j]", "csr", Schedule().parallelize("i", races="atomics")),
+    # nnz-balanced SpMV: blocks of A's positions, which may start or end inside a row
+    ("y[i] = A[i, j] * x[j]", "csr",
+     Schedule().fuse("i", "j", "f").pos("f", "fp", "A").split("fp", "f0", "f1", 16).parallelize("f0", races="atomics")),
+    # no race: each row's sum is assigned once (scalar promotion), so no update needs to be atomic
+    ("y[i] = A[i, j] * x[j]", "csr", Schedule().split("i", "i0", "i1", 8).parallelize("i0", races="atomics")),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "int32"])   # (float32 sums in another order round apart)
+@pytest.mark.parametrize("prog, fmt, schedule", ATOMIC_KERNELS, ids=["csc-spmv", "column-sums", "nnz-balanced",
+                                                                      "no-race"])
+def test_atomic_updates_on_threads(prog, fmt, schedule, dtype):
+    rng = np.random.default_rng(21)
+    a = rand((300, 200), 0.1, rng)
+    a[7], a[:, 9] = 0, 0
+    conv = (lambda v: v.astype(dtype)) if dtype.startswith("float") else (lambda v: (v * 10).astype(dtype))
+    f = csc(dtype=dtype) if fmt == "csc" else csr(dtype=dtype)
+    A = Tensor.from_numpy(conv(a), f, name="A")
+    x = Tensor.from_numpy(conv(rng.random(200)), dense(1, dtype=dtype), name="x")
+    tensors = {"A": A, "x": x} if "x" in prog else {"A": A}
+    k = check_lowered(prog, schedule, checked=True, **tensors)
+    lines = [line.strip() for line in k.c_source.splitlines()]
+    stores = [n for n, line in enumerate(lines) if line.startswith("y_val[")]
+    assert [lines[n - 1] == "#pragma omp atomic" for n in stores] == ["+=" in lines[n] for n in stores]
+    assert any("+=" in lines[n] for n in stores) == ("i0" not in str(schedule))
+    want = evaluate(prog, **tensors)[0]
+    for _ in range(5):   # a lost update would show in some run
+        np.testing.assert_allclose(k(**tensors).to_numpy(), want, rtol=1e-5)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 40), st.integers(0, 30), st.sampled_from([0.0, 0.1, 0.5, 1.0]), st.integers(0, 2 ** 16),
+       st.sampled_from(range(len(ATOMIC_KERNELS))))
+def test_property_atomic_updates(m, n, density, seed, kernel):
+    prog, fmt, schedule = ATOMIC_KERNELS[kernel]
+    rng = np.random.default_rng(seed)
+    A = Tensor.from_numpy(rand((m, n), density, rng), csc() if fmt == "csc" else csr(), name="A")
+    x = Tensor.from_numpy(rng.random(n), dense(1), name="x")
+    check_lowered(prog, schedule, checked=True, **({"A": A, "x": x} if "x" in prog else {"A": A}))
+
+
+@pytest.mark.parametrize("prog, formats, schedule, message", [
+    ("y[i] = A[i, j] * x[j]", {"A": csc(), "x": dense(1)}, Schedule().parallelize("j"),
+     r"iterations of j add into the same elements of y \(a race\); parallelize\(j, races='atomics'\) makes each "
+     r"update of y atomic"),
+    ("y[j] max= A[i, j]", {"A": csr()}, Schedule().parallelize("i", races="atomics"),
+     r"parallelize\(i\) does not apply: with races='atomics' each update of y is atomic, which OpenMP has for \+, "
+     r"\*, &, \| and \^ of numbers; y is updated by max \(float64\) in y\[j\] max= A\[i, j\]"),
+    ("y[j] = any[i](A[i, j])", {"A": csr(dtype="bool")}, Schedule().parallelize("i", races="atomics"),
+     r"y is updated by or \(bool\)"),
+    ("C[i, j] = A[i, j] + B[i, j]", {"A": csr(), "B": csr(), "C": csr()}, Schedule().parallelize("i", races="atomics"),
+     r"races='atomics' updates the elements of a dense output; the output C is sparse"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().parallelize("i", races="atomic"),
+     r"parallelize\(i, atomic\) does not apply: races is one of 'none', 'atomics', not 'atomic'"),
+])
+def test_atomic_refusals(prog, formats, schedule, message):
+    with pytest.raises(StrategyError, match=message):
+        lower(prog, options={"schedule": schedule}, **formats)
