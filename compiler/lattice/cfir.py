@@ -543,7 +543,7 @@ class Setup:
             from .derived import check_parallel_blocks, parallel_origin
             from .schedule import check_parallel
             check_parallel(parallel_origin(parallel, relations), setup, parallel)
-            if out.indices and setup.races != "atomics":   # (a scalar's threads reduce into their own copy)
+            if out.indices and setup.races == "none":   # (a scalar's threads reduce into their own copy)
                 check_parallel_blocks(parallel, relations, [i.name for i in storage_path(out, ofmt)[0]], out.tensor)
         return setup
 

@@ -356,7 +356,8 @@ def check_parallel_blocks(index, relations, output_path: list, output: str) -> N
                             f"row of {r.outer}, so two threads would add into the same element of {output} "
                             f"(indexed {', '.join(output_path) or 'by nothing'}), a race. Parallelize a split of "
                             f"{r.outer} instead, compute an output indexed by {r.outer} and {r.inner}, or make "
-                            f"each update atomic: parallelize({index}, races='atomics')")
+                            f"each update atomic: parallelize({index}, races='atomics') (or races='copies', "
+                            f"a copy of {output} per thread)")
 
 
 def check_no_derived(command, relations) -> None:

@@ -118,6 +118,7 @@ class _Emitter:
         self.bounded_rows = False     # ... counting its workspace's scatters, a bound of its entries
         self.row_ends = None          # ... where each row's entries end (phase 2 drops the fill)
         self.row_info = None          # ... the level whose pos[i] is row i's start (a scratch one for COO)
+        self.copy_op = None           # races='copies': the update each thread makes in its copy of the output
         self.row_fibers = None        # ... the forall whose shortest fiber bounds a row's entries
         self.shared_allocs: set = set()   # scratch arrays the threads share (one element per row)
         self.counting: dict = {}          # index -> the statement a case that ran at it adds (a fold's count)
@@ -345,6 +346,14 @@ class _Emitter:
         """``buf[pos] = v`` or ``buf[pos] op= v`` (a compound store when C has one)."""
         if op is None:
             return [Store(buf, pos, cast(v, dt, odt))]
+        if buf == self.val and self.setup.races == "copies":
+            # each thread updates its own copy of the output (:meth:`_thread_copies`)
+            self.copy_op = op
+            buf = self.name(("copy",), f"{self.setup.output.tensor}_copy")
+        return self._update(buf, pos, op, v, dt, odt)
+
+    def _update(self, buf: str, pos, op, v, dt: str, odt: str) -> list:
+        """``buf[pos] op= v``, atomic on the output with ``races='atomics'``."""
         atomic = buf == self.val and self.setup.races == "atomics"
         if not op.is_user and op.name in _COMPOUND and op.result_dtype(odt, dt).name == odt:
             # threads that update one element of the output each do it atomically
@@ -839,6 +848,53 @@ class _Emitter:
 
         body = visit(body)
         return [Pragma(d) for d in declared] + body
+
+    def _thread_copies(self, body: list) -> list:
+        """``body`` with each thread's copy of a dense output (``races='copies'``): the parallel
+        loop's updates go to its thread's copy, which starts at the update's identity, and a
+        parallel pass over the elements then adds the copies into the output::
+
+            y_copies = n * thread_count() elements, each 0
+            #pragma omp parallel for
+            for (j = ...) { y_copy = &y_copies[thread_id() * n]; ... y_copy[i] += ... }
+            for (q = 0; q < n; q++) for (t = 0; t < n_copies; t++) y[q] += y_copies[t * n + q]
+        """
+        from ..imperative.ir import Call
+        from ..imperative.privatize import is_parallel_pragma
+        s, op, odt = self.setup, self.copy_op, self.setup.out_dtype
+        out = s.output.tensor
+        n = self._dense_count(len(self.out_sizes))
+        copy = self.name(("copy",), f"{out}_copy")
+        copies = self.name(("copies",), f"{out}_copies")
+        ident = op.identity_for(np.dtype(odt))
+        self.allocs.append((copies, odt, BinOp("*", n, Call("thread_count")), const_of(ident, odt)))
+        self.shared_allocs.add(copies)
+        view = View(copy, odt, copies, BinOp("*", Call("thread_id"), n), n)
+        q, t = Var(self.name(("copies", "q"), "q")), Var(self.name(("copies", "t"), "t"))
+        count = Var(self.name(("copies", "n"), "n_copies"))
+        combine = [Comment(f"add the threads' copies of {out} into {out}, element by element"),
+                   Declare(count, "int64", Call("thread_count")),
+                   Pragma("omp parallel for schedule(static)"),
+                   For(q, 0, n, [For(t, 0, count, self._update(self.val, q, op, Load(copies, BinOp(
+                       "+", BinOp("*", t, n), q)), odt, odt))])]
+
+        def with_view(loop):
+            if isinstance(loop, Tagged):
+                return replace(loop, body=Block((with_view(loop.body.body[0]),) + loop.body.body[1:]))
+            note = Comment(f"this thread's own copy of {out}, which its updates go to")
+            return replace(loop, body=Block((note, view, *loop.body.body)))
+
+        def visit(stmts):
+            stmts, result = list(stmts), []
+            for k, st in enumerate(stmts):
+                if k and is_parallel_pragma(stmts[k - 1]) and copy in {x.buffer for x in ir_walk(st)
+                                                                        if isinstance(x, Store)}:
+                    result += [with_view(st)] + combine
+                else:
+                    result.append(map_bodies(st, visit))
+            return result
+
+        return visit(body)
 
     def _derived_loop(self, var: str, lo, hi, body, what: str, v: Var | None = None, block_start=None) -> list:
         """``for v in [lo, hi): body`` (``v`` names ``var``), or its blocks when a split applies to ``var``.
@@ -1526,6 +1582,8 @@ class _Emitter:
             body += self._reserve_for_scatters(emitted) + emitted + self.final
         if s.parallel is not None and not s.output.indices:
             body = self._reduction_clauses(body)
+        if s.parallel is not None and self.copy_op is not None:
+            body = self._thread_copies(body)
         for buf, dtype, length, init in reversed(self.allocs):
             body = [Allocate(buf, dtype, length, init, body, shared=buf in self.shared_allocs)]
         names = _names_used(body)

@@ -21,7 +21,8 @@ command                  effect
                          in two phases on threads (each row counts, then fills, its own
                          entries); a scalar result is reduced into each thread's own copy;
                          refused when the threads would race (a CSF output, a scatter), unless
-                         ``races="atomics"`` makes each update of a dense output atomic; of
+                         ``races="atomics"`` makes each update of a dense output atomic, or
+                         ``races="copies"`` gives each thread its own copy of it; of
                          derived loops, the outer loop of a split (of ``i``, of ``pos(i)``
                          over a row level, or of fused positions with one output element each,
                          or with atomic updates: each block binary-searches its first row)
@@ -63,13 +64,14 @@ from ..notation.ast import Index
 COMMANDS = ("reorder", "precompute", "parallelize", "split", "fuse", "pos")
 DERIVED = ("split", "fuse", "pos")
 #: what ``parallelize`` does where threads would update the same elements of the output
-RACES = ("none", "atomics")
+RACES = ("none", "atomics", "copies")
 #: the updates OpenMP can make atomic (``#pragma omp atomic``: ``x op= e``)
 ATOMIC_UPDATES = ("add", "mul", "bitand", "bitor", "bitxor")
 
 
 def races_of(schedule) -> str:
-    """What the schedule's ``parallelize`` does where threads would race: ``"none"`` or ``"atomics"``.
+    """What the schedule's ``parallelize`` does where threads would race: ``"none"``, ``"atomics"``
+    or ``"copies"``.
 
     >>> races_of(Schedule().parallelize("j", races="atomics")), races_of(Schedule())
     ('atomics', 'none')
@@ -143,7 +145,9 @@ class Schedule:
         ``races`` says what to do where the threads would update the same elements of a
         dense output (a loop over ``j`` of ``y[i] += A[i, j] * x[j]``): ``"none"`` refuses
         such a loop, ``"atomics"`` makes each update atomic (``#pragma omp atomic``), as
-        TACO's ``OutputRaceStrategy::Atomics``.
+        TACO's ``OutputRaceStrategy::Atomics``, or ``"copies"`` gives each thread its own copy
+        of the output to update, and adds the copies into it after the loop (TACO's
+        ``Temporary``): more memory, no atomic instruction per update.
         """
         return self._add("parallelize", index) if races == "none" else self._add("parallelize", index, races)
 
@@ -208,7 +212,7 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
             stmt, note = _precompute(c, stmt, graph, program, formats)
         else:  # parallelize
             if len(c.args) not in (1, 2):
-                raise StrategyError(f"schedule: {c} needs exactly one index (and optionally races='atomics')")
+                raise StrategyError(f"schedule: {c} needs exactly one index (and optionally races='atomics' or 'copies')")
             if c.args[1:] and c.args[1] not in RACES:
                 raise StrategyError(f"schedule: {c} does not apply: races is one of {', '.join(map(repr, RACES))}, "
                                     f"not {c.args[1]!r}")
@@ -218,8 +222,9 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
             if parallel.name not in loops:
                 raise StrategyError(f"schedule: {c} does not apply: {parallel} is not a loop of the statement "
                                     f"(loops {', '.join(dict.fromkeys(loops))})")
-            note = f"{parallel} runs on OpenMP threads" + (", each update of the output atomic"
-                                                            if c.args[1:] == ("atomics",) else "")
+            note = f"{parallel} runs on OpenMP threads" + {
+                ("atomics",): ", each update of the output atomic",
+                ("copies",): ", each thread updating its own copy of the output"}.get(tuple(c.args[1:]), "")
         steps.append((f"schedule:{c.name}", before, SuchThat(stmt, relations) if relations else stmt, note))
     return stmt, steps, parallel, relations
 
@@ -333,9 +338,12 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
     if setup.races == "atomics":
         _check_atomic_updates(index, setup, what)   # then threads may update one element
         return
+    if setup.races == "copies":
+        _check_copies(index, setup, what)
+        return
     if not path or path[0] != index:
-        hint = (f"; parallelize({written or index}, races='atomics') makes each update of {out} atomic"
-                if is_all_dense(fmt) else "")
+        hint = (f"; parallelize({written or index}, races='atomics') makes each update of {out} atomic, and "
+                f"races='copies' gives each thread its own copy of {out}" if is_all_dense(fmt) else "")
         raise StrategyError(f"{what}: {index} does not index the output {out}'s outer mode, so "
                             f"iterations of {index} add into the same elements of {out} (a race){hint}")
     if not is_all_dense(fmt):
@@ -365,6 +373,22 @@ def _check_atomic_updates(index: Index, setup, what: str) -> None:
             raise StrategyError(f"{what}: with races='atomics' each update of {out} is atomic, which OpenMP "
                                 f"has for +, *, &, | and ^ of numbers; {out} is updated by {a.op.name} "
                                 f"({setup.out_dtype}) in {a}")
+
+
+def _check_copies(index: Index, setup, what: str) -> None:
+    """Refuse ``races='copies'`` unless the output is dense and each update of it has an identity
+    (each thread's copy starts there; the copies are then combined by the same update)."""
+    from ..algebra import NOVALUE
+    from .cin import assignments
+    from .iteration_graph import is_all_dense
+    out = setup.output.tensor
+    if not is_all_dense(setup.output_format):
+        raise StrategyError(f"{what}: races='copies' gives each thread a copy of a dense output; the output {out} "
+                            f"is sparse")
+    for a in assignments(setup.statement):
+        if a.lhs.tensor == out and a.op is not None and a.op.identity_for(np.dtype(setup.out_dtype)) is NOVALUE:
+            raise StrategyError(f"{what}: with races='copies' each thread's copy of {out} starts at the identity "
+                                f"of its update, and {a.op.name} in {a} has none")
 
 
 #: OpenMP's reduction identifiers for the operators whose partial results threads may combine

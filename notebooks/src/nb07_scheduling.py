@@ -118,6 +118,23 @@ k = ss.lower("s = max[i, j](A[i, j])", A="csr", options={"schedule": [("parallel
 print("\\n".join(line.strip() for line in k.c_source.splitlines() if "#pragma omp" in line and "simd" not in line))
 An = ss.Tensor.from_numpy(np.array([[1.0, 0.0], [np.nan, 2.0]]), "csr")
 print(k(A=An).to_numpy())"""),
+    ("md", """Where threads would **update the same elements** of a dense output (SpMV of a CSC matrix by
+columns: every column adds into `y`'s rows), `parallelize` is refused, unless `races=` says how the
+threads share the output, as TACO's output race strategies do: `races="atomics"` makes each update
+atomic (`#pragma omp atomic`: one atomic instruction per update, for `+`, `*`, `&`, `|` and `^`), and
+`races="copies"` gives each thread its own copy of the output, added into it after the loop (more
+memory, any update with an identity, `max` included)."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+by_columns = [("parallelize", "j")]
+try:
+    ss.lower(SPMV, A="csc", x="dense", options={"schedule": by_columns})
+except ss.StrategyError as e:
+    print(e)
+for races in ["atomics", "copies"]:
+    k = ss.lower(SPMV, A="csc", x="dense", options={"schedule": [("parallelize", "j", races)]})
+    print(f"--- races={races!r}")
+    print("\\n".join(line for line in k.c_source.splitlines()
+                    if "y_" in line and "=" in line and "pos" not in line or "omp atomic" in line))"""),
     ("md", """`precompute` can also take a **sub-expression** (TACO's `precompute(expr, i, w)`): the sum
 `c + d` below is computed into a workspace first, then multiplied by `b`. Where that would change
 the result (part of a product under a sum over another index), the command is refused with the

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import Tensor, evaluate, lower
+from compiler import Tensor, evaluate, lower, user_function
 from compiler.backend import build
 from compiler.errors import StrategyError
 from compiler.format import coo, csc, csr, dcsr, dense, sparse_vector
@@ -386,26 +386,31 @@ def test_a_numpy_split_factor_and_a_loop_with_nothing_to_run_on_threads():
     check_lowered("y[i] = sum[j](A[i, j] * 0)", PAR, A=A)
 
 
-# -- races='atomics': threads that update one element of a dense output do it atomically ------------
+# -- races: threads that update one element of a dense output -------------------------------------
+# 'atomics' makes each update atomic; 'copies' gives each thread its own copy of the output
 
 
-ATOMIC_KERNELS = [
-    # SpMV of a CSC matrix by columns: every column adds into y's rows
-    ("y[i] = A[i, j] * x[j]", "csc", Schedule().parallelize("j", races="atomics")),
-    # column sums of a CSR matrix by rows
-    ("y[j] = A[i, j]", "csr", Schedule().parallelize("i", races="atomics")),
-    # nnz-balanced SpMV: blocks of A's positions, which may start or end inside a row
-    ("y[i] = A[i, j] * x[j]", "csr",
-     Schedule().fuse("i", "j", "f").pos("f", "fp", "A").split("fp", "f0", "f1", 16).parallelize("f0", races="atomics")),
-    # no race: each row's sum is assigned once (scalar promotion), so no update needs to be atomic
-    ("y[i] = A[i, j] * x[j]", "csr", Schedule().split("i", "i0", "i1", 8).parallelize("i0", races="atomics")),
-]
+def racing_kernels(races):
+    return [
+        # SpMV of a CSC matrix by columns: every column adds into y's rows
+        ("y[i] = A[i, j] * x[j]", "csc", Schedule().parallelize("j", races=races)),
+        # column sums of a CSR matrix by rows
+        ("y[j] = A[i, j]", "csr", Schedule().parallelize("i", races=races)),
+        # nnz-balanced SpMV: blocks of A's positions, which may start or end inside a row
+        ("y[i] = A[i, j] * x[j]", "csr",
+         Schedule().fuse("i", "j", "f").pos("f", "fp", "A").split("fp", "f0", "f1", 16).parallelize("f0", races=races)),
+        # no race: each row's sum is assigned once (scalar promotion), so no update needs either
+        ("y[i] = A[i, j] * x[j]", "csr", Schedule().split("i", "i0", "i1", 8).parallelize("i0", races=races)),
+    ]
+
+
+ATOMIC_KERNELS = racing_kernels("atomics") + racing_kernels("copies")
 
 
 @pytest.mark.parametrize("dtype", ["float64", "int64", "int32"])   # (float32 sums in another order round apart)
-@pytest.mark.parametrize("prog, fmt, schedule", ATOMIC_KERNELS, ids=["csc-spmv", "column-sums", "nnz-balanced",
-                                                                      "no-race"])
-def test_atomic_updates_on_threads(prog, fmt, schedule, dtype):
+@pytest.mark.parametrize("prog, fmt, schedule", ATOMIC_KERNELS, ids=[
+    f"{k}-{r}" for r in ("atomics", "copies") for k in ("csc-spmv", "column-sums", "nnz-balanced", "no-race")])
+def test_racing_updates_on_threads(prog, fmt, schedule, dtype):
     rng = np.random.default_rng(21)
     a = rand((300, 200), 0.1, rng)
     a[7], a[:, 9] = 0, 0
@@ -416,18 +421,34 @@ def test_atomic_updates_on_threads(prog, fmt, schedule, dtype):
     tensors = {"A": A, "x": x} if "x" in prog else {"A": A}
     k = check_lowered(prog, schedule, checked=True, **tensors)
     lines = [line.strip() for line in k.c_source.splitlines()]
-    stores = [n for n, line in enumerate(lines) if line.startswith("y_val[")]
-    assert [lines[n - 1] == "#pragma omp atomic" for n in stores] == ["+=" in lines[n] for n in stores]
-    assert any("+=" in lines[n] for n in stores) == ("i0" not in str(schedule))
+    racing = "i0" not in str(schedule)
+    if "atomics" in str(schedule):
+        stores = [n for n, line in enumerate(lines) if line.startswith("y_val[")]
+        assert [lines[n - 1] == "#pragma omp atomic" for n in stores] == ["+=" in lines[n] for n in stores]
+        assert any("+=" in lines[n] for n in stores) == racing
+    else:
+        assert any(line.startswith("y_copy[") for line in lines) == racing
+        assert ("// add the threads' copies of y into y, element by element" in lines) == racing
     want = evaluate(prog, **tensors)[0]
     for _ in range(5):   # a lost update would show in some run
         np.testing.assert_allclose(k(**tensors).to_numpy(), want, rtol=1e-5)
 
 
+@pytest.mark.parametrize("prog", ["y[j] max= A[i, j]", "y[j] = min[i](A[i, j] - 1)", "y[j] = any[i](A[i, j] > 0.5)"])
+def test_copies_combine_updates_without_an_atomic_form(prog):
+    rng = np.random.default_rng(22)
+    a = rand((200, 30), 0.2, rng)
+    a[5, 3] = np.nan   # kept by the combination, as numpy's max keeps it
+    A = Tensor.from_numpy(a, csr(), name="A")
+    with pytest.raises(StrategyError, match="races='atomics'"):
+        lower(prog, options={"schedule": Schedule().parallelize("i", races="atomics")}, A=A)
+    check_lowered(prog, Schedule().parallelize("i", races="copies"), checked=True, A=A)
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 40), st.integers(0, 30), st.sampled_from([0.0, 0.1, 0.5, 1.0]), st.integers(0, 2 ** 16),
        st.sampled_from(range(len(ATOMIC_KERNELS))))
-def test_property_atomic_updates(m, n, density, seed, kernel):
+def test_property_racing_updates(m, n, density, seed, kernel):
     prog, fmt, schedule = ATOMIC_KERNELS[kernel]
     rng = np.random.default_rng(seed)
     A = Tensor.from_numpy(rand((m, n), density, rng), csc() if fmt == "csc" else csr(), name="A")
@@ -447,8 +468,15 @@ def test_property_atomic_updates(m, n, density, seed, kernel):
     ("C[i, j] = A[i, j] + B[i, j]", {"A": csr(), "B": csr(), "C": csr()}, Schedule().parallelize("i", races="atomics"),
      r"races='atomics' updates the elements of a dense output; the output C is sparse"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().parallelize("i", races="atomic"),
-     r"parallelize\(i, atomic\) does not apply: races is one of 'none', 'atomics', not 'atomic'"),
+     r"parallelize\(i, atomic\) does not apply: races is one of 'none', 'atomics', 'copies', not 'atomic'"),
+    ("C[i, j] = A[i, j] + B[i, j]", {"A": csr(), "B": csr(), "C": csr()}, Schedule().parallelize("i", races="copies"),
+     r"races='copies' gives each thread a copy of a dense output; the output C is sparse"),
+    ("y[j] <<maxu>>= A[i, j]", {"A": csr()}, Schedule().parallelize("i", races="copies"),
+     r"with races='copies' each thread's copy of y starts at the identity of its update, and maxu in "
+     r"y\[j\] <<maxu>>= A\[i, j\] has none"),
 ])
-def test_atomic_refusals(prog, formats, schedule, message):
+def test_racing_refusals(prog, formats, schedule, message):
+    maxu = user_function("maxu", lambda a, b: max(a, b), "return x > y ? x : y;", idempotent=True,
+                         commutative=True, associative=True)
     with pytest.raises(StrategyError, match=message):
-        lower(prog, options={"schedule": schedule}, **formats)
+        lower(prog, options={"schedule": schedule}, functions={"maxu": maxu}, **formats)
