@@ -40,7 +40,10 @@ room they left; each thread with its own workspace; scipy and pydata run on one 
 are CSR+CSR (each row counting its entries exactly by a merge of the two rows) and CSR∘CSR
 (each row bounded by its shorter row: no merge to count). Every SpGEMM kernel fetches the
 row of B that A's entry 4 places ahead picks (:mod:`compiler.imperative.prefetch`). SpMV
-also runs on all cores, with int64 and with int32 indices. Then SpMV's effective bandwidth
+also runs on all cores, with int64 and with int32 indices, and a CSC matrix by columns on all
+cores (the threads update the same elements of y: ``races="atomics"``, an atomic add per
+entry, and ``races="copies"``, a copy of y per thread added into y after the loop; against
+scipy's CSC SpMV). Then SpMV's effective bandwidth
 next to the machine's streaming bandwidth (a large copy, by numpy on one thread and by a
 generated parallel copy on all), and the bandwidth 10x over pydata/sparse would need.
 Reductions against scipy's own (``A.sum()``, ``A.max()``, ``A.max(axis=1)``, ``A.max(axis=0)``): the sum
@@ -66,7 +69,7 @@ import scipy.sparse as sp  # noqa: E402
 
 from compiler import Tensor, binding, lower  # noqa: E402
 from compiler.backend.build import openmp_support  # noqa: E402
-from compiler.format import csr, dense  # noqa: E402
+from compiler.format import csc, csr, dense  # noqa: E402
 
 
 def interleaved(contenders: dict, rounds=9, min_time=0.1) -> dict:
@@ -195,6 +198,16 @@ def main(small=False, only=None):
             row(f"SpMV par({os.cpu_count()}), int32", {"kernel": raw_caller(kp32, {"A": At32, "x": xt}),
                                                      "call": lambda: kp32(A=At32, x=xt), "scipy": lambda: A32 @ x,
                                                      "pydata": lambda: Ap @ x})
+            # a CSC matrix by columns: the threads update the same elements of y
+            Acsc = A.tocsc()
+            Acsc.indices, Acsc.indptr = Acsc.indices.astype(np.int64), Acsc.indptr.astype(np.int64)
+            Act = Tensor.from_scipy(Acsc, csc(), name="A")
+            for races in ("atomics", "copies"):
+                kr = lower("y[i] = A[i, j] * x[j]", A=Act, x=xt,
+                           options={"schedule": (("parallelize", "j", races),)})
+                np.testing.assert_allclose(kr(A=Act, x=xt).to_numpy(), Acsc @ x)
+                row(f"SpMV CSC par, {races}", {"kernel": raw_caller(kr, {"A": Act, "x": xt}),
+                                               "call": lambda: kr(A=Act, x=xt), "scipy": lambda: Acsc @ x})
 
     # CSR + CSR and CSR ∘ CSR into CSR
     for what, prog, ref, pyd in (("add", "C[i, j] = A[i, j] + B[i, j]", lambda: A + B, lambda: Ac + Bc),

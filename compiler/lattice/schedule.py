@@ -202,8 +202,8 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
             continue
         if c.name in ("reorder", "precompute"):
             check_no_derived(c, relations)
-        if c.name in ("reorder", "parallelize") and not all(isinstance(a, str) for a in c.args[:None if
-                                                                                     c.name == "reorder" else 1]):
+        named = c.args if c.name == "reorder" else c.args[:1]   # (parallelize's races is a word too)
+        if c.name in ("reorder", "parallelize") and not all(isinstance(a, str) for a in named):
             raise StrategyError(f"schedule: {c} needs index names (strings), e.g. {c.name}('i')")
         if c.name == "reorder":
             stmt = _order_statement(stmt, graph, list(c.args))
@@ -212,7 +212,8 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
             stmt, note = _precompute(c, stmt, graph, program, formats)
         else:  # parallelize
             if len(c.args) not in (1, 2):
-                raise StrategyError(f"schedule: {c} needs exactly one index (and optionally races='atomics' or 'copies')")
+                raise StrategyError(f"schedule: {c} needs exactly one index (and optionally races='atomics' or "
+                                    f"'copies')")
             if c.args[1:] and c.args[1] not in RACES:
                 raise StrategyError(f"schedule: {c} does not apply: races is one of {', '.join(map(repr, RACES))}, "
                                     f"not {c.args[1]!r}")
@@ -326,6 +327,10 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
     order, body = _loops(setup.statement)
     what = f"parallelize({written or index}) does not apply"
     if not setup.output.indices:
+        if setup.races != "none":
+            raise StrategyError(f"{what}: races={setup.races!r} shares a dense output among the threads, and the "
+                                f"result {setup.output.tensor} is a scalar, which each thread already reduces "
+                                f"into its own copy; leave races out")
         _check_parallel_reduction(index, setup, what)
         return
     if not order and isinstance(body, Where):

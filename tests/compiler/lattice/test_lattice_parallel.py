@@ -471,6 +471,9 @@ def test_property_racing_updates(m, n, density, seed, kernel):
      r"parallelize\(i, atomic\) does not apply: races is one of 'none', 'atomics', 'copies', not 'atomic'"),
     ("C[i, j] = A[i, j] + B[i, j]", {"A": csr(), "B": csr(), "C": csr()}, Schedule().parallelize("i", races="copies"),
      r"races='copies' gives each thread a copy of a dense output; the output C is sparse"),
+    ("s = sum[i, j](A[i, j])", {"A": csr()}, Schedule().parallelize("i", races="copies"),
+     r"races='copies' shares a dense output among the threads, and the result s is a scalar, which each thread "
+     r"already reduces into its own copy; leave races out"),
     ("y[j] <<maxu>>= A[i, j]", {"A": csr()}, Schedule().parallelize("i", races="copies"),
      r"with races='copies' each thread's copy of y starts at the identity of its update, and maxu in "
      r"y\[j\] <<maxu>>= A\[i, j\] has none"),
