@@ -656,9 +656,10 @@ def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool):
         found = _misnested(stmt, [], formats)
         if found is None:
             return stmt, steps
-        expr, shared, acc, path = found
+        expr, shared, acc, path, outer = found
         name = workspace_name(stmt)
         loops = ", ".join(i.name for i in shared)
+        per = f" (for each {', '.join(i.name for i in outer)})" if outer else ""
         try:
             sub = graph.restricted(expr_accesses(expr))
             new = precompute_expr(stmt, expr, shared, name, order_fn=lambda loops: sub.order(loops, prefer=loops))
@@ -671,13 +672,14 @@ def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool):
             new = with_workspace_kind(new, name, "dense")
         steps.append(("precompute", stmt, new, f"automatic: {acc} is stored in the order "
                       f"{', '.join(p.name for p in path)} but reduced inside the loop over {loops}: the reduction "
-                      f"runs first, into a workspace {name}[{loops}]"))
+                      f"runs first{per}, into a workspace {name}[{loops}]"))
         stmt = new
 
 
 def _misnested(s, bound: list, formats):
-    """``(expr, shared indices, access, its storage path)`` of the first nested reduction with an
-    operand that cannot be iterated inside the loops ``bound`` around it, or None."""
+    """``(expr, workspace indices, access, its storage path, loops kept around)`` of the first
+    nested reduction with an operand that cannot be iterated inside the loops ``bound`` around
+    it, or None."""
     if isinstance(s, Forall):
         return _misnested(s.body, bound + [s.index], formats)
     if not isinstance(s, Where):
@@ -692,11 +694,32 @@ def _misnested(s, bound: list, formats):
                 held = [p in bound for p in path]
                 if any(held[k] and not held[k - 1] for k in range(1, len(held))):
                     used = {i for a in expr_accesses(inner.rhs) for i in a.indices}
-                    return inner.rhs, [i for i in bound if i in used], acc, path
+                    inside = _inside(bound, [storage_path(a, formats[a.tensor])[0]
+                                             for a in expr_accesses(inner.rhs) if a.tensor in formats])
+                    return inner.rhs, [i for i in inside if i in used], acc, path, \
+                        [i for i in bound if i not in inside]
         deeper = _misnested(s.producer, bound, formats)   # a reduction nested in this one
         if deeper is not None:
             return deeper
     return _misnested(s.consumer, bound, formats)
+
+
+def _inside(bound: list, paths: list) -> list:
+    """The loops of ``bound`` (outermost first) that a reduction with operands stored along
+    ``paths`` must run inside: from the first loop bound before an index its storage puts
+    first on. The loops before it stay around the reduction's workspace.
+
+    ``C[i, j] = sum[k](A[i, k] * B[k, j])`` in loops ``i, j``: B needs ``k`` before ``j``,
+    so the workspace is ``w[j]``, computed per ``i``, not ``w[i, j]`` before every loop.
+    """
+    first = len(bound)
+    while True:
+        outside = set(bound[:first])
+        late = [bound.index(p) for path in paths for k, p in enumerate(path)
+                if p in outside and not all(q in outside for q in path[:k])]
+        if not late:
+            return bound[first:]
+        first = min(late)
 
 
 def _top_order(s) -> list[Index]:

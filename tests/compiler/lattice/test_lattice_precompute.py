@@ -409,6 +409,24 @@ def test_automatic_precompute_is_the_one_a_user_would_write():
     assert auto.c_source == user.c_source
 
 
+@pytest.mark.parametrize("out", [csr(), dense(2)], ids=["csr", "dense"])
+@pytest.mark.parametrize("prog", ["C[i, j] = A[i, k] * B[k, j] + D[i, j]",
+                                  "C[i, j] = max(sum[k](A[i, k] * B[k, j]), D[i, j])"])
+def test_an_automatic_workspace_keeps_the_loops_the_formats_allow_around_it(prog, out):
+    # A*B + D with CSR operands: B needs k before j, not before i. The workspace is a row w[j],
+    # computed for each i (Gustavson's), not a matrix w[i, j] computed before every loop, and the
+    # rows run on threads
+    rng = np.random.default_rng(3)
+    A = Tensor.from_numpy(rand((9, 7), 0.3, rng), csr(), name="A")
+    B = Tensor.from_numpy(rand((7, 8), 0.3, rng), csr(), name="B")
+    D = Tensor.from_numpy(rand((9, 8), 0.3, rng), csr(), name="D")
+    k = check(prog, out=out, checked=True, A=A, B=B, D=D)
+    (step,) = [s for s in k.trace.steps if s.stage == "precompute"]
+    assert step.note.endswith("the reduction runs first (for each i), into a workspace w[j]")
+    assert step.after_text.startswith("forall i:")
+    check(prog, Schedule().parallelize("i"), out=out, checked=True, A=A, B=B, D=D)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["csc", "coo"]), st.sampled_from(sorted(MATRICES)),
        st.sampled_from([0.0, 1.0, -2.0, np.inf, -np.inf]), st.sampled_from([0.0, 1.0, np.inf]),
