@@ -489,9 +489,10 @@ class Setup:
                 tensor = expr_accesses(program.rhs)[0].tensor
                 steps = [(stage, before, after, f"automatic, as the loops read every entry of {tensor} and no "
                           f"row: {note}") for stage, before, after, note in steps]
-        if not relations:
-            stmt, hoisted = _hoist_reductions(stmt, graph, formats, is_all_dense(ofmt))
-            steps += hoisted
+        # (a derived loop stays where the schedule put it: no workspace takes it in)
+        derived = {v for r in relations for v in vars(r).values() if isinstance(v, str)}
+        stmt, hoisted = _hoist_reductions(stmt, graph, formats, is_all_dense(ofmt), derived)
+        steps += hoisted
         if not is_all_dense(ofmt) and program.op is None:
             ws = _auto_workspace(stmt, out, ofmt)
             if ws is not None:
@@ -641,21 +642,22 @@ def _auto_workspace(stmt, out: Access, fmt, name: str | None = None):
         return None
 
 
-def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool):
+def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, derived=frozenset()):
     """``(statement, steps)`` with each nested reduction that the formats cannot nest hoisted out.
 
     ``y[i] = A[i, j] + 1`` reduces ``A[i, j]`` over ``j`` inside the loop over ``i``;
     a CSC ``A`` must be iterated ``j`` first. Such a reduction is precomputed before
     the loop, into a workspace over the loops it shares (``w[i] += A[i, j]`` in the
     order the format allows) that the consumer reads: taco's precompute, applied
-    because the formats need it. Dense when the output is dense.
+    because the formats need it. Dense when the output is dense. A workspace over a loop
+    in ``derived`` (split, fused or a position loop) is not made.
     """
     from .cin import precompute_expr
     steps = []
     while True:
         found = _misnested(stmt, [], formats)
-        if found is None:
-            return stmt, steps
+        if found is None or any(i.name in derived for i in found[1]):
+            return stmt, steps   # (a misnested reduction left is refused by the lowering, saying why)
         expr, shared, acc, path, outer = found
         name = workspace_name(stmt)
         loops = ", ".join(i.name for i in shared)

@@ -115,8 +115,10 @@ class IterationGraph:
     def order(self, variables: list[Index] | None = None, prefer=None) -> list[Index]:
         """A loop order over ``variables`` (default: all) that respects every constraining path.
 
-        Among the variables that may come next, one that indexes a sparse level comes
-        first, then the earliest in ``prefer`` (default: output indices, then first use).
+        Among the variables that may come next, one stored after a variable not in
+        ``variables`` (an inner loop's) comes last; then an index of a sparse output comes
+        first (it is appended in storage order), then one that indexes a sparse level, then
+        the earliest in ``prefer`` (default: output indices, then first use).
         A cycle raises :class:`StrategyError` naming the tensors involved.
         """
         chain = list(self.variables if variables is None else variables)
@@ -134,13 +136,19 @@ class IterationGraph:
                     before[idx[b]].add(idx[a])
                     why.setdefault((idx[a], idx[b]), []).append(str(p.access))
         sparse = {i for p in self.paths for i, n in zip(p.indices, p.level_names) if n != "Dense"}
+        # a variable stored after an index of an inner loop (a nested reduction's) is bound
+        # last: the reduction then runs inside the loops before it (a smaller workspace)
+        blocked = {i for p in self.paths if not p.flexible for k, i in enumerate(p.indices)
+                   if any(q not in inset for q in p.indices[:k])}
+        # a sparse output is appended in its storage order: its indices come before a reduction's
+        appended = {i for p in self.paths if p.output and not p.flexible for i in p.indices}
         done: list[Index] = []
         left = list(chain)
         while left:
             ready = [v for v in left if before[v] <= set(done)]
             if not ready:
                 raise StrategyError(self._cycle_message(left, before, why))
-            ready.sort(key=lambda v: (v not in sparse, rank[v]))
+            ready.sort(key=lambda v: (v in blocked, v not in appended, v not in sparse, rank[v]))
             done.append(ready[0])
             left.remove(ready[0])
         return done
