@@ -753,8 +753,9 @@ def _side_graph(graph: IterationGraph, s: Stmt) -> IterationGraph:
     return graph.restricted(x for a in assignments(s) for x in [a.lhs, *expr_accesses(a.rhs)])
 
 
-def _order_statement(s: Stmt, graph: IterationGraph, order=None) -> Stmt:
-    """Put each chain of foralls in an order the iteration graph allows (or ``order``)."""
+def _order_statement(s: Stmt, graph: IterationGraph, order=None, top: bool = True) -> Stmt:
+    """Put each chain of foralls in an order the iteration graph allows (or ``order``); the top
+    chain's loops that a nested reduction's operands store after its own index come last."""
     from .cin import _loops, _wrap
     chain, body = _loops(s)
     if chain:
@@ -773,10 +774,12 @@ def _order_statement(s: Stmt, graph: IterationGraph, order=None) -> Stmt:
                             f"stored with {e_before} before {e_after}")
             chain = wanted
         else:
-            chain = graph.order(chain, prefer=chain)
+            # (the loops of the nested reductions run inside this chain)
+            chain = graph.order(chain, prefer=chain, inner={i for i in graph.variables if i not in chain}
+                                if top else ())
     if isinstance(body, Where):
-        body = Where(_order_statement(body.consumer, _side_graph(graph, body.consumer)),
-                     _order_statement(body.producer, _side_graph(graph, body.producer)), body.temp)
+        body = Where(_order_statement(body.consumer, _side_graph(graph, body.consumer), top=False),
+                     _order_statement(body.producer, _side_graph(graph, body.producer), top=False), body.temp)
     return _wrap(chain, body)
 
 

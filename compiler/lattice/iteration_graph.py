@@ -112,11 +112,11 @@ class IterationGraph:
                 out.append((a, b, p))
         return out
 
-    def order(self, variables: list[Index] | None = None, prefer=None) -> list[Index]:
+    def order(self, variables: list[Index] | None = None, prefer=None, inner=()) -> list[Index]:
         """A loop order over ``variables`` (default: all) that respects every constraining path.
 
-        Among the variables that may come next, one stored after a variable not in
-        ``variables`` (an inner loop's) comes last; then an index of a sparse output comes
+        Among the variables that may come next, one stored after a variable of ``inner``
+        (the loops nested inside, a reduction's) comes last; then an index of a sparse output comes
         first (it is appended in storage order), then one that indexes a sparse level, then
         the earliest in ``prefer`` (default: output indices, then first use).
         A cycle raises :class:`StrategyError` naming the tensors involved.
@@ -139,7 +139,7 @@ class IterationGraph:
         # a variable stored after an index of an inner loop (a nested reduction's) is bound
         # last: the reduction then runs inside the loops before it (a smaller workspace)
         blocked = {i for p in self.paths if not p.flexible for k, i in enumerate(p.indices)
-                   if any(q not in inset for q in p.indices[:k])}
+                   if any(q in inner for q in p.indices[:k])}
         # a sparse output is appended in its storage order: its indices come before a reduction's
         appended = {i for p in self.paths if p.output and not p.flexible for i in p.indices}
         done: list[Index] = []

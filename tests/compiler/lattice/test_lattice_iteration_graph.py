@@ -12,10 +12,12 @@ from compiler.testing import check_lowered, random_sparse as rand
 
 
 def order_of(prog, loops=None, **formats):
-    """The order of ``loops`` (default: every index) the graph of ``prog`` picks."""
+    """The order of ``loops`` (default: every index; the others run inside) the graph of ``prog`` picks."""
     from compiler.notation.ast import Index
+    graph = IterationGraph.build(parse(prog), formats)
     chain = [Index(i) for i in loops] if loops else None
-    return [i.name for i in IterationGraph.build(parse(prog), formats).order(chain)]
+    inner = {i for i in graph.variables if chain and i not in chain}
+    return [i.name for i in graph.order(chain, inner=inner)]
 
 
 def test_a_sparse_output_is_appended_before_a_reduction_over_a_sparse_operand():
