@@ -515,6 +515,8 @@ class Setup:
                 stmt = hoisted
         temps = {}
         for s in _wheres(stmt):
+            if s.temp.name in temps:   # (generated names are fresh: two of one name would share storage)
+                raise StrategyError(f"two temporaries of the statement are named {s.temp.name}: {stmt}")
             d = expr_dtype(_temp_value(s), lambda a: np.dtype(
                 temps[a.tensor][1] if a.tensor in temps else formats[a.tensor].dtype))
             temps[s.temp.name] = (s.temp, reduce_dtype(s.temp.op, d).name if s.temp.op is not None else d.name)
@@ -642,7 +644,8 @@ def _auto_workspace(stmt, out: Access, fmt, name: str | None = None):
         return None
 
 
-def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, derived=frozenset()):
+def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, derived=frozenset(),
+                      avoid=frozenset()):
     """``(statement, steps)`` with each nested reduction that the formats cannot nest hoisted out.
 
     ``y[i] = A[i, j] + 1`` reduces ``A[i, j]`` over ``j`` inside the loop over ``i``;
@@ -650,21 +653,34 @@ def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, 
     the loop, into a workspace over the loops it shares (``w[i] += A[i, j]`` in the
     order the format allows) that the consumer reads: taco's precompute, applied
     because the formats need it. Dense when the output is dense. A workspace over a loop
-    in ``derived`` (split, fused or a position loop) is not made.
+    in ``derived`` (split, fused or a position loop) is not made. New names also avoid the
+    names in ``avoid`` (those of the rest of the statement).
     """
-    from .cin import precompute_expr
+    from .cin import names_in, precompute_expr
+    if isinstance(stmt, Where) and not stmt.temp.workspace:
+        # a where outside every loop (s = sum(..) + sum(..)): each side is a statement of its own
+        avoid = names_in(stmt) | set(avoid)
+        producer, first = _hoist_reductions(stmt.producer, graph, formats, dense_output, derived, avoid)
+        avoid |= names_in(producer)
+        consumer, then = _hoist_reductions(stmt.consumer, graph, formats, dense_output, derived, avoid)
+        steps = [(stage, Where(stmt.consumer, b, stmt.temp), Where(stmt.consumer, a, stmt.temp), note)
+                 for stage, b, a, note in first]
+        steps += [(stage, Where(b, producer, stmt.temp), Where(a, producer, stmt.temp), note)
+                  for stage, b, a, note in then]
+        return Where(consumer, producer, stmt.temp), steps
     steps = []
     while True:
         found = _misnested(stmt, [], formats)
         if found is None or any(i.name in derived for i in found[1]):
             return stmt, steps   # (a misnested reduction left is refused by the lowering, saying why)
         expr, shared, acc, path, outer = found
-        name = workspace_name(stmt)
+        name = workspace_name(stmt, avoid=avoid)
         loops = ", ".join(i.name for i in shared)
         per = f" (for each {', '.join(i.name for i in outer)})" if outer else ""
         try:
             sub = graph.restricted(expr_accesses(expr))
-            new = precompute_expr(stmt, expr, shared, name, order_fn=lambda loops: sub.order(loops, prefer=loops))
+            new = precompute_expr(stmt, expr, shared, name, order_fn=lambda loops: sub.order(loops, prefer=loops),
+                                  avoid=avoid)
         except StrategyError as e:
             raise StrategyError(f"{acc} is stored in the order {', '.join(p.name for p in path)}, but it is "
                                 f"reduced inside the loop over {loops}; computing that reduction first, into a "

@@ -595,7 +595,7 @@ def _replace_access(e, name, value):
     return e
 
 
-def precompute_expr(s: Stmt, expr, indices, name: str, fill_of=None, order_fn=None) -> Stmt:
+def precompute_expr(s: Stmt, expr, indices, name: str, fill_of=None, order_fn=None, avoid=frozenset()) -> Stmt:
     """Precompute the sub-expression ``expr`` into ``name[indices]`` (taco's ``precompute(e, i, ws)``).
 
     The producer computes ``ws[indices] = expr``; the consumer reads ``ws[indices]``
@@ -605,7 +605,8 @@ def precompute_expr(s: Stmt, expr, indices, name: str, fill_of=None, order_fn=No
     reduction and ``expr`` distribute (``sum_j(x[i] * A[i, j]) == x[i] * sum_j(A[i, j])``);
     else :class:`StrategyError` says why. The workspace starts from the reduction's
     identity, or from ``fill_of(expr)`` (the value of ``expr`` where its operands are
-    fill) when nothing is reduced. ``order_fn(loops)`` orders the producer's loops.
+    fill) when nothing is reduced. ``order_fn(loops)`` orders the producer's loops. New
+    temporaries' names avoid the names in ``s`` and in ``avoid``.
 
     >>> from compiler.notation import parse, parse_expr
     >>> s = concretize(parse("a[i] = b[i] * (c[i] + d[i])"))
@@ -620,7 +621,7 @@ def precompute_expr(s: Stmt, expr, indices, name: str, fill_of=None, order_fn=No
     """
     indices = tuple(Index(i) if isinstance(i, str) else i for i in indices)
     what = f"precompute({expr}, {', '.join(i.name for i in indices)})"
-    taken = names_in(s)
+    taken = names_in(s) | set(avoid)
     out = _precompute_in(s, expr, indices, name, fill_of, order_fn, what, taken)
     if out is None:
         # d[i] + c[i] for c[i] + d[i], or c[i] + d[i] inside (b[i] + c[i]) + d[i]: an operator that
@@ -818,9 +819,9 @@ def with_workspace_kind(s, name: str, kind: str):
     return replace(s, **changes) if changes else s
 
 
-def workspace_name(s: Stmt, base: str = "w") -> str:
-    """A workspace name not used by any tensor, temporary or index of ``s``."""
-    return FreshNames(names_in(s))(base)
+def workspace_name(s: Stmt, base: str = "w", avoid=frozenset()) -> str:
+    """A workspace name not used by any tensor, temporary or index of ``s``, nor in ``avoid``."""
+    return FreshNames(names_in(s) | set(avoid))(base)
 
 
 def names_in(s: Stmt) -> set[str]:

@@ -358,9 +358,12 @@ class _Emitter:
         if not op.is_user and op.name in _COMPOUND and op.result_dtype(odt, dt).name == odt:
             # threads that update one element of the output each do it atomically
             return [Pragma("omp atomic")] * atomic + [Store(buf, pos, cast(v, dt, odt), _COMPOUND[op.name])]
-        if atomic:   # (check_parallel lets only atomic updates through)
+        if atomic:   # (check_parallel lets only atomic updates through: here the dtypes differ)
+            out = self.setup.output.tensor
             raise StrategyError(f"parallelize({self.setup.parallel}, races='atomics') does not apply: the update "
-                                f"of {self.setup.output.tensor} by {op.name} has no atomic form in OpenMP")
+                                f"of {out} by {op.name} computes in {op.result_dtype(odt, dt).name} and rounds to "
+                                f"{out}'s {odt}, which one atomic update cannot do; give {out} a "
+                                f"{op.result_dtype(odt, dt).name} format, or use races='copies'")
         r, rdt = apply_op(op, [Load(buf, pos), v], [odt, dt], self._helper_sink())
         return [Store(buf, pos, cast(r, rdt, odt))]
 

@@ -471,6 +471,10 @@ def test_property_racing_updates(m, n, density, seed, kernel):
      r"parallelize\(i, atomic\) does not apply: races is one of 'none', 'atomics', 'copies', not 'atomic'"),
     ("C[i, j] = A[i, j] + B[i, j]", {"A": csr(), "B": csr(), "C": csr()}, Schedule().parallelize("i", races="copies"),
      r"races='copies' gives each thread a copy of a dense output; the output C is sparse"),
+    ("y[i] = A[i, j] * x[j]", {"A": csc(dtype="float32"), "x": dense(1), "y": dense(1, dtype="float32")},
+     Schedule().parallelize("j", races="atomics"),
+     r"the update of y by add computes in float64 and rounds to y's float32, which one atomic update cannot do; "
+     r"give y a float64 format, or use races='copies'"),
     ("s = sum[i, j](A[i, j])", {"A": csr()}, Schedule().parallelize("i", races="copies"),
      r"races='copies' shares a dense output among the threads, and the result s is a scalar, which each thread "
      r"already reduces into its own copy; leave races out"),

@@ -427,6 +427,19 @@ def test_an_automatic_workspace_keeps_the_loops_the_formats_allow_around_it(prog
     check(prog, Schedule().parallelize("i"), out=out, checked=True, A=A, B=B, D=D)
 
 
+def test_automatic_workspaces_in_both_sides_of_a_scalar_sum():
+    # each reduction runs in a where outside every loop: the precompute looked for j around s (and
+    # refused); then both workspaces were named w, and shared one array (a wrong sum)
+    rng = np.random.default_rng(4)
+    A = Tensor.from_numpy(rand((5, 3), 0.5, rng), csr(), name="A")
+    B = Tensor.from_numpy(rand((5, 3), 0.5, rng), csr(), name="B")
+    x = rng.random(3)
+    k = check("s = sum[j](x[j] * sum[l](A[l, j])) + sum[j](x[j] * max[l](B[l, j]))", checked=True, A=A, B=B, x=x)
+    notes = [s.note for s in k.trace.steps if s.stage == "precompute"]
+    assert [n.rsplit(" ", 1)[-1] for n in notes] == ["w[j]", "w_2[j]"]
+    check("s = sum[j](x[j] * sum[l](A[l, j])) + sum[j](x[j])", checked=True, A=A, x=x)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["csc", "coo"]), st.sampled_from(sorted(MATRICES)),
        st.sampled_from([0.0, 1.0, -2.0, np.inf, -np.inf]), st.sampled_from([0.0, 1.0, np.inf]),
