@@ -712,8 +712,10 @@ def _misnested(s, bound: list, formats):
                 held = [p in bound for p in path]
                 if any(held[k] and not held[k - 1] for k in range(1, len(held))):
                     used = {i for a in expr_accesses(inner.rhs) for i in a.indices}
-                    inside = _inside(bound, [storage_path(a, formats[a.tensor])[0]
-                                             for a in expr_accesses(inner.rhs) if a.tensor in formats])
+                    # (every reduction here runs inside the same loops: one misnested after this
+                    # one must still find its loops around it)
+                    inside = _inside(bound, [storage_path(a, formats[a.tensor])[0] for x in assignments(s)
+                                             for a in expr_accesses(x.rhs) if a.tensor in formats])
                     return inner.rhs, [i for i in inside if i in used], acc, path, \
                         [i for i in bound if i not in inside]
         deeper = _misnested(s.producer, bound, formats)   # a reduction nested in this one

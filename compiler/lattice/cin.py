@@ -353,18 +353,20 @@ def with_order(s: Stmt, order: list[Index]) -> Stmt:
     return _wrap(order, body)
 
 
-def scalar_promote(s: Stmt, taken: set | None = None) -> Stmt:
+def scalar_promote(s: Stmt, taken: set | None = None, outer=()) -> Stmt:
     """Accumulate an innermost reduction in a scalar temporary (taco's scalar promotion).
 
     ``forall i, j: y[i] += e`` becomes ``forall i: (y[i] = t_j) where (forall j: t_j += e)``
     when every reduction loop (an index not on the left) is inside every output loop.
-    Statements that do not have this shape are returned unchanged.
+    Statements that do not have this shape are returned unchanged. ``outer`` are the loops
+    around ``s``: when one of them also reduces into the result, the temporary is added to
+    it (``y[i] += t_j``), not assigned.
     """
     taken = names_in(s) if taken is None else taken
     order, body = _loops(s)
     if isinstance(body, Where) and body.temp.workspace:
         # the consumer of a workspace holds the assignment to the result: promote in there
-        consumer = scalar_promote(body.consumer, taken)
+        consumer = scalar_promote(body.consumer, taken, tuple(outer) + tuple(order))
         return s if consumer is body.consumer else _wrap(order, replace(body, consumer=consumer))
     # the assignment may read nested reductions' temporaries: it is the innermost consumer
     assign = body
@@ -381,7 +383,9 @@ def scalar_promote(s: Stmt, taken: set | None = None) -> Stmt:
     name = FreshNames(taken)("t_" + "".join(i.name for i in order[k:]))
     temp = Temporary(name, assign.op, assign.op.identity)
     inner = _with_consumer(body, Assignment(temp.access(), assign.op, assign.rhs))
-    return _wrap(order[:k], Where(Assignment(assign.lhs, None, temp.access()), _wrap(order[k:], inner), temp))
+    # (a loop around s that reduces into the result runs this once per iteration: add to it)
+    op = assign.op if any(i not in out for i in outer) else None
+    return _wrap(order[:k], Where(Assignment(assign.lhs, op, temp.access()), _wrap(order[k:], inner), temp))
 
 
 def hoist_invariants(s: Stmt) -> Stmt:

@@ -336,8 +336,12 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
     if not order and isinstance(body, Where):
         _computes_first(what, "the statement", body)
     if not order or order[0] != index:
+        from .cin import foralls
+        loops = list(dict.fromkeys(foralls(setup.statement)))
+        hint = (f"; put {index} first with reorder({', '.join([index.name] + [i.name for i in loops if i != index])})"
+                f" before parallelize, where the formats allow it" if index in loops else "")
         raise StrategyError(f"{what}: only the outermost loop can be parallelized, and the loops run "
-                            f"{', '.join(i.name for i in order) or '(none)'}")
+                            f"{', '.join(i.name for i in loops) or '(none)'}{hint}")
     out, fmt = setup.output.tensor, setup.output_format
     path = storage_path(setup.output, fmt)[0]
     if setup.races == "atomics":
@@ -481,7 +485,8 @@ def _computes_first(what: str, who: str, where) -> None:
     from ..notation.ast import Reduce
     from .cin import _loops, assignments
     if where.temp.workspace:
-        first = f"the workspace {where.temp.name}"
+        first = (f"the workspace {where.temp.name} (a precompute the schedule asked for, or the formats need: see "
+                 f"the trace's precompute step)")
     else:
         loops, _ = _loops(where.producer)
         (a, *_) = assignments(where.producer)

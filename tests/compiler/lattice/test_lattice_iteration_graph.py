@@ -49,3 +49,35 @@ def test_a_loop_an_inner_reduction_must_follow_is_bound_last(schedule):
     notes = [s.note for s in k.trace.steps if s.stage == "precompute"]
     assert len(notes) == 2
     assert all(n.endswith(f"(for each i), into a workspace {w}[j]") for n, w in zip(notes, ["w", "w_2"]))
+
+
+def test_a_loop_that_is_not_outermost_names_the_reorder_that_would_make_it():
+    from compiler import lower
+    from compiler.errors import StrategyError
+    A = Tensor.from_numpy(np.ones((3, 2)), dense(2), name="A")
+    with pytest.raises(StrategyError, match=r"parallelize\(i\) does not apply: only the outermost loop can be "
+                       r"parallelized, and the loops run j, i; put i first with reorder\(i, j\) before parallelize"):
+        lower("y[j] = A[i, j]", A=A, options={"schedule": Schedule().parallelize("i", races="copies")})
+    lower("y[j] = A[i, j]", A=A, options={"schedule": Schedule().reorder("i", "j").parallelize("i", races="copies")})
+
+
+def test_two_nested_reductions_that_need_both_loops_inside_share_their_placement():
+    # CSC A needs k before i, CSR B needs k before j: the first workspace was made for each i, and
+    # the second then found no loop over i around it
+    from compiler.format import csc
+    A = Tensor.from_numpy(np.array([[1., 0], [0, 2], [3, 0]]), csc(), name="A")
+    B = Tensor.from_numpy(np.array([[1., 0, 2], [0, 3, 0]]), csr(), name="B")
+    D = Tensor.from_numpy(np.array([[1., 0], [0, 1], [1, 1]]), csr(), name="D")
+    check_lowered("C[i, j] = A[i, k] * B[k, j] - D[i, k] * B[k, j]", out=dense(2), checked=True, A=A, B=B, D=D)
+
+
+def test_a_promoted_sum_inside_another_reduction_adds_into_the_result():
+    # the workspace made for each l left s[] = t_i inside the loop over l, which also reduces into
+    # s: only the last l counted (20 for 53)
+    B = np.ones((3, 2))
+    F = Tensor.from_numpy(np.array([[1., 2], [3, 1], [2, 2]]), csr(), name="F")
+    E = Tensor.from_numpy(np.array([[1., 2], [3, 4]]), csr(), name="E")
+    k = check_lowered("s = sum[l, i](B[l, i] * sum[j](F[l, j] * E[j, i]))", checked=True, B=B, F=F, E=E)
+    assert float(k(B=B, F=F, E=E).to_numpy()) == 53.0
+    G = np.random.default_rng(5).random((2, 3, 2))
+    check_lowered("y[k] = sum[l, i](G[k, l, i] * sum[j](F[l, j] * E[j, i]))", checked=True, G=G, F=F, E=E)

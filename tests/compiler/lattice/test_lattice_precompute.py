@@ -506,7 +506,8 @@ def test_precompute_without_an_expression_names_the_nested_reduction():
 
 def test_parallelize_after_an_automatic_precompute_says_why_not():
     with pytest.raises(StrategyError, match=r"parallelize\(i\) does not apply: the statement first computes the "
-                       r"workspace w, outside every loop, so no loop encloses all of it"):
+                       r"workspace w \(a precompute the schedule asked for, or the formats need: see the trace's "
+                       r"precompute step\), outside every loop, so no loop encloses all of it"):
         lower("y[i] = A[i, j] + 1", A=csc(), options={"schedule": Schedule().parallelize("i")})
 
 

@@ -85,7 +85,7 @@ def test_only_parallel_kernels_get_openmp(mats):
      Schedule().parallelize("i"), r"the statement first computes the reduction prod\[k\]\(C\[k\]\), outside every "
      r"loop, so no loop encloses all of it"),
     ("s = sum[i](max[j](A[i, j]))", {"A": csc()}, Schedule().parallelize("i"),
-     "the statement first computes the workspace w, outside every loop"),
+     r"the statement first computes the workspace w \(a precompute .*\), outside every loop"),
     ("y[i] = max[j](A[i, j] * B[i, j]) * C[i, j]", {"A": csc(), "B": csr(), "C": csr()}, None,
      r"A\[i, j_2\] is stored in the order j_2, i, .* \(j_2 is the index j of an inner reduction, renamed apart "
      r"from the j around it\)"),
