@@ -55,12 +55,32 @@ def _parallel(stmts, k: int) -> For | None:
     return s if isinstance(s, For) and k > 0 and is_parallel_pragma(stmts[k - 1]) else None
 
 
+def map_parallel_loops(stmts, fn) -> list:
+    """``stmts`` with each parallel loop (a ``#pragma omp parallel for`` and the loop after it,
+    perhaps in a tag) replaced by the statements ``fn(pragma, loop)``; the rest is walked into."""
+    stmts, out, k = list(stmts), [], 0
+    while k < len(stmts):
+        if k + 1 < len(stmts) and _parallel(stmts, k + 1) is not None:
+            out += fn(stmts[k], stmts[k + 1])
+            k += 2
+        else:
+            out.append(map_bodies(stmts[k], lambda body: map_parallel_loops(body, fn)))
+            k += 1
+    return out
+
+
+def first_in_loop(s, stmts: list):
+    """The parallel loop ``s`` (or its tag) with ``stmts`` first in its body: what each
+    iteration declares before the body (its thread's view of an array)."""
+    if isinstance(s, Tagged):
+        return replace(s, body=Block((first_in_loop(s.body.body[0], stmts),)))
+    return replace(s, body=Block((*stmts, *s.body.body)))
+
+
 def _with_views(s, views: list):
     """The parallel loop ``s`` (or its tag) with ``views`` first in its body."""
-    if isinstance(s, Tagged):
-        return replace(s, body=Block((_with_views(s.body.body[0], views),)))
     note = Comment(f"this thread's own part of {'each scratch array' if len(views) > 1 else views[0].of}")
-    return replace(s, body=Block((note, *views, *s.body.body)))
+    return first_in_loop(s, [note, *views])
 
 
 def _bodies(s) -> list:
@@ -155,4 +175,4 @@ def privatize(stmts, taken: set[str] | None = None) -> list[Stmt]:
     return view_parts(stmts) if parts else stmts
 
 
-__all__ = ["is_parallel_pragma", "privatize"]
+__all__ = ["first_in_loop", "is_parallel_pragma", "map_parallel_loops", "privatize"]

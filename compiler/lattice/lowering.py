@@ -821,35 +821,27 @@ class _Emitter:
         ``s = sum[i, j](A[i, j]) + max[i, j](B[i, j])`` runs two parallel loops, each with
         the clause of its own accumulator.
         """
-        from ..imperative.privatize import is_parallel_pragma
+        from ..imperative.privatize import map_parallel_loops
         from .schedule import omp_declared_reduction, omp_reduction, scalar_wheres
         accumulators = {w.temp.name for w in scalar_wheres(self.setup)}
         declared = []
 
-        def visit(stmts):
-            stmts, out = list(stmts), []
-            for k, st in enumerate(stmts):
-                if is_parallel_pragma(st) and k + 1 < len(stmts):
-                    nodes = list(ir_walk(stmts[k + 1]))
-                    local = {n.var.name for n in nodes if isinstance(n, Declare)}
-                    reduced = [t for t in dict.fromkeys(n.target.name for n in nodes
-                                                        if isinstance(n, (Assign, CompoundAssign)))
-                               if t in accumulators and t not in local]
-                    clauses = [omp_reduction(self.setup, t) for t in reduced]
-                    if None in clauses:   # (check_parallel refuses these first)
-                        raise StrategyError(f"parallelize({self.setup.parallel}) does not apply: OpenMP cannot "
-                                            f"combine the threads' partial results of "
-                                            f"{reduced[clauses.index(None)]}")
-                    for t in reduced:
-                        d = omp_declared_reduction(self.setup, t)
-                        if d is not None and d not in declared:
-                            declared.append(d)
-                    out.append(Pragma(" ".join(["omp parallel for", *clauses, "schedule(guided)"])))
-                else:
-                    out.append(map_bodies(st, visit))
-            return out
+        def with_clauses(pragma, loop):
+            nodes = list(ir_walk(loop))
+            local = {n.var.name for n in nodes if isinstance(n, Declare)}
+            reduced = [t for t in dict.fromkeys(n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign)))
+                       if t in accumulators and t not in local]
+            clauses = [omp_reduction(self.setup, t) for t in reduced]
+            if None in clauses:   # (check_parallel refuses these first)
+                raise StrategyError(f"parallelize({self.setup.parallel}) does not apply: OpenMP cannot combine the "
+                                    f"threads' partial results of {reduced[clauses.index(None)]}")
+            for t in reduced:
+                d = omp_declared_reduction(self.setup, t)
+                if d is not None and d not in declared:
+                    declared.append(d)
+            return [Pragma(" ".join(["omp parallel for", *clauses, "schedule(guided)"])), loop]
 
-        body = visit(body)
+        body = map_parallel_loops(body, with_clauses)
         return [Pragma(d) for d in declared] + body
 
     def _thread_copies(self, body: list) -> list:
@@ -863,7 +855,7 @@ class _Emitter:
             for (q = 0; q < n; q++) for (t = 0; t < n_copies; t++) y[q] += y_copies[t * n + q]
         """
         from ..imperative.ir import Call
-        from ..imperative.privatize import is_parallel_pragma
+        from ..imperative.privatize import first_in_loop, map_parallel_loops
         s, op, odt = self.setup, self.copy_op, self.setup.out_dtype
         out = s.output.tensor
         n = self._dense_count(len(self.out_sizes))
@@ -881,23 +873,13 @@ class _Emitter:
                    For(q, 0, n, [For(t, 0, count, self._update(self.val, q, op, Load(copies, BinOp(
                        "+", BinOp("*", t, n), q)), odt, odt))])]
 
-        def with_view(loop):
-            if isinstance(loop, Tagged):
-                return replace(loop, body=Block((with_view(loop.body.body[0]),) + loop.body.body[1:]))
+        def with_copy(pragma, loop):
+            if copy not in {x.buffer for x in ir_walk(loop) if isinstance(x, Store)}:
+                return [pragma, loop]
             note = Comment(f"this thread's own copy of {out}, which its updates go to")
-            return replace(loop, body=Block((note, view, *loop.body.body)))
+            return [pragma, first_in_loop(loop, [note, view])] + combine
 
-        def visit(stmts):
-            stmts, result = list(stmts), []
-            for k, st in enumerate(stmts):
-                if k and is_parallel_pragma(stmts[k - 1]) and copy in {x.buffer for x in ir_walk(st)
-                                                                        if isinstance(x, Store)}:
-                    result += [with_view(st)] + combine
-                else:
-                    result.append(map_bodies(st, visit))
-            return result
-
-        return visit(body)
+        return map_parallel_loops(body, with_copy)
 
     def _derived_loop(self, var: str, lo, hi, body, what: str, v: Var | None = None, block_start=None) -> list:
         """``for v in [lo, hi): body`` (``v`` names ``var``), or its blocks when a split applies to ``var``.
