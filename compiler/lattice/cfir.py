@@ -491,13 +491,31 @@ class Setup:
                           f"row: {note}") for stage, before, after, note in steps]
         # (a derived loop stays where the schedule put it: no workspace takes it in)
         derived = {v for r in relations for v in vars(r).values() if isinstance(v, str)}
-        stmt, hoisted = _hoist_reductions(stmt, graph, formats, is_all_dense(ofmt), derived)
+        try:
+            stmt, hoisted = _hoist_reductions(stmt, graph, formats, is_all_dense(ofmt), derived)
+        except StrategyError as refused:
+            # a misnested reduction inside one that does not use the loops around it
+            # (y[j] = z[j] + sum[i](max[k](A[k, i])), CSR A): moved out of them first, its
+            # loops are the statement's own, and its workspace can go around them
+            lifted = hoist_invariants(stmt) if not relations else stmt
+            if lifted == stmt:
+                raise
+            try:
+                new, hoisted = _hoist_reductions(lifted, graph, formats, is_all_dense(ofmt), derived)
+            except StrategyError:
+                raise refused from None
+            steps.append(("hoist", stmt, lifted, _HOISTED))
+            stmt = new
         steps += hoisted
         if not is_all_dense(ofmt) and program.op is None:
             ws = _auto_workspace(stmt, out, ofmt)
             if ws is not None:
-                steps.append(("precompute", stmt, ws, "the sparse output cannot be appended in this loop "
-                              "order: the result is gathered in a dense workspace (Gustavson)"))
+                w = next(x.temp for x in _wheres(ws) if x.temp.workspace and x not in _wheres(stmt))
+                over = ", ".join(i.name for i in w.indices)
+                red = [i.name for i in _output_order(stmt) if i not in w.indices]
+                how = "(Gustavson)" if len(w.indices) == 1 or not red else f"(the loop over {red[0]} runs outside them)"
+                steps.append(("precompute", stmt, ws, f"the sparse output cannot be appended in this loop "
+                              f"order: the result is gathered in a dense workspace {w.name}[{over}] {how}"))
                 stmt = ws
         promoted = False
         from .derived import Fuse
@@ -510,8 +528,7 @@ class Setup:
         if not relations:   # derived loops are bound where the schedule put them
             hoisted = hoist_invariants(stmt)
             if hoisted != stmt:
-                steps.append(("hoist", stmt, hoisted, "a nested reduction that does not use a loop around it "
-                              "is computed once, outside that loop"))
+                steps.append(("hoist", stmt, hoisted, _HOISTED))
                 stmt = hoisted
         temps = {}
         for s in _wheres(stmt):
@@ -578,6 +595,9 @@ class Setup:
                 f"scatter into {self.output.tensor}. Use a dense output (or a workspace)")
 
 
+_HOISTED = "a nested reduction that does not use a loop around it is computed once, outside that loop"
+
+
 def _check_identities(program: Assign) -> None:
     """Refuse a reduction with nothing to start from: its operator has no identity, and no
     given output's values start it (an update such as ``y[i] <<maxu>>= A[i, j]`` starts from y).
@@ -638,10 +658,16 @@ def _auto_workspace(stmt, out: Access, fmt, name: str | None = None):
         body = _output_assignment(body)   # it reads nested reductions' temporaries
     if not isinstance(body, Assignment) or list(chain[:len(path)]) == list(path) or not path:
         return None
-    try:
-        return precompute(stmt, [path[-1]], name or workspace_name(stmt))
-    except StrategyError:
-        return None
+    # the innermost index when the loops outside it already run in storage order (Gustavson's
+    # row); more of the output's indices when a reduction runs outside them (CSC x CSR: k, i, j)
+    for n in range(1, len(path) + 1):
+        try:
+            ws = precompute(stmt, list(path[-n:]), name or workspace_name(stmt))
+        except StrategyError:
+            continue
+        if list(_output_order(ws)[:len(path)]) == list(path):
+            return ws
+    return None
 
 
 def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, derived=frozenset(),

@@ -8,6 +8,7 @@ from compiler.lattice.cfir import Setup
 from compiler.lattice.cin import Forall, Where, concretize, foralls, scalar_promote
 from compiler.lattice.iteration_graph import IterationGraph
 from compiler.notation import parse
+from compiler.notation.ast import Index
 
 
 def test_elementwise_is_nested_foralls():
@@ -87,12 +88,14 @@ def test_sparse_output_out_of_storage_order_gets_a_workspace():
     assert [s[0] for s in setup.steps] == ["precompute"]
 
 
-def test_sparse_output_needs_storage_order():
-    # outer-product order: the reduction k is outside the output's loops, so no
-    # workspace over j helps; the output would be scattered into
-    with pytest.raises(StrategyError, match="scatter"):
-        Setup.create(parse("C[i, j] = A[i, k] * B[k, j]"), {"A": csc(), "B": csr(), "C": csr()},
-                     order=["k", "i", "j"])
+def test_sparse_output_in_outer_product_order_gets_a_matrix_workspace():
+    # outer-product order: the reduction k is outside the output's loops, so no workspace over j
+    # helps; one over i, j gathers the whole product first (it was refused: "would scatter")
+    setup = Setup.create(parse("C[i, j] = A[i, k] * B[k, j]"), {"A": csc(), "B": csr(), "C": csr()},
+                         order=["k", "i", "j"])
+    assert isinstance(setup.statement, Where) and setup.statement.temp.indices == (Index("i"), Index("j"))
+    assert [i.name for i in foralls(setup.statement.producer)] == ["k", "i", "j"]
+    assert [i.name for i in foralls(setup.statement.consumer)] == ["i", "j"]
 
 
 def test_reorder_schedule_is_checked():

@@ -564,6 +564,32 @@ def test_a_column_major_reduction_nested_in_another_is_precomputed():
     assert k(A=A, B=B).to_numpy().tolist() == [10.0, 14.0]
 
 
+@pytest.mark.parametrize("fa", [csr, lambda **k: coo(2, **k)], ids=["csr", "coo"])
+@pytest.mark.parametrize("r", ["max", "sum"])
+def test_a_misnested_reduction_inside_a_loop_invariant_one_is_hoisted_first(fa, r):
+    # sum[i](max[k](A[k, i])) does not use j: moved out of the loop over j first, its loop over i
+    # is the statement's own, and max's workspace w[i] goes around it (it was refused: "i is not
+    # a loop around y[j]")
+    a = np.array([[1.0, 0, -2], [0, 3, 0], [-4, 0, 0], [0, 0, 0]])
+    A, z = T(a, fa(), "A"), np.array([1.0, 2.0, 3.0, 4.0])
+    k = check(f"y[j] = z[j] + sum[i]({r}[k](A[k, i]))", checked=True, A=A, z=z)
+    inner = a.max(axis=0) if r == "max" else a.sum(axis=0)
+    np.testing.assert_allclose(k(A=A, z=z).to_numpy(), z + inner.sum())
+    assert [s.stage for s in k.trace.steps if s.stage in ("hoist", "precompute")] == ["hoist", "precompute"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(MATRICES)), st.sampled_from([0.0, 1.0, -np.inf]), st.sampled_from(["sum", "max", "min"]),
+       st.sampled_from(["sum", "max"]), st.integers(0, 5), st.integers(0, 5), st.sampled_from([0.0, 0.3, 1.0]),
+       st.integers(0, 2 ** 16))
+def test_property_reductions_inside_a_loop_invariant_one(fa, fill, r, outer, m, n, density, seed):
+    rng = np.random.default_rng(seed)
+    a = rand((m, n), density, rng, lo=-3, hi=4)
+    a[a == 0] = fill
+    A, z = Tensor.from_numpy(a, MATRICES[fa](fill=fill), name="A"), rng.integers(-3, 4, 4).astype(float)
+    check(f"y[j] = z[j] + {outer}[i]({r}[k](A[k, i]))", A=A, z=z)
+
+
 def test_precompute_names_a_reduction_as_the_user_wrote_it():
     # the program's max[j] is renamed apart (j_2) from the implicit sum over j around it
     A, B = T([[1.0, 0, 2], [0, 3, 0]], csr(), "A"), T([[0.0, 1, 2], [4, 0, 0]], csr(), "B")

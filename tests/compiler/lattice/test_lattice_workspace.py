@@ -170,6 +170,23 @@ def test_min_plus_workspace_starts_at_infinity():
     assert "w[j] = INFINITY;" in k.c_source  # reset to the identity of min in the copy-out loop
 
 
+@pytest.mark.parametrize("out", [csr(), dcsr(), coo()], ids=["csr", "dcsr", "coo"])
+def test_csc_times_csr_gathers_the_whole_product_in_a_matrix_workspace(out):
+    # A's columns and B's rows share k, so k is the outermost loop (an outer product): no row of C
+    # is finished before the last k. The whole product is gathered in w[i, j] first, then appended
+    # (it was refused: "would scatter into C").
+    rng = np.random.default_rng(4)
+    A, B = rand((6, 8), 0.3, rng), rand((8, 5), 0.3, rng)
+    A[2] = 0
+    k, C = spgemm(A, B, out=out, fa=csc())
+    ref = sp.csc_matrix(A) @ sp.csr_matrix(B)
+    np.testing.assert_allclose(C.to_numpy(), ref.toarray())
+    (step,) = [s for s in k.trace.steps if s.stage == "precompute"]
+    assert step.note == ("the sparse output cannot be appended in this loop order: the result is gathered in a "
+                         "dense workspace w[i, j] (the loop over k runs outside them)")
+    assert "for (int64_t k = 0; k < A0_size; k++)" in k.c_source
+
+
 def test_csc_spmv_into_sparse_vector_through_workspace():
     rng = np.random.default_rng(2)
     A = rand((9, 7), 0.3, rng)
@@ -182,13 +199,13 @@ def test_csc_spmv_into_sparse_vector_through_workspace():
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.tuples(st.integers(0, 7), st.integers(0, 7), st.integers(0, 30)),
-       st.sampled_from([0.0, 0.1, 0.4, 1.0]), st.sampled_from(["csr", "dcsr", "coo"]),
-       st.sampled_from(["csr", "dcsr"]), st.integers(0, 2 ** 16))
+       st.sampled_from([0.0, 0.1, 0.4, 1.0]), st.sampled_from(["csr", "dcsr", "coo", "csc"]),
+       st.sampled_from(["csr", "dcsr", "coo"]), st.integers(0, 2 ** 16))
 def test_spgemm_differential(shape, density, fa, fout, seed):
     rng = np.random.default_rng(seed)
     m, n, p = shape
     A, B = rand((m, n), density, rng, lo=-3, hi=4), rand((n, p), density, rng, lo=-3, hi=4)
-    fmts = {"csr": csr(), "dcsr": dcsr(), "coo": coo()}
+    fmts = {"csr": csr(), "dcsr": dcsr(), "coo": coo(), "csc": csc()}
     _, C = spgemm(A, B, out=fmts[fout], fa=fmts[fa])
     np.testing.assert_allclose(C.to_numpy(), A @ B)
 
