@@ -515,7 +515,7 @@ class Setup:
                 red = [i.name for i in _output_order(stmt) if i not in w.indices]
                 how = "(Gustavson)" if len(w.indices) == 1 or not red else f"(the loop over {red[0]} runs outside them)"
                 steps.append(("precompute", stmt, ws, f"the sparse output cannot be appended in this loop "
-                              f"order: the result is gathered in a dense workspace {w.name}[{over}] {how}"))
+                              f"order: the result is gathered in a workspace {w.name}[{over}] {how}"))
                 stmt = ws
         promoted = False
         from .derived import Fuse
@@ -660,12 +660,15 @@ def _auto_workspace(stmt, out: Access, fmt, name: str | None = None):
         return None
     # the innermost index when the loops outside it already run in storage order (Gustavson's
     # row); more of the output's indices when a reduction runs outside them (CSC x CSR: k, i, j)
+    name = name or workspace_name(stmt)
     for n in range(1, len(path) + 1):
         try:
-            ws = precompute(stmt, list(path[-n:]), name or workspace_name(stmt))
+            ws = precompute(stmt, list(path[-n:]), name)
         except StrategyError:
             continue
         if list(_output_order(ws)[:len(path)]) == list(path):
+            # (several indices: a dense array, swept once to append; a sparse one would list the
+            # positions set, but it takes three times the memory: 25 bytes per coordinate)
             return ws
     return None
 

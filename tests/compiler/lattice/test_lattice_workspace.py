@@ -183,7 +183,7 @@ def test_csc_times_csr_gathers_the_whole_product_in_a_matrix_workspace(out):
     np.testing.assert_allclose(C.to_numpy(), ref.toarray())
     (step,) = [s for s in k.trace.steps if s.stage == "precompute"]
     assert step.note == ("the sparse output cannot be appended in this loop order: the result is gathered in a "
-                         "dense workspace w[i, j] (the loop over k runs outside them)")
+                         "workspace w[i, j] (the loop over k runs outside them)")
     assert "for (int64_t k = 0; k < A0_size; k++)" in k.c_source
 
 
