@@ -45,8 +45,8 @@ from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, assign_
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
 from .algebra import derive, same_value
-from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, concretize, expr_accesses,
-                  assignments, foralls, hoist_invariants, precompute, scalar_promote, unshadow,
+from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, as_update, concretize,
+                  expr_accesses, assignments, foralls, hoist_invariants, precompute, scalar_promote, unshadow,
                   with_workspace_kind, workspace_name)
 from .iteration_graph import IterationGraph, is_all_dense, storage_path
 from .iterators import ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
@@ -530,6 +530,12 @@ class Setup:
             if hoisted != stmt:
                 steps.append(("hoist", stmt, hoisted, _HOISTED))
                 stmt = hoisted
+        if program.op is not None:
+            updated = as_update(stmt, out.tensor, program.op)
+            if updated is not stmt:
+                steps.append(("update", stmt, updated, f"{program} starts from {out.tensor}'s values: what a "
+                              f"temporary gathered is added to them, not assigned"))
+                stmt = updated
         temps = {}
         for s in _wheres(stmt):
             if s.temp.name in temps:   # (generated names are fresh: two of one name would share storage)
@@ -809,8 +815,13 @@ def _order_statement(s: Stmt, graph: IterationGraph, order=None, top: bool = Tru
         if order is not None:
             wanted = [Index(i) if isinstance(i, str) else i for i in order]
             if sorted(i.name for i in wanted) != sorted(i.name for i in chain):
+                inner = [i.name for i in wanted if i not in chain and body is not None and i in foralls(body)]
+                why = (f": {', '.join(inner)} {'is a loop' if len(inner) == 1 else 'are loops'} of a nested reduction "
+                       f"or a workspace, run inside the loops {', '.join(i.name for i in chain)}; reorder orders "
+                       f"the loops around the assignment to the output (a reduction precomputed into a workspace "
+                       f"orders its own loops as its operands' formats need)" if inner else "")
                 raise StrategyError(f"schedule: order {[i.name for i in wanted]} must list the loops "
-                                    f"{[i.name for i in chain]}")
+                                    f"{[i.name for i in chain]}{why}")
             allowed = graph.order(chain, prefer=wanted)
             if allowed != wanted:
                 for e_before, e_after, p in graph.edges():

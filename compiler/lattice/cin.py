@@ -388,6 +388,36 @@ def scalar_promote(s: Stmt, taken: set | None = None, outer=()) -> Stmt:
     return _wrap(order[:k], Where(Assignment(assign.lhs, op, temp.access()), _wrap(order[k:], inner), temp))
 
 
+def as_update(s: Stmt, tensor: str, op) -> Stmt:
+    """``s`` with each plain assignment to ``tensor`` made an update by ``op``.
+
+    A reduction into the output starts from the identity, so once it runs into a
+    temporary (scalar promotion, a precompute) the output is assigned the temporary
+    (``y[i] = t_j``). An update (``y[i] += A[i, j]``) starts from the output's own values:
+    the temporary is added to them. Each such assignment writes its element once (no
+    loop around it reduces), so ``y[i] += t_j`` adds the whole reduction once.
+
+    >>> from compiler.notation import parse
+    >>> p = parse("y[i] += A[i, j]")
+    >>> print(as_update(scalar_promote(concretize(p)), "y", p.op))
+    forall i:
+      where:
+        y[i] += t_j[]
+      producer:
+        t_j = 0
+        forall j:
+          t_j[] += A[i, j]
+    """
+    from dataclasses import fields
+    if isinstance(s, Assignment):
+        return replace(s, op=op) if s.lhs.tensor == tensor and s.op is None else s
+    if not hasattr(s, "__dataclass_fields__"):
+        return s
+    changes = {f.name: as_update(getattr(s, f.name), tensor, op) for f in fields(s)
+               if f.name in ("body", "consumer", "producer", "define", "mutate")}
+    return replace(s, **changes) if any(changes[k] is not getattr(s, k) for k in changes) else s
+
+
 def hoist_invariants(s: Stmt) -> Stmt:
     """``s`` with each nested reduction computed outside the loops it does not use.
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, evaluate, lower, user_function
 from compiler.errors import DTypeError, StrategyError
 from compiler.format import coo, csc, csf, csr, dcsr, dense, sparse_vector
+from compiler.lattice import Schedule
 
 inf = math.inf
 MASK = user_function("mask", lambda v, m: 0.0 if m else v, "return y ? 0.0 : x;", algebra="x & !y",
@@ -304,6 +305,53 @@ def test_a_fresh_output_of_an_update_starts_at_the_identity(prog):
         for out_fill in (1.0, -2.0):
             if "A" not in prog:
                 check_lowered(prog, out=dense(1, fill=out_fill), a=b)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "dcsr", "dense"])
+@pytest.mark.parametrize("prog", ["y[i] += A[i, j] * x[j]", "y[i] max= A[i, j]", "y[i] *= A[i, j] + 1",
+                                  "y[i] min= A[i, j] - x[j]", "s += A[i, j] * x[j]", "s max= A[i, j]"])
+def test_an_update_of_a_given_output_starts_from_its_values(prog, fmt):
+    """``y[i] += A[i, j] * x[j]`` adds into the given y: the row's sum, promoted to a scalar, is added
+    to y[i], not assigned (a row-major A gave A x, dropping y; found by fuzzing)."""
+    from compiler.testing import check_lowered
+    fmts = {"csr": csr(), "csc": csc(), "coo": coo(2), "dcsr": dcsr(), "dense": dense(2)}
+    A = Tensor.from_numpy(np.array([[1.0, 0, -2], [0, 0, 0], [3, 4, 0], [0, -5, 0]]), fmts[fmt], name="A")
+    x = np.array([1.0, 2.0, -1.0])
+    out = {"y": Tensor.from_numpy(np.array([4.0, -2.0, 5.0, 0.5]), dense(1), name="y")} if prog[0] == "y" \
+        else {"s": np.array(10.0)}
+    tensors = {"A": A, **({"x": x} if "x[" in prog else {}), **out}
+    k = check_lowered(prog, checked=True, **tensors)
+    want = {"y[i] += A[i, j] * x[j]": [7.0, -2.0, 16.0, -9.5], "y[i] max= A[i, j]": [4.0, 0.0, 5.0, 0.5],
+            "y[i] *= A[i, j] + 1": [-8.0, -2.0, 100.0, -2.0], "y[i] min= A[i, j] - x[j]": [-2.0, -2.0, 1.0, -7.0],
+            "s += A[i, j] * x[j]": 14.0, "s max= A[i, j]": 10.0}[prog]
+    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["+=", "max=", "min=", "*="]), st.sampled_from(["y[i] {op} A[i, j] * x[j]",
+                                                                      "y[j] {op} A[i, j] + x[i]", "s {op} A[i, j]",
+                                                                      "y[i] {op} sum[j](A[i, j]) + x[i]"]),
+       st.sampled_from(["csr", "csc", "coo", "dcsr", "dense"]), st.sampled_from([0.0, 1.0]),
+       st.integers(0, 5), st.integers(0, 5), st.sampled_from([0.0, 0.4, 1.0]), st.booleans(), st.integers(0, 2 ** 16))
+def test_property_updates_of_given_outputs(op, form, fa, fill, m, n, density, parallel, seed):
+    from compiler.testing import check_lowered, random_sparse
+    rng = np.random.default_rng(seed)
+    prog = form.format(op=op)
+    a = random_sparse((m, n), density, rng, lo=-3, hi=4)
+    a[a == 0] = fill
+    fmts = {"csr": csr, "csc": csc, "coo": lambda **k: coo(2, **k), "dcsr": dcsr, "dense": lambda **k: dense(2, **k)}
+    tensors = {"A": Tensor.from_numpy(a, fmts[fa](fill=fill), name="A")}
+    if "x[" in prog:
+        tensors["x"] = rng.integers(-2, 3, n if "x[j]" in prog else m).astype(float)
+    if prog[0] == "y":
+        tensors["y"] = Tensor.from_numpy(rng.integers(-3, 4, m if "y[i]" in prog else n).astype(float), dense(1),
+                                         name="y")
+    else:
+        tensors["s"] = np.array(float(rng.integers(-3, 4)))
+    schedule = None
+    if parallel and fa in ("csr", "dense") and prog.startswith("y[i]"):
+        schedule = Schedule().parallelize("i")
+    check_lowered(prog, schedule, **tensors)
 
 
 @pytest.mark.parametrize("dtype, want", [("int32", "int64"), ("bool", "int64"), ("float32", "float32")])

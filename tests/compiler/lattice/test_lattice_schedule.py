@@ -60,6 +60,10 @@ def test_only_parallel_kernels_get_openmp(mats):
      r"the sparse output C \(SparseList, SparseList, SparseList\) would be appended through one counter"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().parallelize("j"), "outermost"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().reorder("j", "i"), "stored with i before j"),
+    # k belongs to the nested sum beside + D (it said only "must list the loops ['i', 'j']")
+    ("C[i, j] = A[i, k] * B[k, j] + D[i, j]", {"A": csr(), "B": csr(), "D": csr()}, Schedule().reorder("i", "k", "j"),
+     r"order \['i', 'k', 'j'\] must list the loops \['i', 'j'\]: k is a loop of a nested reduction or a workspace, "
+     r"run inside the loops i, j; reorder orders the loops around the assignment to the output"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute("j"), "not an index of the result"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute("i", "A"), "already a tensor"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().fuse("i", "j", "f"),
