@@ -229,12 +229,36 @@ def _under_pragma(s, dtypes: dict, taken: set):
     return s
 
 
+def _lanes_too(pragma: Pragma, s, dtypes: dict) -> bool:
+    """Whether the parallel loop ``s`` (perhaps in a tag) after ``pragma`` can run in SIMD lanes as
+    well: a map loop, or a sum whose accumulator the pragma already reduces over the threads
+    (``reduction(+:t)``).
+
+    >>> i, t = Var("i"), Var("t")
+    >>> loop = For(i, 0, Var("n"), [CompoundAssign("+", t, Load("x", i))])
+    >>> _lanes_too(Pragma("omp parallel for reduction(+:t) schedule(guided)"), loop, {"t": "float64"})
+    True
+    """
+    if not pragma.text.startswith("omp parallel for ") or pragma.text.startswith("omp parallel for simd"):
+        return False
+    while isinstance(s, Tagged) and len(s.body.body) == 1:
+        s = s.body.body[0]
+    r = reduction(s) if isinstance(s, For) else None
+    if r is not None:
+        return f"reduction({r.op}:{r.target.name})" in pragma.text and \
+            dtypes.get(r.target.name, "").startswith(("float", "int", "uint"))
+    return map_loop(s)
+
+
 def _vectorize(stmts, dtypes: dict, taken: set) -> list:
     out = []
     for s in stmts:
         r = reduction(s)
         x = extremum(s, dtypes) if r is None else None
         if out and isinstance(out[-1], Pragma):
+            if _lanes_too(out[-1], s, dtypes):
+                # a parallel loop that is a map or a sum of its own: each thread's part in lanes too
+                out[-1] = Pragma(out[-1].text.replace("omp parallel for", "omp parallel for simd", 1))
             out.append(_under_pragma(s, dtypes, taken))
         elif r is not None and dtypes.get(r.target.name, "").startswith(("float", "int", "uint")):
             out += [Pragma(f"omp simd reduction({r.op}:{r.target.name})"), s]

@@ -185,15 +185,24 @@ def test_band_spmv_from_looplets_is_vectorized():
     np.testing.assert_allclose(k(A=A, x=x).to_numpy(), M @ x.to_numpy(), rtol=1e-12)
 
 
-def test_a_loop_with_its_own_pragma_is_left_alone():
-    """A parallel map loop keeps its one pragma: C takes no second pragma before a for."""
-    from compiler.imperative.ir import For, Load, Pragma, Store, Var
+def test_a_parallel_map_or_sum_loop_runs_in_lanes_in_its_own_pragma():
+    """A parallel map loop keeps its one pragma (C takes no second pragma before a for), which
+    asks for SIMD lanes too; so does a parallel sum whose accumulator the threads reduce (it ran
+    one addition at a time on each thread: a sum over 2 threads took 4x one thread's time)."""
+    from compiler.imperative.ir import CompoundAssign, For, Load, Pragma, Store, Tagged, Var
     from compiler.imperative.vectorize import vectorize
-    i = Var("i")
+    i, t = Var("i"), Var("t")
     loop = For(i, 0, Var("n"), [Store("y", i + 1, Load("p", i + 1) - Load("p", i))])
     assert vectorize([loop])[0] == Pragma("omp simd")
-    parallel = [Pragma("omp parallel for schedule(guided)"), loop]
-    assert vectorize(parallel) == parallel
+    assert vectorize([Pragma("omp parallel for schedule(guided)"), loop]) == \
+        [Pragma("omp parallel for simd schedule(guided)"), loop]
+    total = Tagged("loop i", [For(i, 0, Var("n"), [CompoundAssign("+", t, Load("x", i))])])
+    assert vectorize([Pragma("omp parallel for reduction(+:t) schedule(guided)"), total], {"t": "float64"}) == \
+        [Pragma("omp parallel for simd reduction(+:t) schedule(guided)"), total]
+    # a sum the pragma does not reduce, or a scatter, keeps the threads alone
+    for pragma, body in (("omp parallel for schedule(guided)", total),
+                         ("omp parallel for schedule(guided)", For(i, 0, Var("n"), [Store("y", Load("idx", i), 1.0)]))):
+        assert vectorize([Pragma(pragma), body], {"t": "float64"})[0] == Pragma(pragma)
 
 
 def _running(op, guarded):
