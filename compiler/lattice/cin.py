@@ -408,12 +408,18 @@ def as_update(s: Stmt, tensor: str, op) -> Stmt:
         forall j:
           t_j[] += A[i, j]
     """
-    from dataclasses import fields
     if isinstance(s, Assignment):
         return replace(s, op=op) if s.lhs.tensor == tensor and s.op is None else s
+    return _map_parts(s, lambda part: as_update(part, tensor, op))
+
+
+def _map_parts(s, fn):
+    """``s`` with ``fn`` applied to each statement directly inside it (a loop's body, a where's
+    consumer and producer, a sequence's parts); ``s`` itself when nothing changes."""
+    from dataclasses import fields
     if not hasattr(s, "__dataclass_fields__"):
         return s
-    changes = {f.name: as_update(getattr(s, f.name), tensor, op) for f in fields(s)
+    changes = {f.name: fn(getattr(s, f.name)) for f in fields(s)
                if f.name in ("body", "consumer", "producer", "define", "mutate")}
     return replace(s, **changes) if any(changes[k] is not getattr(s, k) for k in changes) else s
 
@@ -843,14 +849,9 @@ def _with_reductions(a: Assignment, fresh: FreshNames) -> Stmt:
 
 def with_workspace_kind(s, name: str, kind: str):
     """``s`` with the workspace ``name`` of its ``where`` made ``kind`` (dense or sparse)."""
-    from dataclasses import fields
     if isinstance(s, Where) and s.temp.name == name:
         s = replace(s, temp=replace(s.temp, kind=kind))
-    if not hasattr(s, "__dataclass_fields__"):
-        return s
-    changes = {f.name: with_workspace_kind(getattr(s, f.name), name, kind) for f in fields(s)
-               if f.name in ("body", "consumer", "producer", "define", "mutate")}
-    return replace(s, **changes) if changes else s
+    return _map_parts(s, lambda part: with_workspace_kind(part, name, kind))
 
 
 def workspace_name(s: Stmt, base: str = "w", avoid=frozenset()) -> str:
