@@ -402,7 +402,9 @@ class Setup:
                 raise StrategyError(f"no format or tensor given for {acc.tensor}")
             if acc.tensor == out.tensor:
                 raise StrategyError(f"output {out.tensor} is also read on the right-hand side; "
-                                    f"the lattice strategy writes a fresh output")
+                                    f"the lattice strategy writes a fresh output. To combine {out.tensor}'s "
+                                    f"values with the rest, write an update, which starts from them: "
+                                    f"{out} += ... (or *=, max=, min=, <<f>>=)")
             if len(acc.indices) != formats[acc.tensor].ndim:
                 raise StrategyError(f"{acc} uses {len(acc.indices)} indices but tensor {acc.tensor} "
                                     f"has {formats[acc.tensor].ndim} modes")

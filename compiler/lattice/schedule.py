@@ -344,6 +344,11 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
                             f"{', '.join(i.name for i in loops) or '(none)'}{hint}")
     out, fmt = setup.output.tensor, setup.output_format
     path = storage_path(setup.output, fmt)[0]
+    if setup.races != "none" and is_all_dense(fmt) and path and path[0] == index \
+            and not _blocks_split_rows(written or index, setup, path):
+        # each thread updates its own elements of the output (an update y[i] += t_j of a given y
+        # included): no update needs an atomic, and no thread a copy
+        setup.races = "none"
     if setup.races == "atomics":
         _check_atomic_updates(index, setup, what)   # then threads may update one element
         return
@@ -362,6 +367,16 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "
                                 f"CSR and DCSR outputs (rows over {index}, then a SparseList), COO outputs and "
                                 f"sparse vectors, each row from its own start")
+
+
+def _blocks_split_rows(index: Index, setup, path) -> bool:
+    """Whether the threads' blocks of ``index`` (fused positions) may split a row of the output."""
+    from .derived import check_parallel_blocks
+    try:
+        check_parallel_blocks(index, setup.relations, [i.name for i in path], setup.output.tensor)
+    except StrategyError:
+        return True
+    return False
 
 
 def _check_atomic_updates(index: Index, setup, what: str) -> None:

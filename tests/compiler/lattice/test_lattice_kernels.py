@@ -327,6 +327,13 @@ def test_an_update_of_a_given_output_starts_from_its_values(prog, fmt):
     np.testing.assert_allclose(k(**tensors).to_numpy(), want)
 
 
+def test_reading_the_output_suggests_an_update():
+    with pytest.raises(StrategyError, match=r"output y is also read on the right-hand side; the lattice strategy "
+                                            r"writes a fresh output. To combine y's values with the rest, write an "
+                                            r"update, which starts from them: y\[i\] \+= \.\.\."):
+        lower("y[i] = y[i] + A[i, j] * x[j]", A=csr(), x=dense(1), y=dense(1))
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["+=", "max=", "min=", "*="]), st.sampled_from(["y[i] {op} A[i, j] * x[j]",
                                                                       "y[j] {op} A[i, j] + x[i]", "s {op} A[i, j]",

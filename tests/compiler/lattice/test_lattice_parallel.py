@@ -434,6 +434,21 @@ def test_racing_updates_on_threads(prog, fmt, schedule, dtype):
         np.testing.assert_allclose(k(**tensors).to_numpy(), want, rtol=1e-5)
 
 
+@pytest.mark.parametrize("races", ["atomics", "copies"])
+@pytest.mark.parametrize("prog, dtype", [("y[i] += A[i, j] * x[j]", "float64"), ("y[i] |= A[i, j]", "bool"),
+                                         ("y[i] max= A[i, j]", "float64")])
+def test_an_update_of_rows_each_thread_owns_needs_no_race_strategy(prog, dtype, races):
+    # y[i] op= t_j of a given y: each thread updates its own rows (an update by | of a bool was
+    # refused as having no atomic form; += got an atomic per row)
+    rng = np.random.default_rng(23)
+    a = rand((60, 40), 0.2, rng)
+    A = Tensor.from_numpy(a.astype(dtype), csr(dtype=dtype), name="A")
+    y = Tensor.from_numpy((rng.random(60) < 0.3).astype(dtype), dense(1, dtype=dtype), name="y")
+    tensors = {"A": A, "y": y, **({"x": rng.random(40)} if "x[" in prog else {})}
+    k = check_lowered(prog, Schedule().parallelize("i", races=races), checked=True, **tensors)
+    assert "#pragma omp atomic" not in k.c_source and "y_copy" not in k.c_source
+
+
 @pytest.mark.parametrize("prog", ["y[j] max= A[i, j]", "y[j] = min[i](A[i, j] - 1)", "y[j] = any[i](A[i, j] > 0.5)"])
 def test_copies_combine_updates_without_an_atomic_form(prog):
     rng = np.random.default_rng(22)
