@@ -51,6 +51,7 @@ from __future__ import annotations
 
 from .ir import (Assign, BinOp, Block, Call, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load,
                  MATH_FUNCTIONS, Pragma, Select, Store, Tagged, Var, map_bodies, untagged, walk)
+from .privatize import is_parallel_pragma
 
 #: the reductions the pragma may reorder (C's ``+`` and ``*`` on the accumulator)
 REDUCTION_OPS = ("+", "*")
@@ -239,15 +240,18 @@ def _lanes_too(pragma: Pragma, s, dtypes: dict) -> bool:
     >>> _lanes_too(Pragma("omp parallel for reduction(+:t) schedule(guided)"), loop, {"t": "float64"})
     True
     """
-    if not pragma.text.startswith("omp parallel for ") or pragma.text.startswith("omp parallel for simd"):
+    inner = untagged([s])
+    if not is_parallel_pragma(pragma) or "simd" in pragma.text.split() or len(inner) != 1:
         return False
-    while isinstance(s, Tagged) and len(s.body.body) == 1:
-        s = s.body.body[0]
-    r = reduction(s) if isinstance(s, For) else None
+    r = reduction(inner[0]) if isinstance(inner[0], For) else None
     if r is not None:
-        return f"reduction({r.op}:{r.target.name})" in pragma.text and \
-            dtypes.get(r.target.name, "").startswith(("float", "int", "uint"))
-    return map_loop(s)
+        return f"reduction({r.op}:{r.target.name})" in pragma.text and _numeric(r.target.name, dtypes)
+    return map_loop(inner[0])
+
+
+def _numeric(name: str, dtypes: dict) -> bool:
+    """Whether the variable ``name`` holds numbers (a sum of which may run in SIMD lanes)."""
+    return dtypes.get(name, "").startswith(("float", "int", "uint"))
 
 
 def _vectorize(stmts, dtypes: dict, taken: set) -> list:
@@ -260,7 +264,7 @@ def _vectorize(stmts, dtypes: dict, taken: set) -> list:
                 # a parallel loop that is a map or a sum of its own: each thread's part in lanes too
                 out[-1] = Pragma(out[-1].text.replace("omp parallel for", "omp parallel for simd", 1))
             out.append(_under_pragma(s, dtypes, taken))
-        elif r is not None and dtypes.get(r.target.name, "").startswith(("float", "int", "uint")):
+        elif r is not None and _numeric(r.target.name, dtypes):
             out += [Pragma(f"omp simd reduction({r.op}:{r.target.name})"), s]
         elif x is not None:
             out += _extremum_lanes(s, *x, dtypes[x[0].name], taken)

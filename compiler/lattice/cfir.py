@@ -817,7 +817,8 @@ def _order_statement(s: Stmt, graph: IterationGraph, order=None, top: bool = Tru
         if order is not None:
             wanted = [Index(i) if isinstance(i, str) else i for i in order]
             if sorted(i.name for i in wanted) != sorted(i.name for i in chain):
-                inner = [i.name for i in wanted if i not in chain and body is not None and i in foralls(body)]
+                nested = set(foralls(body)) if body is not None else set()
+                inner = [i.name for i in wanted if i not in chain and i in nested]
                 why = (f": {', '.join(inner)} {'is a loop' if len(inner) == 1 else 'are loops'} of a nested reduction "
                        f"or a workspace, run inside the loops {', '.join(i.name for i in chain)}; reorder orders "
                        f"the loops around the assignment to the output (a reduction precomputed into a workspace "

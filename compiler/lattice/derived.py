@@ -345,19 +345,24 @@ def check_parallel_blocks(index, relations, output_path: list, output: str) -> N
     output's storage order starts with the fused variables (``C[i, j] = A[i, j] * ...``).
     ``y[i] += A[i, j] * x[j]`` needs atomic updates (``parallelize(f0, races="atomics")``).
     """
-    made = {v: r for r in relations for v in r.derived}
-    r = made.get(index.name)
-    while r is not None and not isinstance(r, Fuse):
-        r = made.get(r.index)
-    if r is None:
-        return
-    if output_path[:2] != [r.outer, r.inner]:
+    r = blocks_split_rows(index, relations, output_path)
+    if r is not None:
         raise StrategyError(f"parallelize({index}) does not apply: a block of {index} may start or end inside a "
                             f"row of {r.outer}, so two threads would add into the same element of {output} "
                             f"(indexed {', '.join(output_path) or 'by nothing'}), a race. Parallelize a split of "
                             f"{r.outer} instead, compute an output indexed by {r.outer} and {r.inner}, or make "
                             f"each update atomic: parallelize({index}, races='atomics') (or races='copies', "
                             f"a copy of {output} per thread)")
+
+
+def blocks_split_rows(index, relations, output_path: list):
+    """The ``fuse`` whose blocks of positions (parallel loop ``index``) may split a row of the
+    output between threads (its storage order does not start with the fused variables), or None."""
+    made = {v: r for r in relations for v in r.derived}
+    r = made.get(index.name)
+    while r is not None and not isinstance(r, Fuse):
+        r = made.get(r.index)
+    return r if r is not None and output_path[:2] != [r.outer, r.inner] else None
 
 
 def check_no_derived(command, relations) -> None:
@@ -367,5 +372,5 @@ def check_no_derived(command, relations) -> None:
                             f"apply {command.name} before the derived-space commands")
 
 
-__all__ = ["Fuse", "Pos", "Split", "SuchThat", "add_relation", "check_parallel_blocks", "final_variable",
+__all__ = ["Fuse", "Pos", "Split", "SuchThat", "add_relation", "blocks_split_rows", "check_parallel_blocks", "final_variable",
            "parallel_origin"]

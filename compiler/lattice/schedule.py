@@ -323,6 +323,7 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
     sparse output: ``fuse`` itself refuses one.)
     """
     from .cin import Where, _loops
+    from .derived import blocks_split_rows
     from .iteration_graph import is_all_dense, storage_path
     order, body = _loops(setup.statement)
     what = f"parallelize({written or index}) does not apply"
@@ -345,15 +346,12 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
     out, fmt = setup.output.tensor, setup.output_format
     path = storage_path(setup.output, fmt)[0]
     if setup.races != "none" and is_all_dense(fmt) and path and path[0] == index \
-            and not _blocks_split_rows(written or index, setup, path):
+            and blocks_split_rows(written or index, setup.relations, [i.name for i in path]) is None:
         # each thread updates its own elements of the output (an update y[i] += t_j of a given y
         # included): no update needs an atomic, and no thread a copy
         setup.races = "none"
-    if setup.races == "atomics":
-        _check_atomic_updates(index, setup, what)   # then threads may update one element
-        return
-    if setup.races == "copies":
-        _check_copies(index, setup, what)
+    if setup.races != "none":
+        _check_race_strategy(setup, what)   # then threads may update one element
         return
     if not path or path[0] != index:
         hint = (f"; parallelize({written or index}, races='atomics') makes each update of {out} atomic, and "
@@ -369,48 +367,29 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
                                 f"sparse vectors, each row from its own start")
 
 
-def _blocks_split_rows(index: Index, setup, path) -> bool:
-    """Whether the threads' blocks of ``index`` (fused positions) may split a row of the output."""
-    from .derived import check_parallel_blocks
-    try:
-        check_parallel_blocks(index, setup.relations, [i.name for i in path], setup.output.tensor)
-    except StrategyError:
-        return True
-    return False
-
-
-def _check_atomic_updates(index: Index, setup, what: str) -> None:
-    """Refuse ``races='atomics'`` unless the output is dense and each update of it has an atomic
-    form (``y[i] += v``: OpenMP's ``atomic`` covers ``+ * & | ^`` on numbers). A plain
-    assignment ``y[i] = t`` needs none: its loops all index ``y``, so each element is written once."""
-    from .cin import assignments
-    from .iteration_graph import is_all_dense
-    out = setup.output.tensor
-    if not is_all_dense(setup.output_format):
-        raise StrategyError(f"{what}: races='atomics' updates the elements of a dense output; the output {out} "
-                            f"is sparse, and its entries are appended, not updated in place")
-    for a in assignments(setup.statement):
-        # (an assignment writes each element once: its loops all index the output)
-        if a.lhs.tensor != out or a.op is None:
-            continue
-        if a.op.is_user or a.op.name not in ATOMIC_UPDATES or setup.out_dtype == "bool":
-            raise StrategyError(f"{what}: with races='atomics' each update of {out} is atomic, which OpenMP "
-                                f"has for +, *, &, | and ^ of numbers; {out} is updated by {a.op.name} "
-                                f"({setup.out_dtype}) in {a}")
-
-
-def _check_copies(index: Index, setup, what: str) -> None:
-    """Refuse ``races='copies'`` unless the output is dense and each update of it has an identity
-    (each thread's copy starts there; the copies are then combined by the same update)."""
+def _check_race_strategy(setup, what: str) -> None:
+    """Refuse ``races='atomics'`` or ``'copies'`` unless the output is dense and each update of it
+    can be made that way: ``atomics`` needs an atomic form (``y[i] += v``: OpenMP's ``atomic``
+    covers ``+ * & | ^`` on numbers), ``copies`` an identity (each thread's copy starts there;
+    the copies are then combined by the same update). A plain assignment ``y[i] = t`` needs
+    neither: its loops all index ``y``, so each element is written once."""
     from ..algebra import NOVALUE
     from .cin import assignments
     from .iteration_graph import is_all_dense
-    out = setup.output.tensor
+    out, races = setup.output.tensor, setup.races
     if not is_all_dense(setup.output_format):
-        raise StrategyError(f"{what}: races='copies' gives each thread a copy of a dense output; the output {out} "
-                            f"is sparse")
+        raise StrategyError(f"{what}: " + (
+            f"races='atomics' updates the elements of a dense output; the output {out} is sparse, and its entries "
+            f"are appended, not updated in place" if races == "atomics" else
+            f"races='copies' gives each thread a copy of a dense output; the output {out} is sparse"))
     for a in assignments(setup.statement):
-        if a.lhs.tensor == out and a.op is not None and a.op.identity_for(np.dtype(setup.out_dtype)) is NOVALUE:
+        if a.lhs.tensor != out or a.op is None:
+            continue
+        if races == "atomics" and (a.op.is_user or a.op.name not in ATOMIC_UPDATES or setup.out_dtype == "bool"):
+            raise StrategyError(f"{what}: with races='atomics' each update of {out} is atomic, which OpenMP "
+                                f"has for +, *, &, | and ^ of numbers; {out} is updated by {a.op.name} "
+                                f"({setup.out_dtype}) in {a}")
+        if races == "copies" and a.op.identity_for(np.dtype(setup.out_dtype)) is NOVALUE:
             raise StrategyError(f"{what}: with races='copies' each thread's copy of {out} starts at the identity "
                                 f"of its update, and {a.op.name} in {a} has none")
 
