@@ -47,6 +47,17 @@ def is_parallel_pragma(s) -> bool:
     return isinstance(s, Pragma) and s.text.split()[:3] == ["omp", "parallel", "for"]
 
 
+def with_clauses(pragma: Pragma, *clauses: str) -> Pragma:
+    """A parallel loop's ``pragma`` with ``clauses`` right after ``omp parallel for`` (its own
+    clauses, a schedule say, are kept after them).
+
+    >>> with_clauses(Pragma("omp parallel for schedule(guided)"), "reduction(+:t)").text
+    'omp parallel for reduction(+:t) schedule(guided)'
+    """
+    words = pragma.text.split()
+    return Pragma(" ".join(words[:3] + list(clauses) + words[3:]))
+
+
 def _parallel(stmts, k: int) -> For | None:
     """The loop ``stmts[k]`` if a parallel pragma precedes it (it may carry a provenance tag)."""
     s = stmts[k]

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from .ir import (Assign, BinOp, Block, Call, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load,
                  MATH_FUNCTIONS, Pragma, Select, Store, Tagged, Var, map_bodies, untagged, walk)
-from .privatize import is_parallel_pragma
+from .privatize import is_parallel_pragma, with_clauses
 
 #: the reductions the pragma may reorder (C's ``+`` and ``*`` on the accumulator)
 REDUCTION_OPS = ("+", "*")
@@ -262,7 +262,7 @@ def _vectorize(stmts, dtypes: dict, taken: set) -> list:
         if out and isinstance(out[-1], Pragma):
             if _lanes_too(out[-1], s, dtypes):
                 # a parallel loop that is a map or a sum of its own: each thread's part in lanes too
-                out[-1] = Pragma(out[-1].text.replace("omp parallel for", "omp parallel for simd", 1))
+                out[-1] = with_clauses(out[-1], "simd")
             out.append(_under_pragma(s, dtypes, taken))
         elif r is not None and _numeric(r.target.name, dtypes):
             out += [Pragma(f"omp simd reduction({r.op}:{r.target.name})"), s]

@@ -570,7 +570,7 @@ class Setup:
         if parallel is not None:
             from .derived import check_parallel_blocks, parallel_origin
             from .schedule import check_parallel
-            check_parallel(parallel_origin(parallel, relations), setup, parallel)
+            setup.races = check_parallel(parallel_origin(parallel, relations), setup, parallel)
             if out.indices and setup.races == "none":   # (a scalar's threads reduce into their own copy)
                 check_parallel_blocks(parallel, relations, [i.name for i in storage_path(out, ofmt)[0]], out.tensor)
         return setup

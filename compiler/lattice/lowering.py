@@ -118,7 +118,6 @@ class _Emitter:
         self.bounded_rows = False     # ... counting its workspace's scatters, a bound of its entries
         self.row_ends = None          # ... where each row's entries end (phase 2 drops the fill)
         self.row_info = None          # ... the level whose pos[i] is row i's start (a scratch one for COO)
-        self.copy_op = None           # races='copies': the update each thread makes in its copy of the output
         self.row_fibers = None        # ... the forall whose shortest fiber bounds a row's entries
         self.shared_allocs: set = set()   # scratch arrays the threads share (one element per row)
         self.counting: dict = {}          # index -> the statement a case that ran at it adds (a fold's count)
@@ -348,7 +347,6 @@ class _Emitter:
             return [Store(buf, pos, cast(v, dt, odt))]
         if buf == self.val and self.setup.races == "copies":
             # each thread updates its own copy of the output (:meth:`_thread_copies`)
-            self.copy_op = op
             buf = self.name(("copy",), f"{self.setup.output.tensor}_copy")
         return self._update(buf, pos, op, v, dt, odt)
 
@@ -821,12 +819,12 @@ class _Emitter:
         ``s = sum[i, j](A[i, j]) + max[i, j](B[i, j])`` runs two parallel loops, each with
         the clause of its own accumulator.
         """
-        from ..imperative.privatize import map_parallel_loops
+        from ..imperative.privatize import map_parallel_loops, with_clauses
         from .schedule import omp_declared_reduction, omp_reduction, scalar_wheres
         accumulators = {w.temp.name for w in scalar_wheres(self.setup)}
         declared = []
 
-        def with_clauses(pragma, loop):
+        def reducing(pragma, loop):
             nodes = list(ir_walk(loop))
             local = {n.var.name for n in nodes if isinstance(n, Declare)}
             reduced = [t for t in dict.fromkeys(n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign)))
@@ -839,9 +837,9 @@ class _Emitter:
                 d = omp_declared_reduction(self.setup, t)
                 if d is not None and d not in declared:
                     declared.append(d)
-            return [Pragma(" ".join(["omp parallel for", *clauses, "schedule(guided)"])), loop]
+            return [with_clauses(pragma, *clauses), loop]
 
-        body = map_parallel_loops(body, with_clauses)
+        body = map_parallel_loops(body, reducing)
         return [Pragma(d) for d in declared] + body
 
     def _thread_copies(self, body: list) -> list:
@@ -856,7 +854,8 @@ class _Emitter:
         """
         from ..imperative.ir import Call
         from ..imperative.privatize import first_in_loop, map_parallel_loops
-        s, op, odt = self.setup, self.copy_op, self.setup.out_dtype
+        from .schedule import output_update
+        s, op, odt = self.setup, output_update(self.setup), self.setup.out_dtype
         out = s.output.tensor
         n = self._dense_count(len(self.out_sizes))
         copy = self.name(("copy",), f"{out}_copy")
@@ -1567,7 +1566,8 @@ class _Emitter:
             body += self._reserve_for_scatters(emitted) + emitted + self.final
         if s.parallel is not None and not s.output.indices:
             body = self._reduction_clauses(body)
-        if s.parallel is not None and self.copy_op is not None:
+        from .schedule import output_update
+        if s.parallel is not None and s.races == "copies" and output_update(s) is not None:
             body = self._thread_copies(body)
         for buf, dtype, length, init in reversed(self.allocs):
             body = [Allocate(buf, dtype, length, init, body, shared=buf in self.shared_allocs)]

@@ -310,8 +310,10 @@ def _user_ops(e) -> list:
     return [n.op for n in walk(e) if isinstance(n, (Call, Reduce)) and n.op.is_user]
 
 
-def check_parallel(index: Index, setup, written: Index | None = None) -> None:
-    """Refuse ``parallelize(index)`` when the threads would race or it is not the outer loop.
+def check_parallel(index: Index, setup, written: Index | None = None) -> str:
+    """Refuse ``parallelize(index)`` when the threads would race or it is not the outer loop;
+    return the race strategy the loop needs: ``setup.races`` as scheduled, or ``"none"`` when
+    each thread owns its rows of a dense output (then no update needs an atomic or a copy).
 
     Workspaces inside the loop are fine: each thread gets its own
     (:mod:`compiler.imperative.privatize`). A sparse output is filled on threads when it
@@ -333,7 +335,7 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
                                 f"result {setup.output.tensor} is a scalar, which each thread already reduces "
                                 f"into its own copy; leave races out")
         _check_parallel_reduction(index, setup, what)
-        return
+        return "none"
     if not order and isinstance(body, Where):
         _computes_first(what, "the statement", body)
     if not order or order[0] != index:
@@ -349,10 +351,10 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
             and blocks_split_rows(written or index, setup.relations, [i.name for i in path]) is None:
         # each thread updates its own elements of the output (an update y[i] += t_j of a given y
         # included): no update needs an atomic, and no thread a copy
-        setup.races = "none"
+        return "none"
     if setup.races != "none":
         _check_race_strategy(setup, what)   # then threads may update one element
-        return
+        return setup.races
     if not path or path[0] != index:
         hint = (f"; parallelize({written or index}, races='atomics') makes each update of {out} atomic, and "
                 f"races='copies' gives each thread its own copy of {out}" if is_all_dense(fmt) else "")
@@ -365,6 +367,7 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> None:
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "
                                 f"CSR and DCSR outputs (rows over {index}, then a SparseList), COO outputs and "
                                 f"sparse vectors, each row from its own start")
+    return "none"
 
 
 def _check_race_strategy(setup, what: str) -> None:
@@ -374,7 +377,6 @@ def _check_race_strategy(setup, what: str) -> None:
     the copies are then combined by the same update). A plain assignment ``y[i] = t`` needs
     neither: its loops all index ``y``, so each element is written once."""
     from ..algebra import NOVALUE
-    from .cin import assignments
     from .iteration_graph import is_all_dense
     out, races = setup.output.tensor, setup.races
     if not is_all_dense(setup.output_format):
@@ -382,9 +384,7 @@ def _check_race_strategy(setup, what: str) -> None:
             f"races='atomics' updates the elements of a dense output; the output {out} is sparse, and its entries "
             f"are appended, not updated in place" if races == "atomics" else
             f"races='copies' gives each thread a copy of a dense output; the output {out} is sparse"))
-    for a in assignments(setup.statement):
-        if a.lhs.tensor != out or a.op is None:
-            continue
+    for a in _updates_of_output(setup):
         if races == "atomics" and (a.op.is_user or a.op.name not in ATOMIC_UPDATES or setup.out_dtype == "bool"):
             raise StrategyError(f"{what}: with races='atomics' each update of {out} is atomic, which OpenMP "
                                 f"has for +, *, &, | and ^ of numbers; {out} is updated by {a.op.name} "
@@ -392,6 +392,26 @@ def _check_race_strategy(setup, what: str) -> None:
         if races == "copies" and a.op.identity_for(np.dtype(setup.out_dtype)) is NOVALUE:
             raise StrategyError(f"{what}: with races='copies' each thread's copy of {out} starts at the identity "
                                 f"of its update, and {a.op.name} in {a} has none")
+
+
+def _updates_of_output(setup) -> list:
+    """The assignments that update the output (``y[i] += t``), not those that set it."""
+    from .cin import assignments
+    return [a for a in assignments(setup.statement) if a.lhs.tensor == setup.output.tensor and a.op is not None]
+
+
+def output_update(setup):
+    """The operator that updates the output (``add`` of ``y[i] += t``), or None when it is only set.
+    (The program's update, or the reduction that adds into the output directly: never both.)
+
+    >>> from compiler.format import csr, dense
+    >>> from compiler.lattice.cfir import Setup
+    >>> from compiler.notation import parse
+    >>> output_update(Setup.create(parse("y[i] += A[i, j]"), {"A": csr(), "y": dense(1)})).name
+    'add'
+    """
+    ups = _updates_of_output(setup)
+    return ups[0].op if ups else None
 
 
 #: OpenMP's reduction identifiers for the operators whose partial results threads may combine
