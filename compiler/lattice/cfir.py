@@ -39,9 +39,10 @@ import numpy as np
 
 from .. import serialize
 from ..algebra import NOVALUE, Operator
-from ..errors import DTypeError, StrategyError
+from ..errors import StrategyError
 from ..format import Format
 from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, assign_spelling
+from ..notation.dtypes import check_output_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
 from .algebra import derive, same_value
@@ -409,11 +410,7 @@ class Setup:
                 raise StrategyError(f"{acc} uses {len(acc.indices)} indices but tensor {acc.tensor} "
                                     f"has {formats[acc.tensor].ndim} modes")
         # dtypes and fills
-        dtype_of = lambda a: np.dtype(formats[a.tensor].dtype)  # noqa: E731
-        try:
-            rdt = expr_dtype(program.rhs, dtype_of)
-        except DTypeError as e:
-            raise DTypeError(f"in {program}: {e}") from None
+        rdt = check_output_dtype(program, formats)
         _, rhs_fill, _ = derive(program.rhs, lambda a: formats[a.tensor].fill)
         if program.op is not None and rhs_fill is not NOVALUE:
             # an update starts from the fill (identity) of the output
@@ -424,11 +421,6 @@ class Setup:
             if ofmt.ndim != len(out.indices):
                 raise StrategyError(f"output {out} has {len(out.indices)} indices but its format has "
                                     f"{ofmt.ndim} modes")
-            if not np.can_cast(rdt, np.dtype(ofmt.dtype), casting="same_kind"):
-                # as numpy's out= arguments: no silent float -> int (0.5 would become 0, then the fill)
-                raise DTypeError(f"output {out.tensor}'s format holds {np.dtype(ofmt.dtype).name}, but "
-                                 f"{program.rhs} is {rdt.name}, which it cannot hold without losing values; "
-                                 f"give {out.tensor} a {rdt.name} format")
         else:
             from ..format import dense
             fill = 0 if rhs_fill is NOVALUE else rhs_fill

@@ -58,6 +58,7 @@ from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..errors import SparsescopeError
 from ..notation.ast import Access, Call, Index, Literal, Reduce
+from ..notation.dtypes import expr_dtype, reduce_dtype  # noqa: F401 (lattice users type expressions)
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
 from .algebra import Universe, derive, holds, same_value
@@ -193,33 +194,6 @@ def _py(v):
 
 def literal(value) -> Literal:
     return Literal(_py(value))
-
-
-def expr_dtype(e, dtype_of) -> np.dtype:
-    """The dtype of an index-notation expression (``dtype_of(access)`` for accesses)."""
-    if isinstance(e, Access):
-        return np.dtype(dtype_of(e))
-    if isinstance(e, Literal):
-        return e.dtype
-    if isinstance(e, Call):
-        return e.op.result_dtype(*[expr_dtype(a, dtype_of) for a in e.args])
-    if isinstance(e, Reduce):
-        return reduce_dtype(e.op, expr_dtype(e.body, dtype_of))
-    raise TypeError(f"not an expression: {e!r}")
-
-
-def reduce_dtype(op, d) -> np.dtype:
-    """The dtype a reduction by ``op`` of ``d`` values accumulates in: as numpy's, a sum or
-    product of narrower integers (or bools) counts in 64 bits, so it does not overflow first.
-
-    >>> from compiler.algebra import lookup
-    >>> reduce_dtype(lookup("+"), np.dtype("int32")), reduce_dtype(lookup("max"), np.dtype("int32"))
-    (dtype('int64'), dtype('int32'))
-    """
-    r = np.dtype(op.result_dtype(d, d))
-    if not op.is_user and op.name in ("add", "mul") and r.kind in "iub" and r.itemsize < 8:
-        return np.dtype("uint64" if r.kind == "u" else "int64")
-    return r
 
 
 def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:

@@ -432,6 +432,9 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     if options.get("name") is not None and not is_c_name(options["name"]):
         raise StrategyError(f"name={options['name']!r}: the kernel's name must be a C identifier (ASCII letters, "
                             f"digits and underscores, not a keyword)")
+    if isinstance(program, NAssignType()):
+        from ..notation.dtypes import check_output_dtype
+        check_output_dtype(program, formats)   # (a loop program's stores convert as C does)
     prog = _as_program(program)
     formats = dict(formats)
     for t in prog.tensors:

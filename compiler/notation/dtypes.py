@@ -1,0 +1,78 @@
+"""The dtypes of index-notation expressions, and whether an output's format can hold them.
+
+Both strategies type a program the same way: an operator gives the dtype of its result
+from its arguments' (``+`` of two bools counts in int64), and a sum or product of narrow
+integers accumulates in 64 bits, as numpy's does.
+
+>>> from compiler.format import dense
+>>> from compiler.notation import parse
+>>> check_output_dtype(parse("y[i] += x[i]"), {"x": dense(1, dtype="bool"), "y": dense(1, dtype="bool")})
+Traceback (most recent call last):
+...
+compiler.errors.DTypeError: output y's format holds bool, but the update y[i] += x[i] computes int64, which it cannot hold without losing values; give y an int64 format
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DTypeError
+from .ast import Access, Call, Literal, Reduce
+
+
+def expr_dtype(e, dtype_of) -> np.dtype:
+    """The dtype of an index-notation expression (``dtype_of(access)`` for accesses)."""
+    if isinstance(e, Access):
+        return np.dtype(dtype_of(e))
+    if isinstance(e, Literal):
+        return e.dtype
+    if isinstance(e, Call):
+        return e.op.result_dtype(*[expr_dtype(a, dtype_of) for a in e.args])
+    if isinstance(e, Reduce):
+        return reduce_dtype(e.op, expr_dtype(e.body, dtype_of))
+    raise TypeError(f"not an expression: {e!r}")
+
+
+def reduce_dtype(op, d) -> np.dtype:
+    """The dtype a reduction by ``op`` of ``d`` values accumulates in: as numpy's, a sum or
+    product of narrower integers (or bools) counts in 64 bits, so it does not overflow first.
+
+    >>> from compiler.algebra import lookup
+    >>> reduce_dtype(lookup("+"), np.dtype("int32")), reduce_dtype(lookup("max"), np.dtype("int32"))
+    (dtype('int64'), dtype('int32'))
+    """
+    r = np.dtype(op.result_dtype(d, d))
+    if not op.is_user and op.name in ("add", "mul") and r.kind in "iub" and r.itemsize < 8:
+        return np.dtype("uint64" if r.kind == "u" else "int64")
+    return r
+
+
+def check_output_dtype(program, formats: dict) -> np.dtype:
+    """The dtype of ``program``'s right-hand side; refuse an output format (when ``formats``
+    gives one) that cannot hold it, or the result of the program's update, without losing
+    values. As numpy's ``out=`` arguments (``same_kind``): a float is not truncated into an
+    int (0.5 would become 0, then the fill), an int not squeezed into a bool; an int64 may
+    go into an int32 (numpy's ``y += x`` wraps around too)."""
+    try:
+        rdt = expr_dtype(program.rhs, lambda a: formats[a.tensor].dtype)
+    except DTypeError as e:
+        raise DTypeError(f"in {program}: {e}") from None
+    out = program.lhs.tensor
+    if out not in formats:
+        return rdt
+    odt = np.dtype(formats[out].dtype)
+    if not np.can_cast(rdt, odt, casting="same_kind"):
+        raise DTypeError(f"output {out}'s format holds {odt.name}, but {program.rhs} is {rdt.name}, which it "
+                         f"cannot hold without losing values; give {out} {_article(rdt.name)} {rdt.name} format")
+    if program.op is not None and not program.op.is_user:
+        udt = np.dtype(program.op.result_dtype(odt.name, rdt.name))
+        if not np.can_cast(udt, odt, casting="same_kind"):
+            raise DTypeError(f"output {out}'s format holds {odt.name}, but the update {program} computes "
+                             f"{udt.name}, which it cannot hold without losing values; give {out} "
+                             f"{_article(udt.name)} {udt.name} format")
+    return rdt
+
+
+def _article(dtype: str) -> str:
+    """``an`` before ``int64``, ``a`` before ``float64``, ``uint8`` or ``bool``."""
+    return "an" if dtype.startswith("int") else "a"
