@@ -4,7 +4,7 @@ Level protocols write code that is right in every context and redundant in many:
 sparse output's update sets a dirty flag and then tests it (``dirty = true; if
 (dirty) {...}``), and a fresh output slot is set to the fill just before its value
 is stored. The C compiler would fold both; the students reading the C should not
-have to. Four rewrites, each exact:
+have to. Five rewrites, each exact:
 
 * :func:`fold_flags`: an ``if`` on a boolean local whose value is known there (set by
   a constant in the same block, with nothing in between assigning it) becomes the
@@ -14,6 +14,9 @@ have to. Four rewrites, each exact:
   phase that stores only values) is not declared;
 * :func:`drop_overwritten_stores`: ``b[i] = x; b[i] = y;`` (adjacent, and ``y`` does
   not read ``b``) keeps only the second store;
+* :func:`drop_idle_loops`: a ``while`` loop that only advances locals of its block that
+  nothing reads after it (``while (j < n) { j += 1; }``, where no case of the rest of
+  ``j``'s universe does anything) is dropped;
 * :func:`reuse_declared`: a second declaration of a local in the same C scope (with
   the same type) becomes an assignment.
 
@@ -177,6 +180,52 @@ def drop_overwritten_stores(stmts) -> list:
     return out
 
 
+def _untag(s):
+    """The statement a provenance tag holds alone (tags share their parent's scope), else ``s``."""
+    while isinstance(s, Tagged) and len(s.body.body) == 1:
+        s = s.body.body[0]
+    return s
+
+
+def _idle(loop, locals_: set) -> bool:
+    """Whether ``loop`` is a ``while`` whose body only assigns (computed without effects) the
+    locals ``locals_`` of its block."""
+    body = [_untag(s) for s in loop.body.body] if isinstance(loop, While) else []
+    return bool(body) and all(isinstance(s, (Assign, CompoundAssign)) and s.target.name in locals_
+                              and _pure(s.value) for s in body)
+
+
+def drop_idle_loops(stmts) -> list:
+    """``stmts`` without the ``while`` loops that compute nothing the kernel uses: their
+    bodies only advance locals of this block, which nothing after the loop reads. (A
+    generated loop always ends: its condition bounds the counters it advances.)
+
+    >>> from compiler.imperative.ir import Var, Declare, While, BinOp, CompoundAssign, Store
+    >>> j = Var("j")
+    >>> body = [Declare(j, "int64", 0), Store("v", j, 1.0), While(BinOp("<", j, Var("n")), [CompoundAssign("+", j, 1)])]
+    >>> [str(s).strip() for s in drop_idle_loops(body)]
+    ['int64 j = 0;', 'v[j] = 1.0;']
+    """
+    out = [map_bodies(s, drop_idle_loops) for s in stmts]
+    kept, locals_ = [], set()
+    for k, s in enumerate(out):
+        locals_ |= _declared_here(s)
+        loop = _untag(s)
+        if _idle(loop, locals_) and not {_untag(a).target.name for a in loop.body.body} & _expr_vars(out[k + 1:]):
+            continue
+        kept.append(s)
+    return kept
+
+
+def _declared_here(s) -> set:
+    """The locals ``s`` declares in the scope it is in (a tag's statements share it)."""
+    if isinstance(s, Declare):
+        return {s.var.name}
+    if isinstance(s, Tagged):
+        return set().union(*[_declared_here(t) for t in s.body.body])
+    return set()
+
+
 def reuse_declared(stmts, declared: dict | None = None) -> list:
     """``stmts`` where a local declared again in the same C scope with the same type is
     assigned instead (two loops over the universe of ``i`` in one block each start
@@ -201,6 +250,6 @@ def reuse_declared(stmts, declared: dict | None = None) -> list:
 
 
 def cleanup(stmts) -> list:
-    """:func:`fold_flags`, :func:`drop_unused_locals`, :func:`drop_overwritten_stores`, then
-    :func:`reuse_declared`."""
-    return reuse_declared(drop_overwritten_stores(drop_unused_locals(fold_flags(stmts))))
+    """:func:`fold_flags`, :func:`drop_idle_loops`, :func:`drop_unused_locals`,
+    :func:`drop_overwritten_stores`, then :func:`reuse_declared`."""
+    return reuse_declared(drop_overwritten_stores(drop_unused_locals(drop_idle_loops(fold_flags(stmts)))))

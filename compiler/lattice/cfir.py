@@ -374,8 +374,14 @@ class Setup:
         s = _output_assignment(self.statement)
         if not isinstance(s, Assignment) or s.op is None or s.lhs != self.output or self.program.op is not None:
             return None
-        ident = s.op.identity_for(np.dtype(self.out_dtype))
-        if ident is NOVALUE or (self.out_neutral is not NOVALUE and same_value(ident, self.out_fill)):
+        # the identity of the reduction's own dtype: an empty max of ints is INT64_MIN in a
+        # float output too, as when it is reduced in a temporary first
+        ident = s.op.identity_for(reduce_dtype(s.op, expr_dtype(s.rhs, self.dtype_of)))
+        if ident is NOVALUE:
+            return None
+        with np.errstate(all="ignore"):
+            ident = np.asarray(ident).astype(self.out_dtype)[()]
+        if self.out_neutral is not NOVALUE and same_value(ident, self.out_fill):
             return None
         return ident
 

@@ -148,3 +148,33 @@ def test_a_second_declaration_in_one_scope_becomes_an_assignment():
     # another type is left alone (the C compiler reports it)
     other = [Declare(j, "int64", Const(1, "int64")), Declare(j, "float64", Const(2.0, "float64"))]
     assert reuse_declared(other) == other
+
+
+def test_a_loop_that_only_advances_an_unread_local_is_dropped():
+    from compiler.imperative.cleanup import drop_idle_loops
+    j, idle = Var("j"), lambda: While(j < n, [Tagged("lattice:j", [CompoundAssign("+", j, 1)])])
+    before = [Declare(j, "int64", 0), Store("out", 0, j)]
+    assert drop_idle_loops(before + [idle()]) == before
+    # j read after the loop: it is what the loop computes
+    kept = before + [idle(), Store("out", 1, j)]
+    assert drop_idle_loops(kept) == kept
+    # j declared outside this block (a loop around may read it in its next iteration)
+    kept = [For(i, 0, n, [idle()])]
+    assert drop_idle_loops([Declare(j, "int64", 0)] + kept) == [Declare(j, "int64", 0)] + kept
+    # a loop that stores, or calls a helper, does something
+    kept = before + [While(j < n, [Store("out", j, 1.0), CompoundAssign("+", j, 1)])]
+    assert drop_idle_loops(kept) == kept
+
+
+def test_generated_kernels_have_no_idle_loop():
+    # the rest of j's universe where x has no entry does nothing: no loop walks it
+    import re
+
+    from compiler import evaluate, lower
+    a = np.zeros((3, 4), np.int64)
+    a[0, 1], a[2, 3] = 5, -2
+    A = Tensor.from_numpy(a, "csc", name="A")
+    x = Tensor.from_numpy(np.array([0, 2, 0, 1], np.int64), "sparse", name="x")
+    k = lower("y[i] = max[j](A[i, j] * x[j])", A=A, x=x, y="dense")
+    assert not re.search(r"while \([^)]*\) \{\s*\w+ \+= 1;\s*\}", k.c_source)
+    np.testing.assert_array_equal(k(A=A, x=x).to_numpy(), evaluate("y[i] = max[j](A[i, j] * x[j])", A=A, x=x)[0])

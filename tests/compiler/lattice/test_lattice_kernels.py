@@ -63,6 +63,16 @@ def test_spmv_empty_tensor(rng):
     run("y[i] = A[i, j] * x[j]", {"A": At, "x": np.ones(0)})
 
 
+@pytest.mark.parametrize("fmt", [csr, csc, dense])
+def test_an_empty_int_max_into_a_float_output_starts_at_the_ints_identity(fmt):
+    # whether the loops reduce in a temporary (rows) or into the output (columns), an empty max
+    # of int64 values is INT64_MIN, as the oracle has it, then converted to the output's float64
+    A = Tensor.from_numpy(np.zeros((3, 0), np.int64), fmt(dtype="int64", fill=0), name="A")
+    x = Tensor.from_numpy(np.zeros(0, np.int64), sparse_vector(dtype="int64", fill=0), name="x")
+    _, res = run("y[i] = max[j](A[i, j] * x[j])", {"A": A, "x": x}, out=dense(1))
+    assert (res.to_numpy() == float(np.iinfo(np.int64).min)).all()
+
+
 def test_spmspv_into_sparse(rng):
     A = Tensor.from_numpy(rand((8, 6), 0.4, rng), dcsr())
     x = Tensor.from_numpy(rand((6,), 0.5, rng), sparse_vector())
