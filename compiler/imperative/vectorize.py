@@ -119,11 +119,13 @@ def extremum(loop, dtypes: dict):
     return acc, ("max" if cmp.op == ">" else "min"), value
 
 
-def _extremum_lanes(loop, acc: Var, op: str, value, dtype: str, taken: set) -> list:
+def _extremum_lanes(loop, acc: Var, op: str, value, dtype: str, taken: set, start=None) -> list:
     """The running ``op`` of ``loop`` in SIMD lanes, each keeping its own extremum.
 
     OpenMP's max and min compare with ``>`` and ``<``, which pass a NaN over; a float loop
     also ORs a flag set by any NaN (``v != v``) and makes the result NaN after the loop.
+    The flag starts as ``isnan(acc)``, or as a constant when ``acc`` was just set to the
+    constant ``start`` (``-INFINITY``, say).
     """
     better = Select(BinOp(">" if op == "max" else "<", value, acc), value, acc)
     if not dtype.startswith("float"):
@@ -135,10 +137,25 @@ def _extremum_lanes(loop, acc: Var, op: str, value, dtype: str, taken: set) -> l
     flag = Var(name)
     return [Comment(f"each SIMD lane keeps its own {op}; {name} records a NaN, which {op} would pass over "
                     f"and numpy's keeps"),
-            Declare(flag, "int64", Cast("int64", Call("isnan", (acc,)))),
+            Declare(flag, "int64", Cast("int64", Call("isnan", (acc,))) if not isinstance(start, Const)
+                    else Const(int(start.value != start.value), "int64")),
             Pragma(f"omp simd reduction({op}:{acc.name}) reduction(|:{name})"),
             _with_last(loop, [Assign(acc, better), CompoundAssign("|", flag, Cast("int64", BinOp("!=", value, value)))]),
             If(flag, [Assign(acc, Const(float("nan"), dtype))])]
+
+
+def _set_before(stmts: list, acc: Var):
+    """The value the last statement of ``stmts`` that sets ``acc`` gives it, when that is a plain
+    declaration or assignment; else None. (Comments and prefetches may come between.)"""
+    for s in reversed(untagged(stmts)):
+        if isinstance(s, Declare) and s.var == acc:
+            return s.init
+        if isinstance(s, Assign) and s.target == acc:
+            return s.value
+        if any(isinstance(n, (Assign, CompoundAssign)) and n.target == acc or isinstance(n, Declare) and n.var == acc
+               for n in walk(s)):
+            return None
+    return None
 
 
 def _with_last(loop, new: list):
@@ -254,7 +271,9 @@ def _numeric(name: str, dtypes: dict) -> bool:
     return dtypes.get(name, "").startswith(("float", "int", "uint"))
 
 
-def _vectorize(stmts, dtypes: dict, taken: set) -> list:
+def _vectorize(stmts, dtypes: dict, taken: set, before: tuple = ()) -> list:
+    """``stmts`` with SIMD pragmas; ``before`` holds what ran just before them, straight on (the
+    statements ahead of a tag that holds them)."""
     out = []
     for s in stmts:
         r = reduction(s)
@@ -267,9 +286,11 @@ def _vectorize(stmts, dtypes: dict, taken: set) -> list:
         elif r is not None and _numeric(r.target.name, dtypes):
             out += [Pragma(f"omp simd reduction({r.op}:{r.target.name})"), s]
         elif x is not None:
-            out += _extremum_lanes(s, *x, dtypes[x[0].name], taken)
+            out += _extremum_lanes(s, *x, dtypes[x[0].name], taken, _set_before([*before, *out], x[0]))
         elif map_loop(s):
             out += [Pragma("omp simd"), s]
         else:
-            out.append(map_bodies(s, lambda body: _vectorize(body, dtypes, taken)))
+            # a tag's statements run straight after those before it; a loop's body runs again
+            ahead = (*before, *out) if isinstance(s, (Tagged, Block)) else ()
+            out.append(map_bodies(s, lambda body: _vectorize(body, dtypes, taken, ahead)))
     return out

@@ -203,10 +203,10 @@ class _Emitter:
                 continue
             k, counter = info["k"], Var(info["counter"])
             if isinstance(info["level"], SparseCOO):
-                self.final.append(Store(info["pos"], 1, Cast(info["idt"], counter)))
+                self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
             elif info["pos_buffer"]:
                 if k == 0:
-                    self.final.append(Store(info["pos"], 1, Cast(info["idt"], counter)))
+                    self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
                 else:
                     self.final.append(self._prefix_sum(info, self._dense_count(info["mode"])))
 
@@ -928,9 +928,6 @@ class _Emitter:
                           f"{split.inner} ({split})"),
                   Declare(v, "int64", at if zero else BinOp("+", lo, at)),
                   If(BinOp(">=", v, hi), [Break()])]    # the tail guard: the last block is partial
-        if split.direction == "up":
-            end = BinOp("*", BinOp("+", o, one), bsize)
-            guards.append(If(BinOp(">=", v, end if zero else BinOp("+", lo, end)), [Break()]))
         return pre + self._parallel_pragma(split.outer) + [For(o, 0, nblocks,
                                                                opening + [For(inner, 0, bsize, guards + body)])]
 

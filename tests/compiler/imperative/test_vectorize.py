@@ -7,8 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 from compiler import Tensor, lower
 from compiler.format import csr, dense
-from compiler.imperative.ir import (Assign, Block, Break, Call, CompoundAssign, Declare, For, If, Load, Pragma, Store,
-                                    Tagged, Var, While)
+from compiler.imperative.ir import (Assign, Block, Break, Call, Comment, CompoundAssign, Const, Declare, For, If, Load,
+                                    Pragma, Store, Tagged, Var, While, walk)
 from compiler.imperative.vectorize import map_loop, reduction, vectorize
 
 j, q, acc, n = Var("j"), Var("q"), Var("acc"), Var("n")
@@ -231,6 +231,18 @@ def test_a_running_float_max_runs_in_lanes_with_a_nan_flag(op):
         interpret(fn, a=np.array(a), n=len(a), r=r)
         want = (np.max if op == "max" else np.min)(a) if a else (-np.inf if op == "max" else np.inf)
         np.testing.assert_equal(r[0], want)
+
+
+def test_the_nan_flag_starts_at_a_constant_when_the_accumulator_was_just_set_to_one():
+    # -INFINITY is no NaN: the flag starts at 0, not at isnan(acc); a tag around the loop and a
+    # comment between change nothing, and a loop body is not straight after what precedes the loop
+    start = Declare(acc, "float64", float("-inf"))
+    out = vectorize([start, Tagged("row", [Comment("c"), _running("max", True)])], {"acc": "float64"})
+    flag = next(s for s in walk(Block(tuple(out))) if isinstance(s, Declare) and s.var.name == "acc_nan")
+    assert flag.init == Const(0, "int64")
+    out = vectorize([start, For(Var("r"), 0, n, [_running("max", True)])], {"acc": "float64"})
+    flag = next(s for s in walk(Block(tuple(out))) if isinstance(s, Declare) and s.var.name == "acc_nan")
+    assert "isnan" in str(flag.init)
 
 
 def test_a_running_integer_max_runs_in_lanes_and_an_unguarded_float_one_is_left_alone():

@@ -501,3 +501,10 @@ def test_an_int32_workspace_beside_int64_operands():
     G = Tensor.from_numpy(np.array([1, 0]), sparse_vector(dtype="int64"), name="G")
     k = check_lowered("y[i] = max[l](D[i, l]) * x[i] + G[i]", out=sparse_vector(dtype="int64"), D=D, x=x, G=G)
     assert k(D=D, x=x, G=G).to_numpy().tolist() == [6, 0]
+
+
+def test_a_sparse_outputs_final_position_is_cast_only_to_another_index_dtype():
+    k = lower("C[i, j] = A[i, j] + B[i, j]", A=csr(), B=csr(), C=dcsr())
+    assert "C0_pos[1] = pC0;" in k.c_source
+    k = lower("C[i, j] = A[i, j] + B[i, j]", A=csr(), B=csr(), C=dcsr(index_dtype="int32"))
+    assert "C0_pos[1] = (int32_t)pC0;" in k.c_source
