@@ -35,10 +35,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, Call, CompoundAssign,
-                 Const, Declare, For, If, Load, Store, Tagged, UnOp, Var, While, map_bodies, walk)
+                 Const, Declare, For, If, Load, Store, Tagged, UnOp, Var, While, map_bodies, untagged, walk)
 
 
-def _assigns(s, name: str) -> bool:
+def assigns(s, name: str) -> bool:
+    """Whether ``s`` (or a statement in it) declares or assigns the local ``name``."""
     return any(isinstance(n, (Assign, CompoundAssign)) and n.target.name == name
                or isinstance(n, Declare) and n.var.name == name for n in walk(s))
 
@@ -85,7 +86,7 @@ def _fold(stmts, known: dict) -> list:
             inner = _fold(s.body if isinstance(s, Block) else s.body.body, known)
             out.append(Block(tuple(inner)) if isinstance(s, Block) else replace(s, body=Block(tuple(inner))))
             continue
-        for name in [n for n in known if _assigns(s, n)]:
+        for name in [n for n in known if assigns(s, n)]:
             del known[name]
         out.append(s)
     return out
@@ -180,17 +181,10 @@ def drop_overwritten_stores(stmts) -> list:
     return out
 
 
-def _untag(s):
-    """The statement a provenance tag holds alone (tags share their parent's scope), else ``s``."""
-    while isinstance(s, Tagged) and len(s.body.body) == 1:
-        s = s.body.body[0]
-    return s
-
-
 def _idle(loop, locals_: set) -> bool:
     """Whether ``loop`` is a ``while`` whose body only assigns (computed without effects) the
     locals ``locals_`` of its block."""
-    body = [_untag(s) for s in loop.body.body] if isinstance(loop, While) else []
+    body = untagged(loop.body.body) if isinstance(loop, While) else []
     return bool(body) and all(isinstance(s, (Assign, CompoundAssign)) and s.target.name in locals_
                               and _pure(s.value) for s in body)
 
@@ -210,8 +204,9 @@ def drop_idle_loops(stmts) -> list:
     kept, locals_ = [], set()
     for k, s in enumerate(out):
         locals_ |= _declared_here(s)
-        loop = _untag(s)
-        if _idle(loop, locals_) and not {_untag(a).target.name for a in loop.body.body} & _expr_vars(out[k + 1:]):
+        loop = untagged([s])
+        if len(loop) == 1 and _idle(loop[0], locals_) \
+                and not {a.target.name for a in untagged(loop[0].body.body)} & _expr_vars(out[k + 1:]):
             continue
         kept.append(s)
     return kept

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 from .ir import (Assign, BinOp, Block, Call, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load,
                  MATH_FUNCTIONS, Pragma, Select, Store, Tagged, Var, map_bodies, untagged, walk)
+from .cleanup import assigns
 from .privatize import is_parallel_pragma, with_clauses
 
 #: the reductions the pragma may reorder (C's ``+`` and ``*`` on the accumulator)
@@ -152,8 +153,7 @@ def _set_before(stmts: list, acc: Var):
             return s.init
         if isinstance(s, Assign) and s.target == acc:
             return s.value
-        if any(isinstance(n, (Assign, CompoundAssign)) and n.target == acc or isinstance(n, Declare) and n.var == acc
-               for n in walk(s)):
+        if assigns(s, acc.name):
             return None
     return None
 

@@ -42,7 +42,7 @@ from ..algebra import NOVALUE, Operator
 from ..errors import StrategyError
 from ..format import Format
 from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, assign_spelling
-from ..notation.dtypes import check_output_dtype
+from ..notation.dtypes import check_output_dtype, expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
 from .algebra import derive, same_value
@@ -51,8 +51,7 @@ from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, as_up
                   with_workspace_kind, workspace_name)
 from .iteration_graph import IterationGraph, is_all_dense, storage_path
 from .iterators import ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
-from .lattice import (Operand, build_lattice, expr_dtype, literal, reduce_dtype, remove_operands,
-                      simplify_rules, verify)
+from .lattice import Operand, build_lattice, literal, remove_operands, simplify_rules, verify
 
 INDENT = "  "
 

@@ -58,7 +58,7 @@ from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..errors import SparsescopeError
 from ..notation.ast import Access, Call, Index, Literal, Reduce
-from ..notation.dtypes import expr_dtype, reduce_dtype  # noqa: F401 (lattice users type expressions)
+from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
 from .algebra import Universe, derive, holds, same_value

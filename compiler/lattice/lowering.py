@@ -842,8 +842,8 @@ class _Emitter:
         body = map_parallel_loops(body, reducing)
         return [Pragma(d) for d in declared] + body
 
-    def _thread_copies(self, body: list) -> list:
-        """``body`` with each thread's copy of a dense output (``races='copies'``): the parallel
+    def _thread_copies(self, body: list, op) -> list:
+        """``body`` with each thread's copy of a dense output (``races='copies'``), combined by ``op``: the parallel
         loop's updates go to its thread's copy, which starts at the update's identity, and a
         parallel pass over the elements then adds the copies into the output::
 
@@ -854,8 +854,7 @@ class _Emitter:
         """
         from ..imperative.ir import Call
         from ..imperative.privatize import first_in_loop, map_parallel_loops
-        from .schedule import output_update
-        s, op, odt = self.setup, output_update(self.setup), self.setup.out_dtype
+        s, odt = self.setup, self.setup.out_dtype
         out = s.output.tensor
         n = self._dense_count(len(self.out_sizes))
         copy = self.name(("copy",), f"{out}_copy")
@@ -1564,8 +1563,9 @@ class _Emitter:
         if s.parallel is not None and not s.output.indices:
             body = self._reduction_clauses(body)
         from .schedule import output_update
-        if s.parallel is not None and s.races == "copies" and output_update(s) is not None:
-            body = self._thread_copies(body)
+        combine = output_update(s) if s.parallel is not None and s.races == "copies" else None
+        if combine is not None:
+            body = self._thread_copies(body, combine)
         for buf, dtype, length, init in reversed(self.allocs):
             body = [Allocate(buf, dtype, length, init, body, shared=buf in self.shared_allocs)]
         names = _names_used(body)

@@ -61,18 +61,12 @@ def check_output_dtype(program, formats: dict) -> np.dtype:
     if out not in formats:
         return rdt
     odt = np.dtype(formats[out].dtype)
-    if not np.can_cast(rdt, odt, casting="same_kind"):
-        raise DTypeError(f"output {out}'s format holds {odt.name}, but {program.rhs} is {rdt.name}, which it "
-                         f"cannot hold without losing values; give {out} {_article(rdt.name)} {rdt.name} format")
+    checks = [(f"{program.rhs} is", rdt)]
     if program.op is not None and not program.op.is_user:
-        udt = np.dtype(program.op.result_dtype(odt.name, rdt.name))
-        if not np.can_cast(udt, odt, casting="same_kind"):
-            raise DTypeError(f"output {out}'s format holds {odt.name}, but the update {program} computes "
-                             f"{udt.name}, which it cannot hold without losing values; give {out} "
-                             f"{_article(udt.name)} {udt.name} format")
+        checks.append((f"the update {program} computes", np.dtype(program.op.result_dtype(odt.name, rdt.name))))
+    for what, dt in checks:
+        if not np.can_cast(dt, odt, casting="same_kind"):
+            article = "an" if dt.name.startswith("int") else "a"
+            raise DTypeError(f"output {out}'s format holds {odt.name}, but {what} {dt.name}, which it cannot hold "
+                             f"without losing values; give {out} {article} {dt.name} format")
     return rdt
-
-
-def _article(dtype: str) -> str:
-    """``an`` before ``int64``, ``a`` before ``float64``, ``uint8`` or ``bool``."""
-    return "an" if dtype.startswith("int") else "a"
