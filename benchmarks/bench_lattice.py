@@ -43,7 +43,9 @@ row of B that A's entry 4 places ahead picks (:mod:`compiler.imperative.prefetch
 also runs on all cores, with int64 and with int32 indices, and a CSC matrix by columns on all
 cores (the threads update the same elements of y: ``races="atomics"``, an atomic add per
 entry, and ``races="copies"``, a copy of y per thread added into y after the loop; against
-scipy's CSC SpMV). Then SpMV's effective bandwidth
+scipy's CSC SpMV). CSC ``y = A x + z`` is a sequence, ``y = z`` then the columns add into ``y``
+(no workspace), on one thread and on all with atomics, against scipy's ``A @ x + z``. Then SpMV's
+effective bandwidth
 next to the machine's streaming bandwidth (a large copy, by numpy on one thread and by a
 generated parallel copy on all), and the bandwidth 10x over pydata/sparse would need.
 Reductions against scipy's own (``A.sum()``, ``A.max()``, ``A.max(axis=1)``, ``A.max(axis=0)``): the sum
@@ -198,10 +200,23 @@ def main(small=False, only=None):
             row(f"SpMV par({os.cpu_count()}), int32", {"kernel": raw_caller(kp32, {"A": At32, "x": xt}),
                                                      "call": lambda: kp32(A=At32, x=xt), "scipy": lambda: A32 @ x,
                                                      "pydata": lambda: Ap @ x})
-            # a CSC matrix by columns: the threads update the same elements of y
-            Acsc = A.tocsc()
-            Acsc.indices, Acsc.indptr = Acsc.indices.astype(np.int64), Acsc.indptr.astype(np.int64)
-            Act = Tensor.from_scipy(Acsc, csc(), name="A")
+        # a CSC matrix by columns; y = A x + z is a sequence, y = z then y += A x (no workspace)
+        Acsc = A.tocsc()
+        Acsc.indices, Acsc.indptr = Acsc.indices.astype(np.int64), Acsc.indptr.astype(np.int64)
+        Act, Acp = Tensor.from_scipy(Acsc, csc(), name="A"), pydata.GCXS.from_scipy_sparse(Acsc)
+        z = rng.random(n)
+        zt = Tensor.from_numpy(z, dense(1), name="z")
+        plus = "y[i] = A[i, j] * x[j] + z[i]"
+        for label, opts in (("", {}), (", 2 thr atomics", {"schedule": (("parallelize", "j", "atomics"),)})):
+            if opts and openmp_support() is not None:
+                continue
+            kz = lower(plus, A=Act, x=xt, z=zt, options=opts)
+            np.testing.assert_allclose(kz(A=Act, x=xt, z=zt).to_numpy(), Acsc @ x + z)
+            row(f"CSC A x + z{label}", {"kernel": raw_caller(kz, {"A": Act, "x": xt, "z": zt}),
+                                        "call": lambda: kz(A=Act, x=xt, z=zt), "scipy": lambda: Acsc @ x + z,
+                                        "pydata": lambda: Acp @ x + z})
+        if openmp_support() is None:
+            # the threads update the same elements of y
             for races in ("atomics", "copies"):
                 kr = lower("y[i] = A[i, j] * x[j]", A=Act, x=xt,
                            options={"schedule": (("parallelize", "j", races),)})

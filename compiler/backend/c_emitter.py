@@ -56,8 +56,9 @@ import re
 from dataclasses import dataclass
 
 from ..dtypes import c_type
-from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Buffer, Call, Const, Function,
-                             Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View, walk)
+from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Buffer, Call, Const,
+                             Function, Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, Var, View,
+                             untagged, walk)
 from ..imperative.printer import INDENT, Printer
 from ..names import FreshNames
 
@@ -143,7 +144,7 @@ class _Plan:
         self.grows = any(isinstance(n, Grow) for n in nodes)
         self.grow_buffer = fresh("grow_buffer") if self.grows else None
         self.resize = fresh("resize") if self.grows else None
-        self.room = fresh("room") if any(isinstance(n, Grow) and n.hint for n in nodes) else None
+        self.room = fresh("room") if any(isinstance(n, Grow) and n.hint and not n.first for n in nodes) else None
         self.lowest_bit = any(isinstance(n, Call) and n.function in BIT_FUNCTIONS for n in nodes)
         self.threads = any(isinstance(n, Call) and n.function in THREAD_FUNCTIONS for n in nodes)
         self.alloc_array = fresh("alloc_array") if self.locals else None
@@ -281,20 +282,47 @@ class _CPrinter(Printer):
         if not isinstance(p, Growable):
             raise ValueError(f"kernel {plan.fn.name}: Grow of {s.buffer}, which is not a Growable parameter")
         needed, cap = self.expr(s.needed), plan.length[s.buffer]
+        grow = f"{plan.grow_buffer}({s.buffer}, &{cap}, {needed}, sizeof *{s.buffer})"
+        if s.first:   # no room yet: nothing to test
+            if s.hint:   # NULL when memory is short, as it was, and the capacity stays 0
+                self.emit(depth, f"{s.buffer} = {grow};  // if NULL, the loops grow it as they go")
+            else:
+                self.emit(depth, f"{s.buffer} = {grow};")
+                self.out_of_memory_exit(depth, f"{s.buffer} == NULL")
+            self.emit(depth, f"*{plan.out[s.buffer]} = {s.buffer};")
+            return
+        self.emit(depth, f"if ({self.expr(s.needed, 11)} > {cap}) {{")
         if s.hint:
-            self.emit(depth, f"if ({self.expr(s.needed, 11)} > {cap}) {{")
-            self.emit(depth + 1, f"void *{plan.room} = {plan.grow_buffer}({s.buffer}, &{cap}, {needed}, sizeof *{s.buffer});")
+            self.emit(depth + 1, f"void *{plan.room} = {grow};")
             self.emit(depth + 1, f"if ({plan.room} != NULL) {{  // else the loops grow it as they go")
             self.emit(depth + 2, f"{s.buffer} = {plan.room};")
             self.emit(depth + 2, f"*{plan.out[s.buffer]} = {s.buffer};")
             self.emit(depth + 1, "}")
-            self.emit(depth, "}")
-            return
-        self.emit(depth, f"if ({self.expr(s.needed, 11)} > {cap}) {{")
-        self.emit(depth + 1, f"{s.buffer} = {plan.grow_buffer}({s.buffer}, &{cap}, {needed}, sizeof *{s.buffer});")
-        self.out_of_memory_exit(depth + 1, f"{s.buffer} == NULL")
-        self.emit(depth + 1, f"*{plan.out[s.buffer]} = {s.buffer};")
+        else:
+            self.emit(depth + 1, f"{s.buffer} = {grow};")
+            self.out_of_memory_exit(depth + 1, f"{s.buffer} == NULL")
+            self.emit(depth + 1, f"*{plan.out[s.buffer]} = {s.buffer};")
         self.emit(depth, "}")
+
+
+def _set_before_read(stmts, names: set) -> set:
+    """The ``names`` (out scalars) that the kernel's straight-line start assigns before
+    anything reads or changes them: their starting value is never used."""
+    pending, done = set(names), set()
+    for s in untagged(stmts):
+        if not pending:
+            break
+        if isinstance(s, Allocate):   # straight on: its body runs next
+            inner = _set_before_read(s.body.body, pending)
+            done |= inner
+            pending -= {n.name for n in walk(s) if isinstance(n, Var)} | inner
+            break   # the rest of the kernel runs inside it
+        if isinstance(s, Assign) and s.target.name in pending \
+                and s.target.name not in {n.name for n in walk(s.value) if isinstance(n, Var)}:
+            pending.discard(s.target.name)
+            done.add(s.target.name)
+        pending -= {n.name for n in walk(s) if isinstance(n, Var)}
+    return done
 
 
 def _c_param(plan: _Plan, a: CArg, restrict: bool) -> str:
@@ -523,8 +551,11 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
         else:
             body += [f"if (setjmp({plan.check}.escape))",
                      f"{INDENT}return {plan.out_of_bounds};"]
+    unset = _set_before_read(fn.body.body, {p.name for p in fn.params if isinstance(p, OutScalar)})
     for p in fn.params:
-        if isinstance(p, OutScalar):
+        if isinstance(p, OutScalar) and p.name in unset:
+            body.append(f"{c_type(p.dtype)} {p.name};  // set below, before anything reads it")
+        elif isinstance(p, OutScalar):
             body.append(f"{c_type(p.dtype)} {p.name} = {printer.const(Const(p.init, p.dtype))};")
         elif isinstance(p, Growable):
             body.append(f"{c_type(p.dtype)} *{p.name} = NULL;")

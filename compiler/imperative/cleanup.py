@@ -4,7 +4,7 @@ Level protocols write code that is right in every context and redundant in many:
 sparse output's update sets a dirty flag and then tests it (``dirty = true; if
 (dirty) {...}``), and a fresh output slot is set to the fill just before its value
 is stored. The C compiler would fold both; the students reading the C should not
-have to. Five rewrites, each exact:
+have to. Seven rewrites, each exact:
 
 * :func:`fold_flags`: an ``if`` on a boolean local whose value is known there (set by
   a constant in the same block, with nothing in between assigning it) becomes the
@@ -14,11 +14,21 @@ have to. Five rewrites, each exact:
   phase that stores only values) is not declared;
 * :func:`drop_overwritten_stores`: ``b[i] = x; b[i] = y;`` (adjacent, and ``y`` does
   not read ``b``) keeps only the second store;
+* :func:`drop_dead_assignments`: ``n = x; ...; n = y;`` (nothing between reads ``n``)
+  keeps only the second assignment;
 * :func:`drop_idle_loops`: a ``while`` loop that only advances locals of its block that
   nothing reads after it (``while (j < n) { j += 1; }``, where no case of the rest of
   ``j``'s universe does anything) is dropped;
+* :func:`drop_unread_scratch`: a scratch array nothing reads (the bitmap of a workspace
+  whose producer lists each coordinate once, so nothing tests it) is not allocated, and
+  the stores into it go; a ``for`` loop left with nothing to do goes too;
 * :func:`reuse_declared`: a second declaration of a local in the same C scope (with
   the same type) becomes an assignment.
+
+Two more are the lowering's to call. :func:`first_grows` marks the growths of output
+buffers that are still empty (C allocates them without testing a capacity known to be 0).
+:func:`reuse_dead_locals` runs after the SIMD pass has placed its pragmas: a loop's local
+that would hide a dead local of the same name outside assigns that one.
 
 >>> from compiler.imperative.ir import Var, Declare, Assign, If, Store, Const, Load
 >>> d = Var("dirty")
@@ -34,8 +44,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, Call, CompoundAssign,
-                 Const, Declare, For, If, Load, Store, Tagged, UnOp, Var, While, map_bodies, untagged, walk)
+from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, BinOp, Block, Break, Call,
+                 Comment, CompoundAssign, Const, Declare, For, Grow, If, Load, Pragma, Prefetch, Store, Tagged, UnOp,
+                 Var, View, While, map_bodies, untagged, walk)
 
 
 def assigns(s, name: str) -> bool:
@@ -181,6 +192,53 @@ def drop_overwritten_stores(stmts) -> list:
     return out
 
 
+def drop_dead_assignments(stmts) -> list:
+    """``stmts`` without an assignment to a local that a later assignment in the same block
+    replaces before anything reads it (``n = size + 1; ...; n = kept + 1;``). Nothing in
+    between may leave the block early (a ``break``).
+
+    >>> from compiler.imperative.ir import Var, Assign, Store, Load
+    >>> n = Var("n")
+    >>> body = [Assign(n, Var("size") + 1), Store("v", 0, Load("w", 0)), Assign(n, Var("kept") + 1)]
+    >>> [str(s).strip() for s in drop_dead_assignments(body)]
+    ['v[0] = w[0];', 'n = kept + 1;']
+    """
+    out = [_inside_scope(s, drop_dead_assignments) for s in stmts]
+    flat = untagged(out)
+    dead = set()
+    for k, s in enumerate(flat):
+        if not isinstance(s, Assign) or not _pure(s.value):
+            continue
+        name = s.target.name
+        for t in flat[k + 1:]:
+            if isinstance(t, Assign) and t.target.name == name and name not in _expr_vars([t]):
+                dead.add(k)
+                break
+            if name in _expr_vars([t]) or any(isinstance(n, Break) for n in walk(t)):
+                break
+    if not dead:
+        return out
+    counter = iter(range(len(flat)))
+
+    def keep(stmts) -> list:   # in untagged's order, so positions match ``flat``
+        kept = []
+        for s in stmts:
+            if isinstance(s, (Tagged, Block)):
+                kept.append(map_bodies(s, keep))
+            elif next(counter) not in dead:
+                kept.append(s)
+        return kept
+    return keep(out)
+
+
+def _inside_scope(s, f):
+    """``s`` with ``f`` applied to the statement lists of the scopes it opens (a loop's, a
+    branch's, an allocation's body), looking through tags and blocks, which share this one."""
+    if isinstance(s, (Tagged, Block)):
+        return map_bodies(s, lambda body: [_inside_scope(x, f) for x in body])
+    return map_bodies(s, f)
+
+
 def _idle(loop, locals_: set) -> bool:
     """Whether ``loop`` is a ``while`` whose body only assigns (computed without effects) the
     locals ``locals_`` of its block."""
@@ -210,6 +268,43 @@ def drop_idle_loops(stmts) -> list:
             continue
         kept.append(s)
     return kept
+
+
+def drop_unread_scratch(stmts) -> list:
+    """``stmts`` without the scratch arrays that nothing reads: each one's allocation and
+    the stores into it go, then ``for`` loops left with nothing to do.
+
+    >>> from compiler.imperative.ir import Allocate, Store, Load, For, Var, Const
+    >>> q = Var("q")
+    >>> body = [Allocate("seen", "bool", 8, Const(False, "bool"), [
+    ...     For(q, 0, 8, [Store("seen", q, Const(True, "bool")), Store("v", q, Load("x", q))])])]
+    >>> for s in drop_unread_scratch(body):
+    ...     print(str(s).strip())
+    for (int64 q = 0; q < 8; q++) {
+        v[q] = x[q];
+    }
+    """
+    nodes = list(walk(tuple(stmts)))
+    read = ({n.buffer for n in nodes if isinstance(n, (Load, Prefetch))} | {n.of for n in nodes if isinstance(n, View)}
+            | {n.buffer for n in nodes if isinstance(n, Store) and not _pure(n.value)})
+    unread = {n.buffer for n in nodes if isinstance(n, Allocate)} - read
+    return _drop_scratch(list(stmts), unread) if unread else list(stmts)
+
+
+def _drop_scratch(stmts, unread: set) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, Store) and s.buffer in unread:
+            continue
+        if isinstance(s, Allocate) and s.buffer in unread:
+            out += _drop_scratch(s.body.body, unread)   # an allocation shares its parent's scope
+            continue
+        s = map_bodies(s, lambda body: _drop_scratch(body, unread))
+        if isinstance(s, For) and not drop_unused_locals([c for c in untagged(s.body.body)
+                                                           if not isinstance(c, Comment)]):
+            continue   # it only stored into the dropped arrays
+        out.append(s)
+    return out
 
 
 def _declared_here(s) -> set:
@@ -244,7 +339,142 @@ def reuse_declared(stmts, declared: dict | None = None) -> list:
     return out
 
 
+def first_grows(stmts, known: dict | None = None) -> list:
+    """``stmts`` with the growths of output buffers that run before anything else grew them
+    marked ``first``: such a buffer is still empty, so C allocates it without testing its
+    capacity (``if (1 > C1_pos_cap)`` right after ``C1_pos_cap = 0`` is always true). Only
+    the kernel's straight-line start is searched; a loop or a branch ends nothing, but any
+    growth inside one counts. ``known`` maps int locals (an output's position counter) to
+    their values at the start; a sum still reading one there folds it in: ``pa0 + na`` with
+    ``pa0`` at 0 is ``na``.
+
+    >>> from compiler.imperative.ir import Grow, Var
+    >>> [str(s).strip() for s in first_grows([Grow("a_idx", Var("pa") + Var("n")), Grow("a_idx", 9)], {"pa": 0})]
+    ['grow a_idx to n; (first: empty until now)', 'grow a_idx to 9;']
+    """
+    known, grown = dict(known or {}), set()
+
+    def visit(stmts) -> list:
+        out = []
+        for s in stmts:
+            if isinstance(s, (Allocate, Tagged, Block)):   # straight on, in the same scope
+                s = map_bodies(s, visit)
+            elif isinstance(s, Grow) and s.buffer not in grown:
+                s = replace(s, needed=_known_sum(s.needed, known), first=True)
+            elif isinstance(s, Declare) and isinstance(s.init, Const) and s.dtype == "int64":
+                known[s.var.name] = s.init.value
+            grown.update(n.buffer for n in walk(s) if isinstance(n, Grow))
+            for name in [n for n in known if assigns(s, n)]:
+                del known[name]
+            out.append(s)
+        return out
+    return visit(list(stmts))
+
+
+def _known_sum(e, known: dict):
+    """``e`` with the locals in ``known`` replaced by their values and sums with 0 folded."""
+    if isinstance(e, Var) and e.name in known:
+        return Const(known[e.name], "int64")
+    if isinstance(e, BinOp) and e.op == "+":
+        left, right = _known_sum(e.left, known), _known_sum(e.right, known)
+        if isinstance(left, Const) and isinstance(right, Const):
+            return Const(left.value + right.value, "int64")
+        if isinstance(left, Const) and left.value == 0:
+            return right
+        if isinstance(right, Const) and right.value == 0:
+            return left
+        return BinOp("+", left, right)
+    return e
+
+
+def _names(node) -> set:
+    return {n.name for n in walk(node) if isinstance(n, Var)}
+
+
+def _reads_before_set(stmts, name: str) -> bool:
+    """Whether running ``stmts`` may read the value ``name`` had before them: a read that no
+    declaration or plain assignment of ``name`` before it, in its own scope or one around it,
+    covers."""
+    for s in untagged(stmts):
+        if isinstance(s, (Declare, Assign)) and (s.var if isinstance(s, Declare) else s.target).name == name:
+            value = s.init if isinstance(s, Declare) else s.value
+            return value is not None and name in _names(value)
+        if isinstance(s, If):
+            if name in _names(s.cond) or _reads_before_set(s.then.body, name) or (
+                    s.otherwise is not None and _reads_before_set(s.otherwise.body, name)):
+                return True
+        elif isinstance(s, (For, While)):
+            header = (s.start, s.stop) if isinstance(s, For) else (s.cond,)
+            if name in _names(header) or _reads_before_set(s.body.body, name):
+                return True
+        elif isinstance(s, Allocate):
+            if name in _names(s.length) or _reads_before_set(s.body.body, name):
+                return True
+        elif name in _names(s):
+            return True
+    return False
+
+
+def _assign_declared(stmts, name: str) -> list:
+    """``stmts`` with every declaration of ``name`` in them, in any scope, an assignment."""
+    out = []
+    for s in stmts:
+        if isinstance(s, Declare) and s.var.name == name:
+            s = Assign(s.var, s.init)
+        out.append(map_bodies(s, lambda body: _assign_declared(body, name)))
+    return out
+
+
+def _in_loop(s, f):
+    """``s``, a loop perhaps inside tags, with ``f`` applied to the loop's body."""
+    if isinstance(s, (For, While)):
+        return replace(s, body=Block(tuple(f(s.body.body))))
+    return map_bodies(s, lambda body: [_in_loop(x, f) for x in body])
+
+
+def reuse_dead_locals(stmts) -> list:
+    """``stmts`` where a loop that declares a local (anywhere in it) that would hide one of the
+    same name and type declared before the loop, in the same block, assigns that local
+    instead, when nothing can tell: the loop never reads the outer value (each read comes after
+    a declaration of its own), nor does anything after the loop. C's ``-Wshadow`` warns of the
+    hidden name, and a reader meets one ``i`` rather than several (a workspace's producer counts
+    ``i`` through a merge; the consumer's merge then takes its ``i`` from the list in each
+    case). A loop with a pragma, before it or inside it, keeps its own locals: threads or SIMD
+    lanes would share the outer one.
+
+    >>> from compiler.imperative.ir import Var, Declare, For, Store, Load
+    >>> i, q = Var("i"), Var("q")
+    >>> body = [Declare(i, "int64", 0), Store("v", i, 1.0),
+    ...         For(q, 0, 4, [Declare(i, "int64", Load("list", q)), Store("v", i, 2.0)])]
+    >>> print(str(reuse_dead_locals(body)[-1]).strip())
+    for (int64 q = 0; q < 4; q++) {
+        i = list[q];
+        v[i] = 2.0;
+    }
+    """
+    out = [map_bodies(s, reuse_dead_locals) for s in stmts]
+    declared: dict = {}
+    for k, s in enumerate(out):
+        flat = untagged([s])
+        before = untagged(out[:k])
+        if (len(flat) == 1 and isinstance(flat[0], (For, While)) and not (before and isinstance(before[-1], Pragma))
+                and not any(isinstance(n, Pragma) for n in walk(flat[0]))):
+            loop = flat[0]
+            inner = [n for n in walk(loop.body) if isinstance(n, Declare)]
+            for name, dtype in declared.items():
+                mine = [d for d in inner if d.var.name == name]
+                if (mine and all(d.dtype == dtype and d.init is not None for d in mine)
+                        and not _reads_before_set([loop], name) and not _reads_before_set(out[k + 1:], name)):
+                    s = out[k] = _in_loop(s, lambda body, name=name: _assign_declared(body, name))
+        for t in untagged([s]):
+            if isinstance(t, Declare):
+                declared[t.var.name] = t.dtype
+    return out
+
+
 def cleanup(stmts) -> list:
-    """:func:`fold_flags`, :func:`drop_idle_loops`, :func:`drop_unused_locals`,
-    :func:`drop_overwritten_stores`, then :func:`reuse_declared`."""
-    return reuse_declared(drop_overwritten_stores(drop_unused_locals(drop_idle_loops(fold_flags(stmts)))))
+    """:func:`fold_flags`, :func:`drop_unread_scratch`, :func:`drop_idle_loops`,
+    :func:`drop_dead_assignments`, :func:`drop_unused_locals`, :func:`drop_overwritten_stores`,
+    then :func:`reuse_declared`."""
+    stmts = drop_idle_loops(drop_unread_scratch(fold_flags(stmts)))
+    return reuse_declared(drop_overwritten_stores(drop_unused_locals(drop_dead_assignments(stmts))))

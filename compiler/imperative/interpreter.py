@@ -271,6 +271,8 @@ class _Machine:
             slot = self.growable.get(s.buffer)
             if slot is None:
                 self.fail(f"Grow of {s.buffer}, which is not a growable parameter")
+            if s.first and slot[0].shape[0]:
+                self.fail(f"Grow of {s.buffer} claims to be its first, but it holds {slot[0].shape[0]} elements")
             if s.hint:
                 return  # only room ahead: the growth checks that follow make the room they need
             needed = int(self.eval(s.needed))

@@ -543,12 +543,15 @@ class Grow(Stmt):
     """Make the growable ``buffer`` hold at least ``needed`` elements (capacity doubles).
 
     A ``hint`` only reserves room ahead: when memory is short it does nothing (the growth
-    checks that follow still make room as needed), and the interpreter skips it.
+    checks that follow still make room as needed), and the interpreter skips it. A ``first``
+    growth runs before anything else grew the buffer (:func:`compiler.imperative.cleanup.first_grows`):
+    it has no room yet, so the C allocates without testing the capacity.
     """
 
     buffer: str
     needed: Expr
     hint: bool = False
+    first: bool = False
 
     def __post_init__(self):
         _set(self, "buffer", _buffer_name(self.buffer))

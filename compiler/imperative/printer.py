@@ -192,10 +192,10 @@ class Printer(ExprFormatter):
         return f"for ({self.type_name(s.dtype)} {v} = {self.expr(s.start)}; {v} < {self.expr(s.stop, 10)}; {v}++)"
 
     def grow(self, s: Grow, depth: int):
-        if s.hint:
-            self.emit(depth, f"reserve {s.buffer} for {self.expr(s.needed)};")
-        else:
-            self.emit(depth, f"grow {s.buffer} to {self.expr(s.needed)};")
+        verb = "reserve" if s.hint else "grow"
+        prep = "for" if s.hint else "to"
+        first = " (first: empty until now)" if s.first else ""
+        self.emit(depth, f"{verb} {s.buffer} {prep} {self.expr(s.needed)};{first}")
 
     def allocate(self, s: Allocate, depth: int):
         init = "" if s.init is None else f" = {{{self.expr(s.init)}, ...}}"

@@ -176,6 +176,9 @@ class CWorkspace(CNode):
 
     ``body`` is the producer then the consumer; ``ordered`` says whether the
     consumer needs the coordinates in order (the list is sorted between them).
+    ``once`` says the producer sets each coordinate at most once, in ascending order
+    (one forall over ``index`` around one assignment), so its list needs neither the
+    bitmap's test for a coordinate already listed nor sorting.
     The workspace is reset after the consumer, for the next enclosing iteration.
     """
 
@@ -188,6 +191,7 @@ class CWorkspace(CNode):
     body: Any
     inner: tuple = ()           # further indices, over several (row-major after ``index``)
     inner_extents: tuple = ()
+    once: bool = False
 
     @property
     def indices(self) -> tuple:
@@ -296,7 +300,9 @@ def _lines(n, depth: int) -> list[str]:
                f"(dense over {over}, bitmap {n.temp}_set, list {n.temp}_list"
                + (" of row-major positions)" if n.inner else ")")]
         out += _lines(parts[0], depth)
-        if n.ordered:
+        if n.ordered and n.once:
+            out.append(f"{pad}({n.temp}_list is in order: the producer sets each coordinate once, ascending)")
+        elif n.ordered:
             out.append(f"{pad}sort {n.temp}_list")
         for x in parts[1:]:
             out += _lines(x, depth)
@@ -490,6 +496,7 @@ class Setup:
                           f"row: {note}") for stage, before, after, note in steps]
         # (a derived loop stays where the schedule put it: no workspace takes it in)
         derived = {v for r in relations for v in vars(r).values() if isinstance(v, str)}
+        scheduled = {w.temp.name for w in _wheres(stmt)}
         try:
             stmt, hoisted = _hoist_reductions(stmt, graph, formats, is_all_dense(ofmt), derived)
         except StrategyError as refused:
@@ -506,6 +513,20 @@ class Setup:
             steps.append(("hoist", stmt, lifted, _HOISTED))
             stmt = new
         steps += hoisted
+        if is_all_dense(ofmt) and program.op is None:
+            def dtype_of(e):   # None when it reads a temporary (a nested reduction's)
+                if any(a.tensor not in formats for a in expr_accesses(e)):
+                    return None
+                return expr_dtype(e, lambda a: np.dtype(formats[a.tensor].dtype)).name
+            # (a workspace the schedule asked for stays: only one the formats forced goes)
+            seq = None if isinstance(stmt, Where) and stmt.temp.name in scheduled else \
+                _as_sequence(stmt, out, out_dtype, dtype_of)
+            if seq is not None:
+                w = stmt.temp.name
+                steps.append(("sequence", stmt, seq, f"{out.tensor} starts at what the workspace {w} was added to, "
+                              f"and the reduction adds into {out.tensor} itself: no workspace (taco's sequence "
+                              f"statement, define; mutate)"))
+                stmt = seq
         if not is_all_dense(ofmt) and program.op is None:
             ws = _auto_workspace(stmt, out, ofmt)
             if ws is not None:
@@ -678,6 +699,65 @@ def _auto_workspace(stmt, out: Access, fmt, name: str | None = None):
     return None
 
 
+def _as_sequence(stmt, out: Access, out_dtype: str, dtype_of):
+    """``y = z; y += ...`` (taco's sequence statement) for a dense output whose reduction the
+    formats made a workspace of only to add one more term to it; None when it does not apply.
+
+    CSC ``y[i] = A[i, j] * x[j] + z[i]`` gathers the sum over the columns in ``w[i]``, then
+    ``y[i] = w[i] + z[i]``. Defining ``y[i] = z[i]`` first and letting the columns add into
+    ``y`` itself computes the same with no workspace, and leaves the columns the outer loop,
+    which ``parallelize`` can take. The combining operator must be the reduction's, commutative
+    and associative (the terms then add in another order), the workspace must start at its
+    identity, and its dtype must be the output's (no sum kept exact in int64 for a float ``y``).
+    """
+    if not isinstance(stmt, Where) or not stmt.temp.workspace or stmt.temp.op is None:
+        return None
+    w, acc = stmt.temp, stmt.temp.access()
+    order, body = _loops(stmt.consumer)
+    op = w.op
+    if not (isinstance(body, Assignment) and body.op is None and body.lhs.tensor == out.tensor
+            and sorted(i.name for i in body.lhs.indices) == sorted(i.name for i in acc.indices)
+            and len(set(acc.indices)) == len(acc.indices)
+            and sorted(i.name for i in order) == sorted(i.name for i in out.indices)
+            and isinstance(body.rhs, Call) and body.rhs.op == op and len(body.rhs.args) == 2
+            and op.commutative and op.associative and list(body.rhs.args).count(acc) == 1
+            and same_value(w.init, op.identity)):
+        return None
+    other = body.rhs.args[1 - list(body.rhs.args).index(acc)]
+    if any(a.tensor == w.name for a in expr_accesses(other)):
+        return None
+    updates = assignments(stmt.producer)
+    if not updates or any(a.lhs != acc or a.op != op for a in updates if a.lhs.tensor == w.name) \
+            or any(dtype_of(a.rhs) != out_dtype for a in updates if a.lhs.tensor == w.name) \
+            or any(x.lhs.tensor == out.tensor for x in updates) or _reads(stmt.producer, w.name):
+        return None
+    define = _with_body(stmt.consumer, Assignment(body.lhs, None, other))
+    return Sequence(define, _retarget(stmt.producer, w.name, body.lhs))
+
+
+def _reads(s, name: str) -> bool:
+    """Whether a right-hand side in ``s`` reads the tensor ``name``."""
+    return any(a.tensor == name for x in assignments(s) for a in expr_accesses(x.rhs))
+
+
+def _with_body(s, body):
+    """``s``'s chain of foralls around ``body`` instead of what they enclosed."""
+    return Forall(s.index, _with_body(s.body, body)) if isinstance(s, Forall) else body
+
+
+def _retarget(s, name: str, lhs: Access):
+    """``s`` with its assignments to the tensor ``name`` made to ``lhs`` instead."""
+    if isinstance(s, Assignment):
+        return replace(s, lhs=lhs) if s.lhs.tensor == name else s
+    if isinstance(s, Forall):
+        return replace(s, body=_retarget(s.body, name, lhs))
+    if isinstance(s, Where):
+        return replace(s, consumer=_retarget(s.consumer, name, lhs), producer=_retarget(s.producer, name, lhs))
+    if isinstance(s, Sequence):
+        return replace(s, define=_retarget(s.define, name, lhs), mutate=_retarget(s.mutate, name, lhs))
+    return s
+
+
 def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, derived=frozenset(),
                       avoid=frozenset()):
     """``(statement, steps)`` with each nested reduction that the formats cannot nest hoisted out.
@@ -707,14 +787,21 @@ def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, 
         found = _misnested(stmt, [], formats)
         if found is None or any(i.name in derived for i in found[1]):
             return stmt, steps   # (a misnested reduction left is refused by the lowering, saying why)
-        expr, shared, acc, path, outer = found
+        expr, shared, acc, path, outer, whole = found
         name = workspace_name(stmt, avoid=avoid)
         loops = ", ".join(i.name for i in shared)
         per = f" (for each {', '.join(i.name for i in outer)})" if outer else ""
+        sub = graph.restricted(expr_accesses(expr))
+        order_fn = lambda loops: sub.order(loops, prefer=loops)  # noqa: E731
         try:
-            sub = graph.restricted(expr_accesses(expr))
-            new = precompute_expr(stmt, expr, shared, name, order_fn=lambda loops: sub.order(loops, prefer=loops),
-                                  avoid=avoid)
+            try:
+                new = precompute_expr(stmt, expr, shared, name, order_fn=order_fn, avoid=avoid)
+            except StrategyError:
+                if whole is None:
+                    raise
+                # the body also occurs under another reduction (y = A x + rowsum(A): A[i, j] is
+                # in both sums); the whole reduction occurs once
+                new = precompute_expr(stmt, whole, shared, name, order_fn=order_fn, avoid=avoid)
         except StrategyError as e:
             raise StrategyError(f"{acc} is stored in the order {', '.join(p.name for p in path)}, but it is "
                                 f"reduced inside the loop over {loops}; computing that reduction first, into a "
@@ -737,7 +824,7 @@ def _misnested(s, bound: list, formats):
     if not isinstance(s, Where):
         return None
     if not s.temp.workspace:
-        _, inner = _loops(s.producer)
+        reduced, inner = _loops(s.producer)
         if isinstance(inner, Assignment):
             for acc in expr_accesses(inner.rhs):
                 if acc.tensor not in formats:
@@ -750,8 +837,9 @@ def _misnested(s, bound: list, formats):
                     # one must still find its loops around it)
                     inside = _inside(bound, [storage_path(a, formats[a.tensor])[0] for x in assignments(s)
                                              for a in expr_accesses(x.rhs) if a.tensor in formats])
+                    whole = Reduce(s.temp.op, tuple(reduced), inner.rhs) if reduced and s.temp.op else None
                     return inner.rhs, [i for i in inside if i in used], acc, path, \
-                        [i for i in bound if i not in inside]
+                        [i for i in bound if i not in inside], whole
         deeper = _misnested(s.producer, bound, formats)   # a reduction nested in this one
         if deeper is not None:
             return deeper
@@ -997,8 +1085,12 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
                      build_cfir(stmt.consumer, setup, ctx, verify_lattices)))
         # over several indices the list is always sorted: equal outer coordinates must be adjacent
         ordered = bool(inner) or _needs_order(body, t.name, setup)
+        # lattice loops iterate ordered, unique levels: one forall over the index sets each
+        # coordinate once, ascending
+        once = (not inner and isinstance(stmt.producer, Forall) and stmt.producer.index == index
+                and isinstance(stmt.producer.body, Assignment))
         return CWorkspace(t.name, dt, init, index, setup.extents[index], ordered, body, tuple(inner),
-                          tuple(setup.extents[i] for i in inner))
+                          tuple(setup.extents[i] for i in inner), once)
     if isinstance(stmt, Where):
         t, dt = setup.temps[stmt.temp.name]
         init = init_of(t, dt)
@@ -1244,7 +1336,8 @@ def _fold(stmt: Forall, value, identity, setup: Setup) -> CFold | None:
 
 
 def _needs_order(body, ws: str, setup: Setup) -> bool:
-    """Whether a workspace's coordinates must be sorted: a sparse output or a merge reads them."""
+    """Whether a workspace's coordinates must be sorted: a sparse output or a merge reads them
+    (with another operand's coordinates, or with the universe's counter: ``while i <- U ∩ w``)."""
     if not is_all_dense(setup.output_format):
         return True
 
@@ -1252,7 +1345,7 @@ def _needs_order(body, ws: str, setup: Setup) -> bool:
         if isinstance(n, CForall):
             for loop in n.loops:
                 names = [it.name for it in loop.iterated]
-                if ws in names and len(names) > 1:
+                if ws in names and (len(names) > 1 or loop.universe):
                     return True
                 if any(visit(c.body) for c in loop.cases):
                     return True
@@ -1281,6 +1374,7 @@ class _Machine:
     def __init__(self, setup: Setup, tensors: dict):
         self.setup = setup
         self.arrays, self.sizes = {}, {}
+        self.once_log: dict[str, list] = {}   # coordinates a producer claimed to set once sets
         self.tallies: dict = {}   # a reduction's index -> cases run per coordinate of the loop inside
         for name, t in tensors.items():
             a, s = py_arrays(name, t)
@@ -1336,6 +1430,20 @@ class _Machine:
             self.run(n.body)
             if old is not None:
                 self.env[n.temp] = old
+        elif isinstance(n, CWorkspace) and n.once:
+            old = self.arrays.get(n.temp)
+            self.arrays[n.temp] = {}
+            producer, *consumer = n.body.stmts
+            self.once_log[n.temp] = []
+            self.run(producer)
+            # the lowering trusts this claim (no bitmap test, no sort): check it
+            log = self.once_log.pop(n.temp)
+            if any(a >= b for a, b in zip(log, log[1:])):
+                raise AssertionError(f"workspace {n.temp}: the producer claims to set each coordinate once, "
+                                     f"ascending, but set {log}")
+            for x in consumer:
+                self.run(x)
+            self.arrays[n.temp] = old
         elif isinstance(n, (CWorkspace, CDenseWorkspace)):
             old = self.arrays.get(n.temp)
             self.arrays[n.temp] = {}
@@ -1345,8 +1453,11 @@ class _Machine:
             v = self.expr(n.rhs)
             if n.lhs.tensor in self.setup.temps and self.setup.temps[n.lhs.tensor][0].workspace:
                 ws = self.arrays[n.lhs.tensor]
+                at = self._at(n.lhs)
                 with np.errstate(all="ignore"):
-                    ws[self._at(n.lhs)] = n.op(self.value(n.lhs), v) if n.op is not None else v
+                    ws[at] = n.op(self.value(n.lhs), v) if n.op is not None else v
+                if n.lhs.tensor in self.once_log:
+                    self.once_log[n.lhs.tensor].append(at)
                 return
             if n.output:
                 at = tuple(self.env[i.name] for i in n.lhs.indices)

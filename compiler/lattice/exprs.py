@@ -62,6 +62,17 @@ _INFIX = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitx
 _COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
 
 
+def _bound(name: str, dtype: np.dtype):
+    """The value ``min`` (``max``) of a bool or an integer ``dtype`` cannot go past, which it
+    returns whatever the other operand; None for floats (a NaN operand wins over it)."""
+    if dtype.kind == "b":
+        return name == "max"
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min if name == "min" else info.max)
+    return None
+
+
 def apply_op(op: Operator, args, dtypes, helpers: dict):
     """``(ir, dtype)`` of ``op`` applied to IR ``args`` of ``dtypes``; helpers go into ``helpers``."""
     try:
@@ -91,8 +102,16 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         return UnOp("-", conv[0]), rname
     if name in ("min", "max"):
         a, b = conv
+        bound = _bound(name, rdt)
+        if bound is not None and any(isinstance(x, Const) and x.value == bound for x in (a, b)):
+            return Const(bound, rname), rname   # min(t, false) is false: no comparison that is always false
+        for k in (0, 1):   # max(0, b) of a bool or unsigned b is b, and min(0, b) is 0
+            c, other, odt = conv[k], conv[1 - k], np.dtype(dtypes[1 - k])
+            if isinstance(c, Const) and odt.kind in "bu" and not (isinstance(c.value, float) and math.isnan(c.value)) \
+                    and c.value <= 0:
+                return (other if name == "max" else c), rname
         cmp = BinOp("<" if name == "min" else ">", a, b)
-        if rdt.kind == "f":
+        if rdt.kind == "f" and not (isinstance(a, Const) and not math.isnan(a.value)):
             cmp = BinOp("||", Call("isnan", (a,)), cmp)
         return Select(cmp, a, b), rname
     if name == "abs":

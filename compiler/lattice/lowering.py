@@ -52,11 +52,11 @@ from .. import binding
 from ..errors import StrategyError
 from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast, Comment, CompoundAssign,
                              Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
-                             Scalar, Select, Store, Tagged, UnOp, Var, View, While, and_, map_bodies)
+                             Prefetch, Scalar, Select, Store, Tagged, UnOp, Var, View, While, and_, map_bodies)
 from ..imperative.ir import RESERVED, is_c_name
 from ..imperative.ir import walk as ir_walk
 from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
-from ..imperative.cleanup import cleanup
+from ..imperative.cleanup import cleanup, first_grows, reuse_dead_locals
 from ..imperative.prefetch import prefetch
 from ..imperative.privatize import privatize
 from ..imperative.vectorize import vectorize
@@ -79,6 +79,7 @@ class _Emitter:
         self.setup = setup
         self.inputs: dict = {}
         self.bitmaps: set = set()   # the workspaces' bitmaps (their first scatters set them)
+        self.listed_once: set = set()   # workspaces whose producer lists each coordinate once, in order
         for key in setup.names:
             acc_tensor = setup.iters[key][0].tensor if setup.iters[key] else None
             if not acc_tensor:
@@ -424,7 +425,7 @@ class _Emitter:
             self.bitmaps.add(wset)
             self.allocs += [(w, n.dtype, N, init), (wset, "bool", N, Const(False, "bool")),
                             (wlist, "int64", N, None)]
-            if n.ordered:
+            if n.ordered and not n.once:
                 nwords, nsummary = bit_sort_words(N)
                 for name in (wlist + "_tmp", wlist + "_bits", wlist + "_sum"):
                     self.workspaces[name] = True
@@ -433,8 +434,9 @@ class _Emitter:
         parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
         over = ", ".join(i.name for i in n.indices)
         listed = "row-major positions" if n.inner else "coordinates"
-        out = [Comment(f"workspace {w}[{over}]: values {w}, bitmap {wset}, {listed} {wlist}[0:{wn.name}]"),
-               Declare(wn, "int64", Const(0, "int64"))]
+        out = [Declare(wn, "int64", Const(0, "int64"))]
+        if n.once:
+            self.listed_once.add(w)
         self.producing += 1
         out += self.emit(parts[0])
         self.producing -= 1
@@ -445,7 +447,7 @@ class _Emitter:
             self.assembled[w] = assembled
             out.append(Comment(f"phase 1 stored these coordinates in order: read {assembled.buffer}"
                                f"[{assembled.index.name}] instead of sorting {wlist} again"))
-        elif n.ordered and not (self.par_rows and self.phase == "assemble" and not n.inner):
+        elif n.ordered and not n.once and not (self.par_rows and self.phase == "assemble" and not n.inner):
             # (counting needs no order; over several indices the consumer's segments do)
             fresh = lambda base: Var(self.name(("sort", w, base), base))  # noqa: E731
             out += sort_coordinates_ir(wlist, wlist + "_tmp", wn, N, wset, fresh, n.index.name,
@@ -463,7 +465,12 @@ class _Emitter:
                 q = Var(self.name(("reset", w), f"p{w}_reset"))
                 j = Var(self.name(("reset_j", w), f"{n.index.name}_reset"))
                 consumer.append(For(q, 0, wn, [Declare(j, "int64", Load(wlist, q)), *reset(j)]))
-        return out + consumer
+        if n.once and not any(isinstance(x, Load) and x.buffer == wset for x in ir_walk(tuple(consumer))):
+            # nothing tests the bitmap: cleanup drops it
+            about = f"values {w}, {listed} {wlist}[0:{wn.name}], listed once each, in order, by the producer"
+        else:
+            about = f"values {w}, bitmap {wset}, {listed} {wlist}[0:{wn.name}]"
+        return [Comment(f"workspace {w}[{over}]: {about}"), *out, *consumer]
 
     def _assembled_consumer(self, n: CWorkspace, consumer: list):
         """In a two-phase compute phase, the output's coordinate of its next entry (a Load), if the
@@ -501,16 +508,17 @@ class _Emitter:
         if not isinstance(j, Var):   # over several indices: its row-major position, computed once
             at = Var(self.name(("at", w), f"{w}_at"))
             pre, j = [Declare(at, "int64", j)], at
-        mark = If(UnOp("!", Load(wset, j)), [Store(wset, j, Const(True, "bool")), Store(wlist, wn, j),
-                                            CompoundAssign("+", wn, Const(1, "int64"))])
+        mark = [Store(wset, j, Const(True, "bool")), Store(wlist, wn, j), CompoundAssign("+", wn, Const(1, "int64"))]
+        if w not in self.listed_once:   # else the producer reaches each coordinate once
+            mark = [If(UnOp("!", Load(wset, j)), mark)]
         if self.phase == "assemble" and w not in self.value_tested:
-            return [*pre, mark]   # the structure needs only which coordinates are set
+            return [*pre, *mark]   # the structure needs only which coordinates are set
         if n.op is None:
-            return [*pre, mark, Store(w, j, cast(v, dt, tdt))]
+            return [*pre, *mark, Store(w, j, cast(v, dt, tdt))]
         if not n.op.is_user and n.op.name in _COMPOUND and n.op.result_dtype(tdt, dt).name == tdt:
-            return [*pre, mark, Store(w, j, cast(v, dt, tdt), _COMPOUND[n.op.name])]
+            return [*pre, *mark, Store(w, j, cast(v, dt, tdt), _COMPOUND[n.op.name])]
         r, rdt = apply_op(n.op, [Load(w, j), v], [tdt, dt], self._helper_sink())
-        return [*pre, mark, Store(w, j, cast(r, rdt, tdt))]
+        return [*pre, *mark, Store(w, j, cast(r, rdt, tdt))]
 
     def _helper_sink(self):
         return self.helpers
@@ -775,8 +783,9 @@ class _Emitter:
         if block is None:
             return out + loops_ir
         guard = Comment(f"{block}: block {block.outer} holds the coordinates {n.index} < {limit.name} "
-                        f"(the tail guard and the block's end); {block.inner} = {n.index} - {block.outer} * "
-                        f"{'block' if block.direction == 'up' else block.factor}")
+                        f"(the tail guard and the block's end); the loops walk {n.index} itself, so "
+                        f"{block.inner} = {n.index} - {block.outer} * "
+                        f"{'block' if block.direction == 'up' else block.factor} needs no variable")
         return out + [For(o, 0, nblocks, [guard, Declare(limit, "int64", Select(BinOp("<", end, N), end, N))]
                           + loops_ir)]
 
@@ -1775,20 +1784,49 @@ def _names_used(stmts) -> set:
         for n in walk(s):
             if isinstance(n, Var):
                 out.add(n.name)
-            elif isinstance(n, (Load, Store, Grow)):
+            elif isinstance(n, (Load, Store, Grow, Prefetch)):
                 out.add(n.buffer)
     return out
 
 
+def _without_unread_inputs(fn: Function) -> Function:
+    """``fn`` without the input scalars and buffers its body no longer reads.
+
+    The passes after lowering drop reads (a sum over all of ``A`` never needs ``A1_idx`` once the
+    unused coordinate is gone), and C warns of a parameter nothing reads. The caller passes a
+    kernel only the arguments its signature names.
+    """
+    names = _names_used(fn.body.body)
+    kept = tuple(p for p in fn.params
+                 if not isinstance(p, (Scalar, Buffer)) or (isinstance(p, Buffer) and p.intent == "inout")
+                 or p.name in names)
+    return fn if kept == fn.params else replace(fn, params=kept)
+
+
 def _if_chain(chain) -> list:
-    """``if / else if`` from ``[(conditions, body)]``; a case without conditions ends the chain."""
+    """``if / else if`` from ``[(conditions, body)]``; a case without conditions ends the chain.
+
+    An omitted case (its body only says so in a comment) tests its conditions for the cases
+    after it: ``if (!(c)) {...}`` rather than an empty ``if (c) {} else {...}``.
+    """
     if not chain:
         return []
     conds, body = chain[0]
     if not conds:
         return list(body)
     rest = _if_chain(chain[1:])
+    if rest and all(isinstance(x, Comment) for x in body):
+        return [*body, If(_negated(and_(*conds)), rest)]
     return [If(and_(*conds), body, rest if rest else None)]
+
+
+def _negated(e):
+    """``!e``, with ``a != b`` as ``a == b`` and back (exact even for NaN, unlike ``<``)."""
+    if isinstance(e, BinOp) and e.op in ("==", "!="):
+        return BinOp("!=" if e.op == "==" else "==", e.left, e.right)
+    if isinstance(e, UnOp) and e.op == "!":
+        return e.operand
+    return UnOp("!", e)
 
 
 @contextlib.contextmanager
@@ -1878,13 +1916,18 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                          note=f"each thread of the parallel loop gets its own {', '.join(parts)}")
             fn = private
     narrow = {p.name for p in fn.params if isinstance(p, Buffer) and np.dtype(p.dtype).itemsize < 8}
+    counters = {p.name: p.init for p in fn.params if isinstance(p, OutScalar) and p.dtype == "int64"}
     for stage, apply, note in (
-            ("cleanup", cleanup, "tests of known flags, locals nothing reads and stores overwritten at once dropped"),
+            ("cleanup", lambda body: first_grows(cleanup(body), counters),
+             "tests of known flags, locals nothing reads, assignments and stores replaced before a read, and "
+             "scratch arrays nothing reads dropped; an empty output's first growth tests no capacity"),
             ("prefetch", lambda body: prefetch(body, narrow),
              "each row fetches the entries of the rows after it ahead, and each entry the row that a coordinate "
              "a few entries ahead picks"),
-            ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
-        after = replace(fn, body=Block(tuple(apply(fn.body.body))))
+            ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes"),
+            ("reuse-locals", reuse_dead_locals,
+             "a loop's local that would hide a local of the same name, dead by then, assigns that one")):
+        after = _without_unread_inputs(replace(fn, body=Block(tuple(apply(fn.body.body)))))
         if after != fn:
             trace.record(stage, before=fn, after=after, artifacts=[Artifact("ir", fn.name, str(after))], note=note)
             fn = after
@@ -1900,7 +1943,9 @@ def writes_everything(cfir, setup: Setup) -> bool:
     """Whether the kernel stores every element of its dense output (so it needs no pre-fill).
 
     True when the output's loops are full dense loops, outermost in storage order, whose
-    single unconditional case ends in a plain ``=`` to the output (SpMV, TTV on CSF).
+    single unconditional case ends in a plain ``=`` to the output (SpMV, TTV on CSF). In a
+    sequence, the first statement that writes the output must (``y = z; y += A x``: the
+    definition stores every element before the mutation reads any).
     """
     if not all(isinstance(lvl, Dense) for lvl in setup.output_format.levels) or setup.program.op is not None:
         return False
@@ -1910,8 +1955,9 @@ def writes_everything(cfir, setup: Setup) -> bool:
         if isinstance(n, CAlloc):
             n = n.body
         elif isinstance(n, CSeq):
-            rest = [x for x in n.stmts if not isinstance(x, CSkip)]
-            n = rest[-1] if rest else CSkip()   # the consumer comes last
+            writing = [x for x in n.stmts if any(isinstance(c, CAssign) and c.output or isinstance(c, CForall)
+                                                 and c.fold is not None and c.fold.output for c in _cfir_walk(x))]
+            n = writing[0] if writing else CSkip()   # (a where's producer writes temporaries only)
         elif isinstance(n, CForall):
             if k >= len(path) or n.index != path[k] or len(n.loops) != 1:
                 return False

@@ -324,11 +324,22 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
     positions, whose blocks could split a row between threads, never reach here with a
     sparse output: ``fuse`` itself refuses one.)
     """
-    from .cin import Where, _loops
+    from .cin import Sequence, Where, _loops, foralls
     from .derived import blocks_split_rows
     from .iteration_graph import is_all_dense, storage_path
     order, body = _loops(setup.statement)
     what = f"parallelize({written or index}) does not apply"
+    if not order and isinstance(body, Sequence):
+        # define; mutate (y = z; y += A x): the threads take the outer loop of one of them, and
+        # the other runs on one thread, before or after
+        part = next((p for p in (body.define, body.mutate) if _loops(p)[0][:1] == [index]), None)
+        other = body.mutate if part is body.define else body.define
+        if part is not None and index in foralls(other):
+            raise StrategyError(f"{what}: {setup.output.tensor} is defined, then updated, by two loop nests "
+                                f"(a sequence), and {index} runs in both: outermost in one, inside the other, "
+                                f"where its iterations would race")
+        if part is not None:
+            order, body = _loops(part)
     if not setup.output.indices:
         if setup.races != "none":
             raise StrategyError(f"{what}: races={setup.races!r} shares a dense output among the threads, and the "
@@ -339,7 +350,6 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
     if not order and isinstance(body, Where):
         _computes_first(what, "the statement", body)
     if not order or order[0] != index:
-        from .cin import foralls
         loops = list(dict.fromkeys(foralls(setup.statement)))
         hint = (f"; put {index} first with reorder({', '.join([index.name] + [i.name for i in loops if i != index])})"
                 f" before parallelize, where the formats allow it" if index in loops else "")

@@ -168,6 +168,18 @@ for step in k.trace.find("precompute"):
 k = ss.lower("y[i] = max[j](A[i, j]) * B[i, j]", A="csr", B="csr")
 print(k.trace.find("concretize")[0].note)
 print(k.trace.find("hoist")[0].after)"""),
+    ("md", """When that workspace is only **added to one more term** (`y = A x + z`, CSC `A`), it goes again:
+`y` starts at `z` and the columns add into `y` itself. That is TACO's **sequence** statement,
+`define; mutate` (a `sequence` step): no workspace to allocate, zero and read back, and the loop
+over the columns is now the outer loop of the mutation, which `parallelize` can take with a race
+strategy. (A workspace you asked for with `precompute` stays, as scheduled.)"""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+k = ss.lower("y[i] = A[i, j] * x[j] + z[i]", A="csc", x="dense", z="dense",
+             options={"schedule": [("parallelize", "j", "atomics")]})
+(step,) = k.trace.find("sequence")
+print(step.note)
+print(step.after)
+print("\\n".join(line for line in k.c_source.splitlines() if "y_val[i]" in line or "#pragma omp" in line))"""),
     ("md", """## Formats and schedules, interactively
 
 `Explorer.for_program` lowers a program and adds, for every tensor, a **per-level format picker**

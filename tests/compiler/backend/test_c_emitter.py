@@ -1,7 +1,7 @@
 import re
 
-from compiler.backend import c_arguments, c_declarations, emit_c
-from compiler.imperative import (Assign, Call, Const, Declare, For, Function, OutScalar, Scalar,
+from compiler.backend import c_arguments, c_declarations, compile_function, emit_c
+from compiler.imperative import (Assign, Call, CompoundAssign, Const, Declare, For, Function, OutScalar, Scalar,
                                  Var)
 from compiler.imperative.examples import csr_spmv, filter_nonzeros
 
@@ -66,8 +66,20 @@ def test_fresh_names_avoid_user_names():
 def test_literals():
     r = OutScalar("r", "float32")
     fn = Function("f", (r,), [Declare(Var("big"), "int64", Const(2 ** 40, "int64")),
-                              Assign(r.var, Const(0.5, "float32") + Const(float("inf"), "float64"))])
+                              Assign(r.var, Const(0.5, "float32") + Const(float("inf"), "float64") + r.var)])
     src = emit_c(fn)
     assert "INT64_C(1099511627776)" in src
     assert "0.5f + INFINITY" in src
-    assert re.search(r"float r = 0\.0f;", src)
+    assert re.search(r"float r = 0\.0f;", src)   # its start is read
+
+
+def test_an_out_scalar_set_before_any_read_is_declared_without_its_start():
+    r = OutScalar("r", "int64", 7)
+    fn = Function("f", (Scalar("n", "int64"), r), [Declare(Var("m"), "int64", Var("n") * 2),
+                                                   Assign(r.var, Var("m") + 1), CompoundAssign("+", r.var, 1)])
+    src = emit_c(fn)
+    assert "int64_t r;  // set below, before anything reads it" in src and "= 7" not in src
+    assert compile_function(fn)(n=3)["r"] == 8
+    # a read first (here by the assignment itself) keeps the start
+    fn = Function("f", (r,), [Assign(r.var, r.var + 1)])
+    assert "int64_t r = 7;" in emit_c(fn) and compile_function(fn)()["r"] == 8

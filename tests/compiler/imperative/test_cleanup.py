@@ -178,3 +178,99 @@ def test_generated_kernels_have_no_idle_loop():
     k = lower("y[i] = max[j](A[i, j] * x[j])", A=A, x=x, y="dense")
     assert not re.search(r"while \([^)]*\) \{\s*\w+ \+= 1;\s*\}", k.c_source)
     np.testing.assert_array_equal(k(A=A, x=x).to_numpy(), evaluate("y[i] = max[j](A[i, j] * x[j])", A=A, x=x)[0])
+
+
+def test_a_scratch_array_nothing_reads_goes_with_its_stores_and_the_loops_left_empty():
+    from compiler.imperative.cleanup import drop_unread_scratch
+    from compiler.imperative.ir import Allocate, View
+    q, j = Var("q"), Var("j")
+    body = [Allocate("seen", "bool", n, FALSE, [
+        For(q, 0, n, [Declare(j, "int64", Load("list", q)), Store("seen", j, TRUE), Store("v", j, 1.0)]),
+        For(q, 0, n, [Declare(j, "int64", Load("list", q)), Tagged("reset", [Store("seen", j, FALSE)])])])]
+    assert text(drop_unread_scratch(body)) == text([For(q, 0, n, [Declare(j, "int64", Load("list", q)),
+                                                                   Store("v", j, 1.0)])])
+    # a read anywhere keeps it, and so does a view of it (a thread's part, read under another name)
+    read = body + [Store("out", 0, Load("seen", 0))]
+    assert drop_unread_scratch(read) == read
+    viewed = [Allocate("seen", "bool", n, FALSE, [View("mine", "bool", "seen", 0, n), Store("mine", 0, TRUE)])]
+    assert drop_unread_scratch(viewed) == viewed
+
+
+def test_an_assignment_replaced_before_any_read_goes():
+    from compiler.imperative.cleanup import drop_dead_assignments
+    from compiler.imperative.ir import Break
+    m = Var("m")
+    body = [Assign(m, n + 1), Tagged("t", [Store("v", 0, 1.0)]), Assign(m, Var("k") + 1)]
+    assert text(drop_dead_assignments(body)) == "v[0] = 1.0;\nm = k + 1;"
+    # set in a branch in between: the second replaces that value too
+    branch = [If(Load("c", 0), [Assign(m, 0)])]
+    assert drop_dead_assignments([Assign(m, n + 1), *branch, Assign(m, 5)]) == [*branch, Assign(m, 5)]
+    for between in ([Store("v", 0, m)],                        # read in between
+                    [If(Load("c", 0), [CompoundAssign("+", m, 1)])],
+                    [If(Load("c", 0), [Break()])]):             # the block may end before the second
+        kept = [Assign(m, n + 1), *between, Assign(m, Var("k") + 1)]
+        assert drop_dead_assignments(kept) == kept
+    # the second reads the first: both stay
+    kept = [Assign(m, n + 1), Assign(m, m * 2)]
+    assert drop_dead_assignments(kept) == kept
+
+
+def test_an_empty_outputs_first_growth_is_marked_and_checked_by_the_interpreter():
+    from compiler.imperative.cleanup import first_grows
+    from compiler.imperative.ir import Grow, Growable, OutScalar
+    p = Var("p")
+    body = [Grow("out_idx", p + n), Store("out_idx", p, 7), CompoundAssign("+", p, 1),
+            For(i, 0, n, [Grow("out_idx", p + 1), Store("out_idx", p, i), CompoundAssign("+", p, 1)])]
+    marked = first_grows(body, {"p": 0})
+    assert [s.first for s in walk(tuple(marked)) if isinstance(s, Grow)] == [True, False]
+    assert marked[0].needed == n          # p is still 0 there
+    params = (Scalar("n", "int64"), OutScalar("p", "int64"), Growable("out_idx", "int64", "p"))
+    got = interpret(Function("f", params, marked), n=3)
+    assert got["out_idx"].tolist() == [7, 0, 1, 2]
+    # a growth after another one is not first: the interpreter refuses the claim
+    from compiler.imperative.ir import Grow as G
+    wrong = [G("out_idx", 4), G("out_idx", 8, first=True)]
+    with __import__("pytest").raises(Exception, match="claims to be its first, but it holds 16 elements"):
+        interpret(Function("f", params, wrong), n=3)
+
+
+def test_a_loop_local_that_would_hide_a_dead_one_assigns_it():
+    from compiler.imperative.cleanup import reuse_dead_locals
+    from compiler.imperative.ir import Pragma
+    q = Var("q")
+
+    def loop():
+        return For(q, 0, n, [Tagged("t", [Declare(i, "int64", Load("list", q)), Store("v", i, 1.0)])])
+    body = [Declare(i, "int64", 0), While(i < n, [CompoundAssign("+", i, 1)]), loop()]
+    out = reuse_dead_locals(body)
+    assert "int64 i = list[q];" not in text(out) and "i = list[q];" in text(out)
+    args = dict(n=4, list=np.array([3, 1, 0, 2]), v=np.zeros(4))
+    fn = lambda b: Function("f", (Scalar("n", "int64"), Buffer("list", "int64"), Buffer("v", "float64", "inout")), b)  # noqa: E731
+    assert interpret(fn(out), **args)["v"].tolist() == interpret(fn(body), **args)["v"].tolist() == [1.0] * 4
+    # read after the loop, of another type, or the loop under a pragma: it keeps its own
+    for kept in (body + [Store("v", 0, i)], [Declare(i, "int64", 0), loop(), Store("v", 0, i)],
+                 [Declare(i, "int32", 0), loop()], [Declare(i, "int64", 0), Pragma("omp parallel for"), loop()]):
+        assert reuse_dead_locals(kept) == kept
+
+
+def test_a_merge_that_declares_its_coordinate_in_each_case_assigns_the_dead_one():
+    # while (...) { if (ib == iw) { int64 i = ib; ... } else { int64 i = iw; ... } }, then a tail
+    # loop that declares its own i too: nothing reads the outer i, so every case assigns it
+    from compiler.imperative.cleanup import reuse_dead_locals
+    ib, iw, p = Var("ib"), Var("iw"), Var("p")
+    merge = While(p < n, [Declare(ib, "int64", Load("b", p)), Declare(iw, "int64", Load("w", p)),
+                          If(ib < iw, [Declare(i, "int64", ib), Store("v", i, 1.0)],
+                             [Declare(i, "int64", iw), Store("v", i, 2.0)]),
+                          CompoundAssign("+", p, 1)])
+    tail = While(p < Var("m"), [Declare(i, "int64", Load("b", p)), Store("v", i, 3.0), CompoundAssign("+", p, 1)])
+    body = [Declare(i, "int64", 0), While(i < n, [CompoundAssign("+", i, 1)]), Declare(p, "int64", 0), merge, tail]
+    out = text(reuse_dead_locals(body))
+    assert "int64 i = " not in out.split("int64 i = 0;")[1] and out.count("i = ib;") == 1
+    args = dict(n=3, m=5, b=np.array([0, 2, 4, 1, 3]), w=np.array([1, 1, 3, 0, 0]), v=np.zeros(5))
+    fn = lambda b: Function("f", (Scalar("n", "int64"), Scalar("m", "int64"), Buffer("b", "int64"),  # noqa: E731
+                                  Buffer("w", "int64"), Buffer("v", "float64", "inout")), b)
+    np.testing.assert_array_equal(interpret(fn(reuse_dead_locals(body)), **args)["v"], interpret(fn(body), **args)["v"])
+    # a case that reads i before setting it (the outer value) keeps every declaration
+    reads = While(p < n, [If(ib < iw, [Store("v", i, 1.0)], [Declare(i, "int64", iw), Store("v", i, 2.0)])])
+    kept = [Declare(i, "int64", 0), reads]
+    assert reuse_dead_locals(kept) == kept

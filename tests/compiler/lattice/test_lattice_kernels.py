@@ -1,6 +1,7 @@
 """End-to-end kernels of the lattice strategy, each compared with the dense oracle (and scipy)."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -120,6 +121,9 @@ def test_reductions(red, rng):
     run(f"y[i] = {red}[j](B[i, j])", {"B": B})
     allfill = Tensor.from_numpy(np.zeros(5), sparse_vector())
     run(f"s = {red}[i](b[i])", {"b": allfill})
+    # the values alone: the kernel takes no coordinates it never reads
+    k, _ = run(f"s = {red}[i, j](B[i, j])", {"B": B})
+    assert "B1_idx" not in k.c_source and "B1_idx" not in {p.name for p in k.function.params}
 
 
 def test_reduction_with_non_identity_fill(rng):
@@ -177,6 +181,9 @@ def test_masked_update_with_complement(m_fmt, rng):
     k, y = run("y[i] = mask(A[i, j] * x[j], m[i])", {"A": A, "x": x, "m": m}, functions={"mask": MASK})
     assert "omit" in k.trace.find("lattice")[0].artifacts[0].text
     np.testing.assert_allclose(y.to_numpy(), np.where(m.to_numpy(), 0.0, A.to_numpy() @ x))
+    # the omitted case tests the others' condition: no branch that only holds a comment
+    assert "// omitted: A ∩ m\n" in k.c_source and "} else {" not in k.c_source
+    assert re.search(r"if \((!\(.*\)|m_val\[i\] == false)\) \{", k.c_source)
     run("y[i] = mask(A[i, j] * x[j], m[i])", {"A": A, "x": x, "m": m}, out=sparse_vector(),
         functions={"mask": MASK})
 

@@ -186,6 +186,9 @@ def test_dcsr_outputs_on_threads(prog, schedule):
     k, r = on_threads(prog, dcsr(), schedule=schedule, A=A, B=B)
     assert "every row is an entry of C's level 0 for now" in k.c_source
     assert 3 not in r.levels[0].idx.tolist()
+    # the counts the compaction sets are the ones returned: none is set twice, none starts unread
+    assert "C1_pos_len = C0_size + 1;" not in k.c_source and "int64_t pC1 = 0;" not in k.c_source
+    assert "if (1 > C1_pos_cap)" not in k.c_source   # the first growth of an empty buffer tests nothing
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

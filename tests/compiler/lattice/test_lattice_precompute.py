@@ -1,5 +1,6 @@
 """TACO's precompute: sub-expressions and multi-index workspaces (taco.md §2.8), against the oracle."""
 
+from dataclasses import fields, replace
 from functools import partial
 
 import numpy as np
@@ -66,6 +67,22 @@ def test_csc_spmv_plus_vector():
     text = str(step(k).after)
     assert "w[i] += A[i, j] * x[j]" in text and "y[i] = w[i] + z[i]" in text
     assert text.index("forall j") < text.index("forall i:\n      w[i]")
+
+
+@pytest.mark.parametrize("z_fmt", [dense(1), sparse_vector()], ids=["dense-z", "sparse-z"])
+def test_a_sparse_workspace_filled_column_by_column_is_sorted_before_a_merge_with_the_rows(z_fmt):
+    # the columns list the rows in the order they find them (1 before 0 below); the consumer
+    # walks every row (z dense: the universe of i) beside the list, so the list must be sorted
+    # (found by fuzzing: y came out [10, 21])
+    A = Tensor.from_numpy(np.array([[0.0, 1.0], [1.0, 0.0]]), csc(), name="A")
+    z = Tensor.from_numpy(np.array([10.0, 20.0]), z_fmt, name="z")
+    s = Schedule().precompute("i", "w", expr="A[i, j] * x[j]")
+    k = check("y[i] = A[i, j] * x[j] + z[i]", s, A=A, x=np.ones(2), z=z)
+    assert k(A=A, x=np.ones(2), z=z).to_numpy().tolist() == [11.0, 21.0]
+    rng = np.random.default_rng(5)
+    A = Tensor.from_numpy(rand((30, 9), 0.3, rng, empty=(4,)), csc(), name="A")
+    z = Tensor.from_numpy(rand(30, 0.5, rng), z_fmt, name="z")
+    check("y[i] = A[i, j] * x[j] + z[i]", s, A=A, x=rng.random(9), z=z)
 
 
 def test_mttkrp_sums_k_into_a_row_workspace():
@@ -233,6 +250,65 @@ def test_the_sparse_2d_workspace_in_the_cfir_interpreter():
     setup = Setup.create(p, {"A": A.format, "B": B.format, "C": csr()}, schedule=OUTER)
     got = interpret_cfir(build_cfir(setup.statement, setup), setup, A=A, B=B)
     np.testing.assert_allclose(got, A.to_numpy() @ B.to_numpy())
+
+
+@pytest.mark.parametrize("fmts", [("sparse", "sparse", "sparse"), ("dense", "sparse", "sparse"),
+                                  ("sparse", "dense", "sparse"), ("dense", "dense", "sparse")])
+@pytest.mark.parametrize("density", [0.0, 0.3, 1.0])
+def test_a_producer_that_lists_each_coordinate_once_needs_no_bitmap_nor_sort(fmts, density):
+    # one forall over i around one assignment reaches each coordinate once, ascending: the list
+    # comes out sorted and unique, so neither the bitmap's test nor a sort is emitted
+    from compiler.lattice.cfir import CWorkspace, Setup, build_cfir, interpret_cfir
+    from compiler.notation import parse
+    rng = np.random.default_rng(17)
+    fmt = {"sparse": sparse_vector(), "dense": dense(1)}
+    b, c, d = (Tensor.from_numpy(rand((70,), density, rng), fmt[f], name=n) for f, n in zip(fmts, "bcd"))
+    s = Schedule().precompute("i", "w", expr="c[i] + d[i]")
+    k = check("a[i] = b[i] * (c[i] + d[i])", s, b=b, c=c, d=d)
+    assert "w_set" not in k.c_source and "sort" not in k.c_source
+    assert "listed once each, in order, by the producer" in k.c_source
+    p = parse("a[i] = b[i] * (c[i] + d[i])")
+    setup = Setup.create(p, {"b": b.format, "c": c.format, "d": d.format, "a": dense(1)}, schedule=s)
+    cfir = build_cfir(setup.statement, setup)
+    (ws,) = [n for n in _cfir_nodes(cfir) if isinstance(n, CWorkspace)]
+    assert ws.once and "sort w_list" not in str(cfir)
+    np.testing.assert_allclose(interpret_cfir(cfir, setup, b=b, c=c, d=d),
+                               b.to_numpy() * (c.to_numpy() + d.to_numpy()))
+
+
+def _cfir_nodes(n):
+    yield n
+    for field in ("body", "stmts", "loops", "cases"):
+        x = getattr(n, field, None)
+        for child in (x if isinstance(x, tuple) else () if x is None else (x,)):
+            if hasattr(child, "__dataclass_fields__"):
+                yield from _cfir_nodes(child)
+
+
+def test_a_producer_that_reaches_a_coordinate_again_keeps_the_bitmap_test_and_the_cfir_checks_the_claim():
+    from compiler.lattice.cfir import CNode, CWorkspace, Setup, build_cfir, interpret_cfir
+    from compiler.notation import parse
+    rng = np.random.default_rng(19)
+    A = Tensor.from_numpy(rand((6, 5), 0.5, rng), csr(), name="A")
+    B = Tensor.from_numpy(rand((5, 7), 0.5, rng), csr(), name="B")
+    s = Schedule().reorder("i", "k", "j").precompute("j", "w", format="sparse")
+    k = check("C[i, j] = A[i, k] * B[k, j]", s, out=csr(), A=A, B=B)
+    assert "if (!w_set[j])" in k.c_source   # row k and row k' of B may share a column j
+    setup = Setup.create(parse("C[i, j] = A[i, k] * B[k, j]"), {"A": A.format, "B": B.format, "C": csr()},
+                         schedule=s)
+    cfir = build_cfir(setup.statement, setup)
+    (ws,) = [n for n in _cfir_nodes(cfir) if isinstance(n, CWorkspace)]
+    assert not ws.once
+
+    def claim(n):   # the same CFIR, wrongly claiming the producer lists each coordinate once
+        if isinstance(n, tuple):
+            return tuple(claim(x) for x in n)
+        if not isinstance(n, CNode):
+            return n
+        n = replace(n, once=True) if isinstance(n, CWorkspace) else n
+        return replace(n, **{f.name: claim(getattr(n, f.name)) for f in fields(n)})
+    with pytest.raises(AssertionError, match="the producer claims to set each coordinate once, ascending"):
+        interpret_cfir(claim(cfir), setup, A=A, B=B)
 
 
 def test_a_sparse_2d_workspace_is_reset_per_use():
@@ -406,7 +482,13 @@ def test_automatic_precompute_is_the_one_a_user_would_write():
     assert "y[i] = w[i] + z[i]" in s.after_text and "w[i] += A[i, j] * x[j]" in s.after_text
     user = check("y[i] = A[i, j] * x[j] + z[i]",
                  Schedule().precompute("i", "w", expr="A[i, j] * x[j]", format="dense"), A=A, x=x, z=z)
-    assert auto.c_source == user.c_source
+    assert str(s.after) == str(user.trace.find("schedule:precompute")[0].after)
+    # then, as w is only added to z: y starts at z and the columns add into it (taco's sequence),
+    # where the user's own workspace stays as scheduled
+    (seq,) = auto.trace.find("sequence")
+    assert str(seq.after) == "forall i:\n  y[i] = z[i]\nforall j:\n  forall i:\n    y[i] += A[i, j] * x[j]"
+    assert "w" not in {p.name for p in auto.function.params} and "alloc_array" not in auto.c_source
+    assert not user.trace.find("sequence") and "alloc_array(" in user.c_source
 
 
 @pytest.mark.parametrize("out", [csr(), dense(2)], ids=["csr", "dense"])
@@ -508,7 +590,37 @@ def test_parallelize_after_an_automatic_precompute_says_why_not():
     with pytest.raises(StrategyError, match=r"parallelize\(i\) does not apply: the statement first computes the "
                        r"workspace w \(a precompute the schedule asked for, or the formats need: see the trace's "
                        r"precompute step\), outside every loop, so no loop encloses all of it"):
+        lower("y[i] = sum[j](A[i, j]) * 2", A=csc(), options={"schedule": Schedule().parallelize("i")})
+    # y = A 1 + 1 is a sequence, y = 1; y += A 1: i runs in both loop nests
+    with pytest.raises(StrategyError, match=r"parallelize\(i\) does not apply: y is defined, then updated, by two "
+                       r"loop nests \(a sequence\), and i runs in both: outermost in one, inside the other, where "
+                       r"its iterations would race"):
         lower("y[i] = A[i, j] + 1", A=csc(), options={"schedule": Schedule().parallelize("i")})
+
+
+@pytest.mark.parametrize("races", ["atomics", "copies"])
+@pytest.mark.parametrize("prog", ["y[i] = A[i, j] * x[j] + z[i]", "y[i] = z[i] + A[i, j] * x[j]"])
+def test_a_column_major_product_plus_a_term_runs_its_columns_on_threads(prog, races):
+    # taco's sequence: y = z, then the columns add into y, the outer loop, on threads
+    rng = np.random.default_rng(23)
+    A = Tensor.from_numpy(rand((40, 30), 0.2, rng, empty=(3,)), csc(), name="A")
+    z = Tensor.from_numpy(rand(40, 0.3, rng, fill=1.5), sparse_vector(fill=1.5), name="z")
+    k = check(prog, Schedule().parallelize("j", races=races), A=A, x=rng.random(30), z=z)
+    assert k.trace.find("sequence") and "#pragma omp parallel for" in k.c_source
+    assert ("#pragma omp atomic" in k.c_source) == (races == "atomics")
+
+
+@pytest.mark.parametrize("prog, sequence", [
+    ("C[i, k] = A[i, j] * B[j, k] + D[i, k]", True),
+    ("C[i, k] = D[i, k] + A[i, j] * B[j, k]", True),
+    ("C[i, k] = max(sum[j](A[i, j] * B[j, k]), D[i, k])", False),   # max of a sum: the sum is needed whole
+    ("C[i, k] = sum[j](A[i, j] * B[j, k]) * D[i, k]", False)])
+def test_a_workspace_only_added_to_becomes_a_sequence(prog, sequence):
+    rng = np.random.default_rng(29)
+    A = Tensor.from_numpy(rand((9, 8), 0.3, rng, empty=(2,)), csc(), name="A")
+    k = check(prog, A=A, B=rng.random((8, 4)), D=rng.random((9, 4)))
+    assert bool(k.trace.find("sequence")) == sequence
+    assert ("alloc_array(" in k.c_source) != sequence
 
 
 # -- found by fuzzing ------------------------------------------------------------------------------
@@ -606,7 +718,7 @@ def test_precomputing_a_reduction_of_a_column_major_matrix_orders_its_loops_by_t
     assert after.index("forall l") < after.index("forall i:\n      w[i]")
 
 
-@pytest.mark.parametrize("prog, out", [("y[w] = sum[j](A[w, j]) + 1", None), ("C[i, w] = A[i, k] * B[k, w]", csr())])
+@pytest.mark.parametrize("prog, out", [("y[w] = sum[j](A[w, j]) * 2", None), ("C[i, w] = A[i, k] * B[k, w]", csr())])
 def test_a_generated_workspace_avoids_the_index_names(prog, out):
     A = T([[1.0, 0, 2], [0, 3, 0]], csc() if "y" in prog else csr(), "A")
     B = T([[1.0, 0], [0, 2], [3, 0]], csr(), "B")
@@ -631,3 +743,25 @@ def test_two_nested_reductions_over_j_get_their_own_temporaries(fmt):
     k = check("y[i] = max[j](A[i, j]) * min[j](B[i, j]) + C[i, j]",
               Schedule().precompute("i", "w", expr="min[j](B[i, j])", format=fmt), A=A, B=B, C=C)
     assert k(A=A, B=B, C=C).to_numpy().tolist() == [2.0, 6.0]
+
+
+def test_an_int_sum_added_to_a_float_keeps_its_workspace():
+    # the sum stays exact in int64 and is added to z once; a float y would round each term
+    # (2^53 + 1 + 1 in float64, from 0 on, stays 2^53: each + 1 rounds back)
+    a = np.zeros((3, 3), np.int64)
+    a[0] = 2 ** 53, 1, 1
+    A = Tensor.from_numpy(a, csc(dtype="int64"), name="A")
+    x, z = np.ones(3, np.int64), np.zeros(3)
+    k = check("y[i] = A[i, j] * x[j] + z[i]", A=A, x=x, z=z)
+    assert not k.trace.find("sequence")
+    assert k(A=A, x=x, z=z).to_numpy()[0] == 2.0 ** 53 + 2
+
+
+@pytest.mark.parametrize("out", [None, sparse_vector()], ids=["dense", "sparse"])
+def test_two_column_major_reductions_of_one_access_each_get_a_workspace(out):
+    # A[i, j] occurs under both sums: the automatic precompute of sum[j](A[i, j]) takes the whole
+    # reduction, not A[i, j] (whose other occurrence, beside x[j], cannot be summed alone)
+    rng = np.random.default_rng(31)
+    A = Tensor.from_numpy(rand((12, 9), 0.3, rng, empty=(2,)), csc(), name="A")
+    k = check("y[i] = sum[j](A[i, j] * x[j]) + sum[j](A[i, j])", out=out, A=A, x=rng.random(9))
+    assert len(auto_steps(k)) == 2

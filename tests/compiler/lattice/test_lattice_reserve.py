@@ -79,20 +79,27 @@ def test_elementwise_kernels_have_no_count():
     assert "n_scatters" not in lower("C[i, j] = A[i, j] + B[i, j]", A=csr(), B=csr(), C=csr()).c_source
 
 
-def hinted(hint_size: int) -> Function:
-    """filter_nonzeros with a reservation hint of ``hint_size`` elements before its loop."""
-    fn = filter_nonzeros(name=f"hinted_{hint_size.bit_length()}")
-    hints = [Grow("B_idx", Const(hint_size, "int64"), hint=True), Grow("B_val", Const(hint_size, "int64"), hint=True)]
+def hinted(hint_size: int, first: bool = False) -> Function:
+    """filter_nonzeros with a reservation hint of ``hint_size`` elements before its loop (the
+    buffers' ``first`` growths, or not)."""
+    fn = filter_nonzeros(name=f"hinted_{hint_size.bit_length()}_{int(first)}")
+    hints = [Grow(b, Const(hint_size, "int64"), hint=True, first=first) for b in ("B_idx", "B_val")]
     return Function(fn.name, fn.params, Block(tuple(hints) + fn.body.body), fn.helpers)
 
 
+@pytest.mark.parametrize("first", [False, True], ids=["tested", "first"])
 @pytest.mark.parametrize("size", [0, 3, 1000, 1 << 60, (1 << 63) - 1])
-def test_a_hint_is_only_a_hint(size):
+def test_a_hint_is_only_a_hint(size, first):
     """Too small, right, or impossible to allocate (2^60 elements; 2^63 - 1, where doubling would
-    overflow): the kernel still grows as needed."""
-    fn = hinted(size)
+    overflow): the kernel still grows as needed. A first growth (the buffer still empty) tests no
+    capacity: when memory is short, the buffer stays NULL with capacity 0."""
+    fn = hinted(size, first)
     c = emit_c(fn)
-    assert "void *room = grow_buffer(B_idx" in c and "// else the loops grow it as they go" in c
+    if first:
+        assert "B_idx = grow_buffer(B_idx, &B_idx_cap" in c and "// if NULL, the loops grow it as they go" in c
+        assert "void *room" not in c and "> B_idx_cap" not in c.split("for (")[0]
+    else:
+        assert "void *room = grow_buffer(B_idx" in c and "// else the loops grow it as they go" in c
     assert "reserve B_idx for" in str(fn.body)
     x = np.array([0.0, 2.0, 0.0, 3.0, 4.0] * 40)
     for checked in (False, True):
@@ -129,7 +136,7 @@ def test_a_split_keeps_its_tail_guard_in_the_count(factor, direction):
     A = Tensor.from_numpy(np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]), "csc", name="A")
     k = check_lowered("y[i] = A[i, j] * x[j]", Schedule().split("j", "j0", "j1", factor, direction),
                       out=sparse_vector(), checked=True, A=A, x=np.ones(3))
-    count = k.c_source[k.c_source.index("count them first"):k.c_source.index("if (n_scatters >")]
+    count = k.c_source[k.c_source.index("count them first"):k.c_source.index("y0_idx = grow_buffer(")]
     if factor > 1 and direction == "up":
         assert "if (j >= A0_size) {" in count and "break;" in count
     elif factor > 1:
