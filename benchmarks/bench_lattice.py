@@ -44,7 +44,7 @@ also runs on all cores, with int64 and with int32 indices, and a CSC matrix by c
 cores (the threads update the same elements of y: ``races="atomics"``, an atomic add per
 entry, and ``races="copies"``, a copy of y per thread added into y after the loop; against
 scipy's CSC SpMV). CSC ``y = A x + z`` is a sequence, ``y = z`` then the columns add into ``y``
-(no workspace), on one thread and on all with atomics, against scipy's ``A @ x + z``. Then SpMV's
+(no workspace), on one thread and on all with a copy of y per thread, against scipy's ``A @ x + z``. Then SpMV's
 effective bandwidth
 next to the machine's streaming bandwidth (a large copy, by numpy on one thread and by a
 generated parallel copy on all), and the bandwidth 10x over pydata/sparse would need.
@@ -207,7 +207,7 @@ def main(small=False, only=None):
         z = rng.random(n)
         zt = Tensor.from_numpy(z, dense(1), name="z")
         plus = "y[i] = A[i, j] * x[j] + z[i]"
-        for label, opts in (("", {}), (", 2 thr atomics", {"schedule": (("parallelize", "j", "atomics"),)})):
+        for label, opts in (("", {}), (", 2 thr copies", {"schedule": (("parallelize", "j", "copies"),)})):
             if opts and openmp_support() is not None:
                 continue
             kz = lower(plus, A=Act, x=xt, z=zt, options=opts)
