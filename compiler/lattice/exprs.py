@@ -105,10 +105,10 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         bound = _bound(name, rdt)
         if bound is not None and any(isinstance(x, Const) and x.value == bound for x in (a, b)):
             return Const(bound, rname), rname   # min(t, false) is false: no comparison that is always false
-        for k in (0, 1):   # max(0, b) of a bool or unsigned b is b, and min(0, b) is 0
+        for k in (0, 1):   # max(0, b) of a bool b is b, and min(0, b) is 0 (not for -0.0: its sign may show)
             c, other, odt = conv[k], conv[1 - k], np.dtype(dtypes[1 - k])
-            if isinstance(c, Const) and odt.kind in "bu" and not (isinstance(c.value, float) and math.isnan(c.value)) \
-                    and c.value <= 0:
+            if isinstance(c, Const) and odt.kind == "b" and not (isinstance(c.value, float) and (
+                    math.isnan(c.value) or math.copysign(1.0, c.value) < 0 and c.value == 0)) and c.value <= 0:
                 return (other if name == "max" else c), rname
         cmp = BinOp("<" if name == "min" else ">", a, b)
         if rdt.kind == "f" and not (isinstance(a, Const) and not math.isnan(a.value)):

@@ -37,6 +37,8 @@ def test_max_of_zero_and_a_bool_is_the_bool():
     assert e == Const(0, "int64")
     e, _ = apply_op(lookup("max"), [Const(1, "int64"), t], ["int64", "bool"], {})
     assert isinstance(e, Select)   # 1 is not below every bool
+    e, _ = apply_op(lookup("max"), [t, Const(-0.0, "float64")], ["bool", "float64"], {})
+    assert isinstance(e, Select)   # max(false, -0.0) is -0.0 by the comparison: kept
 
 
 def test_kernels_with_folded_bounds_match_the_oracle():
