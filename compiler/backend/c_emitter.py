@@ -56,9 +56,9 @@ import re
 from dataclasses import dataclass
 
 from ..dtypes import c_type
-from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Buffer, Call, Const,
-                             Function, Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, Var, View,
-                             untagged, walk)
+from ..imperative.cleanup import reads_before_set
+from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Buffer, Call, Const, Function,
+                             Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View, walk)
 from ..imperative.printer import INDENT, Printer
 from ..names import FreshNames
 
@@ -305,26 +305,6 @@ class _CPrinter(Printer):
         self.emit(depth, "}")
 
 
-def _set_before_read(stmts, names: set) -> set:
-    """The ``names`` (out scalars) that the kernel's straight-line start assigns before
-    anything reads or changes them: their starting value is never used."""
-    pending, done = set(names), set()
-    for s in untagged(stmts):
-        if not pending:
-            break
-        if isinstance(s, Allocate):   # straight on: its body runs next
-            inner = _set_before_read(s.body.body, pending)
-            done |= inner
-            pending -= {n.name for n in walk(s) if isinstance(n, Var)} | inner
-            break   # the rest of the kernel runs inside it
-        if isinstance(s, Assign) and s.target.name in pending \
-                and s.target.name not in {n.name for n in walk(s.value) if isinstance(n, Var)}:
-            pending.discard(s.target.name)
-            done.add(s.target.name)
-        pending -= {n.name for n in walk(s) if isinstance(n, Var)}
-    return done
-
-
 def _c_param(plan: _Plan, a: CArg, restrict: bool) -> str:
     t = c_type(a.dtype) if a.dtype else ""
     if a.kind == "scalar":
@@ -551,9 +531,9 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
         else:
             body += [f"if (setjmp({plan.check}.escape))",
                      f"{INDENT}return {plan.out_of_bounds};"]
-    unset = _set_before_read(fn.body.body, {p.name for p in fn.params if isinstance(p, OutScalar)})
     for p in fn.params:
-        if isinstance(p, OutScalar) and p.name in unset:
+        # (the kernel stores an out scalar through its pointer at the end: that reads it too)
+        if isinstance(p, OutScalar) and not reads_before_set([*fn.body.body, Store(p.name, 0, p.var)], p.name):
             body.append(f"{c_type(p.dtype)} {p.name};  // set below, before anything reads it")
         elif isinstance(p, OutScalar):
             body.append(f"{c_type(p.dtype)} {p.name} = {printer.const(Const(p.init, p.dtype))};")

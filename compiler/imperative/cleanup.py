@@ -205,16 +205,21 @@ def drop_dead_assignments(stmts) -> list:
     """
     out = [_inside_scope(s, drop_dead_assignments) for s in stmts]
     flat = untagged(out)
+    if not any(isinstance(s, Assign) for s in flat):
+        return out
+    reads = [_expr_vars([t]) for t in flat]
+    leaves = [any(isinstance(n, Break) for n in walk(t)) for t in flat]
     dead = set()
     for k, s in enumerate(flat):
         if not isinstance(s, Assign) or not _pure(s.value):
             continue
         name = s.target.name
-        for t in flat[k + 1:]:
-            if isinstance(t, Assign) and t.target.name == name and name not in _expr_vars([t]):
+        for m in range(k + 1, len(flat)):
+            t = flat[m]
+            if isinstance(t, Assign) and t.target.name == name and name not in reads[m]:
                 dead.add(k)
                 break
-            if name in _expr_vars([t]) or any(isinstance(n, Break) for n in walk(t)):
+            if name in reads[m] or leaves[m]:
                 break
     if not dead:
         return out
@@ -391,25 +396,32 @@ def _names(node) -> set:
     return {n.name for n in walk(node) if isinstance(n, Var)}
 
 
-def _reads_before_set(stmts, name: str) -> bool:
+def reads_before_set(stmts, name: str) -> bool:
     """Whether running ``stmts`` may read the value ``name`` had before them: a read that no
     declaration or plain assignment of ``name`` before it, in its own scope or one around it,
-    covers."""
-    for s in untagged(stmts):
+    covers. (A scratch array's body runs straight on, in the same scope.)
+
+    >>> from compiler.imperative.ir import Var, Assign, If, Store, Load
+    >>> n = Var("n")
+    >>> reads_before_set([Assign(n, 1), Store("v", 0, n)], "n"), reads_before_set([If(Load("c", 0), [Assign(n, 1)]),
+    ...                                                                            Store("v", 0, n)], "n")
+    (False, True)
+    """
+    stmts = untagged(stmts)
+    for k, s in enumerate(stmts):
         if isinstance(s, (Declare, Assign)) and (s.var if isinstance(s, Declare) else s.target).name == name:
             value = s.init if isinstance(s, Declare) else s.value
             return value is not None and name in _names(value)
         if isinstance(s, If):
-            if name in _names(s.cond) or _reads_before_set(s.then.body, name) or (
-                    s.otherwise is not None and _reads_before_set(s.otherwise.body, name)):
+            if name in _names(s.cond) or reads_before_set(s.then.body, name) or (
+                    s.otherwise is not None and reads_before_set(s.otherwise.body, name)):
                 return True
         elif isinstance(s, (For, While)):
             header = (s.start, s.stop) if isinstance(s, For) else (s.cond,)
-            if name in _names(header) or _reads_before_set(s.body.body, name):
+            if name in _names(header) or reads_before_set(s.body.body, name):
                 return True
         elif isinstance(s, Allocate):
-            if name in _names(s.length) or _reads_before_set(s.body.body, name):
-                return True
+            return name in _names(s.length) or reads_before_set([*s.body.body, *stmts[k + 1:]], name)
         elif name in _names(s):
             return True
     return False
@@ -454,21 +466,22 @@ def reuse_dead_locals(stmts) -> list:
     """
     out = [map_bodies(s, reuse_dead_locals) for s in stmts]
     declared: dict = {}
+    last = None   # the statement before ``s``, inside any tags
     for k, s in enumerate(out):
         flat = untagged([s])
-        before = untagged(out[:k])
-        if (len(flat) == 1 and isinstance(flat[0], (For, While)) and not (before and isinstance(before[-1], Pragma))
+        if (len(flat) == 1 and isinstance(flat[0], (For, While)) and not isinstance(last, Pragma)
                 and not any(isinstance(n, Pragma) for n in walk(flat[0]))):
             loop = flat[0]
             inner = [n for n in walk(loop.body) if isinstance(n, Declare)]
             for name, dtype in declared.items():
                 mine = [d for d in inner if d.var.name == name]
                 if (mine and all(d.dtype == dtype and d.init is not None for d in mine)
-                        and not _reads_before_set([loop], name) and not _reads_before_set(out[k + 1:], name)):
+                        and not reads_before_set([loop], name) and not reads_before_set(out[k + 1:], name)):
                     s = out[k] = _in_loop(s, lambda body, name=name: _assign_declared(body, name))
         for t in untagged([s]):
             if isinstance(t, Declare):
                 declared[t.var.name] = t.dtype
+        last = flat[-1] if flat else last
     return out
 
 

@@ -46,9 +46,9 @@ from ..notation.dtypes import check_output_dtype, expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
 from .algebra import derive, same_value
-from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, as_update, concretize,
-                  expr_accesses, assignments, foralls, hoist_invariants, precompute, scalar_promote, unshadow,
-                  with_workspace_kind, workspace_name)
+from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, _map_parts, _wrap, as_update,
+                  concretize, expr_accesses, assignments, foralls, hoist_invariants, precompute, scalar_promote,
+                  unshadow, with_workspace_kind, workspace_name)
 from .iteration_graph import IterationGraph, is_all_dense, storage_path
 from .iterators import ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
 from .lattice import Operand, build_lattice, literal, remove_operands, simplify_rules, verify
@@ -731,8 +731,7 @@ def _as_sequence(stmt, out: Access, out_dtype: str, dtype_of):
             or any(dtype_of(a.rhs) != out_dtype for a in updates if a.lhs.tensor == w.name) \
             or any(x.lhs.tensor == out.tensor for x in updates) or _reads(stmt.producer, w.name):
         return None
-    define = _with_body(stmt.consumer, Assignment(body.lhs, None, other))
-    return Sequence(define, _retarget(stmt.producer, w.name, body.lhs))
+    return Sequence(_wrap(order, Assignment(body.lhs, None, other)), _retarget(stmt.producer, w.name, body.lhs))
 
 
 def _reads(s, name: str) -> bool:
@@ -740,22 +739,11 @@ def _reads(s, name: str) -> bool:
     return any(a.tensor == name for x in assignments(s) for a in expr_accesses(x.rhs))
 
 
-def _with_body(s, body):
-    """``s``'s chain of foralls around ``body`` instead of what they enclosed."""
-    return Forall(s.index, _with_body(s.body, body)) if isinstance(s, Forall) else body
-
-
 def _retarget(s, name: str, lhs: Access):
     """``s`` with its assignments to the tensor ``name`` made to ``lhs`` instead."""
     if isinstance(s, Assignment):
         return replace(s, lhs=lhs) if s.lhs.tensor == name else s
-    if isinstance(s, Forall):
-        return replace(s, body=_retarget(s.body, name, lhs))
-    if isinstance(s, Where):
-        return replace(s, consumer=_retarget(s.consumer, name, lhs), producer=_retarget(s.producer, name, lhs))
-    if isinstance(s, Sequence):
-        return replace(s, define=_retarget(s.define, name, lhs), mutate=_retarget(s.mutate, name, lhs))
-    return s
+    return _map_parts(s, lambda part: _retarget(part, name, lhs))
 
 
 def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, derived=frozenset(),
