@@ -219,6 +219,27 @@ class Kernel:
             plan = self._call_plan = _CallPlan(self)
         return plan
 
+    def _output_length(self, storage: tuple, kind: str, level: int) -> int:
+        if kind == "val":
+            return math.prod(storage)
+        count = binding.dense_parent_count(self.lowered.output_format, level, storage)
+        # pos (and a SparseBand's ofs): one more than the parent's positions; tbl
+        # (SparseByteMap): one flag per child; a SparseBand's idx: one band end per parent
+        return {"pos": count + 1, "ofs": count + 1, "idx": count}.get(kind, count * storage[level])
+
+    def _output_buffer(self, inputs: dict, storage: tuple, dtype, kind: str, level: int) -> np.ndarray:
+        """An output array the kernel fills in place: a dense output's values (from the fill, or
+        the given output's) or a level's array over the dense levels above it."""
+        low, out_name = self.lowered, self.lowered.output
+        if kind != "val":
+            return np.zeros(self._output_length(storage, kind, level), dtype=dtype)
+        if low.initial == "output" and out_name in inputs:
+            init = inputs[out_name].to_numpy().transpose(low.output_format.mode_order)
+            return np.ascontiguousarray(init, dtype=dtype).ravel()
+        if low.initial == "none":
+            return np.empty(math.prod(storage), dtype=dtype)
+        return np.full(math.prod(storage), low.fill, dtype=dtype)
+
     def _run(self, runner, tensors: dict) -> Tensor:
         low, plan = self.lowered, self._plan()
         inputs = self._inputs(tensors)
@@ -236,20 +257,17 @@ class Kernel:
         args.update(zip(plan.output_sizes, storage))
         prefilled = {}
         for pname, dtype, kind, level in plan.inout:
-            if kind == "val":
-                if low.initial == "output" and out_name in inputs:
-                    init = inputs[out_name].to_numpy().transpose(out_fmt.mode_order)
-                    buf = np.ascontiguousarray(init, dtype=dtype).ravel()
-                elif low.initial == "none":
-                    buf = np.empty(math.prod(storage), dtype=dtype)
-                else:
-                    buf = np.full(math.prod(storage), low.fill, dtype=dtype)
-            else:
-                count = binding.dense_parent_count(out_fmt, level, storage)
-                # pos (and a SparseBand's ofs): one more than the parent's positions; tbl
-                # (SparseByteMap): one flag per child; a SparseBand's idx: one band end per parent
-                length = {"pos": count + 1, "ofs": count + 1, "idx": count}.get(kind, count * storage[level])
-                buf = np.zeros(length, dtype=dtype)
+            try:
+                buf = self._output_buffer(inputs, storage, dtype, kind, level)
+            except (MemoryError, ValueError) as e:   # numpy: too large for memory, or for an index
+                what = "values" if kind == "val" else f"level {level} {kind} array"
+                count = self._output_length(storage, kind, level)
+                hint = (f"a sparse format for {out_name} stores only its entries" if kind == "val" else
+                        f"a format with no dense level above level {level} (dcsr or coo for a matrix) stores "
+                        f"only the fibers that have entries")
+                raise MemoryError(f"output {out_name} ({out_fmt.shorthand or out_fmt}, shape {shape}): its {what} "
+                                  f"of {count} {np.dtype(dtype).name} entries cannot be allocated ({e}); "
+                                  f"{hint}") from None
             prefilled[pname] = args[pname] = buf
         call_args = {k: v for k, v in args.items() if k in plan.params}
         results = runner(**call_args)

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 from ..dtypes import c_type
 from ..imperative.cleanup import reads_before_set
-from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Buffer, Call, Const, Function,
+from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, BinOp, Buffer, Call, Const, Function,
                              Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View, walk)
 from ..imperative.printer import INDENT, Printer
 from ..names import FreshNames
@@ -90,6 +90,14 @@ def _user_names(fn: Function) -> set[str]:
     for h in fn.helpers:
         names.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", h.source))
     return names
+
+
+def _has_product(e) -> bool:
+    return any(isinstance(n, BinOp) and n.op == "*" for n in walk(e))
+
+
+def _sum_of_product(e) -> bool:
+    return any(isinstance(n, BinOp) and n.op == "+" and _has_product(n) for n in walk(e))
 
 
 class _Plan:
@@ -148,6 +156,10 @@ class _Plan:
         self.lowest_bit = any(isinstance(n, Call) and n.function in BIT_FUNCTIONS for n in nodes)
         self.threads = any(isinstance(n, Call) and n.function in THREAD_FUNCTIONS for n in nodes)
         self.alloc_array = fresh("alloc_array") if self.locals else None
+        # a scratch array's length that multiplies sizes is computed with an overflow check
+        lengths = [n.length for n in self.locals.values()]
+        self.length_product = fresh("length_product") if any(_has_product(e) for e in lengths) else None
+        self.length_sum = fresh("length_sum") if any(_sum_of_product(e) for e in lengths) else None
         self.free = fresh(f"{fn.name}_free") if self.growables else None
         self.out_of_memory = fresh("KERNEL_OUT_OF_MEMORY") if self.grows or self.locals else None
         self.fresh = fresh
@@ -232,6 +244,16 @@ class _CPrinter(Printer):
         else:
             super().stmt(s, depth)
 
+    def length(self, e) -> str:
+        """A scratch array's length, its products (and sums of them) through the checked helpers:
+        ``A1_size * B1_size`` can exceed int64_t (two 2^32-column tensors); the helpers then give
+        -1, which ``alloc_array`` refuses (out of memory) rather than allocating a wrapped size."""
+        if isinstance(e, BinOp) and e.op == "*":
+            return f"{self.plan.length_product}({self.length(e.left)}, {self.length(e.right)})"
+        if isinstance(e, BinOp) and e.op == "+" and _has_product(e):
+            return f"{self.plan.length_sum}({self.length(e.left)}, {self.length(e.right)})"
+        return self.expr(e)
+
     def allocate(self, s: Allocate, depth: int):
         """Directly nested allocations are made together, with one check for all of them."""
         plan = self.plan
@@ -243,7 +265,7 @@ class _CPrinter(Printer):
             chain.append(inner)
         for a in chain:
             zero = a.init is None or (isinstance(a.init, Const) and a.init.value == 0)
-            self.emit(depth, f"{c_type(a.dtype)} *{a.buffer} = {plan.alloc_array}({self.expr(a.length)}, "
+            self.emit(depth, f"{c_type(a.dtype)} *{a.buffer} = {plan.alloc_array}({self.length(a.length)}, "
                              f"sizeof *{a.buffer}, {'true' if a.init is not None and zero else 'false'});")
         if len(chain) == 1:
             self.out_of_memory_exit(depth, f"{s.buffer} == NULL")
@@ -494,11 +516,32 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
             "}",
             "",
         ]
+    if plan.length_product:
+        out += [
+            "/* a * b as an array's length, or -1 (no such array) when it is more than int64_t holds. */",
+            f"static int64_t {plan.length_product}(int64_t a, int64_t b)",
+            "{",
+            f"{INDENT}return a < 0 || b < 0 || (b > 0 && a > INT64_MAX / b) ? -1 : a * b;",
+            "}",
+            "",
+        ]
+    if plan.length_sum:
+        out += [
+            "/* a + b as an array's length, or -1 (no such array) when it is more than int64_t holds. */",
+            f"static int64_t {plan.length_sum}(int64_t a, int64_t b)",
+            "{",
+            f"{INDENT}return a < 0 || b < 0 || a > INT64_MAX - b ? -1 : a + b;",
+            "}",
+            "",
+        ]
     if plan.alloc_array:
         out += [
-            "/* A scratch array of n elements (zeroed if asked); NULL only when out of memory. */",
+            "/* A scratch array of n elements (zeroed if asked); NULL when out of memory or when no",
+            " * such array exists (n < 0: its length overflowed; more bytes than size_t counts). */",
             f"static void *{plan.alloc_array}(int64_t n, size_t size, bool zero)",
             "{",
+            f"{INDENT}if (n < 0 || (uint64_t)n > SIZE_MAX / size)",
+            f"{INDENT * 2}return NULL;",
             f"{INDENT}size_t count = n > 0 ? (size_t)n : 1;",
             f"{INDENT}return zero ? calloc(count, size) : malloc(count * size);",
             "}",

@@ -17,6 +17,7 @@ when the kernel is loaded, so a call does no string work and little else.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -25,7 +26,8 @@ import numpy as np
 
 from ..dtypes import c_type
 from ..errors import DTypeError, KernelError
-from ..imperative.ir import Allocate, Buffer, Function, Growable, OutScalar, Scalar, View, walk
+from ..imperative.ir import Allocate, BinOp, Buffer, Const, Function, Growable, OutScalar, Scalar, Var, View, walk
+from ..imperative.printer import pretty
 from ..trace import Artifact, Trace
 from . import build
 from .c_emitter import (ACCESS_NAMES, STATUS_OUT_OF_BOUNDS, STATUS_OUT_OF_MEMORY, c_arguments,
@@ -194,7 +196,8 @@ def _make_caller(fn: Function, checked: bool, ffi, lib):
     lines.append(f"        __k_scalar_error(__k_e, {{{', '.join(f'{s!r}: {s}' for s in scalars)}}})")
     lines.append("    if __k_status:")
     freed = ", ".join(f"__k_o{k}[0]" for k, _ in growables)
-    lines.append(f"        __k_fail(__k_status, {'__k_err' if checked else 'None'}, ({freed}{',' if growables else ''}))")
+    lines.append(f"        __k_fail(__k_status, {'__k_err' if checked else 'None'}, ({freed}{',' if growables else ''}), "
+                 f"{{{', '.join(f'{s!r}: {s}' for s in scalars)}}})")
     result = []
     for k, p in enumerate(params):
         if isinstance(p, Buffer) and p.intent == "inout":
@@ -259,7 +262,9 @@ def _failure_reporter(fn: Function, checked: bool, ffi, lib):
         buffers += [(b, "length") for b in dict.fromkeys(n.buffer for n in walk(fn.body) if isinstance(n, kind))]
     free = getattr(lib, free_function(fn)) if free_function(fn) else None
 
-    def fail(status: int, err, pointers):
+    scratch = [a for a in walk(fn.body) if isinstance(a, Allocate)]
+
+    def fail(status: int, err, pointers, scalars: dict):
         for ptr in pointers:
             if ptr != ffi.NULL:
                 free(ptr)
@@ -269,10 +274,74 @@ def _failure_reporter(fn: Function, checked: bool, ffi, lib):
             raise KernelError(f"checked kernel {fn.name}: {ACCESS_NAMES[access]} of {name}[{i}] "
                               f"is out of bounds ({what} {length})")
         if status == STATUS_OUT_OF_MEMORY:
-            raise MemoryError(f"kernel {fn.name}: out of memory while growing an output "
-                              f"or allocating a scratch array")
+            raise MemoryError(f"kernel {fn.name}: out of memory"
+                              f"{_largest_scratch(scratch, scalars) or ' while growing an output or allocating a scratch array'}")
         raise KernelError(f"kernel {fn.name} failed with status {status}")
     return fail
+
+
+def _largest_scratch(scratch: list, scalars: dict) -> str:
+    """``": scratch array w needs ..."`` for the largest scratch array whose length the scalar
+    arguments give, when it is more than this machine's memory; "" otherwise.
+
+    >>> from compiler.imperative.ir import Allocate, BinOp, Var
+    >>> w = Allocate("w", "float64", BinOp("*", Var("m"), Var("n")), 0.0, [])
+    >>> print(_largest_scratch([w], {"m": 2**32, "n": 2**32}))
+    : scratch array w needs m * n = 4294967296 * 4294967296 = 18446744073709551616 float64 elements (147.6 EB), more than an int64 length holds
+    >>> _largest_scratch([w], {"m": 3, "n": 4})
+    ''
+    """
+    best = None
+    for a in scratch:
+        n = _int_value(a.length, scalars)
+        if n is not None and (best is None or n * np.dtype(a.dtype).itemsize > best[0]):
+            best = (n * np.dtype(a.dtype).itemsize, n, a)
+    if best is None:
+        return ""
+    nbytes, n, a = best
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        memory = None
+    if n >= 2**63:
+        why = "more than an int64 length holds"
+    elif memory and nbytes > memory:
+        why = f"more than this machine's {_bytes(memory)} of memory"
+    else:
+        return ""
+    text = pretty(a.length)
+    values = " * ".join(str(_int_value(f, scalars)) for f in _factors(a.length))
+    shown = f"{text} = {values} = {n}" if values != str(n) and values != text else f"{text} = {n}"
+    return f": scratch array {a.buffer} needs {shown} {a.dtype} elements ({_bytes(nbytes)}), {why}"
+
+
+def _factors(e) -> list:
+    if isinstance(e, BinOp) and e.op == "*":
+        return _factors(e.left) + _factors(e.right)
+    return [e]
+
+
+def _int_value(e, scalars: dict):
+    """An integer expression's value from the scalar arguments (exact: no overflow), or None."""
+    if isinstance(e, Const) and isinstance(e.value, (int, np.integer)) and not isinstance(e.value, bool):
+        return int(e.value)
+    if isinstance(e, Var):
+        v = scalars.get(e.name)
+        return int(v) if isinstance(v, (int, np.integer)) else None
+    if isinstance(e, BinOp) and e.op in ("*", "+", "-"):
+        a, b = _int_value(e.left, scalars), _int_value(e.right, scalars)
+        if a is None or b is None:
+            return None
+        return a * b if e.op == "*" else a + b if e.op == "+" else a - b
+    return None
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
+        if n < 1000:
+            return f"{n:.1f} {unit}" if unit != "B" else f"{n} B"
+        n /= 1000
+    return f"{n:.1f} EB"
 
 
 def _wrapper(fn: Function, p: Growable, ffi, lib):

@@ -8,7 +8,7 @@ This pass allocates one part per thread (``thread_count()`` parts) and starts ea
 parallel iteration with a :class:`~compiler.imperative.ir.View` of its thread's part,
 under the name the loop already uses, so the loop body is unchanged::
 
-    double *w_all = alloc_array(n * thread_count(), ...);
+    double *w_all = alloc_array(length_product(n, thread_count()), ...);
     #pragma omp parallel for
     for (i = ...) {
         double *restrict w = w_all + thread_id() * n;

@@ -272,3 +272,28 @@ def test_numpy_arguments_for_dense_formats_bind_like_tensors():
     np.testing.assert_allclose(kt(B=b, x=np.ones(3)).to_numpy(), b @ np.ones(3))
     with pytest.raises(ss.ShapeError, match="index j"):
         k(A=A, x=np.ones(4))
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_an_output_too_large_to_allocate_is_a_memory_error_naming_it(strategy):
+    from compiler.format import csr, dcsr, dense
+
+    def hypersparse(n):
+        coords = np.array([0, 5, n // 2], np.int64), np.array([3, n // 2, 7], np.int64)
+        return ss.Tensor.from_scipy(sp.coo_array((np.ones(3), coords), shape=(n, n)), dcsr(), name="A")
+
+    A = hypersparse(2 ** 32)   # a dense C would hold 2^64 entries: more than numpy can index
+    k = lower("C[i, j] = A[i, j] * 2", strategy=strategy, A=A, C=dense(2))
+    with pytest.raises(MemoryError, match=r"output C \(dense, shape \(4294967296, 4294967296\)\): its values of "
+                                          r"18446744073709551616 float64 entries cannot be allocated \(.*\); a sparse "
+                                          r"format for C stores only its entries"):
+        k(A=A)
+    A = hypersparse(2 ** 40)   # CSR's row positions alone: 8.8 TB
+    k = lower("C[i, j] = A[i, j] * 2", strategy=strategy, A=A, C=csr())
+    with pytest.raises(MemoryError, match=r"output C \(csr, shape \(1099511627776, 1099511627776\)\): its level 1 "
+                                          r"pos array of 1099511627777 int64 entries cannot be allocated \(.*\); a "
+                                          r"format with no dense level above level 1 \(dcsr or coo for a matrix\)"):
+        k(A=A)
+    if strategy == "lattice":   # (the looplet path assembles no SparseList under a SparseList)
+        k = lower("C[i, j] = A[i, j] * 2", strategy=strategy, A=A, C=dcsr())
+        assert k(A=A).nnz == 3

@@ -151,8 +151,41 @@ def test_directly_nested_allocations_are_checked_together_and_freed_on_failure()
     assert check in c
     assert compile_function(two_scratch_arrays())(n=5, out=np.zeros(1))["out"][0] == 6.0
     # v cannot be allocated (2^60 doubles): w, already allocated, is freed, and the call says why
-    with pytest.raises(MemoryError, match="out of memory"):
+    with pytest.raises(MemoryError, match=r"out of memory: scratch array v needs n = 1152921504606846976 float64 "
+                                          r"elements \(9\.2 EB\), more than this machine's .* of memory"):
         compile_function(two_scratch_arrays(first=4))(n=2 ** 60, out=np.zeros(1))
+
+
+def grid_corner(extra: int = 0) -> Function:
+    """``out[0] = w[m * n + extra - 1]`` of a zeroed scratch array of ``m * n + extra`` entries."""
+    from compiler.imperative import Load
+
+    m, n, out = Scalar("m", "int64"), Scalar("n", "int64"), Buffer("out", "float64", "inout")
+    length = m.var * n.var + extra if extra else m.var * n.var
+    body = Allocate("w", "float64", length, Const(0.0, "float64"), [out.store(0, Load("w", length - 1) + 1.0)])
+    return Function("grid_corner", (m, n, out), body)
+
+
+@pytest.mark.parametrize("checked", [False, True])
+@pytest.mark.parametrize("extra", [0, 1])
+def test_a_scratch_length_that_overflows_int64_is_refused_not_wrapped(checked, extra):
+    # 2^32 * 2^32 wraps to 0 in int64_t: allocated, the kernel would write past one element
+    c = emit_c(grid_corner(extra), checked=checked)
+    assert ("length_sum(length_product(m, n), 1)" if extra else "alloc_array(length_product(m, n),") in c
+    assert ("length_sum" in c) == bool(extra)
+    k = compile_function(grid_corner(extra), checked=checked)
+    assert k(m=3, n=4, out=np.zeros(1))["out"][0] == 1.0
+    length = "m \\* n \\+ 1 = 18446744073709551617" if extra else \
+        "m \\* n = 4294967296 \\* 4294967296 = 18446744073709551616"
+    with pytest.raises(MemoryError, match=f"kernel grid_corner: out of memory: scratch array w needs {length} "
+                                          f"float64 elements \\(147\\.6 EB\\), more than an int64 length holds"):
+        k(m=2 ** 32, n=2 ** 32, out=np.zeros(1))
+    # a length just under 2^63 elements passes the product's check and fails the byte count
+    with pytest.raises(MemoryError, match="scratch array w needs"):
+        k(m=2 ** 31, n=2 ** 31, out=np.zeros(1))
+    # negative sizes are no array either (and, with no scalar to blame, the message stays general)
+    with pytest.raises(MemoryError, match="out of memory"):
+        k(m=-1, n=5, out=np.zeros(1))
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc")

@@ -61,7 +61,7 @@ def test_spgemm_workspaces_are_per_thread():
     B = Tensor.from_numpy(rand((50, 70), 0.1, rng), csr(), name="B")
     k, _ = on_threads("C[i, j] = A[i, k] * B[k, j]", csr(), A=A, B=B)
     src = k.c_source
-    assert "double *w_all = alloc_array(B1_size * thread_count()" in src
+    assert "double *w_all = alloc_array(length_product(B1_size, thread_count())" in src
     assert "double *restrict w = w_all + thread_id() * B1_size;" in src
     step = next(s for s in k.trace.steps if s.stage == "privatize")
     assert "own w, w_set, w_list" in step.note

@@ -187,6 +187,29 @@ def test_csc_times_csr_gathers_the_whole_product_in_a_matrix_workspace(out):
     assert "for (int64_t k = 0; k < A0_size; k++)" in k.c_source
 
 
+def test_a_workspace_too_large_to_allocate_is_a_memory_error_naming_it():
+    # DCSC x DCSR with 2^32 rows and columns: the matrix workspace w[i, j] would hold 2^64 entries,
+    # a length that wraps to 0 in int64_t. The kernel refuses it instead of writing past one entry.
+    from compiler.format import Format
+    from compiler.levels import Element, SparseList
+
+    n = 2 ** 32
+    dcsc = Format(SparseList(SparseList(Element(0.0))), mode_order=(1, 0))
+    coords = np.array([0, 5, n // 2], np.int64), np.array([3, n // 2, 7], np.int64)
+    A = Tensor.from_scipy(sp.coo_array((np.ones(3), coords), shape=(n, n)), dcsc, name="A")
+    B = Tensor.from_scipy(sp.coo_array((np.ones(3), coords[::-1]), shape=(n, n)), dcsr(), name="B")
+    k = lower(SPGEMM, A=A, B=B, C=dcsr())
+    assert "alloc_array(length_product(A1_size, B1_size), sizeof *w, true)" in k.c_source
+    with pytest.raises(MemoryError, match=r"kernel lattice_C: out of memory: scratch array w needs A1_size \* "
+                                          r"B1_size = 4294967296 \* 4294967296 = 18446744073709551616 float64 "
+                                          r"elements \(147\.6 EB\), more than an int64 length holds"):
+        k(A=A, B=B)
+    # the same kernel on small inputs is right
+    a = rand((5, 4), 0.5, np.random.default_rng(1))
+    small_a, small_b = Tensor.from_numpy(a, dcsc, name="A"), Tensor.from_numpy(a.T.copy(), dcsr(), name="B")
+    np.testing.assert_allclose(k(A=small_a, B=small_b).to_numpy(), a @ a.T)
+
+
 def test_csc_spmv_into_sparse_vector_through_workspace():
     rng = np.random.default_rng(2)
     A = rand((9, 7), 0.3, rng)
