@@ -264,6 +264,19 @@ def main(small=False, only=None):
         row("SpGEMM (workspace)", {"kernel": raw_caller(k, {"A": Gt, "B": Ht}), "call": lambda: k(A=Gt, B=Ht),
                                    "scipy": lambda: G @ H, "pydata": lambda: Gp @ Hp})
         fresh_process_row("spgemm", small)
+        # CSC A: the kernel reads A as CSR (converted at each call: "kernel" times the product alone,
+        # "call" the conversion too), as scipy converts A itself
+        Gc = G.tocsc()
+        Gct = Tensor.from_scipy(Gc, csc(), name="A")
+        kc = lower("C[i, j] = A[i, k] * B[k, j]", A=Gct, B=Ht, C=csr())
+        assert [s.stage for s in kc.trace.steps].count("convert") == 1
+        gotc = kc(A=Gct, B=Ht)
+        np.testing.assert_array_equal(gotc.levels[1].idx, ref.indices)
+        np.testing.assert_allclose(gotc.vals, ref.data)
+        Gcp = pydata.GCXS.from_scipy_sparse(Gc)
+        row("SpGEMM, CSC x CSR", {"kernel": raw_caller(kc, {"A": Gct.asformat(csr()), "B": Ht}),
+                                  "call": lambda: kc(A=Gct, B=Ht), "scipy": lambda: Gc @ H,
+                                  "pydata": lambda: Gcp @ Hp})
         G32, H32 = as_int32(G), as_int32(H)
         i32 = csr(index_dtype="int32")
         Gt32, Ht32 = Tensor.from_scipy(G32, i32, name="A"), Tensor.from_scipy(H32, i32, name="B")

@@ -52,7 +52,8 @@ class Lowered:
     pairs whose extents must agree. ``initial`` says how the runtime prepares a dense
     output buffer: ``"fill"``, ``"output"`` (the given output's values) or ``"none"``
     (uninitialized). ``helpers`` maps helper names to Python
-    implementations for :meth:`Kernel.interpret`.
+    implementations for :meth:`Kernel.interpret`. ``conversions`` names the inputs the kernel
+    reads in another format than the caller gives, converted before each call.
     """
 
     function: Function
@@ -63,6 +64,9 @@ class Lowered:
     extents: tuple = ()
     initial: str = "fill"
     helpers: tuple = field(default=(), compare=False)
+    #: ``(tensor, format)`` pairs: inputs the kernel reads in another format, converted at each
+    #: call (a CSC ``A`` that the loops must read row by row is read as CSR)
+    conversions: tuple = ()
 
 
 _STRATEGIES: dict[str, Callable] = {}
@@ -191,7 +195,8 @@ class Kernel:
             value = tensors[name]
             if not isinstance(value, Tensor):
                 value = self._plan().inputs[name].tensor(name, value)
-            elif value.format != fmt:
+            # (a tensor already in the format the kernel reads, converting it, is taken as it is)
+            elif value.format != fmt and value.format != self._plan().converted.get(name):
                 got, want = _describe_formats(value.format, fmt)
                 raise FormatError(
                     f"tensor {name} is {got} but this kernel was compiled for {want}; convert it "
@@ -243,6 +248,9 @@ class Kernel:
     def _run(self, runner, tensors: dict) -> Tensor:
         low, plan = self.lowered, self._plan()
         inputs = self._inputs(tensors)
+        for name, fmt in low.conversions:
+            if name in inputs and inputs[name].format != fmt:
+                inputs[name] = inputs[name].asformat(fmt)
         self._check_extents(inputs)
         out_name, out_fmt = low.output, low.output_format
         shape = self._output_shape(inputs)
@@ -287,7 +295,9 @@ class _CallPlan:
     def __init__(self, kernel: Kernel):
         low = kernel.lowered
         out_name = low.output
-        self.inputs = {name: binding.InputPlan(name, fmt) for name, fmt in kernel.formats.items()}
+        self.converted = dict(low.conversions)
+        self.inputs = {name: binding.InputPlan(name, self.converted.get(name, fmt))
+                       for name, fmt in kernel.formats.items()}
         self.output = binding.OutputPlan(out_name, low.output_format)
         self.output_sizes = tuple(binding.array_name(out_name, m, "size")
                                   for m in range(low.output_format.ndim))

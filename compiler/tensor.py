@@ -413,6 +413,9 @@ class Tensor:
                              f"{self.ndim}, shape {self.shape}")
         if not _same_fill(self.fill, fmt.fill):
             return Tensor.from_numpy(self.to_numpy(), fmt, name=self.name)
+        swapped = self._swapped_compressed(fmt)
+        if swapped is not None:
+            return swapped
         storage, vals = self._entries()
         logical = [None] * self.ndim
         for k, m in enumerate(self._mode_order):
@@ -423,6 +426,29 @@ class Tensor:
             logical = [c[keep] for c in logical]
             vals = vals[keep]
         return Tensor._from_logical_entries(fmt, self.shape, logical, vals, self.name)
+
+    def _swapped_compressed(self, fmt: Format) -> "Tensor | None":
+        """CSR as CSC or CSC as CSR (``fmt``), by scipy's counting sort (O(nnz + n)): the
+        stored entries, each once, transposed in storage; None for any other conversion.
+        A kernel that reads a matrix in the other order converts it through here."""
+        if not ({self.format.shorthand, fmt.shorthand} == {"csr", "csc"} and isinstance(fmt.leaf, Element)
+                and self.dtype.kind in "biuf"):
+            return None
+        import scipy.sparse as sp
+
+        inner = self.levels[1]
+        n0, n1 = self.storage_shape
+        try:
+            moved = sp.csr_array((self.vals, inner.idx, inner.pos), shape=(n0, n1)).tocsc()
+        except (ValueError, TypeError):   # (a dtype or size scipy does not take: the general way)
+            return None
+        idt = np.dtype(fmt.levels[1].index_dtype or "int64")
+        if max(n0, n1, len(moved.data)) > np.iinfo(idt).max:
+            return None   # (the general way says which index does not fit)
+        dt = fmt.leaf.dtype if fmt.leaf.dtype is not None else self.dtype
+        root = Dense(SparseList(Element(fmt.leaf.fill, moved.data.astype(dt, copy=False), dt), n0,
+                                moved.indptr.astype(idt, copy=False), moved.indices.astype(idt, copy=False), idt), n1)
+        return Tensor(root, shape=self.shape, mode_order=fmt.mode_order, name=self.name, check=False)
 
     def to_scipy(self, format: str = "csr", *, matrix: bool = False):
         """A scipy.sparse array (``matrix=True``: matrix) in "csr", "csc" or "coo".

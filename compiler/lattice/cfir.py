@@ -360,6 +360,9 @@ class Setup:
     #: a scalar temporary's value where its operands are fill (``max[k](A[i, k])`` of a fill-0 A: 0),
     #: its fill where a loop it was hoisted out of reads it as a constant
     scalar_fills: dict = field(default_factory=dict)
+    #: the automatic workspace that gathers the whole sparse output (an outer product: the
+    #: reduction's loop runs outside every output loop), or None
+    gathered: str | None = None
 
     def fill_of(self, acc: Access):
         if acc.tensor in self.temps:
@@ -527,6 +530,7 @@ class Setup:
                               f"and the reduction adds into {out.tensor} itself: no workspace (taco's sequence "
                               f"statement, define; mutate)"))
                 stmt = seq
+        gathered = None
         if not is_all_dense(ofmt) and program.op is None:
             ws = _auto_workspace(stmt, out, ofmt)
             if ws is not None:
@@ -537,6 +541,7 @@ class Setup:
                 steps.append(("precompute", stmt, ws, f"the sparse output cannot be appended in this loop "
                               f"order: the result is gathered in a workspace {w.name}[{over}] {how}"))
                 stmt = ws
+                gathered = f"{w.name}[{over}]" if len(w.indices) > 1 and red else None
         promoted = False
         from .derived import Fuse
         if any(isinstance(r, Fuse) and _straddles(stmt, r) for r in relations):
@@ -580,6 +585,7 @@ class Setup:
                 red = Reduce(s.temp.op, tuple(foralls(s.producer)) or (Index("_"),), _temp_value(s))
                 setup.scalar_fills[s.temp.name] = derive(red, setup.fill_of)[1]
         setup.check_output()
+        setup.gathered = gathered
         setup.parallel = parallel
         setup.relations = relations
         if schedule is not None and parallel is not None:
@@ -790,8 +796,8 @@ def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, 
                 # the body also occurs under another reduction (y = A x + rowsum(A): A[i, j] is
                 # in both sums); the whole reduction occurs once
                 new = precompute_expr(stmt, whole, shared, name, order_fn=order_fn, avoid=avoid)
-        except StrategyError as e:
-            raise StrategyError(f"{acc} is stored in the order {', '.join(p.name for p in path)}, but it is "
+        except StrategyError as e:   # (of the same type: a LoopOrderError stays one, for a conversion to fix)
+            raise type(e)(f"{acc} is stored in the order {', '.join(p.name for p in path)}, but it is "
                                 f"reduced inside the loop over {loops}; computing that reduction first, into a "
                                 f"workspace over {loops}, does not apply either: {e}") from None
         new = _order_statement(new, graph, _loops(new)[0])

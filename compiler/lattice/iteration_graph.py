@@ -35,6 +35,10 @@ from ..notation.ast import Access, Assign, Index
 from .cin import expr_accesses
 
 
+
+class LoopOrderError(StrategyError):
+    """No loop order visits every tensor in its storage order (the iteration graph has a cycle)."""
+
 @dataclass(frozen=True)
 class TensorPath:
     """One access's indices in storage order, with the level (name) storing each."""
@@ -147,7 +151,7 @@ class IterationGraph:
         while left:
             ready = [v for v in left if before[v] <= set(done)]
             if not ready:
-                raise StrategyError(self._cycle_message(left, before, why))
+                raise LoopOrderError(self._cycle_message(left, before, why))
             ready.sort(key=lambda v: (v in blocked, v not in appended, v not in sparse, rank[v]))
             done.append(ready[0])
             left.remove(ready[0])
@@ -213,4 +217,4 @@ class IterationGraph:
         return "\n".join(lines)
 
 
-__all__ = ["IterationGraph", "TensorPath", "storage_path", "is_all_dense"]
+__all__ = ["IterationGraph", "LoopOrderError", "TensorPath", "storage_path", "is_all_dense"]

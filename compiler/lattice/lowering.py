@@ -50,6 +50,7 @@ import numpy as np
 
 from .. import binding
 from ..errors import StrategyError
+from ..format import Format
 from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast, Comment, CompoundAssign,
                              Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
                              Prefetch, Scalar, Select, Store, Tagged, UnOp, Var, View, While, and_, map_bodies)
@@ -69,7 +70,8 @@ from .lattice import literal
 from .reserve import count_scatters
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
 from .iterators import ModeIterator, WorkspaceIterator, hash_capacity_stmts
-from .iteration_graph import is_all_dense
+from .cin import expr_accesses
+from .iteration_graph import LoopOrderError, is_all_dense
 
 _COMPOUND = {"add": "+", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
 
@@ -1773,7 +1775,6 @@ def _same(a, b) -> bool:
 
 
 def _accesses(setup: Setup):
-    from .cin import expr_accesses
     return expr_accesses(setup.program.rhs)
 
 
@@ -1867,7 +1868,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                             f"and underscores, not a keyword)")
     from ..lowering import Lowered
     with _renamings_explained(program):
-        setup = Setup.create(program, formats, order=order, schedule=schedule)
+        setup, conversions = _setup_converting(program, formats, order, schedule)
     threaded = setup.parallel is not None and not is_all_dense(setup.output_format)
     if assembly is None:
         assembly = "two-phase" if threaded else "one-pass"
@@ -1880,6 +1881,11 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
         if setup.program != program else ""
     trace.record("concretize", before=program, after=setup.concrete,
                  note="top-level reductions become compound assignments, nested ones where + temporaries" + renamed)
+    for tensor, given, read, why in conversions:
+        trace.record("convert", before=program, after=program,
+                     note=f"{tensor} is {_format_text(given)}: {why}; the kernel reads {tensor} as "
+                          f"{_format_text(read)}, converted before each call ({tensor}.asformat; between CSR and "
+                          f"CSC a counting sort, O(nnz + extent))")
     for stage, before, after, note in setup.steps:
         trace.record(stage, before=before, after=after, note=note)
     g = setup.graph
@@ -1936,7 +1942,64 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     helpers = tuple((h, python_helper(op, h)) for h, (_, op) in em.helpers.items())
     fill = setup.out_fill.item() if hasattr(setup.out_fill, "item") else setup.out_fill
     initial = "output" if program.op is not None else "none" if writes_everything(cfir, setup) else "fill"
-    return Lowered(fn, program.lhs.tensor, setup.output_format, out_shape, fill, extents, initial, helpers)
+    return Lowered(fn, program.lhs.tensor, setup.output_format, out_shape, fill, extents, initial, helpers,
+                   tuple((tensor, read) for tensor, _, read, _ in conversions))
+
+
+def _setup_converting(program: NAssign, formats: dict, order, schedule):
+    """``(setup, conversions)``: the program's setup, with an input read in another mode order
+    when the formats given leave no loop order (``C[i, j] = A[i, j] + B[j, i]``, CSR A and B) or
+    would gather a whole sparse output in a workspace over all its entries (CSC ``A`` times CSR
+    ``B``: an outer product, n x m values). Converting the input costs O(nnz + extent) per call;
+    the workspace, O(n m). ``conversions`` holds ``(tensor, its format, the format read, why)``.
+
+    >>> from compiler.format import csc, csr
+    >>> from compiler.notation import parse
+    >>> p = parse("C[i, k] = A[i, j] * B[j, k]")
+    >>> setup, conv = _setup_converting(p, {"A": csc(), "B": csr(), "C": csr()}, None, None)
+    >>> [(name, new.shorthand) for name, _, new, _ in conv], setup.gathered
+    ([('A', 'csr')], None)
+    """
+    try:
+        setup = Setup.create(program, formats, order=order, schedule=schedule)
+    except LoopOrderError as e:
+        refused, setup = e, None
+        why = str(e)[str(e).find("no loop order"):].split(". Tensors")[0]
+    else:
+        if setup.gathered is None:
+            return setup, ()
+        refused = None
+        why = (f"{program.lhs.tensor} would be gathered in a workspace {setup.gathered} over all its entries "
+               f"(an outer product: the reduction's loop runs outside {program.lhs.tensor}'s loops)")
+    for name, fmt in _reordered_inputs(program, formats):
+        try:
+            converted = Setup.create(program, {**formats, name: fmt}, order=order, schedule=schedule)
+        except StrategyError:
+            continue
+        if converted.gathered is None:
+            return converted, ((name, formats[name], fmt, why),)
+    if refused is not None:
+        raise type(refused)(f"{refused} (reading any one input in another mode order does not remove the "
+                            f"disagreement)") from None
+    return setup, ()
+
+
+def _reordered_inputs(program: NAssign, formats: dict):
+    """``(tensor, format)``: each sparse input of two or more modes in each other mode order."""
+    from itertools import permutations
+    seen = set()
+    for acc in expr_accesses(program.rhs):
+        fmt = formats.get(acc.tensor)
+        if acc.tensor in seen or fmt is None or fmt.ndim < 2 or is_all_dense(fmt):
+            continue
+        seen.add(acc.tensor)
+        for order in permutations(range(fmt.ndim)):
+            if order != fmt.mode_order:
+                yield acc.tensor, Format(fmt.root, order)
+
+
+def _format_text(fmt: Format) -> str:
+    return fmt.shorthand or str(fmt)
 
 
 def writes_everything(cfir, setup: Setup) -> bool:

@@ -301,3 +301,39 @@ def test_user_built_tensor_and_shape_checks():
         Tensor(Dense(lvl, 3), mode_order=(0, 0))
     with pytest.raises(FormatError, match=r"A: level 2 \(Element\) holds no arrays but other levels do"):
         Tensor(Dense(SparseList(Element(0.0), 4, pos=[0, 0], idx=[]), 1), name="A")
+
+
+@settings(max_examples=80, deadline=None)
+@given(hnp.arrays("int64", st.tuples(st.integers(0, 7), st.integers(0, 7)), elements=st.integers(0, 3)),
+       st.sampled_from(["float64", "float32", "int64", "int32", "bool"]),
+       st.sampled_from([(csr, csc), (csc, csr)]), st.sampled_from(["int32", "int64"]), st.sampled_from([0, 1]),
+       st.booleans())
+def test_csr_and_csc_convert_by_counting_sort_as_the_general_way_does(arr, dt, pair, itype, fill, stored_fill):
+    src, dst = pair
+    arr = arr.astype(dt)
+    fill = np.asarray(fill).astype(dt).item()
+    t = Tensor.from_numpy(arr, src(fill=fill, dtype=dt), name="A")
+    if stored_fill and t.nnz:   # an entry equal to the fill stored explicitly is carried over as stored
+        t.vals[0] = fill
+    target = dst(fill=fill, dtype=dt, index_dtype=itype)
+    u = t.asformat(target)
+    u.validate()
+    assert u.format == target and u.levels[1].idx.dtype == itype and u.vals.dtype == dt
+    assert_same(u.to_numpy(), t.to_numpy())
+    assert u.nnz == t.nnz
+    # the general way (through coordinates, lexsort) agrees on every stored entry but those equal to the fill
+    now = t.to_numpy()
+    general = Tensor._from_logical_entries(target, t.shape, [c.astype(np.int64) for c in np.nonzero(now != fill)],
+                                           now[now != fill], "A")
+    assert_same(u.to_numpy(), general.to_numpy())
+    back = u.asformat(src(fill=fill, dtype=dt))
+    assert_same(back.to_numpy(), t.to_numpy())
+    assert back.nnz == t.nnz
+
+
+def test_csr_to_csc_with_more_entries_than_int32_holds_is_refused_the_general_way():
+    t = Tensor.from_numpy(np.eye(3), csr())
+    assert t._swapped_compressed(csc(index_dtype="int32")) is not None
+    big = Tensor(Dense(SparseList(Element(0.0, vals=np.ones(1)), size=2 ** 31 + 5, pos=np.array([0, 1]),
+                                  idx=np.array([2 ** 31 + 1])), size=1), name="A")
+    assert big._swapped_compressed(csc(index_dtype="int32")) is None   # (the index would not fit)

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor, evaluate, lower, user_function
-from compiler.errors import DTypeError, StrategyError
+from compiler.errors import DTypeError, FormatError, StrategyError
 from compiler.format import coo, csc, csf, csr, dcsr, dense, sparse_vector
 from compiler.lattice import Schedule
 
@@ -229,12 +229,39 @@ def test_generated_c_is_readable():
 
 
 def test_errors_name_the_problem():
-    with pytest.raises(StrategyError, match="C\\[j, i\\]"):
-        lower("A[i, j] = B[i, j] + C[j, i]", B=csr(), C=csr())
+    # no loop order reads all four in storage order, and reading one in the other order does not help
+    with pytest.raises(StrategyError, match=r"i before j \(from B\[i, j\], E\[i, j\]\)\. Tensors B\[i, j\], "
+                                            r"C\[j, i\], D\[j, i\], E\[i, j\] disagree.*\(reading any one input in "
+                                            r"another mode order does not remove the disagreement\)"):
+        lower("A[i, j] = B[i, j] + C[j, i] + D[j, i] + E[i, j]", B=csr(), C=csr(), D=csr(), E=csr())
     with pytest.raises(DTypeError, match="\\^"):
         lower("a[i] = b[i] ^ c[i]", b=sparse_vector(), c=sparse_vector())
     with pytest.raises(StrategyError, match="output index k"):
         lower("A[i, k] = B[i, j]", B=csr())
+
+
+@pytest.mark.parametrize("out, converted, first", [
+    (dense(2), "B", "(from C[j, i]); i before j (from B[i, j])"),   # a dense A takes either order: B, the first
+    (csr(), "C", "(from C[j, i]); i before j (from A[i, j], B[i, j])"),
+    (coo(), "C", "(from C[j, i]); i before j (from A[i, j], B[i, j])")], ids=["dense", "csr", "coo"])
+def test_an_input_no_loop_order_reads_in_storage_order_is_converted(out, converted, first):
+    # taco.md E17: B[i, j] + C[j, i] with both CSR has no concordant loop order; the kernel reads one
+    # of them as CSC, converted at each call, and says so in the trace
+    rng = np.random.default_rng(3)
+    b, c = rand((5, 6), 0.4, rng), rand((6, 5), 0.4, rng)
+    B, C = Tensor.from_numpy(b, csr(), name="B"), Tensor.from_numpy(c, csr(), name="C")
+    k = lower("A[i, j] = B[i, j] + C[j, i]", B=B, C=C, A=out)
+    (step,) = k.trace.find("convert")
+    assert step.note == (f"{converted} is csr: no loop order visits every tensor in storage order: j before i "
+                         f"{first}; the kernel reads {converted} as csc, converted before each call "
+                         f"({converted}.asformat; between CSR and CSC a counting sort, O(nnz + extent))")
+    as_csc = {**dict(B=B, C=C), converted: {"B": B, "C": C}[converted].asformat(csc())}
+    for kw in (dict(B=B, C=C), dict(B=b, C=c), as_csc):
+        np.testing.assert_allclose(k(**kw).to_numpy(), b + c.T)
+    np.testing.assert_allclose(k.interpret(B=B, C=C).to_numpy(), b + c.T)
+    assert B.format == C.format == csr()   # the caller's tensors are not changed
+    with pytest.raises(FormatError, match=f"tensor {converted} is coo but this kernel was compiled for csr"):
+        k(**{**dict(B=B, C=C), converted: {"B": B, "C": C}[converted].asformat(coo())})
 
 
 def test_kernels_are_cached():

@@ -560,10 +560,23 @@ def test_a_workspace_value_test_reads_the_workspace():
 
 
 def test_nested_reduction_the_formats_cannot_order_is_refused_with_both_reasons():
+    # A, C (CSC) and B, D (CSR) disagree, and reading any one in the other order leaves the others so
     with pytest.raises(StrategyError, match=r"A\[i, j\] is stored in the order j, i, but it is reduced inside "
                        r"the loop over i; computing that reduction first, into a workspace over i, does not apply "
-                       r"either: no loop order visits every tensor in storage order.*A\[i, j\], B\[i, j\] disagree"):
-        lower("y[i] = max[j](A[i, j] * B[i, j]) + 1", A=csc(), B=csr())
+                       r"either: no loop order visits every tensor in storage order.*disagree.*\(reading any one "
+                       r"input in another mode order does not remove the disagreement\)"):
+        lower("y[i] = max[j](A[i, j] * B[i, j] * C[i, j] * D[i, j]) + 1", A=csc(), B=csr(), C=csc(), D=csr())
+
+
+def test_nested_reduction_the_formats_cannot_order_reads_one_input_converted():
+    rng = np.random.default_rng(2)
+    a, b = rng.random((5, 4)) * (rng.random((5, 4)) < 0.5), rng.random((5, 4)) * (rng.random((5, 4)) < 0.5)
+    A, B = Tensor.from_numpy(a, csc(), name="A"), Tensor.from_numpy(b, csr(), name="B")
+    k = lower("y[i] = max[j](A[i, j] * B[i, j]) + 1", A=A, B=B)
+    (step,) = k.trace.find("convert")
+    assert step.note.startswith("A is csc: no loop order visits every tensor in storage order: j before i "
+                                "(from A[i, j]); i before j (from B[i, j]); the kernel reads A as csr")
+    np.testing.assert_allclose(k(A=A, B=B).to_numpy(), (a * b).max(axis=1) + 1)
 
 
 def test_derived_loops_leave_a_misnested_reduction_to_the_builder():

@@ -90,7 +90,9 @@ def test_only_parallel_kernels_get_openmp(mats):
      r"loop, so no loop encloses all of it"),
     ("s = sum[i](max[j](A[i, j]))", {"A": csc()}, Schedule().parallelize("i"),
      r"the statement first computes the workspace w \(a precompute .*\), outside every loop"),
-    ("y[i] = max[j](A[i, j] * B[i, j]) * C[i, j]", {"A": csc(), "B": csr(), "C": csr()}, None,
+    # (A and D CSC, B and E CSR: no one input read in the other order makes them agree)
+    ("y[i] = max[j](A[i, j] * B[i, j] * D[i, j] * E[i, j]) * C[i, j]",
+     {"A": csc(), "B": csr(), "C": csr(), "D": csc(), "E": csr()}, None,
      r"A\[i, j_2\] is stored in the order j_2, i, .* \(j_2 is the index j of an inner reduction, renamed apart "
      r"from the j around it\)"),
     ("s = sum[i, j](A[i, j])", {"A": csr()}, Schedule().split("i", "i0", "i1", 2 ** 63),

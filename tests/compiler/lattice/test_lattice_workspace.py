@@ -171,16 +171,36 @@ def test_min_plus_workspace_starts_at_infinity():
 
 
 @pytest.mark.parametrize("out", [csr(), dcsr(), coo()], ids=["csr", "dcsr", "coo"])
-def test_csc_times_csr_gathers_the_whole_product_in_a_matrix_workspace(out):
-    # A's columns and B's rows share k, so k is the outermost loop (an outer product): no row of C
-    # is finished before the last k. The whole product is gathered in w[i, j] first, then appended
-    # (it was refused: "would scatter into C").
+def test_csc_times_csr_reads_a_as_csr_rather_than_gather_the_whole_product(out):
+    # A's columns and B's rows share k: with A as given (CSC), k would be the outermost loop (an outer
+    # product), and no row of C finished before the last k: the whole product gathered in w[i, j],
+    # n x m values. The kernel reads A as CSR instead (converted at each call, O(nnz + n)): Gustavson.
     rng = np.random.default_rng(4)
     A, B = rand((6, 8), 0.3, rng), rand((8, 5), 0.3, rng)
     A[2] = 0
     k, C = spgemm(A, B, out=out, fa=csc())
     ref = sp.csc_matrix(A) @ sp.csr_matrix(B)
     np.testing.assert_allclose(C.to_numpy(), ref.toarray())
+    (convert,) = k.trace.find("convert")
+    assert convert.note == ("A is csc: C would be gathered in a workspace w[i, j] over all its entries (an outer "
+                            "product: the reduction's loop runs outside C's loops); the kernel reads A as csr, "
+                            "converted before each call (A.asformat; between CSR and CSC a counting sort, "
+                            "O(nnz + extent))")
+    (step,) = [s for s in k.trace.steps if s.stage == "precompute"]
+    assert step.note == "the sparse output cannot be appended in this loop order: the result is gathered in a " \
+                        "workspace w[j] (Gustavson)"
+    assert "for (int64_t i = 0; i < A0_size; i++)" in k.c_source
+
+
+@pytest.mark.parametrize("out", [csr(), dcsr(), coo()], ids=["csr", "dcsr", "coo"])
+def test_the_outer_product_order_gathers_the_whole_product_in_a_matrix_workspace(out):
+    # the loop order k, i, j asked for: nothing is converted; w[i, j] gathers the whole product
+    rng = np.random.default_rng(4)
+    A, B = rand((6, 8), 0.3, rng), rand((8, 5), 0.3, rng)
+    At, Bt = Tensor.from_numpy(A, csc(), name="A"), Tensor.from_numpy(B, csr(), name="B")
+    k = lower(SPGEMM, A=At, B=Bt, C=out, options={"order": ["k", "i", "j"]})
+    np.testing.assert_allclose(k(A=At, B=Bt).to_numpy(), A @ B)
+    assert not k.trace.find("convert")
     (step,) = [s for s in k.trace.steps if s.stage == "precompute"]
     assert step.note == ("the sparse output cannot be appended in this loop order: the result is gathered in a "
                          "workspace w[i, j] (the loop over k runs outside them)")
@@ -198,7 +218,7 @@ def test_a_workspace_too_large_to_allocate_is_a_memory_error_naming_it():
     coords = np.array([0, 5, n // 2], np.int64), np.array([3, n // 2, 7], np.int64)
     A = Tensor.from_scipy(sp.coo_array((np.ones(3), coords), shape=(n, n)), dcsc, name="A")
     B = Tensor.from_scipy(sp.coo_array((np.ones(3), coords[::-1]), shape=(n, n)), dcsr(), name="B")
-    k = lower(SPGEMM, A=A, B=B, C=dcsr())
+    k = lower(SPGEMM, A=A, B=B, C=dcsr(), options={"order": ["k", "i", "j"]})   # (the outer product)
     assert "alloc_array(length_product(A1_size, B1_size), sizeof *w, true)" in k.c_source
     with pytest.raises(MemoryError, match=r"kernel lattice_C: out of memory: scratch array w needs A1_size \* "
                                           r"B1_size = 4294967296 \* 4294967296 = 18446744073709551616 float64 "
