@@ -257,6 +257,13 @@ class Kernel:
         if out_name in inputs and inputs[out_name].shape != shape:
             raise ShapeError(f"output {out_name} has shape {inputs[out_name].shape}, expected {shape}")
         storage = tuple(shape[m] for m in out_fmt.mode_order)
+        for n, level, modes, idt in plan.narrow:
+            for s in modes:
+                if storage[s] - 1 > np.iinfo(idt).max:
+                    raise FormatError(f"output {out_name}: level {n} ({level}) stores coordinates up to "
+                                      f"{storage[s] - 1} (mode {out_fmt.mode_order[s]} has extent {storage[s]}), more "
+                                      f"than its index_dtype {idt.name} holds (at most {np.iinfo(idt).max}); use "
+                                      f"index_dtype='int64' for {out_name}")
 
         args = {}
         for name, t in inputs.items():
@@ -302,6 +309,14 @@ class _CallPlan:
         self.output_sizes = tuple(binding.array_name(out_name, m, "size")
                                   for m in range(low.output_format.ndim))
         self.params = frozenset(p.name for p in low.function.params if isinstance(p, (Scalar, Buffer)))
+        # the output's levels whose index dtype is narrower than int64: an extent past it is refused
+        self.narrow = []
+        k = 0
+        for n, lvl in enumerate(low.output_format.levels):
+            idt = getattr(lvl, "index_dtype", None)
+            if idt is not None and np.dtype(idt).itemsize < 8:
+                self.narrow.append((n, lvl.name, range(k, k + lvl.nmodes), np.dtype(idt)))
+            k += lvl.nmodes
         self.at_most_one = any(lvl.name in ("SparsePoint", "SparseInterval") for lvl in low.output_format.levels)
         self.inout = []
         for p in low.function.params:

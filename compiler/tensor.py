@@ -379,6 +379,7 @@ class Tensor:
     def _from_logical_entries(cls, fmt: Format, shape, logical, vals, name) -> "Tensor":
         """Build ``fmt`` from unique entries in logical coordinates (any order)."""
         coords = [logical[m] for m in fmt.mode_order]
+        _check_index_room(fmt, coords, len(vals), name or "tensor")
         if coords:
             order = np.lexsort(coords[::-1])
             coords = [c[order] for c in coords]
@@ -513,6 +514,30 @@ class Tensor:
         """The coordinate tree as indented text; see :mod:`compiler.fibertree`."""
         from .fibertree import fiber_tree_text
         return fiber_tree_text(self, name or self._label, max_children=max_children)
+
+
+def _check_index_room(fmt: Format, coords: list, count: int, label: str) -> None:
+    """Refuse entries a level's index dtype cannot hold: an int32 level cast 2^31 to -2^31 (and
+    a kernel then indexed with it). ``coords`` are in storage order, one array per mode.
+
+    >>> _check_index_room(parse_format("csr", index_dtype="int32"), [np.array([0]), np.array([2 ** 31])], 1, "A")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.FormatError: A: level 1 (SparseList) would store coordinate 2147483648 of mode 1, more than its index_dtype int32 holds (at most 2147483647); use index_dtype='int64'
+    """
+    k = 0
+    for n, lvl in enumerate(fmt.levels):
+        idt = getattr(lvl, "index_dtype", None)
+        top = np.iinfo(idt).max if idt is not None and np.dtype(idt).itemsize < 8 else None
+        for s in range(k, k + lvl.nmodes):
+            if top is not None and s < len(coords) and len(coords[s]) and int(coords[s].max()) > top:
+                raise FormatError(f"{label}: level {n} ({lvl.name}) would store coordinate {int(coords[s].max())} "
+                                  f"of mode {fmt.mode_order[s]}, more than its index_dtype {np.dtype(idt).name} "
+                                  f"holds (at most {top}); use index_dtype='int64'")
+        if top is not None and count > top:
+            raise FormatError(f"{label}: level {n} ({lvl.name}) would count {count} entries, more than its "
+                              f"index_dtype {np.dtype(idt).name} holds (at most {top}); use index_dtype='int64'")
+        k += lvl.nmodes
 
 
 def _canonical_coo(c) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -168,10 +168,16 @@ def index_array(a, what: str) -> np.ndarray:
     return arr
 
 
-def unify_index_dtype(arrays: list, requested) -> tuple[list, np.dtype]:
+def unify_index_dtype(arrays: list, requested, names=None) -> tuple[list, np.dtype]:
     """Give all index arrays one dtype: ``requested`` if given, else the widest present.
 
-    Arrays already of that dtype are returned as they are (no copy).
+    Arrays already of that dtype are returned as they are (no copy). A value the narrower
+    dtype cannot hold is refused (a cast would wrap it, and a kernel would index with it).
+
+    >>> unify_index_dtype([np.array([0, 2 ** 31])], "int32", ["SparseList idx"])
+    Traceback (most recent call last):
+    ...
+    compiler.errors.FormatError: SparseList idx holds 2147483648, more than index_dtype int32 holds (at most 2147483647); use index_dtype='int64'
     """
     if requested is not None:
         dt = _index_dtype(requested)
@@ -179,6 +185,15 @@ def unify_index_dtype(arrays: list, requested) -> tuple[list, np.dtype]:
         dt = np.dtype("int64") if any(a.dtype == np.int64 for a in arrays) else np.dtype("int32")
     else:
         dt = np.dtype("int64")
+    info = np.iinfo(dt)
+    for k, a in enumerate(arrays):
+        if a.dtype != dt and a.size and a.dtype.itemsize >= dt.itemsize:
+            lo, hi = int(a.min()), int(a.max())
+            if hi > info.max or lo < info.min:
+                what = names[k] if names else "an index array"
+                bad = hi if hi > info.max else lo
+                raise FormatError(f"{what} holds {bad}, more than index_dtype {dt.name} holds (at most "
+                                  f"{info.max}); use index_dtype='int64'")
     return [a if a.dtype == dt else a.astype(dt) for a in arrays], dt
 
 
@@ -405,7 +420,7 @@ class IndexedLevel(Level):
             raise FormatError(f"{self.name} needs {_listing(names)}, or {none} (a format spec)")
         has = all(given)
         arrays = [index_array(getattr(self, n), f"{self.name} {n}") for n in self.index_arrays] if has else []
-        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
+        arrays, dt = unify_index_dtype(arrays, self.index_dtype, [f"{self.name} {n}" for n in self.index_arrays])
         for n, a in zip(self.index_arrays, arrays):
             object.__setattr__(self, n, a)
         for n, fixed in self.fixed_arrays.items():

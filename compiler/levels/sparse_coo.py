@@ -59,7 +59,8 @@ class SparseCOO(Level):
                 raise FormatError(f"SparseCOO({ndim}) needs {ndim} idx arrays, got {len(idx)}")
             arrays = [index_array(self.pos, "SparseCOO pos")]
             arrays += [index_array(a, f"SparseCOO idx{k}") for k, a in enumerate(idx)]
-        arrays, dt = unify_index_dtype(arrays, self.index_dtype)
+        arrays, dt = unify_index_dtype(arrays, self.index_dtype,
+                                       ["SparseCOO pos"] + [f"SparseCOO idx{k}" for k in range(len(arrays) - 1)])
         if arrays:
             object.__setattr__(self, "pos", arrays[0])
             object.__setattr__(self, "idx", tuple(arrays[1:]))

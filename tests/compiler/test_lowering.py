@@ -297,3 +297,22 @@ def test_an_output_too_large_to_allocate_is_a_memory_error_naming_it(strategy):
     if strategy == "lattice":   # (the looplet path assembles no SparseList under a SparseList)
         k = lower("C[i, j] = A[i, j] * 2", strategy=strategy, A=A, C=dcsr())
         assert k(A=A).nnz == 3
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_an_output_extent_past_its_int32_index_is_refused(strategy):
+    # z's coordinate 2^32 - 1 came back as -1
+    from compiler.levels import Element, SparseList
+
+    n = 2 ** 32
+    x = ss.Tensor(SparseList(Element(0.0, vals=np.array([2.0, 3.0])), size=n, pos=np.array([0, 2]),
+                             idx=np.array([0, n - 1])), name="x")
+    k = lower("z[i] = x[i] + y[i]", strategy=strategy, x=x, y=x, z=ss.sparse_vector(index_dtype="int32"))
+    with pytest.raises(ss.FormatError, match=r"output z: level 0 \(SparseList\) stores coordinates up to 4294967295 "
+                                             r"\(mode 0 has extent 4294967296\), more than its index_dtype int32 holds "
+                                             r"\(at most 2147483647\); use index_dtype='int64' for z"):
+        k(x=x, y=x)
+    small = ss.Tensor(SparseList(Element(0.0, vals=np.array([2.0])), size=9, pos=np.array([0, 1]),
+                                 idx=np.array([8])), name="x")
+    k = lower("z[i] = x[i] + y[i]", strategy=strategy, x=small, y=small, z=ss.sparse_vector(index_dtype="int32"))
+    assert k(x=small, y=small).to_numpy()[8] == 4.0

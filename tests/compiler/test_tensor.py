@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from compiler.errors import DTypeError, FormatError, ShapeError
-from compiler.format import Format, csc, csr
+from compiler.format import Format, csc, csr, parse_format
 from compiler.levels import Dense, Element, Pattern, SparseCOO, SparseList
 from compiler.tensor import Tensor
 
@@ -337,3 +337,20 @@ def test_csr_to_csc_with_more_entries_than_int32_holds_is_refused_the_general_wa
     big = Tensor(Dense(SparseList(Element(0.0, vals=np.ones(1)), size=2 ** 31 + 5, pos=np.array([0, 1]),
                                   idx=np.array([2 ** 31 + 1])), size=1), name="A")
     assert big._swapped_compressed(csc(index_dtype="int32")) is None   # (the index would not fit)
+
+
+@pytest.mark.parametrize("fmt", ["dcsr", "csr", "coo"])   # (a CSC of 2^31 columns: a 16 GB pos)
+def test_a_coordinate_past_an_int32_index_is_refused_not_wrapped(fmt):
+    # (it wrapped to -2147483639, and an SpMV then read x[-2147483639]: a segfault)
+    n = 2 ** 31 + 10
+    m = sp.coo_array((np.array([1.0]), (np.array([0]), np.array([n - 1]))), shape=(1, n))
+    with pytest.raises(FormatError, match=r"2147483657.* more than (its )?index_dtype int32 holds \(at most "
+                                          r"2147483647\); use index_dtype='int64'"):
+        Tensor.from_scipy(m, parse_format(fmt, index_dtype="int32"), name="A")
+    wide = Tensor.from_scipy(m, parse_format(fmt), name="A")
+    with pytest.raises(FormatError, match=r"2147483657.* index_dtype int32"):
+        wide.asformat(parse_format(fmt, index_dtype="int32"))
+    # coordinates that fit are fine in a matrix of any extent
+    small = sp.coo_array((np.array([1.0]), (np.array([0]), np.array([5]))), shape=(1, n))
+    t = Tensor.from_scipy(small, parse_format(fmt, index_dtype="int32"), name="A")
+    assert t.to_scipy("coo").col.tolist() == [5]
