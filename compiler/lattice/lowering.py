@@ -739,9 +739,8 @@ class _Emitter:
             out.append(Declare(i, "int64", Const(0, "int64")))
         loops_ir = []
         if block is not None:
-            one = Const(1, "int64")
             f = Const(block.factor, "int64")
-            ceil = BinOp("/", BinOp("+", N, BinOp("-", f, one)), f)
+            ceil = _ceil_div(N, f)
             o = Var(self.name(("split", block.outer), block.outer))
             limit = Var(self.name(("block_end", n.index.name), f"{n.index.name}_hi"))
             if block.direction == "down":
@@ -750,7 +749,7 @@ class _Emitter:
                 bsize = Var(self.name(("block", n.index.name), f"{n.index.name}_block"))
                 out.append(Declare(bsize, "int64", ceil))
                 nblocks = f
-            end = BinOp("*", BinOp("+", o, one), bsize)
+            start = BinOp("*", o, bsize)
         for loop in n.loops:
             its = list(loop.iterated)
             conds = [BinOp("<", self._pvar(it), Var(self._pvar(it).name + "_end")) for it in its]
@@ -788,8 +787,9 @@ class _Emitter:
                         f"(the tail guard and the block's end); the loops walk {n.index} itself, so "
                         f"{block.inner} = {n.index} - {block.outer} * "
                         f"{'block' if block.direction == 'up' else block.factor} needs no variable")
-        return out + [For(o, 0, nblocks, [guard, Declare(limit, "int64", Select(BinOp("<", end, N), end, N))]
-                          + loops_ir)]
+        # (the block's end, start + block, is not computed past N: near 2^63 it would overflow)
+        end = Select(BinOp("<", start, BinOp("-", N, bsize)), BinOp("+", start, bsize), N)
+        return out + [For(o, 0, nblocks, [guard, Declare(limit, "int64", end)] + loops_ir)]
 
     def _tag(self, loop: CLoop, stmt):
         """``stmt`` (a lattice loop, or a list of statements) tagged ``lattice:<index>:<point>``."""
@@ -900,11 +900,10 @@ class _Emitter:
         v = v or Var(self.name(("derived", var), var))
         if split is None:
             return self._parallel_pragma(var) + [For(v, lo, hi, body)]
-        one = Const(1, "int64")
         f = Const(split.factor, "int64")
         zero = isinstance(lo, Const) and lo.value == 0
         extent = hi if zero else BinOp("-", hi, lo)
-        ceil = BinOp("/", BinOp("+", extent, BinOp("-", f, one)), f)
+        ceil = _ceil_div(extent, f)
         o = Var(self.name(("split", split.outer), split.outer))
         inner = Var(self.name(("split", split.inner), split.inner))
         pre = []
@@ -1715,6 +1714,12 @@ class _Emitter:
         q = Var(self.name(("init",), "q"))
         count = self._dense_count(len(self.out_sizes))
         return [For(q, 0, count, [Store(self.val, q, const_of(ident, s.out_dtype))])]
+
+
+def _ceil_div(n, f):
+    """``n / f + (n % f != 0)``: the number of blocks of ``f`` that cover ``n``, for ``n >= 0``.
+    (``(n + f - 1) / f`` overflows for an extent near 2^63, and no block would run.)"""
+    return BinOp("+", BinOp("/", n, f), Cast("int64", BinOp("!=", BinOp("%", n, f), Const(0, "int64"))))
 
 
 def _one_case_always(loop: CLoop) -> bool:

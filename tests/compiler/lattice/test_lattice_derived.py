@@ -404,3 +404,24 @@ def test_pos_of_a_loop_that_visits_every_coordinate_says_why(prog):
                        r"where A stores nothing, the value still counts"):
         lower(prog, options={"schedule": Schedule().pos("i", "ip", "A")}, A=dcsr())
     lower(prog, options={"schedule": Schedule().pos("i", "ip", "A")}, A=dcsr(fill=np.inf))   # min's identity
+
+
+@pytest.mark.parametrize("direction, factor", [("down", 2 ** 61 + 1), ("down", 2 ** 62), ("up", 3), ("up", 4)])
+def test_split_of_an_extent_near_2_63_runs_every_block(direction, factor):
+    # (n + factor - 1) / factor overflowed to a negative block count: no block ran, the result was
+    # empty; (i0 + 1) * factor, the block's end, overflowed too (a few blocks each: quick to run)
+    n = 2 ** 63 - 1000
+    x = Tensor(SparseList(Element(0.0, vals=np.array([2.0, 3.0])), size=n, pos=np.array([0, 2]),
+                          idx=np.array([0, n - 1])), name="x")
+    k = lower("y[i] = x[i] * 2", x=x, y=sparse_vector(),
+              options={"schedule": Schedule().split("i", "i0", "i1", factor, direction)})
+    y = k(x=x)
+    assert y.levels[0].idx.tolist() == [0, n - 1] and y.vals.tolist() == [4.0, 6.0]
+
+
+def test_split_block_count_and_end_cannot_overflow_in_the_c():
+    x = Tensor.from_numpy(np.array([1.0, 0, 2, 0, 0, 3, 0]), sparse_vector(), name="x")
+    k = lower("y[i] = x[i] * 2", x=x, y=sparse_vector(), options={"schedule": Schedule().split("i", "i0", "i1", 4)})
+    assert "i0 < x0_size / 4 + (int64_t)(x0_size % 4 != 0); i0++" in k.c_source
+    assert "int64_t i_hi = i0 * 4 < x0_size - 4 ? i0 * 4 + 4 : x0_size;" in k.c_source
+    np.testing.assert_array_equal(k(x=x).to_numpy(), [2.0, 0, 4, 0, 0, 6, 0])
