@@ -432,16 +432,23 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     if options.get("name") is not None and not is_c_name(options["name"]):
         raise StrategyError(f"name={options['name']!r}: the kernel's name must be a C identifier (ASCII letters, "
                             f"digits and underscores, not a keyword)")
+    result_dtype, implicit_fill = np.dtype("float64"), 0.0
     if isinstance(program, NAssignType()):
+        from ..algebra import NOVALUE
         from ..notation.dtypes import check_output_dtype
-        check_output_dtype(program, formats)   # (a loop program's stores convert as C does)
+        result_dtype = check_output_dtype(program, formats)   # (a loop program's stores convert as C does)
+        implicit_fill = np.zeros((), result_dtype).item()
+        if program.op is not None and program.op.identity_for(result_dtype) is not NOVALUE:
+            # an update of an output not given starts at the identity (y[i] min= ...: at +inf)
+            implicit_fill = np.asarray(program.op.identity_for(result_dtype)).astype(result_dtype).item()
     prog = _as_program(program)
     formats = dict(formats)
     for t in prog.tensors:
-        if t not in formats:  # the output of index notation may come without a format
+        if t not in formats:  # the output of index notation may come without a format: dense, of the result's dtype
             nd = next((len(n.idxs) for n in walk(prog.body) if isinstance(n, Access)
                        and isinstance(n.tns, TensorRef) and n.tns.name == t), 0)
-            formats[t] = parse_format("dense", ndim=nd) if nd else Format(Element(0.0, dtype="float64"))
+            formats[t] = parse_format("dense", ndim=nd, fill=implicit_fill, dtype=result_dtype.name) if nd else \
+                Format(Element(implicit_fill, dtype=result_dtype.name))
     try:
         fn, infos, output, out_sizes, sources = _compile(prog, trace, False, options.get("name"), options.get("output"),
                                                          formats, dict(options.get("shapes") or ()))

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from compiler import Tensor, Trace
+from compiler import Tensor, Trace, lower
+from compiler.format import csr
 from compiler.levels import Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseList
 from compiler.looplets import compile_program, loop_program
 from compiler.reference import evaluate
@@ -262,3 +263,26 @@ def test_identical_reads_share_one_walk_of_the_fiber(fmt):
     nests = [a for s in trace.steps if s.stage == "unfurl" for a in s.artifacts if a.name.startswith("A")]
     assert len(nests) == 2, [a.name for a in nests]  # the rows (on i) and one row's entries (on j)
     assert k.c_source.count("A1_pos[i]") <= 1 and k.c_source.count("A1_ofs[i]") <= 1
+
+
+@pytest.mark.parametrize("prog", ["y[i] min= A[i, j]", "y[i] *= A[i, j]", "y[i] max= A[i, j]", "y[i] += A[i, j]"])
+@pytest.mark.parametrize("a", [np.array([[3.0, 5.0, 1.0], [2.0, 4.0, 6.0]]), -np.ones((2, 3)), np.zeros((2, 0)),
+                               np.array([[3, 0, 1], [0, 0, 0]], np.int64)], ids=["pos", "neg", "empty", "int"])
+def test_an_update_of_an_output_not_given_starts_at_the_identity(prog, a):
+    # it started at 0: y[i] min= A[i, j] of positive rows gave [0, 0], and max= of -1s gave 0
+    from compiler import evaluate
+    A = Tensor.from_numpy(a, csr(dtype=a.dtype.name, fill=np.zeros((), a.dtype).item()), name="A")
+    want, _ = evaluate(prog, A=A)
+    got = lower(prog, strategy="looplets", A=A)(A=A).to_numpy()
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype
+
+
+def test_the_output_not_given_takes_the_result_dtype():
+    # an int64 result was stored in float64: 2^53 + 1 came back as 2^53
+    a = np.array([[2 ** 53 + 1, 0], [0, 2 ** 62 + 1]], np.int64)
+    A = Tensor.from_numpy(a, csr(dtype="int64", fill=0), name="A")
+    got = lower("y[i] = A[i, j]", strategy="looplets", A=A)(A=A).to_numpy()
+    assert got.dtype == np.int64 and got.tolist() == [2 ** 53 + 1, 2 ** 62 + 1]
+    s = lower("s[] = A[i, j]", strategy="looplets", A=A)(A=A).to_numpy()
+    assert s.dtype == np.int64 and int(s) == 2 ** 53 + 2 ** 62 + 2
