@@ -57,8 +57,8 @@ from dataclasses import dataclass
 
 from ..dtypes import c_type
 from ..imperative.cleanup import reads_before_set
-from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, BinOp, Buffer, Call, Const, Function,
-                             Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View, walk)
+from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, BinOp, Buffer, Call, Const,
+                             Function, Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View, walk)
 from ..imperative.printer import INDENT, Printer
 from ..names import FreshNames
 

@@ -196,8 +196,9 @@ def _make_caller(fn: Function, checked: bool, ffi, lib):
     lines.append(f"        __k_scalar_error(__k_e, {{{', '.join(f'{s!r}: {s}' for s in scalars)}}})")
     lines.append("    if __k_status:")
     freed = ", ".join(f"__k_o{k}[0]" for k, _ in growables)
-    lines.append(f"        __k_fail(__k_status, {'__k_err' if checked else 'None'}, ({freed}{',' if growables else ''}), "
-                 f"{{{', '.join(f'{s!r}: {s}' for s in scalars)}}})")
+    given = f"{{{', '.join(f'{s!r}: {s}' for s in scalars)}}}"   # (the sizes, to name a scratch array too large)
+    lines.append(f"        __k_fail(__k_status, {'__k_err' if checked else 'None'}, "
+                 f"({freed}{',' if growables else ''}), {given})")
     result = []
     for k, p in enumerate(params):
         if isinstance(p, Buffer) and p.intent == "inout":
@@ -274,8 +275,8 @@ def _failure_reporter(fn: Function, checked: bool, ffi, lib):
             raise KernelError(f"checked kernel {fn.name}: {ACCESS_NAMES[access]} of {name}[{i}] "
                               f"is out of bounds ({what} {length})")
         if status == STATUS_OUT_OF_MEMORY:
-            raise MemoryError(f"kernel {fn.name}: out of memory"
-                              f"{_largest_scratch(scratch, scalars) or ' while growing an output or allocating a scratch array'}")
+            why = _largest_scratch(scratch, scalars) or " while growing an output or allocating a scratch array"
+            raise MemoryError(f"kernel {fn.name}: out of memory{why}")
         raise KernelError(f"kernel {fn.name} failed with status {status}")
     return fail
 
