@@ -789,7 +789,26 @@ class _Emitter:
                         f"{'block' if block.direction == 'up' else block.factor} needs no variable")
         # (the block's end, start + block, is not computed past N: near 2^63 it would overflow)
         end = Select(BinOp("<", start, BinOp("-", N, bsize)), BinOp("+", start, bsize), N)
-        return out + [For(o, 0, nblocks, [guard, Declare(limit, "int64", end)] + loops_ir)]
+        blocks = [guard, Declare(limit, "int64", end)]
+        if universe or not iters:
+            return out + [For(o, 0, nblocks, blocks + loops_ir)]
+        # a block that no operand has an entry in is skipped: the blocks of a hypersparse loop
+        # (2^60 of them at n = 2^62) are not visited one by one
+        nxt = Var(self.name(("next", n.index.name), f"{n.index.name}_next"))
+        first, *others = iters
+        blocks.append(Declare(nxt, "int64", Select(self._has_entry(first), first.coord(self._pvar(first)), N)))
+        for it in others:
+            c = it.coord(self._pvar(it))
+            blocks.append(If(and_(self._has_entry(it), BinOp("<", c, nxt)), [Assign(nxt, c)]))
+        skip = [Comment(f"no entry before {limit.name}: on to the block of {nxt.name} (none left: done)"),
+                If(BinOp("==", nxt, N), [Break()]),
+                Assign(o, BinOp("-", BinOp("/", nxt, bsize), Const(1, "int64")))]
+        return out + [For(o, 0, nblocks, blocks + [If(BinOp(">=", nxt, limit), skip, loops_ir)])]
+
+    def _has_entry(self, it):
+        """``p < p_end``: whether iterator ``it`` has an entry left."""
+        p = self._pvar(it)
+        return BinOp("<", p, Var(p.name + "_end"))
 
     def _tag(self, loop: CLoop, stmt):
         """``stmt`` (a lattice loop, or a list of statements) tagged ``lattice:<index>:<point>``."""

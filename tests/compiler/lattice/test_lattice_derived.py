@@ -425,3 +425,21 @@ def test_split_block_count_and_end_cannot_overflow_in_the_c():
     assert "i0 < x0_size / 4 + (int64_t)(x0_size % 4 != 0); i0++" in k.c_source
     assert "int64_t i_hi = i0 * 4 < x0_size - 4 ? i0 * 4 + 4 : x0_size;" in k.c_source
     np.testing.assert_array_equal(k(x=x).to_numpy(), [2.0, 0, 4, 0, 0, 6, 0])
+
+
+@pytest.mark.parametrize("prog, want", [("z[i] = x[i] * 2", {0: 4.0, 2 ** 40 - 1: 6.0}),
+                                        ("z[i] = x[i] + y[i]", {0: 3.0, 5: 1.0, 2 ** 40 - 1: 3.0}),
+                                        ("z[i] = x[i] * y[i]", {0: 2.0})])
+def test_a_split_of_a_hypersparse_loop_skips_the_empty_blocks(prog, want):
+    # 2^38 blocks of 4, 2 or 3 of them with an entry: each empty block was visited (at 2^62, a hang)
+    n = 2 ** 40
+    x = Tensor(SparseList(Element(0.0, vals=np.array([2.0, 3.0])), size=n, pos=np.array([0, 2]),
+                          idx=np.array([0, n - 1])), name="x")
+    y = Tensor(SparseList(Element(0.0, vals=np.array([1.0, 1.0])), size=n, pos=np.array([0, 2]),
+                          idx=np.array([0, 5])), name="y")
+    tensors = {"x": x, "y": y} if "y[i]" in prog else {"x": x}
+    k = lower(prog, z=sparse_vector(), options={"schedule": Schedule().split("i", "i0", "i1", 4)}, **tensors)
+    assert "i0 = i_next / 4 - 1;" in k.c_source
+    for run in (k, k.interpret):
+        z = run(**tensors)
+        assert dict(zip(z.levels[0].idx.tolist(), z.vals.tolist())) == want
