@@ -53,7 +53,8 @@ class Lowered:
     output buffer: ``"fill"``, ``"output"`` (the given output's values) or ``"none"``
     (uninitialized). ``helpers`` maps helper names to Python
     implementations for :meth:`Kernel.interpret`. ``conversions`` names the inputs the kernel
-    reads in another format than the caller gives, converted before each call.
+    reads in another format than the caller gives, converted before each call (and the output
+    it builds in another format than asked, converted after).
     """
 
     function: Function
@@ -65,7 +66,8 @@ class Lowered:
     initial: str = "fill"
     helpers: tuple = field(default=(), compare=False)
     #: ``(tensor, format)`` pairs: inputs the kernel reads in another format, converted at each
-    #: call (a CSC ``A`` that the loops must read row by row is read as CSR)
+    #: call (a CSC ``A`` that the loops must read row by row is read as CSR); the output's, the
+    #: format it is built in
     conversions: tuple = ()
 
 
@@ -249,7 +251,7 @@ class Kernel:
         low, plan = self.lowered, self._plan()
         inputs = self._inputs(tensors)
         for name, fmt in low.conversions:
-            if name in inputs and inputs[name].format != fmt:
+            if name != low.output and name in inputs and inputs[name].format != fmt:
                 inputs[name] = inputs[name].asformat(fmt)
         self._check_extents(inputs)
         out_name, out_fmt = low.output, low.output_format
@@ -292,7 +294,9 @@ class Kernel:
         # (SparsePoint, SparseInterval): a program can write more, and that must be an error.
         check = (self.compiled.checked or plan.at_most_one
                  or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS")))
-        return plan.output.tensor(shape, arrays, check=check)
+        out = plan.output.tensor(shape, arrays, check=check)
+        # (an output built in another mode order than asked, as no loop order appends it in its own)
+        return out.asformat(self.formats[out_name]) if out_name in plan.converted else out
 
 
 class _CallPlan:
@@ -303,7 +307,7 @@ class _CallPlan:
         low = kernel.lowered
         out_name = low.output
         self.converted = dict(low.conversions)
-        self.inputs = {name: binding.InputPlan(name, self.converted.get(name, fmt))
+        self.inputs = {name: binding.InputPlan(name, self.converted.get(name, fmt) if name != out_name else fmt)
                        for name, fmt in kernel.formats.items()}
         self.output = binding.OutputPlan(out_name, low.output_format)
         self.output_sizes = tuple(binding.array_name(out_name, m, "size")

@@ -1906,10 +1906,12 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     trace.record("concretize", before=program, after=setup.concrete,
                  note="top-level reductions become compound assignments, nested ones where + temporaries" + renamed)
     for tensor, given, read, why in conversions:
+        how = (f"builds {tensor} as {_format_text(read)}, converted to {_format_text(given)} after each call"
+               if tensor == program.lhs.tensor else
+               f"reads {tensor} as {_format_text(read)}, converted before each call")
         trace.record("convert", before=program, after=program,
-                     note=f"{tensor} is {_format_text(given)}: {why}; the kernel reads {tensor} as "
-                          f"{_format_text(read)}, converted before each call ({tensor}.asformat; between CSR and "
-                          f"CSC a counting sort, O(nnz + extent))")
+                     note=f"{tensor} is {_format_text(given)}: {why}; the kernel {how} ({tensor}.asformat; "
+                          f"between CSR and CSC a counting sort, O(nnz + extent))")
     for stage, before, after, note in setup.steps:
         trace.record(stage, before=before, after=after, note=note)
     g = setup.graph
@@ -1995,7 +1997,7 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
         refused = None
         why = (f"{program.lhs.tensor} would be gathered in a workspace {setup.gathered} over all its entries "
                f"(an outer product: the reduction's loop runs outside {program.lhs.tensor}'s loops)")
-    for name, fmt in _reordered_inputs(program, formats):
+    for name, fmt in _reordered(program, formats):
         try:
             converted = Setup.create(program, {**formats, name: fmt}, order=order, schedule=schedule)
         except StrategyError:
@@ -2003,16 +2005,17 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
         if converted.gathered is None:
             return converted, ((name, formats[name], fmt, why),)
     if refused is not None:
-        raise type(refused)(f"{refused} (reading any one input in another mode order does not remove the "
-                            f"disagreement)") from None
+        raise type(refused)(f"{refused} (reading any one input, or building the output, in another mode order "
+                            f"does not remove the disagreement)") from None
     return setup, ()
 
 
-def _reordered_inputs(program: NAssign, formats: dict):
-    """``(tensor, format)``: each sparse input of two or more modes in each other mode order."""
+def _reordered(program: NAssign, formats: dict):
+    """``(tensor, format)``: each sparse input of two or more modes in each other mode order, then
+    the output (a sparse one given: built in the other order, converted after the call)."""
     from itertools import permutations
     seen = set()
-    for acc in expr_accesses(program.rhs):
+    for acc in [*expr_accesses(program.rhs), program.lhs]:
         fmt = formats.get(acc.tensor)
         if acc.tensor in seen or fmt is None or fmt.ndim < 2 or is_all_dense(fmt):
             continue

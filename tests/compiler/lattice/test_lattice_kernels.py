@@ -231,8 +231,9 @@ def test_generated_c_is_readable():
 def test_errors_name_the_problem():
     # no loop order reads all four in storage order, and reading one in the other order does not help
     with pytest.raises(StrategyError, match=r"i before j \(from B\[i, j\], E\[i, j\]\)\. Tensors B\[i, j\], "
-                                            r"C\[j, i\], D\[j, i\], E\[i, j\] disagree.*\(reading any one input in "
-                                            r"another mode order does not remove the disagreement\)"):
+                                            r"C\[j, i\], D\[j, i\], E\[i, j\] disagree.*\(reading any one input, or "
+                                            r"building the output, in another mode order does not remove the "
+                                            r"disagreement\)"):
         lower("A[i, j] = B[i, j] + C[j, i] + D[j, i] + E[i, j]", B=csr(), C=csr(), D=csr(), E=csr())
     with pytest.raises(DTypeError, match="\\^"):
         lower("a[i] = b[i] ^ c[i]", b=sparse_vector(), c=sparse_vector())
@@ -262,6 +263,25 @@ def test_an_input_no_loop_order_reads_in_storage_order_is_converted(out, convert
     assert B.format == C.format == csr()   # the caller's tensors are not changed
     with pytest.raises(FormatError, match=f"tensor {converted} is coo but this kernel was compiled for csr"):
         k(**{**dict(B=B, C=C), converted: {"B": B, "C": C}[converted].asformat(coo())})
+
+
+@pytest.mark.parametrize("out", [csr(), coo(), dcsr()], ids=["csr", "coo", "dcsr"])
+def test_an_output_no_loop_order_appends_is_built_in_the_other_order_and_converted(out):
+    # C[j, i] = A[i, j] + B[i, j], all CSR: the loops run i, j as A and B are stored; C is built
+    # with j inside (as CSC) and converted to the format asked for after each call
+    rng = np.random.default_rng(5)
+    a, b = rand((5, 6), 0.4, rng), rand((5, 6), 0.4, rng)
+    A, B = Tensor.from_numpy(a, csr(), name="A"), Tensor.from_numpy(b, csr(), name="B")
+    k = lower("C[j, i] = A[i, j] + B[i, j]", A=A, B=B, C=out)
+    (step,) = k.trace.find("convert")
+    assert step.note.startswith(f"C is {out.shorthand}: no loop order visits every tensor in storage order: i before "
+                                f"j (from A[i, j], B[i, j]); j before i (from C[j, i]); the kernel builds C as ")
+    assert f"converted to {out.shorthand} after each call" in step.note
+    for run in (k, k.interpret):
+        C = run(A=A, B=B)
+        assert C.format == out
+        C.validate()
+        np.testing.assert_allclose(C.to_numpy(), (a + b).T)
 
 
 def test_kernels_are_cached():

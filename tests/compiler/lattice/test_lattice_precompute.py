@@ -564,7 +564,7 @@ def test_nested_reduction_the_formats_cannot_order_is_refused_with_both_reasons(
     with pytest.raises(StrategyError, match=r"A\[i, j\] is stored in the order j, i, but it is reduced inside "
                        r"the loop over i; computing that reduction first, into a workspace over i, does not apply "
                        r"either: no loop order visits every tensor in storage order.*disagree.*\(reading any one "
-                       r"input in another mode order does not remove the disagreement\)"):
+                       r"input, or building the output, in another mode order does not remove the disagreement\)"):
         lower("y[i] = max[j](A[i, j] * B[i, j] * C[i, j] * D[i, j]) + 1", A=csc(), B=csr(), C=csc(), D=csr())
 
 
