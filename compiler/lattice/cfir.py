@@ -49,7 +49,7 @@ from .algebra import derive, same_value
 from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, _map_parts, _wrap, as_update,
                   concretize, expr_accesses, assignments, foralls, hoist_invariants, precompute, scalar_promote,
                   unshadow, with_workspace_kind, workspace_name)
-from .iteration_graph import IterationGraph, is_all_dense, storage_path
+from .iteration_graph import IterationGraph, LoopOrderError, is_all_dense, storage_path
 from .iterators import ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
 from .lattice import Operand, build_lattice, literal, remove_operands, simplify_rules, verify
 
@@ -796,10 +796,12 @@ def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, 
                 # the body also occurs under another reduction (y = A x + rowsum(A): A[i, j] is
                 # in both sums); the whole reduction occurs once
                 new = precompute_expr(stmt, whole, shared, name, order_fn=order_fn, avoid=avoid)
-        except StrategyError as e:   # (of the same type: a LoopOrderError stays one, for a conversion to fix)
-            raise type(e)(f"{acc} is stored in the order {', '.join(p.name for p in path)}, but it is "
-                                f"reduced inside the loop over {loops}; computing that reduction first, into a "
-                                f"workspace over {loops}, does not apply either: {e}") from None
+        except StrategyError as e:
+            why = (f"{acc} is stored in the order {', '.join(p.name for p in path)}, but it is reduced inside the "
+                   f"loop over {loops}; computing that reduction first, into a workspace over {loops}, does not "
+                   f"apply either: {e}")
+            # (a LoopOrderError stays one: converting an input's order may remove it)
+            raise (LoopOrderError(why, e.conflicts) if isinstance(e, LoopOrderError) else StrategyError(why)) from None
         new = _order_statement(new, graph, _loops(new)[0])
         if dense_output:
             new = with_workspace_kind(new, name, "dense")

@@ -37,7 +37,12 @@ from .cin import expr_accesses
 
 
 class LoopOrderError(StrategyError):
-    """No loop order visits every tensor in its storage order (the iteration graph has a cycle)."""
+    """No loop order visits every tensor in its storage order (the iteration graph has a cycle);
+    ``conflicts`` is the sentence that names the orders the tensors ask for."""
+
+    def __init__(self, message: str, conflicts: str = ""):
+        super().__init__(message)
+        self.conflicts = conflicts
 
 @dataclass(frozen=True)
 class TensorPath:
@@ -151,21 +156,21 @@ class IterationGraph:
         while left:
             ready = [v for v in left if before[v] <= set(done)]
             if not ready:
-                raise LoopOrderError(self._cycle_message(left, before, why))
+                raise LoopOrderError(*self._cycle_message(left, before, why))
             ready.sort(key=lambda v: (v in blocked, v not in appended, v not in sparse, rank[v]))
             done.append(ready[0])
             left.remove(ready[0])
         return done
 
-    def _cycle_message(self, left, before, why) -> str:
+    def _cycle_message(self, left, before, why) -> tuple[str, str]:
         pairs = []
         for v in left:
             for u in sorted(before[v] & set(left), key=lambda x: x.name):
                 pairs.append(f"{u} before {v} (from {', '.join(why[(u, v)])})")
         tensors = sorted({t for v in left for u in before[v] & set(left) for t in why[(u, v)]})
-        return (f"no loop order visits every tensor in storage order: {'; '.join(pairs)}. "
-                f"Tensors {', '.join(tensors)} disagree; store one of them in the other order "
-                f"(e.g. csc instead of csr) or make it dense")
+        conflicts = f"no loop order visits every tensor in storage order: {'; '.join(pairs)}"
+        return (f"{conflicts}. Tensors {', '.join(tensors)} disagree; store one of them in the other order "
+                f"(e.g. csc instead of csr) or make it dense"), conflicts
 
     def roles(self, path: TensorPath) -> list[str]:
         """For each level of ``path``: ``iterated`` (sparse or dense loop) or ``located``."""

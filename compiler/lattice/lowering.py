@@ -752,7 +752,7 @@ class _Emitter:
             start = BinOp("*", o, bsize)
         for loop in n.loops:
             its = list(loop.iterated)
-            conds = [BinOp("<", self._pvar(it), Var(self._pvar(it).name + "_end")) for it in its]
+            conds = [self._has_entry(it) for it in its]
             if universe:
                 conds.append(BinOp("<", i, N if block is None else limit))
             single = len(its) == 1 and not universe
@@ -1989,8 +1989,7 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
     try:
         setup = Setup.create(program, formats, order=order, schedule=schedule)
     except LoopOrderError as e:
-        refused, setup = e, None
-        why = str(e)[str(e).find("no loop order"):].split(". Tensors")[0]
+        refused, setup, why = e, None, e.conflicts
     else:
         if setup.gathered is None:
             return setup, ()
@@ -2005,22 +2004,21 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
         if converted.gathered is None:
             return converted, ((name, formats[name], fmt, why),)
     if refused is not None:
-        raise type(refused)(f"{refused} (reading any one input, or building the output, in another mode order "
-                            f"does not remove the disagreement)") from None
+        raise LoopOrderError(f"{refused} (reading any one input, or building the output, in another mode order "
+                             f"does not remove the disagreement)", refused.conflicts) from None
     return setup, ()
 
 
 def _reordered(program: NAssign, formats: dict):
     """``(tensor, format)``: each sparse input of two or more modes in each other mode order, then
     the output (a sparse one given: built in the other order, converted after the call)."""
-    from itertools import permutations
     seen = set()
     for acc in [*expr_accesses(program.rhs), program.lhs]:
         fmt = formats.get(acc.tensor)
         if acc.tensor in seen or fmt is None or fmt.ndim < 2 or is_all_dense(fmt):
             continue
         seen.add(acc.tensor)
-        for order in permutations(range(fmt.ndim)):
+        for order in itertools.permutations(range(fmt.ndim)):
             if order != fmt.mode_order:
                 yield acc.tensor, Format(fmt.root, order)
 
