@@ -69,6 +69,9 @@ class Lowered:
     #: call (a CSC ``A`` that the loops must read row by row is read as CSR); the output's, the
     #: format it is built in
     conversions: tuple = ()
+    #: ``(copy, tensor)`` pairs: a tensor the program reads in two orders is also read as a copy
+    #: under another name (``B_csc`` in ``B[i, j] + B[j, i]``), converted at each call
+    copies: tuple = ()
 
 
 _STRATEGIES: dict[str, Callable] = {}
@@ -250,6 +253,8 @@ class Kernel:
     def _run(self, runner, tensors: dict) -> Tensor:
         low, plan = self.lowered, self._plan()
         inputs = self._inputs(tensors)
+        for copy, source in low.copies:
+            inputs[copy] = inputs[source]
         for name, fmt in low.conversions:
             if name != low.output and name in inputs and inputs[name].format != fmt:
                 inputs[name] = inputs[name].asformat(fmt)
@@ -309,6 +314,7 @@ class _CallPlan:
         self.converted = dict(low.conversions)
         self.inputs = {name: binding.InputPlan(name, self.converted.get(name, fmt) if name != out_name else fmt)
                        for name, fmt in kernel.formats.items()}
+        self.inputs.update((copy, binding.InputPlan(copy, self.converted[copy])) for copy, _ in low.copies)
         self.output = binding.OutputPlan(out_name, low.output_format)
         self.output_sizes = tuple(binding.array_name(out_name, m, "size")
                                   for m in range(low.output_format.ndim))

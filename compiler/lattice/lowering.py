@@ -62,7 +62,7 @@ from ..imperative.prefetch import prefetch
 from ..imperative.privatize import privatize
 from ..imperative.vectorize import vectorize
 from ..levels import Dense, SparseCOO, SparseList
-from ..notation.ast import Access, Assign as NAssign
+from ..notation.ast import Access, Assign as NAssign, Call as NCall, Reduce as NReduce
 from ..trace import Artifact, Trace
 from .cfir import (CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CSkip, CWorkspace, FlatLocator,
                    Setup, build_cfir)
@@ -1892,7 +1892,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                             f"and underscores, not a keyword)")
     from ..lowering import Lowered
     with _renamings_explained(program):
-        setup, conversions = _setup_converting(program, formats, order, schedule)
+        read, setup, conversions = _setup_converting(program, formats, order, schedule)
     threaded = setup.parallel is not None and not is_all_dense(setup.output_format)
     if assembly is None:
         assembly = "two-phase" if threaded else "one-pass"
@@ -1902,16 +1902,22 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                             f"use assembly='two-phase' (the default with parallelize), where each row counts "
                             f"its entries first")
     renamed = f"; a reduction over an index bound around it is renamed apart: {setup.program.rhs}" \
-        if setup.program != program else ""
+        if setup.program != read else ""
     trace.record("concretize", before=program, after=setup.concrete,
                  note="top-level reductions become compound assignments, nested ones where + temporaries" + renamed)
-    for tensor, given, read, why in conversions:
-        how = (f"builds {tensor} as {_format_text(read)}, converted to {_format_text(given)} after each call"
-               if tensor == program.lhs.tensor else
-               f"reads {tensor} as {_format_text(read)}, converted before each call")
-        trace.record("convert", before=program, after=program,
+    for tensor, given, fmt, why, source in conversions:
+        if source is not None:
+            where = ", ".join(str(replace(a, tensor=source)) for a in expr_accesses(read.rhs) if a.tensor == tensor)
+            how = f"reads {where} from {tensor}, a copy of {source} in {_format_text(fmt)}, converted before each call"
+            tensor = source
+        elif tensor == program.lhs.tensor:
+            how = f"builds {tensor} as {_format_text(fmt)}, converted to {_format_text(given)} after each call"
+        else:
+            how = f"reads {tensor} as {_format_text(fmt)}, converted before each call"
+        trace.record("convert", before=program, after=read,
                      note=f"{tensor} is {_format_text(given)}: {why}; the kernel {how} ({tensor}.asformat; "
                           f"between CSR and CSC a counting sort, O(nnz + extent))")
+    program = read
     for stage, before, after, note in setup.steps:
         trace.record(stage, before=before, after=after, note=note)
     g = setup.graph
@@ -1969,22 +1975,34 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     fill = setup.out_fill.item() if hasattr(setup.out_fill, "item") else setup.out_fill
     initial = "output" if program.op is not None else "none" if writes_everything(cfir, setup) else "fill"
     return Lowered(fn, program.lhs.tensor, setup.output_format, out_shape, fill, extents, initial, helpers,
-                   tuple((tensor, read) for tensor, _, read, _ in conversions))
+                   tuple((tensor, fmt) for tensor, _, fmt, _, _ in conversions),
+                   tuple((tensor, source) for tensor, _, _, _, source in conversions if source is not None))
+
+
+# Loop orders looked at for conversions (7 indices have 5040), and the sets of conversions tried
+# (each try builds a setup: a few milliseconds).
+MAX_ORDERS = 5040
+MAX_CONVERSION_PLANS = 12
 
 
 def _setup_converting(program: NAssign, formats: dict, order, schedule):
-    """``(setup, conversions)``: the program's setup, with an input read in another mode order
-    when the formats given leave no loop order (``C[i, j] = A[i, j] + B[j, i]``, CSR A and B) or
-    would gather a whole sparse output in a workspace over all its entries (CSC ``A`` times CSR
-    ``B``: an outer product, n x m values). Converting the input costs O(nnz + extent) per call;
-    the workspace, O(n m). ``conversions`` holds ``(tensor, its format, the format read, why)``.
+    """``(program, setup, conversions)``: the program's setup, with inputs read in another mode
+    order when the formats given leave no loop order (``C[i, j] = A[i, j] + B[j, i]``, CSR A and B)
+    or would gather a whole sparse output in a workspace over all its entries (CSC ``A`` times CSR
+    ``B``: an outer product, n x m values). Converting an input costs O(nnz + extent) per call;
+    the workspace, O(n m). ``conversions`` holds ``(tensor, its format, the format read, why,
+    source)``: ``source`` is None, or for a converted copy (``B_csc`` in ``B[i, j] + B[j, i]``),
+    the tensor copied, and ``program`` reads the copy where it reads that order.
 
     >>> from compiler.format import csc, csr
     >>> from compiler.notation import parse
     >>> p = parse("C[i, k] = A[i, j] * B[j, k]")
-    >>> setup, conv = _setup_converting(p, {"A": csc(), "B": csr(), "C": csr()}, None, None)
-    >>> [(name, new.shorthand) for name, _, new, _ in conv], setup.gathered
+    >>> _, setup, conv = _setup_converting(p, {"A": csc(), "B": csr(), "C": csr()}, None, None)
+    >>> [(name, new.shorthand) for name, _, new, _, _ in conv], setup.gathered
     ([('A', 'csr')], None)
+    >>> p, _, conv = _setup_converting(parse("A[i, j] = B[i, j] + B[j, i]"), {"B": csr()}, None, None)
+    >>> str(p), [(name, new.shorthand, source) for name, _, new, _, source in conv]
+    ('A[i, j] = B[i, j] + B_csc[j, i]', [('B_csc', 'csc', 'B')])
     """
     try:
         setup = Setup.create(program, formats, order=order, schedule=schedule)
@@ -1992,35 +2010,137 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
         refused, setup, why = e, None, e.conflicts
     else:
         if setup.gathered is None:
-            return setup, ()
+            return program, setup, ()
         refused = None
         why = (f"{program.lhs.tensor} would be gathered in a workspace {setup.gathered} over all its entries "
                f"(an outer product: the reduction's loop runs outside {program.lhs.tensor}'s loops)")
-    for name, fmt in _reordered(program, formats):
+    blocked = None   # (the fewest conversions that remove the disagreement, what then refuses them)
+    for plan, copies in _conversion_plans(program, formats, order):
+        rewritten = _with_copies(program, copies)
         try:
-            converted = Setup.create(program, {**formats, name: fmt}, order=order, schedule=schedule)
-        except StrategyError:
+            converted = Setup.create(rewritten, {**formats, **plan}, order=order, schedule=schedule)
+        except LoopOrderError:
+            continue
+        except StrategyError as e:
+            blocked = blocked or (plan, copies, e)
             continue
         if converted.gathered is None:
-            return converted, ((name, formats[name], fmt, why),)
+            sources = {copy: expr_accesses(program.rhs)[k].tensor for k, copy in copies.items()}
+            return rewritten, converted, tuple((t, formats.get(sources.get(t, t)), f, why, sources.get(t))
+                                               for t, f in plan.items())
+    if refused is not None and blocked is not None:
+        plan, copies, e = blocked
+        accesses = expr_accesses(program.rhs)
+        what = " and ".join(f"{t} as {_format_text(f)}" if t in formats else
+                            f"{', '.join(str(accesses[k]) for k, c in copies.items() if c == t)} from a copy "
+                            f"in {_format_text(f)}" for t, f in plan.items())
+        raise LoopOrderError(f"{refused} (reading {what} would remove the disagreement, but then: {e})",
+                             refused.conflicts) from None
     if refused is not None:
-        raise LoopOrderError(f"{refused} (reading any one input, or building the output, in another mode order "
-                             f"does not remove the disagreement)", refused.conflicts) from None
-    return setup, ()
+        raise LoopOrderError(f"{refused} (reading some of the tensors in another mode order, or building the "
+                             f"output in another, does not remove the disagreement)", refused.conflicts) from None
+    return program, setup, ()
 
 
-def _reordered(program: NAssign, formats: dict):
-    """``(tensor, format)``: each sparse input of two or more modes in each other mode order, then
-    the output (a sparse one given: built in the other order, converted after the call)."""
-    seen = set()
-    for acc in [*expr_accesses(program.rhs), program.lhs]:
+def _conversion_plans(program: NAssign, formats: dict, order):
+    """Conversions to try, fewest first, as ``(formats, copies)``: ``formats`` maps each tensor to
+    convert to the format to read it in, ``copies`` maps an access's position (among the
+    program's accesses, left to right, the output last) to a copy of its tensor. For each loop
+    order (``order`` alone when given), a sparse tensor it would visit against its storage order
+    is read in the mode order it visits. A tensor accessed in two orders (``B[i, j] + B[j, i]``)
+    keeps its name where the loop order reads it in storage order (or where it is met first),
+    and is read as a converted copy, ``B_csc``, where the other order is. Among plans of one
+    size, those converting tensors met earlier come first.
+
+    >>> from compiler.format import csr
+    >>> from compiler.notation import parse
+    >>> p = parse("A[i, j] = B[i, j] + C[j, i] + D[j, i]")
+    >>> [{t: f.shorthand for t, f in plan.items()} for plan, _ in
+    ...  _conversion_plans(p, {"B": csr(), "C": csr(), "D": csr(), "A": csr()}, None)]
+    [{'B': 'csc', 'A': 'csc'}, {'C': 'csc', 'D': 'csc'}]
+    >>> [(plan["B_csc"].shorthand, copies) for plan, copies in
+    ...  _conversion_plans(parse("A[i, j] = B[i, j] + B[j, i]"), {"B": csr()}, None)]
+    [('csc', {1: 'B_csc'}), ('csc', {0: 'B_csc'})]
+    """
+    accesses = [*expr_accesses(program.rhs), program.lhs]
+    rank = {}
+    for acc in accesses:
+        rank.setdefault(acc.tensor, len(rank))
+    names = list(dict.fromkeys(i.name for acc in accesses for i in acc.indices))
+    orders = [list(order)] if order else itertools.islice(itertools.permutations(names), MAX_ORDERS)
+    plans = {}
+    for loop in orders:
+        found = _plan_for_order(loop, accesses, formats)
+        if found is not None and found[0]:
+            plan, copies = found
+            plans.setdefault((tuple(sorted((t, f.mode_order) for t, f in plan.items())),
+                              tuple(sorted(copies.items()))), found)
+    sources = {copy: accesses[k].tensor for _, copies in plans.values() for k, copy in copies.items()}
+    ranked = sorted(plans.values(), key=lambda pc: (len(pc[0]), sorted(rank[sources.get(t, t)] for t in pc[0])))
+    return ranked[:MAX_CONVERSION_PLANS]
+
+
+def _plan_for_order(loop, accesses: list, formats: dict):
+    """``(formats, copies)`` (see :func:`_conversion_plans`) that let the loop order ``loop``
+    read every sparse access in storage order, or None when none does: a diagonal access, or an
+    output that would be read in another order than it is written."""
+    at = {name: k for k, name in enumerate(loop)}
+    wanted = {}   # tensor: [(access position, the mode order the loops visit it in)]
+    for k, acc in enumerate(accesses):
         fmt = formats.get(acc.tensor)
-        if acc.tensor in seen or fmt is None or fmt.ndim < 2 or is_all_dense(fmt):
+        if fmt is None or fmt.ndim < 2 or is_all_dense(fmt):
             continue
-        seen.add(acc.tensor)
-        for order in itertools.permutations(range(fmt.ndim)):
-            if order != fmt.mode_order:
-                yield acc.tensor, Format(fmt.root, order)
+        modes = [i.name for i in acc.indices]
+        if len(set(modes)) != len(modes) or any(m not in at for m in modes):
+            return None
+        wanted.setdefault(acc.tensor, []).append((k, tuple(sorted(range(fmt.ndim), key=lambda m: at[modes[m]]))))
+    plan, copies = {}, {}
+    output = len(accesses) - 1
+    for t, uses in wanted.items():
+        own = formats[t].mode_order
+        # the tensor keeps its name in its own order when some access reads it so, else in the first one's
+        kept = own if any(w == own for _, w in uses) else uses[0][1]
+        if kept != own:
+            plan[t] = Format(formats[t].root, kept)
+        named = {}
+        for k, w in uses:
+            if w == kept:
+                continue
+            if k == output:
+                return None   # (the output is written under its own name)
+            if w not in named:
+                named[w] = _copy_name(t, Format(formats[t].root, w), {*formats, *plan})
+                plan[named[w]] = Format(formats[t].root, w)
+            copies[k] = named[w]
+    return plan, copies
+
+
+def _copy_name(tensor: str, fmt: Format, taken) -> str:
+    """A fresh name for ``tensor`` read in ``fmt``: ``B_csc``, ``T_201`` (mode order 2, 0, 1)."""
+    base = f"{tensor}_{fmt.shorthand or ''.join(str(m) for m in fmt.mode_order)}"
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}{k}", k + 1
+    return name
+
+
+def _with_copies(program: NAssign, copies: dict) -> NAssign:
+    """``program`` with the accesses at the positions in ``copies`` reading the copies' names."""
+    if not copies:
+        return program
+    count = itertools.count()
+
+    def visit(e):
+        if isinstance(e, Access):
+            k = next(count)
+            return replace(e, tensor=copies[k]) if k in copies else e
+        if isinstance(e, NCall):
+            return replace(e, args=tuple(visit(a) for a in e.args))
+        if isinstance(e, NReduce):
+            return replace(e, body=visit(e.body))
+        return e
+
+    return replace(program, rhs=visit(program.rhs))
 
 
 def _format_text(fmt: Format) -> str:

@@ -277,6 +277,16 @@ assert np.allclose(outer["automatic"](A=A1c, B=A1).to_numpy(), (S1 @ S1).toarray
 display(HTML(compare(lambda: outer["sparse"](A=A1c, B=A1), {"dense 2-D workspace": lambda: outer["dense"](A=A1c, B=A1),
                      "A read as CSR": lambda: outer["automatic"](A=A1c, B=A1)},
                      repeats=3, name="sparse 2-D workspace").html()))"""),
+    ("md", """A tensor read **in both orders**, as in `A + Aᵀ`, cannot be converted into an order that
+suits both of its reads. The kernel reads it twice instead: `B[i, j]` from `B` itself, and
+`B[j, i]` from `B_csc`, a copy of `B` converted at each call. The `convert` step shows the program
+rewritten to read the copy."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+sym = ss.lower("C[i, j] = B[i, j] + B[j, i]", B=A1, C="csr")
+step = sym.trace.find("convert")[0]
+print(step.after)
+print(step.note[step.note.index("the kernel"):])
+assert np.allclose(sym(B=A1).to_numpy(), (S1 + S1.T).toarray())"""),
     ("md", """## Two orders side by side
 
 The same SpMV over a CSC matrix (column order, scattering into `y`) next to CSR (row order,

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor, evaluate, lower, user_function
-from compiler.errors import DTypeError, FormatError, StrategyError
+from compiler.errors import DTypeError, FormatError, StrategyError, UsageError
 from compiler.format import coo, csc, csf, csr, dcsr, dense, sparse_vector
 from compiler.lattice import Schedule
 
@@ -229,12 +229,13 @@ def test_generated_c_is_readable():
 
 
 def test_errors_name_the_problem():
-    # no loop order reads all four in storage order, and reading one in the other order does not help
-    with pytest.raises(StrategyError, match=r"i before j \(from B\[i, j\], E\[i, j\]\)\. Tensors B\[i, j\], "
-                                            r"C\[j, i\], D\[j, i\], E\[i, j\] disagree.*\(reading any one input, or "
-                                            r"building the output, in another mode order does not remove the "
-                                            r"disagreement\)"):
-        lower("A[i, j] = B[i, j] + C[j, i] + D[j, i] + E[i, j]", B=csr(), C=csr(), D=csr(), E=csr())
+    # reading B as CSC would let the loops run i, j, but the fused loop cannot append to C
+    with pytest.raises(StrategyError, match=r"j before i \(from B\[j, i\]\); i before j \(from C\[i, j\], "
+                                            r"A\[i, j\]\)\. Tensors A\[i, j\], B\[j, i\], C\[i, j\] disagree.*"
+                                            r"\(reading B as csc would remove the disagreement, but then: schedule: "
+                                            r"fuse\(i, j, f\) does not apply: .*C is sparse\)"):
+        lower("C[i, j] = A[i, j] + B[j, i]", A=csr(), B=csr(), C=csr(),
+              options={"schedule": [("fuse", "i", "j", "f")]})
     with pytest.raises(DTypeError, match="\\^"):
         lower("a[i] = b[i] ^ c[i]", b=sparse_vector(), c=sparse_vector())
     with pytest.raises(StrategyError, match="output index k"):
@@ -263,6 +264,93 @@ def test_an_input_no_loop_order_reads_in_storage_order_is_converted(out, convert
     assert B.format == C.format == csr()   # the caller's tensors are not changed
     with pytest.raises(FormatError, match=f"tensor {converted} is coo but this kernel was compiled for csr"):
         k(**{**dict(B=B, C=C), converted: {"B": B, "C": C}[converted].asformat(coo())})
+
+
+@pytest.mark.parametrize("out", [csr(), dense(2), coo()], ids=["csr", "dense", "coo"])
+def test_a_tensor_read_in_two_orders_is_also_read_as_a_converted_copy(out):
+    # A + A^T: no conversion of B reads both B[i, j] and B[j, i] in storage order; the kernel
+    # reads B[j, i] from B_csc, a copy of B converted at each call
+    rng = np.random.default_rng(11)
+    b = rand((6, 6), 0.4, rng)
+    B = Tensor.from_numpy(b, csr(), name="B")
+    k = lower("A[i, j] = B[i, j] + B[j, i]", B=B, A=out)
+    (step,) = k.trace.find("convert")
+    assert str(step.after) == "A[i, j] = B[i, j] + B_csc[j, i]"
+    assert step.note.endswith("the kernel reads B[j, i] from B_csc, a copy of B in csc, converted before each call "
+                              "(B.asformat; between CSR and CSC a counting sort, O(nnz + extent))")
+    assert k.lowered.copies == (("B_csc", "B"),) and "B_csc" in k.c_source
+    for run in (k, k.interpret, lower("A[i, j] = B[i, j] + B[j, i]", B=B, A=out, checked=True)):
+        for given in (B, b):
+            A = run(B=given)
+            assert A.format == out
+            np.testing.assert_allclose(A.to_numpy(), b + b.T)
+    assert B.format == csr()
+    with pytest.raises(UsageError, match="this kernel has no tensor B_csc; it takes B, A"):
+        k(B=B, B_csc=B.asformat(csc()))
+    # a name taken by another tensor is not reused
+    c = rand((6, 6), 0.3, rng)
+    k = lower("A[i, j] = B[i, j] * B[j, i] + B_csc[i, j]", B=B, B_csc=Tensor.from_numpy(c, csr()), A=out)
+    assert k.lowered.copies == (("B_csc2", "B"),)
+    np.testing.assert_allclose(k(B=B, B_csc=c).to_numpy(), b * b.T + c)
+
+
+def test_reads_in_one_order_share_a_copy_and_each_other_order_gets_its_own(rng):
+    b = rand((5, 5), 0.5, rng)
+    k = lower("A[i, j] = B[i, j] * B[j, i] + B[j, i]", B=Tensor.from_numpy(b, csr(), name="B"), A=csr())
+    assert str(k.trace.find("convert")[0].after) == "A[i, j] = B[i, j] * B_csc[j, i] + B_csc[j, i]"
+    np.testing.assert_allclose(k(B=b).to_numpy(), b * b.T + b.T)
+    t = rand((4, 4, 4), 0.5, rng)
+    prog = "s = sum[i, j, k](T[i, j, k] * T[j, k, i] * T[k, i, j])"
+    k = lower(prog, T=Tensor.from_numpy(t, csf(3), name="T"))
+    assert k.lowered.copies == (("T_201", "T"), ("T_120", "T"))
+    assert str(k.trace.find("convert")[0].after) == "s[] = sum[i, j, k](T[i, j, k] * T_201[j, k, i] * T_120[k, i, j])"
+    np.testing.assert_allclose(k(T=t).to_numpy(), evaluate(prog, T=t)[0])
+
+
+FORMATS_2D = {"csr": csr, "csc": csc, "dcsr": dcsr, "coo": coo, "dense": lambda: dense(2)}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(orders=st.lists(st.booleans(), min_size=4, max_size=4),
+       names=st.lists(st.sampled_from("BC"), min_size=3, max_size=3),
+       ops=st.lists(st.sampled_from("+*"), min_size=2, max_size=2),
+       fmts=st.lists(st.sampled_from(sorted(FORMATS_2D)), min_size=3, max_size=3),
+       n=st.integers(0, 5), density=st.sampled_from([0.0, 0.3, 1.0]), seed=st.integers(0, 2**16))
+def test_any_access_orders_agree_with_the_oracle(orders, names, ops, fmts, n, density, seed):
+    """Accesses in any mode order, a tensor possibly read in both: compiled (with the conversions
+    and copies it needs), interpreted and oracle results agree, in the output format asked for."""
+    rng = np.random.default_rng(seed)
+    acc = [f"{t}[{'j, i' if flip else 'i, j'}]" for t, flip in zip(names, orders)]
+    out = f"A[{'j, i' if orders[3] else 'i, j'}]"
+    prog = f"{out} = {acc[0]} {ops[0]} {acc[1]} {ops[1]} {acc[2]}"
+    arrays = {t: rand((n, n), density, rng) for t in set(names)}
+    tensors = {t: Tensor.from_numpy(a, FORMATS_2D[f](), name=t) for (t, a), f in zip(sorted(arrays.items()), fmts)}
+    k = lower(prog, A=FORMATS_2D[fmts[2]](), **tensors)
+    want, _ = evaluate(prog, **arrays)
+    for result in (k(**tensors), k.interpret(**tensors)):
+        assert result.format == FORMATS_2D[fmts[2]]()
+        result.validate()
+        np.testing.assert_allclose(result.to_numpy(), want)
+
+
+def test_the_fewest_tensors_are_converted():
+    # loop i, j reads B and E in storage order and C, D against it; loop j, i would convert B, E and
+    # the CSR output: the kernel converts C and D
+    rng = np.random.default_rng(7)
+    arrays = {t: rand((5, 6) if t in "BE" else (6, 5), 0.4, rng) for t in "BCDE"}
+    tensors = {t: Tensor.from_numpy(a, csr(), name=t) for t, a in arrays.items()}
+    k = lower("A[i, j] = B[i, j] + C[j, i] + D[j, i] + E[i, j]", A=csr(), **tensors)
+    assert [s.note.split(":")[0] for s in k.trace.find("convert")] == ["C is csr", "D is csr"]
+    assert [name for name, _ in k.lowered.conversions] == ["C", "D"]
+    expected = arrays["B"] + arrays["C"].T + arrays["D"].T + arrays["E"]
+    for run in (k, k.interpret):
+        A = run(**tensors)
+        assert A.format == csr()
+        np.testing.assert_allclose(A.to_numpy(), expected)
+    # a given loop order decides which: j, i converts B, E and builds A as CSC
+    k = lower("A[i, j] = B[i, j] + C[j, i] + D[j, i] + E[i, j]", A=csr(), options={"order": ["j", "i"]}, **tensors)
+    assert [name for name, _ in k.lowered.conversions] == ["B", "E", "A"]
+    np.testing.assert_allclose(k(**tensors).to_numpy(), expected)
 
 
 @pytest.mark.parametrize("out", [csr(), coo(), dcsr()], ids=["csr", "coo", "dcsr"])
