@@ -116,7 +116,7 @@ def _check_names(program: Assign) -> None:
     Index names become loop variables, so a C keyword cannot be one; tensor names only
     prefix array names (``int_val``), so they need only be ASCII identifiers.
     """
-    from .imperative.ir import RESERVED, is_c_name
+    from .imperative.ir import c_name_problem, is_c_name
     from .notation.ast import Access, Reduce, walk
     tensors = [program.lhs.tensor] + [a.tensor for a in accesses(program.rhs)]
     indices = list(program.lhs.indices) + [i for n in walk(program.rhs) if isinstance(n, (Access, Reduce))
@@ -126,9 +126,9 @@ def _check_names(program: Assign) -> None:
             raise StrategyError(f"tensor name {t!r} cannot prefix a variable of the generated C: use ASCII "
                                 f"letters, digits and underscores")
     for i in indices:
-        if not is_c_name(i.name):
-            why = "it is a keyword of C" if i.name in RESERVED else "use ASCII letters, digits and underscores"
-            raise StrategyError(f"index {i.name!r} cannot name a loop variable of the generated C: {why}; "
+        problem = c_name_problem(i.name, tensors)
+        if problem:
+            raise StrategyError(f"index {i.name!r} cannot name a loop variable of the generated C: {problem}; "
                                 f"rename it in the program")
 
 

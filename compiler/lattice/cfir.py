@@ -904,6 +904,10 @@ def _order_statement(s: Stmt, graph: IterationGraph, order=None, top: bool = Tru
                        f"or a workspace, run inside the loops {', '.join(i.name for i in chain)}; reorder orders "
                        f"the loops around the assignment to the output (a reduction precomputed into a workspace "
                        f"orders its own loops as its operands' formats need)" if inner else "")
+                names = [i.name for i in wanted]
+                twice = sorted({n for n in names if names.count(n) > 1})
+                if twice and not why:
+                    why = f": {', '.join(twice)} {'is' if len(twice) == 1 else 'are'} listed twice"
                 raise StrategyError(f"schedule: order {[i.name for i in wanted]} must list the loops "
                                     f"{[i.name for i in chain]}{why}")
             allowed = graph.order(chain, prefer=wanted)

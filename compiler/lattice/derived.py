@@ -189,15 +189,16 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
     args = command.args
     loops = dict(_forall_chain(stmt))
     taken = _names_in_use(stmt, relations, formats)
+    taken_tensors = {program.lhs.tensor, *formats}
     derived_by = {v: r for r in relations for v in r.derived}
     consumed = {r.index for r in relations if isinstance(r, (Split, Pos))} | \
         {v for r in relations if isinstance(r, Fuse) for v in (r.outer, r.inner)}
 
     def fresh(name):
-        from ..imperative.ir import RESERVED, is_c_name
-        if not is_c_name(name):
-            why = " (it is a keyword of C)" if name in RESERVED else ""
-            raise StrategyError(f"{what}: {name!r} is not a variable name{why}")
+        from ..imperative.ir import c_name_problem
+        problem = c_name_problem(name, taken_tensors)
+        if problem:
+            raise StrategyError(f"{what}: {name!r} cannot name a variable of the generated C: {problem}")
         if name in taken:
             raise StrategyError(f"{what}: {name} is already a variable or tensor; name the new variable afresh")
 

@@ -54,7 +54,7 @@ from ..format import Format
 from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast, Comment, CompoundAssign,
                              Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
                              Prefetch, Scalar, Select, Store, Tagged, UnOp, Var, View, While, and_, map_bodies)
-from ..imperative.ir import RESERVED, is_c_name
+from ..imperative.ir import RESERVED, c_name_problem
 from ..imperative.ir import walk as ir_walk
 from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
 from ..imperative.cleanup import cleanup, first_grows, reuse_dead_locals
@@ -747,8 +747,8 @@ class _Emitter:
                 nblocks, bsize = ceil, f
             else:
                 bsize = Var(self.name(("block", n.index.name), f"{n.index.name}_block"))
-                out.append(Declare(bsize, "int64", ceil))
-                nblocks = f
+                nblocks = Var(self.name(("blocks", n.index.name), f"{n.index.name}_blocks"))
+                out += [Declare(bsize, "int64", ceil), Declare(nblocks, "int64", _at_most(f, N))]
             start = BinOp("*", o, bsize)
         for loop in n.loops:
             its = list(loop.iterated)
@@ -930,8 +930,8 @@ class _Emitter:
             nblocks, bsize = ceil, f
         else:
             bsize = Var(self.name(("block", var), f"{var}_block"))
-            pre.append(Declare(bsize, "int64", ceil))
-            nblocks = f
+            nblocks = Var(self.name(("blocks", var), f"{var}_blocks"))
+            pre += [Declare(bsize, "int64", ceil), Declare(nblocks, "int64", _at_most(f, extent))]
         opening = []
         if block_start is not None:
             first = BinOp("*", o, bsize)
@@ -1735,6 +1735,12 @@ class _Emitter:
         return [For(q, 0, count, [Store(self.val, q, const_of(ident, s.out_dtype))])]
 
 
+def _at_most(f, n):
+    """``min(f, n)``: split up runs no more blocks than there are elements (each holds one at
+    least); a factor of 2^62 over 2 elements would otherwise run 2^62 empty blocks."""
+    return Select(BinOp("<", f, n), f, n)
+
+
 def _ceil_div(n, f):
     """``n / f + (n % f != 0)``: the number of blocks of ``f`` that cover ``n``, for ``n >= 0``.
     (``(n + f - 1) / f`` overflows for an extent near 2^63, and no block would run.)"""
@@ -1887,9 +1893,9 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                             f"it takes order=[...], schedule=, assembly=, verify= and name=")
     if assembly not in (None, "one-pass", "two-phase"):
         raise StrategyError(f"assembly={assembly!r}: the lattice strategy assembles 'one-pass' or 'two-phase'")
-    if name is not None and not is_c_name(name):
-        raise StrategyError(f"name={name!r}: the kernel's name must be a C identifier (ASCII letters, digits "
-                            f"and underscores, not a keyword)")
+    problem = name is not None and c_name_problem(name)
+    if problem:
+        raise StrategyError(f"name={name!r}: the kernel's name must be a C identifier: {problem}")
     from ..lowering import Lowered
     with _renamings_explained(program):
         read, setup, conversions = _setup_converting(program, formats, order, schedule)

@@ -242,16 +242,19 @@ def _precompute(c: Command, stmt, graph, program, formats):
                             f"expression and the workspace's format, e.g. precompute(j, w, C[i, j] + D[i, j]) "
                             f"or precompute(j, w, format=dense)")
     index, name = c.args[0], (c.args[1] if len(c.args) > 1 else None) or "w"
+    if not isinstance(index, (str, tuple, list)) or not all(isinstance(i, str) for i in index):
+        raise StrategyError(f"schedule: {c} does not apply: the workspace's index is {index!r}; name it (a "
+                            f"string, e.g. 'j', or a tuple of strings)")
     indices = list(index) if isinstance(index, (tuple, list)) else index.replace(",", " ").split()
     kind = (c.args[3] if len(c.args) > 3 else None) or "auto"
     if kind not in ("auto", "dense", "sparse"):
         raise StrategyError(f"schedule: {c} does not apply: a workspace's format is dense or sparse, not {kind!r}")
-    from ..imperative.ir import RESERVED, is_c_name
+    from ..imperative.ir import c_name_problem
     from ..notation.ast import walk
-    if not is_c_name(name):
-        why = "it is a keyword of C" if name in RESERVED else "use ASCII letters, digits and underscores"
+    problem = c_name_problem(name, {program.lhs.tensor, *formats})
+    if problem:
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name!r} cannot name an array of "
-                            f"the generated C: {why}")
+                            f"the generated C: {problem}")
     if name in {program.lhs.tensor} | set(formats):
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a tensor")
     if name in index_names(program) | {i.name for i in foralls(stmt)}:

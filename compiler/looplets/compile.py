@@ -428,10 +428,10 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     of the input size parameters (``A0_size`` ...).
     """
     from ..lowering import Lowered  # the shared runtime
-    from ..imperative.ir import is_c_name
-    if options.get("name") is not None and not is_c_name(options["name"]):
-        raise StrategyError(f"name={options['name']!r}: the kernel's name must be a C identifier (ASCII letters, "
-                            f"digits and underscores, not a keyword)")
+    from ..imperative.ir import c_name_problem
+    problem = options.get("name") is not None and c_name_problem(options["name"])
+    if problem:
+        raise StrategyError(f"name={options['name']!r}: the kernel's name must be a C identifier: {problem}")
     result_dtype, implicit_fill = np.dtype("float64"), 0.0
     if isinstance(program, NAssignType()):
         from ..algebra import NOVALUE

@@ -169,6 +169,13 @@ def test_arguments_of_the_wrong_kind_say_which(call, message):
     ("y[int] = A[int, j] * x[j]", {"A": "csr", "x": "dense"},
      "index 'int' cannot name a loop variable of the generated C: it is a keyword of C; rename it"),
     ("y[i] = A[i, for] * x[for]", {"A": "csr", "x": "dense"}, "index 'for' .* keyword of C"),
+    # names the generated C already uses: a C type, a tensor's array
+    ("y[int64_t] = A[int64_t, j] * x[j]", {"A": "csr", "x": "dense"},
+     r"index 'int64_t' cannot name a loop variable of the generated C: the generated C uses int64_t \(a name of "
+     r"C's headers or of the kernel's runtime\); rename it in the program"),
+    ("y[A1_pos] = A[A1_pos, j] * x[j]", {"A": "csr", "x": "dense"},
+     r"index 'A1_pos' cannot name a loop variable of the generated C: the generated C names A's arrays so "
+     r"\(A<level>_<kind>: A_val, A1_pos, A0_size\)"),
     ("a[i] = bé[i]", {"bé": "sparse_vector"}, "tensor name 'bé' cannot prefix a variable of the generated C: "
      "use ASCII letters"),
 ])
@@ -181,6 +188,9 @@ def test_names_the_generated_c_cannot_use_are_refused(strategy, prog, formats, m
 def test_a_kernel_name_must_be_a_c_identifier(strategy):
     with pytest.raises(ss.StrategyError, match=r"name='bad name;': the kernel's name must be a C identifier"):
         lower("a[i] = b[i]", strategy, b="sparse_vector", options={"name": "bad name;"})
+    with pytest.raises(ss.StrategyError, match=r"name='malloc': the kernel's name must be a C identifier: the "
+                                               r"generated C uses malloc"):
+        lower("a[i] = b[i]", strategy, b="sparse_vector", options={"name": "malloc"})
 
 
 @pytest.mark.parametrize("strategy", ["lattice", "looplets"])

@@ -443,3 +443,29 @@ def test_a_split_of_a_hypersparse_loop_skips_the_empty_blocks(prog, want):
     for run in (k, k.interpret):
         z = run(**tensors)
         assert dict(zip(z.levels[0].idx.tolist(), z.vals.tolist())) == want
+
+
+@pytest.mark.parametrize("prog, out", [("y[i] = A[i, j] * x[j]", dense(1)), ("C[i, j] = A[i, j] * 2", csr())])
+@pytest.mark.parametrize("n", [0, 2])
+def test_split_up_runs_no_more_blocks_than_elements(prog, out, n):
+    # split up into 2^62 blocks of a 2-row matrix ran 2^62 empty blocks (a hang); it runs 2 of 1 row
+    a = np.array([[1.0, 0, 2], [0, 3, 0]])[:n]
+    A, x = Tensor.from_numpy(a, csr(), name="A"), np.array([1.0, 2.0, 3.0])
+    tensors = {"A": A, "x": x} if "x[j]" in prog else {"A": A}
+    want = a @ x if "x[j]" in prog else a * 2
+    k = lower(prog, **{prog[0]: out}, **tensors,
+              options={"schedule": Schedule().split("i", "i0", "i1", 2 ** 62, "up")})
+    assert "int64_t i_blocks = INT64_C(4611686018427387904) < A0_size ? INT64_C(4611686018427387904) : A0_size;" \
+        in k.c_source
+    for run in (k, k.interpret):
+        np.testing.assert_array_equal(run(**tensors).to_numpy(), want)
+
+
+def test_split_up_of_a_sparse_loop_runs_no_more_blocks_than_elements():
+    x = Tensor.from_numpy(np.array([1.0, 0, 2, 0, 0, 3, 0]), sparse_vector(), name="x")
+    k = lower("y[i] = x[i] * 2", x=x, y=sparse_vector(),
+              options={"schedule": Schedule().split("i", "i0", "i1", 2 ** 62, "up")})
+    assert "int64_t i_blocks = INT64_C(4611686018427387904) < x0_size ? INT64_C(4611686018427387904) : x0_size;" \
+        in k.c_source
+    for run in (k, k.interpret):
+        np.testing.assert_array_equal(run(x=x).to_numpy(), [2.0, 0, 4, 0, 0, 6, 0])

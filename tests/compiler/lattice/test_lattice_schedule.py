@@ -79,8 +79,10 @@ def test_only_parallel_kernels_get_openmp(mats):
     ("C[i, j] = A[i, k] * B[k, j]", {"A": csr(), "B": csr()}, Schedule().reorder("i", "k", "j").precompute("j", "1w"),
      "workspace name '1w' cannot name an array of the generated C: use ASCII letters"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().split("i", "for", "i1", 2),
-     r"split\(i, for, i1, 2, down\) does not apply: 'for' is not a variable name \(it is a keyword of C\)"),
-    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().pos("j", "do", "A"), "'do' is not a variable"),
+     r"split\(i, for, i1, 2, down\) does not apply: 'for' cannot name a variable of the generated C: it is a keyword "
+     r"of C"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().pos("j", "do", "A"),
+     "'do' cannot name a variable of the generated C: it is a keyword of C"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().reorder(1, 2),
      r"reorder\(1, 2\) needs index names \(strings\)"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().parallelize("q"),
@@ -99,6 +101,25 @@ def test_only_parallel_kernels_get_openmp(mats):
      r"the factor must be a positive integer below 2\*\*63 \(an int64\), not 9223372036854775808"),
     ("s = sum[i, j](A[i, j])", {"A": csr()}, Schedule().parallelize("j"),
      r"only the outermost loop of the reduction into s can be parallelized, and its loops run i, j"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().reorder("i", "i"),
+     r"schedule: order \['i', 'i'\] must list the loops \['i', 'j'\]: i is listed twice"),
+    # names the generated C already uses (they made C that did not compile)
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().split("i", "y_val", "i1", 2),
+     r"split\(i, y_val, i1, 2, down\) does not apply: 'y_val' cannot name a variable of the generated C: the "
+     r"generated C names y's arrays so \(y<level>_<kind>: y_val, y1_pos, y0_size\)"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().split("i", "SIZE_MAX", "i1", 2),
+     r"'SIZE_MAX' cannot name a variable of the generated C: the generated C uses SIZE_MAX \(a name of C's headers "
+     r"or of the kernel's runtime\)"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().pos("j", "int64_t", "A"),
+     r"pos\(j, int64_t, A\) does not apply: 'int64_t' cannot name a variable of the generated C: the generated C "
+     r"uses int64_t"),
+    ("C[i, j] = A[i, j] * 2", {"A": csr(), "C": dense(2)}, Schedule().fuse("i", "j", "__f"),
+     r"'__f' cannot name a variable of the generated C: C keeps names beginning with __ for itself"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute("j", "A1_pos", "A[i, j] * x[j]"),
+     r"workspace name 'A1_pos' cannot name an array of the generated C: the generated C names A's arrays so"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute(1),
+     r"precompute\(1, w\) does not apply: the workspace's index is 1; name it \(a string, e.g. 'j', or a tuple of "
+     r"strings\)"),
 ])
 def test_inapplicable_schedules_say_why(prog, formats, schedule, message):
     from compiler.format import parse_format
