@@ -43,7 +43,9 @@ row of B that A's entry 4 places ahead picks (:mod:`compiler.imperative.prefetch
 also runs on all cores, with int64 and with int32 indices, and a CSC matrix by columns on all
 cores (the threads update the same elements of y: ``races="atomics"``, an atomic add per
 entry, and ``races="copies"``, a copy of y per thread added into y after the loop; against
-scipy's CSC SpMV). CSC ``y = A x + z`` is a sequence, ``y = z`` then the columns add into ``y``
+scipy's CSC SpMV). ``A + A^T`` and SpGEMM ``A A^T`` read A twice: as itself and as a copy converted to CSC at each
+call (lines "A + A^T", "SpGEMM, A A^T"; "kernel" leaves the conversion out, "call" includes it).
+CSC ``y = A x + z`` is a sequence, ``y = z`` then the columns add into ``y``
 (no workspace), on one thread and on all with a copy of y per thread, against scipy's ``A @ x + z``. Then SpMV's
 effective bandwidth
 next to the machine's streaming bandwidth (a large copy, by numpy on one thread and by a
@@ -248,6 +250,19 @@ def main(small=False, only=None):
                 {"kernel": raw_caller(kp, {"A": At, "B": Bt}), "call": lambda: kp(A=At, B=Bt), "scipy": ref,
                  "pydata": pyd})
 
+    # A + A^T: A is read twice, as itself and as a copy converted to CSC at each call ("kernel"
+    # times the addition alone, "call" the conversion too), as scipy converts A.T itself
+    if "add" in only:
+        k = lower("C[i, j] = A[i, j] + A[j, i]", A=At, C=csr())
+        assert k.lowered.copies == (("A_csc", "A"),)
+        want = (A + A.T).tocsr()
+        want.sort_indices()
+        got = k(A=At)
+        np.testing.assert_array_equal(got.levels[1].idx, want.indices)
+        np.testing.assert_allclose(got.vals, want.data)
+        row("A + A^T", {"kernel": raw_caller(k, {"A": At, "A_csc": At.asformat(csc())}), "call": lambda: k(A=At),
+                        "scipy": lambda: A + A.T, "pydata": lambda: Ac + Ac.T})
+
     # SpGEMM through a dense workspace
     if "spgemm" in only:
         G = random_csr(gn, gnnz, rng)
@@ -300,6 +315,17 @@ def main(small=False, only=None):
             row(f"SpGEMM parallel({os.cpu_count()})", {"kernel": raw_caller(kp, {"A": Gt, "B": Ht}),
                                                        "call": lambda: kp(A=Gt, B=Ht), "scipy": lambda: G @ H,
                                                        "pydata": lambda: Gp @ Hp})
+        # A A^T: loops i, j, k would merge rows for all n^2 pairs; the kernel reads A[j, k] from a
+        # copy of A converted to CSC, and runs Gustavson (as scipy converts A.T to CSR itself)
+        kt = lower("C[i, j] = A[i, k] * A[j, k]", A=Gt, C=csr())
+        assert kt.lowered.copies == (("A_csc", "A"),)
+        reft = G @ G.T
+        reft.sort_indices()
+        gott = kt(A=Gt)
+        np.testing.assert_array_equal(gott.levels[1].idx, reft.indices)
+        np.testing.assert_allclose(gott.vals, reft.data)
+        row("SpGEMM, A A^T", {"kernel": raw_caller(kt, {"A": Gt, "A_csc": Gt.asformat(csc())}),
+                             "call": lambda: kt(A=Gt), "scipy": lambda: G @ G.T, "pydata": lambda: Gp @ Gp.T})
         k2 = lower("C[i, j] = A[i, k] * B[k, j]", A=Gt, B=Ht, C=csr(), options={"assembly": "two-phase"})
         got2 = k2(A=Gt, B=Ht)
         np.testing.assert_array_equal(got2.levels[1].idx, ref.indices)

@@ -70,7 +70,7 @@ from .lattice import literal
 from .reserve import count_scatters
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
 from .iterators import ModeIterator, WorkspaceIterator, hash_capacity_stmts
-from .cin import expr_accesses
+from .cin import Forall, Sequence, Where, expr_accesses, foralls
 from .iteration_graph import LoopOrderError, is_all_dense
 
 _COMPOUND = {"add": "+", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
@@ -2015,11 +2015,14 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
     except LoopOrderError as e:
         refused, setup, why = e, None, e.conflicts
     else:
-        if setup.gathered is None:
+        # (an order or a schedule the user gave is taken as it is)
+        asked = order is not None or bool(getattr(schedule, "commands", schedule))
+        pairs = None if setup.gathered is not None or asked else _sweeps_pairs(setup, formats)
+        if setup.gathered is None and pairs is None:
             return program, setup, ()
         refused = None
-        why = (f"{program.lhs.tensor} would be gathered in a workspace {setup.gathered} over all its entries "
-               f"(an outer product: the reduction's loop runs outside {program.lhs.tensor}'s loops)")
+        why = pairs or (f"{program.lhs.tensor} would be gathered in a workspace {setup.gathered} over all its "
+                        f"entries (an outer product: the reduction's loop runs outside {program.lhs.tensor}'s loops)")
     blocked = None   # (the fewest conversions that remove the disagreement, what then refuses them)
     for plan, copies in _conversion_plans(program, formats, order):
         rewritten = _with_copies(program, copies)
@@ -2030,7 +2033,7 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
         except StrategyError as e:
             blocked = blocked or (plan, copies, e)
             continue
-        if converted.gathered is None:
+        if converted.gathered is None and _sweeps_pairs(converted, {**formats, **plan}) is None:
             sources = {copy: expr_accesses(program.rhs)[k].tensor for k, copy in copies.items()}
             return rewritten, converted, tuple((t, formats.get(sources.get(t, t)), f, why, sources.get(t))
                                                for t, f in plan.items())
@@ -2046,6 +2049,63 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
         raise LoopOrderError(f"{refused} (reading some of the tensors in another mode order, or building the "
                              f"output in another, does not remove the disagreement)", refused.conflicts) from None
     return program, setup, ()
+
+
+def _sweeps_pairs(setup: Setup, formats: dict) -> str | None:
+    """Why the loops would visit every pair of the output's coordinates, each reducing over
+    operands' entries (an inner product: ``C[i, j] = A[i, k] * B[j, k]``, CSR A and B, loops
+    i, j, k: n * m merges of a row of A with a row of B, however few entries C gets; with B read
+    as CSC the loops run i, k, j, in O(n * m) for a dense C, O(products) for a sparse one); None
+    when they do not.
+
+    The output's index ``j`` (inside another loop) is swept when no operand stores it in a
+    sparse level (each reads its ``j`` densely) and a loop over a reduction index runs inside it.
+
+    >>> from compiler.format import csr
+    >>> from compiler.notation import parse
+    >>> f = {"A": csr(), "B": csr(), "C": csr()}
+    >>> _sweeps_pairs(Setup.create(parse("C[i, j] = A[i, k] * B[j, k]"), f), f)
+    'the loop over j visits every j (no operand stores j sparsely: B[j, k] reads it densely) and, in each, reduces over k: C would be computed pair by pair over all (i, j), an inner product'
+    >>> _sweeps_pairs(Setup.create(parse("C[i, j] = A[i, k] * B[k, j]"), f), f) is None
+    True
+    """
+    program = setup.program
+    out_indices = {i.name for i in program.lhs.indices}
+    accesses = expr_accesses(program.rhs)
+
+    def level_of(fmt, acc, name):
+        k = 0
+        for lvl in fmt.levels:
+            if any(acc.indices[fmt.mode_order[m]].name == name for m in range(k, k + lvl.nmodes)):
+                return lvl
+            k += lvl.nmodes
+        return None
+
+    def swept(name):
+        reads = [a for a in accesses if any(i.name == name for i in a.indices) and formats.get(a.tensor) is not None]
+        if not reads or any(not isinstance(level_of(formats[a.tensor], a, name), Dense) for a in reads):
+            return None
+        return reads
+
+    def visit(st, outer):
+        if isinstance(st, Forall):
+            name = st.index.name
+            if outer and name in out_indices:
+                reads = swept(name)
+                inner = [i.name for i in foralls(st.body) if i.name not in out_indices]
+                if reads is not None and inner:
+                    return (f"the loop over {name} visits every {name} (no operand stores {name} sparsely: "
+                            f"{', '.join(str(a) for a in reads)} {'reads' if len(reads) == 1 else 'read'} it densely) "
+                            f"and, in each, reduces over {', '.join(dict.fromkeys(inner))}: {program.lhs.tensor} would "
+                            f"be computed pair by pair over all ({', '.join(outer + [name])}), an inner product")
+            return visit(st.body, outer + [name])
+        if isinstance(st, Where):
+            return visit(st.consumer, outer) or visit(st.producer, outer)
+        if isinstance(st, Sequence):
+            return visit(st.define, outer) or visit(st.mutate, outer)
+        return None
+
+    return visit(setup.statement, [])
 
 
 def _conversion_plans(program: NAssign, formats: dict, order):

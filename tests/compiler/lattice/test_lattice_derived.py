@@ -125,7 +125,8 @@ def test_divide_spmv_has_the_tail_guard_only(factor):
     rng = np.random.default_rng(1)
     A, x = Tensor.from_numpy(rand((11, 7), 0.3, rng, empty=(2,)), csr(), name="A"), rng.random(7)
     k = check("y[i] = A[i, j] * x[j]", Schedule().split("i", "i0", "i1", factor, "up"), A=A, x=x)
-    assert f"i0 < {factor}" in k.c_source
+    assert f"int64_t i_blocks = {factor} < A0_size ? {factor} : A0_size;" in k.c_source
+    assert "i0 < i_blocks" in k.c_source
     # i = i0 * i_block + i1 with i1 < i_block never reaches the next block: only the end is tested
     assert "if (i >= A0_size)" in k.c_source and "(i0 + 1) * i_block" not in k.c_source
 

@@ -307,6 +307,35 @@ def test_reads_in_one_order_share_a_copy_and_each_other_order_gets_its_own(rng):
     np.testing.assert_allclose(k(T=t).to_numpy(), evaluate(prog, T=t)[0])
 
 
+@pytest.mark.parametrize("prog, converted", [("C[i, j] = A[i, k] * B[j, k]", "B"),
+                                              ("C[i, j] = A[i, k] * A[j, k]", "A_csc")])
+def test_an_inner_product_reads_an_operand_converted(prog, converted):
+    # A B^T (or A A^T), all CSR: loops i, j, k would visit every (i, j) pair, n * m merges of
+    # two rows however sparse C is; with B (or a copy of A) read as CSC, the loops run i, k, j
+    # (Gustavson, a workspace over j)
+    rng = np.random.default_rng(13)
+    a, b = rand((7, 5), 0.4, rng), rand((6, 5), 0.4, rng)
+    tensors = {"A": Tensor.from_numpy(a, csr(), name="A"), "B": Tensor.from_numpy(b, csr(), name="B")}
+    tensors = {t: v for t, v in tensors.items() if f"{t}[" in prog}
+    k = lower(prog, C=csr(), **tensors)
+    (step,) = k.trace.find("convert")
+    assert "reduces over k: C would be computed pair by pair over all (i, j), an inner product" in step.note
+    assert [name for name, _ in k.lowered.conversions] == [converted]
+    assert k.trace.find("iteration-graph")[0].note.startswith("loop order i, k, j")
+    want = a @ (b if "B" in prog else a).T
+    for run in (k, k.interpret):
+        np.testing.assert_allclose(run(**tensors).to_numpy(), want)
+    # the loop order given is kept: the inner product, no conversion
+    k = lower(prog, C=csr(), options={"order": ["i", "j", "k"]}, **tensors)
+    assert not k.trace.find("convert") and not k.lowered.conversions
+    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
+    # a dense output too: each pair would merge a row of A with a row of B (reading A as CSC, the
+    # loops run j, k, i: C by columns, as good)
+    k = lower(prog, C=dense(2), **tensors)
+    assert len(k.lowered.conversions) == 1 and not k.trace.find("iteration-graph")[0].note.startswith("loop order i, j")
+    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
+
+
 FORMATS_2D = {"csr": csr, "csc": csc, "dcsr": dcsr, "coo": coo, "dense": lambda: dense(2)}
 
 
