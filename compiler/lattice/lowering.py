@@ -2010,13 +2010,14 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
     >>> str(p), [(name, new.shorthand, source) for name, _, new, _, source in conv]
     ('A[i, j] = B[i, j] + B_csc[j, i]', [('B_csc', 'csc', 'B')])
     """
+    # (an order or a schedule the user gave is taken as it is: converting is then only to make
+    # the formats agree, not to avoid a workspace or an inner product)
+    asked = order is not None or bool(getattr(schedule, "commands", schedule))
     try:
         setup = Setup.create(program, formats, order=order, schedule=schedule)
     except LoopOrderError as e:
         refused, setup, why = e, None, e.conflicts
     else:
-        # (an order or a schedule the user gave is taken as it is)
-        asked = order is not None or bool(getattr(schedule, "commands", schedule))
         pairs = None if setup.gathered is not None or asked else _sweeps_pairs(setup, formats)
         if setup.gathered is None and pairs is None:
             return program, setup, ()
@@ -2033,7 +2034,7 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
         except StrategyError as e:
             blocked = blocked or (plan, copies, e)
             continue
-        if converted.gathered is None and _sweeps_pairs(converted, {**formats, **plan}) is None:
+        if asked or converted.gathered is None and _sweeps_pairs(converted, {**formats, **plan}) is None:
             sources = {copy: expr_accesses(program.rhs)[k].tensor for k, copy in copies.items()}
             return rewritten, converted, tuple((t, formats.get(sources.get(t, t)), f, why, sources.get(t))
                                                for t, f in plan.items())
@@ -2210,7 +2211,13 @@ def _with_copies(program: NAssign, copies: dict) -> NAssign:
 
 
 def _format_text(fmt: Format) -> str:
-    return fmt.shorthand or str(fmt)
+    """``csr``; a format with no short name in another mode order: ``dcsr in mode order 1, 0``."""
+    if fmt.shorthand:
+        return fmt.shorthand
+    natural = Format(fmt.root, tuple(range(fmt.ndim)))
+    if natural.shorthand:
+        return f"{natural.shorthand} in mode order {', '.join(str(m) for m in fmt.mode_order)}"
+    return str(fmt)
 
 
 def writes_everything(cfir, setup: Setup) -> bool:

@@ -336,6 +336,24 @@ def test_an_inner_product_reads_an_operand_converted(prog, converted):
     np.testing.assert_allclose(k(**tensors).to_numpy(), want)
 
 
+def test_a_given_loop_order_takes_the_conversion_that_makes_the_formats_agree(rng):
+    # k, i, j reads B (DCSR) in order; A (CSR) disagrees with it, and read as CSC it agrees: the
+    # outer product the order asks for gathers C in a workspace, as the user chose
+    a, b = rand((5, 4), 0.4, rng), rand((4, 6), 0.4, rng)
+    tensors = {"A": Tensor.from_numpy(a, csr(), name="A"), "B": Tensor.from_numpy(b, dcsr(), name="B")}
+    k = lower("C[i, j] = B[k, i] * A[j, k]", C=coo(), options={"order": ["k", "i", "j"]}, **tensors)
+    assert [(t, f.shorthand) for t, f in k.lowered.conversions] == [("A", "csc")]
+    np.testing.assert_allclose(k(**tensors).to_numpy(), b.T @ a.T)
+
+
+def test_a_converted_format_with_no_short_name_is_named_by_its_mode_order(rng):
+    a = rand((5, 5), 0.4, rng)
+    k = lower("C[i, j] = A[i, j] + A[j, i]", A=Tensor.from_numpy(a, dcsr(), name="A"), C=dcsr())
+    assert "the kernel reads A[j, i] from A_10, a copy of A in dcsr in mode order 1, 0, converted before each " \
+        "call" in k.trace.find("convert")[0].note
+    np.testing.assert_allclose(k(A=a).to_numpy(), a + a.T)
+
+
 FORMATS_2D = {"csr": csr, "csc": csc, "dcsr": dcsr, "coo": coo, "dense": lambda: dense(2)}
 
 
