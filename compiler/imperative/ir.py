@@ -64,8 +64,7 @@ C_LIBRARY_NAMES = frozenset("""int8_t int16_t int32_t int64_t uint8_t uint16_t u
     INT64_C UINT64_C NAN INFINITY MADV_HUGEPAGE KERNEL_OUT_OF_MEMORY malloc calloc realloc free
     madvise setjmp longjmp isfinite isinf memset memcpy memmove abort resize alloc_array
     length_product length_sum omp_get_max_threads omp_get_thread_num""".split()) | \
-    frozenset(("fmin", "fmax", "pow", "ldexp", "sqrt", "exp", "log", "fabs", "isnan", "lowest_bit",
-               "thread_count", "thread_id"))
+    frozenset(MATH_FUNCTIONS + BIT_FUNCTIONS + THREAD_FUNCTIONS)
 # a tensor's arrays are named A_val, A1_pos, A0_size, A2_idx0 (see compiler.binding.array_name)
 _ARRAY_NAME = re.compile(r"^(.*?)[0-9]*_[a-z][a-z0-9]*$")
 

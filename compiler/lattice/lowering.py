@@ -1993,10 +1993,11 @@ MAX_CONVERSION_PLANS = 12
 
 def _setup_converting(program: NAssign, formats: dict, order, schedule):
     """``(program, setup, conversions)``: the program's setup, with inputs read in another mode
-    order when the formats given leave no loop order (``C[i, j] = A[i, j] + B[j, i]``, CSR A and B)
-    or would gather a whole sparse output in a workspace over all its entries (CSC ``A`` times CSR
-    ``B``: an outer product, n x m values). Converting an input costs O(nnz + extent) per call;
-    the workspace, O(n m). ``conversions`` holds ``(tensor, its format, the format read, why,
+    order when the formats given leave no loop order (``C[i, j] = A[i, j] + B[j, i]``, CSR A and B),
+    would gather a whole sparse output in a workspace over all its entries (CSC ``A`` times CSR
+    ``B``: an outer product, n x m values), or would merge rows for every pair of the output's
+    coordinates (``A[i, k] * B[j, k]``: an inner product, see :func:`_sweeps_pairs`). Converting
+    an input costs O(nnz + extent) per call; the workspace, O(n m). ``conversions`` holds ``(tensor, its format, the format read, why,
     source)``: ``source`` is None, or for a converted copy (``B_csc`` in ``B[i, j] + B[j, i]``),
     the tensor copied, and ``program`` reads the copy where it reads that order.
 
@@ -2034,7 +2035,7 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
         except StrategyError as e:
             blocked = blocked or (plan, copies, e)
             continue
-        if asked or converted.gathered is None and _sweeps_pairs(converted, {**formats, **plan}) is None:
+        if asked or (converted.gathered is None and _sweeps_pairs(converted, {**formats, **plan}) is None):
             sources = {copy: expr_accesses(program.rhs)[k].tensor for k, copy in copies.items()}
             return rewritten, converted, tuple((t, formats.get(sources.get(t, t)), f, why, sources.get(t))
                                                for t, f in plan.items())
