@@ -270,6 +270,15 @@ def _precompute(c: Command, stmt, graph, program, formats):
     elif expr is not None and not isinstance(expr, Expr):
         raise StrategyError(f"schedule: {c}: the expression must be index notation (a string), "
                             f"not {type(expr).__name__}")
+    from ..notation.ast import Reduce
+    from .cin import assignments
+    if isinstance(expr, Reduce) and expr == program.rhs and program.op is None and \
+            not any(n == expr for a in assignments(stmt) for n in walk(a.rhs)):
+        # y[i] = max[j](A[i, j]) is concretized as y[i] max= A[i, j]: the reduction is the update
+        raise StrategyError(f"schedule: {c} does not apply: {expr} is the whole right-hand side, and its "
+                            f"reduction over {', '.join(i.name for i in expr.indices)} is the output's own update "
+                            f"({program.lhs} {expr.op.name}= {expr.body}); precompute part of its body, "
+                            f"{expr.body}, or leave the expression out to gather the right-hand side")
 
     def fill_of(e):
         try:

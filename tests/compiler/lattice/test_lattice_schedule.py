@@ -103,6 +103,9 @@ def test_only_parallel_kernels_get_openmp(mats):
      r"only the outermost loop of the reduction into s can be parallelized, and its loops run i, j"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().reorder("i", "i"),
      r"schedule: order \['i', 'i'\] must list the loops \['i', 'j'\]: i is listed twice"),
+    ("y[i] = max[j](A[i, j])", {"A": csr()}, Schedule().precompute("i", "w", "max[j](A[i, j])"),
+     r"max\[j\]\(A\[i, j\]\) is the whole right-hand side, and its reduction over j is the output's own update "
+     r"\(y\[i\] max= A\[i, j\]\); precompute part of its body, A\[i, j\], or leave the expression out"),
     # names the generated C already uses (they made C that did not compile)
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().split("i", "y_val", "i1", 2),
      r"split\(i, y_val, i1, 2, down\) does not apply: 'y_val' cannot name a variable of the generated C: the "
