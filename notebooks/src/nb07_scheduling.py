@@ -287,6 +287,18 @@ step = sym.trace.find("convert")[0]
 print(step.after)
 print(step.note[step.note.index("the kernel"):])
 assert np.allclose(sym(B=A1).to_numpy(), (S1 + S1.T).toarray())"""),
+    ("md", """`A Aᵀ` reads `A` in both orders too: `C[i, j] = A[i, k] * A[j, k]`. Its loops could run `i, j, k`
+with every tensor in storage order, but then every pair `(i, j)` merges a row of `A` with another
+row (an *inner product*: 4 million merges here, however few entries `C` gets). The compiler reads
+`A[j, k]` from a CSC copy instead and runs `i, k, j` with a workspace over `j` (Gustavson). Giving
+the order `i, j, k` keeps the inner product, for comparison."""),
+    ("code", """gram = ss.lower("C[i, j] = A[i, k] * A[j, k]", A=A1, C="csr")
+print(gram.trace.find("convert")[0].note.split(": ", 1)[1].split("; the kernel")[0])
+inner = ss.lower("C[i, j] = A[i, k] * A[j, k]", A=A1, C="csr", options={"order": ["i", "j", "k"]})
+for kern in (gram, inner):
+    assert np.allclose(kern(A=A1).to_numpy(), (S1 @ S1.T).toarray())
+display(HTML(compare(lambda: gram(A=A1), {"inner product (order i, j, k)": lambda: inner(A=A1)},
+                     repeats=3, name="A[j, k] from a CSC copy").html()))"""),
     ("md", """## Two orders side by side
 
 The same SpMV over a CSC matrix (column order, scattering into `y`) next to CSR (row order,
