@@ -837,8 +837,15 @@ class _Emitter:
 
     def _omp_for(self) -> list:
         """The pragma of the parallel loop (a scalar result's loops get their reduction clauses
-        once the function is built: :meth:`_reduction_clauses`)."""
-        return [Pragma("omp parallel for schedule(guided)")]
+        once the function is built: :meth:`_reduction_clauses`).
+
+        Iterations go to the threads in shrinking chunks (guided: a long row late in the loop
+        does not hold up the rest), except with ``races="copies"``: there each thread adds its
+        iterations into its own copy of the output, and a fixed (static) split gives each copy
+        the same iterations at every call, so a float result comes out the same each time.
+        """
+        how = "static" if self.setup.races == "copies" else "guided"
+        return [Pragma(f"omp parallel for schedule({how})")]
 
     def _reduction_clauses(self, body: list) -> list:
         """``body`` with a ``reduction(op:t)`` clause on each parallel loop for each accumulator
