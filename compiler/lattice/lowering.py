@@ -71,7 +71,8 @@ from .reserve import count_scatters
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
 from .iterators import ModeIterator, WorkspaceIterator, hash_capacity_stmts
 from .cin import Forall, Sequence, Where, expr_accesses, foralls
-from .iteration_graph import LoopOrderError, is_all_dense
+from .iteration_graph import LoopOrderError, is_all_dense, storage_path
+from .schedule import as_schedule
 
 _COMPOUND = {"add": "+", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
 
@@ -2004,9 +2005,10 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
     would gather a whole sparse output in a workspace over all its entries (CSC ``A`` times CSR
     ``B``: an outer product, n x m values), or would merge rows for every pair of the output's
     coordinates (``A[i, k] * B[j, k]``: an inner product, see :func:`_sweeps_pairs`). Converting
-    an input costs O(nnz + extent) per call; the workspace, O(n m). ``conversions`` holds ``(tensor, its format, the format read, why,
-    source)``: ``source`` is None, or for a converted copy (``B_csc`` in ``B[i, j] + B[j, i]``),
-    the tensor copied, and ``program`` reads the copy where it reads that order.
+    an input costs O(nnz + extent) per call; the workspace, O(n m). ``conversions`` holds
+    ``(tensor, its format, the format read, why, source)``: ``source`` is None, or for a
+    converted copy (``B_csc`` in ``B[i, j] + B[j, i]``), the tensor copied, and ``program``
+    reads the copy where it reads that order.
 
     >>> from compiler.format import csc, csr
     >>> from compiler.notation import parse
@@ -2020,7 +2022,7 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
     """
     # (an order or a schedule the user gave is taken as it is: converting is then only to make
     # the formats agree, not to avoid a workspace or an inner product)
-    asked = order is not None or bool(getattr(schedule, "commands", schedule))
+    asked = order is not None or bool(as_schedule(schedule).commands)
     try:
         setup = Setup.create(program, formats, order=order, schedule=schedule)
     except LoopOrderError as e:
@@ -2032,6 +2034,7 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
         refused = None
         why = pairs or (f"{program.lhs.tensor} would be gathered in a workspace {setup.gathered} over all its "
                         f"entries (an outer product: the reduction's loop runs outside {program.lhs.tensor}'s loops)")
+    accesses = expr_accesses(program.rhs)
     blocked = None   # (the fewest conversions that remove the disagreement, what then refuses them)
     for plan, copies in _conversion_plans(program, formats, order):
         rewritten = _with_copies(program, copies)
@@ -2043,12 +2046,11 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule):
             blocked = blocked or (plan, copies, e)
             continue
         if asked or (converted.gathered is None and _sweeps_pairs(converted, {**formats, **plan}) is None):
-            sources = {copy: expr_accesses(program.rhs)[k].tensor for k, copy in copies.items()}
+            sources = {copy: accesses[k].tensor for k, copy in copies.items()}
             return rewritten, converted, tuple((t, formats.get(sources.get(t, t)), f, why, sources.get(t))
                                                for t, f in plan.items())
     if refused is not None and blocked is not None:
         plan, copies, e = blocked
-        accesses = expr_accesses(program.rhs)
         what = " and ".join(f"{t} as {_format_text(f)}" if t in formats else
                             f"{', '.join(str(accesses[k]) for k, c in copies.items() if c == t)} from a copy "
                             f"in {_format_text(f)}" for t, f in plan.items())
@@ -2082,17 +2084,13 @@ def _sweeps_pairs(setup: Setup, formats: dict) -> str | None:
     out_indices = {i.name for i in program.lhs.indices}
     accesses = expr_accesses(program.rhs)
 
-    def level_of(fmt, acc, name):
-        k = 0
-        for lvl in fmt.levels:
-            if any(acc.indices[fmt.mode_order[m]].name == name for m in range(k, k + lvl.nmodes)):
-                return lvl
-            k += lvl.nmodes
-        return None
+    def stored_densely(acc, name):
+        indices, levels = storage_path(acc, formats[acc.tensor])
+        return all(lvl == "Dense" for i, lvl in zip(indices, levels) if i.name == name)
 
     def swept(name):
         reads = [a for a in accesses if any(i.name == name for i in a.indices) and formats.get(a.tensor) is not None]
-        if not reads or any(not isinstance(level_of(formats[a.tensor], a, name), Dense) for a in reads):
+        if not reads or not all(stored_densely(a, name) for a in reads):
             return None
         return reads
 
