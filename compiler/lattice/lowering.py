@@ -1929,8 +1929,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
         else:
             how = f"reads {tensor} as {_format_text(fmt)}, converted before each call"
         trace.record("convert", before=program, after=read,
-                     note=f"{tensor} is {_format_text(given)}: {why}; the kernel {how} ({tensor}.asformat; "
-                          f"between CSR and CSC a counting sort, O(nnz + extent))")
+                     note=f"{tensor} is {_format_text(given)}: {why}; the kernel {how} ({tensor}.asformat, "
+                          f"{_conversion_cost(given, fmt)})")
     program = read
     for stage, before, after, note in setup.steps:
         trace.record(stage, before=before, after=after, note=note)
@@ -2214,6 +2214,18 @@ def _with_copies(program: NAssign, copies: dict) -> NAssign:
         return e
 
     return replace(program, rhs=visit(program.rhs))
+
+
+def _conversion_cost(given: Format, fmt: Format) -> str:
+    """How ``Tensor.asformat`` converts between two formats, for the ``convert`` note.
+
+    >>> from compiler.format import parse_format
+    >>> _conversion_cost(parse_format("csr", ndim=2), parse_format("csc", ndim=2))
+    'a counting sort, O(nnz + extent)'
+    """
+    if {given.shorthand, fmt.shorthand} == {"csr", "csc"}:
+        return "a counting sort, O(nnz + extent)"
+    return "a sort of its entries, O(nnz log nnz)"
 
 
 def _format_text(fmt: Format) -> str:

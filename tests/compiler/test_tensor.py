@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 from compiler.errors import DTypeError, FormatError, ShapeError
 from compiler.format import Format, csc, csr, parse_format
 from compiler.levels import Dense, Element, Pattern, SparseCOO, SparseList
-from compiler.tensor import Tensor
+from compiler.tensor import Tensor, _storage_sort
 
 FORMATS = {1: ["dense", "sv", "coo", "csf"],
            2: ["dense", "csr", "csc", "coo", "dcsr",
@@ -321,7 +321,7 @@ def test_csr_and_csc_convert_by_counting_sort_as_the_general_way_does(arr, dt, p
     assert u.format == target and u.levels[1].idx.dtype == itype and u.vals.dtype == dt
     assert_same(u.to_numpy(), t.to_numpy())
     assert u.nnz == t.nnz
-    # the general way (through coordinates, lexsort) agrees on every stored entry but those equal to the fill
+    # the general way (through coordinates, sorted) agrees on every stored entry but those equal to the fill
     now = t.to_numpy()
     general = Tensor._from_logical_entries(target, t.shape, [c.astype(np.int64) for c in np.nonzero(now != fill)],
                                            now[now != fill], "A")
@@ -354,3 +354,18 @@ def test_a_coordinate_past_an_int32_index_is_refused_not_wrapped(fmt):
     small = sp.coo_array((np.array([1.0]), (np.array([0]), np.array([5]))), shape=(1, n))
     t = Tensor.from_scipy(small, parse_format(fmt, index_dtype="int32"), name="A")
     assert t.to_scipy("coo").col.tolist() == [5]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda nd: st.tuples(
+    st.just(nd), st.sets(st.tuples(*[st.integers(0, 5)] * nd), max_size=30))), st.booleans())
+def test_entries_are_sorted_by_one_key_or_by_lexsort_when_it_would_not_fit(case, huge):
+    # the sort key of (i, j, k) is i * n_j * n_k + j * n_k + k; when the sizes' product passes
+    # int64 the sort falls back to lexsort; both give storage order
+    ndim, entries = case
+    sizes = [2 ** 40 if huge else 6] * ndim
+    entries = list(entries)
+    coords = [np.array([e[m] for e in entries], dtype=np.int64) for m in range(len(sizes))]
+    order = _storage_sort(coords, sizes)
+    got = entries if order is None else [entries[p] for p in order]
+    assert got == sorted(entries)

@@ -184,7 +184,7 @@ def test_csc_times_csr_reads_a_as_csr_rather_than_gather_the_whole_product(out):
     (convert,) = k.trace.find("convert")
     assert convert.note == ("A is csc: C would be gathered in a workspace w[i, j] over all its entries (an outer "
                             "product: the reduction's loop runs outside C's loops); the kernel reads A as csr, "
-                            "converted before each call (A.asformat; between CSR and CSC a counting sort, "
+                            "converted before each call (A.asformat, a counting sort, "
                             "O(nnz + extent))")
     (step,) = [s for s in k.trace.steps if s.stage == "precompute"]
     assert step.note == "the sparse output cannot be appended in this loop order: the result is gathered in a " \
