@@ -274,24 +274,7 @@ class Tensor:
         (1, [7], 1, 'int64')
         """
         arr = np.asarray(arr)
-        if isinstance(format, str):
-            dt = value_dtype(arr.dtype if dtype is None else dtype)
-            f = (False if dt.kind == "b" else 0) if fill is None else fill
-            fmt = parse_format(format, ndim=arr.ndim, fill=normalize_fill(f, dt), dtype=dt)
-        else:
-            fmt = parse_format(format)
-            leaf = fmt.leaf
-            if isinstance(leaf, Pattern):
-                if dtype is not None and value_dtype(dtype).kind != "b":
-                    raise DTypeError(f"a Pattern leaf holds bool values, not {np.dtype(dtype).name}")
-                if fill is not None and fill is not False and fill != 0:
-                    raise FormatError(f"a Pattern leaf has fill False, not {fill!r}")
-            else:
-                dt = value_dtype(dtype if dtype is not None else
-                                 leaf.dtype if leaf.dtype is not None else arr.dtype)
-                f = leaf.fill if fill is None else fill
-                fmt = Format(_replace_leaf(fmt.root, Element(normalize_fill(f, dt), dtype=dt)),
-                             fmt.mode_order)
+        fmt = _target_format(format, arr.ndim, arr.dtype, fill, dtype)
         if fmt.ndim != arr.ndim:
             raise ShapeError(f"{name or 'tensor'}: format {fmt} stores {fmt.ndim} modes but the array "
                              f"has {arr.ndim} dimension(s), shape {arr.shape}")
@@ -311,6 +294,71 @@ class Tensor:
             root = fmt.root.from_entries(1, np.zeros(len(vals), dtype=POS), coords, vals,
                                          list(stored.shape))
         return cls(root, shape=arr.shape, mode_order=fmt.mode_order, name=name, check=False)
+
+    @classmethod
+    def from_coords(cls, coords, values, shape, format="coo", fill=None, dtype=None,
+                    name: str | None = None) -> "Tensor":
+        """A tensor from its entries, without building anything of the whole tensor's size:
+        ``coords[m][e]`` is entry ``e``'s coordinate in mode ``m`` and ``values[e]`` its value,
+        as in pydata/sparse's ``COO(coords, data, shape)``. Entries come in any order; duplicates
+        are summed (or-ed for bool), as scipy.sparse and pydata/sparse do; an entry equal to the
+        fill is not stored. ``format``, ``fill`` and ``dtype`` are as in :meth:`from_numpy`.
+
+        >>> t = Tensor.from_coords([[2, 0, 0], [0, 1, 1]], [2.0, 1.0, 3.0], shape=(3, 2), format="csr")
+        >>> t.to_numpy().tolist(), t.nnz
+        ([[0.0, 4.0], [0.0, 0.0], [2.0, 0.0]], 2)
+        >>> Tensor.from_coords([[0], [5]], [1.0], shape=(3, 2), name="A")
+        Traceback (most recent call last):
+        ...
+        compiler.errors.ShapeError: A: entry 0 has coordinate 5 in mode 1, outside 0..1 (shape (3, 2))
+        """
+        label = name or "tensor"
+        shape = _checked_shape(shape, label)
+        values = np.asarray(values)
+        if values.ndim != 1:
+            raise ShapeError(f"{label}: values must be 1-D, one per entry; got shape {values.shape}")
+        try:
+            coords = np.asarray(coords)
+        except ValueError:   # (rows of different lengths)
+            raise ShapeError(f"{label}: coords must have one row per mode, each as long as values") from None
+        if coords.size == 0:
+            coords = coords.reshape(len(shape), 0).astype(POS)
+        if coords.ndim != 2 or coords.shape != (len(shape), len(values)):
+            raise ShapeError(f"{label}: coords must have shape (modes, entries) = ({len(shape)}, {len(values)}) "
+                             f"for shape {shape} and {len(values)} values; got {coords.shape}")
+        if coords.dtype.kind not in "iu":
+            raise DTypeError(f"{label}: coordinates must be integers, got {coords.dtype.name}")
+        for m, (c, n) in enumerate(zip(coords, shape)):
+            bad = np.flatnonzero((c < 0) | (c >= n))
+            if len(bad):
+                raise ShapeError(f"{label}: entry {bad[0]} has coordinate {c[bad[0]]} in mode {m}, outside "
+                                 f"0..{n - 1} (shape {shape})")
+        fmt = _target_format(format, len(shape), values.dtype, fill, dtype)
+        if fmt.ndim != len(shape):
+            raise ShapeError(f"{label}: format {fmt} stores {fmt.ndim} modes but shape {shape} has {len(shape)}")
+        dt = value_dtype(fmt.dtype)
+        vals = values.astype(dt)
+        logical, vals = _sum_duplicates([c.astype(POS) for c in coords], vals, shape)
+        if all(isinstance(lvl, Dense) for lvl in fmt.levels):
+            arr = np.full(shape, fmt.fill, dtype=dt)
+            arr[tuple(logical)] = vals
+            return cls.from_numpy(arr, fmt, name=name)
+        keep = ~is_fill(vals, fmt.fill)
+        return cls._from_logical_entries(fmt, shape, [c[keep] for c in logical], vals[keep], name)
+
+    def to_coords(self) -> tuple[np.ndarray, np.ndarray]:
+        """The stored entries as (coords, values): ``coords`` has one row per logical mode, the
+        entries come in storage order; :meth:`from_coords` takes them back.
+
+        >>> c, v = Tensor.from_numpy(np.array([[0, 1.0], [2.0, 0]]), "csc").to_coords()
+        >>> c.tolist(), v.tolist()
+        ([[1, 0], [0, 1]], [2.0, 1.0])
+        """
+        storage, vals = self._entries()
+        coords = np.zeros((self.ndim, len(vals)), dtype=POS)
+        for k, m in enumerate(self._mode_order):
+            coords[m] = storage[k]
+        return coords, vals.copy()
 
     @classmethod
     def from_scipy(cls, m, format=None, fill=0, name: str | None = None) -> "Tensor":
@@ -516,6 +564,56 @@ class Tensor:
         return fiber_tree_text(self, name or self._label, max_children=max_children)
 
 
+def _target_format(format, ndim: int, given, fill, dtype) -> Format:
+    """The format a constructor builds: ``format`` (a shorthand, a spec or a Format) with the
+    value dtype ``dtype`` (else the format's, else ``given``, the data's) and the fill ``fill``
+    (else the format's, else 0 or False)."""
+    if isinstance(format, str):
+        dt = value_dtype(given if dtype is None else dtype)
+        f = (False if dt.kind == "b" else 0) if fill is None else fill
+        return parse_format(format, ndim=ndim, fill=normalize_fill(f, dt), dtype=dt)
+    fmt = parse_format(format)
+    leaf = fmt.leaf
+    if isinstance(leaf, Pattern):
+        if dtype is not None and value_dtype(dtype).kind != "b":
+            raise DTypeError(f"a Pattern leaf holds bool values, not {np.dtype(dtype).name}")
+        if fill is not None and fill is not False and fill != 0:
+            raise FormatError(f"a Pattern leaf has fill False, not {fill!r}")
+        return fmt
+    dt = value_dtype(dtype if dtype is not None else leaf.dtype if leaf.dtype is not None else given)
+    f = leaf.fill if fill is None else fill
+    return Format(_replace_leaf(fmt.root, Element(normalize_fill(f, dt), dtype=dt)), fmt.mode_order)
+
+
+def _checked_shape(shape, label: str) -> tuple[int, ...]:
+    """``shape`` as a tuple of non-negative ints, or a ShapeError naming the tensor."""
+    dims = tuple(shape) if np.iterable(shape) else (shape,)
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in dims):
+        raise ShapeError(f"{label}: shape must be a tuple of non-negative integers, got {shape!r}")
+    return tuple(int(n) for n in dims)
+
+
+def _sum_duplicates(coords: list, vals: np.ndarray, shape) -> tuple[list, np.ndarray]:
+    """Entries sorted row-major with duplicates summed (or-ed for bool values).
+
+    >>> c, v = _sum_duplicates([np.array([1, 0, 1]), np.array([0, 2, 0])], np.array([1.0, 2.0, 3.0]), (2, 3))
+    >>> [x.tolist() for x in c], v.tolist()
+    ([[0, 1], [2, 0]], [2.0, 4.0])
+    """
+    if len(vals) < 2:
+        return coords, vals
+    order = _storage_sort(coords, list(shape), stable=True)   # (duplicates are summed in the given order)
+    if order is not None:
+        coords, vals = [c[order] for c in coords], vals[order]
+    new = np.ones(len(vals), dtype=bool)
+    new[1:] = np.any([c[1:] != c[:-1] for c in coords], axis=0)
+    if new.all():
+        return coords, vals
+    starts = np.flatnonzero(new)
+    combine = np.logical_or if vals.dtype.kind == "b" else np.add
+    return [c[starts] for c in coords], combine.reduceat(vals, starts)
+
+
 def _check_index_room(fmt: Format, coords: list, count: int, label: str) -> None:
     """Refuse entries a level's index dtype cannot hold: an int32 level cast 2^31 to -2^31 (and
     a kernel then indexed with it). ``coords`` are in storage order, one array per mode.
@@ -540,9 +638,10 @@ def _check_index_room(fmt: Format, coords: list, count: int, label: str) -> None
         k += lvl.nmodes
 
 
-def _storage_sort(coords: list, sizes: list) -> "np.ndarray | None":
-    """The permutation that sorts unique entries by their coordinates (``coords``, one array
-    per mode, outermost first), or None when they are sorted already (CSR read as DCSR or COO).
+def _storage_sort(coords: list, sizes: list, stable: bool = False) -> "np.ndarray | None":
+    """The permutation that sorts entries by their coordinates (``coords``, one array per mode,
+    outermost first), or None when they are sorted already (CSR read as DCSR or COO). Equal
+    entries keep their order when ``stable``.
 
     One argsort of the row-major linear index, when it fits in int64: 5x faster than lexsort
     on a million entries; lexsort otherwise.
@@ -563,9 +662,9 @@ def _storage_sort(coords: list, sizes: list) -> "np.ndarray | None":
     for c, s in zip(coords[1:], sizes[1:]):
         key *= int(s)
         key += c
-    if bool(np.all(key[1:] > key[:-1])):
+    if bool(np.all(key[1:] >= key[:-1])):
         return None
-    return np.argsort(key)
+    return np.argsort(key, kind="stable" if stable else None)
 
 
 def _canonical_coo(c) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

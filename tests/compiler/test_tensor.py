@@ -369,3 +369,56 @@ def test_entries_are_sorted_by_one_key_or_by_lexsort_when_it_would_not_fit(case,
     order = _storage_sort(coords, sizes)
     got = entries if order is None else [entries[p] for p in order]
     assert got == sorted(entries)
+
+
+@settings(max_examples=150, deadline=None)
+@given(tensor_cases(), st.data())
+def test_from_coords_sums_duplicates_and_stores_no_fill_in_any_format(case, data):
+    arr, fmt, fill = case   # (arr gives the shape and dtype)
+    pool = next(p for dt, f, p in CASES if dt == arr.dtype.name and (f == fill or f != f and fill != fill))
+    n = data.draw(st.integers(0, 12)) if arr.size else 0
+    coords = np.array([data.draw(st.lists(st.integers(0, max(s - 1, 0)), min_size=n, max_size=n))
+                       for s in arr.shape],
+                      dtype=np.int64).reshape(arr.ndim, n)
+    values = np.array(data.draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n)), dtype=arr.dtype)
+    expected, seen = np.full(arr.shape, fill, dtype=arr.dtype), set()
+    for e in range(n):   # duplicates are summed (or-ed for bool), in the order given
+        at = tuple(coords[:, e])
+        expected[at] = values[e] if at not in seen else (expected[at] | values[e] if arr.dtype == bool
+                                                        else expected[at] + values[e])
+        seen.add(at)
+    t = Tensor.from_coords(coords, values, arr.shape, fmt, fill=fill, dtype=arr.dtype, name="A")
+    t.validate()
+    assert_same(t.to_numpy(), expected)
+    if sparse_only(t.format):
+        assert t.nnz == count_not_fill(expected, fill)
+    back = Tensor.from_coords(*t.to_coords(), arr.shape, fmt, fill=fill, dtype=arr.dtype)
+    assert_same(back.to_numpy(), expected)
+
+
+def test_from_coords_builds_a_tensor_too_large_to_hold_densely():
+    t = Tensor.from_coords([[10 ** 11, 3, 10 ** 11], [7, 10 ** 11, 7]], [1.0, 2.0, 0.5], shape=(10 ** 12, 10 ** 12),
+                           format="dcsr", name="A")
+    assert t.nnz == 2 and t.levels[0].idx.tolist() == [3, 10 ** 11] and t.vals.tolist() == [2.0, 1.5]
+    coords, vals = t.to_coords()
+    assert coords.tolist() == [[3, 10 ** 11], [10 ** 11, 7]] and vals.tolist() == [2.0, 1.5]
+
+
+def test_from_coords_names_the_tensor_and_the_entry_at_fault():
+    with pytest.raises(ShapeError, match=r"A: entry 1 has coordinate -1 in mode 0, outside 0..2 \(shape \(3, 2\)\)"):
+        Tensor.from_coords([[0, -1], [0, 1]], [1.0, 2.0], (3, 2), name="A")
+    with pytest.raises(ShapeError, match=r"A: coords must have shape \(modes, entries\) = \(2, 2\) for shape "
+                                         r"\(3, 2\) and 2 values; got \(2, 3\)"):
+        Tensor.from_coords([[0, 1, 2], [0, 1, 1]], [1.0, 2.0], (3, 2), name="A")
+    with pytest.raises(ShapeError, match="A: coords must have one row per mode, each as long as values"):
+        Tensor.from_coords([[0, 1], [0]], [1.0, 2.0], (3, 2), name="A")
+    with pytest.raises(DTypeError, match="A: coordinates must be integers, got float64"):
+        Tensor.from_coords([[0.5], [0]], [1.0], (3, 2), name="A")
+    with pytest.raises(ShapeError, match=r"A: shape must be a tuple of non-negative integers, got \(3, -2\)"):
+        Tensor.from_coords([[0], [0]], [1.0], (3, -2), name="A")
+    with pytest.raises(ShapeError, match=r"A: values must be 1-D, one per entry; got shape \(1, 1\)"):
+        Tensor.from_coords([[0], [0]], [[1.0]], (3, 2), name="A")
+    with pytest.raises(ShapeError, match=r"A: format .* stores 2 modes but shape \(3,\) has 1"):
+        Tensor.from_coords([[0]], [1.0], (3,), Format(Dense(SparseList(Element(0.0)))), name="A")
+    empty = Tensor.from_coords([[], []], [], (3, 2), "csr")
+    assert empty.nnz == 0 and empty.to_numpy().tolist() == [[0.0, 0.0]] * 3
