@@ -48,7 +48,7 @@ import numpy as np
 from . import serialize
 from .dtypes import c_type, value_dtype
 from .dtypes import result_dtype as _promote
-from .errors import DTypeError, SparsescopeError
+from .errors import DTypeError, SparsescopeError, UserCodeError
 
 
 @serialize.node
@@ -135,6 +135,14 @@ class Operator:
     #: cheaper C bodies of a user function for the lattice cases where only some arguments
     #: are present: ``((present params, body), ...)``; see :func:`user_function`
     cases: tuple = ()
+
+    def __post_init__(self):
+        # ("x & !y", {"y": 1}): the assumed fills as sorted pairs, so the operator hashes (the
+        # lattice keys expressions by their calls) and compares equal after a JSON round trip
+        alg = self.algebra
+        if isinstance(alg, (tuple, list)) and len(alg) == 2 and isinstance(alg[0], str):
+            pairs = alg[1].items() if isinstance(alg[1], dict) else alg[1]
+            object.__setattr__(self, "algebra", (alg[0], tuple(sorted((str(k), v) for k, v in pairs))))
 
     # -- identification -------------------------------------------------------
 
@@ -258,8 +266,13 @@ class Operator:
                 f"user function {self.name} has no Python implementation in this process "
                 f"(it was probably loaded from JSON); recreate it with user_function(...)")
         with np.errstate(all="ignore"):
-            out = impl(self, arrays, rdt)
-        return np.asarray(out).astype(rdt, copy=False)
+            try:
+                return np.asarray(impl(self, arrays, rdt)).astype(rdt, copy=False)
+            except OverflowError as e:   # (a Python int out of the result dtype's range)
+                if not self.is_user:
+                    raise
+                raise UserCodeError(f"user function {self.name}: its Python implementation returned a value "
+                                    f"{rdt.name} cannot hold ({e})") from None
 
     def reduce(self, array, axis: int = -1):
         """Reduce ``array`` along ``axis`` in index order (the oracle of a reduction).
@@ -395,17 +408,25 @@ class Operator:
         """C definitions that :meth:`c_expr` relies on (``""`` if none).
 
         For a user function this is its body as a ``static inline`` function
-        specialized to the operand dtype(s).
+        specialized to the operand dtype(s). A bool argument of a function whose result
+        is a number takes the result's type, as the Python implementation sees ``True``
+        as 1 in arithmetic (a C ``bool`` parameter would turn ``y = 2`` into 1).
 
         >>> print(user_function("smin", min, "return x < y ? x : y;").c_helper("int64"))
         static inline int64_t ss_smin_int64(int64_t x, int64_t y) {
             return x < y ? x : y;
         }
+        >>> print(user_function("g", max, "return x > y ? x : y;", dtype="int64").c_helper(["int64", "bool"]))
+        static inline int64_t ss_g_int64_bool(int64_t x, int64_t y) {
+            return x > y ? x : y;
+        }
         """
         dts = self._operand_dtypes(dtype)
         if self.is_user:
             rdt = self.dtype if self.dtype is not None else _promote(*dts)
-            sig = ", ".join(f"{c_type(d)} {p}" for d, p in zip(dts, self.params))
+            rdt = np.dtype(rdt)
+            sig = ", ".join(f"{c_type(rdt if d.kind == 'b' and rdt.kind != 'b' else d)} {p}"
+                            for d, p in zip(dts, self.params))
             body = "\n".join("    " + line if line.strip() else "" for line in self.c_body.strip().splitlines())
             return f"static inline {c_type(rdt)} {self._c_name(dts)}({sig}) {{\n{body}\n}}"
         if self.name == "pow":

@@ -286,15 +286,21 @@ def parse_algebra(text: str, params) -> Alg:
     return a
 
 
-def _substitute(a: Alg, mapping: dict[str, Alg]) -> Alg:
+def _substitute(a: Alg, mapping: dict[str, Alg], complemented: dict[str, Alg] | None = None) -> Alg:
+    """``a`` with each parameter region replaced by ``mapping``'s algebra, and each complemented
+    one (``a`` has its complements on parameters, after :func:`de_morgan`) by the complement of
+    ``complemented``'s (default: ``mapping``'s)."""
+    complemented = mapping if complemented is None else complemented
     if isinstance(a, Region):
         return mapping[a.name]
     if isinstance(a, Union):
-        return union(_substitute(a.left, mapping), _substitute(a.right, mapping))
+        return union(_substitute(a.left, mapping, complemented), _substitute(a.right, mapping, complemented))
     if isinstance(a, Intersect):
-        return intersect(_substitute(a.left, mapping), _substitute(a.right, mapping))
+        return intersect(_substitute(a.left, mapping, complemented), _substitute(a.right, mapping, complemented))
     if isinstance(a, Complement):
-        return Complement(_substitute(a.arg, mapping))
+        if isinstance(a.arg, Region):
+            return Complement(complemented[a.arg.name])
+        return Complement(_substitute(a.arg, mapping, complemented))
     return a
 
 
@@ -359,14 +365,18 @@ def _derive_call(e, op: Operator, algs, fills, log):
     known = all(f is not NOVALUE for f in fills)
     fill = op.fill(*fills)
     if op.algebra is not None:
-        text, assumed = (op.algebra, {}) if isinstance(op.algebra, str) else op.algebra
-        alg = parse_algebra(text, op.params)
+        text, assumed = (op.algebra, {}) if isinstance(op.algebra, str) else (op.algebra[0], dict(op.algebra[1]))
+        alg = de_morgan(parse_algebra(text, op.params))   # (complements now on parameters alone)
         for k, p in enumerate(op.params):
             want = assumed.get(p, 0)
             if not known or not same_value(fills[k], np.asarray(want).astype(_dtype_of(fills[k]))[()]):
                 log.append(f"explicit-algebra-fill-mismatch: {e}")
                 return Universe(), fill
-        out = de_morgan(_substitute(alg, dict(zip(op.params, algs))))
+        # a derived algebra over-approximates where an argument differs from its fill (c - d may
+        # be 0 where both are stored): sound where the parameter is used, not under a complement,
+        # which needs where it surely differs; an access is exact, a compound argument gives ∅
+        surely = {p: algs[k] if isinstance(e.args[k], Access) else Empty() for k, p in enumerate(op.params)}
+        out = de_morgan(_substitute(alg, dict(zip(op.params, algs)), surely))
         if holds(out, set()):
             # the algebra includes coordinates where no argument is defined: it is stated
             # relative to the result's fill, which f(fills) is not

@@ -41,7 +41,7 @@ from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..errors import StrategyError
 from ..format import Format
-from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, assign_spelling
+from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, assign_spelling, walk
 from ..notation.dtypes import check_output_dtype, expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
@@ -51,7 +51,7 @@ from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, _map_
                   unshadow, with_workspace_kind, workspace_name)
 from .iteration_graph import IterationGraph, LoopOrderError, is_all_dense, storage_path
 from .iterators import ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
-from .lattice import Operand, build_lattice, literal, remove_operands, simplify_rules, verify
+from .lattice import Operand, build_lattice, literal, remove_operands, simplify_rules, typed_fill, verify
 
 INDENT = "  "
 
@@ -126,7 +126,7 @@ class CFold(CNode):
     lhs: Access
     op: Operator
     fill: Any
-    dtype: str        # the operator's result dtype on the reduced value (bool + bool is int64)
+    dtype: str        # the dtype the reduction accumulates in (a sum of int32 or bool is int64, as in numpy)
     output: bool
     per: Index | None = None   # a dense output's index under the reduction: one count per coordinate
 
@@ -1162,7 +1162,12 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
             free.append(acc)
         else:
             fixed.append(acc)
-    force = False  # value tests come with omitters (see build_lattice)
+    # value tests come with omitters (see build_lattice); and with a dense operand read by the
+    # loops inside under an explicit algebra: there it is bound, taken as present, so a stored
+    # fill (xorf(b[j], M[j, k]) with b[j] = 0) must be told apart here, where b[j] is located
+    force = not isinstance(stmt.body, Assignment) and value is not None and \
+        any(op.kind == "dense" and op.leaf for op in operands) and \
+        any(isinstance(n, Call) and n.op.algebra is not None for n in walk(value))
     if value is None:
         return CSkip()
     tally = None
@@ -1204,7 +1209,7 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
             if not pt.producer:
                 cases.append(CCase(present, tests, vtests, CSkip(), True))
                 continue
-            absent = {ops[k].access: ops[k].fill for k in ops if k not in pt.present}
+            absent = {ops[k].access: typed_fill(ops[k]) for k in ops if k not in pt.present}
             log: list[Rewrite] = []
             body = simplify_stmt(remove_from_stmt(stmt.body, absent), setup, log)
             L.rewrites.extend(log)
@@ -1248,7 +1253,7 @@ def _fold_per(stmt: Forall, value, setup: Setup, ctx: _Ctx) -> CFold | None:
     if fill is NOVALUE or ident is NOVALUE or same_value(fill, ident):
         return None
     vdt = np.dtype(expr_dtype(value, setup.dtype_of))
-    return CFold(i, a.lhs, op, fill, op.result_dtype(vdt, vdt).name, True, per=j)
+    return CFold(i, a.lhs, op, fill, reduce_dtype(op, vdt).name, True, per=j)
 
 
 def _flat_positions(stmt, program: Assign, formats: dict):
@@ -1332,7 +1337,7 @@ def _fold(stmt: Forall, value, identity, setup: Setup) -> CFold | None:
     if fill is NOVALUE or (identity is not NOVALUE and same_value(fill, identity)):
         return None
     vdt = np.dtype(expr_dtype(value, setup.dtype_of))
-    return CFold(i, a.lhs, op, fill, op.result_dtype(vdt, vdt).name, a.lhs == setup.output)
+    return CFold(i, a.lhs, op, fill, reduce_dtype(op, vdt).name, a.lhs == setup.output)
 
 
 def _needs_order(body, ws: str, setup: Setup) -> bool:

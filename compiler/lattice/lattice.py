@@ -56,7 +56,7 @@ import numpy as np
 
 from .. import serialize
 from ..algebra import NOVALUE, Operator
-from ..errors import SparsescopeError
+from ..errors import SparsescopeError, UserCodeError
 from ..notation.ast import Access, Call, Index, Literal, Reduce
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
@@ -193,7 +193,13 @@ def _py(v):
 
 
 def literal(value) -> Literal:
-    return Literal(_py(value))
+    """A literal of ``value``, keeping a numpy scalar's dtype (an int32 fill stays int32)."""
+    return Literal(_py(value), value.dtype.name if isinstance(value, np.generic) else None)
+
+
+def typed_fill(op: "Operand"):
+    """The fill of an absent operand as a scalar of its dtype, for :func:`remove_operands`."""
+    return np.asarray(op.fill).astype(op.dtype)[()]
 
 
 def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
@@ -318,8 +324,12 @@ def build_lattice(index: Index, expr, operands: list[Operand], *, neutral, free=
     rules_fired: list[str] = []
     alg, fill = derive(expr, fill_fn, rules_fired)
     log: list[Rewrite] = [Rewrite(f"derive:{r.split(':')[0]}", r.split(": ", 1)[-1], "") for r in rules_fired]
+    # an algebra that holds where no argument is stored ("x | !y") is stated relative to the
+    # value the arguments are absent as: usable where the neutral value is that one (not under
+    # prod, whose neutral is 1, of arguments with fill 0)
     relative = fill is NOVALUE and neutral is not NOVALUE and isinstance(expr, Call) and \
-        any(r == f"explicit-algebra-relative: {expr}" for r in rules_fired)
+        any(r == f"explicit-algebra-relative: {expr}" for r in rules_fired) and \
+        all(same_value(derive(a, fill_fn, [])[1], neutral) for a in expr.args)
     if relative:
         log.append(Rewrite("explicit-algebra-relative", str(alg), f"relative to the fill {_py(neutral)!r}"))
     elif not same_value(fill, neutral) or neutral is NOVALUE:
@@ -355,7 +365,7 @@ def build_lattice(index: Index, expr, operands: list[Operand], *, neutral, free=
     for p in points:
         if not p.producer:
             continue
-        absent = {ops[k].access: ops[k].fill for k in ops if k not in p.present}
+        absent = {ops[k].access: typed_fill(ops[k]) for k in ops if k not in p.present}
         p.expr = rewrite(remove_operands(expr, absent), rules, log)
         if isinstance(p.expr, Literal) and neutral is not NOVALUE and same_value(
                 np.asarray(p.expr.value).astype(p.expr.dtype)[()], neutral):
@@ -510,10 +520,13 @@ def check_lattice(L: Lattice, expr, *, trials: int = 12, seed: int = 0, free_dty
                         dt = free_dtypes.get(k, "float64")
                         vals[k] = _sample(f, dt, rng) if k in fr else np.asarray(f).astype(dt)[()]
                     with np.errstate(all="ignore"):
-                        v = evaluate_expr(expr, vals)
+                        try:
+                            v = evaluate_expr(expr, vals)
+                        except UserCodeError:   # (a user function's Python leaving its integer dtype)
+                            continue
                         if _wraps(expr, vals, v):
-                            # INT32_MIN * x wraps in int32; a case folds its fills in int64 literals,
-                            # which do not: operator properties assume no overflow
+                            # INT32_MIN * -1 wraps in int32: operator properties (the annihilator
+                            # and identity rules) assume no overflow
                             continue
                     if _is_nan(v) and not _is_nan(L.neutral):
                         continue  # operator properties are stated for non-NaN values (0 * inf)
@@ -521,7 +534,10 @@ def check_lattice(L: Lattice, expr, *, trials: int = 12, seed: int = 0, free_dty
                         is_needed = True
                     if point is not None and point.producer:
                         with np.errstate(all="ignore"):
-                            got = evaluate_expr(point.expr, vals)
+                            try:
+                                got = evaluate_expr(point.expr, vals)
+                            except UserCodeError:
+                                continue
                         if not _agrees(got, v, operand_dtypes) \
                                 and not (np.isnan(np.float64(got)) if np.asarray(got).dtype.kind == "f" else False):
                             wrong.append((S, v, got))
@@ -566,9 +582,24 @@ def verify(L: Lattice, expr, **kw) -> CheckResult:
     """:func:`check_lattice`, raising :class:`LatticeError` when the lattice is unsound."""
     res = check_lattice(L, expr, **kw)
     if not res.sound:
+        stated = {f"{n.op.name} ({n.op.algebra if isinstance(n.op.algebra, str) else n.op.algebra[0]!r})"
+                  for n in _calls(expr) if n.op.algebra is not None}
+        hint = (f"; an explicit iteration algebra may leave out a region where its function's Python "
+                f"implementation differs from the fill: check {', '.join(sorted(stated))}" if stated else
+                "; this is a bug in sparsescope: please report it")
         raise LatticeError(f"the lattice at {L.index} for {expr} misses regions {res.missing} "
-                           f"or computes wrong values {res.wrong[:3]}:\n{L.text()}")
+                           f"or computes wrong values {res.wrong[:3]}{hint}:\n{L.text()}")
     return res
+
+
+def _calls(e):
+    """The calls in an expression, outermost first."""
+    if isinstance(e, Call):
+        yield e
+        for a in e.args:
+            yield from _calls(a)
+    elif isinstance(e, Reduce):
+        yield from _calls(e.body)
 
 
 __all__ = ["Operand", "Point", "Loop", "Lattice", "LatticeError", "build_lattice", "check_lattice",

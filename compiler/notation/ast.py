@@ -96,11 +96,18 @@ class Literal(Expr):
     Equality is by type and value, with NaN equal to NaN, so that trees (and
     kernel cache keys) containing NaN literals compare equal.
 
+    ``typed`` keeps the dtype of a tensor's fill put in for an absent operand (an int32
+    fill stays int32, so ``b[i] + 1`` wraps as ``b[i] + c[i]`` would); a literal written
+    in a program is bool, int64 or float64 by its value.
+
     >>> Literal(float("nan")) == Literal(float("nan")), Literal(1) == Literal(1.0)
     (True, False)
+    >>> Literal(1, "int32").dtype.name, Literal(1, "int64") == Literal(1)
+    ('int32', True)
     """
 
     value: Any
+    typed: str | None = None
 
     def __post_init__(self):
         v = self.value
@@ -109,16 +116,22 @@ class Literal(Expr):
         if not isinstance(v, (bool, int, float)):
             raise TypeError(f"a literal must be a bool, int or float, not {type(v).__name__}")
         object.__setattr__(self, "value", v)
+        if self.typed is not None:
+            typed = np.dtype(self.typed).name
+            object.__setattr__(self, "typed", None if typed == self._natural().name else typed)
 
-    @property
-    def dtype(self) -> np.dtype:
-        """bool, int64 or float64: literals are not weakly typed."""
+    def _natural(self) -> np.dtype:
         v = self.value
         return np.dtype("bool" if isinstance(v, bool) else "int64" if isinstance(v, int) else "float64")
 
+    @property
+    def dtype(self) -> np.dtype:
+        """bool, int64 or float64 by the value (literals are not weakly typed), or ``typed``."""
+        return np.dtype(self.typed) if self.typed is not None else self._natural()
+
     def _key(self):
         v = self.value
-        return (type(v).__name__, "nan" if isinstance(v, float) and math.isnan(v) else v)
+        return (type(v).__name__, "nan" if isinstance(v, float) and math.isnan(v) else v, self.typed)
 
     def __eq__(self, other):
         return isinstance(other, Literal) and self._key() == other._key()

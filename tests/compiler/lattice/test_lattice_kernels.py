@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor, evaluate, lower, user_function
-from compiler.errors import DTypeError, FormatError, StrategyError, UsageError
+from compiler.errors import DTypeError, FormatError, StrategyError, UsageError, UserCodeError
 from compiler.format import coo, csc, csf, csr, dcsr, dense, sparse_vector
 from compiler.lattice import Schedule
 
@@ -573,6 +573,34 @@ def test_a_sum_of_narrow_integers_counts_in_64_bits(dtype, want):
         assert got.dtype == np.dtype(want)
         assert got == evaluate("s = sum[i](x[i])", x=x)[0]
     assert lower("s = max[i](x[i])", x=x)(x=x).to_numpy().dtype == np.dtype(dtype)   # max does not widen
+
+
+def test_a_narrow_fill_put_in_for_an_absent_operand_wraps_as_the_operand_would():
+    # c stores nothing: its fill 1 (int32) goes into the case b[i] + 1, computed in int32 as
+    # numpy computes b + c; and an int32 fill folded in after the loop is counted in int64
+    from compiler.testing import check_lowered
+    b = Tensor.from_numpy(np.array([2 ** 31 - 1, 7], dtype="int32"), "dense", name="b")
+    c = Tensor.from_numpy(np.array([1, 1], dtype="int32"), "sparse", fill=1, name="c")
+    k = check_lowered("s[] = sum[i](b[i] + c[i])", b=b, c=c)
+    assert k(b=b, c=c).to_numpy() == -2147483640 == evaluate("s[] = sum[i](b[i] + c[i])", b=b, c=c)[0]
+    top = 2 ** 31 - 1
+    d = Tensor.from_numpy(np.array([top, top, 5], dtype="int32"), "sparse", fill=top, name="d")
+    assert check_lowered("s[] = sum[i](d[i])", d=d)(d=d).to_numpy() == 2 * top + 5
+    A = Tensor.from_numpy(np.array([[top, top], [5, top]], dtype="int32"), "csr", fill=top, name="A")
+    np.testing.assert_array_equal(check_lowered("y[i] = sum[j](A[i, j])", A=A)(A=A).to_numpy(),
+                                  [2 * top, top + 5])
+
+
+def test_a_user_function_whose_python_leaves_int64_does_not_break_the_lattice_check():
+    # the check samples large values, where this Python overflows int64: those samples are skipped
+    big = user_function("big", lambda a, b: int(a) * 2 ** 40 + int(b), "return x * 1099511627776 + y;",
+                        dtype="int64")
+    b = Tensor.from_numpy(np.array([1, 0, 3]), "sparse", name="b")
+    assert lower("a[i] = big(b[i], b[i])", functions={"big": big}, b=b)(b=b).to_numpy().tolist() == \
+        [2 ** 40 + 1, 0, 3 * 2 ** 40 + 3]
+    with pytest.raises(UserCodeError, match="user function big: its Python implementation returned a value int64 "
+                                            "cannot hold"):
+        evaluate("a[i] = big(b[i], b[i])", functions={"big": big}, b=np.array([2 ** 40, 0]))
 
 
 def test_a_reduction_into_the_output_starts_at_its_identity_not_at_the_fill():
