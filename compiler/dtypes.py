@@ -41,7 +41,10 @@ def value_dtype(dtype) -> np.dtype:
 
 def index_dtype(dtype) -> np.dtype:
     """Normalize ``dtype`` to a supported index dtype or raise :class:`DTypeError`."""
-    dt = np.dtype(dtype)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise DTypeError(f"index dtype {dtype!r} is not a dtype; use int32 or int64") from None
     if dt.name not in INDEX_DTYPES:
         raise DTypeError(f"index dtype {dt.name} is not supported; use int32 or int64")
     return dt

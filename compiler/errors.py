@@ -11,6 +11,8 @@ dtypes, ...), so ``except ValueError`` keeps working.
 level 1 (SparseList) of A: idx is not sorted in row 3
 """
 
+import contextlib
+
 
 class SparsescopeError(Exception):
     """Base class of every error sparsescope raises on purpose."""
@@ -63,3 +65,22 @@ class UserCodeError(SparsescopeError, ValueError):
 
 class KernelError(SparsescopeError, RuntimeError):
     """A checked kernel detected an out-of-bounds access or invalid input at run time."""
+
+
+@contextlib.contextmanager
+def nesting_guard(what: str):
+    """Turn Python's RecursionError, from an expression nested hundreds deep (the passes walk
+    expressions recursively), into a UsageError that says so.
+
+    >>> with nesting_guard("y[i] = x[i] + ..."):
+    ...     def f(n): return f(n + 1)
+    ...     f(0)
+    Traceback (most recent call last):
+    ...
+    compiler.errors.UsageError: y[i] = x[i] + ...: the program nests too deeply for the compiler's recursive passes (hundreds of terms or parentheses in one expression); split it into several statements
+    """
+    try:
+        yield
+    except RecursionError:
+        raise UsageError(f"{what}: the program nests too deeply for the compiler's recursive passes (hundreds of "
+                         f"terms or parentheses in one expression); split it into several statements") from None

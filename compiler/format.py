@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from . import serialize
 from .errors import FormatError, ShapeError
 from .levels import Dense, Element, Level, SparseCOO, SparseList, flatten
@@ -40,7 +42,12 @@ class Format:
         levels, _ = flatten(self.root)
         object.__setattr__(self, "root", self.root.spec())
         ndim = sum(lvl.nmodes for lvl in levels)
-        order = tuple(range(ndim)) if self.mode_order is None else tuple(int(m) for m in self.mode_order)
+        given = self.mode_order
+        if given is not None and (isinstance(given, str) or not np.iterable(given) or not all(
+                isinstance(m, (int, np.integer)) and not isinstance(m, bool) for m in given)):
+            raise FormatError(f"mode_order {given!r} must be a tuple of mode numbers, a permutation of "
+                              f"range({ndim}) for {self.root.spec_str()}")
+        order = tuple(range(ndim)) if given is None else tuple(int(m) for m in given)
         if sorted(order) != list(range(ndim)):
             raise FormatError(f"mode_order {order} is not a permutation of range({ndim}) "
                               f"for {self.root.spec_str()}")

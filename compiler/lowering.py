@@ -32,7 +32,7 @@ import numpy as np
 
 from . import binding
 from .backend import compile_function
-from .errors import FormatError, ShapeError, StrategyError, UsageError
+from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .format import Format, dense, parse_format
 from .imperative import interpret
 from .imperative.ir import Buffer, Function, Scalar
@@ -142,9 +142,17 @@ def _as_format(name: str, value, ndim: int | None) -> Format:
             raise type(e)(f"tensor {name}: {e}") from None
     if isinstance(value, (np.ndarray, int, float, bool, np.generic)):
         arr = np.asarray(value)
-        return dense(arr.ndim, fill=np.zeros((), arr.dtype).item(), dtype=arr.dtype.name)
+        try:
+            return dense(arr.ndim, fill=np.zeros((), arr.dtype).item(), dtype=arr.dtype.name)
+        except DTypeError as e:
+            raise DTypeError(f"tensor {name}: {e}") from None
+    hint = f"; options of the lowering go in options={{{name!r}: ...}}" if name in _OPTION_NAMES else ""
     raise UsageError(f"tensor {name}: expected a Tensor, a numpy array or a format, "
-                    f"not {type(value).__name__}")
+                     f"not {type(value).__name__}{hint}")
+
+
+# keywords that name a strategy's option, not a tensor, when given something that is not a tensor
+_OPTION_NAMES = ("order", "schedule", "assembly", "verify", "name")
 
 
 class Kernel:
@@ -207,13 +215,15 @@ class Kernel:
                     f"tensor {name} is {got} but this kernel was compiled for {want}; convert it "
                     f"with {name}.asformat(...) or lower the program again for this format")
             elif self.compiled.checked:
-                value.validate()
+                value.validate(as_name=name)
             bound[name] = value
         return bound
 
     def _check_extents(self, inputs: dict[str, Tensor]) -> None:
         for index, uses in self.lowered.extents:
             seen = [(t, m, inputs[t].shape[m]) for t, m in uses if t in inputs]
+            source = dict(self.lowered.copies)   # (a converted copy is named as the tensor it copies)
+            seen = [(source.get(t, t), m, n) for t, m, n in seen]
             for t, m, n in seen[1:]:
                 t0, m0, n0 = seen[0]
                 if n != n0:
@@ -418,35 +428,42 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
     if options is not None and not isinstance(options, dict):
         raise UsageError(f"options must be a dict, not a {type(options).__name__}")
     options = dict(options or {})
-    fn_key = tuple(sorted((functions or {}).items()))
-    source_key = (program, fn_key) if isinstance(program, str) else program
-    parsed = parse(program, functions) if isinstance(program, str) else program
-    if isinstance(parsed, Assign):
-        _check_names(parsed)
-    ndims = _ndims(parsed)
-    formats = {name: _as_format(name, value, ndims.get(name)) for name, value in tensors.items()}
-    for name in ndims:
-        if name not in formats and not (isinstance(parsed, Assign) and name == parsed.lhs.tensor):
-            raise UsageError(f"no format or tensor given for {name}")
+    with nesting_guard(_program_label(program)):
+        fn_key = tuple(sorted((functions or {}).items()))
+        source_key = (program, fn_key) if isinstance(program, str) else program
+        parsed = parse(program, functions) if isinstance(program, str) else program
+        if isinstance(parsed, Assign):
+            _check_names(parsed)
+        ndims = _ndims(parsed)
+        formats = {name: _as_format(name, value, ndims.get(name)) for name, value in tensors.items()}
+        for name in ndims:
+            if name not in formats and not (isinstance(parsed, Assign) and name == parsed.lhs.tensor):
+                raise UsageError(f"no format or tensor given for {name}")
 
-    key = None if trace is not None else _cache_key(source_key, strategy, formats, checked, options)
-    if key is not None and key in _CACHE:
-        return _CACHE[key]
+        key = None if trace is not None else _cache_key(source_key, strategy, formats, checked, options)
+        if key is not None and key in _CACHE:
+            return _CACHE[key]
 
-    trace = Trace() if trace is None else trace
-    if isinstance(program, str):
-        parsed = parse(program, functions, trace=trace)
-    try:
-        lowered = _STRATEGIES[strategy](parsed, dict(formats), trace, **options)
-        compiled = compile_function(lowered.function, checked=checked, trace=trace)
-    except Exception as e:
-        e.trace = trace  # the explorer shows where lowering stopped
-        raise
-    formats.setdefault(lowered.output, lowered.output_format)
-    kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace)
-    if key is not None:
-        _CACHE[key] = kernel
-    return kernel
+        trace = Trace() if trace is None else trace
+        if isinstance(program, str):
+            parsed = parse(program, functions, trace=trace)
+        try:
+            lowered = _STRATEGIES[strategy](parsed, dict(formats), trace, **options)
+            compiled = compile_function(lowered.function, checked=checked, trace=trace)
+        except Exception as e:
+            e.trace = trace  # the explorer shows where lowering stopped
+            raise
+        formats.setdefault(lowered.output, lowered.output_format)
+        kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace)
+        if key is not None:
+            _CACHE[key] = kernel
+        return kernel
+
+
+def _program_label(program) -> str:
+    """The start of a program's text, for an error about the whole program."""
+    text = program if isinstance(program, str) else getattr(program, "__name__", type(program).__name__)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def einsum(expr, strategy: str = "lattice", *, checked: bool = False, functions=None, **tensors) -> Tensor:

@@ -35,7 +35,7 @@ import numpy as np
 
 from .algebra import NOVALUE, Operator
 from .dtypes import value_dtype
-from .errors import DTypeError, ShapeError, SparsescopeError, UsageError
+from .errors import DTypeError, ShapeError, SparsescopeError, UsageError, nesting_guard
 from .notation.ast import Access, Assign, Call, Literal, Reduce, accesses
 from .notation.parser import parse
 
@@ -102,6 +102,13 @@ def evaluate(program, functions=None, **tensors):
     ...
     compiler.errors.ShapeError: index j has extent 4 in A[i, j] (mode 1) but 5 in x[j] (mode 0)
     """
+    label = program if isinstance(program, str) and len(program) <= 40 else \
+        program[:37] + "..." if isinstance(program, str) else type(program).__name__
+    with nesting_guard(label):
+        return _evaluate(program, functions, tensors)
+
+
+def _evaluate(program, functions, tensors: dict):
     assign = parse(program, functions) if isinstance(program, str) else program
     if not isinstance(assign, Assign):
         raise UsageError(f"evaluate() needs a statement or an Assign, not {type(assign).__name__}")

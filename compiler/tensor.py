@@ -27,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from .dtypes import value_dtype
-from .errors import DTypeError, FormatError, ShapeError, UsageError
+from .errors import DTypeError, FormatError, ShapeError, SparsescopeError, UsageError
 from .format import Format, parse_format
 from .levels import Dense, Element, Level, Pattern, SparseCOO, SparseList, flatten
 from .levels.level import POS, group_starts, is_fill, normalize_fill, not_increasing
@@ -102,8 +102,15 @@ class Tensor:
             if isinstance(leaf, Element) and leaf.dtype is None:
                 root = _replace_leaf(root, Element(leaf.fill, dtype="float64"))
             empty = np.zeros(0, dtype=POS)
-            root = root.spec().from_entries(1, empty, [empty] * ndim,
-                                            np.zeros(0, dtype=flatten(root)[1].dtype), sizes)
+            try:
+                root = root.spec().from_entries(1, empty, [empty] * ndim,
+                                                np.zeros(0, dtype=flatten(root)[1].dtype), sizes)
+            except (MemoryError, ValueError) as e:   # numpy: too large for memory, or for an index
+                if isinstance(e, SparsescopeError):
+                    raise
+                raise MemoryError(f"{self._label}: the empty {root.spec_str()} of shape {shape} cannot be "
+                                  f"allocated ({e}); a format with no dense level above a sparse one (dcsr or "
+                                  f"coo for a matrix) stores only the fibers that have entries") from None
         elif not all(with_data):
             k = [lvl.has_data for lvl in (*levels, leaf)].index(False)
             bad = (*levels, leaf)[k]
@@ -209,11 +216,14 @@ class Tensor:
         """The arrays of each storage level and then of the leaf."""
         return [lvl.arrays() for lvl in (*self._levels, self._leaf)]
 
-    def validate(self) -> "Tensor":
-        """Check every level's arrays; raise :class:`FormatError` naming the first problem."""
+    def validate(self, as_name: str | None = None) -> "Tensor":
+        """Check every level's arrays; raise :class:`FormatError` naming the first problem
+        (and the tensor: ``as_name``, the argument a kernel was given it as, else its name)."""
+        label = self._label if as_name is None or self.name == as_name else \
+            (as_name if self.name is None else f"{as_name} (tensor {self.name})")
         count = 1
         for k, lvl in enumerate((*self._levels, self._leaf)):
-            count = lvl.check(count, f"{self._label}: level {k} ({lvl.name})")
+            count = lvl.check(count, f"{label}: level {k} ({lvl.name})")
         self._nnz = count
         return self
 
@@ -274,12 +284,12 @@ class Tensor:
         (1, [7], 1, 'int64')
         """
         arr = np.asarray(arr)
-        fmt = _target_format(format, arr.ndim, arr.dtype, fill, dtype)
+        fmt = _target_format(format, arr.ndim, arr.dtype, fill, dtype, name or "tensor")
         if fmt.ndim != arr.ndim:
             raise ShapeError(f"{name or 'tensor'}: format {fmt} stores {fmt.ndim} modes but the array "
                              f"has {arr.ndim} dimension(s), shape {arr.shape}")
         leaf = fmt.leaf
-        arr = arr.astype(leaf.dtype, copy=False)
+        arr = _cast_values(arr, np.dtype(leaf.dtype), name or "tensor")
         stored = arr.transpose(fmt.mode_order)  # axes in storage order
         if all(isinstance(lvl, Dense) for lvl in fmt.levels):
             # dense levels store everything, in row-major storage order
@@ -291,8 +301,7 @@ class Tensor:
             mask = ~is_fill(stored, leaf.fill)
             coords = [c.astype(POS, copy=False) for c in np.nonzero(mask)]  # row-major: sorted
             vals = stored[mask]
-            root = fmt.root.from_entries(1, np.zeros(len(vals), dtype=POS), coords, vals,
-                                         list(stored.shape))
+            root = _from_entries(fmt, coords, vals, list(stored.shape), name or "tensor")
         return cls(root, shape=arr.shape, mode_order=fmt.mode_order, name=name, check=False)
 
     @classmethod
@@ -333,11 +342,11 @@ class Tensor:
             if len(bad):
                 raise ShapeError(f"{label}: entry {bad[0]} has coordinate {c[bad[0]]} in mode {m}, outside "
                                  f"0..{n - 1} (shape {shape})")
-        fmt = _target_format(format, len(shape), values.dtype, fill, dtype)
+        fmt = _target_format(format, len(shape), values.dtype, fill, dtype, label)
         if fmt.ndim != len(shape):
             raise ShapeError(f"{label}: format {fmt} stores {fmt.ndim} modes but shape {shape} has {len(shape)}")
         dt = value_dtype(fmt.dtype)
-        vals = values.astype(dt)
+        vals = _cast_values(values, dt, label)
         logical, vals = _sum_duplicates([c.astype(POS) for c in coords], vals, shape)
         if all(isinstance(lvl, Dense) for lvl in fmt.levels):
             arr = np.full(shape, fmt.fill, dtype=dt)
@@ -435,7 +444,7 @@ class Tensor:
             vals = vals[order]
         leaf = fmt.leaf
         vals = vals.astype(leaf.dtype if leaf.dtype is not None else vals.dtype, copy=False)
-        root = fmt.root.from_entries(1, np.zeros(len(vals), dtype=POS), coords, vals, sizes)
+        root = _from_entries(fmt, coords, vals, sizes, name or "tensor")
         return cls(root, shape=shape, mode_order=fmt.mode_order, name=name, check=False)
 
     # --- conversions ------------------------------------------------------------------------------
@@ -564,10 +573,17 @@ class Tensor:
         return fiber_tree_text(self, name or self._label, max_children=max_children)
 
 
-def _target_format(format, ndim: int, given, fill, dtype) -> Format:
+def _target_format(format, ndim: int, given, fill, dtype, label: str) -> Format:
     """The format a constructor builds: ``format`` (a shorthand, a spec or a Format) with the
     value dtype ``dtype`` (else the format's, else ``given``, the data's) and the fill ``fill``
-    (else the format's, else 0 or False)."""
+    (else the format's, else 0 or False). Errors name the tensor (``label``)."""
+    try:
+        return _resolve_format(format, ndim, given, fill, dtype)
+    except DTypeError as e:
+        raise DTypeError(f"{label}: {e}") from None
+
+
+def _resolve_format(format, ndim: int, given, fill, dtype) -> Format:
     if isinstance(format, str):
         dt = value_dtype(given if dtype is None else dtype)
         f = (False if dt.kind == "b" else 0) if fill is None else fill
@@ -583,6 +599,34 @@ def _target_format(format, ndim: int, given, fill, dtype) -> Format:
     dt = value_dtype(dtype if dtype is not None else leaf.dtype if leaf.dtype is not None else given)
     f = leaf.fill if fill is None else fill
     return Format(_replace_leaf(fmt.root, Element(normalize_fill(f, dt), dtype=dt)), fmt.mode_order)
+
+
+def _cast_values(arr: np.ndarray, dt: np.dtype, label: str) -> np.ndarray:
+    """``arr`` as ``dt``, refusing values the cast would change: an integer out of ``dt``'s
+    range, a fraction into integers, or a dtype that is no number (complex, dates, strings).
+
+    >>> _cast_values(np.array([1.0, 2.5]), np.dtype("int64"), "x")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.DTypeError: x: value 2.5 (float64) cannot be stored as int64 exactly
+    """
+    if arr.dtype == dt:
+        return arr
+    if arr.dtype.kind not in "biuf":
+        raise DTypeError(f"{label}: {arr.dtype.name} values cannot be stored as {dt.name}; sparsescope stores "
+                         f"bool, integers and floats")
+    if dt.kind in "iu" and arr.size and arr.dtype.kind in "iuf":
+        top = np.iinfo(dt)
+        with np.errstate(invalid="ignore"):
+            if arr.dtype.kind == "f":   # (float(top.max) + 1 is 2^63 exactly for int64, where top.max rounds up)
+                bad = ~np.isfinite(arr) | (arr != np.trunc(arr)) | (arr < float(top.min)) | \
+                    (arr >= float(top.max) + 1)
+            else:
+                bad = (arr < top.min) | (arr > top.max)
+        if bad.any():
+            raise DTypeError(f"{label}: value {arr[bad].flat[0].item()!r} ({arr.dtype.name}) cannot be stored as "
+                             f"{dt.name} exactly")
+    return arr.astype(dt)
 
 
 def _checked_shape(shape, label: str) -> tuple[int, ...]:
@@ -611,7 +655,17 @@ def _sum_duplicates(coords: list, vals: np.ndarray, shape) -> tuple[list, np.nda
         return coords, vals
     starts = np.flatnonzero(new)
     combine = np.logical_or if vals.dtype.kind == "b" else np.add
-    return [c[starts] for c in coords], combine.reduceat(vals, starts)
+    with np.errstate(invalid="ignore", over="ignore"):   # (inf + -inf is NaN, as in scipy)
+        return [c[starts] for c in coords], combine.reduceat(vals, starts)
+
+
+def _from_entries(fmt: Format, coords: list, vals: np.ndarray, sizes: list, label: str) -> Level:
+    """``fmt``'s levels holding sorted entries; a level that cannot hold them (a SparsePoint
+    given two coordinates in a fiber) is named with the tensor."""
+    try:
+        return fmt.root.from_entries(1, np.zeros(len(vals), dtype=POS), coords, vals, sizes)
+    except FormatError as e:
+        raise FormatError(f"{label}: {e}") from None
 
 
 def _check_index_room(fmt: Format, coords: list, count: int, label: str) -> None:

@@ -512,8 +512,11 @@ def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=No
     if isinstance(body, Where) and not body.temp.workspace:
         body = _inline_temps(body, what)   # nested reductions: made temporaries again in the producer
     if not isinstance(body, Assignment):
+        inside = ("the workspace of an earlier precompute" if isinstance(body, Where) else
+                  "a sequence of statements" if isinstance(body, Sequence) else f"a {type(body).__name__}")
         raise StrategyError(f"{what}: precompute applies to loops that directly enclose one assignment; "
-                            f"this statement has a {type(body).__name__} inside its loops")
+                            f"this statement has {inside} inside its loops (give the expression to precompute "
+                            f"a part of it: precompute(index, name, expr))")
     for i in indices:
         if i not in order:
             raise StrategyError(f"{what}: {i} is not a loop of the statement "

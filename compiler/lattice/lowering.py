@@ -1899,6 +1899,10 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     if options:
         raise StrategyError(f"the lattice strategy has no option(s) {', '.join(sorted(options))}; "
                             f"it takes order=[...], schedule=, assembly=, verify= and name=")
+    if order is not None and (not isinstance(order, (list, tuple))
+                              or not all(isinstance(getattr(i, "name", i), str) for i in order)):
+        raise StrategyError(f"order={order!r}: give the loop order as a list of index names, e.g. "
+                            f"order=['i', 'j']")
     if assembly not in (None, "one-pass", "two-phase"):
         raise StrategyError(f"assembly={assembly!r}: the lattice strategy assembles 'one-pass' or 'two-phase'")
     problem = name is not None and c_name_problem(name)

@@ -217,6 +217,9 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
             if c.args[1:] and c.args[1] not in RACES:
                 raise StrategyError(f"schedule: {c} does not apply: races is one of {', '.join(map(repr, RACES))}, "
                                     f"not {c.args[1]!r}")
+            if parallel is not None:
+                raise StrategyError(f"schedule: {c} does not apply: parallelize({parallel}) came first; one loop "
+                                    f"runs on threads (the outermost, or a loop split out of it)")
             parallel = Index(c.args[0])
             from .cin import foralls
             loops = [i.name for i in foralls(stmt)] + [v for r in relations for v in r.derived]
@@ -264,12 +267,12 @@ def _precompute(c: Command, stmt, graph, program, formats):
     expr = c.args[2] if len(c.args) > 2 else None
     if isinstance(expr, str):
         expr = parse_expr(expr, {op.name: op for op in _user_ops(program.rhs)})
+    if expr is not None and not isinstance(expr, Expr):
+        raise StrategyError(f"schedule: {c} does not apply: the expression must be index notation (a string), "
+                            f"not {type(expr).__name__}")
     if expr is not None and not any(n == expr for n in walk(program.rhs)):
         # max[j](A[i, j]) as the user wrote it, where the program's reduction was renamed apart (j_2)
         expr = next((n for n in walk(program.rhs) if _alpha_equal(expr, n, {})), expr)
-    elif expr is not None and not isinstance(expr, Expr):
-        raise StrategyError(f"schedule: {c}: the expression must be index notation (a string), "
-                            f"not {type(expr).__name__}")
     from ..notation.ast import Reduce
     from .cin import assignments
     if isinstance(expr, Reduce) and expr == program.rhs and program.op is None and \

@@ -206,6 +206,10 @@ def normalize_fill(fill, dtype):
     Traceback (most recent call last):
     ...
     compiler.errors.DTypeError: fill value 1.5 cannot be represented in int64
+    >>> normalize_fill(1e300, np.dtype("float32"))
+    Traceback (most recent call last):
+    ...
+    compiler.errors.DTypeError: fill value 1e+300 cannot be represented in float32
     """
     if isinstance(fill, np.generic):
         fill = fill.item()
@@ -224,9 +228,13 @@ def normalize_fill(fill, dtype):
             raise bad
         return int(fill)
     try:
-        return float(dtype.type(fill))
-    except (TypeError, ValueError):
+        with np.errstate(over="ignore"):
+            out = float(dtype.type(fill))
+    except (TypeError, ValueError, OverflowError):
         raise bad from None
+    if math.isinf(out) and math.isfinite(float(fill)):   # (1e300 as float32)
+        raise bad
+    return out
 
 
 def fill_key(fill):

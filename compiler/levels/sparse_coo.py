@@ -41,9 +41,10 @@ class SparseCOO(Level):
     name: ClassVar[str] = "SparseCOO"
 
     def __post_init__(self):
+        if not isinstance(self.ndim, (int, np.integer)) or isinstance(self.ndim, bool) or self.ndim < 1:
+            raise FormatError(f"SparseCOO's first argument is the number of modes it stores, an integer >= 1; "
+                              f"got {self.ndim!r}")
         ndim = int(self.ndim)
-        if ndim < 1:
-            raise FormatError(f"SparseCOO needs ndim >= 1, got {ndim}")
         object.__setattr__(self, "ndim", ndim)
         if self.shape is not None:
             shape = tuple(None if s is None else int(s) for s in self.shape)

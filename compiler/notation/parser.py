@@ -142,6 +142,12 @@ def parse(text: str, functions: dict[str, Operator] | None = None, trace=None) -
         raise UsageError(f"parse() needs a string, not {type(text).__name__}")
     try:
         program = _Parser(text, functions or {}).statement()
+    except RecursionError:
+        error = ParseError("the expression nests too deeply to parse (hundreds of parentheses or terms); split "
+                           "it into several statements")
+        if trace is not None:
+            trace.record("parse", before=text, error=str(error))
+        raise error from None
     except ParseError as e:
         if trace is not None:
             trace.record("parse", before=text, error=str(e))
@@ -502,6 +508,9 @@ class _Parser:
         if self.at(")"):
             raise self.error("expected an expression inside the parentheses")
         body = self.expr()
+        if self.at(","):
+            raise self.error(f"a reduction {name_tok.text}[...](...) takes one expression, the body it reduces; "
+                             f"combine two with an operator inside it")
         if not self.at(")"):
             raise self.error(f"unbalanced parenthesis: '(' at column {paren.pos} is not closed "
                              f"(found {self.describe(self.tok)})")

@@ -49,3 +49,12 @@ def test_parse_format():
         parse_format(3)
     with pytest.raises(FormatError, match=r"mode_order \(0, 2\) is not a permutation of range\(2\)"):
         Format(Dense(Dense(Element(0.0))), (0, 2))
+
+
+def test_a_mode_order_that_is_not_mode_numbers_and_an_unknown_index_dtype_are_named():
+    from compiler.errors import DTypeError
+    with pytest.raises(FormatError, match=r"mode_order 'ab' must be a tuple of mode numbers, a permutation of "
+                                          r"range\(2\)"):
+        Format(Dense(SparseList(Element(0.0))), "ab")
+    with pytest.raises(DTypeError, match="index dtype 'int3' is not a dtype; use int32 or int64"):
+        csr(index_dtype="int3")

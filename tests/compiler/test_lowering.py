@@ -1,5 +1,7 @@
 """The shared runtime of compiler.lower, driven by a hand-written stand-in strategy."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -326,3 +328,64 @@ def test_an_output_extent_past_its_int32_index_is_refused(strategy):
                                  idx=np.array([8])), name="x")
     k = lower("z[i] = x[i] + y[i]", strategy=strategy, x=small, y=small, z=ss.sparse_vector(index_dtype="int32"))
     assert k(x=small, y=small).to_numpy()[8] == 4.0
+
+
+def test_a_program_nested_hundreds_deep_is_refused_by_lower_and_evaluate():
+    with pytest.raises(ss.UsageError, match=r"y\[i\] = (x\[i\] \+ ){4}x\[\.\.\.: the program nests "
+                                         r"too deeply for the compiler's recursive passes"):
+        lower("y[i] = " + " + ".join(["x[i]"] * 400), x=np.ones(3))
+    from compiler.notation import parse
+    program = parse("y[i] = x[i] + x[i]")
+    for _ in range(3000):   # (deeper than the parser takes)
+        program = replace(program, rhs=replace(program.rhs, args=(program.rhs, program.rhs.args[1])))
+    with pytest.raises(ss.UsageError, match=r"Assign: the program nests too deeply"):
+        ss.evaluate(program, x=np.ones(3))
+
+
+def test_an_array_the_kernel_cannot_read_exactly_is_refused_naming_the_tensor():
+    A = ss.Tensor.from_numpy(np.eye(2), "csr", name="A")
+    k = lower("y[i] = A[i, j] * x[j]", A="csr", x="dense")
+    for x, dtype in [(np.array([1 + 5j, 2j]), "complex128"), (np.array(["2020-01-01"] * 2, dtype="datetime64[D]"),
+                                                               r"datetime64\[D\]"), (np.array([1.0, 2.0], dtype=object), "object")]:
+        with pytest.raises(ss.DTypeError, match=f"x: {dtype} values cannot be stored as float64"):
+            k(A=A, x=x)
+    np.testing.assert_array_equal(k(A=A, x=np.array([1, 2], dtype=np.int8)).to_numpy(), [1.0, 2.0])
+    ki = lower("y[i] = A[i, j] * x[j]", A=ss.Tensor.from_numpy(np.eye(2, dtype=np.int32), "csr"),
+               x=np.ones(2, dtype=np.int32))
+    Ai = np.eye(2, dtype=np.int32)
+    with pytest.raises(ss.DTypeError, match=r"x: value 1.5 \(float64\) cannot be stored as int32 exactly"):
+        ki(A=Ai, x=np.array([1.5, 2.0]))
+    with pytest.raises(ss.DTypeError, match=r"x: value 1099511627776 \(int64\) cannot be stored as int32 exactly"):
+        ki(A=Ai, x=np.array([2 ** 40, 1]))
+    np.testing.assert_array_equal(ki(A=Ai, x=np.array([3.0, 1.0])).to_numpy(), [3, 1])
+    with pytest.raises(ss.DTypeError, match="tensor b: dtype int16 is not supported"):
+        lower("y[i] = a[i] + b[i]", a=np.arange(3.0), b=np.arange(3, dtype=np.int16))
+
+
+def test_lowering_options_given_as_tensors_are_pointed_to_options():
+    from compiler.lattice import Schedule
+    with pytest.raises(ss.UsageError, match=r"tensor schedule: expected a Tensor, a numpy array or a format, not "
+                                         r"Schedule; options of the lowering go in options=\{'schedule': ...\}"):
+        lower("y[i] = x[i]", schedule=Schedule(), x=np.ones(3))
+    with pytest.raises(ss.StrategyError, match=r"order=5: give the loop order as a list of index names"):
+        lower("y[i] = x[i]", options={"order": 5}, x=np.ones(3))
+    with pytest.raises(ss.StrategyError, match=r"order='i': give the loop order as a list of index names"):
+        lower("y[i] = x[i]", options={"order": "i"}, x=np.ones(3))
+
+
+def test_a_checked_kernel_names_the_argument_an_invalid_tensor_was_given_as():
+    from compiler.levels import Dense, Element, SparseList
+    bad = ss.Tensor(Dense(SparseList(Element(0.0, np.ones(2)), 3, pos=np.array([0, 1, 2]), idx=np.array([0, 9])), 2),
+                    check=False)
+    k = lower("y[i] = A[i, j] * x[j]", A="csr", x="dense", checked=True)
+    with pytest.raises(ss.FormatError, match=r"^A: level 1 \(SparseList\)"):
+        k(A=bad, x=np.ones(3))
+    bad.name = "B"
+    with pytest.raises(ss.FormatError, match=r"^A \(tensor B\): level 1 \(SparseList\)"):
+        k(A=bad, x=np.ones(3))
+
+
+def test_an_extent_mismatch_names_the_tensor_a_converted_copy_was_made_of():
+    A = ss.Tensor.from_numpy(np.ones((3, 4)), "csr", name="A")
+    with pytest.raises(ss.ShapeError, match=r"index i has extent 3 in A \(mode 0\) but 4 in A \(mode 1\)"):
+        einsum("C[i, j] = A[i, j] + A[j, i]", A=A)

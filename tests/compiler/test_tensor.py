@@ -384,8 +384,9 @@ def test_from_coords_sums_duplicates_and_stores_no_fill_in_any_format(case, data
     expected, seen = np.full(arr.shape, fill, dtype=arr.dtype), set()
     for e in range(n):   # duplicates are summed (or-ed for bool), in the order given
         at = tuple(coords[:, e])
-        expected[at] = values[e] if at not in seen else (expected[at] | values[e] if arr.dtype == bool
-                                                        else expected[at] + values[e])
+        with np.errstate(invalid="ignore", over="ignore"):
+            expected[at] = values[e] if at not in seen else (expected[at] | values[e] if arr.dtype == bool
+                                                            else expected[at] + values[e])
         seen.add(at)
     t = Tensor.from_coords(coords, values, arr.shape, fmt, fill=fill, dtype=arr.dtype, name="A")
     t.validate()
@@ -422,3 +423,33 @@ def test_from_coords_names_the_tensor_and_the_entry_at_fault():
         Tensor.from_coords([[0]], [1.0], (3,), Format(Dense(SparseList(Element(0.0)))), name="A")
     empty = Tensor.from_coords([[], []], [], (3, 2), "csr")
     assert empty.nnz == 0 and empty.to_numpy().tolist() == [[0.0, 0.0]] * 3
+
+
+def test_an_empty_tensor_too_large_to_allocate_is_a_memory_error_naming_it():
+    with pytest.raises(MemoryError, match=r"A: the empty Dense\(SparseList\(Element\(0.0\)\)\) of shape "
+                                          r"\(4611686018427387904, 4\) cannot be allocated .*dcsr or coo"):
+        Tensor(Dense(SparseList(Element(0.0))), shape=(2 ** 62, 4), name="A")
+    assert Tensor(SparseList(SparseList(Element(0.0))), shape=(2 ** 62, 4)).nnz == 0
+
+
+def test_from_numpy_refuses_values_the_format_cannot_hold_exactly():
+    with pytest.raises(DTypeError, match=r"x: value 2.5 \(float64\) cannot be stored as int64 exactly"):
+        Tensor.from_numpy(np.array([1.0, 2.5]), "sparse", dtype="int64", name="x")
+    with pytest.raises(DTypeError, match=r"x: value 5033164800 \(int64\) cannot be stored as int32 exactly"):
+        Tensor.from_numpy(np.array([300 * 2 ** 24, 300]), "sparse", dtype="int32", name="x")
+    with pytest.raises(DTypeError, match=r"x: value inf \(float64\) cannot be stored as int64 exactly"):
+        Tensor.from_numpy(np.array([np.inf]), "dense", dtype="int64", name="x")
+    with pytest.raises(DTypeError, match="x: complex128 values cannot be stored as float64"):
+        Tensor.from_numpy(np.array([1j]), "sparse", dtype="float64", name="x")
+    with pytest.raises(DTypeError, match="x: dtype complex128 is not supported"):
+        Tensor.from_numpy(np.array([1j]), "sparse", name="x")
+    assert Tensor.from_numpy(np.array([2.0, 0.0]), "sparse", dtype="int32").vals.tolist() == [2]
+
+
+def test_a_level_that_cannot_hold_the_entries_is_named_with_the_tensor():
+    from compiler.levels import SparsePoint
+    with pytest.raises(FormatError, match="^A: SparsePoint stores at most one coordinate per fiber, but fiber 0 has "
+                                          "3; use SparseList"):
+        Tensor.from_numpy(np.array([[1.0, 2, 3], [0, 0, 0]]), Dense(SparsePoint(Element(0.0))), name="A")
+    with pytest.raises(FormatError, match="^B: SparsePoint stores at most one coordinate per fiber"):
+        Tensor.from_coords([[0, 0], [1, 2]], [1.0, 2.0], (2, 3), Dense(SparsePoint(Element(0.0))), name="B")

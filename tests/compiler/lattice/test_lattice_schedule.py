@@ -137,3 +137,23 @@ def test_schedule_spellings():
         as_schedule([("unroll", "i", 4)])
     with pytest.raises(StrategyError, match="not a command"):
         as_schedule(["reorder"])
+
+
+def test_a_second_parallelize_and_a_non_text_precompute_expression_are_refused():
+    A = Tensor.from_numpy(np.eye(3), csr(), name="A")
+    with pytest.raises(StrategyError, match=r"schedule: parallelize\(i\) does not apply: parallelize\(i\) came "
+                                            r"first; one loop runs on threads"):
+        lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(3),
+              options={"schedule": Schedule().parallelize("i").parallelize("i")})
+    with pytest.raises(StrategyError, match=r"schedule: precompute\(j, w, 5\) does not apply: the expression must be "
+                                            r"index notation \(a string\), not int"):
+        lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(3), options={"schedule": Schedule().precompute("j", "w", 5)})
+
+
+def test_a_second_precompute_over_the_first_ones_workspace_says_so():
+    A = Tensor.from_numpy(np.eye(3), csr(), name="A")
+    with pytest.raises(StrategyError, match=r"precompute\(j\): precompute applies to loops that directly enclose "
+                                            r"one assignment; this statement has the workspace of an earlier "
+                                            r"precompute inside its loops"):
+        lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=A, C=csr(),
+              options={"schedule": Schedule().precompute("j", "w").precompute("j", "v")})

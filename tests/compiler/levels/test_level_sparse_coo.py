@@ -1,4 +1,7 @@
+import re
+
 import numpy as np
+import pytest
 
 from compiler.levels import Element, SparseCOO
 
@@ -20,3 +23,11 @@ def test_children_and_from_entries_under_a_parent():
     assert pix.tolist() == [0] and (i.tolist(), j.tolist(), child.tolist()) == ([0], [1], [3])
     assert sorted(lvl.arrays()) == ["idx0", "idx1", "pos"]
     assert lvl.count(2) == 4
+
+
+@pytest.mark.parametrize("ndim", [2.5, 0, -1, True, "2"])
+def test_the_number_of_modes_must_be_a_positive_integer(ndim):
+    from compiler.errors import FormatError
+    with pytest.raises(FormatError, match=f"SparseCOO's first argument is the number of modes it stores, an integer "
+                                          f">= 1; got {re.escape(repr(ndim))}"):
+        SparseCOO(ndim, Element(0.0))

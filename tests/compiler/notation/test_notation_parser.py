@@ -199,3 +199,14 @@ def test_parse_error_is_recorded_then_raised():
     with _pytest.raises(ParseError):
         parse_("y[i] = A[i, j", trace=t)
     assert t[0].stage == "parse" and "^" in t[0].error
+
+
+def test_an_expression_nested_hundreds_deep_is_a_parse_error_not_a_recursion_error():
+    with pytest.raises(ParseError, match="the expression nests too deeply to parse"):
+        parse("y[i] = " + "(" * 400 + "x[i]" + ")" * 400)
+
+
+def test_a_reduction_given_two_expressions_says_it_takes_one():
+    with pytest.raises(ParseError, match=r"a reduction max\[...\]\(...\) takes one expression, the body it "
+                                         r"reduces; combine two with an operator inside it"):
+        parse("y[i] = max[j](A[i, j], x[j])")
