@@ -51,6 +51,18 @@ for fmt in ["csc", "dcsr", "coo"]:
     assert (T.to_numpy() == M).all()
     print(f"{fmt:5}", T.format, arrays(T))"""),
     ("code", """display(SVG(dot_to_svg(A.asformat("dcsr").fiber_tree_dot())))"""),
+    ("md", """## Building from coordinates
+
+`Tensor.from_coords` takes the entries themselves, in any order: `coords[m][e]` is entry `e`'s
+coordinate in mode `m` (pydata/sparse's `COO(coords, data, shape)`). Duplicates are summed, as in
+scipy.sparse. Nothing of the whole tensor's size is built, so a hypersparse matrix of 10^12 x 10^12
+fits in a few bytes as DCSR; `to_coords` gives the entries back."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+T = ss.Tensor.from_coords([[0, 2, 0, 1], [1, 0, 1, 1], [3, 3, 3, 0]], [1.0, 2.0, 0.5, 4.0],
+                          shape=(3, 2, 4), format="csf", name="T")
+print(T, T.to_coords())
+H = ss.Tensor.from_coords([[10**11, 3], [7, 10**11]], [1.0, 2.0], shape=(10**12, 10**12), format="dcsr")
+print(H.nnz, arrays(H))"""),
     ("md", """## Structured levels: bands and blocks
 
 When the non-zeros of a fiber are contiguous, storing every coordinate is wasteful.
