@@ -140,7 +140,16 @@ class InputPlan:
             node = lvl.assembled({}, node)
         return Tensor._assembled(node, arr.shape, fmt.mode_order, name, fmt)
 
+    def has_bound(self, tensor: Tensor) -> bool:
+        """Whether :meth:`args` bound ``tensor`` before (so its format is this plan's)."""
+        return tensor.__dict__.get("_bound_args", (None,))[0] is self
+
     def args(self, tensor: Tensor) -> dict:
+        # a tensor's levels never change after it is built, nor do the arrays they hold (their
+        # contents may): the names-to-arrays map is kept on the tensor for this plan's next call
+        cached = tensor.__dict__.get("_bound_args")
+        if cached is not None and cached[0] is self:
+            return cached[1]
         out = dict(zip(self.sizes, tensor.storage_shape))
         for lvl, names in zip((*tensor.levels, tensor.leaf), self.arrays):
             if not names:
@@ -152,6 +161,7 @@ class InputPlan:
                 arrays = lvl.arrays()
                 for kind, pname in names:
                     out[pname] = arrays[kind]
+        tensor._bound_args = (self, out)
         return out
 
 

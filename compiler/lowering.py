@@ -195,11 +195,12 @@ class Kernel:
 
     def _inputs(self, tensors: dict) -> dict[str, Tensor]:
         out_name = self.lowered.output
-        unknown = sorted(set(tensors) - set(self.formats))
-        if unknown:
+        if not tensors.keys() <= self.formats.keys():
+            unknown = sorted(set(tensors) - set(self.formats))
             raise UsageError(f"this kernel has no tensor {', '.join(unknown)}; "
                             f"it takes {', '.join(self.formats)}")
         bound = {}
+        plan = self._plan()
         for name, fmt in self.formats.items():
             if name not in tensors:
                 if name == out_name:
@@ -207,9 +208,11 @@ class Kernel:
                 raise UsageError(f"missing tensor {name} (compiled for {fmt.shorthand or fmt})")
             value = tensors[name]
             if not isinstance(value, Tensor):
-                value = self._plan().inputs[name].tensor(name, value)
+                value = plan.inputs[name].tensor(name, value)
+            elif plan.inputs[name].has_bound(value) and not self.compiled.checked:
+                pass   # (bound by this kernel before: its format was checked then)
             # (a tensor already in the format the kernel reads, converting it, is taken as it is)
-            elif value.format != fmt and value.format != self._plan().converted.get(name):
+            elif value.format != fmt and value.format != plan.converted.get(name):
                 got, want = _describe_formats(value.format, fmt)
                 raise FormatError(
                     f"tensor {name} is {got} but this kernel was compiled for {want}; convert it "
@@ -222,15 +225,17 @@ class Kernel:
     def _check_extents(self, inputs: dict[str, Tensor]) -> None:
         for index, uses in self.lowered.extents:
             seen = [(t, m, inputs[t].shape[m]) for t, m in uses if t in inputs]
-            source = dict(self.lowered.copies)   # (a converted copy is named as the tensor it copies)
-            seen = [(source.get(t, t), m, n) for t, m, n in seen]
+            t0, m0, n0 = seen[0] if seen else (None, None, None)
             for t, m, n in seen[1:]:
-                t0, m0, n0 = seen[0]
                 if n != n0:
-                    raise ShapeError(f"index {index} has extent {n0} in {t0} (mode {m0}) "
-                                     f"but {n} in {t} (mode {m})")
+                    source = dict(self.lowered.copies)   # (a converted copy is named as the tensor it copies)
+                    raise ShapeError(f"index {index} has extent {n0} in {source.get(t0, t0)} (mode {m0}) "
+                                     f"but {n} in {source.get(t, t)} (mode {m})")
 
     def _output_shape(self, inputs) -> tuple[int, ...]:
+        simple = self._plan().shape_from
+        if simple is not None and all(t in inputs for t, _ in simple):
+            return tuple(inputs[t].shape[m] for t, m in simple)
         return tuple(extent_value(entry, inputs) for entry in self.lowered.output_shape)
 
     def _plan(self) -> "_CallPlan":
@@ -326,6 +331,10 @@ class _CallPlan:
                        for name, fmt in kernel.formats.items()}
         self.inputs.update((copy, binding.InputPlan(copy, self.converted[copy])) for copy, _ in low.copies)
         self.output = binding.OutputPlan(out_name, low.output_format)
+        # each output extent an input's, (tensor, mode): read directly (else by extent_value)
+        self.shape_from = tuple(low.output_shape) if all(
+            isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) and e[0] not in _EXTENT_OPS
+            for e in low.output_shape) else None
         self.output_sizes = tuple(binding.array_name(out_name, m, "size")
                                   for m in range(low.output_format.ndim))
         self.params = frozenset(p.name for p in low.function.params if isinstance(p, (Scalar, Buffer)))

@@ -389,3 +389,16 @@ def test_an_extent_mismatch_names_the_tensor_a_converted_copy_was_made_of():
     A = ss.Tensor.from_numpy(np.ones((3, 4)), "csr", name="A")
     with pytest.raises(ss.ShapeError, match=r"index i has extent 3 in A \(mode 0\) but 4 in A \(mode 1\)"):
         einsum("C[i, j] = A[i, j] + A[j, i]", A=A)
+
+
+def test_a_tensor_bound_before_is_read_afresh_and_checked_against_each_kernel():
+    # the kernel keeps the names-to-arrays map of a tensor it bound; the arrays' contents are read
+    # at each call, and another kernel still checks the tensor's format against its own
+    A = ss.Tensor.from_numpy(np.array([[1.0, 0], [0, 2]]), "csr", name="A")
+    k = lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(2))
+    np.testing.assert_array_equal(k(A=A, x=np.ones(2)).to_numpy(), [1.0, 2.0])
+    A.vals[1] = 5.0
+    np.testing.assert_array_equal(k(A=A, x=np.ones(2)).to_numpy(), [1.0, 5.0])
+    other = lower("y[i] = A[i, j] * x[j]", A="csc", x=np.ones(2))
+    with pytest.raises(ss.FormatError, match="tensor A is csr but this kernel was compiled for csc"):
+        other(A=A, x=np.ones(2))
