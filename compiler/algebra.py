@@ -290,12 +290,14 @@ class Operator:
         arr = np.asarray(array)
         rdt = self.result_dtype(arr.dtype, arr.dtype)
         arr = np.moveaxis(arr, axis, -1)
+        ufunc = _REDUCE_UFUNCS.get(self._impl_key())
         if arr.shape[-1] == 0:
             ident = self.identity_for(rdt)
             if ident is NOVALUE:
                 raise SparsescopeError(f"cannot reduce an empty extent with {self._label()}: it has no identity")
-            return _scalar(np.full(arr.shape[:-1], ident, dtype=rdt))
-        ufunc = _REDUCE_UFUNCS.get(self._impl_key())
+            # (in the dtype a non-empty reduction gives: numpy sums int32 in int64)
+            out = ufunc.reduce(np.zeros(1, rdt)).dtype if ufunc is not None else rdt
+            return _scalar(np.full(arr.shape[:-1], ident, dtype=out))
         with np.errstate(all="ignore"):
             if ufunc is not None:
                 return _scalar(ufunc.reduce(arr.astype(rdt), axis=-1))

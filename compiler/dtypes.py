@@ -39,6 +39,44 @@ def value_dtype(dtype) -> np.dtype:
     return dt
 
 
+def cast_values(arr: np.ndarray, dt, label: str) -> np.ndarray:
+    """``arr`` as ``dt``, refusing values the cast would change: an integer out of ``dt``'s
+    range, a fraction or a non-finite float into integers, a finite float that overflows to
+    inf, or a dtype that is no number (complex, dates, strings). Numbers into bool are their
+    truth values, as in numpy.
+
+    >>> cast_values(np.array([1.0, 2.5]), np.dtype("int64"), "x")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.DTypeError: x: value 2.5 (float64) cannot be stored as int64 exactly
+    >>> cast_values(np.array([1e300]), np.dtype("float32"), "x")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.DTypeError: x: value 1e+300 (float64) cannot be stored as float32 exactly
+    """
+    dt = np.dtype(dt)
+    if arr.dtype == dt:
+        return arr
+    if arr.dtype.kind not in "biuf":
+        raise DTypeError(f"{label}: {arr.dtype.name} values cannot be stored as {dt.name}; sparsescope stores "
+                         f"bool, integers and floats")
+    bad = None
+    with np.errstate(invalid="ignore", over="ignore"):
+        if dt.kind in "iu" and arr.dtype.kind in "iuf" and arr.size:
+            top = np.iinfo(dt)
+            if arr.dtype.kind == "f":   # (float(top.max) + 1 is 2^63 exactly for int64, where top.max rounds up)
+                bad = ~np.isfinite(arr) | (arr != np.trunc(arr)) | (arr < float(top.min)) | \
+                    (arr >= float(top.max) + 1)
+            else:
+                bad = (arr < top.min) | (arr > top.max)
+        elif dt.kind == "f" and arr.dtype.kind == "f" and dt.itemsize < arr.dtype.itemsize and arr.size:
+            bad = np.isfinite(arr) & ~np.isfinite(arr.astype(dt))
+        if bad is not None and bad.any():
+            raise DTypeError(f"{label}: value {arr[bad].flat[0].item()!r} ({arr.dtype.name}) cannot be stored as "
+                             f"{dt.name} exactly")
+        return arr.astype(dt)
+
+
 def index_dtype(dtype) -> np.dtype:
     """Normalize ``dtype`` to a supported index dtype or raise :class:`DTypeError`."""
     try:

@@ -27,6 +27,29 @@ from .errors import FormatError, ShapeError
 from .levels import Dense, Element, Level, SparseCOO, SparseList, flatten
 
 
+def checked_mode_order(given, ndim: int, where: str = "") -> tuple[int, ...]:
+    """``given`` (None: storage order is logical order) as a permutation of ``range(ndim)``, or a
+    FormatError saying why it is not one.
+
+    >>> checked_mode_order([1, 0], 2), checked_mode_order(None, 3)
+    ((1, 0), (0, 1, 2))
+    >>> checked_mode_order("ab", 2)
+    Traceback (most recent call last):
+    ...
+    compiler.errors.FormatError: mode_order 'ab' must be a tuple of mode numbers, a permutation of range(2)
+    """
+    if given is None:
+        return tuple(range(ndim))
+    if isinstance(given, str) or not np.iterable(given) or not all(
+            isinstance(m, (int, np.integer)) and not isinstance(m, bool) for m in given):
+        raise FormatError(f"mode_order {given!r} must be a tuple of mode numbers, a permutation of "
+                          f"range({ndim}){where}")
+    order = tuple(int(m) for m in given)
+    if sorted(order) != list(range(ndim)):
+        raise FormatError(f"mode_order {order} is not a permutation of range({ndim}){where}")
+    return order
+
+
 @serialize.node
 @dataclass(frozen=True, eq=False)
 class Format:
@@ -42,15 +65,7 @@ class Format:
         levels, _ = flatten(self.root)
         object.__setattr__(self, "root", self.root.spec())
         ndim = sum(lvl.nmodes for lvl in levels)
-        given = self.mode_order
-        if given is not None and (isinstance(given, str) or not np.iterable(given) or not all(
-                isinstance(m, (int, np.integer)) and not isinstance(m, bool) for m in given)):
-            raise FormatError(f"mode_order {given!r} must be a tuple of mode numbers, a permutation of "
-                              f"range({ndim}) for {self.root.spec_str()}")
-        order = tuple(range(ndim)) if given is None else tuple(int(m) for m in given)
-        if sorted(order) != list(range(ndim)):
-            raise FormatError(f"mode_order {order} is not a permutation of range({ndim}) "
-                              f"for {self.root.spec_str()}")
+        order = checked_mode_order(self.mode_order, ndim, f" for {self.root.spec_str()}")
         object.__setattr__(self, "mode_order", order)
 
     @property
@@ -214,6 +229,8 @@ def parse_format(fmt, *, ndim: int | None = None, fill=0.0, dtype="float64",
             raise FormatError(f"unknown format {fmt!r}; use one of {', '.join(_SHORTHANDS)}, "
                               f"a level spec such as Dense(SparseList(Element(0.0))), or a Format")
         build, fixed = _SHORTHANDS[key]
+        if ndim is not None and (not isinstance(ndim, (int, np.integer)) or isinstance(ndim, bool) or ndim < 0):
+            raise ShapeError(f"format {fmt!r}: ndim must be the number of modes, an integer >= 0; got {ndim!r}")
         if fixed is not None:
             if ndim is not None and ndim != fixed:
                 raise ShapeError(f"format {fmt!r} is for {fixed}-D tensors, not {ndim}-D")

@@ -26,9 +26,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from .dtypes import value_dtype
+from .dtypes import cast_values, value_dtype
 from .errors import DTypeError, FormatError, ShapeError, SparsescopeError, UsageError
-from .format import Format, parse_format
+from .format import Format, checked_mode_order, parse_format
 from .levels import Dense, Element, Level, Pattern, SparseCOO, SparseList, flatten
 from .levels.level import POS, group_starts, is_fill, normalize_fill, not_increasing
 
@@ -61,20 +61,27 @@ class Tensor:
         self.name = name
         levels, leaf = flatten(root)
         ndim = sum(lvl.nmodes for lvl in levels)
-        order = tuple(range(ndim)) if mode_order is None else tuple(int(m) for m in mode_order)
-        if sorted(order) != list(range(ndim)):
-            raise FormatError(f"{self._label}: mode_order {order} is not a permutation of range({ndim})")
+        try:
+            order = checked_mode_order(mode_order, ndim)
+        except FormatError as e:
+            raise FormatError(f"{self._label}: {e}") from None
         self._mode_order = order
 
         # storage sizes, from the levels and/or the logical shape
         sizes = [s for lvl in levels for s in lvl.sizes]
         if shape is not None:
+            if not (np.iterable(shape) and not isinstance(shape, str) and all(
+                    isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in shape)):
+                raise ShapeError(f"{self._label}: shape must be a tuple of integers, got {shape!r}")
             shape = tuple(int(s) for s in shape)
             if len(shape) != ndim:
                 raise ShapeError(f"{self._label}: shape {shape} has {len(shape)} modes but "
                                  f"{root.spec_str()} stores {ndim}")
             if any(s < 0 for s in shape):
                 raise ShapeError(f"{self._label}: shape {shape} has a negative extent")
+            if any(s > _LARGEST_EXTENT for s in shape):
+                raise ShapeError(f"{self._label}: shape {shape} has an extent past 2^63 - 1, the largest "
+                                 f"coordinate count an int64 index holds")
             from_shape = [shape[m] for m in order]
             k = 0
             for lnum, lvl in enumerate(levels):
@@ -283,13 +290,16 @@ class Tensor:
         >>> t.nnz, t.vals.tolist(), t.fill, t.dtype.name
         (1, [7], 1, 'int64')
         """
-        arr = np.asarray(arr)
+        try:
+            arr = np.asarray(arr)
+        except ValueError as e:   # (nested lists of different lengths)
+            raise ShapeError(f"{name or 'tensor'}: not an array of one shape ({e})") from None
         fmt = _target_format(format, arr.ndim, arr.dtype, fill, dtype, name or "tensor")
         if fmt.ndim != arr.ndim:
             raise ShapeError(f"{name or 'tensor'}: format {fmt} stores {fmt.ndim} modes but the array "
                              f"has {arr.ndim} dimension(s), shape {arr.shape}")
         leaf = fmt.leaf
-        arr = _cast_values(arr, np.dtype(leaf.dtype), name or "tensor")
+        arr = cast_values(arr, np.dtype(leaf.dtype), name or "tensor")
         stored = arr.transpose(fmt.mode_order)  # axes in storage order
         if all(isinstance(lvl, Dense) for lvl in fmt.levels):
             # dense levels store everything, in row-major storage order
@@ -346,7 +356,7 @@ class Tensor:
         if fmt.ndim != len(shape):
             raise ShapeError(f"{label}: format {fmt} stores {fmt.ndim} modes but shape {shape} has {len(shape)}")
         dt = value_dtype(fmt.dtype)
-        vals = _cast_values(values, dt, label)
+        vals = cast_values(values, dt, label)
         logical, vals = _sum_duplicates([c.astype(POS) for c in coords], vals, shape)
         if all(isinstance(lvl, Dense) for lvl in fmt.levels):
             arr = np.full(shape, fmt.fill, dtype=dt)
@@ -395,6 +405,11 @@ class Tensor:
         dt = value_dtype(m.dtype)
         if m.format not in ("csr", "csc", "coo"):
             m = m.tocsr()
+        wide = lambda a: a if a.dtype.name in ("int32", "int64") else a.astype(np.int64)  # noqa: E731
+        if m.format == "coo" and not all(a.dtype.name in ("int32", "int64") for a in (m.row, m.col)):
+            m = type(m)((m.data, (wide(m.row), wide(m.col))), shape=m.shape)   # (int8, uint32: scipy takes them)
+        elif m.format != "coo" and not all(a.dtype.name in ("int32", "int64") for a in (m.indptr, m.indices)):
+            m = type(m)((m.data, wide(m.indices), wide(m.indptr)), shape=m.shape)
         if m.format == "coo":
             itype = np.result_type(m.row.dtype, m.col.dtype)
         else:
@@ -420,13 +435,13 @@ class Tensor:
                 m.sum_duplicates()
             inner = fmt.levels[1]
             outer_size, inner_size = m.shape if short == "csr" else m.shape[::-1]
-            root = Dense(SparseList(Element(leaf.fill, m.data, leaf.dtype), inner_size,
+            root = Dense(SparseList(Element(leaf.fill, cast_values(m.data, leaf.dtype, label), leaf.dtype), inner_size,
                                     m.indptr, m.indices, inner.index_dtype), outer_size)
             return cls(root, shape=m.shape, mode_order=fmt.mode_order, name=name)
         row, col, data = _canonical_coo(m.tocoo())
         if short == "coo" and isinstance(leaf, Element):
             idt = fmt.levels[0].index_dtype
-            root = SparseCOO(2, Element(leaf.fill, data, leaf.dtype), m.shape,
+            root = SparseCOO(2, Element(leaf.fill, cast_values(data, leaf.dtype, label), leaf.dtype), m.shape,
                              np.array([0, len(data)], dtype=idt), (row, col), idt)
             return cls(root, shape=m.shape, mode_order=fmt.mode_order, name=name)
         logical = [row.astype(POS), col.astype(POS)]
@@ -443,7 +458,7 @@ class Tensor:
             coords = [c[order] for c in coords]
             vals = vals[order]
         leaf = fmt.leaf
-        vals = vals.astype(leaf.dtype if leaf.dtype is not None else vals.dtype, copy=False)
+        vals = cast_values(vals, leaf.dtype if leaf.dtype is not None else vals.dtype, name or "tensor")
         root = _from_entries(fmt, coords, vals, sizes, name or "tensor")
         return cls(root, shape=shape, mode_order=fmt.mode_order, name=name, check=False)
 
@@ -478,7 +493,7 @@ class Tensor:
         logical = [None] * self.ndim
         for k, m in enumerate(self._mode_order):
             logical[m] = storage[k]
-        vals = vals.astype(fmt.dtype, copy=False)
+        vals = cast_values(vals, fmt.dtype, self._label)
         keep = ~is_fill(vals, fmt.fill)
         if not (self._all_dense() and all(isinstance(lvl, Dense) for lvl in fmt.levels)):
             logical = [c[keep] for c in logical]
@@ -504,7 +519,7 @@ class Tensor:
         if max(n0, n1, len(moved.data)) > np.iinfo(idt).max:
             return None   # (the general way says which index does not fit)
         dt = fmt.leaf.dtype if fmt.leaf.dtype is not None else self.dtype
-        root = Dense(SparseList(Element(fmt.leaf.fill, moved.data.astype(dt, copy=False), dt), n0,
+        root = Dense(SparseList(Element(fmt.leaf.fill, cast_values(moved.data, dt, self._label), dt), n0,
                                 moved.indptr.astype(idt, copy=False), moved.indices.astype(idt, copy=False), idt), n1)
         return Tensor(root, shape=self.shape, mode_order=fmt.mode_order, name=self.name, check=False)
 
@@ -526,7 +541,7 @@ class Tensor:
         if not (self.fill == 0):
             raise FormatError(f"{self._label}: to_scipy needs fill 0 (scipy.sparse's implicit value), but the "
                               f"fill is {self.fill!r}; use to_numpy(), or from_numpy(..., fill=0) first")
-        format = format.lower()
+        format = format.lower() if isinstance(format, str) else format
         kinds = {"csr": (sp.csr_array, sp.csr_matrix), "csc": (sp.csc_array, sp.csc_matrix),
                  "coo": (sp.coo_array, sp.coo_matrix)}
         if format not in kinds:
@@ -601,40 +616,16 @@ def _resolve_format(format, ndim: int, given, fill, dtype) -> Format:
     return Format(_replace_leaf(fmt.root, Element(normalize_fill(f, dt), dtype=dt)), fmt.mode_order)
 
 
-def _cast_values(arr: np.ndarray, dt: np.dtype, label: str) -> np.ndarray:
-    """``arr`` as ``dt``, refusing values the cast would change: an integer out of ``dt``'s
-    range, a fraction into integers, or a dtype that is no number (complex, dates, strings).
-
-    >>> _cast_values(np.array([1.0, 2.5]), np.dtype("int64"), "x")
-    Traceback (most recent call last):
-    ...
-    compiler.errors.DTypeError: x: value 2.5 (float64) cannot be stored as int64 exactly
-    """
-    if arr.dtype == dt:
-        return arr
-    if arr.dtype.kind not in "biuf":
-        raise DTypeError(f"{label}: {arr.dtype.name} values cannot be stored as {dt.name}; sparsescope stores "
-                         f"bool, integers and floats")
-    if dt.kind in "iu" and arr.size and arr.dtype.kind in "iuf":
-        top = np.iinfo(dt)
-        with np.errstate(invalid="ignore"):
-            if arr.dtype.kind == "f":   # (float(top.max) + 1 is 2^63 exactly for int64, where top.max rounds up)
-                bad = ~np.isfinite(arr) | (arr != np.trunc(arr)) | (arr < float(top.min)) | \
-                    (arr >= float(top.max) + 1)
-            else:
-                bad = (arr < top.min) | (arr > top.max)
-        if bad.any():
-            raise DTypeError(f"{label}: value {arr[bad].flat[0].item()!r} ({arr.dtype.name}) cannot be stored as "
-                             f"{dt.name} exactly")
-    return arr.astype(dt)
-
-
 def _checked_shape(shape, label: str) -> tuple[int, ...]:
     """``shape`` as a tuple of non-negative ints, or a ShapeError naming the tensor."""
-    dims = tuple(shape) if np.iterable(shape) else (shape,)
-    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in dims):
-        raise ShapeError(f"{label}: shape must be a tuple of non-negative integers, got {shape!r}")
+    dims = tuple(shape) if np.iterable(shape) and not isinstance(shape, str) else (shape,)
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and 0 <= n <= _LARGEST_EXTENT
+               for n in dims):
+        raise ShapeError(f"{label}: shape must be a tuple of integers from 0 to 2^63 - 1, got {shape!r}")
     return tuple(int(n) for n in dims)
+
+
+_LARGEST_EXTENT = 2 ** 63 - 1   # (coordinates are int64 in the generated C)
 
 
 def _sum_duplicates(coords: list, vals: np.ndarray, shape) -> tuple[list, np.ndarray]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from . import serialize
+from .errors import UsageError
 
 
 def text_of(obj: Any) -> str:
@@ -135,13 +136,52 @@ class Trace:
 
     @classmethod
     def from_data(cls, data: dict) -> "Trace":
-        if data.get("format") != "sparsescope-trace":
-            raise ValueError("not a sparsescope trace (missing 'format': 'sparsescope-trace')")
-        return cls(serialize.decode(s) for s in data["steps"])
+        """A trace from :meth:`to_data`'s dict; anything else is a UsageError saying what is wrong
+        (a saved trace may have been edited or cut short)."""
+        if not isinstance(data, dict) or data.get("format") != "sparsescope-trace":
+            raise UsageError("not a sparsescope trace (missing 'format': 'sparsescope-trace')")
+        if not isinstance(data.get("steps"), list):
+            raise UsageError("not a sparsescope trace: 'steps' must be a list of steps")
+        steps = []
+        for k, s in enumerate(data["steps"]):
+            try:
+                step = serialize.decode(s)
+            except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as e:
+                raise UsageError(f"not a sparsescope trace: step {k} cannot be read ({type(e).__name__}: {e})") \
+                    from None
+            problem = _step_problem(step)
+            if problem:
+                raise UsageError(f"not a sparsescope trace: step {k} {problem}")
+            steps.append(step)
+        return cls(steps)
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_data(), indent=indent)
 
     @classmethod
     def from_json(cls, text: str) -> "Trace":
-        return cls.from_data(json.loads(text))
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            raise UsageError("not a sparsescope trace: its JSON nests too deeply") from None
+        return cls.from_data(data)
+
+
+def _step_problem(step) -> str:
+    """What makes a decoded step unusable, or ``""``."""
+    if not isinstance(step, Step):
+        return f"is a {type(step).__name__}, not a step"
+    texts = {"stage": step.stage, "note": step.note, "before_text": step.before_text, "after_text": step.after_text}
+    bad = next((f for f, v in texts.items() if not isinstance(v, str)), None)
+    if bad:
+        return f"({step.stage!r}) has a {type(texts[bad]).__name__} as its {bad}, not text"
+    if step.error is not None and not isinstance(step.error, str):
+        return f"({step.stage}) has a {type(step.error).__name__} as its error, not text"
+    for a in step.artifacts if isinstance(step.artifacts, (list, tuple)) else [None]:
+        if not (isinstance(a, Artifact) and isinstance(a.kind, str) and isinstance(a.name, str)
+                and isinstance(a.text, str) and (a.dot is None or isinstance(a.dot, str))):
+            return f"({step.stage}) has an artifact that is not one (kind, name and text must be text)"
+    for r in step.rewrites if isinstance(step.rewrites, (list, tuple)) else [None]:
+        if not isinstance(r, Rewrite):
+            return f"({step.stage}) has a rewrite that is not one"
+    return ""

@@ -21,6 +21,8 @@ import argparse
 import sys
 from typing import Sequence
 
+from compiler.errors import SparsescopeError
+
 from .export import export_html, export_text
 from .session import explore
 
@@ -93,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, ValueError) as e:
+    except (OSError, ValueError, SparsescopeError, MemoryError, OverflowError) as e:
+        # (a file that cannot be read, a tensor the compiler refuses, a matrix too large for memory)
         print(f"error: {e}", file=sys.stderr)
         return 2
 
@@ -150,12 +153,19 @@ def _load_inputs(expr: str, formats: dict[str, str], mtx: dict[str, str], seed: 
     for name, path in mtx.items():
         try:
             m = scipy.io.mmread(path)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, OverflowError) as e:
             raise CLIError(f"cannot read Matrix Market file {path!r} for tensor {name}: {e}") from None
-        m = sp.csr_array(m) if sp.issparse(m) else np.asarray(m)
-        t = (compiler.Tensor.from_scipy(m, name=name) if sp.issparse(m)
-             else compiler.Tensor.from_numpy(m, name=name))
-        tensors[name] = t.asformat(formats[name]) if name in formats else t
+        try:
+            # (straight from the file's coordinates into the format asked: a hypersparse matrix read
+            # as dcsr never builds the row array csr would need)
+            t = (compiler.Tensor.from_scipy(sp.coo_array(m), formats.get(name, "csr"), name=name)
+                 if sp.issparse(m) else compiler.Tensor.from_numpy(np.asarray(m), formats.get(name, "csr"),
+                                                                   name=name))
+        except (compiler.SparsescopeError, MemoryError, ValueError) as e:
+            hint = (f"; --format {name}=dcsr stores only the rows that have entries"
+                    if isinstance(e, MemoryError) else "")
+            raise CLIError(f"Matrix Market file {path!r} for tensor {name}: {e}{hint}") from None
+        tensors[name] = t
     for acc in accesses(program.rhs):
         if acc.tensor in tensors:
             for idx, n in zip(acc.indices, tensors[acc.tensor].shape):

@@ -38,6 +38,9 @@ class Dense(Level):
 
     def __post_init__(self):
         if self.size is not None:
+            if not isinstance(self.size, (int, np.integer)) or isinstance(self.size, bool) or self.size < 0:
+                raise FormatError(f"Dense's size is the number of coordinates per fiber, an integer >= 0; "
+                                  f"got {self.size!r}")
             object.__setattr__(self, "size", int(self.size))
 
     @property

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import serialize
-from ..dtypes import value_dtype
+from ..dtypes import cast_values, value_dtype
 from ..errors import FormatError
 from .level import Level, arr_repr, fill_key, normalize_fill, register, resolve_value_dtype
 
@@ -46,7 +46,7 @@ class Element(Level):
             if dt is None:
                 dt = value_dtype(vals.dtype)
             elif vals.dtype != dt:
-                vals = vals.astype(dt)
+                vals = cast_values(vals, dt, "Element vals")
             if vals.ndim != 1:
                 raise FormatError(f"Element vals must be a 1-D array, got shape {vals.shape}")
         object.__setattr__(self, "dtype", dt)
@@ -96,6 +96,7 @@ class Element(Level):
 
     def from_entries(self, parent_count, parent_pos, coords, vals, sizes) -> "Element":
         dt = self.dtype if self.dtype is not None else value_dtype(vals.dtype)
+        vals = cast_values(np.asarray(vals), dt, "Element vals")
         if len(parent_pos) == parent_count:
             # every position holds an entry (a dense tensor): the values are already in order
             out = np.array(vals, dtype=dt, copy=True)

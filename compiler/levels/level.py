@@ -213,6 +213,8 @@ def normalize_fill(fill, dtype):
     """
     if isinstance(fill, np.generic):
         fill = fill.item()
+    if not isinstance(fill, (bool, int, float)):   # ("0" or None would pass numpy's conversions)
+        raise DTypeError(f"fill value {fill!r} must be a number or a bool, not {type(fill).__name__}")
     if dtype is None:
         return fill
     bad = DTypeError(f"fill value {fill!r} cannot be represented in {dtype.name}")
@@ -286,19 +288,21 @@ def group_starts(keys: list) -> np.ndarray:
     return new
 
 
-def check_pos(pos: np.ndarray, parent_count: int, nstored: int, stored_name: str, where: str):
-    """Validate a ``pos`` array: its length, ``pos[0] == 0``, monotonicity, and its end."""
+def check_pos(pos: np.ndarray, parent_count: int, nstored: int, stored_name: str, where: str, name: str = "pos"):
+    """Validate a ``pos`` array (called ``name``: a SparseBand's is ``ofs``): its length,
+    ``pos[0] == 0``, monotonicity, and its end."""
     if len(pos) != parent_count + 1:
-        raise FormatError(f"{where}: pos has length {len(pos)}, expected {parent_count + 1} "
+        raise FormatError(f"{where}: {name} has length {len(pos)}, expected {parent_count + 1} "
                           f"(parent has {parent_count} positions)")
     if pos[0] != 0:
-        raise FormatError(f"{where}: pos[0] must be 0, got {pos[0]}")
+        raise FormatError(f"{where}: {name}[0] must be 0, got {pos[0]}")
     bad = np.flatnonzero(pos[1:] < pos[:-1])
     if bad.size:
         q = int(bad[0])
-        raise FormatError(f"{where}: pos is not non-decreasing: pos[{q}]={pos[q]} > pos[{q + 1}]={pos[q + 1]}")
+        raise FormatError(f"{where}: {name} is not non-decreasing: {name}[{q}]={pos[q]} > "
+                          f"{name}[{q + 1}]={pos[q + 1]}")
     if pos[-1] != nstored:
-        raise FormatError(f"{where}: pos[-1]={pos[-1]} but {stored_name} has length {nstored}")
+        raise FormatError(f"{where}: {name}[-1]={pos[-1]} but {stored_name} has length {nstored}")
 
 
 def check_range(idx: np.ndarray, size: int, name: str, where: str):

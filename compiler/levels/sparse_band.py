@@ -84,7 +84,7 @@ class SparseBand(IndexedLevel):
             raise FormatError(f"{where}: ofs and idx are missing")
         if len(self.idx) != parent_count:
             raise FormatError(f"{where}: idx has length {len(self.idx)}, expected {parent_count}")
-        check_pos(self.ofs, parent_count, int(self.ofs[-1]) if len(self.ofs) else 0, "ofs", where)
+        check_pos(self.ofs, parent_count, int(self.ofs[-1]) if len(self.ofs) else 0, "ofs", where, name="ofs")
         n = np.diff(self.ofs.astype(POS))
         bad = np.flatnonzero((n > 0) & ((self.idx - n < 0) | (self.idx > self.size)))
         if bad.size:

@@ -155,6 +155,10 @@ class SparseHash(IndexedLevel):
         if cap != table_capacity(nnz):
             raise FormatError(f"{where}: tbl has {cap} slots for {nnz} keys; expected {table_capacity(nnz)}, the "
                               f"smallest power of two >= max({MIN_CAPACITY}, 2 * keys)")
+        if cap and tbl.min() < 0:   # (a negative slot is neither empty nor a child: probing runs past the keys)
+            s = int(np.flatnonzero(tbl < 0)[0])
+            raise FormatError(f"{where}: tbl[{s}]={tbl[s]} is negative; a slot holds 0 (empty) or a child "
+                              f"position plus one")
         if sorted(int(x) - 1 for x in tbl[tbl > 0]) != list(range(nnz)):
             raise FormatError(f"{where}: tbl must hold each child position exactly once (as q + 1)")
         for q, k in enumerate(key.tolist()):

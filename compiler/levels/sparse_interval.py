@@ -11,10 +11,10 @@ contiguous stretch of True in a mask) in a fiber of fill.
 >>> A = Tensor.from_numpy(M, Dense(SparseInterval(Element(0.0))))
 >>> A.levels[1].left.tolist(), A.levels[1].right.tolist(), A.vals.tolist()
 ([1, 0], [3, 1], [1.0, 2.0])
->>> Tensor.from_numpy(np.array([1.0, 0, 1.0]), SparseInterval(Element(0.0)))
+>>> Tensor.from_numpy(np.array([1.0, 0, 1.0]), SparseInterval(Element(0.0)), name="v")
 Traceback (most recent call last):
 ...
-compiler.errors.FormatError: SparseInterval stores at most one run of equal values per fiber, but fiber 0 has 2; use SparseRunList
+compiler.errors.FormatError: v: SparseInterval stores at most one run of equal values per fiber, but fiber 0 has 2; use SparseRunList
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ it is 0; the child position is ``pos[p]``.
 >>> P = Tensor.from_numpy(np.array([[0, 3.0, 0], [0, 0, 0], [1.0, 0, 0]]), Dense(SparsePoint(Element(0.0))))
 >>> P.levels[1].pos.tolist(), P.levels[1].idx.tolist(), P.vals.tolist()
 ([0, 1, 1, 2], [1, 0], [3.0, 1.0])
->>> Tensor.from_numpy(np.array([[1.0, 2.0]]), Dense(SparsePoint(Element(0.0))))
+>>> Tensor.from_numpy(np.array([[1.0, 2.0]]), Dense(SparsePoint(Element(0.0))), name="P")
 Traceback (most recent call last):
 ...
-compiler.errors.FormatError: SparsePoint stores at most one coordinate per fiber, but fiber 0 has 2; use SparseList
+compiler.errors.FormatError: P: SparsePoint stores at most one coordinate per fiber, but fiber 0 has 2; use SparseList
 """
 
 from __future__ import annotations

@@ -297,3 +297,12 @@ def test_decoded_user_function_without_py_has_clear_error():
     op = Operator(name="ghost", symbol="ghost", arity=1, c_body="return x;", params=("x",))
     with pytest.raises(Exception, match="no Python implementation"):
         op(1)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "bool", "float32", "int64"])
+def test_an_empty_reduction_has_the_dtype_a_non_empty_one_has(dtype):
+    for name in ("+", "*", "max", "min"):
+        op = lookup(name)
+        full = op.reduce(np.ones((2, 3), dtype=dtype), axis=1)
+        empty = op.reduce(np.ones((2, 0), dtype=dtype), axis=1)
+        assert empty.dtype == full.dtype, (name, dtype)

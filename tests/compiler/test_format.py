@@ -1,4 +1,5 @@
 import math
+import re
 
 import pytest
 
@@ -58,3 +59,10 @@ def test_a_mode_order_that_is_not_mode_numbers_and_an_unknown_index_dtype_are_na
         Format(Dense(SparseList(Element(0.0))), "ab")
     with pytest.raises(DTypeError, match="index dtype 'int3' is not a dtype; use int32 or int64"):
         csr(index_dtype="int3")
+
+
+@pytest.mark.parametrize("ndim", [2.5, "3", -1, True])
+def test_ndim_of_a_shorthand_must_be_a_count_of_modes(ndim):
+    with pytest.raises(ShapeError, match=f"format 'csf': ndim must be the number of modes, an integer >= 0; "
+                                         f"got {re.escape(repr(ndim))}"):
+        parse_format("csf", ndim=ndim)

@@ -1,3 +1,4 @@
+import re
 import subprocess
 import sys
 
@@ -156,3 +157,40 @@ def test_a_module_named_lower_is_not_a_strategy(monkeypatch, capsys):
     monkeypatch.setattr(compiler, "lower", types.ModuleType("compiler.lower"), raising=False)
     assert main(["lower", "y[i] = x[i]"]) == 2
     assert "not available yet" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("body, message", [
+    ("coordinate complex general\n2 2 1\n1 1 1.0 2.0", "for tensor A: dtype complex128 is not supported"),
+    ("coordinate integer general\n2 2 1\n1 1 99999999999999999999", "cannot read Matrix Market file .* for "
+                                                                      "tensor A: Line 3: Integer out of range"),
+    ("coordinate real general\n100000000000 100000000000 1\n1 1 1.0", "for tensor A: Unable to allocate .*; "
+                                                                       "--format A=dcsr stores only the rows"),
+])
+def test_a_matrix_market_file_the_compiler_cannot_take_is_one_line(body, message, capsys, tmp_path):
+    path = tmp_path / "A.mtx"
+    path.write_text(f"%%MatrixMarket matrix {body}\n")
+    assert main(["lower", "y[i] = A[i, j] * x[j]", "--mtx", f"A={path}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and re.search(message, err)
+
+
+@pytest.mark.parametrize("data, message", [
+    ([1, 2, 3], "not a sparsescope trace \\(missing 'format'"),
+    ({"format": "sparsescope-trace"}, "'steps' must be a list of steps"),
+    ({"format": "sparsescope-trace", "steps": ["x"]}, "step 0 is a str, not a step"),
+    ({"format": "sparsescope-trace", "steps": [{"_t": "compiler.trace.Step", "stage": 5}]},
+     "step 0 \\(5\\) has a int as its stage, not text"),
+    ({"format": "sparsescope-trace", "steps": [{"_t": "compiler.trace.Step", "bogus": 1}]},
+     "step 0 cannot be read"),
+])
+def test_a_damaged_trace_file_is_one_line(data, message, capsys, tmp_path):
+    import json
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data))
+    assert main(["trace", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.search(message, err), err
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["trace", str(deep)]) == 2
+    assert "nests too deeply" in capsys.readouterr().err

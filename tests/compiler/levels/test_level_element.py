@@ -1,4 +1,5 @@
 import math
+import re
 
 import numpy as np
 import pytest
@@ -36,3 +37,10 @@ def test_vals_dtype_and_cast():
 def test_from_entries():
     out = Element(9.0).from_entries(4, np.array([1, 3]), [], np.array([1.0, 2.0]), [])
     assert out.vals.tolist() == [9.0, 1.0, 9.0, 2.0]
+
+
+@pytest.mark.parametrize("fill", [None, "0", [1]])
+def test_a_fill_that_is_no_number_is_refused(fill):
+    with pytest.raises(DTypeError, match=f"fill value {re.escape(repr(fill))} must be a number or a bool, not "
+                                         f"{type(fill).__name__}"):
+        Element(fill, [1.0, 2.0])

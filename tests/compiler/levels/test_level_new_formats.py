@@ -107,3 +107,11 @@ def test_binding_round_trip(level):
     back = output_tensor("A", A.format, A.shape, arrays)
     np.testing.assert_array_equal(back.to_numpy(), M)
     assert back.format == A.format and str(back.format) == str(A.format)
+
+
+def test_a_band_names_its_ofs_array_in_errors():
+    from compiler.levels import SparseBand
+    with pytest.raises(FormatError, match=r"B: level 1 \(SparseBand\): ofs is not non-decreasing: ofs\[1\]=3 > "
+                                          r"ofs\[2\]=2"):
+        Tensor(Dense(SparseBand(Element(0.0, np.ones(3)), 4, idx=np.array([2, 3]), ofs=np.array([0, 3, 2])), 2),
+               name="B")

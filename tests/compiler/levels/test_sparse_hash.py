@@ -68,3 +68,14 @@ def test_validation_names_the_problem():
         Tensor(Dense(SparseHash(T.leaf, 5, h.pos, h.idx, h.ptr, bad_key, h.tbl), 3), shape=(3, 5))
     with pytest.raises(FormatError, match="pos, idx, ptr, key and tbl"):
         SparseHash(Element(0.0), 5, pos=h.pos)
+
+
+def test_a_negative_table_slot_is_refused():
+    # an empty slot must be 0: a negative one passed, and the lattice kernel then probed forever
+    T = Tensor.from_numpy(np.array([[0, 2.0, 0], [3.0, 0, 4.0]]), FMT)
+    h = T.levels[1]
+    tbl = h.tbl.copy()
+    tbl[tbl == 0] = -5
+    with pytest.raises(FormatError, match=r"H: level 1 \(SparseHash\): tbl\[\d+\]=-5 is negative; a slot holds 0 "
+                                          r"\(empty\) or a child position plus one"):
+        Tensor(Dense(SparseHash(Element(0.0, T.vals), 3, h.pos, h.idx, h.ptr, h.key, tbl), 2), name="H")
