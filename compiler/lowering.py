@@ -183,7 +183,9 @@ class Kernel:
         formats = ", ".join(f"{k}={v.shorthand or v}" for k, v in self.formats.items())
         return f"<Kernel {self.strategy}: {self.program} ({formats})>"
 
-    def __call__(self, **tensors) -> Tensor:
+    def __call__(self, *given, **tensors) -> Tensor:
+        if given:
+            raise UsageError(f"pass the kernel's tensors by name: kernel({', '.join(f'{t}=...' for t in self.formats)})")
         return self._run(self.compiled, tensors)
 
     def interpret(self, **tensors) -> Tensor:

@@ -146,7 +146,7 @@ class Trace:
         for k, s in enumerate(data["steps"]):
             try:
                 step = serialize.decode(s)
-            except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as e:
+            except (KeyError, TypeError, AttributeError, ValueError, OverflowError, RecursionError) as e:
                 raise UsageError(f"not a sparsescope trace: step {k} cannot be read ({type(e).__name__}: {e})") \
                     from None
             problem = _step_problem(step)
@@ -164,6 +164,8 @@ class Trace:
             data = json.loads(text)
         except RecursionError:
             raise UsageError("not a sparsescope trace: its JSON nests too deeply") from None
+        except ValueError as e:   # (cut short, or a number of thousands of digits)
+            raise UsageError(f"not a sparsescope trace: its JSON cannot be read ({e})") from None
         return cls.from_data(data)
 
 

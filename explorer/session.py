@@ -26,7 +26,6 @@ format sees where the lowering stopped and the program there.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import pathlib
 import traceback
@@ -321,8 +320,8 @@ def explore(source: Any, *, name: str = "", recipe: str | None = None) -> Sessio
                 raise FileNotFoundError(f"no saved trace at {text!r}")
             try:
                 trace = Trace.from_json(path.read_text())
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{text!r} is not a JSON trace: {e}") from None
+            except ValueError as e:   # (Trace.from_json says what is wrong; this names the file)
+                raise type(e)(f"{text!r}: {e}") from None
             recipe = recipe or _recipe_for(source, {})
         return Session(trace, recipe=recipe, name=name or pathlib.Path(text).stem)
     if callable(source):

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import serialize
 from ..errors import FormatError
-from .level import POS, Level, register
+from .level import POS, Level, checked_size, register
 
 
 @serialize.node
@@ -38,10 +38,7 @@ class Dense(Level):
 
     def __post_init__(self):
         if self.size is not None:
-            if not isinstance(self.size, (int, np.integer)) or isinstance(self.size, bool) or self.size < 0:
-                raise FormatError(f"Dense's size is the number of coordinates per fiber, an integer >= 0; "
-                                  f"got {self.size!r}")
-            object.__setattr__(self, "size", int(self.size))
+            object.__setattr__(self, "size", checked_size(self.size, "Dense"))
 
     @property
     def sizes(self) -> tuple:

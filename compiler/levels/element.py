@@ -49,6 +49,7 @@ class Element(Level):
                 vals = cast_values(vals, dt, "Element vals")
             if vals.ndim != 1:
                 raise FormatError(f"Element vals must be a 1-D array, got shape {vals.shape}")
+            vals = np.ascontiguousarray(vals)   # (a strided view is copied: kernels read arrays as C arrays)
         object.__setattr__(self, "dtype", dt)
         object.__setattr__(self, "vals", vals)
         object.__setattr__(self, "fill", normalize_fill(self.fill, dt))

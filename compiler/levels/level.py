@@ -30,7 +30,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..dtypes import index_dtype as _index_dtype
-from ..dtypes import value_dtype
+from ..dtypes import cast_values, value_dtype
 from ..errors import DTypeError, FormatError
 
 #: the integer type used for positions while converting (wide enough for any level)
@@ -155,7 +155,7 @@ class Level:
 # --- shared helpers -------------------------------------------------------------------------
 
 def index_array(a, what: str) -> np.ndarray:
-    """A 1-D int32/int64 array from ``a`` without copying when it already is one."""
+    """A 1-D contiguous int32/int64 array from ``a`` without copying when it already is one."""
     arr = np.asarray(a)
     if arr.dtype.kind not in "iu" and arr.size:
         raise DTypeError(f"{what} must hold integers, not {arr.dtype.name}")
@@ -165,7 +165,7 @@ def index_array(a, what: str) -> np.ndarray:
         _index_dtype(arr.dtype)  # raises DTypeError naming the dtype
     if arr.ndim != 1:
         raise FormatError(f"{what} must be a 1-D array, got shape {arr.shape}")
-    return arr
+    return np.ascontiguousarray(arr)   # (a strided view is copied: kernels read arrays as C arrays)
 
 
 def unify_index_dtype(arrays: list, requested, names=None) -> tuple[list, np.dtype]:
@@ -286,6 +286,22 @@ def group_starts(keys: list) -> np.ndarray:
             same &= k[1:] == k[:-1]
         new[1:] = ~same
     return new
+
+
+def checked_size(size, level: str) -> int:
+    """A level's extent as an int from 0 to 2^63 - 1, or a FormatError naming the level.
+
+    >>> checked_size(3, "Dense"), checked_size(np.int32(2), "Dense")
+    (3, 2)
+    >>> checked_size(3.5, "SparseList")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.FormatError: SparseList's size is the number of coordinates per fiber, an integer from 0 to 2^63 - 1; got 3.5
+    """
+    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or not 0 <= size <= 2 ** 63 - 1:
+        raise FormatError(f"{level}'s size is the number of coordinates per fiber, an integer from 0 to "
+                          f"2^63 - 1; got {size!r}")
+    return int(size)
 
 
 def check_pos(pos: np.ndarray, parent_count: int, nstored: int, stored_name: str, where: str, name: str = "pos"):
@@ -424,7 +440,7 @@ class IndexedLevel(Level):
 
     def __post_init__(self):
         if self.size is not None:
-            object.__setattr__(self, "size", int(self.size))
+            object.__setattr__(self, "size", checked_size(self.size, self.name))
         names = self._array_names()
         given = [getattr(self, n) is not None for n in names]
         if any(given) and not all(given):
@@ -440,7 +456,7 @@ class IndexedLevel(Level):
                 a = np.asarray(getattr(self, n))
                 if a.ndim != 1:
                     raise FormatError(f"{self.name} {n} must be a 1-D array, got shape {a.shape}")
-                object.__setattr__(self, n, a.astype(fixed, copy=False))
+                object.__setattr__(self, n, np.ascontiguousarray(cast_values(a, fixed, f"{self.name} {n}")))
         object.__setattr__(self, "index_dtype", dt)
 
     @property

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import serialize
 from ..errors import FormatError
-from .level import (POS, Level, arr_repr, check_pos, check_range, fiber_of, group_starts,
+from .level import (POS, Level, arr_repr, check_pos, check_range, checked_size, fiber_of, group_starts,
                     index_array, not_increasing, ranges, register, unify_index_dtype)
 
 
@@ -47,7 +47,9 @@ class SparseCOO(Level):
         ndim = int(self.ndim)
         object.__setattr__(self, "ndim", ndim)
         if self.shape is not None:
-            shape = tuple(None if s is None else int(s) for s in self.shape)
+            if isinstance(self.shape, str) or not np.iterable(self.shape):
+                raise FormatError(f"SparseCOO({ndim})'s shape is a tuple of {ndim} extents; got {self.shape!r}")
+            shape = tuple(None if s is None else checked_size(s, "SparseCOO") for s in self.shape)
             if len(shape) != ndim:
                 raise FormatError(f"SparseCOO({ndim}) needs {ndim} extents, got shape {shape}")
             object.__setattr__(self, "shape", shape)

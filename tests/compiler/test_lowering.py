@@ -402,3 +402,9 @@ def test_a_tensor_bound_before_is_read_afresh_and_checked_against_each_kernel():
     other = lower("y[i] = A[i, j] * x[j]", A="csc", x=np.ones(2))
     with pytest.raises(ss.FormatError, match="tensor A is csr but this kernel was compiled for csc"):
         other(A=A, x=np.ones(2))
+
+
+def test_a_kernel_called_with_positional_tensors_says_to_name_them():
+    k = lower("y[i] = A[i, j] * x[j]", A="csr", x="dense")
+    with pytest.raises(ss.UsageError, match=r"pass the kernel's tensors by name: kernel\(A=\.\.\., x=\.\.\., y=\.\.\.\)"):
+        k(ss.Tensor.from_numpy(np.eye(2), "csr"), np.ones(2))

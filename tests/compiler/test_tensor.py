@@ -459,9 +459,15 @@ def test_constructors_name_what_is_wrong_instead_of_raising_pythons_errors():
     import scipy.sparse as sp
     with pytest.raises(ShapeError, match=r"A: not an array of one shape"):
         Tensor.from_numpy([[1.0, 2.0], [3.0]], "csr", name="A")
-    with pytest.raises(FormatError, match="Dense's size is the number of coordinates per fiber, an integer >= 0; "
-                                          "got 'abc'"):
+    with pytest.raises(FormatError, match=r"Dense's size is the number of coordinates per fiber, an integer from 0 "
+                                          r"to 2\^63 - 1; got 'abc'"):
         Dense(Element(0.0, [1.0, 2.0]), "abc")
+    with pytest.raises(FormatError, match=r"SparseList's size is .* got 3.5"):
+        Tensor(SparseList(Element(0.0, [1.0]), 3.5, pos=[0, 1], idx=[0]))
+    with pytest.raises(FormatError, match=r"SparseCOO's size is .* got 2.5"):
+        SparseCOO(2, Element(0.0, [1.0]), (2.5, 3), pos=[0, 1], idx=([0], [0]))
+    with pytest.raises(FormatError, match=r"SparseCOO\(2\)'s shape is a tuple of 2 extents; got 5"):
+        SparseCOO(2, Element(0.0, [1.0]), 5, pos=[0, 1], idx=([0], [0]))
     with pytest.raises(ShapeError, match=r"A: shape must be a tuple of integers, got 2"):
         Tensor(Dense(SparseList(Element(0.0))), shape=2, name="A")
     with pytest.raises(FormatError, match=r"A: mode_order 1 must be a tuple of mode numbers"):

@@ -66,3 +66,14 @@ def test_missing_artifact_names_what_is_there():
 def test_not_a_trace_is_rejected():
     with pytest.raises(ValueError, match="not a sparsescope trace"):
         Trace.from_json('{"steps": []}')
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"format": "sparsescope-trace", "steps": [', "its JSON cannot be read"),
+    ('{"format": "sparsescope-trace", "steps": [{"_np": "int8", "v": 300}]}', "step 0 cannot be read"),
+    ('{"format": "sparsescope-trace", "steps": [' + "1" * 5000 + "]}", "its JSON cannot be read"),
+])
+def test_a_damaged_trace_is_a_usage_error_saying_so(text, message):
+    from compiler.errors import UsageError
+    with pytest.raises(UsageError, match=f"not a sparsescope trace: {message}"):
+        Trace.from_json(text)

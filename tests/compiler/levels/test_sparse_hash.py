@@ -79,3 +79,18 @@ def test_a_negative_table_slot_is_refused():
     with pytest.raises(FormatError, match=r"H: level 1 \(SparseHash\): tbl\[\d+\]=-5 is negative; a slot holds 0 "
                                           r"\(empty\) or a child position plus one"):
         Tensor(Dense(SparseHash(Element(0.0, T.vals), 3, h.pos, h.idx, h.ptr, h.key, tbl), 2), name="H")
+
+
+def test_strided_arrays_are_made_contiguous_and_a_fractional_key_is_refused():
+    # kernels read level arrays as C arrays: a strided view (a[::2]) raised "must be C-contiguous"
+    from compiler import einsum
+    T = Tensor.from_numpy(np.array([[0, 2.0, 0], [3.0, 0, 4.0]]), FMT)
+    h = T.levels[1]
+    every_other = lambda a: np.repeat(a, 2)[::2]  # noqa: E731
+    H = Tensor(Dense(SparseHash(Element(0.0, every_other(T.vals)), 3, *map(every_other, (h.pos, h.idx, h.ptr, h.key,
+                                                                                         h.tbl))), 2), name="H")
+    assert all(a.flags.c_contiguous for a in H.levels[1].arrays().values()) and H.vals.flags.c_contiguous
+    np.testing.assert_array_equal(einsum("y[i] = H[i, j] * x[j]", H=H, x=np.ones(3)).to_numpy(), [2.0, 7.0])
+    from compiler.errors import DTypeError
+    with pytest.raises(DTypeError, match=r"SparseHash key: value 1.5 \(float64\) cannot be stored as int64 exactly"):
+        SparseHash(Element(0.0, T.vals), 3, h.pos, h.idx, h.ptr, h.key + 0.5, h.tbl)
