@@ -42,8 +42,9 @@ def value_dtype(dtype) -> np.dtype:
 def cast_values(arr: np.ndarray, dt, label: str) -> np.ndarray:
     """``arr`` as ``dt``, refusing values the cast would change: an integer out of ``dt``'s
     range, a fraction or a non-finite float into integers, a finite float that overflows to
-    inf, or a dtype that is no number (complex, dates, strings). Numbers into bool are their
-    truth values, as in numpy.
+    inf, or a dtype that is no number (complex, dates, strings). Floats are rounded to a
+    narrower float (2^24 + 1 in float32), and numbers into bool are their truth values, as in
+    numpy.
 
     >>> cast_values(np.array([1.0, 2.5]), np.dtype("int64"), "x")
     Traceback (most recent call last):
@@ -52,7 +53,7 @@ def cast_values(arr: np.ndarray, dt, label: str) -> np.ndarray:
     >>> cast_values(np.array([1e300]), np.dtype("float32"), "x")
     Traceback (most recent call last):
     ...
-    compiler.errors.DTypeError: x: value 1e+300 (float64) cannot be stored as float32 exactly
+    compiler.errors.DTypeError: x: value 1e+300 (float64) overflows float32 (floats are rounded, not refused)
     """
     dt = np.dtype(dt)
     if arr.dtype == dt:
@@ -70,7 +71,10 @@ def cast_values(arr: np.ndarray, dt, label: str) -> np.ndarray:
             else:
                 bad = (arr < top.min) | (arr > top.max)
         elif dt.kind == "f" and arr.dtype.kind == "f" and dt.itemsize < arr.dtype.itemsize and arr.size:
-            bad = np.isfinite(arr) & ~np.isfinite(arr.astype(dt))
+            over = np.isfinite(arr) & ~np.isfinite(arr.astype(dt))
+            if over.any():
+                raise DTypeError(f"{label}: value {arr[over].flat[0].item()!r} ({arr.dtype.name}) overflows "
+                                 f"{dt.name} (floats are rounded, not refused)")
         if bad is not None and bad.any():
             raise DTypeError(f"{label}: value {arr[bad].flat[0].item()!r} ({arr.dtype.name}) cannot be stored as "
                              f"{dt.name} exactly")

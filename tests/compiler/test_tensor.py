@@ -490,3 +490,10 @@ def test_constructors_name_what_is_wrong_instead_of_raising_pythons_errors():
     small.indptr, small.indices = small.indptr.astype(np.int8), small.indices.astype(np.int8)
     for fmt in (None, "coo", "dcsr", "csc"):   # scipy's int8 indices are widened
         assert Tensor.from_scipy(small, fmt).to_numpy().tolist() == np.eye(3).tolist()
+
+
+def test_a_float_that_overflows_a_narrower_float_is_refused_and_others_are_rounded():
+    with pytest.raises(DTypeError, match=r"x: value 1e\+300 \(float64\) overflows float32 \(floats are rounded"):
+        Tensor.from_numpy(np.array([1e300, 1.0]), "sparse", dtype="float32", name="x")
+    t = Tensor.from_numpy(np.array([2.0 ** 24 + 1, np.inf]), "dense", dtype="float32")
+    assert t.vals.tolist() == [2.0 ** 24, np.inf]
