@@ -69,7 +69,7 @@ P = ss.Tensor.from_numpy(onehot, Dense(SparsePoint(Element(0.0))), name="P")
 print(P)
 print(P.fiber_tree_text())
 try:
-    ss.Tensor.from_numpy(np.ones((2, 2)), Dense(SparsePoint(Element(0.0))))
+    ss.Tensor.from_numpy(np.ones((2, 2)), Dense(SparsePoint(Element(0.0))), name="Q")
 except FormatError as e:
     print(e)"""),
     ("md", """## 2. Lowering without an unfurl: the explorer stops at the failing step
