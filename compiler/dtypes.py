@@ -39,6 +39,19 @@ def value_dtype(dtype) -> np.dtype:
     return dt
 
 
+#: the largest extent a mode may have: coordinates are int64 in the generated C
+LARGEST_EXTENT = 2 ** 63 - 1
+
+
+def is_integer(x) -> bool:
+    """Whether ``x`` is a Python or numpy integer, not a bool (``True`` is an int to Python).
+
+    >>> is_integer(3), is_integer(np.int32(3)), is_integer(True), is_integer(3.0)
+    (True, True, False, False)
+    """
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
 def cast_values(arr: np.ndarray, dt, label: str) -> np.ndarray:
     """``arr`` as ``dt``, refusing values the cast would change: an integer out of ``dt``'s
     range, a fraction or a non-finite float into integers, a finite float that overflows to

@@ -68,17 +68,20 @@ class KernelError(SparsescopeError, RuntimeError):
 
 
 @contextlib.contextmanager
-def nesting_guard(what: str):
+def nesting_guard(program):
     """Turn Python's RecursionError, from an expression nested hundreds deep (the passes walk
-    expressions recursively), into a UsageError that says so.
+    expressions recursively), into a UsageError that names the program (the start of its
+    text, or its kind).
 
-    >>> with nesting_guard("y[i] = x[i] + ..."):
+    >>> with nesting_guard("y[i] = x[i] + x[i] + x[i] + x[i] + x[i] + x[i]"):
     ...     def f(n): return f(n + 1)
     ...     f(0)
     Traceback (most recent call last):
     ...
-    compiler.errors.UsageError: y[i] = x[i] + ...: the program nests too deeply for the compiler's recursive passes (hundreds of terms or parentheses in one expression); split it into several statements
+    compiler.errors.UsageError: y[i] = x[i] + x[i] + x[i] + x[i] + x[...: the program nests too deeply for the compiler's recursive passes (hundreds of terms or parentheses in one expression); split it into several statements
     """
+    text = program if isinstance(program, str) else getattr(program, "__name__", type(program).__name__)
+    what = text if len(text) <= 40 else text[:37] + "..."
     try:
         yield
     except RecursionError:

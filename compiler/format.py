@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import serialize
+from .dtypes import is_integer
 from .errors import FormatError, ShapeError
 from .levels import Dense, Element, Level, SparseCOO, SparseList, flatten
 
@@ -40,8 +41,7 @@ def checked_mode_order(given, ndim: int, where: str = "") -> tuple[int, ...]:
     """
     if given is None:
         return tuple(range(ndim))
-    if isinstance(given, str) or not np.iterable(given) or not all(
-            isinstance(m, (int, np.integer)) and not isinstance(m, bool) for m in given):
+    if isinstance(given, str) or not np.iterable(given) or not all(is_integer(m) for m in given):
         raise FormatError(f"mode_order {given!r} must be a tuple of mode numbers, a permutation of "
                           f"range({ndim}){where}")
     order = tuple(int(m) for m in given)
@@ -229,7 +229,7 @@ def parse_format(fmt, *, ndim: int | None = None, fill=0.0, dtype="float64",
             raise FormatError(f"unknown format {fmt!r}; use one of {', '.join(_SHORTHANDS)}, "
                               f"a level spec such as Dense(SparseList(Element(0.0))), or a Format")
         build, fixed = _SHORTHANDS[key]
-        if ndim is not None and (not isinstance(ndim, (int, np.integer)) or isinstance(ndim, bool) or ndim < 0):
+        if ndim is not None and (not is_integer(ndim) or ndim < 0):
             raise ShapeError(f"format {fmt!r}: ndim must be the number of modes, an integer >= 0; got {ndim!r}")
         if fixed is not None:
             if ndim is not None and ndim != fixed:

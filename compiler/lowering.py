@@ -439,7 +439,7 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
     if options is not None and not isinstance(options, dict):
         raise UsageError(f"options must be a dict, not a {type(options).__name__}")
     options = dict(options or {})
-    with nesting_guard(_program_label(program)):
+    with nesting_guard(program):
         fn_key = tuple(sorted((functions or {}).items()))
         source_key = (program, fn_key) if isinstance(program, str) else program
         parsed = parse(program, functions) if isinstance(program, str) else program
@@ -469,12 +469,6 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
         if key is not None:
             _CACHE[key] = kernel
         return kernel
-
-
-def _program_label(program) -> str:
-    """The start of a program's text, for an error about the whole program."""
-    text = program if isinstance(program, str) else getattr(program, "__name__", type(program).__name__)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def einsum(expr, strategy: str = "lattice", *, checked: bool = False, functions=None, **tensors) -> Tensor:

@@ -102,9 +102,7 @@ def evaluate(program, functions=None, **tensors):
     ...
     compiler.errors.ShapeError: index j has extent 4 in A[i, j] (mode 1) but 5 in x[j] (mode 0)
     """
-    label = program if isinstance(program, str) and len(program) <= 40 else \
-        program[:37] + "..." if isinstance(program, str) else type(program).__name__
-    with nesting_guard(label):
+    with nesting_guard(program):
         return _evaluate(program, functions, tensors)
 
 

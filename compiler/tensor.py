@@ -26,7 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .dtypes import cast_values, value_dtype
+from .dtypes import LARGEST_EXTENT, cast_values, is_integer, value_dtype
 from .errors import DTypeError, FormatError, ShapeError, SparsescopeError, UsageError
 from .format import Format, checked_mode_order, parse_format
 from .levels import Dense, Element, Level, Pattern, SparseCOO, SparseList, flatten
@@ -70,8 +70,7 @@ class Tensor:
         # storage sizes, from the levels and/or the logical shape
         sizes = [s for lvl in levels for s in lvl.sizes]
         if shape is not None:
-            if not (np.iterable(shape) and not isinstance(shape, str) and all(
-                    isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in shape)):
+            if not (np.iterable(shape) and not isinstance(shape, str) and all(is_integer(s) for s in shape)):
                 raise ShapeError(f"{self._label}: shape must be a tuple of integers, got {shape!r}")
             shape = tuple(int(s) for s in shape)
             if len(shape) != ndim:
@@ -79,7 +78,7 @@ class Tensor:
                                  f"{root.spec_str()} stores {ndim}")
             if any(s < 0 for s in shape):
                 raise ShapeError(f"{self._label}: shape {shape} has a negative extent")
-            if any(s > _LARGEST_EXTENT for s in shape):
+            if any(s > LARGEST_EXTENT for s in shape):
                 raise ShapeError(f"{self._label}: shape {shape} has an extent past 2^63 - 1, the largest "
                                  f"coordinate count an int64 index holds")
             from_shape = [shape[m] for m in order]
@@ -357,7 +356,10 @@ class Tensor:
             raise ShapeError(f"{label}: format {fmt} stores {fmt.ndim} modes but shape {shape} has {len(shape)}")
         dt = value_dtype(fmt.dtype)
         vals = cast_values(values, dt, label)
-        logical, vals = _sum_duplicates([c.astype(POS) for c in coords], vals, shape)
+        # summed in storage order, which _from_logical_entries then finds sorted (one sort, not two)
+        order = fmt.mode_order
+        stored, vals = _sum_duplicates([coords[m].astype(POS) for m in order], vals, [shape[m] for m in order])
+        logical = [stored[order.index(m)] for m in range(len(shape))]
         if all(isinstance(lvl, Dense) for lvl in fmt.levels):
             arr = np.full(shape, fmt.fill, dtype=dt)
             arr[tuple(logical)] = vals
@@ -619,17 +621,13 @@ def _resolve_format(format, ndim: int, given, fill, dtype) -> Format:
 def _checked_shape(shape, label: str) -> tuple[int, ...]:
     """``shape`` as a tuple of non-negative ints, or a ShapeError naming the tensor."""
     dims = tuple(shape) if np.iterable(shape) and not isinstance(shape, str) else (shape,)
-    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and 0 <= n <= _LARGEST_EXTENT
-               for n in dims):
+    if not all(is_integer(n) and 0 <= n <= LARGEST_EXTENT for n in dims):
         raise ShapeError(f"{label}: shape must be a tuple of integers from 0 to 2^63 - 1, got {shape!r}")
     return tuple(int(n) for n in dims)
 
 
-_LARGEST_EXTENT = 2 ** 63 - 1   # (coordinates are int64 in the generated C)
-
-
 def _sum_duplicates(coords: list, vals: np.ndarray, shape) -> tuple[list, np.ndarray]:
-    """Entries sorted row-major with duplicates summed (or-ed for bool values).
+    """Entries sorted by ``coords`` (outermost first) with duplicates summed (or-ed for bool values).
 
     >>> c, v = _sum_duplicates([np.array([1, 0, 1]), np.array([0, 2, 0])], np.array([1.0, 2.0, 3.0]), (2, 3))
     >>> [x.tolist() for x in c], v.tolist()

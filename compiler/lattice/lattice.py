@@ -57,7 +57,7 @@ import numpy as np
 from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..errors import SparsescopeError, UserCodeError
-from ..notation.ast import Access, Call, Index, Literal, Reduce
+from ..notation.ast import Access, Call, Index, Literal, Reduce, walk
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
@@ -583,23 +583,13 @@ def verify(L: Lattice, expr, **kw) -> CheckResult:
     res = check_lattice(L, expr, **kw)
     if not res.sound:
         stated = {f"{n.op.name} ({n.op.algebra if isinstance(n.op.algebra, str) else n.op.algebra[0]!r})"
-                  for n in _calls(expr) if n.op.algebra is not None}
+                  for n in walk(expr) if isinstance(n, Call) and n.op.algebra is not None}
         hint = (f"; an explicit iteration algebra may leave out a region where its function's Python "
                 f"implementation differs from the fill: check {', '.join(sorted(stated))}" if stated else
                 "; this is a bug in sparsescope: please report it")
         raise LatticeError(f"the lattice at {L.index} for {expr} misses regions {res.missing} "
                            f"or computes wrong values {res.wrong[:3]}{hint}:\n{L.text()}")
     return res
-
-
-def _calls(e):
-    """The calls in an expression, outermost first."""
-    if isinstance(e, Call):
-        yield e
-        for a in e.args:
-            yield from _calls(a)
-    elif isinstance(e, Reduce):
-        yield from _calls(e.body)
 
 
 __all__ = ["Operand", "Point", "Loop", "Lattice", "LatticeError", "build_lattice", "check_lattice",

@@ -30,7 +30,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..dtypes import index_dtype as _index_dtype
-from ..dtypes import cast_values, value_dtype
+from ..dtypes import LARGEST_EXTENT, cast_values, is_integer, value_dtype
 from ..errors import DTypeError, FormatError
 
 #: the integer type used for positions while converting (wide enough for any level)
@@ -298,7 +298,7 @@ def checked_size(size, level: str) -> int:
     ...
     compiler.errors.FormatError: SparseList's size is the number of coordinates per fiber, an integer from 0 to 2^63 - 1; got 3.5
     """
-    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or not 0 <= size <= 2 ** 63 - 1:
+    if not is_integer(size) or not 0 <= size <= LARGEST_EXTENT:
         raise FormatError(f"{level}'s size is the number of coordinates per fiber, an integer from 0 to "
                           f"2^63 - 1; got {size!r}")
     return int(size)

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import serialize
+from ..dtypes import is_integer
 from ..errors import FormatError
 from .level import (POS, Level, arr_repr, check_pos, check_range, checked_size, fiber_of, group_starts,
                     index_array, not_increasing, ranges, register, unify_index_dtype)
@@ -41,7 +42,7 @@ class SparseCOO(Level):
     name: ClassVar[str] = "SparseCOO"
 
     def __post_init__(self):
-        if not isinstance(self.ndim, (int, np.integer)) or isinstance(self.ndim, bool) or self.ndim < 1:
+        if not is_integer(self.ndim) or self.ndim < 1:
             raise FormatError(f"SparseCOO's first argument is the number of modes it stores, an integer >= 1; "
                               f"got {self.ndim!r}")
         ndim = int(self.ndim)
