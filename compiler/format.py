@@ -17,6 +17,7 @@ False
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,7 @@ import numpy as np
 from . import serialize
 from .dtypes import is_integer
 from .errors import FormatError, ShapeError
-from .levels import Dense, Element, Level, SparseCOO, SparseList, flatten
+from .levels import Dense, Element, Level, SparseCOO, SparseList, flatten, level_class
 
 
 def checked_mode_order(given, ndim: int, where: str = "") -> tuple[int, ...]:
@@ -218,6 +219,8 @@ def parse_format(fmt, *, ndim: int | None = None, fill=0.0, dtype="float64",
     Traceback (most recent call last):
     ...
     compiler.errors.ShapeError: format 'csr' is for 2-D tensors, not 1-D
+    >>> parse_format("Dense(SparseList(Element(0.0))), mode_order=(1, 0)") == parse_format(str(csc()))
+    True
     """
     if isinstance(fmt, Format):
         return fmt
@@ -225,6 +228,8 @@ def parse_format(fmt, *, ndim: int | None = None, fill=0.0, dtype="float64",
         return Format(fmt)
     if isinstance(fmt, str):
         key = fmt.strip().lower()
+        if "(" in key:
+            return _format_from_spec_text(fmt)
         if key not in _SHORTHANDS:
             raise FormatError(f"unknown format {fmt!r}; use one of {', '.join(_SHORTHANDS)}, "
                               f"a level spec such as Dense(SparseList(Element(0.0))), or a Format")
@@ -242,3 +247,70 @@ def parse_format(fmt, *, ndim: int | None = None, fill=0.0, dtype="float64",
         default = 3 if build is csf else 2
         return build(default if ndim is None else ndim, fill=fill, dtype=dtype, index_dtype=index_dtype)
     raise FormatError(f"cannot use {type(fmt).__name__} {fmt!r} as a format")
+
+
+# names a spec's text may use besides the level classes: the way floats and bools print
+_SPEC_NAMES = {"inf": float("inf"), "nan": float("nan"), "True": True, "False": False}
+
+
+def _format_from_spec_text(text: str) -> Format:
+    """The Format a printed spec spells (``str(fmt)``: level constructors and an optional
+    ``mode_order=``), read from the text's syntax tree: nothing in it is evaluated as Python.
+    A leaf with a float fill and no dtype is float64, as printed.
+
+    >>> print(_format_from_spec_text("SparseCOO(2, Element(-inf, dtype='float32'))"))
+    SparseCOO(2, Element(-inf, dtype='float32'))
+    >>> _format_from_spec_text("Dense(Element(0.0), size=exit())")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.FormatError: format 'Dense(Element(0.0), size=exit())': exit(...) is not a level format
+    """
+    where = f"format {text!r}" if len(text) <= 100 else f"format {text[:60]!r}... ({len(text)} characters)"
+    try:
+        call = ast.parse(f"Format({text.strip()})", mode="eval").body
+    except (SyntaxError, RecursionError, MemoryError, ValueError) as e:   # (too deep: RecursionError)
+        detail = e.msg if isinstance(e, SyntaxError) else "nested too deep"
+        raise FormatError(f"{where}: cannot read it as a level spec ({detail}); write it as "
+                          f"Dense(SparseList(Element(0.0))), optionally followed by , mode_order=(1, 0)") from None
+    if len(call.args) != 1 or any(k.arg != "mode_order" for k in call.keywords):
+        raise FormatError(f"{where}: a spec is one root level, optionally followed by , mode_order=(...)")
+    root = _spec_value(call.args[0], where)
+    if not isinstance(root, Level):
+        raise FormatError(f"{where}: the root is {root!r}, not a level such as Dense(...)")
+    order = _spec_value(call.keywords[0].value, where) if call.keywords else None
+    try:
+        return Format(root, order)
+    except (TypeError, ValueError) as e:
+        raise FormatError(f"{where}: {e}") from None
+
+
+def _spec_value(node, where: str):
+    """The value a node of a spec's syntax tree spells: a number, string, tuple, or a level."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in _SPEC_NAMES:
+        return _SPEC_NAMES[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _spec_value(node.operand, where)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.Tuple):
+        return tuple(_spec_value(e, where) for e in node.elts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        cls = _level_named(node.func.id, where)
+        args = [_spec_value(a, where) for a in node.args]
+        kwargs = {k.arg: _spec_value(k.value, where) for k in node.keywords if k.arg is not None}
+        if cls is Element and len(args) < 3 and "dtype" not in kwargs and args and type(args[0]) is float:
+            kwargs["dtype"] = "float64"   # (a float64 leaf prints without its dtype, as the shorthands make it)
+        try:
+            return cls(*args, **kwargs)
+        except (TypeError, ValueError) as e:   # (a FormatError is a ValueError: it names the level)
+            raise FormatError(f"{where}: {node.func.id}(...): {e}") from None
+    raise FormatError(f"{where}: {ast.unparse(node)} is not a number, a tuple or a level such as Dense(...)")
+
+
+def _level_named(name: str, where: str) -> type:
+    try:
+        return level_class(name)
+    except FormatError:
+        raise FormatError(f"{where}: {name}(...) is not a level format") from None

@@ -22,6 +22,7 @@ compiler.errors.FormatError: B: level 1 (SparseList): idx is not strictly increa
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -264,7 +265,8 @@ class Tensor:
         if self._all_dense():
             vals = self.vals.reshape(self.storage_shape)
             return vals.transpose(inverse).copy()
-        out = np.full(self.shape, self.fill, dtype=self.dtype)
+        out = _dense_array(self.shape, self.fill, self.dtype, f"{self._label}: to_numpy",
+                           "to_coords() gives the stored entries")
         coords, vals = self._entries()
         index = [None] * self.ndim
         for k, m in enumerate(self._mode_order):
@@ -358,10 +360,12 @@ class Tensor:
         vals = cast_values(values, dt, label)
         # summed in storage order, which _from_logical_entries then finds sorted (one sort, not two)
         order = fmt.mode_order
-        stored, vals = _sum_duplicates([coords[m].astype(POS) for m in order], vals, [shape[m] for m in order])
+        stored, vals = _sum_duplicates([coords[m].astype(POS) for m in order], vals, [shape[m] for m in order],
+                                        label, order)
         logical = [stored[order.index(m)] for m in range(len(shape))]
         if all(isinstance(lvl, Dense) for lvl in fmt.levels):
-            arr = np.full(shape, fmt.fill, dtype=dt)
+            arr = _dense_array(shape, fmt.fill, dt, f"{label}: format {fmt.shorthand or fmt}",
+                               "a format with a sparse level stores only the entries")
             arr[tuple(logical)] = vals
             return cls.from_numpy(arr, fmt, name=name)
         keep = ~is_fill(vals, fmt.fill)
@@ -618,6 +622,23 @@ def _resolve_format(format, ndim: int, given, fill, dtype) -> Format:
     return Format(_replace_leaf(fmt.root, Element(normalize_fill(f, dt), dtype=dt)), fmt.mode_order)
 
 
+def _dense_array(shape, fill, dt, what: str, hint: str) -> np.ndarray:
+    """``np.full(shape, fill)``, or a MemoryError saying ``what`` needed it and ``hint``.
+
+    >>> _dense_array((10**12, 10**12), 0.0, np.float64, "A: to_numpy", "use to_coords()")
+    Traceback (most recent call last):
+    ...
+    MemoryError: A: to_numpy needs a dense array of shape (1000000000000, 1000000000000), 10^24 elements; use to_coords()
+    """
+    try:
+        return np.full(shape, fill, dtype=dt)
+    except (MemoryError, ValueError):   # (numpy: too large for memory, or for an index)
+        size = math.prod(shape)
+        raise MemoryError(f"{what} needs a dense array of shape {tuple(shape)}, "
+                          f"{'10^%d' % round(math.log10(size)) if size >= 10**9 else size} elements; "
+                          f"{hint}") from None
+
+
 def _checked_shape(shape, label: str) -> tuple[int, ...]:
     """``shape`` as a tuple of non-negative ints, or a ShapeError naming the tensor."""
     dims = tuple(shape) if np.iterable(shape) and not isinstance(shape, str) else (shape,)
@@ -626,8 +647,11 @@ def _checked_shape(shape, label: str) -> tuple[int, ...]:
     return tuple(int(n) for n in dims)
 
 
-def _sum_duplicates(coords: list, vals: np.ndarray, shape) -> tuple[list, np.ndarray]:
-    """Entries sorted by ``coords`` (outermost first) with duplicates summed (or-ed for bool values).
+def _sum_duplicates(coords: list, vals: np.ndarray, shape, label: str = "tensor",
+                    modes: tuple | None = None) -> tuple[list, np.ndarray]:
+    """Entries sorted by ``coords`` (outermost first) with duplicates summed (or-ed for bool values);
+    an integer sum out of the dtype's range is a DTypeError naming ``label`` and the entry's
+    coordinates (logical ones, when ``modes`` gives each row's mode).
 
     >>> c, v = _sum_duplicates([np.array([1, 0, 1]), np.array([0, 2, 0])], np.array([1.0, 2.0, 3.0]), (2, 3))
     >>> [x.tolist() for x in c], v.tolist()
@@ -643,9 +667,23 @@ def _sum_duplicates(coords: list, vals: np.ndarray, shape) -> tuple[list, np.nda
     if new.all():
         return coords, vals
     starts = np.flatnonzero(new)
-    combine = np.logical_or if vals.dtype.kind == "b" else np.add
+    if vals.dtype.kind == "b":
+        return [c[starts] for c in coords], np.logical_or.reduceat(vals, starts)
     with np.errstate(invalid="ignore", over="ignore"):   # (inf + -inf is NaN, as in scipy)
-        return [c[starts] for c in coords], combine.reduceat(vals, starts)
+        sums = np.add.reduceat(vals, starts)
+    if vals.dtype.kind in "iu":
+        # scipy and numpy wrap a sum past the integer range; a tensor's entry is refused instead.
+        # The float sums are within 2^53-ish of the true ones, a wrapped sum is 2^64 away.
+        approx = np.add.reduceat(vals.astype(np.float64), starts)
+        top, slack = np.iinfo(vals.dtype), 2.0 ** 40 if vals.dtype.itemsize == 8 else 0.0
+        bad = np.flatnonzero((approx < float(top.min) - slack) | (approx > float(top.max) + slack) |
+                             (np.abs(approx - sums.astype(np.float64)) > 2.0 ** 62))
+        if len(bad):
+            stored = [int(c[starts[bad[0]]]) for c in coords]
+            where = tuple(stored[modes.index(m)] for m in range(len(stored))) if modes else tuple(stored)
+            raise DTypeError(f"{label}: the duplicates at {where} sum to about "
+                             f"{approx[bad[0]]:.6g}, which {vals.dtype.name} cannot hold")
+    return [c[starts] for c in coords], sums
 
 
 def _from_entries(fmt: Format, coords: list, vals: np.ndarray, sizes: list, label: str) -> Level:

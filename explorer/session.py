@@ -310,7 +310,7 @@ def explore(source: Any, *, name: str = "", recipe: str | None = None) -> Sessio
         return Session(trace, recipe=recipe, name=name)
     if isinstance(source, (str, os.PathLike)):
         text = os.fspath(source)
-        if isinstance(source, str) and text.lstrip().startswith("{"):
+        if isinstance(source, str) and text.lstrip()[:1] in ("{", "["):   # (JSON text, not a path)
             trace = Trace.from_json(text)
             recipe = recipe or ("from compiler import Trace\nfrom explorer import explore\n"
                                 f"session = explore({text!r})\n")

@@ -377,6 +377,8 @@ def level_class(name: str) -> type:
     >>> level_class("compressed").__name__
     'SparseList'
     """
+    if not isinstance(name, str):
+        raise FormatError(f"a level format is named by a string such as 'SparseList', got {name!r}")
     try:
         return _REGISTRY[name.lower()]
     except KeyError:

@@ -66,3 +66,32 @@ def test_ndim_of_a_shorthand_must_be_a_count_of_modes(ndim):
     with pytest.raises(ShapeError, match=f"format 'csf': ndim must be the number of modes, an integer >= 0; "
                                          f"got {re.escape(repr(ndim))}"):
         parse_format("csf", ndim=ndim)
+
+
+def test_a_printed_spec_reads_back_as_the_same_format():
+    from compiler.levels import SparseByteMap, SparseHash
+    for f in [csr(), csc(), dcsr(), coo(3, dtype="int32", fill=-1), csf(3, index_dtype="int32", fill=math.nan),
+              sparse_vector(fill=-math.inf), dense(2, dtype="bool", fill=False),
+              Format(Dense(SparseHash(Element(0.0, dtype="float32")))), Format(SparseList(SparseByteMap(Element(1))))]:
+        assert parse_format(str(f)) == f
+    assert parse_format("Dense(SparseList(Element(0, dtype='int32'), index_dtype='int32'))") == \
+        csr(dtype="int32", fill=0, index_dtype="int32")
+    assert parse_format(" SparseCOO(2, Element(-inf, dtype='float32')) ") == coo(2, dtype="float32", fill=-math.inf)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("Dense(", r"cannot read it as a level spec \('\(' was never closed\); write it as "
+               r"Dense\(SparseList\(Element\(0.0\)\)\), optionally followed by , mode_order=\(1, 0\)"),
+    ("Dense(" * 3000 + "Element(0)" + ")" * 3000, r"\(21010 characters\): cannot read it as a level spec"),
+    ("Dense(Elem(0.0))", r"Elem\(...\) is not a level format"),
+    ("Dense(Element(0.0), size=__import__('os'))", r"__import__\(...\) is not a level format"),
+    ("Dense(Element(0.0)) + 1", r"Dense\(Element\(0.0\)\) \+ 1 is not a number, a tuple or a level"),
+    ("Dense(Element(0.0)), x=1", r"a spec is one root level, optionally followed by , mode_order=\(...\)"),
+    ("(3)", r"the root is 3, not a level such as Dense\(...\)"),
+    ("Dense(Element(0.0, dtype='int3'))", r"Element\(...\): 'int3' is not a dtype"),
+    ("Dense(Element(0.0), 5, 6)", r"Dense\(...\): .*positional arguments"),
+    ("Dense(SparseList(Element(0.0))), mode_order=(0, 0)", r"mode_order \(0, 0\) is not a permutation"),
+])
+def test_a_spec_that_cannot_be_read_says_why(text, message):
+    with pytest.raises(FormatError, match=r"format ['\"].*" + message):
+        parse_format(text)

@@ -497,3 +497,24 @@ def test_a_float_that_overflows_a_narrower_float_is_refused_and_others_are_round
         Tensor.from_numpy(np.array([1e300, 1.0]), "sparse", dtype="float32", name="x")
     t = Tensor.from_numpy(np.array([2.0 ** 24 + 1, np.inf]), "dense", dtype="float32")
     assert t.vals.tolist() == [2.0 ** 24, np.inf]
+
+
+def test_from_coords_refuses_duplicates_whose_sum_the_dtype_cannot_hold():
+    with pytest.raises(DTypeError, match=r"W: the duplicates at \(1, 0\) sum to about 9.22337e\+18, which int64 "
+                                         r"cannot hold"):
+        Tensor.from_coords([[1, 1], [0, 0]], [2 ** 62, 2 ** 62], (2, 3), "csc", dtype="int64", name="W")
+    with pytest.raises(DTypeError, match=r"W: the duplicates at \(0, 2\) sum to about 2.14748e\+09, which int32"):
+        Tensor.from_coords([[0, 0], [2, 2]], [2 ** 30, 2 ** 30], (2, 3), "coo", dtype="int32", name="W")
+    # a sum that passes the range on the way but ends inside it is kept, as integers wrap back
+    t = Tensor.from_coords([[1, 1, 1], [0, 0, 0]], [2 ** 62, 2 ** 62, -2 ** 62], (2, 3), "csr", dtype="int64")
+    assert t.to_numpy()[1, 0] == 2 ** 62
+
+
+def test_a_dense_array_too_large_for_memory_is_a_memory_error_naming_the_tensor():
+    t = Tensor.from_coords([[0], [0]], [1.0], shape=(10 ** 12, 10 ** 12), format="dcsr", name="H")
+    with pytest.raises(MemoryError, match=r"H: to_numpy needs a dense array of shape \(1000000000000, "
+                                          r"1000000000000\), 10\^24 elements; to_coords\(\) gives the stored entries"):
+        t.to_numpy()
+    with pytest.raises(MemoryError, match=r"H: format dense needs a dense array of shape .*10\^24 elements; a "
+                                          r"format with a sparse level stores only the entries"):
+        Tensor.from_coords([[0], [0]], [1.0], shape=(10 ** 12, 10 ** 12), format="dense", name="H")

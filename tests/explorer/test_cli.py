@@ -194,3 +194,13 @@ def test_a_damaged_trace_file_is_one_line(data, message, capsys, tmp_path):
     deep.write_text("[" * 100_000 + "]" * 100_000)
     assert main(["trace", str(deep)]) == 2
     assert "nests too deeply" in capsys.readouterr().err
+
+
+def test_a_format_can_be_given_as_its_printed_spec(capsys):
+    spec = "A=SparseList(SparseByteMap(Element(0.0)))"
+    assert main(["lower", "y[i] = A[i, j] * x[j]", "--format", spec, "--format", "x=dense", "--c"]) == 0
+    assert "A1_srt" in capsys.readouterr().out   # (the byte map's sorted coordinates are iterated)
+    assert main(["lower", "y[i] = A[i, j] * x[j]", "--format", "A=SparseList(Bytes(Element(0.0)))",
+                 "--format", "x=dense"]) == 1   # (the lowering fails: its trace ends at the error)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Bytes(...) is not a level format" in err, err

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import compiler as ss
+from compiler.errors import UsageError
 from compiler.imperative.examples import csr_spmv
 from explorer import explore
 from explorer.examples import build_broken
@@ -70,6 +71,8 @@ def test_explore_json_path_and_text(trace, tmp_path):
     assert ns["session"].stages() == trace.stages()
     with pytest.raises(FileNotFoundError):
         explore(str(tmp_path / "missing.json"))
+    with pytest.raises(UsageError, match=r"not a sparsescope trace"):   # JSON text, not a file named "[]"
+        explore("[]")
     with pytest.raises(TypeError, match="explore"):
         explore(42)
 

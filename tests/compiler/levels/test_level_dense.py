@@ -28,3 +28,13 @@ def test_spec_and_key():
     assert d.format_key() != Dense(Element(1.0, dtype="float64")).format_key()
     assert level_class("dense") is Dense
     assert repr(d) == "Dense(Element(0.0, vals=<2 x float64>), 2)"
+
+
+def test_a_level_format_is_named_by_a_string():
+    import pytest
+
+    from compiler.errors import FormatError
+    with pytest.raises(FormatError, match="a level format is named by a string such as 'SparseList', got 5"):
+        level_class(5)
+    with pytest.raises(FormatError, match="unknown level format 'ell'; known: .*SparseList"):
+        level_class("ell")
