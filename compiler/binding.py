@@ -103,7 +103,8 @@ class InputPlan:
     """Parameter names of one input tensor's arrays, worked out once per kernel.
 
     :func:`input_args` names every array on every call; a kernel binds the same
-    format each time, so it keeps one plan per tensor instead.
+    format each time, so it keeps one plan per tensor instead. Given the kernel's
+    ``params``, the plan binds only those.
 
     >>> from compiler import Tensor, csr
     >>> A = Tensor.from_numpy(np.array([[0, 2.0], [3.0, 0]]), csr())
@@ -112,10 +113,13 @@ class InputPlan:
     True
     """
 
-    def __init__(self, name: str, fmt: Format):
+    def __init__(self, name: str, fmt: Format, params=None):
         levels, leaf = flatten(fmt.root)
+        used = (lambda pname: True) if params is None else params.__contains__   # (only what the kernel takes)
         self.sizes = tuple(array_name(name, m, "size") for m in range(fmt.ndim))
-        self.arrays = tuple(tuple((kind, array_name(name, k, kind)) for kind in lvl.array_dtypes())
+        self.sizes_used = tuple((m, pname) for m, pname in enumerate(self.sizes) if used(pname))
+        self.arrays = tuple(tuple((kind, array_name(name, k, kind)) for kind in lvl.array_dtypes()
+                                  if used(array_name(name, k, kind)))
                             for k, lvl in enumerate((*levels, leaf)))
         self.flat = all(_plain_arrays(lvl) for lvl in (*levels, leaf))
 
@@ -150,7 +154,8 @@ class InputPlan:
         cached = tensor.__dict__.get("_bound_args")
         if cached is not None and cached[0] is self:
             return cached[1]
-        out = dict(zip(self.sizes, tensor.storage_shape))
+        storage = tensor.storage_shape
+        out = {pname: storage[m] for m, pname in self.sizes_used}
         for lvl, names in zip((*tensor.levels, tensor.leaf), self.arrays):
             if not names:
                 continue
@@ -201,15 +206,20 @@ class OutputPlan:
         storage = tuple(shape[m] for m in self.format.mode_order)
         if storage != self._storage:
             sized_levels, sized_leaf = flatten(self.format.root.with_sizes(storage))
-            self._sized, self._storage = (*sized_levels, sized_leaf), storage
-        node = None
-        for lvl, names in zip(reversed(self._sized), reversed(self.arrays)):
+            # leaf first: each sized level spec with its arrays' (kind, parameter) names
+            self._sized = tuple(zip(reversed((*sized_levels, sized_leaf)), reversed(self.arrays)))
+            self._storage = storage
+        node, built = None, []
+        for lvl, names in self._sized:
             try:
-                taken = {kind: arrays[pname] for kind, pname in names}
+                taken = {kind: arrays[pname] for kind, pname in names} if names else {}
             except KeyError as e:
                 raise KeyError(f"the kernel returned no {e.args[0]} for output {self.name}") from None
             node = lvl.assembled(taken, node)
-        return Tensor._assembled(node, shape, self.format.mode_order, self.name, self.format)
+            built.append(node)
+        built.reverse()
+        return Tensor._assembled(node, shape, self.format.mode_order, self.name, self.format,
+                                 (tuple(built[:-1]), built[-1]))
 
 
 def dense_parent_count(fmt: Format, level: int, storage_shape) -> int | None:

@@ -225,26 +225,35 @@ class Kernel:
         return bound
 
     def _check_extents(self, inputs: dict[str, Tensor]) -> None:
-        for index, uses in self.lowered.extents:
-            seen = [(t, m, inputs[t].shape[m]) for t, m in uses if t in inputs]
-            t0, m0, n0 = seen[0] if seen else (None, None, None)
-            for t, m, n in seen[1:]:
-                if n != n0:
+        for index, uses in self._plan().extents:
+            first = None
+            for t, m in uses:
+                tensor = inputs.get(t)
+                if tensor is None:
+                    continue
+                if first is None:
+                    first = (t, m, tensor.shape[m])
+                elif tensor.shape[m] != first[2]:
+                    t0, m0, n0 = first
                     source = dict(self.lowered.copies)   # (a converted copy is named as the tensor it copies)
                     raise ShapeError(f"index {index} has extent {n0} in {source.get(t0, t0)} (mode {m0}) "
-                                     f"but {n} in {source.get(t, t)} (mode {m})")
+                                     f"but {tensor.shape[m]} in {source.get(t, t)} (mode {m})")
 
     def _output_shape(self, inputs) -> tuple[int, ...]:
         simple = self._plan().shape_from
-        if simple is not None and all(t in inputs for t, _ in simple):
-            return tuple(inputs[t].shape[m] for t, m in simple)
+        if simple is not None:
+            try:
+                return tuple([inputs[t]._shape[m] for t, m in simple])
+            except KeyError:
+                pass   # (extent_value says which tensor is missing)
         return tuple(extent_value(entry, inputs) for entry in self.lowered.output_shape)
 
     def _plan(self) -> "_CallPlan":
-        plan = self.__dict__.get("_call_plan")
-        if plan is None:
-            plan = self._call_plan = _CallPlan(self)
-        return plan
+        try:
+            return self._call_plan
+        except AttributeError:
+            self._call_plan = _CallPlan(self)
+            return self._call_plan
 
     def _output_length(self, storage: tuple, kind: str, level: int) -> int:
         if kind == "val":
@@ -293,7 +302,8 @@ class Kernel:
         for name, t in inputs.items():
             if name != out_name or low.initial == "output":
                 args.update(plan.inputs[name].args(t))
-        args.update(zip(plan.output_sizes, storage))
+        for s, pname in plan.output_sizes:
+            args[pname] = storage[s]
         prefilled = {}
         for pname, dtype, kind, level in plan.inout:
             try:
@@ -308,8 +318,7 @@ class Kernel:
                                   f"of {count} {np.dtype(dtype).name} entries cannot be allocated ({e}); "
                                   f"{hint}") from None
             prefilled[pname] = args[pname] = buf
-        call_args = {k: v for k, v in args.items() if k in plan.params}
-        results = runner(**call_args)
+        results = runner(**args)   # (the plans bind only the kernel's parameters)
         arrays = {**prefilled, **results}
         # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs, and
         # so does every kernel whose output has a level holding at most one entry or run per fiber
@@ -329,17 +338,21 @@ class _CallPlan:
         low = kernel.lowered
         out_name = low.output
         self.converted = dict(low.conversions)
-        self.inputs = {name: binding.InputPlan(name, self.converted.get(name, fmt) if name != out_name else fmt)
+        self.params = frozenset(p.name for p in low.function.params if isinstance(p, (Scalar, Buffer)))
+        self.inputs = {name: binding.InputPlan(name, self.converted.get(name, fmt) if name != out_name else fmt,
+                                               self.params)
                        for name, fmt in kernel.formats.items()}
-        self.inputs.update((copy, binding.InputPlan(copy, self.converted[copy])) for copy, _ in low.copies)
+        self.inputs.update((copy, binding.InputPlan(copy, self.converted[copy], self.params))
+                           for copy, _ in low.copies)
         self.output = binding.OutputPlan(out_name, low.output_format)
+        # (index, its uses): each index's extent in every tensor that has it must agree
+        self.extents = tuple((index, tuple(uses)) for index, uses in low.extents if len(uses) > 1)
         # each output extent an input's, (tensor, mode): read directly (else by extent_value)
         self.shape_from = tuple(low.output_shape) if all(
             isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) and e[0] not in _EXTENT_OPS
             for e in low.output_shape) else None
-        self.output_sizes = tuple(binding.array_name(out_name, m, "size")
-                                  for m in range(low.output_format.ndim))
-        self.params = frozenset(p.name for p in low.function.params if isinstance(p, (Scalar, Buffer)))
+        self.output_sizes = tuple((s, pname) for s, pname in enumerate(
+            binding.array_name(out_name, m, "size") for m in range(low.output_format.ndim)) if pname in self.params)
         # the output's levels whose index dtype is narrower than int64: an extent past it is refused
         self.narrow = []
         k = 0

@@ -136,18 +136,19 @@ class Tensor:
 
     @classmethod
     def _assembled(cls, root: Level, shape: tuple, mode_order: tuple, name: str | None,
-                   fmt: Format | None = None) -> "Tensor":
+                   fmt: Format | None = None, flat: tuple | None = None) -> "Tensor":
         """A tensor over a sized ``root`` a kernel just filled, without re-deriving sizes.
 
         For the kernel runtime only (see :class:`compiler.binding.OutputPlan`): ``root``
-        has every size set and ``shape``/``mode_order`` agree with it.
+        has every size set and ``shape``/``mode_order`` agree with it; ``flat``, when
+        given, is ``flatten(root)``.
         """
         self = cls.__new__(cls)
         self.name = name
         self._mode_order = mode_order
         self._shape = shape
         self._root = root
-        self._levels, self._leaf = flatten(root)
+        self._levels, self._leaf = flatten(root) if flat is None else flat
         self._format = fmt
         self._nnz = None
         return self

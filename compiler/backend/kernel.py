@@ -146,7 +146,8 @@ def _make_caller(fn: Function, checked: bool, ffi, lib):
     g: dict = {
         "__k_fn": getattr(lib, name),
         "__k_nd": np.ndarray,
-        "__k_fb": ffi.from_buffer,
+        # (cffi's backend function itself: ffi.from_buffer is a Python wrapper, a frame per buffer)
+        "__k_fb": getattr(getattr(ffi, "_backend", None), "from_buffer", ffi.from_buffer),
         "__k_new": ffi.new,
         "__k_null": ffi.NULL,
         "__k_np": np,
@@ -179,7 +180,7 @@ def _make_caller(fn: Function, checked: bool, ffi, lib):
         if a.kind == "scalar":
             cargs.append(a.name)
         elif a.kind == "buffer":
-            cargs.append(f"__k_fb(__k_t{k}, {a.name})")
+            cargs.append(f"__k_fb(__k_t{k}, {a.name}, False)")
         elif a.kind == "length":
             cargs.append(f"{a.name}.size")
         elif a.kind in ("out", "growable"):

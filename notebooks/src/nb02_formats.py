@@ -51,6 +51,13 @@ for fmt in ["csc", "dcsr", "coo"]:
     assert (T.to_numpy() == M).all()
     print(f"{fmt:5}", T.format, arrays(T))"""),
     ("code", """display(SVG(dot_to_svg(A.asformat("dcsr").fiber_tree_dot())))"""),
+    ("md", """A format prints as its levels' constructors. That text is a format too: wherever a format is
+taken (`asformat`, `from_numpy`, `lower`, the command line's `--format A=...`), so is the text,
+read without running it as Python."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+text = str(A.asformat("csc").format)
+print(text)
+print(ss.parse_format(text) == ss.csc(), A.asformat("SparseList(SparseList(Element(0.0)))").format.shorthand)"""),
     ("md", """## Building from coordinates
 
 `Tensor.from_coords` takes the entries themselves, in any order: `coords[m][e]` is entry `e`'s
