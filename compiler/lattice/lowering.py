@@ -461,7 +461,7 @@ class _Emitter:
             marked_only = self.phase == "assemble" and w not in self.value_tested
             reset = lambda j: [*([] if marked_only else [Store(w, j, init)]),  # noqa: E731
                                Store(wset, j, Const(False, "bool"))]
-            fused = _reset_in_last_list_loop(consumer, wlist, wn, reset)
+            fused = _reset_in_last_list_loop(consumer, wlist, wn, reset, assembled)
             if fused is not None:
                 consumer = fused  # the consumer visits every listed coordinate: reset each there
             else:
@@ -1783,21 +1783,23 @@ def _value_tested(cfir) -> set:
     return {k.split("[")[0] for c in _cfir_walk(cfir) if isinstance(c, CCase) for k in c.value_tests}
 
 
-def _reset_in_last_list_loop(stmts: list, wlist: str, wn: Var, reset) -> list | None:
+def _reset_in_last_list_loop(stmts: list, wlist: str, wn: Var, reset, assembled=None) -> list | None:
     """``stmts`` with ``reset(j)`` appended to the body of its last statement when that is a
     loop over the whole coordinate list, ``for (q = 0; q < n; q++) { j = list[q]; ... }``
     without a ``break`` (so it visits, and may reset, every coordinate after reading it);
-    None otherwise. One pass over the list instead of two (Gustavson's copy-out)."""
+    None otherwise. One pass over the list instead of two (Gustavson's copy-out). In a
+    two-phase compute phase, ``j`` is read from where phase 1 stored the same coordinates
+    in order (``assembled``, a Load) instead of from the list."""
     if not stmts:
         return None
     last = stmts[-1]
     if isinstance(last, Tagged):
-        inner = _reset_in_last_list_loop(list(last.body.body), wlist, wn, reset)
+        inner = _reset_in_last_list_loop(list(last.body.body), wlist, wn, reset, assembled)
         return None if inner is None else stmts[:-1] + [Tagged(last.tag, inner)]
     if not (isinstance(last, For) and last.start == Const(0, "int64") and last.stop == wn and last.body.body):
         return None
     first = last.body.body[0]
-    if not (isinstance(first, Declare) and first.init == Load(wlist, last.var)) or \
+    if not (isinstance(first, Declare) and first.init in (Load(wlist, last.var), assembled)) or \
             any(isinstance(x, Break) for x in ir_walk(last.body)):
         return None
     return stmts[:-1] + [For(last.var, last.start, last.stop, [*last.body.body, *reset(first.var)], last.dtype)]
