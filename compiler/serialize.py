@@ -58,6 +58,8 @@ def _lookup(key: str) -> type:
 
 def encode(value: Any) -> Any:
     """Encode ``value`` as JSON-compatible data."""
+    if isinstance(value, np.generic):   # (first: np.float64 is a float, but its repr is no float's)
+        return {"_np": value.dtype.name, "v": encode(value.item())}
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int) and not isinstance(value, enum.Enum):
@@ -66,8 +68,6 @@ def encode(value: Any) -> Any:
         if math.isfinite(value):
             return value
         return {"_float": repr(value)}
-    if isinstance(value, np.generic):
-        return {"_np": value.dtype.name, "v": encode(value.item())}
     if isinstance(value, np.ndarray):
         return {"_nd": value.dtype.name, "shape": list(value.shape),
                 "v": [encode(x) for x in value.ravel().tolist()]}

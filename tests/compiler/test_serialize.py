@@ -74,3 +74,20 @@ def test_unknown_node_type_is_a_clear_error():
 def test_unencodable_value_names_its_type():
     with pytest.raises(TypeError, match="cannot encode object"):
         serialize.encode(object())
+
+
+@pytest.mark.parametrize("value", [np.float64(-np.inf), np.float32(np.nan), np.float64(1.5), np.int32(-7),
+                                   np.bool_(True)])
+def test_numpy_scalars_keep_their_type_and_value_non_finite_ones_too(value):
+    import json
+    back = serialize.decode(json.loads(json.dumps(serialize.encode(value))))
+    assert type(back) is type(value) and (back == value or (np.isnan(back) and np.isnan(value)))
+
+
+def test_the_trace_of_a_max_reduction_reads_back():
+    # its fill, -inf, is a numpy float in the lattice's steps
+    import compiler as ss
+    from compiler.trace import Trace
+    A = ss.Tensor.from_numpy(np.array([[0.0, 2.0], [3.0, 0.0]]), "csr")
+    trace = ss.lower("y[i] = max[j](A[i, j])", A=A).trace
+    assert Trace.from_json(trace.to_json()).to_json() == trace.to_json()
