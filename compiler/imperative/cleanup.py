@@ -42,6 +42,7 @@ idx[0] = 3;
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, BinOp, Block, Break, Call,
@@ -144,17 +145,67 @@ def drop_unused_locals(stmts) -> list:
     >>> [str(s).strip() for s in drop_unused_locals(body)]
     ['v[0] = 1.0;']
     """
-    out = [map_bodies(s, drop_unused_locals) for s in stmts]
+    return _drop_unused_locals(stmts, {})
+
+
+def _drop_unused_locals(stmts, memo: dict) -> list:
+    out = [map_bodies(s, lambda body: _drop_unused_locals(body, memo)) for s in stmts]
+    # What the statements after a declaration read (and assign by a computation with another effect)
+    # is the sum of each one's summary, computed once per statement and subtree: walking the rest
+    # again for every declaration of every block took minutes on deep looplet nests.
+    after_reads, after_kept = Counter(), Counter()
     k = len(out) - 1
     while k >= 0:   # from the last declaration up: dropping one may leave an earlier one unread
         s = out[k]
-        if isinstance(s, Declare) and _pure(s.init):
-            rest, name = out[k + 1:], s.var.name
-            if name not in _expr_vars(rest) and all(_pure(n.value) for n in walk(tuple(rest))
-                                                    if isinstance(n, Assign) and n.target.name == name):
-                out = out[:k] + _drop_locals(rest, {name})
+        if isinstance(s, Declare) and _pure(s.init) and not after_reads[s.var.name] and not after_kept[s.var.name]:
+            name = s.var.name
+            for j in range(k + 1, len(out)):
+                if out[j] is not None and name in _summary(out[j], memo)[2]:
+                    reads, kept, _, _ = _summary(out[j], memo)   # (the assignments go, and what their values read)
+                    after_reads.subtract(reads)
+                    after_kept.subtract(kept)
+                    out[j:j + 1] = _drop_locals([out[j]], {name}) or [None]
+                    if out[j] is not None:
+                        reads, kept, _, _ = _summary(out[j], memo)
+                        after_reads.update(reads)
+                        after_kept.update(kept)
+            out[k] = None
+        else:
+            reads, kept, _, _ = _summary(s, memo)
+            after_reads.update(reads)
+            after_kept.update(kept)
         k -= 1
-    return out
+    return [s for s in out if s is not None]
+
+
+def _summary(s, memo: dict) -> tuple[set, set, set, bool]:
+    """``(read, kept, assigned, breaks)`` of ``s`` and everything in it: the locals its expressions
+    read, those it assigns a value whose computation may do more than compute it, those it declares
+    or assigns, and whether a ``break`` is in it. Kept in ``memo`` by identity (with ``s``, so the
+    identity stays its own)."""
+    got = memo.get(id(s))
+    if got is not None:
+        return got[1]
+    shallow = map_bodies(s, lambda body: [])
+    nodes = list(walk(shallow))
+    reads = _expr_vars([shallow])
+    kept = {n.target.name for n in nodes if isinstance(n, Assign) and not _pure(n.value)}
+    assigned = {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))} | \
+        {n.var.name for n in nodes if isinstance(n, Declare)}
+    breaks = any(isinstance(n, Break) for n in nodes)
+    for body in _bodies(s):
+        for c in body:
+            r, k, a, b = _summary(c, memo)
+            reads, kept, assigned, breaks = reads | r, kept | k, assigned | a, breaks or b
+    memo[id(s)] = (s, (reads, kept, assigned, breaks))
+    return reads, kept, assigned, breaks
+
+
+def _bodies(s) -> list:
+    """The statement lists directly inside ``s`` (those :func:`map_bodies` maps)."""
+    found = []
+    map_bodies(s, lambda body: found.append(body) or body)
+    return found
 
 
 def fold_flags(stmts) -> list:
@@ -203,12 +254,17 @@ def drop_dead_assignments(stmts) -> list:
     >>> [str(s).strip() for s in drop_dead_assignments(body)]
     ['v[0] = w[0];', 'n = kept + 1;']
     """
-    out = [_inside_scope(s, drop_dead_assignments) for s in stmts]
+    return _drop_dead_assignments(stmts, {})
+
+
+def _drop_dead_assignments(stmts, memo: dict) -> list:
+    out = [_inside_scope(s, lambda body: _drop_dead_assignments(body, memo)) for s in stmts]
     flat = untagged(out)
     if not any(isinstance(s, Assign) for s in flat):
         return out
-    reads = [_expr_vars([t]) for t in flat]
-    leaves = [any(isinstance(n, Break) for n in walk(t)) for t in flat]
+    summaries = [_summary(t, memo) for t in flat]   # (each subtree once, not once per enclosing block)
+    reads = [r for r, _, _, _ in summaries]
+    leaves = [b for _, _, _, b in summaries]
     dead = set()
     for k, s in enumerate(flat):
         if not isinstance(s, Assign) or not _pure(s.value):

@@ -842,11 +842,17 @@ def walk(node) -> Iterable[Any]:
         if isinstance(n, tuple):
             stack.extend(reversed(n))
             continue
-        if hasattr(n, "__dataclass_fields__"):
-            for f in reversed(fields(n)):
-                v = getattr(n, f.name)
-                if isinstance(v, (Expr, Stmt, tuple, Helper)) or hasattr(v, "__dataclass_fields__"):
-                    stack.append(v)
+        names = _FIELD_NAMES.get(type(n))
+        if names is None:
+            names = _FIELD_NAMES[type(n)] = (tuple(f.name for f in reversed(fields(n)))
+                                             if hasattr(n, "__dataclass_fields__") else ())
+        for name in names:
+            v = getattr(n, name)
+            if isinstance(v, (Expr, Stmt, tuple, Helper)) or hasattr(v, "__dataclass_fields__"):
+                stack.append(v)
+
+
+_FIELD_NAMES: dict = {}   # a dataclass's field names, last first (dataclasses.fields builds them per call)
 
 
 def map_bodies(s: Stmt, f) -> Stmt:

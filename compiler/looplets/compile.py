@@ -434,7 +434,6 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         raise StrategyError(f"name={options['name']!r}: the kernel's name must be a C identifier: {problem}")
     result_dtype, implicit_fill = np.dtype("float64"), 0.0
     if isinstance(program, NAssignType()):
-        from ..algebra import NOVALUE
         from ..notation.dtypes import check_output_dtype
         result_dtype = check_output_dtype(program, formats)   # (a loop program's stores convert as C does)
         implicit_fill = np.zeros((), result_dtype).item()
@@ -470,11 +469,15 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                      if s.tensor is not None and s.delta == 0 and infos[s.tensor].role == "input")
         if len(uses) > 1:
             extents.append((i.name, uses))
-    initial = "fill"
+    initial, start = "fill", info.fill
     if isinstance(program, NAssignType()) and program.op is not None:
         initial = "output"
+        ident = program.op.identity_for(np.dtype(info.dtype))
+        if ident is not NOVALUE and all(lvl.name == "Dense" for lvl in info.levels):
+            # a fresh output of an update starts at the identity, whatever its format's fill (as the oracle's)
+            start = np.asarray(ident).astype(info.dtype).item()
     fmt = info.format.plain() if hasattr(info.format, "plain") else info.format  # a Scalar kind: its storage
-    return Lowered(fn, output, fmt, tuple(shape), info.fill, tuple(extents), initial)
+    return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial)
 
 
 def _extent_entry(e, by_param, output):

@@ -33,6 +33,7 @@ associative and commutative, independent of the operand order.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 
 from ..algebra import Operator, lookup
@@ -52,7 +53,7 @@ from .program import (MISSING, Access, Assign, Block, Call, Declare as PDeclare,
                       Index, Literal, Loop, Sieve, Stmt, Thaw, TensorRef, Value, Variable, is_pass,
                       postmap, substitute, uses, walk)
 from .scalars import ScalarLowering
-from .simplify import simplify
+from .simplify import _same, simplify
 
 try:  # provenance tags, when the IR has them
     from ..imperative.ir import Tagged as ir_Tagged
@@ -70,6 +71,9 @@ class Lowerer:
 
     def __init__(self, tensors: dict, ctx, trace=None, max_trace_steps: int = 400):
         self.tensors = tensors
+        # the fills that are not finite: x * 0 is not 0 where x may hold one (see simplify.annihilator)
+        self.odd_fills = tuple({repr(f): f for f in (info.fill for info in tensors.values())
+                                if isinstance(f, float) and not math.isfinite(f)}.values())
         self.ctx = ctx
         self.fresh = ctx.fresh
         self.trace = trace
@@ -93,7 +97,7 @@ class Lowerer:
 
     def simplify(self, node):
         log = [] if self.trace is not None else None
-        out = simplify(node, log, (FILL_WRITE,))
+        out = simplify(node, log, (FILL_WRITE,), self.odd_fills)
         if log:
             self.record("simplify", node, out, rewrites=log, note=f"{len(log)} rewrite(s)")
         return out
@@ -267,6 +271,11 @@ class Lowerer:
             p = Var(self.fresh("p"))
             return [ir.For(p, 0, n, [Store(info.array(None, "vals"), p, init)])]
         # sparse output: counts restart; pos entries are written as fibers end
+        if not s.implicit and isinstance(init, Const) and not (_same(init.value, info.fill) or init.value == info.fill):
+            # (an entry a sparse output appends starts at its fill, as in Finch: there is no other start)
+            raise ProgramError(f"{info.name} is {info.format.shorthand or info.format} with fill "
+                               f"{_value_text(info.fill)}: it starts at its fill, not at {_value_text(init.value)}; "
+                               f"give {info.name} the fill {_value_text(init.value)} or a dense format", s.line)
         k = next(k for k, l in enumerate(info.levels) if not isinstance(l, Dense))
         if info.levels[k].name == "SparseHash":  # an empty table of the smallest capacity
             cap, s_ = Var(info.array(k, "cap")), Var(self.fresh("s"))
@@ -336,7 +345,6 @@ class Lowerer:
     def _declare_workspace(self, info, s, init) -> list:
         """A SparseByteMap workspace re-assembles only its dirty locations (Finch §3.3.2)."""
         from .program import Literal as PLiteral
-        from .simplify import _same
         if not (isinstance(s.init, PLiteral) and _same(s.init.value, info.fill)):
             raise ProgramError(f"temporary {info.name} is a SparseByteMap workspace: declare it with its fill "
                                f"value ({info.fill}), e.g. {info.name}[...] = {info.fill}", s.line)
@@ -698,7 +706,7 @@ class Lowerer:
             return None
         gap = _replace_looplets(body, i, lambda l: unshift(chunk.body).value if l is s else l, only=(Stepper,))
         gap = _replace_looplets(gap, i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
-        if not is_pass(simplify(gap, None, (FILL_WRITE,))):   # fill into a sparse output: a no-op there too
+        if not is_pass(simplify(gap, None, (FILL_WRITE,), self.odd_fills)):   # fill into a sparse output: a no-op there too
             return None
         out = []
         if not X.prove_le(ext.start, P.first):
@@ -803,7 +811,10 @@ class Lowerer:
                 x = ir.Cast(rdt, x)
             return BinOp("/", x, y)
         if n in ("min", "max"):
-            return Select(BinOp("<" if n == "min" else ">", a[0], a[1]), a[0], a[1])
+            better = BinOp("<" if n == "min" else ">", a[0], a[1])
+            if rdt.startswith("float"):   # a NaN wins, as in numpy.minimum/maximum (and the vectorizer knows the form)
+                better = BinOp("||", ir.Call("isnan", (a[0],)), better)
+            return Select(better, a[0], a[1])
         if n == "neg":
             return UnOp("-", a[0])
         if n == "not":
@@ -824,6 +835,10 @@ class Lowerer:
 # --------------------------------------------------------------------------- helpers
 
 
+def _value_text(v) -> str:
+    return str(v.item() if hasattr(v, "item") else v)
+
+
 def _fill_write(t):
     """``C[...] = fill`` into a sparse output (every slot starts at its fill) is a no-op."""
     if not (isinstance(t, Assign) and t.op is None and isinstance(t.rhs, Literal)):
@@ -832,7 +847,6 @@ def _fill_write(t):
     info = tns.tensor if isinstance(tns, SubFiber) else getattr(tns, "owner", None)
     if info is None or all(l.name in ("Dense", "SparseByteMap") for l in info.levels):
         return None  # dense-addressed storage: a slot may be overwritten with the fill
-    from .simplify import _same
     if t.rhs.value is not MISSING and _same(t.rhs.value, info.fill):
         return Block(())
     return None

@@ -89,16 +89,36 @@ def identity(t):
     return None
 
 
-def annihilator(t):
+def annihilator(t, fills=()):
+    """``x * 0 -> 0``: only where every other argument is finite. Stored values are taken as finite
+    (as Finch and TACO do), but an argument that is not a literal may hold a tensor's fill: for each
+    of ``fills`` (the fills of the program's tensors that are not finite), ``op`` of it and the
+    annihilator must still be the annihilator (``inf * 0`` is NaN; ``min(nan, -inf)`` is NaN)."""
     if not (isinstance(t, Call) and isinstance(t.op, Operator)) or t.op.annihilator is NOVALUE:
         return None
     positions = t.op.annihilator_positions or range(len(t.args))
     for k in positions:
         a = t.args[k]
         if _is(a, t.op.annihilator):
-            # 0 * x is 0 only for finite x; we follow Finch in treating fills as finite
+            if fills and not _absorbs(t, fills):
+                return None
             return a
     return None
+
+
+def _absorbs(t, fills) -> bool:
+    """Whether ``t`` (a call with an annihilator among its arguments) is the annihilator whatever
+    fill its other, non-literal arguments hold."""
+    if any(_lit(a) and a.value is MISSING for a in t.args):
+        return True   # (as without fills: the annihilator wins over a missing argument)
+    for f in fills:
+        try:
+            v = t.op(*[a.value if _lit(a) else f for a in t.args])
+        except Exception:
+            return False
+        if not _same(np.asarray(v)[()].item(), t.op.annihilator):
+            return False
+    return True
 
 
 def missing(t):
@@ -174,8 +194,10 @@ def empty_loop(t):
     return None
 
 
-def integrate(t):
-    """Loop-invariant reductions: ``+=`` multiplies by the loop length, idempotent ops update once."""
+def integrate(t, fills=()):
+    """Loop-invariant reductions: ``+=`` multiplies by the loop length, idempotent ops update once.
+    A value that may not be finite (a literal inf or NaN; with ``fills``, any other) is added only
+    where the loop runs: ``0 * inf`` is NaN, while adding nothing leaves the sum as it is."""
     if not (isinstance(t, Loop) and t.ext is not None and isinstance(t.body, Assign)):
         return None
     a = t.body
@@ -190,8 +212,17 @@ def integrate(t):
         n = Value(length, "int64") if not isinstance(length, Const) else Literal(length.value)
         if _lit(n) and n.value == 1:
             return a
-        return Assign(a.lhs, a.op, Call(_mul(), (n, a.rhs)), line=a.line)
+        scaled = Assign(a.lhs, a.op, Call(_mul(), (n, a.rhs)), line=a.line)
+        finite = _finite_literal(a.rhs) if _lit(a.rhs) else not fills
+        if finite or X.prove_lt(Const(0, "int64"), length):
+            return scaled
+        return Sieve(Value(BinOp("<", t.ext.start, t.ext.stop), "bool"), scaled, line=t.line)
     return None
+
+
+def _finite_literal(e) -> bool:
+    v = e.value
+    return v is MISSING or not isinstance(v, float) or math.isfinite(v)
 
 
 def _mul():
@@ -210,13 +241,30 @@ RULES = [Rule("fold", fold), Rule("identity", identity), Rule("annihilator", ann
          Rule("empty-loop", empty_loop), Rule("integrate", integrate)]
 
 
+# the rules that depend on the fills that are not finite
+_with_fills = {"annihilator": lambda fills: lambda t: annihilator(t, fills),
+               "integrate": lambda fills: lambda t: integrate(t, fills)}
+
+
 def _rule_name(r):
     return r.name
 
 
-def simplify(node, log: list | None = None, extra=()):
-    """Rewrite ``node`` to a fixpoint of :data:`RULES` (and ``extra`` rules), logging to ``log``."""
-    out = rewrite(node, [*RULES, *extra], log)
+def simplify(node, log: list | None = None, extra=(), fills=()):
+    """Rewrite ``node`` to a fixpoint of :data:`RULES` (and ``extra`` rules), logging to ``log``;
+    ``fills`` are the fills that are not finite of the tensors ``node`` reads (see :func:`annihilator`).
+
+    >>> from compiler.algebra import lookup
+    >>> from compiler.looplets.program import Call, Literal, Access, TensorRef, Index
+    >>> e = Call(lookup("*"), (Literal(0.0), Access(TensorRef("x"), (Index("i"),))))
+    >>> print(simplify(e))
+    0.0
+    >>> print(simplify(e, fills=(float("inf"),)))   # x may hold inf: 0 * inf is NaN
+    0.0 * x[i]
+    """
+    rules = RULES if not fills else [Rule(r.name, _with_fills[r.name](fills)) if r.name in _with_fills else r
+                                     for r in RULES]
+    out = rewrite(node, [*rules, *extra], log)
     # the engine reports the sieve rule under one name; name its two cases as the notes do
     if log:
         for k, r in enumerate(log):

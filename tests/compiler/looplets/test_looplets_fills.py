@@ -1,0 +1,94 @@
+"""Fills that are not finite, and where an update starts, under looplets: each case against the
+dense oracle (and the lattice strategy, which lowers the same notation another way)."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler.looplets.errors import ProgramError
+
+inf, nan = np.inf, np.nan
+
+
+def lowered_by_both(program, **tensors):
+    """The oracle's values and each strategy's, for ``program`` on ``tensors``."""
+    want, _ = ss.evaluate(program, **tensors)
+    got = {s: ss.lower(program, strategy=s, **tensors)(**tensors).to_numpy() for s in ("lattice", "looplets")}
+    return want, got
+
+
+def test_a_fill_of_inf_times_a_fill_of_zero_is_nan():
+    # 0 * x is 0 only for finite x: where a holds its fill inf and c its fill 0, the product is NaN
+    a = ss.Tensor.from_numpy(np.array([inf, 2.0, inf]), "sparse", fill=inf)
+    c = ss.Tensor.from_numpy(np.array([0.0, 0.0, 3.0]), "sparse", fill=0.0)
+    want, got = lowered_by_both("y[i] = a[i] * c[i]", a=a, c=c)
+    np.testing.assert_array_equal(want, [nan, 0.0, inf])
+    for values in got.values():
+        np.testing.assert_array_equal(values, want)
+
+
+def test_a_max_keeps_a_nan_fill_as_numpy_does():
+    a = ss.Tensor.from_numpy(np.array([nan, 5.0]), "sparse", fill=nan)
+    for program in ["y = max[j](a[j])", "y = min[j](a[j])"]:
+        want, got = lowered_by_both(program, a=a)
+        assert np.isnan(want) and all(np.isnan(v) for v in got.values()), (program, got)
+    stored = np.array([1.0, nan, 3.0])   # a stored NaN, after a larger value
+    want, got = lowered_by_both("y = max[j](b[j])", b=stored)
+    assert np.isnan(want) and all(np.isnan(v) for v in got.values()), got
+
+
+def test_a_sum_adds_an_infinite_fill_only_where_the_fill_is():
+    # no entry of c holds the fill inf: nothing of it is added (0 * inf would be NaN)
+    c = ss.Tensor.from_numpy(np.array([1.0]), "sparse", fill=inf)
+    want, got = lowered_by_both("y = c[i]", c=c)
+    assert want == 1.0 and all(v == 1.0 for v in got.values()), got
+    C = ss.Tensor.from_numpy(np.array([[inf], [1.0]]), "csr", fill=inf)
+    want, got = lowered_by_both("y[j] = C[j, i]", C=C)
+    for values in got.values():
+        np.testing.assert_array_equal(values, [inf, 1.0])
+
+
+def test_an_update_of_an_output_given_as_a_format_starts_at_the_identity():
+    # as the oracle's: y min= ... of a fresh y starts at +inf, whatever the format's fill
+    A, B = np.array([0.0, 0.0]), np.array([-1.0, 0.0])
+    C = ss.Tensor.from_numpy(np.array([5.0, 1.0]), "sparse", fill=1.0)
+    program = "y[] min= (max(C[i], C[i]) - (A[i] - B[i]))"
+    want, _ = ss.evaluate(program, A=A, B=B, C=C)
+    for strategy in ("lattice", "looplets"):
+        y = ss.lower(program, strategy=strategy, A=A, B=B, C=C, y="dense")(A=A, B=B, C=C)
+        assert y.to_numpy() == want == 1.0, strategy
+    M = ss.Tensor.from_numpy(np.array([[-2], [0], [0]], dtype=np.int32), "csr", fill=0)
+    y = ss.lower("y[j, k] max= M[j, k]", strategy="looplets", M=M,
+                 y=ss.parse_format("dense", ndim=2, fill=0, dtype="int32"))(M=M)
+    np.testing.assert_array_equal(y.to_numpy(), [[-2], [0], [0]])
+
+
+def test_a_reduction_into_a_sparse_output_of_another_fill_is_refused_with_what_to_do():
+    x, z = np.array([0.0, 1.0]), np.array([1.0, 3.0])
+    with pytest.raises(ProgramError, match=r"y is sparse_vector with fill 5.0: it starts at its fill, not at 0; "
+                                           r"give y the fill 0 or a dense format"):
+        ss.lower("y[j] = sum[i](x[i] - z[j])", strategy="looplets", x=x, z=z, y=ss.sparse_vector(fill=5.0))
+    y = ss.lower("y[j] = sum[i](x[i] - z[j])", strategy="looplets", x=x, z=z, y=ss.sparse_vector(fill=0.0))(x=x, z=z)
+    np.testing.assert_array_equal(y.to_numpy(), [-1.0, -5.0])
+
+
+FILLS = [0.0, 1.0, -1.0, inf, -inf, nan]
+PROGRAMS = ["y[i] = a[i] * b[i]", "y[i] = a[i] + b[i]", "y[i] = min(a[i], b[i])", "y[i] = max(a[i] * b[i], a[i])",
+            "y = a[i] * b[i]", "y = max[i](a[i] + b[i])", "y = min[i](a[i] * b[i])"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(PROGRAMS), st.sampled_from(FILLS), st.sampled_from(FILLS), st.integers(0, 6),
+       st.sampled_from([0.0, 0.3, 1.0]), st.sampled_from(["sparse", "dense"]), st.integers(0, 2**31))
+def test_both_strategies_agree_with_the_oracle_under_any_fill(program, fa, fb, n, density, fmt, seed):
+    rng = np.random.default_rng(seed)
+
+    def operand(fill):
+        values = np.where(rng.random(n) < density, np.round(rng.normal(size=n) * 3), fill)
+        return ss.Tensor.from_numpy(values, fmt, fill=fill)
+    a, b = operand(fa), operand(fb)
+    want, got = lowered_by_both(program, a=a, b=b)
+    for strategy, values in got.items():
+        np.testing.assert_allclose(values, want, equal_nan=True, err_msg=f"{strategy}: {program}")
