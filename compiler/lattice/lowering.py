@@ -83,6 +83,7 @@ class _Emitter:
         self.inputs: dict = {}
         self.bitmaps: set = set()   # the workspaces' bitmaps (their first scatters set them)
         self.listed_once: set = set()   # workspaces whose producer lists each coordinate once, in order
+        self.unmarked: set = set()      # workspaces whose producer lists nothing (phase 1 counted the row)
         for key in setup.names:
             acc_tensor = setup.iters[key][0].tensor if setup.iters[key] else None
             if not acc_tensor:
@@ -437,13 +438,18 @@ class _Emitter:
         parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
         over = ", ".join(i.name for i in n.indices)
         listed = "row-major positions" if n.inner else "coordinates"
-        out = [Declare(wn, "int64", Const(0, "int64"))]
+        assembled = self._assembled_consumer(n, parts[1:])
+        count = self._assembled_count() if assembled is not None else None
+        if count is not None:
+            # phase 1 counted this row's coordinates: the producer only adds values, listing nothing
+            self.unmarked.add(w)
+        out = [Declare(wn, "int64", Const(0, "int64") if count is None else count)]
         if n.once:
             self.listed_once.add(w)
         self.producing += 1
         out += self.emit(parts[0])
         self.producing -= 1
-        assembled = self._assembled_consumer(n, parts[1:])
+        self.unmarked.discard(w)
         if assembled is not None:
             # two-phase, compute: phase 1 stored this row's coordinates in order, one per
             # entry of the list; the consumer reads them there instead of sorting again
@@ -460,10 +466,13 @@ class _Emitter:
             # an assemble phase that only marks coordinates left the values at the fill
             marked_only = self.phase == "assemble" and w not in self.value_tested
             reset = lambda j: [*([] if marked_only else [Store(w, j, init)]),  # noqa: E731
-                               Store(wset, j, Const(False, "bool"))]
+                               *([] if count is not None else [Store(wset, j, Const(False, "bool"))])]
             fused = _reset_in_last_list_loop(consumer, wlist, wn, reset, assembled)
             if fused is not None:
                 consumer = fused  # the consumer visits every listed coordinate: reset each there
+            elif count is not None:   # (_assembled_consumer admits only a loop over the whole list)
+                raise StrategyError(f"workspace {w}: phase 2 lists no coordinates, but its consumer does not "
+                                    f"visit each of them (a bug in the lattice strategy)")
             else:
                 q = Var(self.name(("reset", w), f"p{w}_reset"))
                 j = Var(self.name(("reset_j", w), f"{n.index.name}_reset"))
@@ -471,6 +480,8 @@ class _Emitter:
         if n.once and not any(isinstance(x, Load) and x.buffer == wset for x in ir_walk(tuple(consumer))):
             # nothing tests the bitmap: cleanup drops it
             about = f"values {w}, {listed} {wlist}[0:{wn.name}], listed once each, in order, by the producer"
+        elif count is not None:
+            about = f"values {w}; phase 1 counted this row's {wn.name} coordinates and stored them in order"
         else:
             about = f"values {w}, bitmap {wset}, {listed} {wlist}[0:{wn.name}]"
         return [Comment(f"workspace {w}[{over}]: {about}"), *out, *consumer]
@@ -485,6 +496,16 @@ class _Emitter:
             return None   # a split (or pos, fuse) loop over the list walks it in order: it is sorted again
         last = self.levels_info[-1]
         return Load(last["idx"][-1], Var(last["counter"]))
+
+    def _assembled_count(self):
+        """In a two-phase compute phase, the count of this row's entries that phase 1 stored at
+        ``pos[row + 1]`` (the prefix sum comes after phase 2), when the output's last level is a
+        SparseList under Dense levels only; else None (it is counted again by listing)."""
+        last = self.levels_info[-1]
+        if last["k"] == 0 or not isinstance(last["level"], SparseList) or not last["pos_buffer"]:
+            return None
+        row = self._dense_position(last["mode"] - 1)
+        return cast(Load(last["pos"], BinOp("+", row, Const(1, "int64"))), last["idt"], "int64")
 
     def _one_entry_per_listed(self, n: CWorkspace, consumer: list) -> bool:
         """Whether ``consumer`` appends one entry of the output per coordinate in ``n``'s list, at
@@ -514,6 +535,8 @@ class _Emitter:
         mark = [Store(wset, j, Const(True, "bool")), Store(wlist, wn, j), CompoundAssign("+", wn, Const(1, "int64"))]
         if w not in self.listed_once:   # else the producer reaches each coordinate once
             mark = [If(UnOp("!", Load(wset, j)), mark)]
+        if w in self.unmarked:   # (a two-phase compute phase: phase 1 listed and counted them)
+            mark = []
         if self.phase == "assemble" and w not in self.value_tested:
             return [*pre, *mark]   # the structure needs only which coordinates are set
         if n.op is None:

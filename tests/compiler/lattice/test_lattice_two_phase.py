@@ -230,3 +230,21 @@ def test_a_split_over_a_scattered_output_sorts_its_list_again(fmt, factor, direc
                           name="A")
     check_lowered("y[j] = sum[i](A[i, j])", Schedule().split("j", "j0", "j1", factor, direction),
                   out=sparse_vector(), options={"assembly": "two-phase"}, checked=True, A=A)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_csr_spgemm_compute_phase_takes_its_row_counts_from_phase_1(seed):
+    # a CSR output's phase 1 left each row's count at pos[i + 1]: phase 2 scatters values only,
+    # without marking or listing the coordinates again, and resets them as it reads them
+    rng = np.random.default_rng(seed)
+    a, b = rand((12, 25), 0.25, rng, empty=(3,)), rand((25, 40), 0.15, rng)
+    b[:, 3] = -b[:, 3]   # (cancellations: entries phase 1 listed that phase 2 finds 0)
+    A, B = Tensor.from_numpy(a, csr(), name="A"), Tensor.from_numpy(b, csr(), name="B")
+    k, r = both("C[i, j] = A[i, k] * B[k, j]", csr(), A=A, B=B)
+    phase2 = k.c_source.split("phase 2, compute")[1].split("C1_pos[q + 1] += C1_pos[q]")[0]
+    assert "int64_t w_n = C1_pos[i + 1];" in phase2 and "w_set" not in phase2 and "w_list[" not in phase2
+    check_against_scipy(r, sp.csr_matrix(a) @ sp.csr_matrix(b), "csr")
+    # a fill other than 0, and a term beside the product (both checked against the oracle)
+    S = Tensor.from_numpy(b[:, :25], csr(), name="S")
+    both("D[i, j] = A[i, k] * S[k, j] + A[i, j]", csr(), A=A, S=S)
+    both("C[i, j] = A[i, k] * B[k, j]", csr(fill=0.0), A=A, B=B)
