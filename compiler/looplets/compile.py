@@ -437,6 +437,9 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         from ..notation.dtypes import check_output_dtype
         result_dtype = check_output_dtype(program, formats)   # (a loop program's stores convert as C does)
         implicit_fill = np.zeros((), result_dtype).item()
+        elementwise = _fill_of(program.rhs, formats) if program.op is None else None
+        if elementwise is not None:   # (as the oracle's: the right side on the inputs' fills)
+            implicit_fill = np.asarray(elementwise).astype(result_dtype).item()
         if program.op is not None and program.op.identity_for(result_dtype) is not NOVALUE:
             # an update of an output not given starts at the identity (y[i] min= ...: at +inf)
             implicit_fill = np.asarray(program.op.identity_for(result_dtype)).astype(result_dtype).item()
@@ -478,6 +481,31 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             start = np.asarray(ident).astype(info.dtype).item()
     fmt = info.format.plain() if hasattr(info.format, "plain") else info.format  # a Scalar kind: its storage
     return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial)
+
+
+def _fill_of(e, formats):
+    """The value of an index expression without reductions where every input holds its fill
+    (a fresh dense output's fill), or None (a reduction's depends on its extent).
+
+    >>> from compiler.notation import parse
+    >>> _fill_of(parse("y[i] = a[i] * 2 + 1").rhs, {"a": parse_format("sparse", fill=3.0)})
+    7.0
+    """
+    from ..notation import ast as N
+    if isinstance(e, N.Access):
+        return formats[e.tensor].fill if e.tensor in formats else None
+    if isinstance(e, N.Literal):
+        return e.value
+    if isinstance(e, N.Call):
+        args = [_fill_of(a, formats) for a in e.args]
+        if any(a is None for a in args):
+            return None
+        try:
+            with np.errstate(all="ignore"):
+                return np.asarray(e.op(*args))[()].item()
+        except Exception:   # (a user function's Python may refuse these values: no fill then)
+            return None
+    return None
 
 
 def _extent_entry(e, by_param, output):

@@ -92,3 +92,13 @@ def test_both_strategies_agree_with_the_oracle_under_any_fill(program, fa, fb, n
     want, got = lowered_by_both(program, a=a, b=b)
     for strategy, values in got.items():
         np.testing.assert_allclose(values, want, equal_nan=True, err_msg=f"{strategy}: {program}")
+
+
+def test_a_fresh_dense_output_of_an_elementwise_program_has_the_oracles_fill():
+    a = ss.Tensor.from_numpy(np.array([1.0, 2.0]), "dense", fill=1.0)
+    b = ss.Tensor.from_numpy(np.array([0.0, 3.0]), "sparse", fill=inf)
+    for program in ["y[i] = a[i]", "y[i] = a[i] * 2 + b[i]", "y[i] = min(a[i], b[i]) - 1"]:
+        _, fill = ss.evaluate(program, a=a, b=b)
+        for strategy in ("lattice", "looplets"):
+            y = ss.lower(program, strategy=strategy, a=a, b=b)(a=a, b=b)
+            assert y.fill == fill, (strategy, program, y.fill, fill)
