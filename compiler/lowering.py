@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import binding
+from . import binding, memory
 from .backend import compile_function
 from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .format import Format, dense, parse_format
@@ -263,6 +263,17 @@ class Kernel:
         # (SparseByteMap): one flag per child; a SparseBand's idx: one band end per parent
         return {"pos": count + 1, "ofs": count + 1, "idx": count}.get(kind, count * storage[level])
 
+    def _output_array_words(self, shape, dtype, kind: str, level: int) -> tuple[str, str]:
+        """What an output array too large for memory is, and what to do instead."""
+        out_name, out_fmt = self.lowered.output, self.lowered.output_format
+        storage = tuple(shape[m] for m in out_fmt.mode_order)
+        what = "value array" if kind == "val" else f"level {level} {kind} array"
+        hint = (f"a sparse format for {out_name} stores only its entries" if kind == "val" else
+                f"a format with no dense level above level {level} (dcsr or coo for a matrix) stores "
+                f"only the fibers that have entries")
+        return (f"output {out_name} ({out_fmt.shorthand or out_fmt}, shape {shape}): its {what} of "
+                f"{self._output_length(storage, kind, level)} {np.dtype(dtype).name} entries"), hint
+
     def _output_buffer(self, inputs: dict, storage: tuple, dtype, kind: str, level: int) -> np.ndarray:
         """An output array the kernel fills in place: a dense output's values (from the fill, or
         the given output's) or a level's array over the dense levels above it."""
@@ -308,17 +319,15 @@ class Kernel:
             args[pname] = storage[s]
         prefilled = {}
         for pname, dtype, kind, level in plan.inout:
+            count = self._output_length(storage, kind, level)
+            if count * np.dtype(dtype).itemsize > memory.SMALL:
+                # (the kernel writes every element: an array past the free memory would get the process killed)
+                memory.require(count * np.dtype(dtype).itemsize, *self._output_array_words(shape, dtype, kind, level))
             try:
                 buf = self._output_buffer(inputs, storage, dtype, kind, level)
             except (MemoryError, ValueError) as e:   # numpy: too large for memory, or for an index
-                what = "values" if kind == "val" else f"level {level} {kind} array"
-                count = self._output_length(storage, kind, level)
-                hint = (f"a sparse format for {out_name} stores only its entries" if kind == "val" else
-                        f"a format with no dense level above level {level} (dcsr or coo for a matrix) stores "
-                        f"only the fibers that have entries")
-                raise MemoryError(f"output {out_name} ({out_fmt.shorthand or out_fmt}, shape {shape}): its {what} "
-                                  f"of {count} {np.dtype(dtype).name} entries cannot be allocated ({e}); "
-                                  f"{hint}") from None
+                what, hint = self._output_array_words(shape, dtype, kind, level)
+                raise MemoryError(f"{what} cannot be allocated ({e}); {hint}") from None
             prefilled[pname] = args[pname] = buf
         results = runner(**args)   # (the plans bind only the kernel's parameters)
         arrays = {**prefilled, **results}

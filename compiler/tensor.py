@@ -27,6 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from . import memory
 from .dtypes import LARGEST_EXTENT, cast_values, is_integer, value_dtype
 from .errors import DTypeError, FormatError, ShapeError, SparsescopeError, UsageError
 from .format import Format, checked_mode_order, parse_format
@@ -109,6 +110,7 @@ class Tensor:
             if isinstance(leaf, Element) and leaf.dtype is None:
                 root = _replace_leaf(root, Element(leaf.fill, dtype="float64"))
             empty = np.zeros(0, dtype=POS)
+            _require_dense_prefix(Format(root), sizes, self._label)
             try:
                 root = root.spec().from_entries(1, empty, [empty] * ndim,
                                                 np.zeros(0, dtype=flatten(root)[1].dtype), sizes)
@@ -436,6 +438,8 @@ class Tensor:
         short = fmt.shorthand
         leaf = fmt.leaf
         if short in ("csr", "csc") and isinstance(leaf, Element):
+            if m.format != short:   # (scipy writes the whole row array: refused first if it cannot fit)
+                _require_dense_prefix(fmt, m.shape if short == "csr" else m.shape[::-1], label)
             m = m.asformat(short)
             if not m.has_canonical_format:
                 m = m.copy()
@@ -626,15 +630,16 @@ def _resolve_format(format, ndim: int, given, fill, dtype) -> Format:
 def _dense_array(shape, fill, dt, what: str, hint: str) -> np.ndarray:
     """``np.full(shape, fill)``, or a MemoryError saying ``what`` needed it and ``hint``.
 
-    >>> _dense_array((10**12, 10**12), 0.0, np.float64, "A: to_numpy", "use to_coords()")
+    >>> _dense_array((10**12, 10**12), 0.0, np.float64, "A: to_numpy", "use to_coords()")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    MemoryError: A: to_numpy needs a dense array of shape (1000000000000, 1000000000000), 10^24 elements; use to_coords()
+    MemoryError: A: to_numpy: a dense array of shape (1000000000000, 1000000000000) needs 7.1e+09 PB, more than ...
     """
+    size = math.prod(shape)
+    memory.require(size * np.dtype(dt).itemsize, f"{what}: a dense array of shape {tuple(shape)}", hint)
     try:
         return np.full(shape, fill, dtype=dt)
     except (MemoryError, ValueError):   # (numpy: too large for memory, or for an index)
-        size = math.prod(shape)
         raise MemoryError(f"{what} needs a dense array of shape {tuple(shape)}, "
                           f"{'10^%d' % round(math.log10(size)) if size >= 10**9 else size} elements; "
                           f"{hint}") from None
@@ -690,10 +695,24 @@ def _sum_duplicates(coords: list, vals: np.ndarray, shape, label: str = "tensor"
 def _from_entries(fmt: Format, coords: list, vals: np.ndarray, sizes: list, label: str) -> Level:
     """``fmt``'s levels holding sorted entries; a level that cannot hold them (a SparsePoint
     given two coordinates in a fiber) is named with the tensor."""
+    _require_dense_prefix(fmt, sizes, label)
     try:
         return fmt.root.from_entries(1, np.zeros(len(vals), dtype=POS), coords, vals, sizes)
     except FormatError as e:
         raise FormatError(f"{label}: {e}") from None
+
+
+def _require_dense_prefix(fmt: Format, sizes, label: str) -> None:
+    """Refuse, before allocating it, the position array a sparse level under Dense levels needs
+    (one entry per position of the Dense levels, all written): a CSR matrix of 3e9 rows."""
+    count = 1
+    for k, lvl in enumerate(fmt.levels):
+        if not isinstance(lvl, Dense):
+            memory.require((count + 1) * 8, f"{label}: level {k} ({lvl.name}) of {fmt.shorthand or fmt.root.spec_str()} "
+                           f"with {count} positions above it", "a format with no Dense level above a sparse one "
+                           "(dcsr or coo for a matrix) stores only the fibers that have entries")
+            return
+        count *= int(sizes[sum(x.nmodes for x in fmt.levels[:k])])
 
 
 def _check_index_room(fmt: Format, coords: list, count: int, label: str) -> None:

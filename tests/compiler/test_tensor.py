@@ -426,8 +426,10 @@ def test_from_coords_names_the_tensor_and_the_entry_at_fault():
 
 
 def test_an_empty_tensor_too_large_to_allocate_is_a_memory_error_naming_it():
-    with pytest.raises(MemoryError, match=r"A: the empty Dense\(SparseList\(Element\(0.0\)\)\) of shape "
-                                          r"\(4611686018427387904, 4\) cannot be allocated .*dcsr or coo"):
+    with pytest.raises(MemoryError, match=r"A: (level 1 \(SparseList\) of csr with 4611686018427387904 positions "
+                                          r"above it needs .* of memory available|the empty Dense\(SparseList\("
+                                          r"Element\(0.0\)\)\) of shape \(4611686018427387904, 4\) cannot be "
+                                          r"allocated).*dcsr or coo"):
         Tensor(Dense(SparseList(Element(0.0))), shape=(2 ** 62, 4), name="A")
     assert Tensor(SparseList(SparseList(Element(0.0))), shape=(2 ** 62, 4)).nnz == 0
 
@@ -512,9 +514,37 @@ def test_from_coords_refuses_duplicates_whose_sum_the_dtype_cannot_hold():
 
 def test_a_dense_array_too_large_for_memory_is_a_memory_error_naming_the_tensor():
     t = Tensor.from_coords([[0], [0]], [1.0], shape=(10 ** 12, 10 ** 12), format="dcsr", name="H")
-    with pytest.raises(MemoryError, match=r"H: to_numpy needs a dense array of shape \(1000000000000, "
-                                          r"1000000000000\), 10\^24 elements; to_coords\(\) gives the stored entries"):
+    with pytest.raises(MemoryError, match=r"H: to_numpy: a dense array of shape \(1000000000000, "
+                                          r"1000000000000\) needs 7.1e\+09 PB, more than the .* of memory "
+                                          r"available; to_coords\(\) gives the stored entries"):
         t.to_numpy()
-    with pytest.raises(MemoryError, match=r"H: format dense needs a dense array of shape .*10\^24 elements; a "
+    with pytest.raises(MemoryError, match=r"H: format dense: a dense array of shape .* needs .*; a "
                                           r"format with a sparse level stores only the entries"):
         Tensor.from_coords([[0], [0]], [1.0], shape=(10 ** 12, 10 ** 12), format="dense", name="H")
+
+
+def test_an_array_that_would_fill_most_of_the_memory_is_refused_before_it_is_made(monkeypatch):
+    # Linux grants it (overcommit) and kills the process as it is filled: the check comes first
+    import scipy.sparse as sp
+
+    from compiler import lower, memory
+    monkeypatch.setattr(memory, "available_bytes", lambda: 50 * 2**20)
+    rows = 2 * 10**7   # a row array of 160 MB
+    hint = r"a format with no Dense level above a sparse one \(dcsr or coo for a matrix\) stores only the fibers"
+    with pytest.raises(MemoryError, match=r"A: level 1 \(SparseList\) of csr with 20000000 positions above it needs "
+                                          r"152.6 MB, more than the 50.0 MB of memory available; " + hint):
+        Tensor.from_coords([[0], [0]], [1.0], shape=(rows, 4), format="csr", name="A")
+    m = sp.coo_array((np.array([1.0]), (np.array([0]), np.array([3]))), shape=(rows, 4))
+    with pytest.raises(MemoryError, match=r"A: level 1 \(SparseList\) of csr .* needs 152.6 MB"):
+        Tensor.from_scipy(m, "csr", name="A")
+    with pytest.raises(MemoryError, match=r"E: level 1 \(SparseList\) of csr .* needs 152.6 MB"):
+        Tensor(Dense(SparseList(Element(0.0))), shape=(rows, 4), name="E")
+    A = Tensor.from_scipy(m, "dcsr", name="A")   # only the row that has an entry
+    assert A.nnz == 1
+    k = lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(4))
+    with pytest.raises(MemoryError, match=r"output y \(dense, shape \(20000000,\)\): its value array of 20000000 "
+                                          r"float64 entries needs 152.6 MB, more than the 50.0 MB of memory available; "
+                                          r"a sparse format for y stores only its entries"):
+        k(A=A, x=np.ones(4))
+    with pytest.raises(MemoryError, match=r"A: to_numpy: a dense array of shape \(20000000, 4\) needs 610.4 MB"):
+        A.to_numpy()
