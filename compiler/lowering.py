@@ -278,6 +278,9 @@ class Kernel:
         """An output array the kernel fills in place: a dense output's values (from the fill, or
         the given output's) or a level's array over the dense levels above it."""
         low, out_name = self.lowered, self.lowered.output
+        if kind == "tbl" and low.initial == "output" and out_name in inputs:
+            # an update of a given SparseByteMap output starts from its entries: which slots hold one too
+            return np.array(inputs[out_name].levels[level].tbl, dtype=dtype)
         if kind != "val":
             return np.zeros(self._output_length(storage, kind, level), dtype=dtype)
         if low.initial == "output" and out_name in inputs:

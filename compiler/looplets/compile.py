@@ -451,6 +451,15 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                        and isinstance(n.tns, TensorRef) and n.tns.name == t), 0)
             formats[t] = parse_format("dense", ndim=nd, fill=implicit_fill, dtype=result_dtype.name) if nd else \
                 Format(Element(implicit_fill, dtype=result_dtype.name))
+    if isinstance(program, NAssignType()) and program.op is not None:
+        out_fmt = formats[program.lhs.tensor]
+        if not all(lvl.name in ("Dense", "SparseByteMap") for lvl in out_fmt.levels):
+            # (a sparse output is assembled afresh from its fill: it would neither start from the
+            # given tensor's entries nor from the operator's identity; a byte map's slots are there)
+            from ..notation.ast import assign_spelling
+            raise StrategyError(f"output {program.lhs.tensor} is {out_fmt.shorthand or out_fmt}: an update "
+                                f"({assign_spelling(program.op)}) needs a dense output under looplets, which "
+                                f"assemble a sparse output afresh")
     try:
         fn, infos, output, out_sizes, sources = _compile(prog, trace, False, options.get("name"), options.get("output"),
                                                          formats, dict(options.get("shapes") or ()))
@@ -476,7 +485,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     if isinstance(program, NAssignType()) and program.op is not None:
         initial = "output"
         ident = program.op.identity_for(np.dtype(info.dtype))
-        if ident is not NOVALUE and all(lvl.name == "Dense" for lvl in info.levels):
+        if ident is not NOVALUE and all(lvl.name in ("Dense", "SparseByteMap") for lvl in info.levels):
             # a fresh output of an update starts at the identity, whatever its format's fill (as the oracle's)
             start = np.asarray(ident).astype(info.dtype).item()
     fmt = info.format.plain() if hasattr(info.format, "plain") else info.format  # a Scalar kind: its storage

@@ -812,7 +812,7 @@ class Lowerer:
             return BinOp("/", x, y)
         if n in ("min", "max"):
             better = BinOp("<" if n == "min" else ">", a[0], a[1])
-            if rdt.startswith("float"):   # a NaN wins, as in numpy.minimum/maximum (and the vectorizer knows the form)
+            if str(dtypes[0]).startswith("float"):   # a NaN wins, as in numpy (and the vectorizer knows the form)
                 better = BinOp("||", ir.Call("isnan", (a[0],)), better)
             return Select(better, a[0], a[1])
         if n == "neg":

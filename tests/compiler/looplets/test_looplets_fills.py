@@ -102,3 +102,39 @@ def test_a_fresh_dense_output_of_an_elementwise_program_has_the_oracles_fill():
         for strategy in ("lattice", "looplets"):
             y = ss.lower(program, strategy=strategy, a=a, b=b)(a=a, b=b)
             assert y.fill == fill, (strategy, program, y.fill, fill)
+
+
+def test_min_and_max_of_an_integer_literal_and_a_float_compile():
+    # (only a float can be NaN: isnan of the literal 3 is no C)
+    B = ss.Tensor.from_numpy(np.array([1.0, 5.0], dtype=np.float32), "sparse", fill=0.0)
+    for program in ["y[i] = min(3, B[i])", "y[i] = max(min(3, B[i]), B[i])"]:
+        want, got = lowered_by_both(program, B=B)
+        for values in got.values():
+            np.testing.assert_array_equal(values, want)
+
+
+def test_an_update_into_a_sparse_output_is_refused_under_looplets_as_under_lattices():
+    # a sparse output is assembled afresh: it would start from neither y's entries nor the identity
+    x, y = np.array([1.0, 2.0, 3.0]), ss.Tensor.from_numpy(np.array([10.0, 0.0, 30.0]), "sparse", name="y")
+    for strategy in ("looplets", "lattice"):
+        with pytest.raises(ss.SparsescopeError, match=r"output y is sparse.*: an update \(\+=\) needs a dense output"):
+            ss.lower("y[i] += x[i]", strategy=strategy, x=x, y=y)
+    with pytest.raises(ss.SparsescopeError, match=r"output y is coo: an update \(min=\) needs a dense output under "
+                                                  r"looplets, which assemble a sparse output afresh"):
+        ss.lower("y[i] min= x[i]", strategy="looplets", x=x, y=ss.parse_format("coo", ndim=1))
+    y = ss.lower("y[i] += x[i]", strategy="looplets", x=x, y=ss.dense(1, fill=1.0))(x=x)
+    np.testing.assert_array_equal(y.to_numpy(), x)   # (a fresh dense output of an update starts at 0)
+
+
+@pytest.mark.parametrize("program", ["C[i] += A[i]", "C[i] min= A[i]", "C[i] max= A[i]"])
+def test_an_update_into_a_byte_map_output_starts_from_the_given_entries_or_the_identity(program):
+    # a SparseByteMap's slots are all there: the runtime starts them from the given tensor
+    # (values and occupancy), or, for a format only, at the operator's identity
+    from compiler.format import Format
+    from compiler.levels import Element, SparseByteMap, SparseList
+    A = ss.Tensor.from_numpy(np.array([0, 1.5, 0, 2.0, 0]), SparseList(Element(0.0)))
+    C = ss.Tensor.from_numpy(np.array([7.0, 1.0, 0, 0, 0]), Format(SparseByteMap(Element(0.0))), name="C")
+    got = ss.lower(program, strategy="looplets", A=A, C=C)(A=A, C=C)
+    np.testing.assert_array_equal(got.to_numpy(), ss.evaluate(program, A=A, C=C)[0])
+    fresh = ss.lower(program, strategy="looplets", A=A, C=Format(SparseByteMap(Element(0.0))))(A=A)
+    np.testing.assert_array_equal(fresh.to_numpy(), ss.evaluate(program, A=A)[0])
