@@ -2,6 +2,8 @@ import math
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler.errors import FormatError, ShapeError
 from compiler.format import Format, coo, csc, csf, csr, dcsr, dense, parse_format, sparse_vector
@@ -95,3 +97,27 @@ def test_a_printed_spec_reads_back_as_the_same_format():
 def test_a_spec_that_cannot_be_read_says_why(text, message):
     with pytest.raises(FormatError, match=r"format ['\"].*" + message):
         parse_format(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_any_format_reads_back_from_its_printed_text(data):
+    from compiler import levels as L
+    dtype = data.draw(st.sampled_from(["float64", "float32", "int64", "int32", "bool"]))
+    fills = {"bool": [False, True], "int64": [0, -1, 7], "int32": [0, 3]}.get(dtype, [0.0, -1.5, math.inf,
+                                                                                   -math.inf, math.nan])
+    node = L.Element(data.draw(st.sampled_from(fills)), dtype=dtype)
+    for _ in range(data.draw(st.integers(1, 3))):
+        idt = data.draw(st.sampled_from(["int64", "int32"]))
+        kind = data.draw(st.sampled_from(["Dense", "SparseList", "SparseCOO", "SparseHash", "SparseByteMap",
+                                          "SparseBand", "RunList", "SparseRunList", "SparseBlockList"]))
+        if kind == "Dense":
+            node = L.Dense(node)
+        elif kind == "SparseCOO":
+            node = L.SparseCOO(data.draw(st.integers(1, 3)), node, index_dtype=idt)
+        else:
+            node = getattr(L, kind)(node, index_dtype=idt)
+    ndim = Format(node).ndim
+    order = data.draw(st.permutations(range(ndim)))
+    f = Format(node, tuple(order))
+    assert parse_format(str(f)) == f, str(f)
