@@ -2,6 +2,8 @@
 
 import numpy as np
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler import Tensor
 from compiler.imperative import Buffer, Function, Scalar, interpret
@@ -274,3 +276,97 @@ def test_a_merge_that_declares_its_coordinate_in_each_case_assigns_the_dead_one(
     reads = While(p < n, [If(ib < iw, [Store("v", i, 1.0)], [Declare(i, "int64", iw), Store("v", i, 2.0)])])
     kept = [Declare(i, "int64", 0), reads]
     assert reuse_dead_locals(kept) == kept
+
+
+# --- the passes that summarize each subtree once, against the walk-everything versions they replaced
+
+def _reference_drop_unused_locals(stmts):
+    from compiler.imperative.cleanup import _drop_locals, _expr_vars, _pure
+    from compiler.imperative.ir import map_bodies
+    out = [map_bodies(s, _reference_drop_unused_locals) for s in stmts]
+    k = len(out) - 1
+    while k >= 0:
+        s = out[k]
+        if isinstance(s, Declare) and _pure(s.init):
+            rest, name = out[k + 1:], s.var.name
+            if name not in _expr_vars(rest) and all(_pure(x.value) for x in walk(tuple(rest))
+                                                    if isinstance(x, Assign) and x.target.name == name):
+                out = out[:k] + _drop_locals(rest, {name})
+        k -= 1
+    return out
+
+
+def _reference_drop_dead_assignments(stmts):
+    from compiler.imperative.cleanup import _expr_vars, _inside_scope, _pure
+    from compiler.imperative.ir import Block, Break, map_bodies, untagged
+    out = [_inside_scope(s, _reference_drop_dead_assignments) for s in stmts]
+    flat = untagged(out)
+    reads = [_expr_vars([t]) for t in flat]
+    leaves = [any(isinstance(x, Break) for x in walk(t)) for t in flat]
+    dead = set()
+    for k, s in enumerate(flat):
+        if not isinstance(s, Assign) or not _pure(s.value):
+            continue
+        for m in range(k + 1, len(flat)):
+            t = flat[m]
+            if isinstance(t, Assign) and t.target.name == s.target.name and s.target.name not in reads[m]:
+                dead.add(k)
+                break
+            if s.target.name in reads[m] or leaves[m]:
+                break
+    counter = iter(range(len(flat)))
+
+    def keep(stmts):
+        kept = []
+        for s in stmts:
+            if isinstance(s, (Tagged, Block)):
+                kept.append(map_bodies(s, keep))
+            elif next(counter) not in dead:
+                kept.append(s)
+        return kept
+    return keep(out)
+
+
+@st.composite
+def _blocks(draw, depth=0):
+    from compiler.imperative.ir import BinOp, Break, Call
+    names = [Var(x) for x in "abc"]
+
+    def expr():
+        v = draw(st.sampled_from(names))
+        return draw(st.sampled_from([v, Const(1, "int64"), BinOp("+", v, Const(2, "int64")),
+                                     Call("helper", (v,))]))   # (a helper: not pure)
+    out = []
+    for _ in range(draw(st.integers(0, 5))):
+        kind = draw(st.sampled_from(["declare", "declare", "assign", "compound", "store", "if", "for", "break"]
+                                    if depth < 2 else ["declare", "assign", "store"]))
+        v = draw(st.sampled_from(names))
+        if kind == "declare":
+            out.append(Declare(v, "int64", expr()))
+        elif kind == "assign":
+            out.append(Assign(v, expr()))
+        elif kind == "compound":
+            out.append(CompoundAssign("+", v, expr()))
+        elif kind == "store":
+            out.append(Store("buf", Const(0, "int64"), expr()))
+        elif kind == "if":
+            out.append(If(v, draw(_blocks(depth + 1)), draw(_blocks(depth + 1)) if draw(st.booleans()) else None))
+        elif kind == "for":
+            out.append(For(Var("q"), Const(0, "int64"), Const(3, "int64"), draw(_blocks(depth + 1))))
+        else:
+            out.append(Break())
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(_blocks())
+def test_drop_unused_locals_drops_what_the_walk_everything_version_drops(stmts):
+    from compiler.imperative.cleanup import drop_unused_locals
+    assert drop_unused_locals(stmts) == _reference_drop_unused_locals(stmts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_blocks())
+def test_drop_dead_assignments_drops_what_the_walk_everything_version_drops(stmts):
+    from compiler.imperative.cleanup import drop_dead_assignments
+    assert drop_dead_assignments(stmts) == _reference_drop_dead_assignments(stmts)
