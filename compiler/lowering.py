@@ -322,10 +322,10 @@ class Kernel:
             args[pname] = storage[s]
         prefilled = {}
         for pname, dtype, kind, level in plan.inout:
-            count = self._output_length(storage, kind, level)
-            if count * np.dtype(dtype).itemsize > memory.SMALL:
+            nbytes = self._output_length(storage, kind, level) * plan.itemsize[pname]
+            if nbytes > memory.SMALL:
                 # (the kernel writes every element: an array past the free memory would get the process killed)
-                memory.require(count * np.dtype(dtype).itemsize, *self._output_array_words(shape, dtype, kind, level))
+                memory.require(nbytes, *self._output_array_words(shape, dtype, kind, level))
             try:
                 buf = self._output_buffer(inputs, storage, dtype, kind, level)
             except (MemoryError, ValueError) as e:   # numpy: too large for memory, or for an index
@@ -389,6 +389,7 @@ class _CallPlan:
                 raise TypeError(f"kernel parameter {p.name} is an inout buffer the runtime "
                                 f"cannot allocate (a bug in the {kernel.strategy} strategy)")
             self.inout.append((p.name, p.dtype, kind, level))
+        self.itemsize = {pname: np.dtype(dtype).itemsize for pname, dtype, _, _ in self.inout}
 
 
 def _describe_formats(got: Format, want: Format) -> tuple[str, str]:

@@ -42,6 +42,7 @@ idx[0] = 3;
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import replace
 
@@ -106,8 +107,13 @@ def _fold(stmts, known: dict) -> list:
 
 def _expr_vars(stmts) -> set:
     """Names read by the expressions of ``stmts`` (not counting assignment targets)."""
+    return _reads(walk(tuple(stmts)))
+
+
+def _reads(nodes) -> set:
+    """Names read by the expressions of ``nodes`` (every node of some statements)."""
     out = set()
-    for n in walk(tuple(stmts)):
+    for n in nodes:
         if isinstance(n, CompoundAssign):
             out.add(n.target.name)   # x op= v reads x
         for field in ("cond", "value", "index", "start", "stop", "init", "needed", "length", "offset"):
@@ -188,7 +194,7 @@ def _summary(s, memo: dict) -> tuple[set, set, set, bool]:
         return got[1]
     shallow = map_bodies(s, lambda body: [])
     nodes = list(walk(shallow))
-    reads = _expr_vars([shallow])
+    reads = _reads(nodes)
     kept = {n.target.name for n in nodes if isinstance(n, Assign) and not _pure(n.value)}
     assigned = {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))} | \
         {n.var.name for n in nodes if isinstance(n, Declare)}
@@ -263,8 +269,13 @@ def _drop_dead_assignments(stmts, memo: dict) -> list:
     if not any(isinstance(s, Assign) for s in flat):
         return out
     summaries = [_summary(t, memo) for t in flat]   # (each subtree once, not once per enclosing block)
-    reads = [r for r, _, _, _ in summaries]
-    leaves = [b for _, _, _, b in summaries]
+    dead = _dead_positions(flat, [r for r, _, _, _ in summaries], [b for _, _, _, b in summaries])
+    return _without_positions(out, dead) if dead else out
+
+
+def _dead_positions(flat: list, reads: list, leaves: list) -> set:
+    """The positions in ``flat`` of the assignments a later one replaces before anything reads
+    them, given what each statement reads and whether it can leave the block (a ``break``)."""
     dead = set()
     for k, s in enumerate(flat):
         if not isinstance(s, Assign) or not _pure(s.value):
@@ -277,11 +288,14 @@ def _drop_dead_assignments(stmts, memo: dict) -> list:
                 break
             if name in reads[m] or leaves[m]:
                 break
-    if not dead:
-        return out
-    counter = iter(range(len(flat)))
+    return dead
 
-    def keep(stmts) -> list:   # in untagged's order, so positions match ``flat``
+
+def _without_positions(stmts: list, dead: set) -> list:
+    """``stmts`` without the statements at the positions ``dead`` of ``untagged(stmts)``."""
+    counter = itertools.count()
+
+    def keep(stmts) -> list:   # in untagged's order, so positions match
         kept = []
         for s in stmts:
             if isinstance(s, (Tagged, Block)):
@@ -289,7 +303,7 @@ def _drop_dead_assignments(stmts, memo: dict) -> list:
             elif next(counter) not in dead:
                 kept.append(s)
         return kept
-    return keep(out)
+    return keep(stmts)
 
 
 def _inside_scope(s, f):

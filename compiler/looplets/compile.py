@@ -510,10 +510,10 @@ def _fill_of(e, formats):
         if any(a is None for a in args):
             return None
         try:
-            with np.errstate(all="ignore"):
-                return np.asarray(e.op(*args))[()].item()
+            got = e.op.fill(*args)   # (as the oracle propagates fills through an operator)
         except Exception:   # (a user function's Python may refuse these values: no fill then)
             return None
+        return None if got is NOVALUE else np.asarray(got)[()].item()
     return None
 
 

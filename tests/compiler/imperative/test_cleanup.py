@@ -297,34 +297,14 @@ def _reference_drop_unused_locals(stmts):
 
 
 def _reference_drop_dead_assignments(stmts):
-    from compiler.imperative.cleanup import _expr_vars, _inside_scope, _pure
-    from compiler.imperative.ir import Block, Break, map_bodies, untagged
+    # (what each statement reads, and whether it breaks, by walking it whole; the rest is shared)
+    from compiler.imperative.cleanup import _dead_positions, _expr_vars, _inside_scope, _without_positions
+    from compiler.imperative.ir import Break, untagged
     out = [_inside_scope(s, _reference_drop_dead_assignments) for s in stmts]
     flat = untagged(out)
-    reads = [_expr_vars([t]) for t in flat]
-    leaves = [any(isinstance(x, Break) for x in walk(t)) for t in flat]
-    dead = set()
-    for k, s in enumerate(flat):
-        if not isinstance(s, Assign) or not _pure(s.value):
-            continue
-        for m in range(k + 1, len(flat)):
-            t = flat[m]
-            if isinstance(t, Assign) and t.target.name == s.target.name and s.target.name not in reads[m]:
-                dead.add(k)
-                break
-            if s.target.name in reads[m] or leaves[m]:
-                break
-    counter = iter(range(len(flat)))
-
-    def keep(stmts):
-        kept = []
-        for s in stmts:
-            if isinstance(s, (Tagged, Block)):
-                kept.append(map_bodies(s, keep))
-            elif next(counter) not in dead:
-                kept.append(s)
-        return kept
-    return keep(out)
+    dead = _dead_positions(flat, [_expr_vars([t]) for t in flat],
+                           [any(isinstance(x, Break) for x in walk(t)) for t in flat])
+    return _without_positions(out, dead)
 
 
 @st.composite
