@@ -19,13 +19,18 @@ Output conventions a strategy can rely on:
   SparseBand level's ``C{k}_ofs``, and its ``C{k}_idx`` (one band end per parent position);
 - the sizes ``C{m}_size`` of the output's storage modes are passed as scalars;
 - every other output array is a ``Growable``, named by :func:`compiler.binding.array_name`.
+
+The result's fill: an output given a format (or a tensor) keeps that format's fill; a
+fresh dense or 0-d output of index notation (no format given: every entry is stored)
+says the oracle's fill, which for a reduction depends on the extents of the call
+(``y[i] = sum[j](A[i, j])`` over an ``A`` of fill 1 has the fill ``n``, the extent of ``j``).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -35,9 +40,13 @@ from .backend import compile_function
 from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .format import Format, dense, parse_format
 from .imperative import interpret
+from .algebra import NOVALUE
 from .imperative.ir import Buffer, Function, Scalar
-from .levels.level import Level
+from .levels.element import Element
+from .levels.level import Level, fill_key, flatten
 from .notation import Assign, accesses, parse
+from .notation.ast import Reduce, walk
+from .reference import expression_fill
 from .tensor import Tensor
 from .trace import Trace
 
@@ -159,8 +168,10 @@ class Kernel:
     """A lowered and compiled program; call it with tensors to get the output tensor."""
 
     def __init__(self, program, strategy: str, formats: dict[str, Format], lowered: Lowered,
-                 compiled, trace: Trace):
+                 compiled, trace: Trace, fresh_output: bool = False):
         self.program = program
+        #: the output was given no format (nor tensor) to lower for: the strategy chose it
+        self.fresh_output = fresh_output
         self.strategy = strategy
         self.formats = formats
         self.lowered = lowered
@@ -339,7 +350,8 @@ class Kernel:
         # (SparsePoint, SparseInterval): a program can write more, and that must be an error.
         check = (self.compiled.checked or plan.at_most_one
                  or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS")))
-        out = plan.output.tensor(shape, arrays, check=check)
+        output = plan.output if plan.fresh_fill is None else plan.fresh_fill.output(inputs)
+        out = output.tensor(shape, arrays, check=check)
         # (an output built in another mode order than asked, as no loop order appends it in its own)
         return out.asformat(self.formats[out_name]) if out_name in plan.converted else out
 
@@ -390,6 +402,73 @@ class _CallPlan:
                                 f"cannot allocate (a bug in the {kernel.strategy} strategy)")
             self.inout.append((p.name, p.dtype, kind, level))
         self.itemsize = {pname: np.dtype(dtype).itemsize for pname, dtype, _, _ in self.inout}
+        fmt = low.output_format
+        self.fresh_fill = _FreshFill(kernel.program, kernel.formats, self.output) if (
+            kernel.fresh_output and isinstance(kernel.program, Assign) and isinstance(fmt.leaf, Element)
+            and all(lvl.name == "Dense" for lvl in fmt.levels)) else None
+
+
+class _FreshFill:
+    """The output plans of a fresh dense (or 0-d) output, which carries the oracle's fill.
+
+    Where the program's output was given no format, the strategy makes it dense and
+    stores every entry; its fill is then only what the tensor says its unstored
+    entries would hold, and that is the oracle's (:func:`compiler.reference.expression_fill`):
+    ``y[i] = sum[j](A[i, j])`` over an ``A`` of fill 1 has the fill ``n``, the extent
+    of ``j``, known at the call. An output given a format keeps that format's fill.
+    """
+
+    def __init__(self, program: Assign, formats: dict, output: binding.OutputPlan):
+        self.program, self.output_name = program, program.lhs.tensor
+        self.fills = {name: fmt.fill for name, fmt in formats.items()}
+        self.dtype = output.format.dtype
+        self.default = output
+        self.plans: dict = {}
+        # (index, tensor, mode): where each reduced index's extent is read
+        reduced = {i for n in walk(program.rhs) if isinstance(n, Reduce) for i in n.indices}
+        uses = {}
+        for acc in accesses(program.rhs):
+            for mode, i in enumerate(acc.indices):
+                if i in reduced:
+                    uses.setdefault(i, (acc.tensor, mode))
+        self.uses = tuple((i, t, m) for i, (t, m) in uses.items())
+
+    def output(self, inputs: dict) -> binding.OutputPlan:
+        init = inputs.get(self.output_name)   # (an update's output given at the call starts from it)
+        key = (tuple(inputs[t]._shape[m] for _, t, m in self.uses), None if init is None else fill_key(init.fill))
+        plan = self.plans.get(key)
+        if plan is None:
+            fill = self._fill({i: inputs[t]._shape[m] for i, t, m in self.uses}, init)
+            fmt = self.default.format
+            plan = self.default if fill_key(fill) == fill_key(fmt.fill) else \
+                binding.OutputPlan(self.output_name, _with_leaf_fill(fmt, fill))
+            if len(self.plans) >= 16:   # (a kernel called on many shapes keeps the last few)
+                self.plans.clear()
+            self.plans[key] = plan
+        return plan
+
+    def _fill(self, extents: dict, init):
+        op = self.program.op
+        with np.errstate(all="ignore"):
+            try:
+                fill = expression_fill(self.program.rhs, self.fills, extents)
+                if op is not None:
+                    start = init.fill if init is not None else op.identity_for(self.dtype)
+                    fill = op.fill(start, fill)
+            except Exception:   # (a user function's Python may refuse these values: the format's fill then)
+                return self.default.format.fill
+            if fill is NOVALUE:
+                return self.default.format.fill
+            return np.asarray(fill).astype(self.dtype)[()]
+
+
+def _with_leaf_fill(fmt: Format, fill) -> Format:
+    """``fmt`` with its leaf's fill replaced: ``Dense(Element(0.0))`` to ``Dense(Element(4.0))``."""
+    levels, leaf = flatten(fmt.root)
+    node = replace(leaf, fill=fill)
+    for lvl in reversed(levels):
+        node = replace(lvl, child=node)
+    return Format(node, fmt.mode_order)
 
 
 def _describe_formats(got: Format, want: Format) -> tuple[str, str]:
@@ -492,8 +571,9 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
         except Exception as e:
             e.trace = trace  # the explorer shows where lowering stopped
             raise
+        fresh = lowered.output not in formats
         formats.setdefault(lowered.output, lowered.output_format)
-        kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace)
+        kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace, fresh_output=fresh)
         if key is not None:
             _CACHE[key] = kernel
         return kernel

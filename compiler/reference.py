@@ -178,20 +178,9 @@ def _evaluate(program, functions, tensors: dict):
             return np.expand_dims(reduced, tuple(sorted(axes)))
         raise TypeError(f"not an index-notation expression: {e!r}")
 
-    def fill(e):
-        if isinstance(e, Access):
-            return inputs[e.tensor][1]
-        if isinstance(e, Literal):
-            return _scalar(np.asarray(e.value, dtype=e.dtype))
-        if isinstance(e, Call):
-            return e.op.fill(*[fill(a) for a in e.args])
-        if isinstance(e, Reduce):
-            count = math.prod(extents[i][0] for i in e.indices)
-            return e.op.reduce_fill(fill(e.body), count)
-        raise TypeError(f"not an index-notation expression: {e!r}")
-
     rhs = value(assign.rhs)
-    rhs_fill = fill(assign.rhs)
+    rhs_fill = expression_fill(assign.rhs, {name: f for name, (_, f) in inputs.items()},
+                               {i: n for i, (n, _, _) in extents.items()})
     # every non-output axis has been reduced to size 1 by now
     rhs = rhs.reshape(rhs.shape[:len(lhs.indices)])
     out_shape = tuple(ext[:len(lhs.indices)])
@@ -221,6 +210,31 @@ def _evaluate(program, functions, tensors: dict):
     return result, result_fill
 
 
+def expression_fill(e, fills: dict, extents: dict):
+    """The fill of expression ``e``: ``e`` evaluated on the fills of its tensors (``fills``, by
+    tensor name), a reduction over ``n`` elements (the product of its indices' ``extents``, by
+    :class:`~compiler.notation.ast.Index`) through :meth:`~compiler.algebra.Operator.reduce_fill`.
+
+    A kernel's fresh dense output carries this fill, as :func:`evaluate`'s result does.
+
+    >>> from compiler.notation import parse
+    >>> from compiler.notation.ast import Index
+    >>> prog = parse("y[i] = sum[j](A[i, j] + 1)")
+    >>> expression_fill(prog.rhs, {"A": 2.0}, {Index("i"): 3, Index("j"): 4})
+    np.float64(12.0)
+    """
+    if isinstance(e, Access):
+        return fills[e.tensor]
+    if isinstance(e, Literal):
+        return _scalar(np.asarray(e.value, dtype=e.dtype))
+    if isinstance(e, Call):
+        return e.op.fill(*[expression_fill(a, fills, extents) for a in e.args])
+    if isinstance(e, Reduce):
+        count = math.prod(extents[i] for i in e.indices)
+        return e.op.reduce_fill(expression_fill(e.body, fills, extents), count)
+    raise TypeError(f"not an index-notation expression: {e!r}")
+
+
 def _spell(op: Operator) -> str:
     from .notation.ast import assign_spelling
     return assign_spelling(op)
@@ -240,4 +254,4 @@ def _check_dtypes(e, dtypes):
         raise DTypeError(f"{err} in {e}: {who} has dtype {dtypes[k].name}") from None
 
 
-__all__ = ["evaluate", "EvaluationError"]
+__all__ = ["evaluate", "expression_fill", "EvaluationError"]

@@ -494,27 +494,19 @@ def lower_for_runtime(program, formats: dict, trace, **options):
 
 def _fill_of(e, formats):
     """The value of an index expression without reductions where every input holds its fill
-    (a fresh dense output's fill), or None (a reduction's depends on its extent).
+    (a fresh dense output's fill, as the oracle's), or None (a reduction's depends on its extent).
 
     >>> from compiler.notation import parse
     >>> _fill_of(parse("y[i] = a[i] * 2 + 1").rhs, {"a": parse_format("sparse", fill=3.0)})
     7.0
     """
-    from ..notation import ast as N
-    if isinstance(e, N.Access):
-        return formats[e.tensor].fill if e.tensor in formats else None
-    if isinstance(e, N.Literal):
-        return e.value
-    if isinstance(e, N.Call):
-        args = [_fill_of(a, formats) for a in e.args]
-        if any(a is None for a in args):
-            return None
-        try:
-            got = e.op.fill(*args)   # (as the oracle propagates fills through an operator)
-        except Exception:   # (a user function's Python may refuse these values: no fill then)
-            return None
-        return None if got is NOVALUE else np.asarray(got)[()].item()
-    return None
+    from ..reference import expression_fill
+    try:
+        # (no extents: a reduction raises KeyError)
+        got = expression_fill(e, {name: fmt.fill for name, fmt in formats.items()}, {})
+    except Exception:   # (that, or a user function's Python refusing these values: no fill then)
+        return None
+    return None if got is NOVALUE else np.asarray(got)[()].item()
 
 
 def _extent_entry(e, by_param, output):

@@ -410,3 +410,68 @@ def test_a_kernel_called_with_positional_tensors_says_to_name_them():
     k = lower("y[i] = A[i, j] * x[j]", A="csr", x="dense")
     with pytest.raises(ss.UsageError, match=r"pass the kernel's tensors by name: kernel\(A=\.\.\., x=\.\.\., y=\.\.\.\)"):
         k(ss.Tensor.from_numpy(np.eye(2), "csr"), np.ones(2))
+
+
+# --- the fill of a fresh dense output: the oracle's -----------------------------------------------
+
+
+def _same_fill(a, b) -> bool:
+    return bool(a == b) or (a != a and b != b)
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_fresh_dense_output_of_a_reduction_has_the_oracles_fill_for_each_extent(strategy):
+    # y[i] = sum[j](A[i, j]) over A of fill 2: where A holds only its fill, y holds 2 n, n the
+    # extent of j, known only at the call
+    def A(n):
+        return ss.Tensor.from_numpy(np.where(np.eye(3, n) > 0, 5.0, 2.0), "csr", fill=2.0)
+    k = ss.lower("y[i] = A[i, j]", strategy=strategy, A=A(4))
+    for n in (4, 7, 0):
+        y = k(A=A(n))
+        want, fill = ss.evaluate("y[i] = A[i, j]", A=A(n))
+        np.testing.assert_array_equal(y.to_numpy(), want)
+        assert y.fill == fill == 2.0 * n and y.format == ss.dense(1, fill=2.0 * n), (n, y.format)
+    s = ss.lower("s[] = max[i, j](A[i, j])", strategy=strategy, A=A(4))(A=A(4))
+    assert s.fill == 2.0 and s.to_numpy() == 5.0
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_fresh_output_of_an_update_has_the_fill_of_its_start_updated_by_the_right_sides(strategy):
+    A = ss.Tensor.from_numpy(np.array([[1.0, 3.0], [3.0, 3.0]]), "csr", fill=3.0)
+    k = ss.lower("y[i] max= A[i, j]", strategy=strategy, A=A)
+    assert k(A=A).fill == 3.0                # max(-inf, 3): the identity updated by A's fill
+    y = ss.Tensor.from_numpy(np.array([0.0, 9.0]), k.formats["y"])
+    got = k(A=A, y=y)                        # an output given at the call starts from it
+    want, fill = ss.evaluate("y[i] max= A[i, j]", A=A, y=y)
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    assert got.fill == fill == 3.0
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_an_output_given_a_format_keeps_its_fill(strategy):
+    A = ss.Tensor.from_numpy(np.array([[1.0, 2.0], [2.0, 2.0]]), "csr", fill=2.0)
+    y = ss.lower("y[i] = A[i, j]", strategy=strategy, A=A, y=ss.dense(1, fill=-1.0))(A=A)
+    np.testing.assert_array_equal(y.to_numpy(), [3.0, 4.0])
+    assert y.fill == -1.0
+
+
+FRESH_PROGRAMS = ["y[i] = A[i, j] * x[j]", "y[i] = max[j](A[i, j])", "y[i] = min[j](A[i, j] + x[j])",
+                  "y[j] = A[i, j]", "s[] = A[i, j]", "s[] = max[i, j](A[i, j] * 2)", "y[i] += A[i, j]",
+                  "y[i] min= A[i, j] - x[j]", "Z[i, j] = A[i, j] * x[j] + 1"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(FRESH_PROGRAMS), st.sampled_from([0.0, 1.0, -2.0, np.inf, np.nan]),
+       st.integers(0, 4), st.integers(0, 4), st.sampled_from([0.0, 0.4, 1.0]),
+       st.sampled_from(["lattice", "looplets"]), st.integers(0, 2**31))
+def test_a_fresh_dense_outputs_fill_is_the_oracles_under_any_fill_and_shape(program, fill, m, n, density,
+                                                                             strategy, seed):
+    rng = np.random.default_rng(seed)
+    A = ss.Tensor.from_numpy(np.where(rng.random((m, n)) < density, rng.integers(1, 5, (m, n)), fill),
+                             "csr", fill=fill)
+    x = rng.random(n)
+    tensors = {"A": A, "x": x} if "x[" in program else {"A": A}
+    want, fill_want = ss.evaluate(program, **tensors)
+    got = ss.lower(program, strategy=strategy, **tensors)(**tensors)
+    np.testing.assert_allclose(got.to_numpy(), want, equal_nan=True)
+    assert _same_fill(got.fill, fill_want), (got.fill, fill_want)
