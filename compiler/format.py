@@ -133,6 +133,23 @@ class Format:
         return None
 
 
+def narrow_index_levels(fmt: Format) -> tuple:
+    """``(level number, level, storage modes, index dtype)`` of each level whose index dtype is
+    narrower than int64: a coordinate or count past its maximum must be refused, not wrapped.
+
+    >>> [(n, lvl.name, list(modes), idt.name) for n, lvl, modes, idt in
+    ...  narrow_index_levels(parse_format("csr", index_dtype="int32"))]
+    [(1, 'SparseList', [1], 'int32')]
+    """
+    out, k = [], 0
+    for n, lvl in enumerate(fmt.levels):
+        idt = getattr(lvl, "index_dtype", None)
+        if idt is not None and np.dtype(idt).itemsize < 8:
+            out.append((n, lvl, range(k, k + lvl.nmodes), np.dtype(idt)))
+        k += lvl.nmodes
+    return tuple(out)
+
+
 def _leaf(fill, dtype) -> Element:
     return Element(fill, dtype=dtype)
 

@@ -38,7 +38,7 @@ import numpy as np
 from . import binding, memory
 from .backend import compile_function
 from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
-from .format import Format, dense, parse_format
+from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative import interpret
 from .algebra import NOVALUE
 from .imperative.ir import Buffer, Function, Scalar
@@ -320,7 +320,7 @@ class Kernel:
         for n, level, modes, idt in plan.narrow:
             for s in modes:
                 if storage[s] - 1 > np.iinfo(idt).max:
-                    raise FormatError(f"output {out_name}: level {n} ({level}) stores coordinates up to "
+                    raise FormatError(f"output {out_name}: level {n} ({level.name}) stores coordinates up to "
                                       f"{storage[s] - 1} (mode {out_fmt.mode_order[s]} has extent {storage[s]}), more "
                                       f"than its index_dtype {idt.name} holds (at most {np.iinfo(idt).max}); use "
                                       f"index_dtype='int64' for {out_name}")
@@ -380,13 +380,7 @@ class _CallPlan:
         self.output_sizes = tuple((s, pname) for s, pname in enumerate(
             binding.array_name(out_name, m, "size") for m in range(low.output_format.ndim)) if pname in self.params)
         # the output's levels whose index dtype is narrower than int64: an extent past it is refused
-        self.narrow = []
-        k = 0
-        for n, lvl in enumerate(low.output_format.levels):
-            idt = getattr(lvl, "index_dtype", None)
-            if idt is not None and np.dtype(idt).itemsize < 8:
-                self.narrow.append((n, lvl.name, range(k, k + lvl.nmodes), np.dtype(idt)))
-            k += lvl.nmodes
+        self.narrow = narrow_index_levels(low.output_format)
         self.at_most_one = any(lvl.name in ("SparsePoint", "SparseInterval") for lvl in low.output_format.levels)
         self.inout = []
         for p in low.function.params:

@@ -30,7 +30,7 @@ import numpy as np
 from . import memory
 from .dtypes import LARGEST_EXTENT, cast_values, is_integer, value_dtype
 from .errors import DTypeError, FormatError, ShapeError, SparsescopeError, UsageError
-from .format import Format, checked_mode_order, parse_format
+from .format import Format, checked_mode_order, narrow_index_levels, parse_format
 from .levels import Dense, Element, Level, Pattern, SparseCOO, SparseList, flatten
 from .levels.level import POS, group_starts, is_fill, normalize_fill, not_increasing
 
@@ -724,19 +724,16 @@ def _check_index_room(fmt: Format, coords: list, count: int, label: str) -> None
     ...
     compiler.errors.FormatError: A: level 1 (SparseList) would store coordinate 2147483648 of mode 1, more than its index_dtype int32 holds (at most 2147483647); use index_dtype='int64'
     """
-    k = 0
-    for n, lvl in enumerate(fmt.levels):
-        idt = getattr(lvl, "index_dtype", None)
-        top = np.iinfo(idt).max if idt is not None and np.dtype(idt).itemsize < 8 else None
-        for s in range(k, k + lvl.nmodes):
-            if top is not None and s < len(coords) and len(coords[s]) and int(coords[s].max()) > top:
+    for n, lvl, modes, idt in narrow_index_levels(fmt):
+        top = np.iinfo(idt).max
+        for s in modes:
+            if s < len(coords) and len(coords[s]) and int(coords[s].max()) > top:
                 raise FormatError(f"{label}: level {n} ({lvl.name}) would store coordinate {int(coords[s].max())} "
-                                  f"of mode {fmt.mode_order[s]}, more than its index_dtype {np.dtype(idt).name} "
+                                  f"of mode {fmt.mode_order[s]}, more than its index_dtype {idt.name} "
                                   f"holds (at most {top}); use index_dtype='int64'")
-        if top is not None and count > top:
+        if count > top:
             raise FormatError(f"{label}: level {n} ({lvl.name}) would count {count} entries, more than its "
-                              f"index_dtype {np.dtype(idt).name} holds (at most {top}); use index_dtype='int64'")
-        k += lvl.nmodes
+                              f"index_dtype {idt.name} holds (at most {top}); use index_dtype='int64'")
 
 
 def _storage_sort(coords: list, sizes: list, stable: bool = False) -> "np.ndarray | None":
