@@ -28,6 +28,7 @@ def check(program, out=None, functions=None, **tensors):
     got = kernel(**tensors)
     want, fill = ss.evaluate(program, functions=functions, **tensors)
     assert np.allclose(got.to_numpy(), want, equal_nan=True)
+    assert got.fill == fill or (got.fill != got.fill and fill != fill)   # the result's fill too (NaN is NaN)
     return kernel, got, fill"""),
     ("md", """## The result's fill value
 
@@ -78,7 +79,8 @@ lines = kernel.c_source.splitlines()
 at = next(n for n, line in enumerate(lines) if "j_missing =" in line)
 print("\\n".join(lines[at:at + 4]))
 ones = ss.Tensor.from_numpy(np.array([[1.0, 5.0, 1.0, 1.0]]), ss.csr(fill=1.0), name="A")
-print(check("y[i] = A[i, j]", A=ones)[1].to_numpy())"""),
+_, y, fill = check("y[i] = A[i, j]", A=ones)
+print(y.to_numpy(), "fill", fill)   # (a row of four fills sums to 4)"""),
     ("md", """## User functions with properties
 
 `user_function(name, python, c_body, ...)` defines an operator: a Python implementation (the
