@@ -46,7 +46,7 @@ from .levels.element import Element
 from .levels.level import Level, fill_key, flatten
 from .notation import Assign, accesses, parse
 from .notation.ast import Reduce, walk
-from .reference import expression_fill
+from .reference import NeedsExtents, expression_fill
 from .tensor import Tensor
 from .trace import Trace
 
@@ -426,22 +426,31 @@ class _FreshFill:
                 if i in reduced:
                     uses.setdefault(i, (acc.tensor, mode))
         self.uses = tuple((i, t, m) for i, (t, m) in uses.items())
+        try:   # (most fills depend on no extent: SpMV's is 0 whatever the row length)
+            self.fixed = self._plan(self._fill(None, None))
+        except NeedsExtents:
+            self.fixed = None
 
     def output(self, inputs: dict) -> binding.OutputPlan:
         init = inputs.get(self.output_name)   # (an update's output given at the call starts from it)
+        if init is None and self.fixed is not None:
+            return self.fixed
         key = (tuple(inputs[t]._shape[m] for _, t, m in self.uses), None if init is None else fill_key(init.fill))
         plan = self.plans.get(key)
         if plan is None:
-            fill = self._fill({i: inputs[t]._shape[m] for i, t, m in self.uses}, init)
-            fmt = self.default.format
-            plan = self.default if fill_key(fill) == fill_key(fmt.fill) else \
-                binding.OutputPlan(self.output_name, _with_leaf_fill(fmt, fill))
+            plan = self._plan(self._fill({i: inputs[t]._shape[m] for i, t, m in self.uses}, init))
             if len(self.plans) >= 16:   # (a kernel called on many shapes keeps the last few)
                 self.plans.clear()
             self.plans[key] = plan
         return plan
 
-    def _fill(self, extents: dict, init):
+    def _plan(self, fill) -> binding.OutputPlan:
+        fmt = self.default.format
+        if fill_key(fill) == fill_key(fmt.fill):
+            return self.default
+        return binding.OutputPlan(self.output_name, _with_leaf_fill(fmt, fill))
+
+    def _fill(self, extents: dict | None, init):
         op = self.program.op
         with np.errstate(all="ignore"):
             try:
@@ -449,6 +458,8 @@ class _FreshFill:
                 if op is not None:
                     start = init.fill if init is not None else op.identity_for(self.dtype)
                     fill = op.fill(start, fill)
+            except NeedsExtents:
+                raise
             except Exception:   # (a user function's Python may refuse these values: the format's fill then)
                 return self.default.format.fill
             if fill is NOVALUE:

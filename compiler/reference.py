@@ -216,12 +216,16 @@ def expression_fill(e, fills: dict, extents: dict):
     :class:`~compiler.notation.ast.Index`) through :meth:`~compiler.algebra.Operator.reduce_fill`.
 
     A kernel's fresh dense output carries this fill, as :func:`evaluate`'s result does.
+    With ``extents=None``, the fill whatever the extents, or :class:`NeedsExtents`: a
+    reduction has one only where its body's fill is the reduction's identity.
 
     >>> from compiler.notation import parse
     >>> from compiler.notation.ast import Index
     >>> prog = parse("y[i] = sum[j](A[i, j] + 1)")
     >>> expression_fill(prog.rhs, {"A": 2.0}, {Index("i"): 3, Index("j"): 4})
     np.float64(12.0)
+    >>> expression_fill(parse("y[i] = A[i, j] * x[j]").rhs, {"A": 0.0, "x": 5.0}, None)
+    np.float64(0.0)
     """
     if isinstance(e, Access):
         return fills[e.tensor]
@@ -230,9 +234,18 @@ def expression_fill(e, fills: dict, extents: dict):
     if isinstance(e, Call):
         return e.op.fill(*[expression_fill(a, fills, extents) for a in e.args])
     if isinstance(e, Reduce):
-        count = math.prod(extents[i] for i in e.indices)
-        return e.op.reduce_fill(expression_fill(e.body, fills, extents), count)
+        body = expression_fill(e.body, fills, extents)
+        if extents is None:   # (an identity reduced over any count is the identity)
+            identity = e.op.identity_for(np.asarray(body).dtype)
+            if identity is NOVALUE or not _same(body, identity):
+                raise NeedsExtents(f"{e} has a fill only for given extents of {', '.join(map(str, e.indices))}")
+            return identity
+        return e.op.reduce_fill(body, math.prod(extents[i] for i in e.indices))
     raise TypeError(f"not an index-notation expression: {e!r}")
+
+
+class NeedsExtents(LookupError):
+    """A reduction's fill depends on how many elements it reduces (see :func:`expression_fill`)."""
 
 
 def _spell(op: Operator) -> str:
@@ -254,4 +267,4 @@ def _check_dtypes(e, dtypes):
         raise DTypeError(f"{err} in {e}: {who} has dtype {dtypes[k].name}") from None
 
 
-__all__ = ["evaluate", "expression_fill", "EvaluationError"]
+__all__ = ["evaluate", "expression_fill", "EvaluationError", "NeedsExtents"]

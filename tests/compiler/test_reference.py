@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from compiler.algebra import lookup, user_function
 from compiler.errors import DTypeError, ShapeError
 from compiler.notation import accesses, parse
+from compiler.notation.ast import Index
 from compiler.reference import EvaluationError, evaluate
 
 rng = np.random.default_rng(0)
@@ -245,3 +246,14 @@ def test_reduction_with_zero_extents_everywhere():
     assert y.shape == (0,)
     y, fill = ev("y[i] = A[i, j] * x[j]", A=np.zeros((3, 0)), x=np.zeros(0))
     assert (y == 0).all() and y.shape == (3,)
+
+
+def test_expression_fill_without_extents_is_the_fill_whatever_the_extents_or_says_it_needs_them():
+    from compiler.reference import NeedsExtents, expression_fill
+    rhs = parse("y[i] = max[j](A[i, j])").rhs
+    assert expression_fill(rhs, {"A": -np.inf}, None) == -np.inf      # the identity, over any count
+    with pytest.raises(NeedsExtents, match=r"has a fill only for given extents of j"):
+        expression_fill(rhs, {"A": 1.0}, None)                        # 1 over rows, the identity over none
+    with pytest.raises(NeedsExtents):
+        expression_fill(parse("y[i] = A[i, j]").rhs, {"A": 2.0}, None)
+    assert expression_fill(parse("y[i] = A[i, j]").rhs, {"A": 2.0}, {Index("j"): 3}) == 6.0
