@@ -81,6 +81,10 @@ class Lowered:
     #: ``(copy, tensor)`` pairs: a tensor the program reads in two orders is also read as a copy
     #: under another name (``B_csc`` in ``B[i, j] + B[j, i]``), converted at each call
     copies: tuple = ()
+    #: indices the kernel visits only where an operand stores a coordinate, and whose extent
+    #: sizes only its workspaces: a call may renumber them by the coordinates stored (an index
+    #: of a huge extent, a hypersparse SpGEMM's columns; see :class:`_Compression`)
+    compressible: tuple = ()
 
 
 _STRATEGIES: dict[str, Callable] = {}
@@ -313,6 +317,9 @@ class Kernel:
                 inputs[name] = inputs[name].asformat(fmt)
         self._check_extents(inputs)
         out_name, out_fmt = low.output, low.output_format
+        restore = None
+        if plan.compression is not None and out_name not in inputs:
+            inputs, restore = plan.compression.apply(inputs)
         shape = self._output_shape(inputs)
         if out_name in inputs and inputs[out_name].shape != shape:
             raise ShapeError(f"output {out_name} has shape {inputs[out_name].shape}, expected {shape}")
@@ -352,6 +359,8 @@ class Kernel:
                  or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS")))
         output = plan.output if plan.fresh_fill is None else plan.fresh_fill.output(inputs)
         out = output.tensor(shape, arrays, check=check)
+        if restore is not None:
+            out = restore(out)
         # (an output built in another mode order than asked, as no loop order appends it in its own)
         return out.asformat(self.formats[out_name]) if out_name in plan.converted else out
 
@@ -396,10 +405,106 @@ class _CallPlan:
                                 f"cannot allocate (a bug in the {kernel.strategy} strategy)")
             self.inout.append((p.name, p.dtype, kind, level))
         self.itemsize = {pname: np.dtype(dtype).itemsize for pname, dtype, _, _ in self.inout}
+        self.compression = None
+        if low.compressible and isinstance(kernel.program, Assign) and not low.conversions and not low.copies:
+            self.compression = _Compression(kernel)
+            if not self.compression.plans:
+                self.compression = None
         fmt = low.output_format
         self.fresh_fill = _FreshFill(kernel.program, kernel.formats, self.output) if (
             kernel.fresh_output and isinstance(kernel.program, Assign) and isinstance(fmt.leaf, Element)
             and all(lvl.name == "Dense" for lvl in fmt.levels)) else None
+
+
+class _Compression:
+    """Renumbering, for one call, of an index of a huge extent by the coordinates stored.
+
+    A kernel's workspace over an index spans its extent: Gustavson's SpGEMM
+    ``C[i, j] = A[i, k] * B[k, j]`` scatters row products into an array over ``j``,
+    which for a hypersparse ``B`` of 10^12 columns cannot be allocated. When the
+    lattice strategy says the kernel visits only coordinates some operand stores
+    (:func:`compiler.lattice.lowering.compressible_indices`), a call whose extent
+    of such an index is past :data:`COMPRESS_EXTENT` and 16 times the coordinates
+    stored for it renumbers it: each input's level of that index reads the rank of
+    its coordinate among all stored ones, the kernel runs over that many, and the
+    output's coordinates are mapped back. Ranks keep the order, so sorted levels
+    stay sorted. Only an index every tensor stores in a SparseList level, read by one
+    access per tensor, is renumbered; an update of a given output is not.
+    """
+
+    def __init__(self, kernel: "Kernel"):
+        program, formats = kernel.program, kernel.formats
+        self.plans = []   # (index, ((tensor, level, mode), ...), the output's (level, mode) or None)
+        tensors = [acc.tensor for acc in accesses(program.rhs)]
+        for name in kernel.lowered.compressible:
+            uses, ok = [], True
+            for acc in accesses(program.rhs):
+                modes = [m for m, i in enumerate(acc.indices) if i.name == name]
+                if not modes:
+                    continue
+                level = _sparse_list_level(formats[acc.tensor], modes)
+                ok = ok and level is not None and tensors.count(acc.tensor) == 1
+                uses.append((acc.tensor, level, modes[0] if modes else None))
+            out_modes = [m for m, i in enumerate(program.lhs.indices) if i.name == name]
+            out = (_sparse_list_level(formats[program.lhs.tensor], out_modes), out_modes[0]) if out_modes else None
+            if ok and uses and (out is None or out[0] is not None):
+                self.plans.append((name, tuple(uses), out))
+
+    def apply(self, inputs: dict):
+        """``(inputs, restore)``: the inputs with each huge index renumbered, and what maps the
+        output back (None when no index is renumbered)."""
+        coords = []
+        for name, uses, out in self.plans:
+            t0, _, m0 = uses[0]
+            extent = inputs[t0]._shape[m0]
+            if extent <= COMPRESS_EXTENT:
+                continue
+            stored = [inputs[t].levels[k].idx for t, k, _ in uses]
+            if extent <= 16 * sum(len(a) for a in stored):
+                continue
+            kept = np.unique(np.concatenate(stored))
+            inputs = dict(inputs)
+            for (t, k, m), idx in zip(uses, stored):
+                inputs[t] = _renumbered(inputs[t], k, m, np.searchsorted(kept, idx), len(kept))
+            coords.append((out, kept, extent))
+        if not coords:
+            return inputs, None
+
+        def restore(tensor: Tensor) -> Tensor:
+            for out, kept, extent in coords:
+                if out is not None:
+                    k, m = out
+                    tensor = _renumbered(tensor, k, m, kept[tensor.levels[k].idx], extent)
+            return tensor
+        return inputs, restore
+
+
+#: the extent past which a call renumbers a compressible index (see :class:`_Compression`)
+COMPRESS_EXTENT = 1 << 23
+
+
+def _sparse_list_level(fmt: Format, modes: list) -> int | None:
+    """The number of the SparseList level that stores the one mode in ``modes``, else None."""
+    if len(modes) != 1:
+        return None
+    s, k = fmt.mode_order.index(modes[0]), 0
+    for n, lvl in enumerate(fmt.levels):
+        if k == s:
+            return n if lvl.name == "SparseList" else None
+        k += lvl.nmodes
+    return None
+
+
+def _renumbered(tensor: Tensor, k: int, mode: int, idx: np.ndarray, size: int) -> Tensor:
+    """``tensor`` with level ``k`` (a SparseList of mode ``mode``) reading coordinates ``idx`` of extent ``size``."""
+    node = tensor.leaf
+    for n in reversed(range(len(tensor.levels))):
+        lvl = tensor.levels[n]
+        if n == k:
+            lvl = replace(lvl, idx=idx.astype(lvl.idx.dtype, copy=False), size=size)
+        node = replace(lvl, child=node)
+    shape = tuple(size if m == mode else e for m, e in enumerate(tensor.shape))
+    return Tensor(node, shape=shape, mode_order=tensor.mode_order, name=tensor.name, check=False)
 
 
 class _FreshFill:

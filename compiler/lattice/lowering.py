@@ -1786,6 +1786,28 @@ def _one_case_always(loop: CLoop) -> bool:
     return not (case.omit or case.value_tests or any(getattr(loc, "locatable", False) for loc in loop.located))
 
 
+def compressible_indices(cfir) -> tuple[str, ...]:
+    """The indices a workspace spans whose every loop visits only coordinates some operand
+    stores: no loop over the universe, and no fill folded in for the coordinates skipped.
+
+    A coordinate no operand stores is then never visited, so the kernel computes the same
+    entries when the index is renumbered by the coordinates stored (see
+    :attr:`compiler.lowering.Lowered.compressible`): Gustavson's SpGEMM over a hypersparse
+    ``B`` with 10^12 columns then needs a workspace of ``B``'s distinct columns, not 10^12.
+    """
+    nodes = list(_cfir_walk(cfir))
+    spanned = {i.name for n in nodes if isinstance(n, (CWorkspace, CDenseWorkspace)) for i in n.indices}
+    foralls = [n for n in nodes if isinstance(n, CForall)]
+    folded = {f.fold.per.name for f in foralls if f.fold is not None and f.fold.per is not None}
+    out = []
+    for name in sorted(spanned - folded):
+        loops = [f for f in foralls if f.index.name == name]
+        if loops and all(f.fold is None and f.tally is None and not any(lp.universe for lp in f.loops)
+                         for f in loops):
+            out.append(name)
+    return tuple(out)
+
+
 def _cfir_walk(n):
     """The CFIR nodes of ``n`` in pre-order: foralls, their cases, sequences, allocations."""
     yield n
@@ -2019,7 +2041,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     initial = "output" if program.op is not None else "none" if writes_everything(cfir, setup) else "fill"
     return Lowered(fn, program.lhs.tensor, setup.output_format, out_shape, fill, extents, initial, helpers,
                    tuple((tensor, fmt) for tensor, _, fmt, _, _ in conversions),
-                   tuple((tensor, source) for tensor, _, _, _, source in conversions if source is not None))
+                   tuple((tensor, source) for tensor, _, _, _, source in conversions if source is not None),
+                   compressible_indices(cfir))
 
 
 # Loop orders looked at for conversions (7 indices have 5040), and the sets of conversions tried
