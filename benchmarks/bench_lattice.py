@@ -50,6 +50,10 @@ CSC ``y = A x + z`` is a sequence, ``y = z`` then the columns add into ``y``
 effective bandwidth
 next to the machine's streaming bandwidth (a large copy, by numpy on one thread and by a
 generated parallel copy on all), and the bandwidth 10x over pydata/sparse would need.
+Hypersparse SpGEMM (line "SpGEMM hypersparse"): DCSR matrices of 10^7 rows and columns with
+100k entries each, against scipy's CSR (whose row arrays span all 10^7 rows; pydata/sparse's
+GCXS product of these did not finish in 4 minutes, so it is not timed); the kernel gallops through B's stored rows, and the call renumbers the columns by
+those B stores, so its workspace is not 10^7 long ("kernel" is the call here).
 Reductions against scipy's own (``A.sum()``, ``A.max()``, ``A.max(axis=1)``, ``A.max(axis=0)``): the sum
 and the max of every entry get one flat loop over A's values by themselves (fuse + pos), the
 max folding the fill 0 in once after it, in SIMD lanes with a flag for NaN; the sum also
@@ -58,7 +62,7 @@ misses a column, instead of sweeping all 100k columns of every row; the column m
 per column, the rows that stored an entry there, and folds the fill into the columns that
 missed one (lines "sum of all entries", "max of all entries", "row max", "column max").
 
-    .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm,reduce]
+    .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm,hyper,reduce]
 """
 
 import os
@@ -73,7 +77,7 @@ import scipy.sparse as sp  # noqa: E402
 
 from compiler import Tensor, binding, lower  # noqa: E402
 from compiler.backend.build import openmp_support  # noqa: E402
-from compiler.format import csc, csr, dense  # noqa: E402
+from compiler.format import csc, csr, dcsr, dense  # noqa: E402
 
 
 def interleaved(contenders: dict, rounds=9, min_time=0.1) -> dict:
@@ -163,7 +167,7 @@ def row(name, contenders: dict):
 
 
 def main(small=False, only=None):
-    only = set(only or ("spmv", "add", "mul", "spgemm", "reduce", "bandwidth"))
+    only = set(only or ("spmv", "add", "mul", "spgemm", "hyper", "reduce", "bandwidth"))
     import sparse as pydata
     rng = np.random.default_rng(0)
     n, nnz = (10_000, 100_000) if small else (100_000, 1_000_000)
@@ -331,6 +335,29 @@ def main(small=False, only=None):
         np.testing.assert_array_equal(got2.levels[1].idx, ref.indices)
         row("SpGEMM (two-phase)", {"kernel": raw_caller(k2, {"A": Gt, "B": Ht}), "call": lambda: k2(A=Gt, B=Ht),
                                    "scipy": lambda: G @ H})
+
+    # hypersparse SpGEMM: DCSR matrices of 10^7 rows and columns, 100k entries each. The k loop
+    # gallops through B's stored rows for each row of A (a merge would scan all of them per row),
+    # and the call renumbers j by the columns B stores, so the workspace spans those, not 10^7
+    if "hyper" in only:
+        hn, hnnz = (10 ** 6, 10_000) if small else (10 ** 7, 100_000)
+        ra, ca = rng.integers(0, hn, hnnz), rng.integers(0, hn, hnnz)
+        rb = np.concatenate([ca[:hnnz // 2], rng.integers(0, hn, hnnz - hnnz // 2)])
+        HA = sp.csr_matrix((rng.random(hnnz), (ra, ca)), shape=(hn, hn))
+        HB = sp.csr_matrix((rng.random(hnnz), (rb, rng.integers(0, hn, hnnz))), shape=(hn, hn))
+        for m in (HA, HB):
+            m.indices, m.indptr = m.indices.astype(np.int64), m.indptr.astype(np.int64)
+        HAt, HBt = Tensor.from_scipy(HA, dcsr(), name="A"), Tensor.from_scipy(HB, dcsr(), name="B")
+        kh = lower("C[i, j] = A[i, k] * B[k, j]", A=HAt, B=HBt, C=dcsr())
+        ref = HA @ HB
+        ref.sort_indices()
+        goth = kh(A=HAt, B=HBt).to_scipy("csr")
+        np.testing.assert_array_equal(goth.indices, ref.indices)
+        np.testing.assert_allclose(goth.data, ref.data)
+        print(f"hypersparse SpGEMM: {hn} x {hn}, {HA.nnz} and {HB.nnz} entries, {ref.nnz} in the product "
+              f"(DCSR; scipy takes CSR; pydata/sparse's GCXS product did not finish in 4 minutes: not timed)")
+        row("SpGEMM hypersparse", {"kernel": lambda: kh(A=HAt, B=HBt), "call": lambda: kh(A=HAt, B=HBt),
+                                   "scipy": lambda: HA @ HB})
 
     # reductions: a sum or max of every entry runs over A's values in one flat loop (fuse + pos,
     # chosen by itself); a max over a fill-0 matrix folds the fill in (after the flat loop, per row,

@@ -12,7 +12,10 @@ locates into Dense levels, an ``if / else if`` chain of cases most specific
 first, and conditional increments (``pB += (int64_t)(iB == i)``). When several
 regions of a loop do work (a union), the loop instead branches once on exactly
 which iterators are at ``i``; each branch runs its cases and advances exactly
-those iterators (the shape of scipy's merge, which predicts better).
+those iterators (the shape of scipy's merge, which predicts better). In an
+intersection of two, a top-level fiber met again in every enclosing iteration (a
+DCSR ``B``'s rows in ``A[i, k] * B[k, j]``) gallops to the other's coordinate
+instead of stepping (:func:`compiler.imperative.search.gallop_stmts`).
 
 Outputs: a dense output is stored by position (the runtime pre-fills it with
 the output's fill); a sparse output (SparseList levels under Dense or SparseList
@@ -56,6 +59,7 @@ from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast
                              Prefetch, Scalar, Select, Store, Tagged, UnOp, Var, View, While, and_, map_bodies)
 from ..imperative.ir import RESERVED, c_name_problem
 from ..imperative.ir import walk as ir_walk
+from ..imperative.search import gallop_stmts
 from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
 from ..imperative.cleanup import cleanup, first_grows, reuse_dead_locals
 from ..imperative.prefetch import prefetch
@@ -1303,7 +1307,8 @@ class _Emitter:
         if single or len(iterated) > 4 or len(busy) < 2:
             # one region does the work (an intersection): test it, advance branch-free
             body += self._case_chain(loop, iterated, segs, located, coord, i, tested=True)
-            body += self._advance(iterated, segs, coord, i, single, advance)
+            body += self._advance(iterated, segs, coord, i, single, advance,
+                                  self._galloping(loop, iterated, busy) if advance and not single else {})
         else:
             # dispatch on exactly which iterators are at i: each branch runs its cases and
             # advances exactly those iterators (most specific first; the last is the else)
@@ -1364,10 +1369,34 @@ class _Emitter:
             chain.pop()  # a trailing omitted case changes nothing
         return _if_chain(chain)
 
-    def _advance(self, iterated, segs, coord, i, single: bool, advance: bool) -> list:
+    def _galloping(self, loop: CLoop, iterated, busy) -> dict:
+        """The iterators of a two-way intersection that skip ahead by galloping, each to the
+        other's coordinate: a top-level fiber inside an enclosing loop (a DCSR ``B``'s rows,
+        scanned again for every row of ``A`` in ``A[i, k] * B[k, j]``), as long as no case
+        runs where it alone is at a coordinate. A plain merge steps through the whole fiber
+        for every enclosing iteration; galloping costs O(log distance) per skip."""
+        if len(iterated) != 2 or loop.universe or len(self.loop_stack) < 2 \
+                or any(set(c) != set(iterated) for c in busy):
+            return {}
+        out = {}
+        for it, other in (iterated, reversed(iterated)):
+            parent = self._parent(it)
+            if it.unique and it.level_name == "SparseList" and isinstance(parent, Const) and parent.value == 0:
+                out[it] = other
+        return out
+
+    def _advance(self, iterated, segs, coord, i, single: bool, advance: bool, gallop=None) -> list:
         out = []
         for it in (iterated if advance else ()):
             p = self._pvar(it)
+            if it in (gallop or {}):
+                # behind the other iterator: gallop to its coordinate (no case runs in between)
+                target = coord[gallop[it]]
+                fresh = lambda base, p=p: self.name(("gallop", p.name, base), f"{base}_{p.name}")  # noqa: E731
+                search = gallop_stmts(p, it.param("idx"), Var(p.name + "_end"), target, fresh)[0]
+                out.append(If(BinOp("<", coord[it], target), search.then.body,
+                              [CompoundAssign("+", p, Cast("int64", BinOp("==", coord[it], i)))]))
+                continue
             if single:
                 out.append(CompoundAssign("+", p, Const(1, "int64")) if it.unique else Assign(p, segs[it]))
             elif it.unique:

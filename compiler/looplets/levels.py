@@ -38,6 +38,7 @@ from ..binding import array_name
 from ..errors import StrategyError
 from ..format import Format
 from ..imperative import ir
+from ..imperative.search import gallop_stmts
 from ..imperative.ir import (Assign, BinOp, Block, CompoundAssign, Const, Declare, If, Load, Select,
                              UnOp, Var, While)
 from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
@@ -259,26 +260,6 @@ def unfurl_sparse_list(f: SubFiber, ctx, mode, child_of=None):
         positions=Positions(q, q_stop, last, lambda p: Load(idx_b, p),
                             lambda v, t: gallop_from(v, q, idx_b, q_stop, t, ctx.fresh)))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
-
-
-def gallop_stmts(q, idx_buf, hi, target, fresh) -> list:
-    """Exponential then binary search: move ``q`` to the first ``p`` in ``[q, hi)`` with
-    ``idx[p] >= target`` in O(log distance) (galloping: short hops stay short)."""
-    step, lo, top, mid = (Var(fresh(n)) for n in ("step", "lo", "hi", "mid"))
-    one = Const(1, "int64")
-    at = X.add(q, step)
-    return [If(BinOp("<", Load(idx_buf, q), target), [
-        Declare(step, "int64", one),
-        While(ir.and_(BinOp("<", at, hi), BinOp("<", Load(idx_buf, at), target)),
-              [Assign(step, BinOp("*", step, Const(2, "int64")))]),
-        Declare(lo, "int64", X.add(X.add(q, BinOp("/", step, Const(2, "int64"))), 1)),
-        Declare(top, "int64", Select(BinOp("<", at, hi), at, hi)),
-        While(BinOp("<", lo, top), [
-            Declare(mid, "int64", X.add(lo, BinOp("/", BinOp("-", top, lo), Const(2, "int64")))),
-            If(BinOp("<", Load(idx_buf, mid), target), [Assign(lo, X.add(mid, 1))], [Assign(top, mid)]),
-        ]),
-        Assign(q, lo),
-    ])]
 
 
 def gallop_segments(f: SubFiber, ctx, mode, ends: str, exclusive: bool, chunk_of):

@@ -1,6 +1,7 @@
-"""Hypersparse workspaces: an index of a huge extent that the kernel visits only where an operand
+"""Hypersparse kernels: an index of a huge extent that the kernel visits only where an operand
 stores a coordinate is renumbered for the call by the coordinates stored (compressible_indices,
-and the runtime's _Compression), checked against products accumulated entry by entry."""
+and the runtime's _Compression), checked against products accumulated entry by entry; and a
+top-level fiber intersected inside an enclosing loop gallops (against the oracle)."""
 
 from collections import defaultdict
 
@@ -107,3 +108,32 @@ def test_hypersparse_spgemm_matches_the_products_entry_by_entry(nnz_a, nnz_b, n,
     B = hypersparse(rng, (n, n), nnz_b, rows=np.concatenate([ks, rng.integers(0, n, nnz_b)])[:nnz_b])
     C = ss.lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=B, C=out)(A=A, B=B)
     assert C.shape == (m, n) and entries(C) == product_entries(A, B)
+
+
+# --- galloping: a top-level fiber intersected inside an enclosing loop ---------------------------
+
+
+def test_dcsr_spgemm_gallops_through_bs_rows_and_csr_spgemm_locates_them():
+    # A[i, k] * B[k, j]: for each row of A, k meets B's rows; a DCSR B's rows are a sorted list
+    # that a plain merge would scan whole for every row of A
+    k = ss.lower("C[i, j] = A[i, k] * B[k, j]", A="dcsr", B="dcsr", C="dcsr")
+    assert "step_pB0" in k.c_source and "B0_idx[pB0 + step_pB0] < kA" in k.c_source
+    assert "step_" not in ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="csr").c_source
+    # (a union visits B's rows where A has none: no galloping there)
+    assert "step_" not in ss.lower("C[i, j] = A[i, j] + B[i, j]", A="dcsr", B="dcsr", C="dcsr").c_source
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 12), st.integers(0, 12), st.sampled_from([0.0, 0.1, 0.5, 1.0]),
+       st.sampled_from([0.0, 0.1, 0.5, 1.0]), st.sampled_from(["dcsr", "csr"]), st.integers(0, 2 ** 31))
+def test_galloping_intersections_match_the_oracle(m, n, da, db, fa, seed):
+    rng = np.random.default_rng(seed)
+    A = ss.Tensor.from_numpy(np.where(rng.random((m, n)) < da, rng.integers(1, 4, (m, n)), 0.0), fa)
+    B = ss.Tensor.from_numpy(np.where(rng.random((n, 6)) < db, rng.integers(1, 4, (n, 6)), 0.0), "dcsr")
+    b = ss.Tensor.from_numpy(np.where(rng.random(n) < db, rng.integers(1, 4, n), 0.0), "sparse")
+    for program, tensors in (("C[i, j] = A[i, k] * B[k, j]", {"A": A, "B": B}),
+                             ("y[i] = A[i, k] * b[k]", {"A": A, "b": b})):
+        want, _ = ss.evaluate(program, **tensors)
+        k = ss.lower(program, **tensors)
+        np.testing.assert_array_equal(k(**tensors).to_numpy(), want)
+        np.testing.assert_array_equal(k.interpret(**tensors).to_numpy(), want)
