@@ -519,7 +519,10 @@ class _FreshFill:
 
     def __init__(self, program: Assign, formats: dict, output: binding.OutputPlan):
         self.program, self.output_name = program, program.lhs.tensor
-        self.fills = {name: fmt.fill for name, fmt in formats.items()}
+        # (each fill a numpy scalar of its tensor's dtype, as the oracle's: an int32 min over no
+        # element is int32's largest, not int64's)
+        self.fills = {name: np.asarray(fmt.fill, dtype=fmt.dtype)[()] if fmt.dtype is not None else fmt.fill
+                      for name, fmt in formats.items()}
         self.dtype = output.format.dtype
         self.default = output
         self.plans: dict = {}

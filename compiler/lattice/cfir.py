@@ -360,6 +360,9 @@ class Setup:
     #: a scalar temporary's value where its operands are fill (``max[k](A[i, k])`` of a fill-0 A: 0),
     #: its fill where a loop it was hoisted out of reads it as a constant
     scalar_fills: dict = field(default_factory=dict)
+    #: temporaries holding values that may be NaN or infinite where nothing is stored (an
+    #: operand's fill, or a literal, is): no annihilator applies to them
+    nonfinite_temps: set = field(default_factory=set)
     #: the automatic workspace that gathers the whole sparse output (an outer product: the
     #: reduction's loop runs outside every output loop), or None
     gathered: str | None = None
@@ -369,8 +372,17 @@ class Setup:
             t, dt = self.temps[acc.tensor]
             if self.scalar_fills.get(acc.tensor, NOVALUE) is not NOVALUE:
                 return self.scalar_fills[acc.tensor]
+            if acc.tensor in self.nonfinite_temps and np.dtype(dt).kind == "f" and (not t.workspace or t.dense):
+                # every entry is computed, and may be NaN: derive as if it held NaN, so that nothing
+                # annihilates it (0 * t is NaN, not 0, where t is)
+                return np.asarray(np.nan, dtype=dt)[()]
             return init_of(t, dt)
-        return self.formats[acc.tensor].fill
+        fmt = self.formats[acc.tensor]
+        if fmt.dtype is not None and fmt.dtype.kind == "f" and fmt.dtype.itemsize < 8:
+            # a float32 scalar: fills derived from it round as the kernel's float32 arithmetic does
+            # (0.1f * 0.1f is not 0.1f * 0.1f computed in float64)
+            return np.asarray(fmt.fill, dtype=fmt.dtype)[()]
+        return fmt.fill
 
     def scatter_start(self):
         """The value a dense output starts from when a reduction adds into it in place (the
@@ -584,6 +596,7 @@ class Setup:
             if not s.temp.workspace and s.temp.op is not None:
                 red = Reduce(s.temp.op, tuple(foralls(s.producer)) or (Index("_"),), _temp_value(s))
                 setup.scalar_fills[s.temp.name] = derive(red, setup.fill_of)[1]
+        setup.nonfinite_temps = _nonfinite_temps(stmt, setup)
         setup.check_output()
         setup.gathered = gathered
         setup.parallel = parallel
@@ -876,6 +889,33 @@ def _wheres(s) -> list:
     if isinstance(s, Sequence):
         return _wheres(s.define) + _wheres(s.mutate)
     return []
+
+
+def _nonfinite_temps(stmt, setup) -> set:
+    """The temporaries (scalars and workspaces) whose values may be NaN or infinite though every
+    stored value is finite: their producer reads an operand whose fill is not finite, a
+    non-finite literal, or such a temporary (``w[j] = sum[k](B[j] * A[j, k])`` over a B of
+    fill NaN)."""
+    from .lattice import _nonfinite_literal
+    temps = list(_wheres(stmt))
+    out: set = set()
+
+    def nonfinite(a) -> bool:
+        if a.tensor in setup.temps:
+            return a.tensor in out
+        f = setup.formats[a.tensor].fill if a.tensor in setup.formats else NOVALUE
+        return f is not NOVALUE and np.asarray(f).dtype.kind == "f" and not np.isfinite(f)
+
+    changed = True
+    while changed:   # (a temporary may read another)
+        changed = False
+        for w in temps:
+            value = _temp_value(w)
+            if w.temp.name not in out and (_nonfinite_literal(value) or
+                                           any(nonfinite(a) for a in expr_accesses(value))):
+                out.add(w.temp.name)
+                changed = True
+    return out
 
 
 def _temp_value(w: Where):

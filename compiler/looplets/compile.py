@@ -45,8 +45,9 @@ from .program import (Access, Assign, Block, Call, Declare, Index, Literal, Loop
                       walk)
 
 
-def _as_program(program):
-    """A LoopProgram from a LoopProgram, a Python function, or index notation (text or Assign)."""
+def _as_program(program, dtype=None):
+    """A LoopProgram from a LoopProgram, a Python function, or index notation (text or Assign;
+    ``dtype``, its result's, when known)."""
     if isinstance(program, LoopProgram):
         return program
     if callable(program) and hasattr(program, "__code__"):
@@ -56,12 +57,15 @@ def _as_program(program):
     if isinstance(program, str):
         program = parse(program)
     if isinstance(program, NAssign):
-        return from_index_notation(program)
+        return from_index_notation(program, dtype)
     raise UsageError(f"cannot lower {type(program).__name__} with the looplet strategy")
 
 
-def from_index_notation(stmt) -> LoopProgram:
+def from_index_notation(stmt, dtype=None) -> LoopProgram:
     """Index notation as a loop program: output indices outermost, then reduction indices.
+
+    A reduction's output starts at its identity for ``dtype`` (the result's, when given):
+    a max of bools at False, not at -inf (which C reads as true).
 
     >>> from compiler.notation import parse
     >>> print(from_index_notation(parse("y[i] = A[i, j] * x[j]")))
@@ -93,7 +97,7 @@ def from_index_notation(stmt) -> LoopProgram:
         if op is not None and op != rhs.op:
             raise StrategyError(f"{stmt}: the update and the reduction use different operators")
         if op is None:  # y[i] = sum_j(...): y starts at the reduction's identity
-            ident = rhs.op.identity
+            ident = rhs.op.identity if dtype is None else rhs.op.identity_for(np.dtype(dtype))
             declare_init = Literal(ident if ident is not NOVALUE else 0)
         op = rhs.op
         rhs = rhs.body
@@ -443,7 +447,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         if program.op is not None and program.op.identity_for(result_dtype) is not NOVALUE:
             # an update of an output not given starts at the identity (y[i] min= ...: at +inf)
             implicit_fill = np.asarray(program.op.identity_for(result_dtype)).astype(result_dtype).item()
-    prog = _as_program(program)
+    prog = _as_program(program, result_dtype if isinstance(program, NAssignType()) else None)
     formats = dict(formats)
     for t in prog.tensors:
         if t not in formats:  # the output of index notation may come without a format: dense, of the result's dtype

@@ -475,3 +475,14 @@ def test_a_fresh_dense_outputs_fill_is_the_oracles_under_any_fill_and_shape(prog
     got = ss.lower(program, strategy=strategy, **tensors)(**tensors)
     np.testing.assert_allclose(got.to_numpy(), want, equal_nan=True)
     assert _same_fill(got.fill, fill_want), (got.fill, fill_want)
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_the_fill_of_an_integer_reduction_over_no_element_is_its_dtypes_identity(strategy):
+    # an int32 min over an extent of 0 is int32's largest (not int64's, wrapped)
+    A = ss.Tensor.from_numpy(np.ones((2, 0), dtype="int32"), "csr", fill=1)
+    for program in ["y[j] = min[k](A[j, k])", "y[j] = max[k](A[j, k])", "y[] = min[j, k](A[j, k])"]:
+        want, fill = ss.evaluate(program, A=A)
+        got = ss.lower(program, strategy=strategy, A=A)(A=A)
+        np.testing.assert_array_equal(got.to_numpy(), want)
+        assert got.fill == fill and fill in (np.iinfo(np.int32).max, np.iinfo(np.int32).min)

@@ -205,3 +205,29 @@ def test_a_scalar_that_ignores_the_entries_gets_no_flat_loop(prog, dtype, fill):
     A = Tensor.from_numpy(a, csr(fill=np.asarray(fill).astype(dtype).item(), dtype=dtype), name="A")
     k = check_lowered(prog, checked=True, A=A)
     assert not any("automatic" in s.note for s in k.trace.steps if s.stage.startswith("schedule:"))
+
+
+@pytest.mark.parametrize("program", ["y[i] = A[i, j] * A[i, j]", "s[] = A[i, j] * 3", "y[i] = max[j](A[i, j] + A[i, j])"])
+def test_a_float32_fill_is_folded_as_float32_arithmetic_rounds_it(program):
+    # 0.1f * 0.1f in float32 is not the float64 product of the same numbers: the fold's fill (and
+    # the lattice's check of it) must round as the kernel does
+    A = Tensor.from_numpy(np.full((2, 3), 0.1, dtype="float32"), "csr", fill=float(np.float32(0.1)))
+    want, fill = evaluate(program, A=A)
+    got = lower(program, A=A)(A=A)
+    np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-6)
+    assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("program", ["y[j] = max[i](A[i, j] * sum[k](B[j] * A[j, k]))",
+                                     "y[j] = max[i](A[i, j] * sum[k](B[j] + A[j, k]))",
+                                     "y[j] = sum[i](A[i, j] * max[k](B[j] - A[j, k]))"])
+@pytest.mark.parametrize("fill", [np.nan, np.inf])
+def test_a_temporary_computed_from_a_non_finite_fill_is_not_annihilated(program, fill):
+    # B[1] is B's fill; the inner reduction's value there is not finite, and 0 * it is NaN:
+    # A's fill 0 must not annihilate it (stored values are assumed finite; fills are not)
+    A = Tensor.from_numpy(np.array([[0.0, 0.0], [3.0, 0.0]]), "csc", fill=0.0)
+    B = Tensor.from_numpy(np.array([2.0, fill]), "sparse", fill=fill)
+    want, _ = evaluate(program, A=A, B=B)
+    k = lower(program, A=A, B=B)
+    np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), want)
+    np.testing.assert_array_equal(k.interpret(A=A, B=B).to_numpy(), want)

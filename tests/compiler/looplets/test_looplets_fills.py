@@ -67,8 +67,8 @@ def test_an_update_of_an_output_given_as_a_format_starts_at_the_identity():
 
 def test_a_reduction_into_a_sparse_output_of_another_fill_is_refused_with_what_to_do():
     x, z = np.array([0.0, 1.0]), np.array([1.0, 3.0])
-    with pytest.raises(ProgramError, match=r"y is sparse_vector with fill 5.0: it starts at its fill, not at 0; "
-                                           r"give y the fill 0 or a dense format"):
+    with pytest.raises(ProgramError, match=r"y is sparse_vector with fill 5.0: it starts at its fill, not at 0.0; "
+                                           r"give y the fill 0.0 or a dense format"):
         ss.lower("y[j] = sum[i](x[i] - z[j])", strategy="looplets", x=x, z=z, y=ss.sparse_vector(fill=5.0))
     y = ss.lower("y[j] = sum[i](x[i] - z[j])", strategy="looplets", x=x, z=z, y=ss.sparse_vector(fill=0.0))(x=x, z=z)
     np.testing.assert_array_equal(y.to_numpy(), [-1.0, -5.0])
@@ -138,3 +138,15 @@ def test_an_update_into_a_byte_map_output_starts_from_the_given_entries_or_the_i
     np.testing.assert_array_equal(got.to_numpy(), ss.evaluate(program, A=A, C=C)[0])
     fresh = ss.lower(program, strategy="looplets", A=A, C=Format(SparseByteMap(Element(0.0))))(A=A)
     np.testing.assert_array_equal(fresh.to_numpy(), ss.evaluate(program, A=A)[0])
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "float32"])
+def test_a_reduction_starts_at_the_identity_of_its_dtype(dtype):
+    # a max of bools starts at False (-inf read as a C bool is true), an int32 min at int32's largest
+    B = ss.Tensor.from_numpy(np.array([0, 0, 0]).astype(dtype), "dense", fill=np.zeros((), dtype).item())
+    M = ss.Tensor.from_numpy(np.array([[0, 0], [1, 0]]).astype(dtype), "csr", fill=np.zeros((), dtype).item())
+    for program, tensors in [("y[] = max[i](B[i])", {"B": B}), ("y[i] = max[j](M[i, j])", {"M": M}),
+                             ("y[i] = min[j](M[i, j])", {"M": M}), ("y[] = max[i](min(B[i], B[i]))", {"B": B})]:
+        want, got = lowered_by_both(program, **tensors)
+        for strategy, values in got.items():
+            np.testing.assert_array_equal(values, want, err_msg=f"{strategy}: {program}")
