@@ -444,7 +444,7 @@ class _Compression:
                     continue
                 level = _sparse_list_level(formats[acc.tensor], modes)
                 ok = ok and level is not None and tensors.count(acc.tensor) == 1
-                uses.append((acc.tensor, level, modes[0] if modes else None))
+                uses.append((acc.tensor, level, modes[0]))
             out_modes = [m for m, i in enumerate(program.lhs.indices) if i.name == name]
             out = (_sparse_list_level(formats[program.lhs.tensor], out_modes), out_modes[0]) if out_modes else None
             if ok and uses and (out is None or out[0] is not None):

@@ -372,11 +372,13 @@ class Setup:
             t, dt = self.temps[acc.tensor]
             if self.scalar_fills.get(acc.tensor, NOVALUE) is not NOVALUE:
                 return self.scalar_fills[acc.tensor]
-            if acc.tensor in self.nonfinite_temps and np.dtype(dt).kind == "f" and (not t.workspace or t.dense):
-                # every entry is computed, and may be NaN: derive as if it held NaN, so that nothing
-                # annihilates it (0 * t is NaN, not 0, where t is)
+            init = init_of(t, dt)
+            if acc.tensor in self.nonfinite_temps and np.dtype(dt).kind == "f" and (not t.workspace or t.dense) \
+                    and np.isfinite(init):
+                # every entry is computed, and may be NaN though it starts finite: derive as if it
+                # held NaN, so that nothing annihilates it (0 * t is NaN, not 0, where t is)
                 return np.asarray(np.nan, dtype=dt)[()]
-            return init_of(t, dt)
+            return init
         fmt = self.formats[acc.tensor]
         if fmt.dtype is not None and fmt.dtype.kind == "f" and fmt.dtype.itemsize < 8:
             # a float32 scalar: fills derived from it round as the kernel's float32 arithmetic does
