@@ -43,11 +43,11 @@ from .imperative import interpret
 from .algebra import NOVALUE
 from .imperative.ir import Buffer, Function, Scalar
 from .levels.element import Element
-from .levels.level import Level, fill_key, flatten
+from .levels.level import Level, fill_key
 from .notation import Assign, accesses, parse
 from .notation.ast import Reduce, walk
 from .reference import NeedsExtents, expression_fill
-from .tensor import Tensor
+from .tensor import Tensor, _replace_leaf
 from .trace import Trace
 
 
@@ -577,11 +577,7 @@ class _FreshFill:
 
 def _with_leaf_fill(fmt: Format, fill) -> Format:
     """``fmt`` with its leaf's fill replaced: ``Dense(Element(0.0))`` to ``Dense(Element(4.0))``."""
-    levels, leaf = flatten(fmt.root)
-    node = replace(leaf, fill=fill)
-    for lvl in reversed(levels):
-        node = replace(lvl, child=node)
-    return Format(node, fmt.mode_order)
+    return Format(_replace_leaf(fmt.root, replace(fmt.leaf, fill=fill)), fmt.mode_order)
 
 
 def _describe_formats(got: Format, want: Format) -> tuple[str, str]:

@@ -35,10 +35,15 @@ def gallop_stmts(q, idx_buf, hi, target, fresh) -> list:
     """Exponential then binary search: move ``q`` to the first ``p`` in ``[q, hi)`` with
     ``idx[p] >= target`` (``hi`` if none) in O(log distance): short hops stay short.
     ``q`` must be below ``hi``; ``fresh(base)`` names the search's locals."""
+    return [If(BinOp("<", Load(idx_buf, q), target), gallop_past(q, idx_buf, hi, target, fresh))]
+
+
+def gallop_past(q, idx_buf, hi, target, fresh) -> list:
+    """:func:`gallop_stmts` where ``idx[q] < target`` is known (the caller tested it)."""
     step, lo, top, mid = (Var(fresh(n)) for n in ("step", "lo", "hi", "mid"))
     one = Const(1, "int64")
     at = BinOp("+", q, step)
-    return [If(BinOp("<", Load(idx_buf, q), target), [
+    return [
         Declare(step, "int64", one),
         While(and_(BinOp("<", at, hi), BinOp("<", Load(idx_buf, at), target)),
               [Assign(step, BinOp("*", step, Const(2, "int64")))]),
@@ -49,4 +54,4 @@ def gallop_stmts(q, idx_buf, hi, target, fresh) -> list:
             If(BinOp("<", Load(idx_buf, mid), target), [Assign(lo, BinOp("+", mid, one))], [Assign(top, mid)]),
         ]),
         Assign(q, lo),
-    ])]
+    ]

@@ -898,15 +898,14 @@ def _nonfinite_temps(stmt, setup) -> set:
     stored value is finite: their producer reads an operand whose fill is not finite, a
     non-finite literal, or such a temporary (``w[j] = sum[k](B[j] * A[j, k])`` over a B of
     fill NaN)."""
-    from .lattice import _nonfinite_literal
+    from .lattice import _nonfinite_literal, nonfinite_fill
     temps = list(_wheres(stmt))
     out: set = set()
 
     def nonfinite(a) -> bool:
         if a.tensor in setup.temps:
             return a.tensor in out
-        f = setup.formats[a.tensor].fill if a.tensor in setup.formats else NOVALUE
-        return f is not NOVALUE and np.asarray(f).dtype.kind == "f" and not np.isfinite(f)
+        return a.tensor in setup.formats and nonfinite_fill(setup.formats[a.tensor].fill)
 
     changed = True
     while changed:   # (a temporary may read another)

@@ -214,11 +214,7 @@ def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
             return False
         if fill_of is None:
             return True
-        for a in expr_accesses(x):
-            f = fill_of(a)
-            if f is not NOVALUE and np.asarray(f).dtype.kind == "f" and not np.isfinite(f):
-                return False
-        return True
+        return not any(nonfinite_fill(fill_of(a)) for a in expr_accesses(x))
 
     def lit_value(x):
         return np.asarray(x.value).astype(x.dtype)[()]
@@ -267,6 +263,11 @@ def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
 
     return [Rule("constant-fold", fold), Rule("annihilator", annihilate), Rule("identity", identity),
             Rule("reduce-identity", reduce_identity)]
+
+
+def nonfinite_fill(f) -> bool:
+    """Whether the fill ``f`` is a float NaN or infinity (NOVALUE, an unknown fill, is not)."""
+    return f is not NOVALUE and np.asarray(f).dtype.kind == "f" and not np.isfinite(f)
 
 
 def _nonfinite_literal(e) -> bool:

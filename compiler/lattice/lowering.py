@@ -59,7 +59,7 @@ from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast
                              Prefetch, Scalar, Select, Store, Tagged, UnOp, Var, View, While, and_, map_bodies)
 from ..imperative.ir import RESERVED, c_name_problem
 from ..imperative.ir import walk as ir_walk
-from ..imperative.search import gallop_stmts
+from ..imperative.search import gallop_past
 from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
 from ..imperative.cleanup import cleanup, first_grows, reuse_dead_locals
 from ..imperative.prefetch import prefetch
@@ -1393,8 +1393,8 @@ class _Emitter:
                 # behind the other iterator: gallop to its coordinate (no case runs in between)
                 target = coord[gallop[it]]
                 fresh = lambda base, p=p: self.name(("gallop", p.name, base), f"{base}_{p.name}")  # noqa: E731
-                search = gallop_stmts(p, it.param("idx"), Var(p.name + "_end"), target, fresh)[0]
-                out.append(If(BinOp("<", coord[it], target), search.then.body,
+                out.append(If(BinOp("<", coord[it], target),
+                              gallop_past(p, it.param("idx"), Var(p.name + "_end"), target, fresh),
                               [CompoundAssign("+", p, Cast("int64", BinOp("==", coord[it], i)))]))
                 continue
             if single:
