@@ -357,7 +357,7 @@ class Kernel:
         # (SparsePoint, SparseInterval): a program can write more, and that must be an error.
         check = (self.compiled.checked or plan.at_most_one
                  or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS")))
-        output = plan.output if plan.fresh_fill is None else plan.fresh_fill.output(inputs)
+        output = plan.output if plan.fresh_fill is None else plan.fresh_fill.output(inputs, tensors)
         out = output.tensor(shape, arrays, check=check)
         if restore is not None:
             out = restore(out)
@@ -523,6 +523,9 @@ class _FreshFill:
         # element is int32's largest, not int64's)
         self.fills = {name: np.asarray(fmt.fill, dtype=fmt.dtype)[()] if fmt.dtype is not None else fmt.fill
                       for name, fmt in formats.items()}
+        # (the fill an array given at the call has, 0, where the kernel's format says another)
+        self.zero_fills = {name: np.zeros((), np.asarray(f).dtype)[()] for name, f in self.fills.items()
+                           if fill_key(np.zeros((), np.asarray(f).dtype)[()]) != fill_key(f)}
         self.dtype = output.format.dtype
         self.default = output
         self.plans: dict = {}
@@ -535,22 +538,46 @@ class _FreshFill:
                     uses.setdefault(i, (acc.tensor, mode))
         self.uses = tuple((i, t, m) for i, (t, m) in uses.items())
         try:   # (most fills depend on no extent: SpMV's is 0 whatever the row length)
-            self.fixed = self._plan(self._fill(None, None))
+            self.fixed = self._plan(self._fill(None))
         except NeedsExtents:
             self.fixed = None
 
-    def output(self, inputs: dict) -> binding.OutputPlan:
+    def output(self, inputs: dict, given: dict) -> binding.OutputPlan:
+        """The output's plan for a call on ``inputs`` (bound tensors), ``given`` the caller's values."""
+        raw = self._raw_fills(given)
         init = inputs.get(self.output_name)   # (an update's output given at the call starts from it)
-        if init is None and self.fixed is not None:
+        if init is None and not raw and self.fixed is not None:
             return self.fixed
-        key = (tuple(inputs[t]._shape[m] for _, t, m in self.uses), None if init is None else fill_key(init.fill))
+        key = (tuple(inputs[t]._shape[m] for _, t, m in self.uses),
+               None if init is None else fill_key(raw.get(self.output_name, init.fill)),
+               tuple((name, fill_key(f)) for name, f in raw.items()))
         plan = self.plans.get(key)
         if plan is None:
-            plan = self._plan(self._fill({i: inputs[t]._shape[m] for i, t, m in self.uses}, init))
+            fills = {**self.fills, **raw}
+            start = None if init is None else fills.get(self.output_name, init.fill) if raw else init.fill
+            plan = self._plan(self._fill({i: inputs[t]._shape[m] for i, t, m in self.uses}, start, fills))
             if len(self.plans) >= 16:   # (a kernel called on many shapes keeps the last few)
                 self.plans.clear()
             self.plans[key] = plan
         return plan
+
+    def _raw_fills(self, given: dict) -> dict:
+        """The fills the oracle gives the tensors passed as arrays (0) or scalars (their value),
+        where they differ from the kernel's formats' (which bound them)."""
+        raw = {}
+        for name, value in given.items():
+            if isinstance(value, Tensor):
+                continue
+            if isinstance(value, np.ndarray):
+                if name in self.zero_fills:
+                    raw[name] = self.zero_fills[name]
+                continue
+            fill = self.fills[name]
+            with np.errstate(all="ignore"):
+                own = np.asarray(value).astype(np.asarray(fill).dtype)[()]
+            if fill_key(own) != fill_key(fill):
+                raw[name] = own
+        return raw
 
     def _plan(self, fill) -> binding.OutputPlan:
         fmt = self.default.format
@@ -558,13 +585,15 @@ class _FreshFill:
             return self.default
         return binding.OutputPlan(self.output_name, _with_leaf_fill(fmt, fill))
 
-    def _fill(self, extents: dict | None, init):
+    def _fill(self, extents: dict | None, start=None, fills=None):
+        """The oracle's fill of the output for ``extents``, an update starting from ``start`` (the
+        given output's fill; None: the operator's identity), the tensors' ``fills`` (the formats')."""
         op = self.program.op
         with np.errstate(all="ignore"):
             try:
-                fill = expression_fill(self.program.rhs, self.fills, extents)
+                fill = expression_fill(self.program.rhs, self.fills if fills is None else fills, extents)
                 if op is not None:
-                    start = init.fill if init is not None else op.identity_for(self.dtype)
+                    start = start if start is not None else op.identity_for(self.dtype)
                     fill = op.fill(start, fill)
             except NeedsExtents:
                 raise

@@ -48,7 +48,8 @@ def reduce_dtype(op, d) -> np.dtype:
 
 
 def check_output_dtype(program, formats: dict) -> np.dtype:
-    """The dtype of ``program``'s right-hand side; refuse an output format (when ``formats``
+    """The dtype of ``program``'s output, fresh (the right-hand side's, or an update's result on it)
+    or given; refuse an output format (when ``formats``
     gives one) that cannot hold it, or the result of the program's update, without losing
     values. As numpy's ``out=`` arguments (``same_kind``): a float is not truncated into an
     int (0.5 would become 0, then the fill), an int not squeezed into a bool; an int64 may
@@ -59,6 +60,10 @@ def check_output_dtype(program, formats: dict) -> np.dtype:
         raise DTypeError(f"in {program}: {e}") from None
     out = program.lhs.tensor
     if out not in formats:
+        if program.op is not None and not program.op.is_user:
+            # a fresh output of an update starts at the identity in the right side's dtype, then
+            # takes the update's result (as the oracle's: y[i] += b[i] over bools counts in int64)
+            return np.dtype(program.op.result_dtype(rdt.name, rdt.name))
         return rdt
     odt = np.dtype(formats[out].dtype)
     checks = [(f"{program.rhs} is", rdt)]

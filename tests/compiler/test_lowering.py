@@ -455,6 +455,37 @@ def test_an_output_given_a_format_keeps_its_fill(strategy):
     assert y.fill == -1.0
 
 
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_tensors_given_as_arrays_or_scalars_have_the_oracles_fills(strategy):
+    # the kernel binds an array to the format it was lowered for (here fill 3), but the array
+    # itself says fill 0, and a scalar output is its own fill: the result's fill follows the call
+    dense_A = np.array([[1.0, 3.0], [3.0, 2.0]])
+    A = ss.Tensor.from_numpy(dense_A, "csr", fill=3.0)
+    k = ss.lower("y[i] = A[i, j]", strategy=strategy, A=A)
+    assert k(A=A).fill == 6.0
+    got = k(A=dense_A)
+    np.testing.assert_array_equal(got.to_numpy(), [4.0, 5.0])
+    assert got.fill == ss.evaluate("y[i] = A[i, j]", A=dense_A)[1] == 0.0
+    assert k(A=A).fill == 6.0                        # (the tensor's fill again)
+    s = ss.lower("s[] += A[i, j]", strategy=strategy, A=A)
+    for start in (5.0, np.float64(-1.0)):
+        got = s(A=A, s=start)
+        want, fill = ss.evaluate("s[] += A[i, j]", A=A, s=start)
+        assert got.to_numpy() == want and got.fill == fill == start + 12.0
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_fresh_output_of_an_update_has_the_updates_dtype(strategy):
+    # y starts at the identity; y + b over bools counts in int64 (as the oracle's, numpy's sum)
+    b = np.array([True, False, True])
+    for program, dtype in [("y[i] += b[i]", "int64"), ("y[i] max= b[i]", "bool"), ("s[] += b[i]", "int64")]:
+        got = ss.lower(program, strategy=strategy, b=b)(b=b)
+        want, fill = ss.evaluate(program, b=b)
+        assert got.dtype == want.dtype == np.dtype(dtype), program
+        np.testing.assert_array_equal(got.to_numpy(), want)
+        assert got.fill == fill
+
 FRESH_PROGRAMS = ["y[i] = A[i, j] * x[j]", "y[i] = max[j](A[i, j])", "y[i] = min[j](A[i, j] + x[j])",
                   "y[j] = A[i, j]", "s[] = A[i, j]", "s[] = max[i, j](A[i, j] * 2)", "y[i] += A[i, j]",
                   "y[i] min= A[i, j] - x[j]", "Z[i, j] = A[i, j] * x[j] + 1"]
@@ -473,6 +504,13 @@ def test_a_fresh_dense_outputs_fill_is_the_oracles_under_any_fill_and_shape(prog
     tensors = {"A": A, "x": x} if "x[" in program else {"A": A}
     want, fill_want = ss.evaluate(program, **tensors)
     got = ss.lower(program, strategy=strategy, **tensors)(**tensors)
+    np.testing.assert_allclose(got.to_numpy(), want, equal_nan=True)
+    assert _same_fill(got.fill, fill_want), (got.fill, fill_want)
+    # the same kernel called with A as an array: its fill is the array's, 0
+    tensors["A"] = A.to_numpy()
+    want, fill_want = ss.evaluate(program, **tensors)
+    got = ss.lower(program, strategy=strategy, A=A, x=x)(**tensors) if "x[" in program else \
+        ss.lower(program, strategy=strategy, A=A)(**tensors)
     np.testing.assert_allclose(got.to_numpy(), want, equal_nan=True)
     assert _same_fill(got.fill, fill_want), (got.fill, fill_want)
 
