@@ -47,7 +47,7 @@ from .levels.level import Level, fill_key
 from .notation import Assign, accesses, parse
 from .notation.ast import Reduce, walk
 from .reference import NeedsExtents, expression_fill
-from .tensor import Tensor, _replace_leaf
+from .tensor import Tensor, _replace_leaf, _replace_level
 from .trace import Trace
 
 
@@ -497,12 +497,8 @@ def _sparse_list_level(fmt: Format, modes: list) -> int | None:
 
 def _renumbered(tensor: Tensor, k: int, mode: int, idx: np.ndarray, size: int) -> Tensor:
     """``tensor`` with level ``k`` (a SparseList of mode ``mode``) reading coordinates ``idx`` of extent ``size``."""
-    node = tensor.leaf
-    for n in reversed(range(len(tensor.levels))):
-        lvl = tensor.levels[n]
-        if n == k:
-            lvl = replace(lvl, idx=idx.astype(lvl.idx.dtype, copy=False), size=size)
-        node = replace(lvl, child=node)
+    node = _replace_level(tensor.root, k, lambda lvl: replace(lvl, idx=idx.astype(lvl.idx.dtype, copy=False),
+                                                               size=size))
     shape = tuple(size if m == mode else e for m, e in enumerate(tensor.shape))
     return Tensor(node, shape=shape, mode_order=tensor.mode_order, name=tensor.name, check=False)
 

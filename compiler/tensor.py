@@ -44,6 +44,13 @@ def _replace_leaf(root: Level, leaf: Level) -> Level:
     return replace(root, child=_replace_leaf(root.child, leaf))
 
 
+def _replace_level(root: Level, depth: int, change) -> Level:
+    """``root``'s chain with its level at ``depth`` (0: ``root``) replaced by ``change(level)``."""
+    if depth == 0:
+        return change(root)
+    return replace(root, child=_replace_level(root.child, depth - 1, change))
+
+
 def _same_fill(a, b) -> bool:
     """Whether fill ``a`` equals fill ``b`` (NaN equals NaN)."""
     return bool(is_fill(np.asarray([a]), b)[0])
