@@ -123,6 +123,9 @@ class _Emitter:
         self.phase = None             # "assemble" / "compute" while emitting a two-phase kernel
         self.notes: list = []         # decisions of the lowering, for the trace
         self.assembled: dict = {}     # workspace -> where a two-phase compute phase reads its coordinates
+        self.drop_in_compute = False  # two-phase, CSR-like output: phase 2 drops the fill as it stores
+        self.read_counter = None      # ... where it reads the coordinates phase 1 stored (None: it reads none)
+        self.reading = False          # ... while emitting a consumer that reads them
         self.par_rows = False         # two-phase on threads: each row counts, then fills, its own entries
         self.bounded_rows = False     # ... counting its workspace's scatters, a bound of its entries
         self.row_ends = None          # ... where each row's entries end (phase 2 drops the fill)
@@ -328,12 +331,20 @@ class _Emitter:
             return out + [Store(name, counter, Cast(last["idt"], Var(i.name)) if last["idt"] != "int64"
                                 else Var(i.name)) for name, i in zip(last["idx"], coords)] \
                 + [Store(self.val, counter, val), keep]
+        if self.phase == "compute" and self.drop_in_compute:
+            # two-phase, compute, one sparse level: phase 1 made room; store the entry and keep it
+            # only if it is not the fill (its coordinate moves down over the dropped ones)
+            read = [CompoundAssign("+", Var(self.read_counter), Const(1, "int64"))] if self.reading else []
+            return out + [Store(name, counter, Cast(last["idt"], Var(i.name)) if last["idt"] != "int64"
+                                else Var(i.name)) for name, i in zip(last["idx"], coords)] \
+                + [Store(self.val, counter, val),
+                   CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill))), *read]
         if self.phase == "compute":
             # two-phase, compute: the assemble phase stored the coordinates and made room
             return out + [Store(self.val, counter, val), CompoundAssign("+", counter, Const(1, "int64"))]
         if self.phase == "assemble":
             # two-phase, assemble: the structure only (every entry the loops produce; a value
-            # equal to the fill is dropped after the compute phase)
+            # equal to the fill is dropped by the compute phase, or after it)
             grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
             return grow + [Store(name, counter, Cast(last["idt"], Var(i.name)) if last["idt"] != "int64" else Var(i.name))
                            for name, i in zip(last["idx"], coords)] + [CompoundAssign("+", counter, Const(1, "int64"))]
@@ -465,7 +476,9 @@ class _Emitter:
             fresh = lambda base: Var(self.name(("sort", w, base), base))  # noqa: E731
             out += sort_coordinates_ir(wlist, wlist + "_tmp", wn, N, wset, fresh, n.index.name,
                                        wlist + "_bits", wlist + "_sum")
+        self.reading = assembled is not None and self.drop_in_compute
         consumer = [y for x in parts[1:] for y in self.emit(x)]
+        self.reading = False
         if self.loop_stack or self.phase == "assemble":   # used again: back to the fill
             # an assemble phase that only marks coordinates left the values at the fill
             marked_only = self.phase == "assemble" and w not in self.value_tested
@@ -499,6 +512,9 @@ class _Emitter:
         if n.index.name in self.derived_loops or n.index.name in self.fused_inner:
             return None   # a split (or pos, fuse) loop over the list walks it in order: it is sorted again
         last = self.levels_info[-1]
+        if self.drop_in_compute:   # (the stores drop the fill: they lag behind where phase 1 stored)
+            self.read_counter = self.read_counter or self.name(("read", last["k"]), f"q{last['counter'][1:]}")
+            return Load(last["idx"][-1], Var(self.read_counter))
         return Load(last["idx"][-1], Var(last["counter"]))
 
     def _assembled_count(self):
@@ -1420,7 +1436,7 @@ class _Emitter:
         """Wrap a case body with the assembly of a sparse output level indexed by ``index``."""
         if self.par_rows and stmts and not self.producing and self.out_path[0] == index:
             return self._row_on_thread(stmts)
-        if self.out_dense or not stmts or self.phase == "compute" or self.producing:
+        if self.out_dense or not stmts or (self.phase == "compute" and not self.drop_in_compute) or self.producing:
             return stmts
         for info in self.levels_info[1:]:
             k = info["k"]
@@ -1629,7 +1645,10 @@ class _Emitter:
             body = list(self.init) + phases
         elif assembly == "two-phase":
             self._two_phase_check()
-            compact = self._compaction()
+            # one sparse level under dense ones (CSR): phase 2 stores each row's kept count and
+            # drops the fill as it goes; above a sparse level, a compaction pass drops it after
+            self.drop_in_compute = self._assembled_count() is not None
+            compact = [] if self.drop_in_compute else self._compaction()
             yes = Const(True, "bool")
             self.value_tested = _value_tested(cfir)
             self.phase = "assemble"
@@ -1638,10 +1657,16 @@ class _Emitter:
             second = self.emit(cfir)
             self.phase = None
             last = self.levels_info[-1]
+            restart = [Assign(Var(last["counter"]), Const(0, "int64"))]
+            if self.read_counter is not None:
+                restart.append(Declare(Var(self.read_counter), "int64", Const(0, "int64")))
+            fill = s.out_fill.item() if hasattr(s.out_fill, "item") else s.out_fill
             emitted = [Comment(f"phase 1, assemble: the structure of {s.output.tensor} (positions and coordinates)"),
                        If(yes, first),
-                       Comment(f"phase 2, compute: the values, into the positions phase 1 assembled"),
-                       Assign(Var(last["counter"]), Const(0, "int64")), If(yes, second)]
+                       Comment(f"phase 2, compute: the values, into the positions phase 1 assembled"
+                               + (f"; an entry whose value is the fill ({fill!r}) is not kept"
+                                  if self.drop_in_compute else "")),
+                       *restart, If(yes, second)]
             body = list(self.init) + emitted + self.final + compact
         else:
             emitted = self.emit(cfir)
@@ -1968,7 +1993,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     ``verify`` checks every lattice against brute-force enumeration; ``assembly``
     is ``"one-pass"`` (a sparse output appended into growing buffers) or
     ``"two-phase"`` (the loops run twice: assemble the structure, allocate, compute
-    the values; then entries equal to the fill are dropped). By default it is
+    the values, dropping entries equal to the fill: as it stores them for a CSR-like output,
+    after it for outputs with several sparse levels, in a compaction pass). By default it is
     one-pass, except for a sparse output filled by a parallel loop: its rows cannot
     share one counter, so each counts its entries first (two-phase, on threads).
     """

@@ -211,9 +211,36 @@ def test_spgemm_compute_phase_reads_the_assembled_coordinates(out_name):
     k, r = both("C[i, j] = A[i, k] * B[k, j]", out, A=A, B=B)
     src = k.c_source
     assert src.count("by rank") == 1 and "instead of sorting w_list again" in src
-    idx = "C1_idx" if out_name != "coo" else "C0_idx1"
-    assert f"int64_t j = {idx}[pC{1 if out_name != 'coo' else 0}];" in src
+    # (a CSR output's phase 2 drops the fill as it stores: it reads where phase 1 stored, qC1,
+    # and stores where the kept entries end, pC1)
+    read = {"csr": "C1_idx[qC1]", "dcsr": "C1_idx[pC1]", "coo": "C0_idx1[pC0]"}[out_name]
+    assert f"int64_t j = {read};" in src
+    assert ("drop the entries whose value is the fill" in src) == (out_name != "csr")
     check_against_scipy(r, sp.csr_matrix(a) @ sp.csr_matrix(b), out_name)
+
+
+@pytest.mark.parametrize("program", ["C[i, j] = A[i, k] * B[k, j]", "C[i, j] = A[i, j] + B[i, j]",
+                                     "C[i, j] = A[i, j] - B[i, j]", "C[i, j] = A[i, j] * B[i, j]"])
+def test_a_csr_outputs_compute_phase_drops_entries_that_cancel_to_the_fill(program):
+    # entries that cancel to the fill (0.0) are dropped by phase 2 as it stores: rows of every
+    # kind (all cancel, some cancel, none, empty) keep the one-pass kernel's arrays
+    a = np.array([[1.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [3.0, -1.0, 4.0, 0.0], [0.0, 5.0, 0.0, 6.0]])
+    b = np.array([[-1.0, -2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [3.0, 1.0, -4.0, 0.0], [0.0, 0.0, 0.0, 6.0]])
+    if program.startswith("C[i, j] = A[i, j] - "):
+        b = a * np.array([[1.0], [1.0], [0.0], [1.0]])   # rows 0 and 3 cancel, row 2 does not
+    if "A[i, k]" in program:   # (A B cancels at (2, 0): 3 - 3; and at (3, 1): 30 - 30)
+        b = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 6.0, 0.0, 0.0], [-0.75, 0.0, 1.0, 3.0],
+                      [1.0, -5.0, 0.0, 0.0]])
+    if program.endswith("* B[i, j]"):   # (a product underflows to 0.0)
+        a[0, 0], b[0, 0] = 1e-200, 1e-200
+    A, B = Tensor.from_numpy(a, csr(), name="A"), Tensor.from_numpy(b, csr(), name="B")
+    two = lower(program, A=A, B=B, C=csr(), options={"assembly": "two-phase"})
+    assert "drop the entries whose value is the fill" not in two.c_source
+    got, one = two(A=A, B=B), lower(program, A=A, B=B, C=csr())(A=A, B=B)
+    want, _ = evaluate(program, A=a, B=b)
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    assert not np.any(got.vals == 0.0) and got.levels[1].pos[-1] == np.count_nonzero(want)
+    assert_same_storage(got, one)
 
 
 @pytest.mark.parametrize("direction", ["down", "up"])
