@@ -24,6 +24,8 @@ The result's fill: an output given a format (or a tensor) keeps that format's fi
 fresh dense or 0-d output of index notation (no format given: every entry is stored)
 says the oracle's fill, which for a reduction depends on the extents of the call
 (``y[i] = sum[j](A[i, j])`` over an ``A`` of fill 1 has the fill ``n``, the extent of ``j``).
+As for the oracle, a tensor passed to the call as a numpy array has the fill 0 and a scalar its
+own value, whatever fill the format the kernel was lowered for has (the kernel binds them to it).
 """
 
 from __future__ import annotations
