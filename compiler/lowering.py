@@ -552,7 +552,7 @@ class _FreshFill:
         plan = self.plans.get(key)
         if plan is None:
             fills = {**self.fills, **raw}
-            start = None if init is None else fills.get(self.output_name, init.fill) if raw else init.fill
+            start = None if init is None else raw.get(self.output_name, init.fill)
             plan = self._plan(self._fill({i: inputs[t]._shape[m] for i, t, m in self.uses}, start, fills))
             if len(self.plans) >= 16:   # (a kernel called on many shapes keeps the last few)
                 self.plans.clear()
