@@ -97,7 +97,8 @@ def compile_function(fn: Function, checked: bool = False, trace: Trace | None = 
                          artifacts=[_c_artifact(fn, source, provenance)],
                          note=f"{'checked ' if checked else ''}C for kernel {fn.name}")
         t0 = time.perf_counter()
-        path, cached = build.build_library(source, fn.name, flags)
+        built_with = build.sized_flags(flags, source)
+        path, cached = build.build_library(source, fn.name, built_with)
         if cached:
             _stats.disk_hits += 1
         else:
@@ -107,6 +108,10 @@ def compile_function(fn: Function, checked: bool = False, trace: Trace | None = 
         _memory[key] = kernel
         if trace is not None:
             how = "disk cache" if cached else "compiled"
+            if built_with != flags:
+                how += (f" at -O1, as its C is {len(source) // 1024} KB (past {build.LARGE_SOURCE // 1024} KB, "
+                        f"where -O3's time grows much faster than the source; SPARSESCOPE_CFLAGS chooses "
+                        f"other flags)")
             trace.record("compile", note=f"{how} ({_ms(time.perf_counter() - t0)}): {path.name}")
         return kernel
 

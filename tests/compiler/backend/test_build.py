@@ -132,3 +132,34 @@ def test_a_user_function_whose_c_does_not_compile_is_named():
     with pytest.raises(UserCodeError, match=r"(?s)the C body of user function bad_c does not compile .*"
                                             r"expected expression"):
         lower("a[i] = bad_c(b[i], c[i])", functions={"bad_c": bad}, b=np.ones(3), c=np.ones(3))
+
+
+def test_a_large_source_is_built_at_O1_unless_the_user_chose_the_flags(monkeypatch):
+    monkeypatch.delenv("SPARSESCOPE_CFLAGS", raising=False)
+    large = "x" * (build.LARGE_SOURCE + 1)
+    for defaults in (build.DEFAULT_FLAGS, build.DEFAULT_FLAGS + build.GCC_FLAGS):
+        assert build.sized_flags(defaults, SOURCE) == defaults
+        got = build.sized_flags(defaults, large)
+        assert got[0] == "-O1" and got[1:] == defaults[1:]
+    assert build.sized_flags(("-O3", "-fPIC", "-shared"), large) == ("-O3", "-fPIC", "-shared")   # given
+    monkeypatch.setenv("SPARSESCOPE_CFLAGS", " ".join(build.DEFAULT_FLAGS))
+    assert build.sized_flags(build.DEFAULT_FLAGS, large) == build.DEFAULT_FLAGS                   # chosen
+
+
+def test_a_kernel_past_the_large_source_size_says_so_in_its_trace(tmp_path, monkeypatch):
+    import numpy as np
+
+    import compiler as ss
+    from compiler.backend import kernel
+
+    monkeypatch.delenv("SPARSESCOPE_CFLAGS", raising=False)
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(build, "LARGE_SOURCE", 100)   # (SpMV's C is longer)
+    kernel.clear_memory_cache()
+    trace = ss.Trace()
+    A = ss.Tensor.from_numpy(np.array([[1.0, 0.0], [2.0, 3.0]]), "csr")
+    k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(2), trace=trace)
+    note = next(s.note for s in trace.steps if s.stage == "compile")
+    assert "at -O1, as its C is" in note and "SPARSESCOPE_CFLAGS" in note
+    np.testing.assert_array_equal(k(A=A, x=np.ones(2)).to_numpy(), [1.0, 5.0])
+    kernel.clear_memory_cache()
