@@ -561,12 +561,12 @@ class _FreshFill:
 
     def _raw_fills(self, given: dict) -> dict:
         """The fills the oracle gives the tensors passed as arrays (0) or scalars (their value),
-        where they differ from the kernel's formats' (which bound them)."""
+        where they differ from the kernel's formats' (which bound them). A list binds as an array."""
         raw = {}
         for name, value in given.items():
             if isinstance(value, Tensor):
                 continue
-            if isinstance(value, np.ndarray):
+            if not isinstance(value, (bool, int, float, np.generic)):   # an array (or array-like)
                 if name in self.zero_fills:
                     raw[name] = self.zero_fills[name]
                 continue

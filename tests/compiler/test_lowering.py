@@ -468,6 +468,7 @@ def test_tensors_given_as_arrays_or_scalars_have_the_oracles_fills(strategy):
     np.testing.assert_array_equal(got.to_numpy(), [4.0, 5.0])
     assert got.fill == ss.evaluate("y[i] = A[i, j]", A=dense_A)[1] == 0.0
     assert k(A=A).fill == 6.0                        # (the tensor's fill again)
+    assert k(A=dense_A.tolist()).fill == 0.0         # (a list binds as an array)
     s = ss.lower("s[] += A[i, j]", strategy=strategy, A=A)
     for start in (5.0, np.float64(-1.0)):
         got = s(A=A, s=start)
