@@ -21,8 +21,8 @@ Output conventions a strategy can rely on:
 - every other output array is a ``Growable``, named by :func:`compiler.binding.array_name`.
 
 The result's fill: an output given a format (or a tensor) keeps that format's fill; a
-fresh dense or 0-d output of index notation (no format given: every entry is stored)
-says the oracle's fill, which for a reduction depends on the extents of the call
+fresh dense or 0-d output of index notation (no format given, or an array or scalar: every
+entry is stored) says the oracle's fill, which for a reduction depends on the extents of the call
 (``y[i] = sum[j](A[i, j])`` over an ``A`` of fill 1 has the fill ``n``, the extent of ``j``).
 As for the oracle, a tensor passed to the call as a numpy array has the fill 0 and a scalar its
 own value, whatever fill the format the kernel was lowered for has (the kernel binds them to it).
@@ -694,7 +694,11 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
             if name not in formats and not (isinstance(parsed, Assign) and name == parsed.lhs.tensor):
                 raise UsageError(f"no format or tensor given for {name}")
 
-        key = None if trace is not None else _cache_key(source_key, strategy, formats, checked, options)
+        # an output given as an array or a scalar says no fill of its own: it gets the oracle's, as a
+        # fresh output does (and its kernel is not the one of an output given that dense format)
+        out_name = parsed.lhs.tensor if isinstance(parsed, Assign) else None
+        raw_out = isinstance(tensors.get(out_name), (np.ndarray, bool, int, float, np.generic))
+        key = None if trace is not None else _cache_key((source_key, raw_out), strategy, formats, checked, options)
         if key is not None and key in _CACHE:
             return _CACHE[key]
 
@@ -707,7 +711,7 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
         except Exception as e:
             e.trace = trace  # the explorer shows where lowering stopped
             raise
-        fresh = lowered.output not in formats
+        fresh = lowered.output not in formats or raw_out
         formats.setdefault(lowered.output, lowered.output_format)
         kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace, fresh_output=fresh)
         if key is not None:

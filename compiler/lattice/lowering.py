@@ -1985,6 +1985,22 @@ def _renamings_explained(program: NAssign):
         raise StrategyError(f"{e} ({what})") from None
 
 
+@contextlib.contextmanager
+def _schedule_named(schedule):
+    """A refusal after a schedule was applied that names none of its commands says it came with them:
+    ``precompute(j, w, A[i, j])`` may apply and leave a loop order the output cannot be assembled in."""
+    try:
+        yield
+    except StrategyError as e:
+        try:
+            commands = as_schedule(schedule).commands
+        except StrategyError:
+            raise e from None
+        if not commands or any(f"{c.name}(" in str(e) for c in commands):
+            raise
+        raise StrategyError(f"{e} (with the schedule {', '.join(str(c) for c in commands)})") from None
+
+
 def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, verify: bool = True,
                   name: str | None = None, schedule=None, assembly: str | None = None, **options):
     """The ``lattice`` strategy: index notation to a :class:`~compiler.lower.Lowered` kernel.
@@ -2011,7 +2027,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     if problem:
         raise StrategyError(f"name={name!r}: the kernel's name must be a C identifier: {problem}")
     from ..lowering import Lowered
-    with _renamings_explained(program):
+    with _schedule_named(schedule), _renamings_explained(program):
         read, setup, conversions = _setup_converting(program, formats, order, schedule)
     threaded = setup.parallel is not None and not is_all_dense(setup.output_format)
     if assembly is None:
@@ -2046,7 +2062,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                  artifacts=[Artifact("iteration-graph", program.lhs.tensor, g.text(), g.dot())],
                  note=f"loop order {order_now}" + ("; reduction accumulated in a scalar temporary"
                                                    if setup.promoted else ""))
-    with _renamings_explained(program):
+    with _schedule_named(schedule), _renamings_explained(program):
         cfir = build_cfir(setup.statement, setup, verify_lattices=verify)
     seen = set()
     for L in setup.lattices:

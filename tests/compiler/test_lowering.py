@@ -477,6 +477,23 @@ def test_tensors_given_as_arrays_or_scalars_have_the_oracles_fills(strategy):
 
 
 @pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_an_output_given_at_lowering_as_an_array_or_scalar_has_the_oracles_fill(strategy):
+    # (einsum lowers with every argument: an array or scalar output says no fill, as at the call)
+    A = ss.Tensor.from_numpy(np.array([[1.0, 3.0], [3.0, 2.0]]), "csr", fill=3.0)
+    for program, out in [("s[] += A[i, j]", 5.0), ("y[i] += A[i, j]", np.array([1.0, 1.0])),
+                         ("y[i] = A[i, j]", np.zeros(2))]:
+        name = program[0]
+        want, fill = ss.evaluate(program, A=A, **{name: out})
+        for got in (ss.lower(program, strategy=strategy, A=A, **{name: out})(A=A, **{name: out}),
+                    ss.einsum(program, strategy=strategy, A=A, **{name: out})):
+            np.testing.assert_array_equal(got.to_numpy(), want)
+            assert got.fill == fill and fill != 0.0, (program, got.fill, fill)
+    # an output given the dense format itself keeps its fill: another kernel
+    y = ss.lower("y[i] += A[i, j]", strategy=strategy, A=A, y=ss.dense(1))(A=A, y=np.array([1.0, 1.0]))
+    assert y.fill == 0.0
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
 def test_a_fresh_output_of_an_update_has_the_updates_dtype(strategy):
     # y starts at the identity; y + b over bools counts in int64 (as the oracle's, numpy's sum)
     b = np.array([True, False, True])

@@ -6,7 +6,7 @@ import pytest
 from compiler import Tensor, lower
 from compiler.backend import build
 from compiler.errors import StrategyError
-from compiler.format import coo, csc, csf, csr, dense
+from compiler.format import coo, csc, csf, csr, dcsr, dense
 from compiler.lattice import Schedule
 from compiler.lattice.schedule import as_schedule
 from compiler.testing import check_lowered as check, random_sparse as rand
@@ -123,6 +123,13 @@ def test_only_parallel_kernels_get_openmp(mats):
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().precompute(1),
      r"precompute\(1, w\) does not apply: the workspace's index is 1; name it \(a string, e.g. 'j', or a tuple of "
      r"strings\)"),
+    # a schedule that applies but leaves a statement the formats cannot take is named in the refusal
+    ("y[j] = A[i, j] * x[i]", {"A": csr(), "x": dense(1), "y": coo(1)}, Schedule().precompute("j", "w", "A[i, j]"),
+     r"sparse output y is assembled in storage order \(j\) but the loops run i, j; .* \(with the schedule "
+     r"precompute\(j, w, A\[i, j\]\)\)"),
+    ("y[k, i] = sum[j](B[j] - max[j](A[j, k] + x[i]))", {"A": dcsr(), "B": dense(1), "x": dense(1)},
+     Schedule().precompute("k", "w"), r"j_2 must be iterated before k \(j_2 is the index j of an inner reduction, "
+     r"renamed apart from the j around it\) \(with the schedule precompute\(k, w\)\)"),
 ])
 def test_inapplicable_schedules_say_why(prog, formats, schedule, message):
     from compiler.format import parse_format
