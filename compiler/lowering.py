@@ -26,6 +26,11 @@ entry is stored) says the oracle's fill, which for a reduction depends on the ex
 (``y[i] = sum[j](A[i, j])`` over an ``A`` of fill 1 has the fill ``n``, the extent of ``j``).
 As for the oracle, a tensor passed to the call as a numpy array has the fill 0 and a scalar its
 own value, whatever fill the format the kernel was lowered for has (the kernel binds them to it).
+
+A kernel's dtypes are fixed when it is lowered: an array or scalar given at the call is
+converted to the dtype compiled for it (a value an integer dtype cannot hold is refused, a float
+is rounded). So ``s[] += b[i]`` lowered for a float32 ``b`` answers float32 when called with
+``s=5.0``, where the oracle, which types each call afresh, answers float64.
 """
 
 from __future__ import annotations
