@@ -1661,7 +1661,8 @@ class _Emitter:
             if self.read_counter is not None:
                 restart.append(Declare(Var(self.read_counter), "int64", Const(0, "int64")))
             fill = s.out_fill.item() if hasattr(s.out_fill, "item") else s.out_fill
-            emitted = [Comment(f"phase 1, assemble: the structure of {s.output.tensor} (positions and coordinates)"),
+            emitted = [*self._reserve_for_scatters(first),
+                       Comment(f"phase 1, assemble: the structure of {s.output.tensor} (positions and coordinates)"),
                        If(yes, first),
                        Comment(f"phase 2, compute: the values, into the positions phase 1 assembled"
                                + (f"; an entry whose value is the fill ({fill!r}) is not kept"

@@ -275,3 +275,16 @@ def test_csr_spgemm_compute_phase_takes_its_row_counts_from_phase_1(seed):
     S = Tensor.from_numpy(b[:, :25], csr(), name="S")
     both("D[i, j] = A[i, k] * S[k, j] + A[i, j]", csr(), A=A, S=S)
     both("C[i, j] = A[i, k] * B[k, j]", csr(fill=0.0), A=A, B=B)
+
+
+def test_spgemm_phase_one_reserves_room_for_its_scatters_once():
+    # phase 1 appends coordinates: counted first (B's row lengths), its arrays are allocated once,
+    # not doubled (and copied) as the rows come; an upper bound, so entries that meet are fine
+    rng = np.random.default_rng(5)
+    a, b = rand((40, 30), 0.2, rng, empty=(3,)), rand((30, 50), 0.2, rng)
+    A, B = Tensor.from_numpy(a, csr(), name="A"), Tensor.from_numpy(b, csr(), name="B")
+    k = lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=B, C=csr(), options={"assembly": "two-phase"})
+    src = k.c_source
+    assert 0 <= src.index("at most one entry per scatter into the workspace") < src.index("phase 1, assemble")
+    assert "C reserves one entry per scatter" in k.trace.steps[[s.stage for s in k.trace.steps].index("lower")].note
+    assert_same_storage(k(A=A, B=B), lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=B, C=csr())(A=A, B=B))
