@@ -513,9 +513,22 @@ class _Emitter:
             return None   # a split (or pos, fuse) loop over the list walks it in order: it is sorted again
         last = self.levels_info[-1]
         if self.drop_in_compute:   # (the stores drop the fill: they lag behind where phase 1 stored)
-            self.read_counter = self.read_counter or self.name(("read", last["k"]), f"q{last['counter'][1:]}")
+            if self.read_counter is None:
+                raise StrategyError(f"workspace {n.temp}: phase 2 reads the coordinates phase 1 stored, but no "
+                                    f"read position was made for them (a bug in the lattice strategy)")
             return Load(last["idx"][-1], Var(self.read_counter))
         return Load(last["idx"][-1], Var(last["counter"]))
+
+    def _reads_assembled(self, cfir) -> bool:
+        """Whether a two-phase compute phase reads coordinates phase 1 stored (some workspace's
+        consumer is one :meth:`_assembled_consumer` takes)."""
+        for n in _cfir_walk(cfir):
+            if isinstance(n, CWorkspace) and n.ordered and n.index.name not in self.derived_loops \
+                    and n.index.name not in self.fused_inner:
+                parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
+                if self._one_entry_per_listed(n, parts[1:]):
+                    return True
+        return False
 
     def _assembled_count(self):
         """In a two-phase compute phase, the count of this row's entries that phase 1 stored at
@@ -1451,6 +1464,14 @@ class _Emitter:
             if isinstance(prev_level, Dense):
                 ppos = self._dense_position(info["mode"] - 1)
                 post = [Store(info["pos"], BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info["idt"]))]
+                if self.phase == "compute" and self.read_counter is not None:
+                    # the next row's coordinates start where phase 1 stored this row's, plus their
+                    # count (a case that does not read them, merging, moves the read position too)
+                    read = Var(self.read_counter)
+                    after = Var(self.name(("read_next", k), f"{self.read_counter}_next"))
+                    count = cast(Load(info["pos"], BinOp("+", ppos, 1)), info["idt"], "int64")
+                    pre.append(Declare(after, "int64", BinOp("+", read, count)))
+                    post.append(Assign(read, after))
             else:
                 pinfo = next(x for x in self.levels_info if x["k"] == k - 1)
                 pc = Var(pinfo["counter"])
@@ -1654,9 +1675,11 @@ class _Emitter:
             self.phase = "assemble"
             first = self.emit(cfir)
             self.phase = "compute"
+            last = self.levels_info[-1]
+            if self.drop_in_compute and self._reads_assembled(cfir):
+                self.read_counter = self.name(("read", last["k"]), f"q{last['counter'][1:]}")
             second = self.emit(cfir)
             self.phase = None
-            last = self.levels_info[-1]
             restart = [Assign(Var(last["counter"]), Const(0, "int64"))]
             if self.read_counter is not None:
                 restart.append(Declare(Var(self.read_counter), "int64", Const(0, "int64")))

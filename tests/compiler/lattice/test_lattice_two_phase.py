@@ -288,3 +288,23 @@ def test_spgemm_phase_one_reserves_room_for_its_scatters_once():
     assert 0 <= src.index("at most one entry per scatter into the workspace") < src.index("phase 1, assemble")
     assert "C reserves one entry per scatter" in k.trace.steps[[s.stage for s in k.trace.steps].index("lower")].note
     assert_same_storage(k(A=A, B=B), lower("C[i, j] = A[i, k] * B[k, j]", A=A, B=B, C=csr())(A=A, B=B))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rows_that_merge_move_phase_twos_read_position_too(seed):
+    # found by fuzzing: where D's row is present, phase 2 merges it with the workspace (sorting the
+    # list again); where it is not, it reads the coordinates phase 1 stored. A row of the first kind
+    # must move the read position past its coordinates too, or the next rows read an earlier row's
+    rng = np.random.default_rng(seed)
+    a, b = rand((12, 9), 0.3, rng, empty=(4,)), rand((9, 10), 0.3, rng)
+    d = rand((12, 10), 0.3, rng) * (rng.random((12, 1)) < 0.5)    # about half of D's rows empty
+    d[0] = [1.0] + [0.0] * 9
+    tensors = dict(D=Tensor.from_numpy(d, dcsr(), name="D"), A=Tensor.from_numpy(a, csr(), name="A"),
+                   B=Tensor.from_numpy(b, csr(), name="B"))
+    prog = "C[i, j] = D[i, j] + A[i, k] * B[k, j]"
+    k = lower(prog, **tensors, C=csr(), options={"assembly": "two-phase"})
+    assert "instead of sorting w_list again" in k.c_source and "qC1_next" in k.c_source
+    got = k(**tensors)
+    np.testing.assert_allclose(got.to_numpy(), evaluate(prog, **tensors)[0])
+    assert_same_storage(got, lower(prog, **tensors, C=csr())(**tensors))
+    np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), got.to_numpy())
