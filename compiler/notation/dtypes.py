@@ -51,9 +51,9 @@ def check_output_dtype(program, formats: dict) -> np.dtype:
     """The dtype of ``program``'s right-hand side, or where the output is not in ``formats``, of
     that fresh output (for an update, its result on the right side's dtype); refuse an output
     format (when ``formats`` gives one) that cannot hold it, or the result of the program's
-    update, without losing values. As numpy's ``out=`` arguments (``same_kind``): a float is not truncated into an
-    int (0.5 would become 0, then the fill), an int not squeezed into a bool; an int64 may
-    go into an int32 (numpy's ``y += x`` wraps around too)."""
+    update, without losing values. As numpy's ``out=`` arguments (``same_kind``): a float is
+    not truncated into an int (0.5 would become 0, then the fill), an int not squeezed into a
+    bool; an int64 may go into an int32 (numpy's ``y += x`` wraps around too)."""
     try:
         rdt = expr_dtype(program.rhs, lambda a: formats[a.tensor].dtype)
     except DTypeError as e:
