@@ -105,6 +105,17 @@ def index_dtype(dtype) -> np.dtype:
     return dt
 
 
+def typed_scalar(value, dtype):
+    """``value`` as a numpy scalar of ``dtype`` (a fill, an identity): arithmetic on it then rounds
+    as the kernel's does (a float32 fill times itself is not the float64 product).
+
+    >>> typed_scalar(0.1, "float32") * typed_scalar(0.1, "float32") == np.float32(0.1) * np.float32(0.1)
+    np.True_
+    """
+    with np.errstate(all="ignore"):
+        return np.asarray(value).astype(dtype)[()]
+
+
 def c_type(dtype) -> str:
     """The C type name of a supported dtype (``bool`` needs ``<stdbool.h>``)."""
     name = np.dtype(dtype).name

@@ -44,6 +44,7 @@ import numpy as np
 
 from . import binding, memory
 from .backend import compile_function
+from .dtypes import typed_scalar
 from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative import interpret
@@ -152,6 +153,10 @@ def _check_names(program: Assign) -> None:
                                 f"rename it in the program")
 
 
+#: what a tensor given as a scalar is (a 0-d tensor whose fill, for the oracle, is its value)
+_SCALARS = (bool, int, float, np.generic)
+
+
 def _as_format(name: str, value, ndim: int | None) -> Format:
     if isinstance(value, Tensor):
         return value.format
@@ -160,7 +165,7 @@ def _as_format(name: str, value, ndim: int | None) -> Format:
             return parse_format(value, ndim=ndim)
         except (FormatError, ShapeError) as e:
             raise type(e)(f"tensor {name}: {e}") from None
-    if isinstance(value, (np.ndarray, int, float, bool, np.generic)):
+    if isinstance(value, (np.ndarray, *_SCALARS)):
         arr = np.asarray(value)
         try:
             return dense(arr.ndim, fill=np.zeros((), arr.dtype).item(), dtype=arr.dtype.name)
@@ -524,11 +529,11 @@ class _FreshFill:
         self.program, self.output_name = program, program.lhs.tensor
         # (each fill a numpy scalar of its tensor's dtype, as the oracle's: an int32 min over no
         # element is int32's largest, not int64's)
-        self.fills = {name: np.asarray(fmt.fill, dtype=fmt.dtype)[()] if fmt.dtype is not None else fmt.fill
+        self.fills = {name: typed_scalar(fmt.fill, fmt.dtype) if fmt.dtype is not None else fmt.fill
                       for name, fmt in formats.items()}
         # (the fill an array given at the call has, 0, where the kernel's format says another)
-        self.zero_fills = {name: np.zeros((), np.asarray(f).dtype)[()] for name, f in self.fills.items()
-                           if fill_key(np.zeros((), np.asarray(f).dtype)[()]) != fill_key(f)}
+        zeros = {name: typed_scalar(0, np.asarray(f).dtype) for name, f in self.fills.items()}
+        self.zero_fills = {name: z for name, z in zeros.items() if fill_key(z) != fill_key(self.fills[name])}
         self.dtype = output.format.dtype
         self.default = output
         self.plans: dict = {}
@@ -571,13 +576,12 @@ class _FreshFill:
         for name, value in given.items():
             if isinstance(value, Tensor):
                 continue
-            if not isinstance(value, (bool, int, float, np.generic)):   # an array (or array-like)
+            if not isinstance(value, _SCALARS):   # an array (or array-like)
                 if name in self.zero_fills:
                     raw[name] = self.zero_fills[name]
                 continue
             fill = self.fills[name]
-            with np.errstate(all="ignore"):
-                own = np.asarray(value).astype(np.asarray(fill).dtype)[()]
+            own = typed_scalar(value, np.asarray(fill).dtype)
             if fill_key(own) != fill_key(fill):
                 raw[name] = own
         return raw
@@ -604,7 +608,7 @@ class _FreshFill:
                 return self.default.format.fill
             if fill is NOVALUE:
                 return self.default.format.fill
-            return np.asarray(fill).astype(self.dtype)[()]
+            return typed_scalar(fill, self.dtype)
 
 
 def _with_leaf_fill(fmt: Format, fill) -> Format:
@@ -702,7 +706,7 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
         # an output given as an array or a scalar says no fill of its own: it gets the oracle's, as a
         # fresh output does (and its kernel is not the one of an output given that dense format)
         out_name = parsed.lhs.tensor if isinstance(parsed, Assign) else None
-        raw_out = isinstance(tensors.get(out_name), (np.ndarray, bool, int, float, np.generic))
+        raw_out = isinstance(tensors.get(out_name), (np.ndarray, *_SCALARS))
         key = None if trace is not None else _cache_key((source_key, raw_out), strategy, formats, checked, options)
         if key is not None and key in _CACHE:
             return _CACHE[key]

@@ -39,6 +39,7 @@ import numpy as np
 
 from .. import serialize
 from ..algebra import NOVALUE, Operator
+from ..dtypes import typed_scalar
 from ..errors import StrategyError
 from ..format import Format
 from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, assign_spelling, walk
@@ -380,11 +381,8 @@ class Setup:
                 return np.asarray(np.nan, dtype=dt)[()]
             return init
         fmt = self.formats[acc.tensor]
-        if fmt.dtype is not None and fmt.dtype.kind == "f" and fmt.dtype.itemsize < 8:
-            # a float32 scalar: fills derived from it round as the kernel's float32 arithmetic does
-            # (0.1f * 0.1f is not 0.1f * 0.1f computed in float64)
-            return np.asarray(fmt.fill, dtype=fmt.dtype)[()]
-        return fmt.fill
+        # (a scalar of the tensor's dtype: fills derived from it round as the kernel's arithmetic does)
+        return fmt.fill if fmt.dtype is None else typed_scalar(fmt.fill, fmt.dtype)
 
     def scatter_start(self):
         """The value a dense output starts from when a reduction adds into it in place (the

@@ -58,6 +58,7 @@ from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..errors import SparsescopeError, UserCodeError
 from ..notation.ast import Access, Call, Index, Literal, Reduce, walk
+from ..dtypes import typed_scalar
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
@@ -199,7 +200,7 @@ def literal(value) -> Literal:
 
 def typed_fill(op: "Operand"):
     """The fill of an absent operand as a scalar of its dtype, for :func:`remove_operands`."""
-    return np.asarray(op.fill).astype(op.dtype)[()]
+    return typed_scalar(op.fill, op.dtype)
 
 
 def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
@@ -514,8 +515,7 @@ def check_lattice(L: Lattice, expr, *, trials: int = 12, seed: int = 0, free_dty
                 for _ in range(trials):
                     vals = dict(fixed_vals)
                     for k, op in ops.items():
-                        vals[k] = _sample(op.fill, op.dtype, rng) if k in present else \
-                            np.asarray(op.fill).astype(op.dtype)[()]
+                        vals[k] = _sample(op.fill, op.dtype, rng) if k in present else typed_fill(op)
                     for k in free_accesses:
                         f = free_fills.get(k, 0)
                         dt = free_dtypes.get(k, "float64")

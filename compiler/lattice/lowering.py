@@ -315,51 +315,37 @@ class _Emitter:
             val = vname
         last = self.levels_info[-1]
         counter = Var(last["counter"])
-        body = []
         if isinstance(last["level"], SparseCOO):
             coords = [self.out_path[last["mode"] + j] for j in range(len(last["idx"]))]
         else:
             coords = [self.out_path[last["mode"]]]
         reserved = getattr(self, "reserved", False)
+        store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
+        store_val = Store(self.val, counter, val)
+        one_more = CompoundAssign("+", counter, Const(1, "int64"))
+        # (where room is made: store unconditionally, keep the entry only if it is not the fill)
+        keep = CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))
         if self.par_rows:
             # the row's own counter: phase 1 counts the entries, phase 2 stores them from the row's start
-            more = CompoundAssign("+", counter, Const(1, "int64"))
             if self.phase == "assemble":
-                return [more]
-            # phase 2 stores unconditionally and keeps the entry only if it is not the fill
-            keep = CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))
-            return out + [Store(name, counter, Cast(last["idt"], Var(i.name)) if last["idt"] != "int64"
-                                else Var(i.name)) for name, i in zip(last["idx"], coords)] \
-                + [Store(self.val, counter, val), keep]
+                return [one_more]
+            return out + store + [store_val, keep]
         if self.phase == "compute" and self.drop_in_compute:
-            # two-phase, compute, one sparse level: phase 1 made room; store the entry and keep it
-            # only if it is not the fill (its coordinate moves down over the dropped ones)
+            # two-phase, compute, one sparse level: phase 1 made room; the entry's coordinate moves
+            # down over the dropped ones
             read = [CompoundAssign("+", Var(self.read_counter), Const(1, "int64"))] if self.reading else []
-            return out + [Store(name, counter, Cast(last["idt"], Var(i.name)) if last["idt"] != "int64"
-                                else Var(i.name)) for name, i in zip(last["idx"], coords)] \
-                + [Store(self.val, counter, val),
-                   CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill))), *read]
+            return out + store + [store_val, keep, *read]
         if self.phase == "compute":
             # two-phase, compute: the assemble phase stored the coordinates and made room
-            return out + [Store(self.val, counter, val), CompoundAssign("+", counter, Const(1, "int64"))]
+            return out + [store_val, one_more]
+        grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
         if self.phase == "assemble":
             # two-phase, assemble: the structure only (every entry the loops produce; a value
             # equal to the fill is dropped by the compute phase, or after it)
-            grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
-            return grow + [Store(name, counter, Cast(last["idt"], Var(i.name)) if last["idt"] != "int64" else Var(i.name))
-                           for name, i in zip(last["idx"], coords)] + [CompoundAssign("+", counter, Const(1, "int64"))]
-        if not reserved:
-            body += [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
-        for name, i in zip(last["idx"], coords):
-            body.append(Store(name, counter, Cast(last["idt"], Var(i.name)) if last["idt"] != "int64" else Var(i.name)))
-        body.append(Store(self.val, counter, val))
+            return grow + store + [one_more]
         if reserved and self.out_path and coords[-1] == self.out_path[-1]:
-            # room is reserved: store unconditionally, keep the entry only if it is not the fill
-            out += body + [CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))]
-            return out
-        body.append(CompoundAssign("+", counter, Const(1, "int64")))
-        out.append(If(not_fill(val, odt, s.out_fill), body))
-        return out
+            return out + store + [store_val, keep]
+        return out + [If(not_fill(val, odt, s.out_fill), grow + store + [store_val, one_more])]
 
     def _store(self, buf: str, pos, op, v, dt: str, odt: str) -> list:
         """``buf[pos] = v`` or ``buf[pos] op= v`` (a compound store when C has one)."""
@@ -507,10 +493,8 @@ class _Emitter:
         """In a two-phase compute phase, the output's coordinate of its next entry (a Load), if the
         consumer appends exactly one entry per coordinate of the list, at the output's innermost
         coordinate; else None (the list is sorted as in phase 1)."""
-        if self.phase != "compute" or self.par_rows or not n.ordered or not self._one_entry_per_listed(n, consumer):
+        if self.phase != "compute" or self.par_rows or not self._consumes_listed(n, consumer):
             return None
-        if n.index.name in self.derived_loops or n.index.name in self.fused_inner:
-            return None   # a split (or pos, fuse) loop over the list walks it in order: it is sorted again
         last = self.levels_info[-1]
         if self.drop_in_compute:   # (the stores drop the fill: they lag behind where phase 1 stored)
             if self.read_counter is None:
@@ -522,13 +506,14 @@ class _Emitter:
     def _reads_assembled(self, cfir) -> bool:
         """Whether a two-phase compute phase reads coordinates phase 1 stored (some workspace's
         consumer is one :meth:`_assembled_consumer` takes)."""
-        for n in _cfir_walk(cfir):
-            if isinstance(n, CWorkspace) and n.ordered and n.index.name not in self.derived_loops \
-                    and n.index.name not in self.fused_inner:
-                parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
-                if self._one_entry_per_listed(n, parts[1:]):
-                    return True
-        return False
+        return any(isinstance(n, CWorkspace) and self._consumes_listed(
+            n, list(n.body.stmts)[1:] if isinstance(n.body, CSeq) else []) for n in _cfir_walk(cfir))
+
+    def _consumes_listed(self, n: CWorkspace, consumer: list) -> bool:
+        """Whether ``consumer`` walks ``n``'s sorted list in one loop, appending one entry of the
+        output per coordinate (a split, pos or fuse loop over the list walks it in blocks: no)."""
+        return (n.ordered and n.index.name not in self.derived_loops and n.index.name not in self.fused_inner
+                and self._one_entry_per_listed(n, consumer))
 
     def _assembled_count(self):
         """In a two-phase compute phase, the count of this row's entries that phase 1 stored at
