@@ -36,6 +36,7 @@ import numpy as np
 
 from .. import serialize
 from ..algebra import NOVALUE, Operator
+from ..dtypes import typed_scalar
 from ..errors import SparsescopeError
 from ..notation.ast import Access, Call, Literal, Reduce
 
@@ -369,7 +370,7 @@ def _derive_call(e, op: Operator, algs, fills, log):
         alg = de_morgan(parse_algebra(text, op.params))   # (complements now on parameters alone)
         for k, p in enumerate(op.params):
             want = assumed.get(p, 0)
-            if not known or not same_value(fills[k], np.asarray(want).astype(_dtype_of(fills[k]))[()]):
+            if not known or not same_value(fills[k], typed_scalar(want, _dtype_of(fills[k]))):
                 log.append(f"explicit-algebra-fill-mismatch: {e}")
                 return Universe(), fill
         # a derived algebra over-approximates where an argument differs from its fill (c - d may

@@ -368,6 +368,11 @@ class Setup:
     #: reduction's loop runs outside every output loop), or None
     gathered: str | None = None
 
+    @property
+    def out_fill_value(self):
+        """The output's fill as a plain Python value (for comments, and for the runtime)."""
+        return self.out_fill.item() if hasattr(self.out_fill, "item") else self.out_fill
+
     def fill_of(self, acc: Access):
         if acc.tensor in self.temps:
             t, dt = self.temps[acc.tensor]
@@ -399,8 +404,7 @@ class Setup:
         ident = s.op.identity_for(reduce_dtype(s.op, expr_dtype(s.rhs, self.dtype_of)))
         if ident is NOVALUE:
             return None
-        with np.errstate(all="ignore"):
-            ident = np.asarray(ident).astype(self.out_dtype)[()]
+        ident = typed_scalar(ident, self.out_dtype)
         if self.out_neutral is not NOVALUE and same_value(ident, self.out_fill):
             return None
         return ident
@@ -452,7 +456,7 @@ class Setup:
             fill = 0 if rhs_fill is NOVALUE else rhs_fill
             if program.op is not None and program.op.identity_for(rdt) is not NOVALUE:
                 fill = program.op.identity_for(rdt)   # an update starts at the identity (out_fill below)
-            ofmt = dense(len(out.indices), fill=np.asarray(fill).astype(rdt)[()].item(), dtype=rdt.name)
+            ofmt = dense(len(out.indices), fill=typed_scalar(fill, rdt).item(), dtype=rdt.name)
             formats = {**formats, out.tensor: ofmt}
         out_dtype = np.dtype(ofmt.dtype).name
         if is_all_dense(ofmt):
@@ -460,10 +464,10 @@ class Setup:
             if program.op is not None and program.op.identity_for(np.dtype(out_dtype)) is not NOVALUE:
                 # a fresh output of an update starts at the identity, whatever its format's fill
                 out_fill = program.op.identity_for(np.dtype(out_dtype))
-            out_fill = np.asarray(out_fill).astype(out_dtype)[()]
+            out_fill = typed_scalar(out_fill, out_dtype)
             neutral = out_fill if rhs_fill is not NOVALUE else NOVALUE
         else:
-            out_fill = np.asarray(ofmt.fill).astype(out_dtype)[()]
+            out_fill = typed_scalar(ofmt.fill, out_dtype)
             neutral = out_fill
         # names and iterators per distinct access
         names, iters, paths, flexible = {}, {}, {}, set()
@@ -1066,8 +1070,7 @@ def init_of(t, dtype):
         typed = t.op.identity_for(np.dtype(dtype))
         if typed is not NOVALUE:
             return typed
-    with np.errstate(all="ignore"):
-        return np.asarray(t.init).astype(dtype)[()]
+    return typed_scalar(t.init, dtype)
 
 
 def _temp_init(temp, setup: Setup):
@@ -1089,14 +1092,14 @@ def _stmt_rules(setup: Setup) -> list[Rule]:
         if isinstance(t, Assignment) and t.op is not None and isinstance(t.rhs, Literal):
             d = setup.dtype_of(t.lhs) if t.lhs.tensor in setup.temps else setup.out_dtype
             ident = t.op.identity_for(d)
-            if ident is not NOVALUE and same_value(np.asarray(t.rhs.value).astype(d)[()], ident):
+            if ident is not NOVALUE and same_value(typed_scalar(t.rhs.value, d), ident):
                 return Skip()
         return None
 
     def skip_fill_store(t):
         if isinstance(t, Assignment) and t.op is None and t.lhs == setup.output \
                 and isinstance(t.rhs, Literal) and setup.out_neutral is not NOVALUE \
-                and same_value(np.asarray(t.rhs.value).astype(setup.out_dtype)[()], setup.out_neutral):
+                and same_value(typed_scalar(t.rhs.value, setup.out_dtype), setup.out_neutral):
             return Skip()
         return None
 
@@ -1506,7 +1509,7 @@ class _Machine:
         if isinstance(e, Access):
             return self.value(e)
         if isinstance(e, Literal):
-            return np.asarray(e.value).astype(e.dtype)[()]
+            return typed_scalar(e.value, e.dtype)
         if isinstance(e, Call):
             with np.errstate(all="ignore"):
                 return np.asarray(e.op(*[self.expr(a) for a in e.args]))[()]
@@ -1562,7 +1565,7 @@ class _Machine:
             else:
                 cur = self.env[n.lhs.tensor]
                 with np.errstate(all="ignore"):
-                    self.env[n.lhs.tensor] = np.asarray(n.op(cur, v)).astype(self.setup.temps[n.lhs.tensor][1])[()] \
+                    self.env[n.lhs.tensor] = typed_scalar(n.op(cur, v), self.setup.temps[n.lhs.tensor][1]) \
                         if n.op is not None else v
         elif isinstance(n, CForall):
             self.forall(n)

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ..algebra import Operator, lookup
-from ..dtypes import value_dtype
+from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
 from ..imperative.ir import BinOp, Call, Cast, Const, Select, UnOp
 from ..notation.ast import Access, Call as NCall, Literal, Reduce
@@ -31,7 +31,7 @@ from ..notation.ast import Access, Call as NCall, Literal, Reduce
 def const_of(value, dtype) -> Const:
     """An IR constant of ``value`` in ``dtype`` (infinities and NaN allowed for floats)."""
     dt = np.dtype(dtype)
-    v = np.asarray(value).astype(dt)[()].item()
+    v = typed_scalar(value, dt).item()
     return Const(v, dt.name)
 
 

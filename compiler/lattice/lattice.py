@@ -218,7 +218,7 @@ def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
         return not any(nonfinite_fill(fill_of(a)) for a in expr_accesses(x))
 
     def lit_value(x):
-        return np.asarray(x.value).astype(x.dtype)[()]
+        return typed_scalar(x.value, x.dtype)
 
     def fold(t):
         if isinstance(t, Call) and t.args and all(isinstance(a, Literal) for a in t.args):
@@ -239,7 +239,7 @@ def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
             rdt = expr_dtype(t, dtype_of)
             if isinstance(a, Literal) and same_value(lit_value(a), t.op.annihilator_for(rdt)) \
                     and all(finite(x) for x in others):
-                return literal(np.asarray(t.op.annihilator_for(rdt)).astype(rdt)[()])
+                return literal(typed_scalar(t.op.annihilator_for(rdt), rdt))
         return None
 
     def identity(t):
@@ -370,7 +370,7 @@ def build_lattice(index: Index, expr, operands: list[Operand], *, neutral, free=
         absent = {ops[k].access: typed_fill(ops[k]) for k in ops if k not in p.present}
         p.expr = rewrite(remove_operands(expr, absent), rules, log)
         if isinstance(p.expr, Literal) and neutral is not NOVALUE and same_value(
-                np.asarray(p.expr.value).astype(p.expr.dtype)[()], neutral):
+                typed_scalar(p.expr.value, p.expr.dtype), neutral):
             log.append(Rewrite("case-is-fill", "[" + " ".join(sorted(p.present)) + "]", "omit"))
             p.producer = False
             p.note = "computes the fill"
@@ -441,8 +441,8 @@ _POOL = {"f": [0.0, 1.0, -1.0, 2.0, 0.5, -2.5, 3.0, 1.5], "i": [0, 1, -1, 2, 3, 
 def _sample(op_fill, dtype, rng) -> Any:
     dt = np.dtype(dtype)
     pool = _POOL["b" if dt.kind == "b" else "i" if dt.kind in "iu" else "f"]
-    choices = [v for v in pool if not same_value(np.asarray(v).astype(dt)[()], op_fill)]
-    return np.asarray(choices[rng.integers(len(choices))]).astype(dt)[()]
+    choices = [v for v in pool if not same_value(typed_scalar(v, dt), op_fill)]
+    return typed_scalar(choices[rng.integers(len(choices))], dt)
 
 
 def evaluate_expr(e, values: dict):
@@ -450,7 +450,7 @@ def evaluate_expr(e, values: dict):
     if isinstance(e, Access):
         return values[str(e)]
     if isinstance(e, Literal):
-        return np.asarray(e.value).astype(e.dtype)[()]
+        return typed_scalar(e.value, e.dtype)
     if isinstance(e, Call):
         return np.asarray(e.op(*[evaluate_expr(a, values) for a in e.args]))[()]
     if isinstance(e, Reduce):
@@ -519,7 +519,7 @@ def check_lattice(L: Lattice, expr, *, trials: int = 12, seed: int = 0, free_dty
                     for k in free_accesses:
                         f = free_fills.get(k, 0)
                         dt = free_dtypes.get(k, "float64")
-                        vals[k] = _sample(f, dt, rng) if k in fr else np.asarray(f).astype(dt)[()]
+                        vals[k] = _sample(f, dt, rng) if k in fr else typed_scalar(f, dt)
                     with np.errstate(all="ignore"):
                         try:
                             v = evaluate_expr(expr, vals)
@@ -560,8 +560,8 @@ def _wraps(expr, vals: dict, v) -> bool:
     if all(wide[k] is vals[k] for k in vals):
         return False
     w = evaluate_expr(expr, wide)
-    return np.asarray(v).dtype.kind in "iu" and not same_value(np.asarray(w).astype(np.int64)[()],
-                                                               np.asarray(v).astype(np.int64)[()])
+    return np.asarray(v).dtype.kind in "iu" and not same_value(typed_scalar(w, np.int64),
+                                                               typed_scalar(v, np.int64))
 
 
 def _agrees(got, want, operand_dtypes=()) -> bool:

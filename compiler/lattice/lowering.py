@@ -1668,7 +1668,7 @@ class _Emitter:
             restart = [Assign(Var(last["counter"]), Const(0, "int64"))]
             if self.read_counter is not None:
                 restart.append(Declare(Var(self.read_counter), "int64", Const(0, "int64")))
-            fill = s.out_fill.item() if hasattr(s.out_fill, "item") else s.out_fill
+            fill = s.out_fill_value
             emitted = [*self._reserve_for_scatters(first),
                        Comment(f"phase 1, assemble: the structure of {s.output.tensor} (positions and coordinates)"),
                        If(yes, first),
@@ -1739,7 +1739,7 @@ class _Emitter:
         """
         s = self.setup
         sparse = [x for x in self.levels_info if not isinstance(x["level"], Dense)]
-        fill = s.out_fill.item() if hasattr(s.out_fill, "item") else s.out_fill
+        fill = s.out_fill_value
         if self.par_rows:
             head = f"phase 2 skipped the entries whose value is the fill ({fill!r}): close the gaps they left"
         else:
@@ -2117,7 +2117,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     out_shape = tuple(setup.extent_uses[i][0] for i in program.lhs.indices)
     extents = tuple((i.name, tuple(uses)) for i, uses in setup.extent_uses.items() if len(uses) > 1)
     helpers = tuple((h, python_helper(op, h)) for h, (_, op) in em.helpers.items())
-    fill = setup.out_fill.item() if hasattr(setup.out_fill, "item") else setup.out_fill
+    fill = setup.out_fill_value
     initial = "output" if program.op is not None else "none" if writes_everything(cfir, setup) else "fill"
     return Lowered(fn, program.lhs.tensor, setup.output_format, out_shape, fill, extents, initial, helpers,
                    tuple((tensor, fmt) for tensor, _, fmt, _, _ in conversions),

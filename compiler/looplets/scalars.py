@@ -54,7 +54,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..algebra import is_annihilator, reduction_annihilator
-from ..dtypes import value_dtype
+from ..dtypes import typed_scalar, value_dtype
 from ..format import Format
 from ..imperative.ir import Assign as IAssign, BinOp, Break, Const, Declare, If, Load, Store, Tagged, UnOp, Var
 from ..levels import Element
@@ -257,7 +257,7 @@ def remove_reductions(body, name):
 
 
 def _const(value, dtype):
-    return Const(_py(np.asarray(value).astype(dtype)[()]), dtype)
+    return Const(_py(typed_scalar(value, dtype)), dtype)
 
 
 class ScalarLowering:
