@@ -532,27 +532,34 @@ class Setup:
             steps.append(("hoist", stmt, lifted, _HOISTED))
             stmt = new
         steps += hoisted
-        if is_all_dense(ofmt) and program.op is None:
+        if is_all_dense(ofmt):
             def dtype_of(e):   # None when it reads a temporary (a nested reduction's)
                 if any(a.tensor not in formats for a in expr_accesses(e)):
                     return None
                 return expr_dtype(e, lambda a: np.dtype(formats[a.tensor].dtype)).name
             # (a workspace the schedule asked for stays: only one the formats forced goes)
-            seq = None if isinstance(stmt, Where) and stmt.temp.name in scheduled else \
-                _as_sequence(stmt, out, out_dtype, dtype_of)
+            seq = None if program.op is not None or isinstance(stmt, Where) and stmt.temp.name in scheduled \
+                else _as_sequence(stmt, out, out_dtype, dtype_of)
             if seq is not None:
                 w = stmt.temp.name
                 steps.append(("sequence", stmt, seq, f"{out.tensor} starts at what the workspace {w} was added to, "
                               f"and the reduction adds into {out.tensor} itself: no workspace (taco's sequence "
                               f"statement, define; mutate)"))
                 stmt = seq
-            elif not relations and parallel is None:   # (one parallel loop runs the merged terms)
-                split = _terms_in_sequence(stmt, out, out_dtype, dtype_of, lambda a: formats[a.tensor].fill)
+            elif not relations and _rows_per_thread(stmt, out, ofmt, parallel):
+                split = _terms_in_sequence(stmt, out, out_dtype, dtype_of, lambda a: formats[a.tensor].fill,
+                                           lambda e: all(is_all_dense(formats[a.tensor]) for a in expr_accesses(e)),
+                                           program.op)
                 if split is not None:
-                    seq, n = split
+                    seq, n, sparse, lead = split
+                    dense = f"; the first {lead}, dense, together" if lead > 1 else ""
+                    threads = (f"; each runs its loop over {parallel} on the threads" if parallel is not None
+                               else "")
+                    how = ("(define; mutate)" if program.op is None
+                           else f"(each an update, {assign_spelling(program.op)})")
                     steps.append(("sequence", stmt, seq, f"the {n} terms of the sum go into {out.tensor} one after "
-                                  f"another (define; mutate): merged in one loop they would make up to {2 ** n - 1} "
-                                  f"cases at each level"))
+                                  f"another {how}: merged in one loop they would make up to "
+                                  f"{2 ** sparse - 1} cases at each level{dense}{threads}"))
                     stmt = seq
         gathered = None
         if not is_all_dense(ofmt) and program.op is None:
@@ -769,42 +776,71 @@ def _as_sequence(stmt, out: Access, out_dtype: str, dtype_of):
 SEQUENCE_TERMS = 3
 
 
-def _terms_in_sequence(stmt, out: Access, out_dtype: str, dtype_of, fill_of):
+def _rows_per_thread(stmt, out: Access, ofmt: Format, parallel) -> bool:
+    """Whether the loop nests of a sequence made of ``stmt`` may each run on threads: there is no
+    ``parallelize``, or it takes the outermost loop, over the output's outer mode (each thread then
+    writes only its own rows, in every nest, and needs neither atomics nor a copy). Otherwise
+    (threads that may write one element) one parallel loop runs the merged terms.
+    """
+    if parallel is None:
+        return True
+    order, path = _loops(stmt)[0], storage_path(out, ofmt)[0]
+    return bool(order and path) and order[0] == parallel and path[0] == parallel
+
+
+def _terms_in_sequence(stmt, out: Access, out_dtype: str, dtype_of, fill_of, full, update=None):
     """``y = t1; y op= t2; ...``, one loop nest per term, for a dense output assigned a sum (any
-    commutative, associative operator) of :data:`SEQUENCE_TERMS` terms or more, with the term count;
-    None when it does not apply.
+    commutative, associative operator) of :data:`SEQUENCE_TERMS` sparse terms or more, with the
+    count of terms, of sparse terms, and of the full terms that lead; None when it does not apply.
 
     Merged, ``n`` sparse terms make up to ``2^n - 1`` lattice points at each level of the loop nest
     (``A = B + C + D + E`` over 3-D CSF tensors: 384 KB of C). One after another, each term's
     loops visit only its own entries. It applies where it computes the same: the output is dense
     and starts at the fill everywhere, every term's fill is the operator's identity (a term's
     absent entries add nothing), and every term's dtype is the output's (no sum rounded in a
-    narrower type first). The terms then add in the same order as merged.
+    narrower type first). The terms then add in the same order as merged: a float sum is split
+    only along its left spine (``(a + b) + c``, as written ``a + b + c``; ``a + (b + c)`` is two
+    terms). Terms that visit every point (``full``: dense operands only) add nothing to the merge;
+    those that come first stay together in the first nest (``y = B + C; y += D; ...``), and they
+    do not count towards :data:`SEQUENCE_TERMS`. An ``update`` by the same operator (``y[i] += a[i]
+    + b[i] + c[i]``) becomes updates only where that regroups exactly: ``y + (a + b)`` is not
+    ``(y + a) + b`` in floats.
     """
     order, body = _loops(stmt)
-    if not (isinstance(body, Assignment) and body.op is None and body.lhs.tensor == out.tensor and order):
+    if not (isinstance(body, Assignment) and body.op == update and body.lhs.tensor == out.tensor and order):
         return None
     op = body.rhs.op if isinstance(body.rhs, Call) else None
     if op is None or op.is_user or not (op.commutative and op.associative) or op.identity is NOVALUE:
         return None
+    # (integers wrap, min and max pick: those regroup exactly; float sums and products round)
+    exact = op.idempotent or np.dtype(out_dtype).kind in "biu"
+    if update is not None and (update != op or not exact):
+        return None
 
     def terms(e):
         if isinstance(e, Call) and e.op == op:
-            return [t for a in e.args for t in terms(a)]
+            return [t for a in (e.args if exact else e.args[:1]) for t in terms(a)] + ([] if exact else
+                                                                                         list(e.args[1:]))
         return [e]
     parts = terms(body.rhs)
-    if len(parts) < SEQUENCE_TERMS:
-        return None
     for t in parts:
         if dtype_of(t) != out_dtype:
             return None
         fill = derive(t, fill_of)[1]
         if fill is NOVALUE or not same_value(fill, op.identity_for(np.dtype(out_dtype))):
             return None
-    seq = _wrap(order, Assignment(body.lhs, op, parts[-1]))
-    for t in reversed(parts[1:-1]):
+    lead = next((k for k, t in enumerate(parts) if not full(t)), len(parts))
+    sparse = sum(not full(t) for t in parts)
+    if sparse < SEQUENCE_TERMS:
+        return None
+    first = parts[0]
+    for t in parts[1:max(lead, 1)]:
+        first = Call(op, (first, t))
+    rest = parts[max(lead, 1):]
+    seq = _wrap(order, Assignment(body.lhs, op, rest[-1]))
+    for t in reversed(rest[:-1]):
         seq = Sequence(_wrap(order, Assignment(body.lhs, op, t)), seq)
-    return Sequence(_wrap(order, Assignment(body.lhs, None, parts[0])), seq), len(parts)
+    return Sequence(_wrap(order, Assignment(body.lhs, update, first)), seq), len(parts), sparse, lead
 
 
 def _reads(s, name: str) -> bool:

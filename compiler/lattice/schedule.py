@@ -325,6 +325,12 @@ def _user_ops(e) -> list:
     return [n.op for n in walk(e) if isinstance(n, (Call, Reduce)) and n.op.is_user]
 
 
+def _parts(s) -> list:
+    """The statements of a (nested) sequence, in order."""
+    from .cin import Sequence
+    return [*_parts(s.define), *_parts(s.mutate)] if isinstance(s, Sequence) else [s]
+
+
 def check_parallel(index: Index, setup, written: Index | None = None) -> str:
     """Refuse ``parallelize(index)`` when the threads would race or it is not the outer loop;
     return the race strategy the loop needs: ``setup.races`` as scheduled, or ``"none"`` when
@@ -344,7 +350,11 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
     from .iteration_graph import is_all_dense, storage_path
     order, body = _loops(setup.statement)
     what = f"parallelize({written or index}) does not apply"
-    if not order and isinstance(body, Sequence):
+    if not order and isinstance(body, Sequence) and all(_loops(p)[0][:1] == [index] for p in _parts(body)):
+        # a sum's terms one after another (y = a; y += b; y += c; _terms_in_sequence): each loop
+        # nest runs on the threads, over the same rows; checking the first checks them all
+        order, body = _loops(_parts(body)[0])
+    elif not order and isinstance(body, Sequence):
         # define; mutate (y = z; y += A x): the threads take the outer loop of one of them, and
         # the other runs on one thread, before or after
         part = next((p for p in (body.define, body.mutate) if _loops(p)[0][:1] == [index]), None)

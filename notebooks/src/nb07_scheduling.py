@@ -180,11 +180,15 @@ k = ss.lower("y[i] = A[i, j] * x[j] + z[i]", A="csc", x="dense", z="dense",
 print(step.note)
 print(step.after)
 print("\\n".join(line for line in k.c_source.splitlines() if "y_val[i]" in line or "#pragma omp" in line))"""),
-    ("md", """A sum of **three or more terms** into a dense output is a sequence too: merged in one
-loop, `n` terms make up to `2^n - 1` lattice points at each level of the nest (four 3-D CSF
-tensors: 15 cases in each of three nested loops, hundreds of KB of C), while one after another
+    ("md", """A sum of **three or more sparse terms** into a dense output is a sequence too: merged in
+one loop, `n` sparse terms make up to `2^n - 1` lattice points at each level of the nest (four 3-D
+CSF tensors: 15 cases in each of three nested loops, hundreds of KB of C), while one after another
 each term's loops visit only its own entries. It applies where it computes the same: every term's
-fill is the sum's identity and its dtype the output's."""),
+fill is the sum's identity and its dtype the output's, and the terms add in the order written (a
+float sum splits along `(a + b) + c` only; an update `y[i] += ...` becomes updates only where
+regrouping is exact, integers or `max=`/`min=`). Dense terms add no case: those in front stay
+together in the first nest. Under `parallelize(i)` each nest runs its loop over `i` on the threads,
+where each thread owns its rows of the output."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 k = ss.lower("a[i] = x[i] + y[i] + z[i]", x="sparse_vector", y="sparse_vector", z="sparse_vector")
 (step,) = k.trace.find("sequence")

@@ -665,12 +665,74 @@ def test_a_sum_of_three_terms_or_more_into_a_dense_output_is_a_sequence(prog, fi
             assert k.c_source.count("for (int64_t p") == len(used) and "while" not in k.c_source
 
 
-def test_a_sum_of_three_terms_parallelized_stays_one_merged_loop():
-    # (a sequence's nests would each need their own parallel loop: the merged one runs on threads)
+@pytest.mark.parametrize("races", [None, "atomics", "copies"])
+def test_a_sum_of_three_terms_parallelized_runs_each_nest_on_the_threads(races):
+    # each thread owns its rows of A in every nest (so a race strategy has nothing to do): each
+    # term's loop over i is a parallel loop
     rng = np.random.default_rng(41)
-    ts = {n: Tensor.from_numpy(rand((30, 20), 0.3, rng), csr(), name=n) for n in "BCD"}
-    k = check("A[i, j] = B[i, j] + C[i, j] + D[i, j]", Schedule().parallelize("i"), **ts)
+    ts = {n: Tensor.from_numpy(rand((30, 20), 0.3, rng, empty=(4,)), csr(), name=n) for n in "BCD"}
+    schedule = Schedule().parallelize("i", races=races) if races else Schedule().parallelize("i")
+    k = check("A[i, j] = B[i, j] + C[i, j] + D[i, j]", schedule, **ts)
+    (step,) = k.trace.find("sequence")
+    assert "each runs its loop over i on the threads" in step.note
+    assert k.c_source.count("#pragma omp parallel for") == 3 and "while" not in k.c_source
+    assert "atomic" not in k.c_source and "copy" not in k.c_source
+
+
+def test_a_sum_of_three_terms_whose_threads_share_rows_stays_one_merged_loop():
+    # (threads that may write one element would race in each nest: the merged loop runs on them once)
+    rng = np.random.default_rng(43)
+    ts = {n: Tensor.from_numpy(rand((12, 10), 0.3, rng), csc(), name=n) for n in "BCD"}
+    k = check("A[i, j] = B[i, j] + C[i, j] + D[i, j]", Schedule().parallelize("j", races="atomics"), **ts)
     assert not k.trace.find("sequence") and "#pragma omp parallel for" in k.c_source
+
+
+@pytest.mark.parametrize("dense_names, nests", [("BCD", None), ("B", None), ("BC", 4), ("D", 5)])
+def test_dense_terms_of_a_sum_do_not_count_and_lead_in_one_nest(dense_names, nests):
+    # a dense term visits every point: it adds no case to the merge, only a pass over the output
+    # (one between sparse terms gets its own nest: added to a neighbour, it would round differently)
+    rng = np.random.default_rng(47)
+    ts = {n: Tensor.from_numpy(rand((12, 10), 0.3, rng, empty=(2,)), dense(2) if n in dense_names else csr(), name=n)
+          for n in "BCDEF"}
+    names = "BCDEF" if nests else "BCD"
+    k = check("A[i, j] = " + " + ".join(f"{n}[i, j]" for n in names), **{n: ts[n] for n in names})
+    steps = k.trace.find("sequence")
+    assert bool(steps) == bool(nests)
+    if nests:
+        assert k.c_source.count("for (int64_t i = 0;") == nests
+        assert ("the first 2, dense, together" in steps[0].note) == (dense_names == "BC")
+        assert f"up to {2 ** (5 - len(dense_names)) - 1} cases at each level" in steps[0].note
+
+
+@pytest.mark.parametrize("dtype, sequence", [("float64", False), ("int64", True)])
+def test_a_float_sum_splits_only_along_its_left_spine(dtype, sequence):
+    # x + (y + z) rounds y + z first: one after another would round x + y first. Integers regroup exactly
+    rng = np.random.default_rng(53)
+    vecs = {n: Tensor.from_numpy(rand(15, 0.4, rng).astype(dtype) * 3, sparse_vector(dtype=dtype), name=n)
+            for n in "xyz"}
+    k = check("a[i] = x[i] + (y[i] + z[i])", **vecs)
+    assert bool(k.trace.find("sequence")) == sequence
+
+
+@pytest.mark.parametrize("prog, dtype, fill, sequence", [
+    ("y[i] += x[i] + u[i] + z[i]", "int64", 0, True),                     # integers regroup exactly
+    ("y[i] += x[i] + u[i] + z[i]", "float64", 0, False),                  # y + (x + u + z) rounds once
+    ("y[i] max= max(max(x[i], u[i]), z[i])", "float64", -np.inf, True),   # max picks: regroups exactly
+    ("y[i] max= x[i] + u[i] + z[i]", "int64", 0, False),                  # the update is not the sum's operator
+    ("y[i] min= min(min(x[i], u[i]), min(z[i], w[i]))", "int32", np.iinfo("int32").max, True),
+])
+@pytest.mark.parametrize("given", [True, False], ids=["given-y", "fresh-y"])
+def test_an_update_by_the_sums_operator_becomes_updates_where_it_regroups_exactly(prog, dtype, fill, sequence, given):
+    rng = np.random.default_rng(59)
+    vecs = {n: Tensor.from_numpy(np.where(rng.random(14) < 0.4, rng.integers(-5, 6, 14), fill).astype(dtype),
+                                 sparse_vector(fill=fill, dtype=dtype), name=n) for n in "xuzw" if f"{n}[" in prog}
+    if given:
+        vecs["y"] = Tensor.from_numpy(rng.integers(-5, 6, 14).astype(dtype), dense(1, dtype=dtype), name="y")
+    k = check(prog, **vecs)
+    steps = k.trace.find("sequence")
+    assert bool(steps) == sequence
+    if sequence:
+        assert f"(each an update, {prog.split()[1]})" in steps[0].note and "while" not in k.c_source
 
 
 def test_a_sum_of_mixed_dtypes_merges_as_written():
@@ -691,8 +753,8 @@ def test_four_3d_csf_tensors_added_make_a_short_kernel():
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(3, 5), st.sampled_from(["add", "max", "min", "mul"]), st.integers(0, 6),
-       st.sampled_from([0.0, 0.3, 1.0]), st.integers(0, 2**31))
-def test_sums_into_dense_outputs_match_the_oracle_as_sequences(nterms, op, n, density, seed):
+       st.sampled_from([0.0, 0.3, 1.0]), st.booleans(), st.integers(0, 2**31))
+def test_sums_into_dense_outputs_match_the_oracle_as_sequences(nterms, op, n, density, parallel, seed):
     rng = np.random.default_rng(seed)
     ident = {"add": 0.0, "max": -np.inf, "min": np.inf, "mul": 1.0}[op]
     names = "bcdef"[:nterms]
@@ -701,8 +763,9 @@ def test_sums_into_dense_outputs_match_the_oracle_as_sequences(nterms, op, n, de
     expr = f"{names[0]}[i]"
     for m in names[1:]:
         expr = {"add": f"{expr} + {m}[i]", "mul": f"{expr} * {m}[i]"}.get(op, f"{op}({expr}, {m}[i])")
-    k = check(f"a[i] = {expr}", **vecs)
+    k = check(f"a[i] = {expr}", Schedule().parallelize("i") if parallel else None, **vecs)
     assert k.trace.find("sequence")   # (every term's fill is the operator's identity)
+    assert k.c_source.count("#pragma omp parallel for") == (nterms if parallel else 0)
 
 
 # -- found by fuzzing ------------------------------------------------------------------------------
