@@ -356,14 +356,31 @@ def _signature(plan: _Plan, restrict: bool, wrap: bool) -> str:
     return f"int {plan.fn.name}(\n{INDENT}{inner})"
 
 
+_PLANS: dict = {}   # (id(fn), checked) -> (fn, plan): the last few functions' plans
+
+
+def _plan(fn: Function, checked: bool) -> _Plan:
+    """``fn``'s plan, made once for the questions about its interface: a kernel asks for its
+    arguments, declarations and free function, and each plan walks the whole function (a large
+    kernel's walks took seconds). Not for printing, which takes fresh names from its plan."""
+    key = (id(fn), checked)
+    got = _PLANS.get(key)
+    if got is not None and got[0] is fn:
+        return got[1]
+    if len(_PLANS) >= 8:
+        _PLANS.clear()
+    plan = _PLANS[key] = (fn, _Plan(fn, checked))   # (keeping fn keeps its id from being reused)
+    return plan[1]
+
+
 def c_arguments(fn: Function, checked: bool = False) -> tuple[CArg, ...]:
     """The kernel's C arguments in order (the calling convention in the module docstring)."""
-    return tuple(_Plan(fn, checked).args)
+    return tuple(_plan(fn, checked).args)
 
 
 def c_declarations(fn: Function, checked: bool = False) -> str:
     """The exported declarations, for ``cffi.FFI().cdef`` (no ``restrict``)."""
-    plan = _Plan(fn, checked)
+    plan = _plan(fn, checked)
     decls = [_signature(plan, restrict=False, wrap=False) + ";"]
     if plan.free:
         decls.append(f"void {plan.free}(void *p);")
@@ -372,7 +389,7 @@ def c_declarations(fn: Function, checked: bool = False) -> str:
 
 def free_function(fn: Function) -> str | None:
     """The exported name that frees growable outputs, or None without growables."""
-    return _Plan(fn, False).free
+    return _plan(fn, False).free
 
 
 def emit_c(fn: Function, checked: bool = False) -> str:
@@ -390,7 +407,7 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
     >>> [source.splitlines()[n - 1].strip() for n in lines["zero"]]
     ['y[0] = 0.0;']
     """
-    plan = _Plan(fn, checked)
+    plan = _Plan(fn, checked)   # (its own: printing takes fresh names from it)
     out: list[str] = [f"/* sparsescope kernel {fn.name}{' (checked)' if checked else ''} */"]
     includes = ["stdbool.h", "stdint.h"]
     if plan.uses_math:

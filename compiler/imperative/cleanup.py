@@ -218,12 +218,12 @@ def fold_flags(stmts) -> list:
     """``stmts`` with ifs on known boolean flags replaced by their taken branch, and flags
     nobody reads any more removed."""
     folded = _fold(list(stmts), {})
-    flags = {n.var.name for n in walk(tuple(folded)) if isinstance(n, Declare) and n.dtype == "bool"
+    nodes = list(walk(tuple(folded)))   # (one walk: a kernel of many flags made this quadratic)
+    flags = {n.var.name for n in nodes if isinstance(n, Declare) and n.dtype == "bool"
              and _bool_const(n.init) is not None}
-    assigned_only_constants = {name for name in flags if all(
-        _bool_const(n.value) is not None for n in walk(tuple(folded))
-        if isinstance(n, (Assign, CompoundAssign)) and n.target.name == name)}
-    unread = assigned_only_constants - _expr_vars(folded)
+    assigned_other = {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))
+                      and n.target.name in flags and _bool_const(n.value) is None}
+    unread = flags - assigned_other - _expr_vars(folded)
     return _drop_locals(folded, unread) if unread else folded
 
 
