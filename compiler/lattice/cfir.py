@@ -538,13 +538,18 @@ class Setup:
                     return None
                 return expr_dtype(e, lambda a: np.dtype(formats[a.tensor].dtype)).name
             # (a workspace the schedule asked for stays: only one the formats forced goes)
-            seq = None if program.op is not None or isinstance(stmt, Where) and stmt.temp.name in scheduled \
-                else _as_sequence(stmt, out, out_dtype, dtype_of)
+            seq = None if program.op is not None else _as_sequence(stmt, out, out_dtype, dtype_of, scheduled,
+                                                                   nested=parallel is None)
             if seq is not None:
-                w = stmt.temp.name
-                steps.append(("sequence", stmt, seq, f"{out.tensor} starts at what the workspace {w} was added to, "
-                              f"and the reduction adds into {out.tensor} itself: no workspace (taco's sequence "
-                              f"statement, define; mutate)"))
+                ws = [x.temp.name for x in _wheres(stmt) if x.temp.workspace]
+                if len(ws) == 1:
+                    note = (f"{out.tensor} starts at what the workspace {ws[0]} was added to, and the reduction "
+                            f"adds into {out.tensor} itself")
+                else:
+                    note = (f"{out.tensor} starts at what the workspaces {', '.join(ws)} were added to, and each "
+                            f"reduction adds into {out.tensor} itself, one after another")
+                steps.append(("sequence", stmt, seq, f"{note}: no workspace (taco's sequence statement, "
+                              f"define; mutate)"))
                 stmt = seq
             elif not relations and _rows_per_thread(stmt, out, ofmt, parallel):
                 split = _terms_in_sequence(stmt, out, out_dtype, dtype_of, lambda a: formats[a.tensor].fill,
@@ -737,39 +742,62 @@ def _auto_workspace(stmt, out: Access, fmt, name: str | None = None):
     return None
 
 
-def _as_sequence(stmt, out: Access, out_dtype: str, dtype_of):
-    """``y = z; y += ...`` (taco's sequence statement) for a dense output whose reduction the
-    formats made a workspace of only to add one more term to it; None when it does not apply.
+def _as_sequence(stmt, out: Access, out_dtype: str, dtype_of, kept=frozenset(), nested=True):
+    """``y = z; y += ...`` (taco's sequence statement) for a dense output whose reductions the
+    formats made workspaces of only to add them to the rest; None when it does not apply.
 
     CSC ``y[i] = A[i, j] * x[j] + z[i]`` gathers the sum over the columns in ``w[i]``, then
     ``y[i] = w[i] + z[i]``. Defining ``y[i] = z[i]`` first and letting the columns add into
     ``y`` itself computes the same with no workspace, and leaves the columns the outer loop,
-    which ``parallelize`` can take. The combining operator must be the reduction's, commutative
-    and associative (the terms then add in another order), the workspace must start at its
+    which ``parallelize`` can take. With several such workspaces (CSC ``y = A x + B z``: ``w``
+    and ``w_2``, one inside the other's where) each goes the same way, innermost first:
+    ``y = 0; y += A x; y += B z``. The combining operator must be the reductions', commutative
+    and associative (the terms then add in another order), each workspace must start at its
     identity, and its dtype must be the output's (no sum kept exact in int64 for a float ``y``).
+    A workspace named in ``kept`` (one the schedule asked for) stays, and so does the rest.
+    Without ``nested``, only one workspace goes (``parallelize`` takes one nest's outer loop, and
+    a race strategy would reach into the other nests' updates too).
     """
-    if not isinstance(stmt, Where) or not stmt.temp.workspace or stmt.temp.op is None:
+    if not isinstance(stmt, Where) or not stmt.temp.workspace or stmt.temp.op is None or stmt.temp.name in kept:
         return None
     w, acc = stmt.temp, stmt.temp.access()
-    order, body = _loops(stmt.consumer)
     op = w.op
+    consumer, rest = stmt.consumer, None
+    if isinstance(consumer, Where):   # an inner workspace: it goes first, and its define comes back here
+        # (its updates combine by its operator: the same as this one's, or y would mix two)
+        inner = _as_sequence(consumer, out, out_dtype, dtype_of, kept) \
+            if nested and consumer.temp.op == op else None
+        if inner is None:
+            return None
+        consumer, rest = inner.define, inner.mutate
+    order, body = _loops(consumer)
     if not (isinstance(body, Assignment) and body.op is None and body.lhs.tensor == out.tensor
             and sorted(i.name for i in body.lhs.indices) == sorted(i.name for i in acc.indices)
             and len(set(acc.indices)) == len(acc.indices)
             and sorted(i.name for i in order) == sorted(i.name for i in out.indices)
-            and isinstance(body.rhs, Call) and body.rhs.op == op and len(body.rhs.args) == 2
-            and op.commutative and op.associative and list(body.rhs.args).count(acc) == 1
-            and same_value(w.init, op.identity)):
+            and op.commutative and op.associative and same_value(w.init, op.identity)):
         return None
-    other = body.rhs.args[1 - list(body.rhs.args).index(acc)]
-    if any(a.tensor == w.name for a in expr_accesses(other)):
+
+    def terms(e):
+        return [t for a in e.args for t in terms(a)] if isinstance(e, Call) and e.op == op else [e]
+    parts = terms(body.rhs)
+    if parts.count(acc) != 1 or any(a.tensor == w.name for t in parts if t != acc for a in expr_accesses(t)):
         return None
+    others = [t for t in parts if t != acc]
+    if others:
+        other = others[0]
+        for t in others[1:]:
+            other = Call(op, (other, t))
+    else:   # y = w alone (the other terms went to inner workspaces' sequences): y starts at the identity
+        other = Literal(typed_scalar(op.identity_for(np.dtype(out_dtype)), out_dtype).item(), out_dtype)
     updates = assignments(stmt.producer)
     if not updates or any(a.lhs != acc or a.op != op for a in updates if a.lhs.tensor == w.name) \
             or any(dtype_of(a.rhs) != out_dtype for a in updates if a.lhs.tensor == w.name) \
             or any(x.lhs.tensor == out.tensor for x in updates) or _reads(stmt.producer, w.name):
         return None
-    return Sequence(_wrap(order, Assignment(body.lhs, None, other)), _retarget(stmt.producer, w.name, body.lhs))
+    mutate = _retarget(stmt.producer, w.name, body.lhs)
+    return Sequence(_wrap(order, Assignment(body.lhs, None, other)),   # (the terms' order as written)
+                    mutate if rest is None else Sequence(rest, mutate))
 
 
 #: a sum of this many terms or more into a dense output runs as a sequence of loops, one per term
@@ -800,7 +828,9 @@ def _terms_in_sequence(stmt, out: Access, out_dtype: str, dtype_of, fill_of, ful
     absent entries add nothing), and every term's dtype is the output's (no sum rounded in a
     narrower type first). The terms then add in the same order as merged: a float sum is split
     only along its left spine (``(a + b) + c``, as written ``a + b + c``; ``a + (b + c)`` is two
-    terms). Terms that visit every point (``full``: dense operands only) add nothing to the merge;
+    terms). (Up to the sign of zero: where the first term is absent and a later one is -0.0,
+    the sequence adds it to the fill, ``0.0 + -0.0 = 0.0``, as the oracle does; the merged
+    kernel leaves the absent term out and keeps -0.0.) Terms that visit every point (``full``: dense operands only) add nothing to the merge;
     those that come first stay together in the first nest (``y = B + C; y += D; ...``), and they
     do not count towards :data:`SEQUENCE_TERMS`. An ``update`` by the same operator (``y[i] += a[i]
     + b[i] + c[i]``) becomes updates only where that regroups exactly: ``y + (a + b)`` is not

@@ -356,13 +356,15 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
         order, body = _loops(_parts(body)[0])
     elif not order and isinstance(body, Sequence):
         # define; mutate (y = z; y += A x): the threads take the outer loop of one of them, and
-        # the other runs on one thread, before or after
-        part = next((p for p in (body.define, body.mutate) if _loops(p)[0][:1] == [index]), None)
-        other = body.mutate if part is body.define else body.define
-        if part is not None and index in foralls(other):
-            raise StrategyError(f"{what}: {setup.output.tensor} is defined, then updated, by two loop nests "
-                                f"(a sequence), and {index} runs in both: outermost in one, inside the other, "
-                                f"where its iterations would race")
+        # the others run on one thread, before or after
+        parts = _parts(body)
+        part = next((p for p in parts if _loops(p)[0][:1] == [index]), None)
+        if part is not None and any(index in foralls(p) for p in parts if p is not part):
+            where = ("two loop nests (a sequence), and {} runs in both: outermost in one, inside the other"
+                     if len(parts) == 2 else f"{len(parts)} loop nests (a sequence), and {{}} runs in more than "
+                     f"one: outermost in one, inside another")
+            raise StrategyError(f"{what}: {setup.output.tensor} is defined, then updated, by "
+                                f"{where.format(index)}, where its iterations would race")
         if part is not None:
             order, body = _loops(part)
     if not setup.output.indices:

@@ -172,7 +172,9 @@ print(k.trace.find("hoist")[0].after)"""),
 `y` starts at `z` and the columns add into `y` itself. That is TACO's **sequence** statement,
 `define; mutate` (a `sequence` step): no workspace to allocate, zero and read back, and the loop
 over the columns is now the outer loop of the mutation, which `parallelize` can take with a race
-strategy. (A workspace you asked for with `precompute` stays, as scheduled.)"""),
+strategy. Several such workspaces of one operator (CSC `y = A x + B z`) go the same way: `y = 0;
+y += A x; y += B z`, one nest after another (on one thread). (A workspace you asked for with
+`precompute` stays, as scheduled.)"""),
     ("code", """# NBVAL_CHECK_OUTPUT
 k = ss.lower("y[i] = A[i, j] * x[j] + z[i]", A="csc", x="dense", z="dense",
              options={"schedule": [("parallelize", "j", "atomics")]})
