@@ -98,6 +98,21 @@ def test_second_lowering_is_served_from_cache():
     assert "int spmv(" in k1.c_source
 
 
+def test_a_fill_of_negative_zero_gets_its_own_kernel():
+    # sparse_vector(fill=-0.0) == sparse_vector(fill=0.0), but where every operand is absent the
+    # first kernel gives 0.0 and the second -0.0 (fuzz round 6)
+    def vecs(fill):
+        return {n: ss.Tensor.from_numpy(np.array(v), ss.sparse_vector(fill=fill), name=n)
+                for n, v in dict(x=[fill, 1.0], y=[fill, 3.0]).items()}
+    k0 = lower("a[i] = x[i] + y[i]", **vecs(0.0))
+    neg = vecs(-0.0)
+    k1 = lower("a[i] = x[i] + y[i]", **neg)
+    assert k1 is not k0 and lower("a[i] = x[i] + y[i]", **neg) is k1
+    got = k1(**neg)
+    assert np.signbit(got.to_numpy()[0]) and np.signbit(got.fill)
+    assert np.signbit(ss.evaluate("a[i] = x[i] + y[i]", **neg)[0][0])
+
+
 def test_sparse_output_through_growable_buffers():
     x = np.array([0.0, 1.5, 0.0, 0.0, -2.0, 3.0])
     s = lower("s[i] = x[i]", "handwritten", x=x)(x=x)
