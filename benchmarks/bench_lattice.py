@@ -46,7 +46,8 @@ entry, and ``races="copies"``, a copy of y per thread added into y after the loo
 scipy's CSC SpMV). ``A + A^T`` and SpGEMM ``A A^T`` read A twice: as itself and as a copy converted to CSC at each
 call (lines "A + A^T", "SpGEMM, A A^T"; "kernel" leaves the conversion out, "call" includes it).
 CSC ``y = A x + z`` is a sequence, ``y = z`` then the columns add into ``y``
-(no workspace), on one thread and on all with a copy of y per thread, against scipy's ``A @ x + z``. Then SpMV's
+(no workspace), on one thread and on all with a copy of y per thread, against scipy's ``A @ x + z``;
+so is CSC ``y = A x + B z``, ``y = 0`` then each matrix's columns (against ``A @ x + B @ z``). Then SpMV's
 effective bandwidth
 next to the machine's streaming bandwidth (a large copy, by numpy on one thread and by a
 generated parallel copy on all), and the bandwidth 10x over pydata/sparse would need.
@@ -225,6 +226,15 @@ def main(small=False, only=None):
             row(f"CSC A x + z{label}", {"kernel": raw_caller(kz, {"A": Act, "x": xt, "z": zt}),
                                         "call": lambda: kz(A=Act, x=xt, z=zt), "scipy": lambda: Acsc @ x + z,
                                         "pydata": lambda: Acp @ x + z})
+        # two CSC matrices: y = 0, then each one's columns add into y (no workspace for either)
+        Bcsc = B.tocsc()
+        Bcsc.indices, Bcsc.indptr = Bcsc.indices.astype(np.int64), Bcsc.indptr.astype(np.int64)
+        Bct, Bcp = Tensor.from_scipy(Bcsc, csc(), name="B"), pydata.GCXS.from_scipy_sparse(Bcsc)
+        kab = lower("y[i] = A[i, j] * x[j] + B[i, k] * z[k]", A=Act, B=Bct, x=xt, z=zt)
+        np.testing.assert_allclose(kab(A=Act, B=Bct, x=xt, z=zt).to_numpy(), Acsc @ x + Bcsc @ z)
+        row("CSC A x + B z", {"kernel": raw_caller(kab, {"A": Act, "B": Bct, "x": xt, "z": zt}),
+                              "call": lambda: kab(A=Act, B=Bct, x=xt, z=zt),
+                              "scipy": lambda: Acsc @ x + Bcsc @ z, "pydata": lambda: Acp @ x + Bcp @ z})
         if openmp_support() is None:
             # the threads update the same elements of y
             for races in ("atomics", "copies"):
