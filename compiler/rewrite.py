@@ -51,8 +51,18 @@ def rule(name: str):
     return lambda fn: Rule(name, fn)
 
 
+_FIELDS: dict = {}   # a type -> its dataclass field names, or None (dataclasses.fields builds them per call)
+
+
+def _field_names(tp):
+    names = _FIELDS.get(tp, False)
+    if names is False:
+        names = _FIELDS[tp] = tuple(f.name for f in dataclasses.fields(tp)) if dataclasses.is_dataclass(tp) else None
+    return names
+
+
 def _is_term(x) -> bool:
-    return dataclasses.is_dataclass(x) and not isinstance(x, type)
+    return _field_names(type(x)) is not None   # (a dataclass itself, a class, has type ``type``: not a term)
 
 
 def map_children(term, fn: Callable[[Any], Any]):
@@ -60,11 +70,12 @@ def map_children(term, fn: Callable[[Any], Any]):
 
     Returns ``term`` itself when no child changed, so unchanged trees are shared.
     """
-    if not _is_term(term):
+    names = _field_names(type(term))
+    if names is None:
         return term
     changes = {}
-    for f in dataclasses.fields(term):
-        old = getattr(term, f.name)
+    for name in names:
+        old = getattr(term, name)
         if _is_term(old):
             new = fn(old)
         elif isinstance(old, tuple) and any(_is_term(x) for x in old):
@@ -74,7 +85,7 @@ def map_children(term, fn: Callable[[Any], Any]):
         else:
             continue
         if new is not old:
-            changes[f.name] = new
+            changes[name] = new
     return dataclasses.replace(term, **changes) if changes else term
 
 

@@ -52,24 +52,27 @@ def _vars(e) -> set:
 
 def _candidate(loop, body, dtypes):
     """The (buffer, index) of the one invariant slot the loop updates, or None."""
+    nodes = list(walk(tuple(body)))   # (one walk: one per store made a kernel of many stores quadratic)
     changed = _assigned(body)
     if isinstance(loop, For):
         changed.add(loop.var.name)
-    stores = [n for n in walk(tuple(body)) if isinstance(n, Store)]
-    calls = [n for n in walk(tuple(body)) if isinstance(n, (Call,))]
+    calls = [n for n in nodes if isinstance(n, Call)]
     if calls and any(not c.function in ("sqrt", "exp", "log", "pow", "fmin", "fmax") for c in calls):
         return None  # helpers could read the buffer
-    for st in stores:
+    slot, mixed = {}, set()   # each buffer's first index read or written; those read or written at another
+    for n in nodes:
+        if isinstance(n, (Store, Load)):
+            if n.buffer not in slot:
+                slot[n.buffer] = n.index
+            elif n.index != slot[n.buffer]:
+                mixed.add(n.buffer)
+        elif isinstance(n, (Grow, Allocate)):
+            mixed.add(n.buffer)
+    for st in (n for n in nodes if isinstance(n, Store)):
         b = st.buffer
         if b not in dtypes or _vars(st.index) & changed or any(isinstance(n, Load) for n in walk(st.index)):
             continue
-        ok = True
-        for n in walk(tuple(body)):
-            if isinstance(n, (Store, Load)) and n.buffer == b and n.index != st.index:
-                ok = False
-            elif isinstance(n, (Grow, Allocate)) and n.buffer == b:
-                ok = False
-        if ok:
+        if b not in mixed:
             return b, st.index
     return None
 
