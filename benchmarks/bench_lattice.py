@@ -64,7 +64,8 @@ per column, the rows that stored an entry there, and folds the fill into the col
 missed one (lines "sum of all entries", "max of all entries", "row max", "column max").
 A sum of four CSR matrices (3000 x 3000, 200k entries each) into a dense matrix runs as a
 sequence, one loop nest per term (line "4 CSR into dense"), on one thread and on all (each
-nest's row loop on the threads); against scipy's ``(B + C + D + E).toarray()``, and against
+nest's row loop on the threads); against scipy's ``(B + C + D + E).toarray()`` (and pydata/sparse's
+``todense()``), and against
 the same kernel merged in one loop nest (line "4 CSR, merged": 15 cases per row).
 
     .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm,hyper,reduce,sums]
@@ -409,13 +410,20 @@ def main(small=False, only=None):
             cfir.SEQUENCE_TERMS = saved
         assert ks.trace.find("sequence") and not km.trace.find("sequence")
 
+        pds = [pydata.GCXS.from_scipy_sparse(m) for m in mats]
+
         def ref():
             return (mats[0] + mats[1] + mats[2] + mats[3]).toarray()
+
+        def pd_ref():
+            return (pds[0] + pds[1] + pds[2] + pds[3]).todense()
+        np.testing.assert_allclose(pd_ref(), ref())
         for k in (ks, km):
             np.testing.assert_allclose(k(**ts).to_numpy(), ref())
         print(f"sum of 4 CSR matrices into dense: {sn} x {sn}, {mats[0].nnz} entries each; C: "
               f"{len(ks.c_source) // 1024} KB as a sequence, {len(km.c_source) // 1024} KB merged")
-        row("4 CSR into dense", {"kernel": raw_caller(ks, ts), "call": lambda: ks(**ts), "scipy": ref})
+        row("4 CSR into dense", {"kernel": raw_caller(ks, ts), "call": lambda: ks(**ts), "scipy": ref,
+                                 "pydata": pd_ref})
         row("4 CSR, merged", {"kernel": raw_caller(km, ts), "call": lambda: km(**ts), "scipy": ref})
         if openmp_support() is None:
             kp = lower(prog, **ts, options={"schedule": (("parallelize", "i"),)})
