@@ -828,12 +828,14 @@ def _terms_in_sequence(stmt, out: Access, out_dtype: str, dtype_of, fill_of, ful
     absent entries add nothing), and every term's dtype is the output's (no sum rounded in a
     narrower type first). The terms then add in the same order as merged: a float sum is split
     only along its left spine (``(a + b) + c``, as written ``a + b + c``; ``a + (b + c)`` is two
-    terms). (Up to the sign of zero: where the first term is absent and a later one is -0.0,
-    the sequence adds it to the fill, ``0.0 + -0.0 = 0.0``, as the oracle does; the merged
-    kernel leaves the absent term out and keeps -0.0.) Terms that visit every point (``full``: dense operands only) add nothing to the merge;
-    those that come first stay together in the first nest (``y = B + C; y += D; ...``), and they
-    do not count towards :data:`SEQUENCE_TERMS`. An ``update`` by the same operator (``y[i] += a[i]
-    + b[i] + c[i]``) becomes updates only where that regroups exactly: ``y + (a + b)`` is not
+    terms). The results are the merged kernel's up to the sign of zero: where the first term is
+    absent and a later one is -0.0, the sequence adds it to the fill, ``0.0 + -0.0 = 0.0``, as
+    the oracle does, while the merged kernel leaves the absent term out and keeps -0.0.
+
+    Terms that visit every point (``full``: dense operands only) add nothing to the merge; those
+    that come first stay together in the first nest (``y = B + C; y += D; ...``), and they do not
+    count towards :data:`SEQUENCE_TERMS`. An ``update`` by the same operator (``y[i] += a[i] +
+    b[i] + c[i]``) becomes updates only where that regroups exactly: ``y + (a + b)`` is not
     ``(y + a) + b`` in floats.
     """
     order, body = _loops(stmt)
