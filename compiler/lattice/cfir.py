@@ -367,6 +367,8 @@ class Setup:
     #: the automatic workspace that gathers the whole sparse output (an outer product: the
     #: reduction's loop runs outside every output loop), or None
     gathered: str | None = None
+    #: the workspaces the schedule asked for (``precompute``), not the formats
+    scheduled: frozenset = frozenset()
 
     @property
     def out_fill_value(self):
@@ -623,6 +625,7 @@ class Setup:
         setup.nonfinite_temps = _nonfinite_temps(stmt, setup)
         setup.check_output()
         setup.gathered = gathered
+        setup.scheduled = frozenset(scheduled)
         setup.parallel = parallel
         setup.relations = relations
         if schedule is not None and parallel is not None:

@@ -375,7 +375,7 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
         _check_parallel_reduction(index, setup, what)
         return "none"
     if not order and isinstance(body, Where):
-        _computes_first(what, "the statement", body)
+        _computes_first(what, "the statement", body, setup.scheduled)
     if not order or order[0] != index:
         loops = list(dict.fromkeys(foralls(setup.statement)))
         hint = (f"; put {index} first with reorder({', '.join([index.name] + [i.name for i in loops if i != index])})"
@@ -530,14 +530,17 @@ initializer(omp_priv = -INFINITY)
     return None
 
 
-def _computes_first(what: str, who: str, where) -> None:
+def _computes_first(what: str, who: str, where, scheduled=frozenset()) -> None:
     """Refuse a parallel loop because a ``where`` outside every loop computes something first
-    (said in the user's terms: the workspace, or the reduction the temporary holds)."""
+    (said in the user's terms: the workspace, whether the schedule's ``scheduled`` ones or one the
+    formats forced, or the reduction the temporary holds)."""
     from ..notation.ast import Reduce
     from .cin import _loops, assignments
-    if where.temp.workspace:
-        first = (f"the workspace {where.temp.name} (a precompute the schedule asked for, or the formats need: see "
-                 f"the trace's precompute step)")
+    if where.temp.workspace and where.temp.name in scheduled:
+        first = f"the workspace {where.temp.name} (the schedule's precompute)"
+    elif where.temp.workspace:
+        first = (f"the workspace {where.temp.name}, which the formats need (a reduction stored in an order that "
+                 f"does not nest in the loops around it: see the trace's precompute step)")
     else:
         loops, _ = _loops(where.producer)
         (a, *_) = assignments(where.producer)
@@ -560,7 +563,7 @@ def _check_parallel_reduction(index: Index, setup, what: str) -> None:
                             f"write (a race)")
     for w in wheres:
         if w.temp.workspace:
-            _computes_first(what, "the statement", w)
+            _computes_first(what, "the statement", w, setup.scheduled)
     on_threads = 0
     for w in wheres:
         loops, _ = _loops(w.producer)
@@ -577,7 +580,7 @@ def _check_parallel_reduction(index: Index, setup, what: str) -> None:
     if not on_threads:
         loops, inner = _loops(wheres[0].producer)
         if not loops and isinstance(inner, Where):
-            _computes_first(what, f"the reduction into {out}", inner)
+            _computes_first(what, f"the reduction into {out}", inner, setup.scheduled)
         raise StrategyError(f"{what}: only the outermost loop of the reduction into {out} can be parallelized, "
                             f"and its loops run {', '.join(i.name for i in loops) or '(none)'}")
 

@@ -607,9 +607,15 @@ def test_precompute_without_an_expression_names_the_nested_reduction():
 
 def test_parallelize_after_an_automatic_precompute_says_why_not():
     with pytest.raises(StrategyError, match=r"parallelize\(i\) does not apply: the statement first computes the "
-                       r"workspace w \(a precompute the schedule asked for, or the formats need: see the trace's "
-                       r"precompute step\), outside every loop, so no loop encloses all of it"):
+                       r"workspace w, which the formats need \(a reduction stored in an order that does not nest in "
+                       r"the loops around it: see the trace's precompute step\), outside every loop, so no loop "
+                       r"encloses all of it"):
         lower("y[i] = sum[j](A[i, j]) * 2", A=csc(), options={"schedule": Schedule().parallelize("i")})
+    # the same workspace asked for
+    with pytest.raises(StrategyError, match=r"parallelize\(i\) does not apply: the statement first computes the "
+                       r"workspace w \(the schedule's precompute\), outside every loop"):
+        lower("y[i] = sum[j](A[i, j]) * 2", A=csr(),
+              options={"schedule": Schedule().precompute("i", "w", expr="sum[j](A[i, j])").parallelize("i")})
     # y = A 1 + 1 is a sequence, y = 1; y += A 1: i runs in both loop nests
     with pytest.raises(StrategyError, match=r"parallelize\(i\) does not apply: y is defined, then updated, by two "
                        r"loop nests \(a sequence\), and i runs in both: outermost in one, inside the other, where "

@@ -91,7 +91,7 @@ def test_only_parallel_kernels_get_openmp(mats):
      Schedule().parallelize("i"), r"the statement first computes the reduction prod\[k\]\(C\[k\]\), outside every "
      r"loop, so no loop encloses all of it"),
     ("s = sum[i](max[j](A[i, j]))", {"A": csc()}, Schedule().parallelize("i"),
-     r"the statement first computes the workspace w \(a precompute .*\), outside every loop"),
+     r"the statement first computes the workspace w, which the formats need \(.*\), outside every loop"),
     # (A CSC, B CSR: reading A as CSR would make them agree, but parallelize(j) does not apply then)
     ("y[i] = max[j](A[i, j] * B[i, j]) * C[i, j]", {"A": csc(), "B": csr(), "C": csr()}, Schedule().parallelize("j"),
      r"A\[i, j_2\] is stored in the order j_2, i, .*\(reading A as csr would remove the disagreement, but then: "
