@@ -657,17 +657,9 @@ def _level_array(tensor: str, pname: str) -> tuple[int | None, str | None]:
     return None, None
 
 
-def _negative_zero_fills(formats) -> tuple:
-    """The names of the formats whose fill is -0.0: such a format equals one of fill 0.0 (``==``
-    compares the fills), but its kernel differs (an absent entry is -0.0, and 0.0 + -0.0 is not)."""
-    def negative_zero(f):
-        return isinstance(f, (float, np.floating)) and f == 0 and bool(np.signbit(f))
-    return tuple(sorted(name for name, fmt in formats.items() if negative_zero(getattr(fmt, "fill", None))))
-
-
 def _cache_key(program, strategy, formats, checked, options):
     try:
-        key = (program, strategy, tuple(sorted(formats.items())), _negative_zero_fills(formats), checked,
+        key = (program, strategy, tuple(sorted(formats.items())), checked,
                tuple(sorted(options.items())))
         hash(key)
         return key

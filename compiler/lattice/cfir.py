@@ -556,17 +556,10 @@ class Setup:
             elif not relations and _rows_per_thread(stmt, out, ofmt, parallel):
                 split = _terms_in_sequence(stmt, out, out_dtype, dtype_of, lambda a: formats[a.tensor].fill,
                                            lambda e: all(is_all_dense(formats[a.tensor]) for a in expr_accesses(e)),
-                                           program.op)
+                                           program.op, parallel)
                 if split is not None:
-                    seq, n, sparse, lead = split
-                    dense = f"; the first {lead}, dense, together" if lead > 1 else ""
-                    threads = (f"; each runs its loop over {parallel} on the threads" if parallel is not None
-                               else "")
-                    how = ("(define; mutate)" if program.op is None
-                           else f"(each an update, {assign_spelling(program.op)})")
-                    steps.append(("sequence", stmt, seq, f"the {n} terms of the sum go into {out.tensor} one after "
-                                  f"another {how}: merged in one loop they would make up to "
-                                  f"{2 ** sparse - 1} cases at each level{dense}{threads}"))
+                    seq, note = split
+                    steps.append(("sequence", stmt, seq, note))
                     stmt = seq
         gathered = None
         if not is_all_dense(ofmt) and program.op is None:
@@ -780,10 +773,7 @@ def _as_sequence(stmt, out: Access, out_dtype: str, dtype_of, kept=frozenset(), 
             and sorted(i.name for i in order) == sorted(i.name for i in out.indices)
             and op.commutative and op.associative and same_value(w.init, op.identity)):
         return None
-
-    def terms(e):
-        return [t for a in e.args for t in terms(a)] if isinstance(e, Call) and e.op == op else [e]
-    parts = terms(body.rhs)
+    parts = _chain_terms(body.rhs, op)
     if parts.count(acc) != 1 or any(a.tensor == w.name for t in parts if t != acc for a in expr_accesses(t)):
         return None
     others = [t for t in parts if t != acc]
@@ -807,6 +797,16 @@ def _as_sequence(stmt, out: Access, out_dtype: str, dtype_of, kept=frozenset(), 
 SEQUENCE_TERMS = 3
 
 
+def _chain_terms(e, op, spine_only: bool = False) -> list:
+    """The terms ``e`` combines by ``op``, left to right: ``a + (b + c)`` has ``a, b, c``, or with
+    ``spine_only`` (where regrouping would round differently) ``a, b + c``."""
+    if not (isinstance(e, Call) and e.op == op):
+        return [e]
+    left, *rest = e.args
+    return _chain_terms(left, op, spine_only) + (list(rest) if spine_only else
+                                                 [t for a in rest for t in _chain_terms(a, op)])
+
+
 def _rows_per_thread(stmt, out: Access, ofmt: Format, parallel) -> bool:
     """Whether the loop nests of a sequence made of ``stmt`` may each run on threads: there is no
     ``parallelize``, or it takes the outermost loop, over the output's outer mode (each thread then
@@ -819,10 +819,11 @@ def _rows_per_thread(stmt, out: Access, ofmt: Format, parallel) -> bool:
     return bool(order and path) and order[0] == parallel and path[0] == parallel
 
 
-def _terms_in_sequence(stmt, out: Access, out_dtype: str, dtype_of, fill_of, full, update=None):
+def _terms_in_sequence(stmt, out: Access, out_dtype: str, dtype_of, fill_of, full, update=None, parallel=None):
     """``y = t1; y op= t2; ...``, one loop nest per term, for a dense output assigned a sum (any
     commutative, associative operator) of :data:`SEQUENCE_TERMS` sparse terms or more, with the
-    count of terms, of sparse terms, and of the full terms that lead; None when it does not apply.
+    trace's note on it (``parallel``: the index each nest's loop runs on threads); None when it
+    does not apply.
 
     Merged, ``n`` sparse terms make up to ``2^n - 1`` lattice points at each level of the loop nest
     (``A = B + C + D + E`` over 3-D CSF tensors: 384 KB of C). One after another, each term's
@@ -851,13 +852,7 @@ def _terms_in_sequence(stmt, out: Access, out_dtype: str, dtype_of, fill_of, ful
     exact = op.idempotent or np.dtype(out_dtype).kind in "biu"
     if update is not None and (update != op or not exact):
         return None
-
-    def terms(e):
-        if isinstance(e, Call) and e.op == op:
-            return [t for a in (e.args if exact else e.args[:1]) for t in terms(a)] + ([] if exact else
-                                                                                         list(e.args[1:]))
-        return [e]
-    parts = terms(body.rhs)
+    parts = _chain_terms(body.rhs, op, spine_only=not exact)
     for t in parts:
         if dtype_of(t) != out_dtype:
             return None
@@ -875,7 +870,12 @@ def _terms_in_sequence(stmt, out: Access, out_dtype: str, dtype_of, fill_of, ful
     seq = _wrap(order, Assignment(body.lhs, op, rest[-1]))
     for t in reversed(rest[:-1]):
         seq = Sequence(_wrap(order, Assignment(body.lhs, op, t)), seq)
-    return Sequence(_wrap(order, Assignment(body.lhs, update, first)), seq), len(parts), sparse, lead
+    how = "(define; mutate)" if update is None else f"(each an update, {assign_spelling(update)})"
+    note = (f"the {len(parts)} terms of the sum go into {out.tensor} one after another {how}: merged in one loop "
+            f"they would make up to {2 ** sparse - 1} cases at each level"
+            + (f"; the first {lead}, dense, together" if lead > 1 else "")
+            + (f"; each runs its loop over {parallel} on the threads" if parallel is not None else ""))
+    return Sequence(_wrap(order, Assignment(body.lhs, update, first)), seq), note
 
 
 def _reads(s, name: str) -> bool:

@@ -56,9 +56,9 @@ import numpy as np
 
 from .. import serialize
 from ..algebra import NOVALUE, Operator
+from ..dtypes import typed_scalar
 from ..errors import SparsescopeError, UserCodeError
 from ..notation.ast import Access, Call, Index, Literal, Reduce, walk
-from ..dtypes import typed_scalar
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite

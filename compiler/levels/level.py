@@ -240,9 +240,17 @@ def normalize_fill(fill, dtype):
 
 
 def fill_key(fill):
-    """A hashable key for a fill value that treats NaN as equal to itself."""
-    if isinstance(fill, float) and math.isnan(fill):
-        return "nan"
+    """A hashable key for a fill value that treats NaN as equal to itself, and -0.0 as other than
+    0.0 (where every operand is absent, a kernel of fill -0.0 writes -0.0; ``0.0 + -0.0`` is 0.0).
+
+    >>> fill_key(float("nan")) == fill_key(np.float32("nan")), fill_key(-0.0) == fill_key(0.0)
+    (True, False)
+    """
+    if isinstance(fill, (float, np.floating)):
+        if math.isnan(fill):
+            return "nan"
+        if fill == 0 and math.copysign(1.0, fill) < 0:
+            return "-0.0"
     return fill
 
 

@@ -111,6 +111,10 @@ def test_a_fill_of_negative_zero_gets_its_own_kernel():
     got = k1(**neg)
     assert np.signbit(got.to_numpy()[0]) and np.signbit(got.fill)
     assert np.signbit(ss.evaluate("a[i] = x[i] + y[i]", **neg)[0][0])
+    # (the formats differ, as for any two fills: one's kernel refuses the other's tensors)
+    with pytest.raises(ss.FormatError, match=r"tensor x is SparseList\(Element\(-0.0\)\) but this kernel was "
+                       r"compiled for SparseList\(Element\(0.0\)\)"):
+        k0(**neg)
 
 
 def test_sparse_output_through_growable_buffers():
