@@ -1,4 +1,6 @@
-"""Shared pytest configuration: compiled kernels go to a per-session temporary cache."""
+"""Shared pytest configuration: compiled kernels go to a per-run temporary cache."""
+
+import os
 
 import pytest
 
@@ -7,9 +9,24 @@ import pytest
 def sparsescope_cache_dir(tmp_path_factory):
     """Point SPARSESCOPE_CACHE_DIR at a fresh directory so tests never touch the user's cache."""
     mp = pytest.MonkeyPatch()
-    path = tmp_path_factory.mktemp("sparsescope-cache")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # pytest-xdist's workers share one cache, so a kernel compiled by one is loaded by the
+        # others (the build renames each library into place whole: no worker sees half of one)
+        path = tmp_path_factory.getbasetemp().parent / "sparsescope-cache"
+        path.mkdir(exist_ok=True)
+    else:
+        path = tmp_path_factory.mktemp("sparsescope-cache")
     mp.setenv("SPARSESCOPE_CACHE_DIR", str(path))
     # validate every kernel's output tensor, so a strategy bug fails loudly in tests
     mp.setenv("SPARSESCOPE_VALIDATE_OUTPUTS", "1")
     yield path
     mp.undo()
+
+
+# The longest file first: under pytest-xdist (``./dev test`` runs a worker per core) the other
+# workers take the rest meanwhile, instead of one worker starting it when the others are done.
+LONGEST_FIRST = ("test_binder.py",)
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)
