@@ -50,7 +50,9 @@ CSC ``y = A x + z`` is a sequence, ``y = z`` then the columns add into ``y``
 so is CSC ``y = A x + B z``, ``y = 0`` then each matrix's columns (against ``A @ x + B @ z``). Then SpMV's
 effective bandwidth
 next to the machine's streaming bandwidth (a large copy, by numpy on one thread and by a
-generated parallel copy on all), and the bandwidth 10x over pydata/sparse would need.
+generated parallel copy on all), and the bandwidth 10x over pydata/sparse would need; then
+where SpMV's time goes (lines after "SpMV's time by A's pattern"): the same kernel on matrices
+whose rows all hold the same number of entries, or whose columns fall in ``[0, 1000)``, or both.
 Hypersparse SpGEMM (line "SpGEMM hypersparse"): DCSR matrices of 10^7 rows and columns with
 100k entries each, against scipy's CSR (whose row arrays span all 10^7 rows; pydata/sparse's
 GCXS product of these did not finish in 4 minutes, so it is not timed); the kernel gallops through B's stored rows, and the call renumbers the columns by
@@ -435,6 +437,7 @@ def main(small=False, only=None):
     # bandwidth
     if spmv_kernel_t is not None:
         spmv_bandwidth(A, x, spmv_kernel_t)
+        spmv_anatomy(A, x, rng)
     return RESULTS
 
 
@@ -500,6 +503,52 @@ def spmv_bandwidth(A, x, kernel_t):
                   f"{pd / 10 * 1e3:.3f} ms needs {need / 1e9:6.2f} GB/s: "
                   + (f"below {', '.join(reach)}" if reach else "above streaming and reading again on every "
                      "thread count"))
+
+
+def spmv_anatomy(A, x, rng):
+    """Where SpMV's time goes: the fastest generated SpMV (int32 indices, on every thread where
+    OpenMP is there) on four matrices with A's rows and about its entries, next to pydata/sparse's
+    time over 10 (what 10x needs).
+
+    Two costs come from A's pattern, not from the code: each row's loop ends after a random
+    number of entries (a mispredicted branch per row), and each entry reads ``x`` at a random
+    column (800 KB of ``x``: more than a core's L2 here, so most reads miss it). Each variant
+    takes one or both away: rows of equal length (the loop's end is predicted), and columns in
+    ``[0, 1000)`` (``x``'s part in L1). The same kernel runs on all four.
+    """
+    n = A.shape[0]
+    per = max(1, round(A.nnz / n))
+
+    def equal_rows(width):
+        # ``per`` distinct, sorted columns a row: one in each of ``per`` bins of ``width // per``
+        bins = width // per
+        cols = np.tile(np.arange(per) * bins, n) + rng.integers(0, bins, n * per)
+        pos = np.arange(n + 1) * per
+        return sp.csr_matrix((rng.random(n * per) + 0.5, cols, pos), shape=A.shape)
+
+    narrow = A.copy()
+    narrow.indices = narrow.indices % 1000
+    narrow.sum_duplicates()
+    narrow.sort_indices()
+    variants = {"A itself": A, "rows of equal length": equal_rows(n),
+                "columns < 1000": narrow, "both": equal_rows(1000)}
+    fmt = csr(index_dtype="int32")
+    xt = Tensor.from_numpy(x, dense(1), name="x")
+    par = openmp_support() is None
+    options = {"schedule": (("parallelize", "i"),)} if par else None
+    tensors = {name: Tensor.from_scipy(as_int32(m), fmt, name="A") for name, m in variants.items()}
+    k = lower("y[i] = A[i, j] * x[j]", A=tensors["A itself"], x=xt, options=options)
+    for name, m in variants.items():
+        np.testing.assert_allclose(k(A=tensors[name], x=xt).to_numpy(), m @ x)
+    t = interleaved({name: raw_caller(k, {"A": tensors[name], "x": xt}) for name in variants})
+    pd = RESULTS.get("SpMV, int32 indices", {}).get("pydata")
+    where = f"{os.cpu_count()} threads" if par else "one thread"
+    print(f"SpMV's time by A's pattern (the generated int32 kernel, {where}; "
+          + (f"10x over pydata/sparse needs {pd / 10 * 1e3:.3f} ms):" if pd else "no pydata time):"))
+    for name, m in variants.items():
+        med = float(np.median(t[name]))
+        print(f"  {name:22s} {m.nnz:8d} entries {med * 1e3:7.3f} ms"
+              + (f"  ({pd / med:4.1f}x over pydata)" if pd else ""), flush=True)
 
 
 FRESH = {"add": ("CSR+CSR", "C[i, j] = A[i, j] + B[i, j]", lambda A, B: A + B),
