@@ -3,6 +3,12 @@
 import os
 
 import pytest
+from hypothesis import settings
+
+# No per-example deadline: a worker of a parallel run shares the cores with another and with the
+# C compiler, so a timing limit would fail tests for the machine's load, not for their code.
+settings.register_profile("sparsescope", deadline=None)
+settings.load_profile("sparsescope")
 
 
 @pytest.fixture(autouse=True, scope="session")
