@@ -1938,6 +1938,24 @@ def _names_used(stmts) -> set:
     return out
 
 
+def _fibers(formats: dict) -> dict:
+    """What the fibers under each position array of ``formats`` are, for the prefetch comment: a
+    2-D tensor's second level holds rows when it stores by rows, columns when by columns; deeper
+    levels hold fibers.
+
+    >>> from compiler.format import csc, csf
+    >>> _fibers({"A": csc(), "T": csf(3)})
+    {'A1_pos': 'column', 'T1_pos': 'fiber', 'T2_pos': 'fiber'}
+    """
+    out = {}
+    for tensor, fmt in formats.items():
+        order = fmt.mode_order
+        for level in range(1, len(order)):
+            word = ("row" if order[level] == 1 else "column") if len(order) == 2 else "fiber"
+            out[binding.array_name(tensor, level, "pos")] = word
+    return out
+
+
 def _without_unread_inputs(fn: Function) -> Function:
     """``fn`` without the input scalars and buffers its body no longer reads.
 
@@ -2104,9 +2122,9 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
             ("cleanup", lambda body: first_grows(cleanup(body), counters),
              "tests of known flags, locals nothing reads, assignments and stores replaced before a read, and "
              "scratch arrays nothing reads dropped; an empty output's first growth tests no capacity"),
-            ("prefetch", lambda body: prefetch(body, narrow),
-             "each row fetches the entries of the rows after it ahead, and each entry the row that a coordinate "
-             "a few entries ahead picks"),
+            ("prefetch", lambda body: prefetch(body, narrow, _fibers(setup.formats)),
+             "each row (or column, or fiber) fetches the entries of the ones after it ahead, and each entry the "
+             "row that a coordinate a few entries ahead picks"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes"),
             ("reuse-locals", reuse_dead_locals,
              "a loop's local that would hide a local of the same name, dead by then, assigns that one")):

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from compiler import Tensor, lower
 from compiler.backend import compile_function, emit_c
-from compiler.format import csr, dense
+from compiler.format import csc, csf, csr, dense
 from compiler.imperative import Buffer, Function, Scalar, interpret, pretty
 from compiler.imperative.ir import (Assign, Block, CompoundAssign, Declare, For, If, Load, Prefetch, Store, Tagged,
                                     Var, While)
@@ -41,6 +41,25 @@ def test_each_array_read_at_the_position_is_fetched_past_the_rows_end():
     got = prefetches(prefetch([rows()]))
     assert got == [("val", f"pos[i + 1] + {DISTANCE}"), ("idx", f"pos[i + 1] + {DISTANCE}")]
     assert "the CPU's own prefetcher falls behind short rows" in pretty(prefetch([rows()])[0])
+
+
+@pytest.mark.parametrize("fmt, fiber", [(csr(), "row"), (csc(), "column")])
+def test_the_comment_names_what_the_fibers_are(fmt, fiber):
+    S = sp.random(50, 40, 0.1, format="csr", random_state=3)
+    A, x = Tensor.from_scipy(S, fmt, name="A"), Tensor.from_numpy(np.arange(40.0), dense(1), name="x")
+    k = lower("y[i] = A[i, j] * x[j]", A=A, x=x)
+    assert f"past this {fiber}'s end: the CPU's own prefetcher falls behind short {fiber}s" in k.c_source
+    assert k.c_source.count("falls behind short") == 1
+    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), S @ np.arange(40.0))
+
+
+def test_a_3d_tensors_inner_levels_hold_fibers():
+    T = Tensor.from_numpy(np.random.default_rng(0).random((4, 5, 6)) * (np.arange(6) % 2), csf(3), name="T")
+    x = Tensor.from_numpy(np.arange(6.0), dense(1), name="x")
+    k = lower("y[i, j] = T[i, j, k] * x[k]", T=T, x=x)
+    comments = [line for line in k.c_source.splitlines() if "falls behind" in line]
+    assert comments and all("past this fiber's end" in c and "row" not in c for c in comments)
+    np.testing.assert_allclose(k(T=T, x=x).to_numpy(), T.to_numpy() @ np.arange(6.0))
 
 
 def test_a_narrow_rows_end_is_widened_before_the_distance_is_added():
