@@ -37,7 +37,7 @@ from ..trace import Artifact, Trace
 from .errors import ProgramError
 from .language import LoopProgram, loop_program
 from .levels import Namer, SubFiber, TensorInfo, UnfurlContext
-from .lowerers import Lowerer
+from .lowerers import MAX_LOOPLETS, Lowerer
 from .promote import promote
 from .scalars import check_scalars
 from .passes import check_sparse_writes, concordize, dimensionalize, lifecycle, wrapperize
@@ -244,7 +244,7 @@ class ProgramKernel(_runtime_kernel()):
         return out.to_numpy()[()] if out.ndim == 0 else out
 
 
-def _compile(prog, trace, checked, name, output, tensors, given_shapes=None):
+def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max_looplets=MAX_LOOPLETS):
     body = prog.body
     missing = [t for t in prog.tensors if t not in tensors]
     if missing:
@@ -306,7 +306,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None):
             return Access(infos[n.tns.name].root(n.mode), n.idxs, n.mode, line=n.line)
         return None
     body = postmap(body, bind)
-    low = Lowerer(infos, ctx, trace)
+    low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)
     stmts = low.lower(body)
     params = []
     for t in prog.tensors:
@@ -424,15 +424,36 @@ def _reserved(infos) -> set:
     return out
 
 
+#: what ``lower(..., strategy="looplets", options=...)`` takes
+_OPTIONS = frozenset({"name", "output", "shapes", "max_looplets"})
+#: the lattice strategy's options, named as such when given to looplets
+_LATTICE_OPTIONS = frozenset({"order", "schedule", "assembly", "verify"})
+
+
 def lower_for_runtime(program, formats: dict, trace, **options):
     """The strategy entry point for :mod:`compiler.lowering`: ``(program, formats, trace) -> Lowered``.
 
     ``program`` is index notation (an Assign) or a loop program; ``formats`` maps
     every tensor name to its Format. The output's shape is given as IR expressions
-    of the input size parameters (``A0_size`` ...).
+    of the input size parameters (``A0_size`` ...). ``max_looplets`` bounds the looplet
+    lowerings (:data:`~compiler.looplets.lowerers.MAX_LOOPLETS` by default); any other
+    option but ``name`` (and :func:`compile_program`'s ``output`` and ``shapes``) is refused.
     """
     from ..lowering import Lowered  # the shared runtime
     from ..imperative.ir import c_name_problem
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        # (an option the strategy would not act on is refused, never silently dropped)
+        lattice = [o for o in unknown if o in _LATTICE_OPTIONS]
+        why = (f"; {', '.join(lattice)} {'is an option' if len(lattice) == 1 else 'are options'} of the lattice "
+               f"strategy (strategy='lattice'): under looplets a loop program states its loops itself"
+               if lattice else "")
+        raise StrategyError(f"the looplets strategy has no option(s) {', '.join(unknown)}; it takes name= and "
+                            f"max_looplets= (and, from compile_program, output= and shapes=){why}")
+    limit = options.get("max_looplets", MAX_LOOPLETS)
+    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:
+        raise StrategyError(f"max_looplets={limit!r}: give the most looplet lowerings the program may take, a "
+                            f"positive integer (default {MAX_LOOPLETS})")
     problem = options.get("name") is not None and c_name_problem(options["name"])
     if problem:
         raise StrategyError(f"name={options['name']!r}: the kernel's name must be a C identifier: {problem}")
@@ -466,7 +487,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                                 f"assemble a sparse output afresh")
     try:
         fn, infos, output, out_sizes, sources = _compile(prog, trace, False, options.get("name"), options.get("output"),
-                                                         formats, dict(options.get("shapes") or ()))
+                                                         formats, dict(options.get("shapes") or ()), int(limit))
     except ProgramError as e:
         if e.reason != str(e):
             raise

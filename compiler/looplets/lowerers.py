@@ -61,6 +61,28 @@ except ImportError:  # pragma: no cover
     ir_Tagged = None
 
 
+#: how many looplet lowerings one program may take (each ~0.1 to 0.2 KB of C: the limit stops at a
+#: few MB, which GCC takes minutes over, instead of running on)
+MAX_LOOPLETS = 20_000
+
+
+def _too_many_looplets(limit: int, i) -> str:
+    """Why a program was stopped at ``limit`` looplet lowerings, the last of them over ``i``.
+
+    >>> print(_too_many_looplets(100, Index("j")))  # doctest: +NORMALIZE_WHITESPACE
+    the looplets strategy stopped after 100 looplet lowerings (the last over j): each loop lowers
+    every case of its sparse operands' regions (present here, absent there) separately, and the
+    cases multiply with each operand a loop coiterates. Lower index notation with
+    strategy='lattice' (its lattices merge them), compute the expression in steps, or give
+    options={'max_looplets': N} for more
+    """
+    return (f"the looplets strategy stopped after {limit} looplet lowerings (the last over {i.name}): each loop "
+            f"lowers every case of its sparse operands' regions (present here, absent there) separately, and the "
+            f"cases multiply with each operand a loop coiterates. Lower index notation with strategy='lattice' "
+            f"(its lattices merge them), compute the expression in steps, or give options={{'max_looplets': N}} "
+            f"for more")
+
+
 class Lowerer:
     """Lowers a normalized loop program; see the module docstring.
 
@@ -69,7 +91,8 @@ class Lowerer:
     simplification.
     """
 
-    def __init__(self, tensors: dict, ctx, trace=None, max_trace_steps: int = 400):
+    def __init__(self, tensors: dict, ctx, trace=None, max_trace_steps: int = 400,
+                 max_looplets: int = MAX_LOOPLETS):
         self.tensors = tensors
         # the fills that are not finite: x * 0 is not 0 where x may hold one (see simplify.annihilator)
         self.odd_fills = tuple({repr(f): f for f in (info.fill for info in tensors.values())
@@ -82,6 +105,7 @@ class Lowerer:
         #: 0-D tensors: declarations, SparseScalar reads, ShortCircuitScalar loop splits
         self.scalars = ScalarLowering(self)
         self._budget = max_trace_steps
+        self.max_looplets = max_looplets
         self._tags = 0
         self._pending_tag = None
 
@@ -462,6 +486,8 @@ class Lowerer:
         fn = getattr(self, f"lower_{style.lower()}")
         # provenance: the code of each looplet lowering is tagged, so C lines map back to it
         self._tags += 1
+        if self._tags > self.max_looplets:
+            raise ProgramError(_too_many_looplets(self.max_looplets, i), line)
         tag = f"looplet:{style}:{self._tags}"
         self._pending_tag = tag
         out = fn(i, ext, body, found, line)

@@ -105,3 +105,59 @@ def test_window_out_of_bounds_names_the_file_line():
     with pytest.raises(ProgramError, match="the window 1:4 of x is out of bounds: mode 0 of x has size 3") as e:
         compile_program(loop_program(k), y="dense", A=A, x=x)
     assert line_of(e) == k.__code__.co_firstlineno + 2
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"schedule": [("parallelize", "i")]},
+     r"no option\(s\) schedule; .*schedule is an option of the lattice strategy \(strategy='lattice'\)"),
+    ({"order": ["j", "i"], "assembly": "two-phase"},
+     r"no option\(s\) assembly, order; .*assembly, order are options of the lattice strategy"),
+    ({"unroll": 4}, r"^the looplets strategy has no option\(s\) unroll; it takes name= "),
+])
+def test_an_option_the_looplets_strategy_does_not_take_is_refused(options, message):
+    # (it was dropped silently: a schedule given to looplets changed nothing)
+    from compiler import lower
+    from compiler.errors import StrategyError
+    with pytest.raises(StrategyError, match=message):
+        lower("y[i] = A[i, j] * x[j]", strategy="looplets", A=A, x=x, options=options)
+    assert np.allclose(lower("y[i] = A[i, j] * x[j]", strategy="looplets", A=A, x=x, options={"name": "spmv_named"})
+                       (A=A, x=x).to_numpy(), A.to_numpy() @ x.to_numpy())
+
+
+def _fill_one_operands(names, n=6):
+    from compiler.format import csr
+    rng = np.random.default_rng(1)
+    return {k: Tensor.from_numpy(np.where(rng.random((n, n)) < 0.3, rng.random((n, n)) + 0.5, 1.0),
+                                 csr(fill=1.0), name=k) for k in names}
+
+
+def test_a_program_past_the_looplet_limit_is_stopped_with_what_to_do():
+    # a product of fill-1 operands coiterates them all: each loop lowers every present/absent case
+    from compiler import evaluate, lower
+    ts = _fill_one_operands("ABC")
+    prog = "y[i, j] = A[i, j] * B[i, j] * C[i, j]"
+    with pytest.raises(ProgramError) as e:
+        lower(prog, strategy="looplets", options={"max_looplets": 40}, **ts)
+    assert "stopped after 40 looplet lowerings (the last over " in str(e.value)
+    assert "strategy='lattice'" in str(e.value) and "options={'max_looplets': N}" in str(e.value)
+    expected, _ = evaluate(prog, **ts)
+    for options in (None, {"max_looplets": 400}):   # the default, and a limit it keeps below
+        got = lower(prog, strategy="looplets", options=options, **ts)(**ts).to_numpy()
+        np.testing.assert_allclose(got, expected)
+
+
+def test_the_looplet_limit_names_the_line_of_a_loop_program():
+    from compiler import lower
+    ts = _fill_one_operands("BC")
+    prog = loop_program(source="def k(y, B, C):\n    for i in _:\n        for j in _:\n"
+                               "            y[i, j] = B[i, j] * C[i, j]\n")
+    with pytest.raises(ProgramError, match=r"line \d of k: the looplets strategy stopped after 3 looplet"):
+        lower(prog, strategy="looplets", y="dense", options={"max_looplets": 3}, **ts)
+
+
+@pytest.mark.parametrize("limit", [0, -5, 2.5, True, "many"])
+def test_a_looplet_limit_that_is_no_positive_integer_is_refused(limit):
+    from compiler import lower
+    from compiler.errors import StrategyError
+    with pytest.raises(StrategyError, match=rf"max_looplets={limit!r}: give the most looplet lowerings"):
+        lower("y[i] = A[i, j] * x[j]", strategy="looplets", A=A, x=x, options={"max_looplets": limit})
