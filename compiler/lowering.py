@@ -177,7 +177,7 @@ def _as_format(name: str, value, ndim: int | None) -> Format:
 
 
 # keywords that name a strategy's option, not a tensor, when given something that is not a tensor
-_OPTION_NAMES = ("order", "schedule", "assembly", "verify", "name")
+_OPTION_NAMES = ("order", "schedule", "assembly", "verify", "name", "max_looplets")
 
 
 class Kernel:
@@ -698,6 +698,13 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
         if isinstance(parsed, Assign):
             _check_names(parsed)
         ndims = _ndims(parsed)
+        # tensors the program does not name are ignored (one dict of tensors may serve several
+        # programs), but not an option's name given as a keyword: that option would be dropped silently
+        misplaced = [name for name in tensors if ndims and name not in ndims and name in _OPTION_NAMES]
+        if misplaced:
+            raise UsageError(f"{misplaced[0]}={tensors[misplaced[0]]!r} is no tensor of the program (its tensors "
+                             f"are {', '.join(ndims)}): options of the lowering go in "
+                             f"options={{{misplaced[0]!r}: ...}}")
         formats = {name: _as_format(name, value, ndims.get(name)) for name, value in tensors.items()}
         for name in ndims:
             if name not in formats and not (isinstance(parsed, Assign) and name == parsed.lhs.tensor):

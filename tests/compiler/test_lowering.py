@@ -385,9 +385,16 @@ def test_an_array_the_kernel_cannot_read_exactly_is_refused_naming_the_tensor():
 
 def test_lowering_options_given_as_tensors_are_pointed_to_options():
     from compiler.lattice import Schedule
-    with pytest.raises(ss.UsageError, match=r"tensor schedule: expected a Tensor, a numpy array or a format, not "
-                                         r"Schedule; options of the lowering go in options=\{'schedule': ...\}"):
+    with pytest.raises(ss.UsageError, match=r"^schedule=Schedule\(\) is no tensor of the program \(its tensors are "
+                                         r"y, x\): options of the lowering go in options=\{'schedule': ...\}$"):
         lower("y[i] = x[i]", schedule=Schedule(), x=np.ones(3))
+    # a value that could be a tensor (it was taken for an unused one, and the option dropped)
+    with pytest.raises(ss.UsageError, match=r"^max_looplets=5 is no tensor of the program \(its tensors are y, x\): "
+                                         r"options of the lowering go in options=\{'max_looplets': ...\}$"):
+        lower("y[i] = x[i]", strategy="looplets", x=np.ones(3), max_looplets=5, z=np.ones(3))
+    # a tensor the program does not name is no option: ignored, so one dict can serve several programs
+    k = lower("y[i] = x[i]", x=np.ones(3), z=np.ones(3))
+    np.testing.assert_array_equal(k(x=np.ones(3), z=np.ones(3)).to_numpy(), 1.0)
     with pytest.raises(ss.StrategyError, match=r"order=5: give the loop order as a list of index names"):
         lower("y[i] = x[i]", options={"order": 5}, x=np.ones(3))
     with pytest.raises(ss.StrategyError, match=r"order='i': give the loop order as a list of index names"):
