@@ -26,8 +26,11 @@ Semantics chosen (see also each operator's ``doc``):
   ``and or not`` and comparisons accept anything and give ``bool``.
 * NaN: ``min``/``max`` propagate NaN like :func:`numpy.minimum` (the C code
   guards with ``isnan``); comparisons with NaN are false except ``!=``;
-  ``choose(nan)`` never matches. Properties are stated for non-NaN values, and
-  ``0`` annihilates ``*`` only for finite values (``0 * inf`` is NaN).
+  ``choose(nan)`` never matches. An annihilator may hold only where the other
+  operands avoid some values: :attr:`Operator.annihilators` says which (``0 * y``
+  is 0 for a finite ``y``; ``inf + y`` is ``inf`` unless ``y`` is NaN or ``-inf``;
+  ``min(-inf, y)`` is ``-inf`` unless ``y`` is NaN), and :mod:`compiler.values`
+  decides from what the operands may hold.
 * Integer overflow wraps (two's complement) as in numpy. ``pow`` on integers
   with a negative exponent truncates ``1 / a**-b`` toward zero (0 unless
   ``a`` is 1 or -1; 0 also for ``a == 0``) instead of raising as numpy does.
@@ -88,6 +91,26 @@ def _scalar(x):
 
 
 @serialize.node
+@dataclass(frozen=True)
+class Annihilator:
+    """``f(..., value, ...) == value`` for a ``value`` at ``positions`` (None: any), provided no
+    other argument holds one of ``unless`` (``"nan"``, ``"+inf"``, ``"-inf"``); ``kinds`` are
+    the dtype kinds it holds for (``"f"``: floats only; empty: all).
+
+    >>> [(a.value, a.unless) for a in lookup("+").annihilators]
+    [(inf, ('nan', '-inf')), (-inf, ('nan', '+inf'))]
+    """
+
+    value: Any
+    positions: tuple[int, ...] | None = None
+    unless: tuple[str, ...] = ()
+    kinds: str = ""
+
+    def holds_for(self, dtype) -> bool:
+        return not self.kinds or np.dtype(dtype).kind in self.kinds
+
+
+@serialize.node
 @dataclass(frozen=True, repr=False)
 class Operator:
     """A scalar operator, built in or user defined.
@@ -133,8 +156,14 @@ class Operator:
     #: an explicit iteration algebra of a user function, opaque here
     algebra: Any = None
     #: cheaper C bodies of a user function for the lattice cases where only some arguments
-    #: are present: ``((present params, body), ...)``; see :func:`user_function`
+    #: are absent, at given values: ``((present params, body, absent values), ...)``; see
+    #: :func:`user_function`
     cases: tuple = ()
+    #: the values (``"nan"``, ``"+inf"``, ``"-inf"``) the other arguments must not hold for
+    #: ``annihilator`` to annihilate (``0 * inf`` is NaN)
+    annihilator_unless: tuple[str, ...] = ()
+    #: further annihilators (:class:`Annihilator`), each with its condition: ``+``'s ``±inf``
+    more_annihilators: tuple = ()
 
     def __post_init__(self):
         # ("x & !y", {"y": 1}): the assumed fills as sorted pairs, so the operator hashes (the
@@ -150,6 +179,17 @@ class Operator:
     def is_user(self) -> bool:
         """True for a function made by :func:`user_function`."""
         return self.c_body is not None
+
+    @property
+    def annihilators(self) -> tuple[Annihilator, ...]:
+        """Every annihilator with the values the other arguments must avoid for it to hold.
+
+        >>> [(a.value, a.unless) for a in lookup("*").annihilators]
+        [(0, ('nan', '+inf', '-inf'))]
+        """
+        main = () if self.annihilator is NOVALUE else (
+            Annihilator(self.annihilator, self.annihilator_positions, self.annihilator_unless),)
+        return main + tuple(self.more_annihilators)
 
     @property
     def reducible(self) -> bool:
@@ -176,19 +216,23 @@ class Operator:
         """The case of a user function for a lattice case where only the arguments at
         ``present`` are there (the others, ``{position: value}`` in ``fills``, hold their
         fill): an operator of the present arguments with the case's body, or None when
-        the function gives no body for that case.
+        the function gives no body for that case, or gives it for other absent values (a
+        body written for ``0,y`` is wrong where ``x`` is absent as 1).
 
         >>> gcd = user_function("gcd2", math.gcd, "while (y) { int64_t t = x % y; x = y; y = t; } return x;",
         ...                     cases={("x",): "return x < 0 ? -x : x;"})
         >>> g = gcd.specialize((0,), {1: 0})
         >>> g.name, g.params, g.c_body, int(g(np.int64(-4)))
         ('gcd2_x', ('x',), 'return x < 0 ? -x : x;', 4)
-        >>> gcd.specialize((1,), {0: 0}) is None
-        True
+        >>> gcd.specialize((1,), {0: 0}) is None, gcd.specialize((0,), {1: 1}) is None
+        (True, True)
         """
         names = tuple(self.params[k] for k in present)
-        body = dict(self.cases).get(names)
-        if body is None:
+        found = [(body, dict(absent)) for key, body, absent in self.cases if key == names]
+        if not found:
+            return None
+        body, absent = found[0]
+        if not all(_same(_scalar(v), absent[self.params[k]]) for k, v in fills.items()):
             return None
         fixed = tuple(sorted((k, _scalar(v).item()) for k, v in fills.items()))
         case = f"{self.name}_{'_'.join(names)}"
@@ -742,12 +786,17 @@ def _op(name, symbol, arity, **props) -> Operator:
 
 
 _BUILTINS: list[Operator] = [
-    _op("add", "+", 2, identity=0, commutative=True, associative=True),
-    _op("sub", "-", 2, identity=0, identity_positions=(1,)),
-    _op("mul", "*", 2, identity=1, annihilator=0, commutative=True, associative=True),
+    _op("add", "+", 2, identity=0, commutative=True, associative=True,
+        more_annihilators=(Annihilator(INF, None, ("nan", "-inf"), "f"), Annihilator(-INF, None, ("nan", "+inf"), "f"))),
+    _op("sub", "-", 2, identity=0, identity_positions=(1,),
+        more_annihilators=(Annihilator(INF, (0,), ("nan", "+inf"), "f"), Annihilator(-INF, (0,), ("nan", "-inf"), "f"))),
+    _op("mul", "*", 2, identity=1, annihilator=0, commutative=True, associative=True,
+        annihilator_unless=("nan", "+inf", "-inf")),
     _op("div", "/", 2, identity=1, identity_positions=(1,)),
-    _op("min", "min", 2, identity=INF, annihilator=-INF, idempotent=True, commutative=True, associative=True),
-    _op("max", "max", 2, identity=-INF, annihilator=INF, idempotent=True, commutative=True, associative=True),
+    _op("min", "min", 2, identity=INF, annihilator=-INF, idempotent=True, commutative=True, associative=True,
+        annihilator_unless=("nan",)),   # (NaN-propagating, as numpy.minimum and the reference)
+    _op("max", "max", 2, identity=-INF, annihilator=INF, idempotent=True, commutative=True, associative=True,
+        annihilator_unless=("nan",)),
     _op("bitand", "&", 2, identity=-1, annihilator=0, idempotent=True, commutative=True, associative=True),
     _op("bitor", "|", 2, identity=0, annihilator=-1, idempotent=True, commutative=True, associative=True),
     _op("bitxor", "^", 2, identity=0, commutative=True, associative=True),
@@ -906,10 +955,14 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
     JSON: an operator is identified by its name, C body and properties.
 
     ``cases`` gives cheaper bodies for the lattice cases where only some arguments are
-    present, as the sparse array programming paper's ``x,0 => {...}``: it maps a tuple of
-    the present parameters to a C body of those parameters only. A case body must equal
-    the general body with the other arguments at their tensors' fill values: the lattice
-    strategy emits it in that case (the oracle still runs ``py`` on every argument).
+    present, as the sparse array programming paper's ``x,0 => {...}``: it maps the case to a
+    C body of the present parameters only. The case is written as in the paper, ``"x,0"``
+    (``x`` present, ``y`` absent as 0; any number, ``inf``, ``nan``, ``true`` or ``false``
+    for an absent value), or as the present parameters alone (``("x",)`` or ``"x"``: the
+    others absent as 0). A case body must equal the general body with the other arguments
+    at those values; the lattice strategy emits it only where the absent arguments' fills
+    are those values, and the general body elsewhere (the oracle runs ``py`` on every
+    argument).
 
     >>> import math
     >>> gcd = user_function("gcd", math.gcd, "while (y) { int64_t t = x % y; x = y; y = t; } "
@@ -951,10 +1004,11 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
 
 
 def _check_cases(name: str, params: tuple, cases) -> tuple:
-    """``cases`` as ``((present params, body), ...)`` in parameter order, checked."""
+    """``cases`` as ``((present params, body, ((absent param, value), ...)), ...)`` in
+    parameter order, checked."""
     out = []
     for key, body in (cases or {}).items():
-        names = (key,) if isinstance(key, str) else tuple(key)
+        names, absent = _case_key(name, params, key)
         unknown = [n for n in names if n not in params]
         if unknown or not names or len(set(names)) != len(names) or len(names) == len(params):
             raise ValueError(f"user function {name}: case {key!r} must name some, not all, of the parameters "
@@ -962,8 +1016,36 @@ def _check_cases(name: str, params: tuple, cases) -> tuple:
                              + (f"; {', '.join(unknown)} is not a parameter" if unknown else ""))
         if not isinstance(body, str) or not body.strip():
             raise ValueError(f"user function {name}: the body of case {key!r} must be C code (a string)")
-        out.append((tuple(sorted(names, key=params.index)), body))
+        absent = tuple((p, absent.get(p, 0)) for p in params if p not in names)
+        out.append((tuple(sorted(names, key=params.index)), body, absent))
     return tuple(out)
+
+
+_CASE_VALUES = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan"),
+                "true": True, "false": False}
+
+
+def _case_key(name: str, params: tuple, key) -> tuple[tuple, dict]:
+    """The present parameters and the absent ones' values of a case key: ``"x,0"`` (the
+    paper's notation, one entry per parameter) or the present parameters alone."""
+    if not (isinstance(key, str) and "," in key):
+        return ((key,) if isinstance(key, str) else tuple(key)), {}
+    items = [t.strip() for t in key.split(",")]
+    if len(items) != len(params):
+        raise ValueError(f"user function {name}: case {key!r} must have one entry per parameter "
+                         f"({', '.join(params)}): the parameter where it is present, its value where absent")
+    names, absent = [], {}
+    for p, t in zip(params, items):
+        if t == p:
+            names.append(p)
+            continue
+        try:
+            absent[p] = _CASE_VALUES[t.lower()] if t.lower() in _CASE_VALUES else \
+                (int(t) if re.fullmatch(r"[-+]?\d+", t) else float(t))
+        except ValueError:
+            raise ValueError(f"user function {name}: case {key!r}: {t!r} is neither the parameter {p} "
+                             f"(present) nor a value it is absent as") from None
+    return tuple(names), absent
 
 
 __all__ = ["NOVALUE", "Operator", "UnknownOperatorError", "OPERATORS", "ALIASES", "PARAMETRIC",

@@ -97,16 +97,19 @@ print(y.to_numpy())"""),
     ("md", """## Cheaper bodies for the cases where an operand is absent
 
 In a lattice case where some operands are absent, they hold their fill. A user function may give
-a cheaper body for such a case (the paper's `x,0 => { return abs(x); }`): `cases` maps the
-*present* parameters to C code of those parameters only. The lattice strategy emits the case's
-body there; the oracle still runs the whole function, so a wrong case body is caught by the
-comparison."""),
+a cheaper body for such a case (the paper's `x,0 => { return abs(x); }`): `cases` maps the case,
+written as the paper does (`"x,0"`: `x` present, `y` absent as 0), or as the present parameters
+alone (`("x",)`: the others absent as 0), to C code of the present parameters only. The lattice
+strategy emits the case's body only where the absent operands' fills are the values the case was
+written for (a `b` stored around 1 is absent as 1, and `gcd(x, 1)` is not `abs(x)`), and the
+general body elsewhere; the oracle still runs the whole function, so a wrong case body is caught
+by the comparison."""),
     ("code", """gcd = ss.user_function(
     "gcd", math.gcd,
     "x = x < 0 ? -x : x; y = y < 0 ? -y : y; "
     "while (x != 0) { int64_t t = x; x = y % x; y = t; } return y;",
     algebra="x | y", commutative=True,
-    cases={("x",): "return x < 0 ? -x : x;", ("y",): "return y < 0 ? -y : y;"})
+    cases={"x,0": "return x < 0 ? -x : x;", "0,y": "return y < 0 ? -y : y;"})
 a = ss.Tensor.from_numpy(np.array([0, 12, -7, 0, 9, 0]), "sparse_vector", name="a")
 b = ss.Tensor.from_numpy(np.array([0, 18, 0, -5, 6, 0]), "sparse_vector", name="b")
 kernel, c, _ = check("c[i] = gcd(a[i], b[i])", functions={"gcd": gcd}, a=a, b=b)

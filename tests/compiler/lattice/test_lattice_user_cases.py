@@ -218,3 +218,39 @@ def test_a_bool_argument_of_a_function_returning_a_number_is_passed_as_that_numb
         np.testing.assert_array_equal(k(d=d).to_numpy(), want)
         np.testing.assert_array_equal(k.interpret(d=d).to_numpy(), want)
     assert "static inline int64_t ss_gcd_int64_bool(int64_t x, int64_t y)" in k.c_source
+
+
+# the paper's gcd (Fig. 5), its cases written as the paper writes them
+PAPER_GCD = user_function("pgcd", math.gcd, GCD_BODY, algebra="x | y", commutative=True,
+                          cases={"x,0": "return x < 0 ? -x : x;", "0,y": "return y < 0 ? -y : y;"})
+
+
+@pytest.mark.parametrize("gcd", [GCD, PAPER_GCD], ids=["present-names", "paper-notation"])
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_case_body_applies_only_where_the_absent_operand_is_the_value_it_was_written_for(gcd, strategy):
+    # issue 28, item 6: b stored around 1, so an absent b is 1, not 0: gcd(x, 1) is 1, not |x|
+    # (the lattice emitted the x,0 body there: [1 6 1 7 9 1 3 1])
+    a = np.array([0, 12, -7, 0, 9, 0, 3, 1], dtype=np.int64)
+    b = np.array([1, 18, 5, 7, 1, 1, 1, 1], dtype=np.int64)
+    A = Tensor.from_numpy(a, "sparse_vector", name="a")
+    B = Tensor.from_numpy(b, "sparse_vector", fill=1, name="b")
+    functions = {gcd.name: gcd}
+    program = f"c[i] = {gcd.name}(a[i], b[i])"
+    k = ss.lower(program, strategy=strategy, functions=functions, a=A, b=B)
+    want, _ = evaluate(program, functions=functions, a=A, b=B)
+    np.testing.assert_array_equal(want, np.gcd(a, b))
+    np.testing.assert_array_equal(k(a=A, b=B).to_numpy(), np.gcd(a, b))
+    if strategy == "lattice":
+        # the y-only case (a absent as 0) keeps its body; the x-only one (b absent as 1) does not
+        assert f"= ss_{gcd.name}_y_int64(" in k.c_source and f"ss_{gcd.name}_x_" not in k.c_source
+
+
+def test_paper_notation_cases_name_their_absent_values():
+    f = user_function("g1", math.gcd, GCD_BODY, cases={"x, 1": "return 1;", "nan,y": "return y;"})
+    assert f.cases[0] == (("x",), "return 1;", (("y", 1),)) and f.cases[1][:2] == (("y",), "return y;")
+    assert f.specialize((0,), {1: 1}).c_body == "return 1;" and f.specialize((0,), {1: 0}) is None
+    assert f.specialize((1,), {0: float("nan")}).c_body == "return y;"
+    with pytest.raises(ValueError, match=r"case 'x,0,1' must have one entry per parameter \(x, y\)"):
+        user_function("g2", math.gcd, GCD_BODY, cases={"x,0,1": "return x;"})
+    with pytest.raises(ValueError, match=r"case 'x,z': 'z' is neither the parameter y \(present\) nor a value"):
+        user_function("g3", math.gcd, GCD_BODY, cases={"x,z": "return x;"})
