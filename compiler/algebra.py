@@ -109,6 +109,10 @@ class Annihilator:
     def holds_for(self, dtype) -> bool:
         return not self.kinds or np.dtype(dtype).kind in self.kinds
 
+    def value_for(self, dtype):
+        """The annihilator as a value of ``dtype`` (infinities: the integer extremes)."""
+        return _value_for(self.value, dtype)
+
 
 @serialize.node
 @dataclass(frozen=True, repr=False)

@@ -42,7 +42,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import binding, memory
+from . import binding, memory, values
 from .backend import compile_function
 from .dtypes import typed_scalar
 from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
@@ -56,7 +56,7 @@ from .notation import Assign, accesses, parse
 from .notation.ast import Reduce, walk
 from .reference import NeedsExtents, expression_fill
 from .tensor import Tensor, _replace_leaf, _replace_level
-from .trace import Trace
+from .trace import Rewrite, Trace
 
 
 @dataclass(frozen=True)
@@ -210,15 +210,44 @@ class Kernel:
         formats = ", ".join(f"{k}={v.shorthand or v}" for k, v in self.formats.items())
         return f"<Kernel {self.strategy}: {self.program} ({formats})>"
 
+    #: what the kernel assumes each tensor's stored values hold (:class:`compiler.values.Facts`)
+    facts: dict = {}
+    #: lowers the same program for wider facts (set by :func:`lower`), or None
+    relower: Callable | None = None
+
     def __call__(self, *given, **tensors) -> Tensor:
         if given:
             raise UsageError(f"pass the kernel's tensors by name: kernel({', '.join(f'{t}=...' for t in self.formats)})")
-        return self._run(self.compiled, tensors)
+        kernel = self.for_values(tensors)
+        return kernel._run(kernel.compiled, tensors)
 
     def interpret(self, **tensors) -> Tensor:
         """Run the kernel's IR in the Python interpreter instead (a test oracle)."""
-        helpers = dict(self.lowered.helpers)
-        return self._run(lambda **args: interpret(self.function, helpers=helpers, **args), tensors)
+        kernel = self.for_values(tensors)
+        helpers = dict(kernel.lowered.helpers)
+        return kernel._run(lambda **args: interpret(kernel.function, helpers=helpers, **args), tensors)
+
+    def for_values(self, tensors: dict) -> "Kernel":
+        """This kernel, or the one lowered for what ``tensors``' values hold when this one assumed
+        less: a kernel that skips ``0 * y`` for a finite ``y`` is not run on a ``y`` holding NaN
+        (the other is lowered once and kept in :func:`lower`'s cache).
+
+        >>> import compiler as ss
+        >>> x = ss.Tensor.from_numpy(np.array([0.0, 2.0]), "sparse_vector")
+        >>> k = ss.lower("c[i] = x[i] * z[i]", x=x, z="sparse_vector")      # z assumed finite
+        >>> z = ss.Tensor.from_numpy(np.array([np.nan, 3.0]), "sparse_vector")
+        >>> k.for_values({"x": x, "z": z}) is k, k(x=x, z=z).to_numpy()
+        (False, array([nan,  6.]))
+        """
+        if self.relower is None:
+            return self
+        wider = dict(self.facts)
+        for name, value in tensors.items():
+            if name in wider:
+                if self.compiled.checked and isinstance(value, Tensor):
+                    value.validate(as_name=name)   # (and so takes its facts again)
+                wider[name] = wider[name] | _facts_of(value)
+        return self if wider == self.facts else self.relower(wider)
 
     # --- binding -------------------------------------------------------------------------
 
@@ -691,6 +720,31 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
     if options is not None and not isinstance(options, dict):
         raise UsageError(f"options must be a dict, not a {type(options).__name__}")
     options = dict(options or {})
+    return _lower(program, strategy, checked, functions, trace, options, tensors)
+
+
+def _facts_of(value):
+    """The facts of a tensor's stored values as given to lower() or a kernel: a format says
+    nothing of values and is taken as finite (a call with other values re-lowers)."""
+    if isinstance(value, Tensor):
+        return value.value_facts
+    if isinstance(value, (np.ndarray, *_SCALARS)):
+        return values.of_array(value)
+    return values.FINITE
+
+
+def _format_only(value):
+    """What a kernel keeps of a tensor given to lower() to lower again for other values: its
+    format (an empty array of a raw array's dtype and rank, which says its fill is the oracle's)."""
+    if isinstance(value, Tensor):
+        return value.format
+    if isinstance(value, (np.ndarray, *_SCALARS)):
+        arr = np.asarray(value)
+        return np.empty((0,) * arr.ndim, dtype=arr.dtype)
+    return value
+
+
+def _lower(program, strategy, checked, functions, trace, options, tensors, facts=None) -> Kernel:
     with nesting_guard(program):
         fn_key = tuple(sorted((functions or {}).items()))
         source_key = (program, fn_key) if isinstance(program, str) else program
@@ -709,12 +763,23 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
         for name in ndims:
             if name not in formats and not (isinstance(parsed, Assign) and name == parsed.lhs.tensor):
                 raise UsageError(f"no format or tensor given for {name}")
+        # what the values may hold is part of what the kernel is specialized for (0 * y is 0
+        # only for a finite y): a checked lowering looks at the values again
+        if facts is None:
+            facts = {}
+            for name, value in tensors.items():
+                if checked and isinstance(value, Tensor):
+                    value.validate(as_name=name)
+                facts[name] = _facts_of(value)
+        facts = {name: facts.get(name, values.FINITE) for name in formats}
+        facts_key = tuple(sorted((n, f) for n, f in facts.items() if not f.finite))
 
         # an output given as an array or a scalar says no fill of its own: it gets the oracle's, as a
         # fresh output does (and its kernel is not the one of an output given that dense format)
         out_name = parsed.lhs.tensor if isinstance(parsed, Assign) else None
         raw_out = isinstance(tensors.get(out_name), (np.ndarray, *_SCALARS))
-        key = None if trace is not None else _cache_key((source_key, raw_out), strategy, formats, checked, options)
+        key = None if trace is not None else _cache_key((source_key, raw_out, facts_key), strategy, formats,
+                                                         checked, options)
         if key is not None and key in _CACHE:
             return _CACHE[key]
 
@@ -722,7 +787,9 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
         if isinstance(program, str):
             parsed = parse(program, functions, trace=trace)
         try:
-            lowered = _STRATEGIES[strategy](parsed, dict(formats), trace, **options)
+            with values.assuming(facts) as assumed:
+                lowered = _STRATEGIES[strategy](parsed, dict(formats), trace, **options)
+            _record_facts(trace, assumed)
             compiled = compile_function(lowered.function, checked=checked, trace=trace)
         except Exception as e:
             e.trace = trace  # the explorer shows where lowering stopped
@@ -730,9 +797,24 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
         fresh = lowered.output not in formats or raw_out
         formats.setdefault(lowered.output, lowered.output_format)
         kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace, fresh_output=fresh)
+        kernel.facts = facts
+        given = {name: _format_only(value) for name, value in tensors.items()}
+        kernel.relower = lambda wider: _lower(program, strategy, checked, functions, None, options, given, wider)
         if key is not None:
             _CACHE[key] = kernel
         return kernel
+
+
+def _record_facts(trace: Trace, assumed) -> None:
+    """A ``value-facts`` step: what the kernel assumes the values hold, and where that took the
+    sparse path (an annihilator skips) or the exact one (it cannot: ``0 * NaN`` is NaN)."""
+    if not assumed.decisions:
+        return
+    held = [f"{name}: {f}" for name, f in assumed.facts.items()]
+    exact = sum(1 for d in assumed.decisions if d[0] == "exact-path")
+    trace.record("value-facts", rewrites=[Rewrite(rule, expr, why) for rule, expr, why in assumed.decisions],
+                 note=f"stored values: {'; '.join(held)}; {exact} exact path(s), "
+                      f"{len(assumed.decisions) - exact} sparse path(s) by an annihilator")
 
 
 def einsum(expr, strategy: str = "lattice", *, checked: bool = False, functions=None, **tensors) -> Tensor:

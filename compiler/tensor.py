@@ -27,7 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import memory
+from . import memory, values
 from .dtypes import LARGEST_EXTENT, cast_values, is_integer, value_dtype
 from .errors import DTypeError, FormatError, ShapeError, SparsescopeError, UsageError
 from .format import Format, checked_mode_order, narrow_index_levels, parse_format
@@ -229,6 +229,20 @@ class Tensor:
             self._format = Format(self._root.spec(), self._mode_order)
         return self._format
 
+    @property
+    def value_facts(self):
+        """Whether the stored values hold NaN, +inf or -inf (:class:`compiler.values.Facts`),
+        computed once and kept (again by :meth:`validate`, which a checked kernel calls): a kernel
+        takes the sparse path of ``0 * y`` or ``inf + y`` only where the facts allow it.
+
+        >>> str(Tensor.from_numpy(np.array([0.0, np.nan, 1.0]), "sparse_vector").value_facts)
+        'may hold NaN'
+        """
+        if getattr(self, "_value_facts", None) is None:
+            vals = self.vals
+            self._value_facts = values.of_array(vals[:self.nnz] if vals.ndim == 1 and len(vals) > self.nnz else vals)
+        return self._value_facts
+
     def level_arrays(self) -> list[dict[str, np.ndarray]]:
         """The arrays of each storage level and then of the leaf."""
         return [lvl.arrays() for lvl in (*self._levels, self._leaf)]
@@ -242,6 +256,7 @@ class Tensor:
         for k, lvl in enumerate((*self._levels, self._leaf)):
             count = lvl.check(count, f"{label}: level {k} ({lvl.name})")
         self._nnz = count
+        self._value_facts = None   # (the values may have changed in place since they were taken)
         return self
 
     def __repr__(self) -> str:

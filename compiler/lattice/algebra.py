@@ -34,7 +34,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import serialize
+from .. import serialize, values
 from ..algebra import NOVALUE, Operator
 from ..dtypes import typed_scalar
 from ..errors import SparsescopeError
@@ -325,6 +325,47 @@ def _dtype_of(v):
     return np.asarray(v).dtype
 
 
+def expr_facts(e, fill_of: Callable[[Access], object]) -> values.Facts:
+    """What ``e`` may hold (:class:`compiler.values.Facts`): its accesses' stored values (as the
+    lowering assumes them, :func:`compiler.values.assumed`) and fills, propagated bottom-up.
+
+    >>> from compiler.notation import parse
+    >>> str(expr_facts(parse("a[i] = b[i] + c[i]").rhs, lambda acc: float("inf") if acc.tensor == "c" else 0.0))
+    'may hold +inf'
+    """
+    if isinstance(e, Access):
+        fill = fill_of(e)
+        if fill is not NOVALUE and np.asarray(fill).dtype.kind in "biu":
+            return values.FINITE
+        return values.assumed(e.tensor) | (values.ANY if fill is NOVALUE else values.of_value(fill))
+    if isinstance(e, Literal):
+        return values.of_value(e.value)
+    if isinstance(e, Call):
+        return values.of_call(e.op, [expr_facts(a, fill_of) for a in e.args])
+    if isinstance(e, Reduce):
+        body = expr_facts(e.body, fill_of)
+        # (an empty reduction is the identity: min's is inf)
+        return values.of_reduce(e.op, body) | (values.of_value(e.op.identity)
+                                                if e.op.identity is not NOVALUE else values.FINITE)
+    return values.ANY
+
+
+def annihilating(e, op: Operator, ann, k: int, args, fill_of) -> bool:
+    """Whether ``ann`` at argument ``k`` of ``e`` (a call of ``op`` on ``args``) annihilates,
+    given what the other arguments may hold; records the decision for the trace when it
+    depends on them (:func:`compiler.values.decide`)."""
+    others = [expr_facts(a, fill_of) for n, a in enumerate(args) if n != k]
+    ok, why = values.annihilates(op, ann, others)
+    if ann.unless:
+        values.decide("sparse-path" if ok else "exact-path", e,
+                      f"{_py_text(ann.value)} at argument {k + 1} annihilates: {why}" if ok else why)
+    return ok
+
+
+def _py_text(v) -> str:
+    return {math.inf: "inf", -math.inf: "-inf"}.get(v, str(v)) if isinstance(v, float) else str(v)
+
+
 def derive(e, fill_of: Callable[[Access], object], rules: list | None = None):
     """``(algebra, fill)`` of the index-notation expression ``e``.
 
@@ -358,11 +399,11 @@ def _derive(e, fill_of, log):
         parts = [_derive(a, fill_of, log) for a in e.args]
         algs = [p[0] for p in parts]
         fills = [p[1] for p in parts]
-        return _derive_call(e, e.op, algs, fills, log)
+        return _derive_call(e, e.op, algs, fills, log, fill_of)
     raise TypeError(f"cannot derive an iteration algebra for {e!r}")
 
 
-def _derive_call(e, op: Operator, algs, fills, log):
+def _derive_call(e, op: Operator, algs, fills, log, fill_of=None):
     known = all(f is not NOVALUE for f in fills)
     fill = op.fill(*fills)
     if op.algebra is not None:
@@ -389,12 +430,19 @@ def _derive_call(e, op: Operator, algs, fills, log):
         log.append(f"unknown-fill: {e}")
         return Universe(), fill
     n = len(algs)
-    if op.annihilator is not NOVALUE and n >= 1:
-        positions = op.annihilator_positions or range(n)
-        hit = [k for k in positions if same_value(fills[k], op.annihilator_for(_dtype_of(fills[k])))]
-        if hit and same_value(fill, op.annihilator_for(_dtype_of(fill))):
-            log.append(f"annihilator: {e}")
-            return intersect(*(algs[k] for k in hit)), fill
+    for ann in op.annihilators:
+        if n < 1:
+            break
+        positions = ann.positions or range(n)
+        hit = [k for k in positions if ann.holds_for(_dtype_of(fills[k]))
+               and same_value(fills[k], ann.value_for(_dtype_of(fills[k])))]
+        if hit and ann.holds_for(_dtype_of(fill)) and same_value(fill, ann.value_for(_dtype_of(fill))):
+            # (only where the other arguments cannot hold a value it does not annihilate: 0 * NaN)
+            hit = [k for k in hit if annihilating(e, op, ann, k, e.args, fill_of)]
+            if hit:
+                log.append(f"annihilator: {e}")
+                return intersect(*(algs[k] for k in hit)), fill
+            log.append(f"annihilator-unsafe: {e}")
     if op.idempotent and n >= 2 and all(same_value(f, fills[0]) for f in fills):
         log.append(f"idempotent: {e}")
         return union(*algs), fill
@@ -410,4 +458,5 @@ def _derive_call(e, op: Operator, algs, fills, log):
 
 __all__ = ["Alg", "Region", "Universe", "Empty", "Union", "Intersect", "Complement", "union",
            "intersect", "holds", "regions", "de_morgan", "parse_algebra", "derive", "same_value",
+           "expr_facts", "annihilating",
            "AlgebraError"]

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import serialize
+from .. import serialize, values
 from ..algebra import NOVALUE, Operator
 from ..dtypes import typed_scalar
 from ..errors import StrategyError
@@ -1017,8 +1017,8 @@ def _wheres(s) -> list:
 
 
 def _nonfinite_temps(stmt, setup) -> set:
-    """The temporaries (scalars and workspaces) whose values may be NaN or infinite though every
-    stored value is finite: their producer reads an operand whose fill is not finite, a
+    """The temporaries (scalars and workspaces) whose values may be NaN or infinite: their producer
+    reads an operand whose fill or stored values (as the lowering assumes them) are not finite, a
     non-finite literal, or such a temporary (``w[j] = sum[k](B[j] * A[j, k])`` over a B of
     fill NaN)."""
     from .lattice import _nonfinite_literal, nonfinite_fill
@@ -1028,7 +1028,8 @@ def _nonfinite_temps(stmt, setup) -> set:
     def nonfinite(a) -> bool:
         if a.tensor in setup.temps:
             return a.tensor in out
-        return a.tensor in setup.formats and nonfinite_fill(setup.formats[a.tensor].fill)
+        return a.tensor in setup.formats and (nonfinite_fill(setup.formats[a.tensor].fill)
+                                              or not values.assumed(a.tensor).finite)
 
     changed = True
     while changed:   # (a temporary may read another)

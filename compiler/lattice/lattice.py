@@ -62,7 +62,7 @@ from ..notation.ast import Access, Call, Index, Literal, Reduce, walk
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
-from .algebra import Universe, derive, holds, same_value
+from .algebra import Universe, annihilating, derive, holds, same_value
 from .cin import expr_accesses
 
 
@@ -206,16 +206,10 @@ def typed_fill(op: "Operand"):
 def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
     """Rewrite rules for case expressions: constant folding, annihilators, identities.
 
-    Annihilators hold for finite values (``0 * inf`` is NaN), so ``annihilator``
-    only fires when no access in the other arguments has a non-finite fill.
+    An annihilator fires only where the other arguments cannot hold a value it does not
+    annihilate (``0 * inf`` is NaN): their fills and stored values as the lowering assumes them
+    (:func:`compiler.lattice.algebra.annihilating`).
     """
-
-    def finite(x) -> bool:
-        if _nonfinite_literal(x):
-            return False
-        if fill_of is None:
-            return True
-        return not any(nonfinite_fill(fill_of(a)) for a in expr_accesses(x))
 
     def lit_value(x):
         return typed_scalar(x.value, x.dtype)
@@ -229,17 +223,21 @@ def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
         return None
 
     def annihilate(t):
-        if not isinstance(t, Call) or t.op.annihilator is NOVALUE:
+        if not isinstance(t, Call):
             return None
-        positions = t.op.annihilator_positions or range(t.op.arity)
-        for k in positions:
-            a = t.args[k]
-            others = [x for n, x in enumerate(t.args) if n != k]
-            # the annihilator of the call's dtype: True is max's annihilator over bools, not over ints
-            rdt = expr_dtype(t, dtype_of)
-            if isinstance(a, Literal) and same_value(lit_value(a), t.op.annihilator_for(rdt)) \
-                    and all(finite(x) for x in others):
-                return literal(typed_scalar(t.op.annihilator_for(rdt), rdt))
+        # the annihilator of the call's dtype: True is max's annihilator over bools, not over ints
+        rdt = None
+        for ann in t.op.annihilators:
+            positions = ann.positions or range(t.op.arity)
+            for k in positions:
+                a = t.args[k]
+                if not isinstance(a, Literal):
+                    continue
+                rdt = expr_dtype(t, dtype_of) if rdt is None else rdt
+                value = ann.value_for(rdt)
+                if ann.holds_for(rdt) and same_value(lit_value(a), value) \
+                        and annihilating(t, t.op, ann, k, t.args, fill_of or _no_fill):
+                    return literal(typed_scalar(value, rdt))
         return None
 
     def identity(t):
@@ -264,6 +262,10 @@ def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
 
     return [Rule("constant-fold", fold), Rule("annihilator", annihilate), Rule("identity", identity),
             Rule("reduce-identity", reduce_identity)]
+
+
+def _no_fill(acc):
+    return NOVALUE
 
 
 def nonfinite_fill(f) -> bool:

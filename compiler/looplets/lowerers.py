@@ -33,9 +33,9 @@ associative and commutative, independent of the operand order.
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import replace
 
+from .. import values
 from ..algebra import Operator, lookup
 from ..errors import ShapeError, StrategyError
 from ..imperative import ir
@@ -94,9 +94,11 @@ class Lowerer:
     def __init__(self, tensors: dict, ctx, trace=None, max_trace_steps: int = 400,
                  max_looplets: int = MAX_LOOPLETS):
         self.tensors = tensors
-        # the fills that are not finite: x * 0 is not 0 where x may hold one (see simplify.annihilator)
-        self.odd_fills = tuple({repr(f): f for f in (info.fill for info in tensors.values())
-                                if isinstance(f, float) and not math.isfinite(f)}.values())
+        # what any value read may be, stored (as the lowering assumes) or fill: x * 0 is not 0
+        # where x may be NaN or infinite (see simplify.annihilator)
+        self.facts = values.FINITE
+        for info in tensors.values():
+            self.facts = self.facts | values.assumed(info.name) | values.of_value(info.fill)
         self.ctx = ctx
         self.fresh = ctx.fresh
         self.trace = trace
@@ -121,7 +123,7 @@ class Lowerer:
 
     def simplify(self, node):
         log = [] if self.trace is not None else None
-        out = simplify(node, log, (FILL_WRITE,), self.odd_fills)
+        out = simplify(node, log, (FILL_WRITE,), self.facts)
         if log:
             self.record("simplify", node, out, rewrites=log, note=f"{len(log)} rewrite(s)")
         return out
@@ -732,7 +734,7 @@ class Lowerer:
             return None
         gap = _replace_looplets(body, i, lambda l: unshift(chunk.body).value if l is s else l, only=(Stepper,))
         gap = _replace_looplets(gap, i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
-        if not is_pass(simplify(gap, None, (FILL_WRITE,), self.odd_fills)):   # fill into a sparse output: a no-op there too
+        if not is_pass(simplify(gap, None, (FILL_WRITE,), self.facts)):   # fill into a sparse output: a no-op there too
             return None
         out = []
         if not X.prove_le(ext.start, P.first):

@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 
+from .. import values
 from ..algebra import NOVALUE, Operator
 from ..imperative.ir import BinOp, Const
 from ..rewrite import Rule, rewrite
@@ -89,36 +90,28 @@ def identity(t):
     return None
 
 
-def annihilator(t, fills=()):
-    """``x * 0 -> 0``: only where every other argument is finite. Stored values are taken as finite
-    (as Finch and TACO do), but an argument that is not a literal may hold a tensor's fill: for each
-    of ``fills`` (the fills of the program's tensors that are not finite), ``op`` of it and the
-    annihilator must still be the annihilator (``inf * 0`` is NaN; ``min(nan, -inf)`` is NaN)."""
-    if not (isinstance(t, Call) and isinstance(t.op, Operator)) or t.op.annihilator is NOVALUE:
+def annihilator(t, facts=values.FINITE):
+    """``x * 0 -> 0``, ``inf + x -> inf``: only where the other arguments cannot hold a value the
+    annihilator does not annihilate (``0 * inf`` is NaN; ``min(nan, -inf)`` is NaN). A literal
+    argument is known; any other may hold what ``facts`` say the program's tensors may (their
+    stored values as the lowering assumes them, and their fills)."""
+    if not (isinstance(t, Call) and isinstance(t.op, Operator)):
         return None
-    positions = t.op.annihilator_positions or range(len(t.args))
-    for k in positions:
-        a = t.args[k]
-        if _is(a, t.op.annihilator):
-            if fills and not _absorbs(t, fills):
-                return None
-            return a
+    for ann in t.op.annihilators:
+        for k in ann.positions or range(len(t.args)):
+            a = t.args[k]
+            if not _is(a, ann.value) or (ann.kinds and not isinstance(a.value, float)):
+                continue
+            if any(_lit(x) and x.value is MISSING for x in t.args):
+                return a   # (the annihilator wins over a missing argument)
+            others = [values.of_value(x.value) if _lit(x) else facts for n, x in enumerate(t.args) if n != k]
+            ok, why = values.annihilates(t.op, ann, others)
+            if ann.unless:
+                values.decide("sparse-path" if ok else "exact-path", t,
+                              f"{a} at argument {k + 1} annihilates: {why}" if ok else why)
+            if ok:
+                return a
     return None
-
-
-def _absorbs(t, fills) -> bool:
-    """Whether ``t`` (a call with an annihilator among its arguments) is the annihilator whatever
-    fill its other, non-literal arguments hold."""
-    if any(_lit(a) and a.value is MISSING for a in t.args):
-        return True   # (as without fills: the annihilator wins over a missing argument)
-    for f in fills:
-        try:
-            v = t.op(*[a.value if _lit(a) else f for a in t.args])
-        except Exception:
-            return False
-        if not _same(np.asarray(v)[()].item(), t.op.annihilator):
-            return False
-    return True
 
 
 def missing(t):
@@ -194,9 +187,9 @@ def empty_loop(t):
     return None
 
 
-def integrate(t, fills=()):
+def integrate(t, facts=values.FINITE):
     """Loop-invariant reductions: ``+=`` multiplies by the loop length, idempotent ops update once.
-    A value that may not be finite (a literal inf or NaN; with ``fills``, any other) is added only
+    A value that may not be finite (a literal inf or NaN; where ``facts`` are not finite, any other) is added only
     where the loop runs: ``0 * inf`` is NaN, while adding nothing leaves the sum as it is."""
     if not (isinstance(t, Loop) and t.ext is not None and isinstance(t.body, Assign)):
         return None
@@ -213,7 +206,7 @@ def integrate(t, fills=()):
         if _lit(n) and n.value == 1:
             return a
         scaled = Assign(a.lhs, a.op, Call(_mul(), (n, a.rhs)), line=a.line)
-        finite = _finite_literal(a.rhs) if _lit(a.rhs) else not fills
+        finite = _finite_literal(a.rhs) if _lit(a.rhs) else facts.finite
         if finite or X.prove_lt(Const(0, "int64"), length):
             return scaled
         return Sieve(Value(BinOp("<", t.ext.start, t.ext.stop), "bool"), scaled, line=t.line)
@@ -241,29 +234,30 @@ RULES = [Rule("fold", fold), Rule("identity", identity), Rule("annihilator", ann
          Rule("empty-loop", empty_loop), Rule("integrate", integrate)]
 
 
-# the rules that depend on the fills that are not finite
-_with_fills = {"annihilator": lambda fills: lambda t: annihilator(t, fills),
-               "integrate": lambda fills: lambda t: integrate(t, fills)}
+# the rules that depend on what the values may hold
+_with_facts = {"annihilator": lambda facts: lambda t: annihilator(t, facts),
+               "integrate": lambda facts: lambda t: integrate(t, facts)}
 
 
 def _rule_name(r):
     return r.name
 
 
-def simplify(node, log: list | None = None, extra=(), fills=()):
+def simplify(node, log: list | None = None, extra=(), facts=values.FINITE):
     """Rewrite ``node`` to a fixpoint of :data:`RULES` (and ``extra`` rules), logging to ``log``;
-    ``fills`` are the fills that are not finite of the tensors ``node`` reads (see :func:`annihilator`).
+    ``facts`` say what the tensors ``node`` reads may hold, stored or fill (see :func:`annihilator`).
 
     >>> from compiler.algebra import lookup
     >>> from compiler.looplets.program import Call, Literal, Access, TensorRef, Index
     >>> e = Call(lookup("*"), (Literal(0.0), Access(TensorRef("x"), (Index("i"),))))
     >>> print(simplify(e))
     0.0
-    >>> print(simplify(e, fills=(float("inf"),)))   # x may hold inf: 0 * inf is NaN
+    >>> from compiler.values import Facts
+    >>> print(simplify(e, facts=Facts(posinf=True)))   # x may hold inf: 0 * inf is NaN
     0.0 * x[i]
     """
-    rules = RULES if not fills else [Rule(r.name, _with_fills[r.name](fills)) if r.name in _with_fills else r
-                                     for r in RULES]
+    rules = RULES if facts.finite else [Rule(r.name, _with_facts[r.name](facts)) if r.name in _with_facts else r
+                                        for r in RULES]
     out = rewrite(node, [*rules, *extra], log)
     # the engine reports the sieve rule under one name; name its two cases as the notes do
     if log:

@@ -1,0 +1,239 @@
+"""Facts about values: whether a tensor or an expression may hold NaN, +inf or -inf.
+
+Whether an annihilator really annihilates depends on what the other operands hold:
+``0 * y`` is 0 only for a finite ``y``, ``inf + y`` is ``inf`` unless ``y`` is NaN or
+``-inf`` (see :class:`compiler.algebra.Annihilator`). A tensor knows :class:`Facts` about
+its stored values (:attr:`compiler.tensor.Tensor.value_facts`, computed once); this module
+propagates them bottom-up through expressions and holds the facts a lowering assumes
+(:func:`assuming`), so that both strategies take the sparse path (intersections, skipped
+products) only where the facts allow it, and the exact path otherwise.
+
+>>> from compiler.algebra import lookup
+>>> facts = of_array(np.array([1.0, np.inf]))
+>>> str(facts), facts.finite
+('may hold +inf', False)
+>>> str(of_call(lookup("*"), [FINITE, facts]))     # inf * 0 is NaN
+'may hold NaN, +inf, -inf'
+>>> str(of_call(lookup("+"), [FINITE, FINITE]))    # overflow is not modelled (see below)
+'finite'
+
+Rules (sound for every value, with one documented exception):
+
+* integer and boolean values are finite; comparisons and logical operators give booleans;
+* ``+ - * min max neg abs choose overwrite`` of finite values are taken as finite: an
+  overflow of a float ``+``, ``-`` or ``*`` past ±1.8e308 (float64) to ±inf is **not**
+  modelled. Where it happens, an annihilated product (``0 * (a + b)``, ``a + b`` overflowing)
+  gives 0 where numpy gives NaN. The alternative would send every ``b * (c + d)`` down the
+  exact path;
+* ``/``, ``pow``, ``log``, ``exp``, ``sqrt`` and user functions with a float result may give
+  any non-finite value from finite operands (``1 / 0``, ``log(0)``, ``exp(1000)``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import serialize
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Facts:
+    """Which non-finite values some values may include (False: surely none)."""
+
+    nan: bool = False
+    posinf: bool = False
+    neginf: bool = False
+
+    @property
+    def finite(self) -> bool:
+        return not (self.nan or self.posinf or self.neginf)
+
+    def kinds(self) -> tuple[str, ...]:
+        """The non-finite values possible, as :class:`~compiler.algebra.Annihilator` names them."""
+        return tuple(k for k, on in (("nan", self.nan), ("+inf", self.posinf), ("-inf", self.neginf)) if on)
+
+    def __or__(self, other: "Facts") -> "Facts":
+        return Facts(self.nan or other.nan, self.posinf or other.posinf, self.neginf or other.neginf)
+
+    def __le__(self, other: "Facts") -> bool:
+        """Whether every value these facts allow, ``other``'s allow too."""
+        return (not self.nan or other.nan) and (not self.posinf or other.posinf) \
+            and (not self.neginf or other.neginf)
+
+    def __str__(self) -> str:
+        return "finite" if self.finite else "may hold " + ", ".join(
+            {"nan": "NaN"}.get(k, k) for k in self.kinds())
+
+
+FINITE = Facts()
+ANY = Facts(True, True, True)
+
+
+def of_array(values) -> Facts:
+    """The facts of the values of an array (integer and boolean arrays are finite).
+
+    >>> str(of_array(np.array([np.nan, -np.inf]))), of_array(np.arange(3)).finite
+    ('may hold NaN, -inf', True)
+    """
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "fc" or arr.size == 0:
+        return FINITE
+    if arr.dtype.kind == "c":
+        return FINITE if np.isfinite(arr).all() else ANY
+    if np.isfinite(arr).all():    # (one pass in the common case)
+        return FINITE
+    return Facts(bool(np.isnan(arr).any()), bool(np.isposinf(arr).any()), bool(np.isneginf(arr).any()))
+
+
+def of_value(value) -> Facts:
+    """The facts of one value (a fill, a literal); an unknown one (not a number) may be anything."""
+    try:
+        return of_array(np.asarray(value))
+    except (TypeError, ValueError):
+        return ANY
+
+
+# operators whose result is finite where their operands are (overflow aside, see the module doc)
+_CLOSED = {"add", "sub", "mul", "min", "max", "neg", "abs", "choose", "overwrite"}
+_BOOLEAN = {"not", "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "bitand", "bitor", "bitxor"}
+
+
+def of_call(op, args: list[Facts], result_dtype=None) -> Facts:
+    """The facts of ``op(args...)`` from its arguments' facts (``result_dtype``, when known,
+    makes an integer or boolean result finite).
+
+    >>> from compiler.algebra import lookup
+    >>> str(of_call(lookup("+"), [Facts(posinf=True), Facts(neginf=True)]))   # inf + -inf is NaN
+    'may hold NaN, +inf, -inf'
+    >>> str(of_call(lookup("min"), [Facts(nan=True), FINITE])), str(of_call(lookup("neg"), [Facts(posinf=True)]))
+    ('may hold NaN', 'may hold -inf')
+    """
+    if result_dtype is not None and np.dtype(result_dtype).kind in "biu":
+        return FINITE
+    if op.is_user:
+        return FINITE if op.dtype is not None and np.dtype(op.dtype).kind in "biu" else ANY
+    name = op.name
+    if name in _BOOLEAN:
+        return FINITE
+    union = FINITE
+    for f in args:
+        union = union | f
+    if name in ("min", "max", "choose", "overwrite"):
+        return union
+    if name == "neg":
+        return Facts(args[0].nan, args[0].neginf, args[0].posinf)
+    if name == "abs":
+        return Facts(args[0].nan, args[0].posinf or args[0].neginf, False)
+    if name == "add" or name == "sub":
+        a, b = args
+        if name == "sub":
+            b = Facts(b.nan, b.neginf, b.posinf)
+        nan = a.nan or b.nan or (a.posinf and b.neginf) or (a.neginf and b.posinf)
+        return Facts(nan, a.posinf or b.posinf, a.neginf or b.neginf)
+    if name == "mul":
+        # an infinity times anything (0 gives NaN, a negative flips the sign) may be anything
+        return ANY if (union.posinf or union.neginf) else union
+    if name == "sqrt":
+        return Facts(True, args[0].posinf, False)
+    if name == "exp":
+        return Facts(args[0].nan, True, False)
+    return ANY   # div, pow, log, ldexp: non-finite from finite operands (1 / 0, log(0))
+
+
+def of_reduce(op, body: Facts, result_dtype=None) -> Facts:
+    """The facts of a reduction by ``op`` of values with ``body``'s facts (the identity of an
+    empty reduction is its fill, known exactly, so it is not counted here)."""
+    once = of_call(op, [body, body], result_dtype) if op.arity == 2 else ANY
+    return once | of_call(op, [once, once], result_dtype) if op.arity == 2 else once
+
+
+# -- the facts a lowering assumes ------------------------------------------------------------
+
+_ASSUMED: contextvars.ContextVar = contextvars.ContextVar("sparsescope_value_facts", default=None)
+
+
+@dataclass
+class Assumptions:
+    """The facts a lowering assumes of each tensor's stored values, and what they decided.
+
+    ``decisions`` collects ``(rule, expression, why)``: ``sparse-path`` where an annihilator
+    was used, ``exact-path`` where the facts did not allow it.
+    """
+
+    facts: dict
+    decisions: list
+
+    def of(self, tensor: str) -> Facts:
+        """The facts of ``tensor``'s stored values; a tensor the lowering made (a converted copy,
+        a workspace) is taken to hold whatever any given tensor may."""
+        if tensor in self.facts:
+            return self.facts[tensor]
+        out = FINITE
+        for f in self.facts.values():
+            out = out | f
+        return out
+
+    def decide(self, rule: str, expr, why: str) -> None:
+        entry = (rule, str(expr), why)
+        if entry not in self.decisions:
+            self.decisions.append(entry)
+
+
+@contextlib.contextmanager
+def assuming(facts: dict):
+    """Lower under the facts ``{tensor: Facts}``; yields the :class:`Assumptions`."""
+    a = Assumptions(dict(facts), [])
+    token = _ASSUMED.set(a)
+    try:
+        yield a
+    finally:
+        _ASSUMED.reset(token)
+
+
+def assumed(tensor: str) -> Facts:
+    """The facts assumed of ``tensor``'s stored values: finite outside :func:`assuming` (a
+    strategy called on formats alone, as TACO and Finch assume)."""
+    a = _ASSUMED.get()
+    return FINITE if a is None else a.of(tensor)
+
+
+def decide(rule: str, expr, why: str) -> None:
+    """Record an annihilation decision in the current lowering's assumptions (if any)."""
+    a = _ASSUMED.get()
+    if a is not None:
+        a.decide(rule, expr, why)
+
+
+def annihilates(op, ann, others: list[Facts]) -> tuple[bool, str]:
+    """Whether :class:`~compiler.algebra.Annihilator` ``ann`` of ``op`` annihilates, the other
+    arguments having the facts ``others``; and why (for the trace).
+
+    >>> from compiler.algebra import lookup
+    >>> ok, why = annihilates(lookup("*"), lookup("*").annihilators[0], [Facts(nan=True)])
+    >>> ok, why
+    (False, 'another operand may hold NaN, and 0 * NaN is not 0')
+    """
+    bad = [k for f in others for k in f.kinds() if k in ann.unless]
+    if not bad:
+        return True, ("the other operands hold no " + "/".join({"nan": "NaN"}.get(k, k) for k in ann.unless)) if ann.unless else "always"
+    kinds = sorted(set(bad), key=["nan", "+inf", "-inf"].index)
+    shown = ", ".join({"nan": "NaN"}.get(k, k) for k in kinds)
+    return False, (f"another operand may hold {shown}, and {_text(ann.value)} {op.symbol} "
+                   f"{shown.split(', ')[0]} is not {_text(ann.value)}")
+
+
+def _text(v) -> str:
+    if isinstance(v, float) and v != v:
+        return "NaN"
+    if isinstance(v, float) and abs(v) == float("inf"):
+        return "inf" if v > 0 else "-inf"
+    return str(v)
+
+
+__all__ = ["Facts", "FINITE", "ANY", "of_array", "of_value", "of_call", "of_reduce", "Assumptions",
+           "assuming", "assumed", "decide", "annihilates"]
