@@ -106,9 +106,9 @@ def annihilator(t, facts=values.FINITE):
                 return a   # (the annihilator wins over a missing argument)
             others = [values.of_value(x.value) if _lit(x) else facts for n, x in enumerate(t.args) if n != k]
             ok, why = values.annihilates(t.op, ann, others)
-            if ann.unless:
-                values.decide("sparse-path" if ok else "exact-path", t,
-                              f"{a} at argument {k + 1} annihilates: {why}" if ok else why)
+            if ann.unless:   # (once per operator and annihilator: the looplets' cases repeat it)
+                values.decide("sparse-path" if ok else "exact-path", f"{t.op.symbol} with {a} at argument {k + 1}",
+                              f"it annihilates: {why}" if ok else why)
             if ok:
                 return a
     return None
