@@ -667,7 +667,7 @@ def _cache_key(program, strategy, formats, checked, options):
         return None  # an unhashable option (a schedule object, say): lower every time
 
 
-def lower(program, strategy: str = "lattice", *, checked: bool = False, functions=None,
+def lower(program, strategy: str | None = None, *, checked: bool = False, functions=None,
           trace: Trace | None = None, options: dict | None = None, **tensors) -> Kernel:
     """Lower ``program`` by ``strategy`` for the given tensors (or just their formats) and compile it.
 
@@ -677,8 +677,19 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
     :class:`~compiler.format.Format`, a level spec). A second call with the same
     program, strategy and formats returns the cached kernel: it neither lowers nor
     compiles. Pass ``trace`` to record into your own trace (and bypass that cache).
+
+    Without ``strategy``, index notation is lowered by ``"lattice"`` and a loop program by
+    ``"looplets"`` (the one strategy that lowers loop programs; the trace's first step says so).
     """
     _load_strategies()
+    loop = not isinstance(program, (str, Assign)) and (hasattr(program, "tensor_ndims") or callable(program))
+    chosen = strategy is None
+    if chosen:
+        strategy = "looplets" if loop else "lattice"
+    elif loop and strategy != "looplets" and strategy in _STRATEGIES:
+        # (a loop program states its loops, if and let: only looplets lower that)
+        raise StrategyError(f"strategy={strategy!r} lowers index notation; a loop program is lowered with "
+                            f"strategy='looplets' (or give no strategy)")
     if strategy not in _STRATEGIES:
         known = ", ".join(sorted(_STRATEGIES)) or "none (no strategy is installed)"
         raise UsageError(f"unknown strategy {strategy!r}; known strategies: {known}")
@@ -714,11 +725,14 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
         # fresh output does (and its kernel is not the one of an output given that dense format)
         out_name = parsed.lhs.tensor if isinstance(parsed, Assign) else None
         raw_out = isinstance(tensors.get(out_name), (np.ndarray, *_SCALARS))
-        key = None if trace is not None else _cache_key((source_key, raw_out), strategy, formats, checked, options)
+        key = None if trace is not None else _cache_key((source_key, raw_out, chosen and loop), strategy, formats, checked, options)
         if key is not None and key in _CACHE:
             return _CACHE[key]
 
         trace = Trace() if trace is None else trace
+        if chosen and loop:
+            trace.record("strategy", note="a loop program: lowered with looplets (strategy='looplets'), "
+                                          "the strategy of loop programs")
         if isinstance(program, str):
             parsed = parse(program, functions, trace=trace)
         try:
@@ -735,7 +749,7 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
         return kernel
 
 
-def einsum(expr, strategy: str = "lattice", *, checked: bool = False, functions=None, **tensors) -> Tensor:
+def einsum(expr, strategy: str | None = None, *, checked: bool = False, functions=None, **tensors) -> Tensor:
     """Evaluate index notation on tensors: ``einsum("y[i] += A[i, j] * x[j]", A=A, x=x)``.
 
     Give the output too (as a tensor or a format) to choose its format.
