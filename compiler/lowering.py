@@ -51,7 +51,7 @@ from .imperative import interpret
 from .algebra import NOVALUE
 from .imperative.ir import Buffer, Function, Scalar
 from .levels.element import Element
-from .levels.level import Level, fill_key
+from .levels.level import Level, fill_key, is_fill
 from .notation import Assign, accesses, parse
 from .notation.ast import Reduce, walk
 from .reference import NeedsExtents, expression_fill
@@ -68,7 +68,9 @@ class Lowered:
     :func:`extent_value`). ``extents`` lists, per index, the ``(tensor, mode)``
     pairs whose extents must agree. ``initial`` says how the runtime prepares a dense
     output buffer: ``"fill"``, ``"output"`` (the given output's values) or ``"none"``
-    (uninitialized). ``helpers`` maps helper names to Python
+    (uninitialized); ``"assembled"``: a sparse output a loop program updates without assigning it
+    first, which would start from the given output's values but is assembled afresh, so a given
+    output that stores entries is refused. ``helpers`` maps helper names to Python
     implementations for :meth:`Kernel.interpret`. ``conversions`` names the inputs the kernel
     reads in another format than the caller gives, converted before each call (and the output
     it builds in another format than asked, converted after).
@@ -93,6 +95,11 @@ class Lowered:
     #: sizes only its workspaces: a call may renumber them by the coordinates stored (an index
     #: of a huge extent, a hypersparse SpGEMM's columns; see :class:`_Compression`)
     compressible: tuple = ()
+    #: ``(mode, entry, where)`` per write of a loop program's output: one more than the largest
+    #: coordinate the write reaches in that (logical) mode, an entry as in ``output_shape``, and
+    #: the program's line. A given output may be larger than ``output_shape`` (an hstack into a
+    #: part of it), never smaller than a write's reach: :func:`check_output_writes`
+    output_writes: tuple = ()
 
 
 _STRATEGIES: dict[str, Callable] = {}
@@ -332,7 +339,21 @@ class Kernel:
         restore = None
         if plan.compression is not None and out_name not in inputs:
             inputs, restore = plan.compression.apply(inputs)
-        shape = self._output_shape(inputs)
+        if low.initial == "assembled" and out_name in inputs:
+            given = inputs[out_name]
+            if not np.all(is_fill(given.vals, given.fill)):
+                raise UsageError(
+                    f"output {out_name} ({low.output_format.shorthand or low.output_format}) is given with entries, "
+                    f"but the program updates it without assigning it first ({out_name}[...] = v), so it would "
+                    f"start from them; a sparse output is assembled afresh: give {out_name} a dense format to "
+                    f"update it in place, or assign it in the program")
+        if low.output_writes:
+            # (a loop program keeps a given output's shape; every write must land inside it)
+            shape = inputs[out_name].shape if out_name in inputs else \
+                tuple(max(0, e) for e in self._output_shape(inputs))
+            check_output_writes(out_name, shape, low.output_writes, inputs)
+        else:
+            shape = self._output_shape(inputs)
         if out_name in inputs and inputs[out_name].shape != shape:
             raise ShapeError(f"output {out_name} has shape {inputs[out_name].shape}, expected {shape}")
         storage = tuple(shape[m] for m in out_fmt.mode_order)
@@ -646,6 +667,22 @@ def extent_value(entry, inputs: dict) -> int:
             raise ShapeError(f"the output's extent comes from {t}, which was not given")
         return int(np.shape(inputs[t])[m])
     return int(entry)
+
+
+def check_output_writes(output: str, shape: tuple, writes: tuple, inputs: dict) -> None:
+    """Refuse a call whose output ``shape`` some write (of ``Lowered.output_writes``) would reach past.
+
+    >>> import numpy as np
+    >>> check_output_writes("D", (4, 5), ((1, ("+", ("A", 1), 3), "line 7 of k"),), {"A": np.zeros((4, 3))})
+    Traceback (most recent call last):
+    ...
+    compiler.errors.ShapeError: output D has extent 5 in mode 1, but line 7 of k writes it up to coordinate 5 (extent 6 needed)
+    """
+    for mode, entry, where in writes:
+        need = extent_value(entry, inputs)
+        if need > shape[mode]:
+            raise ShapeError(f"output {output} has extent {shape[mode]} in mode {mode}, but {where} writes it up "
+                             f"to coordinate {need - 1} (extent {need} needed)")
 
 
 def _level_array(tensor: str, pname: str) -> tuple[int | None, str | None]:
