@@ -51,7 +51,7 @@ from .imperative import interpret
 from .algebra import NOVALUE
 from .imperative.ir import Buffer, Function, Scalar
 from .levels.element import Element
-from .levels.level import Level, fill_key
+from .levels.level import Level, fill_key, is_fill
 from .notation import Assign, accesses, parse
 from .notation.ast import Reduce, walk
 from .reference import NeedsExtents, expression_fill
@@ -68,7 +68,9 @@ class Lowered:
     :func:`extent_value`). ``extents`` lists, per index, the ``(tensor, mode)``
     pairs whose extents must agree. ``initial`` says how the runtime prepares a dense
     output buffer: ``"fill"``, ``"output"`` (the given output's values) or ``"none"``
-    (uninitialized). ``helpers`` maps helper names to Python
+    (uninitialized); ``"assembled"``: a sparse output a loop program updates without assigning it
+    first, which would start from the given output's values but is assembled afresh, so a given
+    output that stores entries is refused. ``helpers`` maps helper names to Python
     implementations for :meth:`Kernel.interpret`. ``conversions`` names the inputs the kernel
     reads in another format than the caller gives, converted before each call (and the output
     it builds in another format than asked, converted after).
@@ -93,6 +95,11 @@ class Lowered:
     #: sizes only its workspaces: a call may renumber them by the coordinates stored (an index
     #: of a huge extent, a hypersparse SpGEMM's columns; see :class:`_Compression`)
     compressible: tuple = ()
+    #: ``(mode, entry, where)`` per write of a loop program's output: one more than the largest
+    #: coordinate the write reaches in that (logical) mode, an entry as in ``output_shape``, and
+    #: the program's line. A given output may be larger than ``output_shape`` (an hstack into a
+    #: part of it), never smaller than a write's reach: :func:`check_output_writes`
+    output_writes: tuple = ()
 
 
 _STRATEGIES: dict[str, Callable] = {}
@@ -361,7 +368,21 @@ class Kernel:
         restore = None
         if plan.compression is not None and out_name not in inputs:
             inputs, restore = plan.compression.apply(inputs)
-        shape = self._output_shape(inputs)
+        if low.initial == "assembled" and out_name in inputs:
+            given = inputs[out_name]
+            if not np.all(is_fill(given.vals, given.fill)):
+                raise UsageError(
+                    f"output {out_name} ({low.output_format.shorthand or low.output_format}) is given with entries, "
+                    f"but the program updates it without assigning it first ({out_name}[...] = v), so it would "
+                    f"start from them; a sparse output is assembled afresh: give {out_name} a dense format to "
+                    f"update it in place, or assign it in the program")
+        if low.output_writes:
+            # (a loop program keeps a given output's shape; every write must land inside it)
+            shape = inputs[out_name].shape if out_name in inputs else \
+                tuple(max(0, e) for e in self._output_shape(inputs))
+            check_output_writes(out_name, shape, low.output_writes, inputs)
+        else:
+            shape = self._output_shape(inputs)
         if out_name in inputs and inputs[out_name].shape != shape:
             raise ShapeError(f"output {out_name} has shape {inputs[out_name].shape}, expected {shape}")
         storage = tuple(shape[m] for m in out_fmt.mode_order)
@@ -677,6 +698,22 @@ def extent_value(entry, inputs: dict) -> int:
     return int(entry)
 
 
+def check_output_writes(output: str, shape: tuple, writes: tuple, inputs: dict) -> None:
+    """Refuse a call whose output ``shape`` some write (of ``Lowered.output_writes``) would reach past.
+
+    >>> import numpy as np
+    >>> check_output_writes("D", (4, 5), ((1, ("+", ("A", 1), 3), "line 7 of k"),), {"A": np.zeros((4, 3))})
+    Traceback (most recent call last):
+    ...
+    compiler.errors.ShapeError: output D has extent 5 in mode 1, but line 7 of k writes it up to coordinate 5 (extent 6 needed)
+    """
+    for mode, entry, where in writes:
+        need = extent_value(entry, inputs)
+        if need > shape[mode]:
+            raise ShapeError(f"output {output} has extent {shape[mode]} in mode {mode}, but {where} writes it up "
+                             f"to coordinate {need - 1} (extent {need} needed)")
+
+
 def _level_array(tensor: str, pname: str) -> tuple[int | None, str | None]:
     """``(level, kind)`` of an inout ``{tensor}{level}_pos``, ``_tbl``, ``_ofs`` or ``_idx`` buffer, else ``(None, None)``."""
     for kind in ("pos", "tbl", "ofs", "idx"):
@@ -696,7 +733,7 @@ def _cache_key(program, strategy, formats, checked, options):
         return None  # an unhashable option (a schedule object, say): lower every time
 
 
-def lower(program, strategy: str = "lattice", *, checked: bool = False, functions=None,
+def lower(program, strategy: str | None = None, *, checked: bool = False, functions=None,
           trace: Trace | None = None, options: dict | None = None, **tensors) -> Kernel:
     """Lower ``program`` by ``strategy`` for the given tensors (or just their formats) and compile it.
 
@@ -706,8 +743,19 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
     :class:`~compiler.format.Format`, a level spec). A second call with the same
     program, strategy and formats returns the cached kernel: it neither lowers nor
     compiles. Pass ``trace`` to record into your own trace (and bypass that cache).
+
+    Without ``strategy``, index notation is lowered by ``"lattice"`` and a loop program by
+    ``"looplets"`` (the one strategy that lowers loop programs; the trace's first step says so).
     """
     _load_strategies()
+    loop = not isinstance(program, (str, Assign)) and (hasattr(program, "tensor_ndims") or callable(program))
+    chosen = strategy is None
+    if chosen:
+        strategy = "looplets" if loop else "lattice"
+    elif loop and strategy != "looplets" and strategy in _STRATEGIES:
+        # (a loop program states its loops, if and let: only looplets lower that)
+        raise StrategyError(f"strategy={strategy!r} lowers index notation; a loop program is lowered with "
+                            f"strategy='looplets' (or give no strategy)")
     if strategy not in _STRATEGIES:
         known = ", ".join(sorted(_STRATEGIES)) or "none (no strategy is installed)"
         raise UsageError(f"unknown strategy {strategy!r}; known strategies: {known}")
@@ -720,7 +768,7 @@ def lower(program, strategy: str = "lattice", *, checked: bool = False, function
     if options is not None and not isinstance(options, dict):
         raise UsageError(f"options must be a dict, not a {type(options).__name__}")
     options = dict(options or {})
-    return _lower(program, strategy, checked, functions, trace, options, tensors)
+    return _lower(program, strategy, checked, functions, trace, options, tensors, auto=chosen and loop)
 
 
 def _facts_of(value):
@@ -744,7 +792,9 @@ def _format_only(value):
     return value
 
 
-def _lower(program, strategy, checked, functions, trace, options, tensors, facts=None) -> Kernel:
+def _lower(program, strategy, checked, functions, trace, options, tensors, facts=None, auto=False) -> Kernel:
+    """``lower()`` once its arguments are checked; ``facts`` (default: the values') are what the
+    kernel assumes the values hold; ``auto``: the strategy was chosen for a loop program."""
     with nesting_guard(program):
         fn_key = tuple(sorted((functions or {}).items()))
         source_key = (program, fn_key) if isinstance(program, str) else program
@@ -778,12 +828,15 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         # fresh output does (and its kernel is not the one of an output given that dense format)
         out_name = parsed.lhs.tensor if isinstance(parsed, Assign) else None
         raw_out = isinstance(tensors.get(out_name), (np.ndarray, *_SCALARS))
-        key = None if trace is not None else _cache_key((source_key, raw_out, facts_key), strategy, formats,
-                                                         checked, options)
+        key = None if trace is not None else _cache_key((source_key, raw_out, facts_key, auto),
+                                                         strategy, formats, checked, options)
         if key is not None and key in _CACHE:
             return _CACHE[key]
 
         trace = Trace() if trace is None else trace
+        if auto:
+            trace.record("strategy", note="a loop program: lowered with looplets (strategy='looplets'), "
+                                          "the strategy of loop programs")
         if isinstance(program, str):
             parsed = parse(program, functions, trace=trace)
         try:
@@ -799,7 +852,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace, fresh_output=fresh)
         kernel.facts = facts
         given = {name: _format_only(value) for name, value in tensors.items()}
-        kernel.relower = lambda wider: _lower(program, strategy, checked, functions, None, options, given, wider)
+        kernel.relower = lambda wider: _lower(program, strategy, checked, functions, None, options, given, wider, auto)
         if key is not None:
             _CACHE[key] = kernel
         return kernel
@@ -817,7 +870,7 @@ def _record_facts(trace: Trace, assumed) -> None:
                       f"{len(assumed.decisions) - exact} sparse path(s) by an annihilator")
 
 
-def einsum(expr, strategy: str = "lattice", *, checked: bool = False, functions=None, **tensors) -> Tensor:
+def einsum(expr, strategy: str | None = None, *, checked: bool = False, functions=None, **tensors) -> Tensor:
     """Evaluate index notation on tensors: ``einsum("y[i] += A[i, j] * x[j]", A=A, x=x)``.
 
     Give the output too (as a tensor or a format) to choose its format.

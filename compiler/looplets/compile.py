@@ -41,7 +41,8 @@ from .lowerers import MAX_LOOPLETS, Lowerer
 from .promote import promote
 from .scalars import check_scalars
 from .passes import check_sparse_writes, concordize, dimensionalize, lifecycle, wrapperize
-from .program import (Access, Assign, Block, Call, Declare, Index, Literal, Loop, TensorRef, postmap,
+from . import extents as X
+from .program import (Access, Assign, Block, Call, Declare, Define, Index, Literal, Loop, Sieve, TensorRef, postmap,
                       walk)
 
 
@@ -296,7 +297,8 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                                f"{', '.join(outs) or 'nothing'}")
         output = outs[0]
 
-    out_sizes = _written_sizes(output, infos[output], body, shapes)
+    writes = _write_bounds(output, infos[output], body)
+    out_sizes = _written_sizes(output, infos[output], body, shapes, writes)
     temp_sizes = {t: _written_sizes(t, infos[t], body, shapes) for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
     ctx = UnfurlContext(Namer(_reserved(infos)))
@@ -338,12 +340,69 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                      tuple(low.helpers.values()))
     trace.record("imperative", before=str(normalized), after=fn, note="the lowered kernel",
                  artifacts=[Artifact("ir", fn.name, str(fn))])
-    return fn, infos, output, out_sizes, sources
+    # an output the program never assigns (no `y[...] = v` before its first write) starts from
+    # its values when given (Finch thaws it), not from its fill
+    first = next((n for n in walk(normalized) if isinstance(n, Declare) and n.tns.name == output), None)
+    return fn, infos, output, out_sizes, sources, first is not None and first.implicit, writes
 
 
-def _written_sizes(name, info, body, shapes) -> list:
-    """The storage sizes of a written tensor: its given shape, else the extents of the loops
-    of the indices it is written at (an IR expression per storage mode)."""
+#: the reach of a write through a window of the output: within the output by construction
+INSIDE = "inside"
+
+
+def _write_bounds(name, info, body) -> list | None:
+    """``(storage mode, stop, line)`` for each mode of each write of ``name``: one more than the
+    largest coordinate the write reaches (an IR expression of the loops' extents), None when a
+    write's coordinates are not known from its loops (a scatter ``y[I[i]]``).
+
+    The hstack ``D[i, j] = A[i, j]`` then ``D[i, j + 3] = A[i, j]`` writes mode 1 up to
+    ``A1_size`` and ``A1_size + 3``: ``D`` needs ``max`` of them columns. A write through a
+    window of the output reaches :data:`INSIDE`.
+    """
+    from .passes import Offset, Permit, Protocol, Window
+    from .wrappers import static_ir
+    out = []
+
+    def reach(x, scope):
+        if isinstance(x, Index):
+            ext = scope.get(x)
+            return None if ext is None else ext.stop
+        if isinstance(x, Window):
+            return INSIDE   # (its loop runs within the window, clipped to the output's size)
+        if isinstance(x, (Permit, Protocol)):
+            return reach(x.index, scope)
+        if isinstance(x, Offset):
+            stop = reach(x.index, scope)
+            if stop is None or stop is INSIDE:
+                return stop
+            d = static_ir(x.delta)
+            if d is not None:
+                return X.add(stop, d)
+            if isinstance(x.delta, Index) and x.delta in scope:   # i + j, j an outer loop's index
+                return X.add(stop, X.sub(scope[x.delta].stop, 1))
+        return None
+
+    def visit(s, scope):
+        if isinstance(s, Loop):
+            visit(s.body, {**scope, s.idx: s.ext})
+        elif isinstance(s, Block):
+            for t in s.stmts:
+                visit(t, scope)
+        elif isinstance(s, (Sieve, Define)):
+            visit(s.body, scope)
+        elif isinstance(s, Assign) and isinstance(s.lhs.tns, TensorRef) and s.lhs.tns.name == name:
+            for m, x in enumerate(s.lhs.idxs):
+                out.append((m, reach(x, scope), s.line))
+    visit(body, {})
+    return None if any(stop is None for _, stop, _ in out) else out
+
+
+def _written_sizes(name, info, body, shapes, writes=None) -> list:
+    """The storage sizes of a written tensor: its given shape, else the largest coordinate its
+    ``writes`` reach (:func:`_write_bounds`), else the extents of the loops of the indices it is
+    written at (an IR expression per storage mode)."""
+    if writes and shapes.get(name) is None and all(stop is not INSIDE for _, stop, _ in writes):
+        return [X.imax(*[stop for m, stop, _ in writes if m == mode]) for mode in range(info.ndim)]
     sizes = []
     acc = next((n for n in walk(body) if isinstance(n, Access) and n.mode == "update"
                 and isinstance(n.tns, TensorRef) and n.tns.name == name), None)
@@ -485,7 +544,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                                 f"({assign_spelling(program.op)}) needs a dense output under looplets, which "
                                 f"assemble a sparse output afresh")
     try:
-        fn, infos, output, out_sizes, sources = _compile(prog, trace, False, options.get("name"), options.get("output"),
+        fn, infos, output, out_sizes, sources, thawed, writes = _compile(prog, trace, False, options.get("name"), options.get("output"),
                                                          formats, dict(options.get("shapes") or ()), int(limit))
     except ProgramError as e:
         if e.reason != str(e):
@@ -493,7 +552,11 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         raise prog.error(e) from None
     info = infos[output]
     by_param = {array_name(t, m, "size"): (t, i.format.mode_order[m]) for t, i in infos.items()
-                if i.role == "input" for m in range(i.ndim)}
+                if i.role == "input" or t == output for m in range(i.ndim)}
+    given = dict(options.get("shapes") or ()).get(output)
+    if given is not None:   # (a loop sized by the output given to compile_program: its extent then)
+        by_param.update((array_name(output, m, "size"), int(given[lm]))
+                        for m, lm in enumerate(info.format.mode_order))
     storage = list(out_sizes)
     logical = [None] * len(storage)
     for k, m in enumerate(info.format.mode_order):
@@ -512,8 +575,29 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         if ident is not NOVALUE and all(lvl.name in ("Dense", "SparseByteMap") for lvl in info.levels):
             # a fresh output of an update starts at the identity, whatever its format's fill (as the oracle's)
             start = np.asarray(ident).astype(info.dtype).item()
+    elif not isinstance(program, NAssignType()) and thawed:
+        # (a dense output, or byte map, given at the call starts from its values; a sparse
+        # one is assembled afresh, so the runtime refuses one given with entries)
+        initial = "output" if all(lvl.name in ("Dense", "SparseByteMap") for lvl in info.levels) else "assembled"
     fmt = info.format.plain() if hasattr(info.format, "plain") else info.format  # a Scalar kind: its storage
-    return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial)
+    bounds = ()
+    if writes and not isinstance(program, NAssignType()):
+        # each write's reach, checked against the output's shape before the kernel runs
+        bounds = tuple((info.format.mode_order[m], _extent_entry(stop, by_param, output), prog.where(line))
+                       for m, stop, line in writes if stop is not INSIDE)
+        if given is not None:
+            _check_writes(output, tuple(given), bounds, dict(options.get("shapes") or ()))
+    return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial, output_writes=bounds)
+
+
+def _check_writes(output, shape, bounds, shapes):
+    """Refuse, when lowering, writes past a given output's shape that the tensors' shapes show."""
+    from types import SimpleNamespace
+    from ..lowering import check_output_writes
+    try:
+        check_output_writes(output, shape, bounds, {t: SimpleNamespace(shape=v) for t, v in shapes.items()})
+    except ShapeError as e:
+        raise ProgramError(str(e)) from None
 
 
 def _fill_of(e, formats):

@@ -100,6 +100,12 @@ class LoopProgram:
                 out.setdefault(n.tns.name, len(n.idxs))  # a swizzle has as many modes as its tensor
         return out
 
+    def where(self, line: int) -> str:
+        """Line ``line`` of the program as an error names it: ``line 4 of k: y[i] = x[i + 1]``."""
+        lines = (self.source or "").splitlines()
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        return f"line {line + self.first_line - 1} of {self.name}" + (f" ({text})" if text else "")
+
     def error(self, err: ProgramError) -> ProgramError:
         """``err`` with this program's name, file line and source line."""
         return err.with_source(self.source, self.name, self.first_line)

@@ -368,12 +368,37 @@ def unfurl_sparse_list_update(f: SubFiber, ctx, mode="update"):
         pre = [Declare(dirty, "bool", Const(False, "bool")),
                ir.Grow(idx_b, X.add(nnz, 1))]
         pre += assemble_stmts(child, ctx)
-        epi = [If(dirty, [ir.Store(idx_b, nnz, i), CompoundAssign("+", nnz, Const(1, "int64"))]
+        epi = [If(kept(dirty, child), [ir.Store(idx_b, nnz, i), CompoundAssign("+", nnz, Const(1, "int64"))]
                   + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
         return Thunk(tuple(pre), child, tuple(epi), info)
     # the fiber's end: pos[p + 1] = nnz (the positions before are filled as fibers end)
     return Thunk((), Lookup(body, f"i -> append {info.name}.lvl{k + 1}", info),
                  (ir.Store(pos_b, X.add(f.pos, 1), nnz),), info)
+
+
+def not_fill(info: TensorInfo, value):
+    """C test that an output's ``value`` is not its fill (NaN-aware; -0.0 is 0.0, as ``!=`` and the
+    lattice strategy and ``Tensor.from_numpy`` say).
+
+    >>> from compiler.format import parse_format
+    >>> print(not_fill(TensorInfo("y", parse_format("sparse", fill=float("nan")), "output"), Var("v")))
+    !isnan(v)
+    """
+    fill = info.fill
+    if isinstance(fill, (float, np.floating)) and np.isnan(fill):
+        return UnOp("!", ir.Call("isnan", (value,)))
+    return BinOp("!=", value, Const(fill, info.dtype))
+
+
+def kept(dirty, child: SubFiber):
+    """When an appended entry is kept: it was written, and (an Element's) to other than the fill.
+
+    A sparse output stores no entry equal to its fill (TACO's SparsifyTest: ``a[i] = b[i]`` of a
+    dense ``b = [3, 0, 4, 0, 2]`` stores 3 entries), as under the lattice strategy.
+    """
+    if not (child.is_leaf and isinstance(child.lvl, Element)):
+        return dirty
+    return ir.and_(dirty, not_fill(child.tensor, Load(child.tensor.array(None, "vals"), child.pos)))
 
 
 def assemble_stmts(f: SubFiber, ctx) -> list:
@@ -420,7 +445,7 @@ def unfurl_sparse_block_list_update(f: SubFiber, ctx, mode="update"):
         extends = ir.and_(BinOp(">", nblk, b0), BinOp("==", Load(idx_b, X.sub(nblk, 1)), i))
         new_block = [ir.Grow(idx_b, X.add(nblk, 1)), ir.Grow(ofs_b, X.add(nblk, 2)),
                      ir.Store(idx_b, nblk, X.add(i, 1)), CompoundAssign("+", nblk, one)]
-        epi = [If(dirty, [If(extends, [ir.Store(idx_b, X.sub(nblk, 1), X.add(i, 1))], new_block),
+        epi = [If(kept(dirty, child), [If(extends, [ir.Store(idx_b, X.sub(nblk, 1), X.add(i, 1))], new_block),
                           CompoundAssign("+", nnz, one), ir.Store(ofs_b, nblk, nnz)]
                   + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
         return Thunk(tuple(pre), child, tuple(epi), info)
@@ -597,7 +622,7 @@ def unfurl_sparse_run_list_update(f: SubFiber, ctx, mode="update"):
                          BinOp("==", Load(vals, last), Load(vals, nnz)))
         append = [ir.Grow(left_b, X.add(nnz, 1)), ir.Store(left_b, nnz, start), ir.Store(right_b, nnz, stop),
                   CompoundAssign("+", nnz, Const(1, "int64"))]
-        keep = ir.and_(dirty, BinOp("!=", Load(vals, nnz), fill))
+        keep = ir.and_(dirty, not_fill(info, Load(vals, nnz)))
         return pre, child, [If(keep, [If(extend, [ir.Store(right_b, last, stop)], append)])]
     return Thunk((Declare(q0, "int64", nnz),),
                  AcceptRun(accept, f"append runs to {info.name}.lvl{k + 1}", info),
@@ -772,7 +797,8 @@ def unfurl_sparse_coo_update(f: SubFiber, ctx, mode="update"):
         pre = [Declare(dirty, "bool", Const(False, "bool"))]
         pre += [ir.Grow(info.array(k, f"idx{d}"), X.add(nnz, 1)) for d in range(lvl.ndim)]
         pre += assemble_stmts(child, ctx)
-        epi = [If(dirty, [ir.Store(info.array(k, f"idx{d}"), nnz, c) for d, c in enumerate((*coords, i))]
+        epi = [If(kept(dirty, child), [ir.Store(info.array(k, f"idx{d}"), nnz, c)
+                                        for d, c in enumerate((*coords, i))]
                   + [CompoundAssign("+", nnz, Const(1, "int64"))]
                   + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
         return Thunk(tuple(pre), child, tuple(epi), info)

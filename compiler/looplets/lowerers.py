@@ -45,8 +45,8 @@ from ..imperative.ir import (Assign as IAssign, BinOp, CompoundAssign, Const, De
 from ..trace import Artifact
 from . import extents as X
 from .errors import ProgramError
-from ..levels import Pattern
-from .levels import SubFiber, leaf_value, unfurl
+from ..levels import Element, Pattern
+from .levels import SubFiber, leaf_value, not_fill, unfurl
 from .looplets import (AcceptRun, Case, Fill, Jumper, Looplet, Lookup, PRIORITY, Run, Sequence, Shift,
                        Spike, Stepper, Switch, Thunk, nest_dot, nest_text, resolve, truncate, unshift)
 from .program import (MISSING, Access, Assign, Block, Call, Declare as PDeclare, Define, Extent, Freeze,
@@ -429,11 +429,15 @@ class Lowerer:
         nnz = Var(info.array(k, "nnz"))
         tbl, srt, pos = (info.array(k, x) for x in ("tbl", "srt", "pos"))
         p, j = Var(self.fresh("p")), Var(self.fresh("j"))
+        slot = X.add(BinOp("*", p, size), j)
+        listed = [ir.Grow(srt, X.add(nnz, 1)), Store(srt, nnz, j), CompoundAssign("+", nnz, Const(1, "int64"))]
+        if k == len(info.levels) - 1 and isinstance(info.leaf, Element):
+            # a slot written its fill is no entry (as a SparseList output keeps none): unmarked
+            listed = [If(not_fill(info, Load(info.array(None, "vals"), slot)), listed,
+                         [Store(tbl, slot, Const(False, "bool"))])]
         return [IAssign(nnz, Const(0, "int64")),
                 ir.For(p, 0, n, [
-                    ir.For(j, 0, size, [If(Load(tbl, X.add(BinOp("*", p, size), j)), [
-                        ir.Grow(srt, X.add(nnz, 1)), Store(srt, nnz, j),
-                        CompoundAssign("+", nnz, Const(1, "int64"))])]),
+                    ir.For(j, 0, size, [If(Load(tbl, slot), listed)]),
                     Store(pos, X.add(p, 1), nnz)])]
 
     # ------------------------------------------------------------------ loops

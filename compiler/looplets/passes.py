@@ -496,12 +496,16 @@ def dimensionalize(prog, tensors: dict, shapes: dict):
     """
     sources: dict[LoopIndex, list[DimSource]] = {}
     keys: dict[int, LoopIndex] = {}
+    #: per loop, the least value its index may take so that no write lands below coordinate 0
+    lows: dict[LoopIndex, list] = {}
 
     def add(i, src):
         have = sources.setdefault(i, [])
         for h in have:
+            # (reads at different offsets of one extent, x[i] + x[i + 1], meet in the intersection)
+            shifted = h.delta is not None and src.delta is not None and h.delta != src.delta
             if h.value is not None and src.value is not None and not (h.weak or src.weak) and \
-                    (h.value[1] - h.value[0] != src.value[1] - src.value[0] or h.value != src.value):
+                    (h.value[1] - h.value[0] != src.value[1] - src.value[0] or (h.value != src.value and not shifted)):
                 raise ProgramError(
                     f"conflicting extents for index {i.name}: {h.what} gives {h.value[0]}:{h.value[1]} "
                     f"but {src.what} gives {src.value[0]}:{src.value[1]}", src.line or h.line)
@@ -512,16 +516,24 @@ def dimensionalize(prog, tensors: dict, shapes: dict):
             if isinstance(n, Access) and isinstance(n.tns, TensorRef):
                 info = tensors[n.tns.name]
                 shape = shapes.get(n.tns.name)
-                if shape is None and info.role != "input":
-                    continue  # an output without a shape takes its sizes from the loops
+                # a write of an output: its shape only suggests the loop's extent (where nothing read
+                # gives one); the reads size the loop and the call checks the writes fit the output
+                written = n.mode == "update" and info.role == "output"
                 for m, x in enumerate(n.idxs):
                     base = _base(x)
                     if not isinstance(base, Index):
                         continue
+                    low = _write_low(x) if n.mode == "update" and info.role != "input" else None
+                    if low is not None and base in scope:
+                        lows.setdefault(scope[base], []).append(low)
+                    if shape is None and info.role != "input":
+                        continue  # an output without a shape takes its sizes from the loops
                     got = _mode_range(x, n, info, m, shape, tensors, shapes)
                     if got is None or base not in scope:
                         continue  # permissive (unbounded), or shifted by an outer index (Toeplitz)
                     ext, v, delta, what, weak = got
+                    if written and delta is not None:
+                        weak = True   # (a window of the output still bounds its loop)
                     size = '?' if shape is None else shape[m]
                     add(scope[base], DimSource(what or f"{n.tns.name} (storage mode {m}, size {size})",
                                                ext, v, n.line, n.tns.name, m, delta, weak,
@@ -569,7 +581,7 @@ def dimensionalize(prog, tensors: dict, shapes: dict):
         if not srcs:
             raise ProgramError(f"cannot infer the extent of loop index {i.name}: no tensor is indexed by "
                                f"it alone; write `for {i.name} in range(n)`", line)
-        if any(src.window for src in srcs):
+        if any(src.window for src in srcs) or len({src.delta for src in srcs if not src.weak}) > 1:
             # sources that agree at compile time fold to one bound; at run time every access
             # of the loop stays within its tensor (and its window)
             strong = [src for src in srcs if not src.weak]
@@ -580,6 +592,11 @@ def dimensionalize(prog, tensors: dict, shapes: dict):
     def fill(s):
         if isinstance(s, Loop):
             ext = s.ext if s.ext is not None else choose(keys[id(s)], s.line)
+            low = [b for b in lows.get(keys[id(s)], ()) if not X.prove_le(b, ext.start)]
+            if low:
+                # Finch: a loop runs over what all its accesses allow, and no output has a
+                # coordinate below 0 (y[i] = x[i + 1] runs i over 0:n-1, not -1:n-1)
+                ext = Extent(X.imax(ext.start, *low), ext.stop)
             return replace(s, ext=ext, body=fill(s.body))
         if isinstance(s, Block):
             return replace(s, stmts=tuple(fill(t) for t in s.stmts))
@@ -588,6 +605,20 @@ def dimensionalize(prog, tensors: dict, shapes: dict):
         return s
 
     return fill(prog), {k: v for k, v in sources.items() if v}
+
+
+def _write_low(x):
+    """The least value of the bare index of a write ``x`` whose coordinate is not below 0:
+    ``-c`` for ``i + c`` (an IR expression), None when that is no constant offset (a window is
+    bounded by its own lower end)."""
+    mods, _ = modifier_chain(x)
+    delta = Const(0, "int64")
+    for mod in mods:
+        if isinstance(mod, Window) or (isinstance(mod, Offset) and not _is_static(mod.delta)):
+            return None
+        if isinstance(mod, Offset):
+            delta = X.add(delta, static_ir(mod.delta))
+    return X.neg(delta)
 
 
 # --------------------------------------------------------------------------- life cycle

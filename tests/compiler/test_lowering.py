@@ -568,3 +568,34 @@ def test_the_fill_of_an_integer_reduction_over_no_element_is_its_dtypes_identity
         got = ss.lower(program, strategy=strategy, A=A)(A=A)
         np.testing.assert_array_equal(got.to_numpy(), want)
         assert got.fill == fill and fill in (np.iinfo(np.int32).max, np.iinfo(np.int32).min)
+
+
+def test_a_loop_program_is_lowered_with_looplets_by_default():
+    """Issue 28 item 9: a loop program given no strategy raised AttributeError ('LoopProgram' object
+    has no attribute 'rhs') in the lattice strategy; loop programs use looplets, and the trace says so."""
+    from compiler.looplets import loop_program
+
+    @loop_program
+    def copy(a, b):
+        for i in _:
+            a[i] = b[i] * 2
+
+    b = np.array([3.0, 0, 4, 0, 2])
+    kernel = lower(copy, a="dense", b=b)
+    assert kernel.strategy == "looplets"
+    assert kernel.trace.steps[0].stage == "strategy" and "looplets" in kernel.trace.steps[0].note
+    np.testing.assert_array_equal(kernel(b=b).to_numpy(), b * 2)
+    # index notation keeps the lattice strategy by default
+    assert lower("a[i] = b[i] * 2", a="dense", b=b).strategy == "lattice"
+
+
+def test_a_loop_program_given_the_lattice_strategy_is_refused_naming_looplets():
+    from compiler.looplets import loop_program
+
+    @loop_program
+    def copy(a, b):
+        for i in _:
+            a[i] = b[i]
+
+    with pytest.raises(ss.StrategyError, match="strategy='looplets'"):
+        lower(copy, strategy="lattice", a="dense", b=np.ones(3))
