@@ -713,7 +713,7 @@ class _Emitter:
         f, N = n.fold, self.size(n.extent)
         j = f.per
         J = self.size(self.setup.extents[j])
-        counts = self.name(("tally", j.name), f"{j.name}_ran")
+        counts = self.name(("tally", j.name, id(n)), f"{j.name}_ran")   # one per nest of a sequence
         self.allocs.append((counts, "int64", J, Const(0, "int64")))
         self.counting[j.name] = Store(counts, Var(j.name), Const(1, "int64"), "+")
         loops = self._forall_loops(n, block)
