@@ -93,6 +93,10 @@ class Lowered:
     #: sizes only its workspaces: a call may renumber them by the coordinates stored (an index
     #: of a huge extent, a hypersparse SpGEMM's columns; see :class:`_Compression`)
     compressible: tuple = ()
+    #: why every call validates the output, whose order only a call can tell (two loops append
+    #: one fiber of a sorted level: a concatenation if the second's coordinates follow the
+    #: first's), or "": a FormatError of the output says it
+    validate_output: str = ""
 
 
 _STRATEGIES: dict[str, Callable] = {}
@@ -367,10 +371,16 @@ class Kernel:
         # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs, and
         # so does every kernel whose output has a level holding at most one entry or run per fiber
         # (SparsePoint, SparseInterval): a program can write more, and that must be an error.
-        check = (self.compiled.checked or plan.at_most_one
+        why = self.lowered.validate_output
+        check = (self.compiled.checked or plan.at_most_one or bool(why)
                  or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS")))
         output = plan.output if plan.fresh_fill is None else plan.fresh_fill.output(inputs, tensors)
-        out = output.tensor(shape, arrays, check=check)
+        try:
+            out = output.tensor(shape, arrays, check=check)
+        except FormatError as e:
+            if not why:
+                raise
+            raise FormatError(f"{e} ({why}; every call checks its output)") from None
         if restore is not None:
             out = restore(out)
         # (an output built in another mode order than asked, as no loop order appends it in its own)

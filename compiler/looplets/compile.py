@@ -40,7 +40,8 @@ from .levels import Namer, SubFiber, TensorInfo, UnfurlContext
 from .lowerers import MAX_LOOPLETS, Lowerer
 from .promote import promote
 from .scalars import check_scalars
-from .passes import check_sparse_writes, concordize, dimensionalize, lifecycle, wrapperize
+from .appends import check_sparse_writes
+from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from .program import (Access, Assign, Block, Call, Declare, Index, Literal, Loop, TensorRef, postmap,
                       walk)
 
@@ -287,7 +288,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                  note="; ".join(f"{i.name}: {', '.join(s.what for s in srcs)}" for i, srcs in sources.items()))
     body = step
     normalized = body
-    check_sparse_writes(body, infos)
+    unordered = check_sparse_writes(body, infos, prog.first_line)
     check_scalars(body, infos)
     outs = [t for t in prog.tensors if infos[t].role == "output"]
     if output is None:
@@ -338,7 +339,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                      tuple(low.helpers.values()))
     trace.record("imperative", before=str(normalized), after=fn, note="the lowered kernel",
                  artifacts=[Artifact("ir", fn.name, str(fn))])
-    return fn, infos, output, out_sizes, sources
+    return fn, infos, output, out_sizes, sources, unordered.get(output, "")
 
 
 def _written_sizes(name, info, body, shapes) -> list:
@@ -485,7 +486,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                                 f"({assign_spelling(program.op)}) needs a dense output under looplets, which "
                                 f"assemble a sparse output afresh")
     try:
-        fn, infos, output, out_sizes, sources = _compile(prog, trace, False, options.get("name"), options.get("output"),
+        fn, infos, output, out_sizes, sources, unordered = _compile(prog, trace, False, options.get("name"), options.get("output"),
                                                          formats, dict(options.get("shapes") or ()), int(limit))
     except ProgramError as e:
         if e.reason != str(e):
@@ -513,7 +514,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             # a fresh output of an update starts at the identity, whatever its format's fill (as the oracle's)
             start = np.asarray(ident).astype(info.dtype).item()
     fmt = info.format.plain() if hasattr(info.format, "plain") else info.format  # a Scalar kind: its storage
-    return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial)
+    return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial, validate_output=unordered)
 
 
 def _fill_of(e, formats):
