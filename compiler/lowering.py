@@ -100,6 +100,10 @@ class Lowered:
     #: the program's line. A given output may be larger than ``output_shape`` (an hstack into a
     #: part of it), never smaller than a write's reach: :func:`check_output_writes`
     output_writes: tuple = ()
+    #: why every call validates the output, whose order only a call can tell (two loops append
+    #: one fiber of a sorted level: a concatenation if the second's coordinates follow the
+    #: first's), or "": a FormatError of the output says it
+    validate_output: str = ""
 
 
 _STRATEGIES: dict[str, Callable] = {}
@@ -417,10 +421,16 @@ class Kernel:
         # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs, and
         # so does every kernel whose output has a level holding at most one entry or run per fiber
         # (SparsePoint, SparseInterval): a program can write more, and that must be an error.
-        check = (self.compiled.checked or plan.at_most_one
+        why = self.lowered.validate_output
+        check = (self.compiled.checked or plan.at_most_one or bool(why)
                  or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS")))
         output = plan.output if plan.fresh_fill is None else plan.fresh_fill.output(inputs, tensors)
-        out = output.tensor(shape, arrays, check=check)
+        try:
+            out = output.tensor(shape, arrays, check=check)
+        except FormatError as e:
+            if not why:
+                raise
+            raise FormatError(f"{e} ({why}; every call checks its output)") from None
         if restore is not None:
             out = restore(out)
         # (an output built in another mode order than asked, as no loop order appends it in its own)

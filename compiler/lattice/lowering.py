@@ -713,7 +713,7 @@ class _Emitter:
         f, N = n.fold, self.size(n.extent)
         j = f.per
         J = self.size(self.setup.extents[j])
-        counts = self.name(("tally", j.name), f"{j.name}_ran")
+        counts = self.name(("tally", j.name, id(n)), f"{j.name}_ran")   # one per nest of a sequence
         self.allocs.append((counts, "int64", J, Const(0, "int64")))
         self.counting[j.name] = Store(counts, Var(j.name), Const(1, "int64"), "+")
         loops = self._forall_loops(n, block)
@@ -2041,6 +2041,13 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     one-pass, except for a sparse output filled by a parallel loop: its rows cannot
     share one counter, so each counts its entries first (two-phase, on threads).
     """
+    if not isinstance(program, NAssign):
+        # (a loop program, or a Python function of one: its loops are its own, which lattices do not take)
+        what = getattr(program, "name", None) or getattr(program, "__name__", type(program).__name__)
+        raise StrategyError(f"{what} is a loop program: the lattice strategy lowers index notation "
+                            f"(\"y[i] = A[i, j] * x[j]\"); lower a loop program with strategy='looplets'")
+    if not isinstance(verify, bool):
+        raise StrategyError(f"verify={verify!r}: give True (check every lattice by enumeration) or False")
     if options:
         raise StrategyError(f"the lattice strategy has no option(s) {', '.join(sorted(options))}; "
                             f"it takes order=[...], schedule=, assembly=, verify= and name=")

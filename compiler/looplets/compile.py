@@ -40,7 +40,8 @@ from .levels import Namer, SubFiber, TensorInfo, UnfurlContext
 from .lowerers import MAX_LOOPLETS, Lowerer
 from .promote import promote
 from .scalars import check_scalars
-from .passes import check_sparse_writes, concordize, dimensionalize, lifecycle, wrapperize
+from .appends import check_sparse_writes
+from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from . import extents as X
 from .program import (Access, Assign, Block, Call, Declare, Define, Index, Literal, Loop, Sieve, TensorRef, postmap,
                       walk)
@@ -288,7 +289,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                  note="; ".join(f"{i.name}: {', '.join(s.what for s in srcs)}" for i, srcs in sources.items()))
     body = step
     normalized = body
-    check_sparse_writes(body, infos)
+    unordered = check_sparse_writes(body, infos, prog.first_line)
     check_scalars(body, infos)
     outs = [t for t in prog.tensors if infos[t].role == "output"]
     if output is None:
@@ -343,7 +344,8 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     # an output the program never assigns (no `y[...] = v` before its first write) starts from
     # its values when given (Finch thaws it), not from its fill
     first = next((n for n in walk(normalized) if isinstance(n, Declare) and n.tns.name == output), None)
-    return fn, infos, output, out_sizes, sources, first is not None and first.implicit, writes
+    return fn, infos, output, out_sizes, sources, first is not None and first.implicit, writes, \
+        unordered.get(output, "")
 
 
 #: the reach of a write through a window of the output: within the output by construction
@@ -544,7 +546,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                                 f"({assign_spelling(program.op)}) needs a dense output under looplets, which "
                                 f"assemble a sparse output afresh")
     try:
-        fn, infos, output, out_sizes, sources, thawed, writes = _compile(prog, trace, False, options.get("name"), options.get("output"),
+        fn, infos, output, out_sizes, sources, thawed, writes, unordered = _compile(prog, trace, False, options.get("name"), options.get("output"),
                                                          formats, dict(options.get("shapes") or ()), int(limit))
     except ProgramError as e:
         if e.reason != str(e):
@@ -587,7 +589,8 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                        for m, stop, line in writes if stop is not INSIDE)
         if given is not None:
             _check_writes(output, tuple(given), bounds, dict(options.get("shapes") or ()))
-    return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial, output_writes=bounds)
+    return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial, output_writes=bounds,
+                   validate_output=unordered)
 
 
 def _check_writes(output, shape, bounds, shapes):

@@ -725,3 +725,26 @@ def test_a_sparse_outputs_final_position_is_cast_only_to_another_index_dtype():
     assert "C0_pos[1] = pC0;" in k.c_source
     k = lower("C[i, j] = A[i, j] + B[i, j]", A=csr(), B=csr(), C=dcsr(index_dtype="int32"))
     assert "C0_pos[1] = (int32_t)pC0;" in k.c_source
+
+
+def test_a_loop_program_given_to_the_lattice_strategy_is_refused_by_name():
+    # (issue 28, item 9's neighbours) the default strategy took a loop program, or the Python
+    # function of one, for index notation: AttributeError 'LoopProgram' object has no attribute 'rhs'
+    from compiler import einsum
+    from compiler.looplets import loop_program
+
+    def rowsum(y, A):
+        for i in _:  # noqa: F821 (the loop language's extent)
+            for j in _:  # noqa: F821
+                y[i] += A[i, j]
+
+    A = Tensor.from_numpy(np.eye(3), csr(), name="A")
+    message = r"^rowsum is a loop program: the lattice strategy lowers index notation .*strategy='looplets'$"
+    for prog in (loop_program(rowsum), rowsum):
+        with pytest.raises(StrategyError, match=message):
+            lower(prog, y="dense", A=A)
+        with pytest.raises(StrategyError, match=message):
+            einsum(prog, y="dense", A=A)
+    with pytest.raises(StrategyError, match=r"^verify='no': give True .* or False$"):
+        lower("y[i] = A[i, j]", A=A, options={"verify": "no"})   # (taken as True)
+    assert lower(loop_program(rowsum), "looplets", y="dense", A=A)(A=A).to_numpy().tolist() == [1.0, 1.0, 1.0]

@@ -1,12 +1,13 @@
 """TACO's precompute: sub-expressions and multi-index workspaces (taco.md §2.8), against the oracle."""
 
+import re
 from dataclasses import fields, replace
 from functools import partial
 
 import numpy as np
 import pytest
 import scipy.sparse
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor, lower
@@ -523,6 +524,9 @@ def test_automatic_workspaces_in_both_sides_of_a_scalar_sum():
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# two CSC sums of fill 1 in a sequence, each counting per i the j where A (or B) ran: both tallies were
+# named i_ran, declared and freed twice (C the compiler rejected; issue 28, item 8)
+@example("csc", "csc", 1.0, 1.0, "sum", 3, 2, 0.3, 0, False, 0)
 @given(st.sampled_from(["csc", "coo"]), st.sampled_from(sorted(MATRICES)),
        st.sampled_from([0.0, 1.0, -2.0, np.inf, -np.inf]), st.sampled_from([0.0, 1.0, np.inf]),
        st.sampled_from(["sum", "max", "min"]), st.integers(0, 5), st.integers(0, 5),
@@ -547,6 +551,26 @@ def test_property_nested_reductions_of_column_major_matrices(fa, fb, fill_a, fil
         from compiler.reference import evaluate
         out = sparse_vector(fill=float(evaluate(prog, A=A, B=B)[1]))
     check(prog, out=out, A=A, B=B)
+
+
+@pytest.mark.parametrize("prog, fill", [("y[i] = sum[j](A[i, j]) + B[i, j]", 1.0),
+                                        ("y[i] = sum[k](B[i, k]) + sum[j](A[i, j])", 1.0),
+                                        ("y[i] = sum[j](A[i, j]) + sum[j](B[i, j]) + sum[j](C[i, j])", 1.0),
+                                        ("y[i] = A[i, j] * x[j] + B[i, j] * z[j]", np.inf)])
+def test_each_nest_of_a_sequence_counts_its_column_major_fill_in_its_own_array(prog, fill):
+    # (issue 28, item 8) a sequence's nests each fold a CSC matrix's fill into y[i], counting per i
+    # the j where a case ran: the counts were one name for every nest, so the C declared and freed
+    # i_ran twice and the compiler rejected it
+    rng = np.random.default_rng(5)
+    mats = {}
+    for t in "ABC":
+        mats[t] = Tensor.from_numpy(rand((4, 3), 0.4, rng, fill=fill), csc(fill=fill), name=t)
+    vecs = {"x": rng.random(3), "z": rng.random(3)}
+    tensors = {t: v for t, v in {**mats, **vecs}.items() if f"{t}[" in prog}
+    k = check(prog, **tensors)
+    assert k.trace.find("sequence")
+    tallies = re.findall(r"int64_t \*(i_ran\w*) = alloc_array", k.c_source)
+    assert len(tallies) >= 2 and len(set(tallies)) == len(tallies)
 
 
 def test_a_workspace_value_test_reads_the_workspace():

@@ -1,0 +1,135 @@
+"""Which writes of a loop program append to one fiber of a sparse output, and whether in order.
+
+A sorted sparse output level (SparseList, SparseCOO, RunList, ...) is appended: each fiber is
+opened once, its coordinates written in increasing order, and closed. So the loops around a
+write must be the loops of its indices in storage order, one loop nest must write each fiber,
+and two loops writing one fiber must write it one after the other (a concatenation through
+windows: ``C[:n][i] = A[i]`` then ``C[n:][i] = B[i]``). :func:`check_sparse_writes` refuses
+what can never be in order and returns what only a call can tell: the outputs whose every call
+must validate that the second loop's coordinates follow the first's.
+
+>>> from compiler.looplets import loop_program
+>>> from compiler.looplets.compile import compile_program
+>>> @loop_program
+... def twice(C, A, B):
+...     for i in _:
+...         C[i] += A[i]
+...     for i in _:
+...         C[i] += B[i]
+>>> import numpy as np; from compiler import Tensor
+>>> A = Tensor.from_numpy(np.array([1.0, 0.0]), "sparse")
+>>> from compiler.looplets import ProgramError
+>>> try:
+...     compile_program(twice, C="sparse", A=A, B=A)
+... except ProgramError as e:
+...     print(e.reason.split(", so ")[0])
+output C is written by two loops over i (lines 4 and 6) into one fiber of its SparseList level (storage level 0), whose coordinates are appended in increasing order: both loops start at i = 0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import ProgramError
+from .program import Assign, Block, Define, Index, IndexModifier, Loop, Sieve, TensorRef
+
+#: levels an output may write in any order (located writes)
+RANDOM_WRITE = ("Dense", "SparseByteMap", "SparseHash")
+
+_ELSEWHERE = "or store {t} in SparseHash or SparseByteMap, which accept writes in any order"
+
+
+@dataclass(frozen=True)
+class _Append:
+    """One write to a sorted level: the loops of its parent fibers, the loops of the level's
+    modes, whether each of its coordinates there is the loop's index itself (no window, no
+    offset), its line."""
+
+    parents: tuple
+    loops: tuple
+    plain: tuple
+    line: int
+
+
+def _base(x):
+    while isinstance(x, IndexModifier):
+        x = x.index
+    return x
+
+
+def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
+    """Refuse writes that cannot append a sparse output's sorted level in order (a
+    :class:`ProgramError` naming the output, the level and the lines); return
+    ``{output: why}`` for the outputs whose order only a call can check (two loops append one
+    fiber, the second through a window or an offset: a concatenation if its coordinates
+    follow the first's). ``first_line`` is the program's first line in its file."""
+    first: dict = {}
+    later: dict = {}
+
+    def line(n: int) -> int:
+        return n + first_line - 1
+
+    def visit(s, loops, nest=()):
+        if isinstance(s, Loop):
+            visit(s.body, loops + [s.idx], nest + (s,))
+        elif isinstance(s, Block):
+            for t in s.stmts:
+                visit(t, loops, nest)
+        elif isinstance(s, (Sieve, Define)):
+            visit(s.body, loops, nest)
+        elif isinstance(s, Assign) and isinstance(s.lhs.tns, TensorRef):
+            check(s, loops, nest)
+
+    def check(s, loops, nest):
+        info = tensors[s.lhs.tns.name]
+        k = next((k for k, l in enumerate(info.levels) if l.name not in RANDOM_WRITE), None)
+        if k is None:
+            return
+        lvl, t = info.levels[k], info.name
+        m0 = sum(l.nmodes for l in info.levels[:k])   # the level's first mode (a SparseCOO stores several)
+        want = [_base(x) for x in s.lhs.idxs[:m0 + lvl.nmodes]]
+        try:
+            at = loops.index(want[-1])
+        except ValueError:
+            at = -1
+        if loops[:at + 1] != want:
+            raise ProgramError(
+                f"output {t} is written out of order: its {lvl.name} level (storage level {k}) "
+                f"is appended in index order, so the loops around this write must be "
+                f"{', '.join(i.name for i in want)} (outermost first), but they are "
+                f"{', '.join(i.name for i in loops) or 'none'}. Reorder the loops, {_ELSEWHERE.format(t=t)}",
+                s.line)
+        modes = range(m0, m0 + lvl.nmodes)
+        here = _Append(nest[:m0], nest[m0:m0 + lvl.nmodes], tuple(isinstance(s.lhs.idxs[m], Index) for m in modes),
+                       s.line)
+        seen = first.setdefault(t, here)
+        if any(a is not b for a, b in zip(seen.parents, here.parents)):
+            # (by identity, not by value: each loop node is one nest, whose fibers were closed when it ended)
+            fibers = ", ".join(i.name for i in want[:m0])
+            raise ProgramError(
+                f"output {t} is written by two loop nests (lines {line(seen.line)} and {line(s.line)}): each fiber "
+                f"of its {lvl.name} level (storage level {k}) is appended in order once, inside one loop over "
+                f"{fibers}, and the second nest would append to fibers the first closed. Write {t} in one loop "
+                f"nest, {_ELSEWHERE.format(t=t)}", s.line)
+        d = next((d for d, (a, b) in enumerate(zip(seen.loops, here.loops)) if a is not b), None)
+        if d is None:
+            return
+        first_loop, i = seen.loops[d], want[m0 + d].name
+        if lvl.name == "RunList":
+            raise ProgramError(
+                f"output {t} is written by two loops over {i} (an earlier loop writes it too): each fiber of its "
+                f"RunList level (storage level {k}) is written by one loop, which covers it up to its size. "
+                f"Write it in one loop, or store {t} in SparseRunList, whose runs need not cover the fiber", s.line)
+        where = (f"output {t} is written by two loops over {i} (lines {line(seen.line)} and {line(s.line)}) into "
+                 f"one fiber of its {lvl.name} level (storage level {k}), whose coordinates are appended in "
+                 f"increasing order")
+        if seen.plain[d] and here.plain[d] and first_loop.ext is not None \
+                and first_loop.ext.start == here.loops[d].ext.start:
+            raise ProgramError(
+                f"{where}: both loops start at {i} = {first_loop.ext.start}, so the second would go back over the "
+                f"first's coordinates. Write {t} in one loop over {i}, {_ELSEWHERE.format(t=t)}",
+                s.line)
+        later.setdefault(t, f"{where}: the second loop must write only coordinates after the first's")
+
+    visit(prog, [])
+    return later
