@@ -110,9 +110,17 @@ _STRATEGIES: dict[str, Callable] = {}
 _CACHE: dict = {}
 
 
-def register_strategy(name: str, fn: Callable) -> None:
-    """Make ``fn(program, formats, trace, **options) -> Lowered`` available as ``strategy=name``."""
+#: per strategy, a function that reads a Python function as that strategy's program (the
+#: looplets' ``loop_program``), so lower() knows its tensors' ranks before it picks formats
+_PROGRAM_READERS: dict[str, Callable] = {}
+
+
+def register_strategy(name: str, fn: Callable, read_function: Callable | None = None) -> None:
+    """Make ``fn(program, formats, trace, **options) -> Lowered`` available as ``strategy=name``;
+    ``read_function`` turns a plain Python function into the strategy's program."""
     _STRATEGIES[name] = fn
+    if read_function is not None:
+        _PROGRAM_READERS[name] = read_function
 
 
 def strategies() -> list[str]:
@@ -766,6 +774,9 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
         # (a loop program states its loops, if and let: only looplets lower that)
         raise StrategyError(f"strategy={strategy!r} lowers index notation; a loop program is lowered with "
                             f"strategy='looplets' (or give no strategy)")
+    if loop and hasattr(program, "__code__") and "looplets" in _PROGRAM_READERS:
+        # a plain function: read as a loop program first, or "dense" would not know y's rank
+        program = _PROGRAM_READERS["looplets"](program)
     if strategy not in _STRATEGIES:
         known = ", ".join(sorted(_STRATEGIES)) or "none (no strategy is installed)"
         raise UsageError(f"unknown strategy {strategy!r}; known strategies: {known}")

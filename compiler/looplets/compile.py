@@ -14,7 +14,7 @@
 >>> k(A=A, x=x).to_numpy()
 array([ 4., 10.])
 >>> [s for s in k.trace.stages() if not s.startswith(("lower:", "simplify", "unfurl"))]
-['program', 'wrapperize', 'concordize', 'lifecycle', 'dimensionalize', 'promote', 'imperative', 'emit-c', 'compile']
+['program', 'wrapperize', 'concordize', 'lifecycle', 'dimensionalize', 'promote', 'imperative', 'value-facts', 'emit-c', 'compile']
 """
 
 from __future__ import annotations
@@ -649,5 +649,5 @@ def register():
         from ..lowering import register_strategy
     except ImportError:
         return False
-    register_strategy("looplets", lower_for_runtime)
+    register_strategy("looplets", lower_for_runtime, read_function=loop_program)
     return True

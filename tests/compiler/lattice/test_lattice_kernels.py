@@ -739,12 +739,14 @@ def test_a_loop_program_given_to_the_lattice_strategy_is_refused_by_name():
                 y[i] += A[i, j]
 
     A = Tensor.from_numpy(np.eye(3), csr(), name="A")
-    message = r"^rowsum is a loop program: the lattice strategy lowers index notation .*strategy='looplets'$"
+    message = r"^strategy='lattice' lowers index notation; a loop program is lowered with strategy='looplets'"
     for prog in (loop_program(rowsum), rowsum):
         with pytest.raises(StrategyError, match=message):
-            lower(prog, y="dense", A=A)
+            lower(prog, "lattice", y="dense", A=A)
         with pytest.raises(StrategyError, match=message):
-            einsum(prog, y="dense", A=A)
+            einsum(prog, "lattice", y="dense", A=A)
+        # given no strategy, a loop program is lowered with looplets
+        assert einsum(prog, y="dense", A=A).to_numpy().tolist() == [1.0, 1.0, 1.0]
     with pytest.raises(StrategyError, match=r"^verify='no': give True .* or False$"):
         lower("y[i] = A[i, j]", A=A, options={"verify": "no"})   # (taken as True)
     assert lower(loop_program(rowsum), "looplets", y="dense", A=A)(A=A).to_numpy().tolist() == [1.0, 1.0, 1.0]

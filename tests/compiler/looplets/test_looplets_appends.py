@@ -185,6 +185,9 @@ def test_an_invalid_coo_input_is_refused_not_summed(strategy):
     with pytest.raises(FormatError, match=r"C: level 0 \(SparseCOO\): coordinates are not in lexicographic order"):
         Tensor(SparseCOO(2, Element(0.0, np.array([1.0, 2, 3])), (2, 2), pos=[0, 3], idx=idx), name="C")
     C = Tensor(SparseCOO(2, Element(0.0, np.array([1.0, 2, 3])), (2, 2), pos=[0, 3], idx=idx), name="C", check=False)
-    k = ss.lower("s = sum[i, j](C[i, j])", strategy=strategy, checked=True, C=C)
+    # (a checked lowering validates the tensors it is given, as a checked call does)
+    with pytest.raises(FormatError, match=r"C: level 0 \(SparseCOO\): coordinates are not in lexicographic order"):
+        ss.lower("s = sum[i, j](C[i, j])", strategy=strategy, checked=True, C=C)
+    k = ss.lower("s = sum[i, j](C[i, j])", strategy=strategy, checked=True, C=C.format)
     with pytest.raises(FormatError, match=r"C: level 0 \(SparseCOO\): coordinates are not in lexicographic order"):
         k(C=C)

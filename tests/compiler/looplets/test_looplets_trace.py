@@ -25,7 +25,8 @@ def kernel():
 def test_stages_in_order():
     stages = kernel().trace.stages()
     assert stages[:5] == ["program", "wrapperize", "concordize", "lifecycle", "dimensionalize"]
-    assert stages[-3:] == ["imperative", "emit-c", "compile"]
+    # (value-facts: what the lowering assumed the values hold, where an annihilator was weighed)
+    assert [s for s in stages if s != "value-facts"][-3:] == ["imperative", "emit-c", "compile"]
     for s in ("unfurl", "lower:Thunk", "lower:Sequence", "lower:Stepper", "lower:Spike", "lower:Run", "simplify"):
         assert s in stages
 
