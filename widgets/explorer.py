@@ -51,16 +51,25 @@ def _pickable(html: str) -> str:
     return (f'<div class="ss-pickable" style="cursor:default" onclick="{_html.escape(_PICK_JS)}">'
             f"{html}</div>")
 
-_PANE = W.Layout(border="1px solid #e3e3e3", padding="4px", overflow="auto", max_height="460px")
+#: A pane's frame; the border is the theme's (JupyterLab's CSS variable, light elsewhere).
+PANE_BORDER = "1px solid var(--jp-border-color2, #e3e3e3)"
 
 
-def _pane() -> W.HTML:
-    return W.HTML(layout=W.Layout(**{k: getattr(_PANE, k) for k in ("border", "padding", "overflow",
-                                                                      "max_height")}))
+def _pane(height: str | None = None) -> W.HTML:
+    """A scrolling pane: at least 100 px tall, growing with its content up to 460 px, or
+    exactly ``height`` (Compare's panes, so both columns line up)."""
+    size = {"height": height} if height else {"min_height": "100px", "max_height": "460px"}
+    return W.HTML(layout=W.Layout(border=PANE_BORDER, padding="4px", overflow="auto", flex="1 1 auto",
+                                  **size))
 
 
-def _titled(title: str, pane: W.Widget) -> W.VBox:
-    return W.VBox([W.HTML(f"<b>{_html.escape(title)}</b>"), pane], layout=W.Layout(flex="1 1 0", min_width="0"))
+def _titled(title: str, pane: W.Widget, across: bool = True) -> W.VBox:
+    """``pane`` under a title. ``across``: the box shares a row's width with its neighbours
+    (``flex: 1 1 0``); in a column it keeps its own height instead, because a ``1 1 0`` box in
+    a column whose height comes from its content collapses to nothing (Compare was empty)."""
+    layout = (W.Layout(flex="1 1 0", min_width="0") if across
+              else W.Layout(flex="0 0 auto", width="100%", min_width="0"))
+    return W.VBox([W.HTML(f"<b>{_html.escape(title)}</b>"), pane], layout=layout)
 
 
 class Explorer(W.VBox):
@@ -549,14 +558,19 @@ class Compare(W.HBox):
         self.kind = W.Dropdown(description="drawing", layout=W.Layout(width="360px"))
         self._set_kind_options(kind)
         self.kind.observe(lambda _: self.redraw(), names="value")
-        self.c_panes = (_pane(), _pane())
-        self.artifact_panes = (_pane(), _pane())
+        # equal heights: each column's C and drawing, and the two columns, line up
+        self.c_panes = (_pane("420px"), _pane("420px"))
+        self.artifact_panes = (_pane("420px"), _pane("420px"))
+        for k in range(2):
+            self.c_panes[k].add_class("ss-c")
+            self.artifact_panes[k].add_class("ss-drawing")
         self.headers = (W.HTML(), W.HTML())
         self.timing_pane = W.HTML()
         self.time_button = W.Button(description="time both", icon="clock-o")
         self.time_button.on_click(lambda _: self.time_both())
         columns = [W.VBox([self.headers[k], *([self.controls[k]] if self.controls[k] is not None else []),
-                           _titled("C", self.c_panes[k]), _titled("drawing", self.artifact_panes[k])],
+                           _titled("C", self.c_panes[k], across=False),
+                           _titled("drawing", self.artifact_panes[k], across=False)],
                           layout=W.Layout(flex="1 1 0", min_width="0"))
                    for k in range(2)]
         extra = [self.time_button, self.timing_pane] if run_a is not None and run_b is not None else []
@@ -675,6 +689,10 @@ class Compare(W.HBox):
         c = cls(Trace(), Trace(), labels=labels, kind=kind, rebuild=rebuilds, formats=formats,
                 schedule=schedule, ndims=ndims)
         c.relower()
+        # choose the drawing now that both sides have lowered: after the first side alone, the
+        # menu held only its kinds, and the other side showed "(no iteration-graph)"
+        c._set_kind_options(c._initial_kind)
+        c.redraw()
         return c
 
     def time_both(self):

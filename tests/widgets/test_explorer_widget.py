@@ -411,6 +411,19 @@ def test_compare_sides_relower_independently():
     assert c.formats(1)["A"] == ss.dcsr()
 
 
+def test_compare_for_program_opens_on_each_strategys_drawing():
+    """Both columns draw: the lattices of one side next to the looplet nests of the other.
+    (The menu was filled after the first side lowered, with that side's first kind, the
+    iteration graph, which the looplet side does not draw: it showed "(no iteration-graph)".)"""
+    c = Compare.for_program(SPMV, A="csr", x="dense")
+    assert c.kind.value == "lattice | looplet-nest"
+    assert 'data-kind="lattice"' in c.artifact_panes[0].value
+    assert 'data-kind="looplet-nest"' in c.artifact_panes[1].value
+    # a kind asked for is kept
+    c = Compare.for_program(SPMV, A="csr", x="dense", kind="iteration-graph")
+    assert c.kind.value == "iteration-graph" and "<svg" in c.artifact_panes[0].value
+
+
 def test_compare_with_a_rebuild_pair_and_one_side_without():
     c = Compare(spmv_trace(), ss.Trace(), labels=("fixed", "picked"),
                 rebuild=(None, rebuild_for(SPMV, "looplets")),
