@@ -33,6 +33,7 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 
 from compiler.trace import Artifact, Step
 
+from .fit import fit_svg, zoom_button
 from .provenance import Mark, Provenance, looplet_heads, nest_index, parse_tag, program_marks
 from .render import RenderError, dot_to_svg
 
@@ -390,16 +391,17 @@ def register_renderer(kind: str):
     return deco
 
 
-def _title(artifact: Artifact) -> str:
+def _title(artifact: Artifact, extra: str = "") -> str:
     return (f'<div class="artifact-title" style="font:600 12px sans-serif;margin:6px 0 2px">'
-            f'{_html.escape(artifact.kind)}: {_html.escape(artifact.name)}</div>')
+            f'{_html.escape(artifact.kind)}: {_html.escape(artifact.name)}{extra}</div>')
 
 
 def _generic(artifact: Artifact, highlight=None, provenance=None, show_text: bool = True) -> str:
-    parts = [_title(artifact)]
+    parts = [_title(artifact, zoom_button() if artifact.dot else "")]
     if artifact.dot:
+        # scaled to the pane (a wide fiber tree keeps its root in view); "actual size" to pan
         parts.append(f'<div class="drawing" style="overflow:auto">'
-                     f'{render_dot(artifact.dot, highlight, provenance)}</div>')
+                     f'{fit_svg(render_dot(artifact.dot, highlight, provenance))}</div>')
         if show_text and artifact.text:
             parts.append("<details><summary>text</summary>"
                          f"{render_code(artifact.text, 'ir', linenos=False)}</details>")
@@ -418,7 +420,7 @@ def _render_c_artifact(artifact: Artifact, highlight=None, provenance=None) -> s
 @register_renderer("looplet-nest")
 def _render_nest(artifact: Artifact, highlight=None, provenance=None) -> str:
     """A looplet nest drawn compact and top to bottom (:func:`~explorer.nests.compact_nest_dot`),
-    scaled to the pane's width when it is still wider."""
+    scaled to the pane's width when it is still wider (as every drawing is)."""
     from dataclasses import replace
 
     from .nests import compact_nest_dot
@@ -427,8 +429,7 @@ def _render_nest(artifact: Artifact, highlight=None, provenance=None) -> str:
         return _generic(artifact, highlight, provenance)
     html = _generic(replace(artifact, dot=compact_nest_dot(artifact.dot)), highlight, provenance)
     # Graphviz measured the labels in Courier; browsers without Courier use any monospace
-    html = html.replace('font-family="Courier"', 'font-family="Courier,monospace"')
-    return html.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+    return html.replace('font-family="Courier"', 'font-family="Courier,monospace"')
 
 
 def render_artifact(artifact: Artifact, highlight: Iterable[str] | None = None,
