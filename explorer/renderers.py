@@ -26,7 +26,6 @@ from typing import Any, Callable, Iterable, Mapping
 
 from pygments import format as format_tokens
 from pygments import highlight
-from pygments.formatters import HtmlFormatter
 from pygments.lexer import RegexLexer, bygroups
 from pygments.lexers import CLexer, DiffLexer
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text
@@ -36,6 +35,8 @@ from compiler.trace import Artifact, Step
 from .fit import fit_svg, zoom_button
 from .provenance import Mark, Provenance, looplet_heads, nest_index, parse_tag, program_marks
 from .render import RenderError, dot_to_svg
+from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_NUMBER_ON_COLOR, MUTED,
+                    TEXT_ON_COLOR, highlight_classes, style_tokens)
 
 __all__ = [
     "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
@@ -122,7 +123,9 @@ def _lexer_for(text: str, language: str | None):
     return IndexNotationLexer(stripnl=False, ensurenl=False)
 
 
-_PRE_STYLE = ("margin:0;padding:6px 8px;background:#fafafa;border:1px solid #e3e3e3;"
+# theme-safe (see explorer.theme): the theme's background and text, light without a theme
+_PRE_STYLE = (f"margin:0;padding:6px 8px;background:{CODE_BACKGROUND};color:{CODE_TEXT};"
+              f"border:1px solid {CODE_BORDER};"
               "border-radius:4px;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;"
               "overflow:auto;white-space:pre")
 
@@ -159,7 +162,7 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
         else:
             spans.append(m)
     lexer = _lexer_for(text, language)
-    formatter = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+    formatter = highlight_classes()
     body = _highlight_marked(text, lexer, formatter, spans) if spans else highlight(text, lexer, formatter)
     lines = body.split("\n")
     if lines and lines[-1] == "" and not text.endswith("\n\n"):
@@ -167,9 +170,14 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
     width = len(str(len(lines)))
     out = []
     for n, line in enumerate(lines, 1):
-        style = f' style="background:{line_colors[n]}"' if n in line_colors else ""
+        # a provenance colour is the same pastel in every theme: dark text on it
+        on_color = n in line_colors
+        line = style_tokens(line, on_color)
+        style = f' style="background:{line_colors[n]};color:{TEXT_ON_COLOR}"' if on_color else ""
         title = f' title="{_html.escape(line_titles[n])}"' if n in line_titles else ""
-        num = (f'<span style="color:#aaa;user-select:none">{n:>{width}} </span>' if linenos else "")
+        num_color = LINE_NUMBER_ON_COLOR if on_color else LINE_NUMBER
+        num = (f'<span class="lno" style="color:{num_color};user-select:none">{n:>{width}} </span>'
+               if linenos else "")
         tags = (f' data-tags="{_html.escape(" ".join(line_tags[n]))}"' if line_tags.get(n) else "")
         out.append(f'<span class="ln" data-line="{n}"{style}{title}{tags}>{num}{line}</span>')
     return f'<pre class="code" style="{_PRE_STYLE}">' + "\n".join(out) + "</pre>"
@@ -207,7 +215,8 @@ def _highlight_marked(text: str, lexer, formatter, marks: list[Mark]) -> str:
         if seg_mark is not None:
             tags = " ".join(seg_mark.tags)
             html = (f'<span class="pv" data-tags="{_html.escape(tags)}" title="{_html.escape(tags)}" '
-                    f'style="background:{color_for(seg_mark.tags[0])};border-radius:2px">{html}</span>')
+                    f'style="background:{color_for(seg_mark.tags[0])};color:{TEXT_ON_COLOR};'
+                    f'border-radius:2px">{style_tokens(html, on_color=True)}</span>')
         out.append(html)
 
     for offset, ttype, value in pieces:
@@ -513,8 +522,8 @@ class Diff:
 def render_diff(text: str) -> str:
     """A unified diff as coloured HTML (or a note that nothing changed)."""
     if not text:
-        return '<div class="diff-empty" style="color:#888;font:12px sans-serif">(no change)</div>'
-    body = highlight(text, DiffLexer(), HtmlFormatter(noclasses=True, nowrap=True))
+        return f'<div class="diff-empty" style="color:{MUTED};font:12px sans-serif">(no change)</div>'
+    body = style_tokens(highlight(text, DiffLexer(), highlight_classes()))
     return f'<pre class="diff" style="{_PRE_STYLE}">{body}</pre>'
 
 
@@ -564,7 +573,7 @@ def error_banner(message: str) -> str:
 
 def _section(title: str, body: str) -> str:
     return (f'<div class="pane"><div class="pane-title" style="font:600 13px sans-serif;'
-            f'margin:8px 0 3px;color:#333">{_html.escape(title)}</div>{body}</div>')
+            f'margin:8px 0 3px">{_html.escape(title)}</div>{body}</div>')
 
 
 def render_rewrites(step: Step) -> str:
@@ -604,7 +613,7 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
     out = []
     if "header" in want:
         label = f"step {index}: " if index is not None else ""
-        note = (f' <span style="color:#666;font-weight:normal">— {_html.escape(step.note.splitlines()[0])}</span>'
+        note = (f' <span style="color:{MUTED};font-weight:normal">— {_html.escape(step.note.splitlines()[0])}</span>'
                 if step.note and step.error is None else "")
         out.append(f'<div class="step-header" style="font:600 14px sans-serif;margin:4px 0">'
                    f"{label}{_html.escape(step.stage)}{note}</div>")

@@ -32,6 +32,7 @@ from compiler.trace import Trace
 from explorer import renderers as R
 from explorer.rebuild import initial_format, program_ndims, rebuild_for
 from explorer.session import Session, explore
+from explorer.theme import MUTED, TEXT_ON_COLOR
 from explorer.timing import compare
 
 from .pickers import LEVELS, FormatPicker, RebuildControls
@@ -294,8 +295,8 @@ class Explorer(W.VBox):
             return
         lines = prov[tag]
         self.provenance_legend.value = (
-            f"<span style='background:{R.color_for(tag)};padding:1px 6px;border-radius:3px;"
-            f"font:12px monospace'>{_html.escape(tag)}</span> <span style='font-size:12px;color:#555'>"
+            f"<span style='background:{R.color_for(tag)};color:{TEXT_ON_COLOR};padding:1px 6px;border-radius:3px;"
+            f"font:12px monospace'>{_html.escape(tag)}</span> <span style='font-size:12px;color:{MUTED}'>"
             f"C lines {_html.escape(_ranges(lines))}; drawing nodes named "
             f"{_html.escape(' or '.join(R.tag_names(tag)))}{_html.escape(_tag_where(prov.info.get(tag)))}"
             f"</span>")
@@ -316,7 +317,7 @@ class Explorer(W.VBox):
         step = view.step
         note = step.note.splitlines()[0] if step.note and step.error is None else ""
         header = (f"<div style='font:600 14px sans-serif'>step {i} of {len(s) - 1}: "
-                  f"{_html.escape(step.stage)} <span style='font-weight:normal;color:#666'>"
+                  f"{_html.escape(step.stage)} <span style='font-weight:normal;color:{MUTED}'>"
                   f"{_html.escape(note)}</span></div>")
         if step.error is not None:
             header += R.error_banner(step.error)
@@ -340,7 +341,7 @@ class Explorer(W.VBox):
                     source_i = j
                     break
         if arts:
-            note = "" if source_i == i else (f"<div style='color:#888;font-size:12px'>this step drew nothing; "
+            note = "" if source_i == i else (f"<div style='color:{MUTED};font-size:12px'>this step drew nothing; "
                                              f"showing step {source_i} ({_html.escape(s.steps[source_i].stage)})</div>")
             drawing = note + "".join(R.render_artifact(a, focus, prov or None) for a in arts)
         else:
@@ -648,7 +649,7 @@ class Compare(W.HBox):
         kind = pair[side] if value != "(none)" else ""
         arts = [a for _, a in s.artifacts(kind)] if kind else []
         shown = arts[-self.max_drawings:]
-        more = (f"<div style='color:#888;font-size:12px'>the last {len(shown)} of {len(arts)} "
+        more = (f"<div style='color:{MUTED};font-size:12px'>the last {len(shown)} of {len(arts)} "
                 f"drawings</div>" if len(arts) > len(shown) else "")
         drawing = (more + "".join(R.render_artifact(a, provenance=prov or None) for a in shown) if shown
                    else f"<i>(no {_html.escape(str(kind or 'drawing'))})</i>")

@@ -260,13 +260,13 @@ def test_selecting_a_tag_highlights_its_c_lines_and_nodes():
     assert 'data-tags="lattice:j:p0"' in e.artifact_pane.value
     e.select_tag("lattice:j:p1")
     assert _filled(e.artifact_pane.value) == {"p1": color_for("lattice:j:p1")}
-    assert f'data-line="3" style="background:{color_for("lattice:j:p1")}"' in e.c_pane.value
+    assert f'data-line="3" style="background:{color_for("lattice:j:p1")};' in e.c_pane.value
     assert 'data-line="2" style="background' not in e.c_pane.value
     assert "C lines 3" in e.provenance_legend.value and "p1" in e.provenance_legend.value
     e.select_tag("looplet:j:Stepper")  # a looplet: its node is labelled "Stepper(...)"
     e.next()
     assert e.index == 1 and _filled(e.artifact_pane.value) == {"n0": color_for("looplet:j:Stepper")}
-    assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")}"' in e.c_pane.value
+    assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")};' in e.c_pane.value
     e.select_tag(None)
     assert e.provenance_legend.value == "" and 'data-line="2" style="background' in e.c_pane.value
 
@@ -280,7 +280,7 @@ def test_export_html_colours_provenance_on_every_step():
     lattice_step = page.split('id="step-1"')[0]
     assert _filled(lattice_step) == {"p0": color_for("lattice:j:p0"), "p1": color_for("lattice:j:p1")}
     assert 'data-tags="looplet:j:Stepper"' in page and "selectTag" in page
-    assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")}"' in page
+    assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")};' in page
     assert external_urls(page) == []
 
 
@@ -297,7 +297,7 @@ def test_real_lattice_tags_name_drawn_points_and_c_lines(program, formats):
         pytest.skip("this compiler does not tag lattice points yet")
     for tag in tags:
         e.select_tag(tag)
-        assert f'style="background:{color_for(tag)}"' in e.c_pane.value
+        assert f'style="background:{color_for(tag)};' in e.c_pane.value
         drawn = []
         for i in range(len(e.session)):
             e.goto(i)
