@@ -335,6 +335,33 @@ def test_exported_trace_page_steps_offline(browser, tmp_path, artifacts):
     # the step of the fiber trees: labels inside their shapes, each tree inside the page
     assert page.locator("section:visible svg g.node").count() > 3
     assert_readable(measure(page.locator("section:visible").first), "the exported page")
+    page.close()
+
+
+def test_exported_page_draws_every_step_to_fit(browser, tmp_path, artifacts):
+    """Every step of an exported lattice lowering (its iteration graph, a lattice of three
+    points, the C): labels inside their shapes, code readable."""
+    import compiler as ss
+    from explorer import export_html
+
+    trace = ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv").trace
+    path = tmp_path / "three.html"
+    export_html(trace, path)
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(path.as_uri())
+    nodes = 0
+    for k in range(len(trace.steps)):
+        section = page.locator("section:visible").first
+        nodes += section.locator("svg g.node").count()
+        if section.locator("svg").count():
+            page.screenshot(path=str(artifacts / f"export-three-{k}.png"), full_page=True)
+        assert_readable(measure(section), f"the exported page, step {k}")
+        old = section.inner_text()
+        page.keyboard.press("ArrowRight")
+        if k + 1 < len(trace.steps):
+            page.wait_for_function("(old) => [...document.querySelectorAll('section')]"
+                                   ".find(s => s.offsetParent !== null).innerText !== old", arg=old)
+    assert nodes >= 5   # the iteration graph's and the lattice's
     page.screenshot(path=str(artifacts / "export.png"), full_page=True)
     page.close()
 
