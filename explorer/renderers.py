@@ -40,7 +40,7 @@ from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_N
 
 __all__ = [
     "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
-    "diff_steps", "error_banner", "highlight_svg", "inline_svg", "register_renderer", "render_artifact",
+    "diff_steps", "error_banner", "fold_rewrites", "highlight_svg", "inline_svg", "register_renderer", "render_artifact",
     "render_c", "render_code", "render_diff", "render_dot", "render_program", "render_step", "step_focus",
     "tag_names",
 ]
@@ -576,17 +576,48 @@ def _section(title: str, body: str) -> str:
             f'margin:8px 0 3px">{_html.escape(title)}</div>{body}</div>')
 
 
+def fold_rewrites(rewrites) -> list[tuple[Any, int]]:
+    """Identical rewrites (same rule, before and after) as one ``(rewrite, count)``, in the
+    order each first happened: a lattice derivation repeats ``0.0 + C[i] -> C[i]`` once per
+    point that needs it.
+
+    >>> from compiler.trace import Rewrite
+    >>> [(r.before, n) for r, n in fold_rewrites([Rewrite("id", "0 + x", "x"), Rewrite("k", "1", "1"),
+    ...                                           Rewrite("id", "0 + x", "x")])]
+    [('0 + x', 2), ('1', 1)]
+    """
+    counts: dict[tuple[str, str, str], list] = {}
+    for r in rewrites:
+        entry = counts.setdefault((r.rule, r.before, r.after), [r, 0])
+        entry[1] += 1
+    return [(r, n) for r, n in counts.values()]
+
+
 def render_rewrites(step: Step) -> str:
-    """The rewrites of a simplifier step as an HTML table ('' when there are none)."""
+    """The rewrites of a step as an HTML table ('' when there are none): identical rows folded
+    into one with a count (``×3``); a rule that records no right-hand side (a lattice's
+    ``derive:*``, which names the rule the iteration algebra of an expression came from) has no
+    arrow.
+
+    >>> from compiler import Trace
+    >>> from compiler.trace import Rewrite
+    >>> s = Trace().record("lattice", rewrites=[Rewrite("derive:identity", "a + b", "")] +
+    ...                    [Rewrite("identity", "0 + b", "b")] * 3)
+    >>> html = render_rewrites(s)
+    >>> html.count("<tr"), "×3" in html, html.count("&rarr;")
+    (2, True, 1)
+    """
     if not step.rewrites:
         return ""
-    rows = "".join(
-        f"<tr><td style='padding:2px 6px'><b>{_html.escape(r.rule)}</b></td>"
-        f"<td style='padding:2px 6px'><code>{_html.escape(r.before)}</code></td>"
-        f"<td style='padding:2px 6px'>&rarr;</td>"
-        f"<td style='padding:2px 6px'><code>{_html.escape(r.after)}</code></td></tr>"
-        for r in step.rewrites)
-    return f'<table class="rewrites" style="border-collapse:collapse;font-size:12px">{rows}</table>'
+    cell = "<td style='padding:2px 6px'>"
+    rows = []
+    for r, n in fold_rewrites(step.rewrites):
+        result = (f"{cell}&rarr;</td>{cell}<code>{_html.escape(r.after)}</code></td>" if r.after
+                  else f"<td colspan='2' style='padding:2px 6px;color:{MUTED}'>its iteration algebra, derived by this rule</td>")
+        count = f"×{n}" if n > 1 else ""
+        rows.append(f"<tr>{cell}<b>{_html.escape(r.rule)}</b></td>{cell}<code>{_html.escape(r.before)}</code></td>"
+                    f"{result}<td style='padding:2px 6px;color:{MUTED}'>{count}</td></tr>")
+    return f'<table class="rewrites" style="border-collapse:collapse;font-size:12px">{"".join(rows)}</table>'
 
 
 def render_step(step, index: int | None = None, session=None, parts: Iterable[str] | None = None,
@@ -632,7 +663,9 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
         if text:
             out.append(_section("diff from the previous step", render_diff(text)))
     if "rewrites" in want and step.rewrites:
-        out.append(_section(f"rewrites ({len(step.rewrites)})", render_rewrites(step)))
+        distinct = len(fold_rewrites(step.rewrites))
+        extra = f", {distinct} distinct" if distinct < len(step.rewrites) else ""
+        out.append(_section(f"rewrites ({len(step.rewrites)}{extra})", render_rewrites(step)))
     focus = step_focus(step)
     if "artifacts" in want:
         shown = [a for a in step.artifacts if a.kind != "c"]
