@@ -595,9 +595,9 @@ def fold_rewrites(rewrites) -> list[tuple[Any, int]]:
 
 def render_rewrites(step: Step) -> str:
     """The rewrites of a step as an HTML table ('' when there are none): identical rows folded
-    into one with a count (``×3``); a rule that records no right-hand side (a lattice's
-    ``derive:*``, which names the rule the iteration algebra of an expression came from) has no
-    arrow.
+    into one with a count (``×3``). A lattice's ``derive:*`` row goes from an expression to the
+    iteration algebra derived for it; a row that records no right-hand side (traces saved before
+    derivations recorded one) has no arrow.
 
     >>> from compiler import Trace
     >>> from compiler.trace import Rewrite
@@ -613,7 +613,7 @@ def render_rewrites(step: Step) -> str:
     rows = []
     for r, n in fold_rewrites(step.rewrites):
         result = (f"{cell}&rarr;</td>{cell}<code>{_html.escape(r.after)}</code></td>" if r.after
-                  else f"<td colspan='2' style='padding:2px 6px;color:{MUTED}'>its iteration algebra, derived by this rule</td>")
+                  else f"<td colspan='2' style='padding:2px 6px;color:{MUTED}'>its iteration algebra was derived by this rule</td>")
         count = f"×{n}" if n > 1 else ""
         rows.append(f"<tr>{cell}<b>{_html.escape(r.rule)}</b></td>{cell}<code>{_html.escape(r.before)}</code></td>"
                     f"{result}<td style='padding:2px 6px;color:{MUTED}'>{count}</td></tr>")
