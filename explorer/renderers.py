@@ -609,7 +609,7 @@ def render_rewrites(step: Step) -> str:
     """
     if not step.rewrites:
         return ""
-    cell = "<td style='padding:2px 6px'>"
+    cell = "<td style='padding:2px 6px;text-align:left'>"   # JupyterLab right-aligns table cells
     rows = []
     for r, n in fold_rewrites(step.rewrites):
         result = (f"{cell}&rarr;</td>{cell}<code>{_html.escape(r.after)}</code></td>" if r.after

@@ -549,6 +549,19 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
             assert_readable(measure(notebook), f"the views notebook ({tag})")
         assert three.locator(".ss-drawing svg g.node").count() >= 3, "the lattice has fewer than 3 points"
         assert page.locator(f"{SHOWN_NOTEBOOK} .views-fibers svg g.node").count() > 20
+
+        # "actual size": the wide fiber tree at its own size in a box that scrolls (pan), and back
+        tree = page.locator(f"{SHOWN_NOTEBOOK} .views-fibers .artifact").first
+        tree.scroll_into_view_if_needed()
+        svg = tree.locator("svg").first
+        fitted, natural = svg.bounding_box()["width"], svg.evaluate("s => s.viewBox.baseVal.width * 4 / 3")
+        assert natural > fitted
+        tree.locator(".ss-zoom").click()
+        assert abs(svg.bounding_box()["width"] - natural) < 2
+        assert tree.locator(".drawing").evaluate("d => d.scrollWidth > d.clientWidth + 100")
+        page.screenshot(path=str(artifacts / "views-fibers-actual-size.png"), full_page=False)
+        tree.locator(".ss-zoom").click()
+        assert abs(svg.bounding_box()["width"] - fitted) < 1
     finally:
         set_theme(page, "JupyterLab Light")
         page.close()
