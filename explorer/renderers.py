@@ -26,19 +26,21 @@ from typing import Any, Callable, Iterable, Mapping
 
 from pygments import format as format_tokens
 from pygments import highlight
-from pygments.formatters import HtmlFormatter
 from pygments.lexer import RegexLexer, bygroups
 from pygments.lexers import CLexer, DiffLexer
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text
 
 from compiler.trace import Artifact, Step
 
+from .fit import fit_svg, zoom_button
 from .provenance import Mark, Provenance, looplet_heads, nest_index, parse_tag, program_marks
 from .render import RenderError, dot_to_svg
+from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_NUMBER_ON_COLOR, MUTED,
+                    TEXT_ON_COLOR, highlight_classes, style_tokens)
 
 __all__ = [
     "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
-    "diff_steps", "error_banner", "highlight_svg", "inline_svg", "register_renderer", "render_artifact",
+    "diff_steps", "error_banner", "fold_rewrites", "highlight_svg", "inline_svg", "register_renderer", "render_artifact",
     "render_c", "render_code", "render_diff", "render_dot", "render_program", "render_step", "step_focus",
     "tag_names",
 ]
@@ -121,7 +123,9 @@ def _lexer_for(text: str, language: str | None):
     return IndexNotationLexer(stripnl=False, ensurenl=False)
 
 
-_PRE_STYLE = ("margin:0;padding:6px 8px;background:#fafafa;border:1px solid #e3e3e3;"
+# theme-safe (see explorer.theme): the theme's background and text, light without a theme
+_PRE_STYLE = (f"margin:0;padding:6px 8px;background:{CODE_BACKGROUND};color:{CODE_TEXT};"
+              f"border:1px solid {CODE_BORDER};"
               "border-radius:4px;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;"
               "overflow:auto;white-space:pre")
 
@@ -158,7 +162,7 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
         else:
             spans.append(m)
     lexer = _lexer_for(text, language)
-    formatter = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+    formatter = highlight_classes()
     body = _highlight_marked(text, lexer, formatter, spans) if spans else highlight(text, lexer, formatter)
     lines = body.split("\n")
     if lines and lines[-1] == "" and not text.endswith("\n\n"):
@@ -166,9 +170,14 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
     width = len(str(len(lines)))
     out = []
     for n, line in enumerate(lines, 1):
-        style = f' style="background:{line_colors[n]}"' if n in line_colors else ""
+        # a provenance colour is the same pastel in every theme: dark text on it
+        on_color = n in line_colors
+        line = style_tokens(line, on_color)
+        style = f' style="background:{line_colors[n]};color:{TEXT_ON_COLOR}"' if on_color else ""
         title = f' title="{_html.escape(line_titles[n])}"' if n in line_titles else ""
-        num = (f'<span style="color:#aaa;user-select:none">{n:>{width}} </span>' if linenos else "")
+        num_color = LINE_NUMBER_ON_COLOR if on_color else LINE_NUMBER
+        num = (f'<span class="lno" style="color:{num_color};user-select:none">{n:>{width}} </span>'
+               if linenos else "")
         tags = (f' data-tags="{_html.escape(" ".join(line_tags[n]))}"' if line_tags.get(n) else "")
         out.append(f'<span class="ln" data-line="{n}"{style}{title}{tags}>{num}{line}</span>')
     return f'<pre class="code" style="{_PRE_STYLE}">' + "\n".join(out) + "</pre>"
@@ -206,7 +215,8 @@ def _highlight_marked(text: str, lexer, formatter, marks: list[Mark]) -> str:
         if seg_mark is not None:
             tags = " ".join(seg_mark.tags)
             html = (f'<span class="pv" data-tags="{_html.escape(tags)}" title="{_html.escape(tags)}" '
-                    f'style="background:{color_for(seg_mark.tags[0])};border-radius:2px">{html}</span>')
+                    f'style="background:{color_for(seg_mark.tags[0])};color:{TEXT_ON_COLOR};'
+                    f'border-radius:2px">{style_tokens(html, on_color=True)}</span>')
         out.append(html)
 
     for offset, ttype, value in pieces:
@@ -390,16 +400,17 @@ def register_renderer(kind: str):
     return deco
 
 
-def _title(artifact: Artifact) -> str:
+def _title(artifact: Artifact, extra: str = "") -> str:
     return (f'<div class="artifact-title" style="font:600 12px sans-serif;margin:6px 0 2px">'
-            f'{_html.escape(artifact.kind)}: {_html.escape(artifact.name)}</div>')
+            f'{_html.escape(artifact.kind)}: {_html.escape(artifact.name)}{extra}</div>')
 
 
 def _generic(artifact: Artifact, highlight=None, provenance=None, show_text: bool = True) -> str:
-    parts = [_title(artifact)]
+    parts = [_title(artifact, zoom_button() if artifact.dot else "")]
     if artifact.dot:
+        # scaled to the pane (a wide fiber tree keeps its root in view); "actual size" to pan
         parts.append(f'<div class="drawing" style="overflow:auto">'
-                     f'{render_dot(artifact.dot, highlight, provenance)}</div>')
+                     f'{fit_svg(render_dot(artifact.dot, highlight, provenance))}</div>')
         if show_text and artifact.text:
             parts.append("<details><summary>text</summary>"
                          f"{render_code(artifact.text, 'ir', linenos=False)}</details>")
@@ -418,7 +429,7 @@ def _render_c_artifact(artifact: Artifact, highlight=None, provenance=None) -> s
 @register_renderer("looplet-nest")
 def _render_nest(artifact: Artifact, highlight=None, provenance=None) -> str:
     """A looplet nest drawn compact and top to bottom (:func:`~explorer.nests.compact_nest_dot`),
-    scaled to the pane's width when it is still wider."""
+    scaled to the pane's width when it is still wider (as every drawing is)."""
     from dataclasses import replace
 
     from .nests import compact_nest_dot
@@ -427,8 +438,7 @@ def _render_nest(artifact: Artifact, highlight=None, provenance=None) -> str:
         return _generic(artifact, highlight, provenance)
     html = _generic(replace(artifact, dot=compact_nest_dot(artifact.dot)), highlight, provenance)
     # Graphviz measured the labels in Courier; browsers without Courier use any monospace
-    html = html.replace('font-family="Courier"', 'font-family="Courier,monospace"')
-    return html.replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+    return html.replace('font-family="Courier"', 'font-family="Courier,monospace"')
 
 
 def render_artifact(artifact: Artifact, highlight: Iterable[str] | None = None,
@@ -512,8 +522,8 @@ class Diff:
 def render_diff(text: str) -> str:
     """A unified diff as coloured HTML (or a note that nothing changed)."""
     if not text:
-        return '<div class="diff-empty" style="color:#888;font:12px sans-serif">(no change)</div>'
-    body = highlight(text, DiffLexer(), HtmlFormatter(noclasses=True, nowrap=True))
+        return f'<div class="diff-empty" style="color:{MUTED};font:12px sans-serif">(no change)</div>'
+    body = style_tokens(highlight(text, DiffLexer(), highlight_classes()))
     return f'<pre class="diff" style="{_PRE_STYLE}">{body}</pre>'
 
 
@@ -563,20 +573,51 @@ def error_banner(message: str) -> str:
 
 def _section(title: str, body: str) -> str:
     return (f'<div class="pane"><div class="pane-title" style="font:600 13px sans-serif;'
-            f'margin:8px 0 3px;color:#333">{_html.escape(title)}</div>{body}</div>')
+            f'margin:8px 0 3px">{_html.escape(title)}</div>{body}</div>')
+
+
+def fold_rewrites(rewrites) -> list[tuple[Any, int]]:
+    """Identical rewrites (same rule, before and after) as one ``(rewrite, count)``, in the
+    order each first happened: a lattice derivation repeats ``0.0 + C[i] -> C[i]`` once per
+    point that needs it.
+
+    >>> from compiler.trace import Rewrite
+    >>> [(r.before, n) for r, n in fold_rewrites([Rewrite("id", "0 + x", "x"), Rewrite("k", "1", "1"),
+    ...                                           Rewrite("id", "0 + x", "x")])]
+    [('0 + x', 2), ('1', 1)]
+    """
+    counts: dict[tuple[str, str, str], list] = {}
+    for r in rewrites:
+        entry = counts.setdefault((r.rule, r.before, r.after), [r, 0])
+        entry[1] += 1
+    return [(r, n) for r, n in counts.values()]
 
 
 def render_rewrites(step: Step) -> str:
-    """The rewrites of a simplifier step as an HTML table ('' when there are none)."""
+    """The rewrites of a step as an HTML table ('' when there are none): identical rows folded
+    into one with a count (``×3``). A lattice's ``derive:*`` row goes from an expression to the
+    iteration algebra derived for it; a row that records no right-hand side (traces saved before
+    derivations recorded one) has no arrow.
+
+    >>> from compiler import Trace
+    >>> from compiler.trace import Rewrite
+    >>> s = Trace().record("lattice", rewrites=[Rewrite("derive:identity", "a + b", "")] +
+    ...                    [Rewrite("identity", "0 + b", "b")] * 3)
+    >>> html = render_rewrites(s)
+    >>> html.count("<tr"), "×3" in html, html.count("&rarr;")
+    (2, True, 1)
+    """
     if not step.rewrites:
         return ""
-    rows = "".join(
-        f"<tr><td style='padding:2px 6px'><b>{_html.escape(r.rule)}</b></td>"
-        f"<td style='padding:2px 6px'><code>{_html.escape(r.before)}</code></td>"
-        f"<td style='padding:2px 6px'>&rarr;</td>"
-        f"<td style='padding:2px 6px'><code>{_html.escape(r.after)}</code></td></tr>"
-        for r in step.rewrites)
-    return f'<table class="rewrites" style="border-collapse:collapse;font-size:12px">{rows}</table>'
+    cell = "<td style='padding:2px 6px;text-align:left'>"   # JupyterLab right-aligns table cells
+    rows = []
+    for r, n in fold_rewrites(step.rewrites):
+        result = (f"{cell}&rarr;</td>{cell}<code>{_html.escape(r.after)}</code></td>" if r.after
+                  else f"<td colspan='2' style='padding:2px 6px;color:{MUTED}'>its iteration algebra was derived by this rule</td>")
+        count = f"×{n}" if n > 1 else ""
+        rows.append(f"<tr>{cell}<b>{_html.escape(r.rule)}</b></td>{cell}<code>{_html.escape(r.before)}</code></td>"
+                    f"{result}<td style='padding:2px 6px;color:{MUTED}'>{count}</td></tr>")
+    return f'<table class="rewrites" style="border-collapse:collapse;font-size:12px">{"".join(rows)}</table>'
 
 
 def render_step(step, index: int | None = None, session=None, parts: Iterable[str] | None = None,
@@ -603,7 +644,7 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
     out = []
     if "header" in want:
         label = f"step {index}: " if index is not None else ""
-        note = (f' <span style="color:#666;font-weight:normal">— {_html.escape(step.note.splitlines()[0])}</span>'
+        note = (f' <span style="color:{MUTED};font-weight:normal">— {_html.escape(step.note.splitlines()[0])}</span>'
                 if step.note and step.error is None else "")
         out.append(f'<div class="step-header" style="font:600 14px sans-serif;margin:4px 0">'
                    f"{label}{_html.escape(step.stage)}{note}</div>")
@@ -622,7 +663,9 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
         if text:
             out.append(_section("diff from the previous step", render_diff(text)))
     if "rewrites" in want and step.rewrites:
-        out.append(_section(f"rewrites ({len(step.rewrites)})", render_rewrites(step)))
+        distinct = len(fold_rewrites(step.rewrites))
+        extra = f", {distinct} distinct" if distinct < len(step.rewrites) else ""
+        out.append(_section(f"rewrites ({len(step.rewrites)}{extra})", render_rewrites(step)))
     focus = step_focus(step)
     if "artifacts" in want:
         shown = [a for a in step.artifacts if a.kind != "c"]

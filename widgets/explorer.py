@@ -32,6 +32,7 @@ from compiler.trace import Trace
 from explorer import renderers as R
 from explorer.rebuild import initial_format, program_ndims, rebuild_for
 from explorer.session import Session, explore
+from explorer.theme import MUTED, TEXT_ON_COLOR
 from explorer.timing import compare
 
 from .pickers import LEVELS, FormatPicker, RebuildControls
@@ -51,16 +52,25 @@ def _pickable(html: str) -> str:
     return (f'<div class="ss-pickable" style="cursor:default" onclick="{_html.escape(_PICK_JS)}">'
             f"{html}</div>")
 
-_PANE = W.Layout(border="1px solid #e3e3e3", padding="4px", overflow="auto", max_height="460px")
+#: A pane's frame; the border is the theme's (JupyterLab's CSS variable, light elsewhere).
+PANE_BORDER = "1px solid var(--jp-border-color2, #e3e3e3)"
 
 
-def _pane() -> W.HTML:
-    return W.HTML(layout=W.Layout(**{k: getattr(_PANE, k) for k in ("border", "padding", "overflow",
-                                                                      "max_height")}))
+def _pane(height: str | None = None) -> W.HTML:
+    """A scrolling pane: at least 100 px tall, growing with its content up to 460 px, or
+    exactly ``height`` (Compare's panes, so both columns line up)."""
+    size = {"height": height} if height else {"min_height": "100px", "max_height": "460px"}
+    return W.HTML(layout=W.Layout(border=PANE_BORDER, padding="4px", overflow="auto", flex="1 1 auto",
+                                  **size))
 
 
-def _titled(title: str, pane: W.Widget) -> W.VBox:
-    return W.VBox([W.HTML(f"<b>{_html.escape(title)}</b>"), pane], layout=W.Layout(flex="1 1 0", min_width="0"))
+def _titled(title: str, pane: W.Widget, across: bool = True) -> W.VBox:
+    """``pane`` under a title. ``across``: the box shares a row's width with its neighbours
+    (``flex: 1 1 0``); in a column it keeps its own height instead, because a ``1 1 0`` box in
+    a column whose height comes from its content collapses to nothing (Compare was empty)."""
+    layout = (W.Layout(flex="1 1 0", min_width="0") if across
+              else W.Layout(flex="0 0 auto", width="100%", min_width="0"))
+    return W.VBox([W.HTML(f"<b>{_html.escape(title)}</b>"), pane], layout=layout)
 
 
 class Explorer(W.VBox):
@@ -285,8 +295,8 @@ class Explorer(W.VBox):
             return
         lines = prov[tag]
         self.provenance_legend.value = (
-            f"<span style='background:{R.color_for(tag)};padding:1px 6px;border-radius:3px;"
-            f"font:12px monospace'>{_html.escape(tag)}</span> <span style='font-size:12px;color:#555'>"
+            f"<span style='background:{R.color_for(tag)};color:{TEXT_ON_COLOR};padding:1px 6px;border-radius:3px;"
+            f"font:12px monospace'>{_html.escape(tag)}</span> <span style='font-size:12px;color:{MUTED}'>"
             f"C lines {_html.escape(_ranges(lines))}; drawing nodes named "
             f"{_html.escape(' or '.join(R.tag_names(tag)))}{_html.escape(_tag_where(prov.info.get(tag)))}"
             f"</span>")
@@ -307,7 +317,7 @@ class Explorer(W.VBox):
         step = view.step
         note = step.note.splitlines()[0] if step.note and step.error is None else ""
         header = (f"<div style='font:600 14px sans-serif'>step {i} of {len(s) - 1}: "
-                  f"{_html.escape(step.stage)} <span style='font-weight:normal;color:#666'>"
+                  f"{_html.escape(step.stage)} <span style='font-weight:normal;color:{MUTED}'>"
                   f"{_html.escape(note)}</span></div>")
         if step.error is not None:
             header += R.error_banner(step.error)
@@ -331,7 +341,7 @@ class Explorer(W.VBox):
                     source_i = j
                     break
         if arts:
-            note = "" if source_i == i else (f"<div style='color:#888;font-size:12px'>this step drew nothing; "
+            note = "" if source_i == i else (f"<div style='color:{MUTED};font-size:12px'>this step drew nothing; "
                                              f"showing step {source_i} ({_html.escape(s.steps[source_i].stage)})</div>")
             drawing = note + "".join(R.render_artifact(a, focus, prov or None) for a in arts)
         else:
@@ -549,14 +559,19 @@ class Compare(W.HBox):
         self.kind = W.Dropdown(description="drawing", layout=W.Layout(width="360px"))
         self._set_kind_options(kind)
         self.kind.observe(lambda _: self.redraw(), names="value")
-        self.c_panes = (_pane(), _pane())
-        self.artifact_panes = (_pane(), _pane())
+        # equal heights: each column's C and drawing, and the two columns, line up
+        self.c_panes = (_pane("420px"), _pane("420px"))
+        self.artifact_panes = (_pane("420px"), _pane("420px"))
+        for k in range(2):
+            self.c_panes[k].add_class("ss-c")
+            self.artifact_panes[k].add_class("ss-drawing")
         self.headers = (W.HTML(), W.HTML())
         self.timing_pane = W.HTML()
         self.time_button = W.Button(description="time both", icon="clock-o")
         self.time_button.on_click(lambda _: self.time_both())
         columns = [W.VBox([self.headers[k], *([self.controls[k]] if self.controls[k] is not None else []),
-                           _titled("C", self.c_panes[k]), _titled("drawing", self.artifact_panes[k])],
+                           _titled("C", self.c_panes[k], across=False),
+                           _titled("drawing", self.artifact_panes[k], across=False)],
                           layout=W.Layout(flex="1 1 0", min_width="0"))
                    for k in range(2)]
         extra = [self.time_button, self.timing_pane] if run_a is not None and run_b is not None else []
@@ -634,7 +649,7 @@ class Compare(W.HBox):
         kind = pair[side] if value != "(none)" else ""
         arts = [a for _, a in s.artifacts(kind)] if kind else []
         shown = arts[-self.max_drawings:]
-        more = (f"<div style='color:#888;font-size:12px'>the last {len(shown)} of {len(arts)} "
+        more = (f"<div style='color:{MUTED};font-size:12px'>the last {len(shown)} of {len(arts)} "
                 f"drawings</div>" if len(arts) > len(shown) else "")
         drawing = (more + "".join(R.render_artifact(a, provenance=prov or None) for a in shown) if shown
                    else f"<i>(no {_html.escape(str(kind or 'drawing'))})</i>")
@@ -675,6 +690,10 @@ class Compare(W.HBox):
         c = cls(Trace(), Trace(), labels=labels, kind=kind, rebuild=rebuilds, formats=formats,
                 schedule=schedule, ndims=ndims)
         c.relower()
+        # choose the drawing now that both sides have lowered: after the first side alone, the
+        # menu held only its kinds, and the other side showed "(no iteration-graph)"
+        c._set_kind_options(c._initial_kind)
+        c.redraw()
         return c
 
     def time_both(self):

@@ -311,6 +311,19 @@ def _subsets(items):
             yield frozenset(c)
 
 
+def _derivation_rewrites(expr, fill_fn, rules_fired: list[str]) -> list[Rewrite]:
+    """The trace's rows of a derivation: ``derive:<rule>`` from each sub-expression the rule
+    fired on to the iteration algebra it derived for it (the explorer showed a bare arrow)."""
+    subs = {str(n): n for n in walk(expr) if isinstance(n, (Call, Reduce))}
+    out = []
+    for r in rules_fired:
+        rule, _, text = r.partition(": ")
+        node = subs.get(text)
+        after = str(derive(node, fill_fn, [])[0]) if node is not None else ""
+        out.append(Rewrite(f"derive:{rule}", text, after))
+    return out
+
+
 def build_lattice(index: Index, expr, operands: list[Operand], *, neutral, free=(), fixed=(),
                   fill_of=None, dtype_of=None, force_value_tests: bool = False) -> Lattice:
     """The lattice at ``index`` for the value ``expr`` of the statement under it.
@@ -327,7 +340,7 @@ def build_lattice(index: Index, expr, operands: list[Operand], *, neutral, free=
     dtype_fn = dtype_of or (lambda acc: dtypes[str(acc)])
     rules_fired: list[str] = []
     alg, fill = derive(expr, fill_fn, rules_fired)
-    log: list[Rewrite] = [Rewrite(f"derive:{r.split(':')[0]}", r.split(": ", 1)[-1], "") for r in rules_fired]
+    log: list[Rewrite] = _derivation_rewrites(expr, fill_fn, rules_fired)
     # an algebra that holds where no argument is stored ("x | !y") is stated relative to the
     # value the arguments are absent as: usable where the neutral value is that one (not under
     # prod, whose neutral is 1, of arguments with fill 0)

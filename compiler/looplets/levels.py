@@ -983,8 +983,14 @@ def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = Non
         return fn(f, ctx, mode)
     fn = UNFURL.get(type(lvl))
     if fn is None:
-        raise StrategyError(f"tensor {f.tensor.name}: level {f.level} ({lvl.name}) has no looplet unfurl "
-                            f"in the looplet strategy; use one of {', '.join(c.__name__ for c in UNFURL)}")
+        # a user's level class may share a built-in one's name (notebook 08 writes its own
+        # SparsePoint): say which class is meant, or the list below seems to contradict the error
+        twin = next((c for c in UNFURL if c.__name__ == type(lvl).__name__), None)
+        which = (f"{lvl.name}, the class from {type(lvl).__module__}, not {twin.__module__}.{twin.__qualname__}"
+                 if twin is not None else lvl.name)
+        raise StrategyError(f"tensor {f.tensor.name}: level {f.level} ({which}) has no looplet unfurl "
+                            f"in the looplet strategy (register one with compiler.looplets.levels."
+                            f"register_unfurl); the strategy unfurls {', '.join(c.__name__ for c in UNFURL)}")
     if mode == "update" and type(lvl) not in UPDATABLE:
         raise StrategyError(f"output {f.tensor.name}: level {f.level} ({lvl.name}) cannot be written by the "
                             f"looplet strategy; use one of {', '.join(c.__name__ for c in UPDATABLE)}")

@@ -11,9 +11,10 @@ The `explorer` package turns a trace into a **session** you can step through, re
 to HTML and SVG, times the kernel, and exports the whole trace to one offline HTML page; the
 `widgets.Explorer` puts all of it in one notebook UI.
 
-Here the trace is CSR SpMV built from the foundation's pieces: the parse of
+Here the trace is a small CSR SpMV recorded by hand (`explorer.examples`): the parse of
 `y[i] = A[i, j] * x[j]`, the operands' fiber trees, the imperative IR and the C it compiles to.
-Once the lattice and looplet compilers land, `compiler.lower(...).trace` opens the same way."""),
+The trace of a real lowering, `compiler.lower(..., strategy="lattice" or "looplets").trace`,
+opens the same way (the tour steps through both)."""),
     ("code", """import numpy as np
 from IPython.display import HTML, display
 

@@ -74,8 +74,10 @@ except FormatError as e:
     print(e)"""),
     ("md", """## 2. Lowering without an unfurl: the explorer stops at the failing step
 
-The looplet strategy does not know `SparsePoint` yet. Lowering fails, and the explorer opens at
-the step where it stopped, with the program there and the error."""),
+The looplet strategy does not know our `SparsePoint` yet. (`compiler.levels` has a `SparsePoint`
+of its own, which the strategy does unfurl; the error names the module of ours to tell the two
+apart.) Lowering fails, and the explorer opens at the step where it stopped, with the program
+there and the error."""),
     ("code", """SPMV = "y[i] = A[i, j] * x[j]"
 x = np.array([1.0, 10.0, 100.0, 1000.0])
 

@@ -7,7 +7,7 @@ from explorer import explore
 from explorer.examples import build_broken, spmv_trace
 from explorer.renderers import (PALETTE, Diff, collect_provenance, color_for, diff_steps, highlight_svg,
                                 register_renderer, render_artifact, render_c, render_code, render_dot,
-                                render_step, step_focus, RENDERERS)
+                                render_rewrites, render_step, step_focus, RENDERERS)
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,8 @@ def test_c_html_has_highlighted_spans(session):
     c = session.last_artifact("c").text
     html = render_c(c)
     assert html.startswith("<pre")
-    assert re.search(r'<span style="color: #[0-9A-Fa-f]+[^"]*">for</span>', html)  # keyword coloured
+    # keywords in the theme's keyword colour (light where there is no theme)
+    assert re.search(r'<span style="color:var\(--jp-mirror-editor-keyword-color, #[0-9a-f]+\)[^"]*">for</span>', html)
     assert html.count('class="ln"') == len(c.splitlines())
     assert "A_pos" in html
 
@@ -55,8 +56,8 @@ def test_provenance_colours_c_lines_and_nodes():
     prov = collect_provenance([art])
     assert prov == {"p0": [2], "p1": [3]}
     html = render_c(c, prov)
-    assert f'data-line="2" style="background:{color_for("p0")}"' in html
-    assert f'data-line="3" style="background:{color_for("p1")}"' in html
+    assert f'data-line="2" style="background:{color_for("p0")};' in html
+    assert f'data-line="3" style="background:{color_for("p1")};' in html
     only = render_c(c, prov, only=["p1"])
     assert color_for("p0") not in only or color_for("p0") == color_for("p1")
     svg = render_artifact(art)
@@ -128,7 +129,7 @@ from explorer.nests import svg_width_px
 from explorer.provenance import program_marks
 from explorer.renderers import render_program
 
-_LINENO = re.compile(r'<span style="color:#aaa;user-select:none">\s*\d+ </span>')
+_LINENO = re.compile(r'<span class="lno"[^>]*>\s*\d+ </span>')
 
 
 def _visible(pre_html: str) -> str:
@@ -223,3 +224,20 @@ def test_looplet_nest_drawings_are_narrow_and_coloured(real_sessions):
     styles = {t.split(":")[1] for group in tagged for t in _html_mod.unescape(group).split()}
     assert {"Thunk", "Sequence", "Stepper"} <= styles
     assert "Lookup" not in styles  # the Lookup tag is of index i: not this nest's
+
+
+def test_rewrites_fold_repeats_and_never_end_in_a_bare_arrow():
+    # a lattice of three points re-derives "0.0 + C[i] -> C[i]" once per point; its derive:* rows
+    # record no right-hand side (they were drawn as "rule  expression  →")
+    trace = ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv").trace
+    step = next(s for s in trace.steps if s.stage == "lattice" and s.rewrites)
+    distinct = {(r.rule, r.before, r.after) for r in step.rewrites}
+    assert len(distinct) < len(step.rewrites)
+    html = render_rewrites(step)
+    rows = re.findall(r"<tr>(.*?)</tr>", html)
+    assert len(rows) == len(distinct)
+    for row in rows:
+        assert "<code></code>" not in row, row   # an arrow to nothing
+    counts = [int(n) for n in re.findall(r"×(\d+)", html)]
+    assert sum(counts) + (len(rows) - len(counts)) == len(step.rewrites)
+    assert "rewrites (%d, %d distinct)" % (len(step.rewrites), len(distinct)) in render_step(step)

@@ -1,8 +1,10 @@
 import itertools
+import math
+import re
 
 import pytest
 
-from explorer.timing import TimingStats, compare, format_seconds, time_callable
+from explorer.timing import Comparison, Row, TimingStats, compare, format_seconds, time_callable
 
 
 def test_time_callable_stats_with_a_fake_clock():
@@ -53,3 +55,37 @@ def test_compare_table_ratios_checks_and_plot():
 
 def test_format_seconds():
     assert format_seconds(2.0) == "2.0 s" and format_seconds(0.0) == "0.0 ns"
+
+
+def _comparison(medians: dict[str, float]) -> Comparison:
+    """Fixed timings (no clock): each row's samples are its median and 10% either side."""
+    rows = []
+    base = next(iter(medians.values()))
+    for name, m in medians.items():
+        rows.append(Row(name, TimingStats((0.9 * m, m, 1.1 * m), 1), m / base))
+    return Comparison(rows)
+
+
+def _bars(svg: str):
+    rects = [float(w) for w in re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="([\d.]+)"', svg)]
+    whiskers = [(float(a), float(b)) for a, b in re.findall(r'class="iqr" x1="([\d.]+)" x2="([\d.]+)"', svg)]
+    values = [(float(x), t) for x, t in re.findall(r'<text class="value" x="([\d.]+)"[^>]*>([^<]*)<', svg)]
+    return rects, whiskers, values
+
+
+def test_the_plot_is_logarithmic_and_labels_clear_whiskers_and_edge():
+    # the kernel, scipy 3x slower, numpy 300x slower: on a linear scale the first two bars
+    # were 1-3 px wide and the whiskers ran through the value labels
+    c = _comparison({"kernel": 2e-6, "scipy": 6e-6, "numpy": 6e-4})
+    svg = c.svg()
+    rects, whiskers, values = _bars(svg)
+    assert len(rects) == len(whiskers) == len(values) == 3
+    assert min(rects) >= 30   # every bar readable
+    # equal ratios, equal steps: 6e-6/2e-6 = 3 and 6e-4/6e-6 = 100 -> step ratio log(100)/log(3)
+    step1, step2 = rects[1] - rects[0], rects[2] - rects[1]
+    assert abs(step2 / step1 - math.log(100) / math.log(3)) < 0.01
+    width = float(re.search(r'<svg[^>]*width="(\d+)"', svg).group(1))
+    for (x1, x2), (tx, text) in zip(whiskers, values):
+        assert tx > x2 and tx > x1            # the label starts after its whisker
+        assert tx + 6.5 * len(text) <= width  # and ends inside the drawing
+    assert 'fill="currentColor"' in svg and "10 us" in svg and "1 ms" in svg   # decade ticks

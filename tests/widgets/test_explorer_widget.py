@@ -260,13 +260,13 @@ def test_selecting_a_tag_highlights_its_c_lines_and_nodes():
     assert 'data-tags="lattice:j:p0"' in e.artifact_pane.value
     e.select_tag("lattice:j:p1")
     assert _filled(e.artifact_pane.value) == {"p1": color_for("lattice:j:p1")}
-    assert f'data-line="3" style="background:{color_for("lattice:j:p1")}"' in e.c_pane.value
+    assert f'data-line="3" style="background:{color_for("lattice:j:p1")};' in e.c_pane.value
     assert 'data-line="2" style="background' not in e.c_pane.value
     assert "C lines 3" in e.provenance_legend.value and "p1" in e.provenance_legend.value
     e.select_tag("looplet:j:Stepper")  # a looplet: its node is labelled "Stepper(...)"
     e.next()
     assert e.index == 1 and _filled(e.artifact_pane.value) == {"n0": color_for("looplet:j:Stepper")}
-    assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")}"' in e.c_pane.value
+    assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")};' in e.c_pane.value
     e.select_tag(None)
     assert e.provenance_legend.value == "" and 'data-line="2" style="background' in e.c_pane.value
 
@@ -280,7 +280,7 @@ def test_export_html_colours_provenance_on_every_step():
     lattice_step = page.split('id="step-1"')[0]
     assert _filled(lattice_step) == {"p0": color_for("lattice:j:p0"), "p1": color_for("lattice:j:p1")}
     assert 'data-tags="looplet:j:Stepper"' in page and "selectTag" in page
-    assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")}"' in page
+    assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")};' in page
     assert external_urls(page) == []
 
 
@@ -297,7 +297,7 @@ def test_real_lattice_tags_name_drawn_points_and_c_lines(program, formats):
         pytest.skip("this compiler does not tag lattice points yet")
     for tag in tags:
         e.select_tag(tag)
-        assert f'style="background:{color_for(tag)}"' in e.c_pane.value
+        assert f'style="background:{color_for(tag)};' in e.c_pane.value
         drawn = []
         for i in range(len(e.session)):
             e.goto(i)
@@ -409,6 +409,19 @@ def test_compare_sides_relower_independently():
     a_pickers["A"].mode_order.value = (1, 0)  # side a only: CSC
     assert _c(c.sessions[0]) != c_a and "A0_pos" in _c(c.sessions[1])
     assert c.formats(1)["A"] == ss.dcsr()
+
+
+def test_compare_for_program_opens_on_each_strategys_drawing():
+    """Both columns draw: the lattices of one side next to the looplet nests of the other.
+    (The menu was filled after the first side lowered, with that side's first kind, the
+    iteration graph, which the looplet side does not draw: it showed "(no iteration-graph)".)"""
+    c = Compare.for_program(SPMV, A="csr", x="dense")
+    assert c.kind.value == "lattice | looplet-nest"
+    assert 'data-kind="lattice"' in c.artifact_panes[0].value
+    assert 'data-kind="looplet-nest"' in c.artifact_panes[1].value
+    # a kind asked for is kept
+    c = Compare.for_program(SPMV, A="csr", x="dense", kind="iteration-graph")
+    assert c.kind.value == "iteration-graph" and "<svg" in c.artifact_panes[0].value
 
 
 def test_compare_with_a_rebuild_pair_and_one_side_without():

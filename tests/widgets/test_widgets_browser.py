@@ -2,8 +2,14 @@
 
 Chromium comes from the system's package manager (``./dev test`` installs Debian's
 ``chromium`` when it may) and Playwright drives it; nothing downloads a browser. The
-screenshots are kept in ``test-artifacts/``. Without Chromium the test is skipped,
-except under CI, where it must run.
+screenshots are kept as test artifacts in the pytest temporary directory (``screenshots*/``
+under ``--basetemp``; the path is printed). Without Chromium the test is skipped, except under
+CI, where it must run.
+
+The tests measure what a person would see, in the page's own layout: panes that should show
+something are at least 100 px tall (:data:`MEASURE_JS`), every drawing's labels lie inside their
+shapes (``getBBox``) and the drawing fits its pane, and code is readable (WCAG contrast >= 4.5
+from the computed colours) in the light and the dark theme.
 """
 
 from __future__ import annotations
@@ -22,7 +28,6 @@ import nbformat
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -34,6 +39,14 @@ if CHROMIUM is None:
                 allow_module_level=True)
 
 playwright_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory) -> pathlib.Path:
+    """Where the screenshots go (kept after the run, as pytest keeps its temporary dirs)."""
+    path = tmp_path_factory.mktemp("screenshots")
+    print(f"\nscreenshots in {path}")
+    return path
 
 
 def free_port() -> int:
@@ -61,6 +74,7 @@ def lab(tmp_path_factory):
                 cell.outputs, cell.execution_count = [], None
         nb.metadata.pop("widgets", None)
         nbformat.write(nb, root / target)
+    nbformat.write(views_notebook(), root / "views.ipynb")
     port, token = free_port(), "sparsescope-test"
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
            "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}",
@@ -97,6 +111,39 @@ def lab(tmp_path_factory):
         log.close()
 
 
+VIEWS = [
+    """import numpy as np
+from IPython.display import HTML, display
+
+import compiler as ss
+from explorer import explore, render_step
+from explorer.examples import spmv_example
+from widgets import Compare, Explorer""",
+    # the centre piece: both strategies side by side
+    """Compare.for_program("y[i] = A[i, j] * x[j]", A="csr", x="dense")""",
+    # a lattice of three points (A∩B∩C, A∩B, C) in the explorer
+    """three = Explorer.for_program("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv")
+three.goto(three.session.stages().index("lattice"))
+three""",
+    # every drawing of both lowerings, as render_step draws them
+    """for strategy in ("lattice", "looplets"):
+    session = explore(ss.lower("y[i] = A[i] * B[i] + C[i]", strategy, A="sv", B="sv", C="sv").trace)
+    drawn = [session.step(i) for i in range(len(session)) if any(a.dot for a in session.steps[i].artifacts)]
+    display(HTML(f"<div class='views-{strategy}'>" + "".join(render_step(v) for v in drawn) + "</div>"))""",
+    # a fiber tree wider than any pane (notebook 01 shows one of 2000 rows)
+    """ex = spmv_example(n=60, density=0.2, seed=1)
+display(HTML("<div class='views-fibers'>" + render_step(explore(ex.trace).step(1)) + "</div>"))""",
+]
+
+
+def views_notebook() -> nbformat.NotebookNode:
+    """A notebook of the views the tests measure: Compare, a 3-point lattice, every drawing kind."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in VIEWS]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    return nb
+
+
 # JupyterLab restores earlier tabs: only look inside the notebook that is showing
 SHOWN = ".jp-NotebookPanel:not(.lm-mod-hidden) .sparsescope-explorer"
 
@@ -104,10 +151,121 @@ SHOWN = ".jp-NotebookPanel:not(.lm-mod-hidden) .sparsescope-explorer"
 def pane_html(page, cls: str) -> str:
     return page.locator(f"{SHOWN} .{cls}").first.inner_html()
 
+# What a person sees, measured in the page. ``root`` is an element (a widget, an output, the page).
+# panes: every widget pane (an ipywidgets HTML box) holding code or a drawing, with its height.
+# nodes: every Graphviz node whose label's box (getBBox) is not inside its shape's box.
+# drawings: every Graphviz drawing drawn out of proportion, shrunk below half its size while not
+#   much wider than its pane (a sliver), cut by a box that does not scroll, or with its root (a
+#   fiber tree's, else its first node) out of the visible part of its box.
+# contrast: code text (not line numbers) whose colour has contrast < 4.5 against its background,
+#   composited through every translucent background above it (WCAG 2 relative luminance).
+MEASURE_JS = r"""
+(root) => {
+  const out = {panes: [], nodes: [], ncount: 0, drawings: [], dcount: 0, contrast: [], tcount: 0};
+  for (const el of root.querySelectorAll('.widget-html')) {
+    if (!el.querySelector('pre.code, pre.diff, svg')) continue;
+    const r = el.getBoundingClientRect();
+    out.panes.push({cls: el.className.split(' ').filter(c => c.startsWith('ss-')).join(' '),
+                    height: Math.round(r.height), text: el.innerText.slice(0, 60)});
+  }
+  for (const g of root.querySelectorAll('svg g.node')) {
+    const shape = [...g.children].find(c => ['ellipse', 'polygon', 'path', 'rect'].includes(c.tagName)
+                                            && c.getAttribute('stroke') !== 'transparent');
+    const texts = [...g.children].filter(c => c.tagName === 'text' && c.textContent.trim());
+    if (!shape || !texts.length) continue;
+    out.ncount++;
+    const s = shape.getBBox();
+    for (const t of texts) {
+      const b = t.getBBox();
+      if (b.x < s.x - 0.5 || b.y < s.y - 0.5 || b.x + b.width > s.x + s.width + 0.5
+          || b.y + b.height > s.y + s.height + 0.5)
+        out.nodes.push({label: t.textContent, text: [b.x, b.y, b.width, b.height].map(Math.round),
+                        shape: [s.x, s.y, s.width, s.height].map(Math.round)});
+    }
+  }
+  for (const svg of root.querySelectorAll('svg')) {
+    if (!svg.querySelector('g.graph')) continue;
+    const r = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;
+    if (!r.width) continue;  // not shown (another step of an exported page)
+    out.dcount++;
+    let box = svg.parentElement;
+    while (box && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+    const room = box ? box.getBoundingClientRect() : {left: -Infinity, right: Infinity, width: Infinity};
+    const aspect = vb && vb.width ? (r.width / r.height) / (vb.width / vb.height) : 1;
+    const scale = vb && vb.width ? r.width / (vb.width * 4 / 3) : 1;   // Graphviz: pt in the viewBox
+    const rootNode = [...svg.querySelectorAll('g.node')].find(g => (g.querySelector('title') || {}).textContent === 'root')
+                     || svg.querySelector('g.node');
+    const rr = rootNode ? rootNode.getBoundingClientRect() : null;
+    const problem = Math.abs(aspect - 1) > 0.03 ? 'out of proportion'
+      : scale < 0.45 && r.width < 1.5 * room.width ? 'a sliver: shrunk below half its size'
+      : r.width > room.width + 1 && !['auto', 'scroll'].includes(getComputedStyle(box).overflowX) ? 'cut'
+      : rr && (rr.left < room.left - 1 || rr.right > room.right + 1) ? 'its root out of view' : '';
+    if (problem)
+      out.drawings.push({title: (svg.querySelector('title') || {}).textContent, problem, width: Math.round(r.width),
+                         height: Math.round(r.height), room: Math.round(room.width),
+                         scale: Math.round(scale * 100) / 100, aspect: Math.round(aspect * 100) / 100});
+  }
+  const rgba = c => { const m = c.match(/rgba?\(([^)]*)\)/); if (!m) return [0, 0, 0, 0];
+                      const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
+                      return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const over = (top, bottom) => [0, 1, 2].map(i => top[i] * top[3] + bottom[i] * (1 - top[3])).concat([1]);
+  const background = el => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    return layers.reverse().reduce((bg, c) => over(c, bg), [255, 255, 255, 1]);
+  };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+                     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  for (const pre of root.querySelectorAll('pre.code, pre.diff')) {
+    const walk = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const el = n.parentElement;
+      if (!n.textContent.trim() || getComputedStyle(el).userSelect === 'none') continue;  // line numbers
+      out.tcount++;
+      const bg = background(el), fg = over(rgba(getComputedStyle(el).color), bg);
+      const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+      const ratio = (a + 0.05) / (b + 0.05);
+      if (ratio < 4.5 && out.contrast.length < 20)
+        out.contrast.push({text: n.textContent.trim().slice(0, 30), ratio: Math.round(ratio * 100) / 100,
+                           color: getComputedStyle(el).color, background: 'rgb(' + bg.slice(0, 3).map(Math.round) + ')'});
+    }
+  }
+  return out;
+}
+"""
 
-def test_explorer_notebook_steps_in_jupyterlab(browser, lab):
+
+def measure(locator) -> dict:
+    """:data:`MEASURE_JS` on the element ``locator`` finds."""
+    return locator.evaluate(MEASURE_JS)
+
+
+def assert_readable(m: dict, where: str, panes: int = 0, contrast: bool = True) -> None:
+    """Every code or drawing pane >= 100 px tall (and at least ``panes`` of them), every label
+    inside its shape, every drawing inside its pane, and (with ``contrast``) code readable."""
+    short = [p for p in m["panes"] if p["height"] < 100]
+    assert len(m["panes"]) >= panes and not short, f"{where}: panes under 100 px: {short} of {m['panes']}"
+    assert not m["nodes"], f"{where}: labels outside their shapes ({m['ncount']} nodes): {m['nodes'][:6]}"
+    assert not m["drawings"], f"{where}: drawings cut or distorted: {m['drawings']}"
+    if contrast:
+        assert not m["contrast"], f"{where}: code below contrast 4.5 ({m['tcount']} texts): {m['contrast']}"
+
+
+def set_theme(page, name: str) -> None:
+    """Settings > Theme > ``name`` (e.g. "JupyterLab Dark"), then wait until the page shows it."""
+    page.locator(".lm-MenuBar-itemLabel", has_text="Settings").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Theme").first.hover()
+    page.locator(".lm-Menu-itemLabel", has_text=name).first.click()
+    light = "true" if "Light" in name else "false"
+    page.wait_for_function(f"document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
+    page.wait_for_timeout(500)  # the theme's stylesheet applies after the attribute changes
+
+
+def test_explorer_notebook_steps_in_jupyterlab(browser, lab, artifacts):
     url, token, root = lab
-    ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1500, "height": 1100})
     page.goto(f"{url}/lab/tree/explorer.ipynb?reset&token={token}", timeout=120_000)
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
@@ -124,13 +282,12 @@ def test_explorer_notebook_steps_in_jupyterlab(browser, lab):
         # clicks are handled by the kernel: let the remaining cells finish first
         page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=180_000)
     except Exception:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "explorer-failure.png"))
+        page.screenshot(path=str(artifacts / "explorer-failure.png"))
         raise
 
     header0 = pane_html(page, "ss-header")
     program0, drawing0 = pane_html(page, "ss-program"), pane_html(page, "ss-drawing")
-    page.screenshot(path=str(ARTIFACTS / "explorer-step-0.png"), full_page=False)
+    page.screenshot(path=str(artifacts / "explorer-step-0.png"), full_page=False)
 
     # step forward until the drawing and the program pane have both changed
     next_button = explorer.locator(".ss-next")
@@ -146,16 +303,18 @@ def test_explorer_notebook_steps_in_jupyterlab(browser, lab):
         if changed_program and changed_drawing:
             break
     explorer.scroll_into_view_if_needed()
-    page.screenshot(path=str(ARTIFACTS / "explorer-stepped.png"), full_page=False)
+    page.screenshot(path=str(artifacts / "explorer-stepped.png"), full_page=False)
     assert changed_drawing, "stepping never changed the drawing pane"
     assert changed_program, "stepping never changed the program pane"
     assert "<svg" in pane_html(page, "ss-drawing")
     assert "spmv" in pane_html(page, "ss-c")  # the generated C is shown
+    # the whole notebook: its explorer and render_step's fiber trees (one of 2000 rows)
+    assert_readable(measure(page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first), "notebook 01", panes=4)
 
     page.close()
 
 
-def test_exported_trace_page_steps_offline(browser, tmp_path):
+def test_exported_trace_page_steps_offline(browser, tmp_path, artifacts):
     from explorer import export_html
     from explorer.examples import spmv_trace
 
@@ -173,8 +332,37 @@ def test_exported_trace_page_steps_offline(browser, tmp_path):
     assert page.locator("section:visible").first.inner_text() != first
     assert page.locator("svg").count() > 0
     assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "export.png"), full_page=True)
+    # the step of the fiber trees: labels inside their shapes, each tree inside the page
+    assert page.locator("section:visible svg g.node").count() > 3
+    assert_readable(measure(page.locator("section:visible").first), "the exported page")
+    page.close()
+
+
+def test_exported_page_draws_every_step_to_fit(browser, tmp_path, artifacts):
+    """Every step of an exported lattice lowering (its iteration graph, a lattice of three
+    points, the C): labels inside their shapes, code readable."""
+    import compiler as ss
+    from explorer import export_html
+
+    trace = ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv").trace
+    path = tmp_path / "three.html"
+    export_html(trace, path)
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(path.as_uri())
+    nodes = 0
+    for k in range(len(trace.steps)):
+        section = page.locator("section:visible").first
+        nodes += section.locator("svg g.node").count()
+        if section.locator("svg").count():
+            page.screenshot(path=str(artifacts / f"export-three-{k}.png"), full_page=True)
+        assert_readable(measure(section), f"the exported page, step {k}")
+        old = section.inner_text()
+        page.keyboard.press("ArrowRight")
+        if k + 1 < len(trace.steps):
+            page.wait_for_function("(old) => [...document.querySelectorAll('section')]"
+                                   ".find(s => s.offsetParent !== null).innerText !== old", arg=old)
+    assert nodes >= 5   # the iteration graph's and the lattice's
+    page.screenshot(path=str(artifacts / "export.png"), full_page=True)
     page.close()
 
 
@@ -206,11 +394,10 @@ def test_exported_page_selects_a_provenance_tag(browser, tmp_path):
     page.close()
 
 
-def test_tour_steps_both_strategies(browser, lab):
+def test_tour_steps_both_strategies(browser, lab, artifacts):
     """The tour's "done when": step CSR SpMV by both strategies, see lattices, looplet nests,
     the C, and the timing against scipy."""
     url, token, root = lab
-    ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1500, "height": 1100})
     page.goto(f"{url}/lab/tree/tour.ipynb?reset&token={token}", timeout=120_000)
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
@@ -223,7 +410,7 @@ def test_tour_steps_both_strategies(browser, lab):
         page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=240_000)
         page.locator("table.timing").first.wait_for(state="attached", timeout=60_000)
     except Exception:
-        page.screenshot(path=str(ARTIFACTS / "tour-failure.png"))
+        page.screenshot(path=str(artifacts / "tour-failure.png"))
         raise
 
     def step_until(explorer, needle: str, limit: int = 40) -> bool:
@@ -243,15 +430,34 @@ def test_tour_steps_both_strategies(browser, lab):
         return False
 
     lattice, looplets = explorers.nth(0), explorers.nth(1)
+    # the side-by-side view: both strategies' C and drawings, each pane showing what it holds
+    compare = page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-compare").first
+    compare.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "tour-compare.png"), full_page=False)
+    assert_readable(measure(compare), "the tour's Compare", panes=4)
+
     assert step_until(lattice, 'data-kind="lattice"'), "no lattice drawn while stepping the lattice lowering"
     assert "<svg" in lattice.locator(".ss-drawing").first.inner_html()
     assert "lattice_y" in lattice.locator(".ss-c").first.inner_html()
-    page.screenshot(path=str(ARTIFACTS / "tour-lattice.png"), full_page=False)
+    page.screenshot(path=str(artifacts / "tour-lattice.png"), full_page=False)
+    assert_readable(measure(lattice), "the tour's lattice explorer", panes=3)
+
+    # redrawing a step, seen from the browser (a click, the kernel's answer, the new panes)
+    header = lattice.locator(".ss-header").first
+    times = []
+    for _ in range(3):
+        old = header.inner_html()
+        t0 = time.perf_counter()
+        lattice.locator(".ss-prev").first.click()
+        page.wait_for_function("([el, old]) => el.innerHTML !== old", arg=[header.element_handle(), old],
+                               timeout=15_000)
+        times.append(time.perf_counter() - t0)
+    print("tour: redrawing a step in the browser took " + ", ".join(f"{t:.3f}" for t in times) + " s")
     assert step_until(looplets, 'data-kind="looplet-nest"'), "no looplet nest drawn while stepping"
     assert step_until(looplets, "Stepper"), "the nest of a CSR row (a Stepper of Spikes) was never drawn"
     assert "y_kernel" in looplets.locator(".ss-c").first.inner_html()
     looplets.scroll_into_view_if_needed()
-    page.screenshot(path=str(ARTIFACTS / "tour-looplets.png"), full_page=False)
+    page.screenshot(path=str(artifacts / "tour-looplets.png"), full_page=False)
 
     # provenance: clicking a coloured C line (its inline handler writes the hidden pick box, the
     # kernel answers) selects that line's tag in the menu and recolours the program pane
@@ -267,7 +473,7 @@ def test_tour_steps_both_strategies(browser, lab):
     assert select.input_value().split(" (")[0] == tags[0]   # "looplet:Stepper:4 (A on j)"
     page.wait_for_function("([el, old]) => el.innerHTML !== old",
                            arg=[program.element_handle(), program_all], timeout=30_000)
-    page.screenshot(path=str(ARTIFACTS / "tour-provenance-picked.png"), full_page=False)
+    page.screenshot(path=str(artifacts / "tour-provenance-picked.png"), full_page=False)
     timing = page.locator("table.timing").first.inner_html()
     assert "scipy" in timing
 
@@ -277,16 +483,85 @@ def test_tour_steps_both_strategies(browser, lab):
     c_pane = playground.locator(".ss-c").first
     # the notebook itself set the preset to dcsr (a checked cell); go back to csr first
     before = c_pane.inner_html()
+    t0 = time.perf_counter()
     playground.locator(".ss-preset-A select").first.select_option(label="csr")
     page.wait_for_function("([el, old]) => el.innerHTML !== old",
                            arg=[c_pane.element_handle(), before], timeout=60_000)
+    relower = [time.perf_counter() - t0]
     csr_c = c_pane.inner_html()
     assert "A0_pos" not in csr_c and "A1_pos" in csr_c
+    t0 = time.perf_counter()
     playground.locator(".ss-level-A-0 select").first.select_option(label="SparseList")  # DCSR
     page.wait_for_function("([el, old]) => el.innerHTML !== old",
                            arg=[c_pane.element_handle(), csr_c], timeout=60_000)
+    relower.append(time.perf_counter() - t0)
+    print("tour: re-lowering after a format change (dcsr -> csr, csr -> dcsr), in the browser, took "
+          + ", ".join(f"{t:.3f}" for t in relower) + " s (the kernels were compiled before, so cached)")
     assert "A0_pos" in c_pane.inner_html()
     assert playground.locator(".ss-preset-A select").first.evaluate(
         "el => el.options[el.selectedIndex].text") == "dcsr"
-    page.screenshot(path=str(ARTIFACTS / "tour-format-picker.png"), full_page=False)
+    page.screenshot(path=str(artifacts / "tour-format-picker.png"), full_page=False)
     page.close()
+
+
+def open_and_run(page, url: str, token: str, name: str, artifacts: pathlib.Path) -> None:
+    """Open notebook ``name`` in JupyterLab, run all its cells, wait until the kernel is idle."""
+    page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=120_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    try:
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=120_000)
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-compare").first.wait_for(state="attached", timeout=240_000)
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=240_000)
+        page.locator(f"{SHOWN_NOTEBOOK} .views-fibers").first.wait_for(state="attached", timeout=60_000)
+    except Exception:
+        page.screenshot(path=str(artifacts / f"{name}-failure.png"))
+        raise
+
+
+SHOWN_NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
+
+def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
+    """Compare shows both strategies; every drawing kind keeps its labels inside its shapes and
+    fits its pane (a 3-point lattice, a fiber tree wider than the pane); code is readable in the
+    light and the dark theme."""
+    url, token, root = lab
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    open_and_run(page, url, token, "views.ipynb", artifacts)
+    notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first
+    compare = page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-compare").first
+    three = page.locator(SHOWN).first
+    try:
+        for theme in ("JupyterLab Light", "JupyterLab Dark"):
+            if theme != "JupyterLab Light":
+                set_theme(page, theme)
+            tag = theme.split()[-1].lower()
+            for name, part in (("compare", compare), ("three", three),
+                               ("lattice", page.locator(f"{SHOWN_NOTEBOOK} .views-lattice").first),
+                               ("looplets", page.locator(f"{SHOWN_NOTEBOOK} .views-looplets").first),
+                               ("fibers", page.locator(f"{SHOWN_NOTEBOOK} .views-fibers").first)):
+                part.scroll_into_view_if_needed()
+                page.screenshot(path=str(artifacts / f"views-{name}-{tag}.png"), full_page=False)
+            # both strategies' C and drawings (4 panes), at least 100 px tall each
+            assert_readable(measure(compare), f"Compare ({tag})", panes=4)
+            assert_readable(measure(notebook), f"the views notebook ({tag})")
+        assert three.locator(".ss-drawing svg g.node").count() >= 3, "the lattice has fewer than 3 points"
+        assert page.locator(f"{SHOWN_NOTEBOOK} .views-fibers svg g.node").count() > 20
+
+        # "actual size": the wide fiber tree at its own size in a box that scrolls (pan), and back
+        tree = page.locator(f"{SHOWN_NOTEBOOK} .views-fibers .artifact").first
+        tree.scroll_into_view_if_needed()
+        svg = tree.locator("svg").first
+        fitted, natural = svg.bounding_box()["width"], svg.evaluate("s => s.viewBox.baseVal.width * 4 / 3")
+        assert natural > fitted
+        tree.locator(".ss-zoom").click()
+        assert abs(svg.bounding_box()["width"] - natural) < 2
+        assert tree.locator(".drawing").evaluate("d => d.scrollWidth > d.clientWidth + 100")
+        page.screenshot(path=str(artifacts / "views-fibers-actual-size.png"), full_page=False)
+        tree.locator(".ss-zoom").click()
+        assert abs(svg.bounding_box()["width"] - fitted) < 1
+    finally:
+        set_theme(page, "JupyterLab Light")
+        page.close()

@@ -81,3 +81,18 @@ def test_parse_algebra_errors():
         parse_algebra("(x | y", ("x", "y"))
     with pytest.raises(AlgebraError, match="unexpected character"):
         parse_algebra("x + y", ("x", "y"))
+
+
+def test_derivation_rows_in_the_trace_name_the_algebra_derived():
+    """Each derive:* row goes from the sub-expression a rule fired on to the iteration algebra
+    it derived for it (the rows had no right-hand side; the explorer drew a bare arrow)."""
+    import compiler as ss
+
+    trace = ss.lower("y[i] = max(A[i], B[i]) * C[i] + D[i]", "lattice", A="sv", B="sv", C="sv", D="sv").trace
+    rows = {(r.rule, r.before): r.after for s in trace.steps for r in s.rewrites if r.rule.startswith("derive:")}
+    assert rows[("derive:idempotent", "max(A[i], B[i])")] == "(A[i] ∪ B[i])"
+    assert rows[("derive:annihilator", "max(A[i], B[i]) * C[i]")] == "((A[i] ∪ B[i]) ∩ C[i])"
+    assert rows[("derive:identity", "max(A[i], B[i]) * C[i] + D[i]")] == "(((A[i] ∪ B[i]) ∩ C[i]) ∪ D[i])"
+    # the last row's algebra is the lattice's
+    lattice = next(s for s in trace.steps if s.stage == "lattice").artifact("lattice").text
+    assert "algebra (((A[i] ∪ B[i]) ∩ C[i]) ∪ D[i])" in lattice

@@ -161,3 +161,28 @@ def test_a_looplet_limit_that_is_no_positive_integer_is_refused(limit):
     from compiler.errors import StrategyError
     with pytest.raises(StrategyError, match=rf"max_looplets={limit!r}: give the most looplet lowerings"):
         lower("y[i] = A[i, j] * x[j]", strategy="looplets", A=A, x=x, options={"max_looplets": limit})
+
+
+def test_a_level_class_without_an_unfurl_is_told_from_a_built_in_one_of_its_name():
+    """Notebook 08 writes its own SparsePoint: the error said SparsePoint has no unfurl, then
+    listed SparsePoint among the levels to use."""
+    from dataclasses import dataclass
+
+    import compiler as ss
+    from compiler.levels import Dense
+
+    @dataclass(frozen=True, eq=False, repr=False)
+    class SparsePoint(SparseList):
+        name = "SparsePoint"
+
+        def from_entries(self, parent_count, parent_pos, coords, vals, sizes):
+            built = SparseList.from_entries(self, parent_count, parent_pos, coords, vals, sizes)
+            return SparsePoint(built.child, built.size, built.pos, built.idx)
+
+    A = Tensor.from_numpy(np.eye(3), Dense(SparsePoint(Element(0.0))), name="A")
+    assert type(A.levels[1]) is SparsePoint
+    with pytest.raises(ss.StrategyError) as e:
+        ss.lower("y[i] = A[i, j] * x[j]", strategy="looplets", A=A, x=np.ones(3))
+    message = str(e.value)
+    assert f"level 1 (SparsePoint, the class from {__name__}, not compiler.levels." in message, message
+    assert "register_unfurl" in message and ", SparsePoint," in message

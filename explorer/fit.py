@@ -1,0 +1,106 @@
+"""Drawings that fit: labels laid out in the font the browser draws, SVGs scaled to their pane.
+
+Graphviz sizes each node from its label's width in the node's font. The bundled ``dot``
+(graphviz-pure) knows the metrics of a few fonts; any other name, ``monospace`` included, is
+measured as Times, far narrower than the monospace font a browser then draws, so lattice and
+iteration-graph labels spilled out of their boxes and, with three points, over each other. So
+every drawing is laid out in Courier (:func:`layout_dot`): its glyphs are 0.6 em wide, as are
+those of every monospace font a browser substitutes for it (Liberation Mono, DejaVu Sans Mono,
+Menlo), and Graphviz names the SVG's font ``Courier,monospace``.
+
+A drawing wider than its pane is scaled down to the pane (:func:`fit_svg`), so the root of a
+wide fiber tree stays in view, but not below half its size, where its box scrolls instead; the
+"actual size" button (:func:`zoom_button`) shows it at its own size in a box that scrolls (pan),
+and back.
+
+>>> layout_dot('digraph { node [fontname="monospace"]; a }')
+'digraph { graph [fontname="Courier"]; node [fontname="Courier"]; edge [fontname="Courier"]; node [fontname="Courier"]; a }'
+"""
+
+from __future__ import annotations
+
+import html as _html
+import re
+
+__all__ = ["LAYOUT_FONT", "MAX_OVERFLOW", "MIN_SCALE", "fit_svg", "layout_dot", "zoom_button"]
+
+#: The font every drawing is laid out in (see the module docstring).
+LAYOUT_FONT = "Courier"
+
+_HEAD = re.compile(r'^\s*(?:strict\s+)?(?:di)?graph\s*(?:"(?:[^"\\]|\\.)*"|[^\s{"]+)?\s*\{', re.I)
+_FONTNAME = re.compile(r'\bfontname\s*=\s*(?:"(?:[^"\\]|\\.)*"|[^\s,;\]]+)')
+
+
+def layout_dot(dot: str) -> str:
+    """``dot`` with every font Courier: the defaults of graph, node and edge labels (before
+    anything else in the graph, so the graph's own defaults still apply after them) and every
+    ``fontname`` the source names. Text that is not a DOT graph is returned unchanged.
+
+    >>> layout_dot('digraph g { a [label="x", fontname=Helvetica] }').count('fontname="Courier"')
+    4
+    >>> layout_dot("not a graph")
+    'not a graph'
+    """
+    head = _HEAD.match(dot)
+    if head is None:
+        return dot
+    defaults = "".join(f' {what} [fontname="{LAYOUT_FONT}"];' for what in ("graph", "node", "edge"))
+    body = _FONTNAME.sub(f'fontname="{LAYOUT_FONT}"', dot[head.end():])
+    return dot[:head.end()] + defaults + body
+
+
+_SVG_TAG = re.compile(r"<svg\b([^>]*)>")
+_STYLE = re.compile(r'\sstyle="([^"]*)"')
+_WIDTH = re.compile(r'\swidth="([\d.]+)(pt|px)?"')
+
+#: A drawing is never shown below this fraction of its own size (its labels stay readable) ...
+MIN_SCALE = 0.5
+#: ... unless that would make it wider than this share of its pane: a tree's root, drawn at its
+#: centre, stays in view when the pane opens scrolled to the left.
+MAX_OVERFLOW = "160%"
+
+
+def fit_svg(svg: str) -> str:
+    """The SVG scaled down to its container's width when wider, keeping its proportions
+    (``max-width:100%; height:auto``; its ``viewBox`` gives the aspect ratio), but not below
+    :data:`MIN_SCALE` of its own size, nor wider than :data:`MAX_OVERFLOW` of the container for
+    that: a fiber tree of 64 leaves was a sliver with unreadable labels.
+
+    >>> fit_svg('<svg width="900pt" height="90pt" viewBox="0 0 900 90"><g/></svg>')
+    '<svg style="max-width:100%;height:auto;min-width:min(600px,160%)" width="900pt" height="90pt" viewBox="0 0 900 90"><g/></svg>'
+    """
+    def add(m: re.Match) -> str:
+        attrs = m.group(1)
+        fit = "max-width:100%;height:auto"
+        width = _WIDTH.search(attrs)
+        if width is not None:
+            px = float(width.group(1)) * (4 / 3 if width.group(2) in (None, "pt") else 1)
+            fit += f";min-width:min({px * MIN_SCALE:.0f}px,{MAX_OVERFLOW})"
+        style = _STYLE.search(attrs)
+        if style is not None:
+            rest = style.group(1).rstrip(";")
+            attrs = attrs[:style.start()] + attrs[style.end():]
+            fit += ";" + rest
+        return f'<svg style="{fit}"{attrs}>'
+
+    return _SVG_TAG.sub(add, svg, count=1)
+
+
+# The button sits in an artifact's title; the drawing is the artifact's ``.drawing`` box.
+_ZOOM_JS = ("var d=this.closest('.artifact').querySelector('.drawing');if(!d)return;"
+            "var z=d.classList.toggle('ss-actual-size');"
+            "d.querySelectorAll('svg').forEach(function(s){s.style.maxWidth=z?'none':'100%';"
+            "s.style.width=z?s.getAttribute('width'):'';});"
+            "this.textContent=z?'fit to pane':'actual size';event.stopPropagation();")
+
+
+def zoom_button() -> str:
+    """A small button that switches a drawing between fitting its pane and its own size
+    (where its box scrolls, to pan).
+
+    >>> 'class="ss-zoom"' in zoom_button()
+    True
+    """
+    return (f'<button class="ss-zoom" type="button" title="show the drawing at its own size, or fit it '
+            f'to the pane" style="font:11px sans-serif;margin-left:8px;padding:0 6px;cursor:pointer" '
+            f'onclick="{_html.escape(_ZOOM_JS)}">actual size</button>')

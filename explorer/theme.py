@@ -1,0 +1,113 @@
+"""Theme-safe colours for code: readable in JupyterLab's light and dark themes and elsewhere.
+
+Pygments' inline colours assume a light page: in JupyterLab's dark theme the program and C
+panes kept a light background under the theme's white text (identifiers vanished), and its
+greens and greys fall below a contrast of 4.5 on the provenance colours. So code is highlighted
+with classes (:func:`highlight_classes`), which :func:`style_tokens` turns into inline styles:
+
+- on the pane's own background, JupyterLab's CSS variables (the page's theme), each with a
+  light fallback for pages without them (the exported page, other notebook front ends); only
+  variables whose colours keep a contrast of 4.5 against ``--jp-layout-color0`` in both of
+  JupyterLab's themes are used (the theme's comment and meta colours are not);
+- on a provenance colour (a pastel, the same in every theme), fixed dark colours.
+
+>>> style_tokens('<span class="k">int</span> <span class="n">x</span>')
+'<span style="color:var(--jp-mirror-editor-keyword-color, #008000);font-weight:bold">int</span> x'
+>>> style_tokens('<span class="k">int</span>', on_color=True)
+'<span style="color:#00561b;font-weight:bold">int</span>'
+"""
+
+from __future__ import annotations
+
+import re
+
+from pygments.formatters import HtmlFormatter
+from pygments.token import STANDARD_TYPES, Comment, Generic, Keyword, Name, Number, Operator, String
+
+__all__ = ["CODE_BACKGROUND", "CODE_BORDER", "CODE_TEXT", "LINE_NUMBER", "LINE_NUMBER_ON_COLOR",
+           "MUTED", "TEXT_ON_COLOR", "highlight_classes", "style_tokens", "token_styles"]
+
+#: A code block's background, text and border (the theme's, light where there is none).
+CODE_BACKGROUND = "var(--jp-layout-color0, #ffffff)"
+CODE_TEXT = "var(--jp-content-font-color1, #1a1a1a)"
+CODE_BORDER = "var(--jp-border-color2, #e3e3e3)"
+#: Secondary text (notes beside headers and titles).
+MUTED = "var(--jp-content-font-color2, #616161)"
+#: Text on a provenance colour.
+TEXT_ON_COLOR = "#1a1a1a"
+#: Line numbers: a gutter, dimmer than code (not read as code; excluded from the contrast rule).
+LINE_NUMBER = "var(--jp-content-font-color3, #8a8a8a)"
+LINE_NUMBER_ON_COLOR = "#555555"
+
+# (token type, colour on the theme's background, colour on a provenance colour, extra CSS).
+# The most specific type listed wins; types not listed inherit the block's text colour.
+_KEYWORD = "var(--jp-mirror-editor-keyword-color, #008000)"
+_STRING = "var(--jp-mirror-editor-string-color, #ba2121)"
+_PROPERTY = "var(--jp-mirror-editor-property-color, #0055aa)"
+_OPERATOR = "var(--jp-mirror-editor-operator-color, #7800c2)"
+_NUMBER = "var(--jp-mirror-editor-number-color, #008800)"
+_RULES = (
+    (Keyword, _KEYWORD, "#00561b", "font-weight:bold"),
+    (Keyword.Type, _KEYWORD, "#00561b", ""),
+    (Name.Builtin, _KEYWORD, "#00561b", ""),
+    (Name.Function, _PROPERTY, "#003d80", ""),
+    (Number, _NUMBER, "#00561b", ""),
+    (String, _STRING, "#8a1414", ""),
+    (Comment, CODE_TEXT, TEXT_ON_COLOR, "font-style:italic"),
+    (Comment.Preproc, _OPERATOR, "#5a0091", ""),
+    (Comment.PreprocFile, _STRING, "#8a1414", ""),
+    (Operator.Word, _KEYWORD, "#00561b", "font-weight:bold"),
+    (Generic.Deleted, _STRING, "#8a1414", ""),
+    (Generic.Inserted, _KEYWORD, "#00561b", ""),
+    (Generic.Heading, _PROPERTY, "#003d80", "font-weight:bold"),
+    (Generic.Subheading, _OPERATOR, "#5a0091", "font-weight:bold"),
+)
+
+
+def _rule_for(ttype):
+    best = None
+    for rule in _RULES:
+        if ttype in rule[0] and (best is None or len(rule[0]) > len(best[0])):
+            best = rule
+    return best
+
+
+def token_styles(on_color: bool = False) -> dict[str, str]:
+    """``{Pygments short class: inline CSS}`` for code on the theme's background, or on a
+    provenance colour (``on_color``).
+
+    >>> token_styles()["kt"]
+    'color:var(--jp-mirror-editor-keyword-color, #008000)'
+    >>> "n" in token_styles()   # names take the block's text colour
+    False
+    """
+    out = {}
+    for ttype, short in STANDARD_TYPES.items():
+        rule = _rule_for(ttype)
+        if rule is None or not short:
+            continue
+        color = rule[2] if on_color else rule[1]
+        out[short] = f"color:{color}" + (f";{rule[3]}" if rule[3] else "")
+    return out
+
+
+_STYLES = {False: token_styles(False), True: token_styles(True)}
+# a token's span holds escaped text only (Pygments closes every span at the end of a line)
+_CLASS_SPAN = re.compile(r'<span class="([\w-]+)">([^<]*)</span>')
+
+
+def style_tokens(html: str, on_color: bool = False) -> str:
+    """Pygments class-based HTML with each token's ``<span class="...">`` given its inline
+    style; a token with no colour of its own is left as bare text (the block's colour)."""
+    styles = _STYLES[bool(on_color)]
+
+    def sub(m: re.Match) -> str:
+        style = styles.get(m.group(1))
+        return f'<span style="{style}">{m.group(2)}</span>' if style else m.group(2)
+
+    return _CLASS_SPAN.sub(sub, html)
+
+
+def highlight_classes() -> HtmlFormatter:
+    """The formatter whose output :func:`style_tokens` styles (classes, no wrapper)."""
+    return HtmlFormatter(nowrap=True, classprefix="")

@@ -1,0 +1,135 @@
+"""Code stays readable in JupyterLab's light and dark themes and on the provenance colours.
+
+Each colour the renderers put on code is resolved as each theme resolves it (JupyterLab's own
+theme stylesheets, read from the installed package; the fallback where there is no theme) and
+checked for a WCAG contrast of at least 4.5 against the background it is drawn on. The browser
+test measures the same in Chromium from computed styles.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import compiler as ss
+from explorer import explore
+from explorer.renderers import PALETTE, render_c, render_diff, render_program
+from explorer.theme import token_styles
+
+jupyterlab = pytest.importorskip("jupyterlab")
+THEMES = pathlib.Path(jupyterlab.__file__).parent / "themes" / "@jupyterlab"
+NAMES = {"white": "#ffffff", "black": "#000000", "green": "#008000", "blue": "#0000ff", "red": "#ff0000"}
+
+
+def theme_variables(name: str) -> dict[str, str]:
+    css = (THEMES / f"theme-{name}-extension" / "index.css").read_text()
+    return dict(re.findall(r"(--jp-[\w-]+):([^;}]+)", css))
+
+
+def resolve(value: str, variables: dict[str, str] | None) -> str:
+    """A CSS colour with ``var(--x, fallback)`` resolved in a theme (``None``: no theme)."""
+    value = value.strip()
+    m = re.fullmatch(r"var\((--[\w-]+)\s*(?:,\s*(.*))?\)", value)
+    if m is None:
+        return value
+    name, fallback = m.groups()
+    if variables is not None and name in variables:
+        return resolve(variables[name], variables)
+    if fallback is None:
+        raise AssertionError(f"{name} is not defined and has no fallback")
+    return resolve(fallback, variables)
+
+
+def rgba(color: str) -> tuple[float, float, float, float]:
+    color = NAMES.get(color.strip(), color.strip())
+    if color.startswith("#"):
+        h = color[1:]
+        if len(h) == 3:
+            h = "".join(c * 2 for c in h)
+        return (int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16), 1.0)
+    m = re.fullmatch(r"rgba?\(([^)]*)\)", color)
+    assert m, f"not a colour: {color!r}"
+    parts = [float(p) for p in re.split(r"[\s,/]+", m.group(1).strip()) if p]
+    return (parts[0], parts[1], parts[2], parts[3] if len(parts) > 3 else 1.0)
+
+
+def contrast(fg: str, bg: str) -> float:
+    b = rgba(bg)
+    f = rgba(fg)
+    f = tuple(f[i] * f[3] + b[i] * (1 - f[3]) for i in range(3))
+
+    def lum(c):
+        def ch(v):
+            v /= 255
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+        return 0.2126 * ch(c[0]) + 0.7152 * ch(c[1]) + 0.0722 * ch(c[2])
+
+    hi, lo = sorted((lum(f), lum(b[:3])), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+# (theme name, its variables): JupyterLab's two themes, and a page with none
+THEME_CASES = [("light", theme_variables("light")), ("dark", theme_variables("dark")), ("no theme", None)]
+PAGE_TEXT, PAGE_BACKGROUND = "var(--jp-content-font-color1, #000000)", "var(--jp-layout-color0, #ffffff)"
+STYLE_COLOR = re.compile(r"(?<![-\w])(background|color):\s*((?:var\([^;\"]*\))|[^;\"]+)")
+
+
+def colour_pairs(html: str):
+    """``(text, colour, background)`` for every piece of code text in rendered HTML: the
+    innermost ``color`` and ``background`` declared around it (the <pre> gives the defaults)."""
+    stack: list[dict[str, str]] = []
+    out = []
+    for token in re.finditer(r"<(/?)(\w+)([^>]*)>|([^<]+)", html):
+        close, tag, attrs, text = token.groups()
+        if text is not None:
+            if text.strip() and stack and not any(s.get("lno") for s in stack):
+                # what nothing declares comes from the page: the theme's text on its background
+                color = next((s["color"] for s in reversed(stack) if "color" in s), PAGE_TEXT)
+                background = next((s["background"] for s in reversed(stack) if "background" in s), PAGE_BACKGROUND)
+                out.append((_html.unescape(text.strip()), color, background))
+        elif close:
+            stack.pop()
+        else:
+            style = re.search(r'style="([^"]*)"', attrs)
+            decl = dict((k, v.strip()) for k, v in STYLE_COLOR.findall(style.group(1))) if style else {}
+            if 'class="lno"' in attrs:
+                decl["lno"] = "1"
+            stack.append(decl)
+    return out
+
+
+def rendered_code() -> dict[str, str]:
+    """The program, C and diff panes of a real lowering, with every provenance tag coloured."""
+    A = ss.Tensor.from_numpy(np.array([[0, 1.0, 0], [2.0, 0, 3.0]]), "csr")
+    s = explore(ss.lower("y[i] = A[i, j] * x[j]", "lattice", A=A, x=np.arange(3.0)).trace)
+    prov = s.provenance()
+    lattice = s.stages().index("lattice") + 1
+    return {"C": render_c(s.last_artifact("c").text, prov),
+            "program": render_program(s.program_text(lattice), prov, lattice),
+            "diff": render_diff(s.step(lattice).diff())}
+
+
+@pytest.mark.parametrize("theme,variables", THEME_CASES, ids=[t for t, _ in THEME_CASES])
+def test_code_text_reaches_contrast_4_5(theme, variables):
+    for pane, html in rendered_code().items():
+        pairs = colour_pairs(html)
+        assert len(pairs) > 5 and (pane == "diff" or any(bg in PALETTE for _, _, bg in pairs)), pane
+        low = [(text, fg, bg, round(contrast(resolve(fg, variables), resolve(bg, variables)), 2))
+               for text, fg, bg in pairs]
+        low = [x for x in low if x[3] < 4.5]
+        assert not low, f"{pane} in {theme}: {low[:8]}"
+
+
+@pytest.mark.parametrize("on_color", [False, True])
+def test_every_token_colour_reaches_contrast_4_5(on_color):
+    backgrounds = PALETTE if on_color else ["var(--jp-layout-color0, #ffffff)"]
+    for short, style in token_styles(on_color).items():
+        fg = re.search(r"color:(var\([^)]*\)|#\w+)", style).group(1)
+        for theme, variables in THEME_CASES:
+            for bg in backgrounds:
+                ratio = contrast(resolve(fg, variables), resolve(bg, variables))
+                assert ratio >= 4.5, (short, fg, bg, theme, ratio)
