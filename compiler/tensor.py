@@ -544,13 +544,14 @@ class Tensor:
 
         inner = self.levels[1]
         n0, n1 = self.storage_shape
+        idt = np.dtype(fmt.levels[1].index_dtype or "int64")
+        # before converting: scipy's pos of a 1 x 2^31 CSR as CSC is 16 GB, for a result refused anyway
+        if max(n0, n1, len(self.vals)) > np.iinfo(idt).max:
+            return None   # (the general way says which index does not fit)
         try:
             moved = sp.csr_array((self.vals, inner.idx, inner.pos), shape=(n0, n1)).tocsc()
         except (ValueError, TypeError):   # (a dtype or size scipy does not take: the general way)
             return None
-        idt = np.dtype(fmt.levels[1].index_dtype or "int64")
-        if max(n0, n1, len(moved.data)) > np.iinfo(idt).max:
-            return None   # (the general way says which index does not fit)
         dt = fmt.leaf.dtype if fmt.leaf.dtype is not None else self.dtype
         root = Dense(SparseList(Element(fmt.leaf.fill, cast_values(moved.data, dt, self._label), dt), n0,
                                 moved.indptr.astype(idt, copy=False), moved.indices.astype(idt, copy=False), idt), n1)

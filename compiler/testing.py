@@ -49,14 +49,15 @@ def random_sparse(shape, density, rng, *, fill=0.0, lo=1, hi=6, dtype=float, emp
 
 
 def check_lowered(prog: str, schedule=None, out=None, checked: bool = False, options=None, functions=None,
-                  **tensors):
-    """Lower ``prog`` (index notation, with user ``functions``) with ``schedule``, further lowering
-    ``options`` and the output format ``out``, and check the compiled kernel and the IR interpreter against the
-    dense oracle (and a bounds-checked build too with ``checked``); returns the kernel.
+                  strategy: str = "lattice", **tensors):
+    """Lower ``prog`` (index notation, with user ``functions``) by ``strategy`` with ``schedule``, further
+    lowering ``options`` and the output format ``out``, and check the compiled kernel and the IR interpreter
+    against the dense oracle (and a bounds-checked build too with ``checked``); returns the kernel.
 
     >>> from compiler import Tensor
     >>> A = Tensor.from_numpy(np.array([[0.0, 2.0], [3.0, 0.0]]), "csr")
     >>> k = check_lowered("y[i] = A[i, j] * x[j]", A=A, x=np.array([1.0, 2.0]))
+    >>> k = check_lowered("y[i] = A[i, j] * x[j]", strategy="looplets", A=A, x=np.array([1.0, 2.0]))
     """
     from .lowering import lower
     from .notation import parse
@@ -68,9 +69,10 @@ def check_lowered(prog: str, schedule=None, out=None, checked: bool = False, opt
         kw[prog.lhs.tensor if functions else prog.split("[")[0].strip()] = out
     options = {**(options or {}), **({"schedule": schedule} if schedule is not None else {})}
     want, _ = evaluate(prog, **tensors)
-    k = lower(prog, options=options, **kw)
+    k = lower(prog, strategy, options=options, **kw)
     np.testing.assert_allclose(k(**tensors).to_numpy(), want)
     np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), want)
     if checked:
-        np.testing.assert_allclose(lower(prog, options=options, checked=True, **kw)(**tensors).to_numpy(), want)
+        np.testing.assert_allclose(lower(prog, strategy, options=options, checked=True, **kw)(**tensors).to_numpy(),
+                                   want)
     return k

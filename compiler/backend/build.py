@@ -10,7 +10,8 @@ Libraries are cached on disk in ``platformdirs.user_cache_dir("sparsescope")``
 the compiler's identity (its ``--version``, asked once per process) and the
 platform and CPU (``-march=native`` code is not portable). Files are written
 to a temporary name and renamed, so a parallel process never loads a
-half-written library.
+half-written library. ``$SPARSESCOPE_SANITIZE=address`` adds AddressSanitizer's
+flags to whichever are chosen (see :mod:`compiler.backend.sanitize`).
 
 >>> compiler_command({"CC": "clang -m64"})
 ['clang', '-m64']
@@ -30,6 +31,7 @@ import threading
 from pathlib import Path
 
 from ..errors import CompileError, CompilerNotFoundError, UserCodeError
+from .sanitize import check_runtime, compiler_environ, sanitize_flags
 
 # -fwrapv: signed overflow wraps, as numpy integers do, instead of being undefined.
 DEFAULT_FLAGS = ("-O3", "-march=native", "-fwrapv", "-fPIC", "-shared", "-std=c11")
@@ -59,13 +61,15 @@ def compiler_command(environ=None) -> list[str]:
 
 def compiler_flags(flags=None) -> tuple[str, ...]:
     """``flags`` if given, else ``$SPARSESCOPE_CFLAGS``, else :data:`DEFAULT_FLAGS`
-    (and :data:`GCC_FLAGS` when the compiler is GCC)."""
+    (and :data:`GCC_FLAGS` when the compiler is GCC); then the sanitizer's flags
+    (``$SPARSESCOPE_SANITIZE``), which so also key the caches."""
     if flags is not None:
-        return tuple(flags)
-    env = os.environ.get("SPARSESCOPE_CFLAGS")
-    if env:
-        return tuple(shlex.split(env))
-    return DEFAULT_FLAGS + GCC_FLAGS if is_gcc() else DEFAULT_FLAGS
+        chosen = tuple(flags)
+    elif os.environ.get("SPARSESCOPE_CFLAGS"):
+        chosen = tuple(shlex.split(os.environ["SPARSESCOPE_CFLAGS"]))
+    else:
+        chosen = DEFAULT_FLAGS + GCC_FLAGS if is_gcc() else DEFAULT_FLAGS
+    return chosen + tuple(f for f in sanitize_flags() if f not in chosen)
 
 
 #: a C source longer than this (in characters) is compiled at -O1 instead of the default -O3:
@@ -75,15 +79,17 @@ LARGE_SOURCE = 256 * 1024
 
 
 def sized_flags(flags: tuple[str, ...], source: str) -> tuple[str, ...]:
-    """``flags`` for compiling ``source``: the default flags with -O1 for -O3 when the source is
-    past :data:`LARGE_SOURCE`; flags the user chose (``$SPARSESCOPE_CFLAGS``) are kept as they are.
+    """``flags`` for compiling ``source``: the default flags (with or without the sanitizer's) with -O1
+    for -O3 when the source is past :data:`LARGE_SOURCE`; flags the user chose (``$SPARSESCOPE_CFLAGS``)
+    are kept as they are.
 
     >>> sized_flags(DEFAULT_FLAGS, "x" * (LARGE_SOURCE + 1))[0]
     '-O1'
     """
     if len(source) <= LARGE_SOURCE or os.environ.get("SPARSESCOPE_CFLAGS"):
         return tuple(flags)
-    if tuple(flags) not in (DEFAULT_FLAGS, DEFAULT_FLAGS + GCC_FLAGS):
+    chosen = tuple(f for f in flags if f not in sanitize_flags())   # the sanitizer's are added to any
+    if chosen not in (DEFAULT_FLAGS, DEFAULT_FLAGS + GCC_FLAGS):
         return tuple(flags)
     return tuple("-O1" if f == "-O3" else f for f in flags)
 
@@ -122,7 +128,8 @@ def compiler_identity(cc: list[str] | None = None) -> str:
         ident = _identities.get(key)
         if ident is None:
             try:
-                r = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=60)
+                r = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=60,
+                                   env=compiler_environ())
             except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
                 raise _not_found(cc, e.strerror or type(e).__name__) from None
             if r.returncode != 0:
@@ -225,7 +232,7 @@ def openmp_support(cc: list[str] | None = None) -> str | None:
         c_path.write_text(probe)
         try:
             r = subprocess.run([*cc, OPENMP_FLAG, "-fPIC", "-shared", "-o", str(Path(d) / f"probe{_suffix()}"),
-                                str(c_path)], capture_output=True, text=True, timeout=120)
+                                str(c_path)], capture_output=True, text=True, timeout=120, env=compiler_environ())
             why = None if r.returncode == 0 else (r.stderr or r.stdout).strip()[:300]
         except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
             why = e.strerror or type(e).__name__
@@ -270,8 +277,10 @@ def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, 
     libs = [] if sys.platform in ("darwin", "win32") else ["-lm"]
     try:
         try:
-            r = subprocess.run([*cc, *flags, "-o", tmp_lib, tmp_c, *libs],
-                               capture_output=True, text=True, timeout=600)
+            # debug information names the C file the cache keeps, not the temporary one
+            debug = [f"-fdebug-prefix-map={tmp_c}={c_path}"] if any(f.startswith("-g") for f in flags) else []
+            r = subprocess.run([*cc, *flags, *debug, "-o", tmp_lib, tmp_c, *libs],
+                               capture_output=True, text=True, timeout=600, env=compiler_environ())
         except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
             raise _not_found(cc, e.strerror or type(e).__name__) from None
         if r.returncode != 0:
@@ -302,11 +311,13 @@ def load_library(path: Path, cdef: str):
     """``(ffi, lib)`` for a compiled library, with ``cdef`` declaring its exports.
 
     Libraries are never unloaded: arrays returned by kernels free their memory
-    through the library, so it must outlive them.
+    through the library, so it must outlive them. With ``$SPARSESCOPE_SANITIZE`` set, a
+    process without the sanitizer's runtime is refused (loading would end it).
     """
     key = (str(path), cdef)
     hit = _loaded.get(key)
     if hit is None:
+        check_runtime(Path(path).name.split("-")[0])
         import cffi
         ffi = cffi.FFI()
         ffi.cdef(cdef)

@@ -339,6 +339,26 @@ def test_csr_to_csc_with_more_entries_than_int32_holds_is_refused_the_general_wa
     assert big._swapped_compressed(csc(index_dtype="int32")) is None   # (the index would not fit)
 
 
+def test_a_csr_too_wide_for_an_int32_csc_is_refused_before_its_16_gb_pos_is_built():
+    # (scipy's tocsc built the 2^31 + 6 long pos first: the suite's peak, 16.9 GB in one process)
+    import subprocess
+    import sys
+    script = """if True:
+        import resource
+        import numpy as np
+        from compiler import Tensor
+        from compiler.format import csc
+        from compiler.levels import Dense, Element, SparseList
+        big = Tensor(Dense(SparseList(Element(0.0, vals=np.ones(1)), size=2 ** 31 + 5, pos=np.array([0, 1]),
+                                      idx=np.array([2 ** 31 + 1])), size=1), name="A")
+        limit = 4 * 2 ** 30
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))   # (the conversion needs 16 GB)
+        print(big._swapped_compressed(csc(index_dtype="int32")))
+    """
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "None", r.stderr[-2000:]
+
+
 @pytest.mark.parametrize("fmt", ["dcsr", "csr", "coo"])   # (a CSC of 2^31 columns: a 16 GB pos)
 def test_a_coordinate_past_an_int32_index_is_refused_not_wrapped(fmt):
     # (it wrapped to -2147483639, and an SpMV then read x[-2147483639]: a segfault)

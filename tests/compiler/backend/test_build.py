@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from compiler.backend import build
-from compiler.errors import CompileError, CompilerNotFoundError
+from compiler.errors import CompileError, CompilerNotFoundError, UsageError
 
 SOURCE = "int answer(void) { return 42; }\n"
 
@@ -163,3 +163,43 @@ def test_a_kernel_past_the_large_source_size_says_so_in_its_trace(tmp_path, monk
     assert "at -O1, as its C is" in note and "SPARSESCOPE_CFLAGS" in note
     np.testing.assert_array_equal(k(A=A, x=np.ones(2)).to_numpy(), [1.0, 5.0])
     kernel.clear_memory_cache()
+
+
+def test_sanitize_adds_its_flags_to_any_chosen_and_keys_the_library_apart(monkeypatch):
+    from compiler.backend import sanitize
+    monkeypatch.delenv("SPARSESCOPE_CFLAGS", raising=False)
+    monkeypatch.delenv("SPARSESCOPE_SANITIZE", raising=False)
+    plain = build.compiler_flags()
+    monkeypatch.setenv("SPARSESCOPE_SANITIZE", "address")
+    flags = build.compiler_flags()
+    assert flags == plain + sanitize.SANITIZERS["address"]
+    assert build.compiler_flags(("-O0", "-fPIC", "-shared")) == ("-O0", "-fPIC", "-shared") + sanitize.SANITIZERS["address"]
+    cc = build.compiler_command()
+    assert build.library_key(SOURCE, flags, cc) != build.library_key(SOURCE, plain, cc)
+    large = "x" * (build.LARGE_SOURCE + 1)
+    assert build.sized_flags(flags, large) == ("-O1",) + flags[1:]       # still -O1 when large
+    monkeypatch.setenv("SPARSESCOPE_SANITIZE", "memory")
+    with pytest.raises(UsageError, match="SPARSESCOPE_SANITIZE='memory' is not a sanitizer .* use 'address'"):
+        build.compiler_flags()
+
+
+def test_a_sanitized_kernel_is_not_loaded_into_a_process_without_the_runtime(tmp_path, monkeypatch):
+    # loading it would make the sanitizer's runtime end the process ("ASan runtime does not come first")
+    from compiler.backend import sanitize
+    if sanitize.runtime_loaded():
+        pytest.skip("this process has the AddressSanitizer runtime")
+    if sanitize.runtime_library(build.compiler_command()) is None:
+        pytest.skip("the C compiler has no AddressSanitizer runtime")
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SPARSESCOPE_SANITIZE", "address")
+    path, _ = build.build_library(SOURCE, "answer")
+    with pytest.raises(UsageError, match=r"kernel answer is built with AddressSanitizer .* LD_PRELOAD="):
+        build.load_library(path, "int answer(void);")
+
+
+def test_the_c_compiler_runs_without_a_preloaded_sanitizer_runtime():
+    from compiler.backend.sanitize import compiler_environ
+    assert compiler_environ({"PATH": "/bin"}) is None
+    env = compiler_environ({"PATH": "/bin", "LD_PRELOAD": "/usr/lib/libasan.so.8 /opt/libfoo.so"})
+    assert env == {"PATH": "/bin", "LD_PRELOAD": "/opt/libfoo.so"}
+    assert compiler_environ({"LD_PRELOAD": "/usr/lib/libasan.so.8"}) == {}

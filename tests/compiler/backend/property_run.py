@@ -1,0 +1,46 @@
+"""A pytest plugin for a short, repeatable run of the property tests (the sanitized run's, in
+test_sanitize.py). ``--capped-examples N``: every hypothesis test runs at most its first N examples,
+derandomized (the same on every run: no run may pass or fail on the draw), with no example database
+and no deadline; its ``@example`` cases still run. ``--property-tests-only``: only hypothesis tests
+and the fuzzing rounds (tests marked ``fuzz``) are run.
+
+    python -m pytest -p tests.compiler.backend.property_run --capped-examples 3 --property-tests-only tests/compiler/lattice
+"""
+
+import hypothesis
+from hypothesis import settings
+
+# hypothesis keeps a test's @settings here; a profile cannot lower a count a test sets itself
+_SETTINGS = "_hypothesis_internal_use_settings"
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("property_run", "short, repeatable runs of the property tests")
+    group.addoption("--capped-examples", type=int, default=None,
+                    help="run each hypothesis test's first N derandomized examples only")
+    group.addoption("--property-tests-only", action="store_true",
+                    help="run only hypothesis tests and fuzzing rounds (marked fuzz)")
+
+
+def _is_property_test(item) -> bool:
+    return getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--property-tests-only"):
+        kept = [item for item in items if _is_property_test(item) or item.get_closest_marker("fuzz")]
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
+    cap = config.getoption("--capped-examples")
+    if cap is None:
+        return
+    for item in items:
+        if not _is_property_test(item):
+            continue
+        test = item.obj
+        if not hasattr(test, _SETTINGS):
+            raise RuntimeError(f"--capped-examples: hypothesis {hypothesis.__version__} no longer keeps a "
+                               f"test's settings in {_SETTINGS}; update this plugin")
+        parent = getattr(test, _SETTINGS)
+        setattr(test, _SETTINGS, settings(parent, max_examples=min(cap, parent.max_examples),
+                                          derandomize=True, database=None, deadline=None))

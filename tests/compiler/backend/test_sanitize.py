@@ -1,0 +1,134 @@
+"""Kernels built with AddressSanitizer (SPARSESCOPE_SANITIZE=address): the property tests of both
+strategies and the fuzzing round run again in a Python process with the sanitizer's runtime
+preloaded, so that any kernel's read or write outside a buffer fails the suite with a report.
+
+Each run is a subprocess (Python is not instrumented: the runtime must be loaded before it), with its
+own kernel cache, and bounded: every property test runs its first few derandomized examples.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from compiler.backend.build import compiler_command
+from compiler.backend.sanitize import sanitized_environ
+
+ROOT = Path(__file__).resolve().parents[3]
+#: the property tests run under the sanitizer: both strategies' and lower()'s, and the fuzzing round
+PROPERTY_TESTS = ["tests/compiler/lattice", "tests/compiler/looplets", "tests/compiler/test_lowering.py",
+                  "tests/compiler/backend/test_fuzz_round.py"]
+#: examples per property test (with its @example cases): 45 tests in about 90 s on one core
+EXAMPLES = 3
+TIMEOUT = 900
+
+
+@pytest.fixture(scope="module")
+def asan_env(tmp_path_factory):
+    if not sys.platform.startswith("linux"):
+        pytest.skip("sanitized kernels are loaded with LD_PRELOAD, which this test uses on Linux only")
+    env = sanitized_environ(compiler_command())
+    if env is None:
+        pytest.skip(f"the C compiler ({' '.join(compiler_command())}) has no AddressSanitizer runtime "
+                    f"(-print-file-name=libasan.so finds none): install it (Debian: libasan8 with gcc)")
+    env["SPARSESCOPE_CACHE_DIR"] = str(tmp_path_factory.mktemp("asan-cache"))
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env.pop("PYTEST_XDIST_WORKER", None)
+    return env
+
+
+def run(env, args, timeout=300):
+    """Run ``python args`` in ``env``; a sanitizer report names itself in stderr."""
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def report(r) -> str:
+    """What a failed run says: the end of its output and the sanitizer's report, for the assertion."""
+    err = r.stderr
+    start = err.find("==ERROR: AddressSanitizer")
+    shown = err[start:start + 3000] if start >= 0 else err[-3000:]
+    return f"exit status {r.returncode}\n--- stdout (end)\n{r.stdout[-3000:]}\n--- stderr\n{shown}"
+
+
+SCRATCH = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from compiler.backend import build
+    path, _ = build.build_library(
+        "void fill(double *y, long n, long extra) { for (long i = 0; i < n + extra; i++) y[i] = 1.0; }", "fill")
+    ffi, lib = build.load_library(path, "void fill(double *y, long n, long extra);")
+    y = np.zeros(12)
+    lib.fill(ffi.cast("double *", y.ctypes.data), 12, int(sys.argv[1]))
+    print("sum", y.sum())
+""")
+
+
+def test_a_write_past_a_buffer_fails_the_sanitized_run_with_a_report(asan_env, tmp_path):
+    script = tmp_path / "scratch.py"
+    script.write_text(SCRATCH)
+    ok = run(asan_env, [str(script), "0"])
+    assert ok.returncode == 0 and "sum 12.0" in ok.stdout, report(ok)
+    bad = run(asan_env, [str(script), "1"])
+    assert bad.returncode != 0 and "sum" not in bad.stdout
+    # the report says what happened and where, in the kernel's C kept in the cache
+    assert "ERROR: AddressSanitizer: heap-buffer-overflow" in bad.stderr, report(bad)
+    assert "WRITE of size 8" in bad.stderr and "in fill " in bad.stderr and ".c:1" in bad.stderr, report(bad)
+
+
+@pytest.mark.slow
+def test_property_tests_and_the_fuzzing_round_read_and_write_within_buffers(asan_env):
+    r = run(asan_env, ["-m", "pytest", "-n", "0", "-q", "-p", "tests.compiler.backend.property_run",
+                       "--capped-examples", str(EXAMPLES), "--property-tests-only",
+                       "--no-header", "-rfE", "-v", *PROPERTY_TESTS], timeout=TIMEOUT)
+    assert "AddressSanitizer" not in r.stderr and r.returncode == 0, report(r)
+    assert " passed" in r.stdout and "test_fuzz_round" in r.stdout, report(r)
+
+
+# issue 28's memory-unsafe loop programs (others fix them): the sanitized run reports their writes
+ISSUE_28 = {
+    1: """
+        @loop_program
+        def hstack(D, A):
+            for i in _:
+                for j in _:
+                    D[i, j] = A[i, j]
+                    D[i, j + 3] = A[i, j]
+        A = ss.Tensor.from_numpy(np.arange(1.0, 13.0).reshape(4, 3), "dense")
+        D = ss.Tensor.from_numpy(np.zeros((4, 6)), "dense")
+        run(lambda: ss.lower(hstack, strategy="looplets", D=D, A=A)(A=A), np.hstack([A.to_numpy()] * 2))
+    """,
+    2: """
+        @loop_program
+        def shift(y, x):
+            for i in _:
+                y[i] = x[i + 1]
+        x = ss.Tensor.from_numpy(np.arange(1.0, 6.0), "dense")
+        run(lambda: ss.lower(shift, strategy="looplets", y="dense", x=x)(x=x), np.array([2.0, 3.0, 4.0, 5.0]))
+    """,
+}
+PRELUDE = """
+    import numpy as np
+    import compiler as ss
+    from compiler.looplets import loop_program
+
+    def run(call, want):
+        try:
+            got = call().to_numpy()
+        except ss.errors.SparsescopeError as e:
+            print("refused:", e)   # a clear error is a right outcome too
+        else:
+            assert got.shape == want.shape and np.allclose(got, want), got
+"""
+
+
+@pytest.mark.parametrize("item", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"issue 28 item {n}"))
+                                  for n in ISSUE_28])
+def test_issue_28_loop_programs_stay_within_their_buffers(asan_env, tmp_path, item):
+    script = tmp_path / f"item{item}.py"
+    script.write_text(textwrap.dedent(PRELUDE) + textwrap.dedent(ISSUE_28[item]))
+    r = run(asan_env, [str(script)])
+    assert "AddressSanitizer" not in r.stderr and r.returncode == 0, report(r)
