@@ -125,8 +125,7 @@ PRELUDE = """
 """
 
 
-@pytest.mark.parametrize("item", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"issue 28 item {n}"))
-                                  for n in ISSUE_28])
+@pytest.mark.parametrize("item", list(ISSUE_28))
 def test_issue_28_loop_programs_stay_within_their_buffers(asan_env, tmp_path, item):
     script = tmp_path / f"item{item}.py"
     script.write_text(textwrap.dedent(PRELUDE) + textwrap.dedent(ISSUE_28[item]))

@@ -194,11 +194,8 @@ PATHOLOGICAL = [([(2,), (3, 2), (4, 3, 2)], "({x} + {y}) * {z}", lambda x, y, z:
 def _pathological_cases():
     for (shapes, template, func), value, fraction in itertools.product(PATHOLOGICAL, [np.nan, np.inf, -np.inf],
                                                                         [0.5, 1.0]):
-        marks = []
-        if "*" in template:
-            marks = [pytest.mark.xfail(strict=True, reason="issue 28 item 3: a stored NaN or inf times the other "
-                                                           "operand's fill 0 gives 0, not NaN")]
-        yield pytest.param(shapes, template, func, value, fraction, marks=marks,
+        # (issue 28 item 3: a stored NaN or inf times the other operand's fill 0 is NaN, not 0)
+        yield pytest.param(shapes, template, func, value, fraction,
                            id=f"{template}-{value}-{fraction}")
 
 
