@@ -66,6 +66,26 @@ def _flag_value(cond, known: dict):
     return None
 
 
+def _fold_cond(cond, known: dict):
+    """``cond`` with the known flags of its ``&&``/``||`` chain folded away: a sparse output's
+    append tests ``dirty && v != fill`` where ``dirty`` was just set (its value folds to ``v != fill``).
+
+    >>> print(_fold_cond(BinOp("&&", Var("dirty"), BinOp("!=", Var("v"), Var("z"))), {"dirty": True}))
+    v != z
+    """
+    if isinstance(cond, BinOp) and cond.op in ("&&", "||"):
+        left, right = _fold_cond(cond.left, known), _fold_cond(cond.right, known)
+        absorbing = cond.op == "||"    # (true absorbs ||, false absorbs &&)
+        for side, other in ((left, right), (right, left)):
+            v = _flag_value(side, known) if not isinstance(side, Const) else _bool_const(side)
+            if v is absorbing:
+                return Const(absorbing, "bool")
+            if v is (not absorbing):
+                return other
+        return cond if (left, right) == (cond.left, cond.right) else replace(cond, left=left, right=right)
+    return cond
+
+
 def _bool_const(e):
     return e.value if isinstance(e, Const) and isinstance(e.value, bool) else None
 
@@ -82,7 +102,8 @@ def _fold(stmts, known: dict) -> list:
             out.append(s)
             continue
         if isinstance(s, If):
-            v = _flag_value(s.cond, known)
+            s = replace(s, cond=_fold_cond(s.cond, known))
+            v = _flag_value(s.cond, known) if not isinstance(s.cond, Const) else _bool_const(s.cond)
             if v is True:
                 out += _fold(s.then.body, known)
                 continue
