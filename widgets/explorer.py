@@ -1,8 +1,9 @@
 """The notebook UI over an explorer session.
 
 :class:`Explorer` shows one step at a time: a timeline (slider, previous/next, play), a filter
-by stage or rewrite rule, "hide unchanged steps", and panes for the program, the diff from the
-previous step, the step's drawings (its part highlighted) and the C code. A failed lowering
+by stage or rewrite rule, "hide unchanged steps", and panes for the program, what the step
+changed (or, for a step that translates, its input: :mod:`explorer.stepdiff`), the step's
+drawings (its part highlighted) and the C code, titled with the step that emitted it. A failed lowering
 opens at the failing step under an error banner. "copy as code" gives the Python that
 recreates the session. With ``rebuild=callable(formats, schedule) -> Trace`` it also shows
 per-level format pickers per tensor and a schedule editor
@@ -32,6 +33,7 @@ from compiler.trace import Trace
 from explorer import renderers as R
 from explorer.rebuild import initial_format, program_ndims, rebuild_for
 from explorer.session import Session, explore
+from explorer.stepdiff import c_view, diff_view
 from explorer.theme import MUTED, TEXT_ON_COLOR
 from explorer.timing import compare
 
@@ -158,9 +160,14 @@ class Explorer(W.VBox):
             widget.add_class(cls)
         timeline = W.HBox([self.play, self.prev_button, self.slider, self.next_button])
         filters = W.HBox([self.filter, self.hide_unchanged, self.provenance, self.provenance_legend])
+        diff_box, c_box = _titled("diff", self.diff_pane), _titled("C", self.c_pane)
+        # the diff and C panes say what they show, per step (explorer.stepdiff)
+        self.diff_title, self.c_title = diff_box.children[0], c_box.children[0]
+        self.diff_title.add_class("ss-diff-title")
+        self.c_title.add_class("ss-c-title")
         panes = W.VBox([
-            W.HBox([_titled("program", self.program_pane), _titled("diff from the previous step", self.diff_pane)]),
-            W.HBox([_titled("drawing", self.artifact_pane), _titled("C", self.c_pane)]),
+            W.HBox([_titled("program", self.program_pane), diff_box]),
+            W.HBox([_titled("drawing", self.artifact_pane), c_box]),
         ])
         self.children = [*controls_rebuild, self.error_banner, timeline, filters, self.header, panes,
                          *timing, W.HBox([self.copy_button]), self.code, self.pick]
@@ -168,7 +175,14 @@ class Explorer(W.VBox):
 
     # --- session -----------------------------------------------------------------------------
     def set_session(self, session: Session) -> None:
-        """Show ``session`` (after a rebuild): reset filters and caches, open at the failure."""
+        """Show ``session`` (after a rebuild). A failed lowering opens at the failure; else,
+        after a re-lowering, the view keeps its place: the step of the same stage family (the
+        second ``lattice`` step stays the second one), the filter and the provenance choice
+        where the new trace still has them. A first session opens at step 0, unfiltered."""
+        old = getattr(self, "session", None)
+        place = _place(old) if old is not None and len(old) else None
+        kept_filter = (self.filter.value or "") if place else ""
+        kept_tag = (self.provenance.value or "") if place else ""
         self.session = session
         self._cache.clear()
         self._syncing = True
@@ -178,12 +192,15 @@ class Explorer(W.VBox):
             options += [(f"stage {s}", f"stage:{s}") for s in session.stages() if ":" in s]
             options += [(f"rule {r}", f"rule:{r}") for r in session.rules()]
             self.filter.options = options
-            self.filter.value = ""
-            self.hide_unchanged.value = False
-            session.clear_filters()
+            kept_filter = kept_filter if kept_filter in [v for _, v in options] else ""
+            self.filter.value = kept_filter
+            kind, _, name = kept_filter.partition(":")
+            session.filter(stage=(name,) if kind == "stage" else (), rule=(name,) if kind == "rule" else (),
+                           hide_unchanged=bool(place) and self.hide_unchanged.value)
+            self.hide_unchanged.value = session.hide_unchanged
             prov = session.provenance()
             self.provenance.options = [("all", "")] + [(_tag_label(k, prov), k) for k in prov]
-            self.provenance.value = ""
+            self.provenance.value = kept_tag if kept_tag in prov else ""
             self.provenance.layout.display = "" if prov else "none"
             self._provenance = prov
             self._show_legend()
@@ -197,6 +214,8 @@ class Explorer(W.VBox):
         else:
             self.error_banner.value = ""
             self.error_banner.layout.display = "none"
+            if place is not None:
+                session.current = _find_place(session, place)
         self._sync_timeline()
         self.redraw()
 
@@ -316,8 +335,7 @@ class Explorer(W.VBox):
         view = s.step(i)
         step = view.step
         note = step.note.splitlines()[0] if step.note and step.error is None else ""
-        header = (f"<div style='font:600 14px sans-serif'>step {i} of {len(s) - 1}: "
-                  f"{_html.escape(step.stage)} <span style='font-weight:normal;color:{MUTED}'>"
+        header = (f"{_html.escape(step.stage)} <span style='font-weight:normal;color:{MUTED}'>"
                   f"{_html.escape(note)}</span></div>")
         if step.error is not None:
             header += R.error_banner(step.error)
@@ -329,7 +347,8 @@ class Explorer(W.VBox):
         program = R.render_program(view.program, prov, i) if view.program else "<i>(no program)</i>"
         if step.rewrites:
             program += R.render_rewrites(step)
-        diff = R.render_diff(view.diff())
+        shown = diff_view(s, i)
+        diff = R.render_diff(shown.text) if shown.kind == "diff" else R.render_program(shown.text, prov)
 
         # the drawing: this step's artifacts, else the latest drawn before it
         focus = R.step_focus(step)
@@ -347,15 +366,14 @@ class Explorer(W.VBox):
         else:
             drawing = "<i>(nothing drawn yet)</i>"
 
-        # the C: this step's, else the kernel's final C
-        c_here = [a for a in step.artifacts if a.kind == "c"]
-        c_art = c_here[-1] if c_here else s.last_artifact("c")
-        if c_art is None:
+        # the C: this step's, else as it stands here, else the final kernel's, labelled
+        c = c_view(s, i)
+        if c.emitted_at is None:
             c_html = "<i>(no C yet" + (": lowering failed before emitting C" if s.error else "") + ")</i>"
         else:
-            c_html = R.render_c(c_art.text, prov)
+            c_html = R.render_c(c.text, prov)
         out = {"header": header, "program": _pickable(program), "diff": diff, "artifact": _pickable(drawing),
-               "c": _pickable(c_html)}
+               "c": _pickable(c_html), "diff_title": _html.escape(shown.title), "c_title": _html.escape(c.title)}
         self._cache[key] = out
         return out
 
@@ -366,7 +384,9 @@ class Explorer(W.VBox):
             self.header.value = "<i>(empty trace)</i>"
             return 0.0
         html = self.render(self.session.current)
-        self.header.value = html["header"]
+        self.header.value = self._step_number() + html["header"]
+        self.diff_title.value = f"<b>{html['diff_title']}</b>"
+        self.c_title.value = f"<b>{html['c_title']}</b>"
         self.program_pane.value = html["program"]
         self.diff_pane.value = html["diff"]
         self.artifact_pane.value = html["artifact"]
@@ -374,6 +394,16 @@ class Explorer(W.VBox):
         elapsed = time.perf_counter() - t0
         self.redraw_times.append(elapsed)
         return elapsed
+
+    def _step_number(self) -> str:
+        """The header's "step N of M", which is the slider's N and M; under a filter it also
+        gives the step's number in the whole trace (the slider counts the steps shown)."""
+        s, vis = self.session, self.session.visible
+        i = s.current
+        pos, top = (vis.index(i), len(vis) - 1) if i in vis else (i, len(s) - 1)
+        whole = (f" <span style='font-weight:normal;color:{MUTED}'>(step {i} of the whole trace's "
+                 f"0-{len(s) - 1}; {len(vis)} of {len(s)} steps shown)</span>" if len(vis) != len(s) else "")
+        return f"<div style='font:600 14px sans-serif'>step {pos} of {top}{whole}: "
 
     # --- actions ------------------------------------------------------------------------------
     def copy_as_code(self) -> str:
@@ -447,6 +477,38 @@ class Explorer(W.VBox):
         result = compare(self.run, self.baselines, repeats=5, check=self.check, name="sparsescope")
         self.timing_pane.value = result.html()
         return result
+
+
+def _place(session: Session) -> tuple[str, int, int]:
+    """Where a session is: the current step's stage family, how many steps of that family came
+    before it, and its index (for :func:`_find_place` in a re-lowered session)."""
+    i = session.current
+    family = session.steps[i].stage.split(":", 1)[0]
+    nth = sum(1 for s in session.steps[:i] if s.stage.split(":", 1)[0] == family)
+    return family, nth, i
+
+
+def _find_place(session: Session, place: tuple[str, int, int]) -> int:
+    """The step of ``session`` at ``place``: the ``nth`` step of the family (its last one when
+    there are fewer), else the step at the same index; always a visible one.
+
+    >>> from compiler import Trace
+    >>> t = Trace()
+    >>> for stage in ("parse", "lattice", "lattice", "emit-c"):
+    ...     _ = t.record(stage)
+    >>> _find_place(explore(t), ("lattice", 1, 2)), _find_place(explore(t), ("lattice", 5, 9))
+    (2, 2)
+    >>> _find_place(explore(t), ("unfurl", 0, 1))
+    1
+    """
+    family, nth, index = place
+    vis = session.visible
+    same = [i for i in vis if session.steps[i].stage.split(":", 1)[0] == family]
+    if same:
+        return same[min(nth, len(same) - 1)]
+    if not vis:
+        return 0
+    return min(vis, key=lambda i: abs(i - index))
 
 
 def _ranges(lines: Sequence[int]) -> str:
