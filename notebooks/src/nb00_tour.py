@@ -113,7 +113,9 @@ print(nest.text)"""),
     ("md", """### Side by side
 
 `Compare` puts the two variants next to each other: the lattices of one and the looplet nests of
-the other, their C, and *time both* against scipy."""),
+the other, their C, and *time both* against scipy. Its *stage* slider moves both columns at once,
+aligned by stage: parse next to parse, the lattice of `j` next to the unfurl of `j`, C next to C
+(`Compare.for_program(..., A=matrix, x=vector)` given data times both strategies too)."""),
     ("code", """Compare(by_lattice.trace, by_looplets.trace, labels=("lattice", "looplets"),
         run_a=run_lattice, run_b=run_looplets, baselines={"scipy": baselines["scipy"]})"""),
     ("md", """### Try other formats

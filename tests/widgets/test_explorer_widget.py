@@ -397,7 +397,7 @@ def test_compare_sides_relower_independently():
     assert set(a_pickers) == set(b_pickers) == {"A", "x"}
     assert a_pickers["A"] is not b_pickers["A"]
     # each column shows its own controls
-    columns = c.children[0].children[1].children
+    columns = c.columns
     assert c.controls[0] in columns[0].children and c.controls[1] in columns[1].children
     assert c.controls[1] not in columns[0].children
     c_a, c_b = _c(c.sessions[0]), _c(c.sessions[1])
@@ -519,3 +519,53 @@ def test_relowering_keeps_the_stage_the_step_and_the_provenance_choice():
     e.format_pickers["A"].preset.value = "csr"
     assert e.filter.value == "stage:emit-c" and e.session.steps[e.index].stage == "emit-c"
     assert e.slider.max == 0 and text(e.header.value).startswith("step 0 of 0 ")
+
+
+def test_compare_one_stage_slider_moves_both_columns():
+    """One slider over both traces, aligned by stage family (Compare showed each side's final C
+    and every drawing, with no way to see the two lowerings at the same stage)."""
+    c = Compare.for_program(SPMV, A="csr", x="dense")
+    a, b = c.sessions
+    assert c.stage_slider.value == c.stage_slider.max   # opens at the end: both kernels' C
+    assert {st.a for st in c.stations} == set(range(len(a)))
+    assert {st.b for st in c.stations} == set(range(len(b)))
+    c.goto_stage("parse")
+    assert (c.step_of(0), c.step_of(1)) == (0, 0)
+    assert all("step 0 of" in text(c.steps_shown[k].value) for k in range(2))
+    assert all("no C yet" in text(c.c_panes[k].value) and "sum[j]" in text(c.c_panes[k].value) for k in range(2))
+    st = c.goto_stage("index j")
+    assert a.steps[st.a].stage == "lattice" and b.steps[st.b].stage == "unfurl"
+    assert "forall j" in text(c.artifact_panes[0].value) and "lattice" in c.stage_label.value
+    assert "unfurl" in c.stage_label.value
+    assert 'data-kind="looplet-nest"' in c.artifact_panes[1].value
+    # the drawings so far: nothing the looplet side draws after the unfurl of j
+    later = [art for i, art in b.artifacts("looplet-nest") if i > st.b]
+    assert all(art.name not in text(c.artifact_panes[1].value) for art in later if art.name)
+    c.goto_stage("emit-c")
+    assert all(text(c.code_titles[k].value) == "C emitted at this step (emit-c)" for k in range(2))
+    assert all("A1_pos" in text(c.c_panes[k].value) and "int " in text(c.c_panes[k].value) for k in range(2))
+    with pytest.raises(ValueError, match="shared stages"):
+        c.goto_stage("index q")
+    # a side re-lowered: the slider stays at the stage both had reached
+    c.goto_stage("index j")
+    c.controls[1].format_pickers["A"].preset.value = "dcsr"
+    assert c.station.key == "index j" and c.sessions[1] is not b
+    assert c.sessions[1].steps[c.step_of(1)].stage == "unfurl"
+
+
+def test_compare_times_both_strategies_given_data():
+    import scipy.sparse as sp
+
+    A = sp.random(30, 20, density=0.2, format="csr", random_state=1)
+    x = np.linspace(0, 1, 20)
+    c = Compare.for_program(SPMV, A=A, x=x)
+    assert c.timing_row.layout.display == ""
+    result = c.time_both()
+    assert [r.name for r in result.rows] == ["lattice", "looplets", "numpy (reference)"]
+    assert result.checks == {"looplets": True, "numpy (reference)": True}
+    assert "looplets" in c.timing_pane.value and "<svg" in c.timing_pane.value
+    # formats only: nothing to time, no timing row
+    c = Compare.for_program(SPMV, A="csr", x="dense")
+    assert c.timing_row.layout.display == "none"
+    with pytest.raises(RuntimeError, match="run_a and run_b"):
+        c.time_both()
