@@ -132,6 +132,13 @@ class Explorer(W.VBox):
         self.code = W.Textarea(layout=W.Layout(width="100%", height="90px", display="none"))
         self.copy_button.on_click(lambda _: self.copy_as_code())
 
+        # export to a self-contained page; the note says where it went
+        self.export_button = W.Button(description="export page", icon="download")
+        self.export_path = W.Text(value="trace.html", description="to", layout=W.Layout(width="300px"))
+        self.export_note = W.HTML()
+        self.export_note.add_class("ss-export-note")
+        self.export_button.on_click(lambda _: self.export())
+
         # clicking a coloured part selects its tag (see _PICK_JS)
         self.pick = W.Text(value="", layout=W.Layout(display="none"))
         self.pick.add_class("ss-pick")
@@ -170,7 +177,8 @@ class Explorer(W.VBox):
             W.HBox([titled("drawing", self.artifact_pane), c_box]),
         ])
         self.children = [*controls_rebuild, self.error_banner, timeline, filters, self.header, panes,
-                         *timing, W.HBox([self.copy_button]), self.code, self.pick]
+                         *timing, W.HBox([self.copy_button, self.export_button, self.export_path, self.export_note]),
+                         self.code, self.pick]
         self.set_session(explore(source))
 
     # --- session -----------------------------------------------------------------------------
@@ -413,6 +421,25 @@ class Explorer(W.VBox):
         self.code.value = text
         self.code.layout.display = ""
         return text
+
+    def export(self, path: str | None = None) -> str:
+        """Write the session as one self-contained page (:func:`explorer.export_html`) to
+        ``path`` (default: the "to" box, relative to the kernel's working directory); shows and
+        returns the page's absolute path."""
+        import os
+
+        from explorer.export import export_html
+
+        target = os.path.abspath(os.path.expanduser(path or self.export_path.value or "trace.html"))
+        try:
+            export_html(self.session, target)
+        except OSError as e:
+            self.export_note.value = (f"<span style='color:#a00'>could not write {_html.escape(target)}: "
+                                      f"{_html.escape(e.strerror or str(e))}</span>")
+            raise
+        self.export_note.value = (f"<span style='font-size:12px'>wrote <code>{_html.escape(target)}</code> "
+                                  f"({len(self.session)} steps; open it in a browser, it works offline)</span>")
+        return target
 
     # --- re-lowering (see RebuildControls) ------------------------------------------------------
     @property
