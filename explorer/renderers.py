@@ -33,6 +33,7 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 from compiler.trace import Artifact, Step
 
 from .fit import fit_svg, zoom_button
+from .legend import legend_html
 from .provenance import Mark, Provenance, looplet_heads, nest_index, parse_tag, program_marks
 from .render import RenderError, dot_to_svg
 from .stepdiff import diff_view
@@ -462,7 +463,7 @@ def render_artifact(artifact: Artifact, highlight: Iterable[str] | None = None,
     elif provenance and artifact.kind == "looplet-nest":
         provenance = nest_provenance(artifact, provenance)
     fn = RENDERERS.get(artifact.kind, _generic)
-    return fn(artifact, highlight=highlight, provenance=provenance)
+    return fn(artifact, highlight=highlight, provenance=provenance) + legend_html(artifact)
 
 
 def nest_provenance(artifact: Artifact, provenance: Mapping[str, Any]) -> dict:

@@ -558,6 +558,9 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         assert_readable(measure(compare), "Compare at the lattice and unfurl of j", panes=4)
         # the explorer's diff pane says what it shows: a lattice step's input, not a diff
         assert "input of lattice" in three.locator(".ss-diff-title").first.inner_text()
+        # under the lattice, a legend of its notation
+        legend = three.locator(".ss-drawing .ss-legend").first.inner_text()
+        assert "[iterated | located]" in legend and "∪" in legend
         for theme in ("JupyterLab Light", "JupyterLab Dark"):
             if theme != "JupyterLab Light":
                 set_theme(page, theme)
