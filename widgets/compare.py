@@ -220,7 +220,7 @@ class Compare(W.HBox):
                                       "given as run_a and run_b</i>" + self.timing_pane.value)
         self._set_kind_options(self.kind.value if self.kind.value != "(none)" else self._initial_kind)
         self._align()
-        self.redraw()
+        self.redraw()   # (the other column too: its step may move with the realigned stations)
 
     def relower(self, side: int | None = None) -> list[Session]:
         """Re-lower one side (``0`` or ``1``) or every side that has pickers; returns the sessions."""
@@ -277,8 +277,8 @@ class Compare(W.HBox):
         st = self.station
         self.stage_label.value = (f"<span style='font:13px sans-serif'>{self.stage_slider.value} of "
                                   f"{self.stage_slider.max}: {self._station_text(st)}</span>")
-        # the slider moves both columns, so both are redrawn (each from its cache)
-        for k in range(2):
+        # the slider moves both columns; a side that re-lowered alone redraws alone
+        for k in ([side] if side is not None else range(2)):
             s = self.sessions[k]
             state = f" — failed: {_html.escape(s.error)}" if s.error else ""
             self.headers[k].value = f"<b>{_html.escape(self.labels[k])}</b>: {len(s)} steps{state}"

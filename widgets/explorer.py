@@ -15,8 +15,8 @@ nodes and the C lines a lattice point or looplet produced share a colour. Choosi
 the "provenance" menu, or clicking a coloured part in any pane, shows only that tag's parts
 (clicking again goes on to the part's next tag, and after its last back to all).
 
-:class:`Compare` puts two variants side by side: their C, a chosen artifact kind, and timing;
-with ``rebuild`` (or :meth:`Compare.for_program`) each side has its own pickers and schedule.
+:class:`~widgets.compare.Compare` (its own module) puts two variants side by side under one
+stage slider; it shares this module's panes (:func:`pane`, :func:`titled`).
 
 All the HTML comes from :mod:`explorer`; this module only arranges it.
 """
