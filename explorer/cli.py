@@ -233,8 +233,23 @@ def _lower(args) -> int:
     if args.time:
         from .timing import compare
 
-        baselines = {"numpy (reference)": lambda: compiler.evaluate(args.expr, **tensors)}
+        from .baselines import scipy_baseline
+
+        baselines = {"numpy (reference)": lambda: compiler.evaluate(args.expr, **tensors)[0]}
+        scipy_call = scipy_baseline(args.expr, tensors)   # when scipy has the operation
+        if scipy_call is not None:
+            baselines = {scipy_call[0]: scipy_call[1], **baselines}
         result = compare(lambda: kernel(**tensors), baselines, repeats=args.repeats,
-                         name=f"sparsescope ({args.strategy})")
+                         name=f"sparsescope ({args.strategy})", check=_agrees)
         print(result.table(), file=sys.stderr if not args.c and (args.json or args.dot) else sys.stdout)
     return 0
+
+
+def _agrees(result, reference) -> bool:
+    """Whether a kernel's result (a Tensor) equals a baseline's (an array or scipy matrix)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    got = result.to_numpy() if hasattr(result, "to_numpy") else np.asarray(result)
+    want = reference.toarray() if sp.issparse(reference) else np.asarray(reference)
+    return got.shape == want.shape and bool(np.allclose(got, want, equal_nan=True))

@@ -33,8 +33,10 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 from compiler.trace import Artifact, Step
 
 from .fit import fit_svg, zoom_button
+from .legend import legend_html
 from .provenance import Mark, Provenance, looplet_heads, nest_index, parse_tag, program_marks
 from .render import RenderError, dot_to_svg
+from .stepdiff import diff_view
 from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_NUMBER_ON_COLOR, MUTED,
                     TEXT_ON_COLOR, highlight_classes, style_tokens)
 
@@ -461,7 +463,7 @@ def render_artifact(artifact: Artifact, highlight: Iterable[str] | None = None,
     elif provenance and artifact.kind == "looplet-nest":
         provenance = nest_provenance(artifact, provenance)
     fn = RENDERERS.get(artifact.kind, _generic)
-    return fn(artifact, highlight=highlight, provenance=provenance)
+    return fn(artifact, highlight=highlight, provenance=provenance) + legend_html(artifact)
 
 
 def nest_provenance(artifact: Artifact, provenance: Mapping[str, Any]) -> dict:
@@ -657,11 +659,13 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
             out.append(_section("program", render_program(program, prov, index)))
     if "diff" in want:
         if view is not None:
-            text = view.diff()
+            shown = diff_view(session, index)
+            title, text, kind = shown.title, shown.text, shown.kind
         else:
+            title, kind = "diff: what the step changed", "diff"
             text = _unified(step.before_text, step.after_text) if step.before_text else ""
         if text:
-            out.append(_section("diff from the previous step", render_diff(text)))
+            out.append(_section(title, render_diff(text) if kind == "diff" else render_program(text, prov)))
     if "rewrites" in want and step.rewrites:
         distinct = len(fold_rewrites(step.rewrites))
         extra = f", {distinct} distinct" if distinct < len(step.rewrites) else ""

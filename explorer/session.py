@@ -34,6 +34,8 @@ from typing import Any, Callable, Sequence
 
 from compiler.trace import Step, Trace
 
+from .recipe import is_kernel, kernel_recipe, trace_recipe
+
 __all__ = ["Session", "StepView", "explore", "stage_matches"]
 
 
@@ -294,7 +296,8 @@ def _recipe_for(source: Any, kwargs: dict) -> str:
 def explore(source: Any, *, name: str = "", recipe: str | None = None) -> Session:
     """Open a :class:`Session` on ``source``.
 
-    ``source`` is a :class:`~compiler.trace.Trace`, a :class:`Session` (returned as is), a path
+    ``source`` is a kernel (``compiler.lower``'s result: its trace, and a recipe that lowers
+    it again), a :class:`~compiler.trace.Trace`, a :class:`Session` (returned as is), a path
     to a saved trace, JSON text, or a callable ``build(trace)`` that records into the trace it is
     given. If ``build`` raises, the steps recorded so far are kept; the failing step is marked
     with the error (a step of stage ``error`` is added unless the last step already carries the
@@ -304,10 +307,10 @@ def explore(source: Any, *, name: str = "", recipe: str | None = None) -> Sessio
     if isinstance(source, Session):
         return source
     if isinstance(source, Trace):
-        trace = source
-        recipe = recipe or ("from compiler import Trace\nfrom explorer import explore\n"
-                            f"session = explore(Trace.from_json({trace.to_json()!r}))\n")
-        return Session(trace, recipe=recipe, name=name)
+        # (not the trace's JSON inline: 58 KB for an SpMV; explore(kernel) knows its lower() call)
+        return Session(source, recipe=recipe or trace_recipe(len(source)), name=name)
+    if is_kernel(source) and isinstance(source.trace, Trace):
+        return Session(source.trace, recipe=recipe or kernel_recipe(source), name=name)
     if isinstance(source, (str, os.PathLike)):
         text = os.fspath(source)
         if isinstance(source, str) and text.lstrip()[:1] in ("{", "["):   # (JSON text, not a path)
@@ -339,7 +342,7 @@ def explore(source: Any, *, name: str = "", recipe: str | None = None) -> Sessio
         if isinstance(result, Trace) and result is not trace and not trace.steps:
             trace = result  # build returned its own trace instead of filling ours
         return Session(trace, recipe=recipe or _recipe_for(source, {}), name=name, builder=source)
-    raise TypeError(f"explore() needs a Trace, a saved trace (path or JSON) or a build(trace) "
+    raise TypeError(f"explore() needs a kernel, a Trace, a saved trace (path or JSON) or a build(trace) "
                     f"callable, not {type(source).__name__}")
 
 

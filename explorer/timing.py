@@ -131,10 +131,13 @@ class Comparison:
 
     def table(self) -> str:
         """A plain-text table."""
-        head = f"{'':16} {'median':>10} {'min':>10} {'IQR':>10} {'vs kernel':>10}"
+        # the name column is as wide as the longest name ('sparsescope (lattice)' pushed its row
+        # 5 characters right of the header at a fixed 16)
+        w = max([16, *(len(r.name) for r in self.rows)])
+        head = f"{'':{w}} {'median':>10} {'min':>10} {'IQR':>10} {'vs kernel':>10}"
         lines = [head]
         for r in self.rows:
-            lines.append(f"{r.name:16} {format_seconds(r.stats.median):>10} {format_seconds(r.stats.min):>10} "
+            lines.append(f"{r.name:{w}} {format_seconds(r.stats.median):>10} {format_seconds(r.stats.min):>10} "
                          f"{format_seconds(r.stats.iqr):>10} {r.ratio:>9.2f}x")
         for name, ok in self.checks.items():
             lines.append(f"check {name}: {'agrees' if ok else 'DIFFERS'}")

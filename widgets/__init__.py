@@ -1,7 +1,8 @@
 """ipywidgets UIs over explorer sessions: :class:`Explorer`, :class:`Compare`, :class:`FormatPicker`,
 :class:`RebuildControls`."""
 
-from .explorer import Compare, Explorer
+from .compare import Compare
+from .explorer import Explorer
 from .pickers import LEVELS, FormatPicker, RebuildControls
 
 __all__ = ["Compare", "Explorer", "FormatPicker", "LEVELS", "RebuildControls"]

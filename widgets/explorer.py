@@ -1,8 +1,9 @@
 """The notebook UI over an explorer session.
 
 :class:`Explorer` shows one step at a time: a timeline (slider, previous/next, play), a filter
-by stage or rewrite rule, "hide unchanged steps", and panes for the program, the diff from the
-previous step, the step's drawings (its part highlighted) and the C code. A failed lowering
+by stage or rewrite rule, "hide unchanged steps", and panes for the program, what the step
+changed (or, for a step that translates, its input: :mod:`explorer.stepdiff`), the step's
+drawings (its part highlighted) and the C code, titled with the step that emitted it. A failed lowering
 opens at the failing step under an error banner. "copy as code" gives the Python that
 recreates the session. With ``rebuild=callable(formats, schedule) -> Trace`` it also shows
 per-level format pickers per tensor and a schedule editor
@@ -14,8 +15,8 @@ nodes and the C lines a lattice point or looplet produced share a colour. Choosi
 the "provenance" menu, or clicking a coloured part in any pane, shows only that tag's parts
 (clicking again goes on to the part's next tag, and after its last back to all).
 
-:class:`Compare` puts two variants side by side: their C, a chosen artifact kind, and timing;
-with ``rebuild`` (or :meth:`Compare.for_program`) each side has its own pickers and schedule.
+:class:`~widgets.compare.Compare` (its own module) puts two variants side by side under one
+stage slider; it shares this module's panes (:func:`pane`, :func:`titled`).
 
 All the HTML comes from :mod:`explorer`; this module only arranges it.
 """
@@ -32,12 +33,13 @@ from compiler.trace import Trace
 from explorer import renderers as R
 from explorer.rebuild import initial_format, program_ndims, rebuild_for
 from explorer.session import Session, explore
+from explorer.stepdiff import c_view, diff_view
 from explorer.theme import MUTED, TEXT_ON_COLOR
 from explorer.timing import compare
 
 from .pickers import LEVELS, FormatPicker, RebuildControls
 
-__all__ = ["Compare", "Explorer", "FormatPicker", "LEVELS", "RebuildControls"]
+__all__ = ["Explorer", "FormatPicker", "LEVELS", "RebuildControls", "pane", "titled"]
 
 # Clicking a coloured part (it carries data-tags) writes its tags into the hidden "ss-pick"
 # text box of the widget around it; the kernel side selects the tag (Explorer.pick_tags).
@@ -56,7 +58,7 @@ def _pickable(html: str) -> str:
 PANE_BORDER = "1px solid var(--jp-border-color2, #e3e3e3)"
 
 
-def _pane(height: str | None = None) -> W.HTML:
+def pane(height: str | None = None) -> W.HTML:
     """A scrolling pane: at least 100 px tall, growing with its content up to 460 px, or
     exactly ``height`` (Compare's panes, so both columns line up)."""
     size = {"height": height} if height else {"min_height": "100px", "max_height": "460px"}
@@ -64,7 +66,7 @@ def _pane(height: str | None = None) -> W.HTML:
                                   **size))
 
 
-def _titled(title: str, pane: W.Widget, across: bool = True) -> W.VBox:
+def titled(title: str, pane: W.Widget, across: bool = True) -> W.VBox:
     """``pane`` under a title. ``across``: the box shares a row's width with its neighbours
     (``flex: 1 1 0``); in a column it keeps its own height instead, because a ``1 1 0`` box in
     a column whose height comes from its content collapses to nothing (Compare was empty)."""
@@ -122,13 +124,20 @@ class Explorer(W.VBox):
         # panes
         self.error_banner = W.HTML(layout=W.Layout(display="none"))
         self.header = W.HTML()
-        self.program_pane, self.diff_pane = _pane(), _pane()
-        self.artifact_pane, self.c_pane = _pane(), _pane()
+        self.program_pane, self.diff_pane = pane(), pane()
+        self.artifact_pane, self.c_pane = pane(), pane()
 
         # copy as code
         self.copy_button = W.Button(description="copy as code", icon="clipboard")
         self.code = W.Textarea(layout=W.Layout(width="100%", height="90px", display="none"))
         self.copy_button.on_click(lambda _: self.copy_as_code())
+
+        # export to a self-contained page; the note says where it went
+        self.export_button = W.Button(description="export page", icon="download")
+        self.export_path = W.Text(value="trace.html", description="to", layout=W.Layout(width="300px"))
+        self.export_note = W.HTML()
+        self.export_note.add_class("ss-export-note")
+        self.export_button.on_click(lambda _: self.export())
 
         # clicking a coloured part selects its tag (see _PICK_JS)
         self.pick = W.Text(value="", layout=W.Layout(display="none"))
@@ -158,17 +167,30 @@ class Explorer(W.VBox):
             widget.add_class(cls)
         timeline = W.HBox([self.play, self.prev_button, self.slider, self.next_button])
         filters = W.HBox([self.filter, self.hide_unchanged, self.provenance, self.provenance_legend])
+        diff_box, c_box = titled("diff", self.diff_pane), titled("C", self.c_pane)
+        # the diff and C panes say what they show, per step (explorer.stepdiff)
+        self.diff_title, self.c_title = diff_box.children[0], c_box.children[0]
+        self.diff_title.add_class("ss-diff-title")
+        self.c_title.add_class("ss-c-title")
         panes = W.VBox([
-            W.HBox([_titled("program", self.program_pane), _titled("diff from the previous step", self.diff_pane)]),
-            W.HBox([_titled("drawing", self.artifact_pane), _titled("C", self.c_pane)]),
+            W.HBox([titled("program", self.program_pane), diff_box]),
+            W.HBox([titled("drawing", self.artifact_pane), c_box]),
         ])
         self.children = [*controls_rebuild, self.error_banner, timeline, filters, self.header, panes,
-                         *timing, W.HBox([self.copy_button]), self.code, self.pick]
+                         *timing, W.HBox([self.copy_button, self.export_button, self.export_path, self.export_note]),
+                         self.code, self.pick]
         self.set_session(explore(source))
 
     # --- session -----------------------------------------------------------------------------
     def set_session(self, session: Session) -> None:
-        """Show ``session`` (after a rebuild): reset filters and caches, open at the failure."""
+        """Show ``session`` (after a rebuild). A failed lowering opens at the failure; else,
+        after a re-lowering, the view keeps its place: the step of the same stage family (the
+        second ``lattice`` step stays the second one), the filter and the provenance choice
+        where the new trace still has them. A first session opens at step 0, unfiltered."""
+        old = getattr(self, "session", None)
+        place = _place(old) if old is not None and len(old) else None
+        kept_filter = (self.filter.value or "") if place else ""
+        kept_tag = (self.provenance.value or "") if place else ""
         self.session = session
         self._cache.clear()
         self._syncing = True
@@ -178,12 +200,15 @@ class Explorer(W.VBox):
             options += [(f"stage {s}", f"stage:{s}") for s in session.stages() if ":" in s]
             options += [(f"rule {r}", f"rule:{r}") for r in session.rules()]
             self.filter.options = options
-            self.filter.value = ""
-            self.hide_unchanged.value = False
-            session.clear_filters()
+            kept_filter = kept_filter if kept_filter in [v for _, v in options] else ""
+            self.filter.value = kept_filter
+            kind, _, name = kept_filter.partition(":")
+            session.filter(stage=(name,) if kind == "stage" else (), rule=(name,) if kind == "rule" else (),
+                           hide_unchanged=bool(place) and self.hide_unchanged.value)
+            self.hide_unchanged.value = session.hide_unchanged
             prov = session.provenance()
             self.provenance.options = [("all", "")] + [(_tag_label(k, prov), k) for k in prov]
-            self.provenance.value = ""
+            self.provenance.value = kept_tag if kept_tag in prov else ""
             self.provenance.layout.display = "" if prov else "none"
             self._provenance = prov
             self._show_legend()
@@ -197,6 +222,8 @@ class Explorer(W.VBox):
         else:
             self.error_banner.value = ""
             self.error_banner.layout.display = "none"
+            if place is not None:
+                session.current = _find_place(session, place)
         self._sync_timeline()
         self.redraw()
 
@@ -316,8 +343,7 @@ class Explorer(W.VBox):
         view = s.step(i)
         step = view.step
         note = step.note.splitlines()[0] if step.note and step.error is None else ""
-        header = (f"<div style='font:600 14px sans-serif'>step {i} of {len(s) - 1}: "
-                  f"{_html.escape(step.stage)} <span style='font-weight:normal;color:{MUTED}'>"
+        header = (f"{_html.escape(step.stage)} <span style='font-weight:normal;color:{MUTED}'>"
                   f"{_html.escape(note)}</span></div>")
         if step.error is not None:
             header += R.error_banner(step.error)
@@ -329,7 +355,8 @@ class Explorer(W.VBox):
         program = R.render_program(view.program, prov, i) if view.program else "<i>(no program)</i>"
         if step.rewrites:
             program += R.render_rewrites(step)
-        diff = R.render_diff(view.diff())
+        shown = diff_view(s, i)
+        diff = R.render_diff(shown.text) if shown.kind == "diff" else R.render_program(shown.text, prov)
 
         # the drawing: this step's artifacts, else the latest drawn before it
         focus = R.step_focus(step)
@@ -347,15 +374,14 @@ class Explorer(W.VBox):
         else:
             drawing = "<i>(nothing drawn yet)</i>"
 
-        # the C: this step's, else the kernel's final C
-        c_here = [a for a in step.artifacts if a.kind == "c"]
-        c_art = c_here[-1] if c_here else s.last_artifact("c")
-        if c_art is None:
+        # the C: this step's, else as it stands here, else the final kernel's, labelled
+        c = c_view(s, i)
+        if c.emitted_at is None:
             c_html = "<i>(no C yet" + (": lowering failed before emitting C" if s.error else "") + ")</i>"
         else:
-            c_html = R.render_c(c_art.text, prov)
+            c_html = R.render_c(c.text, prov)
         out = {"header": header, "program": _pickable(program), "diff": diff, "artifact": _pickable(drawing),
-               "c": _pickable(c_html)}
+               "c": _pickable(c_html), "diff_title": _html.escape(shown.title), "c_title": _html.escape(c.title)}
         self._cache[key] = out
         return out
 
@@ -366,7 +392,9 @@ class Explorer(W.VBox):
             self.header.value = "<i>(empty trace)</i>"
             return 0.0
         html = self.render(self.session.current)
-        self.header.value = html["header"]
+        self.header.value = self._step_number() + html["header"]
+        self.diff_title.value = f"<b>{html['diff_title']}</b>"
+        self.c_title.value = f"<b>{html['c_title']}</b>"
         self.program_pane.value = html["program"]
         self.diff_pane.value = html["diff"]
         self.artifact_pane.value = html["artifact"]
@@ -374,6 +402,16 @@ class Explorer(W.VBox):
         elapsed = time.perf_counter() - t0
         self.redraw_times.append(elapsed)
         return elapsed
+
+    def _step_number(self) -> str:
+        """The header's "step N of M", which is the slider's N and M; under a filter it also
+        gives the step's number in the whole trace (the slider counts the steps shown)."""
+        s, vis = self.session, self.session.visible
+        i = s.current
+        pos, top = (vis.index(i), len(vis) - 1) if i in vis else (i, len(s) - 1)
+        whole = (f" <span style='font-weight:normal;color:{MUTED}'>(step {i} of the whole trace's "
+                 f"0-{len(s) - 1}; {len(vis)} of {len(s)} steps shown)</span>" if len(vis) != len(s) else "")
+        return f"<div style='font:600 14px sans-serif'>step {pos} of {top}{whole}: "
 
     # --- actions ------------------------------------------------------------------------------
     def copy_as_code(self) -> str:
@@ -383,6 +421,25 @@ class Explorer(W.VBox):
         self.code.value = text
         self.code.layout.display = ""
         return text
+
+    def export(self, path: str | None = None) -> str:
+        """Write the session as one self-contained page (:func:`explorer.export_html`) to
+        ``path`` (default: the "to" box, relative to the kernel's working directory); shows and
+        returns the page's absolute path."""
+        import os
+
+        from explorer.export import export_html
+
+        target = os.path.abspath(os.path.expanduser(path or self.export_path.value or "trace.html"))
+        try:
+            export_html(self.session, target)
+        except OSError as e:
+            self.export_note.value = (f"<span style='color:#a00'>could not write {_html.escape(target)}: "
+                                      f"{_html.escape(e.strerror or str(e))}</span>")
+            raise
+        self.export_note.value = (f"<span style='font-size:12px'>wrote <code>{_html.escape(target)}</code> "
+                                  f"({len(self.session)} steps; open it in a browser, it works offline)</span>")
+        return target
 
     # --- re-lowering (see RebuildControls) ------------------------------------------------------
     @property
@@ -449,6 +506,38 @@ class Explorer(W.VBox):
         return result
 
 
+def _place(session: Session) -> tuple[str, int, int]:
+    """Where a session is: the current step's stage family, how many steps of that family came
+    before it, and its index (for :func:`_find_place` in a re-lowered session)."""
+    i = session.current
+    family = session.steps[i].stage.split(":", 1)[0]
+    nth = sum(1 for s in session.steps[:i] if s.stage.split(":", 1)[0] == family)
+    return family, nth, i
+
+
+def _find_place(session: Session, place: tuple[str, int, int]) -> int:
+    """The step of ``session`` at ``place``: the ``nth`` step of the family (its last one when
+    there are fewer), else the step at the same index; always a visible one.
+
+    >>> from compiler import Trace
+    >>> t = Trace()
+    >>> for stage in ("parse", "lattice", "lattice", "emit-c"):
+    ...     _ = t.record(stage)
+    >>> _find_place(explore(t), ("lattice", 1, 2)), _find_place(explore(t), ("lattice", 5, 9))
+    (2, 2)
+    >>> _find_place(explore(t), ("unfurl", 0, 1))
+    1
+    """
+    family, nth, index = place
+    vis = session.visible
+    same = [i for i in vis if session.steps[i].stage.split(":", 1)[0] == family]
+    if same:
+        return same[min(nth, len(same) - 1)]
+    if not vis:
+        return 0
+    return min(vis, key=lambda i: abs(i - index))
+
+
 def _ranges(lines: Sequence[int]) -> str:
     """``[3, 4, 5, 9]`` as ``"3-5, 9"``."""
     out, start, prev = [], None, None
@@ -486,220 +575,3 @@ def _tag_where(info) -> str:
         return ""
     operands = f" and the accesses of {', '.join(info.operands)}" if info.operands else ""
     return f"; in the program: loops over {info.index}{operands}"
-
-
-def _signature_kind(kinds: Sequence[str]) -> str | None:
-    """The drawing that characterizes a strategy's trace (its lattices or its looplet nests)."""
-    for k in ("lattice", "looplet-nest", "cfir", "iteration-graph", "fiber-tree"):
-        if k in kinds:
-            return k
-    return kinds[0] if kinds else None
-
-
-def _pair(value: Any, what: str, kinds: tuple = (tuple, list)) -> tuple:
-    """``value`` for each side: a pair as is, anything else twice."""
-    if isinstance(value, kinds):
-        if len(value) != 2:
-            raise ValueError(f"Compare takes one {what} for both sides or a pair (one per side), "
-                             f"not {len(value)}")
-        return tuple(value)
-    return (value, value)
-
-
-class Compare(W.HBox):
-    """Two variants side by side: ``Compare(a, b, labels=("lattice", "looplets"))``.
-
-    Each column shows the variant's final C and its drawings of the chosen kind (the artifacts
-    of that kind from every step, up to ``max_drawings``). ``kind`` picks the initial kind: one
-    name for both columns, or a pair, one per column (``("lattice", "looplet-nest")`` puts the
-    lattices of one strategy next to the looplet nests of the other; offered by default when the
-    two variants draw different things). With ``run_a`` and ``run_b`` (zero-argument kernel
-    calls) a "time both" button times them next to the ``baselines``.
-
-    With ``rebuild`` (one ``rebuild(formats, schedule) -> Trace`` for both sides, or a pair)
-    each column has its own format pickers (``formats``: one ``{tensor: format}`` or a pair)
-    and schedule editor (``schedule``: text or a pair), as :class:`Explorer` has; changing one
-    re-lowers and redraws that column only. :meth:`for_program` builds them from
-    ``compiler.lower``.
-    """
-
-    def __init__(self, a: Any, b: Any, labels: Sequence[str] = ("a", "b"),
-                 run_a: Callable | None = None, run_b: Callable | None = None,
-                 baselines: Mapping[str, Callable] | None = None,
-                 kind: str | tuple[str, str] | None = None, max_drawings: int = 6, *,
-                 rebuild: Callable | Sequence[Callable | None] | None = None,
-                 formats: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
-                 schedule: str | Sequence[str] = "", ndims: Mapping[str, int] | None = None,
-                 auto_relower: bool = True):
-        super().__init__()
-        self.sessions = [explore(a), explore(b)]
-        self.labels = tuple(labels)
-        self.runs = (run_a, run_b)
-        self.baselines = dict(baselines or {})
-        self.max_drawings = max_drawings
-        self._cache: dict[tuple, tuple[str, str]] = {}
-        self.cache_hits = self.cache_misses = 0
-        self._syncing = False
-
-        # per side: pickers and schedule editor, re-lowering that side
-        rebuilds, formats_, schedules = _pair(rebuild, "rebuild"), _pair(formats, "formats"), _pair(schedule, "schedule")
-        self.controls: list[RebuildControls | None] = []
-        for k in range(2):
-            if rebuilds[k] is None:
-                self.controls.append(None)
-                continue
-            c = RebuildControls(rebuilds[k], formats_[k], schedules[k] or "", ndims, auto_relower)
-            c.on_session(lambda session, k=k: self.set_session(k, session))
-            c.add_class(f"ss-side-{'ab'[k]}")
-            self.controls.append(c)
-
-        if isinstance(kind, tuple):
-            kind = " | ".join(kind)
-        self._initial_kind = kind
-        self.kind = W.Dropdown(description="drawing", layout=W.Layout(width="360px"))
-        self._set_kind_options(kind)
-        self.kind.observe(lambda _: self.redraw(), names="value")
-        # equal heights: each column's C and drawing, and the two columns, line up
-        self.c_panes = (_pane("420px"), _pane("420px"))
-        self.artifact_panes = (_pane("420px"), _pane("420px"))
-        for k in range(2):
-            self.c_panes[k].add_class("ss-c")
-            self.artifact_panes[k].add_class("ss-drawing")
-        self.headers = (W.HTML(), W.HTML())
-        self.timing_pane = W.HTML()
-        self.time_button = W.Button(description="time both", icon="clock-o")
-        self.time_button.on_click(lambda _: self.time_both())
-        columns = [W.VBox([self.headers[k], *([self.controls[k]] if self.controls[k] is not None else []),
-                           _titled("C", self.c_panes[k], across=False),
-                           _titled("drawing", self.artifact_panes[k], across=False)],
-                          layout=W.Layout(flex="1 1 0", min_width="0"))
-                   for k in range(2)]
-        extra = [self.time_button, self.timing_pane] if run_a is not None and run_b is not None else []
-        self.add_class("sparsescope-compare")
-        self.children = [W.VBox([self.kind, W.HBox(columns), *extra], layout=W.Layout(width="100%"))]
-        self.redraw()
-
-    # --- kinds ----------------------------------------------------------------------------------
-    def _set_kind_options(self, wanted: str | None = None) -> None:
-        """The drawing menu for the current sessions, keeping the choice when it still exists."""
-        per = [list(dict.fromkeys(art.kind for _, art in s.artifacts() if art.kind not in ("c", "ir")))
-               for s in self.sessions]
-        kinds = list(dict.fromkeys(k for s in self.sessions for _, art in s.artifacts()
-                                   for k in [art.kind] if k != "c"))
-        # a menu value is one kind for both columns, or "a | b": one kind per column
-        options: list[str] = []
-        signature = tuple(_signature_kind(p) for p in per)
-        if all(signature) and signature[0] != signature[1]:
-            options.append(" | ".join(signature))
-        options += kinds
-        if wanted and wanted not in options:
-            options.insert(0, wanted)
-        options = options or ["(none)"]
-        value = wanted if wanted in options else options[0]
-        self._syncing = True
-        try:
-            self.kind.options = options
-            self.kind.value = value
-        finally:
-            self._syncing = False
-
-    # --- sessions -------------------------------------------------------------------------------
-    def set_session(self, side: int, session: Session) -> None:
-        """Show ``session`` in column ``side`` (0 or 1), e.g. after that side re-lowered."""
-        if side not in (0, 1):
-            raise ValueError(f"Compare has sides 0 and 1, not {side!r}")
-        self.sessions[side] = session
-        self._cache = {key: v for key, v in self._cache.items() if key[0] != side}
-        if self.timing_pane.value:
-            self.timing_pane.value = ("<i>a side was re-lowered: the timing above was of the kernels "
-                                      "given as run_a and run_b</i>" + self.timing_pane.value)
-        self._set_kind_options(self.kind.value if self.kind.value != "(none)" else self._initial_kind)
-        self.redraw(side)
-
-    def relower(self, side: int | None = None) -> list[Session]:
-        """Re-lower one side (``0`` or ``1``) or every side that has pickers; returns the sessions."""
-        sides = [side] if side is not None else [k for k in range(2) if self.controls[k] is not None]
-        for k in sides:
-            if k not in (0, 1):
-                raise ValueError(f"Compare has sides 0 and 1, not {k!r}")
-            if self.controls[k] is None:
-                raise RuntimeError(f"side {k} ({self.labels[k]}) has no rebuild callable to re-lower with")
-            self.controls[k].relower()
-        return list(self.sessions)
-
-    def formats(self, side: int) -> dict[str, Any]:
-        """The formats chosen in side ``side``'s pickers (``{}`` without pickers)."""
-        c = self.controls[side]
-        return c.formats() if c is not None else {}
-
-    # --- drawing --------------------------------------------------------------------------------
-    def render(self, side: int) -> tuple[str, str]:
-        """``(C html, drawings html)`` of one column for the chosen kind (cached)."""
-        value = str(self.kind.value or "")
-        key = (side, value)
-        if key in self._cache:
-            self.cache_hits += 1
-            return self._cache[key]
-        self.cache_misses += 1
-        s = self.sessions[side]
-        c = s.last_artifact("c")
-        prov = s.provenance()
-        c_html = R.render_c(c.text, prov) if c else "<i>(no C)</i>"
-        pair = value.split(" | ") if " | " in value else [value, value]
-        kind = pair[side] if value != "(none)" else ""
-        arts = [a for _, a in s.artifacts(kind)] if kind else []
-        shown = arts[-self.max_drawings:]
-        more = (f"<div style='color:{MUTED};font-size:12px'>the last {len(shown)} of {len(arts)} "
-                f"drawings</div>" if len(arts) > len(shown) else "")
-        drawing = (more + "".join(R.render_artifact(a, provenance=prov or None) for a in shown) if shown
-                   else f"<i>(no {_html.escape(str(kind or 'drawing'))})</i>")
-        self._cache[key] = (c_html, drawing)
-        return c_html, drawing
-
-    def redraw(self, side: int | None = None) -> None:
-        """Fill both columns (or only column ``side``)."""
-        if self._syncing:
-            return
-        for k in ([side] if side is not None else range(2)):
-            s = self.sessions[k]
-            state = f" — failed: {_html.escape(s.error)}" if s.error else ""
-            self.headers[k].value = f"<b>{_html.escape(self.labels[k])}</b>: {len(s)} steps{state}"
-            self.c_panes[k].value, self.artifact_panes[k].value = self.render(k)
-
-    @classmethod
-    def for_program(cls, program: str, strategies: str | Sequence[str] = ("lattice", "looplets"), *,
-                    labels: Sequence[str] | None = None, schedule: str | Sequence[str] = "",
-                    checked: bool = False, options: Mapping[str, Any] | None = None,
-                    kind: str | tuple[str, str] | None = None, **tensors) -> "Compare":
-        """Two lowerings of ``program`` side by side, each with its own format pickers and
-        schedule editor: ``strategies`` is one strategy for both sides or a pair; a tensor given
-        as a pair has one format (or tensor) per side.
-
-        >>> c = Compare.for_program("y[i] = A[i, j] * x[j]", A="csr", x="dense")      # doctest: +SKIP
-        >>> c = Compare.for_program("y[i] = A[i, j] * x[j]", "lattice", A=("csr", "dcsr"),
-        ...                         x="dense")                                          # doctest: +SKIP
-        """
-        strategies = _pair(strategies, "strategy")
-        ndims = program_ndims(program)
-        rebuilds = tuple(rebuild_for(program, st, checked=checked, options=options) for st in strategies)
-        formats = tuple({name: initial_format(_pair(v, f"format of {name}", (tuple,))[k], ndims.get(name))
-                         for name, v in tensors.items()} for k in range(2))
-        if labels is None:
-            labels = [st if strategies[0] != strategies[1] else f"{st}: " + ", ".join(
-                f"{n}={f[n].shorthand or f[n]}" for n in f) for st, f in zip(strategies, formats)]
-        c = cls(Trace(), Trace(), labels=labels, kind=kind, rebuild=rebuilds, formats=formats,
-                schedule=schedule, ndims=ndims)
-        c.relower()
-        # choose the drawing now that both sides have lowered: after the first side alone, the
-        # menu held only its kinds, and the other side showed "(no iteration-graph)"
-        c._set_kind_options(c._initial_kind)
-        c.redraw()
-        return c
-
-    def time_both(self):
-        run_a, run_b = self.runs
-        if run_a is None or run_b is None:
-            raise RuntimeError("Compare needs run_a and run_b to time")
-        result = compare(run_a, {self.labels[1]: run_b, **self.baselines}, repeats=5, name=self.labels[0])
-        self.timing_pane.value = result.html()
-        return result

@@ -80,17 +80,20 @@ it goes."""),
 print("looplets:", by_looplets.trace.stages())"""),
     ("md", """### Stepping through the lattice lowering
 
-Press **next ▶** (or drag the slider, or *play*). The panes show the program at this step, the
-diff from the previous step, the step's drawing (the iteration graph, then the lattice of each
-loop, then the CFIR) and the C. Use *show* to keep only some stages. *time it* runs the kernel on
-the sample inputs against scipy and numpy, and checks the results agree."""),
+Press **next ▶** (or drag the slider, or *play*). The panes show the program at this step, what
+the step changed (a step that turns one representation into another, index notation into a
+lattice or IR into C, shows its input instead, and says so), the step's drawing (the iteration
+graph, then the lattice of each loop, then the CFIR) and the C, titled with the step that emitted
+it. Use *show* to keep only some stages. *time it* runs the kernel on the sample inputs against
+scipy and numpy, and checks the results agree. *copy as code* gives the `lower()` call that
+recreates the view; *export page* writes it as one offline page and shows where."""),
     ("code", """run_lattice = lambda: by_lattice(A=A, x=x)
 run_looplets = lambda: by_looplets(A=A, x=x)
 dense = S.toarray()
 baselines = {"scipy": lambda: S @ x, "numpy (dense)": lambda: dense @ x}
 agrees = lambda y, ref: np.allclose(y.to_numpy(), ref)
 
-lattice_view = Explorer(by_lattice.trace, run=run_lattice, baselines=baselines, check=agrees)
+lattice_view = Explorer(by_lattice, run=run_lattice, baselines=baselines, check=agrees)
 lattice_view"""),
     ("md", """The lattice at each loop is the heart of the TACO theory. For SpMV it is tiny: at `i` the
 dense rows are simply walked; at `j` only the stored entries of row `i` matter, because
@@ -106,15 +109,17 @@ display(HTML(lattice_view.artifact_pane.value))"""),
 Here the drawing is the **looplet nest** of each unfurled access. At a `lower:Stepper` or
 `lower:Spike` step the looplet being lowered is highlighted in the nest. Filter with
 *show: stage lower* to see only the lowering steps, or *stage simplify* to see the rewrites."""),
-    ("code", """looplet_view = Explorer(by_looplets.trace, run=run_looplets, baselines=baselines, check=agrees)
+    ("code", """looplet_view = Explorer(by_looplets, run=run_looplets, baselines=baselines, check=agrees)
 looplet_view"""),
     ("code", """nest = [a for s in by_looplets.trace.find("unfurl") for a in s.artifacts if a.name.startswith("A.lvl1")][0]
 print(nest.text)"""),
     ("md", """### Side by side
 
 `Compare` puts the two variants next to each other: the lattices of one and the looplet nests of
-the other, their C, and *time both* against scipy."""),
-    ("code", """Compare(by_lattice.trace, by_looplets.trace, labels=("lattice", "looplets"),
+the other, their C, and *time both* against scipy. Its *stage* slider moves both columns at once,
+aligned by stage: parse next to parse, the lattice of `j` next to the unfurl of `j`, C next to C
+(`Compare.for_program(..., A=matrix, x=vector)` given data times both strategies too)."""),
+    ("code", """Compare(by_lattice, by_looplets, labels=("lattice", "looplets"),
         run_a=run_lattice, run_b=run_looplets, baselines={"scipy": baselines["scipy"]})"""),
     ("md", """### Try other formats
 

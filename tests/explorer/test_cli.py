@@ -205,3 +205,43 @@ def test_a_format_can_be_given_as_its_printed_spec(capsys):
                  "--format", "x=dense"]) == 1   # (the lowering fails: its trace ends at the error)
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Bytes(...) is not a level format" in err, err
+
+
+def _table_rows(out: str) -> list[str]:
+    lines = out.splitlines()
+    start = next(k for k, ln in enumerate(lines) if "median" in ln and "vs kernel" in ln)
+    return lines[start:start + 1 + sum(1 for ln in lines[start + 1:] if ln.rstrip().endswith("x"))]
+
+
+@pytest.mark.parametrize("expr, operands, scipy_name", [
+    ("y[i] = A[i, j] * x[j]", {"A": (12, 9)}, "scipy (A @ x)"),
+    ("C[i, j] = A[i, k] * B[k, j]", {"A": (12, 9), "B": (9, 7)}, "scipy (A @ B)"),
+    ("C[i, j] = A[i, j] + B[i, j]", {"A": (12, 9), "B": (12, 9)}, "scipy (A + B)"),
+    ("C[i, j] = B[i, j] * A[i, j]", {"A": (12, 9), "B": (12, 9)}, "scipy (B.multiply(A))"),
+])
+def test_lower_time_compares_with_scipy_in_aligned_columns(expr, operands, scipy_name, capsys, tmp_path):
+    """--time compared only with the dense oracle, and a name longer than 16 characters
+    ('sparsescope (lattice)') pushed its row out of the header's columns."""
+    args = ["lower", expr, "--time", "--repeats", "2"]
+    for k, (name, shape) in enumerate(operands.items()):
+        path = tmp_path / f"{name}.mtx"
+        scipy.io.mmwrite(str(path), sp.random(*shape, density=0.3, format="coo", random_state=k))
+        args += ["--mtx", f"{name}={path}", "--format", f"{name}=csr"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    rows = _table_rows(out)
+    names = [ln.split("  ")[0].strip() for ln in rows[1:]]
+    assert names == ["sparsescope (lattice)", scipy_name, "numpy (reference)"]
+    assert f"check {scipy_name}: agrees" in out and "check numpy (reference): agrees" in out
+    # aligned: every row ends where the header ends, and each column's right edge is the header's
+    assert len({len(ln) for ln in rows}) == 1
+    median_end = rows[0].index("median") + len("median")
+    assert all(ln[median_end - 1] != " " and ln[median_end] == " " for ln in rows[1:])
+
+
+def test_lower_time_without_a_scipy_operation_keeps_the_oracle(capsys, tmp_path):
+    path = tmp_path / "A.mtx"
+    scipy.io.mmwrite(str(path), sp.random(8, 6, density=0.3, format="coo", random_state=0))
+    assert main(["lower", "y[i] = A[i, j] * A[i, j]", "--mtx", f"A={path}", "--time", "--repeats", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "scipy" not in out and "check numpy (reference): agrees" in out

@@ -85,7 +85,8 @@ def test_render_step_composes_everything(session):
     html = render_step(session.step(1))
     assert "inputs" in html and "<svg" in html and "program" in html
     c_step = render_step(session.step(3))
-    assert "C: spmv" in c_step and "diff from the previous step" in c_step
+    assert "C: spmv" in c_step and "input of emit-c, which made C" in c_step
+    assert "diff: what parse changed" in render_step(session.step(0))
 
 
 def test_render_step_shows_the_failure():
@@ -202,7 +203,7 @@ def test_render_step_program_section_has_provenance_marks(real_sessions):
         s = real_sessions[strategy, "spmv"]
         i = _step_of(s, "parse")
         html = render_step(s.step(i), i)
-        program = html.split("diff from the previous step")[0]
+        program = html.split("diff: what parse changed")[0]
         tags = {t for group in re.findall(r'class="pv" data-tags="([^"]*)"', program)
                 for t in _html_mod.unescape(group).split()}
         assert tags and tags <= set(s.provenance()), strategy

@@ -32,7 +32,9 @@ def test_next_prev_change_the_panes(trace):
     assert "<svg" in e.artifact_pane.value and e.artifact_pane.value != first[1]
     e.next_button.click()
     assert e.index == 2 and "kernel spmv" in text(e.program_pane.value)
-    assert "+kernel spmv" in text(e.diff_pane.value) and "-y[i] = sum" in text(e.diff_pane.value)
+    # index notation in, IR out: the pane shows the input and says so, no diff across the two
+    assert "input of imperative" in e.diff_title.value and "imperative IR" in e.diff_title.value
+    assert "y[i] = sum" in text(e.diff_pane.value) and "+kernel" not in text(e.diff_pane.value)
     assert e.program_pane.value != first[0]
     assert "showing step 1" in e.artifact_pane.value  # the latest drawing stays in view
     e.prev_button.click()
@@ -395,7 +397,7 @@ def test_compare_sides_relower_independently():
     assert set(a_pickers) == set(b_pickers) == {"A", "x"}
     assert a_pickers["A"] is not b_pickers["A"]
     # each column shows its own controls
-    columns = c.children[0].children[1].children
+    columns = c.columns
     assert c.controls[0] in columns[0].children and c.controls[1] in columns[1].children
     assert c.controls[1] not in columns[0].children
     c_a, c_b = _c(c.sessions[0]), _c(c.sessions[1])
@@ -483,3 +485,111 @@ def test_clicking_a_coloured_part_selects_its_tags_in_turn():
         e.pick.value = " ".join(tags) + f"|{k + 1}"
     assert e.provenance.value == ""  # after the last tag: all again
     assert e.pick_tags(["not-a-tag"]) == "" and e.provenance.value == ""
+
+
+def test_header_and_slider_agree_under_a_filter():
+    """The slider counts the steps shown; the header said 'step 4 of 10' at the slider's 1 of 1."""
+    e = Explorer(ss.lower(SPMV, "lattice", A="csr", x="dense").trace)
+    lattices = [i for i, s in enumerate(e.session.steps) if s.stage == "lattice"]
+    e.filter.value = "stage:lattice"
+    e.slider.value = 1
+    assert e.index == lattices[1] and e.slider.max == 1
+    head = text(e.header.value)
+    assert head.startswith("step 1 of 1 ") and f"step {lattices[1]} of the whole trace's" in head
+    e.filter.value = ""
+    assert text(e.header.value).startswith(f"step {e.index} of {len(e.session) - 1}: ")
+
+
+def test_relowering_keeps_the_stage_the_step_and_the_provenance_choice():
+    """After a format change the view stays where it was (it jumped back to step 0, all tags)."""
+    e = Explorer.for_program(SPMV, "lattice", A="csr", x="dense")
+    lattices = [i for i, s in enumerate(e.session.steps) if s.stage == "lattice"]
+    e.goto(lattices[1])
+    tag = next(t for t in e.session.provenance() if t.startswith("lattice:j"))
+    e.select_tag(tag)
+    first = e.session
+    e.format_pickers["A"].preset.value = "dcsr"
+    assert e.session is not first and e.session.error is None and "A0_pos" in _c(e.session)
+    new_lattices = [i for i, s in enumerate(e.session.steps) if s.stage == "lattice"]
+    assert e.index == new_lattices[1] and e.slider.value == e.index
+    assert e.provenance.value == tag and tag in e.provenance_legend.value
+    assert text(e.header.value).startswith(f"step {e.index} of ") and "lattice" in e.header.value
+    # a filter is kept too, and the step stays one it shows
+    e.filter.value = "stage:emit-c"
+    e.format_pickers["A"].preset.value = "csr"
+    assert e.filter.value == "stage:emit-c" and e.session.steps[e.index].stage == "emit-c"
+    assert e.slider.max == 0 and text(e.header.value).startswith("step 0 of 0 ")
+
+
+def test_compare_one_stage_slider_moves_both_columns():
+    """One slider over both traces, aligned by stage family (Compare showed each side's final C
+    and every drawing, with no way to see the two lowerings at the same stage)."""
+    c = Compare.for_program(SPMV, A="csr", x="dense")
+    a, b = c.sessions
+    assert c.stage_slider.value == c.stage_slider.max   # opens at the end: both kernels' C
+    assert {st.a for st in c.stations} == set(range(len(a)))
+    assert {st.b for st in c.stations} == set(range(len(b)))
+    c.goto_stage("parse")
+    assert (c.step_of(0), c.step_of(1)) == (0, 0)
+    assert all("step 0 of" in text(c.steps_shown[k].value) for k in range(2))
+    assert all("no C yet" in text(c.c_panes[k].value) and "sum[j]" in text(c.c_panes[k].value) for k in range(2))
+    st = c.goto_stage("index j")
+    assert a.steps[st.a].stage == "lattice" and b.steps[st.b].stage == "unfurl"
+    assert "forall j" in text(c.artifact_panes[0].value) and "lattice" in c.stage_label.value
+    assert "unfurl" in c.stage_label.value
+    assert 'data-kind="looplet-nest"' in c.artifact_panes[1].value
+    # the drawings so far: nothing the looplet side draws after the unfurl of j
+    later = [art for i, art in b.artifacts("looplet-nest") if i > st.b]
+    assert all(art.name not in text(c.artifact_panes[1].value) for art in later if art.name)
+    c.goto_stage("emit-c")
+    assert all(text(c.code_titles[k].value) == "C emitted at this step (emit-c)" for k in range(2))
+    assert all("A1_pos" in text(c.c_panes[k].value) and "int " in text(c.c_panes[k].value) for k in range(2))
+    with pytest.raises(ValueError, match="shared stages"):
+        c.goto_stage("index q")
+    # a side re-lowered: the slider stays at the stage both had reached
+    c.goto_stage("index j")
+    c.controls[1].format_pickers["A"].preset.value = "dcsr"
+    assert c.station.key == "index j" and c.sessions[1] is not b
+    assert c.sessions[1].steps[c.step_of(1)].stage == "unfurl"
+
+
+def test_compare_times_both_strategies_given_data():
+    import scipy.sparse as sp
+
+    A = sp.random(30, 20, density=0.2, format="csr", random_state=1)
+    x = np.linspace(0, 1, 20)
+    c = Compare.for_program(SPMV, A=A, x=x)
+    assert c.timing_row.layout.display == ""
+    result = c.time_both()
+    assert [r.name for r in result.rows] == ["lattice", "looplets", "numpy (reference)"]
+    assert result.checks == {"looplets": True, "numpy (reference)": True}
+    assert "looplets" in c.timing_pane.value and "<svg" in c.timing_pane.value
+    # formats only: nothing to time, no timing row
+    c = Compare.for_program(SPMV, A="csr", x="dense")
+    assert c.timing_row.layout.display == "none"
+    with pytest.raises(RuntimeError, match="run_a and run_b"):
+        c.time_both()
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_copy_as_code_of_a_kernel_is_its_lower_call(strategy):
+    """Explorer(kernel)'s recipe is a few lines that lower it again (Explorer(trace) gave the
+    trace's JSON inline: 58 KB for the tour's SpMV)."""
+    kernel = ss.lower(SPMV, strategy, A="dcsr", x="dense")
+    code = Explorer(kernel).copy_as_code()
+    assert len(code.splitlines()) < 15 and "from_json" not in code and "compiler.lower(" in code
+    assert _c(_recreate(code)) == kernel.c_source
+    # a bare trace: a short recipe that reopens it once saved, never the JSON inline
+    code = Explorer(kernel.trace).copy_as_code()
+    assert len(code) < 600 and "from_json" not in code and "explore('trace.json')" in code
+
+
+def test_export_shows_the_pages_path(tmp_path):
+    e = Explorer(ss.lower(SPMV, "lattice", A="csr", x="dense"))
+    target = tmp_path / "spmv.html"
+    assert e.export(str(target)) == str(target)
+    assert target.read_text().startswith("<!DOCTYPE html>")
+    assert str(target) in text(e.export_note.value) and "steps" in e.export_note.value
+    with pytest.raises(OSError):
+        e.export(str(tmp_path / "no-such-dir" / "x.html"))
+    assert "could not write" in e.export_note.value

@@ -534,6 +534,33 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
     compare = page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-compare").first
     three = page.locator(SHOWN).first
     try:
+        # Compare's one stage slider moves both columns: Home goes to parse on both sides, then
+        # the arrow keys on to the lattice of j next to the unfurl of j (each column says its step)
+        compare.scroll_into_view_if_needed()
+        handle = compare.locator(".ss-stage-slider .noUi-handle").first
+        steps = [compare.locator(f".ss-step-{side}").first for side in "ab"]
+        handle.focus()
+        handle.press("Home")
+        page.wait_for_function("els => els.every(e => /step 0 of \\d+: parse/.test(e.innerText))",
+                               arg=[e.element_handle() for e in steps], timeout=30_000)
+        for _ in range(40):
+            if "index j" in compare.locator(".ss-stage").first.inner_text():
+                break
+            old = compare.locator(".ss-stage").first.inner_html()
+            handle.press("ArrowRight")
+            page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                                   arg=[compare.locator(".ss-stage").first.element_handle(), old], timeout=30_000)
+        assert "index j" in compare.locator(".ss-stage").first.inner_text()
+        page.wait_for_function("els => /lattice/.test(els[0].innerText) && /unfurl/.test(els[1].innerText)",
+                               arg=[e.element_handle() for e in steps], timeout=30_000)
+        assert "forall j" in compare.locator(".ss-drawing").nth(0).inner_text()
+        page.screenshot(path=str(artifacts / "views-compare-index-j.png"), full_page=False)
+        assert_readable(measure(compare), "Compare at the lattice and unfurl of j", panes=4)
+        # the explorer's diff pane says what it shows: a lattice step's input, not a diff
+        assert "input of lattice" in three.locator(".ss-diff-title").first.inner_text()
+        # under the lattice, a legend of its notation
+        legend = three.locator(".ss-drawing .ss-legend").first.inner_text()
+        assert "[iterated | located]" in legend and "∪" in legend
         for theme in ("JupyterLab Light", "JupyterLab Dark"):
             if theme != "JupyterLab Light":
                 set_theme(page, theme)

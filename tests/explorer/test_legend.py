@@ -1,0 +1,35 @@
+"""The legend under lattice and looplet-nest drawings explains the notation they use."""
+
+import compiler as ss
+from explorer.examples import spmv_trace
+from explorer.legend import legend_terms
+from explorer.renderers import render_artifact
+
+
+def _arts(kernel, kind):
+    return [a for s in kernel.trace.steps for a in s.artifacts if a.kind == kind]
+
+
+def test_lattice_legend_names_points_universe_and_the_algebra():
+    three = _arts(ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv"), "lattice")[0]
+    terms = [t for t, _ in legend_terms(three)]
+    assert terms == ["[iterated | located]", "∩", "∪", "edge X"]
+    html = render_artifact(three)
+    assert html.index("<svg") < html.index('class="ss-legend"') and "left of |" in html
+    spmv_i = _arts(ss.lower("y[i] = A[i, j] * x[j]", "lattice", A="csr", x="dense"), "lattice")[0]
+    assert "U" in [t for t, _ in legend_terms(spmv_i)]   # the dense rows: [U | A]
+    assert "∪" not in [t for t, _ in legend_terms(spmv_i)]
+
+
+def test_nest_legend_names_the_looplets_drawn():
+    nests = _arts(ss.lower("y[i] = A[i, j] * x[j]", "looplets", A="csr", x="dense"), "looplet-nest")
+    row = next(a for a in nests if a.name.startswith("A.lvl1"))
+    assert [t for t, _ in legend_terms(row)] == ["Fill", "Spike", "Sequence / Phase", "Stepper", "Thunk"]
+    dense = next(a for a in nests if a.name == "x[j]")
+    assert [t for t, _ in legend_terms(dense)] == ["Lookup"]
+    assert "random access" in render_artifact(dense)
+
+
+def test_other_drawings_have_no_legend():
+    tree = next(a for s in spmv_trace().steps for a in s.artifacts if a.kind == "fiber-tree")
+    assert legend_terms(tree) == [] and "ss-legend" not in render_artifact(tree)
