@@ -29,9 +29,9 @@ as_array = lambda v: v.to_numpy() if isinstance(v, ss.Tensor) else v.toarray() i
 
 def close(got, ref):
     # a sparse result is compared entry by entry: made dense, a 20k x 20k SpGEMM is 3.2 GB
-    if sp.issparse(ref):
-        a = (got.to_scipy() if isinstance(got, ss.Tensor) else got).tocsr()
-        b = ref.tocsr()
+    as_scipy = lambda v: v.to_scipy() if isinstance(v, ss.Tensor) and v.ndim == 2 else v
+    if sp.issparse(as_scipy(ref)) and sp.issparse(as_scipy(got)):
+        a, b = as_scipy(got).tocsr(), as_scipy(ref).tocsr()
         a.eliminate_zeros(), b.eliminate_zeros()
         a.sort_indices(), b.sort_indices()
         return (a.shape == b.shape and np.array_equal(a.indptr, b.indptr)
