@@ -241,6 +241,11 @@ class ProgramKernel(_runtime_kernel()):
         out.__dict__.update(kernel.__dict__)  # share, do not mutate, the cached kernel
         return out
 
+    def for_values(self, tensors):
+        # (the variant lowered for other values is the runtime's Kernel: it keeps this one's calls)
+        kernel = super().for_values(tensors)
+        return kernel if kernel is self else ProgramKernel.of(kernel)
+
     def _run(self, runner, tensors):
         out = super()._run(runner, tensors)
         return out.to_numpy()[()] if out.ndim == 0 else out
