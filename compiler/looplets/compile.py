@@ -311,7 +311,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
 
     def bind(n):
         if isinstance(n, Access) and isinstance(n.tns, TensorRef):
-            return Access(infos[n.tns.name].root(n.mode), n.idxs, n.mode, line=n.line)
+            return Access(infos[n.tns.name].root(n.mode), n.idxs, n.mode, line=n.line, source=n.tns.name)
         return None
     body = postmap(body, bind)
     low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)

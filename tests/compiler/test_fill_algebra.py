@@ -115,6 +115,21 @@ def test_a_loop_program_lowered_for_finite_values_runs_the_exact_variant_for_nan
     assert isinstance(got, np.floating) and np.isnan(got)
 
 
+def test_looplets_decide_each_product_by_the_tensors_its_operands_read():
+    """A NaN in z does not send x * w down the exact path (the looplets strategy pooled the facts
+    of all the program's tensors); x * z still takes it, and every answer is numpy's."""
+    x = Tensor.from_numpy(np.array([0.0, 0.0, 2.0, 0.0, 1.0]), "sparse_vector", name="x")
+    w = Tensor.from_numpy(np.array([0.0, 1.0, 2.0, 0.0, 3.0]), "sparse_vector", name="w")
+    z = Tensor.from_numpy(np.array([NAN, 1.0, 2.0, INF, 0.0]), "sparse_vector", name="z")
+    paths = {}
+    for program in ["y[i] = x[i] * w[i] + z[i]", "y[i] = x[i] * z[i] + w[i]", "y[i] = x[i] * (w[i] + z[i])"]:
+        k, _ = run(program, "looplets", x=x, w=w, z=z)
+        paths[program] = {r.rule for s in k.trace.find("value-facts") for r in s.rewrites}
+    assert paths["y[i] = x[i] * w[i] + z[i]"] == {"sparse-path"}
+    assert "exact-path" in paths["y[i] = x[i] * z[i] + w[i]"]
+    assert "exact-path" in paths["y[i] = x[i] * (w[i] + z[i])"]
+
+
 def test_a_checked_kernel_sees_values_changed_in_place():
     x = Tensor.from_numpy(np.array([0.0, 2.0, 0.0]), "sparse_vector", name="x")
     z = Tensor.from_numpy(np.array([1.0, 3.0, 4.0]), "sparse_vector", name="z")
