@@ -410,7 +410,12 @@ def assemble_stmts(f: SubFiber, ctx) -> list:
                 ir.Store(vals, f.pos, Const(f.tensor.fill, f.tensor.dtype))]
     if isinstance(lvl, Pattern):
         return []
-    raise StrategyError(f"output {f.tensor.name}: cannot assemble a {lvl.name} level under a SparseList output")
+    # (named as the lattice strategy names levels: by number and name, the parent the one appended)
+    info, k = f.tensor, f.level
+    parent = f"level {k - 1} ({info.levels[k - 1].name})" if k > 0 else "its root"
+    raise StrategyError(f"output {info.name} ({info.format}): the looplet strategy cannot assemble level {k} "
+                        f"({lvl.name}) under {parent}: it appends entries to a sparse level only over the "
+                        f"leaf (Dense levels above one innermost sparse level)")
 
 
 def _under_dense(f: SubFiber, element_leaf: bool = False):
