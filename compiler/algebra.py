@@ -52,6 +52,8 @@ from . import serialize
 from .dtypes import c_type, value_dtype
 from .dtypes import result_dtype as _promote
 from .errors import DTypeError, SparsescopeError, UserCodeError
+from .opimpls import C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, c_ipow_helper, dtype_error
+from .opimpls import c_literal, ieee_pow  # noqa: F401  (re-exported: public names of compiler.algebra)
 
 
 @serialize.node
@@ -242,8 +244,8 @@ class Operator:
         case = f"{self.name}_{'_'.join(names)}"
         op = Operator(name=case, symbol=case, arity=len(present),
                       param=fixed, c_body=body, params=names, dtype=self.dtype)
-        full = _IMPLS.get(self._impl_key())
-        if full is not None and op._impl_key() not in _IMPLS:
+        full = IMPLS.get(self._impl_key())
+        if full is not None and op._impl_key() not in IMPLS:
             def impl(op_, arrays, rdt, full=full, present=present, fixed=fixed, arity=self.arity, parent=self):
                 args = [None] * arity
                 for k, a in zip(present, arrays):
@@ -251,7 +253,7 @@ class Operator:
                 for k, v in fixed:
                     args[k] = np.asarray(v)
                 return full(parent, args, rdt)
-            _IMPLS[op._impl_key()] = impl
+            IMPLS[op._impl_key()] = impl
         return op
 
     # -- dtypes ---------------------------------------------------------------
@@ -277,13 +279,15 @@ class Operator:
             try:
                 dts.append(value_dtype(d))
             except DTypeError as e:
-                raise _dtype_error(f"operator {self._label()}: {e}", k) from None
+                raise dtype_error(f"operator {self.label}: {e}", k) from None
         if self.is_user:
             return value_dtype(self.dtype) if self.dtype is not None else _promote(*dts)
-        rule = _DTYPE_RULES[self.name]
+        rule = DTYPE_RULES[self.name]
         return rule(self, dts)
 
-    def _label(self):
+    @property
+    def label(self) -> str:
+        """The operator as errors name it: ``^ (bitxor)``, or ``min`` when symbol and name agree."""
         return self.name if self.symbol == self.name else f"{self.symbol} ({self.name})"
 
     # -- values ---------------------------------------------------------------
@@ -308,7 +312,7 @@ class Operator:
         """
         arrays = [np.asarray(a) for a in args]
         rdt = self.result_dtype(*[a.dtype for a in arrays])
-        impl = _IMPLS.get(self._impl_key())
+        impl = IMPLS.get(self._impl_key())
         if impl is None:
             raise SparsescopeError(
                 f"user function {self.name} has no Python implementation in this process "
@@ -333,16 +337,16 @@ class Operator:
         np.int64(2)
         """
         if not self.reducible:
-            raise SparsescopeError(f"operator {self._label()} is not a binary associative operator "
+            raise SparsescopeError(f"operator {self.label} is not a binary associative operator "
                                    f"and cannot be used as a reduction")
         arr = np.asarray(array)
         rdt = self.result_dtype(arr.dtype, arr.dtype)
         arr = np.moveaxis(arr, axis, -1)
-        ufunc = _REDUCE_UFUNCS.get(self._impl_key())
+        ufunc = REDUCE_UFUNCS.get(self._impl_key())
         if arr.shape[-1] == 0:
             ident = self.identity_for(rdt)
             if ident is NOVALUE:
-                raise SparsescopeError(f"cannot reduce an empty extent with {self._label()}: it has no identity")
+                raise SparsescopeError(f"cannot reduce an empty extent with {self.label}: it has no identity")
             # (in the dtype a non-empty reduction gives: numpy sums int32 in int64)
             out = ufunc.reduce(np.zeros(1, rdt)).dtype if ufunc is not None else rdt
             return _scalar(np.full(arr.shape[:-1], ident, dtype=out))
@@ -404,7 +408,7 @@ class Operator:
         np.float64(inf)
         """
         if not self.reducible:
-            raise SparsescopeError(f"operator {self._label()} is not associative and cannot reduce")
+            raise SparsescopeError(f"operator {self.label} is not associative and cannot reduce")
         if count < 0:
             raise ValueError("count must be >= 0")
         if fill is NOVALUE:
@@ -452,7 +456,7 @@ class Operator:
         dts = self._operand_dtypes(dtype)
         if self.is_user:
             return f"{self._c_name(dts)}({', '.join(args)})"
-        return _C_EXPRS[self.name](self, args, dts)
+        return C_EXPRS[self.name](self, args, dts)
 
     def c_helper(self, dtype) -> str:
         """C definitions that :meth:`c_expr` relies on (``""`` if none).
@@ -482,7 +486,7 @@ class Operator:
         if self.name == "pow":
             rdt = self.result_dtype(*dts)
             if rdt.kind in "iu":
-                return _c_ipow_helper(rdt)
+                return c_ipow_helper(rdt)
         return ""
 
     def _operand_dtypes(self, dtype) -> list[np.dtype]:
@@ -495,12 +499,6 @@ class Operator:
     def _c_name(self, dts) -> str:
         suffix = "_".join(sorted({d.name for d in dts}, key=[d.name for d in dts].index))
         return f"ss_{self.name}_{suffix}"
-
-
-def _dtype_error(message: str, position: int | None) -> DTypeError:
-    err = DTypeError(message)
-    err.position = position
-    return err
 
 
 def _value_for(value, dtype):
@@ -540,244 +538,6 @@ def _literal_text(value) -> str:
             return "inf" if v > 0 else "-inf"
         return repr(v)
     return str(int(value)) if isinstance(value, (int, np.integer)) else repr(value)
-
-
-def c_literal(value, dtype) -> str:
-    """``value`` as a C literal of ``dtype``.
-
-    >>> c_literal(float("inf"), "float64"), c_literal(1.5, "float32"), c_literal(True, "bool")
-    ('INFINITY', '1.5f', 'true')
-    """
-    dt = value_dtype(dtype)
-    if dt.kind == "b":
-        return "true" if value else "false"
-    if dt.kind in "iu":
-        v = int(value)
-        if dt.itemsize == 8 and not -(2 ** 31) < v < 2 ** 31:
-            return f"INT64_C({v})" if v != np.iinfo(np.int64).min else "INT64_MIN"
-        return str(v)
-    v = float(value)
-    if math.isnan(v):
-        return "NAN"
-    if math.isinf(v):
-        return "INFINITY" if v > 0 else "(-INFINITY)"
-    text = repr(v)
-    return text + "f" if dt == np.float32 else text
-
-
-# -- dtype rules ---------------------------------------------------------------
-
-
-def _arith(op, dts):
-    dt = _promote(*dts)
-    return np.dtype("int64") if dt.kind == "b" else dt
-
-
-def _float_result(dts):
-    dt = _promote(*dts)
-    return dt if dt.kind == "f" else np.dtype("float64")
-
-
-def _bitwise(op, dts):
-    for k, d in enumerate(dts):
-        if d.kind not in "biu":
-            raise _dtype_error(f"operator {op._label()} does not accept {d.name} (argument {k}): "
-                               f"it needs integer or bool operands", k)
-    return _promote(*dts)
-
-
-def _ldexp(op, dts):
-    if dts[1].kind not in "biu":
-        raise _dtype_error(f"operator ldexp does not accept {dts[1].name} (argument 1): "
-                           f"the exponent must be an integer", 1)
-    return dts[0] if dts[0].kind == "f" else np.dtype("float64")
-
-
-_DTYPE_RULES: dict[str, Callable] = {
-    **{n: _arith for n in ("add", "sub", "mul", "neg", "abs", "pow")},
-    "div": lambda op, dts: _float_result(dts),
-    **{n: (lambda op, dts: _promote(*dts)) for n in ("min", "max", "choose", "overwrite")},
-    **{n: _bitwise for n in ("bitand", "bitor", "bitxor")},
-    **{n: (lambda op, dts: np.dtype("bool")) for n in ("and", "or", "not", "lt", "le", "gt", "ge", "eq", "ne")},
-    "ldexp": _ldexp,
-    **{n: (lambda op, dts: _float_result(dts)) for n in ("sqrt", "exp", "log")},
-}
-
-
-# -- numpy implementations -----------------------------------------------------
-
-
-def _cast(arrays, dt):
-    return [a.astype(dt, copy=False) for a in arrays]
-
-
-def _ufunc_impl(ufunc):
-    return lambda op, arrays, rdt: ufunc(*_cast(arrays, rdt))
-
-
-def _compare_impl(ufunc):
-    def impl(op, arrays, rdt):
-        common = _promote(*[a.dtype for a in arrays])
-        return ufunc(*_cast(arrays, common))
-    return impl
-
-
-def ieee_pow(a, b) -> np.ndarray:
-    """``a ** b`` as C's ``pow`` (IEEE 754) computes it, elementwise.
-
-    numpy computes an exponent it sees as one value 0.5 as a square root:
-    ``np.power(-inf, 0.5)`` is NaN and ``np.power(-0.0, 0.5)`` is -0.0, where C's pow
-    gives inf and 0.0. A full, one-dimensional exponent array runs numpy's pow itself.
-
-    >>> ieee_pow(np.array([-np.inf, -0.0, 4.0]), 0.5)
-    array([inf,  0.,  2.])
-    """
-    a, b = np.broadcast_arrays(a, b)
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        out = np.power(np.array(a).reshape(-1), np.array(b).reshape(-1)).reshape(a.shape)
-    return out[()] if out.ndim == 0 else out   # a scalar for scalars, as np.power gives
-
-
-def _pow_impl(op, arrays, rdt):
-    a, b = _cast(arrays, rdt)
-    if rdt.kind == "f":
-        return ieee_pow(a, b)
-    neg = b < 0
-    pos = np.power(a, np.where(neg, 0, b).astype(rdt))
-    # 1 / a**k truncated toward zero: only |a| == 1 survives
-    negval = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0)).astype(rdt)
-    return np.where(neg, negval, pos)
-
-
-def _ldexp_impl(op, arrays, rdt):
-    a, b = arrays
-    # C's ldexp takes an int; beyond this range the result is 0 or inf anyway
-    e = np.clip(b.astype(np.int64), -(2 ** 31), 2 ** 31 - 1).astype(np.int32)
-    return np.ldexp(a.astype(rdt), e)
-
-
-def _choose_impl(op, arrays, rdt):
-    a, b = _cast(arrays, rdt)
-    # z as a value of the dtype, like identity_for (choose(3) on bools compares with True)
-    return np.where(a == op.identity_for(rdt), b, a)
-
-
-def _overwrite_impl(op, arrays, rdt):
-    a, b = np.broadcast_arrays(*arrays)
-    return b.astype(rdt)
-
-
-_IMPLS: dict[Any, Callable] = {
-    "add": _ufunc_impl(np.add), "sub": _ufunc_impl(np.subtract), "mul": _ufunc_impl(np.multiply),
-    "div": _ufunc_impl(np.true_divide), "neg": _ufunc_impl(np.negative), "abs": _ufunc_impl(np.abs),
-    "min": _ufunc_impl(np.minimum), "max": _ufunc_impl(np.maximum),
-    "bitand": _ufunc_impl(np.bitwise_and), "bitor": _ufunc_impl(np.bitwise_or),
-    "bitxor": _ufunc_impl(np.bitwise_xor),
-    "and": lambda op, arrays, rdt: np.logical_and(*arrays),
-    "or": lambda op, arrays, rdt: np.logical_or(*arrays),
-    "not": lambda op, arrays, rdt: np.logical_not(*arrays),
-    "lt": _compare_impl(np.less), "le": _compare_impl(np.less_equal),
-    "gt": _compare_impl(np.greater), "ge": _compare_impl(np.greater_equal),
-    "eq": _compare_impl(np.equal), "ne": _compare_impl(np.not_equal),
-    "choose": _choose_impl, "overwrite": _overwrite_impl,
-    "pow": _pow_impl, "ldexp": _ldexp_impl,
-    "sqrt": _ufunc_impl(np.sqrt), "exp": _ufunc_impl(np.exp), "log": _ufunc_impl(np.log),
-}
-
-_REDUCE_UFUNCS = {
-    "add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum,
-    "bitand": np.bitwise_and, "bitor": np.bitwise_or, "bitxor": np.bitwise_xor,
-    "and": np.logical_and, "or": np.logical_or,
-}
-
-
-# -- C expressions -------------------------------------------------------------
-
-
-def _c_infix(sym):
-    return lambda op, a, dts: f"({a[0]} {sym} {a[1]})"
-
-
-def _c_div(op, a, dts):
-    rdt = op.result_dtype(*dts)
-    ct = c_type(rdt)
-    x, y = [f"({ct}){s}" if d != rdt else s for s, d in zip(a, dts)]
-    return f"({x} / {y})"
-
-
-def _c_minmax(cmp):
-    def emit(op, a, dts):
-        x, y = a
-        if _promote(*dts).kind == "f":
-            # NaN-propagating, as numpy.minimum/maximum
-            return f"(isnan({x}) || {x} {cmp} {y} ? {x} : {y})"
-        return f"({x} {cmp} {y} ? {x} : {y})"
-    return emit
-
-
-def _c_neg(op, a, dts):
-    rdt = op.result_dtype(*dts)
-    return f"(-({c_type(rdt)}){a[0]})" if dts[0].kind == "b" else f"(-{a[0]})"
-
-
-def _c_abs(op, a, dts):
-    d = dts[0]
-    if d.kind == "f":
-        return f"{'fabsf' if d == np.float32 else 'fabs'}({a[0]})"
-    if d.kind == "b":
-        return f"((int64_t){a[0]})"
-    return f"({a[0]} < 0 ? -{a[0]} : {a[0]})"
-
-
-def _c_math(name):
-    def emit(op, a, dts):
-        rdt = op.result_dtype(*dts)
-        fn = name + "f" if rdt == np.float32 else name
-        return f"{fn}({', '.join(a)})"
-    return emit
-
-
-def _c_pow(op, a, dts):
-    rdt = op.result_dtype(*dts)
-    if rdt.kind == "f":
-        return f"{'powf' if rdt == np.float32 else 'pow'}({a[0]}, {a[1]})"
-    return f"ss_pow_{rdt.name}({a[0]}, {a[1]})"
-
-
-def _c_ldexp(op, a, dts):
-    rdt = op.result_dtype(dts[0], np.dtype("int64"))
-    return f"{'ldexpf' if rdt == np.float32 else 'ldexp'}({a[0]}, (int){a[1]})"
-
-
-def _c_choose(op, a, dts):
-    z = c_literal(op.param, _promote(*dts))
-    return f"({a[0]} == {z} ? {a[1]} : {a[0]})"
-
-
-def _c_ipow_helper(rdt) -> str:
-    t = c_type(rdt)
-    u = "uint64_t" if rdt.itemsize == 8 else "uint32_t"
-    # unsigned arithmetic wraps like numpy instead of overflowing (undefined in C)
-    return (f"static inline {t} ss_pow_{rdt.name}({t} a, {t} b) {{\n"
-            f"    if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 == 0 ? 1 : -1) : 0;\n"
-            f"    {u} r = 1, x = ({u})a;\n"
-            f"    while (b) {{ if (b & 1) r *= x; x *= x; b >>= 1; }}\n"
-            f"    return ({t})r;\n"
-            f"}}")
-
-
-_C_EXPRS: dict[str, Callable] = {
-    "add": _c_infix("+"), "sub": _c_infix("-"), "mul": _c_infix("*"), "div": _c_div,
-    "min": _c_minmax("<"), "max": _c_minmax(">"),
-    "bitand": _c_infix("&"), "bitor": _c_infix("|"), "bitxor": _c_infix("^"),
-    "and": _c_infix("&&"), "or": _c_infix("||"), "not": lambda op, a, dts: f"(!{a[0]})",
-    "neg": _c_neg, "abs": _c_abs,
-    "lt": _c_infix("<"), "le": _c_infix("<="), "gt": _c_infix(">"), "ge": _c_infix(">="),
-    "eq": _c_infix("=="), "ne": _c_infix("!="),
-    "choose": _c_choose, "overwrite": lambda op, a, dts: a[1],
-    "pow": _c_pow, "ldexp": _c_ldexp,
-    "sqrt": _c_math("sqrt"), "exp": _c_math("exp"), "log": _c_math("log"),
-}
 
 
 # -- the builtins and the registry ---------------------------------------------
@@ -996,14 +756,14 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
                   c_body=c_body, params=params, dtype=dtype, algebra=algebra,
                   cases=_check_cases(name, params, cases))
     if isinstance(py, np.ufunc):
-        _IMPLS[op._impl_key()] = lambda op, arrays, rdt: py(*arrays)
+        IMPLS[op._impl_key()] = lambda op, arrays, rdt: py(*arrays)
     else:
         vec = np.frompyfunc(py, arity, 1)
 
         def impl(op, arrays, rdt, vec=vec):
             out = vec(*arrays)
             return np.asarray(out, dtype=object).astype(rdt) if isinstance(out, np.ndarray) else out
-        _IMPLS[op._impl_key()] = impl
+        IMPLS[op._impl_key()] = impl
     return op
 
 
@@ -1054,4 +814,4 @@ def _case_key(name: str, params: tuple, key) -> tuple[tuple, dict]:
 
 __all__ = ["NOVALUE", "Operator", "UnknownOperatorError", "OPERATORS", "ALIASES", "PARAMETRIC",
            "choose", "lookup", "known_names", "user_function", "c_literal", "reduction_annihilator",
-           "is_annihilator"]
+           "is_annihilator", "Annihilator", "ieee_pow"]

@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..algebra import ieee_pow
+from ..opimpls import ieee_pow
 from ..errors import DTypeError, KernelError
 from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, For, Function, Grow, Growable, If, Load, OutScalar, Prefetch, Scalar, Select, Store,

@@ -241,6 +241,11 @@ class ProgramKernel(_runtime_kernel()):
         out.__dict__.update(kernel.__dict__)  # share, do not mutate, the cached kernel
         return out
 
+    def for_values(self, tensors):
+        # (the variant lowered for other values is the runtime's Kernel: it keeps this one's calls)
+        kernel = super().for_values(tensors)
+        return kernel if kernel is self else ProgramKernel.of(kernel)
+
     def _run(self, runner, tensors):
         out = super()._run(runner, tensors)
         return out.to_numpy()[()] if out.ndim == 0 else out
@@ -306,7 +311,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
 
     def bind(n):
         if isinstance(n, Access) and isinstance(n.tns, TensorRef):
-            return Access(infos[n.tns.name].root(n.mode), n.idxs, n.mode, line=n.line)
+            return Access(infos[n.tns.name].root(n.mode), n.idxs, n.mode, line=n.line, source=n.tns.name)
         return None
     body = postmap(body, bind)
     low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)

@@ -410,7 +410,12 @@ def assemble_stmts(f: SubFiber, ctx) -> list:
                 ir.Store(vals, f.pos, Const(f.tensor.fill, f.tensor.dtype))]
     if isinstance(lvl, Pattern):
         return []
-    raise StrategyError(f"output {f.tensor.name}: cannot assemble a {lvl.name} level under a SparseList output")
+    # (named as the lattice strategy names levels: by number and name, the parent the one appended)
+    info, k = f.tensor, f.level
+    parent = f"level {k - 1} ({info.levels[k - 1].name})" if k > 0 else "its root"
+    raise StrategyError(f"output {info.name} ({info.format}): the looplet strategy cannot assemble level {k} "
+                        f"({lvl.name}) under {parent}: it appends entries to a sparse level only over the "
+                        f"leaf (Dense levels above one innermost sparse level)")
 
 
 def _under_dense(f: SubFiber, element_leaf: bool = False):
@@ -475,7 +480,9 @@ def unfurl_sparse_band_update(f: SubFiber, ctx, mode="update"):
         move = [Declare(v, info.dtype, Load(vals, nnz)), ir.Grow(vals, X.add(X.add(nnz, gap), 1)),
                 ir.For(g, 0, gap, [ir.Store(vals, X.add(nnz, g), fill)]),
                 ir.Store(vals, X.add(nnz, gap), v), CompoundAssign("+", nnz, gap)]
-        epi = [If(dirty, [Declare(hi, "int64", Load(idx_b, f.pos)),
+        # (a write of the fill neither starts nor extends the band: the fills between written
+        # values are stored as the band's, as Tensor.from_numpy stores them)
+        epi = [If(kept(dirty, child), [Declare(hi, "int64", Load(idx_b, f.pos)),
                           Declare(gap, "int64", Select(BinOp(">", hi, zero), X.sub(i, hi), zero)),
                           If(BinOp(">", gap, zero), move),
                           CompoundAssign("+", nnz, one),
@@ -845,22 +852,24 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
     t = _tag(info)
 
     def body(i):
-        key, slot, q = (Var(ctx.fresh(x)) for x in (f"key{t}", f"slot{t}", f"q{t}"))
+        key, slot, q, new = (Var(ctx.fresh(x)) for x in (f"key{t}", f"slot{t}", f"q{t}", f"new{t}"))
         pre = [Declare(key, "int64", X.add(base, i))]
         probe = probe_stmts(slot, a["key"], a["tbl"], cap, key, ctx.fresh)
         pre += probe
-        # a new key: grow the table first if it would be more than half full (then probe again),
-        # so the capacity is always table_capacity(nnz), which readers recompute
+        # a new key's value is written in the next slot, and the key is inserted after the write
+        # only if the value is not the fill (a sparse output stores no fill, as Tensor.from_numpy)
         pre += [Declare(q, "int64", X.sub(Load(a["tbl"], slot), 1)),
-                If(BinOp("<", q, Const(0, "int64")), [
-                    If(BinOp(">", BinOp("*", X.add(nnz, 1), Const(2, "int64")), cap),
-                       rehash_stmts(info, k, ctx.fresh) + [Assign(slot, probe[0].init), probe[1]]),
-                    Assign(q, nnz),
-                    ir.Store(a["tbl"], slot, X.add(q, 1)),
-                    ir.Grow(a["key"], X.add(q, 1)), ir.Store(a["key"], q, key),
-                    CompoundAssign("+", nnz, Const(1, "int64")),
-                    *assemble_stmts(_child(f, q), ctx)])]
-        return Thunk(tuple(pre), _child(f, q))
+                Declare(new, "bool", BinOp("<", q, Const(0, "int64"))),
+                If(new, [Assign(q, nnz), *assemble_stmts(_child(f, q), ctx)])]
+        # grow the table first if it would be more than half full (then probe again), so the
+        # capacity is always table_capacity(nnz), which readers recompute
+        epi = [If(ir.and_(new, not_fill(info, Load(info.array(None, "vals"), q))), [
+                   If(BinOp(">", BinOp("*", X.add(nnz, 1), Const(2, "int64")), cap),
+                      rehash_stmts(info, k, ctx.fresh) + [Assign(slot, probe[0].init), probe[1]]),
+                   ir.Store(a["tbl"], slot, X.add(q, 1)),
+                   ir.Grow(a["key"], X.add(q, 1)), ir.Store(a["key"], q, key),
+                   CompoundAssign("+", nnz, Const(1, "int64"))])]
+        return Thunk(tuple(pre), _child(f, q), tuple(epi))
     return Lookup(body, f"i -> locate or insert {info.name}.lvl{k + 1}[hash({base} + i)]", info)
 
 

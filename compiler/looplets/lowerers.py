@@ -35,7 +35,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-from .. import values
 from ..algebra import Operator, lookup
 from ..errors import ShapeError, StrategyError
 from ..imperative import ir
@@ -45,6 +44,7 @@ from ..imperative.ir import (Assign as IAssign, BinOp, CompoundAssign, Const, De
 from ..trace import Artifact
 from . import extents as X
 from .errors import ProgramError
+from .facts import OperandFacts
 from ..levels import Element, Pattern
 from .levels import SubFiber, leaf_value, not_fill, unfurl
 from .looplets import (AcceptRun, Case, Fill, Jumper, Looplet, Lookup, PRIORITY, Run, Sequence, Shift,
@@ -94,11 +94,9 @@ class Lowerer:
     def __init__(self, tensors: dict, ctx, trace=None, max_trace_steps: int = 400,
                  max_looplets: int = MAX_LOOPLETS):
         self.tensors = tensors
-        # what any value read may be, stored (as the lowering assumes) or fill: x * 0 is not 0
-        # where x may be NaN or infinite (see simplify.annihilator)
-        self.facts = values.FINITE
-        for info in tensors.values():
-            self.facts = self.facts | values.assumed(info.name) | values.of_value(info.fill)
+        # what each operand may be, from the tensors it reads, stored (as the lowering assumes)
+        # or fill: x * 0 is not 0 where x may be NaN or infinite (see simplify.annihilator)
+        self.facts = OperandFacts(tensors)
         self.ctx = ctx
         self.fresh = ctx.fresh
         self.trace = trace

@@ -198,13 +198,16 @@ class Access(Expr):
 
     ``idxs`` are in *storage* order once the program is normalized (the order in
     which levels are unfurled, outermost first). ``mode`` is ``"read"`` or
-    ``"update"`` (the left side of an assignment).
+    ``"update"`` (the left side of an assignment). ``source`` names the program's tensor the
+    access reads, kept as ``tns`` is unfurled to looplets: the simplifier asks what the operand
+    may hold (:mod:`compiler.looplets.facts`).
     """
 
     tns: Any
     idxs: tuple = ()
     mode: str = "read"
     line: int = field(default=0, compare=False)
+    source: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "idxs", tuple(self.idxs))

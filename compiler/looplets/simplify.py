@@ -93,8 +93,9 @@ def identity(t):
 def annihilator(t, facts=values.FINITE):
     """``x * 0 -> 0``, ``inf + x -> inf``: only where the other arguments cannot hold a value the
     annihilator does not annihilate (``0 * inf`` is NaN; ``min(nan, -inf)`` is NaN). A literal
-    argument is known; any other may hold what ``facts`` say the program's tensors may (their
-    stored values as the lowering assumes them, and their fills)."""
+    argument is known; any other may hold what ``facts`` say: the program's tensors' (their
+    stored values as the lowering assumes them, and their fills), or, given a function of the
+    argument (:class:`~compiler.looplets.facts.OperandFacts`), the tensors that argument reads."""
     if not (isinstance(t, Call) and isinstance(t.op, Operator)):
         return None
     for ann in t.op.annihilators:
@@ -104,7 +105,8 @@ def annihilator(t, facts=values.FINITE):
                 continue
             if any(_lit(x) and x.value is MISSING for x in t.args):
                 return a   # (the annihilator wins over a missing argument)
-            others = [values.of_value(x.value) if _lit(x) else facts for n, x in enumerate(t.args) if n != k]
+            others = [values.of_value(x.value) if _lit(x) else facts(x) if callable(facts) else facts
+                      for n, x in enumerate(t.args) if n != k]
             ok, why = values.annihilates(t.op, ann, others)
             if ann.unless:   # (once per operator and annihilator: the looplets' cases repeat it)
                 values.decide("sparse-path" if ok else "exact-path", f"{t.op.symbol} with {a} at argument {k + 1}",
@@ -235,8 +237,8 @@ RULES = [Rule("fold", fold), Rule("identity", identity), Rule("annihilator", ann
 
 
 # the rules that depend on what the values may hold
-_with_facts = {"annihilator": lambda facts: lambda t: annihilator(t, facts),
-               "integrate": lambda facts: lambda t: integrate(t, facts)}
+_with_facts = {"annihilator": lambda facts, pooled: lambda t: annihilator(t, facts),
+               "integrate": lambda facts, pooled: lambda t: integrate(t, pooled)}
 
 
 def _rule_name(r):
@@ -245,7 +247,8 @@ def _rule_name(r):
 
 def simplify(node, log: list | None = None, extra=(), facts=values.FINITE):
     """Rewrite ``node`` to a fixpoint of :data:`RULES` (and ``extra`` rules), logging to ``log``;
-    ``facts`` say what the tensors ``node`` reads may hold, stored or fill (see :func:`annihilator`).
+    ``facts`` say what the tensors ``node`` reads may hold, stored or fill, all of them or each
+    operand (see :func:`annihilator`).
 
     >>> from compiler.algebra import lookup
     >>> from compiler.looplets.program import Call, Literal, Access, TensorRef, Index
@@ -256,8 +259,9 @@ def simplify(node, log: list | None = None, extra=(), facts=values.FINITE):
     >>> print(simplify(e, facts=Facts(posinf=True)))   # x may hold inf: 0 * inf is NaN
     0.0 * x[i]
     """
-    rules = RULES if facts.finite else [Rule(r.name, _with_facts[r.name](facts)) if r.name in _with_facts else r
-                                        for r in RULES]
+    pooled = getattr(facts, "pooled", facts)   # (what any operand may hold)
+    rules = RULES if pooled.finite else [Rule(r.name, _with_facts[r.name](facts, pooled)) if r.name in _with_facts
+                                         else r for r in RULES]
     out = rewrite(node, [*rules, *extra], log)
     # the engine reports the sieve rule under one name; name its two cases as the notes do
     if log:

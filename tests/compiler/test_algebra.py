@@ -1,5 +1,6 @@
 """Operators: properties, dtypes, C spelling, fills, registry, user functions, JSON."""
 
+import doctest
 import json
 import math
 
@@ -306,3 +307,29 @@ def test_an_empty_reduction_has_the_dtype_a_non_empty_one_has(dtype):
         full = op.reduce(np.ones((2, 3), dtype=dtype), axis=1)
         empty = op.reduce(np.ones((2, 0), dtype=dtype), axis=1)
         assert empty.dtype == full.dtype, (name, dtype)
+
+
+def test_each_builtin_runs_by_the_tables_of_compiler_opimpls():
+    """The operators' algebra (compiler.algebra) and how builtins compute (compiler.opimpls) are
+    two modules: every builtin has a dtype rule, a numpy implementation and a C expression
+    there, compiler.algebra keeps its public names, and no module imports another's private
+    names from either."""
+    import ast
+    import pathlib
+
+    import compiler.algebra
+    import compiler.opimpls as impls
+    for name in OPERATORS:
+        assert name in impls.DTYPE_RULES and name in impls.IMPLS and name in impls.C_EXPRS, name
+    assert "choose" in impls.C_EXPRS and "choose" in impls.IMPLS
+    assert compiler.algebra.c_literal is impls.c_literal and compiler.algebra.ieee_pow is impls.ieee_pow
+    assert lookup("^").label == "^ (bitxor)" and lookup("min").label == "min"
+    root = pathlib.Path(compiler.algebra.__file__).parent
+    bad = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] in {"algebra", "opimpls"} \
+                    and node.level <= 2 and not (node.level == 1 and path.parent.name == "lattice"):
+                bad += [f"{path.name}: {a.name}" for a in node.names if a.name.startswith("_")]
+    assert not bad
+    assert doctest.testmod(impls).failed == 0

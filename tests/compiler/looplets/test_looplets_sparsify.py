@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import Tensor
-from compiler.levels import (Element, SparseBlockList, SparseByteMap, SparseCOO, SparseList,
-                             SparseRunList)
+from compiler.levels import (Dense, Element, SparseBand, SparseBlockList, SparseByteMap, SparseCOO, SparseHash,
+                             SparseList, SparseRunList)
 from compiler.looplets import loop_program
 
 #: sparse vector formats a loop writes by appending or marking, with their fill
@@ -21,6 +21,7 @@ FORMATS = {
     "SparseBlockList": lambda fill: SparseBlockList(Element(fill)),
     "SparseByteMap": lambda fill: SparseByteMap(Element(fill)),
     "SparseRunList": lambda fill: SparseRunList(Element(fill)),
+    "SparseHash": lambda fill: SparseHash(Element(fill)),
 }
 
 
@@ -95,3 +96,37 @@ def test_a_sparse_output_never_stores_its_fill(fmt, fill, values):
         assert entries(a) == non_fill_count(b, fill)
     else:
         assert entries(a) <= non_fill_count(b, fill)
+
+
+@settings(max_examples=40)
+@given(fill=st.sampled_from([0.0, -1.0, float("nan")]),
+       values=st.lists(st.sampled_from([0.0, -1.0, 2.5, float("nan")]), max_size=10), rows=st.integers(1, 3))
+@example(fill=0.0, values=[3.0, 0.0, 4.0, 0.0, 2.0, 0.0], rows=1)
+@example(fill=float("nan"), values=[float("nan"), 3.0, float("nan"), 4.0, float("nan")], rows=2)
+def test_a_band_output_stores_the_band_from_the_first_to_the_last_value_not_the_fill(fill, values, rows):
+    """A SparseBand output's band starts at the first value written that is not the fill and ends
+    after the last (the fills between are the band's), as Tensor.from_numpy stores it; it stored
+    every write (issue 28 item 7's remainder)."""
+    b = np.array([values[k:] + values[:k] for k in range(rows)], dtype=float).reshape(rows, len(values))
+    fmt = ss.Format(Dense(SparseBand(Element(fill))))
+    a = ss.lower("a[i, j] = b[i, j]", strategy="looplets", a=fmt, b=b)(b=b)
+    np.testing.assert_array_equal(a.to_numpy(), b)
+    assert a.nnz == Tensor.from_numpy(b, fmt).nnz
+
+
+def test_a_hash_output_inserts_a_key_only_for_a_value_not_the_fill():
+    """Columns accumulated into rows of SparseHash in any order: an entry whose first write is the
+    fill is no key (nor one a later write of the fill makes); one a later write makes is."""
+    A = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [2.0, -2.0, 0.0], [float("nan"), 0.0, 0.0]])
+    fmt = ss.Format(Dense(SparseHash(Element(0.0))))
+    want = A.T.copy()
+    y = ss.lower(transpose, a=fmt, A=A)(A=A)
+    np.testing.assert_array_equal(y.to_numpy(), want)
+    assert y.nnz == Tensor.from_numpy(want, fmt).nnz == 4
+
+
+@loop_program
+def transpose(a, A):
+    for i in _:
+        for j in _:
+            a[j, i] = A[i, j]

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import compiler as ss
 from compiler import Tensor
 from compiler.errors import FormatError, StrategyError
 from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseInterval, SparseList,
@@ -77,12 +78,14 @@ def test_a_merge_of_two_inputs(out, checked):
 def test_dense_input_writes_every_index(out):
     """A dense input writes every index, zeros included: the values are right. A block list
     stores no write of its fill (as a SparseList, and the lattice strategy: issue 28 item 7); a
-    band is one stretch per row and still stores every write, fills included."""
+    band is one stretch per row from its first value that is not the fill to its last, the fill
+    between stored (it stored every write, fills included), as Tensor.from_numpy stores them."""
     M = np.array([[0.0, 1.0, 0.0, 2.0], [0.0, 0.0, 0.0, 0.0]])
     A = Tensor.from_numpy(M, "dense")
     r = compile_program(copy, C=OUTS[out](), A=A)(A=A)
     np.testing.assert_array_equal(r.to_numpy(), M)
-    assert len(r.vals) == (np.count_nonzero(M) if out == "SparseBlockList" else M.size)
+    assert len(r.vals) == (np.count_nonzero(M) if out == "SparseBlockList" else 3)
+    assert len(r.vals) == Tensor.from_numpy(M, r.format).nnz
 
 
 def test_band_fills_the_gaps_between_writes():
@@ -136,8 +139,14 @@ def test_structured_outputs_need_dense_parents_and_a_band_an_element_leaf():
     A = Tensor.from_numpy(np.eye(3), "csr")
     with pytest.raises(StrategyError, match="SparseBand output level needs Dense levels above it and an Element leaf"):
         compile_program(copy, C=Dense(SparseBand(Pattern())), A=A)
-    with pytest.raises(StrategyError, match="cannot assemble a SparseBlockList level under a SparseList output"):
+    with pytest.raises(StrategyError, match=r"cannot assemble level 1 \(SparseBlockList\) under level 0 \(SparseList\)"):
         compile_program(copy, C=SparseList(SparseBlockList(Element(0.0))), A=A)
+    # (the appended level is named: it was called a SparseList whatever it was; issue 28's report)
+    ref = Tensor.from_numpy(np.eye(3), "dcsr")
+    with pytest.raises(StrategyError, match=r"^output tmp \(SparseBlockList\(Dense\(Element\(0\.0\)\)\)\): the looplet "
+                                            r"strategy cannot assemble level 1 \(Dense\) under level 0 \(SparseBlockList\)"):
+        ss.lower("tmp[i, j] = ref[i, j]", strategy="looplets",
+                 tmp=ss.parse_format("SparseBlockList(Dense(Element(0.0)))"), ref=ref)
 
 
 def test_run_list_inputs_into_blocks():

@@ -36,8 +36,8 @@ def output_refusal(strategy: str, tensor: str, fmt: ss.Format):
                 return f"output {tensor}: a Dense level under a sparse level cannot be assembled by appending"
         elif k + 1 < len(names):
             if name in ("SparseList", "SparseBlockList"):
-                # (the message calls a SparseBlockList a SparseList: issue 28's report)
-                return f"output {tensor}: cannot assemble a {names[k + 1]} level under a "
+                return (rf"output {tensor} \(.*\): the looplet strategy cannot assemble level {k + 1} "
+                        rf"\({names[k + 1]}\) under level {k} \({name}\)")
             if name in LOOPLETS_OUTER_ONLY:
                 return f"output {tensor}: a {name} output level needs Dense levels above it and an? (Element )?leaf"
     return None

@@ -180,8 +180,9 @@ def refusal(strategy: str, out_modes: str):
     if strategy == "lattice" and "d" in under_sparse:
         return "output A: a Dense level under a sparse level cannot be assembled by appending"
     if strategy == "looplets" and under_sparse:
+        k = out_modes.find("s")
         level = "Dense" if under_sparse[0] == "d" else "SparseList"
-        return f"output A: cannot assemble a {level} level under a SparseList output"
+        return rf"output A \(.*\): the looplet strategy cannot assemble level {k + 1} \({level}\) under level {k} \(SparseList\)"
     return None
 
 

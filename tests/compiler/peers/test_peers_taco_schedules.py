@@ -196,7 +196,8 @@ LATTICE_REFUSED = {
                    r"appended through one counter the threads share \(a race\)",
 }
 #: what the looplets strategy says of TACO's statements (unscheduled) it cannot assemble
-LOOPLETS_REFUSED = {"sptenaddCPU": "output C: cannot assemble a SparseList level under a SparseList output"}
+LOOPLETS_REFUSED = {"sptenaddCPU": r"output C \(.*\): the looplet strategy cannot assemble level 2 \(SparseList\) "
+                                   r"under level 1 \(SparseList\)"}
 
 
 def _inputs(inputs):
