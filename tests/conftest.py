@@ -7,8 +7,12 @@ from hypothesis import settings
 
 # No per-example deadline: a worker of a parallel run shares the cores with another and with the
 # C compiler, so a timing limit would fail tests for the machine's load, not for their code.
-settings.register_profile("sparsescope", deadline=None)
-settings.load_profile("sparsescope")
+# Derandomized: every run draws the same examples, so no run passes or fails by the luck of a draw
+# (a property test once found a bug "on some draws" only). To hunt for new bugs with fresh draws,
+# run with SPARSESCOPE_HYPOTHESIS=explore; pin what it finds with @example.
+settings.register_profile("sparsescope", deadline=None, derandomize=True, database=None)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("SPARSESCOPE_HYPOTHESIS", "sparsescope"))
 
 
 @pytest.fixture(autouse=True, scope="session")
