@@ -260,13 +260,19 @@ class Kernel:
         """
         if self.relower is None:
             return self
-        wider = dict(self.facts)
+        wider = None   # (built only when some value holds more than assumed: calls are a hot path)
         for name, value in tensors.items():
-            if name in wider:
-                if self.compiled.checked and isinstance(value, Tensor):
-                    value.validate(as_name=name)   # (and so takes its facts again)
-                wider[name] = wider[name] | _facts_of(value)
-        return self if wider == self.facts else self.relower(wider)
+            assumed = self.facts.get(name)
+            if assumed is None:
+                continue
+            if self.compiled.checked and isinstance(value, Tensor):
+                value.validate(as_name=name)   # (and so takes its facts again)
+            held = _facts_of(value)
+            if held is assumed or held <= assumed:
+                continue
+            wider = dict(self.facts) if wider is None else wider
+            wider[name] = assumed | held
+        return self if wider is None else self.relower(wider)
 
     # --- binding -------------------------------------------------------------------------
 
