@@ -47,11 +47,12 @@ from ..notation.dtypes import check_output_dtype, expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
 from .algebra import derive, same_value
-from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, _loops, _map_parts, _wrap, as_update,
+from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, loop_chain, _map_parts, wrap_loops, as_update,
                   concretize, expr_accesses, assignments, foralls, hoist_invariants, precompute, scalar_promote,
                   unshadow, with_workspace_kind, workspace_name)
 from .iteration_graph import IterationGraph, LoopOrderError, is_all_dense, storage_path
 from .iterators import ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
+from .ordering import order_statement, wheres
 from .lattice import Operand, build_lattice, literal, remove_operands, simplify_rules, typed_fill, verify
 
 INDENT = "  "
@@ -500,7 +501,7 @@ class Setup:
                 raise StrategyError(f"output index {i} of {out} is used by no input, so its extent is unknown")
         graph = IterationGraph.build(program, formats)
         concrete = concretize(program)
-        stmt = _order_statement(concrete, graph, order)
+        stmt = order_statement(concrete, graph, order)
         steps = []
         parallel, relations = None, ()
         if schedule is None:
@@ -517,7 +518,7 @@ class Setup:
                           f"row: {note}") for stage, before, after, note in steps]
         # (a derived loop stays where the schedule put it: no workspace takes it in)
         derived = {v for r in relations for v in vars(r).values() if isinstance(v, str)}
-        scheduled = {w.temp.name for w in _wheres(stmt)}
+        scheduled = {w.temp.name for w in wheres(stmt)}
         try:
             stmt, hoisted = _hoist_reductions(stmt, graph, formats, is_all_dense(ofmt), derived)
         except StrategyError as refused:
@@ -543,7 +544,7 @@ class Setup:
             seq = None if program.op is not None else _as_sequence(stmt, out, out_dtype, dtype_of, scheduled,
                                                                    nested=parallel is None)
             if seq is not None:
-                ws = [x.temp.name for x in _wheres(stmt) if x.temp.workspace]
+                ws = [x.temp.name for x in wheres(stmt) if x.temp.workspace]
                 if len(ws) == 1:
                     note = (f"{out.tensor} starts at what the workspace {ws[0]} was added to, and the reduction "
                             f"adds into {out.tensor} itself")
@@ -565,7 +566,7 @@ class Setup:
         if not is_all_dense(ofmt) and program.op is None:
             ws = _auto_workspace(stmt, out, ofmt)
             if ws is not None:
-                w = next(x.temp for x in _wheres(ws) if x.temp.workspace and x not in _wheres(stmt))
+                w = next(x.temp for x in wheres(ws) if x.temp.workspace and x not in wheres(stmt))
                 over = ", ".join(i.name for i in w.indices)
                 red = [i.name for i in _output_order(stmt) if i not in w.indices]
                 how = "(Gustavson)" if len(w.indices) == 1 or not red else f"(the loop over {red[0]} runs outside them)"
@@ -593,7 +594,7 @@ class Setup:
                               f"temporary gathered is added to them, not assigned"))
                 stmt = updated
         temps = {}
-        for s in _wheres(stmt):
+        for s in wheres(stmt):
             if s.temp.name in temps:   # (generated names are fresh: two of one name would share storage)
                 raise StrategyError(f"two temporaries of the statement are named {s.temp.name}: {stmt}")
             d = expr_dtype(_temp_value(s), lambda a: np.dtype(
@@ -611,7 +612,7 @@ class Setup:
                 paths[key] = tuple(s.temp.indices)
         setup = cls(program, formats, out, ofmt, stmt, graph, names, iters, paths, flexible, extents,
                     uses, temps, neutral, out_fill, out_dtype, rhs_fill, [], promoted, concrete, steps)
-        for s in _wheres(stmt):
+        for s in wheres(stmt):
             if not s.temp.workspace and s.temp.op is not None:
                 red = Reduce(s.temp.op, tuple(foralls(s.producer)) or (Index("_"),), _temp_value(s))
                 setup.scalar_fills[s.temp.name] = derive(red, setup.fill_of)[1]
@@ -713,7 +714,7 @@ def _auto_workspace(stmt, out: Access, fmt, name: str | None = None):
     or not possible (the storage-order check then explains).
     """
     path = storage_path(out, fmt)[0]
-    chain, body = _loops(stmt)
+    chain, body = loop_chain(stmt)
     if not chain and isinstance(body, Where) and body.temp.workspace:
         # a workspace computed first (a precompute): its consumer appends to the output
         name = workspace_name(stmt)
@@ -766,7 +767,7 @@ def _as_sequence(stmt, out: Access, out_dtype: str, dtype_of, kept=frozenset(), 
         if inner is None:
             return None
         consumer, rest = inner.define, inner.mutate
-    order, body = _loops(consumer)
+    order, body = loop_chain(consumer)
     if not (isinstance(body, Assignment) and body.op is None and body.lhs.tensor == out.tensor
             and sorted(i.name for i in body.lhs.indices) == sorted(i.name for i in acc.indices)
             and len(set(acc.indices)) == len(acc.indices)
@@ -789,7 +790,7 @@ def _as_sequence(stmt, out: Access, out_dtype: str, dtype_of, kept=frozenset(), 
             or any(x.lhs.tensor == out.tensor for x in updates) or _reads(stmt.producer, w.name):
         return None
     mutate = _retarget(stmt.producer, w.name, body.lhs)
-    return Sequence(_wrap(order, Assignment(body.lhs, None, other)),   # (the terms' order as written)
+    return Sequence(wrap_loops(order, Assignment(body.lhs, None, other)),   # (the terms' order as written)
                     mutate if rest is None else Sequence(rest, mutate))
 
 
@@ -815,7 +816,7 @@ def _rows_per_thread(stmt, out: Access, ofmt: Format, parallel) -> bool:
     """
     if parallel is None:
         return True
-    order, path = _loops(stmt)[0], storage_path(out, ofmt)[0]
+    order, path = loop_chain(stmt)[0], storage_path(out, ofmt)[0]
     return bool(order and path) and order[0] == parallel and path[0] == parallel
 
 
@@ -842,7 +843,7 @@ def _terms_in_sequence(stmt, out: Access, out_dtype: str, dtype_of, fill_of, ful
     b[i] + c[i]``) becomes updates only where that regroups exactly: ``y + (a + b)`` is not
     ``(y + a) + b`` in floats.
     """
-    order, body = _loops(stmt)
+    order, body = loop_chain(stmt)
     if not (isinstance(body, Assignment) and body.op == update and body.lhs.tensor == out.tensor and order):
         return None
     op = body.rhs.op if isinstance(body.rhs, Call) else None
@@ -867,15 +868,15 @@ def _terms_in_sequence(stmt, out: Access, out_dtype: str, dtype_of, fill_of, ful
     for t in parts[1:max(lead, 1)]:
         first = Call(op, (first, t))
     rest = parts[max(lead, 1):]
-    seq = _wrap(order, Assignment(body.lhs, op, rest[-1]))
+    seq = wrap_loops(order, Assignment(body.lhs, op, rest[-1]))
     for t in reversed(rest[:-1]):
-        seq = Sequence(_wrap(order, Assignment(body.lhs, op, t)), seq)
+        seq = Sequence(wrap_loops(order, Assignment(body.lhs, op, t)), seq)
     how = "(define; mutate)" if update is None else f"(each an update, {assign_spelling(update)})"
     note = (f"the {len(parts)} terms of the sum go into {out.tensor} one after another {how}: merged in one loop "
             f"they would make up to {2 ** sparse - 1} cases at each level"
             + (f"; the first {lead}, dense, together" if lead > 1 else "")
             + (f"; each runs its loop over {parallel} on the threads" if parallel is not None else ""))
-    return Sequence(_wrap(order, Assignment(body.lhs, update, first)), seq), note
+    return Sequence(wrap_loops(order, Assignment(body.lhs, update, first)), seq), note
 
 
 def _reads(s, name: str) -> bool:
@@ -940,7 +941,7 @@ def _hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, 
                    f"apply either: {e}")
             # (a LoopOrderError stays one: converting an input's order may remove it)
             raise (LoopOrderError(why, e.conflicts) if isinstance(e, LoopOrderError) else StrategyError(why)) from None
-        new = _order_statement(new, graph, _loops(new)[0])
+        new = order_statement(new, graph, loop_chain(new)[0])
         if dense_output:
             new = with_workspace_kind(new, name, "dense")
         steps.append(("precompute", stmt, new, f"automatic: {acc} is stored in the order "
@@ -958,7 +959,7 @@ def _misnested(s, bound: list, formats):
     if not isinstance(s, Where):
         return None
     if not s.temp.workspace:
-        reduced, inner = _loops(s.producer)
+        reduced, inner = loop_chain(s.producer)
         if isinstance(inner, Assignment):
             for acc in expr_accesses(inner.rhs):
                 if acc.tensor not in formats:
@@ -1006,23 +1007,13 @@ def _top_order(s) -> list[Index]:
     return out
 
 
-def _wheres(s) -> list:
-    if isinstance(s, Where):
-        return _wheres(s.producer) + [s] + _wheres(s.consumer)
-    if isinstance(s, Forall):
-        return _wheres(s.body)
-    if isinstance(s, Sequence):
-        return _wheres(s.define) + _wheres(s.mutate)
-    return []
-
-
 def _nonfinite_temps(stmt, setup) -> set:
     """The temporaries (scalars and workspaces) whose values may be NaN or infinite: their producer
     reads an operand whose fill or stored values (as the lowering assumes them) are not finite, a
     non-finite literal, or such a temporary (``w[j] = sum[k](B[j] * A[j, k])`` over a B of
     fill NaN)."""
     from .lattice import _nonfinite_literal, nonfinite_fill
-    temps = list(_wheres(stmt))
+    temps = list(wheres(stmt))
     out: set = set()
 
     def nonfinite(a) -> bool:
@@ -1048,50 +1039,6 @@ def _temp_value(w: Where):
     while isinstance(s, (Forall, Where)):
         s = s.body if isinstance(s, Forall) else s.consumer
     return s.rhs
-
-
-def _side_graph(graph: IterationGraph, s: Stmt) -> IterationGraph:
-    return graph.restricted(x for a in assignments(s) for x in [a.lhs, *expr_accesses(a.rhs)])
-
-
-def _order_statement(s: Stmt, graph: IterationGraph, order=None, top: bool = True) -> Stmt:
-    """Put each chain of foralls in an order the iteration graph allows (or ``order``); the top
-    chain's loops that a nested reduction's operands store after its own index come last."""
-    from .cin import _loops, _wrap
-    chain, body = _loops(s)
-    if chain:
-        if order is not None:
-            wanted = [Index(i) if isinstance(i, str) else i for i in order]
-            if sorted(i.name for i in wanted) != sorted(i.name for i in chain):
-                nested = set(foralls(body)) if body is not None else set()
-                inner = [i.name for i in wanted if i not in chain and i in nested]
-                why = (f": {', '.join(inner)} {'is a loop' if len(inner) == 1 else 'are loops'} of a nested reduction "
-                       f"or a workspace, run inside the loops {', '.join(i.name for i in chain)}; reorder orders "
-                       f"the loops around the assignment to the output (a reduction precomputed into a workspace "
-                       f"orders its own loops as its operands' formats need)" if inner else "")
-                names = [i.name for i in wanted]
-                twice = sorted({n for n in names if names.count(n) > 1})
-                if twice and not why:
-                    why = f": {', '.join(twice)} {'is' if len(twice) == 1 else 'are'} listed twice"
-                raise StrategyError(f"schedule: order {[i.name for i in wanted]} must list the loops "
-                                    f"{[i.name for i in chain]}{why}")
-            allowed = graph.order(chain, prefer=wanted)
-            if allowed != wanted:
-                for e_before, e_after, p in graph.edges():
-                    if e_before in wanted and e_after in wanted and \
-                            wanted.index(e_before) > wanted.index(e_after):
-                        raise StrategyError(
-                            f"reorder({', '.join(i.name for i in wanted)}) does not apply: {p.access} is "
-                            f"stored with {e_before} before {e_after}")
-            chain = wanted
-        else:
-            # (the loops of the nested reductions run inside this chain)
-            chain = graph.order(chain, prefer=chain, inner={i for i in graph.variables if i not in chain}
-                                if top else ())
-    if isinstance(body, Where):
-        body = Where(_order_statement(body.consumer, _side_graph(graph, body.consumer), top=False),
-                     _order_statement(body.producer, _side_graph(graph, body.producer), top=False), body.temp)
-    return _wrap(chain, body)
 
 
 # -- building -----------------------------------------------------------------------------------
@@ -1430,7 +1377,7 @@ def _flat_positions(stmt, program: Assign, formats: dict):
     from ..names import FreshNames
     from .algebra import Region
     from .schedule import Schedule
-    chain, body = _loops(stmt)
+    chain, body = loop_chain(stmt)
     if program.lhs.indices or program.op is not None or len(chain) != 2 or not isinstance(body, Assignment) \
             or body.op is None or body.lhs.tensor != program.lhs.tensor:
         return None
@@ -1458,7 +1405,7 @@ def _flat_positions(stmt, program: Assign, formats: dict):
 def _straddles(stmt, fuse) -> bool:
     """Whether scalar promotion would put its temporary between the fused loops (an
     output loop fused with a reduction loop); a reduction over both is promoted whole."""
-    order, body = _loops(stmt)
+    order, body = loop_chain(stmt)
     if not isinstance(body, Assignment):
         return True
     out = set(body.lhs.indices)

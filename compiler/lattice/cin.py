@@ -329,7 +329,7 @@ def _nested_reductions(e, fresh: FreshNames):
     return visit(e), wheres
 
 
-def _loops(s: Stmt) -> tuple[list[Index], Stmt]:
+def loop_chain(s: Stmt) -> tuple[list[Index], Stmt]:
     """The chain of directly nested foralls at the top of ``s`` and what they enclose."""
     order = []
     while isinstance(s, Forall):
@@ -338,7 +338,7 @@ def _loops(s: Stmt) -> tuple[list[Index], Stmt]:
     return order, s
 
 
-def _wrap(order, body: Stmt) -> Stmt:
+def wrap_loops(order, body: Stmt) -> Stmt:
     for index in reversed(order):
         body = Forall(index, body)
     return body
@@ -346,11 +346,11 @@ def _wrap(order, body: Stmt) -> Stmt:
 
 def with_order(s: Stmt, order: list[Index]) -> Stmt:
     """``s`` with its top chain of foralls put in ``order`` (a permutation of them)."""
-    current, body = _loops(s)
+    current, body = loop_chain(s)
     if sorted(i.name for i in current) != sorted(i.name for i in order):
         raise ValueError(f"order {[i.name for i in order]} is not a permutation of the loops "
                          f"{[i.name for i in current]}")
-    return _wrap(order, body)
+    return wrap_loops(order, body)
 
 
 def scalar_promote(s: Stmt, taken: set | None = None, outer=()) -> Stmt:
@@ -363,11 +363,11 @@ def scalar_promote(s: Stmt, taken: set | None = None, outer=()) -> Stmt:
     it (``y[i] += t_j``), not assigned.
     """
     taken = names_in(s) if taken is None else taken
-    order, body = _loops(s)
+    order, body = loop_chain(s)
     if isinstance(body, Where) and body.temp.workspace:
         # the consumer of a workspace holds the assignment to the result: promote in there
         consumer = scalar_promote(body.consumer, taken, tuple(outer) + tuple(order))
-        return s if consumer is body.consumer else _wrap(order, replace(body, consumer=consumer))
+        return s if consumer is body.consumer else wrap_loops(order, replace(body, consumer=consumer))
     # the assignment may read nested reductions' temporaries: it is the innermost consumer
     assign = body
     while isinstance(assign, Where) and not assign.temp.workspace:
@@ -385,7 +385,7 @@ def scalar_promote(s: Stmt, taken: set | None = None, outer=()) -> Stmt:
     inner = _with_consumer(body, Assignment(temp.access(), assign.op, assign.rhs))
     # (a loop around s that reduces into the result runs this once per iteration: add to it)
     op = assign.op if any(i not in out for i in outer) else None
-    return _wrap(order[:k], Where(Assignment(assign.lhs, op, temp.access()), _wrap(order[k:], inner), temp))
+    return wrap_loops(order[:k], Where(Assignment(assign.lhs, op, temp.access()), wrap_loops(order[k:], inner), temp))
 
 
 def as_update(s: Stmt, tensor: str, op) -> Stmt:
@@ -508,7 +508,7 @@ def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=No
     if expr is not None:
         return precompute_expr(s, expr, indices, name, fill_of, order_fn)
     what = f"precompute({', '.join(i.name for i in indices)})"
-    order, body = _loops(s)
+    order, body = loop_chain(s)
     if isinstance(body, Where) and not body.temp.workspace:
         body = _inline_temps(body, what)   # nested reductions: made temporaries again in the producer
     if not isinstance(body, Assignment):
@@ -547,10 +547,10 @@ def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=No
     if not ws.dense and to_producer and to_producer[-1] not in indices:
         raise StrategyError(f"{what}: the workspace index must be "
                             f"the innermost loop of the producer (loops {', '.join(i.name for i in to_producer)})")
-    consumer = _wrap(to_consumer, Assignment(body.lhs, None, ws.access()))
+    consumer = wrap_loops(to_consumer, Assignment(body.lhs, None, ws.access()))
     fresh = FreshNames(names_in(s) | {name})
-    producer = _wrap(to_producer, _with_reductions(Assignment(ws.access(), op, body.rhs), fresh))
-    return _wrap(outside, Where(consumer, producer, ws))
+    producer = wrap_loops(to_producer, _with_reductions(Assignment(ws.access(), op, body.rhs), fresh))
+    return wrap_loops(outside, Where(consumer, producer, ws))
 
 
 def _distribute(order, indices, consumer_uses, producer_uses):
@@ -620,7 +620,7 @@ def _inline_temps(s, what: str):
         return s
     if isinstance(s, Where) and not s.temp.workspace:
         consumer = _inline_temps(s.consumer, what)
-        loops, inner = _loops(s.producer)
+        loops, inner = loop_chain(s.producer)
         inner = _inline_temps(inner, what)
         if isinstance(consumer, Assignment) and isinstance(inner, Assignment) and inner.op == s.temp.op:
             value = Reduce(s.temp.op, tuple(loops), inner.rhs) if loops else inner.rhs
@@ -745,12 +745,12 @@ def _map_rhs(s: Stmt, fn) -> Stmt:
 
 
 def _precompute_in(s, expr, indices, name, fill_of, order_fn, what, taken: set):
-    order, body = _loops(s)
+    order, body = loop_chain(s)
     if isinstance(body, Where) and body.temp.workspace:   # an earlier precompute: look inside
         for side in ("consumer", "producer"):
             new = _precompute_in(getattr(body, side), expr, indices, name, fill_of, order_fn, what, taken)
             if new is not None:
-                return _wrap(order, replace(body, **{side: new}))
+                return wrap_loops(order, replace(body, **{side: new}))
         return None
     assign = _inline_temps(body, what)
     paths = _occurrences(assign.rhs, expr)
@@ -823,9 +823,9 @@ def _precompute_in(s, expr, indices, name, fill_of, order_fn, what, taken: set):
     ploops = list(to_producer) + nested
     if order_fn is not None and nested:
         ploops = list(order_fn(ploops))
-    producer = _wrap(ploops, _with_reductions(Assignment(ws_access, pop, value), fresh))
-    consumer = _wrap(to_consumer, _with_reductions(Assignment(lhs, cop, consumer_rhs), fresh))
-    return _wrap(outside, Where(consumer, producer, ws))
+    producer = wrap_loops(ploops, _with_reductions(Assignment(ws_access, pop, value), fresh))
+    consumer = wrap_loops(to_consumer, _with_reductions(Assignment(lhs, cop, consumer_rhs), fresh))
+    return wrap_loops(outside, Where(consumer, producer, ws))
 
 
 def _without_moved(e, expr, ws_access, moved: set):

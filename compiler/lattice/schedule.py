@@ -186,7 +186,7 @@ def as_schedule(value) -> Schedule:
 
 def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
     """``(statement, steps, parallel index or None, relations)`` after applying every command in order."""
-    from .cfir import _order_statement
+    from .ordering import order_statement
     from .derived import SuchThat, add_relation, check_no_derived
     steps, parallel, relations = [], None, ()
     for c in schedule.commands:
@@ -206,7 +206,7 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
         if c.name in ("reorder", "parallelize") and not all(isinstance(a, str) for a in named):
             raise StrategyError(f"schedule: {c} needs index names (strings), e.g. {c.name}('i')")
         if c.name == "reorder":
-            stmt = _order_statement(stmt, graph, list(c.args))
+            stmt = order_statement(stmt, graph, list(c.args))
             note = f"loops in the order {', '.join(str(a) for a in c.args)}"
         elif c.name == "precompute":
             stmt, note = _precompute(c, stmt, graph, program, formats)
@@ -238,8 +238,8 @@ def _precompute(c: Command, stmt, graph, program, formats):
     from ..notation import parse_expr
     from ..notation.ast import Expr
     from .algebra import derive
-    from .cfir import _order_statement, _wheres
-    from .cin import _loops, expr_accesses, foralls, index_names, precompute, with_workspace_kind
+    from .ordering import order_statement, wheres
+    from .cin import loop_chain, expr_accesses, foralls, index_names, precompute, with_workspace_kind
     if not c.args or len(c.args) > 4:
         raise StrategyError(f"schedule: {c} needs the workspace's index, then optionally its name, the "
                             f"expression and the workspace's format, e.g. precompute(j, w, C[i, j] + D[i, j]) "
@@ -262,7 +262,7 @@ def _precompute(c: Command, stmt, graph, program, formats):
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a tensor")
     if name in index_names(program) | {i.name for i in foralls(stmt)}:
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already an index")
-    if name in {w.temp.name for w in _wheres(stmt)}:
+    if name in {w.temp.name for w in wheres(stmt)}:
         raise StrategyError(f"schedule: {c} does not apply: workspace name {name} is already a temporary")
     expr = c.args[2] if len(c.args) > 2 else None
     if isinstance(expr, str):
@@ -295,7 +295,7 @@ def _precompute(c: Command, stmt, graph, program, formats):
     new = precompute(stmt, indices, name, expr, fill_of=fill_of, order_fn=lambda loops: sub.order(loops, prefer=loops))
     if expr is not None:
         # the new where's loops follow the formats; the loops around it are kept
-        new = _order_statement(new, graph, _loops(new)[0])
+        new = order_statement(new, graph, loop_chain(new)[0])
     if kind != "auto":
         new = with_workspace_kind(new, name, kind)
     what = f"{name}[{', '.join(indices)}]"
@@ -345,20 +345,20 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
     positions, whose blocks could split a row between threads, never reach here with a
     sparse output: ``fuse`` itself refuses one.)
     """
-    from .cin import Sequence, Where, _loops, foralls
+    from .cin import Sequence, Where, loop_chain, foralls
     from .derived import blocks_split_rows
     from .iteration_graph import is_all_dense, storage_path
-    order, body = _loops(setup.statement)
+    order, body = loop_chain(setup.statement)
     what = f"parallelize({written or index}) does not apply"
-    if not order and isinstance(body, Sequence) and all(_loops(p)[0][:1] == [index] for p in _parts(body)):
+    if not order and isinstance(body, Sequence) and all(loop_chain(p)[0][:1] == [index] for p in _parts(body)):
         # a sum's terms one after another (y = a; y += b; y += c; _terms_in_sequence): each loop
         # nest runs on the threads, over the same rows; checking the first checks them all
-        order, body = _loops(_parts(body)[0])
+        order, body = loop_chain(_parts(body)[0])
     elif not order and isinstance(body, Sequence):
         # define; mutate (y = z; y += A x): the threads take the outer loop of one of them, and
         # the others run on one thread, before or after
         parts = _parts(body)
-        part = next((p for p in parts if _loops(p)[0][:1] == [index]), None)
+        part = next((p for p in parts if loop_chain(p)[0][:1] == [index]), None)
         if part is not None and any(index in foralls(p) for p in parts if p is not part):
             where = ("two loop nests (a sequence), and {} runs in both: outermost in one, inside the other"
                      if len(parts) == 2 else f"{len(parts)} loop nests (a sequence), and {{}} runs in more than "
@@ -366,7 +366,7 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
             raise StrategyError(f"{what}: {setup.output.tensor} is defined, then updated, by "
                                 f"{where.format(index)}, where its iterations would race")
         if part is not None:
-            order, body = _loops(part)
+            order, body = loop_chain(part)
     if not setup.output.indices:
         if setup.races != "none":
             raise StrategyError(f"{what}: races={setup.races!r} shares a dense output among the threads, and the "
@@ -535,14 +535,14 @@ def _computes_first(what: str, who: str, where, scheduled=frozenset()) -> None:
     (said in the user's terms: the workspace, whether the schedule's ``scheduled`` ones or one the
     formats forced, or the reduction the temporary holds)."""
     from ..notation.ast import Reduce
-    from .cin import _loops, assignments
+    from .cin import loop_chain, assignments
     if where.temp.workspace and where.temp.name in scheduled:
         first = f"the workspace {where.temp.name} (the schedule's precompute)"
     elif where.temp.workspace:
         first = (f"the workspace {where.temp.name}, which the formats need (a reduction stored in an order that "
                  f"does not nest in the loops around it: see the trace's precompute step)")
     else:
-        loops, _ = _loops(where.producer)
+        loops, _ = loop_chain(where.producer)
         (a, *_) = assignments(where.producer)
         first = f"the reduction {Reduce(where.temp.op, tuple(loops), a.rhs) if loops else a.rhs}"
     raise StrategyError(f"{what}: {who} first computes {first}, outside every loop, so no loop encloses all of it")
@@ -555,7 +555,7 @@ def _check_parallel_reduction(index: Index, setup, what: str) -> None:
     ``index`` runs on threads, each thread into its own copy of the accumulator; one whose
     loops do not include ``index`` runs on one thread.
     """
-    from .cin import Where, _loops
+    from .cin import Where, loop_chain
     out = setup.output.tensor
     wheres = scalar_wheres(setup)
     if not wheres:
@@ -566,7 +566,7 @@ def _check_parallel_reduction(index: Index, setup, what: str) -> None:
             _computes_first(what, "the statement", w, setup.scheduled)
     on_threads = 0
     for w in wheres:
-        loops, _ = _loops(w.producer)
+        loops, _ = loop_chain(w.producer)
         if index not in loops:
             continue
         if loops[0] != index:
@@ -578,7 +578,7 @@ def _check_parallel_reduction(index: Index, setup, what: str) -> None:
                                 f"and OpenMP cannot combine the threads' partial results of {op}")
         on_threads += 1
     if not on_threads:
-        loops, inner = _loops(wheres[0].producer)
+        loops, inner = loop_chain(wheres[0].producer)
         if not loops and isinstance(inner, Where):
             _computes_first(what, f"the reduction into {out}", inner, setup.scheduled)
         raise StrategyError(f"{what}: only the outermost loop of the reduction into {out} can be parallelized, "

@@ -469,8 +469,8 @@ def test_row_sums_of_a_column_major_matrix_are_precomputed(fa, fb, out):
 
 
 def _wheres_of(k):
-    from compiler.lattice.cfir import _wheres
-    return _wheres(k.trace.find("precompute")[-1].after)
+    from compiler.lattice.ordering import wheres
+    return wheres(k.trace.find("precompute")[-1].after)
 
 
 def test_automatic_precompute_is_the_one_a_user_would_write():
