@@ -106,6 +106,7 @@ class FormatPicker(W.HBox):
         self.leaf, self.index_dtype = fmt.leaf, _index_dtype(fmt)
         self._callbacks: list[Callable[[Format], Any]] = []
         self._syncing = False
+        self._why_not: Callable[[str], str | None] | None = None
         n = self.ndim
         self.label = W.HTML(f"<b>{name}</b>", layout=W.Layout(width="28px"))
         self.preset = W.Dropdown(options=[*PRESETS.get(n, ("dense", "coo")), _CUSTOM], value=_CUSTOM,
@@ -146,6 +147,27 @@ class FormatPicker(W.HBox):
         """Call ``callback(format)`` after every change of this tensor's format."""
         self._callbacks.append(callback)
 
+    def mark(self, why_not: Callable[[str], str | None] | None) -> None:
+        """Mark the level options ``why_not(name)`` gives a reason against (None: clear the
+        marks). A dropdown cannot disable one option, so the option's label says it and keeps
+        the level's name as its value: ``✗ SparseBand (cannot read)``.
+
+        >>> from compiler.capabilities import capabilities
+        >>> p = FormatPicker("x", "sparse_vector")
+        >>> p.mark(lambda name: capabilities("lattice").why_not(name, output=False))
+        >>> [label for label, _ in p.levels[0].options if label.startswith("✗")][:1]
+        ['✗ SparseBand (cannot read)']
+        """
+        self._why_not = why_not
+        self._show(self._value)
+
+    def level_label(self, name: str) -> str:
+        """An option's label: the level's name, marked when :meth:`mark` refuses it."""
+        why = self._why_not(name) if self._why_not is not None and name != _COVERED else None
+        if why is None:
+            return name
+        return f"✗ {name} ({'cannot assemble' if 'assemble' in why else 'cannot read'})"
+
     def _set(self, fmt: Format) -> None:
         if fmt == self._value:
             return
@@ -160,6 +182,8 @@ class FormatPicker(W.HBox):
             names = _level_names(fmt)
             for k, (d, name) in enumerate(zip(self.levels, names)):
                 options = level_options(k, self.ndim)
+                if self._why_not is not None:   # (label, name) pairs only when marked
+                    options = [(self.level_label(o), o) for o in options]
                 d.options = options if name != _COVERED else [_COVERED]
                 d.value = name
                 d.disabled = name == _COVERED
