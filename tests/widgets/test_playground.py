@@ -75,6 +75,17 @@ def test_the_strategy_toggle_relowers_and_hides_the_schedule_where_none_applies(
     assert "lattice_y" in play.explorer.c_pane.value
 
 
+def test_a_strategy_that_refuses_the_expression_says_why_in_the_banner(play):
+    play.expression.value = "y[i] = A[i, j] * x[j] + z[i]"
+    play.strategy.value = "looplets"
+    assert "reductions are at the top of the right-hand side" in play.session.error
+    assert play.explorer.error_banner.layout.display != "none"
+    assert "split the statement" in text(play.explorer.error_banner.value)
+    play.expression.value = "y[i] = A[i, j] * x[j] * z[j]"
+    assert play.session.error is None and "z_val" in text(play.explorer.c_pane.value)
+    assert play.explorer.error_banner.layout.display == "none"
+
+
 def marked(picker, k=0):
     return {value for label, value in picker.levels[k].options if label.startswith("✗")}
 
