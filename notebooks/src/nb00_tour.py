@@ -133,6 +133,22 @@ playground"""),
     ("code", """# NBVAL_CHECK_OUTPUT
 playground.format_pickers["A"].preset.value = "dcsr"     # what choosing "dcsr" in the menu does
 print(playground.format_pickers["A"].value, "->", playground.session.error or "lowered")"""),
+    ("md", """### A playground
+
+`Playground` goes further, as the TACO web tool does: **edit the expression** (a typo is
+pointed at under the box), **switch the strategy**, and pick every tensor's format. The level
+menus mark with ✗ what the chosen strategy cannot read or assemble (the lattice strategy reads
+no `SparseBand`; the looplets read it), the schedule box shows only under the lattice
+strategy, and *what changed* diffs the C and the lattices or looplet nests with the lowering
+before."""),
+    ("code", """from widgets import Playground
+
+play = Playground("y[i] = A[i, j] * x[j]", A="csr", x="dense")
+play"""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+play.strategy.value = "looplets"                 # what clicking "looplets" does
+play.expression.value = "y[i] = A[i, j] * x[j] * z[j]"
+print(play.session.error or "lowered", "by", play.strategy.value, "with pickers for", sorted(play.format_pickers))"""),
     ("md", """## 4. The C, and how fast it runs
 
 The lattice kernel is the loop nest you would write by hand: rows, then the stored entries of
