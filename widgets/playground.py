@@ -42,6 +42,7 @@ class Playground(W.VBox):
 
     def __init__(self, program: str, strategy: str = "lattice", *, schedule: str = "", **tensors: Any):
         super().__init__()
+        capabilities(strategy)   # an unknown strategy: a StrategyError naming the known ones
         self.expression = W.Text(value=program, description="expression", continuous_update=False,
                                  layout=W.Layout(width="520px"))
         self.parse_error = W.HTML(layout=W.Layout(display="none"))

@@ -9,6 +9,7 @@ import pytest
 import compiler
 
 from compiler.capabilities import capabilities
+from compiler.errors import StrategyError
 from widgets import Playground
 
 SPMV = "y[i] = A[i, j] * x[j]"
@@ -84,6 +85,11 @@ def test_a_strategy_that_refuses_the_expression_says_why_in_the_banner(play):
     play.expression.value = "y[i] = A[i, j] * x[j] * z[j]"
     assert play.session.error is None and "z_val" in text(play.explorer.c_pane.value)
     assert play.explorer.error_banner.layout.display == "none"
+
+
+def test_an_unknown_strategy_is_named():
+    with pytest.raises(StrategyError, match="unknown strategy 'taco'; known: lattice, looplets"):
+        Playground(SPMV, "taco")
 
 
 def marked(picker, k=0):
