@@ -647,20 +647,28 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
 
     # a new expression: the C pane shows its kernel
     box.fill("y[i] = A[i, j] * x[j] * z[j]")   # an expression both strategies lower
+    t0 = time.perf_counter()
     box.press("Enter")
     typed = wait_for_c("z_val")
+    took = [time.perf_counter() - t0]
     assert "lattice_y" in typed["text"] and typed["height"] >= 100
     assert not error.is_visible()
     page.screenshot(path=str(artifacts / "playground-typed.png"), full_page=False)
 
     # the strategy toggle: the looplet kernel of the same expression, no schedule box
+    t0 = time.perf_counter()
     play.locator(".ss-strategy button", has_text="looplets").first.click()
     switched = wait_for_c("y_kernel")
+    took.append(time.perf_counter() - t0)
+    print("playground: a new expression, then the looplet strategy, re-lowered and shown in "
+          + ", ".join(f"{t:.3f}" for t in took) + " s (compiling the C included unless cached)")
     assert "z_val" in switched["text"] and "lattice_y" not in switched["text"] and switched["height"] >= 100
     assert not play.locator(".ss-schedule").first.is_visible()
     assert "SparseBand" in options() and not any(o.startswith("✗") for o in options())
     changed = play.locator(".ss-what-changed").first.inner_text()
     assert "only looplets" in changed and "looplet nest" in changed
     page.screenshot(path=str(artifacts / "playground-looplets.png"), full_page=False)
+    play.locator(".ss-what-changed").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "playground-what-changed.png"), full_page=False)
     assert_readable(measure(play), "the playground", panes=2)
     page.close()
