@@ -21,7 +21,22 @@ from compiler import levels as L
 from compiler.errors import FormatError
 from compiler.format import Format, parse_format
 
-__all__ = ["FormatPicker", "LEVELS", "RebuildControls", "level_options"]
+__all__ = ["FormatPicker", "LEVELS", "RebuildControls", "level_options", "program_output"]
+
+
+def program_output(program: str) -> str | None:
+    """The tensor a program of index notation assigns (None if it does not parse).
+
+    >>> program_output("y[i] = A[i, j] * x[j]")
+    'y'
+    """
+    from compiler.notation import Assign, parse
+
+    try:
+        parsed = parse(program)
+    except Exception:   # the lowering reports it, in its own words
+        return None
+    return parsed.lhs.tensor if isinstance(parsed, Assign) else None
 
 #: The level formats offered for one mode, by name (each takes its child as first argument).
 LEVELS = {
@@ -255,6 +270,19 @@ class RebuildControls(W.VBox):
         self.add_class("ss-rebuild")
         self.children = [W.VBox([*self.format_pickers.values()]),
                          W.HBox([self.schedule_editor, self.relower_button])]
+        # a rebuild_for callable knows its strategy: mark the levels that strategy refuses
+        strategy, program = getattr(rebuild, "strategy", None), getattr(rebuild, "program", None)
+        if isinstance(strategy, str) and isinstance(program, str):
+            self.mark_for(strategy, program_output(program))
+
+    def mark_for(self, strategy: str, output: str | None = None) -> None:
+        """Mark, in every picker, the levels ``strategy`` cannot read (or, in the ``output``
+        tensor's picker, assemble), as :func:`compiler.capabilities.capabilities` says."""
+        from compiler.capabilities import capabilities
+
+        caps = capabilities(strategy)
+        for name, picker in self.format_pickers.items():
+            picker.mark(lambda level, out=name == output: caps.why_not(level, output=out))
 
     def on_session(self, callback: Callable[[Any], Any]) -> None:
         """Call ``callback(session)`` with every session a re-lowering makes."""

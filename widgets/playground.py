@@ -31,7 +31,7 @@ from explorer.theme import MUTED
 from explorer.whatchanged import what_changed
 
 from .explorer import Explorer, pane, titled
-from .pickers import RebuildControls
+from .pickers import RebuildControls, program_output
 
 __all__ = ["Playground"]
 
@@ -88,9 +88,8 @@ class Playground(W.VBox):
         controls = RebuildControls(rebuild_for(program, self.strategy.value), chosen,
                                    self._schedule if caps.schedule else "", ndims)
         controls.schedule_editor.layout.display = "" if caps.schedule else "none"
-        output = parse(program).lhs.tensor
-        for name, picker in controls.format_pickers.items():
-            picker.mark(lambda level, out=name == output: caps.why_not(level, output=out))
+        output = program_output(program)   # (the controls marked the pickers for the strategy)
+        for picker in controls.format_pickers.values():
             picker.on_change(lambda _fmt: self._show_marks())
         controls.on_session(self._on_session)
         self.controls, self.program, self._output = controls, program, output

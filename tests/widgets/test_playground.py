@@ -139,3 +139,15 @@ def test_copy_as_code_recreates_the_kernel_on_screen(play):
     exec(code.split("\nfrom widgets import")[0], scope)
     assert scope["session"].last_artifact("c").text == play.session.last_artifact("c").text
     assert "'looplets'" in code
+
+
+def test_explorer_and_compare_pickers_mark_what_their_strategy_refuses():
+    from widgets import Compare, Explorer
+
+    e = Explorer.for_program(SPMV, "lattice", A="csr", x="dense", y="dense")
+    assert "SparseBand" in marked(e.format_pickers["A"], 1) and "SparseList" not in marked(e.format_pickers["A"], 1)
+    assert "SparseByteMap" in marked(e.format_pickers["y"])       # read by the lattice, not assembled
+    assert "SparseByteMap" not in marked(e.format_pickers["A"], 1)
+    c = Compare.for_program(SPMV, A="csr", x="dense")
+    lattice, looplets = (ctl.format_pickers["A"] for ctl in c.controls)
+    assert "SparseBand" in marked(lattice, 1) and marked(looplets, 1) == set()
