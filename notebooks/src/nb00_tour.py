@@ -124,7 +124,8 @@ aligned by stage: parse next to parse, the lattice of `j` next to the unfurl of 
     ("md", """### Try other formats
 
 `Explorer.for_program` lowers a program for you and adds a **format picker per tensor and per
-level** (like the TACO web tool) and a **schedule editor**: make `A`'s first level `SparseList`
+level** (like the TACO web tool; a level the strategy cannot read or assemble is marked ✗) and
+a **schedule editor**: make `A`'s first level `SparseList`
 (DCSR), or choose the preset `csc`, and the lowering is redone and redrawn at once. When the
 strategies tag what produced each line of C, the *provenance* menu colours a lattice point or
 looplet in the drawing and its C lines alike."""),
