@@ -21,7 +21,22 @@ from compiler import levels as L
 from compiler.errors import FormatError
 from compiler.format import Format, parse_format
 
-__all__ = ["FormatPicker", "LEVELS", "RebuildControls", "level_options"]
+__all__ = ["FormatPicker", "LEVELS", "RebuildControls", "level_options", "program_output"]
+
+
+def program_output(program: str) -> str | None:
+    """The tensor a program of index notation assigns (None if it does not parse).
+
+    >>> program_output("y[i] = A[i, j] * x[j]")
+    'y'
+    """
+    from compiler.notation import Assign, parse
+
+    try:
+        parsed = parse(program)
+    except Exception:   # the lowering reports it, in its own words
+        return None
+    return parsed.lhs.tensor if isinstance(parsed, Assign) else None
 
 #: The level formats offered for one mode, by name (each takes its child as first argument).
 LEVELS = {
@@ -106,6 +121,7 @@ class FormatPicker(W.HBox):
         self.leaf, self.index_dtype = fmt.leaf, _index_dtype(fmt)
         self._callbacks: list[Callable[[Format], Any]] = []
         self._syncing = False
+        self._why_not: Callable[[str], str | None] | None = None
         n = self.ndim
         self.label = W.HTML(f"<b>{name}</b>", layout=W.Layout(width="28px"))
         self.preset = W.Dropdown(options=[*PRESETS.get(n, ("dense", "coo")), _CUSTOM], value=_CUSTOM,
@@ -146,6 +162,27 @@ class FormatPicker(W.HBox):
         """Call ``callback(format)`` after every change of this tensor's format."""
         self._callbacks.append(callback)
 
+    def mark(self, why_not: Callable[[str], str | None] | None) -> None:
+        """Mark the level options ``why_not(name)`` gives a reason against (None: clear the
+        marks). A dropdown cannot disable one option, so the option's label says it and keeps
+        the level's name as its value: ``✗ SparseBand (cannot read)``.
+
+        >>> from compiler.capabilities import capabilities
+        >>> p = FormatPicker("x", "sparse_vector")
+        >>> p.mark(lambda name: capabilities("lattice").why_not(name, output=False))
+        >>> [label for label, _ in p.levels[0].options if label.startswith("✗")][:1]
+        ['✗ SparseBand (cannot read)']
+        """
+        self._why_not = why_not
+        self._show(self._value)
+
+    def level_label(self, name: str) -> str:
+        """An option's label: the level's name, marked when :meth:`mark` refuses it."""
+        why = self._why_not(name) if self._why_not is not None and name != _COVERED else None
+        if why is None:
+            return name
+        return f"✗ {name} ({'cannot assemble' if 'assemble' in why else 'cannot read'})"
+
     def _set(self, fmt: Format) -> None:
         if fmt == self._value:
             return
@@ -160,6 +197,8 @@ class FormatPicker(W.HBox):
             names = _level_names(fmt)
             for k, (d, name) in enumerate(zip(self.levels, names)):
                 options = level_options(k, self.ndim)
+                if self._why_not is not None:   # (label, name) pairs only when marked
+                    options = [(self.level_label(o), o) for o in options]
                 d.options = options if name != _COVERED else [_COVERED]
                 d.value = name
                 d.disabled = name == _COVERED
@@ -231,6 +270,19 @@ class RebuildControls(W.VBox):
         self.add_class("ss-rebuild")
         self.children = [W.VBox([*self.format_pickers.values()]),
                          W.HBox([self.schedule_editor, self.relower_button])]
+        # a rebuild_for callable knows its strategy: mark the levels that strategy refuses
+        strategy, program = getattr(rebuild, "strategy", None), getattr(rebuild, "program", None)
+        if isinstance(strategy, str) and isinstance(program, str):
+            self.mark_for(strategy, program_output(program))
+
+    def mark_for(self, strategy: str, output: str | None = None) -> None:
+        """Mark, in every picker, the levels ``strategy`` cannot read (or, in the ``output``
+        tensor's picker, assemble), as :func:`compiler.capabilities.capabilities` says."""
+        from compiler.capabilities import capabilities
+
+        caps = capabilities(strategy)
+        for name, picker in self.format_pickers.items():
+            picker.mark(lambda level, out=name == output: caps.why_not(level, output=out))
 
     def on_session(self, callback: Callable[[Any], Any]) -> None:
         """Call ``callback(session)`` with every session a re-lowering makes."""

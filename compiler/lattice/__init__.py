@@ -31,6 +31,12 @@ def _register() -> None:
     except ImportError:  # the runtime is not there yet
         return
     register_strategy("lattice", lower_lattice)
+    from ..capabilities import Capabilities, register_capabilities
+    from .iterators import ASSEMBLED, ITERATORS
+
+    # read from the registries the strategy itself dispatches on, at query time
+    register_capabilities("lattice", lambda: Capabilities(
+        "lattice", tuple(c.name for c in ITERATORS), tuple(c.name for c in ASSEMBLED), schedule=True))
 
 
 _register()

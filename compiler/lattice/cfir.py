@@ -51,7 +51,7 @@ from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, loop_chain, _
                   concretize, expr_accesses, assignments, foralls, hoist_invariants, precompute, scalar_promote,
                   unshadow, with_workspace_kind, workspace_name)
 from .iteration_graph import IterationGraph, LoopOrderError, is_all_dense, storage_path
-from .iterators import ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
+from .iterators import ASSEMBLED, ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
 from .ordering import order_statement, wheres
 from .lattice import Operand, build_lattice, literal, remove_operands, simplify_rules, typed_fill, verify
 
@@ -640,7 +640,7 @@ class Setup:
             return
         names = [lvl.name for lvl in fmt.levels]
         for k, n in enumerate(names):
-            if n not in ("Dense", "SparseList", "SparseCOO"):
+            if n not in {c.name for c in ASSEMBLED}:
                 raise StrategyError(f"output {self.output.tensor}: the lattice strategy cannot assemble "
                                     f"level {k} ({n})")
             if n == "Dense" and any(m != "Dense" for m in names[:k]):

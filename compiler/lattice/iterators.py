@@ -314,6 +314,11 @@ ITERATORS: dict[type, Callable] = {
 }
 
 
+#: the level classes a lattice output can be assembled into (appended in storage order); the
+#: setup checks an output against it (:meth:`compiler.lattice.cfir.Setup.check_output`)
+ASSEMBLED: tuple[type, ...] = (Dense, SparseList, SparseCOO)
+
+
 def register_iterator(level_class: type, factory: Callable) -> None:
     """Let levels of ``level_class`` (and its subclasses) join the lattice strategy.
 
@@ -385,5 +390,5 @@ def py_arrays(tensor_name: str, t) -> tuple[dict, dict]:
     return arrays, sizes
 
 
-__all__ = ["ITERATORS", "ModeIterator", "WorkspaceIterator", "hash_capacity_stmts", "hash_ir", "iterator_factory",
+__all__ = ["ASSEMBLED", "ITERATORS", "ModeIterator", "WorkspaceIterator", "hash_capacity_stmts", "hash_ir", "iterator_factory",
            "mode_iterators", "py_arrays", "register_iterator"]

@@ -655,4 +655,11 @@ def register():
     except ImportError:
         return False
     register_strategy("looplets", lower_for_runtime, read_function=loop_program)
+    from ..capabilities import Capabilities, register_capabilities
+    from .levels import UNFURL, UPDATABLE
+
+    # read from the unfurl registries at query time; "schedule" is not among its options
+    register_capabilities("looplets", lambda: Capabilities(
+        "looplets", tuple(c.name for c in UNFURL), tuple(c.name for c in UNFURL if c in UPDATABLE),
+        schedule="schedule" in _OPTIONS))
     return True

@@ -124,7 +124,8 @@ aligned by stage: parse next to parse, the lattice of `j` next to the unfurl of 
     ("md", """### Try other formats
 
 `Explorer.for_program` lowers a program for you and adds a **format picker per tensor and per
-level** (like the TACO web tool) and a **schedule editor**: make `A`'s first level `SparseList`
+level** (like the TACO web tool; a level the strategy cannot read or assemble is marked ✗) and
+a **schedule editor**: make `A`'s first level `SparseList`
 (DCSR), or choose the preset `csc`, and the lowering is redone and redrawn at once. When the
 strategies tag what produced each line of C, the *provenance* menu colours a lattice point or
 looplet in the drawing and its C lines alike."""),
@@ -133,6 +134,22 @@ playground"""),
     ("code", """# NBVAL_CHECK_OUTPUT
 playground.format_pickers["A"].preset.value = "dcsr"     # what choosing "dcsr" in the menu does
 print(playground.format_pickers["A"].value, "->", playground.session.error or "lowered")"""),
+    ("md", """### A playground
+
+`Playground` goes further, as the TACO web tool does: **edit the expression** (a typo is
+pointed at under the box), **switch the strategy**, and pick every tensor's format. The level
+menus mark with ✗ what the chosen strategy cannot read or assemble (the lattice strategy reads
+no `SparseBand`; the looplets read it), the schedule box shows only under the lattice
+strategy, and *what changed* diffs the C and the lattices or looplet nests with the lowering
+before."""),
+    ("code", """from widgets import Playground
+
+play = Playground("y[i] = A[i, j] * x[j]", A="csr", x="dense")
+play"""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+play.strategy.value = "looplets"                 # what clicking "looplets" does
+play.expression.value = "y[i] = A[i, j] * x[j] * z[j]"
+print(play.session.error or "lowered", "by", play.strategy.value, "with pickers for", sorted(play.format_pickers))"""),
     ("md", """## 4. The C, and how fast it runs
 
 The lattice kernel is the loop nest you would write by hand: rows, then the stored entries of

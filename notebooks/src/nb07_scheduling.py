@@ -201,8 +201,8 @@ print(k.c_source[k.c_source.index("{", k.c_source.index("int lattice_a")):])""")
 
 `Explorer.for_program` lowers a program and adds, for every tensor, a **per-level format picker**
 (like the TACO web tool: one dropdown per storage level, from `Dense`, `SparseList`, `SparseBand`,
-`RunList`, ... and `SparseCOO(m)` spanning `m` levels; plus the **mode order**) and a **schedule
-editor**. Changing a picker re-lowers at once; edit the schedule (one command per line or separated
+`RunList`, ... and `SparseCOO(m)` spanning `m` levels; plus the **mode order**; a level the
+strategy cannot read or assemble is marked ✗) and a **schedule editor**. Changing a picker re-lowers at once; edit the schedule (one command per line or separated
 by `;`) and press *re-lower*. A command that does not apply shows its `StrategyError` in the red
 banner, with the timeline at the step where lowering stopped.
 

@@ -75,6 +75,7 @@ def lab(tmp_path_factory):
         nb.metadata.pop("widgets", None)
         nbformat.write(nb, root / target)
     nbformat.write(views_notebook(), root / "views.ipynb")
+    nbformat.write(views_notebook(PLAYGROUND), root / "playground.ipynb")
     port, token = free_port(), "sparsescope-test"
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
            "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}",
@@ -136,10 +137,16 @@ display(HTML("<div class='views-fibers'>" + render_step(explore(ex.trace).step(1
 ]
 
 
-def views_notebook() -> nbformat.NotebookNode:
+# the playground, as a person opens it
+PLAYGROUND = ["""from widgets import Playground
+play = Playground("y[i] = A[i, j] * x[j]", A="csr", x="dense")
+play"""]
+
+
+def views_notebook(cells=VIEWS) -> nbformat.NotebookNode:
     """A notebook of the views the tests measure: Compare, a 3-point lattice, every drawing kind."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in VIEWS]
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     return nb
 
@@ -592,3 +599,76 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
     finally:
         set_theme(page, "JupyterLab Light")
         page.close()
+
+
+def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, artifacts):
+    """Typing an expression and switching the strategy re-render the C pane with the new kernel
+    (its text and its height measured); a typo shows the parser's message; the pickers mark what
+    the strategy cannot read; the schedule box shows only under the lattice strategy."""
+    url, token, root = lab
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    page.goto(f"{url}/lab/tree/playground.ipynb?reset&token={token}", timeout=120_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    play = page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-playground").first
+    try:
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=120_000)
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        play.wait_for(state="attached", timeout=180_000)
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=180_000)
+    except Exception:
+        page.screenshot(path=str(artifacts / "playground-failure.png"))
+        raise
+    play.scroll_into_view_if_needed()
+    c = play.locator(".ss-c").first
+    shown = "el => ({text: el.innerText, height: el.getBoundingClientRect().height})"
+
+    def wait_for_c(word: str) -> dict:
+        page.wait_for_function("([el, w]) => el.innerText.includes(w)", arg=[c.element_handle(), word],
+                               timeout=60_000)
+        return c.evaluate(shown)
+
+    first = c.evaluate(shown)
+    assert "lattice_y" in first["text"] and "z_val" not in first["text"] and first["height"] >= 100
+    # the lattice strategy cannot read a SparseBand: A's inner level menu says so
+    # (ipywidgets draws an option's spaces as no-break spaces)
+    options = lambda: [o.replace("\xa0", " ") for o in play.locator(".ss-level-A-1 select option").all_inner_texts()]
+    assert "✗ SparseBand (cannot read)" in options()
+    assert play.locator(".ss-schedule").first.is_visible()
+
+    # a typo: the parser's message and caret under the box, the kernel stays
+    box = play.locator(".ss-expression input").first
+    box.fill("y[i] = A[i, j] * * x[j]")
+    box.press("Enter")
+    error = play.locator(".ss-parse-error").first
+    error.wait_for(state="visible", timeout=30_000)
+    assert "unexpected '*'" in error.inner_text() and "^" in error.inner_text()
+    assert "Traceback" not in error.inner_text() and c.evaluate(shown)["text"] == first["text"]
+
+    # a new expression: the C pane shows its kernel
+    box.fill("y[i] = A[i, j] * x[j] * z[j]")   # an expression both strategies lower
+    t0 = time.perf_counter()
+    box.press("Enter")
+    typed = wait_for_c("z_val")
+    took = [time.perf_counter() - t0]
+    assert "lattice_y" in typed["text"] and typed["height"] >= 100
+    assert not error.is_visible()
+    page.screenshot(path=str(artifacts / "playground-typed.png"), full_page=False)
+
+    # the strategy toggle: the looplet kernel of the same expression, no schedule box
+    t0 = time.perf_counter()
+    play.locator(".ss-strategy button", has_text="looplets").first.click()
+    switched = wait_for_c("y_kernel")
+    took.append(time.perf_counter() - t0)
+    print("playground: a new expression, then the looplet strategy, re-lowered and shown in "
+          + ", ".join(f"{t:.3f}" for t in took) + " s (compiling the C included unless cached)")
+    assert "z_val" in switched["text"] and "lattice_y" not in switched["text"] and switched["height"] >= 100
+    assert not play.locator(".ss-schedule").first.is_visible()
+    assert "SparseBand" in options() and not any(o.startswith("✗") for o in options())
+    changed = play.locator(".ss-what-changed").first.inner_text()
+    assert "only looplets" in changed and "looplet nest" in changed
+    page.screenshot(path=str(artifacts / "playground-looplets.png"), full_page=False)
+    play.locator(".ss-what-changed").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "playground-what-changed.png"), full_page=False)
+    assert_readable(measure(play), "the playground", panes=2)
+    page.close()

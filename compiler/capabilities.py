@@ -1,0 +1,71 @@
+"""What a lowering strategy can do, asked of the strategy rather than guessed from names.
+
+Each strategy registers a function that reads its own registries (the lattice strategy's
+level iterators, the looplet strategy's unfurls) and says which level formats it can read,
+which it can assemble as an output's level, and whether it takes a schedule. Tools such as
+the explorer's format pickers ask :func:`capabilities` instead of keeping their own lists.
+
+>>> caps = capabilities("lattice")
+>>> "SparseList" in caps.reads and caps.schedule
+True
+>>> capabilities("looplets").schedule
+False
+>>> capabilities("lattice").why_not("SparseBand", output=False)
+'the lattice strategy cannot read a SparseBand level'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .errors import StrategyError
+
+__all__ = ["Capabilities", "capabilities", "register_capabilities"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """The level formats (by their Finch names) a strategy reads and assembles, and whether it
+    takes a schedule (``options={"schedule": ...}``).
+
+    >>> Capabilities("s", ("Dense",), ("Dense",), False).why_not("Dense", output=True) is None
+    True
+    """
+
+    strategy: str
+    reads: tuple[str, ...]
+    assembles: tuple[str, ...]
+    schedule: bool
+
+    def why_not(self, level: str, output: bool) -> str | None:
+        """Why a ``level`` (a name) cannot be an input's (or, with ``output``, the output's)
+        level under this strategy; None when it can. A multi-mode name such as
+        ``SparseCOO(2)`` is looked up by its level name."""
+        name = level.split("(", 1)[0]
+        if output:
+            return None if name in self.assembles else \
+                f"the {self.strategy} strategy cannot assemble a {name} output level"
+        return None if name in self.reads else f"the {self.strategy} strategy cannot read a {name} level"
+
+
+_CAPABILITIES: dict[str, Callable[[], Capabilities]] = {}
+
+
+def register_capabilities(strategy: str, fn: Callable[[], Capabilities]) -> None:
+    """Make ``capabilities(strategy)`` call ``fn()``; it is called on every query, so levels
+    registered later (``register_iterator``, ``register_unfurl``) are counted."""
+    _CAPABILITIES[strategy] = fn
+
+
+def capabilities(strategy: str) -> Capabilities:
+    """What ``strategy`` can read, assemble and schedule (a StrategyError for an unknown one)."""
+    from .lowering import strategies
+
+    known = strategies()   # imports the strategy packages, which register themselves
+    fn = _CAPABILITIES.get(strategy)
+    if fn is None:
+        raise StrategyError(f"unknown strategy {strategy!r}; known: {', '.join(known)}"
+                            if strategy not in known else
+                            f"strategy {strategy!r} does not say which levels it supports")
+    return fn()

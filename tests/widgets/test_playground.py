@@ -1,0 +1,153 @@
+"""The playground, headless: each control re-lowers and the panes show the new kernel."""
+
+import html as h
+import re
+
+import numpy as np
+import pytest
+
+import compiler
+
+from compiler.capabilities import capabilities
+from compiler.errors import StrategyError
+from widgets import Playground
+
+SPMV = "y[i] = A[i, j] * x[j]"
+
+
+def text(html: str) -> str:
+    return h.unescape(re.sub(r"<[^>]+>", "", html))
+
+
+@pytest.fixture
+def play():
+    return Playground(SPMV, A="csr", x="dense")
+
+
+def test_it_opens_on_the_lowered_kernel_with_a_picker_per_tensor(play):
+    assert play.session.error is None
+    assert set(play.format_pickers) == {"y", "A", "x"}   # the output's too
+    assert play.formats()["A"].shorthand == "csr"
+    assert "lattice_y" in play.explorer.c_pane.value
+    assert "change the expression" in play.changed_pane.value
+
+
+def test_typing_an_expression_relowers_and_keeps_the_formats_of_the_tensors_it_keeps(play):
+    old = play.session
+    play.expression.value = "y[i] = A[i, j] * x[j] + z[i]"
+    assert play.session is not old and play.session.error is None
+    assert set(play.format_pickers) == {"y", "A", "x", "z"}
+    assert play.formats()["A"].shorthand == "csr"
+    assert "t_j + z_val[i]" in text(play.explorer.c_pane.value)
+    # the C on screen is the kernel compiler.lower builds for the pickers' formats, and it computes
+    kernel = compiler.lower(play.program, play.strategy.value, **play.formats())
+    assert kernel.c_source == play.session.last_artifact("c").text
+    A = np.array([[0, 2.0, 0], [1.0, 0, 3.0]])
+    x, z = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0])
+    got = kernel(A=compiler.Tensor.from_numpy(A, "csr"), x=x, z=z).to_numpy()
+    np.testing.assert_allclose(got, A @ x + z)
+    assert "+ z[i]" in text(play.explorer.program_pane.value)
+    assert play.parse_error.layout.display == "none"
+
+
+def test_a_parse_error_shows_in_the_ui_and_keeps_the_kernel(play):
+    old, c = play.session, play.explorer.c_pane.value
+    play.expression.value = "y[i] = A[i, j] * * x[j]"
+    shown = text(play.parse_error.value)
+    assert play.parse_error.layout.display == ""
+    assert "unexpected '*'" in shown and "^" in shown and "Traceback" not in shown
+    assert play.session is old and play.explorer.c_pane.value == c
+    play.expression.value = SPMV + " * 2"   # a good expression clears it
+    assert play.parse_error.layout.display == "none" and play.session.error is None
+
+
+def test_the_strategy_toggle_relowers_and_hides_the_schedule_where_none_applies(play):
+    assert play.strategy.options == ("lattice", "looplets")
+    assert play.schedule_editor.layout.display == ""
+    play.schedule_editor.value = "reorder(i, j)"
+    play.strategy.value = "looplets"
+    assert play.session.error is None   # the looplet strategy was not given the schedule
+    assert "y_kernel" in play.explorer.c_pane.value and "lattice_y" not in play.explorer.c_pane.value
+    assert "unfurl" in play.session.stages()
+    assert play.schedule_editor.layout.display == "none" and play.schedule_editor.value == ""
+    assert play.formats()["A"].shorthand == "csr"
+    play.strategy.value = "lattice"
+    assert play.schedule_editor.layout.display == "" and play.schedule_editor.value == "reorder(i, j)"
+    assert "lattice_y" in play.explorer.c_pane.value
+
+
+def test_a_strategy_that_refuses_the_expression_says_why_in_the_banner(play):
+    play.expression.value = "y[i] = A[i, j] * x[j] + z[i]"
+    play.strategy.value = "looplets"
+    assert "reductions are at the top of the right-hand side" in play.session.error
+    assert play.explorer.error_banner.layout.display != "none"
+    assert "split the statement" in text(play.explorer.error_banner.value)
+    play.expression.value = "y[i] = A[i, j] * x[j] * z[j]"
+    assert play.session.error is None and "z_val" in text(play.explorer.c_pane.value)
+    assert play.explorer.error_banner.layout.display == "none"
+
+
+def test_an_unknown_strategy_is_named():
+    with pytest.raises(StrategyError, match="unknown strategy 'taco'; known: lattice, looplets"):
+        Playground(SPMV, "taco")
+
+
+def marked(picker, k=0):
+    return {value for label, value in picker.levels[k].options if label.startswith("✗")}
+
+
+def test_the_pickers_mark_the_levels_the_strategy_cannot_take(play):
+    for strategy in ("lattice", "looplets"):
+        play.strategy.value = strategy
+        caps = capabilities(strategy)
+        a, y = play.format_pickers["A"], play.format_pickers["y"]
+        offered = {v for _, v in a.levels[1].options}
+        assert marked(a, 1) == {v for v in offered if v.split("(")[0] not in caps.reads}
+        assert marked(y) == {v for _, v in y.levels[0].options if v.split("(")[0] not in caps.assembles}
+    assert marked(play.format_pickers["A"], 1) == set()   # the looplets read every level offered
+    play.strategy.value = "lattice"
+    assert "SparseBand" in marked(play.format_pickers["A"], 1)
+    assert "SparseBand" in marked(play.format_pickers["y"])
+
+
+def test_choosing_a_marked_level_says_why_and_the_lowering_fails_at_the_strategy(play):
+    play.format_pickers["A"].levels[1].value = "SparseBand"
+    assert "A</b> level 1 (SparseBand): the lattice strategy cannot read a SparseBand level" in play.marks.value
+    assert play.session.error and "SparseBand" in play.session.error
+    play.strategy.value = "looplets"   # the looplets read it
+    assert play.session.error is None and "cannot read" not in play.marks.value
+
+
+def test_what_changed_after_a_format_and_a_strategy_change(play):
+    play.format_pickers["A"].preset.value = "dcsr"
+    changed = play.changed_pane.value
+    assert "what changed: lattice: y[i] = A[i, j] * x[j] (y dense, A csr, x dense)" in text(changed)
+    assert 'data-title="C" data-changed="true"' in changed
+    assert 'data-title="lattice forall i" data-changed="true"' in changed
+    assert "+" in text(changed) and "A0_pos" in text(changed)
+    play.strategy.value = "looplets"
+    changed = play.changed_pane.value
+    assert 'data-title="lattices"' in changed and 'data-title="looplet nests"' in changed
+    assert "only looplets: " in text(changed)
+
+
+def test_copy_as_code_recreates_the_kernel_on_screen(play):
+    play.strategy.value = "looplets"
+    play.format_pickers["A"].preset.value = "dcsr"
+    code = play.explorer.copy_as_code()
+    scope = {}
+    exec(code.split("\nfrom widgets import")[0], scope)
+    assert scope["session"].last_artifact("c").text == play.session.last_artifact("c").text
+    assert "'looplets'" in code
+
+
+def test_explorer_and_compare_pickers_mark_what_their_strategy_refuses():
+    from widgets import Compare, Explorer
+
+    e = Explorer.for_program(SPMV, "lattice", A="csr", x="dense", y="dense")
+    assert "SparseBand" in marked(e.format_pickers["A"], 1) and "SparseList" not in marked(e.format_pickers["A"], 1)
+    assert "SparseByteMap" in marked(e.format_pickers["y"])       # read by the lattice, not assembled
+    assert "SparseByteMap" not in marked(e.format_pickers["A"], 1)
+    c = Compare.for_program(SPMV, A="csr", x="dense")
+    lattice, looplets = (ctl.format_pickers["A"] for ctl in c.controls)
+    assert "SparseBand" in marked(lattice, 1) and marked(looplets, 1) == set()
