@@ -575,6 +575,64 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     page.close()
 
 
+# Scroll the box that scrolls a part (its pane) to its end.
+SCROLL_END_JS = r"""
+(el) => {
+  for (let b = el.parentElement; b; b = b.parentElement) {
+    const o = getComputedStyle(b).overflowY;
+    if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 1) { b.scrollTop = b.scrollHeight; return true; }
+  }
+  return false;
+}
+"""
+
+
+def link_both_ways_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> None:
+    """In an Explorer at a lattice step: clicking a C line strokes the lattice point it came from
+    (at once, and still after the kernel's redraw), and clicking a point outlines its C lines
+    and scrolls the C pane to the first."""
+    from explorer.linking import LINK_COLOR
+
+    explorer.scroll_into_view_if_needed()
+    root = explorer.element_handle()
+    lines = explorer.locator(".ss-c span.ln[data-tags]")
+    firsts = lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags').split(' ')[0])")
+    k, tag = next((k, t) for k, t in enumerate(firsts)
+                  if explorer.locator(f'.ss-drawing svg g.node[data-tags~="{t}"]').count())
+    assert page.evaluate(LINK_JS, [root, tag])["stroke"] != LINK_COLOR
+    select = explorer.locator(".ss-provenance select").first
+    lines.nth(k).scroll_into_view_if_needed()
+    explorer.locator(".ss-drawing svg").first.evaluate("svg => { svg.ssOld = true; }")
+    lines.nth(k).click()
+    stroked = "([root, tag, color]) => (LINK_JS)([root, tag]).stroke === color".replace("LINK_JS", LINK_JS.strip())
+    page.wait_for_function(stroked, arg=[root, tag, LINK_COLOR], timeout=10_000)
+    # the kernel's answer (the tag chosen, the drawing drawn again) keeps the point stroked
+    page.wait_for_function("el => el.value !== 'all'", arg=select.element_handle(), timeout=30_000)
+    assert select.input_value().split(" (")[0] == tag
+    page.wait_for_function("root => !root.querySelector('.ss-drawing svg').ssOld", arg=root, timeout=30_000)
+    page.wait_for_function(stroked, arg=[root, tag, LINK_COLOR], timeout=10_000)
+    page.screenshot(path=str(artifacts / "views-linked-from-c.png"), full_page=False)
+
+    # the reverse: a point, clicked with the C pane scrolled to its end, outlines its C lines
+    # and scrolls the pane to the first (after going back to every tag's colours)
+    select.select_option(label="all")
+    page.wait_for_function("root => root.querySelectorAll('.ss-drawing svg g.node[data-tags]').length > 1",
+                           arg=root, timeout=30_000)
+    nodes = explorer.locator(".ss-drawing svg g.node[data-tags]")
+    node_firsts = nodes.evaluate_all("gs => gs.map(g => g.getAttribute('data-tags').split(' ')[0])")
+    k, other = next((k, t) for k, t in enumerate(node_firsts) if t != tag and t in firsts)
+    assert lines.first.evaluate(SCROLL_END_JS), "the C pane does not scroll"
+    start = page.evaluate(LINK_JS, [root, other])
+    assert start["line"] and not start["inView"], start
+    nodes.nth(k).click()
+    shown = ("([root, tag]) => { const m = (LINK_JS)([root, tag]); return m.inView && m.outlined; }"
+             .replace("LINK_JS", LINK_JS.strip()))
+    page.wait_for_function(shown, arg=[root, other], timeout=30_000)
+    end = page.evaluate(LINK_JS, [root, other])
+    assert end["scrollTop"] < start["scrollTop"], (start, end)
+    page.screenshot(path=str(artifacts / "views-linked-from-node.png"), full_page=False)
+
+
 def open_and_run(page, url: str, token: str, name: str, artifacts: pathlib.Path) -> None:
     """Open notebook ``name`` in JupyterLab, run all its cells, wait until the kernel is idle."""
     page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=120_000)
@@ -632,6 +690,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         # under the lattice, a legend of its notation
         legend = three.locator(".ss-drawing .ss-legend").first.inner_text()
         assert "[iterated | located]" in legend and "∪" in legend
+        link_both_ways_in_the_notebook(page, three, artifacts)
         for theme in ("JupyterLab Light", "JupyterLab Dark"):
             if theme != "JupyterLab Light":
                 set_theme(page, theme)
