@@ -7,7 +7,9 @@ Nothing in it refers to anything outside the page. With provenance (``data["prov
 the C artifact: ``{tag: C lines}``) the drawings' nodes and the C lines of a tag share a colour on
 every step, and so do the parts of the program they came from (accesses, loops, lattice
 points, looplets); a row of buttons selects one tag (the others fade), and so does clicking a
-coloured part: a program access, a drawing node or a C line.
+coloured part: a program access, a drawing node or a C line. Hovering or clicking a part also
+outlines every part of its tag on that step, and a click scrolls the step's C to the tag's
+first line (:mod:`explorer.linking`); tooltips say what a tag stands for.
 
 >>> from compiler import Trace
 >>> t = Trace(); _ = t.record("parse", after="y[i] = A[i]")
@@ -22,7 +24,9 @@ import html as _html
 import os
 import re
 
-from .renderers import color_for, render_step
+from .linking import LINK_SCRIPT
+from .renderers import color_for, render_c, render_step, section
+from .stepdiff import c_view
 from .session import Session, explore
 
 __all__ = ["export_html", "export_text", "external_urls"]
@@ -141,7 +145,8 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
     for i, step in enumerate(session.steps):
         failed = step.error is not None
         sections.append(f'<section class="step" id="step-{i}" data-index="{i}">'
-                        f"{render_step(session.step(i), provenance=prov or None)}</section>")
+                        f"{render_step(session.step(i), provenance=prov or None)}"
+                        f"{_kernel_c(session, i, prov)}</section>")
         cls = ' class="failed"' if failed else ""
         links.append(f'<a href="#step-{i}"{cls}>'
                      f"{i}&nbsp;{_html.escape(step.stage)}</a>")
@@ -155,11 +160,27 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
         f'&larr; prev</button><button id="next" title="next step (right arrow)">next &rarr;</button>'
         f'<span id="position">{len(session.steps)} steps</span></header>{error}'
         f'<nav class="steps">{"".join(links)}</nav>{_legend(prov)}<main>{"".join(sections)}</main>'
-        f"<script>{_JS.replace('START', str(start))}</script></body></html>\n")
+        f"<script>{_JS.replace('START', str(start))}\n{LINK_SCRIPT}</script></body></html>\n")
     if path is not None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(page)
     return page
+
+
+def _kernel_c(session: Session, i: int, prov) -> str:
+    """The C next to a step that draws something or lowers a looplet (and emits none itself),
+    so its drawing nodes and C lines link both ways on the step's own section: the C as it
+    stands there, or the kernel's, titled which (:func:`~explorer.stepdiff.c_view`); the lines
+    of the looplet a ``lower:*`` step lowers carry the focus bar."""
+    step = session.steps[i]
+    lowered = prov.lowered_at(i) if prov else []
+    if not prov or any(a.kind == "c" for a in step.artifacts) or not (
+            lowered or any(a.kind != "c" and a.dot for a in step.artifacts)):
+        return ""
+    c = c_view(session, i)
+    if c.emitted_at is None:
+        return ""
+    return section(c.title, render_c(c.text, prov, focus=lowered), "c-section")
 
 
 def _legend(prov: dict) -> str:

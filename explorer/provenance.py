@@ -33,7 +33,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
 __all__ = ["Mark", "Provenance", "TagInfo", "looplet_heads", "looplet_style", "program_marks",
@@ -51,6 +51,29 @@ class TagInfo:
     operands: tuple[str, ...] = ()
     style: str | None = None
     step: int | None = None
+    what: str = ""
+
+    def describe(self) -> str:
+        """What the tag stands for, in the user's terms: what the compiler recorded (the
+        lattice loop or case, the looplets lowered), else what the tag's text says.
+
+        >>> TagInfo("lattice:j:A∩x", "lattice", "j", ("A", "x")).describe()
+        'the lattice point of j where A and x are present'
+        >>> TagInfo("t", what="case A0 x0: y[i] += A[i, j] * x[j]").describe()
+        'case A0 x0: y[i] += A[i, j] * x[j]'
+        """
+        if self.what:
+            return self.what
+        if self.kind == "lattice":
+            names = " and ".join(self.operands)
+            return (f"the lattice point of {self.index} where {names} "
+                    f"{'is' if len(self.operands) == 1 else 'are'} present" if names
+                    else f"the dense range of {self.index}")
+        if self.kind == "looplet":
+            on = f" on {self.index}" if self.index else ""
+            of = f" of {', '.join(self.operands)}" if self.operands else ""
+            return f"the {self.style} looplet{of}{on}"
+        return self.tag
 
 
 class Provenance(dict):
@@ -77,6 +100,21 @@ class Provenance(dict):
         return Provenance({t: v for t, v in self.items() if t in keep},
                           {t: i for t, i in self.info.items() if t in keep}, self.c_text)
 
+    def describe(self, tags: Iterable[str] | str) -> str:
+        """The tooltip of a part with ``tags``: what each stands for, one per line."""
+        tags = [tags] if isinstance(tags, str) else list(tags)
+        return "\n".join(dict.fromkeys((self.info.get(t) or parse_tag(t)).describe() for t in tags))
+
+    def lowered_at(self, step: int) -> list[str]:
+        """The tags of the looplets lowered at ``step`` (a ``lower:*`` step), widest first.
+
+        >>> p = Provenance({"looplet:Stepper:4": [3]},
+        ...                {"looplet:Stepper:4": TagInfo("looplet:Stepper:4", "looplet", "j", ("A",), "Stepper", 12)})
+        >>> p.lowered_at(12), p.lowered_at(11)
+        (['looplet:Stepper:4'], [])
+        """
+        return self.widest_first(t for t, info in self.info.items() if info.step == step)
+
     def by_index(self, index: str) -> list[str]:
         """The tags whose index is ``index``, in precedence order."""
         return [t for t in self if self.info[t].index == index]
@@ -94,7 +132,7 @@ def parse_tag(tag: str) -> TagInfo:
     """What a tag's text says about it.
 
     >>> parse_tag("lattice:j:A∩x")
-    TagInfo(tag='lattice:j:A∩x', kind='lattice', index='j', operands=('A', 'x'), style=None, step=None)
+    TagInfo(tag='lattice:j:A∩x', kind='lattice', index='j', operands=('A', 'x'), style=None, step=None, what='')
     >>> parse_tag("looplet:Stepper:4").style, parse_tag("looplet:j:Stepper").index
     ('Stepper', 'j')
     """
@@ -191,6 +229,9 @@ def trace_provenance(source) -> Provenance:
     c_arts = [a for a in artifacts if a.kind == "c"]
     with_prov = [a for a in c_arts if isinstance(a.data, Mapping) and a.data.get("provenance")]
     c_text = (with_prov or c_arts)[-1].text if c_arts else ""
+    whats: dict[str, str] = {}   # what the compiler says each tag stands for (data["tags"])
+    for a in with_prov:
+        whats.update({str(t): str(w) for t, w in (a.data.get("tags") or {}).items()})
 
     # looplet tags: the lowering step names the tag, its index, and follows the unfurls
     lowered: dict[str, tuple[int, str | None]] = {}
@@ -220,7 +261,7 @@ def trace_provenance(source) -> Provenance:
                 last = max((u[0] for u in before), default=None)
                 operands = [u[2] for u in before if u[0] == last and base.style in u[3]]
             base = TagInfo(tag, "looplet", index, tuple(dict.fromkeys(operands)), base.style, step)
-        info[tag] = base
+        info[tag] = replace(base, what=whats.get(tag, ""))
     return Provenance(lines, info, c_text)
 
 

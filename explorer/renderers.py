@@ -22,7 +22,7 @@ import hashlib
 import html as _html
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pygments import format as format_tokens
 from pygments import highlight
@@ -43,7 +43,7 @@ from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_N
 __all__ = [
     "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
     "diff_steps", "error_banner", "fold_rewrites", "highlight_svg", "inline_svg", "register_renderer", "render_artifact",
-    "render_c", "render_code", "render_diff", "render_dot", "render_program", "render_step", "step_focus",
+    "render_c", "render_code", "render_diff", "render_dot", "render_program", "render_step", "section", "step_focus",
     "tag_names",
 ]
 
@@ -135,14 +135,18 @@ _PRE_STYLE = (f"margin:0;padding:6px 8px;background:{CODE_BACKGROUND};color:{COD
 def render_code(text: str, language: str | None = None, line_colors: Mapping[int, str] | None = None,
                 line_titles: Mapping[int, str] | None = None, linenos: bool = True,
                 line_tags: Mapping[int, Iterable[str]] | None = None,
-                marks: Iterable[Mark] | None = None) -> str:
+                marks: Iterable[Mark] | None = None,
+                describe: Callable[[Sequence[str]], str] | None = None,
+                focus_lines: Iterable[int] = ()) -> str:
     """Highlight ``text`` as HTML (``language``: ``"c"``, ``"ir"``, or ``None`` to guess).
 
     ``line_colors`` maps 1-based line numbers to a background colour; each line is a
     ``<span class="ln" data-line="N">`` so panes can address lines; ``line_tags`` adds
     ``data-tags="tag1 tag2"`` (provenance tags) to lines. ``marks``
     (:class:`~explorer.provenance.Mark`) colour parts of lines, or whole lines, by their first
-    tag: a part becomes ``<span class="pv" data-tags="...">``.
+    tag: a part becomes ``<span class="pv" data-tags="...">``. ``describe(tags)`` gives a
+    marked part's tooltip (what its tags stand for; by default the tags themselves).
+    ``focus_lines`` get a bar in the focus colour (the code of the looplet a step lowers).
 
     >>> h = render_code("y[i] = A[i, j] * x[j]", language="ir")
     >>> h.startswith("<pre") and 'data-line="1"' in h
@@ -159,33 +163,45 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
     for m in marks or ():
         if m.start is None:  # a whole line
             line_colors.setdefault(m.line, color_for(m.tags[0]))
-            line_titles.setdefault(m.line, ", ".join(m.tags))
+            line_titles.setdefault(m.line, describe(m.tags) if describe else ", ".join(m.tags))
             line_tags.setdefault(m.line, list(m.tags))
         else:
             spans.append(m)
     lexer = _lexer_for(text, language)
     formatter = highlight_classes()
-    body = _highlight_marked(text, lexer, formatter, spans) if spans else highlight(text, lexer, formatter)
+    body = (_highlight_marked(text, lexer, formatter, spans, describe) if spans
+            else highlight(text, lexer, formatter))
     lines = body.split("\n")
     if lines and lines[-1] == "" and not text.endswith("\n\n"):
         lines.pop()
     width = len(str(len(lines)))
+    focus_lines = set(focus_lines)
     out = []
     for n, line in enumerate(lines, 1):
         # a provenance colour is the same pastel in every theme: dark text on it
         on_color = n in line_colors
         line = style_tokens(line, on_color)
-        style = f' style="background:{line_colors[n]};color:{TEXT_ON_COLOR}"' if on_color else ""
-        title = f' title="{_html.escape(line_titles[n])}"' if n in line_titles else ""
+        style = f"background:{line_colors[n]};color:{TEXT_ON_COLOR};" if on_color else ""
+        if n in focus_lines:
+            style += f"box-shadow:inset 5px 0 0 {FOCUS_COLOR};"
+        cls = "ln ss-focus" if n in focus_lines else "ln"
+        style = f' style="{style}"' if style else ""
+        title = f' title="{_attr(line_titles[n])}"' if n in line_titles else ""
         num_color = LINE_NUMBER_ON_COLOR if on_color else LINE_NUMBER
         num = (f'<span class="lno" style="color:{num_color};user-select:none">{n:>{width}} </span>'
                if linenos else "")
         tags = (f' data-tags="{_html.escape(" ".join(line_tags[n]))}"' if line_tags.get(n) else "")
-        out.append(f'<span class="ln" data-line="{n}"{style}{title}{tags}>{num}{line}</span>')
+        out.append(f'<span class="{cls}" data-line="{n}"{style}{title}{tags}>{num}{line}</span>')
     return f'<pre class="code" style="{_PRE_STYLE}">' + "\n".join(out) + "</pre>"
 
 
-def _highlight_marked(text: str, lexer, formatter, marks: list[Mark]) -> str:
+def _attr(text: str) -> str:
+    """``text`` as an attribute value on one line (a tooltip of several lines keeps its breaks;
+    the code is cut into lines at its newlines)."""
+    return _html.escape(text).replace("\n", "&#10;")
+
+
+def _highlight_marked(text: str, lexer, formatter, marks: list[Mark], describe=None) -> str:
     """Pygments HTML of ``text`` with each mark's characters wrapped in a coloured span
     (tokens are cut at mark boundaries; marks lie within one line and do not overlap)."""
     starts = [0]
@@ -216,7 +232,8 @@ def _highlight_marked(text: str, lexer, formatter, marks: list[Mark]) -> str:
             html = html[:-1]  # the formatter ends its last line; a piece of a line has no end
         if seg_mark is not None:
             tags = " ".join(seg_mark.tags)
-            html = (f'<span class="pv" data-tags="{_html.escape(tags)}" title="{_html.escape(tags)}" '
+            title = describe(seg_mark.tags) if describe else tags
+            html = (f'<span class="pv" data-tags="{_html.escape(tags)}" title="{_attr(title)}" '
                     f'style="background:{color_for(seg_mark.tags[0])};color:{TEXT_ON_COLOR};'
                     f'border-radius:2px">{style_tokens(html, on_color=True)}</span>')
         out.append(html)
@@ -245,20 +262,25 @@ def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = N
     (3, True)
     """
     marks = program_marks(text, provenance, step) if provenance else []
-    return render_code(text, language, marks=marks)
+    return render_code(text, language, marks=marks, describe=_describer(provenance))
+
+
+def _describer(provenance) -> Callable[[Sequence[str]], str] | None:
+    """Tooltips from what the trace says each tag stands for (a plain ``{tag: lines}``: none)."""
+    return provenance.describe if isinstance(provenance, Provenance) else None
 
 
 def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
-             only: Iterable[str] | None = None, linenos: bool = True) -> str:
+             only: Iterable[str] | None = None, linenos: bool = True, focus: Iterable[str] = ()) -> str:
     """C source as highlighted HTML; lines named in ``provenance`` get their id's colour.
 
-    ``only`` restricts the colouring to some ids (the selected lattice point or looplet).
+    ``only`` restricts the colouring to some ids (the selected lattice point or looplet);
+    the lines of the ``focus`` tags (the looplet a ``lower:*`` step lowers) get a focus bar.
 
     >>> 'style="color' in render_c("int x = 1;")
     True
     """
     colors: dict[int, str] = {}
-    titles: dict[int, str] = {}
     tags: dict[int, list[str]] = {}
     keep = set(only) if only is not None else None
     for ident, lines in (provenance or {}).items():
@@ -266,9 +288,12 @@ def render_c(source: str, provenance: Mapping[str, Iterable[int]] | None = None,
             continue
         for n in lines:
             colors.setdefault(int(n), color_for(ident))
-            titles[int(n)] = (titles[int(n)] + ", " if int(n) in titles else "") + str(ident)
             tags.setdefault(int(n), []).append(str(ident))
-    return render_code(source, "c", colors, titles, linenos, tags)
+    # a line's tooltip says what produced it (the lattice point's code, the looplet lowered)
+    describe = _describer(provenance) or ", ".join
+    titles = {n: describe(ts) for n, ts in tags.items()}
+    focus_lines = {int(n) for t in focus for n in (provenance or {}).get(t, ())}
+    return render_code(source, "c", colors, titles, linenos, tags, focus_lines=focus_lines)
 
 
 # --- drawings ----------------------------------------------------------------------------------
@@ -311,12 +336,14 @@ def tag_names(tag: Any) -> list[str]:
 
 
 def highlight_svg(svg: str, colors: Mapping[str, str],
-                  tags: Mapping[str, Iterable[str]] | None = None) -> str:
+                  tags: Mapping[str, Iterable[str]] | None = None,
+                  describe: Callable[[Sequence[str]], str] | None = None) -> str:
     """Fill the nodes of a Graphviz SVG named in ``colors`` (by node id, exact label, or the
     label's head before ``(``, so ``Stepper`` names a node labelled ``Stepper(stop=j + 1)``).
 
     Names that match no node are ignored. ``tags`` maps names to provenance tags: a filled
-    node named there gets ``data-tags="tag1 tag2"`` (the exported page selects by it).
+    node named there gets ``data-tags="tag1 tag2"`` (the exported page selects by it) and, with
+    ``describe(tags)``, that as its tooltip (the ``<title>`` of a group around its shapes).
 
     >>> svg = dot_to_svg('digraph { a [label="point 0"]; b }')
     >>> out = highlight_svg(svg, {"point 0": "#ff0000", "zzz": "#00ff00"})
@@ -354,6 +381,9 @@ def highlight_svg(svg: str, colors: Mapping[str, str],
                                 body, count=1)
         node_tags = sorted({t for n in names for t in (tags or {}).get(n, ())})
         extra = f' data-tags="{_html.escape(" ".join(node_tags))}"' if node_tags else ""
+        if describe and node_tags:
+            # the tooltip is the nearest <title>: an inner group's, so the node keeps its name
+            body = f"<g><title>{_html.escape(describe(node_tags), quote=False)}</title>{body}</g>"
         return head.replace('class="node"', f'class="node highlighted"{extra}') + body + tail
 
     return _NODE_GROUP.sub(fill, svg)
@@ -385,7 +415,7 @@ def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = N
     except RenderError as e:
         return (f'<div class="render-error" style="color:#a00">{_html.escape(str(e))}</div>'
                 f"<pre>{_html.escape(dot)}</pre>")
-    return inline_svg(highlight_svg(svg, colors, tags))
+    return inline_svg(highlight_svg(svg, colors, tags, _describer(provenance)))
 
 
 # --- artifacts ----------------------------------------------------------------------------------
@@ -458,10 +488,12 @@ def render_artifact(artifact: Artifact, highlight: Iterable[str] | None = None,
     if provenance and artifact.kind != "c" and str(artifact.name).startswith("forall "):
         # the drawing of one loop's lattice: only tags "<kind>:<this index>:<point>" name its nodes
         index = str(artifact.name).split()[-1]
-        provenance = {t: v for t, v in provenance.items()
-                      if len(str(t).split(":")) < 3 or str(t).split(":")[1] == index}
+        kept = [t for t in provenance if len(str(t).split(":")) < 3 or str(t).split(":")[1] == index]
+        provenance = (provenance.only(kept) if isinstance(provenance, Provenance)
+                      else {t: provenance[t] for t in kept})
     elif provenance and artifact.kind == "looplet-nest":
-        provenance = nest_provenance(artifact, provenance)
+        kept = nest_provenance(artifact, provenance)
+        provenance = provenance.only(list(kept)) if isinstance(provenance, Provenance) else kept
     fn = RENDERERS.get(artifact.kind, _generic)
     return fn(artifact, highlight=highlight, provenance=provenance) + legend_html(artifact)
 
@@ -573,8 +605,9 @@ def error_banner(message: str) -> str:
             f"{_html.escape(message)}</div>")
 
 
-def _section(title: str, body: str) -> str:
-    return (f'<div class="pane"><div class="pane-title" style="font:600 13px sans-serif;'
+def section(title: str, body: str, cls: str = "") -> str:
+    """A titled part of a step's HTML (``cls``: extra classes, e.g. ``c-section``)."""
+    return (f'<div class="pane{" " + cls if cls else ""}"><div class="pane-title" style="font:600 13px sans-serif;'
             f'margin:8px 0 3px">{_html.escape(title)}</div>{body}</div>')
 
 
@@ -656,7 +689,7 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
     if "program" in want:
         program = view.program if view is not None else (step.after_text or step.before_text)
         if program:
-            out.append(_section("program", render_program(program, prov, index)))
+            out.append(section("program", render_program(program, prov, index)))
     if "diff" in want:
         if view is not None:
             shown = diff_view(session, index)
@@ -665,20 +698,20 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
             title, kind = "diff: what the step changed", "diff"
             text = _unified(step.before_text, step.after_text) if step.before_text else ""
         if text:
-            out.append(_section(title, render_diff(text) if kind == "diff" else render_program(text, prov)))
+            out.append(section(title, render_diff(text) if kind == "diff" else render_program(text, prov)))
     if "rewrites" in want and step.rewrites:
         distinct = len(fold_rewrites(step.rewrites))
         extra = f", {distinct} distinct" if distinct < len(step.rewrites) else ""
-        out.append(_section(f"rewrites ({len(step.rewrites)}{extra})", render_rewrites(step)))
+        out.append(section(f"rewrites ({len(step.rewrites)}{extra})", render_rewrites(step)))
     focus = step_focus(step)
     if "artifacts" in want:
         shown = [a for a in step.artifacts if a.kind != "c"]
         if shown:
-            out.append(_section("artifacts", "".join(render_artifact(a, focus, prov or None) for a in shown)))
+            out.append(section("artifacts", "".join(render_artifact(a, focus, prov or None) for a in shown)))
     if "c" in want:
         for a in step.artifacts:
             if a.kind == "c":
-                out.append(_section(f"C: {a.name}", render_c(a.text, prov)))
+                out.append(section(f"C: {a.name}", render_c(a.text, prov), "c-section"))
     if step.error is not None and step.note:
         out.append(f"<details><summary>traceback</summary><pre>{_html.escape(step.note)}</pre></details>")
     return f'<div class="step" data-stage="{_html.escape(step.stage)}">' + "".join(out) + "</div>"

@@ -33,6 +33,7 @@ from compiler.trace import Trace
 from explorer import renderers as R
 from explorer.rebuild import initial_format, program_ndims, rebuild_for
 from explorer.session import Session, explore
+from explorer.linking import link_handlers, mark_linked, scroll_to_tag
 from explorer.stepdiff import c_view, diff_view
 from explorer.theme import MUTED, TEXT_ON_COLOR
 from explorer.timing import compare
@@ -41,17 +42,20 @@ from .pickers import LEVELS, FormatPicker, RebuildControls
 
 __all__ = ["Explorer", "FormatPicker", "LEVELS", "RebuildControls", "pane", "titled"]
 
-# Clicking a coloured part (it carries data-tags) writes its tags into the hidden "ss-pick"
-# text box of the widget around it; the kernel side selects the tag (Explorer.pick_tags).
+# Clicking a coloured part (it carries data-tags) writes its tags, and whether it is in the C
+# pane, into the hidden "ss-pick" text box of the widget around it; the kernel side selects the
+# tag (Explorer.pick_tags). Hovering and clicking also link the parts at once in the browser
+# (explorer.linking), before the kernel answers.
 _PICK_JS = ("var el=event.target.closest('[data-tags]');if(!el)return;"
             "var root=this.closest('.ss-pick-root');var box=root&&root.querySelector('.ss-pick input');"
-            "if(!box)return;box.value=el.getAttribute('data-tags')+'|'+Date.now();"
+            "if(!box)return;box.value=el.getAttribute('data-tags')+'|'+(el.closest('.ss-c')?'c':'')+'|'+Date.now();"
             "box.dispatchEvent(new Event('input',{bubbles:true}));")
 
 
 def _pickable(html: str) -> str:
-    """``html`` in a box whose coloured parts select their provenance tag when clicked."""
-    return (f'<div class="ss-pickable" style="cursor:default" onclick="{_html.escape(_PICK_JS)}">'
+    """``html`` in a box whose coloured parts link their provenance tag's parts when hovered
+    and select it when clicked."""
+    return (f'<div class="ss-pickable" style="cursor:default" {link_handlers(".ss-c", _PICK_JS)}>'
             f"{html}</div>")
 
 #: A pane's frame; the border is the theme's (JupyterLab's CSS variable, light elsewhere).
@@ -99,6 +103,8 @@ class Explorer(W.VBox):
         self.cache_hits = self.cache_misses = 0
         self._syncing = False
         self.redraw_times: list[float] = []
+        #: whether the C pane scrolls to the chosen tag's first line (not after a click in the C)
+        self._scroll_c = True
 
         # timeline
         self.slider = W.IntSlider(min=0, max=0, value=0, description="step", continuous_update=True,
@@ -306,7 +312,14 @@ class Explorer(W.VBox):
     def _on_pick(self, change) -> None:
         value = change["new"] or ""
         if value:
-            self.pick_tags(value.rsplit("|", 1)[0].split())
+            parts = value.split("|")   # tags|origin|time (tags|time from older pages)
+            tags, origin = parts[0], parts[1] if len(parts) > 2 else ""
+            # a click in the C leaves the C where it is; anywhere else the C scrolls to the tag
+            self._scroll_c = origin != "c"
+            try:
+                self.pick_tags(tags.split())
+            finally:
+                self._scroll_c = True
 
     def _on_provenance(self, _change) -> None:
         if self._syncing:
@@ -333,7 +346,7 @@ class Explorer(W.VBox):
         """The panes' HTML for step ``i``, cached per step and colour choice: showing a step
         again, or going back to it, costs a dictionary lookup (:attr:`cache_hits` counts them).
         """
-        key = (i, self.provenance.value or "")
+        key = (i, self.provenance.value or "", self._scroll_c)
         cached = self._cache.get(key)
         if cached is not None:
             self.cache_hits += 1
@@ -375,11 +388,19 @@ class Explorer(W.VBox):
             drawing = "<i>(nothing drawn yet)</i>"
 
         # the C: this step's, else as it stands here, else the final kernel's, labelled
+        # at a lower:* step the looplet it lowers and its C lines are shown together: the C has
+        # a focus bar, and the C pane scrolls to the chosen tag's first line (else the step's)
         c = c_view(s, i)
+        lowered = s.provenance().lowered_at(i)
         if c.emitted_at is None:
             c_html = "<i>(no C yet" + (": lowering failed before emitting C" if s.error else "") + ")</i>"
         else:
-            c_html = R.render_c(c.text, prov)
+            c_html = R.render_c(c.text, prov, focus=[t for t in lowered if t in prov])
+            target = selected or next((t for t in lowered if t in prov), None)
+            if target and self._scroll_c:
+                c_html += scroll_to_tag(target)
+        if selected:  # the chosen tag's parts stay linked (outlined) after the redraw
+            program, drawing, c_html = (mark_linked(h, selected) for h in (program, drawing, c_html))
         out = {"header": header, "program": _pickable(program), "diff": diff, "artifact": _pickable(drawing),
                "c": _pickable(c_html), "diff_title": _html.escape(shown.title), "c_title": _html.escape(c.title)}
         self._cache[key] = out

@@ -26,7 +26,8 @@ import numpy as np
 
 from ..dtypes import c_type
 from ..errors import DTypeError, KernelError
-from ..imperative.ir import Allocate, BinOp, Buffer, Const, Function, Growable, OutScalar, Scalar, Var, View, walk
+from ..imperative.ir import (Allocate, BinOp, Buffer, Const, Function, Growable, OutScalar, Scalar, Var, View,
+                             tag_descriptions, walk)
 from ..imperative.printer import pretty
 from ..trace import Artifact, Trace
 from . import build
@@ -64,8 +65,13 @@ def clear_memory_cache() -> None:
 
 
 def _c_artifact(fn: Function, source: str, provenance: dict) -> Artifact:
-    """The C source as an artifact; ``data["provenance"]`` maps tags to their C lines."""
-    return Artifact("c", fn.name, source, data={"provenance": provenance} if provenance else None)
+    """The C source as an artifact; ``data["provenance"]`` maps tags to their C lines and
+    ``data["tags"]`` each tag to what it stands for (its :class:`Tagged` ``what``)."""
+    if not provenance:
+        return Artifact("c", fn.name, source)
+    what = tag_descriptions(fn.body)
+    data = {"provenance": provenance, "tags": {t: what[t] for t in provenance if t in what}}
+    return Artifact("c", fn.name, source, data=data)
 
 
 def compile_function(fn: Function, checked: bool = False, trace: Trace | None = None,

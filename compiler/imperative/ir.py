@@ -643,14 +643,17 @@ class Tagged(Stmt):
 
     Tags change nothing in the program: the C emitter records which C lines each tag
     produced, so the explorer can colour a lattice point or looplet and its C alike.
+    ``what`` says, in the user's terms, what the tag stands for (the lattice point's
+    expression, the looplet lowered): the explorer's tooltips show it instead of the tag.
 
     >>> from compiler.imperative import pretty
-    >>> print(pretty(Tagged("lattice:j:A", [Break()])))
+    >>> print(pretty(Tagged("lattice:j:A", [Break()], "while j <- A1")))
     break;
     """
 
     tag: str
     body: Block
+    what: str = ""
 
     def __post_init__(self):
         _set(self, "body", as_block(self.body))
@@ -871,6 +874,22 @@ def map_bodies(s: Stmt, f) -> Stmt:
     if isinstance(s, Block):
         return Block(tuple(f(s.body)))
     return s
+
+
+def tag_descriptions(node) -> dict[str, str]:
+    """``{tag: what}`` of the :class:`Tagged` statements in ``node`` that say what they are
+    (a tag used more than once joins its distinct descriptions with "; ").
+
+    >>> tag_descriptions([Tagged("t", [Tagged("u", [Break()], "inner")], "outer"), Tagged("t", [], "again")])
+    {'t': 'outer; again', 'u': 'inner'}
+    """
+    out: dict[str, list[str]] = {}
+    for n in walk(tuple(node) if isinstance(node, list) else node):
+        if isinstance(n, Tagged) and n.what:
+            whats = out.setdefault(n.tag, [])
+            if n.what not in whats:
+                whats.append(n.what)
+    return {t: "; ".join(w) for t, w in out.items()}
 
 
 def untagged(stmts) -> list:

@@ -72,6 +72,19 @@ class CNode:
         return str(self)
 
 
+def headline(node: CNode) -> str:
+    """A CFIR loop's or case's first line (with a case's statement when it fits on one
+    line): what the C it produced computes, for the explorer's tooltips, e.g.
+    ``while i <- A0 ∩ B0`` or ``case A0 B0: y[i] = A[i] * B[i]``."""
+    lines = [x.strip() for x in str(node).splitlines() if x.strip()]
+    if not lines:
+        return ""
+    head = lines[0]
+    if head.startswith("switch") and len(lines) > 1:
+        head = lines[1]
+    return head[:-1] if head.endswith(":") else head
+
+
 @serialize.node
 @dataclass(frozen=True)
 class FlatLocator:
@@ -1673,4 +1686,4 @@ def interpret_cfir(cfir, setup: Setup, **tensors) -> np.ndarray:
 
 
 __all__ = ["CForall", "CFold", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CDenseWorkspace", "CAssign",
-           "CSkip", "FlatLocator", "Setup", "build_cfir", "interpret_cfir", "value_of", "init_of"]
+           "CSkip", "FlatLocator", "Setup", "build_cfir", "headline", "interpret_cfir", "value_of", "init_of"]

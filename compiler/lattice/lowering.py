@@ -68,7 +68,7 @@ from ..imperative.vectorize import vectorize
 from ..levels import Dense, SparseCOO, SparseList
 from ..notation.ast import Access, Assign as NAssign, Call as NCall, Reduce as NReduce
 from ..trace import Artifact, Trace
-from .cfir import (CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CSkip, CWorkspace, FlatLocator,
+from .cfir import (headline, CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CSkip, CWorkspace, FlatLocator,
                    Setup, build_cfir)
 from .lattice import literal
 from .reserve import count_scatters
@@ -856,12 +856,13 @@ class _Emitter:
         """``stmt`` (a lattice loop, or a list of statements) tagged ``lattice:<index>:<point>``."""
         names = [it.name for it in loop.iterated] + (["U"] if loop.universe else [])
         return Tagged(f"lattice:{loop.index}:{'∩'.join(dict.fromkeys(names)) or 'U'}",
-                      stmt if isinstance(stmt, list) else [stmt])
+                      stmt if isinstance(stmt, list) else [stmt], headline(loop))
 
     def _case_tag(self, index, case: CCase, stmts: list) -> list:
         """A case's statements tagged ``lattice:<index>:<present operands>``."""
         names = [self.setup.names[k] for k in case.present]
-        return [Tagged(f"lattice:{index}:{'∩'.join(names) or '∅'}", stmts)] if stmts else stmts
+        return ([Tagged(f"lattice:{index}:{'∩'.join(names) or '∅'}", stmts, headline(case))]
+                if stmts else stmts)
 
     # -- derived iteration spaces (split, fuse, pos) -----------------------------------------
 
@@ -1903,7 +1904,7 @@ def _reset_in_last_list_loop(stmts: list, wlist: str, wn: Var, reset, assembled=
     last = stmts[-1]
     if isinstance(last, Tagged):
         inner = _reset_in_last_list_loop(list(last.body.body), wlist, wn, reset, assembled)
-        return None if inner is None else stmts[:-1] + [Tagged(last.tag, inner)]
+        return None if inner is None else stmts[:-1] + [replace(last, body=Block(tuple(inner)))]
     if not (isinstance(last, For) and last.start == Const(0, "int64") and last.stop == wn and last.body.body):
         return None
     first = last.body.body[0]

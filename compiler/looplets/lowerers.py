@@ -497,7 +497,7 @@ class Lowerer:
         out = fn(i, ext, body, found, line)
         if not out or ir_Tagged is None:
             return out
-        return [ir_Tagged(tag, out)]
+        return [ir_Tagged(tag, out, _looplet_what(style, i, body))]
 
     def _note(self, rule, i, ext, sub=None):
         text = f"{rule} on {i.name} over [{ext.start}, {ext.stop})"
@@ -974,6 +974,20 @@ def _read_key(n):
     t = n.tns
     fiber = (id(t.tensor), t.level, repr(t.pos), repr(t.seg)) if isinstance(t, SubFiber) else (id(t),)
     return fiber + (repr(n.idxs),)
+
+
+def _looplet_what(style: str, i, body) -> str:
+    """What a looplet lowering's code stands for, in the user's terms (the explorer's tooltip):
+    the rule, the index, each looplet with the tensor it reads and the statement they are in,
+    e.g. ``Stepper on j: Stepper of A, Lookup of x in y.lvl1[i][] += Stepper[j] * ...``."""
+    parts = []
+    for n in walk(body):
+        if isinstance(n, Access) and n.idxs and n.idxs[0] == i and isinstance(n.tns, Looplet):
+            head = type(unshift(n.tns)).__name__
+            parts.append(f"{head} of {n.source}" if n.source else head)
+    text = " ".join(_text(body).split())
+    text = text if len(text) <= 100 else text[:99] + "…"
+    return f"{style} on {i.name}: {', '.join(dict.fromkeys(parts))} in {text}"
 
 
 def _looplets_of(body, i) -> list:

@@ -338,9 +338,10 @@ class ScalarLowering:
         clean = low.lower(put(fill))
         if not dirty and not clean:
             return []
+        what = f"Switch on the SparseScalar {name}: written ({v}) or its fill {fill}"
         if not dirty:
-            return [Tagged(tag, [If(UnOp("!", d), clean)])]
-        return [Tagged(tag, [If(d, dirty, clean or None)])]
+            return [Tagged(tag, [If(UnOp("!", d), clean)], what)]
+        return [Tagged(tag, [If(d, dirty, clean or None)], what)]
 
     # -- ShortCircuitScalar: the case split at the top of each iteration
     def circuits(self, body) -> list:
@@ -385,7 +386,9 @@ class ScalarLowering:
                          f"{info.name} <<{op}>>= on {i.name}: if isannihilator({op}, {info.name}) the rest of "
                          f"the loop runs without the reduction, then break [{tag}]")
             rest = remainder(removed)
-            out.append(Tagged(tag, [If(cond, [*rest, Break()])]))
+            out.append(Tagged(tag, [If(cond, [*rest, Break()])],
+                              f"ShortCircuit on {i.name}: once {info.name} <<{op}>>= reaches an annihilator, "
+                              "the rest of the loop without it"))
         return out
 
     # -- trace

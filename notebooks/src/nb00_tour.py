@@ -126,9 +126,11 @@ aligned by stage: parse next to parse, the lattice of `j` next to the unfurl of 
 `Explorer.for_program` lowers a program for you and adds a **format picker per tensor and per
 level** (like the TACO web tool; a level the strategy cannot read or assemble is marked ✗) and
 a **schedule editor**: make `A`'s first level `SparseList`
-(DCSR), or choose the preset `csc`, and the lowering is redone and redrawn at once. When the
-strategies tag what produced each line of C, the *provenance* menu colours a lattice point or
-looplet in the drawing and its C lines alike."""),
+(DCSR), or choose the preset `csc`, and the lowering is redone and redrawn at once. A lattice
+point or looplet in the drawing and the C lines it produced share a colour; as in Compiler
+Explorer, hovering either outlines the other (and the program's accesses), clicking a point
+scrolls the C to its first line, and a line's or a point's tooltip says what it computes. At a
+`lower:*` step the looplet being lowered and its C are marked together."""),
     ("code", """playground = Explorer.for_program("y[i] = A[i, j] * x[j]", "lattice", A="csr", x="dense")
 playground"""),
     ("code", """# NBVAL_CHECK_OUTPUT

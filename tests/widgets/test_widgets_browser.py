@@ -176,9 +176,11 @@ MEASURE_JS = r"""
                     height: Math.round(r.height), text: el.innerText.slice(0, 60)});
   }
   for (const g of root.querySelectorAll('svg g.node')) {
-    const shape = [...g.children].find(c => ['ellipse', 'polygon', 'path', 'rect'].includes(c.tagName)
-                                            && c.getAttribute('stroke') !== 'transparent');
-    const texts = [...g.children].filter(c => c.tagName === 'text' && c.textContent.trim());
+    // (a node with a tooltip holds its shapes and labels in a group of its own)
+    const parts = [...g.querySelectorAll(':scope > *, :scope > g > *')];
+    const shape = parts.find(c => ['ellipse', 'polygon', 'path', 'rect'].includes(c.tagName)
+                                  && c.getAttribute('stroke') !== 'transparent');
+    const texts = parts.filter(c => c.tagName === 'text' && c.textContent.trim());
     if (!shape || !texts.length) continue;
     out.ncount++;
     const s = shape.getBBox();
@@ -390,14 +392,83 @@ def test_exported_page_selects_a_provenance_tag(browser, tmp_path):
     assert page.evaluate("document.documentElement.classList.contains('selecting')")
     selected = page.evaluate("[...document.querySelectorAll('.sel')].map(e => e.tagName + ':' + "
                              "(e.getAttribute('data-line') || e.querySelector('title').textContent))")
-    # line 3 is marked twice: in the step's program (the emit-c step's program is the C) and
-    # in the C artifact; p1 is the drawing node
-    assert sorted(selected) == ["SPAN:3", "SPAN:3", "g:p1"], selected
+    # line 3 is marked three times: in the step's program (the emit-c step's program is the C),
+    # in the C artifact and in the C shown next to the lattice; p1 is the drawing node
+    assert sorted(selected) == ["SPAN:3", "SPAN:3", "SPAN:3", "g:p1"], selected
     panes = page.evaluate("[...document.querySelectorAll('span.sel')].map(e => e.closest('.pane, .artifact')"
                           ".querySelector('.pane-title, .artifact-title').textContent)")
-    assert len(set(panes)) == 2, panes
+    assert len(set(panes)) == 3, panes
     page.locator('nav.provenance button[data-tag=""]').click()
     assert page.evaluate("document.querySelectorAll('.sel').length") == 0
+    page.close()
+
+
+# The shape's stroke of the drawing node the first tag of a part names, and that tag's C lines:
+# where they are in their scrolling box (the pane in a notebook, else the page), for linking.
+LINK_JS = r"""
+([root, tag]) => {
+  const sel = `[data-tags~="${tag}"]`;
+  const node = root.querySelector('svg g.node' + sel);
+  const shape = node && node.querySelector('polygon, ellipse, path, rect');
+  let box = null;
+  const line = [...root.querySelectorAll('.ss-c span.ln' + sel + ', .c-section span.ln' + sel)][0];
+  for (let b = line && line.parentElement; b; b = b.parentElement) {
+    const o = getComputedStyle(b).overflowY;
+    if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 1) { box = b; break; }
+  }
+  const view = box ? box.getBoundingClientRect() : {top: 0, bottom: innerHeight};
+  const r = line ? line.getBoundingClientRect() : null;
+  return {stroke: shape && shape.getAttribute('stroke'), width: shape && shape.getAttribute('stroke-width'),
+          line: !!line, outlined: !!line && getComputedStyle(line).outlineStyle === 'solid',
+          inView: !!r && r.top >= view.top - 1 && r.bottom <= view.bottom + 1,
+          scrollTop: box ? box.scrollTop : scrollY};
+}
+"""
+
+
+def test_exported_page_links_c_lines_and_drawing_nodes(browser, tmp_path, artifacts):
+    """Compiler Explorer's two-way provenance in the exported page: on the step of a lattice of
+    three points, clicking a C line strokes the lattice point it came from, and clicking a
+    point outlines its C lines and brings the first into view; the tooltips say what a line
+    or a point computes, not its tag."""
+    import compiler as ss
+    from explorer import export_html
+    from explorer.linking import LINK_COLOR
+
+    trace = ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv").trace
+    path = tmp_path / "linked.html"
+    export_html(trace, path)
+    page = browser.new_page(viewport={"width": 1100, "height": 600})
+    page.goto(f"{path.as_uri()}#step-{trace.stages().index('lattice')}")
+    section = page.locator("section:visible").first
+    lines = section.locator(".c-section span.ln[data-tags]")
+    assert lines.count() > 0, "the lattice step shows no C to link its points with"
+    # a C line whose first tag names a point of the drawing
+    tags = [t.split()[0] for t in lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags'))")]
+    k, tag = next((k, t) for k, t in enumerate(tags) if section.locator(f'svg g.node[data-tags~="{t}"]').count())
+    line = lines.nth(k)
+    assert "lattice:" not in (line.get_attribute("title") or "") and "y[i]" in line.get_attribute("title")
+    before = page.evaluate(LINK_JS, [section.element_handle(), tag])
+    assert before["stroke"] != LINK_COLOR
+    line.click()
+    after = page.evaluate(LINK_JS, [section.element_handle(), tag])
+    assert (after["stroke"], after["width"]) == (LINK_COLOR, "4"), (before, after)
+    page.screenshot(path=str(artifacts / "export-linked-from-c.png"), full_page=True)
+
+    # the reverse: a point outlines its C lines and scrolls the first into view
+    # (a node links the first of its tags)
+    firsts = section.locator("svg g.node[data-tags]").evaluate_all(
+        "gs => gs.map(g => g.getAttribute('data-tags').split(' ')[0])")
+    k, other = next((k, t) for k, t in enumerate(firsts)
+                    if t != tag and section.locator(f'.c-section span.ln[data-tags~="{t}"]').count())
+    page.evaluate("window.scrollTo(0, 0)")
+    start = page.evaluate(LINK_JS, [section.element_handle(), other])
+    assert start["line"] and not start["inView"], "the point's C line is in view before the click"
+    section.locator("svg g.node[data-tags]").nth(k).click()
+    end = page.evaluate(LINK_JS, [section.element_handle(), other])
+    assert end["outlined"] and end["inView"] and end["scrollTop"] > start["scrollTop"], (start, end)
+    assert (end["stroke"], end["width"]) == (LINK_COLOR, "4")
+    page.screenshot(path=str(artifacts / "export-linked-from-node.png"), full_page=False)
     page.close()
 
 
@@ -511,6 +582,64 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     page.close()
 
 
+# Scroll the box that scrolls a part (its pane) to its end.
+SCROLL_END_JS = r"""
+(el) => {
+  for (let b = el.parentElement; b; b = b.parentElement) {
+    const o = getComputedStyle(b).overflowY;
+    if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 1) { b.scrollTop = b.scrollHeight; return true; }
+  }
+  return false;
+}
+"""
+
+
+def link_both_ways_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> None:
+    """In an Explorer at a lattice step: clicking a C line strokes the lattice point it came from
+    (at once, and still after the kernel's redraw), and clicking a point outlines its C lines
+    and scrolls the C pane to the first."""
+    from explorer.linking import LINK_COLOR
+
+    explorer.scroll_into_view_if_needed()
+    root = explorer.element_handle()
+    lines = explorer.locator(".ss-c span.ln[data-tags]")
+    firsts = lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags').split(' ')[0])")
+    k, tag = next((k, t) for k, t in enumerate(firsts)
+                  if explorer.locator(f'.ss-drawing svg g.node[data-tags~="{t}"]').count())
+    assert page.evaluate(LINK_JS, [root, tag])["stroke"] != LINK_COLOR
+    select = explorer.locator(".ss-provenance select").first
+    lines.nth(k).scroll_into_view_if_needed()
+    explorer.locator(".ss-drawing svg").first.evaluate("svg => { svg.ssOld = true; }")
+    lines.nth(k).click()
+    stroked = "([root, tag, color]) => (LINK_JS)([root, tag]).stroke === color".replace("LINK_JS", LINK_JS.strip())
+    page.wait_for_function(stroked, arg=[root, tag, LINK_COLOR], timeout=10_000)
+    # the kernel's answer (the tag chosen, the drawing drawn again) keeps the point stroked
+    page.wait_for_function("el => el.value !== 'all'", arg=select.element_handle(), timeout=30_000)
+    assert select.input_value().split(" (")[0] == tag
+    page.wait_for_function("root => !root.querySelector('.ss-drawing svg').ssOld", arg=root, timeout=30_000)
+    page.wait_for_function(stroked, arg=[root, tag, LINK_COLOR], timeout=10_000)
+    page.screenshot(path=str(artifacts / "views-linked-from-c.png"), full_page=False)
+
+    # the reverse: a point, clicked with the C pane scrolled to its end, outlines its C lines
+    # and scrolls the pane to the first (after going back to every tag's colours)
+    select.select_option(label="all")
+    page.wait_for_function("root => root.querySelectorAll('.ss-drawing svg g.node[data-tags]').length > 1",
+                           arg=root, timeout=30_000)
+    nodes = explorer.locator(".ss-drawing svg g.node[data-tags]")
+    node_firsts = nodes.evaluate_all("gs => gs.map(g => g.getAttribute('data-tags').split(' ')[0])")
+    k, other = next((k, t) for k, t in enumerate(node_firsts) if t != tag and t in firsts)
+    assert lines.first.evaluate(SCROLL_END_JS), "the C pane does not scroll"
+    start = page.evaluate(LINK_JS, [root, other])
+    assert start["line"] and not start["inView"], start
+    nodes.nth(k).click()
+    shown = ("([root, tag]) => { const m = (LINK_JS)([root, tag]); return m.inView && m.outlined; }"
+             .replace("LINK_JS", LINK_JS.strip()))
+    page.wait_for_function(shown, arg=[root, other], timeout=30_000)
+    end = page.evaluate(LINK_JS, [root, other])
+    assert end["scrollTop"] < start["scrollTop"], (start, end)
+    page.screenshot(path=str(artifacts / "views-linked-from-node.png"), full_page=False)
+
+
 def open_and_run(page, url: str, token: str, name: str, artifacts: pathlib.Path) -> None:
     """Open notebook ``name`` in JupyterLab, run all its cells, wait until the kernel is idle."""
     page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=120_000)
@@ -568,6 +697,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         # under the lattice, a legend of its notation
         legend = three.locator(".ss-drawing .ss-legend").first.inner_text()
         assert "[iterated | located]" in legend and "∪" in legend
+        link_both_ways_in_the_notebook(page, three, artifacts)
         for theme in ("JupyterLab Light", "JupyterLab Dark"):
             if theme != "JupyterLab Light":
                 set_theme(page, theme)

@@ -1,0 +1,173 @@
+"""Two-way provenance in the browser, as Compiler Explorer links source and assembly.
+
+Every coloured part the renderers draw carries ``data-tags`` (its provenance tags: a program
+access or loop, a drawing node, a C line). Hovering one outlines every part of its first tag
+in the same view (the C lines, the lattice point or looplet, the program's accesses), and
+clicking one keeps them outlined (until the next click) and scrolls the C to the tag's first
+line (unless the click was in the C, which stays where it is). The code is plain JavaScript with no library, so the exported
+page (:mod:`explorer.export`) and the notebook's panes (inline handlers: a notebook runs no
+``<script>`` put into a widget) run the same function.
+
+:func:`link_handlers` gives the inline attributes for a notebook pane; :data:`LINK_SCRIPT`
+installs the same handlers on a whole page; :func:`scroll_to_tag` is HTML that, once shown,
+scrolls a C pane to a tag's first line (the widget's answer to choosing a tag in its menu or
+at a ``lower:*`` step).
+
+>>> 'onmouseover="' in link_handlers() and "ssLink" in LINK_SCRIPT
+True
+"""
+
+from __future__ import annotations
+
+import html as _html
+import json
+import re
+
+__all__ = ["LINK_COLOR", "LINK_FUNCTION", "LINK_SCRIPT", "link_handlers", "mark_linked", "scroll_to_tag"]
+
+#: The outline of linked parts (dark enough on the pastel provenance colours and on white,
+#: light enough on JupyterLab's dark background).
+LINK_COLOR = "#d81b60"
+
+# ssLink(event, root, kind, cSelector): the parts of the pinned tag are linked, and on "over"
+# those of the first tag of the part under the pointer too; "click" pins that tag (a click on
+# nothing unpins), "out" leaves the pinned one. Shapes of drawing nodes keep their own stroke in data-ss-stroke, so unlinking restores
+# it. The C pane scrolls itself (not the page) when it scrolls; in a page that scrolls as a
+# whole the line is brought into view.
+LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
+  root = root || document;
+  var holder = root.nodeType === 9 ? root.documentElement : root;
+  var marked = root.querySelectorAll('.ss-linked');
+  for (var k = 0; k < marked.length; k++) {
+    var m = marked[k]; m.classList.remove('ss-linked');
+    var s = m.tagName.toLowerCase() === 'g' ? m.querySelector('polygon, ellipse, path, rect') : null;
+    if (s) { s.setAttribute('stroke', s.getAttribute('data-ss-stroke') || 'black');
+             s.setAttribute('stroke-width', s.getAttribute('data-ss-width') || '1'); }
+    else { m.style.outline = ''; }
+  }
+  var el = e.target.closest && e.target.closest('[data-tags]');
+  var tag = el && root.contains(el) ? el.getAttribute('data-tags').split(' ')[0] : '';
+  if (kind === 'click') holder.setAttribute('data-ss-pinned', tag);
+  var pinned = holder.getAttribute('data-ss-pinned') || '';
+  var tags = kind === 'out' || !tag || tag === pinned ? [pinned] : [pinned, tag];
+  for (var t = 0; t < tags.length; t++) {
+    if (!tags[t]) continue;
+    var parts = root.querySelectorAll(ssSel(tags[t]));
+    for (var k = 0; k < parts.length; k++) {
+      var p = parts[k]; p.classList.add('ss-linked');
+      var s = p.tagName.toLowerCase() === 'g' ? p.querySelector('polygon, ellipse, path, rect') : null;
+      if (s) {
+        if (!s.hasAttribute('data-ss-stroke')) { s.setAttribute('data-ss-stroke', s.getAttribute('stroke') || 'black');
+                                                 s.setAttribute('data-ss-width', s.getAttribute('stroke-width') || '1'); }
+        s.setAttribute('stroke', '""" + LINK_COLOR + r"""'); s.setAttribute('stroke-width', '4');
+      } else { p.style.outline = '2px solid """ + LINK_COLOR + r"""'; p.style.outlineOffset = '-1px'; }
+    }
+  }
+  if (kind !== 'click' || !cSel || !tag) return;
+  var sel = ssSel(tag);
+  var panes = root.querySelectorAll(cSel);
+  for (var k = 0; k < panes.length; k++) {
+    if (panes[k].contains(el)) continue;
+    var line = panes[k].querySelector('span.ln' + sel);
+    if (line) ssScroll(line);
+  }
+}
+function ssSel(tag) { return '[data-tags~="' + tag.replace(/["\\]/g, '\\$&') + '"]'; }
+function ssScroll(line) {
+  for (var box = line.parentElement; box; box = box.parentElement) {
+    var o = getComputedStyle(box).overflowY;
+    if ((o === 'auto' || o === 'scroll') && box.scrollHeight > box.clientHeight + 1) {
+      box.scrollTop += line.getBoundingClientRect().top - box.getBoundingClientRect().top - 8;
+      return;
+    }
+  }
+  line.scrollIntoView({block: 'center'});
+}"""
+
+
+def _minify(js: str) -> str:
+    return " ".join(x.strip() for x in js.splitlines())
+
+
+def link_handlers(c_selector: str = ".ss-c", then_click: str = "") -> str:
+    """Inline ``onmouseover``/``onmouseout``/``onclick`` attributes linking the parts of a
+    notebook view: the function is defined once on ``window`` by the first event, and the view
+    is the closest ``.ss-pick-root`` (an :class:`~widgets.Explorer`); ``c_selector`` finds its
+    C pane(s); ``then_click`` is JavaScript the click runs next (the widget's pick).
+
+    >>> h = link_handlers(); h.count("ssLink(event") == 3
+    True
+    """
+    define = f"if(!window.ssLink){{window.eval({json.dumps(_minify(LINK_FUNCTION))});}}"
+    out = []
+    for attr, kind in (("onmouseover", "over"), ("onmouseout", "out"), ("onclick", "click")):
+        call = (f"ssLink(event,this.closest('.ss-pick-root')||document,'{kind}',"
+                f"{json.dumps(c_selector)});")
+        first = then_click if kind == "click" else ""
+        out.append(f'{attr}="{_html.escape(define + call + first)}"')
+    return " ".join(out)
+
+
+#: A ``<script>`` body for a whole page: links the parts inside each ``section.step``; a
+#: click scrolls the C sections (``[data-kind="c"]`` artifacts and the "C:" sections).
+LINK_SCRIPT = LINK_FUNCTION + r"""
+(function () {
+  function root(e) { return e.target.closest && e.target.closest('section.step'); }
+  var cSel = '.c-section, .artifact[data-kind="c"]';
+  document.addEventListener('mouseover', function (e) { var r = root(e); if (r) ssLink(e, r, 'over', cSel); });
+  document.addEventListener('mouseout', function (e) { var r = root(e); if (r) ssLink(e, r, 'out', cSel); });
+  document.addEventListener('click', function (e) { var r = root(e); if (r) ssLink(e, r, 'click', cSel); });
+})();
+"""
+
+
+def scroll_to_tag(tag: str, c_selector: str = ".ss-c") -> str:
+    """HTML that, when a notebook pane shows it, scrolls the C pane of its view to ``tag``'s first
+    line (an image that fails to load at once runs its ``onerror``: a widget runs no script).
+
+    >>> "data-tags~=" in scroll_to_tag("lattice:j:A")
+    True
+    """
+    sel = json.dumps(f'span.ln[data-tags~="{tag}"]')
+    js = (f"if(!window.ssLink){{window.eval({json.dumps(_minify(LINK_FUNCTION))});}}"
+          f"var r=this.closest('.ss-pick-root')||document;var p=r.querySelector({json.dumps(c_selector)});"
+          f"var l=p&&p.querySelector({sel});if(l)ssScroll(l);this.remove();")
+    return f'<img alt="" src="data:," style="display:none" onerror="{_html.escape(js)}">'
+
+
+_TAGGED_SPAN = re.compile(r'<span ([^>]*?)data-tags="([^"]*)"([^>]*)>')
+_TAGGED_NODE = re.compile(r'(<g [^>]*class="node[^"]*" data-tags="([^"]*)"[^>]*>.*?)<(ellipse|polygon|path|rect)\b([^>]*)>',
+                          re.S)
+
+
+def mark_linked(html: str, tag: str) -> str:
+    """``html`` (the renderers' markup) with the parts of ``tag`` linked as a click in the
+    browser links them: code parts outlined, drawing nodes stroked in :data:`LINK_COLOR`. The
+    notebook redraws its panes when a tag is chosen; this keeps the choice visible.
+
+    >>> mark_linked('<span class="ln" data-tags="a b">x</span><span class="ln" data-tags="c">y</span>', "b")
+    '<span class="ln" data-tags="a b" style="outline:2px solid #d81b60;outline-offset:-1px">x</span><span class="ln" data-tags="c">y</span>'
+    """
+    if not tag:
+        return html
+
+    def span(m: re.Match) -> str:
+        before, tags, after = m.groups()
+        if tag not in _html.unescape(tags).split():
+            return m.group(0)
+        attrs = before + f'data-tags="{tags}"' + after
+        outline = f"outline:2px solid {LINK_COLOR};outline-offset:-1px"
+        if 'style="' in attrs:
+            attrs = re.sub(r'style="([^"]*?);?"', lambda s: f'style="{s.group(1)};{outline}"', attrs, count=1)
+        else:
+            attrs += f' style="{outline}"'
+        return f"<span {attrs}>"
+
+    def node(m: re.Match) -> str:
+        head, tags, shape, attrs = m.groups()
+        if tag not in _html.unescape(tags).split():
+            return m.group(0)
+        attrs = re.sub(r'\s(stroke|stroke-width)="[^"]*"', "", attrs)
+        return f'{head}<{shape} stroke="{LINK_COLOR}" stroke-width="4"{attrs}>'
+
+    return _TAGGED_NODE.sub(node, _TAGGED_SPAN.sub(span, html))
