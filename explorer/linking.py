@@ -89,19 +89,22 @@ def _minify(js: str) -> str:
     return " ".join(x.strip() for x in js.splitlines())
 
 
-def link_handlers(c_selector: str = ".ss-c", then_click: str = "") -> str:
+def link_handlers(c_selector: str = ".ss-c", then_click: str = "", root: str = ".ss-pick-root") -> str:
     """Inline ``onmouseover``/``onmouseout``/``onclick`` attributes linking the parts of a
     notebook view: the function is defined once on ``window`` by the first event, and the view
-    is the closest ``.ss-pick-root`` (an :class:`~widgets.Explorer`); ``c_selector`` finds its
-    C pane(s); ``then_click`` is JavaScript the click runs next (the widget's pick).
+    is the closest ``root`` (by default ``.ss-pick-root``, an :class:`~widgets.Explorer`; each
+    column of a Compare is a view of its own); ``c_selector`` finds its C pane(s);
+    ``then_click`` is JavaScript the click runs next (the widget's pick).
 
     >>> h = link_handlers(); h.count("ssLink(event") == 3
+    True
+    >>> "closest(&#x27;.ss-column&#x27;)" in link_handlers(root=".ss-column")
     True
     """
     define = f"if(!window.ssLink){{window.eval({json.dumps(_minify(LINK_FUNCTION))});}}"
     out = []
     for attr, kind in (("onmouseover", "over"), ("onmouseout", "out"), ("onclick", "click")):
-        call = (f"ssLink(event,this.closest('.ss-pick-root')||document,'{kind}',"
+        call = (f"ssLink(event,this.closest('{root}')||document,'{kind}',"
                 f"{json.dumps(c_selector)});")
         first = then_click if kind == "click" else ""
         out.append(f'{attr}="{_html.escape(define + call + first)}"')

@@ -3,7 +3,9 @@
 The slider walks both traces at once, aligned by stage family (:mod:`explorer.align`): parse
 next to parse, the lattice of ``j`` next to the unfurl of ``j``, C next to C. Each column
 shows its step, the C as it stands there (or the program, before any C), and its drawings of
-the chosen kind so far; "time both" times both kernels in one table.
+the chosen kind so far; "time both" times both kernels in one table. Each column links its
+own C and drawing (:mod:`explorer.linking`): hovering or clicking a C line outlines the
+lattice point or looplet of that column, never the other column's parts of the same tag.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import ipywidgets as W
 from compiler.trace import Trace
 from explorer import renderers as R
 from explorer.align import Station, align
+from explorer.linking import link_handlers
 from explorer.rebuild import initial_format, program_ndims, rebuild_for
 from explorer.session import Session, explore
 from explorer.stepdiff import c_view
@@ -130,6 +133,9 @@ class Compare(W.HBox):
                            titled("drawing", self.artifact_panes[k], across=False)],
                           layout=W.Layout(flex="1 1 0", min_width="0"))
                    for k in range(2)]
+        for k, column in enumerate(columns):   # each column is the root its parts link within
+            column.add_class(_COLUMN)
+            column.add_class(f"{_COLUMN}-{'ab'[k]}")
         self.timing_row = W.VBox([self.time_button, self.timing_pane])
         self.timing_row.add_class("ss-timing-row")
         self.timing_row.layout.display = "" if self.can_time else "none"
@@ -267,8 +273,8 @@ class Compare(W.HBox):
                 f"drawings</div>" if len(arts) > len(shown) else "")
         drawing = (more + "".join(R.render_artifact(a, provenance=prov or None) for a in shown) if shown
                    else f"<i>(no {_html.escape(str(kind or 'drawing'))} up to step {at})</i>")
-        self._cache[key] = (c_html, drawing)
-        return c_html, drawing
+        self._cache[key] = (_linked(c_html), _linked(drawing))
+        return self._cache[key]
 
     def redraw(self, side: int | None = None) -> None:
         """Fill both columns (or only column ``side``)."""
@@ -369,6 +375,16 @@ class Compare(W.HBox):
         others = {name: f for name, f in formats.items() if name not in tensors}
         kernel = compiler.lower(program, strategies[side], **others, **tensors)
         return lambda: kernel(**tensors)
+
+
+# the class of a column: linking (hover, click) stays inside the closest element that has it
+_COLUMN = "ss-column"
+
+
+def _linked(html: str) -> str:
+    """``html`` in a box whose tagged parts link, on hover and click, the parts of the same
+    tag in its column (its C lines and drawing nodes) and scroll its C pane."""
+    return f'<div class="ss-linkable" {link_handlers(".ss-c", root="." + _COLUMN)}>{html}</div>'
 
 
 def _is_data(value: Any) -> bool:

@@ -640,6 +640,48 @@ def link_both_ways_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> N
     page.screenshot(path=str(artifacts / "views-linked-from-node.png"), full_page=False)
 
 
+# Which tags a part links, where they are: the column (an element) holding a Compare pane.
+COLUMN_JS = "el => { let r = el; while (r && !r.querySelector('.ss-drawing')) r = r.parentElement; return r; }"
+
+
+def link_compare_columns_apart(page, compare, artifacts: pathlib.Path) -> None:
+    """Compare links each column on its own: clicking a C line of one column strokes that
+    column's drawing node and links no part outside the column; each column keeps its own
+    choice, so clicking in the other column leaves the first one's node stroked (one view over
+    both columns would unlink it)."""
+    from explorer.linking import LINK_COLOR
+
+    handle = compare.locator(".ss-stage-slider .noUi-handle").first
+    old = compare.locator(".ss-stage").first.inner_html()
+    handle.focus()
+    handle.press("End")   # the last station: C in both columns
+    page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                           arg=[compare.locator(".ss-stage").first.element_handle(), old], timeout=30_000)
+    notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first.element_handle()
+    stroked = "([root, tag, color]) => (LINK_JS)([root, tag]).stroke === color".replace("LINK_JS", LINK_JS.strip())
+    outside = ("([nb, col, tag]) => [...nb.querySelectorAll('.ss-linked')]"
+               ".filter(e => !col.contains(e) && (e.getAttribute('data-tags') || '').split(' ').includes(tag)).length")
+    chosen = []
+    for k in range(2):
+        column = compare.locator(".ss-c").nth(k).evaluate_handle(COLUMN_JS)
+        lines = compare.locator(".ss-c").nth(k).locator("span.ln[data-tags]")
+        firsts = lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags').split(' ')[0])")
+        n, tag = next(((n, t) for n, t in enumerate(firsts)
+                       if compare.locator(".ss-drawing").nth(k).locator(f'svg g.node[data-tags~="{t}"]').count()),
+                      (None, None))
+        assert tag is not None, f"column {k}: no C line names a node of its drawing"
+        assert page.evaluate(LINK_JS, [column, tag])["stroke"] != LINK_COLOR
+        lines.nth(n).scroll_into_view_if_needed()
+        lines.nth(n).click()
+        page.wait_for_function(stroked, arg=[column, tag, LINK_COLOR], timeout=10_000)
+        assert page.evaluate(outside, [notebook, column, tag]) == 0, f"column {k}: {tag} linked outside it"
+        chosen.append((column, tag))
+        page.screenshot(path=str(artifacts / f"views-compare-linked-{'ab'[k]}.png"), full_page=False)
+    column, tag = chosen[0]
+    assert page.evaluate(LINK_JS, [column, tag])["stroke"] == LINK_COLOR, \
+        "clicking in the second column unlinked the first column's choice"
+
+
 def open_and_run(page, url: str, token: str, name: str, artifacts: pathlib.Path) -> None:
     """Open notebook ``name`` in JupyterLab, run all its cells, wait until the kernel is idle."""
     page.goto(f"{url}/lab/tree/{name}?reset&token={token}", timeout=120_000)
@@ -697,6 +739,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         # under the lattice, a legend of its notation
         legend = three.locator(".ss-drawing .ss-legend").first.inner_text()
         assert "[iterated | located]" in legend and "∪" in legend
+        link_compare_columns_apart(page, compare, artifacts)
         link_both_ways_in_the_notebook(page, three, artifacts)
         for theme in ("JupyterLab Light", "JupyterLab Dark"):
             if theme != "JupyterLab Light":
