@@ -102,7 +102,7 @@ def _html_label(lines: list[str], role: str) -> str:
     br = '<br align="left"/>'
     parts = []
     if role:
-        parts.append(f'<font color="#777777" point-size="9">{_esc(role)}</font>{br}')
+        parts.append(f'<font color="#555555" point-size="9">{_esc(role)}</font>{br}')
     head, *rest = lines
     kind = re.match(r"^[A-Z]\w*(?=\(|$)", head)
     if kind:

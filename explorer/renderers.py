@@ -38,7 +38,7 @@ from .provenance import Mark, Provenance, looplet_heads, nest_index, parse_tag, 
 from .render import RenderError, dot_to_svg
 from .stepdiff import diff_view
 from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_NUMBER_ON_COLOR, MUTED,
-                    TEXT_ON_COLOR, highlight_classes, style_tokens)
+                    TEXT_ON_COLOR, highlight_classes, style_tokens, theme_svg)
 
 __all__ = [
     "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
@@ -415,7 +415,7 @@ def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = N
     except RenderError as e:
         return (f'<div class="render-error" style="color:#a00">{_html.escape(str(e))}</div>'
                 f"<pre>{_html.escape(dot)}</pre>")
-    return inline_svg(highlight_svg(svg, colors, tags, _describer(provenance)))
+    return inline_svg(theme_svg(highlight_svg(svg, colors, tags, _describer(provenance))))
 
 
 # --- artifacts ----------------------------------------------------------------------------------

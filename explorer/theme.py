@@ -11,6 +11,10 @@ with classes (:func:`highlight_classes`), which :func:`style_tokens` turns into 
   JupyterLab's themes are used (the theme's comment and meta colours are not);
 - on a provenance colour (a pastel, the same in every theme), fixed dark colours.
 
+Drawings (:func:`theme_svg`) lose Graphviz's white background and draw their lines, and the
+labels that are not on a filled shape, in the theme's text colour; labels on a filled shape (a
+provenance colour, a lattice point's blue) stay dark.
+
 >>> style_tokens('<span class="k">int</span> <span class="n">x</span>')
 '<span style="color:var(--jp-mirror-editor-keyword-color, #008000);font-weight:bold">int</span> x'
 >>> style_tokens('<span class="k">int</span>', on_color=True)
@@ -25,7 +29,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.token import STANDARD_TYPES, Comment, Generic, Keyword, Name, Number, Operator, String
 
 __all__ = ["CODE_BACKGROUND", "CODE_BORDER", "CODE_TEXT", "LINE_NUMBER", "LINE_NUMBER_ON_COLOR",
-           "MUTED", "TEXT_ON_COLOR", "highlight_classes", "style_tokens", "token_styles"]
+           "MUTED", "TEXT_ON_COLOR", "highlight_classes", "style_tokens", "theme_svg", "token_styles"]
 
 #: A code block's background, text and border (the theme's, light where there is none).
 CODE_BACKGROUND = "var(--jp-layout-color0, #ffffff)"
@@ -111,3 +115,51 @@ def style_tokens(html: str, on_color: bool = False) -> str:
 def highlight_classes() -> HtmlFormatter:
     """The formatter whose output :func:`style_tokens` styles (classes, no wrapper)."""
     return HtmlFormatter(nowrap=True, classprefix="")
+
+
+# Graphviz's SVG: one group per node, edge or cluster after the graph's background polygon
+_GROUP = re.compile(r'(?=<g id="[^"]*" class="(?:node|edge|cluster)\b)')
+_GRAPH = re.compile(r'(<g id="[^"]*" class="graph"[^>]*)>(\s*(?:<title>.*?</title>\s*)?<polygon) fill="white"', re.S)
+_SHAPE = re.compile(r'<(?:ellipse|polygon|polyline|path|rect)\b[^>]*>')
+_SHAPE_FILL = re.compile(r'\sfill="([^"]*)"')
+_TEXT = re.compile(r'<text\b([^>]*?)(/?)>')
+_UNFILLED = ("none", "transparent", "black", "currentColor")
+
+
+def theme_svg(svg: str) -> str:
+    """A Graphviz SVG in the page's theme: no background of its own (the pane's shows), lines,
+    arrowheads and the labels off a filled shape in ``currentColor``, which the graph's group
+    sets to the theme's text colour (:data:`CODE_TEXT`); labels on a filled shape keep their
+    dark colour. Attributes, not styles, so linking can still restroke a node.
+
+    >>> svg = ('<g id="graph0" class="graph"><polygon fill="white" stroke="none"/>'
+    ...        '<g id="node1" class="node"><ellipse fill="none" stroke="black"/><text fill="red">b</text></g>'
+    ...        '<g id="node2" class="node"><ellipse fill="#dbeafe" stroke="black"/><text>a</text></g></g>')
+    >>> print(theme_svg(svg).replace("><", ">\\n<"))
+    <g id="graph0" class="graph" style="color:var(--jp-content-font-color1, #1a1a1a)">
+    <polygon fill="transparent" stroke="none"/>
+    <g id="node1" class="node">
+    <ellipse fill="none" stroke="currentColor"/>
+    <text fill="currentColor">b</text>
+    </g>
+    <g id="node2" class="node">
+    <ellipse fill="#dbeafe" stroke="currentColor"/>
+    <text>a</text>
+    </g>
+    </g>
+    """
+    head, *groups = _GROUP.split(svg)
+    out = [_GRAPH.sub(lambda m: f'{m.group(1)} style="color:{CODE_TEXT}">{m.group(2)} fill="transparent"',
+                      head, count=1)]
+    for group in groups:
+        shapes = _SHAPE.findall(group)
+        # an edge's label is off its arrowhead; a node's or cluster's is on its filled shape
+        filled = 'class="edge' not in group.split(">", 1)[0] and any(
+            f not in _UNFILLED for shape in shapes for f in _SHAPE_FILL.findall(shape))
+        group = _SHAPE.sub(lambda m: m.group(0).replace('stroke="black"', 'stroke="currentColor"')
+                           .replace('fill="black"', 'fill="currentColor"'), group)
+        if not filled:
+            group = _TEXT.sub(lambda m: "<text" + re.sub(r'\sfill="[^"]*"', "", m.group(1))
+                              + f' fill="currentColor"{m.group(2)}>', group)
+        out.append(group)
+    return "".join(out)

@@ -17,7 +17,7 @@ import pytest
 
 import compiler as ss
 from explorer import explore
-from explorer.renderers import PALETTE, render_c, render_diff, render_program
+from explorer.renderers import PALETTE, render_artifact, render_c, render_diff, render_program
 from explorer.theme import token_styles
 
 jupyterlab = pytest.importorskip("jupyterlab")
@@ -133,3 +133,65 @@ def test_every_token_colour_reaches_contrast_4_5(on_color):
             for bg in backgrounds:
                 ratio = contrast(resolve(fg, variables), resolve(bg, variables))
                 assert ratio >= 4.5, (short, fg, bg, theme, ratio)
+
+
+# a Graphviz SVG's groups: one per node, edge or cluster after the graph's background
+SVG_GROUP = re.compile(r'(?=<g id="[^"]*" class="(?:node|edge|cluster)\b)')
+SHAPE_FILL = re.compile(r'<(?:ellipse|polygon|path|rect)\b[^>]*?\sfill="([^"]*)"')
+TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.S)
+UNFILLED = ("none", "transparent", "black", "currentColor")
+
+
+def drawing_label_pairs(svg: str):
+    """``(label, colour, background)`` for every label of a drawing: ``currentColor`` is the
+    colour the graph's group sets, a label without a fill is black (SVG's default), and its
+    background is its node's filled shape or else the drawing's (transparent: the page's)."""
+    head, *groups = SVG_GROUP.split(svg)
+    ink = re.search(r'class="graph"[^>]*style="color:([^"]*)"', head)
+    ground = re.search(r'class="graph".*?<polygon[^>]*?\sfill="([^"]*)"', head, re.S)
+    sheet = PAGE_BACKGROUND if ground is None or ground.group(1) in ("none", "transparent") else ground.group(1)
+    out = []
+    for group in groups:
+        fills = [] if 'class="edge' in group.split(">", 1)[0] else [
+            f for f in SHAPE_FILL.findall(group) if f not in UNFILLED]
+        for attrs, text in TEXT.findall(group):
+            fill = re.search(r'\sfill="([^"]*)"', attrs)
+            color = fill.group(1) if fill else "black"
+            if color == "currentColor":
+                assert ink, "a label in currentColor, but the drawing sets no colour"
+                color = ink.group(1)
+            out.append((_html.unescape(text), color, fills[0] if fills else sheet))
+    return out
+
+
+def rendered_drawings() -> list[str]:
+    """The SVG of every drawing both strategies' lowerings show (iteration graph, lattices of
+    three points with omitted ones, CFIR, looplet nests, fiber trees), every tag coloured."""
+    svgs = []
+    for program, strategy, formats in (("y[i] = A[i] * B[i] + C[i]", "lattice", dict(A="sv", B="sv", C="sv")),
+                                       ("y[i] = A[i] * B[i] + C[i]", "looplets", dict(A="sv", B="sv", C="sv")),
+                                       ("y[i] = A[i, j] * x[j]", "lattice", dict(A="csr", x="dense"))):
+        s = explore(ss.lower(program, strategy, **formats).trace)
+        prov = s.provenance()
+        for _, art in s.artifacts():
+            if art.dot:
+                svgs += re.findall(r"<svg\b.*?</svg>", render_artifact(art, provenance=prov or None), re.S)
+    return svgs
+
+
+@pytest.mark.parametrize("theme,variables", THEME_CASES, ids=[t for t, _ in THEME_CASES])
+def test_drawing_labels_reach_contrast_4_5(theme, variables):
+    """Drawings follow the theme: no white background of their own, labels readable on the
+    theme's background or on their node's fill (Graphviz's white background under black ink
+    was a white box in the dark theme; grey roles and coloured edge labels fell below 4.5)."""
+    svgs = rendered_drawings()
+    kinds = " ".join(svgs)
+    assert len(svgs) > 5 and "lattice" in kinds and "Lookup" in kinds, "fewer drawings than expected"
+    for svg in svgs:
+        pairs = drawing_label_pairs(svg)
+        low = [(text, fg, bg, round(contrast(resolve(fg, variables), resolve(bg, variables)), 2))
+               for text, fg, bg in pairs]
+        low = [x for x in low if x[3] < 4.5]
+        assert not low, f"a drawing in {theme}: {low[:8]}"
+        head = svg.split('<g id="node', 1)[0]
+        assert not re.search(r'class="graph".*?<polygon fill="white"', head, re.S), "Graphviz's white background"

@@ -168,7 +168,8 @@ def pane_html(page, cls: str) -> str:
 #   composited through every translucent background above it (WCAG 2 relative luminance).
 MEASURE_JS = r"""
 (root) => {
-  const out = {panes: [], nodes: [], ncount: 0, drawings: [], dcount: 0, contrast: [], tcount: 0};
+  const out = {panes: [], nodes: [], ncount: 0, drawings: [], dcount: 0, contrast: [], tcount: 0,
+               labels: [], lcount: 0};
   for (const el of root.querySelectorAll('.widget-html')) {
     if (!el.querySelector('pre.code, pre.diff, svg')) continue;
     const r = el.getBoundingClientRect();
@@ -242,6 +243,38 @@ MEASURE_JS = r"""
                            color: getComputedStyle(el).color, background: 'rgb(' + bg.slice(0, 3).map(Math.round) + ')'});
     }
   }
+  // drawing labels: the text's fill against what lies under it, the top filled shape of its
+  // node under the label's centre (a point's fill, a table cell's) else the drawing's background
+  for (const svg of root.querySelectorAll('svg')) {
+    const graph = svg.querySelector('g.graph');
+    if (!graph || !svg.getBoundingClientRect().width) continue;
+    const page = background(svg.parentElement);
+    const ground = graph.querySelector(':scope > polygon');
+    const sheet = ground ? over(rgba(getComputedStyle(ground).fill), page) : page;
+    // the drawing's own background is the theme's (Graphviz's is white, a glare in the dark)
+    if (lum(sheet) - lum(page) > 0.2 && out.drawings.length < 20)
+      out.drawings.push({title: (svg.querySelector('title') || {}).textContent, problem: 'background not the theme\'s',
+                         background: 'rgb(' + sheet.slice(0, 3).map(Math.round) + ')',
+                         page: 'rgb(' + page.slice(0, 3).map(Math.round) + ')'});
+    for (const t of graph.querySelectorAll('text')) {
+      if (!t.textContent.trim()) continue;
+      out.lcount++;
+      const b = t.getBBox(), cx = b.x + b.width / 2, cy = b.y + b.height / 2;
+      const group = t.closest('g.node, g.edge, g.cluster');
+      let bg = sheet;
+      for (const s of group ? group.querySelectorAll('ellipse, polygon, path, rect') : []) {
+        const f = rgba(getComputedStyle(s).fill), sb = s.getBBox();
+        if (f[3] > 0 && cx >= sb.x && cx <= sb.x + sb.width && cy >= sb.y && cy <= sb.y + sb.height)
+          bg = over(f, sheet);
+      }
+      const fg = over(rgba(getComputedStyle(t).fill), bg);
+      const [a, c] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+      const ratio = (a + 0.05) / (c + 0.05);
+      if (ratio < 4.5 && out.labels.length < 20)
+        out.labels.push({text: t.textContent.trim().slice(0, 30), ratio: Math.round(ratio * 100) / 100,
+                         fill: getComputedStyle(t).fill, background: 'rgb(' + bg.slice(0, 3).map(Math.round) + ')'});
+    }
+  }
   return out;
 }
 """
@@ -254,13 +287,15 @@ def measure(locator) -> dict:
 
 def assert_readable(m: dict, where: str, panes: int = 0, contrast: bool = True) -> None:
     """Every code or drawing pane >= 100 px tall (and at least ``panes`` of them), every label
-    inside its shape, every drawing inside its pane, and (with ``contrast``) code readable."""
+    inside its shape, every drawing inside its pane and on the theme's background, and (with
+    ``contrast``) code and drawing labels readable."""
     short = [p for p in m["panes"] if p["height"] < 100]
     assert len(m["panes"]) >= panes and not short, f"{where}: panes under 100 px: {short} of {m['panes']}"
     assert not m["nodes"], f"{where}: labels outside their shapes ({m['ncount']} nodes): {m['nodes'][:6]}"
-    assert not m["drawings"], f"{where}: drawings cut or distorted: {m['drawings']}"
+    assert not m["drawings"], f"{where}: drawings cut, distorted or off the theme's background: {m['drawings']}"
     if contrast:
         assert not m["contrast"], f"{where}: code below contrast 4.5 ({m['tcount']} texts): {m['contrast']}"
+        assert not m["labels"], f"{where}: drawing labels below contrast 4.5 ({m['lcount']} labels): {m['labels']}"
 
 
 def set_theme(page, name: str) -> None:
