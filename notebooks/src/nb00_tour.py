@@ -118,7 +118,9 @@ print(nest.text)"""),
 `Compare` puts the two variants next to each other: the lattices of one and the looplet nests of
 the other, their C, and *time both* against scipy. Its *stage* slider moves both columns at once,
 aligned by stage: parse next to parse, the lattice of `j` next to the unfurl of `j`, C next to C
-(`Compare.for_program(..., A=matrix, x=vector)` given data times both strategies too)."""),
+(`Compare.for_program(..., A=matrix, x=vector)` given data times both strategies too). Each
+column links its own C and drawing: hovering or clicking a C line outlines the lattice point or
+looplet it came from in that column."""),
     ("code", """Compare(by_lattice, by_looplets, labels=("lattice", "looplets"),
         run_a=run_lattice, run_b=run_looplets, baselines={"scipy": baselines["scipy"]})"""),
     ("md", """### Try other formats
