@@ -1229,7 +1229,7 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     value, neutral = value_of(stmt.body, setup)
     bound = set(ctx.bound)
     inner = bound | {i}
-    operands, free, fixed, by_key = [], [], [], {}
+    operands, free, fixed, by_key, also = [], [], [], {}, {}
     seen = set()
     for acc in expr_accesses(value) if value is not None else []:
         key = str(acc)
@@ -1277,8 +1277,15 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
                                 f"loops bind {', '.join(x.name for x in ctx.bound)} first")
         if cursor < len(path) and path[cursor] == i:
             it = setup.iters[key][cursor]
-            operands.append(Operand(acc, it.kind, cursor == len(path) - 1, fill, dt, setup.names[key]))
+            # a repeated index (a diagonal, B[i, i, j]): the (Dense) levels after this one that
+            # i indexes too are located at i in the same loop, each under the one before
+            last = cursor
+            while last + 1 < len(path) and path[last + 1] == i:
+                last += 1
+            operands.append(Operand(acc, it.kind, last == len(path) - 1, fill, dt, setup.names[key]))
             by_key[key] = it
+            if last > cursor:
+                also[key] = tuple(setup.iters[key][cursor + 1:last + 1])
         elif i in path:
             raise StrategyError(f"{acc} is stored in the order {', '.join(p.name for p in path)}, so "
                                 f"{path[cursor]} must be iterated before {i}")
@@ -1323,7 +1330,8 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     loops = []
     for loop in L.loops:
         iterated = tuple(by_key[k] for k in loop.iterated)
-        located = tuple(by_key[op.key] for op in operands if op.kind == "dense")
+        located = tuple(loc for op in operands if op.kind == "dense"
+                        for loc in (by_key[op.key],) + also.get(op.key, ()))
         cases = []
         single = len(iterated) == 1 and not L.universe
         for pt in loop.cases:

@@ -74,6 +74,38 @@ def is_all_dense(fmt: Format) -> bool:
     return all(isinstance(lvl, Dense) for lvl in fmt.levels)
 
 
+def check_repeated_indices(acc: Access, fmt: Format) -> None:
+    """Refuse an access that repeats an index (a diagonal, ``A[i, i]``) on a level it cannot locate.
+
+    The loop over ``i`` binds ``i`` once, and each level storing a mode of ``i`` is then located at
+    it (``p * N + i``), which a Dense level does; a sparse level, even the first one storing ``i``
+    (whose child the next mode of ``i`` would be located under), would have to be searched for
+    ``i`` or filtered, which the lattice strategy does not do yet.
+
+    >>> from compiler.format import csr, dense
+    >>> from compiler.notation import parse
+    >>> check_repeated_indices(parse("y[i] = A[i, i]").rhs, dense(2))
+    >>> check_repeated_indices(parse("y[i] = A[i, i]").rhs, csr())
+    Traceback (most recent call last):
+    ...
+    compiler.errors.StrategyError: A[i, i] repeats index i (a diagonal): the lattice strategy locates each mode of i at the loop's i, which needs a Dense level, but A stores mode 1 in level 1 (SparseList), which it would have to search; store A as dense or use strategy='looplets'
+    """
+    if len(set(acc.indices)) == len(acc.indices):
+        return
+    level_of = []
+    for k, lvl in enumerate(fmt.levels):
+        level_of += [(k, lvl)] * lvl.nmodes
+    for sm, m in enumerate(fmt.mode_order):
+        i = acc.indices[m]
+        k, lvl = level_of[sm]
+        if acc.indices.count(i) > 1 and not isinstance(lvl, Dense):
+            raise StrategyError(
+                f"{acc} repeats index {i} (a diagonal): the lattice strategy locates each mode of {i} at the "
+                f"loop's {i}, which needs a Dense level, but {acc.tensor} stores mode {m} in level {k} "
+                f"({lvl.name}), which it would have to search; store {acc.tensor} as dense or use "
+                f"strategy='looplets'")
+
+
 class IterationGraph:
     """Index variables and tensor paths of one statement; see the module docstring."""
 
@@ -97,10 +129,8 @@ class IterationGraph:
             seen.add((acc, k == 0))
             if acc.tensor not in formats:
                 raise StrategyError(f"no format for tensor {acc.tensor}")
-            if len(set(acc.indices)) != len(acc.indices):
-                raise StrategyError(f"{acc} repeats an index (a diagonal); the lattice strategy "
-                                    f"needs distinct indices per access")
             fmt = formats[acc.tensor]
+            check_repeated_indices(acc, fmt)
             indices, names = storage_path(acc, fmt)
             paths.append(TensorPath(acc, indices, names, k == 0, is_all_dense(fmt)))
         return cls(variables, paths)
@@ -118,7 +148,8 @@ class IterationGraph:
             if p.flexible:
                 continue
             for a, b in zip(p.indices, p.indices[1:]):
-                out.append((a, b, p))
+                if a != b:   # (a diagonal's repeated index is one loop)
+                    out.append((a, b, p))
         return out
 
     def order(self, variables: list[Index] | None = None, prefer=None, inner=()) -> list[Index]:
@@ -142,6 +173,8 @@ class IterationGraph:
             idx = [i for i in p.indices if i in inset]
             for a in range(len(idx)):
                 for b in range(a + 1, len(idx)):
+                    if idx[a] == idx[b]:   # a repeated index (a diagonal) is one loop
+                        continue
                     before[idx[b]].add(idx[a])
                     why.setdefault((idx[a], idx[b]), []).append(str(p.access))
         sparse = {i for p in self.paths for i, n in zip(p.indices, p.level_names) if n != "Dense"}
@@ -222,4 +255,4 @@ class IterationGraph:
         return "\n".join(lines)
 
 
-__all__ = ["IterationGraph", "LoopOrderError", "TensorPath", "storage_path", "is_all_dense"]
+__all__ = ["IterationGraph", "LoopOrderError", "TensorPath", "check_repeated_indices", "is_all_dense", "storage_path"]

@@ -1306,7 +1306,9 @@ class _Emitter:
                     body.append(Declare(pv, "int64", pos))
                 located[loc.key] = (pv, len(s.paths[loc.key]))
             else:
-                parent = self._parent(loc)
+                key = self._it_key(loc)
+                # a repeated index (a diagonal, B[i, i, j]) locates a level under one located just above
+                parent = located[key][0] if located.get(key, (None, -1))[1] == loc.mode else self._parent(loc)
                 if loc.level_name == "SparseHash":
                     pv = self._pvar(loc)
                     fresh = lambda base, loc=loc: Var(self.name(("probe", loc.name, loc.mode, base),  # noqa: E731
