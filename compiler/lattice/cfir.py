@@ -51,6 +51,7 @@ from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, loop_chain, _
                   concretize, expr_accesses, assignments, foralls, hoist_invariants, precompute, scalar_promote,
                   unshadow, with_workspace_kind, workspace_name)
 from .iteration_graph import IterationGraph, LoopOrderError, is_all_dense, storage_path
+from .diagonal import Found, found
 from .iterators import ASSEMBLED, ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
 from .ordering import order_statement, wheres
 from .lattice import Operand, build_lattice, literal, remove_operands, simplify_rules, typed_fill, verify
@@ -1284,8 +1285,9 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
                 last += 1
             operands.append(Operand(acc, it.kind, last == len(path) - 1, fill, dt, setup.names[key]))
             by_key[key] = it
-            if last > cursor:
-                also[key] = tuple(setup.iters[key][cursor + 1:last + 1])
+            if last > cursor:   # (a sparse last level is searched for i: compiler.lattice.diagonal)
+                also[key] = tuple(x if x.kind == "dense" else found(x, acc)
+                                  for x in setup.iters[key][cursor + 1:last + 1])
         elif i in path:
             raise StrategyError(f"{acc} is stored in the order {', '.join(p.name for p in path)}, so "
                                 f"{path[cursor]} must be iterated before {i}")
@@ -1542,6 +1544,8 @@ class _Machine:
                 p = p * t.storage_shape[sm] + self.env[acc.indices[m].name]
         else:
             p = self.parent[(key, len(self.setup.paths[key]))]
+            if p == -1:   # a diagonal's entry its last level does not store
+                return self.setup.fill_of(acc)
         vals = t.vals
         return np.asarray(vals[p])[()]
 
@@ -1635,10 +1639,11 @@ class _Machine:
                 i = u if loop.universe else min(coords.values())
                 self.env[n.index.name] = i
                 for loc in loop.located:
-                    if isinstance(loc, ModeIterator):
+                    if isinstance(loc, (ModeIterator, Found)):
                         key = self._key(loc)
                         par = self.parent[(key, loc.mode)] if loc.mode > 0 else 0
-                        self.parent[(key, loc.mode + 1)] = par * self.sizes[loc.param("size")] + i
+                        self.parent[(key, loc.mode + 1)] = loc.py_find(self.arrays, self.sizes, par, i) \
+                            if isinstance(loc, Found) else par * self.sizes[loc.param("size")] + i
                 for it, k in its:
                     if coords[k] == i:
                         self.parent[(self._key(it), it.mode + 1)] = fibers[k][cursor[k]][1]

@@ -75,35 +75,38 @@ def is_all_dense(fmt: Format) -> bool:
 
 
 def check_repeated_indices(acc: Access, fmt: Format) -> None:
-    """Refuse an access that repeats an index (a diagonal, ``A[i, i]``) on a level it cannot locate.
+    """Refuse an access that repeats an index (a diagonal, ``A[i, i]``) on levels it cannot locate.
 
     The loop over ``i`` binds ``i`` once, and each level storing a mode of ``i`` is then located at
-    it (``p * N + i``), which a Dense level does; a sparse level, even the first one storing ``i``
-    (whose child the next mode of ``i`` would be located under), would have to be searched for
-    ``i`` or filtered, which the lattice strategy does not do yet.
+    it (``p * N + i``), which a Dense level does; the tensor's last level may be sparse, searched
+    for ``i`` under the Dense ones (:mod:`compiler.lattice.diagonal`). A sparse level above (COO's
+    or DCSR's rows) would have to be iterated and each of its children searched, which the lattice
+    strategy does not do yet.
 
-    >>> from compiler.format import csr, dense
+    >>> from compiler.format import csr, dcsr
     >>> from compiler.notation import parse
-    >>> check_repeated_indices(parse("y[i] = A[i, i]").rhs, dense(2))
     >>> check_repeated_indices(parse("y[i] = A[i, i]").rhs, csr())
+    >>> check_repeated_indices(parse("y[i] = A[i, i]").rhs, dcsr())
     Traceback (most recent call last):
     ...
-    compiler.errors.StrategyError: A[i, i] repeats index i (a diagonal): the lattice strategy locates each mode of i at the loop's i, which needs a Dense level, but A stores mode 1 in level 1 (SparseList), which it would have to search; store A as dense or use strategy='looplets'
+    compiler.errors.StrategyError: A[i, i] repeats index i (a diagonal): the lattice strategy locates each mode of i at the loop's i, which needs a Dense level above the last, but A stores mode 0 in level 0 (SparseList); store A as csr, csc or dense, or use strategy='looplets'
     """
     if len(set(acc.indices)) == len(acc.indices):
         return
     level_of = []
     for k, lvl in enumerate(fmt.levels):
         level_of += [(k, lvl)] * lvl.nmodes
+    last, seen = len(fmt.levels) - 1, set()
     for sm, m in enumerate(fmt.mode_order):
         i = acc.indices[m]
         k, lvl = level_of[sm]
-        if acc.indices.count(i) > 1 and not isinstance(lvl, Dense):
+        first = i not in seen   # (in storage order: the level the loop over i starts from)
+        seen.add(i)
+        if acc.indices.count(i) > 1 and not isinstance(lvl, Dense) and (k < last or first or lvl.nmodes > 1):
             raise StrategyError(
                 f"{acc} repeats index {i} (a diagonal): the lattice strategy locates each mode of {i} at the "
-                f"loop's {i}, which needs a Dense level, but {acc.tensor} stores mode {m} in level {k} "
-                f"({lvl.name}), which it would have to search; store {acc.tensor} as dense or use "
-                f"strategy='looplets'")
+                f"loop's {i}, which needs a Dense level above the last, but {acc.tensor} stores mode {m} in "
+                f"level {k} ({lvl.name}); store {acc.tensor} as csr, csc or dense, or use strategy='looplets'")
 
 
 class IterationGraph:

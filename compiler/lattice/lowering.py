@@ -73,6 +73,7 @@ from .cfir import (headline, CAlloc, CAssign, CCase, CDenseWorkspace, CForall, C
 from .lattice import literal
 from .reserve import count_scatters
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
+from .diagonal import Found
 from .iterators import ModeIterator, WorkspaceIterator, hash_capacity_stmts
 from .cin import Forall, Sequence, Where, expr_accesses, foralls
 from .iteration_graph import LoopOrderError, is_all_dense, storage_path
@@ -97,6 +98,7 @@ class _Emitter:
         self.used: dict = {}
         self.helpers: dict = {}
         self.parent: dict = {}
+        self.found: set = set()   # the diagonal accesses whose last level is searched (-1: not stored)
         taken = set(self.inputs) | set(setup.temps) | {i.name for i in setup.extents} | {setup.output.tensor}
         taken |= {n for n in setup.names.values()}
         self.workspaces: dict = {}   # buffer name -> scratch array (name, dtype, length, init)
@@ -277,7 +279,10 @@ class _Emitter:
         if fmt.leaf.name == "Pattern":
             return Const(True, "bool"), "bool"
         pos = self.parent[(key, len(s.paths[key]))]
-        return Load(self.param(binding.array_name(acc.tensor, None, "val")), pos), dt
+        v = Load(self.param(binding.array_name(acc.tensor, None, "val")), pos)
+        if key in self.found:   # a diagonal's entry, -1 where its last level does not store it
+            v = Select(BinOp(">=", pos, Const(0, "int64")), v, const_of(s.fill_of(acc), dt))
+        return v, dt
 
     def expr(self, e):
         ir, dt, helpers = to_ir(e, self.value_of, {})
@@ -1309,7 +1314,14 @@ class _Emitter:
                 key = self._it_key(loc)
                 # a repeated index (a diagonal, B[i, i, j]) locates a level under one located just above
                 parent = located[key][0] if located.get(key, (None, -1))[1] == loc.mode else self._parent(loc)
-                if loc.level_name == "SparseHash":
+                if isinstance(loc, Found):   # a diagonal's sparse last level, searched for i
+                    pv = self._pvar(loc.it)
+                    fresh = lambda base, loc=loc: Var(self.name(("find", loc.name, loc.mode, base),  # noqa: E731
+                                                                f"{base}{loc.name}{loc.level}"))
+                    cap = self._hash_capacity(loc.it) if loc.it.level_name == "SparseHash" else None
+                    body += loc.find_stmts(pv, parent, i, fresh, cap)
+                    self.found.add(key)
+                elif loc.level_name == "SparseHash":
                     pv = self._pvar(loc)
                     fresh = lambda base, loc=loc: Var(self.name(("probe", loc.name, loc.mode, base),  # noqa: E731
                                                                 f"{base}{loc.name}{loc.level}"))

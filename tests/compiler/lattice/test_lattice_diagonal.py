@@ -1,8 +1,9 @@
 """A repeated index (a diagonal, ``A[i, i]``) under the lattice strategy (issue 29, first increment).
 
-The loop over ``i`` locates every Dense level storing a mode of ``i`` at ``i``; a sparse level
-storing a repeated index is refused with a message naming the access, the index and the level
-(the looplets strategy lowers those). Each kernel is checked against compiler.evaluate (the dense
+The loop over ``i`` locates every Dense level storing a mode of ``i`` at ``i``, and searches a sparse
+last level for ``i`` (CSR and CSC by bisection, SparseHash by probing, SparseByteMap by its table);
+a sparse level above (COO, DCSR) is refused with a message naming the access, the index and the
+level (the looplets strategy lowers those). Each kernel is checked against compiler.evaluate (the dense
 oracle), the CFIR interpreter and numpy (np.diagonal, np.trace).
 """
 
@@ -31,10 +32,23 @@ def dense_transposed(fill=0.0):
     return Format(Dense(Dense(Element(fill))), mode_order=(1, 0))
 
 
+def _hash_rows(fill=0.0):
+    return Format(Dense(SparseHash(Element(fill))))
+
+
+def _bytemap_rows(fill=0.0):
+    return Format(Dense(SparseByteMap(Element(fill))))
+
+
+#: the formats whose diagonal the lattice strategy reads: make(fill) -> Format
+READ = {"dense": partial(dense, 2), "dense-transposed": dense_transposed, "csr": csr, "csc": csc,
+        "hash": _hash_rows, "bytemap": _bytemap_rows}
+
+
 def _check(prog, fmt, a, x):
     """The lattice kernel of ``prog`` against the oracle and the interpreter (check_lowered) and numpy."""
     tensors = {"A": Tensor.from_numpy(a, fmt), **({"x": x} if "x[i]" in prog else {})}
-    k = check_lowered(prog, **tensors)
+    k = check_lowered(prog, checked=True, **tensors)
     got = k(**tensors)
     got = got.to_numpy() if hasattr(got, "to_numpy") else got
     np.testing.assert_allclose(got, PROGRAMS[prog](a, x))
@@ -52,21 +66,35 @@ def test_diagonal_of_a_dense_matrix(prog, fmt):
     assert "i * A1_size + i" in k.c_source or "i * A0_size + i" in k.c_source
 
 
+@pytest.mark.parametrize("prog", PROGRAMS)
+@pytest.mark.parametrize("make", ["csr", "csc", "hash", "bytemap"])
+def test_diagonal_of_a_sparse_last_level_is_searched(prog, make):
+    """A missing diagonal entry (A[1, 1]), an empty row and column (2), entries both sides of the
+    diagonal: the search finds i or reads the fill."""
+    a = np.array([[1.0, 0.0, 0.0, 2.0], [3.0, 0.0, 4.0, 0.0], [0.0, 0.0, 0.0, 0.0], [5.0, 6.0, 0.0, 7.0]])
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    k = _check(prog, READ[make](), a, x)
+    assert k.c_source.count("for (") == 1   # one loop over i, no loop over a row
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(0, 6), density=st.sampled_from([0.0, 0.4, 1.0]), fill=st.sampled_from([0.0, 1.5]),
-       prog=st.sampled_from(sorted(PROGRAMS)), transposed=st.booleans(), seed=st.integers(0, 2 ** 16))
-@example(n=3, density=0.4, fill=1.5, prog="s = A[i, i]", transposed=False, seed=0)
-@example(n=0, density=1.0, fill=0.0, prog="y[i] = A[i, i] * x[i]", transposed=True, seed=0)
-def test_diagonal_property(n, density, fill, prog, transposed, seed):
+       prog=st.sampled_from(sorted(PROGRAMS)), make=st.sampled_from(sorted(READ)), seed=st.integers(0, 2 ** 16))
+@example(n=3, density=0.4, fill=1.5, prog="s = A[i, i]", make="csr", seed=0)
+@example(n=0, density=1.0, fill=0.0, prog="y[i] = A[i, i] * x[i]", make="dense-transposed", seed=0)
+@example(n=5, density=0.4, fill=1.5, prog="y[i] = A[i, i]", make="hash", seed=1)
+def test_diagonal_property(n, density, fill, prog, make, seed):
+    """Every format the diagonal is read from, sizes 0 to 6, fills 0 and 1.5 (a missing diagonal
+    entry reads the fill), against the oracle, the interpreter and numpy."""
     rng = np.random.default_rng(seed)
     a = random_sparse((n, n), density, rng, fill=fill)
     x = random_sparse((n,), 1.0, rng)
-    fmt = dense_transposed(fill) if transposed else dense(2, fill=fill)
-    _check(prog, fmt, a, x)
+    _check(prog, READ[make](fill), a, x)
 
 
 @pytest.mark.parametrize("prog", PROGRAMS)
-def test_a_non_square_diagonal_is_a_shape_error(prog):
+@pytest.mark.parametrize("make", ["dense", "csr", "csc"])
+def test_a_non_square_diagonal_is_a_shape_error(prog, make):
     """The oracle refuses ``A[i, i]`` of a 3 x 4 A; the compiled kernel refuses it the same way
     (the extents of i's two modes are checked before the loop, so it never reads past a row)."""
     a = np.arange(12.0).reshape(3, 4)
@@ -74,9 +102,10 @@ def test_a_non_square_diagonal_is_a_shape_error(prog):
     with pytest.raises(ShapeError, match=r"index i has extent 3 in A\[i, i\] \(mode 0\) but 4"):
         evaluate(prog, A=a, x=x)
     xs = {"x": x} if "x[i]" in prog else {}
-    k = lower(prog, "lattice", A=Tensor.from_numpy(np.eye(3), dense(2)), **xs)
-    with pytest.raises(ShapeError, match=r"index i has extent 3 in A \(mode 0\) but 4 in A \(mode 1\)"):
-        k(A=Tensor.from_numpy(a, dense(2)), **xs)
+    k = lower(prog, "lattice", A=Tensor.from_numpy(np.eye(3), READ[make]()), **xs)
+    with pytest.raises(ShapeError, match=r"index i has extent (3 in A \(mode 0\) but 4 in A \(mode 1\)"
+                                         r"|4 in A \(mode 1\) but 3 in A \(mode 0\))"):
+        k(A=Tensor.from_numpy(a, READ[make]()), **xs)
 
 
 def test_a_diagonal_block_of_a_three_mode_tensor():
@@ -88,22 +117,13 @@ def test_a_diagonal_block_of_a_three_mode_tensor():
     np.testing.assert_allclose(k(B=B).to_numpy(), np.einsum("iij->ij", b))
 
 
-def _hash_rows(fill=0.0):
-    return Format(Dense(SparseHash(Element(fill))))
-
-
-def _bytemap_rows(fill=0.0):
-    return Format(Dense(SparseByteMap(Element(fill))))
-
-
 @pytest.mark.parametrize("prog", PROGRAMS)
-@pytest.mark.parametrize("make, mode, level, name", [
-    (csr, 1, 1, "SparseList"), (csc, 0, 1, "SparseList"), (coo, 0, 0, "SparseCOO"),
-    (dcsr, 0, 0, "SparseList"), (_hash_rows, 1, 1, "SparseHash"), (_bytemap_rows, 1, 1, "SparseByteMap")],
-    ids=["csr", "csc", "coo", "dcsr", "hash", "bytemap"])
-def test_a_diagonal_of_a_sparse_level_is_refused_clearly(prog, make, mode, level, name):
-    """Not yet located or searched under the lattice strategy: the message names the access, the
-    index and the level, and says what to do; the looplets strategy lowers the same program."""
+@pytest.mark.parametrize("make, mode, level, name", [(coo, 0, 0, "SparseCOO"), (dcsr, 0, 0, "SparseList")],
+                         ids=["coo", "dcsr"])
+def test_a_diagonal_under_a_sparse_level_is_refused_clearly(prog, make, mode, level, name):
+    """A sparse level above the last (COO's and DCSR's rows) is not iterated and searched under yet:
+    the message names the access, the index and the level, and says what to do; the looplets
+    strategy lowers the same program."""
     a = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0], [4.0, 0.0, 5.0]])
     x = np.array([1.0, 2.0, 3.0])
     A = Tensor.from_numpy(a, make())
@@ -111,5 +131,16 @@ def test_a_diagonal_of_a_sparse_level_is_refused_clearly(prog, make, mode, level
     with pytest.raises(StrategyError, match=rf"A\[i, i\] repeats index i \(a diagonal\).* A stores mode {mode} "
                                             rf"in level {level} \({name}\).*strategy='looplets'"):
         lower(prog, "lattice", A=A, **xs)
-    if name in ("SparseList", "SparseCOO"):   # (the looplets strategy's own coverage of the rest)
-        check_lowered(prog, strategy="looplets", A=A, **xs)
+    check_lowered(prog, strategy="looplets", A=A, **xs)
+
+
+@pytest.mark.parametrize("prog", ["C[i, j] = A[i, i] * B[i, j]", "y[j] = A[i, i] * B[i, j]",
+                                  "s = A[i, i] * B[i, i]", "y[i] = A[i, i] + x[i]"])
+@pytest.mark.parametrize("make", ["csr", "csc", "hash"])
+def test_a_diagonal_with_other_operands(prog, make):
+    """The searched diagonal reads like a dense operand next to sparse ones (a CSR B, a sparse x)."""
+    rng = np.random.default_rng(2)
+    a, b, x = random_sparse((5, 5), 0.5, rng), random_sparse((5, 5), 0.5, rng), random_sparse((5,), 0.5, rng)
+    tensors = {"A": Tensor.from_numpy(a, READ[make]()), "B": Tensor.from_numpy(b, csr()),
+               "x": Tensor.from_numpy(x, "sparse_vector")}
+    check_lowered(prog, checked=True, **{t: v for t, v in tensors.items() if f"{t}[" in prog})
