@@ -60,6 +60,7 @@ INDENT = "  "
 
 serialize.node(ModeIterator)
 serialize.node(WorkspaceIterator)
+serialize.node(Found)
 
 
 # -- nodes ----------------------------------------------------------------------------------

@@ -144,3 +144,16 @@ def test_a_diagonal_with_other_operands(prog, make):
     tensors = {"A": Tensor.from_numpy(a, READ[make]()), "B": Tensor.from_numpy(b, csr()),
                "x": Tensor.from_numpy(x, "sparse_vector")}
     check_lowered(prog, checked=True, **{t: v for t, v in tensors.items() if f"{t}[" in prog})
+
+
+@pytest.mark.parametrize("make", ["dense", "csr", "hash"])
+def test_a_diagonal_kernel_trace_round_trips(make):
+    """The CFIR names each level located or searched at i, and the trace (with the searched level
+    in it) saves to JSON and reads back, as the explorer needs."""
+    from compiler.trace import Trace
+    k = lower("y[i] = A[i, i] * x[i]", "lattice", A=Tensor.from_numpy(np.eye(3), READ[make]()), x=np.ones(3))
+    cfir = next(s for s in k.trace.steps if s.stage == "cfir").artifacts[0].text
+    if make != "dense":   # (a dense A is located at (i, i) at once)
+        assert "with (A0 = i, A1 = i, x = i)" in cfir
+    text = k.trace.to_json()
+    assert Trace.from_json(text).to_json() == text
