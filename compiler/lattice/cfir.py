@@ -1333,8 +1333,8 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     loops = []
     for loop in L.loops:
         iterated = tuple(by_key[k] for k in loop.iterated)
-        located = tuple(loc for op in operands if op.kind == "dense"
-                        for loc in (by_key[op.key],) + also.get(op.key, ()))
+        located = tuple(loc for op in operands
+                        for loc in ((by_key[op.key],) if op.kind == "dense" else ()) + also.get(op.key, ()))
         cases = []
         single = len(iterated) == 1 and not L.universe
         for pt in loop.cases:
@@ -1640,11 +1640,21 @@ class _Machine:
                 i = u if loop.universe else min(coords.values())
                 self.env[n.index.name] = i
                 for loc in loop.located:
-                    if isinstance(loc, (ModeIterator, Found)):
+                    if isinstance(loc, ModeIterator):
                         key = self._key(loc)
                         par = self.parent[(key, loc.mode)] if loc.mode > 0 else 0
-                        self.parent[(key, loc.mode + 1)] = loc.py_find(self.arrays, self.sizes, par, i) \
-                            if isinstance(loc, Found) else par * self.sizes[loc.param("size")] + i
+                        self.parent[(key, loc.mode + 1)] = par * self.sizes[loc.param("size")] + i
+                    elif isinstance(loc, Found):   # searched once the level above is at i (-1: not stored)
+                        key = self._key(loc)
+                        above = self.setup.iters[key][loc.mode - 1]
+                        k = (above.name, above.mode)
+                        if above.kind != "sparse":
+                            par = self.parent[(key, loc.mode)]
+                        elif above in loop.iterated and coords[k] == i:
+                            par = fibers[k][cursor[k]][1]
+                        else:
+                            continue   # the level above is not at i: the access is absent
+                        self.parent[(key, loc.mode + 1)] = loc.py_find(self.arrays, self.sizes, par, i)
                 for it, k in its:
                     if coords[k] == i:
                         self.parent[(self._key(it), it.mode + 1)] = fibers[k][cursor[k]][1]

@@ -94,9 +94,9 @@ def found(it, acc) -> Found:
     >>> found(mode_iterators("A", "A", csr())[1], parse("y[i] = A[i, i]").rhs).label
     'A1'
     """
-    if not isinstance(it, ModeIterator) or not it.unique or it.nsub > 1:
+    if not isinstance(it, ModeIterator) or not it.unique:
         raise StrategyError(f"{acc} repeats an index (a diagonal): the lattice strategy searches "
-                            f"{it.described} for it, which needs a level of unique coordinates in one mode; "
+                            f"{it.described} for it, which needs a level of unique coordinates; "
                             f"use strategy='looplets'")
     return Found(it)
 

@@ -78,35 +78,38 @@ def check_repeated_indices(acc: Access, fmt: Format) -> None:
     """Refuse an access that repeats an index (a diagonal, ``A[i, i]``) on levels it cannot locate.
 
     The loop over ``i`` binds ``i`` once, and each level storing a mode of ``i`` is then located at
-    it (``p * N + i``), which a Dense level does; the tensor's last level may be sparse, searched
-    for ``i`` under the Dense ones (:mod:`compiler.lattice.diagonal`). A sparse level above (COO's
-    or DCSR's rows) would have to be iterated and each of its children searched, which the lattice
-    strategy does not do yet.
+    it (``p * N + i``), which a Dense level under a Dense one does; the tensor's last level may
+    be sparse, searched for ``i`` under the level above, located or iterated (CSR's columns under
+    its rows, DCSR's or COO's under their sparse rows; :mod:`compiler.lattice.diagonal`). A sparse
+    level in the middle, or a Dense one under a sparse one of ``i``, is refused.
 
-    >>> from compiler.format import csr, dcsr
+    >>> from compiler.format import csf, dcsr
     >>> from compiler.notation import parse
-    >>> check_repeated_indices(parse("y[i] = A[i, i]").rhs, csr())
     >>> check_repeated_indices(parse("y[i] = A[i, i]").rhs, dcsr())
+    >>> check_repeated_indices(parse("y[i, j] = B[i, i, j]").rhs, csf())
     Traceback (most recent call last):
     ...
-    compiler.errors.StrategyError: A[i, i] repeats index i (a diagonal): the lattice strategy locates each mode of i at the loop's i, which needs a Dense level above the last, but A stores mode 0 in level 0 (SparseList); store A as csr, csc or dense, or use strategy='looplets'
+    compiler.errors.StrategyError: B[i, i, j] repeats index i (a diagonal): the lattice strategy finds i in B's level 1 (SparseList), which it searches only as the last level and locates only as a Dense level under a Dense one; store B with Dense levels for i, or use strategy='looplets'
     """
     if len(set(acc.indices)) == len(acc.indices):
         return
     level_of = []
     for k, lvl in enumerate(fmt.levels):
         level_of += [(k, lvl)] * lvl.nmodes
-    last, seen = len(fmt.levels) - 1, set()
+    last, first_dense = len(fmt.levels) - 1, {}
     for sm, m in enumerate(fmt.mode_order):
         i = acc.indices[m]
         k, lvl = level_of[sm]
-        first = i not in seen   # (in storage order: the level the loop over i starts from)
-        seen.add(i)
-        if acc.indices.count(i) > 1 and not isinstance(lvl, Dense) and (k < last or first or lvl.nmodes > 1):
+        dense = isinstance(lvl, Dense)
+        first = i not in first_dense   # (in storage order: the level the loop over i starts from)
+        first_dense.setdefault(i, dense)
+        # after the first: Dense levels located under Dense ones, or the last level searched
+        if acc.indices.count(i) > 1 and not first and (k < last if not dense else not first_dense[i]):
             raise StrategyError(
-                f"{acc} repeats index {i} (a diagonal): the lattice strategy locates each mode of {i} at the "
-                f"loop's {i}, which needs a Dense level above the last, but {acc.tensor} stores mode {m} in "
-                f"level {k} ({lvl.name}); store {acc.tensor} as csr, csc or dense, or use strategy='looplets'")
+                f"{acc} repeats index {i} (a diagonal): the lattice strategy finds {i} in {acc.tensor}'s "
+                f"level {k} ({lvl.name}), which it searches only as the last level and locates only as a "
+                f"Dense level under a Dense one; store {acc.tensor} with Dense levels for {i}, or use "
+                f"strategy='looplets'")
 
 
 class IterationGraph:

@@ -1,9 +1,10 @@
 """A repeated index (a diagonal, ``A[i, i]``) under the lattice strategy (issue 29, first increment).
 
 The loop over ``i`` locates every Dense level storing a mode of ``i`` at ``i``, and searches a sparse
-last level for ``i`` (CSR and CSC by bisection, SparseHash by probing, SparseByteMap by its table);
-a sparse level above (COO, DCSR) is refused with a message naming the access, the index and the
-level (the looplets strategy lowers those). Each kernel is checked against compiler.evaluate (the dense
+last level for ``i`` under the level above, located or iterated (CSR, CSC, DCSR and COO by bisection,
+SparseHash by probing, SparseByteMap by its table); a sparse level in the middle, or a Dense one under
+a sparse one, is refused with a message naming the access, the index and the level (the looplets
+strategy lowers those). Each kernel is checked against compiler.evaluate (the dense
 oracle), the CFIR interpreter and numpy (np.diagonal, np.trace).
 """
 
@@ -42,7 +43,7 @@ def _bytemap_rows(fill=0.0):
 
 #: the formats whose diagonal the lattice strategy reads: make(fill) -> Format
 READ = {"dense": partial(dense, 2), "dense-transposed": dense_transposed, "csr": csr, "csc": csc,
-        "hash": _hash_rows, "bytemap": _bytemap_rows}
+        "dcsr": dcsr, "coo": partial(coo, 2), "hash": _hash_rows, "bytemap": _bytemap_rows}
 
 
 def _check(prog, fmt, a, x):
@@ -67,14 +68,14 @@ def test_diagonal_of_a_dense_matrix(prog, fmt):
 
 
 @pytest.mark.parametrize("prog", PROGRAMS)
-@pytest.mark.parametrize("make", ["csr", "csc", "hash", "bytemap"])
+@pytest.mark.parametrize("make", ["csr", "csc", "dcsr", "coo", "hash", "bytemap"])
 def test_diagonal_of_a_sparse_last_level_is_searched(prog, make):
     """A missing diagonal entry (A[1, 1]), an empty row and column (2), entries both sides of the
     diagonal: the search finds i or reads the fill."""
     a = np.array([[1.0, 0.0, 0.0, 2.0], [3.0, 0.0, 4.0, 0.0], [0.0, 0.0, 0.0, 0.0], [5.0, 6.0, 0.0, 7.0]])
     x = np.array([1.0, 2.0, 3.0, 4.0])
     k = _check(prog, READ[make](), a, x)
-    assert k.c_source.count("for (") == 1   # one loop over i, no loop over a row
+    assert " : -1;" in k.c_source   # the search's result: the position of i, or -1
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -83,6 +84,7 @@ def test_diagonal_of_a_sparse_last_level_is_searched(prog, make):
 @example(n=3, density=0.4, fill=1.5, prog="s = A[i, i]", make="csr", seed=0)
 @example(n=0, density=1.0, fill=0.0, prog="y[i] = A[i, i] * x[i]", make="dense-transposed", seed=0)
 @example(n=5, density=0.4, fill=1.5, prog="y[i] = A[i, i]", make="hash", seed=1)
+@example(n=4, density=0.4, fill=1.5, prog="y[i] = A[i, i] * x[i]", make="coo", seed=2)
 def test_diagonal_property(n, density, fill, prog, make, seed):
     """Every format the diagonal is read from, sizes 0 to 6, fills 0 and 1.5 (a missing diagonal
     entry reads the fill), against the oracle, the interpreter and numpy."""
@@ -93,7 +95,7 @@ def test_diagonal_property(n, density, fill, prog, make, seed):
 
 
 @pytest.mark.parametrize("prog", PROGRAMS)
-@pytest.mark.parametrize("make", ["dense", "csr", "csc"])
+@pytest.mark.parametrize("make", ["dense", "csr", "csc", "dcsr", "coo"])
 def test_a_non_square_diagonal_is_a_shape_error(prog, make):
     """The oracle refuses ``A[i, i]`` of a 3 x 4 A; the compiled kernel refuses it the same way
     (the extents of i's two modes are checked before the loop, so it never reads past a row)."""
@@ -118,25 +120,29 @@ def test_a_diagonal_block_of_a_three_mode_tensor():
 
 
 @pytest.mark.parametrize("prog", PROGRAMS)
-@pytest.mark.parametrize("make, mode, level, name", [(coo, 0, 0, "SparseCOO"), (dcsr, 0, 0, "SparseList")],
-                         ids=["coo", "dcsr"])
-def test_a_diagonal_under_a_sparse_level_is_refused_clearly(prog, make, mode, level, name):
-    """A sparse level above the last (COO's and DCSR's rows) is not iterated and searched under yet:
-    the message names the access, the index and the level, and says what to do; the looplets
-    strategy lowers the same program."""
+@pytest.mark.parametrize("make, level, name", [
+    (lambda: Format(SparseList(Dense(Element(0.0)))), 1, "Dense"),
+    (lambda: Format(Dense(SparseList(SparseList(Element(0.0))))), 1, "SparseList")],
+    ids=["dense-under-sparse", "sparse-in-the-middle"])
+def test_a_diagonal_the_lattice_cannot_find_is_refused_clearly(prog, make, level, name):
+    """A Dense level of i under a sparse one, a sparse level of i above the last: the message names
+    the access, the index and the level, and says what to do; the looplets strategy lowers them."""
     a = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0], [4.0, 0.0, 5.0]])
     x = np.array([1.0, 2.0, 3.0])
+    if level == 1 and name == "SparseList":   # a three-mode B[i, i, j] read as A
+        prog = prog.replace("A[i, i]", "A[i, i, j]").replace("y[i]", "y[i, j]")
+        a = np.stack([a, 2 * a, a])
     A = Tensor.from_numpy(a, make())
     xs = {"x": x} if "x[i]" in prog else {}
-    with pytest.raises(StrategyError, match=rf"A\[i, i\] repeats index i \(a diagonal\).* A stores mode {mode} "
-                                            rf"in level {level} \({name}\).*strategy='looplets'"):
+    with pytest.raises(StrategyError, match=rf"A\[i, i(, j)?\] repeats index i \(a diagonal\): the lattice strategy "
+                                            rf"finds i in A's level {level} \({name}\).*strategy='looplets'"):
         lower(prog, "lattice", A=A, **xs)
     check_lowered(prog, strategy="looplets", A=A, **xs)
 
 
 @pytest.mark.parametrize("prog", ["C[i, j] = A[i, i] * B[i, j]", "y[j] = A[i, i] * B[i, j]",
                                   "s = A[i, i] * B[i, i]", "y[i] = A[i, i] + x[i]"])
-@pytest.mark.parametrize("make", ["csr", "csc", "hash"])
+@pytest.mark.parametrize("make", ["csr", "csc", "dcsr", "coo", "hash"])
 def test_a_diagonal_with_other_operands(prog, make):
     """The searched diagonal reads like a dense operand next to sparse ones (a CSR B, a sparse x)."""
     rng = np.random.default_rng(2)
