@@ -2,8 +2,9 @@
 
 An access that repeats an index (``A[i, i]``) is read in the one loop over ``i``: its Dense
 levels of ``i`` are located at ``i`` (``p * N + i``), and its last level, when sparse, is
-*searched* for ``i`` under the position above: a sorted level by bisection of its fiber, a
-SparseHash by probing its table, a SparseByteMap by its table. The search gives the child
+*searched* for ``i`` under the position above (located, as CSR's row; or iterated, as DCSR's or
+COO's rows, then in each case where that row is at ``i``): a sorted level by bisection of its
+fiber, a SparseHash by probing its table, a SparseByteMap by its table. The search gives the child
 position, or ``-1`` when ``i`` is not stored, where the access reads its fill; the access is
 thus read like a dense one (every ``i`` has a value), which the lattice takes it for.
 
