@@ -51,6 +51,7 @@ from .cin import (Assignment, Forall, Sequence, Skip, Stmt, Where, loop_chain, _
                   concretize, expr_accesses, assignments, foralls, hoist_invariants, precompute, scalar_promote,
                   unshadow, with_workspace_kind, workspace_name)
 from .iteration_graph import IterationGraph, LoopOrderError, is_all_dense, storage_path
+from .diagonal import Found, found
 from .iterators import ASSEMBLED, ModeIterator, WorkspaceIterator, mode_iterators, py_arrays
 from .ordering import order_statement, wheres
 from .lattice import Operand, build_lattice, literal, remove_operands, simplify_rules, typed_fill, verify
@@ -59,6 +60,7 @@ INDENT = "  "
 
 serialize.node(ModeIterator)
 serialize.node(WorkspaceIterator)
+serialize.node(Found)
 
 
 # -- nodes ----------------------------------------------------------------------------------
@@ -1229,7 +1231,7 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     value, neutral = value_of(stmt.body, setup)
     bound = set(ctx.bound)
     inner = bound | {i}
-    operands, free, fixed, by_key = [], [], [], {}
+    operands, free, fixed, by_key, also = [], [], [], {}, {}
     seen = set()
     for acc in expr_accesses(value) if value is not None else []:
         key = str(acc)
@@ -1277,8 +1279,16 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
                                 f"loops bind {', '.join(x.name for x in ctx.bound)} first")
         if cursor < len(path) and path[cursor] == i:
             it = setup.iters[key][cursor]
-            operands.append(Operand(acc, it.kind, cursor == len(path) - 1, fill, dt, setup.names[key]))
+            # a repeated index (a diagonal, B[i, i, j]): the (Dense) levels after this one that
+            # i indexes too are located at i in the same loop, each under the one before
+            last = cursor
+            while last + 1 < len(path) and path[last + 1] == i:
+                last += 1
+            operands.append(Operand(acc, it.kind, last == len(path) - 1, fill, dt, setup.names[key]))
             by_key[key] = it
+            if last > cursor:   # (a sparse last level is searched for i: compiler.lattice.diagonal)
+                also[key] = tuple(x if x.kind == "dense" else found(x, acc)
+                                  for x in setup.iters[key][cursor + 1:last + 1])
         elif i in path:
             raise StrategyError(f"{acc} is stored in the order {', '.join(p.name for p in path)}, so "
                                 f"{path[cursor]} must be iterated before {i}")
@@ -1323,7 +1333,8 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
     loops = []
     for loop in L.loops:
         iterated = tuple(by_key[k] for k in loop.iterated)
-        located = tuple(by_key[op.key] for op in operands if op.kind == "dense")
+        located = tuple(loc for op in operands
+                        for loc in ((by_key[op.key],) if op.kind == "dense" else ()) + also.get(op.key, ()))
         cases = []
         single = len(iterated) == 1 and not L.universe
         for pt in loop.cases:
@@ -1534,6 +1545,8 @@ class _Machine:
                 p = p * t.storage_shape[sm] + self.env[acc.indices[m].name]
         else:
             p = self.parent[(key, len(self.setup.paths[key]))]
+            if p == -1:   # a diagonal's entry its last level does not store
+                return self.setup.fill_of(acc)
         vals = t.vals
         return np.asarray(vals[p])[()]
 
@@ -1631,6 +1644,17 @@ class _Machine:
                         key = self._key(loc)
                         par = self.parent[(key, loc.mode)] if loc.mode > 0 else 0
                         self.parent[(key, loc.mode + 1)] = par * self.sizes[loc.param("size")] + i
+                    elif isinstance(loc, Found):   # searched once the level above is at i (-1: not stored)
+                        key = self._key(loc)
+                        above = self.setup.iters[key][loc.mode - 1]
+                        k = (above.name, above.mode)
+                        if above.kind != "sparse":
+                            par = self.parent[(key, loc.mode)]
+                        elif above in loop.iterated and coords[k] == i:
+                            par = fibers[k][cursor[k]][1]
+                        else:
+                            continue   # the level above is not at i: the access is absent
+                        self.parent[(key, loc.mode + 1)] = loc.py_find(self.arrays, self.sizes, par, i)
                 for it, k in its:
                     if coords[k] == i:
                         self.parent[(self._key(it), it.mode + 1)] = fibers[k][cursor[k]][1]

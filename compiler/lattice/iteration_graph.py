@@ -74,6 +74,44 @@ def is_all_dense(fmt: Format) -> bool:
     return all(isinstance(lvl, Dense) for lvl in fmt.levels)
 
 
+def check_repeated_indices(acc: Access, fmt: Format) -> None:
+    """Refuse an access that repeats an index (a diagonal, ``A[i, i]``) on levels it cannot locate.
+
+    The loop over ``i`` binds ``i`` once, and each level storing a mode of ``i`` is then located at
+    it (``p * N + i``), which a Dense level under a Dense one does; the tensor's last level may
+    be sparse, searched for ``i`` under the level above, located or iterated (CSR's columns under
+    its rows, DCSR's or COO's under their sparse rows; :mod:`compiler.lattice.diagonal`). A sparse
+    level in the middle, or a Dense one under a sparse one of ``i``, is refused.
+
+    >>> from compiler.format import csf, dcsr
+    >>> from compiler.notation import parse
+    >>> check_repeated_indices(parse("y[i] = A[i, i]").rhs, dcsr())
+    >>> check_repeated_indices(parse("y[i, j] = B[i, i, j]").rhs, csf())
+    Traceback (most recent call last):
+    ...
+    compiler.errors.StrategyError: B[i, i, j] repeats index i (a diagonal): the lattice strategy finds i in B's level 1 (SparseList), which it searches only as the last level and locates only as a Dense level under a Dense one; store B with Dense levels for i, or use strategy='looplets'
+    """
+    if len(set(acc.indices)) == len(acc.indices):
+        return
+    level_of = []
+    for k, lvl in enumerate(fmt.levels):
+        level_of += [(k, lvl)] * lvl.nmodes
+    last, first_dense = len(fmt.levels) - 1, {}
+    for sm, m in enumerate(fmt.mode_order):
+        i = acc.indices[m]
+        k, lvl = level_of[sm]
+        dense = isinstance(lvl, Dense)
+        first = i not in first_dense   # (in storage order: the level the loop over i starts from)
+        first_dense.setdefault(i, dense)
+        # after the first: Dense levels located under Dense ones, or the last level searched
+        if acc.indices.count(i) > 1 and not first and (k < last if not dense else not first_dense[i]):
+            raise StrategyError(
+                f"{acc} repeats index {i} (a diagonal): the lattice strategy finds {i} in {acc.tensor}'s "
+                f"level {k} ({lvl.name}), which it searches only as the last level and locates only as a "
+                f"Dense level under a Dense one; store {acc.tensor} with Dense levels for {i}, or use "
+                f"strategy='looplets'")
+
+
 class IterationGraph:
     """Index variables and tensor paths of one statement; see the module docstring."""
 
@@ -97,10 +135,8 @@ class IterationGraph:
             seen.add((acc, k == 0))
             if acc.tensor not in formats:
                 raise StrategyError(f"no format for tensor {acc.tensor}")
-            if len(set(acc.indices)) != len(acc.indices):
-                raise StrategyError(f"{acc} repeats an index (a diagonal); the lattice strategy "
-                                    f"needs distinct indices per access")
             fmt = formats[acc.tensor]
+            check_repeated_indices(acc, fmt)
             indices, names = storage_path(acc, fmt)
             paths.append(TensorPath(acc, indices, names, k == 0, is_all_dense(fmt)))
         return cls(variables, paths)
@@ -118,7 +154,8 @@ class IterationGraph:
             if p.flexible:
                 continue
             for a, b in zip(p.indices, p.indices[1:]):
-                out.append((a, b, p))
+                if a != b:   # (a diagonal's repeated index is one loop)
+                    out.append((a, b, p))
         return out
 
     def order(self, variables: list[Index] | None = None, prefer=None, inner=()) -> list[Index]:
@@ -142,6 +179,8 @@ class IterationGraph:
             idx = [i for i in p.indices if i in inset]
             for a in range(len(idx)):
                 for b in range(a + 1, len(idx)):
+                    if idx[a] == idx[b]:   # a repeated index (a diagonal) is one loop
+                        continue
                     before[idx[b]].add(idx[a])
                     why.setdefault((idx[a], idx[b]), []).append(str(p.access))
         sparse = {i for p in self.paths for i, n in zip(p.indices, p.level_names) if n != "Dense"}
@@ -222,4 +261,4 @@ class IterationGraph:
         return "\n".join(lines)
 
 
-__all__ = ["IterationGraph", "LoopOrderError", "TensorPath", "storage_path", "is_all_dense"]
+__all__ = ["IterationGraph", "LoopOrderError", "TensorPath", "check_repeated_indices", "is_all_dense", "storage_path"]

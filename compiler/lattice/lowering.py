@@ -73,6 +73,7 @@ from .cfir import (headline, CAlloc, CAssign, CCase, CDenseWorkspace, CForall, C
 from .lattice import literal
 from .reserve import count_scatters
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
+from .diagonal import Found
 from .iterators import ModeIterator, WorkspaceIterator, hash_capacity_stmts
 from .cin import Forall, Sequence, Where, expr_accesses, foralls
 from .iteration_graph import LoopOrderError, is_all_dense, storage_path
@@ -97,6 +98,7 @@ class _Emitter:
         self.used: dict = {}
         self.helpers: dict = {}
         self.parent: dict = {}
+        self.found: set = set()   # the diagonal accesses whose last level is searched (-1: not stored)
         taken = set(self.inputs) | set(setup.temps) | {i.name for i in setup.extents} | {setup.output.tensor}
         taken |= {n for n in setup.names.values()}
         self.workspaces: dict = {}   # buffer name -> scratch array (name, dtype, length, init)
@@ -277,7 +279,10 @@ class _Emitter:
         if fmt.leaf.name == "Pattern":
             return Const(True, "bool"), "bool"
         pos = self.parent[(key, len(s.paths[key]))]
-        return Load(self.param(binding.array_name(acc.tensor, None, "val")), pos), dt
+        v = Load(self.param(binding.array_name(acc.tensor, None, "val")), pos)
+        if key in self.found:   # a diagonal's entry, -1 where its last level does not store it
+            v = Select(BinOp(">=", pos, Const(0, "int64")), v, const_of(s.fill_of(acc), dt))
+        return v, dt
 
     def expr(self, e):
         ir, dt, helpers = to_ir(e, self.value_of, {})
@@ -1286,7 +1291,7 @@ class _Emitter:
                 sv, stmts = self._segend(it, coord[it])
                 segs[it] = sv
                 body += stmts
-        located = {}
+        located, later = {}, []
         for loc in loop.located:
             if isinstance(loc, FlatLocator) and loc.tensor in s.temps:
                 continue   # a dense workspace is read by coordinate (value_of)
@@ -1306,8 +1311,17 @@ class _Emitter:
                     body.append(Declare(pv, "int64", pos))
                 located[loc.key] = (pv, len(s.paths[loc.key]))
             else:
-                parent = self._parent(loc)
-                if loc.level_name == "SparseHash":
+                key = self._it_key(loc)
+                # a repeated index (a diagonal, B[i, i, j]) locates a level under one located just above
+                if isinstance(loc, Found) and s.iters[key][loc.mode - 1].kind == "sparse":
+                    # searched under the iterated level above, in each case it is at i (none: absent here)
+                    later += [loc] if s.iters[key][loc.mode - 1] in iterated else []
+                    continue
+                parent = located[key][0] if located.get(key, (None, -1))[1] == loc.mode else self._parent(loc)
+                if isinstance(loc, Found):   # a diagonal's sparse last level, searched for i
+                    pv, stmts = self._find(loc, parent, i)
+                    body += stmts
+                elif loc.level_name == "SparseHash":
                     pv = self._pvar(loc)
                     fresh = lambda base, loc=loc: Var(self.name(("probe", loc.name, loc.mode, base),  # noqa: E731
                                                                 f"{base}{loc.name}{loc.level}"))
@@ -1321,7 +1335,7 @@ class _Emitter:
         busy = {frozenset(c.tests) for c in loop.cases if not c.omit}
         if single or len(iterated) > 4 or len(busy) < 2:
             # one region does the work (an intersection): test it, advance branch-free
-            body += self._case_chain(loop, iterated, segs, located, coord, i, tested=True)
+            body += self._case_chain(loop, iterated, segs, located, coord, i, tested=True, later=later)
             body += self._advance(iterated, segs, coord, i, single, advance,
                                   self._galloping(loop, iterated, busy) if advance and not single else {})
         else:
@@ -1335,7 +1349,7 @@ class _Emitter:
             for q in subsets:
                 cases = [c for c in loop.cases if set(c.tests) <= q]
                 stmts = self._case_chain(replace(loop, cases=tuple(cases)), iterated, segs, located, coord, i,
-                                         tested=False)
+                                         tested=False, later=later)
                 at = [it for it in iterated if it in q]
                 stmts += self._advance(at, segs, coord, i, True, advance)
                 conds = [BinOp("==", coord[it], i) for it in at]
@@ -1352,8 +1366,19 @@ class _Emitter:
             body.append(CompoundAssign("+", i, Const(1, "int64")))
         return body
 
-    def _case_chain(self, loop, iterated, segs, located, coord, i, tested: bool) -> list:
-        """The ``if / else if`` chain of a loop's cases (coordinate tests only when ``tested``)."""
+    def _find(self, loc: Found, parent, i) -> tuple[Var, list]:
+        """Search a diagonal's sparse last level ``loc`` for ``i`` under ``parent``: its position, or -1."""
+        pv = self._pvar(loc.it)
+        fresh = lambda base: Var(self.name(("find", loc.name, loc.mode, base),  # noqa: E731
+                                           f"{base}{loc.name}{loc.level}"))
+        cap = self._hash_capacity(loc.it) if loc.it.level_name == "SparseHash" else None
+        self.found.add(self._it_key(loc))
+        return pv, loc.find_stmts(pv, parent, i, fresh, cap)
+
+    def _case_chain(self, loop, iterated, segs, located, coord, i, tested: bool, later=()) -> list:
+        """The ``if / else if`` chain of a loop's cases (coordinate tests only when ``tested``); ``later``:
+        a diagonal's last levels under iterated ones (DCSR's, COO's rows), searched in each case where
+        that level is at i, once its position is known."""
         s = self.setup
         chain = []
         for case in loop.cases:
@@ -1366,6 +1391,11 @@ class _Emitter:
                 acc = s.access(key)
                 if acc.tensor in s.formats and s.formats[acc.tensor].leaf.name == "Pattern":
                     continue
+                if any(self._it_key(loc) == key for loc in later):
+                    raise StrategyError(f"{acc} is a diagonal under a sparse level whose entries' values this "
+                                        f"loop tests against the fill; the lattice strategy searches it only "
+                                        f"in the case's body; store {acc.tensor} as csr or csc, or use "
+                                        f"strategy='looplets'")
                 self._set_parents(iterated, segs, located, case, i)
                 v, dt = self.value_of(acc)
                 conds.append(not_fill(v, dt, s.fill_of(acc)))
@@ -1373,7 +1403,14 @@ class _Emitter:
                 stmts = [Comment("omitted: " + " ∩ ".join(self.setup.names[k] for k in case.present))]
             else:
                 self._set_parents(iterated, segs, located, case, i)
-                stmts = self._case_tag(loop.index, case, self.case_body(loop.index, self.emit(case.body)))
+                finds = []
+                for loc in later:
+                    key = self._it_key(loc)
+                    if key in case.present:
+                        pv, stmts = self._find(loc, self.parent[(key, loc.mode)], i)
+                        self.parent[(key, loc.mode + 1)] = pv
+                        finds += stmts
+                stmts = self._case_tag(loop.index, case, finds + self.case_body(loop.index, self.emit(case.body)))
                 if loop.index.name in self.counting:
                     stmts.append(self.counting[loop.index.name])
             chain.append((conds, stmts))
