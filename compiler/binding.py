@@ -33,7 +33,7 @@ import numpy as np
 
 from .format import Format
 from .imperative.ir import Buffer, Scalar
-from .levels import flatten
+from .levels import Dense, Element, flatten
 from .tensor import Tensor
 
 
@@ -125,8 +125,8 @@ class InputPlan:
 
         # a numpy argument for an all-Dense format is wrapped without Tensor.from_numpy's checks
         self.format = fmt
-        self.dense_dtype = (leaf.dtype if all(lvl.name == "Dense" for lvl in levels)
-                            and getattr(leaf, "name", None) == "Element" and leaf.dtype is not None else None)
+        self.dense_dtype = (leaf.dtype if all(isinstance(lvl, Dense) for lvl in levels)
+                            and isinstance(leaf, Element) and leaf.dtype is not None else None)
         self._sized: tuple = (None, None)
 
     def tensor(self, name: str, value) -> Tensor:
@@ -228,6 +228,6 @@ def dense_parent_count(fmt: Format, level: int, storage_shape) -> int | None:
     Kernels may then write that level's ``pos`` into a buffer the runtime allocates.
     """
     levels, _ = flatten(fmt.root)
-    if any(lvl.name != "Dense" for lvl in levels[:level]):
+    if not all(isinstance(lvl, Dense) for lvl in levels[:level]):
         return None
     return math.prod(int(s) for s in storage_shape[:level])

@@ -50,7 +50,7 @@ from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative import interpret
 from .algebra import NOVALUE
 from .imperative.ir import Buffer, Function, Scalar
-from .levels.element import Element
+from .levels import Dense, Element, SparseList
 from .levels.level import Level, fill_key, is_fill
 from .notation import Assign, accesses, parse
 from .notation.ast import Reduce, walk
@@ -476,7 +476,7 @@ class _CallPlan:
             binding.array_name(out_name, m, "size") for m in range(low.output_format.ndim)) if pname in self.params)
         # the output's levels whose index dtype is narrower than int64: an extent past it is refused
         self.narrow = narrow_index_levels(low.output_format)
-        self.at_most_one = any(lvl.name in ("SparsePoint", "SparseInterval") for lvl in low.output_format.levels)
+        self.at_most_one = any(lvl.at_most_one for lvl in low.output_format.levels)
         self.inout = []
         for p in low.function.params:
             if not (isinstance(p, Buffer) and p.intent == "inout"):
@@ -499,7 +499,7 @@ class _CallPlan:
         fmt = low.output_format
         self.fresh_fill = _FreshFill(kernel.program, kernel.formats, self.output) if (
             kernel.fresh_output and isinstance(kernel.program, Assign) and isinstance(fmt.leaf, Element)
-            and all(lvl.name == "Dense" for lvl in fmt.levels)) else None
+            and all(isinstance(lvl, Dense) for lvl in fmt.levels)) else None
 
 
 class _Compression:
@@ -576,7 +576,7 @@ def _sparse_list_level(fmt: Format, modes: list) -> int | None:
     s, k = fmt.mode_order.index(modes[0]), 0
     for n, lvl in enumerate(fmt.levels):
         if k == s:
-            return n if lvl.name == "SparseList" else None
+            return n if isinstance(lvl, SparseList) else None
         k += lvl.nmodes
     return None
 

@@ -35,6 +35,8 @@ class Dense(Level):
     name: ClassVar[str] = "Dense"
     full: ClassVar[bool] = True
     locatable: ClassVar[bool] = True
+    random_write: ClassVar[bool] = True
+    slot_per_coordinate: ClassVar[bool] = True
 
     def __post_init__(self):
         if self.size is not None:
@@ -49,7 +51,7 @@ class Dense(Level):
         return True  # Dense owns no arrays: only its descendants decide
 
     def spec(self) -> "Dense":
-        return Dense(self.child.spec())
+        return type(self)(self.child.spec())
 
     def format_key(self) -> tuple:
         return ("Dense", self.child.format_key())
@@ -85,7 +87,7 @@ class Dense(Level):
         n = int(sizes[0])
         child_pos = parent_pos * n + coords[0]
         child = self.child.from_entries(parent_count * n, child_pos, coords[1:], vals, sizes[1:])
-        return Dense(child, n)
+        return type(self)(child, n)
 
     def check(self, parent_count: int, where: str) -> int:
         if self.size is None or self.size < 0:

@@ -12,6 +12,8 @@ Every level implements:
 
 - ``name`` (Finch's name), ``nmodes``, ``child``, ``is_leaf``;
 - the TACO properties ``ordered, unique, full, branchless, compact, locatable``;
+- what a kernel writing it may do: ``random_write, slot_per_coordinate, at_most_one,
+  starts_array`` (strategies ask these; they never test a level's name);
 - ``arrays()``, ``format_key()``, ``spec()``, ``spec_str()``, ``count(parent_count)``;
 - ``children(parents)``: the stored children of a vector of parent positions,
   as ``(parent_index, coords, child_positions)``, used to enumerate a tensor;
@@ -49,6 +51,17 @@ class Level:
     branchless: ClassVar[bool] = False
     compact: ClassVar[bool] = True
     locatable: ClassVar[bool] = False
+    # What a kernel writing this level may do (strategies ask these, never a level's name):
+    #: writes may come in any coordinate order (a slot per coordinate, or a table to probe)
+    random_write: ClassVar[bool] = False
+    #: a slot per coordinate below each parent, so an output's values are written in place:
+    #: it need not be assembled, starts from the values given at the call, and a slot may be
+    #: overwritten with the fill
+    slot_per_coordinate: ClassVar[bool] = False
+    #: each fiber holds at most one entry (or run); a kernel may write more, so its output is checked
+    at_most_one: ClassVar[bool] = False
+    #: the array of fiber starts (one more than the parent's positions) a sparse output's freeze carries forward
+    starts_array: ClassVar[str] = "pos"
 
     @property
     def nmodes(self) -> int:

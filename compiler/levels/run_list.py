@@ -128,7 +128,7 @@ class RunList(IndexedLevel):
             child = self.child.from_entries(len(rp), child_pos[keep], [], np.asarray(vals)[keep], [])
         else:
             child = self.child.from_entries(len(rp), child_pos, coords[1:], vals, sizes[1:])
-        return RunList(child, size, pos, re.astype(self.index_dtype))
+        return type(self)(child, size, pos, re.astype(self.index_dtype))
 
     def check(self, parent_count, where):
         if self.size is None or self.size < 0:

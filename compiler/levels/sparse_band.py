@@ -44,6 +44,7 @@ class SparseBand(IndexedLevel):
     name: ClassVar[str] = "SparseBand"
     index_arrays: ClassVar[tuple[str, ...]] = ("ofs", "idx")
     locatable: ClassVar[bool] = True
+    starts_array: ClassVar[str] = "ofs"
 
     def count(self, parent_count):
         return int(self.ofs[parent_count])
@@ -75,7 +76,7 @@ class SparseBand(IndexedLevel):
         idx = np.where(hi >= 0, hi + 1, 0).astype(self.index_dtype)
         child_pos = ofs[parent_pos].astype(POS) + (i - lo[parent_pos])
         child = self.child.from_entries(int(ofs[-1]), child_pos, coords[1:], vals, sizes[1:])
-        return SparseBand(child, int(sizes[0]), ofs, idx)
+        return type(self)(child, int(sizes[0]), ofs, idx)
 
     def check(self, parent_count, where):
         if self.size is None or self.size < 0:

@@ -85,7 +85,7 @@ class SparseBlockList(IndexedLevel):
         child_pos = (np.cumsum(new, dtype=POS) - 1)
         child_pos = child_pos_of_unique[child_pos]
         child = self.child.from_entries(len(ui), child_pos, coords[1:], vals, sizes[1:])
-        return SparseBlockList(child, int(sizes[0]), pos, ends.astype(self.index_dtype), ofs)
+        return type(self)(child, int(sizes[0]), pos, ends.astype(self.index_dtype), ofs)
 
     def check(self, parent_count, where):
         if self.size is None or self.size < 0:

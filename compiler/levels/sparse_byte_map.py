@@ -45,6 +45,8 @@ class SparseByteMap(IndexedLevel):
     fixed_arrays: ClassVar[dict[str, str]] = {"tbl": "bool"}
     locatable: ClassVar[bool] = True
     compact: ClassVar[bool] = False
+    random_write: ClassVar[bool] = True
+    slot_per_coordinate: ClassVar[bool] = True
 
     def count(self, parent_count):
         return parent_count * self.size
@@ -72,7 +74,7 @@ class SparseByteMap(IndexedLevel):
         child_pos = parent_pos.astype(POS) * n + i
         tbl[child_pos] = 1
         child = self.child.from_entries(parent_count * n, child_pos, coords[1:], vals, sizes[1:])
-        return SparseByteMap(child, n, pos, tbl, i[new].astype(self.index_dtype))
+        return type(self)(child, n, pos, tbl, i[new].astype(self.index_dtype))
 
     def check(self, parent_count, where):
         if self.size is None or self.size < 0:

@@ -99,7 +99,7 @@ class SparseCOO(Level):
         return replace(self, pos=arrays["pos"], idx=tuple(arrays[f"idx{k}"] for k in range(self.ndim)))
 
     def spec(self) -> "SparseCOO":
-        return SparseCOO(self.ndim, self.child.spec(), index_dtype=self.index_dtype)
+        return type(self)(self.ndim, self.child.spec(), index_dtype=self.index_dtype)
 
     def format_key(self) -> tuple:
         return ("SparseCOO", self.ndim, self.index_dtype.name, self.child.format_key())
@@ -139,7 +139,7 @@ class SparseCOO(Level):
         np.cumsum(counts, out=pos[1:])
         idx = tuple(c[new].astype(self.index_dtype) for c in coords[:n])
         child = self.child.from_entries(len(idx[0]) if n else 0, child_pos, coords[n:], vals, sizes[n:])
-        return SparseCOO(n, child, tuple(int(s) for s in sizes[:n]), pos, idx)
+        return type(self)(n, child, tuple(int(s) for s in sizes[:n]), pos, idx)
 
     def check(self, parent_count: int, where: str) -> int:
         if self.shape is None or any(s is None or s < 0 for s in self.shape):

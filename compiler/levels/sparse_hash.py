@@ -84,6 +84,7 @@ class SparseHash(IndexedLevel):
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx", "ptr")
     fixed_arrays: ClassVar[dict[str, str]] = {"key": "int64", "tbl": "int64"}
     locatable: ClassVar[bool] = True
+    random_write: ClassVar[bool] = True
 
     def count(self, parent_count):
         return len(self.key)
@@ -123,7 +124,7 @@ class SparseHash(IndexedLevel):
         key = parent_pos[new].astype(np.int64) * n + idx.astype(np.int64)
         ptr = np.arange(len(idx), dtype=self.index_dtype)
         child = self.child.from_entries(len(idx), child_pos, coords[1:], vals, sizes[1:])
-        return SparseHash(child, n, pos, idx, ptr, key, build_table(key))
+        return type(self)(child, n, pos, idx, ptr, key, build_table(key))
 
     def check(self, parent_count, where):
         if self.size is None or self.size < 0:

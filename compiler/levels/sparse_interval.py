@@ -37,6 +37,7 @@ class SparseInterval(SparseRunList):
     """At most one run per fiber (see the module docstring)."""
 
     name: ClassVar[str] = "SparseInterval"
+    at_most_one: ClassVar[bool] = True
 
     def from_entries(self, parent_count, parent_pos, coords, vals, sizes):
         out = super().from_entries(parent_count, parent_pos, coords, vals, sizes)

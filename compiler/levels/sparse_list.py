@@ -67,7 +67,7 @@ class SparseList(IndexedLevel):
         np.cumsum(counts, out=pos[1:])
         idx = i[new].astype(self.index_dtype)
         child = self.child.from_entries(len(idx), child_pos, coords[1:], vals, sizes[1:])
-        return SparseList(child, int(sizes[0]), pos, idx)
+        return type(self)(child, int(sizes[0]), pos, idx)
 
     def check(self, parent_count: int, where: str) -> int:
         if self.size is None or self.size < 0:

@@ -40,6 +40,7 @@ class SparsePoint(IndexedLevel):
     index_dtype: Any = None
 
     name: ClassVar[str] = "SparsePoint"
+    at_most_one: ClassVar[bool] = True
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx")
 
     def count(self, parent_count):
@@ -68,7 +69,7 @@ class SparsePoint(IndexedLevel):
         pos = np.zeros(parent_count + 1, dtype=self.index_dtype)
         np.cumsum(counts, out=pos[1:])
         child = self.child.from_entries(int(new.sum()), child_pos, coords[1:], vals, sizes[1:])
-        return SparsePoint(child, int(sizes[0]), pos, i[new].astype(self.index_dtype))
+        return type(self)(child, int(sizes[0]), pos, i[new].astype(self.index_dtype))
 
     def check(self, parent_count, where):
         if self.size is None or self.size < 0:

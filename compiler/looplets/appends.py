@@ -33,9 +33,6 @@ from dataclasses import dataclass
 from .errors import ProgramError
 from .program import Assign, Block, Define, Index, IndexModifier, Loop, Sieve, TensorRef
 
-#: levels an output may write in any order (located writes)
-RANDOM_WRITE = ("Dense", "SparseByteMap", "SparseHash")
-
 _ELSEWHERE = "or store {t} in SparseHash or SparseByteMap, which accept writes in any order"
 
 
@@ -82,7 +79,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
 
     def check(s, loops, nest):
         info = tensors[s.lhs.tns.name]
-        k = next((k for k, l in enumerate(info.levels) if l.name not in RANDOM_WRITE), None)
+        k = next((k for k, l in enumerate(info.levels) if not l.random_write), None)
         if k is None:
             return
         lvl, t = info.levels[k], info.name
@@ -115,10 +112,10 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
         if d is None:
             return
         first_loop, i = seen.loops[d], want[m0 + d].name
-        if lvl.name == "RunList":
+        if lvl.full:   # (its runs cover each fiber up to its size: one loop writes it)
             raise ProgramError(
                 f"output {t} is written by two loops over {i} (an earlier loop writes it too): each fiber of its "
-                f"RunList level (storage level {k}) is written by one loop, which covers it up to its size. "
+                f"{lvl.name} level (storage level {k}) is written by one loop, which covers it up to its size. "
                 f"Write it in one loop, or store {t} in SparseRunList, whose runs need not cover the fiber", s.line)
         where = (f"output {t} is written by two loops over {i} (lines {line(seen.line)} and {line(s.line)}) into "
                  f"one fiber of its {lvl.name} level (storage level {k}), whose coordinates are appended in "

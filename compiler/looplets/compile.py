@@ -543,7 +543,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                 Format(Element(implicit_fill, dtype=result_dtype.name))
     if isinstance(program, NAssignType()) and program.op is not None:
         out_fmt = formats[program.lhs.tensor]
-        if not all(lvl.name in ("Dense", "SparseByteMap") for lvl in out_fmt.levels):
+        if not all(lvl.slot_per_coordinate for lvl in out_fmt.levels):
             # (a sparse output is assembled afresh from its fill: it would neither start from the
             # given tensor's entries nor from the operator's identity; a byte map's slots are there)
             from ..notation.ast import assign_spelling
@@ -579,13 +579,13 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     if isinstance(program, NAssignType()) and program.op is not None:
         initial = "output"
         ident = program.op.identity_for(np.dtype(info.dtype))
-        if ident is not NOVALUE and all(lvl.name in ("Dense", "SparseByteMap") for lvl in info.levels):
+        if ident is not NOVALUE and all(lvl.slot_per_coordinate for lvl in info.levels):
             # a fresh output of an update starts at the identity, whatever its format's fill (as the oracle's)
             start = np.asarray(ident).astype(info.dtype).item()
     elif not isinstance(program, NAssignType()) and thawed:
         # (a dense output, or byte map, given at the call starts from its values; a sparse
         # one is assembled afresh, so the runtime refuses one given with entries)
-        initial = "output" if all(lvl.name in ("Dense", "SparseByteMap") for lvl in info.levels) else "assembled"
+        initial = "output" if all(lvl.slot_per_coordinate for lvl in info.levels) else "assembled"
     fmt = info.format.plain() if hasattr(info.format, "plain") else info.format  # a Scalar kind: its storage
     bounds = ()
     if writes and not isinstance(program, NAssignType()):

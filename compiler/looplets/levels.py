@@ -978,6 +978,18 @@ FOLLOW: dict[type, Callable] = {SparseHash: unfurl_sparse_hash_follow, Dense: un
                                 SparseList: unfurl_sparse_list_follow, SparseByteMap: unfurl_sparse_byte_map_follow}
 
 
+def for_class(table: dict, cls: type):
+    """The entry of ``table`` for level class ``cls`` or its nearest registered base (None if none):
+    a subclass of a level inherits its parent's looplets until it registers its own.
+
+    >>> class MyBand(SparseBand):
+    ...     name = "MyBand"
+    >>> for_class(UNFURL, MyBand) is UNFURL[SparseBand]
+    True
+    """
+    return next((table[c] for c in cls.__mro__ if c in table), None)
+
+
 def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = None):
     """The looplet nest of the outermost mode of sub-fiber ``f`` (``mode``: read or update;
     ``protocol``: None or ``walk`` for the level's default, ``gallop`` for a leading Jumper)."""
@@ -985,12 +997,12 @@ def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = Non
     lvl = f.lvl
     if protocol in ("gallop", "follow") and mode == "read":
         table = GALLOP if protocol == "gallop" else FOLLOW
-        fn = table.get(type(lvl))
+        fn = for_class(table, type(lvl))
         if fn is None:
             raise StrategyError(f"tensor {f.tensor.name}: level {f.level} ({lvl.name}) has no {protocol} protocol; "
                                 f"{protocol} works on {', '.join(c.__name__ for c in table)}")
         return fn(f, ctx, mode)
-    fn = UNFURL.get(type(lvl))
+    fn = for_class(UNFURL, type(lvl))
     if fn is None:
         # a user's level class may share a built-in one's name (notebook 08 writes its own
         # SparsePoint): say which class is meant, or the list below seems to contradict the error
@@ -1000,7 +1012,7 @@ def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = Non
         raise StrategyError(f"tensor {f.tensor.name}: level {f.level} ({which}) has no looplet unfurl "
                             f"in the looplet strategy (register one with compiler.looplets.levels."
                             f"register_unfurl); the strategy unfurls {', '.join(c.__name__ for c in UNFURL)}")
-    if mode == "update" and type(lvl) not in UPDATABLE:
+    if mode == "update" and not any(c in UPDATABLE for c in type(lvl).__mro__):
         raise StrategyError(f"output {f.tensor.name}: level {f.level} ({lvl.name}) cannot be written by the "
                             f"looplet strategy; use one of {', '.join(c.__name__ for c in UPDATABLE)}")
     return fn(f, ctx, mode)

@@ -45,7 +45,7 @@ from ..trace import Artifact
 from . import extents as X
 from .errors import ProgramError
 from .facts import OperandFacts
-from ..levels import Element, Pattern
+from ..levels import Element, Pattern, RunList, SparseBlockList, SparseHash, SparseList
 from .levels import SubFiber, leaf_value, not_fill, unfurl
 from .looplets import (AcceptRun, Case, Fill, Jumper, Looplet, Lookup, PRIORITY, Run, Sequence, Shift,
                        Spike, Stepper, Switch, Thunk, nest_dot, nest_text, resolve, truncate, unshift)
@@ -192,7 +192,7 @@ class Lowerer:
         return None
 
     def _concordize(self, s, acc):
-        if acc.mode == "update" and isinstance(acc.tns, SubFiber) and acc.tns.lvl.name == "SparseList":
+        if acc.mode == "update" and isinstance(acc.tns, SubFiber) and isinstance(acc.tns.lvl, SparseList):
             raise ProgramError(
                 f"output {acc.tns.tensor.name} is written out of order: its {acc.tns.lvl.name} level "
                 f"(storage level {acc.tns.level}) is indexed by {_text(acc.idxs[0])}, which is not the loop "
@@ -301,13 +301,13 @@ class Lowerer:
                                f"{_value_text(info.fill)}: it starts at its fill, not at {_value_text(init.value)}; "
                                f"give {info.name} the fill {_value_text(init.value)} or a dense format", s.line)
         k = next(k for k, l in enumerate(info.levels) if not isinstance(l, Dense))
-        if info.levels[k].name == "SparseHash":  # an empty table of the smallest capacity
+        if isinstance(info.levels[k], SparseHash):  # an empty table of the smallest capacity
             cap, s_ = Var(info.array(k, "cap")), Var(self.fresh("s"))
             return [IAssign(Var(info.array(k, "nnz")), Const(0, "int64")), IAssign(cap, Const(8, "int64")),
                     ir.Grow(info.array(k, "tbl"), cap),
                     ir.For(s_, 0, cap, [Store(info.array(k, "tbl"), s_, Const(0, "int64"))])]
         nnz = Var(info.array(k, "nnz"))
-        if info.levels[k].name == "SparseBlockList":   # no blocks yet; ofs[0] = 0 starts the first
+        if isinstance(info.levels[k], SparseBlockList):   # no blocks yet; ofs[0] = 0 starts the first
             ofs = info.array(k, "ofs")
             return [IAssign(nnz, Const(0, "int64")), IAssign(Var(info.array(k, "nblk")), Const(0, "int64")),
                     ir.Grow(ofs, Const(1, "int64")), Store(ofs, Const(0, "int64"), Const(0, "int64"))]
@@ -325,18 +325,18 @@ class Lowerer:
             if info.role == "temporary":
                 return self._freeze_workspace(info)
             return self._freeze_byte_map(info, k)
-        if info.levels[k].name == "SparseHash":
+        if isinstance(info.levels[k], SparseHash):
             return self._freeze_hash(info, k)
         # fibers never visited kept pos 0: carry the running count forward (a SparseBand's
         # running count is its ofs; an unvisited fiber keeps band end 0, an empty band)
         n = _product([info.size(m) for m in range(info.storage_mode(k))])
         p = Var(self.fresh("p"))
-        pos = info.array(k, "ofs" if info.levels[k].name == "SparseBand" else "pos")
+        pos = info.array(k, info.levels[k].starts_array)
         carry = [ir.For(p, 0, n, [If(BinOp("<", Load(pos, X.add(p, 1)), Load(pos, p)),
                                      [Store(pos, X.add(p, 1), Load(pos, p))])])]
-        if info.levels[k].name == "RunList":
+        if isinstance(info.levels[k], RunList):
             return carry + self._freeze_run_list(info, k, n)
-        if info.levels[k].name == "SparseBlockList":   # ofs holds one more entry than there are blocks
+        if isinstance(info.levels[k], SparseBlockList):   # ofs holds one more entry than there are blocks
             return carry + [IAssign(Var(info.array(k, "nofs")), X.add(Var(info.array(k, "nblk")), 1))]
         return carry
 
@@ -875,7 +875,7 @@ def _fill_write(t):
         return None
     tns = t.lhs.tns
     info = tns.tensor if isinstance(tns, SubFiber) else getattr(tns, "owner", None)
-    if info is None or all(l.name in ("Dense", "SparseByteMap") for l in info.levels):
+    if info is None or all(l.slot_per_coordinate for l in info.levels):
         return None  # dense-addressed storage: a slot may be overwritten with the fill
     if t.rhs.value is not MISSING and _same(t.rhs.value, info.fill):
         return Block(())

@@ -164,20 +164,27 @@ def test_a_looplet_limit_that_is_no_positive_integer_is_refused(limit):
 
 
 def test_a_level_class_without_an_unfurl_is_told_from_a_built_in_one_of_its_name():
-    """Notebook 08 writes its own SparsePoint: the error said SparsePoint has no unfurl, then
-    listed SparsePoint among the levels to use."""
+    """A level class of a built-in one's name: the error said SparsePoint has no unfurl, then
+    listed SparsePoint among the levels to use. (Not a subclass of a built-in level: a subclass
+    inherits its parent's unfurl, see test_looplets_level_subclasses.)"""
     from dataclasses import dataclass
+    from typing import Any
 
     import compiler as ss
     from compiler.levels import Dense
+    from compiler.levels.level import IndexedLevel
 
     @dataclass(frozen=True, eq=False, repr=False)
-    class SparsePoint(SparseList):
+    class SparsePoint(IndexedLevel):   # stored as a SparseList, with none of its looplets
+        child: Any
+        size: Any = None
+        pos: Any = None
+        idx: Any = None
+        index_dtype: Any = None
         name = "SparsePoint"
-
-        def from_entries(self, parent_count, parent_pos, coords, vals, sizes):
-            built = SparseList.from_entries(self, parent_count, parent_pos, coords, vals, sizes)
-            return SparsePoint(built.child, built.size, built.pos, built.idx)
+        index_arrays = ("pos", "idx")
+        count, children, fiber, from_entries, check = (SparseList.count, SparseList.children, SparseList.fiber,
+                                                       SparseList.from_entries, SparseList.check)
 
     A = Tensor.from_numpy(np.eye(3), Dense(SparsePoint(Element(0.0))), name="A")
     assert type(A.levels[1]) is SparsePoint
