@@ -18,10 +18,10 @@ to C, recording each intermediate on the way. In this tour you will:
 Run the cells top to bottom (Shift-Enter). Nothing here needs more than a laptop."""),
     ("code", """import numpy as np
 import scipy.sparse as sp
-from IPython.display import SVG, HTML, display
+from IPython.display import HTML, display
 
 import compiler as ss
-from explorer import compare, dot_to_svg
+from explorer import compare, render_dot
 from widgets import Compare, Explorer"""),
     ("md", """## 1. Tensors are trees of levels
 
@@ -35,7 +35,7 @@ M = np.array([[0, 1.5, 0, 0],
 A = ss.Tensor.from_numpy(M, ss.csr(), name="A")
 print(A)
 print(A.fiber_tree_text())"""),
-    ("code", """display(SVG(dot_to_svg(A.fiber_tree_dot())))"""),
+    ("code", """display(HTML(render_dot(A.fiber_tree_dot())))   # drawn in the page's theme"""),
     ("md", """Fill values need not be zero: a distance matrix is naturally "sparse" around infinity."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 D = ss.Tensor.from_numpy(np.array([[0, np.inf, 4], [np.inf, 0, np.inf]]), "csr", fill=np.inf, name="D")
