@@ -1,6 +1,8 @@
 """00-tour: CSR SpMV lowered by both strategies, stepped through in the explorer, timed against scipy."""
 
 NAME = "00-tour.ipynb"
+# opened before any cell runs, JupyterLab draws the tour's explorers from their stored state
+WIDGET_STATE = True
 
 CELLS = [
     ("md", """# A tour of sparsescope
@@ -15,7 +17,10 @@ to C, recording each intermediate on the way. In this tour you will:
    *iteration lattices* and Finch-style *looplets*, stepping through each in the **explorer**;
 4. look at the generated **C** and **time it against scipy**.
 
-Run the cells top to bottom (Shift-Enter). Nothing here needs more than a laptop."""),
+Run the cells top to bottom (Shift-Enter). Nothing here needs more than a laptop. Before they
+run, a trusted copy of this notebook (*Trust Notebook* in the command palette, or
+`jupyter trust 00-tour.ipynb`) already shows its explorers as they were saved; the crossed link
+on each control says no kernel is behind it yet, so run the cells to step through them."""),
     ("code", """import numpy as np
 import scipy.sparse as sp
 from IPython.display import HTML, display
