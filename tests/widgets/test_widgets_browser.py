@@ -746,10 +746,20 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
         assert "lattice_y" in c_pane.inner_html() or "y_kernel" in c_pane.inner_html()
         assert compare.locator(".ss-c").count() == 2, "Compare's two C panes"
         page.screenshot(path=str(artifacts / "tour-saved.png"))
+        # the fiber tree of section 1, as saved, in the dark theme: an inline drawing on the
+        # theme's background (a bare SVG output was an image the theme cannot reach, a white box)
+        set_theme(page, "JupyterLab Dark")
+        tree = page.locator(f"{SHOWN_NOTEBOOK} .jp-Cell").nth(4).locator(".jp-OutputArea-output").first
+        tree.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts / "tour-saved-fiber-tree-dark.png"))
+        m = measure(tree)
+        assert m["dcount"] == 1 and m["lcount"] >= 5, f"the fiber tree is not an inline drawing: {m}"
+        assert_readable(m, "the tour's fiber tree (dark)")
     except Exception:
         page.screenshot(path=str(artifacts / "tour-saved-failure.png"))
         raise
     finally:
+        set_theme(page, "JupyterLab Light")
         page.close()
 
 
