@@ -1,6 +1,8 @@
 """00-tour: CSR SpMV lowered by both strategies, stepped through in the explorer, timed against scipy."""
 
 NAME = "00-tour.ipynb"
+# opened before any cell runs, JupyterLab draws the tour's explorers from their stored state
+WIDGET_STATE = True
 
 CELLS = [
     ("md", """# A tour of sparsescope
@@ -15,13 +17,16 @@ to C, recording each intermediate on the way. In this tour you will:
    *iteration lattices* and Finch-style *looplets*, stepping through each in the **explorer**;
 4. look at the generated **C** and **time it against scipy**.
 
-Run the cells top to bottom (Shift-Enter). Nothing here needs more than a laptop."""),
+Run the cells top to bottom (Shift-Enter). Nothing here needs more than a laptop. Before they
+run, a trusted copy of this notebook (*Trust Notebook* in the command palette, or
+`jupyter trust 00-tour.ipynb`) already shows its explorers as they were saved; the crossed link
+on each control says no kernel is behind it yet, so run the cells to step through them."""),
     ("code", """import numpy as np
 import scipy.sparse as sp
-from IPython.display import SVG, HTML, display
+from IPython.display import HTML, display
 
 import compiler as ss
-from explorer import compare, dot_to_svg
+from explorer import compare, render_dot
 from widgets import Compare, Explorer"""),
     ("md", """## 1. Tensors are trees of levels
 
@@ -35,7 +40,7 @@ M = np.array([[0, 1.5, 0, 0],
 A = ss.Tensor.from_numpy(M, ss.csr(), name="A")
 print(A)
 print(A.fiber_tree_text())"""),
-    ("code", """display(SVG(dot_to_svg(A.fiber_tree_dot())))"""),
+    ("code", """display(HTML(render_dot(A.fiber_tree_dot())))   # drawn in the page's theme"""),
     ("md", """Fill values need not be zero: a distance matrix is naturally "sparse" around infinity."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 D = ss.Tensor.from_numpy(np.array([[0, np.inf, 4], [np.inf, 0, np.inf]]), "csr", fill=np.inf, name="D")

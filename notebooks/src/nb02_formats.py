@@ -14,11 +14,11 @@ abstraction of TACO (Chou et al., 2018) and Finch (Ahrens et al., 2023).
 After this notebook you can read and build the arrays of the common formats, and choose a format
 for a given sparsity structure."""),
     ("code", """import numpy as np
-from IPython.display import SVG, display
+from IPython.display import HTML, display
 
 import compiler as ss
 from compiler.levels import Dense, Element, Pattern, SparseBand, SparseBlockList, SparseCOO, SparseList
-from explorer import dot_to_svg
+from explorer import render_dot
 
 M = np.array([[0, 1.0, 2.0, 0, 0],
               [0, 0,   0,   0, 0],
@@ -39,7 +39,7 @@ A = ss.Tensor.from_numpy(M, Dense(SparseList(Element(0.0))), name="A")   # the s
 print(A.format == ss.csr(), A.format.shorthand)
 print(arrays(A))
 print(A.fiber_tree_text())"""),
-    ("code", """display(SVG(dot_to_svg(A.fiber_tree_dot())))"""),
+    ("code", """display(HTML(render_dot(A.fiber_tree_dot())))   # drawn in the page's theme"""),
     ("md", """## Other orders and compressions
 
 * **CSC** is the same levels with `mode_order=(1, 0)`: columns outside, rows inside.
@@ -50,7 +50,7 @@ for fmt in ["csc", "dcsr", "coo"]:
     T = A.asformat(fmt)
     assert (T.to_numpy() == M).all()
     print(f"{fmt:5}", T.format, arrays(T))"""),
-    ("code", """display(SVG(dot_to_svg(A.asformat("dcsr").fiber_tree_dot())))"""),
+    ("code", """display(HTML(render_dot(A.asformat("dcsr").fiber_tree_dot())))"""),
     ("md", """A format prints as its levels' constructors. That text is a format too: wherever a format is
 taken (`asformat`, `from_numpy`, `lower`, the command line's `--format A=...`), so is the text,
 read without running it as Python."""),

@@ -9,6 +9,7 @@ test measures the same in Chromium from computed styles.
 from __future__ import annotations
 
 import html as _html
+import json
 import pathlib
 import re
 
@@ -17,7 +18,7 @@ import pytest
 
 import compiler as ss
 from explorer import explore
-from explorer.renderers import PALETTE, render_artifact, render_c, render_diff, render_program
+from explorer.renderers import PALETTE, render_artifact, render_c, render_diff, render_dot, render_program
 from explorer.theme import token_styles
 
 jupyterlab = pytest.importorskip("jupyterlab")
@@ -195,3 +196,32 @@ def test_drawing_labels_reach_contrast_4_5(theme, variables):
         assert not low, f"a drawing in {theme}: {low[:8]}"
         head = svg.split('<g id="node', 1)[0]
         assert not re.search(r'class="graph".*?<polygon fill="white"', head, re.S), "Graphviz's white background"
+
+
+@pytest.mark.parametrize("theme,variables", THEME_CASES, ids=[t for t, _ in THEME_CASES])
+def test_fiber_tree_as_the_notebooks_draw_it_follows_the_theme(theme, variables):
+    """``render_dot``, which the notebooks call for a tensor's fiber tree, gives an inline SVG
+    with no background of its own and labels readable in each theme."""
+    A = ss.Tensor.from_numpy(np.array([[0, 1.5, 0], [2, 0, 3]]), ss.csr(), name="A")
+    html = render_dot(A.fiber_tree_dot())
+    assert html.startswith("<svg") and "<?xml" not in html
+    assert not re.search(r'class="graph".*?<polygon fill="white"', html.split('<g id="node', 1)[0], re.S)
+    pairs = drawing_label_pairs(html)
+    assert pairs, "no labels found in the fiber tree"
+    low = [(t, fg, bg) for t, fg, bg in pairs if contrast(resolve(fg, variables), resolve(bg, variables)) < 4.5]
+    assert not low, f"fiber tree labels in {theme}: {low[:8]}"
+
+
+NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebooks_store_no_bare_svg(path):
+    """A notebook's drawings are inline HTML in the page's theme, never a bare SVG output:
+    JupyterLab shows ``image/svg+xml`` as an image, which the theme's colours cannot reach, so
+    the tour's and notebook 02's fiber trees (``display(SVG(dot_to_svg(...)))``) stayed white
+    boxes in the dark theme."""
+    nb = json.loads(path.read_text())
+    bare = [i for i, cell in enumerate(nb["cells"]) for out in cell.get("outputs", [])
+            if "image/svg+xml" in out.get("data", {})]
+    assert not bare, f"{path.name}: cells {bare} display a bare SVG (use explorer.render_dot)"

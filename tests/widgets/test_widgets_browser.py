@@ -26,6 +26,7 @@ import urllib.request
 
 import nbformat
 import pytest
+from nbformat.sign import NotebookNotary
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -74,12 +75,20 @@ def lab(tmp_path_factory):
                 cell.outputs, cell.execution_count = [], None
         nb.metadata.pop("widgets", None)
         nbformat.write(nb, root / target)
+    # the tour as it ships (outputs and stored widget state), for opening without running it,
+    # trusted as `jupyter trust` does (JupyterLab shows no widget of an untrusted output), with
+    # the signatures kept in this scratch directory
+    notary = [f"--NotebookNotary.db_file={root / 'nbsignatures.db'}",
+              f"--NotebookNotary.secret_file={root / 'notebook_secret'}"]
+    tour = nbformat.read(ROOT / "notebooks" / "00-tour.ipynb", as_version=4)
+    NotebookNotary(db_file=str(root / "nbsignatures.db"), secret_file=str(root / "notebook_secret")).sign(tour)
+    nbformat.write(tour, root / "tour-saved.ipynb")
     nbformat.write(views_notebook(), root / "views.ipynb")
     nbformat.write(views_notebook(PLAYGROUND), root / "playground.ipynb")
     port, token = free_port(), "sparsescope-test"
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
            "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}",
-           "--LabApp.news_url=", "--ServerApp.disable_check_xsrf=True"]
+           "--LabApp.news_url=", "--ServerApp.disable_check_xsrf=True", *notary]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
     # JupyterLab 4 may leave cells that are scrolled out of view unrendered ("windowing");
@@ -715,6 +724,43 @@ def link_compare_columns_apart(page, compare, artifacts: pathlib.Path) -> None:
     column, tag = chosen[0]
     assert page.evaluate(LINK_JS, [column, tag])["stroke"] == LINK_COLOR, \
         "clicking in the second column unlinked the first column's choice"
+
+
+def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
+    """Opened and not run, the tour draws its Explorer and Compare from the widget state stored
+    in the notebook: the C pane is at least 100 px tall (before, without the stored state, each
+    widget output was only the text "Loading widget..." until the cells ran)."""
+    url, token, root = lab
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(f"{url}/lab/tree/tour-saved.ipynb?reset&token={token}", timeout=120_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    try:
+        compare = page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-compare").first
+        compare.wait_for(state="attached", timeout=60_000)
+        explorer = page.locator(SHOWN).first
+        c_pane = explorer.locator(".ss-c").first
+        c_pane.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        box = c_pane.bounding_box()
+        assert box and box["height"] >= 100, f"the Explorer's C pane drew {box}"
+        assert "lattice_y" in c_pane.inner_html() or "y_kernel" in c_pane.inner_html()
+        assert compare.locator(".ss-c").count() == 2, "Compare's two C panes"
+        page.screenshot(path=str(artifacts / "tour-saved.png"))
+        # the fiber tree of section 1, as saved, in the dark theme: an inline drawing on the
+        # theme's background (a bare SVG output was an image the theme cannot reach, a white box)
+        set_theme(page, "JupyterLab Dark")
+        tree = page.locator(f"{SHOWN_NOTEBOOK} .jp-Cell").nth(4).locator(".jp-OutputArea-output").first
+        tree.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts / "tour-saved-fiber-tree-dark.png"))
+        m = measure(tree)
+        assert m["dcount"] == 1 and m["lcount"] >= 5, f"the fiber tree is not an inline drawing: {m}"
+        assert_readable(m, "the tour's fiber tree (dark)")
+    except Exception:
+        page.screenshot(path=str(artifacts / "tour-saved-failure.png"))
+        raise
+    finally:
+        set_theme(page, "JupyterLab Light")
+        page.close()
 
 
 def open_and_run(page, url: str, token: str, name: str, artifacts: pathlib.Path) -> None:
