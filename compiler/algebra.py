@@ -24,6 +24,8 @@ Semantics chosen (see also each operator's ``doc``):
   (``True + True == 2``, as in Python); ``/`` is true division (ints give
   ``float64``); ``& | ^`` accept ints and bools only (logical on bools);
   ``and or not`` and comparisons accept anything and give ``bool``.
+  ``sqrt exp log sin cos tan floor ceil trunc`` give a float (``float64`` for
+  integers and bools, as numpy's ufuncs do for ``sqrt``).
 * NaN: ``min``/``max`` propagate NaN like :func:`numpy.minimum` (the C code
   guards with ``isnan``); comparisons with NaN are false except ``!=``;
   ``choose(nan)`` never matches. An annihilator may hold only where the other
@@ -52,7 +54,7 @@ from . import serialize
 from .dtypes import c_type, value_dtype
 from .dtypes import result_dtype as _promote
 from .errors import DTypeError, SparsescopeError, UserCodeError
-from .opimpls import C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, c_ipow_helper, dtype_error
+from .opimpls import C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH, c_ipow_helper, dtype_error
 from .opimpls import c_literal, ieee_pow  # noqa: F401  (re-exported: public names of compiler.algebra)
 
 
@@ -574,6 +576,7 @@ _BUILTINS: list[Operator] = [
     _op("pow", "pow", 2, identity=1, identity_positions=(1,), annihilator=1, annihilator_positions=(0,)),
     _op("ldexp", "ldexp", 2, identity=0, identity_positions=(1,), annihilator=0, annihilator_positions=(0,)),
     _op("abs", "abs", 1), _op("sqrt", "sqrt", 1), _op("exp", "exp", 1), _op("log", "log", 1),
+    *[_op(n, n, 1) for n in UNARY_MATH],
 ]
 
 #: builtin operators by name

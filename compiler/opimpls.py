@@ -84,6 +84,9 @@ def _ldexp(op, dts):
     return dts[0] if dts[0].kind == "f" else np.dtype("float64")
 
 
+#: numpy's elementwise float functions of one argument that C's <math.h> has by the same name
+UNARY_MATH = ("sin", "cos", "tan", "floor", "ceil", "trunc")
+
 #: result dtype rules: ``rule(op, operand dtypes)``, by builtin name
 DTYPE_RULES: dict[str, Callable] = {
     **{n: _arith for n in ("add", "sub", "mul", "neg", "abs", "pow")},
@@ -92,7 +95,7 @@ DTYPE_RULES: dict[str, Callable] = {
     **{n: _bitwise for n in ("bitand", "bitor", "bitxor")},
     **{n: (lambda op, dts: np.dtype("bool")) for n in ("and", "or", "not", "lt", "le", "gt", "ge", "eq", "ne")},
     "ldexp": _ldexp,
-    **{n: (lambda op, dts: _float_result(dts)) for n in ("sqrt", "exp", "log")},
+    **{n: (lambda op, dts: _float_result(dts)) for n in ("sqrt", "exp", "log") + UNARY_MATH},
 }
 
 
@@ -176,6 +179,7 @@ IMPLS: dict[Any, Callable] = {
     "choose": _choose_impl, "overwrite": _overwrite_impl,
     "pow": _pow_impl, "ldexp": _ldexp_impl,
     "sqrt": _ufunc_impl(np.sqrt), "exp": _ufunc_impl(np.exp), "log": _ufunc_impl(np.log),
+    **{n: _ufunc_impl(getattr(np, n)) for n in UNARY_MATH},
 }
 
 #: builtins whose reduction numpy runs as one ufunc's ``reduce``
@@ -273,4 +277,5 @@ C_EXPRS: dict[str, Callable] = {
     "choose": _c_choose, "overwrite": lambda op, a, dts: a[1],
     "pow": _c_pow, "ldexp": _c_ldexp,
     "sqrt": _c_math("sqrt"), "exp": _c_math("exp"), "log": _c_math("log"),
+    **{n: _c_math(n) for n in UNARY_MATH},
 }

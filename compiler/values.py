@@ -142,6 +142,11 @@ def of_call(op, args: list[Facts], result_dtype=None) -> Facts:
         return Facts(True, args[0].posinf, False)
     if name == "exp":
         return Facts(args[0].nan, True, False)
+    if name in ("sin", "cos", "tan"):
+        # finite in, finite out (tan of a float never reaches a pole); an infinity gives NaN
+        return Facts(not args[0].finite, False, False)
+    if name in ("floor", "ceil", "trunc"):
+        return args[0]
     return ANY   # div, pow, log, ldexp: non-finite from finite operands (1 / 0, log(0))
 
 

@@ -56,6 +56,7 @@ _MATH: dict[str, Callable] = {
     "sqrt": lambda a: np.sqrt(np.float64(a)),
     "exp": lambda a: np.exp(np.float64(a)),
     "log": lambda a: np.log(np.float64(a)),
+    **{n: (lambda f: lambda a: f(np.float64(a)))(getattr(np, n)) for n in ("sin", "cos", "tan", "floor", "ceil", "trunc")},
     "fabs": lambda a: np.fabs(np.float64(a)),
     "isnan": lambda a: np.int32(bool(np.isnan(np.float64(a)))),
     "lowest_bit": lambda w: np.int64((int(w) & -int(w)).bit_length() - 1),

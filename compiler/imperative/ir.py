@@ -34,7 +34,8 @@ from .. import serialize
 from ..dtypes import VALUE_DTYPES
 
 #: C math functions a :class:`Call` may name without a helper
-MATH_FUNCTIONS = ("fmin", "fmax", "pow", "ldexp", "sqrt", "exp", "log", "fabs", "isnan")
+MATH_FUNCTIONS = ("fmin", "fmax", "pow", "ldexp", "sqrt", "exp", "log", "fabs", "isnan",
+                  "sin", "cos", "tan", "floor", "ceil", "trunc")
 #: functions the C backend defines itself: ``lowest_bit(w)`` is the index of the lowest
 #: set bit of a nonzero word (sorting a workspace's coordinates through a bitmap)
 BIT_FUNCTIONS = ("lowest_bit",)

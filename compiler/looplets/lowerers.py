@@ -45,6 +45,7 @@ from ..trace import Artifact
 from . import extents as X
 from .errors import ProgramError
 from .facts import OperandFacts
+from ..opimpls import UNARY_MATH
 from ..levels import Element, Pattern, RunList, SparseBlockList, SparseHash, SparseList
 from .levels import SubFiber, leaf_value, not_fill, unfurl
 from .looplets import (AcceptRun, Case, Fill, Jumper, Looplet, Lookup, PRIORITY, Run, Sequence, Shift,
@@ -854,7 +855,7 @@ class Lowerer:
                           UnOp("-", a[0]), a[0])
         if n == "overwrite":
             return a[1]
-        if n in ("sqrt", "exp", "log", "pow"):
+        if n in ("sqrt", "exp", "log", "pow") + UNARY_MATH:
             return ir.Call(n, tuple(a))
         if n == "choose":
             z = Const(op.param, dtypes[0])

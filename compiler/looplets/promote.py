@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..opimpls import UNARY_MATH
 from ..imperative.ir import (Allocate, Assign, Block, Call, CompoundAssign, Declare, For, Grow, If,
                              Load, Store, Var, While, walk)
 
@@ -57,7 +58,7 @@ def _candidate(loop, body, dtypes):
     if isinstance(loop, For):
         changed.add(loop.var.name)
     calls = [n for n in nodes if isinstance(n, Call)]
-    if calls and any(not c.function in ("sqrt", "exp", "log", "pow", "fmin", "fmax") for c in calls):
+    if calls and any(c.function not in ("sqrt", "exp", "log", "pow", "fmin", "fmax") + UNARY_MATH for c in calls):
         return None  # helpers could read the buffer
     slot, mixed = {}, set()   # each buffer's first index read or written; those read or written at another
     for n in nodes:
