@@ -33,6 +33,11 @@ Semantics chosen (see also each operator's ``doc``):
   is 0 for a finite ``y``; ``inf + y`` is ``inf`` unless ``y`` is NaN or ``-inf``;
   ``min(-inf, y)`` is ``-inf`` unless ``y`` is NaN), and :mod:`compiler.values`
   decides from what the operands may hold.
+* ``//`` (``floordiv``) and ``%`` (``mod``) are numpy's ``floor_divide`` and
+  ``remainder``: the quotient rounds toward minus infinity and the remainder takes
+  the divisor's sign (C's ``/`` and ``%`` truncate), an integer ``x // 0`` and
+  ``x % 0`` are 0 (numpy warns; the C helper does not trap) and ``INT_MIN // -1``
+  wraps.
 * Integer overflow wraps (two's complement) as in numpy. ``pow`` on integers
   with a negative exponent truncates ``1 / a**-b`` toward zero (0 unless
   ``a`` is 1 or -1; 0 also for ``a == 0``) instead of raising as numpy does.
@@ -54,7 +59,8 @@ from . import serialize
 from .dtypes import c_type, value_dtype
 from .dtypes import result_dtype as _promote
 from .errors import DTypeError, SparsescopeError, UserCodeError
-from .opimpls import C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH, c_ipow_helper, dtype_error
+from .opimpls import C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH, c_divmod_helper, c_ipow_helper
+from .opimpls import dtype_error
 from .opimpls import c_literal, ieee_pow  # noqa: F401  (re-exported: public names of compiler.algebra)
 
 
@@ -489,6 +495,8 @@ class Operator:
             rdt = self.result_dtype(*dts)
             if rdt.kind in "iu":
                 return c_ipow_helper(rdt)
+        if self.name in ("floordiv", "mod"):
+            return c_divmod_helper(self.name, self.result_dtype(*dts))
         return ""
 
     def _operand_dtypes(self, dtype) -> list[np.dtype]:
@@ -577,6 +585,8 @@ _BUILTINS: list[Operator] = [
     _op("ldexp", "ldexp", 2, identity=0, identity_positions=(1,), annihilator=0, annihilator_positions=(0,)),
     _op("abs", "abs", 1), _op("sqrt", "sqrt", 1), _op("exp", "exp", 1), _op("log", "log", 1),
     *[_op(n, n, 1) for n in UNARY_MATH],
+    # (x // 1 is not x for a float; 0 // 0 is NaN: no identity or annihilator)
+    _op("floordiv", "//", 2), _op("mod", "%", 2),
 ]
 
 #: builtin operators by name
@@ -588,6 +598,7 @@ ALIASES: dict[str, str] = {
     "!": "not", "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne", "**": "pow",
     "=": "overwrite", "sum": "add", "prod": "mul", "any": "or", "all": "and", "xor": "bitxor",
     "minimum": "min", "maximum": "max", "power": "pow", "negative": "neg", "right": "overwrite",
+    "//": "floordiv", "%": "mod", "floor_divide": "floordiv", "remainder": "mod",
 }
 
 #: operators taking a parameter: name -> constructor
@@ -662,6 +673,16 @@ def is_annihilator(op: Operator, value, dtype=None) -> bool:
     target = _value_for(test[1], dt)
     same = _same(_scalar(np.asarray(value).astype(dt)), target)
     return same if test[0] == "==" else not same
+
+
+def helper_impl(op: Operator) -> Callable:
+    """A Python implementation of the C helper :meth:`Operator.c_helper` gives (a user
+    function, an integer ``pow``, ``//``, ``%``), on scalars, for the IR interpreter.
+
+    >>> helper_impl(lookup("//"))(np.int64(-7), np.int64(2))
+    np.int64(-4)
+    """
+    return lambda *args: op(*[np.asarray(a) for a in args])[()]
 
 
 def known_names() -> list[str]:

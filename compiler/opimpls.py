@@ -89,7 +89,7 @@ UNARY_MATH = ("sin", "cos", "tan", "floor", "ceil", "trunc")
 
 #: result dtype rules: ``rule(op, operand dtypes)``, by builtin name
 DTYPE_RULES: dict[str, Callable] = {
-    **{n: _arith for n in ("add", "sub", "mul", "neg", "abs", "pow")},
+    **{n: _arith for n in ("add", "sub", "mul", "neg", "abs", "pow", "floordiv", "mod")},
     "div": lambda op, dts: _float_result(dts),
     **{n: (lambda op, dts: _promote(*dts)) for n in ("min", "max", "choose", "overwrite")},
     **{n: _bitwise for n in ("bitand", "bitor", "bitxor")},
@@ -144,6 +144,15 @@ def _pow_impl(op, arrays, rdt):
     return np.where(neg, negval, pos)
 
 
+def _divmod_impl(ufunc):
+    def impl(op, arrays, rdt):
+        # numpy's own semantics: an integer x // 0 and x % 0 are 0 (numpy warns), a float's
+        # follow IEEE (inf or NaN), and INT_MIN // -1 wraps
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return ufunc(*_cast(arrays, rdt))
+    return impl
+
+
 def _ldexp_impl(op, arrays, rdt):
     a, b = arrays
     # C's ldexp takes an int; beyond this range the result is 0 or inf anyway
@@ -178,6 +187,7 @@ IMPLS: dict[Any, Callable] = {
     "eq": _compare_impl(np.equal), "ne": _compare_impl(np.not_equal),
     "choose": _choose_impl, "overwrite": _overwrite_impl,
     "pow": _pow_impl, "ldexp": _ldexp_impl,
+    "floordiv": _divmod_impl(np.floor_divide), "mod": _divmod_impl(np.remainder),
     "sqrt": _ufunc_impl(np.sqrt), "exp": _ufunc_impl(np.exp), "log": _ufunc_impl(np.log),
     **{n: _ufunc_impl(getattr(np, n)) for n in UNARY_MATH},
 }
@@ -243,6 +253,10 @@ def _c_pow(op, a, dts):
     return f"ss_pow_{rdt.name}({a[0]}, {a[1]})"
 
 
+def _c_helper_call(op, a, dts):
+    return f"ss_{op.name}_{op.result_dtype(*dts).name}({a[0]}, {a[1]})"
+
+
 def _c_ldexp(op, a, dts):
     rdt = op.result_dtype(dts[0], np.dtype("int64"))
     return f"{'ldexpf' if rdt == np.float32 else 'ldexp'}({a[0]}, (int){a[1]})"
@@ -265,6 +279,53 @@ def c_ipow_helper(rdt) -> str:
             f"}}")
 
 
+def c_divmod_helper(name: str, rdt) -> str:
+    """The C function ``ss_<name>_<dtype>`` computing numpy's ``floor_divide`` (``name`` is
+    ``floordiv``) or ``remainder`` (``mod``) of two values of ``rdt``.
+
+    C's ``/`` and ``%`` truncate toward zero and trap on ``x / 0`` and ``INT_MIN / -1``; numpy
+    rounds toward minus infinity, gives the remainder the divisor's sign, and for integers
+    returns 0 for a zero divisor and wraps ``INT_MIN // -1``. Floats follow numpy's
+    ``npy_divmod`` (fmod, then a correction, rounding the quotient to the nearest integer).
+
+    >>> print(c_divmod_helper("mod", np.dtype("int32")))
+    static inline int32_t ss_mod_int32(int32_t a, int32_t b) {
+        if (b == 0 || b == -1) return 0;
+        int32_t r = a % b;
+        return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+    }
+    """
+    rdt = np.dtype(rdt)
+    t = c_type(rdt)
+    head = f"static inline {t} ss_{name}_{rdt.name}({t} a, {t} b) {{\n"
+    if rdt.kind in "iu":
+        u = "uint64_t" if rdt.itemsize == 8 else "uint32_t"
+        if name == "floordiv":
+            # (-a through unsigned: INT_MIN // -1 wraps to INT_MIN as in numpy, not a trap)
+            return head + (f"    if (b == 0) return 0;\n"
+                           f"    if (b == -1) return ({t})(({u})0 - ({u})a);\n"
+                           f"    {t} q = a / b;\n"
+                           f"    return a % b != 0 && (a < 0) != (b < 0) ? q - 1 : q;\n}}")
+        return head + (f"    if (b == 0 || b == -1) return 0;\n"
+                       f"    {t} r = a % b;\n"
+                       f"    return r != 0 && (r < 0) != (b < 0) ? r + b : r;\n}}")
+    f = "f" if rdt == np.float32 else ""
+    if name == "mod":
+        body = (f"    {t} m = fmod{f}(a, b);\n"
+                f"    if (b == 0) return m;\n"
+                f"    if (m != 0) return (b < 0) != (m < 0) ? m + b : m;\n"
+                f"    return copysign{f}(0, b);\n}}")
+        return head + body
+    body = (f"    {t} m = fmod{f}(a, b);\n"
+            f"    if (b == 0) return a / b;\n"
+            f"    {t} d = (a - m) / b;\n"
+            f"    if (m != 0 && (b < 0) != (m < 0)) d -= 1;\n"
+            f"    if (d == 0) return copysign{f}(0, a / b);\n"
+            f"    {t} q = floor{f}(d);\n"
+            f"    return d - q > 0.5{f} ? q + 1 : q;\n}}")
+    return head + body
+
+
 #: C expressions: ``emit(op, argument expressions, operand dtypes)``, by builtin name
 C_EXPRS: dict[str, Callable] = {
     "add": _c_infix("+"), "sub": _c_infix("-"), "mul": _c_infix("*"), "div": _c_div,
@@ -275,7 +336,7 @@ C_EXPRS: dict[str, Callable] = {
     "lt": _c_infix("<"), "le": _c_infix("<="), "gt": _c_infix(">"), "ge": _c_infix(">="),
     "eq": _c_infix("=="), "ne": _c_infix("!="),
     "choose": _c_choose, "overwrite": lambda op, a, dts: a[1],
-    "pow": _c_pow, "ldexp": _c_ldexp,
+    "pow": _c_pow, "ldexp": _c_ldexp, "floordiv": _c_helper_call, "mod": _c_helper_call,
     "sqrt": _c_math("sqrt"), "exp": _c_math("exp"), "log": _c_math("log"),
     **{n: _c_math(n) for n in UNARY_MATH},
 }

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ..algebra import Operator, lookup
+from ..algebra import Operator, helper_impl, lookup
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
 from ..imperative.ir import BinOp, Call, Cast, Const, Select, UnOp
@@ -125,6 +125,10 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         hname = f"ss_pow_{rname}"
         helpers[hname] = (op.c_helper([rdt, rdt]), op)
         return Call(hname, tuple(conv)), rname
+    if name in ("floordiv", "mod"):
+        hname = f"ss_{name}_{rname}"
+        helpers[hname] = (op.c_helper([rdt, rdt]), op)
+        return Call(hname, tuple(conv)), rname
     if name == "ldexp":
         return Call("ldexp", (cast(args[0], dtypes[0], rname), Cast("int32", args[1]))), rname
     if name in ("sqrt", "exp", "log") + UNARY_MATH:
@@ -160,10 +164,7 @@ def to_ir(e, value_of, helpers: dict | None = None):
 
 def python_helper(op: Operator, hname: str):
     """A Python implementation of a helper for :func:`compiler.imperative.interpret`."""
-    if op.name == "pow" and not op.is_user:
-        pow_ = lookup("pow")
-        return lambda a, b: pow_(np.asarray(a), np.asarray(b))[()]
-    return lambda *args: op(*[np.asarray(a) for a in args])[()]
+    return helper_impl(op)
 
 
 __all__ = ["to_ir", "apply_op", "const_of", "cast", "not_fill", "is_fill", "python_helper"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algebra import NOVALUE, lookup
+from ..algebra import NOVALUE, helper_impl, lookup
 from ..binding import array_name, input_args, input_params, output_tensor
 from ..errors import ShapeError, StrategyError, UsageError
 from ..format import Format, parse_format
@@ -350,7 +350,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     # its values when given (Finch thaws it), not from its fill
     first = next((n for n in walk(normalized) if isinstance(n, Declare) and n.tns.name == output), None)
     return fn, infos, output, out_sizes, sources, first is not None and first.implicit, writes, \
-        unordered.get(output, "")
+        unordered.get(output, ""), low.helper_ops
 
 
 #: the reach of a write through a window of the output: within the output by construction
@@ -551,7 +551,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                                 f"({assign_spelling(program.op)}) needs a dense output under looplets, which "
                                 f"assemble a sparse output afresh")
     try:
-        fn, infos, output, out_sizes, sources, thawed, writes, unordered = _compile(prog, trace, False, options.get("name"), options.get("output"),
+        fn, infos, output, out_sizes, sources, thawed, writes, unordered, helper_ops = _compile(prog, trace, False, options.get("name"), options.get("output"),
                                                          formats, dict(options.get("shapes") or ()), int(limit))
     except ProgramError as e:
         if e.reason != str(e):
@@ -594,8 +594,9 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                        for m, stop, line in writes if stop is not INSIDE)
         if given is not None:
             _check_writes(output, tuple(given), bounds, dict(options.get("shapes") or ()))
-    return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial, output_writes=bounds,
-                   validate_output=unordered)
+    helpers = tuple((h, helper_impl(op)) for h, op in helper_ops.items())
+    return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial, helpers,
+                   output_writes=bounds, validate_output=unordered)
 
 
 def _check_writes(output, shape, bounds, shapes):

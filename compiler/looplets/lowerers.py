@@ -102,6 +102,8 @@ class Lowerer:
         self.fresh = ctx.fresh
         self.trace = trace
         self.helpers: dict[str, ir.Helper] = {}
+        #: each helper's operator, whose Python implementation the interpreter runs
+        self.helper_ops: dict[str, Operator] = {}
         self.scalar_locals: dict[str, Var] = {}
         #: 0-D tensors: declarations, SparseScalar reads, ShortCircuitScalar loop splits
         self.scalars = ScalarLowering(self)
@@ -828,6 +830,7 @@ class Lowerer:
             h = op.c_helper(dtypes)
             name = op._c_name([_np(d) for d in dtypes])
             self.helpers.setdefault(name, ir.Helper(name, h))
+            self.helper_ops.setdefault(name, op)
             return ir.Call(name, tuple(args))
         n = op.name
         rdt = op.result_dtype(*dtypes).name
@@ -855,6 +858,11 @@ class Lowerer:
                           UnOp("-", a[0]), a[0])
         if n == "overwrite":
             return a[1]
+        if n in ("floordiv", "mod"):   # numpy's rounding and zero divisor, in a helper
+            name = f"ss_{n}_{rdt}"
+            self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
+            self.helper_ops.setdefault(name, op)
+            return ir.Call(name, tuple(a))
         if n in ("sqrt", "exp", "log", "pow") + UNARY_MATH:
             return ir.Call(n, tuple(a))
         if n == "choose":

@@ -11,7 +11,7 @@ Grammar (lowest binding first; ``&``, ``|``, ``^`` bind tighter than comparisons
     not      := 'not' not | compare
     compare  := bitor [('<' | '<=' | '>' | '>=' | '==' | '!=') bitor]   (no chaining)
     bitor    := bitxor {'|' bitxor};  bitxor := bitand {'^' bitand};  bitand := sum {'&' sum}
-    sum      := term {('+' | '-') term};  term := unary {('*' | '/') unary}
+    sum      := term {('+' | '-') term};  term := unary {('*' | '/' | '//' | '%') unary}
     unary    := '-' unary | '!' unary | primary              (``-3`` is the literal -3)
     primary  := NUMBER | 'inf' | 'nan' | 'true' | 'false' | NAME '[' indices ']'
               | opref '(' expr {',' expr} ')'               (a call, or a reduction if unary)
@@ -61,7 +61,7 @@ _TOKEN = re.compile(r"""
     (?P<ws>\s+)
   | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
   | (?P<name>[A-Za-z_]\w*)
-  | (?P<op><<|>>=|\+=|-=|\*=|/=|\|=|&=|\^=|==|!=|<=|>=|[<>=+\-*/&|^!()\[\],])
+  | (?P<op><<|>>=|//|\+=|-=|\*=|/=|\|=|&=|\^=|==|!=|<=|>=|[<>=+\-*/%&|^!()\[\],])
 """, re.VERBOSE)
 
 _COMPARE = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
@@ -378,7 +378,7 @@ class _Parser:
         return self.binary(self.term, {"+": "add", "-": "sub"})
 
     def term(self):
-        return self.binary(self.unary, {"*": "mul", "/": "div"})
+        return self.binary(self.unary, {"*": "mul", "/": "div", "//": "floordiv", "%": "mod"})
 
     def unary(self):
         if self.at("-") and self.tok.kind == "op":

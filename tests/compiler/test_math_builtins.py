@@ -108,3 +108,89 @@ def test_math_kernels_match_the_reference_and_numpy(strategy, case):
                 np.testing.assert_array_equal(want, getattr(np, f)(used["x"].to_numpy()))
     got = ss.lower(program, strategy=strategy, **used)(**used).to_numpy()
     np.testing.assert_array_equal(got, want)
+
+
+# -- floor division and modulo: numpy's rounding, signs and zero divisors ---------------------
+
+I64_MIN = np.iinfo(np.int64).min
+INT_PAIRS = ([7, -7, 7, -7, 0, 5, I64_MIN, I64_MIN, 3, -3, 0],
+             [2, 2, -2, -2, 0, 0, -1, 3, -4, 4, -4])
+FLOAT_PAIRS = ([7.5, -7.5, 0.0, -0.0, 1.0, INF, -INF, NAN, 1e300, -3.0, 5.0, -5.0, 0.5, -1.0],
+               [2.0, 2.0, -3.0, 0.0, INF, 1.0, -INF, 1.0, 1e-300, 0.0, INF, INF, -0.0, 0.1])
+
+
+def assert_same(got, want):
+    """Equal values, NaNs at the same places, zeros of the same sign, the same dtype."""
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("dtype", ["int64", "int32", "float64", "float32"])
+@pytest.mark.parametrize("sym, ufunc", [("//", np.floor_divide), ("%", np.remainder)])
+def test_floordiv_and_mod_match_numpy(strategy, dtype, sym, ufunc):
+    # C's / and % truncate and trap on x / 0 and INT_MIN / -1; numpy floors, gives 0 for an
+    # integer zero divisor and wraps INT_MIN // -1
+    pairs = INT_PAIRS if dtype.startswith("int") else FLOAT_PAIRS
+    with np.errstate(all="ignore"):
+        a, b = (np.array(v).astype(dtype) for v in pairs)
+        want = ufunc(a, b)
+    x, y = Tensor.from_numpy(a, "dense", name="x"), Tensor.from_numpy(b, "dense", name="y")
+    program = f"c[i] = x[i] {sym} y[i]"
+    assert_same(evaluate(program, x=x, y=y)[0], want)
+    assert_same(ss.lower(program, strategy=strategy, x=x, y=y)(x=x, y=y).to_numpy(), want)
+
+
+def test_floordiv_and_mod_spellings_and_precedence():
+    assert lookup("//") is lookup("floordiv") is lookup("floor_divide")
+    assert lookup("%") is lookup("mod") is lookup("remainder")
+    assert lookup("//").c_expr(["a", "b"], ["int32", "int64"]) == "ss_floordiv_int64(a, b)"
+    assert "ss_mod_float32" in lookup("%").c_helper("float32")
+    assert lookup("//").result_dtype("bool", "bool").name == "int64"
+    # // and % bind like * and /, from the left: (a - (b // 2) % 3)
+    assert str(ss.parse("c[i] = a[i] - b[i] // 2 % 3")) == str(ss.parse("c[i] = a[i] - ((b[i] // 2) % 3)"))
+    # an integer zero divisor gives numpy's 0, also as a fill: 7 // 0 fills 0
+    assert lookup("//").fill(7, 0) == 0 and lookup("%").fill(7, 0) == 0
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_floordiv_and_mod_kernels_match_numpy_over_fills_and_formats(strategy, data):
+    is_int = data.draw(st.booleans())
+    n = data.draw(st.integers(0, 6))
+    values = st.integers(-9, 9) if is_int else st.sampled_from([0.0, -0.0, 1.5, -2.5, 3.0, INF, -INF, NAN])
+    tensors = {}
+    for name in "xy":
+        fill = data.draw(values)
+        vals = data.draw(st.lists(st.one_of(st.just(fill), values), min_size=n, max_size=n))
+        arr = np.array(vals, dtype=np.int64 if is_int else np.float64)
+        tensors[name] = Tensor.from_numpy(arr, data.draw(FORMATS), fill=fill, name=name)
+    sym, ufunc = data.draw(st.sampled_from([("//", np.floor_divide), ("%", np.remainder)]))
+    program = f"c[i] = x[i] {sym} y[i]"
+    with np.errstate(all="ignore"):
+        want = ufunc(tensors["x"].to_numpy(), tensors["y"].to_numpy())
+    np.testing.assert_array_equal(evaluate(program, **tensors)[0], want)
+    np.testing.assert_array_equal(ss.lower(program, strategy=strategy, **tensors)(**tensors).to_numpy(), want)
+
+
+def _floor_mod(y, x, z):
+    for i in _:   # noqa: F821  (the loop language's "over the whole extent")
+        y[i] = x[i] // z[i] + x[i] % z[i] + floor(sin(x[i]))   # noqa: F821
+
+
+def test_loop_programs_and_the_interpreters_run_floordiv_mod_and_math():
+    from compiler.looplets.language import loop_program
+    prog = loop_program(_floor_mod)
+    xv, zv = np.array([7, -7, 0, 5, 3], dtype=np.int64), np.array([2, 2, 0, -3, 0], dtype=np.int64)
+    x, z = Tensor.from_numpy(xv, "sparse_vector", name="x"), Tensor.from_numpy(zv, "dense", name="z")
+    with np.errstate(all="ignore"):
+        want = np.floor_divide(xv, zv) + np.remainder(xv, zv) + np.floor(np.sin(xv))
+    k = ss.lower(prog, strategy="looplets", y="dense", x=x, z=z)
+    np.testing.assert_array_equal(k(x=x, z=z).to_numpy(), want)
+    np.testing.assert_array_equal(k.interpret(x=x, z=z).to_numpy(), want)
+    program = "y[i] = x[i] // z[i] + x[i] % z[i] + floor(sin(x[i]))"
+    lat = ss.lower(program, strategy="lattice", x=x, z=z)
+    np.testing.assert_array_equal(lat(x=x, z=z).to_numpy(), want)
+    np.testing.assert_array_equal(lat.interpret(x=x, z=z).to_numpy(), want)

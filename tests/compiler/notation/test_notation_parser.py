@@ -118,7 +118,7 @@ def caret(message):
     ("y[i] = x + z[i]", "missing index list after x", " + z[i]"),
     ("y[i] = x[]", "empty index list", "[]"),
     ("y[i] = x[i,]", "expected an index name, found ']'", "]"),
-    ("y[i] = x[i] % 2", "unknown operator '%'", "% 2"),
+    ("y[i] = x[i] @ 2", "unknown operator '@'", "@ 2"),
     ("y[i] = foo(x[i])", "unknown function 'foo'", "foo(x[i])"),
     ("y[i] = mn(x[i], z[i])", "did you mean min", "mn("),
     ("y[i] <<mx>>= x[i]", "unknown operator 'mx'; did you mean max", "mx>>="),
