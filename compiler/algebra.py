@@ -37,7 +37,8 @@ Semantics chosen (see also each operator's ``doc``):
   ``remainder``: the quotient rounds toward minus infinity and the remainder takes
   the divisor's sign (C's ``/`` and ``%`` truncate), an integer ``x // 0`` and
   ``x % 0`` are 0 (numpy warns; the C helper does not trap) and ``INT_MIN // -1``
-  wraps.
+  wraps. ``<< >>`` accept integers and bools only and shift as numpy does: by a
+  negative count or the width or more, ``<<`` gives 0 and ``>>`` 0 or -1.
 * Integer overflow wraps (two's complement) as in numpy. ``pow`` on integers
   with a negative exponent truncates ``1 / a**-b`` toward zero (0 unless
   ``a`` is 1 or -1; 0 also for ``a == 0``) instead of raising as numpy does.
@@ -59,7 +60,7 @@ from . import serialize
 from .dtypes import c_type, value_dtype
 from .dtypes import result_dtype as _promote
 from .errors import DTypeError, SparsescopeError, UserCodeError
-from .opimpls import C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH, c_divmod_helper, c_ipow_helper
+from .opimpls import C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH, c_divmod_helper, c_ipow_helper, c_shift_helper
 from .opimpls import dtype_error
 from .opimpls import c_literal, ieee_pow  # noqa: F401  (re-exported: public names of compiler.algebra)
 
@@ -497,6 +498,8 @@ class Operator:
                 return c_ipow_helper(rdt)
         if self.name in ("floordiv", "mod"):
             return c_divmod_helper(self.name, self.result_dtype(*dts))
+        if self.name in ("lshift", "rshift"):
+            return c_shift_helper(self.name, self.result_dtype(*dts))
         return ""
 
     def _operand_dtypes(self, dtype) -> list[np.dtype]:
@@ -587,6 +590,9 @@ _BUILTINS: list[Operator] = [
     *[_op(n, n, 1) for n in UNARY_MATH],
     # (x // 1 is not x for a float; 0 // 0 is NaN: no identity or annihilator)
     _op("floordiv", "//", 2), _op("mod", "%", 2),
+    # x << 0 is x, and 0 shifted either way stays 0
+    _op("lshift", "<<", 2, identity=0, identity_positions=(1,), annihilator=0, annihilator_positions=(0,)),
+    _op("rshift", ">>", 2, identity=0, identity_positions=(1,), annihilator=0, annihilator_positions=(0,)),
 ]
 
 #: builtin operators by name
@@ -599,6 +605,7 @@ ALIASES: dict[str, str] = {
     "=": "overwrite", "sum": "add", "prod": "mul", "any": "or", "all": "and", "xor": "bitxor",
     "minimum": "min", "maximum": "max", "power": "pow", "negative": "neg", "right": "overwrite",
     "//": "floordiv", "%": "mod", "floor_divide": "floordiv", "remainder": "mod",
+    "<<": "lshift", ">>": "rshift", "left_shift": "lshift", "right_shift": "rshift",
 }
 
 #: operators taking a parameter: name -> constructor

@@ -77,6 +77,14 @@ def _bitwise(op, dts):
     return _promote(*dts)
 
 
+def _shift(op, dts):
+    for k, d in enumerate(dts):
+        if d.kind not in "biu":
+            raise dtype_error(f"operator {op.label} does not accept {d.name} (argument {k}): "
+                               f"it shifts integers", k)
+    return _arith(op, dts)
+
+
 def _ldexp(op, dts):
     if dts[1].kind not in "biu":
         raise dtype_error(f"operator ldexp does not accept {dts[1].name} (argument 1): "
@@ -94,7 +102,7 @@ DTYPE_RULES: dict[str, Callable] = {
     **{n: (lambda op, dts: _promote(*dts)) for n in ("min", "max", "choose", "overwrite")},
     **{n: _bitwise for n in ("bitand", "bitor", "bitxor")},
     **{n: (lambda op, dts: np.dtype("bool")) for n in ("and", "or", "not", "lt", "le", "gt", "ge", "eq", "ne")},
-    "ldexp": _ldexp,
+    "ldexp": _ldexp, "lshift": _shift, "rshift": _shift,
     **{n: (lambda op, dts: _float_result(dts)) for n in ("sqrt", "exp", "log") + UNARY_MATH},
 }
 
@@ -188,6 +196,7 @@ IMPLS: dict[Any, Callable] = {
     "choose": _choose_impl, "overwrite": _overwrite_impl,
     "pow": _pow_impl, "ldexp": _ldexp_impl,
     "floordiv": _divmod_impl(np.floor_divide), "mod": _divmod_impl(np.remainder),
+    "lshift": _ufunc_impl(np.left_shift), "rshift": _ufunc_impl(np.right_shift),
     "sqrt": _ufunc_impl(np.sqrt), "exp": _ufunc_impl(np.exp), "log": _ufunc_impl(np.log),
     **{n: _ufunc_impl(getattr(np, n)) for n in UNARY_MATH},
 }
@@ -326,6 +335,31 @@ def c_divmod_helper(name: str, rdt) -> str:
     return head + body
 
 
+def c_shift_helper(name: str, rdt) -> str:
+    """The C function ``ss_<name>_<dtype>`` shifting as numpy's ``left_shift`` (``name`` is
+    ``lshift``) or ``right_shift`` (``rshift``) does.
+
+    C leaves a shift by a negative count or by the width or more undefined, and a left shift
+    of a negative value; numpy gives 0 (-1 for a negative value shifted right) and wraps.
+
+    >>> print(c_shift_helper("rshift", np.dtype("int32")))
+    static inline int32_t ss_rshift_int32(int32_t a, int32_t b) {
+        if (b < 0 || b >= 32) return a < 0 ? -1 : 0;
+        return a >> b;
+    }
+    """
+    rdt = np.dtype(rdt)
+    t, bits = c_type(rdt), 8 * rdt.itemsize
+    u = "uint64_t" if rdt.itemsize == 8 else "uint32_t"
+    head = f"static inline {t} ss_{name}_{rdt.name}({t} a, {t} b) {{\n"
+    if name == "lshift":
+        return head + (f"    if (b < 0 || b >= {bits}) return 0;\n"
+                       f"    return ({t})(({u})a << b);\n}}")
+    # (>> of a negative value is arithmetic in every C compiler this project supports)
+    return head + (f"    if (b < 0 || b >= {bits}) return a < 0 ? -1 : 0;\n"
+                   f"    return a >> b;\n}}")
+
+
 #: C expressions: ``emit(op, argument expressions, operand dtypes)``, by builtin name
 C_EXPRS: dict[str, Callable] = {
     "add": _c_infix("+"), "sub": _c_infix("-"), "mul": _c_infix("*"), "div": _c_div,
@@ -337,6 +371,7 @@ C_EXPRS: dict[str, Callable] = {
     "eq": _c_infix("=="), "ne": _c_infix("!="),
     "choose": _c_choose, "overwrite": lambda op, a, dts: a[1],
     "pow": _c_pow, "ldexp": _c_ldexp, "floordiv": _c_helper_call, "mod": _c_helper_call,
+    "lshift": _c_helper_call, "rshift": _c_helper_call,
     "sqrt": _c_math("sqrt"), "exp": _c_math("exp"), "log": _c_math("log"),
     **{n: _c_math(n) for n in UNARY_MATH},
 }

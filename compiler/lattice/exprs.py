@@ -125,7 +125,7 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         hname = f"ss_pow_{rname}"
         helpers[hname] = (op.c_helper([rdt, rdt]), op)
         return Call(hname, tuple(conv)), rname
-    if name in ("floordiv", "mod"):
+    if name in ("floordiv", "mod", "lshift", "rshift"):
         hname = f"ss_{name}_{rname}"
         helpers[hname] = (op.c_helper([rdt, rdt]), op)
         return Call(hname, tuple(conv)), rname

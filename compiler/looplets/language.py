@@ -27,6 +27,7 @@ Python                             loop program
 ``sin cos tan floor ceil trunc``   numpy's float functions of one argument (``float64``
                                    for integers)
 ``a // b``, ``a % b``              numpy's floor division and remainder
+``a << b``, ``a >> b``              numpy's integer shifts
 =================================  =================================================
 
 Errors name the line of the function in its file.
@@ -61,7 +62,8 @@ from .program import (MISSING, Access, Assign, Block, Call, Declare, Define, Ext
                       Sieve, Size, Swizzle, TensorRef, Variable, block)
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.BitAnd: "&", ast.BitOr: "|",
-           ast.BitXor: "^", ast.Pow: "pow", ast.FloorDiv: "//", ast.Mod: "%"}
+           ast.BitXor: "^", ast.Pow: "pow", ast.FloorDiv: "//", ast.Mod: "%",
+           ast.LShift: "<<", ast.RShift: ">>"}
 _CMPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 _AUG = {ast.Add: "+", ast.Mult: "*", ast.BitOr: "|", ast.BitAnd: "&", ast.BitXor: "^", ast.Sub: "-"}
 _FUNCS = ("min", "max", "abs", "sqrt", "exp", "log", "pow")

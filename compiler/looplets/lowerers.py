@@ -858,7 +858,7 @@ class Lowerer:
                           UnOp("-", a[0]), a[0])
         if n == "overwrite":
             return a[1]
-        if n in ("floordiv", "mod"):   # numpy's rounding and zero divisor, in a helper
+        if n in ("floordiv", "mod", "lshift", "rshift"):   # numpy's semantics where C's differ, in a helper
             name = f"ss_{n}_{rdt}"
             self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
             self.helper_ops.setdefault(name, op)

@@ -10,7 +10,8 @@ Grammar (lowest binding first; ``&``, ``|``, ``^`` bind tighter than comparisons
     and      := not {'and' not}
     not      := 'not' not | compare
     compare  := bitor [('<' | '<=' | '>' | '>=' | '==' | '!=') bitor]   (no chaining)
-    bitor    := bitxor {'|' bitxor};  bitxor := bitand {'^' bitand};  bitand := sum {'&' sum}
+    bitor    := bitxor {'|' bitxor};  bitxor := bitand {'^' bitand};  bitand := shift {'&' shift}
+    shift    := sum {('<<' | '>>') sum}
     sum      := term {('+' | '-') term};  term := unary {('*' | '/' | '//' | '%') unary}
     unary    := '-' unary | '!' unary | primary              (``-3`` is the literal -3)
     primary  := NUMBER | 'inf' | 'nan' | 'true' | 'false' | NAME '[' indices ']'
@@ -61,7 +62,7 @@ _TOKEN = re.compile(r"""
     (?P<ws>\s+)
   | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
   | (?P<name>[A-Za-z_]\w*)
-  | (?P<op><<|>>=|//|\+=|-=|\*=|/=|\|=|&=|\^=|==|!=|<=|>=|[<>=+\-*/%&|^!()\[\],])
+  | (?P<op><<|>>=|>>|//|\+=|-=|\*=|/=|\|=|&=|\^=|==|!=|<=|>=|[<>=+\-*/%&|^!()\[\],])
 """, re.VERBOSE)
 
 _COMPARE = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
@@ -372,7 +373,10 @@ class _Parser:
         return self.binary(self.bitand, {"^": "bitxor"})
 
     def bitand(self):
-        return self.binary(self.additive, {"&": "bitand"})
+        return self.binary(self.shift, {"&": "bitand"})
+
+    def shift(self):
+        return self.binary(self.additive, {"<<": "lshift", ">>": "rshift"})
 
     def additive(self):
         return self.binary(self.term, {"+": "add", "-": "sub"})

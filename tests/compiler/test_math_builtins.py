@@ -177,20 +177,72 @@ def test_floordiv_and_mod_kernels_match_numpy_over_fills_and_formats(strategy, d
 
 def _floor_mod(y, x, z):
     for i in _:   # noqa: F821  (the loop language's "over the whole extent")
-        y[i] = x[i] // z[i] + x[i] % z[i] + floor(sin(x[i]))   # noqa: F821
+        y[i] = x[i] // z[i] + x[i] % z[i] + floor(sin(x[i])) + (x[i] << 2 >> z[i])   # noqa: F821
 
 
-def test_loop_programs_and_the_interpreters_run_floordiv_mod_and_math():
+def test_loop_programs_and_the_interpreters_run_floordiv_mod_shifts_and_math():
     from compiler.looplets.language import loop_program
     prog = loop_program(_floor_mod)
     xv, zv = np.array([7, -7, 0, 5, 3], dtype=np.int64), np.array([2, 2, 0, -3, 0], dtype=np.int64)
     x, z = Tensor.from_numpy(xv, "sparse_vector", name="x"), Tensor.from_numpy(zv, "dense", name="z")
     with np.errstate(all="ignore"):
-        want = np.floor_divide(xv, zv) + np.remainder(xv, zv) + np.floor(np.sin(xv))
+        want = np.floor_divide(xv, zv) + np.remainder(xv, zv) + np.floor(np.sin(xv)) + (xv << 2 >> zv)
     k = ss.lower(prog, strategy="looplets", y="dense", x=x, z=z)
     np.testing.assert_array_equal(k(x=x, z=z).to_numpy(), want)
     np.testing.assert_array_equal(k.interpret(x=x, z=z).to_numpy(), want)
-    program = "y[i] = x[i] // z[i] + x[i] % z[i] + floor(sin(x[i]))"
+    program = "y[i] = x[i] // z[i] + x[i] % z[i] + floor(sin(x[i])) + (x[i] << 2 >> z[i])"
     lat = ss.lower(program, strategy="lattice", x=x, z=z)
     np.testing.assert_array_equal(lat(x=x, z=z).to_numpy(), want)
     np.testing.assert_array_equal(lat.interpret(x=x, z=z).to_numpy(), want)
+
+
+# -- shifts: numpy's counts past the width and negative values --------------------------------
+
+SHIFT_PAIRS = ([1, -1, 5, -8, 7, 3, -3, 0, 9, 1, -5, 6], [0, 1, 2, 1, -1, 63, 64, 5, 31, 32, 70, -40])
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+@pytest.mark.parametrize("sym, ufunc", [("<<", np.left_shift), (">>", np.right_shift)])
+def test_shifts_match_numpy(strategy, dtype, sym, ufunc):
+    # C leaves shifting by a negative count, by the width or more, and 1 << into the sign undefined
+    a, b = (np.array(v, dtype=dtype) for v in SHIFT_PAIRS)
+    want = ufunc(a, b)
+    x, y = Tensor.from_numpy(a, "sparse_vector", name="x"), Tensor.from_numpy(b, "dense", name="y")
+    program = f"c[i] = x[i] {sym} y[i]"
+    assert_same(evaluate(program, x=x, y=y)[0], want)
+    out = ss.lower(program, strategy=strategy, x=x, y=y)(x=x, y=y)
+    assert_same(out.to_numpy(), want)
+    assert out.fill == 0   # 0 shifted stays 0: x's fill is the output's
+
+
+def test_shift_spellings_precedence_and_refusal():
+    assert lookup("<<") is lookup("lshift") is lookup("left_shift")
+    assert lookup(">>") is lookup("rshift") is lookup("right_shift")
+    # as in Python: + binds tighter than <<, which binds tighter than &
+    assert str(ss.parse("c[i] = a[i] & b[i] << 1 + 2")) == str(ss.parse("c[i] = a[i] & (b[i] << (1 + 2))"))
+    # the update syntax <<op>>= still parses next to shifts
+    assert "max" in str(ss.parse("c[i] <<max>>= a[i, j] >> 1"))
+    x = Tensor.from_numpy(np.array([1.5, 2.0]), "dense", name="x")
+    with pytest.raises(ss.SparsescopeError, match="float64"):
+        ss.lower("c[i] = x[i] << 1", strategy="lattice", x=x)
+    with pytest.raises(ss.SparsescopeError, match="float64"):
+        evaluate("c[i] = x[i] >> 1", x=x)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_shift_kernels_match_numpy_over_fills_and_formats(strategy, data):
+    n = data.draw(st.integers(0, 6))
+    dtype = data.draw(st.sampled_from([np.int64, np.int32]))
+    tensors = {}
+    for name, values in (("x", st.integers(-50, 50)), ("y", st.integers(-3, 70))):
+        fill = data.draw(values)
+        vals = data.draw(st.lists(st.one_of(st.just(fill), values), min_size=n, max_size=n))
+        tensors[name] = Tensor.from_numpy(np.array(vals, dtype=dtype), data.draw(FORMATS), fill=fill, name=name)
+    sym, ufunc = data.draw(st.sampled_from([("<<", np.left_shift), (">>", np.right_shift)]))
+    program = f"c[i] = x[i] {sym} y[i]"
+    want = ufunc(tensors["x"].to_numpy(), tensors["y"].to_numpy())
+    np.testing.assert_array_equal(evaluate(program, **tensors)[0], want)
+    np.testing.assert_array_equal(ss.lower(program, strategy=strategy, **tensors)(**tensors).to_numpy(), want)
