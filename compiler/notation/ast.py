@@ -26,17 +26,17 @@ from .. import serialize
 from ..algebra import NOVALUE, Operator
 
 # Binding strength of infix operators (higher binds tighter). As in Python,
-# comparisons bind looser than | ^ &, which bind looser than + -.
+# comparisons bind looser than | ^ &, which bind looser than << >>, then + -.
 BINARY_PRECEDENCE = {
     "or": 1, "and": 2,
     "lt": 4, "le": 4, "gt": 4, "ge": 4, "eq": 4, "ne": 4,
-    "bitor": 5, "bitxor": 6, "bitand": 7,
-    "add": 8, "sub": 8, "mul": 9, "div": 9,
+    "bitor": 5, "bitxor": 6, "bitand": 7, "lshift": 8, "rshift": 8,
+    "add": 9, "sub": 9, "mul": 10, "div": 10, "floordiv": 10, "mod": 10,
 }
 COMPARISONS = {"lt", "le", "gt", "ge", "eq", "ne"}
-UNARY_PRECEDENCE = 10
+UNARY_PRECEDENCE = 11
 PREFIX = {"neg": "-", "not": "!"}
-_ATOM = 11
+_ATOM = 12
 
 #: how a reduction by each builtin operator is spelled
 REDUCTION_NAMES = {"add": "sum", "mul": "prod", "or": "any", "and": "all"}

@@ -221,6 +221,9 @@ def test_shift_spellings_precedence_and_refusal():
     assert lookup(">>") is lookup("rshift") is lookup("right_shift")
     # as in Python: + binds tighter than <<, which binds tighter than &
     assert str(ss.parse("c[i] = a[i] & b[i] << 1 + 2")) == str(ss.parse("c[i] = a[i] & (b[i] << (1 + 2))"))
+    # printed infix, with only the parentheses needed, and read back the same
+    for text in ("c[i] = a[i] // (2 % b[i]) - 1 & 3 << 1 + 1", "c[i] = a[i] << (2 >> b[i])", "c[i] = -a[i] % 3"):
+        assert str(ss.parse(text)) == text and ss.parse(str(ss.parse(text))) == ss.parse(text)
     # the update syntax <<op>>= still parses next to shifts
     assert "max" in str(ss.parse("c[i] <<max>>= a[i, j] >> 1"))
     x = Tensor.from_numpy(np.array([1.5, 2.0]), "dense", name="x")
