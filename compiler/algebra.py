@@ -24,8 +24,9 @@ Semantics chosen (see also each operator's ``doc``):
   (``True + True == 2``, as in Python); ``/`` is true division (ints give
   ``float64``); ``& | ^`` accept ints and bools only (logical on bools);
   ``and or not`` and comparisons accept anything and give ``bool``.
-  ``sqrt exp log sin cos tan floor ceil trunc`` give a float (``float64`` for
-  integers and bools, as numpy's ufuncs do for ``sqrt``).
+  ``sqrt exp log sin cos tan`` give a float (``float64`` for integers and bools,
+  as numpy's ufuncs do); ``floor ceil trunc`` give a float back rounded and an
+  integer or bool unchanged, in its dtype (as numpy 2 does).
 * NaN: ``min``/``max`` propagate NaN like :func:`numpy.minimum` (the C code
   guards with ``isnan``); comparisons with NaN are false except ``!=``;
   ``choose(nan)`` never matches. An annihilator may hold only where the other

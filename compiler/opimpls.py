@@ -94,6 +94,8 @@ def _ldexp(op, dts):
 
 #: numpy's elementwise float functions of one argument that C's <math.h> has by the same name
 UNARY_MATH = ("sin", "cos", "tan", "floor", "ceil", "trunc")
+#: those of them that give an integer or bool back unchanged, in its dtype (as numpy 2 does)
+ROUNDING = ("floor", "ceil", "trunc")
 
 #: result dtype rules: ``rule(op, operand dtypes)``, by builtin name
 DTYPE_RULES: dict[str, Callable] = {
@@ -104,6 +106,7 @@ DTYPE_RULES: dict[str, Callable] = {
     **{n: (lambda op, dts: np.dtype("bool")) for n in ("and", "or", "not", "lt", "le", "gt", "ge", "eq", "ne")},
     "ldexp": _ldexp, "lshift": _shift, "rshift": _shift,
     **{n: (lambda op, dts: _float_result(dts)) for n in ("sqrt", "exp", "log") + UNARY_MATH},
+    **{n: (lambda op, dts: dts[0] if dts[0].kind in "biu" else _float_result(dts)) for n in ROUNDING},
 }
 
 
@@ -199,6 +202,9 @@ IMPLS: dict[Any, Callable] = {
     "lshift": _ufunc_impl(np.left_shift), "rshift": _ufunc_impl(np.right_shift),
     "sqrt": _ufunc_impl(np.sqrt), "exp": _ufunc_impl(np.exp), "log": _ufunc_impl(np.log),
     **{n: _ufunc_impl(getattr(np, n)) for n in UNARY_MATH},
+    # (an integer is its own floor; numpy before 2.1 gave a float)
+    **{n: (lambda f: lambda op, arrays, rdt: arrays[0].astype(rdt) if rdt.kind in "biu" else f(arrays[0]))(
+        getattr(np, n)) for n in ROUNDING},
 }
 
 #: builtins whose reduction numpy runs as one ufunc's ``reduce``
@@ -374,4 +380,6 @@ C_EXPRS: dict[str, Callable] = {
     "lshift": _c_helper_call, "rshift": _c_helper_call,
     "sqrt": _c_math("sqrt"), "exp": _c_math("exp"), "log": _c_math("log"),
     **{n: _c_math(n) for n in UNARY_MATH},
+    **{n: (lambda f: lambda op, a, dts: a[0] if dts[0].kind in "biu" else f(op, a, dts))(_c_math(n))
+       for n in ROUNDING},
 }

@@ -26,7 +26,7 @@ from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
 from ..imperative.ir import BinOp, Call, Cast, Const, Select, UnOp
 from ..notation.ast import Access, Call as NCall, Literal, Reduce
-from ..opimpls import UNARY_MATH
+from ..opimpls import ROUNDING, UNARY_MATH
 
 
 def const_of(value, dtype) -> Const:
@@ -131,6 +131,8 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         return Call(hname, tuple(conv)), rname
     if name == "ldexp":
         return Call("ldexp", (cast(args[0], dtypes[0], rname), Cast("int32", args[1]))), rname
+    if name in ROUNDING and rdt.kind in "biu":
+        return conv[0], rname   # an integer is its own floor
     if name in ("sqrt", "exp", "log") + UNARY_MATH:
         return Call(name, (conv[0],)), rname
     if name == "choose":

@@ -24,8 +24,8 @@ Python                             loop program
 ``min max abs sqrt exp log pow``   builtin operators; ``ifelse(c, a, b)``,
                                    ``a if c else b``; any :class:`~compiler.algebra.Operator`
                                    in scope (user functions) can be called or reduce
-``sin cos tan floor ceil trunc``   numpy's float functions of one argument (``float64``
-                                   for integers)
+``sin cos tan floor ceil trunc``   numpy's functions of one argument (``sin cos tan``
+                                   give ``float64`` for integers; the others keep them)
 ``a // b``, ``a % b``              numpy's floor division and remainder
 ``a << b``, ``a >> b``              numpy's integer shifts
 =================================  =================================================

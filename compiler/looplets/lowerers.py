@@ -45,7 +45,7 @@ from ..trace import Artifact
 from . import extents as X
 from .errors import ProgramError
 from .facts import OperandFacts
-from ..opimpls import UNARY_MATH
+from ..opimpls import ROUNDING, UNARY_MATH
 from ..levels import Element, Pattern, RunList, SparseBlockList, SparseHash, SparseList
 from .levels import SubFiber, leaf_value, not_fill, unfurl
 from .looplets import (AcceptRun, Case, Fill, Jumper, Looplet, Lookup, PRIORITY, Run, Sequence, Shift,
@@ -863,6 +863,8 @@ class Lowerer:
             self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
             self.helper_ops.setdefault(name, op)
             return ir.Call(name, tuple(a))
+        if n in ROUNDING and rdt in ("int32", "int64", "bool"):
+            return a[0]   # an integer is its own floor
         if n in ("sqrt", "exp", "log", "pow") + UNARY_MATH:
             return ir.Call(n, tuple(a))
         if n == "choose":
