@@ -73,6 +73,8 @@ class Step:
     error: str | None = None
     before_text: str = field(default="")
     after_text: str = field(default="")
+    #: structured facts about the step for later stages (a looplet lowering's ``{"tag": ...}``)
+    data: Any = None
 
     def __post_init__(self):
         self.artifacts = tuple(self.artifacts)
@@ -103,9 +105,9 @@ class Trace:
 
     def record(self, stage: str, before: Any = None, after: Any = None,
                artifacts: Iterable[Artifact] = (), rewrites: Iterable[Rewrite] = (),
-               note: str = "", error: str | None = None) -> Step:
+               note: str = "", error: str | None = None, data: Any = None) -> Step:
         """Append a step and return it."""
-        step = Step(stage, before, after, tuple(artifacts), tuple(rewrites), note, error)
+        step = Step(stage, before, after, tuple(artifacts), tuple(rewrites), note, error, data=data)
         self.steps.append(step)
         return step
 

@@ -2,13 +2,11 @@
 
 The compiler tags the code each lattice point or looplet produced
 (``lattice:<index>:<operands>``, ``looplet:<Style>:<n>``) and the C artifact maps every tag to
-its C lines (``data["provenance"]``). Everything else is read from the trace:
-
-- a lattice tag names its index and operands itself (``lattice:j:A∩x``: the point of ``j``
-  where ``A`` and ``x`` are both present; ``U`` is the dense range);
-- a looplet tag's index comes from the ``lower:<Style>`` step whose note ends in ``[tag]``
-  ("... on j over [0, n) [looplet:Stepper:4]"), its operands from the looplet nests unfurled
-  on that index that hold a looplet of that style (a ``Stepper`` in the nest of ``A`` on ``j``).
+its C lines (``data["provenance"]``), to what it stands for (``data["tags"]``) and to its
+origin (``data["origins"]``: the kind, the index, the operands and a looplet's style, as the
+lowering recorded them). The step that lowered a looplet says so in its ``data``
+(``{"tag": ...}``), and a looplet nest's artifact names its tensor and index in its ``data``.
+Nothing is read back from printed text.
 
 :func:`trace_provenance` gathers that into a :class:`Provenance` (``{tag: C lines}`` with a
 :class:`TagInfo` per tag); :func:`program_marks` finds the parts of a program text a tag
@@ -19,8 +17,10 @@ line up with tagged C lines.
 >>> from compiler import Trace, Artifact
 >>> t = Trace()
 >>> c = "void k(void) {\\n  for (;;) {}\\n  y = A * x;\\n}"
+>>> origins = {"lattice:j:A∩x": {"kind": "lattice", "index": "j", "operands": ["A", "x"]},
+...            "lattice:j:A": {"kind": "lattice", "index": "j", "operands": ["A"]}}
 >>> _ = t.record("emit-c", after=c, artifacts=[Artifact("c", "k", c, data={"provenance": {
-...     "lattice:j:A∩x": [3], "lattice:j:A": [2, 3]}})])
+...     "lattice:j:A∩x": [3], "lattice:j:A": [2, 3]}, "origins": origins})])
 >>> prov = trace_provenance(t)
 >>> prov["lattice:j:A∩x"], prov.info["lattice:j:A∩x"].operands
 ([3], ('A', 'x'))
@@ -81,7 +81,8 @@ class Provenance(dict):
     also knows each tag's :class:`TagInfo` (``.info``) and the C text the lines are of
     (``.c_text``). Iteration order is the C pane's colour precedence: inner tags first.
 
-    >>> p = Provenance({"lattice:i:U": [1, 2], "lattice:i:A": [2]})
+    >>> p = Provenance({"lattice:i:U": [1, 2], "lattice:i:A": [2]},
+    ...                {"lattice:i:A": TagInfo("lattice:i:A", "lattice", "i", ("A",))})
     >>> p.info["lattice:i:A"].index, list(p.only("lattice:i:A"))
     ('i', ['lattice:i:A'])
     """
@@ -89,7 +90,7 @@ class Provenance(dict):
     def __init__(self, lines: Mapping[str, Iterable[int]] = (), info: Mapping[str, TagInfo] | None = None,
                  c_text: str = ""):
         super().__init__({str(k): sorted(int(n) for n in v) for k, v in dict(lines).items()})
-        self.info: dict[str, TagInfo] = {t: (info or {}).get(t) or parse_tag(t) for t in self}
+        self.info: dict[str, TagInfo] = {t: (info or {}).get(t) or TagInfo(t) for t in self}
         self.c_text = c_text
 
     def only(self, tags: Iterable[str] | str | None) -> "Provenance":
@@ -103,7 +104,7 @@ class Provenance(dict):
     def describe(self, tags: Iterable[str] | str) -> str:
         """The tooltip of a part with ``tags``: what each stands for, one per line."""
         tags = [tags] if isinstance(tags, str) else list(tags)
-        return "\n".join(dict.fromkeys((self.info.get(t) or parse_tag(t)).describe() for t in tags))
+        return "\n".join(dict.fromkeys((self.info.get(t) or TagInfo(t)).describe() for t in tags))
 
     def lowered_at(self, step: int) -> list[str]:
         """The tags of the looplets lowered at ``step`` (a ``lower:*`` step), widest first.
@@ -126,25 +127,6 @@ class Provenance(dict):
             return tags
         top = max(tags, key=lambda t: len(self.get(t, ())))
         return [top] + [t for t in tags if t != top]
-
-
-def parse_tag(tag: str) -> TagInfo:
-    """What a tag's text says about it.
-
-    >>> parse_tag("lattice:j:A∩x")
-    TagInfo(tag='lattice:j:A∩x', kind='lattice', index='j', operands=('A', 'x'), style=None, step=None, what='')
-    >>> parse_tag("looplet:Stepper:4").style, parse_tag("looplet:j:Stepper").index
-    ('Stepper', 'j')
-    """
-    parts = str(tag).split(":")
-    if parts[0] == "lattice" and len(parts) >= 3:
-        names = tuple(n for n in parts[2].split("∩") if n and n not in ("U", "∅"))
-        return TagInfo(tag, "lattice", parts[1], names)
-    if parts[0] == "looplet" and len(parts) >= 3:
-        if parts[2].isdigit():  # looplet:<Style>:<n>, as the looplet lowerer tags
-            return TagInfo(tag, "looplet", style=parts[1])
-        return TagInfo(tag, "looplet", index=parts[1], style=parts[2])  # looplet:<index>:<Style>
-    return TagInfo(tag)
 
 
 # --- looplet kinds --------------------------------------------------------------------------
@@ -184,40 +166,19 @@ def looplet_heads(style: str) -> list[str]:
 
 # --- from a trace -------------------------------------------------------------------------------
 
-_NOTE_TAG = re.compile(r"\[((?:looplet|lattice):[^\]\s]+)\]\s*$")
-_NOTE_INDEX = re.compile(r"\bon (\w+) over \[")
-_DOT_LABEL = re.compile(r'^\s*n\d+\s*\[label="((?:[^"\\]|\\.)*)"', re.M)
-_NEST_NAME = re.compile(r"^\s*([A-Za-z_]\w*)")
-_LAST_BRACKET = re.compile(r"\[([^\[\]]*)\]\s*$")
-
-
-def _nest_styles(artifact) -> set[str]:
-    labels = _DOT_LABEL.findall(artifact.dot or "") or (artifact.text or "").splitlines()
-    out = set()
-    for label in labels:
-        label = label.strip()
-        head = label.split(": ", 1)[-1] if re.match(r"^\w+: ", label) else label  # "body: Fill(0.0)"
-        style = looplet_style(head)
-        if style:
-            out.add(style)
-    return out
-
-
-def nest_index(name: str) -> str | None:
-    """The index a looplet nest was unfurled on, from its artifact name (``A.lvl1[i][j]``: ``j``).
-
-    >>> nest_index("A.lvl1[i][j]"), nest_index("y[i]"), nest_index("nest")
-    ('j', 'i', None)
-    """
-    m = _LAST_BRACKET.search(str(name))
-    return m.group(1).strip() or None if m else None
+def _origin_info(tag: str, origin: Mapping, step: int | None) -> TagInfo:
+    return TagInfo(tag, str(origin.get("kind") or ""), origin.get("index"),
+                   tuple(str(o) for o in origin.get("operands") or ()), origin.get("style"), step)
 
 
 def trace_provenance(source) -> Provenance:
     """The provenance of a trace (or a session, or a list of steps); see the module docstring.
 
-    Tags and C lines come from every artifact's ``data["provenance"]``; the C text is the last
-    C artifact's. Without provenance data the result is empty.
+    Tags and C lines come from every artifact's ``data["provenance"]``, what each tag stands
+    for from ``data["tags"]`` and ``data["origins"]`` (kind, index, operands, style, as the
+    compiler recorded them), and the step that lowered a looplet from the step whose ``data``
+    names its tag. The C text is the last C artifact's. Without provenance data the result is
+    empty.
     """
     from .renderers import collect_provenance
 
@@ -229,38 +190,19 @@ def trace_provenance(source) -> Provenance:
     c_arts = [a for a in artifacts if a.kind == "c"]
     with_prov = [a for a in c_arts if isinstance(a.data, Mapping) and a.data.get("provenance")]
     c_text = (with_prov or c_arts)[-1].text if c_arts else ""
-    whats: dict[str, str] = {}   # what the compiler says each tag stands for (data["tags"])
+    whats: dict[str, str] = {}
+    origins: dict[str, Mapping] = {}
     for a in with_prov:
         whats.update({str(t): str(w) for t, w in (a.data.get("tags") or {}).items()})
-
-    # looplet tags: the lowering step names the tag, its index, and follows the unfurls
-    lowered: dict[str, tuple[int, str | None]] = {}
-    unfurls: list[tuple[int, str, str, set[str]]] = []  # (step, index, tensor, styles)
+        origins.update({str(t): o for t, o in (a.data.get("origins") or {}).items() if isinstance(o, Mapping)})
+    lowered: dict[str, int] = {}
     for k, s in enumerate(steps):
-        if s.stage == "unfurl":
-            for a in s.artifacts:
-                if a.kind == "looplet-nest":
-                    idx, head = nest_index(a.name), _NEST_NAME.match(str(a.name))
-                    if idx and head:
-                        unfurls.append((k, idx, head.group(1), _nest_styles(a)))
-        m = _NOTE_TAG.search(s.note or "")
-        if m and m.group(1) not in lowered:
-            where = _NOTE_INDEX.search(s.note)
-            lowered[m.group(1)] = (k, where.group(1) if where else None)
-
-    info: dict[str, TagInfo] = {}
+        data = getattr(s, "data", None)
+        if isinstance(data, Mapping) and data.get("tag"):
+            lowered.setdefault(str(data["tag"]), k)
+    info = {}
     for tag in lines:
-        base = parse_tag(tag)
-        if base.kind == "looplet":
-            step, index = lowered.get(tag, (None, base.index))
-            index = index or base.index
-            operands: list[str] = []
-            if index and base.style:
-                # the latest unfurl on this index before the lowering (the loop being lowered)
-                before = [u for u in unfurls if u[1] == index and (step is None or u[0] <= step)]
-                last = max((u[0] for u in before), default=None)
-                operands = [u[2] for u in before if u[0] == last and base.style in u[3]]
-            base = TagInfo(tag, "looplet", index, tuple(dict.fromkeys(operands)), base.style, step)
+        base = _origin_info(tag, origins[tag], lowered.get(tag)) if tag in origins else TagInfo(tag)
         info[tag] = replace(base, what=whats.get(tag, ""))
     return Provenance(lines, info, c_text)
 
@@ -411,7 +353,9 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
     in text order. ``step`` (the step showing the text) picks, for a looplet waiting to be
     lowered (``Stepper[j]``), the tag of its coming lowering.
 
-    >>> prov = Provenance({"lattice:i:A∩B": [5], "lattice:i:A": [7], "lattice:i:B": [9]})
+    >>> tags = {"lattice:i:A∩B": ("A", "B"), "lattice:i:A": ("A",), "lattice:i:B": ("B",)}
+    >>> prov = Provenance({"lattice:i:A∩B": [5], "lattice:i:A": [7], "lattice:i:B": [9]},
+    ...                   {t: TagInfo(t, "lattice", "i", ops) for t, ops in tags.items()})
     >>> text = "lattice at i:\\n[A | ] P  A[i]\\nloops:\\n  while i <- A0 ∩ B0: A B"
     >>> [(m.text, m.tags[0]) for m in program_marks(text, prov)][1:]
     [('[A | ] P', 'lattice:i:A'), ('A[i]', 'lattice:i:A'), ('while i <- A0 ∩ B0', 'lattice:i:A∩B')]

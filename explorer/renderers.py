@@ -34,7 +34,7 @@ from compiler.trace import Artifact, Step
 
 from .fit import fit_svg, zoom_button
 from .legend import legend_html
-from .provenance import Mark, Provenance, looplet_heads, nest_index, parse_tag, program_marks
+from .provenance import Mark, Provenance, TagInfo, looplet_heads, program_marks
 from .render import RenderError, dot_to_svg
 from .stepdiff import diff_view
 from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_NUMBER_ON_COLOR, MUTED,
@@ -256,7 +256,7 @@ def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = N
     (accesses, loops, lattice points, looplets; in IR or C text, lines) in their tags' colours,
     the colours their C lines have (see :func:`~explorer.provenance.program_marks`).
 
-    >>> p = Provenance({"lattice:j:A∩x": [3]})
+    >>> p = Provenance({"lattice:j:A∩x": [3]}, {"lattice:j:A∩x": TagInfo("lattice:j:A∩x", "lattice", "j", ("A", "x"))})
     >>> html = render_program("forall j:\\n  y[] += A[j] * x[j]", p)
     >>> html.count('data-tags="lattice:j:A∩x"'), color_for("lattice:j:A∩x") in html
     (3, True)
@@ -318,19 +318,19 @@ _TEXTS = re.compile(r"<text[^>]*>(.*?)</text>", re.S)
 _LATTICE_POINT = re.compile(r"^\[([^|\]]*)\|([^|\]]*)\]$")
 
 
-def tag_names(tag: Any) -> list[str]:
+def tag_names(tag: Any, info: TagInfo | None = None) -> list[str]:
     """The node names a provenance tag matches: the tag and its last ``:`` component.
 
-    A looplet tag ``looplet:<Style>:<n>`` names the nodes of looplets its rule lowers
+    A looplet tag (its ``info`` says so) names the nodes of looplets its rule lowers
     (``looplet:Run:5``: ``Run`` and ``Fill`` nodes).
 
-    >>> tag_names("lattice:j:p0"), tag_names("p1"), tag_names("looplet:Stepper:4")
+    >>> stepper = TagInfo("looplet:Stepper:4", "looplet", "j", ("A",), "Stepper")
+    >>> tag_names("lattice:j:p0"), tag_names("p1"), tag_names("looplet:Stepper:4", stepper)
     (['lattice:j:p0', 'p0'], ['p1'], ['looplet:Stepper:4', 'Stepper'])
     """
     tag = str(tag)
-    info = parse_tag(tag)
-    if info.kind == "looplet" and info.style and tag.rsplit(":", 1)[-1].isdigit():
-        return list(dict.fromkeys([tag, *looplet_heads(info.style)]))
+    if info is not None and info.kind == "looplet":
+        return list(dict.fromkeys([tag, *looplet_heads(info.style)])) if info.style else [tag]
     last = tag.rsplit(":", 1)[-1].strip()
     return [tag] if not last or last == tag else [tag, last]
 
@@ -402,8 +402,9 @@ def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = N
     """
     colors: dict[str, str] = {}
     tags: dict[str, list[str]] = {}
+    infos = getattr(provenance, "info", {})
     for k in provenance or {}:
-        for name in tag_names(k):
+        for name in tag_names(k, infos.get(k)):
             colors.setdefault(name, color_for(k))
             tags.setdefault(name, []).append(str(k))
     if isinstance(highlight, Mapping):
@@ -506,20 +507,21 @@ def nest_provenance(artifact: Artifact, provenance: Mapping[str, Any]) -> dict:
     >>> p = Provenance({"looplet:Lookup:1": [2], "looplet:Stepper:4": [3]},
     ...                {"looplet:Lookup:1": TagInfo("looplet:Lookup:1", "looplet", "i", ("y",), "Lookup"),
     ...                 "looplet:Stepper:4": TagInfo("looplet:Stepper:4", "looplet", "j", ("A",), "Stepper")})
-    >>> list(nest_provenance(Artifact("looplet-nest", "A.lvl1[i][j]", ""), p))
+    >>> nest = Artifact("looplet-nest", "A.lvl1[i][j]", "", data={"tensor": "A", "index": "j"})
+    >>> list(nest_provenance(nest, p))
     ['looplet:Stepper:4']
     """
     info = getattr(provenance, "info", {})
-    index = nest_index(artifact.name)
-    tensor = re.match(r"\s*([A-Za-z_]\w*)", str(artifact.name))
+    data = artifact.data if isinstance(artifact.data, Mapping) else {}
+    index, tensor = data.get("index"), data.get("tensor")
     out = {}
     for tag, lines in provenance.items():
-        ti = info.get(tag) or parse_tag(tag)
+        ti = info.get(tag) or TagInfo(tag)
         if ti.kind != "looplet":
             continue
         if index and ti.index and ti.index != index:
             continue
-        if tensor and ti.operands and tensor.group(1) not in ti.operands:
+        if tensor and ti.operands and tensor not in ti.operands:
             continue
         out[tag] = lines
     return out

@@ -338,7 +338,7 @@ class Explorer(W.VBox):
             f"<span style='background:{R.color_for(tag)};color:{TEXT_ON_COLOR};padding:1px 6px;border-radius:3px;"
             f"font:12px monospace'>{_html.escape(tag)}</span> <span style='font-size:12px;color:{MUTED}'>"
             f"C lines {_html.escape(_ranges(lines))}; drawing nodes named "
-            f"{_html.escape(' or '.join(R.tag_names(tag)))}{_html.escape(_tag_where(prov.info.get(tag)))}"
+            f"{_html.escape(' or '.join(R.tag_names(tag, prov.info.get(tag))))}{_html.escape(_tag_where(prov.info.get(tag)))}"
             f"</span>")
 
     # --- drawing ------------------------------------------------------------------------------

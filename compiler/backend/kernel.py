@@ -27,7 +27,7 @@ import numpy as np
 from ..dtypes import c_type
 from ..errors import DTypeError, KernelError
 from ..imperative.ir import (Allocate, BinOp, Buffer, Const, Function, Growable, OutScalar, Scalar, Var, View,
-                             tag_descriptions, walk)
+                             tag_descriptions, tag_origins, walk)
 from ..imperative.printer import pretty
 from ..trace import Artifact, Trace
 from . import build
@@ -65,12 +65,14 @@ def clear_memory_cache() -> None:
 
 
 def _c_artifact(fn: Function, source: str, provenance: dict) -> Artifact:
-    """The C source as an artifact; ``data["provenance"]`` maps tags to their C lines and
-    ``data["tags"]`` each tag to what it stands for (its :class:`Tagged` ``what``)."""
+    """The C source as an artifact; ``data["provenance"]`` maps tags to their C lines,
+    ``data["tags"]`` each tag to what it stands for (its :class:`Tagged` ``what``) and
+    ``data["origins"]`` each tag to its :class:`~compiler.imperative.ir.Origin` as a dict."""
     if not provenance:
         return Artifact("c", fn.name, source)
-    what = tag_descriptions(fn.body)
-    data = {"provenance": provenance, "tags": {t: what[t] for t in provenance if t in what}}
+    what, origins = tag_descriptions(fn.body), tag_origins(fn.body)
+    data = {"provenance": provenance, "tags": {t: what[t] for t in provenance if t in what},
+            "origins": {t: origins[t].as_dict() for t in provenance if t in origins}}
     return Artifact("c", fn.name, source, data=data)
 
 

@@ -639,6 +639,30 @@ class Allocate(Stmt):
 
 @serialize.node
 @dataclass(frozen=True)
+class Origin:
+    """What made a tagged piece of code, as data the explorer reads (never parsed from text):
+    the strategy's ``kind`` (``"lattice"`` or ``"looplet"``), the ``index`` it iterates, the
+    ``operands`` (tensor names) it coiterates, and a looplet's ``style`` (its lowering rule).
+
+    >>> Origin("looplet", "j", ("A",), "Stepper")
+    Origin(kind='looplet', index='j', operands=('A',), style='Stepper')
+    """
+
+    kind: str
+    index: str | None = None
+    operands: tuple[str, ...] = ()
+    style: str | None = None
+
+    def __post_init__(self):
+        _set(self, "operands", tuple(str(o) for o in self.operands))
+
+    def as_dict(self) -> dict:
+        """JSON-able form, as the C artifact's ``data["origins"]`` holds it."""
+        return {"kind": self.kind, "index": self.index, "operands": list(self.operands), "style": self.style}
+
+
+@serialize.node
+@dataclass(frozen=True)
 class Tagged(Stmt):
     """``body``, marked as produced by ``tag`` (a lattice point, a looplet, ...).
 
@@ -647,14 +671,17 @@ class Tagged(Stmt):
     ``what`` says, in the user's terms, what the tag stands for (the lattice point's
     expression, the looplet lowered): the explorer's tooltips show it instead of the tag.
 
+    ``origin`` says, as data, which lattice point or looplet made it (:class:`Origin`).
+
     >>> from compiler.imperative import pretty
-    >>> print(pretty(Tagged("lattice:j:A", [Break()], "while j <- A1")))
+    >>> print(pretty(Tagged("lattice:j:A", [Break()], "while j <- A1", Origin("lattice", "j", ("A",)))))
     break;
     """
 
     tag: str
     body: Block
     what: str = ""
+    origin: Origin | None = None
 
     def __post_init__(self):
         _set(self, "body", as_block(self.body))
@@ -852,6 +879,8 @@ def walk(node) -> Iterable[Any]:
                                              if hasattr(n, "__dataclass_fields__") else ())
         for name in names:
             v = getattr(n, name)
+            if isinstance(v, Origin):  # metadata about the code, not code
+                continue
             if isinstance(v, (Expr, Stmt, tuple, Helper)) or hasattr(v, "__dataclass_fields__"):
                 stack.append(v)
 
@@ -891,6 +920,20 @@ def tag_descriptions(node) -> dict[str, str]:
             if n.what not in whats:
                 whats.append(n.what)
     return {t: "; ".join(w) for t, w in out.items()}
+
+
+def tag_origins(node) -> dict[str, "Origin"]:
+    """``{tag: origin}`` of the :class:`Tagged` statements in ``node`` that carry one (the
+    first origin of a tag used more than once).
+
+    >>> tag_origins([Tagged("t", [Break()], "", Origin("looplet", "i", ("x",), "Lookup"))])["t"].index
+    'i'
+    """
+    out: dict[str, Origin] = {}
+    for n in walk(tuple(node) if isinstance(node, list) else node):
+        if isinstance(n, Tagged) and n.origin is not None:
+            out.setdefault(n.tag, n.origin)
+    return out
 
 
 def untagged(stmts) -> list:

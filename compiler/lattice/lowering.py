@@ -56,7 +56,7 @@ from ..errors import StrategyError
 from ..format import Format
 from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, Buffer, Cast, Comment, CompoundAssign,
                              Const, Declare, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Pragma,
-                             Prefetch, Scalar, Select, Store, Tagged, UnOp, Var, View, While, and_, map_bodies)
+                             Origin, Prefetch, Scalar, Select, Store, Tagged, UnOp, Var, View, While, and_, map_bodies)
 from ..imperative.ir import RESERVED, c_name_problem
 from ..imperative.ir import walk as ir_walk
 from ..imperative.search import gallop_past
@@ -860,13 +860,16 @@ class _Emitter:
     def _tag(self, loop: CLoop, stmt):
         """``stmt`` (a lattice loop, or a list of statements) tagged ``lattice:<index>:<point>``."""
         names = [it.name for it in loop.iterated] + (["U"] if loop.universe else [])
+        operands = tuple(dict.fromkeys(it.name for it in loop.iterated))
         return Tagged(f"lattice:{loop.index}:{'∩'.join(dict.fromkeys(names)) or 'U'}",
-                      stmt if isinstance(stmt, list) else [stmt], headline(loop))
+                      stmt if isinstance(stmt, list) else [stmt], headline(loop),
+                      Origin("lattice", str(loop.index), operands))
 
     def _case_tag(self, index, case: CCase, stmts: list) -> list:
         """A case's statements tagged ``lattice:<index>:<present operands>``."""
         names = [self.setup.names[k] for k in case.present]
-        return ([Tagged(f"lattice:{index}:{'∩'.join(names) or '∅'}", stmts, headline(case))]
+        return ([Tagged(f"lattice:{index}:{'∩'.join(names) or '∅'}", stmts, headline(case),
+                        Origin("lattice", str(index), tuple(names)))]
                 if stmts else stmts)
 
     # -- derived iteration spaces (split, fuse, pos) -----------------------------------------

@@ -54,12 +54,10 @@ from .program import (MISSING, Access, Assign, Block, Call, Declare as PDeclare,
                       Index, Literal, Loop, Sieve, Stmt, Thaw, TensorRef, Value, Variable, is_pass,
                       postmap, substitute, uses, walk)
 from .scalars import ScalarLowering
-from .simplify import _same, simplify
+from .simplify import same_value, simplify
 
-try:  # provenance tags, when the IR has them
-    from ..imperative.ir import Tagged as ir_Tagged
-except ImportError:  # pragma: no cover
-    ir_Tagged = None
+from ..imperative.ir import Origin as ir_Origin
+from ..imperative.ir import Tagged as ir_Tagged
 
 
 #: how many looplet lowerings one program may take (each ~0.1 to 0.2 KB of C: the limit stops at a
@@ -116,7 +114,9 @@ class Lowerer:
 
     def record(self, stage, before=None, after=None, **kw):
         if stage.startswith("lower:") and self._pending_tag is not None and "note" in kw:
+            # the step lowering a tagged looplet names its tag as data (the explorer links them)
             kw["note"] = f"{kw['note']} [{self._pending_tag}]"
+            kw["data"] = {"tag": self._pending_tag}
             self._pending_tag = None
         if self.trace is not None and self._budget > 0:
             self._budget -= 1
@@ -298,7 +298,7 @@ class Lowerer:
             p = Var(self.fresh("p"))
             return [ir.For(p, 0, n, [Store(info.array(None, "vals"), p, init)])]
         # sparse output: counts restart; pos entries are written as fibers end
-        if not s.implicit and isinstance(init, Const) and not (_same(init.value, info.fill) or init.value == info.fill):
+        if not s.implicit and isinstance(init, Const) and not (same_value(init.value, info.fill) or init.value == info.fill):
             # (an entry a sparse output appends starts at its fill, as in Finch: there is no other start)
             raise ProgramError(f"{info.name} is {info.format.shorthand or info.format} with fill "
                                f"{_value_text(info.fill)}: it starts at its fill, not at {_value_text(init.value)}; "
@@ -372,7 +372,7 @@ class Lowerer:
     def _declare_workspace(self, info, s, init) -> list:
         """A SparseByteMap workspace re-assembles only its dirty locations (Finch §3.3.2)."""
         from .program import Literal as PLiteral
-        if not (isinstance(s.init, PLiteral) and _same(s.init.value, info.fill)):
+        if not (isinstance(s.init, PLiteral) and same_value(s.init.value, info.fill)):
             raise ProgramError(f"temporary {info.name} is a SparseByteMap workspace: declare it with its fill "
                                f"value ({info.fill}), e.g. {info.name}[...] = {info.fill}", s.line)
         nnz = Var(info.array(0, "nnz"))
@@ -467,7 +467,8 @@ class Lowerer:
                     l = n.tns.unfurl(self.ctx, n.mode)
                 l = _apply_modifiers(n.idxs[0], l, n.tns, lambda e: self.expr(self.simplify(e), line)[0])
                 arts.append(Artifact("looplet-nest", f"{n.tns.label()}[{i.name}]", nest_text(l),
-                                     nest_dot(l, n.tns.label())))
+                                     nest_dot(l, n.tns.label()),
+                                     data={"tensor": n.source, "index": i.name, "mode": n.mode}))
                 if key is not None:
                     shared[key] = l
                 return replace(n, tns=l, idxs=(i,) + n.idxs[1:])
@@ -497,10 +498,11 @@ class Lowerer:
             raise ProgramError(_too_many_looplets(self.max_looplets, i), line)
         tag = f"looplet:{style}:{self._tags}"
         self._pending_tag = tag
+        origin = _looplet_origin(style, i, body)
         out = fn(i, ext, body, found, line)
-        if not out or ir_Tagged is None:
+        if not out:
             return out
-        return [ir_Tagged(tag, out, _looplet_what(style, i, body))]
+        return [ir_Tagged(tag, out, _looplet_what(style, i, body), origin)]
 
     def _note(self, rule, i, ext, sub=None):
         text = f"{rule} on {i.name} over [{ext.start}, {ext.stop})"
@@ -888,7 +890,7 @@ def _fill_write(t):
     info = tns.tensor if isinstance(tns, SubFiber) else getattr(tns, "owner", None)
     if info is None or all(l.slot_per_coordinate for l in info.levels):
         return None  # dense-addressed storage: a slot may be overwritten with the fill
-    if t.rhs.value is not MISSING and _same(t.rhs.value, info.fill):
+    if t.rhs.value is not MISSING and same_value(t.rhs.value, info.fill):
         return Block(())
     return None
 
@@ -999,6 +1001,16 @@ def _looplet_what(style: str, i, body) -> str:
     text = " ".join(_text(body).split())
     text = text if len(text) <= 100 else text[:99] + "…"
     return f"{style} on {i.name}: {', '.join(dict.fromkeys(parts))} in {text}"
+
+
+def _looplet_origin(style: str, i, body):
+    """The :class:`~compiler.imperative.ir.Origin` of a looplet lowering: its style, its index
+    and the tensors whose looplet on ``i`` that rule lowers (``Stepper`` of ``A``, not ``x``'s
+    ``Lookup``)."""
+    operands = [n.source for n in walk(body)
+                if isinstance(n, Access) and n.idxs and n.idxs[0] == i and isinstance(n.tns, Looplet)
+                and n.source and _style(n.tns) == style]
+    return ir_Origin("looplet", i.name, tuple(dict.fromkeys(operands)), style)
 
 
 def _looplets_of(body, i) -> list:

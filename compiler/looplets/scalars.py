@@ -56,7 +56,8 @@ import numpy as np
 from ..algebra import is_annihilator, reduction_annihilator
 from ..dtypes import typed_scalar, value_dtype
 from ..format import Format
-from ..imperative.ir import Assign as IAssign, BinOp, Break, Const, Declare, If, Load, Store, Tagged, UnOp, Var
+from ..imperative.ir import (Assign as IAssign, BinOp, Break, Const, Declare, If, Load, Origin, Store, Tagged, UnOp,
+                             Var)
 from ..levels import Element
 from ..trace import Artifact
 from .errors import ProgramError
@@ -64,7 +65,7 @@ from .levels import SubFiber, TensorInfo
 from .looplets import Case, Fill, Run, Switch, nest_dot, nest_text
 from .program import (Access, Assign, Block, Declare as PDeclare, Define, Literal, Loop, Sieve, TensorRef,
                       Value, postmap, walk)
-from .simplify import _same
+from .simplify import same_value
 
 SCALAR_KINDS = ("Scalar", "SparseScalar", "ShortCircuitScalar")
 
@@ -183,7 +184,7 @@ def check_scalars(prog, infos: dict) -> None:
         if isinstance(n, PDeclare) and not n.implicit:
             info = infos.get(n.tns.name)
             if info is not None and scalar_kind(info) == "SparseScalar" and \
-                    not (isinstance(n.init, Literal) and _same(n.init.value, _py(info.fill))):
+                    not (isinstance(n.init, Literal) and same_value(n.init.value, _py(info.fill))):
                 raise ProgramError(f"SparseScalar {info.name} must be declared with its fill value: write "
                                    f"`{info.name}[...] = {_py(info.fill)!r}` (when its dirty bit is clear it reads "
                                    f"as the fill)", n.line)
@@ -333,15 +334,17 @@ class ScalarLowering:
         self._record("lower:Switch", s, put(value),
                      f"SparseScalar {name}: {len(sw.cases)} case(s), dirty => {v}, else => fill "
                      f"{fill} [{tag}]",
-                     [Artifact("looplet-nest", f"{name}[]", nest_text(sw), nest_dot(sw, name))])
+                     [Artifact("looplet-nest", f"{name}[]", nest_text(sw), nest_dot(sw, name),
+                               data={"tensor": name, "index": None, "mode": "read"})], tag=tag)
         dirty = low.lower(put(value))
         clean = low.lower(put(fill))
         if not dirty and not clean:
             return []
         what = f"Switch on the SparseScalar {name}: written ({v}) or its fill {fill}"
+        origin = Origin("looplet", None, (name,), "Switch")
         if not dirty:
-            return [Tagged(tag, [If(UnOp("!", d), clean)], what)]
-        return [Tagged(tag, [If(d, dirty, clean or None)], what)]
+            return [Tagged(tag, [If(UnOp("!", d), clean)], what, origin)]
+        return [Tagged(tag, [If(d, dirty, clean or None)], what, origin)]
 
     # -- ShortCircuitScalar: the case split at the top of each iteration
     def circuits(self, body) -> list:
@@ -384,11 +387,12 @@ class ScalarLowering:
             tag = self._tag("ShortCircuit")
             self._record("lower:ShortCircuit", body, removed,
                          f"{info.name} <<{op}>>= on {i.name}: if isannihilator({op}, {info.name}) the rest of "
-                         f"the loop runs without the reduction, then break [{tag}]")
+                         f"the loop runs without the reduction, then break [{tag}]", tag=tag)
             rest = remainder(removed)
             out.append(Tagged(tag, [If(cond, [*rest, Break()])],
                               f"ShortCircuit on {i.name}: once {info.name} <<{op}>>= reaches an annihilator, "
-                              "the rest of the loop without it"))
+                              "the rest of the loop without it",
+                              Origin("looplet", i.name, (info.name,), "ShortCircuit")))
         return out
 
     # -- trace
@@ -396,10 +400,10 @@ class ScalarLowering:
         self.low._tags += 1
         return f"looplet:{style}:{self.low._tags}"
 
-    def _record(self, stage, before, after, note, artifacts=()):
+    def _record(self, stage, before, after, note, artifacts=(), tag=None):
         low = self.low
         pending, low._pending_tag = low._pending_tag, None  # that tag belongs to the looplet being lowered
-        low.record(stage, before, after, note=note, artifacts=list(artifacts))
+        low.record(stage, before, after, note=note, artifacts=list(artifacts), data={"tag": tag} if tag else None)
         low._pending_tag = pending
 
 

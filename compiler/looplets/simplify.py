@@ -48,7 +48,12 @@ def _lit(e):
     return isinstance(e, Literal)
 
 
-def _same(a, b) -> bool:
+def same_value(a, b) -> bool:
+    """Whether two literal values are the same value: NaN is NaN, a bool is not an int.
+
+    >>> same_value(float("nan"), float("nan")), same_value(True, 1), same_value(1, 1.0)
+    (True, False, True)
+    """
     try:
         if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
             return True
@@ -59,7 +64,7 @@ def _same(a, b) -> bool:
 
 def _is(e, v) -> bool:
     """Whether ``e`` is the literal ``v`` (with infinities matching the operator's extremes)."""
-    return _lit(e) and e.value is not MISSING and v is not NOVALUE and _same(e.value, v) and \
+    return _lit(e) and e.value is not MISSING and v is not NOVALUE and same_value(e.value, v) and \
         (isinstance(e.value, bool) == isinstance(v, bool))
 
 

@@ -8,7 +8,9 @@ import scipy.sparse as sp
 
 import compiler as ss
 from explorer import explore
-from explorer.provenance import Mark, Provenance, parse_tag, program_marks, trace_provenance
+from compiler import Artifact, Trace
+from compiler.trace import Step
+from explorer.provenance import Mark, Provenance, TagInfo, program_marks, trace_provenance
 
 STRATEGIES = ["lattice", "looplets"]
 PROGRAMS = {
@@ -273,12 +275,45 @@ def test_points_cases_and_loop_bodies_share_their_points_tag(lowered):
     assert checked == 5
 
 
-def test_parse_tag_and_provenance_helpers():
-    assert parse_tag("lattice:j:A∩x").operands == ("A", "x")
-    assert parse_tag("lattice:i:U").operands == ()
-    assert parse_tag("looplet:Stepper:4").style == "Stepper" and parse_tag("looplet:Stepper:4").index is None
-    assert parse_tag("p0").kind == ""
+@pytest.mark.parametrize("strategy, which", CASES)
+def test_tag_info_is_read_from_data_not_from_printed_text(lowered, strategy, which):
+    """Every tag's kind, index, operands and style come from the origins the lowering recorded:
+    a trace whose notes, before/after texts and artifact names are scrambled gives the same."""
+    trace = lowered[strategy, which].trace
+    prov = trace_provenance(trace)
+    origins = _c_artifact(trace).data["origins"]
+    assert set(origins) == set(prov), "every tag has an origin"
+    for tag, info in prov.info.items():
+        o = origins[tag]
+        assert (info.kind, info.index, list(info.operands), info.style) == \
+            (o["kind"], o["index"], o["operands"], o["style"])
+        assert info.kind == strategy.rstrip("s")  # lattice / looplet
+        assert info.index in PROGRAMS[which][1]
+        assert set(info.operands) <= PROGRAMS[which][2]
+    if strategy == "looplets":
+        lowered_steps = [s for s in trace.steps if isinstance(s.data, dict) and s.data.get("tag")]
+        assert lowered_steps and all(prov.info[s.data["tag"]].step == trace.steps.index(s)
+                                     for s in lowered_steps if s.data["tag"] in prov)
+
+    def scramble(a):
+        return Artifact(a.kind, "?", a.text if a.kind == "c" else "?", None if a.kind == "c" else "digraph{}", a.data)
+    scrambled = Trace([Step(s.stage, note="?", before_text="?", after_text="?", data=s.data,
+                            artifacts=[scramble(a) for a in s.artifacts]) for s in trace.steps])
+    assert trace_provenance(scrambled).info == prov.info
+
+
+def test_a_looplet_tag_names_the_tensors_its_rule_lowers(lowered):
+    """SpMV by looplets: the Stepper (or Jumper) on j walks A only; x is a Lookup."""
+    prov = trace_provenance(lowered["looplets", "spmv"].trace)
+    on_j = [prov.info[t] for t in prov if prov.info[t].index == "j"]
+    assert on_j and all(i.kind == "looplet" for i in on_j)
+    walking = [i for i in on_j if i.style != "Lookup"]
+    assert walking and all(i.operands == ("A",) for i in walking), on_j
+
+
+def test_provenance_helpers():
     p = Provenance({"lattice:i:U": [3, 1, 2], "lattice:i:A": [2]})
+    assert p.info["lattice:i:A"] == TagInfo("lattice:i:A"), "no origin given: nothing is guessed from the tag"
     assert p["lattice:i:U"] == [1, 2, 3]
     assert list(p.only("lattice:i:A")) == ["lattice:i:A"] and p.only(None) is p
     assert p.widest_first(["lattice:i:A", "lattice:i:U"])[0] == "lattice:i:U"

@@ -237,8 +237,11 @@ def _tagged_trace():
     t.record("unfurl", artifacts=[ss.Artifact(
         "looplet-nest", "A", "", dot='digraph { n0 [label="Stepper(stop=jA + 1)"]; n1 [label="Spike"] }')])
     c = "void k(void) {\n  a();\n  b();\n  c();\n}"
+    origins = {"lattice:j:p0": {"kind": "lattice", "index": "j", "operands": ["A", "x"]},
+               "lattice:j:p1": {"kind": "lattice", "index": "j", "operands": ["A"]},
+               "looplet:j:Stepper": {"kind": "looplet", "index": "j", "operands": ["A"], "style": "Stepper"}}
     t.record("emit-c", after=c, artifacts=[ss.Artifact("c", "k", c, data={"provenance": {
-        "lattice:j:p0": [2], "lattice:j:p1": [3], "looplet:j:Stepper": [4]}})])
+        "lattice:j:p0": [2], "lattice:j:p1": [3], "looplet:j:Stepper": [4]}, "origins": origins})])
     return t
 
 
