@@ -22,7 +22,6 @@ side moves on while the other stays at its last step.
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 
 from compiler.trace import Step
@@ -37,18 +36,15 @@ _SAME = {"parse": "parse", "concretize": "program", "program": "program", "lower
 def stage_key(step: Step) -> str | None:
     """Where ``step`` is, in terms both strategies share (``None``: a strategy's own stage).
 
-    A lattice step is keyed by its index (its artifact is named ``forall j``), an unfurl by the
-    loop it unfurled (its input starts ``for j = ...``): both are ``"index j"``.
+    A lattice step and an unfurl step are keyed by the index they work on, which both record
+    in their ``data`` (``{"index": "j"}``): both are ``"index j"``.
+
+    >>> stage_key(Step("unfurl", data={"index": "j"})), stage_key(Step("lower")), stage_key(Step("cfir"))
+    ('index j', 'whole IR', None)
     """
-    if step.stage == "lattice":
-        for art in step.artifacts:
-            m = re.match(r"forall (\w+)$", art.name or "")
-            if m:
-                return f"index {m.group(1)}"
-        return None
-    if step.stage == "unfurl":
-        m = re.match(r"for (\w+) = ", step.before_text or "")
-        return f"index {m.group(1)}" if m else None
+    if step.stage in ("lattice", "unfurl"):
+        data = step.data if isinstance(step.data, dict) else {}
+        return f"index {data['index']}" if data.get("index") else None
     return _SAME.get(step.stage)
 
 

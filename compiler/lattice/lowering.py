@@ -2147,7 +2147,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
         seen.add(text)
         trace.record("lattice", before=setup.statement, after=L,
                      artifacts=[Artifact("lattice", f"forall {L.index}", text, L.dot())],
-                     rewrites=L.rewrites, note=f"forall {L.index}: {len(L.points)} points, {len(L.loops)} loops")
+                     rewrites=L.rewrites, note=f"forall {L.index}: {len(L.points)} points, {len(L.loops)} loops",
+                     data={"index": str(L.index)})
     trace.record("cfir", before=setup.statement, after=cfir,
                  artifacts=[Artifact("cfir", program.lhs.tensor, str(cfir))])
     em = _Emitter(setup)

@@ -476,7 +476,7 @@ class Lowerer:
         new = postmap(body, visit)
         if arts:
             self.record("unfurl", Loop(i, None, body), Loop(i, None, new), artifacts=arts,
-                        note=f"unfurl {len(arts)} access(es) on {i.name}")
+                        note=f"unfurl {len(arts)} access(es) on {i.name}", data={"index": i.name})
         return new
 
     def lower_looplets(self, i, ext, body, line=0) -> list:
