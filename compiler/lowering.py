@@ -55,7 +55,7 @@ from .levels.level import Level, fill_key, is_fill
 from .notation import Assign, accesses, parse
 from .notation.ast import Reduce, walk
 from .reference import NeedsExtents, expression_fill
-from .tensor import Tensor, _replace_leaf, _replace_level
+from .tensor import Tensor, replace_leaf, replace_level
 from .trace import Rewrite, Trace
 
 
@@ -190,13 +190,13 @@ def _as_format(name: str, value, ndim: int | None) -> Format:
             return dense(arr.ndim, fill=np.zeros((), arr.dtype).item(), dtype=arr.dtype.name)
         except DTypeError as e:
             raise DTypeError(f"tensor {name}: {e}") from None
-    hint = f"; options of the lowering go in options={{{name!r}: ...}}" if name in _OPTION_NAMES else ""
+    hint = f"; options of the lowering go in options={{{name!r}: ...}}" if name in OPTION_NAMES else ""
     raise UsageError(f"tensor {name}: expected a Tensor, a numpy array or a format, "
                      f"not {type(value).__name__}{hint}")
 
 
 # keywords that name a strategy's option, not a tensor, when given something that is not a tensor
-_OPTION_NAMES = ("order", "schedule", "assembly", "verify", "name", "max_looplets")
+OPTION_NAMES = ("order", "schedule", "assembly", "verify", "name", "max_looplets")
 
 
 class Kernel:
@@ -583,7 +583,7 @@ def _sparse_list_level(fmt: Format, modes: list) -> int | None:
 
 def _renumbered(tensor: Tensor, k: int, mode: int, idx: np.ndarray, size: int) -> Tensor:
     """``tensor`` with level ``k`` (a SparseList of mode ``mode``) reading coordinates ``idx`` of extent ``size``."""
-    node = _replace_level(tensor.root, k, lambda lvl: replace(lvl, idx=idx.astype(lvl.idx.dtype, copy=False),
+    node = replace_level(tensor.root, k, lambda lvl: replace(lvl, idx=idx.astype(lvl.idx.dtype, copy=False),
                                                                size=size))
     shape = tuple(size if m == mode else e for m, e in enumerate(tensor.shape))
     return Tensor(node, shape=shape, mode_order=tensor.mode_order, name=tensor.name, check=False)
@@ -687,7 +687,7 @@ class _FreshFill:
 
 def _with_leaf_fill(fmt: Format, fill) -> Format:
     """``fmt`` with its leaf's fill replaced: ``Dense(Element(0.0))`` to ``Dense(Element(4.0))``."""
-    return Format(_replace_leaf(fmt.root, replace(fmt.leaf, fill=fill)), fmt.mode_order)
+    return Format(replace_leaf(fmt.root, replace(fmt.leaf, fill=fill)), fmt.mode_order)
 
 
 def _describe_formats(got: Format, want: Format) -> tuple[str, str]:
@@ -831,7 +831,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         ndims = _ndims(parsed)
         # tensors the program does not name are ignored (one dict of tensors may serve several
         # programs), but not an option's name given as a keyword: that option would be dropped silently
-        misplaced = [name for name in tensors if ndims and name not in ndims and name in _OPTION_NAMES]
+        misplaced = [name for name in tensors if ndims and name not in ndims and name in OPTION_NAMES]
         if misplaced:
             raise UsageError(f"{misplaced[0]}={tensors[misplaced[0]]!r} is no tensor of the program (its tensors "
                              f"are {', '.join(ndims)}): options of the lowering go in "

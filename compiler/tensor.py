@@ -38,17 +38,23 @@ from .levels.level import POS, group_starts, is_fill, normalize_fill, not_increa
 _ARRAY_OWNERS = (SparseList, SparseCOO, Element)
 
 
-def _replace_leaf(root: Level, leaf: Level) -> Level:
+def replace_leaf(root: Level, leaf: Level) -> Level:
+    """``root``'s chain of levels with its leaf (the Element) replaced by ``leaf``.
+
+    >>> from compiler.levels import Dense, Element
+    >>> replace_leaf(Dense(Element(0.0)), Element(1.0)).child.fill
+    1.0
+    """
     if root.is_leaf:
         return leaf
-    return replace(root, child=_replace_leaf(root.child, leaf))
+    return replace(root, child=replace_leaf(root.child, leaf))
 
 
-def _replace_level(root: Level, depth: int, change) -> Level:
+def replace_level(root: Level, depth: int, change) -> Level:
     """``root``'s chain with its level at ``depth`` (0: ``root``) replaced by ``change(level)``."""
     if depth == 0:
         return change(root)
-    return replace(root, child=_replace_level(root.child, depth - 1, change))
+    return replace(root, child=replace_level(root.child, depth - 1, change))
 
 
 def _same_fill(a, b) -> bool:
@@ -115,7 +121,7 @@ class Tensor:
         if owners and not any(with_data):
             # a format spec: make the all-fill tensor of this shape
             if isinstance(leaf, Element) and leaf.dtype is None:
-                root = _replace_leaf(root, Element(leaf.fill, dtype="float64"))
+                root = replace_leaf(root, Element(leaf.fill, dtype="float64"))
             empty = np.zeros(0, dtype=POS)
             _require_dense_prefix(Format(root), sizes, self._label)
             try:
@@ -455,7 +461,7 @@ class Tensor:
                 raise ShapeError(f"{label}: format {fmt} stores {fmt.ndim} modes; a scipy matrix has 2")
             if isinstance(fmt.leaf, Element):
                 ldt = fmt.leaf.dtype if fmt.leaf.dtype is not None else dt
-                fmt = Format(_replace_leaf(fmt.root, Element(normalize_fill(fill, ldt), dtype=ldt)),
+                fmt = Format(replace_leaf(fmt.root, Element(normalize_fill(fill, ldt), dtype=ldt)),
                              fmt.mode_order)
         short = fmt.shorthand
         leaf = fmt.leaf
@@ -513,7 +519,7 @@ class Tensor:
             fmt = parse_format(format)
             if isinstance(fmt.leaf, Element):
                 dt = fmt.leaf.dtype if fmt.leaf.dtype is not None else self.dtype
-                fmt = Format(_replace_leaf(fmt.root, Element(fmt.leaf.fill, dtype=dt)), fmt.mode_order)
+                fmt = Format(replace_leaf(fmt.root, Element(fmt.leaf.fill, dtype=dt)), fmt.mode_order)
         if fmt.ndim != self.ndim:
             raise ShapeError(f"{self._label}: format {fmt} stores {fmt.ndim} modes but the tensor has "
                              f"{self.ndim}, shape {self.shape}")
@@ -647,7 +653,7 @@ def _resolve_format(format, ndim: int, given, fill, dtype) -> Format:
         return fmt
     dt = value_dtype(dtype if dtype is not None else leaf.dtype if leaf.dtype is not None else given)
     f = leaf.fill if fill is None else fill
-    return Format(_replace_leaf(fmt.root, Element(normalize_fill(f, dt), dtype=dt)), fmt.mode_order)
+    return Format(replace_leaf(fmt.root, Element(normalize_fill(f, dt), dtype=dt)), fmt.mode_order)
 
 
 def _dense_array(shape, fill, dt, what: str, hint: str) -> np.ndarray:

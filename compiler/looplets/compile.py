@@ -503,13 +503,13 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     lowerings (:data:`~compiler.looplets.lowerers.MAX_LOOPLETS` by default); any other
     option but ``name`` (and :func:`compile_program`'s ``output`` and ``shapes``) is refused.
     """
-    from ..lowering import _OPTION_NAMES, Lowered  # the shared runtime
+    from ..lowering import OPTION_NAMES, Lowered  # the shared runtime
     from ..imperative.ir import c_name_problem
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
         # (an option the strategy would not act on is refused, never silently dropped; the
         # strategies' options that looplets lack are the lattice strategy's)
-        lattice = [o for o in unknown if o in _OPTION_NAMES]
+        lattice = [o for o in unknown if o in OPTION_NAMES]
         why = (f"; {', '.join(lattice)} {'is an option' if len(lattice) == 1 else 'are options'} of the lattice "
                f"strategy (strategy='lattice'): under looplets a loop program states its loops itself"
                if lattice else "")
