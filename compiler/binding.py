@@ -130,7 +130,14 @@ class InputPlan:
         self._sized: tuple = (None, None)
 
     def tensor(self, name: str, value) -> Tensor:
-        """``value`` (a numpy array or array-like) as a tensor of this plan's format."""
+        """``value`` (a numpy array, an array-like or a scipy.sparse matrix or array) as a tensor
+        of this plan's format; a scipy matrix in that format shares its arrays."""
+        if _is_scipy_sparse(value):
+            # (scipy's unstored entries are 0: a kernel for another fill gets them stored)
+            fmt = self.format
+            if fmt.fill == 0:
+                return Tensor.from_scipy(value, format=fmt, name=name)
+            return Tensor.from_scipy(value, name=name).asformat(fmt)
         arr = np.asarray(value)
         fmt = self.format
         if self.dense_dtype is None or arr.dtype != self.dense_dtype or arr.ndim != fmt.ndim:
@@ -168,6 +175,11 @@ class InputPlan:
                     out[pname] = arrays[kind]
         tensor._bound_args = (self, out)
         return out
+
+
+def _is_scipy_sparse(value) -> bool:
+    """Whether ``value`` is a scipy.sparse matrix or array (without importing scipy for others)."""
+    return type(value).__module__.startswith("scipy.sparse") and hasattr(value, "tocsr")
 
 
 def _plain_arrays(level) -> bool:

@@ -45,6 +45,7 @@ import numpy as np
 from . import binding, memory, values
 from .backend import compile_function
 from .dtypes import typed_scalar
+from .fastcall import fast_call
 from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative import interpret
@@ -235,6 +236,14 @@ class Kernel:
     relower: Callable | None = None
 
     def __call__(self, *given, **tensors) -> Tensor:
+        try:
+            fast = self._fast
+        except AttributeError:
+            fast = self._fast = fast_call(self)
+        if fast is not None and not given:
+            out = fast(tensors)
+            if out is not None:
+                return out
         if given:
             raise UsageError(f"pass the kernel's tensors by name: kernel({', '.join(f'{t}=...' for t in self.formats)})")
         kernel = self.for_values(tensors)
@@ -642,6 +651,13 @@ class _FreshFill:
                 self.plans.clear()
             self.plans[key] = plan
         return plan
+
+    def fixed_for(self, given: dict) -> "binding.OutputPlan | None":
+        """The output's plan when it depends on nothing of a call with ``given`` (no update of a
+        given output, every fill the format's, no extent in the fill), else ``None``."""
+        if self.fixed is None or self.output_name in given or self._raw_fills(given):
+            return None
+        return self.fixed
 
     def _raw_fills(self, given: dict) -> dict:
         """The fills the oracle gives the tensors passed as arrays (0) or scalars (their value),

@@ -1,0 +1,126 @@
+"""The fast path of a kernel call (compiler.fastcall) gives what the general path gives, and
+hands every call that is not simple back to it."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+import compiler as ss
+from compiler.fastcall import fast_call
+
+STRATEGIES = ["lattice", "looplets"]
+
+
+def _csr(m, n, density, seed, fill=0.0):
+    a = sp.random(m, n, density=density, format="csr", random_state=seed).toarray()
+    a[a == 0] = fill
+    return a
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_spmv_takes_the_fast_path_and_agrees_with_the_oracle(strategy):
+    a = _csr(6, 5, 0.4, 0)
+    A = ss.Tensor.from_numpy(a, "csr", name="A")
+    x = np.arange(5.0)
+    k = ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy, A=A, x=x)
+    fast = fast_call(k)
+    assert fast is not None
+    assert fast({"A": A, "x": x}) is None, "A is bound by the general path first"
+    first = k(A=A, x=x)
+    again = fast({"A": A, "x": x})
+    assert again is not None, "a bound tensor and a numpy vector take the fast path"
+    np.testing.assert_array_equal(again.to_numpy(), a @ x)
+    np.testing.assert_array_equal(first.to_numpy(), again.to_numpy())
+    assert again.format == first.format and again.fill == first.fill
+    xt = ss.Tensor.from_numpy(x, "dense", name="x")
+    k(A=A, x=xt)
+    np.testing.assert_array_equal(fast({"A": A, "x": xt}).to_numpy(), a @ x)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_values_holding_more_than_assumed_go_to_the_general_path(strategy):
+    """A kernel lowered for finite values re-lowers for NaN: the fast path must not run it."""
+    x = ss.Tensor.from_numpy(np.array([0.0, 2.0, 0.0]), "sparse_vector", name="x")
+    z = ss.Tensor.from_numpy(np.array([1.0, 3.0, 4.0]), "sparse_vector", name="z")
+    k = ss.lower("c[i] = x[i] * z[i]", strategy=strategy, x=x, z=z)
+    k(x=x, z=z)
+    fast = fast_call(k)
+    assert fast({"x": x, "z": z}) is not None
+    zn = ss.Tensor.from_numpy(np.array([np.nan, 3.0, np.inf]), "sparse_vector", name="z")
+    k(x=x, z=zn)            # binds zn (through the kernel lowered for NaN)
+    assert fast({"x": x, "z": zn}) is None
+    np.testing.assert_array_equal(k(x=x, z=zn).to_numpy(), [np.nan, 6.0, np.nan])
+
+
+def test_mismatched_extents_and_given_outputs_take_the_general_path():
+    A = ss.Tensor.from_numpy(_csr(4, 3, 0.5, 1), "csr", name="A")
+    k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(3))
+    k(A=A, x=np.ones(3))
+    fast = fast_call(k)
+    assert fast({"A": A, "x": np.ones(4)}) is None
+    with pytest.raises(ss.ShapeError, match="index j"):
+        k(A=A, x=np.ones(4))
+    assert fast({"A": A, "x": np.ones(3), "y": np.zeros(4)}) is None
+    assert fast({"A": A, "x": np.ones(3, dtype=np.float32)}) is None
+    assert fast({"A": A, "x": np.ones((3, 2))[:, 0]}) is None, "a strided view is bound by the general path"
+
+
+def test_a_kernel_that_needs_the_general_path_has_no_fast_path():
+    A = ss.Tensor.from_numpy(_csr(4, 3, 0.5, 2), "csr", name="A")
+    assert fast_call(ss.lower("y[i] = A[i, j] * x[j]", checked=True, A=A, x=np.ones(3))) is None
+    y = ss.Tensor.from_numpy(np.ones(4), "dense", name="y")
+    update = ss.lower("y[i] += A[i, j] * x[j]", A=A, x=np.ones(3), y=y)
+    assert update.lowered.initial == "output" and fast_call(update) is None
+    np.testing.assert_array_equal(update(A=A, x=np.ones(3), y=y).to_numpy(), 1 + A.to_numpy().sum(axis=1))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 6), st.integers(0, 6), st.sampled_from(["csr", "csc", "coo", "dense"]),
+       st.sampled_from(["csr", "dense"]), st.sampled_from([0.0, 1.0, np.inf]),
+       st.sampled_from(STRATEGIES), st.integers(0, 3))
+def test_repeated_calls_on_new_shapes_agree_with_the_oracle(m, n, fa, fc, fill, strategy, seed):
+    """Called again and again on tensors of new shapes and values, the kernel (fast path or
+    not) gives the dense oracle's answer every time."""
+    k = ss.lower("C[i, j] = A[i, j] + B[i, j]", strategy=strategy,
+                 A=ss.parse_format(fa, ndim=2, fill=fill), B="csr", C=fc)
+    for call in range(3):
+        a, b = _csr(m + call, n, 0.4, seed + call, fill), _csr(m + call, n, 0.3, seed + 7 * call)
+        A = ss.Tensor.from_numpy(a, k.formats["A"], name="A")
+        B = ss.Tensor.from_numpy(b, "csr", name="B")
+        for _ in range(2):   # the second call of the same tensors takes the fast path
+            out = k(A=A, B=B)
+            np.testing.assert_array_equal(out.to_numpy(), ss.evaluate("C[i, j] = A[i, j] + B[i, j]", A=A, B=B)[0])
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_dense_output_written_sparsely_starts_from_its_fill(strategy):
+    """The product of two sparse vectors into a dense output writes only where both are
+    stored: every other entry must be the fill, not whatever the allocator returned."""
+    n = 4096
+    a = np.zeros(n); a[::7] = 2.0
+    b = np.zeros(n); b[::5] = 3.0
+    A = ss.Tensor.from_numpy(a, "sparse_vector", name="a")
+    B = ss.Tensor.from_numpy(b, "sparse_vector", name="b")
+    k = ss.lower("y[i] = a[i] * b[i]", strategy=strategy, a=A, b=B, y="dense")
+    assert k.lowered.initial == "fill"
+    k(a=A, b=B)
+    for _ in range(3):
+        junk = np.full(n, 7.0)   # freed memory the next allocation may reuse
+        del junk
+        assert fast_call(k)({"a": A, "b": B}) is not None
+        np.testing.assert_array_equal(k(a=A, b=B).to_numpy(), a * b)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("kind", ["csr_matrix", "csc_matrix", "coo_matrix", "csr_array"])
+def test_a_kernel_takes_scipy_matrices(strategy, kind):
+    """A kernel compiled for csr is called with scipy objects (converted as needed; a csr one
+    shares its arrays), also for a format whose fill is not scipy's 0."""
+    a = sp.random(5, 4, density=0.5, format="csr", random_state=3)
+    m = getattr(sp, kind)(a)
+    x = np.arange(4.0)
+    k = ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy, A="csr", x="dense")
+    np.testing.assert_allclose(k(A=m, x=x).to_numpy(), a @ x)
+    k1 = ss.lower("C[i, j] = A[i, j] + x[j]", strategy=strategy, A=ss.csr(fill=1.0), x="dense")
+    np.testing.assert_allclose(k1(A=m, x=x).to_numpy(), a.toarray() + x)
