@@ -35,6 +35,7 @@ is rounded). So ``s[] += b[i]`` lowered for a float32 ``b`` answers float32 when
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass, field, replace
@@ -149,6 +150,16 @@ def _ndims(program) -> dict[str, int]:
         return out
     ndims = getattr(program, "tensor_ndims", None)
     return ndims() if callable(ndims) else {}
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed(text: str):
+    """``text`` parsed and its names checked, kept: the AST is immutable, and a program lowered
+    again (a solver's loop calling ``einsum``) is parsed once."""
+    parsed = parse(text)
+    if isinstance(parsed, Assign):
+        _check_names(parsed)
+    return parsed
 
 
 def _check_names(program: Assign) -> None:
@@ -841,9 +852,12 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
     with nesting_guard(program):
         fn_key = tuple(sorted((functions or {}).items()))
         source_key = (program, fn_key) if isinstance(program, str) else program
-        parsed = parse(program, functions) if isinstance(program, str) else program
-        if isinstance(parsed, Assign):
-            _check_names(parsed)
+        if isinstance(program, str) and not functions:
+            parsed = _parsed(program)
+        else:
+            parsed = parse(program, functions) if isinstance(program, str) else program
+            if isinstance(parsed, Assign):
+                _check_names(parsed)
         ndims = _ndims(parsed)
         # tensors the program does not name are ignored (one dict of tensors may serve several
         # programs), but not an option's name given as a keyword: that option would be dropped silently
