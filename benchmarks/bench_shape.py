@@ -1,0 +1,247 @@
+"""The BURRITO paper's shape-operator kernels (Figs. 24-26) against scipy.sparse and pydata/sparse.
+
+Each kernel is index notation with shape operators, lowered once by the looplets strategy
+(compile time excluded, as the paper excludes it) and timed as the minimum of ``--repeat`` calls
+next to the libraries' own calls in the same run; every result is checked against scipy's.
+A library call past ``--timeout`` seconds (or failing) counts as that many seconds, as the
+paper caps its geometric means. Fig. 26 also times the unfused form: two kernels through a
+materialized intermediate.
+
+    .venv/bin/python benchmarks/bench_shape.py                 # 20k x 20k, 1M nonzeros
+    .venv/bin/python benchmarks/bench_shape.py --n 2000 --nnz 40000 --repeat 3   # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+def timed(f, repeat: int, timeout: float):
+    """(seconds, result): the minimum of ``repeat`` calls after one warm-up; ``timeout`` (and
+    no result) when a call fails or the first takes longer than that."""
+    try:
+        t0 = time.perf_counter()
+        out = f()
+        first = time.perf_counter() - t0
+    except Exception as e:  # a library that cannot do it counts as the cap, as in the paper
+        return timeout, f"failed: {type(e).__name__}: {str(e)[:60]}"
+    if first > timeout:
+        return timeout, out
+    best = first
+    for _ in range(repeat - 1):
+        t0 = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def coords_of(x):
+    """(coordinates as rows, values) of a result's stored nonzeros, sorted, without densifying:
+    a Tensor, a scipy matrix (a 1 x n row stands for a vector) or a pydata array."""
+    if hasattr(x, "to_coords"):
+        coords, vals = x.to_coords()
+        coords = np.asarray(coords).reshape(len(x.shape), -1)
+    elif isinstance(x, np.ndarray):
+        nz = np.nonzero(x)
+        coords, vals = np.array(nz), x[nz]
+    else:
+        m = sp.coo_matrix(x)
+        coords, vals = (np.array([m.col]) if m.shape[0] == 1 else np.array([m.row, m.col])), m.data
+    keep = vals != 0
+    coords, vals = coords[:, keep], vals[keep]
+    order = np.lexsort(coords[::-1]) if coords.size else np.arange(0)
+    return coords[:, order], vals[order]
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=20_000)
+    ap.add_argument("--nnz", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--timeout", type=float, default=5.0)
+    ap.add_argument("--no-pydata", action="store_true")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
+
+    import compiler as ss
+    try:
+        import sparse as pydata
+    except ImportError:
+        pydata = None
+    if args.no_pydata:
+        pydata = None
+
+    n, rng = args.n, np.random.default_rng(0)
+    A = sp.random(n, n, density=args.nnz / n / n, format="csr", random_state=rng, dtype=np.float64)
+    A.sort_indices()
+    half = n // 2
+    Acoo = A.tocoo()
+    left, right = A[:, :half].tocsr(), A[:, half:].tocsr()
+    top, bottom = A[:half].tocsr(), A[half:].tocsr()
+    vec = A.reshape(1, n * n).tocsr()           # a compressed vector of length n*n, as a 1 x n^2 CSR
+    shifted = sp.csr_matrix((A.data, (A.tocoo().row, (A.tocoo().col + 2) % n)), shape=A.shape)
+    x = rng.standard_normal(n)
+    s, e, r = 0, (n + 1) // 2, 2
+    print(f"A: {n} x {n}, {A.nnz} nonzeros; min of {args.repeat} calls; cap {args.timeout} s; "
+          f"pydata {'yes' if pydata else 'no'}")
+
+    T = ss.Tensor
+    ten = {
+        "A_csr": T.from_scipy(A, name="A"), "A_coo": T.from_scipy(Acoo, name="A"),
+        "L_csr": T.from_scipy(left, name="B"), "R_csr": T.from_scipy(right, name="C"),
+        "L_coo": T.from_scipy(left.tocoo(), name="B"), "R_coo": T.from_scipy(right.tocoo(), name="C"),
+        "T_csr": T.from_scipy(top, name="B"), "B_csr": T.from_scipy(bottom, name="C"),
+        "T_coo": T.from_scipy(top.tocoo(), name="B"), "B_coo": T.from_scipy(bottom.tocoo(), name="C"),
+        "shift": T.from_scipy(shifted, name="B"),
+    }
+    cv = _compressed_vector(ss, vec, n * n)
+    pd = {}
+    if pydata is not None:
+        pd = {"A": pydata.COO.from_scipy_sparse(A), "Ag": pydata.GCXS.from_scipy_sparse(A),
+              "L": pydata.COO.from_scipy_sparse(left), "R": pydata.COO.from_scipy_sparse(right),
+              "Lg": pydata.GCXS.from_scipy_sparse(left), "Rg": pydata.GCXS.from_scipy_sparse(right),
+              "T": pydata.COO.from_scipy_sparse(top), "B": pydata.COO.from_scipy_sparse(bottom),
+              "Tg": pydata.GCXS.from_scipy_sparse(top), "Bg": pydata.GCXS.from_scipy_sparse(bottom),
+              "v": pydata.GCXS.from_scipy_sparse(vec)}
+
+    def kernel(program, out, **tensors):
+        k = ss.lower(program, strategy="looplets", **tensors, **{program.split("[")[0]: out})
+        return lambda: k(**tensors)
+
+    hst = "D[i, l] = concat((B[i, j], C[i, k]), (j, k) -> l)"
+    vst = "D[l, i] = concat((B[j, i], C[k, i]), (j, k) -> l)"
+    slc = f"D[k, i] = slice(A[j, i], j -> k, ({s}, {e}, {r}))"
+    col = "c[k] = collapse(A[i, j], (i, j) -> k)"
+    spl = f"D[i, j] = split(c[k], k -> (i, j:{n}))"
+    rows = [
+        # (figure, name, ours, scipy, pydata)
+        ("24a", "C = collapse(COO)", kernel(col, "sparse_vector", A=ten["A_coo"]),
+         lambda: Acoo.reshape(1, n * n).tocsr(), lambda: pd["A"].reshape((n * n,))),
+        ("24b", "COO = hstack(COO, COO)", kernel(hst, "coo", B=ten["L_coo"], C=ten["R_coo"]),
+         lambda: sp.hstack([left.tocoo(), right.tocoo()], format="coo"),
+         lambda: pydata.concatenate([pd["L"], pd["R"]], axis=1)),
+        ("24c", "COO = vstack(COO, COO)", kernel(vst, "coo", B=ten["T_coo"], C=ten["B_coo"]),
+         lambda: sp.vstack([top.tocoo(), bottom.tocoo()], format="coo"),
+         lambda: pydata.concatenate([pd["T"], pd["B"]], axis=0)),
+        ("24d", "CSR = hstack(CSR, CSR)", kernel(hst, "csr", B=ten["L_csr"], C=ten["R_csr"]),
+         lambda: sp.hstack([left, right], format="csr"),
+         lambda: pydata.concatenate([pd["Lg"], pd["Rg"]], axis=1)),
+        ("24e", "CSR = vstack(CSR, CSR)", kernel(vst, "csr", B=ten["T_csr"], C=ten["B_csr"]),
+         lambda: sp.vstack([top, bottom], format="csr"),
+         lambda: pydata.concatenate([pd["Tg"], pd["Bg"]], axis=0)),
+        ("24f", "CSR = slice(CSR)", kernel(slc, "csr", A=ten["A_csr"]),
+         lambda: A[s:e:r, :], lambda: pd["Ag"][s:e:r, :]),
+        ("25a", "COO = split(C)", kernel(spl, "coo", c=cv),
+         lambda: vec.reshape(n, n).tocoo(), lambda: pd["v"].reshape((n, n)).asformat("coo")),
+        ("25b", "CSR = split(C)", kernel(spl, "csr", c=cv),
+         lambda: vec.reshape(n, n).tocsr(), lambda: pd["v"].reshape((n, n)).asformat("gcxs")),
+        ("25c", "CSR = hstack(COO, COO)", kernel(hst, "csr", B=ten["L_coo"], C=ten["R_coo"]),
+         lambda: sp.hstack([left.tocoo(), right.tocoo()], format="csr"),
+         lambda: pydata.concatenate([pd["L"], pd["R"]], axis=1).asformat("gcxs")),
+        ("25d", "COO = hstack(CSR, CSR)", kernel(hst, "coo", B=ten["L_csr"], C=ten["R_csr"]),
+         lambda: sp.hstack([left, right], format="coo"),
+         lambda: pydata.concatenate([pd["Lg"], pd["Rg"]], axis=1).asformat("coo")),
+        ("25e", "COO = vstack(CSR, CSR)", kernel(vst, "coo", B=ten["T_csr"], C=ten["B_csr"]),
+         lambda: sp.vstack([top, bottom], format="coo"),
+         lambda: pydata.concatenate([pd["Tg"], pd["Bg"]], axis=0).asformat("coo")),
+        ("25f", "COO = slice(CSR)", kernel(slc, "coo", A=ten["A_csr"]),
+         lambda: A[s:e:r, :].tocoo(), lambda: pd["Ag"][s:e:r, :].asformat("coo")),
+    ]
+    ratios = {"24": ([], []), "25": ([], [])}
+    print(f"{'fig':4s} {'kernel':26s} {'sparsescope':>12s} {'scipy':>10s} {'pydata':>10s} "
+          f"{'vs scipy':>9s} {'vs pydata':>9s}")
+    for fig, name, ours, theirs, pyd in rows:
+        t_ours, out = timed(ours, args.repeat, args.timeout)
+        t_sp, ref = timed(theirs, args.repeat, args.timeout)
+        _check(name, out, ref)
+        t_pd = timed(pyd, max(1, min(args.repeat, 3)), args.timeout)[0] if pydata else math.nan
+        ratios[fig[:2]][0].append(t_sp / t_ours)
+        if pydata:
+            ratios[fig[:2]][1].append(t_pd / t_ours)
+        print(f"{fig:4s} {name:26s} {t_ours * 1e3:10.2f}ms {t_sp * 1e3:8.2f}ms {t_pd * 1e3:8.2f}ms "
+              f"{t_sp / t_ours:8.2f}x {t_pd / t_ours:8.2f}x")
+    for fig, paper in (("24", "1.66x-15.3x vs scipy, 1.67x-651x vs pydata"),
+                       ("25", "7.29x-13.0x vs scipy, 21.3x-511x vs pydata")):
+        gs, gp = (_geomean(v) for v in ratios[fig])
+        print(f"Fig. {fig} geometric mean: {gs:.2f}x vs scipy, {gp:.2f}x vs pydata   (paper: {paper})")
+
+    # Fig. 26: fused against unfused (two kernels through a materialized intermediate) and scipy
+    b_cv = _compressed_vector(ss, shifted.reshape(1, n * n).tocsr(), n * n)
+    fused = [
+        ("26a", "C = collapse(CSR) * C",
+         kernel("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", "sparse_vector", A=ten["A_csr"], b=b_cv),
+         _unfused(ss, col, "sparse_vector", dict(A=ten["A_csr"]), "c", "e[k] = c[k] * b[k]", "sparse_vector",
+                  dict(b=b_cv)),
+         lambda: A.reshape(1, n * n).multiply(shifted.reshape(1, n * n))),
+        ("26b", "D = vstack(CSR, CSR) @ D",
+         kernel("y[l] = sum[i](concat((B[j, i], C[k, i]), (j, k) -> l) * x[i])", "dense",
+                B=ten["T_csr"], C=ten["B_csr"], x=x),
+         _unfused(ss, vst, "csr", dict(B=ten["T_csr"], C=ten["B_csr"]), "D", "y[l] = D[l, i] * x[i]", "dense",
+                  dict(x=x)),
+         lambda: sp.vstack([top, bottom], format="csr") @ x),
+        ("26c", "CSR = slice(CSR) * CSR",
+         kernel(f"E[k, i] = slice(A[j, i], j -> k, ({s}, {e}, {r})) * B[k, i]", "csr",
+                A=ten["A_csr"], B=T.from_scipy(shifted[:len(range(s, e, r))], name="B")),
+         _unfused(ss, slc, "csr", dict(A=ten["A_csr"]), "D", "E[k, i] = D[k, i] * B[k, i]", "csr",
+                  dict(B=T.from_scipy(shifted[:len(range(s, e, r))], name="B"))),
+         lambda: A[s:e:r, :].multiply(shifted[:len(range(s, e, r))])),
+    ]
+    print(f"{'fig':4s} {'kernel':26s} {'fused':>10s} {'unfused':>10s} {'scipy':>10s} {'vs unfused':>10s} "
+          f"{'vs scipy':>9s}")
+    vs_unfused, vs_scipy = [], []
+    for fig, name, f_fused, f_unfused, f_scipy in fused:
+        t_f, out = timed(f_fused, args.repeat, args.timeout)
+        t_u, out_u = timed(f_unfused, args.repeat, args.timeout)
+        t_s, ref = timed(f_scipy, args.repeat, args.timeout)
+        _check(name, out, ref)
+        _check(name + " (unfused)", out_u, ref)
+        vs_unfused.append(t_u / t_f)
+        vs_scipy.append(t_s / t_f)
+        print(f"{fig:4s} {name:26s} {t_f * 1e3:8.2f}ms {t_u * 1e3:8.2f}ms {t_s * 1e3:8.2f}ms "
+              f"{t_u / t_f:9.2f}x {t_s / t_f:8.2f}x")
+    print(f"Fig. 26 geometric mean: {_geomean(vs_unfused):.2f}x vs unfused, {_geomean(vs_scipy):.2f}x vs scipy "
+          f"(paper: 1.22x-2.23x vs unfused)")
+
+
+def _compressed_vector(ss, row, length):
+    """A 1 x length CSR's one row as a compressed vector Tensor (SparseList(Element))."""
+    return ss.Tensor.from_coords(row.indices.astype(np.int64)[None, :], row.data, (length,),
+                                 format="sparse_vector", name="c")
+
+
+def _unfused(ss, first, first_fmt, first_in, name, second, second_fmt, second_in):
+    k1 = ss.lower(first, strategy="looplets", **first_in, **{first.split("[")[0]: first_fmt})
+    mid = k1(**first_in)
+    k2 = ss.lower(second, strategy="looplets", **{name: mid}, **second_in,
+                  **{second.split("[")[0]: second_fmt})
+
+    def run():
+        return k2(**{name: k1(**first_in)}, **second_in)
+    return run
+
+
+def _check(name, out, ref) -> None:
+    if isinstance(out, str) or isinstance(ref, str):
+        return
+    (gc, gv), (wc, wv) = coords_of(out), coords_of(ref)
+    if gc.shape != wc.shape or not np.array_equal(gc, wc) or not np.allclose(gv, wv):
+        raise AssertionError(f"{name}: sparsescope's result differs from scipy's")
+
+
+def _geomean(v) -> float:
+    v = [x for x in v if x == x and x > 0]
+    return math.exp(sum(map(math.log, v)) / len(v)) if v else math.nan
+
+
+if __name__ == "__main__":
+    main()
