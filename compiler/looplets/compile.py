@@ -572,6 +572,10 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                                                          formats, dict(options.get("shapes") or ()), int(limit),
                                                          shaped_sizes)
     except ProgramError as e:
+        if shaped is not None:
+            # (the user wrote index notation: say what its shape operators became, not a line of ours)
+            loops = "\n".join("    " + line for line in str(prog.body).splitlines())
+            raise StrategyError(f"{program}: {e.reason}; in the loops its shape operators become:\n{loops}") from None
         if e.reason != str(e):
             raise
         raise prog.error(e) from None

@@ -77,8 +77,9 @@ def _expr(entry):
         return Size(None, "int64", entry[0], entry[1])
     op, *args = entry
     if op == "//":
-        raise StrategyError("the looplet strategy indexes with sums and products of extents; a split whose "
-                            "first extent is the quotient of others is not one: give both extents")
+        raise StrategyError("the looplet strategy indexes with sums and products of extents, and a split given only "
+                            "its major extent makes the minor one a quotient: give the minor extent too, as in "
+                            "k -> (i, j:n)")
     out = _expr(args[0])
     for a in args[1:]:
         out = Call(_ADD if op == "+" else _MUL, (out, _expr(a)))

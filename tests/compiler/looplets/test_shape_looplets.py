@@ -54,6 +54,9 @@ EXAMPLES = [  # (program, output format, inputs, numpy's answer)
     ("D[i, l] = concat((A[i, j], B[i, k]), (j, k) -> l)", "csr", {"A": (A, "csr"), "B": (B, "coo")}, np.hstack([A, B])),
     ("D[i, l] = concat((A[i, j], B[i, k]), (j, k) -> l)", "coo", {"A": (A, "coo"), "B": (B, "coo")}, np.hstack([A, B])),
     ("D[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", "csr", {"A": (A, "csr"), "B": (B, "csr")}, np.vstack([A, B])),
+    ("D[i, l] = concat((A[i, j], B[i, k]), (j, k) -> l)", "dense", {"A": (A, "csc"), "B": (B, "csc")},
+     np.hstack([A, B])),
+    ("D[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", "coo", {"A": (A, "csc"), "B": (B, "csr")}, np.vstack([A, B])),
     ("D[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", "coo", {"A": (A, "csr"), "B": (B, "coo")}, np.vstack([A, B])),
     ("D[l, i] = concat((A[j, i], B[k, i], A[m, i]), (j, k, m) -> l)", "csr", {"A": (A, "csr"), "B": (B, "dense")},
      np.vstack([A, B, A])),
@@ -110,12 +113,24 @@ def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_chooses_lo
      "the kernel; here it is computed by another shape operator"),
     ("c[k] = collapse(A[i, j], (i, j) -> k) + collapse(Z[p, q], (p, q) -> k)",
      {"A": (A, "csr"), "Z": (A.reshape(4, 3), "csr")}, "k is collapsed twice from indices of different extents"),
+    ("C[i, j] = split(b[k], k -> (i:3, j))", {"b": (v12, "sparse")},
+     "a split given only its major extent makes the minor one a quotient: give the minor extent too"),
+    ("S[k, i] = slice(A[j, i], j -> k, (0, 3, 2))", {"A": (A, "csc")},
+     "A[j, i] is stored with i before j, and the loop over i is inside the one over k"),
 ])
 def test_what_no_wrapper_expresses_is_refused_saying_why(program, inputs, message):
     tensors = {n: ss.Tensor.from_numpy(a, f) for n, (a, f) in inputs.items()}
     with pytest.raises(StrategyError, match=re.escape(message)):
         ss.lower(program, "looplets", **tensors)
     evaluate(program, **tensors)   # (the oracle computes it)
+
+
+def test_a_discordant_sparse_output_is_refused_in_the_users_terms():
+    with pytest.raises(StrategyError, match=re.escape(
+            "C[i, j] = split(b[k], k -> (i, j:4)): output C is written out of order") + ".*" +
+            re.escape("in the loops its shape operators become:\n    for i = 0:b0_size / 4")):
+        ss.lower("C[i, j] = split(b[k], k -> (i, j:4))", "looplets", b=ss.Tensor.from_numpy(v12, "sparse"),
+                 C="csc")
 
 
 def test_shapes_are_checked_when_lowering_and_at_each_call():
