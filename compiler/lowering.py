@@ -54,7 +54,7 @@ from .levels import Dense, Element, SparseList
 from .levels.level import Level, fill_key, is_fill
 from .notation import Assign, accesses, parse
 from .notation.ast import Reduce, walk
-from .notation.infer import infer_shapes
+from .notation.infer import infer_given, infer_shapes
 from .notation.shape import has_shape_operators
 from .reference import NeedsExtents, expression_fill
 from .tensor import Tensor, _replace_leaf, _replace_level
@@ -871,7 +871,8 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         facts_key = tuple(sorted((n, f) for n, f in facts.items() if not f.finite))
         # shape operators' premises are checked before lowering (and a cached kernel is returned)
         shaped = isinstance(parsed, Assign) and has_shape_operators(parsed)
-        shape_info = _shape_info(parsed, tensors, formats) if shaped else None
+        shape_info = infer_given(parsed, {n: np.shape(v) for n, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))},
+                                 {n: len(f.mode_order) for n, f in formats.items()}) if shaped else None
 
         # an output given as an array or a scalar says no fill of its own: it gets the oracle's, as a
         # fresh output does (and its kernel is not the one of an output given that dense format)
@@ -911,19 +912,6 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         if key is not None:
             _CACHE[key] = kernel
         return kernel
-
-
-def _shape_info(program: Assign, tensors: dict, formats: dict):
-    """The shape operators of ``program`` checked (Fig. 9 of BURRITO): each index's extent, an int where
-    the tensor was given, else the size of a tensor's mode (then checked at each call)."""
-    shapes = {}
-    for name, fmt in formats.items():
-        value = tensors.get(name)
-        if isinstance(value, (Tensor, np.ndarray)):
-            shapes[name] = tuple(np.shape(value) if isinstance(value, np.ndarray) else value.shape)
-        elif name != program.lhs.tensor:
-            shapes[name] = tuple((name, m) for m in range(len(fmt.mode_order)))
-    return infer_shapes(program, shapes)
 
 
 def _record_facts(trace: Trace, assumed) -> None:

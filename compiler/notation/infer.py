@@ -271,6 +271,20 @@ def infer_shapes(program: Assign, shapes: dict) -> ShapeInfo:
     return info
 
 
+def infer_given(program: Assign, shapes: dict, ndims: dict) -> ShapeInfo:
+    """:func:`infer_shapes` for the tensors a lowering is given: ``shapes`` where known (arrays and
+    tensors), else each mode's size as an entry (``(A, 0)``, checked at each call); the output's
+    shape counts only where it is given.
+
+    >>> from compiler.notation import parse
+    >>> infer_given(parse("y[l] = concat((a[i], b[j]), (i, j) -> l)"), {"a": (3,)}, {"a": 1, "b": 1}).output
+    (('+', 3, ('b', 0)),)
+    """
+    full = {name: tuple((name, m) for m in range(n)) for name, n in ndims.items() if name != program.lhs.tensor}
+    full.update((name, tuple(shape)) for name, shape in shapes.items())
+    return infer_shapes(program, full)
+
+
 def check_slice_bounds(e: Slice, n: int) -> None:
     """Refuse bounds that are not normalized for a mode of extent ``n``: ``0 <= start <= stop <= n``
     for a positive step, ``-1 <= stop <= start <= n - 1`` for a negative one (or an empty slice)."""
@@ -307,5 +321,5 @@ def slice_coordinates(e: Slice) -> range:
     return range(e.start, e.start + e.step * e.count, e.step)
 
 
-__all__ = ["ShapeInfo", "infer_shapes", "check_slice_bounds", "slice_coordinates", "extent_text", "e_add",
+__all__ = ["ShapeInfo", "infer_shapes", "infer_given", "check_slice_bounds", "slice_coordinates", "extent_text", "e_add",
            "e_mul", "e_floordiv", "same"]
