@@ -212,6 +212,8 @@ def test_concat_of_any_two_matrices(data, m, vertical, out):
 @SLOW
 @given(matrices(), st.data(), st.sampled_from(["csr", "coo", "dense"]), st.booleans())
 @example(a=(np.arange(12.0).reshape(4, 3), "csr", 0.0), data=None, out="csr", rows=True)
+# (found by this property: a strided row slice of CSC was a ProgramError about the generated loops)
+@example(a=(np.arange(6.0).reshape(3, 2), "csc", 0.0), data=None, out="csr", rows=True)
 def test_slices_with_any_step(a, data, out, rows):
     arr, fmt, fill = a
     n = arr.shape[0] if rows else arr.shape[1]
