@@ -50,6 +50,7 @@ class _Append:
     plain: tuple
     line: int
     coords: tuple = ()   # the write's index expressions of the parent modes
+    own: tuple = ()      # ... and of the level's modes
 
 
 def _base(x):
@@ -150,6 +151,17 @@ def _disjoint(earlier: list, here: _Append) -> bool:
     return True
 
 
+def _after(p: _Append, here: _Append) -> bool:
+    """Whether ``here``'s coordinates provably follow ``p``'s in the fiber they share: at their first
+    differing loop, ``p`` writes below some bound at which ``here`` starts (``for j: C[j]``, then
+    ``for k: C[k + |j|]``)."""
+    d = next((d for d, (a, b) in enumerate(zip(p.loops, here.loops)) if a is not b), None)
+    if d is None or d >= len(p.own) or d >= len(here.own):
+        return False
+    ra, rb = _reach(p.own[d], p.loops[d]), _reach(here.own[d], here.loops[d])
+    return ra is not None and rb is not None and _below(ra[1], rb[0])
+
+
 def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
     """Refuse writes that cannot append a sparse output's sorted level in order (a
     :class:`ProgramError` naming the output, the level and the lines); return
@@ -159,6 +171,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
     first: dict = {}
     later: dict = {}
     nests: dict = {}   # per output, the nests appending fibers of their own, in order
+    appended: dict = {}   # per output, the loops appending one fiber one after another
 
     def line(n: int) -> int:
         return n + first_line - 1
@@ -198,7 +211,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
                 s.line)
         modes = range(m0, m0 + lvl.nmodes)
         here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(s.lhs.idxs[m], Index) for m in modes),
-                       s.line, tuple(s.lhs.idxs[:m0]) if n0 == m0 else ())
+                       s.line, tuple(s.lhs.idxs[:m0]) if n0 == m0 else (),
+                       tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]) if len(want) == n0 + lvl.nmodes else ())
         seen = first.setdefault(t, here)
         if any(a is not b for a, b in zip(seen.parents, here.parents)) and _disjoint(nests.get(t, []), here):
             nests[t].append(here)
@@ -236,6 +250,11 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
                 f"{where}: both loops start at {i} = {first_loop.ext.start}, so the second would go back over the "
                 f"first's coordinates. Write {t} in one loop over {i}, {_ELSEWHERE.format(t=t)}",
                 s.line)
+        earlier = appended.setdefault(t, [seen])
+        if all(_after(p, here) for p in earlier):
+            earlier.append(here)
+            return   # (provably after every earlier loop's coordinates: a concat's second part)
+        earlier.append(here)
         later.setdefault(t, f"{where}: the second loop must write only coordinates after the first's")
 
     visit(prog, [])

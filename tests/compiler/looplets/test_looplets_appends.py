@@ -232,3 +232,21 @@ def test_a_vstack_by_two_nests_appends_each_row_once():
     A, B = Tensor.from_numpy(A_, "csr"), Tensor.from_numpy(B_, "csr")
     got = compile_program(vstack_rows, D=Tensor.from_numpy(np.zeros((8, 3)), "csr"), A=A, B=B)(A=A, B=B)
     assert_canonical(got, np.vstack([A_, B_]))
+
+
+@loop_program
+def hstack_rows(D, A, B):
+    for i in _:
+        for j in _:
+            D[i, j] = A[i, j]
+        for k in _:
+            D[i, k + A.shape[1]] = B[i, k]
+
+
+def test_a_second_loop_provably_after_the_first_is_not_checked_at_each_call():
+    # k + |A|_1 >= every j < |A|_1: the row's coordinates are in order whatever the call's tensors
+    # (before: the output was validated at every call, as a window's concatenation is)
+    A, B = Tensor.from_numpy(A_, "csr"), Tensor.from_numpy(B_, "csr")
+    k = compile_program(hstack_rows, D=Tensor.from_numpy(np.zeros((4, 6)), "csr"), A=A, B=B)
+    assert not k.lowered.validate_output
+    assert_canonical(k(A=A, B=B), np.hstack([A_, B_]))
