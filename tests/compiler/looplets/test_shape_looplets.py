@@ -237,3 +237,10 @@ def test_slices_with_any_step(a, data, out, rows):
     got, want, _ = run(program, out, A=(arr, fmt, fill))
     kept = list(range(start, stop, step))   # (no wrap-around: -1 stops below 0)
     np.testing.assert_array_equal(want, arr[kept] if rows else arr[:, kept])
+
+
+def test_a_concats_second_loop_starts_at_zero_in_the_c():
+    # (before: for (int64_t k = 0 > (-A0_size) ? 0 : -A0_size; ...), a bound no size can reach)
+    T = ss.Tensor.from_numpy(A, "csr")
+    k = ss.lower("D[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", "looplets", A=T, B=T, D="csr")
+    assert "for (int64_t k = 0; k < B0_size; k++)" in k.c_source
