@@ -21,8 +21,9 @@ operator                                   loop program
 =========================================  ====================================================
 
 What no wrapper covers is refused with a :class:`~compiler.errors.StrategyError` saying why
-(a split whose loops are not nested as the operator needs, a collapse, concat or strided
-slice of an index another operator computes).
+(a split whose loops are not nested as the operator needs, a collapse or strided slice that
+would walk a sparse operand against its storage order, a collapse, concat or strided slice of an
+index another operator computes).
 
 >>> from compiler.notation import parse
 >>> from compiler.format import parse_format
@@ -92,6 +93,24 @@ def _plus(a, b):
 
 def _times(a, b):
     return Call(_MUL, (a, b))
+
+
+def check_collapse_concordant(e: Collapse, formats: dict) -> None:
+    """Refuse a collapse whose loops (the major index outside the minor one) would walk an operand
+    stored minor index first in a level that cannot be located: each coordinate would be searched
+    for, not walked (a column-major collapse of a CSR matrix)."""
+    i, j = e.indices
+    for acc in N.accesses(e.operand):
+        fmt = formats.get(acc.tensor)
+        if fmt is None or i not in acc.indices or j not in acc.indices:
+            continue
+        order = fmt.mode_order
+        if order.index(acc.indices.index(j)) < order.index(acc.indices.index(i)) and \
+                not all(lvl.locatable for lvl in fmt.levels):
+            raise StrategyError(
+                f"{e}: {acc.tensor} stores {j} before {i}, but the collapse walks {i} outside {j} (the first listed "
+                f"index is the major one): a discordant walk of its sparse levels; store {acc.tensor} with {i} "
+                f"first, or collapse ({j}, {i}) -> {e.result}")
 
 
 def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict) -> None:
@@ -205,6 +224,7 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
             if k not in collapsed or env.get(k) != top.get(k):
                 loop_index(env.get(k), e, f"the collapsed index {k}")
             ii, jj, _, _ = collapsed[k]
+            check_collapse_concordant(e, formats)
             return conv(e.operand, {**env, i: Index(ii), j: Index(jj)}, top, choice)
         if isinstance(e, Split):
             k, (i, j) = e.index, e.results
