@@ -56,6 +56,8 @@ from .levels import Dense, Element, SparseList
 from .levels.level import Level, fill_key, is_fill
 from .notation import Assign, accesses, parse
 from .notation.ast import Reduce, walk
+from .notation.infer import infer_given, infer_shapes
+from .notation.shape import has_shape_operators
 from .reference import NeedsExtents, expression_fill
 from .tensor import Tensor, replace_leaf, replace_level
 from .trace import Rewrite, Trace
@@ -172,7 +174,10 @@ def _check_names(program: Assign) -> None:
     from .notation.ast import Access, Reduce, walk
     tensors = [program.lhs.tensor] + [a.tensor for a in accesses(program.rhs)]
     indices = list(program.lhs.indices) + [i for n in walk(program.rhs) if isinstance(n, (Access, Reduce))
-                                           for i in n.indices]
+                                           for i in n.indices if not isinstance(i, int)]
+    # (a shape operator's indices name loops too)
+    indices += [i for n in walk(program.rhs) if hasattr(n, "produced")
+                for i in n.produced() + tuple(x for k in range(len(n.children())) for x in n.consumed(k))]
     for t in tensors:
         if not is_c_name(t + "_"):
             raise StrategyError(f"tensor name {t!r} cannot prefix a variable of the generated C: use ASCII "
@@ -245,6 +250,8 @@ class Kernel:
     facts: dict = {}
     #: lowers the same program for wider facts (set by :func:`lower`), or None
     relower: Callable | None = None
+    #: the program has shape operators: each call checks their premises for its tensors' shapes
+    shape_operators: bool = False
 
     def __call__(self, *given, **tensors) -> Tensor:
         try:
@@ -402,6 +409,9 @@ class Kernel:
             if name != low.output and name in inputs and inputs[name].format != fmt:
                 inputs[name] = inputs[name].asformat(fmt)
         self._check_extents(inputs)
+        if self.shape_operators:
+            # (the premises of the shape operators, for these shapes: |k| = |i|·|j|, slice bounds...)
+            infer_shapes(self.program, {t: v.shape for t, v in inputs.items()})
         out_name, out_fmt = low.output, low.output_format
         restore = None
         if plan.compression is not None and out_name not in inputs:
@@ -726,13 +736,17 @@ def _describe_formats(got: Format, want: Format) -> tuple[str, str]:
     return str(got), str(want)
 
 
-_EXTENT_OPS = {"+": sum, "max": max, "min": min}
+_EXTENT_OPS = {"+": sum, "max": max, "min": min, "*": math.prod, "//": lambda xs: _quotient(*xs)}
+
+
+def _quotient(a, b):
+    return a // b if b else 0
 
 
 def extent_value(entry, inputs: dict) -> int:
     """Evaluate one output extent: an int, ``(tensor, mode)``, or ``(op, entry, ...)``.
 
-    ``op`` is ``"+"``, ``"max"`` or ``"min"``; a concatenation of ``a`` and ``b`` has
+    ``op`` is ``"+"``, ``"max"``, ``"min"``, ``"*"`` or ``"//"``; a concatenation of ``a`` and ``b`` has
     extent ``("+", ("a", 0), ("b", 0))``.
 
     >>> import numpy as np
@@ -796,13 +810,18 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     compiles. Pass ``trace`` to record into your own trace (and bypass that cache).
 
     Without ``strategy``, index notation is lowered by ``"lattice"`` and a loop program by
-    ``"looplets"`` (the one strategy that lowers loop programs; the trace's first step says so).
+    ``"looplets"`` (the one strategy that lowers loop programs; the trace's first step says so), as is
+    index notation with shape operators (``collapse``, ``concat``, ...), which the lattice strategy does
+    not lower yet.
     """
     _load_strategies()
     loop = not isinstance(program, (str, Assign)) and (hasattr(program, "tensor_ndims") or callable(program))
     chosen = strategy is None
+    # (index notation with shape operators goes to the one strategy that lowers them so far)
+    shaped = not loop and chosen and isinstance(program, (str, Assign)) and isinstance(functions, (dict, type(None))) \
+        and has_shape_operators(parse(program, functions) if isinstance(program, str) else program)
     if chosen:
-        strategy = "looplets" if loop else "lattice"
+        strategy = "looplets" if loop or shaped else "lattice"
     elif loop and strategy != "looplets" and strategy in _STRATEGIES:
         # (a loop program states its loops, if and let: only looplets lower that)
         raise StrategyError(f"strategy={strategy!r} lowers index notation; a loop program is lowered with "
@@ -822,7 +841,7 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     if options is not None and not isinstance(options, dict):
         raise UsageError(f"options must be a dict, not a {type(options).__name__}")
     options = dict(options or {})
-    return _lower(program, strategy, checked, functions, trace, options, tensors, auto=chosen and loop)
+    return _lower(program, strategy, checked, functions, trace, options, tensors, auto=chosen and (loop or shaped))
 
 
 def _facts_of(value):
@@ -880,6 +899,10 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
                 facts[name] = _facts_of(value)
         facts = {name: facts.get(name, values.FINITE) for name in formats}
         facts_key = tuple(sorted((n, f) for n, f in facts.items() if not f.finite))
+        # shape operators' premises are checked before lowering (and a cached kernel is returned)
+        shaped = isinstance(parsed, Assign) and has_shape_operators(parsed)
+        shape_info = infer_given(parsed, {n: np.shape(v) for n, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))},
+                                 {n: len(f.mode_order) for n, f in formats.items()}) if shaped else None
 
         # an output given as an array or a scalar says no fill of its own: it gets the oracle's, as a
         # fresh output does (and its kernel is not the one of an output given that dense format)
@@ -891,11 +914,16 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             return _CACHE[key]
 
         trace = Trace() if trace is None else trace
-        if auto:
+        if auto and isinstance(parsed, Assign):
+            trace.record("strategy", note="shape operators: lowered with looplets (strategy='looplets'), the "
+                                          "strategy that lowers them")
+        elif auto:
             trace.record("strategy", note="a loop program: lowered with looplets (strategy='looplets'), "
                                           "the strategy of loop programs")
         if isinstance(program, str):
             parsed = parse(program, functions, trace=trace)
+        if shaped:
+            trace.record("shapes", before=parsed, after=parsed, note=f"extents: {shape_info.text()}")
         try:
             with values.assuming(facts) as assumed:
                 lowered = _STRATEGIES[strategy](parsed, dict(formats), trace, **options)
@@ -907,6 +935,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         fresh = lowered.output not in formats or raw_out
         formats.setdefault(lowered.output, lowered.output_format)
         kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace, fresh_output=fresh)
+        kernel.shape_operators = shaped
         kernel.facts = facts
         given = {name: _format_only(value) for name, value in tensors.items()}
         kernel.relower = lambda wider: _lower(program, strategy, checked, functions, None, options, given, wider, auto)

@@ -38,6 +38,7 @@ from .dtypes import value_dtype
 from .errors import DTypeError, ShapeError, SparsescopeError, UsageError, nesting_guard
 from .notation.ast import Access, Assign, Call, Literal, Reduce, accesses
 from .notation.parser import parse
+from .notation.shape import has_shape_operators
 
 
 class EvaluationError(SparsescopeError, ValueError):
@@ -113,6 +114,14 @@ def _evaluate(program, functions, tensors: dict):
     inputs = {name: _as_input(name, value) for name, value in tensors.items()}
     lhs = assign.lhs
     out_name = lhs.tensor
+    if has_shape_operators(assign):
+        for acc in accesses(assign.rhs):
+            if acc.tensor not in inputs:
+                known = ", ".join(sorted(inputs)) or "none"
+                raise EvaluationError(f"tensor {acc.tensor} (in {acc}) was not given; given tensors: {known}")
+        from .reference_shape import evaluate_shaped
+        result, rhs_fill = evaluate_shaped(assign, inputs)
+        return _update(assign, inputs, result, rhs_fill)
 
     # -- extents --------------------------------------------------------------
     extents: dict = {}  # Index -> (extent, access, mode)
@@ -160,7 +169,7 @@ def _evaluate(program, functions, tensors: dict):
             return np.asarray(e.value, dtype=e.dtype).reshape((1,) * ndim)
         if isinstance(e, Call):
             args = [value(a) for a in e.args]
-            _check_dtypes(e, [a.dtype for a in args])
+            check_dtypes(e, [a.dtype for a in args])
             return e.op(*args)
         if isinstance(e, Reduce):
             body = value(e.body)
@@ -169,7 +178,7 @@ def _evaluate(program, functions, tensors: dict):
             for k in axes:
                 shape[k] = ext[k]
             body = np.broadcast_to(body, shape)
-            _check_dtypes(e, [body.dtype, body.dtype])
+            check_dtypes(e, [body.dtype, body.dtype])
             n = len(axes)
             moved = np.moveaxis(body, axes, list(range(ndim - n, ndim)))
             # an explicit length: -1 is ambiguous when another extent is 0
@@ -186,11 +195,17 @@ def _evaluate(program, functions, tensors: dict):
     out_shape = tuple(ext[:len(lhs.indices)])
     rhs = np.broadcast_to(rhs, out_shape)
 
+    return _update(assign, inputs, rhs, rhs_fill)
+
+
+def _update(assign: Assign, inputs: dict, rhs: np.ndarray, rhs_fill):
+    """The result of ``lhs = rhs`` or ``lhs op= rhs`` from the right side's (output-shaped) value."""
+    lhs, out_name, out_shape = assign.lhs, assign.lhs.tensor, rhs.shape
     op = assign.op
     if op is None:
         result, result_fill = rhs.copy(), rhs_fill
     else:
-        if given_out:
+        if out_name in inputs:
             init, init_fill = inputs[out_name]
             init = init.reshape(out_shape)
         else:
@@ -233,6 +248,10 @@ def expression_fill(e, fills: dict, extents: dict):
         return _scalar(np.asarray(e.value, dtype=e.dtype))
     if isinstance(e, Call):
         return e.op.fill(*[expression_fill(a, fills, extents) for a in e.args])
+    if hasattr(e, "produced"):
+        # a shape operator moves its operands' values: the fill stays (a concat's is its first
+        # operand's: a kernel's output stores the others' fills where they differ)
+        return expression_fill(e.children()[0], fills, extents)
     if isinstance(e, Reduce):
         body = expression_fill(e.body, fills, extents)
         if extents is None:   # (an identity reduced over any count is the identity)
@@ -253,7 +272,7 @@ def _spell(op: Operator) -> str:
     return assign_spelling(op)
 
 
-def _check_dtypes(e, dtypes):
+def check_dtypes(e, dtypes):
     """Re-raise an operator's DTypeError naming the offending operand (and its tensor)."""
     try:
         e.op.result_dtype(*dtypes)

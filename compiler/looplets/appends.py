@@ -30,8 +30,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..algebra import Operator
+from ..imperative.ir import BinOp, Const, Select, Var
+from . import extents as X
 from .errors import ProgramError
-from .program import Assign, Block, Define, Index, IndexModifier, Loop, Sieve, TensorRef
+from .program import Assign, Block, Call, Define, Index, IndexModifier, Loop, Sieve, TensorRef
 
 _ELSEWHERE = "or store {t} in SparseHash or SparseByteMap, which accept writes in any order"
 
@@ -46,12 +49,117 @@ class _Append:
     loops: tuple
     plain: tuple
     line: int
+    coords: tuple = ()   # the write's index expressions of the parent modes
+    own: tuple = ()      # ... and of the level's modes
 
 
 def _base(x):
     while isinstance(x, IndexModifier):
         x = x.index
     return x
+
+
+def _walk(x, ext_of: dict, loops: list) -> list:
+    """The loops a write's coordinate ``x`` increases with, outermost first: its index's, or for
+    ``j + o * M`` (``j + o``: ``M = 1``) with ``o`` an outer loop and ``j``'s loop within ``[0, M)``
+    (a row-major collapse; a slice's one-step loop), ``o``'s then ``j``'s: that coordinate grows with
+    ``(o, j)`` in lexicographic order, so appends in that loop order are in order."""
+    from .passes import Offset
+    from .wrappers import static_ir
+    base = _base(x)
+    if not (isinstance(x, Offset) and isinstance(x.index, Index) and x.index in ext_of):
+        return [base]
+    d = x.delta
+    if isinstance(d, Index):
+        outer, scale = d, Const(1, "int64")
+    elif isinstance(d, Call) and isinstance(d.op, Operator) and d.op.name == "mul" and len(d.args) == 2:
+        a, b = d.args
+        outer, scale = (a, static_ir(b)) if isinstance(a, Index) else (b, static_ir(a))
+    else:
+        return [base]
+    ext = ext_of[x.index]
+    if not (isinstance(outer, Index) and outer in loops and loops.index(outer) < loops.index(x.index)
+            and scale is not None and ext.start == Const(0, "int64")
+            and (ext.stop == scale or X.prove_le(ext.stop, scale))):
+        return [base]
+    return [outer, base]
+
+
+def _at_least_zero(e) -> bool:
+    """Whether an IR bound is provably >= 0: a constant, or a max with such an operand
+    (dimensionalization's ``max(0, -n)`` start of a loop writing at an offset)."""
+    if isinstance(e, Const):
+        return e.value >= 0
+    if isinstance(e, Select) and isinstance(e.cond, BinOp) and e.cond.op == ">" and \
+            e.cond.left == e.then and e.cond.right == e.otherwise:
+        return _at_least_zero(e.then) or _at_least_zero(e.otherwise)
+    return False
+
+
+def _terms(e) -> list:
+    return _terms(e.left) + _terms(e.right) if isinstance(e, BinOp) and e.op == "+" else [e]
+
+
+def _below(a, b) -> bool:
+    """Whether ``a <= b`` is provable, sizes being >= 0: ``b`` is ``a`` plus sizes and constants."""
+    if X.prove_le(a, b):
+        return True
+    rest = _terms(b)
+    for t in _terms(a):
+        if t not in rest:
+            return False
+        rest.remove(t)
+    return all((isinstance(t, Var) and t.name.endswith("_size")) or (isinstance(t, Const) and t.value >= 0)
+               for t in rest)
+
+
+def _reach(x, loop):
+    """``(lo, hi)``: a parent write at ``x`` (the loop's index, or it at a static offset) lands in
+    ``[lo, hi)``, or None."""
+    from .passes import Offset
+    from .wrappers import static_ir
+    if loop.ext is None or not _at_least_zero(loop.ext.start):
+        return None
+    if isinstance(x, Index) and x == loop.idx:
+        return Const(0, "int64"), loop.ext.stop
+    if isinstance(x, Offset) and x.index == loop.idx:
+        d = static_ir(x.delta)
+        return None if d is None else (d, X.add(d, loop.ext.stop))
+    return None
+
+
+def _disjoint(earlier: list, here: _Append) -> bool:
+    """Whether a nest's writes land in fibers no earlier nest wrote: at the first parent mode where
+    their loops differ, its coordinates all come after the earlier's (a vstack's rows after the
+    first operand's)."""
+    if not here.coords or not earlier:
+        return False
+    for seen in earlier:
+        if not seen.coords:
+            return False
+        for a, b, x, y in zip(seen.parents, here.parents, seen.coords, here.coords):
+            if a is b:
+                if x != y:
+                    return False
+                continue
+            ra, rb = _reach(x, a), _reach(y, b)
+            if ra is None or rb is None or not _below(ra[1], rb[0]):
+                return False
+            break
+        else:
+            return False
+    return True
+
+
+def _after(p: _Append, here: _Append) -> bool:
+    """Whether ``here``'s coordinates provably follow ``p``'s in the fiber they share: at their first
+    differing loop, ``p`` writes below some bound at which ``here`` starts (``for j: C[j]``, then
+    ``for k: C[k + |j|]``)."""
+    d = next((d for d, (a, b) in enumerate(zip(p.loops, here.loops)) if a is not b), None)
+    if d is None or d >= len(p.own) or d >= len(here.own):
+        return False
+    ra, rb = _reach(p.own[d], p.loops[d]), _reach(here.own[d], here.loops[d])
+    return ra is not None and rb is not None and _below(ra[1], rb[0])
 
 
 def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
@@ -62,6 +170,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
     follow the first's). ``first_line`` is the program's first line in its file."""
     first: dict = {}
     later: dict = {}
+    nests: dict = {}   # per output, the nests appending fibers of their own, in order
+    appended: dict = {}   # per output, the loops appending one fiber one after another
 
     def line(n: int) -> int:
         return n + first_line - 1
@@ -84,7 +194,10 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
             return
         lvl, t = info.levels[k], info.name
         m0 = sum(l.nmodes for l in info.levels[:k])   # the level's first mode (a SparseCOO stores several)
-        want = [_base(x) for x in s.lhs.idxs[:m0 + lvl.nmodes]]
+        ext_of = {l.idx: l.ext for l in nest}
+        walks = [_walk(x, ext_of, loops) for x in s.lhs.idxs[:m0 + lvl.nmodes]]
+        want = [i for w in walks for i in w]
+        n0 = sum(len(w) for w in walks[:m0])   # (the loops of the parent fibers' coordinates)
         try:
             at = loops.index(want[-1])
         except ValueError:
@@ -97,12 +210,18 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
                 f"{', '.join(i.name for i in loops) or 'none'}. Reorder the loops, {_ELSEWHERE.format(t=t)}",
                 s.line)
         modes = range(m0, m0 + lvl.nmodes)
-        here = _Append(nest[:m0], nest[m0:m0 + lvl.nmodes], tuple(isinstance(s.lhs.idxs[m], Index) for m in modes),
-                       s.line)
+        here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(s.lhs.idxs[m], Index) for m in modes),
+                       s.line, tuple(s.lhs.idxs[:m0]) if n0 == m0 else (),
+                       tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]) if len(want) == n0 + lvl.nmodes else ())
         seen = first.setdefault(t, here)
+        if any(a is not b for a, b in zip(seen.parents, here.parents)) and _disjoint(nests.get(t, []), here):
+            nests[t].append(here)
+            return   # (this nest appends other fibers: a vstack's rows after the earlier operands')
+        if seen is here:
+            nests[t] = [here]
         if any(a is not b for a, b in zip(seen.parents, here.parents)):
             # (by identity, not by value: each loop node is one nest, whose fibers were closed when it ended)
-            fibers = ", ".join(i.name for i in want[:m0])
+            fibers = ", ".join(i.name for i in want[:n0])
             raise ProgramError(
                 f"output {t} is written by two loop nests (lines {line(seen.line)} and {line(s.line)}): each fiber "
                 f"of its {lvl.name} level (storage level {k}) is appended in order once, inside one loop over "
@@ -111,7 +230,12 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
         d = next((d for d, (a, b) in enumerate(zip(seen.loops, here.loops)) if a is not b), None)
         if d is None:
             return
-        first_loop, i = seen.loops[d], want[m0 + d].name
+        first_loop, i = seen.loops[d], want[n0 + d].name
+        if d >= len(seen.plain) or d >= len(here.plain) or len(seen.loops) != len(here.loops):
+            raise ProgramError(
+                f"output {t} is written by two loops (lines {line(seen.line)} and {line(s.line)}) that walk one fiber "
+                f"of its {lvl.name} level (storage level {k}) by different loop nests; write it in one loop nest, "
+                f"{_ELSEWHERE.format(t=t)}", s.line)
         if lvl.full:   # (its runs cover each fiber up to its size: one loop writes it)
             raise ProgramError(
                 f"output {t} is written by two loops over {i} (an earlier loop writes it too): each fiber of its "
@@ -126,6 +250,11 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
                 f"{where}: both loops start at {i} = {first_loop.ext.start}, so the second would go back over the "
                 f"first's coordinates. Write {t} in one loop over {i}, {_ELSEWHERE.format(t=t)}",
                 s.line)
+        earlier = appended.setdefault(t, [seen])
+        if all(_after(p, here) for p in earlier):
+            earlier.append(here)
+            return   # (provably after every earlier loop's coordinates: a concat's second part)
+        earlier.append(here)
         later.setdefault(t, f"{where}: the second loop must write only coordinates after the first's")
 
     visit(prog, [])

@@ -42,6 +42,8 @@ from .promote import promote
 from .scalars import check_scalars
 from .appends import check_sparse_writes
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
+from .shapes import extent_ir, shape_program
+from ..notation.shape import has_shape_operators
 from . import extents as X
 from .program import (Access, Assign, Block, Call, Declare, Define, Index, Literal, Loop, Sieve, TensorRef, postmap,
                       walk)
@@ -251,7 +253,8 @@ class ProgramKernel(_runtime_kernel()):
         return out.to_numpy()[()] if out.ndim == 0 else out
 
 
-def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max_looplets=MAX_LOOPLETS):
+def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max_looplets=MAX_LOOPLETS,
+             out_sizes=None):
     body = prog.body
     missing = [t for t in prog.tensors if t not in tensors]
     if missing:
@@ -304,7 +307,11 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         output = outs[0]
 
     writes = _write_bounds(output, infos[output], body)
-    out_sizes = _written_sizes(output, infos[output], body, shapes, writes)
+    if out_sizes is None:   # (else known from shape inference: logical sizes, given in storage order here)
+        out_sizes = _written_sizes(output, infos[output], body, shapes, writes)
+    else:
+        out_sizes = [Const(shapes[output][m], "int64") if shapes.get(output) is not None else out_sizes[m]
+                     for m in range(infos[output].ndim)]
     temp_sizes = {t: _written_sizes(t, infos[t], body, shapes) for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
     ctx = UnfurlContext(Namer(_reserved(infos)))
@@ -533,7 +540,13 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         if program.op is not None and program.op.identity_for(result_dtype) is not NOVALUE:
             # an update of an output not given starts at the identity (y[i] min= ...: at +inf)
             implicit_fill = np.asarray(program.op.identity_for(result_dtype)).astype(result_dtype).item()
-    prog = _as_program(program, result_dtype if isinstance(program, NAssignType()) else None)
+    shaped = None
+    if isinstance(program, NAssignType()) and has_shape_operators(program):
+        prog, shaped = shape_program(program, formats, result_dtype)
+        trace.record("shape-operators", before=program, after=str(prog),
+                     note=f"shape operators as wrappers: {shaped.text()}")
+    else:
+        prog = _as_program(program, result_dtype if isinstance(program, NAssignType()) else None)
     formats = dict(formats)
     for t in prog.tensors:
         if t not in formats:  # the output of index notation may come without a format: dense, of the result's dtype
@@ -550,10 +563,19 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             raise StrategyError(f"output {program.lhs.tensor} is {out_fmt.shorthand or out_fmt}: an update "
                                 f"({assign_spelling(program.op)}) needs a dense output under looplets, which "
                                 f"assemble a sparse output afresh")
+    shaped_sizes = None
+    if shaped is not None and shaped.output:
+        order = formats[program.lhs.tensor].mode_order
+        shaped_sizes = [extent_ir(shaped.output[m], formats) for m in order]
     try:
         fn, infos, output, out_sizes, sources, thawed, writes, unordered, helper_ops = _compile(prog, trace, False, options.get("name"), options.get("output"),
-                                                         formats, dict(options.get("shapes") or ()), int(limit))
+                                                         formats, dict(options.get("shapes") or ()), int(limit),
+                                                         shaped_sizes)
     except ProgramError as e:
+        if shaped is not None:
+            # (the user wrote index notation: say what its shape operators became, not a line of ours)
+            loops = "\n".join("    " + line for line in str(prog.body).splitlines())
+            raise StrategyError(f"{program}: {e.reason}; in the loops its shape operators become:\n{loops}") from None
         if e.reason != str(e):
             raise
         raise prog.error(e) from None
@@ -568,7 +590,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     logical = [None] * len(storage)
     for k, m in enumerate(info.format.mode_order):
         logical[m] = storage[k]
-    shape = tuple(_extent_entry(e, by_param, output) for e in logical)
+    shape = tuple(_extent_entry(e, by_param, output) for e in logical) if shaped is None else shaped.output
     extents = []
     for i, srcs in sources.items():
         uses = tuple((s.tensor, infos[s.tensor].format.mode_order[s.mode]) for s in srcs

@@ -592,7 +592,9 @@ def dimensionalize(prog, tensors: dict, shapes: dict):
     def fill(s):
         if isinstance(s, Loop):
             ext = s.ext if s.ext is not None else choose(keys[id(s)], s.line)
-            low = [b for b in lows.get(keys[id(s)], ()) if not X.prove_le(b, ext.start)]
+            # (a write at i + n, n a size, is never below 0 for i >= 0: no bound to add)
+            low = [b for b in lows.get(keys[id(s)], ()) if not X.prove_le(b, ext.start)
+                   and not (_nonnegative_start(ext.start) and _nonneg_ir(X.neg(b), tensors))]
             if low:
                 # Finch: a loop runs over what all its accesses allow, and no output has a
                 # coordinate below 0 (y[i] = x[i + 1] runs i over 0:n-1, not -1:n-1)
@@ -605,6 +607,10 @@ def dimensionalize(prog, tensors: dict, shapes: dict):
         return s
 
     return fill(prog), {k: v for k, v in sources.items() if v}
+
+
+def _nonnegative_start(e) -> bool:
+    return isinstance(e, Const) and isinstance(e.value, int) and e.value >= 0
 
 
 def _write_low(x):

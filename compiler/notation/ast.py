@@ -74,16 +74,32 @@ def _indices(items) -> tuple[Index, ...]:
     return tuple(i if isinstance(i, Index) else Index(str(i)) for i in items)
 
 
+def _access_indices(items) -> tuple:
+    # (an int is a constant index: A[2, j] reads row 2)
+    return tuple(i if isinstance(i, Index) or (isinstance(i, int) and not isinstance(i, bool)) else Index(str(i))
+                 for i in items)
+
+
 @serialize.node
 @dataclass(frozen=True)
 class Access(Expr):
-    """``tensor[i, j, ...]``; no indices for a 0-d tensor (printed ``s[]``)."""
+    """``tensor[i, j, ...]``; no indices for a 0-d tensor (printed ``s[]``). An int among the indices
+    is a constant coordinate (``A[2, j]``; only index notation with shape operators takes one).
+
+    >>> Access("A", (2, "j")).loop_indices
+    (Index(name='j'),)
+    """
 
     tensor: str
-    indices: tuple[Index, ...] = ()
+    indices: tuple = ()
 
     def __post_init__(self):
-        object.__setattr__(self, "indices", _indices(self.indices))
+        object.__setattr__(self, "indices", _access_indices(self.indices))
+
+    @property
+    def loop_indices(self) -> tuple[Index, ...]:
+        """The index variables of the access (its constant coordinates left out)."""
+        return tuple(i for i in self.indices if isinstance(i, Index))
 
     __str__ = Expr.__str__
 
@@ -240,7 +256,7 @@ def _literal_text(v) -> str:
 def _show(e) -> tuple[str, int]:
     """(text, precedence) of a node."""
     if isinstance(e, Access):
-        return f"{e.tensor}[{', '.join(i.name for i in e.indices)}]", _ATOM
+        return f"{e.tensor}[{', '.join(str(i) for i in e.indices)}]", _ATOM
     if isinstance(e, Literal):
         text = _literal_text(e.value)
         return text, (UNARY_PRECEDENCE if text.startswith("-") else _ATOM)
@@ -266,6 +282,8 @@ def _show(e) -> tuple[str, int]:
             return f"{PREFIX[op.name]}{t}", UNARY_PRECEDENCE
         args = ", ".join(_show(a)[0] for a in e.args)
         return f"{op_reference(op)}({args})", _ATOM
+    if hasattr(e, "notation_text"):   # a shape operator (compiler.notation.shape)
+        return e.notation_text(lambda c: _show(c)[0]), _ATOM
     raise TypeError(f"not an index-notation node: {e!r}")
 
 
@@ -291,24 +309,19 @@ def accesses(e) -> list[Access]:
 
 def free_indices(e) -> tuple[Index, ...]:
     """The indices of ``e`` not bound by a reduction inside it, by first appearance."""
-    seen: dict[Index, None] = {}
-
-    def visit(n, bound):
+    def visit(n) -> tuple:
         if isinstance(n, Access):
-            for i in n.indices:
-                if i not in bound:
-                    seen.setdefault(i)
-        elif isinstance(n, Reduce):
-            visit(n.body, bound | set(n.indices))
-        elif isinstance(n, Assign):
-            visit(n.lhs, bound)
-            visit(n.rhs, bound)
-        else:
-            for c in n.children():
-                visit(c, bound)
+            return tuple(dict.fromkeys(n.loop_indices))
+        if isinstance(n, Reduce):
+            return tuple(i for i in visit(n.body) if i not in n.indices)
+        if isinstance(n, Assign):
+            return tuple(dict.fromkeys(visit(n.lhs) + visit(n.rhs)))
+        free = [visit(c) for c in n.children()]
+        if hasattr(n, "free_of"):   # a shape operator binds the indices it consumes
+            return n.free_of(free)
+        return tuple(dict.fromkeys(i for f in free for i in f))
 
-    visit(e, frozenset())
-    return tuple(seen)
+    return visit(e)
 
 
 __all__ = ["Expr", "Index", "Access", "Literal", "Call", "Reduce", "Assign", "walk", "accesses",

@@ -57,12 +57,13 @@ import numpy as np
 from ..algebra import OPERATORS, PARAMETRIC, Operator, UnknownOperatorError, known_names, lookup
 from ..errors import ParseError, UsageError
 from .ast import Access, Assign, Call, Expr, Index, Literal, Reduce, free_indices
+from .shape import SHAPE_OPERATORS, Broadcast, Collapse, Concat, Slice, Split
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
   | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
   | (?P<name>[A-Za-z_]\w*)
-  | (?P<op><<|>>=|>>|//|\+=|-=|\*=|/=|\|=|&=|\^=|==|!=|<=|>=|[<>=+\-*/%&|^!()\[\],])
+  | (?P<op>->|<<|>>=|>>|//|\+=|-=|\*=|/=|\|=|&=|\^=|==|!=|<=|>=|[<>=+\-*/%&|^!()\[\],:])
 """, re.VERBOSE)
 
 _COMPARE = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
@@ -313,7 +314,7 @@ class _Parser:
             return v
         return float(t.text)
 
-    def index_list(self, allow_empty: bool) -> list[_Tok]:
+    def index_list(self, allow_empty: bool, allow_int: bool = False) -> list[_Tok]:
         open_tok = self.expect("[", "expected '['")
         out = []
         if self.at("]"):
@@ -323,11 +324,19 @@ class _Parser:
             self.advance()
             return out
         while True:
-            if self.tok.kind != "name" or self.tok.text in _KEYWORDS:
+            if self.tok.kind == "num" and re.fullmatch(r"\d+", self.tok.text):
+                if not allow_int:
+                    raise self.error(f"a constant index ({self.tok.text}) is read on the right side only, as in "
+                                     f"A[2, j]; here an index name is needed")
+                if int(self.tok.text) > _INT64_MAX:
+                    raise self.error(f"constant index {self.tok.text} does not fit in int64")
+                out.append(self.advance())
+            elif self.tok.kind != "name" or self.tok.text in _KEYWORDS:
                 if self.tok.kind == "end":
                     raise self.error("unbalanced bracket: '[' is not closed (expected an index name)")
                 raise self.error(f"expected an index name, found {self.describe(self.tok)}")
-            out.append(self.advance())
+            else:
+                out.append(self.advance())
             if self.at(","):
                 self.advance()
                 continue
@@ -424,6 +433,8 @@ class _Parser:
             if t.text in _CONSTANTS and nxt.text not in ("[", "("):
                 self.advance()
                 return Literal(_CONSTANTS[t.text])
+            if nxt.text == "(" and t.text in SHAPE_OPERATORS and t.text not in self.functions:
+                return self.shape_operator()
             if nxt.text == "(":
                 return self.call()
             if nxt.text == "[":
@@ -490,8 +501,8 @@ class _Parser:
             op = self.resolve_function(name_tok)
             return self.explicit_reduction(op, name_tok)
         self.advance()
-        indices = self.index_list(allow_empty=False)
-        return Access(name_tok.text, tuple(Index(t.text) for t in indices))
+        indices = self.index_list(allow_empty=False, allow_int=True)
+        return Access(name_tok.text, tuple(int(t.text) if t.kind == "num" else Index(t.text) for t in indices))
 
     def explicit_reduction(self, op: Operator, name_tok: _Tok) -> Expr:
         open_tok = self.tok
@@ -524,6 +535,123 @@ class _Parser:
             if Index(t.text) not in free:
                 raise self.error(f"index {t.text} does not appear in the body of the reduction", t)
         return Reduce(op, tuple(Index(n) for n in names), body)
+
+    # -- shape operators --------------------------------------------------------
+
+    def name(self, what: str) -> _Tok:
+        if self.tok.kind != "name" or self.tok.text in _KEYWORDS:
+            raise self.error(f"expected {what}, found {self.describe(self.tok)}")
+        return self.advance()
+
+    def sized_name(self, what: str):
+        """NAME [':' INT]: an index and, optionally, its extent."""
+        t = self.name(what)
+        if not self.at(":"):
+            return Index(t.text), None
+        self.advance()
+        n = self.tok
+        if n.kind != "num" or not re.fullmatch(r"\d+", n.text):
+            raise self.error(f"expected the extent of {t.text} after ':', a non-negative integer")
+        self.advance()
+        return Index(t.text), int(n.text)
+
+    def int_value(self, what: str) -> int:
+        neg = self.at("-") and self.tok.kind == "op"
+        if neg:
+            self.advance()
+        t = self.tok
+        if t.kind != "num" or not re.fullmatch(r"\d+", t.text):
+            raise self.error(f"expected {what}, an integer")
+        self.advance()
+        return -int(t.text) if neg else int(t.text)
+
+    def shape_operator(self) -> Expr:
+        """collapse(e, (i, j) -> k) | split(e, k -> (i[:n], j[:n])) | concat((e, ...), (j, ...) -> l)
+        | slice(e, j -> k, (start, stop[, step])) | broadcast(l[:n], e)"""
+        kw = self.advance()
+        what = kw.text
+        usage = {"collapse": "collapse(A[i, j], (i, j) -> k)", "split": "split(b[k], k -> (i, j:4))",
+                 "concat": "concat((B[i, j], C[i, k]), (j, k) -> l)",
+                 "slice": "slice(A[j], j -> k, (1, 9, 2))", "broadcast": "broadcast(l, x[i])"}[what]
+        open_tok = self.expect("(", f"expected '(' after {what}")
+
+        def sep(text):
+            if not self.at(text):
+                raise self.error(f"expected {text!r} in {what}(...), written as {usage} "
+                                 f"(found {self.describe(self.tok)})")
+            self.advance()
+
+        if what == "collapse":
+            operand = self.expr()
+            sep(",")
+            sep("(")
+            i = self.name("the major index")
+            sep(",")
+            j = self.name("the minor index")
+            sep(")")
+            sep("->")
+            k = self.name("the collapsed index")
+            node = Collapse(operand, (i.text, j.text), k.text)
+        elif what == "split":
+            operand = self.expr()
+            sep(",")
+            k = self.name("the index to split")
+            sep("->")
+            sep("(")
+            (i, si) = self.sized_name("the major index")
+            sep(",")
+            (j, sj) = self.sized_name("the minor index")
+            sep(")")
+            node = Split(operand, k.text, (i, j), (si, sj))
+        elif what == "concat":
+            sep("(")
+            operands = [self.expr()]
+            while self.at(","):
+                self.advance()
+                operands.append(self.expr())
+            sep(")")
+            sep(",")
+            sep("(")
+            idx = [self.name("an index of an operand")]
+            while self.at(","):
+                self.advance()
+                idx.append(self.name("an index of an operand"))
+            sep(")")
+            sep("->")
+            l = self.name("the concatenated index")
+            if len(operands) < 2 or len(operands) != len(idx):
+                raise self.error(f"concat takes two or more operands and one index of each, got "
+                                 f"{len(operands)} operand(s) and {len(idx)} index(es)", kw)
+            node = Concat(tuple(operands), tuple(t.text for t in idx), l.text)
+        elif what == "slice":
+            operand = self.expr()
+            sep(",")
+            j = self.name("the index to slice")
+            sep("->")
+            k = self.name("the sliced index")
+            sep(",")
+            sep("(")
+            start = self.int_value("the start")
+            sep(",")
+            stop = self.int_value("the stop")
+            step = 1
+            if self.at(","):
+                self.advance()
+                step_tok = self.tok
+                step = self.int_value("the step")
+                if step == 0:
+                    raise self.error("a slice step cannot be 0", step_tok)
+            sep(")")
+            node = Slice(operand, j.text, k.text, start, stop, step)
+        else:
+            l, size = self.sized_name("the new index")
+            sep(",")
+            node = Broadcast(l, self.expr(), size)
+        if not self.at(")"):
+            raise self.error(f"unbalanced parenthesis: '(' at column {open_tok.pos} is not closed "
+                             f"(found {self.describe(self.tok)}); write {usage}")
+        self.advance()
+        return node
 
     # -- reductions -----------------------------------------------------------
 
@@ -564,6 +692,9 @@ class _Parser:
             if isinstance(n, _Implicit):
                 arg = rebuild(n.arg, anc + (n,))
                 bound_above = {i for a in anc if isinstance(a, Reduce) for i in a.indices}
+                # (the indices a shape operator around it consumes are not reduced: collapse needs them)
+                bound_above |= {i for a in anc if hasattr(a, "consumed")
+                                for k in range(len(a.children())) for i in a.consumed(k)}
                 skip = outputs | elsewhere(n, anc) | bound_above
                 red = tuple(i for i in free_indices(arg) if i not in skip)
                 return Reduce(n.op, red, arg) if red else arg
@@ -571,6 +702,8 @@ class _Parser:
                 return Reduce(n.op, n.indices, rebuild(n.body, anc + (n,)))
             if isinstance(n, Call):
                 return Call(n.op, tuple(rebuild(a, anc) for a in n.args))
+            if hasattr(n, "with_children"):   # a shape operator
+                return n.with_children([rebuild(c, anc + (n,)) for c in n.children()])
             return n
 
         return rebuild(rhs, ())

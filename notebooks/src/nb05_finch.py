@@ -124,6 +124,15 @@ A = ss.Tensor.from_numpy(M, "csr")
 k = compile_program(row_absmax, y="dense", A=A)
 assert np.allclose(k(A=A).to_numpy(), np.abs(M).max(axis=1))
 print("concatenation and absmax agree with numpy")"""),
+    ("md", """Index notation says the same with a *shape operator* (BURRITO's `concat`; also `collapse`,
+`split`, `slice` and `broadcast`). The looplets strategy turns it into a loop program: one loop
+per operand, the second writing at an offset. The trace's `shapes` step gives each index's extent,
+and its `shape-operators` step shows the loops."""),
+    ("code", """k = ss.lower("C[l] = concat((A[i], B[j]), (i, j) -> l)", strategy="looplets", A=A, B=B)
+assert np.allclose(k(A=A, B=B).to_numpy(), np.concatenate([a, b]))
+steps = {s.stage: s for s in k.trace.steps}
+print(steps["shapes"].note)
+print(steps["shape-operators"].after)"""),
     ("md", """## Windows, lazy transposes and scalars that stop early
 
 Slices work as in numpy and cost nothing: `A[1:-1][i]` shifts the loop instead of copying.

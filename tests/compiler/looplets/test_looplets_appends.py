@@ -191,3 +191,62 @@ def test_an_invalid_coo_input_is_refused_not_summed(strategy):
     k = ss.lower("s = sum[i, j](C[i, j])", strategy=strategy, checked=True, C=C.format)
     with pytest.raises(FormatError, match=r"C: level 0 \(SparseCOO\): coordinates are not in lexicographic order"):
         k(C=C)
+
+
+@loop_program
+def ravel(c, A):
+    for i in _:
+        for j in _:
+            c[j + i * A.shape[1]] = A[i, j]
+
+
+@loop_program
+def overlapping_ravel(c, A):
+    for i in _:
+        for j in _:
+            c[j + i * 2] = A[i, j]
+
+
+@loop_program
+def vstack_rows(D, A, B):
+    for j in _:
+        for i in _:
+            D[j, i] = A[j, i]
+    for k in _:
+        for i in _:
+            D[k + A.shape[0], i] = B[k, i]
+
+
+def test_a_row_major_ravel_appends_a_sorted_vector_in_order():
+    # c[j + i * |j|] grows with (i, j): before, refused ("the loops around this write must be j")
+    A = Tensor.from_numpy(A_, "csr")
+    got = compile_program(ravel, c=Tensor.from_numpy(np.zeros(12), "sparse"), A=A)(A=A)
+    assert_canonical(got, A_.ravel())
+    # ... but j + i * 2 with j over 3 columns goes back (i = 0, j = 2 and i = 1, j = 0 both write 2)
+    with pytest.raises(ProgramError, match="output c is written out of order"):
+        compile_program(overlapping_ravel, c=Tensor.from_numpy(np.zeros(12), "sparse"), A=A)
+
+
+def test_a_vstack_by_two_nests_appends_each_row_once():
+    # the second nest's rows start where the first's end: other fibers (before: refused as two nests)
+    A, B = Tensor.from_numpy(A_, "csr"), Tensor.from_numpy(B_, "csr")
+    got = compile_program(vstack_rows, D=Tensor.from_numpy(np.zeros((8, 3)), "csr"), A=A, B=B)(A=A, B=B)
+    assert_canonical(got, np.vstack([A_, B_]))
+
+
+@loop_program
+def hstack_rows(D, A, B):
+    for i in _:
+        for j in _:
+            D[i, j] = A[i, j]
+        for k in _:
+            D[i, k + A.shape[1]] = B[i, k]
+
+
+def test_a_second_loop_provably_after_the_first_is_not_checked_at_each_call():
+    # k + |A|_1 >= every j < |A|_1: the row's coordinates are in order whatever the call's tensors
+    # (before: the output was validated at every call, as a window's concatenation is)
+    A, B = Tensor.from_numpy(A_, "csr"), Tensor.from_numpy(B_, "csr")
+    k = compile_program(hstack_rows, D=Tensor.from_numpy(np.zeros((4, 6)), "csr"), A=A, B=B)
+    assert not k.lowered.validate_output
+    assert_canonical(k(A=A, B=B), np.hstack([A_, B_]))

@@ -140,6 +140,21 @@ def test_concatenation_by_windows_of_the_output(fa, fb):
     assert "for i = 0:A0_size" in dims and "for i = 0:B0_size" in dims
 
 
+@pytest.mark.parametrize("fmt", ["coo", "csr", "dcsr", "dense"])
+def test_permissive_reads_of_a_matrix_see_its_last_column(fmt):
+    # (before: a COO matrix's inner mode was padded at its mode 0 size, so a 2x3 COO read as
+    # A[i, ~l] lost column 2, and an hstack through ~(l - 3) lost its last column)
+    @loop_program
+    def hstack(D, A, B):
+        for i in _:
+            for l in range(6):
+                D[i, l] = coalesce(A[i, ~l], B[i, ~(l - 3)])
+    a = np.array([[0, 1.0, 0], [2.0, 0, 3.0]])
+    A, B = Tensor.from_numpy(a, fmt), Tensor.from_numpy(a * 10, fmt)
+    k = compile_program(hstack, D="dense", A=A, B=B)
+    np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), np.hstack([a, a * 10]))
+
+
 @pytest.mark.parametrize("fmt", ["Dense", "SparseList", "RunList", "SparseBand"])
 def test_permissive_window_pads_outside_the_tensor(fmt):
     @loop_program
