@@ -48,6 +48,7 @@ from .dtypes import typed_scalar
 from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative import interpret
+from .interop import tensors_of
 from .algebra import NOVALUE
 from .imperative.ir import Buffer, Function, Scalar
 from .levels import Dense, Element, SparseList
@@ -191,7 +192,8 @@ def _as_format(name: str, value, ndim: int | None) -> Format:
         except DTypeError as e:
             raise DTypeError(f"tensor {name}: {e}") from None
     hint = f"; options of the lowering go in options={{{name!r}: ...}}" if name in _OPTION_NAMES else ""
-    raise UsageError(f"tensor {name}: expected a Tensor, a numpy array or a format, "
+    raise UsageError(f"tensor {name}: expected a Tensor, a numpy array, a scipy.sparse or pydata/sparse array "
+                     f"or a format, "
                      f"not {type(value).__name__}{hint}")
 
 
@@ -234,14 +236,19 @@ class Kernel:
     #: lowers the same program for wider facts (set by :func:`lower`), or None
     relower: Callable | None = None
 
+    #: the tensors a kernel of an array expression reads, which a call without tensors takes
+    arguments: dict = {}
+
     def __call__(self, *given, **tensors) -> Tensor:
         if given:
             raise UsageError(f"pass the kernel's tensors by name: kernel({', '.join(f'{t}=...' for t in self.formats)})")
+        tensors = tensors_of(tensors) if tensors else dict(self.arguments)
         kernel = self.for_values(tensors)
         return kernel._run(kernel.compiled, tensors)
 
     def interpret(self, **tensors) -> Tensor:
         """Run the kernel's IR in the Python interpreter instead (a test oracle)."""
+        tensors = tensors_of(tensors) if tensors else dict(self.arguments)
         kernel = self.for_values(tensors)
         helpers = dict(kernel.lowered.helpers)
         return kernel._run(lambda **args: interpret(kernel.function, helpers=helpers, **args), tensors)
@@ -772,6 +779,13 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     ``"looplets"`` (the one strategy that lowers loop programs; the trace's first step says so).
     """
     _load_strategies()
+    if callable(getattr(program, "lower_array", None)):
+        # an array expression (compiler.array): its kernel reads the tensors it was built over
+        if tensors:
+            raise UsageError(f"an array expression names its own tensors; lower(array, strategy=...) takes "
+                             f"no tensors (got {', '.join(tensors)})")
+        return program.lower_array(strategy=strategy, checked=checked)
+    tensors = tensors_of(tensors)
     loop = not isinstance(program, (str, Assign)) and (hasattr(program, "tensor_ndims") or callable(program))
     chosen = strategy is None
     if chosen:
@@ -902,6 +916,7 @@ def einsum(expr, strategy: str | None = None, *, checked: bool = False, function
 
     Give the output too (as a tensor or a format) to choose its format.
     """
+    tensors = tensors_of(tensors)
     kernel = lower(expr, strategy, checked=checked, functions=functions, **tensors)
     inputs = {k: v for k, v in tensors.items() if not isinstance(v, (str, Format, Level))}
     return kernel(**inputs)
