@@ -62,6 +62,16 @@ def test_einsum_and_lower_take_scipy_and_pydata_arrays():
         np.testing.assert_array_equal(k(A=A, x=x).to_numpy(), M @ x)
 
 
+def test_tensor_matmul_computes_as_numpy():
+    # before: A @ x went into numpy, which does not know a Tensor
+    A = ss.Tensor.from_numpy(M, "csr")
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal((A @ x).to_numpy(), M @ x)
+    np.testing.assert_array_equal((x @ A).to_numpy(), x @ M)
+    np.testing.assert_array_equal((A @ A).to_numpy(), M @ M)
+    np.testing.assert_array_equal((A @ sp.csr_array(M)).to_numpy(), M @ M)
+
+
 def test_an_unknown_object_is_refused_by_name():
     with pytest.raises(ss.UsageError, match="tensor A: expected a Tensor, a numpy array, a scipy.sparse"):
         ss.einsum("y[i] = A[i]", A={1: 2})
