@@ -201,11 +201,11 @@ class ShapeOp(Node):
 def describe(node: Node) -> str:
     """A short name of a node for the trace and messages: ``reshape (6,) -> (2, 3)``."""
     if isinstance(node, Leaf):
-        return f"tensor {node.tensor.name or ''}{node.shape}".replace(" (", "(")
+        return f"tensor {node.tensor.name or ''} of shape {node.shape}".replace("  ", " ")
     if isinstance(node, Scalar):
         return repr(node.value)
     if isinstance(node, Map):
-        return f"{node.op.name}{node.shape}"
+        return f"{node.op.name} of shape {node.shape}"
     if isinstance(node, Reduction):
         return f"{node.op.name}-reduction over axes {node.axes} of {node.child.shape}"
     if isinstance(node, Permute):

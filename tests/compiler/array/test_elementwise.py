@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import array as xp
-from helpers import KINDS, check, kinds_for, make
+from array_cases import KINDS, check, kinds_for, make
 
 RNG = np.random.default_rng(7)
 A = RNG.integers(-2, 3, (3, 4)).astype(float)

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import compiler as ss
 from compiler import array as xp
 from compiler.notation import Reduce, walk
-from helpers import check, make
+from array_cases import check, make
 
 RNG = np.random.default_rng(13)
 A = RNG.integers(0, 3, (4, 5)).astype(float)

@@ -7,7 +7,7 @@ import sparse
 
 import compiler as ss
 from compiler import array as xp
-from helpers import check
+from array_cases import check
 
 M = np.array([[0, 2.0, 0], [1.0, 0, 0]])
 

@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 import compiler as ss
 from compiler import array as xp
-from helpers import check, make
+from array_cases import check, make
 
 RNG = np.random.default_rng(5)
 A = RNG.integers(0, 3, (3, 4)).astype(float)

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import array as xp
-from helpers import check, kinds_for, make
+from array_cases import check, kinds_for, make
 
 RNG = np.random.default_rng(3)
 A = RNG.integers(-2, 3, (3, 4)).astype(float)

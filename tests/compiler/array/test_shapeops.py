@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import compiler as ss
 from compiler import array as xp
 from compiler.array import shapeops
-from helpers import check, kinds_for, make
+from array_cases import check, kinds_for, make
 
 RNG = np.random.default_rng(11)
 A = RNG.integers(0, 3, (3, 4)).astype(float)
