@@ -66,10 +66,18 @@ def broadcast_shape(what: str, shapes) -> tuple:
     return tuple(reversed(out))
 
 
+#: numpy's + and * of two bool arrays are logical: or and and (the notation's add of bools counts)
+_BOOL_OPS = {"add": "or", "mul": "and"}
+
+
 def elementwise(name: str, *args) -> Map:
     """``name`` (an operator of the notation: add, lt, sqrt, ...) applied with broadcasting."""
     op = lookup(name)
     nodes = _operands(args)
+    if all(n.dtype.kind == "b" for n in nodes):
+        if op.name in ("sub", "neg"):
+            raise DTypeError(f"{op.name} of bool arrays: numpy refuses it too; use ^ (xor) or ~ (not)")
+        op = lookup(_BOOL_OPS.get(op.name, op.name))
     broadcast_shape(op.name, [n.shape for n in nodes])
     return Map(op, nodes)
 

@@ -121,3 +121,16 @@ def test_property_binary_operators_match_numpy(pair, op):
     f = xp.maximum if op is np.maximum else op
     with np.errstate(all="ignore"):
         check(f(x, y), op(a, b))
+
+
+def test_bool_plus_and_times_are_logical_as_numpy_has_them():
+    # (found comparing dtypes with numpy: bool + bool came back int64, True + True as 2)
+    a, b = np.array([[True, False], [True, True]]), np.array([[True, True], [False, False]])
+    x = xp.asarray(make(a, "csr"))
+    check(x + b, a + b)
+    check(x * b, a * b)
+    check(x + True, a + True)
+    with pytest.raises(ss.DTypeError, match="sub of bool arrays: numpy refuses it too"):
+        x - b
+    with pytest.raises(ss.DTypeError, match="neg of bool arrays"):
+        -x
