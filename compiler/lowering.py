@@ -777,6 +777,10 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
 
     Without ``strategy``, index notation is lowered by ``"lattice"`` and a loop program by
     ``"looplets"`` (the one strategy that lowers loop programs; the trace's first step says so).
+
+    ``program`` may also be an array expression (:class:`compiler.array.Array`): the kernel of its
+    one statement, over the tensors it was built from (call it with no arguments); scipy.sparse and
+    pydata/sparse arrays are taken as tensors, sharing their buffers.
     """
     _load_strategies()
     if callable(getattr(program, "lower_array", None)):
