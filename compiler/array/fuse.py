@@ -119,7 +119,7 @@ class Emitter:
                         for c, a in zip(node.child.shape, node.axes))
             return self.emit(node.child, sub, top)
         if isinstance(node, ShapeOp):
-            return self.access(self.shape_op(node), idx)
+            return getattr(self, f"emit_{node.kind}")(node, idx)
         raise TypeError(f"not an array node: {node!r}")
 
     def reduction(self, node: Reduction, idx: tuple, top: bool):
@@ -142,17 +142,41 @@ class Emitter:
             return Reduce(node.op, indices + body.indices, body.body)
         return Reduce(node.op, indices, body) if indices else body
 
+    # -- the shape operators: one method each builds its lowering. Index notation has no shape
+    # operators yet, so each reads its result materialized by compiler.array.shapeops; with the
+    # notation's Collapse/Split, Concat, Slice and Broadcast nodes, each emits its node instead.
+
+    def emit_reshape(self, node: ShapeOp, idx: tuple):
+        """``reshape``: later ``Split(Collapse(...))``; now ``reshape_tensor``."""
+        return self.access(self.shape_op(node), idx)
+
+    def emit_concat(self, node: ShapeOp, idx: tuple):
+        """``concat``: later ``Concat``; now ``concat_tensors``."""
+        return self.access(self.shape_op(node), idx)
+
+    def emit_stack(self, node: ShapeOp, idx: tuple):
+        """``stack``: later ``Concat`` of operands with a new axis; now ``stack_tensors``."""
+        return self.access(self.shape_op(node), idx)
+
+    def emit_index(self, node: ShapeOp, idx: tuple):
+        """Slicing and integer indexing: later ``Slice``; now ``index_tensor``."""
+        return self.access(self.shape_op(node), idx)
+
+    def emit_broadcast(self, tensor: Tensor, idx: tuple):
+        """A stored tensor's extent-1 axes broadcast (None in ``idx``): later ``Broadcast``; now
+        the tensor without those axes (``squeeze_tensor``)."""
+        axes = tuple(a for a, i in enumerate(idx) if i is None)
+        key = ("squeeze", id(tensor), axes)
+        if key not in self.materialized:
+            self.materialized[key] = (squeeze_tensor(tensor, axes), tensor)
+        self.notes.append((f"broadcast of axes {axes} of {self.name(tensor)}{tensor.shape}",
+                           "index notation has no Broadcast yet: the tensor without those extent-1 "
+                           "axes (squeeze_tensor)", None))
+        return self.access(self.materialized[key][0], tuple(i for i in idx if i is not None))
+
     def access(self, tensor: Tensor, idx: tuple):
         if any(i is None for i in idx):
-            axes = tuple(a for a, i in enumerate(idx) if i is None)
-            key = ("squeeze", id(tensor), axes)
-            if key not in self.materialized:
-                self.materialized[key] = (squeeze_tensor(tensor, axes), tensor)
-            squeezed = self.materialized[key][0]
-            self.notes.append((f"broadcast of axes {axes} of {self.name(tensor)}{tensor.shape}",
-                               "index notation has no Broadcast yet: the tensor without those extent-1 "
-                               "axes (squeeze_tensor)", None))
-            tensor, idx = squeezed, tuple(i for i in idx if i is not None)
+            return self.emit_broadcast(tensor, idx)
         if tensor.ndim == 0:
             # index notation reads no 0-d tensor on a right side: its value is a literal of the statement
             return Literal(tensor.to_numpy()[()].item(), tensor.dtype.name)
@@ -169,6 +193,7 @@ class Emitter:
         return tensor
 
     def shape_op(self, node: ShapeOp) -> Tensor:
+        """``node`` computed on its operands' stored entries (an expression operand by its own kernel)."""
         key = ("shape", id(node))
         if key not in self.materialized:
             operands = [a.tensor if isinstance(a, Leaf) else self.apart(a, f"an operand of {node.kind}")

@@ -4,7 +4,9 @@ Index notation has no reshape, concatenation, slice or constant index yet, so th
 computes each of these on the operands' data, one function per operator: a sparse operand's stored
 entries are moved by coordinate arithmetic (never densified), a dense one's array by numpy. When
 index notation gains the shape-operator nodes (``Collapse``/``Split``, ``Concat``, ``Slice``,
-``Broadcast``), each function here is the one place to emit its node instead:
+``Broadcast``), the method of :class:`compiler.array.fuse.Emitter` that calls each function here
+(``emit_reshape``, ``emit_concat``, ``emit_stack``, ``emit_index``, ``emit_broadcast``) emits the
+node instead:
 
 =====================  ==============================  =========================================
 function               array operators                 shape-operator node it becomes
