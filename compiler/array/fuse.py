@@ -31,7 +31,7 @@ import copy
 import numpy as np
 
 from ..algebra import lookup
-from ..errors import StrategyError
+from ..errors import CompileError, CompilerNotFoundError, KernelError, SparsescopeError
 from ..format import Format, parse_format
 from ..levels import Dense
 from ..notation import Access, Assign, Call, Index, Literal, Reduce, accesses
@@ -251,7 +251,8 @@ def output_format(node: Node, format, tensors: dict):
 def lower_node(node: Node, format=None, strategy=None, checked: bool = False, materialized=None):
     """Lower ``node`` as one kernel: ``(kernel, tensors)``; ``kernel(**tensors)`` computes it. If the
     strategy refuses the fused statement, reductions under operators are computed apart (and a
-    default sparse output is made dense), as the trace's ``materialize`` steps say."""
+    default sparse output is made dense, which looplets needs for a sparse output whose fill is not 0), as
+    the trace's ``materialize`` steps say."""
     from ..lowering import lower
     materialized = {} if materialized is None else materialized
     refused = []
@@ -270,7 +271,11 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         try:
             # (lower()'s cache: the same statement for the same formats is lowered once)
             kernel = lower(assign, strategy, checked=checked, **tensors, **extra)
-        except StrategyError as e:
+        except (CompileError, CompilerNotFoundError, KernelError):
+            raise
+        except SparsescopeError as e:
+            # (the statement is well formed, its shapes checked when built: the strategy refuses it,
+            # as a StrategyError, or as looplets' ProgramError for an output format it cannot build)
             if split and (format is not None or not default_sparse):
                 raise
             refused.append(("the fused statement", f"refused by the {strategy or 'lattice'} strategy ({e})"))
