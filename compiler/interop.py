@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dtypes import value_dtype
-from .errors import FormatError, UsageError
+from .errors import DTypeError, FormatError, UsageError
 from .levels import Dense, Element, SparseCOO, SparseList
 from .levels.level import normalize_fill
 from .tensor import Tensor
@@ -60,7 +60,10 @@ def to_tensor(obj, name: str | None = None) -> Tensor:
 def dense_view(arr: np.ndarray, name: str | None = None) -> Tensor:
     """A dense tensor over ``arr``'s memory (a copy only when ``arr`` is not contiguous or its
     dtype is not one a kernel takes); its fill is 0 (False for bool), as a numpy input's is."""
-    dt = value_dtype(arr.dtype)   # (refuses complex, object, ... naming the dtype)
+    try:
+        dt = value_dtype(arr.dtype)
+    except DTypeError as e:   # (int8, complex, object, ...)
+        raise DTypeError(f"{name or 'array'} of shape {arr.shape}: {e}; convert it with .astype(...)") from None
     if arr.dtype != dt:
         arr = arr.astype(dt)
     order = tuple(range(arr.ndim))

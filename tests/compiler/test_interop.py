@@ -75,3 +75,9 @@ def test_tensor_matmul_computes_as_numpy():
 def test_an_unknown_object_is_refused_by_name():
     with pytest.raises(ss.UsageError, match="tensor A: expected a Tensor, a numpy array, a scipy.sparse"):
         ss.einsum("y[i] = A[i]", A={1: 2})
+
+
+def test_an_array_of_a_dtype_kernels_do_not_take_is_refused_naming_it():
+    with pytest.raises(ss.DTypeError, match=r"x of shape \(3,\): dtype int16 is not supported; use one of .*"
+                                            r"convert it with .astype"):
+        to_tensor(np.arange(3, dtype=np.int16), "x")
