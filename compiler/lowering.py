@@ -788,6 +788,9 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
         if tensors:
             raise UsageError(f"an array expression names its own tensors; lower(array, strategy=...) takes "
                              f"no tensors (got {', '.join(tensors)})")
+        given = [k for k, v in (("functions", functions), ("trace", trace), ("options", options)) if v is not None]
+        if given:
+            raise UsageError(f"lower(array, ...) takes strategy= and checked= only, not {', '.join(given)}=")
         return program.lower_array(strategy=strategy, checked=checked)
     tensors = tensors_of(tensors)
     loop = not isinstance(program, (str, Assign)) and (hasattr(program, "tensor_ndims") or callable(program))

@@ -88,6 +88,8 @@ def test_compute_several_and_lower_refuses_tensors_for_an_array():
     np.testing.assert_array_equal(t.to_numpy(), A.T)
     with pytest.raises(ss.UsageError, match="an array expression names its own tensors"):
         ss.lower(a.sum(), A=A)
+    with pytest.raises(ss.UsageError, match=r"lower\(array, ...\) takes strategy= and checked= only, not options="):
+        ss.lower(a.sum(), options={"order": ["i"]})
 
 
 def test_the_trace_of_an_array_kernel_saves_and_reads_back():
