@@ -8,8 +8,9 @@ Tensor(A, csr: Dense(SparseList(Element(0.0))), shape=(2, 2), dtype=float64, fil
 y[i] = sum[j](A[i, j] * x[j])
 """
 
-from . import algebra, backend, imperative, notation, reference
+from . import algebra, array, backend, imperative, notation, reference
 from .algebra import Operator, lookup, user_function
+from .array import Array, asarray, compute
 from .backend import Kernel, compile_function
 from .errors import (CompileError, CompilerNotFoundError, DTypeError, FormatError, KernelError,
                      ParseError, ShapeError, SparsescopeError, StrategyError, UsageError, UserCodeError)
@@ -24,7 +25,7 @@ from .tensor import Tensor
 from .trace import Artifact, Rewrite, Step, Trace
 
 __all__ = [
-    "Artifact", "CompileError", "CompilerNotFoundError", "Compressed", "DTypeError", "Dense",
+    "Array", "array", "asarray", "compute", "Artifact", "CompileError", "CompilerNotFoundError", "Compressed", "DTypeError", "Dense",
     "Element", "Format", "FormatError", "Kernel", "KernelError", "Operator", "ParseError",
     "Pattern", "Rewrite", "ShapeError", "SparseCOO", "SparseList", "SparsescopeError", "Step",
     "StrategyError", "Tensor", "Trace", "algebra", "backend", "compile_function", "coo", "csc",

@@ -50,6 +50,7 @@ from .fastcall import fast_call
 from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative import interpret
+from .interop import tensors_of
 from .algebra import NOVALUE
 from .imperative.ir import Buffer, Function, Scalar
 from .levels import Dense, Element, SparseList
@@ -208,7 +209,8 @@ def _as_format(name: str, value, ndim: int | None) -> Format:
         except DTypeError as e:
             raise DTypeError(f"tensor {name}: {e}") from None
     hint = f"; options of the lowering go in options={{{name!r}: ...}}" if name in OPTION_NAMES else ""
-    raise UsageError(f"tensor {name}: expected a Tensor, a numpy array or a format, "
+    raise UsageError(f"tensor {name}: expected a Tensor, a numpy array, a scipy.sparse or pydata/sparse array "
+                     f"or a format, "
                      f"not {type(value).__name__}{hint}")
 
 
@@ -253,22 +255,29 @@ class Kernel:
     #: the program has shape operators: each call checks their premises for its tensors' shapes
     shape_operators: bool = False
 
+    #: the tensors a kernel of an array expression reads, which a call without tensors takes
+    arguments: dict = {}
+
     def __call__(self, *given, **tensors) -> Tensor:
+        if given:
+            raise UsageError(f"pass the kernel's tensors by name: kernel({', '.join(f'{t}=...' for t in self.formats)})")
+        if not tensors:
+            tensors = dict(self.arguments)
         try:
             fast = self._fast
         except AttributeError:
             fast = self._fast = fast_call(self)
-        if fast is not None and not given:
+        if fast is not None:
             out = fast(tensors)
             if out is not None:
                 return out
-        if given:
-            raise UsageError(f"pass the kernel's tensors by name: kernel({', '.join(f'{t}=...' for t in self.formats)})")
+        tensors = tensors_of(tensors)
         kernel = self.for_values(tensors)
         return kernel._run(kernel.compiled, tensors)
 
     def interpret(self, **tensors) -> Tensor:
         """Run the kernel's IR in the Python interpreter instead (a test oracle)."""
+        tensors = tensors_of(tensors) if tensors else dict(self.arguments)
         kernel = self.for_values(tensors)
         helpers = dict(kernel.lowered.helpers)
         return kernel._run(lambda **args: interpret(kernel.function, helpers=helpers, **args), tensors)
@@ -813,8 +822,22 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     ``"looplets"`` (the one strategy that lowers loop programs; the trace's first step says so), as is
     index notation with shape operators (``collapse``, ``concat``, ...), which the lattice strategy does
     not lower yet.
+
+    ``program`` may also be an array expression (:class:`compiler.array.Array`): the kernel of its
+    one statement, over the tensors it was built from (call it with no arguments); scipy.sparse and
+    pydata/sparse arrays are taken as tensors, sharing their buffers.
     """
     _load_strategies()
+    if callable(getattr(program, "lower_array", None)):
+        # an array expression (compiler.array): its kernel reads the tensors it was built over
+        if tensors:
+            raise UsageError(f"an array expression names its own tensors; lower(array, strategy=...) takes "
+                             f"no tensors (got {', '.join(tensors)})")
+        given = [k for k, v in (("functions", functions), ("trace", trace), ("options", options)) if v is not None]
+        if given:
+            raise UsageError(f"lower(array, ...) takes strategy= and checked= only, not {', '.join(given)}=")
+        return program.lower_array(strategy=strategy, checked=checked)
+    tensors = tensors_of(tensors)
     loop = not isinstance(program, (str, Assign)) and (hasattr(program, "tensor_ndims") or callable(program))
     chosen = strategy is None
     # (index notation with shape operators goes to the one strategy that lowers them so far)
@@ -961,6 +984,7 @@ def einsum(expr, strategy: str | None = None, *, checked: bool = False, function
 
     Give the output too (as a tensor or a format) to choose its format.
     """
+    tensors = tensors_of(tensors)
     kernel = lower(expr, strategy, checked=checked, functions=functions, **tensors)
     inputs = {k: v for k, v in tensors.items() if not isinstance(v, (str, Format, Level))}
     return kernel(**inputs)

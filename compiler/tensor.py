@@ -272,6 +272,23 @@ class Tensor:
         return (f"Tensor({head}{short}{fmt}, shape={self.shape}, dtype={self.dtype.name}, "
                 f"fill={self.fill!r}, nnz={self.nnz})")
 
+    # --- the array language's matmul --------------------------------------------------------
+
+    #: numpy leaves ``x @ tensor`` and ``array_op(tensor)`` to the Tensor (which has no ufuncs)
+    __array_ufunc__ = None
+
+    def __matmul__(self, other):
+        """``A @ x``: the product computed by one kernel (:func:`compiler.array.matmul`), a Tensor.
+
+        >>> A = Tensor.from_numpy(np.array([[0, 2.0], [1.0, 0]]), "csr")
+        >>> (A @ np.array([1.0, 3.0])).to_numpy().tolist()
+        [6.0, 1.0]
+        """
+        return _matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _matmul(other, self)
+
     # --- enumeration -------------------------------------------------------------------------
 
     def _entries(self) -> tuple[list[np.ndarray], np.ndarray]:
@@ -626,6 +643,16 @@ class Tensor:
         """The coordinate tree as indented text; see :mod:`compiler.fibertree`."""
         from .fibertree import fiber_tree_text
         return fiber_tree_text(self, name or self._label, max_children=max_children)
+
+
+#: ``(a, b) -> a @ b`` computed; set by :mod:`compiler.array`, which builds on Tensor
+MATMUL = []
+
+
+def _matmul(a, b):
+    if not MATMUL:
+        raise UsageError("A @ B of Tensors is the array language's matmul: import compiler.array first")
+    return MATMUL[0](a, b)
 
 
 def _target_format(format, ndim: int, given, fill, dtype, label: str) -> Format:

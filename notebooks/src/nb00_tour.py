@@ -75,6 +75,14 @@ for kernel in (by_lattice, by_looplets):
     assert np.allclose(kernel(A=A, x=x).to_numpy(), y_oracle)
     assert np.allclose(kernel(A=A, x=x).to_numpy(), S @ x)
 print("both kernels agree with the oracle")"""),
+    ("md", """The same product from arrays instead of an index string: `ss.asarray` wraps scipy's matrix
+(no copy), `@`, `+`, `.sum(axis=...)`, `.T`, `concat`, slicing and the rest of the Array API build a lazy
+expression, and `ss.lower(expr)` gives the ONE kernel that computes all of it (`expr.compute()` runs
+it). Shape operators (reshape, concat, slices) are materialized for now, and the trace says so."""),
+    ("code", """expr = ss.asarray(S) @ ss.asarray(x) + 1
+array_kernel = ss.lower(expr)
+print(array_kernel.program)
+assert np.allclose(expr.compute().to_numpy(), S @ x + 1)"""),
     ("md", """Each strategy records different steps. The **lattice** strategy concretizes the index
 notation, chooses a loop order (the *iteration graph*), builds one *iteration lattice* per loop
 (which operands to co-iterate, and which cases arise), then CFIR and the imperative IR. The

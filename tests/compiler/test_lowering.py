@@ -178,7 +178,7 @@ def test_missing_and_unknown_tensors():
     (lambda: lower("y[i] = x[i]", functions=[ss.user_function("f", min, "return x;")], x=np.ones(2)),
      "functions must map names to user functions .* not a list"),
     (lambda: lower("y[i] = x[i]", options=["schedule"], x=np.ones(2)), "options must be a dict, not a list"),
-    (lambda: lower("y[i] = x[i]", x=[1.0, 2.0]), "tensor x: expected a Tensor, a numpy array or a format, not list"),
+    (lambda: lower("y[i] = x[i]", x=[1.0, 2.0]), "tensor x: expected a Tensor, a numpy array, a scipy.sparse or pydata/sparse array or a format, not list"),
 ])
 def test_arguments_of_the_wrong_kind_say_which(call, message):
     with pytest.raises(ss.UsageError, match=message):

@@ -1,0 +1,18 @@
+"""The array language: lazy arrays with the Array API's names, each expression computed as one kernel.
+
+>>> import numpy as np
+>>> from compiler import array as xp
+>>> A = xp.asarray(np.array([[1.0, 0], [0, 2.0]]), format="csr")
+>>> (A @ xp.asarray(np.array([1.0, 1.0])) + 1).compute().to_numpy().tolist()
+[2.0, 3.0]
+
+Modules: :mod:`~compiler.array.nodes` (the expression graph), :mod:`~compiler.array.build` (the
+operators' shape and dtype rules), :mod:`~compiler.array.lazy` (the ``Array`` API),
+:mod:`~compiler.array.fuse` (one index-notation statement per expression) and
+:mod:`~compiler.array.shapeops` (the shape operators, computed on stored entries for now).
+"""
+
+from .lazy import *  # noqa: F401,F403
+from .lazy import __all__ as _lazy_all
+
+__all__ = list(_lazy_all)

@@ -1,0 +1,307 @@
+"""An array expression as ONE index-notation statement: its kernel, computed.
+
+The expression graph of :mod:`compiler.array.nodes` becomes one :class:`~compiler.notation.Assign`:
+an elementwise operator is a :class:`~compiler.notation.Call`, a reduction (and the sum of a
+``matmul``, ``tensordot`` or ``einsum``) a :class:`~compiler.notation.Reduce` over fresh indices,
+a transpose or ``expand_dims`` a relabelling of indices, and broadcasting leaves an extent-1 axis
+out of the access. What index notation cannot say yet is materialized, each in the trace's
+``materialize`` steps with the node and why:
+
+- shape operators (reshape, concat, stack, slicing with steps, integer indexing): computed on their
+  operands' entries by :mod:`compiler.array.shapeops` (an operand that is itself an expression is
+  computed first, by its own kernel);
+- an extent-1 axis of a stored tensor broadcast against a longer one: that tensor without the axis
+  (``squeeze_tensor``);
+- a reduction inside an elementwise operator when the strategy lowers only reductions at the top
+  of the statement (looplets): computed by its own kernel.
+
+>>> import numpy as np
+>>> from compiler.interop import to_tensor
+>>> from compiler.array import build
+>>> A = Leaf(to_tensor(np.eye(2), "A")); x = Leaf(to_tensor(np.ones(2), "x"))
+>>> expr = build.reduce("sum", build.elementwise("add", build.matmul(A, x), x))
+>>> print(notation(expr)[0])
+out[] = sum[i](sum[j](A[i, j] * x[j]) + x[i])
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ..algebra import lookup
+from ..errors import CompileError, CompilerNotFoundError, KernelError, SparsescopeError
+from ..format import Format, parse_format
+from ..levels import Dense
+from ..notation import Access, Assign, Call, Index, Literal, Reduce, accesses
+from ..tensor import Tensor
+from ..trace import Trace
+from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
+from .shapeops import MATERIALIZE, squeeze_tensor
+
+_INDEX_NAMES = "ijklmnpqrstuvw"
+_TENSOR_NAMES = "ABCDEFGHKLMNPQRSTUVWXYZ"
+
+
+class Emitter:
+    """Builds one statement from an expression graph, naming tensors and indices freshly.
+
+    ``split_reductions``: a reduction under an elementwise operator is materialized (for a strategy
+    that lowers reductions only at the top). ``materialized`` caches the tensors computed apart, by
+    node, across attempts; ``notes`` lists ``(node, why)`` for the trace.
+    """
+
+    def __init__(self, strategy, checked: bool, split_reductions: bool = False, materialized=None):
+        self.strategy = strategy
+        self.checked = checked
+        self.split_reductions = split_reductions
+        self.materialized = {} if materialized is None else materialized
+        self.names: dict[int, str] = {}      # id(tensor) -> name
+        self.tensors: dict[str, Tensor] = {}  # name -> tensor, for every name given
+        self.next_index = 0
+        self.notes: list[tuple[str, str, object]] = []
+
+    # -- names -------------------------------------------------------------------------------
+
+    def index(self) -> Index:
+        k = self.next_index
+        self.next_index += 1
+        base = _INDEX_NAMES[k % len(_INDEX_NAMES)]
+        return Index(base if k < len(_INDEX_NAMES) else f"{base}{k // len(_INDEX_NAMES)}")
+
+    def name(self, tensor: Tensor) -> str:
+        key = id(tensor)
+        if key not in self.names:
+            given = tensor.name
+            ok = (isinstance(given, str) and given.isidentifier() and given.isascii() and given != "out"
+                  and given not in self.tensors and given.rstrip("0123456789") not in _INDEX_NAMES
+                  and not given.startswith(("one_", "_")))
+            if not ok:
+                k = len(self.tensors)
+                given = _TENSOR_NAMES[k % len(_TENSOR_NAMES)] + (str(k // len(_TENSOR_NAMES)) if k >= len(_TENSOR_NAMES) else "")
+                while given in self.tensors:
+                    k += 1
+                    given = _TENSOR_NAMES[k % len(_TENSOR_NAMES)] + str(k // len(_TENSOR_NAMES))
+            self.names[key] = given
+            self.tensors[given] = tensor
+        return self.names[key]
+
+    # -- emission ----------------------------------------------------------------------------
+
+    def emit(self, node: Node, idx: tuple, top: bool = True):
+        """The index-notation expression of ``node`` with its axes indexed by ``idx`` (None for an
+        extent-1 axis broadcast away). ``top``: no elementwise operator encloses it."""
+        if isinstance(node, Leaf):
+            return self.access(node.tensor, idx)
+        if isinstance(node, Scalar):
+            return Literal(node.value, node.dtype.name)
+        if isinstance(node, Map):
+            args = []
+            for a in node.args:
+                lead = node.ndim - a.ndim
+                sub = tuple(None if a.shape[k] == 1 and node.shape[lead + k] != 1 else idx[lead + k]
+                            for k in range(a.ndim))
+                args.append(self.emit(a, sub, top=False))
+            return Call(node.op, tuple(args))
+        if isinstance(node, Reduction):
+            if not top and self.split_reductions:
+                return self.access(self.apart(node, "the strategy lowers reductions only at the top of a "
+                                                    "statement"), idx)
+            return self.reduction(node, idx, top)
+        if isinstance(node, Permute):
+            sub = [None] * node.ndim
+            for k, a in enumerate(node.axes):
+                sub[a] = idx[k]
+            return self.emit(node.child, tuple(sub), top)
+        if isinstance(node, Broadcast):
+            sub = tuple(None if c == 1 and node.shape[a] != 1 else idx[a]
+                        for c, a in zip(node.child.shape, node.axes))
+            return self.emit(node.child, sub, top)
+        if isinstance(node, ShapeOp):
+            return getattr(self, f"emit_{node.kind}")(node, idx)
+        raise TypeError(f"not an array node: {node!r}")
+
+    def reduction(self, node: Reduction, idx: tuple, top: bool):
+        child = node.child
+        fresh = {a: self.index() for a in node.axes}
+        sub, k = [], 0
+        for a in range(child.ndim):
+            if a in fresh:
+                sub.append(fresh[a])
+                k += node.keepdims
+            else:
+                sub.append(idx[k])
+                k += 1
+        body = self.emit(child, tuple(sub), top)
+        if child.dtype != node.dtype:
+            # numpy sums an int32 or bool array in int64: each term cast first (times a typed 1)
+            body = Call(lookup("mul"), (body, Literal(1, node.dtype.name)))
+        indices = tuple(fresh[a] for a in node.axes)
+        if isinstance(body, Reduce) and body.op == node.op:   # (sum of a sum: one reduction)
+            return Reduce(node.op, indices + body.indices, body.body)
+        return Reduce(node.op, indices, body) if indices else body
+
+    # -- the shape operators: one method each builds its lowering. Index notation has no shape
+    # operators yet, so each reads its result materialized by compiler.array.shapeops; with the
+    # notation's Collapse/Split, Concat, Slice and Broadcast nodes, each emits its node instead.
+
+    def emit_reshape(self, node: ShapeOp, idx: tuple):
+        """``reshape``: later ``Split(Collapse(...))``; now ``reshape_tensor``."""
+        return self.access(self.shape_op(node), idx)
+
+    def emit_concat(self, node: ShapeOp, idx: tuple):
+        """``concat``: later ``Concat``; now ``concat_tensors``."""
+        return self.access(self.shape_op(node), idx)
+
+    def emit_stack(self, node: ShapeOp, idx: tuple):
+        """``stack``: later ``Concat`` of operands with a new axis; now ``stack_tensors``."""
+        return self.access(self.shape_op(node), idx)
+
+    def emit_index(self, node: ShapeOp, idx: tuple):
+        """Slicing and integer indexing: later ``Slice``; now ``index_tensor``."""
+        return self.access(self.shape_op(node), idx)
+
+    def emit_broadcast(self, tensor: Tensor, idx: tuple):
+        """A stored tensor's extent-1 axes broadcast (None in ``idx``): later ``Broadcast``; now
+        the tensor without those axes (``squeeze_tensor``)."""
+        axes = tuple(a for a, i in enumerate(idx) if i is None)
+        key = ("squeeze", id(tensor), axes)
+        if key not in self.materialized:
+            self.materialized[key] = (squeeze_tensor(tensor, axes), tensor)
+        self.notes.append((f"broadcast of axes {axes} of {self.name(tensor)}{tensor.shape}",
+                           "index notation has no Broadcast yet: the tensor without those extent-1 "
+                           "axes (squeeze_tensor)", None))
+        return self.access(self.materialized[key][0], tuple(i for i in idx if i is not None))
+
+    def access(self, tensor: Tensor, idx: tuple):
+        if any(i is None for i in idx):
+            return self.emit_broadcast(tensor, idx)
+        if tensor.ndim == 0:
+            # index notation reads no 0-d tensor on a right side: its value is a literal of the statement
+            return Literal(tensor.to_numpy()[()].item(), tensor.dtype.name)
+        return Access(self.name(tensor), idx)
+
+    def apart(self, node: Node, why: str) -> Tensor:
+        """``node`` computed by its own kernel (once per node), noted with ``why``."""
+        key = ("apart", id(node))
+        if key not in self.materialized:
+            kernel, args = lower_node(node, None, self.strategy, self.checked, self.materialized)
+            self.materialized[key] = (kernel(**args), kernel, node)
+        tensor, kernel = self.materialized[key][:2]
+        self.notes.append((describe(node), f"{why}; computed by its own kernel: {kernel.program}", kernel))
+        return tensor
+
+    def shape_op(self, node: ShapeOp) -> Tensor:
+        """``node`` computed on its operands' stored entries (an expression operand by its own kernel)."""
+        key = ("shape", id(node))
+        if key not in self.materialized:
+            operands = [a.tensor if isinstance(a, Leaf) else self.apart(a, f"an operand of {node.kind}")
+                        for a in node.args]
+            self.materialized[key] = (MATERIALIZE[node.kind](operands, node.params), node)
+        self.notes.append((describe(node), f"index notation has no shape operators yet: computed on the stored "
+                                           f"entries ({node.kind} in compiler.array.shapeops)", None))
+        return self.materialized[key][0]
+
+
+def notation(node: Node, emitter: Emitter | None = None) -> tuple[Assign, dict, Emitter]:
+    """``node`` as ``out[...] = ...``, the tensors it reads by name, and the emitter (its notes)."""
+    em = Emitter("lattice", False) if emitter is None else emitter
+    out_idx = tuple(em.index() for _ in range(node.ndim))
+    rhs = em.emit(node, out_idx)
+    used = {i for a in accesses(rhs) for i in a.indices}
+    for i, n in zip(out_idx, node.shape):
+        if i not in used:
+            # an output axis no operand has (a new axis of expand_dims, one broadcast_to adds): a
+            # dense all-true vector gives its extent (x * true is x, NaN and -0.0 included)
+            ones = Tensor.from_numpy(np.ones(n, dtype=bool), "dense", fill=True, name=f"one_{i.name}")
+            em.tensors[ones.name] = ones
+            rhs = _times(rhs, Access(ones.name, (i,)), lookup("and" if node.dtype.kind == "b" else "mul"))
+    assign = Assign(Access("out", out_idx), None, rhs)
+    names = {a.tensor for a in accesses(rhs)}
+    return assign, {k: v for k, v in em.tensors.items() if k in names}, em
+
+
+def _times(rhs, factor, op):
+    """``rhs`` times ``factor`` (which does not depend on the reduced indices), inside the reductions
+    at the top, so a strategy that lowers reductions only at the top still lowers it."""
+    if isinstance(rhs, Reduce):
+        return Reduce(rhs.op, rhs.indices, _times(rhs.body, factor, op))
+    return Call(op, (rhs, factor))
+
+
+def _leaves_dense(tensors: dict) -> bool:
+    return all(all(isinstance(lvl, Dense) for lvl in t.levels) for t in tensors.values())
+
+
+def output_format(node: Node, format, tensors: dict):
+    """The format asked for the result: ``format`` (a shorthand gets the expression's dtype and fill),
+    or by default none (dense) when every operand is dense, else a sparse one of the result's rank."""
+    if format is None:
+        if node.ndim == 0 or _leaves_dense(tensors):
+            return None
+        format = {1: "sparse_vector", 2: "csr"}.get(node.ndim, "coo")
+    if isinstance(format, str):
+        return parse_format(format, ndim=node.ndim, fill=node.fill, dtype=node.dtype.name)
+    if isinstance(format, Format):
+        return format
+    return parse_format(format)
+
+
+def lower_node(node: Node, format=None, strategy=None, checked: bool = False, materialized=None):
+    """Lower ``node`` as one kernel: ``(kernel, tensors)``; ``kernel(**tensors)`` computes it. If the
+    strategy refuses the fused statement, reductions under operators are computed apart (and a
+    default sparse output is made dense, which looplets needs for a sparse output whose fill is not 0), as
+    the trace's ``materialize`` steps say."""
+    from ..lowering import lower
+    materialized = {} if materialized is None else materialized
+    refused = []
+    for split, default_sparse in ((False, True), (True, True), (True, False)):
+        em = Emitter(strategy, checked, split_reductions=split, materialized=materialized)
+        assign, tensors, em = notation(node, em)
+        out = output_format(node, format, tensors) if (format is not None or default_sparse) else None
+        trace = Trace()
+        for what, why in refused:
+            trace.record("materialize", note=f"{what}: {why}")
+        for what, why, kernel in em.notes:
+            trace.record("materialize", after=kernel.program if kernel is not None else None,
+                         note=f"{what} materialized: {why}")
+        trace.record("array", after=assign, note=f"the array expression {show(node, em)} as one statement")
+        extra = {} if out is None else {"out": out}
+        try:
+            # (lower()'s cache: the same statement for the same formats is lowered once)
+            kernel = lower(assign, strategy, checked=checked, **tensors, **extra)
+        except (CompileError, CompilerNotFoundError, KernelError):
+            raise
+        except SparsescopeError as e:
+            # (the statement is well formed, its shapes checked when built: the strategy refuses it,
+            # as a StrategyError, or as looplets' ProgramError for an output format it cannot build)
+            if split and (format is not None or not default_sparse):
+                raise
+            refused.append(("the fused statement", f"refused by the {strategy or 'lattice'} strategy ({e})"))
+            continue
+        kernel = copy.copy(kernel)   # (the cached kernel keeps its own trace and tensors)
+        kernel.trace = Trace(trace.steps + kernel.trace.steps)
+        kernel.arguments = tensors
+        return kernel, tensors
+    raise AssertionError("unreachable")
+
+
+def show(node: Node, em: Emitter) -> str:
+    """The expression as text, naming tensors as the statement does: ``sum(add(A @ x, x))``."""
+    if isinstance(node, Leaf):
+        return em.name(node.tensor)
+    if isinstance(node, Scalar):
+        return repr(node.value)
+    if isinstance(node, Map):
+        return f"{node.op.name}({', '.join(show(a, em) for a in node.args)})"
+    if isinstance(node, Reduction):
+        return f"{node.op.name}-reduce({show(node.child, em)}, axes={node.axes})"
+    if isinstance(node, Permute):
+        return f"permute_dims({show(node.child, em)}, {node.axes})"
+    if isinstance(node, Broadcast):
+        return f"broadcast({show(node.child, em)}, {node.shape})"
+    return f"{node.kind}({', '.join(show(a, em) for a in node.args)})"
+
+
+__all__ = ["Emitter", "notation", "lower_node", "output_format", "show"]

@@ -1,0 +1,376 @@
+"""Lazy arrays: the Array API's operators and functions building an expression, computed as one kernel.
+
+>>> import numpy as np, scipy.sparse as sp
+>>> A = asarray(sp.csr_array(np.array([[0, 2.0], [1.0, 0]])))
+>>> x = asarray(np.array([1.0, 3.0]))
+>>> y = (A @ x + 1).sum()
+>>> y.shape, y.dtype.name
+((), 'float64')
+>>> float(y)
+9.0
+>>> (A.T @ x).compute().to_numpy().tolist()
+[3.0, 2.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UsageError
+from ..interop import to_tensor
+from .. import tensor as tensor_module
+from ..tensor import Tensor
+from . import build
+from .fuse import lower_node
+from .nodes import Leaf, Node
+
+
+class Array:
+    """A lazy array: an immutable expression over stored tensors. Operators and functions build a
+    bigger expression; :meth:`compute` lowers it as one kernel and runs it."""
+
+    __array_priority__ = 20   # (numpy defers to Array's operators: ndarray + Array is an Array)
+
+    def __init__(self, node: Node):
+        if not isinstance(node, Node):
+            raise UsageError(f"Array wraps an expression node; use asarray(...) for {type(node).__name__}")
+        self._node = node
+
+    @property
+    def node(self) -> Node:
+        """The expression node (:mod:`compiler.array.nodes`)."""
+        return self._node
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._node.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def fill_value(self):
+        """The value of the entries a sparse result does not store."""
+        return self._node.fill
+
+    def __repr__(self) -> str:
+        return f"Array(shape={self.shape}, dtype={self.dtype.name}, fill_value={self.fill_value!r})"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    # -- computing ----------------------------------------------------------------------------
+
+    def compute(self, format=None, strategy: str | None = None, checked: bool = False) -> Tensor:
+        """The array as a Tensor, computed by one kernel (``format``: a shorthand or Format for the
+        result; by default dense when every operand is, else sparse of the result's rank)."""
+        kernel, tensors = lower_node(self._node, format, strategy, checked)
+        return kernel(**tensors)
+
+    def lower(self, format=None, strategy: str | None = None, checked: bool = False):
+        """The kernel that computes this array (``.c_source``, ``.trace``); call it with no arguments."""
+        return lower_node(self._node, format, strategy, checked)[0]
+
+    def lower_array(self, strategy=None, checked: bool = False, format=None):
+        """What :func:`compiler.lower` calls for an array expression."""
+        return self.lower(format, strategy, checked)
+
+    def todense(self) -> np.ndarray:
+        """The computed array as a dense numpy array."""
+        return self.compute().to_numpy()
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.todense()
+        return out if dtype is None else out.astype(dtype)
+
+    def to_scipy(self, format: str = "csr"):
+        """The computed (2-D) array as a scipy.sparse array."""
+        return self.compute(format if format in ("csr", "csc", "coo") else None).to_scipy(format)
+
+    def _scalar(self, kind):
+        if self.ndim:
+            raise TypeError(f"only a 0-d array converts to {kind.__name__}; this one has shape {self.shape}")
+        return kind(self.todense()[()])
+
+    def __bool__(self):
+        return self._scalar(bool)
+
+    def __float__(self):
+        return self._scalar(float)
+
+    def __int__(self):
+        return self._scalar(int)
+
+    def __index__(self):
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"an array of dtype {self.dtype.name} is no index")
+        return self._scalar(int)
+
+    # -- attributes of the Array API --------------------------------------------------------------
+
+    @property
+    def T(self) -> "Array":
+        if self.ndim > 2:
+            raise ValueError(f".T is for arrays of at most 2 dimensions (shape {self.shape}); use permute_dims "
+                             f"or .mT")
+        return Array(build.permute_dims(self._node, tuple(reversed(range(self.ndim)))))
+
+    @property
+    def mT(self) -> "Array":
+        if self.ndim < 2:
+            raise ValueError(f".mT needs at least 2 dimensions; shape {self.shape}")
+        axes = tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)
+        return Array(build.permute_dims(self._node, axes))
+
+    def __getitem__(self, key) -> "Array":
+        key = tuple(_node_or(k) for k in key) if isinstance(key, tuple) else _node_or(key)
+        return Array(build.getitem(self._node, key))
+
+    def reshape(self, *shape) -> "Array":
+        return reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+
+    def sum(self, axis=None, keepdims=False, dtype=None):
+        return sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def prod(self, axis=None, keepdims=False, dtype=None):
+        return prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def min(self, axis=None, keepdims=False):
+        return min(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return max(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis=None, keepdims=False):
+        return any(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        return all(self, axis=axis, keepdims=keepdims)
+
+
+def _node_or(k):
+    """An index item as given (an int-valued 0-d Array reads its value)."""
+    return k.__index__() if isinstance(k, Array) else k
+
+
+def _node(x) -> Node | object:
+    """An operand as a node: an Array's, a stored object wrapped, a Python scalar left as is."""
+    if isinstance(x, Array):
+        return x.node
+    if isinstance(x, (bool, int, float, np.generic)) and not isinstance(x, np.ndarray):
+        return x
+    return asarray(x).node
+
+
+def asarray(obj, format=None, name: str | None = None) -> Array:
+    """An Array over ``obj``: a numpy array, a scipy.sparse matrix or array, a pydata/sparse array,
+    a Tensor or an Array, sharing its buffers where the layout allows. ``format`` converts it
+    (``"csr"``, a Format, ...).
+
+    >>> import numpy as np
+    >>> a = np.arange(6.0).reshape(2, 3)
+    >>> np.shares_memory(asarray(a).node.tensor.vals, a)
+    True
+    >>> asarray(a, format="csr").node.tensor.format.shorthand
+    'csr'
+    """
+    if isinstance(obj, Array):
+        if format is None:
+            return obj
+        return Array(Leaf(obj.compute(format)))
+    if format is not None and not isinstance(obj, Tensor) and isinstance(obj, (np.ndarray, list, tuple)):
+        tensor = Tensor.from_numpy(np.asarray(obj), format, name=name)
+    else:
+        tensor = to_tensor(obj, name)
+        if format is not None:
+            tensor = tensor.asformat(format)
+    return Array(Leaf(tensor))
+
+
+def compute(*arrays, format=None, strategy: str | None = None):
+    """Each array computed (one kernel each): a Tensor for one array, a tuple for several."""
+    out = tuple(asarray(a).compute(format, strategy) for a in arrays)
+    return out[0] if len(out) == 1 else out
+
+
+# -- operators ----------------------------------------------------------------------------------
+
+def _binary(name, reflected=False):
+    def method(self, other):
+        if not isinstance(other, (Array, Tensor, np.ndarray, bool, int, float, np.generic)) and \
+                not hasattr(other, "tocoo") and not hasattr(other, "fill_value"):
+            return NotImplemented
+        a, b = (_node(other), self._node) if reflected else (self._node, _node(other))
+        return Array(build.elementwise(name, a, b))
+    return method
+
+
+for _dunder, _op in {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floordiv",
+                     "mod": "mod", "pow": "pow", "and": "bitand", "or": "bitor", "xor": "bitxor",
+                     "lshift": "lshift", "rshift": "rshift"}.items():
+    setattr(Array, f"__{_dunder}__", _binary(_op))
+    setattr(Array, f"__r{_dunder}__", _binary(_op, reflected=True))
+for _dunder, _op in {"lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}.items():
+    setattr(Array, f"__{_dunder}__", _binary(_op))
+Array.__hash__ = None   # (== builds an array, as numpy's does)
+Array.__neg__ = lambda self: Array(build.elementwise("neg", self._node))
+Array.__pos__ = lambda self: self
+Array.__abs__ = lambda self: Array(build.elementwise("abs", self._node))
+Array.__invert__ = lambda self: Array(build.elementwise("not" if self.dtype.kind == "b" else "bitxor",
+                                                        *((self._node,) if self.dtype.kind == "b" else
+                                                          (self._node, -1))))
+Array.__matmul__ = lambda self, other: matmul(self, other)
+Array.__rmatmul__ = lambda self, other: matmul(other, self)
+
+
+# -- functions --------------------------------------------------------------------------------------
+
+def _unary(name):
+    def fn(x) -> Array:
+        return Array(build.elementwise(name, _node(x)))
+    fn.__name__ = name
+    fn.__doc__ = f"numpy's {name}, elementwise."
+    return fn
+
+
+def _binary_fn(name, op):
+    def fn(x1, x2) -> Array:
+        return Array(build.elementwise(op, _node(x1), _node(x2)))
+    fn.__name__ = name
+    fn.__doc__ = f"numpy's {name}, elementwise with broadcasting."
+    return fn
+
+
+abs = _unary("abs")
+negative = _unary("neg")
+sqrt, exp, log = _unary("sqrt"), _unary("exp"), _unary("log")
+sin, cos, tan = _unary("sin"), _unary("cos"), _unary("tan")
+floor, ceil, trunc = _unary("floor"), _unary("ceil"), _unary("trunc")
+logical_not = _unary("not")
+add, subtract, multiply = _binary_fn("add", "add"), _binary_fn("subtract", "sub"), _binary_fn("multiply", "mul")
+divide, floor_divide = _binary_fn("divide", "div"), _binary_fn("floor_divide", "floordiv")
+remainder, pow = _binary_fn("remainder", "mod"), _binary_fn("pow", "pow")
+minimum, maximum = _binary_fn("minimum", "min"), _binary_fn("maximum", "max")
+less, less_equal = _binary_fn("less", "lt"), _binary_fn("less_equal", "le")
+greater, greater_equal = _binary_fn("greater", "gt"), _binary_fn("greater_equal", "ge")
+equal, not_equal = _binary_fn("equal", "eq"), _binary_fn("not_equal", "ne")
+bitwise_and, bitwise_or = _binary_fn("bitwise_and", "bitand"), _binary_fn("bitwise_or", "bitor")
+bitwise_xor = _binary_fn("bitwise_xor", "bitxor")
+bitwise_left_shift, bitwise_right_shift = _binary_fn("bitwise_left_shift", "lshift"), \
+    _binary_fn("bitwise_right_shift", "rshift")
+logical_and, logical_or = _binary_fn("logical_and", "and"), _binary_fn("logical_or", "or")
+
+
+def where(condition, x1, x2) -> Array:
+    """``x1`` where ``condition`` holds, else ``x2`` (broadcast together)."""
+    return Array(build.where(_node(condition), _node(x1), _node(x2)))
+
+
+def _reduction(name):
+    def fn(x, axis=None, keepdims=False, dtype=None) -> Array:
+        return Array(build.reduce(name, _node(x), axis, keepdims, dtype))
+    fn.__name__ = name
+    fn.__doc__ = f"numpy's {name} over ``axis`` (None, an int or a tuple; negative from the end)."
+    return fn
+
+
+sum, prod = _reduction("sum"), _reduction("prod")
+
+
+def min(x, axis=None, keepdims=False) -> Array:
+    """numpy's min over ``axis``."""
+    return Array(build.reduce("min", _node(x), axis, keepdims))
+
+
+def max(x, axis=None, keepdims=False) -> Array:
+    """numpy's max over ``axis``."""
+    return Array(build.reduce("max", _node(x), axis, keepdims))
+
+
+def any(x, axis=None, keepdims=False) -> Array:
+    """Whether any entry is true (nonzero) over ``axis``."""
+    return Array(build.reduce("any", _node(x), axis, keepdims))
+
+
+def all(x, axis=None, keepdims=False) -> Array:
+    """Whether every entry is true (nonzero) over ``axis``."""
+    return Array(build.reduce("all", _node(x), axis, keepdims))
+
+
+def matmul(x1, x2) -> Array:
+    """numpy's ``x1 @ x2`` (1-D operands are vectors; stacks of matrices broadcast)."""
+    return Array(build.matmul(asarray(x1).node, asarray(x2).node))
+
+
+def tensordot(x1, x2, axes=2) -> Array:
+    """numpy's tensordot."""
+    return Array(build.tensordot(asarray(x1).node, asarray(x2).node, axes))
+
+
+def einsum(subscripts: str, *operands) -> Array:
+    """numpy's einsum: ``einsum("ij,j->i", A, x)``."""
+    return Array(build.einsum(subscripts, *(asarray(o).node for o in operands)))
+
+
+def permute_dims(x, axes) -> Array:
+    """``x`` with its axes reordered (``x.T`` for a matrix)."""
+    return Array(build.permute_dims(asarray(x).node, axes))
+
+
+def matrix_transpose(x) -> Array:
+    """The last two axes swapped (``x.mT``)."""
+    return asarray(x).mT
+
+
+def expand_dims(x, axis=0) -> Array:
+    """``x`` with a new axis of extent 1 at ``axis``."""
+    return Array(build.expand_dims(asarray(x).node, axis))
+
+
+def broadcast_to(x, shape) -> Array:
+    """``x`` broadcast to ``shape``."""
+    return Array(build.broadcast_to(asarray(x).node, shape))
+
+
+def reshape(x, shape) -> Array:
+    """``x`` reshaped row-major (one extent may be -1)."""
+    return Array(build.reshape(asarray(x).node, shape))
+
+
+def concat(arrays, axis=0) -> Array:
+    """The arrays joined along ``axis`` (None: flattened first)."""
+    return Array(build.concat([asarray(a).node for a in arrays], axis))
+
+
+concatenate = concat
+
+
+def stack(arrays, axis=0) -> Array:
+    """The arrays (one shape) stacked along a new axis ``axis``."""
+    return Array(build.stack([asarray(a).node for a in arrays], axis))
+
+
+def _tensor_matmul(a, b) -> Tensor:
+    return matmul(a, b).compute()
+
+
+tensor_module.MATMUL[:] = [_tensor_matmul]
+
+__all__ = ["Array", "asarray", "compute", "where", "sum", "prod", "min", "max", "any", "all", "matmul",
+           "tensordot", "einsum", "permute_dims", "matrix_transpose", "expand_dims", "broadcast_to",
+           "reshape", "concat", "concatenate", "stack", "abs", "negative", "sqrt", "exp", "log", "sin",
+           "cos", "tan", "floor", "ceil", "trunc", "logical_not", "add", "subtract", "multiply", "divide",
+           "floor_divide", "remainder", "pow", "minimum", "maximum", "less", "less_equal", "greater",
+           "greater_equal", "equal", "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor",
+           "bitwise_left_shift", "bitwise_right_shift", "logical_and", "logical_or"]

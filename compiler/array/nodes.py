@@ -1,0 +1,222 @@
+"""The nodes of a lazy array expression: small immutable records with their shape, dtype and fill.
+
+Each node knows its result's ``shape``, ``dtype`` and ``fill`` (the value of the entries a sparse
+result does not store) when it is built, so errors come at the operator that causes them, not at
+compute time. Nodes compare by identity (a graph may hold the same Tensor twice).
+
+>>> import numpy as np
+>>> from compiler.tensor import Tensor
+>>> a = Leaf(Tensor.from_numpy(np.array([1.0, 0.0]), "sparse_vector"))
+>>> m = Map(lookup("add"), (a, Scalar(1.0, np.dtype("float64"))))
+>>> m.shape, m.dtype.name, m.fill
+((2,), 'float64', 1.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..algebra import Operator, lookup
+from ..tensor import Tensor
+
+
+def fill_of(op: Operator, args) -> tuple[np.dtype, Any]:
+    """The dtype and value of ``op`` applied to the fills of ``args`` (numpy's promotion)."""
+    values = [np.asarray(a.fill, dtype=a.dtype) for a in args]
+    with np.errstate(all="ignore"):
+        out = np.asarray(op(*values))
+    return out.dtype, out[()].item()
+
+
+@dataclass(frozen=True, eq=False)
+class Node:
+    """Base: ``shape``, ``dtype`` and ``fill`` are set by each subclass."""
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def children(self) -> tuple:
+        return ()
+
+
+@dataclass(frozen=True, eq=False)
+class Leaf(Node):
+    """A stored tensor."""
+
+    tensor: Tensor
+
+    @property
+    def shape(self):
+        return self.tensor.shape
+
+    @property
+    def dtype(self):
+        return self.tensor.dtype
+
+    @property
+    def fill(self):
+        return self.tensor.fill
+
+
+@dataclass(frozen=True, eq=False)
+class Scalar(Node):
+    """A Python scalar in an expression, typed as numpy 2 types it next to an array (weakly)."""
+
+    value: Any
+    dtype: np.dtype
+    shape: tuple = ()
+
+    @property
+    def fill(self):
+        return self.value
+
+
+@dataclass(frozen=True, eq=False)
+class Map(Node):
+    """``op`` applied elementwise to ``args``, broadcast against each other as numpy does."""
+
+    op: Operator
+    args: tuple
+    shape: tuple = field(init=False)
+    dtype: np.dtype = field(init=False)
+    fill: Any = field(init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "shape", np.broadcast_shapes(*(a.shape for a in self.args)))
+        dt, f = fill_of(self.op, self.args)
+        object.__setattr__(self, "dtype", dt)
+        object.__setattr__(self, "fill", f)
+
+    def children(self):
+        return self.args
+
+
+#: closed forms of a reduction of n copies of the fill
+_REPEATED = {"add": lambda f, n: f * n, "mul": lambda f, n: f ** n}
+
+
+@dataclass(frozen=True, eq=False)
+class Reduction(Node):
+    """``op`` over the axes ``axes`` of ``child`` (kept as extent 1 with ``keepdims``), first cast
+    to ``dtype`` (numpy's sum of an int32 or bool array is int64)."""
+
+    op: Operator
+    child: Node
+    axes: tuple
+    keepdims: bool
+    dtype: np.dtype
+    shape: tuple = field(init=False)
+    fill: Any = field(init=False)
+
+    def __post_init__(self):
+        shape = tuple(1 if k in self.axes else n for k, n in enumerate(self.child.shape))
+        if not self.keepdims:
+            shape = tuple(n for k, n in enumerate(self.child.shape) if k not in self.axes)
+        object.__setattr__(self, "shape", shape)
+        count = int(np.prod([self.child.shape[k] for k in self.axes], dtype=np.int64))
+        f = np.asarray(self.child.fill, dtype=self.child.dtype).astype(self.dtype)[()]
+        if count == 0:
+            f = np.asarray(self.op.identity, dtype=self.dtype)[()]
+        elif self.op.name in _REPEATED:
+            with np.errstate(all="ignore"):
+                f = np.asarray(_REPEATED[self.op.name](f, self.dtype.type(count) if self.dtype.kind != "b"
+                                                       else count)).astype(self.dtype)[()]
+        object.__setattr__(self, "fill", f.item())
+
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, eq=False)
+class Permute(Node):
+    """``child`` with its axes reordered: axis ``k`` of the result is axis ``axes[k]`` of ``child``."""
+
+    child: Node
+    axes: tuple
+
+    @property
+    def shape(self):
+        return tuple(self.child.shape[a] for a in self.axes)
+
+    @property
+    def dtype(self):
+        return self.child.dtype
+
+    @property
+    def fill(self):
+        return self.child.fill
+
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, eq=False)
+class Broadcast(Node):
+    """``child`` placed in ``shape``: child axis ``k`` becomes axis ``axes[k]``, widened from extent 1
+    to the new extent where they differ; the other axes are new (numpy's broadcast_to adds them in
+    front, expand_dims anywhere)."""
+
+    child: Node
+    shape: tuple
+    axes: tuple
+
+    @property
+    def dtype(self):
+        return self.child.dtype
+
+    @property
+    def fill(self):
+        return self.child.fill
+
+    def children(self):
+        return (self.child,)
+
+
+@dataclass(frozen=True, eq=False)
+class ShapeOp(Node):
+    """An operator that moves entries between coordinates: reshape, concat, stack, slicing and
+    integer indexing. Until index notation has shape operators, each is computed on the stored
+    entries of its operands (materialized), by the function of :mod:`compiler.array.shapeops`
+    that ``kind`` names."""
+
+    kind: str           # "reshape", "concat", "stack", "index"
+    args: tuple
+    params: tuple
+    shape: tuple
+    dtype: np.dtype = field(init=False)
+    fill: Any = field(init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", np.result_type(*(a.dtype for a in self.args)))
+        object.__setattr__(self, "fill", np.asarray(self.args[0].fill, dtype=self.dtype)[()].item())
+
+    def children(self):
+        return self.args
+
+
+def describe(node: Node) -> str:
+    """A short name of a node for the trace and messages: ``reshape (6,) -> (2, 3)``."""
+    if isinstance(node, Leaf):
+        return f"tensor {node.tensor.name or ''} of shape {node.shape}".replace("  ", " ")
+    if isinstance(node, Scalar):
+        return repr(node.value)
+    if isinstance(node, Map):
+        return f"{node.op.name} of shape {node.shape}"
+    if isinstance(node, Reduction):
+        return f"{node.op.name}-reduction over axes {node.axes} of {node.child.shape}"
+    if isinstance(node, Permute):
+        return f"permute_dims{node.axes}"
+    if isinstance(node, Broadcast):
+        return f"broadcast {node.child.shape} -> {node.shape}"
+    if isinstance(node, ShapeOp):
+        shapes = ", ".join(str(a.shape) for a in node.args)
+        return f"{node.kind} {shapes} -> {node.shape}"
+    return type(node).__name__
+
+
+__all__ = ["Node", "Leaf", "Scalar", "Map", "Reduction", "Permute", "Broadcast", "ShapeOp", "describe",
+           "fill_of"]

@@ -1,0 +1,124 @@
+"""Tensors over other libraries' arrays: numpy, scipy.sparse and pydata/sparse, sharing buffers.
+
+A numpy array becomes a dense tensor over the same memory when it is contiguous (C order, or
+Fortran order stored column-major); a CSR or CSC matrix (scipy, or pydata's 2-D ``GCXS``) shares
+its ``indptr``/``indices``/``data``; a canonical COO (scipy's or pydata's) its coordinates and
+data. Anything else is converted.
+
+>>> import scipy.sparse as sp
+>>> m = sp.csr_matrix(np.array([[0, 2.0], [3.0, 0]]))
+>>> t = to_tensor(m, "A")
+>>> t.format.shorthand, np.shares_memory(t.vals, m.data)
+('csr', True)
+>>> a = np.arange(6.0).reshape(2, 3)
+>>> np.shares_memory(to_tensor(a, "a").vals, a)
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .dtypes import value_dtype
+from .errors import DTypeError, FormatError, UsageError
+from .levels import Dense, Element, SparseCOO, SparseList
+from .levels.level import normalize_fill
+from .tensor import Tensor
+
+
+def is_scipy_sparse(obj) -> bool:
+    """Whether ``obj`` is a scipy.sparse matrix or array (without importing scipy for others)."""
+    return type(obj).__module__.startswith("scipy.sparse")
+
+
+def is_pydata_sparse(obj) -> bool:
+    """Whether ``obj`` is a pydata/sparse array (``sparse.COO``, ``sparse.GCXS``, ...)."""
+    return type(obj).__module__.split(".")[0] == "sparse" and hasattr(obj, "fill_value")
+
+
+def is_foreign(obj) -> bool:
+    """Whether ``obj`` is a sparse array of another library that :func:`to_tensor` takes."""
+    return is_scipy_sparse(obj) or is_pydata_sparse(obj)
+
+
+def to_tensor(obj, name: str | None = None) -> Tensor:
+    """``obj`` (a Tensor, numpy array or scalar, scipy.sparse or pydata/sparse array) as a Tensor,
+    sharing its buffers where the layout allows; a Tensor is returned as it is."""
+    if isinstance(obj, Tensor):
+        return obj
+    if is_scipy_sparse(obj):
+        return _from_scipy(obj, name)
+    if is_pydata_sparse(obj):
+        return _from_pydata(obj, name)
+    if isinstance(obj, (list, tuple)) or np.isscalar(obj) or isinstance(obj, (np.ndarray, np.generic)) \
+            or hasattr(obj, "__array__"):
+        return dense_view(np.asarray(obj), name)
+    raise UsageError(f"{name or 'array'}: expected a numpy array, a scipy.sparse matrix or array, a "
+                     f"pydata/sparse array or a Tensor, not {type(obj).__name__}")
+
+
+def dense_view(arr: np.ndarray, name: str | None = None) -> Tensor:
+    """A dense tensor over ``arr``'s memory (a copy only when ``arr`` is not contiguous or its
+    dtype is not one a kernel takes); its fill is 0 (False for bool), as a numpy input's is."""
+    try:
+        dt = value_dtype(arr.dtype)
+    except DTypeError as e:   # (int8, complex, object, ...)
+        raise DTypeError(f"{name or 'array'} of shape {arr.shape}: {e}; convert it with .astype(...)") from None
+    if arr.dtype != dt:
+        arr = arr.astype(dt)
+    order = tuple(range(arr.ndim))
+    if arr.flags.c_contiguous:
+        flat = arr.reshape(-1)
+    elif arr.flags.f_contiguous:
+        order = order[::-1]   # stored column-major: the last mode outermost
+        flat = arr.transpose(order).reshape(-1)
+    else:
+        flat = np.ascontiguousarray(arr).reshape(-1)
+    root = Element(normalize_fill(0, dt), flat, dt)
+    for m in reversed(order):
+        root = Dense(root, arr.shape[m])
+    return Tensor(root, shape=arr.shape, mode_order=order, name=name, check=False)
+
+
+def _from_scipy(m, name) -> Tensor:
+    if len(m.shape) == 1:   # (scipy >= 1.13's 1-D coo_array)
+        coo = m.tocoo()
+        return Tensor.from_coords(np.asarray(coo.coords), coo.data, m.shape, format="sparse_vector",
+                                  name=name)
+    return Tensor.from_scipy(m, name=name)
+
+
+def _from_pydata(x, name) -> Tensor:
+    dt = value_dtype(x.dtype)
+    fill = normalize_fill(x.fill_value, dt)
+    kind = type(x).__name__
+    if kind == "GCXS" and x.ndim == 2 and len(x.compressed_axes) == 1 and x.dtype == dt:
+        axis = x.compressed_axes[0]
+        outer, inner = (x.shape[0], x.shape[1]) if axis == 0 else (x.shape[1], x.shape[0])
+        itype = np.result_type(x.indptr.dtype, x.indices.dtype)
+        if itype.name in ("int32", "int64") and x.indptr.dtype == x.indices.dtype:
+            root = Dense(SparseList(Element(fill, x.data, dt), inner, x.indptr, x.indices, itype), outer)
+            return Tensor(root, shape=x.shape, mode_order=(0, 1) if axis == 0 else (1, 0), name=name)
+    if kind != "COO":
+        x = x.tocoo()
+    coords = np.asarray(x.coords)
+    if x.ndim > 0 and x.dtype == dt and coords.dtype.name in ("int32", "int64"):
+        # pydata's COO sorts and sums its entries when built, so they are canonical: shared
+        # (the Tensor's validation says otherwise for a COO built with sorted=True unsorted)
+        root = SparseCOO(x.ndim, Element(fill, x.data, dt), tuple(x.shape),
+                         np.array([0, len(x.data)], dtype=coords.dtype), tuple(coords), coords.dtype)
+        try:
+            return Tensor(root, shape=x.shape, name=name)
+        except FormatError:
+            pass
+    return Tensor.from_coords(coords.reshape(x.ndim, -1), np.asarray(x.data), x.shape,
+                              format="coo" if x.ndim > 1 else "sparse_vector", fill=fill, name=name)
+
+
+def tensors_of(tensors: dict) -> dict:
+    """``tensors`` with each scipy.sparse or pydata/sparse value made a Tensor (sharing buffers);
+    formats, numpy arrays, scalars and Tensors stay as they are."""
+    return {k: (to_tensor(v, k) if is_foreign(v) else v) for k, v in tensors.items()}
+
+
+__all__ = ["to_tensor", "dense_view", "tensors_of", "is_foreign", "is_scipy_sparse", "is_pydata_sparse"]

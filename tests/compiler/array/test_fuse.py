@@ -1,0 +1,116 @@
+"""An array expression lowers to ONE index-notation kernel; what cannot be fused is materialized and the
+trace says where and why (issue 30)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import compiler as ss
+from compiler import array as xp
+from compiler.notation import Reduce, walk
+from array_cases import check, make
+
+RNG = np.random.default_rng(13)
+A = RNG.integers(0, 3, (4, 5)).astype(float)
+X = RNG.integers(0, 3, 5).astype(float)
+Y = RNG.integers(0, 3, 4).astype(float)
+
+
+def _materialized(kernel):
+    return [s.note for s in kernel.trace.find("materialize")]
+
+
+def test_a_fused_chain_is_one_kernel_with_nothing_materialized():
+    a, x, y = xp.asarray(sp.csr_array(A)), xp.asarray(X), xp.asarray(Y)
+    expr = (a @ x + y).sum()
+    k = ss.lower(expr)
+    assert _materialized(k) == []
+    assert k.trace.stages().count("compile") == 1
+    assert str(k.program) == "out[] = sum[i](sum[j](A[i, j] * B[j]) + C[i])"
+    assert k.trace.find("array")[0].after == k.program
+    np.testing.assert_array_equal(k().to_numpy(), (A @ X + Y).sum())
+    check(expr, (A @ X + Y).sum())
+
+
+def test_transposes_broadcasts_and_keepdims_are_relabelled_not_materialized():
+    a = xp.asarray(make(A, "csr"))
+    k = (a.T - a.sum(axis=1)[None, :] + xp.expand_dims(a[:, 0], 0)).lower()
+    # (a[:, 0] is a slice: the one materialized node)
+    assert len(_materialized(k)) == 1 and "index (4, 5) -> (4,)" in _materialized(k)[0]
+    np.testing.assert_array_equal(k().to_numpy(), A.T - A.sum(axis=1)[None, :] + A[:, 0][None, :])
+
+
+def test_shape_operators_are_materialized_and_named_in_the_trace():
+    a, x = xp.asarray(make(A, "csr")), xp.asarray(X)
+    expr = xp.concat([a, 2 * a], axis=0) @ x
+    k = expr.lower()
+    notes = _materialized(k)
+    assert any("concat (4, 5), (4, 5) -> (8, 5) materialized: index notation has no shape operators" in n
+               for n in notes)
+    # its second operand, an expression, got its own kernel, named in the trace too
+    assert any("an operand of concat; computed by its own kernel: out[i, j] = 2.0 * A[i, j]" in n for n in notes)
+    np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A, 2 * A]) @ X)
+
+
+def test_a_broadcast_extent_1_axis_of_a_stored_tensor_is_read_without_it():
+    col = xp.asarray(make(A[:, :1], "csr"))
+    k = (col * xp.asarray(make(A, "csr"))).lower()
+    assert any("broadcast of axes (1,)" in n for n in _materialized(k))
+    np.testing.assert_array_equal(k().to_numpy(), A[:, :1] * A)
+
+
+def test_looplets_gets_the_nested_reduction_computed_apart_and_says_so():
+    a, x, y = xp.asarray(sp.csr_array(A)), xp.asarray(X), xp.asarray(Y)
+    k = (a @ x + y).sum().lower(strategy="looplets")
+    notes = _materialized(k)
+    assert any("refused by the looplets strategy" in n for n in notes)
+    assert any("add-reduction over axes (1,) of (4, 5) materialized: the strategy lowers reductions only at the "
+               "top" in n for n in notes)
+    # what the looplets kernel computes has its one reduction at the top
+    assert [n for n in walk(k.program.rhs) if isinstance(n, Reduce)] == [k.program.rhs]
+    np.testing.assert_array_equal(k().to_numpy(), (A @ X + Y).sum())
+
+
+def test_compute_returns_the_format_asked_and_a_sparse_one_by_default():
+    a = xp.asarray(make(A, "csc"))
+    assert (a * 2).compute().format.shorthand == "csr"
+    assert (a * 2).compute(format="coo").format.shorthand == "coo"
+    assert (a * 2).compute(format="dense").format.shorthand == "dense"
+    assert (xp.asarray(A) * 2).compute().format.shorthand == "dense"
+    assert (a[0] * 2).compute().format.shorthand == "sparse_vector"
+    check((a * 2).compute(format=ss.csc()), A * 2)
+
+
+def test_compute_several_and_lower_refuses_tensors_for_an_array():
+    a = xp.asarray(A)
+    s, t = ss.compute(a.sum(), a.T)
+    np.testing.assert_array_equal(s.to_numpy(), A.sum())
+    np.testing.assert_array_equal(t.to_numpy(), A.T)
+    with pytest.raises(ss.UsageError, match="an array expression names its own tensors"):
+        ss.lower(a.sum(), A=A)
+    with pytest.raises(ss.UsageError, match=r"lower\(array, ...\) takes strategy= and checked= only, not options="):
+        ss.lower(a.sum(), options={"order": ["i"]})
+
+
+def test_the_trace_of_an_array_kernel_saves_and_reads_back():
+    k = (xp.asarray(make(A, "csr")) @ xp.asarray(X)).lower()
+    again = ss.Trace.from_json(k.trace.to_json())
+    assert again.stages() == k.trace.stages()
+
+
+def test_tensor_names_that_would_clash_with_an_index_or_the_output_are_renamed():
+    a = ss.Tensor.from_numpy(A, "csr", name="i")
+    b = ss.Tensor.from_numpy(A, "csr", name="out")
+    c = ss.Tensor.from_numpy(A, "csr", name="i")    # (another tensor of the same name)
+    k = (xp.asarray(a) + xp.asarray(b) * xp.asarray(c)).lower()
+    assert str(k.program) == "out[i, j] = A[i, j] + B[i, j] * C[i, j]"
+    np.testing.assert_array_equal(k().to_numpy(), A + A * A)
+
+
+def test_looplets_gets_a_dense_output_where_it_cannot_build_the_default_sparse_one():
+    # (found by test_property_chains_of_operators_match_numpy: looplets refused the default sparse
+    # output of a reduction whose fill is not 0, 'out is sparse_vector with fill 2.0: it starts at its fill')
+    ones = xp.asarray(make(np.ones((2, 2)), "csr", 1.0))
+    k = ones.sum(axis=0).lower(strategy="looplets")
+    assert any("refused by the looplets strategy" in n for n in _materialized(k))
+    np.testing.assert_array_equal(k().to_numpy(), [2.0, 2.0])

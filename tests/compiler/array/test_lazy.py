@@ -1,0 +1,62 @@
+"""asarray over every kind of input (no copy), the Array's attributes and conversions (issue 30)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import sparse
+
+import compiler as ss
+from compiler import array as xp
+from array_cases import check
+
+M = np.array([[0, 2.0, 0], [1.0, 0, 0]])
+
+
+def test_asarray_shares_the_buffers_of_what_it_wraps():
+    a = np.arange(6.0).reshape(2, 3)
+    assert np.shares_memory(xp.asarray(a).node.tensor.vals, a)
+    m = sp.csr_matrix(M)
+    t = xp.asarray(m).node.tensor
+    assert np.shares_memory(t.vals, m.data) and np.shares_memory(t.levels[1].idx, m.indices)
+    c = sparse.COO.from_numpy(M)
+    assert np.shares_memory(xp.asarray(c).node.tensor.vals, c.data)
+    tensor = ss.Tensor.from_numpy(M, "csr")
+    assert xp.asarray(tensor).node.tensor is tensor
+    arr = xp.asarray(tensor)
+    assert xp.asarray(arr) is arr
+
+
+def test_asarray_converts_to_the_format_asked():
+    assert xp.asarray(M, format="csr").node.tensor.format.shorthand == "csr"
+    assert xp.asarray(sp.csr_array(M), format="csc").node.tensor.format.shorthand == "csc"
+    assert xp.asarray(sparse.COO.from_numpy(M), format=ss.csr()).node.tensor.format.shorthand == "csr"
+    np.testing.assert_array_equal(xp.asarray(M, format="coo").todense(), M)
+    with pytest.raises(ss.UsageError, match="expected a numpy array, a scipy.sparse matrix or array, a pydata"):
+        xp.asarray({1: 2})
+
+
+def test_attributes_and_conversions():
+    a = xp.asarray(sp.csr_array(M)) + 1
+    assert (a.shape, a.dtype, a.ndim, a.size, len(a), a.fill_value) == ((2, 3), np.dtype("float64"), 2, 6, 2, 1.0)
+    assert repr(a) == "Array(shape=(2, 3), dtype=float64, fill_value=1.0)"
+    np.testing.assert_array_equal(np.asarray(a), M + 1)
+    np.testing.assert_array_equal(a.todense(), M + 1)
+    s = xp.asarray(sp.csr_array(M)).to_scipy()
+    assert isinstance(s, sp.csr_array)
+    np.testing.assert_array_equal(s.toarray(), M)
+    assert float(a.sum()) == (M + 1).sum() and bool(a.min() > 0) is True
+    assert (xp.asarray(M, format="csr") > 0).dtype == np.dtype(bool)
+    with pytest.raises(TypeError, match="only a 0-d array converts to float"):
+        float(a)
+
+
+def test_numpy_on_the_left_defers_to_the_array():
+    a = xp.asarray(M, format="csr")
+    assert isinstance(M + a, xp.Array) and isinstance(M @ a.T, xp.Array)
+    check(M - a, M - M)
+
+
+def test_a_tensor_computes_through_the_array_language():
+    A = ss.Tensor.from_numpy(M, "csr")
+    check(xp.asarray(A).T @ np.array([1.0, 2.0]), M.T @ np.array([1.0, 2.0]))
+    np.testing.assert_array_equal((A @ np.ones(3)).to_numpy(), M @ np.ones(3))

@@ -1,0 +1,84 @@
+"""sum, prod, min, max, any and all with axis and keepdims against numpy (issue 30)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import array as xp
+from array_cases import check, kinds_for, make
+
+RNG = np.random.default_rng(3)
+A = RNG.integers(-2, 3, (3, 4)).astype(float)
+A[0, 1], A[2, 2] = np.nan, -np.inf
+I = RNG.integers(-3, 4, (2, 3, 4)).astype(np.int32)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "csr", "csc", "coo", "scipy_coo", "pydata_gcxs"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1), (-1, 0)])
+def test_reductions_of_a_matrix(kind, axis):
+    a = xp.asarray(make(A, kind))
+    for name in ("sum", "prod", "min", "max", "any", "all"):
+        for keepdims in (False, True):
+            with np.errstate(invalid="ignore"):   # (numpy's 0 * -inf)
+                want = getattr(np, name)(A, axis=axis, keepdims=keepdims)
+            check(getattr(xp, name)(a, axis=axis, keepdims=keepdims), want)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "coo"])
+@pytest.mark.parametrize("axis", [None, 1, (0, 2), -2])
+def test_an_int32_or_bool_sum_is_int64_as_numpy_has_it(kind, axis):
+    i = xp.asarray(make(I, kind))
+    check(i.sum(axis=axis), I.sum(axis=axis))
+    check(i.prod(axis=axis, keepdims=True), I.prod(axis=axis, keepdims=True))
+    check(i.max(axis=axis), I.max(axis=axis))
+    check((i > 0).sum(axis=axis), (I > 0).sum(axis=axis))
+
+
+def test_sum_over_an_int32_past_its_range_does_not_wrap():
+    big = np.full((3,), 2**30, dtype=np.int32)
+    check(xp.asarray(big).sum(), big.sum())
+
+
+def test_reductions_over_empty_axes():
+    e = np.zeros((0, 3))
+    check(xp.asarray(make(e, "csr")).sum(axis=0), e.sum(axis=0))
+    check(xp.asarray(make(e, "csr")).prod(axis=0), e.prod(axis=0))
+    with pytest.raises(ss.ShapeError, match=r"max: axis 0 of shape \(0, 3\) is empty, and max has no identity"):
+        xp.max(xp.asarray(e), axis=0)
+
+
+def test_a_bad_axis_is_named():
+    a = xp.asarray(A)
+    with pytest.raises(ss.ShapeError, match="sum: axis 2 is out of range for an array of 2 dimension"):
+        a.sum(axis=2)
+    with pytest.raises(ss.ShapeError, match="min: axis 1 is repeated"):
+        a.min(axis=(1, -1))
+
+
+def test_reductions_by_looplets():
+    for kind in ("csr", "coo"):
+        check(xp.asarray(make(A, kind)).sum(axis=1), A.sum(axis=1), strategy="looplets")
+        check(xp.asarray(make(A, kind)).max(), A.max(), strategy="looplets")
+
+
+@settings(max_examples=30)
+@given(st.data())
+def test_property_reductions_match_numpy(data):
+    ndim = data.draw(st.integers(1, 3))
+    shape = tuple(data.draw(st.integers(1 if ndim == 3 else 0, 3)) for _ in range(ndim))
+    fill = data.draw(st.sampled_from([0.0, 1.0, np.nan, -np.inf]))
+    values = st.sampled_from([fill, fill, 2.0, -1.0, np.nan, np.inf])
+    a = np.array(data.draw(st.lists(values, min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))),
+                 dtype=float).reshape(shape)
+    kind = data.draw(st.sampled_from([k for k in kinds_for(ndim) if not k.startswith("scipy")]))
+    axes = data.draw(st.lists(st.integers(-ndim, ndim - 1), unique_by=lambda k: k % ndim, max_size=ndim))
+    axis = tuple(axes) if len(axes) != 1 else axes[0]
+    name = data.draw(st.sampled_from(["sum", "prod", "min", "max"]))
+    keepdims = data.draw(st.booleans())
+    if name in ("min", "max") and any(a.shape[k] == 0 for k in (axes or range(ndim))):
+        return   # (numpy refuses too: tested above)
+    with np.errstate(all="ignore"):   # (inf - inf in numpy's sum)
+        want = getattr(np, name)(a, axis=axis, keepdims=keepdims)
+    check(getattr(xp, name)(xp.asarray(make(a, kind, fill)), axis=axis, keepdims=keepdims), want)

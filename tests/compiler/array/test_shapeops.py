@@ -1,0 +1,119 @@
+"""Shape operators (reshape, concat, stack, slicing and integer indexing, transposes, expand_dims,
+broadcast_to) against numpy; the sparse ones computed on stored entries, never densified (issue 30)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import array as xp
+from compiler.array import shapeops
+from array_cases import check, kinds_for, make
+
+RNG = np.random.default_rng(11)
+A = RNG.integers(0, 3, (3, 4)).astype(float)
+T = RNG.integers(0, 3, (2, 3, 4)).astype(float)
+V = RNG.integers(0, 3, 4).astype(float)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "dense", "csr", "csc", "coo", "scipy_csr", "pydata_coo"])
+def test_transposes_expand_dims_and_broadcast_to(kind):
+    a = xp.asarray(make(A, kind))
+    check(a.T, A.T)
+    check(xp.permute_dims(a, (1, 0)) + a.T, A.T + A.T)
+    check(xp.expand_dims(a, 1), np.expand_dims(A, 1))
+    check(xp.expand_dims(a, -1) * 2, np.expand_dims(A, -1) * 2)
+    check(xp.broadcast_to(a[:1], (2, 3, 4)), np.broadcast_to(A[:1], (2, 3, 4)))
+    check(xp.broadcast_to(xp.asarray(V), (3, 4)) - a, np.broadcast_to(V, (3, 4)) - A)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "csr", "csc", "coo", "scipy_coo", "pydata_gcxs"])
+def test_reshape_concat_stack(kind):
+    a = xp.asarray(make(A, kind))
+    check(a.reshape(2, 6), A.reshape(2, 6))
+    check(a.reshape(-1), A.reshape(-1))
+    check(xp.reshape(a, (4, 1, 3)), A.reshape(4, 1, 3))
+    check(xp.concat([a, a * 2], axis=0), np.concatenate([A, A * 2]))
+    check(xp.concatenate([a, A], axis=-1), np.concatenate([A, A], axis=1))
+    check(xp.concat([a, a.T], axis=None), np.concatenate([A, A.T], axis=None))
+    check(xp.stack([a, a + 1], axis=1), np.stack([A, A + 1], axis=1))
+    check(xp.stack([a, a], axis=-1), np.stack([A, A], axis=-1))
+
+
+@pytest.mark.parametrize("kind", ["numpy", "csr", "csc", "coo", "pydata_coo"])
+def test_basic_indexing(kind):
+    a, t = xp.asarray(make(A, kind)), xp.asarray(make(T, "coo" if kind in ("csr", "csc") else kind))
+    for key in [2, -1, (1, 2), (-1, -2), slice(1, 9, 2), (slice(None), slice(None, None, -1)),
+                (slice(1, 9, 2), slice(None, None, -1)), (None, slice(None)), (slice(None), None),
+                (Ellipsis, 1), (slice(2, 1),), (slice(None, None, -2), slice(3, 0, -2)), (0, None, slice(1, 3))]:
+        check(a[key], A[key])
+    check(t[..., 1], T[..., 1])
+    check(t[1, ::-1, 1:3], T[1, ::-1, 1:3])
+    check(t[None, :, 2], T[None, :, 2])
+
+
+def test_sparse_shape_operators_stay_sparse():
+    # (each computed on the stored entries: a result as sparse as its operand)
+    big = np.zeros((1000, 1000))
+    big[3, 7], big[999, 0] = 1.0, 2.0
+    t = ss.Tensor.from_numpy(big, "csr")
+    for out, want in [(shapeops.reshape_tensor(t, (10, 100000)), big.reshape(10, 100000)),
+                      (shapeops.index_tensor(t, ((999, 2, -3), (0, 1000, 7))), big[999:2:-3, ::7]),
+                      (shapeops.concat_tensors([t, t], 1), np.concatenate([big, big], 1)),
+                      (shapeops.stack_tensors([t, t], 0), np.stack([big, big]))]:
+        assert out.format.shorthand in ("csr", "coo") and out.nnz <= 4
+        np.testing.assert_array_equal(out.to_numpy(), want)
+
+
+def test_concat_of_operands_with_other_fills_keeps_the_first_fill():
+    a = ss.Tensor.from_numpy(np.array([[1.0, 0]]), "csr")
+    b = ss.Tensor.from_numpy(np.array([[1.0, 2.0]]), "csr", fill=1.0)
+    out = check(xp.concat([a, b]), np.array([[1.0, 0], [1.0, 2.0]]))
+    assert out.fill == 0.0
+
+
+def test_shape_errors_name_the_operator_and_the_shapes():
+    a = xp.asarray(A)
+    with pytest.raises(ss.ShapeError, match=r"reshape: cannot reshape shape \(3, 4\) \(12 entries\) into \(5, -1\)"):
+        a.reshape(5, -1)
+    with pytest.raises(ss.ShapeError, match=r"concat along axis 0: shapes \(3, 4\) and \(4, 3\) differ"):
+        xp.concat([a, a.T])
+    with pytest.raises(ss.ShapeError, match=r"stack: all arrays need one shape; got \(3, 4\), \(4, 3\)"):
+        xp.stack([a, a.T])
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with extent 3"):
+        a[3]
+    with pytest.raises(IndexError, match="too many indices: 3 for an array of 2"):
+        a[0, 0, 0]
+    with pytest.raises(IndexError, match="advanced indexing is not supported"):
+        a[[0, 1]]
+    with pytest.raises(ss.ShapeError, match=r"broadcast_to: shapes \(3, 4\) and \(4, 4\) do not broadcast"):
+        xp.broadcast_to(a, (4, 4))
+    with pytest.raises(ss.ShapeError, match="permute_dims: axes"):
+        xp.permute_dims(a, (0, 0))
+    with pytest.raises(ss.ShapeError, match="expand_dims: axis 3 is out of range"):
+        xp.expand_dims(a, 3)
+
+
+_slices = st.builds(slice, st.none() | st.integers(-5, 5), st.none() | st.integers(-5, 5),
+                    st.none() | st.integers(-3, 3).filter(lambda s: s != 0))
+
+
+@settings(max_examples=40)
+@given(st.data())
+def test_property_slicing_and_reshaping_match_numpy(data):
+    ndim = data.draw(st.integers(1, 3))
+    shape = tuple(data.draw(st.integers(0, 4)) for _ in range(ndim))
+    fill = data.draw(st.sampled_from([0.0, 1.5, np.nan]))
+    n = int(np.prod(shape))
+    a = np.array(data.draw(st.lists(st.sampled_from([fill, 2.0, -1.0, np.inf]), min_size=n, max_size=n)),
+                 dtype=float).reshape(shape)
+    kind = data.draw(st.sampled_from([k for k in kinds_for(ndim) if not k.startswith("scipy")]))
+    x = xp.asarray(make(a, kind, fill))
+    key = tuple(data.draw(_slices) for _ in range(ndim))
+    check(x[key], a[key])
+    dims = data.draw(st.permutations(range(ndim)))
+    check(xp.permute_dims(x, dims), a.transpose(dims))
+    if n:
+        check(x.reshape(-1, *shape[:1]), a.reshape(-1, *shape[:1]))
+    check(xp.concat([x, x], axis=-1), np.concatenate([a, a], axis=-1))

@@ -1,0 +1,83 @@
+"""Tensors over numpy, scipy.sparse and pydata/sparse arrays (compiler.interop), sharing buffers, and
+index notation taking those arrays directly (issue 30)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import sparse
+
+import compiler as ss
+from compiler.interop import to_tensor
+
+M = np.array([[0, 2.0, 0], [1.0, 0, 0], [0, 0, 3.0]])
+
+
+def test_a_contiguous_numpy_array_is_shared_in_either_order():
+    for a in (np.arange(6.0).reshape(2, 3), np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+              np.arange(24, dtype=np.int32).reshape(2, 3, 4)):
+        t = to_tensor(a, "a")
+        assert np.shares_memory(t.vals, a)
+        np.testing.assert_array_equal(t.to_numpy(), a)
+        assert t.dtype == a.dtype and t.fill == 0
+
+
+def test_a_strided_view_is_copied_and_still_right():
+    a = np.arange(12.0).reshape(3, 4)[:, ::2]
+    np.testing.assert_array_equal(to_tensor(a).to_numpy(), a)
+
+
+@pytest.mark.parametrize("make, arrays", [
+    (sp.csr_matrix, lambda m: (m.data, m.indices, m.indptr)),
+    (sp.csr_array, lambda m: (m.data, m.indices, m.indptr)),
+    (sp.csc_array, lambda m: (m.data, m.indices, m.indptr)),
+    (sp.coo_array, lambda m: (m.data, m.row, m.col)),
+    (lambda a: sparse.COO.from_numpy(a), lambda x: (x.data, x.coords[0], x.coords[1])),
+    (lambda a: sparse.GCXS.from_numpy(a, compressed_axes=(0,)), lambda x: (x.data, x.indices, x.indptr)),
+    (lambda a: sparse.GCXS.from_numpy(a, compressed_axes=(1,)), lambda x: (x.data, x.indices, x.indptr)),
+])
+def test_a_sparse_array_of_another_library_is_shared(make, arrays):
+    m = make(M)
+    t = to_tensor(m, "A")
+    np.testing.assert_array_equal(t.to_numpy(), M)
+    stored = [a for lvl in t.levels for a in lvl.arrays().values()] + [t.vals]
+    for theirs in arrays(m):
+        assert any(np.shares_memory(theirs, ours) for ours in stored)
+
+
+def test_pydata_fill_value_becomes_the_tensor_fill():
+    a = np.array([[1.0, 5.0], [1.0, 1.0]])
+    t = to_tensor(sparse.COO.from_numpy(a, fill_value=1.0))
+    assert t.fill == 1.0 and t.nnz == 1
+    np.testing.assert_array_equal(t.to_numpy(), a)
+
+
+def test_einsum_and_lower_take_scipy_and_pydata_arrays():
+    # before: "tensor A: expected a Tensor, a numpy array or a format, not csr_matrix"
+    x = np.array([1.0, 2.0, 3.0])
+    for A in (sp.csr_matrix(M), sp.csc_array(M), sp.coo_matrix(M), sparse.COO.from_numpy(M),
+              sparse.GCXS.from_numpy(M)):
+        y = ss.einsum("y[i] = A[i, j] * x[j]", A=A, x=sparse.COO.from_numpy(x))
+        np.testing.assert_array_equal(y.to_numpy(), M @ x)
+        k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=x)
+        np.testing.assert_array_equal(k(A=A, x=x).to_numpy(), M @ x)
+
+
+def test_tensor_matmul_computes_as_numpy():
+    # before: A @ x went into numpy, which does not know a Tensor
+    A = ss.Tensor.from_numpy(M, "csr")
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal((A @ x).to_numpy(), M @ x)
+    np.testing.assert_array_equal((x @ A).to_numpy(), x @ M)
+    np.testing.assert_array_equal((A @ A).to_numpy(), M @ M)
+    np.testing.assert_array_equal((A @ sp.csr_array(M)).to_numpy(), M @ M)
+
+
+def test_an_unknown_object_is_refused_by_name():
+    with pytest.raises(ss.UsageError, match="tensor A: expected a Tensor, a numpy array, a scipy.sparse"):
+        ss.einsum("y[i] = A[i]", A={1: 2})
+
+
+def test_an_array_of_a_dtype_kernels_do_not_take_is_refused_naming_it():
+    with pytest.raises(ss.DTypeError, match=r"x of shape \(3,\): dtype int16 is not supported; use one of .*"
+                                            r"convert it with .astype"):
+        to_tensor(np.arange(3, dtype=np.int16), "x")
