@@ -33,6 +33,7 @@ import numpy as np
 
 from .format import Format
 from .imperative.ir import Buffer, Scalar
+from .interop import is_foreign, to_tensor
 from .levels import Dense, Element, flatten
 from .tensor import Tensor
 
@@ -130,14 +131,12 @@ class InputPlan:
         self._sized: tuple = (None, None)
 
     def tensor(self, name: str, value) -> Tensor:
-        """``value`` (a numpy array, an array-like or a scipy.sparse matrix or array) as a tensor
-        of this plan's format; a scipy matrix in that format shares its arrays."""
-        if _is_scipy_sparse(value):
-            # (scipy's unstored entries are 0: a kernel for another fill gets them stored)
-            fmt = self.format
-            if fmt.fill == 0:
-                return Tensor.from_scipy(value, format=fmt, name=name)
-            return Tensor.from_scipy(value, name=name).asformat(fmt)
+        """``value`` (a numpy array, an array-like, a scipy.sparse or pydata/sparse array) as a
+        tensor of this plan's format; a sparse array in that layout shares its arrays."""
+        if is_foreign(value):
+            # (shared where its layout is this format; else converted, its fill's entries stored)
+            t = to_tensor(value, name)
+            return t if t.format == self.format else t.asformat(self.format)
         arr = np.asarray(value)
         fmt = self.format
         if self.dense_dtype is None or arr.dtype != self.dense_dtype or arr.ndim != fmt.ndim:
@@ -175,11 +174,6 @@ class InputPlan:
                     out[pname] = arrays[kind]
         tensor._bound_args = (self, out)
         return out
-
-
-def _is_scipy_sparse(value) -> bool:
-    """Whether ``value`` is a scipy.sparse matrix or array (without importing scipy for others)."""
-    return type(value).__module__.startswith("scipy.sparse") and hasattr(value, "tocsr")
 
 
 def _plain_arrays(level) -> bool:

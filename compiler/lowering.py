@@ -50,7 +50,7 @@ from .fastcall import fast_call
 from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative import interpret
-from .interop import tensors_of
+from .interop import is_foreign, tensors_of
 from .algebra import NOVALUE
 from .imperative.ir import Buffer, Function, Scalar
 from .levels import Dense, Element, SparseList
@@ -271,13 +271,12 @@ class Kernel:
             out = fast(tensors)
             if out is not None:
                 return out
-        tensors = tensors_of(tensors)
         kernel = self.for_values(tensors)
         return kernel._run(kernel.compiled, tensors)
 
     def interpret(self, **tensors) -> Tensor:
         """Run the kernel's IR in the Python interpreter instead (a test oracle)."""
-        tensors = tensors_of(tensors) if tensors else dict(self.arguments)
+        tensors = tensors or dict(self.arguments)
         kernel = self.for_values(tensors)
         helpers = dict(kernel.lowered.helpers)
         return kernel._run(lambda **args: interpret(kernel.function, helpers=helpers, **args), tensors)
@@ -874,6 +873,8 @@ def _facts_of(value):
         return value.value_facts
     if isinstance(value, (np.ndarray, *_SCALARS)):
         return values.of_array(value)
+    if is_foreign(value):   # (a scipy or pydata array's stored values)
+        return values.of_array(np.asarray(value.data))
     return values.FINITE
 
 

@@ -124,3 +124,14 @@ def test_a_kernel_takes_scipy_matrices(strategy, kind):
     np.testing.assert_allclose(k(A=m, x=x).to_numpy(), a @ x)
     k1 = ss.lower("C[i, j] = A[i, j] + x[j]", strategy=strategy, A=ss.csr(fill=1.0), x="dense")
     np.testing.assert_allclose(k1(A=m, x=x).to_numpy(), a.toarray() + x)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_scipy_matrix_holding_nan_is_not_taken_as_finite(strategy):
+    """0 * NaN is NaN: a kernel lowered for finite values must re-lower for a scipy matrix
+    whose stored values hold NaN, as it does for a Tensor."""
+    a = sp.csr_matrix(np.array([[np.nan, 0.0], [0.0, 2.0]]))
+    z = np.array([0.0, 1.0])
+    k = ss.lower("C[i, j] = A[i, j] * z[j]", strategy=strategy, A="csr", z="dense")
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(k(A=a, z=z).to_numpy(), a.toarray() * z)
