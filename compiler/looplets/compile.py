@@ -41,6 +41,7 @@ from .lowerers import MAX_LOOPLETS, Lowerer
 from .promote import promote
 from .scalars import check_scalars
 from .appends import check_sparse_writes
+from .assembly import nested_levels, output_params as nested_output_params
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from . import extents as X
 from .program import (Access, Assign, Block, Call, Declare, Define, Index, Literal, Loop, Sieve, TensorRef, postmap,
@@ -142,6 +143,9 @@ def _output_params(info: TensorInfo) -> tuple:
     if all(isinstance(l, Dense) for l in levels):
         params.append(Buffer(array_name(info.name, None, "vals"), info.dtype, "inout"))
         return tuple(params)
+    nested = nested_levels(info)
+    if nested is not None:   # (DCSR, CSF, SparseList(Dense): levels appended under an appended one)
+        return nested_output_params(info, nested)
     k = next(k for k, l in enumerate(levels) if not isinstance(l, Dense))
     lvl = levels[k]
     if isinstance(lvl, SparseHash) and k == len(levels) - 1 and isinstance(info.leaf, Element):

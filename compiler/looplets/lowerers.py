@@ -48,6 +48,7 @@ from .facts import OperandFacts
 from ..opimpls import ROUNDING, UNARY_MATH
 from ..levels import Element, Pattern, RunList, SparseBlockList, SparseHash, SparseList
 from .levels import SubFiber, leaf_value, not_fill, unfurl
+from .assembly import declare_stmts as nested_declare, freeze_stmts as nested_freeze, nested_levels
 from .looplets import (AcceptRun, Case, Fill, Jumper, Looplet, Lookup, PRIORITY, Run, Sequence, Shift,
                        Spike, Stepper, Switch, Thunk, nest_dot, nest_text, resolve, truncate, unshift)
 from .program import (MISSING, Access, Assign, Block, Call, Declare as PDeclare, Define, Extent, Freeze,
@@ -314,7 +315,8 @@ class Lowerer:
             ofs = info.array(k, "ofs")
             return [IAssign(nnz, Const(0, "int64")), IAssign(Var(info.array(k, "nblk")), Const(0, "int64")),
                     ir.Grow(ofs, Const(1, "int64")), Store(ofs, Const(0, "int64"), Const(0, "int64"))]
-        return [IAssign(nnz, Const(0, "int64"))]
+        nested = nested_levels(info)
+        return [IAssign(nnz, Const(0, "int64"))] + (nested_declare(info, nested) if nested else [])
 
     def _lower_freeze(self, s: Freeze) -> list:
         info = self.tensors[s.tns.name]
@@ -341,7 +343,8 @@ class Lowerer:
             return carry + self._freeze_run_list(info, k, n)
         if isinstance(info.levels[k], SparseBlockList):   # ofs holds one more entry than there are blocks
             return carry + [IAssign(Var(info.array(k, "nofs")), X.add(Var(info.array(k, "nblk")), 1))]
-        return carry
+        nested = nested_levels(info)
+        return carry + (nested_freeze(info, nested) if nested else [])
 
     def _freeze_run_list(self, info, k, n) -> list:
         """A RunList fiber covers its whole extent: each fiber never written (a row a sieve

@@ -1,0 +1,135 @@
+"""Output formats under the looplets strategy: levels nested under an appended level (DCSR, CSF,
+a sparse-over-dense SparseList(Dense)), issue 29 item 3.
+
+Each kernel is checked against the dense oracle (``compiler.evaluate``), the IR interpreter,
+and the storage ``Tensor.from_numpy`` builds for the format (sorted, unique coordinates,
+monotone ``pos``, no stored entry or row of fills); the suite validates every output too
+(SPARSESCOPE_VALIDATE_OUTPUTS).
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import Tensor
+from compiler.errors import StrategyError
+from compiler.format import Format, parse_format
+from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
+                             SparseInterval, SparseList, SparsePoint, SparseRunList)
+from compiler.testing import assert_canonical, check_lowered, random_sparse
+
+
+def sparse_over_dense(fill=0.0, ndim=2):
+    """Rows sparse, each stored row dense (``SparseList(Dense)``; 3-d: ``SparseList(SparseList(Dense))``)."""
+    leaf = Dense(Element(fill))
+    return Format(SparseList(leaf) if ndim == 2 else SparseList(SparseList(leaf)))
+
+
+def out_format(name, fill=0.0, ndim=2):
+    if name == "sl-dense":
+        return sparse_over_dense(fill, ndim)
+    return parse_format(name, ndim=ndim, fill=fill)
+
+
+def matrices(seed=0, shape=(5, 6), fill=0.0, empty=(2,)):
+    rng = np.random.default_rng(seed)
+    return [random_sparse(shape, 0.4, rng, fill=fill, empty=empty) for _ in range(2)]
+
+
+def check(expr, out, **tensors):
+    """The kernel, its interpretation and a bounds-checked build agree with the oracle, and the
+    output is stored as Tensor.from_numpy stores it."""
+    k = check_lowered(expr, out=out, strategy="looplets", checked=True, **tensors)
+    got = k(**tensors)
+    asked = parse_format(out) if isinstance(out, str) else out
+    assert [lvl.name for lvl in got.format.levels] == [lvl.name for lvl in asked.levels]
+    assert got.format.mode_order == asked.mode_order
+    assert_canonical(got, ss.evaluate(expr, **tensors)[0])
+    return k
+
+
+NESTED = ["dcsr", "sl-dense"]
+
+
+@pytest.mark.parametrize("out", NESTED)
+@pytest.mark.parametrize("expr", ["C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, j] * B[i, j]",
+                                  "C[i, j] = A[i, j]", "C[i, j] = A[i, k] * D[k, j]"])
+def test_nested_outputs_match_the_oracle(out, expr):
+    # before: "cannot assemble level 1 (SparseList) under level 0 (SparseList)" for DCSR and
+    # "... level 1 (Dense) under level 0 (SparseList)" for SparseList(Dense)
+    a, b = matrices()
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "dcsr")
+    D = Tensor.from_numpy(random_sparse((6, 4), 0.5, np.random.default_rng(3)), "csr")
+    used = {n: t for n, t in (("A", A), ("B", B), ("D", D)) if f"{n}[" in expr}
+    check(expr, out_format(out), **used)
+
+
+@pytest.mark.parametrize("out", ["csf", "sl-dense"])
+def test_three_levels_nested(out):
+    rng = np.random.default_rng(1)
+    x = random_sparse((3, 4, 5), 0.3, rng, empty=(1,))
+    y = random_sparse((3, 4, 5), 0.3, rng, empty=(1,))
+    X, Y = Tensor.from_numpy(x, "csf"), Tensor.from_numpy(y, "csf")
+    fmt = out_format(out, ndim=3)
+    check("C[i, j, k] = X[i, j, k] + Y[i, j, k]", fmt, X=X, Y=Y)
+    check("C[i, j, k] = X[i, j, k] * Y[i, j, k]", fmt, X=X, Y=Y)
+
+
+def test_dcsr_output_drops_rows_written_only_with_the_fill():
+    # a row the loops enter but whose values cancel (a + (-a)) stores nothing, as from_numpy
+    a = np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0], [0.0, 0.0, 0.0]])
+    A, N = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(-a * np.array([[1.0], [0.0], [1.0]]), "csr")
+    for out in NESTED:
+        k = check("C[i, j] = A[i, j] + N[i, j]", out_format(out), A=A, N=N)
+        assert k(A=A, N=N).levels[0].idx.tolist() == [1]
+
+
+FILLS = [0.0, 1.0, float("nan"), float("inf")]
+OPS = {"sum": ("C[i, j] = A[i, j] + B[i, j]", np.add), "product": ("C[i, j] = A[i, j] * B[i, j]", np.multiply),
+       "copy": ("C[i, j] = A[i, j]", lambda x, y: x)}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(["dcsr", "sl-dense"]), ins=st.sampled_from(["csr", "csc", "dcsr"]),
+       op=st.sampled_from(sorted(OPS)), fill=st.sampled_from(FILLS), m=st.integers(0, 5), n=st.integers(0, 6),
+       density=st.sampled_from([0.0, 0.3, 1.0]), seed=st.integers(0, 3))
+@example(out="dcsr", ins="csr", op="sum", fill=float("nan"), m=3, n=4, density=0.0, seed=0)   # all fill
+@example(out="sl-dense", ins="csr", op="product", fill=1.0, m=4, n=3, density=1.0, seed=1)   # no fill stored
+@example(out="dcsr", ins="csr", op="sum", fill=float("inf"), m=0, n=3, density=0.3, seed=0)   # empty
+def test_output_formats_property(out, ins, op, fill, m, n, density, seed):
+    expr, f = OPS[op]
+    rng = np.random.default_rng(seed)
+    shape = (m, n)
+    a = random_sparse(shape, density, rng, fill=fill, empty=(0,) if m > 1 else ())
+    b = random_sparse(shape, density, rng, fill=fill)
+    A, B = Tensor.from_numpy(a, ins), Tensor.from_numpy(b, ins)
+    used = {"A": A, "B": B} if "B[" in expr else {"A": A}
+    want = ss.evaluate(expr, **used)[0]
+    with np.errstate(invalid="ignore"):
+        out_fill = float(f(np.float64(fill), np.float64(fill)))
+    k = ss.lower(expr, strategy="looplets", C=out_format(out, out_fill), **used)
+    got = k(**used)
+    assert_canonical(got, want)
+    np.testing.assert_array_equal(k.interpret(**used).to_numpy(), want)
+
+
+# ---------------------------------------------------------------------------------------- refusals
+
+
+@pytest.mark.parametrize("fmt, said", [
+    (SparseHash(SparseHash(Element(0.0))), "SparseHash"),
+    (SparseList(SparseBand(Element(0.0))), "level 1 (SparseBand) under level 0 (SparseList)"),
+    (SparseList(RunList(Element(0.0))), "level 1 (RunList) under level 0 (SparseList)"),
+    (SparseList(SparseByteMap(Element(0.0))), "level 1 (SparseByteMap) under level 0 (SparseList)"),
+    (SparseBlockList(Dense(Element(0.0))), "level 1 (Dense) under level 0 (SparseBlockList)"),
+    (SparseRunList(SparseList(Element(0.0))), "a SparseRunList output level needs Dense levels above it and an"),
+    (SparsePoint(SparseList(Element(0.0))), "level 1 (SparseList) under level 0 (SparsePoint)"),
+    (SparseInterval(Dense(Element(0.0))), "a SparseInterval output level needs Dense levels above it and an"),
+])
+def test_unsupported_nestings_are_refused_naming_the_level(fmt, said):
+    A = Tensor.from_numpy(matrices()[0], "csr")
+    with pytest.raises(StrategyError, match="output C") as e:
+        ss.lower("C[i, j] = A[i, j]", strategy="looplets", C=Format(fmt), A=A)
+    assert said in str(e.value)
