@@ -41,6 +41,7 @@ from .lowerers import MAX_LOOPLETS, Lowerer
 from .promote import promote
 from .scalars import check_scalars
 from .appends import check_sparse_writes
+from .output_order import choose_output_order
 from .assembly import nested_levels, output_params as nested_output_params
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from . import extents as X
@@ -554,6 +555,16 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             raise StrategyError(f"output {program.lhs.tensor} is {out_fmt.shorthand or out_fmt}: an update "
                                 f"({assign_spelling(program.op)}) needs a dense output under looplets, which "
                                 f"assemble a sparse output afresh")
+    written = sorted(_written(prog.body))
+    out_name = options.get("output") or (written[0] if len(written) == 1 else None)
+    built = None
+    if out_name in formats:
+        choice = choose_output_order(prog, out_name, formats, fixed=not isinstance(program, NAssignType()))
+        if choice.note:
+            trace.record("output-order", before=str(prog), after=str(choice.program), note=choice.note)
+        prog, built = choice.program, choice.built
+        if built is not None:   # (the runtime converts the output it returns to the format asked)
+            formats[out_name] = built
     try:
         fn, infos, output, out_sizes, sources, thawed, writes, unordered, helper_ops = _compile(prog, trace, False, options.get("name"), options.get("output"),
                                                          formats, dict(options.get("shapes") or ()), int(limit))
@@ -600,7 +611,8 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             _check_writes(output, tuple(given), bounds, dict(options.get("shapes") or ()))
     helpers = tuple((h, helper_impl(op)) for h, op in helper_ops.items())
     return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial, helpers,
-                   output_writes=bounds, validate_output=unordered)
+                   output_writes=bounds, validate_output=unordered,
+                   conversions=((output, fmt),) if built is not None and output == out_name else ())
 
 
 def _check_writes(output, shape, bounds, shapes):

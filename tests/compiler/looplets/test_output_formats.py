@@ -1,5 +1,6 @@
 """Output formats under the looplets strategy: levels nested under an appended level (DCSR, CSF,
-a sparse-over-dense SparseList(Dense)), issue 29 item 3.
+a sparse-over-dense SparseList(Dense)) and sparse outputs whose loops run out of their storage
+order (a CSC sum of CSR inputs, a transpose into CSR), issue 29 item 3.
 
 Each kernel is checked against the dense oracle (``compiler.evaluate``), the IR interpreter,
 and the storage ``Tensor.from_numpy`` builds for the format (sorted, unique coordinates,
@@ -18,6 +19,7 @@ from compiler.errors import StrategyError
 from compiler.format import Format, parse_format
 from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
                              SparseInterval, SparseList, SparsePoint, SparseRunList)
+from compiler.looplets import compile_program, loop_program
 from compiler.testing import assert_canonical, check_lowered, random_sparse
 
 
@@ -86,18 +88,80 @@ def test_dcsr_output_drops_rows_written_only_with_the_fill():
         assert k(A=A, N=N).levels[0].idx.tolist() == [1]
 
 
+@pytest.mark.parametrize("inputs", ["csr", "csc"])
+@pytest.mark.parametrize("expr", ["C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, j] * B[i, j]", "C[i, j] = A[i, j]",
+                                  "C[j, i] = A[i, j]", "C[i, j] = A[i, k] * B[j, k]"])
+def test_csc_output_of_index_notation(inputs, expr):
+    # before: "output C is written out of order: its SparseList level (storage level 1) is
+    # appended in index order, so the loops around this write must be j, i"
+    a, b = matrices(seed=4)
+    A, B = Tensor.from_numpy(a, inputs), Tensor.from_numpy(b, inputs)
+    used = {n: t for n, t in (("A", A), ("B", B)) if f"{n}[" in expr}
+    k = check(expr, "csc", **used)
+    (step,) = k.trace.find("output-order") or [None]
+    if step is not None:   # the choice is recorded: reordered loops, or a built CSR converted
+        assert "C is csc" in step.note
+
+
+def test_output_order_reorders_loops_when_the_inputs_allow_it():
+    a, b = matrices(seed=5)
+    A, B = Tensor.from_numpy(a, "csc"), Tensor.from_numpy(b, "csc")
+    k = check("C[i, j] = A[i, j] + B[i, j]", "csc", A=A, B=B)
+    (step,) = k.trace.find("output-order")
+    assert "the loops run j, i" in step.note and not k.lowered.conversions
+
+
+def test_output_order_builds_in_loop_order_and_converts_when_the_inputs_disagree():
+    a, b = matrices(seed=6)
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    k = check("C[i, j] = A[i, j] + B[i, j]", "csc", A=A, B=B)
+    (step,) = k.trace.find("output-order")
+    assert "builds C as csr" in step.note and "converts it to csc" in step.note
+    assert k.lowered.conversions == (("C", parse_format("csr")),)
+
+
+@loop_program
+def transpose(B, A):
+    B[...] = 0.0
+    for i in _:
+        for j in _:
+            B[j, i] = A[i, j]
+
+
+@loop_program
+def transposed_sum(C, A, B):
+    C[...] = 0.0
+    for i in _:
+        for j in _:
+            C[j, i] = A[i, j] + B[i, j]
+
+
+@pytest.mark.parametrize("out", ["csr", "dcsr", "sl-dense"])
+def test_loop_program_transpose_into_row_major_output(out):
+    # before: "output B is written out of order ... the loops around this write must be j, i"
+    a, b = matrices(seed=7)
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    fmt = out_format(out)
+    k = compile_program(transpose, B=fmt, A=A)
+    assert_canonical(k(A=A), a.T)
+    np.testing.assert_array_equal(k.interpret(A=A).to_numpy(), a.T)
+    assert "program's loops run i, j" in k.trace.find("output-order")[0].note
+    k = compile_program(transposed_sum, C=fmt, A=A, B=B)
+    assert_canonical(k(A=A, B=B), (a + b).T)
+
+
 FILLS = [0.0, 1.0, float("nan"), float("inf")]
 OPS = {"sum": ("C[i, j] = A[i, j] + B[i, j]", np.add), "product": ("C[i, j] = A[i, j] * B[i, j]", np.multiply),
-       "copy": ("C[i, j] = A[i, j]", lambda x, y: x)}
+       "copy": ("C[i, j] = A[i, j]", lambda x, y: x), "transpose": ("C[j, i] = A[i, j]", lambda x, y: x)}
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(out=st.sampled_from(["dcsr", "sl-dense"]), ins=st.sampled_from(["csr", "csc", "dcsr"]),
+@given(out=st.sampled_from(["dcsr", "sl-dense", "csc", "csr"]), ins=st.sampled_from(["csr", "csc", "dcsr"]),
        op=st.sampled_from(sorted(OPS)), fill=st.sampled_from(FILLS), m=st.integers(0, 5), n=st.integers(0, 6),
        density=st.sampled_from([0.0, 0.3, 1.0]), seed=st.integers(0, 3))
 @example(out="dcsr", ins="csr", op="sum", fill=float("nan"), m=3, n=4, density=0.0, seed=0)   # all fill
 @example(out="sl-dense", ins="csr", op="product", fill=1.0, m=4, n=3, density=1.0, seed=1)   # no fill stored
-@example(out="dcsr", ins="csr", op="sum", fill=float("inf"), m=0, n=3, density=0.3, seed=0)   # empty
+@example(out="csc", ins="csr", op="sum", fill=float("inf"), m=0, n=3, density=0.3, seed=0)   # empty
 def test_output_formats_property(out, ins, op, fill, m, n, density, seed):
     expr, f = OPS[op]
     rng = np.random.default_rng(seed)
