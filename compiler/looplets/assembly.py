@@ -40,6 +40,8 @@ class Nested:
     top: int
     appended: tuple
     block: int | None
+    #: levels inserted at random under the level above (a SparseHash under a SparseHash)
+    hashed: tuple = ()
 
 
 def nested_levels(info: TensorInfo) -> Nested | None:
@@ -51,6 +53,8 @@ def nested_levels(info: TensorInfo) -> Nested | None:
                None)
     if top is None or top == len(levels) - 1:
         return None
+    if levels[top].inserts_nested and all(lvl.inserts_nested for lvl in levels[top + 1:]):
+        return Nested(top, (), None, tuple(range(top + 1, len(levels))))
     if not levels[top].appends_nested:
         return None   # (its own unfurl says what it takes below it: the leaf, mostly)
     appended, k = [], top + 1
@@ -79,6 +83,8 @@ def output_params(info: TensorInfo, plan: Nested) -> tuple:
     ``idx`` with their lengths, and the values (a block's length counted on its own)."""
     name, levels = info.name, info.levels
     params = [ir.Scalar(array_name(name, m, "size"), "int64") for m in range(info.ndim)]
+    if plan.hashed:
+        return tuple(params) + _hash_params(info, plan)
     idt = levels[plan.top].index_dtype.name
     params += [Buffer(array_name(name, plan.top, "pos"), idt, "inout"), OutScalar(_nnz(info, plan.top), "int64"),
                Growable(array_name(name, plan.top, "idx"), idt, _nnz(info, plan.top))]
@@ -93,6 +99,32 @@ def output_params(info: TensorInfo, plan: Nested) -> tuple:
         last = plan.appended[-1] if plan.appended else plan.top
         params.append(Growable(array_name(name, None, "vals"), info.dtype, _nnz(info, last)))
     return tuple(params)
+
+
+def _hash_params(info: TensorInfo, plan: Nested) -> tuple:
+    """A hash's arrays (its sorted view's ``pos`` an inout buffer at the top, growing below it,
+    where the fibers are the parent's keys), each level's count and capacity, then the values."""
+    name, out = info.name, []
+    for k in (plan.top, *plan.hashed):
+        arr = lambda kind: array_name(name, k, kind)  # noqa: E731
+        idt, nnz = info.levels[k].index_dtype.name, _nnz(info, k)
+        if k == plan.top:
+            out.append(Buffer(arr("pos"), idt, "inout"))
+        else:
+            out += [OutScalar(arr("npos"), "int64"), Growable(arr("pos"), idt, arr("npos"))]
+        out += [OutScalar(nnz, "int64"), OutScalar(arr("cap"), "int64"), Growable(arr("key"), "int64", nnz),
+                Growable(arr("tbl"), "int64", arr("cap")), Growable(arr("idx"), idt, nnz),
+                Growable(arr("ptr"), idt, nnz)]
+    if isinstance(info.leaf, Element):
+        out.append(Growable(array_name(name, None, "vals"), info.dtype, _nnz(info, plan.hashed[-1])))
+    return tuple(out)
+
+
+def empty_table_stmts(info: TensorInfo, k: int, fresh) -> list:
+    """A hash level starts with no keys and an empty table of the smallest capacity."""
+    tbl, cap, s = array_name(info.name, k, "tbl"), Var(array_name(info.name, k, "cap")), Var(fresh("s"))
+    return [ir.Assign(Var(_nnz(info, k)), Const(0, "int64")), ir.Assign(cap, Const(8, "int64")),
+            ir.Grow(tbl, cap), ir.For(s, 0, cap, [ir.Store(tbl, s, Const(0, "int64"))])]
 
 
 def declare_stmts(info: TensorInfo, plan: Nested) -> list:

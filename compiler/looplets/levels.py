@@ -427,6 +427,8 @@ def assemble_stmts(f: SubFiber, ctx) -> list:
     if isinstance(lvl, Pattern):
         return []
     info, k = f.tensor, f.level
+    if k > 0 and info.levels[k - 1].inserts_nested and lvl.inserts_nested:
+        return []   # (a hash under a hash: its table is keyed by the parent's position, nothing to make room for)
     nested = k > 0 and info.levels[k - 1].appends_nested   # (under an appended level: DCSR's, CSF's)
     if nested and lvl.appends_nested:
         # (the fiber starts where the one before it ended: starts[pos] is set, starts[pos + 1] is set at its end)
@@ -883,9 +885,12 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
     info, k = f.tensor, f.level
     if mode == "read":
         return unfurl_sparse_list(f, ctx, mode, lambda q: Load(info.array(k, "ptr"), q))
-    if any(not isinstance(lvl, Dense) for lvl in info.levels[:k]) or k != len(info.levels) - 1:
-        raise StrategyError(f"output {info.name}: a SparseHash output level needs Dense levels above it "
-                            f"and a leaf below it, not {info.format}")
+    lvl, leaf = info.levels[k], k == len(info.levels) - 1
+    under_hash = k > 0 and info.levels[k - 1].inserts_nested and lvl.inserts_nested
+    if not (under_hash or all(isinstance(p, Dense) for p in info.levels[:k])) or \
+            not (leaf or (lvl.inserts_nested and info.levels[k + 1].inserts_nested)):
+        raise StrategyError(f"output {info.name}: a {lvl.name} output level needs Dense levels or a SparseHash "
+                            f"above it and a leaf or a SparseHash below it, not {info.format}")
     a = hash_names(info, k)
     nnz, cap = Var(a["nnz"]), Var(a["cap"])
     n = info.size(info.storage_mode(k))
@@ -902,15 +907,24 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
         pre += [Declare(q, "int64", X.sub(Load(a["tbl"], slot), 1)),
                 Declare(new, "bool", BinOp("<", q, Const(0, "int64"))),
                 If(new, [Assign(q, nnz), *assemble_stmts(_child(f, q), ctx)])]
+        # a new key under a leaf is kept when its value is not the fill; over a hash, when the
+        # hash below kept a key (the flag it sets), so no fiber is empty
+        dirty = None if leaf else Var(ctx.fresh(f"dirty{t}"))
+        keep = not_fill(info, Load(info.array(None, "vals"), q)) if leaf else dirty
+        if dirty is not None:
+            pre.append(Declare(dirty, "bool", Const(False, "bool")))
         # grow the table first if it would be more than half full (then probe again), so the
         # capacity is always table_capacity(nnz), which readers recompute
-        epi = [If(ir.and_(new, not_fill(info, Load(info.array(None, "vals"), q))), [
+        epi = [If(ir.and_(new, keep), [
                    If(BinOp(">", BinOp("*", X.add(nnz, 1), Const(2, "int64")), cap),
                       rehash_stmts(info, k, ctx.fresh) + [Assign(slot, probe[0].init), probe[1]]),
                    ir.Store(a["tbl"], slot, X.add(q, 1)),
                    ir.Grow(a["key"], X.add(q, 1)), ir.Store(a["key"], q, key),
-                   CompoundAssign("+", nnz, Const(1, "int64"))])]
-        return Thunk(tuple(pre), _child(f, q), tuple(epi))
+                   CompoundAssign("+", nnz, Const(1, "int64"))]
+                  + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None and under_hash else []))]
+        # (a leaf's writes mark no flag: its key is kept by its value)
+        child = _child(f, q, dirty) if dirty is not None else SubFiber(info, k + 1, q, f.mode)
+        return Thunk(tuple(pre), child, tuple(epi))
     return Lookup(body, f"i -> locate or insert {info.name}.lvl{k + 1}[hash({base} + i)]", info)
 
 

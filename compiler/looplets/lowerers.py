@@ -48,7 +48,8 @@ from .facts import OperandFacts
 from ..opimpls import ROUNDING, UNARY_MATH
 from ..levels import Element, Pattern, RunList, SparseBlockList, SparseHash, SparseList
 from .levels import SubFiber, leaf_value, not_fill, unfurl
-from .assembly import declare_stmts as nested_declare, freeze_stmts as nested_freeze, nested_levels
+from .assembly import (Nested, declare_stmts as nested_declare, empty_table_stmts, freeze_stmts as nested_freeze,
+                       nested_levels)
 from .looplets import (AcceptRun, Case, Fill, Jumper, Looplet, Lookup, PRIORITY, Run, Sequence, Shift,
                        Spike, Stepper, Switch, Thunk, nest_dot, nest_text, resolve, truncate, unshift)
 from .program import (MISSING, Access, Assign, Block, Call, Declare as PDeclare, Define, Extent, Freeze,
@@ -305,11 +306,10 @@ class Lowerer:
                                f"{_value_text(info.fill)}: it starts at its fill, not at {_value_text(init.value)}; "
                                f"give {info.name} the fill {_value_text(init.value)} or a dense format", s.line)
         k = next(k for k, l in enumerate(info.levels) if not isinstance(l, Dense))
-        if isinstance(info.levels[k], SparseHash):  # an empty table of the smallest capacity
-            cap, s_ = Var(info.array(k, "cap")), Var(self.fresh("s"))
-            return [IAssign(Var(info.array(k, "nnz")), Const(0, "int64")), IAssign(cap, Const(8, "int64")),
-                    ir.Grow(info.array(k, "tbl"), cap),
-                    ir.For(s_, 0, cap, [Store(info.array(k, "tbl"), s_, Const(0, "int64"))])]
+        if isinstance(info.levels[k], SparseHash):  # an empty table of the smallest capacity (each hash's)
+            nested = nested_levels(info)
+            return [s_ for kk in (k, *(nested.hashed if nested else ()))
+                    for s_ in empty_table_stmts(info, kk, self.fresh)]
         nnz = Var(info.array(k, "nnz"))
         if isinstance(info.levels[k], SparseBlockList):   # no blocks yet; ofs[0] = 0 starts the first
             ofs = info.array(k, "ofs")
@@ -331,7 +331,13 @@ class Lowerer:
                 return self._freeze_workspace(info)
             return self._freeze_byte_map(info, k)
         if isinstance(info.levels[k], SparseHash):
-            return self._freeze_hash(info, k)
+            out = self._freeze_hash(info, k)
+            for kk in (nested_levels(info) or Nested(k, (), None)).hashed:
+                # (a hash under a hash: one fiber per key of the level above, its sorted view's pos growing)
+                fibers = Var(info.array(kk - 1, "nnz"))
+                out += [ir.Grow(info.array(kk, "pos"), X.add(fibers, 1)), *self._freeze_hash(info, kk, fibers),
+                        IAssign(Var(info.array(kk, "npos")), X.add(fibers, 1))]
+            return out
         # fibers never visited kept pos 0: carry the running count forward (a SparseBand's
         # running count is its ofs; an unvisited fiber keeps band end 0, an empty band)
         n = _product([info.size(m) for m in range(info.storage_mode(k))])
@@ -394,10 +400,11 @@ class Lowerer:
         return sort_coordinates_ir(srt, tmp, nnz, n, tbl, fresh, "j", bits, summary) + [
             Store(pos, Const(0, "int64"), Const(0, "int64")), Store(pos, Const(1, "int64"), nnz)]
 
-    def _freeze_hash(self, info, k) -> list:
+    def _freeze_hash(self, info, k, fibers=None) -> list:
         """Sort the inserted keys into ``pos``/``idx``/``ptr`` in linear time: a counting sort
-        by coordinate, then a stable one by fiber (LSD radix sort over (fiber, coordinate))."""
-        n = _product([info.size(m) for m in range(info.storage_mode(k))])
+        by coordinate, then a stable one by fiber (LSD radix sort over (fiber, coordinate));
+        ``fibers``: how many (the parent's positions; by default the Dense levels' above)."""
+        n = fibers if fibers is not None else _product([info.size(m) for m in range(info.storage_mode(k))])
         size = info.size(info.storage_mode(k))
         nnz = Var(info.array(k, "nnz"))
         key, pos, idx, ptr = (info.array(k, x) for x in ("key", "pos", "idx", "ptr"))

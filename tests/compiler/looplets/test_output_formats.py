@@ -1,5 +1,5 @@
 """Output formats under the looplets strategy: levels nested under an appended level (DCSR, CSF,
-a sparse-over-dense SparseList(Dense)) and sparse outputs whose loops run out of their storage
+a sparse-over-dense SparseList(Dense), a SparseHash under a SparseHash) and sparse outputs whose loops run out of their storage
 order (a CSC sum of CSR inputs, a transpose into CSR), issue 29 item 3.
 
 Each kernel is checked against the dense oracle (``compiler.evaluate``), the IR interpreter,
@@ -29,15 +29,37 @@ def sparse_over_dense(fill=0.0, ndim=2):
     return Format(SparseList(leaf) if ndim == 2 else SparseList(SparseList(leaf)))
 
 
+def hash_of_hashes(fill=0.0, ndim=2):
+    """``SparseHash(SparseHash)`` (3-d: under a Dense level): each level written at random."""
+    inner = SparseHash(SparseHash(Element(fill)))
+    return Format(inner if ndim == 2 else Dense(inner))
+
+
 def out_format(name, fill=0.0, ndim=2):
     if name == "sl-dense":
         return sparse_over_dense(fill, ndim)
+    if name == "hash-hash":
+        return hash_of_hashes(fill, ndim)
     return parse_format(name, ndim=ndim, fill=fill)
 
 
 def matrices(seed=0, shape=(5, 6), fill=0.0, empty=(2,)):
     rng = np.random.default_rng(seed)
     return [random_sparse(shape, 0.4, rng, fill=fill, empty=empty) for _ in range(2)]
+
+
+def assert_stored(got, want):
+    """``got`` holds ``want`` as Tensor.from_numpy stores it; a hash level's keys, table and
+    child positions follow the order of the kernel's writes, so there the values, a validation
+    and the outermost hash's sorted view (pos, idx) are compared."""
+    if not any(lvl.inserts_nested for lvl in got.levels):
+        return assert_canonical(got, want)
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    got.validate()
+    k = next(k for k, lvl in enumerate(got.levels) if lvl.inserts_nested)
+    w = Tensor.from_numpy(want, got.format).levels[k]
+    for kind in ("pos", "idx"):
+        np.testing.assert_array_equal(got.levels[k].arrays()[kind], w.arrays()[kind], err_msg=f"{w.name}.{kind}")
 
 
 def check(expr, out, **tensors):
@@ -48,19 +70,20 @@ def check(expr, out, **tensors):
     asked = parse_format(out) if isinstance(out, str) else out
     assert [lvl.name for lvl in got.format.levels] == [lvl.name for lvl in asked.levels]
     assert got.format.mode_order == asked.mode_order
-    assert_canonical(got, ss.evaluate(expr, **tensors)[0])
+    assert_stored(got, ss.evaluate(expr, **tensors)[0])
     return k
 
 
-NESTED = ["dcsr", "sl-dense"]
+NESTED = ["dcsr", "sl-dense", "hash-hash"]
 
 
 @pytest.mark.parametrize("out", NESTED)
 @pytest.mark.parametrize("expr", ["C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, j] * B[i, j]",
                                   "C[i, j] = A[i, j]", "C[i, j] = A[i, k] * D[k, j]"])
 def test_nested_outputs_match_the_oracle(out, expr):
-    # before: "cannot assemble level 1 (SparseList) under level 0 (SparseList)" for DCSR and
-    # "... level 1 (Dense) under level 0 (SparseList)" for SparseList(Dense)
+    # before: "cannot assemble level 1 (SparseList) under level 0 (SparseList)" for DCSR,
+    # "... level 1 (Dense) under level 0 (SparseList)" for SparseList(Dense) and "a SparseHash
+    # output level needs Dense levels above it and a leaf below it" for SparseHash(SparseHash)
     a, b = matrices()
     A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "dcsr")
     D = Tensor.from_numpy(random_sparse((6, 4), 0.5, np.random.default_rng(3)), "csr")
@@ -68,7 +91,7 @@ def test_nested_outputs_match_the_oracle(out, expr):
     check(expr, out_format(out), **used)
 
 
-@pytest.mark.parametrize("out", ["csf", "sl-dense"])
+@pytest.mark.parametrize("out", ["csf", "sl-dense", "hash-hash"])
 def test_three_levels_nested(out):
     rng = np.random.default_rng(1)
     x = random_sparse((3, 4, 5), 0.3, rng, empty=(1,))
@@ -121,6 +144,22 @@ def test_output_order_builds_in_loop_order_and_converts_when_the_inputs_disagree
 
 
 @loop_program
+def scatter_transpose(C, A):
+    for i in _:
+        for j in _:
+            C[j, i] += A[i, j]
+
+
+def test_hash_of_hashes_takes_writes_in_any_order():
+    # each level inserts at random: the transpose's loops need no order and no conversion
+    a, _ = matrices(seed=8)
+    A = Tensor.from_numpy(a, "csr")
+    k = compile_program(scatter_transpose, C=hash_of_hashes(), A=A)
+    assert_stored(k(A=A), a.T)
+    assert not k.trace.find("output-order") and not k.lowered.conversions
+
+
+@loop_program
 def transpose(B, A):
     B[...] = 0.0
     for i in _:
@@ -156,7 +195,7 @@ OPS = {"sum": ("C[i, j] = A[i, j] + B[i, j]", np.add), "product": ("C[i, j] = A[
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(out=st.sampled_from(["dcsr", "sl-dense", "csc", "csr"]), ins=st.sampled_from(["csr", "csc", "dcsr"]),
+@given(out=st.sampled_from(["dcsr", "sl-dense", "hash-hash", "csc", "csr"]), ins=st.sampled_from(["csr", "csc", "dcsr"]),
        op=st.sampled_from(sorted(OPS)), fill=st.sampled_from(FILLS), m=st.integers(0, 5), n=st.integers(0, 6),
        density=st.sampled_from([0.0, 0.3, 1.0]), seed=st.integers(0, 3))
 @example(out="dcsr", ins="csr", op="sum", fill=float("nan"), m=3, n=4, density=0.0, seed=0)   # all fill
@@ -175,7 +214,7 @@ def test_output_formats_property(out, ins, op, fill, m, n, density, seed):
         out_fill = float(f(np.float64(fill), np.float64(fill)))
     k = ss.lower(expr, strategy="looplets", C=out_format(out, out_fill), **used)
     got = k(**used)
-    assert_canonical(got, want)
+    assert_stored(got, want)
     np.testing.assert_array_equal(k.interpret(**used).to_numpy(), want)
 
 
@@ -183,7 +222,8 @@ def test_output_formats_property(out, ins, op, fill, m, n, density, seed):
 
 
 @pytest.mark.parametrize("fmt, said", [
-    (SparseHash(SparseHash(Element(0.0))), "SparseHash"),
+    (SparseHash(SparseList(Element(0.0))), "a SparseHash output level needs Dense levels or a SparseHash above"),
+    (SparseList(SparseHash(Element(0.0))), "level 1 (SparseHash) under level 0 (SparseList)"),
     (SparseList(SparseBand(Element(0.0))), "level 1 (SparseBand) under level 0 (SparseList)"),
     (SparseList(RunList(Element(0.0))), "level 1 (RunList) under level 0 (SparseList)"),
     (SparseList(SparseByteMap(Element(0.0))), "level 1 (SparseByteMap) under level 0 (SparseList)"),
