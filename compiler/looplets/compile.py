@@ -160,6 +160,10 @@ def _output_params(info: TensorInfo) -> tuple:
                                 Growable(array_name(info.name, k, "ptr"), idt, nnz),
                                 Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
     maps = [j for j, l in enumerate(levels) if isinstance(l, SparseByteMap)]
+    if len(maps) > 1:
+        raise StrategyError(f"output {info.name}: the looplet strategy cannot write level {maps[1]} "
+                            f"({levels[maps[1]].name}) under level {maps[0]} ({levels[maps[0]].name}) of {info.format}: "
+                            f"it writes one byte-map level per output, with Dense levels around it")
     if all(isinstance(l, (Dense, SparseByteMap)) for l in levels) and len(maps) == 1 and isinstance(info.leaf, Element):
         nnz = array_name(info.name, k, "nnz")
         return tuple(params) + (Buffer(array_name(info.name, k, "pos"), lvl.index_dtype.name, "inout"),

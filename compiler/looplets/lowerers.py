@@ -47,7 +47,7 @@ from .errors import ProgramError
 from .facts import OperandFacts
 from ..opimpls import ROUNDING, UNARY_MATH
 from ..levels import Element, Pattern, RunList, SparseBlockList, SparseHash, SparseList
-from .levels import SubFiber, leaf_value, not_fill, unfurl
+from .levels import SubFiber, dense_block, leaf_value, not_fill, unfurl
 from .assembly import (Nested, declare_stmts as nested_declare, empty_table_stmts, freeze_stmts as nested_freeze,
                        nested_levels)
 from .looplets import (AcceptRun, Case, Fill, Jumper, Looplet, Lookup, PRIORITY, Run, Sequence, Shift,
@@ -442,10 +442,18 @@ class Lowerer:
         p, j = Var(self.fresh("p")), Var(self.fresh("j"))
         slot = X.add(BinOp("*", p, size), j)
         listed = [ir.Grow(srt, X.add(nnz, 1)), Store(srt, nnz, j), CompoundAssign("+", nnz, Const(1, "int64"))]
+        block = dense_block(info, k + 1)
         if k == len(info.levels) - 1 and isinstance(info.leaf, Element):
             # a slot written its fill is no entry (as a SparseList output keeps none): unmarked
             listed = [If(not_fill(info, Load(info.array(None, "vals"), slot)), listed,
                          [Store(tbl, slot, Const(False, "bool"))])]
+        elif block is not None:   # (likewise a slot whose block of Dense values is all the fill)
+            keep, r = Var(self.fresh("keep")), Var(self.fresh("r"))
+            lo = BinOp("*", slot, block)
+            listed = [Declare(keep, "bool", Const(False, "bool")),
+                      ir.For(r, lo, X.add(lo, block), [If(not_fill(info, Load(info.array(None, "vals"), r)),
+                                                          [IAssign(keep, Const(True, "bool"))])]),
+                      If(keep, listed, [Store(tbl, slot, Const(False, "bool"))])]
         return [IAssign(nnz, Const(0, "int64")),
                 ir.For(p, 0, n, [
                     ir.For(j, 0, size, [If(Load(tbl, slot), listed)]),

@@ -1,6 +1,6 @@
 """Output formats under the looplets strategy: levels nested under an appended level (DCSR, CSF,
-a sparse-over-dense SparseList(Dense), a SparseHash under a SparseHash) and sparse outputs whose loops run out of their storage
-order (a CSC sum of CSR inputs, a transpose into CSR), issue 29 item 3.
+a sparse-over-dense SparseList(Dense), a SparseHash under a SparseHash) and sparse outputs whose
+loops run out of their storage order (a CSC sum of CSR inputs, a transpose into CSR), issue 29 item 3.
 
 Each kernel is checked against the dense oracle (``compiler.evaluate``), the IR interpreter,
 and the storage ``Tensor.from_numpy`` builds for the format (sorted, unique coordinates,
@@ -195,7 +195,8 @@ OPS = {"sum": ("C[i, j] = A[i, j] + B[i, j]", np.add), "product": ("C[i, j] = A[
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(out=st.sampled_from(["dcsr", "sl-dense", "hash-hash", "csc", "csr"]), ins=st.sampled_from(["csr", "csc", "dcsr"]),
+@given(out=st.sampled_from(["dcsr", "sl-dense", "hash-hash", "csc", "csr"]),
+       ins=st.sampled_from(["csr", "csc", "dcsr"]),
        op=st.sampled_from(sorted(OPS)), fill=st.sampled_from(FILLS), m=st.integers(0, 5), n=st.integers(0, 6),
        density=st.sampled_from([0.0, 0.3, 1.0]), seed=st.integers(0, 3))
 @example(out="dcsr", ins="csr", op="sum", fill=float("nan"), m=3, n=4, density=0.0, seed=0)   # all fill
@@ -237,3 +238,31 @@ def test_unsupported_nestings_are_refused_naming_the_level(fmt, said):
     with pytest.raises(StrategyError, match="output C") as e:
         ss.lower("C[i, j] = A[i, j]", strategy="looplets", C=Format(fmt), A=A)
     assert said in str(e.value)
+
+
+KINDS = {"Dense": Dense, "SparseList": SparseList, "SparseBand": SparseBand, "SparseBlockList": SparseBlockList,
+         "SparseInterval": SparseInterval, "SparsePoint": SparsePoint, "RunList": RunList,
+         "SparseRunList": SparseRunList, "SparseByteMap": SparseByteMap, "SparseHash": SparseHash}
+#: the two-level outputs the looplets strategy assembles (every level under Dense; under a sparse
+#: level: SparseList under SparseList, Dense to the leaf under SparseList or SparseByteMap, and a
+#: hash under a hash); every other nesting is refused
+ASSEMBLED = {("Dense", k) for k in KINDS} | {("SparseList", "SparseList"), ("SparseList", "Dense"),
+                                             ("SparseByteMap", "Dense"), ("SparseHash", "SparseHash")}
+
+
+@pytest.mark.parametrize("outer", KINDS)
+@pytest.mark.parametrize("inner", KINDS)
+def test_every_two_level_nesting_is_assembled_or_refused_saying_why(outer, inner):
+    # (one stored value: a SparsePoint or SparseInterval fiber holds it wherever it is)
+    m = np.zeros((4, 5))
+    m[1, 2] = 3.0
+    A = Tensor.from_numpy(m, "csr")
+    fmt = Format(KINDS[outer](KINDS[inner](Element(0.0))))
+    if (outer, inner) in ASSEMBLED:
+        k = ss.lower("C[i, j] = A[i, j]", strategy="looplets", C=fmt, A=A)
+        assert_stored(k(A=A), m)
+        return
+    with pytest.raises(StrategyError) as e:
+        ss.lower("C[i, j] = A[i, j]", strategy="looplets", C=fmt, A=A)
+    said = str(e.value)
+    assert said.startswith("output C") and outer in said and ("needs" in said or "cannot" in said)
