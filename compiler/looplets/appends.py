@@ -62,6 +62,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
     follow the first's). ``first_line`` is the program's first line in its file."""
     first: dict = {}
     later: dict = {}
+    rows: dict = {}
 
     def line(n: int) -> int:
         return n + first_line - 1
@@ -79,10 +80,26 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
 
     def check(s, loops, nest):
         info = tensors[s.lhs.tns.name]
-        k = next((k for k, l in enumerate(info.levels) if not l.random_write), None)
+        # (the innermost sorted level: its writes' loops cover the levels above it too, so a
+        # DCSR's rows appended twice are caught as its row fibers are)
+        k = max((k for k, l in enumerate(info.levels) if not l.random_write), default=None)
         if k is None:
             return
         lvl, t = info.levels[k], info.name
+        top = min(j for j, l in enumerate(info.levels) if not l.random_write)
+        if top < k:
+            # (a sorted level above another, DCSR's rows: each write's nest appends the row it is in, so
+            # two writes in one row would append it twice)
+            mt = sum(l.nmodes for l in info.levels[:top + 1])
+            other = rows.setdefault(t, (nest[:mt], s))
+            if other[1] is not s and len(other[0]) == mt and all(a is b for a, b in zip(other[0], nest[:mt])):
+                row = ", ".join(i.name for i in loops[:mt])
+                raise ProgramError(
+                    f"output {t} is written by two statements (lines {line(other[1].line)} and {line(s.line)}) "
+                    f"in one fiber of its {info.levels[top].name} level (storage level {top}), over {row}: each "
+                    f"would append that entry, and the looplet strategy appends it from one statement. Write "
+                    f"{t}'s entries there in one statement, or store {t} with Dense levels above its last "
+                    f"sparse one (CSR) or in SparseHash levels", s.line)
         m0 = sum(l.nmodes for l in info.levels[:k])   # the level's first mode (a SparseCOO stores several)
         want = [_base(x) for x in s.lhs.idxs[:m0 + lvl.nmodes]]
         try:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import compiler as ss
 from compiler import Tensor
 from compiler.errors import StrategyError
+from compiler.looplets import ProgramError
 from compiler.format import Format, parse_format
 from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
                              SparseInterval, SparseList, SparsePoint, SparseRunList)
@@ -266,3 +267,35 @@ def test_every_two_level_nesting_is_assembled_or_refused_saying_why(outer, inner
         ss.lower("C[i, j] = A[i, j]", strategy="looplets", C=fmt, A=A)
     said = str(e.value)
     assert said.startswith("output C") and outer in said and ("needs" in said or "cannot" in said)
+
+
+@loop_program
+def hstack_by_rows(D, A, B):
+    for i in _:
+        for j in _:
+            D[:, :3][i, j] = A[i, j]
+        for j in _:
+            D[:, 3:][i, j] = B[i, j]
+
+
+@loop_program
+def row_twice(D, A, B):
+    for i in _:
+        for j in _:
+            D[i, j] = A[i, j]
+        for j in _:
+            D[i, j] = B[i, j]
+
+
+def test_two_loops_appending_one_row_of_a_dcsr_output():
+    # before: each loop over j appended row i to DCSR's outer level (and its row fibers were not
+    # checked), so the kernel returned row i twice, its coordinates unsorted (found reviewing appends)
+    a, b = (random_sparse((4, 3), 0.5, np.random.default_rng(s), empty=(2,)) for s in (10, 11))
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    for prog in (row_twice, hstack_by_rows):
+        with pytest.raises(ProgramError, match=r"output D is written by two statements \(lines \d+ and \d+\) in one "
+                                               r"fiber of its SparseList level \(storage level 0\), over i"):
+            compile_program(prog, D="dcsr", A=A, B=B)
+    # (the same rows into CSR: a concatenation, checked at every call)
+    k = compile_program(hstack_by_rows, D=Tensor.from_numpy(np.zeros((4, 6)), "csr"), A=A, B=B)
+    assert_canonical(k(A=A, B=B), np.hstack([a, b]))
