@@ -87,9 +87,9 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
             return
         lvl, t = info.levels[k], info.name
         top = min(j for j, l in enumerate(info.levels) if not l.random_write)
-        if top < k:
-            # (a sorted level above another, DCSR's rows: each write's nest appends the row it is in, so
-            # two writes in one row would append it twice)
+        if top < len(info.levels) - 1:
+            # (a sorted level over other levels, DCSR's or SparseList(Dense)'s rows: each write's nest
+            # appends the row it is in, so two writes in one row would append it twice)
             mt = sum(l.nmodes for l in info.levels[:top + 1])
             other = rows.setdefault(t, (nest[:mt], s))
             if other[1] is not s and len(other[0]) == mt and all(a is b for a, b in zip(other[0], nest[:mt])):
