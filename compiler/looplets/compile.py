@@ -559,7 +559,8 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             raise StrategyError(f"output {program.lhs.tensor} is {out_fmt.shorthand or out_fmt}: an update "
                                 f"({assign_spelling(program.op)}) needs a dense output under looplets, which "
                                 f"assemble a sparse output afresh")
-    written = sorted(_written(prog.body))
+    temporaries = {t for t, _ in prog.temporaries}
+    written = sorted(t for t in _written(prog.body) if t not in temporaries)
     out_name = options.get("output") or (written[0] if len(written) == 1 else None)
     built = None
     if out_name in formats:
