@@ -20,7 +20,7 @@ from compiler.looplets import ProgramError
 from compiler.format import Format, parse_format
 from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
                              SparseInterval, SparseList, SparsePoint, SparseRunList)
-from compiler.looplets import compile_program, loop_program
+from compiler.looplets import Scalar, compile_program, loop_program
 from compiler.testing import assert_canonical, check_lowered, random_sparse
 
 
@@ -300,3 +300,24 @@ def test_two_loops_appending_one_row_of_a_dcsr_output():
     # (the same rows into CSR: a concatenation, checked at every call)
     k = compile_program(hstack_by_rows, D=Tensor.from_numpy(np.zeros((4, 6)), "csr"), A=A, B=B)
     assert_canonical(k(A=A, B=B), np.hstack([a, b]))
+
+
+@loop_program
+def scaled_transpose(B, A, t=Scalar(0.0)):
+    t[...] = 0.0
+    for i in _:
+        for j in _:
+            t += A[i, j]
+    for i in _:
+        for j in _:
+            B[j, i] = A[i, j] * t
+
+
+def test_a_program_with_a_temporary_writes_its_output_out_of_order_too():
+    # before: the temporary t counted as a second tensor written, so no output was chosen and the
+    # transpose into CSR was refused as out of order
+    a, _ = matrices(seed=12)
+    A = Tensor.from_numpy(a, "csr")
+    k = compile_program(scaled_transpose, B="csr", A=A)
+    assert_canonical(k(A=A), a.T * a.sum())
+    assert k.lowered.conversions
