@@ -5,7 +5,9 @@ allocates, one entry per parent position. A level below it is appended as its pa
 entries are: a SparseList there (the level says ``appends_nested``) grows its ``pos`` with
 its parent's entries, a fiber starting where the one before it ended; Dense levels down to an
 Element leaf (a sparse-over-dense output) give each entry a block of values, filled with the
-fill when the entry opens and dropped when no value of it differs from the fill. This module
+fill when the entry opens and dropped when no value of it differs from the fill; SparseHash
+levels under it or under a SparseHash (``inserts_nested``) key their tables by the position of
+the entry above, so their writes come in any order. This module
 says which outputs nest so (:func:`nested_levels`), and gives their parameters, their declare
 and their freeze; the appends themselves are the levels' (``looplets.levels``).
 
@@ -14,7 +16,7 @@ and their freeze; the appends themselves are the levels' (``looplets.levels``).
 >>> plan = nested_levels(TensorInfo("C", parse_format("dcsr"), "output"))
 >>> plan.appended, plan.block
 ((1,), None)
->>> print("\\n".join(str(s) for s in declare_stmts(TensorInfo("C", parse_format("dcsr"), "output"), plan)))
+>>> print("\\n".join(str(s) for s in declare_stmts(TensorInfo("C", parse_format("dcsr"), "output"), plan, str)))
 C1_nnz = 0;
 grow C1_pos to 1;
 C1_pos[0] = 0;
@@ -62,6 +64,8 @@ def nested_levels(info: TensorInfo) -> Nested | None:
         lvl, parent = levels[k], levels[k - 1]
         if dense_block(info, k) is not None:
             return Nested(top, tuple(appended), k)
+        if all(below.inserts_nested for below in levels[k:]):   # (hashes keyed by the entries above)
+            return Nested(top, tuple(appended), None, tuple(range(k, len(levels))))
         if not lvl.appends_nested:   # (its parent is: the top level or one appended below it)
             why = (f"under an appended level the looplet strategy appends SparseList levels (a fiber after the one "
                    f"before) or Dense levels down to an Element leaf (a block of values per entry), and "
@@ -83,7 +87,7 @@ def output_params(info: TensorInfo, plan: Nested) -> tuple:
     ``idx`` with their lengths, and the values (a block's length counted on its own)."""
     name, levels = info.name, info.levels
     params = [ir.Scalar(array_name(name, m, "size"), "int64") for m in range(info.ndim)]
-    if plan.hashed:
+    if levels[plan.top].inserts_nested:
         return tuple(params) + _hash_params(info, plan)
     idt = levels[plan.top].index_dtype.name
     params += [Buffer(array_name(name, plan.top, "pos"), idt, "inout"), OutScalar(_nnz(info, plan.top), "int64"),
@@ -92,6 +96,8 @@ def output_params(info: TensorInfo, plan: Nested) -> tuple:
         idt, npos = levels[k].index_dtype.name, array_name(name, k, "npos")
         params += [OutScalar(npos, "int64"), Growable(array_name(name, k, "pos"), idt, npos),
                    OutScalar(_nnz(info, k), "int64"), Growable(array_name(name, k, "idx"), idt, _nnz(info, k))]
+    if plan.hashed:
+        return tuple(params) + _hash_params(info, plan)
     if plan.block is not None:
         nvals = array_name(name, plan.block, "nvals")
         params += [OutScalar(nvals, "int64"), Growable(array_name(name, None, "vals"), info.dtype, nvals)]
@@ -103,9 +109,9 @@ def output_params(info: TensorInfo, plan: Nested) -> tuple:
 
 def _hash_params(info: TensorInfo, plan: Nested) -> tuple:
     """A hash's arrays (its sorted view's ``pos`` an inout buffer at the top, growing below it,
-    where the fibers are the parent's keys), each level's count and capacity, then the values."""
+    where the fibers are the parent's entries), each level's count and capacity, then the values."""
     name, out = info.name, []
-    for k in (plan.top, *plan.hashed):
+    for k in ((plan.top,) if info.levels[plan.top].inserts_nested else ()) + plan.hashed:
         arr = lambda kind: array_name(name, k, kind)  # noqa: E731
         idt, nnz = info.levels[k].index_dtype.name, _nnz(info, k)
         if k == plan.top:
@@ -127,13 +133,16 @@ def empty_table_stmts(info: TensorInfo, k: int, fresh) -> list:
             ir.Grow(tbl, cap), ir.For(s, 0, cap, [ir.Store(tbl, s, Const(0, "int64"))])]
 
 
-def declare_stmts(info: TensorInfo, plan: Nested) -> list:
-    """Each appended level starts empty: no entries, its first fiber starting at 0."""
+def declare_stmts(info: TensorInfo, plan: Nested, fresh) -> list:
+    """Each appended level starts empty: no entries, its first fiber starting at 0; each hash
+    below the top level with an empty table."""
     out = []
     for k in plan.appended:
         pos = array_name(info.name, k, "pos")
         out += [ir.Assign(Var(_nnz(info, k)), Const(0, "int64")), ir.Grow(pos, Const(1, "int64")),
                 ir.Store(pos, Const(0, "int64"), Const(0, "int64"))]
+    for k in plan.hashed:
+        out += empty_table_stmts(info, k, fresh)
     return out
 
 

@@ -427,8 +427,8 @@ def assemble_stmts(f: SubFiber, ctx) -> list:
     if isinstance(lvl, Pattern):
         return []
     info, k = f.tensor, f.level
-    if k > 0 and info.levels[k - 1].inserts_nested and lvl.inserts_nested:
-        return []   # (a hash under a hash: its table is keyed by the parent's position, nothing to make room for)
+    if k > 0 and (info.levels[k - 1].inserts_nested or info.levels[k - 1].appends_nested) and lvl.inserts_nested:
+        return []   # (a hash under a hash or a SparseList: its table is keyed by the parent's position)
     nested = k > 0 and info.levels[k - 1].appends_nested   # (under an appended level: DCSR's, CSF's)
     if nested and lvl.appends_nested:
         # (the fiber starts where the one before it ended: starts[pos] is set, starts[pos + 1] is set at its end)
@@ -886,11 +886,12 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
     if mode == "read":
         return unfurl_sparse_list(f, ctx, mode, lambda q: Load(info.array(k, "ptr"), q))
     lvl, leaf = info.levels[k], k == len(info.levels) - 1
-    under_hash = k > 0 and info.levels[k - 1].inserts_nested and lvl.inserts_nested
+    under_hash = k > 0 and (info.levels[k - 1].inserts_nested or info.levels[k - 1].appends_nested) \
+        and lvl.inserts_nested
     if not (under_hash or all(isinstance(p, Dense) for p in info.levels[:k])) or \
             not (leaf or (lvl.inserts_nested and info.levels[k + 1].inserts_nested)):
-        raise StrategyError(f"output {info.name}: a {lvl.name} output level needs Dense levels or a SparseHash "
-                            f"above it and a leaf or a SparseHash below it, not {info.format}")
+        raise StrategyError(f"output {info.name}: a {lvl.name} output level needs Dense levels, a SparseHash or a "
+                            f"SparseList above it and a leaf or a SparseHash below it, not {info.format}")
     a = hash_names(info, k)
     nnz, cap = Var(a["nnz"]), Var(a["cap"])
     n = info.size(info.storage_mode(k))

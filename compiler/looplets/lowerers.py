@@ -306,17 +306,16 @@ class Lowerer:
                                f"{_value_text(info.fill)}: it starts at its fill, not at {_value_text(init.value)}; "
                                f"give {info.name} the fill {_value_text(init.value)} or a dense format", s.line)
         k = next(k for k, l in enumerate(info.levels) if not isinstance(l, Dense))
+        nested = nested_levels(info)
+        below = nested_declare(info, nested, self.fresh) if nested else []
         if isinstance(info.levels[k], SparseHash):  # an empty table of the smallest capacity (each hash's)
-            nested = nested_levels(info)
-            return [s_ for kk in (k, *(nested.hashed if nested else ()))
-                    for s_ in empty_table_stmts(info, kk, self.fresh)]
+            return empty_table_stmts(info, k, self.fresh) + below
         nnz = Var(info.array(k, "nnz"))
         if isinstance(info.levels[k], SparseBlockList):   # no blocks yet; ofs[0] = 0 starts the first
             ofs = info.array(k, "ofs")
             return [IAssign(nnz, Const(0, "int64")), IAssign(Var(info.array(k, "nblk")), Const(0, "int64")),
                     ir.Grow(ofs, Const(1, "int64")), Store(ofs, Const(0, "int64"), Const(0, "int64"))]
-        nested = nested_levels(info)
-        return [IAssign(nnz, Const(0, "int64"))] + (nested_declare(info, nested) if nested else [])
+        return [IAssign(nnz, Const(0, "int64"))] + below
 
     def _lower_freeze(self, s: Freeze) -> list:
         info = self.tensors[s.tns.name]
@@ -330,14 +329,15 @@ class Lowerer:
             if info.role == "temporary":
                 return self._freeze_workspace(info)
             return self._freeze_byte_map(info, k)
+        nested = nested_levels(info) or Nested(k, (), None)
+        hashes = []
+        for kk in nested.hashed:
+            # (a hash under a hash or a SparseList: one fiber per entry above, its sorted view's pos growing)
+            fibers = Var(info.array(kk - 1, "nnz"))
+            hashes += [ir.Grow(info.array(kk, "pos"), X.add(fibers, 1)), *self._freeze_hash(info, kk, fibers),
+                       IAssign(Var(info.array(kk, "npos")), X.add(fibers, 1))]
         if isinstance(info.levels[k], SparseHash):
-            out = self._freeze_hash(info, k)
-            for kk in (nested_levels(info) or Nested(k, (), None)).hashed:
-                # (a hash under a hash: one fiber per key of the level above, its sorted view's pos growing)
-                fibers = Var(info.array(kk - 1, "nnz"))
-                out += [ir.Grow(info.array(kk, "pos"), X.add(fibers, 1)), *self._freeze_hash(info, kk, fibers),
-                        IAssign(Var(info.array(kk, "npos")), X.add(fibers, 1))]
-            return out
+            return self._freeze_hash(info, k) + hashes
         # fibers never visited kept pos 0: carry the running count forward (a SparseBand's
         # running count is its ofs; an unvisited fiber keeps band end 0, an empty band)
         n = _product([info.size(m) for m in range(info.storage_mode(k))])
@@ -349,8 +349,7 @@ class Lowerer:
             return carry + self._freeze_run_list(info, k, n)
         if isinstance(info.levels[k], SparseBlockList):   # ofs holds one more entry than there are blocks
             return carry + [IAssign(Var(info.array(k, "nofs")), X.add(Var(info.array(k, "nblk")), 1))]
-        nested = nested_levels(info)
-        return carry + (nested_freeze(info, nested) if nested else [])
+        return carry + nested_freeze(info, nested) + hashes
 
     def _freeze_run_list(self, info, k, n) -> list:
         """A RunList fiber covers its whole extent: each fiber never written (a row a sieve

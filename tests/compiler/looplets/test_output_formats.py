@@ -37,6 +37,9 @@ def hash_of_hashes(fill=0.0, ndim=2):
 
 
 def out_format(name, fill=0.0, ndim=2):
+    if name == "sl-hash":   # (rows appended in order, each row's coordinates inserted at random)
+        inner = SparseHash(Element(fill))
+        return Format(SparseList(inner) if ndim == 2 else SparseList(SparseList(inner)))
     if name == "sl-dense":
         return sparse_over_dense(fill, ndim)
     if name == "hash-hash":
@@ -75,7 +78,7 @@ def check(expr, out, **tensors):
     return k
 
 
-NESTED = ["dcsr", "sl-dense", "hash-hash"]
+NESTED = ["dcsr", "sl-dense", "hash-hash", "sl-hash"]
 
 
 @pytest.mark.parametrize("out", NESTED)
@@ -92,7 +95,7 @@ def test_nested_outputs_match_the_oracle(out, expr):
     check(expr, out_format(out), **used)
 
 
-@pytest.mark.parametrize("out", ["csf", "sl-dense", "hash-hash"])
+@pytest.mark.parametrize("out", ["csf", "sl-dense", "hash-hash", "sl-hash"])
 def test_three_levels_nested(out):
     rng = np.random.default_rng(1)
     x = random_sparse((3, 4, 5), 0.3, rng, empty=(1,))
@@ -196,7 +199,7 @@ OPS = {"sum": ("C[i, j] = A[i, j] + B[i, j]", np.add), "product": ("C[i, j] = A[
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(out=st.sampled_from(["dcsr", "sl-dense", "hash-hash", "csc", "csr"]),
+@given(out=st.sampled_from(["dcsr", "sl-dense", "hash-hash", "sl-hash", "csc", "csr"]),
        ins=st.sampled_from(["csr", "csc", "dcsr"]),
        op=st.sampled_from(sorted(OPS)), fill=st.sampled_from(FILLS), m=st.integers(0, 5), n=st.integers(0, 6),
        density=st.sampled_from([0.0, 0.3, 1.0]), seed=st.integers(0, 3))
@@ -224,8 +227,10 @@ def test_output_formats_property(out, ins, op, fill, m, n, density, seed):
 
 
 @pytest.mark.parametrize("fmt, said", [
-    (SparseHash(SparseList(Element(0.0))), "a SparseHash output level needs Dense levels or a SparseHash above"),
-    (SparseList(SparseHash(Element(0.0))), "level 1 (SparseHash) under level 0 (SparseList)"),
+    (SparseHash(SparseList(Element(0.0))), "a SparseHash output level needs Dense levels, a SparseHash or a "
+                                           "SparseList above it and a leaf or a SparseHash below it"),
+    (SparseHash(Dense(Element(0.0))), "a SparseHash output level needs Dense levels, a SparseHash or a SparseList "
+                                      "above it and a leaf or a SparseHash below it"),
     (SparseList(SparseBand(Element(0.0))), "level 1 (SparseBand) under level 0 (SparseList)"),
     (SparseList(RunList(Element(0.0))), "level 1 (RunList) under level 0 (SparseList)"),
     (SparseList(SparseByteMap(Element(0.0))), "level 1 (SparseByteMap) under level 0 (SparseList)"),
@@ -246,9 +251,10 @@ KINDS = {"Dense": Dense, "SparseList": SparseList, "SparseBand": SparseBand, "Sp
          "SparseRunList": SparseRunList, "SparseByteMap": SparseByteMap, "SparseHash": SparseHash}
 #: the two-level outputs the looplets strategy assembles (every level under Dense; under a sparse
 #: level: SparseList under SparseList, Dense to the leaf under SparseList or SparseByteMap, and a
-#: hash under a hash); every other nesting is refused
+#: hash under a hash or a SparseList); every other nesting is refused
 ASSEMBLED = {("Dense", k) for k in KINDS} | {("SparseList", "SparseList"), ("SparseList", "Dense"),
-                                             ("SparseByteMap", "Dense"), ("SparseHash", "SparseHash")}
+                                             ("SparseByteMap", "Dense"), ("SparseHash", "SparseHash"),
+                                             ("SparseList", "SparseHash")}
 
 
 @pytest.mark.parametrize("outer", KINDS)

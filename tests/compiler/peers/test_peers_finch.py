@@ -37,15 +37,16 @@ def output_refusal(strategy: str, tensor: str, fmt: ss.Format):
                 return f"output {tensor}: a Dense level under a sparse level cannot be assembled by appending"
         elif k + 1 < len(names):
             below = names[k + 1]
-            nests = name == "SparseList" and (below == "SparseList" or all(n == "Dense" for n in names[k + 1:]))
+            nests = name == "SparseList" and (below == "SparseList" or all(n == "Dense" for n in names[k + 1:])
+                                              or all(n == "SparseHash" for n in names[k + 1:]))
             if name == "SparseBlockList" or (name == "SparseList" and not nests):
                 return (rf"output {tensor} \(.*\): the looplet strategy cannot assemble level {k + 1} "
                         rf"\({below}\) under level {k} \({name}\)")
             if name == "SparseHash":   # (a hash under a hash is inserted at random too)
                 if all(n == "SparseHash" for n in names[k + 1:]):
                     return None
-                return (f"output {tensor}: a SparseHash output level needs Dense levels or a SparseHash above it "
-                        f"and a leaf or a SparseHash below it")
+                return (f"output {tensor}: a SparseHash output level needs Dense levels, a SparseHash or a "
+                        f"SparseList above it and a leaf or a SparseHash below it")
             if name in LOOPLETS_OUTER_ONLY:
                 return f"output {tensor}: a {name} output level needs Dense levels above it and an? (Element )?leaf"
     return None
