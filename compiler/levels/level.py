@@ -13,7 +13,7 @@ Every level implements:
 - ``name`` (Finch's name), ``nmodes``, ``child``, ``is_leaf``;
 - the TACO properties ``ordered, unique, full, branchless, compact, locatable``;
 - what a kernel writing it may do: ``random_write, slot_per_coordinate, at_most_one,
-  starts_array`` (strategies ask these; they never test a level's name);
+  starts_array, appends_nested, inserts_nested`` (strategies ask these; they never test a level's name);
 - ``arrays()``, ``format_key()``, ``spec()``, ``spec_str()``, ``count(parent_count)``;
 - ``children(parents)``: the stored children of a vector of parent positions,
   as ``(parent_index, coords, child_positions)``, used to enumerate a tensor;
@@ -62,6 +62,12 @@ class Level:
     at_most_one: ClassVar[bool] = False
     #: the array of fiber starts (one more than the parent's positions) a sparse output's freeze carries forward
     starts_array: ClassVar[str] = "pos"
+    #: appended in order under a parent that is itself appended (DCSR's, CSF's lower levels): a
+    #: fiber starts where the one before it ended, so its starts array grows with the parent's entries
+    appends_nested: ClassVar[bool] = False
+    #: written at random under a parent that is itself written so (a hash under a hash): its fibers
+    #: are keyed by the parent's positions, in whatever order the parent makes them
+    inserts_nested: ClassVar[bool] = False
 
     @property
     def nmodes(self) -> int:

@@ -85,6 +85,7 @@ class SparseHash(IndexedLevel):
     fixed_arrays: ClassVar[dict[str, str]] = {"key": "int64", "tbl": "int64"}
     locatable: ClassVar[bool] = True
     random_write: ClassVar[bool] = True
+    inserts_nested: ClassVar[bool] = True
 
     def count(self, parent_count):
         return len(self.key)

@@ -172,6 +172,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
     later: dict = {}
     nests: dict = {}   # per output, the nests appending fibers of their own, in order
     appended: dict = {}   # per output, the loops appending one fiber one after another
+    rows: dict = {}    # per nested output, the first write's row nest
 
     def line(n: int) -> int:
         return n + first_line - 1
@@ -189,10 +190,26 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
 
     def check(s, loops, nest):
         info = tensors[s.lhs.tns.name]
-        k = next((k for k, l in enumerate(info.levels) if not l.random_write), None)
+        # (the innermost sorted level: its writes' loops cover the levels above it too, so a
+        # DCSR's rows appended twice are caught as its row fibers are)
+        k = max((k for k, l in enumerate(info.levels) if not l.random_write), default=None)
         if k is None:
             return
         lvl, t = info.levels[k], info.name
+        top = min(j for j, l in enumerate(info.levels) if not l.random_write)
+        if top < len(info.levels) - 1:
+            # (a sorted level over other levels, DCSR's or SparseList(Dense)'s rows: each write's nest
+            # appends the row it is in, so two writes in one row would append it twice)
+            mt = sum(l.nmodes for l in info.levels[:top + 1])
+            other = rows.setdefault(t, (nest[:mt], s))
+            if other[1] is not s and len(other[0]) == mt and all(a is b for a, b in zip(other[0], nest[:mt])):
+                row = ", ".join(i.name for i in loops[:mt])
+                raise ProgramError(
+                    f"output {t} is written by two statements (lines {line(other[1].line)} and {line(s.line)}) "
+                    f"in one fiber of its {info.levels[top].name} level (storage level {top}), over {row}: each "
+                    f"would append that entry, and the looplet strategy appends it from one statement. Write "
+                    f"{t}'s entries there in one statement, or store {t} with Dense levels above its last "
+                    f"sparse one (CSR) or in SparseHash levels", s.line)
         m0 = sum(l.nmodes for l in info.levels[:k])   # the level's first mode (a SparseCOO stores several)
         ext_of = {l.idx: l.ext for l in nest}
         walks = [_walk(x, ext_of, loops) for x in s.lhs.idxs[:m0 + lvl.nmodes]]

@@ -41,6 +41,8 @@ from .lowerers import MAX_LOOPLETS, Lowerer
 from .promote import promote
 from .scalars import check_scalars
 from .appends import check_sparse_writes
+from .output_order import choose_output_order
+from .assembly import nested_levels, output_params as nested_output_params
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from .shapes import extent_ir, shape_program
 from ..notation.shape import has_shape_operators
@@ -144,6 +146,9 @@ def _output_params(info: TensorInfo) -> tuple:
     if all(isinstance(l, Dense) for l in levels):
         params.append(Buffer(array_name(info.name, None, "vals"), info.dtype, "inout"))
         return tuple(params)
+    nested = nested_levels(info)
+    if nested is not None:   # (DCSR, CSF, SparseList(Dense): levels appended under an appended one)
+        return nested_output_params(info, nested)
     k = next(k for k, l in enumerate(levels) if not isinstance(l, Dense))
     lvl = levels[k]
     if isinstance(lvl, SparseHash) and k == len(levels) - 1 and isinstance(info.leaf, Element):
@@ -157,6 +162,10 @@ def _output_params(info: TensorInfo) -> tuple:
                                 Growable(array_name(info.name, k, "ptr"), idt, nnz),
                                 Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
     maps = [j for j, l in enumerate(levels) if isinstance(l, SparseByteMap)]
+    if len(maps) > 1:
+        raise StrategyError(f"output {info.name}: the looplet strategy cannot write level {maps[1]} "
+                            f"({levels[maps[1]].name}) under level {maps[0]} ({levels[maps[0]].name}) of {info.format}: "
+                            f"it writes one byte-map level per output, with Dense levels around it")
     if all(isinstance(l, (Dense, SparseByteMap)) for l in levels) and len(maps) == 1 and isinstance(info.leaf, Element):
         nnz = array_name(info.name, k, "nnz")
         return tuple(params) + (Buffer(array_name(info.name, k, "pos"), lvl.index_dtype.name, "inout"),
@@ -563,6 +572,19 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             raise StrategyError(f"output {program.lhs.tensor} is {out_fmt.shorthand or out_fmt}: an update "
                                 f"({assign_spelling(program.op)}) needs a dense output under looplets, which "
                                 f"assemble a sparse output afresh")
+    temporaries = {t for t, _ in prog.temporaries}
+    written = sorted(t for t in _written(prog.body) if t not in temporaries)
+    out_name = options.get("output") or (written[0] if len(written) == 1 else None)
+    built = None
+    if out_name in formats:
+        # (the loops a shape operator became are its meaning: they are not reordered, the output converted)
+        fixed = not isinstance(program, NAssignType()) or shaped is not None
+        choice = choose_output_order(prog, out_name, formats, fixed=fixed)
+        if choice.note:
+            trace.record("output-order", before=str(prog), after=str(choice.program), note=choice.note)
+        prog, built = choice.program, choice.built
+        if built is not None:   # (the runtime converts the output it returns to the format asked)
+            formats[out_name] = built
     shaped_sizes = None
     if shaped is not None and shaped.output:
         order = formats[program.lhs.tensor].mode_order
@@ -618,7 +640,8 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             _check_writes(output, tuple(given), bounds, dict(options.get("shapes") or ()))
     helpers = tuple((h, helper_impl(op)) for h, op in helper_ops.items())
     return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial, helpers,
-                   output_writes=bounds, validate_output=unordered)
+                   output_writes=bounds, validate_output=unordered,
+                   conversions=((output, fmt),) if built is not None and output == out_name else ())
 
 
 def _check_writes(output, shape, bounds, shapes):

@@ -356,8 +356,8 @@ def unfurl_sparse_list_update(f: SubFiber, ctx, mode="update"):
     the fiber's ``pos`` entry is set when the fiber ends. The parents must be Dense.
     """
     info, k = f.tensor, f.level
-    if any(not isinstance(lvl, Dense) for lvl in info.levels[:k]):
-        raise StrategyError(f"output {info.name}: a SparseList output level needs Dense levels above it")
+    if any(not isinstance(lvl, Dense) for lvl in info.levels[:k]) and not f.lvl.appends_nested:
+        raise StrategyError(f"output {info.name}: a {f.lvl.name} output level needs Dense levels above it")
     pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
     nnz = Var(info.array(k, "nnz"))
     t = _tag(info)
@@ -368,8 +368,9 @@ def unfurl_sparse_list_update(f: SubFiber, ctx, mode="update"):
         pre = [Declare(dirty, "bool", Const(False, "bool")),
                ir.Grow(idx_b, X.add(nnz, 1))]
         pre += assemble_stmts(child, ctx)
-        epi = [If(kept(dirty, child), [ir.Store(idx_b, nnz, i), CompoundAssign("+", nnz, Const(1, "int64"))]
-                  + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
+        test, keep = keep_test(dirty, child, ctx)
+        epi = test + [If(keep, [ir.Store(idx_b, nnz, i), CompoundAssign("+", nnz, Const(1, "int64"))]
+                         + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
         return Thunk(tuple(pre), child, tuple(epi), info)
     # the fiber's end: pos[p + 1] = nnz (the positions before are filled as fibers end)
     return Thunk((), Lookup(body, f"i -> append {info.name}.lvl{k + 1}", info),
@@ -401,8 +402,23 @@ def kept(dirty, child: SubFiber):
     return ir.and_(dirty, not_fill(child.tensor, Load(child.tensor.array(None, "vals"), child.pos)))
 
 
+def dense_block(info: TensorInfo, k: int):
+    """The number of leaf slots below one position of level ``k - 1`` when levels ``k`` on are
+    Dense down to an Element leaf (an IR expression), else None: a stored row of a
+    SparseList(Dense) output is that block of values, assembled at once."""
+    if k >= len(info.levels) or not isinstance(info.leaf, Element) or \
+            not all(lvl.slot_per_coordinate and not lvl.array_dtypes() for lvl in info.levels[k:]):
+        return None
+    n = info.size(info.storage_mode(k))
+    for m in range(info.storage_mode(k) + 1, info.ndim):
+        n = BinOp("*", n, info.size(m))
+    return n
+
+
 def assemble_stmts(f: SubFiber, ctx) -> list:
-    """Allocate position ``f.pos`` of level ``f.level`` and fill it (Element: grow and store fill)."""
+    """Allocate position ``f.pos`` of level ``f.level`` and fill it (Element: grow and store fill;
+    a level appended under an appended parent: room for its fiber's end; Dense levels down to
+    the leaf: their block of values, all fill)."""
     lvl = f.lvl
     if isinstance(lvl, Element):
         vals = f.tensor.array(None, "vals")
@@ -410,12 +426,39 @@ def assemble_stmts(f: SubFiber, ctx) -> list:
                 ir.Store(vals, f.pos, Const(f.tensor.fill, f.tensor.dtype))]
     if isinstance(lvl, Pattern):
         return []
-    # (named as the lattice strategy names levels: by number and name, the parent the one appended)
     info, k = f.tensor, f.level
+    if k > 0 and (info.levels[k - 1].inserts_nested or info.levels[k - 1].appends_nested) and lvl.inserts_nested:
+        return []   # (a hash under a hash or a SparseList: its table is keyed by the parent's position)
+    nested = k > 0 and info.levels[k - 1].appends_nested   # (under an appended level: DCSR's, CSF's)
+    if nested and lvl.appends_nested:
+        # (the fiber starts where the one before it ended: starts[pos] is set, starts[pos + 1] is set at its end)
+        return [ir.Grow(info.array(k, lvl.starts_array), X.add(f.pos, 2))]
+    n = dense_block(info, k) if nested else None
+    if n is not None:
+        vals, p = info.array(None, "vals"), Var(ctx.fresh("p"))
+        lo = BinOp("*", f.pos, n)
+        return [ir.Grow(vals, X.add(lo, n)),
+                ir.For(p, lo, X.add(lo, n), [ir.Store(vals, p, Const(info.fill, info.dtype))])]
+    # (named as the lattice strategy names levels: by number and name, the parent the one appended)
     parent = f"level {k - 1} ({info.levels[k - 1].name})" if k > 0 else "its root"
     raise StrategyError(f"output {info.name} ({info.format}): the looplet strategy cannot assemble level {k} "
-                        f"({lvl.name}) under {parent}: it appends entries to a sparse level only over the "
-                        f"leaf (Dense levels above one innermost sparse level)")
+                        f"({lvl.name}) under {parent}: it appends entries to a sparse level over the leaf, over "
+                        f"Dense levels down to the leaf under a SparseList, or to SparseList levels under SparseList "
+                        f"levels (DCSR, CSF)")
+
+
+def keep_test(dirty, child: SubFiber, ctx) -> tuple:
+    """``(stmts, cond)``: when an appended entry is kept (:func:`kept`); a block of Dense values
+    is kept when one of its values is not the fill, as the entries of a SparseList are."""
+    n = dense_block(child.tensor, child.level) if not child.is_leaf else None
+    if n is None:
+        return [], kept(dirty, child)
+    info = child.tensor
+    keep, p = Var(ctx.fresh("keep")), Var(ctx.fresh("p"))
+    lo = BinOp("*", child.pos, n)
+    scan = ir.For(p, lo, X.add(lo, n), [If(not_fill(info, Load(info.array(None, "vals"), p)),
+                                            [Assign(keep, Const(True, "bool"))])])
+    return [Declare(keep, "bool", Const(False, "bool")), If(dirty, [scan])], keep
 
 
 def _under_dense(f: SubFiber, element_leaf: bool = False):
@@ -842,9 +885,13 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
     info, k = f.tensor, f.level
     if mode == "read":
         return unfurl_sparse_list(f, ctx, mode, lambda q: Load(info.array(k, "ptr"), q))
-    if any(not isinstance(lvl, Dense) for lvl in info.levels[:k]) or k != len(info.levels) - 1:
-        raise StrategyError(f"output {info.name}: a SparseHash output level needs Dense levels above it "
-                            f"and a leaf below it, not {info.format}")
+    lvl, leaf = info.levels[k], k == len(info.levels) - 1
+    under_hash = k > 0 and (info.levels[k - 1].inserts_nested or info.levels[k - 1].appends_nested) \
+        and lvl.inserts_nested
+    if not (under_hash or all(isinstance(p, Dense) for p in info.levels[:k])) or \
+            not (leaf or (lvl.inserts_nested and info.levels[k + 1].inserts_nested)):
+        raise StrategyError(f"output {info.name}: a {lvl.name} output level needs Dense levels, a SparseHash or a "
+                            f"SparseList above it and a leaf or a SparseHash below it, not {info.format}")
     a = hash_names(info, k)
     nnz, cap = Var(a["nnz"]), Var(a["cap"])
     n = info.size(info.storage_mode(k))
@@ -861,15 +908,24 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
         pre += [Declare(q, "int64", X.sub(Load(a["tbl"], slot), 1)),
                 Declare(new, "bool", BinOp("<", q, Const(0, "int64"))),
                 If(new, [Assign(q, nnz), *assemble_stmts(_child(f, q), ctx)])]
+        # a new key under a leaf is kept when its value is not the fill; over a hash, when the
+        # hash below kept a key (the flag it sets), so no fiber is empty
+        dirty = None if leaf else Var(ctx.fresh(f"dirty{t}"))
+        keep = not_fill(info, Load(info.array(None, "vals"), q)) if leaf else dirty
+        if dirty is not None:
+            pre.append(Declare(dirty, "bool", Const(False, "bool")))
         # grow the table first if it would be more than half full (then probe again), so the
         # capacity is always table_capacity(nnz), which readers recompute
-        epi = [If(ir.and_(new, not_fill(info, Load(info.array(None, "vals"), q))), [
+        epi = [If(ir.and_(new, keep), [
                    If(BinOp(">", BinOp("*", X.add(nnz, 1), Const(2, "int64")), cap),
                       rehash_stmts(info, k, ctx.fresh) + [Assign(slot, probe[0].init), probe[1]]),
                    ir.Store(a["tbl"], slot, X.add(q, 1)),
                    ir.Grow(a["key"], X.add(q, 1)), ir.Store(a["key"], q, key),
-                   CompoundAssign("+", nnz, Const(1, "int64"))])]
-        return Thunk(tuple(pre), _child(f, q), tuple(epi))
+                   CompoundAssign("+", nnz, Const(1, "int64"))]
+                  + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None and under_hash else []))]
+        # (a leaf's writes mark no flag: its key is kept by its value)
+        child = _child(f, q, dirty) if dirty is not None else SubFiber(info, k + 1, q, f.mode)
+        return Thunk(tuple(pre), child, tuple(epi))
     return Lookup(body, f"i -> locate or insert {info.name}.lvl{k + 1}[hash({base} + i)]", info)
 
 

@@ -47,7 +47,9 @@ from .errors import ProgramError
 from .facts import OperandFacts
 from ..opimpls import ROUNDING, UNARY_MATH
 from ..levels import Element, Pattern, RunList, SparseBlockList, SparseHash, SparseList
-from .levels import SubFiber, leaf_value, not_fill, unfurl
+from .levels import SubFiber, dense_block, leaf_value, not_fill, unfurl
+from .assembly import (Nested, declare_stmts as nested_declare, empty_table_stmts, freeze_stmts as nested_freeze,
+                       nested_levels)
 from .looplets import (AcceptRun, Case, Fill, Jumper, Looplet, Lookup, PRIORITY, Run, Sequence, Shift,
                        Spike, Stepper, Switch, Thunk, nest_dot, nest_text, resolve, truncate, unshift)
 from .program import (MISSING, Access, Assign, Block, Call, Declare as PDeclare, Define, Extent, Freeze,
@@ -304,17 +306,16 @@ class Lowerer:
                                f"{_value_text(info.fill)}: it starts at its fill, not at {_value_text(init.value)}; "
                                f"give {info.name} the fill {_value_text(init.value)} or a dense format", s.line)
         k = next(k for k, l in enumerate(info.levels) if not isinstance(l, Dense))
-        if isinstance(info.levels[k], SparseHash):  # an empty table of the smallest capacity
-            cap, s_ = Var(info.array(k, "cap")), Var(self.fresh("s"))
-            return [IAssign(Var(info.array(k, "nnz")), Const(0, "int64")), IAssign(cap, Const(8, "int64")),
-                    ir.Grow(info.array(k, "tbl"), cap),
-                    ir.For(s_, 0, cap, [Store(info.array(k, "tbl"), s_, Const(0, "int64"))])]
+        nested = nested_levels(info)
+        below = nested_declare(info, nested, self.fresh) if nested else []
+        if isinstance(info.levels[k], SparseHash):  # an empty table of the smallest capacity (each hash's)
+            return empty_table_stmts(info, k, self.fresh) + below
         nnz = Var(info.array(k, "nnz"))
         if isinstance(info.levels[k], SparseBlockList):   # no blocks yet; ofs[0] = 0 starts the first
             ofs = info.array(k, "ofs")
             return [IAssign(nnz, Const(0, "int64")), IAssign(Var(info.array(k, "nblk")), Const(0, "int64")),
                     ir.Grow(ofs, Const(1, "int64")), Store(ofs, Const(0, "int64"), Const(0, "int64"))]
-        return [IAssign(nnz, Const(0, "int64"))]
+        return [IAssign(nnz, Const(0, "int64"))] + below
 
     def _lower_freeze(self, s: Freeze) -> list:
         info = self.tensors[s.tns.name]
@@ -328,8 +329,15 @@ class Lowerer:
             if info.role == "temporary":
                 return self._freeze_workspace(info)
             return self._freeze_byte_map(info, k)
+        nested = nested_levels(info) or Nested(k, (), None)
+        hashes = []
+        for kk in nested.hashed:
+            # (a hash under a hash or a SparseList: one fiber per entry above, its sorted view's pos growing)
+            fibers = Var(info.array(kk - 1, "nnz"))
+            hashes += [ir.Grow(info.array(kk, "pos"), X.add(fibers, 1)), *self._freeze_hash(info, kk, fibers),
+                       IAssign(Var(info.array(kk, "npos")), X.add(fibers, 1))]
         if isinstance(info.levels[k], SparseHash):
-            return self._freeze_hash(info, k)
+            return self._freeze_hash(info, k) + hashes
         # fibers never visited kept pos 0: carry the running count forward (a SparseBand's
         # running count is its ofs; an unvisited fiber keeps band end 0, an empty band)
         n = _product([info.size(m) for m in range(info.storage_mode(k))])
@@ -341,7 +349,7 @@ class Lowerer:
             return carry + self._freeze_run_list(info, k, n)
         if isinstance(info.levels[k], SparseBlockList):   # ofs holds one more entry than there are blocks
             return carry + [IAssign(Var(info.array(k, "nofs")), X.add(Var(info.array(k, "nblk")), 1))]
-        return carry
+        return carry + nested_freeze(info, nested) + hashes
 
     def _freeze_run_list(self, info, k, n) -> list:
         """A RunList fiber covers its whole extent: each fiber never written (a row a sieve
@@ -391,10 +399,11 @@ class Lowerer:
         return sort_coordinates_ir(srt, tmp, nnz, n, tbl, fresh, "j", bits, summary) + [
             Store(pos, Const(0, "int64"), Const(0, "int64")), Store(pos, Const(1, "int64"), nnz)]
 
-    def _freeze_hash(self, info, k) -> list:
+    def _freeze_hash(self, info, k, fibers=None) -> list:
         """Sort the inserted keys into ``pos``/``idx``/``ptr`` in linear time: a counting sort
-        by coordinate, then a stable one by fiber (LSD radix sort over (fiber, coordinate))."""
-        n = _product([info.size(m) for m in range(info.storage_mode(k))])
+        by coordinate, then a stable one by fiber (LSD radix sort over (fiber, coordinate));
+        ``fibers``: how many (the parent's positions; by default the Dense levels' above)."""
+        n = fibers if fibers is not None else _product([info.size(m) for m in range(info.storage_mode(k))])
         size = info.size(info.storage_mode(k))
         nnz = Var(info.array(k, "nnz"))
         key, pos, idx, ptr = (info.array(k, x) for x in ("key", "pos", "idx", "ptr"))
@@ -432,10 +441,18 @@ class Lowerer:
         p, j = Var(self.fresh("p")), Var(self.fresh("j"))
         slot = X.add(BinOp("*", p, size), j)
         listed = [ir.Grow(srt, X.add(nnz, 1)), Store(srt, nnz, j), CompoundAssign("+", nnz, Const(1, "int64"))]
+        block = dense_block(info, k + 1)
         if k == len(info.levels) - 1 and isinstance(info.leaf, Element):
             # a slot written its fill is no entry (as a SparseList output keeps none): unmarked
             listed = [If(not_fill(info, Load(info.array(None, "vals"), slot)), listed,
                          [Store(tbl, slot, Const(False, "bool"))])]
+        elif block is not None:   # (likewise a slot whose block of Dense values is all the fill)
+            keep, r = Var(self.fresh("keep")), Var(self.fresh("r"))
+            lo = BinOp("*", slot, block)
+            listed = [Declare(keep, "bool", Const(False, "bool")),
+                      ir.For(r, lo, X.add(lo, block), [If(not_fill(info, Load(info.array(None, "vals"), r)),
+                                                          [IAssign(keep, Const(True, "bool"))])]),
+                      If(keep, listed, [Store(tbl, slot, Const(False, "bool"))])]
         return [IAssign(nnz, Const(0, "int64")),
                 ir.For(p, 0, n, [
                     ir.For(j, 0, size, [If(Load(tbl, slot), listed)]),

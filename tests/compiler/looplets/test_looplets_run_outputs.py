@@ -165,15 +165,30 @@ def test_a_run_list_written_by_two_loops_is_refused():
     assert "C[A.shape[0]:][i] = B[i]" in str(e.value)  # the error quotes the second write
 
 
-def test_run_list_written_out_of_order_is_refused():
+def test_run_list_written_out_of_order():
     @loop_program
     def transpose(C, A):
         for j in _:
             for i in _:
                 C[i, j] = A[j, i]
-    A = Tensor.from_numpy(np.eye(3), Dense(RunList(Element(0.0))))
+    M = np.array([[1.0, 1.0, 0.0], [0.0, 2.0, 2.0], [3.0, 0.0, 0.0]])
+    A = Tensor.from_numpy(M, Dense(RunList(Element(0.0))))
+    # the loops write C column by column: it is built so and converted after the call (issue 29)
+    k = compile_program(transpose, C=OUTPUTS["RunList"](), A=A)
+    np.testing.assert_array_equal(k(A=A).to_numpy(), M.T)
+    assert "converts it to" in k.trace.find("output-order")[0].note
+
+    @loop_program
+    def two_orders(C, A):
+        for j in _:
+            for i in _:
+                C[i, j] = A[j, i]
+        for i in _:
+            for j in _:
+                C[i, j] += A[i, j]
+    # writes in two orders: no one order appends C, so the first write out of order is refused
     with pytest.raises(ProgramError, match=r"output C is written out of order: its RunList level"):
-        compile_program(transpose, C=OUTPUTS["RunList"](), A=A)
+        compile_program(two_orders, C=OUTPUTS["RunList"](), A=A)
 
 
 def test_run_list_output_needs_dense_parents_and_an_element_leaf():

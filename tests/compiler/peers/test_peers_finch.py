@@ -19,14 +19,15 @@ from peer_support import STRATEGIES, as_tensor, assert_same, check, check_refuse
 
 #: the levels each strategy assembles as an output, and where (the rest it refuses, saying so)
 LATTICE_APPENDS = ("Dense", "SparseList", "SparseCOO")
-LOOPLETS_OUTER_ONLY = ("SparseHash", "SparseBand", "RunList", "SparseRunList")   # above no other level
+LOOPLETS_OUTER_ONLY = ("SparseBand", "RunList", "SparseRunList")   # above no other level
 
 
 def output_refusal(strategy: str, tensor: str, fmt: ss.Format):
     """The error (a regex) ``strategy`` gives for an output ``tensor`` of format ``fmt`` that it cannot
     assemble, or None. The lattice strategy appends: Dense, SparseList and SparseCOO levels, no Dense
-    under a sparse one. Looplets assemble no level under a SparseList or SparseBlockList, and a hash,
-    band or run level only above the leaf."""
+    under a sparse one. Looplets assemble no level under a SparseBlockList, under a SparseList only
+    SparseList levels (DCSR, CSF) or Dense levels down to the leaf, a hash only above the leaf or
+    hashes, and a band or run level only above the leaf."""
     names = [type(lvl).__name__ for lvl in fmt.levels]
     for k, name in enumerate(names):
         if strategy == "lattice":
@@ -35,9 +36,17 @@ def output_refusal(strategy: str, tensor: str, fmt: ss.Format):
             if name == "Dense" and any(n != "Dense" for n in names[:k]):
                 return f"output {tensor}: a Dense level under a sparse level cannot be assembled by appending"
         elif k + 1 < len(names):
-            if name in ("SparseList", "SparseBlockList"):
+            below = names[k + 1]
+            nests = name == "SparseList" and (below == "SparseList" or all(n == "Dense" for n in names[k + 1:])
+                                              or all(n == "SparseHash" for n in names[k + 1:]))
+            if name == "SparseBlockList" or (name == "SparseList" and not nests):
                 return (rf"output {tensor} \(.*\): the looplet strategy cannot assemble level {k + 1} "
-                        rf"\({names[k + 1]}\) under level {k} \({name}\)")
+                        rf"\({below}\) under level {k} \({name}\)")
+            if name == "SparseHash":   # (a hash under a hash is inserted at random too)
+                if all(n == "SparseHash" for n in names[k + 1:]):
+                    return None
+                return (f"output {tensor}: a SparseHash output level needs Dense levels, a SparseHash or a "
+                        f"SparseList above it and a leaf or a SparseHash below it")
             if name in LOOPLETS_OUTER_ONLY:
                 return f"output {tensor}: a {name} output level needs Dense levels above it and an? (Element )?leaf"
     return None

@@ -1,0 +1,157 @@
+"""Sparse outputs nested under an appended level: DCSR, CSF and SparseList(Dense).
+
+The first sparse level of an output (under Dense levels) keeps a ``pos`` buffer the runtime
+allocates, one entry per parent position. A level below it is appended as its parent's
+entries are: a SparseList there (the level says ``appends_nested``) grows its ``pos`` with
+its parent's entries, a fiber starting where the one before it ended; Dense levels down to an
+Element leaf (a sparse-over-dense output) give each entry a block of values, filled with the
+fill when the entry opens and dropped when no value of it differs from the fill; SparseHash
+levels under it or under a SparseHash (``inserts_nested``) key their tables by the position of
+the entry above, so their writes come in any order. This module
+says which outputs nest so (:func:`nested_levels`), and gives their parameters, their declare
+and their freeze; the appends themselves are the levels' (``looplets.levels``).
+
+>>> from compiler.format import parse_format
+>>> from compiler.looplets.levels import TensorInfo
+>>> plan = nested_levels(TensorInfo("C", parse_format("dcsr"), "output"))
+>>> plan.appended, plan.block
+((1,), None)
+>>> print("\\n".join(str(s) for s in declare_stmts(TensorInfo("C", parse_format("dcsr"), "output"), plan, str)))
+C1_nnz = 0;
+grow C1_pos to 1;
+C1_pos[0] = 0;
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..binding import array_name
+from ..errors import StrategyError
+from ..imperative import ir
+from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Var
+from ..levels import Element
+from .levels import TensorInfo, dense_block
+
+
+@dataclass(frozen=True)
+class Nested:
+    """The output's first sparse level ``top``, the levels appended below it (``appended``) and
+    the first level of a Dense block down to the leaf (``block``, or None)."""
+
+    top: int
+    appended: tuple
+    block: int | None
+    #: levels inserted at random under the level above (a SparseHash under a SparseHash)
+    hashed: tuple = ()
+
+
+def nested_levels(info: TensorInfo) -> Nested | None:
+    """How ``info``'s levels below its first sparse one are assembled (None when none are: the
+    sparse level is the last, or the output is all Dense). Refuses, naming the level and why,
+    an output whose lower levels cannot be appended so."""
+    levels = info.levels
+    top = next((k for k, lvl in enumerate(levels) if not (lvl.slot_per_coordinate and not lvl.array_dtypes())),
+               None)
+    if top is None or top == len(levels) - 1:
+        return None
+    if levels[top].inserts_nested and all(lvl.inserts_nested for lvl in levels[top + 1:]):
+        return Nested(top, (), None, tuple(range(top + 1, len(levels))))
+    if not levels[top].appends_nested:
+        return None   # (its own unfurl says what it takes below it: the leaf, mostly)
+    appended, k = [], top + 1
+    while k < len(levels):
+        lvl, parent = levels[k], levels[k - 1]
+        if dense_block(info, k) is not None:
+            return Nested(top, tuple(appended), k)
+        if all(below.inserts_nested for below in levels[k:]):   # (hashes keyed by the entries above)
+            return Nested(top, tuple(appended), None, tuple(range(k, len(levels))))
+        if not lvl.appends_nested:   # (its parent is: the top level or one appended below it)
+            why = (f"under an appended level the looplet strategy appends SparseList levels (a fiber after the one "
+                   f"before) or Dense levels down to an Element leaf (a block of values per entry), and "
+                   f"{lvl.name} is neither")
+            raise StrategyError(f"output {info.name} ({info.format}): the looplet strategy cannot assemble level {k} "
+                                f"({lvl.name}) under level {k - 1} ({parent.name}): {why}")
+        appended.append(k)
+        k += 1
+    return Nested(top, tuple(appended), None)
+
+
+def _nnz(info, k):
+    return array_name(info.name, k, "nnz")
+
+
+def output_params(info: TensorInfo, plan: Nested) -> tuple:
+    """The kernel parameters of a nested output: the sizes, the top level's ``pos`` (an inout
+    buffer the runtime allocates) and growing ``idx``, each appended level's growing ``pos`` and
+    ``idx`` with their lengths, and the values (a block's length counted on its own)."""
+    name, levels = info.name, info.levels
+    params = [ir.Scalar(array_name(name, m, "size"), "int64") for m in range(info.ndim)]
+    if levels[plan.top].inserts_nested:
+        return tuple(params) + _hash_params(info, plan)
+    idt = levels[plan.top].index_dtype.name
+    params += [Buffer(array_name(name, plan.top, "pos"), idt, "inout"), OutScalar(_nnz(info, plan.top), "int64"),
+               Growable(array_name(name, plan.top, "idx"), idt, _nnz(info, plan.top))]
+    for k in plan.appended:
+        idt, npos = levels[k].index_dtype.name, array_name(name, k, "npos")
+        params += [OutScalar(npos, "int64"), Growable(array_name(name, k, "pos"), idt, npos),
+                   OutScalar(_nnz(info, k), "int64"), Growable(array_name(name, k, "idx"), idt, _nnz(info, k))]
+    if plan.hashed:
+        return tuple(params) + _hash_params(info, plan)
+    if plan.block is not None:
+        nvals = array_name(name, plan.block, "nvals")
+        params += [OutScalar(nvals, "int64"), Growable(array_name(name, None, "vals"), info.dtype, nvals)]
+    elif isinstance(info.leaf, Element):
+        last = plan.appended[-1] if plan.appended else plan.top
+        params.append(Growable(array_name(name, None, "vals"), info.dtype, _nnz(info, last)))
+    return tuple(params)
+
+
+def _hash_params(info: TensorInfo, plan: Nested) -> tuple:
+    """A hash's arrays (its sorted view's ``pos`` an inout buffer at the top, growing below it,
+    where the fibers are the parent's entries), each level's count and capacity, then the values."""
+    name, out = info.name, []
+    for k in ((plan.top,) if info.levels[plan.top].inserts_nested else ()) + plan.hashed:
+        arr = lambda kind: array_name(name, k, kind)  # noqa: E731
+        idt, nnz = info.levels[k].index_dtype.name, _nnz(info, k)
+        if k == plan.top:
+            out.append(Buffer(arr("pos"), idt, "inout"))
+        else:
+            out += [OutScalar(arr("npos"), "int64"), Growable(arr("pos"), idt, arr("npos"))]
+        out += [OutScalar(nnz, "int64"), OutScalar(arr("cap"), "int64"), Growable(arr("key"), "int64", nnz),
+                Growable(arr("tbl"), "int64", arr("cap")), Growable(arr("idx"), idt, nnz),
+                Growable(arr("ptr"), idt, nnz)]
+    if isinstance(info.leaf, Element):
+        out.append(Growable(array_name(name, None, "vals"), info.dtype, _nnz(info, plan.hashed[-1])))
+    return tuple(out)
+
+
+def empty_table_stmts(info: TensorInfo, k: int, fresh) -> list:
+    """A hash level starts with no keys and an empty table of the smallest capacity."""
+    tbl, cap, s = array_name(info.name, k, "tbl"), Var(array_name(info.name, k, "cap")), Var(fresh("s"))
+    return [ir.Assign(Var(_nnz(info, k)), Const(0, "int64")), ir.Assign(cap, Const(8, "int64")),
+            ir.Grow(tbl, cap), ir.For(s, 0, cap, [ir.Store(tbl, s, Const(0, "int64"))])]
+
+
+def declare_stmts(info: TensorInfo, plan: Nested, fresh) -> list:
+    """Each appended level starts empty: no entries, its first fiber starting at 0; each hash
+    below the top level with an empty table."""
+    out = []
+    for k in plan.appended:
+        pos = array_name(info.name, k, "pos")
+        out += [ir.Assign(Var(_nnz(info, k)), Const(0, "int64")), ir.Grow(pos, Const(1, "int64")),
+                ir.Store(pos, Const(0, "int64"), Const(0, "int64"))]
+    for k in plan.hashed:
+        out += empty_table_stmts(info, k, fresh)
+    return out
+
+
+def freeze_stmts(info: TensorInfo, plan: Nested) -> list:
+    """The lengths of the growing arrays: an appended level has one fiber per entry of its parent
+    (and one more start); a block holds its size of values per entry of its parent."""
+    out = [ir.Assign(Var(array_name(info.name, k, "npos")), BinOp("+", Var(_nnz(info, k - 1)), Const(1, "int64")))
+           for k in plan.appended]
+    if plan.block is not None:
+        out.append(ir.Assign(Var(array_name(info.name, plan.block, "nvals")),
+                             BinOp("*", Var(_nnz(info, plan.block - 1)), dense_block(info, plan.block))))
+    return out

@@ -1,0 +1,141 @@
+"""A sparse output whose loops run out of its storage order: reorder the loops, or build it in
+the loops' order and convert it after the call.
+
+A sorted sparse output level is appended in index order, so the loops around a write must
+visit the output's indices in its storage order: a CSC ``C[i, j] = A[i, j] + B[i, j]`` needs
+``j`` outside ``i``. Index notation fixes no loop order, so :func:`choose_output_order`
+puts the output's indices in its storage order when that reads no more inputs out of their
+own order than the given order does (every input is then walked, not searched); otherwise,
+and always for a loop program (whose loops are the user's), the kernel builds the output in
+the mode order its loops write (CSR for the CSC above) and the runtime converts it to the
+format asked after each call (``Tensor.asformat``), as the lattice strategy does. The choice is
+the trace's ``output-order`` step.
+
+>>> from compiler.format import parse_format
+>>> from compiler.looplets.compile import from_index_notation
+>>> from compiler.notation import parse
+>>> prog = from_index_notation(parse("C[i, j] = A[i, j] + B[i, j]"))
+>>> fmts = {"A": parse_format("csc"), "B": parse_format("csc"), "C": parse_format("csc")}
+>>> choice = choose_output_order(prog, "C", fmts, fixed=False)
+>>> choice.built is None, [l.idx.name for l in loops_of(choice.program.body)]
+(True, ['j', 'i'])
+>>> fmts = {"A": parse_format("csr"), "B": parse_format("csr"), "C": parse_format("csc")}
+>>> print(choose_output_order(prog, "C", fmts, fixed=False).built)
+Dense(SparseList(Element(0.0)))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..format import Format
+from .program import Access, Assign, Block, Define, Index, Loop, Sieve, TensorRef, walk
+
+
+@dataclass(frozen=True)
+class OutputOrder:
+    """The program to lower (its loops perhaps reordered), the format to build the output in
+    when it is not the one asked (None: the one asked), and why (the trace's note; "" when the
+    loops already write the output in its order)."""
+
+    program: object
+    built: Format | None
+    note: str
+
+
+def loops_of(stmt) -> list:
+    """The loops of a perfect nest, outermost first (a Block's loop nest after its declarations)."""
+    out = []
+    while True:
+        if isinstance(stmt, Block):
+            nests = [s for s in stmt.stmts if isinstance(s, Loop)]
+            if len(nests) != 1:
+                return out
+            stmt = nests[0]
+        elif isinstance(stmt, Loop):
+            out.append(stmt)
+            stmt = stmt.body
+        else:
+            return out
+
+
+def _write_order(body, out: str):
+    """The output's logical modes in the order its writes' loops visit them, when every write
+    agrees and indexes the output by loop indices alone; else None."""
+    orders = set()
+
+    def visit(s, loops):
+        if isinstance(s, Loop):
+            visit(s.body, loops + [s.idx])
+        elif isinstance(s, Assign) and isinstance(s.lhs.tns, TensorRef):
+            if s.lhs.tns.name == out:
+                idxs = s.lhs.idxs
+                if not all(isinstance(x, Index) and x in loops for x in idxs) or len(set(idxs)) != len(idxs):
+                    orders.add(None)
+                else:
+                    orders.add(tuple(sorted(range(len(idxs)), key=lambda m: loops.index(idxs[m]))))
+        elif isinstance(s, Block):
+            for t in s.stmts:
+                visit(t, loops)
+        elif isinstance(s, (Sieve, Define)):
+            visit(s.body, loops)
+    visit(body, [])
+    return orders.pop() if len(orders) == 1 else None
+
+
+def _out_of_order(body, out: str, formats: dict) -> int:
+    """How many input accesses the loops of ``body`` visit out of their storage order."""
+    order = [lp.idx for lp in loops_of(body)]
+    count = 0
+    for n in walk(body):
+        if isinstance(n, Access) and isinstance(n.tns, TensorRef) and n.tns.name != out \
+                and n.tns.name in formats and all(isinstance(x, Index) and x in order for x in n.idxs):
+            seq = [order.index(n.idxs[m]) for m in formats[n.tns.name].mode_order]
+            count += seq != sorted(seq)
+    return count
+
+
+def _reordered(body, first: list):
+    """``body``'s perfect loop nest with the indices ``first`` outermost (in that order)."""
+    if isinstance(body, Block):
+        return replace(body, stmts=tuple(_reordered(s, first) if isinstance(s, Loop) else s for s in body.stmts))
+    nest = loops_of(body)
+    inner = nest[-1].body
+    ordered = [lp for i in first for lp in nest if lp.idx == i] + [lp for lp in nest if lp.idx not in first]
+    for lp in reversed(ordered):
+        inner = replace(lp, body=inner)
+    return inner
+
+
+def _text(fmt: Format) -> str:
+    return fmt.shorthand or str(fmt) if hasattr(fmt, "shorthand") else str(fmt)
+
+
+def choose_output_order(prog, out: str, formats: dict, fixed: bool) -> OutputOrder:
+    """How output ``out`` of ``prog`` (a LoopProgram) is written in order (see the module's
+    docstring); ``fixed``: the loops are the user's (a loop program), not index notation's."""
+    fmt = formats.get(out)
+    if fmt is None or all(lvl.random_write for lvl in fmt.levels):
+        return OutputOrder(prog, None, "")
+    order = _write_order(prog.body, out)
+    if order is None or tuple(order) == tuple(fmt.mode_order):
+        return OutputOrder(prog, None, "")
+    lhs = next(n for n in walk(prog.body) if isinstance(n, Assign) and isinstance(n.lhs.tns, TensorRef)
+               and n.lhs.tns.name == out).lhs
+    names = lambda modes: ", ".join(lhs.idxs[m].name for m in modes)  # noqa: E731
+    asked = f"{out} is {_text(fmt)}, stored in the order {names(fmt.mode_order)}"
+    if not fixed and len(loops_of(prog.body)) >= len(lhs.idxs):
+        reordered = replace(prog, body=_reordered(prog.body, [lhs.idxs[m] for m in fmt.mode_order]))
+        before, after = _out_of_order(prog.body, out, formats), _out_of_order(reordered.body, out, formats)
+        if after <= before:
+            return OutputOrder(reordered, None, f"{asked}: the loops run {names(fmt.mode_order)} (outermost first) "
+                                                f"to append it in order, reading {after} input access"
+                                                f"{'' if after == 1 else 'es'} out of its own order ({before} in "
+                                                f"the order {names(order)})")
+    built = Format(fmt.root, tuple(order))
+    why = (f"the program's loops run {names(order)} (outermost first)" if fixed else
+           f"the loops run {names(order)}, which read fewer inputs out of their storage order than "
+           f"{names(fmt.mode_order)} would")
+    return OutputOrder(prog, built, f"{asked}, and {why}: the kernel builds {out} as {_text(built)} (stored in the "
+                                    f"order {names(order)}) and converts it to {_text(fmt)} after each call "
+                                    f"({out}.asformat)")
