@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from .. import serialize
-from ..trace import Rewrite
+from ..trace import Artifact, Rewrite, Trace
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
 from .seqlattice import build_seq_lattice, edges, live_keys, remove, simplify
 from .sequences import EMPTIES, LEAVES, Concat, Intersect, Product, Seq, SequenceError, Union, rebuild, walk
@@ -338,7 +338,8 @@ def _reduces_into(s: Stmt, name: str) -> bool:
 
 @dataclass
 class Compiler:
-    """Builds the CFIR; ``lattices`` and ``rewrites`` record what each forall did."""
+    """Builds the CFIR; ``lattices`` (each with its own rewrites) and ``rewrites`` (locators,
+    specialization) record what each forall did."""
 
     lattices: list = field(default_factory=list)
     rewrites: list = field(default_factory=list)
@@ -347,10 +348,10 @@ class Compiler:
         """``s`` specialized to the live iterators ``defs`` and compiled to CFIR."""
         if isinstance(s, (Assign, Reduce)):
             v = specialize_value(s.value, defs, zero_temps)
-            if v == ZERO:
-                self.rewrites.append(Rewrite("absent-operands", str(s), "skip"))
-                return Skip()
-            return type(s)(s.out, s.idxs, v)
+            out = Skip() if v == ZERO else type(s)(s.out, s.idxs, v)
+            if v != s.value:
+                self.rewrites.append(Rewrite("absent-operands", str(s), str(out)))
+            return out
         if isinstance(s, Alloc) or isinstance(s, Skip):
             return s
         if isinstance(s, Block):
@@ -395,7 +396,6 @@ class Compiler:
                 kept.append((loc, iterated))
         L = build_seq_lattice(seq, defs)
         self.lattices.append((f.index, L))
-        self.rewrites += L.rewrites
         loops = []
         for p in L.points:
             point_locs = self.rekey(kept, p.seq, defs)
@@ -475,6 +475,27 @@ def build_cfir(program: Stmt, defs=()) -> SeqCFIR:
     return SeqCFIR(program, cfir, c.lattices, c.rewrites)
 
 
+def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None) -> tuple[SeqCFIR, Trace]:
+    """Lower ``program`` and record it as the strategy records its stages: one ``lattice`` step
+    per forall (a ``seq-lattice`` artifact, text and DOT, with its rewrites), then ``cfir``.
+
+    >>> from compiler.lattice.sequences import Level, Concat
+    >>> a = Level("a", 0, "compressed", 3); b = Level("b", 0, "compressed", 2, "j")
+    >>> cf, t = sequence_trace(Forall("k", Concat(a, b), Assign("c", ("k",), Cat(Read("a", (a,)), Read("b", (b,))))))
+    >>> t.stages(), [x.kind for x in t[0].artifacts], t[0].rewrites[1].rule
+    (['lattice', 'cfir'], ['seq-lattice'], 'concat-left-done')
+    """
+    t = trace if trace is not None else Trace()
+    cf = build_cfir(program, defs)
+    for index, L in cf.lattices:
+        t.record("lattice", before=f"forall {index} ∈ {L.seq}",
+                 artifacts=[Artifact("seq-lattice", f"forall {index} ∈ {L.seq}", L.text(), L.dot())],
+                 rewrites=L.rewrites)
+    t.record("cfir", before=program, after=cf.cfir,
+             artifacts=[Artifact("seq-cfir", "cfir", cf.text(), cf.dot())], rewrites=cf.rewrites)
+    return cf, t
+
+
 # -- interpreter -------------------------------------------------------------------------------------
 
 
@@ -503,6 +524,8 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
                 if not st.valid_leaf(lv.key):
                     raise SequenceError(f"{e} read with {lv} past its end")
                 coords.append(st.eval_leaf(lv.key))
+            if e.tensor not in data:
+                raise SequenceError(f"no data given for tensor {e.tensor} (read as {e})")
             return float(data[e.tensor].get(tuple(coords), 0.0))
         if isinstance(e, Lit):
             return e.value
@@ -571,4 +594,4 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
 
 __all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Cat", "Assign", "Reduce", "Alloc", "Block", "Skip",
            "Forall", "While", "Switch", "SeqCFIR", "Run", "build_cfir", "interpret", "remove_locators",
-           "specialize_value", "Compiler", "locatable", "at_coordinate"]
+           "specialize_value", "Compiler", "locatable", "at_coordinate", "sequence_trace"]

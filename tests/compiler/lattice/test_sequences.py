@@ -203,3 +203,55 @@ def test_iterators_visit_the_set_semantics_in_order(s, seed):
     from compiler.lattice.seqlattice import random_data
     d = random_data(s, np.random.default_rng(seed))
     assert iterate(s, d) == sorted(coordinates(s, d))
+
+
+def test_product_skips_empty_inner_fibers_on_init_and_next():
+    # Fig. 20: rows 0, 2 and 3 of a CSR are empty; the product starts at row 1 and ends after it
+    i, j = lv("A", 4, "dense", 0, "i"), lv("A", 3, "compressed", 1, "j")
+    assert iterate(Product(i, j), {"A": {(1, 0), (1, 2)}}) == [3, 5]
+    assert iterate(Product(i, j), {"A": set()}) == []
+    # the product of two independent compressed vectors restarts the inner one per outer one
+    assert iterate(Product(lv("a", 3), lv("b", 2)), {"a": vec(0, 2), "b": vec(1)}) == [1, 5]
+
+
+def test_union_and_intersection_drop_out_and_conditional_next():
+    a, b = lv("a", 6), lv("b", 6)
+    st_ = Cursors({"a": vec(1, 4), "b": vec(1, 2, 5)})
+    u = SeqIterator(Union(a, b), st_)
+    u.init()
+    seen = []
+    while u.valid():        # valid while both are: stops once a runs out (the lattice's next loop)
+        x = u.eval()
+        seen.append((x, u.equals(x)))
+        u.next(x)           # only the operands at x
+    assert seen == [(1, True), (2, False), (4, False)]
+    assert SeqIterator(b, st_).eval() == 5      # b is where the loop over b alone continues
+    st_ = Cursors({"a": vec(1, 3, 4), "b": vec(0, 3, 4, 5)})
+    assert iterate(Intersect(a, b), {}, state=st_) == [3, 4]
+
+
+def test_offset_pad_and_concat_iterators():
+    a, b = lv("a", 3), lv("b", 4)
+    d = {"a": vec(0, 2), "b": vec(1, 3)}
+    assert iterate(Offset(3, b), d) == [4, 6]
+    assert iterate(Pad(a, 4), d) == [0, 2]
+    assert iterate(Concat(a, b), d) == [0, 2]     # its loop iterates the left side only
+    st_ = Cursors(d)
+    it = SeqIterator(Offset(3, b), st_)
+    it.init()
+    it.locate(6)
+    assert it.eval() == 6 and it.equals(6) and not it.equals(3)
+
+
+def test_projection_inner_locate_uses_the_group():
+    a = lv("a", 12, "dense")
+    p0, p1 = Project(0, a, 4), Project(1, a, 4)
+    st_ = Cursors({"a": set()})
+    SeqIterator(p0, st_).init()
+    SeqIterator(p0, st_).locate(2)
+    enter(p0, st_)
+    inner = SeqIterator(p1, st_)
+    inner.init()
+    assert inner.eval() == 0 and SeqIterator(a, st_).eval() == 8
+    inner.locate(3)
+    assert SeqIterator(a, st_).eval() == 11 and inner.equals(3)
