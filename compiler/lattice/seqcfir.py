@@ -50,8 +50,8 @@ from typing import Mapping
 from .. import serialize
 from ..trace import Artifact, Rewrite, Trace
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
-from .seqlattice import build_seq_lattice, edges, live_keys, remove, simplify
-from .sequences import EMPTIES, LEAVES, Concat, Intersect, Product, Seq, SequenceError, Union, rebuild, walk
+from .seqlattice import build_seq_lattice, edges, live_keys, simplify
+from .sequences import EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union, rebuild, walk
 
 INDENT = "  "
 
@@ -249,7 +249,7 @@ def _lines(s, depth: int) -> list[str]:
 def remove_locators(s: Seq) -> tuple[Seq, tuple]:
     """``s`` with the dense operands of its intersections (and one of two dense union operands)
     taken out, and the locators ``(located, iterated)``: each located at the iterated one's
-    coordinate (§7.2; TACO's iterate-and-locate).
+    coordinate (§7.2; TACO's iterate-and-locate). Products and projections are left whole.
 
     >>> from compiler.lattice.sequences import Level, Intersect
     >>> a = Level("a", 0, "compressed", 4); b = Level("b", 0, "dense", 4)
@@ -269,7 +269,9 @@ def remove_locators(s: Seq) -> tuple[Seq, tuple]:
         a, la = remove_locators(s.a)
         return a, la + ((s.b, a),)
     kids = s.children()
-    if not kids:
+    if not kids or isinstance(s, (Product, Project)):
+        # not under a product or projection: there the iterated operand moves inside the
+        # combinator's next (a row restart, a π1 loop), after the loop's locate
         return s, ()
     new, locs = [], ()
     for c in kids:
@@ -277,6 +279,13 @@ def remove_locators(s: Seq) -> tuple[Seq, tuple]:
         new.append(x)
         locs += lx
     return rebuild(s, tuple(new)), locs
+
+
+def _replace(s: Seq, subs: dict) -> Seq:
+    if s in subs:
+        return subs[s]
+    kids = s.children()
+    return rebuild(s, tuple(_replace(c, subs) for c in kids)) if kids else s
 
 
 def locatable(s: Seq) -> bool:
@@ -374,12 +383,13 @@ class Compiler:
     def rekey(self, locs, seq: Seq, defs) -> tuple:
         """The locators of the loop over ``seq``, a point of the lattice: each keyed on what is
         left of its iterated sequence there (``a ∪ b`` once ``b`` ran out is ``a``)."""
-        here = seq.iterated()
+        here = seq.iters()
         out = []
         for located, key in locs:
-            for leaf in key.iterated() - here:
-                key = remove(leaf, key)
-            key = simplify(key, defs)
+            # a leaf the point no longer has is not there (∅, even a dense one: it need not have
+            # run to its end, the point may come from another operand's running out)
+            gone = {leaf: Empty(leaf.size(), str(leaf)) for leaf in key.iters() - here}
+            key = simplify(_replace(key, gone), defs)
             if not isinstance(key, EMPTIES):
                 out.append((located, key))
         return tuple(out)

@@ -50,13 +50,16 @@ class Cursors:
         self.fiber: dict = {}
         self.pos: dict = {}
         self.group: dict = {}
+        self.absent: frozenset = frozenset()    # leaves not at the coordinate an inner fiber is under
 
     def start(self, leaf) -> None:
         env = dict(self.env)
         if hasattr(leaf, "tensor"):
             for m in range(leaf.mode):
                 key = (leaf.tensor, m)
-                if key in self.pos:
+                if key in self.absent:
+                    env[key] = ABSENT
+                elif key in self.pos:
                     env[key] = self.eval_leaf(key) if self.valid_leaf(key) else ABSENT
         self.fiber[leaf.key] = leaf_fiber(leaf, self.data, env)
         self.pos[leaf.key] = 0
@@ -81,7 +84,7 @@ def init(s: Seq, st: Cursors) -> None:
             _meet(s, st)
     elif isinstance(s, Product):
         init(s.a, st)
-        init(s.b, st)
+        _restart(s, st)
         _skip_empty(s, st)
     elif isinstance(s, Project):
         if s.k == 0:
@@ -102,7 +105,45 @@ def _skip_empty(s: Product, st: Cursors) -> None:
     # an exhausted inner fiber moves the outer operand on and restarts the inner one there
     while valid(s.a, st) and not valid(s.b, st):
         next_(s.a, st)
+        _restart(s, st)
+
+
+def _restart(s: Product, st: Cursors) -> None:
+    """(Re)initialize the inner operand under the outer one's coordinate: the fiber of a level
+    whose parent is an outer leaf not at that coordinate (``(i_A ∪ i_b) × j_A`` where only
+    ``b`` has the row) is empty, not the row the parent's cursor is at."""
+    outside = st.absent
+    if valid(s.a, st):
+        x = eval_(s.a, st)
+        st.absent = outside | frozenset(leaf.key for leaf in s.a.iters()) - at_leaves(s.a, st, x)
+    try:
         init(s.b, st)
+    finally:
+        st.absent = outside
+
+
+def at_leaves(s: Seq, st: Cursors, x: int) -> frozenset:
+    """The keys of the leaves of ``s`` that are at its coordinate ``x``."""
+    if isinstance(s, LEAVES):
+        return frozenset([s.key]) if equals(s, st, x) else frozenset()
+    if isinstance(s, Union):
+        return at_leaves(s.a, st, x) | at_leaves(s.b, st, x)
+    if isinstance(s, (Intersect, Product)):
+        n = s.b.size() if isinstance(s, Product) else None
+        a = at_leaves(s.a, st, x // n if n else x)
+        b = at_leaves(s.b, st, x % n if n else x)
+        return a | b if a and b else frozenset()
+    if isinstance(s, Project):
+        if s.k == 0:
+            return frozenset(leaf.key for leaf in s.a.iters()) if equals(s, st, x) else frozenset()
+        return at_leaves(s.a, st, st.group[s.group_key] * s.J + x)
+    if isinstance(s, Slice):
+        return at_leaves(s.a, st, x * s.step + s.start)
+    if isinstance(s, Offset):
+        return at_leaves(s.a, st, x - s.n) if x >= s.n else frozenset()
+    if isinstance(s, (Pad, Concat)):
+        return at_leaves(s.a, st, x) if x < s.a.size() else frozenset()
+    return frozenset()
 
 
 def _meet(s: Intersect, st: Cursors) -> None:
@@ -161,7 +202,7 @@ def resume(s: Seq, st: Cursors) -> None:
     slice skips to its stride in what it iterates now (the offset side of a concatenation)."""
     for node in reversed(list(walk(s))):      # operands before the nodes over them
         if isinstance(node, Product) and valid(node.a, st) and not valid(node.b, st):
-            init(node.b, st)
+            _restart(node, st)
             _skip_empty(node, st)
         elif isinstance(node, Slice):
             # the right side of a concatenation under it starts its own stride
@@ -274,7 +315,7 @@ def locate(s: Seq, st: Cursors, x: int) -> None:
     elif isinstance(s, Product):
         n = s.b.size()
         locate(s.a, st, x // n)
-        init(s.b, st)       # the inner fiber is the one under the located outer coordinate
+        _restart(s, st)     # the inner fiber is the one under the located outer coordinate
         locate(s.b, st, x % n)
     elif isinstance(s, Project):
         if s.k == 0:
@@ -334,4 +375,4 @@ class SeqIterator:
 
 
 __all__ = ["Cursors", "SeqIterator", "init", "reset", "valid", "eval_", "equals", "next_", "advance",
-           "locate", "enter", "resume"]
+           "locate", "enter", "resume", "at_leaves"]

@@ -104,7 +104,9 @@ def live_keys(s: Seq) -> frozenset:
 
 
 def _gone(s: Seq) -> Seq:
-    return (Full if s.dense else Empty)(s.size(), str(s))
+    # ∅ even for a dense level (the artifact's 𝓕): an unbound level has no coordinates here, it
+    # did not run to its end; as 𝓕 it would end a union over it (vstack of CSR and dense rows)
+    return Empty(s.size(), str(s))
 
 
 def _label(side: Seq) -> str:
@@ -275,6 +277,33 @@ class SeqLattice:
         return "\n".join(lines)
 
 
+def boundaries(s: Seq) -> list:
+    """``(position, concatenation)`` for each place, in ``s``'s coordinates, where the loops
+    over a concatenation inside ``s`` change from its first operand to its second.
+
+    >>> from compiler.lattice.sequences import Level, Concat, Slice
+    >>> a, b = Level("a", 0, "compressed", 3), Level("b", 0, "compressed", 4)
+    >>> [at for at, _ in boundaries(Slice(Concat(a, b), 1, 7, 2))]
+    [1]
+    """
+    if isinstance(s, Concat):
+        n = s.a.size()
+        return [(n, s)] + boundaries(s.a) + [(n + x, c) for x, c in boundaries(s.b)]
+    if isinstance(s, (Union, Intersect)):
+        return boundaries(s.a) + boundaries(s.b)
+    if isinstance(s, Slice):
+        return [(-(-(x - s.start) // s.step), c) for x, c in boundaries(s.a) if s.start < x < s.stop]
+    if isinstance(s, Offset):
+        return [(x + s.n, c) for x, c in boundaries(s.a)]
+    if isinstance(s, Pad):
+        return boundaries(s.a)
+    if isinstance(s, Product):
+        return [(x * s.b.size(), c) for x, c in boundaries(s.a)]
+    if isinstance(s, Project) and s.k == 0:
+        return [(x // s.J, c) for x, c in boundaries(s.a)]
+    return []
+
+
 def unsupported(seq: Seq) -> str | None:
     """Why the lattice of ``seq`` cannot be iterated by the paper's loops, or None.
 
@@ -282,7 +311,8 @@ def unsupported(seq: Seq) -> str | None:
       operand (Fig. 13), so the right one's operands running out separately is no state of the
       lattice, and the drop-out loop would skip the other operand's rest of the fiber;
     * a projection ``π0(a ⊔ b, J)`` with ``J`` not dividing ``|a|``: a group straddles the two
-      fissioned loops and would be visited by both.
+      fissioned loops and would be visited by both; likewise ``π0((a ∪ b) × c, J)``, whose
+      group the loop after ``a`` runs out would visit again.
 
     >>> from compiler.lattice.sequences import Level, Product, Union
     >>> a, b, c = (Level(t, 0, "compressed", 2) for t in "abc")
@@ -296,17 +326,22 @@ def unsupported(seq: Seq) -> str | None:
                     return (f"{node}: a union or concatenation ({inner}) in the right operand of a product "
                             f"is not supported (the lattice takes edges only from the left operand)")
         if isinstance(node, Project) and node.k == 0:
+            for at, cat in boundaries(node.a):
+                if at % node.J:
+                    return (f"{node}: the groups of {node.J} straddle position {at}, where {cat} moves "
+                            f"on to its second operand; such a split of a concatenation is not supported")
             for inner in walk(node.a):
-                if isinstance(inner, Concat) and inner.a.size() % node.J:
-                    return (f"{node}: the groups of {node.J} straddle the end of {inner.a} (size "
-                            f"{inner.a.size()}) in {inner}; such a split of a concatenation is not supported")
+                if isinstance(inner, Product) and any(isinstance(u, Union) for u in walk(inner.a)):
+                    return (f"{node}: a split of a product over a union ({inner}) is not supported (a "
+                            f"group would be left half drained when an operand of the union runs out)")
     return None
 
 
-def build_seq_lattice(seq: Seq, defs=None) -> SeqLattice:
+def build_seq_lattice(seq: Seq, defs=frozenset()) -> SeqLattice:
     """The lattice of ``seq`` (Fig. 12), top-down, with memoized points.
 
-    ``defs``: the live iterator keys of enclosing loops (None: every level is bound).
+    ``defs``: the live iterator keys of enclosing loops (a level below one of them, or a π1 of
+    their π0, is bound there); None: every level is taken as bound.
     """
     why = unsupported(seq)
     if why:
@@ -502,4 +537,4 @@ def verify_seq_lattice(L: SeqLattice, **kw) -> SeqCheck:
 
 __all__ = ["edges", "remove", "simplify", "live_keys", "SeqEdge", "SeqPoint", "SeqLattice",
            "build_seq_lattice", "run_lattice", "check_seq_lattice", "verify_seq_lattice", "SeqCheck",
-           "present_leaves", "random_data", "unsupported", "ABSENT"]
+           "present_leaves", "random_data", "unsupported", "boundaries", "ABSENT"]

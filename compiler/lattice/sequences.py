@@ -425,7 +425,11 @@ def leaf_fiber(leaf: Seq, data: Mapping[str, Iterable[tuple]], env: Mapping) -> 
     >>> leaf_fiber(Level("A", 1, "compressed", 3, "j"), {"A": {(0, 2), (1, 0), (0, 1)}}, {("A", 0): 0})
     [1, 2]
     """
-    if isinstance(leaf, Universe) or leaf.dense:
+    if isinstance(leaf, Universe):
+        return range(leaf.size())
+    if any(env.get((leaf.tensor, m)) is ABSENT for m in range(leaf.mode)):
+        return []       # under a parent not stored there: no fiber, dense or not
+    if leaf.dense:
         return range(leaf.size())
     prefix = []
     for m in range(leaf.mode):

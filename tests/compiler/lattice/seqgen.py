@@ -26,7 +26,7 @@ def seqs(draw, size=None, depth=3, inner=False, universe=True):
 
     if depth == 0:
         return leaf()
-    ops = ["leaf", "leaf", "inter", "prod", "dep", "slice", "proj"]
+    ops = ["leaf", "leaf", "inter", "prod", "dep", "dep", "slice", "proj"]
     if not inner:
         ops += ["union", "union", "concat", "offset", "pad"]
     op = draw(st.sampled_from(ops))
@@ -45,8 +45,13 @@ def seqs(draw, size=None, depth=3, inner=False, universe=True):
         p = draw(st.sampled_from(divs))
         names[0] += 1
         t = f"T{names[0]}"
-        return Product(Level(t, 0, draw(st.sampled_from(KINDS)), p, "i"),
-                       Level(t, 1, draw(st.sampled_from(KINDS)), n // p, "j"))
+        outer = Level(t, 0, draw(st.sampled_from(KINDS)), p, "i")
+        if draw(st.booleans()):
+            # the rows of the tensor among other outer coordinates: its inner level has no fiber
+            # where its own row is not the one the product is at
+            other = sub(p, inner=True)
+            outer = Union(outer, other) if draw(st.booleans()) and not inner else Intersect(other, outer)
+        return Product(outer, Level(t, 1, draw(st.sampled_from(KINDS)), n // p, "j"))
     if op == "concat" and n >= 2:
         p = draw(st.integers(1, n - 1))
         return Concat(sub(p), sub(n - p))

@@ -241,10 +241,10 @@ def body_of(s):
 
     def go(x):
         if isinstance(x, Universe):
-            return Lit(1.0)
+            return Read(x.index, (x,))      # 1 where the universe is iterated
         if isinstance(x, Level):
             if x.mode != deepest[x.tensor]:
-                return None
+                return Lit(1.0)     # read with the level below it
             return Read(x.tensor, tuple(levels[x.tensor][m] for m in range(x.mode + 1)))
         if isinstance(x, Project):
             return Lit(1.0)
@@ -282,6 +282,12 @@ T2, T4 = lv("t2", 1, "dense"), lv("t4", 1)
 @example(Union(U1, Intersect(T2, Union(U3, T4))), 0)
 # a dense concatenation is iterated, not located (its located side depends on the coordinate)
 @example(Union(Universe(2, "u1"), Concat(U2, lv("t3", 1, "dense"))), 0)
+# nothing is located under a product (its rows restart before the loop's locate)
+@example(Product(Intersect(U2, lv("T1", 1, "dense")), lv("T1", 1, mode=1, index="j")), 0)
+# re-keying a locator drops each leaf the point lacks, a concatenation's right side too, as ∅
+@example(Intersect(lv("t1", 2, "dense"), Union(Universe(2, "u2"), Concat(U3, T4))), 0)
+@example(Intersect(U1, Union(U2, Product(Intersect(Universe(1, "u4"), lv("T3", 1)),
+                                         lv("T3", 1, "dense", mode=1, index="j")))), 0)
 def test_interpreter_writes_the_set_semantics_once_with_its_values(s, seed):
     assume(unsupported(s) is None)
     body = body_of(s)
@@ -291,6 +297,7 @@ def test_interpreter_writes_the_set_semantics_once_with_its_values(s, seed):
     for _ in range(4):
         coords = random_data(s, rng)
         data = {t: {c: float(rng.integers(1, 9)) for c in cs} for t, cs in coords.items()}
+        data.update({u.index: {(c,): 1.0 for c in range(u.extent)} for u in s.iters() if isinstance(u, Universe)})
         run = interpret(cf, data)
         keys = [w[1][0] for w in run.writes]
         assert sorted(keys) == sorted(coordinates(s, data)), (str(s), cf.text())

@@ -85,9 +85,13 @@ def test_L6_collapse_plus_vector():
     assert shape(L) == [("(i_A × j_A) ∪ k_b", [("i_A", "k_b", True), ("k_b", "i_A × j_A", True)]),
                         ("i_A × j_A", [("i_A", "∅", False)]),
                         ("k_b", [("k_b", "∅", False)])]
-    # (𝓕 × j_A) ∪ k_b: j_A is not dense, so the product is ∅, not 𝓕
-    assert [(r.rule, r.after) for r in L.rewrites[:3]] == [
-        ("remove-full", "(𝓕 × j_A) ∪ k_b"), ("product-empty", "∅"), ("union-left-empty", "k_b")]
+    # (𝓕 × j_A) ∪ k_b: j_A's row is gone with i_A (liveness), so the product is ∅, not 𝓕
+    assert [(r.rule, r.after) for r in L.rewrites[:4]] == [
+        ("remove-full", "(𝓕 × j_A) ∪ k_b"), ("level-not-live", "∅"), ("product-empty", "∅"),
+        ("union-left-empty", "k_b")]
+    # by Fig. 27's rules alone (every level taken as bound): j_A is not dense, so ∅ again
+    P = build_seq_lattice(s, defs=None)
+    assert shape(P) == shape(L) and [r.rule for r in P.rewrites[1:3]] == ["product-empty", "union-left-empty"]
     verify_seq_lattice(L, trials=40)
 
 
@@ -171,6 +175,9 @@ def test_liveness_removes_unbound_levels_and_projections():
     assert str(simplify(Union(jA, jB), defs=frozenset({("A", 0)}), log=log)) == "j_A"
     assert [r.rule for r in log] == ["level-not-live", "union-right-empty"]
     assert str(simplify(Union(jA, jB), defs=frozenset({("B", 0)}))) == "j_B"
+    # a dense level not bound is not there (∅): as 𝓕 it would end the loop over A's rows
+    jD = lv("D", 4, "dense", 1, "j")
+    assert str(simplify(Union(jA, jD), defs=frozenset({("A", 0)}))) == "j_A"
     # a product makes its left operand live for its right one
     assert str(simplify(Product(iA, jA), defs=frozenset())) == "i_A × j_A"
     a = lv("a", 12, index="k")
@@ -187,9 +194,14 @@ def test_unsupported_shapes_are_refused_with_the_reason():
     a, b, c = lv("a", 2), lv("b", 3), lv("c", 3)
     with pytest.raises(SequenceError, match=r"a union or concatenation \(i_b ∪ i_c\) in the right operand"):
         build_seq_lattice(Product(a, Union(b, c)))
-    with pytest.raises(SequenceError, match=r"groups of 2 straddle the end of i_b \(size 3\)"):
+    with pytest.raises(SequenceError, match=r"groups of 2 straddle position 3, where i_b ⊔ i_c moves on"):
         build_seq_lattice(Project(0, Concat(b, c), 2))
     assert unsupported(Project(0, Concat(b, c), 3)) is None
+    # the boundary as the projection sees it: here a slice moved it to 1
+    u1, u2 = Universe(2, "u1"), Universe(1, "u2")
+    assert "straddle position 1" in unsupported(Project(0, Slice(Slice(Concat(u1, u2), 1, 3), 0, 2), 2))
+    with pytest.raises(SequenceError, match=r"a split of a product over a union"):
+        build_seq_lattice(Project(0, Product(Union(Universe(4, "u1"), lv("t2", 4)), lv("t3", 1)), 2))
 
 
 def test_renderings_and_serialization():
@@ -241,6 +253,12 @@ def test_the_check_finds_a_lattice_missing_a_loop():
 @example(Project(0, Concat(Union(Universe(2, "u1"), lv("t2", 2)), Universe(2, "u3")), 2))
 # a later loop whose edge ran out must not move shared cursors
 @example(Union(lv("t1", 6), Intersect(Universe(6, "u2"), Union(lv("t3", 6), lv("t4", 6)))))
+# an inner level has no fiber where its parent is not at the outer coordinate (nor once the
+# parent ran out: liveness), dense or not
+@example(Product(Union(lv("T1", 3), Universe(3, "u2")), lv("T1", 1, mode=1, index="j")))
+@example(Product(Union(lv("T1", 1), Universe(1, "u2")), lv("T1", 1, "dense", mode=1, index="j")))
+@example(Product(Intersect(Product(Union(lv("T2", 5), lv("t3", 5)), lv("T2", 1, mode=1, index="j")), lv("T1", 5)),
+                 lv("T1", 1, mode=1, index="j")))
 def test_lattices_visit_the_set_semantics_once(s):
     assume(unsupported(s) is None)
     L = build_seq_lattice(s)

@@ -115,6 +115,8 @@ def test_unbound_parent_is_refused_and_absent_parent_is_empty():
         coordinates(j, {"A": {(0, 1)}})
     assert coordinates(j, {"A": {(0, 1)}}, {("A", 0): ABSENT}) == set()
     assert coordinates(j, {"A": {(0, 1), (1, 2)}}, {("A", 0): 1}) == {2}
+    # a dense level under a parent that is not there has no fiber either
+    assert coordinates(lv("A", 3, "dense", 1, "j"), {"A": set()}, {("A", 0): ABSENT}) == set()
 
 
 def test_bind_fixes_the_leaves_at_a_coordinate():
