@@ -395,9 +395,14 @@ class Compiler:
         return tuple(out)
 
     def forall(self, f: Forall, defs: frozenset, zero_temps: frozenset) -> Stmt:
-        seq, locs = remove_locators(f.seq)
+        # what is live first: the dense j_B of (j_A ∪ j_B) would be located on j_A, gone under B's rows
+        live = simplify(f.seq, defs, self.rewrites)
+        if isinstance(live, EMPTIES):
+            self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
+            return Skip()
+        seq, locs = remove_locators(live)
         if locs:
-            self.rewrites.append(Rewrite("locate", str(f.seq), f"{seq} with " + ", ".join(
+            self.rewrites.append(Rewrite("locate", str(live), f"{seq} with " + ", ".join(
                 f"{a} = {b}" for a, b in locs)))
         kept = []
         for located, iterated in locs:
