@@ -1,0 +1,612 @@
+"""CFIR for sequence lattices (shape-operators.md §5 and §7; the paper's Fig. 15), and its
+interpreter (§5.3).
+
+The input is a small concrete index notation over sequences: :class:`Forall` (``forall k ∈ seq``),
+:class:`Assign` (``c(k) = e``), :class:`Reduce` (``t += e``), :class:`Alloc` (a scalar temporary
+set to 0, the ``where`` of a sum) and :class:`Block`; values are :class:`Read` (a tensor read
+through its level iterators: ``A(i_A, j_A)``), :class:`Add`, :class:`Mul`, :class:`Cat` (the body
+of a concatenation: whichever side is there), :class:`Temp` and :class:`Lit`.
+
+:func:`build_cfir` lowers each forall to one :class:`While` per lattice point in topological
+order (:mod:`compiler.lattice.seqlattice`), each until an edge sequence runs out. Dense operands
+of an intersection are located rather than iterated (``with i_b = i_a``, :func:`remove_locators`).
+A loop's body is specialized per sub-point: reads whose iterators are not live there become 0,
+zero propagates (``0 + x = x``, ``0 * x = 0``, ``concat(0, y) = y``), a sum whose producer loop
+vanished is 0, and nested foralls get their own lattice under the live iterators (which is how
+a concatenation's loops read ``A``'s rows in the first and ``B``'s in the second). A
+:class:`Switch` tests the sub-points, most specific first, when there are several or the
+sequence intersects iterated operands.
+
+:func:`interpret` runs the CFIR over concrete data with the reference iterators of
+:mod:`compiler.lattice.seqiter`: the iterators of a series of loops are initialized once, a
+nested series on each entry; after a switch only the sub-iterators at the coordinate advance.
+
+>>> from compiler.lattice.sequences import Level, Union
+>>> a = Level("a", 0, "compressed", 4); b = Level("b", 0, "compressed", 4)
+>>> prog = Forall("i", Union(a, b), Assign("c", ("i",), Add(Read("a", (a,)), Read("b", (b,)))))
+>>> cf = build_cfir(prog)
+>>> print(cf.text())
+while i <- i_a ∪ i_b
+  switch i
+  case i_a ∪ i_b:
+    c(i) = a(i_a) + b(i_b)
+  case i_a:
+    c(i) = a(i_a)
+  case i_b:
+    c(i) = b(i_b)
+while i <- i_a
+  c(i) = a(i_a)
+while i <- i_b
+  c(i) = b(i_b)
+>>> interpret(cf, {"a": {(0,): 1.0, (2,): 2.0}, "b": {(2,): 10.0, (3,): 20.0}}).outputs["c"]
+{(0,): 1.0, (2,): 12.0, (3,): 20.0}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .. import serialize
+from ..trace import Artifact, Rewrite, Trace
+from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
+from .seqlattice import build_seq_lattice, edges, live_keys, simplify
+from .sequences import EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union, rebuild, walk
+
+INDENT = "  "
+
+
+# -- values -----------------------------------------------------------------------------------------
+
+
+class Value:
+    def __str__(self) -> str:
+        return _expr(self)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Read(Value):
+    """``A(i_A, j_A)``: the value of ``tensor`` where its level iterators ``levels`` are."""
+
+    tensor: str
+    levels: tuple
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Lit(Value):
+    value: float
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Temp(Value):
+    """A scalar temporary (the ``t`` of a ``where``)."""
+
+    name: str
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Add(Value):
+    a: Value
+    b: Value
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Mul(Value):
+    a: Value
+    b: Value
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Cat(Value):
+    """``concat(a, b)``: ``a`` where the left side is iterated, ``b`` where the right one is."""
+
+    a: Value
+    b: Value
+
+
+ZERO = Lit(0.0)
+
+
+def _expr(e) -> str:
+    if isinstance(e, Read):
+        return f"{e.tensor}({', '.join(str(lv) for lv in e.levels)})"
+    if isinstance(e, Lit):
+        return repr(e.value) if e.value != int(e.value) else str(int(e.value))
+    if isinstance(e, Temp):
+        return e.name
+    if isinstance(e, Add):
+        return f"{_expr(e.a)} + {_expr(e.b)}"
+    if isinstance(e, Mul):
+        def side(x):
+            return f"({_expr(x)})" if isinstance(x, Add) else _expr(x)
+        return f"{side(e.a)} * {side(e.b)}"
+    if isinstance(e, Cat):
+        return f"concat({_expr(e.a)}, {_expr(e.b)})"
+    raise TypeError(f"not a value: {e!r}")
+
+
+# -- statements (CIN and CFIR) -------------------------------------------------------------------------
+
+
+class Stmt:
+    def __str__(self) -> str:
+        return "\n".join(_lines(self, 0))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Assign(Stmt):
+    """``out(idxs) = value``."""
+
+    out: str
+    idxs: tuple
+    value: Value
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Reduce(Stmt):
+    """``out(idxs) += value`` (``idxs`` empty: a scalar temporary)."""
+
+    out: str
+    idxs: tuple
+    value: Value
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Alloc(Stmt):
+    """``alloc t``: a scalar temporary, 0."""
+
+    name: str
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Block(Stmt):
+    """Statements one after the other (the CFIR's ``cfir; cfir``)."""
+
+    stmts: tuple
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Skip(Stmt):
+    """Nothing to do (a body whose every read is absent at its sub-point)."""
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Forall(Stmt):
+    """``forall index ∈ seq: body`` (concrete index notation)."""
+
+    index: str
+    seq: Seq
+    body: Stmt
+
+
+@serialize.node
+@dataclass(frozen=True)
+class While(Stmt):
+    """``while index <- seq with located = iterated, ...: body``, until an edge sequence runs out.
+
+    ``init``: what the first loop of a lattice's series initializes (its sequence and every
+    located one of the series), which the later loops continue with; empty for the others.
+    """
+
+    index: str
+    seq: Seq
+    locs: tuple
+    body: Stmt
+    init: tuple = ()
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Switch(Stmt):
+    """``switch index`` with ``case seq: body`` per sub-point, the first one at ``index`` runs."""
+
+    index: str
+    cases: tuple
+
+
+def _lines(s, depth: int) -> list[str]:
+    pad = INDENT * depth
+    if isinstance(s, Assign):
+        return [f"{pad}{s.out}({', '.join(s.idxs)}) = {s.value}"]
+    if isinstance(s, Reduce):
+        lhs = f"{s.out}({', '.join(s.idxs)})" if s.idxs else s.out
+        return [f"{pad}{lhs} += {s.value}"]
+    if isinstance(s, Alloc):
+        return [f"{pad}alloc {s.name}"]
+    if isinstance(s, Skip):
+        return [f"{pad}skip"]
+    if isinstance(s, Block):
+        return [line for x in s.stmts for line in _lines(x, depth)]
+    if isinstance(s, Forall):
+        return [f"{pad}forall {s.index} ∈ {s.seq}"] + _lines(s.body, depth + 1)
+    if isinstance(s, While):
+        locs = "".join((" with " if k == 0 else ", ") + f"{a} = {b}" for k, (a, b) in enumerate(s.locs))
+        return [f"{pad}while {s.index} <- {s.seq}{locs}"] + _lines(s.body, depth + 1)
+    if isinstance(s, Switch):
+        out = [f"{pad}switch {s.index}"]
+        for seq, body in s.cases:
+            out.append(f"{pad}case {seq}:")
+            out += _lines(body, depth + 1)
+        return out
+    raise TypeError(f"not a statement: {s!r}")
+
+
+# -- locators ------------------------------------------------------------------------------------------
+
+
+def remove_locators(s: Seq) -> tuple[Seq, tuple]:
+    """``s`` with the dense operands of its intersections (and one of two dense union operands)
+    taken out, and the locators ``(located, iterated)``: each located at the iterated one's
+    coordinate (§7.2; TACO's iterate-and-locate). Products and projections are left whole.
+
+    >>> from compiler.lattice.sequences import Level, Intersect
+    >>> a = Level("a", 0, "compressed", 4); b = Level("b", 0, "dense", 4)
+    >>> seq, locs = remove_locators(Intersect(a, b))
+    >>> print(seq, [(str(x), str(y)) for x, y in locs])
+    i_a [('i_b', 'i_a')]
+    """
+    if isinstance(s, Intersect):
+        a, la = remove_locators(s.a)
+        b, lb = remove_locators(s.b)
+        if locatable(s.b):     # (both dense: iterate a, locate b)
+            return a, la + ((s.b, a),)
+        if locatable(s.a):
+            return b, lb + ((s.a, b),)
+        return Intersect(a, b), la + lb
+    if isinstance(s, Union) and locatable(s.a) and locatable(s.b):
+        a, la = remove_locators(s.a)
+        return a, la + ((s.b, a),)
+    kids = s.children()
+    if not kids or isinstance(s, (Product, Project)):
+        # not under a product or projection: there the iterated operand moves inside the
+        # combinator's next (a row restart, a π1 loop), after the loop's locate
+        return s, ()
+    new, locs = [], ()
+    for c in kids:
+        x, lx = remove_locators(c)
+        new.append(x)
+        locs += lx
+    return rebuild(s, tuple(new)), locs
+
+
+def _replace(s: Seq, subs: dict) -> Seq:
+    if s in subs:
+        return subs[s]
+    kids = s.children()
+    return rebuild(s, tuple(_replace(c, subs) for c in kids)) if kids else s
+
+
+def locatable(s: Seq) -> bool:
+    """Dense, and one side throughout: a concatenation's located side would depend on the
+    coordinate (its loops are fissioned instead)."""
+    return s.dense and not any(isinstance(n, Concat) for n in walk(s))
+
+
+def at_coordinate(key: Seq, leaves: frozenset) -> bool:
+    """Whether the iterated sequence ``key`` of a locator is at the loop's coordinate in the case
+    where ``leaves`` are (a union's when either operand is): where what it locates is right."""
+    if isinstance(key, LEAVES):
+        return key in leaves
+    if isinstance(key, Union):
+        return at_coordinate(key.a, leaves) or at_coordinate(key.b, leaves)
+    if isinstance(key, (Intersect, Product)):
+        return at_coordinate(key.a, leaves) and at_coordinate(key.b, leaves)
+    if isinstance(key, EMPTIES):
+        return False
+    return at_coordinate(key.children()[0], leaves)
+
+
+# -- specialization per sub-point ----------------------------------------------------------------------
+
+
+def _live_read(r: Read, defs) -> bool:
+    return all(lv.key in defs for lv in r.levels)
+
+
+def specialize_value(e: Value, defs, zero_temps=frozenset()) -> Value:
+    """``e`` with reads not live under ``defs`` replaced by 0 and zero propagated."""
+    if isinstance(e, Read):
+        return e if _live_read(e, defs) else ZERO
+    if isinstance(e, Temp):
+        return ZERO if e.name in zero_temps else e
+    if isinstance(e, (Add, Mul, Cat)):
+        a, b = specialize_value(e.a, defs, zero_temps), specialize_value(e.b, defs, zero_temps)
+        if isinstance(e, Mul):
+            return ZERO if ZERO in (a, b) else type(e)(a, b)
+        if a == ZERO:
+            return b
+        if b == ZERO:
+            return a
+        return type(e)(a, b)
+    return e
+
+
+def _reduces_into(s: Stmt, name: str) -> bool:
+    if isinstance(s, Reduce):
+        return s.out == name and not s.idxs
+    if isinstance(s, Block):
+        return any(_reduces_into(x, name) for x in s.stmts)
+    if isinstance(s, (Forall, While)):
+        return _reduces_into(s.body, name)
+    if isinstance(s, Switch):
+        return any(_reduces_into(b, name) for _, b in s.cases)
+    return False
+
+
+@dataclass
+class Compiler:
+    """Builds the CFIR; ``lattices`` (each with its own rewrites) and ``rewrites`` (locators,
+    specialization) record what each forall did."""
+
+    lattices: list = field(default_factory=list)
+    rewrites: list = field(default_factory=list)
+
+    def stmt(self, s: Stmt, defs: frozenset, zero_temps: frozenset = frozenset()) -> Stmt:
+        """``s`` specialized to the live iterators ``defs`` and compiled to CFIR."""
+        if isinstance(s, (Assign, Reduce)):
+            v = specialize_value(s.value, defs, zero_temps)
+            out = Skip() if v == ZERO else type(s)(s.out, s.idxs, v)
+            if v != s.value:
+                self.rewrites.append(Rewrite("absent-operands", str(s), str(out)))
+            return out
+        if isinstance(s, Alloc) or isinstance(s, Skip):
+            return s
+        if isinstance(s, Block):
+            out = [self.stmt(x, defs, zero_temps) for x in s.stmts]
+            # a temporary nothing sums into any more is 0 where it is read
+            dead = frozenset(x.name for x in out if isinstance(x, Alloc)
+                             and not any(_reduces_into(y, x.name) for y in out))
+            if dead:
+                self.rewrites.append(Rewrite("empty-sum", ", ".join(sorted(dead)), "0"))
+                out = [self.stmt(x, defs, zero_temps | dead) for x in s.stmts]
+                out = [x for x in out if not (isinstance(x, Alloc) and x.name in dead)]
+            out = [x for x in out if not isinstance(x, Skip)]
+            if not out:
+                return Skip()
+            return out[0] if len(out) == 1 else Block(tuple(out))
+        if isinstance(s, Forall):
+            return self.forall(s, defs, zero_temps)
+        raise TypeError(f"cannot compile {s!r}")
+
+    def rekey(self, locs, seq: Seq, defs) -> tuple:
+        """The locators of the loop over ``seq``, a point of the lattice: each keyed on what is
+        left of its iterated sequence there (``a ∪ b`` once ``b`` ran out is ``a``)."""
+        here = seq.iters()
+        out = []
+        for located, key in locs:
+            # a leaf the point no longer has is not there (∅, even a dense one: it need not have
+            # run to its end, the point may come from another operand's running out)
+            gone = {leaf: Empty(leaf.size(), str(leaf)) for leaf in key.iters() - here}
+            key = simplify(_replace(key, gone), defs)
+            if not isinstance(key, EMPTIES):
+                out.append((located, key))
+        return tuple(out)
+
+    def forall(self, f: Forall, defs: frozenset, zero_temps: frozenset) -> Stmt:
+        # what is live first: the dense j_B of (j_A ∪ j_B) would be located on j_A, gone under B's rows
+        live = simplify(f.seq, defs, self.rewrites)
+        if isinstance(live, EMPTIES):
+            self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
+            return Skip()
+        seq, locs = remove_locators(live)
+        if locs:
+            self.rewrites.append(Rewrite("locate", str(live), f"{seq} with " + ", ".join(
+                f"{a} = {b}" for a, b in locs)))
+        kept = []
+        for located, iterated in locs:
+            loc = simplify(located, defs, self.rewrites)
+            if not isinstance(loc, EMPTIES):
+                kept.append((loc, iterated))
+        L = build_seq_lattice(seq, defs)
+        self.lattices.append((f.index, L))
+        loops = []
+        for p in L.points:
+            point_locs = self.rekey(kept, p.seq, defs)
+            cases = []
+            for k in p.subs:
+                sp = L.points[k].seq
+                here = defs | live_keys(sp) | frozenset(
+                    key for a, b in point_locs if at_coordinate(b, sp.iterated()) for key in live_keys(a))
+                cases.append((sp, self.stmt(f.body, here, zero_temps)))
+            if len(cases) > 1 or any(isinstance(n, Intersect) for n in walk(p.seq)):
+                body = Switch(f.index, tuple(cases))
+            else:
+                body = cases[0][1]
+            first = () if loops else (p.seq,) + tuple(a for a, _ in kept)
+            loops.append(While(f.index, p.seq, point_locs, body, first))
+        if not loops:
+            self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
+            return Skip()
+        return loops[0] if len(loops) == 1 else Block(tuple(loops))
+
+
+@serialize.node
+@dataclass
+class SeqCFIR:
+    """The CFIR of a forall over sequences, with the lattices it was built from."""
+
+    program: Stmt
+    cfir: Stmt
+    lattices: list
+    rewrites: list = field(default_factory=list)
+
+    def text(self) -> str:
+        return str(self.cfir)
+
+    def pretty(self) -> str:
+        return self.text()
+
+    def dot(self) -> str:
+        """The CFIR as a tree: loops, switches with their cases, statements."""
+        lines = ["digraph seqcfir {", '  node [shape=box, fontname="monospace"];']
+        counter = [0]
+
+        def q(t):
+            return t.replace("\\", "\\\\").replace('"', '\\"')
+
+        def node(label, parent, edge=""):
+            n = f"n{counter[0]}"
+            counter[0] += 1
+            lines.append(f'  {n} [label="{q(label)}"];')
+            if parent:
+                lines.append(f'  {parent} -> {n}' + (f' [label="{q(edge)}"]' if edge else "") + ";")
+            return n
+
+        def visit(s, parent, edge=""):
+            if isinstance(s, Block):
+                for x in s.stmts:
+                    visit(x, parent, edge)
+            elif isinstance(s, While):
+                me = node(_lines(s, 0)[0], parent, edge)
+                visit(s.body, me)
+            elif isinstance(s, Switch):
+                me = node(f"switch {s.index}", parent, edge)
+                for seq, body in s.cases:
+                    visit(body, me, f"case {seq}")
+            else:
+                node(str(s), parent, edge)
+
+        visit(self.cfir, None)
+        lines.append("}")
+        return "\n".join(lines)
+
+
+def build_cfir(program: Stmt, defs=()) -> SeqCFIR:
+    """The CFIR of ``program`` (Fig. 15); ``defs``: iterator keys bound outside it."""
+    c = Compiler()
+    cfir = c.stmt(program, frozenset(defs))
+    return SeqCFIR(program, cfir, c.lattices, c.rewrites)
+
+
+def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None) -> tuple[SeqCFIR, Trace]:
+    """Lower ``program`` and record it as the strategy records its stages: one ``lattice`` step
+    per forall (a ``seq-lattice`` artifact, text and DOT, with its rewrites), then ``cfir``.
+
+    >>> from compiler.lattice.sequences import Level, Concat
+    >>> a = Level("a", 0, "compressed", 3); b = Level("b", 0, "compressed", 2, "j")
+    >>> cf, t = sequence_trace(Forall("k", Concat(a, b), Assign("c", ("k",), Cat(Read("a", (a,)), Read("b", (b,))))))
+    >>> t.stages(), [x.kind for x in t[0].artifacts], t[0].rewrites[1].rule
+    (['lattice', 'cfir'], ['seq-lattice'], 'concat-left-done')
+    """
+    t = trace if trace is not None else Trace()
+    cf = build_cfir(program, defs)
+    for index, L in cf.lattices:
+        t.record("lattice", before=f"forall {index} ∈ {L.seq}",
+                 artifacts=[Artifact("seq-lattice", f"forall {index} ∈ {L.seq}", L.text(), L.dot())],
+                 rewrites=L.rewrites)
+    t.record("cfir", before=program, after=cf.cfir,
+             artifacts=[Artifact("seq-cfir", "cfir", cf.text(), cf.dot())], rewrites=cf.rewrites)
+    return cf, t
+
+
+# -- interpreter -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """What :func:`interpret` computed: each output's entries, and every write in order."""
+
+    outputs: dict
+    writes: list
+
+
+def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
+    """Run the CFIR ``cf`` (a :class:`SeqCFIR` or a statement) over ``data``: per tensor, a dict
+    from stored coordinates to values (a level's unstored coordinate reads 0)."""
+    stmt = cf.cfir if isinstance(cf, SeqCFIR) else cf
+    st = Cursors(data, env)
+    run = Run({}, [])
+    temps: dict = {}
+    idx: dict = {}
+    budget = [10_000_000]
+
+    def value(e):
+        if isinstance(e, Read):
+            coords = []
+            for lv in e.levels:
+                if not st.valid_leaf(lv.key):
+                    raise SequenceError(f"{e} read with {lv} past its end")
+                coords.append(st.eval_leaf(lv.key))
+            if e.tensor not in data:
+                raise SequenceError(f"no data given for tensor {e.tensor} (read as {e})")
+            return float(data[e.tensor].get(tuple(coords), 0.0))
+        if isinstance(e, Lit):
+            return e.value
+        if isinstance(e, Temp):
+            return temps[e.name]
+        if isinstance(e, Add):
+            return value(e.a) + value(e.b)
+        if isinstance(e, Mul):
+            return value(e.a) * value(e.b)
+        if isinstance(e, Cat):
+            return value(e.a) + value(e.b)
+        raise TypeError(f"not a value: {e!r}")
+
+    def run_stmt(s):
+        if isinstance(s, Assign):
+            key = tuple(idx[i] for i in s.idxs)
+            v = value(s.value)
+            run.outputs.setdefault(s.out, {})[key] = v
+            run.writes.append((s.out, key, v))
+        elif isinstance(s, Reduce):
+            v = value(s.value)
+            if s.idxs:
+                out = run.outputs.setdefault(s.out, {})
+                key = tuple(idx[i] for i in s.idxs)
+                out[key] = out.get(key, 0.0) + v
+            else:
+                temps[s.out] += v
+        elif isinstance(s, Alloc):
+            temps[s.name] = 0.0
+        elif isinstance(s, Block):
+            for x in s.stmts:
+                run_stmt(x)
+        elif isinstance(s, While):
+            run_while(s)
+        elif isinstance(s, Switch):
+            x = idx[s.index]
+            for seq, body in s.cases:
+                if equals(seq, st, x):
+                    run_stmt(body)
+                    break
+        elif not isinstance(s, Skip):
+            raise TypeError(f"cannot run {s!r}")
+
+    def run_while(w: While):
+        for s in w.init:
+            init(s, st)
+        if not all(valid(e, st) for e in edges(w.seq)):
+            return      # an edge of this loop ran out before: not the state the loops reached
+        resume(w.seq, st)
+        while valid(w.seq, st):
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise SequenceError(f"the loop over {w.seq} does not terminate")
+            x = eval_(w.seq, st)
+            idx[w.index] = x
+            enter(w.seq, st)
+            for located, iterated in w.locs:
+                if valid(iterated, st):
+                    locate(located, st, eval_(iterated, st))
+            run_stmt(w.body)
+            advance(w.seq, st, x)
+
+    run_stmt(stmt)
+    return run
+
+
+__all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Cat", "Assign", "Reduce", "Alloc", "Block", "Skip",
+           "Forall", "While", "Switch", "SeqCFIR", "Run", "build_cfir", "interpret", "remove_locators",
+           "specialize_value", "Compiler", "locatable", "at_coordinate", "sequence_trace"]

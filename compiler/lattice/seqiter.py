@@ -1,0 +1,378 @@
+"""Reference iterators over sequence expressions (shape-operators.md §8): the iterator model's
+init / reset / valid / eval / equals / next / locate, run in Python over concrete level data.
+
+They are the semantics the C emission of :mod:`compiler.lattice.sequences` will follow, and what
+the lattice check (:func:`compiler.lattice.seqlattice.check_seq_lattice`) and the CFIR
+interpreter (:func:`compiler.lattice.seqcfir.interpret`) run. All state lives in a
+:class:`Cursors`: one position per physical leaf (a tensor's level, a universe), so a π0 loop
+and the π1 loop inside it share their operand's cursor, and the loops of one lattice continue
+where the previous one stopped (each leaf is initialized once per series of loops, §13.8).
+
+* a level iterates its fiber under its parent's current coordinate; its locate is a lower bound;
+* ``∪``/``∩`` evaluate to the minimum, are valid while *both* operands are (drop-out semantics:
+  the lattice's next loop picks up the rest), equal ``x`` when both do, and step the operands at
+  the current coordinate; an intersection also steps the operand behind until both meet (under
+  a projection, slice or product no switch tests it, so it must only stop at common coordinates);
+* ``×`` steps its right operand, and on its end steps the left and restarts the right (skipping
+  empty fibers, Fig. 20); ``a ⊔ b`` iterates ``a`` (its loop is the pad), ``|a| + b`` iterates
+  ``b`` shifted; a slice locates its start and skips to the stride; π0 drains the rest of its
+  group on next, π1 is valid while its operand stays in the group its π0 loop is at.
+
+>>> from compiler.lattice.sequences import Level, Product
+>>> A0 = Level("A", 0, "dense", 2, "i"); A1 = Level("A", 1, "compressed", 3, "j")
+>>> st = Cursors({"A": {(0, 1), (1, 0), (1, 2)}})
+>>> it = SeqIterator(Product(A0, A1), st)
+>>> it.init(); out = []
+>>> while it.valid():
+...     out.append(it.eval()); it.next()
+>>> out
+[1, 3, 5]
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Intersect, Offset, Pad, Product, Project, Seq,
+                        SequenceError, Slice, Union, leaf_fiber, lower_bound, walk)
+
+
+class Cursors:
+    """Iteration state: per leaf key its fiber and position, per π0 its group coordinate.
+
+    ``data`` maps a tensor's name to its stored coordinates (a set of tuples, or a dict from
+    coordinates to values); ``env`` binds coordinates fixed outside (an enclosing loop's).
+    """
+
+    def __init__(self, data: Mapping, env: Mapping | None = None):
+        self.data = data
+        self.env = dict(env or {})
+        self.fiber: dict = {}
+        self.pos: dict = {}
+        self.group: dict = {}
+        self.absent: frozenset = frozenset()    # leaves not at the coordinate an inner fiber is under
+
+    def start(self, leaf) -> None:
+        env = dict(self.env)
+        if hasattr(leaf, "tensor"):
+            for m in range(leaf.mode):
+                key = (leaf.tensor, m)
+                if key in self.absent:
+                    env[key] = ABSENT
+                elif key in self.pos:
+                    env[key] = self.eval_leaf(key) if self.valid_leaf(key) else ABSENT
+        self.fiber[leaf.key] = leaf_fiber(leaf, self.data, env)
+        self.pos[leaf.key] = 0
+
+    def valid_leaf(self, key) -> bool:
+        if key not in self.pos:
+            raise SequenceError(f"iterator {key} used before it was initialized")
+        return self.pos[key] < len(self.fiber[key])
+
+    def eval_leaf(self, key) -> int:
+        return self.fiber[key][self.pos[key]]
+
+
+def init(s: Seq, st: Cursors) -> None:
+    """Initialize ``s``'s iterators: locate the first coordinate (a π1 keeps its shared cursor)."""
+    if isinstance(s, LEAVES):
+        st.start(s)
+    elif isinstance(s, (Union, Intersect, Concat)):
+        init(s.a, st)
+        init(s.b, st)
+        if isinstance(s, Intersect):
+            _meet(s, st)
+    elif isinstance(s, Product):
+        init(s.a, st)
+        _restart(s, st)
+        _skip_empty(s, st)
+    elif isinstance(s, Project):
+        if s.k == 0:
+            init(s.a, st)
+        elif s.group_key not in st.group:
+            raise SequenceError(f"{s} is iterated outside a loop over {Project(0, s.a, s.J)}")
+    elif isinstance(s, Slice):
+        init(s.a, st)
+        _align(s.a, s, st, seek=True)
+    elif isinstance(s, (Offset, Pad)):
+        init(s.a, st)
+
+
+reset = init
+
+
+def _skip_empty(s: Product, st: Cursors) -> None:
+    # an exhausted inner fiber moves the outer operand on and restarts the inner one there
+    while valid(s.a, st) and not valid(s.b, st):
+        next_(s.a, st)
+        _restart(s, st)
+
+
+def _restart(s: Product, st: Cursors) -> None:
+    """(Re)initialize the inner operand under the outer one's coordinate: the fiber of a level
+    whose parent is an outer leaf not at that coordinate (``(i_A ∪ i_b) × j_A`` where only
+    ``b`` has the row) is empty, not the row the parent's cursor is at."""
+    outside = st.absent
+    if valid(s.a, st):
+        x = eval_(s.a, st)
+        st.absent = outside | frozenset(leaf.key for leaf in s.a.iters()) - at_leaves(s.a, st, x)
+    try:
+        init(s.b, st)
+    finally:
+        st.absent = outside
+
+
+def at_leaves(s: Seq, st: Cursors, x: int) -> frozenset:
+    """The keys of the leaves of ``s`` that are at its coordinate ``x``."""
+    if isinstance(s, LEAVES):
+        return frozenset([s.key]) if equals(s, st, x) else frozenset()
+    if isinstance(s, Union):
+        return at_leaves(s.a, st, x) | at_leaves(s.b, st, x)
+    if isinstance(s, (Intersect, Product)):
+        n = s.b.size() if isinstance(s, Product) else None
+        a = at_leaves(s.a, st, x // n if n else x)
+        b = at_leaves(s.b, st, x % n if n else x)
+        return a | b if a and b else frozenset()
+    if isinstance(s, Project):
+        if s.k == 0:
+            return frozenset(leaf.key for leaf in s.a.iters()) if equals(s, st, x) else frozenset()
+        return at_leaves(s.a, st, st.group[s.group_key] * s.J + x)
+    if isinstance(s, Slice):
+        return at_leaves(s.a, st, x * s.step + s.start)
+    if isinstance(s, Offset):
+        return at_leaves(s.a, st, x - s.n) if x >= s.n else frozenset()
+    if isinstance(s, (Pad, Concat)):
+        return at_leaves(s.a, st, x) if x < s.a.size() else frozenset()
+    return frozenset()
+
+
+def _meet(s: Intersect, st: Cursors) -> None:
+    # step the operand behind until both are at one coordinate: an intersection under a
+    # projection, slice or product is evaluated as a whole there, where no switch tests it
+    while valid(s.a, st) and valid(s.b, st):
+        x, y = eval_(s.a, st), eval_(s.b, st)
+        if x == y:
+            return
+        advance(s.a if x < y else s.b, st, min(x, y))
+
+
+def _drain(s: Seq, st: Cursors, in_group) -> None:
+    # each operand of a union or intersection (or of a projection of one) separately: one
+    # running out must not leave the other in the group (the loop after this one iterates it)
+    if isinstance(s, (Union, Intersect)):
+        _drain(s.a, st, in_group)
+        _drain(s.b, st, in_group)
+        if isinstance(s, Intersect):
+            _meet(s, st)
+        return
+    if isinstance(s, Project) and s.k == 0:
+        _drain(s.a, st, lambda x: in_group(x // s.J))
+        return
+    if isinstance(s, Offset):
+        _drain(s.a, st, lambda x: in_group(x + s.n))
+        return
+    if isinstance(s, (Pad, Concat)):
+        _drain(s.a, st, in_group)
+        return
+    if isinstance(s, Slice):
+        _drain(s.a, st, lambda x: x < s.stop and in_group((x - s.start) // s.step))
+        _align(s.a, s, st)
+        return
+    while valid(s, st) and in_group(eval_(s, st)):
+        next_(s, st)
+
+
+def _align(a: Seq, s: Slice, st: Cursors, seek: bool = False) -> None:
+    # each operand of a union on its own: the loop over one operand's slice that follows the
+    # union's must find it in the slice too
+    if isinstance(a, Union):
+        _align(a.a, s, st, seek)
+        _align(a.b, s, st, seek)
+        return
+    if seek and isinstance(a, LEAVES) and valid(a, st) and eval_(a, st) < s.start:
+        locate(a, st, s.start)
+    while valid(a, st) and eval_(a, st) < s.stop and (
+            eval_(a, st) < s.start or (eval_(a, st) - s.start) % s.step):
+        next_(a, st)
+
+
+def resume(s: Seq, st: Cursors) -> None:
+    """Enter the next loop of a lattice: a product whose outer operand moved on when the loop
+    before stopped (an operand of ``a ∪ b`` ran out) restarts its inner operand there, and a
+    slice skips to its stride in what it iterates now (the offset side of a concatenation)."""
+    for node in reversed(list(walk(s))):      # operands before the nodes over them
+        if isinstance(node, Product) and valid(node.a, st) and not valid(node.b, st):
+            _restart(node, st)
+            _skip_empty(node, st)
+        elif isinstance(node, Slice):
+            # the right side of a concatenation under it starts its own stride
+            _align(node.a, node, st)
+        elif isinstance(node, Intersect):
+            # the operand that ran out took the other out of step with the one left
+            _meet(node, st)
+
+
+def valid(s: Seq, st: Cursors) -> bool:
+    """Whether none of ``s``'s edge sequences has run out."""
+    if isinstance(s, LEAVES):
+        return st.valid_leaf(s.key)
+    if isinstance(s, EMPTIES):
+        return False
+    if isinstance(s, (Union, Intersect, Product)):
+        return valid(s.a, st) and valid(s.b, st)
+    if isinstance(s, Project):
+        if s.k == 0:
+            return valid(s.a, st)
+        return valid(s.a, st) and eval_(s.a, st) // s.J == st.group.get(s.group_key)
+    if isinstance(s, Slice):
+        return valid(s.a, st) and eval_(s.a, st) < s.stop
+    if isinstance(s, (Offset, Pad, Concat)):
+        return valid(s.a, st)
+    raise TypeError(f"not a sequence expression: {s!r}")
+
+
+def eval_(s: Seq, st: Cursors) -> int:
+    """The current coordinate of ``s`` (valid ``s`` only)."""
+    if isinstance(s, LEAVES):
+        return st.eval_leaf(s.key)
+    if isinstance(s, (Union, Intersect)):
+        return min(eval_(s.a, st), eval_(s.b, st))
+    if isinstance(s, Product):
+        return eval_(s.a, st) * s.b.size() + eval_(s.b, st)
+    if isinstance(s, Project):
+        x = eval_(s.a, st)
+        return x // s.J if s.k == 0 else x % s.J
+    if isinstance(s, Slice):
+        return (eval_(s.a, st) - s.start) // s.step
+    if isinstance(s, Offset):
+        return s.n + eval_(s.a, st)
+    if isinstance(s, (Pad, Concat)):
+        return eval_(s.a, st)
+    raise SequenceError(f"{s} has no current coordinate")
+
+
+def equals(s: Seq, st: Cursors, x: int) -> bool:
+    """Whether ``s`` is at ``x``: for ``∪``/``∩`` both operands are (a switch case's test)."""
+    if isinstance(s, EMPTIES):
+        return False
+    if isinstance(s, (Union, Intersect)):
+        return equals(s.a, st, x) and equals(s.b, st, x)
+    if isinstance(s, Product):
+        n = s.b.size()
+        return equals(s.a, st, x // n) and equals(s.b, st, x % n)
+    if isinstance(s, Slice):
+        return equals(s.a, st, x * s.step + s.start)
+    if isinstance(s, Offset):
+        return x >= s.n and equals(s.a, st, x - s.n)
+    if isinstance(s, Pad):
+        return equals(s.a, st, x)
+    if isinstance(s, Concat):
+        return x < s.a.size() and equals(s.a, st, x)
+    return valid(s, st) and eval_(s, st) == x
+
+
+def next_(s: Seq, st: Cursors) -> None:
+    """Step ``s`` to its next coordinate (``∪``/``∩``: the operands at the current one)."""
+    if isinstance(s, LEAVES):
+        st.pos[s.key] += 1
+    elif isinstance(s, (Union, Intersect)):
+        advance(s, st, eval_(s, st))
+    elif isinstance(s, Product):
+        next_(s.b, st)
+        _skip_empty(s, st)
+    elif isinstance(s, Project):
+        if s.k == 0:
+            # drain the rest of the group, or the inner π1 loop's leftovers repeat the row
+            g = eval_(s, st)
+            _drain(s.a, st, lambda x: x // s.J == g)
+        else:
+            next_(s.a, st)
+    elif isinstance(s, Slice):
+        next_(s.a, st)
+        _align(s.a, s, st)
+    elif isinstance(s, (Offset, Pad, Concat)):
+        next_(s.a, st)
+
+
+def advance(s: Seq, st: Cursors, x: int) -> None:
+    """The conditional next after a switch: step only the sub-iterators that are at ``x``."""
+    if isinstance(s, (Union, Intersect)):
+        advance(s.a, st, x)
+        advance(s.b, st, x)
+        if isinstance(s, Intersect):
+            _meet(s, st)
+    elif valid(s, st) and eval_(s, st) == x:
+        next_(s, st)
+
+
+def locate(s: Seq, st: Cursors, x: int) -> None:
+    """Move ``s``'s iterators to coordinate ``x`` (a level: the first stored coordinate >= x)."""
+    if isinstance(s, LEAVES):
+        st.pos[s.key] = lower_bound(st.fiber[s.key], x)
+    elif isinstance(s, (Union, Intersect)):
+        locate(s.a, st, x)
+        locate(s.b, st, x)
+    elif isinstance(s, Product):
+        n = s.b.size()
+        locate(s.a, st, x // n)
+        _restart(s, st)     # the inner fiber is the one under the located outer coordinate
+        locate(s.b, st, x % n)
+    elif isinstance(s, Project):
+        if s.k == 0:
+            locate(s.a, st, x * s.J)
+        else:
+            locate(s.a, st, st.group[s.group_key] * s.J + x)
+    elif isinstance(s, Slice):
+        locate(s.a, st, x * s.step + s.start)
+    elif isinstance(s, Offset):
+        locate(s.a, st, x - s.n)
+    elif isinstance(s, Pad):
+        locate(s.a, st, x)
+    elif isinstance(s, Concat):
+        if x < s.a.size():
+            locate(s.a, st, x)
+        else:
+            locate(s.b, st, x - s.a.size())
+
+
+def enter(s: Seq, st: Cursors) -> None:
+    """Record the group each valid π0 in ``s`` is at, for the π1 loops in the body."""
+    for node in walk(s):
+        if isinstance(node, Project) and node.k == 0 and valid(node, st):
+            st.group[node.group_key] = eval_(node, st)
+
+
+class SeqIterator:
+    """The iterator-model interface over one sequence and shared :class:`Cursors`."""
+
+    def __init__(self, seq: Seq, state: Cursors):
+        self.seq = seq
+        self.state = state
+
+    def init(self):
+        init(self.seq, self.state)
+
+    reset = init
+
+    def valid(self) -> bool:
+        return valid(self.seq, self.state)
+
+    def eval(self) -> int:
+        return eval_(self.seq, self.state)
+
+    def equals(self, x: int) -> bool:
+        return equals(self.seq, self.state, x)
+
+    def next(self, at: int | None = None):
+        """Unconditional next, or with ``at`` the conditional one (only what is at ``at``)."""
+        if at is None:
+            next_(self.seq, self.state)
+        else:
+            advance(self.seq, self.state, at)
+
+    def locate(self, x: int):
+        locate(self.seq, self.state, x)
+
+
+__all__ = ["Cursors", "SeqIterator", "init", "reset", "valid", "eval_", "equals", "next_", "advance",
+           "locate", "enter", "resume", "at_leaves"]

@@ -1,0 +1,540 @@
+"""Generalized iteration lattices over sequence expressions (shape-operators.md §6; the paper's
+Figs. 12, 13 and 27), and their brute-force check.
+
+A point is a sequence; its edges are the sub-sequences that can run out first (:func:`edges`,
+Fig. 13: a product or concatenation only through its left operand, a slice or projection also by
+itself). Removing an edge replaces it by ``𝓕`` when it is dense and ``∅`` otherwise
+(:func:`remove`); :func:`simplify` then applies Fig. 27's rules bottom-up, each recorded by name,
+with the notes' fix to concatenation (``a ⊔ b`` with ``a`` done is ``|a| + b`` whatever ``a``'s
+density; ``𝓕`` only once both sides are). Given the live iterators ``defs`` (bound by enclosing
+loops), a level whose parent is not live and a π1 whose π0 is not live are removed too. Points
+are built top-down, memoized by structural equality (a DAG), laid out in topological order;
+the sub-points of a point are its descendants iterating a subset of its iterators (the point
+first): a concatenation's ``|a| + b`` is not one (its edge is dotted in the drawing).
+
+:func:`check_seq_lattice` runs the loops, in topological order, each until an edge sequence
+runs out, over random leaf data, and checks that every coordinate of the set semantics is
+visited once, by the case of the sub-point whose iterators are at it.
+
+>>> from compiler.lattice.sequences import Level, Union
+>>> a = Level("a", 0, "compressed", 5); b = Level("b", 0, "compressed", 5)
+>>> L = build_seq_lattice(Union(a, b))
+>>> print(L.text())
+lattice of i_a ∪ i_b
+p0 i_a ∪ i_b  (sub-points p0 p1 p2)
+  -[i_a]-> p2 i_b
+  -[i_b]-> p1 i_a
+p1 i_a  (sub-points p1)
+  -[i_a]-> ∅
+p2 i_b  (sub-points p2)
+  -[i_b]-> ∅
+>>> check_seq_lattice(L).exact
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from .. import serialize
+from ..trace import Rewrite
+from .seqiter import Cursors, advance, enter, equals, eval_, init, resume, valid
+from .sequences import (ABSENT, EMPTIES, LEAVES, Concat, Empty, Full, Intersect, Level, Offset, Pad, Product,
+                        Project, Seq, SequenceError, Slice, Union, bind, coordinates, rebuild, walk)
+
+
+# -- edges and removal ----------------------------------------------------------------------------
+
+
+def edges(s: Seq) -> list[Seq]:
+    """The sub-sequences whose running out changes the state (Fig. 13, with U, offset and pad).
+
+    >>> from compiler.lattice.sequences import Level, Product, Slice
+    >>> a = Level("a", 0, "compressed", 4); b = Level("b", 0, "compressed", 2)
+    >>> [str(e) for e in edges(Product(Slice(a, 1, 4), b))]
+    ['i_a[1:4]', 'i_a']
+    """
+    out: list[Seq] = []
+
+    def add(xs):
+        for x in xs:
+            if x not in out:
+                out.append(x)
+
+    if isinstance(s, LEAVES):
+        add([s])
+    elif isinstance(s, (Union, Intersect)):
+        add(edges(s.a))
+        add(edges(s.b))
+    elif isinstance(s, (Product, Concat, Offset, Pad)):
+        # the right operand of a product restarts inside the product iterator; a concatenation's
+        # right side only starts once its left side is done
+        add(edges(s.a))
+    elif isinstance(s, (Project, Slice)):
+        add([s])
+        add(edges(s.a))
+    return out
+
+
+def remove(sub: Seq, s: Seq) -> Seq:
+    """``s`` with every occurrence of ``sub`` replaced by ``𝓕`` (``sub`` dense) or ``∅``.
+
+    >>> from compiler.lattice.sequences import Level, Union
+    >>> a = Level("a", 0, "compressed", 3); d = Level("d", 0, "dense", 3)
+    >>> print(remove(d, Union(a, d)), remove(a, Union(a, d)))
+    i_a ∪ 𝓕 ∅ ∪ i_d
+    """
+    if s == sub:
+        return (Full if sub.dense else Empty)(sub.size(), str(sub))
+    kids = s.children()
+    return rebuild(s, tuple(remove(sub, c) for c in kids)) if kids else s
+
+
+# -- simplification (Fig. 27) ---------------------------------------------------------------------
+
+
+def live_keys(s: Seq) -> frozenset:
+    """What a loop over ``s`` makes live: its iterated leaves and the groups of its π0s."""
+    keys = {leaf.key for leaf in s.iterated()}
+    keys |= {n.group_key for n in walk(s) if isinstance(n, Project) and n.k == 0}
+    return frozenset(keys)
+
+
+def _gone(s: Seq) -> Seq:
+    # ∅ even for a dense level (the artifact's 𝓕): an unbound level has no coordinates here, it
+    # did not run to its end; as 𝓕 it would end a union over it (vstack of CSR and dense rows)
+    return Empty(s.size(), str(s))
+
+
+def _label(side: Seq) -> str:
+    return f"|{side.was}|" if side.was else str(side.size())
+
+
+def _rules(s: Seq):
+    """The first applicable Fig. 27 rule of ``s``'s row: (name, result), or None."""
+    F, E = Full, EMPTIES
+    if isinstance(s, Union):
+        if isinstance(s.a, F) or isinstance(s.b, F):
+            return "union-full", Full(s.size())
+        if isinstance(s.a, Empty):
+            return "union-left-empty", s.b
+        if isinstance(s.b, Empty):
+            return "union-right-empty", s.a
+    elif isinstance(s, Intersect):
+        if isinstance(s.a, F) or isinstance(s.b, F):
+            return "intersect-full", Full(s.size())
+        if isinstance(s.a, Empty) or isinstance(s.b, Empty):
+            return "intersect-empty", Empty(s.size())
+    elif isinstance(s, Product):
+        # ordered: a dense inner operand makes an exhausted dense outer one 𝓕, else ∅
+        if isinstance(s.a, F) and s.b.dense:
+            return "product-full", Full(s.size())
+        if isinstance(s.a, E):
+            return "product-empty", Empty(s.size())
+        if isinstance(s.b, Empty):
+            return "product-inner-empty", Empty(s.size())
+        if isinstance(s.b, F):
+            raise SequenceError(f"{s}: the inner operand of a product ran out for good while the "
+                                f"outer one goes on (an inner level shared with another operand)")
+    elif isinstance(s, Concat):
+        # the notes' fix of Fig. 27's first rule: a done left side leaves the offset right side
+        if isinstance(s.a, F) and isinstance(s.b, F):
+            return "concat-full", Full(s.size())
+        if isinstance(s.a, E) and isinstance(s.b, E):
+            return "concat-empty", Empty(s.size())
+        if isinstance(s.a, E):
+            return "concat-left-done", Offset(s.a.size(), s.b, _label(s.a))
+        if isinstance(s.b, E):
+            return "concat-right-done", Pad(s.a, s.b.size(), _label(s.b))
+    elif isinstance(s, (Offset, Pad)):
+        # never dense (a part of the dimension is missing), so ∅ even when a dense X ran out
+        if isinstance(s.a, E):
+            return ("offset" if isinstance(s, Offset) else "pad") + "-empty", Empty(s.size())
+    elif isinstance(s, (Project, Slice)):
+        name = {Project: "projection", Slice: "slice"}[type(s)]
+        if isinstance(s.a, F):
+            return f"{name}-full", Full(s.size())
+        if isinstance(s.a, Empty):
+            return f"{name}-empty", Empty(s.size())
+    return None
+
+
+def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> Seq:
+    """``s`` simplified bottom-up by Fig. 27's rules, each application appended to ``log``.
+
+    ``defs`` are the live iterator keys (:func:`live_keys` of enclosing loops and locators);
+    ``None`` means every level is bound.
+
+    >>> from compiler.lattice.sequences import Level, Product, Union, Empty
+    >>> a = Level("a", 0, "compressed", 2); b = Level("b", 0, "compressed", 3)
+    >>> c = Level("c", 0, "compressed", 6); log = []
+    >>> print(simplify(Union(Product(Empty(2), b), c), log=log))
+    i_c
+    >>> [r.rule for r in log]
+    ['product-empty', 'union-left-empty']
+    """
+    log = [] if log is None else log
+    if isinstance(s, Level) and defs is not None and s.mode and s.parent_key not in defs:
+        out = _gone(s)
+        log.append(Rewrite("level-not-live", str(s), str(out)))
+        return out
+    if isinstance(s, Project) and s.k == 1 and defs is not None and s.group_key not in defs:
+        out = _gone(s)
+        log.append(Rewrite("projection-not-live", str(s), str(out)))
+        return out
+    kids = s.children()
+    if not kids:
+        return s
+    if isinstance(s, Product):
+        a = simplify(s.a, defs, log)
+        inner = None if defs is None else defs | live_keys(a)
+        new = (a, simplify(s.b, inner, log))
+    else:
+        new = tuple(simplify(c, defs, log) for c in kids)
+    if new != kids:
+        s = rebuild(s, new)
+    hit = _rules(s)
+    if hit is None:
+        return s
+    name, out = hit
+    log.append(Rewrite(name, str(s), str(out)))
+    return simplify(out, defs, log) if out.children() else out
+
+
+# -- the lattice -----------------------------------------------------------------------------------
+
+
+@serialize.node
+@dataclass(frozen=True)
+class SeqEdge:
+    """An edge: ``removed`` ran out; the state goes to point ``target`` (or ends, ``result`` ∅/𝓕)."""
+
+    removed: Seq
+    target: int | None
+    result: Seq
+    sub_point: bool
+
+
+@serialize.node
+@dataclass(frozen=True)
+class SeqPoint:
+    """A lattice point: its sequence, its edges, its sub-points (itself first, most specific first)."""
+
+    seq: Seq
+    edges: tuple
+    subs: tuple
+
+
+@serialize.node
+@dataclass
+class SeqLattice:
+    """The lattice of a sequence: points in topological order (point 0 is the root)."""
+
+    seq: Seq
+    points: list
+    rewrites: list = field(default_factory=list)
+    defs: tuple = ()
+
+    def text(self, ascii: bool = False) -> str:
+        lines = [f"lattice of {self.seq.text(ascii)}"]
+        for n, p in enumerate(self.points):
+            subs = " ".join(f"p{k}" for k in p.subs)
+            lines.append(f"p{n} {p.seq.text(ascii)}  (sub-points {subs})")
+            for e in p.edges:
+                to = f"p{e.target} {e.result.text(ascii)}" if e.target is not None else e.result.text(ascii)
+                arrow = "->" if e.sub_point or e.target is None else "..>"
+                lines.append(f"  -[{e.removed.text(ascii)}]{arrow} {to}")
+        return "\n".join(lines)
+
+    def pretty(self) -> str:
+        return self.text()
+
+    def dot(self) -> str:
+        """Points labelled with their order and sequence; edges with the removed sequence, dotted
+        to a point that is not a sub-point (a concatenation's offset side)."""
+        def q(t):
+            return t.replace("\\", "\\\\").replace('"', '\\"')
+
+        lines = ["digraph seqlattice {", '  node [shape=box, fontname="monospace"];']
+        ends = set()
+        for n, p in enumerate(self.points):
+            lines.append(f'  p{n} [label="{n}: {q(str(p.seq))}", style=filled, fillcolor="#dbeafe"];')
+        for n, p in enumerate(self.points):
+            for e in p.edges:
+                if e.target is None:
+                    end = "full" if isinstance(e.result, Full) else "empty"
+                    if end not in ends:
+                        ends.add(end)
+                        lines.append(f'  {end} [label="{e.result}", shape=plaintext];')
+                    lines.append(f'  p{n} -> {end} [label="{q(str(e.removed))}"];')
+                else:
+                    style = "" if e.sub_point else ", style=dotted"
+                    lines.append(f'  p{n} -> p{e.target} [label="{q(str(e.removed))}"{style}];')
+        lines.append("}")
+        return "\n".join(lines)
+
+
+def boundaries(s: Seq) -> list:
+    """``(position, concatenation)`` for each place, in ``s``'s coordinates, where the loops
+    over a concatenation inside ``s`` change from its first operand to its second.
+
+    >>> from compiler.lattice.sequences import Level, Concat, Slice
+    >>> a, b = Level("a", 0, "compressed", 3), Level("b", 0, "compressed", 4)
+    >>> [at for at, _ in boundaries(Slice(Concat(a, b), 1, 7, 2))]
+    [1]
+    """
+    if isinstance(s, Concat):
+        n = s.a.size()
+        return [(n, s)] + boundaries(s.a) + [(n + x, c) for x, c in boundaries(s.b)]
+    if isinstance(s, (Union, Intersect)):
+        return boundaries(s.a) + boundaries(s.b)
+    if isinstance(s, Slice):
+        return [(-(-(x - s.start) // s.step), c) for x, c in boundaries(s.a) if s.start < x < s.stop]
+    if isinstance(s, Offset):
+        return [(x + s.n, c) for x, c in boundaries(s.a)]
+    if isinstance(s, Pad):
+        return boundaries(s.a)
+    if isinstance(s, Product):
+        return [(x * s.b.size(), c) for x, c in boundaries(s.a)]
+    if isinstance(s, Project) and s.k == 0:
+        return [(x // s.J, c) for x, c in boundaries(s.a)]
+    return []
+
+
+def unsupported(seq: Seq) -> str | None:
+    """Why the lattice of ``seq`` cannot be iterated by the paper's loops, or None.
+
+    * a union or concatenation inside a product's right operand: edges come only from the left
+      operand (Fig. 13), so the right one's operands running out separately is no state of the
+      lattice, and the drop-out loop would skip the other operand's rest of the fiber;
+    * a projection ``π0(a ⊔ b, J)`` with ``J`` not dividing ``|a|``: a group straddles the two
+      fissioned loops and would be visited by both; likewise ``π0((a ∪ b) × c, J)``, whose
+      group the loop after ``a`` runs out would visit again.
+
+    >>> from compiler.lattice.sequences import Level, Product, Union
+    >>> a, b, c = (Level(t, 0, "compressed", 2) for t in "abc")
+    >>> print(unsupported(Product(a, Union(b, c))))
+    i_a × (i_b ∪ i_c): a union or concatenation (i_b ∪ i_c) in the right operand of a product is not supported (the lattice takes edges only from the left operand)
+    """
+    for node in walk(seq):
+        if isinstance(node, Product):
+            for inner in walk(node.b):
+                if isinstance(inner, (Union, Concat)):
+                    return (f"{node}: a union or concatenation ({inner}) in the right operand of a product "
+                            f"is not supported (the lattice takes edges only from the left operand)")
+        if isinstance(node, Project) and node.k == 0:
+            for at, cat in boundaries(node.a):
+                if at % node.J:
+                    return (f"{node}: the groups of {node.J} straddle position {at}, where {cat} moves "
+                            f"on to its second operand; such a split of a concatenation is not supported")
+            for inner in walk(node.a):
+                if isinstance(inner, Product) and any(isinstance(u, Union) for u in walk(inner.a)):
+                    return (f"{node}: a split of a product over a union ({inner}) is not supported (a "
+                            f"group would be left half drained when an operand of the union runs out)")
+    return None
+
+
+def build_seq_lattice(seq: Seq, defs=frozenset()) -> SeqLattice:
+    """The lattice of ``seq`` (Fig. 12), top-down, with memoized points.
+
+    ``defs``: the live iterator keys of enclosing loops (a level below one of them, or a π1 of
+    their π0, is bound there); None: every level is taken as bound.
+    """
+    why = unsupported(seq)
+    if why:
+        raise SequenceError(why)
+    log: list = []
+    defs = None if defs is None else frozenset(defs)
+    root = simplify(seq, defs, log)
+    found: dict = {}      # sequence -> discovery number
+    raw: list = []        # per discovered point: [(removed, child sequence)]
+
+    def construct(s: Seq) -> int:
+        if s in found:
+            return found[s]
+        found[s] = len(raw)
+        raw.append((s, []))
+        me = found[s]
+        for sub in edges(s):
+            r = remove(sub, s)
+            log.append(Rewrite("remove-" + ("full" if sub.dense else "empty"), f"{sub} from {s}", str(r)))
+            t = simplify(r, defs, log)
+            raw[me][1].append((sub, t))
+            if not isinstance(t, EMPTIES):
+                construct(t)
+        return me
+
+    if isinstance(root, EMPTIES):
+        return SeqLattice(seq, [], log, tuple(sorted(map(str, defs or ()))))
+    construct(root)
+    # topological order: reverse post-order, children in edge order
+    order: list = []
+    seen: set = set()
+
+    def visit(n: int):
+        seen.add(n)
+        for _, t in raw[n][1]:
+            if not isinstance(t, EMPTIES) and found[t] not in seen:
+                visit(found[t])
+        order.append(n)
+
+    visit(0)
+    order.reverse()
+    pos = {n: k for k, n in enumerate(order)}
+
+    def descendants(n: int) -> set:
+        out, todo = set(), [n]
+        while todo:
+            m = todo.pop()
+            for _, t in raw[m][1]:
+                if not isinstance(t, EMPTIES) and found[t] not in out:
+                    out.add(found[t])
+                    todo.append(found[t])
+        return out
+
+    points = []
+    for n in order:
+        s, outs = raw[n]
+        mine = s.iterated()
+        subs = [n] + sorted((d for d in descendants(n) if d != n and raw[d][0].iterated() <= mine),
+                            key=pos.get)
+        es = tuple(SeqEdge(sub, None if isinstance(t, EMPTIES) else pos[found[t]], t,
+                           not isinstance(t, EMPTIES) and found[t] in subs)
+                   for sub, t in outs)
+        points.append(SeqPoint(s, es, tuple(pos[d] for d in subs)))
+    return SeqLattice(seq, points, log, tuple(sorted(map(str, defs or ()))))
+
+
+# -- brute-force check -----------------------------------------------------------------------------
+
+
+@dataclass
+class SeqCheck:
+    """What :func:`check_seq_lattice` found over its trials (each a list of messages)."""
+
+    missing: list = field(default_factory=list)
+    extra: list = field(default_factory=list)
+    repeated: list = field(default_factory=list)
+    unordered: list = field(default_factory=list)
+    wrong_case: list = field(default_factory=list)
+    trials: int = 0
+
+    @property
+    def exact(self) -> bool:
+        return not (self.missing or self.extra or self.repeated or self.unordered or self.wrong_case)
+
+
+def present_leaves(s: Seq, x: int, data, env: Mapping | None = None) -> frozenset:
+    """The iterated leaves of ``s`` that are at its coordinate ``x`` (the case that must run)."""
+    env = env or {}
+    if x not in coordinates(s, data, env):
+        return frozenset()
+    if isinstance(s, LEAVES):
+        return frozenset([s])
+    if isinstance(s, (Union, Intersect)):
+        return present_leaves(s.a, x, data, env) | present_leaves(s.b, x, data, env)
+    if isinstance(s, Product):
+        n = s.b.size()
+        return present_leaves(s.a, x // n, data, env) | present_leaves(s.b, x % n, data,
+                                                                       bind(s.a, x // n, data, env))
+    if isinstance(s, Concat):
+        return present_leaves(s.a, x, data, env) if x < s.a.size() else frozenset()
+    if isinstance(s, Project):
+        if s.k == 0:
+            return s.a.iterated()
+        return present_leaves(s.a, env[s.group_key] * s.J + x, data, env)
+    if isinstance(s, Slice):
+        return present_leaves(s.a, s.start + s.step * x, data, env)
+    if isinstance(s, Offset):
+        return present_leaves(s.a, x - s.n, data, env)
+    if isinstance(s, Pad):
+        return present_leaves(s.a, x, data, env)
+    return frozenset()
+
+
+def run_lattice(L: SeqLattice, data, env: Mapping | None = None, state: Cursors | None = None):
+    """Run the loops of ``L``, each until an edge sequence runs out: ``[(point, case, x)]`` per
+    visited coordinate (``case`` None when no sub-point is at ``x``: nothing to do there)."""
+    st = state or Cursors(data, env)
+    visits = []
+    if not L.points:
+        return visits
+    init(L.points[0].seq, st)
+    budget = 4 * L.seq.size() + 16
+    for n, p in enumerate(L.points):
+        if not all(valid(e, st) for e in edges(p.seq)):
+            continue     # an edge of this point ran out: not the state the loops reached
+        resume(p.seq, st)
+        while valid(p.seq, st):
+            budget -= 1
+            if budget < 0:
+                raise SequenceError(f"the loop over {p.seq} does not terminate")
+            x = eval_(p.seq, st)
+            enter(p.seq, st)
+            case = next((k for k in p.subs if equals(L.points[k].seq, st, x)), None)
+            visits.append((n, case, x))
+            advance(p.seq, st, x)
+    return visits
+
+
+def random_data(seq: Seq, rng, density: float | None = None) -> dict:
+    """Random stored coordinates for every tensor ``seq`` reads (sizes from its levels)."""
+    sizes: dict = {}
+    for leaf in seq.iters():
+        if isinstance(leaf, Level):
+            sizes.setdefault(leaf.tensor, {})[leaf.mode] = leaf.extent
+    data = {}
+    for t, modes in sizes.items():
+        dims = [modes.get(m, 1) for m in range(max(modes) + 1)]
+        p = rng.choice([0.0, 0.2, 0.5, 0.9, 1.0]) if density is None else density
+        mask = rng.random(dims) < p
+        data[t] = {tuple(int(c) for c in idx) for idx in zip(*np.nonzero(mask))}
+    return data
+
+
+def check_seq_lattice(L: SeqLattice, *, trials: int = 20, seed: int = 0, data=None,
+                      env: Mapping | None = None) -> SeqCheck:
+    """Check ``L`` against the set semantics over ``trials`` random data sets (or ``data``):
+    the loops visit each coordinate of ``L.seq`` once, in increasing order within a loop, and
+    at each the case whose iterators are exactly those at the coordinate."""
+    rng = np.random.default_rng(seed)
+    res = SeqCheck()
+    for _ in range(1 if data is not None else trials):
+        d = data if data is not None else random_data(L.seq, rng)
+        res.trials += 1
+        want = coordinates(L.seq, d, env)
+        visits = run_lattice(L, d, env)
+        got = [x for _, case, x in visits if case is not None]
+        res.missing += [(x, d) for x in sorted(want - set(got))]
+        res.extra += [(x, d) for x in sorted(set(got) - want)]
+        res.repeated += [(x, d) for x in sorted(set(got)) if got.count(x) > 1]
+        for n in range(len(L.points)):
+            xs = [x for p, _, x in visits if p == n]
+            if xs != sorted(set(xs)):
+                res.unordered.append((n, xs, d))
+        for n, case, x in visits:
+            if case is None:
+                continue
+            seq = L.points[n].seq
+            expect = present_leaves(seq, x, d, env or {})
+            if L.points[case].seq.iterated() != expect:
+                res.wrong_case.append((n, x, str(L.points[case].seq), sorted(map(str, expect)), d))
+    return res
+
+
+def verify_seq_lattice(L: SeqLattice, **kw) -> SeqCheck:
+    """:func:`check_seq_lattice`, raising :class:`SequenceError` when it finds anything."""
+    res = check_seq_lattice(L, **kw)
+    if not res.exact:
+        raise SequenceError(f"the lattice of {L.seq} is wrong: missing {res.missing[:2]}, extra "
+                            f"{res.extra[:2]}, repeated {res.repeated[:2]}, unordered {res.unordered[:2]}, "
+                            f"wrong case {res.wrong_case[:2]}; this is a bug in sparsescope:\n{L.text()}")
+    return res
+
+
+__all__ = ["edges", "remove", "simplify", "live_keys", "SeqEdge", "SeqPoint", "SeqLattice",
+           "build_seq_lattice", "run_lattice", "check_seq_lattice", "verify_seq_lattice", "SeqCheck",
+           "present_leaves", "random_data", "unsupported", "boundaries", "ABSENT"]

@@ -1,0 +1,549 @@
+"""BURRITO's sequence expressions (shape-operators.md §4): the ordered coordinate sets a forall
+iterates once shape operators are in the program.
+
+A leaf is a :class:`Level`, one level iterator of a tensor (``i_A``: tensor ``A``, mode 0, its
+kind and size), or the universe :class:`Universe` ``U_i`` of a broadcast. The combinators are
+:class:`Union` (``∪``, from ``+``), :class:`Intersect` (``∩``, from ``*``), :class:`Product`
+(``×``, collapse), :class:`Concat` (``⊔``, concat), :class:`Project` (``π0``/``π1``, split) and
+:class:`Slice` (``a[s:e:r]``); :class:`Offset` (``|a| + X``), :class:`Pad` (``X + |b|``),
+:class:`Empty` (``∅``) and :class:`Full` (``𝓕``) only appear while a lattice simplifies.
+
+Every node has a logical :meth:`~Seq.size` (the extent of the dimension it iterates, not its
+number of coordinates), a :attr:`~Seq.dense` predicate, its leaves (:meth:`~Seq.iters`) and the
+leaves its loop advances (:meth:`~Seq.iterated`: a concatenation's loop advances only its left
+side). :func:`coordinates` is the set-semantics reference evaluator every lattice and CFIR
+interpreter is checked against.
+
+Data are the stored coordinates of each tensor (``{"A": {(0, 1), (1, 0)}, ...}``): a dense
+level holds every coordinate of its extent, a compressed or singleton level those stored under
+its parent's coordinate (the parent is bound by an enclosing product, or by :func:`bind` from
+an enclosing loop).
+
+>>> A = Level("A", 0, "dense", 2, "i"); A1 = Level("A", 1, "compressed", 3, "j")
+>>> b = Level("b", 0, "compressed", 6, "k")
+>>> s = Union(Product(A, A1), b)
+>>> print(s, s.size(), s.dense)
+(i_A × j_A) ∪ k_b 6 False
+>>> sorted(coordinates(s, {"A": {(0, 1), (1, 0), (1, 2)}, "b": {(4,)}}))
+[1, 3, 4, 5]
+>>> print(s.text(ascii=True))
+(i_A * j_A) | k_b
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from .. import serialize
+from ..errors import SparsescopeError
+
+KINDS = ("dense", "compressed", "singleton")
+
+
+class SequenceError(SparsescopeError, ValueError):
+    """A sequence expression that does not fit together (sizes, slice bounds, an unbound level)."""
+
+
+class Seq:
+    """Base of the sequence expression nodes (frozen dataclasses; equality is structural)."""
+
+    def size(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def dense(self) -> bool:
+        raise NotImplementedError
+
+    def children(self) -> tuple:
+        return ()
+
+    def iters(self) -> frozenset:
+        """The leaves (levels and universes) this sequence reads."""
+        out = frozenset()
+        for c in self.children():
+            out |= c.iters()
+        return out
+
+    def iterated(self) -> frozenset:
+        """The leaves the loop over this sequence advances (a concatenation's: its left side's)."""
+        out = frozenset()
+        for c in self.children():
+            out |= c.iterated()
+        return out
+
+    def text(self, ascii: bool = False) -> str:
+        return _text(self, ascii, top=True)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Level(Seq):
+    """Level ``mode`` of ``tensor``, iterated by index ``index``: printed ``i_A``."""
+
+    tensor: str
+    mode: int
+    kind: str
+    extent: int
+    index: str = "i"
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise SequenceError(f"level {self.mode} of {self.tensor}: kind {self.kind!r} is not one of {KINDS}")
+        if self.extent < 0 or self.mode < 0:
+            raise SequenceError(f"level {self.mode} of {self.tensor}: negative size or mode")
+
+    @property
+    def key(self) -> tuple:
+        return (self.tensor, self.mode)
+
+    @property
+    def parent_key(self):
+        return (self.tensor, self.mode - 1) if self.mode else None
+
+    def size(self) -> int:
+        return self.extent
+
+    @property
+    def dense(self) -> bool:
+        return self.kind == "dense"
+
+    def iters(self) -> frozenset:
+        return frozenset([self])
+
+    iterated = iters
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Universe(Seq):
+    """``U_i``: every coordinate of ``[0, extent)`` (a broadcast dimension)."""
+
+    extent: int
+    index: str = "i"
+
+    @property
+    def key(self) -> tuple:
+        return ("U", self.index, self.extent)
+
+    def size(self) -> int:
+        return self.extent
+
+    dense = True
+
+    def iters(self) -> frozenset:
+        return frozenset([self])
+
+    iterated = iters
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Empty(Seq):
+    """``∅``: a sparse sequence with nothing left (``was`` names what it replaced, for printing)."""
+
+    extent: int
+    was: str = field(default="", compare=False)
+
+    def size(self) -> int:
+        return self.extent
+
+    dense = False
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Full(Seq):
+    """``𝓕``: a dense sequence that has been iterated to its end."""
+
+    extent: int
+    was: str = field(default="", compare=False)
+
+    def size(self) -> int:
+        return self.extent
+
+    dense = True
+
+
+def _same_size(op: str, a: Seq, b: Seq) -> None:
+    if a.size() != b.size():
+        raise SequenceError(f"{a} {op} {b}: the operands iterate dimensions of different sizes "
+                            f"({a.size()} and {b.size()})")
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Union(Seq):
+    """``a ∪ b``: coordinates of either (the sequence of ``+``)."""
+
+    a: Seq
+    b: Seq
+
+    def __post_init__(self):
+        _same_size("∪", self.a, self.b)
+
+    def children(self):
+        return (self.a, self.b)
+
+    def size(self):
+        return self.a.size()
+
+    @property
+    def dense(self):
+        return self.a.dense and self.b.dense
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Intersect(Seq):
+    """``a ∩ b``: coordinates of both (the sequence of ``*``)."""
+
+    a: Seq
+    b: Seq
+
+    def __post_init__(self):
+        _same_size("∩", self.a, self.b)
+
+    def children(self):
+        return (self.a, self.b)
+
+    def size(self):
+        return self.a.size()
+
+    @property
+    def dense(self):
+        return self.a.dense and self.b.dense
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Product(Seq):
+    """``a × b``: ``x·|b| + y`` for ``x`` in ``a`` and ``y`` in ``b`` under ``x`` (collapse)."""
+
+    a: Seq
+    b: Seq
+
+    def children(self):
+        return (self.a, self.b)
+
+    def size(self):
+        return self.a.size() * self.b.size()
+
+    @property
+    def dense(self):
+        return self.a.dense and self.b.dense
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Concat(Seq):
+    """``a ⊔ b``: ``a``'s coordinates, then ``b``'s shifted by ``|a|`` (concat)."""
+
+    a: Seq
+    b: Seq
+
+    def children(self):
+        return (self.a, self.b)
+
+    def size(self):
+        return self.a.size() + self.b.size()
+
+    @property
+    def dense(self):
+        return self.a.dense and self.b.dense
+
+    def iterated(self):
+        return self.a.iterated()
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Project(Seq):
+    """``π_k(a, J)``: ``x // J`` (k = 0, the outer index of a split) or ``x mod J`` (k = 1, the
+    inner index: the coordinates of the group the enclosing ``π0`` loop is at)."""
+
+    k: int
+    a: Seq
+    J: int
+
+    def __post_init__(self):
+        if self.k not in (0, 1):
+            raise SequenceError(f"projection π{self.k}: k must be 0 or 1")
+        if self.J < 1 or self.a.size() % self.J:
+            raise SequenceError(f"π{self.k}({self.a}, {self.J}): {self.J} does not divide the "
+                                f"size {self.a.size()} of {self.a}")
+
+    def children(self):
+        return (self.a,)
+
+    def size(self):
+        return self.a.size() // self.J if self.k == 0 else self.J
+
+    @property
+    def dense(self):
+        return self.a.dense
+
+    @property
+    def group_key(self) -> tuple:
+        """The key the π0 loop over ``a`` binds its group under (shared with its π1)."""
+        return ("π0", self.a, self.J)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Slice(Seq):
+    """``a[s:e:r]``: ``(x - s) / r`` for ``x`` in ``a`` with ``s <= x < e`` and ``r | x - s``."""
+
+    a: Seq
+    start: int
+    stop: int
+    step: int = 1
+
+    def __post_init__(self):
+        if self.step < 1:
+            raise SequenceError(f"{self.a}[{self.start}:{self.stop}:{self.step}]: the step must be at least 1")
+        if not 0 <= self.start <= self.stop <= self.a.size():
+            raise SequenceError(f"{self.a}[{self.start}:{self.stop}:{self.step}]: need 0 <= start <= stop "
+                                f"<= {self.a.size()} (the size of {self.a})")
+
+    def children(self):
+        return (self.a,)
+
+    def size(self):
+        return -(-(self.stop - self.start) // self.step)
+
+    @property
+    def dense(self):
+        return self.a.dense
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Offset(Seq):
+    """``|a| + X``: ``X`` shifted right by ``n`` (what is left of ``a ⊔ X`` once ``a`` is done)."""
+
+    n: int
+    a: Seq
+    label: str = field(default="", compare=False)
+
+    def children(self):
+        return (self.a,)
+
+    def size(self):
+        return self.n + self.a.size()
+
+    # it holds no coordinate below n, so it is never dense (nor located) even over a dense X
+    dense = False
+
+
+@serialize.node
+@dataclass(frozen=True)
+class Pad(Seq):
+    """``X + |b|``: ``X`` in a dimension ``n`` longer (what is left of ``X ⊔ b`` once ``b`` is done)."""
+
+    a: Seq
+    n: int
+    label: str = field(default="", compare=False)
+
+    def children(self):
+        return (self.a,)
+
+    def size(self):
+        return self.a.size() + self.n
+
+    # it holds no coordinate in its last n: never dense, unlike the artifact's Pad
+    dense = False
+
+
+EMPTIES = (Empty, Full)
+LEAVES = (Level, Universe)
+
+_GLYPHS = {Union: ("∪", "|"), Intersect: ("∩", "&"), Product: ("×", "*"), Concat: ("⊔", "++")}
+
+
+def _text(s: Seq, ascii: bool, top: bool = False) -> str:
+    if isinstance(s, Level):
+        return f"{s.index}_{s.tensor}"
+    if isinstance(s, Universe):
+        return f"U_{s.index}"
+    if isinstance(s, Empty):
+        return f"empty({s.extent})" if ascii else "∅"
+    if isinstance(s, Full):
+        return f"full({s.extent})" if ascii else "𝓕"
+    if type(s) in _GLYPHS:
+        g = _GLYPHS[type(s)][1 if ascii else 0]
+        t = f"{_text(s.a, ascii)} {g} {_text(s.b, ascii)}"
+        return t if top else f"({t})"
+    if isinstance(s, Project):
+        return f"{'pi' if ascii else 'π'}{s.k}({_text(s.a, ascii, True)}, {s.J})"
+    if isinstance(s, Slice):
+        step = f":{s.step}" if s.step != 1 else ""
+        return f"{_text(s.a, ascii)}[{s.start}:{s.stop}{step}]"
+    if isinstance(s, Offset):
+        t = f"{s.label or s.n} + {_text(s.a, ascii)}"
+        return t if top else f"({t})"
+    if isinstance(s, Pad):
+        t = f"{_text(s.a, ascii)} + {s.label or s.n}"
+        return t if top else f"({t})"
+    raise TypeError(f"not a sequence expression: {s!r}")
+
+
+def rebuild(s: Seq, kids: tuple) -> Seq:
+    """``s`` with its children replaced by ``kids`` (same node type, same parameters)."""
+    if isinstance(s, (Union, Intersect, Product, Concat)):
+        return type(s)(*kids)
+    if isinstance(s, Project):
+        return Project(s.k, kids[0], s.J)
+    if isinstance(s, Slice):
+        return Slice(kids[0], s.start, s.stop, s.step)
+    if isinstance(s, Offset):
+        return Offset(s.n, kids[0], s.label)
+    if isinstance(s, Pad):
+        return Pad(kids[0], s.n, s.label)
+    return s
+
+
+def walk(s: Seq):
+    """``s`` and every sub-expression, parents first."""
+    yield s
+    for c in s.children():
+        yield from walk(c)
+
+
+# -- set semantics ------------------------------------------------------------------------------
+
+ABSENT = object()   # a leaf known not to be at the enclosing coordinate (its children are empty)
+
+
+def leaf_fiber(leaf: Seq, data: Mapping[str, Iterable[tuple]], env: Mapping) -> list[int]:
+    """The sorted coordinates of ``leaf`` under the coordinates ``env`` binds its ancestors to.
+
+    >>> leaf_fiber(Level("A", 1, "compressed", 3, "j"), {"A": {(0, 2), (1, 0), (0, 1)}}, {("A", 0): 0})
+    [1, 2]
+    """
+    if isinstance(leaf, Universe):
+        return range(leaf.size())
+    if any(env.get((leaf.tensor, m)) is ABSENT for m in range(leaf.mode)):
+        return []       # under a parent not stored there: no fiber, dense or not
+    if leaf.dense:
+        return range(leaf.size())
+    prefix = []
+    for m in range(leaf.mode):
+        c = env.get((leaf.tensor, m))
+        if c is None:
+            raise SequenceError(f"level {leaf.mode} of {leaf.tensor} ({leaf}) is read outside a loop over "
+                                f"its parent level {m} (nothing binds its coordinate)")
+        if c is ABSENT:
+            return []
+        prefix.append(c)
+    prefix = tuple(prefix)
+    if leaf.tensor not in data:
+        raise SequenceError(f"no coordinates given for tensor {leaf.tensor}")
+    return sorted({c[leaf.mode] for c in data[leaf.tensor]
+                   if tuple(c[:leaf.mode]) == prefix and c[leaf.mode] < leaf.extent})
+
+
+def coordinates(s: Seq, data: Mapping[str, Iterable[tuple]], env: Mapping | None = None) -> frozenset:
+    """The coordinate set of ``s`` (shape-operators.md §4.2), levels read from ``data``.
+
+    ``env`` binds enclosing coordinates: a level's ancestors by ``(tensor, mode)``, a π1's group
+    by its π0's :attr:`Project.group_key` (without it, π1 is the global set of residues).
+
+    >>> a = Level("a", 0, "compressed", 3); b = Level("b", 0, "compressed", 2)
+    >>> d = {"a": {(0,), (2,)}, "b": {(1,)}}
+    >>> sorted(coordinates(Product(a, b), d)), sorted(coordinates(Concat(a, b), d))
+    ([1, 5], [0, 2, 4])
+    """
+    env = env or {}
+    if isinstance(s, LEAVES):
+        return frozenset(leaf_fiber(s, data, env))
+    if isinstance(s, EMPTIES):
+        return frozenset()
+    if isinstance(s, Union):
+        return coordinates(s.a, data, env) | coordinates(s.b, data, env)
+    if isinstance(s, Intersect):
+        return coordinates(s.a, data, env) & coordinates(s.b, data, env)
+    if isinstance(s, Product):
+        n = s.b.size()
+        return frozenset(x * n + y for x in coordinates(s.a, data, env)
+                         for y in coordinates(s.b, data, bind(s.a, x, data, env)))
+    if isinstance(s, Concat):
+        n = s.a.size()
+        return coordinates(s.a, data, env) | {n + y for y in coordinates(s.b, data, env)}
+    if isinstance(s, Project):
+        xs = coordinates(s.a, data, env)
+        if s.k == 0:
+            return frozenset(x // s.J for x in xs)
+        g = env.get(s.group_key)
+        return frozenset(x % s.J for x in xs if g is None or x // s.J == g)
+    if isinstance(s, Slice):
+        return frozenset((x - s.start) // s.step for x in coordinates(s.a, data, env)
+                         if s.start <= x < s.stop and (x - s.start) % s.step == 0)
+    if isinstance(s, Offset):
+        return frozenset(s.n + y for y in coordinates(s.a, data, env))
+    if isinstance(s, Pad):
+        return coordinates(s.a, data, env)
+    raise TypeError(f"not a sequence expression: {s!r}")
+
+
+def bind(s: Seq, x: int, data, env: Mapping | None = None) -> dict:
+    """``env`` extended with the coordinates the leaves of ``s`` are at when ``s`` is at ``x``
+    (:data:`ABSENT` for a leaf not at ``x``): what a loop over ``s`` fixes for the loops inside.
+
+    >>> A = Level("A", 0, "compressed", 2); B = Level("B", 0, "compressed", 2)
+    >>> e = bind(Union(A, B), 1, {"A": {(1, 0)}, "B": {(0, 0)}})
+    >>> e[("A", 0)], e[("B", 0)] is ABSENT
+    (1, True)
+    """
+    env = dict(env or {})
+    _bind(s, x, data, env)
+    return env
+
+
+def _absent(s: Seq, env: dict) -> None:
+    for leaf in s.iters():
+        env.setdefault(leaf.key, ABSENT)
+
+
+def _bind(s: Seq, x, data, env: dict) -> None:
+    if x is None or x not in coordinates(s, data, env):
+        _absent(s, env)
+        return
+    if isinstance(s, LEAVES):
+        env[s.key] = x
+    elif isinstance(s, (Union, Intersect)):
+        _bind(s.a, x, data, env)
+        _bind(s.b, x, data, env)
+    elif isinstance(s, Product):
+        n = s.b.size()
+        _bind(s.a, x // n, data, env)
+        _bind(s.b, x % n, data, env)
+    elif isinstance(s, Concat):
+        n = s.a.size()
+        _bind(s.a, x if x < n else None, data, env)
+        _bind(s.b, x - n if x >= n else None, data, env)
+    elif isinstance(s, Project):
+        if s.k == 0:
+            env[s.group_key] = x
+        else:
+            _bind(s.a, env[s.group_key] * s.J + x, data, env)
+    elif isinstance(s, Slice):
+        _bind(s.a, s.start + s.step * x, data, env)
+    elif isinstance(s, Offset):
+        _bind(s.a, x - s.n, data, env)
+    elif isinstance(s, Pad):
+        _bind(s.a, x, data, env)
+
+
+def lower_bound(fiber, x: int) -> int:
+    """The first position of ``fiber`` (sorted) holding ``x`` or more (a compressed level's locate)."""
+    return bisect.bisect_left(fiber, x)
+
+
+__all__ = ["Seq", "Level", "Universe", "Empty", "Full", "Union", "Intersect", "Product", "Concat",
+           "Project", "Slice", "Offset", "Pad", "SequenceError", "coordinates", "bind", "leaf_fiber",
+           "rebuild", "walk", "lower_bound", "ABSENT", "EMPTIES", "LEAVES", "KINDS"]
