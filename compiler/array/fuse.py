@@ -4,12 +4,16 @@ The expression graph of :mod:`compiler.array.nodes` becomes one :class:`~compile
 an elementwise operator is a :class:`~compiler.notation.Call`, a reduction (and the sum of a
 ``matmul``, ``tensordot`` or ``einsum``) a :class:`~compiler.notation.Reduce` over fresh indices,
 a transpose or ``expand_dims`` a relabelling of indices, and broadcasting leaves an extent-1 axis
-out of the access. What index notation cannot say yet is materialized, each in the trace's
-``materialize`` steps with the node and why:
+out of the access. Shape operators become the notation's (BURRITO's): ``concat`` a ``Concat``,
+``stack`` a ``Concat`` of operands broadcast along the new axis, a slice with steps a ``Slice``, an
+integer index of a stored tensor a constant index, a matrix raveled a ``Collapse`` and a vector
+made a matrix a ``Split``. What the notation cannot say, or a strategy refuses, is materialized,
+each in the trace's ``materialize`` steps with the node and why:
 
-- shape operators (reshape, concat, stack, slicing with steps, integer indexing): computed on their
-  operands' entries by :mod:`compiler.array.shapeops` (an operand that is itself an expression is
-  computed first, by its own kernel);
+- other shape operators (a general reshape, an integer index of an expression), or all of them
+  when the statement with its shape operators is refused (the lattice strategy does not lower
+  them yet): computed on their operands' entries by :mod:`compiler.array.shapeops` (an operand
+  that is itself an expression is computed first, by its own kernel);
 - an extent-1 axis of a stored tensor broadcast against a longer one: that tensor without the axis
   (``squeeze_tensor``);
 - a reduction inside an elementwise operator when the strategy lowers only reductions at the top
@@ -34,7 +38,9 @@ from ..algebra import lookup
 from ..errors import CompileError, CompilerNotFoundError, KernelError, SparsescopeError
 from ..format import Format, parse_format
 from ..levels import Dense
-from ..notation import Access, Assign, Call, Index, Literal, Reduce, accesses
+from ..notation import Broadcast as NBroadcast
+from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, Reduce, Slice, Split,
+                        accesses, free_indices)
 from ..tensor import Tensor
 from ..trace import Trace
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
@@ -52,8 +58,10 @@ class Emitter:
     node, across attempts; ``notes`` lists ``(node, why)`` for the trace.
     """
 
-    def __init__(self, strategy, checked: bool, split_reductions: bool = False, materialized=None):
+    def __init__(self, strategy, checked: bool, split_reductions: bool = False, materialized=None,
+                 fuse_shapes: bool = False):
         self.strategy = strategy
+        self.fuse_shapes = fuse_shapes
         self.checked = checked
         self.split_reductions = split_reductions
         self.materialized = {} if materialized is None else materialized
@@ -142,24 +150,74 @@ class Emitter:
             return Reduce(node.op, indices + body.indices, body.body)
         return Reduce(node.op, indices, body) if indices else body
 
-    # -- the shape operators: one method each builds its lowering. Index notation has no shape
-    # operators yet, so each reads its result materialized by compiler.array.shapeops; with the
-    # notation's Collapse/Split, Concat, Slice and Broadcast nodes, each emits its node instead.
+    # -- the shape operators: one method each builds its lowering. With ``fuse_shapes`` each emits
+    # the notation's shape operator (Collapse/Split, Concat, Slice, constant indices), so the
+    # whole expression stays one kernel; what it cannot say (or what a strategy then refuses)
+    # is computed on the operands' entries by compiler.array.shapeops, as the trace notes.
 
     def emit_reshape(self, node: ShapeOp, idx: tuple):
-        """``reshape``: later ``Split(Collapse(...))``; now ``reshape_tensor``."""
+        """``reshape``: a matrix raveled is ``Collapse``, a vector made a matrix ``Split`` (row-major
+        both); other reshapes are ``reshape_tensor``'s."""
+        (child,) = node.args
+        if self.fuse_shapes and None not in idx:
+            if child.ndim == 2 and node.ndim == 1:
+                i, j = self.index(), self.index()
+                return Collapse(self.emit(child, (i, j), top=False), (i, j), idx[0])
+            if child.ndim == 1 and node.ndim == 2:
+                k = self.index()
+                return Split(self.emit(child, (k,), top=False), k, idx, (None, node.shape[1]))
         return self.access(self.shape_op(node), idx)
 
     def emit_concat(self, node: ShapeOp, idx: tuple):
-        """``concat``: later ``Concat``; now ``concat_tensors``."""
+        """``concat``: ``Concat`` of the operands along the axis; else ``concat_tensors``."""
+        (axis,) = node.params
+        if self.fuse_shapes and None not in idx:
+            parts, fresh = [], []
+            for a in node.args:
+                j = self.index()
+                sub = list(idx)
+                sub[axis] = j
+                parts.append(self.emit(a, tuple(sub), top=False))
+                fresh.append(j)
+            return Concat(tuple(parts), tuple(fresh), idx[axis])
         return self.access(self.shape_op(node), idx)
 
     def emit_stack(self, node: ShapeOp, idx: tuple):
-        """``stack``: later ``Concat`` of operands with a new axis; now ``stack_tensors``."""
+        """``stack``: a ``Concat`` of the operands, each broadcast along the new axis for one
+        coordinate; else ``stack_tensors``."""
+        (axis,) = node.params
+        if self.fuse_shapes and None not in idx:
+            rest = idx[:axis] + idx[axis + 1:]
+            fresh = [self.index() for _ in node.args]
+            parts = tuple(NBroadcast(j, self.emit(a, rest, top=False), 1) for j, a in zip(fresh, node.args))
+            return Concat(parts, tuple(fresh), idx[axis])
         return self.access(self.shape_op(node), idx)
 
     def emit_index(self, node: ShapeOp, idx: tuple):
-        """Slicing and integer indexing: later ``Slice``; now ``index_tensor``."""
+        """Slicing and integer indexing: a ``Slice`` per sliced axis and a constant index per integer
+        (a stored tensor's only); else ``index_tensor``."""
+        (child,), (items,) = node.args, node.params
+        ints = any(not isinstance(it, tuple) for it in items)
+        if self.fuse_shapes and None not in idx and (not ints or isinstance(child, Leaf)):
+            sub, slices, k = [], [], 0
+            for it in items:
+                if not isinstance(it, tuple):
+                    sub.append(it)
+                    continue
+                out = idx[k]
+                k += 1
+                if it == (0, child.shape[len(sub)], 1):
+                    sub.append(out)
+                    continue
+                j = self.index()
+                sub.append(j)
+                start, stop, step = it if len(range(*it)) else (0, 0, 1)
+                slices.append((j, out, start, stop, step))
+            expr = (Access(self.name(child.tensor), tuple(sub)) if isinstance(child, Leaf)
+                    else self.emit(child, tuple(sub), top=False))
+            for j, out, start, stop, step in slices:
+                expr = Slice(expr, j, out, start, stop, step)
+            return expr
         return self.access(self.shape_op(node), idx)
 
     def emit_broadcast(self, tensor: Tensor, idx: tuple):
@@ -199,8 +257,10 @@ class Emitter:
             operands = [a.tensor if isinstance(a, Leaf) else self.apart(a, f"an operand of {node.kind}")
                         for a in node.args]
             self.materialized[key] = (MATERIALIZE[node.kind](operands, node.params), node)
-        self.notes.append((describe(node), f"index notation has no shape operators yet: computed on the stored "
-                                           f"entries ({node.kind} in compiler.array.shapeops)", None))
+        why = ("no shape operator of index notation says it" if self.fuse_shapes else
+               "the statement with its shape operators was refused")
+        self.notes.append((describe(node), f"{why}: computed on the stored entries ({node.kind} in "
+                                           f"compiler.array.shapeops)", None))
         return self.materialized[key][0]
 
 
@@ -209,7 +269,7 @@ def notation(node: Node, emitter: Emitter | None = None) -> tuple[Assign, dict, 
     em = Emitter("lattice", False) if emitter is None else emitter
     out_idx = tuple(em.index() for _ in range(node.ndim))
     rhs = em.emit(node, out_idx)
-    used = {i for a in accesses(rhs) for i in a.indices}
+    used = set(free_indices(rhs))   # (a shape operator's result index is free; its operand's are bound)
     for i, n in zip(out_idx, node.shape):
         if i not in used:
             # an output axis no operand has (a new axis of expand_dims, one broadcast_to adds): a
@@ -256,8 +316,11 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     from ..lowering import lower
     materialized = {} if materialized is None else materialized
     refused = []
-    for split, default_sparse in ((False, True), (True, True), (True, False)):
-        em = Emitter(strategy, checked, split_reductions=split, materialized=materialized)
+    attempts = [(False, True, False), (True, True, False), (True, False, False)]
+    if _has_shape_ops(node):
+        attempts.insert(0, (False, True, True))   # (first fused, shape operators and all)
+    for split, default_sparse, fuse in attempts:
+        em = Emitter(strategy, checked, split_reductions=split, materialized=materialized, fuse_shapes=fuse)
         assign, tensors, em = notation(node, em)
         out = output_format(node, format, tensors) if (format is not None or default_sparse) else None
         trace = Trace()
@@ -278,13 +341,18 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             # as a StrategyError, or as looplets' ProgramError for an output format it cannot build)
             if split and (format is not None or not default_sparse):
                 raise
-            refused.append(("the fused statement", f"refused by the {strategy or 'lattice'} strategy ({e})"))
+            what = "the statement with its shape operators" if fuse else "the fused statement"
+            refused.append((what, f"refused by the {strategy or 'lattice'} strategy ({e})"))
             continue
         kernel = copy.copy(kernel)   # (the cached kernel keeps its own trace and tensors)
         kernel.trace = Trace(trace.steps + kernel.trace.steps)
         kernel.arguments = tensors
         return kernel, tensors
     raise AssertionError("unreachable")
+
+
+def _has_shape_ops(node: Node) -> bool:
+    return isinstance(node, ShapeOp) or any(_has_shape_ops(c) for c in node.children())
 
 
 def show(node: Node, em: Emitter) -> str:

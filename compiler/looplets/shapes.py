@@ -223,6 +223,10 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
             (i, j), k = e.indices, e.result
             if k not in collapsed or env.get(k) != top.get(k):
                 loop_index(env.get(k), e, f"the collapsed index {k}")
+                # (a loop, but one another operator made: a concat's part of the collapsed index)
+                raise StrategyError(f"{e}: the looplet strategy lowers a collapse whose index {k} is a loop of "
+                                    f"the kernel's output; here another shape operator makes it ({env.get(k)}); "
+                                    f"compute the collapse in a statement of its own first")
             ii, jj, _, _ = collapsed[k]
             check_collapse_concordant(e, formats)
             return conv(e.operand, {**env, i: Index(ii), j: Index(jj)}, top, choice)

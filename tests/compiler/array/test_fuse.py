@@ -20,6 +20,11 @@ def _materialized(kernel):
     return [s.note for s in kernel.trace.find("materialize")]
 
 
+def _computed_apart(kernel):
+    """The notes of nodes computed apart (not of statements a strategy refused)."""
+    return [n for n in _materialized(kernel) if "materialized" in n]
+
+
 def test_a_fused_chain_is_one_kernel_with_nothing_materialized():
     a, x, y = xp.asarray(sp.csr_array(A)), xp.asarray(X), xp.asarray(Y)
     expr = (a @ x + y).sum()
@@ -36,20 +41,36 @@ def test_transposes_broadcasts_and_keepdims_are_relabelled_not_materialized():
     a = xp.asarray(make(A, "csr"))
     k = (a.T - a.sum(axis=1)[None, :] + xp.expand_dims(a[:, 0], 0)).lower()
     # (a[:, 0] is a slice: the one materialized node)
-    assert len(_materialized(k)) == 1 and "index (4, 5) -> (4,)" in _materialized(k)[0]
+    assert len(_computed_apart(k)) == 1 and "index (4, 5) -> (4,)" in _computed_apart(k)[0]
     np.testing.assert_array_equal(k().to_numpy(), A.T - A.sum(axis=1)[None, :] + A[:, 0][None, :])
 
 
 def test_shape_operators_are_materialized_and_named_in_the_trace():
     a, x = xp.asarray(make(A, "csr")), xp.asarray(X)
     expr = xp.concat([a, 2 * a], axis=0) @ x
-    k = expr.lower()
+    k = expr.lower(strategy="lattice")
     notes = _materialized(k)
-    assert any("concat (4, 5), (4, 5) -> (8, 5) materialized: index notation has no shape operators" in n
-               for n in notes)
+    # the lattice strategy refuses shape operators: the statement with them is named, then the concat
+    assert any("the statement with its shape operators: refused by the lattice strategy" in n for n in notes)
+    assert any("concat (4, 5), (4, 5) -> (8, 5) materialized: the statement with its shape operators was "
+               "refused" in n for n in notes)
     # its second operand, an expression, got its own kernel, named in the trace too
     assert any("an operand of concat; computed by its own kernel: out[i, j] = 2.0 * A[i, j]" in n for n in notes)
     np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A, 2 * A]) @ X)
+
+
+def test_shape_operators_are_fused_into_one_kernel_under_looplets():
+    """The same SpMV of a vstack under looplets: one statement with a concat, nothing computed apart
+    (BURRITO's fused kernel); slices with steps, a ravel and a stack are fused too."""
+    a, x = xp.asarray(make(A, "csr")), xp.asarray(X)
+    k = (xp.concat([a, 2 * a], axis=0) @ x).lower()   # (given no strategy, shape operators take looplets)
+    assert k.strategy == "looplets" and _computed_apart(k) == [] and "concat((" in str(k.program)
+    np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A, 2 * A]) @ X)
+    for expr, want, op in ((a[::2, ::-1], A[::2, ::-1], "slice("), (a.reshape(20), A.reshape(20), "collapse("),
+                           (xp.stack([a, a], axis=1), np.stack([A, A], axis=1), "broadcast(")):
+        k = expr.lower(strategy="looplets")
+        assert _computed_apart(k) == [] and op in str(k.program), k.program
+        np.testing.assert_array_equal(k().to_numpy(), want)
 
 
 def test_a_broadcast_extent_1_axis_of_a_stored_tensor_is_read_without_it():

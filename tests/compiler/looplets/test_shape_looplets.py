@@ -254,3 +254,11 @@ def test_a_concats_second_loop_starts_at_zero_in_the_c():
     T = ss.Tensor.from_numpy(A, "csr")
     k = ss.lower("D[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", "looplets", A=T, B=T, D="csr")
     assert "for (int64_t k = 0; k < B0_size; k++)" in k.c_source
+
+
+def test_a_collapse_inside_a_concat_is_refused_not_crashed():
+    """concat((collapse(A), b)) makes the collapsed index a part of the concatenated one: refused
+    in the user's terms (it was a KeyError from inside the lowering, found by the array front end)."""
+    with pytest.raises(StrategyError, match="collapse"):
+        ss.lower("c[l] = concat((collapse(A[i, j], (i, j) -> k), b[m]), (k, m) -> l)", "looplets",
+                 A=ss.Tensor.from_numpy(A, "csr"), b=ss.Tensor.from_numpy(np.ones(3), "dense"))
