@@ -410,10 +410,10 @@ def as_update(s: Stmt, tensor: str, op) -> Stmt:
     """
     if isinstance(s, Assignment):
         return replace(s, op=op) if s.lhs.tensor == tensor and s.op is None else s
-    return _map_parts(s, lambda part: as_update(part, tensor, op))
+    return map_parts(s, lambda part: as_update(part, tensor, op))
 
 
-def _map_parts(s, fn):
+def map_parts(s, fn):
     """``s`` with ``fn`` applied to each statement directly inside it (a loop's body, a where's
     consumer and producer, a sequence's parts); ``s`` itself when nothing changes."""
     from dataclasses import fields
@@ -854,7 +854,7 @@ def with_workspace_kind(s, name: str, kind: str):
     """``s`` with the workspace ``name`` of its ``where`` made ``kind`` (dense or sparse)."""
     if isinstance(s, Where) and s.temp.name == name:
         s = replace(s, temp=replace(s.temp, kind=kind))
-    return _map_parts(s, lambda part: with_workspace_kind(part, name, kind))
+    return map_parts(s, lambda part: with_workspace_kind(part, name, kind))
 
 
 def workspace_name(s: Stmt, base: str = "w", avoid=frozenset()) -> str:
@@ -875,5 +875,5 @@ def names_in(s: Stmt) -> set[str]:
     return out
 
 
-__all__ = ["unshadow", "index_names", "with_workspace_kind", "hoist_invariants", "names_in", "precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
+__all__ = ["map_parts", "unshadow", "index_names", "with_workspace_kind", "hoist_invariants", "names_in", "precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
            "scalar_promote", "with_order", "foralls", "assignments", "expr_accesses"]
