@@ -17,7 +17,8 @@ array([1., 5.])
 """
 
 from .algebra import derive, holds
-from .cfir import Setup, build_cfir, interpret_cfir
+from .cfir import build_cfir, interpret_cfir
+from .plan import Setup
 from .cin import Assignment, Forall, Sequence, Where, concretize, scalar_promote
 from .iteration_graph import IterationGraph
 from .lattice import Lattice, LatticeError, build_lattice, check_lattice

@@ -315,7 +315,7 @@ ITERATORS: dict[type, Callable] = {
 
 
 #: the level classes a lattice output can be assembled into (appended in storage order); the
-#: setup checks an output against it (:meth:`compiler.lattice.cfir.Setup.check_output`)
+#: setup checks an output against it (:meth:`compiler.lattice.plan.Setup.check_output`)
 ASSEMBLED: tuple[type, ...] = (Dense, SparseList, SparseCOO)
 
 

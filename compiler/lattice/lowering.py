@@ -69,7 +69,8 @@ from ..levels import Dense, SparseCOO, SparseList
 from ..notation.ast import Access, Assign as NAssign, Call as NCall, Reduce as NReduce
 from ..trace import Artifact, Trace
 from .cfir import (headline, CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CSkip, CWorkspace, FlatLocator,
-                   Setup, build_cfir)
+                   build_cfir)
+from .plan import Setup
 from .lattice import literal
 from .reserve import count_scatters
 from .exprs import apply_op, cast, const_of, not_fill, python_helper, to_ir
