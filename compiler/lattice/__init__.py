@@ -17,7 +17,8 @@ array([1., 5.])
 """
 
 from .algebra import derive, holds
-from .cfir import build_cfir, interpret_cfir
+from .cfir import interpret_cfir
+from .cfir_builder import build_cfir
 from .plan import Setup
 from .cin import Assignment, Forall, Sequence, Where, concretize, scalar_promote
 from .iteration_graph import IterationGraph

@@ -68,8 +68,9 @@ from ..imperative.vectorize import vectorize
 from ..levels import Dense, SparseCOO, SparseList
 from ..notation.ast import Access, Assign as NAssign, Call as NCall, Reduce as NReduce
 from ..trace import Artifact, Trace
-from .cfir import (headline, CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CSkip, CWorkspace, FlatLocator,
-                   build_cfir)
+from .cfir import (headline, CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CSkip, CWorkspace,
+                   FlatLocator)
+from .cfir_builder import build_cfir
 from .plan import Setup
 from .lattice import literal
 from .reserve import count_scatters

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from compiler import Tensor, lower
 from compiler.format import coo, csc, csr, dcsr, dense, sparse_vector
 from compiler.levels import Element, SparseList
-from compiler.lattice.cfir import CFold, CForall, build_cfir, interpret_cfir
+from compiler.lattice.cfir import CFold, CForall, interpret_cfir
+from compiler.lattice.cfir_builder import build_cfir
 from compiler.lattice.plan import Setup
 from compiler.lattice.lowering import _cfir_walk
 from compiler.notation import parse
