@@ -17,8 +17,8 @@ array([1., 5.])
 """
 
 from .algebra import derive, holds
-from .cfir import interpret_cfir
 from .cfir_builder import build_cfir
+from .cfir_interpreter import interpret_cfir
 from .plan import Setup
 from .cin import Assignment, Forall, Sequence, Where, concretize, scalar_promote
 from .iteration_graph import IterationGraph

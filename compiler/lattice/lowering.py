@@ -68,7 +68,7 @@ from ..imperative.vectorize import vectorize
 from ..levels import Dense, SparseCOO, SparseList
 from ..notation.ast import Access, Assign as NAssign, Call as NCall, Reduce as NReduce
 from ..trace import Artifact, Trace
-from .cfir import (headline, CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CSkip, CWorkspace,
+from .cfir import (cfir_walk, headline, CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CSkip, CWorkspace,
                    FlatLocator)
 from .cfir_builder import build_cfir
 from .plan import Setup
@@ -514,7 +514,7 @@ class _Emitter:
         """Whether a two-phase compute phase reads coordinates phase 1 stored (some workspace's
         consumer is one :meth:`_assembled_consumer` takes)."""
         return any(isinstance(n, CWorkspace) and self._consumes_listed(
-            n, list(n.body.stmts)[1:] if isinstance(n.body, CSeq) else []) for n in _cfir_walk(cfir))
+            n, list(n.body.stmts)[1:] if isinstance(n.body, CSeq) else []) for n in cfir_walk(cfir))
 
     def _consumes_listed(self, n: CWorkspace, consumer: list) -> bool:
         """Whether ``consumer`` walks ``n``'s sorted list in one loop, appending one entry of the
@@ -1563,7 +1563,7 @@ class _Emitter:
     def _row_body(self, cfir):
         """What each row of the output runs: the body of the row forall's one loop and one
         case, or None."""
-        row = next((n for n in _cfir_walk(cfir) if isinstance(n, CForall) and n.index == self.out_path[0]), None)
+        row = next((n for n in cfir_walk(cfir) if isinstance(n, CForall) and n.index == self.out_path[0]), None)
         if row is None or len(row.loops) != 1:
             return None
         cases = [c for c in row.loops[0].cases if not c.omit]
@@ -1898,7 +1898,7 @@ def compressible_indices(cfir) -> tuple[str, ...]:
     :attr:`compiler.lowering.Lowered.compressible`): Gustavson's SpGEMM over a hypersparse
     ``B`` with 10^12 columns then needs a workspace of ``B``'s distinct columns, not 10^12.
     """
-    nodes = list(_cfir_walk(cfir))
+    nodes = list(cfir_walk(cfir))
     spanned = {i.name for n in nodes if isinstance(n, (CWorkspace, CDenseWorkspace)) for i in n.indices}
     foralls = [n for n in nodes if isinstance(n, CForall)]
     folded = {f.fold.per.name for f in foralls if f.fold is not None and f.fold.per is not None}
@@ -1911,24 +1911,9 @@ def compressible_indices(cfir) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _cfir_walk(n):
-    """The CFIR nodes of ``n`` in pre-order: foralls, their cases, sequences, allocations."""
-    yield n
-    if isinstance(n, CForall):
-        for loop in n.loops:
-            for case in loop.cases:
-                yield case
-                yield from _cfir_walk(case.body)
-    elif isinstance(n, CSeq):
-        for x in n.stmts:
-            yield from _cfir_walk(x)
-    elif isinstance(n, (CAlloc, CWorkspace, CDenseWorkspace)):
-        yield from _cfir_walk(n.body)
-
-
 def _value_tested(cfir) -> set:
     """Names of the temporaries whose values some case tests (the assemble phase must compute them)."""
-    return {k.split("[")[0] for c in _cfir_walk(cfir) if isinstance(c, CCase) for k in c.value_tests}
+    return {k.split("[")[0] for c in cfir_walk(cfir) if isinstance(c, CCase) for k in c.value_tests}
 
 
 def _reset_in_last_list_loop(stmts: list, wlist: str, wn: Var, reset, assembled=None) -> list | None:
@@ -2452,7 +2437,7 @@ def writes_everything(cfir, setup: Setup) -> bool:
             n = n.body
         elif isinstance(n, CSeq):
             writing = [x for x in n.stmts if any(isinstance(c, CAssign) and c.output or isinstance(c, CForall)
-                                                 and c.fold is not None and c.fold.output for c in _cfir_walk(x))]
+                                                 and c.fold is not None and c.fold.output for c in cfir_walk(x))]
             n = writing[0] if writing else CSkip()   # (a where's producer writes temporaries only)
         elif isinstance(n, CForall):
             if k >= len(path) or n.index != path[k] or len(n.loops) != 1:

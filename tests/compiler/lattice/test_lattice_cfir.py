@@ -5,7 +5,8 @@ import pytest
 
 from compiler import Tensor, evaluate, parse
 from compiler.format import coo, csc, csf, csr, dcsr, dense, sparse_vector
-from compiler.lattice.cfir import CForall, CLoop, interpret_cfir
+from compiler.lattice.cfir import CForall, CLoop
+from compiler.lattice.cfir_interpreter import interpret_cfir
 from compiler.lattice.cfir_builder import build_cfir
 from compiler.lattice.plan import Setup
 
