@@ -138,6 +138,12 @@ class Setup:
             return self.temps[acc.tensor][1]
         return np.dtype(self.formats[acc.tensor].dtype).name
 
+    def record_steps(self, trace) -> None:
+        """Record in ``trace`` the statement rewrites the plan decided on, in order (a ``precompute``,
+        ``sequence``, ``hoist``, ``update`` or schedule step each)."""
+        for stage, before, after, note in self.steps:
+            trace.record(stage, before=before, after=after, note=note)
+
     @classmethod
     def create(cls, program: Assign, formats: dict, order=None, promote: bool = True, schedule=None) -> "Setup":
         """Check the program against the formats and build its ordered concrete statement."""
