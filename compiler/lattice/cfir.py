@@ -348,5 +348,13 @@ def cfir_walk(n):
         yield from cfir_walk(n.body)
 
 
+def one_case_always(loop: CLoop) -> bool:
+    """Whether ``loop`` has one case that runs at every step: no test of a value or of a located level."""
+    if len(loop.cases) != 1:
+        return False
+    case = loop.cases[0]
+    return not (case.omit or case.value_tests or any(getattr(loc, "locatable", False) for loc in loop.located))
+
+
 __all__ = ["CForall", "CFold", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CDenseWorkspace", "CAssign",
-           "CSkip", "FlatLocator", "cfir_walk", "headline", "value_text"]
+           "CSkip", "FlatLocator", "cfir_walk", "headline", "one_case_always", "value_text"]
