@@ -103,7 +103,7 @@ class DerivedLoops:
             # the loop over the outer variable: the dense range, or (with pos) the compressed
             # row level of the tensor whose positions the fused loop follows, alone
             rows_it = (iters[0] if one_loop and not loop.universe and len(iters) == 1 and iters[0].unique
-                       and pos is not None and iters[0].tensor == pos.tensor and iters[0].level_name == "SparseList"
+                       and pos is not None and iters[0].tensor == pos.tensor and iters[0].compressed
                        else None)
             if not dense and rows_it is None:
                 raise StrategyError(f"{fuse} does not apply: the loop over {name} iterates {ops or 'several loops'}; "

@@ -66,7 +66,7 @@ class Locating:
         cap = Var(self.name(key, f"{it.tensor}{it.level}_cap"))
         fibers = Const(1, "int64")
         for up in self.setup.iters[self._it_key(it)][:it.mode]:
-            if up.level_name in ("Dense", "SparseByteMap"):
+            if up.fibers_by_size:
                 size = Var(self.param(up.param("size")))
                 fibers = size if isinstance(fibers, Const) else BinOp("*", fibers, size)
             else:   # SparseList, SparseHash: their stored count
@@ -107,7 +107,7 @@ class Locating:
         if not chosen:
             return n
         for it in sorted(chosen, key=lambda it: (it.name, it.mode)):
-            how = "probing its hash table" if it.level_name == "SparseHash" else "testing its table"
+            how = "probing its hash table" if it.probed else "testing its table"
             self.notes.append(f"forall {n.index}: {it.label} ({it.level_name}) located by {how}, "
                               f"not iterated (the other operands visit every coordinate where work is done)")
         loops = []
@@ -138,7 +138,7 @@ class Locating:
         pv = self._pvar(loc.it)
         fresh = lambda base: Var(self.name(("find", loc.name, loc.mode, base),  # noqa: E731
                                            f"{base}{loc.name}{loc.level}"))
-        cap = self._hash_capacity(loc.it) if loc.it.level_name == "SparseHash" else None
+        cap = self._hash_capacity(loc.it) if loc.it.probed else None
         self.found.add(self._it_key(loc))
         return pv, loc.find_stmts(pv, parent, i, fresh, cap)
 
@@ -146,7 +146,7 @@ class Locating:
         for it in iterated:
             key = self._it_key(it)
             p = self._pvar(it)
-            if it.level_name == "SparseByteMap":   # children are located by coordinate
+            if it.children_by_coordinate:   # children are located by coordinate
                 self.parent[(key, it.mode + 1)] = it.locate(self._parent(it), i)
                 continue
             self.parent[(key, it.mode + 1)] = it.child(p, segs.get(it))

@@ -284,7 +284,7 @@ class Loops:
                 if isinstance(loc, Found):   # a diagonal's sparse last level, searched for i
                     pv, stmts = self._find(loc, parent, i)
                     body += stmts
-                elif loc.level_name == "SparseHash":
+                elif loc.probed:
                     pv = self._pvar(loc)
                     fresh = lambda base, loc=loc: Var(self.name(("probe", loc.name, loc.mode, base),  # noqa: E731
                                                                 f"{base}{loc.name}{loc.level}"))
@@ -387,7 +387,7 @@ class Loops:
         out = {}
         for it, other in (iterated, reversed(iterated)):
             parent = self._parent(it)
-            if it.unique and it.level_name == "SparseList" and isinstance(parent, Const) and parent.value == 0:
+            if it.unique and it.compressed and isinstance(parent, Const) and parent.value == 0:
                 out[it] = other
         return out
 

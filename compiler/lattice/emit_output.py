@@ -25,7 +25,7 @@ from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssig
 from ..levels import Dense, SparseCOO, SparseList
 from .cfir import CForall
 from .cin import expr_accesses
-from .exprs import cast, const_of
+from .exprs import cast, const_of, not_fill
 from .reserve import count_scatters
 
 
@@ -159,13 +159,13 @@ class OutputAssembly:
         total = None
         accesses = {str(a): a for a in expr_accesses(self.setup.program.rhs)}
         for it in iters:
-            if it.level_name != "SparseList":
+            if not it.compressed:
                 return None
             acc = accesses.get(self._it_key(it))
             if acc is None or any(i not in acc.indices for i in self.loop_stack):
                 return None
             chain = self.setup.iters[self._it_key(it)][:it.mode]
-            if any(c.level_name != "Dense" for c in chain):
+            if any(c.kind != "dense" for c in chain):
                 return None
             count = None
             for c in chain:
@@ -246,6 +246,56 @@ class OutputAssembly:
         count = self._dense_count(len(self.out_sizes))
         return [For(q, 0, count, [Store(self.val, q, const_of(ident, s.out_dtype))])]
 
+    def append(self, v, dt: str) -> list:
+        """Append the entry ``v`` (an IR expression of dtype ``dt``) to a sparse output's innermost
+        level, at the coordinates the loops around bind; a value equal to the fill is not kept.
+
+        How depends on where room was made: grown here, reserved up front (store, then keep
+        the entry if it is not the fill), or assembled by phase 1 of a two-phase kernel (phase 2
+        only stores the value), or counted per row on threads.
+        """
+        s = self.setup
+        odt = s.out_dtype
+        out = []
+        if isinstance(v, Var):
+            val = cast(v, dt, odt)
+        else:
+            vname = Var(self.name(("value",), f"v{s.output.tensor}"))
+            out.append(Declare(vname, odt, cast(v, dt, odt)))
+            val = vname
+        last = self.levels_info[-1]
+        counter = Var(last["counter"])
+        if isinstance(last["level"], SparseCOO):
+            coords = [self.out_path[last["mode"] + j] for j in range(len(last["idx"]))]
+        else:
+            coords = [self.out_path[last["mode"]]]
+        reserved = getattr(self, "reserved", False)
+        store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
+        store_val = Store(self.val, counter, val)
+        one_more = CompoundAssign("+", counter, Const(1, "int64"))
+        # (where room is made: store unconditionally, keep the entry only if it is not the fill)
+        keep = CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))
+        if self.par_rows:
+            # the row's own counter: phase 1 counts the entries, phase 2 stores them from the row's start
+            if self.phase == "assemble":
+                return [one_more]
+            return out + store + [store_val, keep]
+        if self.phase == "compute" and self.drop_in_compute:
+            # two-phase, compute, one sparse level: phase 1 made room; the entry's coordinate moves
+            # down over the dropped ones
+            read = [CompoundAssign("+", Var(self.read_counter), Const(1, "int64"))] if self.reading else []
+            return out + store + [store_val, keep, *read]
+        if self.phase == "compute":
+            # two-phase, compute: the assemble phase stored the coordinates and made room
+            return out + [store_val, one_more]
+        grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
+        if self.phase == "assemble":
+            # two-phase, assemble: the structure only (every entry the loops produce; a value
+            # equal to the fill is dropped by the compute phase, or after it)
+            return grow + store + [one_more]
+        if reserved and self.out_path and coords[-1] == self.out_path[-1]:
+            return out + store + [store_val, keep]
+        return out + [If(not_fill(val, odt, s.out_fill), grow + store + [store_val, one_more])]
 
 
 __all__ = ["OutputAssembly"]

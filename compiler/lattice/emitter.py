@@ -31,13 +31,12 @@ import numpy as np
 
 from .. import binding
 from ..errors import StrategyError
-from ..imperative.ir import (Allocate, Assign, BinOp, Cast, Comment, CompoundAssign, Const, Declare, Function, Grow,
-                             Helper, If, Load, Pragma, Select, Store, Var)
+from ..imperative.ir import (Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, Function, Helper, If,
+                             Load, Pragma, Select, Store, Var)
 from ..imperative.ir import RESERVED
-from ..levels import SparseCOO
 from ..notation.ast import Access
 from .cfir import CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CSkip, CWorkspace
-from .exprs import COMPOUND, apply_op, cast, const_of, names_used, not_fill, to_ir
+from .exprs import COMPOUND, apply_op, cast, const_of, names_used, to_ir
 from .plan import Setup
 from .emit_derived import DerivedLoops
 from .emit_locate import Locating
@@ -194,47 +193,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         if self.out_dense:
             pos = self._dense_position(len(self.out_path) - 1) if self.out_path else Const(0, "int64")
             return self._store(self.val, pos, n.op, v, dt, odt)
-        # sparse output: append at the innermost level
-        out = []
-        if isinstance(v, Var):
-            val = cast(v, dt, odt)
-        else:
-            vname = Var(self.name(("value",), f"v{s.output.tensor}"))
-            out.append(Declare(vname, odt, cast(v, dt, odt)))
-            val = vname
-        last = self.levels_info[-1]
-        counter = Var(last["counter"])
-        if isinstance(last["level"], SparseCOO):
-            coords = [self.out_path[last["mode"] + j] for j in range(len(last["idx"]))]
-        else:
-            coords = [self.out_path[last["mode"]]]
-        reserved = getattr(self, "reserved", False)
-        store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
-        store_val = Store(self.val, counter, val)
-        one_more = CompoundAssign("+", counter, Const(1, "int64"))
-        # (where room is made: store unconditionally, keep the entry only if it is not the fill)
-        keep = CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))
-        if self.par_rows:
-            # the row's own counter: phase 1 counts the entries, phase 2 stores them from the row's start
-            if self.phase == "assemble":
-                return [one_more]
-            return out + store + [store_val, keep]
-        if self.phase == "compute" and self.drop_in_compute:
-            # two-phase, compute, one sparse level: phase 1 made room; the entry's coordinate moves
-            # down over the dropped ones
-            read = [CompoundAssign("+", Var(self.read_counter), Const(1, "int64"))] if self.reading else []
-            return out + store + [store_val, keep, *read]
-        if self.phase == "compute":
-            # two-phase, compute: the assemble phase stored the coordinates and made room
-            return out + [store_val, one_more]
-        grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
-        if self.phase == "assemble":
-            # two-phase, assemble: the structure only (every entry the loops produce; a value
-            # equal to the fill is dropped by the compute phase, or after it)
-            return grow + store + [one_more]
-        if reserved and self.out_path and coords[-1] == self.out_path[-1]:
-            return out + store + [store_val, keep]
-        return out + [If(not_fill(val, odt, s.out_fill), grow + store + [store_val, one_more])]
+        return self.append(v, dt)
 
     def _store(self, buf: str, pos, op, v, dt: str, odt: str) -> list:
         """``buf[pos] = v`` or ``buf[pos] op= v`` (a compound store when C has one)."""
