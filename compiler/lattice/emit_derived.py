@@ -33,7 +33,7 @@ class DerivedLoops:
         split = self.splits.get(var)
         v = v or Var(self.name(("derived", var), var))
         if split is None:
-            return self._parallel_pragma(var) + [For(v, lo, hi, body)]
+            return self.parallel_pragma(var) + [For(v, lo, hi, body)]
         f = Const(split.factor, "int64")
         zero = isinstance(lo, Const) and lo.value == 0
         extent = hi if zero else BinOp("-", hi, lo)
@@ -65,13 +65,13 @@ class DerivedLoops:
                      For(inner, 0, stop, [Comment(f"{var} = {split.outer} * {split.factor} + {split.inner} "
                                                   f"({split}); the last block stops at the end"),
                                           Declare(v, "int64", at if zero else BinOp("+", lo, at)), *body])]
-            return pre + self._parallel_pragma(split.outer) + [For(o, 0, nblocks, opening + block)]
+            return pre + self.parallel_pragma(split.outer) + [For(o, 0, nblocks, opening + block)]
         at = BinOp("+", BinOp("*", o, bsize), inner)
         guards = [Comment(f"{var} = {split.outer} * {'block' if split.direction == 'up' else split.factor} + "
                           f"{split.inner} ({split})"),
                   Declare(v, "int64", at if zero else BinOp("+", lo, at)),
                   If(BinOp(">=", v, hi), [Break()])]    # the tail guard: the last block is partial
-        return pre + self._parallel_pragma(split.outer) + [For(o, 0, nblocks,
+        return pre + self.parallel_pragma(split.outer) + [For(o, 0, nblocks,
                                                                opening + [For(inner, 0, bsize, guards + body)])]
 
     def _derives(self, var: str) -> bool:
@@ -83,7 +83,7 @@ class DerivedLoops:
         """A forall iterated through its derived variables (see :mod:`compiler.lattice.derived`)."""
         name = n.index.name
         i = Var(name)
-        iters = self._iters(n)
+        iters = self.iters(n)
         one_loop = len(n.loops) == 1
         loop = n.loops[0] if n.loops else None
         dense = one_loop and loop.universe and not iters
@@ -96,7 +96,7 @@ class DerivedLoops:
             _, it, p = how
             return [Declare(i, "int64", it.coord(p))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
         N = self.size(n.extent)
-        out = self._reserve(n, iters, bool(loop and loop.universe), N)
+        out = self.reserve(n, iters, bool(loop and loop.universe), N)
         fuse = self.fuses.get(name)
         if fuse is not None:
             pos = self.poses.get(fuse.fused)
@@ -110,7 +110,7 @@ class DerivedLoops:
                                     f"only a dense outer loop, or the compressed row level of the tensor the "
                                     f"fused positions follow (pos), can be fused")
             inner = self._only_forall(loop, fuse)
-            iters2 = self._iters(inner)
+            iters2 = self.iters(inner)
             loop2 = inner.loops[0] if len(inner.loops) == 1 else None
             N2 = self.size(inner.extent)
             if pos is None:
@@ -124,20 +124,20 @@ class DerivedLoops:
                 body = [Declare(i, "int64", BinOp("/", f, N2))] + self.loop_body(n, loop, i, [], advance=False)
                 stmts = self._derived_loop(fuse.fused, Const(0, "int64"), BinOp("*", N, N2), body, str(fuse), f)
                 self._check_consumed(fuse)
-                return out + [self._tag(loop2, stmts)]
+                return out + [self.tag_loop(loop2, stmts)]
             return out + self._fused_positions(n, loop, loop2, inner, iters2, fuse, pos, rows_it)
         pos = self.poses.get(name)
         if pos is not None:
             it = self._pos_iterator(n, loop if one_loop else None, iters, pos, name)
             p = Var(self.name(("p", it.name, it.mode), pos.position))
-            lo, hi = self._bounds(it)
+            lo, hi = self.bounds(it)
             body = [Declare(i, "int64", it.coord(p))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
-            return out + [self._tag(loop, self._derived_loop(pos.position, lo, hi, body, str(pos), p))]
+            return out + [self.tag_loop(loop, self._derived_loop(pos.position, lo, hi, body, str(pos), p))]
         split = self.splits[name]
         if not dense:
             # a coordinate split of a sparse (merged) loop: blocks of coordinates, positions carried over
             return self.forall(n, block=split)
-        return out + [self._tag(loop, self._derived_loop(name, Const(0, "int64"), N,
+        return out + [self.tag_loop(loop, self._derived_loop(name, Const(0, "int64"), N,
                                                          self.loop_body(n, loop, i, [], advance=False), str(split), i))]
 
     def _fused_positions(self, n: CForall, loop: CLoop, loop2: CLoop, inner: CForall, iters2, fuse, pos,
@@ -155,24 +155,24 @@ class DerivedLoops:
         i = Var(name)
         N = self.size(n.extent)
         it = self._pos_iterator(inner, loop2, iters2, pos, fuse.inner)
-        key = self._it_key(it)
+        key = self.it_key(it)
         row_it = self.setup.iters[key][it.mode - 1]
         posbuf = self.param(it.param("pos"))
         self.param(it.param("idx"))
         if rows_it is None:
             # Dense rows: the row pointer is i itself; pos is indexed by the row's position
-            parent = self._parent(row_it)
+            parent = self.parent_of(row_it)
             trivial = isinstance(parent, Const) and parent.value == 0
             r = i
             at = (lambda q: q) if trivial else (lambda q: row_it.locate(parent, q))  # noqa: E731
             rlo, rhi = Const(0, "int64"), N
             coord = []
         else:
-            r = self._pvar(rows_it)
+            r = self.pvar(rows_it)
             self.notes.append(f"{fuse} over {pos.tensor}'s compressed row level: the row pointer {r.name} "
                               f"walks {pos.tensor}'s row positions")
             at = lambda q: q  # noqa: E731
-            rlo, rhi = self._bounds(rows_it)
+            rlo, rhi = self.bounds(rows_it)
             coord = [Declare(i, "int64", rows_it.coord(r))]
         p = Var(self.name(("p", it.name, it.mode), pos.position))
         self.fused_inner[fuse.inner] = ("pos", it, p)
@@ -192,7 +192,7 @@ class DerivedLoops:
             self.notes.append(f"{fuse} with {pos}: the loop reads no row, so no row pointer walks")
             self.counting.pop(fuse.inner, None)
             self._check_consumed(fuse)
-            return fold[0] + [self._tag(loop2, self._derived_loop(pos.position, lo, hi, inner_body, str(pos), p))] \
+            return fold[0] + [self.tag_loop(loop2, self._derived_loop(pos.position, lo, hi, inner_body, str(pos), p))] \
                 + fold[1]
         body = walk + coord + inner_body
         if parallel:
@@ -217,7 +217,7 @@ class DerivedLoops:
             stmts = [Declare(r, "int64", rlo)] + self._derived_loop(pos.position, lo, hi, body, str(pos), p)
         self.counting.pop(fuse.inner, None)
         self._check_consumed(fuse)
-        return fold[0] + [self._tag(loop2, stmts)] + fold[1]
+        return fold[0] + [self.tag_loop(loop2, stmts)] + fold[1]
 
     def _flat_fold(self, inner: CForall, loop2: CLoop, fuse, coordinates, positions) -> tuple[list, list]:
         """``(before, after)`` the flat loop of fused positions: the fold of the fill (the
@@ -235,14 +235,14 @@ class DerivedLoops:
                        f"{literal_text(f.fill)}: they are folded into {f.lhs.tensor} after the loop")
         if loop2 is not None and one_case_always(loop2):
             return [note], [Declare(missing, "int64", BinOp("-", coordinates, positions)),
-                            self._fold_update(f, missing)]
+                            self.fold_update(f, missing)]
         if self.setup.parallel is not None:
             raise StrategyError(f"parallelize({self.setup.parallel}) does not apply: the fused loop counts the "
                                 f"positions where a case ran, to fold the fill in after it, on one thread")
         ran = Var(self.name(("fold", name, id(inner)), f"{fuse.fused}_ran"))
         self.counting[name] = CompoundAssign("+", ran, Const(1, "int64"))
         return [note, Declare(ran, "int64", Const(0, "int64"))], [
-            Declare(missing, "int64", BinOp("-", coordinates, ran)), self._fold_update(f, missing)]
+            Declare(missing, "int64", BinOp("-", coordinates, ran)), self.fold_update(f, missing)]
 
     def _only_forall(self, loop: CLoop, fuse) -> CForall:
         bodies = [c.body for c in loop.cases if not c.omit]

@@ -24,36 +24,36 @@ from .iterators import ModeIterator, hash_capacity_stmts
 class Locating:
     """Positions, bounds and locates of the level iterators (a mixin of the emitter)."""
 
-    def _it_key(self, it) -> str:
+    def it_key(self, it) -> str:
         for key, name in self.setup.names.items():
             if name == it.name:
                 return key
         raise KeyError(it.name)
 
-    def _parent(self, it: ModeIterator):
-        key = self._it_key(it)
+    def parent_of(self, it: ModeIterator):
+        key = self.it_key(it)
         return self.parent[(key, it.mode)] if it.mode > 0 else Const(0, "int64")
 
-    def _pvar(self, it: ModeIterator) -> Var:
+    def pvar(self, it: ModeIterator) -> Var:
         base = f"p{it.name}{it.level}" + (f"_{it.sub}" if it.sub else "")
         return Var(self.name(("p", it.name, it.mode), base))
 
-    def _cvar(self, it: ModeIterator, index) -> Var:
+    def cvar(self, it: ModeIterator, index) -> Var:
         return Var(self.name(("c", it.name, it.mode), f"{index.name}{it.name}"))
 
-    def _bounds(self, it: ModeIterator):
-        lo, hi = it.bounds(self._parent(it))
+    def bounds(self, it: ModeIterator):
+        lo, hi = it.bounds(self.parent_of(it))
         if isinstance(lo, Load):
             self.param(lo.buffer)
         self.param(it.param("idx"))
         return lo, hi
 
-    def _fiber_length(self, it: ModeIterator):
+    def fiber_length(self, it: ModeIterator):
         """The number of positions of ``it``'s current fiber (``hi - lo``; ``hi`` from 0)."""
-        lo, hi = self._bounds(it)
+        lo, hi = self.bounds(it)
         return hi if isinstance(lo, Const) and lo.value == 0 else BinOp("-", hi, lo)
 
-    def _hash_capacity(self, it: ModeIterator) -> Var:
+    def hash_capacity(self, it: ModeIterator) -> Var:
         """The capacity of a SparseHash level's table, computed once at the kernel's start.
 
         The kernel gets no capacity: like the looplet strategy, it recomputes
@@ -65,7 +65,7 @@ class Locating:
             return Var(self.cache[key])
         cap = Var(self.name(key, f"{it.tensor}{it.level}_cap"))
         fibers = Const(1, "int64")
-        for up in self.setup.iters[self._it_key(it)][:it.mode]:
+        for up in self.setup.iters[self.it_key(it)][:it.mode]:
             if up.fibers_by_size:
                 size = Var(self.param(up.param("size")))
                 fibers = size if isinstance(fibers, Const) else BinOp("*", fibers, size)
@@ -76,7 +76,7 @@ class Locating:
         self.init += hash_capacity_stmts(cap, Load(self.param(it.param("pos")), fibers))
         return cap
 
-    def _locate_bytemaps(self, n: CForall) -> CForall:
+    def locate_bytemaps(self, n: CForall) -> CForall:
         """Locate into SparseByteMap and SparseHash levels instead of iterating them where another operand drives.
 
         A locatable level (:attr:`ModeIterator.locatable`) iterated in a lattice loop is
@@ -91,12 +91,12 @@ class Locating:
         candidates = {it for loop in n.loops for it in loop.iterated if getattr(it, "locatable", False)}
         chosen = set()
         for bm in sorted(candidates, key=lambda it: (it.name, it.mode)):
-            key = self._it_key(bm)
+            key = self.it_key(bm)
             ok = True
             for loop in n.loops:
                 if bm not in loop.iterated:
                     continue
-                others = {self._it_key(it) for it in loop.iterated if it != bm and it not in chosen}
+                others = {self.it_key(it) for it in loop.iterated if it != bm and it not in chosen}
                 if not others and not loop.universe:
                     ok = False
                 for c in working(loop):
@@ -120,34 +120,34 @@ class Locating:
             loops.append(replace(loop, iterated=iterated, located=located, cases=cases))
         return replace(n, loops=tuple(loops))
 
-    def _has_entry(self, it):
+    def has_entry(self, it):
         """``p < p_end``: whether iterator ``it`` has an entry left."""
-        p = self._pvar(it)
+        p = self.pvar(it)
         return BinOp("<", p, Var(p.name + "_end"))
 
-    def _segend(self, it, coord_var) -> tuple[Var, list]:
-        p = self._pvar(it)
+    def segend(self, it, coord_var) -> tuple[Var, list]:
+        p = self.pvar(it)
         s = Var(self.name(("s", it.name, it.mode), f"s{it.name}{it.level}" + (f"_{it.sub}" if it.sub else "")))
         end = Var(p.name + "_end")
         return s, [Declare(s, "int64", BinOp("+", p, 1)),
                    While(and_(BinOp("<", s, end), BinOp("==", it.coord(s), coord_var)),
                          [CompoundAssign("+", s, Const(1, "int64"))])]
 
-    def _find(self, loc: Found, parent, i) -> tuple[Var, list]:
+    def find_on_diagonal(self, loc: Found, parent, i) -> tuple[Var, list]:
         """Search a diagonal's sparse last level ``loc`` for ``i`` under ``parent``: its position, or -1."""
-        pv = self._pvar(loc.it)
+        pv = self.pvar(loc.it)
         fresh = lambda base: Var(self.name(("find", loc.name, loc.mode, base),  # noqa: E731
                                            f"{base}{loc.name}{loc.level}"))
-        cap = self._hash_capacity(loc.it) if loc.it.probed else None
-        self.found.add(self._it_key(loc))
+        cap = self.hash_capacity(loc.it) if loc.it.probed else None
+        self.found.add(self.it_key(loc))
         return pv, loc.find_stmts(pv, parent, i, fresh, cap)
 
-    def _set_parents(self, iterated, segs, located, case: CCase, i=None):
+    def set_parents(self, iterated, segs, located, case: CCase, i=None):
         for it in iterated:
-            key = self._it_key(it)
-            p = self._pvar(it)
+            key = self.it_key(it)
+            p = self.pvar(it)
             if it.children_by_coordinate:   # children are located by coordinate
-                self.parent[(key, it.mode + 1)] = it.locate(self._parent(it), i)
+                self.parent[(key, it.mode + 1)] = it.locate(self.parent_of(it), i)
                 continue
             self.parent[(key, it.mode + 1)] = it.child(p, segs.get(it))
         for key, (pv, mode) in located.items():

@@ -57,7 +57,7 @@ class Loops:
         if every is not None:
             # one case at every position of one fiber: the fiber's length counts the coordinates
             out += self._forall_loops(n, block)
-            missing = BinOp("-", N, self._fiber_length(every))
+            missing = BinOp("-", N, self.fiber_length(every))
         elif n.loops:
             ran = Var(self.name(("fold", n.index.name, id(n)), f"{n.index.name}_ran"))
             self.counting[n.index.name] = CompoundAssign("+", ran, Const(1, "int64"))
@@ -68,9 +68,9 @@ class Loops:
             named = Var(self.name(("missing", n.index.name, id(n)), f"{n.index.name}_missing"))
             out.append(Declare(named, "int64", missing))
             missing = named
-        return out + [self._fold_update(f, missing)]
+        return out + [self.fold_update(f, missing)]
 
-    def _fold_update(self, f, missing: Var):
+    def fold_update(self, f, missing: Var):
         """``if (missing > 0)`` fold the fill into ``f.lhs``: once for an idempotent operator,
         ``missing`` times for ``+``."""
         if f.op.idempotent:
@@ -99,7 +99,7 @@ class Loops:
         return [Comment(f"{counts}[{j}] counts the coordinates of {n.index} where a case ran at {j}; the others "
                         f"hold the fill {literal_text(f.fill)}, folded into {f.lhs} after the loop"), *loops,
                 For(jv, 0, J, [Declare(missing, "int64", BinOp("-", N, Load(counts, jv))),
-                               self._fold_update(f, missing)])]
+                               self.fold_update(f, missing)])]
 
     def _every_position_runs(self, n: CForall):
         """The iterator of ``n``'s one loop if its one case runs at every position (no tests), else None."""
@@ -112,7 +112,7 @@ class Loops:
 
     def _forall_loops(self, n: CForall, block=None) -> list:
         if block is None:
-            n = self._locate_bytemaps(n)
+            n = self.locate_bytemaps(n)
         if block is None and (n.index.name in self.fused_inner or n.index.name in self.derived_loops):
             return self.derived_forall(n)
         i = Var(n.index.name)
@@ -123,9 +123,9 @@ class Loops:
             for it in loop.iterated:
                 if it not in iters:
                     iters.append(it)
-        out = self._reserve(n, iters, universe, N)
+        out = self.reserve(n, iters, universe, N)
         simple = len(n.loops) == 1 and len(iters) <= 1 and not (universe and iters) and block is None
-        par = self._omp_for() if n.index == self.setup.parallel else []
+        par = self.omp_for() if n.index == self.setup.parallel else []
         if par and (n.fold is not None or n.tally):
             raise StrategyError(f"parallelize({n.index}) does not apply: the loop over {n.index} counts the "
                                 f"coordinates where a case ran, to fold the fill in after it, on one thread")
@@ -138,20 +138,20 @@ class Loops:
             raise StrategyError(f"parallelize({n.index}) does not apply: the loop over {n.index} {what}, whose "
                                 f"iterations depend on each other")
         if simple and not iters:
-            return out + par + [self._tag(n.loops[0], For(i, 0, N, self.loop_body(n, n.loops[0], i, iterated=[],
+            return out + par + [self.tag_loop(n.loops[0], For(i, 0, N, self.loop_body(n, n.loops[0], i, iterated=[],
                                                                                      advance=False)))]
         if simple and iters[0].unique:
             it = iters[0]
-            p = self._pvar(it)
-            lo, hi = self._bounds(it)
+            p = self.pvar(it)
+            lo, hi = self.bounds(it)
             coord = self.assembled.pop(it.name, None) if isinstance(it, WorkspaceIterator) else None
             coord = coord if coord is not None else it.coord(p)
             body = [Declare(i, "int64", coord)] + self.loop_body(n, n.loops[0], i, [it], single=True,
                                                                  advance=False)
-            return out + par + [self._tag(n.loops[0], For(p, lo, hi, body))]
+            return out + par + [self.tag_loop(n.loops[0], For(p, lo, hi, body))]
         for it in iters:
-            p = self._pvar(it)
-            lo, hi = self._bounds(it)
+            p = self.pvar(it)
+            lo, hi = self.bounds(it)
             out += [Declare(p, "int64", lo), Declare(Var(p.name + "_end"), "int64", hi)]
         if universe:
             out.append(Declare(i, "int64", Const(0, "int64")))
@@ -170,19 +170,19 @@ class Loops:
             start = BinOp("*", o, bsize)
         for loop in n.loops:
             its = list(loop.iterated)
-            conds = [self._has_entry(it) for it in its]
+            conds = [self.has_entry(it) for it in its]
             if universe:
                 conds.append(BinOp("<", i, N if block is None else limit))
             single = len(its) == 1 and not universe
             body = []
             coord = {}
             for it in its:
-                p = self._pvar(it)
+                p = self.pvar(it)
                 if single:
                     body.append(Declare(i, "int64", it.coord(p)))
                     coord[it] = i
                 else:
-                    c = self._cvar(it, n.index)
+                    c = self.cvar(it, n.index)
                     body.append(Declare(c, "int64", it.coord(p)))
                     coord[it] = c
             busy = {frozenset(c.tests) for c in loop.cases if not c.omit}
@@ -198,7 +198,7 @@ class Loops:
                 # the block ends here: the positions stay for the next block
                 body.append(If(BinOp(">=", i, limit), [Break()]))
             body += self.loop_body(n, loop, i, its, single=single, coord=coord, pair=pair)
-            loops_ir.append(self._tag(loop, While(and_(*conds), body)))
+            loops_ir.append(self.tag_loop(loop, While(and_(*conds), body)))
         if block is None:
             return out + loops_ir
         guard = Comment(f"{block}: block {block.outer} holds the coordinates {n.index} < {limit.name} "
@@ -214,16 +214,16 @@ class Loops:
         # (2^60 of them at n = 2^62) are not visited one by one
         nxt = Var(self.name(("next", n.index.name), f"{n.index.name}_next"))
         first, *others = iters
-        blocks.append(Declare(nxt, "int64", Select(self._has_entry(first), first.coord(self._pvar(first)), N)))
+        blocks.append(Declare(nxt, "int64", Select(self.has_entry(first), first.coord(self.pvar(first)), N)))
         for it in others:
-            c = it.coord(self._pvar(it))
-            blocks.append(If(and_(self._has_entry(it), BinOp("<", c, nxt)), [Assign(nxt, c)]))
+            c = it.coord(self.pvar(it))
+            blocks.append(If(and_(self.has_entry(it), BinOp("<", c, nxt)), [Assign(nxt, c)]))
         skip = [Comment(f"no entry before {limit.name}: on to the block of {nxt.name} (none left: done)"),
                 If(BinOp("==", nxt, N), [Break()]),
                 Assign(o, BinOp("-", BinOp("/", nxt, bsize), Const(1, "int64")))]
         return out + [For(o, 0, nblocks, blocks + [If(BinOp(">=", nxt, limit), skip, loops_ir)])]
 
-    def _tag(self, loop: CLoop, stmt):
+    def tag_loop(self, loop: CLoop, stmt):
         """``stmt`` (a lattice loop, or a list of statements) tagged ``lattice:<index>:<point>``."""
         names = [it.name for it in loop.iterated] + (["U"] if loop.universe else [])
         return Tagged(f"lattice:{loop.index}:{'∩'.join(dict.fromkeys(names)) or 'U'}",
@@ -235,7 +235,7 @@ class Loops:
         return ([Tagged(f"lattice:{index}:{'∩'.join(names) or '∅'}", stmts, headline(case))]
                 if stmts else stmts)
 
-    def _iters(self, n: CForall) -> list:
+    def iters(self, n: CForall) -> list:
         iters = []
         for loop in n.loops:
             for it in loop.iterated:
@@ -251,7 +251,7 @@ class Loops:
         segs = {}
         for it in iterated:
             if not it.unique:
-                sv, stmts = self._segend(it, coord[it])
+                sv, stmts = self.segend(it, coord[it])
                 segs[it] = sv
                 body += stmts
         located, later = {}, []
@@ -274,27 +274,27 @@ class Loops:
                     body.append(Declare(pv, "int64", pos))
                 located[loc.key] = (pv, len(s.paths[loc.key]))
             else:
-                key = self._it_key(loc)
+                key = self.it_key(loc)
                 # a repeated index (a diagonal, B[i, i, j]) locates a level under one located just above
                 if isinstance(loc, Found) and s.iters[key][loc.mode - 1].kind == "sparse":
                     # searched under the iterated level above, in each case it is at i (none: absent here)
                     later += [loc] if s.iters[key][loc.mode - 1] in iterated else []
                     continue
-                parent = located[key][0] if located.get(key, (None, -1))[1] == loc.mode else self._parent(loc)
+                parent = located[key][0] if located.get(key, (None, -1))[1] == loc.mode else self.parent_of(loc)
                 if isinstance(loc, Found):   # a diagonal's sparse last level, searched for i
-                    pv, stmts = self._find(loc, parent, i)
+                    pv, stmts = self.find_on_diagonal(loc, parent, i)
                     body += stmts
                 elif loc.probed:
-                    pv = self._pvar(loc)
+                    pv = self.pvar(loc)
                     fresh = lambda base, loc=loc: Var(self.name(("probe", loc.name, loc.mode, base),  # noqa: E731
                                                                 f"{base}{loc.name}{loc.level}"))
-                    body += loc.locate_stmts(pv, parent, i, fresh, self._hash_capacity(loc))
+                    body += loc.locate_stmts(pv, parent, i, fresh, self.hash_capacity(loc))
                 elif isinstance(parent, Const) and parent.value == 0:
                     pv = i
                 else:
-                    pv = self._pvar(loc)
+                    pv = self.pvar(loc)
                     body.append(Declare(pv, "int64", loc.locate(parent, i)))
-                located[self._it_key(loc)] = (pv, loc.mode + 1)
+                located[self.it_key(loc)] = (pv, loc.mode + 1)
         busy = {frozenset(c.tests) for c in loop.cases if not c.omit}
         if single or len(iterated) > 4 or len(busy) < 2:
             # one region does the work (an intersection): test it, advance branch-free
@@ -338,30 +338,30 @@ class Loops:
         for case in loop.cases:
             conds = [BinOp("==", coord[t], i) for t in case.tests] if tested else []
             for loc in loop.located:
-                if getattr(loc, "locatable", False) and self._it_key(loc) in case.present:
+                if getattr(loc, "locatable", False) and self.it_key(loc) in case.present:
                     self.param(loc.param("tbl"))
-                    conds.append(loc.present(located[self._it_key(loc)][0]))
+                    conds.append(loc.present(located[self.it_key(loc)][0]))
             for key in case.value_tests:
                 acc = s.access(key)
                 if acc.tensor in s.formats and s.formats[acc.tensor].leaf.name == "Pattern":
                     continue
-                if any(self._it_key(loc) == key for loc in later):
+                if any(self.it_key(loc) == key for loc in later):
                     raise StrategyError(f"{acc} is a diagonal under a sparse level whose entries' values this "
                                         f"loop tests against the fill; the lattice strategy searches it only "
                                         f"in the case's body; store {acc.tensor} as csr or csc, or use "
                                         f"strategy='looplets'")
-                self._set_parents(iterated, segs, located, case, i)
+                self.set_parents(iterated, segs, located, case, i)
                 v, dt = self.value_of(acc)
                 conds.append(not_fill(v, dt, s.fill_of(acc)))
             if case.omit:
                 stmts = [Comment("omitted: " + " ∩ ".join(self.setup.names[k] for k in case.present))]
             else:
-                self._set_parents(iterated, segs, located, case, i)
+                self.set_parents(iterated, segs, located, case, i)
                 finds = []
                 for loc in later:
-                    key = self._it_key(loc)
+                    key = self.it_key(loc)
                     if key in case.present:
-                        pv, stmts = self._find(loc, self.parent[(key, loc.mode)], i)
+                        pv, stmts = self.find_on_diagonal(loc, self.parent[(key, loc.mode)], i)
                         self.parent[(key, loc.mode + 1)] = pv
                         finds += stmts
                 stmts = self._case_tag(loop.index, case, finds + self.case_body(loop.index, self.emit(case.body)))
@@ -386,7 +386,7 @@ class Loops:
             return {}
         out = {}
         for it, other in (iterated, reversed(iterated)):
-            parent = self._parent(it)
+            parent = self.parent_of(it)
             if it.unique and it.compressed and isinstance(parent, Const) and parent.value == 0:
                 out[it] = other
         return out
@@ -394,7 +394,7 @@ class Loops:
     def _advance(self, iterated, segs, coord, i, single: bool, advance: bool, gallop=None) -> list:
         out = []
         for it in (iterated if advance else ()):
-            p = self._pvar(it)
+            p = self.pvar(it)
             if it in (gallop or {}):
                 # behind the other iterator: gallop to its coordinate (no case runs in between)
                 target = coord[gallop[it]]

@@ -32,7 +32,7 @@ from .reserve import count_scatters
 class OutputAssembly:
     """The output's parameters, appends, segments and reserved room (a mixin of the emitter)."""
 
-    def _setup_output(self):
+    def setup_output(self):
         s = self.setup
         out, fmt = s.output.tensor, s.output_format
         self.out_path = [s.output.indices[m] for m in fmt.mode_order]
@@ -95,21 +95,21 @@ class OutputAssembly:
                 if k == 0:
                     self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
                 else:
-                    self.final.append(self._prefix_sum(info, self._dense_count(info["mode"])))
+                    self.final.append(self.prefix_sum(info, self.dense_count(info["mode"])))
 
-    def _prefix_sum(self, info: dict, count) -> For:
+    def prefix_sum(self, info: dict, count) -> For:
         """Turn the ``count`` segment lengths in ``pos[1:]`` of a SparseList level into segment ends."""
         q = Var(self.name(("prefix", info["k"]), "q"))
         return For(q, 0, count, [Store(info["pos"], BinOp("+", q, 1), Load(info["pos"], q), "+")])
 
-    def _dense_count(self, mode: int):
+    def dense_count(self, mode: int):
         count = None
         for m in range(mode):
             v = Var(self.out_sizes[m].name)
             count = v if count is None else BinOp("*", count, v)
         return count if count is not None else Const(1, "int64")
 
-    def _dense_position(self, upto: int):
+    def dense_position(self, upto: int):
         """Position of the output's Dense levels ``0..upto`` from their indices."""
         pos = None
         for m in range(upto + 1):
@@ -117,7 +117,7 @@ class OutputAssembly:
             pos = i if pos is None else BinOp("+", BinOp("*", pos, Var(self.out_sizes[m].name)), i)
         return pos
 
-    def _reserve(self, n: CForall, iters, universe: bool, N) -> list:
+    def reserve(self, n: CForall, iters, universe: bool, N) -> list:
         """Grow the innermost output level once per fiber, for every entry the loops can append.
 
         The bound is the extent under the universe, else the sum of the iterated fibers'
@@ -131,13 +131,13 @@ class OutputAssembly:
         else:
             bound = None
             for it in iters:
-                size = self._fiber_length(it)
+                size = self.fiber_length(it)
                 bound = size if bound is None else BinOp("+", bound, size)
         last = self.levels_info[-1]
         total = None if universe else self._total_bound(iters)
         # The up-front allocation covers every loop over a subset of the iterators it counted;
         # any other loop (another lattice point, a tail) reserves per fiber below.
-        keys = frozenset(self._it_key(it) for it in iters)
+        keys = frozenset(self.it_key(it) for it in iters)
         covered = getattr(self, "reserved_upfront", None)
         if covered is not None and not universe and keys <= covered:
             return []
@@ -161,10 +161,10 @@ class OutputAssembly:
         for it in iters:
             if not it.compressed:
                 return None
-            acc = accesses.get(self._it_key(it))
+            acc = accesses.get(self.it_key(it))
             if acc is None or any(i not in acc.indices for i in self.loop_stack):
                 return None
-            chain = self.setup.iters[self._it_key(it)][:it.mode]
+            chain = self.setup.iters[self.it_key(it)][:it.mode]
             if any(c.kind != "dense" for c in chain):
                 return None
             count = None
@@ -179,7 +179,7 @@ class OutputAssembly:
     def case_body(self, index, stmts: list) -> list:
         """Wrap a case body with the assembly of a sparse output level indexed by ``index``."""
         if self.par_rows and stmts and not self.producing and self.out_path[0] == index:
-            return self._row_on_thread(stmts)
+            return self.row_on_thread(stmts)
         if self.out_dense or not stmts or (self.phase == "compute" and not self.drop_in_compute) or self.producing:
             return stmts
         for info in self.levels_info[1:]:
@@ -193,7 +193,7 @@ class OutputAssembly:
             pre = [Declare(begin, "int64", child)]
             prev_level = self.out_levels[k - 1]
             if isinstance(prev_level, Dense):
-                ppos = self._dense_position(info["mode"] - 1)
+                ppos = self.dense_position(info["mode"] - 1)
                 post = [Store(info["pos"], BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info["idt"]))]
                 if self.phase == "compute" and self.read_counter is not None:
                     # the next row's coordinates start where phase 1 stored this row's, plus their
@@ -218,7 +218,7 @@ class OutputAssembly:
             return pre + stmts + post
         return stmts
 
-    def _reserve_for_scatters(self, emitted) -> list:
+    def reserve_for_scatters(self, emitted) -> list:
         """A sparse output filled from workspaces gets room for one entry per scatter, counted
         first (:mod:`compiler.lattice.reserve`): one allocation instead of doublings."""
         if self.out_dense or not self.levels_info or not self.bitmaps:
@@ -236,14 +236,14 @@ class OutputAssembly:
                 Declare(counter, "int64", Const(0, "int64")), *count,
                 *[Grow(name, counter, hint=True) for name in (*last["idx"], self.val)]]
 
-    def _scatter_init(self) -> list:
+    def scatter_init(self) -> list:
         """Start a scattered-into dense output at the reduction's identity when that is not its fill."""
         s = self.setup
         ident = s.scatter_start()
         if ident is None:
             return []
         q = Var(self.name(("init",), "q"))
-        count = self._dense_count(len(self.out_sizes))
+        count = self.dense_count(len(self.out_sizes))
         return [For(q, 0, count, [Store(self.val, q, const_of(ident, s.out_dtype))])]
 
     def append(self, v, dt: str) -> list:

@@ -24,13 +24,13 @@ from .exprs import const_of
 class Threads:
     """Pragmas, reduction clauses and thread copies (a mixin of the emitter)."""
 
-    def _parallel_pragma(self, var: str) -> list:
+    def parallel_pragma(self, var: str) -> list:
         p = self.setup.parallel
-        return self._omp_for() if p is not None and p.name == var else []
+        return self.omp_for() if p is not None and p.name == var else []
 
-    def _omp_for(self) -> list:
+    def omp_for(self) -> list:
         """The pragma of the parallel loop (a scalar result's loops get their reduction clauses
-        once the function is built: :meth:`_reduction_clauses`).
+        once the function is built: :meth:`reduction_clauses`).
 
         Iterations go to the threads in shrinking chunks (guided: a long row late in the loop
         does not hold up the rest), except with ``races="copies"``: there each thread adds its
@@ -40,7 +40,7 @@ class Threads:
         how = "static" if self.setup.races == "copies" else "guided"
         return [Pragma(f"omp parallel for schedule({how})")]
 
-    def _reduction_clauses(self, body: list) -> list:
+    def reduction_clauses(self, body: list) -> list:
         """``body`` with a ``reduction(op:t)`` clause on each parallel loop for each accumulator
         ``t`` of a scalar result it reduces into (declared outside the loop): each thread reduces
         into its own copy, and OpenMP combines the copies. A combiner OpenMP lacks (a float max
@@ -72,7 +72,7 @@ class Threads:
         body = map_parallel_loops(body, reducing)
         return [Pragma(d) for d in declared] + body
 
-    def _thread_copies(self, body: list, op) -> list:
+    def thread_copies(self, body: list, op) -> list:
         """``body`` with each thread's copy of a dense output (``races='copies'``), combined by ``op``: the parallel
         loop's updates go to its thread's copy, which starts at the update's identity, and a
         parallel pass over the elements then adds the copies into the output::
@@ -86,7 +86,7 @@ class Threads:
         from ..imperative.privatize import first_in_loop, map_parallel_loops
         s, odt = self.setup, self.setup.out_dtype
         out = s.output.tensor
-        n = self._dense_count(len(self.out_sizes))
+        n = self.dense_count(len(self.out_sizes))
         copy = self.name(("copy",), f"{out}_copy")
         copies = self.name(("copies",), f"{out}_copies")
         ident = op.identity_for(np.dtype(odt))
@@ -98,7 +98,7 @@ class Threads:
         combine = [Comment(f"add the threads' copies of {out} into {out}, element by element"),
                    Declare(count, "int64", Call("thread_count")),
                    Pragma("omp parallel for schedule(static)"),
-                   For(q, 0, n, [For(t, 0, count, self._update(self.val, q, op, Load(copies, BinOp(
+                   For(q, 0, n, [For(t, 0, count, self.update_store(self.val, q, op, Load(copies, BinOp(
                        "+", BinOp("*", t, n), q)), odt, odt))])]
 
         def with_copy(pragma, loop):

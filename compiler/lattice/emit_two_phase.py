@@ -26,11 +26,11 @@ from .reserve import count_scatters
 class TwoPhase:
     """Two-phase assembly, sequential and on threads (a mixin of the emitter)."""
 
-    def _assembled_consumer(self, n: CWorkspace, consumer: list):
+    def assembled_consumer(self, n: CWorkspace, consumer: list):
         """In a two-phase compute phase, the output's coordinate of its next entry (a Load), if the
         consumer appends exactly one entry per coordinate of the list, at the output's innermost
         coordinate; else None (the list is sorted as in phase 1)."""
-        if self.phase != "compute" or self.par_rows or not self._consumes_listed(n, consumer):
+        if self.phase != "compute" or self.par_rows or not self.consumes_listed(n, consumer):
             return None
         last = self.levels_info[-1]
         if self.drop_in_compute:   # (the stores drop the fill: they lag behind where phase 1 stored)
@@ -40,28 +40,28 @@ class TwoPhase:
             return Load(last["idx"][-1], Var(self.read_counter))
         return Load(last["idx"][-1], Var(last["counter"]))
 
-    def _reads_assembled(self, cfir) -> bool:
+    def reads_assembled(self, cfir) -> bool:
         """Whether a two-phase compute phase reads coordinates phase 1 stored (some workspace's
-        consumer is one :meth:`_assembled_consumer` takes)."""
-        return any(isinstance(n, CWorkspace) and self._consumes_listed(
+        consumer is one :meth:`assembled_consumer` takes)."""
+        return any(isinstance(n, CWorkspace) and self.consumes_listed(
             n, list(n.body.stmts)[1:] if isinstance(n.body, CSeq) else []) for n in cfir_walk(cfir))
 
-    def _assembled_count(self):
+    def assembled_count(self):
         """In a two-phase compute phase, the count of this row's entries that phase 1 stored at
         ``pos[row + 1]`` (the prefix sum comes after phase 2), when the output's last level is a
         SparseList under Dense levels only; else None (it is counted again by listing)."""
         last = self.levels_info[-1]
         if last["k"] == 0 or not isinstance(last["level"], SparseList) or not last["pos_buffer"]:
             return None
-        row = self._dense_position(last["mode"] - 1)
+        row = self.dense_position(last["mode"] - 1)
         return cast(Load(last["pos"], BinOp("+", row, Const(1, "int64"))), last["idt"], "int64")
 
-    def _row_on_thread(self, stmts: list) -> list:
+    def row_on_thread(self, stmts: list) -> list:
         """A row of a two-phase kernel on threads: phase 1 counts its entries into ``pos[i + 1]``;
         phase 2 stores them from the row's start ``pos[i]`` (after the prefix sum), and where
         they end (it drops the fill) into ``end[i]``."""
         info = self.row_info
-        counter, row = Var(info["counter"]), self._dense_position(0)
+        counter, row = Var(info["counter"]), self.dense_position(0)
         end = BinOp("+", row, 1)
         if self.phase == "assemble":
             if self.row_fibers is not None:
@@ -70,7 +70,7 @@ class TwoPhase:
                 lengths, named = [], []
                 for it in self.row_fibers.loops[0].iterated:
                     n = Var(self.name(("fiber", it.name, it.mode), f"n{it.label}"))
-                    named.append(Declare(n, "int64", self._fiber_length(it)))
+                    named.append(Declare(n, "int64", self.fiber_length(it)))
                     lengths.append(n)
                 bound = lengths[0]
                 for length in lengths[1:]:
@@ -120,7 +120,7 @@ class TwoPhase:
         if not isinstance(n, CWorkspace):
             return False
         parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
-        return self._one_entry_per_listed(n, parts[1:])
+        return self.one_entry_per_listed(n, parts[1:])
 
     def _row_loop(self, cfir):
         """The forall over a CSR output's columns when each row runs it as one loop (an
@@ -137,7 +137,7 @@ class TwoPhase:
             return None
         return inner
 
-    def _parallel_two_phase(self, cfir) -> list:
+    def parallel_two_phase(self, cfir) -> list:
         """Two-phase assembly with each phase's rows on threads (a CSR, DCSR, COO or sparse-vector
         output over a parallel row loop).
 
@@ -178,7 +178,7 @@ class TwoPhase:
         self.row_ends = self.name(("rowend", k), f"{out}{k}_end")
         self.allocs.append((self.row_ends, "int64", rows, None))
         self.shared_allocs.add(self.row_ends)
-        compact = self._compaction()
+        compact = self.compaction()
         # each row appends with its own counter (a COO level's scratch row starts name it too)
         last["counter"] = self.row_info["counter"] = self.name(("rowcount", k), f"n{out}{k}")
         self.phase = "assemble"
@@ -194,14 +194,14 @@ class TwoPhase:
                              if self.row_fibers is not None else "its entries")
                           + ", then fills them from its start (two-phase, on threads)")
         if one_level:
-            staging, starts, final = [], [self._prefix_sum(self.row_info, rows)], []
+            staging, starts, final = [], [self.prefix_sum(self.row_info, rows)], []
         elif not isinstance(self.levels_info[0]["level"], Dense):   # DCSR
             # the rows are counted by row number, as in CSR; the compaction then drops the empty ones
             top, row = self.levels_info[0], Var(self.name(("rows", k), "row"))
             staging = [Comment(f"{out}'s rows count their entries at {last['pos']}[row + 1], as in CSR"),
                        Grow(last["pos"], BinOp("+", rows, 1)),
                        For(row, 0, rows, [Store(last["pos"], BinOp("+", row, 1), Const(0, last["idt"]))])]
-            starts = [self._prefix_sum(last, rows)]
+            starts = [self.prefix_sum(last, rows)]
             every_row = [Comment(f"every row is an entry of {out}'s level 0 for now: the compaction keeps the "
                                  f"non-empty ones"),
                          Grow(top["idx"][0], rows),
@@ -226,7 +226,7 @@ class TwoPhase:
                     f"where they end ({row}s run on threads)"),
             If(yes, second)] + final + compact + (self.final if one_level else [])
 
-    def _two_phase_check(self):
+    def two_phase_check(self):
         """Refuse outputs two-phase assembly does not cover.
 
         It covers every sparse output one-pass assembly does: Dense levels followed by
@@ -238,7 +238,7 @@ class TwoPhase:
             raise StrategyError(f"assembly='two-phase' does not apply: the output {out} is dense, so it has no "
                                 f"structure to assemble")
 
-    def _compaction(self) -> list:
+    def compaction(self) -> list:
         """Drop the entries phase 1 assembled whose computed value is the fill, bottom-up.
 
         The innermost level keeps its non-fill entries; each level above then keeps
@@ -264,7 +264,7 @@ class TwoPhase:
             as_pos = (lambda v: v) if idt == "int64" else (lambda v: Cast(idt, v))  # noqa: E731
             as_int = (lambda v: v) if idt == "int64" else (lambda v: Cast("int64", v))  # noqa: E731
             if t == 0:
-                parents = self._dense_count(info["mode"])
+                parents = self.dense_count(info["mode"])
             else:
                 parents = Var(sparse[t - 1]["counter"])
             moves = [Store(name, kept, Load(name, q)) for name in info["idx"]]

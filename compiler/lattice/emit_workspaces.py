@@ -31,7 +31,7 @@ from .iterators import WorkspaceIterator
 class Workspaces:
     """Workspaces: scatter, sort, consume, reset (a mixin of the emitter)."""
 
-    def _workspace_position(self, acc: Access):
+    def workspace_position(self, acc: Access):
         """Row-major position of ``acc`` in its workspace (the coordinate itself over one index)."""
         pos = None
         for i in acc.indices:
@@ -97,8 +97,8 @@ class Workspaces:
         parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
         over = ", ".join(i.name for i in n.indices)
         listed = "row-major positions" if n.inner else "coordinates"
-        assembled = self._assembled_consumer(n, parts[1:])
-        count = self._assembled_count() if assembled is not None else None
+        assembled = self.assembled_consumer(n, parts[1:])
+        count = self.assembled_count() if assembled is not None else None
         if count is not None:
             # phase 1 counted this row's coordinates: the producer only adds values, listing nothing
             self.unmarked.add(w)
@@ -131,7 +131,7 @@ class Workspaces:
             fused = _reset_in_last_list_loop(consumer, wlist, wn, reset, assembled)
             if fused is not None:
                 consumer = fused  # the consumer visits every listed coordinate: reset each there
-            elif count is not None:   # (_assembled_consumer admits only a loop over the whole list)
+            elif count is not None:   # (assembled_consumer admits only a loop over the whole list)
                 raise StrategyError(f"workspace {w}: phase 2 lists no coordinates, but its consumer does not "
                                     f"visit each of them (a bug in the lattice strategy)")
             else:
@@ -147,13 +147,13 @@ class Workspaces:
             about = f"values {w}, bitmap {wset}, {listed} {wlist}[0:{wn.name}]"
         return [Comment(f"workspace {w}[{over}]: {about}"), *out, *consumer]
 
-    def _consumes_listed(self, n: CWorkspace, consumer: list) -> bool:
+    def consumes_listed(self, n: CWorkspace, consumer: list) -> bool:
         """Whether ``consumer`` walks ``n``'s sorted list in one loop, appending one entry of the
         output per coordinate (a split, pos or fuse loop over the list walks it in blocks: no)."""
         return (n.ordered and n.index.name not in self.derived_loops and n.index.name not in self.fused_inner
-                and self._one_entry_per_listed(n, consumer))
+                and self.one_entry_per_listed(n, consumer))
 
-    def _one_entry_per_listed(self, n: CWorkspace, consumer: list) -> bool:
+    def one_entry_per_listed(self, n: CWorkspace, consumer: list) -> bool:
         """Whether ``consumer`` appends one entry of the output per coordinate in ``n``'s list, at
         the output's innermost coordinate, and nothing else."""
         if n.inner or len(consumer) != 1 or not isinstance(consumer[0], CForall):
@@ -173,7 +173,7 @@ class Workspaces:
         it = WorkspaceIterator(w)
         wset, wlist, wn = it.param("set"), it.param("idx"), Var(it.param("count"))
         tdt = self.setup.temps[w][1]
-        j = self._workspace_position(n.lhs)
+        j = self.workspace_position(n.lhs)
         pre = []
         if not isinstance(j, Var):   # over several indices: its row-major position, computed once
             at = Var(self.name(("at", w), f"{w}_at"))
@@ -189,7 +189,7 @@ class Workspaces:
             return [*pre, *mark, Store(w, j, cast(v, dt, tdt))]
         if not n.op.is_user and n.op.name in COMPOUND and n.op.result_dtype(tdt, dt).name == tdt:
             return [*pre, *mark, Store(w, j, cast(v, dt, tdt), COMPOUND[n.op.name])]
-        r, rdt = apply_op(n.op, [Load(w, j), v], [tdt, dt], self._helper_sink())
+        r, rdt = apply_op(n.op, [Load(w, j), v], [tdt, dt], self.helper_sink())
         return [*pre, *mark, Store(w, j, cast(r, rdt, tdt))]
 
 

@@ -81,7 +81,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         self.out_params: list = []
         self.init: list = []
         self.final: list = []
-        self._setup_output()
+        self.setup_output()
         from .derived import Fuse, Pos, Split
         rels = setup.relations
         self.splits = {r.index: r for r in rels if isinstance(r, Split)}
@@ -154,7 +154,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         s = self.setup
         if acc.tensor in s.temps:
             if s.temps[acc.tensor][0].workspace:
-                return Load(acc.tensor, self._workspace_position(acc)), s.temps[acc.tensor][1]
+                return Load(acc.tensor, self.workspace_position(acc)), s.temps[acc.tensor][1]
             return Var(acc.tensor), s.temps[acc.tensor][1]
         key = str(acc)
         fmt = s.formats[acc.tensor]
@@ -177,7 +177,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         s = self.setup
         v, dt = value if value is not None else self.expr(n.rhs)
         if not n.output and s.temps[n.lhs.tensor][0].dense:
-            return self._store(n.lhs.tensor, self._workspace_position(n.lhs), n.op, v, dt, s.temps[n.lhs.tensor][1])
+            return self._store(n.lhs.tensor, self.workspace_position(n.lhs), n.op, v, dt, s.temps[n.lhs.tensor][1])
         if not n.output and s.temps[n.lhs.tensor][0].workspace:
             return self.scatter(n, v, dt)
         if not n.output:
@@ -187,11 +187,11 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
                 return [Assign(t, cast(v, dt, tdt))]
             if not n.op.is_user and n.op.name in COMPOUND and n.op.result_dtype(tdt, dt).name == tdt:
                 return [CompoundAssign(COMPOUND[n.op.name], t, cast(v, dt, tdt))]
-            r, rdt = apply_op(n.op, [t, v], [tdt, dt], self._helper_sink())
+            r, rdt = apply_op(n.op, [t, v], [tdt, dt], self.helper_sink())
             return [Assign(t, cast(r, rdt, tdt))]
         odt = s.out_dtype
         if self.out_dense:
-            pos = self._dense_position(len(self.out_path) - 1) if self.out_path else Const(0, "int64")
+            pos = self.dense_position(len(self.out_path) - 1) if self.out_path else Const(0, "int64")
             return self._store(self.val, pos, n.op, v, dt, odt)
         return self.append(v, dt)
 
@@ -200,11 +200,11 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         if op is None:
             return [Store(buf, pos, cast(v, dt, odt))]
         if buf == self.val and self.setup.races == "copies":
-            # each thread updates its own copy of the output (:meth:`_thread_copies`)
+            # each thread updates its own copy of the output (:meth:`thread_copies`)
             buf = self.name(("copy",), f"{self.setup.output.tensor}_copy")
-        return self._update(buf, pos, op, v, dt, odt)
+        return self.update_store(buf, pos, op, v, dt, odt)
 
-    def _update(self, buf: str, pos, op, v, dt: str, odt: str) -> list:
+    def update_store(self, buf: str, pos, op, v, dt: str, odt: str) -> list:
         """``buf[pos] op= v``, atomic on the output with ``races='atomics'``."""
         atomic = buf == self.val and self.setup.races == "atomics"
         if not op.is_user and op.name in COMPOUND and op.result_dtype(odt, dt).name == odt:
@@ -216,13 +216,13 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
                                 f"of {out} by {op.name} computes in {op.result_dtype(odt, dt).name} and rounds to "
                                 f"{out}'s {odt}, which one atomic update cannot do; give {out} a "
                                 f"{op.result_dtype(odt, dt).name} format, or use races='copies'")
-        r, rdt = apply_op(op, [Load(buf, pos), v], [odt, dt], self._helper_sink())
+        r, rdt = apply_op(op, [Load(buf, pos), v], [odt, dt], self.helper_sink())
         return [Store(buf, pos, cast(r, rdt, odt))]
 
     # -- workspaces ------------------------------------------------------------------------
 
 
-    def _helper_sink(self):
+    def helper_sink(self):
         return self.helpers
 
     # -- foralls ---------------------------------------------------------------------------
@@ -234,23 +234,23 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
     def function(self, cfir, name: str, assembly: str = "one-pass") -> Function:
         s = self.setup
         if assembly == "two-phase" and s.parallel is not None:
-            self._two_phase_check()
+            self.two_phase_check()
             self.par_rows = True
-            phases = self._parallel_two_phase(cfir)   # emitting adds to init (a hash table's capacity)
+            phases = self.parallel_two_phase(cfir)   # emitting adds to init (a hash table's capacity)
             body = list(self.init) + phases
         elif assembly == "two-phase":
-            self._two_phase_check()
+            self.two_phase_check()
             # one sparse level under dense ones (CSR): phase 2 stores each row's kept count and
             # drops the fill as it goes; above a sparse level, a compaction pass drops it after
-            self.drop_in_compute = self._assembled_count() is not None
-            compact = [] if self.drop_in_compute else self._compaction()
+            self.drop_in_compute = self.assembled_count() is not None
+            compact = [] if self.drop_in_compute else self.compaction()
             yes = Const(True, "bool")
             self.value_tested = value_tested_temps(cfir)
             self.phase = "assemble"
             first = self.emit(cfir)
             self.phase = "compute"
             last = self.levels_info[-1]
-            if self.drop_in_compute and self._reads_assembled(cfir):
+            if self.drop_in_compute and self.reads_assembled(cfir):
                 self.read_counter = self.name(("read", last["k"]), f"q{last['counter'][1:]}")
             second = self.emit(cfir)
             self.phase = None
@@ -258,7 +258,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
             if self.read_counter is not None:
                 restart.append(Declare(Var(self.read_counter), "int64", Const(0, "int64")))
             fill = s.out_fill_value
-            emitted = [*self._reserve_for_scatters(first),
+            emitted = [*self.reserve_for_scatters(first),
                        Comment(f"phase 1, assemble: the structure of {s.output.tensor} (positions and coordinates)"),
                        If(yes, first),
                        Comment("phase 2, compute: the values, into the positions phase 1 assembled"
@@ -270,14 +270,14 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
             emitted = self.emit(cfir)
             body = list(self.init)
             if self.out_dense and s.statement is not None:
-                body += self._scatter_init()
-            body += self._reserve_for_scatters(emitted) + emitted + self.final
+                body += self.scatter_init()
+            body += self.reserve_for_scatters(emitted) + emitted + self.final
         if s.parallel is not None and not s.output.indices:
-            body = self._reduction_clauses(body)
+            body = self.reduction_clauses(body)
         from .schedule import output_update
         combine = output_update(s) if s.parallel is not None and s.races == "copies" else None
         if combine is not None:
-            body = self._thread_copies(body, combine)
+            body = self.thread_copies(body, combine)
         for buf, dtype, length, init in reversed(self.allocs):
             body = [Allocate(buf, dtype, length, init, body, shared=buf in self.shared_allocs)]
         names = names_used(body)
