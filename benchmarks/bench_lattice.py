@@ -404,17 +404,17 @@ def main(small=False, only=None):
 
     # a sum of sparse terms into a dense output: one loop nest per term (a sequence), or merged
     if "sums" in only:
-        from compiler.lattice import cfir
+        from compiler.lattice import plan_steps
         sn, snnz = (1000, 20_000) if small else (3000, 200_000)
         mats = [random_csr(sn, snnz, rng) for _ in range(4)]
         ts = {name: Tensor.from_scipy(m, csr(), name=name) for name, m in zip("BCDE", mats)}
         prog = "A[i, j] = B[i, j] + C[i, j] + D[i, j] + E[i, j]"
         ks = lower(prog, **ts)
-        saved, cfir.SEQUENCE_TERMS = cfir.SEQUENCE_TERMS, 10 ** 9   # (the rewrite off)
+        saved, plan_steps.SEQUENCE_TERMS = plan_steps.SEQUENCE_TERMS, 10 ** 9   # (the rewrite off)
         try:
             km = lower(prog, **ts, trace=Trace())   # (a trace of its own: not the cached kernel)
         finally:
-            cfir.SEQUENCE_TERMS = saved
+            plan_steps.SEQUENCE_TERMS = saved
         assert ks.trace.find("sequence") and not km.trace.find("sequence")
 
         pds = [pydata.GCXS.from_scipy_sparse(m) for m in mats]

@@ -1,12 +1,16 @@
 """Strategy A, the lattice compiler: index notation lowered the TACO way, generalized to any
 operator and fill value, through CFIR to the imperative IR and C.
 
-Pipeline (each step is recorded in the trace): :func:`~compiler.lattice.cin.concretize`
-(concrete index notation), the :class:`~compiler.lattice.iteration_graph.IterationGraph`
-(loop order), one :class:`~compiler.lattice.lattice.Lattice` per forall (iteration algebra
-from operator properties and fills, checked by brute-force enumeration), CFIR
-(:mod:`compiler.lattice.cfir`), and the imperative IR through the level iterators
-(:mod:`compiler.lattice.lowering`, :mod:`compiler.lattice.iterators`).
+Pipeline, one module per stage (each step is recorded in the trace): the plan
+(:mod:`~compiler.lattice.plan`: :class:`~compiler.lattice.plan.Setup`, with the statement rewrites of
+:mod:`~compiler.lattice.plan_steps` and the conversions of :mod:`~compiler.lattice.conversions`) over
+:func:`~compiler.lattice.cin.concretize` (concrete index notation) and the
+:class:`~compiler.lattice.iteration_graph.IterationGraph` (loop order); one
+:class:`~compiler.lattice.lattice.Lattice` per forall (iteration algebra from operator properties and
+fills, checked by brute-force enumeration); the CFIR (nodes in :mod:`~compiler.lattice.cfir`, built by
+:mod:`~compiler.lattice.cfir_builder`, run by :mod:`~compiler.lattice.cfir_interpreter`); emission to
+the imperative IR through the level iterators (:mod:`~compiler.lattice.emitter` and its ``emit_*``
+modules, :mod:`~compiler.lattice.iterators`); and the driver, :mod:`~compiler.lattice.lowering`.
 
 >>> import numpy as np
 >>> from compiler import Tensor, lower
@@ -17,7 +21,9 @@ array([1., 5.])
 """
 
 from .algebra import derive, holds
-from .cfir import Setup, build_cfir, interpret_cfir
+from .cfir_builder import build_cfir
+from .cfir_interpreter import interpret_cfir
+from .plan import Setup
 from .cin import Assignment, Forall, Sequence, Where, concretize, scalar_promote
 from .iteration_graph import IterationGraph
 from .lattice import Lattice, LatticeError, build_lattice, check_lattice

@@ -57,7 +57,7 @@ class Stmt:
     """Base of CIN statements; ``str`` gives an indented, readable form."""
 
     def __str__(self) -> str:
-        return "\n".join(_lines(self, 0))
+        return "\n".join(stmt_lines(self, 0))
 
     def pretty(self) -> str:
         return str(self)
@@ -154,12 +154,13 @@ class Skip(Stmt):
     __str__ = Stmt.__str__
 
 
-def _lines(s, depth: int) -> list[str]:
+def stmt_lines(s, depth: int) -> list[str]:
+    """The printed lines of statement ``s``, indented ``depth`` levels (derived.py prints with them)."""
     pad = INDENT * depth
     if isinstance(s, Assignment):
         return [f"{pad}{s.lhs} {assign_spelling(s.op)} {s.rhs}"]
     if isinstance(s, Forall):
-        return [f"{pad}forall {s.index}:"] + _lines(s.body, depth + 1)
+        return [f"{pad}forall {s.index}:"] + stmt_lines(s.body, depth + 1)
     if isinstance(s, Where):
         init = _value_text(s.temp.init)
         decl = f"{s.temp.name} = {init}"
@@ -169,10 +170,10 @@ def _lines(s, depth: int) -> list[str]:
                     + (f"dense over {over})" if s.temp.dense else
                        f"sparse over {over}: values, a bitmap and a "
                        + ("list of row-major positions)" if len(s.temp.indices) > 1 else "coordinate list)")))
-        return ([f"{pad}where:"] + _lines(s.consumer, depth + 1) + [f"{pad}producer:",
-                f"{pad}{INDENT}{decl}"] + _lines(s.producer, depth + 1))
+        return ([f"{pad}where:"] + stmt_lines(s.consumer, depth + 1) + [f"{pad}producer:",
+                f"{pad}{INDENT}{decl}"] + stmt_lines(s.producer, depth + 1))
     if isinstance(s, Sequence):
-        return _lines(s.define, depth) + _lines(s.mutate, depth)
+        return stmt_lines(s.define, depth) + stmt_lines(s.mutate, depth)
     if isinstance(s, Skip):
         return [f"{pad}skip"]
     raise TypeError(f"not a CIN statement: {s!r}")
@@ -410,10 +411,10 @@ def as_update(s: Stmt, tensor: str, op) -> Stmt:
     """
     if isinstance(s, Assignment):
         return replace(s, op=op) if s.lhs.tensor == tensor and s.op is None else s
-    return _map_parts(s, lambda part: as_update(part, tensor, op))
+    return map_parts(s, lambda part: as_update(part, tensor, op))
 
 
-def _map_parts(s, fn):
+def map_parts(s, fn):
     """``s`` with ``fn`` applied to each statement directly inside it (a loop's body, a where's
     consumer and producer, a sequence's parts); ``s`` itself when nothing changes."""
     from dataclasses import fields
@@ -854,7 +855,7 @@ def with_workspace_kind(s, name: str, kind: str):
     """``s`` with the workspace ``name`` of its ``where`` made ``kind`` (dense or sparse)."""
     if isinstance(s, Where) and s.temp.name == name:
         s = replace(s, temp=replace(s.temp, kind=kind))
-    return _map_parts(s, lambda part: with_workspace_kind(part, name, kind))
+    return map_parts(s, lambda part: with_workspace_kind(part, name, kind))
 
 
 def workspace_name(s: Stmt, base: str = "w", avoid=frozenset()) -> str:
@@ -875,5 +876,5 @@ def names_in(s: Stmt) -> set[str]:
     return out
 
 
-__all__ = ["unshadow", "index_names", "with_workspace_kind", "hoist_invariants", "names_in", "precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
+__all__ = ["map_parts", "stmt_lines", "unshadow", "index_names", "with_workspace_kind", "hoist_invariants", "names_in", "precompute", "precompute_expr", "workspace_name", "Stmt", "Temporary", "Assignment", "Forall", "Where", "Sequence", "Skip", "concretize",
            "scalar_promote", "with_order", "foralls", "assignments", "expr_accesses"]

@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import serialize
 from ..errors import StrategyError
-from .cin import INDENT, Forall, Skip, Stmt, Where, _lines, assignments, expr_accesses
+from .cin import INDENT, Forall, Skip, Stmt, Where, stmt_lines, assignments, expr_accesses
 
 
 @serialize.node
@@ -119,13 +119,13 @@ class SuchThat(Stmt):
 def _derived_lines(s, relations, depth: int) -> list[str]:
     """``s`` printed with each original forall replaced by the loops that iterate it."""
     if isinstance(s, Where):
-        own = _lines(Where(Skip(), Skip(), s.temp), depth)   # where: / producer: / declaration
+        own = stmt_lines(Where(Skip(), Skip(), s.temp), depth)   # where: / producer: / declaration
         pad = INDENT * depth
         decl = [x for x in own if x.startswith(pad + INDENT) and "skip" not in x]
         return ([f"{pad}where:"] + _derived_lines(s.consumer, relations, depth + 1) + [f"{pad}producer:"]
                 + decl + _derived_lines(s.producer, relations, depth + 1))
     if not isinstance(s, Forall):
-        return _lines(s, depth)
+        return stmt_lines(s, depth)
     name = s.index.name
     fused_inner = {r.inner for r in relations if isinstance(r, Fuse)}
     if name in fused_inner:

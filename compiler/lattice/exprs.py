@@ -24,7 +24,8 @@ import numpy as np
 from ..algebra import Operator, helper_impl, lookup
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
-from ..imperative.ir import BinOp, Call, Cast, Const, Select, UnOp
+from ..imperative.ir import BinOp, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
+from ..imperative.ir import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, Literal, Reduce
 from ..opimpls import ROUNDING, UNARY_MATH
 
@@ -169,4 +170,26 @@ def python_helper(op: Operator, hname: str):
     return helper_impl(op)
 
 
-__all__ = ["to_ir", "apply_op", "const_of", "cast", "not_fill", "is_fill", "python_helper"]
+#: the operators C updates in place (``t += v``) when the result keeps the target's dtype
+COMPOUND = {"add": "+", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
+
+
+def literal_text(v) -> str:
+    """A fill or initial value as a comment shows it: ``0.0``, not ``np.float64(0.0)``."""
+    return str(v.item() if hasattr(v, "item") else v)
+
+
+def names_used(stmts) -> set:
+    """The variables and buffers imperative statements name."""
+    out = set()
+    for s in stmts:
+        for n in ir_walk(s):
+            if isinstance(n, Var):
+                out.add(n.name)
+            elif isinstance(n, (Load, Store, Grow, Prefetch)):
+                out.add(n.buffer)
+    return out
+
+
+__all__ = ["COMPOUND", "to_ir", "apply_op", "const_of", "cast", "not_fill", "is_fill", "literal_text", "names_used",
+           "python_helper"]

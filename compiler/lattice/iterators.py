@@ -83,6 +83,30 @@ class ModeIterator:
         """Whether the lowering may locate into this sparse level instead of iterating it."""
         return self.level_name in ("SparseByteMap", "SparseHash")
 
+    @property
+    def probed(self) -> bool:
+        """Whether a locate probes a hash table (the kernel computes the table's capacity first)."""
+        return self.level_name == "SparseHash"
+
+    @property
+    def children_by_coordinate(self) -> bool:
+        """Whether the level's children sit at ``parent * size + i``, as a Dense level's do, though
+        it is iterated through its list (SparseByteMap)."""
+        return self.level_name == "SparseByteMap"
+
+    @property
+    def fibers_by_size(self) -> bool:
+        """Whether the level holds ``size`` positions per fiber (its children are counted by its
+        size, not by a stored count)."""
+        return self.level_name in ("Dense", "SparseByteMap")
+
+    @property
+    def compressed(self) -> bool:
+        """Whether the level is one sorted, unique list of coordinates per fiber in ``pos``/``idx``
+        (a fiber's entries are ``pos[p]`` to ``pos[p + 1]``, and ``pos`` at the number of fibers
+        counts them all)."""
+        return self.level_name == "SparseList"
+
     def param(self, kind: str) -> str:
         """The kernel parameter of this level's array ``kind`` (pos, idx, tbl) or its size."""
         if kind == "size":
@@ -214,6 +238,8 @@ class WorkspaceIterator:
     extents: tuple = ()   # the size parameters of the indices, over several
 
     kind = "sparse"
+    # (what a level iterator can do that a coordinate list cannot: see ModeIterator)
+    locatable = probed = children_by_coordinate = fibers_by_size = compressed = False
 
     @property
     def unique(self) -> bool:
@@ -315,7 +341,7 @@ ITERATORS: dict[type, Callable] = {
 
 
 #: the level classes a lattice output can be assembled into (appended in storage order); the
-#: setup checks an output against it (:meth:`compiler.lattice.cfir.Setup.check_output`)
+#: setup checks an output against it (:meth:`compiler.lattice.plan.Setup.check_output`)
 ASSEMBLED: tuple[type, ...] = (Dense, SparseList, SparseCOO)
 
 

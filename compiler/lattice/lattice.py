@@ -273,13 +273,13 @@ def nonfinite_fill(f) -> bool:
     return f is not NOVALUE and np.asarray(f).dtype.kind == "f" and not np.isfinite(f)
 
 
-def _nonfinite_literal(e) -> bool:
+def nonfinite_literal(e) -> bool:
     if isinstance(e, Literal):
         return isinstance(e.value, float) and not np.isfinite(e.value)
     if isinstance(e, Call):
-        return any(_nonfinite_literal(a) for a in e.args)
+        return any(nonfinite_literal(a) for a in e.args)
     if isinstance(e, Reduce):
-        return _nonfinite_literal(e.body)
+        return nonfinite_literal(e.body)
     return False
 
 

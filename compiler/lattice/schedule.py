@@ -442,7 +442,7 @@ def output_update(setup):
     (The program's update, or the reduction that adds into the output directly: never both.)
 
     >>> from compiler.format import csr, dense
-    >>> from compiler.lattice.cfir import Setup
+    >>> from compiler.lattice.plan import Setup
     >>> from compiler.notation import parse
     >>> output_update(Setup.create(parse("y[i] += A[i, j]"), {"A": csr(), "y": dense(1)})).name
     'add'
@@ -461,7 +461,7 @@ def scalar_wheres(setup) -> list:
     own accumulator (none when the result has indices).
 
     >>> from compiler.format import csr
-    >>> from compiler.lattice.cfir import Setup
+    >>> from compiler.lattice.plan import Setup
     >>> from compiler.notation import parse
     >>> setup = Setup.create(parse("s = sum[i, j](A[i, j]) + max[i, j](B[i, j])"), {"A": csr(), "B": csr()})
     >>> sorted(w.temp.name for w in scalar_wheres(setup))
@@ -487,7 +487,7 @@ def omp_reduction(setup, temp: str) -> str | None:
     thread sums its rows into its own copy, and OpenMP adds the copies at the end.
 
     >>> from compiler.format import csr
-    >>> from compiler.lattice.cfir import Setup
+    >>> from compiler.lattice.plan import Setup
     >>> from compiler.notation import parse
     >>> omp_reduction(Setup.create(parse("s = sum[i, j](A[i, j])"), {"A": csr()},
     ...                            schedule=Schedule().parallelize("i")), "t_ij")
@@ -514,7 +514,7 @@ def omp_declared_reduction(setup, temp: str) -> str | None:
     which keeps a NaN as the loop body's running max does.
 
     >>> from compiler.format import csr
-    >>> from compiler.lattice.cfir import Setup
+    >>> from compiler.lattice.plan import Setup
     >>> from compiler.notation import parse
     >>> print(omp_declared_reduction(Setup.create(parse("s = max[i, j](A[i, j])"), {"A": csr()},
     ...                                           schedule=Schedule().parallelize("i")), "t_ij"))

@@ -5,7 +5,10 @@ import pytest
 
 from compiler import Tensor, evaluate, parse
 from compiler.format import coo, csc, csf, csr, dcsr, dense, sparse_vector
-from compiler.lattice.cfir import CForall, CLoop, Setup, build_cfir, interpret_cfir
+from compiler.lattice.cfir import CForall, CLoop
+from compiler.lattice.cfir_interpreter import interpret_cfir
+from compiler.lattice.cfir_builder import build_cfir
+from compiler.lattice.plan import Setup
 
 CASES = [
     ("y[i] = A[i, j] * x[j]", {"A": (csr(), (5, 6)), "x": (dense(1), (6,))}),

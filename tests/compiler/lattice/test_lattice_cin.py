@@ -4,7 +4,7 @@ import pytest
 
 from compiler.errors import StrategyError
 from compiler.format import csc, csr, dense, sparse_vector
-from compiler.lattice.cfir import Setup
+from compiler.lattice.plan import Setup
 from compiler.lattice.cin import Forall, Where, concretize, foralls, scalar_promote
 from compiler.lattice.iteration_graph import IterationGraph
 from compiler.notation import parse

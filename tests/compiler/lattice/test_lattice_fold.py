@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 from compiler import Tensor, lower
 from compiler.format import coo, csc, csr, dcsr, dense, sparse_vector
 from compiler.levels import Element, SparseList
-from compiler.lattice.cfir import CFold, CForall, Setup, build_cfir, interpret_cfir
-from compiler.lattice.lowering import _cfir_walk
+from compiler.lattice.cfir import CFold, CForall, cfir_walk
+from compiler.lattice.cfir_interpreter import interpret_cfir
+from compiler.lattice.cfir_builder import build_cfir
+from compiler.lattice.plan import Setup
 from compiler.notation import parse
 from compiler.reference import evaluate
 from compiler.testing import check_lowered, random_sparse
@@ -94,7 +96,7 @@ def test_an_extent_too_large_to_sweep():
     spec = {"a": sparse_vector(fill=-1.0)}
     setup = Setup.create(parse(prog), spec)
     cfir = build_cfir(setup.statement, setup)
-    forall = next(x for x in _cfir_walk(cfir) if isinstance(x, CForall))
+    forall = next(x for x in cfir_walk(cfir) if isinstance(x, CForall))
     assert isinstance(forall.fold, CFold) and not any(loop.universe for loop in forall.loops)
     stored = np.array([5.0, -3.0])
     a = Tensor(SparseList(Element(-1.0, vals=stored), n, pos=np.array([0, 2]), idx=np.array([3, n - 1])), name="a")

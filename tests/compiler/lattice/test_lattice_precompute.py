@@ -242,7 +242,9 @@ def test_outer_product_spgemm_through_a_sparse_2d_workspace(out):
 
 
 def test_the_sparse_2d_workspace_in_the_cfir_interpreter():
-    from compiler.lattice.cfir import Setup, build_cfir, interpret_cfir
+    from compiler.lattice.cfir_interpreter import interpret_cfir
+    from compiler.lattice.cfir_builder import build_cfir
+    from compiler.lattice.plan import Setup
     from compiler.notation import parse
     rng = np.random.default_rng(13)
     A = Tensor.from_numpy(rand((5, 4), 0.4, rng), csc(), name="A")
@@ -259,7 +261,10 @@ def test_the_sparse_2d_workspace_in_the_cfir_interpreter():
 def test_a_producer_that_lists_each_coordinate_once_needs_no_bitmap_nor_sort(fmts, density):
     # one forall over i around one assignment reaches each coordinate once, ascending: the list
     # comes out sorted and unique, so neither the bitmap's test nor a sort is emitted
-    from compiler.lattice.cfir import CWorkspace, Setup, build_cfir, interpret_cfir
+    from compiler.lattice.cfir import CWorkspace
+    from compiler.lattice.cfir_interpreter import interpret_cfir
+    from compiler.lattice.cfir_builder import build_cfir
+    from compiler.lattice.plan import Setup
     from compiler.notation import parse
     rng = np.random.default_rng(17)
     fmt = {"sparse": sparse_vector(), "dense": dense(1)}
@@ -287,7 +292,10 @@ def _cfir_nodes(n):
 
 
 def test_a_producer_that_reaches_a_coordinate_again_keeps_the_bitmap_test_and_the_cfir_checks_the_claim():
-    from compiler.lattice.cfir import CNode, CWorkspace, Setup, build_cfir, interpret_cfir
+    from compiler.lattice.cfir import CNode, CWorkspace
+    from compiler.lattice.cfir_interpreter import interpret_cfir
+    from compiler.lattice.cfir_builder import build_cfir
+    from compiler.lattice.plan import Setup
     from compiler.notation import parse
     rng = np.random.default_rng(19)
     A = Tensor.from_numpy(rand((6, 5), 0.5, rng), csr(), name="A")

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 import compiler as ss
 from compiler import Tensor, Trace, evaluate, parse, serialize
 from compiler.algebra import user_function
-from compiler.lattice.cfir import Setup, build_cfir, interpret_cfir
+from compiler.lattice.cfir_interpreter import interpret_cfir
+from compiler.lattice.cfir_builder import build_cfir
+from compiler.lattice.plan import Setup
 
 GCD_BODY = """x = x < 0 ? -x : x;
 y = y < 0 ? -y : y;

@@ -10,7 +10,10 @@ from hypothesis import strategies as st
 
 from compiler import Tensor, evaluate, lower, parse
 from compiler.format import coo, csc, csr, dcsr, dense, sparse_vector
-from compiler.lattice.cfir import CWorkspace, Setup, build_cfir, interpret_cfir
+from compiler.lattice.cfir import CWorkspace
+from compiler.lattice.cfir_interpreter import interpret_cfir
+from compiler.lattice.cfir_builder import build_cfir
+from compiler.lattice.plan import Setup
 from compiler.lattice.cin import Where
 from compiler.testing import random_sparse as rand
 

@@ -1,0 +1,297 @@
+"""The plan's conversions: inputs read (or the output built) in another mode order than stored.
+
+When the formats given leave no loop order (``C[i, j] = A[i, j] + B[j, i]``, CSR A and B),
+would gather a whole sparse output in a workspace (an outer product), or would merge rows for
+every pair of the output's coordinates (an inner product), :func:`setup_converting` tries the
+fewest conversions that avoid it, each a :meth:`~compiler.lattice.plan.Setup.create` of the
+program over the converted formats, and :func:`record_conversions` records each in the trace
+(a ``convert`` step).
+
+>>> from compiler.format import csc, csr
+>>> from compiler.notation import parse
+>>> _, setup, conv = setup_converting(parse("C[i, k] = A[i, j] * B[j, k]"), {"A": csc(), "B": csr(), "C": csr()},
+...                                   None, None)
+>>> [(name, new.shorthand) for name, _, new, _, _ in conv]
+[('A', 'csr')]
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+from ..errors import StrategyError
+from ..format import Format
+from ..notation.ast import Access, Assign as NAssign, Call as NCall, Reduce as NReduce
+from ..trace import Trace
+from .cin import Forall, Sequence, Where, expr_accesses, foralls
+from .iteration_graph import LoopOrderError, is_all_dense, storage_path
+from .plan import Setup
+from .schedule import as_schedule
+
+
+# Loop orders looked at for conversions (7 indices have 5040), and the sets of conversions tried
+# (each try builds a setup: a few milliseconds).
+MAX_ORDERS = 5040
+
+
+MAX_CONVERSION_PLANS = 12
+
+
+def setup_converting(program: NAssign, formats: dict, order, schedule):
+    """``(program, setup, conversions)``: the program's setup, with inputs read in another mode
+    order when the formats given leave no loop order (``C[i, j] = A[i, j] + B[j, i]``, CSR A and B),
+    would gather a whole sparse output in a workspace over all its entries (CSC ``A`` times CSR
+    ``B``: an outer product, n x m values), or would merge rows for every pair of the output's
+    coordinates (``A[i, k] * B[j, k]``: an inner product, see :func:`_sweeps_pairs`). Converting
+    an input costs O(nnz + extent) per call; the workspace, O(n m). ``conversions`` holds
+    ``(tensor, its format, the format read, why, source)``: ``source`` is None, or for a
+    converted copy (``B_csc`` in ``B[i, j] + B[j, i]``), the tensor copied, and ``program``
+    reads the copy where it reads that order.
+
+    >>> from compiler.format import csc, csr
+    >>> from compiler.notation import parse
+    >>> p = parse("C[i, k] = A[i, j] * B[j, k]")
+    >>> _, setup, conv = setup_converting(p, {"A": csc(), "B": csr(), "C": csr()}, None, None)
+    >>> [(name, new.shorthand) for name, _, new, _, _ in conv], setup.gathered
+    ([('A', 'csr')], None)
+    >>> p, _, conv = setup_converting(parse("A[i, j] = B[i, j] + B[j, i]"), {"B": csr()}, None, None)
+    >>> str(p), [(name, new.shorthand, source) for name, _, new, _, source in conv]
+    ('A[i, j] = B[i, j] + B_csc[j, i]', [('B_csc', 'csc', 'B')])
+    """
+    # (an order or a schedule the user gave is taken as it is: converting is then only to make
+    # the formats agree, not to avoid a workspace or an inner product)
+    asked = order is not None or bool(as_schedule(schedule).commands)
+    try:
+        setup = Setup.create(program, formats, order=order, schedule=schedule)
+    except LoopOrderError as e:
+        refused, setup, why = e, None, e.conflicts
+    else:
+        pairs = None if setup.gathered is not None or asked else _sweeps_pairs(setup, formats)
+        if setup.gathered is None and pairs is None:
+            return program, setup, ()
+        refused = None
+        why = pairs or (f"{program.lhs.tensor} would be gathered in a workspace {setup.gathered} over all its "
+                        f"entries (an outer product: the reduction's loop runs outside {program.lhs.tensor}'s loops)")
+    accesses = expr_accesses(program.rhs)
+    blocked = None   # (the fewest conversions that remove the disagreement, what then refuses them)
+    for plan, copies in _conversion_plans(program, formats, order):
+        rewritten = _with_copies(program, copies)
+        try:
+            converted = Setup.create(rewritten, {**formats, **plan}, order=order, schedule=schedule)
+        except LoopOrderError:
+            continue
+        except StrategyError as e:
+            blocked = blocked or (plan, copies, e)
+            continue
+        if asked or (converted.gathered is None and _sweeps_pairs(converted, {**formats, **plan}) is None):
+            sources = {copy: accesses[k].tensor for k, copy in copies.items()}
+            return rewritten, converted, tuple((t, formats.get(sources.get(t, t)), f, why, sources.get(t))
+                                               for t, f in plan.items())
+    if refused is not None and blocked is not None:
+        plan, copies, e = blocked
+        what = " and ".join(f"{t} as {format_text(f)}" if t in formats else
+                            f"{', '.join(str(accesses[k]) for k, c in copies.items() if c == t)} from a copy "
+                            f"in {format_text(f)}" for t, f in plan.items())
+        raise LoopOrderError(f"{refused} (reading {what} would remove the disagreement, but then: {e})",
+                             refused.conflicts) from None
+    if refused is not None:
+        raise LoopOrderError(f"{refused} (reading some of the tensors in another mode order, or building the "
+                             f"output in another, does not remove the disagreement)", refused.conflicts) from None
+    return program, setup, ()
+
+
+def _sweeps_pairs(setup: Setup, formats: dict) -> str | None:
+    """Why the loops would visit every pair of the output's coordinates, each reducing over
+    operands' entries (an inner product: ``C[i, j] = A[i, k] * B[j, k]``, CSR A and B, loops
+    i, j, k: n * m merges of a row of A with a row of B, however few entries C gets; with B read
+    as CSC the loops run i, k, j, in O(n * m) for a dense C, O(products) for a sparse one); None
+    when they do not.
+
+    The output's index ``j`` (inside another loop) is swept when no operand stores it in a
+    sparse level (each reads its ``j`` densely) and a loop over a reduction index runs inside it.
+
+    >>> from compiler.format import csr
+    >>> from compiler.notation import parse
+    >>> f = {"A": csr(), "B": csr(), "C": csr()}
+    >>> _sweeps_pairs(Setup.create(parse("C[i, j] = A[i, k] * B[j, k]"), f), f)
+    'the loop over j visits every j (no operand stores j sparsely: B[j, k] reads it densely) and, in each, reduces over k: C would be computed pair by pair over all (i, j), an inner product'
+    >>> _sweeps_pairs(Setup.create(parse("C[i, j] = A[i, k] * B[k, j]"), f), f) is None
+    True
+    """
+    program = setup.program
+    out_indices = {i.name for i in program.lhs.indices}
+    accesses = expr_accesses(program.rhs)
+
+    def stored_densely(acc, name):
+        indices, levels = storage_path(acc, formats[acc.tensor])
+        return all(lvl == "Dense" for i, lvl in zip(indices, levels) if i.name == name)
+
+    def swept(name):
+        reads = [a for a in accesses if any(i.name == name for i in a.indices) and formats.get(a.tensor) is not None]
+        if not reads or not all(stored_densely(a, name) for a in reads):
+            return None
+        return reads
+
+    def visit(st, outer):
+        if isinstance(st, Forall):
+            name = st.index.name
+            if outer and name in out_indices:
+                reads = swept(name)
+                inner = [i.name for i in foralls(st.body) if i.name not in out_indices]
+                if reads is not None and inner:
+                    return (f"the loop over {name} visits every {name} (no operand stores {name} sparsely: "
+                            f"{', '.join(str(a) for a in reads)} {'reads' if len(reads) == 1 else 'read'} it densely) "
+                            f"and, in each, reduces over {', '.join(dict.fromkeys(inner))}: {program.lhs.tensor} would "
+                            f"be computed pair by pair over all ({', '.join(outer + [name])}), an inner product")
+            return visit(st.body, outer + [name])
+        if isinstance(st, Where):
+            return visit(st.consumer, outer) or visit(st.producer, outer)
+        if isinstance(st, Sequence):
+            return visit(st.define, outer) or visit(st.mutate, outer)
+        return None
+
+    return visit(setup.statement, [])
+
+
+def _conversion_plans(program: NAssign, formats: dict, order):
+    """Conversions to try, fewest first, as ``(formats, copies)``: ``formats`` maps each tensor to
+    convert to the format to read it in, ``copies`` maps an access's position (among the
+    program's accesses, left to right, the output last) to a copy of its tensor. For each loop
+    order (``order`` alone when given), a sparse tensor it would visit against its storage order
+    is read in the mode order it visits. A tensor accessed in two orders (``B[i, j] + B[j, i]``)
+    keeps its name where the loop order reads it in storage order (or where it is met first),
+    and is read as a converted copy, ``B_csc``, where the other order is. Among plans of one
+    size, those converting tensors met earlier come first.
+
+    >>> from compiler.format import csr
+    >>> from compiler.notation import parse
+    >>> p = parse("A[i, j] = B[i, j] + C[j, i] + D[j, i]")
+    >>> [{t: f.shorthand for t, f in plan.items()} for plan, _ in
+    ...  _conversion_plans(p, {"B": csr(), "C": csr(), "D": csr(), "A": csr()}, None)]
+    [{'B': 'csc', 'A': 'csc'}, {'C': 'csc', 'D': 'csc'}]
+    >>> [(plan["B_csc"].shorthand, copies) for plan, copies in
+    ...  _conversion_plans(parse("A[i, j] = B[i, j] + B[j, i]"), {"B": csr()}, None)]
+    [('csc', {1: 'B_csc'}), ('csc', {0: 'B_csc'})]
+    """
+    accesses = [*expr_accesses(program.rhs), program.lhs]
+    rank = {}
+    for acc in accesses:
+        rank.setdefault(acc.tensor, len(rank))
+    names = list(dict.fromkeys(i.name for acc in accesses for i in acc.indices))
+    orders = [list(order)] if order else itertools.islice(itertools.permutations(names), MAX_ORDERS)
+    plans = {}
+    for loop in orders:
+        found = _plan_for_order(loop, accesses, formats)
+        if found is not None and found[0]:
+            plan, copies = found
+            plans.setdefault((tuple(sorted((t, f.mode_order) for t, f in plan.items())),
+                              tuple(sorted(copies.items()))), found)
+    sources = {copy: accesses[k].tensor for _, copies in plans.values() for k, copy in copies.items()}
+    ranked = sorted(plans.values(), key=lambda pc: (len(pc[0]), sorted(rank[sources.get(t, t)] for t in pc[0])))
+    return ranked[:MAX_CONVERSION_PLANS]
+
+
+def _plan_for_order(loop, accesses: list, formats: dict):
+    """``(formats, copies)`` (see :func:`_conversion_plans`) that let the loop order ``loop``
+    read every sparse access in storage order, or None when none does: a diagonal access, or an
+    output that would be read in another order than it is written."""
+    at = {name: k for k, name in enumerate(loop)}
+    wanted = {}   # tensor: [(access position, the mode order the loops visit it in)]
+    for k, acc in enumerate(accesses):
+        fmt = formats.get(acc.tensor)
+        if fmt is None or fmt.ndim < 2 or is_all_dense(fmt):
+            continue
+        modes = [i.name for i in acc.indices]
+        if len(set(modes)) != len(modes) or any(m not in at for m in modes):
+            return None
+        wanted.setdefault(acc.tensor, []).append((k, tuple(sorted(range(fmt.ndim), key=lambda m: at[modes[m]]))))
+    plan, copies = {}, {}
+    output = len(accesses) - 1
+    for t, uses in wanted.items():
+        own = formats[t].mode_order
+        # the tensor keeps its name in its own order when some access reads it so, else in the first one's
+        kept = own if any(w == own for _, w in uses) else uses[0][1]
+        if kept != own:
+            plan[t] = Format(formats[t].root, kept)
+        named = {}
+        for k, w in uses:
+            if w == kept:
+                continue
+            if k == output:
+                return None   # (the output is written under its own name)
+            if w not in named:
+                named[w] = _copy_name(t, Format(formats[t].root, w), {*formats, *plan})
+                plan[named[w]] = Format(formats[t].root, w)
+            copies[k] = named[w]
+    return plan, copies
+
+
+def _copy_name(tensor: str, fmt: Format, taken) -> str:
+    """A fresh name for ``tensor`` read in ``fmt``: ``B_csc``, ``T_201`` (mode order 2, 0, 1)."""
+    base = f"{tensor}_{fmt.shorthand or ''.join(str(m) for m in fmt.mode_order)}"
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}{k}", k + 1
+    return name
+
+
+def _with_copies(program: NAssign, copies: dict) -> NAssign:
+    """``program`` with the accesses at the positions in ``copies`` reading the copies' names."""
+    if not copies:
+        return program
+    count = itertools.count()
+
+    def visit(e):
+        if isinstance(e, Access):
+            k = next(count)
+            return replace(e, tensor=copies[k]) if k in copies else e
+        if isinstance(e, NCall):
+            return replace(e, args=tuple(visit(a) for a in e.args))
+        if isinstance(e, NReduce):
+            return replace(e, body=visit(e.body))
+        return e
+
+    return replace(program, rhs=visit(program.rhs))
+
+
+def conversion_cost(given: Format, fmt: Format) -> str:
+    """How ``Tensor.asformat`` converts between two formats, for the ``convert`` note.
+
+    >>> from compiler.format import parse_format
+    >>> conversion_cost(parse_format("csr", ndim=2), parse_format("csc", ndim=2))
+    'a counting sort, O(nnz + extent)'
+    """
+    if {given.shorthand, fmt.shorthand} == {"csr", "csc"}:
+        return "a counting sort, O(nnz + extent)"
+    return "a sort of its entries, O(nnz log nnz)"
+
+
+def format_text(fmt: Format) -> str:
+    """``csr``; a format with no short name in another mode order: ``dcsr in mode order 1, 0``."""
+    if fmt.shorthand:
+        return fmt.shorthand
+    natural = Format(fmt.root, tuple(range(fmt.ndim)))
+    if natural.shorthand:
+        return f"{natural.shorthand} in mode order {', '.join(str(m) for m in fmt.mode_order)}"
+    return str(fmt)
+
+
+def record_conversions(trace: Trace, program: NAssign, read: NAssign, conversions) -> None:
+    """A ``convert`` step in ``trace`` per conversion :func:`setup_converting` chose for ``program``
+    (``read``: the program as the kernel reads it, with the converted copies' names)."""
+    for tensor, given, fmt, why, source in conversions:
+        if source is not None:
+            where = ", ".join(str(replace(a, tensor=source)) for a in expr_accesses(read.rhs) if a.tensor == tensor)
+            how = f"reads {where} from {tensor}, a copy of {source} in {format_text(fmt)}, converted before each call"
+            tensor = source
+        elif tensor == program.lhs.tensor:
+            how = f"builds {tensor} as {format_text(fmt)}, converted to {format_text(given)} after each call"
+        else:
+            how = f"reads {tensor} as {format_text(fmt)}, converted before each call"
+        trace.record("convert", before=program, after=read,
+                     note=f"{tensor} is {format_text(given)}: {why}; the kernel {how} ({tensor}.asformat, "
+                          f"{conversion_cost(given, fmt)})")
+
+
+__all__ = ["MAX_CONVERSION_PLANS", "MAX_ORDERS", "conversion_cost", "format_text", "record_conversions", "setup_converting"]

@@ -1,0 +1,290 @@
+"""Emission, derived iteration spaces: split, fuse and pos loops (:mod:`compiler.lattice.derived`).
+
+A mixin of :class:`~compiler.lattice.emitter.Emitter`. A split runs a loop in blocks (a dense
+loop as ``for (o) for (i_in)``; a sparse, merged one as blocks of coordinates whose positions
+carry over), a fuse runs two loops as one (``f / N2`` and ``f % N2``), and ``pos`` with a fuse walks
+every position of a compressed matrix in one flat loop, its row tracked by a moving pointer.
+
+Example: ``s[] = A[i, j]`` (CSR) runs ``fuse(i, j, ij) pos(ij, pA, A)``::
+
+    for (int64 pA = A1_pos[0]; pA < A1_pos[A0_size]; pA++) t += A_val[pA];
+"""
+
+from __future__ import annotations
+
+
+
+from ..errors import StrategyError
+from ..imperative.ir import (Assign, BinOp, Break, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Select,
+                             Var, While)
+from .cfir import CForall, CLoop, one_case_always
+from .exprs import literal_text, names_used
+
+
+class DerivedLoops:
+    """Loops of split, fused and position iteration spaces (a mixin of the emitter)."""
+
+    def _derived_loop(self, var: str, lo, hi, body, what: str, v: Var | None = None, block_start=None) -> list:
+        """``for v in [lo, hi): body`` (``v`` names ``var``), or its blocks when a split applies to ``var``.
+
+        ``block_start(first)`` gives statements that open each block, ``first`` being the
+        block's first value of ``v`` (a parallel block of fused positions finds its row).
+        """
+        split = self.splits.get(var)
+        v = v or Var(self.name(("derived", var), var))
+        if split is None:
+            return self.parallel_pragma(var) + [For(v, lo, hi, body)]
+        f = Const(split.factor, "int64")
+        zero = isinstance(lo, Const) and lo.value == 0
+        extent = hi if zero else BinOp("-", hi, lo)
+        ceil = ceil_div(extent, f)
+        o = Var(self.name(("split", split.outer), split.outer))
+        inner = Var(self.name(("split", split.inner), split.inner))
+        pre = []
+        if split.direction == "down":
+            nblocks, bsize = ceil, f
+        else:
+            bsize = Var(self.name(("block", var), f"{var}_block"))
+            nblocks = Var(self.name(("blocks", var), f"{var}_blocks"))
+            pre += [Declare(bsize, "int64", ceil), Declare(nblocks, "int64", at_most(f, extent))]
+        opening = []
+        if block_start is not None:
+            first = BinOp("*", o, bsize)
+            opening = block_start(first if zero else BinOp("+", lo, first))
+        if split.direction == "down" and not self._derives(split.inner):
+            # the tail guard is the inner loop's bound (the last block is cut at the end), not a
+            # break inside it: a plain counted loop, which SIMD lanes can run
+            if not zero and not isinstance(lo, (Var, Const)):
+                start = Var(self.name(("start", var), f"{v.name}_start"))
+                pre.append(Declare(start, "int64", lo))   # read once, not in every iteration
+                lo = start
+            left = BinOp("-", extent if zero else BinOp("-", hi, lo), BinOp("*", o, bsize))
+            stop = Var(self.name(("stop", split.inner), f"{inner.name}_stop"))
+            at = BinOp("+", BinOp("*", o, bsize), inner)
+            block = [Declare(stop, "int64", Select(BinOp("<", left, bsize), left, bsize)),
+                     For(inner, 0, stop, [Comment(f"{var} = {split.outer} * {split.factor} + {split.inner} "
+                                                  f"({split}); the last block stops at the end"),
+                                          Declare(v, "int64", at if zero else BinOp("+", lo, at)), *body])]
+            return pre + self.parallel_pragma(split.outer) + [For(o, 0, nblocks, opening + block)]
+        at = BinOp("+", BinOp("*", o, bsize), inner)
+        guards = [Comment(f"{var} = {split.outer} * {'block' if split.direction == 'up' else split.factor} + "
+                          f"{split.inner} ({split})"),
+                  Declare(v, "int64", at if zero else BinOp("+", lo, at)),
+                  If(BinOp(">=", v, hi), [Break()])]    # the tail guard: the last block is partial
+        return pre + self.parallel_pragma(split.outer) + [For(o, 0, nblocks,
+                                                               opening + [For(inner, 0, bsize, guards + body)])]
+
+    def _derives(self, var: str) -> bool:
+        """Whether another relation (a split, fuse or pos) transforms ``var``."""
+        return any(var in (getattr(r, "index", None), getattr(r, "outer", None), getattr(r, "inner", None))
+                   for r in self.setup.relations if var not in getattr(r, "derived", ()))
+
+    def derived_forall(self, n: CForall) -> list:
+        """A forall iterated through its derived variables (see :mod:`compiler.lattice.derived`)."""
+        name = n.index.name
+        i = Var(name)
+        iters = self.iters(n)
+        one_loop = len(n.loops) == 1
+        loop = n.loops[0] if n.loops else None
+        dense = one_loop and loop.universe and not iters
+        ops = " and ".join(it.described for it in iters)
+        if name in self.fused_inner:
+            how = self.fused_inner.pop(name)
+            if how[0] == "div":
+                _, f, size = how
+                return [Declare(i, "int64", BinOp("%", f, size))] + self.loop_body(n, loop, i, [], advance=False)
+            _, it, p = how
+            return [Declare(i, "int64", it.coord(p))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
+        N = self.size(n.extent)
+        out = self.reserve(n, iters, bool(loop and loop.universe), N)
+        fuse = self.fuses.get(name)
+        if fuse is not None:
+            pos = self.poses.get(fuse.fused)
+            # the loop over the outer variable: the dense range, or (with pos) the compressed
+            # row level of the tensor whose positions the fused loop follows, alone
+            rows_it = (iters[0] if one_loop and not loop.universe and len(iters) == 1 and iters[0].unique
+                       and pos is not None and iters[0].tensor == pos.tensor and iters[0].compressed
+                       else None)
+            if not dense and rows_it is None:
+                raise StrategyError(f"{fuse} does not apply: the loop over {name} iterates {ops or 'several loops'}; "
+                                    f"only a dense outer loop, or the compressed row level of the tensor the "
+                                    f"fused positions follow (pos), can be fused")
+            inner = self._only_forall(loop, fuse)
+            iters2 = self.iters(inner)
+            loop2 = inner.loops[0] if len(inner.loops) == 1 else None
+            N2 = self.size(inner.extent)
+            if pos is None:
+                if loop2 is None or not loop2.universe or iters2:
+                    raise StrategyError(f"{fuse} does not apply: the loop over {fuse.inner} iterates "
+                                        f"{' and '.join(it.described for it in iters2)}; fused alone, the "
+                                        f"loop would visit the dense product of {fuse.outer} and {fuse.inner}. "
+                                        f"Add pos({fuse.fused}, {fuse.fused}pos, <tensor>) to iterate its positions")
+                f = Var(self.name(("derived", fuse.fused), fuse.fused))
+                self.fused_inner[fuse.inner] = ("div", f, N2)
+                body = [Declare(i, "int64", BinOp("/", f, N2))] + self.loop_body(n, loop, i, [], advance=False)
+                stmts = self._derived_loop(fuse.fused, Const(0, "int64"), BinOp("*", N, N2), body, str(fuse), f)
+                self._check_consumed(fuse)
+                return out + [self.tag_loop(loop2, stmts)]
+            return out + self._fused_positions(n, loop, loop2, inner, iters2, fuse, pos, rows_it)
+        pos = self.poses.get(name)
+        if pos is not None:
+            it = self._pos_iterator(n, loop if one_loop else None, iters, pos, name)
+            p = Var(self.name(("p", it.name, it.mode), pos.position))
+            lo, hi = self.bounds(it)
+            body = [Declare(i, "int64", it.coord(p))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
+            return out + [self.tag_loop(loop, self._derived_loop(pos.position, lo, hi, body, str(pos), p))]
+        split = self.splits[name]
+        if not dense:
+            # a coordinate split of a sparse (merged) loop: blocks of coordinates, positions carried over
+            return self.forall(n, block=split)
+        return out + [self.tag_loop(loop, self._derived_loop(name, Const(0, "int64"), N,
+                                                         self.loop_body(n, loop, i, [], advance=False), str(split), i))]
+
+    def _fused_positions(self, n: CForall, loop: CLoop, loop2: CLoop, inner: CForall, iters2, fuse, pos,
+                         rows_it) -> list:
+        """``fuse(i, j, f)`` + ``pos(f, fp, A)``: one loop over all of A's positions of ``j``.
+
+        The row of a position is tracked by a moving row pointer, ``while (fp ==
+        pos[r + 1]) r++`` (while, not if: empty rows are skipped). The rows are the
+        coordinates ``i`` of a Dense parent level (CSR), or the positions ``r`` of a
+        compressed one (DCSR: ``i = A0_idx[r]``). Sequentially the pointer is carried from
+        block to block; a parallel block (``parallelize`` of the split's outer loop)
+        first finds the row of its first position by binary search (pitfall 17).
+        """
+        name = n.index.name
+        i = Var(name)
+        N = self.size(n.extent)
+        it = self._pos_iterator(inner, loop2, iters2, pos, fuse.inner)
+        key = self.it_key(it)
+        row_it = self.setup.iters[key][it.mode - 1]
+        posbuf = self.param(it.param("pos"))
+        self.param(it.param("idx"))
+        if rows_it is None:
+            # Dense rows: the row pointer is i itself; pos is indexed by the row's position
+            parent = self.parent_of(row_it)
+            trivial = isinstance(parent, Const) and parent.value == 0
+            r = i
+            at = (lambda q: q) if trivial else (lambda q: row_it.locate(parent, q))  # noqa: E731
+            rlo, rhi = Const(0, "int64"), N
+            coord = []
+        else:
+            r = self.pvar(rows_it)
+            self.notes.append(f"{fuse} over {pos.tensor}'s compressed row level: the row pointer {r.name} "
+                              f"walks {pos.tensor}'s row positions")
+            at = lambda q: q  # noqa: E731
+            rlo, rhi = self.bounds(rows_it)
+            coord = [Declare(i, "int64", rows_it.coord(r))]
+        p = Var(self.name(("p", it.name, it.mode), pos.position))
+        self.fused_inner[fuse.inner] = ("pos", it, p)
+        lo, hi = Load(posbuf, at(rlo)), Load(posbuf, at(rhi))
+        fold = self._flat_fold(inner, loop2, fuse, BinOp("*", N, self.size(inner.extent)), BinOp("-", hi, lo))
+        walk = [Comment(f"{r.name}: the row of position {p.name}; while, not if, to skip empty rows"),
+                While(BinOp("==", p, Load(posbuf, BinOp("+", at(r), 1))), [CompoundAssign("+", r, Const(1, "int64"))])]
+        if rows_it is None:
+            inner_body = self.loop_body(n, loop, i, [], advance=False)
+        else:
+            inner_body = self.loop_body(n, loop, i, [rows_it], single=True, advance=False)
+        split = self.splits.get(pos.position)
+        parallel = split is not None and self.setup.parallel is not None and self.setup.parallel.name == split.outer
+        if not {i.name, r.name} & names_used(inner_body):
+            # nothing reads the row (a reduction over every entry): no row pointer to walk, nor for a
+            # parallel block to find by binary search
+            self.notes.append(f"{fuse} with {pos}: the loop reads no row, so no row pointer walks")
+            self.counting.pop(fuse.inner, None)
+            self._check_consumed(fuse)
+            return fold[0] + [self.tag_loop(loop2, self._derived_loop(pos.position, lo, hi, inner_body, str(pos), p))] \
+                + fold[1]
+        body = walk + coord + inner_body
+        if parallel:
+            # each block starts at the row holding its first position: the first row whose
+            # positions end after it (binary search over the row pointers)
+            top, mid = (Var(self.name(("search", fuse.fused, x), x)) for x in (f"{r.name}_hi", f"{r.name}_mid"))
+            first = Var(self.name(("search", fuse.fused, "first"), f"{pos.position}_first"))
+            two, one = Const(2, "int64"), Const(1, "int64")
+
+            def search(start):
+                return [Comment(f"this block's first row: binary search for the row holding position "
+                                f"{first.name}"),
+                        Declare(first, "int64", start), Declare(r, "int64", rlo), Declare(top, "int64", rhi),
+                        While(BinOp("<", r, top), [
+                            Declare(mid, "int64", BinOp("+", r, BinOp("/", BinOp("-", top, r), two))),
+                            If(BinOp("<=", Load(posbuf, BinOp("+", at(mid), one)), first),
+                               [Assign(r, BinOp("+", mid, one))], [Assign(top, mid)])])]
+            stmts = self._derived_loop(pos.position, lo, hi, body, str(pos), p, block_start=search)
+            self.notes.append(f"the blocks of {split.outer} run on threads; each finds the row of its first "
+                              f"position by binary search, then walks")
+        else:
+            stmts = [Declare(r, "int64", rlo)] + self._derived_loop(pos.position, lo, hi, body, str(pos), p)
+        self.counting.pop(fuse.inner, None)
+        self._check_consumed(fuse)
+        return fold[0] + [self.tag_loop(loop2, stmts)] + fold[1]
+
+    def _flat_fold(self, inner: CForall, loop2: CLoop, fuse, coordinates, positions) -> tuple[list, list]:
+        """``(before, after)`` the flat loop of fused positions: the fold of the fill (the
+        inner forall's :class:`CFold`) over every coordinate of the fused pair the loop skips.
+
+        When the one case runs at every position, the missing coordinates are all of them
+        (``coordinates``) less the positions; else each case that runs counts itself.
+        """
+        f = inner.fold
+        if f is None:
+            return [], []
+        name = fuse.inner
+        missing = Var(self.name(("missing", name, id(inner)), f"{fuse.fused}_missing"))
+        note = Comment(f"the coordinates of ({fuse.outer}, {fuse.inner}) that no position holds have the fill "
+                       f"{literal_text(f.fill)}: they are folded into {f.lhs.tensor} after the loop")
+        if loop2 is not None and one_case_always(loop2):
+            return [note], [Declare(missing, "int64", BinOp("-", coordinates, positions)),
+                            self.fold_update(f, missing)]
+        if self.setup.parallel is not None:
+            raise StrategyError(f"parallelize({self.setup.parallel}) does not apply: the fused loop counts the "
+                                f"positions where a case ran, to fold the fill in after it, on one thread")
+        ran = Var(self.name(("fold", name, id(inner)), f"{fuse.fused}_ran"))
+        self.counting[name] = CompoundAssign("+", ran, Const(1, "int64"))
+        return [note, Declare(ran, "int64", Const(0, "int64"))], [
+            Declare(missing, "int64", BinOp("-", coordinates, ran)), self.fold_update(f, missing)]
+
+    def _only_forall(self, loop: CLoop, fuse) -> CForall:
+        bodies = [c.body for c in loop.cases if not c.omit]
+        body = bodies[0] if len(bodies) == 1 else None
+        if not isinstance(body, CForall) or body.index.name != fuse.inner:
+            raise StrategyError(f"{fuse} does not apply: the loop over {fuse.inner} is not the only statement "
+                                f"in the loop over {fuse.outer}")
+        return body
+
+    def _check_consumed(self, fuse):
+        if fuse.inner in self.fused_inner:
+            del self.fused_inner[fuse.inner]
+            raise StrategyError(f"{fuse} does not apply: the loop over {fuse.inner} is not directly inside "
+                                f"the loop over {fuse.outer}")
+
+    def _pos_iterator(self, n: CForall, loop, iters, pos, index: str):
+        """The one iterator a position loop follows; every other operand must be located."""
+        tensor_its = [it for it in iters if it.tensor == pos.tensor]
+        others = [it for it in iters if it.tensor != pos.tensor]
+        if loop is None or loop.universe or len(tensor_its) != 1 or others or not tensor_its[0].unique:
+            what = (f"it also iterates {' and '.join(it.described for it in others)}, which cannot be located by "
+                    f"coordinate" if others else
+                    f"it visits every coordinate of {index} (a union with the dense range): where "
+                    f"{pos.tensor} stores nothing, the value still counts, as it is neither the result's fill nor "
+                    f"the identity of the reduction" if any(x.universe for x in n.loops)
+                    else f"{pos.tensor} is not iterated there")
+            raise StrategyError(f"{pos} does not apply: the loop over {index} must follow {pos.tensor}'s positions "
+                                f"alone, but {what}")
+        return tensor_its[0]
+
+
+
+def at_most(f, n):
+    """``min(f, n)``: split up runs no more blocks than there are elements (each holds one at
+    least); a factor of 2^62 over 2 elements would otherwise run 2^62 empty blocks."""
+    return Select(BinOp("<", f, n), f, n)
+
+
+def ceil_div(n, f):
+    """``n / f + (n % f != 0)``: the number of blocks of ``f`` that cover ``n``, for ``n >= 0``.
+    (``(n + f - 1) / f`` overflows for an extent near 2^63, and no block would run.)"""
+    return BinOp("+", BinOp("/", n, f), Cast("int64", BinOp("!=", BinOp("%", n, f), Const(0, "int64"))))
+
+
+__all__ = ["DerivedLoops", "at_most", "ceil_div"]

@@ -1,0 +1,301 @@
+"""Emission, output assembly: the output tensor behind an append protocol.
+
+A mixin of :class:`~compiler.lattice.emitter.Emitter`. A dense output is stored by position;
+a sparse one (SparseList levels under Dense or SparseList ones, or one SparseCOO level) is
+appended in storage order: :meth:`OutputAssembly.append` stores an entry at the innermost level
+(dropping the fill), :meth:`OutputAssembly.case_body` closes a level's segment after the loop
+that fills it, and room is reserved up front where the entries can be bounded.
+
+Example: a CSR output ``A[i, j] = B[i, j] * C[i, j]`` appends each entry::
+
+    if (vA != 0.0) { grow A1_idx, A_val to pA1 + 1; A1_idx[pA1] = j; A_val[pA1] = vA; pA1 += 1; }
+
+and stores the row's length at ``A1_pos[i + 1]`` (a prefix sum turns them into ends).
+"""
+
+from __future__ import annotations
+
+
+import numpy as np
+
+from .. import binding
+from ..errors import StrategyError
+from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, Growable,
+                             If, Load, OutScalar, Scalar, Store, Var)
+from ..levels import Dense, SparseCOO, SparseList
+from .cfir import CForall
+from .cin import expr_accesses
+from .exprs import cast, const_of, not_fill
+from .reserve import count_scatters
+
+
+class OutputAssembly:
+    """The output's parameters, appends, segments and reserved room (a mixin of the emitter)."""
+
+    def setup_output(self):
+        s = self.setup
+        out, fmt = s.output.tensor, s.output_format
+        self.out_path = [s.output.indices[m] for m in fmt.mode_order]
+        self.out_levels = list(fmt.levels)
+        self.out_sizes = [Scalar(binding.array_name(out, m, "size"), "int64") for m in range(fmt.ndim)]
+        self.out_dense = all(isinstance(lvl, Dense) for lvl in fmt.levels)
+        self.val = binding.array_name(out, None, "val")
+        self.levels_info = []
+        if self.out_dense:
+            self.out_params.append(Buffer(self.val, s.out_dtype, "inout"))
+            return
+        mode = 0
+        for k, lvl in enumerate(fmt.levels):
+            info = {"level": lvl, "k": k, "mode": mode}
+            if isinstance(lvl, SparseList):
+                idt = np.dtype(lvl.index_dtype).name
+                info["counter"] = self.name(("count", k), f"p{out}{k}")
+                self.out_params.append(OutScalar(info["counter"], "int64", 0))
+                info["idx"] = [binding.array_name(out, k, "idx")]
+                self.out_params.append(Growable(info["idx"][0], idt, info["counter"]))
+                info["pos"] = binding.array_name(out, k, "pos")
+                if all(isinstance(x, Dense) for x in fmt.levels[:k]):
+                    info["pos_buffer"] = True
+                    self.out_params.append(Buffer(info["pos"], idt, "inout"))
+                else:
+                    info["pos_buffer"] = False
+                    info["pos_len"] = self.name(("poslen", k), f"{info['pos']}_len")
+                    self.out_params.append(OutScalar(info["pos_len"], "int64", 1))
+                    self.out_params.append(Growable(info["pos"], idt, info["pos_len"]))
+                    self.init += [Grow(info["pos"], Const(1, "int64")), Store(info["pos"], 0, Const(0, idt))]
+                info["idt"] = idt
+            elif isinstance(lvl, SparseCOO):
+                if k != 0:
+                    raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
+                idt = np.dtype(lvl.index_dtype).name
+                info["counter"] = self.name(("count", k), f"p{out}{k}")
+                self.out_params.append(OutScalar(info["counter"], "int64", 0))
+                info["idx"] = [binding.array_name(out, k, f"idx{j}") for j in range(lvl.ndim)]
+                for name in info["idx"]:
+                    self.out_params.append(Growable(name, idt, info["counter"]))
+                info["pos"] = binding.array_name(out, k, "pos")
+                info["pos_len"] = self.name(("poslen", k), f"{info['pos']}_len")
+                self.out_params.append(OutScalar(info["pos_len"], "int64", 2))
+                self.out_params.append(Growable(info["pos"], idt, info["pos_len"]))
+                self.init += [Grow(info["pos"], Const(2, "int64")), Store(info["pos"], 0, Const(0, idt))]
+                info["pos_buffer"] = False
+                info["idt"] = idt
+            self.levels_info.append(info)
+            mode += lvl.nmodes
+        last = self.levels_info[-1]
+        self.out_params.append(Growable(self.val, s.out_dtype, last["counter"]))
+        # finalization
+        for info in self.levels_info:
+            if isinstance(info["level"], Dense):
+                continue
+            k, counter = info["k"], Var(info["counter"])
+            if isinstance(info["level"], SparseCOO):
+                self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
+            elif info["pos_buffer"]:
+                if k == 0:
+                    self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
+                else:
+                    self.final.append(self.prefix_sum(info, self.dense_count(info["mode"])))
+
+    def prefix_sum(self, info: dict, count) -> For:
+        """Turn the ``count`` segment lengths in ``pos[1:]`` of a SparseList level into segment ends."""
+        q = Var(self.name(("prefix", info["k"]), "q"))
+        return For(q, 0, count, [Store(info["pos"], BinOp("+", q, 1), Load(info["pos"], q), "+")])
+
+    def dense_count(self, mode: int):
+        count = None
+        for m in range(mode):
+            v = Var(self.out_sizes[m].name)
+            count = v if count is None else BinOp("*", count, v)
+        return count if count is not None else Const(1, "int64")
+
+    def dense_position(self, upto: int):
+        """Position of the output's Dense levels ``0..upto`` from their indices."""
+        pos = None
+        for m in range(upto + 1):
+            i = Var(self.out_path[m].name)
+            pos = i if pos is None else BinOp("+", BinOp("*", pos, Var(self.out_sizes[m].name)), i)
+        return pos
+
+    def reserve(self, n: CForall, iters, universe: bool, N) -> list:
+        """Grow the innermost output level once per fiber, for every entry the loops can append.
+
+        The bound is the extent under the universe, else the sum of the iterated fibers'
+        lengths (each loop iteration appends at most one entry), so appends need no check.
+        """
+        if self.out_dense or not self.out_path or n.index != self.out_path[-1] or self.producing \
+                or self.phase == "compute" or self.par_rows:
+            return []
+        if universe or not iters:
+            bound = N
+        else:
+            bound = None
+            for it in iters:
+                size = self.fiber_length(it)
+                bound = size if bound is None else BinOp("+", bound, size)
+        last = self.levels_info[-1]
+        total = None if universe else self._total_bound(iters)
+        # The up-front allocation covers every loop over a subset of the iterators it counted;
+        # any other loop (another lattice point, a tail) reserves per fiber below.
+        keys = frozenset(self.it_key(it) for it in iters)
+        covered = getattr(self, "reserved_upfront", None)
+        if covered is not None and not universe and keys <= covered:
+            return []
+        if total is not None and covered is None and not getattr(self, "reserved", False):
+            # one allocation up front: all entries of the iterated levels, so no fiber needs more
+            self.init += [Grow(name, total) for name in (*last["idx"], self.val)]
+            self.reserved = True
+            self.reserved_upfront = keys
+            return []
+        room = Var(self.name(("room",), f"n{self.setup.output.tensor}"))
+        needed = BinOp("+", Var(last["counter"]), room)
+        self.reserved = True
+        return [Declare(room, "int64", bound)] + [Grow(name, needed) for name in (*last["idx"], self.val)]
+
+    def _total_bound(self, iters):
+        """Entries of the iterated levels over all their fibers, when their ancestors are all Dense
+        and each fiber is visited once (the loops around index the tensor: an outer product
+        visits ``z[j]``'s fiber once per ``i``)."""
+        total = None
+        accesses = {str(a): a for a in expr_accesses(self.setup.program.rhs)}
+        for it in iters:
+            if not it.compressed:
+                return None
+            acc = accesses.get(self.it_key(it))
+            if acc is None or any(i not in acc.indices for i in self.loop_stack):
+                return None
+            chain = self.setup.iters[self.it_key(it)][:it.mode]
+            if any(c.kind != "dense" for c in chain):
+                return None
+            count = None
+            for c in chain:
+                v = Var(c.param("size"))
+                count = v if count is None else BinOp("*", count, v)
+            n = Load(it.param("pos"), count if count is not None else Const(0, "int64")) if count is not None \
+                else Load(it.param("pos"), Const(1, "int64"))
+            total = n if total is None else BinOp("+", total, n)
+        return total
+
+    def case_body(self, index, stmts: list) -> list:
+        """Wrap a case body with the assembly of a sparse output level indexed by ``index``."""
+        if self.par_rows and stmts and not self.producing and self.out_path[0] == index:
+            return self.row_on_thread(stmts)
+        if self.out_dense or not stmts or (self.phase == "compute" and not self.drop_in_compute) or self.producing:
+            return stmts
+        for info in self.levels_info[1:]:
+            k = info["k"]
+            if not isinstance(info["level"], SparseList):
+                continue
+            if self.out_path[info["mode"] - 1] != index:
+                continue
+            child = Var(info["counter"])
+            begin = Var(self.name(("begin", k), f"{info['counter']}_begin"))
+            pre = [Declare(begin, "int64", child)]
+            prev_level = self.out_levels[k - 1]
+            if isinstance(prev_level, Dense):
+                ppos = self.dense_position(info["mode"] - 1)
+                post = [Store(info["pos"], BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info["idt"]))]
+                if self.phase == "compute" and self.read_counter is not None:
+                    # the next row's coordinates start where phase 1 stored this row's, plus their
+                    # count (a case that does not read them, merging, moves the read position too)
+                    read = Var(self.read_counter)
+                    after = Var(self.name(("read_next", k), f"{self.read_counter}_next"))
+                    count = cast(Load(info["pos"], BinOp("+", ppos, 1)), info["idt"], "int64")
+                    pre.append(Declare(after, "int64", BinOp("+", read, count)))
+                    post.append(Assign(read, after))
+            else:
+                pinfo = next(x for x in self.levels_info if x["k"] == k - 1)
+                pc = Var(pinfo["counter"])
+                post = [If(BinOp(">", child, begin), [
+                    Grow(pinfo["idx"][0], BinOp("+", pc, 1)),
+                    Store(pinfo["idx"][0], pc, Var(index.name) if pinfo["idt"] == "int64"
+                          else Cast(pinfo["idt"], Var(index.name))),
+                    CompoundAssign("+", pc, Const(1, "int64")),
+                    Grow(info["pos"], BinOp("+", pc, 1)),
+                    Store(info["pos"], pc, Cast(info["idt"], child) if info["idt"] != "int64" else child),
+                    Assign(Var(info["pos_len"]), BinOp("+", pc, 1)),
+                ])]
+            return pre + stmts + post
+        return stmts
+
+    def reserve_for_scatters(self, emitted) -> list:
+        """A sparse output filled from workspaces gets room for one entry per scatter, counted
+        first (:mod:`compiler.lattice.reserve`): one allocation instead of doublings."""
+        if self.out_dense or not self.levels_info or not self.bitmaps:
+            return []
+        counter = Var(self.name(("reserve",), "n_scatters"))
+        inputs = {n for n, p in self.inputs.items() if isinstance(p, Buffer)}
+        scalars = {n for n, p in self.inputs.items() if isinstance(p, Scalar)}
+        count = count_scatters(emitted, self.bitmaps, inputs, scalars, counter)
+        if count is None:
+            return []
+        last = self.levels_info[-1]
+        self.notes.append(f"{self.setup.output.tensor} reserves one entry per scatter into a workspace, counted first")
+        return [Comment(f"room for {self.setup.output.tensor}: at most one entry per scatter into the workspace; "
+                        f"count them first"),
+                Declare(counter, "int64", Const(0, "int64")), *count,
+                *[Grow(name, counter, hint=True) for name in (*last["idx"], self.val)]]
+
+    def scatter_init(self) -> list:
+        """Start a scattered-into dense output at the reduction's identity when that is not its fill."""
+        s = self.setup
+        ident = s.scatter_start()
+        if ident is None:
+            return []
+        q = Var(self.name(("init",), "q"))
+        count = self.dense_count(len(self.out_sizes))
+        return [For(q, 0, count, [Store(self.val, q, const_of(ident, s.out_dtype))])]
+
+    def append(self, v, dt: str) -> list:
+        """Append the entry ``v`` (an IR expression of dtype ``dt``) to a sparse output's innermost
+        level, at the coordinates the loops around bind; a value equal to the fill is not kept.
+
+        How depends on where room was made: grown here, reserved up front (store, then keep
+        the entry if it is not the fill), or assembled by phase 1 of a two-phase kernel (phase 2
+        only stores the value), or counted per row on threads.
+        """
+        s = self.setup
+        odt = s.out_dtype
+        out = []
+        if isinstance(v, Var):
+            val = cast(v, dt, odt)
+        else:
+            vname = Var(self.name(("value",), f"v{s.output.tensor}"))
+            out.append(Declare(vname, odt, cast(v, dt, odt)))
+            val = vname
+        last = self.levels_info[-1]
+        counter = Var(last["counter"])
+        if isinstance(last["level"], SparseCOO):
+            coords = [self.out_path[last["mode"] + j] for j in range(len(last["idx"]))]
+        else:
+            coords = [self.out_path[last["mode"]]]
+        reserved = getattr(self, "reserved", False)
+        store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
+        store_val = Store(self.val, counter, val)
+        one_more = CompoundAssign("+", counter, Const(1, "int64"))
+        # (where room is made: store unconditionally, keep the entry only if it is not the fill)
+        keep = CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))
+        if self.par_rows:
+            # the row's own counter: phase 1 counts the entries, phase 2 stores them from the row's start
+            if self.phase == "assemble":
+                return [one_more]
+            return out + store + [store_val, keep]
+        if self.phase == "compute" and self.drop_in_compute:
+            # two-phase, compute, one sparse level: phase 1 made room; the entry's coordinate moves
+            # down over the dropped ones
+            read = [CompoundAssign("+", Var(self.read_counter), Const(1, "int64"))] if self.reading else []
+            return out + store + [store_val, keep, *read]
+        if self.phase == "compute":
+            # two-phase, compute: the assemble phase stored the coordinates and made room
+            return out + [store_val, one_more]
+        grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
+        if self.phase == "assemble":
+            # two-phase, assemble: the structure only (every entry the loops produce; a value
+            # equal to the fill is dropped by the compute phase, or after it)
+            return grow + store + [one_more]
+        if reserved and self.out_path and coords[-1] == self.out_path[-1]:
+            return out + store + [store_val, keep]
+        return out + [If(not_fill(val, odt, s.out_fill), grow + store + [store_val, one_more])]
+
+
+__all__ = ["OutputAssembly"]

@@ -1,0 +1,339 @@
+"""Emission, two-phase assembly: assemble a sparse output's structure, then compute its values.
+
+A mixin of :class:`~compiler.lattice.emitter.Emitter`. With ``assembly="two-phase"`` the loops run
+twice: phase 1 stores the coordinates (or, rows on threads, counts each row's entries), phase 2
+the values, dropping the fill as it stores (one sparse level) or in a compaction pass after it
+(several). On threads, each row counts then fills its own entries from its start.
+
+Example: ``lower("A[i, j] = B[i, j] + C[i, j]", assembly="two-phase", ...)`` emits
+``// phase 1, assemble: ...`` then ``// phase 2, compute: ...`` around the same loops.
+"""
+
+from __future__ import annotations
+
+
+
+from ..errors import StrategyError
+from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
+                             Select, Store, Var)
+from ..imperative.ir import walk as ir_walk
+from ..levels import Dense, SparseList
+from .cfir import CAssign, CCase, CForall, CSeq, CWorkspace, cfir_walk
+from .exprs import cast, not_fill
+from .reserve import count_scatters
+
+
+class TwoPhase:
+    """Two-phase assembly, sequential and on threads (a mixin of the emitter)."""
+
+    def assembled_consumer(self, n: CWorkspace, consumer: list):
+        """In a two-phase compute phase, the output's coordinate of its next entry (a Load), if the
+        consumer appends exactly one entry per coordinate of the list, at the output's innermost
+        coordinate; else None (the list is sorted as in phase 1)."""
+        if self.phase != "compute" or self.par_rows or not self.consumes_listed(n, consumer):
+            return None
+        last = self.levels_info[-1]
+        if self.drop_in_compute:   # (the stores drop the fill: they lag behind where phase 1 stored)
+            if self.read_counter is None:
+                raise StrategyError(f"workspace {n.temp}: phase 2 reads the coordinates phase 1 stored, but no "
+                                    f"read position was made for them (a bug in the lattice strategy)")
+            return Load(last["idx"][-1], Var(self.read_counter))
+        return Load(last["idx"][-1], Var(last["counter"]))
+
+    def reads_assembled(self, cfir) -> bool:
+        """Whether a two-phase compute phase reads coordinates phase 1 stored (some workspace's
+        consumer is one :meth:`assembled_consumer` takes)."""
+        return any(isinstance(n, CWorkspace) and self.consumes_listed(
+            n, list(n.body.stmts)[1:] if isinstance(n.body, CSeq) else []) for n in cfir_walk(cfir))
+
+    def assembled_count(self):
+        """In a two-phase compute phase, the count of this row's entries that phase 1 stored at
+        ``pos[row + 1]`` (the prefix sum comes after phase 2), when the output's last level is a
+        SparseList under Dense levels only; else None (it is counted again by listing)."""
+        last = self.levels_info[-1]
+        if last["k"] == 0 or not isinstance(last["level"], SparseList) or not last["pos_buffer"]:
+            return None
+        row = self.dense_position(last["mode"] - 1)
+        return cast(Load(last["pos"], BinOp("+", row, Const(1, "int64"))), last["idt"], "int64")
+
+    def row_on_thread(self, stmts: list) -> list:
+        """A row of a two-phase kernel on threads: phase 1 counts its entries into ``pos[i + 1]``;
+        phase 2 stores them from the row's start ``pos[i]`` (after the prefix sum), and where
+        they end (it drops the fill) into ``end[i]``."""
+        info = self.row_info
+        counter, row = Var(info["counter"]), self.dense_position(0)
+        end = BinOp("+", row, 1)
+        if self.phase == "assemble":
+            if self.row_fibers is not None:
+                # each step of the row's one loop appends at most one entry, and the loop stops
+                # when its shortest fiber does: that fiber's length bounds the row (no merge)
+                lengths, named = [], []
+                for it in self.row_fibers.loops[0].iterated:
+                    n = Var(self.name(("fiber", it.name, it.mode), f"n{it.label}"))
+                    named.append(Declare(n, "int64", self.fiber_length(it)))
+                    lengths.append(n)
+                bound = lengths[0]
+                for length in lengths[1:]:
+                    bound = Select(BinOp("<", length, bound), length, bound)
+                what = "its one fiber" if len(lengths) == 1 else "the shortest of its fibers"
+                if len(lengths) == 1:
+                    named, bound = [], named[0].init
+                return [Comment(f"at most one entry per step of the row's loop: {what} bounds them"),
+                        *named, Store(info["pos"], end, cast(bound, "int64", info["idt"]))]
+            if self.bounded_rows:
+                bound = self._count_row_scatters(stmts, counter)
+                if bound is None:
+                    self.bounded_rows = False
+                else:
+                    stmts = [Comment("at most one entry per scatter into the workspace: count those"), *bound]
+            return [Declare(counter, "int64", Const(0, "int64")), *stmts,
+                    Store(info["pos"], end, cast(counter, "int64", info["idt"]))]
+        return [Declare(counter, "int64", cast(Load(info["pos"], row), info["idt"], "int64")), *stmts,
+                Store(self.row_ends, row, counter)]
+
+    def _count_row_scatters(self, stmts: list, counter: Var):
+        """A row's count of its scatters into the workspace (:func:`count_scatters`), or None.
+
+        The count may read the inputs and the names the row does not assign (its row number,
+        the sizes); anything else and there is no count.
+        """
+        inputs = {n for n, p in self.inputs.items() if isinstance(p, Buffer)}
+        nodes = list(ir_walk(tuple(stmts)))
+        assigned = {n.var.name for n in nodes if isinstance(n, (Declare, For))} | \
+                   {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))}
+        fixed = {n.name for n in nodes if isinstance(n, Var)} - assigned
+        return count_scatters(stmts, self.bitmaps, inputs, fixed, counter)
+
+    def _row_body(self, cfir):
+        """What each row of the output runs: the body of the row forall's one loop and one
+        case, or None."""
+        row = next((n for n in cfir_walk(cfir) if isinstance(n, CForall) and n.index == self.out_path[0]), None)
+        if row is None or len(row.loops) != 1:
+            return None
+        cases = [c for c in row.loops[0].cases if not c.omit]
+        return cases[0].body if len(cases) == 1 else None
+
+    def _rows_from_one_workspace(self, cfir) -> bool:
+        """Whether each row of the output takes its entries from one workspace, one per
+        coordinate of its list (so the row's scatters into it bound its entries)."""
+        n = self._row_body(cfir)
+        if not isinstance(n, CWorkspace):
+            return False
+        parts = list(n.body.stmts) if isinstance(n.body, CSeq) else [n.body]
+        return self.one_entry_per_listed(n, parts[1:])
+
+    def _row_loop(self, cfir):
+        """The forall over a CSR output's columns when each row runs it as one loop (an
+        intersection, or one fiber) appending at most one entry per step, else None."""
+        inner = self._row_body(cfir) if len(self.out_path) == 2 else None
+        if not isinstance(inner, CForall) or inner.index != self.out_path[1]:
+            return None
+        if inner.fold is not None or len(inner.loops) != 1:
+            return None
+        loop = inner.loops[0]
+        if loop.universe or not loop.iterated or not all(it.unique for it in loop.iterated):
+            return None
+        if not all(isinstance(c.body, CAssign) and c.body.output for c in loop.cases if not c.omit):
+            return None
+        return inner
+
+    def parallel_two_phase(self, cfir) -> list:
+        """Two-phase assembly with each phase's rows on threads (a CSR, DCSR, COO or sparse-vector
+        output over a parallel row loop).
+
+        One shared counter cannot append from several threads, so the rows keep their own:
+        phase 1 counts each row's entries, a prefix sum turns the counts into the rows' starts,
+        the output gets room for exactly that many entries, and phase 2 stores each row's
+        entries from its start (computing the coordinates again: phase 1 kept none). Phase 2
+        drops the entries equal to the fill as it goes (on the threads) and records where
+        each row's entries end in a scratch array, one element per row; a sequential pass
+        then moves the rows down over the gaps, and moves nothing while there is no gap.
+        A DCSR output is counted by row number, as a CSR one; every row is then an entry
+        of its level 0, and the compaction drops the empty rows. A COO output (one level, no row
+        positions) counts its rows in a scratch array of row starts instead, and so does a sparse
+        vector, whose rows are its coordinates (one entry at most each).
+
+        When each row's entries all come from one workspace (Gustavson's SpGEMM), phase 1
+        counts the row's scatters into it instead (:mod:`compiler.lattice.reserve`: B's row
+        lengths, no workspace), at least as many as its entries; the rest of the row's
+        room is one more gap.
+        """
+        s, yes = self.setup, Const(True, "bool")
+        self.value_tested = value_tested_temps(cfir)
+        self.bounded_rows = self._rows_from_one_workspace(cfir)
+        self.row_fibers = None if self.bounded_rows else self._row_loop(cfir)
+        last = self.levels_info[-1]
+        shared, k, out = last["counter"], last["k"], s.output.tensor
+        rows = Var(self.out_sizes[0].name)
+        one_level = len(self.levels_info) == 1
+        if one_level:
+            # a COO or sparse-vector output has no row positions: the rows count and start in a
+            # scratch array (a sparse vector's rows are its coordinates, each one entry at most)
+            starts_name = self.name(("rowstart", k), f"{out}{k}_start")
+            self.allocs.append((starts_name, "int64", BinOp("+", rows, 1), Const(0, "int64")))
+            self.shared_allocs.add(starts_name)
+            self.row_info = {**last, "pos": starts_name, "idt": "int64"}
+        else:
+            self.row_info = self.levels_info[1]
+        self.row_ends = self.name(("rowend", k), f"{out}{k}_end")
+        self.allocs.append((self.row_ends, "int64", rows, None))
+        self.shared_allocs.add(self.row_ends)
+        compact = self.compaction()
+        # each row appends with its own counter (a COO level's scratch row starts name it too)
+        last["counter"] = self.row_info["counter"] = self.name(("rowcount", k), f"n{out}{k}")
+        self.phase = "assemble"
+        first = self.emit(cfir)
+        last["counter"] = self.row_info["counter"] = self.name(("rowpos", k), f"{shared}_row")
+        self.phase = "compute"
+        second = self.emit(cfir)
+        self.phase, last["counter"], self.row_info["counter"] = None, shared, shared
+        total = cast(Load(self.row_info["pos"], rows), self.row_info["idt"], "int64")
+        self.notes.append(f"parallelize({s.parallel}) with the sparse output {out}: each row counts "
+                          + ("the scatters into its workspace (a bound of its entries)" if self.bounded_rows
+                             else "the entries of its shortest fiber (a bound of its entries)"
+                             if self.row_fibers is not None else "its entries")
+                          + ", then fills them from its start (two-phase, on threads)")
+        if one_level:
+            staging, starts, final = [], [self.prefix_sum(self.row_info, rows)], []
+        elif not isinstance(self.levels_info[0]["level"], Dense):   # DCSR
+            # the rows are counted by row number, as in CSR; the compaction then drops the empty ones
+            top, row = self.levels_info[0], Var(self.name(("rows", k), "row"))
+            staging = [Comment(f"{out}'s rows count their entries at {last['pos']}[row + 1], as in CSR"),
+                       Grow(last["pos"], BinOp("+", rows, 1)),
+                       For(row, 0, rows, [Store(last["pos"], BinOp("+", row, 1), Const(0, last["idt"]))])]
+            starts = [self.prefix_sum(last, rows)]
+            every_row = [Comment(f"every row is an entry of {out}'s level 0 for now: the compaction keeps the "
+                                 f"non-empty ones"),
+                         Grow(top["idx"][0], rows),
+                         For(row, 0, rows, [Store(top["idx"][0], row, cast(row, "int64", top["idt"]))]),
+                         Assign(Var(top["counter"]), rows), Assign(Var(last["pos_len"]), BinOp("+", rows, 1))]
+            final = every_row + self.final
+        else:
+            staging, starts, final = [], self.final, []
+        if self.bounded_rows:
+            counted, room = "its products (at most one entry each)", "room for that many"
+        elif self.row_fibers is not None:
+            counted, room = "the steps of its loop (at most one entry each)", "room for that many"
+        else:
+            counted, room = "its entries", "room for exactly their entries"
+        row = "coordinate" if len(self.out_sizes) == 1 else "row"   # a sparse vector's "rows"
+        return staging + [
+            Comment(f"phase 1, count: each {row} of {out} counts {counted} ({row}s run on threads)"),
+            If(yes, first),
+            Comment(f"the {row}s' starts, and {room}"),
+            *starts, *[Grow(name, total) for name in (*last["idx"], self.val)],
+            Comment(f"phase 2, compute: each {row} stores its entries from its start, skipping the fill, and records "
+                    f"where they end ({row}s run on threads)"),
+            If(yes, second)] + final + compact + (self.final if one_level else [])
+
+    def two_phase_check(self):
+        """Refuse outputs two-phase assembly does not cover.
+
+        It covers every sparse output one-pass assembly does: Dense levels followed by
+        SparseList levels (CSR, DCSR, CSF, sparse vectors), or one SparseCOO level (COO).
+        """
+        s = self.setup
+        out = s.output.tensor
+        if self.out_dense:
+            raise StrategyError(f"assembly='two-phase' does not apply: the output {out} is dense, so it has no "
+                                f"structure to assemble")
+
+    def compaction(self) -> list:
+        """Drop the entries phase 1 assembled whose computed value is the fill, bottom-up.
+
+        The innermost level keeps its non-fill entries; each level above then keeps
+        the entries whose child segment is still non-empty (as one-pass assembly
+        never appends an empty segment), so the arrays equal one-pass assembly's.
+        Each level is compacted in place, segment by segment of its parent. When the rows
+        ran on threads, phase 2 already skipped the fill: the innermost level only closes
+        the gaps (:meth:`_close_gaps`).
+        """
+        s = self.setup
+        sparse = [x for x in self.levels_info if not isinstance(x["level"], Dense)]
+        fill = s.out_fill_value
+        if self.par_rows:
+            head = f"phase 2 skipped the entries whose value is the fill ({fill!r}): close the gaps they left"
+        else:
+            head = f"drop the entries whose value is the fill ({fill!r}): it is not stored"
+        out = [Comment(head + ("; then the entries above whose segment became empty" if len(sparse) > 1 else ""))]
+        for t in range(len(sparse) - 1, -1, -1):
+            info = sparse[t]
+            k, idt, cnt = info["k"], info["idt"], Var(info["counter"])
+            r, q, start, end, kept = (Var(self.name(("compact", k, x), f"{x}{k}"))
+                                      for x in ("c_row", "c_q", "c_start", "c_end", "c_kept"))
+            as_pos = (lambda v: v) if idt == "int64" else (lambda v: Cast(idt, v))  # noqa: E731
+            as_int = (lambda v: v) if idt == "int64" else (lambda v: Cast("int64", v))  # noqa: E731
+            if t == 0:
+                parents = self.dense_count(info["mode"])
+            else:
+                parents = Var(sparse[t - 1]["counter"])
+            moves = [Store(name, kept, Load(name, q)) for name in info["idx"]]
+            more = CompoundAssign("+", kept, Const(1, "int64"))
+            if t == len(sparse) - 1 and self.par_rows:
+                if info["k"] == 0:   # the output's only level: its rows start in the scratch row_info
+                    info, parents = {**self.row_info, "counter": info["counter"]}, Var(self.out_sizes[0].name)
+                out += self._close_gaps(info, parents, kept)
+                continue
+            if t == len(sparse) - 1:
+                moves.append(Store(self.val, kept, Load(self.val, q)))
+                body = [If(not_fill(Load(self.val, q), s.out_dtype, s.out_fill), moves + [more])]
+                pre, post = [], []
+            else:
+                # an entry is kept when its (already compacted) child segment [lo, hi) is not
+                # empty; it carries the segment's end along
+                child = sparse[t + 1]
+                cpos, cidt = child["pos"], child["idt"]
+                lo, hi = (Var(self.name(("compact", k, x), f"{x}{k}")) for x in ("c_lo", "c_hi"))
+                read = Load(cpos, BinOp("+", q, 1))
+                body = [Declare(hi, "int64", read if cidt == "int64" else Cast("int64", read)),
+                        If(BinOp(">", hi, lo), moves + [Store(cpos, BinOp("+", kept, 1),
+                                                              hi if cidt == "int64" else Cast(cidt, hi)), more]),
+                        Assign(lo, hi)]
+                pre = [Declare(lo, "int64", Const(0, "int64"))]
+                post = [Assign(Var(child["pos_len"]), BinOp("+", kept, 1))]
+            out += pre + [Declare(kept, "int64", Const(0, "int64"))]
+            if isinstance(parents, Const) and parents.value == 1:
+                # the root level: one segment
+                out += [For(q, 0, as_int(Load(info["pos"], 1)), body), Store(info["pos"], 1, as_pos(kept))]
+            else:
+                out += [Declare(start, "int64", Const(0, "int64")),
+                        For(r, 0, parents, [
+                            Declare(end, "int64", as_int(Load(info["pos"], BinOp("+", r, 1)))),
+                            For(q, start, end, body),
+                            Assign(start, end), Store(info["pos"], BinOp("+", r, 1), as_pos(kept))])]
+            out += [Assign(cnt, kept)] + post
+        return out
+
+    def _close_gaps(self, info: dict, rows, kept: Var) -> list:
+        """Move each row's entries (phase 2 on threads left them at the row's start, up to
+        its end in ``row_ends``) down to follow the previous row's; nothing moves before
+        the first gap.
+
+        A row without room has no entries (phase 2 may not have visited it, as a row a
+        ``pos`` loop skips, so its ``row_ends`` element is unset and not read).
+        """
+        k, idt = info["k"], info["idt"]
+        r, q, start, stop, end = (Var(self.name(("compact", k, x), f"{x}{k}"))
+                                  for x in ("c_row", "c_q", "c_start", "c_stop", "c_end"))
+        after = BinOp("+", r, 1)
+        moves = [Store(name, kept, Load(name, q)) for name in (*info["idx"], self.val)]
+        return [Comment(f"each row's entries end at {self.row_ends}[row]: they move down to follow the previous "
+                        f"row's (nothing moves before the first gap)"),
+                Declare(kept, "int64", Const(0, "int64")), Declare(start, "int64", Const(0, "int64")),
+                For(r, 0, rows, [
+                    Declare(stop, "int64", cast(Load(info["pos"], after), idt, "int64")),
+                    Declare(end, "int64", Select(BinOp(">", stop, start), Load(self.row_ends, r), start)),
+                    If(BinOp("==", kept, start), [Assign(kept, end)],
+                       [For(q, start, end, moves + [CompoundAssign("+", kept, Const(1, "int64"))])]),
+                    Assign(start, stop),
+                    Store(info["pos"], after, cast(kept, "int64", idt))]),
+                Assign(Var(info["counter"]), kept)]
+
+
+
+def value_tested_temps(cfir) -> set:
+    """Names of the temporaries whose values some case tests (the assemble phase must compute them)."""
+    return {k.split("[")[0] for c in cfir_walk(cfir) if isinstance(c, CCase) for k in c.value_tests}
+
+
+__all__ = ["TwoPhase", "value_tested_temps"]
