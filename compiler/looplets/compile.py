@@ -472,8 +472,9 @@ def _allocate_temporaries(stmts, infos, temp_sizes, fresh) -> list:
 
 def _cname(name: str) -> str:
     import re
+    from ..imperative.ir import is_c_name
     n = re.sub(r"\W", "_", name)
-    return n if n and not n[0].isdigit() else "k_" + n
+    return n if is_c_name(n) else "k_" + n   # (a digit first, or a C keyword: `double`)
 
 
 def _reserved(infos) -> set:

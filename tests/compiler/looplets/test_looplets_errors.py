@@ -193,3 +193,14 @@ def test_a_level_class_without_an_unfurl_is_told_from_a_built_in_one_of_its_name
     message = str(e.value)
     assert f"level 1 (SparsePoint, the class from {__name__}, not compiler.levels." in message, message
     assert "register_unfurl" in message and ", SparsePoint," in message
+
+
+def test_a_program_named_as_a_c_keyword_compiles():
+    # (its kernel was named `double`: "function name 'double' is not a valid identifier for generated C")
+    @loop_program
+    def double(y, x):
+        for i in _:
+            y[i] = x[i] * 2
+    k = compile_program(double, y="dense", x=x)
+    np.testing.assert_array_equal(k(x=x).to_numpy(), x.to_numpy() * 2)
+    assert "int k_double(" in k.c_source
