@@ -35,6 +35,7 @@ is rounded). So ``s[] += b[i]`` lowered for a float32 ``b`` answers float32 when
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import os
@@ -43,7 +44,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import binding, memory, values
+from . import binding, memory, outputs, values
 from .backend import compile_function
 from .compression import COMPRESS_EXTENT, Compression  # noqa: F401  (COMPRESS_EXTENT: the runtime's, as before)
 from .dtypes import typed_scalar
@@ -107,6 +108,10 @@ class Lowered:
     #: one fiber of a sorted level: a concatenation if the second's coordinates follow the
     #: first's), or "": a FormatError of the output says it
     validate_output: str = ""
+    #: a kernel that builds several outputs (a loop program writing several tensors): the
+    #: ``Lowered`` of each, in the program's order, this one first; a call returns them in a
+    #: :class:`compiler.outputs.Outputs` named tuple. Empty for one output
+    outputs: tuple = ()
 
 
 _STRATEGIES: dict[str, Callable] = {}
@@ -213,7 +218,9 @@ OPTION_NAMES = ("order", "schedule", "assembly", "verify", "name", "max_looplets
 
 
 class Kernel:
-    """A lowered and compiled program; call it with tensors to get the output tensor."""
+    """A lowered and compiled program; call it with tensors to get the output tensor (a loop
+    program writing several tensors: an :class:`~compiler.outputs.Outputs` named tuple of them,
+    in the order of its parameters)."""
 
     def __init__(self, program, strategy: str, formats: dict[str, Format], lowered: Lowered,
                  compiled, trace: Trace, fresh_output: bool = False):
@@ -298,7 +305,7 @@ class Kernel:
     # --- binding -------------------------------------------------------------------------
 
     def _inputs(self, tensors: dict) -> dict[str, Tensor]:
-        out_name = self.lowered.output
+        out_names = self._plan().output_names
         if not tensors.keys() <= self.formats.keys():
             unknown = sorted(set(tensors) - set(self.formats))
             raise UsageError(f"this kernel has no tensor {', '.join(unknown)}; "
@@ -307,7 +314,7 @@ class Kernel:
         plan = self._plan()
         for name, fmt in self.formats.items():
             if name not in tensors:
-                if name == out_name:
+                if name in out_names:
                     continue
                 raise UsageError(f"missing tensor {name} (compiled for {fmt.shorthand or fmt})")
             value = tensors[name]
@@ -395,7 +402,40 @@ class Kernel:
         return buf
 
     def _run(self, runner, tensors: dict) -> Tensor:
-        low, plan = self.lowered, self._plan()
+        if self.lowered.outputs:   # (several outputs: a named tuple of them)
+            return outputs.run(self, runner, tensors)
+        inputs = self.bind(tensors)
+        inputs, state = self.prepare_output(inputs)
+        args = self.input_args(inputs)
+        args.update(state.args)
+        results = runner(**args)   # (the plans bind only the kernel's parameters)
+        return self.build_output(state, results, inputs, tensors)
+
+    # --- the phases of a call (run in this order; compiler.outputs runs them per output) ---------
+
+    @property
+    def output_names(self) -> tuple:
+        """The kernel's outputs, in the program's order (one but for a loop program writing several)."""
+        return self.__dict__.get("_siblings") or tuple(o.output for o in self.lowered.outputs or (self.lowered,))
+
+    def output_views(self) -> list:
+        """For a kernel with several outputs, a kernel per output in the program's order (sharing
+        this one's compiled function, formats and trace; its ``lowered`` that output's), built once."""
+        views = self.__dict__.get("_views")
+        if views is None:
+            views = []
+            for out in self.lowered.outputs:
+                view = copy.copy(self)
+                for kept in ("_call_plan", "_views"):
+                    view.__dict__.pop(kept, None)
+                view.lowered, view._siblings = out, self.output_names
+                views.append(view)
+            self._views = views
+        return views
+
+    def bind(self, tensors: dict) -> dict:
+        """The call's tensors bound to the kernel's formats (copies and conversions made), extents checked."""
+        low = self.lowered
         inputs = self._inputs(tensors)
         for copy, source in low.copies:
             inputs[copy] = inputs[source]
@@ -403,6 +443,23 @@ class Kernel:
             if name != low.output and name in inputs and inputs[name].format != fmt:
                 inputs[name] = inputs[name].asformat(fmt)
         self._check_extents(inputs)
+        return inputs
+
+    def input_args(self, inputs: dict) -> dict:
+        """The kernel's arguments from the bound tensors: every input's arrays, and an output's
+        only where the kernel starts from its values."""
+        plan = self._plan()
+        skip = plan.fresh_outputs
+        args = {}
+        for name, t in inputs.items():
+            if name not in skip:
+                args.update(plan.inputs[name].args(t))
+        return args
+
+    def prepare_output(self, inputs: dict) -> tuple:
+        """``(inputs, OutputCall)`` for one call: the output's shape checked against its writes,
+        its size parameters and buffers allocated."""
+        low, plan = self.lowered, self._plan()
         out_name, out_fmt = low.output, low.output_format
         restore = None
         if plan.compression is not None and out_name not in inputs:
@@ -434,12 +491,8 @@ class Kernel:
                                       f"index_dtype='int64' for {out_name}")
 
         args = {}
-        for name, t in inputs.items():
-            if name != out_name or low.initial == "output":
-                args.update(plan.inputs[name].args(t))
         for s, pname in plan.output_sizes:
             args[pname] = storage[s]
-        prefilled = {}
         for pname, dtype, kind, level in plan.inout:
             nbytes = self._output_length(storage, kind, level) * plan.itemsize[pname]
             if nbytes > memory.SMALL:
@@ -450,9 +503,15 @@ class Kernel:
             except (MemoryError, ValueError) as e:   # numpy: too large for memory, or for an index
                 what, hint = self._output_array_words(shape, dtype, kind, level)
                 raise MemoryError(f"{what} cannot be allocated ({e}); {hint}") from None
-            prefilled[pname] = args[pname] = buf
-        results = runner(**args)   # (the plans bind only the kernel's parameters)
-        arrays = {**prefilled, **results}
+            args[pname] = buf
+        return inputs, OutputCall(shape, restore, args)
+
+    def build_output(self, state: "OutputCall", results: dict, inputs: dict, tensors: dict) -> Tensor:
+        """The output tensor from the kernel's ``results`` and the buffers ``state`` allocated."""
+        plan = self._plan()
+        shape, restore = state.shape, state.restore
+        out_name = self.lowered.output
+        arrays = {**state.args, **results}
         # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs, and
         # so does every kernel whose output has a level holding at most one entry or run per fiber
         # (SparsePoint, SparseInterval): a program can write more, and that must be an error.
@@ -472,6 +531,16 @@ class Kernel:
         return out.asformat(self.formats[out_name]) if out_name in plan.converted else out
 
 
+@dataclass(frozen=True)
+class OutputCall:
+    """What one call prepared for one output: its logical ``shape``, what maps it back after a
+    renumbering (``restore``, or None), and its arguments (sizes, the buffers allocated)."""
+
+    shape: tuple
+    restore: Any
+    args: dict
+
+
 class _CallPlan:
     """What a kernel's every call needs that depends only on the kernel: parameter names,
     the output's buffers to allocate, and how to bind each input; built on the first call."""
@@ -487,6 +556,10 @@ class _CallPlan:
         self.inputs.update((copy, binding.InputPlan(copy, self.converted[copy], self.params))
                            for copy, _ in low.copies)
         self.output = binding.OutputPlan(out_name, low.output_format)
+        outs = low.outputs or (low,)
+        self.output_names = frozenset(kernel.output_names)
+        # (outputs whose arrays a call allocates, rather than binding a given tensor's)
+        self.fresh_outputs = frozenset(o.output for o in outs if o.initial != "output")
         # (index, its uses): each index's extent in every tensor that has it must agree
         self.extents = tuple((index, tuple(uses)) for index, uses in low.extents if len(uses) > 1)
         # each output extent an input's, (tensor, mode): read directly (else by extent_value)
@@ -506,6 +579,8 @@ class _CallPlan:
                 self.inout.append((p.name, p.dtype, "val", None))
                 continue
             level, kind = _level_array(out_name, p.name)
+            if level is None and outputs.owner(p.name, self.output_names - {out_name}):
+                continue   # (another output's array: its own plan allocates it)
             if level is None or binding.dense_parent_count(low.output_format, level,
                                                            (1,) * low.output_format.ndim) is None:
                 raise TypeError(f"kernel parameter {p.name} is an inout buffer the runtime "
@@ -819,7 +894,8 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             e.trace = trace  # the explorer shows where lowering stopped
             raise
         fresh = lowered.output not in formats or raw_out
-        formats.setdefault(lowered.output, lowered.output_format)
+        for out in lowered.outputs or (lowered,):
+            formats.setdefault(out.output, out.output_format)
         kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace, fresh_output=fresh)
         kernel.facts = facts
         given = {name: _format_only(value) for name, value in tensors.items()}

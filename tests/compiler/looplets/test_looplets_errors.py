@@ -65,10 +65,14 @@ def test_else_is_rejected():
     assert line_of(e) == 3
 
 
-def test_writing_an_input_is_an_error():
-    prog = loop_program(source=src("    for i in _:\n        x[i] = 1.0\n        y[i] = 2.0\n"))
-    with pytest.raises(ProgramError):
-        compile_program(prog, y="dense", A=A, x=x)
+def test_a_written_tensor_is_an_output_even_when_given_with_values():
+    # (before several outputs, this program was refused for writing two tensors; now x, given
+    # dense, is updated from its values and returned beside y, in the parameters' order)
+    prog = loop_program(source=src("    for i in _:\n        x[i] += 1.0\n        y[i] = 2.0\n"))
+    got = compile_program(prog, y="dense", A=A, x=x)(A=A, x=x)
+    assert got._fields == ("y", "x")
+    np.testing.assert_array_equal(got.x.to_numpy(), x.to_numpy() + 1)
+    np.testing.assert_array_equal(got.y.to_numpy(), [2.0, 2.0, 2.0])
 
 
 def test_error_names_the_file_line():
