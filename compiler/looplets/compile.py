@@ -607,6 +607,8 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
         # one is assembled afresh, so the runtime refuses one given with entries)
         initial = "output" if all(lvl.slot_per_coordinate for lvl in info.levels) else "assembled"
     fmt = info.format.plain() if hasattr(info.format, "plain") else info.format  # a Scalar kind: its storage
+    if fmt.dtype is None:   # (a level spec given without one: the result holds the kernel's values)
+        fmt = Format(_with_leaf_dtype(fmt.root, info.dtype), fmt.mode_order)
     bounds = ()
     if writes and not isinstance(program, NAssignType()):
         # each write's reach, checked against the output's shape before the kernel runs
@@ -616,6 +618,15 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
             _check_writes(output, tuple(given), bounds, given_shapes)
     return Lowered(fn, output, fmt, tuple(shape), start, extents, initial, helpers,
                    output_writes=bounds, validate_output=unordered)
+
+
+def _with_leaf_dtype(node, dtype):
+    """The level spec ``node`` with its leaf of ``dtype``: ``SparseList(Element(0.0))`` to
+    ``SparseList(Element(0.0, dtype='float64'))``."""
+    child = getattr(node, "child", None)
+    if child is None:
+        return replace(node, dtype=np.dtype(dtype).name)
+    return replace(node, child=_with_leaf_dtype(child, dtype))
 
 
 def _check_writes(output, shape, bounds, shapes):

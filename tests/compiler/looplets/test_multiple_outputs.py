@@ -170,3 +170,33 @@ def test_two_nests_appending_one_sorted_output_stay_refused_beside_another_outpu
 def test_output_option_naming_one_of_several_outputs_is_refused():
     with pytest.raises(ProgramError, match="writes pos, neg, and its kernel returns them all"):
         compile_program(split_signs, pos="dense", neg="dense", x=x3, output="pos")
+
+
+@loop_program
+def read_then_write(y, s, x):
+    for i in _:
+        s += y[i]
+    for i in _:
+        y[i] = x[i]
+
+
+@pytest.mark.parametrize("yfmt", sorted(OUTPUT_LEVELS))
+def test_an_output_read_before_the_nest_writing_it_holds_its_fill_or_given_values(yfmt):
+    xs = np.array([0.0, 1.0, -3.0, 0.0, 2.5])
+    x = Tensor.from_numpy(xs, "sparse")
+    k = compile_program(read_then_write, y=OUTPUT_LEVELS[yfmt](Element(1.0)), s=Scalar(0.0), x=x, checked=True)
+    _check_both_ways(k, {"y": xs, "s": 5.0}, x=x)   # (a fresh output: its fill everywhere)
+    if yfmt == "dense":   # (a dense output given at the call starts from its values)
+        given = Tensor.from_numpy(np.arange(5.0), Dense(Element(1.0)))
+        k = compile_program(read_then_write, y=given, s=Scalar(0.0), x=x, checked=True)
+        _check_both_ways(k, {"y": xs, "s": 10.0}, x=x, y=given)
+
+
+def test_an_output_given_as_a_level_spec_without_dtype_comes_back_with_the_kernels(monkeypatch):
+    # (its Tensor had dtype None, and printing it, or the named tuple, raised AttributeError; the
+    # suite's validation of every output built it another way, which hid it)
+    monkeypatch.delenv("SPARSESCOPE_VALIDATE_OUTPUTS", raising=False)
+    x = Tensor.from_numpy(np.array([0.0, 1.0, 2.0]), "sparse")
+    got = compile_program(split_signs, pos=SparseHash(Element(0.0)), neg=SparseList(Element(0.0)), x=x)(x=x)
+    assert got.pos.dtype == np.float64 and got.neg.dtype == np.float64
+    assert "dtype=float64" in repr(got)
