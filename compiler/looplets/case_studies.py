@@ -13,8 +13,9 @@ The paper's code is Julia's, 1-based and column-major; here coordinates are 0-ba
 parent" is ``-1`` (Finch's ``0``), and each matrix is stored with its second mode outermost
 (:data:`BY_COLUMNS`, a CSC layout), so the loops ``for j, for k`` over ``A[k, j]`` walk column
 ``j`` as Finch's ``Dense(SparseList(Pattern()))`` does. Graphs are given as scipy.sparse's
-csgraph takes them: ``G[u, v]`` is the edge ``u -> v`` (a stored entry of a sparse matrix,
-a nonzero of a dense one).
+csgraph takes them: ``G[u, v]`` is the edge ``u -> v`` (a stored entry of a sparse matrix, a
+stored 0 too, a nonzero of a dense one). With a cycle of weight 0, Bellman-Ford's parents may
+form a cycle on it (each still attains its vertex's distance).
 
 >>> import numpy as np
 >>> G = np.array([[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 0], [1, 0, 0, 0]])
@@ -149,6 +150,14 @@ def _graph(graph, what: str):
     return m
 
 
+def _pattern(m, name: str) -> Tensor:
+    """The stored entries of the CSC matrix ``m`` as a column-major pattern (a stored 0 is an edge,
+    as csgraph reads one), its arrays shared through scipy's CSC layout."""
+    import scipy.sparse as sp
+    ones = sp.csc_array((np.ones(m.nnz, dtype=bool), m.indices, m.indptr), shape=m.shape)
+    return Tensor.from_scipy(ones, "csc", fill=False, name=name).asformat(_PATTERN)
+
+
 def _source(source, n: int, what: str) -> int:
     if isinstance(source, bool) or not isinstance(source, (int, np.integer)) or not 0 <= source < n:
         raise UsageError(f"{what}: source {source!r} is not a vertex of the graph (0 to {n - 1})")
@@ -168,8 +177,7 @@ def bfs(graph, source: int, direction: str = "auto", alpha: float = 0.01) -> BFS
     n = G.shape[0]
     s = _source(source, n, "bfs")
     # A[k, j] = AT[j, k] = G[j, k]: the same column-major pattern serves both steps
-    A = Tensor.from_scipy(G.T.tocsc(), _PATTERN, fill=False, name="A")
-    AT = Tensor.from_scipy(G.tocsc(), _PATTERN, fill=False, name="AT")
+    A, AT = _pattern(G.T.tocsc(), "A"), _pattern(G.tocsc(), "AT")
     start = np.zeros(n, bool)
     start[s] = True
     F = Tensor.from_numpy(start, FRONTIER, name="F")
@@ -180,16 +188,19 @@ def bfs(graph, source: int, direction: str = "auto", alpha: float = 0.01) -> BFS
     L = Tensor.from_numpy(np.where(start, 0, -1), _PARENTS, name="L")
     visit = compile_program(bfs_visit, V=V, L=L, count=Scalar(0), _F=F, depth=np.int64(0))
     frontier, depth, directions = 1, 0, []
+    steps = {}   # (each kernel compiled once: a call of compile_program plans the call afresh)
     while frontier:
         if depth == n:   # (each round visits a vertex first seen: a step that does not is a bug)
             raise RuntimeError(f"bfs: the frontier still holds {frontier} vertices after {n} rounds")
         pull = direction == "pull" or (direction == "auto" and frontier > alpha * n)
         if pull:
-            step = compile_program(bfs_pull, _F=FRONTIER, P=P, F=F, AT=AT, V=V)
-            F, P = step(F=F, AT=AT, V=V, P=P)
+            if pull not in steps:
+                steps[pull] = compile_program(bfs_pull, _F=FRONTIER, P=P, F=F, AT=AT, V=V)
+            F, P = steps[pull](F=F, AT=AT, V=V, P=P)
         else:
-            step = compile_program(bfs_push, _F=FRONTIER, P=P, F=F, A=A, V=V)
-            F, P = step(F=F, A=A, V=V, P=P)
+            if pull not in steps:
+                steps[pull] = compile_program(bfs_push, _F=FRONTIER, P=P, F=F, A=A, V=V)
+            F, P = steps[pull](F=F, A=A, V=V, P=P)
         directions.append("pull" if pull else "push")
         depth += 1
         V, L, frontier = visit(V=V, L=L, _F=F, depth=np.int64(depth))
