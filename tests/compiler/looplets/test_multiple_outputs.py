@@ -200,3 +200,26 @@ def test_an_output_given_as_a_level_spec_without_dtype_comes_back_with_the_kerne
     got = compile_program(split_signs, pos=SparseHash(Element(0.0)), neg=SparseList(Element(0.0)), x=x)(x=x)
     assert got.pos.dtype == np.float64 and got.neg.dtype == np.float64
     assert "dtype=float64" in repr(got)
+
+
+@loop_program
+def declared(pos, neg, x):
+    pos[...] = -1.0
+    neg[...] = 7.0
+    for i in _:
+        if x[i] > 0:
+            pos[i] = x[i]
+        if x[i] < 0:
+            neg[i] = -x[i]
+
+
+@pytest.mark.parametrize("neg_level", ["list", "bytemap", "hash", "dense"])
+def test_each_output_starts_at_its_own_declared_fill(neg_level):
+    xs = np.array([0.0, 1.0, -3.0, 0.0, 2.5])
+    x = Tensor.from_numpy(xs, "sparse")
+    k = compile_program(declared, pos=Dense(Element(0.0)), neg=OUTPUT_LEVELS[neg_level](Element(7.0)), x=x)
+    _check_both_ways(k, {"pos": np.where(xs > 0, xs, -1.0), "neg": np.where(xs < 0, -xs, 7.0)}, x=x)
+    # a sparse output starts at its format's fill: declaring another is refused at its line
+    if neg_level != "dense":
+        with pytest.raises(ProgramError, match="neg is .* with fill 0.0: it starts at its fill, not at 7.0"):
+            compile_program(declared, pos="dense", neg=OUTPUT_LEVELS[neg_level](Element(0.0)), x=x)
