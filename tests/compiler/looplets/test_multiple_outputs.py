@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 import compiler
 from compiler import Tensor
-from compiler.levels import Dense, Element, SparseByteMap, SparseHash, SparseList
+from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
+                             SparseList, SparseRunList)
 from compiler.looplets import ProgramError, compile_program, loop_program
 from compiler.looplets.scalars import Scalar
 from compiler.outputs import Outputs
@@ -26,6 +27,9 @@ def split_signs(pos, neg, x):
 
 
 OUTPUT_LEVELS = {"dense": Dense, "list": SparseList, "bytemap": SparseByteMap, "hash": SparseHash}
+#: every level looplets build as a vector output (SparsePoint and SparseInterval hold at most one entry)
+VECTOR_LEVELS = {**OUTPUT_LEVELS, "runlist": RunList, "sparse_runlist": SparseRunList, "band": SparseBand,
+                 "blocklist": SparseBlockList}
 
 
 def _same(got, want):
@@ -42,14 +46,15 @@ def _check_both_ways(kernel, want: dict, **tensors):
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.sampled_from([0.0, 0.0, 1.5, -2.0, 3.0, -0.5]), min_size=0, max_size=12),
-       st.sampled_from(sorted(OUTPUT_LEVELS)), st.sampled_from(sorted(OUTPUT_LEVELS)),
+       st.sampled_from(sorted(VECTOR_LEVELS)), st.sampled_from(sorted(VECTOR_LEVELS)),
        st.sampled_from([0.0, -1.0, 7.5]), st.sampled_from([0.0, 2.0]), st.sampled_from(["sparse", "dense"]))
 @example([1.5, -2.0, 0.0], "list", "bytemap", -1.0, 2.0, "sparse")
 @example([], "hash", "dense", 7.5, 0.0, "dense")
+@example([3.0, 3.0, -2.0, -2.0, 0.0, 1.5], "runlist", "band", 0.0, 2.0, "sparse")
 def test_each_output_is_assembled_in_its_own_format_and_fill(xs, fmt_pos, fmt_neg, fill_pos, fill_neg, xfmt):
     x = Tensor.from_numpy(np.array(xs, dtype=float), xfmt)
-    pos = OUTPUT_LEVELS[fmt_pos](Element(fill_pos))
-    neg = OUTPUT_LEVELS[fmt_neg](Element(fill_neg))
+    pos = VECTOR_LEVELS[fmt_pos](Element(fill_pos))
+    neg = VECTOR_LEVELS[fmt_neg](Element(fill_neg))
     k = compile_program(split_signs, pos=pos, neg=neg, x=x)
     a = np.array(xs, dtype=float)
     _check_both_ways(k, {"pos": np.where(a > 0, a, fill_pos), "neg": np.where(a < 0, -a, fill_neg)}, x=x)
