@@ -40,7 +40,7 @@ import functools
 import math
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -531,10 +531,10 @@ class Kernel:
         return out.asformat(self.formats[out_name]) if out_name in plan.converted else out
 
 
-@dataclass(frozen=True)
-class OutputCall:
+class OutputCall(NamedTuple):
     """What one call prepared for one output: its logical ``shape``, what maps it back after a
-    renumbering (``restore``, or None), and its arguments (sizes, the buffers allocated)."""
+    renumbering (``restore``, or None), and its arguments (sizes, the buffers allocated).
+    (A named tuple: built on every call, cheaper than a frozen dataclass.)"""
 
     shape: tuple
     restore: Any
