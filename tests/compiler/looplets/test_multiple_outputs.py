@@ -228,3 +228,16 @@ def test_each_output_starts_at_its_own_declared_fill(neg_level):
     if neg_level != "dense":
         with pytest.raises(ProgramError, match="neg is .* with fill 0.0: it starts at its fill, not at 7.0"):
             compile_program(declared, pos="dense", neg=OUTPUT_LEVELS[neg_level](Element(0.0)), x=x)
+
+
+def test_a_kernel_with_several_outputs_takes_the_general_call_path():
+    # (the fast path plans one output: a kernel building several must not take it)
+    from compiler.fastcall import fast_call
+    x = Tensor.from_numpy(np.array([1.0, -2.0]), "dense")
+    k = compiler.lower(split_signs, pos="dense", neg="dense", x=x)
+    assert fast_call(k) is None
+    for _ in range(2):   # (a second call is the one a fast path would take)
+        got = k(x=x)
+        assert isinstance(got, Outputs)
+        _same(got.pos, [1.0, 0.0])
+        _same(got.neg, [0.0, 2.0])
