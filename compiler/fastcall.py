@@ -37,9 +37,11 @@ __all__ = ["FastCall", "fast_call"]
 def fast_call(kernel) -> "FastCall | None":
     """The fast path of ``kernel`` (a :class:`compiler.lowering.Kernel`), or ``None`` when its
     calls need the general path every time (a checked kernel, conversions or copies of inputs,
-    an output updated in place or checked against its writes, index compression)."""
+    an output updated in place or checked against its writes, index compression, several outputs,
+    shape operators, whose premises each call checks for its shapes)."""
     low, plan = kernel.lowered, kernel._plan()
-    if (kernel.compiled.checked or low.copies or low.conversions or low.output_writes
+    if (kernel.compiled.checked or low.copies or low.conversions or low.output_writes or low.outputs
+            or getattr(kernel, "shape_operators", False)
             or low.initial not in ("fill", "none") or low.validate_output or plan.compression is not None
             or plan.at_most_one or plan.shape_from is None):
         return None

@@ -35,16 +35,18 @@ is rounded). So ``s[] += b[i]`` lowered for a float32 ``b`` answers float32 when
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import binding, memory, values
+from . import binding, memory, outputs, values
 from .backend import compile_function
+from .compression import COMPRESS_EXTENT, Compression  # noqa: F401  (COMPRESS_EXTENT: the runtime's, as before)
 from .dtypes import typed_scalar
 from .fastcall import fast_call
 from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
@@ -53,14 +55,14 @@ from .imperative import interpret
 from .interop import is_foreign, tensors_of
 from .algebra import NOVALUE
 from .imperative.ir import Buffer, Function, Scalar
-from .levels import Dense, Element, SparseList
+from .levels import Dense, Element
 from .levels.level import Level, fill_key, is_fill
 from .notation import Assign, accesses, parse
 from .notation.ast import Reduce, walk
 from .notation.infer import infer_given, infer_shapes
 from .notation.shape import has_shape_operators
 from .reference import NeedsExtents, expression_fill
-from .tensor import Tensor, replace_leaf, replace_level
+from .tensor import Tensor, replace_leaf
 from .trace import Rewrite, Trace
 
 
@@ -98,7 +100,7 @@ class Lowered:
     copies: tuple = ()
     #: indices the kernel visits only where an operand stores a coordinate, and whose extent
     #: sizes only its workspaces: a call may renumber them by the coordinates stored (an index
-    #: of a huge extent, a hypersparse SpGEMM's columns; see :class:`_Compression`)
+    #: of a huge extent, a hypersparse SpGEMM's columns; see :class:`compiler.compression.Compression`)
     compressible: tuple = ()
     #: ``(mode, entry, where)`` per write of a loop program's output: one more than the largest
     #: coordinate the write reaches in that (logical) mode, an entry as in ``output_shape``, and
@@ -109,6 +111,10 @@ class Lowered:
     #: one fiber of a sorted level: a concatenation if the second's coordinates follow the
     #: first's), or "": a FormatError of the output says it
     validate_output: str = ""
+    #: a kernel that builds several outputs (a loop program writing several tensors): the
+    #: ``Lowered`` of each, in the program's order, this one first; a call returns them in a
+    #: :class:`compiler.outputs.Outputs` named tuple. Empty for one output
+    outputs: tuple = ()
 
 
 _STRATEGIES: dict[str, Callable] = {}
@@ -219,7 +225,9 @@ OPTION_NAMES = ("order", "schedule", "assembly", "verify", "name", "max_looplets
 
 
 class Kernel:
-    """A lowered and compiled program; call it with tensors to get the output tensor."""
+    """A lowered and compiled program; call it with tensors to get the output tensor (a loop
+    program writing several tensors: an :class:`~compiler.outputs.Outputs` named tuple of them,
+    in the order of its parameters)."""
 
     def __init__(self, program, strategy: str, formats: dict[str, Format], lowered: Lowered,
                  compiled, trace: Trace, fresh_output: bool = False):
@@ -312,7 +320,7 @@ class Kernel:
     # --- binding -------------------------------------------------------------------------
 
     def _inputs(self, tensors: dict) -> dict[str, Tensor]:
-        out_name = self.lowered.output
+        out_names = self._plan().output_names
         if not tensors.keys() <= self.formats.keys():
             unknown = sorted(set(tensors) - set(self.formats))
             raise UsageError(f"this kernel has no tensor {', '.join(unknown)}; "
@@ -321,7 +329,7 @@ class Kernel:
         plan = self._plan()
         for name, fmt in self.formats.items():
             if name not in tensors:
-                if name == out_name:
+                if name in out_names:
                     continue
                 raise UsageError(f"missing tensor {name} (compiled for {fmt.shorthand or fmt})")
             value = tensors[name]
@@ -409,7 +417,40 @@ class Kernel:
         return buf
 
     def _run(self, runner, tensors: dict) -> Tensor:
-        low, plan = self.lowered, self._plan()
+        if self.lowered.outputs:   # (several outputs: a named tuple of them)
+            return outputs.run(self, runner, tensors)
+        inputs = self.bind(tensors)
+        inputs, state = self.prepare_output(inputs)
+        args = self.input_args(inputs)
+        args.update(state.args)
+        results = runner(**args)   # (the plans bind only the kernel's parameters)
+        return self.build_output(state, results, inputs, tensors)
+
+    # --- the phases of a call (run in this order; compiler.outputs runs them per output) ---------
+
+    @property
+    def output_names(self) -> tuple:
+        """The kernel's outputs, in the program's order (one but for a loop program writing several)."""
+        return self.__dict__.get("_siblings") or tuple(o.output for o in self.lowered.outputs or (self.lowered,))
+
+    def output_views(self) -> list:
+        """For a kernel with several outputs, a kernel per output in the program's order (sharing
+        this one's compiled function, formats and trace; its ``lowered`` that output's), built once."""
+        views = self.__dict__.get("_views")
+        if views is None:
+            views = []
+            for out in self.lowered.outputs:
+                view = copy.copy(self)
+                for kept in ("_call_plan", "_views"):
+                    view.__dict__.pop(kept, None)
+                view.lowered, view._siblings = out, self.output_names
+                views.append(view)
+            self._views = views
+        return views
+
+    def bind(self, tensors: dict) -> dict:
+        """The call's tensors bound to the kernel's formats (copies and conversions made), extents checked."""
+        low = self.lowered
         inputs = self._inputs(tensors)
         for copy, source in low.copies:
             inputs[copy] = inputs[source]
@@ -420,6 +461,23 @@ class Kernel:
         if self.shape_operators:
             # (the premises of the shape operators, for these shapes: |k| = |i|·|j|, slice bounds...)
             infer_shapes(self.program, {t: v.shape for t, v in inputs.items()})
+        return inputs
+
+    def input_args(self, inputs: dict) -> dict:
+        """The kernel's arguments from the bound tensors: every input's arrays, and an output's
+        only where the kernel starts from its values."""
+        plan = self._plan()
+        skip = plan.fresh_outputs
+        args = {}
+        for name, t in inputs.items():
+            if name not in skip:
+                args.update(plan.inputs[name].args(t))
+        return args
+
+    def prepare_output(self, inputs: dict) -> tuple:
+        """``(inputs, OutputCall)`` for one call: the output's shape checked against its writes,
+        its size parameters and buffers allocated."""
+        low, plan = self.lowered, self._plan()
         out_name, out_fmt = low.output, low.output_format
         restore = None
         if plan.compression is not None and out_name not in inputs:
@@ -451,12 +509,8 @@ class Kernel:
                                       f"index_dtype='int64' for {out_name}")
 
         args = {}
-        for name, t in inputs.items():
-            if name != out_name or low.initial == "output":
-                args.update(plan.inputs[name].args(t))
         for s, pname in plan.output_sizes:
             args[pname] = storage[s]
-        prefilled = {}
         for pname, dtype, kind, level in plan.inout:
             nbytes = self._output_length(storage, kind, level) * plan.itemsize[pname]
             if nbytes > memory.SMALL:
@@ -467,9 +521,15 @@ class Kernel:
             except (MemoryError, ValueError) as e:   # numpy: too large for memory, or for an index
                 what, hint = self._output_array_words(shape, dtype, kind, level)
                 raise MemoryError(f"{what} cannot be allocated ({e}); {hint}") from None
-            prefilled[pname] = args[pname] = buf
-        results = runner(**args)   # (the plans bind only the kernel's parameters)
-        arrays = {**prefilled, **results}
+            args[pname] = buf
+        return inputs, OutputCall(shape, restore, args)
+
+    def build_output(self, state: "OutputCall", results: dict, inputs: dict, tensors: dict) -> Tensor:
+        """The output tensor from the kernel's ``results`` and the buffers ``state`` allocated."""
+        plan = self._plan()
+        shape, restore = state.shape, state.restore
+        out_name = self.lowered.output
+        arrays = {**state.args, **results}
         # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs, and
         # so does every kernel whose output has a level holding at most one entry or run per fiber
         # (SparsePoint, SparseInterval): a program can write more, and that must be an error.
@@ -489,6 +549,16 @@ class Kernel:
         return out.asformat(self.formats[out_name]) if out_name in plan.converted else out
 
 
+class OutputCall(NamedTuple):
+    """What one call prepared for one output: its logical ``shape``, what maps it back after a
+    renumbering (``restore``, or None), and its arguments (sizes, the buffers allocated).
+    (A named tuple: built on every call, cheaper than a frozen dataclass.)"""
+
+    shape: tuple
+    restore: Any
+    args: dict
+
+
 class _CallPlan:
     """What a kernel's every call needs that depends only on the kernel: parameter names,
     the output's buffers to allocate, and how to bind each input; built on the first call."""
@@ -504,6 +574,10 @@ class _CallPlan:
         self.inputs.update((copy, binding.InputPlan(copy, self.converted[copy], self.params))
                            for copy, _ in low.copies)
         self.output = binding.OutputPlan(out_name, low.output_format)
+        outs = low.outputs or (low,)
+        self.output_names = frozenset(kernel.output_names)
+        # (outputs whose arrays a call allocates, rather than binding a given tensor's)
+        self.fresh_outputs = frozenset(o.output for o in outs if o.initial != "output")
         # (index, its uses): each index's extent in every tensor that has it must agree
         self.extents = tuple((index, tuple(uses)) for index, uses in low.extents if len(uses) > 1)
         # each output extent an input's, (tensor, mode): read directly (else by extent_value)
@@ -523,6 +597,8 @@ class _CallPlan:
                 self.inout.append((p.name, p.dtype, "val", None))
                 continue
             level, kind = _level_array(out_name, p.name)
+            if level is None and outputs.owner(p.name, self.output_names - {out_name}):
+                continue   # (another output's array: its own plan allocates it)
             if level is None or binding.dense_parent_count(low.output_format, level,
                                                            (1,) * low.output_format.ndim) is None:
                 raise TypeError(f"kernel parameter {p.name} is an inout buffer the runtime "
@@ -531,100 +607,13 @@ class _CallPlan:
         self.itemsize = {pname: np.dtype(dtype).itemsize for pname, dtype, _, _ in self.inout}
         self.compression = None
         if low.compressible and isinstance(kernel.program, Assign) and not low.conversions and not low.copies:
-            self.compression = _Compression(kernel)
+            self.compression = Compression(kernel)
             if not self.compression.plans:
                 self.compression = None
         fmt = low.output_format
         self.fresh_fill = _FreshFill(kernel.program, kernel.formats, self.output) if (
             kernel.fresh_output and isinstance(kernel.program, Assign) and isinstance(fmt.leaf, Element)
             and all(isinstance(lvl, Dense) for lvl in fmt.levels)) else None
-
-
-class _Compression:
-    """Renumbering, for one call, of an index of a huge extent by the coordinates stored.
-
-    A kernel's workspace over an index spans its extent: Gustavson's SpGEMM
-    ``C[i, j] = A[i, k] * B[k, j]`` scatters row products into an array over ``j``,
-    which for a hypersparse ``B`` of 10^12 columns cannot be allocated. When the
-    lattice strategy says the kernel visits only coordinates some operand stores
-    (:func:`compiler.lattice.lowering.compressible_indices`), a call whose extent
-    of such an index is past :data:`COMPRESS_EXTENT` and 16 times the coordinates
-    stored for it renumbers it: each input's level of that index reads the rank of
-    its coordinate among all stored ones, the kernel runs over that many, and the
-    output's coordinates are mapped back. Ranks keep the order, so sorted levels
-    stay sorted. Only an index every tensor stores in a SparseList level, read by one
-    access per tensor, is renumbered; an update of a given output is not.
-    """
-
-    def __init__(self, kernel: "Kernel"):
-        program, formats = kernel.program, kernel.formats
-        self.plans = []   # (index, ((tensor, level, mode), ...), the output's (level, mode) or None)
-        tensors = [acc.tensor for acc in accesses(program.rhs)]
-        for name in kernel.lowered.compressible:
-            uses, ok = [], True
-            for acc in accesses(program.rhs):
-                modes = [m for m, i in enumerate(acc.indices) if i.name == name]
-                if not modes:
-                    continue
-                level = _sparse_list_level(formats[acc.tensor], modes)
-                ok = ok and level is not None and tensors.count(acc.tensor) == 1
-                uses.append((acc.tensor, level, modes[0]))
-            out_modes = [m for m, i in enumerate(program.lhs.indices) if i.name == name]
-            out = (_sparse_list_level(formats[program.lhs.tensor], out_modes), out_modes[0]) if out_modes else None
-            if ok and uses and (out is None or out[0] is not None):
-                self.plans.append((name, tuple(uses), out))
-
-    def apply(self, inputs: dict):
-        """``(inputs, restore)``: the inputs with each huge index renumbered, and what maps the
-        output back (None when no index is renumbered)."""
-        coords = []
-        for name, uses, out in self.plans:
-            t0, _, m0 = uses[0]
-            extent = inputs[t0]._shape[m0]
-            if extent <= COMPRESS_EXTENT:
-                continue
-            stored = [inputs[t].levels[k].idx for t, k, _ in uses]
-            if extent <= 16 * sum(len(a) for a in stored):
-                continue
-            kept = np.unique(np.concatenate(stored))
-            inputs = dict(inputs)
-            for (t, k, m), idx in zip(uses, stored):
-                inputs[t] = _renumbered(inputs[t], k, m, np.searchsorted(kept, idx), len(kept))
-            coords.append((out, kept, extent))
-        if not coords:
-            return inputs, None
-
-        def restore(tensor: Tensor) -> Tensor:
-            for out, kept, extent in coords:
-                if out is not None:
-                    k, m = out
-                    tensor = _renumbered(tensor, k, m, kept[tensor.levels[k].idx], extent)
-            return tensor
-        return inputs, restore
-
-
-#: the extent past which a call renumbers a compressible index (see :class:`_Compression`)
-COMPRESS_EXTENT = 1 << 23
-
-
-def _sparse_list_level(fmt: Format, modes: list) -> int | None:
-    """The number of the SparseList level that stores the one mode in ``modes``, else None."""
-    if len(modes) != 1:
-        return None
-    s, k = fmt.mode_order.index(modes[0]), 0
-    for n, lvl in enumerate(fmt.levels):
-        if k == s:
-            return n if isinstance(lvl, SparseList) else None
-        k += lvl.nmodes
-    return None
-
-
-def _renumbered(tensor: Tensor, k: int, mode: int, idx: np.ndarray, size: int) -> Tensor:
-    """``tensor`` with level ``k`` (a SparseList of mode ``mode``) reading coordinates ``idx`` of extent ``size``."""
-    node = replace_level(tensor.root, k, lambda lvl: replace(lvl, idx=idx.astype(lvl.idx.dtype, copy=False),
-                                                               size=size))
-    shape = tuple(size if m == mode else e for m, e in enumerate(tensor.shape))
-    return Tensor(node, shape=shape, mode_order=tensor.mode_order, name=tensor.name, check=False)
 
 
 class _FreshFill:
@@ -957,7 +946,8 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             e.trace = trace  # the explorer shows where lowering stopped
             raise
         fresh = lowered.output not in formats or raw_out
-        formats.setdefault(lowered.output, lowered.output_format)
+        for out in lowered.outputs or (lowered,):
+            formats.setdefault(out.output, out.output_format)
         kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace, fresh_output=fresh)
         kernel.shape_operators = shaped
         kernel.facts = facts

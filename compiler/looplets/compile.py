@@ -19,6 +19,8 @@ array([ 4., 10.])
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..algebra import NOVALUE, helper_impl, lookup
@@ -30,6 +32,7 @@ from ..imperative.cleanup import cleanup
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, UnOp, Var
 from ..imperative.sorting import bit_sort_words
 from ..imperative.vectorize import vectorize
+from ..outputs import Outputs
 from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                       SparseHash, SparseList, SparsePoint, SparseRunList)
 from ..tensor import Tensor
@@ -43,6 +46,7 @@ from .scalars import check_scalars
 from .appends import check_sparse_writes
 from .output_order import choose_output_order
 from .assembly import nested_levels, output_params as nested_output_params
+from .outputs import check_outputs
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from .shapes import extent_ir, shape_program
 from ..notation.shape import has_shape_operators
@@ -244,7 +248,8 @@ def _runtime_kernel():
 
 class ProgramKernel(_runtime_kernel()):
     """The runtime's :class:`~compiler.lowering.Kernel`, except that a 0-d output comes back
-    as its value (a numpy scalar) rather than a 0-d Tensor: ``float(k(A=A))``."""
+    as its value (a numpy scalar) rather than a 0-d Tensor: ``float(k(A=A))`` (each 0-d one
+    of a program's several outputs too)."""
 
     @classmethod
     def of(cls, kernel):
@@ -259,11 +264,13 @@ class ProgramKernel(_runtime_kernel()):
 
     def _run(self, runner, tensors):
         out = super()._run(runner, tensors)
+        if isinstance(out, Outputs):   # (several outputs: each as one output comes back)
+            return out._make(t.to_numpy()[()] if t.ndim == 0 else t for t in out)
         return out.to_numpy()[()] if out.ndim == 0 else out
 
 
 def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max_looplets=MAX_LOOPLETS,
-             out_sizes=None):
+             known_sizes=None):
     body = prog.body
     missing = [t for t in prog.tensors if t not in tensors]
     if missing:
@@ -308,19 +315,13 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     normalized = body
     unordered = check_sparse_writes(body, infos, prog.first_line)
     check_scalars(body, infos)
-    outs = [t for t in prog.tensors if infos[t].role == "output"]
-    if output is None:
-        if len(outs) != 1:
-            raise ProgramError(f"the looplet strategy needs exactly one output tensor; this program writes "
-                               f"{', '.join(outs) or 'nothing'}")
-        output = outs[0]
-
-    writes = _write_bounds(output, infos[output], body)
-    if out_sizes is None:   # (else known from shape inference: logical sizes, given in storage order here)
-        out_sizes = _written_sizes(output, infos[output], body, shapes, writes)
-    else:
-        out_sizes = [Const(shapes[output][m], "int64") if shapes.get(output) is not None else out_sizes[m]
-                     for m in range(infos[output].ndim)]
+    outs = check_outputs(prog, body, infos, output)
+    writes = {t: _write_bounds(t, infos[t], body) for t in outs}
+    out_sizes = {t: _written_sizes(t, infos[t], body, shapes, writes[t]) for t in outs}
+    if known_sizes is not None:   # (from shape inference: the one output's logical sizes, in storage order)
+        (t,) = outs
+        out_sizes[t] = [Const(shapes[t][m], "int64") if shapes.get(t) is not None else known_sizes[m]
+                        for m in range(infos[t].ndim)]
     temp_sizes = {t: _written_sizes(t, infos[t], body, shapes) for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
     ctx = UnfurlContext(Namer(_reserved(infos)))
@@ -337,7 +338,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         info = infos[t]
         if info.role == "input":
             params.extend(input_params(t, info.format))
-        elif t == output:
+        elif t in outs:
             if not info.levels:
                 params.append(Buffer(array_name(t, None, "vals"), info.dtype, "inout"))
                 params.extend(Scalar(array_name(t, m, "size"), "int64") for m in range(info.ndim))
@@ -364,9 +365,11 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                  artifacts=[Artifact("ir", fn.name, str(fn))])
     # an output the program never assigns (no `y[...] = v` before its first write) starts from
     # its values when given (Finch thaws it), not from its fill
-    first = next((n for n in walk(normalized) if isinstance(n, Declare) and n.tns.name == output), None)
-    return fn, infos, output, out_sizes, sources, first is not None and first.implicit, writes, \
-        unordered.get(output, ""), low.helper_ops
+    thawed = {}
+    for t in outs:
+        first = next((n for n in walk(normalized) if isinstance(n, Declare) and n.tns.name == t), None)
+        thawed[t] = first is not None and first.implicit
+    return fn, infos, outs, out_sizes, sources, thawed, writes, unordered, low.helper_ops
 
 
 #: the reach of a write through a window of the output: within the output by construction
@@ -488,8 +491,9 @@ def _allocate_temporaries(stmts, infos, temp_sizes, fresh) -> list:
 
 def _cname(name: str) -> str:
     import re
+    from ..imperative.ir import is_c_name
     n = re.sub(r"\W", "_", name)
-    return n if n and not n[0].isdigit() else "k_" + n
+    return n if is_c_name(n) else "k_" + n   # (a digit first, or a C keyword: `double`)
 
 
 def _reserved(infos) -> set:
@@ -590,9 +594,9 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         order = formats[program.lhs.tensor].mode_order
         shaped_sizes = [extent_ir(shaped.output[m], formats) for m in order]
     try:
-        fn, infos, output, out_sizes, sources, thawed, writes, unordered, helper_ops = _compile(prog, trace, False, options.get("name"), options.get("output"),
-                                                         formats, dict(options.get("shapes") or ()), int(limit),
-                                                         shaped_sizes)
+        fn, infos, outs, out_sizes, sources, thawed, writes, unordered, helper_ops = _compile(
+            prog, trace, False, options.get("name"), options.get("output"), formats,
+            dict(options.get("shapes") or ()), int(limit), shaped_sizes)
     except ProgramError as e:
         if shaped is not None:
             # (the user wrote index notation: say what its shape operators became, not a line of ours)
@@ -601,24 +605,44 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         if e.reason != str(e):
             raise
         raise prog.error(e) from None
-    info = infos[output]
+    given_shapes = dict(options.get("shapes") or ())
     by_param = {array_name(t, m, "size"): (t, i.format.mode_order[m]) for t, i in infos.items()
-                if i.role == "input" or t == output for m in range(i.ndim)}
-    given = dict(options.get("shapes") or ()).get(output)
-    if given is not None:   # (a loop sized by the output given to compile_program: its extent then)
-        by_param.update((array_name(output, m, "size"), int(given[lm]))
-                        for m, lm in enumerate(info.format.mode_order))
-    storage = list(out_sizes)
-    logical = [None] * len(storage)
-    for k, m in enumerate(info.format.mode_order):
-        logical[m] = storage[k]
-    shape = tuple(_extent_entry(e, by_param, output) for e in logical) if shaped is None else shaped.output
+                if i.role in ("input", "output") for m in range(i.ndim)}
+    for t in outs:
+        if given_shapes.get(t) is not None:   # (a loop sized by an output given to compile_program: its extent then)
+            by_param.update((array_name(t, m, "size"), int(given_shapes[t][lm]))
+                            for m, lm in enumerate(infos[t].format.mode_order))
     extents = []
     for i, srcs in sources.items():
         uses = tuple((s.tensor, infos[s.tensor].format.mode_order[s.mode]) for s in srcs
                      if s.tensor is not None and s.delta == 0 and infos[s.tensor].role == "input")
         if len(uses) > 1:
             extents.append((i.name, uses))
+    helpers = tuple((h, helper_impl(op)) for h, op in helper_ops.items())
+    # (shape operators give the output's shape from shape inference; a kernel built in another
+    # order than asked returns its output converted)
+    lowered = [_lowered_output(program, prog, fn, t, infos[t], out_sizes[t], by_param, tuple(extents), helpers,
+                               thawed[t], writes[t], unordered.get(t, ""), given_shapes,
+                               shaped.output if shaped is not None and shaped.output else None,
+                               built is not None and t == out_name)
+               for t in outs]
+    if len(lowered) == 1:
+        return lowered[0]
+    # several outputs: the first describes itself and carries them all (the runtime returns them in order)
+    return replace(lowered[0], outputs=tuple(lowered))
+
+
+def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extents, helpers, thawed, writes,
+                    unordered, given_shapes, known_shape=None, converted=False):
+    """What the runtime needs to allocate, fill and build one output of the kernel (``known_shape``:
+    its shape from shape inference; ``converted``: built in another order, converted by the runtime)."""
+    from ..lowering import Lowered  # the shared runtime
+    given = given_shapes.get(output)
+    storage = list(out_sizes)
+    logical = [None] * len(storage)
+    for k, m in enumerate(info.format.mode_order):
+        logical[m] = storage[k]
+    shape = tuple(_extent_entry(e, by_param, output) for e in logical) if known_shape is None else known_shape
     initial, start = "fill", info.fill
     if isinstance(program, NAssignType()) and program.op is not None:
         initial = "output"
@@ -631,17 +655,27 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         # one is assembled afresh, so the runtime refuses one given with entries)
         initial = "output" if all(lvl.slot_per_coordinate for lvl in info.levels) else "assembled"
     fmt = info.format.plain() if hasattr(info.format, "plain") else info.format  # a Scalar kind: its storage
+    if fmt.dtype is None:   # (a level spec given without one: the result holds the kernel's values)
+        fmt = Format(_with_leaf_dtype(fmt.root, info.dtype), fmt.mode_order)
     bounds = ()
     if writes and not isinstance(program, NAssignType()):
         # each write's reach, checked against the output's shape before the kernel runs
         bounds = tuple((info.format.mode_order[m], _extent_entry(stop, by_param, output), prog.where(line))
                        for m, stop, line in writes if stop is not INSIDE)
         if given is not None:
-            _check_writes(output, tuple(given), bounds, dict(options.get("shapes") or ()))
-    helpers = tuple((h, helper_impl(op)) for h, op in helper_ops.items())
-    return Lowered(fn, output, fmt, tuple(shape), start, tuple(extents), initial, helpers,
+            _check_writes(output, tuple(given), bounds, given_shapes)
+    return Lowered(fn, output, fmt, tuple(shape), start, extents, initial, helpers,
                    output_writes=bounds, validate_output=unordered,
-                   conversions=((output, fmt),) if built is not None and output == out_name else ())
+                   conversions=((output, fmt),) if converted else ())
+
+
+def _with_leaf_dtype(node, dtype):
+    """The level spec ``node`` with its leaf of ``dtype``: ``SparseList(Element(0.0))`` to
+    ``SparseList(Element(0.0, dtype='float64'))``."""
+    child = getattr(node, "child", None)
+    if child is None:
+        return replace(node, dtype=np.dtype(dtype).name)
+    return replace(node, child=_with_leaf_dtype(child, dtype))
 
 
 def _check_writes(output, shape, bounds, shapes):

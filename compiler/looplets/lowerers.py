@@ -84,6 +84,14 @@ def _too_many_looplets(limit: int, i) -> str:
             f"for more")
 
 
+def _refuse_other_start(info, s, init) -> None:
+    """Refuse declaring a sparse output (``s``) to ``init`` other than its fill, naming the line."""
+    if isinstance(init, Const) and not (same_value(init.value, info.fill) or init.value == info.fill):
+        raise ProgramError(f"{info.name} is {info.format.shorthand or info.format} with fill "
+                           f"{_value_text(info.fill)}: it starts at its fill, not at {_value_text(init.value)}; "
+                           f"give {info.name} the fill {_value_text(init.value)} or a dense format", s.line)
+
+
 class Lowerer:
     """Lowers a normalized loop program; see the module docstring.
 
@@ -286,6 +294,8 @@ class Lowerer:
                 any(isinstance(l, SparseByteMap) for l in info.levels):
             if s.implicit:
                 return []  # the runtime pre-fills the values and clears the byte tables
+            # (its freeze keeps only the slots written: the others read as the fill, not as init)
+            _refuse_other_start(info, s, init)
             n = _product([info.size(m) for m in range(info.ndim)])
             p = Var(self.fresh("p"))
             out = [ir.For(p, 0, n, [Store(info.array(None, "vals"), p, init)])]
@@ -300,11 +310,9 @@ class Lowerer:
             p = Var(self.fresh("p"))
             return [ir.For(p, 0, n, [Store(info.array(None, "vals"), p, init)])]
         # sparse output: counts restart; pos entries are written as fibers end
-        if not s.implicit and isinstance(init, Const) and not (same_value(init.value, info.fill) or init.value == info.fill):
+        if not s.implicit:
             # (an entry a sparse output appends starts at its fill, as in Finch: there is no other start)
-            raise ProgramError(f"{info.name} is {info.format.shorthand or info.format} with fill "
-                               f"{_value_text(info.fill)}: it starts at its fill, not at {_value_text(init.value)}; "
-                               f"give {info.name} the fill {_value_text(init.value)} or a dense format", s.line)
+            _refuse_other_start(info, s, init)
         k = next(k for k, l in enumerate(info.levels) if not isinstance(l, Dense))
         nested = nested_levels(info)
         below = nested_declare(info, nested, self.fresh) if nested else []

@@ -665,9 +665,7 @@ def lifecycle(prog, tensors: dict):
             both = reads & writes
             if both:
                 name = sorted(both)[0]
-                raise ProgramError(f"{name} is read and written in the same statement; looplets assume a "
-                                   f"tensor is either read or updated in one scope. Write into a temporary "
-                                   f"(or use `{name}[...] op= value` to update it)", _line_of(s, name))
+                raise ProgramError(_read_and_written(s, name), _line_of(s, name))
             for name in writes:
                 info = tensors[name]
                 if info.role == "input":
@@ -707,6 +705,24 @@ def lifecycle(prog, tensors: dict):
     out = scope(stmts, mine)
     out += [Freeze(TensorRef(n)) for n, m in mine.items() if m == "update"]
     return Block(tuple(out))
+
+
+def _read_and_written(s, name) -> str:
+    """Why statement ``s`` may not both read and write ``name``, naming the lines of the first read and write."""
+    first = {}
+    for n in walk(s):
+        if isinstance(n, Access) and isinstance(n.tns, TensorRef) and n.tns.name == name:
+            first.setdefault("write" if n.mode == "update" else "read", n)
+    read, write = first.get("read"), first.get("write")
+    where = ""   # (program lines, not the file's: the order says it)
+    if read is not None and write is not None and read.line and write.line:
+        if read.line < write.line:
+            where = " (read before it is written)"
+        elif read.line > write.line:
+            where = " (written, then read)"
+    return (f"{name} is read and written in the same statement{where}; looplets assume a tensor is either read "
+            f"or updated in one scope: a program reads what it wrote in a later loop nest, once the nest that "
+            f"writes it is done. Write into a temporary (or use `{name}[...] op= value` to update it)")
 
 
 def _line_of(s, name):

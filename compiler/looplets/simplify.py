@@ -11,6 +11,8 @@ Rules (each recorded as (rule, before, after) by :func:`compiler.rewrite.rewrite
 * ``sieve-true``/``sieve-false``: ``if true: b -> b``, ``if false: b -> pass``;
 * ``ifelse``: a literal condition picks its branch;
 * ``empty-loop``: a loop whose body is ``pass`` is ``pass``; blocks are flattened;
+* ``define-literal``: ``let v = 2.0: body`` substitutes the literal into ``body``;
+* ``never``: ``inf < x``, ``x < -inf`` (and ``>`` mirrored) are false for any ``x``, NaN too;
 * ``integrate``: a loop over ``[a, b)`` of ``s[...] += x`` with ``x`` and the target
   invariant in the loop index is ``s[...] += (b - a) * x``; idempotent operators
   (min, max, or, and, overwrite) update once: ``if b > a: s[...] <<op>>= x``.
@@ -39,7 +41,9 @@ from ..imperative.ir import BinOp, Const
 from ..rewrite import Rule, rewrite
 from . import extents as X
 from .program import (MISSING, Access, Assign, Block, Call, Define, Index, Literal, Loop, Sieve, Value,
-                      is_pass, uses)
+                      is_pass, substitute, uses, walk)
+
+INF = math.inf
 
 PASS = Block(())
 
@@ -161,9 +165,18 @@ def _maybe_missing_tns(t) -> bool:
 
 def noop_update(t):
     if isinstance(t, Assign) and t.op is not None and t.op.identity is not NOVALUE:
-        if _is(t.rhs, t.op.identity) and (t.op.identity_positions in (None, (1,)) or 1 in t.op.identity_positions):
+        ident = t.op.identity
+        if (_is(t.rhs, ident) or _bool_as(t.rhs, ident)) and \
+                (t.op.identity_positions in (None, (1,)) or 1 in t.op.identity_positions):
             return PASS
     return None
+
+
+def _bool_as(e, v) -> bool:
+    """Whether ``e`` is a bool literal equal, as C converts it, to the number ``v``: ``F[i] |= false``
+    updates by ``|``'s identity 0 whatever ``F`` holds (``&``'s -1 is no bool)."""
+    return _lit(e) and isinstance(e.value, bool) and isinstance(v, int) and not isinstance(v, bool) \
+        and int(e.value) == v
 
 
 def sieve(t):
@@ -174,6 +187,32 @@ def sieve(t):
             return PASS
     if isinstance(t, Define) and is_pass(t.body):
         return PASS
+    return None
+
+
+def define_literal(t):
+    """``let v = <literal>: body`` is ``body`` with the literal for ``v`` (Finch substitutes constant
+    defines), so the rules see it: ``let d = _D[j] + inf`` over ``A``'s fill region makes
+    ``D[i] <<min>>= d`` an update by the identity."""
+    if isinstance(t, Define) and _lit(t.val) and t.val.value is not MISSING and \
+            not any(isinstance(n, Define) and n.var == t.var for n in walk(t.body)):
+        return substitute(t.body, {t.var: t.val})
+    return None
+
+
+#: comparisons false whatever the other operand holds, NaN and infinities included
+_NEVER = {("lt", 0): INF, ("lt", 1): -INF, ("gt", 0): -INF, ("gt", 1): INF}
+
+
+def never(t):
+    """``inf < x``, ``x < -inf``, ``-inf > x`` and ``x > inf`` are false for every ``x``: an
+    update by what they give, ``F[i] |= d < D[i]`` with ``d`` infinite, does nothing."""
+    if isinstance(t, Call) and isinstance(t.op, Operator) and not t.op.is_user and len(t.args) == 2:
+        for k in (0, 1):
+            bound = _NEVER.get((t.op.name, k))
+            v = t.args[k].value if _lit(t.args[k]) else None
+            if bound is not None and isinstance(v, float) and v == bound:
+                return Literal(False)
     return None
 
 
@@ -238,7 +277,8 @@ def _has_looplet(node) -> bool:
 
 RULES = [Rule("fold", fold), Rule("identity", identity), Rule("annihilator", annihilator),
          Rule("missing", missing), Rule("noop-update", noop_update), Rule("sieve", sieve),
-         Rule("empty-loop", empty_loop), Rule("integrate", integrate)]
+         Rule("empty-loop", empty_loop), Rule("integrate", integrate), Rule("define-literal", define_literal),
+         Rule("never", never)]
 
 
 # the rules that depend on what the values may hold

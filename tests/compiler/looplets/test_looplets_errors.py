@@ -65,10 +65,14 @@ def test_else_is_rejected():
     assert line_of(e) == 3
 
 
-def test_writing_an_input_is_an_error():
-    prog = loop_program(source=src("    for i in _:\n        x[i] = 1.0\n        y[i] = 2.0\n"))
-    with pytest.raises(ProgramError):
-        compile_program(prog, y="dense", A=A, x=x)
+def test_a_written_tensor_is_an_output_even_when_given_with_values():
+    # (before several outputs, this program was refused for writing two tensors; now x, given
+    # dense, is updated from its values and returned beside y, in the parameters' order)
+    prog = loop_program(source=src("    for i in _:\n        x[i] += 1.0\n        y[i] = 2.0\n"))
+    got = compile_program(prog, y="dense", A=A, x=x)(A=A, x=x)
+    assert got._fields == ("y", "x")
+    np.testing.assert_array_equal(got.x.to_numpy(), x.to_numpy() + 1)
+    np.testing.assert_array_equal(got.y.to_numpy(), [2.0, 2.0, 2.0])
 
 
 def test_error_names_the_file_line():
@@ -193,3 +197,14 @@ def test_a_level_class_without_an_unfurl_is_told_from_a_built_in_one_of_its_name
     message = str(e.value)
     assert f"level 1 (SparsePoint, the class from {__name__}, not compiler.levels." in message, message
     assert "register_unfurl" in message and ", SparsePoint," in message
+
+
+def test_a_program_named_as_a_c_keyword_compiles():
+    # (its kernel was named `double`: "function name 'double' is not a valid identifier for generated C")
+    @loop_program
+    def double(y, x):
+        for i in _:
+            y[i] = x[i] * 2
+    k = compile_program(double, y="dense", x=x)
+    np.testing.assert_array_equal(k(x=x).to_numpy(), x.to_numpy() * 2)
+    assert "int k_double(" in k.c_source

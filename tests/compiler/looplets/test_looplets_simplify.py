@@ -3,7 +3,7 @@
 import pytest
 
 from compiler.algebra import lookup
-from compiler.looplets.program import (MISSING, Access, Assign, Call, Extent, Index, Literal, Loop, Sieve,
+from compiler.looplets.program import (MISSING, Access, Assign, Block, Call, Extent, Index, Literal, Loop, Sieve,
                                        TensorRef)
 from compiler.looplets.simplify import simplify
 
@@ -60,3 +60,28 @@ def test_missing_and_coalesce():
 def test_loop_of_index_dependent_body_is_kept():
     loop = Loop(Index("i"), Extent(0, 5), Assign(s, add, x))
     assert rules(loop)[0] == loop
+
+
+def test_comparisons_with_an_infinity_that_are_never_true():
+    # (found in Bellman-Ford's step: over the weights' fill region `F[i] |= inf < D[i]` updated every vertex)
+    inf = float("inf")
+    for op, args in (("<", (Literal(inf), x)), ("<", (x, Literal(-inf))), (">", (Literal(-inf), x)),
+                     (">", (x, Literal(inf)))):
+        out, log = rules(Call(lookup(op), args))
+        assert out == Literal(False) and log == ["never"]
+    for op, args in (("<", (x, Literal(inf))), ("<=", (Literal(inf), x)), (">", (Literal(inf), x))):
+        assert isinstance(rules(Call(lookup(op), args))[0], Call)   # (true or false depending on x)
+
+
+def test_a_literal_let_is_substituted_and_updates_by_the_identity_vanish():
+    from compiler.looplets.program import Define, Variable
+    d = Variable("d")
+    upd = Access(TensorRef("D"), (Index("i"),), "update")
+    flag = Access(TensorRef("F"), (Index("i"),), "update")
+    body = Loop(Index("i"), Extent(0, 8), Define(d, Call(add, (c, Literal(float("inf")))), Block((
+        Assign(upd, mn, d), Assign(flag, lookup("|"), Call(lookup("<"), (d, x)))))))
+    out, log = rules(body)
+    assert str(out) == "pass" and {"define-literal", "never", "noop-update"} <= set(log)
+    # a bool literal updates by |'s identity 0, not by &'s -1
+    assert str(rules(Assign(flag, lookup("|"), Literal(False)))[0]) == "pass"
+    assert str(rules(Assign(flag, lookup("&"), Literal(True)))[0]) != "pass"

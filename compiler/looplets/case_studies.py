@@ -1,0 +1,234 @@
+"""Finch's graph case studies (§7.3, Fig 24) as the paper writes them, with several outputs.
+
+A BFS step writes the next frontier ``_F`` and the parents ``P``; its push variant visits the
+out-neighbours of each frontier vertex, its pull variant asks each unvisited vertex for a
+frontier in-neighbour and stops at the first (``p`` is a ShortCircuitScalar reducing with
+``choose(-1)``, which any vertex annihilates). A Bellman-Ford step relaxes the out-edges of
+the vertices that changed in the last round and writes the distances ``D`` and the changed set
+``F``. The drivers :func:`bfs` and :func:`bellman_ford` run them to convergence from Python,
+choosing push or pull per round as the paper's benchmark does (pull when the frontier holds
+more than ``alpha`` of the vertices).
+
+The paper's code is Julia's, 1-based and column-major; here coordinates are 0-based, so "no
+parent" is ``-1`` (Finch's ``0``), and each matrix is stored with its second mode outermost
+(:data:`BY_COLUMNS`, a CSC layout), so the loops ``for j, for k`` over ``A[k, j]`` walk column
+``j`` as Finch's ``Dense(SparseList(Pattern()))`` does. Graphs are given as scipy.sparse's
+csgraph takes them: ``G[u, v]`` is the edge ``u -> v`` (a stored entry of a sparse matrix, a
+stored 0 too, a nonzero of a dense one). With a cycle of weight 0, Bellman-Ford's parents may
+form a cycle on it (each still attains its vertex's distance).
+
+>>> import numpy as np
+>>> G = np.array([[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 0], [1, 0, 0, 0]])
+>>> r = bfs(G, 0)
+>>> r.parents.tolist(), r.levels.tolist()
+([0, 0, 1, -1], [0, 1, 2, -1])
+>>> W = np.array([[0, 4.0, 1.0], [0, 0, 0], [0, -2.0, 0]])
+>>> bellman_ford(W, 0).distances.tolist()
+[0.0, -1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import UsageError
+from ..format import Format
+from ..levels import Dense, Element, Pattern, SparseByteMap, SparseList
+from ..tensor import Tensor
+from .compile import compile_program
+from .language import loop_program
+from .scalars import Scalar, ShortCircuitScalar
+
+__all__ = ["bfs_push", "bfs_pull", "bfs_visit", "bellman_ford_step", "bellman_ford_parents", "bfs",
+           "bellman_ford", "BFSResult", "ShortestPaths", "BY_COLUMNS", "FRONTIER"]
+
+
+@loop_program
+def bfs_push(_F, P, F, A, V):
+    """Push (Fig 24): each frontier vertex ``j`` offers itself as the parent of its unvisited
+    out-neighbours ``k`` (``A[k, j]``: the edge ``j -> k``)."""
+    _F[...] = False
+    for j in _:
+        for k in _:
+            if F[j] and A[k, j] and not V[k]:
+                _F[k] |= True
+                P[k] <<= choose(-1), j
+
+
+@loop_program
+def bfs_pull(_F, P, F, AT, V, p=ShortCircuitScalar(-1)):
+    """Pull (Fig 24): each unvisited ``k`` looks for an in-neighbour ``j`` in the frontier
+    (``AT[j, k]``: the edge ``j -> k``; ``F`` read at random, ``follow``) and stops at the first.
+    The test of ``p`` comes after the ``j`` loop (the paper's indentation puts it inside, which
+    its life cycle forbids: ``p`` is written in that loop)."""
+    _F[...] = False
+    for k in _:
+        if not V[k]:
+            p[...] = -1
+            for j in _:
+                if F[follow(j)] and AT[j, k]:
+                    p <<= choose(-1), j
+            if p != -1:
+                _F[k] |= True
+                P[k] = p
+
+
+@loop_program
+def bfs_visit(V, L, count, _F, depth):
+    """The round's bookkeeping (the benchmark's ``V[k] |= _F[k]; c[] += _F[k]``): the new
+    frontier's vertices are visited, at level ``depth``, and counted."""
+    for k in _:
+        if _F[k]:
+            V[k] = True
+            L[k] = depth
+            count += 1
+
+
+@loop_program
+def bellman_ford_step(D, F, _D, _F, A):
+    """A relaxation round (Fig 24, with the paper's ``F = false`` and ``if !_F[j]`` corrected): the
+    out-edges of each vertex ``j`` that changed last round (``A[i, j]``: the edge ``j -> i``, fill
+    ``inf``) lower ``D`` (which starts from the last distances) and mark what they improve."""
+    F[...] = False
+    for j in _:
+        if _F[j]:
+            for i in _:
+                d = _D[j] + A[i, j]
+                D[i] <<= min, d
+                F[i] |= d < _D[i]
+
+
+@loop_program
+def bellman_ford_parents(P, D, A):
+    """The shortest-path tree, once the distances converged (the benchmark's last kernel):
+    ``j`` is a parent of ``i`` when an edge ``j -> i`` attains ``i``'s distance."""
+    P[...] = -1
+    for j in _:
+        if D[j] < inf:
+            for i in _:
+                if D[j] + A[i, j] <= D[i] and A[i, j] < inf:
+                    P[i] <<= choose(-1), j
+
+
+#: a matrix stored column by column, as Julia stores Finch's ``Dense(SparseList(...))``
+BY_COLUMNS = (1, 0)
+#: a frontier or changed set: a byte map of the vertices in it
+FRONTIER = SparseByteMap(Element(False, dtype="bool"))
+_PATTERN = Format(Dense(SparseList(Pattern())), BY_COLUMNS)
+_WEIGHTS = Format(Dense(SparseList(Element(np.inf, dtype="float64"))), BY_COLUMNS)
+_PARENTS = Dense(Element(-1, dtype="int64"))
+
+
+class BFSResult(NamedTuple):
+    """Each vertex's BFS parent (the source its own, ``-1`` unreached) and level (``-1`` unreached),
+    and the direction each round took (``"push"`` or ``"pull"``)."""
+
+    parents: np.ndarray
+    levels: np.ndarray
+    directions: tuple
+
+
+class ShortestPaths(NamedTuple):
+    """Distances from the source (``inf`` unreached), a shortest-path tree (``-1``: the source and
+    the unreached) and the number of relaxation rounds."""
+
+    distances: np.ndarray
+    parents: np.ndarray
+    rounds: int
+
+
+def _graph(graph, what: str):
+    """``graph`` (csgraph's convention) as a scipy CSR matrix with its stored entries the edges."""
+    import scipy.sparse as sp
+    m = sp.csr_array(graph) if sp.issparse(graph) else sp.csr_array(np.asarray(graph))
+    if m.ndim != 2 or m.shape[0] != m.shape[1]:
+        raise UsageError(f"{what}: the graph must be a square matrix (G[u, v] the edge u -> v), not of "
+                         f"shape {m.shape}")
+    m.sum_duplicates()
+    return m
+
+
+def _pattern(m, name: str) -> Tensor:
+    """The stored entries of the CSC matrix ``m`` as a column-major pattern (a stored 0 is an edge,
+    as csgraph reads one), its arrays shared through scipy's CSC layout."""
+    import scipy.sparse as sp
+    ones = sp.csc_array((np.ones(m.nnz, dtype=bool), m.indices, m.indptr), shape=m.shape)
+    return Tensor.from_scipy(ones, "csc", fill=False, name=name).asformat(_PATTERN)
+
+
+def _source(source, n: int, what: str) -> int:
+    if isinstance(source, bool) or not isinstance(source, (int, np.integer)) or not 0 <= source < n:
+        raise UsageError(f"{what}: source {source!r} is not a vertex of the graph (0 to {n - 1})")
+    return int(source)
+
+
+def bfs(graph, source: int, direction: str = "auto", alpha: float = 0.01) -> BFSResult:
+    """Breadth-first search from ``source`` by Finch's BFS steps, run until the frontier is empty.
+
+    ``direction`` is ``"push"``, ``"pull"`` or ``"auto"`` (pull when the frontier holds more than
+    ``alpha`` of the vertices, as the paper's benchmark chooses). Each round is one call of the
+    step kernel (two outputs, the next frontier and the parents) and one of :data:`bfs_visit`.
+    """
+    if direction not in ("push", "pull", "auto"):
+        raise UsageError(f"bfs: direction {direction!r}: give 'push', 'pull' or 'auto'")
+    G = _graph(graph, "bfs")
+    n = G.shape[0]
+    s = _source(source, n, "bfs")
+    # A[k, j] = AT[j, k] = G[j, k]: the same column-major pattern serves both steps
+    A, AT = _pattern(G.T.tocsc(), "A"), _pattern(G.tocsc(), "AT")
+    start = np.zeros(n, bool)
+    start[s] = True
+    F = Tensor.from_numpy(start, FRONTIER, name="F")
+    V = Tensor.from_numpy(start, Dense(Element(False, dtype="bool")), name="V")
+    parents = np.full(n, -1, dtype=np.int64)
+    parents[s] = s
+    P = Tensor.from_numpy(parents, _PARENTS, name="P")
+    L = Tensor.from_numpy(np.where(start, 0, -1), _PARENTS, name="L")
+    visit = compile_program(bfs_visit, V=V, L=L, count=Scalar(0), _F=F, depth=np.int64(0))
+    frontier, depth, directions = 1, 0, []
+    steps = {}   # (each kernel compiled once: a call of compile_program plans the call afresh)
+    while frontier:
+        if depth == n:   # (each round visits a vertex first seen: a step that does not is a bug)
+            raise RuntimeError(f"bfs: the frontier still holds {frontier} vertices after {n} rounds")
+        pull = direction == "pull" or (direction == "auto" and frontier > alpha * n)
+        if pull:
+            if pull not in steps:
+                steps[pull] = compile_program(bfs_pull, _F=FRONTIER, P=P, F=F, AT=AT, V=V)
+            F, P = steps[pull](F=F, AT=AT, V=V, P=P)
+        else:
+            if pull not in steps:
+                steps[pull] = compile_program(bfs_push, _F=FRONTIER, P=P, F=F, A=A, V=V)
+            F, P = steps[pull](F=F, A=A, V=V, P=P)
+        directions.append("pull" if pull else "push")
+        depth += 1
+        V, L, frontier = visit(V=V, L=L, _F=F, depth=np.int64(depth))
+    return BFSResult(P.to_numpy(), L.to_numpy(), tuple(directions))
+
+
+def bellman_ford(graph, source: int) -> ShortestPaths:
+    """Single-source shortest paths by Finch's Bellman-Ford: rounds of :data:`bellman_ford_step`
+    (two outputs, the distances and the changed set) until nothing changes, then the tree by
+    :data:`bellman_ford_parents`. Weights may be negative; a negative cycle reachable from the
+    source is refused (a change in round ``n``)."""
+    G = _graph(graph, "bellman_ford")
+    n = G.shape[0]
+    s = _source(source, n, "bellman_ford")
+    A = Tensor.from_scipy(G.T.tocsc().astype(np.float64), _WEIGHTS, fill=np.inf, name="A")
+    dist = np.full(n, np.inf)
+    dist[s] = 0.0
+    D = Tensor.from_numpy(dist, Dense(Element(np.inf, dtype="float64")), name="D")
+    start = np.zeros(n, bool)
+    start[s] = True
+    F = Tensor.from_numpy(start, FRONTIER, name="F")
+    step = compile_program(bellman_ford_step, D=D, F=FRONTIER, _D=D, _F=F, A=A)
+    rounds = 0
+    while F.nnz and np.any(F.vals):
+        if rounds == n:
+            raise ValueError(f"bellman_ford: a negative cycle is reachable from vertex {s} (distances still "
+                             f"change after {n} rounds)")
+        D, F = step(D=D, _D=D, _F=F, A=A)
+        rounds += 1
+    tree = compile_program(bellman_ford_parents, P=_PARENTS, D=D, A=A)
+    return ShortestPaths(D.to_numpy(), tree(D=D, A=A).to_numpy(), rounds)

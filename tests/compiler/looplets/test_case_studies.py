@@ -1,0 +1,261 @@
+"""Finch's graph case studies as the paper writes them (compiler.looplets.case_studies): BFS push
+and pull steps writing the next frontier and the parents, Bellman-Ford writing the distances and
+the changed set, run to convergence and checked against scipy.sparse.csgraph, by example (a
+road-like grid, a scale-free graph) and by hypothesis (directed and undirected, disconnected,
+self loops, negative weights without negative cycles, graphs without edges); each kernel is
+also checked against the IR interpreter."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import NegativeCycleError, bellman_ford as scipy_bellman_ford
+from scipy.sparse.csgraph import breadth_first_order, shortest_path
+
+from compiler import Tensor
+from compiler.errors import UsageError
+from compiler.looplets import compile_program
+from compiler.looplets.case_studies import (BY_COLUMNS, FRONTIER, bellman_ford, bellman_ford_parents,
+                                            bellman_ford_step, bfs, bfs_pull, bfs_push, bfs_visit)
+from compiler.looplets.scalars import Scalar
+from compiler.format import Format
+from compiler.levels import Dense, Element, Pattern, SparseList
+
+
+def grid_graph(rows, cols, holes=()):
+    """A road-like graph: a grid whose streets go both ways, some crossings closed (bounded
+    degree, large diameter, as the paper's road networks)."""
+    n = rows * cols
+    G = sp.lil_array((n, n))
+    for r in range(rows):
+        for c in range(cols):
+            u = r * cols + c
+            for v in ((u + 1) if c + 1 < cols else None, (u + cols) if r + 1 < rows else None):
+                if v is not None and u not in holes and v not in holes:
+                    G[u, v] = G[v, u] = 1 + (u * 7 + v) % 5
+    return G.tocsr()
+
+
+def scale_free_graph(n, m, seed):
+    """A directed preferential-attachment graph (heavy-tailed degrees, as the paper's social graphs),
+    weights 1 to 9; a fixed seed, so the same graph each run."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, n + 1) ** 0.9
+    p /= p.sum()
+    u, v = rng.choice(n, m, p=p), rng.choice(n, m)
+    keep = u != v
+    G = sp.csr_array((rng.integers(1, 10, m)[keep].astype(float), (u[keep], v[keep])), shape=(n, n))
+    G.sum_duplicates()
+    return G
+
+
+def structure(G):
+    """Where ``G`` stores an entry (a stored 0 is an edge for csgraph)."""
+    C = sp.coo_array(G)
+    out = np.zeros(G.shape, bool)
+    out[C.row, C.col] = True
+    return out
+
+
+def check_bfs(G, source, direction):
+    got = bfs(G, source, direction)
+    hops = shortest_path(G, unweighted=True, indices=source)
+    want = np.where(np.isinf(hops), -1, hops).astype(int)
+    np.testing.assert_array_equal(got.levels, want)
+    order, _ = breadth_first_order(G, source)
+    np.testing.assert_array_equal(np.flatnonzero(got.parents >= 0), np.sort(order))
+    dense = structure(G)
+    assert got.parents[source] == source
+    for k in np.flatnonzero(got.levels > 0):   # a parent is an in-neighbour one level up
+        j = got.parents[k]
+        assert dense[j, k] and got.levels[j] == got.levels[k] - 1
+    return got
+
+
+def check_shortest_paths(G, source):
+    got = bellman_ford(G, source)
+    want = scipy_bellman_ford(G, indices=source)
+    np.testing.assert_array_equal(got.distances, want)
+    dense, edges = G.toarray(), structure(G)
+    assert got.parents[source] == -1
+    for i in np.flatnonzero(np.isfinite(got.distances)):
+        if i == source:
+            continue
+        j = got.parents[i]   # the tree's edge attains i's distance
+        assert j >= 0 and edges[j, i] and got.distances[j] + dense[j, i] == got.distances[i]
+    assert np.all(got.parents[np.isinf(got.distances)] == -1)
+    return got
+
+
+ROAD = grid_graph(12, 15, holes={20, 21, 22, 50, 87, 120, 121})
+SCALE_FREE = scale_free_graph(300, 1500, seed=7)
+
+
+@pytest.mark.parametrize("direction", ["push", "pull", "auto"])
+@pytest.mark.parametrize("graph", ["road", "scale_free"])
+def test_bfs_to_convergence_matches_scipy(graph, direction):
+    G = ROAD if graph == "road" else SCALE_FREE
+    got = check_bfs(G, 0, direction)
+    assert len(got.directions) == got.levels.max() + 1   # (the last round finds no vertex)
+    if direction != "auto":
+        assert set(got.directions) == {direction}
+
+
+def test_auto_direction_pulls_on_a_large_frontier_and_pushes_on_a_small_one():
+    got = bfs(SCALE_FREE, 0, "auto", alpha=0.05)
+    assert got.directions[0] == "push" and "pull" in got.directions
+
+
+@pytest.mark.parametrize("graph", ["road", "scale_free"])
+def test_bellman_ford_to_convergence_matches_scipy(graph):
+    G = ROAD if graph == "road" else SCALE_FREE
+    got = check_shortest_paths(G, 3)
+    assert got.rounds >= 2
+
+
+@st.composite
+def graphs(draw, negative=False):
+    """A graph of 1 to 24 vertices, directed or not, maybe disconnected, with self loops; with
+    ``negative``, directed weights ``c + p[u] - p[v]`` (positive ``c``): any cycle weighs its
+    ``c``s, so there is no negative cycle, though single edges are negative."""
+    n = draw(st.integers(1, 24))
+    density = draw(st.sampled_from([0.0, 0.04, 0.12, 0.3]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    directed = draw(st.booleans()) or negative
+    loops = draw(st.booleans())
+    rng = np.random.default_rng(seed)
+    edges = rng.random((n, n)) < density
+    if not loops:
+        np.fill_diagonal(edges, False)
+    weight = rng.integers(1, 9, (n, n)).astype(float)
+    if negative:
+        p = rng.integers(-6, 7, n).astype(float)
+        weight = weight + p[:, None] - p[None, :]
+        np.fill_diagonal(weight, rng.integers(1, 9, n))   # (a self loop is a cycle: positive)
+        edges &= weight != 0   # (csgraph reads a stored 0 as no edge: leave those out)
+    if not directed:
+        edges |= edges.T
+        weight = np.minimum(weight, weight.T)
+    W = np.where(edges, weight, 0.0)
+    return sp.csr_array(W), int(rng.integers(0, n))
+
+
+#: the edges 0 -> 1 (weight 0, stored) and 1 -> 2; bfs failed on it ("a Pattern leaf stores True at
+#: every position, but 1 of the values are False")
+STORED_ZERO = sp.csr_array((np.array([0.0, 1.0]), (np.array([0, 1]), np.array([1, 2]))), shape=(3, 3))
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(graphs(), st.sampled_from(["push", "pull", "auto"]))
+@example((sp.csr_array(np.zeros((1, 1))), 0), "push")                     # one vertex, no edge
+@example((sp.csr_array(np.array([[1.0, 0], [0, 0]])), 1), "pull")          # a self loop, unreachable
+@example((STORED_ZERO, 0), "push")                                             # a stored 0 is an edge
+def test_bfs_matches_scipy_on_random_graphs(case, direction):
+    G, source = case
+    check_bfs(G, source, direction)
+
+
+@SETTINGS
+@given(st.one_of(graphs(), graphs(negative=True)))
+@example((sp.csr_array(np.zeros((3, 3))), 2))                              # no edge
+@example((sp.csr_array(np.array([[0, 5.0, 1.0], [0, 0, 0], [0, -3.0, 0]])), 0))   # negative edge
+@example((STORED_ZERO, 0))
+def test_bellman_ford_matches_scipy_on_random_graphs(case):
+    G, source = case
+    check_shortest_paths(G, source)
+
+
+def test_the_bellman_ford_step_visits_only_the_stored_edges_of_the_changed_vertices():
+    # (before the simplifier's never/define-literal rules, the fill region of each changed column
+    # relaxed every vertex, `D[i] = min(D[i], INFINITY)`, and marked it in the changed set)
+    A = Tensor.from_numpy(np.where(np.eye(5, k=1) > 0, 2.0, np.inf).T.copy(), WEIGHTS, fill=np.inf)
+    D = Tensor.from_numpy(np.array([0.0, np.inf, np.inf, np.inf, np.inf]), Dense(Element(np.inf)))
+    F = Tensor.from_numpy(np.array([True, False, False, False, False]), FRONTIER)
+    k = compile_program(bellman_ford_step, D=D, F=FRONTIER, _D=D, _F=F, A=A)
+    body = k.c_source[k.c_source.index("int bellman_ford_step("):]
+    assert "INFINITY" not in body and "| false" not in body
+    got = k(D=D, _D=D, _F=F, A=A)
+    np.testing.assert_array_equal(got.D.to_numpy(), [0.0, 2.0, np.inf, np.inf, np.inf])
+    np.testing.assert_array_equal(got.F.to_numpy(), [False, True, False, False, False])
+
+
+def test_a_negative_cycle_is_refused_as_scipy_refuses_it():
+    G = sp.csr_array(np.array([[0, 1.0, 0], [0, 0, -2.0], [0, 1.0, 0]]))
+    with pytest.raises(NegativeCycleError):
+        scipy_bellman_ford(G, indices=0)
+    with pytest.raises(ValueError, match="negative cycle is reachable from vertex 0"):
+        bellman_ford(G, 0)
+
+
+def test_bad_graphs_and_sources_are_refused_in_the_users_terms():
+    with pytest.raises(UsageError, match="square matrix"):
+        bfs(np.ones((2, 3)), 0)
+    with pytest.raises(UsageError, match="source 5 is not a vertex of the graph .0 to 2."):
+        bellman_ford(np.ones((3, 3)), 5)
+    with pytest.raises(UsageError, match="source 0 is not a vertex"):
+        bfs(np.zeros((0, 0)), 0)
+    with pytest.raises(UsageError, match="direction 'sideways'"):
+        bfs(np.ones((2, 2)), 0, "sideways")
+
+
+# --------------------------------------------------------------------------- each kernel vs the interpreter
+
+PATTERN = Format(Dense(SparseList(Pattern())), BY_COLUMNS)
+WEIGHTS = Format(Dense(SparseList(Element(np.inf))), BY_COLUMNS)
+PARENTS = Dense(Element(-1, dtype="int64"))
+
+
+def _agree(kernel, **tensors):
+    compiled, interpreted = kernel(**tensors), kernel.interpret(**tensors)
+    for name, a, b in zip(compiled._fields, compiled, interpreted):
+        if isinstance(a, Tensor):
+            assert a.format == b.format
+            a, b = a.to_numpy(), b.to_numpy()
+        np.testing.assert_array_equal(a, b, err_msg=name)   # (a 0-d output comes back as its value)
+    return compiled
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_each_kernel_agrees_with_the_interpreter(seed):
+    rng = np.random.default_rng(seed)
+    n = 17
+    edges = rng.random((n, n)) < 0.2
+    frontier = rng.random(n) < 0.3
+    visited = frontier | (rng.random(n) < 0.3)
+    parents = np.where(visited, rng.integers(0, n, n), -1)
+    A = Tensor.from_numpy(edges.T.copy(), PATTERN)   # A[k, j]: the edge j -> k
+    AT = Tensor.from_numpy(edges, PATTERN)           # AT[j, k]: the edge j -> k
+    F = Tensor.from_numpy(frontier, FRONTIER)
+    V = Tensor.from_numpy(visited, "dense")
+    P = Tensor.from_numpy(parents, PARENTS)
+    # both steps find the unvisited vertices with an in-neighbour in the frontier
+    found = (edges & frontier[:, None]).any(axis=0) & ~visited
+    for prog, graph in ((bfs_push, {"A": A}), (bfs_pull, {"AT": AT})):
+        k = compile_program(prog, _F=FRONTIER, P=P, F=F, V=V, **graph)
+        got = _agree(k, F=F, V=V, P=P, **graph)
+        np.testing.assert_array_equal(got._F.to_numpy(), found)
+        new = got.P.to_numpy()
+        np.testing.assert_array_equal(new[~found], parents[~found])
+        assert all(edges[new[v], v] and frontier[new[v]] for v in np.flatnonzero(found))
+    assert "break;" in compile_program(bfs_pull, _F=FRONTIER, P=P, F=F, V=V, AT=AT).c_source   # (the early exit)
+
+    L = Tensor.from_numpy(np.where(visited, 0, -1), PARENTS)
+    visit = compile_program(bfs_visit, V=V, L=L, count=Scalar(0), _F=F, depth=np.int64(4))
+    got = _agree(visit, V=V, L=L, _F=F, depth=np.int64(4))
+    np.testing.assert_array_equal(got.V.to_numpy(), visited | frontier)
+    np.testing.assert_array_equal(got.L.to_numpy(), np.where(frontier, 4, np.where(visited, 0, -1)))
+    assert got.count == frontier.sum()
+
+    W = np.where(edges, rng.integers(-3, 9, (n, n)).astype(float), np.inf)
+    A = Tensor.from_numpy(W.T.copy(), WEIGHTS, fill=np.inf)   # A[i, j]: the edge j -> i
+    d = np.where(rng.random(n) < 0.5, rng.integers(0, 20, n).astype(float), np.inf)
+    D = Tensor.from_numpy(d, Dense(Element(np.inf)))
+    step = compile_program(bellman_ford_step, D=D, F=FRONTIER, _D=D, _F=F, A=A)
+    got = _agree(step, D=D, _D=D, _F=F, A=A)
+    relaxed = np.where(frontier[:, None], d[:, None] + W, np.inf).min(axis=0)
+    np.testing.assert_array_equal(got.D.to_numpy(), np.minimum(d, relaxed))
+    np.testing.assert_array_equal(got.F.to_numpy(), relaxed < d)
+    tree = compile_program(bellman_ford_parents, P=PARENTS, D=D, A=A)
+    np.testing.assert_array_equal(tree(D=D, A=A).to_numpy(), tree.interpret(D=D, A=A).to_numpy())
