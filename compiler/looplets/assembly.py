@@ -12,7 +12,7 @@ says which outputs nest so (:func:`nested_levels`), and gives their parameters, 
 and their freeze; the appends themselves are the levels' (``looplets.levels``).
 
 >>> from compiler.format import parse_format
->>> from compiler.looplets.levels import TensorInfo
+>>> from compiler.looplets.fibers import TensorInfo
 >>> plan = nested_levels(TensorInfo("C", parse_format("dcsr"), "output"))
 >>> plan.appended, plan.block
 ((1,), None)
@@ -31,7 +31,8 @@ from ..errors import StrategyError
 from ..imperative import ir
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Var
 from ..levels import Element
-from .levels import TensorInfo, dense_block
+from .fibers import TensorInfo
+from .levels import dense_block
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from ..tensor import Tensor
 from ..trace import Artifact, Trace
 from .errors import ProgramError
 from .language import LoopProgram, loop_program
-from .levels import Namer, SubFiber, TensorInfo, UnfurlContext
+from .fibers import Namer, SubFiber, TensorInfo, UnfurlContext
 from .lowerers import MAX_LOOPLETS, Lowerer
 from .promote import promote
 from .scalars import check_scalars

@@ -9,7 +9,7 @@ what any tensor of the program may (:attr:`OperandFacts.pooled`).
 
 >>> import numpy as np
 >>> from compiler.format import parse_format
->>> from compiler.looplets.levels import TensorInfo
+>>> from compiler.looplets.fibers import TensorInfo
 >>> from compiler.looplets.program import Access, Index, Literal
 >>> from compiler import values
 >>> infos = {t: TensorInfo(t, parse_format("dense", ndim=1), "input") for t in "xz"}

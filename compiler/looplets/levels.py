@@ -10,6 +10,7 @@ without touching the level modules.
 
 >>> from compiler.format import csr
 >>> from compiler.looplets.looplets import nest_text
+>>> from compiler.looplets.fibers import TensorInfo, UnfurlContext
 >>> info = TensorInfo.from_format("A", csr())
 >>> ctx = UnfurlContext()
 >>> print(nest_text(unfurl(info.root(), ctx, "read")))
@@ -29,155 +30,24 @@ Thunk(preamble: int64 qA = A1_pos[i]; int64 qA_stop = A1_pos[i + 1]; int64 lastA
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
-from ..binding import array_name
 from ..errors import StrategyError
-from ..format import Format
 from ..imperative import ir
-from ..imperative.search import gallop_stmts
-from ..imperative.ir import (Assign, BinOp, Block, CompoundAssign, Const, Declare, If, Load, Select,
+from ..imperative.ir import (Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select,
                              UnOp, Var, While)
 from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
-                      SparseHash,
-                      SparseInterval, SparseList, SparsePoint, SparseRunList, flatten)
+                      SparseHash, SparseInterval, SparseList, SparsePoint, SparseRunList)
 from . import extents as X
-from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Switch, Phase, Positions, Run, Sequence, Spike,
+from .looplets import (AcceptRun, Case, Fill, Lookup, Switch, Phase, Positions, Run, Sequence, Spike,
                        Stepper, Thunk)
-from .program import Literal, Value
-
-
-class Namer:
-    """Fresh, readable C names: ``q``, ``q_2``, ... never reused in one kernel."""
-
-    def __init__(self, taken=()):
-        self.taken = set(taken)
-
-    def __call__(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.taken or name in ir.RESERVED:
-            k += 1
-            name = f"{base}_{k}"
-        self.taken.add(name)
-        return name
-
-
-class UnfurlContext:
-    """What unfurling needs from the lowerer: fresh names (and a log of the nests)."""
-
-    def __init__(self, namer: Namer | None = None):
-        self.fresh = namer or Namer()
-
-
-@dataclass(eq=False)
-class TensorInfo:
-    """A tensor as the lowering sees it: its format, parameter names and role."""
-
-    name: str
-    format: Format
-    role: str = "input"  # "input", "output" or "temporary"
-    shape: Any = None
-
-    @classmethod
-    def from_format(cls, name, fmt, role="input", shape=None):
-        return cls(name, fmt, role, shape)
-
-    @property
-    def levels(self):
-        return self.format.levels
-
-    @property
-    def leaf(self):
-        return self.format.leaf
-
-    @property
-    def ndim(self):
-        return self.format.ndim
-
-    def size(self, m: int):
-        """The extent of storage mode ``m`` (a kernel scalar parameter)."""
-        return Var(array_name(self.name, m, "size"))
-
-    def array(self, level, kind):
-        return array_name(self.name, level, kind)
-
-    def root(self, mode="read"):
-        return SubFiber(self, 0, Const(0, "int64"), mode)
-
-    @property
-    def fill(self):
-        return self.leaf.fill
-
-    @property
-    def scalar_kind(self) -> str | None:
-        """For a 0-D tensor: ``Scalar``, ``SparseScalar`` or ``ShortCircuitScalar``
-        (see :mod:`compiler.looplets.scalars`); None for tensors with levels."""
-        if self.levels:
-            return None
-        return getattr(self.format, "kind", "Scalar")
-
-    @property
-    def dtype(self) -> str:
-        return np.dtype(self.leaf.dtype if self.leaf.dtype is not None else "float64").name
-
-    def storage_mode(self, level: int) -> int:
-        """The storage mode number of the first mode of storage level ``level``."""
-        return sum(lvl.nmodes for lvl in self.levels[:level])
-
-
-@dataclass(frozen=True, eq=False)
-class SubFiber:
-    """Fiber ``pos`` of storage level ``level`` of ``tensor`` (the leaf when past the last level).
-
-    ``dirty`` names the flag a sparse output parent watches: writing sets it.
-    """
-
-    tensor: TensorInfo
-    level: int
-    pos: Any
-    mode: str = "read"
-    dirty: Any = None
-    #: inside a multi-mode level (SparseCOO): ``(mode, lo, hi)``, the next mode to unfurl
-    #: and the range of stored tuples that share the modes before it
-    seg: Any = None
-
-    @property
-    def is_leaf(self) -> bool:
-        return self.level >= len(self.tensor.levels)
-
-    @property
-    def lvl(self):
-        return self.tensor.leaf if self.is_leaf else self.tensor.levels[self.level]
-
-    def label(self) -> str:
-        return f"{self.tensor.name}.lvl{self.level}[{self.pos}]" if self.level else self.tensor.name
-
-    def __str__(self):
-        return self.label()
-
-
-def _tag(info: TensorInfo) -> str:
-    return info.name if len(info.name) <= 3 else info.name[:3]
-
-
-def _child(f: SubFiber, pos, dirty=None) -> SubFiber:
-    return SubFiber(f.tensor, f.level + 1, pos, f.mode, dirty if dirty is not None else f.dirty)
-
-
-def fill_value(info: TensorInfo):
-    return Literal(info.fill)
-
-
-def leaf_value(f: SubFiber):
-    """The value a read of leaf fiber ``f`` gives (a program expression)."""
-    if isinstance(f.lvl, Pattern):
-        return Literal(True)
-    if isinstance(f.lvl, Element):
-        return Value(Load(f.tensor.array(None, "vals"), f.pos), f.tensor.dtype)
-    raise StrategyError(f"tensor {f.tensor.name}: cannot read leaf level {f.lvl.name}")
+from .fibers import SubFiber, TensorInfo, child_fiber, fiber_tag, fill_value
+from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byte_map_gallop,
+                              unfurl_sparse_list_gallop, unfurl_sparse_run_list_gallop)
+from .searching import gallop_from, lower_bound_stmts, search_stmts
 
 
 # --------------------------------------------------------------------------- Dense
@@ -190,47 +60,14 @@ def unfurl_dense(f: SubFiber, ctx, mode):
 
     def body(i):
         if isinstance(base, Const) and base.value == 0:
-            return _child(f, i)
-        return _child(f, X.add(BinOp("*", base, n), i))
-    return Lookup(body, f"i -> {_child(f, Var('i')).label()}" if isinstance(base, Const) and base.value == 0
+            return child_fiber(f, i)
+        return child_fiber(f, X.add(BinOp("*", base, n), i))
+    return Lookup(body, f"i -> {child_fiber(f, Var('i')).label()}" if isinstance(base, Const) and base.value == 0
                   else f"i -> {f.tensor.name}.lvl{f.level + 1}[{base} * {n} + i]",
                   f.tensor if mode == "update" else None)
 
 
 # --------------------------------------------------------------------------- SparseList
-
-
-def search_stmts(q, idx_buf, hi, target, fresh) -> list:
-    """Binary search: the first ``p`` in ``[q, hi)`` with ``idx[p] >= target``, into ``q``."""
-    lo, top, mid = Var(fresh("lo")), Var(fresh("hi")), Var(fresh("mid"))
-    return [If(BinOp("<", Load(idx_buf, q), target), [
-        Declare(lo, "int64", X.add(q, 1)),
-        Declare(top, "int64", hi),
-        While(BinOp("<", lo, top), [
-            Declare(mid, "int64", X.add(lo, BinOp("/", BinOp("-", top, lo), Const(2, "int64")))),
-            If(BinOp("<", Load(idx_buf, mid), target), [Assign(lo, X.add(mid, 1))], [Assign(top, mid)]),
-        ]),
-        Assign(q, lo),
-    ])]
-
-
-def lower_bound_stmts(var, lo_expr, hi_expr, idx_buf, target, fresh) -> list:
-    """``var`` (declared) = the first ``p`` in ``[lo, hi)`` with ``idx[p] >= target`` (``hi`` if none)."""
-    lo, top, mid = Var(fresh("lo")), Var(fresh("hi")), Var(fresh("mid"))
-    return [Declare(lo, "int64", lo_expr), Declare(top, "int64", hi_expr),
-            While(BinOp("<", lo, top), [
-                Declare(mid, "int64", X.add(lo, BinOp("/", BinOp("-", top, lo), Const(2, "int64")))),
-                If(BinOp("<", Load(idx_buf, mid), target), [Assign(lo, X.add(mid, 1))], [Assign(top, mid)]),
-            ]),
-            Assign(var, lo)]
-
-
-def gallop_from(var, q, idx_buf, hi, target, fresh) -> list:
-    """``var`` (declared) = the first ``p`` in ``[q, hi)`` with ``idx[p] >= target``, found by
-    galloping from ``q``: the end of a phase is usually near (a diagonal ends one entry
-    later), so this costs O(log distance) where a binary search of the fiber costs
-    O(log length). There must be such a ``p`` (the caller checks ``target < last``)."""
-    return [Assign(var, q)] + gallop_stmts(var, idx_buf, hi, target, fresh)
 
 
 def unfurl_sparse_list(f: SubFiber, ctx, mode, child_of=None):
@@ -245,7 +82,7 @@ def unfurl_sparse_list(f: SubFiber, ctx, mode, child_of=None):
     child_of = child_of or (lambda q: q)
     info, k = f.tensor, f.level
     pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
-    t = _tag(info)
+    t = fiber_tag(info)
     q, q_stop, last, j = (Var(ctx.fresh(n)) for n in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
     pre = (Declare(q, "int64", Load(pos_b, f.pos)),
            Declare(q_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
@@ -254,92 +91,12 @@ def unfurl_sparse_list(f: SubFiber, ctx, mode, child_of=None):
     stepper = Stepper(
         seek=lambda start: tuple(search_stmts(q, idx_b, q_stop, start, ctx.fresh)),
         stop=X.add(j, 1),
-        chunk=Spike(Fill(fill_value(info)), _child(f, child_of(q))),
+        chunk=Spike(Fill(fill_value(info)), child_fiber(f, child_of(q))),
         next=(CompoundAssign("+", q, Const(1, "int64")),),
         preamble=(Declare(j, "int64", Load(idx_b, q)),),
         positions=Positions(q, q_stop, last, lambda p: Load(idx_b, p),
                             lambda v, t: gallop_from(v, q, idx_b, q_stop, t, ctx.fresh)))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
-
-
-def gallop_segments(f: SubFiber, ctx, mode, ends: str, exclusive: bool, chunk_of):
-    """A leading Jumper over a fiber stored as sorted segments (Looplets paper, Figure 6a).
-
-    Segment ``q`` of the fiber ends at ``ends[q]`` (exclusive) or ``ends[q] + 1``
-    (``exclusive`` False: a SparseList entry) and ``chunk_of(q)`` is its looplet from the
-    previous segment's end (a Spike for an entry, fill then a Run for a run, fill then the
-    block). Coiterated with other jumpers the largest current end sets the step; a fiber
-    whose segment ends the step contributes its chunk, the others skip ahead by galloping
-    search (``gallop_stmts``) and step over what lies inside (a Stepper). Two galloping
-    fibers intersect by mutual lookahead instead of a two-finger merge.
-    """
-    if mode != "read":
-        raise StrategyError(f"output {f.tensor.name}: gallop is a read protocol")
-    info, k = f.tensor, f.level
-    pos_b, ends_b = info.array(k, "pos"), info.array(k, ends)
-    t = _tag(info)
-    q, q_stop, last, j = (Var(ctx.fresh(n)) for n in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
-    end_of = (lambda e: e) if exclusive else (lambda e: X.add(e, 1))  # noqa: E731
-    pre = (Declare(q, "int64", Load(pos_b, f.pos)),
-           Declare(q_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
-           Declare(last, "int64", Select(BinOp("<", q, q_stop), end_of(Load(ends_b, X.sub(q_stop, 1))),
-                                         Const(0, "int64"))))
-    # the first segment ending after `start`: its stored end is >= start (+ 1 when exclusive)
-    seek = lambda start: tuple(gallop_stmts(q, ends_b, q_stop, end_of(start) if exclusive else start,  # noqa: E731
-                                            ctx.fresh))
-    chunk = chunk_of(q)
-    nxt = (CompoundAssign("+", q, Const(1, "int64")),)
-
-    def body(full):
-        if full:
-            return chunk
-        j2 = Var(ctx.fresh(f"j{t}"))
-        return Stepper(seek=seek, stop=j2, chunk=chunk, next=nxt,
-                       preamble=(Declare(j2, "int64", end_of(Load(ends_b, q))),))
-    jumper = Jumper(seek=seek, stop=j, body=body, next=nxt, preamble=(Declare(j, "int64", end_of(Load(ends_b, q))),))
-    return Thunk(pre, Sequence((Phase(last, jumper), Phase(None, Fill(fill_value(info))))))
-
-
-def unfurl_sparse_list_gallop(f: SubFiber, ctx, mode, child_of=None):
-    """SparseList read, ``gallop`` protocol: entries as segments ending at ``idx[q] + 1``,
-    each a Spike (``child_of(q)`` maps an entry to its child; SparseHash reads via ``ptr``)."""
-    child_of = child_of or (lambda q: q)
-    return gallop_segments(f, ctx, mode, "idx", False,
-                           lambda q: Spike(Fill(fill_value(f.tensor)), _child(f, child_of(q))))
-
-
-def unfurl_sparse_byte_map_gallop(f: SubFiber, ctx, mode):
-    """SparseByteMap read, ``gallop``: its sorted coordinates ``srt`` as a SparseList."""
-    info, k = f.tensor, f.level
-    srt_b = info.array(k, "srt")
-    base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else \
-        BinOp("*", f.pos, info.size(info.storage_mode(k)))
-    return gallop_segments(f, ctx, mode, "srt", False,
-                           lambda q: Spike(Fill(fill_value(info)), _child(f, X.add(base, Load(srt_b, q)))))
-
-
-def unfurl_sparse_run_list_gallop(f: SubFiber, ctx, mode):
-    """SparseRunList read, ``gallop``: runs as segments ending at ``right[q]``, each fill
-    up to ``left[q]`` then a Run of its child."""
-    left_b = f.tensor.array(f.level, "left")
-    fill = Fill(fill_value(f.tensor))
-    return gallop_segments(f, ctx, mode, "right", True,
-                           lambda q: Sequence((Phase(Load(left_b, q), fill), Phase(None, Run(_child(f, q))))))
-
-
-def unfurl_sparse_block_list_gallop(f: SubFiber, ctx, mode):
-    """SparseBlockList read, ``gallop``: blocks as segments ending at ``idx[q]``, each fill
-    up to the block's start then the block by random access."""
-    info, k = f.tensor, f.level
-    ofs_b, idx_b = info.array(k, "ofs"), info.array(k, "idx")
-    fill = Fill(fill_value(info))
-
-    def chunk(q):
-        q0 = Load(ofs_b, q)
-        lo = X.sub(Load(idx_b, q), X.sub(Load(ofs_b, X.add(q, 1)), q0))
-        look = Lookup(lambda i: _child(f, X.add(X.sub(q0, lo), i)), f"i -> {info.name}.lvl{k + 1}[block + i]")
-        return Sequence((Phase(lo, fill), Phase(None, look)))
-    return gallop_segments(f, ctx, mode, "idx", True, chunk)
 
 
 @dataclass(frozen=True, eq=False)
@@ -360,11 +117,11 @@ def unfurl_sparse_list_update(f: SubFiber, ctx, mode="update"):
         raise StrategyError(f"output {info.name}: a {f.lvl.name} output level needs Dense levels above it")
     pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
     nnz = Var(info.array(k, "nnz"))
-    t = _tag(info)
+    t = fiber_tag(info)
 
     def body(i):
         dirty = Var(ctx.fresh(f"dirty{t}"))
-        child = _child(f, nnz, dirty)
+        child = child_fiber(f, nnz, dirty)
         pre = [Declare(dirty, "bool", Const(False, "bool")),
                ir.Grow(idx_b, X.add(nnz, 1))]
         pre += assemble_stmts(child, ctx)
@@ -482,13 +239,13 @@ def unfurl_sparse_block_list_update(f: SubFiber, ctx, mode="update"):
     info, k = _under_dense(f)
     pos_b, idx_b, ofs_b = info.array(k, "pos"), info.array(k, "idx"), info.array(k, "ofs")
     nnz, nblk = Var(info.array(k, "nnz")), Var(info.array(k, "nblk"))
-    t = _tag(info)
+    t = fiber_tag(info)
     b0 = Var(ctx.fresh(f"b{t}_start"))
     one = Const(1, "int64")
 
     def body(i):
         dirty = Var(ctx.fresh(f"dirty{t}"))
-        child = _child(f, nnz, dirty)
+        child = child_fiber(f, nnz, dirty)
         pre = [Declare(dirty, "bool", Const(False, "bool"))] + assemble_stmts(child, ctx)
         extends = ir.and_(BinOp(">", nblk, b0), BinOp("==", Load(idx_b, X.sub(nblk, 1)), i))
         new_block = [ir.Grow(idx_b, X.add(nblk, 1)), ir.Grow(ofs_b, X.add(nblk, 2)),
@@ -513,12 +270,12 @@ def unfurl_sparse_band_update(f: SubFiber, ctx, mode="update"):
     info, k = _under_dense(f, element_leaf=True)
     ofs_b, idx_b, vals = info.array(k, "ofs"), info.array(k, "idx"), info.array(None, "vals")
     nnz = Var(info.array(k, "nnz"))
-    t = _tag(info)
+    t = fiber_tag(info)
     one, zero, fill = Const(1, "int64"), Const(0, "int64"), Const(info.fill, info.dtype)
 
     def body(i):
         dirty, hi, gap, v, g = (Var(ctx.fresh(n)) for n in (f"dirty{t}", f"hi{t}", f"gap{t}", f"v{t}", f"g{t}"))
-        child = _child(f, nnz, dirty)
+        child = child_fiber(f, nnz, dirty)
         pre = [Declare(dirty, "bool", Const(False, "bool"))] + assemble_stmts(child, ctx)
         move = [Declare(v, info.dtype, Load(vals, nnz)), ir.Grow(vals, X.add(X.add(nnz, gap), 1)),
                 ir.For(g, 0, gap, [ir.Store(vals, X.add(nnz, g), fill)]),
@@ -544,13 +301,13 @@ def unfurl_sparse_band(f: SubFiber, ctx, mode):
         return unfurl_sparse_band_update(f, ctx)
     info, k = f.tensor, f.level
     ofs_b, idx_b = info.array(k, "ofs"), info.array(k, "idx")
-    t = _tag(info)
+    t = fiber_tag(info)
     q0, hi, lo = (Var(ctx.fresh(n)) for n in (f"q{t}", f"hi{t}", f"lo{t}"))
     pre = (Declare(q0, "int64", Load(ofs_b, f.pos)),
            Declare(hi, "int64", Load(idx_b, f.pos)),
            Declare(lo, "int64", X.sub(hi, X.sub(Load(ofs_b, X.add(f.pos, 1)), q0))))
     fill = Fill(fill_value(info))
-    look = Lookup(lambda i: _child(f, X.add(X.sub(q0, lo), i)), f"i -> {info.name}.lvl{k + 1}[{q0} - {lo} + i]")
+    look = Lookup(lambda i: child_fiber(f, X.add(X.sub(q0, lo), i)), f"i -> {info.name}.lvl{k + 1}[{q0} - {lo} + i]")
     return Thunk(pre, Sequence((Phase(lo, fill), Phase(hi, look), Phase(None, fill))))
 
 
@@ -563,14 +320,14 @@ def unfurl_sparse_block_list(f: SubFiber, ctx, mode):
         return unfurl_sparse_block_list_update(f, ctx)
     info, k = f.tensor, f.level
     pos_b, idx_b, ofs_b = info.array(k, "pos"), info.array(k, "idx"), info.array(k, "ofs")
-    t = _tag(info)
+    t = fiber_tag(info)
     r, r_stop, last, e, lo, q0 = (Var(ctx.fresh(n)) for n in
                                   (f"r{t}", f"r{t}_stop", f"last{t}", f"end{t}", f"lo{t}", f"q{t}"))
     pre = (Declare(r, "int64", Load(pos_b, f.pos)),
            Declare(r_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
            Declare(last, "int64", Select(BinOp("<", r, r_stop), Load(idx_b, X.sub(r_stop, 1)), Const(0, "int64"))))
     fill = Fill(fill_value(info))
-    look = Lookup(lambda i: _child(f, X.add(X.sub(q0, lo), i)), f"i -> {info.name}.lvl{k + 1}[{q0} - {lo} + i]")
+    look = Lookup(lambda i: child_fiber(f, X.add(X.sub(q0, lo), i)), f"i -> {info.name}.lvl{k + 1}[{q0} - {lo} + i]")
     stepper = Stepper(
         seek=lambda start: tuple(search_stmts(r, idx_b, r_stop, X.add(start, 1), ctx.fresh)),
         stop=e,
@@ -590,14 +347,14 @@ def unfurl_run_list(f: SubFiber, ctx, mode):
     of size 0 has none, so the seek looks at ``right`` only when there is a run)."""
     info, k = f.tensor, f.level
     pos_b, right_b = info.array(k, "pos"), info.array(k, "right")
-    t = _tag(info)
+    t = fiber_tag(info)
     r, r_stop, e = (Var(ctx.fresh(n)) for n in (f"r{t}", f"r{t}_stop", f"right{t}"))
     if mode != "read":
         return unfurl_run_list_update(f, ctx)
     pre = (Declare(r, "int64", Load(pos_b, f.pos)), Declare(r_stop, "int64", Load(pos_b, X.add(f.pos, 1))))
     stepper = Stepper(
         seek=lambda start: (If(BinOp("<", r, r_stop), search_stmts(r, right_b, r_stop, X.add(start, 1), ctx.fresh)),),
-        stop=e, chunk=Run(_child(f, r)),
+        stop=e, chunk=Run(child_fiber(f, r)),
         next=(CompoundAssign("+", r, Const(1, "int64")),),
         preamble=(Declare(e, "int64", Load(right_b, r)),))
     return Thunk(pre, stepper)
@@ -616,8 +373,8 @@ def _run_output(f: SubFiber):
 
 def _open_run(f: SubFiber, ctx, nnz, grow: str):
     """A fresh slot at ``nnz`` holding the fill, and the dirty flag its writes set."""
-    dirty = Var(ctx.fresh(f"dirty{_tag(f.tensor)}"))
-    child = _child(f, nnz, dirty)
+    dirty = Var(ctx.fresh(f"dirty{fiber_tag(f.tensor)}"))
+    child = child_fiber(f, nnz, dirty)
     return [Declare(dirty, "bool", Const(False, "bool")), ir.Grow(grow, X.add(nnz, 1))] + assemble_stmts(child, ctx), \
         dirty, child
 
@@ -631,7 +388,7 @@ def unfurl_run_list_update(f: SubFiber, ctx, mode="update"):
     """
     info, k, nnz, vals = _run_output(f)
     pos_b, right_b = info.array(k, "pos"), info.array(k, "right")
-    t = _tag(info)
+    t = fiber_tag(info)
     q0, cov = Var(ctx.fresh(f"q{t}_start")), Var(ctx.fresh(f"cov{t}"))
     fill = Const(info.fill, info.dtype)
 
@@ -662,8 +419,7 @@ def unfurl_sparse_run_list_update(f: SubFiber, ctx, mode="update"):
     a run of the fill is not stored, and a run that continues an equal one extends it."""
     info, k, nnz, vals = _run_output(f)
     pos_b, left_b, right_b = (info.array(k, n) for n in ("pos", "left", "right"))
-    q0 = Var(ctx.fresh(f"q{_tag(info)}_start"))
-    fill = Const(info.fill, info.dtype)
+    q0 = Var(ctx.fresh(f"q{fiber_tag(info)}_start"))
 
     def accept(start, stop):
         pre, dirty, child = _open_run(f, ctx, nnz, right_b)
@@ -688,14 +444,14 @@ def unfurl_sparse_run_list(f: SubFiber, ctx, mode):
         return unfurl_sparse_run_list_update(f, ctx)
     info, k = f.tensor, f.level
     pos_b, left_b, right_b = (info.array(k, n) for n in ("pos", "left", "right"))
-    t = _tag(info)
+    t = fiber_tag(info)
     r, r_stop, last, lo, e = (Var(ctx.fresh(n)) for n in (f"r{t}", f"r{t}_stop", f"last{t}", f"left{t}", f"right{t}"))
     pre = (Declare(r, "int64", Load(pos_b, f.pos)), Declare(r_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
            Declare(last, "int64", Select(BinOp("<", r, r_stop), Load(right_b, X.sub(r_stop, 1)), Const(0, "int64"))))
     fill = Fill(fill_value(info))
     stepper = Stepper(
         seek=lambda start: tuple(search_stmts(r, right_b, r_stop, X.add(start, 1), ctx.fresh)),
-        stop=e, chunk=Sequence((Phase(lo, fill), Phase(None, Run(_child(f, r))))),
+        stop=e, chunk=Sequence((Phase(lo, fill), Phase(None, Run(child_fiber(f, r))))),
         next=(CompoundAssign("+", r, Const(1, "int64")),),
         preamble=(Declare(lo, "int64", Load(left_b, r)), Declare(e, "int64", Load(right_b, r))))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, fill))))
@@ -710,14 +466,14 @@ def unfurl_sparse_interval(f: SubFiber, ctx, mode):
         return unfurl_sparse_run_list_update(f, ctx)
     info, k = f.tensor, f.level
     pos_b, left_b, right_b = (info.array(k, n) for n in ("pos", "left", "right"))
-    t = _tag(info)
+    t = fiber_tag(info)
     r, lo, hi = (Var(ctx.fresh(n)) for n in (f"r{t}", f"left{t}", f"right{t}"))
     has = BinOp("<", r, Load(pos_b, X.add(f.pos, 1)))
     pre = (Declare(r, "int64", Load(pos_b, f.pos)),
            Declare(lo, "int64", Select(has, Load(left_b, r), Const(0, "int64"))),
            Declare(hi, "int64", Select(has, Load(right_b, r), Const(0, "int64"))))
     fill = Fill(fill_value(info))
-    return Thunk(pre, Sequence((Phase(lo, fill), Phase(hi, Run(_child(f, r))), Phase(None, fill))))
+    return Thunk(pre, Sequence((Phase(lo, fill), Phase(hi, Run(child_fiber(f, r))), Phase(None, fill))))
 
 
 # --------------------------------------------------------------------------- SparsePoint
@@ -732,14 +488,14 @@ def unfurl_sparse_point(f: SubFiber, ctx, mode):
         return unfurl_sparse_list_update(f, ctx)
     info, k = f.tensor, f.level
     pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
-    t = _tag(info)
+    t = fiber_tag(info)
     q, lo, hi = (Var(ctx.fresh(n)) for n in (f"q{t}", f"j{t}", f"j{t}_stop"))
     has = BinOp("<", q, Load(pos_b, X.add(f.pos, 1)))
     pre = (Declare(q, "int64", Load(pos_b, f.pos)),
            Declare(lo, "int64", Select(has, Load(idx_b, q), Const(0, "int64"))),
            Declare(hi, "int64", Select(has, X.add(lo, 1), Const(0, "int64"))))
     fill = Fill(fill_value(info))
-    return Thunk(pre, Sequence((Phase(lo, fill), Phase(hi, Run(_child(f, q))), Phase(None, fill))))
+    return Thunk(pre, Sequence((Phase(lo, fill), Phase(hi, Run(child_fiber(f, q))), Phase(None, fill))))
 
 
 # --------------------------------------------------------------------------- SparseByteMap
@@ -751,7 +507,7 @@ def unfurl_sparse_byte_map(f: SubFiber, ctx, mode):
     info, k = f.tensor, f.level
     pos_b, srt_b, tbl_b = (info.array(k, n) for n in ("pos", "srt", "tbl"))
     n = info.size(info.storage_mode(k))
-    t = _tag(info)
+    t = fiber_tag(info)
     base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else BinOp("*", f.pos, n)
     if mode == "update":
         if any(not isinstance(lvl, (Dense, SparseByteMap)) for lvl in info.levels):
@@ -769,7 +525,7 @@ def unfurl_sparse_byte_map(f: SubFiber, ctx, mode):
                 mark = [If(UnOp("!", Load(tbl_b, slot)),
                            mark + [ir.Store(srt_b, nnz, i), CompoundAssign("+", nnz, Const(1, "int64"))])]
             epi = [If(dirty, mark + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
-            return Thunk((Declare(dirty, "bool", Const(False, "bool")),), _child(f, slot, dirty), tuple(epi))
+            return Thunk((Declare(dirty, "bool", Const(False, "bool")),), child_fiber(f, slot, dirty), tuple(epi))
         return Lookup(body, f"i -> mark {info.name}.lvl{k + 1}[{base} + i]", info)
     q, q_stop, last, j = (Var(ctx.fresh(n_)) for n_ in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
     pre = (Declare(q, "int64", Load(pos_b, f.pos)),
@@ -780,7 +536,7 @@ def unfurl_sparse_byte_map(f: SubFiber, ctx, mode):
         seek=lambda start: tuple(search_stmts(q, srt_b, q_stop, start, ctx.fresh)),
         stop=X.add(j, 1),
         # the tail reads the coordinate from srt, not j: the single-stepper fast path skips preambles
-        chunk=Spike(Fill(fill_value(info)), _child(f, X.add(base, Load(srt_b, q)))),
+        chunk=Spike(Fill(fill_value(info)), child_fiber(f, X.add(base, Load(srt_b, q)))),
         next=(CompoundAssign("+", q, Const(1, "int64")),),
         preamble=(Declare(j, "int64", Load(srt_b, q)),),
         positions=Positions(q, q_stop, last, lambda p: Load(srt_b, p),
@@ -801,7 +557,7 @@ def unfurl_sparse_coo(f: SubFiber, ctx, mode):
     lvl = f.lvl
     m = 0 if f.seg is None else f.seg[0]
     pos_b, idx_b = info.array(k, "pos"), info.array(k, f"idx{m}")
-    t = _tag(info)
+    t = fiber_tag(info)
     q, q_stop, last, j, nxt = (Var(ctx.fresh(n)) for n in (f"q{t}{m}", f"q{t}{m}_stop", f"last{t}{m}",
                                                               f"i{t}{m}", f"q{t}{m}_next"))
     lo, hi = (Load(pos_b, f.pos), Load(pos_b, X.add(f.pos, 1))) if f.seg is None else f.seg[1:]
@@ -816,7 +572,7 @@ def unfurl_sparse_coo(f: SubFiber, ctx, mode):
         advance = (Assign(q, nxt),)
     else:
         step_pre = (Declare(j, "int64", Load(idx_b, q)),)
-        tail = _child(f, q)
+        tail = child_fiber(f, q)
         advance = (CompoundAssign("+", q, Const(1, "int64")),)
     stepper = Stepper(
         seek=lambda start: tuple(search_stmts(q, idx_b, q_stop, start, ctx.fresh)),
@@ -833,7 +589,7 @@ def unfurl_sparse_coo_update(f: SubFiber, ctx, mode="update"):
     lvl = f.lvl
     m, coords = (0, ()) if f.seg is None else f.seg
     pos_b, nnz = info.array(k, "pos"), Var(info.array(k, "nnz"))
-    t = _tag(info)
+    t = fiber_tag(info)
     if m + 1 < lvl.ndim:
         look = Lookup(lambda i: SubFiber(info, k, f.pos, f.mode, f.dirty, (m + 1, coords + (i,))),
                       f"i -> {info.name}.lvl{k + 1} mode {m + 1}", info)
@@ -843,7 +599,7 @@ def unfurl_sparse_coo_update(f: SubFiber, ctx, mode="update"):
 
     def body(i):
         dirty = Var(ctx.fresh(f"dirty{t}"))
-        child = _child(f, nnz, dirty)
+        child = child_fiber(f, nnz, dirty)
         pre = [Declare(dirty, "bool", Const(False, "bool"))]
         pre += [ir.Grow(info.array(k, f"idx{d}"), X.add(nnz, 1)) for d in range(lvl.ndim)]
         pre += assemble_stmts(child, ctx)
@@ -896,7 +652,7 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
     nnz, cap = Var(a["nnz"]), Var(a["cap"])
     n = info.size(info.storage_mode(k))
     base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else BinOp("*", f.pos, n)
-    t = _tag(info)
+    t = fiber_tag(info)
 
     def body(i):
         key, slot, q, new = (Var(ctx.fresh(x)) for x in (f"key{t}", f"slot{t}", f"q{t}", f"new{t}"))
@@ -907,7 +663,7 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
         # only if the value is not the fill (a sparse output stores no fill, as Tensor.from_numpy)
         pre += [Declare(q, "int64", X.sub(Load(a["tbl"], slot), 1)),
                 Declare(new, "bool", BinOp("<", q, Const(0, "int64"))),
-                If(new, [Assign(q, nnz), *assemble_stmts(_child(f, q), ctx)])]
+                If(new, [Assign(q, nnz), *assemble_stmts(child_fiber(f, q), ctx)])]
         # a new key under a leaf is kept when its value is not the fill; over a hash, when the
         # hash below kept a key (the flag it sets), so no fiber is empty
         dirty = None if leaf else Var(ctx.fresh(f"dirty{t}"))
@@ -924,7 +680,7 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
                    CompoundAssign("+", nnz, Const(1, "int64"))]
                   + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None and under_hash else []))]
         # (a leaf's writes mark no flag: its key is kept by its value)
-        child = _child(f, q, dirty) if dirty is not None else SubFiber(info, k + 1, q, f.mode)
+        child = child_fiber(f, q, dirty) if dirty is not None else SubFiber(info, k + 1, q, f.mode)
         return Thunk(tuple(pre), child, tuple(epi))
     return Lookup(body, f"i -> locate or insert {info.name}.lvl{k + 1}[hash({base} + i)]", info)
 
@@ -949,15 +705,15 @@ def unfurl_sparse_hash_follow(f: SubFiber, ctx, mode):
     info, k = f.tensor, f.level
     a = hash_names(info, k)
     n = info.size(info.storage_mode(k))
-    cap = Var(ctx.fresh(f"cap{_tag(info)}"))
+    cap = Var(ctx.fresh(f"cap{fiber_tag(info)}"))
     base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else BinOp("*", f.pos, n)
-    t = _tag(info)
+    t = fiber_tag(info)
 
     def body(i):
         slot, q = Var(ctx.fresh(f"slot{t}")), Var(ctx.fresh(f"q{t}"))
         pre = probe_stmts(slot, a["key"], a["tbl"], cap, X.add(base, i), ctx.fresh)
         pre.append(Declare(q, "int64", X.sub(Load(a["tbl"], slot), 1)))
-        return Thunk(tuple(pre), Switch((Case(BinOp(">=", q, Const(0, "int64")), Run(_child(f, q))),
+        return Thunk(tuple(pre), Switch((Case(BinOp(">=", q, Const(0, "int64")), Run(child_fiber(f, q))),
                                          Case(Const(True, "bool"), Fill(fill_value(info))))))
     parents = Const(1, "int64")
     for m in range(info.storage_mode(k)):
@@ -976,7 +732,7 @@ def unfurl_sparse_list_follow(f: SubFiber, ctx, mode, child_of=None):
     read once. ``A[follow(j)]`` lets another operand lead the loop over ``j``."""
     info, k = f.tensor, f.level
     pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
-    t = _tag(info)
+    t = fiber_tag(info)
     q0, q_stop = Var(ctx.fresh(f"q{t}_start")), Var(ctx.fresh(f"q{t}_stop"))
     child_of = child_of or (lambda q: q)
 
@@ -984,7 +740,7 @@ def unfurl_sparse_list_follow(f: SubFiber, ctx, mode, child_of=None):
         q = Var(ctx.fresh(f"q{t}"))
         search = [Declare(q, "int64", q0)] + lower_bound_stmts(q, q0, q_stop, idx_b, i, ctx.fresh)
         found = ir.and_(BinOp("<", q, q_stop), BinOp("==", Load(idx_b, q), i))
-        return Thunk(tuple(search), Switch((Case(found, Run(_child(f, child_of(q)))),
+        return Thunk(tuple(search), Switch((Case(found, Run(child_fiber(f, child_of(q)))),
                                             Case(Const(True, "bool"), Fill(fill_value(info))))))
     pre = (Declare(q0, "int64", Load(pos_b, f.pos)), Declare(q_stop, "int64", Load(pos_b, X.add(f.pos, 1))))
     return Thunk(pre, Lookup(body, f"i -> search {info.name}.lvl{k} for i"))
@@ -1000,7 +756,7 @@ def unfurl_sparse_byte_map_follow(f: SubFiber, ctx, mode):
 
     def body(i):
         slot = X.add(base, i)
-        return Switch((Case(Load(tbl_b, slot), Run(_child(f, slot))), Case(Const(True, "bool"), Fill(fill_value(info)))))
+        return Switch((Case(Load(tbl_b, slot), Run(child_fiber(f, slot))), Case(Const(True, "bool"), Fill(fill_value(info)))))
     return Lookup(body, f"i -> {info.name}.lvl{k + 1}[{base} + i] if marked")
 
 

@@ -61,7 +61,7 @@ from ..imperative.ir import (Assign as IAssign, BinOp, Break, Const, Declare, If
 from ..levels import Element
 from ..trace import Artifact
 from .errors import ProgramError
-from .levels import SubFiber, TensorInfo
+from .fibers import SubFiber, TensorInfo
 from .looplets import Case, Fill, Run, Switch, nest_dot, nest_text
 from .program import (Access, Assign, Block, Declare as PDeclare, Define, Literal, Loop, Sieve, TensorRef,
                       Value, postmap, walk)
@@ -309,7 +309,7 @@ class ScalarLowering:
             return v, info.dtype
         if _needs_declaration(info) and info.role == "temporary":
             raise ProgramError(f"{_describe(info)} is read before it is declared", line)
-        from .levels import leaf_value
+        from .fibers import leaf_value
         return self.low.expr(leaf_value(f), line)
 
     # -- SparseScalar reads: a Switch on the dirty bit around the statement

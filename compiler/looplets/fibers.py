@@ -1,0 +1,154 @@
+"""Fibers of a loop program's tensors, as the looplets strategy names them: a :class:`TensorInfo`
+per tensor (its format, role and array names), a :class:`SubFiber` for fiber ``pos`` of one of its
+storage levels, and the :class:`Namer` and :class:`UnfurlContext` the unfurls draw fresh names from.
+
+>>> from compiler.format import csr
+>>> info = TensorInfo.from_format("A", csr())
+>>> child_fiber(info.root(), Var("i")).label()
+'A.lvl1[i]'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..binding import array_name
+from ..errors import StrategyError
+from ..format import Format
+from ..imperative import ir
+from ..imperative.ir import Const, Load, Var
+from ..levels import Element, Pattern
+from .program import Literal, Value
+
+
+class Namer:
+    """Fresh, readable C names: ``q``, ``q_2``, ... never reused in one kernel."""
+
+    def __init__(self, taken=()):
+        self.taken = set(taken)
+
+    def __call__(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.taken or name in ir.RESERVED:
+            k += 1
+            name = f"{base}_{k}"
+        self.taken.add(name)
+        return name
+
+
+class UnfurlContext:
+    """What unfurling needs from the lowerer: fresh names (and a log of the nests)."""
+
+    def __init__(self, namer: Namer | None = None):
+        self.fresh = namer or Namer()
+
+
+@dataclass(eq=False)
+class TensorInfo:
+    """A tensor as the lowering sees it: its format, parameter names and role."""
+
+    name: str
+    format: Format
+    role: str = "input"  # "input", "output" or "temporary"
+    shape: Any = None
+
+    @classmethod
+    def from_format(cls, name, fmt, role="input", shape=None):
+        return cls(name, fmt, role, shape)
+
+    @property
+    def levels(self):
+        return self.format.levels
+
+    @property
+    def leaf(self):
+        return self.format.leaf
+
+    @property
+    def ndim(self):
+        return self.format.ndim
+
+    def size(self, m: int):
+        """The extent of storage mode ``m`` (a kernel scalar parameter)."""
+        return Var(array_name(self.name, m, "size"))
+
+    def array(self, level, kind):
+        return array_name(self.name, level, kind)
+
+    def root(self, mode="read"):
+        return SubFiber(self, 0, Const(0, "int64"), mode)
+
+    @property
+    def fill(self):
+        return self.leaf.fill
+
+    @property
+    def scalar_kind(self) -> str | None:
+        """For a 0-D tensor: ``Scalar``, ``SparseScalar`` or ``ShortCircuitScalar``
+        (see :mod:`compiler.looplets.scalars`); None for tensors with levels."""
+        if self.levels:
+            return None
+        return getattr(self.format, "kind", "Scalar")
+
+    @property
+    def dtype(self) -> str:
+        return np.dtype(self.leaf.dtype if self.leaf.dtype is not None else "float64").name
+
+    def storage_mode(self, level: int) -> int:
+        """The storage mode number of the first mode of storage level ``level``."""
+        return sum(lvl.nmodes for lvl in self.levels[:level])
+
+
+@dataclass(frozen=True, eq=False)
+class SubFiber:
+    """Fiber ``pos`` of storage level ``level`` of ``tensor`` (the leaf when past the last level).
+
+    ``dirty`` names the flag a sparse output parent watches: writing sets it.
+    """
+
+    tensor: TensorInfo
+    level: int
+    pos: Any
+    mode: str = "read"
+    dirty: Any = None
+    #: inside a multi-mode level (SparseCOO): ``(mode, lo, hi)``, the next mode to unfurl
+    #: and the range of stored tuples that share the modes before it
+    seg: Any = None
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.level >= len(self.tensor.levels)
+
+    @property
+    def lvl(self):
+        return self.tensor.leaf if self.is_leaf else self.tensor.levels[self.level]
+
+    def label(self) -> str:
+        return f"{self.tensor.name}.lvl{self.level}[{self.pos}]" if self.level else self.tensor.name
+
+    def __str__(self):
+        return self.label()
+
+
+def fiber_tag(info: TensorInfo) -> str:
+    return info.name if len(info.name) <= 3 else info.name[:3]
+
+
+def child_fiber(f: SubFiber, pos, dirty=None) -> SubFiber:
+    return SubFiber(f.tensor, f.level + 1, pos, f.mode, dirty if dirty is not None else f.dirty)
+
+
+def fill_value(info: TensorInfo):
+    return Literal(info.fill)
+
+
+def leaf_value(f: SubFiber):
+    """The value a read of leaf fiber ``f`` gives (a program expression)."""
+    if isinstance(f.lvl, Pattern):
+        return Literal(True)
+    if isinstance(f.lvl, Element):
+        return Value(Load(f.tensor.array(None, "vals"), f.pos), f.tensor.dtype)
+    raise StrategyError(f"tensor {f.tensor.name}: cannot read leaf level {f.lvl.name}")
