@@ -76,6 +76,7 @@ from .exprs import names_used, python_helper
 from .iteration_graph import is_all_dense
 from .emitter import Emitter
 from .schedule import as_schedule
+from ..notation.shape import has_shape_operators
 from .conversions import record_conversions, setup_converting
 
 
@@ -183,6 +184,10 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
         what = getattr(program, "name", None) or getattr(program, "__name__", type(program).__name__)
         raise StrategyError(f"{what} is a loop program: the lattice strategy lowers index notation "
                             f"(\"y[i] = A[i, j] * x[j]\"); lower a loop program with strategy='looplets'")
+    if has_shape_operators(program):
+        # (BURRITO's sequence expressions are being built for this strategy; they will replace this)
+        raise StrategyError(f"{program}: the lattice strategy does not lower shape operators (collapse, split, "
+                            f"concat, slice, broadcast, constant indices) yet; lower it with strategy='looplets'")
     if not isinstance(verify, bool):
         raise StrategyError(f"verify={verify!r}: give True (check every lattice by enumeration) or False")
     if options:

@@ -317,11 +317,11 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     check_scalars(body, infos)
     outs = check_outputs(prog, body, infos, output)
     writes = {t: _write_bounds(t, infos[t], body) for t in outs}
-    out_sizes = {t: _written_sizes(t, infos[t], body, shapes, writes[t]) for t in outs}
-    if known_sizes is not None:   # (from shape inference: the one output's logical sizes, in storage order)
-        (t,) = outs
-        out_sizes[t] = [Const(shapes[t][m], "int64") if shapes.get(t) is not None else known_sizes[m]
-                        for m in range(infos[t].ndim)]
+    if known_sizes is None:
+        out_sizes = {t: _written_sizes(t, infos[t], body, shapes, writes[t]) for t in outs}
+    else:   # (from shape inference: the one output's logical sizes, in storage order)
+        out_sizes = {t: [Const(shapes[t][m], "int64") if shapes.get(t) is not None else known_sizes[m]
+                         for m in range(infos[t].ndim)] for t in outs}
     temp_sizes = {t: _written_sizes(t, infos[t], body, shapes) for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
     ctx = UnfurlContext(Namer(_reserved(infos)))
