@@ -129,8 +129,9 @@ print("concatenation and absmax agree with numpy")"""),
 `split`, `slice` and `broadcast`). The looplets strategy turns it into a loop program: one loop
 per operand, the second writing at an offset. The trace's `shapes` step gives each index's extent,
 and its `shape-operators` step shows the loops."""),
-    ("code", """k = ss.lower("C[l] = concat((A[i], B[j]), (i, j) -> l)", strategy="looplets", A=A, B=B)
-assert np.allclose(k(A=A, B=B).to_numpy(), np.concatenate([a, b]))
+    ("code", """Av, Bv = (ss.Tensor.from_numpy(v, SparseList(Element(0.0))) for v in (a, b))
+k = ss.lower("C[l] = concat((A[i], B[j]), (i, j) -> l)", strategy="looplets", A=Av, B=Bv)
+assert np.allclose(k(A=Av, B=Bv).to_numpy(), np.concatenate([a, b]))
 steps = {s.stage: s for s in k.trace.steps}
 print(steps["shapes"].note)
 print(steps["shape-operators"].after)"""),
