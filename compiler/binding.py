@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import weakref
 
 import numpy as np
 
@@ -129,14 +130,26 @@ class InputPlan:
         self.dense_dtype = (leaf.dtype if all(isinstance(lvl, Dense) for lvl in levels)
                             and isinstance(leaf, Element) and leaf.dtype is not None else None)
         self._sized: tuple = (None, None)
+        self._foreign: dict = {}   # id -> (weakref, buffer ids, shape, tensor) of scipy/pydata arrays bound
 
     def tensor(self, name: str, value) -> Tensor:
         """``value`` (a numpy array, an array-like, a scipy.sparse or pydata/sparse array) as a
         tensor of this plan's format; a sparse array in that layout shares its arrays."""
         if is_foreign(value):
+            kept = self.kept_foreign(value)
+            if kept is not None:
+                return kept
             # (shared where its layout is this format; else converted, its fill's entries stored)
             t = to_tensor(value, name)
-            return t if t.format == self.format else t.asformat(self.format)
+            t = t if t.format == self.format else t.asformat(self.format)
+            buffers = _buffers(value)
+            if buffers and all(any(np.shares_memory(b, a) for a in _arrays_of(t)) for b in buffers):
+                # a tensor over the same buffers: the next call with this object takes it again, as a
+                # Tensor's arrays are taken (their contents may change; the arrays are the same ones)
+                if len(self._foreign) >= 8:
+                    self._foreign.pop(next(iter(self._foreign)))
+                self._foreign[id(value)] = (weakref.ref(value), tuple(map(id, buffers)), value.shape, t)
+            return t
         arr = np.asarray(value)
         fmt = self.format
         if self.dense_dtype is None or arr.dtype != self.dense_dtype or arr.ndim != fmt.ndim:
@@ -149,6 +162,17 @@ class InputPlan:
         for lvl in reversed(levels):
             node = lvl.assembled({}, node)
         return Tensor._assembled(node, arr.shape, fmt.mode_order, name, fmt)
+
+    def kept_foreign(self, value) -> Tensor | None:
+        """The tensor this plan made over ``value`` (a scipy or pydata array) before, if it still
+        holds the same buffers and shape (so it shares them: nothing was converted), else None."""
+        kept = self._foreign.get(id(value))
+        if kept is None:
+            return None
+        ref, ids, shape, t = kept
+        if ref() is not value or value.shape != shape or tuple(map(id, _buffers(value))) != ids:
+            return None
+        return t
 
     def has_bound(self, tensor: Tensor) -> bool:
         """Whether :meth:`args` bound ``tensor`` before (so its format is this plan's)."""
@@ -174,6 +198,15 @@ class InputPlan:
                     out[pname] = arrays[kind]
         tensor._bound_args = (self, out)
         return out
+
+
+def _buffers(value) -> tuple:
+    """The numpy arrays a scipy.sparse or pydata/sparse array holds (its data and indices)."""
+    return tuple(v for v in vars(value).values() if isinstance(v, np.ndarray))
+
+
+def _arrays_of(t: Tensor) -> list:
+    return [a for d in t.level_arrays() for a in d.values() if isinstance(a, np.ndarray)]
 
 
 def _plain_arrays(level) -> bool:

@@ -76,12 +76,19 @@ class FastCall:
         args, shapes = {}, {}
         for name, plan, assumed, wrap in self.inputs:
             value = tensors[name]
+            given = value
+            if value.__class__ is not Tensor and value.__class__ is not np.ndarray:
+                # (a scipy or pydata array the general path bound before, over the same buffers)
+                value = plan.kept_foreign(value) if hasattr(value, "shape") and hasattr(value, "__dict__") else None
+                if value is None:
+                    return None
             if value.__class__ is Tensor:
                 bound = value.__dict__.get("_bound_args")
                 if bound is None or bound[0] is not plan:
                     return None   # (the general path binds it and checks its format, once)
                 if assumed is not None:
-                    held = value.value_facts
+                    # (a foreign array's values are looked at again: its owner may have changed them)
+                    held = value.value_facts if given is value else values.of_array(np.asarray(given.data))
                     if held is not assumed and not held <= assumed:
                         return None
                 args.update(bound[1])

@@ -135,3 +135,26 @@ def test_a_scipy_matrix_holding_nan_is_not_taken_as_finite(strategy):
     k = ss.lower("C[i, j] = A[i, j] * z[j]", strategy=strategy, A="csr", z="dense")
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(k(A=a, z=z).to_numpy(), a.toarray() * z)
+
+
+def test_a_scipy_matrix_called_again_is_bound_once_and_its_values_are_read_each_call():
+    """A csr_matrix in the kernel's own layout is wrapped once (its buffers shared) and taken by
+    the fast path on later calls; values changed in place are seen, NaN among them re-lowers,
+    and a matrix whose buffers were replaced is wrapped again."""
+    a = sp.random(6, 5, density=0.5, format="csr", random_state=4)
+    x = np.arange(5.0)
+    k = ss.lower("y[i] = A[i, j] * x[j]", A=ss.Tensor.from_scipy(a, name="A"), x=x)
+    np.testing.assert_allclose(k(A=a, x=x).to_numpy(), a @ x)
+    plan = k._plan().inputs["A"]
+    kept = plan.kept_foreign(a)
+    assert kept is not None and np.shares_memory(kept.vals, a.data)
+    assert fast_call(k)({"A": a, "x": x}) is not None
+    a.data[:] = 2.0
+    np.testing.assert_allclose(k(A=a, x=x).to_numpy(), a @ x)
+    a.data[0] = np.nan
+    assert fast_call(k)({"A": a, "x": x}) is None, "values holding NaN go to the general path"
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(k(A=a, x=np.zeros(5)).to_numpy(), a @ np.zeros(5))
+    a.data = a.data.copy()   # new buffers: wrapped again
+    assert plan.kept_foreign(a) is None
+    np.testing.assert_allclose(k(A=a, x=x).to_numpy(), a @ x)
