@@ -36,8 +36,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
-__all__ = ["Mark", "Provenance", "TagInfo", "looplet_heads", "looplet_style", "program_marks",
-           "trace_provenance"]
+__all__ = ["Mark", "Provenance", "TagInfo", "collect_provenance", "looplet_heads", "looplet_style",
+           "program_marks", "trace_provenance"]
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class TagInfo:
 
 
 class Provenance(dict):
-    """``{tag: sorted C lines}`` (as :func:`~explorer.renderers.collect_provenance` gives) that
+    """``{tag: sorted C lines}`` (as :func:`collect_provenance` gives) that
     also knows each tag's :class:`TagInfo` (``.info``) and the C text the lines are of
     (``.c_text``). Iteration order is the C pane's colour precedence: inner tags first.
 
@@ -166,6 +166,30 @@ def looplet_heads(style: str) -> list[str]:
 
 # --- from a trace -------------------------------------------------------------------------------
 
+def collect_provenance(artifacts: Iterable[Artifact]) -> dict[str, list[int]]:
+    """Merge ``data["provenance"]`` of ``artifacts`` into ``{id: sorted C lines}``.
+
+    Malformed or missing data is ignored (provenance is an optional extra).
+
+    >>> from compiler.trace import Artifact
+    >>> a = Artifact("lattice", "L", "", data={"provenance": {"p0": [3, 4], "p1": [7]}})
+    >>> collect_provenance([a, Artifact("c", "k", "")])
+    {'p0': [3, 4], 'p1': [7]}
+    """
+    out: dict[str, set[int]] = {}
+    for a in artifacts:
+        data = a.data if isinstance(a.data, Mapping) else {}
+        prov = data.get("provenance")
+        if not isinstance(prov, Mapping):
+            continue
+        for ident, lines in prov.items():
+            try:
+                out.setdefault(str(ident), set()).update(int(n) for n in lines)
+            except (TypeError, ValueError):
+                continue
+    return {k: sorted(v) for k, v in out.items()}
+
+
 def _origin_info(tag: str, origin: Mapping, step: int | None) -> TagInfo:
     return TagInfo(tag, str(origin.get("kind") or ""), origin.get("index"),
                    tuple(str(o) for o in origin.get("operands") or ()), origin.get("style"), step)
@@ -180,8 +204,6 @@ def trace_provenance(source) -> Provenance:
     names its tag. The C text is the last C artifact's. Without provenance data the result is
     empty.
     """
-    from .renderers import collect_provenance
-
     steps = list(getattr(source, "steps", source))
     artifacts = [a for s in steps for a in s.artifacts]
     lines = collect_provenance(artifacts)

@@ -34,7 +34,10 @@ from compiler.trace import Artifact, Step
 
 from .fit import fit_svg, zoom_button
 from .legend import legend_html
-from .provenance import Mark, Provenance, TagInfo, looplet_heads, program_marks
+from .nests import compact_nest_dot
+from .provenance import (Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
+                         trace_provenance)
+from .session import StepView, unified_diff
 from .render import RenderError, dot_to_svg
 from .stepdiff import diff_view
 from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_NUMBER_ON_COLOR, MUTED,
@@ -65,29 +68,6 @@ def color_for(ident: Any) -> str:
     """
     digest = hashlib.sha1(str(ident).encode("utf-8")).digest()
     return PALETTE[digest[0] % len(PALETTE)]
-
-
-def collect_provenance(artifacts: Iterable[Artifact]) -> dict[str, list[int]]:
-    """Merge ``data["provenance"]`` of ``artifacts`` into ``{id: sorted C lines}``.
-
-    Malformed or missing data is ignored (provenance is an optional extra).
-
-    >>> a = Artifact("lattice", "L", "", data={"provenance": {"p0": [3, 4], "p1": [7]}})
-    >>> collect_provenance([a, Artifact("c", "k", "")])
-    {'p0': [3, 4], 'p1': [7]}
-    """
-    out: dict[str, set[int]] = {}
-    for a in artifacts:
-        data = a.data if isinstance(a.data, Mapping) else {}
-        prov = data.get("provenance")
-        if not isinstance(prov, Mapping):
-            continue
-        for ident, lines in prov.items():
-            try:
-                out.setdefault(str(ident), set()).update(int(n) for n in lines)
-            except (TypeError, ValueError):
-                continue
-    return {k: sorted(v) for k, v in out.items()}
 
 
 # --- code ------------------------------------------------------------------------------------
@@ -465,7 +445,6 @@ def _render_nest(artifact: Artifact, highlight=None, provenance=None) -> str:
     scaled to the pane's width when it is still wider (as every drawing is)."""
     from dataclasses import replace
 
-    from .nests import compact_nest_dot
 
     if not artifact.dot:
         return _generic(artifact, highlight, provenance)
@@ -575,7 +554,6 @@ def diff_steps(session, i: int, j: int, context: int = 3) -> Diff:
     >>> d.added, d.removed
     (1, 1)
     """
-    from .session import unified_diff
 
     s_i, s_j = session.step(i), session.step(j)
     text = unified_diff(session.program_text(s_i.index), session.program_text(s_j.index),
@@ -672,7 +650,6 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
     >>> "parse" in render_step(s, 0)
     True
     """
-    from .session import StepView
 
     view = step if isinstance(step, StepView) else None
     if view is not None:
@@ -732,11 +709,9 @@ def _step_provenance(step: Step, view, provenance) -> Provenance:
         return Provenance(provenance, c_text=c_text)
     if view is not None:
         return view.session.provenance()
-    from .provenance import trace_provenance
     return trace_provenance([step])
 
 
 def _unified(a: str, b: str) -> str:
-    from .session import unified_diff
 
     return unified_diff(a, b, "before", "after")

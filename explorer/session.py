@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 
 from compiler.trace import Step, Trace
 
+from .provenance import trace_provenance
 from .recipe import is_kernel, kernel_recipe, trace_recipe
 
 __all__ = ["Session", "StepView", "explore", "stage_matches"]
@@ -195,7 +196,6 @@ class Session:
         names); computed once per session (a session's trace is complete once it is opened)."""
         key = len(self.steps)
         if getattr(self, "_provenance", (None, None))[0] != key:
-            from .provenance import trace_provenance
             self._provenance = (key, trace_provenance(self.steps))
         return self._provenance[1]
 
