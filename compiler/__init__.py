@@ -17,7 +17,7 @@ from .errors import (CompileError, CompilerNotFoundError, DTypeError, FormatErro
 from .fibertree import fiber_tree_artifact, fiber_tree_dot, fiber_tree_text
 from .format import Format, coo, csc, csf, csr, dcsr, dense, parse_format, sparse_vector
 from .levels import Compressed, Dense, Element, Pattern, SparseCOO, SparseList
-from .lowering import Kernel as LoweredKernel
+from .runtime import Kernel as LoweredKernel
 from .lowering import einsum, lower, register_strategy, strategies
 from .notation import parse
 from .reference import evaluate

@@ -1,7 +1,7 @@
 """The fast path of a kernel call: what every call of one kernel does, planned once.
 
 Iterative solvers and graph algorithms call one kernel thousands of times on small inputs,
-where the general call path (:meth:`compiler.lowering.Kernel.__call__`: binding, conversions,
+where the general call path (:meth:`compiler.runtime.Kernel.__call__`: binding, conversions,
 compression, in-place outputs, write checks) costs more than the kernel. For a kernel with
 none of those, :func:`fast_call` builds a :class:`FastCall` that binds the inputs from their
 cached parameter maps (a tensor this kernel bound before) or wraps a contiguous numpy array
@@ -35,7 +35,7 @@ __all__ = ["FastCall", "fast_call"]
 
 
 def fast_call(kernel) -> "FastCall | None":
-    """The fast path of ``kernel`` (a :class:`compiler.lowering.Kernel`), or ``None`` when its
+    """The fast path of ``kernel`` (a :class:`compiler.runtime.Kernel`), or ``None`` when its
     calls need the general path every time (a checked kernel, conversions or copies of inputs,
     an output updated in place or checked against its writes, index compression, several outputs,
     shape operators, whose premises each call checks for its shapes)."""

@@ -1,7 +1,7 @@
 """Kernels with several outputs: one call builds each, and returns them in a named tuple.
 
 A loop program may write several tensors (Finch's multiple left-hand sides: a BFS step's
-next frontier and parents). Its :class:`~compiler.lowering.Lowered` lists one ``Lowered``
+next frontier and parents). Its :class:`~compiler.runtime.Lowered` lists one ``Lowered``
 per output (``outputs``), all of the same function; a call binds the inputs once, allocates
 and checks each output as it would the one output of a kernel, runs the function once and
 builds every output from its arrays. The result is an :class:`Outputs`: a tuple with a field
@@ -91,7 +91,7 @@ def owner(pname: str, names) -> str | None:
 
 
 def run(kernel, runner, tensors: dict) -> Outputs:
-    """One call of ``kernel`` (a :class:`~compiler.lowering.Kernel` whose ``lowered.outputs``
+    """One call of ``kernel`` (a :class:`~compiler.runtime.Kernel` whose ``lowered.outputs``
     lists several) with ``runner`` (the compiled function, or the IR interpreter)."""
     views = kernel.output_views()
     inputs = kernel.bind(tensors)

@@ -202,7 +202,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     problem = name is not None and c_name_problem(name)
     if problem:
         raise StrategyError(f"name={name!r}: the kernel's name must be a C identifier: {problem}")
-    from ..lowering import Lowered
+    from ..runtime import Lowered
     with _schedule_named(schedule), _renamings_explained(program):
         read, setup, conversions = setup_converting(program, formats, order, schedule)
     threaded = setup.parallel is not None and not is_all_dense(setup.output_format)

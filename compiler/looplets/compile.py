@@ -23,23 +23,23 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..algebra import NOVALUE, helper_impl, lookup
-from ..binding import array_name, input_args, input_params, output_tensor
+from ..algebra import NOVALUE, helper_impl
+from ..binding import array_name, input_params
 from ..errors import ShapeError, StrategyError, UsageError
 from ..format import Format, parse_format
 from ..imperative import ir
 from ..imperative.cleanup import cleanup
-from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, UnOp, Var
+from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, Var
 from ..imperative.sorting import bit_sort_words
 from ..imperative.vectorize import vectorize
 from ..outputs import Outputs
-from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
+from ..levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                       SparseHash, SparseList, SparsePoint, SparseRunList)
 from ..tensor import Tensor
 from ..trace import Artifact, Trace
 from .errors import ProgramError
 from .language import LoopProgram, loop_program
-from .fibers import Namer, SubFiber, TensorInfo, UnfurlContext
+from .fibers import Namer, TensorInfo, UnfurlContext
 from .lowerers import MAX_LOOPLETS, Lowerer
 from .promote import promote
 from .scalars import check_scalars
@@ -226,7 +226,7 @@ def compile_program(program, *, trace: Trace | None = None, checked: bool = Fals
     """Lower and compile ``program`` for ``tensors`` (Tensors for inputs; formats for outputs).
 
     A thin convenience over ``compiler.lower(program, strategy="looplets", ...)``: it
-    returns the shared runtime's :class:`~compiler.lowering.Kernel`. The output is the
+    returns the shared runtime's :class:`~compiler.runtime.Kernel`. The output is the
     tensor the program writes (or ``output=``). Errors in the program raise
     :class:`ProgramError` naming its line.
     """
@@ -242,12 +242,12 @@ def compile_program(program, *, trace: Trace | None = None, checked: bool = Fals
 
 
 def _runtime_kernel():
-    from ..lowering import Kernel
+    from ..runtime import Kernel
     return Kernel
 
 
 class ProgramKernel(_runtime_kernel()):
-    """The runtime's :class:`~compiler.lowering.Kernel`, except that a 0-d output comes back
+    """The runtime's :class:`~compiler.runtime.Kernel`, except that a 0-d output comes back
     as its value (a numpy scalar) rather than a 0-d Tensor: ``float(k(A=A))`` (each 0-d one
     of a program's several outputs too)."""
 
@@ -523,7 +523,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     lowerings (:data:`~compiler.looplets.lowerers.MAX_LOOPLETS` by default); any other
     option but ``name`` (and :func:`compile_program`'s ``output`` and ``shapes``) is refused.
     """
-    from ..lowering import OPTION_NAMES, Lowered  # the shared runtime
+    from ..lowering import OPTION_NAMES
     from ..imperative.ir import c_name_problem
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
@@ -636,7 +636,7 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
                     unordered, given_shapes, known_shape=None, converted=False):
     """What the runtime needs to allocate, fill and build one output of the kernel (``known_shape``:
     its shape from shape inference; ``converted``: built in another order, converted by the runtime)."""
-    from ..lowering import Lowered  # the shared runtime
+    from ..runtime import Lowered  # the shared runtime
     given = given_shapes.get(output)
     storage = list(out_sizes)
     logical = [None] * len(storage)
@@ -681,7 +681,7 @@ def _with_leaf_dtype(node, dtype):
 def _check_writes(output, shape, bounds, shapes):
     """Refuse, when lowering, writes past a given output's shape that the tensors' shapes show."""
     from types import SimpleNamespace
-    from ..lowering import check_output_writes
+    from ..runtime import check_output_writes
     try:
         check_output_writes(output, shape, bounds, {t: SimpleNamespace(shape=v) for t, v in shapes.items()})
     except ShapeError as e:

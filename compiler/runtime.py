@@ -1,0 +1,668 @@
+"""The runtime of a lowered kernel: what a strategy hands back (:class:`Lowered`) and the
+:class:`Kernel` that calls it on tensors: binding tensors to parameters without copies,
+checking extents, allocating outputs, running the compiled function (or the IR interpreter)
+and building the result tensors (see :mod:`compiler.lowering` for the conventions a strategy
+relies on). The fast path of a call is :mod:`compiler.fastcall`.
+
+>>> import numpy as np, compiler as ss
+>>> k = ss.lower("y[i] = A[i, j] * x[j]", A=np.eye(2), x=np.ones(2))
+>>> isinstance(k, Kernel), k(A=np.eye(2), x=np.array([1.0, 2.0])).to_numpy()
+(True, array([1., 2.]))
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from . import binding, memory, outputs, values
+from .compression import Compression
+from .errors import FormatError, ShapeError, UsageError
+from .fastcall import fast_call
+from .format import Format, narrow_index_levels
+from .imperative import interpret
+from .algebra import NOVALUE
+from .imperative.ir import Buffer, Function, Scalar
+from .interop import is_foreign
+from .levels import Dense, Element
+from .levels.level import fill_key, is_fill
+from .notation import Assign, accesses
+from .notation.ast import Reduce, walk
+from .notation.infer import infer_shapes
+from .reference import NeedsExtents, expression_fill
+from .dtypes import typed_scalar
+from .tensor import Tensor, replace_leaf
+from .trace import Trace
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """What a strategy hands back: the kernel in the imperative IR and how to call it.
+
+    ``output_shape`` has one entry per output mode: an int, ``(tensor, mode)``
+    taking that input's extent, or ``(op, entry, ...)`` combining entries (see
+    :func:`extent_value`). ``extents`` lists, per index, the ``(tensor, mode)``
+    pairs whose extents must agree. ``initial`` says how the runtime prepares a dense
+    output buffer: ``"fill"``, ``"output"`` (the given output's values) or ``"none"``
+    (uninitialized); ``"assembled"``: a sparse output a loop program updates without assigning it
+    first, which would start from the given output's values but is assembled afresh, so a given
+    output that stores entries is refused. ``helpers`` maps helper names to Python
+    implementations for :meth:`Kernel.interpret`. ``conversions`` names the inputs the kernel
+    reads in another format than the caller gives, converted before each call (and the output
+    it builds in another format than asked, converted after).
+    """
+
+    function: Function
+    output: str
+    output_format: Format
+    output_shape: tuple
+    fill: Any
+    extents: tuple = ()
+    initial: str = "fill"
+    helpers: tuple = field(default=(), compare=False)
+    #: ``(tensor, format)`` pairs: inputs the kernel reads in another format, converted at each
+    #: call (a CSC ``A`` that the loops must read row by row is read as CSR); the output's, the
+    #: format it is built in
+    conversions: tuple = ()
+    #: ``(copy, tensor)`` pairs: a tensor the program reads in two orders is also read as a copy
+    #: under another name (``B_csc`` in ``B[i, j] + B[j, i]``), converted at each call
+    copies: tuple = ()
+    #: indices the kernel visits only where an operand stores a coordinate, and whose extent
+    #: sizes only its workspaces: a call may renumber them by the coordinates stored (an index
+    #: of a huge extent, a hypersparse SpGEMM's columns; see :class:`compiler.compression.Compression`)
+    compressible: tuple = ()
+    #: ``(mode, entry, where)`` per write of a loop program's output: one more than the largest
+    #: coordinate the write reaches in that (logical) mode, an entry as in ``output_shape``, and
+    #: the program's line. A given output may be larger than ``output_shape`` (an hstack into a
+    #: part of it), never smaller than a write's reach: :func:`check_output_writes`
+    output_writes: tuple = ()
+    #: why every call validates the output, whose order only a call can tell (two loops append
+    #: one fiber of a sorted level: a concatenation if the second's coordinates follow the
+    #: first's), or "": a FormatError of the output says it
+    validate_output: str = ""
+    #: a kernel that builds several outputs (a loop program writing several tensors): the
+    #: ``Lowered`` of each, in the program's order, this one first; a call returns them in a
+    #: :class:`compiler.outputs.Outputs` named tuple. Empty for one output
+    outputs: tuple = ()
+
+
+
+SCALARS = (bool, int, float, np.generic)
+
+
+class Kernel:
+    """A lowered and compiled program; call it with tensors to get the output tensor (a loop
+    program writing several tensors: an :class:`~compiler.outputs.Outputs` named tuple of them,
+    in the order of its parameters)."""
+
+    def __init__(self, program, strategy: str, formats: dict[str, Format], lowered: Lowered,
+                 compiled, trace: Trace, fresh_output: bool = False):
+        self.program = program
+        #: the output was given no format (nor tensor) to lower for: the strategy chose it
+        self.fresh_output = fresh_output
+        self.strategy = strategy
+        self.formats = formats
+        self.lowered = lowered
+        self.compiled = compiled
+        self.trace = trace
+
+    @property
+    def c_source(self) -> str:
+        return self.compiled.c_source
+
+    @property
+    def function(self) -> Function:
+        return self.lowered.function
+
+    @property
+    def output(self) -> str:
+        return self.lowered.output
+
+    def __repr__(self) -> str:
+        formats = ", ".join(f"{k}={v.shorthand or v}" for k, v in self.formats.items())
+        return f"<Kernel {self.strategy}: {self.program} ({formats})>"
+
+    #: what the kernel assumes each tensor's stored values hold (:class:`compiler.values.Facts`)
+    facts: dict = {}
+    #: lowers the same program for wider facts (set by :func:`lower`), or None
+    relower: Callable | None = None
+    #: the program has shape operators: each call checks their premises for its tensors' shapes
+    shape_operators: bool = False
+
+    #: the tensors a kernel of an array expression reads, which a call without tensors takes
+    arguments: dict = {}
+
+    def __call__(self, *given, **tensors) -> Tensor:
+        if given:
+            raise UsageError(f"pass the kernel's tensors by name: kernel({', '.join(f'{t}=...' for t in self.formats)})")
+        if not tensors:
+            tensors = dict(self.arguments)
+        try:
+            fast = self._fast
+        except AttributeError:
+            fast = self._fast = fast_call(self)
+        if fast is not None:
+            out = fast(tensors)
+            if out is not None:
+                return out
+        kernel = self.for_values(tensors)
+        return kernel._run(kernel.compiled, tensors)
+
+    def interpret(self, **tensors) -> Tensor:
+        """Run the kernel's IR in the Python interpreter instead (a test oracle)."""
+        tensors = tensors or dict(self.arguments)
+        kernel = self.for_values(tensors)
+        helpers = dict(kernel.lowered.helpers)
+        return kernel._run(lambda **args: interpret(kernel.function, helpers=helpers, **args), tensors)
+
+    def for_values(self, tensors: dict) -> "Kernel":
+        """This kernel, or the one lowered for what ``tensors``' values hold when this one assumed
+        less: a kernel that skips ``0 * y`` for a finite ``y`` is not run on a ``y`` holding NaN
+        (the other is lowered once and kept in :func:`lower`'s cache).
+
+        >>> import compiler as ss
+        >>> x = ss.Tensor.from_numpy(np.array([0.0, 2.0]), "sparse_vector")
+        >>> k = ss.lower("c[i] = x[i] * z[i]", x=x, z="sparse_vector")      # z assumed finite
+        >>> z = ss.Tensor.from_numpy(np.array([np.nan, 3.0]), "sparse_vector")
+        >>> k.for_values({"x": x, "z": z}) is k, k(x=x, z=z).to_numpy()
+        (False, array([nan,  6.]))
+        """
+        if self.relower is None:
+            return self
+        wider = None   # (built only when some value holds more than assumed: calls are a hot path)
+        for name, value in tensors.items():
+            assumed = self.facts.get(name)
+            if assumed is None:
+                continue
+            if self.compiled.checked and isinstance(value, Tensor):
+                value.validate(as_name=name)   # (and so takes its facts again)
+            held = facts_of(value)
+            if held is assumed or held <= assumed:
+                continue
+            wider = dict(self.facts) if wider is None else wider
+            wider[name] = assumed | held
+        return self if wider is None else self.relower(wider)
+
+    # --- binding -------------------------------------------------------------------------
+
+    def _inputs(self, tensors: dict) -> dict[str, Tensor]:
+        out_names = self._plan().output_names
+        if not tensors.keys() <= self.formats.keys():
+            unknown = sorted(set(tensors) - set(self.formats))
+            raise UsageError(f"this kernel has no tensor {', '.join(unknown)}; "
+                            f"it takes {', '.join(self.formats)}")
+        bound = {}
+        plan = self._plan()
+        for name, fmt in self.formats.items():
+            if name not in tensors:
+                if name in out_names:
+                    continue
+                raise UsageError(f"missing tensor {name} (compiled for {fmt.shorthand or fmt})")
+            value = tensors[name]
+            if not isinstance(value, Tensor):
+                value = plan.inputs[name].tensor(name, value)
+            elif plan.inputs[name].has_bound(value) and not self.compiled.checked:
+                pass   # (bound by this kernel before: its format was checked then)
+            # (a tensor already in the format the kernel reads, converting it, is taken as it is)
+            elif value.format != fmt and value.format != plan.converted.get(name):
+                got, want = _describe_formats(value.format, fmt)
+                raise FormatError(
+                    f"tensor {name} is {got} but this kernel was compiled for {want}; convert it "
+                    f"with {name}.asformat(...) or lower the program again for this format")
+            elif self.compiled.checked:
+                value.validate(as_name=name)
+            bound[name] = value
+        return bound
+
+    def _check_extents(self, inputs: dict[str, Tensor]) -> None:
+        for index, uses in self._plan().extents:
+            first = None
+            for t, m in uses:
+                tensor = inputs.get(t)
+                if tensor is None:
+                    continue
+                if first is None:
+                    first = (t, m, tensor.shape[m])
+                elif tensor.shape[m] != first[2]:
+                    t0, m0, n0 = first
+                    source = dict(self.lowered.copies)   # (a converted copy is named as the tensor it copies)
+                    raise ShapeError(f"index {index} has extent {n0} in {source.get(t0, t0)} (mode {m0}) "
+                                     f"but {tensor.shape[m]} in {source.get(t, t)} (mode {m})")
+
+    def _output_shape(self, inputs) -> tuple[int, ...]:
+        simple = self._plan().shape_from
+        if simple is not None:
+            try:
+                return tuple([inputs[t]._shape[m] for t, m in simple])
+            except KeyError:
+                pass   # (extent_value says which tensor is missing)
+        return tuple(extent_value(entry, inputs) for entry in self.lowered.output_shape)
+
+    def _plan(self) -> "_CallPlan":
+        try:
+            return self._call_plan
+        except AttributeError:
+            self._call_plan = _CallPlan(self)
+            return self._call_plan
+
+    def _output_length(self, storage: tuple, kind: str, level: int) -> int:
+        if kind == "val":
+            return math.prod(storage)
+        count = binding.dense_parent_count(self.lowered.output_format, level, storage)
+        # pos (and a SparseBand's ofs): one more than the parent's positions; tbl
+        # (SparseByteMap): one flag per child; a SparseBand's idx: one band end per parent
+        return {"pos": count + 1, "ofs": count + 1, "idx": count}.get(kind, count * storage[level])
+
+    def _output_array_words(self, shape, dtype, kind: str, level: int) -> tuple[str, str]:
+        """What an output array too large for memory is, and what to do instead."""
+        out_name, out_fmt = self.lowered.output, self.lowered.output_format
+        storage = tuple(shape[m] for m in out_fmt.mode_order)
+        what = "value array" if kind == "val" else f"level {level} {kind} array"
+        hint = (f"a sparse format for {out_name} stores only its entries" if kind == "val" else
+                f"a format with no dense level above level {level} (dcsr or coo for a matrix) stores "
+                f"only the fibers that have entries")
+        return (f"output {out_name} ({out_fmt.shorthand or out_fmt}, shape {shape}): its {what} of "
+                f"{self._output_length(storage, kind, level)} {np.dtype(dtype).name} entries"), hint
+
+    def _output_buffer(self, inputs: dict, storage: tuple, dtype, kind: str, level: int) -> np.ndarray:
+        """An output array the kernel fills in place: a dense output's values (from the fill, or
+        the given output's) or a level's array over the dense levels above it."""
+        low, out_name = self.lowered, self.lowered.output
+        if kind == "tbl" and low.initial == "output" and out_name in inputs:
+            # an update of a given SparseByteMap output starts from its entries: which slots hold one too
+            return np.array(inputs[out_name].levels[level].tbl, dtype=dtype)
+        if kind != "val":
+            return np.zeros(self._output_length(storage, kind, level), dtype=dtype)
+        if low.initial == "output" and out_name in inputs:
+            init = inputs[out_name].to_numpy().transpose(low.output_format.mode_order)
+            return np.ascontiguousarray(init, dtype=dtype).ravel()
+        if low.initial == "none":
+            return np.empty(math.prod(storage), dtype=dtype)
+        buf = np.empty(math.prod(storage), dtype=dtype)   # (np.full's own checks cost a call's microsecond)
+        buf.fill(low.fill)
+        return buf
+
+    def _run(self, runner, tensors: dict) -> Tensor:
+        if self.lowered.outputs:   # (several outputs: a named tuple of them)
+            return outputs.run(self, runner, tensors)
+        inputs = self.bind(tensors)
+        inputs, state = self.prepare_output(inputs)
+        args = self.input_args(inputs)
+        args.update(state.args)
+        results = runner(**args)   # (the plans bind only the kernel's parameters)
+        return self.build_output(state, results, inputs, tensors)
+
+    # --- the phases of a call (run in this order; compiler.outputs runs them per output) ---------
+
+    @property
+    def output_names(self) -> tuple:
+        """The kernel's outputs, in the program's order (one but for a loop program writing several)."""
+        return self.__dict__.get("_siblings") or tuple(o.output for o in self.lowered.outputs or (self.lowered,))
+
+    def output_views(self) -> list:
+        """For a kernel with several outputs, a kernel per output in the program's order (sharing
+        this one's compiled function, formats and trace; its ``lowered`` that output's), built once."""
+        views = self.__dict__.get("_views")
+        if views is None:
+            views = []
+            for out in self.lowered.outputs:
+                view = copy.copy(self)
+                for kept in ("_call_plan", "_views"):
+                    view.__dict__.pop(kept, None)
+                view.lowered, view._siblings = out, self.output_names
+                views.append(view)
+            self._views = views
+        return views
+
+    def bind(self, tensors: dict) -> dict:
+        """The call's tensors bound to the kernel's formats (copies and conversions made), extents checked."""
+        low = self.lowered
+        inputs = self._inputs(tensors)
+        for dup, source in low.copies:
+            inputs[dup] = inputs[source]
+        for name, fmt in low.conversions:
+            if name != low.output and name in inputs and inputs[name].format != fmt:
+                inputs[name] = inputs[name].asformat(fmt)
+        self._check_extents(inputs)
+        if self.shape_operators:
+            # (the premises of the shape operators, for these shapes: |k| = |i|·|j|, slice bounds...)
+            infer_shapes(self.program, {t: v.shape for t, v in inputs.items()})
+        return inputs
+
+    def input_args(self, inputs: dict) -> dict:
+        """The kernel's arguments from the bound tensors: every input's arrays, and an output's
+        only where the kernel starts from its values."""
+        plan = self._plan()
+        skip = plan.fresh_outputs
+        args = {}
+        for name, t in inputs.items():
+            if name not in skip:
+                args.update(plan.inputs[name].args(t))
+        return args
+
+    def prepare_output(self, inputs: dict) -> tuple:
+        """``(inputs, OutputCall)`` for one call: the output's shape checked against its writes,
+        its size parameters and buffers allocated."""
+        low, plan = self.lowered, self._plan()
+        out_name, out_fmt = low.output, low.output_format
+        restore = None
+        if plan.compression is not None and out_name not in inputs:
+            inputs, restore = plan.compression.apply(inputs)
+        if low.initial == "assembled" and out_name in inputs:
+            given = inputs[out_name]
+            if not np.all(is_fill(given.vals, given.fill)):
+                raise UsageError(
+                    f"output {out_name} ({low.output_format.shorthand or low.output_format}) is given with entries, "
+                    f"but the program updates it without assigning it first ({out_name}[...] = v), so it would "
+                    f"start from them; a sparse output is assembled afresh: give {out_name} a dense format to "
+                    f"update it in place, or assign it in the program")
+        if low.output_writes:
+            # (a loop program keeps a given output's shape; every write must land inside it)
+            shape = inputs[out_name].shape if out_name in inputs else \
+                tuple(max(0, e) for e in self._output_shape(inputs))
+            check_output_writes(out_name, shape, low.output_writes, inputs)
+        else:
+            shape = self._output_shape(inputs)
+        if out_name in inputs and inputs[out_name].shape != shape:
+            raise ShapeError(f"output {out_name} has shape {inputs[out_name].shape}, expected {shape}")
+        storage = tuple(shape[m] for m in out_fmt.mode_order)
+        for n, level, modes, idt in plan.narrow:
+            for s in modes:
+                if storage[s] - 1 > np.iinfo(idt).max:
+                    raise FormatError(f"output {out_name}: level {n} ({level.name}) stores coordinates up to "
+                                      f"{storage[s] - 1} (mode {out_fmt.mode_order[s]} has extent {storage[s]}), more "
+                                      f"than its index_dtype {idt.name} holds (at most {np.iinfo(idt).max}); use "
+                                      f"index_dtype='int64' for {out_name}")
+
+        args = {}
+        for s, pname in plan.output_sizes:
+            args[pname] = storage[s]
+        for pname, dtype, kind, level in plan.inout:
+            nbytes = self._output_length(storage, kind, level) * plan.itemsize[pname]
+            if nbytes > memory.SMALL:
+                # (the kernel writes every element: an array past the free memory would get the process killed)
+                memory.require(nbytes, *self._output_array_words(shape, dtype, kind, level))
+            try:
+                buf = self._output_buffer(inputs, storage, dtype, kind, level)
+            except (MemoryError, ValueError) as e:   # numpy: too large for memory, or for an index
+                what, hint = self._output_array_words(shape, dtype, kind, level)
+                raise MemoryError(f"{what} cannot be allocated ({e}); {hint}") from None
+            args[pname] = buf
+        return inputs, OutputCall(shape, restore, args)
+
+    def build_output(self, state: "OutputCall", results: dict, inputs: dict, tensors: dict) -> Tensor:
+        """The output tensor from the kernel's ``results`` and the buffers ``state`` allocated."""
+        plan = self._plan()
+        shape, restore = state.shape, state.restore
+        out_name = self.lowered.output
+        arrays = {**state.args, **results}
+        # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs, and
+        # so does every kernel whose output has a level holding at most one entry or run per fiber
+        # (SparsePoint, SparseInterval): a program can write more, and that must be an error.
+        why = self.lowered.validate_output
+        check = (self.compiled.checked or plan.at_most_one or bool(why)
+                 or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS")))
+        output = plan.output if plan.fresh_fill is None else plan.fresh_fill.output(inputs, tensors)
+        try:
+            out = output.tensor(shape, arrays, check=check)
+        except FormatError as e:
+            if not why:
+                raise
+            raise FormatError(f"{e} ({why}; every call checks its output)") from None
+        if restore is not None:
+            out = restore(out)
+        # (an output built in another mode order than asked, as no loop order appends it in its own)
+        return out.asformat(self.formats[out_name]) if out_name in plan.converted else out
+
+
+class OutputCall(NamedTuple):
+    """What one call prepared for one output: its logical ``shape``, what maps it back after a
+    renumbering (``restore``, or None), and its arguments (sizes, the buffers allocated).
+    (A named tuple: built on every call, cheaper than a frozen dataclass.)"""
+
+    shape: tuple
+    restore: Any
+    args: dict
+
+
+class _CallPlan:
+    """What a kernel's every call needs that depends only on the kernel: parameter names,
+    the output's buffers to allocate, and how to bind each input; built on the first call."""
+
+    def __init__(self, kernel: Kernel):
+        low = kernel.lowered
+        out_name = low.output
+        self.converted = dict(low.conversions)
+        self.params = frozenset(p.name for p in low.function.params if isinstance(p, (Scalar, Buffer)))
+        self.inputs = {name: binding.InputPlan(name, self.converted.get(name, fmt) if name != out_name else fmt,
+                                               self.params)
+                       for name, fmt in kernel.formats.items()}
+        self.inputs.update((copy, binding.InputPlan(copy, self.converted[copy], self.params))
+                           for copy, _ in low.copies)
+        self.output = binding.OutputPlan(out_name, low.output_format)
+        outs = low.outputs or (low,)
+        self.output_names = frozenset(kernel.output_names)
+        # (outputs whose arrays a call allocates, rather than binding a given tensor's)
+        self.fresh_outputs = frozenset(o.output for o in outs if o.initial != "output")
+        # (index, its uses): each index's extent in every tensor that has it must agree
+        self.extents = tuple((index, tuple(uses)) for index, uses in low.extents if len(uses) > 1)
+        # each output extent an input's, (tensor, mode): read directly (else by extent_value)
+        self.shape_from = tuple(low.output_shape) if all(
+            isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) and e[0] not in _EXTENT_OPS
+            for e in low.output_shape) else None
+        self.output_sizes = tuple((s, pname) for s, pname in enumerate(
+            binding.array_name(out_name, m, "size") for m in range(low.output_format.ndim)) if pname in self.params)
+        # the output's levels whose index dtype is narrower than int64: an extent past it is refused
+        self.narrow = narrow_index_levels(low.output_format)
+        self.at_most_one = any(lvl.at_most_one for lvl in low.output_format.levels)
+        self.inout = []
+        for p in low.function.params:
+            if not (isinstance(p, Buffer) and p.intent == "inout"):
+                continue
+            if p.name == binding.array_name(out_name, None, "val"):
+                self.inout.append((p.name, p.dtype, "val", None))
+                continue
+            level, kind = _level_array(out_name, p.name)
+            if level is None and outputs.owner(p.name, self.output_names - {out_name}):
+                continue   # (another output's array: its own plan allocates it)
+            if level is None or binding.dense_parent_count(low.output_format, level,
+                                                           (1,) * low.output_format.ndim) is None:
+                raise TypeError(f"kernel parameter {p.name} is an inout buffer the runtime "
+                                f"cannot allocate (a bug in the {kernel.strategy} strategy)")
+            self.inout.append((p.name, p.dtype, kind, level))
+        self.itemsize = {pname: np.dtype(dtype).itemsize for pname, dtype, _, _ in self.inout}
+        self.compression = None
+        if low.compressible and isinstance(kernel.program, Assign) and not low.conversions and not low.copies:
+            self.compression = Compression(kernel)
+            if not self.compression.plans:
+                self.compression = None
+        fmt = low.output_format
+        self.fresh_fill = _FreshFill(kernel.program, kernel.formats, self.output) if (
+            kernel.fresh_output and isinstance(kernel.program, Assign) and isinstance(fmt.leaf, Element)
+            and all(isinstance(lvl, Dense) for lvl in fmt.levels)) else None
+
+
+class _FreshFill:
+    """The output plans of a fresh dense (or 0-d) output, which carries the oracle's fill.
+
+    Where the program's output was given no format, the strategy makes it dense and
+    stores every entry; its fill is then only what the tensor says its unstored
+    entries would hold, and that is the oracle's (:func:`compiler.reference.expression_fill`):
+    ``y[i] = sum[j](A[i, j])`` over an ``A`` of fill 1 has the fill ``n``, the extent
+    of ``j``, known at the call. An output given a format keeps that format's fill.
+    """
+
+    def __init__(self, program: Assign, formats: dict, output: binding.OutputPlan):
+        self.program, self.output_name = program, program.lhs.tensor
+        # (each fill a numpy scalar of its tensor's dtype, as the oracle's: an int32 min over no
+        # element is int32's largest, not int64's)
+        self.fills = {name: typed_scalar(fmt.fill, fmt.dtype) if fmt.dtype is not None else fmt.fill
+                      for name, fmt in formats.items()}
+        # (the fill an array given at the call has, 0, where the kernel's format says another)
+        zeros = {name: typed_scalar(0, np.asarray(f).dtype) for name, f in self.fills.items()}
+        self.zero_fills = {name: z for name, z in zeros.items() if fill_key(z) != fill_key(self.fills[name])}
+        self.dtype = output.format.dtype
+        self.default = output
+        self.plans: dict = {}
+        # (index, tensor, mode): where each reduced index's extent is read
+        reduced = {i for n in walk(program.rhs) if isinstance(n, Reduce) for i in n.indices}
+        uses = {}
+        for acc in accesses(program.rhs):
+            for mode, i in enumerate(acc.indices):
+                if i in reduced:
+                    uses.setdefault(i, (acc.tensor, mode))
+        self.uses = tuple((i, t, m) for i, (t, m) in uses.items())
+        try:   # (most fills depend on no extent: SpMV's is 0 whatever the row length)
+            self.fixed = self._plan(self._fill(None))
+        except NeedsExtents:
+            self.fixed = None
+
+    def output(self, inputs: dict, given: dict) -> binding.OutputPlan:
+        """The output's plan for a call on ``inputs`` (bound tensors), ``given`` the caller's values."""
+        raw = self._raw_fills(given)
+        init = inputs.get(self.output_name)   # (an update's output given at the call starts from it)
+        if init is None and not raw and self.fixed is not None:
+            return self.fixed
+        key = (tuple(inputs[t]._shape[m] for _, t, m in self.uses),
+               None if init is None else fill_key(raw.get(self.output_name, init.fill)),
+               tuple((name, fill_key(f)) for name, f in raw.items()))
+        plan = self.plans.get(key)
+        if plan is None:
+            fills = {**self.fills, **raw}
+            start = None if init is None else raw.get(self.output_name, init.fill)
+            plan = self._plan(self._fill({i: inputs[t]._shape[m] for i, t, m in self.uses}, start, fills))
+            if len(self.plans) >= 16:   # (a kernel called on many shapes keeps the last few)
+                self.plans.clear()
+            self.plans[key] = plan
+        return plan
+
+    def fixed_for(self, given: dict) -> "binding.OutputPlan | None":
+        """The output's plan when it depends on nothing of a call with ``given`` (no update of a
+        given output, every fill the format's, no extent in the fill), else ``None``."""
+        if self.fixed is None or self.output_name in given or self._raw_fills(given):
+            return None
+        return self.fixed
+
+    def _raw_fills(self, given: dict) -> dict:
+        """The fills the oracle gives the tensors passed as arrays (0) or scalars (their value),
+        where they differ from the kernel's formats' (which bound them). A list binds as an array."""
+        raw = {}
+        for name, value in given.items():
+            if isinstance(value, Tensor):
+                continue
+            if not isinstance(value, SCALARS):   # an array (or array-like)
+                if name in self.zero_fills:
+                    raw[name] = self.zero_fills[name]
+                continue
+            fill = self.fills[name]
+            own = typed_scalar(value, np.asarray(fill).dtype)
+            if fill_key(own) != fill_key(fill):
+                raw[name] = own
+        return raw
+
+    def _plan(self, fill) -> binding.OutputPlan:
+        fmt = self.default.format
+        if fill_key(fill) == fill_key(fmt.fill):
+            return self.default
+        return binding.OutputPlan(self.output_name, _with_leaf_fill(fmt, fill))
+
+    def _fill(self, extents: dict | None, start=None, fills=None):
+        """The oracle's fill of the output for ``extents``, an update starting from ``start`` (the
+        given output's fill; None: the operator's identity), the tensors' ``fills`` (the formats')."""
+        op = self.program.op
+        with np.errstate(all="ignore"):
+            try:
+                fill = expression_fill(self.program.rhs, self.fills if fills is None else fills, extents)
+                if op is not None:
+                    start = start if start is not None else op.identity_for(self.dtype)
+                    fill = op.fill(start, fill)
+            except NeedsExtents:
+                raise
+            except Exception:   # (a user function's Python may refuse these values: the format's fill then)
+                return self.default.format.fill
+            if fill is NOVALUE:
+                return self.default.format.fill
+            return typed_scalar(fill, self.dtype)
+
+
+def _with_leaf_fill(fmt: Format, fill) -> Format:
+    """``fmt`` with its leaf's fill replaced: ``Dense(Element(0.0))`` to ``Dense(Element(4.0))``."""
+    return Format(replace_leaf(fmt.root, replace(fmt.leaf, fill=fill)), fmt.mode_order)
+
+
+def _describe_formats(got: Format, want: Format) -> tuple[str, str]:
+    """Short names for two formats that differ, detailed enough to show how they differ."""
+    short = (got.shorthand or str(got), want.shorthand or str(want))
+    if short[0] != short[1]:
+        return short
+    # same shape of levels: the difference is in index dtypes, value dtype or fill
+    return str(got), str(want)
+
+
+_EXTENT_OPS = {"+": sum, "max": max, "min": min, "*": math.prod, "//": lambda xs: _quotient(*xs)}
+
+
+def _quotient(a, b):
+    return a // b if b else 0
+
+
+def extent_value(entry, inputs: dict) -> int:
+    """Evaluate one output extent: an int, ``(tensor, mode)``, or ``(op, entry, ...)``.
+
+    ``op`` is ``"+"``, ``"max"``, ``"min"``, ``"*"`` or ``"//"``; a concatenation of ``a`` and ``b`` has
+    extent ``("+", ("a", 0), ("b", 0))``.
+
+    >>> import numpy as np
+    >>> extent_value(("+", ("a", 0), ("b", 0), 1), {"a": np.zeros(3), "b": np.zeros(4)})
+    8
+    """
+    if isinstance(entry, tuple) and entry and entry[0] in _EXTENT_OPS:
+        return int(_EXTENT_OPS[entry[0]](extent_value(e, inputs) for e in entry[1:]))
+    if isinstance(entry, tuple):
+        t, m = entry
+        if t not in inputs:
+            raise ShapeError(f"the output's extent comes from {t}, which was not given")
+        return int(np.shape(inputs[t])[m])
+    return int(entry)
+
+
+def check_output_writes(output: str, shape: tuple, writes: tuple, inputs: dict) -> None:
+    """Refuse a call whose output ``shape`` some write (of ``Lowered.output_writes``) would reach past.
+
+    >>> import numpy as np
+    >>> check_output_writes("D", (4, 5), ((1, ("+", ("A", 1), 3), "line 7 of k"),), {"A": np.zeros((4, 3))})
+    Traceback (most recent call last):
+    ...
+    compiler.errors.ShapeError: output D has extent 5 in mode 1, but line 7 of k writes it up to coordinate 5 (extent 6 needed)
+    """
+    for mode, entry, where in writes:
+        need = extent_value(entry, inputs)
+        if need > shape[mode]:
+            raise ShapeError(f"output {output} has extent {shape[mode]} in mode {mode}, but {where} writes it up "
+                             f"to coordinate {need - 1} (extent {need} needed)")
+
+
+def _level_array(tensor: str, pname: str) -> tuple[int | None, str | None]:
+    """``(level, kind)`` of an inout ``{tensor}{level}_pos``, ``_tbl``, ``_ofs`` or ``_idx`` buffer, else ``(None, None)``."""
+    for kind in ("pos", "tbl", "ofs", "idx"):
+        suffix = "_" + kind
+        if pname.startswith(tensor) and pname.endswith(suffix) and pname[len(tensor):-len(suffix)].isdigit():
+            return int(pname[len(tensor):-len(suffix)]), kind
+    return None, None
+
+
+def facts_of(value):
+    """The facts of a tensor's stored values as given to lower() or a kernel: a format says
+    nothing of values and is taken as finite (a call with other values re-lowers)."""
+    if isinstance(value, Tensor):
+        return value.value_facts
+    if isinstance(value, (np.ndarray, *SCALARS)):
+        return values.of_array(value)
+    if is_foreign(value):   # (a scipy or pydata array's stored values)
+        return values.of_array(np.asarray(value.data))
+    return values.FINITE
