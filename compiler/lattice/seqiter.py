@@ -320,6 +320,8 @@ def locate(s: Seq, st: Cursors, x: int) -> None:
     elif isinstance(s, Project):
         if s.k == 0:
             locate(s.a, st, x * s.J)
+            # a located π0 (dense, beside an iterated operand) is at group x for the π1 loops inside
+            st.group[s.group_key] = x
         else:
             locate(s.a, st, st.group[s.group_key] * s.J + x)
     elif isinstance(s, Slice):

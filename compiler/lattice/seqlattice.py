@@ -97,8 +97,25 @@ def remove(sub: Seq, s: Seq) -> Seq:
 
 
 def live_keys(s: Seq) -> frozenset:
-    """What a loop over ``s`` makes live: its iterated leaves and the groups of its π0s."""
-    keys = {leaf.key for leaf in s.iterated()}
+    """What a loop over ``s`` makes live: its iterated leaves and the groups of its π0s.
+
+    A π0 fixes only its group, not its operand's coordinate (the π1 loop inside walks that),
+    so its operand's leaves are not live: a read of them where the π1 is absent is 0.
+
+    >>> from compiler.lattice.sequences import Level
+    >>> a = Level("a", 0, "dense", 6, "k"); b = Level("b", 0, "dense", 2)
+    >>> sorted(map(str, live_keys(Union(Project(0, a, 3), b))))
+    ["('b', 0)", "('π0', Level(tensor='a', mode=0, kind='dense', extent=6, index='k'), 3)"]
+    """
+    def fixed(x: Seq) -> frozenset:
+        if isinstance(x, Project) and x.k == 0:
+            return frozenset()
+        if isinstance(x, LEAVES):
+            return frozenset([x.key])
+        kids = (x.a,) if isinstance(x, Concat) else x.children()
+        return frozenset().union(*(fixed(c) for c in kids))
+
+    keys = set(fixed(s))
     keys |= {n.group_key for n in walk(s) if isinstance(n, Project) and n.k == 0}
     return frozenset(keys)
 

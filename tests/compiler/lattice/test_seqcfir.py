@@ -397,3 +397,25 @@ def test_nested_matrix_programs_against_numpy(e, seed):
         assert np.array_equal(dense(run.outputs.get("C", {}), want.shape), want), (e, cf.text())
         keys = [w[1] for w in run.writes]
         assert len(keys) == len(set(keys)), cf.text()
+
+
+def test_a_located_projection_binds_its_group_and_not_its_operands_coordinate():
+    # C(i, j) = M(i, j) + split(a(k), k -> (i, j)), M CSR, a dense: the dense π0 is located on
+    # i_M; found by the Fig. 11 bridge's property test (test_seqderive.py). Before, the located
+    # π0 left the π1 loop without its group (a SequenceError), and the π0 made a's level live
+    # in the inner loop, so a was read where only M's column was at j
+    J = 3
+    iM, jM = lv("M", 2, "dense", 0, "i"), lv("M", J, "compressed", 1, "j")
+    ka = lv("a", 2 * J, "dense", index="k")
+    prog = Forall("i", Union(iM, Project(0, ka, J)),
+                  Forall("j", Union(jM, Project(1, ka, J)),
+                         Assign("C", ("i", "j"), Add(Read("M", (iM, jM)), Read("a", (ka,))))))
+    cf = build_cfir(prog)
+    assert cf.text().startswith("while i <- i_M with π0(k_a, 3) = i_M\n")
+    assert "  case j_M:\n      C(i, j) = M(i_M, j_M)\n" in cf.text()
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        M, a = rand(rng, (2, J), 0.5), rand(rng, 2 * J, 0.5)
+        data = {"M": entries(M), "a": {(k,): float(a[k]) for k in range(2 * J)}}
+        run = interpret(cf, data)
+        assert np.array_equal(dense(run.outputs.get("C", {}), (2, J)), M + a.reshape(2, J)), cf.text()
