@@ -1,0 +1,413 @@
+"""Index notation with shape operators to sequence expressions and their CIN (BURRITO's Fig. 11
+and §4.4 of shape-operators.md), run by the sequence CFIR's interpreter.
+
+:func:`derive_seq` is ``Seq(expr, i)``: an access gives its level of ``i`` (its kind asked of the
+tensor's level: a full level is ``dense``, the lower modes of a multi-mode level such as COO are
+``singleton``, the others ``compressed``), ``+`` is ``∪``, ``*`` is ``∩``, a sum gives its
+summand's, ``broadcast(i, a)`` is ``U_i``, ``collapse`` ``×``, ``concat`` ``⊔`` on its index and
+``∪`` on the others (line 12), ``split`` ``π0``/``π1`` and ``slice`` a slice. An expression that
+does not vary with ``i`` (an access without it, a literal) constrains nothing under ``*`` and is
+there at every coordinate under ``+`` (``U_i``, an implicit broadcast). Each node records the
+rule that fired (:class:`Derivation`).
+
+:func:`build_cin` turns an :class:`~compiler.notation.ast.Assign` into the CIN of
+:mod:`compiler.lattice.seqcfir`: one forall per output index in the output's mode order, a
+``where`` (an :class:`~compiler.lattice.seqcfir.Alloc`'d temporary and its producer loops) per
+sum, reads with the shape operators erased but concatenation (:class:`~compiler.lattice.seqcfir.Cat`).
+:func:`seq_evaluate` lowers that through the sequence lattices and CFIR and interprets it over the
+tensors' stored entries.
+
+>>> import numpy as np
+>>> from compiler.tensor import Tensor
+>>> A = Tensor.from_numpy(np.array([[0, 1.0, 0], [2.0, 0, 3.0]]), "csr")
+>>> b = Tensor.from_numpy(np.array([0, 0, 0, 0, 5.0, 0]), "sparse")
+>>> low = seq_lower("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]", A=A, b=b)
+>>> print(low.cin)
+forall k ∈ (i_A × j_A) ∪ k_b
+  c(k) = A(i_A, j_A) + b(k_b)
+>>> print(low.derivations[0].text())
+Seq(collapse(A[i, j], (i, j) -> k) + b[k], k) = (i_A × j_A) ∪ k_b   [line 4: + is ∪]
+  Seq(collapse(A[i, j], (i, j) -> k), k) = i_A × j_A   [line 9: collapse into k is ×]
+    Seq(A[i, j], i) = i_A   [line 3: level 0 of A (dense)]
+    Seq(A[i, j], j) = j_A   [line 3: level 1 of A (compressed)]
+  Seq(b[k], k) = k_b   [line 3: level 0 of b (compressed)]
+>>> seq_evaluate("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]", A=A, b=b)
+array([0., 1., 0., 2., 5., 3.])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import StrategyError
+from ..interop import to_tensor
+from ..notation import parse
+from ..notation import parse_expr
+from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, free_indices
+from ..notation.ast import walk as walk_notation
+from ..notation.infer import infer_shapes
+from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
+from ..tensor import Tensor
+from ..trace import Artifact, Rewrite, Trace
+from . import seqcfir as cin
+from .sequences import Concat as SeqConcat
+from .sequences import Intersect, Level, Product, Project, Seq, SequenceError, Union, Universe, walk
+from .sequences import Slice as SeqSlice
+
+
+# -- the levels of the accessed tensors ------------------------------------------------------------
+
+
+def level_kinds(t: Tensor) -> tuple[str, ...]:
+    """The sequence kind of each storage mode of ``t``, asked of its levels.
+
+    >>> import numpy as np
+    >>> level_kinds(Tensor.from_numpy(np.eye(2), "csr")), level_kinds(Tensor.from_numpy(np.eye(2), "coo"))
+    (('dense', 'compressed'), ('compressed', 'singleton'))
+    """
+    kinds = []
+    for lvl in t.levels:
+        if lvl.full:
+            kinds += ["dense"] * lvl.nmodes
+        else:
+            # a level over several modes (COO) is a compressed level over singletons
+            kinds += ["compressed"] + ["singleton"] * (lvl.nmodes - 1)
+    return tuple(kinds)
+
+
+@dataclass(frozen=True)
+class AccessLevels:
+    """How the sequences name an access's tensor and the sequence level of each of its indices."""
+
+    name: str
+    levels: tuple          # storage order
+    by_index: dict = field(hash=False, compare=False)
+
+
+# -- Seq(expr, i) ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Derivation:
+    """The rules :func:`derive_seq` applied for one loop index: ``(depth, node, rule, result)``."""
+
+    index: str
+    steps: list = field(default_factory=list)
+
+    def text(self) -> str:
+        return "\n".join(f"{'  ' * d}Seq({node}, {i}) = {res}   [{rule}]" for d, node, i, rule, res in self.steps)
+
+    def rewrites(self) -> list[Rewrite]:
+        return [Rewrite(rule, f"Seq({node}, {i})", res) for _, node, i, rule, res in self.steps]
+
+
+class Deriver:
+    """``Seq`` over one program: its accesses' levels and its indices' extents."""
+
+    def __init__(self, access_levels: dict, extents: dict):
+        self.access_levels = access_levels        # Access -> AccessLevels
+        self.extents = extents                    # Index -> int
+
+    def size(self, i: Index) -> int:
+        return self.extents[i]
+
+    def seq(self, e, i: Index, log: Derivation | None = None, depth: int = 0) -> Seq | None:
+        """``Seq(e, i)``; None when ``e`` does not vary with ``i``."""
+        slot = None
+        if log is not None:
+            slot = len(log.steps)
+            log.steps.append(None)
+        rule, out = self._seq(e, i, log, depth + 1)
+        if log is not None:
+            log.steps[slot] = (depth, str(e), str(i), rule, "-" if out is None else str(out))
+        return out
+
+    def _either(self, op, a, b, i):
+        if a is None and b is None:
+            return None
+        if op is Intersect:
+            # U_i holds every coordinate: intersected with it, a sequence is itself (a broadcast
+            # operand of * is read where the other one is, as the notes' fused SpMV iterates)
+            a = None if isinstance(a, Universe) and a.index == str(i) else a
+            b = None if isinstance(b, Universe) and b.index == str(i) else b
+            if a is None and b is None:
+                return Universe(self.size(i), str(i))
+            return b if a is None else a if b is None else Intersect(a, b)
+        # what does not vary with i is there at every coordinate of it
+        u = Universe(self.size(i), str(i))
+        return Union(u if a is None else a, u if b is None else b)
+
+    def _seq(self, e, i: Index, log, d):
+        sub = lambda x, j=i: self.seq(x, j, log, d)  # noqa: E731
+        if isinstance(e, Access):
+            if i not in e.indices:
+                return "not an index of the access", None
+            acc = self.access_levels[e]
+            lv = acc.by_index[i]
+            return f"line 3: level {lv.mode} of {e.tensor} ({lv.kind})", lv
+        if isinstance(e, Literal):
+            return "a constant", None
+        if isinstance(e, Call):
+            if e.op.is_user or e.op.name not in ("add", "mul"):
+                raise StrategyError(f"{e}: the sequence lowering takes + and * only, not {e.op.name}")
+            a, b = sub(e.args[0]), sub(e.args[1])
+            if e.op.name == "add":
+                return "line 4: + is ∪", self._either(Union, a, b, i)
+            if any(isinstance(x, Universe) and x.index == str(i) for x in (a, b)):
+                return f"line 5: * is ∩, and U_{i} ∩ X = X", self._either(Intersect, a, b, i)
+            return "line 5: * is ∩", self._either(Intersect, a, b, i)
+        if isinstance(e, Reduce):
+            if i in e.indices:
+                return "reduced here", None
+            return "line 6: a sum takes its summand's", sub(e.body)
+        if isinstance(e, Broadcast):
+            if e.index == i:
+                return "line 7: broadcast along it is U", Universe(self.size(i), str(i))
+            return "line 8: broadcast along another index", sub(e.operand)
+        if isinstance(e, Collapse):
+            j, k = e.indices
+            if e.result == i:
+                a, b = sub(e.operand, j), sub(e.operand, k)
+                if a is None or b is None:
+                    raise StrategyError(f"{e}: its operand does not vary with {j if a is None else k}")
+                return f"line 9: collapse into {i} is ×", Product(a, b)
+            if i in e.indices:
+                return "consumed here", None
+            return "line 10: collapse into another index", sub(e.operand)
+        if isinstance(e, Concat):
+            if e.result == i:
+                parts = [sub(x, j) for x, j in zip(e.operands, e.indices)]
+                for x, j, p in zip(e.operands, e.indices, parts):
+                    if p is None:
+                        raise StrategyError(f"{e}: operand {x} does not vary with {j}")
+                out = parts[0]
+                for p in parts[1:]:
+                    out = SeqConcat(out, p)
+                return f"line 11: concat into {i} is ⊔", out
+            if i in e.indices:
+                return "consumed here", None
+            out = sub(e.operands[0])
+            for x in e.operands[1:]:
+                out = self._either(Union, out, sub(x), i)
+            return "line 12: concat along another index is ∪", out
+        if isinstance(e, Split):
+            a_, b_ = e.results
+            if i in (a_, b_):
+                a = sub(e.operand, e.index)
+                if a is None:
+                    raise StrategyError(f"{e}: its operand does not vary with {e.index}")
+                k = 0 if i == a_ else 1
+                return f"line {13 + k}: split into {i} is π{k}", Project(k, a, self.size(b_))
+            if i == e.index:
+                return "consumed here", None
+            return "line 15: split of another index", sub(e.operand)
+        if isinstance(e, Slice):
+            if e.result == i:
+                if e.step < 1:
+                    raise SequenceError(f"{e}: a sequence is sliced with a positive step only (a negative "
+                                        f"step would walk its coordinates backwards)")
+                a = sub(e.operand, e.index)
+                if a is None:
+                    raise StrategyError(f"{e}: its operand does not vary with {e.index}")
+                return f"line 16: slice into {i}", SeqSlice(a, e.start, e.stop, e.step)
+            if i == e.index:
+                return "consumed here", None
+            return "line 17: slice of another index", sub(e.operand)
+        raise StrategyError(f"{e}: the sequence lowering does not take this node")
+
+
+# -- the CIN ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class SeqLowering:
+    """What :func:`seq_lower` built: the CIN, each loop's derivation, the CFIR, the trace, the
+    output's shape and the stored entries the interpreter reads (per name, in storage order)."""
+
+    program: Assign
+    cin: cin.Stmt
+    derivations: list
+    cfir: cin.SeqCFIR
+    trace: Trace
+    shape: tuple
+    data: dict
+
+
+class CinBuilder:
+    """The CIN of one program (§4.4): foralls in the output's mode order, a ``where`` per sum."""
+
+    def __init__(self, deriver: Deriver):
+        self.d = deriver
+        self.derivations: list[Derivation] = []
+        self.loops: list = []        # (index, sequence) in nesting order, for the concordance check
+        self.temps = 0
+
+    def forall(self, i: Index, e, body: cin.Stmt) -> cin.Forall:
+        log = Derivation(str(i))
+        s = self.d.seq(e, i, log)
+        self.derivations.append(log)
+        if s is None:
+            s = Universe(self.d.size(i), str(i))
+            log.steps.append((0, str(e), str(i), "does not vary with it: U", str(s)))
+        self.loops.append((i, s))
+        return cin.Forall(str(i), s, body)
+
+    def value(self, e) -> tuple[list, cin.Value]:
+        """The statements computing ``e``'s sums, and its value with shape operators erased."""
+        if isinstance(e, Access):
+            return [], cin.Read(self.d.access_levels[e].name, self.d.access_levels[e].levels)
+        if isinstance(e, Literal):
+            if isinstance(e.value, bool):
+                raise StrategyError(f"{e}: the sequence lowering computes numbers, not booleans")
+            return [], cin.Lit(float(e.value))
+        if isinstance(e, Call):
+            pa, a = self.value(e.args[0])
+            pb, b = self.value(e.args[1])
+            return pa + pb, (cin.Add if e.op.name == "add" else cin.Mul)(a, b)
+        if isinstance(e, Concat):
+            pre, out = self.value(e.operands[0])
+            for x in e.operands[1:]:
+                p, v = self.value(x)
+                pre, out = pre + p, cin.Cat(out, v)
+            return pre, out
+        if isinstance(e, (Collapse, Split, Slice, Broadcast)):
+            return self.value(e.operand)
+        if isinstance(e, Reduce):
+            if e.op.is_user or e.op.name != "add":
+                raise StrategyError(f"{e}: the sequence lowering reduces with sum only")
+            self.temps += 1
+            t = f"t{self.temps}" if self.temps > 1 else "t"
+            pre, v = self.value(e.body)
+            body: cin.Stmt = _block(pre + [cin.Reduce(t, (), v)])
+            for j in reversed(e.indices):
+                body = self.forall(j, e.body, body)
+            return [cin.Alloc(t), body], cin.Temp(t)
+        raise StrategyError(f"{e}: the sequence lowering does not take this node")
+
+
+def _block(stmts: list) -> cin.Stmt:
+    return stmts[0] if len(stmts) == 1 else cin.Block(tuple(stmts))
+
+
+def _access_levels(program: Assign, tensors: dict) -> tuple[dict, dict]:
+    """Each access's sequence levels, and the stored entries of each name they read under (a
+    tensor accessed with other indices again is read under a primed name, its own levels)."""
+    out: dict = {}
+    data: dict = {}
+    used: dict = {}
+    for n in walk_notation(program.rhs):
+        if not isinstance(n, Access) or n in out:
+            continue
+        if n.tensor not in tensors:
+            raise StrategyError(f"tensor {n.tensor} (in {n}) was not given")
+        t = tensors[n.tensor]
+        if any(isinstance(i, int) for i in n.indices):
+            raise StrategyError(f"{n}: the sequence layer has no constant index (slice the mode instead)")
+        if len(set(n.indices)) != len(n.indices):
+            raise StrategyError(f"{n}: an index repeated in one access (a diagonal) has no sequence")
+        fill = t.fill
+        if fill is not None and fill != 0:
+            raise StrategyError(f"tensor {n.tensor} has fill {fill}: the sequence lowering takes fill 0 only")
+        k = used.get(n.tensor, 0)
+        used[n.tensor] = k + 1
+        name = n.tensor + "'" * k
+        kinds = level_kinds(t)
+        levels = []
+        by_index = {}
+        for s, (m, kind) in enumerate(zip(t.mode_order, kinds)):
+            i = n.indices[m]
+            lv = Level(name, s, kind, int(t.shape[m]), str(i))
+            levels.append(lv)
+            by_index[i] = lv
+        out[n] = AccessLevels(name, tuple(levels), by_index)
+        if name not in data:
+            coords, vals = t.to_coords()
+            storage = coords[list(t.mode_order)] if t.ndim else coords
+            data[name] = {tuple(int(c) for c in storage[:, q]): float(vals[q]) for q in range(len(vals))}
+    return out, data
+
+
+def check_concordant(loops: list, access_levels: dict) -> None:
+    """Refuse an access whose levels the loops do not reach outer level first (a transposed or
+    column-major walk of a sparse tensor: its inner level would be read without its row)."""
+    seen: dict = {}
+    for _, s in loops:
+        for node in walk(s):
+            if isinstance(node, Level) and node.key not in seen:
+                seen[node.key] = len(seen)
+    for acc, al in access_levels.items():
+        for lv in al.levels:
+            if lv.key not in seen:
+                raise StrategyError(f"{acc}: no loop iterates its level {lv.mode} ({lv})")
+            if lv.mode and seen[lv.parent_key] > seen[lv.key]:
+                raise StrategyError(
+                    f"{acc}: the loops reach its level {lv.mode} ({lv.index}) before level {lv.mode - 1} "
+                    f"({al.levels[lv.mode - 1].index}), the order {acc.tensor} is stored in; store "
+                    f"{acc.tensor} in a format concordant with the loop order (or transpose it)")
+
+
+def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
+    """The CIN of ``program`` (text or an :class:`Assign`), its lattices and CFIR, recording a
+    ``seq-derive`` step (each loop's Fig. 11 derivation), then ``lattice`` steps and ``cfir``."""
+    program = parse(program) if isinstance(program, str) else program
+    if program.op is not None:
+        raise StrategyError(f"{program}: the sequence lowering writes its output with = only")
+    tensors = {name: to_tensor(x, name) for name, x in tensors.items()}
+    info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
+    access_levels, data = _access_levels(program, tensors)
+    b = CinBuilder(Deriver(access_levels, info.extents))
+    pre, v = b.value(program.rhs)
+    lhs = program.lhs
+    if any(isinstance(i, int) for i in lhs.indices) or len(set(lhs.indices)) != len(lhs.indices):
+        raise StrategyError(f"{lhs}: the output needs distinct index variables")
+    body: cin.Stmt = _block(pre + [cin.Assign(lhs.tensor, tuple(map(str, lhs.indices)), v)])
+    for i in reversed(lhs.indices):
+        body = b.forall(i, program.rhs, body)
+    # the derivations in nesting order (outer loop first), as the trace shows them
+    order = {str(i): k for k, (i, _) in enumerate(reversed(b.loops))}
+    derivations = sorted(b.derivations, key=lambda dv: order[dv.index])
+    loops = list(reversed(b.loops))
+    check_concordant(loops, access_levels)
+    t = trace if trace is not None else Trace()
+    t.record("seq-derive", before=program, after=body,
+             artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text()) for dv in derivations],
+             rewrites=[r for dv in derivations for r in dv.rewrites()])
+    cf, t = cin.sequence_trace(body, trace=t)
+    return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data)
+
+
+def seq_evaluate(program, trace: Trace | None = None, **tensors) -> np.ndarray:
+    """The result of ``program`` computed by the sequence CFIR's interpreter over the stored
+    entries of ``tensors`` (Tensors, numpy arrays or scipy.sparse matrices): a dense array."""
+    low = seq_lower(program, trace=trace, **tensors)
+    run = cin.interpret(low.cfir, low.data)
+    out = np.zeros(low.shape)
+    for key, val in run.outputs.get(low.program.lhs.tensor, {}).items():
+        out[key] = val
+    return out
+
+
+def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
+    """``Seq(expr, i)`` (Fig. 11) of an expression (text or a node) over ``tensors``, with its
+    derivation; ``expr``'s shapes come from the tensors.
+
+    >>> import numpy as np
+    >>> s, dv = derive_seq("split(a[k], k -> (i, j:3)) * B[i, j]", "j",
+    ...                    a=Tensor.from_numpy(np.zeros(12), "sparse"), B=np.zeros((4, 3)))
+    >>> print(s)
+    π1(k_a, 3) ∩ j_B
+    """
+    e = parse_expr(expr) if isinstance(expr, str) else expr
+    tensors = {name: to_tensor(x, name) for name, x in tensors.items()}
+    out = Access("_out", tuple(free_indices(e)))
+    program = Assign(out, None, e)
+    info = infer_shapes(program, {n: t.shape for n, t in tensors.items()})
+    access_levels, _ = _access_levels(program, tensors)
+    log = Derivation(str(i))
+    return Deriver(access_levels, info.extents).seq(e, Index(str(i)), log), log
+
+
+__all__ = ["derive_seq", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
+           "level_kinds", "check_concordant"]

@@ -1,0 +1,304 @@
+"""Index notation with shape operators to sequence expressions (Fig. 11) and CIN, interpreted by
+the sequence CFIR: the notes' §10.3 goldens, each shape operator against the dense oracle on
+CSR/COO/dense inputs, the refusals, and a property over random shape-operator expressions."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from compiler import evaluate
+from compiler.errors import ShapeError, StrategyError
+from compiler.lattice import seqcfir
+from compiler.lattice.seqderive import derive_seq, level_kinds, seq_evaluate, seq_lower
+from compiler.lattice.sequences import SequenceError
+from compiler.tensor import Tensor
+from compiler.trace import Trace
+
+FORMATS = ("csr", "coo", "dense")
+
+
+def rand(rng, shape, p=0.4):
+    return np.where(rng.random(shape) < p, rng.integers(1, 9, shape), 0).astype(float)
+
+
+def stored(arr, fmt):
+    return Tensor.from_numpy(arr, fmt)
+
+
+def check(program, seed=0, trials=6, formats=FORMATS, **shapes):
+    """``program`` by the sequence interpreter against evaluate, on every format of each input
+    (a 1-d input is a sparse or dense vector), each output coordinate written at most once."""
+    rng = np.random.default_rng(seed)
+    for t in range(trials):
+        arrays = {n: rand(rng, s, rng.choice([0.2, 0.5, 1.0])) for n, s in shapes.items()}
+        want = evaluate(program, **arrays)[0]
+        for k, name in enumerate(arrays):
+            fmt = formats[(t + k) % len(formats)]
+            if arrays[name].ndim == 1:
+                fmt = "sparse" if fmt != "dense" else "dense"
+            tensors = {n: stored(a, fmt if n == name else formats[(t + k + 1) % len(formats)]
+                                 if a.ndim == 2 else "sparse") for n, a in arrays.items()}
+            low = seq_lower(program, **tensors)
+            run = seqcfir.interpret(low.cfir, low.data)
+            keys = [w[1] for w in run.writes]
+            assert len(keys) == len(set(keys)), low.cfir.text()
+            got = seq_evaluate(program, **tensors)
+            assert np.array_equal(got, want), (program, {n: x.format for n, x in tensors.items()}, low.cfir.text())
+
+
+# -- §10.3 goldens --------------------------------------------------------------------------------
+
+
+def test_Q1_collapse_plus_vector():
+    A = stored(np.zeros((2, 3)), "csr")
+    s, dv = derive_seq("collapse(A[i, j], (i, j) -> k) + b[k]", "k", A=A, b=stored(np.zeros(6), "sparse"))
+    assert str(s) == "(i_A × j_A) ∪ k_b"
+    assert [step[3].split(":")[0] for step in dv.steps] == ["line 4", "line 9", "line 3", "line 3", "line 3"]
+
+
+def test_Q2_split_times_matrix():
+    kw = dict(a=stored(np.zeros(12), "sparse"), B=stored(np.zeros((4, 3)), "csr"))
+    assert str(derive_seq("split(a[k], k -> (i, j)) * B[i, j]", "i", **kw)[0]) == "π0(k_a, 3) ∩ i_B"
+    assert str(derive_seq("split(a[k], k -> (i, j)) * B[i, j]", "j", **kw)[0]) == "π1(k_a, 3) ∩ j_B"
+
+
+def test_Q3_concat_is_disjoint_union_on_its_index_and_union_on_the_others():
+    kw = dict(B=stored(np.zeros((2, 3)), "csr"), C=stored(np.zeros((2, 2)), "coo"))
+    e = "concat((B[i, j], C[i, k]), (j, k) -> l)"
+    assert str(derive_seq(e, "i", **kw)[0]) == "i_B ∪ i_C"
+    s, dv = derive_seq(e, "l", **kw)
+    assert str(s) == "j_B ⊔ k_C" and dv.steps[0][3] == "line 11: concat into l is ⊔"
+
+
+def test_Q4_slice_and_Q5_broadcast():
+    A = stored(np.zeros((9, 3)), "csr")
+    assert str(derive_seq("slice(A[j, i], j -> k, (1, 8, 3))", "k", A=A)[0]) == "j_A[1:8:3]"
+    s, dv = derive_seq("broadcast(l:4, x[i])", "l", x=np.zeros(3))
+    assert str(s) == "U_l" and dv.steps[0][3] == "line 7: broadcast along it is U"
+
+
+def test_level_kinds_are_asked_of_the_levels():
+    assert level_kinds(stored(np.eye(2), "csr")) == ("dense", "compressed")
+    assert level_kinds(stored(np.eye(2), "coo")) == ("compressed", "singleton")
+    assert level_kinds(stored(np.eye(2), "dcsr")) == ("compressed", "compressed")
+
+
+def test_fused_vstack_spmv_cin_and_cfir():
+    p = "D[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * broadcast(l, x[i]))"
+    rng = np.random.default_rng(3)
+    A, B = stored(rand(rng, (3, 4)), "csr"), stored(rand(rng, (2, 4)), "csr")
+    low = seq_lower(p, A=A, B=B, x=stored(rand(rng, 4), "sparse"))
+    # the notes' §4.4 CIN: the broadcast's U_l intersected is the concatenation itself
+    assert str(low.cin) == """\
+forall l ∈ j_A ⊔ k_B
+  alloc t
+  forall i ∈ (i_A ∪ i_B) ∩ i_x
+    t += concat(A(j_A, i_A), B(k_B, i_B)) * x(i_x)
+  D(l) = t"""
+    # each fissioned loop reads its own side's rows (line 12's union simplified by liveness)
+    assert low.cfir.text() == """\
+while l <- j_A ⊔ k_B
+  alloc t
+  while i <- i_A ∩ i_x
+    switch i
+    case i_A ∩ i_x:
+      t += A(j_A, i_A) * x(i_x)
+  D(l) = t
+while l <- |j_A| + k_B
+  alloc t
+  while i <- i_B ∩ i_x
+    switch i
+    case i_B ∩ i_x:
+      t += B(k_B, i_B) * x(i_x)
+  D(l) = t"""
+    check(p, seed=4, A=(3, 4), B=(2, 4), x=(4,))
+
+
+def test_trace_records_the_derivation_then_lattices_and_cfir():
+    t = Trace()
+    A = stored(np.array([[0, 1.0, 0], [2.0, 0, 3.0]]), "csr")
+    seq_evaluate("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]", trace=t, A=A, b=np.arange(6.0))
+    assert t.stages() == ["seq-derive", "lattice", "cfir"]
+    step = t[0]
+    assert step.artifacts[0].kind == "seq-derivation"
+    assert step.artifacts[0].text.splitlines()[0] == \
+        "Seq(collapse(A[i, j], (i, j) -> k) + b[k], k) = (i_A × j_A) ∪ k_b   [line 4: + is ∪]"
+    assert [r.rule for r in step.rewrites][:2] == ["line 4: + is ∪", "line 9: collapse into k is ×"]
+    assert Trace.from_json(t.to_json())[0].artifacts[0].text == step.artifacts[0].text
+
+
+# -- each shape operator against the dense oracle ----------------------------------------------------
+
+
+def test_collapse_row_major():
+    check("c[k] = collapse(A[i, j], (i, j) -> k)", A=(3, 4))
+    check("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", seed=1, A=(3, 4), b=(12,))
+
+
+def test_split():
+    check("C[i, j] = split(b[k], k -> (i, j:4))", b=(12,))
+    check("C[i, j] = split(b[k], k -> (i, j)) * B[i, j]", seed=2, b=(12,), B=(3, 4))
+
+
+def test_hstack_and_vstack():
+    check("C[i, l] = concat((A[i, j], B[i, k]), (j, k) -> l)", A=(3, 2), B=(3, 4))
+    check("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", seed=5, A=(2, 3), B=(4, 3))
+    check("C[l, i] = concat((A[j, i], B[k, i], E[m, i]), (j, k, m) -> l)", seed=6, A=(2, 3), B=(1, 3), E=(2, 3))
+
+
+def test_strided_slices():
+    check("C[k, i] = slice(A[j, i], j -> k, (1, 8, 3))", A=(9, 4))
+    check("C[i, k] = slice(A[i, j], j -> k, (0, 5, 2))", seed=7, A=(3, 5))
+    check("C[k, i] = slice(A[j, i], j -> k, (1, 6, 2)) * B[k, i]", seed=8, A=(7, 3), B=(3, 3))
+
+
+def test_fused_kernels_of_fig_26():
+    check("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", seed=9, A=(3, 3), b=(9,))
+    check("D[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * broadcast(l, x[i]))", seed=10,
+          A=(3, 4), B=(2, 4), x=(4,))
+    # the same SpMV with x broadcast implicitly
+    check("D[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * x[i])", seed=11, A=(2, 4), B=(3, 4), x=(4,))
+
+
+def test_an_expression_constant_along_an_index_is_there_at_each_coordinate():
+    check("C[i, j] = A[i, j] + b[j]", A=(3, 4), b=(4,))
+    check("c[k] = collapse(A[i, j], (i, j) -> k) + 2", A=(2, 3))
+
+
+def test_a_column_major_input_walked_in_its_storage_order():
+    # CSC stores columns first: the output's loop order (j, then i) is concordant with it
+    rng = np.random.default_rng(13)
+    A = rand(rng, (3, 4))
+    low = seq_lower("C[j, i] = A[i, j]", A=stored(A, "csc"))
+    assert str(low.cin) == "forall j ∈ j_A\n  forall i ∈ i_A\n    C(j, i) = A(j_A, i_A)"
+    assert np.array_equal(seq_evaluate("C[j, i] = A[i, j]", A=stored(A, "csc")), A.T)
+    check("C[l, i] = concat((A[i, j], B[i, k]), (j, k) -> l)", formats=("csc",), A=(3, 2), B=(3, 4))
+
+
+# -- refusals ------------------------------------------------------------------------------------
+
+
+def test_refusals_name_the_node():
+    A = stored(np.eye(3), "csr")
+    with pytest.raises(StrategyError, match=r"A\[j, i\]: the loops reach its level 1 \(i\) before level 0 \(j\)"):
+        seq_evaluate("C[i, j] = A[j, i]", A=A)
+    with pytest.raises(StrategyError, match=r"A\[i, j\]: the loops reach its level 1"):
+        seq_evaluate("C[i, j] = A[i, j]", A=stored(np.eye(3), "csc"))
+    with pytest.raises(SequenceError, match=r"slice\(A\[j, i\], j -> k, \(2, -1, -1\)\): .*positive step"):
+        seq_evaluate("C[k, i] = slice(A[j, i], j -> k, (2, -1, -1))", A=A)
+    with pytest.raises(StrategyError, match=r"A\[1, j\]: the sequence layer has no constant index"):
+        seq_evaluate("y[j] = A[1, j]", A=A)
+    with pytest.raises(StrategyError, match=r"max\(A\[i, j\], B\[i, j\]\): .* \+ and \* only"):
+        seq_evaluate("C[i, j] = max(A[i, j], B[i, j])", A=A, B=A)
+    with pytest.raises(StrategyError, match=r"tensor B has fill 1"):
+        seq_evaluate("C[i, j] = A[i, j] + B[i, j]", A=A, B=Tensor.from_numpy(np.eye(3), "csr", fill=1.0))
+    with pytest.raises(StrategyError, match=r"with = only"):
+        seq_evaluate("C[i, j] += A[i, j]", A=A)
+    # what the sequence layer refuses: a concatenation in a product's right operand
+    with pytest.raises(SequenceError, match=r"in the right operand of a product is not supported"):
+        seq_evaluate("c[m] = collapse(concat((A[i, j], B[i, k]), (j, k) -> l), (i, l) -> m)", A=A, B=A)
+    with pytest.raises(ShapeError):
+        seq_evaluate("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]", A=A, b=np.zeros(8))
+
+
+def test_a_tensor_read_twice_with_other_indices_gets_its_own_levels():
+    rng = np.random.default_rng(12)
+    A = rand(rng, (3, 2))
+    for fmt in FORMATS:
+        low = seq_lower("C[i, l] = concat((A[i, j], A[i, k]), (j, k) -> l)", A=stored(A, fmt))
+        assert str(low.cin.seq) == "i_A ∪ i_A'" and "A'(i_A', k_A')" in str(low.cin)
+        assert np.array_equal(seq_evaluate("C[i, l] = concat((A[i, j], A[i, k]), (j, k) -> l)",
+                                           A=stored(A, fmt)), np.hstack([A, A]))
+    # its transpose is walked against its storage order: refused, even dense (the level's
+    # parent is not bound where the sequence layer meets it)
+    with pytest.raises(StrategyError, match=r"A\[j, i\]: the loops reach its level 1"):
+        seq_evaluate("C[i, j] = A[i, j] + A[j, i]", A=stored(rand(rng, (3, 3)), "dense"))
+
+
+# -- a property over random shape-operator expressions ------------------------------------------------
+
+
+def _fresh(names, prefix):
+    names[0] += 1
+    return f"{prefix}{names[0]}"
+
+
+@st.composite
+def _expr(draw, names, n, m, depth):
+    ops = ["leaf"] if depth == 0 else ["leaf", "add", "mul", "vcat", "hcat", "rslice", "cslice", "reshape"]
+    op = draw(st.sampled_from(ops))
+    if op in ("add", "mul"):
+        ma, sa = draw(_expr(names, n, m, depth - 1))
+        mb, sb = draw(_expr(names, n, m, depth - 1))
+        sym = "+" if op == "add" else "*"
+        return (lambda r, c: f"({ma(r, c)} {sym} {mb(r, c)})"), {**sa, **sb}
+    if op == "vcat" and n >= 2:
+        p = draw(st.integers(1, n - 1))
+        ma, sa = draw(_expr(names, p, m, depth - 1))
+        mb, sb = draw(_expr(names, n - p, m, depth - 1))
+        j, k = _fresh(names, "j"), _fresh(names, "k")
+        return (lambda r, c: f"concat(({ma(j, c)}, {mb(k, c)}), ({j}, {k}) -> {r})"), {**sa, **sb}
+    if op == "hcat" and m >= 2:
+        p = draw(st.integers(1, m - 1))
+        ma, sa = draw(_expr(names, n, p, depth - 1))
+        mb, sb = draw(_expr(names, n, m - p, depth - 1))
+        j, k = _fresh(names, "j"), _fresh(names, "k")
+        return (lambda r, c: f"concat(({ma(r, j)}, {mb(r, k)}), ({j}, {k}) -> {c})"), {**sa, **sb}
+    if op in ("rslice", "cslice"):
+        size = n if op == "rslice" else m
+        r_, s = draw(st.integers(1, 3)), draw(st.integers(0, 2))
+        e = s + (size - 1) * r_ + 1
+        full = e + draw(st.integers(0, 2))
+        if op == "rslice":
+            ma, sa = draw(_expr(names, full, m, depth - 1))
+            j = _fresh(names, "j")
+            return (lambda r, c: f"slice({ma(j, c)}, {j} -> {r}, ({s}, {e}, {r_}))"), sa
+        ma, sa = draw(_expr(names, n, full, depth - 1))
+        j = _fresh(names, "j")
+        return (lambda r, c: f"slice({ma(r, j)}, {j} -> {c}, ({s}, {e}, {r_}))"), sa
+    if op == "reshape":
+        # an n x m view of a stored p x q matrix (p·q = n·m): collapse, then split
+        total = n * m
+        p = draw(st.sampled_from([d for d in range(1, total + 1) if total % d == 0]))
+        name = _fresh(names, "R")
+        a, b, k = _fresh(names, "a"), _fresh(names, "b"), _fresh(names, "k")
+        return (lambda r, c: f"split(collapse({name}[{a}, {b}], ({a}, {b}) -> {k}), {k} -> ({r}, {c}:{m}))"), \
+            {name: (p, total // p)}
+    name = _fresh(names, "M")
+    return (lambda r, c: f"{name}[{r}, {c}]"), {name: (n, m)}
+
+
+@st.composite
+def programs(draw):
+    """A matrix expression (with fresh tensors: name -> shape), as the whole right side of an
+    n x m output or times a vector (a fused SpMV)."""
+    names = draw(st.shared(st.just([0]), key="seqderive-names"))
+    n, m = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    make, shapes = draw(_expr(names, n, m, 2))
+    if draw(st.booleans()):
+        return f"C[i, j] = {make('i', 'j')}", shapes
+    return f"y[i] = sum[j]({make('i', 'j')} * x[j])", {**shapes, "x": (m,)}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), st.lists(st.sampled_from(FORMATS + ("dcsr",)), min_size=12, max_size=12),
+       st.integers(0, 2 ** 32 - 1))
+# found writing it: a dense π0 located beside i_M1 did not record its group for the π1 loop
+# inside, and the π0 made R2's levels live there, so R2 was read where only M1 was at j
+@example(("y[i] = sum[j]((M1[i, j] + split(collapse(R2[a3, b4], (a3, b4) -> k5), k5 -> (i, j:1))) * x[j])",
+          {"M1": (1, 1), "R2": (1, 1), "x": (1,)}), ["csr", "dense"] * 6, 0)
+@example(("y[i] = sum[j]((M1[i, j] + split(collapse(R2[a3, b4], (a3, b4) -> k5), k5 -> (i, j:3))) * x[j])",
+          {"M1": (2, 3), "R2": (3, 2), "x": (3,)}), ["csr"] * 12, 0)
+@example(("C[i, j] = M1[i, j] + split(collapse(R2[a3, b4], (a3, b4) -> k5), k5 -> (i, j:3))",
+          {"M1": (2, 3), "R2": (3, 2)}), ["coo", "dense"] * 6, 3)
+def test_random_shape_operator_programs_against_evaluate(prog, formats, seed):
+    text, shapes = prog
+    rng = np.random.default_rng(seed)
+    arrays = {n: rand(rng, s, rng.choice([0.2, 0.6, 1.0])) for n, s in shapes.items()}
+    want = evaluate(text, **arrays)[0]
+    tensors = {n: stored(a, formats[k % len(formats)] if a.ndim == 2 else
+                         ("sparse" if formats[k % len(formats)] != "dense" else "dense"))
+               for k, (n, a) in enumerate(arrays.items())}
+    got = seq_evaluate(text, **tensors)
+    assert np.array_equal(got, want), (text, {n: t.format for n, t in tensors.items()})
