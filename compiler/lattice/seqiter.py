@@ -116,6 +116,11 @@ def _restart(s: Product, st: Cursors) -> None:
     if valid(s.a, st):
         x = eval_(s.a, st)
         st.absent = outside | frozenset(leaf.key for leaf in s.a.iters()) - at_leaves(s.a, st, x)
+        # a π1 on the right runs in the group of the π0 on the left (π0(X, J) × π1(X, J))
+        enter(s.a, st)
+    else:
+        # the outer operand ran out: no group, so such a π1 is not valid either
+        st.group.update((n.group_key, None) for n in walk(s.a) if isinstance(n, Project) and n.k == 0)
     try:
         init(s.b, st)
     finally:
@@ -278,7 +283,12 @@ def next_(s: Seq, st: Cursors) -> None:
     elif isinstance(s, (Union, Intersect)):
         advance(s, st, eval_(s, st))
     elif isinstance(s, Product):
+        x = eval_(s.a, st)
         next_(s.b, st)
+        if valid(s.a, st) and not valid(s.b, st) and eval_(s.a, st) != x:
+            # the inner operand shares the outer one's cursor (π0(X, J) × π1(X, J)) and moved it
+            # to the next group already: start there, do not step past it
+            _restart(s, st)
         _skip_empty(s, st)
     elif isinstance(s, Project):
         if s.k == 0:

@@ -207,7 +207,9 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
         return s
     if isinstance(s, Product):
         a = simplify(s.a, defs, log)
-        inner = None if defs is None else defs | live_keys(a)
+        # every leaf of the outer operand binds the inner one somewhere in the product's loops:
+        # a concatenation's right side too, though its loop iterates only the left side
+        inner = None if defs is None else defs | live_keys(a) | frozenset(leaf.key for leaf in a.iters())
         new = (a, simplify(s.b, inner, log))
     else:
         new = tuple(simplify(c, defs, log) for c in kids)
