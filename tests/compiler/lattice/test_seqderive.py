@@ -168,6 +168,17 @@ def test_an_expression_constant_along_an_index_is_there_at_each_coordinate():
     check("c[k] = collapse(A[i, j], (i, j) -> k) + 2", A=(2, 3))
 
 
+def test_scipy_inputs_are_read_through_their_buffers():
+    import scipy.sparse as sp
+    A = sp.random(4, 5, density=0.4, format="csr", random_state=np.random.default_rng(14))
+    x = np.arange(5.0)
+    got = seq_evaluate("y[l] = sum[i](concat((A[j, i], A[k, i]), (j, k) -> l) * x[i])", A=A, x=x)
+    assert np.allclose(got, sp.vstack([A, A]) @ x)
+    # a column-major collapse of CSC is concordant with its storage
+    C = A.tocsc()
+    assert np.array_equal(seq_evaluate("c[k] = collapse(C[i, j], (j, i) -> k)", C=C), C.toarray().ravel(order="F"))
+
+
 def test_a_column_major_input_walked_in_its_storage_order():
     # CSC stores columns first: the output's loop order (j, then i) is concordant with it
     rng = np.random.default_rng(13)
@@ -200,6 +211,10 @@ def test_refusals_name_the_node():
     # what the sequence layer refuses: a concatenation in a product's right operand
     with pytest.raises(SequenceError, match=r"in the right operand of a product is not supported"):
         seq_evaluate("c[m] = collapse(concat((A[i, j], B[i, k]), (j, k) -> l), (i, l) -> m)", A=A, B=A)
+    # a column-major collapse walks the columns first: against CSR's (and dense's) storage order
+    for fmt in ("csr", "dense"):
+        with pytest.raises(StrategyError, match=r"A\[i, j\]: the loops reach its level 1 \(j\) before level 0"):
+            seq_evaluate("c[k] = collapse(A[i, j], (j, i) -> k)", A=stored(np.eye(3), fmt))
     with pytest.raises(ShapeError):
         seq_evaluate("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]", A=A, b=np.zeros(8))
 
