@@ -99,6 +99,28 @@ class Derivation:
     def text(self) -> str:
         return "\n".join(f"{'  ' * d}Seq({node}, {i}) = {res}   [{rule}]" for d, node, i, rule, res in self.steps)
 
+    def dot(self) -> str:
+        """The derivation as an expression tree, each node with the rule and the sequence.
+
+        >>> d = Derivation("k", [(0, "a[k] + b[k]", "k", "line 4: + is ∪", "k_a ∪ k_b"),
+        ...                      (1, "a[k]", "k", "line 3", "k_a"), (1, "b[k]", "k", "line 3", "k_b")])
+        >>> [line.strip() for line in d.dot().splitlines() if "->" in line]
+        ['n0 -> n1;', 'n0 -> n2;']
+        """
+        def q(t):
+            return t.replace("\\", "\\\\").replace('"', '\\"')
+
+        lines = [f"digraph seq_{q(self.index)} {{", '  node [shape=box, fontname="monospace"];']
+        parents: list = []        # the node open at each depth
+        for n, (d, node, i, rule, res) in enumerate(self.steps):
+            lines.append(f'  n{n} [label="{q(node)}\\nSeq(·, {q(i)}) = {q(res)}\\n{q(rule)}"];')
+            del parents[d:]
+            if parents:
+                lines.append(f"  {parents[-1]} -> n{n};")
+            parents.append(f"n{n}")
+        lines.append("}")
+        return "\n".join(lines)
+
     def rewrites(self) -> list[Rewrite]:
         return [Rewrite(rule, f"Seq({node}, {i})", res) for _, node, i, rule, res in self.steps]
 
@@ -372,7 +394,7 @@ def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
     check_concordant(loops, access_levels)
     t = trace if trace is not None else Trace()
     t.record("seq-derive", before=program, after=body,
-             artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text()) for dv in derivations],
+             artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot()) for dv in derivations],
              rewrites=[r for dv in derivations for r in dv.rewrites()])
     cf, t = cin.sequence_trace(body, trace=t)
     return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data)

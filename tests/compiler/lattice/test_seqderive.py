@@ -127,6 +127,11 @@ def test_trace_records_the_derivation_then_lattices_and_cfir():
     assert step.artifacts[0].text.splitlines()[0] == \
         "Seq(collapse(A[i, j], (i, j) -> k) + b[k], k) = (i_A × j_A) ∪ k_b   [line 4: + is ∪]"
     assert [r.rule for r in step.rewrites][:2] == ["line 4: + is ∪", "line 9: collapse into k is ×"]
+    # the tree: the sum over the collapse and b, the collapse over A's two levels
+    dot = step.artifacts[0].dot
+    assert [line.strip() for line in dot.splitlines() if " -> n" in line] == \
+        ["n0 -> n1;", "n1 -> n2;", "n1 -> n3;", "n0 -> n4;"]
+    assert 'n1 [label="collapse(A[i, j], (i, j) -> k)\\nSeq(·, k) = i_A × j_A\\nline 9: collapse into k is ×"];' in dot
     assert Trace.from_json(t.to_json())[0].artifacts[0].text == step.artifacts[0].text
 
 
