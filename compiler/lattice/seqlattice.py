@@ -109,15 +109,14 @@ def live_keys(s: Seq) -> frozenset:
     """
     def fixed(x: Seq) -> frozenset:
         if isinstance(x, Project) and x.k == 0:
-            return frozenset()
+            return frozenset(n.group_key for n in walk(x) if isinstance(n, Project) and n.k == 0)
         if isinstance(x, LEAVES):
             return frozenset([x.key])
+        # a concatenation's loop iterates its left side only: the right side's π0 is at no group
         kids = (x.a,) if isinstance(x, Concat) else x.children()
         return frozenset().union(*(fixed(c) for c in kids))
 
-    keys = set(fixed(s))
-    keys |= {n.group_key for n in walk(s) if isinstance(n, Project) and n.k == 0}
-    return frozenset(keys)
+    return fixed(s)
 
 
 def _gone(s: Seq) -> Seq:

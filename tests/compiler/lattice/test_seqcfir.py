@@ -449,3 +449,24 @@ def test_a_product_of_the_two_projections_of_one_sequence(density):
     R = rand(np.random.default_rng(8), (3, 2 * J), density)
     run = interpret(cf, {"R": entries(R)})
     assert np.array_equal(dense(run.outputs.get("c", {}), (6 * J,)), R.ravel())
+
+
+def test_a_split_operand_of_a_concatenation_is_read_in_its_own_loop_only():
+    # C = vstack(M, a.reshape(2, J)): (j_M ⊔ π0(k_a, J)) then j_M ∪ π1(k_a, J). Before, the loop
+    # over M's rows made the π0's group live though it iterates only the left side, so the π1
+    # loop ran there too (M's row got a's first row added, a's rows nothing: [98, 0] for
+    # [49, 49]) or raised 'iterated outside a loop over π0'; found by test_seqderive.py's property
+    J = 3
+    jM, cM = lv("M", 2, "dense", 0, "m"), lv("M", J, "compressed", 1, "j")
+    ka = lv("a", 2 * J, index="k")
+    prog = Forall("l", Concat(jM, Project(0, ka, J)),
+                  Forall("j", Union(cM, Project(1, ka, J)),
+                         Assign("C", ("l", "j"), Cat(Read("M", (jM, cM)), Read("a", (ka,))))))
+    cf = build_cfir(prog)
+    assert cf.text().splitlines()[:3] == ["while l <- m_M ⊔ π0(k_a, 3)", "  while j <- j_M",
+                                          "    C(l, j) = M(m_M, j_M)"]
+    rng = np.random.default_rng(9)
+    for _ in range(10):
+        M, a = rand(rng, (2, J), 0.5), rand(rng, 2 * J, 0.5)
+        run = interpret(cf, {"M": entries(M), "a": entries(a)})
+        assert np.array_equal(dense(run.outputs.get("C", {}), (4, J)), np.vstack([M, a.reshape(2, J)])), cf.text()
