@@ -370,6 +370,35 @@ def check_concordant(loops: list, access_levels: dict) -> None:
                     f"{acc.tensor} in a format concordant with the loop order (or transpose it)")
 
 
+def _tied(e, keys: frozenset, access_levels: dict) -> bool:
+    """Whether ``e`` is 0 wherever none of the level ``keys`` is live (the CFIR zeroes a read
+    whose levels are not all live, and propagates the zeros)."""
+    if isinstance(e, Access):
+        return any(lv.key in keys for lv in access_levels[e].levels)
+    if isinstance(e, Literal):
+        return False
+    if isinstance(e, Call) and e.op.name == "mul":
+        return any(_tied(a, keys, access_levels) for a in e.args)
+    return all(_tied(c, keys, access_levels) for c in e.children())
+
+
+def check_concat_sides(e, deriver: Deriver) -> None:
+    """Refuse a concatenation operand that is not 0 outside its own part: the CFIR keeps one side
+    of ``concat`` per fissioned loop by which reads are live there, so a broadcast vector or a
+    constant added in an operand would be read in the other operand's loop too."""
+    for node in walk_notation(e):
+        if not isinstance(node, Concat):
+            continue
+        for x, j in zip(node.operands, node.indices):
+            s = deriver.seq(x, j)
+            keys = frozenset(n.key for n in walk(s) if isinstance(n, Level)) if s is not None else frozenset()
+            if not _tied(x, keys, deriver.access_levels):
+                raise StrategyError(
+                    f"{node}: operand {x} has a part read apart from its {j} levels (a broadcast or a "
+                    f"constant); the sequence CFIR picks a concatenation's side by those levels, so "
+                    f"it would be read in the other operands' loops too")
+
+
 def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
     """The CIN of ``program`` (text or an :class:`Assign`), its lattices and CFIR, recording a
     ``seq-derive`` step (each loop's Fig. 11 derivation), then ``lattice`` steps and ``cfir``."""
@@ -379,7 +408,9 @@ def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
     tensors = {name: to_tensor(x, name) for name, x in tensors.items()}
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
     access_levels, data = _access_levels(program, tensors)
-    b = CinBuilder(Deriver(access_levels, info.extents))
+    deriver = Deriver(access_levels, info.extents)
+    check_concat_sides(program.rhs, deriver)
+    b = CinBuilder(deriver)
     pre, v = b.value(program.rhs)
     lhs = program.lhs
     if any(isinstance(i, int) for i in lhs.indices) or len(set(lhs.indices)) != len(lhs.indices):
@@ -432,4 +463,4 @@ def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
 
 
 __all__ = ["derive_seq", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
-           "level_kinds", "check_concordant"]
+           "level_kinds", "check_concordant", "check_concat_sides"]
