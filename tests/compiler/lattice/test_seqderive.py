@@ -45,7 +45,7 @@ def check(program, seed=0, trials=6, formats=FORMATS, **shapes):
             if arrays[name].ndim == 1:
                 fmt = "sparse" if fmt != "dense" else "dense"
             tensors = {n: stored(a, fmt if n == name else formats[(t + k + 1) % len(formats)]
-                                 if a.ndim == 2 else "sparse") for n, a in arrays.items()}
+                                 if a.ndim >= 2 else "sparse") for n, a in arrays.items()}
             low = seq_lower(program, **tensors)
             run = seqcfir.interpret(low.cfir, low.data)
             keys = [w[1] for w in run.writes]
@@ -171,6 +171,15 @@ def test_fused_kernels_of_fig_26():
           A=(3, 4), B=(2, 4), x=(4,))
     # the same SpMV with x broadcast implicitly
     check("D[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * x[i])", seed=11, A=(2, 4), B=(3, 4), x=(4,))
+
+
+@pytest.mark.parametrize("program", [
+    "Y[i, m, k] = slice(A[i, j, k], j -> m, (1, 5, 2))",           # a strided 2-D slab of a 3-D tensor
+    "y[n] = collapse(collapse(A[i, j, k], (i, j) -> m), (m, k) -> n)",
+    "Y[i, n] = collapse(A[i, j, k], (j, k) -> n)",
+])
+def test_three_dimensional_tensors(program):
+    check(program, formats=("coo", "dense", "csf"), A=(3, 5, 4))
 
 
 def test_an_expression_constant_along_an_index_is_there_at_each_coordinate():
