@@ -12,6 +12,7 @@ from compiler.looplets.fibers import Namer
 from compiler.looplets.reserve import entry_bound, stored_entries
 from compiler.notation import parse
 from compiler.reference import evaluate
+from compiler.testing import check_lowered
 
 nan = np.nan
 A = np.array([[0, 1.5, 0, 4.0], [2.0, 0, 3.0, 0], [0, 0, 0, 0]])
@@ -99,3 +100,14 @@ def test_what_may_keep_few_entries_or_computes_values_reserves_nothing():
     assert entry_bound(parse(VST), {"A": csr, "B": dense}, Namer()) is None   # (a dense operand: no entry count)
     assert stored_entries("A", parse_format("dcsr")) is None                  # (sparse over sparse)
     assert str(stored_entries("A", parse_format("coo"))) == "(int64)A0_pos[1]"
+
+
+@pytest.mark.parametrize("program,fmt", [("S[k, i] = slice(A[j, i], j -> k, (5, -1, -2))", "csr"),
+                                         ("S[k, i] = slice(A[j, i], j -> k, (1, 5, 1))", "csr"),
+                                         (VST, "coo")])
+def test_the_counting_loop_and_the_hint_in_a_bounds_checked_build_and_the_interpreter(program, fmt):
+    # (the counting loop reads the kept rows' positions only; the interpreter runs it, skipping the hint)
+    a = ss.Tensor.from_numpy(np.vstack([A, B]), "csr")
+    tensors = {"A": a, "B": a} if "B[" in program else {"A": a}
+    k = check_lowered(program, out=fmt, checked=True, strategy="looplets", **tensors)
+    assert "else the loops grow it as they go" in k.c_source
