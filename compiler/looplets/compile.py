@@ -49,6 +49,7 @@ from .assembly import nested_levels, output_params as nested_output_params
 from .outputs import check_outputs
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from .shapes import extent_ir, shape_program
+from .reserve import entry_bound, reserve_stmts
 from ..notation.shape import has_shape_operators
 from . import extents as X
 from .program import (Access, Assign, Block, Call, Declare, Define, Index, Literal, Loop, Sieve, TensorRef, postmap,
@@ -270,7 +271,7 @@ class ProgramKernel(_runtime_kernel()):
 
 
 def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max_looplets=MAX_LOOPLETS,
-             known_sizes=None):
+             known_sizes=None, shaped=None):
     body = prog.body
     missing = [t for t in prog.tensors if t not in tensors]
     if missing:
@@ -333,6 +334,13 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     body = postmap(body, bind)
     low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)
     stmts = low.lower(body)
+    counted = entry_bound(shaped, {t: i.format for t, i in infos.items()}, ctx.fresh) if shaped else None
+    hints = [h for t in outs for h in reserve_stmts(infos[t], counted[1])] if counted else []
+    if hints:   # (a shape operator's copy: room for its operands' entries, reserved once)
+        stmts = list(counted[0]) + hints + list(stmts)
+        trace.record("reserve", after="\n".join(str(h) for h in (*counted[0], *hints)),
+                     note=f"room for at most {counted[1]} entries, one per stored entry of the operands, "
+                          f"reserved up front instead of doubling")
     params = []
     for t in prog.tensors:
         info = infos[t]
@@ -596,7 +604,8 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     try:
         fn, infos, outs, out_sizes, sources, thawed, writes, unordered, helper_ops = _compile(
             prog, trace, False, options.get("name"), options.get("output"), formats,
-            dict(options.get("shapes") or ()), int(limit), shaped_sizes)
+            dict(options.get("shapes") or ()), int(limit), shaped_sizes,
+            program if shaped is not None else None)
     except ProgramError as e:
         if shaped is not None:
             # (the user wrote index notation: say what its shape operators became, not a line of ours)

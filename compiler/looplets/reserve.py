@@ -1,0 +1,143 @@
+"""Room for a sparse output reserved up front, from its operands' stored entries.
+
+A shape operator's kernel copies stored entries: ``D[l, i] = concat((B[j, i], C[k, i]), (j, k) -> l)``
+appends at most one entry of ``D`` per stored entry of ``B`` and of ``C``, and a collapse or a
+split one per stored entry of its operand. Growing the output by doubling from 16 entries
+reallocates it some twenty times (copying it about once and touching about twice its memory);
+on a CSR vstack of 200,000 entries that was half the kernel's time. So the kernel first asks
+for room for the sum of its operands' stored entries (:func:`reserve_stmts`)::
+
+    D1_idx: reserve B1_pos[B0_size] + C1_pos[C0_size]
+    D_val: reserve B1_pos[B0_size] + C1_pos[C0_size]
+
+The count is a *hint* (a :class:`~compiler.imperative.ir.Grow` with ``hint``): the per-entry
+growth checks stay, so a value equal to the fill that is not kept, or a bound that is too low,
+is still right, and without the memory the kernel grows as before. A slice of the rows of a
+CSR matrix (its Dense level over a SparseList) counts the entries of the rows it keeps, in a loop
+over them (``pos[stop] - pos[start]`` for a window); any other slice keeps no hint (it may keep
+few of its operand's entries: reserving them all could ask for far more than it writes), nor
+does an expression that computes values (``B[i] + 1`` writes where ``B`` stores none).
+
+>>> from compiler.notation import parse
+>>> from compiler.format import parse_format
+>>> from compiler.looplets.fibers import Namer
+>>> stmt = parse("D[l, i] = concat((B[j, i], C[k, i]), (j, k) -> l)")
+>>> print(entry_bound(stmt, {"B": parse_format("csr"), "C": parse_format("coo")}, Namer())[1])
+(int64)B1_pos[B0_size] + (int64)C0_pos[1]
+>>> stmts, n = entry_bound(parse("D[k, i] = slice(A[j, i], j -> k, (1, 6, 2))"), {"A": parse_format("csr")}, Namer())
+>>> for s in stmts:
+...     print(s)
+int64 n_kept = 0;
+for (int64 r = 0; r < 3; r++) {
+    n_kept += (int64)A1_pos[r * 2 + 2] - (int64)A1_pos[r * 2 + 1];
+}
+>>> print(n)
+n_kept
+"""
+
+from __future__ import annotations
+
+from ..binding import array_name
+from ..imperative import ir
+from ..imperative.ir import Cast, Const, Load, Var
+from ..levels import Dense, Element, SparseCOO, SparseList
+from ..notation import ast as N
+from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
+from . import extents as X
+
+
+def stored_entries(tensor: str, fmt):
+    """An IR expression for how many entries ``tensor`` (an input of format ``fmt``) stores, or
+    None when its levels are not Dense levels over one SparseList or SparseCOO level (the
+    positions below it are its entries: ``pos`` at the parent's position count).
+
+    >>> from compiler.format import parse_format
+    >>> print(stored_entries("A", parse_format("csr")))
+    (int64)A1_pos[A0_size]
+    """
+    count, sparse = Const(1, "int64"), False
+    mode = 0
+    for k, lvl in enumerate(fmt.levels):
+        if isinstance(lvl, Dense) and not sparse:
+            count = Var(array_name(tensor, mode, "size")) if count == Const(1, "int64") else \
+                ir.BinOp("*", count, Var(array_name(tensor, mode, "size")))
+        elif isinstance(lvl, (SparseList, SparseCOO)) and not sparse:
+            count, sparse = Cast("int64", Load(array_name(tensor, k, "pos"), count)), True
+        else:
+            return None
+        mode += lvl.nmodes
+    return count if sparse and isinstance(fmt.leaf, Element) else None
+
+
+def entry_bound(stmt, formats: dict, fresh):
+    """``(stmts, bound)``: an upper bound on the entries ``stmt`` (index notation with shape
+    operators) writes, the sum of its operands' stored entries (what ``stmts`` count first for a
+    row slice) when its right side only moves them (accesses under concat, collapse, split,
+    broadcast and row slices), else None. ``fresh`` names the counting loop's locals."""
+    terms, stmts = [], []
+
+    def visit(e) -> bool:
+        if isinstance(e, N.Access):
+            fmt = formats.get(e.tensor)
+            n = stored_entries(e.tensor, fmt) if fmt is not None else None
+            terms.append(n)
+            return n is not None
+        if isinstance(e, Concat):
+            return all(visit(x) for x in e.operands)
+        if isinstance(e, (Collapse, Split, Broadcast)):
+            return visit(e.operand)
+        if isinstance(e, Slice):
+            counted = kept_rows(e, formats, fresh)
+            if counted is None:
+                return False
+            stmts.extend(counted[0])
+            terms.append(counted[1])
+            return True
+        return False   # (a computed value, a reduction)
+
+    if not isinstance(stmt, N.Assign) or stmt.op is not None or not visit(stmt.rhs):
+        return None
+    total = terms[0]
+    for t in terms[1:]:
+        total = X.add(total, t)
+    return stmts, total
+
+
+def kept_rows(e, formats: dict, fresh):
+    """``(stmts, count)``: the entries of the rows a slice of a CSR matrix's rows keeps (the
+    slice's index the Dense first level over a SparseList), else None."""
+    acc = e.operand
+    fmt = formats.get(acc.tensor) if isinstance(acc, N.Access) else None
+    if fmt is None or stored_entries(acc.tensor, fmt) is None or len(fmt.levels) != 2 or \
+            not isinstance(fmt.levels[0], Dense) or not isinstance(fmt.levels[1], SparseList) or \
+            e.index not in acc.indices or fmt.mode_order[0] != acc.indices.index(e.index):
+        return None
+    pos = array_name(acc.tensor, 1, "pos")
+    if e.step == 1:
+        return [], X.sub(Cast("int64", Load(pos, Const(e.stop, "int64"))),
+                         Cast("int64", Load(pos, Const(e.start, "int64"))))
+    n, r = Var(fresh("n_kept")), Var(fresh("r"))
+    row = X.add(Const(e.start, "int64"), ir.BinOp("*", r, Const(e.step, "int64")))
+    rows = len(range(e.start, e.stop, e.step))
+    return [ir.Declare(n, "int64", Const(0, "int64")),
+            ir.For(r, Const(0, "int64"), Const(rows, "int64"), ir.Block((ir.CompoundAssign(
+                "+", n, X.sub(Cast("int64", Load(pos, X.add(row, Const(1, "int64")))),
+                              Cast("int64", Load(pos, row)))),)))], n
+
+
+def reserve_stmts(info, bound) -> list:
+    """Hints reserving ``bound`` entries in an output's appended buffers, when the output is
+    Dense levels over one appended SparseList or SparseCOO level over an Element leaf (CSR, COO, a
+    sparse vector), else none."""
+    levels = info.levels
+    if bound is None or not levels or not isinstance(info.leaf, Element) or \
+            not isinstance(levels[-1], (SparseList, SparseCOO)) or \
+            not all(isinstance(lvl, Dense) for lvl in levels[:-1]):
+        return []
+    k, last = len(levels) - 1, levels[-1]
+    names = [info.array(k, "idx")] if isinstance(last, SparseList) else \
+        [info.array(k, f"idx{d}") for d in range(last.ndim)]
+    return [ir.Grow(name, bound, hint=True) for name in (*names, info.array(None, "vals"))]
+
+
+__all__ = ["entry_bound", "kept_rows", "reserve_stmts", "stored_entries"]
