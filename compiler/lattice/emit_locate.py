@@ -38,6 +38,10 @@ class Locating:
         base = f"p{it.name}{it.level}" + (f"_{it.sub}" if it.sub else "")
         return Var(self.name(("p", it.name, it.mode), base))
 
+    def coord(self, it: ModeIterator, p):
+        """IR of ``it``'s coordinate at position ``p`` of its current fiber."""
+        return it.coord(p, self.parent_of(it))
+
     def cvar(self, it: ModeIterator, index) -> Var:
         return Var(self.name(("c", it.name, it.mode), f"{index.name}{it.name}"))
 
@@ -130,7 +134,7 @@ class Locating:
         s = Var(self.name(("s", it.name, it.mode), f"s{it.name}{it.level}" + (f"_{it.sub}" if it.sub else "")))
         end = Var(p.name + "_end")
         return s, [Declare(s, "int64", BinOp("+", p, 1)),
-                   While(and_(BinOp("<", s, end), BinOp("==", it.coord(s), coord_var)),
+                   While(and_(BinOp("<", s, end), BinOp("==", self.coord(it, s), coord_var)),
                          [CompoundAssign("+", s, Const(1, "int64"))])]
 
     def find_on_diagonal(self, loc: Found, parent, i) -> tuple[Var, list]:

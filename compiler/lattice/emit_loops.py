@@ -145,7 +145,7 @@ class Loops:
             p = self.pvar(it)
             lo, hi = self.bounds(it)
             coord = self.assembled.pop(it.name, None) if isinstance(it, WorkspaceIterator) else None
-            coord = coord if coord is not None else it.coord(p)
+            coord = coord if coord is not None else self.coord(it, p)
             body = [Declare(i, "int64", coord)] + self.loop_body(n, n.loops[0], i, [it], single=True,
                                                                  advance=False)
             return out + par + [self.tag_loop(n.loops[0], For(p, lo, hi, body))]
@@ -179,11 +179,11 @@ class Loops:
             for it in its:
                 p = self.pvar(it)
                 if single:
-                    body.append(Declare(i, "int64", it.coord(p)))
+                    body.append(Declare(i, "int64", self.coord(it, p)))
                     coord[it] = i
                 else:
                     c = self.cvar(it, n.index)
-                    body.append(Declare(c, "int64", it.coord(p)))
+                    body.append(Declare(c, "int64", self.coord(it, p)))
                     coord[it] = c
             busy = {frozenset(c.tests) for c in loop.cases if not c.omit}
             pair = (len(its) == 2 and not universe and all(it.unique for it in its) and not loop.located
@@ -214,9 +214,9 @@ class Loops:
         # (2^60 of them at n = 2^62) are not visited one by one
         nxt = Var(self.name(("next", n.index.name), f"{n.index.name}_next"))
         first, *others = iters
-        blocks.append(Declare(nxt, "int64", Select(self.has_entry(first), first.coord(self.pvar(first)), N)))
+        blocks.append(Declare(nxt, "int64", Select(self.has_entry(first), self.coord(first, self.pvar(first)), N)))
         for it in others:
-            c = it.coord(self.pvar(it))
+            c = self.coord(it, self.pvar(it))
             blocks.append(If(and_(self.has_entry(it), BinOp("<", c, nxt)), [Assign(nxt, c)]))
         skip = [Comment(f"no entry before {limit.name}: on to the block of {nxt.name} (none left: done)"),
                 If(BinOp("==", nxt, N), [Break()]),

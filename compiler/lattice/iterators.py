@@ -23,6 +23,9 @@ SparseHash     sparse,     iterated: its sorted view, positions
                            located (in an intersection): probe the hash table
                            for ``parent * size + i``, child ``tbl[slot] - 1``,
                            present if ``>= 0``
+SparseBand     sparse      positions ``[ofs[parent], ofs[parent+1])``, coordinate
+                           ``p + (idx[parent] - ofs[parent+1])`` (its block's
+                           coordinates are contiguous; :mod:`.block_iterators`)
 =============  ==========  ==================================================
 
 Any other level (run-length, ...) is refused with :class:`StrategyError`, unless a
@@ -130,8 +133,15 @@ class ModeIterator:
             return parent
         raise AssertionError("a Dense level has no position bounds; locate into it")
 
-    def coord(self, p):
+    def coord(self, p, parent=None):
+        """IR of the coordinate at position ``p`` of the fiber under ``parent`` (``idx[p]`` here;
+        a level whose coordinates follow from its positions, a SparseBand's, needs the fiber)."""
         return Load(self.param("idx"), p)
+
+    def position_of(self, i, parent):
+        """IR of the position coordinate ``i`` would have in the fiber under ``parent``, when the
+        level computes it (a SparseBand's), else None (it is searched for)."""
+        return None
 
     def child(self, p, segend=None):
         """The parent of the next mode after visiting position ``p`` (segment end ``segend``)."""
@@ -263,7 +273,7 @@ class WorkspaceIterator:
             return parent   # the segment of equal outer digits
         return Const(0, "int64"), Var(self.param("count"))
 
-    def coord(self, p):
+    def coord(self, p, parent=None):
         q = Load(self.param("idx"), p)
         if self.nsub == 1:
             return q
