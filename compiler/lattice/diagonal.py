@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import StrategyError
-from ..imperative.ir import Assign, BinOp, Const, Declare, If, Load, Select, Var, While, and_
+from ..imperative.ir import Assign, BinOp, Const, Declare, If, Select, Var, While, and_
 from .iterators import ModeIterator
 
 
@@ -66,6 +66,9 @@ class Found:
             at = fresh("at")
             return it.locate_stmts(at, parent, i, fresh, cap) + \
                 [Declare(q, "int64", Select(it.present(at), at, Const(-1, "int64")))]
+        searched = it.search_stmts(q, parent, i, fresh)
+        if searched is not None:   # the level's own search (a block list's, over its blocks)
+            return searched
         first, stop = it.bounds(parent)
         computed = it.position_of(i, parent)
         if computed is not None:   # the position i would have, stored if within the fiber's

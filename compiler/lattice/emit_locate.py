@@ -39,8 +39,24 @@ class Locating:
         return Var(self.name(("p", it.name, it.mode), base))
 
     def coord(self, it: ModeIterator, p):
-        """IR of ``it``'s coordinate at position ``p`` of its current fiber."""
-        return it.coord(p, self.parent_of(it))
+        """IR of ``it``'s coordinate at position ``p`` of its current fiber (and block)."""
+        return it.coord(p, self.parent_of(it), self.block_var(it))
+
+    def block_var(self, it) -> Var | None:
+        """The variable of the block ``it`` is in (``rA1``), for a level that keeps one, else None."""
+        if getattr(it, "block_start", None) is None or it.block_start(Const(0, "int64")) is None:
+            return None
+        return Var(self.name(("r", it.name, it.mode), f"r{it.name}{it.level}"))
+
+    def block_decl(self, it) -> list:
+        """Declare ``it``'s block variable at its fiber's first block (nothing for most levels)."""
+        r = self.block_var(it)
+        return [] if r is None else [Declare(r, "int64", it.block_start(self.parent_of(it)))]
+
+    def block_sync(self, it, p) -> list:
+        """Bring ``it``'s block variable up to position ``p`` (within the fiber) before a coordinate is read."""
+        r = self.block_var(it)
+        return [] if r is None else it.block_sync(p, r)
 
     def cvar(self, it: ModeIterator, index) -> Var:
         return Var(self.name(("c", it.name, it.mode), f"{index.name}{it.name}"))
@@ -73,11 +89,11 @@ class Locating:
             if up.fibers_by_size:
                 size = Var(self.param(up.param("size")))
                 fibers = size if isinstance(fibers, Const) else BinOp("*", fibers, size)
-            else:   # SparseList, SparseHash: their stored count
-                fibers = Load(self.param(up.param("pos")), fibers)
+            else:   # SparseList, SparseHash, SparseBand ...: their stored count
+                fibers = up.stored_count(fibers)
         self.init += [Comment(f"{it.tensor}'s level {it.level} (SparseHash): its table's capacity, "
                               f"the smallest power of two holding twice its keys")]
-        self.init += hash_capacity_stmts(cap, Load(self.param(it.param("pos")), fibers))
+        self.init += hash_capacity_stmts(cap, it.stored_count(fibers))
         return cap
 
     def locate_bytemaps(self, n: CForall) -> CForall:

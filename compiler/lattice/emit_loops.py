@@ -146,13 +146,13 @@ class Loops:
             lo, hi = self.bounds(it)
             coord = self.assembled.pop(it.name, None) if isinstance(it, WorkspaceIterator) else None
             coord = coord if coord is not None else self.coord(it, p)
-            body = [Declare(i, "int64", coord)] + self.loop_body(n, n.loops[0], i, [it], single=True,
-                                                                 advance=False)
-            return out + par + [self.tag_loop(n.loops[0], For(p, lo, hi, body))]
+            body = self.block_sync(it, p) + [Declare(i, "int64", coord)] + \
+                self.loop_body(n, n.loops[0], i, [it], single=True, advance=False)
+            return out + self.block_decl(it) + par + [self.tag_loop(n.loops[0], For(p, lo, hi, body))]
         for it in iters:
             p = self.pvar(it)
             lo, hi = self.bounds(it)
-            out += [Declare(p, "int64", lo), Declare(Var(p.name + "_end"), "int64", hi)]
+            out += [Declare(p, "int64", lo), Declare(Var(p.name + "_end"), "int64", hi), *self.block_decl(it)]
         if universe:
             out.append(Declare(i, "int64", Const(0, "int64")))
         loops_ir = []
@@ -178,6 +178,7 @@ class Loops:
             coord = {}
             for it in its:
                 p = self.pvar(it)
+                body += self.block_sync(it, p)
                 if single:
                     body.append(Declare(i, "int64", self.coord(it, p)))
                     coord[it] = i
@@ -214,6 +215,8 @@ class Loops:
         # (2^60 of them at n = 2^62) are not visited one by one
         nxt = Var(self.name(("next", n.index.name), f"{n.index.name}_next"))
         first, *others = iters
+        blocks += [If(self.has_entry(it), sync) for it in iters
+                   for sync in [self.block_sync(it, self.pvar(it))] if sync]
         blocks.append(Declare(nxt, "int64", Select(self.has_entry(first), self.coord(first, self.pvar(first)), N)))
         for it in others:
             c = self.coord(it, self.pvar(it))

@@ -133,10 +133,32 @@ class ModeIterator:
             return parent
         raise AssertionError("a Dense level has no position bounds; locate into it")
 
-    def coord(self, p, parent=None):
+    def coord(self, p, parent=None, block=None):
         """IR of the coordinate at position ``p`` of the fiber under ``parent`` (``idx[p]`` here;
-        a level whose coordinates follow from its positions, a SparseBand's, needs the fiber)."""
+        a level whose coordinates follow from its positions needs the fiber, a SparseBand's, or
+        the block holding ``p``, a SparseBlockList's: see :meth:`block_start`)."""
         return Load(self.param("idx"), p)
+
+    def block_start(self, parent):
+        """IR of the first block of the fiber under ``parent``, for a level whose coordinates
+        follow from a position *and* the block holding it (a SparseBlockList's): the emitter
+        keeps a block variable beside the position and brings it up to the position
+        (:meth:`block_sync`) before it reads a coordinate. None: the level keeps no block."""
+        return None
+
+    def block_sync(self, p, block) -> list:
+        """Statements moving ``block`` to the block holding position ``p`` (``p`` within the fiber)."""
+        return []
+
+    def stored_count(self, fibers):
+        """IR of the positions this level holds under its first ``fibers`` fibers (a hash below
+        it counts its keys by it)."""
+        return Load(self.param("pos"), fibers)
+
+    def search_stmts(self, q, parent, i, fresh):
+        """Statements declaring ``q``, the position of coordinate ``i`` under ``parent`` or -1, for a
+        level with a search of its own; None: a diagonal bisects the fiber by :meth:`coord`."""
+        return None
 
     def position_of(self, i, parent):
         """IR of the position coordinate ``i`` would have in the fiber under ``parent``, when the
@@ -273,7 +295,7 @@ class WorkspaceIterator:
             return parent   # the segment of equal outer digits
         return Const(0, "int64"), Var(self.param("count"))
 
-    def coord(self, p, parent=None):
+    def coord(self, p, parent=None, block=None):
         q = Load(self.param("idx"), p)
         if self.nsub == 1:
             return q

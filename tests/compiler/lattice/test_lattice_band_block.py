@@ -1,11 +1,13 @@
-"""SparseBand as an input of the lattice strategy (issue 29, item 2).
+"""SparseBand and SparseBlockList as inputs of the lattice strategy (issue 29, item 2).
 
 A band's fiber stores the contiguous coordinates ``lo..hi`` (the fill too, where it falls inside),
 so its iterator walks positions as a SparseList's does and computes each coordinate from its
-position, ``p + (idx[parent] - ofs[parent + 1])`` (:mod:`compiler.lattice.block_iterators`). Each
+position, ``p + (idx[parent] - ofs[parent + 1])`` (:mod:`compiler.lattice.block_iterators`); a
+block list's fiber is contiguous positions too, its coordinate ``p + (idx[r] - ofs[r + 1])`` for
+the block ``r`` the kernel keeps beside the position. Each
 kernel is checked against the dense oracle (compiler.evaluate), the IR interpreter and a
 bounds-checked build: SpMV, an elementwise sum into CSR, an elementwise product into a dense
-output and a diagonal, over matrices whose second level is the band and over band vectors.
+output and a diagonal, over matrices whose second level is the band or block list, and over vectors of them.
 """
 
 from functools import partial
@@ -18,16 +20,19 @@ from hypothesis import strategies as st
 from compiler import Tensor, lower
 from compiler.errors import StrategyError
 from compiler.format import Format, csr, dense, sparse_vector
-from compiler.levels import Dense, Element, RunList, SparseBand, SparseList
+from compiler.levels import Dense, Element, RunList, SparseBand, SparseBlockList, SparseList
 from compiler.testing import check_lowered, random_sparse
 
 
-def band_matrix(a, fill=0.0):
-    return Tensor.from_numpy(a, Format(Dense(SparseBand(Element(fill)))))
+def band_matrix(a, fill=0.0, level=SparseBand):
+    return Tensor.from_numpy(a, Format(Dense(level(Element(fill)))))
 
 
-def band_vector(v, fill=0.0):
-    return Tensor.from_numpy(v, Format(SparseBand(Element(fill))))
+def band_vector(v, fill=0.0, level=SparseBand):
+    return Tensor.from_numpy(v, Format(level(Element(fill))))
+
+
+LEVELS = [SparseBand, SparseBlockList]
 
 
 #: program -> (the output's format for a fill, whether it reads a band matrix A and another
@@ -46,8 +51,8 @@ VECTOR = {
 }
 
 
-def _matrix_case(prog, a, b, x, fill):
-    tensors = {"A": band_matrix(a, fill)}
+def _matrix_case(prog, a, b, x, fill, level=SparseBand):
+    tensors = {"A": band_matrix(a, fill, level)}
     if "B[" in prog:
         tensors["B"] = Tensor.from_numpy(b, csr(fill))
     if "x[" in prog:
@@ -56,8 +61,8 @@ def _matrix_case(prog, a, b, x, fill):
     return check_lowered(prog, out=make(fill) if make else None, checked=True, **tensors)
 
 
-def _vector_case(prog, a, v, w, fill):
-    tensors = {"v": band_vector(v, fill)}
+def _vector_case(prog, a, v, w, fill, level=SparseBand):
+    tensors = {"v": band_vector(v, fill, level)}
     if "w[" in prog:
         tensors["w"] = Tensor.from_numpy(w, sparse_vector(fill))
     if "A[" in prog:
@@ -136,32 +141,35 @@ def test_a_level_the_lattice_cannot_iterate_is_still_named():
 FILLS = [0.0, 1.0, float("nan"), float("inf")]
 
 
+@pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(m=st.integers(0, 5), n=st.integers(0, 5), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]),
+@given(m=st.integers(0, 5), n=st.integers(0, 6), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]),
        fill=st.sampled_from(FILLS), prog=st.sampled_from(sorted(MATRIX)), seed=st.integers(0, 2 ** 16))
 @example(m=3, n=3, density=0.3, fill=float("nan"), prog="C[i, j] = A[i, j] + B[i, j]", seed=1)
 @example(m=4, n=4, density=0.0, fill=1.0, prog="y[i] = A[i, i]", seed=0)
 @example(m=2, n=5, density=1.0, fill=float("inf"), prog="y[i] = A[i, j] * x[j]", seed=2)
-def test_band_matrix_property(m, n, density, fill, prog, seed):
-    """Band rows of every shape (empty rows, all-fill, full), any fill, against the oracle."""
+def test_band_and_block_matrix_property(level, m, n, density, fill, prog, seed):
+    """Band and block-list rows of every shape (empty rows, all-fill, full, several blocks), any
+    fill, against the oracle."""
     if "A[i, i]" in prog:
         n = m
     rng = np.random.default_rng(seed)
     a = random_sparse((m, n), density, rng, fill=fill)
     b = random_sparse((m, n), density, rng, fill=fill)
-    _matrix_case(prog, a, b, random_sparse((n,), 1.0, rng), fill)
+    _matrix_case(prog, a, b, random_sparse((n,), 1.0, rng), fill, level)
 
 
+@pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(0, 7), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), fill=st.sampled_from(FILLS),
+@given(n=st.integers(0, 9), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), fill=st.sampled_from(FILLS),
        prog=st.sampled_from(sorted(VECTOR)), seed=st.integers(0, 2 ** 16))
 @example(n=6, density=0.3, fill=float("nan"), prog="z[i] = v[i] + w[i]", seed=3)
 @example(n=0, density=1.0, fill=0.0, prog="s = v[i] * w[i]", seed=0)
-def test_band_vector_property(n, density, fill, prog, seed):
+def test_band_and_block_vector_property(level, n, density, fill, prog, seed):
     rng = np.random.default_rng(seed)
     v = random_sparse((n,), density, rng, fill=fill)
     w = random_sparse((n,), density, rng, fill=fill)
-    _vector_case(prog, random_sparse((3, n), 0.5, rng), v, w, fill)
+    _vector_case(prog, random_sparse((3, n), 0.5, rng), v, w, fill, level)
 
 
 
@@ -174,3 +182,62 @@ def test_a_split_of_a_merged_band_loop():
     k = check_lowered("z[i] = v[i] + w[i]", Schedule().split("i", "i0", "i1", 4), out=dense(1), checked=True,
                       v=band_vector(v), w=Tensor.from_numpy(w, sparse_vector()))
     assert "v0_idx[0] - v0_ofs[1]" in k.c_source and "i_next" in k.c_source
+
+
+# -- SparseBlockList ---------------------------------------------------------------------------
+
+#: rows of several blocks, an empty row, a block at each end, a diagonal partly stored
+A6 = np.array([[0, 1.0, 2.0, 0, 3.0, 0], [0.0] * 6, [3.0, 0, 0, 0, 0, 4.0], [0, 0, 5.0, 6.0, 0, 7.0],
+               [1.0, 1.0, 0, 0, 8.0, 9.0], [0, 2.0, 0, 2.0, 0, 2.0]])
+
+
+@pytest.mark.parametrize("prog", MATRIX)
+def test_a_block_list_matrix_against_the_oracle(prog):
+    k = _matrix_case(prog, A6, A6[::-1].copy(), np.arange(1.0, 7.0), 0.0, SparseBlockList)
+    assert "A1_ofs" in k.c_source
+
+
+@pytest.mark.parametrize("prog", VECTOR)
+def test_a_block_list_vector_against_the_oracle(prog):
+    v = np.array([0.0, 1.0, 1.0, 0.0, 2.0, 0.0, 3.0, 3.0, 3.0])
+    w = np.array([3.0, 0.0, 4.0, 0.0, 0.0, 5.0, 0.0, 1.0, 0.0])
+    _vector_case(prog, np.arange(27.0).reshape(3, 9) % 4, v, w, 0.0, SparseBlockList)
+
+
+def test_a_block_list_walks_positions_with_its_block_beside_them():
+    """One range of positions per row; the block variable starts at the row's first block and moves
+    on as the position crosses a block's end (while, not if: a split loop's block resumes anywhere)."""
+    A = band_matrix(A6, level=SparseBlockList)
+    src = lower("y[i] = A[i, j] * x[j]", "lattice", A=A, x=np.ones(6)).c_source
+    assert "int64_t rA1 = A1_pos[i];" in src
+    assert "for (int64_t pA1 = A1_ofs[A1_pos[i]]; pA1 < A1_ofs[A1_pos[i + 1]]; pA1++)" in src
+    assert "while (A1_ofs[rA1 + 1] <= pA1)" in src and "int64_t j = pA1 + (A1_idx[rA1] - A1_ofs[rA1 + 1]);" in src
+
+
+def test_a_block_list_diagonal_bisects_the_blocks():
+    """``A[i, i]``: the first block ending past i, i stored if the block starts at or before it."""
+    k = _matrix_case("y[i] = A[i, i]", A6, None, None, 0.0, SparseBlockList)
+    assert "A1_idx[midA1] <= i" in k.c_source
+    np.testing.assert_array_equal(k(A=band_matrix(A6, level=SparseBlockList)).to_numpy(), np.diagonal(A6))
+
+
+def test_a_split_of_a_merged_block_list_loop():
+    """A coordinate split of a merged loop: each block's loop resumes where the last stopped, so
+    the block variable catches up before the next coordinate is read."""
+    from compiler.lattice import Schedule
+    rng = np.random.default_rng(6)
+    v, w = random_sparse((31,), 0.5, rng), random_sparse((31,), 0.2, rng)
+    k = check_lowered("z[i] = v[i] + w[i]", Schedule().split("i", "i0", "i1", 3), out=dense(1), checked=True,
+                      v=band_vector(v, level=SparseBlockList), w=Tensor.from_numpy(w, sparse_vector()))
+    assert "i_next" in k.c_source and k.c_source.count("while (v0_ofs[rv0 + 1] <= pv0)") >= 2
+
+
+def test_a_hash_under_a_block_list_counts_its_positions():
+    from compiler.levels import SparseHash
+    h = np.zeros((3, 5, 4))
+    h[0, 1, 2], h[0, 2, 0], h[0, 4, 1], h[2, 0, 3] = 1.0, 2.0, 3.0, 4.0
+    H = Tensor.from_numpy(h, Format(Dense(SparseBlockList(SparseHash(Element(0.0))))))
+    b = random_sparse((3, 5, 4), 0.5, np.random.default_rng(4))
+    k = check_lowered("C[i, j, k] = H[i, j, k] * B[i, j, k]", out=dense(3), checked=True, H=H,
+                      B=Tensor.from_numpy(b, Format(Dense(Dense(SparseList(Element(0.0)))))))
+    assert "H1_ofs[H1_pos[H0_size]]" in k.c_source

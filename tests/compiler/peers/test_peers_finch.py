@@ -52,7 +52,7 @@ def output_refusal(strategy: str, tensor: str, fmt: ss.Format):
     return None
 
 
-LATTICE_ITERATES = ("Dense", "SparseList", "SparseCOO", "SparseByteMap", "SparseHash", "SparseBand")
+LATTICE_ITERATES = ("Dense", "SparseList", "SparseCOO", "SparseByteMap", "SparseHash", "SparseBand", "SparseBlockList")
 
 
 def input_refusal(strategy: str, tensor: str, fmt: ss.Format):
