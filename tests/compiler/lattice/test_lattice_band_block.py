@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, lower
 from compiler.errors import StrategyError
 from compiler.format import Format, csr, dense, sparse_vector
-from compiler.levels import Dense, Element, RunList, SparseBand, SparseBlockList, SparseList
+from compiler.levels import Dense, Element, RunList, SparseBand, SparseBlockList, SparseList, SparsePoint
 from compiler.testing import check_lowered, random_sparse
 
 
@@ -241,3 +241,48 @@ def test_a_hash_under_a_block_list_counts_its_positions():
     k = check_lowered("C[i, j, k] = H[i, j, k] * B[i, j, k]", out=dense(3), checked=True, H=H,
                       B=Tensor.from_numpy(b, Format(Dense(Dense(SparseList(Element(0.0)))))))
     assert "H1_ofs[H1_pos[H0_size]]" in k.c_source
+
+
+# -- SparsePoint ---------------------------------------------------------------------------------
+
+def at_most_one_per_row(a, rng, fill):
+    """The matrix ``a`` with every row but one stored entry (or none) set to the fill, as a SparsePoint stores."""
+    a = np.array(a, dtype=float, copy=True)
+    for r in range(a.shape[0]):
+        keep = rng.integers(-1, a.shape[1]) if a.shape[1] else -1
+        a[r, np.arange(a.shape[1]) != keep] = fill
+    return a
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(0, 5), n=st.integers(0, 6), fill=st.sampled_from(FILLS), prog=st.sampled_from(sorted(MATRIX)),
+       seed=st.integers(0, 2 ** 16))
+@example(m=4, n=4, fill=0.0, prog="y[i] = A[i, i]", seed=3)
+@example(m=3, n=5, fill=float("nan"), prog="C[i, j] = A[i, j] + B[i, j]", seed=1)
+def test_point_matrix_property(m, n, fill, prog, seed):
+    """SparsePoint rows (one entry or none) merged, intersected and searched as a SparseList's."""
+    if "A[i, i]" in prog:
+        n = m
+    rng = np.random.default_rng(seed)
+    a = at_most_one_per_row(random_sparse((m, n), 1.0, rng, fill=fill), rng, fill)
+    b = random_sparse((m, n), 0.5, rng, fill=fill)
+    _matrix_case(prog, a, b, random_sparse((n,), 1.0, rng), fill, SparsePoint)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(0, 7), fill=st.sampled_from(FILLS), prog=st.sampled_from(sorted(VECTOR)),
+       seed=st.integers(0, 2 ** 16))
+def test_point_vector_property(n, fill, prog, seed):
+    rng = np.random.default_rng(seed)
+    v = at_most_one_per_row(random_sparse((1, n), 1.0, rng, fill=fill), rng, fill)[0]
+    w = random_sparse((n,), 0.5, rng, fill=fill)
+    _vector_case(prog, random_sparse((3, n), 0.5, rng), v, w, fill, SparsePoint)
+
+
+def test_a_point_level_is_named_as_itself():
+    """The iterator is a SparseList's, but messages and the iteration graph name the SparsePoint."""
+    P = band_matrix(np.eye(3), level=SparsePoint)
+    k = lower("y[i] = A[i, j] * x[j]", "lattice", A=P, x=np.ones(3))
+    graph = next(s for s in k.trace.steps if s.stage == "iteration-graph")
+    assert "j (SparsePoint" in graph.artifacts[0].text
+    np.testing.assert_array_equal(k(A=P, x=np.arange(3.0)).to_numpy(), np.arange(3.0))
