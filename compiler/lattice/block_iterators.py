@@ -64,7 +64,7 @@ class BandIterator(ModeIterator):
         # (the coordinate's inverse: a diagonal's search is one subtraction)
         return BinOp("-", i, BinOp("-", Load(self.param("idx"), parent), Load(self.param("pos"), _next(parent))))
 
-    def child(self, p, segend=None):
+    def child(self, p, segend=None, parent=None):
         return p
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
@@ -129,7 +129,7 @@ class BlockListIterator(ModeIterator):
                 Declare(q, "int64", Select(and_(BinOp("<", lo, end), BinOp("<=", self._ofs(lo), at)),
                                            at, Const(-1, "int64")))]
 
-    def child(self, p, segend=None):
+    def child(self, p, segend=None, parent=None):
         return p
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 
-from ..imperative.ir import BinOp, Comment, CompoundAssign, Const, Declare, Load, Var, While, and_
+from ..imperative.ir import BinOp, Comment, CompoundAssign, Const, Declare, Var, While, and_
 from .cfir import CCase, CForall, CSkip
 from .diagonal import Found
 from .iterators import ModeIterator, hash_capacity_stmts
@@ -62,11 +62,7 @@ class Locating:
         return Var(self.name(("c", it.name, it.mode), f"{index.name}{it.name}"))
 
     def bounds(self, it: ModeIterator):
-        lo, hi = it.bounds(self.parent_of(it))
-        if isinstance(lo, Load):
-            self.param(lo.buffer)
-        self.param(it.param("idx"))
-        return lo, hi
+        return it.bounds(self.parent_of(it))
 
     def fiber_length(self, it: ModeIterator):
         """The number of positions of ``it``'s current fiber (``hi - lo``; ``hi`` from 0)."""
@@ -169,7 +165,7 @@ class Locating:
             if it.children_by_coordinate:   # children are located by coordinate
                 self.parent[(key, it.mode + 1)] = it.locate(self.parent_of(it), i)
                 continue
-            self.parent[(key, it.mode + 1)] = it.child(p, segs.get(it))
+            self.parent[(key, it.mode + 1)] = it.child(p, segs.get(it), self.parent_of(it))
         for key, (pv, mode) in located.items():
             self.parent[(key, mode)] = pv
 

@@ -165,8 +165,9 @@ class ModeIterator:
         level computes it (a SparseBand's), else None (it is searched for)."""
         return None
 
-    def child(self, p, segend=None):
-        """The parent of the next mode after visiting position ``p`` (segment end ``segend``)."""
+    def child(self, p, segend=None, parent=None):
+        """The parent of the next mode after visiting position ``p`` (segment end ``segend``) of the
+        fiber under ``parent`` (a SparseInterval's one run holds the child of all its coordinates)."""
         if not self.unique:
             return (p, segend)
         if self.level_name == "SparseHash":   # the sorted view points at the child
@@ -303,7 +304,7 @@ class WorkspaceIterator:
             q = BinOp("/", q, Var(size))
         return q if self.sub == 0 else BinOp("%", q, Var(self.extents[self.sub]))
 
-    def child(self, p, segend=None):
+    def child(self, p, segend=None, parent=None):
         return p if self.unique else (p, segend)
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, lower
 from compiler.errors import StrategyError
 from compiler.format import Format, csr, dense, sparse_vector
-from compiler.levels import Dense, Element, RunList, SparseBand, SparseBlockList, SparseList, SparsePoint
+from compiler.levels import Dense, Element, RunList, SparseBand, SparseBlockList, SparseInterval, SparseList, SparsePoint
 from compiler.testing import check_lowered, random_sparse
 
 
@@ -286,3 +286,49 @@ def test_a_point_level_is_named_as_itself():
     graph = next(s for s in k.trace.steps if s.stage == "iteration-graph")
     assert "j (SparsePoint" in graph.artifacts[0].text
     np.testing.assert_array_equal(k(A=P, x=np.arange(3.0)).to_numpy(), np.arange(3.0))
+
+
+# -- SparseInterval ------------------------------------------------------------------------------
+
+def one_run_per_row(m, n, rng, fill):
+    """An m x n matrix whose rows each hold one run of one value (or nothing), the rest the fill."""
+    a = np.full((m, n), fill)
+    for r in range(m):
+        lo, hi = sorted(rng.integers(0, n + 1, size=2)) if n else (0, 0)
+        a[r, lo:hi] = rng.integers(1, 6)
+    return a
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(0, 5), n=st.integers(0, 6), fill=st.sampled_from(FILLS), prog=st.sampled_from(sorted(MATRIX)),
+       seed=st.integers(0, 2 ** 16))
+@example(m=4, n=4, fill=0.0, prog="y[i] = A[i, i]", seed=3)
+@example(m=3, n=5, fill=float("nan"), prog="C[i, j] = A[i, j] + B[i, j]", seed=1)
+def test_interval_matrix_property(m, n, fill, prog, seed):
+    """SparseInterval rows (one run or none) walked coordinate by coordinate, each reading the run's value."""
+    if "A[i, i]" in prog:
+        n = m
+    rng = np.random.default_rng(seed)
+    _matrix_case(prog, one_run_per_row(m, n, rng, fill), random_sparse((m, n), 0.5, rng, fill=fill),
+                 random_sparse((n,), 1.0, rng), fill, SparseInterval)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(0, 7), fill=st.sampled_from(FILLS), prog=st.sampled_from(sorted(VECTOR)),
+       seed=st.integers(0, 2 ** 16))
+def test_interval_vector_property(n, fill, prog, seed):
+    rng = np.random.default_rng(seed)
+    v = one_run_per_row(1, n, rng, fill)[0]
+    _vector_case(prog, random_sparse((3, n), 0.5, rng), v, random_sparse((n,), 0.5, rng, fill=fill), fill,
+                 SparseInterval)
+
+
+def test_an_interval_row_reads_its_runs_value_at_each_coordinate():
+    """The loop walks the run's coordinates; every one reads the run's one value (child pos[i]),
+    and a row without a run reads nothing (its bounds are an empty range, left not read)."""
+    a = np.array([[0.0, 2.0, 2.0, 2.0], [0.0] * 4, [5.0, 0.0, 0.0, 0.0]])
+    k = check_lowered("y[i] = A[i, j] * x[j]", checked=True, A=band_matrix(a, level=SparseInterval),
+                      x=np.arange(1.0, 5.0))
+    assert "A1_pos[i] < A1_pos[i + 1] ? A1_left[A1_pos[i]] : 0" in k.c_source and "A_val[A1_pos[i]]" in k.c_source
+    np.testing.assert_array_equal(k(A=band_matrix(a, level=SparseInterval), x=np.arange(1.0, 5.0)).to_numpy(),
+                                  [18.0, 0.0, 5.0])

@@ -53,7 +53,7 @@ def output_refusal(strategy: str, tensor: str, fmt: ss.Format):
 
 
 LATTICE_ITERATES = ("Dense", "SparseList", "SparseCOO", "SparseByteMap", "SparseHash", "SparseBand", "SparseBlockList",
-                    "SparsePoint")
+                    "SparsePoint", "SparseInterval")
 
 
 def input_refusal(strategy: str, tensor: str, fmt: ss.Format):
