@@ -26,9 +26,15 @@ SparseHash     sparse,     iterated: its sorted view, positions
 SparseBand     sparse      positions ``[ofs[parent], ofs[parent+1])``, coordinate
                            ``p + (idx[parent] - ofs[parent+1])`` (its block's
                            coordinates are contiguous; :mod:`.block_iterators`)
+SparseBlock-   sparse      positions ``[ofs[pos[parent]], ofs[pos[parent+1]])``,
+List                       coordinate ``p + (idx[r] - ofs[r+1])`` for the block
+                           ``r`` kept beside ``p`` (:meth:`ModeIterator.block_start`)
+SparsePoint    sparse      a SparseList's (:mod:`.point_iterators`)
+SparseInterval sparse      the run's coordinates ``[left[r], right[r])`` walked
+                           themselves, ``r = pos[parent]``, child ``r``
 =============  ==========  ==================================================
 
-Any other level (run-length, ...) is refused with :class:`StrategyError`, unless a
+Any other level (RunList, SparseRunList, ...) is refused with :class:`StrategyError`, unless a
 factory for its class (or a base class) was added with :func:`register_iterator`.
 
 >>> from compiler.format import coo
