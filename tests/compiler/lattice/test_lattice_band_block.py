@@ -332,3 +332,22 @@ def test_an_interval_row_reads_its_runs_value_at_each_coordinate():
     assert "A1_pos[i] < A1_pos[i + 1] ? A1_left[A1_pos[i]] : 0" in k.c_source and "A_val[A1_pos[i]]" in k.c_source
     np.testing.assert_array_equal(k(A=band_matrix(a, level=SparseInterval), x=np.arange(1.0, 5.0)).to_numpy(),
                                   [18.0, 0.0, 5.0])
+
+
+# -- the CFIR interpreter walks each level's fibers (py_fiber) -------------------------------------
+
+@pytest.mark.parametrize("level", [SparseBand, SparseBlockList, SparsePoint, SparseInterval], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("prog", ["y[i] = A[i, j] * x[j]", "C[i, j] = A[i, j] + B[i, j]", "y[i] = A[i, i]"])
+def test_the_cfir_interpreter_reads_each_level(level, prog):
+    from compiler import evaluate
+    from compiler.lattice import Setup, build_cfir, interpret_cfir
+    from compiler.notation import parse
+    a = {SparsePoint: np.array([[0, 2.0, 0, 0], [0.0] * 4, [0, 0, 0, 3.0], [1.0, 0, 0, 0]]),
+         SparseInterval: np.array([[0, 2.0, 2.0, 0], [0.0] * 4, [0, 0, 3.0, 3.0], [1.0, 0, 0, 0]])}.get(level, A4)
+    tensors = {"A": band_matrix(a, level=level), "B": Tensor.from_numpy(B4, csr()),
+               "x": Tensor.from_numpy(np.arange(1.0, 5.0), dense(1))}
+    tensors = {t: v for t, v in tensors.items() if f"{t}[" in prog}
+    p = parse(prog)
+    setup = Setup.create(p, {n: t.format for n, t in tensors.items()})
+    got = interpret_cfir(build_cfir(setup.statement, setup), setup, **tensors)
+    np.testing.assert_allclose(got, evaluate(p, **tensors)[0])
