@@ -4,7 +4,7 @@ An access that repeats an index (``A[i, i]``) is read in the one loop over ``i``
 levels of ``i`` are located at ``i`` (``p * N + i``), and its last level, when sparse, is
 *searched* for ``i`` under the position above (located, as CSR's row; or iterated, as DCSR's or
 COO's rows, then in each case where that row is at ``i``): a sorted level by bisection of its
-fiber, a SparseHash by probing its table, a SparseByteMap by its table. The search gives the child
+fiber (a SparseBand computes the position ``i`` would have and tests it is in the fiber), a SparseHash by probing its table, a SparseByteMap by its table. The search gives the child
 position, or ``-1`` when ``i`` is not stored, where the access reads its fill; the access is
 thus read like a dense one (every ``i`` has a value), which the lattice takes it for.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import StrategyError
-from ..imperative.ir import Assign, BinOp, Const, Declare, If, Load, Select, Var, While, and_
+from ..imperative.ir import Assign, BinOp, Const, Declare, If, Select, Var, While, and_
 from .iterators import ModeIterator
 
 
@@ -66,15 +66,24 @@ class Found:
             at = fresh("at")
             return it.locate_stmts(at, parent, i, fresh, cap) + \
                 [Declare(q, "int64", Select(it.present(at), at, Const(-1, "int64")))]
+        searched = it.search_stmts(q, parent, i, fresh)
+        if searched is not None:   # the level's own search (a block list's, over its blocks)
+            return searched
+        first, stop = it.bounds(parent)
+        computed = it.position_of(i, parent)
+        if computed is not None:   # the position i would have, stored if within the fiber's
+            at = fresh("at")
+            return [Declare(at, "int64", computed),
+                    Declare(q, "int64", Select(and_(BinOp("<=", first, at), BinOp("<", at, stop)),
+                                               at, Const(-1, "int64")))]
         # a sorted fiber: bisect for the first position whose coordinate is at least i
         lo, hi, end, mid = fresh("lo"), fresh("hi"), fresh("end"), fresh("mid")
         one = Const(1, "int64")
-        first, stop = it.bounds(parent)
         return [Declare(lo, "int64", first), Declare(end, "int64", stop), Declare(hi, "int64", end),
                 While(BinOp("<", lo, hi),
                       [Declare(mid, "int64", BinOp("+", lo, BinOp("/", BinOp("-", hi, lo), Const(2, "int64")))),
-                       If(BinOp("<", it.coord(mid), i), [Assign(lo, BinOp("+", mid, one))], [Assign(hi, mid)])]),
-                Declare(q, "int64", Select(and_(BinOp("<", lo, end), BinOp("==", it.coord(lo), i)),
+                       If(BinOp("<", it.coord(mid, parent), i), [Assign(lo, BinOp("+", mid, one))], [Assign(hi, mid)])]),
+                Declare(q, "int64", Select(and_(BinOp("<", lo, end), BinOp("==", it.coord(lo, parent), i)),
                                            lo, Const(-1, "int64")))]
 
     def py_find(self, arrays: dict, sizes: dict, parent, i: int) -> int:

@@ -93,8 +93,8 @@ class DerivedLoops:
             if how[0] == "div":
                 _, f, size = how
                 return [Declare(i, "int64", BinOp("%", f, size))] + self.loop_body(n, loop, i, [], advance=False)
-            _, it, p = how
-            return [Declare(i, "int64", it.coord(p))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
+            _, it, p, parent = how
+            return [Declare(i, "int64", it.coord(p, parent))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
         N = self.size(n.extent)
         out = self.reserve(n, iters, bool(loop and loop.universe), N)
         fuse = self.fuses.get(name)
@@ -131,7 +131,7 @@ class DerivedLoops:
             it = self._pos_iterator(n, loop if one_loop else None, iters, pos, name)
             p = Var(self.name(("p", it.name, it.mode), pos.position))
             lo, hi = self.bounds(it)
-            body = [Declare(i, "int64", it.coord(p))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
+            body = [Declare(i, "int64", self.coord(it, p))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
             return out + [self.tag_loop(loop, self._derived_loop(pos.position, lo, hi, body, str(pos), p))]
         split = self.splits[name]
         if not dense:
@@ -173,9 +173,9 @@ class DerivedLoops:
                               f"walks {pos.tensor}'s row positions")
             at = lambda q: q  # noqa: E731
             rlo, rhi = self.bounds(rows_it)
-            coord = [Declare(i, "int64", rows_it.coord(r))]
+            coord = [Declare(i, "int64", self.coord(rows_it, r))]
         p = Var(self.name(("p", it.name, it.mode), pos.position))
-        self.fused_inner[fuse.inner] = ("pos", it, p)
+        self.fused_inner[fuse.inner] = ("pos", it, p, at(r))
         lo, hi = Load(posbuf, at(rlo)), Load(posbuf, at(rhi))
         fold = self._flat_fold(inner, loop2, fuse, BinOp("*", N, self.size(inner.extent)), BinOp("-", hi, lo))
         walk = [Comment(f"{r.name}: the row of position {p.name}; while, not if, to skip empty rows"),

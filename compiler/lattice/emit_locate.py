@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 
-from ..imperative.ir import BinOp, Comment, CompoundAssign, Const, Declare, Load, Var, While, and_
+from ..imperative.ir import BinOp, Comment, CompoundAssign, Const, Declare, Var, While, and_
 from .cfir import CCase, CForall, CSkip
 from .diagonal import Found
 from .iterators import ModeIterator, hash_capacity_stmts
@@ -38,15 +38,31 @@ class Locating:
         base = f"p{it.name}{it.level}" + (f"_{it.sub}" if it.sub else "")
         return Var(self.name(("p", it.name, it.mode), base))
 
+    def coord(self, it: ModeIterator, p):
+        """IR of ``it``'s coordinate at position ``p`` of its current fiber (and block)."""
+        return it.coord(p, self.parent_of(it), self.block_var(it))
+
+    def block_var(self, it) -> Var | None:
+        """The variable of the block ``it`` is in (``rA1``), for a level that keeps one, else None."""
+        if getattr(it, "block_start", None) is None or it.block_start(Const(0, "int64")) is None:
+            return None
+        return Var(self.name(("r", it.name, it.mode), f"r{it.name}{it.level}"))
+
+    def block_decl(self, it) -> list:
+        """Declare ``it``'s block variable at its fiber's first block (nothing for most levels)."""
+        r = self.block_var(it)
+        return [] if r is None else [Declare(r, "int64", it.block_start(self.parent_of(it)))]
+
+    def block_sync(self, it, p) -> list:
+        """Bring ``it``'s block variable up to position ``p`` (within the fiber) before a coordinate is read."""
+        r = self.block_var(it)
+        return [] if r is None else it.block_sync(p, r)
+
     def cvar(self, it: ModeIterator, index) -> Var:
         return Var(self.name(("c", it.name, it.mode), f"{index.name}{it.name}"))
 
     def bounds(self, it: ModeIterator):
-        lo, hi = it.bounds(self.parent_of(it))
-        if isinstance(lo, Load):
-            self.param(lo.buffer)
-        self.param(it.param("idx"))
-        return lo, hi
+        return it.bounds(self.parent_of(it))
 
     def fiber_length(self, it: ModeIterator):
         """The number of positions of ``it``'s current fiber (``hi - lo``; ``hi`` from 0)."""
@@ -69,11 +85,11 @@ class Locating:
             if up.fibers_by_size:
                 size = Var(self.param(up.param("size")))
                 fibers = size if isinstance(fibers, Const) else BinOp("*", fibers, size)
-            else:   # SparseList, SparseHash: their stored count
-                fibers = Load(self.param(up.param("pos")), fibers)
+            else:   # SparseList, SparseHash, SparseBand ...: their stored count
+                fibers = up.stored_count(fibers)
         self.init += [Comment(f"{it.tensor}'s level {it.level} (SparseHash): its table's capacity, "
                               f"the smallest power of two holding twice its keys")]
-        self.init += hash_capacity_stmts(cap, Load(self.param(it.param("pos")), fibers))
+        self.init += hash_capacity_stmts(cap, it.stored_count(fibers))
         return cap
 
     def locate_bytemaps(self, n: CForall) -> CForall:
@@ -130,7 +146,7 @@ class Locating:
         s = Var(self.name(("s", it.name, it.mode), f"s{it.name}{it.level}" + (f"_{it.sub}" if it.sub else "")))
         end = Var(p.name + "_end")
         return s, [Declare(s, "int64", BinOp("+", p, 1)),
-                   While(and_(BinOp("<", s, end), BinOp("==", it.coord(s), coord_var)),
+                   While(and_(BinOp("<", s, end), BinOp("==", self.coord(it, s), coord_var)),
                          [CompoundAssign("+", s, Const(1, "int64"))])]
 
     def find_on_diagonal(self, loc: Found, parent, i) -> tuple[Var, list]:
@@ -149,7 +165,7 @@ class Locating:
             if it.children_by_coordinate:   # children are located by coordinate
                 self.parent[(key, it.mode + 1)] = it.locate(self.parent_of(it), i)
                 continue
-            self.parent[(key, it.mode + 1)] = it.child(p, segs.get(it))
+            self.parent[(key, it.mode + 1)] = it.child(p, segs.get(it), self.parent_of(it))
         for key, (pv, mode) in located.items():
             self.parent[(key, mode)] = pv
 

@@ -145,14 +145,14 @@ class Loops:
             p = self.pvar(it)
             lo, hi = self.bounds(it)
             coord = self.assembled.pop(it.name, None) if isinstance(it, WorkspaceIterator) else None
-            coord = coord if coord is not None else it.coord(p)
-            body = [Declare(i, "int64", coord)] + self.loop_body(n, n.loops[0], i, [it], single=True,
-                                                                 advance=False)
-            return out + par + [self.tag_loop(n.loops[0], For(p, lo, hi, body))]
+            coord = coord if coord is not None else self.coord(it, p)
+            body = self.block_sync(it, p) + [Declare(i, "int64", coord)] + \
+                self.loop_body(n, n.loops[0], i, [it], single=True, advance=False)
+            return out + self.block_decl(it) + par + [self.tag_loop(n.loops[0], For(p, lo, hi, body))]
         for it in iters:
             p = self.pvar(it)
             lo, hi = self.bounds(it)
-            out += [Declare(p, "int64", lo), Declare(Var(p.name + "_end"), "int64", hi)]
+            out += [Declare(p, "int64", lo), Declare(Var(p.name + "_end"), "int64", hi), *self.block_decl(it)]
         if universe:
             out.append(Declare(i, "int64", Const(0, "int64")))
         loops_ir = []
@@ -178,12 +178,13 @@ class Loops:
             coord = {}
             for it in its:
                 p = self.pvar(it)
+                body += self.block_sync(it, p)
                 if single:
-                    body.append(Declare(i, "int64", it.coord(p)))
+                    body.append(Declare(i, "int64", self.coord(it, p)))
                     coord[it] = i
                 else:
                     c = self.cvar(it, n.index)
-                    body.append(Declare(c, "int64", it.coord(p)))
+                    body.append(Declare(c, "int64", self.coord(it, p)))
                     coord[it] = c
             busy = {frozenset(c.tests) for c in loop.cases if not c.omit}
             pair = (len(its) == 2 and not universe and all(it.unique for it in its) and not loop.located
@@ -214,9 +215,11 @@ class Loops:
         # (2^60 of them at n = 2^62) are not visited one by one
         nxt = Var(self.name(("next", n.index.name), f"{n.index.name}_next"))
         first, *others = iters
-        blocks.append(Declare(nxt, "int64", Select(self.has_entry(first), first.coord(self.pvar(first)), N)))
+        blocks += [If(self.has_entry(it), sync) for it in iters
+                   for sync in [self.block_sync(it, self.pvar(it))] if sync]
+        blocks.append(Declare(nxt, "int64", Select(self.has_entry(first), self.coord(first, self.pvar(first)), N)))
         for it in others:
-            c = it.coord(self.pvar(it))
+            c = self.coord(it, self.pvar(it))
             blocks.append(If(and_(self.has_entry(it), BinOp("<", c, nxt)), [Assign(nxt, c)]))
         skip = [Comment(f"no entry before {limit.name}: on to the block of {nxt.name} (none left: done)"),
                 If(BinOp("==", nxt, N), [Break()]),

@@ -23,9 +23,18 @@ SparseHash     sparse,     iterated: its sorted view, positions
                            located (in an intersection): probe the hash table
                            for ``parent * size + i``, child ``tbl[slot] - 1``,
                            present if ``>= 0``
+SparseBand     sparse      positions ``[ofs[parent], ofs[parent+1])``, coordinate
+                           ``p + (idx[parent] - ofs[parent+1])`` (its block's
+                           coordinates are contiguous; :mod:`.block_iterators`)
+SparseBlock-   sparse      positions ``[ofs[pos[parent]], ofs[pos[parent+1]])``,
+List                       coordinate ``p + (idx[r] - ofs[r+1])`` for the block
+                           ``r`` kept beside ``p`` (:meth:`ModeIterator.block_start`)
+SparsePoint    sparse      a SparseList's (:mod:`.point_iterators`)
+SparseInterval sparse      the run's coordinates ``[left[r], right[r])`` walked
+                           themselves, ``r = pos[parent]``, child ``r``
 =============  ==========  ==================================================
 
-Any other level (run-length, ...) is refused with :class:`StrategyError`, unless a
+Any other level (RunList, SparseRunList, ...) is refused with :class:`StrategyError`, unless a
 factory for its class (or a base class) was added with :func:`register_iterator`.
 
 >>> from compiler.format import coo
@@ -130,11 +139,41 @@ class ModeIterator:
             return parent
         raise AssertionError("a Dense level has no position bounds; locate into it")
 
-    def coord(self, p):
+    def coord(self, p, parent=None, block=None):
+        """IR of the coordinate at position ``p`` of the fiber under ``parent`` (``idx[p]`` here;
+        a level whose coordinates follow from its positions needs the fiber, a SparseBand's, or
+        the block holding ``p``, a SparseBlockList's: see :meth:`block_start`)."""
         return Load(self.param("idx"), p)
 
-    def child(self, p, segend=None):
-        """The parent of the next mode after visiting position ``p`` (segment end ``segend``)."""
+    def block_start(self, parent):
+        """IR of the first block of the fiber under ``parent``, for a level whose coordinates
+        follow from a position *and* the block holding it (a SparseBlockList's): the emitter
+        keeps a block variable beside the position and brings it up to the position
+        (:meth:`block_sync`) before it reads a coordinate. None: the level keeps no block."""
+        return None
+
+    def block_sync(self, p, block) -> list:
+        """Statements moving ``block`` to the block holding position ``p`` (``p`` within the fiber)."""
+        return []
+
+    def stored_count(self, fibers):
+        """IR of the positions this level holds under its first ``fibers`` fibers (a hash below
+        it counts its keys by it)."""
+        return Load(self.param("pos"), fibers)
+
+    def search_stmts(self, q, parent, i, fresh):
+        """Statements declaring ``q``, the position of coordinate ``i`` under ``parent`` or -1, for a
+        level with a search of its own; None: a diagonal bisects the fiber by :meth:`coord`."""
+        return None
+
+    def position_of(self, i, parent):
+        """IR of the position coordinate ``i`` would have in the fiber under ``parent``, when the
+        level computes it (a SparseBand's), else None (it is searched for)."""
+        return None
+
+    def child(self, p, segend=None, parent=None):
+        """The parent of the next mode after visiting position ``p`` (segment end ``segend``) of the
+        fiber under ``parent`` (a SparseInterval's one run holds the child of all its coordinates)."""
         if not self.unique:
             return (p, segend)
         if self.level_name == "SparseHash":   # the sorted view points at the child
@@ -263,7 +302,7 @@ class WorkspaceIterator:
             return parent   # the segment of equal outer digits
         return Const(0, "int64"), Var(self.param("count"))
 
-    def coord(self, p):
+    def coord(self, p, parent=None, block=None):
         q = Load(self.param("idx"), p)
         if self.nsub == 1:
             return q
@@ -271,7 +310,7 @@ class WorkspaceIterator:
             q = BinOp("/", q, Var(size))
         return q if self.sub == 0 else BinOp("%", q, Var(self.extents[self.sub]))
 
-    def child(self, p, segend=None):
+    def child(self, p, segend=None, parent=None):
         return p if self.unique else (p, segend)
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:

@@ -52,7 +52,8 @@ def output_refusal(strategy: str, tensor: str, fmt: ss.Format):
     return None
 
 
-LATTICE_ITERATES = ("Dense", "SparseList", "SparseCOO", "SparseByteMap", "SparseHash")
+LATTICE_ITERATES = ("Dense", "SparseList", "SparseCOO", "SparseByteMap", "SparseHash", "SparseBand", "SparseBlockList",
+                    "SparsePoint", "SparseInterval")
 
 
 def input_refusal(strategy: str, tensor: str, fmt: ss.Format):

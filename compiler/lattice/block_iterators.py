@@ -1,0 +1,152 @@
+"""Lattice iterators of the levels that store blocks of contiguous coordinates (SparseBand, SparseBlockList).
+
+A SparseBand fiber stores one block, the coordinates ``[idx[p] - n, idx[p])`` at the
+positions ``[ofs[p], ofs[p] + n)`` (``n = ofs[p+1] - ofs[p]``). It walks like a SparseList,
+one position range per fiber, but has no array of coordinates: the coordinate at position
+``q`` follows from the position and the fiber, ``q + (idx[p] - ofs[p+1])``. So its
+:meth:`~BandIterator.coord` takes the fiber's parent, which the emitter passes to every
+iterator (the others ignore it). Sorted and unique, it merges and intersects like a SparseList;
+a diagonal's coordinate ``i`` is found without a search, at ``i - (idx[p] - ofs[p+1])`` if
+that is within the fiber's positions (:meth:`~BandIterator.position_of`).
+
+A SparseBlockList fiber holds the blocks ``[pos[p], pos[p+1])``; block ``r`` stores the
+coordinates ``[idx[r] - n, idx[r])`` at the positions ``[ofs[r], ofs[r+1])``. The fiber's
+positions are contiguous, ``ofs[pos[p]]`` to ``ofs[pos[p+1]]``, so it walks them as one range
+too; its coordinate also needs the block holding the position, ``q + (idx[r] - ofs[r+1])``. The
+emitter keeps that block in a variable beside the position (``rA1``, from ``pos[p]``) and moves
+it on, ``while (ofs[r + 1] <= q) r++``, before it reads a coordinate
+(:meth:`~BlockListIterator.block_sync`); a diagonal's coordinate is found by bisecting the
+blocks' ends.
+
+>>> from compiler.format import Format
+>>> from compiler.levels import Dense, Element, SparseBand
+>>> from compiler.imperative.ir import Var
+>>> from compiler.lattice.iterators import mode_iterators
+>>> it = mode_iterators("A", "A", Format(Dense(SparseBand(Element(0.0)))))[1]
+>>> [str(e) for e in it.bounds(Var("i"))], str(it.coord(Var("pA1"), Var("i")))
+(['A1_ofs[i]', 'A1_ofs[i + 1]'], 'pA1 + (A1_idx[i] - A1_ofs[i + 1])')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..binding import array_name
+from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, While, and_
+from ..levels import SparseBand, SparseBlockList
+from .iterators import ModeIterator, register_iterator
+
+
+def _next(parent):
+    """``parent + 1``, folded when the parent is a constant (the root fiber)."""
+    return Const(parent.value + 1, "int64") if isinstance(parent, Const) else BinOp("+", parent, 1)
+
+
+@dataclass(frozen=True)
+class BandIterator(ModeIterator):
+    """A SparseBand level: its fiber's positions hold contiguous coordinates."""
+
+    def param(self, kind: str) -> str:
+        # its fiber starts are ``ofs`` (the level's starts array), which a hash below counts by
+        return array_name(self.tensor, self.level, "ofs" if kind == "pos" else kind) if kind != "size" \
+            else super().param(kind)
+
+    def bounds(self, parent):
+        ofs = self.param("pos")
+        return Load(ofs, parent), Load(ofs, _next(parent))
+
+    def coord(self, p, parent=None, block=None):
+        if parent is None:
+            raise AssertionError(f"{self.described}: a band's coordinate needs its fiber")
+        return BinOp("+", p, BinOp("-", Load(self.param("idx"), parent), Load(self.param("pos"), _next(parent))))
+
+    def position_of(self, i, parent):
+        # (the coordinate's inverse: a diagonal's search is one subtraction)
+        return BinOp("-", i, BinOp("-", Load(self.param("idx"), parent), Load(self.param("pos"), _next(parent))))
+
+    def child(self, p, segend=None, parent=None):
+        return p
+
+    def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
+        ofs, idx = arrays[self.param("pos")], arrays[self.param("idx")]
+        start, stop = int(ofs[parent]), int(ofs[parent + 1])
+        shift = int(idx[parent]) - stop
+        return [(q + shift, q) for q in range(start, stop)]
+
+
+@dataclass(frozen=True)
+class BlockListIterator(ModeIterator):
+    """A SparseBlockList level: contiguous positions per fiber, a coordinate per (block, position).
+
+    >>> from compiler.format import Format
+    >>> from compiler.levels import Dense, Element
+    >>> from compiler.imperative.ir import Var
+    >>> from compiler.lattice.iterators import mode_iterators
+    >>> it = mode_iterators("A", "A", Format(Dense(SparseBlockList(Element(0.0)))))[1]
+    >>> [str(e) for e in it.bounds(Var("i"))], str(it.coord(Var("pA1"), Var("i"), Var("rA1")))
+    (['A1_ofs[A1_pos[i]]', 'A1_ofs[A1_pos[i + 1]]'], 'pA1 + (A1_idx[rA1] - A1_ofs[rA1 + 1])')
+    >>> [str(s.cond) for s in it.block_sync(Var("pA1"), Var("rA1"))]   # while it has passed block rA1's end
+    ['A1_ofs[rA1 + 1] <= pA1']
+    """
+
+    def _ofs(self, at):
+        return Load(self.param("ofs"), at)
+
+    def bounds(self, parent):
+        pos = self.param("pos")
+        return self._ofs(Load(pos, parent)), self._ofs(Load(pos, _next(parent)))
+
+    def block_start(self, parent):
+        return Load(self.param("pos"), parent)
+
+    def block_sync(self, p, block) -> list:
+        # blocks are never empty, so a position steps over at most one block's end; while, not if,
+        # for a position that jumps (a block of a split loop resumes where the last one stopped)
+        return [While(BinOp("<=", self._ofs(BinOp("+", block, 1)), p), [CompoundAssign("+", block, Const(1, "int64"))])]
+
+    def coord(self, p, parent=None, block=None):
+        if block is None:
+            raise AssertionError(f"{self.described}: a block list's coordinate needs its block")
+        return BinOp("+", p, BinOp("-", Load(self.param("idx"), block), self._ofs(BinOp("+", block, 1))))
+
+    def stored_count(self, fibers):
+        return self._ofs(Load(self.param("pos"), fibers))
+
+    def search_stmts(self, q, parent, i, fresh):
+        """Bisect the fiber's blocks for the first that ends past ``i``; ``i`` is stored if that
+        block starts at or before it, at ``ofs[r + 1] - (idx[r] - i)``."""
+        lo, hi, end, mid, at = fresh("lo"), fresh("hi"), fresh("end"), fresh("mid"), fresh("at")
+        one = Const(1, "int64")
+        pos, idx = self.param("pos"), self.param("idx")
+        return [Declare(lo, "int64", Load(pos, parent)), Declare(end, "int64", Load(pos, _next(parent))),
+                Declare(hi, "int64", end),
+                While(BinOp("<", lo, hi),
+                      [Declare(mid, "int64", BinOp("+", lo, BinOp("/", BinOp("-", hi, lo), Const(2, "int64")))),
+                       If(BinOp("<=", Load(idx, mid), i), [Assign(lo, BinOp("+", mid, one))], [Assign(hi, mid)])]),
+                Declare(at, "int64", Select(BinOp("<", lo, end),
+                                            BinOp("-", self._ofs(BinOp("+", lo, one)), BinOp("-", Load(idx, lo), i)),
+                                            Const(-1, "int64"))),
+                Declare(q, "int64", Select(and_(BinOp("<", lo, end), BinOp("<=", self._ofs(lo), at)),
+                                           at, Const(-1, "int64")))]
+
+    def child(self, p, segend=None, parent=None):
+        return p
+
+    def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
+        pos, idx, ofs = (arrays[self.param(k)] for k in ("pos", "idx", "ofs"))
+        return [(q + int(idx[r]) - int(ofs[r + 1]), q)
+                for r in range(int(pos[parent]), int(pos[parent + 1])) for q in range(int(ofs[r]), int(ofs[r + 1]))]
+
+
+def _band_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
+    return [BandIterator(name, tensor, mode, k, 0, lvl.name)]
+
+
+def _block_list_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
+    return [BlockListIterator(name, tensor, mode, k, 0, lvl.name)]
+
+
+register_iterator(SparseBand, _band_iterators)
+register_iterator(SparseBlockList, _block_list_iterators)
+
+__all__ = ["BandIterator", "BlockListIterator"]
