@@ -96,6 +96,9 @@ class BlockListIterator(ModeIterator):
         pos = self.param("pos")
         return self._ofs(Load(pos, parent)), self._ofs(Load(pos, _next(parent)))
 
+    #: a block variable is kept beside the position (block_start, block_sync)
+    keeps_block = True
+
     def block_start(self, parent):
         return Load(self.param("pos"), parent)
 

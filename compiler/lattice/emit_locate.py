@@ -44,7 +44,7 @@ class Locating:
 
     def block_var(self, it) -> Var | None:
         """The variable of the block ``it`` is in (``rA1``), for a level that keeps one, else None."""
-        if getattr(it, "block_start", None) is None or it.block_start(Const(0, "int64")) is None:
+        if not getattr(it, "keeps_block", False):
             return None
         return Var(self.name(("r", it.name, it.mode), f"r{it.name}{it.level}"))
 

@@ -145,6 +145,9 @@ class ModeIterator:
         the block holding ``p``, a SparseBlockList's: see :meth:`block_start`)."""
         return Load(self.param("idx"), p)
 
+    #: whether the emitter keeps a block variable beside the position (see :meth:`block_start`)
+    keeps_block = False
+
     def block_start(self, parent):
         """IR of the first block of the fiber under ``parent``, for a level whose coordinates
         follow from a position *and* the block holding it (a SparseBlockList's): the emitter
