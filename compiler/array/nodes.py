@@ -179,9 +179,10 @@ class Broadcast(Node):
 @dataclass(frozen=True, eq=False)
 class ShapeOp(Node):
     """An operator that moves entries between coordinates: reshape, concat, stack, slicing and
-    integer indexing. Until index notation has shape operators, each is computed on the stored
-    entries of its operands (materialized), by the function of :mod:`compiler.array.shapeops`
-    that ``kind`` names."""
+    integer indexing. The emitter of :mod:`compiler.array.fuse` makes each the notation's shape
+    operator where one says it; otherwise (or when the strategy refuses them) it is computed on
+    the stored entries of its operands (materialized) by the function of
+    :mod:`compiler.array.shapeops` that ``kind`` names."""
 
     kind: str           # "reshape", "concat", "stack", "index"
     args: tuple
