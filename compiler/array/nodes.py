@@ -131,8 +131,23 @@ class Reduction(Node):
         return (self.child,)
 
 
+class Rearranged(Node):
+    """A node that only moves ``child``'s entries to other coordinates: its dtype and fill."""
+
+    @property
+    def dtype(self):
+        return self.child.dtype
+
+    @property
+    def fill(self):
+        return self.child.fill
+
+    def children(self):
+        return (self.child,)
+
+
 @dataclass(frozen=True, eq=False)
-class Permute(Node):
+class Permute(Rearranged):
     """``child`` with its axes reordered: axis ``k`` of the result is axis ``axes[k]`` of ``child``."""
 
     child: Node
@@ -142,20 +157,9 @@ class Permute(Node):
     def shape(self):
         return tuple(self.child.shape[a] for a in self.axes)
 
-    @property
-    def dtype(self):
-        return self.child.dtype
-
-    @property
-    def fill(self):
-        return self.child.fill
-
-    def children(self):
-        return (self.child,)
-
 
 @dataclass(frozen=True, eq=False)
-class Broadcast(Node):
+class Broadcast(Rearranged):
     """``child`` placed in ``shape``: child axis ``k`` becomes axis ``axes[k]``, widened from extent 1
     to the new extent where they differ; the other axes are new (numpy's broadcast_to adds them in
     front, expand_dims anywhere)."""
@@ -163,17 +167,6 @@ class Broadcast(Node):
     child: Node
     shape: tuple
     axes: tuple
-
-    @property
-    def dtype(self):
-        return self.child.dtype
-
-    @property
-    def fill(self):
-        return self.child.fill
-
-    def children(self):
-        return (self.child,)
 
 
 @dataclass(frozen=True, eq=False)
@@ -219,5 +212,5 @@ def describe(node: Node) -> str:
     return type(node).__name__
 
 
-__all__ = ["Node", "Leaf", "Scalar", "Map", "Reduction", "Permute", "Broadcast", "ShapeOp", "describe",
+__all__ = ["Node", "Leaf", "Scalar", "Map", "Reduction", "Rearranged", "Permute", "Broadcast", "ShapeOp", "describe",
            "fill_of"]

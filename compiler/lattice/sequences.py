@@ -175,48 +175,42 @@ def _same_size(op: str, a: Seq, b: Seq) -> None:
                             f"({a.size()} and {b.size()})")
 
 
+@dataclass(frozen=True)
+class _Merge(Seq):
+    """Two sequences over one dimension merged coordinate by coordinate (∪ or ∩, ``symbol``)."""
+
+    a: Seq
+    b: Seq
+    symbol = ""
+
+    def __post_init__(self):
+        _same_size(self.symbol, self.a, self.b)
+
+    def children(self):
+        return (self.a, self.b)
+
+    def size(self):
+        return self.a.size()
+
+    @property
+    def dense(self):
+        return self.a.dense and self.b.dense
+
+
 @serialize.node
 @dataclass(frozen=True)
-class Union(Seq):
+class Union(_Merge):
     """``a ∪ b``: coordinates of either (the sequence of ``+``)."""
 
-    a: Seq
-    b: Seq
-
-    def __post_init__(self):
-        _same_size("∪", self.a, self.b)
-
-    def children(self):
-        return (self.a, self.b)
-
-    def size(self):
-        return self.a.size()
-
-    @property
-    def dense(self):
-        return self.a.dense and self.b.dense
+    symbol = "∪"
 
 
 @serialize.node
 @dataclass(frozen=True)
-class Intersect(Seq):
+class Intersect(_Merge):
     """``a ∩ b``: coordinates of both (the sequence of ``*``)."""
 
-    a: Seq
-    b: Seq
-
-    def __post_init__(self):
-        _same_size("∩", self.a, self.b)
-
-    def children(self):
-        return (self.a, self.b)
-
-    def size(self):
-        return self.a.size()
-
-    @property
-    def dense(self):
-        return self.a.dense and self.b.dense
+    symbol = "∩"
 
 
 @serialize.node
