@@ -50,6 +50,7 @@ from .levels.level import Level
 from .notation import Assign, accesses, parse
 from .notation.infer import infer_given
 from .notation.shape import has_shape_operators
+from .notation.shapedata import shape_artifact, shape_data
 from .runtime import SCALARS, Kernel, Lowered, facts_of  # noqa: F401  (Lowered: what a strategy returns)
 from .tensor import Tensor
 from .trace import Rewrite, Trace
@@ -297,7 +298,9 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         if isinstance(program, str):
             parsed = parse(program, functions, trace=trace)
         if shaped:
-            trace.record("shapes", before=parsed, after=parsed, note=f"extents: {shape_info.text()}")
+            data = shape_data(parsed, shape_info)
+            trace.record("shapes", before=parsed, after=parsed, note=f"extents: {shape_info.text()}",
+                         artifacts=[shape_artifact(data)], data=data)
         try:
             with values.assuming(facts) as assumed:
                 lowered = _STRATEGIES[strategy](parsed, dict(formats), trace, **options)

@@ -43,6 +43,7 @@ from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, 
                         accesses, free_indices)
 from ..tensor import Tensor
 from ..trace import Trace
+from .exprtree import expression_artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
 from .shapeops import MATERIALIZE, squeeze_tensor
 
@@ -69,6 +70,10 @@ class Emitter:
         self.tensors: dict[str, Tensor] = {}  # name -> tensor, for every name given
         self.next_index = 0
         self.notes: list[tuple[str, str, object]] = []
+        #: what became of each node (by id): the notation it was emitted as, and why it was
+        #: materialized where it was (the ``array`` step's drawing shows both)
+        self.emitted: dict[int, object] = {}
+        self.fates: dict[int, str] = {}
 
     # -- names -------------------------------------------------------------------------------
 
@@ -100,6 +105,11 @@ class Emitter:
     def emit(self, node: Node, idx: tuple, top: bool = True):
         """The index-notation expression of ``node`` with its axes indexed by ``idx`` (None for an
         extent-1 axis broadcast away). ``top``: no elementwise operator encloses it."""
+        out = self._emit(node, idx, top)
+        self.emitted.setdefault(id(node), out)
+        return out
+
+    def _emit(self, node: Node, idx: tuple, top: bool):
         if isinstance(node, Leaf):
             return self.access(node.tensor, idx)
         if isinstance(node, Scalar):
@@ -248,6 +258,7 @@ class Emitter:
             self.materialized[key] = (kernel(**args), kernel, node)
         tensor, kernel = self.materialized[key][:2]
         self.notes.append((describe(node), f"{why}; computed by its own kernel: {kernel.program}", kernel))
+        self.fates.setdefault(id(node), f"own kernel: {why}")
         return tensor
 
     def shape_op(self, node: ShapeOp) -> Tensor:
@@ -261,6 +272,7 @@ class Emitter:
                "the statement with its shape operators was refused")
         self.notes.append((describe(node), f"{why}: computed on the stored entries ({node.kind} in "
                                            f"compiler.array.shapeops)", None))
+        self.fates.setdefault(id(node), f"materialized: {why}")
         return self.materialized[key][0]
 
 
@@ -329,7 +341,9 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         for what, why, kernel in em.notes:
             trace.record("materialize", after=kernel.program if kernel is not None else None,
                          note=f"{what} materialized: {why}")
-        trace.record("array", after=assign, note=f"the array expression {show(node, em)} as one statement")
+        trace.record("array", before=show(node, em), after=assign,
+                     note=f"the array expression {show(node, em)} as one statement",
+                     artifacts=[expression_artifact(node, em)])
         extra = {} if out is None else {"out": out}
         try:
             # (lower()'s cache: the same statement for the same formats is lowered once)

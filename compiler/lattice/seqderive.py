@@ -49,6 +49,7 @@ from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, free_in
 from ..notation.ast import walk as walk_notation
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
+from ..notation.shapedata import shape_data
 from ..tensor import Tensor
 from ..trace import Artifact, Rewrite, Trace
 from . import seqcfir as cin
@@ -426,7 +427,7 @@ def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
     t = trace if trace is not None else Trace()
     t.record("seq-derive", before=program, after=body,
              artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot()) for dv in derivations],
-             rewrites=[r for dv in derivations for r in dv.rewrites()])
+             rewrites=[r for dv in derivations for r in dv.rewrites()], data=shape_data(program, info))
     cf, t = cin.sequence_trace(body, trace=t)
     return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data)
 

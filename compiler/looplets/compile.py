@@ -51,6 +51,7 @@ from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from .shapes import extent_ir, shape_program
 from .reserve import entry_bound, reserve_stmts
 from ..notation.shape import has_shape_operators
+from ..notation.shapedata import shape_data
 from . import extents as X
 from .program import (Access, Assign, Block, Call, Declare, Define, Index, Literal, Loop, Sieve, TensorRef, postmap,
                       walk)
@@ -565,7 +566,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     if isinstance(program, NAssignType()) and has_shape_operators(program):
         prog, shaped = shape_program(program, formats, result_dtype)
         trace.record("shape-operators", before=program, after=str(prog),
-                     note=f"shape operators as wrappers: {shaped.text()}")
+                     note=f"shape operators as wrappers: {shaped.text()}", data=shape_data(program))
     else:
         prog = _as_program(program, result_dtype if isinstance(program, NAssignType()) else None)
     formats = dict(formats)

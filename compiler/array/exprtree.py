@@ -1,0 +1,136 @@
+"""An array expression as the trace shows it: a tree of its nodes (operator, shape, dtype), each with
+the index notation it became in the one statement, or why it was materialized instead.
+
+The ``array`` step carries it as an ``array-expression`` artifact: text (the tree indented), DOT
+(a drawing, materialized nodes dashed) and ``data["nodes"]`` (the same as JSON).
+
+>>> import numpy as np
+>>> from compiler.tensor import Tensor
+>>> from compiler.array.fuse import Emitter, notation
+>>> from compiler.array.nodes import Leaf, ShapeOp
+>>> a = Leaf(Tensor.from_numpy(np.eye(4), "csr", name="M"))
+>>> node = ShapeOp("index", (a,), (((0, 4, 2), (0, 4, 1)),), (2, 4))
+>>> assign, _, em = notation(node, Emitter(None, False, fuse_shapes=True))
+>>> print(assign)
+out[i, j] = slice(M[k, j], k -> i, (0, 4, 2))
+>>> print(expression_artifact(node, em).text)
+index [0:4:2, :]  (2, 4) float64  -> slice(M[k, j], k -> i, (0, 4, 2))
+  M (csr)  (4, 4) float64
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..trace import Artifact
+from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp
+
+
+def _item(it, extent: int | None) -> str:
+    """One indexing item as Python writes it (``0:6:2``, ``3``; ``:`` for the whole axis)."""
+    if not isinstance(it, tuple):
+        return str(it)
+    start, stop, step = it
+    if (start, stop, step) == (0, extent, 1):
+        return ":"
+    return f"{start}:{stop}" + (f":{step}" if step != 1 else "")
+
+
+def node_label(node: Node, name) -> str:
+    """What a node does, in the array language's terms; ``name(tensor)`` names stored tensors."""
+    if isinstance(node, Leaf):
+        short = getattr(node.tensor.format, "shorthand", None)
+        return f"{name(node.tensor)} ({short})" if short else name(node.tensor)
+    if isinstance(node, Scalar):
+        return repr(node.value)
+    if isinstance(node, Map):
+        return node.op.name
+    if isinstance(node, Reduction):
+        return f"{node.op.name} over axes {node.axes}" + (" (keepdims)" if node.keepdims else "")
+    if isinstance(node, Permute):
+        return f"permute_dims {node.axes}"
+    if isinstance(node, Broadcast):
+        return f"broadcast to {node.shape}"
+    if isinstance(node, ShapeOp):
+        if node.kind == "index":
+            (items,) = node.params
+            child = node.args[0]
+            shown = [_item(it, child.shape[k] if k < child.ndim else None) for k, it in enumerate(items)]
+            return f"index [{', '.join(shown)}]"
+        if node.kind in ("concat", "stack"):
+            return f"{node.kind} axis {node.params[0]}"
+        return f"{node.kind} to {node.shape}"
+    return type(node).__name__
+
+
+def expression_nodes(root: Node, em) -> list[dict[str, Any]]:
+    """The nodes of ``root`` in pre-order, each once (a graph may share a node): ``id``, ``label``,
+    ``shape``, ``dtype``, ``children`` (ids), ``notation`` (what the emitter ``em`` made of it,
+    or ``None``) and ``fate`` (why it was materialized, or ``""``)."""
+    ids: dict[int, str] = {}
+    out: list[dict[str, Any]] = []
+
+    def visit(node: Node) -> str:
+        if id(node) in ids:
+            return ids[id(node)]
+        ident = ids[id(node)] = f"n{len(ids)}"
+        entry: dict[str, Any] = {"id": ident}
+        out.append(entry)
+        emitted = em.emitted.get(id(node))
+        entry.update(label=node_label(node, em.name), shape=list(node.shape), dtype=node.dtype.name,
+                     notation=None if emitted is None else str(emitted), fate=em.fates.get(id(node), ""))
+        entry["children"] = [visit(c) for c in node.children()]
+        return ident
+
+    visit(root)
+    return out
+
+
+def _text(nodes: list[dict]) -> str:
+    by_id = {n["id"]: n for n in nodes}
+    lines: list[str] = []
+    seen: set[str] = set()
+
+    def show(ident: str, depth: int) -> None:
+        n = by_id[ident]
+        became = (f"  [{n['fate']}]" if n["fate"] else "") + (
+            f"  -> {n['notation']}" if n["notation"] is not None else "")
+        again = "  (shared, as above)" if ident in seen else ""
+        lines.append(f"{'  ' * depth}{n['label']}  {tuple(n['shape'])} {n['dtype']}{became}{again}")
+        if ident not in seen:
+            seen.add(ident)
+            for c in n["children"]:
+                show(c, depth + 1)
+
+    show(nodes[0]["id"], 0)
+    return "\n".join(lines)
+
+
+def _quote(s: str) -> str:
+    return s.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _dot(nodes: list[dict]) -> str:
+    lines = ["digraph array {", '  node [shape=box, fontname="monospace"];']
+    for n in nodes:
+        label = [n["label"], f"{tuple(n['shape'])} {n['dtype']}"]
+        style = ""
+        if n["fate"]:
+            # materialized: computed apart, before the kernel runs
+            label.append("its own kernel" if n["fate"].startswith("own kernel") else "materialized")
+            style = ', style="dashed,filled", fillcolor="#fde2c4"'
+        text = "\\n".join(map(_quote, label))   # (DOT's line break)
+        lines.append(f'  {n["id"]} [label="{text}"{style}];')
+        for c in n["children"]:
+            lines.append(f"  {n['id']} -> {c};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def expression_artifact(root: Node, em) -> Artifact:
+    """The ``array-expression`` artifact of ``root`` as the emitter ``em`` lowered it."""
+    nodes = expression_nodes(root, em)
+    return Artifact("array-expression", "array expression", _text(nodes), _dot(nodes), data={"nodes": nodes})
+
+
+__all__ = ["expression_artifact", "expression_nodes", "node_label"]
