@@ -38,6 +38,7 @@ from .nests import compact_nest_dot
 from .provenance import (Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
                          trace_provenance)
 from .session import StepView, unified_diff
+from .shapeviews import describe_shapes, shape_data_of, shape_marks, shapes_table
 from .render import RenderError, dot_to_svg
 from .stepdiff import diff_view
 from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_NUMBER_ON_COLOR, MUTED,
@@ -83,13 +84,16 @@ class IndexNotationLexer(RegexLexer):
             (r"#.*?$", Comment.Single),
             (r"//.*?$", Comment.Single),
             (r"<<[^>]*>>=", Operator),
-            (r"(sum|prod|max|min|choose|forall|where|for|if|let|else|end|in)\b", Keyword),
+            (r"(sum|prod|max|min|choose|forall|where|for|if|let|else|end|in|while|alloc|switch|case|with)\b",
+             Keyword),
+            # index notation's shape operators (BURRITO's), and the sequences' projections
+            (r"(collapse|split|concat|slice|broadcast|π0|π1)(?=\()", Name.Builtin),
             (r"([A-Za-z_]\w*)(\[)", bygroups(Name.Variable, Punctuation)),
             (r"[A-Za-z_]\w*(?=\()", Name.Function),
             (r"[A-Za-z_][\w.]*", Name),
             (r"\d+\.\d*([eE][-+]?\d+)?|\d*\.\d+([eE][-+]?\d+)?|\d+|inf|nan", Number),
             (r'"[^"]*"', String),
-            (r"\+=|\*=|-=|==|!=|<=|>=|&&|\|\||[-+*/%=<>!&|^~∈∩∪]", Operator),
+            (r"\+=|\*=|-=|==|!=|<=|>=|<-|->|&&|\|\||[-+*/%=<>!&|^~∈∩∪⊔×·∅𝓕←→]", Operator),
             (r"[\[\](){},;:.]", Punctuation),
             (r".", Text),
         ]
@@ -231,10 +235,13 @@ def _highlight_marked(text: str, lexer, formatter, marks: list[Mark], describe=N
 
 
 def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = None,
-                   step: int | None = None, language: str | None = None) -> str:
+                   step: int | None = None, language: str | None = None,
+                   shapes: Mapping | None = None) -> str:
     """The program pane: ``text`` highlighted, with the parts that provenance tags name
     (accesses, loops, lattice points, looplets; in IR or C text, lines) in their tags' colours,
-    the colours their C lines have (see :func:`~explorer.provenance.program_marks`).
+    the colours their C lines have (see :func:`~explorer.provenance.program_marks`), and with
+    ``shapes`` (a trace's shape data, :func:`~explorer.shapeviews.shape_data_of`) each shape
+    operator's name and binding marked, its tooltip the premise of its extent.
 
     >>> p = Provenance({"lattice:j:A∩x": [3]}, {"lattice:j:A∩x": TagInfo("lattice:j:A∩x", "lattice", "j", ("A", "x"))})
     >>> html = render_program("forall j:\\n  y[] += A[j] * x[j]", p)
@@ -242,6 +249,10 @@ def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = N
     (3, True)
     """
     marks = program_marks(text, provenance, step) if provenance else []
+    if shapes:
+        marks = sorted(marks + shape_marks(text, shapes),
+                       key=lambda m: (m.line, m.start if m.start is not None else -1))
+        return render_code(text, language, marks=marks, describe=describe_shapes(shapes, _describer(provenance)))
     return render_code(text, language, marks=marks, describe=_describer(provenance))
 
 
@@ -437,6 +448,16 @@ def _render_c_artifact(artifact: Artifact, highlight=None, provenance=None) -> s
     prov = provenance if provenance is not None else collect_provenance([artifact])
     return (f'<div class="artifact" data-kind="c">{_title(artifact)}'
             f"{render_c(artifact.text, prov)}</div>")
+
+
+@register_renderer("shapes")
+def _render_shapes(artifact: Artifact, highlight=None, provenance=None) -> str:
+    """The extents shape inference gave and each shape operator's premise, as a table (from the
+    artifact's data; its text without data)."""
+    data = artifact.data if isinstance(artifact.data, Mapping) else None
+    if not data:
+        return _generic(artifact, highlight, provenance)
+    return (f'<div class="artifact" data-kind="shapes">{_title(artifact)}{shapes_table(data, color_for)}</div>')
 
 
 @register_renderer("looplet-nest")
@@ -665,10 +686,11 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
     if step.error is not None:
         out.append(error_banner(step.error))
     prov = _step_provenance(step, view, provenance)
+    shapes = shape_data_of(session.steps if session is not None else [step])
     if "program" in want:
         program = view.program if view is not None else (step.after_text or step.before_text)
         if program:
-            out.append(section("program", render_program(program, prov, index)))
+            out.append(section("program", render_program(program, prov, index, shapes=shapes)))
     if "diff" in want:
         if view is not None:
             shown = diff_view(session, index)
@@ -677,7 +699,7 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
             title, kind = "diff: what the step changed", "diff"
             text = _unified(step.before_text, step.after_text) if step.before_text else ""
         if text:
-            out.append(section(title, render_diff(text) if kind == "diff" else render_program(text, prov)))
+            out.append(section(title, render_diff(text) if kind == "diff" else render_program(text, prov, shapes=shapes)))
     if "rewrites" in want and step.rewrites:
         distinct = len(fold_rewrites(step.rewrites))
         extra = f", {distinct} distinct" if distinct < len(step.rewrites) else ""

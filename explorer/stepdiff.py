@@ -31,6 +31,7 @@ __all__ = ["CView", "DiffView", "c_view", "diff_view", "representations"]
 
 NOTATION, LOOP, LATTICE, CFIR, IR, C = ("index notation", "loop program", "lattice", "CFIR",
                                         "imperative IR", "C")
+ARRAY, KERNEL, CIN = "array expression", "kernel of its own", "CIN with sequences"
 
 #: (input, output) representation of a stage, by exact stage name first, then by family.
 #: A stage not listed keeps its representation (its input and output are diffed as before).
@@ -41,6 +42,11 @@ _BY_STAGE = {
     "emit-c": (IR, C),
     "program": (NOTATION, LOOP),
     "imperative": (LOOP, IR),
+    # the array language and shape operators (compiler.array, BURRITO's sequence layer)
+    "array": (ARRAY, NOTATION),
+    "materialize": (ARRAY, KERNEL),
+    "shape-operators": (NOTATION, LOOP),
+    "seq-derive": (NOTATION, CIN),
 }
 #: Representations in which a later step's output is a new version of an earlier one's.
 _EVOLVING = (NOTATION, LOOP, CFIR, IR, C)
@@ -54,6 +60,8 @@ def representations(stage: str) -> tuple[str, str] | None:
 
     >>> representations("emit-c"), representations("lower:Stepper"), representations("simplify")
     (('imperative IR', 'C'), ('loop program', 'imperative IR'), None)
+    >>> representations("array"), representations("seq-derive")
+    (('array expression', 'index notation'), ('index notation', 'CIN with sequences'))
     """
     return _BY_STAGE.get(stage) or _BY_FAMILY.get(stage.split(":", 1)[0])
 

@@ -33,6 +33,7 @@ from compiler.trace import Trace
 from explorer import renderers as R
 from explorer.rebuild import initial_format, program_ndims, rebuild_for
 from explorer.session import Session, explore
+from explorer.shapeviews import shape_data_of
 from explorer.linking import link_handlers, mark_linked, scroll_to_tag
 from explorer.stepdiff import c_view, diff_view
 from explorer.theme import MUTED, TEXT_ON_COLOR
@@ -365,11 +366,14 @@ class Explorer(W.VBox):
         selected = self.provenance.value or None
         prov = s.provenance().only(selected) if selected else s.provenance()
 
-        program = R.render_program(view.program, prov, i) if view.program else "<i>(no program)</i>"
+        # the shape operators of index notation are marked wherever the notation is shown
+        shapes = shape_data_of(s.steps)
+        program = R.render_program(view.program, prov, i, shapes=shapes) if view.program else "<i>(no program)</i>"
         if step.rewrites:
             program += R.render_rewrites(step)
         shown = diff_view(s, i)
-        diff = R.render_diff(shown.text) if shown.kind == "diff" else R.render_program(shown.text, prov)
+        diff = (R.render_diff(shown.text) if shown.kind == "diff"
+                else R.render_program(shown.text, prov, shapes=shapes))
 
         # the drawing: this step's artifacts, else the latest drawn before it
         focus = R.step_focus(step)

@@ -61,6 +61,29 @@ def drawings():
         out += [a for s in trace.steps for a in s.artifacts if a.dot]
     A = ss.Tensor.from_numpy(np.arange(1.0, 41.0).reshape(4, 10), "csr")
     out.append(ss.fiber_tree_artifact(A))
+    return out + shape_drawings()
+
+
+def shape_drawings():
+    """The shape operators' drawings: array expressions (fused, and with a node materialized),
+    and the sequence layer's derivation trees, lattices with edge sequences, and CFIR."""
+    from compiler import array as xp
+    from compiler.lattice.seqderive import seq_lower
+
+    M = ss.Tensor.from_numpy(np.arange(12.0).reshape(3, 4) % 3, "csr")
+    N = ss.Tensor.from_numpy(np.arange(8.0).reshape(2, 4) % 2, "coo")
+    v, w = np.arange(4.0), np.arange(12.0)
+    out = []
+    for expr in (xp.concat([ss.asarray(M), ss.asarray(N)], axis=0) @ ss.asarray(v),
+                 ss.asarray(np.ones((2, 12))) @ xp.reshape(ss.asarray(M), (12,)),
+                 xp.reshape(ss.asarray(M), (4, 3)) + 1):
+        out += ss.lower(expr).trace.find("array")[0].artifacts
+    for program, tensors in (
+            ("y[l] = sum[i](concat((M[j, i], N[k, i]), (j, k) -> l) * broadcast(l, v[i]))", dict(M=M, N=N, v=v)),
+            ("c[k] = collapse(M[i, j], (i, j) -> k) * w[k]", dict(M=M, w=w)),
+            ("g[i, j] = split(w[k], k -> (i, j:4)) + M[i, j]", dict(M=M, w=w)),
+            ("r[k, i] = slice(M[j, i], j -> k, (0, 3, 2))", dict(M=M))):
+        out += [a for s in seq_lower(program, **tensors).trace for a in s.artifacts if a.dot]
     return out
 
 
