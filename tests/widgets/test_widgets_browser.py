@@ -419,6 +419,45 @@ def test_exported_page_draws_every_step_to_fit(browser, tmp_path, artifacts):
     page.close()
 
 
+def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts):
+    """The steps of a shape-operator lowering that draw or mark something: the array expression's
+    tree, the shapes table with the operators marked, and the sequence layer's derivation trees,
+    lattices with edge sequences and CFIR: labels inside their shapes, code readable."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from compiler import array as xp
+    from compiler.lattice.seqderive import seq_lower
+    from explorer import export_html
+
+    A, B = sp.random(6, 5, density=0.4, format="csr", random_state=0), sp.random(4, 5, density=0.4, format="csr", random_state=1)
+    fused = ss.lower(xp.concat([ss.asarray(A), ss.asarray(B)], axis=0) @ ss.asarray(np.arange(5.0)))
+    steps = [s for s in fused.trace if s.stage in ("array", "shapes")]
+    P = ss.Tensor.from_numpy(np.array([[0, 1.0, 0, 2], [3, 0, 0, 0], [0, 0, 4, 5]]), "csr")
+    Q = ss.Tensor.from_numpy(np.array([[6.0, 0, 0, 7]]), "coo")
+    steps += seq_lower("yv[l] = sum[i](concat((P[j, i], Q[k, i]), (j, k) -> l) * broadcast(l, x[i]))",
+                       P=P, Q=Q, x=np.arange(4.0)).trace.steps
+    path = tmp_path / "shapes.html"
+    export_html(ss.Trace(steps), path)
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(path.as_uri())
+    nodes = marks = 0
+    for k in range(len(steps)):
+        section = page.locator("section:visible").first
+        nodes += section.locator("svg g.node").count()
+        marks += section.locator('[data-tags^="shape:"]').count()
+        page.screenshot(path=str(artifacts / f"export-shapes-{k}.png"), full_page=True)
+        assert_readable(measure(section), f"the exported shape-operator page, step {k} ({steps[k].stage})")
+        old = section.inner_text()
+        page.keyboard.press("ArrowRight")
+        if k + 1 < len(steps):
+            page.wait_for_function("(old) => [...document.querySelectorAll('section')]"
+                                   ".find(s => s.offsetParent !== null).innerText !== old", arg=old)
+    assert nodes >= 20 and marks >= 6   # the trees, lattices and CFIR; the operators' marks
+    page.close()
+
+
 def test_exported_page_selects_a_provenance_tag(browser, tmp_path):
     import compiler as ss
     from explorer import export_html
