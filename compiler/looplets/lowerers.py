@@ -463,7 +463,11 @@ class Lowerer(LifecycleLowering):
                 pruned += 1
                 continue
             stop = X.imin(*stops, ext.stop) if stops else ext.stop
-            pick = {id(s): s.phases[k].body for s, k in zip(seqs, key)}
+            # a phase cut short by the others' stops or the extent's (a diagonal's ``i + 1``) is
+            # truncated: a Spike's tail is its phase's last coordinate, which the cut drops
+            pick = {id(s): (s.phases[k].body if s.phases[k].stop is None else
+                            truncate(s.phases[k].body, ext.start, s.phases[k].stop, stop))
+                    for s, k in zip(seqs, key)}
             new = _truncate_others(body, i, ext, stop, exclude=(Sequence,))
             new = _replace_looplets(new, i, lambda l: pick.get(id(l), l), only=(Sequence,))
             is_last = stop is ext.stop or X.prove_eq(stop, ext.stop)
