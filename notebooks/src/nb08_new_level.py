@@ -7,19 +7,24 @@ CELLS = [
 
 Level formats are the extension point of sparsescope: a new structure (a band, blocks, runs,
 ...) is a new level class plus, for each lowering strategy, the code that walks it. In this
-notebook we add **`SparsePoint`**, Finch's level for fibers that hold *at most one* stored entry
-(think of one-hot rows, permutation or assignment matrices), and debug it with the explorer.
+notebook we write **`SparsePoint`**, Finch's level for fibers that hold *at most one* stored entry
+(think of one-hot rows, permutation or assignment matrices), from scratch, as you would a format
+of your own (sparsescope ships one, `compiler.levels.SparsePoint`; ours is a class of this
+notebook), and debug it with the explorer.
 
-A level needs two parts:
+A level needs three parts, each registered with its class:
 
 1. **storage**: a `Level` subclass (arrays, conversion from coordinates, validation). We reuse
    SparseList's `pos`/`idx` arrays and only add the "at most one entry" rule;
 2. **a looplet unfurl**: how one fiber reads as a looplet nest, registered with
-   `compiler.looplets.levels.register_unfurl` (the looplet strategy dispatches on the level class,
-   nearest base first: a subclass has its parent's unfurl until it registers its own).
+   `compiler.looplets.levels.register_unfurl`;
+3. **a lattice iterator**: how one fiber's coordinates are walked, bounded and descended from,
+   registered with `compiler.lattice.iterators.register_iterator`.
 
-(The lattice strategy's iterators dispatch on a fixed set of classes; since `SparsePoint` is a
-`SparseList`, the lattice strategy treats it as one.)"""),
+Both strategies dispatch on the level class, nearest base first: a subclass has its parent's
+unfurl and iterator until it registers its own. So our `SparsePoint`, a `SparseList`, lowers by
+both strategies from its first line, read as a SparseList; sections 3 to 5 give it its own
+looplets and its own lattice iterator."""),
     ("code", """from dataclasses import dataclass
 
 import numpy as np
@@ -78,7 +83,8 @@ except FormatError as e:
 The looplet strategy finds a level's unfurl by its class, nearest base first, so our `SparsePoint`
 (a `SparseList`) is read as a SparseList until it registers an unfurl of its own. The kernel is
 right, but it walks each fiber's stored entries, a loop a SparsePoint does not need. Step to the
-`unfurl` step of `j` in the explorer: the nest is a SparseList's."""),
+`unfurl` step of `j` in the explorer: the nest is a SparseList's. (The lattice strategy reads it
+as a SparseList too, and is right: section 5.)"""),
     ("code", """SPMV = "y[i] = A[i, j] * x[j]"
 x = np.array([1.0, 10.0, 100.0, 1000.0])
 
@@ -160,6 +166,58 @@ xn = rng.random(n)
 k_point = ss.lower(SPMV, strategy="looplets", trace=ss.Trace(), A=Pn, x=xn)
 assert np.allclose(k_point(A=Pn, x=xn).to_numpy(), M @ xn)
 Explorer(k_point.trace)"""),
+    ("md", """## 5. Under the lattice strategy: an iterator of its own
+
+The lattice strategy walks each level with an **iterator** (TACO's mode capabilities): the range
+of positions of a fiber (`bounds`), the coordinate at a position (`coord`), and, for the CFIR
+interpreter that checks lattice kernels without C, the fiber's entries in Python (`py_fiber`).
+Until we register one, our class has SparseList's, and the kernel is right already:"""),
+    ("code", """from compiler.lattice.iterators import ModeIterator, iterator_factory, register_iterator
+
+k_inherited = ss.lower(SPMV, strategy="lattice", trace=ss.Trace(), A=P, x=x)
+assert np.allclose(k_inherited(A=P, x=x).to_numpy(), onehot @ x)
+print(iterator_factory(SparsePoint).__name__)   # found through the class's bases: SparseList's"""),
+    ("md", """An iterator of its own says what the level is: a fiber's positions are `pos[p]` to
+`pos[p + 1]` (at most one), the coordinate is `idx[q]`, and it is *compressed* (sorted, unique, no
+position per coordinate), so it merges, gallops and is bisected for a diagonal as a SparseList's.
+Registered with the class, it names `SparsePoint` in the iteration graph and in every message."""),
+    ("code", """from compiler.imperative.ir import BinOp, Load
+
+class PointIterator(ModeIterator):
+    \"\"\"A SparsePoint level: a SparseList's positions, at most one per fiber.\"\"\"
+
+    @property
+    def compressed(self):
+        return True
+
+    def bounds(self, parent):
+        pos = self.param("pos")
+        return Load(pos, parent), Load(pos, BinOp("+", parent, 1))
+
+    def py_fiber(self, arrays, sizes, parent):
+        pos, idx = arrays[self.param("pos")], arrays[self.param("idx")]
+        return [(int(idx[q]), q) for q in range(int(pos[parent]), int(pos[parent + 1]))]
+
+def point_iterators(name, tensor, mode, level, lvl):
+    return [PointIterator(name, tensor, mode, level, 0, "SparsePoint")]
+
+register_iterator(SparsePoint, point_iterators)
+
+for program in (SPMV, "y[i] = A[i, i]", "C[i, j] = A[i, j] + B[i, j]"):
+    tensors = {"A": P, "x": x} if "x[j]" in program else {"A": P, "B": P} if "B" in program else {"A": P}
+    k_lat = ss.lower(program, strategy="lattice", trace=ss.Trace(), **tensors)
+    k_loop = ss.lower(program, strategy="looplets", trace=ss.Trace(), **tensors)
+    want, _ = ss.evaluate(program, **tensors)
+    for k in (k_lat, k_loop):
+        assert np.allclose(k(**tensors).to_numpy(), want), (program, k.strategy)
+    print(f"{program:28} both strategies agree with the oracle")
+k_lat = ss.lower(SPMV, strategy="lattice", trace=ss.Trace(), A=P, x=x)
+print(k_lat.trace.find("iteration-graph")[0].artifacts[0].text)"""),
+    ("md", """The same random check as in section 4, by the lattice strategy, and its lowering in
+the explorer (the `lattice` and `cfir` steps, and the C with each line's lattice point):"""),
+    ("code", """k_lat_n = ss.lower(SPMV, strategy="lattice", trace=ss.Trace(), A=Pn, x=xn)
+assert np.allclose(k_lat_n(A=Pn, x=xn).to_numpy(), M @ xn)
+Explorer(k_lat_n.trace)"""),
     ("md", """## Exercises
 
 **1.** Use the new format in a loop program: the dot product of a SparsePoint vector with a dense
