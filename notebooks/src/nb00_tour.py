@@ -191,6 +191,7 @@ kernel call includes binding the tensors and building the result, a few microsec
 | `05-finch-language` | loop programs with control flow |
 | `06-fill-values-and-user-functions` | non-zero fills, min-plus, user functions, masks |
 | `07-workspaces-and-scheduling` | loop orders and what a schedule may not do |
-| `08-new-level-format` | define a level format and debug it with the explorer |
-| `09-performance` | benchmarks against scipy and numpy |"""),
+| `08-new-level-format` | define a level format, run it under both strategies, debug it with the explorer |
+| `09-performance` | benchmarks against scipy and numpy |
+| `10-shape-operators` | reshape, concatenate and slice sparse arrays, fused; each stage in the explorer |"""),
 ]
