@@ -596,3 +596,27 @@ def test_export_shows_the_pages_path(tmp_path):
     with pytest.raises(OSError):
         e.export(str(tmp_path / "no-such-dir" / "x.html"))
     assert "could not write" in e.export_note.value
+
+
+def test_the_explorer_shows_the_shape_operator_stages_of_an_array_expression():
+    import scipy.sparse as sp
+
+    from compiler import array as xp
+
+    A = sp.random(6, 5, density=0.4, format="csr", random_state=0)
+    B = sp.random(4, 5, density=0.4, format="csr", random_state=1)
+    expr = xp.concat([ss.asarray(A), ss.asarray(B)], axis=0) @ ss.asarray(np.arange(5.0))
+    e = Explorer(ss.lower(expr))
+    stages = e.session.stages()
+    e.goto(stages.index("array"))
+    assert "<svg" in e.artifact_pane.value and "concat axis 0" in text(e.artifact_pane.value)
+    assert "input of array" in e.diff_title.value and "concat(A, B)" in text(e.diff_pane.value)
+    e.goto(stages.index("shapes"))
+    # the operator's name and binding marked in the program, its premise in their tooltip
+    assert e.program_pane.value.count('data-tags="shape:0:concat"') == 2
+    import html
+    assert 'title="concat: consumes k, l, makes i; |i| = |k| + |l| = 6 + 4 = 10"' in html.unescape(e.program_pane.value)
+    assert "|l| = 4" in text(e.artifact_pane.value)            # the table of extents
+    e.goto(stages.index("shape-operators"))
+    assert 'data-tags="shape:0:concat"' in e.diff_pane.value   # the notation it turned into loops
+    assert "for l = 0:B0_size" in text(e.program_pane.value)
