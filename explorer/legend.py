@@ -1,4 +1,4 @@
-"""A small legend under a lattice or looplet-nest drawing: what its notation means.
+"""A small legend under a lattice, looplet-nest or sequence-layer drawing: what its notation means.
 
 Only the terms a drawing uses are listed, so the legend stays a line or two.
 
@@ -46,7 +46,28 @@ _NEST = [
     ("Thunk", r"\bThunk\b", "host code (preamble) run before its looplet"),
     ("AcceptRun", r"\bAcceptRun\b", "an output that stores a region as one run"),
 ]
-_KINDS = {"lattice": _LATTICE, "looplet-nest": _NEST}
+#: the sequence layer's notation (BURRITO's sequence expressions, lattices and CFIR)
+_SEQ = [
+    ("Seq(·, i)", r"Seq\(", "the coordinates a loop over i visits for that expression"),
+    ("line N", r"line \d+:", "the rule of the paper's Fig. 11 that derived it"),
+    ("j_A", r"\b[a-z]\w*_[A-Za-z]\w*\b", "the coordinates of index j that tensor A stores (its level's)"),
+    ("U_i", r"\bU_\w+", "the universe: every coordinate of i (a broadcast, or a dense loop)"),
+    ("∩", "∩", "intersection: coordinates in both (a product)"),
+    ("∪", "∪", "union: coordinates in either (a sum)"),
+    ("⊔", "⊔", "disjoint union (a concat): the left operand's coordinates, then the right's after them"),
+    ("×", "×", "product (a collapse): each pair (a, b) is the coordinate a·|b| + b"),
+    ("π0, π1", "π[01]", "projections (a split): the major (k // n) and minor (k % n) coordinate of each k"),
+    ("[s:e:r]", r"\[-?\d+:-?\d+:-?\d+\]", "a slice: coordinates s, s + r, ... short of e, renumbered 0, 1, ..."),
+    ("|a| + X", r"\|\w+\| \+", "X offset by the extent of a (a concat's right operand, once the left ran out)"),
+    ("𝓕", "𝓕", "full: an operand that ran out but was dense, so every coordinate is still present"),
+    ("∅", "∅", "empty: no coordinate left"),
+    ("dotted edge", r"style=dotted", "to a point that is no sub-point (a concat's next operand): a loop of its own, "
+                                     "no case in this one"),
+    ("while i <- S", r"while \w+ <-", "a loop over the coordinates of the sequence S, one per lattice point"),
+    ("with x = y", r"with \w+ = ", "x is located at y's coordinate instead of iterated"),
+]
+_KINDS = {"lattice": _LATTICE, "looplet-nest": _NEST, "seq-lattice": _SEQ, "seq-derivation": _SEQ,
+          "seq-cfir": _SEQ}
 
 
 def legend_terms(artifact: Artifact) -> list[tuple[str, str]]:

@@ -33,3 +33,24 @@ def test_nest_legend_names_the_looplets_drawn():
 def test_other_drawings_have_no_legend():
     tree = next(a for s in spmv_trace().steps for a in s.artifacts if a.kind == "fiber-tree")
     assert legend_terms(tree) == [] and "ss-legend" not in render_artifact(tree)
+
+
+def test_sequence_layer_legends_name_the_combinators_drawn():
+    import numpy as np
+
+    from compiler.lattice.seqderive import seq_lower
+
+    M = ss.Tensor.from_numpy(np.arange(12.0).reshape(3, 4) % 3, "csr")
+    N = ss.Tensor.from_numpy(np.arange(8.0).reshape(2, 4) % 2, "coo")
+    low = seq_lower("y[l] = sum[i](concat((M[j, i], N[k, i]), (j, k) -> l) * broadcast(l, v[i]))",
+                    M=M, N=N, v=np.arange(4.0))
+    arts = {a.kind: a for s in low.trace for a in s.artifacts}   # (the last of each kind)
+    concat = next(a for s in low.trace for a in s.artifacts if a.kind == "seq-lattice")
+    assert [t for t, _ in legend_terms(concat)] == ["j_A", "⊔", "|a| + X", "∅", "dotted edge"]
+    assert "disjoint union" in render_artifact(concat)
+    derivation = next(a for s in low.trace for a in s.artifacts if a.kind == "seq-derivation")
+    assert {"Seq(·, i)", "line N", "U_i", "⊔"} <= {t for t, _ in legend_terms(derivation)}
+    assert {"while i <- S", "with x = y"} <= {t for t, _ in legend_terms(arts["seq-cfir"])}
+    split = seq_lower("g[i, j] = split(w[k], k -> (i, j:4)) + M[i, j]", M=M, w=np.arange(12.0))
+    lattices = [a for s in split.trace for a in s.artifacts if a.kind == "seq-lattice"]
+    assert any("π0, π1" in [t for t, _ in legend_terms(a)] for a in lattices)
