@@ -503,9 +503,10 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None) -> tuple[
     t = trace if trace is not None else Trace()
     cf = build_cfir(program, defs)
     for index, L in cf.lattices:
-        t.record("lattice", before=f"forall {index} ∈ {L.seq}",
+        # (as the lattice strategy records its lattices: the lattice is the step's program)
+        t.record("lattice", before=f"forall {index} ∈ {L.seq}", after=L,
                  artifacts=[Artifact("seq-lattice", f"forall {index} ∈ {L.seq}", L.text(), L.dot())],
-                 rewrites=L.rewrites)
+                 rewrites=L.rewrites, note=f"forall {index}: {len(L.points)} point(s)", data={"index": str(index)})
     t.record("cfir", before=program, after=cf.cfir,
              artifacts=[Artifact("seq-cfir", "cfir", cf.text(), cf.dot())], rewrites=cf.rewrites)
     return cf, t

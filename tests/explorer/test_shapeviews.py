@@ -138,6 +138,9 @@ def test_the_sequence_derivation_renders_its_trees_rules_and_marked_input(seq):
 
 
 def test_the_sequence_lattice_and_cfir_render_their_drawings(seq):
+    # the lattice is the step's program, its input the forall it was built for
+    assert seq.program_text(1).startswith("lattice of j_P ⊔ k_Q\np0 j_P ⊔ k_Q")
+    assert seq.steps[1].note == "forall l: 2 point(s)" and diff_view(seq, 1).text == "forall l ∈ j_P ⊔ k_Q"
     lattice = render_step(seq.step(1))
     assert "<svg" in lattice and "0: j_P ⊔ k_Q" in text(lattice) and "|j_P| + k_Q" in text(lattice)
     assert "concat-left-done" in text(lattice)            # the Fig. 27 rewrite that made the point
