@@ -1,0 +1,65 @@
+"""The array step's drawing of the array expression (compiler.array.exprtree)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import scipy.sparse as sp
+
+import compiler as ss
+from compiler import array as xp
+
+S = sp.random(4, 6, density=0.4, format="csr", random_state=0)
+D = np.arange(24.0).reshape(4, 6)
+
+
+def _tree(expr):
+    step = ss.lower(expr).trace.find("array")[0]
+    return step, step.artifact("array-expression")
+
+
+def test_every_node_kind_has_a_label_shape_and_what_it_became():
+    a, d = ss.asarray(S, name="A"), ss.asarray(D, name="Dm")
+    expr = xp.sum(xp.stack([a, d], axis=0)[:, 1:3, ::2] * 2.0, axis=2, keepdims=True)
+    step, art = _tree(expr)
+    labels = [n["label"] for n in art.data["nodes"]]
+    assert labels == ["add over axes (2,) (keepdims)", "mul", "index [:, 1:3, 0:6:2]", "stack axis 0",
+                      "A (csr)", "Dm (dense)", "2.0"]
+    assert art.data["nodes"][3]["shape"] == [2, 4, 6] and art.data["nodes"][0]["dtype"] == "float64"
+    assert np.allclose(expr.compute().to_numpy(), np.stack([S.toarray(), D])[:, 1:3, ::2].sum(axis=2, keepdims=True) * 2.0)
+    # every node is said by the statement (none materialized), each as a part of it
+    assert all(n["fate"] == "" and n["notation"] for n in art.data["nodes"])
+    assert art.data["nodes"][2]["notation"].startswith("slice(slice(concat((broadcast(")
+    assert art.data["nodes"][2]["notation"] in str(step.after.rhs)
+
+
+def test_transposes_broadcasts_and_a_shared_node():
+    a = ss.asarray(S, name="A")
+    t = a.T
+    expr = t * t + xp.broadcast_to(ss.asarray(np.arange(4.0), name="vec"), (6, 4))
+    _, art = _tree(expr)
+    labels = [n["label"] for n in art.data["nodes"]]
+    assert labels == ["add", "mul", "permute_dims (1, 0)", "A (csr)", "broadcast to (6, 4)", "vec (dense)"]
+    mul = art.data["nodes"][1]
+    assert mul["children"] == ["n2", "n2"]                    # the transpose, drawn once
+    assert "(shared, as above)" in art.text
+    assert art.dot.count("n1 -> n2;") == 2
+
+
+def test_a_materialized_node_says_why_and_what_replaced_it():
+    expr = xp.reshape(ss.asarray(S, name="A"), (6, 4)) * 2.0   # no shape operator says this reshape
+    _, art = _tree(expr)
+    node = next(n for n in art.data["nodes"] if n["label"] == "reshape to (6, 4)")
+    assert node["fate"].startswith("materialized: no shape operator of index notation says it")
+    assert node["notation"] is not None and node["notation"].endswith("[i, j]")
+    assert "materialized" in art.dot and 'style="dashed,filled"' in art.dot
+    assert np.allclose(expr.compute().to_numpy(), S.toarray().reshape(6, 4) * 2.0)
+
+
+def test_the_drawing_survives_a_saved_trace():
+    kernel = ss.lower(xp.concat([ss.asarray(S, name="A"), ss.asarray(S, name="B")], axis=1))
+    again = ss.Trace.from_json(kernel.trace.to_json())
+    art = again.find("array")[0].artifact("array-expression")
+    assert art.data == json.loads(json.dumps(art.data)) and art.data["nodes"][0]["label"] == "concat axis 1"
+    assert again.find("array")[0].before_text == "concat(A, B)"
