@@ -39,11 +39,14 @@ def _register() -> None:
         return
     register_strategy("lattice", lower_lattice)
     from ..capabilities import Capabilities, register_capabilities
-    from .iterators import ASSEMBLED, ITERATORS
+    from ..levels.level import level_classes
+    from .iterators import ITERATORS
 
-    # read from the registries the strategy itself dispatches on, at query time
+    # read from the registries the strategy itself dispatches on, at query time; an output level
+    # it does not append itself is built as a SparseList and converted (compiler.lattice.output_build)
     register_capabilities("lattice", lambda: Capabilities(
-        "lattice", tuple(c.name for c in ITERATORS), tuple(c.name for c in ASSEMBLED), schedule=True))
+        "lattice", tuple(c.name for c in ITERATORS), tuple(c.name for c in level_classes() if not c.is_leaf),
+        schedule=True))
 
 
 _register()
