@@ -20,8 +20,8 @@ from compiler import Tensor
 from compiler.errors import FormatError
 from compiler.format import Format, parse_format
 from compiler.lattice.output_build import assembles, building_output
-from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
-                             SparseInterval, SparseList, SparsePoint, SparseRunList)
+from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
+                             SparseHash, SparseInterval, SparseList, SparsePoint, SparseRunList)
 from compiler.testing import assert_canonical, check_lowered, random_sparse
 
 #: output levels the lattice strategy builds through a SparseList stand-in, under a Dense level
@@ -121,6 +121,18 @@ def test_assembles_asks_the_levels_not_their_names():
     assert not assembles((Mine(Element(0.0)), Dense(Element(0.0))), 1)   # a slot per coordinate under a list
     assert not assembles((Dense(Element(0.0)), RunList(Element(0.0))), 1)
     assert building_output(Format(Dense(Mine(Element(0.0)))), "C") is None
+
+
+@pytest.mark.parametrize("out", [Format(SparseList(SparseCOO(2, leaf()))), Format(Dense(SparseCOO(2, leaf()))),
+                                 Format(SparseCOO(2, SparseList(leaf())))])
+def test_a_coo_level_the_emission_takes_only_alone_is_built_through_lists(out):
+    # before: "output C: SparseCOO must be the only level of a sparse output", from the emission,
+    # though the plan let a COO level under a SparseList or a Dense level through
+    t = random_sparse((3, 4, 5), 0.3, np.random.default_rng(5), empty=(1,))
+    T = Tensor.from_numpy(t, "csf")
+    k = check("C[i, j, k] = T[i, j, k]", out, T=T)
+    assert all(lvl.nmodes == 1 for lvl in k.lowered.output_format.levels)
+    check("C[k, j, i] = T[i, j, k] * T[i, j, k]", out, T=T)
 
 
 def test_three_modes_under_dense_and_in_reverse_storage_order():
@@ -227,3 +239,4 @@ def test_a_loop_order_given_builds_the_output_in_that_order():
                  A=tensors["A"], B=tensors["B"])
     assert k.lowered.output_format.mode_order == (1, 0)
     assert_canonical(k(A=tensors["A"], B=tensors["B"]), expected("C[i, j] = A[i, j] + B[i, j]", tensors))
+
