@@ -240,3 +240,16 @@ def test_a_loop_order_given_builds_the_output_in_that_order():
     assert k.lowered.output_format.mode_order == (1, 0)
     assert_canonical(k(A=tensors["A"], B=tensors["B"]), expected("C[i, j] = A[i, j] + B[i, j]", tensors))
 
+
+@pytest.mark.parametrize("options", [{"assembly": "two-phase"}, {"schedule": [("parallelize", "i")]}])
+@pytest.mark.parametrize("what", ["sum", "spmm"])
+def test_the_stand_in_is_assembled_two_phase_and_on_threads(options, what):
+    # the SparseList built in place of the format asked takes the lattice's other assemblies too
+    # (the SpMM's through its workspace)
+    expr = EXPRS[what]
+    tensors = used(expr, inputs(seed=7))
+    for out in (under_dense(SparseHash), sparse_over_dense()):
+        k = check_lowered(expr, out=out, options=options, **tensors)
+        got = k(**tensors)
+        assert got.format == out
+        assert_canonical(got, expected(expr, tensors))
