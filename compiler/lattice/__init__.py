@@ -3,7 +3,8 @@ operator and fill value, through CFIR to the imperative IR and C.
 
 Pipeline, one module per stage (each step is recorded in the trace): the plan
 (:mod:`~compiler.lattice.plan`: :class:`~compiler.lattice.plan.Setup`, with the statement rewrites of
-:mod:`~compiler.lattice.plan_steps` and the conversions of :mod:`~compiler.lattice.conversions`) over
+:mod:`~compiler.lattice.plan_steps`, the conversions of :mod:`~compiler.lattice.conversions` and the
+stand-in an output it does not assemble is built in, :mod:`~compiler.lattice.output_build`) over
 :func:`~compiler.lattice.cin.concretize` (concrete index notation) and the
 :class:`~compiler.lattice.iteration_graph.IterationGraph` (loop order); one
 :class:`~compiler.lattice.lattice.Lattice` per forall (iteration algebra from operator properties and
