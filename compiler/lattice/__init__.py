@@ -3,7 +3,8 @@ operator and fill value, through CFIR to the imperative IR and C.
 
 Pipeline, one module per stage (each step is recorded in the trace): the plan
 (:mod:`~compiler.lattice.plan`: :class:`~compiler.lattice.plan.Setup`, with the statement rewrites of
-:mod:`~compiler.lattice.plan_steps` and the conversions of :mod:`~compiler.lattice.conversions`) over
+:mod:`~compiler.lattice.plan_steps`, the conversions of :mod:`~compiler.lattice.conversions` and the
+stand-in an output it does not assemble is built in, :mod:`~compiler.lattice.output_build`) over
 :func:`~compiler.lattice.cin.concretize` (concrete index notation) and the
 :class:`~compiler.lattice.iteration_graph.IterationGraph` (loop order); one
 :class:`~compiler.lattice.lattice.Lattice` per forall (iteration algebra from operator properties and
@@ -39,11 +40,14 @@ def _register() -> None:
         return
     register_strategy("lattice", lower_lattice)
     from ..capabilities import Capabilities, register_capabilities
-    from .iterators import ASSEMBLED, ITERATORS
+    from ..levels.level import level_classes
+    from .iterators import ITERATORS
 
-    # read from the registries the strategy itself dispatches on, at query time
+    # read from the registries the strategy itself dispatches on, at query time; an output level
+    # it does not append itself is built as a SparseList and converted (compiler.lattice.output_build)
     register_capabilities("lattice", lambda: Capabilities(
-        "lattice", tuple(c.name for c in ITERATORS), tuple(c.name for c in ASSEMBLED), schedule=True))
+        "lattice", tuple(c.name for c in ITERATORS), tuple(c.name for c in level_classes() if not c.is_leaf),
+        schedule=True))
 
 
 _register()

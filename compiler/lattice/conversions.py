@@ -23,9 +23,11 @@ from dataclasses import replace
 from ..errors import StrategyError
 from ..format import Format
 from ..notation.ast import Access, Assign as NAssign, Call as NCall, Reduce as NReduce
+from ..stand_in import format_text
 from ..trace import Trace
 from .cin import Forall, Sequence, Where, expr_accesses, foralls
 from .iteration_graph import LoopOrderError, is_all_dense, storage_path
+from .output_build import building_output
 from .plan import Setup
 from .schedule import as_schedule
 
@@ -39,6 +41,37 @@ MAX_CONVERSION_PLANS = 12
 
 
 def setup_converting(program: NAssign, formats: dict, order, schedule):
+    """As :func:`_setup_converting`, building an output the lattice emission cannot assemble in
+    its stand-in (:mod:`compiler.lattice.output_build`), converted after each call: its entry in
+    ``conversions`` holds the format asked and the one built (in the loops' mode order, when
+    that differs too).
+
+    >>> from compiler.format import csr, parse_format
+    >>> from compiler.notation import parse
+    >>> hashed = parse_format("Dense(SparseHash(Element(0.0)))")
+    >>> _, setup, conv = setup_converting(parse("C[j, i] = A[i, j]"), {"A": csr(), "C": hashed}, None, None)
+    >>> [(name, str(given), new.shorthand) for name, given, new, _, _ in conv]
+    [('C', 'Dense(SparseHash(Element(0.0)))', 'csc')]
+    """
+    out = program.lhs.tensor
+    given = formats.get(out)
+    found = None if given is None else building_output(given, out)
+    if found is None:
+        return _setup_converting(program, formats, order, schedule)
+    built, why = found
+    wanted = [getattr(i, "name", i) for i in order or ()]
+    if all(i.name in wanted for i in program.lhs.indices):   # (the loop order given: built as it writes)
+        built = Format(built.root, tuple(sorted(range(built.ndim), key=lambda m: wanted.index(
+            program.lhs.indices[m].name))))
+    # (converted after the call anyway, the output costs nothing more built in another mode order)
+    read, setup, conversions = _setup_converting(program, {**formats, out: built}, order, schedule, free=out)
+    ordered = next((c for c in conversions if c[0] == out), None)
+    entry = (out, given, built, why, None) if ordered is None else \
+        (out, given, ordered[2], f"{why}; {ordered[3]}", None)
+    return read, setup, tuple(c for c in conversions if c[0] != out) + (entry,)
+
+
+def _setup_converting(program: NAssign, formats: dict, order, schedule, free: str | None = None):
     """``(program, setup, conversions)``: the program's setup, with inputs read in another mode
     order when the formats given leave no loop order (``C[i, j] = A[i, j] + B[j, i]``, CSR A and B),
     would gather a whole sparse output in a workspace over all its entries (CSC ``A`` times CSR
@@ -75,7 +108,7 @@ def setup_converting(program: NAssign, formats: dict, order, schedule):
                         f"entries (an outer product: the reduction's loop runs outside {program.lhs.tensor}'s loops)")
     accesses = expr_accesses(program.rhs)
     blocked = None   # (the fewest conversions that remove the disagreement, what then refuses them)
-    for plan, copies in _conversion_plans(program, formats, order):
+    for plan, copies in _conversion_plans(program, formats, order, free):
         rewritten = _with_copies(program, copies)
         try:
             converted = Setup.create(rewritten, {**formats, **plan}, order=order, schedule=schedule)
@@ -154,7 +187,7 @@ def _sweeps_pairs(setup: Setup, formats: dict) -> str | None:
     return visit(setup.statement, [])
 
 
-def _conversion_plans(program: NAssign, formats: dict, order):
+def _conversion_plans(program: NAssign, formats: dict, order, free: str | None = None):
     """Conversions to try, fewest first, as ``(formats, copies)``: ``formats`` maps each tensor to
     convert to the format to read it in, ``copies`` maps an access's position (among the
     program's accesses, left to right, the output last) to a copy of its tensor. For each loop
@@ -162,7 +195,8 @@ def _conversion_plans(program: NAssign, formats: dict, order):
     is read in the mode order it visits. A tensor accessed in two orders (``B[i, j] + B[j, i]``)
     keeps its name where the loop order reads it in storage order (or where it is met first),
     and is read as a converted copy, ``B_csc``, where the other order is. Among plans of one
-    size, those converting tensors met earlier come first.
+    size, those converting tensors met earlier come first; ``free`` (an output converted after
+    the call anyway) is not counted.
 
     >>> from compiler.format import csr
     >>> from compiler.notation import parse
@@ -188,7 +222,8 @@ def _conversion_plans(program: NAssign, formats: dict, order):
             plans.setdefault((tuple(sorted((t, f.mode_order) for t, f in plan.items())),
                               tuple(sorted(copies.items()))), found)
     sources = {copy: accesses[k].tensor for _, copies in plans.values() for k, copy in copies.items()}
-    ranked = sorted(plans.values(), key=lambda pc: (len(pc[0]), sorted(rank[sources.get(t, t)] for t in pc[0])))
+    ranked = sorted(plans.values(), key=lambda pc: (len([t for t in pc[0] if t != free]),
+                                                    sorted(rank[sources.get(t, t)] for t in pc[0])))
     return ranked[:MAX_CONVERSION_PLANS]
 
 
@@ -265,16 +300,6 @@ def conversion_cost(given: Format, fmt: Format) -> str:
     if {given.shorthand, fmt.shorthand} == {"csr", "csc"}:
         return "a counting sort, O(nnz + extent)"
     return "a sort of its entries, O(nnz log nnz)"
-
-
-def format_text(fmt: Format) -> str:
-    """``csr``; a format with no short name in another mode order: ``dcsr in mode order 1, 0``."""
-    if fmt.shorthand:
-        return fmt.shorthand
-    natural = Format(fmt.root, tuple(range(fmt.ndim)))
-    if natural.shorthand:
-        return f"{natural.shorthand} in mode order {', '.join(str(m) for m in fmt.mode_order)}"
-    return str(fmt)
 
 
 def record_conversions(trace: Trace, program: NAssign, read: NAssign, conversions) -> None:

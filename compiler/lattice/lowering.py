@@ -27,7 +27,9 @@ instead of stepping (:func:`compiler.imperative.search.gallop_stmts`).
 Outputs: a dense output is stored by position (the runtime pre-fills it with
 the output's fill); a sparse output (SparseList levels under Dense or SparseList
 levels, or one SparseCOO level) is appended in storage order into growing
-buffers, and a value equal to the fill is not stored.
+buffers, and a value equal to the fill is not stored. Any other output format is
+built with SparseList levels in place of the others and converted after the call
+(:mod:`compiler.lattice.output_build`).
 
 >>> from compiler.notation import parse
 >>> from compiler.format import csr, dense

@@ -413,6 +413,15 @@ def level_class(name: str) -> type:
         raise FormatError(f"unknown level format {name!r}; known: {', '.join(known)}") from None
 
 
+def level_classes() -> tuple[type, ...]:
+    """Every registered level class (leaves too), each once, in the order registered.
+
+    >>> "SparseHash" in [c.name for c in level_classes()]
+    True
+    """
+    return tuple(dict.fromkeys(_REGISTRY.values()))
+
+
 def flatten(root: Level) -> tuple[tuple[Level, ...], Level]:
     """The non-leaf levels of a tree, outermost first, and its leaf."""
     levels = []

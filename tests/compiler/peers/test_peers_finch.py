@@ -17,25 +17,21 @@ import compiler as ss
 from compiler.looplets import loop_program
 from peer_support import STRATEGIES, as_tensor, assert_same, check, check_refused
 
-#: the levels each strategy assembles as an output, and where (the rest it refuses, saying so)
-LATTICE_APPENDS = ("Dense", "SparseList", "SparseCOO")
+#: the levels the looplets strategy assembles only above the leaf (the rest it refuses, saying so)
 LOOPLETS_OUTER_ONLY = ("SparseBand", "RunList", "SparseRunList")   # above no other level
 
 
 def output_refusal(strategy: str, tensor: str, fmt: ss.Format):
     """The error (a regex) ``strategy`` gives for an output ``tensor`` of format ``fmt`` that it cannot
-    assemble, or None. The lattice strategy appends: Dense, SparseList and SparseCOO levels, no Dense
-    under a sparse one. Looplets assemble no level under a SparseBlockList, under a SparseList only
+    assemble, or None. The lattice strategy builds every output (a level it does not append, it builds
+    as a SparseList and converts). Looplets assemble no level under a SparseBlockList, under a SparseList only
     SparseList levels (DCSR, CSF) or Dense levels down to the leaf, a hash only above the leaf or
     hashes, and a band or run level only above the leaf."""
+    if strategy == "lattice":
+        return None
     names = [type(lvl).__name__ for lvl in fmt.levels]
     for k, name in enumerate(names):
-        if strategy == "lattice":
-            if name not in LATTICE_APPENDS:
-                return rf"output {tensor}: the lattice strategy cannot assemble level {k} \({name}\)"
-            if name == "Dense" and any(n != "Dense" for n in names[:k]):
-                return f"output {tensor}: a Dense level under a sparse level cannot be assembled by appending"
-        elif k + 1 < len(names):
+        if k + 1 < len(names):
             below = names[k + 1]
             nests = name == "SparseList" and (below == "SparseList" or all(n == "Dense" for n in names[k + 1:])
                                               or all(n == "SparseHash" for n in names[k + 1:]))

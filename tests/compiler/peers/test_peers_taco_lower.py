@@ -174,12 +174,11 @@ def _accessed(e):
 
 def refusal(strategy: str, out_modes: str):
     """What ``strategy`` says when it cannot assemble an output of TACO's ``out_modes``: the lattice
-    strategy appends, so no Dense level under a sparse one ({sparse, dense}); looplets nest SparseList
-    levels under a SparseList (DCSR, CSF) and Dense levels down to the leaf under one ({sparse, dense}),
-    not a Dense level between two sparse ones. None where the output can be assembled."""
+    strategy builds every one (a Dense level under a sparse one, {sparse, dense}, through a SparseList
+    converted after the call); looplets nest SparseList levels under a SparseList (DCSR, CSF) and Dense
+    levels down to the leaf under one ({sparse, dense}), not a Dense level between two sparse ones. None
+    where the output can be assembled."""
     under_sparse = out_modes[out_modes.find("s") + 1:] if "s" in out_modes else ""
-    if strategy == "lattice" and "d" in under_sparse:
-        return "output A: a Dense level under a sparse level cannot be assembled by appending"
     if strategy == "looplets" and "d" in under_sparse and "s" in under_sparse[under_sparse.find("d"):]:
         k = out_modes.find("d", out_modes.find("s"))
         return rf"output A \(.*\): the looplet strategy cannot assemble level {k} \(Dense\) under level {k - 1} \(SparseList\)"

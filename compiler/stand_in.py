@@ -1,0 +1,73 @@
+"""The simple format a strategy builds an output in when it cannot assemble the format asked.
+
+A strategy assembles some output levels itself (the lattice strategy places Dense levels by
+position and appends SparseList and SparseCOO levels in storage order). Any other level of an
+output is built as its *stand-in*, a SparseList holding the same coordinates (sorted and
+unique, so every strategy appends it and every level converts from it), and the call converts
+the result to the format asked (``Tensor.asformat``), as it converts an output built in
+another mode order. Strategy-neutral: each strategy says which levels it assembles where
+(``assembles``); the levels above and below a stand-in are kept.
+
+>>> from compiler.format import parse_format
+>>> fmt = parse_format("Dense(RunList(Element(0.0)))")
+>>> appends = lambda levels, k: levels[k].slot_per_coordinate or levels[k].appends_nested   # (a toy strategy)
+>>> built, replaced = stand_in(fmt, appends)
+>>> print(built); print(replaced)
+Dense(SparseList(Element(0.0)))
+['level 1 (RunList)']
+>>> stand_in(parse_format("dense", ndim=2), appends) is None
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from .format import Format
+from .levels import SparseList
+
+
+def stand_in(fmt: Format, assembles: Callable) -> tuple[Format, list[str]] | None:
+    """``(built, replaced)``: ``fmt`` with each level the strategy cannot assemble replaced by
+    SparseList levels (one per mode it stores), and those levels in a user's terms (``level 1
+    (RunList)``); None when the strategy assembles every level as it is. Levels are judged
+    outermost first, each under the stand-ins above it; ``assembles(levels, k)`` says whether
+    the strategy assembles level ``k`` of the (partly replaced) ``levels``."""
+    levels, origin, replaced = list(fmt.levels), list(range(len(fmt.levels))), []
+    k = 0
+    while k < len(levels):
+        if not assembles(tuple(levels), k):
+            lvl = levels[k]
+            if origin[k] is None:
+                raise AssertionError(f"{fmt}: the strategy assembles no SparseList at level {k}")
+            simple = SparseList(fmt.leaf, index_dtype=getattr(lvl, "index_dtype", None))
+            replaced.append(f"level {origin[k]} ({lvl.name})")
+            levels[k:k + 1] = [simple] * lvl.nmodes
+            origin[k:k + 1] = [None] * lvl.nmodes
+            continue   # (judge the stand-in where it stands)
+        k += 1
+    if not replaced:
+        return None
+    root = fmt.leaf
+    for lvl in reversed(levels):
+        root = dataclasses.replace(lvl, child=root)
+    return Format(root, fmt.mode_order), replaced
+
+
+def format_text(fmt: Format) -> str:
+    """``csr``; a format with no short name in another mode order: ``dcsr in mode order 1, 0``.
+
+    >>> from compiler.format import csc, csf
+    >>> format_text(csc()), format_text(Format(csf(3).root, (2, 1, 0)))
+    ('csc', 'csf in mode order 2, 1, 0')
+    """
+    if fmt.shorthand:
+        return fmt.shorthand
+    natural = Format(fmt.root, tuple(range(fmt.ndim)))
+    if natural.shorthand:
+        return f"{natural.shorthand} in mode order {', '.join(str(m) for m in fmt.mode_order)}"
+    return str(fmt)
+
+
+__all__ = ["format_text", "stand_in"]

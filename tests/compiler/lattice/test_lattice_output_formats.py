@@ -1,0 +1,255 @@
+"""Every output format under the lattice strategy (issue 29, item 3, lattice side).
+
+The lattice emission places Dense levels by position and appends SparseList and SparseCOO
+levels in storage order; any other output level (RunList, SparseBand, SparseBlockList,
+SparseByteMap, SparseHash, SparseInterval, SparsePoint, SparseRunList, a Dense level under a
+sparse one) is built as a SparseList and the call converts it to the format asked, and the
+trace's ``convert`` step says so (compiler/lattice/output_build.py). Each kernel is checked
+against the dense oracle, the IR interpreter, a bounds-checked build and the storage
+``Tensor.from_numpy`` builds for the format; the suite validates every output too
+(SPARSESCOPE_VALIDATE_OUTPUTS).
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import Tensor
+from compiler.errors import FormatError
+from compiler.format import Format, parse_format
+from compiler.lattice.output_build import assembles, building_output
+from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
+                             SparseHash, SparseInterval, SparseList, SparsePoint, SparseRunList)
+from compiler.testing import assert_canonical, check_lowered, random_sparse
+
+#: output levels the lattice strategy builds through a SparseList stand-in, under a Dense level
+CONVERTED = [RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash, SparseRunList]
+#: ... which hold at most one entry (or run) per fiber: only a result that fits converts
+AT_MOST_ONE = [SparsePoint, SparseInterval]
+
+
+def leaf(fill=0.0):
+    return Element(fill, dtype="float64")
+
+
+def under_dense(cls, fill=0.0, ndim=2):
+    leaf = cls(Element(fill, dtype="float64"))
+    return Format(Dense(leaf) if ndim == 2 else Dense(Dense(leaf)))
+
+
+def sparse_over_dense(fill=0.0):
+    return Format(SparseList(Dense(leaf(fill))))
+
+
+def hash_of_hashes(fill=0.0):
+    return Format(SparseHash(SparseHash(leaf(fill))))
+
+
+FORMATS = {cls.name: (lambda fill, cls=cls: under_dense(cls, fill)) for cls in CONVERTED}
+FORMATS["SparseList(Dense)"] = sparse_over_dense
+FORMATS["SparseHash(SparseHash)"] = hash_of_hashes
+
+EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
+         "copy": "C[i, j] = A[i, j]", "transpose": "C[j, i] = A[i, j]", "spmm": "C[i, k] = A[i, j] * D[j, k]",
+         "spmm-transposed": "C[k, i] = A[i, j] * D[j, k]"}
+
+
+def expected(expr, tensors):
+    want, _ = ss.evaluate(expr, **tensors)
+    return want
+
+
+def check(expr, out, **tensors):
+    """The kernel, its interpretation and a bounds-checked build agree with the oracle, and the
+    output has the format asked, stored as Tensor.from_numpy stores it."""
+    k = check_lowered(expr, out=out, checked=True, **tensors)
+    got = k(**tensors)
+    assert got.format == out
+    assert_canonical(got, expected(expr, tensors))
+    return k
+
+
+def inputs(seed=0, shape=(5, 6), fill=0.0):
+    rng = np.random.default_rng(seed)
+    a, b = (random_sparse(shape, 0.4, rng, fill=fill, empty=(2,)) for _ in range(2))
+    d = random_sparse((shape[1], 4), 0.5, rng, fill=fill)
+    return {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "csc", fill=fill),
+            "D": Tensor.from_numpy(d, "csr", fill=fill)}
+
+
+def used(expr, tensors):
+    return {n: t for n, t in tensors.items() if f"{n}[" in expr}
+
+
+@pytest.mark.parametrize("out", list(FORMATS))
+@pytest.mark.parametrize("what", list(EXPRS))
+def test_every_output_format_matches_the_oracle(out, what):
+    # before: "output C: the lattice strategy cannot assemble level 1 (RunList)" (and SparseBand,
+    # ...), "a Dense level under a sparse level cannot be assembled by appending" for
+    # SparseList(Dense), and for a transpose "no loop order visits every tensor in storage order"
+    expr = EXPRS[what]
+    k = check(expr, FORMATS[out](0.0), **used(expr, inputs()))
+    (step,) = [s for s in k.trace.steps if s.stage == "convert" and s.note.startswith("C is")]
+    assert "the lattice strategy assembles no level" in step.note and "after each call" in step.note
+
+
+@pytest.mark.parametrize("out", list(FORMATS))
+def test_a_transpose_builds_the_output_in_the_loops_order_and_converts_once(out):
+    # the output is converted after the call anyway: it is built in the order the loops write
+    # (CSC here), and A is read as it is stored, not converted too
+    tensors = inputs(seed=1)
+    k = check("C[j, i] = A[i, j]", FORMATS[out](0.0), A=tensors["A"])
+    assert [t for t, _ in k.lowered.conversions] == ["C"]
+    assert k.lowered.output_format.mode_order == (1, 0)
+    assert all(lvl.name in ("Dense", "SparseList") for lvl in k.lowered.output_format.levels)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "dcsr", "coo", "dense"])
+def test_formats_the_lattice_assembles_are_not_converted(fmt):
+    f = parse_format(fmt, ndim=2)
+    assert building_output(f, "C") is None
+    k = ss.lower("C[i, j] = A[i, j] + B[i, j]", strategy="lattice", C=f, **inputs())
+    assert not any(s.stage == "convert" and s.note.startswith("C is") for s in k.trace.steps)
+
+
+def test_assembles_asks_the_levels_not_their_names():
+    class Mine(SparseList):   # a subclass of an appended level is appended as its parent is
+        name = "Mine"
+    assert assembles((Dense(Element(0.0)), Mine(Element(0.0))), 1)
+    assert not assembles((Mine(Element(0.0)), Dense(Element(0.0))), 1)   # a slot per coordinate under a list
+    assert not assembles((Dense(Element(0.0)), RunList(Element(0.0))), 1)
+    assert building_output(Format(Dense(Mine(Element(0.0)))), "C") is None
+
+
+@pytest.mark.parametrize("out", [Format(SparseList(SparseCOO(2, leaf()))), Format(Dense(SparseCOO(2, leaf()))),
+                                 Format(SparseCOO(2, SparseList(leaf())))])
+def test_a_coo_level_the_emission_takes_only_alone_is_built_through_lists(out):
+    # before: "output C: SparseCOO must be the only level of a sparse output", from the emission,
+    # though the plan let a COO level under a SparseList or a Dense level through
+    t = random_sparse((3, 4, 5), 0.3, np.random.default_rng(5), empty=(1,))
+    T = Tensor.from_numpy(t, "csf")
+    k = check("C[i, j, k] = T[i, j, k]", out, T=T)
+    assert all(lvl.nmodes == 1 for lvl in k.lowered.output_format.levels)
+    check("C[k, j, i] = T[i, j, k] * T[i, j, k]", out, T=T)
+
+
+def test_three_modes_under_dense_and_in_reverse_storage_order():
+    t = random_sparse((3, 4, 5), 0.3, np.random.default_rng(2), empty=(1,))
+    T = Tensor.from_numpy(t, "csf")
+    for out in (under_dense(SparseHash, ndim=3), under_dense(RunList, ndim=3),
+                Format(SparseList(Dense(SparseList(leaf()))), (2, 1, 0)),
+                Format(Dense(SparseByteMap(SparseBand(leaf()))), (2, 1, 0))):
+        check("C[i, j, k] = T[i, j, k]", out, T=T)
+        check("C[k, j, i] = T[i, j, k]", out, T=T)
+
+
+@pytest.mark.parametrize("cls", CONVERTED + AT_MOST_ONE)
+def test_vector_outputs(cls):
+    # SpMV and a sparse-vector sum into a one-level output
+    rng = np.random.default_rng(3)
+    a = random_sparse((6, 5), 0.4, rng, empty=(1, 4))
+    x = random_sparse((6,), 0.5, rng)
+    A, X = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(x, "sparse_vector")
+    out = Format(cls(leaf()))
+    if cls in AT_MOST_ONE:   # (one entry, or one run of equal values, per vector)
+        X1 = Tensor.from_numpy(np.where(np.arange(6) == 2, 3.0, 0.0), "sparse_vector")
+        check("y[i] = X[i] * Z[i]", out, X=X1, Z=X)
+        return
+    check("y[i] = A[i, j] * v[j]", out, A=A, v=np.arange(5.0))
+    check("y[i] = X[i] + Z[i]", out, X=X, Z=Tensor.from_numpy(a[:, 0], "sparse_vector"))
+
+
+@pytest.mark.parametrize("cls", AT_MOST_ONE)
+def test_at_most_one_entry_per_fiber_outputs(cls):
+    # a diagonal (one entry per row: one run too) times a matrix, its copy and its transpose
+    d = np.diag([1.0, 0.0, 3.0, 4.0])
+    m = random_sparse((4, 4), 0.6, np.random.default_rng(4))
+    D, M = Tensor.from_numpy(d, "csr"), Tensor.from_numpy(m, "csr")
+    out = under_dense(cls)
+    check("C[i, j] = D[i, j] * M[i, j]", out, D=D, M=M)
+    check("C[i, j] = D[i, j]", out, D=D)
+    check("C[j, i] = D[i, j]", out, D=D)
+    check("C[i, j] = D[i, j] + D[i, j]", out, D=D)
+
+
+@pytest.mark.parametrize("cls", AT_MOST_ONE)
+def test_a_result_that_does_not_fit_is_an_error_naming_the_output(cls):
+    a = np.array([[1.0, 2.0, 0.0], [0.0, 0.0, 0.0]])
+    A = Tensor.from_numpy(a, "csr")
+    k = ss.lower("C[i, j] = A[i, j]", strategy="lattice", A=A, C=under_dense(cls))
+    with pytest.raises(FormatError, match=rf"C: {cls.name} stores at most one .* per fiber, but fiber 0 has 2"):
+        k(A=A)
+
+
+FILLS = [0.0, 1.0, np.nan, np.inf, -np.inf]
+
+
+def run_property(out, what, shape, fill, density, seed):
+    expr = EXPRS[what]
+    rng = np.random.default_rng(seed)
+    n, m = shape
+    a, b = (random_sparse((n, m), density, rng, fill=fill) for _ in range(2))
+    d = random_sparse((m, 3), density, rng, fill=fill)
+    tensors = {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill),
+               "D": Tensor.from_numpy(d, "csc", fill=fill)}
+    tensors = used(expr, tensors)
+    want, out_fill = ss.evaluate(expr, **tensors)
+    fmt = FORMATS[out](float(out_fill))
+    k = ss.lower(expr, strategy="lattice", C=fmt, **tensors)
+    got = k(**tensors)
+    assert got.format == fmt
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    np.testing.assert_array_equal(k.interpret(**tensors).to_numpy(), want)
+    got.validate()
+    assert_canonical(got, want)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(FORMATS)), what=st.sampled_from(list(EXPRS)),
+       shape=st.tuples(st.integers(1, 6), st.integers(1, 6)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), seed=st.integers(0, 2 ** 16))
+@example(out="SparseHash(SparseHash)", what="sum", shape=(3, 4), fill=np.nan, density=0.3, seed=0)
+@example(out="RunList", what="product", shape=(4, 4), fill=1.0, density=0.0, seed=0)   # all fill
+@example(out="SparseList(Dense)", what="transpose", shape=(1, 5), fill=np.inf, density=1.0, seed=0)
+@example(out="SparseBand", what="spmm", shape=(5, 2), fill=-np.inf, density=0.7, seed=1)
+def test_property_every_output_format(out, what, shape, fill, density, seed):
+    run_property(out, what, shape, fill, density, seed)
+
+
+@pytest.mark.parametrize("out", ["RunList", "SparseHash(SparseHash)", "SparseList(Dense)"])
+def test_empty_inputs(out):
+    # no rows at all, and rows with no entries
+    for shape in ((0, 4), (3, 0)):
+        e = np.zeros(shape)
+        A, B = Tensor.from_numpy(e, "csr"), Tensor.from_numpy(e, "csr")
+        k = ss.lower("C[i, j] = A[i, j] + B[i, j]", strategy="lattice", A=A, B=B, C=FORMATS[out](0.0))
+        got = k(A=A, B=B)
+        assert got.shape == shape and got.format == FORMATS[out](0.0)
+        assert_canonical(got, e)
+
+
+def test_a_loop_order_given_builds_the_output_in_that_order():
+    # the output is converted after the call anyway, so the order given need not follow its
+    # storage (a CSR output refuses reorder(j, i): "C[i, j] is stored with i before j")
+    tensors = inputs(seed=6)
+    out = under_dense(RunList)
+    k = ss.lower("C[i, j] = A[i, j] + B[i, j]", strategy="lattice", C=out, options={"order": ["j", "i"]},
+                 A=tensors["A"], B=tensors["B"])
+    assert k.lowered.output_format.mode_order == (1, 0)
+    assert_canonical(k(A=tensors["A"], B=tensors["B"]), expected("C[i, j] = A[i, j] + B[i, j]", tensors))
+
+
+@pytest.mark.parametrize("options", [{"assembly": "two-phase"}, {"schedule": [("parallelize", "i")]}])
+@pytest.mark.parametrize("what", ["sum", "spmm"])
+def test_the_stand_in_is_assembled_two_phase_and_on_threads(options, what):
+    # the SparseList built in place of the format asked takes the lattice's other assemblies too
+    # (the SpMM's through its workspace)
+    expr = EXPRS[what]
+    tensors = used(expr, inputs(seed=7))
+    for out in (under_dense(SparseHash), sparse_over_dense()):
+        k = check_lowered(expr, out=out, options=options, **tensors)
+        got = k(**tensors)
+        assert got.format == out
+        assert_canonical(got, expected(expr, tensors))
