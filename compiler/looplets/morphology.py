@@ -1,0 +1,211 @@
+"""Finch's image case studies (§7.4, Fig 26): erosion of binary images and a masked histogram.
+
+Erosion "turns off a pixel unless all of its neighbors are on". As the paper's best variant does,
+a 3x3 box is a two-part stencil: a vertical pass (each pixel and the ones above and below it),
+then a horizontal one over its result; a 3x3 cross is the vertical pass and, in the second, the
+pixel's left and right neighbours in the image. The neighbours are permissive reads (``~``),
+and a read outside the image is on (``coalesce(..., True)``), as in the paper and OpenCV's
+``cv2.erode`` (``scipy.ndimage.binary_erosion`` with ``border_value=1``). Stored run-length
+(:data:`RUNS`, a ``SparseRunList`` per row), each pass coiterates three rows' runs and does work
+only where one of them starts or ends, writing runs; a dense image (:data:`DENSE`) works pixel by
+pixel. Each pass is its own kernel (its result is the next pass's input), where the paper keeps
+one row of the intermediate in a temporary: the looplets strategy allocates Dense temporaries
+only, which would visit every pixel. The paper's bit-packed variant needs ``uint64`` words and
+is not here.
+
+The masked histogram counts the pixels under a mask by value, OpenCV's ``calcHist`` with a mask:
+bin ``b`` counts the masked pixels whose value lies in ``[b * w, (b + 1) * w)``, ``w`` the
+range divided by the bins; values outside the range are not counted, as ``numpy.histogram``'s
+``range`` and ``calcHist``'s ``ranges`` leave them out. With the mask run-length, the loop over a
+row visits only its runs.
+
+>>> import numpy as np
+>>> img = np.zeros((5, 6), bool)
+>>> img[1:5, 1:5] = True
+>>> erode(img).to_numpy().astype(int)
+array([[0, 0, 0, 0, 0, 0],
+       [0, 0, 0, 0, 0, 0],
+       [0, 0, 1, 1, 0, 0],
+       [0, 0, 1, 1, 0, 0],
+       [0, 0, 1, 1, 0, 0]])
+>>> masked_histogram(np.array([[3, 70], [250, 200]]), np.array([[1, 1], [0, 1]]), bins=4).tolist()
+[1, 1, 0, 1]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UsageError
+from ..format import parse_format
+from ..levels import Dense, Element, SparseRunList
+from ..tensor import Tensor
+from .compile import compile_program
+from .language import loop_program
+
+__all__ = ["erode_vertical", "erode_horizontal", "erode_cross_horizontal", "masked_histogram_step",
+           "Erosion", "MaskedHistogram", "erode", "masked_histogram", "RUNS", "DENSE", "FOOTPRINTS",
+           "PIXELS", "MASK_RUNS", "MASK_DENSE"]
+
+
+@loop_program
+def erode_vertical(B, A):
+    """Each pixel and its neighbours above and below, all on (outside the image counts as on)."""
+    for r in _:
+        for c in _:
+            B[r, c] = coalesce(A[~(r - 1), c], True) & A[r, c] & coalesce(A[~(r + 1), c], True)
+
+
+@loop_program
+def erode_horizontal(B, A):
+    """Each pixel and its neighbours left and right, all on."""
+    for r in _:
+        for c in _:
+            B[r, c] = coalesce(A[r, ~(c - 1)], True) & A[r, c] & coalesce(A[r, ~(c + 1)], True)
+
+
+@loop_program
+def erode_cross_horizontal(B, V, A):
+    """The cross's second pass: the vertical pass ``V`` and the image's left and right neighbours."""
+    for r in _:
+        for c in _:
+            B[r, c] = coalesce(A[r, ~(c - 1)], True) & V[r, c] & coalesce(A[r, ~(c + 1)], True)
+
+
+@loop_program
+def masked_histogram_step(bins, img, mask, width, top):
+    """Fig 26's masked histogram: ``bins[img // width] += 1`` where ``mask`` is set and
+    ``0 <= img < top`` (a value outside is in no bin, and never indexes past ``bins``)."""
+    bins[...] = 0
+    for r in _:
+        for c in _:
+            if mask[r, c]:
+                v = img[r, c]
+                if (v >= 0) & (v < top):
+                    bins[v // width] += 1
+
+
+#: a binary image stored run-length: rows of runs of on pixels (Finch's SparseRunList)
+RUNS = Dense(SparseRunList(Element(False, dtype="bool")))
+#: a binary image stored pixel by pixel
+DENSE = Dense(Dense(Element(False, dtype="bool")))
+#: the structuring elements :class:`Erosion` takes (3x3 each)
+FOOTPRINTS = {"box": np.ones((3, 3), bool),
+              "cross": np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], bool)}
+#: a histogram's image: int64 values, dense
+PIXELS = Dense(Dense(Element(0, dtype="int64")))
+#: a histogram's mask, run-length or dense
+MASK_RUNS, MASK_DENSE = RUNS, DENSE
+_COUNTS = Dense(Element(0, dtype="int64"))
+
+
+def _image(image, fmt, what: str, name: str) -> Tensor:
+    """``image`` (a 2-D array, nonzero is on, or a Tensor) as a Tensor in ``fmt``."""
+    if isinstance(image, Tensor):
+        if len(image.shape) != 2:
+            raise UsageError(f"{what}: {name} must be 2-D (rows, columns), not of shape {tuple(image.shape)}")
+        return image if image.format == parse_format(fmt, ndim=2) else image.asformat(fmt)
+    a = np.asarray(image)
+    if a.ndim != 2:
+        raise UsageError(f"{what}: {name} must be 2-D (rows, columns), not of shape {a.shape}")
+    if fmt is PIXELS:
+        if a.dtype.kind not in "biu" or (a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size
+                                         and a.max() > np.iinfo(np.int64).max):
+            raise UsageError(f"{what}: {name} must hold integers, not {a.dtype}")
+        return Tensor.from_numpy(a.astype(np.int64), fmt, name=name)
+    return Tensor.from_numpy(a != 0, fmt, name=name)
+
+
+class Erosion:
+    """Erosion by a 3x3 ``footprint`` (``"box"`` or ``"cross"``) of binary images stored in ``format``
+    (:data:`RUNS` or :data:`DENSE`), its kernels compiled once for that format (on the first call).
+
+    >>> import numpy as np
+    >>> img = Tensor.from_numpy(np.ones((3, 4), bool), RUNS)
+    >>> bool(Erosion("cross")(img, iterations=2).to_numpy().all())
+    True
+    """
+
+    def __init__(self, footprint: str = "box", format=RUNS):
+        if footprint not in FOOTPRINTS:
+            raise UsageError(f"erode: footprint {footprint!r}: give one of {', '.join(map(repr, FOOTPRINTS))}")
+        self.footprint, self.format = footprint, format
+        #: the two passes' kernels, once the first call compiled them
+        self.kernels = None
+
+    def _compile(self, A: Tensor):
+        vertical = compile_program(erode_vertical, B=self.format, A=A)
+        second = (erode_horizontal if self.footprint == "box" else erode_cross_horizontal)
+        tensors = dict(A=A) if self.footprint == "box" else dict(V=A, A=A)
+        return vertical, compile_program(second, B=self.format, **tensors)
+
+    def __call__(self, image, iterations: int = 1) -> Tensor:
+        """``image`` eroded ``iterations`` times, in this eroder's format."""
+        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+            raise UsageError(f"erode: iterations must be a positive integer, not {iterations!r}")
+        A = _image(image, self.format, "erode", "image")
+        if self.kernels is None:
+            self.kernels = self._compile(A)
+        vertical, second = self.kernels
+        for _ in range(iterations):
+            V = vertical(A=A)
+            A = second(A=V) if self.footprint == "box" else second(V=V, A=A)
+        return A
+
+
+_ERODERS: dict = {}
+
+
+def erode(image, iterations: int = 1, footprint: str = "box", format=RUNS) -> Tensor:
+    """A binary image (a 2-D array, nonzero is on, or a Tensor) eroded ``iterations`` times by a 3x3
+    ``footprint`` (``"box"`` or ``"cross"``), as a Tensor in ``format`` (run-length by default);
+    pixels outside the image count as on. The eroders are kept per footprint and format, so a
+    second call compiles nothing."""
+    key = (footprint, str(parse_format(format, ndim=2)))
+    if key not in _ERODERS:
+        _ERODERS[key] = Erosion(footprint, format)
+    return _ERODERS[key](image, iterations)
+
+
+class MaskedHistogram:
+    """Counts of an image's values (int64, :data:`PIXELS`) where a mask (bool, ``mask_format``) is set,
+    in ``bins`` bins of equal width over ``[0, value_range)``; the kernel is compiled on the first call.
+
+    >>> import numpy as np
+    >>> h = MaskedHistogram(bins=2, value_range=4)
+    >>> h(np.array([[0, 1, 3, 3]]), np.array([[1, 0, 1, 1]])).tolist()
+    [1, 2]
+    """
+
+    def __init__(self, bins: int = 16, value_range: int = 256, mask_format=MASK_RUNS):
+        for what, v in (("bins", bins), ("value_range", value_range)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise UsageError(f"masked_histogram: {what} must be a positive integer, not {v!r}")
+        if value_range % bins:
+            raise UsageError(f"masked_histogram: value_range {value_range} is not a multiple of bins {bins} "
+                             "(the bins have equal integer widths)")
+        self.bins, self.value_range, self.mask_format = int(bins), int(value_range), mask_format
+        self._width, self._top = np.int64(value_range // bins), np.int64(value_range)
+        #: the kernel, once the first call compiled it
+        self.kernel = None
+
+    def __call__(self, image, mask) -> np.ndarray:
+        """The counts (int64, one per bin)."""
+        img = _image(image, PIXELS, "masked_histogram", "image")
+        m = _image(mask, self.mask_format, "masked_histogram", "mask")
+        if tuple(img.shape) != tuple(m.shape):
+            raise UsageError(f"masked_histogram: the image is {tuple(img.shape)} and the mask "
+                             f"{tuple(m.shape)}: give them the same shape")
+        if self.kernel is None:
+            counts = Tensor.from_numpy(np.zeros(self.bins, np.int64), _COUNTS, name="bins")
+            self.kernel = compile_program(masked_histogram_step, bins=counts, img=img, mask=m,
+                                           width=self._width, top=self._top)
+        return self.kernel(img=img, mask=m, width=self._width, top=self._top).to_numpy()
+
+
+def masked_histogram(image, mask, bins: int = 16, value_range: int = 256) -> np.ndarray:
+    """How many pixels of ``image`` (integers) where ``mask`` is set (nonzero) fall in each of ``bins``
+    bins of equal width over ``[0, value_range)``; values outside are not counted. This is
+    ``numpy.histogram(image[mask], bins, (0, value_range))[0]`` but for ``value_range`` itself, which
+    numpy counts in its last bin (closed) and ``cv2.calcHist``, as here, in none."""
+    return MaskedHistogram(bins, value_range)(image, mask)

@@ -1,0 +1,191 @@
+"""Finch's image case studies (compiler.looplets.morphology): erosion of binary images by a 3x3 box
+or cross, run-length and dense, against scipy.ndimage.binary_erosion (pixels outside the image on,
+as OpenCV and the paper take them), by example (all off, all on, borders, thin strokes) and by
+hypothesis; the masked histogram against numpy.histogram of the masked values. Each kernel is also
+checked against the IR interpreter, and a run-length output is stored canonically (maximal runs)."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from scipy import ndimage
+
+from compiler import Tensor
+from compiler.errors import UsageError
+from compiler.looplets import compile_program
+from compiler.looplets.morphology import (DENSE, FOOTPRINTS, MASK_DENSE, PIXELS, RUNS, Erosion, MaskedHistogram,
+                                          erode, erode_cross_horizontal, erode_horizontal, erode_vertical,
+                                          masked_histogram, masked_histogram_step)
+from compiler.testing import assert_canonical
+
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FORMATS = {"runs": RUNS, "dense": DENSE}
+
+
+def reference(img, footprint, iterations):
+    return ndimage.binary_erosion(img, FOOTPRINTS[footprint], iterations=iterations, border_value=1)
+
+
+def check_erosion(img, footprint, fmt, iterations):
+    got = erode(img, iterations, footprint, FORMATS[fmt])
+    assert_canonical(got, reference(img, footprint, iterations))
+
+
+@st.composite
+def images(draw, max_side=9):
+    """Small binary images: noise, or runs (strokes) of on pixels in each row."""
+    h, w = draw(st.integers(1, max_side)), draw(st.integers(1, max_side))
+    if draw(st.booleans()):
+        cells = draw(st.lists(st.booleans(), min_size=h * w, max_size=h * w))
+        return np.array(cells, bool).reshape(h, w)
+    img = np.zeros((h, w), bool)
+    for r in range(h):
+        for start, length in draw(st.lists(st.tuples(st.integers(0, w - 1), st.integers(1, w)), max_size=3)):
+            img[r, start:start + length] = True
+    return img
+
+
+BORDER = np.ones((4, 5), bool)
+BORDER[0, 2] = False   # an off pixel on the top border: only its neighbours go
+
+
+@SETTINGS
+@given(images(), st.sampled_from(sorted(FOOTPRINTS)), st.sampled_from(sorted(FORMATS)), st.integers(1, 3))
+@example(np.zeros((3, 4), bool), "box", "runs", 1)
+@example(np.ones((3, 4), bool), "box", "runs", 2)          # all on stays on: the border counts as on
+@example(np.ones((1, 1), bool), "cross", "runs", 1)
+@example(np.ones((1, 7), bool), "box", "dense", 1)
+@example(np.ones((6, 1), bool), "cross", "runs", 3)
+@example(BORDER, "box", "runs", 1)
+@example(BORDER, "cross", "dense", 2)
+def test_erosion_matches_scipy(img, footprint, fmt, iterations):
+    check_erosion(img, footprint, fmt, iterations)
+
+
+def sketch(h, w, strokes, seed):
+    """Thin strokes (a pixel or two wide) on a blank canvas, as the paper's sketches."""
+    rng = np.random.default_rng(seed)
+    img = np.zeros((h, w), bool)
+    for _ in range(strokes):
+        r0, c0, r1, c1 = rng.integers(0, h), rng.integers(0, w), rng.integers(0, h), rng.integers(0, w)
+        t = np.linspace(0, 1, 2 * max(h, w))
+        rr, cc = np.round(r0 + (r1 - r0) * t).astype(int), np.round(c0 + (c1 - c0) * t).astype(int)
+        for dr in range(int(rng.integers(2, 4))):
+            img[np.clip(rr + dr, 0, h - 1), cc] = True
+            img[rr, np.clip(cc + dr, 0, w - 1)] = True
+    return img
+
+
+@pytest.mark.parametrize("footprint", sorted(FOOTPRINTS))
+def test_erosion_of_sketches_and_a_magnified_digit(footprint):
+    img = sketch(60, 80, 12, 3)
+    for fmt in FORMATS:
+        check_erosion(img, footprint, fmt, 2)
+    digit = np.kron(np.arange(64).reshape(8, 8) % 5 > 1, np.ones((6, 6), bool))   # blocks of 6x6
+    check_erosion(digit, footprint, "runs", 2)
+
+
+def test_each_erosion_kernel_agrees_with_the_interpreter():
+    img = sketch(12, 17, 4, 1)
+    for fmt in (RUNS, DENSE):
+        A = Tensor.from_numpy(img, fmt)
+        for prog, tensors in ((erode_vertical, dict(A=A)), (erode_horizontal, dict(A=A)),
+                              (erode_cross_horizontal, dict(V=A, A=A))):
+            k = compile_program(prog, B=fmt, **tensors)
+            np.testing.assert_array_equal(k(**tensors).to_numpy(), k.interpret(**tensors).to_numpy())
+    up, down = np.pad(img, ((1, 0), (0, 0)), constant_values=True)[:-1], np.pad(img, ((0, 1), (0, 0)),
+                                                                                 constant_values=True)[1:]
+    A = Tensor.from_numpy(img, RUNS)
+    np.testing.assert_array_equal(compile_program(erode_vertical, B=RUNS, A=A)(A=A).to_numpy(), up & img & down)
+
+
+def test_a_run_length_erosion_works_only_at_the_runs():
+    # each row's loop walks runs (a stepper over left/right), never a pixel at a time
+    A = Tensor.from_numpy(sketch(10, 10, 2, 0), RUNS)
+    c = compile_program(erode_vertical, B=RUNS, A=A).c_source
+    assert "A1_left[" in c and "A1_right[" in c
+
+
+def test_an_eroder_keeps_its_kernels_and_takes_tensors_of_another_format():
+    e = Erosion("cross", RUNS)
+    img = sketch(20, 20, 3, 5)
+    first = e(img)
+    kernels = e.kernels
+    again = e(Tensor.from_numpy(img, DENSE), iterations=1)   # converted to run-length
+    assert e.kernels is kernels
+    assert_canonical(again, first.to_numpy())
+    np.testing.assert_array_equal(first.to_numpy(), reference(img, "cross", 1))
+
+
+def test_bad_erosions_are_refused_in_the_users_terms():
+    with pytest.raises(UsageError, match="footprint 'disk'"):
+        erode(np.ones((3, 3)), footprint="disk")
+    with pytest.raises(UsageError, match="iterations must be a positive integer, not 0"):
+        erode(np.ones((3, 3)), 0)
+    with pytest.raises(UsageError, match="image must be 2-D"):
+        erode(np.ones(3))
+    with pytest.raises(UsageError, match="image must be 2-D"):
+        erode(Tensor.from_numpy(np.ones(3), "dense"))
+
+
+# --------------------------------------------------------------------------- the masked histogram
+
+def histogram_reference(img, mask, bins, value_range):
+    # (numpy's last bin is closed, [240, 256] for 16 bins; OpenCV's ranges and ours are half-open)
+    v = img[mask != 0]
+    return np.histogram(v[v < value_range], bins, (0, value_range))[0]
+
+
+@st.composite
+def histogram_cases(draw):
+    h, w = draw(st.integers(1, 8)), draw(st.integers(1, 8))
+    img = np.array(draw(st.lists(st.integers(-20, 300), min_size=h * w, max_size=h * w))).reshape(h, w)
+    mask = np.array(draw(st.lists(st.booleans(), min_size=h * w, max_size=h * w))).reshape(h, w)
+    bins = draw(st.sampled_from([1, 2, 16, 64, 256]))
+    return img, mask, bins
+
+
+@SETTINGS
+@given(histogram_cases(), st.sampled_from(["runs", "dense"]))
+@example((np.array([[255, 256, -1, 0]]), np.ones((1, 4), bool), 16), "runs")   # the range's ends
+@example((np.zeros((3, 3), int), np.zeros((3, 3), bool), 16), "dense")          # nothing masked
+def test_masked_histogram_matches_numpy(case, mask_format):
+    img, mask, bins = case
+    got = MaskedHistogram(bins, 256, FORMATS[mask_format])(img, mask)
+    np.testing.assert_array_equal(got, histogram_reference(img, mask, bins, 256))
+    np.testing.assert_array_equal(got, np.bincount(img[mask & (img >= 0) & (img < 256)] // (256 // bins),
+                                                   minlength=bins))
+
+
+def test_masked_histogram_on_a_sketch_mask_and_the_interpreter():
+    rng = np.random.default_rng(2)
+    img = rng.integers(0, 256, (40, 50))
+    mask = sketch(40, 50, 6, 2)
+    np.testing.assert_array_equal(masked_histogram(img, mask), histogram_reference(img, mask, 16, 256))
+    I, M = Tensor.from_numpy(img, PIXELS), Tensor.from_numpy(mask, RUNS)
+    bins = Tensor.from_numpy(np.zeros(16, np.int64), "dense")
+    args = dict(img=I, mask=M, width=np.int64(16), top=np.int64(256))
+    k = compile_program(masked_histogram_step, bins=bins, **args)
+    np.testing.assert_array_equal(k(**args).to_numpy(), k.interpret(**args).to_numpy())
+
+
+def test_an_out_of_range_value_is_not_counted_and_not_written():
+    # unguarded, bins[v // w] wrote bins_val[62] past a 16-bin array for v = 999 (a checked build
+    # says so; an unchecked one corrupts memory)
+    img = Tensor.from_numpy(np.array([[999, 5, -7, 300, 256]]), PIXELS)
+    args = dict(img=img, mask=Tensor.from_numpy(np.ones((1, 5), bool), MASK_DENSE), width=np.int64(16),
+                top=np.int64(256))
+    k = compile_program(masked_histogram_step, bins=Tensor.from_numpy(np.zeros(16, np.int64), "dense"),
+                        checked=True, **args)
+    np.testing.assert_array_equal(k(**args).to_numpy(), np.eye(16, dtype=np.int64)[0])
+
+
+def test_bad_histograms_are_refused_in_the_users_terms():
+    with pytest.raises(UsageError, match="value_range 256 is not a multiple of bins 10"):
+        masked_histogram(np.zeros((2, 2), int), np.ones((2, 2)), bins=10)
+    with pytest.raises(UsageError, match="the image is .2, 2. and the mask .2, 3."):
+        masked_histogram(np.zeros((2, 2), int), np.ones((2, 3)))
+    with pytest.raises(UsageError, match="image must hold integers, not float64"):
+        masked_histogram(np.zeros((2, 2)), np.ones((2, 2)))
+    with pytest.raises(UsageError, match="bins must be a positive integer"):
+        masked_histogram(np.zeros((2, 2), int), np.ones((2, 2)), bins=0)
