@@ -8,9 +8,9 @@ and a read outside the image is on (``coalesce(..., True)``), as in the paper an
 ``cv2.erode`` (``scipy.ndimage.binary_erosion`` with ``border_value=1``). Stored run-length
 (:data:`RUNS`, a ``SparseRunList`` per row), each pass coiterates three rows' runs and does work
 only where one of them starts or ends, writing runs; a dense image (:data:`DENSE`) works pixel by
-pixel. Each pass is its own kernel (its result is the next pass's input), where the paper keeps
-one row of the intermediate in a temporary: the looplets strategy allocates Dense temporaries
-only, which would visit every pixel. The paper's bit-packed variant needs ``uint64`` words and
+pixel. Both passes are one kernel, the vertical pass's result an output the horizontal pass reads,
+where the paper keeps one row of it in a temporary: the looplets strategy allocates Dense
+temporaries only, which would visit every pixel. The paper's bit-packed variant needs ``uint64`` words and
 is not here.
 
 The masked histogram counts the pixels under a mask by value, OpenCV's ``calcHist`` with a mask:
@@ -37,36 +37,37 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
-from ..format import parse_format
+from ..format import Format, parse_format
 from ..levels import Dense, Element, SparseRunList
 from ..tensor import Tensor
 from .compile import compile_program
 from .language import loop_program
 
-__all__ = ["erode_vertical", "erode_horizontal", "erode_cross_horizontal", "masked_histogram_step",
+__all__ = ["erode_box", "erode_cross", "masked_histogram_step",
            "Erosion", "MaskedHistogram", "erode", "masked_histogram", "RUNS", "DENSE", "FOOTPRINTS",
            "PIXELS", "MASK_RUNS", "MASK_DENSE"]
 
 
 @loop_program
-def erode_vertical(B, A):
-    """Each pixel and its neighbours above and below, all on (outside the image counts as on)."""
+def erode_box(V, B, A):
+    """One erosion by a 3x3 box, in two passes: ``V``, each pixel and its neighbours above and below
+    all on (outside the image counts as on), then ``B``, each pixel of ``V`` and its neighbours left
+    and right. ``V`` is an output because the looplets strategy allocates only Dense temporaries."""
     for r in _:
         for c in _:
-            B[r, c] = coalesce(A[~(r - 1), c], True) & A[r, c] & coalesce(A[~(r + 1), c], True)
+            V[r, c] = coalesce(A[~(r - 1), c], True) & A[r, c] & coalesce(A[~(r + 1), c], True)
+    for r in _:
+        for c in _:
+            B[r, c] = coalesce(V[r, ~(c - 1)], True) & V[r, c] & coalesce(V[r, ~(c + 1)], True)
 
 
 @loop_program
-def erode_horizontal(B, A):
-    """Each pixel and its neighbours left and right, all on."""
+def erode_cross(V, B, A):
+    """One erosion by a 3x3 cross: the box's vertical pass ``V``, then ``B``, each pixel of ``V`` and
+    its neighbours left and right in the image."""
     for r in _:
         for c in _:
-            B[r, c] = coalesce(A[r, ~(c - 1)], True) & A[r, c] & coalesce(A[r, ~(c + 1)], True)
-
-
-@loop_program
-def erode_cross_horizontal(B, V, A):
-    """The cross's second pass: the vertical pass ``V`` and the image's left and right neighbours."""
+            V[r, c] = coalesce(A[~(r - 1), c], True) & A[r, c] & coalesce(A[~(r + 1), c], True)
     for r in _:
         for c in _:
             B[r, c] = coalesce(A[r, ~(c - 1)], True) & V[r, c] & coalesce(A[r, ~(c + 1)], True)
@@ -97,18 +98,20 @@ PIXELS = Dense(Dense(Element(0, dtype="int64")))
 #: a histogram's mask, run-length or dense
 MASK_RUNS, MASK_DENSE = RUNS, DENSE
 _COUNTS = Dense(Element(0, dtype="int64"))
+_PIXELS = parse_format(PIXELS, ndim=2)
 
 
-def _image(image, fmt, what: str, name: str) -> Tensor:
-    """``image`` (a 2-D array, nonzero is on, or a Tensor) as a Tensor in ``fmt``."""
+def _image(image, fmt: Format, what: str, name: str) -> Tensor:
+    """``image`` (a 2-D array, nonzero is on, or a Tensor) as a Tensor in ``fmt`` (parsed once by
+    the caller: parsing a format costs more than a small image's kernel call)."""
     if isinstance(image, Tensor):
         if len(image.shape) != 2:
             raise UsageError(f"{what}: {name} must be 2-D (rows, columns), not of shape {tuple(image.shape)}")
-        return image if image.format == parse_format(fmt, ndim=2) else image.asformat(fmt)
+        return image if image.format == fmt else image.asformat(fmt)
     a = np.asarray(image)
     if a.ndim != 2:
         raise UsageError(f"{what}: {name} must be 2-D (rows, columns), not of shape {a.shape}")
-    if fmt is PIXELS:
+    if fmt == _PIXELS:
         if a.dtype.kind not in "biu" or (a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size
                                          and a.max() > np.iinfo(np.int64).max):
             raise UsageError(f"{what}: {name} must hold integers, not {a.dtype}")
@@ -118,7 +121,7 @@ def _image(image, fmt, what: str, name: str) -> Tensor:
 
 class Erosion:
     """Erosion by a 3x3 ``footprint`` (``"box"`` or ``"cross"``) of binary images stored in ``format``
-    (:data:`RUNS` or :data:`DENSE`), its kernels compiled once for that format (on the first call).
+    (:data:`RUNS` or :data:`DENSE`), its kernel compiled once for that format (on the first call).
 
     >>> import numpy as np
     >>> img = Tensor.from_numpy(np.ones((3, 4), bool), RUNS)
@@ -129,27 +132,20 @@ class Erosion:
     def __init__(self, footprint: str = "box", format=RUNS):
         if footprint not in FOOTPRINTS:
             raise UsageError(f"erode: footprint {footprint!r}: give one of {', '.join(map(repr, FOOTPRINTS))}")
-        self.footprint, self.format = footprint, format
-        #: the two passes' kernels, once the first call compiled them
-        self.kernels = None
-
-    def _compile(self, A: Tensor):
-        vertical = compile_program(erode_vertical, B=self.format, A=A)
-        second = (erode_horizontal if self.footprint == "box" else erode_cross_horizontal)
-        tensors = dict(A=A) if self.footprint == "box" else dict(V=A, A=A)
-        return vertical, compile_program(second, B=self.format, **tensors)
+        self.footprint, self.format = footprint, parse_format(format, ndim=2)
+        #: the kernel of one erosion (both passes), once the first call compiled it
+        self.kernel = None
 
     def __call__(self, image, iterations: int = 1) -> Tensor:
         """``image`` eroded ``iterations`` times, in this eroder's format."""
         if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
             raise UsageError(f"erode: iterations must be a positive integer, not {iterations!r}")
         A = _image(image, self.format, "erode", "image")
-        if self.kernels is None:
-            self.kernels = self._compile(A)
-        vertical, second = self.kernels
+        if self.kernel is None:
+            program = erode_box if self.footprint == "box" else erode_cross
+            self.kernel = compile_program(program, V=self.format, B=self.format, A=A)
         for _ in range(iterations):
-            V = vertical(A=A)
-            A = second(A=V) if self.footprint == "box" else second(V=V, A=A)
+            A = self.kernel(A=A).B
         return A
 
 
@@ -184,14 +180,15 @@ class MaskedHistogram:
         if value_range % bins:
             raise UsageError(f"masked_histogram: value_range {value_range} is not a multiple of bins {bins} "
                              "(the bins have equal integer widths)")
-        self.bins, self.value_range, self.mask_format = int(bins), int(value_range), mask_format
+        self.bins, self.value_range = int(bins), int(value_range)
+        self.mask_format = parse_format(mask_format, ndim=2)
         self._width, self._top = np.int64(value_range // bins), np.int64(value_range)
         #: the kernel, once the first call compiled it
         self.kernel = None
 
     def __call__(self, image, mask) -> np.ndarray:
         """The counts (int64, one per bin)."""
-        img = _image(image, PIXELS, "masked_histogram", "image")
+        img = _image(image, _PIXELS, "masked_histogram", "image")
         m = _image(mask, self.mask_format, "masked_histogram", "mask")
         if tuple(img.shape) != tuple(m.shape):
             raise UsageError(f"masked_histogram: the image is {tuple(img.shape)} and the mask "

@@ -14,8 +14,7 @@ from compiler import Tensor
 from compiler.errors import UsageError
 from compiler.looplets import compile_program
 from compiler.looplets.morphology import (DENSE, FOOTPRINTS, MASK_DENSE, PIXELS, RUNS, Erosion, MaskedHistogram,
-                                          erode, erode_cross_horizontal, erode_horizontal, erode_vertical,
-                                          masked_histogram, masked_histogram_step)
+                                          erode, erode_box, erode_cross, masked_histogram, masked_histogram_step)
 from compiler.testing import assert_canonical
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -87,32 +86,33 @@ def test_erosion_of_sketches_and_a_magnified_digit(footprint):
 
 def test_each_erosion_kernel_agrees_with_the_interpreter():
     img = sketch(12, 17, 4, 1)
+    up = np.pad(img, ((1, 0), (0, 0)), constant_values=True)[:-1]
+    down = np.pad(img, ((0, 1), (0, 0)), constant_values=True)[1:]
     for fmt in (RUNS, DENSE):
         A = Tensor.from_numpy(img, fmt)
-        for prog, tensors in ((erode_vertical, dict(A=A)), (erode_horizontal, dict(A=A)),
-                              (erode_cross_horizontal, dict(V=A, A=A))):
-            k = compile_program(prog, B=fmt, **tensors)
-            np.testing.assert_array_equal(k(**tensors).to_numpy(), k.interpret(**tensors).to_numpy())
-    up, down = np.pad(img, ((1, 0), (0, 0)), constant_values=True)[:-1], np.pad(img, ((0, 1), (0, 0)),
-                                                                                 constant_values=True)[1:]
-    A = Tensor.from_numpy(img, RUNS)
-    np.testing.assert_array_equal(compile_program(erode_vertical, B=RUNS, A=A)(A=A).to_numpy(), up & img & down)
+        for prog, footprint in ((erode_box, "box"), (erode_cross, "cross")):
+            k = compile_program(prog, V=fmt, B=fmt, A=A)
+            got, interpreted = k(A=A), k.interpret(A=A)
+            for a, b in zip(got, interpreted):
+                np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
+            np.testing.assert_array_equal(got.V.to_numpy(), up & img & down)   # the vertical pass
+            np.testing.assert_array_equal(got.B.to_numpy(), reference(img, footprint, 1))
 
 
 def test_a_run_length_erosion_works_only_at_the_runs():
     # each row's loop walks runs (a stepper over left/right), never a pixel at a time
     A = Tensor.from_numpy(sketch(10, 10, 2, 0), RUNS)
-    c = compile_program(erode_vertical, B=RUNS, A=A).c_source
-    assert "A1_left[" in c and "A1_right[" in c
+    c = compile_program(erode_box, V=RUNS, B=RUNS, A=A).c_source
+    assert "A1_left[" in c and "A1_right[" in c and "V1_left[" in c
 
 
-def test_an_eroder_keeps_its_kernels_and_takes_tensors_of_another_format():
+def test_an_eroder_keeps_its_kernel_and_takes_tensors_of_another_format():
     e = Erosion("cross", RUNS)
     img = sketch(20, 20, 3, 5)
     first = e(img)
-    kernels = e.kernels
+    kernel = e.kernel
     again = e(Tensor.from_numpy(img, DENSE), iterations=1)   # converted to run-length
-    assert e.kernels is kernels
+    assert e.kernel is kernel
     assert_canonical(again, first.to_numpy())
     np.testing.assert_array_equal(first.to_numpy(), reference(img, "cross", 1))
 
