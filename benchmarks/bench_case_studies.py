@@ -295,12 +295,13 @@ def images(report, ss, cv2, sizes, rng, repeat):
     for label, imgs, masks in sets:
         runs = [ss.Tensor.from_numpy(m, RUNS) for m in masks]
         pixels = [ss.Tensor.from_numpy(im.astype(np.int64), PIXELS) for im in imgs]
+        marks = [ss.Tensor.from_numpy(m, MASK_RUNS) for m in masks]   # (runs without values)
         u8 = [m.astype(np.uint8) for m in masks]
         for R, m in zip(runs, masks):
             assert np.array_equal(erosion(R, 2).to_numpy(), ndimage.binary_erosion(m, np.ones((3, 3), bool), 2,
                                                                                          border_value=1))
-        for I, R, im, m in zip(pixels, runs, imgs, masks):
-            assert np.array_equal(hist(I, R), np.bincount(im[m] >> 4, minlength=16))
+        for I, M, im, m in zip(pixels, marks, imgs, masks):
+            assert np.array_equal(hist(I, M), np.bincount(im[m] >> 4, minlength=16))
         nruns = sum(int(R.levels[1].pos[-1]) for R in runs)
         base = {}
         if cv2 is not None:
@@ -312,11 +313,11 @@ def images(report, ss, cv2, sizes, rng, repeat):
         base = {"numpy": timed(lambda: [np.bincount(im[m] >> 4, minlength=16) for im, m in zip(imgs, masks)],
                                repeat)}
         if cv2 is not None:
-            for im, m, I, R in zip(imgs, u8, pixels, runs):
-                assert np.array_equal(cv2.calcHist([im], [0], m, [16], [0, 256]).ravel(), hist(I, R))
+            for im, m, I, M in zip(imgs, u8, pixels, marks):
+                assert np.array_equal(cv2.calcHist([im], [0], m, [16], [0, 256]).ravel(), hist(I, M))
             base["OpenCV"] = timed(lambda: [cv2.calcHist([im], [0], m, [16], [0, 256]) for im, m in zip(imgs, u8)],
                                    repeat)
-        report.row("histogram", label, timed(lambda: [hist(I, R) for I, R in zip(pixels, runs)], repeat), base,
+        report.row("histogram", label, timed(lambda: [hist(I, M) for I, M in zip(pixels, marks)], repeat), base,
                    PAPER["histogram"][2])
 
 

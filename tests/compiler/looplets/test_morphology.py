@@ -13,12 +13,14 @@ from scipy import ndimage
 from compiler import Tensor
 from compiler.errors import UsageError
 from compiler.looplets import compile_program
-from compiler.looplets.morphology import (DENSE, FOOTPRINTS, MASK_DENSE, PIXELS, RUNS, Erosion, MaskedHistogram,
-                                          erode, erode_box, erode_cross, masked_histogram, masked_histogram_step)
+from compiler.looplets.morphology import (DENSE, FOOTPRINTS, MASK_DENSE, MASK_RUNS, PIXELS, RUNS, Erosion,
+                                          MaskedHistogram, erode, erode_box, erode_cross, masked_histogram,
+                                          masked_histogram_shift, masked_histogram_step)
 from compiler.testing import assert_canonical
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FORMATS = {"runs": RUNS, "dense": DENSE}
+MASKS = {"runs": MASK_RUNS, "dense": MASK_DENSE}
 
 
 def reference(img, footprint, iterations):
@@ -141,20 +143,22 @@ def histogram_cases(draw):
     h, w = draw(st.integers(1, 8)), draw(st.integers(1, 8))
     img = np.array(draw(st.lists(st.integers(-20, 300), min_size=h * w, max_size=h * w))).reshape(h, w)
     mask = np.array(draw(st.lists(st.booleans(), min_size=h * w, max_size=h * w))).reshape(h, w)
-    bins = draw(st.sampled_from([1, 2, 16, 64, 256]))
-    return img, mask, bins
+    # (bins a power of two wide shift, others divide)
+    bins, value_range = draw(st.sampled_from([(1, 256), (2, 256), (16, 256), (256, 256), (16, 240), (3, 300), (7, 7)]))
+    return img, mask, bins, value_range
 
 
 @SETTINGS
 @given(histogram_cases(), st.sampled_from(["runs", "dense"]))
-@example((np.array([[255, 256, -1, 0]]), np.ones((1, 4), bool), 16), "runs")   # the range's ends
-@example((np.zeros((3, 3), int), np.zeros((3, 3), bool), 16), "dense")          # nothing masked
+@example((np.array([[255, 256, -1, 0]]), np.ones((1, 4), bool), 16, 256), "runs")   # the range's ends
+@example((np.array([[239, 240, -1, 0]]), np.ones((1, 4), bool), 16, 240), "runs")
+@example((np.zeros((3, 3), int), np.zeros((3, 3), bool), 16, 256), "dense")          # nothing masked
 def test_masked_histogram_matches_numpy(case, mask_format):
-    img, mask, bins = case
-    got = MaskedHistogram(bins, 256, FORMATS[mask_format])(img, mask)
-    np.testing.assert_array_equal(got, histogram_reference(img, mask, bins, 256))
-    np.testing.assert_array_equal(got, np.bincount(img[mask & (img >= 0) & (img < 256)] // (256 // bins),
-                                                   minlength=bins))
+    img, mask, bins, value_range = case
+    got = MaskedHistogram(bins, value_range, MASKS[mask_format])(img, mask)
+    np.testing.assert_array_equal(got, histogram_reference(img, mask, bins, value_range))
+    kept = mask & (img >= 0) & (img < value_range)
+    np.testing.assert_array_equal(got, np.bincount(img[kept] // (value_range // bins), minlength=bins))
 
 
 def test_masked_histogram_on_a_sketch_mask_and_the_interpreter():
@@ -162,21 +166,25 @@ def test_masked_histogram_on_a_sketch_mask_and_the_interpreter():
     img = rng.integers(0, 256, (40, 50))
     mask = sketch(40, 50, 6, 2)
     np.testing.assert_array_equal(masked_histogram(img, mask), histogram_reference(img, mask, 16, 256))
-    I, M = Tensor.from_numpy(img, PIXELS), Tensor.from_numpy(mask, RUNS)
+    I, M = Tensor.from_numpy(img, PIXELS), Tensor.from_numpy(mask, MASK_RUNS)
     bins = Tensor.from_numpy(np.zeros(16, np.int64), "dense")
-    args = dict(img=I, mask=M, width=np.int64(16), top=np.int64(256))
-    k = compile_program(masked_histogram_step, bins=bins, **args)
-    np.testing.assert_array_equal(k(**args).to_numpy(), k.interpret(**args).to_numpy())
+    for program, scalar in ((masked_histogram_step, dict(width=np.int64(16))),
+                            (masked_histogram_shift, dict(shift=np.int64(4)))):
+        args = dict(img=I, mask=M, top=np.int64(256), **scalar)
+        k = compile_program(program, bins=bins, **args)
+        np.testing.assert_array_equal(k(**args).to_numpy(), histogram_reference(img, mask, 16, 256))
+        np.testing.assert_array_equal(k(**args).to_numpy(), k.interpret(**args).to_numpy())
+    assert "mask_val" not in k.c_source and ">>" in k.c_source   # (a run-length mask's runs need no value)
 
 
-def test_an_out_of_range_value_is_not_counted_and_not_written():
+@pytest.mark.parametrize("program,scalar", [(masked_histogram_step, dict(width=np.int64(16))),
+                                            (masked_histogram_shift, dict(shift=np.int64(4)))])
+def test_an_out_of_range_value_is_not_counted_and_not_written(program, scalar):
     # unguarded, bins[v // w] wrote bins_val[62] past a 16-bin array for v = 999 (a checked build
     # says so; an unchecked one corrupts memory)
     img = Tensor.from_numpy(np.array([[999, 5, -7, 300, 256]]), PIXELS)
-    args = dict(img=img, mask=Tensor.from_numpy(np.ones((1, 5), bool), MASK_DENSE), width=np.int64(16),
-                top=np.int64(256))
-    k = compile_program(masked_histogram_step, bins=Tensor.from_numpy(np.zeros(16, np.int64), "dense"),
-                        checked=True, **args)
+    args = dict(img=img, mask=Tensor.from_numpy(np.ones((1, 5), bool), MASK_DENSE), top=np.int64(256), **scalar)
+    k = compile_program(program, bins=Tensor.from_numpy(np.zeros(16, np.int64), "dense"), checked=True, **args)
     np.testing.assert_array_equal(k(**args).to_numpy(), np.eye(16, dtype=np.int64)[0])
 
 
