@@ -43,7 +43,8 @@ from ..tensor import Tensor
 from .compile import compile_program
 from .language import loop_program
 
-__all__ = ["erode_box", "erode_cross", "masked_histogram_step", "masked_histogram_shift",
+__all__ = ["erode_box", "erode_cross", "erode_box_stack", "erode_cross_stack", "masked_histogram_step",
+           "masked_histogram_shift",
            "Erosion", "MaskedHistogram", "erode", "masked_histogram", "RUNS", "DENSE", "FOOTPRINTS",
            "PIXELS", "MASK_RUNS", "MASK_DENSE"]
 
@@ -71,6 +72,32 @@ def erode_cross(V, B, A):
     for r in _:
         for c in _:
             B[r, c] = coalesce(A[r, ~(c - 1)], True) & V[r, c] & coalesce(A[r, ~(c + 1)], True)
+
+
+@loop_program
+def erode_box_stack(V, B, A):
+    """:data:`erode_box` of each image ``A[n]`` of a stack, in one kernel call for the whole stack."""
+    for n in _:
+        for r in _:
+            for c in _:
+                V[n, r, c] = coalesce(A[n, ~(r - 1), c], True) & A[n, r, c] & coalesce(A[n, ~(r + 1), c], True)
+    for n in _:
+        for r in _:
+            for c in _:
+                B[n, r, c] = coalesce(V[n, r, ~(c - 1)], True) & V[n, r, c] & coalesce(V[n, r, ~(c + 1)], True)
+
+
+@loop_program
+def erode_cross_stack(V, B, A):
+    """:data:`erode_cross` of each image ``A[n]`` of a stack, in one kernel call for the whole stack."""
+    for n in _:
+        for r in _:
+            for c in _:
+                V[n, r, c] = coalesce(A[n, ~(r - 1), c], True) & A[n, r, c] & coalesce(A[n, ~(r + 1), c], True)
+    for n in _:
+        for r in _:
+            for c in _:
+                B[n, r, c] = coalesce(A[n, r, ~(c - 1)], True) & V[n, r, c] & coalesce(A[n, r, ~(c + 1)], True)
 
 
 @loop_program
@@ -114,16 +141,20 @@ _COUNTS = Dense(Element(0, dtype="int64"))
 _PIXELS = parse_format(PIXELS, ndim=2)
 
 
-def _image(image, fmt: Format, what: str, name: str) -> Tensor:
+def _image(image, fmt: Format, what: str, name: str, stacks: Format | None = None) -> Tensor:
     """``image`` (a 2-D array, nonzero is on, or a Tensor) as a Tensor in ``fmt`` (parsed once by
-    the caller: parsing a format costs more than a small image's kernel call)."""
+    the caller: parsing a format costs more than a small image's kernel call); with ``stacks``, a 3-D
+    one (a stack of images) in that format."""
+    ndim = image.ndim if isinstance(image, Tensor) else np.ndim(image)
+    if ndim == 3 and stacks is not None:
+        fmt = stacks
+    elif ndim != 2:
+        shape = tuple(image.shape) if isinstance(image, Tensor) else np.shape(image)
+        kinds = "2-D (rows, columns) or 3-D (images, rows, columns)" if stacks else "2-D (rows, columns)"
+        raise UsageError(f"{what}: {name} must be {kinds}, not of shape {shape}")
     if isinstance(image, Tensor):
-        if len(image.shape) != 2:
-            raise UsageError(f"{what}: {name} must be 2-D (rows, columns), not of shape {tuple(image.shape)}")
         return image if image.format == fmt else image.asformat(fmt)
     a = np.asarray(image)
-    if a.ndim != 2:
-        raise UsageError(f"{what}: {name} must be 2-D (rows, columns), not of shape {a.shape}")
     if fmt == _PIXELS:
         if a.dtype.kind not in "biu" or (a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size
                                          and a.max() > np.iinfo(np.int64).max):
@@ -134,7 +165,8 @@ def _image(image, fmt: Format, what: str, name: str) -> Tensor:
 
 class Erosion:
     """Erosion by a 3x3 ``footprint`` (``"box"`` or ``"cross"``) of binary images stored in ``format``
-    (:data:`RUNS` or :data:`DENSE`), its kernel compiled once for that format (on the first call).
+    (:data:`RUNS` or :data:`DENSE`), or of stacks of them (3-D: images, rows, columns), its kernels
+    compiled once for that format (on the first call).
 
     >>> import numpy as np
     >>> img = Tensor.from_numpy(np.ones((3, 4), bool), RUNS)
@@ -146,19 +178,27 @@ class Erosion:
         if footprint not in FOOTPRINTS:
             raise UsageError(f"erode: footprint {footprint!r}: give one of {', '.join(map(repr, FOOTPRINTS))}")
         self.footprint, self.format = footprint, parse_format(format, ndim=2)
-        #: the kernel of one erosion (both passes), once the first call compiled it
-        self.kernel = None
+        if self.format.mode_order != (0, 1):
+            raise UsageError(f"erode: the image format must store rows outermost, not {self.format}")
+        #: a stack of images: each stored as one is, under a Dense level of images
+        self.stack_format = Format(Dense(self.format.root))
+        #: the kernels of one erosion (both passes) of an image and of a stack, once compiled
+        self.kernels = {}
 
     def __call__(self, image, iterations: int = 1) -> Tensor:
         """``image`` eroded ``iterations`` times, in this eroder's format."""
         if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
             raise UsageError(f"erode: iterations must be a positive integer, not {iterations!r}")
-        A = _image(image, self.format, "erode", "image")
-        if self.kernel is None:
-            program = erode_box if self.footprint == "box" else erode_cross
-            self.kernel = compile_program(program, V=self.format, B=self.format, A=A)
+        A = _image(image, self.format, "erode", "image", self.stack_format)
+        ndim = len(A.shape)
+        if ndim not in self.kernels:
+            program = {(2, "box"): erode_box, (2, "cross"): erode_cross, (3, "box"): erode_box_stack,
+                       (3, "cross"): erode_cross_stack}[ndim, self.footprint]
+            fmt = self.format if ndim == 2 else self.stack_format
+            self.kernels[ndim] = compile_program(program, V=fmt, B=fmt, A=A)
+        kernel = self.kernels[ndim]
         for _ in range(iterations):
-            A = self.kernel(A=A).B
+            A = kernel(A=A).B
         return A
 
 
@@ -168,7 +208,8 @@ _ERODERS: dict = {}
 def erode(image, iterations: int = 1, footprint: str = "box", format=RUNS) -> Tensor:
     """A binary image (a 2-D array, nonzero is on, or a Tensor) eroded ``iterations`` times by a 3x3
     ``footprint`` (``"box"`` or ``"cross"``), as a Tensor in ``format`` (run-length by default);
-    pixels outside the image count as on. The eroders are kept per footprint and format, so a
+    pixels outside the image count as on. A 3-D array is a stack of images, each eroded alone, in
+    one kernel call for the stack (many small images cost one call's overhead, not one each). The eroders are kept per footprint and format, so a
     second call compiles nothing."""
     key = (footprint, str(parse_format(format, ndim=2)))
     if key not in _ERODERS:

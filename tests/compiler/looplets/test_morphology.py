@@ -14,7 +14,8 @@ from compiler import Tensor
 from compiler.errors import UsageError
 from compiler.looplets import compile_program
 from compiler.looplets.morphology import (DENSE, FOOTPRINTS, MASK_DENSE, MASK_RUNS, PIXELS, RUNS, Erosion,
-                                          MaskedHistogram, erode, erode_box, erode_cross, masked_histogram,
+                                          MaskedHistogram, erode, erode_box, erode_box_stack, erode_cross,
+                                          erode_cross_stack, masked_histogram,
                                           masked_histogram_shift, masked_histogram_step)
 from compiler.testing import assert_canonical
 
@@ -112,11 +113,51 @@ def test_an_eroder_keeps_its_kernel_and_takes_tensors_of_another_format():
     e = Erosion("cross", RUNS)
     img = sketch(20, 20, 3, 5)
     first = e(img)
-    kernel = e.kernel
+    kernel = e.kernels[2]
     again = e(Tensor.from_numpy(img, DENSE), iterations=1)   # converted to run-length
-    assert e.kernel is kernel
+    assert e.kernels == {2: kernel}
     assert_canonical(again, first.to_numpy())
     np.testing.assert_array_equal(first.to_numpy(), reference(img, "cross", 1))
+
+
+@st.composite
+def stacks(draw):
+    """Stacks of 1 to 4 small images of one shape (noise, strokes, all off, all on)."""
+    h, w = draw(st.integers(1, 7)), draw(st.integers(1, 7))
+    count = draw(st.integers(1, 4))
+    out = []
+    for _ in range(count):
+        kind = draw(st.sampled_from(["noise", "off", "on"]))
+        if kind == "noise":
+            out.append(np.array(draw(st.lists(st.booleans(), min_size=h * w, max_size=h * w)), bool).reshape(h, w))
+        else:
+            out.append(np.full((h, w), kind == "on"))
+    return np.array(out)
+
+
+@SETTINGS
+@given(stacks(), st.sampled_from(sorted(FOOTPRINTS)), st.sampled_from(sorted(FORMATS)), st.integers(1, 2))
+@example(np.array([np.ones((3, 3), bool), np.zeros((3, 3), bool), np.eye(3, dtype=bool)]), "box", "runs", 1)
+def test_a_stack_erodes_each_image_alone(stack, footprint, fmt, iterations):
+    # (an image's border is its own: the image above or below in the stack is no neighbour)
+    got = erode(stack, iterations, footprint, FORMATS[fmt])
+    assert got.shape == stack.shape
+    expected = np.array([reference(img, footprint, iterations) for img in stack])
+    np.testing.assert_array_equal(got.to_numpy(), expected)
+
+
+def test_a_stack_of_digits_in_one_call_and_the_interpreter():
+    digit = np.kron(np.arange(64).reshape(8, 8) % 5 > 1, np.ones((3, 3), bool))
+    stack = np.array([digit, digit.T, ~digit, sketch(24, 24, 3, 7)])
+    e = Erosion("box", RUNS)
+    got = e(stack, 2)
+    np.testing.assert_array_equal(got.to_numpy(), [reference(img, "box", 2) for img in stack])
+    assert set(e.kernels) == {3}
+    A = Tensor.from_numpy(stack[:, :6, :7], e.stack_format)
+    for prog in (erode_box_stack, erode_cross_stack):
+        k = compile_program(prog, V=e.stack_format, B=e.stack_format, A=A)
+        for a, b in zip(k(A=A), k.interpret(A=A)):
+            np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
 
 
 def test_bad_erosions_are_refused_in_the_users_terms():
@@ -124,10 +165,15 @@ def test_bad_erosions_are_refused_in_the_users_terms():
         erode(np.ones((3, 3)), footprint="disk")
     with pytest.raises(UsageError, match="iterations must be a positive integer, not 0"):
         erode(np.ones((3, 3)), 0)
-    with pytest.raises(UsageError, match="image must be 2-D"):
+    with pytest.raises(UsageError, match=r"image must be 2-D \(rows, columns\) or 3-D \(images, rows, columns\), "
+                                         r"not of shape \(3,\)"):
         erode(np.ones(3))
     with pytest.raises(UsageError, match="image must be 2-D"):
         erode(Tensor.from_numpy(np.ones(3), "dense"))
+    with pytest.raises(UsageError, match=r"not of shape \(1, 2, 2, 2\)"):
+        erode(np.ones((1, 2, 2, 2)))
+    with pytest.raises(UsageError, match="store rows outermost"):
+        Erosion("box", "csc")
 
 
 # --------------------------------------------------------------------------- the masked histogram
