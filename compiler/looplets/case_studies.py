@@ -5,7 +5,8 @@ out-neighbours of each frontier vertex, its pull variant asks each unvisited ver
 frontier in-neighbour and stops at the first (``p`` is a ShortCircuitScalar reducing with
 ``choose(-1)``, which any vertex annihilates). A Bellman-Ford step relaxes the out-edges of
 the vertices that changed in the last round and writes the distances ``D`` and the changed set
-``F``. The drivers :func:`bfs` and :func:`bellman_ford` run them to convergence from Python,
+``F``. The drivers :func:`bfs` and :func:`bellman_ford` (or :class:`BFS` and :class:`BellmanFord`, which
+prepare a graph once for many searches) run them to convergence from Python,
 choosing push or pull per round as the paper's benchmark does (pull when the frontier holds
 more than ``alpha`` of the vertices).
 
@@ -42,7 +43,7 @@ from .language import loop_program
 from .scalars import Scalar, ShortCircuitScalar
 
 __all__ = ["bfs_push", "bfs_pull", "bfs_visit", "bellman_ford_step", "bellman_ford_parents", "bfs",
-           "bellman_ford", "BFSResult", "ShortestPaths", "BY_COLUMNS", "FRONTIER"]
+           "bellman_ford", "BFS", "BellmanFord", "BFSResult", "ShortestPaths", "BY_COLUMNS", "FRONTIER"]
 
 
 @loop_program
@@ -164,71 +165,116 @@ def _source(source, n: int, what: str) -> int:
     return int(source)
 
 
+class BFS:
+    """Breadth-first searches over one graph (csgraph's convention) by Finch's BFS steps: the graph's
+    two patterns are built once, and each step's kernel compiled on its first use, so a search
+    costs only its rounds (as a benchmark times it).
+
+    >>> import numpy as np
+    >>> search = BFS(np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]]))
+    >>> search(0).levels.tolist(), search(1, direction="pull").levels.tolist()
+    ([0, 1, 2], [-1, 0, 1])
+    """
+
+    def __init__(self, graph):
+        G = _graph(graph, "bfs")
+        self.n = G.shape[0]
+        # A[k, j] = AT[j, k] = G[j, k]: the same column-major pattern serves both steps
+        self.A, self.AT = _pattern(G.T.tocsc(), "A"), _pattern(G.tocsc(), "AT")
+        self._steps = {}   # (compile_program plans a call afresh: each kernel is compiled once)
+
+    def _kernel(self, key, program, **tensors):
+        if key not in self._steps:
+            self._steps[key] = compile_program(program, **tensors)
+        return self._steps[key]
+
+    def __call__(self, source: int, direction: str = "auto", alpha: float = 0.01) -> BFSResult:
+        """The search from ``source``, run until the frontier is empty (see :func:`bfs`)."""
+        if direction not in ("push", "pull", "auto"):
+            raise UsageError(f"bfs: direction {direction!r}: give 'push', 'pull' or 'auto'")
+        n, A, AT = self.n, self.A, self.AT
+        s = _source(source, n, "bfs")
+        start = np.zeros(n, bool)
+        start[s] = True
+        F = Tensor.from_numpy(start, FRONTIER, name="F")
+        V = Tensor.from_numpy(start, Dense(Element(False, dtype="bool")), name="V")
+        parents = np.full(n, -1, dtype=np.int64)
+        parents[s] = s
+        P = Tensor.from_numpy(parents, _PARENTS, name="P")
+        L = Tensor.from_numpy(np.where(start, 0, -1), _PARENTS, name="L")
+        visit = self._kernel("visit", bfs_visit, V=V, L=L, count=Scalar(0), _F=F, depth=np.int64(0))
+        frontier, depth, directions = 1, 0, []
+        while frontier:
+            if depth == n:   # (each round visits a vertex first seen: a step that does not is a bug)
+                raise RuntimeError(f"bfs: the frontier still holds {frontier} vertices after {n} rounds")
+            pull = direction == "pull" or (direction == "auto" and frontier > alpha * n)
+            if pull:
+                step = self._kernel("pull", bfs_pull, _F=FRONTIER, P=P, F=F, AT=AT, V=V)
+                F, P = step(F=F, AT=AT, V=V, P=P)
+            else:
+                step = self._kernel("push", bfs_push, _F=FRONTIER, P=P, F=F, A=A, V=V)
+                F, P = step(F=F, A=A, V=V, P=P)
+            directions.append("pull" if pull else "push")
+            depth += 1
+            V, L, frontier = visit(V=V, L=L, _F=F, depth=np.int64(depth))
+        return BFSResult(P.to_numpy(), L.to_numpy(), tuple(directions))
+
+
 def bfs(graph, source: int, direction: str = "auto", alpha: float = 0.01) -> BFSResult:
     """Breadth-first search from ``source`` by Finch's BFS steps, run until the frontier is empty.
 
     ``direction`` is ``"push"``, ``"pull"`` or ``"auto"`` (pull when the frontier holds more than
     ``alpha`` of the vertices, as the paper's benchmark chooses). Each round is one call of the
     step kernel (two outputs, the next frontier and the parents) and one of :data:`bfs_visit`.
+    To search one graph many times, build a :class:`BFS` once.
     """
     if direction not in ("push", "pull", "auto"):
         raise UsageError(f"bfs: direction {direction!r}: give 'push', 'pull' or 'auto'")
-    G = _graph(graph, "bfs")
-    n = G.shape[0]
-    s = _source(source, n, "bfs")
-    # A[k, j] = AT[j, k] = G[j, k]: the same column-major pattern serves both steps
-    A, AT = _pattern(G.T.tocsc(), "A"), _pattern(G.tocsc(), "AT")
-    start = np.zeros(n, bool)
-    start[s] = True
-    F = Tensor.from_numpy(start, FRONTIER, name="F")
-    V = Tensor.from_numpy(start, Dense(Element(False, dtype="bool")), name="V")
-    parents = np.full(n, -1, dtype=np.int64)
-    parents[s] = s
-    P = Tensor.from_numpy(parents, _PARENTS, name="P")
-    L = Tensor.from_numpy(np.where(start, 0, -1), _PARENTS, name="L")
-    visit = compile_program(bfs_visit, V=V, L=L, count=Scalar(0), _F=F, depth=np.int64(0))
-    frontier, depth, directions = 1, 0, []
-    steps = {}   # (each kernel compiled once: a call of compile_program plans the call afresh)
-    while frontier:
-        if depth == n:   # (each round visits a vertex first seen: a step that does not is a bug)
-            raise RuntimeError(f"bfs: the frontier still holds {frontier} vertices after {n} rounds")
-        pull = direction == "pull" or (direction == "auto" and frontier > alpha * n)
-        if pull:
-            if pull not in steps:
-                steps[pull] = compile_program(bfs_pull, _F=FRONTIER, P=P, F=F, AT=AT, V=V)
-            F, P = steps[pull](F=F, AT=AT, V=V, P=P)
-        else:
-            if pull not in steps:
-                steps[pull] = compile_program(bfs_push, _F=FRONTIER, P=P, F=F, A=A, V=V)
-            F, P = steps[pull](F=F, A=A, V=V, P=P)
-        directions.append("pull" if pull else "push")
-        depth += 1
-        V, L, frontier = visit(V=V, L=L, _F=F, depth=np.int64(depth))
-    return BFSResult(P.to_numpy(), L.to_numpy(), tuple(directions))
+    return BFS(graph)(source, direction, alpha)
+
+
+class BellmanFord:
+    """Single-source shortest paths over one weighted graph by Finch's Bellman-Ford (see
+    :func:`bellman_ford`): the weights are stored once and the kernels compiled on the first call.
+
+    >>> import numpy as np
+    >>> paths = BellmanFord(np.array([[0, 4.0, 1.0], [0, 0, 0], [0, -2.0, 0]]))
+    >>> paths(0).distances.tolist(), paths(2).distances.tolist()
+    ([0.0, -1.0, 1.0], [inf, -2.0, 0.0])
+    """
+
+    def __init__(self, graph):
+        G = _graph(graph, "bellman_ford")
+        self.n = G.shape[0]
+        self.A = Tensor.from_scipy(G.T.tocsc().astype(np.float64), _WEIGHTS, fill=np.inf, name="A")
+        self._step = self._tree = None
+
+    def __call__(self, source: int) -> ShortestPaths:
+        n, A = self.n, self.A
+        s = _source(source, n, "bellman_ford")
+        dist = np.full(n, np.inf)
+        dist[s] = 0.0
+        D = Tensor.from_numpy(dist, Dense(Element(np.inf, dtype="float64")), name="D")
+        start = np.zeros(n, bool)
+        start[s] = True
+        F = Tensor.from_numpy(start, FRONTIER, name="F")
+        if self._step is None:
+            self._step = compile_program(bellman_ford_step, D=D, F=FRONTIER, _D=D, _F=F, A=A)
+            self._tree = compile_program(bellman_ford_parents, P=_PARENTS, D=D, A=A)
+        rounds = 0
+        while F.nnz and np.any(F.vals):
+            if rounds == n:
+                raise ValueError(f"bellman_ford: a negative cycle is reachable from vertex {s} (distances still "
+                                 f"change after {n} rounds)")
+            D, F = self._step(D=D, _D=D, _F=F, A=A)
+            rounds += 1
+        return ShortestPaths(D.to_numpy(), self._tree(D=D, A=A).to_numpy(), rounds)
 
 
 def bellman_ford(graph, source: int) -> ShortestPaths:
     """Single-source shortest paths by Finch's Bellman-Ford: rounds of :data:`bellman_ford_step`
     (two outputs, the distances and the changed set) until nothing changes, then the tree by
     :data:`bellman_ford_parents`. Weights may be negative; a negative cycle reachable from the
-    source is refused (a change in round ``n``)."""
-    G = _graph(graph, "bellman_ford")
-    n = G.shape[0]
-    s = _source(source, n, "bellman_ford")
-    A = Tensor.from_scipy(G.T.tocsc().astype(np.float64), _WEIGHTS, fill=np.inf, name="A")
-    dist = np.full(n, np.inf)
-    dist[s] = 0.0
-    D = Tensor.from_numpy(dist, Dense(Element(np.inf, dtype="float64")), name="D")
-    start = np.zeros(n, bool)
-    start[s] = True
-    F = Tensor.from_numpy(start, FRONTIER, name="F")
-    step = compile_program(bellman_ford_step, D=D, F=FRONTIER, _D=D, _F=F, A=A)
-    rounds = 0
-    while F.nnz and np.any(F.vals):
-        if rounds == n:
-            raise ValueError(f"bellman_ford: a negative cycle is reachable from vertex {s} (distances still "
-                             f"change after {n} rounds)")
-        D, F = step(D=D, _D=D, _F=F, A=A)
-        rounds += 1
-    tree = compile_program(bellman_ford_parents, P=_PARENTS, D=D, A=A)
-    return ShortestPaths(D.to_numpy(), tree(D=D, A=A).to_numpy(), rounds)
+    source is refused (a change in round ``n``). To search one graph from many sources, build a
+    :class:`BellmanFord` once."""
+    return BellmanFord(graph)(source)

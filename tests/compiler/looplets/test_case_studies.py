@@ -16,8 +16,9 @@ from scipy.sparse.csgraph import breadth_first_order, shortest_path
 from compiler import Tensor
 from compiler.errors import UsageError
 from compiler.looplets import compile_program
-from compiler.looplets.case_studies import (BY_COLUMNS, FRONTIER, bellman_ford, bellman_ford_parents,
-                                            bellman_ford_step, bfs, bfs_pull, bfs_push, bfs_visit)
+from compiler.looplets.case_studies import (BFS, BY_COLUMNS, FRONTIER, BellmanFord, bellman_ford,
+                                            bellman_ford_parents, bellman_ford_step, bfs, bfs_pull, bfs_push,
+                                            bfs_visit)
 from compiler.looplets.scalars import Scalar
 from compiler.format import Format
 from compiler.levels import Dense, Element, Pattern, SparseList
@@ -179,6 +180,19 @@ def test_the_bellman_ford_step_visits_only_the_stored_edges_of_the_changed_verti
     got = k(D=D, _D=D, _F=F, A=A)
     np.testing.assert_array_equal(got.D.to_numpy(), [0.0, 2.0, np.inf, np.inf, np.inf])
     np.testing.assert_array_equal(got.F.to_numpy(), [False, True, False, False, False])
+
+
+def test_a_prepared_graph_searches_from_every_source_as_the_one_shot_drivers_do():
+    G = scale_free_graph(60, 240, 4)
+    search, paths = BFS(G), BellmanFord(G)
+    dist = shortest_path(G, method="BF", directed=True)
+    hops = shortest_path(G, method="D", directed=True, unweighted=True)
+    for s in range(0, 60, 7):
+        for direction in ("push", "pull", "auto"):
+            r = search(s, direction)
+            np.testing.assert_array_equal(r.levels, np.where(np.isinf(hops[s]), -1, hops[s]).astype(int))
+            np.testing.assert_array_equal(r.parents, bfs(G, s, direction).parents)
+        np.testing.assert_array_equal(paths(s).distances, dist[s])
 
 
 def test_a_negative_cycle_is_refused_as_scipy_refuses_it():

@@ -1,0 +1,266 @@
+"""Finch's image case studies (§7.4, Fig 26): erosion of binary images and a masked histogram.
+
+Erosion "turns off a pixel unless all of its neighbors are on". As the paper's best variant does,
+a 3x3 box is a two-part stencil: a vertical pass (each pixel and the ones above and below it),
+then a horizontal one over its result; a 3x3 cross is the vertical pass and, in the second, the
+pixel's left and right neighbours in the image. The neighbours are permissive reads (``~``),
+and a read outside the image is on (``coalesce(..., True)``), as in the paper and OpenCV's
+``cv2.erode`` (``scipy.ndimage.binary_erosion`` with ``border_value=1``). Stored run-length
+(:data:`RUNS`, a ``SparseRunList`` per row), each pass coiterates three rows' runs and does work
+only where one of them starts or ends, writing runs; a dense image (:data:`DENSE`) works pixel by
+pixel. Both passes are one kernel, the vertical pass's result an output the horizontal pass reads,
+where the paper keeps one row of it in a temporary: the looplets strategy allocates Dense
+temporaries only, which would visit every pixel. The paper's bit-packed variant needs ``uint64`` words and
+is not here.
+
+The masked histogram counts the pixels under a mask by value, OpenCV's ``calcHist`` with a mask:
+bin ``b`` counts the masked pixels whose value lies in ``[b * w, (b + 1) * w)``, ``w`` the
+range divided by the bins; values outside the range are not counted, as ``numpy.histogram``'s
+``range`` and ``calcHist``'s ``ranges`` leave them out. With the mask run-length, the loop over a
+row visits only its runs.
+
+>>> import numpy as np
+>>> img = np.zeros((5, 6), bool)
+>>> img[1:5, 1:5] = True
+>>> erode(img).to_numpy().astype(int)
+array([[0, 0, 0, 0, 0, 0],
+       [0, 0, 0, 0, 0, 0],
+       [0, 0, 1, 1, 0, 0],
+       [0, 0, 1, 1, 0, 0],
+       [0, 0, 1, 1, 0, 0]])
+>>> masked_histogram(np.array([[3, 70], [250, 200]]), np.array([[1, 1], [0, 1]]), bins=4).tolist()
+[1, 1, 0, 1]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UsageError
+from ..format import Format, parse_format
+from ..levels import Dense, Element, Pattern, SparseRunList
+from ..tensor import Tensor
+from .compile import compile_program
+from .language import loop_program
+
+__all__ = ["erode_box", "erode_cross", "erode_box_stack", "erode_cross_stack", "masked_histogram_step",
+           "masked_histogram_shift",
+           "Erosion", "MaskedHistogram", "erode", "masked_histogram", "RUNS", "DENSE", "FOOTPRINTS",
+           "PIXELS", "MASK_RUNS", "MASK_DENSE"]
+
+
+@loop_program
+def erode_box(V, B, A):
+    """One erosion by a 3x3 box, in two passes: ``V``, each pixel and its neighbours above and below
+    all on (outside the image counts as on), then ``B``, each pixel of ``V`` and its neighbours left
+    and right. ``V`` is an output because the looplets strategy allocates only Dense temporaries."""
+    for r in _:
+        for c in _:
+            V[r, c] = coalesce(A[~(r - 1), c], True) & A[r, c] & coalesce(A[~(r + 1), c], True)
+    for r in _:
+        for c in _:
+            B[r, c] = coalesce(V[r, ~(c - 1)], True) & V[r, c] & coalesce(V[r, ~(c + 1)], True)
+
+
+@loop_program
+def erode_cross(V, B, A):
+    """One erosion by a 3x3 cross: the box's vertical pass ``V``, then ``B``, each pixel of ``V`` and
+    its neighbours left and right in the image."""
+    for r in _:
+        for c in _:
+            V[r, c] = coalesce(A[~(r - 1), c], True) & A[r, c] & coalesce(A[~(r + 1), c], True)
+    for r in _:
+        for c in _:
+            B[r, c] = coalesce(A[r, ~(c - 1)], True) & V[r, c] & coalesce(A[r, ~(c + 1)], True)
+
+
+@loop_program
+def erode_box_stack(V, B, A):
+    """:data:`erode_box` of each image ``A[n]`` of a stack, in one kernel call for the whole stack."""
+    for n in _:
+        for r in _:
+            for c in _:
+                V[n, r, c] = coalesce(A[n, ~(r - 1), c], True) & A[n, r, c] & coalesce(A[n, ~(r + 1), c], True)
+    for n in _:
+        for r in _:
+            for c in _:
+                B[n, r, c] = coalesce(V[n, r, ~(c - 1)], True) & V[n, r, c] & coalesce(V[n, r, ~(c + 1)], True)
+
+
+@loop_program
+def erode_cross_stack(V, B, A):
+    """:data:`erode_cross` of each image ``A[n]`` of a stack, in one kernel call for the whole stack."""
+    for n in _:
+        for r in _:
+            for c in _:
+                V[n, r, c] = coalesce(A[n, ~(r - 1), c], True) & A[n, r, c] & coalesce(A[n, ~(r + 1), c], True)
+    for n in _:
+        for r in _:
+            for c in _:
+                B[n, r, c] = coalesce(A[n, r, ~(c - 1)], True) & V[n, r, c] & coalesce(A[n, r, ~(c + 1)], True)
+
+
+@loop_program
+def masked_histogram_step(bins, img, mask, width, top):
+    """Fig 26's masked histogram: ``bins[img // width] += 1`` where ``mask`` is set and
+    ``0 <= img < top`` (a value outside is in no bin, and never indexes past ``bins``)."""
+    bins[...] = 0
+    for r in _:
+        for c in _:
+            if mask[r, c]:
+                v = img[r, c]
+                if (v >= 0) & (v < top):
+                    bins[v // width] += 1
+
+
+@loop_program
+def masked_histogram_shift(bins, img, mask, shift, top):
+    """:data:`masked_histogram_step` for bins ``2 ** shift`` wide: a shift, not a division, per pixel
+    (the paper's ``div(img, 16)`` of 16 bins over 256 values)."""
+    bins[...] = 0
+    for r in _:
+        for c in _:
+            if mask[r, c]:
+                v = img[r, c]
+                if (v >= 0) & (v < top):
+                    bins[v >> shift] += 1
+
+
+#: a binary image stored run-length: rows of runs of on pixels (Finch's SparseRunList)
+RUNS = Dense(SparseRunList(Element(False, dtype="bool")))
+#: a binary image stored pixel by pixel
+DENSE = Dense(Dense(Element(False, dtype="bool")))
+#: the structuring elements :class:`Erosion` takes (3x3 each)
+FOOTPRINTS = {"box": np.ones((3, 3), bool),
+              "cross": np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], bool)}
+#: a histogram's image: int64 values, dense
+PIXELS = Dense(Dense(Element(0, dtype="int64")))
+#: a histogram's mask, run-length (runs of set pixels, no values: each run's pixels are set) or dense
+MASK_RUNS, MASK_DENSE = Dense(SparseRunList(Pattern())), DENSE
+_COUNTS = Dense(Element(0, dtype="int64"))
+_PIXELS = parse_format(PIXELS, ndim=2)
+
+
+def _image(image, fmt: Format, what: str, name: str, stacks: Format | None = None) -> Tensor:
+    """``image`` (a 2-D array, nonzero is on, or a Tensor) as a Tensor in ``fmt`` (parsed once by
+    the caller: parsing a format costs more than a small image's kernel call); with ``stacks``, a 3-D
+    one (a stack of images) in that format."""
+    ndim = image.ndim if isinstance(image, Tensor) else np.ndim(image)
+    if ndim == 3 and stacks is not None:
+        fmt = stacks
+    elif ndim != 2:
+        shape = tuple(image.shape) if isinstance(image, Tensor) else np.shape(image)
+        kinds = "2-D (rows, columns) or 3-D (images, rows, columns)" if stacks else "2-D (rows, columns)"
+        raise UsageError(f"{what}: {name} must be {kinds}, not of shape {shape}")
+    if isinstance(image, Tensor):
+        return image if image.format == fmt else image.asformat(fmt)
+    a = np.asarray(image)
+    if fmt == _PIXELS:
+        if a.dtype.kind not in "biu" or (a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size
+                                         and a.max() > np.iinfo(np.int64).max):
+            raise UsageError(f"{what}: {name} must hold integers, not {a.dtype}")
+        return Tensor.from_numpy(a.astype(np.int64), fmt, name=name)
+    return Tensor.from_numpy(a != 0, fmt, name=name)
+
+
+class Erosion:
+    """Erosion by a 3x3 ``footprint`` (``"box"`` or ``"cross"``) of binary images stored in ``format``
+    (:data:`RUNS` or :data:`DENSE`), or of stacks of them (3-D: images, rows, columns), its kernels
+    compiled once for that format (on the first call).
+
+    >>> import numpy as np
+    >>> img = Tensor.from_numpy(np.ones((3, 4), bool), RUNS)
+    >>> bool(Erosion("cross")(img, iterations=2).to_numpy().all())
+    True
+    """
+
+    def __init__(self, footprint: str = "box", format=RUNS):
+        if footprint not in FOOTPRINTS:
+            raise UsageError(f"erode: footprint {footprint!r}: give one of {', '.join(map(repr, FOOTPRINTS))}")
+        self.footprint, self.format = footprint, parse_format(format, ndim=2)
+        if self.format.mode_order != (0, 1):
+            raise UsageError(f"erode: the image format must store rows outermost, not {self.format}")
+        #: a stack of images: each stored as one is, under a Dense level of images
+        self.stack_format = Format(Dense(self.format.root))
+        #: the kernels of one erosion (both passes) of an image and of a stack, once compiled
+        self.kernels = {}
+
+    def __call__(self, image, iterations: int = 1) -> Tensor:
+        """``image`` eroded ``iterations`` times, in this eroder's format."""
+        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+            raise UsageError(f"erode: iterations must be a positive integer, not {iterations!r}")
+        A = _image(image, self.format, "erode", "image", self.stack_format)
+        ndim = len(A.shape)
+        if ndim not in self.kernels:
+            program = {(2, "box"): erode_box, (2, "cross"): erode_cross, (3, "box"): erode_box_stack,
+                       (3, "cross"): erode_cross_stack}[ndim, self.footprint]
+            fmt = self.format if ndim == 2 else self.stack_format
+            self.kernels[ndim] = compile_program(program, V=fmt, B=fmt, A=A)
+        kernel = self.kernels[ndim]
+        for _ in range(iterations):
+            A = kernel(A=A).B
+        return A
+
+
+_ERODERS: dict = {}
+
+
+def erode(image, iterations: int = 1, footprint: str = "box", format=RUNS) -> Tensor:
+    """A binary image (a 2-D array, nonzero is on, or a Tensor) eroded ``iterations`` times by a 3x3
+    ``footprint`` (``"box"`` or ``"cross"``), as a Tensor in ``format`` (run-length by default);
+    pixels outside the image count as on. A 3-D array is a stack of images, each eroded alone, in
+    one kernel call for the stack (many small images cost one call's overhead, not one each). The eroders are kept per footprint and format, so a
+    second call compiles nothing."""
+    key = (footprint, str(parse_format(format, ndim=2)))
+    if key not in _ERODERS:
+        _ERODERS[key] = Erosion(footprint, format)
+    return _ERODERS[key](image, iterations)
+
+
+class MaskedHistogram:
+    """Counts of an image's values (int64, :data:`PIXELS`) where a mask (bool, ``mask_format``) is set,
+    in ``bins`` bins of equal width over ``[0, value_range)``; the kernel is compiled on the first call.
+
+    >>> import numpy as np
+    >>> h = MaskedHistogram(bins=2, value_range=4)
+    >>> h(np.array([[0, 1, 3, 3]]), np.array([[1, 0, 1, 1]])).tolist()
+    [1, 2]
+    """
+
+    def __init__(self, bins: int = 16, value_range: int = 256, mask_format=MASK_RUNS):
+        for what, v in (("bins", bins), ("value_range", value_range)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise UsageError(f"masked_histogram: {what} must be a positive integer, not {v!r}")
+        if value_range % bins:
+            raise UsageError(f"masked_histogram: value_range {value_range} is not a multiple of bins {bins} "
+                             "(the bins have equal integer widths)")
+        self.bins, self.value_range = int(bins), int(value_range)
+        self.mask_format = parse_format(mask_format, ndim=2)
+        width = value_range // bins
+        if width & (width - 1):
+            self._program, self._scalars = masked_histogram_step, dict(width=np.int64(width))
+        else:
+            self._program, self._scalars = masked_histogram_shift, dict(shift=np.int64(width.bit_length() - 1))
+        self._scalars["top"] = np.int64(value_range)
+        #: the kernel, once the first call compiled it
+        self.kernel = None
+
+    def __call__(self, image, mask) -> np.ndarray:
+        """The counts (int64, one per bin)."""
+        img = _image(image, _PIXELS, "masked_histogram", "image")
+        m = _image(mask, self.mask_format, "masked_histogram", "mask")
+        if tuple(img.shape) != tuple(m.shape):
+            raise UsageError(f"masked_histogram: the image is {tuple(img.shape)} and the mask "
+                             f"{tuple(m.shape)}: give them the same shape")
+        if self.kernel is None:
+            counts = Tensor.from_numpy(np.zeros(self.bins, np.int64), _COUNTS, name="bins")
+            self.kernel = compile_program(self._program, bins=counts, img=img, mask=m, **self._scalars)
+        return self.kernel(img=img, mask=m, **self._scalars).to_numpy()
+
+
+def masked_histogram(image, mask, bins: int = 16, value_range: int = 256) -> np.ndarray:
+    """How many pixels of ``image`` (integers) where ``mask`` is set (nonzero) fall in each of ``bins``
+    bins of equal width over ``[0, value_range)``; values outside are not counted. This is
+    ``numpy.histogram(image[mask], bins, (0, value_range))[0]`` but for ``value_range`` itself, which
+    numpy counts in its last bin (closed) and ``cv2.calcHist``, as here, in none."""
+    return MaskedHistogram(bins, value_range)(image, mask)

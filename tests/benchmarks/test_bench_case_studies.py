@@ -1,0 +1,43 @@
+"""benchmarks/bench_case_studies.py runs (on tiny inputs; it is tested for running and for checking
+its results, never for its timings), with its optional baselines and without them."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_case_studies.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_case_studies", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_quick_on_tiny_inputs_prints_every_case_and_the_geometric_means(bench, capsys):
+    report = bench.main(["--quick", "--scale", "0.05", "--repeat", "1"])
+    out = capsys.readouterr().out
+    for case in ("SpMV", "SpGEMM", "triangles", "BFS push", "BFS auto", "B-Ford", "erosion", "histogram"):
+        assert f"\n{case} " in out, case
+    assert "paper: 2.47x faster" in out and "paper: 19.5x on sketches" in out
+    assert "geometric means" in out
+    assert "scipy" in report.ratios and "numpy" in report.ratios
+    have = {m: importlib.util.find_spec(m) is not None for m in ("graphblas", "cv2", "sklearn")}
+    assert ("GraphBLAS 1t" in report.ratios) == have["graphblas"]
+    assert ("OpenCV" in report.ratios) == have["cv2"]
+    assert ("digits" in out) == have["sklearn"]
+
+
+def test_a_missing_baseline_is_skipped_saying_so(bench, capsys, monkeypatch):
+    for module in ("graphblas", "cv2", "sklearn", "sklearn.datasets"):
+        monkeypatch.setitem(sys.modules, module, None)   # (import raises ImportError)
+    report = bench.main(["--quick", "--scale", "0.05", "--repeat", "1", "--only", "graphs,images"])
+    out = capsys.readouterr().out
+    assert "python-graphblas is not installed: its baseline is skipped" in out
+    assert "opencv-python-headless is not installed" in out
+    assert "scikit-learn is not installed: the digits are skipped" in out
+    assert set(report.ratios) == {"numpy"}
