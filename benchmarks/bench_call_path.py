@@ -5,10 +5,16 @@ On a 5x5 CSR SpMV, where the kernel itself takes well under a microsecond, it ti
 and as scipy matrices, then ``einsum`` and ``lower`` returning a cached kernel, printing each
 time and its ratio to scipy's (the targets: a call within 1.5x, einsum and lower within 3x).
 
-    .venv/bin/python benchmarks/bench_call_path.py
+On a shared machine the times wander with the other jobs; ``--instructions`` counts each
+row's instructions per call instead (valgrind's callgrind, over 2,000 calls less a run of
+none), which stays the same whatever else the machine is doing.
+
+    .venv/bin/python benchmarks/bench_call_path.py [--instructions]
 """
 
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import timeit
@@ -19,36 +25,71 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
+TARGETS = {"call, Tensors": 1.5, "call, numpy x": 1.5, "call, scipy A + numpy x": 1.5,
+           "einsum, cached kernel": 3.0, "lower, cached kernel": 3.0}
+
 
 def best(f, number, repeat=7):
     f()
     return min(timeit.repeat(f, number=number, repeat=repeat)) / number
 
 
-def main():
-    os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
+def rows(strategy: str):
+    """``(what, function)`` for scipy's call (strategy None) or each row of ``strategy``."""
     import compiler as ss
 
     A = sp.random(5, 5, density=0.4, format="csr", random_state=0)
     x = np.arange(5.0)
+    if strategy is None:
+        return [("scipy A @ x", lambda: A @ x)]
     At, xt = ss.Tensor.from_scipy(A, name="A"), ss.Tensor.from_numpy(x, "dense", name="x")
-    scipy_call = best(lambda: A @ x, 50_000)
-    print(f"scipy A @ x (5x5, {A.nnz} nnz): {scipy_call * 1e6:6.2f} us")
+    k = ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy, A=At, x=xt)
+    assert np.allclose(k(A=At, x=xt).to_numpy(), A @ x) and np.allclose(k(A=A, x=x).to_numpy(), A @ x)
+    return [
+        ("call, Tensors", lambda: k(A=At, x=xt)),
+        ("call, numpy x", lambda: k(A=At, x=x)),
+        ("call, scipy A + numpy x", lambda: k(A=A, x=x)),
+        ("einsum, cached kernel", lambda: ss.einsum("y[i] = A[i, j] * x[j]", strategy=strategy, A=At, x=xt)),
+        ("lower, cached kernel", lambda: ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy, A=At, x=xt)),
+    ]
+
+
+def instructions(strategy, row: int, calls: int) -> int:
+    """Instructions callgrind counts for a run making ``calls`` calls of one row."""
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__,
+           "--run", str(strategy), str(row), str(calls)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
+    refs = [line for line in out.splitlines() if "refs:" in line]
+    return int(refs[0].split("refs:")[1].replace(",", ""))
+
+
+def per_call(strategy, row: int, calls: int = 2000) -> float:
+    return (instructions(strategy, row, calls) - instructions(strategy, row, 0)) / calls
+
+
+def main():
+    os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
+    if sys.argv[1:2] == ["--run"]:   # (one row, under valgrind)
+        strategy, row, calls = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+        f = rows(None if strategy == "None" else strategy)[row][1]
+        f()
+        for _ in range(calls):
+            f()
+        return
+    import compiler as ss
+
+    counting = "--instructions" in sys.argv
+    if counting and shutil.which("valgrind") is None:
+        sys.exit("--instructions needs valgrind (Debian's valgrind package)")
+    unit = "instructions" if counting else "us"
+    measure = (lambda strategy, k, f: per_call(strategy, k)) if counting else \
+        (lambda strategy, k, f: best(f, 5_000) * 1e6)
+    base = measure(None, 0, rows(None)[0][1])
+    print(f"scipy A @ x (5x5): {base:9.2f} {unit}")
     for strategy in ss.strategies():
-        k = ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy, A=At, x=xt)
-        assert np.allclose(k(A=At, x=xt).to_numpy(), A @ x) and np.allclose(k(A=A, x=x).to_numpy(), A @ x)
-        rows = [
-            ("call, Tensors", best(lambda: k(A=At, x=xt), 20_000), 1.5),
-            ("call, numpy x", best(lambda: k(A=At, x=x), 20_000), 1.5),
-            ("call, scipy A + numpy x", best(lambda: k(A=A, x=x), 5_000), 1.5),
-            ("einsum, cached kernel", best(lambda: ss.einsum("y[i] = A[i, j] * x[j]", strategy=strategy,
-                                                             A=At, x=xt), 2_000), 3.0),
-            ("lower, cached kernel", best(lambda: ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy,
-                                                           A=At, x=xt), 2_000), 3.0),
-        ]
-        for what, t, target in rows:
-            ratio = t / scipy_call
-            print(f"  {strategy:8s} {what:26s} {t * 1e6:7.2f} us  {ratio:5.2f}x scipy  (target {target}x)")
+        for k, (what, f) in enumerate(rows(strategy)):
+            t = measure(strategy, k, f)
+            print(f"  {strategy:8s} {what:26s} {t:9.2f} {unit}  {t / base:5.2f}x scipy  (target {TARGETS[what]}x)")
 
 
 if __name__ == "__main__":

@@ -234,7 +234,7 @@ class OutputPlan:
         self.arrays = tuple(tuple((kind, array_name(name, k if k < len(levels) else None, kind))
                                   for kind in lvl.array_dtypes())
                             for k, lvl in enumerate((*levels, leaf)))
-        self._storage = None
+        self._shape = None
         self._sized: tuple = ()
 
     def tensor(self, shape, arrays: dict, check: bool = False) -> Tensor:
@@ -242,20 +242,20 @@ class OutputPlan:
         if check:
             return output_tensor(self.name, self.format, shape, arrays, check=True)
         shape = tuple(shape)
-        storage = tuple(shape[m] for m in self.format.mode_order)
-        if storage != self._storage:
+        if shape != self._shape:
+            storage = tuple(shape[m] for m in self.format.mode_order)
             sized_levels, sized_leaf = flatten(self.format.root.with_sizes(storage))
             # leaf first: each sized level spec with its arrays' (kind, parameter) names
             self._sized = tuple(zip(reversed((*sized_levels, sized_leaf)), reversed(self.arrays)))
-            self._storage = storage
+            self._shape = shape
+        # (called on every kernel call: kept to the few operations it needs)
         node, built = None, []
-        for lvl, names in self._sized:
-            try:
-                taken = {kind: arrays[pname] for kind, pname in names} if names else {}
-            except KeyError as e:
-                raise KeyError(f"the kernel returned no {e.args[0]} for output {self.name}") from None
-            node = lvl.assembled(taken, node)
-            built.append(node)
+        try:
+            for lvl, names in self._sized:
+                node = lvl.assembled({kind: arrays[pname] for kind, pname in names}, node)
+                built.append(node)
+        except KeyError as e:
+            raise KeyError(f"the kernel returned no {e.args[0]} for output {self.name}") from None
         built.reverse()
         return Tensor._assembled(node, shape, self.format.mode_order, self.name, self.format,
                                  (tuple(built[:-1]), built[-1]))

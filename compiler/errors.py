@@ -11,7 +11,6 @@ dtypes, ...), so ``except ValueError`` keeps working.
 level 1 (SparseList) of A: idx is not sorted in row 3
 """
 
-import contextlib
 
 
 class SparsescopeError(Exception):
@@ -67,11 +66,10 @@ class KernelError(SparsescopeError, RuntimeError):
     """A checked kernel detected an out-of-bounds access or invalid input at run time."""
 
 
-@contextlib.contextmanager
-def nesting_guard(program):
+class nesting_guard:   # noqa: N801 (used as a function: ``with nesting_guard(program):``)
     """Turn Python's RecursionError, from an expression nested hundreds deep (the passes walk
     expressions recursively), into a UsageError that names the program (the start of its
-    text, or its kind).
+    text, or its kind). A class, not a generator: every ``lower()`` enters one.
 
     >>> with nesting_guard("y[i] = x[i] + x[i] + x[i] + x[i] + x[i] + x[i]"):
     ...     def f(n): return f(n + 1)
@@ -80,10 +78,20 @@ def nesting_guard(program):
     ...
     compiler.errors.UsageError: y[i] = x[i] + x[i] + x[i] + x[i] + x[...: the program nests too deeply for the compiler's recursive passes (hundreds of terms or parentheses in one expression); split it into several statements
     """
-    text = program if isinstance(program, str) else getattr(program, "__name__", type(program).__name__)
-    what = text if len(text) <= 40 else text[:37] + "..."
-    try:
-        yield
-    except RecursionError:
+
+    __slots__ = ("program",)
+
+    def __init__(self, program):
+        self.program = program
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, kind, error, tb):
+        if kind is None or not issubclass(kind, RecursionError):
+            return False
+        program = self.program
+        text = program if isinstance(program, str) else getattr(program, "__name__", type(program).__name__)
+        what = text if len(text) <= 40 else text[:37] + "..."
         raise UsageError(f"{what}: the program nests too deeply for the compiler's recursive passes (hundreds of "
                          f"terms or parentheses in one expression); split it into several statements") from None

@@ -3,10 +3,11 @@
 Iterative solvers and graph algorithms call one kernel thousands of times on small inputs,
 where the general call path (:meth:`compiler.runtime.Kernel.__call__`: binding, conversions,
 compression, in-place outputs, write checks) costs more than the kernel. For a kernel with
-none of those, :func:`fast_call` builds a :class:`FastCall` that binds the inputs from their
-cached parameter maps (a tensor this kernel bound before) or wraps a contiguous numpy array
-of an all-Dense format directly, checks the extents, allocates the output and runs the
-kernel. Whenever a call is not that simple (a tensor not yet bound, values holding more than
+none of those, :func:`fast_call` generates one Python function per kernel that takes the C
+pointers of a tensor this kernel bound before (made and checked once, kept on the tensor) or
+wraps a contiguous numpy array of an all-Dense format directly, checks the extents, allocates
+the output and runs the kernel: on a 5x5 SpMV a call costs about 1.3 times the instructions of
+scipy's ``A @ x`` (``benchmarks/bench_call_path.py --instructions``). Whenever a call is not that simple (a tensor not yet bound, values holding more than
 the kernel assumes, an output given or too large to allocate unchecked) it returns ``None``
 and the general path takes the call, so both give the same result.
 
@@ -23,7 +24,6 @@ array([2., 3.])
 
 from __future__ import annotations
 
-import math
 import os
 
 import numpy as np
@@ -34,8 +34,10 @@ from .tensor import Tensor
 __all__ = ["FastCall", "fast_call"]
 
 
-def fast_call(kernel) -> "FastCall | None":
-    """The fast path of ``kernel`` (a :class:`compiler.runtime.Kernel`), or ``None`` when its
+def fast_call(kernel):
+    """The fast path of ``kernel`` (a :class:`compiler.runtime.Kernel`): a function of the call's
+    ``tensors`` dict giving the output tensor, or ``None`` for a call the general path takes (its
+    generated source in ``.code``); ``None`` instead of a function when its
     calls need the general path every time (a checked kernel, conversions or copies of inputs,
     an output updated in place or checked against its writes, index compression, several outputs,
     shape operators, whose premises each call checks for its shapes)."""
@@ -45,107 +47,185 @@ def fast_call(kernel) -> "FastCall | None":
             or low.initial not in ("fill", "none") or low.validate_output or plan.compression is not None
             or plan.at_most_one or plan.shape_from is None):
         return None
-    return FastCall(kernel)
+    try:
+        return FastCall(kernel).function
+    except _Unplanned:
+        return None
+
+
+# The environment as the os module keeps it: SPARSESCOPE_VALIDATE_OUTPUTS is read on every call
+# (tests set and unset it between calls), and os.environ.get costs 0.6 us, a fifth of a call.
+try:
+    _ENVIRON, _VALIDATE_KEY = os.environ._data, os.environ.encodekey("SPARSESCOPE_VALIDATE_OUTPUTS")
+except AttributeError:   # (another Python's os module)
+    _ENVIRON, _VALIDATE_KEY = os.environ, "SPARSESCOPE_VALIDATE_OUTPUTS"
 
 
 class FastCall:
-    """One kernel's planned call; ``fast(tensors)`` gives the output tensor or ``None``."""
+    """One kernel's planned call: :attr:`function` ``(tensors)`` gives the output tensor or ``None``.
+
+    The call is generated as one Python function per kernel (see :attr:`code`): each input's
+    branch is unrolled, a bound Tensor's buffers go to C as the cffi pointers made when it was
+    first seen (checked then, as :meth:`compiler.backend.kernel.Kernel.pointer` checks), and
+    only a numpy argument and the fresh output buffers are wrapped on every call.
+    """
 
     def __init__(self, kernel):
         low, plan = kernel.lowered, kernel._plan()
-        self.runner = kernel.compiled.caller
-        self.output, self.fill, self.initial = plan.output, low.fill, low.initial
-        self.fresh = plan.fresh_fill   # (a fresh dense output carries the oracle's fill)
-        self.names = frozenset(n for n in kernel.formats if n != low.output)
+        compiled = kernel.compiled
         facts = kernel.facts if kernel.relower is not None else {}
-        # (name, input plan, assumed facts, numpy wrapping: (ndim, dtype, size names, value name) or None)
-        self.inputs = tuple((name, plan.inputs[name], facts.get(name), _numpy_wrapping(plan.inputs[name]))
-                            for name in kernel.formats if name != low.output)
-        self.extents = plan.extents
-        self.shape_from = plan.shape_from
-        self.mode_order = low.output_format.mode_order
-        self.narrow = tuple((s, np.iinfo(idt).max) for _, _, modes, idt in plan.narrow for s in modes)
-        self.output_sizes = plan.output_sizes
-        self.buffers = tuple((pname, np.dtype(dtype), kind, level, plan.itemsize[pname])
-                             for pname, dtype, kind, level in plan.inout)
-        self.length = kernel._output_length
-
-    def __call__(self, tensors: dict):
-        if tensors.keys() != self.names:
-            return None
-        args, shapes = {}, {}
-        for name, plan, assumed, wrap in self.inputs:
-            value = tensors[name]
-            given = value
-            if value.__class__ is not Tensor and value.__class__ is not np.ndarray:
-                # (a scipy or pydata array the general path bound before, over the same buffers)
-                value = plan.kept_foreign(value) if hasattr(value, "shape") and hasattr(value, "__dict__") else None
-                if value is None:
-                    return None
-            if value.__class__ is Tensor:
-                bound = value.__dict__.get("_bound_args")
-                if bound is None or bound[0] is not plan:
-                    return None   # (the general path binds it and checks its format, once)
-                if assumed is not None:
-                    # (a foreign array's values are looked at again: its owner may have changed them)
-                    held = value.value_facts if given is value else values.of_array(np.asarray(given.data))
-                    if held is not assumed and not held <= assumed:
-                        return None
-                args.update(bound[1])
-                shapes[name] = value._shape
-            elif value.__class__ is np.ndarray and wrap is not None:
+        fresh = plan.fresh_fill
+        output = plan.output if fresh is None else fresh.fixed
+        if output is None:
+            raise _Unplanned("the output's fill depends on the extents of each call")
+        self.names = frozenset(n for n in kernel.formats if n != low.output)
+        g = {"Tensor": Tensor, "ndarray": np.ndarray, "of_array": values.of_array, "asarray": np.asarray,
+             "zeros": np.zeros, "empty": np.empty, "NAMES": self.names, "RUN": compiled.pointer_caller,
+             "OUTPUT": output, "LENGTH": kernel._output_length, "ENV": _ENVIRON, "KEY": _VALIDATE_KEY,
+             "FB": compiled.from_buffer}
+        taken = compiled.pointer_parameters()
+        given: set = set()
+        lines = ["def fast(tensors):", "    if tensors.keys() != NAMES:", "        return None"]
+        for name in kernel.formats:
+            if name == low.output:
+                continue
+            inp = plan.inputs[name]
+            params = tuple(p for _, p in inp.sizes_used) + tuple(p for names in inp.arrays for _, p in names)
+            given.update(params)
+            g[f"PLAN_{name}"], g[f"BIND_{name}"] = inp, _binder(compiled, inp, params)
+            g[f"FACTS_{name}"] = facts.get(name)
+            # (a numpy or foreign argument the oracle gives fill 0 where the format says another:
+            # its output's fill is worked out by the general path)
+            spoils = fresh is not None and name in fresh.zero_fills
+            lines.append(f"    v = tensors[{name!r}]")
+            lines.append("    if v.__class__ is Tensor:")
+            lines += _tensor_branch(name, params, facts.get(name) is not None, foreign=False)
+            wrap = _numpy_wrapping(inp)
+            lines.append("    elif v.__class__ is ndarray:")
+            if wrap is None or spoils:
+                lines.append("        return None")
+            else:
                 ndim, dtype, sizes, vals = wrap
-                if value.ndim != ndim or value.dtype != dtype or not value.flags.c_contiguous:
-                    return None
-                if assumed is not None:
-                    held = values.of_array(value)
-                    if held is not assumed and not held <= assumed:
-                        return None
-                shape = value.shape
+                g[f"DT_{name}"] = dtype
+                lines.append(f"        if v.ndim != {ndim} or v.dtype != DT_{name} or not v.flags.c_contiguous:")
+                lines.append("            return None")
+                if facts.get(name) is not None:
+                    lines += _facts_check(name, "of_array(v)", "        ")
+                lines.append(f"        s_{name} = v.shape")
                 for m, pname in sizes:
-                    args[pname] = shape[m]
+                    lines.append(f"        p_{pname} = s_{name}[{m}]")
                 if vals is not None:
-                    args[vals] = value.reshape(-1)
-                shapes[name] = shape
+                    g[f"T_{vals}"] = compiled.pointer_type(vals)
+                    lines.append(f"        p_{vals} = FB(T_{vals}, v, False)")
+                if set(params) - {p for _, p in sizes} - {vals}:   # (all-Dense: sizes and values only)
+                    raise _Unplanned(name)
+            lines.append("    else:")
+            if spoils:
+                lines.append("        return None")
             else:
-                return None
-        for _, uses in self.extents:
-            seen = None
-            for t, m in uses:
-                n = shapes[t][m]
-                if seen is None:
-                    seen = n
-                elif n != seen:
-                    return None   # (the general path says which index disagrees)
-        shape = tuple([shapes[t][m] for t, m in self.shape_from])
-        storage = tuple([shape[m] for m in self.mode_order])
-        for s, most in self.narrow:
-            if storage[s] - 1 > most:
-                return None
-        for s, pname in self.output_sizes:
-            args[pname] = storage[s]
-        made = {}
-        for pname, dtype, kind, level, itemsize in self.buffers:
-            n = math.prod(storage) if kind == "val" else self.length(storage, kind, level)
-            if n * itemsize > memory.SMALL:
-                return None   # (the general path checks the free memory first)
+                g[f"KEPT_{name}"] = inp.kept_foreign
+                lines.append("        g = v")
+                lines.append(f"        v = KEPT_{name}(v) if hasattr(v, 'shape') and hasattr(v, '__dict__') else None")
+                lines.append("        if v is None:")
+                lines.append("            return None")
+                lines += _tensor_branch(name, params, facts.get(name) is not None, foreign=True)
+        for _, uses in plan.extents:
+            (t0, m0), *rest = uses
+            for t, m in rest:
+                lines.append(f"    if s_{t}[{m}] != s_{t0}[{m0}]:")
+                lines.append("        return None   # (the general path says which index disagrees)")
+        shape = [f"s_{t}[{m}]" for t, m in plan.shape_from]
+        lines.append(f"    shape = ({', '.join(shape)}{',' if len(shape) == 1 else ''})")
+        storage = [shape[m] for m in low.output_format.mode_order]
+        for k, expr in enumerate(storage):
+            lines.append(f"    n{k} = {expr}")
+        store = f"({', '.join(f'n{k}' for k in range(len(storage)))}{',' if len(storage) == 1 else ''})"
+        for _, _, modes, idt in plan.narrow:
+            for s in modes:
+                lines.append(f"    if n{s} - 1 > {np.iinfo(idt).max}:")
+                lines.append("        return None")
+        for s, pname in plan.output_sizes:
+            lines.append(f"    p_{pname} = n{s}")
+            given.add(pname)
+        made = []
+        for pname, dtype, kind, level in plan.inout:
+            g[f"DT_{pname}"] = np.dtype(dtype)
+            count = " * ".join(f"n{k}" for k in range(len(storage))) or "1"
+            size = count if kind == "val" else f"LENGTH({store}, {kind!r}, {level})"
+            lines.append(f"    m = {size}")
+            lines.append(f"    if m * {plan.itemsize[pname]} > {memory.SMALL}:")
+            lines.append("        return None   # (the general path checks the free memory first)")
             if kind != "val":
-                buf = np.zeros(n, dtype=dtype)
+                lines.append(f"    b_{pname} = zeros(m, DT_{pname})")
+            elif low.initial == "fill":
+                g[f"FILL_{pname}"] = low.fill
+                lines.append(f"    b_{pname} = empty(m, DT_{pname})")
+                lines.append(f"    b_{pname}.fill(FILL_{pname})")
             else:
-                buf = np.empty(n, dtype=dtype)
-                if self.initial == "fill":
-                    buf.fill(self.fill)
-            made[pname] = args[pname] = buf
-        output = self.output
-        if self.fresh is not None:
-            output = self.fresh.fixed_for(tensors)
-            if output is None:
-                return None
-        results = self.runner(**args)
-        if results:
-            made.update(results)
-        check = bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS"))
-        return output.tensor(shape, made, check=check)
+                lines.append(f"    b_{pname} = empty(m, DT_{pname})")
+            g[f"T_{pname}"] = compiled.pointer_type(pname)
+            lines.append(f"    p_{pname} = FB(T_{pname}, b_{pname}, False)")
+            made.append(pname)
+            given.add(pname)
+        if set(taken) - given:
+            raise _Unplanned(sorted(set(taken) - given))
+        lines.append(f"    made = RUN({', '.join(f'p_{p}' for p in taken)})")
+        for pname in made:
+            lines.append(f"    made[{pname!r}] = b_{pname}")
+        lines.append("    return OUTPUT.tensor(shape, made, bool(ENV.get(KEY)))")
+        #: the generated function's source (what a call runs)
+        self.code = "\n".join(lines)
+        exec(compile(self.code, f"<fast call of {compiled.name}>", "exec"), g)
+        #: the generated function (its ``code`` attribute, its source)
+        self.function = g["fast"]
+        self.function.code = self.code
+
+
+class _Unplanned(Exception):
+    """A C argument no part of the fast path provides (the general path takes every call)."""
+
+
+def _tensor_branch(name: str, params: tuple, facts: bool, foreign: bool) -> list[str]:
+    """The generated lines that take a Tensor argument ``v``: its pointers, kept on the tensor
+    for this input's plan, and its shape; ``g`` is the foreign array it stands for."""
+    lines = ["        c = v.__dict__.get('_fast_pointers')",
+             f"        if c is None or c[0] is not PLAN_{name}:",
+             f"            c = BIND_{name}(v)",
+             "            if c is None:",
+             "                return None"]
+    if facts:
+        # (a foreign array's values are looked at again: its owner may have changed them)
+        held = "of_array(asarray(g.data))" if foreign else "v.value_facts"
+        lines += _facts_check(name, held, "        ")
+    if params:
+        lines.append(f"        {', '.join(f'p_{p}' for p in params)}{',' if len(params) == 1 else ''} = c[1]")
+    lines.append(f"        s_{name} = v._shape")
+    return lines
+
+
+def _facts_check(name: str, held: str, indent: str) -> list[str]:
+    return [f"{indent}h = {held}",
+            f"{indent}if h is not FACTS_{name} and not h <= FACTS_{name}:",
+            f"{indent}    return None"]
+
+
+def _binder(compiled, plan, params: tuple):
+    """The function that gives a Tensor's ``(plan, pointers)`` for this kernel and keeps it on the
+    tensor, or ``None`` while the general path has not bound it (and checked its format)."""
+    buffers = set(compiled.pointer_parameters())
+
+    def bind(tensor: Tensor):
+        if not plan.has_bound(tensor):
+            return None
+        args = plan.args(tensor)
+        try:
+            pointers = tuple(compiled.pointer(p, args[p]) if isinstance(args[p], np.ndarray) and p in buffers
+                             else args[p] for p in params)
+        except (TypeError, ValueError):
+            return None   # (the general path raises naming the parameter)
+        tensor._fast_pointers = bound = (plan, pointers)
+        return bound
+    return bind
 
 
 def _numpy_wrapping(plan):

@@ -102,7 +102,11 @@ class Format:
         return self is other or (isinstance(other, Format) and self.key() == other.key())
 
     def __hash__(self):
-        return hash(self.key())
+        h = self.__dict__.get("_hash")   # (kept: lower()'s cache hashes the formats of every call)
+        if h is None:
+            h = hash(self.key())
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def __str__(self) -> str:
         s = self.root.spec_str()

@@ -118,7 +118,10 @@ def _from_pydata(x, name) -> Tensor:
 def tensors_of(tensors: dict) -> dict:
     """``tensors`` with each scipy.sparse or pydata/sparse value made a Tensor (sharing buffers);
     formats, numpy arrays, scalars and Tensors stay as they are."""
-    return {k: (to_tensor(v, k) if is_foreign(v) else v) for k, v in tensors.items()}
+    for v in tensors.values():   # (most calls give none: asked on every einsum, return them as given)
+        if v.__class__ is not Tensor and v.__class__ is not np.ndarray and v.__class__ is not str and is_foreign(v):
+            return {k: (to_tensor(v, k) if is_foreign(v) else v) for k, v in tensors.items()}
+    return tensors
 
 
 __all__ = ["to_tensor", "dense_view", "tensors_of", "is_foreign", "is_scipy_sparse", "is_pydata_sparse"]

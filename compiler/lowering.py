@@ -78,9 +78,16 @@ def strategies() -> list[str]:
     return sorted(_STRATEGIES)
 
 
+_loaded = False
+
+
 def _load_strategies() -> None:
+    global _loaded
+    if _loaded:   # (every lower() asks: a solver's loop calls it thousands of times)
+        return
     import importlib
 
+    _loaded = True
     for module in ("compiler.lattice", "compiler.looplets"):
         try:
             importlib.import_module(module)
@@ -101,12 +108,13 @@ def _ndims(program) -> dict[str, int]:
 
 @functools.lru_cache(maxsize=512)
 def _parsed(text: str):
-    """``text`` parsed and its names checked, kept: the AST is immutable, and a program lowered
-    again (a solver's loop calling ``einsum``) is parsed once."""
+    """``(program, its tensors' ranks, whether it has shape operators)`` of ``text`` parsed and its
+    names checked, kept: the AST is immutable, and a program lowered again (a solver's loop calling
+    ``einsum``) is parsed and walked once."""
     parsed = parse(text)
     if isinstance(parsed, Assign):
         _check_names(parsed)
-    return parsed
+    return parsed, _ndims(parsed), isinstance(parsed, Assign) and has_shape_operators(parsed)
 
 
 def _check_names(program: Assign) -> None:
@@ -204,7 +212,8 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     chosen = strategy is None
     # (index notation with shape operators goes to the one strategy that lowers them so far)
     shaped = not loop and chosen and isinstance(program, (str, Assign)) and isinstance(functions, (dict, type(None))) \
-        and has_shape_operators(parse(program, functions) if isinstance(program, str) else program)
+        and (_parsed(program)[2] if isinstance(program, str) and not functions else
+             has_shape_operators(parse(program, functions) if isinstance(program, str) else program))
     if chosen:
         strategy = "looplets" if loop or shaped else "lattice"
     elif loop and strategy != "looplets" and strategy in _STRATEGIES:
@@ -247,12 +256,12 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         fn_key = tuple(sorted((functions or {}).items()))
         source_key = (program, fn_key) if isinstance(program, str) else program
         if isinstance(program, str) and not functions:
-            parsed = _parsed(program)
+            parsed, ndims, shaped = _parsed(program)
         else:
             parsed = parse(program, functions) if isinstance(program, str) else program
             if isinstance(parsed, Assign):
                 _check_names(parsed)
-        ndims = _ndims(parsed)
+            ndims, shaped = _ndims(parsed), isinstance(parsed, Assign) and has_shape_operators(parsed)
         # tensors the program does not name are ignored (one dict of tensors may serve several
         # programs), but not an option's name given as a keyword: that option would be dropped silently
         misplaced = [name for name in tensors if ndims and name not in ndims and name in OPTION_NAMES]
@@ -275,7 +284,6 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         facts = {name: facts.get(name, values.FINITE) for name in formats}
         facts_key = tuple(sorted((n, f) for n, f in facts.items() if not f.finite))
         # shape operators' premises are checked before lowering (and a cached kernel is returned)
-        shaped = isinstance(parsed, Assign) and has_shape_operators(parsed)
         shape_info = infer_given(parsed, {n: np.shape(v) for n, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))},
                                  {n: len(f.mode_order) for n, f in formats.items()}) if shaped else None
 

@@ -141,6 +141,7 @@ class Kernel:
         self.path = path
         self._ffi, self._lib = ffi, lib
         self._call = _make_caller(fn, checked, ffi, lib)
+        self._pointer_call = None
 
     @property
     def name(self) -> str:
@@ -155,12 +156,49 @@ class Kernel:
         calling this object runs, one frame shorter for the runtime's hot path)."""
         return self._call
 
+    @property
+    def pointer_caller(self):
+        """A caller for a runtime that checked and converted its buffers once (see
+        :mod:`compiler.fastcall`): it takes the kernel's scalar and buffer arguments positionally,
+        in :meth:`pointer_parameters`' order, each buffer as the cffi pointer of :meth:`pointer`,
+        and returns the out scalars and growable outputs; ``None`` for a checked kernel (whose
+        buffer lengths are passed too)."""
+        if self.checked:
+            return None
+        if self._pointer_call is None:
+            self._pointer_call = _make_caller(self.function, False, self._ffi, self._lib, pointers=True)
+        return self._pointer_call
+
+    def pointer_parameters(self) -> tuple[str, ...]:
+        """The names :attr:`pointer_caller` takes, in order (scalars and buffers as the C kernel)."""
+        return tuple(a.name for a in c_arguments(self.function, False) if a.kind in ("scalar", "buffer"))
+
+    def pointer_type(self, name: str):
+        """The cffi array type of buffer ``name``, for :attr:`from_buffer`."""
+        p = next(p for p in self.function.params if p.name == name)
+        return self._ffi.typeof(f"{c_type(p.dtype)}[]")
+
+    @property
+    def from_buffer(self):
+        """cffi's ``from_buffer(type, array, require_writable)`` (its backend function: the
+        ``ffi`` method is a Python wrapper, a frame per buffer), for arrays a caller checked."""
+        return getattr(getattr(self._ffi, "_backend", None), "from_buffer", self._ffi.from_buffer)
+
+    def pointer(self, name: str, array: np.ndarray):
+        """The cffi pointer :attr:`pointer_caller` takes for buffer ``name``: ``array`` itself,
+        shared, after the checks every call of :meth:`__call__` makes (dtype, C order, writable
+        where the kernel writes), which raise naming the parameter."""
+        k, p = next((k, p) for k, p in enumerate(self.function.params) if p.name == name)
+        _argument_checker(self.function)(k, array)
+        return self.from_buffer(self.pointer_type(name), array, p.intent == "inout")
+
     def __repr__(self) -> str:
         return f"<Kernel {self.function.name}{' (checked)' if self.checked else ''}>"
 
 
-def _make_caller(fn: Function, checked: bool, ffi, lib):
-    """Generate the Python function that checks arguments and calls the C kernel."""
+def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False):
+    """Generate the Python function that checks arguments and calls the C kernel (with
+    ``pointers``, one that takes checked cffi pointers positionally, see :attr:`Kernel.pointer_caller`)."""
     name = fn.name
     g: dict = {
         "__k_fn": getattr(lib, name),
@@ -173,8 +211,14 @@ def _make_caller(fn: Function, checked: bool, ffi, lib):
     }
     params = fn.params
     inputs = [p for p in params if isinstance(p, (Scalar, Buffer))]
-    lines = [f"def {name}(*, {', '.join(p.name for p in inputs)}):" if inputs else f"def {name}():"]
+    if pointers:
+        taken = [a.name for a in c_arguments(fn, False) if a.kind in ("scalar", "buffer")]
+        lines = [f"def {name}({', '.join(taken)}):"]
+    else:
+        lines = [f"def {name}(*, {', '.join(p.name for p in inputs)}):" if inputs else f"def {name}():"]
     for k, p in enumerate(params):
+        if isinstance(p, Buffer) and pointers:
+            continue
         if isinstance(p, Buffer):
             g[f"__k_d{k}"] = np.dtype(p.dtype)
             g[f"__k_t{k}"] = ffi.typeof(f"{c_type(p.dtype)}[]")
@@ -199,7 +243,7 @@ def _make_caller(fn: Function, checked: bool, ffi, lib):
         if a.kind == "scalar":
             cargs.append(a.name)
         elif a.kind == "buffer":
-            cargs.append(f"__k_fb(__k_t{k}, {a.name}, False)")
+            cargs.append(a.name if pointers else f"__k_fb(__k_t{k}, {a.name}, False)")
         elif a.kind == "length":
             cargs.append(f"{a.name}.size")
         elif a.kind in ("out", "growable"):
@@ -221,7 +265,7 @@ def _make_caller(fn: Function, checked: bool, ffi, lib):
                  f"({freed}{',' if growables else ''}), {given})")
     result = []
     for k, p in enumerate(params):
-        if isinstance(p, Buffer) and p.intent == "inout":
+        if isinstance(p, Buffer) and p.intent == "inout" and not pointers:
             result.append(f"{p.name!r}: {p.name}")
         elif isinstance(p, OutScalar):
             result.append(f"{p.name!r}: __k_s{k}(__k_o{k}[0])")

@@ -158,3 +158,29 @@ def test_a_scipy_matrix_called_again_is_bound_once_and_its_values_are_read_each_
     a.data = a.data.copy()   # new buffers: wrapped again
     assert plan.kept_foreign(a) is None
     np.testing.assert_allclose(k(A=a, x=x).to_numpy(), a @ x)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_numpy_argument_changed_in_place_is_looked_at_again(strategy):
+    """The fast path keeps a bound tensor's pointers, but a numpy argument's values are read on
+    every call: a vector that now holds NaN must reach the kernel lowered for NaN (0 * NaN)."""
+    a = _csr(4, 3, 0.5, 5)
+    A = ss.Tensor.from_numpy(a, "csr", name="A")
+    x = np.arange(3.0)
+    k = ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy, A=A, x=x)
+    k(A=A, x=x)
+    assert fast_call(k)({"A": A, "x": x}) is not None
+    x[1] = np.nan
+    assert fast_call(k)({"A": A, "x": x}) is None
+    np.testing.assert_array_equal(k(A=A, x=x).to_numpy(), ss.evaluate("y[i] = A[i, j] * x[j]", A=A, x=x)[0])
+    x.flags.writeable = False   # (read-only inputs are read through their pointers too)
+    np.testing.assert_array_equal(k(A=A, x=x).to_numpy(), ss.evaluate("y[i] = A[i, j] * x[j]", A=A, x=x)[0])
+
+
+def test_the_fast_path_is_generated_code_a_reader_can_follow():
+    A = ss.Tensor.from_numpy(_csr(4, 3, 0.5, 6), "csr", name="A")
+    k = ss.lower("y[i] = A[i, j] * x[j]", strategy="lattice", A=A, x=np.ones(3))
+    code = fast_call(k).code
+    assert code.startswith("def fast(tensors):")
+    assert "v = tensors['A']" in code and "v = tensors['x']" in code
+    assert "return OUTPUT.tensor(shape, made" in code
