@@ -12,6 +12,7 @@ or ``custom``), ``n`` level dropdowns (outermost first) and a mode-order dropdow
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any, Callable
 
@@ -76,8 +77,8 @@ def _level_names(fmt: Format) -> list[str]:
     """One name per mode slot: the level's name, with the slots a SparseCOO covers marked."""
     names: list[str] = []
     for lvl in fmt.levels:
-        if lvl.name == "SparseCOO":
-            names += [f"SparseCOO({lvl.nmodes})"] + [_COVERED] * (lvl.nmodes - 1)
+        if lvl.nmodes > 1:
+            names += [f"{lvl.name}({lvl.nmodes})"] + [_COVERED] * (lvl.nmodes - 1)
         else:
             names.append(lvl.name)
     return names
@@ -106,8 +107,10 @@ def build_format(names: list[str], mode_order, leaf, index_dtype=None) -> Format
         k += m
     root = leaf
     for name, m in reversed(specs):
-        kw = {"index_dtype": index_dtype} if index_dtype is not None and name != "Dense" else {}
-        root = L.SparseCOO(m, root, **kw) if name.startswith("SparseCOO(") else LEVELS[name](root, **kw)
+        cls = L.SparseCOO if name.startswith("SparseCOO(") else LEVELS[name]
+        takes = index_dtype is not None and any(f.name == "index_dtype" for f in dataclasses.fields(cls))
+        kw = {"index_dtype": index_dtype} if takes else {}
+        root = L.SparseCOO(m, root, **kw) if cls is L.SparseCOO else cls(root, **kw)
     return Format(root, tuple(mode_order))
 
 

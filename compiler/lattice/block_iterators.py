@@ -64,7 +64,7 @@ class BandIterator(ModeIterator):
         # (the coordinate's inverse: a diagonal's search is one subtraction)
         return BinOp("-", i, BinOp("-", Load(self.param("idx"), parent), Load(self.param("pos"), _next(parent))))
 
-    def child(self, p, segend=None, parent=None):
+    def child(self, p, segend=None, parent=None, block=None):
         return p
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
@@ -132,7 +132,7 @@ class BlockListIterator(ModeIterator):
                 Declare(q, "int64", Select(and_(BinOp("<", lo, end), BinOp("<=", self._ofs(lo), at)),
                                            at, Const(-1, "int64")))]
 
-    def child(self, p, segend=None, parent=None):
+    def child(self, p, segend=None, parent=None, block=None):
         return p
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
@@ -142,11 +142,11 @@ class BlockListIterator(ModeIterator):
 
 
 def _band_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [BandIterator(name, tensor, mode, k, 0, lvl.name)]
+    return [BandIterator.of(name, tensor, mode, k, lvl)]
 
 
 def _block_list_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [BlockListIterator(name, tensor, mode, k, 0, lvl.name)]
+    return [BlockListIterator.of(name, tensor, mode, k, lvl)]
 
 
 register_iterator(SparseBand, _band_iterators)

@@ -28,6 +28,7 @@ from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Break, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Origin, Select,
                              Store, Tagged, UnOp, Var, While, and_)
 from ..imperative.search import gallop_past
+from ..levels import Pattern
 from .algebra import same_value
 from .cfir import CAssign, CCase, CForall, CLoop, FlatLocator, headline, one_case_always
 from .cin import expr_accesses
@@ -349,7 +350,7 @@ class Loops:
                     conds.append(loc.present(located[self.it_key(loc)][0]))
             for key in case.value_tests:
                 acc = s.access(key)
-                if acc.tensor in s.formats and s.formats[acc.tensor].leaf.name == "Pattern":
+                if acc.tensor in s.formats and isinstance(s.formats[acc.tensor].leaf, Pattern):
                     continue
                 if any(self.it_key(loc) == key for loc in later):
                     raise StrategyError(f"{acc} is a diagonal under a sparse level whose entries' values this "

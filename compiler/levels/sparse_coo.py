@@ -41,6 +41,9 @@ class SparseCOO(Level):
 
     name: ClassVar[str] = "SparseCOO"
 
+    def crd_of(self, mode: int) -> str:
+        return f"idx{mode}"
+
     def __post_init__(self):
         if not is_integer(self.ndim) or self.ndim < 1:
             raise FormatError(f"SparseCOO's first argument is the number of modes it stores, an integer >= 1; "

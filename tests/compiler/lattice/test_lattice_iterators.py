@@ -113,3 +113,56 @@ def test_unregistered_level_is_refused_naming_the_registry():
     fmt = Format(Dense(RunList(Element(0.0))))
     with pytest.raises(StrategyError, match="register_iterator"):
         mode_iterators("A", "A", fmt)
+
+
+def notebook_csr_format():
+    from compiler.format import Format
+    from compiler.levels import Element
+    return Format(Dense(NotebookList(Element(0.0))))
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_subclass_of_sparse_list_reads_and_assembles_as_a_sparse_list(matrix, strategy):
+    """A SparseList subclass of its own name, defined here, is what SparseList declares in both
+    strategies: SpMV, a sum assembled into a NotebookList output, a product into a dense output and
+    a diagonal, against the oracle; under the lattice strategy its kernel is CSR's, line for line."""
+    A, x = as_notebook_csr(matrix), np.arange(1.0, 7.0)
+    B = as_notebook_csr(np.roll(matrix, 1, axis=0) * 2)
+    S = as_notebook_csr(matrix[:6, :6])
+    k = lower("ys[i] = A[i, j] * x[j]", strategy=strategy, A=A, x=x)
+    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), matrix @ x)
+    if strategy == "lattice":
+        csr_k = lower("ys[i] = A[i, j] * x[j]", strategy=strategy, A=Tensor.from_numpy(matrix, "csr"), x=x)
+        assert k.c_source == csr_k.c_source
+    C = lower("Cs[i, j] = A[i, j] + B[i, j]", strategy=strategy, A=A, B=B, Cs=notebook_csr_format())(A=A, B=B)
+    assert C.levels[1].name == "NotebookList"
+    want, _ = evaluate("C[i, j] = A[i, j] + B[i, j]", A=A, B=B)
+    np.testing.assert_allclose(C.to_numpy(), want)
+    D = lower("Ds[i, j] = A[i, j] * B[i, j]", strategy=strategy, A=A, B=B, Ds="dense")(A=A, B=B)
+    np.testing.assert_allclose(D.to_numpy(), matrix * np.roll(matrix, 1, axis=0) * 2)
+    d = lower("ds[i] = S[i, i]", strategy=strategy, S=S)(S=S)
+    np.testing.assert_allclose(d.to_numpy(), np.diag(matrix[:6, :6]))
+
+
+def test_a_subclass_of_sparse_list_takes_a_position_schedule(matrix):
+    """pos() walks the positions of a compressed level: a subclass declares it is one."""
+    from compiler.lattice.schedule import Schedule
+    A, x = as_notebook_csr(matrix), np.arange(1.0, 7.0)
+    k = lower("yp[i] = A[i, j] * x[j]", strategy="lattice", A=A, x=x,
+              options={"schedule": Schedule().fuse("i", "j", "f").pos("f", "fpos", "A").split("fpos", "f0", "f1", 4)})
+    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), matrix @ x)
+    assert "schedule:pos" in k.trace.stages()
+
+
+def test_a_level_declaring_itself_compressed_takes_a_position_schedule():
+    """SparsePoint is stored as a SparseList (pos, idx) and declares itself compressed, so pos()
+    walks its positions flat, as a SparseList's (before, pos() tested the level's name)."""
+    from compiler.format import Format
+    from compiler.lattice.schedule import Schedule
+    from compiler.levels import Element, SparsePoint
+    a = np.array([[0, 2.0, 0, 0], [0.0] * 4, [0, 0, 0, 3.0], [1.0, 0, 0, 0], [0, 0, 5.0, 0]])
+    A, x = Tensor.from_numpy(a, Format(Dense(SparsePoint(Element(0.0))))), np.arange(1.0, 5.0)
+    k = lower("yq[i] = A[i, j] * x[j]", strategy="lattice", A=A, x=x,
+              options={"schedule": Schedule().fuse("i", "j", "f").pos("f", "fpos", "A").split("fpos", "f0", "f1", 2)})
+    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), a @ x)
+    np.testing.assert_allclose(k.interpret(A=A, x=x).to_numpy(), a @ x)
