@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import serialize
 from ..binding import array_name
 from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, While, and_
 from ..levels import SparseBand, SparseBlockList
@@ -42,6 +43,7 @@ def _next(parent):
     return Const(parent.value + 1, "int64") if isinstance(parent, Const) else BinOp("+", parent, 1)
 
 
+@serialize.node
 @dataclass(frozen=True)
 class BandIterator(ModeIterator):
     """A SparseBand level: its fiber's positions hold contiguous coordinates."""
@@ -74,6 +76,7 @@ class BandIterator(ModeIterator):
         return [(q + shift, q) for q in range(start, stop)]
 
 
+@serialize.node
 @dataclass(frozen=True)
 class BlockListIterator(ModeIterator):
     """A SparseBlockList level: contiguous positions per fiber, a coordinate per (block, position).

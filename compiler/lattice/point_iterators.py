@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import serialize
 from ..imperative.ir import BinOp, Const, Declare, Load, Select, and_
 from ..levels import SparseInterval
 from .iterators import ModeIterator, register_iterator
@@ -41,6 +42,7 @@ def _next(parent):
     return Const(parent.value + 1, "int64") if isinstance(parent, Const) else BinOp("+", parent, 1)
 
 
+@serialize.node
 @dataclass(frozen=True)
 class IntervalIterator(ModeIterator):
     """A SparseInterval level: at most one run per fiber, walked coordinate by coordinate."""
