@@ -168,12 +168,12 @@ class FormatPicker(W.HBox):
     def mark(self, why_not: Callable[[str], str | None] | None) -> None:
         """Mark the level options ``why_not(name)`` gives a reason against (None: clear the
         marks). A dropdown cannot disable one option, so the option's label says it and keeps
-        the level's name as its value: ``✗ RunList (cannot read)``.
+        the level's name as its value: ``✗ SparseBand (cannot assemble)``.
 
         >>> from compiler.capabilities import capabilities
         >>> p = FormatPicker("x", "sparse_vector")
-        >>> p.mark(lambda name: capabilities("lattice").why_not(name, output=False))
-        >>> "✗ RunList (cannot read)" in [label for label, _ in p.levels[0].options]
+        >>> p.mark(lambda name: capabilities("lattice").why_not(name, output=True))
+        >>> "✗ SparseBand (cannot assemble)" in [label for label, _ in p.levels[0].options]
         True
         """
         self._why_not = why_not

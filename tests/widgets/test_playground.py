@@ -106,16 +106,17 @@ def test_the_pickers_mark_the_levels_the_strategy_cannot_take(play):
         assert marked(y) == {v for _, v in y.levels[0].options if v.split("(")[0] not in caps.assembles}
     assert marked(play.format_pickers["A"], 1) == set()   # the looplets read every level offered
     play.strategy.value = "lattice"
-    assert "RunList" in marked(play.format_pickers["A"], 1)
+    assert marked(play.format_pickers["A"], 1) == set()   # and so does the lattice (issue 29)
     assert "SparseBand" in marked(play.format_pickers["y"])
 
 
 def test_choosing_a_marked_level_says_why_and_the_lowering_fails_at_the_strategy(play):
-    play.format_pickers["A"].levels[1].value = "RunList"
-    assert "A</b> level 1 (RunList): the lattice strategy cannot read a RunList level" in play.marks.value
-    assert play.session.error and "RunList" in play.session.error
-    play.strategy.value = "looplets"   # the looplets read it
-    assert play.session.error is None and "cannot read" not in play.marks.value
+    play.format_pickers["y"].levels[0].value = "SparseBand"
+    assert "y</b> level 0 (SparseBand): the lattice strategy cannot assemble a SparseBand output level" \
+        in play.marks.value
+    assert play.session.error and "SparseBand" in play.session.error
+    play.strategy.value = "looplets"   # the looplets assemble it
+    assert play.session.error is None and "cannot assemble" not in play.marks.value
 
 
 def test_what_changed_after_a_format_and_a_strategy_change(play):
@@ -145,10 +146,11 @@ def test_explorer_and_compare_pickers_mark_what_their_strategy_refuses():
     from widgets import Compare, Explorer
 
     e = Explorer.for_program(SPMV, "lattice", A="csr", x="dense", y="dense")
-    assert "RunList" in marked(e.format_pickers["A"], 1) and "SparseList" not in marked(e.format_pickers["A"], 1)
-    assert "SparseBand" not in marked(e.format_pickers["A"], 1)    # read by the lattice since issue 29
+    assert marked(e.format_pickers["A"], 1) == set()   # every level offered is read by the lattice since issue 29
     assert "SparseByteMap" in marked(e.format_pickers["y"])       # read by the lattice, not assembled
     assert "SparseByteMap" not in marked(e.format_pickers["A"], 1)
-    c = Compare.for_program(SPMV, A="csr", x="dense")
+    c = Compare.for_program(SPMV, A="csr", x="dense", y="dense")
     lattice, looplets = (ctl.format_pickers["A"] for ctl in c.controls)
-    assert "RunList" in marked(lattice, 1) and marked(looplets, 1) == set()
+    assert marked(lattice, 1) == marked(looplets, 1) == set()
+    lattice, looplets = (ctl.format_pickers["y"] for ctl in c.controls)
+    assert "SparseBand" in marked(lattice) and marked(looplets) == set()

@@ -131,7 +131,9 @@ def test_a_hash_under_a_band_counts_the_bands_positions():
     assert "H1_ofs[H0_size]" in k.c_source
 
 
-def test_a_level_the_lattice_cannot_iterate_is_still_named():
+def test_a_level_the_lattice_cannot_iterate_is_still_named(monkeypatch):
+    from compiler.lattice.iterators import ITERATORS
+    monkeypatch.delitem(ITERATORS, RunList)   # (a level no iterator is registered for)
     A = Tensor.from_numpy(A4, Format(Dense(RunList(Element(0.0)))))
     with pytest.raises(StrategyError, match=r"level 1 \(RunList\) of tensor A cannot be iterated coordinate by "
                                             r"coordinate.*strategy='looplets'"):

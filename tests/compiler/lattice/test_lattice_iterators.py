@@ -105,11 +105,12 @@ def test_register_checks_its_arguments():
         register_iterator(NotebookList, 3)
 
 
-def test_unregistered_level_is_refused_naming_the_registry():
+def test_unregistered_level_is_refused_naming_the_registry(monkeypatch):
     from compiler.format import Format
     from compiler.lattice.iterators import mode_iterators
     from compiler.levels import Element
     from compiler.levels.run_list import RunList
+    monkeypatch.delitem(ITERATORS, RunList)   # (a level no iterator is registered for)
     fmt = Format(Dense(RunList(Element(0.0))))
     with pytest.raises(StrategyError, match="register_iterator"):
         mode_iterators("A", "A", fmt)
