@@ -107,7 +107,8 @@ class Loops:
         if len(n.loops) != 1 or n.index.name in self.derived_loops or n.index.name in self.fused_inner:
             return None
         loop = n.loops[0]
-        if loop.universe or len(loop.iterated) != 1 or not loop.iterated[0].unique or not one_case_always(loop):
+        if loop.universe or len(loop.iterated) != 1 or not loop.iterated[0].unique or not one_case_always(loop) \
+                or not loop.iterated[0].visits_every_position:
             return None
         return loop.iterated[0]
 

@@ -168,6 +168,9 @@ class ModeIterator:
 
     #: whether the emitter keeps a block variable beside the position (see :meth:`block_start`)
     keeps_block = False
+    #: whether a loop over the fiber visits every position of its bounds (so their difference
+    #: counts the coordinates it visits); a SparseRunList's walk jumps the gaps between its runs
+    visits_every_position = True
 
     def block_start(self, parent):
         """IR of the first block of the fiber under ``parent``, for a level whose coordinates
@@ -299,6 +302,7 @@ class WorkspaceIterator:
     extents: tuple = ()   # the size parameters of the indices, over several
 
     kind = "sparse"
+    visits_every_position = True
     # (what a level iterator can do that a coordinate list cannot: see ModeIterator)
     locatable = probed = children_by_coordinate = fibers_by_size = compressed = False
 

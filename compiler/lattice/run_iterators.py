@@ -113,6 +113,9 @@ class RunListIterator(ModeIterator):
 class SparseRunListIterator(RunListIterator):
     """A SparseRunList level: sorted runs apart, walked over their coordinates only."""
 
+    #: the walk jumps the gaps between runs: the bounds' difference is no count of what it visits
+    visits_every_position = False
+
     def bounds(self, parent):
         # from the first run's start to the last one's end (read only where the fiber has runs:
         # an empty last fiber's pos is past the arrays' end)

@@ -30,6 +30,8 @@ MATRIX = {
     "C[i, j] = A[i, j] + B[i, j]": csr,
     "C[i, j] = A[i, j] * B[i, j]": partial(dense, 2),
     "y[i] = A[i, i]": None,
+    "y[i] = A[i, j]": None,
+    "s = A[i, j]": None,
 }
 VECTOR = {
     "y[i] = A[i, j] * v[j]": None,
@@ -101,6 +103,7 @@ def test_a_run_vector_against_the_oracle(level, prog):
 @example(m=3, n=6, fill=float("nan"), prog="C[i, j] = A[i, j] + B[i, j]", seed=1)
 @example(m=4, n=4, fill=1.0, prog="y[i] = A[i, i]", seed=0)
 @example(m=2, n=5, fill=float("inf"), prog="y[i] = A[i, j] * x[j]", seed=2)
+@example(m=2, n=6, fill=1.0, prog="s = A[i, j]", seed=5)
 def test_run_matrix_property(level, m, n, fill, prog, seed):
     """Rows of runs of any lengths and values (the fill's, NaN, ±inf), any fill, against the oracle."""
     if "A[i, i]" in prog:
@@ -141,6 +144,16 @@ def test_a_sparse_run_list_row_jumps_the_gaps_between_runs():
     k = check_lowered("y[i] = A[i, j] * x[j]", checked=True, A=run_matrix(a, level=SparseRunList), x=x)
     assert "if (pA1 < A1_left[rA1])" in k.c_source
     np.testing.assert_array_equal(k(A=run_matrix(a, level=SparseRunList), x=x).to_numpy(), [2 * 2 + 2 * 3 + 3 * 6 + 3 * 7])
+
+
+@pytest.mark.parametrize("prog", ["s = A[i, j]", "y[i] = A[i, j]"])
+def test_the_fill_between_sparse_runs_is_folded_in(prog):
+    """A sum over a SparseRunList of fill 1 adds the fill once for every coordinate no run holds:
+    the walk jumps the gaps, so the coordinates it visits are counted, not the span of its bounds
+    (which counted the gap 3..4 as visited: 15 for 17)."""
+    a = np.array([[1.0, 3.0, 3.0, 1.0, 1.0, 2.0], [1.0] * 6])
+    k = check_lowered(prog, checked=True, A=run_matrix(a, 1.0, SparseRunList))
+    assert "j_ran" in k.c_source
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
@@ -200,3 +213,4 @@ def test_a_run_matrix_is_named_in_the_iteration_graph():
     k = lower("y[i] = A[i, j] * x[j]", "lattice", A=run_matrix(A4, level=SparseRunList), x=np.ones(4))
     graph = next(s for s in k.trace.steps if s.stage == "iteration-graph")
     assert "j (SparseRunList" in graph.artifacts[0].text
+
