@@ -32,9 +32,12 @@ List                       coordinate ``p + (idx[r] - ofs[r+1])`` for the block
 SparsePoint    sparse      a SparseList's (:mod:`.point_iterators`)
 SparseInterval sparse      the run's coordinates ``[left[r], right[r])`` walked
                            themselves, ``r = pos[parent]``, child ``r``
+RunList,       sparse      each run's coordinates walked, the run ``r`` kept
+SparseRunList              beside them and the child of each (:mod:`.run_iterators`)
 =============  ==========  ==================================================
 
-Any other level (RunList, SparseRunList, ...) is refused with :class:`StrategyError`, unless a
+The rows above Band are one iterator class built from what each level declares
+(:meth:`ModeIterator.of`); any other level is refused with :class:`StrategyError`, unless a
 factory for its class (or a base class) was added with :func:`register_iterator`.
 
 >>> from compiler.format import coo

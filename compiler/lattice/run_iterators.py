@@ -15,7 +15,9 @@ SparseRunList's walk jumps over the gaps between runs: at a coordinate before it
 moves on to that start, so only stored coordinates are visited.
 
 A diagonal's coordinate ``i`` is found by bisecting the fiber's runs for the first that ends past
-``i`` (stored in it for a RunList; for a SparseRunList if the run starts at or before ``i``).
+``i`` (stored in it for a RunList; for a SparseRunList if the run starts at or before ``i``). A
+loop whose body only adds the run's value to a scalar walks the runs themselves instead, adding
+each value times its run's length (:mod:`compiler.lattice.emit_runs`).
 
 >>> from compiler.format import Format
 >>> from compiler.levels import Dense, Element, RunList, SparseRunList
@@ -53,6 +55,16 @@ class RunListIterator(ModeIterator):
 
     #: the run holding the coordinate is kept beside it (block_start, block_sync)
     keeps_block = True
+    #: a loop may walk the runs themselves (run_bounds, run_length; :mod:`.emit_runs`)
+    walks_runs = True
+
+    def run_bounds(self, parent):
+        """IR ``(first, end)`` of the runs of the fiber under ``parent``."""
+        return self._runs(parent)[:2]
+
+    def run_length(self, r, first):
+        """IR of the number of coordinates of run ``r`` of a fiber whose first run is ``first``."""
+        return BinOp("-", Load(self.param("right"), r), self._run_start(r, first))
 
     def _runs(self, parent):
         """``(first, end, stored)``: the fiber's runs ``[first, end)`` and whether it has any."""

@@ -214,3 +214,39 @@ def test_a_run_matrix_is_named_in_the_iteration_graph():
     graph = next(s for s in k.trace.steps if s.stage == "iteration-graph")
     assert "j (SparseRunList" in graph.artifacts[0].text
 
+
+# -- a sum over runs adds each run's value times its length ----------------------------------------
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("prog", ["s = A[i, j]", "y[i] = A[i, j]"])
+def test_a_sum_over_runs_adds_each_runs_value_times_its_length(level, prog):
+    """The loop over j runs over the runs, not their coordinates, and the trace says why."""
+    a = np.array([[2.0, 2.0, 2.0, 0.0, 5.0, 5.0], [0.0] * 6, [1.5] * 6])
+    k = check_lowered(prog, checked=True, A=run_matrix(a, level=level))
+    assert "for (int64_t rA1 = A1_pos[i]; rA1 < A1_pos[i + 1]; rA1++)" in k.c_source
+    assert "pA1" not in k.c_source
+    assert any("times the run's length" in (st.note or "") for st in k.trace.steps)
+
+
+@pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
+def test_integer_runs_sum_exactly(level):
+    a = np.array([[3, 3, 3, 3, 0, 7], [0, 0, 0, 0, 0, 0], [2 ** 40, 2 ** 40, 1, 1, 1, 0]], dtype=np.int64)
+    A = Tensor.from_numpy(a, Format(Dense(level(Element(0)))))
+    k = check_lowered("y[i] = A[i, j]", A=A)
+    assert "A1_pos[i + 1]; rA1++" in k.c_source
+    np.testing.assert_array_equal(k(A=A).to_numpy(), a.sum(axis=1))
+
+
+@pytest.mark.parametrize("prog", ["y[i] = A[i, j] * x[j]", "y[i] = max[j](A[i, j] + x[j])"])
+def test_a_body_that_reads_the_coordinate_walks_the_coordinates(prog):
+    """SpMV's A[i, j] * x[j] changes within a run: each coordinate is visited (no run shortcut)."""
+    k = check_lowered(prog, A=run_matrix(A4), x=np.arange(1.0, 5.0))
+    assert "rA1 < A1_pos[i + 1]; rA1++" not in k.c_source and "while (A1_right[rA1] <= " in k.c_source
+
+
+def test_a_sum_that_counts_its_coordinates_walks_them():
+    """Over a SparseRunList of fill 1 the loop counts the coordinates it visits, to fold the fill in
+    for the others: it walks them (a run's count would be its length; not done)."""
+    a = np.array([[1.0, 3.0, 3.0, 1.0, 1.0, 2.0]])
+    k = check_lowered("y[i] = A[i, j]", A=run_matrix(a, 1.0, SparseRunList))
+    assert "j_ran" in k.c_source and "pA1" in k.c_source
