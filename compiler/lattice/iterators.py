@@ -36,8 +36,8 @@ RunList,       sparse      each run's coordinates walked, the run ``r`` kept
 SparseRunList              beside them and the child of each (:mod:`.run_iterators`)
 =============  ==========  ==================================================
 
-The rows above Band are one iterator class built from what each level declares
-(:meth:`ModeIterator.of`); any other level is refused with :class:`StrategyError`, unless a
+Dense, SparseList, SparseCOO, SparseByteMap, SparseHash and SparsePoint are read by one iterator
+class built from what each level declares (:meth:`ModeIterator.of`); any other level is refused with :class:`StrategyError`, unless a
 factory for its class (or a base class) was added with :func:`register_iterator`.
 
 >>> from compiler.format import coo
