@@ -167,3 +167,36 @@ def test_a_level_declaring_itself_compressed_takes_a_position_schedule():
               options={"schedule": Schedule().fuse("i", "j", "f").pos("f", "fpos", "A").split("fpos", "f0", "f1", 2)})
     np.testing.assert_allclose(k(A=A, x=x).to_numpy(), a @ x)
     np.testing.assert_allclose(k.interpret(A=A, x=x).to_numpy(), a @ x)
+
+
+def _subclass(level):
+    """A subclass of ``level`` of its own name, as a user would write it (no registration)."""
+    return dataclass(frozen=True, eq=False, repr=False)(type(f"My{level.__name__}", (level,), {
+        "__annotations__": {"name": ClassVar[str]}, "name": f"My{level.name}"}))
+
+
+@pytest.mark.parametrize("level_name", ["SparseList", "SparseHash", "SparseByteMap", "SparseBand", "SparseBlockList",
+                                        "SparsePoint", "SparseInterval", "RunList", "SparseRunList"])
+@pytest.mark.parametrize("prog", ["y[i] = A[i, j] * x[j]", "y[i] = A[i, i]"])
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_subclass_of_every_level_lowers_as_its_base(level_name, prog, strategy):
+    """Each level format's subclass, of its own name, reads as its base in both strategies: its
+    kernels agree with the oracle, and under the lattice strategy its C is its base's but for the name."""
+    from compiler import levels
+    from compiler.format import Format
+    from compiler.levels import Element
+    base = getattr(levels, level_name)
+    sub = _subclass(base)
+    a = np.array([[0.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
+    x = np.arange(1.0, 5.0)
+    kernels = {}
+    for cls in (base, sub):
+        A = Tensor.from_numpy(a, Format(Dense(cls(Element(0.0)))))
+        assert type(A.levels[1]) is cls
+        tensors = {"A": A, "x": x} if "x[" in prog else {"A": A}
+        k = lower(prog, strategy=strategy, **tensors)
+        want, _ = evaluate(prog, **tensors)
+        np.testing.assert_allclose(k(**tensors).to_numpy(), want)
+        kernels[cls] = k.c_source
+    if strategy == "lattice":
+        assert kernels[sub].replace(sub.name, base.name) == kernels[base]
