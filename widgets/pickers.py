@@ -77,7 +77,7 @@ def _level_names(fmt: Format) -> list[str]:
     """One name per mode slot: the level's name, with the slots a SparseCOO covers marked."""
     names: list[str] = []
     for lvl in fmt.levels:
-        if lvl.nmodes > 1:
+        if lvl.coordinate_list:
             names += [f"{lvl.name}({lvl.nmodes})"] + [_COVERED] * (lvl.nmodes - 1)
         else:
             names.append(lvl.name)

@@ -442,7 +442,7 @@ def mode_iterators(name: str, tensor: str, fmt: Format) -> list[ModeIterator]:
                 f"level {k} ({lvl.name}) of tensor {tensor} cannot be iterated coordinate by coordinate, "
                 f"which the lattice strategy needs (it iterates {known}; register_iterator adds a level "
                 f"class); convert {tensor} with .asformat('csr'/'coo'/...) or use strategy='looplets'")
-        if lvl.nmodes > 1 and lvl is not fmt.levels[-1]:
+        if lvl.coordinate_list and lvl is not fmt.levels[-1]:
             raise StrategyError(f"tensor {tensor}: the lattice strategy supports {lvl.name} only as the "
                                 f"innermost level")
         its = list(factory(name, tensor, mode, k, lvl))

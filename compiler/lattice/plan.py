@@ -366,7 +366,7 @@ class Setup:
             if lvl.located_by_coordinate and not all(m.located_by_coordinate for m in fmt.levels[:k]):
                 raise StrategyError(f"output {self.output.tensor}: a Dense level under a sparse level "
                                     f"cannot be assembled by appending")
-            if lvl.nmodes > 1 and k != len(names) - 1:
+            if lvl.coordinate_list and k != len(names) - 1:
                 raise StrategyError(f"output {self.output.tensor}: {n} must be the innermost level")
         if self.program.op is not None:
             raise StrategyError(f"output {self.output.tensor} is sparse: an update ({assign_spelling(self.program.op)}) "

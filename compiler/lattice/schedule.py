@@ -400,7 +400,7 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
     if not is_all_dense(fmt):
         names = [lvl.name for lvl in fmt.levels]
         shape = ["dense" if lvl.located_by_coordinate else "list" if lvl.compressed and lvl.appends_nested
-                 else "coo" if lvl.nmodes > 1 else "other" for lvl in fmt.levels]
+                 else "coo" if lvl.coordinate_list else "other" for lvl in fmt.levels]
         if shape not in (["dense", "list"], ["list", "list"], ["list"], ["coo"]):
             raise StrategyError(f"{what}: the sparse output {out} ({', '.join(names)}) would be appended through "
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "

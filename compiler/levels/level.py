@@ -84,6 +84,10 @@ class Level:
     #: the array holding the child of each position of the sorted view (a hash's), or None when
     #: each position is its own child
     child_array: ClassVar[str | None] = None
+    #: TACO's COO: the level's modes store one list of coordinate tuples under one ``pos`` (every
+    #: mode but the last a non-unique segment), which the lattice strategy reads and assembles only
+    #: as the innermost level
+    coordinate_list: ClassVar[bool] = False
 
     @property
     def located_by_coordinate(self) -> bool:

@@ -40,6 +40,7 @@ class SparseCOO(Level):
     index_dtype: Any = None
 
     name: ClassVar[str] = "SparseCOO"
+    coordinate_list: ClassVar[bool] = True
 
     def crd_of(self, mode: int) -> str:
         return f"idx{mode}"

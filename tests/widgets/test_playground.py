@@ -92,6 +92,14 @@ def test_an_unknown_strategy_is_named():
         Playground(SPMV, "taco")
 
 
+def test_a_coordinate_list_of_one_mode_is_offered_as_one():
+    from compiler.format import Format
+    from compiler.levels import Element, SparseCOO
+    from widgets.pickers import FormatPicker
+    p = FormatPicker("v", Format(SparseCOO(1, Element(0.0))))
+    assert p.levels[0].value == "SparseCOO(1)" and p.value == Format(SparseCOO(1, Element(0.0)))
+
+
 def marked(picker, k=0):
     return {value for label, value in picker.levels[k].options if label.startswith("✗")}
 

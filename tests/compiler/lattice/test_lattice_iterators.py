@@ -200,3 +200,19 @@ def test_a_subclass_of_every_level_lowers_as_its_base(level_name, prog, strategy
         kernels[cls] = k.c_source
     if strategy == "lattice":
         assert kernels[sub].replace(sub.name, base.name) == kernels[base]
+
+
+def test_a_coordinate_list_of_one_mode_is_still_read_and_assembled_as_coo():
+    """SparseCOO declares itself a coordinate list whatever its number of modes: of one mode above
+    another level it is refused as before, and as a sparse vector output on threads it is filled as
+    COO outputs are (asking for a level of several modes instead changed both)."""
+    from compiler.format import Format
+    from compiler.lattice.schedule import Schedule
+    from compiler.levels import Element, SparseCOO
+    A = Tensor.from_numpy(np.array([[0, 1.0], [2, 0]]), Format(SparseCOO(1, SparseList(Element(0.0)))))
+    with pytest.raises(StrategyError, match="supports SparseCOO only as the innermost level"):
+        lower("yc[i] = A[i, j] * x[j]", strategy="lattice", A=A, x=np.ones(2))
+    B = Tensor.from_numpy(np.array([[0, 1.0], [2, 0]]), "csr")
+    k = lower("yc[i] = B[i, j] * x[j]", strategy="lattice", B=B, x=np.ones(2), yc=Format(SparseCOO(1, Element(0.0))),
+              options={"schedule": Schedule().parallelize("i")})
+    np.testing.assert_array_equal(k(B=B, x=np.ones(2)).to_numpy(), [1.0, 2.0])
