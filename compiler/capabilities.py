@@ -10,8 +10,8 @@ the explorer's format pickers ask :func:`capabilities` instead of keeping their 
 True
 >>> capabilities("looplets").schedule
 False
->>> capabilities("lattice").why_not("RunList", output=False)
-'the lattice strategy cannot read a RunList level'
+>>> capabilities("lattice").why_not("SparseBand", output=True)
+'the lattice strategy cannot assemble a SparseBand output level'
 """
 
 from __future__ import annotations

@@ -120,19 +120,20 @@ class Format:
     @property
     def shorthand(self) -> str | None:
         """The shorthand this format's structure matches ("csr", "coo", ...), or None."""
-        names = tuple(lvl.name for lvl in self.levels)
+        # (the levels' own classes: a subclass is a format of its own, with its own name)
+        kinds = tuple(type(lvl) for lvl in self.levels)
         identity = self.mode_order == tuple(range(self.ndim))
-        if all(n == "Dense" for n in names) and identity:
+        if all(k is Dense for k in kinds) and identity:
             return "dense"
-        if names == ("Dense", "SparseList"):
+        if kinds == (Dense, SparseList):
             return {(0, 1): "csr", (1, 0): "csc"}[self.mode_order]
-        if names == ("SparseCOO",) and identity:
+        if kinds == (SparseCOO,) and identity:
             return "coo"
-        if names == ("SparseList",):
+        if kinds == (SparseList,):
             return "sparse_vector"
-        if names == ("SparseList", "SparseList") and identity:
+        if kinds == (SparseList, SparseList) and identity:
             return "dcsr"
-        if len(names) >= 3 and all(n == "SparseList" for n in names) and identity:
+        if len(kinds) >= 3 and all(k is SparseList for k in kinds) and identity:
             return "csf"
         return None
 

@@ -106,3 +106,56 @@ def test_no_import_cycles_at_module_level():
 def test_module_size(name):
     lines = MODULES[name].read_text(encoding="utf-8").count("\n")
     assert lines <= LINE_LIMIT, f"{MODULES[name].relative_to(ROOT)} has {lines} lines: split it by concept"
+
+
+def _level_names() -> set:
+    """The Finch names of the level formats (and their registered aliases)."""
+    import compiler.levels as levels
+    from compiler.levels.level import Level
+    names = {cls.name for cls in vars(levels).values() if isinstance(cls, type) and issubclass(cls, Level)}
+    return names - {"Level"}
+
+
+def _name_literals(node, names: set) -> list:
+    """The level names a comparison's operand spells as string literals (alone or in a tuple,
+    list or set of them)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [v for e in node.elts for v in _name_literals(e, names)]
+    return []
+
+
+def level_name_tests(source: str, names: set) -> list:
+    """``(line, name)`` of each comparison (``==``, ``!=``, ``in``, ``not in``) against a level's name
+    spelled as a literal: a strategy must ask a level what it can do (DESIGN.md).
+
+    >>> level_name_tests('if lvl.name == "SparseList": pass', {"SparseList"})
+    [(1, 'SparseList')]
+    >>> level_name_tests('ok = kind in ("dense", "sparse")', {"SparseList"})
+    []
+    """
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            for operand in [node.left, *node.comparators]:
+                out += [(node.lineno, v) for v in _name_literals(operand, names)]
+    return out
+
+
+def test_level_name_tests_are_found():
+    names = {"Dense", "SparseList", "SparseCOO"}
+    found = level_name_tests('a = n != "Dense"\nb = names not in (["Dense", "SparseList"], ["SparseCOO"])\n'
+                             'c = lvl.level_name in {"SparseList"}\nd = x == "Densely"', names)
+    assert found == [(1, "Dense"), (2, "Dense"), (2, "SparseList"), (2, "SparseCOO"), (3, "SparseList")]
+
+
+def test_no_module_outside_the_levels_compares_a_level_name_to_a_literal():
+    """Strategies (and every other module) ask a level what it can do; only ``compiler/levels``
+    may spell a level's name in a test, so a subclass or a new format is read as what it declares."""
+    names = _level_names()
+    assert {"Dense", "SparseList", "SparseCOO", "RunList", "Pattern"} <= names
+    bad = [f"{MODULES[m].relative_to(ROOT)}:{line} compares with {n!r}"
+           for m in sorted(MODULES) if not m.startswith("compiler.levels")
+           for line, n in level_name_tests(MODULES[m].read_text(encoding="utf-8"), names)]
+    assert not bad, "\n".join(bad)

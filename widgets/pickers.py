@@ -12,6 +12,7 @@ or ``custom``), ``n`` level dropdowns (outermost first) and a mode-order dropdow
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any, Callable
 
@@ -76,8 +77,8 @@ def _level_names(fmt: Format) -> list[str]:
     """One name per mode slot: the level's name, with the slots a SparseCOO covers marked."""
     names: list[str] = []
     for lvl in fmt.levels:
-        if lvl.name == "SparseCOO":
-            names += [f"SparseCOO({lvl.nmodes})"] + [_COVERED] * (lvl.nmodes - 1)
+        if lvl.coordinate_list:
+            names += [f"{lvl.name}({lvl.nmodes})"] + [_COVERED] * (lvl.nmodes - 1)
         else:
             names.append(lvl.name)
     return names
@@ -106,8 +107,10 @@ def build_format(names: list[str], mode_order, leaf, index_dtype=None) -> Format
         k += m
     root = leaf
     for name, m in reversed(specs):
-        kw = {"index_dtype": index_dtype} if index_dtype is not None and name != "Dense" else {}
-        root = L.SparseCOO(m, root, **kw) if name.startswith("SparseCOO(") else LEVELS[name](root, **kw)
+        cls = L.SparseCOO if name.startswith("SparseCOO(") else LEVELS[name]
+        takes = index_dtype is not None and any(f.name == "index_dtype" for f in dataclasses.fields(cls))
+        kw = {"index_dtype": index_dtype} if takes else {}
+        root = L.SparseCOO(m, root, **kw) if cls is L.SparseCOO else cls(root, **kw)
     return Format(root, tuple(mode_order))
 
 
@@ -165,12 +168,12 @@ class FormatPicker(W.HBox):
     def mark(self, why_not: Callable[[str], str | None] | None) -> None:
         """Mark the level options ``why_not(name)`` gives a reason against (None: clear the
         marks). A dropdown cannot disable one option, so the option's label says it and keeps
-        the level's name as its value: ``✗ RunList (cannot read)``.
+        the level's name as its value: ``✗ SparseBand (cannot assemble)``.
 
         >>> from compiler.capabilities import capabilities
         >>> p = FormatPicker("x", "sparse_vector")
-        >>> p.mark(lambda name: capabilities("lattice").why_not(name, output=False))
-        >>> "✗ RunList (cannot read)" in [label for label, _ in p.levels[0].options]
+        >>> p.mark(lambda name: capabilities("lattice").why_not(name, output=True))
+        >>> "✗ SparseBand (cannot assemble)" in [label for label, _ in p.levels[0].options]
         True
         """
         self._why_not = why_not

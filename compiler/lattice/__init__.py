@@ -22,7 +22,7 @@ array([1., 5.])
 """
 
 from .algebra import derive, holds
-from . import block_iterators, point_iterators  # noqa: F401  (register the SparseBand, SparseBlockList, SparsePoint iterators)
+from . import block_iterators, point_iterators, run_iterators  # noqa: F401  (register their levels' iterators)
 from .cfir_builder import build_cfir
 from .cfir_interpreter import interpret_cfir
 from .plan import Setup

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import serialize
 from ..binding import array_name
 from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, While, and_
 from ..levels import SparseBand, SparseBlockList
@@ -42,6 +43,7 @@ def _next(parent):
     return Const(parent.value + 1, "int64") if isinstance(parent, Const) else BinOp("+", parent, 1)
 
 
+@serialize.node
 @dataclass(frozen=True)
 class BandIterator(ModeIterator):
     """A SparseBand level: its fiber's positions hold contiguous coordinates."""
@@ -64,7 +66,7 @@ class BandIterator(ModeIterator):
         # (the coordinate's inverse: a diagonal's search is one subtraction)
         return BinOp("-", i, BinOp("-", Load(self.param("idx"), parent), Load(self.param("pos"), _next(parent))))
 
-    def child(self, p, segend=None, parent=None):
+    def child(self, p, segend=None, parent=None, block=None):
         return p
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
@@ -74,6 +76,7 @@ class BandIterator(ModeIterator):
         return [(q + shift, q) for q in range(start, stop)]
 
 
+@serialize.node
 @dataclass(frozen=True)
 class BlockListIterator(ModeIterator):
     """A SparseBlockList level: contiguous positions per fiber, a coordinate per (block, position).
@@ -132,7 +135,7 @@ class BlockListIterator(ModeIterator):
                 Declare(q, "int64", Select(and_(BinOp("<", lo, end), BinOp("<=", self._ofs(lo), at)),
                                            at, Const(-1, "int64")))]
 
-    def child(self, p, segend=None, parent=None):
+    def child(self, p, segend=None, parent=None, block=None):
         return p
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
@@ -142,11 +145,11 @@ class BlockListIterator(ModeIterator):
 
 
 def _band_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [BandIterator(name, tensor, mode, k, 0, lvl.name)]
+    return [BandIterator.of(name, tensor, mode, k, lvl)]
 
 
 def _block_list_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [BlockListIterator(name, tensor, mode, k, 0, lvl.name)]
+    return [BlockListIterator.of(name, tensor, mode, k, lvl)]
 
 
 register_iterator(SparseBand, _band_iterators)

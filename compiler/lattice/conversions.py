@@ -26,7 +26,7 @@ from ..notation.ast import Access, Assign as NAssign, Call as NCall, Reduce as N
 from ..stand_in import format_text
 from ..trace import Trace
 from .cin import Forall, Sequence, Where, expr_accesses, foralls
-from .iteration_graph import LoopOrderError, is_all_dense, storage_path
+from .iteration_graph import LoopOrderError, is_all_dense, storage_levels, storage_path
 from .output_build import building_output
 from .plan import Setup
 from .schedule import as_schedule
@@ -157,8 +157,9 @@ def _sweeps_pairs(setup: Setup, formats: dict) -> str | None:
     accesses = expr_accesses(program.rhs)
 
     def stored_densely(acc, name):
-        indices, levels = storage_path(acc, formats[acc.tensor])
-        return all(lvl == "Dense" for i, lvl in zip(indices, levels) if i.name == name)
+        fmt = formats[acc.tensor]
+        return all(lvl.located_by_coordinate for i, lvl in zip(storage_path(acc, fmt)[0], storage_levels(fmt))
+                   if i.name == name)
 
     def swept(name):
         reads = [a for a in accesses if any(i.name == name for i in a.indices) and formats.get(a.tensor) is not None]

@@ -251,7 +251,7 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
                                 f"over {inner} to be the whole body of the loop over {outer})")
         fresh(fused)
         out = program.lhs.tensor
-        if out in formats and any(lvl.name != "Dense" for lvl in formats[out].levels):
+        if out in formats and not all(lvl.located_by_coordinate for lvl in formats[out].levels):
             raise StrategyError(f"{what}: the fused loop adds into the output {out} out of its storage "
                                 f"order (a scatter), which needs a dense output; {out} is sparse")
         return relations + (Fuse(outer, inner, fused),)
@@ -269,25 +269,23 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
             raise StrategyError(f"{what}: {tensor} is accessed more than once, so its positions are ambiguous")
         acc, fmt = accs[0], formats[tensor]
         path = [acc.indices[m].name for m in fmt.mode_order]
-        names = []
-        for lvl in fmt.levels:
-            names += [lvl.name] * lvl.nmodes
+        levels = [lvl for lvl in fmt.levels for _ in range(lvl.nmodes)]
         want = [r.outer, r.inner] if r is not None else [index]
         for v in want:
             if v not in path:
                 raise StrategyError(f"{what}: {tensor} is not indexed by {v} ({acc}), so it has no "
                                     f"positions for {v}")
         k = path.index(want[-1])
-        if names[k] != "SparseList":
-            raise StrategyError(f"{what}: {tensor} stores {want[-1]} in a {names[k]} level; pos iterates the "
+        if not levels[k].compressed:
+            raise StrategyError(f"{what}: {tensor} stores {want[-1]} in a {levels[k].name} level; pos iterates the "
                                 f"positions of a SparseList (compressed) level")
         if r is not None:
             ko = path.index(r.outer)
             if ko != k - 1:
                 raise StrategyError(f"{what}: {tensor} does not store {r.inner} directly under {r.outer} "
                                     f"(its storage order is {', '.join(path)})")
-            if names[ko] not in ("Dense", "SparseList"):
-                raise StrategyError(f"{what}: {tensor} stores {r.outer} in a {names[ko]} level; the fused "
+            if not (levels[ko].located_by_coordinate or levels[ko].compressed):
+                raise StrategyError(f"{what}: {tensor} stores {r.outer} in a {levels[ko].name} level; the fused "
                                     f"position walk is implemented over a Dense (CSR) or SparseList (DCSR) "
                                     f"parent level only")
         return relations + (Pos(index, position, tensor),)

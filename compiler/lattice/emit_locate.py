@@ -165,7 +165,7 @@ class Locating:
             if it.children_by_coordinate:   # children are located by coordinate
                 self.parent[(key, it.mode + 1)] = it.locate(self.parent_of(it), i)
                 continue
-            self.parent[(key, it.mode + 1)] = it.child(p, segs.get(it), self.parent_of(it))
+            self.parent[(key, it.mode + 1)] = it.child(p, segs.get(it), self.parent_of(it), self.block_var(it))
         for key, (pv, mode) in located.items():
             self.parent[(key, mode)] = pv
 

@@ -28,6 +28,7 @@ from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Break, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Origin, Select,
                              Store, Tagged, UnOp, Var, While, and_)
 from ..imperative.search import gallop_past
+from ..levels import Pattern
 from .algebra import same_value
 from .cfir import CAssign, CCase, CForall, CLoop, FlatLocator, headline, one_case_always
 from .cin import expr_accesses
@@ -37,6 +38,7 @@ from .iterators import WorkspaceIterator
 from .lattice import literal
 
 from .emit_derived import at_most, ceil_div
+from .emit_runs import sum_over_runs
 
 class Loops:
     """The loops of a forall, their cases and folds (a mixin of the emitter)."""
@@ -106,7 +108,8 @@ class Loops:
         if len(n.loops) != 1 or n.index.name in self.derived_loops or n.index.name in self.fused_inner:
             return None
         loop = n.loops[0]
-        if loop.universe or len(loop.iterated) != 1 or not loop.iterated[0].unique or not one_case_always(loop):
+        if loop.universe or len(loop.iterated) != 1 or not loop.iterated[0].unique or not one_case_always(loop) \
+                or not loop.iterated[0].visits_every_position:
             return None
         return loop.iterated[0]
 
@@ -146,8 +149,11 @@ class Loops:
             lo, hi = self.bounds(it)
             coord = self.assembled.pop(it.name, None) if isinstance(it, WorkspaceIterator) else None
             coord = coord if coord is not None else self.coord(it, p)
-            body = self.block_sync(it, p) + [Declare(i, "int64", coord)] + \
-                self.loop_body(n, n.loops[0], i, [it], single=True, advance=False)
+            inner = self.loop_body(n, n.loops[0], i, [it], single=True, advance=False)
+            runs = None if par else self.sum_runs(n, it, inner, [i, p])
+            if runs is not None:
+                return out + [self.tag_loop(n.loops[0], runs)]
+            body = self.block_sync(it, p) + [Declare(i, "int64", coord)] + inner
             return out + self.block_decl(it) + par + [self.tag_loop(n.loops[0], For(p, lo, hi, body))]
         for it in iters:
             p = self.pvar(it)
@@ -225,6 +231,19 @@ class Loops:
                 If(BinOp("==", nxt, N), [Break()]),
                 Assign(o, BinOp("-", BinOp("/", nxt, bsize), Const(1, "int64")))]
         return out + [For(o, 0, nblocks, blocks + [If(BinOp(">=", nxt, limit), skip, loops_ir)])]
+
+    def sum_runs(self, n: CForall, it, body: list, walk_vars: list) -> list | None:
+        """The loop over ``it``'s runs adding each run's value times its length, when ``body``
+        only adds a value the coordinate does not change to a scalar (:mod:`.emit_runs`)."""
+        r = self.block_var(it)
+        if r is None:
+            return None
+        scalars = {name: dt for name, (t, dt) in self.setup.temps.items() if not t.dense and not t.workspace}
+        runs = sum_over_runs(it, body, walk_vars, r, self.parent_of(it), scalars)
+        if runs is not None:
+            self.notes.append(f"forall {n.index}: each run of {it.described} holds one value, so the sum over "
+                              f"{n.index} adds it once per run, times the run's length")
+        return runs
 
     def tag_loop(self, loop: CLoop, stmt):
         """``stmt`` (a lattice loop, or a list of statements) tagged ``lattice:<index>:<point>``."""
@@ -349,7 +368,7 @@ class Loops:
                     conds.append(loc.present(located[self.it_key(loc)][0]))
             for key in case.value_tests:
                 acc = s.access(key)
-                if acc.tensor in s.formats and s.formats[acc.tensor].leaf.name == "Pattern":
+                if acc.tensor in s.formats and isinstance(s.formats[acc.tensor].leaf, Pattern):
                     continue
                 if any(self.it_key(loc) == key for loc in later):
                     raise StrategyError(f"{acc} is a diagonal under a sparse level whose entries' values this "

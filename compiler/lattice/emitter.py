@@ -34,6 +34,7 @@ from ..errors import StrategyError
 from ..imperative.ir import (Allocate, Assign, BinOp, Comment, CompoundAssign, Const, Declare, Function, Helper, If,
                              Load, Pragma, Select, Store, Var)
 from ..imperative.ir import RESERVED
+from ..levels import Pattern
 from ..notation.ast import Access
 from .cfir import CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CSkip, CWorkspace
 from .exprs import COMPOUND, apply_op, cast, const_of, names_used, to_ir
@@ -159,7 +160,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         key = str(acc)
         fmt = s.formats[acc.tensor]
         dt = np.dtype(fmt.dtype).name
-        if fmt.leaf.name == "Pattern":
+        if isinstance(fmt.leaf, Pattern):   # (its stored positions hold True)
             return Const(True, "bool"), "bool"
         pos = self.parent[(key, len(s.paths[key]))]
         v = Load(self.param(binding.array_name(acc.tensor, None, "val")), pos)

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 
 from ..errors import StrategyError
 from ..format import Format
-from ..levels import Dense
 from ..notation.ast import Access, Assign, Index
 from .cin import expr_accesses
 
@@ -53,6 +52,7 @@ class TensorPath:
     level_names: tuple[str, ...]
     output: bool
     flexible: bool  # all levels Dense: locatable in any order
+    levels: tuple = ()   # the level storing each index (what the graph asks of it)
 
     @property
     def tensor(self) -> str:
@@ -70,8 +70,19 @@ def storage_path(access: Access, fmt: Format) -> tuple[tuple[Index, ...], tuple[
     return tuple(access.indices[m] for m in fmt.mode_order), tuple(names)
 
 
+def storage_levels(fmt: Format) -> tuple:
+    """The level storing each storage mode of ``fmt`` (a level of several modes once per mode).
+
+    >>> from compiler.format import coo
+    >>> [lvl.name for lvl in storage_levels(coo())]
+    ['SparseCOO', 'SparseCOO']
+    """
+    return tuple(lvl for lvl in fmt.levels for _ in range(lvl.nmodes))
+
+
 def is_all_dense(fmt: Format) -> bool:
-    return all(isinstance(lvl, Dense) for lvl in fmt.levels)
+    """Whether every level of ``fmt`` has a slot per coordinate (TACO's dense levels)."""
+    return all(lvl.located_by_coordinate for lvl in fmt.levels)
 
 
 def check_repeated_indices(acc: Access, fmt: Format) -> None:
@@ -100,7 +111,7 @@ def check_repeated_indices(acc: Access, fmt: Format) -> None:
     for sm, m in enumerate(fmt.mode_order):
         i = acc.indices[m]
         k, lvl = level_of[sm]
-        dense = isinstance(lvl, Dense)
+        dense = lvl.located_by_coordinate
         first = i not in first_dense   # (in storage order: the level the loop over i starts from)
         first_dense.setdefault(i, dense)
         # after the first: Dense levels located under Dense ones, or the last level searched
@@ -138,7 +149,7 @@ class IterationGraph:
             fmt = formats[acc.tensor]
             check_repeated_indices(acc, fmt)
             indices, names = storage_path(acc, fmt)
-            paths.append(TensorPath(acc, indices, names, k == 0, is_all_dense(fmt)))
+            paths.append(TensorPath(acc, indices, names, k == 0, is_all_dense(fmt), storage_levels(fmt)))
         return cls(variables, paths)
 
     def restricted(self, accesses) -> "IterationGraph":
@@ -183,7 +194,7 @@ class IterationGraph:
                         continue
                     before[idx[b]].add(idx[a])
                     why.setdefault((idx[a], idx[b]), []).append(str(p.access))
-        sparse = {i for p in self.paths for i, n in zip(p.indices, p.level_names) if n != "Dense"}
+        sparse = {i for p in self.paths for i, lvl in zip(p.indices, p.levels) if not lvl.located_by_coordinate}
         # a variable stored after an index of an inner loop (a nested reduction's) is bound
         # last: the reduction then runs inside the loops before it (a smaller workspace)
         blocked = {i for p in self.paths if not p.flexible for k, i in enumerate(p.indices)
@@ -214,9 +225,9 @@ class IterationGraph:
     def roles(self, path: TensorPath) -> list[str]:
         """For each level of ``path``: ``iterated`` (sparse or dense loop) or ``located``."""
         out = []
-        for n in path.level_names:
+        for lvl in path.levels:
             if path.output or path.flexible:
-                out.append("located" if n == "Dense" else "appended")
+                out.append("located" if lvl.located_by_coordinate else "appended")
             else:
                 out.append("iterated")
         return out
@@ -261,4 +272,5 @@ class IterationGraph:
         return "\n".join(lines)
 
 
-__all__ = ["IterationGraph", "LoopOrderError", "TensorPath", "check_repeated_indices", "is_all_dense", "storage_path"]
+__all__ = ["IterationGraph", "LoopOrderError", "TensorPath", "check_repeated_indices", "is_all_dense", "storage_levels",
+           "storage_path"]

@@ -32,9 +32,12 @@ List                       coordinate ``p + (idx[r] - ofs[r+1])`` for the block
 SparsePoint    sparse      a SparseList's (:mod:`.point_iterators`)
 SparseInterval sparse      the run's coordinates ``[left[r], right[r])`` walked
                            themselves, ``r = pos[parent]``, child ``r``
+RunList,       sparse      each run's coordinates walked, the run ``r`` kept
+SparseRunList              beside them and the child of each (:mod:`.run_iterators`)
 =============  ==========  ==================================================
 
-Any other level (RunList, SparseRunList, ...) is refused with :class:`StrategyError`, unless a
+Dense, SparseList, SparseCOO, SparseByteMap, SparseHash and SparsePoint are read by one iterator
+class built from what each level declares (:meth:`ModeIterator.of`); any other level is refused with :class:`StrategyError`, unless a
 factory for its class (or a base class) was added with :func:`register_iterator`.
 
 >>> from compiler.format import coo
@@ -54,28 +57,58 @@ from ..binding import array_name
 from ..errors import StrategyError
 from ..format import Format
 from ..imperative.ir import Assign, BinOp, Const, Declare, Load, Var, While, and_
-from ..levels import Dense, SparseByteMap, SparseCOO, SparseHash, SparseList
+from ..levels import Dense, SparseByteMap, SparseCOO, SparseHash, SparseList, SparsePoint
 
 
 @dataclass(frozen=True)
 class ModeIterator:
-    """The iterator of storage mode ``mode`` of one access (``name``) of ``tensor``."""
+    """The iterator of storage mode ``mode`` of one access (``name``) of ``tensor``.
+
+    Built by :meth:`of` from what the level declares (:class:`compiler.levels.Level`: ``full``,
+    ``slot_per_coordinate``, ``compressed``, ``crd_array``, ``hashed``, ``child_array``), so it
+    never asks the level's name (kept for messages and drawings only), and a subclass of a level
+    reads as its base does.
+
+    >>> from compiler.levels import Element, SparseHash
+    >>> it = ModeIterator.of("A", "A", 0, 0, SparseHash(Element(0.0)))
+    >>> it.kind, it.locatable, it.probed, str(it.child(Var("pA0")))
+    ('sparse', True, True, 'A0_ptr[pA0]')
+    """
 
     name: str         # the access's name in generated code ("A", "A_2")
     tensor: str       # the tensor (parameter prefix)
     mode: int         # storage mode
     level: int        # storage level number
-    sub: int          # mode within a SparseCOO level (0 otherwise)
-    level_name: str
+    sub: int          # mode within a level of several modes (a SparseCOO's; 0 otherwise)
+    level_name: str   # (for messages and drawings: no decision reads it)
     nsub: int = 1
+    # what the level declares (see :meth:`of`)
+    full: bool = False
+    slots: bool = False          # a slot per coordinate: children at parent * size + i
+    compressed: bool = False     # TACO's compressed: one sorted list per fiber, each position its child
+    crd: str = "idx"             # the array of coordinates position iteration reads
+    hashed: bool = False         # located by probing a hash table
+    child_array: str | None = None   # the child of each position of a sorted view, if not the position
+
+    @classmethod
+    def of(cls, name: str, tensor: str, mode: int, k: int, lvl, sub: int = 0):
+        """The iterator of mode ``sub`` of level ``k`` (``lvl``), from what the level declares."""
+        return cls(name, tensor, mode, k, sub, lvl.name, lvl.nmodes, full=lvl.full, slots=lvl.slot_per_coordinate,
+                   compressed=lvl.compressed, crd=lvl.crd_of(sub), hashed=lvl.hashed, child_array=lvl.child_array)
+
+    @property
+    def located_by_coordinate(self) -> bool:
+        """A slot for every coordinate (a Dense level's): located, never iterated by position."""
+        return self.full and self.slots
 
     @property
     def kind(self) -> str:
-        return "dense" if self.level_name == "Dense" else "sparse"
+        return "dense" if self.located_by_coordinate else "sparse"
 
     @property
     def unique(self) -> bool:
-        return self.level_name != "SparseCOO" or self.sub == self.nsub - 1
+        # (every mode of a level of several modes but its last walks segments of equal coordinates)
+        return self.sub == self.nsub - 1
 
     @property
     def label(self) -> str:
@@ -89,55 +122,46 @@ class ModeIterator:
 
     @property
     def locatable(self) -> bool:
-        """Whether the lowering may locate into this sparse level instead of iterating it."""
-        return self.level_name in ("SparseByteMap", "SparseHash")
+        """Whether the lowering may locate into this sparse level instead of iterating it: a
+        table of a slot per coordinate (a byte map's) or a hash table to probe."""
+        return not self.full and (self.slots or self.hashed)
 
     @property
     def probed(self) -> bool:
         """Whether a locate probes a hash table (the kernel computes the table's capacity first)."""
-        return self.level_name == "SparseHash"
+        return self.hashed
 
     @property
     def children_by_coordinate(self) -> bool:
         """Whether the level's children sit at ``parent * size + i``, as a Dense level's do, though
         it is iterated through its list (SparseByteMap)."""
-        return self.level_name == "SparseByteMap"
+        return self.slots and not self.full
 
     @property
     def fibers_by_size(self) -> bool:
         """Whether the level holds ``size`` positions per fiber (its children are counted by its
         size, not by a stored count)."""
-        return self.level_name in ("Dense", "SparseByteMap")
-
-    @property
-    def compressed(self) -> bool:
-        """Whether the level is one sorted, unique list of coordinates per fiber in ``pos``/``idx``
-        (a fiber's entries are ``pos[p]`` to ``pos[p + 1]``, and ``pos`` at the number of fibers
-        counts them all)."""
-        return self.level_name == "SparseList"
+        return self.slots
 
     def param(self, kind: str) -> str:
         """The kernel parameter of this level's array ``kind`` (pos, idx, tbl) or its size."""
         if kind == "size":
             return array_name(self.tensor, self.mode, "size")
-        if kind == "idx" and self.level_name == "SparseByteMap":
-            return array_name(self.tensor, self.level, "srt")
-        if kind == "idx" and self.level_name == "SparseCOO":
-            return array_name(self.tensor, self.level, f"idx{self.sub}")
+        if kind == "idx":
+            return array_name(self.tensor, self.level, self.crd)
         return array_name(self.tensor, self.level, kind)
 
     # -- imperative IR -----------------------------------------------------------------
 
     def bounds(self, parent):
         """IR ``(lo, hi)`` of the positions of the fiber under ``parent``."""
-        if self.level_name in ("SparseList", "SparseByteMap", "SparseHash") or \
-                (self.level_name == "SparseCOO" and self.sub == 0):
-            pos = self.param("pos")
-            after = Const(parent.value + 1, "int64") if isinstance(parent, Const) else BinOp("+", parent, 1)
-            return Load(pos, parent), Load(pos, after)
-        if self.level_name == "SparseCOO":
-            return parent
-        raise AssertionError("a Dense level has no position bounds; locate into it")
+        if self.located_by_coordinate:
+            raise AssertionError("a Dense level has no position bounds; locate into it")
+        if self.sub > 0:
+            return parent   # the segment of equal coordinates of the mode above
+        pos = self.param("pos")
+        after = Const(parent.value + 1, "int64") if isinstance(parent, Const) else BinOp("+", parent, 1)
+        return Load(pos, parent), Load(pos, after)
 
     def coord(self, p, parent=None, block=None):
         """IR of the coordinate at position ``p`` of the fiber under ``parent`` (``idx[p]`` here;
@@ -147,6 +171,9 @@ class ModeIterator:
 
     #: whether the emitter keeps a block variable beside the position (see :meth:`block_start`)
     keeps_block = False
+    #: whether a loop over the fiber visits every position of its bounds (so their difference
+    #: counts the coordinates it visits); a SparseRunList's walk jumps the gaps between its runs
+    visits_every_position = True
 
     def block_start(self, parent):
         """IR of the first block of the fiber under ``parent``, for a level whose coordinates
@@ -174,13 +201,14 @@ class ModeIterator:
         level computes it (a SparseBand's), else None (it is searched for)."""
         return None
 
-    def child(self, p, segend=None, parent=None):
+    def child(self, p, segend=None, parent=None, block=None):
         """The parent of the next mode after visiting position ``p`` (segment end ``segend``) of the
-        fiber under ``parent`` (a SparseInterval's one run holds the child of all its coordinates)."""
+        fiber under ``parent``, in ``block`` (see :meth:`block_start`): a SparseInterval's one run
+        holds the child of all its coordinates, a RunList's run the child of its own."""
         if not self.unique:
             return (p, segend)
-        if self.level_name == "SparseHash":   # the sorted view points at the child
-            return Load(self.param("ptr"), p)
+        if self.child_array is not None:   # (a hash's sorted view points at the child)
+            return Load(self.param(self.child_array), p)
         return p
 
     def locate(self, parent, i):
@@ -196,7 +224,7 @@ class ModeIterator:
         the key or an empty slot; ``q = -1`` when absent); ``cap`` holds the table's
         capacity (:func:`hash_capacity_stmts`). Other levels compute it (:meth:`locate`).
         """
-        if self.level_name != "SparseHash":
+        if not self.hashed:
             return [Declare(q, "int64", self.locate(parent, i))]
         key, slot = fresh("key"), fresh("slot")
         tbl, keys = self.param("tbl"), self.param("key")
@@ -210,7 +238,7 @@ class ModeIterator:
 
     def present(self, q):
         """IR: is the located child position ``q`` stored (a SparseByteMap's table, a SparseHash's probe)?"""
-        if self.level_name == "SparseHash":
+        if self.hashed:
             return BinOp(">=", q, Const(0, "int64"))
         return Load(self.param("tbl"), q)
 
@@ -218,21 +246,18 @@ class ModeIterator:
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
         """``[(coord, child parent), ...]`` of the fiber under ``parent``, deduplicated."""
-        if self.level_name == "Dense":
+        if self.located_by_coordinate:
             n = sizes[self.param("size")]
             return [(i, parent * n + i) for i in range(n)]
-        if self.level_name == "SparseList":
-            pos, idx = arrays[self.param("pos")], arrays[self.param("idx")]
-            return [(int(idx[p]), p) for p in range(int(pos[parent]), int(pos[parent + 1]))]
-        if self.level_name == "SparseByteMap":
-            pos, srt, n = arrays[self.param("pos")], arrays[self.param("idx")], sizes[self.param("size")]
-            return [(int(srt[p]), parent * n + int(srt[p])) for p in range(int(pos[parent]), int(pos[parent + 1]))]
-        if self.level_name == "SparseHash":
-            pos, idx, ptr = (arrays[self.param(k)] for k in ("pos", "idx", "ptr"))
-            return [(int(idx[p]), int(ptr[p])) for p in range(int(pos[parent]), int(pos[parent + 1]))]
         lo, hi = (int(arrays[self.param("pos")][parent]), int(arrays[self.param("pos")][parent + 1])) \
             if self.sub == 0 else parent
         idx = arrays[self.param("idx")]
+        if self.slots:   # a byte map's sorted list: each child at its coordinate's slot
+            n = sizes[self.param("size")]
+            return [(int(idx[p]), parent * n + int(idx[p])) for p in range(lo, hi)]
+        if self.child_array is not None:
+            child = arrays[self.param(self.child_array)]
+            return [(int(idx[p]), int(child[p])) for p in range(lo, hi)]
         out, p = [], lo
         while p < hi:
             s = p + 1
@@ -280,6 +305,7 @@ class WorkspaceIterator:
     extents: tuple = ()   # the size parameters of the indices, over several
 
     kind = "sparse"
+    visits_every_position = True
     # (what a level iterator can do that a coordinate list cannot: see ModeIterator)
     locatable = probed = children_by_coordinate = fibers_by_size = compressed = False
 
@@ -313,7 +339,7 @@ class WorkspaceIterator:
             q = BinOp("/", q, Var(size))
         return q if self.sub == 0 else BinOp("%", q, Var(self.extents[self.sub]))
 
-    def child(self, p, segend=None, parent=None):
+    def child(self, p, segend=None, parent=None, block=None):
         return p if self.unique else (p, segend)
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
@@ -326,29 +352,13 @@ class WorkspaceIterator:
         return [(d, prefix + (d,)) for d in digits]
 
 
-def _dense_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [ModeIterator(name, tensor, mode, k, 0, "Dense")]
-
-
-def _sparse_list_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
+def level_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
+    """The iterators of a level read through what it declares (:meth:`ModeIterator.of`): a Dense
+    level, a compressed list, a list of several modes (COO), a byte map, a hash. Position
+    iteration merges, so it needs the level ordered and unique."""
     if not lvl.ordered or not lvl.unique:
         raise StrategyError(f"level {k} ({lvl.name}) of tensor {tensor} is not ordered and unique")
-    return [ModeIterator(name, tensor, mode, k, 0, "SparseList")]
-
-
-def _sparse_coo_iterators(name: str, tensor: str, mode: int, k: int, lvl, last: bool = True) -> list:
-    if not last:
-        raise StrategyError(f"tensor {tensor}: the lattice strategy supports SparseCOO only as the "
-                            f"innermost level")
-    return [ModeIterator(name, tensor, mode + j, k, j, "SparseCOO", lvl.ndim) for j in range(lvl.ndim)]
-
-
-def _bytemap_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [ModeIterator(name, tensor, mode, k, 0, "SparseByteMap")]
-
-
-def _hash_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [ModeIterator(name, tensor, mode, k, 0, "SparseHash")]
+    return [ModeIterator.of(name, tensor, mode + j, k, lvl, j) for j in range(lvl.nmodes)]
 
 
 # The hashing of compiler.levels.sparse_hash (hash_slot, table_capacity) as IR. The looplet
@@ -373,13 +383,8 @@ def hash_capacity_stmts(cap: Var, nnz) -> list:
 #: level class -> factory ``(name, tensor, mode, level number, level) -> [iterator per mode]``;
 #: dispatch walks the level's class MRO, so a subclass inherits its base's iterators unless
 #: it registers its own (see :func:`register_iterator`).
-ITERATORS: dict[type, Callable] = {
-    Dense: _dense_iterators,
-    SparseList: _sparse_list_iterators,
-    SparseCOO: _sparse_coo_iterators,
-    SparseByteMap: _bytemap_iterators,
-    SparseHash: _hash_iterators,
-}
+ITERATORS: dict[type, Callable] = {cls: level_iterators for cls in (Dense, SparseList, SparseCOO, SparseByteMap,
+                                                                    SparseHash, SparsePoint)}
 
 
 #: the level classes a lattice output can be assembled into (appended in storage order); the
@@ -402,7 +407,7 @@ def register_iterator(level_class: type, factory: Callable) -> None:
     ...     name = "Sorted"
     >>> iterator_factory(Sorted) is ITERATORS[SparseList]   # inherited through the MRO
     True
-    >>> register_iterator(Sorted, lambda name, tensor, mode, k, lvl: [ModeIterator(name, tensor, mode, k, 0, "SparseList")])
+    >>> register_iterator(Sorted, lambda name, tensor, mode, k, lvl: [ModeIterator.of(name, tensor, mode, k, lvl)])
     >>> iterator_factory(Sorted) is ITERATORS[SparseList]
     False
     >>> del ITERATORS[Sorted]
@@ -437,10 +442,10 @@ def mode_iterators(name: str, tensor: str, fmt: Format) -> list[ModeIterator]:
                 f"level {k} ({lvl.name}) of tensor {tensor} cannot be iterated coordinate by coordinate, "
                 f"which the lattice strategy needs (it iterates {known}; register_iterator adds a level "
                 f"class); convert {tensor} with .asformat('csr'/'coo'/...) or use strategy='looplets'")
-        if factory is _sparse_coo_iterators:
-            its = factory(name, tensor, mode, k, lvl, last=lvl is fmt.levels[-1])
-        else:
-            its = list(factory(name, tensor, mode, k, lvl))
+        if lvl.coordinate_list and lvl is not fmt.levels[-1]:
+            raise StrategyError(f"tensor {tensor}: the lattice strategy supports {lvl.name} only as the "
+                                f"innermost level")
+        its = list(factory(name, tensor, mode, k, lvl))
         if len(its) != lvl.nmodes:
             raise StrategyError(f"the lattice iterators registered for {type(lvl).__name__} gave {len(its)} "
                                 f"iterators for a level of {lvl.nmodes} modes (tensor {tensor}, level {k})")
@@ -459,4 +464,4 @@ def py_arrays(tensor_name: str, t) -> tuple[dict, dict]:
 
 
 __all__ = ["ASSEMBLED", "ITERATORS", "ModeIterator", "WorkspaceIterator", "hash_capacity_stmts", "hash_ir", "iterator_factory",
-           "mode_iterators", "py_arrays", "register_iterator"]
+           "level_iterators", "mode_iterators", "py_arrays", "register_iterator"]

@@ -359,15 +359,15 @@ class Setup:
         if is_all_dense(fmt):
             return
         names = [lvl.name for lvl in fmt.levels]
-        for k, n in enumerate(names):
-            if n not in {c.name for c in ASSEMBLED}:
+        for k, (n, lvl) in enumerate(zip(names, fmt.levels)):
+            if not isinstance(lvl, ASSEMBLED):
                 raise StrategyError(f"output {self.output.tensor}: the lattice strategy cannot assemble "
                                     f"level {k} ({n})")
-            if n == "Dense" and any(m != "Dense" for m in names[:k]):
+            if lvl.located_by_coordinate and not all(m.located_by_coordinate for m in fmt.levels[:k]):
                 raise StrategyError(f"output {self.output.tensor}: a Dense level under a sparse level "
                                     f"cannot be assembled by appending")
-            if n == "SparseCOO" and k != len(names) - 1:
-                raise StrategyError(f"output {self.output.tensor}: SparseCOO must be the innermost level")
+            if lvl.coordinate_list and k != len(names) - 1:
+                raise StrategyError(f"output {self.output.tensor}: {n} must be the innermost level")
         if self.program.op is not None:
             raise StrategyError(f"output {self.output.tensor} is sparse: an update ({assign_spelling(self.program.op)}) "
                                 f"needs a dense output")

@@ -1,9 +1,10 @@
 """Lattice iterators of the levels that store at most one entry or run per fiber (SparsePoint, SparseInterval).
 
 A SparsePoint level is stored as a SparseList is, ``pos`` and ``idx``, with at most one
-coordinate per fiber: ``idx[pos[p]]`` when ``pos[p+1] - pos[p] == 1``. So its iterator is a
-SparseList's (sorted, unique, compressed: it merges, gallops and is bisected for a diagonal as
-one), and only says its own name in messages and the trace.
+coordinate per fiber: ``idx[pos[p]]`` when ``pos[p+1] - pos[p] == 1``. It declares itself
+compressed, so its iterator is a SparseList's (:func:`~compiler.lattice.iterators.level_iterators`:
+sorted, unique, it merges, gallops and is bisected for a diagonal as one), and only says its own
+name in messages and the trace.
 
 >>> from compiler.format import Format
 >>> from compiler.levels import Dense, Element, SparsePoint
@@ -31,33 +32,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import serialize
 from ..imperative.ir import BinOp, Const, Declare, Load, Select, and_
-from ..levels import SparseInterval, SparsePoint
+from ..levels import SparseInterval
 from .iterators import ModeIterator, register_iterator
-
-
-@dataclass(frozen=True)
-class PointIterator(ModeIterator):
-    """A SparsePoint level: a SparseList of at most one coordinate per fiber."""
-
-    @property
-    def compressed(self) -> bool:
-        return True
-
-    def bounds(self, parent):
-        pos = self.param("pos")
-        after = Const(parent.value + 1, "int64") if isinstance(parent, Const) else BinOp("+", parent, 1)
-        return Load(pos, parent), Load(pos, after)
-
-    def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
-        pos, idx = arrays[self.param("pos")], arrays[self.param("idx")]
-        return [(int(idx[p]), p) for p in range(int(pos[parent]), int(pos[parent + 1]))]
 
 
 def _next(parent):
     return Const(parent.value + 1, "int64") if isinstance(parent, Const) else BinOp("+", parent, 1)
 
 
+@serialize.node
 @dataclass(frozen=True)
 class IntervalIterator(ModeIterator):
     """A SparseInterval level: at most one run per fiber, walked coordinate by coordinate."""
@@ -77,7 +62,7 @@ class IntervalIterator(ModeIterator):
     def coord(self, p, parent=None, block=None):
         return p
 
-    def child(self, p, segend=None, parent=None):
+    def child(self, p, segend=None, parent=None, block=None):
         return self._run(parent)[0]
 
     def search_stmts(self, q, parent, i, fresh):
@@ -92,15 +77,10 @@ class IntervalIterator(ModeIterator):
         return [(c, r) for c in range(int(left[r]), int(right[r]))] if int(pos[parent + 1]) > r else []
 
 
-def _point_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [PointIterator(name, tensor, mode, k, 0, lvl.name)]
-
-
 def _interval_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [IntervalIterator(name, tensor, mode, k, 0, lvl.name)]
+    return [IntervalIterator.of(name, tensor, mode, k, lvl)]
 
 
-register_iterator(SparsePoint, _point_iterators)
 register_iterator(SparseInterval, _interval_iterators)
 
-__all__ = ["IntervalIterator", "PointIterator"]
+__all__ = ["IntervalIterator"]

@@ -399,7 +399,9 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
                             f"iterations of {index} add into the same elements of {out} (a race){hint}")
     if not is_all_dense(fmt):
         names = [lvl.name for lvl in fmt.levels]
-        if names not in (["Dense", "SparseList"], ["SparseList", "SparseList"], ["SparseList"], ["SparseCOO"]):
+        shape = ["dense" if lvl.located_by_coordinate else "list" if lvl.compressed and lvl.appends_nested
+                 else "coo" if lvl.coordinate_list else "other" for lvl in fmt.levels]
+        if shape not in (["dense", "list"], ["list", "list"], ["list"], ["coo"]):
             raise StrategyError(f"{what}: the sparse output {out} ({', '.join(names)}) would be appended through "
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "
                                 f"CSR and DCSR outputs (rows over {index}, then a SparseList), COO outputs and "

@@ -12,6 +12,8 @@ Every level implements:
 
 - ``name`` (Finch's name), ``nmodes``, ``child``, ``is_leaf``;
 - the TACO properties ``ordered, unique, full, branchless, compact, locatable``;
+- how the lattice strategy reads it: ``compressed, crd_array, hashed, child_array,
+  located_by_coordinate`` (strategies ask these; they never test a level's name);
 - what a kernel writing it may do: ``random_write, slot_per_coordinate, at_most_one,
   starts_array, appends_nested, inserts_nested`` (strategies ask these; they never test a level's name);
 - ``arrays()``, ``format_key()``, ``spec()``, ``spec_str()``, ``count(parent_count)``;
@@ -68,6 +70,40 @@ class Level:
     #: written at random under a parent that is itself written so (a hash under a hash): its fibers
     #: are keyed by the parent's positions, in whatever order the parent makes them
     inserts_nested: ClassVar[bool] = False
+    # How the lattice strategy reads the level (TACO's mode capabilities, notes/taco.md §1.2): its
+    # iterators are built from these, so a subclass reads as its base does.
+    #: TACO's compressed level: position iteration over one sorted, unique list of coordinates per
+    #: fiber (``pos[p]`` to ``pos[p + 1]`` in :attr:`crd_array`), each position its own child, so a
+    #: loop over it may gallop, bisect it for a diagonal's coordinate and walk its positions flat
+    compressed: ClassVar[bool] = False
+    #: the array of coordinates that position iteration reads (TACO's crd; a byte map's sorted list)
+    crd_array: ClassVar[str] = "idx"
+    #: TACO's hashed level: a locate probes a table of keys ``parent * size + i``; iterated, the
+    #: level is read through its sorted view
+    hashed: ClassVar[bool] = False
+    #: the array holding the child of each position of the sorted view (a hash's), or None when
+    #: each position is its own child
+    child_array: ClassVar[str | None] = None
+    #: TACO's COO: the level's modes store one list of coordinate tuples under one ``pos`` (every
+    #: mode but the last a non-unique segment), which the lattice strategy reads and assembles only
+    #: as the innermost level
+    coordinate_list: ClassVar[bool] = False
+
+    @property
+    def located_by_coordinate(self) -> bool:
+        """Whether every coordinate has its slot, ``parent * size + i`` (TACO's dense level: full,
+        coordinate value iteration and locate), so a loop locates it rather than iterating it.
+
+        >>> from compiler.levels import Dense, Element, SparseByteMap
+        >>> Dense(Element(0.0)).located_by_coordinate, SparseByteMap(Element(0.0)).located_by_coordinate
+        (True, False)
+        """
+        return self.full and self.slot_per_coordinate
+
+    def crd_of(self, mode: int) -> str:
+        """The array of coordinates of the level's mode ``mode`` (:attr:`crd_array`; a level of
+        several modes keeps one per mode)."""
+        return self.crd_array
 
     @property
     def nmodes(self) -> int:

@@ -47,6 +47,7 @@ class SparseByteMap(IndexedLevel):
     compact: ClassVar[bool] = False
     random_write: ClassVar[bool] = True
     slot_per_coordinate: ClassVar[bool] = True
+    crd_array: ClassVar[str] = "srt"   # (its stored coordinates, sorted)
 
     def count(self, parent_count):
         return parent_count * self.size

@@ -40,6 +40,10 @@ class SparseCOO(Level):
     index_dtype: Any = None
 
     name: ClassVar[str] = "SparseCOO"
+    coordinate_list: ClassVar[bool] = True
+
+    def crd_of(self, mode: int) -> str:
+        return f"idx{mode}"
 
     def __post_init__(self):
         if not is_integer(self.ndim) or self.ndim < 1:

@@ -86,6 +86,8 @@ class SparseHash(IndexedLevel):
     locatable: ClassVar[bool] = True
     random_write: ClassVar[bool] = True
     inserts_nested: ClassVar[bool] = True
+    hashed: ClassVar[bool] = True
+    child_array: ClassVar[str] = "ptr"   # (the sorted view points at each key's child)
 
     def count(self, parent_count):
         return len(self.key)

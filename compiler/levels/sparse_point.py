@@ -41,6 +41,7 @@ class SparsePoint(IndexedLevel):
 
     name: ClassVar[str] = "SparsePoint"
     at_most_one: ClassVar[bool] = True
+    compressed: ClassVar[bool] = True   # (stored as a SparseList is: pos and idx)
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx")
 
     def count(self, parent_count):

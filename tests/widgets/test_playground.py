@@ -92,6 +92,14 @@ def test_an_unknown_strategy_is_named():
         Playground(SPMV, "taco")
 
 
+def test_a_coordinate_list_of_one_mode_is_offered_as_one():
+    from compiler.format import Format
+    from compiler.levels import Element, SparseCOO
+    from widgets.pickers import FormatPicker
+    p = FormatPicker("v", Format(SparseCOO(1, Element(0.0))))
+    assert p.levels[0].value == "SparseCOO(1)" and p.value == Format(SparseCOO(1, Element(0.0)))
+
+
 def marked(picker, k=0):
     return {value for label, value in picker.levels[k].options if label.startswith("✗")}
 
@@ -106,16 +114,20 @@ def test_the_pickers_mark_the_levels_the_strategy_cannot_take(play):
         assert marked(y) == {v for _, v in y.levels[0].options if v.split("(")[0] not in caps.assembles}
     assert marked(play.format_pickers["A"], 1) == set()   # the looplets read every level offered
     play.strategy.value = "lattice"
-    assert "RunList" in marked(play.format_pickers["A"], 1)
+    assert marked(play.format_pickers["A"], 1) == set()   # and so does the lattice (issue 29)
     assert marked(play.format_pickers["y"]) == set()   # the lattice builds every output level (issue 29)
 
 
-def test_choosing_a_marked_level_says_why_and_the_lowering_fails_at_the_strategy(play):
+def test_a_level_either_strategy_now_takes_is_not_marked_and_lowers(play):
+    """Since issue 29 the lattice strategy reads every level and builds every output level (some
+    through a SparseList converted after the call): choosing one marks nothing and lowers."""
+    play.format_pickers["y"].levels[0].value = "SparseBand"
+    assert "cannot" not in play.marks.value
+    assert play.session.error is None
     play.format_pickers["A"].levels[1].value = "RunList"
-    assert "A</b> level 1 (RunList): the lattice strategy cannot read a RunList level" in play.marks.value
-    assert play.session.error and "RunList" in play.session.error
-    play.strategy.value = "looplets"   # the looplets read it
-    assert play.session.error is None and "cannot read" not in play.marks.value
+    assert "cannot" not in play.marks.value and play.session.error is None
+    play.strategy.value = "looplets"
+    assert play.session.error is None and "cannot" not in play.marks.value
 
 
 def test_what_changed_after_a_format_and_a_strategy_change(play):
@@ -145,10 +157,11 @@ def test_explorer_and_compare_pickers_mark_what_their_strategy_refuses():
     from widgets import Compare, Explorer
 
     e = Explorer.for_program(SPMV, "lattice", A="csr", x="dense", y="dense")
-    assert "RunList" in marked(e.format_pickers["A"], 1) and "SparseList" not in marked(e.format_pickers["A"], 1)
-    assert "SparseBand" not in marked(e.format_pickers["A"], 1)    # read by the lattice since issue 29
+    assert marked(e.format_pickers["A"], 1) == set()   # every level offered is read by the lattice since issue 29
     assert "SparseByteMap" not in marked(e.format_pickers["y"])   # built through a SparseList since issue 29
     assert "SparseByteMap" not in marked(e.format_pickers["A"], 1)
-    c = Compare.for_program(SPMV, A="csr", x="dense")
+    c = Compare.for_program(SPMV, A="csr", x="dense", y="dense")
     lattice, looplets = (ctl.format_pickers["A"] for ctl in c.controls)
-    assert "RunList" in marked(lattice, 1) and marked(looplets, 1) == set()
+    assert marked(lattice, 1) == marked(looplets, 1) == set()
+    lattice, looplets = (ctl.format_pickers["y"] for ctl in c.controls)
+    assert marked(lattice) == marked(looplets) == set()

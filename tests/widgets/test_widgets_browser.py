@@ -923,10 +923,10 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
 
     first = c.evaluate(shown)
     assert "lattice_y" in first["text"] and "z_val" not in first["text"] and first["height"] >= 100
-    # the lattice strategy cannot read a RunList: A's inner level menu says so
+    # the lattice strategy cannot assemble a SparseBand output: y's level menu says so
     # (ipywidgets draws an option's spaces as no-break spaces)
-    options = lambda: [o.replace("\xa0", " ") for o in play.locator(".ss-level-A-1 select option").all_inner_texts()]
-    assert "✗ RunList (cannot read)" in options()
+    options = lambda: [o.replace("\xa0", " ") for o in play.locator(".ss-level-y-0 select option").all_inner_texts()]
+    assert "✗ SparseBand (cannot assemble)" in options()
     assert play.locator(".ss-schedule").first.is_visible()
 
     # a typo: the parser's message and caret under the box, the kernel stays
@@ -957,7 +957,7 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
           + ", ".join(f"{t:.3f}" for t in took) + " s (compiling the C included unless cached)")
     assert "z_val" in switched["text"] and "lattice_y" not in switched["text"] and switched["height"] >= 100
     assert not play.locator(".ss-schedule").first.is_visible()
-    assert "RunList" in options() and not any(o.startswith("✗") for o in options())
+    assert "SparseBand" in options() and not any(o.startswith("✗") for o in options())
     changed = play.locator(".ss-what-changed").first.inner_text()
     assert "only looplets" in changed and "looplet nest" in changed
     page.screenshot(path=str(artifacts / "playground-looplets.png"), full_page=False)

@@ -131,7 +131,9 @@ def test_a_hash_under_a_band_counts_the_bands_positions():
     assert "H1_ofs[H0_size]" in k.c_source
 
 
-def test_a_level_the_lattice_cannot_iterate_is_still_named():
+def test_a_level_the_lattice_cannot_iterate_is_still_named(monkeypatch):
+    from compiler.lattice.iterators import ITERATORS
+    monkeypatch.delitem(ITERATORS, RunList)   # (a level no iterator is registered for)
     A = Tensor.from_numpy(A4, Format(Dense(RunList(Element(0.0)))))
     with pytest.raises(StrategyError, match=r"level 1 \(RunList\) of tensor A cannot be iterated coordinate by "
                                             r"coordinate.*strategy='looplets'"):
@@ -351,3 +353,14 @@ def test_the_cfir_interpreter_reads_each_level(level, prog):
     setup = Setup.create(p, {n: t.format for n, t in tensors.items()})
     got = interpret_cfir(build_cfir(setup.statement, setup), setup, **tensors)
     np.testing.assert_allclose(got, evaluate(p, **tensors)[0])
+
+
+@pytest.mark.parametrize("level", [SparseBand, SparseBlockList, SparsePoint, SparseInterval], ids=lambda c: c.__name__)
+def test_the_trace_of_each_levels_kernel_round_trips(level):
+    """The CFIR in the trace holds each level's iterator; the trace is saved as JSON and read back
+    (a band's, block list's or interval's iterator was unknown to the reader before)."""
+    from compiler.trace import Trace
+    a = np.array([[0, 2.0, 0, 0], [0.0] * 4, [0, 0, 0, 3.0], [1.0, 0, 0, 0]])
+    k = lower("y[i] = A[i, j] * x[j]", "lattice", A=band_matrix(a, level=level), x=np.ones(4))
+    back = Trace.from_json(k.trace.to_json())
+    assert [s.stage for s in back.steps] == k.trace.stages()

@@ -17,7 +17,7 @@ from compiler import user_function
 from compiler.backend.build import compiler_command, is_gcc, openmp_support
 from compiler.format import Format, coo, csc, csf, csr, dcsr, dense, sparse_vector
 from compiler.lattice import Schedule
-from compiler.levels import Element, SparseByteMap, SparseHash
+from compiler.levels import Dense, Element, RunList, SparseByteMap, SparseHash, SparseRunList
 
 inf = math.inf
 MASK = user_function("mask", lambda v, m: 0.0 if m else v, "return y ? 0.0 : x;", algebra="x & !y", dtype="float64")
@@ -86,6 +86,14 @@ def _kernels():
     for races in ("atomics", "copies"):
         add(f"csc-spmv-threads-{races}", "y[i] = A[i, j] * x[j]",
             {"schedule": Schedule().parallelize("j", races=races)}, A=csc(), x=dense(1))
+    for name, level in (("runs", RunList), ("sparse-runs", SparseRunList)):
+        def runs(fill=0.0, level=level):
+            return Format(Dense(level(Element(fill))))
+        add(f"spmv-{name}", "y[i] = A[i, j] * x[j]", A=runs(), x=dense(1))
+        add(f"sum-rows-{name}", "y[i] = A[i, j]", A=runs())
+        add(f"sum-rows-{name}-fill-2", "y[i] = A[i, j]", A=runs(2.0))
+        add(f"diagonal-{name}", "y[i] = A[i, i]", A=runs())
+        add(f"{name}+csr-to-csr", "C[i, j] = A[i, j] + B[i, j]", A=runs(), B=csr(), C=csr())
     return out
 
 

@@ -1,0 +1,164 @@
+"""Lattice iterators of the run-length levels (RunList, SparseRunList): each run a range of coordinates with one child.
+
+A RunList fiber ``p`` is a sequence of runs ``r`` in ``[pos[p], pos[p+1])`` that covers every
+coordinate: run ``r`` holds ``[right[r-1], right[r])`` (from 0 for the fiber's first). A
+SparseRunList fiber's runs hold ``[left[r], right[r])``, sorted, apart, with the fill between them.
+
+The iterators walk each run's coordinates (coordinate iteration): the loop variable is the
+coordinate itself (``pA1``), and the run holding it is kept beside it, as a block list keeps its
+block (``rA1``, from ``pos[p]``; :meth:`~RunListIterator.block_sync` moves it on while the
+coordinate has passed the run's end). Every coordinate's child is its run, so each reads the
+run's one value. Walking coordinates rather than runs keeps the lattice as it is for every other
+level: a run merges with any operand coordinate by coordinate, and its cases (present here,
+absent there) are the other levels' cases, so the result is right for any operator and fill. A
+SparseRunList's walk jumps over the gaps between runs: at a coordinate before its run's start it
+moves on to that start, so only stored coordinates are visited.
+
+A diagonal's coordinate ``i`` is found by bisecting the fiber's runs for the first that ends past
+``i`` (stored in it for a RunList; for a SparseRunList if the run starts at or before ``i``). A
+loop whose body only adds the run's value to a scalar walks the runs themselves instead, adding
+each value times its run's length (:mod:`compiler.lattice.emit_runs`).
+
+>>> from compiler.format import Format
+>>> from compiler.levels import Dense, Element, RunList, SparseRunList
+>>> from compiler.imperative.ir import Var
+>>> from compiler.lattice.iterators import mode_iterators
+>>> it = mode_iterators("A", "A", Format(Dense(RunList(Element(0.0)))))[1]
+>>> [str(e) for e in it.bounds(Var("i"))], str(it.coord(Var("pA1"))), str(it.child(Var("pA1"), block=Var("rA1")))
+(['0', 'A1_size'], 'pA1', 'rA1')
+>>> [str(s.cond) for s in it.block_sync(Var("pA1"), Var("rA1"))]
+['A1_right[rA1] <= pA1']
+>>> it = mode_iterators("S", "S", Format(Dense(SparseRunList(Element(0.0)))))[1]
+>>> [str(s.cond) for s in it.block_sync(Var("pS1"), Var("rS1"))]   # past the run's end; before its start
+['S1_right[rS1] <= pS1', 'pS1 < S1_left[rS1]']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import serialize
+from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, Var, While, and_
+from ..levels import RunList, SparseRunList
+from .iterators import ModeIterator, register_iterator
+
+
+def _next(parent):
+    """``parent + 1``, folded when the parent is a constant (the root fiber)."""
+    return Const(parent.value + 1, "int64") if isinstance(parent, Const) else BinOp("+", parent, 1)
+
+
+@serialize.node
+@dataclass(frozen=True)
+class RunListIterator(ModeIterator):
+    """A RunList level: its runs cover the fiber; walked coordinate by coordinate, the run kept beside."""
+
+    #: the run holding the coordinate is kept beside it (block_start, block_sync)
+    keeps_block = True
+    #: a loop may walk the runs themselves (run_bounds, run_length; :mod:`.emit_runs`)
+    walks_runs = True
+
+    def run_bounds(self, parent):
+        """IR ``(first, end)`` of the runs of the fiber under ``parent``."""
+        return self._runs(parent)[:2]
+
+    def run_length(self, r, first):
+        """IR of the number of coordinates of run ``r`` of a fiber whose first run is ``first``."""
+        return BinOp("-", Load(self.param("right"), r), self._run_start(r, first))
+
+    def _runs(self, parent):
+        """``(first, end, stored)``: the fiber's runs ``[first, end)`` and whether it has any."""
+        pos = self.param("pos")
+        first, end = Load(pos, parent), Load(pos, _next(parent))
+        return first, end, BinOp("<", first, end)
+
+    def bounds(self, parent):
+        # (the runs cover [0, size); a fiber of an extent 0 has none)
+        return Const(0, "int64"), Var(self.param("size"))
+
+    def coord(self, p, parent=None, block=None):
+        return p
+
+    def block_start(self, parent):
+        return Load(self.param("pos"), parent)
+
+    def block_sync(self, p, block) -> list:
+        # runs are never empty and cover the fiber, so the coordinate is in the run it stops at;
+        # while, not if: a coordinate may pass several runs at once (a split loop's next block)
+        return [While(BinOp("<=", Load(self.param("right"), block), p), [CompoundAssign("+", block, Const(1, "int64"))])]
+
+    def child(self, p, segend=None, parent=None, block=None):
+        if block is None:
+            raise AssertionError(f"{self.described}: a run's child is its run, which the emitter keeps")
+        return block
+
+    def _run_start(self, r, first):
+        """IR of the first coordinate of run ``r`` of a fiber whose first run is ``first``."""
+        return Select(BinOp("==", r, first), Const(0, "int64"), Load(self.param("right"), BinOp("-", r, 1)))
+
+    def search_stmts(self, q, parent, i, fresh):
+        """Bisect the fiber's runs for the first that ends past ``i``: ``i`` is in it when it
+        starts at or before ``i`` (always, for a RunList's runs cover the fiber)."""
+        lo, hi, end, mid = fresh("lo"), fresh("hi"), fresh("end"), fresh("mid")
+        one = Const(1, "int64")
+        right = self.param("right")
+        first, stop, _ = self._runs(parent)
+        found = and_(BinOp("<", lo, end), BinOp("<=", self._run_start(lo, first), i))
+        return [Declare(lo, "int64", first), Declare(end, "int64", stop), Declare(hi, "int64", end),
+                While(BinOp("<", lo, hi),
+                      [Declare(mid, "int64", BinOp("+", lo, BinOp("/", BinOp("-", hi, lo), Const(2, "int64")))),
+                       If(BinOp("<=", Load(right, mid), i), [Assign(lo, BinOp("+", mid, one))], [Assign(hi, mid)])]),
+                Declare(q, "int64", Select(found, lo, Const(-1, "int64")))]
+
+    def py_runs(self, arrays: dict, parent) -> list:
+        """``[(start, stop, run), ...]`` of the fiber under ``parent``."""
+        pos, right = arrays[self.param("pos")], arrays[self.param("right")]
+        first = int(pos[parent])
+        return [(0 if r == first else int(right[r - 1]), int(right[r]), r) for r in range(first, int(pos[parent + 1]))]
+
+    def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
+        return [(c, r) for start, stop, r in self.py_runs(arrays, parent) for c in range(start, stop)]
+
+
+@serialize.node
+@dataclass(frozen=True)
+class SparseRunListIterator(RunListIterator):
+    """A SparseRunList level: sorted runs apart, walked over their coordinates only."""
+
+    #: the walk jumps the gaps between runs: the bounds' difference is no count of what it visits
+    visits_every_position = False
+
+    def bounds(self, parent):
+        # from the first run's start to the last one's end (read only where the fiber has runs:
+        # an empty last fiber's pos is past the arrays' end)
+        first, end, stored = self._runs(parent)
+        zero = Const(0, "int64")
+        return (Select(stored, Load(self.param("left"), first), zero),
+                Select(stored, Load(self.param("right"), BinOp("-", end, 1)), zero))
+
+    def block_sync(self, p, block) -> list:
+        # a coordinate in the gap before a run jumps to its start (within the bounds, a run
+        # ending past the coordinate exists)
+        left = Load(self.param("left"), block)
+        return super().block_sync(p, block) + [If(BinOp("<", p, left), [Assign(p, left)])]
+
+    def _run_start(self, r, first):
+        return Load(self.param("left"), r)
+
+    def py_runs(self, arrays: dict, parent) -> list:
+        pos, left, right = (arrays[self.param(k)] for k in ("pos", "left", "right"))
+        return [(int(left[r]), int(right[r]), r) for r in range(int(pos[parent]), int(pos[parent + 1]))]
+
+
+def _run_list_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
+    return [RunListIterator.of(name, tensor, mode, k, lvl)]
+
+
+def _sparse_run_list_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
+    return [SparseRunListIterator.of(name, tensor, mode, k, lvl)]
+
+
+register_iterator(RunList, _run_list_iterators)
+register_iterator(SparseRunList, _sparse_run_list_iterators)
+
+__all__ = ["RunListIterator", "SparseRunListIterator"]
