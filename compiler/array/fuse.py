@@ -17,7 +17,7 @@ each in the trace's ``materialize`` steps with the node and why:
 - an extent-1 axis of a stored tensor broadcast against a longer one: that tensor without the axis
   (``squeeze_tensor``);
 - a reduction inside an elementwise operator when the strategy lowers only reductions at the top
-  of the statement (looplets): computed by its own kernel.
+  of the statement (looplets, in a statement with shape operators): computed by its own kernel.
 
 >>> import numpy as np
 >>> from compiler.interop import to_tensor

@@ -23,7 +23,8 @@ Public API:
 5.0
 """
 
-from .compile import compile_program, from_index_notation, register
+from .compile import compile_program, register
+from .notation_program import from_index_notation
 from .errors import ProgramError
 from .language import LoopProgram, loop_program
 from .scalars import Scalar, ShortCircuitScalar, SparseScalar

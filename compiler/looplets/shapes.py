@@ -217,8 +217,9 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         if isinstance(e, N.Call):
             return Call(e.op, tuple(conv(a, env, top, choice) for a in e.args))
         if isinstance(e, N.Reduce):
-            raise StrategyError("the looplet strategy lowers index notation whose reductions are at the "
-                                "top of the right-hand side (y[i] = sum[j](...)); split the statement")
+            raise StrategyError(f"{e}: with shape operators, the looplet strategy lowers a reduction at the top "
+                                f"of the right-hand side only (y[l] = sum[i](...)); compute it in a statement "
+                                f"of its own")
         if isinstance(e, Collapse):
             (i, j), k = e.indices, e.result
             if k not in collapsed or env.get(k) != top.get(k):

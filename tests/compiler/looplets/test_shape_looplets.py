@@ -120,6 +120,9 @@ def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_chooses_lo
      "a split given only its major extent makes the minor one a quotient: give the minor extent too"),
     ("S[k, i] = slice(A[j, i], j -> k, (0, 3, 2))", {"A": (A, "csc")},
      "A[j, i] is stored with i before j, and the loop over i is inside the one over k"),
+    ("c[k] = d[k] + sum[i](split(b[m], m -> (i, k:4)))", {"b": (v12, "sparse"), "d": (v12[:4], "sparse")},
+     "sum[i](split(b[m], m -> (i, k:4))): with shape operators, the looplet strategy lowers a reduction at the "
+     "top of the right-hand side only"),
 ])
 def test_what_no_wrapper_expresses_is_refused_saying_why(program, inputs, message):
     tensors = {n: ss.Tensor.from_numpy(a, f) for n, (a, f) in inputs.items()}
