@@ -24,7 +24,7 @@ def early_exit(op, dtype, facts: values.Facts) -> tuple[bool, str]:
     It may when the annihilator is exact for those values (``0 * NaN`` is NaN; ``min(-inf, NaN)``
     NaN, as numpy's) and can be reached: an infinite annihilator of a float reduction only when
     the values may hold that infinity; for an integer ``min``/``max`` it stands for the integer
-    extreme, and no loop checks for that.
+    extreme, and no loop checks for that (of bools it is true for ``max``, false for ``min``).
 
     >>> from compiler.algebra import lookup
     >>> early_exit(lookup("or"), np.dtype(bool), values.FINITE)[0]
@@ -33,6 +33,8 @@ def early_exit(op, dtype, facts: values.Facts) -> tuple[bool, str]:
     (False, 'a value may hold NaN, and 0 * NaN is not 0')
     >>> early_exit(lookup("min"), np.dtype(float), values.FINITE)
     (False, 'the values hold no -inf, so min never reaches its annihilator -inf')
+    >>> early_exit(lookup("max"), np.dtype(bool), values.FINITE)
+    (True, 'max stops at its annihilator true')
     """
     if op.is_user or reduction_annihilator(op) is None:
         return False, f"{op} has no annihilator"
@@ -41,7 +43,8 @@ def early_exit(op, dtype, facts: values.Facts) -> tuple[bool, str]:
     ann = op.annihilators[0]
     if not ann.holds_for(dtype):
         return False, f"{op}'s annihilator does not hold for {np.dtype(dtype).name}"
-    if isinstance(ann.value, float) and np.isinf(ann.value):
+    if isinstance(ann.value, float) and np.isinf(ann.value) and np.dtype(dtype).kind != "b":
+        # (of bools, max's annihilator is true and min's false)
         kind = "+inf" if ann.value > 0 else "-inf"
         if np.dtype(dtype).kind != "f":
             return False, (f"{op}'s annihilator {kind} is the extreme of {np.dtype(dtype).name}, which a check on "
@@ -53,8 +56,9 @@ def early_exit(op, dtype, facts: values.Facts) -> tuple[bool, str]:
     why = why.replace("the other operands hold", "the values hold").replace("another operand may", "a value may")
     if not ok:
         return False, why
+    # (which values would break the annihilation matters for floats only)
     return True, f"{op} stops at its annihilator {_text(ann.value_for(dtype))}" + \
-        ("" if why == "always" else f" ({why})")
+        ("" if why == "always" or np.dtype(dtype).kind != "f" else f" ({why})")
 
 
 def _text(v) -> str:

@@ -128,6 +128,8 @@ def truncated(vals, size):
     ("s[] = all[i](v[i] > 1)", [3.0, 0.0]),
     ("s[] = min[i](v[i])", [1.0, -inf]),
     ("s[] = max[i](v[i] + 1)", [1.0, inf]),
+    ("s[] = max[i](v[i] > 1)", [0.0, 3.0]),    # (of bools, max stops at true and min at false)
+    ("s[] = min[i](v[i] > 1)", [3.0, 0.0]),
 ])
 def test_a_reduction_stops_at_its_annihilator(program, vals):
     v = truncated(vals, 6)
