@@ -176,7 +176,8 @@ def compile_program(program, *, trace: Trace | None = None, checked: bool = Fals
     :class:`ProgramError` naming its line.
     """
     from ..lowering import lower
-    prog = _as_program(program)
+    # (index notation goes as it is: lowered for the tensors, its temporaries take their dtypes and facts)
+    prog = program if isinstance(program, (str, NAssignType())) else _as_program(program)
     options = {k: v for k, v in (("name", name), ("output", output)) if v is not None}
     # concrete shapes: outputs take theirs, and conflicting extents are reported at the program's line
     shapes = {t: tuple(v.shape) for t, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))}

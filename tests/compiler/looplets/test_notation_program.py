@@ -189,3 +189,17 @@ def test_reductions_that_may_stop_early_agree_with_the_oracle(program, fmt, fill
     if special is not None and rows:
         m[rows // 2, 1] = special
     check(program, M=ss.Tensor.from_numpy(m, fmt, fill=fill), b=np.arange(float(rows)))
+
+
+def test_compile_program_lowers_index_notation_for_its_tensors():
+    # (it made the loop program first, for no tensors: float64 temporaries that may hold what any input may)
+    from compiler.looplets import compile_program
+    M = ss.Tensor.from_numpy(np.array([[inf, -inf, 0], [1.0, 0, 2.0]]), "csr")
+    v = ss.Tensor.from_numpy(np.array([-inf, -inf]), "sparse", fill=-inf)
+    k = compile_program("y[i] = min(v[i], sum[j](M[i, j]))", M=M, v=v)
+    np.testing.assert_array_equal(k(M=M, v=v).to_numpy(), [nan, -inf])
+    N = ss.Tensor.from_numpy(np.array([[0, 2, 0], [1, 0, 3]], dtype=np.int32), "csr")
+    c = np.array([1, 2], dtype=np.int32)
+    k = compile_program("y[i] = c[i] * sum[j](N[i, j])", N=N, c=c)
+    np.testing.assert_array_equal(k(N=N, c=c).to_numpy(), [2, 8])
+    assert "Scalar(0))" in next(s.note for s in k.trace.steps if s.stage == "hoist-reductions")
