@@ -163,17 +163,16 @@ def notation_program(stmt, dtype=None, formats=None) -> tuple[LoopProgram, list[
     out_idx = [i.name for i in stmt.lhs.indices]
     rhs, op, init = stmt.rhs, stmt.op, None
     top: list = []
-    if isinstance(rhs, N.Reduce) and (op is None or op == rhs.op):
-        facts = _facts(rhs.body, fill_of) if formats else values.FINITE
-        rdt = np.dtype(dtype_of(rhs) if dtype is None else dtype)
-        if op is None and early_exit(rhs.op, rdt, facts)[0]:
-            pass   # (reduced into a ShortCircuitScalar temporary below, which stops its loops)
-        else:
-            top = [i.name for i in rhs.indices]
-            if op is None:   # y[i] = sum_j(...): y starts at the reduction's identity
-                ident = rhs.op.identity if dtype is None else rhs.op.identity_for(np.dtype(dtype))
-                init = Literal(ident if ident is not NOVALUE else 0)
-            op, rhs = rhs.op, rhs.body
+    # (a top reduction that may stop early is hoisted like any other, into a ShortCircuitScalar)
+    stops = isinstance(rhs, N.Reduce) and op is None and early_exit(
+        rhs.op, dtype_of(rhs) if dtype is None else np.dtype(dtype),
+        _facts(rhs.body, fill_of) if formats else values.FINITE)[0]
+    if isinstance(rhs, N.Reduce) and (op is None or op == rhs.op) and not stops:
+        top = [i.name for i in rhs.indices]
+        if op is None:   # y[i] = sum_j(...): y starts at the reduction's identity
+            ident = rhs.op.identity if dtype is None else rhs.op.identity_for(np.dtype(dtype))
+            init = Literal(ident if ident is not NOVALUE else 0)
+        op, rhs = rhs.op, rhs.body
     order = list(dict.fromkeys([*out_idx, *top]))
     order += [i for i in unbound(rhs, order) if i not in order]
     pre: dict = {}
