@@ -19,7 +19,8 @@ operator                                   loop program
 ``broadcast(l, x[i])``                     ``x[i]`` inside the loop over ``l``
 ``A[2, j]``                                ``A[2, j]``
 ``sum[m](B[k, m])`` inside the right side  a scalar temporary computed just before the
-                                           statement: ``t .= 0; for m: t[] += B[k, m]``
+                                           statement: ``t .= 0; for m: t[] += B[k, m]`` (before
+                                           every loop when it has no free index)
 =========================================  ====================================================
 
 What no wrapper covers is refused with a :class:`~compiler.errors.StrategyError` saying why
@@ -272,10 +273,17 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
     temporaries: list = []     # (name, format) of each
     tensor_names = {a.tensor for a in N.accesses(stmt.rhs)} | {stmt.lhs.tensor}
 
+    once: dict = {}            # a reduction of no free index -> its temporary, computed once before the loops
+    prologue: list = []
+
     def reduce_into_scalar(e, env, top, choice):
         """A reduction inside the right-hand side, computed into a fresh scalar temporary just before
-        the statement that reads it (its loops run where every loop of the kernel is bound); its read."""
+        the statement that reads it (its loops run where every loop of the kernel is bound), or once
+        before every loop when it has no free index; its read."""
         nonlocal pending
+        closed = not N.free_indices(e)
+        if closed and e in once:   # (each part of a fissioned loop reads the one temporary)
+            return Access(TensorRef(once[e]), ())
         if any(hasattr(n, "produced") for n in N.walk(e.body)):
             raise StrategyError(f"{e}: with shape operators, the looplet strategy lowers a reduction inside the "
                                 f"right-hand side only where no shape operator is inside it; compute it in a "
@@ -303,7 +311,11 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         stops = early_exit(e.op, dt, expr_facts(e.body, fill_of))[0]
         temporaries.append((t, (ShortCircuitScalar if stops else Scalar)(ident, dtype=dt)))
         values.assume(t, expr_facts(e, fill_of))
-        pending += [Declare(TensorRef(t), Literal(ident)), body]
+        if closed:
+            once[e] = t
+            prologue.extend([Declare(TensorRef(t), Literal(ident)), body])
+        else:
+            pending += [Declare(TensorRef(t), Literal(ident)), body]
         return Access(TensorRef(t), ())
 
     def build(k, env, choice):
@@ -327,7 +339,7 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         return Block(tuple(parts))
 
     body = build(0, env, {})
-    stmts = [body] if init is None else [Declare(TensorRef(stmt.lhs.tensor), init), body]
+    stmts = [*prologue, body] if init is None else [Declare(TensorRef(stmt.lhs.tensor), init), *prologue, body]
     names = list(dict.fromkeys([stmt.lhs.tensor] + [a.tensor for a in N.accesses(stmt.rhs)]))
     return LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(stmts)), str(stmt), 1,
                        tuple(temporaries)), info

@@ -304,3 +304,14 @@ def test_a_scalar_under_a_shape_operator_holds_what_its_reduction_makes():
     want, _ = evaluate(program, M=M, v=v, w=w)
     got = ss.lower(program, "looplets", M=M, v=v, w=w)(M=M, v=v, w=w).to_numpy()
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_reduction_of_no_free_index_is_computed_once_before_the_loops():
+    a = ss.Tensor.from_numpy(np.array([1.0, 0, 2.0]), "sparse")
+    b, x = ss.Tensor.from_numpy(np.array([0, 3.0]), "sparse"), np.array([1.0, 2.0, -1.0])
+    program = "y[l] = concat((a[i], b[j]), (i, j) -> l) + sum[m](x[m])"
+    k = ss.lower(program, "looplets", a=a, b=b, x=x)
+    loops = str(next(s for s in k.trace.steps if s.stage == "shape-operators").after)
+    assert loops.startswith("t .= 0.0\nfor m = 0:x0_size\n  t[] += x[m]\nfor i = "), loops
+    assert loops.count("t .=") == 1    # (both parts of the concat read it)
+    np.testing.assert_array_equal(k(a=a, b=b, x=x).to_numpy(), [3.0, 2.0, 4.0, 2.0, 5.0])
