@@ -207,6 +207,21 @@ def assumed(tensor: str) -> Facts:
     return FINITE if a is None else a.of(tensor)
 
 
+def assume(tensor: str, facts: Facts) -> None:
+    """Record, in the current lowering's assumptions (if any), the facts of a tensor the lowering
+    made itself: a temporary holding a reduction may hold what its values may, and its identity
+    (``max`` of no values is ``-inf``), not what the given tensors may.
+
+    >>> with assuming({"A": FINITE}) as a:
+    ...     assume("t", Facts(neginf=True))
+    >>> str(a.of("t"))
+    'may hold -inf'
+    """
+    a = _ASSUMED.get()
+    if a is not None:
+        a.facts[tensor] = facts
+
+
 def decide(rule: str, expr, why: str) -> None:
     """Record an annihilation decision in the current lowering's assumptions (if any)."""
     a = _ASSUMED.get()
@@ -241,4 +256,4 @@ def _text(v) -> str:
 
 
 __all__ = ["Facts", "FINITE", "ANY", "of_array", "of_value", "of_call", "of_reduce", "Assumptions",
-           "assuming", "assumed", "decide", "annihilates"]
+           "assuming", "assumed", "assume", "decide", "annihilates"]

@@ -16,8 +16,8 @@ each in the trace's ``materialize`` steps with the node and why:
   that is itself an expression is computed first, by its own kernel);
 - an extent-1 axis of a stored tensor broadcast against a longer one: that tensor without the axis
   (``squeeze_tensor``);
-- a reduction inside an elementwise operator when the strategy lowers only reductions at the top
-  of the statement (looplets): computed by its own kernel.
+- a reduction inside an elementwise operator when the strategy refuses it there (looplets, with a
+  shape operator inside the reduction): computed by its own kernel.
 
 >>> import numpy as np
 >>> from compiler.interop import to_tensor
@@ -55,7 +55,7 @@ class Emitter:
     """Builds one statement from an expression graph, naming tensors and indices freshly.
 
     ``split_reductions``: a reduction under an elementwise operator is materialized (for a strategy
-    that lowers reductions only at the top). ``materialized`` caches the tensors computed apart, by
+    that refuses it there). ``materialized`` caches the tensors computed apart, by
     node, across attempts; ``notes`` lists ``(node, why)`` for the trace.
     """
 
@@ -124,8 +124,8 @@ class Emitter:
             return Call(node.op, tuple(args))
         if isinstance(node, Reduction):
             if not top and self.split_reductions:
-                return self.access(self.apart(node, "the strategy lowers reductions only at the top of a "
-                                                    "statement"), idx)
+                return self.access(self.apart(node, "the strategy refused the statement with the reduction "
+                                                    "under an operator"), idx)
             return self.reduction(node, idx, top)
         if isinstance(node, Permute):
             sub = [None] * node.ndim

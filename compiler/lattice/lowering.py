@@ -76,6 +76,7 @@ from .cfir_builder import build_cfir
 from .plan import Setup
 from .exprs import names_used, python_helper
 from .iteration_graph import is_all_dense
+from .early_exit import add_early_exits, exits
 from .emitter import Emitter
 from .schedule import as_schedule
 from ..notation.shape import has_shape_operators
@@ -248,6 +249,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
              if assembly == "two-phase" and not threaded else []) + list(dict.fromkeys(em.notes))
     trace.record("lower", before=cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn))],
                  note="; ".join(notes))
+    fn = _stop_early(fn, setup, trace)
     if setup.parallel is not None:
         private = replace(fn, body=Block(tuple(privatize(fn.body.body, {p.name for p in fn.params}))))
         if private != fn:
@@ -281,6 +283,21 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                    tuple((tensor, fmt) for tensor, _, fmt, _, _ in conversions),
                    tuple((tensor, source) for tensor, _, _, _, source in conversions if source is not None),
                    compressible_indices(cfir))
+
+
+def _stop_early(fn, setup: Setup, trace: Trace):
+    """``fn`` with each scalar reduction that may stop at its annihilator breaking out of its loops
+    (:mod:`compiler.lattice.early_exit`); an ``early-exit`` step says which, and which may not."""
+    stops, not_stopped = exits(setup)
+    notes = [f"{t} does not stop early: {why}" for t, why in not_stopped.items()]
+    body, done = add_early_exits(fn.body.body, {t: test for t, (test, _) in stops.items()}, setup.temps)
+    notes = [f"{t} stops its loops early: {stops[t][1]}" for t in done] + notes
+    if not notes:
+        return fn
+    after = replace(fn, body=Block(tuple(body))) if done else fn
+    trace.record("early-exit", before=fn, after=after, artifacts=[Artifact("ir", fn.name, str(after))],
+                 note="; ".join(notes))
+    return after
 
 
 def writes_everything(cfir, setup: Setup) -> bool:

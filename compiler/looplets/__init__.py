@@ -9,7 +9,8 @@ Public API:
   (outputs, or temporaries given as a parameter's default);
 * the IR in :mod:`.program`, the looplets in :mod:`.looplets`, level unfurls in
   :mod:`.levels`, the lowering rules in :mod:`.lowerers`, the simplifier in
-  :mod:`.simplify`, the normal-form passes in :mod:`.passes`.
+  :mod:`.simplify`, the normal-form passes in :mod:`.passes`, index notation as a loop program
+  (its reductions hoisted into scalars) in :mod:`.notation_program`.
 
 >>> import numpy as np
 >>> from compiler import Tensor
@@ -23,7 +24,8 @@ Public API:
 5.0
 """
 
-from .compile import compile_program, from_index_notation, register
+from .compile import compile_program, register
+from .notation_program import from_index_notation
 from .errors import ProgramError
 from .language import LoopProgram, loop_program
 from .scalars import Scalar, ShortCircuitScalar, SparseScalar

@@ -41,6 +41,7 @@ from .errors import ProgramError
 from .language import LoopProgram, loop_program
 from .fibers import Namer, TensorInfo, UnfurlContext
 from .lowerers import MAX_LOOPLETS, Lowerer
+from .notation_program import note_facts, notation_program
 from .promote import promote
 from .scalars import check_scalars
 from .appends import check_sparse_writes
@@ -53,13 +54,14 @@ from .reserve import entry_bound, reserve_stmts
 from ..notation.shape import has_shape_operators
 from ..notation.shapedata import shape_data
 from . import extents as X
-from .program import (Access, Assign, Block, Call, Declare, Define, Index, Literal, Loop, Sieve, TensorRef, postmap,
+from .program import (Access, Assign, Block, Declare, Define, Index, Loop, Sieve, TensorRef, postmap,
                       walk)
 
 
-def _as_program(program, dtype=None):
+def _as_program(program, dtype=None, formats=None, trace=None):
     """A LoopProgram from a LoopProgram, a Python function, or index notation (text or Assign;
-    ``dtype``, its result's, when known)."""
+    ``dtype``, its result's, when known; ``formats`` type its temporaries, and ``trace`` gets a
+    ``hoist-reductions`` step when a reduction inside its right-hand side became one)."""
     if isinstance(program, LoopProgram):
         return program
     if callable(program) and hasattr(program, "__code__"):
@@ -69,71 +71,13 @@ def _as_program(program, dtype=None):
     if isinstance(program, str):
         program = parse(program)
     if isinstance(program, NAssign):
-        return from_index_notation(program, dtype)
+        prog, hoisted = notation_program(program, dtype, formats)
+        note_facts(hoisted)
+        if hoisted and trace is not None:
+            trace.record("hoist-reductions", before=program, after=str(prog),
+                         note="; ".join(f"{h}{': ' + h.why if h.why else ''}" for h in hoisted))
+        return prog
     raise UsageError(f"cannot lower {type(program).__name__} with the looplet strategy")
-
-
-def from_index_notation(stmt, dtype=None) -> LoopProgram:
-    """Index notation as a loop program: output indices outermost, then reduction indices.
-
-    A reduction's output starts at its identity for ``dtype`` (the result's, when given):
-    a max of bools at False, not at -inf (which C reads as true).
-
-    >>> from compiler.notation import parse
-    >>> print(from_index_notation(parse("y[i] = A[i, j] * x[j]")))
-    y .= 0
-    for i = _
-      for j = _
-        y[i] += A[i, j] * x[j]
-    """
-    from ..notation import ast as N
-
-    def conv(e):
-        if isinstance(e, N.Access):
-            return Access(TensorRef(e.tensor), tuple(Index(i.name) for i in e.indices))
-        if isinstance(e, N.Literal):
-            return Literal(e.value)
-        if isinstance(e, N.Call):
-            return Call(e.op, tuple(conv(a) for a in e.args))
-        if isinstance(e, N.Reduce):
-            raise StrategyError("the looplet strategy lowers index notation whose reductions are at the "
-                                "top of the right-hand side (y[i] = sum[j](...)); split the statement")
-        raise StrategyError(f"cannot convert {e!r}")
-
-    rhs = stmt.rhs
-    red_idx: tuple = ()
-    op = stmt.op
-    declare_init = None
-    if isinstance(rhs, N.Reduce):
-        red_idx = tuple(i.name for i in rhs.indices)
-        if op is not None and op != rhs.op:
-            raise StrategyError(f"{stmt}: the update and the reduction use different operators")
-        if op is None:  # y[i] = sum_j(...): y starts at the reduction's identity
-            ident = rhs.op.identity if dtype is None else rhs.op.identity_for(np.dtype(dtype))
-            declare_init = Literal(ident if ident is not NOVALUE else 0)
-        op = rhs.op
-        rhs = rhs.body
-    lhs = Access(TensorRef(stmt.lhs.tensor), tuple(Index(i.name) for i in stmt.lhs.indices), "update")
-    body = Assign(lhs, op, conv(rhs))
-    used = []
-    for i in [*(x.name for x in stmt.lhs.indices), *red_idx]:
-        if i not in used:
-            used.append(i)
-    for n in N.walk(stmt.rhs):
-        if isinstance(n, N.Access):
-            for i in n.indices:
-                if i.name not in used:
-                    used.append(i.name)
-    for i in reversed(used):
-        body = Loop(Index(i), None, body)
-    stmts = [body]
-    if declare_init is not None:
-        stmts.insert(0, Declare(TensorRef(stmt.lhs.tensor), declare_init))
-    names = []
-    for n in N.walk(stmt):
-        if isinstance(n, N.Access) and n.tensor not in names:
-            names.append(n.tensor)
-    return LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(stmts)), str(stmt), 1)
 
 
 def _written(body) -> set:
@@ -233,7 +177,8 @@ def compile_program(program, *, trace: Trace | None = None, checked: bool = Fals
     :class:`ProgramError` naming its line.
     """
     from ..lowering import lower
-    prog = _as_program(program)
+    # (index notation goes as it is: lowered for the tensors, its temporaries take their dtypes and facts)
+    prog = program if isinstance(program, (str, NAssignType())) else _as_program(program)
     options = {k: v for k, v in (("name", name), ("output", output)) if v is not None}
     # concrete shapes: outputs take theirs, and conflicting extents are reported at the program's line
     shapes = {t: tuple(v.shape) for t, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))}
@@ -568,7 +513,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         trace.record("shape-operators", before=program, after=str(prog),
                      note=f"shape operators as wrappers: {shaped.text()}", data=shape_data(program))
     else:
-        prog = _as_program(program, result_dtype if isinstance(program, NAssignType()) else None)
+        prog = _as_program(program, result_dtype if isinstance(program, NAssignType()) else None, formats, trace)
     formats = dict(formats)
     for t in prog.tensors:
         if t not in formats:  # the output of index notation may come without a format: dense, of the result's dtype

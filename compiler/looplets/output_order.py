@@ -12,7 +12,7 @@ format asked after each call (``Tensor.asformat``), as the lattice strategy does
 the trace's ``output-order`` step.
 
 >>> from compiler.format import parse_format
->>> from compiler.looplets.compile import from_index_notation
+>>> from compiler.looplets import from_index_notation
 >>> from compiler.notation import parse
 >>> prog = from_index_notation(parse("C[i, j] = A[i, j] + B[i, j]"))
 >>> fmts = {"A": parse_format("csc"), "B": parse_format("csc"), "C": parse_format("csc")}

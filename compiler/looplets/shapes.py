@@ -18,12 +18,15 @@ operator                                   loop program
                                            step: an offset by ``k`` (``r < 0`` too)
 ``broadcast(l, x[i])``                     ``x[i]`` inside the loop over ``l``
 ``A[2, j]``                                ``A[2, j]``
+``sum[m](B[k, m])`` inside the right side  a scalar temporary computed just before the
+                                           statement: ``t .= 0; for m: t[] += B[k, m]`` (before
+                                           every loop when it has no free index)
 =========================================  ====================================================
 
 What no wrapper covers is refused with a :class:`~compiler.errors.StrategyError` saying why
 (a split whose loops are not nested as the operator needs, a collapse or strided slice that
 would walk a sparse operand against its storage order, a collapse, concat or strided slice of an
-index another operator computes).
+index another operator computes, a shape operator inside a reduction that is not at the top).
 
 >>> from compiler.notation import parse
 >>> from compiler.format import parse_format
@@ -39,16 +42,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import values
 from ..algebra import NOVALUE, lookup
 from ..binding import array_name
 from ..errors import StrategyError
 from ..imperative.ir import BinOp, Const, Var
 from ..notation import ast as N
+from ..lattice.algebra import expr_facts
+from ..shortcircuit import early_exit
+from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
 from . import extents as X
 from .language import LoopProgram
 from .program import Access, Assign, Block, Call, Declare, Extent, Index, Literal, Loop, Size, TensorRef
+from .scalars import Scalar, ShortCircuitScalar
 
 _ADD, _MUL = lookup("+"), lookup("*")
 
@@ -217,8 +225,7 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         if isinstance(e, N.Call):
             return Call(e.op, tuple(conv(a, env, top, choice) for a in e.args))
         if isinstance(e, N.Reduce):
-            raise StrategyError("the looplet strategy lowers index notation whose reductions are at the "
-                                "top of the right-hand side (y[i] = sum[j](...)); split the statement")
+            return reduce_into_scalar(e, env, top, choice)
         if isinstance(e, Collapse):
             (i, j), k = e.indices, e.result
             if k not in collapsed or env.get(k) != top.get(k):
@@ -262,11 +269,63 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
             return conv(e.operand, env, top, choice)
         raise StrategyError(f"the looplet strategy cannot lower {e!r}")
 
+    pending: list = []         # the statements computing the scalars the statement being built reads
+    temporaries: list = []     # (name, format) of each
+    tensor_names = {a.tensor for a in N.accesses(stmt.rhs)} | {stmt.lhs.tensor}
+
+    once: dict = {}            # a reduction of no free index -> its temporary, computed once before the loops
+    prologue: list = []
+
+    def reduce_into_scalar(e, env, top, choice):
+        """A reduction inside the right-hand side, computed into a fresh scalar temporary just before
+        the statement that reads it (its loops run where every loop of the kernel is bound), or once
+        before every loop when it has no free index; its read."""
+        nonlocal pending
+        closed = not N.free_indices(e)
+        if closed and e in once:   # (each part of a fissioned loop reads the one temporary)
+            return Access(TensorRef(once[e]), ())
+        if any(hasattr(n, "produced") for n in N.walk(e.body)):
+            raise StrategyError(f"{e}: with shape operators, the looplet strategy lowers a reduction inside the "
+                                f"right-hand side only where no shape operator is inside it; compute it in a "
+                                f"statement of its own")
+        inner, parts = dict(env), []
+        for i in e.indices:
+            name = fresh(i.name)
+            inner[i] = Index(name)
+            parts.append((name, ext[i]))
+        outer, pending = pending, []
+        body = Assign(Access(TensorRef(t := _fresh_temp(taken, tensor_names)), (), "update"), e.op,
+                      conv(e.body, inner, top, choice))
+        nested, pending = pending, outer
+        if nested:
+            body = Block((*nested, body))
+        for name, size in reversed(parts):
+            body = Loop(Index(name), Extent(Const(0, "int64"), extent_ir(size, formats)), body)
+        dt = reduce_dtype(e.op, expr_dtype(e.body, lambda a: formats[a.tensor].dtype))
+        ident = e.op.identity_for(dt)
+        if ident is NOVALUE:
+            raise StrategyError(f"{e}: the looplet strategy computes a reduction inside an expression into a "
+                                f"temporary that starts at the operator's identity, and {e.op} has none")
+        ident = ident.item() if hasattr(ident, "item") else ident
+        fill_of = lambda a: formats[a.tensor].fill   # noqa: E731
+        stops = early_exit(e.op, dt, expr_facts(e.body, fill_of))[0]
+        temporaries.append((t, (ShortCircuitScalar if stops else Scalar)(ident, dtype=dt)))
+        values.assume(t, expr_facts(e, fill_of))
+        if closed:
+            once[e] = t
+            prologue.extend([Declare(TensorRef(t), Literal(ident)), body])
+        else:
+            pending += [Declare(TensorRef(t), Literal(ident)), body]
+        return Access(TensorRef(t), ())
+
     def build(k, env, choice):
         """The loops from the ``k``-th in, a concatenated index's loop split into one loop per part."""
+        nonlocal pending
         if k == len(loops):
             lhs = Access(TensorRef(stmt.lhs.tensor), tuple(env[i] for i in stmt.lhs.indices), "update")
-            return Assign(lhs, op, conv(rhs, env, env, choice))
+            last = Assign(lhs, op, conv(rhs, env, env, choice))
+            before, pending = pending, []
+            return Block((*before, last)) if before else last
         i = loops[k]
         if i not in fissions:
             stop = extent_ir(extent_of[i.name], formats)
@@ -280,9 +339,20 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         return Block(tuple(parts))
 
     body = build(0, env, {})
-    stmts = [body] if init is None else [Declare(TensorRef(stmt.lhs.tensor), init), body]
+    stmts = [*prologue, body] if init is None else [Declare(TensorRef(stmt.lhs.tensor), init), *prologue, body]
     names = list(dict.fromkeys([stmt.lhs.tensor] + [a.tensor for a in N.accesses(stmt.rhs)]))
-    return LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(stmts)), str(stmt), 1), info
+    return LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(stmts)), str(stmt), 1,
+                       tuple(temporaries)), info
+
+
+def _fresh_temp(taken: set, tensors: set) -> str:
+    """A name for a scalar temporary that no index or tensor of the statement has (``t``, ``t2``...)."""
+    name, k = "t", 1
+    while name in taken or name in tensors:
+        k += 1
+        name = f"t{k}"
+    taken.add(name)
+    return name
 
 
 __all__ = ["shape_program", "extent_ir"]

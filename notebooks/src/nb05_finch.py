@@ -169,6 +169,21 @@ parents = k(F=frontier, AT=AT).to_numpy()
 want = [next((j for j in range(6) if frontier[j] and adj[j, i]), -1) for i in range(6)]
 assert list(parents) == want
 print("first parents:", parents, "| breaks early:", "break;" in k.c_source)"""),
+    ("md", """## Index notation as a loop program: reductions anywhere, and early exits
+
+Index notation lowered with looplets becomes a loop program. A reduction inside the right-hand
+side, as in a residual `r = b - A x`, is hoisted into a scalar temporary computed in the loop
+where its free indices are bound, as a Finch program writes it with a `Scalar` (the trace's
+`hoist-reductions` step). A reduction by an operator with an annihilator (`any`, `all`, `min`,
+`max`, `prod`) goes into a `ShortCircuitScalar`, so its loops break once the result is decided,
+where that is exact for what the values may hold (`0 * NaN` is NaN)."""),
+    ("code", """M = ss.Tensor.from_numpy(np.array([[0, 2.0, 0], [1.0, 0, 3.0]]), "csr")
+xs, bs = np.array([1.0, 2.0, 3.0]), np.array([5.0, 10.0])
+k = ss.lower("r[i] = b[i] - A[i, j] * x[j]", strategy="looplets", A=M, b=bs, x=xs)
+print(next(s for s in k.trace.steps if s.stage == "hoist-reductions").after)
+assert np.allclose(k(A=M, b=bs, x=xs).to_numpy(), bs - M.to_numpy() @ xs)
+k = ss.lower("s[] = any[i, j](A[i, j] > 2)", strategy="looplets", A=M)
+print("any:", k(A=M).to_numpy(), "| breaks early:", "break;" in k.c_source)"""),
     ("md", """## Several outputs: Finch's BFS and Bellman-Ford
 
 A program may write several tensors (Finch's multiple left-hand sides); each is an output in its

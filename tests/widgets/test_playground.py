@@ -77,11 +77,11 @@ def test_the_strategy_toggle_relowers_and_hides_the_schedule_where_none_applies(
 
 
 def test_a_strategy_that_refuses_the_expression_says_why_in_the_banner(play):
-    play.expression.value = "y[i] = A[i, j] * x[j] + z[i]"
+    play.expression.value = "y[j, i] = split(x[k], k -> (i, j:4))"
     play.strategy.value = "looplets"
-    assert "reductions are at the top of the right-hand side" in play.session.error
+    assert "so j must be the inner loop" in play.session.error
     assert play.explorer.error_banner.layout.display != "none"
-    assert "split the statement" in text(play.explorer.error_banner.value)
+    assert "a column-major walk of a row-major split is discordant" in text(play.explorer.error_banner.value)
     play.expression.value = "y[i] = A[i, j] * x[j] * z[j]"
     assert play.session.error is None and "z_val" in text(play.explorer.c_pane.value)
     assert play.explorer.error_banner.layout.display == "none"

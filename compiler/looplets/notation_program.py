@@ -1,0 +1,234 @@
+"""Index notation as a loop program: a reduction inside the right-hand side becomes a scalar.
+
+The looplets lower loop programs. Index notation becomes one: its output's indices are the
+outermost loops, a reduction at the top of the right-hand side is the update of the output
+inside loops over its indices, and every other reduction is *hoisted* into a 0-D temporary
+computed where its free indices are bound, as Finch's programs do with a ``Scalar``:
+
+>>> from compiler.notation import parse
+>>> prog, hoisted = notation_program(parse("y[i] = b[i] + A[i, j] * x[j]"))
+>>> print(prog)
+for i = _
+  t .= 0.0
+  for j = _
+    t[] += A[i, j] * x[j]
+  y[i] = b[i] + t[]
+>>> print(hoisted[0])
+t[] = sum[j](A[i, j] * x[j]) (in the loop over i; Scalar(0.0))
+
+A temporary starts at its reduction's identity, which is also its fill, so the simplifier's
+annihilations around a read of it are decided by what it may hold (its identity among them:
+a ``max`` of no values is ``-inf``); :func:`note_facts` tells the lowering.
+
+A reduction whose operator has an annihilator (``any``, ``all``, ``min``, ``max``, ``prod``)
+reduces into a :class:`~compiler.looplets.scalars.ShortCircuitScalar`, whose loops stop once it
+holds the annihilator, when that is exact and can happen (:func:`compiler.shortcircuit.early_exit`): ``0 * inf`` is
+NaN, so a product stops at 0 only where its values are finite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import values
+from ..algebra import NOVALUE, reduction_annihilator
+from ..shortcircuit import early_exit
+from ..errors import StrategyError
+from ..lattice.algebra import expr_facts
+from ..notation import ast as N
+from ..notation.dtypes import expr_dtype
+from .language import LoopProgram
+from .program import Access, Assign, Block, Call, Declare, Index, Literal, Loop, TensorRef
+from .scalars import Scalar, ShortCircuitScalar
+
+
+@dataclass(frozen=True)
+class Hoisted:
+    """A reduction computed into the temporary ``name`` inside the loops ``bound`` (outermost
+    first), of format ``fmt``; ``why`` says whether, and why (not), its loops stop early."""
+
+    name: str
+    reduce: N.Reduce
+    bound: tuple
+    fmt: object
+    facts: values.Facts
+    why: str = ""
+
+    def __str__(self):
+        where = f"in the loop over {self.bound[-1]}" if self.bound else "before the loops"
+        return f"{self.name}[] = {self.reduce} ({where}; {self.fmt})"
+
+
+def notation_program(stmt, dtype=None, formats=None) -> tuple[LoopProgram, list[Hoisted]]:
+    """``stmt`` (index notation) as a loop program, and the reductions hoisted into temporaries.
+
+    ``dtype`` is the result's (when known): a top reduction's output starts at its identity for
+    it (a max of bools at False, not at -inf, which C reads as true). ``formats`` (when given)
+    type the temporaries and tell what their values may hold; without them they are float64.
+    """
+    fill_of = (lambda a: formats[a.tensor].fill) if formats else (lambda a: 0.0)
+
+    def dtype_of(e):
+        if formats:
+            try:
+                return np.dtype(expr_dtype(e, lambda a: formats[a.tensor].dtype))
+            except (KeyError, TypeError):
+                pass
+        return np.dtype("float64") if dtype is None else np.dtype(dtype)
+
+    names = []
+    for n in N.walk(stmt):
+        if isinstance(n, N.Access) and n.tensor not in names:
+            names.append(n.tensor)
+    taken = set(names)
+    hoisted: list[Hoisted] = []
+    temporaries: list = []
+
+    def fresh():
+        k, name = 1, "t"
+        while name in taken:
+            k += 1
+            name = f"t{k}"
+        taken.add(name)
+        return name
+
+    indices = {i.name for n in N.walk(stmt) for i in getattr(n, "indices", ()) if isinstance(i, N.Index)}
+
+    def fresh_index(name):
+        k = 2
+        while f"{name}_{k}" in indices:
+            k += 1
+        indices.add(f"{name}_{k}")
+        return f"{name}_{k}"
+
+    def unbound(e, order):
+        """The indices ``e`` reads outside its reductions that no loop of ``order`` binds."""
+        return [i.name for i in N.free_indices(e) if i.name not in order]
+
+    def nest(order, k, last, pre):
+        """The loops ``order[k:]`` around ``last``, with ``pre[d]`` before the loop at depth d."""
+        stmts = list(pre.get(k, ()))
+        if k == len(order):
+            return stmts + [last]
+        return stmts + [Loop(Index(order[k]), None, _block(nest(order, k + 1, last, pre)))]
+
+    def conv(e, order, start, pre):
+        """``e`` as a loop-program expression inside the loops ``order``, its reductions hoisted
+        to ``pre`` (by depth, at least ``start``: within the loops being built)."""
+        if isinstance(e, N.Access):
+            return Access(TensorRef(e.tensor), tuple(Index(i.name) for i in e.indices))
+        if isinstance(e, N.Literal):
+            return Literal(e.value)
+        if isinstance(e, N.Call):
+            return Call(e.op, tuple(conv(a, order, start, pre) for a in e.args))
+        if isinstance(e, N.Reduce):
+            name = hoist(e, order, start, pre)
+            return Access(TensorRef(name), ())
+        raise StrategyError(f"the looplet strategy cannot convert {e!r}")
+
+    def hoist(r, order, start, pre):
+        """Compute the reduction ``r`` into a fresh temporary at the depth where its free
+        indices are bound (the loops ``order[:depth]``); its name."""
+        free = [i.name for i in N.free_indices(r)]
+        depth = max([start, *(order.index(i) + 1 for i in free if i in order)])
+        # (an index the reduction binds that a loop around it binds too names another index inside)
+        clash = {i.name: fresh_index(i.name) for i in r.indices if i.name in order[:depth]}
+        if clash:
+            r = _renamed(r, clash)
+        own = [i.name for i in r.indices]
+        inner = [*order[:depth], *own]
+        inner += [i for i in unbound(r.body, inner) if i not in inner]
+        dt = np.dtype(dtype_of(r))
+        ident = r.op.identity_for(dt)
+        if ident is NOVALUE:
+            raise StrategyError(f"{r}: the looplet strategy computes a reduction inside an expression into a "
+                                f"temporary that starts at the operator's identity, and {r.op} has none")
+        ident = ident.item() if hasattr(ident, "item") else ident
+        facts = _facts(r, fill_of) if formats else values.FINITE
+        stop, why = early_exit(r.op, dt, _facts(r.body, fill_of) if formats else values.FINITE)
+        why = why if reduction_annihilator(r.op) is not None else ""   # (a sum never stops early: say nothing)
+        name = fresh()
+        fmt = (ShortCircuitScalar if stop else Scalar)(ident, dtype=dt)
+        temporaries.append((name, fmt))
+        hoisted.append(Hoisted(name, r, tuple(order[:depth]), fmt, facts, why))
+        sub: dict = {}
+        body = conv(r.body, inner, depth, sub)
+        stmts = [Declare(TensorRef(name), Literal(ident)),
+                 *nest(inner, depth, Assign(Access(TensorRef(name), (), "update"), r.op, body), sub)]
+        pre.setdefault(depth, []).extend(stmts)
+        return name
+
+    out_idx = [i.name for i in stmt.lhs.indices]
+    rhs, op, init = stmt.rhs, stmt.op, None
+    top: list = []
+    # (a top reduction that may stop early is hoisted like any other, into a ShortCircuitScalar)
+    stops = isinstance(rhs, N.Reduce) and op is None and early_exit(
+        rhs.op, dtype_of(rhs) if dtype is None else np.dtype(dtype),
+        _facts(rhs.body, fill_of) if formats else values.FINITE)[0]
+    if isinstance(rhs, N.Reduce) and (op is None or op == rhs.op) and not stops:
+        top = [i.name for i in rhs.indices]
+        if op is None:   # y[i] = sum_j(...): y starts at the reduction's identity
+            ident = rhs.op.identity if dtype is None else rhs.op.identity_for(np.dtype(dtype))
+            init = Literal(ident if ident is not NOVALUE else 0)
+        op, rhs = rhs.op, rhs.body
+    order = list(dict.fromkeys([*out_idx, *top]))
+    order += [i for i in unbound(rhs, order) if i not in order]
+    pre: dict = {}
+    lhs = Access(TensorRef(stmt.lhs.tensor), tuple(Index(i) for i in out_idx), "update")
+    body = nest(order, 0, Assign(lhs, op, conv(rhs, order, 0, pre)), pre)
+    if init is not None:
+        body.insert(0, Declare(TensorRef(stmt.lhs.tensor), init))
+    prog = LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(body)), str(stmt), 1,
+                       tuple(temporaries))
+    return prog, hoisted
+
+
+def _renamed(e, names: dict):
+    """``e`` with the indices ``names`` maps renamed (a reduction's own indices included).
+
+    >>> from compiler.notation import parse
+    >>> print(_renamed(parse("y[j] = sum[i](A[i, j])").rhs, {"i": "i_2"}))
+    sum[i_2](A[i_2, j])
+    """
+    def idx(i):
+        return N.Index(names.get(i.name, i.name)) if isinstance(i, N.Index) else i
+    if isinstance(e, N.Access):
+        return N.Access(e.tensor, tuple(idx(i) for i in e.indices))
+    if isinstance(e, N.Call):
+        return N.Call(e.op, tuple(_renamed(a, names) for a in e.args))
+    if isinstance(e, N.Reduce):
+        return N.Reduce(e.op, tuple(idx(i) for i in e.indices), _renamed(e.body, names))
+    return e
+
+
+def _block(stmts):
+    return stmts[0] if len(stmts) == 1 else Block(tuple(stmts))
+
+
+def _facts(e, fill_of) -> values.Facts:
+    return expr_facts(e, fill_of)
+
+
+def from_index_notation(stmt, dtype=None) -> LoopProgram:
+    """Index notation as a loop program: output indices outermost, then reduction indices
+    (see :func:`notation_program`).
+
+    >>> from compiler.notation import parse
+    >>> print(from_index_notation(parse("y[i] = A[i, j] * x[j]")))
+    y .= 0
+    for i = _
+      for j = _
+        y[i] += A[i, j] * x[j]
+    """
+    return notation_program(stmt, dtype)[0]
+
+
+def note_facts(hoisted) -> None:
+    """Tell the lowering what each temporary may hold (:func:`compiler.values.assume`)."""
+    for h in hoisted:
+        values.assume(h.name, h.facts)
+
+
+__all__ = ["Hoisted", "notation_program", "from_index_notation", "note_facts"]
