@@ -1,0 +1,215 @@
+"""The lattice strategy compiles shape operators to C (issue 30 item 3): each kernel of the paper's
+families against the dense oracle (compiler.evaluate), the sequence CFIR's interpreter
+(seq_evaluate) and the IR interpreter, by example and over random shape-operator programs; the
+trace's stages; the refusals, which name looplets."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import evaluate
+from compiler.backend.build import compiler_command, is_gcc
+from compiler.errors import ShapeError, StrategyError
+from compiler.lattice.seqderive import seq_evaluate
+from compiler.tensor import Tensor
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_seqderive import CONCAT_SIDES, programs, rand  # noqa: E402
+
+FORMATS = ("csr", "coo", "dense")
+
+
+def as_format(a, fmt):
+    if a.ndim == 1:
+        return Tensor.from_numpy(a, "dense" if fmt == "dense" else "sparse")
+    if a.ndim == 3:
+        return Tensor.from_numpy(a, {"csr": "csf", "dcsr": "csf"}.get(fmt, fmt))
+    return Tensor.from_numpy(a, fmt)
+
+
+def run_all(program, tensors, checked=False):
+    """The compiled kernel's result, after checking it against the IR interpreter's and the CFIR
+    interpreter's."""
+    k = ss.lower(program, strategy="lattice", checked=checked, **tensors)
+    got = k(**tensors).to_numpy()
+    assert np.array_equal(k.interpret(**tensors).to_numpy(), got, equal_nan=True), program
+    assert np.array_equal(seq_evaluate(program, **tensors), got, equal_nan=True), (program, k.c_source)
+    return got
+
+
+def check(program, seed=0, trials=4, formats=FORMATS, **shapes):
+    rng = np.random.default_rng(seed)
+    for t in range(trials):
+        arrays = {n: rand(rng, s, [0.0, 0.3, 1.0][t % 3] if t < 3 else 0.5) for n, s in shapes.items()}
+        want = evaluate(program, **arrays)[0]
+        for k in range(len(formats)):
+            tensors = {n: as_format(a, formats[(k + m) % len(formats)]) for m, (n, a) in enumerate(arrays.items())}
+            got = run_all(program, tensors, checked=(t == 0))
+            assert np.array_equal(got, want), (program, {n: x.format for n, x in tensors.items()})
+
+
+# -- the kernels of the paper's families -------------------------------------------------------------
+
+
+def test_collapse_of_csr_and_coo_into_a_vector():
+    check("c[k] = collapse(A[i, j], (i, j) -> k)", A=(3, 4))
+    check("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", seed=1, A=(3, 4), b=(12,))
+    check("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]", seed=2, A=(4, 3), b=(12,))
+    check("y[n] = collapse(collapse(A[i, j, k], (i, j) -> m), (m, k) -> n)", seed=3, A=(2, 3, 2))
+
+
+def test_split_of_a_vector_into_a_matrix():
+    check("C[i, j] = split(b[k], k -> (i, j:4))", b=(12,))
+    check("C[i, j] = split(b[k], k -> (i, j)) * B[i, j]", seed=4, b=(12,), B=(3, 4))
+
+
+def test_hstack_and_vstack():
+    check("C[i, l] = concat((A[i, j], B[i, k]), (j, k) -> l)", A=(3, 2), B=(3, 4))
+    check("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", seed=5, A=(2, 3), B=(4, 3))
+    check("C[l, i] = concat((A[j, i], B[k, i], E[m, i]), (j, k, m) -> l)", seed=6, A=(2, 3), B=(1, 3), E=(2, 3))
+
+
+def test_strided_slices():
+    check("C[k, i] = slice(A[j, i], j -> k, (1, 8, 3))", A=(9, 4))
+    check("C[i, k] = slice(A[i, j], j -> k, (0, 5, 2))", seed=7, A=(3, 5))
+    check("C[k, i] = slice(A[j, i], j -> k, (1, 6, 2)) * B[k, i]", seed=8, A=(7, 3), B=(3, 3))
+    check("Y[i, m, k] = slice(A[i, j, k], j -> m, (1, 5, 2))", seed=9, A=(2, 6, 3))
+
+
+def test_fused_vstack_spmv():
+    check("y[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * broadcast(l, x[i]))", seed=10,
+          A=(3, 4), B=(2, 4), x=(4,))
+    check("y[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * x[i])", seed=11, A=(2, 4), B=(3, 4), x=(4,))
+
+
+def test_the_vstack_spmv_on_scipy_matrices():
+    sp = pytest.importorskip("scipy.sparse")
+    A = sp.random(30, 20, density=0.2, format="csr", random_state=1)
+    B = sp.random(10, 20, density=0.3, format="csr", random_state=2)
+    x = np.arange(20.0)
+    p = "y[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * x[i])"
+    got = ss.lower(p, strategy="lattice", A=A, B=B, x=x)(A=A, B=B, x=x).to_numpy()
+    assert np.allclose(got, sp.vstack([A, B]) @ x)
+
+
+def test_empty_operands_and_extents():
+    for fmt in FORMATS:
+        z = as_format(np.zeros((3, 4)), fmt)
+        assert not run_all("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": z}).any()
+        e = as_format(np.zeros((0, 4)), fmt)
+        v = as_format(np.ones((2, 4)), fmt)
+        got = run_all("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", {"A": e, "B": v})
+        assert np.array_equal(got, np.ones((2, 4)))
+        # a slice that keeps nothing
+        assert run_all("C[k, i] = slice(A[j, i], j -> k, (2, 2, 1))", {"A": v}).shape == (0, 4)
+
+
+def test_stored_nan_and_inf_are_copied():
+    a = np.array([[np.nan, 0, np.inf], [0, -np.inf, 0]])
+    for fmt in FORMATS:
+        got = run_all("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": as_format(a, fmt)})
+        assert np.array_equal(got, a.ravel(), equal_nan=True)
+        got = run_all("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)",
+                      {"A": as_format(a, fmt), "B": as_format(a, fmt)})
+        assert np.array_equal(got, np.vstack([a, a]), equal_nan=True)
+
+
+# -- the trace ------------------------------------------------------------------------------------------
+
+
+def test_the_trace_records_each_stage():
+    A = as_format(rand(np.random.default_rng(0), (3, 4)), "csr")
+    k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", strategy="lattice", A=A)
+    stages = [s.stage for s in k.trace]
+    at = stages.index("seq-derive")
+    assert stages[at:at + 4] == ["seq-derive", "lattice", "cfir", "lower"]
+    assert k.trace[at + 1].artifacts[0].kind == "seq-lattice"
+    assert "i_A × j_A" in k.trace[at + 1].artifacts[0].text
+    lower = k.trace[at + 3]
+    assert lower.data == {"loops": 1, "shapes": {"A": [3, 4]}}
+    assert "pA1 = A1_pos[pA0]" in k.c_source and "A1_idx[pA1]" in k.c_source
+
+
+def test_a_kernel_serves_only_the_shapes_it_was_lowered_for():
+    rng = np.random.default_rng(0)
+    A = as_format(rand(rng, (3, 4)), "csr")
+    k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", strategy="lattice", A=A)
+    with pytest.raises(ShapeError, match=r"lowered for shape \(3, 4\)"):
+        k(A=as_format(rand(rng, (4, 3)), "csr"))
+    # lowered again for the other shape, it is a kernel of its own
+    B = as_format(rand(rng, (4, 3)), "csr")
+    got = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", strategy="lattice", A=B)(A=B).to_numpy()
+    assert np.array_equal(got, B.to_numpy().ravel())
+
+
+# -- refusals -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("program, tensors, why", [
+    ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": "csr"}, r"tensors of known shapes"),
+    ("C[k, i] = slice(A[j, i], j -> k, (2, -1, -1))", {"A": np.eye(3)}, r"positive step"),
+    ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": Tensor.from_numpy(np.eye(2), "csr", fill=np.nan)},
+     r"fill 0 only"),
+    ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": Tensor.from_numpy(np.eye(2), "csr"), "c": "sparse"},
+     r"dense outputs"),
+    ("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]",
+     {"A": Tensor.from_numpy(np.eye(2), "csr"), "b": np.array([np.inf, 0, 0, 1.0])}, r"may hold NaN or inf"),
+    ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": Tensor.from_numpy(np.eye(2), "Dense(SparseByteMap(Element(0.0)))")},
+     r"not its level 1 \(SparseByteMap\)"),
+])
+def test_what_the_lattice_cannot_lower_is_refused_naming_looplets(program, tensors, why):
+    with pytest.raises(StrategyError, match=why) as e:
+        ss.lower(program, strategy="lattice", **tensors)
+    assert "strategy='looplets'" in str(e.value)
+    # ... which lowers it
+    if not any(isinstance(v, str) for v in tensors.values()) and "positive step" not in why:
+        ss.lower(program, strategy="looplets", **tensors)
+
+
+# -- random shape-operator programs ---------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), st.lists(st.sampled_from(FORMATS + ("dcsr",)), min_size=12, max_size=12),
+       st.integers(0, 2 ** 32 - 1))
+@example(("y[i] = sum[j]((M1[i, j] + split(collapse(R2[a3, b4], (a3, b4) -> k5), k5 -> (i, j:1))) * x[j])",
+          {"M1": (1, 1), "R2": (1, 1), "x": (1,)}), ["csr", "dense"] * 6, 0)
+@example(("C[i, j] = M1[i, j] + split(collapse(R2[a3, b4], (a3, b4) -> k5), k5 -> (i, j:3))",
+          {"M1": (2, 3), "R2": (3, 2)}), ["coo", "dense"] * 6, 3)
+def test_random_shape_operator_programs_compiled(prog, formats, seed):
+    text, shapes = prog
+    rng = np.random.default_rng(seed)
+    arrays = {n: rand(rng, s, rng.choice([0.0, 0.2, 0.6, 1.0])) for n, s in shapes.items()}
+    want = evaluate(text, **arrays)[0]
+    tensors = {n: as_format(a, formats[k % len(formats)]) for k, (n, a) in enumerate(arrays.items())}
+    try:
+        got = run_all(text, tensors)
+    except StrategyError as e:
+        assert re.search(CONCAT_SIDES, str(e)) and "broadcast" in text, (text, str(e))
+        return
+    assert np.array_equal(got, want), (text, {n: t.format for n, t in tensors.items()})
+
+
+@pytest.mark.skipif(not is_gcc(), reason="the warnings checked are GCC's")
+@pytest.mark.parametrize("program, shapes", [
+    ("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]", {"A": (3, 4), "b": (12,)}),
+    ("C[i, j] = split(b[k], k -> (i, j)) * B[i, j]", {"b": (12,), "B": (3, 4)}),
+    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", {"A": (2, 3), "B": (4, 3)}),
+    ("C[k, i] = slice(A[j, i], j -> k, (1, 6, 2)) * B[k, i]", {"A": (7, 3), "B": (3, 3)}),
+    ("y[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * x[i])", {"A": (2, 4), "B": (3, 4), "x": (4,)}),
+])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_c_compiles_without_warnings(program, shapes, fmt):
+    # (as tests/compiler/lattice/test_lattice_c_warnings.py checks the lattice strategy's other kernels)
+    tensors = {n: as_format(np.ones(s), fmt) for n, s in shapes.items()}
+    k = ss.lower(program, strategy="lattice", **tensors)
+    flags = ["-std=c11", "-fsyntax-only", "-Wall", "-Wextra", "-Wshadow", "-Werror", "-x", "c", "-"]
+    run = subprocess.run([*compiler_command(), *flags], input=k.c_source, text=True, capture_output=True)
+    assert run.returncode == 0, f"{program}:\n{run.stderr}\n{k.c_source}"
