@@ -59,7 +59,10 @@ from ..imperative.ir import BinOp, Cast, Const, Declare, If, Load, Var, and_, no
 from ..imperative.search import gallop_stmts
 from ..names import FreshNames
 from . import seqcfir as cf
+from .exprs import names_used
 from .seqlattice import edges
+from .seqlevels import leaf_kind
+from .seqoutput import SeqOutput
 from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Union,
                         Universe, walk)
 
@@ -89,37 +92,15 @@ class LeafCode:
     idx_dtype: str = I64
 
 
-def leaf_kind(level) -> str | None:
-    """How the sequence emitter walks ``level`` (asked of its properties and arrays), or None.
-
-    >>> from compiler.levels import Dense, SparseList
-    >>> leaf_kind(Dense(None)), leaf_kind(SparseList(None))
-    ('dense', 'list')
-    """
-    arrays = set(level.array_dtypes())
-    if level.full and level.locatable and not arrays and level.nmodes == 1:
-        return "dense"
-    if not (level.ordered and level.unique) or level.full:
-        return None
-    if level.nmodes == 1 and arrays == {"pos", "idx"}:
-        return "list"
-    if level.nmodes > 1 and arrays == {"pos"} | {f"idx{k}" for k in range(level.nmodes)}:
-        return "coo"
-    return None
-
-
 class SeqEmitter:
     """Emits the CFIR of one :class:`~compiler.lattice.seqderive.SeqLowering` to the imperative IR."""
 
-    def __init__(self, formats: dict, names: dict, output: str, out_format, out_shape: tuple, dtype: str,
-                 taken=()):
+    def __init__(self, formats: dict, names: dict, dtype: str, taken=()):
         self.formats = formats        # real tensor name -> Format
         self.names = names            # sequence tensor name (A, A') -> real tensor name
-        self.output = output
-        self.out_format = out_format
-        self.out_shape = out_shape
         self.dtype = dtype
         self.fresh = FreshNames(set(taken))
+        self.out: SeqOutput | None = None
         self.leaves: dict = {}        # leaf key -> LeafCode (the cursors declared in scope)
         self.groups: dict = {}        # π0 group key -> Var
         self.temps: dict = {}         # CFIR temporary -> C name
@@ -527,14 +508,6 @@ class SeqEmitter:
             return BinOp("*", self.value(e.a), self.value(e.b))
         raise TypeError(f"not a value: {e!r}")
 
-    def out_index(self, idxs: tuple) -> ir.Expr:
-        order = self.out_format.mode_order
-        out = None
-        for m in order:
-            i = Var(idxs[m])
-            out = i if out is None else BinOp("+", BinOp("*", out, _c(self.out_shape[m])), i)
-        return _c(0) if out is None else out
-
     def stmt(self, s) -> list:
         if isinstance(s, cf.Block):
             return [x for part in s.stmts for x in self.stmt(part)]
@@ -548,7 +521,11 @@ class SeqEmitter:
                 raise StrategyError(f"{s}: the sequence emitter reduces into temporaries only")
             return [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))]
         if isinstance(s, cf.Assign):
-            return [ir.Store(array_name(self.output, None, "val"), self.out_index(s.idxs), self.value(s.value))]
+            v = self.value(s.value)
+            if self.out.kind == "dense" or isinstance(v, (Var, Const)):
+                return self.out.store(s.idxs, v)
+            local = Var(self.fresh("v"))      # (tested against the fill, then stored)
+            return [Declare(local, self.dtype, v)] + self.out.store(s.idxs, local)
         if isinstance(s, cf.Switch):
             x = Var(s.index)
             chain = None
@@ -653,7 +630,8 @@ def _cin_names(s) -> tuple[set, set]:
 
 def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | None = None) -> ir.Function:
     """The kernel of ``low`` (a :class:`~compiler.lattice.seqderive.SeqLowering`) over tensors of
-    ``formats``, writing a dense output (``out_format``, default all Dense in mode order)."""
+    ``formats``, writing its output in ``out_format`` (default all Dense, in mode order; see
+    :mod:`compiler.lattice.seqoutput` for the sparse ones)."""
     from ..format import dense
     program = low.program
     out = program.lhs.tensor
@@ -666,14 +644,12 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
         out_format = dense(len(program.lhs.indices), fill=0, dtype=dtype)
     params = [p for t in inputs for p in input_params(t, formats[t])]
     taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params}
-    em = SeqEmitter(formats, names, out, out_format, low.shape, dtype, taken)
-    body = em.stmt(low.cfir.cfir)
-    params.append(ir.Buffer(array_name(out, None, "val"), dtype, "inout"))
-    fn = ir.Function(name, tuple(params), ir.Block(tuple(body)))
-    from .exprs import names_used
-    used = names_used(fn.body.body)
-    return ir.Function(name, tuple(p for p in params if p.name in used or getattr(p, "intent", "") == "inout"),
-                       fn.body)
+    em = SeqEmitter(formats, names, dtype, taken)
+    em.out = SeqOutput(out, out_format, low.shape, dtype, em.fresh)
+    body = em.out.init() + em.stmt(low.cfir.cfir) + em.out.final()
+    used = names_used(body)
+    params = [p for p in params if p.name in used] + em.out.params()
+    return ir.Function(name, tuple(params), ir.Block(tuple(body)))
 
 
-__all__ = ["SeqEmitter", "LeafCode", "leaf_kind", "emit_function"]
+__all__ = ["SeqEmitter", "LeafCode", "emit_function"]

@@ -35,7 +35,8 @@ from ..notation.ast import Call, accesses, walk
 from ..trace import Artifact, Trace
 from .sequences import SequenceError
 from .seqderive import ShapedFormat, seq_lower
-from .seqemit import emit_function, leaf_kind
+from .seqemit import emit_function
+from .seqoutput import output_kind
 
 LOOPLETS = "lower it with strategy='looplets'"
 
@@ -56,9 +57,10 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
     inputs = {t: ShapedFormat(formats[t], tuple(shapes[t])) for t in read}
     out_format = formats.get(out)
     if out_format is not None:
-        if not all(leaf_kind(lvl) == "dense" for lvl in out_format.levels):
-            raise StrategyError(f"{program}: the lattice strategy writes shape operators into dense outputs so far, "
-                                f"not {out} as {out_format}; give a dense output or {LOOPLETS}")
+        if output_kind(out_format) is None:
+            raise StrategyError(f"{program}: the lattice strategy appends shape operators' results in the loops' "
+                                f"order to a dense output, a sparse vector, CSR or COO, not {out} as {out_format}; "
+                                f"{LOOPLETS}")
         if out_format.fill not in (0, 0.0, False):
             raise StrategyError(f"{program}: {out} has fill {out_format.fill}; the lattice strategy writes shape "
                                 f"operators into outputs of fill 0; {LOOPLETS}")

@@ -34,25 +34,33 @@ def as_format(a, fmt):
     return Tensor.from_numpy(a, fmt)
 
 
-def run_all(program, tensors, checked=False):
-    """The compiled kernel's result, after checking it against the IR interpreter's and the CFIR
-    interpreter's."""
-    k = ss.lower(program, strategy="lattice", checked=checked, **tensors)
-    got = k(**tensors).to_numpy()
+def run_all(program, tensors, checked=False, out=None):
+    """The compiled kernel's result (into ``out``, a format), after checking it against the IR
+    interpreter's and the CFIR interpreter's (a sparse output: its structure too)."""
+    given = {} if out is None else {program.split("[")[0]: out}
+    k = ss.lower(program, strategy="lattice", checked=checked, **tensors, **given)
+    result = k(**tensors)
+    result.validate()
+    got = result.to_numpy()
     assert np.array_equal(k.interpret(**tensors).to_numpy(), got, equal_nan=True), program
     assert np.array_equal(seq_evaluate(program, **tensors), got, equal_nan=True), (program, k.c_source)
     return got
 
 
+OUTPUTS = {1: (None, "sparse"), 2: (None, "csr", "coo"), 3: (None,)}
+
+
 def check(program, seed=0, trials=4, formats=FORMATS, **shapes):
+    """``program`` on every format of each input, into a dense and each sparse output it can append."""
     rng = np.random.default_rng(seed)
     for t in range(trials):
         arrays = {n: rand(rng, s, [0.0, 0.3, 1.0][t % 3] if t < 3 else 0.5) for n, s in shapes.items()}
         want = evaluate(program, **arrays)[0]
         for k in range(len(formats)):
             tensors = {n: as_format(a, formats[(k + m) % len(formats)]) for m, (n, a) in enumerate(arrays.items())}
-            got = run_all(program, tensors, checked=(t == 0))
-            assert np.array_equal(got, want), (program, {n: x.format for n, x in tensors.items()})
+            for out in OUTPUTS[want.ndim]:
+                got = run_all(program, tensors, checked=(t == 0), out=out)
+                assert np.array_equal(got, want), (program, out, {n: x.format for n, x in tensors.items()})
 
 
 # -- the kernels of the paper's families -------------------------------------------------------------
@@ -157,8 +165,10 @@ def test_a_kernel_serves_only_the_shapes_it_was_lowered_for():
     ("C[k, i] = slice(A[j, i], j -> k, (2, -1, -1))", {"A": np.eye(3)}, r"positive step"),
     ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": Tensor.from_numpy(np.eye(2), "csr", fill=np.nan)},
      r"fill 0 only"),
-    ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": Tensor.from_numpy(np.eye(2), "csr"), "c": "sparse"},
-     r"dense outputs"),
+    ("C[i, j] = split(b[k], k -> (i, j:2))", {"b": Tensor.from_numpy(np.ones(4), "sparse"), "C": "csc"},
+     r"in the loops' order to a dense output, a sparse vector, CSR or COO"),
+    ("C[i, j] = split(b[k], k -> (i, j:2))", {"b": Tensor.from_numpy(np.ones(4), "sparse"), "C": "dcsr"},
+     r"in the loops' order"),
     ("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]",
      {"A": Tensor.from_numpy(np.eye(2), "csr"), "b": np.array([np.inf, 0, 0, 1.0])}, r"may hold NaN or inf"),
     ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": Tensor.from_numpy(np.eye(2), "Dense(SparseByteMap(Element(0.0)))")},
@@ -189,8 +199,9 @@ def test_random_shape_operator_programs_compiled(prog, formats, seed):
     arrays = {n: rand(rng, s, rng.choice([0.0, 0.2, 0.6, 1.0])) for n, s in shapes.items()}
     want = evaluate(text, **arrays)[0]
     tensors = {n: as_format(a, formats[k % len(formats)]) for k, (n, a) in enumerate(arrays.items())}
+    outs = OUTPUTS[want.ndim]
     try:
-        got = run_all(text, tensors)
+        got = run_all(text, tensors, out=outs[seed % len(outs)])
     except StrategyError as e:
         assert re.search(CONCAT_SIDES, str(e)) and "broadcast" in text, (text, str(e))
         return
