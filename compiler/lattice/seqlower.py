@@ -8,8 +8,8 @@ pipeline end to end, each stage a trace step.
 the imperative IR's cleanup. The sequences hold the extents of the tensors lowered for, so the
 kernel is specialized to their shapes (a call with other shapes is refused; lower again).
 
-It writes dense outputs (all Dense levels, fill 0); inputs are Dense, SparseList and SparseCOO
-levels of fill 0, sliced with positive steps. What it cannot lower is refused naming
+It writes dense outputs, or appends to a sparse vector, CSR or COO (:mod:`compiler.lattice.seqoutput`);
+inputs are Dense, SparseList and SparseCOO levels of fill 0, sliced with positive steps. What it cannot lower is refused naming
 ``strategy='looplets'``, which lowers every shape operator.
 
 >>> import numpy as np, compiler as ss
