@@ -96,10 +96,18 @@ class SeqOutput:
         out.append(ir.Growable(self.val, self.dtype, self.counter))
         return out
 
-    def init(self) -> list:
-        if self.kind == "coo":
-            return [Grow(self.pos, _c(2)), Store(self.pos, 0, Const(0, self.idt))]
-        return []
+    def init(self, inputs: dict | None = None) -> list:
+        """The output's first statements; ``inputs`` (name -> Format), read by the kernel, bound
+        its entries: room for all theirs is reserved up front (a hint), as the looplets' reserve
+        does, so the buffers do not grow by doubling."""
+        out = [Grow(self.pos, _c(2)), Store(self.pos, 0, Const(0, self.idt))] if self.kind == "coo" else []
+        if self.kind == "dense" or not inputs:
+            return out
+        total = None
+        for name, fmt in sorted(inputs.items()):
+            n = stored_count(name, fmt)
+            total = n if total is None else BinOp("+", total, n)
+        return out + [Grow(x, total, hint=True) for x in (*self.idx, self.val)]
 
     def dense_position(self, idxs: tuple, upto: int):
         """The position of the first ``upto`` modes (Dense levels) of an entry at ``idxs``."""
@@ -141,4 +149,23 @@ class SeqOutput:
         return []
 
 
-__all__ = ["SeqOutput", "output_kind"]
+def stored_count(name: str, fmt):
+    """How many entries tensor ``name`` of ``fmt`` stores, as an IR expression of its arrays.
+
+    >>> from compiler.format import csr, coo
+    >>> print(stored_count("A", csr()), "|", stored_count("B", coo()))
+    A1_pos[A0_size] | B0_pos[1]
+    """
+    count = None
+    mode = 0
+    for k, lvl in enumerate(fmt.levels):
+        if leaf_kind(lvl) == "dense":
+            size = Var(array_name(name, mode, "size"))
+            count = size if count is None else BinOp("*", count, size)
+        else:
+            count = Load(array_name(name, k, "pos"), _c(1) if count is None else count)
+        mode += lvl.nmodes
+    return _c(1) if count is None else count
+
+
+__all__ = ["SeqOutput", "output_kind", "stored_count"]

@@ -17,6 +17,8 @@ import compiler as ss
 from compiler import evaluate
 from compiler.backend.build import compiler_command, is_gcc
 from compiler.errors import ShapeError, StrategyError
+from compiler.imperative.ir import Grow
+from compiler.imperative.ir import walk as ir_walk
 from compiler.lattice.seqderive import seq_evaluate
 from compiler.tensor import Tensor
 
@@ -224,3 +226,17 @@ def test_the_c_compiles_without_warnings(program, shapes, fmt):
     flags = ["-std=c11", "-fsyntax-only", "-Wall", "-Wextra", "-Wshadow", "-Werror", "-x", "c", "-"]
     run = subprocess.run([*compiler_command(), *flags], input=k.c_source, text=True, capture_output=True)
     assert run.returncode == 0, f"{program}:\n{run.stderr}\n{k.c_source}"
+
+
+def test_a_sparse_output_reserves_room_for_its_operands_entries():
+    rng = np.random.default_rng(3)
+    B, C = as_format(rand(rng, (3, 4)), "csr"), as_format(rand(rng, (2, 4)), "coo")
+    k = ss.lower("D[l, i] = concat((B[j, i], C[k, i]), (j, k) -> l)", strategy="lattice", B=B, C=C, D="csr")
+    hints = [s for s in ir_walk(k.function.body) if isinstance(s, Grow) and s.hint]
+    assert [str(h.needed) for h in hints] == ["B1_pos[B0_size] + C0_pos[1]"] * 2
+    assert np.array_equal(run_all("D[l, i] = concat((B[j, i], C[k, i]), (j, k) -> l)", {"B": B, "C": C}, out="csr"),
+                          np.vstack([B.to_numpy(), C.to_numpy()]))
+    # a hint short of the entries (a broadcast row added everywhere): the buffers still grow
+    v = Tensor.from_numpy(np.arange(1.0, 5.0), "dense")
+    got = run_all("D[i, j] = B[i, j] + broadcast(i:3, v[j])", {"B": B, "v": v}, out="coo")
+    assert np.array_equal(got, B.to_numpy() + np.arange(1.0, 5.0))
