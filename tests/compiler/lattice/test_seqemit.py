@@ -240,3 +240,37 @@ def test_a_sparse_output_reserves_room_for_its_operands_entries():
     v = Tensor.from_numpy(np.arange(1.0, 5.0), "dense")
     got = run_all("D[i, j] = B[i, j] + broadcast(i:3, v[j])", {"B": B, "v": v}, out="coo")
     assert np.array_equal(got, B.to_numpy() + np.arange(1.0, 5.0))
+
+
+@st.composite
+def slices(draw):
+    """A row slice of a matrix (any bounds numpy takes, steps negative too), its input's format and
+    fill, and the output's format."""
+    n, m = draw(st.integers(0, 6)), draw(st.integers(1, 4))
+    step = draw(st.sampled_from([1, 2, 3, -1, -2]))
+    start, stop = draw(st.integers(-n - 1, n + 1)), draw(st.integers(-n - 1, n + 1))
+    fmt = draw(st.sampled_from(FORMATS + ("dcsr",)))
+    fill = draw(st.sampled_from([0.0, 0.0, 1.0, np.nan, np.inf]))
+    out = draw(st.sampled_from([None, "csr", "coo"]))
+    return (n, m), slice(start, stop, step), fmt, fill, out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(slices(), st.integers(0, 2 ** 32 - 1))
+@example(((5, 3), slice(4, None, -2), "csr", 0.0, "csr"), 0)        # reversed: refused
+@example(((0, 2), slice(0, 0, 1), "coo", 0.0, "coo"), 0)            # nothing to slice
+@example(((6, 2), slice(1, 6, 2), "dense", np.nan, None), 0)        # a NaN fill: refused
+def test_random_row_slices(case, seed):
+    (n, m), sl, fmt, fill, out = case
+    start, stop, step = sl.indices(n)
+    # (normalized as the notation takes them: an empty slice stops where it starts)
+    stop = max(stop, start) if step > 0 else min(stop, start)
+    a = rand(np.random.default_rng(seed), (n, m), 0.5)
+    A = as_format(a, fmt) if fill == 0 else Tensor.from_numpy(a, fmt, fill=fill)
+    program = f"C[k, i] = slice(A[j, i], j -> k, ({start}, {stop}, {step}))"
+    if step < 0 or fill != 0:
+        with pytest.raises(StrategyError, match="strategy='looplets'"):
+            ss.lower(program, strategy="lattice", A=A, **({} if out is None else {"C": out}))
+        return
+    got = run_all(program, {"A": A}, out=out)
+    assert np.array_equal(got, a[sl]), (program, fmt, out)
