@@ -454,7 +454,8 @@ def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
     t = trace if trace is not None else Trace()
     t.record("seq-derive", before=program, after=body,
              artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot()) for dv in derivations],
-             rewrites=[r for dv in derivations for r in dv.rewrites()])
+             rewrites=[r for dv in derivations for r in dv.rewrites()],
+             data={"loops": [[str(i), str(s)] for i, s in loops]})
     cf, t = cin.sequence_trace(body, trace=t)
     return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data)
 

@@ -77,7 +77,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
     fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype)
     if out_format is None:
         out_format = dense(len(program.lhs.indices), fill=0, dtype=fn.param(f"{out}_val").dtype)
-    loops = sum(1 for line in str(low.cfir.cfir).splitlines() if line.lstrip().startswith("while"))
+    loops = sum(1 for line in low.cfir.text().splitlines() if line.lstrip().startswith("while "))
     trace.record("lower", before=low.cfir.cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn))],
                  note=f"the CFIR's {loops} loop(s) through the iterator model: one cursor per level, "
                       f"initialized once per series of loops",

@@ -21,6 +21,7 @@ from compiler.imperative.ir import Grow
 from compiler.imperative.ir import walk as ir_walk
 from compiler.lattice.seqderive import seq_evaluate
 from compiler.tensor import Tensor
+from compiler.trace import Trace
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_seqderive import CONCAT_SIDES, programs, rand  # noqa: E402
@@ -142,8 +143,14 @@ def test_the_trace_records_each_stage():
     assert stages[at:at + 4] == ["seq-derive", "lattice", "cfir", "lower"]
     assert k.trace[at + 1].artifacts[0].kind == "seq-lattice"
     assert "i_A × j_A" in k.trace[at + 1].artifacts[0].text
+    assert k.trace[at].data == {"loops": [["k", "i_A × j_A"]]}
+    points = k.trace[at + 1].data["points"]
+    assert k.trace[at + 1].data["sequence"] == "i_A × j_A" and points[0]["seq"] == "i_A × j_A"
+    assert [e["removed"] for e in points[0]["edges"]] == ["i_A"]
+    assert k.trace[at + 2].data == {"loops": 1}
     lower = k.trace[at + 3]
     assert lower.data == {"loops": 1, "shapes": {"A": [3, 4]}}
+    assert Trace.from_json(k.trace.to_json())[at + 1].data == k.trace[at + 1].data
     assert "pA1 = A1_pos[pA0]" in k.c_source and "A1_idx[pA1]" in k.c_source
 
 
