@@ -24,7 +24,7 @@ from compiler.tensor import Tensor
 from compiler.trace import Trace
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_seqderive import CONCAT_SIDES, programs, rand  # noqa: E402
+from test_seqderive import CONCAT_SIDES, LAYER_LIMITS, programs, rand  # noqa: E402
 
 FORMATS = ("csr", "coo", "dense")
 
@@ -281,3 +281,36 @@ def test_random_row_slices(case, seed):
         return
     got = run_all(program, {"A": A}, out=out)
     assert np.array_equal(got, a[sl]), (program, fmt, out)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), st.lists(st.sampled_from(FORMATS + ("dcsr",)), min_size=12, max_size=12),
+       st.integers(0, 2 ** 32 - 1), st.booleans())
+def test_random_expressions_collapsed_and_split_compiled(prog, formats, seed, split):
+    """A random matrix expression flattened (row-major), or flattened and split again, into a
+    dense or sparse output: as evaluate computes it, or refused for a limit the sequence layer
+    documents (or a concatenation's broadcast operand), naming looplets."""
+    text, shapes = prog
+    if not text.startswith("C[i, j] = "):
+        return
+    rhs = text[len("C[i, j] = "):]
+    rng = np.random.default_rng(seed)
+    arrays = {n: rand(rng, s, rng.choice([0.0, 0.3, 1.0])) for n, s in shapes.items()}
+    n, m = evaluate(text, **arrays)[0].shape
+    if split:
+        p = [d for d in range(1, n * m + 1) if (n * m) % d == 0][seed % len([d for d in range(1, n * m + 1)
+                                                                           if (n * m) % d == 0])]
+        program = f"D[p, q] = split(collapse({rhs}, (i, j) -> k), k -> (p, q:{n * m // p}))"
+    else:
+        program = f"c[k] = collapse({rhs}, (i, j) -> k)"
+    want = evaluate(program, **arrays)[0]
+    tensors = {name: as_format(a, formats[k % len(formats)]) for k, (name, a) in enumerate(arrays.items())}
+    outs = OUTPUTS[want.ndim]
+    try:
+        got = run_all(program, tensors, out=outs[seed % len(outs)])
+    except StrategyError as e:
+        assert re.search(LAYER_LIMITS, str(e)) or re.search(CONCAT_SIDES, str(e)) and "broadcast" in program, \
+            (program, str(e))
+        assert "strategy='looplets'" in str(e)
+        return
+    assert np.array_equal(got, want), (program, {name: t.format for name, t in tensors.items()})
