@@ -101,6 +101,7 @@ class SeqEmitter:
         self.dtype = dtype
         self.fresh = FreshNames(set(taken))
         self.out: SeqOutput | None = None
+        self.known: frozenset = frozenset()   # leaf keys known valid here (the enclosing loops')
         self.leaves: dict = {}        # leaf key -> LeafCode (the cursors declared in scope)
         self.groups: dict = {}        # π0 group key -> Var
         self.temps: dict = {}         # CFIR temporary -> C name
@@ -197,13 +198,13 @@ class SeqEmitter:
                 raise StrategyError(f"{leaf}: its parent level {m} is not iterated around it")
             if key in absent:
                 present.append(not_(absent[key]))
-            present.append(self.leaf_valid(key))
+            if key not in self.known:
+                present.append(self.leaf_valid(key))
         if c.kind == "dense":
             fill = [ir.Assign(c.p, _c(0))]
             if c.end is not c.size:
-                fill.append(ir.Assign(c.end, c.size))
-                empty = [ir.Assign(c.p, _c(0)), ir.Assign(c.end, _c(0))]
-                return fill if not present else [If(and_(*present), fill, empty)]
+                # (an empty range under a parent not there)
+                fill.append(ir.Assign(c.end, ir.Select(and_(*present), c.size, _c(0)) if present else c.size))
             return fill
         if c.kind == "coo" and c.sub > 0:
             parent = self.leaves[(leaf.tensor, leaf.mode - 1)]
@@ -538,11 +539,11 @@ class SeqEmitter:
 
     def scoped(self, fn) -> list:
         """``fn()`` with the cursors and temporaries it declares forgotten after (a C block)."""
-        leaves, groups, temps = dict(self.leaves), dict(self.groups), dict(self.temps)
+        leaves, groups, temps, known = dict(self.leaves), dict(self.groups), dict(self.temps), self.known
         try:
             return fn()
         finally:
-            self.leaves, self.groups, self.temps = leaves, groups, temps
+            self.leaves, self.groups, self.temps, self.known = leaves, groups, temps, known
 
     def loop(self, w: cf.While) -> list:
         out = []
@@ -553,10 +554,18 @@ class SeqEmitter:
         x = Var(w.index)
 
         def body():
+            outside = self.known
+            if not _moved_inside(w):
+                # (the loop's condition holds in its body, where nothing else moves its cursors,
+                # until the loop steps them)
+                self.known = self.known | _implied_valid(w.seq)
             inner = [Declare(x, I64, self.eval(w.seq))] + self.enter(w.seq)
             for located, iterated in w.locs:
-                inner.append(If(self.valid(iterated), self.locate(located, self.eval(iterated), {})))
+                at = self.locate(located, self.eval(iterated), {})
+                # (the loop's own sequence is valid in its body; a part of it may have run out)
+                inner += at if iterated == w.seq else [If(self.valid(iterated), at)]
             inner += self.stmt(w.body)
+            self.known = outside
             if isinstance(w.body, cf.Switch) or isinstance(w.seq, (Union, Intersect)) or _moved_inside(w):
                 return inner + self.advance(w.seq, x, {})
             # (nothing in the body moved the loop's cursors: it is still at x)
@@ -588,6 +597,17 @@ def _moved_inside(w: cf.While) -> bool:
         return False
 
     return visit(w.body)
+
+
+def _implied_valid(s: Seq) -> frozenset:
+    """The keys of the leaves that are valid wherever ``s`` is (its conjunction's operands)."""
+    if isinstance(s, (Level, Universe)):
+        return frozenset([s.key])
+    if isinstance(s, (Union, Intersect, Product)):
+        return _implied_valid(s.a) | _implied_valid(s.b)
+    if isinstance(s, (Project, Slice, Offset, Pad, Concat)):
+        return _implied_valid(s.a)
+    return frozenset()
 
 
 def _always_at(s: Seq) -> bool:

@@ -30,11 +30,12 @@ import numpy as np
 from .. import values
 from ..errors import StrategyError
 from ..imperative.cleanup import cleanup
-from ..imperative.ir import Block
+from ..imperative.ir import Block, Buffer, Scalar
 from ..notation.ast import Call, accesses, walk
 from ..trace import Artifact, Trace
 from .sequences import SequenceError
 from .seqderive import ShapedFormat, seq_lower
+from .exprs import names_used
 from .seqemit import emit_function
 from .seqoutput import output_kind
 
@@ -82,7 +83,12 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                  note=f"the CFIR's {loops} loop(s) through the iterator model: one cursor per level, "
                       f"initialized once per series of loops",
                  data={"loops": loops, "shapes": {t: list(s) for t, s in shapes.items() if t in read}})
-    after = replace(fn, body=Block(tuple(cleanup(fn.body.body))))
+    body = tuple(cleanup(fn.body.body))
+    # (an input the cleanup left unread is no parameter: C warns of it)
+    used = names_used(body)
+    params = tuple(p for p in fn.params if not isinstance(p, (Scalar, Buffer)) or p.name in used
+                   or isinstance(p, Buffer) and p.intent == "inout")
+    after = replace(fn, params=params, body=Block(body))
     if after != fn:
         trace.record("cleanup", before=fn, after=after, artifacts=[Artifact("ir", fn.name, str(after))],
                      note="assignments replaced before a read and locals nothing reads dropped")
