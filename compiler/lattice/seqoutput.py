@@ -69,14 +69,13 @@ class SeqOutput:
             raise StrategyError(f"output {name}: the lattice strategy appends shape operators' results to a "
                                 f"dense output, a sparse vector, CSR or COO in mode order, not {fmt}")
         self.val = array_name(name, None, "val")
+        if self.kind == "dense":
+            return      # (a 0-d output too: no level)
         last = len(fmt.levels) - 1
         self.level = fmt.levels[last]
-        self.k = last
         base = f"p{name}{last}"
         self.counter = fresh(base) if fresh else base
         self.q = fresh("q") if fresh else "q"
-        if self.kind == "dense":
-            return
         self.idt = np.dtype(self.level.index_dtype).name
         self.pos = array_name(name, last, "pos")
         if self.kind == "list":

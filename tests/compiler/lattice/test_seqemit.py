@@ -50,7 +50,7 @@ def run_all(program, tensors, checked=False, out=None):
     return got
 
 
-OUTPUTS = {1: (None, "sparse"), 2: (None, "csr", "coo"), 3: (None,)}
+OUTPUTS = {0: (None,), 1: (None, "sparse"), 2: (None, "csr", "coo"), 3: (None,)}
 
 
 def check(program, seed=0, trials=4, formats=FORMATS, **shapes):
@@ -108,6 +108,12 @@ def test_the_vstack_spmv_on_scipy_matrices():
     p = "y[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * x[i])"
     got = ss.lower(p, strategy="lattice", A=A, B=B, x=x)(A=A, B=B, x=x).to_numpy()
     assert np.allclose(got, sp.vstack([A, B]) @ x)
+
+
+def test_a_scalar_output():
+    # (a 0-d output has no level: found trying it, an IndexError)
+    check("s[] = sum[k](collapse(A[i, j], (i, j) -> k))", A=(3, 4))
+    check("s[] = sum[l, i](concat((A[j, i], B[k, i]), (j, k) -> l))", seed=12, A=(2, 3), B=(1, 3))
 
 
 def test_empty_operands_and_extents():
