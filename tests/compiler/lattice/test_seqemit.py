@@ -136,6 +136,14 @@ def test_stored_nan_and_inf_are_copied():
         got = run_all("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)",
                       {"A": as_format(a, fmt), "B": as_format(a, fmt)})
         assert np.array_equal(got, np.vstack([a, a]), equal_nan=True)
+    # a kernel lowered for finite values is lowered again (for the same shapes) when called on these
+    finite = as_format(np.nan_to_num(a, nan=1.0, posinf=2.0, neginf=3.0), "csr")
+    k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", strategy="lattice", A=finite)
+    assert np.array_equal(k(A=as_format(a, "csr")).to_numpy(), a.ravel(), equal_nan=True)
+    # ... and refused where a product would skip 0 * inf
+    k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", strategy="lattice", A=finite, b=np.ones(6))
+    with pytest.raises(StrategyError, match=r"A may hold NaN or inf.*strategy='looplets'"):
+        k(A=as_format(a, "csr"), b=np.ones(6))
 
 
 # -- the trace ------------------------------------------------------------------------------------------
