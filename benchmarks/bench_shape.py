@@ -1,8 +1,10 @@
 """The BURRITO paper's shape-operator kernels (Figs. 24-26) against scipy.sparse and pydata/sparse.
 
-Each kernel is index notation with shape operators, lowered once by the looplets strategy
-(compile time excluded, as the paper excludes it) and timed as the minimum of ``--repeat`` calls
-next to the libraries' own calls in the same run; every result is checked against scipy's.
+Each kernel is index notation with shape operators, lowered once by the looplets strategy and
+once by the lattice strategy (BURRITO's own pipeline; compile time excluded, as the paper excludes
+it) and timed as the minimum of ``--repeat`` calls next to the libraries' own calls in the same
+run; every result is checked against scipy's. The geometric means are the looplets kernels'; the
+lattice column's ratio is scipy's time over the lattice kernel's.
 A library call past ``--timeout`` seconds (or failing) counts as that many seconds, as the
 paper caps its geometric means. Fig. 26 also times the unfused form: two kernels through a
 materialized intermediate.
@@ -114,9 +116,18 @@ def main(argv=None) -> None:
               "Tg": pydata.GCXS.from_scipy_sparse(top), "Bg": pydata.GCXS.from_scipy_sparse(bottom),
               "v": pydata.GCXS.from_scipy_sparse(vec)}
 
-    def kernel(program, out, **tensors):
-        k = ss.lower(program, strategy="looplets", **tensors, **{program.split("[")[0]: out})
+    def kernel(program, out, strategy="looplets", **tensors):
+        try:
+            k = ss.lower(program, strategy=strategy, **tensors, **{program.split("[")[0]: out})
+        except ss.StrategyError as e:
+            return f"refused: {e}"
         return lambda: k(**tensors)
+
+    lattice = {}     # figure -> the lattice strategy's kernel of the same row
+
+    def both(fig, program, out, **tensors):
+        lattice[fig] = kernel(program, out, "lattice", **tensors)
+        return kernel(program, out, **tensors)
 
     hst = "D[i, l] = concat((B[i, j], C[i, k]), (j, k) -> l)"
     vst = "D[l, i] = concat((B[j, i], C[k, i]), (j, k) -> l)"
@@ -125,41 +136,41 @@ def main(argv=None) -> None:
     spl = f"D[i, j] = split(c[k], k -> (i, j:{n}))"
     rows = [
         # (figure, name, ours, scipy, pydata)
-        ("24a", "C = collapse(COO)", kernel(col, "sparse_vector", A=ten["A_coo"]),
+        ("24a", "C = collapse(COO)", both("24a", col, "sparse_vector", A=ten["A_coo"]),
          lambda: Acoo.reshape(1, n * n).tocsr(), lambda: pd["A"].reshape((n * n,))),
-        ("24b", "COO = hstack(COO, COO)", kernel(hst, "coo", B=ten["L_coo"], C=ten["R_coo"]),
+        ("24b", "COO = hstack(COO, COO)", both("24b", hst, "coo", B=ten["L_coo"], C=ten["R_coo"]),
          lambda: sp.hstack([left.tocoo(), right.tocoo()], format="coo"),
          lambda: pydata.concatenate([pd["L"], pd["R"]], axis=1)),
-        ("24c", "COO = vstack(COO, COO)", kernel(vst, "coo", B=ten["T_coo"], C=ten["B_coo"]),
+        ("24c", "COO = vstack(COO, COO)", both("24c", vst, "coo", B=ten["T_coo"], C=ten["B_coo"]),
          lambda: sp.vstack([top.tocoo(), bottom.tocoo()], format="coo"),
          lambda: pydata.concatenate([pd["T"], pd["B"]], axis=0)),
-        ("24d", "CSR = hstack(CSR, CSR)", kernel(hst, "csr", B=ten["L_csr"], C=ten["R_csr"]),
+        ("24d", "CSR = hstack(CSR, CSR)", both("24d", hst, "csr", B=ten["L_csr"], C=ten["R_csr"]),
          lambda: sp.hstack([left, right], format="csr"),
          lambda: pydata.concatenate([pd["Lg"], pd["Rg"]], axis=1)),
-        ("24e", "CSR = vstack(CSR, CSR)", kernel(vst, "csr", B=ten["T_csr"], C=ten["B_csr"]),
+        ("24e", "CSR = vstack(CSR, CSR)", both("24e", vst, "csr", B=ten["T_csr"], C=ten["B_csr"]),
          lambda: sp.vstack([top, bottom], format="csr"),
          lambda: pydata.concatenate([pd["Tg"], pd["Bg"]], axis=0)),
-        ("24f", "CSR = slice(CSR)", kernel(slc, "csr", A=ten["A_csr"]),
+        ("24f", "CSR = slice(CSR)", both("24f", slc, "csr", A=ten["A_csr"]),
          lambda: A[s:e:r, :], lambda: pd["Ag"][s:e:r, :]),
-        ("25a", "COO = split(C)", kernel(spl, "coo", c=cv),
+        ("25a", "COO = split(C)", both("25a", spl, "coo", c=cv),
          lambda: vec.reshape(n, n).tocoo(), lambda: pd["v"].reshape((n, n)).asformat("coo")),
-        ("25b", "CSR = split(C)", kernel(spl, "csr", c=cv),
+        ("25b", "CSR = split(C)", both("25b", spl, "csr", c=cv),
          lambda: vec.reshape(n, n).tocsr(), lambda: pd["v"].reshape((n, n)).asformat("gcxs")),
-        ("25c", "CSR = hstack(COO, COO)", kernel(hst, "csr", B=ten["L_coo"], C=ten["R_coo"]),
+        ("25c", "CSR = hstack(COO, COO)", both("25c", hst, "csr", B=ten["L_coo"], C=ten["R_coo"]),
          lambda: sp.hstack([left.tocoo(), right.tocoo()], format="csr"),
          lambda: pydata.concatenate([pd["L"], pd["R"]], axis=1).asformat("gcxs")),
-        ("25d", "COO = hstack(CSR, CSR)", kernel(hst, "coo", B=ten["L_csr"], C=ten["R_csr"]),
+        ("25d", "COO = hstack(CSR, CSR)", both("25d", hst, "coo", B=ten["L_csr"], C=ten["R_csr"]),
          lambda: sp.hstack([left, right], format="coo"),
          lambda: pydata.concatenate([pd["Lg"], pd["Rg"]], axis=1).asformat("coo")),
-        ("25e", "COO = vstack(CSR, CSR)", kernel(vst, "coo", B=ten["T_csr"], C=ten["B_csr"]),
+        ("25e", "COO = vstack(CSR, CSR)", both("25e", vst, "coo", B=ten["T_csr"], C=ten["B_csr"]),
          lambda: sp.vstack([top, bottom], format="coo"),
          lambda: pydata.concatenate([pd["Tg"], pd["Bg"]], axis=0).asformat("coo")),
-        ("25f", "COO = slice(CSR)", kernel(slc, "coo", A=ten["A_csr"]),
+        ("25f", "COO = slice(CSR)", both("25f", slc, "coo", A=ten["A_csr"]),
          lambda: A[s:e:r, :].tocoo(), lambda: pd["Ag"][s:e:r, :].asformat("coo")),
     ]
     ratios = {"24": ([], []), "25": ([], [])}
     print(f"{'fig':4s} {'kernel':26s} {'sparsescope':>12s} {'scipy':>10s} {'pydata':>10s} "
-          f"{'vs scipy':>9s} {'vs pydata':>9s}")
+          f"{'vs scipy':>9s} {'vs pydata':>9s} {'lattice':>10s} {'vs scipy':>9s}")
     for fig, name, ours, theirs, pyd in rows:
         t_ours, out = timed(ours, args.repeat, args.timeout)
         t_sp, ref = timed(theirs, args.repeat, args.timeout)
@@ -169,7 +180,7 @@ def main(argv=None) -> None:
         if pydata:
             ratios[fig[:2]][1].append(t_pd / t_ours)
         print(f"{fig:4s} {name:26s} {t_ours * 1e3:10.2f}ms {t_sp * 1e3:8.2f}ms {t_pd * 1e3:8.2f}ms "
-              f"{t_sp / t_ours:8.2f}x {t_pd / t_ours:8.2f}x")
+              f"{t_sp / t_ours:8.2f}x {t_pd / t_ours:8.2f}x {_lattice_column(lattice[fig], ref, name, args, t_sp)}")
     for fig, paper in (("24", "1.66x-15.3x vs scipy, 1.67x-651x vs pydata"),
                        ("25", "7.29x-13.0x vs scipy, 21.3x-511x vs pydata")):
         gs, gp = (_geomean(v) for v in ratios[fig])
@@ -179,25 +190,25 @@ def main(argv=None) -> None:
     b_cv = _compressed_vector(ss, shifted.reshape(1, n * n).tocsr(), n * n)
     fused = [
         ("26a", "C = collapse(CSR) * C",
-         kernel("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", "sparse_vector", A=ten["A_csr"], b=b_cv),
+         both("26a", "c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", "sparse_vector", A=ten["A_csr"], b=b_cv),
          _unfused(ss, col, "sparse_vector", dict(A=ten["A_csr"]), "c", "e[k] = c[k] * b[k]", "sparse_vector",
                   dict(b=b_cv)),
          lambda: A.reshape(1, n * n).multiply(shifted.reshape(1, n * n))),
         ("26b", "D = vstack(CSR, CSR) @ D",
-         kernel("y[l] = sum[i](concat((B[j, i], C[k, i]), (j, k) -> l) * x[i])", "dense",
+         both("26b", "y[l] = sum[i](concat((B[j, i], C[k, i]), (j, k) -> l) * x[i])", "dense",
                 B=ten["T_csr"], C=ten["B_csr"], x=x),
          _unfused(ss, vst, "csr", dict(B=ten["T_csr"], C=ten["B_csr"]), "D", "y[l] = D[l, i] * x[i]", "dense",
                   dict(x=x)),
          lambda: sp.vstack([top, bottom], format="csr") @ x),
         ("26c", "CSR = slice(CSR) * CSR",
-         kernel(f"E[k, i] = slice(A[j, i], j -> k, ({s}, {e}, {r})) * B[k, i]", "csr",
+         both("26c", f"E[k, i] = slice(A[j, i], j -> k, ({s}, {e}, {r})) * B[k, i]", "csr",
                 A=ten["A_csr"], B=T.from_scipy(shifted[:len(range(s, e, r))], name="B")),
          _unfused(ss, slc, "csr", dict(A=ten["A_csr"]), "D", "E[k, i] = D[k, i] * B[k, i]", "csr",
                   dict(B=T.from_scipy(shifted[:len(range(s, e, r))], name="B"))),
          lambda: A[s:e:r, :].multiply(shifted[:len(range(s, e, r))])),
     ]
     print(f"{'fig':4s} {'kernel':26s} {'fused':>10s} {'unfused':>10s} {'scipy':>10s} {'vs unfused':>10s} "
-          f"{'vs scipy':>9s}")
+          f"{'vs scipy':>9s} {'lattice':>10s} {'vs scipy':>9s}")
     vs_unfused, vs_scipy = [], []
     for fig, name, f_fused, f_unfused, f_scipy in fused:
         t_f, out = timed(f_fused, args.repeat, args.timeout)
@@ -208,9 +219,18 @@ def main(argv=None) -> None:
         vs_unfused.append(t_u / t_f)
         vs_scipy.append(t_s / t_f)
         print(f"{fig:4s} {name:26s} {t_f * 1e3:8.2f}ms {t_u * 1e3:8.2f}ms {t_s * 1e3:8.2f}ms "
-              f"{t_u / t_f:9.2f}x {t_s / t_f:8.2f}x")
+              f"{t_u / t_f:9.2f}x {t_s / t_f:8.2f}x {_lattice_column(lattice[fig], ref, name, args, t_s)}")
     print(f"Fig. 26 geometric mean: {_geomean(vs_unfused):.2f}x vs unfused, {_geomean(vs_scipy):.2f}x vs scipy "
           f"(paper: 1.22x-2.23x vs unfused)")
+
+
+def _lattice_column(f, ref, name, args, t_scipy) -> str:
+    """The lattice strategy's time and its ratio to scipy's, or why it was refused."""
+    if isinstance(f, str):
+        return f"{'refused':>10s} {'':>9s}   ({f[:70]})"
+    t, out = timed(f, args.repeat, args.timeout)
+    _check(name + " (lattice)", out, ref)
+    return f"{t * 1e3:8.2f}ms {t_scipy / t:8.2f}x"
 
 
 def _compressed_vector(ss, row, length):

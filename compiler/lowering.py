@@ -287,6 +287,11 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         shape_info = infer_given(parsed, {n: np.shape(v) for n, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))},
                                  {n: len(f.mode_order) for n, f in formats.items()}) if shaped else None
 
+        if shaped and strategy == "lattice" and "shapes" not in options:
+            # (its sequences hold extents: the kernel is lowered, and cached, for these shapes)
+            options = {**options, "shapes": tuple(sorted((n, tuple(int(x) for x in np.shape(v)))
+                                                         for n, v in tensors.items()
+                                                         if isinstance(v, (Tensor, np.ndarray))))}
         # an output given as an array or a scalar says no fill of its own: it gets the oracle's, as a
         # fresh output does (and its kernel is not the one of an output given that dense format)
         out_name = parsed.lhs.tensor if isinstance(parsed, Assign) else None

@@ -89,6 +89,9 @@ class Lowered:
     #: ``Lowered`` of each, in the program's order, this one first; a call returns them in a
     #: :class:`compiler.outputs.Outputs` named tuple. Empty for one output
     outputs: tuple = ()
+    #: ``(tensor, shape)`` pairs: the shapes a kernel is specialized to (the lattice strategy's
+    #: shape operators hold extents); a call with other shapes is refused
+    shapes: tuple = ()
 
 
 
@@ -329,6 +332,11 @@ class Kernel:
             if name != low.output and name in inputs and inputs[name].format != fmt:
                 inputs[name] = inputs[name].asformat(fmt)
         self._check_extents(inputs)
+        for name, shape in low.shapes:
+            if name in inputs and tuple(inputs[name].shape) != tuple(shape):
+                raise ShapeError(f"tensor {name} has shape {tuple(inputs[name].shape)}, but this kernel was lowered "
+                                 f"for shape {tuple(shape)} (strategy={self.strategy!r} specializes shape operators "
+                                 f"to the shapes); lower the program again for these tensors")
         if self.shape_operators:
             # (the premises of the shape operators, for these shapes: |k| = |i|·|j|, slice bounds...)
             infer_shapes(self.program, {t: v.shape for t, v in inputs.items()})

@@ -81,6 +81,7 @@ from .emitter import Emitter
 from .schedule import as_schedule
 from ..notation.shape import has_shape_operators
 from .conversions import record_conversions, setup_converting
+from .seqlower import lower_shape_lattice
 
 
 def compressible_indices(cfir) -> tuple[str, ...]:
@@ -170,7 +171,7 @@ def _schedule_named(schedule):
 
 
 def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, verify: bool = True,
-                  name: str | None = None, schedule=None, assembly: str | None = None, **options):
+                  name: str | None = None, schedule=None, assembly: str | None = None, shapes=None, **options):
     """The ``lattice`` strategy: index notation to a :class:`~compiler.lower.Lowered` kernel.
 
     ``order`` fixes the loop order of the outer forall chain (``reorder``);
@@ -188,9 +189,12 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
         raise StrategyError(f"{what} is a loop program: the lattice strategy lowers index notation "
                             f"(\"y[i] = A[i, j] * x[j]\"); lower a loop program with strategy='looplets'")
     if has_shape_operators(program):
-        # (BURRITO's sequence expressions are being built for this strategy; they will replace this)
-        raise StrategyError(f"{program}: the lattice strategy does not lower shape operators (collapse, split, "
-                            f"concat, slice, broadcast, constant indices) yet; lower it with strategy='looplets'")
+        # BURRITO's sequence expressions, lattices and CFIR (shapes: the tensors', given by lower())
+        extra = sorted(k for k, v in (("order", order), ("schedule", schedule), ("assembly", assembly)) if v is not None)
+        if options or extra:
+            raise StrategyError(f"{program}: the lattice strategy lowers shape operators without "
+                                f"{', '.join(sorted(options) + extra)}; drop it or lower it with strategy='looplets'")
+        return lower_shape_lattice(program, formats, trace, shapes, name)
     if not isinstance(verify, bool):
         raise StrategyError(f"verify={verify!r}: give True (check every lattice by enumeration) or False")
     if options:

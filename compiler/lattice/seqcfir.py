@@ -503,12 +503,19 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None) -> tuple[
     t = trace if trace is not None else Trace()
     cf = build_cfir(program, defs)
     for index, L in cf.lattices:
-        # (as the lattice strategy records its lattices: the lattice is the step's program)
+        # (as the lattice strategy records its lattices: the lattice is the step's program; as data
+        # too, for the explorer: each point's sequence, edges and sub-points)
+        points = [{"seq": str(p.seq), "subs": list(p.subs),
+                   "edges": [{"removed": str(e.removed), "to": e.target, "result": str(e.result),
+                              "sub_point": e.sub_point} for e in p.edges]} for p in L.points]
         t.record("lattice", before=f"forall {index} ∈ {L.seq}", after=L,
                  artifacts=[Artifact("seq-lattice", f"forall {index} ∈ {L.seq}", L.text(), L.dot())],
-                 rewrites=L.rewrites, note=f"forall {index}: {len(L.points)} point(s)", data={"index": str(index)})
+                 rewrites=L.rewrites, note=f"forall {index}: {len(L.points)} point(s)",
+                 data={"index": str(index), "sequence": str(L.seq), "points": points})
+    loops = sum(1 for line in cf.text().splitlines() if line.lstrip().startswith("while "))
     t.record("cfir", before=program, after=cf.cfir,
-             artifacts=[Artifact("seq-cfir", "cfir", cf.text(), cf.dot())], rewrites=cf.rewrites)
+             artifacts=[Artifact("seq-cfir", "cfir", cf.text(), cf.dot())], rewrites=cf.rewrites,
+             data={"loops": loops})
     return cf, t
 
 

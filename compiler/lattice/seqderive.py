@@ -314,9 +314,10 @@ def _block(stmts: list) -> cin.Stmt:
     return stmts[0] if len(stmts) == 1 else cin.Block(tuple(stmts))
 
 
-def _access_levels(program: Assign, tensors: dict) -> tuple[dict, dict]:
+def _access_levels(program: Assign, tensors: dict, with_data: bool = True) -> tuple[dict, dict]:
     """Each access's sequence levels, and the stored entries of each name they read under (a
-    tensor accessed with other indices again is read under a primed name, its own levels)."""
+    tensor accessed with other indices again is read under a primed name, its own levels);
+    ``tensors`` may be :class:`ShapedFormat` s (no entries: ``with_data=False``)."""
     out: dict = {}
     data: dict = {}
     used: dict = {}
@@ -345,7 +346,7 @@ def _access_levels(program: Assign, tensors: dict) -> tuple[dict, dict]:
             levels.append(lv)
             by_index[i] = lv
         out[n] = AccessLevels(name, tuple(levels), by_index)
-        if name not in data:
+        if with_data and name not in data:
             coords, vals = t.to_coords()
             storage = coords[list(t.mode_order)] if t.ndim else coords
             data[name] = {tuple(int(c) for c in storage[:, q]): float(vals[q]) for q in range(len(vals))}
@@ -400,15 +401,42 @@ def check_concat_sides(e, deriver: Deriver) -> None:
                     f"it would be read in the other operands' loops too")
 
 
+@dataclass(frozen=True)
+class ShapedFormat:
+    """A tensor's format and shape without its entries: what the lattice strategy lowers for.
+
+    >>> from compiler.format import csr
+    >>> level_kinds(ShapedFormat(csr(), (2, 3)))
+    ('dense', 'compressed')
+    """
+
+    format: object
+    shape: tuple
+
+    @property
+    def fill(self):
+        return self.format.fill
+
+    @property
+    def mode_order(self):
+        return self.format.mode_order
+
+    @property
+    def levels(self):
+        return self.format.levels
+
+
 def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
     """The CIN of ``program`` (text or an :class:`Assign`), its lattices and CFIR, recording a
-    ``seq-derive`` step (each loop's Fig. 11 derivation), then ``lattice`` steps and ``cfir``."""
+    ``seq-derive`` step (each loop's Fig. 11 derivation), then ``lattice`` steps and ``cfir``.
+    A tensor given as a :class:`ShapedFormat` has no entries (``data`` lacks it)."""
     program = parse(program) if isinstance(program, str) else program
     if program.op is not None:
         raise StrategyError(f"{program}: the sequence lowering writes its output with = only")
-    tensors = {name: to_tensor(x, name) for name, x in tensors.items()}
+    tensors = {name: x if isinstance(x, ShapedFormat) else to_tensor(x, name) for name, x in tensors.items()}
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
-    access_levels, data = _access_levels(program, tensors)
+    with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())
+    access_levels, data = _access_levels(program, tensors, with_data)
     deriver = Deriver(access_levels, info.extents)
     check_concat_sides(program.rhs, deriver)
     b = CinBuilder(deriver)
@@ -427,7 +455,8 @@ def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
     t = trace if trace is not None else Trace()
     t.record("seq-derive", before=program, after=body,
              artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot()) for dv in derivations],
-             rewrites=[r for dv in derivations for r in dv.rewrites()], data=shape_data(program, info))
+             rewrites=[r for dv in derivations for r in dv.rewrites()],
+             data={**shape_data(program, info), "loops": [[str(i), str(s)] for i, s in loops]})
     cf, t = cin.sequence_trace(body, trace=t)
     return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data)
 
@@ -463,5 +492,5 @@ def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
     return Deriver(access_levels, info.extents).seq(e, Index(str(i)), log), log
 
 
-__all__ = ["derive_seq", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
+__all__ = ["ShapedFormat", "derive_seq", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
            "level_kinds", "check_concordant", "check_concat_sides"]

@@ -135,6 +135,15 @@ assert np.allclose(k(A=Av, B=Bv).to_numpy(), np.concatenate([a, b]))
 steps = {s.stage: s for s in k.trace.steps}
 print(steps["shapes"].note)
 print(steps["shape-operators"].after)"""),
+    ("md", """The lattice strategy lowers it the paper's way: the sequence `i_A ⊔ j_B` (Fig. 11), a lattice
+whose second point `|i_A| + j_B` is not a sub-point (the loop is *fissioned*), the CFIR's two
+`while` loops, then C through the iterator model (the trace's `seq-derive`, `lattice`, `cfir` and
+`lower` steps). Its kernel is lowered for these shapes."""),
+    ("code", """k = ss.lower("C[l] = concat((A[i], B[j]), (i, j) -> l)", strategy="lattice", A=Av, B=Bv)
+assert np.allclose(k(A=Av, B=Bv).to_numpy(), np.concatenate([a, b]))
+steps = {s.stage: s for s in k.trace.steps}
+print(steps["cfir"].artifacts[0].text)
+print(k.c_source[k.c_source.index("{"):])"""),
     ("md", """## Windows, lazy transposes and scalars that stop early
 
 Slices work as in numpy and cost nothing: `A[1:-1][i]` shifts the loop instead of copying.

@@ -1,0 +1,675 @@
+"""C for the sequence CFIR (shape-operators.md §8; the paper's Figs. 18-23): the iterator model
+of :mod:`compiler.lattice.seqiter`, emitted to the imperative IR instead of run in Python.
+
+Every operation of the reference iterators (init, valid, eval, equals, next, the conditional
+next after a switch, locate, a π0's drain, a slice's stride alignment, a product's restart of
+its inner operand) becomes IR here, node for node, so the C does what the CFIR interpreter
+(:func:`compiler.lattice.seqcfir.interpret`) does. Each physical leaf has one cursor, declared
+where its series of loops starts (a nested series re-initializes it on each entry):
+
+* a Dense level: its coordinate ``pA0`` below an end (its extent; 0 under a parent not there);
+* a SparseList level: its position ``pA1`` in ``[A1_pos[P], A1_pos[P + 1])``, ``P`` the
+  parent's position, the coordinate ``A1_idx[pA1]``; locate gallops forward;
+* a SparseCOO level: a non-last mode walks segments of equal coordinates (``pA0`` to
+  ``pA0_seg``), its next mode iterates that segment, the last mode one entry at a time;
+* a universe ``U_l``: a counter below the extent.
+
+A π0 and the π1 inside it share their operand's cursor; π0 keeps its group in ``grp``.
+
+>>> from compiler.format import parse_format
+>>> from compiler.lattice.seqderive import ShapedFormat, seq_lower
+>>> v = parse_format("sparse", ndim=1)
+>>> low = seq_lower("c[k] = concat((a[i], b[j]), (i, j) -> k)", a=ShapedFormat(v, (3,)), b=ShapedFormat(v, (2,)))
+>>> print(low.cfir.text())
+while k <- i_a ⊔ j_b
+  c(k) = a(i_a)
+while k <- |i_a| + j_b
+  c(k) = b(j_b)
+>>> print(emit_function(low, {"a": v, "b": v}, "cat").body)
+int64 pa0;
+int64 pa0_end;
+int64 pb0;
+int64 pb0_end;
+pa0 = a0_pos[0];
+pa0_end = a0_pos[1];
+pb0 = b0_pos[0];
+pb0_end = b0_pos[1];
+while (pa0 < pa0_end) {
+    int64 k = a0_idx[pa0];
+    c_val[k] = a_val[pa0];
+    pa0 += 1;
+}
+while (pb0 < pb0_end) {
+    int64 k = 3 + b0_idx[pb0];
+    c_val[k] = b_val[pb0];
+    pb0 += 1;
+}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..binding import array_name, input_params
+from ..errors import StrategyError
+from ..imperative import ir
+from ..imperative.ir import BinOp, Cast, Const, Declare, If, Load, Var, and_, not_, or_
+from ..imperative.search import gallop_stmts
+from ..names import FreshNames
+from . import seqcfir as cf
+from .exprs import names_used
+from .seqlattice import edges
+from .seqlevels import leaf_kind
+from .seqoutput import SeqOutput
+from .sequences import (EMPTIES, Concat, Intersect, Level, Offset, Pad, Product, Project, Seq, Slice, Union,
+                        Universe, walk)
+
+I64 = "int64"
+
+
+def _c(n: int) -> Const:
+    return Const(int(n), I64)
+
+
+@dataclass(frozen=True)
+class LeafCode:
+    """How one leaf's cursor is stored: ``kind`` is ``dense``, ``list``, ``coo`` or ``universe``;
+    ``p`` its position (a dense level's and a universe's coordinate), ``end`` its fiber's end,
+    ``seg`` a non-last COO mode's segment end; ``idx`` the coordinate array, ``pos`` the level's
+    fiber starts; ``size`` its extent; ``sub``/``nsub`` a COO mode's place in its level."""
+
+    kind: str
+    p: Var
+    end: object
+    seg: Var | None = None
+    idx: str = ""
+    pos: str = ""
+    size: object = None
+    sub: int = 0
+    nsub: int = 1
+    idx_dtype: str = I64
+
+
+class SeqEmitter:
+    """Emits the CFIR of one :class:`~compiler.lattice.seqderive.SeqLowering` to the imperative IR."""
+
+    def __init__(self, formats: dict, names: dict, dtype: str, taken=()):
+        self.formats = formats        # real tensor name -> Format
+        self.names = names            # sequence tensor name (A, A') -> real tensor name
+        self.dtype = dtype
+        self.fresh = FreshNames(set(taken))
+        self.out: SeqOutput | None = None
+        self.known: frozenset = frozenset()   # leaf keys known valid here (the enclosing loops')
+        self.leaves: dict = {}        # leaf key -> LeafCode (the cursors declared in scope)
+        self.groups: dict = {}        # π0 group key -> Var
+        self.temps: dict = {}         # CFIR temporary -> C name
+
+    # -- cursors ----------------------------------------------------------------------------------
+
+    def _layout(self, leaf: Level) -> LeafCode:
+        real = self.names[leaf.tensor]
+        fmt = self.formats[real]
+        s = leaf.mode
+        first = 0
+        for k, lvl in enumerate(fmt.levels):
+            if first <= s < first + lvl.nmodes:
+                break
+            first += lvl.nmodes
+        kind = leaf_kind(lvl)
+        if kind is None:
+            raise StrategyError(f"tensor {real}: the lattice strategy walks shape operators over Dense, SparseList "
+                                f"and SparseCOO levels (sorted, unique), not its level {k} ({type(lvl).__name__}); "
+                                f"convert it with .asformat('csr'/'coo'/...) or use strategy='looplets'")
+        base = "p" + real + str(s) + ("" if leaf.tensor == real else "r" * leaf.tensor.count("'"))
+        p = Var(self.fresh(base))
+        size = Var(array_name(real, s, "size"))
+        if kind == "dense":
+            end = size if s == 0 else Var(self.fresh(p.name + "_end"))
+            return LeafCode("dense", p, end, size=size)
+        sub = s - first
+        end = Var(self.fresh(p.name + "_end"))
+        dtypes = lvl.array_dtypes()
+        if kind == "list":
+            return LeafCode("list", p, end, idx=array_name(real, k, "idx"), pos=array_name(real, k, "pos"),
+                            size=size, idx_dtype=np.dtype(dtypes["idx"]).name)
+        seg = Var(self.fresh(p.name + "_seg")) if sub < lvl.nmodes - 1 else None
+        return LeafCode("coo", p, end, seg, idx=array_name(real, k, f"idx{sub}"), pos=array_name(real, k, "pos"),
+                        size=size, sub=sub, nsub=lvl.nmodes, idx_dtype=np.dtype(dtypes[f"idx{sub}"]).name)
+
+    def declare(self, seqs) -> list:
+        """Declare the cursors of the leaves of ``seqs`` not in scope yet (and π0 groups)."""
+        out = []
+        for s in seqs:
+            for node in walk(s):
+                if isinstance(node, Universe) and node.key not in self.leaves:
+                    p = Var(self.fresh("u_" + node.index))
+                    self.leaves[node.key] = LeafCode("universe", p, _c(node.extent))
+                    out.append(Declare(p, I64))
+                elif isinstance(node, Level) and node.key not in self.leaves:
+                    code = self._layout(node)
+                    self.leaves[node.key] = code
+                    for v in (code.p, code.end, code.seg):
+                        if isinstance(v, Var) and v is not code.size:
+                            # (set by the series' init, on every path)
+                            out.append(Declare(v, I64))
+                elif isinstance(node, Project) and node.k == 0 and node.group_key not in self.groups:
+                    g = Var(self.fresh("grp"))
+                    self.groups[node.group_key] = g
+                    out.append(Declare(g, I64, _c(-1)))
+        return out
+
+    def code(self, leaf) -> LeafCode:
+        try:
+            return self.leaves[leaf.key]
+        except KeyError:
+            raise StrategyError(f"{leaf} is read outside the loops that initialize it") from None
+
+    def coord(self, leaf) -> ir.Expr:
+        c = self.code(leaf)
+        if c.kind in ("dense", "universe"):
+            return c.p
+        x = Load(c.idx, c.p)
+        return x if c.idx_dtype == I64 else Cast(I64, x)
+
+    def position(self, tensor: str, mode: int) -> ir.Expr:
+        """The position of ``tensor``'s storage mode ``mode`` (its value's, for the last)."""
+        if mode < 0:
+            return _c(0)
+        c = self.leaves.get((tensor, mode))
+        if c is None:
+            raise StrategyError(f"level {mode} of {tensor} is read outside a loop over it")
+        if c.kind == "dense":
+            parent = self.position(tensor, mode - 1)
+            return c.p if parent == _c(0) else BinOp("+", BinOp("*", parent, c.size), c.p)
+        return c.p
+
+    def start(self, leaf, absent: dict) -> list:
+        """(Re)initialize ``leaf``'s cursor under its parent's current position (``Cursors.start``):
+        an empty fiber where an ancestor has run out or is not at the enclosing coordinate."""
+        c = self.code(leaf)
+        if c.kind == "universe":
+            return [ir.Assign(c.p, _c(0))]
+        present = []
+        for m in range(leaf.mode):
+            key = (leaf.tensor, m)
+            if key not in self.leaves:
+                raise StrategyError(f"{leaf}: its parent level {m} is not iterated around it")
+            if key in absent:
+                present.append(not_(absent[key]))
+            if key not in self.known:
+                present.append(self.leaf_valid(key))
+        if c.kind == "dense":
+            fill = [ir.Assign(c.p, _c(0))]
+            if c.end is not c.size:
+                # (an empty range under a parent not there)
+                fill.append(ir.Assign(c.end, ir.Select(and_(*present), c.size, _c(0)) if present else c.size))
+            return fill
+        if c.kind == "coo" and c.sub > 0:
+            parent = self.leaves[(leaf.tensor, leaf.mode - 1)]
+            fill = [ir.Assign(c.p, parent.p), ir.Assign(c.end, parent.seg)]
+        else:
+            P = self.position(leaf.tensor, leaf.mode - 1)
+            after = _c(P.value + 1) if isinstance(P, Const) else BinOp("+", P, _c(1))
+            fill = [ir.Assign(c.p, Load(c.pos, P)), ir.Assign(c.end, Load(c.pos, after))]
+        fill += self.segment(c)
+        empty = [ir.Assign(c.p, _c(0)), ir.Assign(c.end, _c(0))] + ([ir.Assign(c.seg, _c(0))] if c.seg else [])
+        return fill if not present else [If(and_(*present), fill, empty)]
+
+    def segment(self, c: LeafCode) -> list:
+        """A non-last COO mode's segment: the entries from ``p`` with its coordinate."""
+        if c.seg is None:
+            return []
+        at = Load(c.idx, c.p)
+        return [ir.Assign(c.seg, c.p),
+                ir.While(and_(BinOp("<", c.seg, c.end), Load(c.idx, c.seg).eq(at)),
+                         [ir.CompoundAssign("+", c.seg, _c(1))])]
+
+    def leaf_valid(self, key) -> ir.Expr:
+        c = self.leaves[key]
+        return BinOp("<", c.p, c.end)
+
+    def leaf_next(self, leaf) -> list:
+        c = self.code(leaf)
+        if c.seg is not None:
+            return [ir.Assign(c.p, c.seg)] + self.segment(c)
+        return [ir.CompoundAssign("+", c.p, _c(1))]
+
+    def leaf_locate(self, leaf, x) -> list:
+        c = self.code(leaf)
+        if c.kind in ("dense", "universe"):
+            return [ir.Assign(c.p, x)]
+        # a lower bound from the cursor on: the emitter locates a sparse level only forward
+        return [If(BinOp("<", c.p, c.end), gallop_stmts(c.p, c.idx, c.end, x, self.fresh))] + self.segment(c)
+
+    # -- the iterator model (seqiter's functions, as code) ------------------------------------------
+
+    def valid(self, s: Seq) -> ir.Expr:
+        if isinstance(s, (Level, Universe)):
+            return self.leaf_valid(s.key)
+        if isinstance(s, EMPTIES):
+            return Const(False, "bool")
+        if isinstance(s, (Union, Intersect, Product)):
+            return and_(self.valid(s.a), self.valid(s.b))
+        if isinstance(s, Project):
+            if s.k == 0:
+                return self.valid(s.a)
+            return and_(self.valid(s.a), BinOp("/", self.eval(s.a), _c(s.J)).eq(self.groups[s.group_key]))
+        if isinstance(s, Slice):
+            return and_(self.valid(s.a), BinOp("<", self.eval(s.a), _c(s.stop)))
+        if isinstance(s, (Offset, Pad, Concat)):
+            return self.valid(s.a)
+        raise TypeError(f"not a sequence expression: {s!r}")
+
+    def eval(self, s: Seq) -> ir.Expr:
+        if isinstance(s, (Level, Universe)):
+            return self.coord(s)
+        if isinstance(s, (Union, Intersect)):
+            a, b = self.eval(s.a), self.eval(s.b)
+            return ir.Select(BinOp("<", a, b), a, b)
+        if isinstance(s, Product):
+            return BinOp("+", BinOp("*", self.eval(s.a), _c(s.b.size())), self.eval(s.b))
+        if isinstance(s, Project):
+            return BinOp("/" if s.k == 0 else "%", self.eval(s.a), _c(s.J))
+        if isinstance(s, Slice):
+            d = BinOp("-", self.eval(s.a), _c(s.start)) if s.start else self.eval(s.a)
+            return d if s.step == 1 else BinOp("/", d, _c(s.step))
+        if isinstance(s, Offset):
+            return BinOp("+", _c(s.n), self.eval(s.a))
+        if isinstance(s, (Pad, Concat)):
+            return self.eval(s.a)
+        raise StrategyError(f"{s} has no current coordinate")
+
+    def equals(self, s: Seq, x) -> ir.Expr:
+        if isinstance(s, EMPTIES):
+            return Const(False, "bool")
+        if isinstance(s, (Union, Intersect)):
+            return and_(self.equals(s.a, x), self.equals(s.b, x))
+        if isinstance(s, Product):
+            n = _c(s.b.size())
+            return and_(self.equals(s.a, BinOp("/", x, n)), self.equals(s.b, BinOp("%", x, n)))
+        if isinstance(s, Slice):
+            return self.equals(s.a, BinOp("+", BinOp("*", x, _c(s.step)), _c(s.start)))
+        if isinstance(s, Offset):
+            return and_(BinOp(">=", x, _c(s.n)), self.equals(s.a, BinOp("-", x, _c(s.n))))
+        if isinstance(s, Pad):
+            return self.equals(s.a, x)
+        if isinstance(s, Concat):
+            return and_(BinOp("<", x, _c(s.a.size())), self.equals(s.a, x))
+        return and_(self.valid(s), self.eval(s).eq(x))
+
+    def bound(self, value, base: str = "x") -> tuple[list, Var]:
+        """``value`` held in a fresh local (it is read after the cursors it comes from move)."""
+        if isinstance(value, (Var, Const)):
+            return [], value
+        v = Var(self.fresh(base))
+        return [Declare(v, I64, value)], v
+
+    def init(self, s: Seq, absent: dict) -> list:
+        if isinstance(s, (Level, Universe)):
+            return self.start(s, absent)
+        if isinstance(s, (Union, Intersect, Concat)):
+            out = self.init(s.a, absent) + self.init(s.b, absent)
+            return out + (self.meet(s, absent) if isinstance(s, Intersect) else [])
+        if isinstance(s, Product):
+            return self.init(s.a, absent) + self.restart(s, absent) + self.skip_empty(s, absent)
+        if isinstance(s, Project):
+            return self.init(s.a, absent) if s.k == 0 else []
+        if isinstance(s, Slice):
+            return self.init(s.a, absent) + self.align(s.a, s, absent, seek=True)
+        if isinstance(s, (Offset, Pad)):
+            return self.init(s.a, absent)
+        return []
+
+    def restart(self, s: Product, absent: dict) -> list:
+        """The inner operand (re)started under the outer one's coordinate (``seqiter._restart``)."""
+        inner = dict(absent)
+        if not _always_at(s.a):
+            needed = {(leaf.tensor, m) for leaf in s.b.iters() if isinstance(leaf, Level) for m in range(leaf.mode)}
+            pre, x = self.bound(self.eval(s.a))
+            at = self.at(s.a, x)
+            for leaf in s.a.iters():
+                if leaf.key in needed:
+                    gone = not_(at[leaf.key]) if leaf.key in at else Const(True, "bool")
+                    inner[leaf.key] = or_(absent[leaf.key], gone) if leaf.key in absent else gone
+        else:
+            pre = []
+        enter = self.enter(s.a)
+        groups = [ir.Assign(self.groups[n.group_key], _c(-1)) for n in walk(s.a) if isinstance(n, Project) and n.k == 0]
+        if not (pre or enter or groups):
+            # (the inner operand starts the same whether the outer one is valid: its start tests its parent)
+            return self.init(s.b, absent)
+        return [If(self.valid(s.a), pre + enter + self.init(s.b, inner), groups + self.init(s.b, absent))]
+
+    def at(self, s: Seq, x) -> dict:
+        """Per leaf key of ``s``, whether that leaf is at ``s``'s coordinate ``x`` (``at_leaves``)."""
+        if isinstance(s, (Level, Universe)):
+            return {s.key: self.equals(s, x)}
+        if isinstance(s, Union):
+            a, b = self.at(s.a, x), self.at(s.b, x)
+            return {k: or_(a[k], b[k]) if k in a and k in b else a.get(k, b.get(k)) for k in {**a, **b}}
+        if isinstance(s, (Intersect, Product)):
+            n = _c(s.b.size()) if isinstance(s, Product) else None
+            a = self.at(s.a, BinOp("/", x, n) if n is not None else x)
+            b = self.at(s.b, BinOp("%", x, n) if n is not None else x)
+            if not a or not b:
+                return {}
+            any_a, any_b = or_(*a.values()), or_(*b.values())
+            return {**{k: and_(v, any_b) for k, v in a.items()}, **{k: and_(v, any_a) for k, v in b.items()}}
+        if isinstance(s, Project):
+            if s.k == 0:
+                eq = self.equals(s, x)
+                return {leaf.key: eq for leaf in s.a.iters()}
+            return self.at(s.a, BinOp("+", BinOp("*", self.groups[s.group_key], _c(s.J)), x))
+        if isinstance(s, Slice):
+            return self.at(s.a, BinOp("+", BinOp("*", x, _c(s.step)), _c(s.start)))
+        if isinstance(s, Offset):
+            return {k: and_(BinOp(">=", x, _c(s.n)), v) for k, v in self.at(s.a, BinOp("-", x, _c(s.n))).items()}
+        if isinstance(s, (Pad, Concat)):
+            return {k: and_(BinOp("<", x, _c(s.a.size())), v) for k, v in self.at(s.a, x).items()}
+        return {}
+
+    def skip_empty(self, s: Product, absent: dict) -> list:
+        return [ir.While(and_(self.valid(s.a), not_(self.valid(s.b))),
+                         self.next(s.a, absent) + self.restart(s, absent))]
+
+    def meet(self, s: Intersect, absent: dict) -> list:
+        a, b = self.eval(s.a), self.eval(s.b)
+
+        def behind(side, x):
+            # (an operand that is no union or intersection is at its own coordinate: it just steps)
+            return self.advance(side, x, absent) if isinstance(side, (Union, Intersect)) else self.next(side, absent)
+        return [ir.While(and_(self.valid(s.a), self.valid(s.b), a.ne(b)),
+                         [If(BinOp("<", a, b), behind(s.a, a), behind(s.b, b))])]
+
+    def drain(self, s: Seq, in_group, absent: dict) -> list:
+        if isinstance(s, (Union, Intersect)):
+            out = self.drain(s.a, in_group, absent) + self.drain(s.b, in_group, absent)
+            return out + (self.meet(s, absent) if isinstance(s, Intersect) else [])
+        if isinstance(s, Project) and s.k == 0:
+            return self.drain(s.a, lambda e: in_group(BinOp("/", e, _c(s.J))), absent)
+        if isinstance(s, Offset):
+            return self.drain(s.a, lambda e: in_group(BinOp("+", e, _c(s.n))), absent)
+        if isinstance(s, (Pad, Concat)):
+            return self.drain(s.a, in_group, absent)
+        if isinstance(s, Slice):
+            def keep(e):
+                d = BinOp("-", e, _c(s.start)) if s.start else e
+                return and_(BinOp("<", e, _c(s.stop)), in_group(d if s.step == 1 else BinOp("/", d, _c(s.step))))
+            return self.drain(s.a, keep, absent) + self.align(s.a, s, absent)
+        return [ir.While(and_(self.valid(s), in_group(self.eval(s))), self.next(s, absent))]
+
+    def align(self, a: Seq, s: Slice, absent: dict, seek: bool = False) -> list:
+        """Move ``a`` to a coordinate the slice ``s`` keeps (or past its stop)."""
+        if isinstance(a, Union):
+            return self.align(a.a, s, absent, seek) + self.align(a.b, s, absent, seek)
+        out = []
+        x = self.eval(a)
+        if seek and isinstance(a, (Level, Universe)) and s.start:
+            out.append(If(and_(self.valid(a), BinOp("<", x, _c(s.start))), self.leaf_locate(a, _c(s.start))))
+        off = [BinOp("<", x, _c(s.start))] if s.start else []
+        if s.step != 1:
+            off.append(BinOp("%", BinOp("-", x, _c(s.start)) if s.start else x, _c(s.step)).ne(_c(0)))
+        if off:
+            out.append(ir.While(and_(self.valid(a), BinOp("<", x, _c(s.stop)), or_(*off)), self.next(a, absent)))
+        return out
+
+    def resume(self, s: Seq, absent: dict) -> list:
+        out = []
+        for node in reversed(list(walk(s))):
+            if isinstance(node, Product):
+                out.append(If(and_(self.valid(node.a), not_(self.valid(node.b))),
+                              self.restart(node, absent) + self.skip_empty(node, absent)))
+            elif isinstance(node, Slice):
+                out += self.align(node.a, node, absent)
+            elif isinstance(node, Intersect):
+                out += self.meet(node, absent)
+        return out
+
+    def enter(self, s: Seq) -> list:
+        """Record the group of each π0 of ``s`` (for the π1 loops inside)."""
+        return [If(self.valid(n), [ir.Assign(self.groups[n.group_key], self.eval(n))])
+                for n in walk(s) if isinstance(n, Project) and n.k == 0]
+
+    def next(self, s: Seq, absent: dict) -> list:
+        if isinstance(s, (Level, Universe)):
+            return self.leaf_next(s)
+        if isinstance(s, (Union, Intersect)):
+            pre, x = self.bound(self.eval(s))
+            return pre + self.advance(s, x, absent)
+        if isinstance(s, Product):
+            pre, x = self.bound(self.eval(s.a), "outer") if s.a.iters() & s.b.iters() else ([], None)
+            out = pre + self.next(s.b, absent)
+            if x is not None:
+                # the inner operand shares the outer one's cursor (π0(X, J) × π1(X, J)) and moved it on
+                out.append(If(and_(self.valid(s.a), not_(self.valid(s.b)), self.eval(s.a).ne(x)),
+                              self.restart(s, absent)))
+            return out + self.skip_empty(s, absent)
+        if isinstance(s, Project):
+            if s.k == 1:
+                return self.next(s.a, absent)
+            pre, g = self.bound(self.eval(s), "group")
+            return pre + self.drain(s.a, lambda e: BinOp("/", e, _c(s.J)).eq(g), absent)
+        if isinstance(s, Slice):
+            return self.next(s.a, absent) + self.align(s.a, s, absent)
+        if isinstance(s, (Offset, Pad, Concat)):
+            return self.next(s.a, absent)
+        raise TypeError(f"cannot step {s!r}")
+
+    def advance(self, s: Seq, x, absent: dict) -> list:
+        """The conditional next: step only what is at ``x``."""
+        if isinstance(s, (Union, Intersect)):
+            pre, x = self.bound(x)
+            out = pre + self.advance(s.a, x, absent) + self.advance(s.b, x, absent)
+            return out + (self.meet(s, absent) if isinstance(s, Intersect) else [])
+        return [If(and_(self.valid(s), self.eval(s).eq(x)), self.next(s, absent))]
+
+    def locate(self, s: Seq, x, absent: dict) -> list:
+        if isinstance(s, (Level, Universe)):
+            return self.leaf_locate(s, x)
+        if isinstance(s, (Union, Intersect)):
+            return self.locate(s.a, x, absent) + self.locate(s.b, x, absent)
+        if isinstance(s, Product):
+            n = _c(s.b.size())
+            return (self.locate(s.a, BinOp("/", x, n), absent) + self.restart(s, absent)
+                    + self.locate(s.b, BinOp("%", x, n), absent))
+        if isinstance(s, Project):
+            if s.k == 0:
+                g = self.groups[s.group_key]
+                return self.locate(s.a, BinOp("*", x, _c(s.J)), absent) + [ir.Assign(g, x)]
+            return self.locate(s.a, BinOp("+", BinOp("*", self.groups[s.group_key], _c(s.J)), x), absent)
+        if isinstance(s, Slice):
+            return self.locate(s.a, BinOp("+", BinOp("*", x, _c(s.step)), _c(s.start)), absent)
+        if isinstance(s, Offset):
+            return self.locate(s.a, BinOp("-", x, _c(s.n)), absent)
+        if isinstance(s, Pad):
+            return self.locate(s.a, x, absent)
+        if isinstance(s, Concat):
+            n = _c(s.a.size())
+            return [If(BinOp("<", x, n), self.locate(s.a, x, absent), self.locate(s.b, BinOp("-", x, n), absent))]
+        return []
+
+    # -- statements -----------------------------------------------------------------------------
+
+    def value(self, e) -> ir.Expr:
+        if isinstance(e, cf.Read):
+            real = self.names[e.tensor]
+            if not e.levels:
+                return Load(array_name(real, None, "val"), _c(0))
+            last = e.levels[-1]
+            return Load(array_name(real, None, "val"), self.position(last.tensor, last.mode))
+        if isinstance(e, cf.Lit):
+            return Const(float(e.value), "float64")
+        if isinstance(e, cf.Temp):
+            return Var(self.temps[e.name])
+        if isinstance(e, (cf.Add, cf.Cat)):
+            return BinOp("+", self.value(e.a), self.value(e.b))
+        if isinstance(e, cf.Mul):
+            return BinOp("*", self.value(e.a), self.value(e.b))
+        raise TypeError(f"not a value: {e!r}")
+
+    def stmt(self, s) -> list:
+        if isinstance(s, cf.Block):
+            return [x for part in s.stmts for x in self.stmt(part)]
+        if isinstance(s, cf.Skip):
+            return []
+        if isinstance(s, cf.Alloc):
+            name = self.temps.setdefault(s.name, self.fresh(s.name))
+            return [Declare(Var(name), self.dtype, Const(0, self.dtype))]
+        if isinstance(s, cf.Reduce):
+            if s.idxs:
+                raise StrategyError(f"{s}: the sequence emitter reduces into temporaries only")
+            return [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))]
+        if isinstance(s, cf.Assign):
+            v = self.value(s.value)
+            if self.out.kind == "dense" or isinstance(v, (Var, Const)):
+                return self.out.store(s.idxs, v)
+            local = Var(self.fresh("v"))      # (tested against the fill, then stored)
+            return [Declare(local, self.dtype, v)] + self.out.store(s.idxs, local)
+        if isinstance(s, cf.Switch):
+            x = Var(s.index)
+            chain = None
+            for seq, body in reversed(s.cases):
+                chain = [If(self.equals(seq, x), self.scoped(lambda b=body: self.stmt(b)), chain)]
+            return chain or []
+        if isinstance(s, cf.While):
+            return self.loop(s)
+        raise TypeError(f"cannot emit {s!r}")
+
+    def scoped(self, fn) -> list:
+        """``fn()`` with the cursors and temporaries it declares forgotten after (a C block)."""
+        leaves, groups, temps, known = dict(self.leaves), dict(self.groups), dict(self.temps), self.known
+        try:
+            return fn()
+        finally:
+            self.leaves, self.groups, self.temps, self.known = leaves, groups, temps, known
+
+    def loop(self, w: cf.While) -> list:
+        out = []
+        if w.init:
+            out += self.declare(w.init)
+            for s in w.init:
+                out += self.init(s, {})
+        x = Var(w.index)
+
+        def body():
+            outside = self.known
+            if not _moved_inside(w):
+                # (the loop's condition holds in its body, where nothing else moves its cursors,
+                # until the loop steps them)
+                self.known = self.known | _implied_valid(w.seq)
+            inner = [Declare(x, I64, self.eval(w.seq))] + self.enter(w.seq)
+            for located, iterated in w.locs:
+                at = self.locate(located, self.eval(iterated), {})
+                # (the loop's own sequence is valid in its body; a part of it may have run out)
+                inner += at if iterated == w.seq else [If(self.valid(iterated), at)]
+            inner += self.stmt(w.body)
+            self.known = outside
+            if isinstance(w.body, cf.Switch) or isinstance(w.seq, (Union, Intersect)) or _moved_inside(w):
+                return inner + self.advance(w.seq, x, {})
+            # (nothing in the body moved the loop's cursors: it is still at x)
+            return inner + self.next(w.seq, {})
+
+        loop = [ir.While(self.valid(w.seq), self.scoped(body))]
+        # (the first loop of a series starts where init left its cursors: nothing to resume)
+        resume = [] if w.init else self.resume(w.seq, {})
+        if resume:
+            # an edge of this loop ran out in the loops before: not the state this loop is for
+            loop = [If(and_(*(self.valid(e) for e in edges(w.seq))), resume + loop)]
+        # (tagged as the lattice strategy's other loops, so the explorer links the C to the lattice point)
+        operands = tuple(sorted({self.names[leaf.tensor] for leaf in w.seq.iters() if isinstance(leaf, Level)}))
+        return out + [ir.Tagged(f"lattice:{w.index}:{w.seq}", loop, f"while {w.index} <- {w.seq}",
+                                ir.Origin("lattice", w.index, operands))]
+
+
+def _moved_inside(w: cf.While) -> bool:
+    """Whether a loop nested in ``w``'s body moves a cursor of ``w`` (a π1 loop inside its π0's)."""
+    mine = w.seq.iters()
+
+    def visit(x) -> bool:
+        if isinstance(x, cf.While):
+            return bool(x.seq.iters() & mine) or visit(x.body)
+        if isinstance(x, cf.Block):
+            return any(visit(y) for y in x.stmts)
+        if isinstance(x, cf.Switch):
+            return any(visit(b) for _, b in x.cases)
+        return False
+
+    return visit(w.body)
+
+
+def _implied_valid(s: Seq) -> frozenset:
+    """The keys of the leaves that are valid wherever ``s`` is (its conjunction's operands)."""
+    if isinstance(s, (Level, Universe)):
+        return frozenset([s.key])
+    if isinstance(s, (Union, Intersect, Product)):
+        return _implied_valid(s.a) | _implied_valid(s.b)
+    if isinstance(s, (Project, Slice, Offset, Pad, Concat)):
+        return _implied_valid(s.a)
+    return frozenset()
+
+
+def _always_at(s: Seq) -> bool:
+    """Whether every leaf of a valid ``s`` is at its coordinate (no leaf of it is ever absent)."""
+    if isinstance(s, (Level, Universe)):
+        return True
+    if isinstance(s, Project):
+        return s.k == 0 or _always_at(s.a)
+    if isinstance(s, (Intersect, Product)):
+        return _always_at(s.a) and _always_at(s.b)
+    if isinstance(s, (Slice, Pad)):
+        return _always_at(s.a)
+    return False
+
+
+def _cin_names(s) -> tuple[set, set]:
+    """The tensors the CIN ``s`` reads (by their sequence names) and its loop indices."""
+    reads, indices = set(), set()
+
+    def value(e):
+        if isinstance(e, cf.Read):
+            reads.add(e.tensor)
+        for f in ("a", "b"):
+            if hasattr(e, f):
+                value(getattr(e, f))
+
+    def visit(x):
+        if isinstance(x, cf.Block):
+            for y in x.stmts:
+                visit(y)
+        elif isinstance(x, cf.Forall):
+            indices.add(x.index)
+            visit(x.body)
+        elif isinstance(x, (cf.Assign, cf.Reduce)):
+            value(x.value)
+
+    visit(s)
+    return reads, indices
+
+
+def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | None = None) -> ir.Function:
+    """The kernel of ``low`` (a :class:`~compiler.lattice.seqderive.SeqLowering`) over tensors of
+    ``formats``, writing its output in ``out_format`` (default all Dense, in mode order; see
+    :mod:`compiler.lattice.seqoutput` for the sparse ones)."""
+    from ..format import dense
+    program = low.program
+    out = program.lhs.tensor
+    reads, indices = _cin_names(low.cin)
+    names = {t: t.rstrip("'") for t in reads}
+    inputs = sorted(set(names.values()))
+    if dtype is None:
+        dtype = np.result_type(*(np.dtype(formats[t].dtype) for t in inputs)).name if inputs else "float64"
+    if out_format is None:
+        out_format = dense(len(program.lhs.indices), fill=0, dtype=dtype)
+    params = [p for t in inputs for p in input_params(t, formats[t])]
+    taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params}
+    em = SeqEmitter(formats, names, dtype, taken)
+    em.out = SeqOutput(out, out_format, low.shape, dtype, em.fresh)
+    body = em.out.init({t: formats[t] for t in inputs}) + em.stmt(low.cfir.cfir) + em.out.final()
+    used = names_used(body)
+    params = [p for p in params if p.name in used] + em.out.params()
+    return ir.Function(name, tuple(params), ir.Block(tuple(body)))
+
+
+__all__ = ["SeqEmitter", "LeafCode", "emit_function"]

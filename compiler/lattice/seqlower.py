@@ -1,0 +1,101 @@
+"""The lattice strategy over index notation with shape operators (issue 30, item 3): BURRITO's
+pipeline end to end, each stage a trace step.
+
+``seq-derive`` (Fig. 11: each loop's sequence expression, :mod:`compiler.lattice.seqderive`), one
+``lattice`` step per forall (Figs. 12, 13, 27: the lattice with its edge sequences,
+:mod:`compiler.lattice.seqlattice`), ``cfir`` (Fig. 15, :mod:`compiler.lattice.seqcfir`), then
+``lower``: the CFIR emitted through the iterator model (:mod:`compiler.lattice.seqemit`), and
+the imperative IR's cleanup. The sequences hold the extents of the tensors lowered for, so the
+kernel is specialized to their shapes (a call with other shapes is refused; lower again).
+
+It writes dense outputs, or appends to a sparse vector, CSR or COO (:mod:`compiler.lattice.seqoutput`);
+inputs are Dense, SparseList and SparseCOO levels of fill 0, sliced with positive steps. What it cannot lower is refused naming
+``strategy='looplets'``, which lowers every shape operator.
+
+>>> import numpy as np, compiler as ss
+>>> A = ss.Tensor.from_numpy(np.array([[0, 1.0, 0], [2.0, 0, 3.0]]), "csr")
+>>> k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", strategy="lattice", A=A)
+>>> k(A=A).to_numpy()
+array([0., 1., 0., 2., 0., 3.])
+>>> [s.stage for s in k.trace][1:6]
+['shapes', 'seq-derive', 'lattice', 'cfir', 'lower']
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .. import values
+from ..errors import StrategyError
+from ..imperative.cleanup import cleanup
+from ..imperative.ir import Block, Buffer, Scalar
+from ..notation.ast import Call, accesses, walk
+from ..trace import Artifact, Trace
+from .sequences import SequenceError
+from .seqderive import ShapedFormat, seq_lower
+from .exprs import names_used
+from .seqemit import emit_function
+from .seqoutput import output_kind
+
+LOOPLETS = "lower it with strategy='looplets'"
+
+
+def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str | None = None):
+    """The :class:`~compiler.runtime.Lowered` kernel of ``program`` (index notation with shape
+    operators) for tensors of ``formats`` and ``shapes`` (``((name, shape), ...)``)."""
+    from ..format import dense
+    from ..runtime import Lowered
+    shapes = dict(shapes or ())
+    out = program.lhs.tensor
+    read = list(dict.fromkeys(a.tensor for a in accesses(program.rhs)))
+    missing = [t for t in read if t not in shapes]
+    if missing:
+        raise StrategyError(f"{program}: the lattice strategy lowers shape operators for tensors of known shapes "
+                            f"(their sequences hold the extents); give {', '.join(missing)} as arrays or tensors, "
+                            f"not only formats, or {LOOPLETS}")
+    inputs = {t: ShapedFormat(formats[t], tuple(shapes[t])) for t in read}
+    out_format = formats.get(out)
+    if out_format is not None:
+        if output_kind(out_format) is None:
+            raise StrategyError(f"{program}: the lattice strategy appends shape operators' results in the loops' "
+                                f"order to a dense output, a sparse vector, CSR or COO, not {out} as {out_format}; "
+                                f"{LOOPLETS}")
+        if out_format.fill not in (0, 0.0, False):
+            raise StrategyError(f"{program}: {out} has fill {out_format.fill}; the lattice strategy writes shape "
+                                f"operators into outputs of fill 0; {LOOPLETS}")
+    wild = [t for t in read if not values.assumed(t).finite]
+    if wild and any(isinstance(n, Call) and n.op.name == "mul" for n in walk(program.rhs)):
+        # the sequences of * are intersections: a factor's unstored 0 skips the other's NaN or inf
+        raise StrategyError(f"{program}: {', '.join(wild)} may hold NaN or inf, and the lattice strategy's "
+                            f"intersections skip where a factor of * is 0 (0 * inf is NaN); {LOOPLETS}")
+    try:
+        low = seq_lower(program, trace=trace, **inputs)
+    except (StrategyError, SequenceError) as e:
+        raise StrategyError(f"{e}; {LOOPLETS}") from None
+    dtype = None if out_format is None else np.dtype(out_format.dtype).name
+    fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype)
+    if out_format is None:
+        out_format = dense(len(program.lhs.indices), fill=0, dtype=fn.param(f"{out}_val").dtype)
+    loops = sum(1 for line in low.cfir.text().splitlines() if line.lstrip().startswith("while "))
+    trace.record("lower", before=low.cfir.cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn))],
+                 note=f"the CFIR's {loops} loop(s) through the iterator model: one cursor per level, "
+                      f"initialized once per series of loops",
+                 data={"loops": loops, "shapes": {t: list(s) for t, s in shapes.items() if t in read}})
+    body = tuple(cleanup(fn.body.body))
+    # (an input the cleanup left unread is no parameter: C warns of it)
+    used = names_used(body)
+    params = tuple(p for p in fn.params if not isinstance(p, (Scalar, Buffer)) or p.name in used
+                   or isinstance(p, Buffer) and p.intent == "inout")
+    after = replace(fn, params=params, body=Block(body))
+    if after != fn:
+        trace.record("cleanup", before=fn, after=after, artifacts=[Artifact("ir", fn.name, str(after))],
+                     note="assignments replaced before a read and locals nothing reads dropped")
+        fn = after
+    fill = np.zeros((), np.dtype(out_format.dtype)).item()
+    return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill",
+                   shapes=tuple((t, tuple(shapes[t])) for t in read))
+
+
+__all__ = ["lower_shape_lattice"]

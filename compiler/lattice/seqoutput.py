@@ -1,0 +1,170 @@
+"""The output of a shape-operator kernel under the lattice strategy (:mod:`compiler.lattice.seqemit`):
+stored by position when dense, appended in order when sparse.
+
+The CIN's loops run in the output's mode order and a lattice's series of loops visits its
+coordinates in increasing order, each once (a concatenation's fissioned loops too: the offset
+loop's coordinates follow the first's), so the entries come in the output's storage order and a
+compressed level can append them: a sparse vector, CSR (Dense levels over one SparseList) or COO
+(one SparseCOO level), each in mode order. A value equal to the fill (0) is not stored.
+
+>>> from compiler.format import csr
+>>> out = SeqOutput("C", csr(), (2, 3), "float64")
+>>> print("\\n".join(str(s) for s in out.store(("i", "j"), Var("v"))))
+if (v != 0.0) {
+    grow C1_idx to pC1 + 1;
+    grow C_val to pC1 + 1;
+    C1_idx[pC1] = j;
+    C_val[pC1] = v;
+    C1_pos[i + 1] += 1;
+    pC1 += 1;
+}
+>>> print("\\n".join(str(s) for s in out.final()))
+for (int64 q = 0; q < 2; q++) {
+    C1_pos[q + 1] += C1_pos[q];
+}
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..binding import array_name
+from ..errors import StrategyError
+from ..imperative import ir
+from ..imperative.ir import BinOp, Cast, Const, Grow, Load, Store, Var
+from .seqlevels import leaf_kind
+
+
+def _c(n: int) -> Const:
+    return Const(int(n), "int64")
+
+
+def output_kind(fmt) -> str | None:
+    """``dense``, ``list`` (Dense levels over one SparseList), ``coo`` (one SparseCOO level), or None
+    for an output the sequence emitter cannot append to.
+
+    >>> from compiler.format import csr, csc, coo, dcsr
+    >>> [output_kind(f) for f in (csr(), coo(), csc(), dcsr())]
+    ['list', 'coo', None, None]
+    """
+    kinds = [leaf_kind(lvl) for lvl in fmt.levels]
+    if all(k == "dense" for k in kinds):
+        return "dense"
+    if tuple(fmt.mode_order) != tuple(range(fmt.ndim)):
+        return None        # (the loops run in the output's mode order: a CSC output would come by rows)
+    if kinds[-1] == "list" and all(k == "dense" for k in kinds[:-1]):
+        return "list"
+    if kinds == ["coo"]:
+        return "coo"
+    return None
+
+
+class SeqOutput:
+    """The parameters, per-entry stores and closing statements of output ``name`` of ``fmt``."""
+
+    def __init__(self, name: str, fmt, shape: tuple, dtype: str, fresh=None):
+        self.name, self.fmt, self.shape, self.dtype = name, fmt, tuple(shape), dtype
+        self.kind = output_kind(fmt)
+        if self.kind is None:
+            raise StrategyError(f"output {name}: the lattice strategy appends shape operators' results to a "
+                                f"dense output, a sparse vector, CSR or COO in mode order, not {fmt}")
+        self.val = array_name(name, None, "val")
+        if self.kind == "dense":
+            return      # (a 0-d output too: no level)
+        last = len(fmt.levels) - 1
+        self.level = fmt.levels[last]
+        base = f"p{name}{last}"
+        self.counter = fresh(base) if fresh else base
+        self.q = fresh("q") if fresh else "q"
+        self.idt = np.dtype(self.level.index_dtype).name
+        self.pos = array_name(name, last, "pos")
+        if self.kind == "list":
+            self.idx = [array_name(name, last, "idx")]
+        else:
+            self.idx = [array_name(name, last, f"idx{m}") for m in range(self.level.nmodes)]
+
+    def params(self) -> list:
+        if self.kind == "dense":
+            return [ir.Buffer(self.val, self.dtype, "inout")]
+        out = [ir.OutScalar(self.counter, "int64", 0)]
+        out += [ir.Growable(x, self.idt, self.counter) for x in self.idx]
+        if self.kind == "list":
+            out.append(ir.Buffer(self.pos, self.idt, "inout"))     # (zeroed by the runtime)
+        else:
+            out += [ir.OutScalar(self.pos + "_len", "int64", 2), ir.Growable(self.pos, self.idt, self.pos + "_len")]
+        out.append(ir.Growable(self.val, self.dtype, self.counter))
+        return out
+
+    def init(self, inputs: dict | None = None) -> list:
+        """The output's first statements; ``inputs`` (name -> Format), read by the kernel, bound
+        its entries: room for all theirs is reserved up front (a hint), as the looplets' reserve
+        does, so the buffers do not grow by doubling."""
+        out = [Grow(self.pos, _c(2)), Store(self.pos, 0, Const(0, self.idt))] if self.kind == "coo" else []
+        if self.kind == "dense" or not inputs:
+            return out
+        total = None
+        for name, fmt in sorted(inputs.items()):
+            n = stored_count(name, fmt)
+            total = n if total is None else BinOp("+", total, n)
+        return out + [Grow(x, total, hint=True) for x in (*self.idx, self.val)]
+
+    def dense_position(self, idxs: tuple, upto: int):
+        """The position of the first ``upto`` modes (Dense levels) of an entry at ``idxs``."""
+        out = None
+        for m in range(upto):
+            i = Var(idxs[m])
+            out = i if out is None else BinOp("+", BinOp("*", out, _c(self.shape[m])), i)
+        return out
+
+    def store(self, idxs: tuple, value) -> list:
+        if self.kind == "dense":
+            order = self.fmt.mode_order
+            at = self.dense_position(tuple(idxs[m] for m in order), len(order))
+            return [Store(self.val, _c(0) if at is None else at, value)]
+        p = Var(self.counter)
+        nxt = BinOp("+", p, _c(1))
+        body = [Grow(x, nxt) for x in self.idx] + [Grow(self.val, nxt)]
+        coords = idxs[-1:] if self.kind == "list" else idxs
+        for x, i in zip(self.idx, coords):
+            c = Var(i)
+            body.append(Store(x, p, c if self.idt == "int64" else Cast(self.idt, c)))
+        body.append(Store(self.val, p, value))
+        if self.kind == "list":
+            parent = self.dense_position(idxs, len(idxs) - 1)
+            body.append(Store(self.pos, _c(1) if parent is None else BinOp("+", parent, _c(1)), Const(1, self.idt), "+"))
+        body.append(ir.CompoundAssign("+", p, _c(1)))
+        return [ir.If(value.ne(Const(0, self.dtype)), body)]
+
+    def final(self) -> list:
+        if self.kind == "coo":
+            return [Store(self.pos, 1, Cast(self.idt, Var(self.counter)) if self.idt != "int64" else Var(self.counter))]
+        if self.kind == "list" and len(self.shape) > 1:
+            # each row's count at pos[row + 1]; a prefix sum makes them ends
+            rows = 1
+            for n in self.shape[:-1]:
+                rows *= n
+            q = Var(self.q)
+            return [ir.For(q, 0, _c(rows), [Store(self.pos, BinOp("+", q, _c(1)), Load(self.pos, q), "+")])]
+        return []
+
+
+def stored_count(name: str, fmt):
+    """How many entries tensor ``name`` of ``fmt`` stores, as an IR expression of its arrays.
+
+    >>> from compiler.format import csr, coo
+    >>> print(stored_count("A", csr()), "|", stored_count("B", coo()))
+    A1_pos[A0_size] | B0_pos[1]
+    """
+    count = None
+    mode = 0
+    for k, lvl in enumerate(fmt.levels):
+        if leaf_kind(lvl) == "dense":
+            size = Var(array_name(name, mode, "size"))
+            count = size if count is None else BinOp("*", count, size)
+        else:
+            count = Load(array_name(name, k, "pos"), _c(1) if count is None else count)
+        mode += lvl.nmodes
+    return _c(1) if count is None else count
+
+
+__all__ = ["SeqOutput", "output_kind", "stored_count"]

@@ -1,0 +1,330 @@
+"""The lattice strategy compiles shape operators to C (issue 30 item 3): each kernel of the paper's
+families against the dense oracle (compiler.evaluate), the sequence CFIR's interpreter
+(seq_evaluate) and the IR interpreter, by example and over random shape-operator programs; the
+trace's stages; the refusals, which name looplets."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import evaluate
+from compiler.backend.build import compiler_command, is_gcc
+from compiler.errors import ShapeError, StrategyError
+from compiler.imperative.ir import Grow
+from compiler.imperative.ir import walk as ir_walk
+from compiler.lattice.seqderive import seq_evaluate
+from compiler.tensor import Tensor
+from compiler.trace import Trace
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_seqderive import CONCAT_SIDES, LAYER_LIMITS, programs, rand  # noqa: E402
+
+FORMATS = ("csr", "coo", "dense")
+
+
+def as_format(a, fmt):
+    if a.ndim == 1:
+        return Tensor.from_numpy(a, "dense" if fmt == "dense" else "sparse")
+    if a.ndim == 3:
+        return Tensor.from_numpy(a, {"csr": "csf", "dcsr": "csf"}.get(fmt, fmt))
+    return Tensor.from_numpy(a, fmt)
+
+
+def run_all(program, tensors, checked=False, out=None):
+    """The compiled kernel's result (into ``out``, a format), after checking it against the IR
+    interpreter's and the CFIR interpreter's (a sparse output: its structure too)."""
+    given = {} if out is None else {program.split("[")[0]: out}
+    k = ss.lower(program, strategy="lattice", checked=checked, **tensors, **given)
+    result = k(**tensors)
+    result.validate()
+    got = result.to_numpy()
+    assert np.array_equal(k.interpret(**tensors).to_numpy(), got, equal_nan=True), program
+    assert np.array_equal(seq_evaluate(program, **tensors), got, equal_nan=True), (program, k.c_source)
+    return got
+
+
+OUTPUTS = {0: (None,), 1: (None, "sparse"), 2: (None, "csr", "coo"), 3: (None,)}
+
+
+def check(program, seed=0, trials=4, formats=FORMATS, **shapes):
+    """``program`` on every format of each input, into a dense and each sparse output it can append."""
+    rng = np.random.default_rng(seed)
+    for t in range(trials):
+        arrays = {n: rand(rng, s, [0.0, 0.3, 1.0][t % 3] if t < 3 else 0.5) for n, s in shapes.items()}
+        want = evaluate(program, **arrays)[0]
+        for k in range(len(formats)):
+            tensors = {n: as_format(a, formats[(k + m) % len(formats)]) for m, (n, a) in enumerate(arrays.items())}
+            for out in OUTPUTS[want.ndim]:
+                got = run_all(program, tensors, checked=(t == 0), out=out)
+                assert np.array_equal(got, want), (program, out, {n: x.format for n, x in tensors.items()})
+
+
+# -- the kernels of the paper's families -------------------------------------------------------------
+
+
+def test_collapse_of_csr_and_coo_into_a_vector():
+    check("c[k] = collapse(A[i, j], (i, j) -> k)", A=(3, 4))
+    check("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", seed=1, A=(3, 4), b=(12,))
+    check("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]", seed=2, A=(4, 3), b=(12,))
+    check("y[n] = collapse(collapse(A[i, j, k], (i, j) -> m), (m, k) -> n)", seed=3, A=(2, 3, 2))
+
+
+def test_split_of_a_vector_into_a_matrix():
+    check("C[i, j] = split(b[k], k -> (i, j:4))", b=(12,))
+    check("C[i, j] = split(b[k], k -> (i, j)) * B[i, j]", seed=4, b=(12,), B=(3, 4))
+
+
+def test_hstack_and_vstack():
+    check("C[i, l] = concat((A[i, j], B[i, k]), (j, k) -> l)", A=(3, 2), B=(3, 4))
+    check("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", seed=5, A=(2, 3), B=(4, 3))
+    check("C[l, i] = concat((A[j, i], B[k, i], E[m, i]), (j, k, m) -> l)", seed=6, A=(2, 3), B=(1, 3), E=(2, 3))
+
+
+def test_strided_slices():
+    check("C[k, i] = slice(A[j, i], j -> k, (1, 8, 3))", A=(9, 4))
+    check("C[i, k] = slice(A[i, j], j -> k, (0, 5, 2))", seed=7, A=(3, 5))
+    check("C[k, i] = slice(A[j, i], j -> k, (1, 6, 2)) * B[k, i]", seed=8, A=(7, 3), B=(3, 3))
+    check("Y[i, m, k] = slice(A[i, j, k], j -> m, (1, 5, 2))", seed=9, A=(2, 6, 3))
+
+
+def test_fused_vstack_spmv():
+    check("y[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * broadcast(l, x[i]))", seed=10,
+          A=(3, 4), B=(2, 4), x=(4,))
+    check("y[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * x[i])", seed=11, A=(2, 4), B=(3, 4), x=(4,))
+
+
+def test_the_vstack_spmv_on_scipy_matrices():
+    sp = pytest.importorskip("scipy.sparse")
+    A = sp.random(30, 20, density=0.2, format="csr", random_state=1)
+    B = sp.random(10, 20, density=0.3, format="csr", random_state=2)
+    x = np.arange(20.0)
+    p = "y[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * x[i])"
+    got = ss.lower(p, strategy="lattice", A=A, B=B, x=x)(A=A, B=B, x=x).to_numpy()
+    assert np.allclose(got, sp.vstack([A, B]) @ x)
+
+
+def test_a_scalar_output():
+    # (a 0-d output has no level: found trying it, an IndexError)
+    check("s[] = sum[k](collapse(A[i, j], (i, j) -> k))", A=(3, 4))
+    check("s[] = sum[l, i](concat((A[j, i], B[k, i]), (j, k) -> l))", seed=12, A=(2, 3), B=(1, 3))
+
+
+def test_empty_operands_and_extents():
+    for fmt in FORMATS:
+        z = as_format(np.zeros((3, 4)), fmt)
+        assert not run_all("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": z}).any()
+        e = as_format(np.zeros((0, 4)), fmt)
+        v = as_format(np.ones((2, 4)), fmt)
+        got = run_all("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", {"A": e, "B": v})
+        assert np.array_equal(got, np.ones((2, 4)))
+        # a slice that keeps nothing
+        assert run_all("C[k, i] = slice(A[j, i], j -> k, (2, 2, 1))", {"A": v}).shape == (0, 4)
+
+
+def test_stored_nan_and_inf_are_copied():
+    a = np.array([[np.nan, 0, np.inf], [0, -np.inf, 0]])
+    for fmt in FORMATS:
+        got = run_all("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": as_format(a, fmt)})
+        assert np.array_equal(got, a.ravel(), equal_nan=True)
+        got = run_all("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)",
+                      {"A": as_format(a, fmt), "B": as_format(a, fmt)})
+        assert np.array_equal(got, np.vstack([a, a]), equal_nan=True)
+    # a kernel lowered for finite values is lowered again (for the same shapes) when called on these
+    finite = as_format(np.nan_to_num(a, nan=1.0, posinf=2.0, neginf=3.0), "csr")
+    k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", strategy="lattice", A=finite)
+    assert np.array_equal(k(A=as_format(a, "csr")).to_numpy(), a.ravel(), equal_nan=True)
+    # ... and refused where a product would skip 0 * inf
+    k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", strategy="lattice", A=finite, b=np.ones(6))
+    with pytest.raises(StrategyError, match=r"A may hold NaN or inf.*strategy='looplets'"):
+        k(A=as_format(a, "csr"), b=np.ones(6))
+
+
+# -- the trace ------------------------------------------------------------------------------------------
+
+
+def test_the_trace_records_each_stage():
+    A = as_format(rand(np.random.default_rng(0), (3, 4)), "csr")
+    k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", strategy="lattice", A=A)
+    stages = [s.stage for s in k.trace]
+    at = stages.index("seq-derive")
+    assert stages[at:at + 4] == ["seq-derive", "lattice", "cfir", "lower"]
+    assert k.trace[at + 1].artifacts[0].kind == "seq-lattice"
+    assert "i_A × j_A" in k.trace[at + 1].artifacts[0].text
+    assert k.trace[at].data == {"loops": [["k", "i_A × j_A"]]}
+    points = k.trace[at + 1].data["points"]
+    assert k.trace[at + 1].data["sequence"] == "i_A × j_A" and points[0]["seq"] == "i_A × j_A"
+    assert [e["removed"] for e in points[0]["edges"]] == ["i_A"]
+    assert k.trace[at + 2].data == {"loops": 1}
+    lower = k.trace[at + 3]
+    assert lower.data == {"loops": 1, "shapes": {"A": [3, 4]}}
+    assert Trace.from_json(k.trace.to_json())[at + 1].data == k.trace[at + 1].data
+    assert "pA1 = A1_pos[pA0]" in k.c_source and "A1_idx[pA1]" in k.c_source
+
+
+def test_a_kernel_serves_only_the_shapes_it_was_lowered_for():
+    rng = np.random.default_rng(0)
+    A = as_format(rand(rng, (3, 4)), "csr")
+    k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", strategy="lattice", A=A)
+    with pytest.raises(ShapeError, match=r"lowered for shape \(3, 4\)"):
+        k(A=as_format(rand(rng, (4, 3)), "csr"))
+    # lowered again for the other shape, it is a kernel of its own
+    B = as_format(rand(rng, (4, 3)), "csr")
+    got = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", strategy="lattice", A=B)(A=B).to_numpy()
+    assert np.array_equal(got, B.to_numpy().ravel())
+
+
+# -- refusals -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("program, tensors, why", [
+    ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": "csr"}, r"tensors of known shapes"),
+    ("C[k, i] = slice(A[j, i], j -> k, (2, -1, -1))", {"A": np.eye(3)}, r"positive step"),
+    ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": Tensor.from_numpy(np.eye(2), "csr", fill=np.nan)},
+     r"fill 0 only"),
+    ("C[i, j] = split(b[k], k -> (i, j:2))", {"b": Tensor.from_numpy(np.ones(4), "sparse"), "C": "csc"},
+     r"in the loops' order to a dense output, a sparse vector, CSR or COO"),
+    ("C[i, j] = split(b[k], k -> (i, j:2))", {"b": Tensor.from_numpy(np.ones(4), "sparse"), "C": "dcsr"},
+     r"in the loops' order"),
+    ("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]",
+     {"A": Tensor.from_numpy(np.eye(2), "csr"), "b": np.array([np.inf, 0, 0, 1.0])}, r"may hold NaN or inf"),
+    ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": Tensor.from_numpy(np.eye(2), "Dense(SparseByteMap(Element(0.0)))")},
+     r"not its level 1 \(SparseByteMap\)"),
+])
+def test_what_the_lattice_cannot_lower_is_refused_naming_looplets(program, tensors, why):
+    with pytest.raises(StrategyError, match=why) as e:
+        ss.lower(program, strategy="lattice", **tensors)
+    assert "strategy='looplets'" in str(e.value)
+    # ... which lowers it
+    if not any(isinstance(v, str) for v in tensors.values()) and "positive step" not in why:
+        ss.lower(program, strategy="looplets", **tensors)
+
+
+# -- random shape-operator programs ---------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), st.lists(st.sampled_from(FORMATS + ("dcsr",)), min_size=12, max_size=12),
+       st.integers(0, 2 ** 32 - 1))
+@example(("y[i] = sum[j]((M1[i, j] + split(collapse(R2[a3, b4], (a3, b4) -> k5), k5 -> (i, j:1))) * x[j])",
+          {"M1": (1, 1), "R2": (1, 1), "x": (1,)}), ["csr", "dense"] * 6, 0)
+@example(("C[i, j] = M1[i, j] + split(collapse(R2[a3, b4], (a3, b4) -> k5), k5 -> (i, j:3))",
+          {"M1": (2, 3), "R2": (3, 2)}), ["coo", "dense"] * 6, 3)
+def test_random_shape_operator_programs_compiled(prog, formats, seed):
+    text, shapes = prog
+    rng = np.random.default_rng(seed)
+    arrays = {n: rand(rng, s, rng.choice([0.0, 0.2, 0.6, 1.0])) for n, s in shapes.items()}
+    want = evaluate(text, **arrays)[0]
+    tensors = {n: as_format(a, formats[k % len(formats)]) for k, (n, a) in enumerate(arrays.items())}
+    outs = OUTPUTS[want.ndim]
+    try:
+        got = run_all(text, tensors, out=outs[seed % len(outs)])
+    except StrategyError as e:
+        assert re.search(CONCAT_SIDES, str(e)) and "broadcast" in text, (text, str(e))
+        return
+    assert np.array_equal(got, want), (text, {n: t.format for n, t in tensors.items()})
+
+
+@pytest.mark.skipif(not is_gcc(), reason="the warnings checked are GCC's")
+@pytest.mark.parametrize("program, shapes", [
+    ("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]", {"A": (3, 4), "b": (12,)}),
+    ("C[i, j] = split(b[k], k -> (i, j)) * B[i, j]", {"b": (12,), "B": (3, 4)}),
+    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", {"A": (2, 3), "B": (4, 3)}),
+    ("C[k, i] = slice(A[j, i], j -> k, (1, 6, 2)) * B[k, i]", {"A": (7, 3), "B": (3, 3)}),
+    ("y[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * x[i])", {"A": (2, 4), "B": (3, 4), "x": (4,)}),
+])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_c_compiles_without_warnings(program, shapes, fmt):
+    # (as tests/compiler/lattice/test_lattice_c_warnings.py checks the lattice strategy's other kernels)
+    tensors = {n: as_format(np.ones(s), fmt) for n, s in shapes.items()}
+    k = ss.lower(program, strategy="lattice", **tensors)
+    flags = ["-std=c11", "-fsyntax-only", "-Wall", "-Wextra", "-Wshadow", "-Werror", "-x", "c", "-"]
+    run = subprocess.run([*compiler_command(), *flags], input=k.c_source, text=True, capture_output=True)
+    assert run.returncode == 0, f"{program}:\n{run.stderr}\n{k.c_source}"
+
+
+def test_a_sparse_output_reserves_room_for_its_operands_entries():
+    rng = np.random.default_rng(3)
+    B, C = as_format(rand(rng, (3, 4)), "csr"), as_format(rand(rng, (2, 4)), "coo")
+    k = ss.lower("D[l, i] = concat((B[j, i], C[k, i]), (j, k) -> l)", strategy="lattice", B=B, C=C, D="csr")
+    hints = [s for s in ir_walk(k.function.body) if isinstance(s, Grow) and s.hint]
+    assert [str(h.needed) for h in hints] == ["B1_pos[B0_size] + C0_pos[1]"] * 2
+    assert np.array_equal(run_all("D[l, i] = concat((B[j, i], C[k, i]), (j, k) -> l)", {"B": B, "C": C}, out="csr"),
+                          np.vstack([B.to_numpy(), C.to_numpy()]))
+    # a hint short of the entries (a broadcast row added everywhere): the buffers still grow
+    v = Tensor.from_numpy(np.arange(1.0, 5.0), "dense")
+    got = run_all("D[i, j] = B[i, j] + broadcast(i:3, v[j])", {"B": B, "v": v}, out="coo")
+    assert np.array_equal(got, B.to_numpy() + np.arange(1.0, 5.0))
+
+
+@st.composite
+def slices(draw):
+    """A row slice of a matrix (any bounds numpy takes, steps negative too), its input's format and
+    fill, and the output's format."""
+    n, m = draw(st.integers(0, 6)), draw(st.integers(1, 4))
+    step = draw(st.sampled_from([1, 2, 3, -1, -2]))
+    start, stop = draw(st.integers(-n - 1, n + 1)), draw(st.integers(-n - 1, n + 1))
+    fmt = draw(st.sampled_from(FORMATS + ("dcsr",)))
+    fill = draw(st.sampled_from([0.0, 0.0, 1.0, np.nan, np.inf]))
+    out = draw(st.sampled_from([None, "csr", "coo"]))
+    return (n, m), slice(start, stop, step), fmt, fill, out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(slices(), st.integers(0, 2 ** 32 - 1))
+@example(((5, 3), slice(4, None, -2), "csr", 0.0, "csr"), 0)        # reversed: refused
+@example(((0, 2), slice(0, 0, 1), "coo", 0.0, "coo"), 0)            # nothing to slice
+@example(((6, 2), slice(1, 6, 2), "dense", np.nan, None), 0)        # a NaN fill: refused
+def test_random_row_slices(case, seed):
+    (n, m), sl, fmt, fill, out = case
+    start, stop, step = sl.indices(n)
+    # (normalized as the notation takes them: an empty slice stops where it starts)
+    stop = max(stop, start) if step > 0 else min(stop, start)
+    a = rand(np.random.default_rng(seed), (n, m), 0.5)
+    A = as_format(a, fmt) if fill == 0 else Tensor.from_numpy(a, fmt, fill=fill)
+    program = f"C[k, i] = slice(A[j, i], j -> k, ({start}, {stop}, {step}))"
+    if step < 0 or fill != 0:
+        with pytest.raises(StrategyError, match="strategy='looplets'"):
+            ss.lower(program, strategy="lattice", A=A, **({} if out is None else {"C": out}))
+        return
+    got = run_all(program, {"A": A}, out=out)
+    assert np.array_equal(got, a[sl]), (program, fmt, out)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), st.lists(st.sampled_from(FORMATS + ("dcsr",)), min_size=12, max_size=12),
+       st.integers(0, 2 ** 32 - 1), st.booleans())
+def test_random_expressions_collapsed_and_split_compiled(prog, formats, seed, split):
+    """A random matrix expression flattened (row-major), or flattened and split again, into a
+    dense or sparse output: as evaluate computes it, or refused for a limit the sequence layer
+    documents (or a concatenation's broadcast operand), naming looplets."""
+    text, shapes = prog
+    if not text.startswith("C[i, j] = "):
+        return
+    rhs = text[len("C[i, j] = "):]
+    rng = np.random.default_rng(seed)
+    arrays = {n: rand(rng, s, rng.choice([0.0, 0.3, 1.0])) for n, s in shapes.items()}
+    n, m = evaluate(text, **arrays)[0].shape
+    if split:
+        p = [d for d in range(1, n * m + 1) if (n * m) % d == 0][seed % len([d for d in range(1, n * m + 1)
+                                                                           if (n * m) % d == 0])]
+        program = f"D[p, q] = split(collapse({rhs}, (i, j) -> k), k -> (p, q:{n * m // p}))"
+    else:
+        program = f"c[k] = collapse({rhs}, (i, j) -> k)"
+    want = evaluate(program, **arrays)[0]
+    tensors = {name: as_format(a, formats[k % len(formats)]) for k, (name, a) in enumerate(arrays.items())}
+    outs = OUTPUTS[want.ndim]
+    try:
+        got = run_all(program, tensors, out=outs[seed % len(outs)])
+    except StrategyError as e:
+        assert re.search(LAYER_LIMITS, str(e)) or re.search(CONCAT_SIDES, str(e)) and "broadcast" in program, \
+            (program, str(e))
+        assert "strategy='looplets'" in str(e)
+        return
+    assert np.array_equal(got, want), (program, {name: t.format for name, t in tensors.items()})
