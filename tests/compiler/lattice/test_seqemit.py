@@ -157,7 +157,8 @@ def test_the_trace_records_each_stage():
     assert stages[at:at + 4] == ["seq-derive", "lattice", "cfir", "lower"]
     assert k.trace[at + 1].artifacts[0].kind == "seq-lattice"
     assert "i_A × j_A" in k.trace[at + 1].artifacts[0].text
-    assert k.trace[at].data == {"loops": [["k", "i_A × j_A"]]}
+    assert k.trace[at].data["loops"] == [["k", "i_A × j_A"]]
+    assert k.trace[at].data["operators"][0]["kind"] == "collapse"
     points = k.trace[at + 1].data["points"]
     assert k.trace[at + 1].data["sequence"] == "i_A × j_A" and points[0]["seq"] == "i_A × j_A"
     assert [e["removed"] for e in points[0]["edges"]] == ["i_A"]
