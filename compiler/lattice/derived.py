@@ -112,8 +112,14 @@ class SuchThat(Stmt):
     relations: tuple
 
     def __str__(self) -> str:
-        return "\n".join(_derived_lines(self.stmt, self.relations, 0)
-                         + ["such that " + ", ".join(str(r) for r in self.relations)])
+        lines = _derived_lines(self.stmt, self.relations, 0)
+        for r in self.relations:
+            order = getattr(r, "loops", None)   # a LoopOrder (compiler.lattice.schedule_compose)
+            heads = [x.strip()[len("forall "):-1] for x in lines[:len(order or ())]]
+            if order and sorted(heads) == sorted(order) and all(x.lstrip().startswith("forall ") for x in
+                                                                 lines[:len(order)]):
+                lines = [f"{INDENT * k}forall {v}:" for k, v in enumerate(order)] + lines[len(order):]
+        return "\n".join(lines + ["such that " + ", ".join(str(r) for r in self.relations)])
 
 
 def _derived_lines(s, relations, depth: int) -> list[str]:
@@ -364,13 +370,6 @@ def blocks_split_rows(index, relations, output_path: list):
     while r is not None and not isinstance(r, Fuse):
         r = made.get(r.index)
     return r if r is not None and output_path[:2] != [r.outer, r.inner] else None
-
-
-def check_no_derived(command, relations) -> None:
-    """Refuse a command that works on plain foralls once derived spaces exist."""
-    if relations:
-        raise StrategyError(f"schedule: {command} does not apply after {', '.join(str(r) for r in relations)}: "
-                            f"apply {command.name} before the derived-space commands")
 
 
 __all__ = ["Fuse", "Pos", "Split", "SuchThat", "add_relation", "blocks_split_rows", "check_parallel_blocks", "final_variable",

@@ -33,6 +33,7 @@ class DerivedLoops:
         split = self.splits.get(var)
         v = v or Var(self.name(("derived", var), var))
         if split is None:
+            self.loop_vars[var] = v.name
             return self.parallel_pragma(var) + [For(v, lo, hi, body)]
         f = Const(split.factor, "int64")
         zero = isinstance(lo, Const) and lo.value == 0
@@ -40,6 +41,7 @@ class DerivedLoops:
         ceil = ceil_div(extent, f)
         o = Var(self.name(("split", split.outer), split.outer))
         inner = Var(self.name(("split", split.inner), split.inner))
+        self.loop_vars.update({split.outer: o.name, split.inner: inner.name})
         pre = []
         if split.direction == "down":
             nblocks, bsize = ceil, f
@@ -73,6 +75,34 @@ class DerivedLoops:
                   If(BinOp(">=", v, hi), [Break()])]    # the tail guard: the last block is partial
         return pre + self.parallel_pragma(split.outer) + [For(o, 0, nblocks,
                                                                opening + [For(inner, 0, bsize, guards + body)])]
+
+    def ordered_loops(self, fn):
+        """``fn`` with the loops of a reorder after split, pos or fuse moved into its order
+        (:class:`~compiler.lattice.schedule_compose.LoopOrder`); the derived loops were built
+        together, each original loop's in one nest."""
+        from dataclasses import replace
+        from ..imperative.ir import Block
+        from .schedule_compose import LoopOrder, permute_loops
+        for r in self.setup.relations:
+            if not isinstance(r, LoopOrder):
+                continue
+            what = f"reorder({', '.join(r.loops)}) does not apply"
+            order = [self.loop_vars.get(n, n) for n in r.loops]
+            body, moved = permute_loops(list(fn.body.body), order, what)
+            if not moved:
+                made = {v for x in self.setup.relations for v in x.derived}
+                merged = [n for n in r.loops if n in made and n not in self.loop_vars]
+                if merged:
+                    raise StrategyError(f"{what}: {', '.join(merged)} run the blocks of a split of a loop that merges "
+                                        f"sparse levels (one while loop, its positions carried from one block to the "
+                                        f"next), so no other loop can run between or around them; split a dense "
+                                        f"loop or a pos loop, or reorder before the split")
+                raise StrategyError(f"{what}: its loops are not one nest of counted loops over {', '.join(r.loops)} "
+                                    f"(a loop over a sparse level iterates its positions, which depend on the loops "
+                                    f"around it, so it cannot move out of them)")
+            self.notes.append(f"loops moved into the order {', '.join(r.loops)}")
+            fn = replace(fn, body=Block(tuple(body)))
+        return fn
 
     def _derives(self, var: str) -> bool:
         """Whether another relation (a split, fuse or pos) transforms ``var``."""

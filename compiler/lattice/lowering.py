@@ -242,6 +242,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                  artifacts=[Artifact("cfir", program.lhs.tensor, str(cfir))])
     em = Emitter(setup)
     fn = em.function(cfir, name or f"lattice_{program.lhs.tensor}", assembly)
+    fn = em.ordered_loops(fn)
     notes = (["two-phase assembly: assemble the structure, then compute the values"]
              if assembly == "two-phase" and not threaded else []) + list(dict.fromkeys(em.notes))
     trace.record("lower", before=cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn))],

@@ -298,6 +298,9 @@ class Setup:
         from .derived import Fuse
         if any(isinstance(r, Fuse) and straddles(stmt, r) for r in relations):
             promote = False   # a fused loop binds both indices: nothing comes between them
+        from .schedule_compose import LoopOrder
+        if any(isinstance(r, LoopOrder) for r in relations):
+            promote = False   # loops moved past each other update the output itself, in any order
         if promote:
             p = scalar_promote(stmt)
             promoted = p is not stmt

@@ -8,7 +8,9 @@ does not apply raises :class:`~compiler.errors.StrategyError` saying why.
 =======================  ========================================================================
 command                  effect
 =======================  ========================================================================
-``reorder(i, k, j)``     put the top chain of loops in this order (storage order is checked)
+``reorder(i, k, j)``     put the top chain of loops in this order (storage order is checked);
+                         after split, pos or fuse, name the loops they made; a loop named between
+                         a split's two loops runs inside each block (a tiling)
 ``precompute(j, w)``     gather the right-hand side in a workspace ``w[j]`` (a ``where``);
                          ``expr=`` names a sub-expression to compute first instead;
                          ``format=`` is ``sparse`` (over one index, the default: a dense array,
@@ -35,7 +37,10 @@ command                  effect
 
 ``split``, ``fuse`` and ``pos`` build a derived iteration space (:mod:`compiler.lattice.derived`):
 they add relations; the statement keeps its original foralls and the code generator
-maps the derived variables back. ``reorder`` and ``precompute`` come before them.
+maps the derived variables back. A later ``reorder`` names the loops they made (TACO's SpMM:
+``split(i, i0, i1, 16).pos(j, jpos, A).split(jpos, jpos0, jpos1, 8).reorder(i0, i1, jpos0, k,
+jpos1)``) and a later ``precompute`` takes a loop they do not name
+(:mod:`compiler.lattice.schedule_compose`).
 
 Pass a schedule as ``lower(..., options={"schedule": s})``; commands may also be given
 as tuples, ``[("reorder", "i", "k", "j"), ("precompute", "j")]``.
@@ -187,7 +192,7 @@ def as_schedule(value) -> Schedule:
 def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
     """``(statement, steps, parallel index or None, relations)`` after applying every command in order."""
     from .ordering import order_statement
-    from .derived import SuchThat, add_relation, check_no_derived
+    from .derived import SuchThat, add_relation
     steps, parallel, relations = [], None, ()
     for c in schedule.commands:
         before = SuchThat(stmt, relations) if relations else stmt
@@ -200,8 +205,13 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
             steps.append((f"schedule:{c.name}", before, SuchThat(stmt, relations),
                           note.format(*[getattr(r, f) for f in r.__dataclass_fields__])))
             continue
-        if c.name in ("reorder", "precompute"):
-            check_no_derived(c, relations)
+        if c.name == "reorder" and relations:
+            stmt, relations, note = _reorder_derived(c, stmt, graph, relations)
+            steps.append((f"schedule:{c.name}", before, SuchThat(stmt, relations), note))
+            continue
+        if c.name == "precompute" and relations:
+            from .schedule_compose import check_precompute_after
+            check_precompute_after(c, relations)
         named = c.args if c.name == "reorder" else c.args[:1]   # (parallelize's races is a word too)
         if c.name in ("reorder", "parallelize") and not all(isinstance(a, str) for a in named):
             raise StrategyError(f"schedule: {c} needs index names (strings), e.g. {c.name}('i')")
@@ -231,6 +241,21 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
                 ("copies",): ", each thread updating its own copy of the output"}.get(tuple(c.args[1:]), "")
         steps.append((f"schedule:{c.name}", before, SuchThat(stmt, relations) if relations else stmt, note))
     return stmt, steps, parallel, relations
+
+
+def _reorder_derived(c: Command, stmt, graph, relations) -> tuple:
+    """``(statement, relations, note)`` after a ``reorder`` that names derived loops
+    (:mod:`compiler.lattice.schedule_compose`)."""
+    from .cin import loop_chain
+    from .ordering import order_statement
+    from .schedule_compose import derived_order
+    loops = [i.name for i in loop_chain(stmt)[0]]
+    order, added = derived_order(list(c.args), loops, relations, str(c))
+    stmt = order_statement(stmt, graph, order)
+    note = f"loops in the order {', '.join(str(a) for a in c.args)} (the original loops {', '.join(order)})"
+    if added:
+        note += "; the loops of different original loops interleave: the emitter moves them into this order"
+    return stmt, relations + added, note
 
 
 def _precompute(c: Command, stmt, graph, program, formats):

@@ -254,7 +254,9 @@ def test_parallelize_the_outer_block_loop():
     ("y[i] = A[i, j] * x[j] * b[i]", {"A": dcsr(), "b": sparse_vector()},
      Schedule().fuse("i", "j", "f").pos("f", "fp", "A"), "the compressed row level of the tensor"),
     ("y[i] = A[i, j] * x[j]", {}, Schedule().split("i", "i0", "i1", 4).parallelize("i"), "parallelize i0 instead"),
-    ("y[i] = A[i, j] * x[j]", {}, Schedule().split("i", "i0", "i1", 4).reorder("j", "i"), "before the derived"),
+    ("y[i] = A[i, j] * x[j]", {}, Schedule().split("i", "i0", "i1", 4).reorder("j", "i"),
+     r"reorder\(j, i\) does not apply: i is iterated through split\(i, i0, i1, 4, down\); name the variables that "
+     r"run as loops \(j, i0, i1\)"),
 ])
 def test_inapplicable_derived_schedules_say_why(prog, formats, schedule, message):
     fm = {"A": csr(), "x": dense(1), **formats}

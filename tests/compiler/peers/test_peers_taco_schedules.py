@@ -173,14 +173,12 @@ CASES = [
                  np.einsum("ikl,kj,lj->ij", Bm, Ck, Dl), id="mttkrpCPU-reorder_first"),
 ]
 
-_REORDER_LATE = r"schedule: reorder\(.*\) does not apply after .*: apply reorder before the derived-space commands"
 _SPLIT_OF_SPLIT = (r"schedule: split\(iX, iX1, iX2, 2, down\) does not apply: iX comes from split\(i, iX, iY, 2, down\), "
                    r"and split of such a variable is not supported")
 #: what the lattice strategy says of TACO's schedules it cannot run as TACO states them
 LATTICE_REFUSED = {
-    "lowerDenseMatrixMul": _REORDER_LATE, "lowerSparseMatrixMul": _REORDER_LATE, "spmmCPU": _REORDER_LATE,
-    "sddmmCPU": _REORDER_LATE, "spmvCPU": _REORDER_LATE, "ttvCPU": _REORDER_LATE, "ttmCPU": _REORDER_LATE,
-    "mttkrpCPU": _REORDER_LATE,
+    "lowerSparseMatrixMul": r"reorder\(i0, j0, k0, i1, j1, k1\) does not apply: k0, k1 run the blocks of a split of a "
+                            r"loop that merges sparse levels",
     **{"parallelizeAtomicReduction": r"parallelize\(i0\) does not apply: races='atomics' shares a dense output "
        r"among the threads, and the result C is a scalar, which each thread already reduces into its own copy",
        "parallelizeTemporaryReduction": r"parallelize\(i0\) does not apply: races='copies' shares a dense output "

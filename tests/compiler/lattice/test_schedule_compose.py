@@ -1,0 +1,185 @@
+"""Schedules composed (issue 31): TACO's published CPU schedules (test/tests-scheduling-eval.cpp)
+written with this project's Schedule, a reorder after split, pos and fuse, a precompute after a
+split, against the dense oracle, and what stays refused with the reason."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from compiler import Tensor, lower
+from compiler.backend import build
+from compiler.errors import StrategyError
+from compiler.format import csf, csr, dense, parse_format
+from compiler.lattice import Schedule
+from compiler.testing import check_lowered as check, random_sparse as rand
+
+DSS = parse_format("Dense(SparseList(SparseList(Element(0.0))))")
+
+
+def openmp():
+    return build.openmp_support() is None
+
+
+def spmv(chunk=16):
+    return Schedule().split("i", "i0", "i1", chunk).reorder("i0", "i1", "j").parallelize("i0")
+
+
+def spmm(chunk=16, unroll=8):
+    return (Schedule().split("i", "i0", "i1", chunk).pos("j", "jpos", "A").split("jpos", "jpos0", "jpos1", unroll)
+            .reorder("i0", "i1", "jpos0", "k", "jpos1").parallelize("i0"))
+
+
+def sddmm(chunk=16, unroll=8):
+    return (Schedule().split("i", "i0", "i1", chunk).pos("k", "kpos", "B").split("kpos", "kpos0", "kpos1", unroll)
+            .reorder("i0", "i1", "kpos0", "j", "kpos1").parallelize("i0"))
+
+
+def ttv(chunk=16):
+    return (Schedule().fuse("i", "j", "f").pos("f", "fpos", "B").split("fpos", "chunk", "fpos2", chunk)
+            .reorder("chunk", "fpos2", "k").parallelize("chunk"))
+
+
+def ttm(chunk=16, unroll=8):
+    return (Schedule().fuse("i", "j", "f").pos("f", "fpos", "B").split("fpos", "chunk", "fpos2", chunk)
+            .pos("k", "kpos", "B").split("kpos", "kpos1", "kpos2", unroll)
+            .reorder("chunk", "fpos2", "kpos1", "l", "kpos2").parallelize("chunk"))
+
+
+def mttkrp(chunk=16):
+    return (Schedule().split("i", "i1", "i2", chunk).reorder("i1", "i2", "k", "l", "j")
+            .precompute("j", "w", "B[i, k, l] * C[k, j]", format="dense").parallelize("i1"))
+
+
+#: (name, program, output format, schedule, inputs(rng, shape, density, fill) -> tensors)
+KERNELS = {
+    "spmv": ("y[i] = A[i, j] * x[j]", None, spmv,
+             lambda rng, n, d, f: dict(A=Tensor.from_numpy(rand((n[0], n[1]), d, rng, fill=f), csr(f), name="A"),
+                                       x=rng.random(n[1]))),
+    "spmm": ("C[i, k] = A[i, j] * B[j, k]", dense(2), spmm,
+             lambda rng, n, d, f: dict(A=Tensor.from_numpy(rand((n[0], n[1]), d, rng), csr(), name="A"),
+                                       B=rng.random((n[1], n[2])))),
+    "sddmm": ("A[i, k] = B[i, k] * C[i, j] * D[j, k]", dense(2), sddmm,
+              lambda rng, n, d, f: dict(B=Tensor.from_numpy(rand((n[0], n[2]), d, rng), csr(), name="B"),
+                                        C=rng.random((n[0], n[1])), D=rng.random((n[1], n[2])))),
+    "ttv": ("A[i, j] = B[i, j, k] * c[k]", dense(2), ttv,
+            lambda rng, n, d, f: dict(B=Tensor.from_numpy(rand(n, d, rng), csf(), name="B"), c=rng.random(n[2]))),
+    "ttm": ("A[i, j, l] = B[i, j, k] * C[k, l]", dense(3), ttm,
+            lambda rng, n, d, f: dict(B=Tensor.from_numpy(rand(n, d, rng), csf(), name="B"),
+                                      C=rng.random((n[2], n[0] + 1)))),
+    "mttkrp": ("A[i, j] = B[i, k, l] * C[k, j] * D[l, j]", dense(2), mttkrp,
+               lambda rng, n, d, f: dict(B=Tensor.from_numpy(rand(n, d, rng), DSS, name="B"),
+                                         C=rng.random((n[1], 3)), D=rng.random((n[2], 3)))),
+}
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_tacos_cpu_schedules_agree_with_the_oracle(name):
+    prog, out, schedule, inputs = KERNELS[name]
+    rng = np.random.default_rng(31)
+    tensors = inputs(rng, (21, 19, 17), 0.3, 0.0)
+    k = check(prog, schedule(chunk=4), out=out, checked=True, **tensors)
+    stages = [s.stage for s in k.trace.steps if s.stage.startswith("schedule:")]
+    assert "schedule:reorder" in stages, stages
+    if openmp():
+        assert "#pragma omp parallel for" in k.c_source
+
+
+@pytest.mark.parametrize("name, first, between, last", [
+    ("spmm", "jpos0", "k", "jpos1"), ("sddmm", "kpos0", "j", "kpos1"), ("ttm", "kpos1", "l", "kpos2")])
+def test_a_loop_named_between_a_splits_loops_runs_inside_each_block(name, first, between, last):
+    # TACO's SpMM: for jpos0 { for k { for jpos1 { j = A_idx[jpos]; C[i, k] += ... } } }; before, the
+    # reorder was refused ("apply reorder before the derived-space commands")
+    prog, out, schedule, inputs = KERNELS[name]
+    tensors = inputs(np.random.default_rng(3), (6, 5, 4), 0.5, 0.0)
+    k = check(prog, schedule(chunk=2, unroll=2), out=out, **tensors)
+    src = k.c_source
+    loops = [src.index(f"for (int64_t {v} = 0") for v in (first, between, last)]
+    assert loops == sorted(loops), src
+    assert "loops moved into the order" in k.trace.find("lower")[0].note
+    step = k.trace.find("schedule:reorder")[0]
+    assert "the emitter moves them into this order" in step.note
+    shown = str(step.after)   # the statement the trace shows has the loops in the reorder's order
+    assert shown.index(f"forall {first}:") < shown.index(f"forall {between}:") < shown.index(f"forall {last}:")
+
+
+def test_a_tiled_dense_matrix_product_runs_its_tiles():
+    # TACO's lowerDenseMatrixMul: split i, j, k, then reorder(i0, j0, k0, i1, j1, k1)
+    rng = np.random.default_rng(4)
+    a, b = rng.random((7, 5)), rng.random((5, 6))
+    s = (Schedule().split("i", "i0", "i1", 2).split("j", "j0", "j1", 4).split("k", "k0", "k1", 3)
+         .reorder("i0", "j0", "k0", "i1", "j1", "k1"))
+    k = check("C[i, j] = A[i, k] * B[k, j]", s, out=dense(2), A=Tensor.from_numpy(a, dense(2), name="A"),
+              B=Tensor.from_numpy(b, dense(2), name="B"))
+    src = k.c_source
+    loops = [src.index(f"for (int64_t {v} = 0") for v in ("i0", "j0", "k0", "i1", "j1", "k1")]
+    assert loops == sorted(loops), src
+
+
+def test_a_reorder_in_the_derived_loops_own_order_needs_no_moves():
+    # SpMV's split(i).reorder(i0, i1, j) and TTV's reorder(chunk, fpos2, k) are the loops' own order
+    for name in ("spmv", "ttv"):
+        prog, out, schedule, inputs = KERNELS[name]
+        k = check(prog, schedule(chunk=3), out=out, **inputs(np.random.default_rng(5), (5, 4, 6), 0.4, 0.0))
+        assert "loops moved" not in k.trace.find("lower")[0].note
+        assert "schedule:reorder" in [s.stage for s in k.trace.steps]
+
+
+def test_precompute_after_a_split_takes_a_loop_the_split_does_not_name():
+    prog, out, schedule, inputs = KERNELS["mttkrp"]
+    k = check(prog, schedule(chunk=2), out=out, **inputs(np.random.default_rng(6), (5, 4, 6), 0.4, 0.0))
+    assert "w[j]" in str(k.trace.find("schedule:precompute")[0].after)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(sorted(KERNELS)), shape=st.tuples(*[st.integers(0, 7)] * 3),
+       density=st.sampled_from([0.0, 0.2, 0.6, 1.0]), chunk=st.integers(1, 5), unroll=st.integers(1, 4),
+       seed=st.integers(0, 2 ** 16))
+@example(name="spmm", shape=(3, 0, 4), density=0.6, chunk=2, unroll=2, seed=0)
+@example(name="ttm", shape=(4, 3, 0), density=1.0, chunk=1, unroll=3, seed=0)
+@example(name="sddmm", shape=(5, 2, 7), density=1.0, chunk=5, unroll=4, seed=1)
+def test_property_tacos_schedules(name, shape, density, chunk, unroll, seed):
+    prog, out, schedule, inputs = KERNELS[name]
+    rng = np.random.default_rng(seed)
+    tensors = inputs(rng, shape, density, 0.0)
+    s = schedule(chunk, unroll) if name in ("spmm", "sddmm", "ttm") else schedule(chunk)
+    check(prog, s, out=out, **tensors)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fill=st.sampled_from([0.0, 1.0, np.nan, np.inf]), shape=st.tuples(*[st.integers(0, 6)] * 3),
+       density=st.sampled_from([0.0, 0.3, 1.0]), chunk=st.integers(1, 4), seed=st.integers(0, 2 ** 16))
+@example(fill=np.nan, shape=(3, 4, 2), density=0.3, chunk=2, seed=0)
+def test_property_spmv_schedule_over_fills(fill, shape, density, chunk, seed):
+    # a split of i and a reorder keep every coordinate of j (the loop is A's row, not its positions):
+    # a fill that is not 0 still counts where A stores nothing
+    prog, out, schedule, inputs = KERNELS["spmv"]
+    check(prog, schedule(chunk), out=out, **inputs(np.random.default_rng(seed), shape, density, fill))
+
+
+@pytest.mark.parametrize("prog, formats, schedule, message", [
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)},
+     Schedule().split("i", "i0", "i1", 4).reorder("i1", "i0", "j"),
+     r"reorder\(i1, i0, j\) does not apply: i1 is a loop inside each block of split\(i, i0, i1, 4, down\), so it "
+     r"runs inside i0, not around it"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().split("i", "i0", "i1", 4).reorder("i0", "i1"),
+     r"reorder\(i0, i1\) does not apply: it must list every loop around the assignment to the output; j is missing"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().split("i", "i0", "i1", 4).reorder("i0", "q", "j"),
+     r"q is not a loop of the statement \(its loops run as j, i0, i1\)"),
+    # B's rows are sparse: the loop over k runs over B's positions in row j, which jpos1's j picks
+    ("C[i, k] = A[i, j] * B[j, k]", {"A": csr(), "B": csr(), "C": dense(2)}, spmm(4, 2),
+     r"reorder\(i0, i1, jpos0, k, jpos1\) does not apply: its loops are not one nest of counted loops"),
+    # a sparse output is gathered in a workspace (its occupancy read and set): not moved
+    ("C[i, k] = A[i, j] * B[j, k]", {"A": csr(), "B": dense(2), "C": csr()}, spmm(4, 2),
+     r"reorder\(i0, i1, jpos0, k, jpos1\) does not apply: the loop over k reads w_set, which it also writes"),
+    ("A[i, j] = B[i, k, l] * C[k, j] * D[l, j]", {"B": DSS, "C": dense(2), "D": dense(2)},
+     Schedule().split("i", "i1", "i2", 2).precompute("i", "w", "B[i, k, l] * C[k, j]"),
+     r"precompute over i does not apply after split\(i, i1, i2, 2, down\): the workspace's loops over i would be "
+     r"new loops"),
+    # each element is set (=), not updated: moving the loops is not shown to keep one write per element
+    ("C[i, j, k] = A[i, j] * B[j, k]", {"A": csr(), "B": dense(2), "C": dense(3)}, spmm(4, 2),
+     r"reorder\(i0, i1, jpos0, k, jpos1\) does not apply: .* stores into C_val by ="),
+])
+def test_composed_schedules_that_do_not_apply_say_why(prog, formats, schedule, message):
+    with pytest.raises(StrategyError, match=message):
+        lower(prog, options={"schedule": schedule}, **formats)
