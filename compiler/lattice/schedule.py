@@ -317,7 +317,8 @@ def _precompute(c: Command, stmt, graph, program, formats):
 
     # the producer's loops iterate the expression's tensors alone
     sub = graph.restricted(expr_accesses(expr)) if expr is not None else graph
-    new = precompute(stmt, indices, name, expr, fill_of=fill_of, order_fn=lambda loops: sub.order(loops, prefer=loops))
+    new = precompute(stmt, indices, name, expr, fill_of=fill_of, order_fn=lambda loops: sub.order(loops, prefer=loops),
+                     kind="dense" if kind == "dense" else "auto")   # (a sparse one is made so below)
     if expr is not None:
         # the new where's loops follow the formats; the loops around it are kept
         new = order_statement(new, graph, loop_chain(new)[0])

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, lower
 from compiler.backend import build
 from compiler.errors import StrategyError
-from compiler.format import csf, csr, dense, parse_format
+from compiler.format import csc, csf, csr, dcsr, dense, parse_format
 from compiler.lattice import Schedule
 from compiler.testing import check_lowered as check, random_sparse as rand
 
@@ -129,6 +129,32 @@ def test_precompute_after_a_split_takes_a_loop_the_split_does_not_name():
     prog, out, schedule, inputs = KERNELS["mttkrp"]
     k = check(prog, schedule(chunk=2), out=out, **inputs(np.random.default_rng(6), (5, 4, 6), 0.4, 0.0))
     assert "w[j]" in str(k.trace.find("schedule:precompute")[0].after)
+
+
+DCSC = parse_format("SparseList(SparseList(Element(0.0))), mode_order=(1, 0)")
+
+
+@pytest.mark.parametrize("fa, fb", [(csr(), csr()), (dcsr(), csr()), (dcsr(), dcsr()), (csr(), csc()),
+                                    (dcsr(), DCSC)], ids=["csr-csr", "dcsr-csr", "dcsr-dcsr", "csr-csc", "dcsr-dcsc"])
+@pytest.mark.parametrize("expr", [None, "A[i, j] * B[j, k]"])
+def test_tacos_spgemm_schedule_gathers_each_row_in_a_dense_workspace(fa, fb, expr):
+    # scheduleSpGEMMCPU: the loops in the formats' order (i, k, j for a CSC B: an inner product), the
+    # right-hand side precomputed over k into a dense w, the rows on threads; C is CSR. Before, a
+    # workspace over k, not the producer's innermost loop, was refused even when asked dense
+    rng = np.random.default_rng(7)
+    a, b = rand((12, 9), 0.25, rng, empty=(3,)), rand((9, 11), 0.25, rng)
+    s = Schedule().precompute("k", "w", expr, format="dense").parallelize("i")
+    k = check("C[i, k] = A[i, j] * B[j, k]", s, out=csr(), checked=True, A=Tensor.from_numpy(a, fa, name="A"),
+              B=Tensor.from_numpy(b, fb, name="B"))
+    assert "w[k]" in str(k.trace.find("schedule:precompute")[0].after)
+
+
+def test_a_sparse_workspace_over_an_outer_producer_loop_says_to_ask_for_a_dense_one():
+    with pytest.raises(StrategyError, match=r"precompute\(k\): a sparse workspace lists each coordinate as the "
+                       r"producer first sets it, so its index must be the innermost loop of the producer \(loops k, "
+                       r"j\); give format='dense'"):
+        lower("C[i, k] = A[i, j] * B[j, k]", A=csr(), B=csc(), C=csr(),
+              options={"schedule": Schedule().precompute("k", "w")})
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
