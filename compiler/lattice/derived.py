@@ -156,7 +156,7 @@ def final_variable(name: str, relations) -> str:
 def _expand(name: str, relations) -> list[str]:
     for r in relations:
         if isinstance(r, Split) and r.index == name:
-            return [r.outer, r.inner]
+            return _expand(r.outer, relations) + _expand(r.inner, relations)   # (a split of a split: tiles)
     return [name]
 
 
@@ -220,8 +220,11 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
         if name in derived_by:
             r = derived_by[name]
             if not isinstance(r, kinds):
-                raise StrategyError(f"{what}: {name} comes from {r}, and {command.name} of such a "
-                                    f"variable is not supported")
+                why = ("pos iterates the positions of the level that stores a coordinate, and a split's "
+                       "variables count blocks and offsets in a block, which no level stores; apply pos to "
+                       f"{r.index} first, then split the positions" if isinstance(r, Split) else
+                       f"{command.name} of such a variable is not supported")
+                raise StrategyError(f"{what}: {name} comes from {r}: {why}")
             return r
         raise StrategyError(f"{what}: {name} is not a loop variable of the statement (its loops are "
                             f"{', '.join(loops) or 'none'})")
@@ -239,7 +242,7 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
         if direction not in ("down", "up"):
             raise StrategyError(f"{what}: the direction is 'down' (constant block size) or 'up' "
                                 f"(constant number of blocks), not {direction!r}")
-        live(index, (Fuse, Pos))
+        live(index, (Fuse, Pos, Split))
         fresh(outer)
         fresh(inner)
         if outer == inner:
@@ -325,6 +328,11 @@ def parallel_origin(index, relations):
                    "row once, by binary search)" if isinstance(r, (Pos, Fuse)) else
                    "only the outer loop of a split runs on threads")
             raise StrategyError(f"parallelize({index}) does not apply: {index} comes from {r}, and {why}")
+        while isinstance(made.get(r.index), Split) and r.index == made[r.index].outer:
+            r = made[r.index]   # the outer loop of a split of a split's outer loop: blocks of blocks
+        if isinstance(made.get(r.index), Split):
+            raise StrategyError(f"parallelize({index}) does not apply: {index} splits {r.index}, the inner loop of "
+                                f"{made[r.index]}, and only the outer loop of a split runs on threads")
         src = made.get(r.index)
         if src is None:
             return Index(r.index)

@@ -96,8 +96,7 @@ def derived_order(names, loops, relations, what: str) -> tuple[list, tuple]:
     """``(order of the original loops, relations to add)`` for ``reorder(*names)`` after ``relations``.
 
     ``loops`` are the statement's loops around the assignment to the output, outermost first.
-    Each name must be a variable that runs as a loop, and a split's outer loop come before its
-    inner one. The original loops are ordered by where each first appears; when the names
+    Each name must be a variable that runs as a loop. The original loops are ordered by where each first appears; when the names
     interleave the loops of different original loops (a loop between a split's two loops), a
     :class:`LoopOrder` relation asks the emitter to move the loops so.
     """
@@ -122,20 +121,34 @@ def derived_order(names, loops, relations, what: str) -> tuple[list, tuple]:
     if missing:
         raise StrategyError(f"schedule: {what} does not apply: it must list every loop around the assignment to "
                             f"the output; {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing")
-    position = {n: k for k, n in enumerate(names)}
-    for r in relations:
-        if isinstance(r, Split):
-            outer, inner = leaves(r.outer, relations), leaves(r.inner, relations)
-            if outer and inner and position[outer[0]] > position[inner[0]]:
-                raise StrategyError(f"schedule: {what} does not apply: {inner[0]} is a loop inside each block of "
-                                    f"{r}, so it runs inside {outer[0]}, not around it")
+    order = _originals(names, relations)
+    natural = [v for o in order for v in leaves(o, relations)]
+    return order, (() if natural == list(names) else (LoopOrder(tuple(names)),))
+
+
+def _originals(names, relations) -> list:
+    """The original loops of ``names``, ordered by where each first appears."""
+    made = origins(relations)
     order = []
     for n in names:
         for o in made.get(n, (n,)):
             if o not in order:
                 order.append(o)
-    natural = [v for o in order for v in leaves(o, relations)]
-    return order, (() if natural == list(names) else (LoopOrder(tuple(names)),))
+    return order
+
+
+def moved_loops(order: LoopOrder, relations) -> list:
+    """The loops of ``order`` from the first to the last that is not where the emitter builds it
+    (each original loop's loops together): only these move.
+
+    >>> rels = (Split("i", "i0", "i1", 4), Pos("j", "jpos", "A"), Split("jpos", "jpos0", "jpos1", 2))
+    >>> moved_loops(LoopOrder(("i0", "i1", "jpos0", "k", "jpos1")), rels)
+    ['k', 'jpos1']
+    """
+    names = list(order.loops)
+    natural = [v for o in _originals(names, relations) for v in leaves(o, relations)]
+    differ = [k for k, (a, b) in enumerate(zip(names, natural)) if a != b]
+    return names[differ[0]:differ[-1] + 1] if differ else []
 
 
 def check_precompute_after(command, relations) -> None:
@@ -167,16 +180,17 @@ precompute before the split, or over a loop no relation names
                                 f"relation names")
 
 
-def permute_loops(stmts: list, order: list, what: str) -> tuple[list, int]:
+def permute_loops(stmts: list, order: list, what: str, once=frozenset()) -> tuple[list, int]:
     """``(stmts, how many nests it moved)``: each nest of loops over the variables ``order`` names
     (``for i0 { for i1 { ... for k1 {...} } }``) moved into that order by swapping neighbours.
 
     Two neighbours swap when the inner loop's bounds do not depend on the outer loop (nor on what
     the outer one declares before it: a block's coordinate, a located position), the outer loop
     does nothing but declare before the inner one (and its tail guard, ``if (v >= hi) break``), and
-    the innermost body only adds into arrays (``+=``, ``*=``, ``&=``, ``|=``, ``^=``) and sets its
-    own locals: then every iteration runs once either way, and each element's updates are combined
-    by a commutative, associative operator. What the outer loop declared is declared again
+    the innermost body only adds into arrays (``+=``, ``*=``, ``&=``, ``|=``, ``^=``), sets its
+    own locals, and sets (``=``) only the arrays in ``once``, each element of which one iteration
+    sets: then every iteration runs once either way, and each element's updates are combined by a
+    commutative, associative operator. What the outer loop declared is declared again
     inside, in each iteration of the loop moved around it.
     """
     names = set(order)
@@ -185,14 +199,14 @@ def permute_loops(stmts: list, order: list, what: str) -> tuple[list, int]:
         found = _peel(s, names)
         if found is not None and len(_chain(found[2], names)) == len(names):
             pre, wrappers, loop, post = found
-            out += list(pre) + [_rewrap(wrappers, _sorted_nest(loop, order, what))] + list(post)
+            out += list(pre) + [_rewrap(wrappers, _sorted_nest(loop, order, what, once))] + list(post)
             moved += 1
             continue
         from ..imperative.ir import map_bodies
         count = [0]
 
         def inside(body):
-            new, k = permute_loops(list(body), order, what)
+            new, k = permute_loops(list(body), order, what, once)
             count[0] += k
             return new
         out.append(map_bodies(s, inside))
@@ -238,25 +252,25 @@ def _chain(loop: For, names) -> list:
         chain.append(found[2])
 
 
-def _sorted_nest(loop: For, order: list, what: str) -> For:
+def _sorted_nest(loop: For, order: list, what: str, once) -> For:
     """The nest at ``loop`` with its loops in ``order`` (a bubble sort of neighbour swaps)."""
     rank = {n: k for k, n in enumerate(order)}
     for _ in range(len(order) ** 2):
-        swapped = _swap_first_misordered(loop, rank, what)
+        swapped = _swap_first_misordered(loop, rank, what, once)
         if swapped is None:
             return loop
         loop = swapped
     raise AssertionError("the loop nest did not settle")
 
 
-def _swap_first_misordered(loop: For, rank, what):
+def _swap_first_misordered(loop: For, rank, what, once):
     """``loop`` with the outermost pair of neighbouring loops out of ``rank``'s order swapped, or None."""
     found = _in_list(list(loop.body.body), rank)
     if found is None:
         return None
     before, wrappers, inner, after = found
     if rank[loop.var.name] < rank[inner.var.name]:
-        deeper = _swap_first_misordered(inner, rank, what)
+        deeper = _swap_first_misordered(inner, rank, what, once)
         if deeper is None:
             return None
         return For(loop.var, loop.start, loop.stop, list(before) + [_rewrap(wrappers, deeper)] + list(after),
@@ -265,7 +279,7 @@ def _swap_first_misordered(loop: For, rank, what):
     if why:
         raise StrategyError(f"{what}: the loop over {inner.var.name} cannot run outside the loop over "
                             f"{loop.var.name}: {why}")
-    _check_reorderable(inner, what)
+    _check_reorderable(inner, what, once)
     moved = For(loop.var, loop.start, loop.stop, list(before) + list(inner.body.body), loop.dtype)
     return For(inner.var, inner.start, inner.stop, [_rewrap(wrappers, moved)], inner.dtype)
 
@@ -294,14 +308,14 @@ def _is_guard(s) -> bool:
 _REORDERABLE = ("+", "*", "&", "|", "^")
 
 
-def _check_reorderable(loop: For, what: str) -> None:
+def _check_reorderable(loop: For, what: str, once=frozenset()) -> None:
     declared = {n.var.name for n in ir_walk(loop.body) if isinstance(n, Declare)}
     stored = {n.buffer for n in ir_walk(loop.body) if isinstance(n, Store)}
     for n in ir_walk(loop.body):
         if isinstance(n, (Assign, CompoundAssign)) and n.target.name not in declared:
             raise StrategyError(f"{what}: the loop over {_name(loop)} sets {n.target.name}, which the iterations "
                                 f"share, so their order matters")
-        if isinstance(n, Store) and n.op not in _REORDERABLE:
+        if isinstance(n, Store) and n.op not in _REORDERABLE and not (n.op is None and n.buffer in once):
             raise StrategyError(f"{what}: the loop over {_name(loop)} stores into {n.buffer} "
                                 f"{'by =' if n.op is None else f'by {n.op}='}, and loops move past each other only "
                                 f"where every store is an update that combines in any order (+, *, &, |, ^)")
@@ -310,7 +324,9 @@ def _check_reorderable(loop: For, what: str) -> None:
                                 f"iterations' order matters")
         if isinstance(n, Grow):
             raise StrategyError(f"{what}: the loop over {_name(loop)} appends to {n.buffer}, in order")
-    for s in _top_level(loop.body.body):
+    # (a block's tail guard may stay: the coordinate it tests grows with every loop of the nest, so
+    # past the end in one loop's iteration it is past the end in that loop's later iterations too)
+    for s in _top_level([x for x in loop.body.body if not _is_guard(x)]):
         if isinstance(s, Break):
             raise StrategyError(f"{what}: the loop over {_name(loop)} stops early (a break)")
 
@@ -330,5 +346,5 @@ def _name(loop: For) -> str:
     return loop.var.name
 
 
-__all__ = ["LoopOrder", "check_precompute_after", "derived_order", "leaves", "live_variables", "origins",
+__all__ = ["LoopOrder", "check_precompute_after", "derived_order", "leaves", "live_variables", "moved_loops", "origins",
            "permute_loops"]

@@ -173,8 +173,9 @@ CASES = [
                  np.einsum("ikl,kj,lj->ij", Bm, Ck, Dl), id="mttkrpCPU-reorder_first"),
 ]
 
-_SPLIT_OF_SPLIT = (r"schedule: split\(iX, iX1, iX2, 2, down\) does not apply: iX comes from split\(i, iX, iY, 2, down\), "
-                   r"and split of such a variable is not supported")
+_SPLIT_OF_SPLIT = (r"split\(iX, iX1, iX2, 2, down\) does not apply: iX is a loop of split\(i, iX, iY, 2, down\), a "
+                   r"split of the loop over i, which iterates A's level 0 \(SparseList\) and B's level 0 "
+                   r"\(SparseList\): its blocks run in the one while loop that merges them")
 #: what the lattice strategy says of TACO's schedules it cannot run as TACO states them
 LATTICE_REFUSED = {
     "lowerSparseMatrixMul": r"reorder\(i0, j0, k0, i1, j1, k1\) does not apply: k0, k1 run the blocks of a split of a "
@@ -187,7 +188,8 @@ LATTICE_REFUSED = {
     "pos_mul_sparse": r"pos\(i, ipos, A\) does not apply: the loop over i must follow A's positions alone, but it "
                       r"also iterates B's level 0 \(SparseList\), which cannot be located by coordinate",
     "pos_tile_coord_and_pos": r"schedule: pos\(i1, ipos, A\) does not apply: i1 comes from split\(i, i0, i1, 4, "
-                              r"down\), and pos of such a variable is not supported",
+                              r"down\): pos iterates the positions of the level that stores a coordinate, and a "
+                              r"split's variables count blocks and offsets in a block",
     "test_sptvCPU_temp": r"parallelize\(j\) does not apply: only the outermost loop can be parallelized, and the "
                          r"loops run i, j, k",
     "sptenaddCPU": r"parallelize\(i\) does not apply: the sparse output C \(Dense, SparseList, SparseList\) would be "
