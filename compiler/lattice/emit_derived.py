@@ -92,7 +92,8 @@ class DerivedLoops:
             made = {v for x in self.setup.relations for v in x.derived}
             merged = [n for n in moving if n in made and n not in self.loop_vars]
             if merged:
-                raise StrategyError(f"{what}: {', '.join(merged)} run the blocks of a split of a loop that merges "
+                raise StrategyError(f"{what}: {', '.join(merged)} {'runs' if len(merged) == 1 else 'run'} the blocks "
+                                    f"of a split of a loop that merges "
                                     f"sparse levels (one while loop, its positions carried from one block to the "
                                     f"next), so no other loop can run between or around them; split a dense "
                                     f"loop or a pos loop, or reorder before the split")

@@ -59,6 +59,8 @@ class Threads:
             local = {n.var.name for n in nodes if isinstance(n, Declare)}
             reduced = [t for t in dict.fromkeys(n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign)))
                        if t in accumulators and t not in local]
+            if self.setup.races == "atomics":
+                return [pragma, atomic_updates(loop, set(reduced), self.setup.parallel)]
             clauses = [omp_reduction(self.setup, t) for t in reduced]
             if None in clauses:   # (check_parallel refuses these first)
                 raise StrategyError(f"parallelize({self.setup.parallel}) does not apply: OpenMP cannot combine the "
@@ -111,4 +113,29 @@ class Threads:
 
 
 
-__all__ = ["Threads"]
+def atomic_updates(loop, accumulators: set, parallel):
+    """``loop`` with each update of a shared accumulator (``t += v``) made atomic: the threads of
+    ``parallelize(i, races='atomics')`` of a scalar result all add into one ``t``.
+
+    >>> from compiler.imperative.ir import For, Var
+    >>> print(atomic_updates(For(Var("i"), 0, 4, [CompoundAssign("+", Var("t"), Var("i"))]), {"t"}, "i"))
+    for (int64 i = 0; i < 4; i++) {
+        #pragma omp atomic
+        t += i;
+    }
+    """
+    from ..imperative.ir import map_bodies
+
+    def stmts(body):
+        out = []
+        for s in body:
+            if isinstance(s, Assign) and s.target.name in accumulators:
+                raise StrategyError(f"parallelize({parallel}, races='atomics') does not apply: {s.target.name} is "
+                                    f"set, not updated, in the loop ({s}), which one atomic update cannot do")
+            out += [Pragma("omp atomic"), s] if isinstance(s, CompoundAssign) and s.target.name in accumulators \
+                else [map_bodies(s, stmts)]
+        return out
+    return map_bodies(loop, stmts)
+
+
+__all__ = ["Threads", "atomic_updates"]

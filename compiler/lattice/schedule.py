@@ -21,7 +21,9 @@ command                  effect
 ``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads, each thread with its
                          own workspaces; a CSR, DCSR, COO or sparse-vector output is assembled
                          in two phases on threads (each row counts, then fills, its own
-                         entries); a scalar result is reduced into each thread's own copy;
+                         entries); a scalar result is reduced into each thread's own copy
+                         (``races="copies"`` too), or with ``races="atomics"`` into one
+                         accumulator, each update atomic;
                          refused when the threads would race (a CSF output, a scatter), unless
                          ``races="atomics"`` makes each update of a dense output atomic, or
                          ``races="copies"`` gives each thread its own copy of it; of
@@ -152,7 +154,9 @@ class Schedule:
         such a loop, ``"atomics"`` makes each update atomic (``#pragma omp atomic``), as
         TACO's ``OutputRaceStrategy::Atomics``, or ``"copies"`` gives each thread its own copy
         of the output to update, and adds the copies into it after the loop (TACO's
-        ``Temporary``): more memory, no atomic instruction per update.
+        ``Temporary``): more memory, no atomic instruction per update. A scalar result is
+        reduced into each thread's copy either way, except that ``"atomics"`` makes every update
+        of its one accumulator atomic instead (TACO's ``parallelizeAtomicReduction``).
         """
         return self._add("parallelize", index) if races == "none" else self._add("parallelize", index, races)
 
@@ -394,12 +398,11 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
         if part is not None:
             order, body = loop_chain(part)
     if not setup.output.indices:
-        if setup.races != "none":
-            raise StrategyError(f"{what}: races={setup.races!r} shares a dense output among the threads, and the "
-                                f"result {setup.output.tensor} is a scalar, which each thread already reduces "
-                                f"into its own copy; leave races out")
-        _check_parallel_reduction(index, setup, what)
-        return "none"
+        # a scalar: each thread reduces into its own copy, combined at the end (OpenMP's reduction
+        # clause: races='copies' is that too), or with races='atomics' every update of the one
+        # accumulator is atomic, as TACO's parallelizeAtomicReduction
+        _check_parallel_reduction(index, setup, what, atomic=setup.races == "atomics")
+        return "atomics" if setup.races == "atomics" else "none"
     if not order and isinstance(body, Where):
         _computes_first(what, "the statement", body, setup.scheduled)
     if not order or order[0] != index:
@@ -574,7 +577,7 @@ def _computes_first(what: str, who: str, where, scheduled=frozenset()) -> None:
     raise StrategyError(f"{what}: {who} first computes {first}, outside every loop, so no loop encloses all of it")
 
 
-def _check_parallel_reduction(index: Index, setup, what: str) -> None:
+def _check_parallel_reduction(index: Index, setup, what: str, atomic: bool = False) -> None:
     """Refuse ``parallelize(index)`` of a scalar result unless the threads can combine partial results.
 
     Each reduction outside every loop (:func:`scalar_wheres`) whose loops start with
@@ -598,8 +601,12 @@ def _check_parallel_reduction(index: Index, setup, what: str) -> None:
         if loops[0] != index:
             raise StrategyError(f"{what}: only the outermost loop of the reduction into {out} can be "
                                 f"parallelized, and its loops run {', '.join(i.name for i in loops)}")
-        if omp_reduction(setup, w.temp.name) is None:
-            op, dt = w.temp.op.name, setup.temps[w.temp.name][1]
+        op, dt = w.temp.op.name, setup.temps[w.temp.name][1]
+        if atomic and (w.temp.op.is_user or op not in ATOMIC_UPDATES or dt == "bool"):
+            raise StrategyError(f"{what}: with races='atomics' each update of the result {out} is atomic, which "
+                                f"OpenMP has for +, *, &, | and ^ of numbers; {out} is a reduction by {op} of {dt} "
+                                f"values (leave races out: each thread then reduces into its own copy)")
+        if not atomic and omp_reduction(setup, w.temp.name) is None:
             raise StrategyError(f"{what}: the result {out} is a reduction by {op} of {dt} values over {index}, "
                                 f"and OpenMP cannot combine the threads' partial results of {op}")
         on_threads += 1

@@ -83,6 +83,13 @@ CASES = [
     pytest.param("C = A[i] * B[i]", {"A": (a8, "s"), "B": (d8, "d")}, None,
                  Schedule().split("i", "i0", "i1", 2).parallelize("i0", races="copies"), a8 @ d8,
                  id="parallelizeTemporaryReduction"),
+    # TACO's two above, with A's positions split (each block of positions on a thread)
+    pytest.param("C = A[i] * B[i]", {"A": (a8, "s"), "B": (d8, "d")}, None,
+                 Schedule().pos("i", "ipos", "A").split("ipos", "i0", "i1", 2).parallelize("i0", races="atomics"),
+                 a8 @ d8, id="parallelizeAtomicReduction-pos"),
+    pytest.param("C = A[i] * B[i]", {"A": (a8, "s"), "B": (d8, "d")}, None,
+                 Schedule().pos("i", "ipos", "A").split("ipos", "i0", "i1", 2).parallelize("i0", races="copies"),
+                 a8 @ d8, id="parallelizeTemporaryReduction-pos"),
     *_tiling_orders(),
     pytest.param("C = A[i]", {"A": (a8, "s")}, None, Schedule().pos("i", "ipos", "A"), a8.sum(), id="pos_noop"),
     pytest.param("C[i] = A[i] * B[i]", {"A": (a8, "s"), "B": (d8, "d")}, "d", Schedule().pos("i", "ipos", "A"),
@@ -178,12 +185,12 @@ _SPLIT_OF_SPLIT = (r"split\(iX, iX1, iX2, 2, down\) does not apply: iX is a loop
                    r"\(SparseList\): its blocks run in the one while loop that merges them")
 #: what the lattice strategy says of TACO's schedules it cannot run as TACO states them
 LATTICE_REFUSED = {
-    "lowerSparseMatrixMul": r"reorder\(i0, j0, k0, i1, j1, k1\) does not apply: k0, k1 run the blocks of a split of a "
+    "lowerSparseMatrixMul": r"reorder\(i0, j0, k0, i1, j1, k1\) does not apply: k0 runs the blocks of a split of a "
                             r"loop that merges sparse levels",
-    **{"parallelizeAtomicReduction": r"parallelize\(i0\) does not apply: races='atomics' shares a dense output "
-       r"among the threads, and the result C is a scalar, which each thread already reduces into its own copy",
-       "parallelizeTemporaryReduction": r"parallelize\(i0\) does not apply: races='copies' shares a dense output "
-       r"among the threads, and the result C is a scalar"},
+    # (a coordinate split of A's sparse loop runs its blocks in order; the -pos cases below run on threads)
+    **{name: r"parallelize\(i0\) does not apply: the blocks of split\(i, i0, i1, 2, down\) over the sparse loop "
+             r"carry the iterators' positions from one block to the next" for name in
+       ("parallelizeAtomicReduction", "parallelizeTemporaryReduction")},
     **{"multilevel_tiling-" + "-".join(p): _SPLIT_OF_SPLIT for p in itertools.permutations(["iX1", "iX2", "iY1"])},
     "pos_mul_sparse": r"pos\(i, ipos, A\) does not apply: the loop over i must follow A's positions alone, but it "
                       r"also iterates B's level 0 \(SparseList\), which cannot be located by coordinate",
