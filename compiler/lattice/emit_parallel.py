@@ -113,6 +113,31 @@ class Threads:
 
 
 
+def check_shared_scalars(body: list, parallel) -> None:
+    """Refuse a parallel loop that sets a scalar declared around it (not one a reduction clause
+    or an atomic update covers): a loop parallelized inside others might otherwise share one.
+
+    >>> from compiler.imperative.ir import For, Var
+    >>> check_shared_scalars([Pragma("omp parallel for"), For(Var("j"), 0, 4, [Assign(Var("t"), Var("j"))])], "j")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.StrategyError: parallelize(j) does not apply: the loop sets t, declared around it, which its \
+threads would share (t = j;)
+    """
+    from ..imperative.privatize import map_parallel_loops
+
+    def shared(pragma, loop):
+        nodes = list(ir_walk(loop))
+        local = {n.var.name for n in nodes if isinstance(n, Declare)} | {n.var.name for n in nodes if isinstance(n, For)}
+        covered = {t.split(":")[1].rstrip(")") for t in pragma.text.split() if t.startswith("reduction(")}
+        for k, n in enumerate(nodes):
+            if isinstance(n, (Assign, CompoundAssign)) and n.target.name not in local | covered:
+                raise StrategyError(f"parallelize({parallel}) does not apply: the loop sets {n.target.name}, declared "
+                                    f"around it, which its threads would share ({str(n).strip()})")
+        return [pragma, loop]
+    map_parallel_loops(body, shared)
+
+
 def atomic_updates(loop, accumulators: set, parallel):
     """``loop`` with each update of a shared accumulator (``t += v``) made atomic: the threads of
     ``parallelize(i, races='atomics')`` of a scalar result all add into one ``t``.
@@ -138,4 +163,4 @@ def atomic_updates(loop, accumulators: set, parallel):
     return map_bodies(loop, stmts)
 
 
-__all__ = ["Threads", "atomic_updates"]
+__all__ = ["Threads", "atomic_updates", "check_shared_scalars"]

@@ -18,7 +18,8 @@ command                  effect
                          array, visited and reset whole); several indices, ``("j", "k")``,
                          give a dense ``w[j, k]`` by default, or with ``format=sparse`` a
                          list of the row-major positions set, sorted and read mode by mode
-``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads, each thread with its
+``parallelize(i)``       run the loop ``i`` with OpenMP threads (a loop inside others when its output
+                         is dense and ``i`` indexes it, or with ``races="atomics"``), each thread with its
                          own workspaces; a CSR, DCSR, COO or sparse-vector output is assembled
                          in two phases on threads (each row counts, then fills, its own
                          entries); a scalar result is reduced into each thread's own copy
@@ -405,8 +406,14 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
         return "atomics" if setup.races == "atomics" else "none"
     if not order and isinstance(body, Where):
         _computes_first(what, "the statement", body, setup.scheduled)
+    plain = written is None or written == index   # (a derived loop runs on threads only outermost)
+    if plain and index in order[1:] and is_all_dense(setup.output_format):
+        return _inner_parallel(index, setup, what)
     if not order or order[0] != index:
         loops = list(dict.fromkeys(foralls(setup.statement)))
+        if plain and index in loops and is_all_dense(setup.output_format) and index not in setup.output.indices \
+                and setup.races == "none":
+            _inner_parallel(index, setup, what)   # (refuses: say that atomics would do)
         hint = (f"; put {index} first with reorder({', '.join([index.name] + [i.name for i in loops if i != index])})"
                 f" before parallelize, where the formats allow it" if index in loops else "")
         raise StrategyError(f"{what}: only the outermost loop can be parallelized, and the loops run "
@@ -434,6 +441,34 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
                                 f"CSR and DCSR outputs (rows over {index}, then a SparseList), COO outputs and "
                                 f"sparse vectors, each row from its own start")
     return "none"
+
+
+def _inner_parallel(index: Index, setup, what: str) -> str:
+    """The race strategy of ``parallelize(index)`` of a loop inside others (TACO's sptv,
+    ``parallelize(j)`` of ``y[j] = A[i, j, k] * x[k]``): the loops around it run on one thread, and
+    a parallel region opens in each of their iterations. The output must be dense; when ``index``
+    indexes it, each iteration sets its own elements, else ``races='atomics'`` makes each update
+    atomic (the updates then go to the output itself: no scalar gathers them around the loop).
+    """
+    out = setup.output.tensor
+    if setup.races == "copies":
+        raise StrategyError(f"{what}: races='copies' gives each thread a copy of {out} for a loop run once per "
+                            f"iteration of the loops around it; parallelize an outer loop, or use races='atomics'")
+    if index not in setup.output.indices and setup.races != "atomics":
+        outer = [i.name for i in _outer(index, setup)]
+        raise StrategyError(f"{what}: {index} runs inside the loop{'s' * (len(outer) > 1)} {', '.join(outer)} "
+                            f"and does not index the output {out}, so its iterations add into the same elements of "
+                            f"{out} (a race); parallelize({index}, races='atomics') makes each update atomic")
+    if setup.races == "atomics":
+        _check_race_strategy(setup, what)
+    return setup.races
+
+
+def _outer(index: Index, setup) -> list:
+    """The loops around ``index``'s (through the ``where`` that scalar promotion makes)."""
+    from .cin import loop_chain
+    order, body = loop_chain(setup.statement)
+    return order if index not in order else order[:order.index(index)]
 
 
 def _check_race_strategy(setup, what: str) -> None:

@@ -63,3 +63,35 @@ def test_property_scalar_reductions_on_threads(races, n, factor, density, intege
     a = Tensor.from_numpy(rand((n,), density, rng, dtype=dt), sparse_vector(0, dtype=dt.__name__), name="a")
     b = Tensor.from_numpy(rng.integers(-3, 4, n).astype(dt), dense(1, 0, dt.__name__), name="b")
     check("C = a[i] * b[i]", blocks(races, factor), a=a, b=b)
+
+
+T3 = rand((6, 5, 7), 0.4, np.random.default_rng(3), empty=(2,))
+
+
+@pytest.mark.parametrize("races", ["none", "atomics"])
+def test_tacos_sptv_parallelizes_an_inner_loop(races):
+    # TACO's test_sptvCPU_temp: y[j] = A[i, j, k] * x[k], parallelize(j); each j of a fiber sets its
+    # own y[j], and the fibers of i run one after another. Before: "only the outermost loop"
+    from compiler.format import csf
+    A = Tensor.from_numpy(T3, csf(), name="A")
+    k = check("y[j] = A[i, j, k] * x[k]", Schedule().reorder("i", "j", "k").parallelize("j", races=races),
+              checked=True, A=A, x=np.random.default_rng(4).random(7))
+    src = k.c_source
+    assert src.index("for (int64_t pA0") < src.index("#pragma omp parallel for") < src.index("for (int64_t pA1")
+    assert ("#pragma omp atomic" in src) == (races == "atomics")
+
+
+def test_an_inner_loop_that_adds_into_one_element_needs_atomics():
+    rng = np.random.default_rng(5)
+    B = Tensor.from_numpy(rand((8, 6), 0.5, rng), csr(), name="B")
+    k = check("y[i] = B[i, j] * x[j]", Schedule().parallelize("j", races="atomics"), checked=True, B=B,
+              x=rng.random(6))
+    assert "#pragma omp atomic\n" in k.c_source and "t_j" not in k.c_source   # updates y itself, atomically
+    with pytest.raises(StrategyError, match=r"parallelize\(j\) does not apply: j runs inside the loop i and does not "
+                       r"index the output y, so its iterations add into the same elements of y \(a race\); "
+                       r"parallelize\(j, races='atomics'\) makes each update atomic"):
+        lower("y[i] = B[i, j] * x[j]", B=csr(), x=dense(1), options={"schedule": Schedule().parallelize("j")})
+    with pytest.raises(StrategyError, match=r"races='copies' gives each thread a copy of y for a loop run once per "
+                       r"iteration of the loops around it"):
+        lower("y[j] = A[i, j, k] * x[k]", A="csf", x=dense(1),
+              options={"schedule": Schedule().parallelize("j", races="copies")})

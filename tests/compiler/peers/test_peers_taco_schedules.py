@@ -197,8 +197,6 @@ LATTICE_REFUSED = {
     "pos_tile_coord_and_pos": r"schedule: pos\(i1, ipos, A\) does not apply: i1 comes from split\(i, i0, i1, 4, "
                               r"down\): pos iterates the positions of the level that stores a coordinate, and a "
                               r"split's variables count blocks and offsets in a block",
-    "test_sptvCPU_temp": r"parallelize\(j\) does not apply: only the outermost loop can be parallelized, and the "
-                         r"loops run i, j, k",
     "sptenaddCPU": r"parallelize\(i\) does not apply: the sparse output C \(Dense, SparseList, SparseList\) would be "
                    r"appended through one counter the threads share \(a race\)",
 }
