@@ -100,9 +100,14 @@ class DerivedLoops:
             order = [self.loop_vars.get(n, n) for n in moving]
             body, moved = permute_loops(list(fn.body.body), order, what, self._set_once(r))
             if not moved:
+                from ..imperative.ir import walk as ir_walk
+                counted = {x.var.name for x in ir_walk(fn.body) if isinstance(x, For)}
+                lost = [n for n, c in zip(moving, order) if c not in counted]
+                which = (f"{', '.join(lost)} {'is' if len(lost) == 1 else 'are'} not a counted loop of its own: "
+                         if lost else "")
                 raise StrategyError(f"{what}: its loops are not one nest of counted loops over {', '.join(order)} "
-                                    f"(a loop over a sparse level iterates its positions, which depend on the loops "
-                                    f"around it, so it cannot move out of them)")
+                                    f"({which}a loop over a sparse level iterates its positions, which depend on the "
+                                    f"loops around it, so it cannot move out of them)")
             self.notes.append(f"loops moved into the order {', '.join(r.loops)}")
             fn = replace(fn, body=Block(tuple(body)))
         return fn

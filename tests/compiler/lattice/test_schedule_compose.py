@@ -213,7 +213,8 @@ def test_property_spmv_schedule_over_fills(fill, shape, density, chunk, seed):
      r"q is not a loop of the statement \(its loops run as j, i0, i1\)"),
     # B's rows are sparse: the loop over k runs over B's positions in row j, which jpos1's j picks
     ("C[i, k] = A[i, j] * B[j, k]", {"A": csr(), "B": csr(), "C": dense(2)}, spmm(4, 2),
-     r"reorder\(i0, i1, jpos0, k, jpos1\) does not apply: its loops are not one nest of counted loops"),
+     r"reorder\(i0, i1, jpos0, k, jpos1\) does not apply: its loops are not one nest of counted loops over k, jpos1 "
+     r"\(k is not a counted loop of its own: a loop over a sparse level iterates its positions"),
     # a sparse output is gathered in a workspace (its occupancy read and set): not moved
     ("C[i, k] = A[i, j] * B[j, k]", {"A": csr(), "B": dense(2), "C": csr()}, spmm(4, 2),
      r"reorder\(i0, i1, jpos0, k, jpos1\) does not apply: the loop over k reads w_set, which it also writes"),
