@@ -473,7 +473,7 @@ def _with_consumer(s: Stmt, new: Stmt) -> Stmt:
     return new
 
 
-def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=None) -> Stmt:
+def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=None, kind: str = "auto") -> Stmt:
     """``consumer where producer``: compute ``expr`` into a workspace ``name[indices]`` first.
 
     Without ``expr`` the whole right-hand side, with its reduction, goes into the
@@ -529,7 +529,7 @@ def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=No
     reduced = [i for i in order if i not in body.lhs.indices]
     if op is not None and op.identity is NOVALUE:
         raise StrategyError(f"{what}: {op.name} has no identity to start the workspace from")
-    ws = Temporary(name, op, op.identity if op is not None else NOVALUE, indices)
+    ws = Temporary(name, op, op.identity if op is not None else NOVALUE, indices, kind)
     consumer_uses = set(body.lhs.indices) | set(indices)
     producer_uses = set(indices) | {i for a in expr_accesses(body.rhs) for i in a.indices}
     outside, to_consumer, to_producer = _distribute(order, indices, consumer_uses, producer_uses)
@@ -546,8 +546,10 @@ def precompute(s: Stmt, indices, name: str, expr=None, fill_of=None, order_fn=No
                             f"{', '.join(i.name for i in reduced) or 'nothing'} must be inside the workspace's "
                             f"loops, which it is not in the order {', '.join(i.name for i in order)}")
     if not ws.dense and to_producer and to_producer[-1] not in indices:
-        raise StrategyError(f"{what}: the workspace index must be "
-                            f"the innermost loop of the producer (loops {', '.join(i.name for i in to_producer)})")
+        raise StrategyError(f"{what}: a sparse workspace lists each coordinate as the producer first sets it, "
+                            f"so its index must be the innermost loop of the producer (loops "
+                            f"{', '.join(i.name for i in to_producer)}); give format='dense' for a workspace "
+                            f"visited whole")
     consumer = wrap_loops(to_consumer, Assignment(body.lhs, None, ws.access()))
     fresh = FreshNames(names_in(s) | {name})
     producer = wrap_loops(to_producer, _with_reductions(Assignment(ws.access(), op, body.rhs), fresh))

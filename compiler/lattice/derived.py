@@ -112,8 +112,14 @@ class SuchThat(Stmt):
     relations: tuple
 
     def __str__(self) -> str:
-        return "\n".join(_derived_lines(self.stmt, self.relations, 0)
-                         + ["such that " + ", ".join(str(r) for r in self.relations)])
+        lines = _derived_lines(self.stmt, self.relations, 0)
+        for r in self.relations:
+            order = getattr(r, "loops", None)   # a LoopOrder (compiler.lattice.schedule_compose)
+            heads = [x.strip()[len("forall "):-1] for x in lines[:len(order or ())]]
+            if order and sorted(heads) == sorted(order) and all(x.lstrip().startswith("forall ") for x in
+                                                                 lines[:len(order)]):
+                lines = [f"{INDENT * k}forall {v}:" for k, v in enumerate(order)] + lines[len(order):]
+        return "\n".join(lines + ["such that " + ", ".join(str(r) for r in self.relations)])
 
 
 def _derived_lines(s, relations, depth: int) -> list[str]:
@@ -150,7 +156,7 @@ def final_variable(name: str, relations) -> str:
 def _expand(name: str, relations) -> list[str]:
     for r in relations:
         if isinstance(r, Split) and r.index == name:
-            return [r.outer, r.inner]
+            return _expand(r.outer, relations) + _expand(r.inner, relations)   # (a split of a split: tiles)
     return [name]
 
 
@@ -214,8 +220,11 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
         if name in derived_by:
             r = derived_by[name]
             if not isinstance(r, kinds):
-                raise StrategyError(f"{what}: {name} comes from {r}, and {command.name} of such a "
-                                    f"variable is not supported")
+                why = ("pos iterates the positions of the level that stores a coordinate, and a split's "
+                       "variables count blocks and offsets in a block, which no level stores; apply pos to "
+                       f"{r.index} first, then split the positions" if isinstance(r, Split) else
+                       f"{command.name} of such a variable is not supported")
+                raise StrategyError(f"{what}: {name} comes from {r}: {why}")
             return r
         raise StrategyError(f"{what}: {name} is not a loop variable of the statement (its loops are "
                             f"{', '.join(loops) or 'none'})")
@@ -233,7 +242,7 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
         if direction not in ("down", "up"):
             raise StrategyError(f"{what}: the direction is 'down' (constant block size) or 'up' "
                                 f"(constant number of blocks), not {direction!r}")
-        live(index, (Fuse, Pos))
+        live(index, (Fuse, Pos, Split))
         fresh(outer)
         fresh(inner)
         if outer == inner:
@@ -317,6 +326,11 @@ def parallel_origin(index, relations):
                    "row once, by binary search)" if isinstance(r, (Pos, Fuse)) else
                    "only the outer loop of a split runs on threads")
             raise StrategyError(f"parallelize({index}) does not apply: {index} comes from {r}, and {why}")
+        while isinstance(made.get(r.index), Split) and r.index == made[r.index].outer:
+            r = made[r.index]   # the outer loop of a split of a split's outer loop: blocks of blocks
+        if isinstance(made.get(r.index), Split):
+            raise StrategyError(f"parallelize({index}) does not apply: {index} splits {r.index}, the inner loop of "
+                                f"{made[r.index]}, and only the outer loop of a split runs on threads")
         src = made.get(r.index)
         if src is None:
             return Index(r.index)
@@ -362,13 +376,6 @@ def blocks_split_rows(index, relations, output_path: list):
     while r is not None and not isinstance(r, Fuse):
         r = made.get(r.index)
     return r if r is not None and output_path[:2] != [r.outer, r.inner] else None
-
-
-def check_no_derived(command, relations) -> None:
-    """Refuse a command that works on plain foralls once derived spaces exist."""
-    if relations:
-        raise StrategyError(f"schedule: {command} does not apply after {', '.join(str(r) for r in relations)}: "
-                            f"apply {command.name} before the derived-space commands")
 
 
 __all__ = ["Fuse", "Pos", "Split", "SuchThat", "add_relation", "blocks_split_rows", "check_parallel_blocks", "final_variable",

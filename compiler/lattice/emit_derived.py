@@ -33,6 +33,7 @@ class DerivedLoops:
         split = self.splits.get(var)
         v = v or Var(self.name(("derived", var), var))
         if split is None:
+            self.loop_vars[var] = v.name
             return self.parallel_pragma(var) + [For(v, lo, hi, body)]
         f = Const(split.factor, "int64")
         zero = isinstance(lo, Const) and lo.value == 0
@@ -40,6 +41,7 @@ class DerivedLoops:
         ceil = ceil_div(extent, f)
         o = Var(self.name(("split", split.outer), split.outer))
         inner = Var(self.name(("split", split.inner), split.inner))
+        self.loop_vars.update({split.outer: o.name, split.inner: inner.name})
         pre = []
         if split.direction == "down":
             nblocks, bsize = ceil, f
@@ -51,7 +53,7 @@ class DerivedLoops:
         if block_start is not None:
             first = BinOp("*", o, bsize)
             opening = block_start(first if zero else BinOp("+", lo, first))
-        if split.direction == "down" and not self._derives(split.inner):
+        if split.direction == "down" and not self._derives(split.inner) and not self._loops_move():
             # the tail guard is the inner loop's bound (the last block is cut at the end), not a
             # break inside it: a plain counted loop, which SIMD lanes can run
             if not zero and not isinstance(lo, (Var, Const)):
@@ -65,14 +67,68 @@ class DerivedLoops:
                      For(inner, 0, stop, [Comment(f"{var} = {split.outer} * {split.factor} + {split.inner} "
                                                   f"({split}); the last block stops at the end"),
                                           Declare(v, "int64", at if zero else BinOp("+", lo, at)), *body])]
-            return pre + self.parallel_pragma(split.outer) + [For(o, 0, nblocks, opening + block)]
+            return pre + self._derived_loop(split.outer, Const(0, "int64"), nblocks, opening + block, what, o)
         at = BinOp("+", BinOp("*", o, bsize), inner)
         guards = [Comment(f"{var} = {split.outer} * {'block' if split.direction == 'up' else split.factor} + "
                           f"{split.inner} ({split})"),
                   Declare(v, "int64", at if zero else BinOp("+", lo, at)),
                   If(BinOp(">=", v, hi), [Break()])]    # the tail guard: the last block is partial
-        return pre + self.parallel_pragma(split.outer) + [For(o, 0, nblocks,
-                                                               opening + [For(inner, 0, bsize, guards + body)])]
+        # (a split of the outer or the inner loop, a tile of tiles, is another derived loop of its own)
+        inner_loop = self._derived_loop(split.inner, Const(0, "int64"), bsize, guards + body, what, inner)
+        return pre + self._derived_loop(split.outer, Const(0, "int64"), nblocks, opening + inner_loop, what, o)
+
+    def ordered_loops(self, fn):
+        """``fn`` with the loops of a reorder after split, pos or fuse moved into its order
+        (:class:`~compiler.lattice.schedule_compose.LoopOrder`); the derived loops were built
+        together, each original loop's in one nest."""
+        from dataclasses import replace
+        from ..imperative.ir import Block
+        from .schedule_compose import LoopOrder, moved_loops, permute_loops
+        for r in self.setup.relations:
+            if not isinstance(r, LoopOrder):
+                continue
+            what = f"reorder({', '.join(r.loops)}) does not apply"
+            moving = moved_loops(r, self.setup.relations)
+            made = {v for x in self.setup.relations for v in x.derived}
+            merged = [n for n in moving if n in made and n not in self.loop_vars]
+            if merged:
+                raise StrategyError(f"{what}: {', '.join(merged)} {'runs' if len(merged) == 1 else 'run'} the blocks "
+                                    f"of a split of a loop that merges "
+                                    f"sparse levels (one while loop, its positions carried from one block to the "
+                                    f"next), so no other loop can run between or around them; split a dense "
+                                    f"loop or a pos loop, or reorder before the split")
+            order = [self.loop_vars.get(n, n) for n in moving]
+            body, moved = permute_loops(list(fn.body.body), order, what, self._set_once(r))
+            if not moved:
+                from ..imperative.ir import walk as ir_walk
+                counted = {x.var.name for x in ir_walk(fn.body) if isinstance(x, For)}
+                lost = [n for n, c in zip(moving, order) if c not in counted]
+                which = (f"{', '.join(lost)} {'is' if len(lost) == 1 else 'are'} not a counted loop of its own: "
+                         if lost else "")
+                raise StrategyError(f"{what}: its loops are not one nest of counted loops over {', '.join(order)} "
+                                    f"({which}a loop over a sparse level iterates its positions, which depend on the "
+                                    f"loops around it, so it cannot move out of them)")
+            self.notes.append(f"loops moved into the order {', '.join(r.loops)}")
+            fn = replace(fn, body=Block(tuple(body)))
+        return fn
+
+    def _loops_move(self) -> bool:
+        """Whether a reorder moves loops past each other (a LoopOrder): then every split's inner loop
+        runs the block's full size and breaks at the end (``if (i >= N) break``), so its bounds are
+        the same in every block and other loops can move around it."""
+        from .schedule_compose import LoopOrder
+        return any(isinstance(r, LoopOrder) for r in self.setup.relations)
+
+    def _set_once(self, order) -> frozenset:
+        """The output's values when each iteration of the loops ``order`` moves sets its own element:
+        a dense output indexed by every original loop they iterate (``C[i] = A[i] * B[i]`` tiled)."""
+        from .iteration_graph import is_all_dense
+        from .schedule_compose import origins
+        made = origins(self.setup.relations)
+        loops = {o for n in order.loops for o in made.get(n, (n,))}
+        indices = {i.name for i in self.setup.output.indices}
+        dense = is_all_dense(self.setup.output_format)
+        return frozenset({self.val}) if dense and loops <= indices else frozenset()
 
     def _derives(self, var: str) -> bool:
         """Whether another relation (a split, fuse or pos) transforms ``var``."""
@@ -136,6 +192,13 @@ class DerivedLoops:
         split = self.splits[name]
         if not dense:
             # a coordinate split of a sparse (merged) loop: blocks of coordinates, positions carried over
+            for v in (split.outer, split.inner):
+                if v in self.splits:
+                    raise StrategyError(f"{self.splits[v]} does not apply: {v} is a loop of {split}, a split of "
+                                        f"the loop over {name}, which iterates {ops}: its blocks run in the one "
+                                        f"while loop that merges them ({split.inner} is {name} less the block's "
+                                        f"start, not a loop), so they cannot be split again; split a dense loop or "
+                                        f"a pos loop, or split {name} once")
             return self.forall(n, block=split)
         return out + [self.tag_loop(loop, self._derived_loop(name, Const(0, "int64"), N,
                                                          self.loop_body(n, loop, i, [], advance=False), str(split), i))]

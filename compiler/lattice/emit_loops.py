@@ -141,8 +141,9 @@ class Loops:
             raise StrategyError(f"parallelize({n.index}) does not apply: the loop over {n.index} {what}, whose "
                                 f"iterations depend on each other")
         if simple and not iters:
-            return out + par + [self.tag_loop(n.loops[0], For(i, 0, N, self.loop_body(n, n.loops[0], i, iterated=[],
-                                                                                     advance=False)))]
+            # (the pragma inside the tag: a prefetch put before the loop goes before the pragma too)
+            return out + [self.tag_loop(n.loops[0], par + [For(i, 0, N, self.loop_body(n, n.loops[0], i, iterated=[],
+                                                                                         advance=False))])]
         if simple and iters[0].unique:
             it = iters[0]
             p = self.pvar(it)
@@ -154,7 +155,7 @@ class Loops:
             if runs is not None:
                 return out + [self.tag_loop(n.loops[0], runs)]
             body = self.block_sync(it, p) + [Declare(i, "int64", coord)] + inner
-            return out + self.block_decl(it) + par + [self.tag_loop(n.loops[0], For(p, lo, hi, body))]
+            return out + self.block_decl(it) + [self.tag_loop(n.loops[0], par + [For(p, lo, hi, body)])]
         for it in iters:
             p = self.pvar(it)
             lo, hi = self.bounds(it)

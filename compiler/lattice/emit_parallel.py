@@ -59,6 +59,8 @@ class Threads:
             local = {n.var.name for n in nodes if isinstance(n, Declare)}
             reduced = [t for t in dict.fromkeys(n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign)))
                        if t in accumulators and t not in local]
+            if self.setup.races == "atomics":
+                return [pragma, atomic_updates(loop, set(reduced), self.setup.parallel)]
             clauses = [omp_reduction(self.setup, t) for t in reduced]
             if None in clauses:   # (check_parallel refuses these first)
                 raise StrategyError(f"parallelize({self.setup.parallel}) does not apply: OpenMP cannot combine the "
@@ -111,4 +113,54 @@ class Threads:
 
 
 
-__all__ = ["Threads"]
+def check_shared_scalars(body: list, parallel) -> None:
+    """Refuse a parallel loop that sets a scalar declared around it (not one a reduction clause
+    or an atomic update covers): a loop parallelized inside others might otherwise share one.
+
+    >>> from compiler.imperative.ir import For, Var
+    >>> check_shared_scalars([Pragma("omp parallel for"), For(Var("j"), 0, 4, [Assign(Var("t"), Var("j"))])], "j")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.StrategyError: parallelize(j) does not apply: the loop sets t, declared around it, which its \
+threads would share (t = j;)
+    """
+    from ..imperative.privatize import map_parallel_loops
+
+    def shared(pragma, loop):
+        nodes = list(ir_walk(loop))
+        local = {n.var.name for n in nodes if isinstance(n, Declare)} | {n.var.name for n in nodes if isinstance(n, For)}
+        covered = {t.split(":")[1].rstrip(")") for t in pragma.text.split() if t.startswith("reduction(")}
+        for k, n in enumerate(nodes):
+            if isinstance(n, (Assign, CompoundAssign)) and n.target.name not in local | covered:
+                raise StrategyError(f"parallelize({parallel}) does not apply: the loop sets {n.target.name}, declared "
+                                    f"around it, which its threads would share ({str(n).strip()})")
+        return [pragma, loop]
+    map_parallel_loops(body, shared)
+
+
+def atomic_updates(loop, accumulators: set, parallel):
+    """``loop`` with each update of a shared accumulator (``t += v``) made atomic: the threads of
+    ``parallelize(i, races='atomics')`` of a scalar result all add into one ``t``.
+
+    >>> from compiler.imperative.ir import For, Var
+    >>> print(atomic_updates(For(Var("i"), 0, 4, [CompoundAssign("+", Var("t"), Var("i"))]), {"t"}, "i"))
+    for (int64 i = 0; i < 4; i++) {
+        #pragma omp atomic
+        t += i;
+    }
+    """
+    from ..imperative.ir import map_bodies
+
+    def stmts(body):
+        out = []
+        for s in body:
+            if isinstance(s, Assign) and s.target.name in accumulators:
+                raise StrategyError(f"parallelize({parallel}, races='atomics') does not apply: {s.target.name} is "
+                                    f"set, not updated, in the loop ({s}), which one atomic update cannot do")
+            out += [Pragma("omp atomic"), s] if isinstance(s, CompoundAssign) and s.target.name in accumulators \
+                else [map_bodies(s, stmts)]
+        return out
+    return map_bodies(loop, stmts)
+
+
+__all__ = ["Threads", "atomic_updates", "check_shared_scalars"]

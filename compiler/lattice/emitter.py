@@ -89,6 +89,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         self.fuses = {r.outer: r for r in rels if isinstance(r, Fuse)}
         self.poses = {r.index: r for r in rels if isinstance(r, Pos)}
         self.derived_loops = set(self.splits) | set(self.fuses) | set(self.poses)
+        self.loop_vars: dict = {}     # a derived variable -> the C name of its loop (for a LoopOrder)
         self.fused_inner: dict = {}   # inner index of a fuse -> how the fused loop binds it
         self.phase = None             # "assemble" / "compute" while emitting a two-phase kernel
         self.notes: list = []         # decisions of the lowering, for the trace

@@ -78,6 +78,8 @@ from .exprs import names_used, python_helper
 from .iteration_graph import is_all_dense
 from .early_exit import add_early_exits, exits
 from .emitter import Emitter
+from .emit_parallel import check_shared_scalars
+from .cin import loop_chain
 from .schedule import as_schedule
 from ..notation.shape import has_shape_operators
 from .conversions import record_conversions, setup_converting
@@ -249,6 +251,9 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                  artifacts=[Artifact("cfir", program.lhs.tensor, str(cfir))])
     em = Emitter(setup)
     fn = em.function(cfir, name or f"lattice_{program.lhs.tensor}", assembly)
+    fn = em.ordered_loops(fn)
+    if setup.parallel is not None and setup.parallel in loop_chain(setup.statement)[0][1:]:
+        check_shared_scalars(list(fn.body.body), setup.parallel)   # (an inner parallel loop: what it shares)
     notes = (["two-phase assembly: assemble the structure, then compute the values"]
              if assembly == "two-phase" and not threaded else []) + list(dict.fromkeys(em.notes))
     trace.record("lower", before=cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn))],

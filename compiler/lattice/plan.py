@@ -36,7 +36,7 @@ from ..notation.ast import Access, Assign, Index, Reduce, assign_spelling
 from ..notation.dtypes import check_output_dtype, expr_dtype, reduce_dtype
 from .algebra import derive, same_value
 from .cin import (Assignment, Forall, Stmt, Where, as_update, concretize, expr_accesses, foralls, hoist_invariants,
-                  scalar_promote, unshadow)
+                  loop_chain, scalar_promote, unshadow)
 from .iteration_graph import IterationGraph, is_all_dense, storage_path
 from .iterators import ASSEMBLED, WorkspaceIterator, mode_iterators
 from .lattice import nonfinite_fill, nonfinite_literal
@@ -298,6 +298,13 @@ class Setup:
         from .derived import Fuse
         if any(isinstance(r, Fuse) and straddles(stmt, r) for r in relations):
             promote = False   # a fused loop binds both indices: nothing comes between them
+        from .schedule_compose import LoopOrder
+        if any(isinstance(r, LoopOrder) for r in relations):
+            promote = False   # loops moved past each other update the output itself, in any order
+        if parallel is not None and out.indices and parallel in loop_chain(stmt)[0][1:]:
+            from .schedule import races_of
+            if races_of(schedule) == "atomics":
+                promote = False   # an inner parallel loop's threads update the output atomically, not one scalar
         if promote:
             p = scalar_promote(stmt)
             promoted = p is not stmt

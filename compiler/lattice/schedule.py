@@ -8,7 +8,9 @@ does not apply raises :class:`~compiler.errors.StrategyError` saying why.
 =======================  ========================================================================
 command                  effect
 =======================  ========================================================================
-``reorder(i, k, j)``     put the top chain of loops in this order (storage order is checked)
+``reorder(i, k, j)``     put the top chain of loops in this order (storage order is checked);
+                         after split, pos or fuse, name the loops they made; a loop named between
+                         a split's two loops runs inside each block (a tiling)
 ``precompute(j, w)``     gather the right-hand side in a workspace ``w[j]`` (a ``where``);
                          ``expr=`` names a sub-expression to compute first instead;
                          ``format=`` is ``sparse`` (over one index, the default: a dense array,
@@ -16,10 +18,13 @@ command                  effect
                          array, visited and reset whole); several indices, ``("j", "k")``,
                          give a dense ``w[j, k]`` by default, or with ``format=sparse`` a
                          list of the row-major positions set, sorted and read mode by mode
-``parallelize(i)``       run the outermost loop ``i`` with OpenMP threads, each thread with its
+``parallelize(i)``       run the loop ``i`` with OpenMP threads (a loop inside others when its output
+                         is dense and ``i`` indexes it, or with ``races="atomics"``), each thread with its
                          own workspaces; a CSR, DCSR, COO or sparse-vector output is assembled
                          in two phases on threads (each row counts, then fills, its own
-                         entries); a scalar result is reduced into each thread's own copy;
+                         entries); a scalar result is reduced into each thread's own copy
+                         (``races="copies"`` too), or with ``races="atomics"`` into one
+                         accumulator, each update atomic;
                          refused when the threads would race (a CSF output, a scatter), unless
                          ``races="atomics"`` makes each update of a dense output atomic, or
                          ``races="copies"`` gives each thread its own copy of it; of
@@ -35,7 +40,10 @@ command                  effect
 
 ``split``, ``fuse`` and ``pos`` build a derived iteration space (:mod:`compiler.lattice.derived`):
 they add relations; the statement keeps its original foralls and the code generator
-maps the derived variables back. ``reorder`` and ``precompute`` come before them.
+maps the derived variables back. A later ``reorder`` names the loops they made (TACO's SpMM:
+``split(i, i0, i1, 16).pos(j, jpos, A).split(jpos, jpos0, jpos1, 8).reorder(i0, i1, jpos0, k,
+jpos1)``) and a later ``precompute`` takes a loop they do not name
+(:mod:`compiler.lattice.schedule_compose`).
 
 Pass a schedule as ``lower(..., options={"schedule": s})``; commands may also be given
 as tuples, ``[("reorder", "i", "k", "j"), ("precompute", "j")]``.
@@ -147,7 +155,9 @@ class Schedule:
         such a loop, ``"atomics"`` makes each update atomic (``#pragma omp atomic``), as
         TACO's ``OutputRaceStrategy::Atomics``, or ``"copies"`` gives each thread its own copy
         of the output to update, and adds the copies into it after the loop (TACO's
-        ``Temporary``): more memory, no atomic instruction per update.
+        ``Temporary``): more memory, no atomic instruction per update. A scalar result is
+        reduced into each thread's copy either way, except that ``"atomics"`` makes every update
+        of its one accumulator atomic instead (TACO's ``parallelizeAtomicReduction``).
         """
         return self._add("parallelize", index) if races == "none" else self._add("parallelize", index, races)
 
@@ -187,7 +197,7 @@ def as_schedule(value) -> Schedule:
 def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
     """``(statement, steps, parallel index or None, relations)`` after applying every command in order."""
     from .ordering import order_statement
-    from .derived import SuchThat, add_relation, check_no_derived
+    from .derived import SuchThat, add_relation
     steps, parallel, relations = [], None, ()
     for c in schedule.commands:
         before = SuchThat(stmt, relations) if relations else stmt
@@ -200,8 +210,13 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
             steps.append((f"schedule:{c.name}", before, SuchThat(stmt, relations),
                           note.format(*[getattr(r, f) for f in r.__dataclass_fields__])))
             continue
-        if c.name in ("reorder", "precompute"):
-            check_no_derived(c, relations)
+        if c.name == "reorder" and relations:
+            stmt, relations, note = _reorder_derived(c, stmt, graph, relations)
+            steps.append((f"schedule:{c.name}", before, SuchThat(stmt, relations), note))
+            continue
+        if c.name == "precompute" and relations:
+            from .schedule_compose import check_precompute_after
+            check_precompute_after(c, relations)
         named = c.args if c.name == "reorder" else c.args[:1]   # (parallelize's races is a word too)
         if c.name in ("reorder", "parallelize") and not all(isinstance(a, str) for a in named):
             raise StrategyError(f"schedule: {c} needs index names (strings), e.g. {c.name}('i')")
@@ -231,6 +246,21 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
                 ("copies",): ", each thread updating its own copy of the output"}.get(tuple(c.args[1:]), "")
         steps.append((f"schedule:{c.name}", before, SuchThat(stmt, relations) if relations else stmt, note))
     return stmt, steps, parallel, relations
+
+
+def _reorder_derived(c: Command, stmt, graph, relations) -> tuple:
+    """``(statement, relations, note)`` after a ``reorder`` that names derived loops
+    (:mod:`compiler.lattice.schedule_compose`)."""
+    from .cin import loop_chain
+    from .ordering import order_statement
+    from .schedule_compose import derived_order
+    loops = [i.name for i in loop_chain(stmt)[0]]
+    order, added = derived_order(list(c.args), loops, relations, str(c))
+    stmt = order_statement(stmt, graph, order)
+    note = f"loops in the order {', '.join(str(a) for a in c.args)} (the original loops {', '.join(order)})"
+    if added:
+        note += "; the loops of different original loops interleave: the emitter moves them into this order"
+    return stmt, relations + added, note
 
 
 def _precompute(c: Command, stmt, graph, program, formats):
@@ -292,7 +322,8 @@ def _precompute(c: Command, stmt, graph, program, formats):
 
     # the producer's loops iterate the expression's tensors alone
     sub = graph.restricted(expr_accesses(expr)) if expr is not None else graph
-    new = precompute(stmt, indices, name, expr, fill_of=fill_of, order_fn=lambda loops: sub.order(loops, prefer=loops))
+    new = precompute(stmt, indices, name, expr, fill_of=fill_of, order_fn=lambda loops: sub.order(loops, prefer=loops),
+                     kind="dense" if kind == "dense" else "auto")   # (a sparse one is made so below)
     if expr is not None:
         # the new where's loops follow the formats; the loops around it are kept
         new = order_statement(new, graph, loop_chain(new)[0])
@@ -368,16 +399,21 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
         if part is not None:
             order, body = loop_chain(part)
     if not setup.output.indices:
-        if setup.races != "none":
-            raise StrategyError(f"{what}: races={setup.races!r} shares a dense output among the threads, and the "
-                                f"result {setup.output.tensor} is a scalar, which each thread already reduces "
-                                f"into its own copy; leave races out")
-        _check_parallel_reduction(index, setup, what)
-        return "none"
+        # a scalar: each thread reduces into its own copy, combined at the end (OpenMP's reduction
+        # clause: races='copies' is that too), or with races='atomics' every update of the one
+        # accumulator is atomic, as TACO's parallelizeAtomicReduction
+        _check_parallel_reduction(index, setup, what, atomic=setup.races == "atomics")
+        return "atomics" if setup.races == "atomics" else "none"
     if not order and isinstance(body, Where):
         _computes_first(what, "the statement", body, setup.scheduled)
+    plain = written is None or written == index   # (a derived loop runs on threads only outermost)
+    if plain and index in order[1:] and is_all_dense(setup.output_format):
+        return _inner_parallel(index, setup, what)
     if not order or order[0] != index:
         loops = list(dict.fromkeys(foralls(setup.statement)))
+        if plain and index in loops and is_all_dense(setup.output_format) and index not in setup.output.indices \
+                and setup.races == "none":
+            _inner_parallel(index, setup, what)   # (refuses: say that atomics would do)
         hint = (f"; put {index} first with reorder({', '.join([index.name] + [i.name for i in loops if i != index])})"
                 f" before parallelize, where the formats allow it" if index in loops else "")
         raise StrategyError(f"{what}: only the outermost loop can be parallelized, and the loops run "
@@ -407,6 +443,34 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
                                 f"CSR and DCSR outputs (rows over {index}, then a SparseList), COO outputs and "
                                 f"sparse vectors, each row from its own start")
     return "none"
+
+
+def _inner_parallel(index: Index, setup, what: str) -> str:
+    """The race strategy of ``parallelize(index)`` of a loop inside others (TACO's sptv,
+    ``parallelize(j)`` of ``y[j] = A[i, j, k] * x[k]``): the loops around it run on one thread, and
+    a parallel region opens in each of their iterations. The output must be dense; when ``index``
+    indexes it, each iteration sets its own elements, else ``races='atomics'`` makes each update
+    atomic (the updates then go to the output itself: no scalar gathers them around the loop).
+    """
+    out = setup.output.tensor
+    if setup.races == "copies":
+        raise StrategyError(f"{what}: races='copies' gives each thread a copy of {out} for a loop run once per "
+                            f"iteration of the loops around it; parallelize an outer loop, or use races='atomics'")
+    if index not in setup.output.indices and setup.races != "atomics":
+        outer = [i.name for i in _outer(index, setup)]
+        raise StrategyError(f"{what}: {index} runs inside the loop{'s' * (len(outer) > 1)} {', '.join(outer)} "
+                            f"and does not index the output {out}, so its iterations add into the same elements of "
+                            f"{out} (a race); parallelize({index}, races='atomics') makes each update atomic")
+    if setup.races == "atomics":
+        _check_race_strategy(setup, what)
+    return setup.races
+
+
+def _outer(index: Index, setup) -> list:
+    """The loops around ``index``'s (through the ``where`` that scalar promotion makes)."""
+    from .cin import loop_chain
+    order, body = loop_chain(setup.statement)
+    return order if index not in order else order[:order.index(index)]
 
 
 def _check_race_strategy(setup, what: str) -> None:
@@ -550,7 +614,7 @@ def _computes_first(what: str, who: str, where, scheduled=frozenset()) -> None:
     raise StrategyError(f"{what}: {who} first computes {first}, outside every loop, so no loop encloses all of it")
 
 
-def _check_parallel_reduction(index: Index, setup, what: str) -> None:
+def _check_parallel_reduction(index: Index, setup, what: str, atomic: bool = False) -> None:
     """Refuse ``parallelize(index)`` of a scalar result unless the threads can combine partial results.
 
     Each reduction outside every loop (:func:`scalar_wheres`) whose loops start with
@@ -574,8 +638,12 @@ def _check_parallel_reduction(index: Index, setup, what: str) -> None:
         if loops[0] != index:
             raise StrategyError(f"{what}: only the outermost loop of the reduction into {out} can be "
                                 f"parallelized, and its loops run {', '.join(i.name for i in loops)}")
-        if omp_reduction(setup, w.temp.name) is None:
-            op, dt = w.temp.op.name, setup.temps[w.temp.name][1]
+        op, dt = w.temp.op.name, setup.temps[w.temp.name][1]
+        if atomic and (w.temp.op.is_user or op not in ATOMIC_UPDATES or dt == "bool"):
+            raise StrategyError(f"{what}: with races='atomics' each update of the result {out} is atomic, which "
+                                f"OpenMP has for +, *, &, | and ^ of numbers; {out} is a reduction by {op} of {dt} "
+                                f"values (leave races out: each thread then reduces into its own copy)")
+        if not atomic and omp_reduction(setup, w.temp.name) is None:
             raise StrategyError(f"{what}: the result {out} is a reduction by {op} of {dt} values over {index}, "
                                 f"and OpenMP cannot combine the threads' partial results of {op}")
         on_threads += 1

@@ -197,6 +197,27 @@ k = ss.lower("a[i] = x[i] + y[i] + z[i]", x="sparse_vector", y="sparse_vector", 
 print(step.note)
 print(step.after)
 print(k.c_source[k.c_source.index("{", k.c_source.index("int lattice_a")):])"""),
+    ("md", """### Composed schedules: TACO's SpMM
+
+`split`, `fuse` and `pos` derive new loops, and later commands name them: TACO's CPU schedule for
+SpMM (`C[i, k] = A[i, j] * B[j, k]`, CSR `A`, dense `B`) splits the rows into chunks, iterates
+`A`'s positions of `j` in blocks of 8, and runs the loop over `k` *between* a block's outer and
+inner loops, `reorder(i0, i1, jpos0, k, jpos1)`, so each block's entries of `A` are reused across
+a whole row of `B`. The trace's `schedule:reorder` step shows the loops in that order; the emitter
+builds each original loop's derived loops together, then moves `k` out of the block loop (a
+`LoopOrder` relation), where every update combines in any order (`+=`) and the block loop's bounds
+do not depend on `k`. A tiling (`i0, j0, k0, i1, j1, k1`) works the same way; a loop over a sparse
+level's positions cannot leave the loops that pick its fiber, and says so."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+spmm = (Schedule().split("i", "i0", "i1", 16).pos("j", "jpos", "A").split("jpos", "jpos0", "jpos1", 8)
+        .reorder("i0", "i1", "jpos0", "k", "jpos1").parallelize("i0"))
+k = ss.lower("C[i, k] = A[i, j] * B[j, k]", A="csr", B="dense", C="dense", options={"schedule": spmm})
+print(k.trace.find("schedule:reorder")[0].after)
+print("\n".join(line for line in k.c_source.splitlines() if "for (" in line or "omp" in line))
+try:
+    ss.lower("C[i, k] = A[i, j] * B[j, k]", A="csr", B="csr", C="dense", options={"schedule": spmm})
+except ss.StrategyError as e:
+    print(e)"""),
     ("md", """## Formats and schedules, interactively
 
 `Explorer.for_program` lowers a program and adds, for every tensor, a **per-level format picker**

@@ -222,8 +222,12 @@ def test_parallelize_the_outer_block_loop():
     ("y[i] = A[i, j] * x[j]", {}, Schedule().split("i", "A", "i1", 4), "A is already a variable or tensor"),
     ("y[i] = A[i, j] * x[j]", {}, Schedule().split("i", "i0", "i1", 4).split("i", "a", "b", 2),
      "already transformed"),
-    ("y[i] = A[i, j] * x[j]", {}, Schedule().split("i", "i0", "i1", 4).split("i0", "a", "b", 2),
-     "split of such a variable is not supported"),
+    # (a split of a split of a dense loop or a pos loop runs: test_schedule_compose.py)
+    ("a[i] = b[i] + c[i]", {"b": sparse_vector(), "c": sparse_vector(), "A": None, "x": None},
+     Schedule().split("i", "i0", "i1", 4).split("i0", "i00", "i01", 2),
+     r"split\(i0, i00, i01, 2, down\) does not apply: i0 is a loop of split\(i, i0, i1, 4, down\), a split of the loop "
+     r"over i, which iterates b's level 0 \(SparseList\) and c's level 0 \(SparseList\): its blocks run in the one "
+     r"while loop that merges them"),
     ("y[i] = A[i, j] * x[j]", {}, Schedule().split("j", "j0", "j1", 4).parallelize("j0"), "outermost"),
     ("a[i] = b[i] + c[i]", {"b": sparse_vector(), "c": sparse_vector(), "A": None, "x": None},
      Schedule().split("i", "i0", "i1", 4).parallelize("i0"), "carry the iterators' positions"),
@@ -254,7 +258,9 @@ def test_parallelize_the_outer_block_loop():
     ("y[i] = A[i, j] * x[j] * b[i]", {"A": dcsr(), "b": sparse_vector()},
      Schedule().fuse("i", "j", "f").pos("f", "fp", "A"), "the compressed row level of the tensor"),
     ("y[i] = A[i, j] * x[j]", {}, Schedule().split("i", "i0", "i1", 4).parallelize("i"), "parallelize i0 instead"),
-    ("y[i] = A[i, j] * x[j]", {}, Schedule().split("i", "i0", "i1", 4).reorder("j", "i"), "before the derived"),
+    ("y[i] = A[i, j] * x[j]", {}, Schedule().split("i", "i0", "i1", 4).reorder("j", "i"),
+     r"reorder\(j, i\) does not apply: i is iterated through split\(i, i0, i1, 4, down\); name the variables that "
+     r"run as loops \(j, i0, i1\)"),
 ])
 def test_inapplicable_derived_schedules_say_why(prog, formats, schedule, message):
     fm = {"A": csr(), "x": dense(1), **formats}

@@ -58,7 +58,8 @@ def test_only_parallel_kernels_get_openmp(mats):
     ("y[i] = A[i, j] * x[j]", {"A": csc(), "x": dense(1)}, Schedule().parallelize("j"), "same elements of y"),
     ("C[i, j, l] = A[i, j, k] * B[l, k]", {"A": "csf", "B": csr(), "C": "csf"}, Schedule().parallelize("i"),
      r"the sparse output C \(SparseList, SparseList, SparseList\) would be appended through one counter"),
-    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().parallelize("j"), "outermost"),
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().parallelize("j"),
+     r"j runs inside the loop i and does not index the output y, so its iterations add into the same elements of y"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().reorder("j", "i"), "stored with i before j"),
     # k belongs to the nested sum beside + D (it said only "must list the loops ['i', 'j']")
     ("C[i, j] = A[i, k] * B[k, j] + D[i, j]", {"A": csr(), "B": csr(), "D": csr()}, Schedule().reorder("i", "k", "j"),

@@ -83,6 +83,13 @@ CASES = [
     pytest.param("C = A[i] * B[i]", {"A": (a8, "s"), "B": (d8, "d")}, None,
                  Schedule().split("i", "i0", "i1", 2).parallelize("i0", races="copies"), a8 @ d8,
                  id="parallelizeTemporaryReduction"),
+    # TACO's two above, with A's positions split (each block of positions on a thread)
+    pytest.param("C = A[i] * B[i]", {"A": (a8, "s"), "B": (d8, "d")}, None,
+                 Schedule().pos("i", "ipos", "A").split("ipos", "i0", "i1", 2).parallelize("i0", races="atomics"),
+                 a8 @ d8, id="parallelizeAtomicReduction-pos"),
+    pytest.param("C = A[i] * B[i]", {"A": (a8, "s"), "B": (d8, "d")}, None,
+                 Schedule().pos("i", "ipos", "A").split("ipos", "i0", "i1", 2).parallelize("i0", races="copies"),
+                 a8 @ d8, id="parallelizeTemporaryReduction-pos"),
     *_tiling_orders(),
     pytest.param("C = A[i]", {"A": (a8, "s")}, None, Schedule().pos("i", "ipos", "A"), a8.sum(), id="pos_noop"),
     pytest.param("C[i] = A[i] * B[i]", {"A": (a8, "s"), "B": (d8, "d")}, "d", Schedule().pos("i", "ipos", "A"),
@@ -173,25 +180,23 @@ CASES = [
                  np.einsum("ikl,kj,lj->ij", Bm, Ck, Dl), id="mttkrpCPU-reorder_first"),
 ]
 
-_REORDER_LATE = r"schedule: reorder\(.*\) does not apply after .*: apply reorder before the derived-space commands"
-_SPLIT_OF_SPLIT = (r"schedule: split\(iX, iX1, iX2, 2, down\) does not apply: iX comes from split\(i, iX, iY, 2, down\), "
-                   r"and split of such a variable is not supported")
+_SPLIT_OF_SPLIT = (r"split\(iX, iX1, iX2, 2, down\) does not apply: iX is a loop of split\(i, iX, iY, 2, down\), a "
+                   r"split of the loop over i, which iterates A's level 0 \(SparseList\) and B's level 0 "
+                   r"\(SparseList\): its blocks run in the one while loop that merges them")
 #: what the lattice strategy says of TACO's schedules it cannot run as TACO states them
 LATTICE_REFUSED = {
-    "lowerDenseMatrixMul": _REORDER_LATE, "lowerSparseMatrixMul": _REORDER_LATE, "spmmCPU": _REORDER_LATE,
-    "sddmmCPU": _REORDER_LATE, "spmvCPU": _REORDER_LATE, "ttvCPU": _REORDER_LATE, "ttmCPU": _REORDER_LATE,
-    "mttkrpCPU": _REORDER_LATE,
-    **{"parallelizeAtomicReduction": r"parallelize\(i0\) does not apply: races='atomics' shares a dense output "
-       r"among the threads, and the result C is a scalar, which each thread already reduces into its own copy",
-       "parallelizeTemporaryReduction": r"parallelize\(i0\) does not apply: races='copies' shares a dense output "
-       r"among the threads, and the result C is a scalar"},
+    "lowerSparseMatrixMul": r"reorder\(i0, j0, k0, i1, j1, k1\) does not apply: k0 runs the blocks of a split of a "
+                            r"loop that merges sparse levels",
+    # (a coordinate split of A's sparse loop runs its blocks in order; the -pos cases below run on threads)
+    **{name: r"parallelize\(i0\) does not apply: the blocks of split\(i, i0, i1, 2, down\) over the sparse loop "
+             r"carry the iterators' positions from one block to the next" for name in
+       ("parallelizeAtomicReduction", "parallelizeTemporaryReduction")},
     **{"multilevel_tiling-" + "-".join(p): _SPLIT_OF_SPLIT for p in itertools.permutations(["iX1", "iX2", "iY1"])},
     "pos_mul_sparse": r"pos\(i, ipos, A\) does not apply: the loop over i must follow A's positions alone, but it "
                       r"also iterates B's level 0 \(SparseList\), which cannot be located by coordinate",
     "pos_tile_coord_and_pos": r"schedule: pos\(i1, ipos, A\) does not apply: i1 comes from split\(i, i0, i1, 4, "
-                              r"down\), and pos of such a variable is not supported",
-    "test_sptvCPU_temp": r"parallelize\(j\) does not apply: only the outermost loop can be parallelized, and the "
-                         r"loops run i, j, k",
+                              r"down\): pos iterates the positions of the level that stores a coordinate, and a "
+                              r"split's variables count blocks and offsets in a block",
     "sptenaddCPU": r"parallelize\(i\) does not apply: the sparse output C \(Dense, SparseList, SparseList\) would be "
                    r"appended through one counter the threads share \(a race\)",
 }
