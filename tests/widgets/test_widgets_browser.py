@@ -307,6 +307,26 @@ def assert_readable(m: dict, where: str, panes: int = 0, contrast: bool = True) 
         assert not m["labels"], f"{where}: drawing labels below contrast 4.5 ({m['lcount']} labels): {m['labels']}"
 
 
+# Compare's columns line up: each column's C pane, and its drawing pane, as tall as the other's
+# and starting at the same height on the page (rounded to the pixel).
+LINE_UP_JS = r"""
+(root) => ['ss-c', 'ss-drawing'].map(cls => [...root.querySelectorAll('.widget-html.' + cls)].map(el => {
+  const r = el.getBoundingClientRect();
+  return {cls, top: Math.round(r.top), height: Math.round(r.height)};
+}))
+"""
+
+
+def assert_columns_line_up(compare, where: str) -> None:
+    """Compare's two C panes are as tall as each other and side by side, and so are its two
+    drawing panes (the issue: "drawing and C at equal heights in each column")."""
+    for boxes in compare.evaluate(LINE_UP_JS):
+        assert len(boxes) == 2, f"{where}: not two columns: {boxes}"
+        a, b = boxes
+        assert a["height"] >= 100 and abs(a["height"] - b["height"]) <= 1 and abs(a["top"] - b["top"]) <= 1, \
+            f"{where}: the columns' {a['cls']} panes do not line up: {boxes}"
+
+
 def set_theme(page, name: str) -> None:
     """Settings > Theme > ``name`` (e.g. "JupyterLab Dark"), then wait until the page shows it."""
     page.locator(".lm-MenuBar-itemLabel", has_text="Settings").first.click()
@@ -596,6 +616,7 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     compare.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "tour-compare.png"), full_page=False)
     assert_readable(measure(compare), "the tour's Compare", panes=4)
+    assert_columns_line_up(compare, "the tour's Compare")
 
     assert step_until(lattice, 'data-kind="lattice"'), "no lattice drawn while stepping the lattice lowering"
     assert "<svg" in lattice.locator(".ss-drawing").first.inner_html()
@@ -765,6 +786,13 @@ def link_compare_columns_apart(page, compare, artifacts: pathlib.Path) -> None:
         "clicking in the second column unlinked the first column's choice"
 
 
+# the saved tour's panes that hold code or a drawing: the lattice Explorer at the lattice of j
+# (program, diff, drawing, C), the other Explorers at step 0, which has drawn nothing yet
+# (program, diff, C: the looplets', the format pickers', the Playground's), Compare's two C and
+# two drawings, and the Playground's "what changed"
+SAVED_TOUR_PANES = 18
+
+
 def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
     """Opened and not run, the tour draws its Explorer and Compare from the widget state stored
     in the notebook: the C pane is at least 100 px tall (before, without the stored state, each
@@ -785,6 +813,14 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
         assert "lattice_y" in c_pane.inner_html() or "y_kernel" in c_pane.inner_html()
         assert compare.locator(".ss-c").count() == 2, "Compare's two C panes"
         page.screenshot(path=str(artifacts / "tour-saved.png"))
+        # every view as saved (two Explorers, Compare, the format pickers' Explorer, the
+        # Playground's): each pane >= 100 px, labels inside their shapes, code readable
+        notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first
+        compare.scroll_into_view_if_needed()
+        assert_columns_line_up(compare, "the saved tour's Compare")
+        page.screenshot(path=str(artifacts / "tour-saved-compare.png"))
+        assert page.locator(SHOWN).count() >= 4, "the saved tour's Explorers"
+        assert_readable(measure(notebook), "the saved tour (light)", panes=SAVED_TOUR_PANES)
         # the fiber tree of section 1, as saved, in the dark theme: an inline drawing on the
         # theme's background (a bare SVG output was an image the theme cannot reach, a white box)
         set_theme(page, "JupyterLab Dark")
@@ -794,6 +830,9 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
         m = measure(tree)
         assert m["dcount"] == 1 and m["lcount"] >= 5, f"the fiber tree is not an inline drawing: {m}"
         assert_readable(m, "the tour's fiber tree (dark)")
+        assert_readable(measure(notebook), "the saved tour (dark)", panes=SAVED_TOUR_PANES)
+        compare.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts / "tour-saved-compare-dark.png"))
     except Exception:
         page.screenshot(path=str(artifacts / "tour-saved-failure.png"))
         raise
@@ -854,6 +893,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         assert "forall j" in compare.locator(".ss-drawing").nth(0).inner_text()
         page.screenshot(path=str(artifacts / "views-compare-index-j.png"), full_page=False)
         assert_readable(measure(compare), "Compare at the lattice and unfurl of j", panes=4)
+        assert_columns_line_up(compare, "Compare at the lattice and unfurl of j")
         # the explorer's diff pane says what it shows: a lattice step's input, not a diff
         assert "input of lattice" in three.locator(".ss-diff-title").first.inner_text()
         # under the lattice, a legend of its notation
