@@ -594,9 +594,9 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
         page.screenshot(path=str(artifacts / "tour-failure.png"))
         raise
 
-    def step_until(explorer, needle: str, limit: int = 40) -> bool:
+    def step_until(explorer, needle: str, limit: int = 40, where: str = ".ss-drawing") -> bool:
         explorer.scroll_into_view_if_needed()
-        drawing = explorer.locator(".ss-drawing").first
+        drawing = explorer.locator(where).first
         for _ in range(limit):
             if needle in drawing.inner_html():
                 return True
@@ -640,6 +640,28 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     assert "y_kernel" in looplets.locator(".ss-c").first.inner_html()
     looplets.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "tour-looplets.png"), full_page=False)
+    # at a lower:* step the looplet being lowered and its C are marked together: its C lines
+    # carry the focus bar, the pane has scrolled them into view, and the nest's node of the
+    # same tag is filled in the focus colour
+    from explorer.renderers import FOCUS_COLOR
+
+    assert step_until(looplets, "ss-focus", where=".ss-c"), "no lower:* step marked its C"
+    assert "lower:" in looplets.locator(".ss-header").first.inner_text()
+    # come to it again with the C pane scrolled to its end: the pane scrolls back to the focus
+    header = looplets.locator(".ss-header").first
+    for button in (".ss-prev", ".ss-next"):
+        old = header.inner_html()
+        if button == ".ss-next":
+            assert looplets.locator(".ss-c span.ln").first.evaluate(SCROLL_END_JS), "the C pane does not scroll"
+        looplets.locator(button).first.click()
+        page.wait_for_function("([el, old]) => el.innerHTML !== old", arg=[header.element_handle(), old],
+                               timeout=15_000)
+    at_focus = [looplets.element_handle(), FOCUS_COLOR]
+    page.wait_for_function("arg => { const m = (FOCUS_JS)(arg); return m && m.inView; }"
+                           .replace("FOCUS_JS", FOCUS_JS.strip()), arg=at_focus, timeout=10_000)
+    focus = page.evaluate(FOCUS_JS, at_focus)
+    assert focus["lines"] and focus["filled"], f"the lowered looplet and its C are not marked together: {focus}"
+    page.screenshot(path=str(artifacts / "tour-lower-step-focus.png"), full_page=False)
 
     # provenance: clicking a coloured C line (its inline handler writes the hidden pick box, the
     # kernel answers) selects that line's tag in the menu and recolours the program pane
@@ -684,6 +706,62 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
         "el => el.options[el.selectedIndex].text") == "dcsr"
     page.screenshot(path=str(artifacts / "tour-format-picker.png"), full_page=False)
     page.close()
+
+
+# At a lower:* step: the C lines with the focus bar (their tags), whether the first is inside
+# the C pane's visible part, and the drawing nodes of those tags filled in the focus colour.
+FOCUS_JS = r"""
+([root, focus]) => {
+  const lines = [...root.querySelectorAll('.ss-c span.ln.ss-focus')];
+  if (!lines.length) return null;
+  const tags = new Set(lines.flatMap(l => (l.getAttribute('data-tags') || '').split(' ').filter(Boolean)));
+  let box = null;
+  for (let b = lines[0].parentElement; b; b = b.parentElement) {
+    const o = getComputedStyle(b).overflowY;
+    if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 1) { box = b; break; }
+  }
+  const view = box ? box.getBoundingClientRect() : {top: 0, bottom: innerHeight};
+  const r = lines[0].getBoundingClientRect();
+  const filled = [...root.querySelectorAll('.ss-drawing svg g.node[data-tags]')]
+    .filter(g => g.getAttribute('data-tags').split(' ').some(t => tags.has(t)))
+    .filter(g => { const s = g.querySelector('polygon, ellipse, path, rect');
+                   return s && (s.getAttribute('fill') || '').toLowerCase() === focus.toLowerCase(); })
+    .map(g => (g.querySelector('title') || {}).textContent);
+  return {lines: lines.length, tags: [...tags], filled, inView: r.top >= view.top - 1 && r.bottom <= view.bottom + 1,
+          scrollTop: box ? box.scrollTop : null};
+}
+"""
+
+
+def hover_links_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> None:
+    """Hovering a C line strokes the lattice point it came from and outlines the program's
+    parts of its tag (the index expression it came from); the pointer leaving undoes it; and
+    hovering a point outlines its C lines."""
+    from explorer.linking import LINK_COLOR
+
+    explorer.scroll_into_view_if_needed()
+    root = explorer.element_handle()
+    lines = explorer.locator(".ss-c span.ln[data-tags]")
+    firsts = lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags').split(' ')[0])")
+    k, tag = next((k, t) for k, t in enumerate(firsts)
+                  if explorer.locator(f'.ss-drawing svg g.node[data-tags~="{t}"]').count())
+    program = explorer.locator(f'.ss-program [data-tags~="{tag}"]')
+    assert program.count(), f"the program pane shows no part of {tag}"
+    outlined = "els => els.every(e => getComputedStyle(e).outlineStyle === 'solid')"
+    assert page.evaluate(LINK_JS, [root, tag])["stroke"] != LINK_COLOR
+    lines.nth(k).scroll_into_view_if_needed()
+    lines.nth(k).hover()
+    linked = page.evaluate(LINK_JS, [root, tag])
+    assert linked["stroke"] == LINK_COLOR and linked["outlined"], linked
+    assert program.evaluate_all(outlined), "hovering a C line outlined none of the program's parts of its tag"
+    page.screenshot(path=str(artifacts / "views-hover-c-line.png"), full_page=False)
+    explorer.locator(".ss-header").first.hover()
+    assert page.evaluate(LINK_JS, [root, tag])["stroke"] != LINK_COLOR, "the point stayed stroked after the pointer left"
+    node = explorer.locator(f'.ss-drawing svg g.node[data-tags~="{tag}"]').first
+    node.scroll_into_view_if_needed()
+    node.hover()
+    assert lines.nth(k).evaluate("l => getComputedStyle(l).outlineStyle") == "solid"
+    explorer.locator(".ss-header").first.hover()
 
 
 # Scroll the box that scrolls a part (its pane) to its end.
@@ -900,6 +978,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         legend = three.locator(".ss-drawing .ss-legend").first.inner_text()
         assert "[iterated | located]" in legend and "∪" in legend
         link_compare_columns_apart(page, compare, artifacts)
+        hover_links_in_the_notebook(page, three, artifacts)
         link_both_ways_in_the_notebook(page, three, artifacts)
         for theme in ("JupyterLab Light", "JupyterLab Dark"):
             if theme != "JupyterLab Light":
