@@ -2,8 +2,9 @@
 
 Chromium comes from the system's package manager (``./dev test`` installs Debian's
 ``chromium`` when it may) and Playwright drives it; nothing downloads a browser. The
-screenshots are kept as test artifacts in the pytest temporary directory (``screenshots*/``
-under ``--basetemp``; the path is printed). Without Chromium the test is skipped, except under
+screenshots are kept as test artifacts in ``$SPARSESCOPE_SCREENSHOTS`` when it is set (CI sets
+it), else in the pytest temporary directory (``screenshots*/`` under ``--basetemp``); the path
+is printed. Without Chromium the test is skipped, except under
 CI, where it must run.
 
 The tests measure what a person would see, in the page's own layout: panes that should show
@@ -44,8 +45,15 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory) -> pathlib.Path:
-    """Where the screenshots go (kept after the run, as pytest keeps its temporary dirs)."""
-    path = tmp_path_factory.mktemp("screenshots")
+    """Where the screenshots go: ``$SPARSESCOPE_SCREENSHOTS`` when set (a folder CI can keep;
+    each run replaces the files of the same name), else pytest's temporary directory (pytest
+    keeps its last three runs)."""
+    chosen = os.environ.get("SPARSESCOPE_SCREENSHOTS")
+    if chosen:
+        path = pathlib.Path(chosen).expanduser().resolve()
+        path.mkdir(parents=True, exist_ok=True)
+    else:
+        path = tmp_path_factory.mktemp("screenshots")
     print(f"\nscreenshots in {path}")
     return path
 
