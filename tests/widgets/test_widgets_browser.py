@@ -2,8 +2,9 @@
 
 Chromium comes from the system's package manager (``./dev test`` installs Debian's
 ``chromium`` when it may) and Playwright drives it; nothing downloads a browser. The
-screenshots are kept as test artifacts in the pytest temporary directory (``screenshots*/``
-under ``--basetemp``; the path is printed). Without Chromium the test is skipped, except under
+screenshots are kept as test artifacts in ``$SPARSESCOPE_SCREENSHOTS`` when it is set (CI sets
+it), else in the pytest temporary directory (``screenshots*/`` under ``--basetemp``); the path
+is printed. Without Chromium the test is skipped, except under
 CI, where it must run.
 
 The tests measure what a person would see, in the page's own layout: panes that should show
@@ -44,8 +45,15 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory) -> pathlib.Path:
-    """Where the screenshots go (kept after the run, as pytest keeps its temporary dirs)."""
-    path = tmp_path_factory.mktemp("screenshots")
+    """Where the screenshots go: ``$SPARSESCOPE_SCREENSHOTS`` when set (a folder CI can keep;
+    each run replaces the files of the same name), else pytest's temporary directory (pytest
+    keeps its last three runs)."""
+    chosen = os.environ.get("SPARSESCOPE_SCREENSHOTS")
+    if chosen:
+        path = pathlib.Path(chosen).expanduser().resolve()
+        path.mkdir(parents=True, exist_ok=True)
+    else:
+        path = tmp_path_factory.mktemp("screenshots")
     print(f"\nscreenshots in {path}")
     return path
 
@@ -305,6 +313,26 @@ def assert_readable(m: dict, where: str, panes: int = 0, contrast: bool = True) 
     if contrast:
         assert not m["contrast"], f"{where}: code below contrast 4.5 ({m['tcount']} texts): {m['contrast']}"
         assert not m["labels"], f"{where}: drawing labels below contrast 4.5 ({m['lcount']} labels): {m['labels']}"
+
+
+# Compare's columns line up: each column's C pane, and its drawing pane, as tall as the other's
+# and starting at the same height on the page (rounded to the pixel).
+LINE_UP_JS = r"""
+(root) => ['ss-c', 'ss-drawing'].map(cls => [...root.querySelectorAll('.widget-html.' + cls)].map(el => {
+  const r = el.getBoundingClientRect();
+  return {cls, top: Math.round(r.top), height: Math.round(r.height)};
+}))
+"""
+
+
+def assert_columns_line_up(compare, where: str) -> None:
+    """Compare's two C panes are as tall as each other and side by side, and so are its two
+    drawing panes (the issue: "drawing and C at equal heights in each column")."""
+    for boxes in compare.evaluate(LINE_UP_JS):
+        assert len(boxes) == 2, f"{where}: not two columns: {boxes}"
+        a, b = boxes
+        assert a["height"] >= 100 and abs(a["height"] - b["height"]) <= 1 and abs(a["top"] - b["top"]) <= 1, \
+            f"{where}: the columns' {a['cls']} panes do not line up: {boxes}"
 
 
 def set_theme(page, name: str) -> None:
@@ -574,9 +602,9 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
         page.screenshot(path=str(artifacts / "tour-failure.png"))
         raise
 
-    def step_until(explorer, needle: str, limit: int = 40) -> bool:
+    def step_until(explorer, needle: str, limit: int = 40, where: str = ".ss-drawing") -> bool:
         explorer.scroll_into_view_if_needed()
-        drawing = explorer.locator(".ss-drawing").first
+        drawing = explorer.locator(where).first
         for _ in range(limit):
             if needle in drawing.inner_html():
                 return True
@@ -596,6 +624,7 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     compare.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "tour-compare.png"), full_page=False)
     assert_readable(measure(compare), "the tour's Compare", panes=4)
+    assert_columns_line_up(compare, "the tour's Compare")
 
     assert step_until(lattice, 'data-kind="lattice"'), "no lattice drawn while stepping the lattice lowering"
     assert "<svg" in lattice.locator(".ss-drawing").first.inner_html()
@@ -619,6 +648,28 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     assert "y_kernel" in looplets.locator(".ss-c").first.inner_html()
     looplets.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "tour-looplets.png"), full_page=False)
+    # at a lower:* step the looplet being lowered and its C are marked together: its C lines
+    # carry the focus bar, the pane has scrolled them into view, and the nest's node of the
+    # same tag is filled in the focus colour
+    from explorer.renderers import FOCUS_COLOR
+
+    assert step_until(looplets, "ss-focus", where=".ss-c"), "no lower:* step marked its C"
+    assert "lower:" in looplets.locator(".ss-header").first.inner_text()
+    # come to it again with the C pane scrolled to its end: the pane scrolls back to the focus
+    header = looplets.locator(".ss-header").first
+    for button in (".ss-prev", ".ss-next"):
+        old = header.inner_html()
+        if button == ".ss-next":
+            assert looplets.locator(".ss-c span.ln").first.evaluate(SCROLL_END_JS), "the C pane does not scroll"
+        looplets.locator(button).first.click()
+        page.wait_for_function("([el, old]) => el.innerHTML !== old", arg=[header.element_handle(), old],
+                               timeout=15_000)
+    at_focus = [looplets.element_handle(), FOCUS_COLOR]
+    page.wait_for_function("arg => { const m = (FOCUS_JS)(arg); return m && m.inView; }"
+                           .replace("FOCUS_JS", FOCUS_JS.strip()), arg=at_focus, timeout=10_000)
+    focus = page.evaluate(FOCUS_JS, at_focus)
+    assert focus["lines"] and focus["filled"], f"the lowered looplet and its C are not marked together: {focus}"
+    page.screenshot(path=str(artifacts / "tour-lower-step-focus.png"), full_page=False)
 
     # provenance: clicking a coloured C line (its inline handler writes the hidden pick box, the
     # kernel answers) selects that line's tag in the menu and recolours the program pane
@@ -663,6 +714,62 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
         "el => el.options[el.selectedIndex].text") == "dcsr"
     page.screenshot(path=str(artifacts / "tour-format-picker.png"), full_page=False)
     page.close()
+
+
+# At a lower:* step: the C lines with the focus bar (their tags), whether the first is inside
+# the C pane's visible part, and the drawing nodes of those tags filled in the focus colour.
+FOCUS_JS = r"""
+([root, focus]) => {
+  const lines = [...root.querySelectorAll('.ss-c span.ln.ss-focus')];
+  if (!lines.length) return null;
+  const tags = new Set(lines.flatMap(l => (l.getAttribute('data-tags') || '').split(' ').filter(Boolean)));
+  let box = null;
+  for (let b = lines[0].parentElement; b; b = b.parentElement) {
+    const o = getComputedStyle(b).overflowY;
+    if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 1) { box = b; break; }
+  }
+  const view = box ? box.getBoundingClientRect() : {top: 0, bottom: innerHeight};
+  const r = lines[0].getBoundingClientRect();
+  const filled = [...root.querySelectorAll('.ss-drawing svg g.node[data-tags]')]
+    .filter(g => g.getAttribute('data-tags').split(' ').some(t => tags.has(t)))
+    .filter(g => { const s = g.querySelector('polygon, ellipse, path, rect');
+                   return s && (s.getAttribute('fill') || '').toLowerCase() === focus.toLowerCase(); })
+    .map(g => (g.querySelector('title') || {}).textContent);
+  return {lines: lines.length, tags: [...tags], filled, inView: r.top >= view.top - 1 && r.bottom <= view.bottom + 1,
+          scrollTop: box ? box.scrollTop : null};
+}
+"""
+
+
+def hover_links_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> None:
+    """Hovering a C line strokes the lattice point it came from and outlines the program's
+    parts of its tag (the index expression it came from); the pointer leaving undoes it; and
+    hovering a point outlines its C lines."""
+    from explorer.linking import LINK_COLOR
+
+    explorer.scroll_into_view_if_needed()
+    root = explorer.element_handle()
+    lines = explorer.locator(".ss-c span.ln[data-tags]")
+    firsts = lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags').split(' ')[0])")
+    k, tag = next((k, t) for k, t in enumerate(firsts)
+                  if explorer.locator(f'.ss-drawing svg g.node[data-tags~="{t}"]').count())
+    program = explorer.locator(f'.ss-program [data-tags~="{tag}"]')
+    assert program.count(), f"the program pane shows no part of {tag}"
+    outlined = "els => els.every(e => getComputedStyle(e).outlineStyle === 'solid')"
+    assert page.evaluate(LINK_JS, [root, tag])["stroke"] != LINK_COLOR
+    lines.nth(k).scroll_into_view_if_needed()
+    lines.nth(k).hover()
+    linked = page.evaluate(LINK_JS, [root, tag])
+    assert linked["stroke"] == LINK_COLOR and linked["outlined"], linked
+    assert program.evaluate_all(outlined), "hovering a C line outlined none of the program's parts of its tag"
+    page.screenshot(path=str(artifacts / "views-hover-c-line.png"), full_page=False)
+    explorer.locator(".ss-header").first.hover()
+    assert page.evaluate(LINK_JS, [root, tag])["stroke"] != LINK_COLOR, "the point stayed stroked after the pointer left"
+    node = explorer.locator(f'.ss-drawing svg g.node[data-tags~="{tag}"]').first
+    node.scroll_into_view_if_needed()
+    node.hover()
+    assert lines.nth(k).evaluate("l => getComputedStyle(l).outlineStyle") == "solid"
+    explorer.locator(".ss-header").first.hover()
 
 
 # Scroll the box that scrolls a part (its pane) to its end.
@@ -765,6 +872,13 @@ def link_compare_columns_apart(page, compare, artifacts: pathlib.Path) -> None:
         "clicking in the second column unlinked the first column's choice"
 
 
+# the saved tour's panes that hold code or a drawing: the lattice Explorer at the lattice of j
+# (program, diff, drawing, C), the other Explorers at step 0, which has drawn nothing yet
+# (program, diff, C: the looplets', the format pickers', the Playground's), Compare's two C and
+# two drawings, and the Playground's "what changed"
+SAVED_TOUR_PANES = 18
+
+
 def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
     """Opened and not run, the tour draws its Explorer and Compare from the widget state stored
     in the notebook: the C pane is at least 100 px tall (before, without the stored state, each
@@ -785,6 +899,14 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
         assert "lattice_y" in c_pane.inner_html() or "y_kernel" in c_pane.inner_html()
         assert compare.locator(".ss-c").count() == 2, "Compare's two C panes"
         page.screenshot(path=str(artifacts / "tour-saved.png"))
+        # every view as saved (two Explorers, Compare, the format pickers' Explorer, the
+        # Playground's): each pane >= 100 px, labels inside their shapes, code readable
+        notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first
+        compare.scroll_into_view_if_needed()
+        assert_columns_line_up(compare, "the saved tour's Compare")
+        page.screenshot(path=str(artifacts / "tour-saved-compare.png"))
+        assert page.locator(SHOWN).count() >= 4, "the saved tour's Explorers"
+        assert_readable(measure(notebook), "the saved tour (light)", panes=SAVED_TOUR_PANES)
         # the fiber tree of section 1, as saved, in the dark theme: an inline drawing on the
         # theme's background (a bare SVG output was an image the theme cannot reach, a white box)
         set_theme(page, "JupyterLab Dark")
@@ -794,6 +916,9 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
         m = measure(tree)
         assert m["dcount"] == 1 and m["lcount"] >= 5, f"the fiber tree is not an inline drawing: {m}"
         assert_readable(m, "the tour's fiber tree (dark)")
+        assert_readable(measure(notebook), "the saved tour (dark)", panes=SAVED_TOUR_PANES)
+        compare.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts / "tour-saved-compare-dark.png"))
     except Exception:
         page.screenshot(path=str(artifacts / "tour-saved-failure.png"))
         raise
@@ -854,12 +979,14 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         assert "forall j" in compare.locator(".ss-drawing").nth(0).inner_text()
         page.screenshot(path=str(artifacts / "views-compare-index-j.png"), full_page=False)
         assert_readable(measure(compare), "Compare at the lattice and unfurl of j", panes=4)
+        assert_columns_line_up(compare, "Compare at the lattice and unfurl of j")
         # the explorer's diff pane says what it shows: a lattice step's input, not a diff
         assert "input of lattice" in three.locator(".ss-diff-title").first.inner_text()
         # under the lattice, a legend of its notation
         legend = three.locator(".ss-drawing .ss-legend").first.inner_text()
         assert "[iterated | located]" in legend and "∪" in legend
         link_compare_columns_apart(page, compare, artifacts)
+        hover_links_in_the_notebook(page, three, artifacts)
         link_both_ways_in_the_notebook(page, three, artifacts)
         for theme in ("JupyterLab Light", "JupyterLab Dark"):
             if theme != "JupyterLab Light":
