@@ -22,7 +22,9 @@ Semantics:
   ``y=`` only fixes the shape (needed when an output index is on no right-side
   access; the value is broadcast). ``y[...] op= e`` starts from the given ``y``,
   or from the operator's identity.
-* Literals are strongly typed: bool, int64, float64.
+* Literals are strongly typed: bool, int64, float64; except that an int literal beside an
+  unsigned integer operand takes that operand's dtype when it fits (``x + 1`` of uint8 ``x``
+  is uint8, as numpy's Python ints are).
 * The fill is the expression evaluated on the input fills, with reductions of
   ``n`` elements through :meth:`~compiler.algebra.Operator.reduce_fill`.
 """
@@ -37,6 +39,7 @@ from .algebra import NOVALUE, Operator
 from .dtypes import value_dtype
 from .errors import DTypeError, ShapeError, SparsescopeError, UsageError, nesting_guard
 from .notation.ast import Access, Assign, Call, Literal, Reduce, accesses
+from .notation.dtypes import type_literals
 from .notation.parser import parse
 from .notation.shape import has_shape_operators
 
@@ -112,6 +115,9 @@ def _evaluate(program, functions, tensors: dict):
     if not isinstance(assign, Assign):
         raise UsageError(f"evaluate() needs a statement or an Assign, not {type(assign).__name__}")
     inputs = {name: _as_input(name, value) for name, value in tensors.items()}
+    if all(a.tensor in inputs for a in accesses(assign.rhs)):   # (else an error names the missing one below)
+        rhs = type_literals(assign.rhs, lambda a: inputs[a.tensor][0].dtype)
+        assign = assign if rhs is assign.rhs else Assign(assign.lhs, assign.op, rhs)
     lhs = assign.lhs
     out_name = lhs.tensor
     if has_shape_operators(assign):

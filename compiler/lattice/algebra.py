@@ -383,7 +383,7 @@ def _derive(e, fill_of, log):
         return Region(str(e)), fill_of(e)
     if isinstance(e, Literal):
         # a literal equals its own fill everywhere: it is defined nowhere
-        return Empty(), np.asarray(e.value)[()]
+        return Empty(), np.asarray(e.value, dtype=e.dtype)[()]
     if isinstance(e, Reduce):
         alg, f = _derive(e.body, fill_of, log)
         ident = e.op.identity_for(_dtype_of(f)) if f is not NOVALUE else NOVALUE

@@ -195,7 +195,8 @@ def _py(v):
 
 def literal(value) -> Literal:
     """A literal of ``value``, keeping a numpy scalar's dtype (an int32 fill stays int32)."""
-    return Literal(_py(value), value.dtype.name if isinstance(value, np.generic) else None)
+    # (a 0-d array, as an operator's result, keeps its dtype too: a folded uint64 0 stays uint64)
+    return Literal(_py(value), value.dtype.name if isinstance(value, (np.generic, np.ndarray)) else None)
 
 
 def typed_fill(op: "Operand"):

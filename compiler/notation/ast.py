@@ -138,6 +138,8 @@ class Literal(Expr):
 
     def _natural(self) -> np.dtype:
         v = self.value
+        if isinstance(v, int) and not isinstance(v, bool) and 2 ** 63 <= v < 2 ** 64:
+            return np.dtype("uint64")   # (as numpy types it: an all-ones 64-bit mask)
         return np.dtype("bool" if isinstance(v, bool) else "int64" if isinstance(v, int) else "float64")
 
     @property

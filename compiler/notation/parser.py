@@ -71,6 +71,7 @@ _UPDATE = {"+=": "add", "*=": "mul", "|=": "bitor", "&=": "bitand", "^=": "bitxo
 _CONSTANTS = {"true": True, "false": False, "inf": math.inf, "nan": math.nan}
 _KEYWORDS = {"and", "or", "not"}
 _INT64_MAX = np.iinfo(np.int64).max
+_UINT64_MAX = np.iinfo(np.uint64).max
 
 
 def parse_expr(text: str, functions: dict[str, Operator] | None = None) -> Expr:
@@ -299,6 +300,8 @@ class _Parser:
         if t.kind == "num":
             self.advance()
             v = self.number(t)
+            if isinstance(v, int) and v > _INT64_MAX + neg:
+                raise self.error(f"integer literal {t.text} does not fit in int64", t)
         elif t.kind == "name" and t.text in _CONSTANTS:
             self.advance()
             v = _CONSTANTS[t.text]
@@ -309,8 +312,8 @@ class _Parser:
     def number(self, t: _Tok):
         if re.fullmatch(r"\d+", t.text):
             v = int(t.text)
-            if v > _INT64_MAX + 1:
-                raise self.error(f"integer literal {t.text} does not fit in int64", t)
+            if v > _UINT64_MAX:
+                raise self.error(f"integer literal {t.text} does not fit in uint64", t)
             return v
         return float(t.text)
 
@@ -400,7 +403,10 @@ class _Parser:
             # a minus sign directly on a number is part of the literal
             if t.kind == "num":
                 self.advance()
-                return Literal(-self.number(t))
+                v = self.number(t)
+                if isinstance(v, int) and v > _INT64_MAX + 1:
+                    raise self.error(f"integer literal -{t.text} does not fit in int64", t)
+                return Literal(-v)
             if t.kind == "name" and t.text == "inf" and self.peek().text not in ("[", "("):
                 self.advance()
                 return Literal(-math.inf)
@@ -415,8 +421,7 @@ class _Parser:
         if t.kind == "num":
             self.advance()
             v = self.number(t)
-            if isinstance(v, int) and v > _INT64_MAX:
-                raise self.error(f"integer literal {t.text} does not fit in int64", t)
+            # (past int64 a literal is uint64, as numpy types it: an all-ones 64-bit mask)
             return Literal(v)
         if self.at("("):
             self.advance()

@@ -144,7 +144,8 @@ def caret(message):
     ("y[i] = choose[j](A[i, j])", "choose needs a parameter", "[j]"),
     ("= x[i]", "expected the output tensor", "= x[i]"),
     ("y[i] = ()", "expected an expression inside the parentheses", ")"),
-    ("y[i] = x[i] + 99999999999999999999", "does not fit in int64", "99999"),
+    ("y[i] = x[i] + 99999999999999999999", "does not fit in uint64", "99999"),
+    ("y[i] = x[i] + -18446744073709551615", "-18446744073709551615 does not fit in int64", "1844"),
     ("y[i] = x[i] and", "expected an expression", ""),
     ("y[i] = x[i] + and", "unexpected 'and'", "and"),
 ])
