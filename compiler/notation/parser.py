@@ -506,7 +506,7 @@ class _Parser:
             op = self.resolve_function(name_tok)
             return self.explicit_reduction(op, name_tok)
         self.advance()
-        indices = self.index_list(allow_empty=False, allow_int=True)
+        indices = self.index_list(allow_empty=True, allow_int=True)   # (s[]: a 0-d tensor, read once)
         return Access(name_tok.text, tuple(int(t.text) if t.kind == "num" else Index(t.text) for t in indices))
 
     def explicit_reduction(self, op: Operator, name_tok: _Tok) -> Expr:
