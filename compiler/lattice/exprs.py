@@ -27,7 +27,7 @@ from ..errors import DTypeError
 from ..imperative.ir import BinOp, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
 from ..imperative.cints import wrap
 from ..imperative.ir import walk as ir_walk
-from ..notation.ast import Access, Call as NCall, Literal, Reduce
+from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
 from ..opimpls import ROUNDING, UNARY_MATH
 
 
@@ -157,6 +157,8 @@ def to_ir(e, value_of, helpers: dict | None = None):
         if isinstance(x, Literal):
             dt = x.dtype.name
             return const_of(x.value, dt), dt
+        if isinstance(x, IndexValue):   # the loop's variable (every loop names its index so)
+            return Var(x.index.name), "int64"
         if isinstance(x, NCall):
             parts = [visit(a) for a in x.args]
             return apply_op(x.op, [p[0] for p in parts], [p[1] for p in parts], helpers)

@@ -92,6 +92,8 @@ def from_index_notation(stmt, dtype=None) -> LoopProgram:
             return Access(TensorRef(e.tensor), tuple(Index(i.name) for i in e.indices))
         if isinstance(e, N.Literal):
             return Literal(e.value)
+        if isinstance(e, N.IndexValue):   # the loop's index, as Finch reads one in a value
+            return Index(e.index.name)
         if isinstance(e, N.Call):
             return Call(e.op, tuple(conv(a) for a in e.args))
         if isinstance(e, N.Reduce):

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..dtypes import weak_literal_dtype
 from ..errors import DTypeError
-from .ast import Access, Call, Literal, Reduce
+from .ast import Access, Call, IndexValue, Literal, Reduce
 
 
 def expr_dtype(e, dtype_of) -> np.dtype:
@@ -27,6 +27,8 @@ def expr_dtype(e, dtype_of) -> np.dtype:
         return np.dtype(dtype_of(e))
     if isinstance(e, Literal):
         return e.dtype
+    if isinstance(e, IndexValue):   # a coordinate, as the kernels' int64_t loop variables
+        return np.dtype("int64")
     if isinstance(e, Call):
         return e.op.result_dtype(*[expr_dtype(a, dtype_of) for a in e.args])
     if isinstance(e, Reduce):

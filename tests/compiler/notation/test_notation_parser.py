@@ -117,8 +117,8 @@ def caret(message):
     ("y[i] = min(x[i], z[i]", "unbalanced parenthesis: '(' at column 10 is not closed", ""),
     ("y[i] = x[i] + 1)", "unexpected ')' after the end of the expression", ")"),
     ("y[i] = x[i] z[i]", "unexpected 'z' after the end", "z[i]"),
-    ("y[i] = x", "missing index list after x: write x[i, ...]", ""),
-    ("y[i] = x + z[i]", "missing index list after x", " + z[i]"),
+    ("y[i] = x", "x is no index of the statement, so it has no value: write x[] for a 0-d tensor", ""),
+    ("y[i] = x + z[i]", "x is no index of the statement", " + z[i]"),
     ("y[i] = x[i,]", "expected an index name, found ']'", "]"),
     ("y[i] = x[i] @ 2", "unknown operator '@'", "@ 2"),
     ("y[i] = foo(x[i])", "unknown function 'foo'", "foo(x[i])"),
@@ -165,7 +165,7 @@ def test_error_is_a_value_error_with_fields():
     with pytest.raises(ValueError) as info:
         parse("y[i] = x")
     e = info.value
-    assert e.source == "y[i] = x" and e.offset == 8 and e.reason.startswith("missing index list")
+    assert e.source == "y[i] = x" and e.offset == 8 and e.reason.startswith("x is no index of the statement")
 
 
 def test_bad_functions_argument():
