@@ -5,7 +5,9 @@
 >>> value_dtype("complex128")
 Traceback (most recent call last):
 ...
-compiler.errors.DTypeError: dtype complex128 is not supported; use one of float64, float32, int64, int32, bool
+compiler.errors.DTypeError: dtype complex128 is not supported; use one of float64, float32, int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool
+>>> c_type("uint8"), result_dtype("uint8", "int8").name, result_dtype("uint64", "int64").name
+('uint8_t', 'int16', 'float64')
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 from .errors import DTypeError
 
 #: value dtypes, in the order used by error messages
-VALUE_DTYPES = ("float64", "float32", "int64", "int32", "bool")
+VALUE_DTYPES = ("float64", "float32", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8", "bool")
 #: dtypes allowed for position and coordinate arrays
 INDEX_DTYPES = ("int64", "int32")
 
@@ -24,6 +26,12 @@ _C_TYPES = {
     "float32": "float",
     "int64": "int64_t",
     "int32": "int32_t",
+    "int16": "int16_t",
+    "int8": "int8_t",
+    "uint64": "uint64_t",
+    "uint32": "uint32_t",
+    "uint16": "uint16_t",
+    "uint8": "uint8_t",
     "bool": "bool",
 }
 
@@ -126,13 +134,46 @@ def c_type(dtype) -> str:
 
 
 def result_dtype(*dtypes) -> np.dtype:
-    """The dtype numpy would give combining ``dtypes``, restricted to supported ones.
+    """The dtype numpy would give combining ``dtypes`` (``np.result_type``: uint64 with a signed
+    integer gives float64, as numpy's), restricted to supported ones.
 
     >>> result_dtype("int32", "float32").name
     'float64'
     """
     dt = np.result_type(*[np.dtype(d) for d in dtypes])
     if dt.name not in VALUE_DTYPES:
-        # e.g. uint64 from mixing; fall back to the widest supported kind
+        # e.g. float16 from mixing; fall back to the widest supported kind
         dt = np.dtype("float64") if dt.kind == "f" else np.dtype("int64")
     return dt
+
+
+def is_narrow(dtype) -> bool:
+    """Whether C promotes ``dtype`` to ``int`` before arithmetic (an 8- or 16-bit integer): a
+    result of that dtype must be cast back, so ``uint8`` 250 + 10 wraps to 4 as numpy's does.
+
+    >>> is_narrow("uint8"), is_narrow("int16"), is_narrow("int32"), is_narrow("bool")
+    (True, True, False, False)
+    """
+    dt = np.dtype(dtype)
+    return dt.kind in "iu" and dt.itemsize < 4
+
+
+def weak_literal_dtype(value, other_dtypes):
+    """The dtype an int literal written in a program takes beside operands of ``other_dtypes``:
+    an unsigned integer operand's (the widest) when the value fits it, as numpy gives a Python
+    int the other operand's dtype (``x + 1`` of uint8 ``x`` stays uint8, and a uint64 mask
+    ``m & 1`` stays uint64 where an int64 ``1`` would make it float64); else None (the literal
+    stays int64, as literals are beside every other dtype).
+
+    >>> weak_literal_dtype(1, [np.dtype("uint8")]), weak_literal_dtype(-1, [np.dtype("uint8")])
+    (dtype('uint8'), None)
+    >>> weak_literal_dtype(1, [np.dtype("int32")]) is None
+    True
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    unsigned = [d for d in other_dtypes if d.kind == "u"]
+    if not unsigned:
+        return None
+    dt = max(unsigned, key=lambda d: d.itemsize)
+    return dt if 0 <= value <= np.iinfo(dt).max else None

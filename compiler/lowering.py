@@ -48,6 +48,7 @@ from .format import Format, dense, parse_format
 from .interop import tensors_of
 from .levels.level import Level
 from .notation import Assign, accesses, parse
+from .notation.dtypes import type_literals
 from .notation.infer import infer_given
 from .notation.shape import has_shape_operators
 from .notation.shapedata import shape_artifact, shape_data
@@ -310,6 +311,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
                                           "the strategy of loop programs")
         if isinstance(program, str):
             parsed = parse(program, functions, trace=trace)
+        parsed = _typed_literals(parsed, formats)
         if shaped:
             data = shape_data(parsed, shape_info)
             trace.record("shapes", before=parsed, after=parsed, note=f"extents: {shape_info.text()}",
@@ -333,6 +335,15 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         if key is not None:
             _CACHE[key] = kernel
         return kernel
+
+
+def _typed_literals(parsed, formats: dict):
+    """``parsed`` with its int literals beside unsigned operands typed as those operands (see
+    :func:`compiler.notation.dtypes.type_literals`), once the tensors' dtypes are known."""
+    if not isinstance(parsed, Assign) or any(a.tensor not in formats for a in accesses(parsed.rhs)):
+        return parsed
+    rhs = type_literals(parsed.rhs, lambda a: formats[a.tensor].dtype)
+    return parsed if rhs is parsed.rhs else Assign(parsed.lhs, parsed.op, rhs)
 
 
 def _record_facts(trace: Trace, assumed) -> None:

@@ -44,6 +44,8 @@ def c_literal(value, dtype) -> str:
         return "true" if value else "false"
     if dt.kind in "iu":
         v = int(value)
+        if dt.kind == "u" and v >= 2 ** 31:
+            return f"{v}u" if dt.itemsize == 4 else f"UINT64_C({v})"
         if dt.itemsize == 8 and not -(2 ** 31) < v < 2 ** 31:
             return f"INT64_C({v})" if v != np.iinfo(np.int64).min else "INT64_MIN"
         return str(v)
@@ -286,8 +288,9 @@ def c_ipow_helper(rdt) -> str:
     t = c_type(rdt)
     u = "uint64_t" if rdt.itemsize == 8 else "uint32_t"
     # unsigned arithmetic wraps like numpy instead of overflowing (undefined in C)
+    negative = "    if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 == 0 ? 1 : -1) : 0;\n" if rdt.kind == "i" else ""
     return (f"static inline {t} ss_pow_{rdt.name}({t} a, {t} b) {{\n"
-            f"    if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 == 0 ? 1 : -1) : 0;\n"
+            f"{negative}"
             f"    {u} r = 1, x = ({u})a;\n"
             f"    while (b) {{ if (b & 1) r *= x; x *= x; b >>= 1; }}\n"
             f"    return ({t})r;\n"
@@ -313,7 +316,9 @@ def c_divmod_helper(name: str, rdt) -> str:
     rdt = np.dtype(rdt)
     t = c_type(rdt)
     head = f"static inline {t} ss_{name}_{rdt.name}({t} a, {t} b) {{\n"
-    if rdt.kind in "iu":
+    if rdt.kind == "u":   # no negative operand: C's truncation is numpy's floor
+        return head + f"    return b == 0 ? 0 : a {'/' if name == 'floordiv' else '%'} b;\n}}"
+    if rdt.kind == "i":
         u = "uint64_t" if rdt.itemsize == 8 else "uint32_t"
         if name == "floordiv":
             # (-a through unsigned: INT_MIN // -1 wraps to INT_MIN as in numpy, not a trap)
@@ -358,11 +363,15 @@ def c_shift_helper(name: str, rdt) -> str:
     t, bits = c_type(rdt), 8 * rdt.itemsize
     u = "uint64_t" if rdt.itemsize == 8 else "uint32_t"
     head = f"static inline {t} ss_{name}_{rdt.name}({t} a, {t} b) {{\n"
+    negative = "b < 0 || " if rdt.kind == "i" else ""
     if name == "lshift":
-        return head + (f"    if (b < 0 || b >= {bits}) return 0;\n"
+        return head + (f"    if ({negative}b >= {bits}) return 0;\n"
                        f"    return ({t})(({u})a << b);\n}}")
+    if rdt.kind == "u":
+        return head + (f"    if (b >= {bits}) return 0;\n"
+                       f"    return ({t})(a >> b);\n}}")
     # (>> of a negative value is arithmetic in every C compiler this project supports)
-    return head + (f"    if (b < 0 || b >= {bits}) return a < 0 ? -1 : 0;\n"
+    return head + (f"    if ({negative}b >= {bits}) return a < 0 ? -1 : 0;\n"
                    f"    return a >> b;\n}}")
 
 

@@ -22,7 +22,9 @@ Semantics:
   ``y=`` only fixes the shape (needed when an output index is on no right-side
   access; the value is broadcast). ``y[...] op= e`` starts from the given ``y``,
   or from the operator's identity.
-* Literals are strongly typed: bool, int64, float64.
+* Literals are strongly typed: bool, int64, float64; except that an int literal beside an
+  unsigned integer operand takes that operand's dtype when it fits (``x + 1`` of uint8 ``x``
+  is uint8, as numpy's Python ints are).
 * The fill is the expression evaluated on the input fills, with reductions of
   ``n`` elements through :meth:`~compiler.algebra.Operator.reduce_fill`.
 """
@@ -36,7 +38,8 @@ import numpy as np
 from .algebra import NOVALUE, Operator
 from .dtypes import value_dtype
 from .errors import DTypeError, ShapeError, SparsescopeError, UsageError, nesting_guard
-from .notation.ast import Access, Assign, Call, Literal, Reduce, accesses
+from .notation.ast import Access, Assign, Call, IndexValue, Literal, Reduce, accesses
+from .notation.dtypes import type_literals
 from .notation.parser import parse
 from .notation.shape import has_shape_operators
 
@@ -112,6 +115,9 @@ def _evaluate(program, functions, tensors: dict):
     if not isinstance(assign, Assign):
         raise UsageError(f"evaluate() needs a statement or an Assign, not {type(assign).__name__}")
     inputs = {name: _as_input(name, value) for name, value in tensors.items()}
+    if all(a.tensor in inputs for a in accesses(assign.rhs)):   # (else an error names the missing one below)
+        rhs = type_literals(assign.rhs, lambda a: inputs[a.tensor][0].dtype)
+        assign = assign if rhs is assign.rhs else Assign(assign.lhs, assign.op, rhs)
     lhs = assign.lhs
     out_name = lhs.tensor
     if has_shape_operators(assign):
@@ -167,6 +173,9 @@ def _evaluate(program, functions, tensors: dict):
             return arr.reshape(shape)
         if isinstance(e, Literal):
             return np.asarray(e.value, dtype=e.dtype).reshape((1,) * ndim)
+        if isinstance(e, IndexValue):   # its coordinates along its own axis
+            k = pos[e.index]
+            return np.arange(ext[k], dtype=np.int64).reshape([ext[k] if m == k else 1 for m in range(ndim)])
         if isinstance(e, Call):
             args = [value(a) for a in e.args]
             check_dtypes(e, [a.dtype for a in args])
@@ -221,6 +230,10 @@ def _update(assign: Assign, inputs: dict, rhs: np.ndarray, rhs_fill):
                              f"with a right side of dtype {rhs.dtype.name}") from None
         result = np.asarray(op(init, rhs))
         result_fill = op.fill(init_fill, rhs_fill)
+    if result_fill is NOVALUE:
+        # the value off the stored entries depends on the coordinate (B[i] + i): no fill holds
+        # everywhere, and the result is dense; it says 0, as a dense output's default
+        result_fill = 0
     result_fill = _scalar(np.asarray(result_fill).astype(result.dtype))
     return result, result_fill
 
@@ -246,6 +259,8 @@ def expression_fill(e, fills: dict, extents: dict):
         return fills[e.tensor]
     if isinstance(e, Literal):
         return _scalar(np.asarray(e.value, dtype=e.dtype))
+    if isinstance(e, IndexValue):   # a different value at every coordinate: no fill of its own
+        return NOVALUE
     if isinstance(e, Call):
         return e.op.fill(*[expression_fill(a, fills, extents) for a in e.args])
     if hasattr(e, "produced"):

@@ -245,9 +245,7 @@ class Emitter:
     def access(self, tensor: Tensor, idx: tuple):
         if any(i is None for i in idx):
             return self.emit_broadcast(tensor, idx)
-        if tensor.ndim == 0:
-            # index notation reads no 0-d tensor on a right side: its value is a literal of the statement
-            return Literal(tensor.to_numpy()[()].item(), tensor.dtype.name)
+        # (a 0-d tensor is read as s[], so one kernel serves every value of it)
         return Access(self.name(tensor), idx)
 
     def apart(self, node: Node, why: str) -> Tensor:

@@ -201,6 +201,8 @@ class _CPrinter(Printer):
         return repr(v) + "f" if dtype == "float32" else repr(v)
 
     def int_literal(self, v: int, dtype: str) -> str:
+        if dtype in ("uint32", "uint64") and v >= 2 ** 31:   # (a plain literal would be a signed int64)
+            return f"{v}u" if dtype == "uint32" else f"UINT64_C({v})"
         if dtype == "int64":
             if v == -2 ** 63:
                 return "INT64_MIN"

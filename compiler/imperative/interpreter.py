@@ -7,8 +7,9 @@ as numpy scalars and growable outputs as arrays cut to their length.
 Semantics follow C on the platforms sparsescope targets:
 
 - values are numpy scalars of their C type; arithmetic uses C's usual
-  conversions (``bool`` and ``int32`` promote to ``int32``, then ``int64``,
-  ``float32``, ``float64``), and assignments convert to the declared dtype;
+  conversions (``bool`` and the 8- and 16-bit integers promote to ``int32``; of two
+  integers the wider wins, and of equal widths the unsigned one; a float wins over
+  integers), and assignments convert to the declared dtype, modulo 2^width for integers;
 - integer ``/`` truncates toward zero and ``%`` takes the sign of the dividend;
   integer division by zero raises :class:`KernelError` (C would trap);
 - integer overflow wraps around (two's complement). C calls signed overflow
@@ -38,15 +39,18 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..dtypes import VALUE_DTYPES
 from ..opimpls import ieee_pow
 from ..errors import DTypeError, KernelError
 from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, For, Function, Grow, Growable, If, Load, OutScalar, Prefetch, Scalar, Select, Store,
                  UnOp, Var, View, While)
 
-_TYPES = {name: np.dtype(name).type for name in ("bool", "int32", "int64", "float32", "float64")}
-_RANK = {"bool": 0, "int32": 1, "int64": 2, "float32": 3, "float64": 4}
-_BY_RANK = ["int32", "int32", "int64", "float32", "float64"]
+_TYPES = {name: np.dtype(name).type for name in VALUE_DTYPES}
+# C's integer promotion: what is narrower than int computes as int
+#: integers a conversion wraps into (int32 and int64 values come from C arithmetic already in range)
+_WRAPPED = frozenset(("int8", "int16", "uint8", "uint16", "uint32", "uint64"))
+_PROMOTED = {"bool": "int32", "int8": "int32", "uint8": "int32", "int16": "int32", "uint16": "int32"}
 
 _MATH: dict[str, Callable] = {
     "fmin": lambda a, b: np.fmin(np.float64(a), np.float64(b)),
@@ -70,9 +74,31 @@ class _Break(Exception):
     pass
 
 
+def _usual(a: str, b: str) -> str:
+    """C's usual arithmetic conversion of two promoted types: a float wins; of two integers the
+    wider, and of equal widths the unsigned one (int64 with uint64 computes in uint64)."""
+    if a == b:
+        return a
+    for f in ("float64", "float32"):
+        if f in (a, b):
+            return f
+    da, db = np.dtype(a), np.dtype(b)
+    if da.itemsize != db.itemsize:
+        return a if da.itemsize > db.itemsize else b
+    return a if da.kind == "u" else b
+
+
 def _promote(*values) -> str:
-    """C's usual arithmetic conversion of the operands' types."""
-    return _BY_RANK[max(_RANK[v.dtype.name] for v in values)]
+    """C's usual arithmetic conversion of the operands' types.
+
+    >>> _promote(np.uint8(1), np.uint8(2)), _promote(np.int32(-1), np.uint32(1)), _promote(np.int64(1), np.uint32(1))
+    ('int32', 'uint32', 'int64')
+    """
+    names = [_PROMOTED.get(v.dtype.name, v.dtype.name) for v in values]
+    out = names[0]
+    for n in names[1:]:
+        out = _usual(out, n)
+    return out
 
 
 def _cdiv(a, b):
@@ -149,7 +175,7 @@ class _Machine:
             return a - b
         if op == "*":
             return a * b
-        is_int = dt.startswith("int")
+        is_int = np.dtype(dt).kind in "iu"
         if op == "/":
             if is_int:
                 if b == 0:
@@ -179,7 +205,13 @@ class _Machine:
     def convert(self, v, dtype: str):
         if dtype == "bool":
             return np.bool_(bool(v))
-        return _TYPES[dtype](v)
+        ty = _TYPES[dtype]
+        if type(v) is ty:
+            return v
+        if dtype in _WRAPPED and not isinstance(v, (float, np.floating)):
+            # modulo 2^width, as C converts to an unsigned type (and to a signed one with gcc)
+            return np.asarray(int(v) & 0xFFFFFFFFFFFFFFFF, np.uint64).astype(dtype)[()]
+        return ty(v)
 
     def array(self, name: str) -> np.ndarray:
         try:

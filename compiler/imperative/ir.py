@@ -213,10 +213,10 @@ class Const(Expr):
         _set(self, "dtype", dt)
         if dt == "bool":
             _set(self, "value", bool(self.value))
-        elif dt.startswith("int"):
+        elif np.dtype(dt).kind in "iu":
             v = int(self.value)
-            bits = 32 if dt == "int32" else 64
-            if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
+            info = np.iinfo(dt)
+            if not info.min <= v <= info.max:
                 raise ValueError(f"constant {v} does not fit in {dt}")
             _set(self, "value", v)
         else:

@@ -38,7 +38,7 @@ from .. import serialize, values
 from ..algebra import NOVALUE, Operator
 from ..dtypes import typed_scalar
 from ..errors import SparsescopeError
-from ..notation.ast import Access, Call, Literal, Reduce
+from ..notation.ast import Access, Call, IndexValue, Literal, Reduce
 
 
 class AlgebraError(SparsescopeError, ValueError):
@@ -340,6 +340,8 @@ def expr_facts(e, fill_of: Callable[[Access], object]) -> values.Facts:
         return values.assumed(e.tensor) | (values.ANY if fill is NOVALUE else values.of_value(fill))
     if isinstance(e, Literal):
         return values.of_value(e.value)
+    if isinstance(e, IndexValue):
+        return values.FINITE
     if isinstance(e, Call):
         return values.of_call(e.op, [expr_facts(a, fill_of) for a in e.args])
     if isinstance(e, Reduce):
@@ -381,9 +383,12 @@ def derive(e, fill_of: Callable[[Access], object], rules: list | None = None):
 def _derive(e, fill_of, log):
     if isinstance(e, Access):
         return Region(str(e)), fill_of(e)
+    if isinstance(e, IndexValue):
+        # a coordinate: a different value at each, so no fill, and every coordinate may matter
+        return Universe(), NOVALUE
     if isinstance(e, Literal):
         # a literal equals its own fill everywhere: it is defined nowhere
-        return Empty(), np.asarray(e.value)[()]
+        return Empty(), np.asarray(e.value, dtype=e.dtype)[()]
     if isinstance(e, Reduce):
         alg, f = _derive(e.body, fill_of, log)
         ident = e.op.identity_for(_dtype_of(f)) if f is not NOVALUE else NOVALUE
@@ -426,23 +431,26 @@ def _derive_call(e, op: Operator, algs, fills, log, fill_of=None):
             return out, NOVALUE
         log.append(f"explicit-algebra: {e}")
         return out, fill
-    if not known:
-        log.append(f"unknown-fill: {e}")
-        return Universe(), fill
     n = len(algs)
+    # (an annihilator needs only its own argument's fill: B * i is 0 wherever B is absent, the
+    # index value i having no fill)
     for ann in op.annihilators:
         if n < 1:
             break
         positions = ann.positions or range(n)
-        hit = [k for k in positions if ann.holds_for(_dtype_of(fills[k]))
+        hit = [k for k in positions if fills[k] is not NOVALUE and ann.holds_for(_dtype_of(fills[k]))
                and same_value(fills[k], ann.value_for(_dtype_of(fills[k])))]
-        if hit and ann.holds_for(_dtype_of(fill)) and same_value(fill, ann.value_for(_dtype_of(fill))):
+        if hit and fill is not NOVALUE and ann.holds_for(_dtype_of(fill)) \
+                and same_value(fill, ann.value_for(_dtype_of(fill))):
             # (only where the other arguments cannot hold a value it does not annihilate: 0 * NaN)
             hit = [k for k in hit if annihilating(e, op, ann, k, e.args, fill_of)]
             if hit:
                 log.append(f"annihilator: {e}")
                 return intersect(*(algs[k] for k in hit)), fill
             log.append(f"annihilator-unsafe: {e}")
+    if not known:
+        log.append(f"unknown-fill: {e}")
+        return Universe(), fill
     if op.idempotent and n >= 2 and all(same_value(f, fills[0]) for f in fills):
         log.append(f"idempotent: {e}")
         return union(*algs), fill

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import typed_scalar
-from ..notation.ast import Access, Call, Literal
+from ..notation.ast import Access, Call, IndexValue, Literal
 from .algebra import same_value
 from .cfir import CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CSkip, CWorkspace
 from .diagonal import Found
@@ -77,6 +77,8 @@ class _Machine:
             return self.value(e)
         if isinstance(e, Literal):
             return typed_scalar(e.value, e.dtype)
+        if isinstance(e, IndexValue):
+            return np.int64(self.env[e.index.name])
         if isinstance(e, Call):
             with np.errstate(all="ignore"):
                 return np.asarray(e.op(*[self.expr(a) for a in e.args]))[()]

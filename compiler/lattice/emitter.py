@@ -59,6 +59,8 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         self.unmarked: set = set()      # workspaces whose producer lists nothing (phase 1 counted the row)
         for key in setup.names:
             acc_tensor = setup.iters[key][0].tensor if setup.iters[key] else None
+            if acc_tensor is None and key.endswith("[]") and key[:-2] in setup.formats:
+                acc_tensor = key[:-2]   # a 0-d input, s[]: no level to iterate, one value
             if not acc_tensor:
                 continue
             for p in binding.input_params(acc_tensor, setup.formats[acc_tensor]):
@@ -67,6 +69,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         self.helpers: dict = {}
         self.parent: dict = {}
         self.found: set = set()   # the diagonal accesses whose last level is searched (-1: not stored)
+        self.scalar_inputs: dict = {}   # 0-d input -> the declaration of the local that holds its value
         taken = set(self.inputs) | set(setup.temps) | {i.name for i in setup.extents} | {setup.output.tensor}
         taken |= {n for n in setup.names.values()}
         self.workspaces: dict = {}   # buffer name -> scratch array (name, dtype, length, init)
@@ -163,11 +166,24 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         dt = np.dtype(fmt.dtype).name
         if isinstance(fmt.leaf, Pattern):   # (its stored positions hold True)
             return Const(True, "bool"), "bool"
+        if not acc.indices:   # a 0-d tensor, s[]: its one value, read once before the loops
+            return self.scalar_input(acc.tensor, dt), dt
         pos = self.parent[(key, len(s.paths[key]))]
         v = Load(self.param(binding.array_name(acc.tensor, None, "val")), pos)
         if key in self.found:   # a diagonal's entry, -1 where its last level does not store it
             v = Select(BinOp(">=", pos, Const(0, "int64")), v, const_of(s.fill_of(acc), dt))
         return v, dt
+
+    def scalar_input(self, tensor: str, dt: str) -> Var:
+        """The local holding 0-d input ``tensor``'s value (``s_value = s_val[0]`` heads the kernel)."""
+        if tensor not in self.scalar_inputs:
+            name = f"{tensor}_value"
+            while name in self.taken:
+                name += "_"
+            self.taken.add(name)
+            load = Load(self.param(binding.array_name(tensor, None, "val")), Const(0, "int64"))
+            self.scalar_inputs[tensor] = Declare(Var(name), dt, load)
+        return self.scalar_inputs[tensor].var
 
     def expr(self, e):
         ir, dt, helpers = to_ir(e, self.value_of, {})
@@ -282,6 +298,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
             body = self.thread_copies(body, combine)
         for buf, dtype, length, init in reversed(self.allocs):
             body = [Allocate(buf, dtype, length, init, body, shared=buf in self.shared_allocs)]
+        body = list(self.scalar_inputs.values()) + list(body)
         names = names_used(body)
         sizes = [p for p in self.out_sizes if p.name in names]
         params = [p for p in self.inputs.values() if p.name in names]

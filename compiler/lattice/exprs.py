@@ -25,8 +25,9 @@ from ..algebra import Operator, helper_impl, lookup
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
 from ..imperative.ir import BinOp, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
+from ..imperative.cints import wrap
 from ..imperative.ir import walk as ir_walk
-from ..notation.ast import Access, Call as NCall, Literal, Reduce
+from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
 from ..opimpls import ROUNDING, UNARY_MATH
 
 
@@ -97,11 +98,11 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         return UnOp("!", args[0]), rname
     conv = [cast(x, d, rname) for x, d in zip(args, dtypes)]
     if name in _INFIX:
-        return BinOp(_INFIX[name], conv[0], conv[1]), rname
+        return wrap(BinOp(_INFIX[name], conv[0], conv[1]), rname), rname
     if name == "div":
         return BinOp("/", conv[0], conv[1]), rname
     if name == "neg":
-        return UnOp("-", conv[0]), rname
+        return wrap(UnOp("-", conv[0]), rname), rname
     if name in ("min", "max"):
         a, b = conv
         bound = _bound(name, rdt)
@@ -119,7 +120,9 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
     if name == "abs":
         if rdt.kind == "f":
             return Call("fabs", (conv[0],)), rname
-        return Select(BinOp("<", conv[0], Const(0, rname)), UnOp("-", conv[0]), conv[0]), rname
+        if rdt.kind == "u":
+            return conv[0], rname
+        return wrap(Select(BinOp("<", conv[0], Const(0, rname)), UnOp("-", conv[0]), conv[0]), rname), rname
     if name == "pow":
         if rdt.kind == "f":
             return Call("pow", tuple(conv)), rname
@@ -154,6 +157,8 @@ def to_ir(e, value_of, helpers: dict | None = None):
         if isinstance(x, Literal):
             dt = x.dtype.name
             return const_of(x.value, dt), dt
+        if isinstance(x, IndexValue):   # the loop's variable (every loop names its index so)
+            return Var(x.index.name), "int64"
         if isinstance(x, NCall):
             parts = [visit(a) for a in x.args]
             return apply_op(x.op, [p[0] for p in parts], [p[1] for p in parts], helpers)

@@ -58,7 +58,7 @@ from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..dtypes import typed_scalar
 from ..errors import SparsescopeError, UserCodeError
-from ..notation.ast import Access, Call, Index, Literal, Reduce, walk
+from ..notation.ast import Access, Call, Index, IndexValue, Literal, Reduce, walk
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
@@ -195,7 +195,8 @@ def _py(v):
 
 def literal(value) -> Literal:
     """A literal of ``value``, keeping a numpy scalar's dtype (an int32 fill stays int32)."""
-    return Literal(_py(value), value.dtype.name if isinstance(value, np.generic) else None)
+    # (a 0-d array, as an operator's result, keeps its dtype too: a folded uint64 0 stays uint64)
+    return Literal(_py(value), value.dtype.name if isinstance(value, (np.generic, np.ndarray)) else None)
 
 
 def typed_fill(op: "Operand"):
@@ -466,6 +467,8 @@ def evaluate_expr(e, values: dict):
         return values[str(e)]
     if isinstance(e, Literal):
         return typed_scalar(e.value, e.dtype)
+    if isinstance(e, IndexValue):   # (a coordinate: verify draws one, by the index's name)
+        return values[f"index {e.index.name}"]
     if isinstance(e, Call):
         return np.asarray(e.op(*[evaluate_expr(a, values) for a in e.args]))[()]
     if isinstance(e, Reduce):
@@ -515,6 +518,7 @@ def check_lattice(L: Lattice, expr, *, trials: int = 12, seed: int = 0, free_dty
         if k in L.fixed and k not in fixed_vals:
             fixed_vals[k] = _sample(free_fills.get(k, 0), free_dtypes.get(k, "float64"), rng)
     always = {k for k, op in ops.items() if op.kind == "dense" and not op.leaf}
+    coordinates = sorted({n.index.name for n in walk(expr) if isinstance(n, IndexValue)})
     # rounding is that of the narrowest float an operand holds, whatever the result's dtype
     operand_dtypes = [np.dtype(op.dtype) for op in ops.values()] + [np.dtype(d) for d in free_dtypes.values()]
     needed, extra, missing, wrong = [], [], [], []
@@ -529,6 +533,8 @@ def check_lattice(L: Lattice, expr, *, trials: int = 12, seed: int = 0, free_dty
                 present = {k for k in S if ops[k].leaf} | set(sub)
                 for _ in range(trials):
                     vals = dict(fixed_vals)
+                    for n in coordinates:
+                        vals[f"index {n}"] = np.int64(rng.integers(-3, 8))
                     for k, op in ops.items():
                         vals[k] = _sample(op.fill, op.dtype, rng) if k in present else typed_fill(op)
                     for k in free_accesses:

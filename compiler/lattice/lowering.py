@@ -70,6 +70,8 @@ from ..imperative.privatize import privatize
 from ..imperative.vectorize import vectorize
 from ..levels import Dense
 from ..notation.ast import Assign as NAssign
+from ..notation.ast import IndexValue
+from ..notation.ast import walk as notation_walk
 from ..trace import Artifact, Trace
 from .cfir import cfir_walk, CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CSkip, CWorkspace
 from .cfir_builder import build_cfir
@@ -287,11 +289,13 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     extents = tuple((i.name, tuple(uses)) for i, uses in setup.extent_uses.items() if len(uses) > 1)
     helpers = tuple((h, python_helper(op, h)) for h, (_, op) in em.helpers.items())
     fill = setup.out_fill_value
+    # (an index read as a value must keep its coordinates: renumbering it would change the value)
+    valued = {n.index.name for n in notation_walk(program.rhs) if isinstance(n, IndexValue)}
     initial = "output" if program.op is not None else "none" if writes_everything(cfir, setup) else "fill"
     return Lowered(fn, program.lhs.tensor, setup.output_format, out_shape, fill, extents, initial, helpers,
                    tuple((tensor, fmt) for tensor, _, fmt, _, _ in conversions),
                    tuple((tensor, source) for tensor, _, _, _, source in conversions if source is not None),
-                   compressible_indices(cfir))
+                   tuple(i for i in compressible_indices(cfir) if i not in valued))
 
 
 def _stop_early(fn, setup: Setup, trace: Trace):

@@ -164,7 +164,8 @@ class Setup:
                                     f"has {formats[acc.tensor].ndim} modes")
         # dtypes and fills
         rdt = check_output_dtype(program, formats)
-        _, rhs_fill, _ = derive(program.rhs, lambda a: formats[a.tensor].fill)
+        _, rhs_fill, _ = derive(program.rhs, lambda a: formats[a.tensor].fill if formats[a.tensor].dtype is None
+                                else typed_scalar(formats[a.tensor].fill, formats[a.tensor].dtype))
         if program.op is not None and rhs_fill is not NOVALUE:
             # an update starts from the fill (identity) of the output
             ident = program.op.identity_for(np.asarray(rhs_fill).dtype)

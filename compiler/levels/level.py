@@ -277,7 +277,7 @@ def normalize_fill(fill, dtype):
         if isinstance(fill, float) and math.isnan(fill) or fill not in (0, 1):
             raise bad
         return bool(fill)
-    if dtype.kind == "i":
+    if dtype.kind in "iu":
         if isinstance(fill, float) and not (math.isfinite(fill) and fill.is_integer()):
             raise bad
         info = np.iinfo(dtype)

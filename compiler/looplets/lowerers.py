@@ -44,6 +44,7 @@ from . import extents as X
 from .errors import ProgramError
 from .facts import OperandFacts
 from ..opimpls import ROUNDING, UNARY_MATH
+from ..imperative import cints
 from ..levels import Pattern, SparseList
 from .fibers import SubFiber, leaf_value
 from .levels import unfurl
@@ -236,6 +237,7 @@ class Lowerer(LifecycleLowering):
         if s.op is None:
             new = val
         else:
+            (cur, dt), (val, vdt) = cints.weak_constants([(cur, dt), (val, vdt)])
             new = self.apply(s.op, [cur, val], [dt, vdt], s.line)
         sym = _compound(s.op, dt, vdt)
         if local is not None:
@@ -620,8 +622,9 @@ class Lowerer(LifecycleLowering):
                                    "access in coalesce(..., default)", line)
             if isinstance(v, bool):
                 return Const(v, "bool"), "bool"
-            if isinstance(v, int):
-                return Const(v, "int64"), "int64"
+            if isinstance(v, int):   # (past int64, as numpy types it: uint64 when it fits)
+                dt = "uint64" if 2 ** 63 <= v < 2 ** 64 else "int64"
+                return Const(v, dt), dt
             return Const(float(v), "float64"), "float64"
         if isinstance(e, Value):
             return e.expr, e.dtype
@@ -643,6 +646,7 @@ class Lowerer(LifecycleLowering):
                 (c, _), (a, da), (b, db) = (self.expr(x, line) for x in e.args)
                 return Select(c, a, b), _promote(da, db)
             parts = [self.expr(a, line) for a in e.args]
+            parts = cints.weak_constants(parts)
             return self.apply(e.op, [p[0] for p in parts], [p[1] for p in parts], line), \
                 e.op.result_dtype(*[p[1] for p in parts]).name
         if isinstance(e, Index):
@@ -662,10 +666,15 @@ class Lowerer(LifecycleLowering):
         n = op.name
         rdt = op.result_dtype(*dtypes).name
         a = args
+        if len(set(map(str, dtypes)) | {rdt}) > 1 and n not in ("and", "or", "not", "ldexp", "div"):
+            # in numpy's dtype: C would compute int32 + 1 in 32 bits, and int32 < uint32 as unsigned
+            common = _promote(*dtypes) if n in ("lt", "le", "gt", "ge", "eq", "ne") else rdt
+            a = cints.operands(args, dtypes, common)
+            dtypes = [common] * len(dtypes)
         infix = {"add": "+", "sub": "-", "mul": "*", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
                  "eq": "==", "ne": "!=", "and": "&&", "or": "||", "bitand": "&", "bitor": "|", "bitxor": "^"}
         if n in infix:
-            return BinOp(infix[n], a[0], a[1])
+            return cints.wrap(BinOp(infix[n], a[0], a[1]), rdt)
         if n == "div":
             x, y = a
             if rdt.startswith("float") and not any(d.startswith("float") for d in dtypes):
@@ -677,12 +686,14 @@ class Lowerer(LifecycleLowering):
                 better = BinOp("||", ir.Call("isnan", (a[0],)), better)
             return Select(better, a[0], a[1])
         if n == "neg":
-            return UnOp("-", a[0])
+            return cints.wrap(UnOp("-", a[0]), rdt)
         if n == "not":
             return UnOp("!", a[0])
         if n == "abs":
-            return Select(BinOp("<", a[0], Const(0, dtypes[0] if dtypes[0] != "bool" else "int64")),
-                          UnOp("-", a[0]), a[0])
+            if _np(rdt).kind == "u":
+                return a[0]
+            return cints.wrap(Select(BinOp("<", a[0], Const(0, dtypes[0] if dtypes[0] != "bool" else "int64")),
+                                     UnOp("-", a[0]), a[0]), rdt)
         if n == "overwrite":
             return a[1]
         if n in ("floordiv", "mod", "lshift", "rshift"):   # numpy's semantics where C's differ, in a helper
@@ -690,8 +701,13 @@ class Lowerer(LifecycleLowering):
             self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
             self.helper_ops.setdefault(name, op)
             return ir.Call(name, tuple(a))
-        if n in ROUNDING and rdt in ("int32", "int64", "bool"):
+        if n in ROUNDING and _np(rdt).kind in "biu":
             return a[0]   # an integer is its own floor
+        if n == "pow" and _np(rdt).kind in "iu":   # integers wrap as numpy's (C's pow computes a double)
+            name = f"ss_pow_{rdt}"
+            self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
+            self.helper_ops.setdefault(name, op)
+            return ir.Call(name, tuple(a))
         if n in ("sqrt", "exp", "log", "pow") + UNARY_MATH:
             return ir.Call(n, tuple(a))
         if n == "choose":
@@ -734,9 +750,9 @@ def _np(d):
     return np.dtype(d)
 
 
-def _promote(a, b):
+def _promote(*dtypes):
     import numpy as np
-    return np.result_type(a, b).name
+    return np.result_type(*dtypes).name
 
 
 def _compound(op, dt, vdt):

@@ -121,6 +121,8 @@ def notation_program(stmt, dtype=None, formats=None) -> tuple[LoopProgram, list[
             return Access(TensorRef(e.tensor), tuple(Index(i.name) for i in e.indices))
         if isinstance(e, N.Literal):
             return Literal(e.value)
+        if isinstance(e, N.IndexValue):   # the loop's index, as Finch reads one in a value
+            return Index(e.index.name)
         if isinstance(e, N.Call):
             return Call(e.op, tuple(conv(a, order, start, pre) for a in e.args))
         if isinstance(e, N.Reduce):
@@ -196,6 +198,8 @@ def _renamed(e, names: dict):
         return N.Index(names.get(i.name, i.name)) if isinstance(i, N.Index) else i
     if isinstance(e, N.Access):
         return N.Access(e.tensor, tuple(idx(i) for i in e.indices))
+    if isinstance(e, N.IndexValue):
+        return N.IndexValue(idx(e.index))
     if isinstance(e, N.Call):
         return N.Call(e.op, tuple(_renamed(a, names) for a in e.args))
     if isinstance(e, N.Reduce):

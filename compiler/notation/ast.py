@@ -138,6 +138,8 @@ class Literal(Expr):
 
     def _natural(self) -> np.dtype:
         v = self.value
+        if isinstance(v, int) and not isinstance(v, bool) and 2 ** 63 <= v < 2 ** 64:
+            return np.dtype("uint64")   # (as numpy types it: an all-ones 64-bit mask)
         return np.dtype("bool" if isinstance(v, bool) else "int64" if isinstance(v, int) else "float64")
 
     @property
@@ -154,6 +156,20 @@ class Literal(Expr):
 
     def __hash__(self):
         return hash(("Literal",) + self._key())
+
+    __str__ = Expr.__str__
+
+
+@serialize.node
+@dataclass(frozen=True)
+class IndexValue(Expr):
+    """An index used as a value (TACO #514: ``A[i, j] = B[i, j] * i``): its coordinate, an int64.
+
+    >>> str(IndexValue(Index("i")))
+    'i'
+    """
+
+    index: Index
 
     __str__ = Expr.__str__
 
@@ -257,6 +273,8 @@ def _show(e) -> tuple[str, int]:
     """(text, precedence) of a node."""
     if isinstance(e, Access):
         return f"{e.tensor}[{', '.join(str(i) for i in e.indices)}]", _ATOM
+    if isinstance(e, IndexValue):
+        return e.index.name, _ATOM
     if isinstance(e, Literal):
         text = _literal_text(e.value)
         return text, (UNARY_PRECEDENCE if text.startswith("-") else _ATOM)
@@ -312,6 +330,8 @@ def free_indices(e) -> tuple[Index, ...]:
     def visit(n) -> tuple:
         if isinstance(n, Access):
             return tuple(dict.fromkeys(n.loop_indices))
+        if isinstance(n, IndexValue):
+            return (n.index,)
         if isinstance(n, Reduce):
             return tuple(i for i in visit(n.body) if i not in n.indices)
         if isinstance(n, Assign):
@@ -324,6 +344,6 @@ def free_indices(e) -> tuple[Index, ...]:
     return visit(e)
 
 
-__all__ = ["Expr", "Index", "Access", "Literal", "Call", "Reduce", "Assign", "walk", "accesses",
+__all__ = ["Expr", "Index", "Access", "Literal", "IndexValue", "Call", "Reduce", "Assign", "walk", "accesses",
            "free_indices", "assign_spelling", "reduction_name", "op_reference",
            "BINARY_PRECEDENCE", "UNARY_PRECEDENCE", "COMPARISONS", "PREFIX"]

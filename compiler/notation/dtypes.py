@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import weak_literal_dtype
 from ..errors import DTypeError
-from .ast import Access, Call, Literal, Reduce
+from .ast import Access, Call, IndexValue, Literal, Reduce
 
 
 def expr_dtype(e, dtype_of) -> np.dtype:
@@ -26,6 +27,8 @@ def expr_dtype(e, dtype_of) -> np.dtype:
         return np.dtype(dtype_of(e))
     if isinstance(e, Literal):
         return e.dtype
+    if isinstance(e, IndexValue):   # a coordinate, as the kernels' int64_t loop variables
+        return np.dtype("int64")
     if isinstance(e, Call):
         return e.op.result_dtype(*[expr_dtype(a, dtype_of) for a in e.args])
     if isinstance(e, Reduce):
@@ -33,6 +36,33 @@ def expr_dtype(e, dtype_of) -> np.dtype:
     if hasattr(e, "produced"):   # a shape operator moves values; a concat's is its operands' common dtype
         return np.result_type(*[expr_dtype(c, dtype_of) for c in e.children()])
     raise TypeError(f"not an expression: {e!r}")
+
+
+def type_literals(e, dtype_of):
+    """``e`` with each int literal that is an operand beside an unsigned integer operand typed
+    as :func:`weak_literal_dtype` says; the expression itself when there is none.
+
+    >>> from compiler.notation import parse
+    >>> prog = parse("y[i] = (x[i] << 1) + 2.5")
+    >>> typed = type_literals(prog.rhs, lambda a: np.dtype("uint64"))
+    >>> typed.args[0].args[1].dtype, typed.args[1].dtype
+    (dtype('uint64'), dtype('float64'))
+    """
+    if isinstance(e, Call):
+        args = [type_literals(a, dtype_of) for a in e.args]
+        plain = [isinstance(a, Literal) and a.typed is None for a in args]
+        dts = [None if p else expr_dtype(a, dtype_of) for a, p in zip(args, plain)]
+        for k, a in enumerate(args):
+            if plain[k]:
+                dt = weak_literal_dtype(a.value, [d for d in dts if d is not None])
+                if dt is not None:
+                    args[k] = Literal(a.value, dt.name)
+        args = tuple(args)
+        return e if args == e.args else Call(e.op, args)
+    if isinstance(e, Reduce):
+        body = type_literals(e.body, dtype_of)
+        return e if body == e.body else Reduce(e.op, e.indices, body)
+    return e
 
 
 def reduce_dtype(op, d) -> np.dtype:

@@ -56,7 +56,7 @@ import numpy as np
 
 from ..algebra import OPERATORS, PARAMETRIC, Operator, UnknownOperatorError, known_names, lookup
 from ..errors import ParseError, UsageError
-from .ast import Access, Assign, Call, Expr, Index, Literal, Reduce, free_indices
+from .ast import Access, Assign, Call, Expr, Index, IndexValue, Literal, Reduce, free_indices, walk
 from .shape import SHAPE_OPERATORS, Broadcast, Collapse, Concat, Slice, Split
 
 _TOKEN = re.compile(r"""
@@ -71,6 +71,7 @@ _UPDATE = {"+=": "add", "*=": "mul", "|=": "bitor", "&=": "bitand", "^=": "bitxo
 _CONSTANTS = {"true": True, "false": False, "inf": math.inf, "nan": math.nan}
 _KEYWORDS = {"and", "or", "not"}
 _INT64_MAX = np.iinfo(np.int64).max
+_UINT64_MAX = np.iinfo(np.uint64).max
 
 
 def parse_expr(text: str, functions: dict[str, Operator] | None = None) -> Expr:
@@ -223,6 +224,7 @@ class _Parser:
             seen.add(t.text)
         lhs = Access(name.text, tuple(Index(t.text) for t in indices))
         self.outputs = lhs.indices
+        self.index_values: list[_Tok] = []
         op_tok = self.tok
         op = self.assignment_operator()
         if self.tok.kind == "end":
@@ -230,9 +232,20 @@ class _Parser:
         rhs = self.expr()
         if self.tok.kind != "end":
             raise self.error(f"unexpected {self.describe(self.tok)} after the end of the expression")
+        self.check_index_values(lhs, rhs)
         rhs = self.resolve_implicit(rhs)
         rhs = self.reduce_leftovers(rhs, op, op_tok)
         return Assign(lhs, op, rhs)
+
+    def check_index_values(self, lhs: Access, rhs: Expr) -> None:
+        """Refuse a bare name that indexes nothing: it would have no extent (a 0-d tensor is s[])."""
+        known = set(lhs.indices) | {i for n in walk(rhs) if isinstance(n, Access) for i in n.loop_indices}
+        known |= {i for n in walk(rhs) if isinstance(n, Reduce) for i in n.indices}
+        for t in self.index_values:
+            if Index(t.text) not in known:
+                raise self.error(f"{t.text} is no index of the statement, so it has no value: write {t.text}[] "
+                                 f"for a 0-d tensor, {t.text}[i, ...] for a tensor, or use an index of the "
+                                 f"output or of an access as a value", t.pos + len(t.text))
 
     def assignment_operator(self) -> Operator | None:
         t = self.tok
@@ -299,6 +312,8 @@ class _Parser:
         if t.kind == "num":
             self.advance()
             v = self.number(t)
+            if isinstance(v, int) and v > _INT64_MAX + neg:
+                raise self.error(f"integer literal {t.text} does not fit in int64", t)
         elif t.kind == "name" and t.text in _CONSTANTS:
             self.advance()
             v = _CONSTANTS[t.text]
@@ -309,8 +324,8 @@ class _Parser:
     def number(self, t: _Tok):
         if re.fullmatch(r"\d+", t.text):
             v = int(t.text)
-            if v > _INT64_MAX + 1:
-                raise self.error(f"integer literal {t.text} does not fit in int64", t)
+            if v > _UINT64_MAX:
+                raise self.error(f"integer literal {t.text} does not fit in uint64", t)
             return v
         return float(t.text)
 
@@ -400,7 +415,10 @@ class _Parser:
             # a minus sign directly on a number is part of the literal
             if t.kind == "num":
                 self.advance()
-                return Literal(-self.number(t))
+                v = self.number(t)
+                if isinstance(v, int) and v > _INT64_MAX + 1:
+                    raise self.error(f"integer literal -{t.text} does not fit in int64", t)
+                return Literal(-v)
             if t.kind == "name" and t.text == "inf" and self.peek().text not in ("[", "("):
                 self.advance()
                 return Literal(-math.inf)
@@ -415,8 +433,7 @@ class _Parser:
         if t.kind == "num":
             self.advance()
             v = self.number(t)
-            if isinstance(v, int) and v > _INT64_MAX:
-                raise self.error(f"integer literal {t.text} does not fit in int64", t)
+            # (past int64 a literal is uint64, as numpy types it: an all-ones 64-bit mask)
             return Literal(v)
         if self.at("("):
             self.advance()
@@ -439,8 +456,11 @@ class _Parser:
                 return self.call()
             if nxt.text == "[":
                 return self.access_or_reduction()
-            raise self.error(f"missing index list after {t.text}: write {t.text}[i, ...]",
-                             t.pos + len(t.text))
+            # an index as a value (TACO #514); a name that is no index of the statement is refused
+            # once the whole statement is read (check_index_values)
+            self.advance()
+            self.index_values.append(t)
+            return IndexValue(Index(t.text))
         if t.kind == "end":
             raise self.error("expected an expression, found the end of the input")
         raise self.error(f"unexpected {self.describe(t)}: expected a tensor, literal, call or '('")
@@ -501,7 +521,7 @@ class _Parser:
             op = self.resolve_function(name_tok)
             return self.explicit_reduction(op, name_tok)
         self.advance()
-        indices = self.index_list(allow_empty=False, allow_int=True)
+        indices = self.index_list(allow_empty=True, allow_int=True)   # (s[]: a 0-d tensor, read once)
         return Access(name_tok.text, tuple(int(t.text) if t.kind == "num" else Index(t.text) for t in indices))
 
     def explicit_reduction(self, op: Operator, name_tok: _Tok) -> Expr:

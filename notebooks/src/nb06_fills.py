@@ -132,6 +132,23 @@ assert np.allclose(y.to_numpy(), np.where(m.to_numpy(), 0.0, A.to_numpy() @ x))
 lattice_i = kernel.trace.find("lattice")[0].artifact("lattice").text
 assert "omit" in lattice_i
 print(lattice_i)"""),
+    ("md", """## Coordinates as values, and 0-d tensors
+
+An index written as a value is its coordinate (TACO's issue 514): `B[i, j] * i` scales row `i` by
+`i`. It has no fill of its own (it differs at every coordinate), so the fill algebra decides what
+the kernel visits: `B * i` is 0 wherever `B` (fill 0) stores nothing, so only `B`'s entries are
+computed; `B + j` differs from every fill, so every coordinate is. A 0-d tensor is read as `s[]`,
+a kernel argument read once before the loops."""),
+    ("code", """from compiler.lattice.algebra import derive
+from compiler.notation import parse
+
+B = ss.Tensor.from_numpy(np.array([[0, 2.0, 0], [1.0, 0, 3.0]]), "csr", name="B")
+for program in ["C[i, j] = B[i, j] * i", "C[i, j] = B[i, j] + j"]:
+    space = derive(parse(program).rhs, lambda acc: B.fill)[0]
+    kernel, C, _ = check(program, out="csr", B=B)
+    print(f"{program:24} iterates {space}, stores {C.nnz} entries")
+kernel, y, _ = check("y[i] = B[i, j] * s[]", B=B, s=2.5)
+print(y.to_numpy())"""),
     ("md", """## Exercises
 
 **1.** A vector `b` is stored sparse around `2.0`. What is the fill value of `a[i] = b[i] * b[i]`?

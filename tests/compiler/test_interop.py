@@ -78,6 +78,6 @@ def test_an_unknown_object_is_refused_by_name():
 
 
 def test_an_array_of_a_dtype_kernels_do_not_take_is_refused_naming_it():
-    with pytest.raises(ss.DTypeError, match=r"x of shape \(3,\): dtype int16 is not supported; use one of .*"
+    with pytest.raises(ss.DTypeError, match=r"x of shape \(3,\): dtype float16 is not supported; use one of .*"
                                             r"convert it with .astype"):
-        to_tensor(np.arange(3, dtype=np.int16), "x")
+        to_tensor(np.arange(3, dtype=np.float16), "x")

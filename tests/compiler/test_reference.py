@@ -173,8 +173,8 @@ def test_dtype_errors_name_the_tensor():
         evaluate("c[i] = a[i] ^ b[i]", a=np.ones(3, dtype=int), b=np.ones(3))
     with pytest.raises(DTypeError, match=r"ldexp .*tensor e has dtype float64"):
         evaluate("c[i] = ldexp(m[i], e[i])", m=np.ones(3), e=np.ones(3))
-    with pytest.raises(DTypeError, match="tensor a: dtype uint8 is not supported"):
-        evaluate("c[i] = a[i]", a=np.ones(3, dtype=np.uint8))
+    with pytest.raises(DTypeError, match="tensor a: dtype float16 is not supported"):
+        evaluate("c[i] = a[i]", a=np.ones(3, dtype=np.float16))
     with pytest.raises(DTypeError, match="tensor a: fill value inf does not fit its dtype int64"):
         evaluate("c[i] = a[i]", a=FakeTensor(np.ones(3, dtype=np.int64), INF))
     with pytest.raises(DTypeError, match=r"bitor.*float64 .*in the update of y\[i\]"):

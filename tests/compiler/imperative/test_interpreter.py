@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.errors import DTypeError, KernelError
-from compiler.imperative import (Assign, Block, Break, Buffer, Call, Cast, CompoundAssign, Const,
+from compiler.imperative import (Assign, BinOp, Block, Break, Buffer, Call, Cast, CompoundAssign, Const,
                                  Declare, For, Function, Helper, If, OutScalar, Scalar, Select,
                                  Var, While, interpret)
 from compiler.imperative.examples import csr_spmv, filter_nonzeros
@@ -87,3 +87,19 @@ def test_argument_errors():
         interpret(filter_nonzeros(), n=2, x=np.ones(2, np.float32))
     with pytest.raises(TypeError, match="missing argument 'x'"):
         interpret(filter_nonzeros(), n=2)
+
+
+def test_narrow_and_unsigned_integers_convert_as_c_does():
+    def run(expr, dtype="int64"):
+        o = OutScalar("r", dtype)
+        return interpret(Function("f", (o,), [Assign(o.var, expr)]))["r"]
+
+    # uint8 operands compute as int (250 + 10 is 260), and a cast back wraps as numpy's uint8
+    assert run(BinOp("+", Const(250, "uint8"), Const(10, "uint8"))) == 260
+    assert run(Cast("uint8", BinOp("+", Const(250, "uint8"), Const(10, "uint8")))) == 4
+    # an int32 beside a uint32 converts to unsigned: -1 < 1u is false in C
+    assert not run(BinOp("<", Const(-1, "int32"), Const(1, "uint32")), "bool")
+    # int64 beside uint32 stays signed (int64 holds every uint32)
+    assert run(BinOp("<", Const(-1, "int64"), Const(1, "uint32")), "bool")
+    # a negative value assigned to a uint64 wraps modulo 2^64
+    assert run(Const(-1, "int64"), "uint64") == 2 ** 64 - 1

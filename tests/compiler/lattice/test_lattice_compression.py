@@ -137,3 +137,21 @@ def test_galloping_intersections_match_the_oracle(m, n, da, db, fa, seed):
         k = ss.lower(program, **tensors)
         np.testing.assert_array_equal(k(**tensors).to_numpy(), want)
         np.testing.assert_array_equal(k.interpret(**tensors).to_numpy(), want)
+
+
+def test_an_index_read_as_a_value_is_not_renumbered():
+    # C[i, j] = A[i, k] * B[k, j] * j reads j's coordinate: renumbering j by the columns stored
+    # multiplied by the column's rank among them (56.0 for a column of 2^30), not by the column
+    rng = np.random.default_rng(3)
+    for n in (2 ** 20, 2 ** 40):
+        A = hypersparse(rng, (n, n), 30)
+        ks = A.to_coords()[0][1]
+        B = hypersparse(rng, (n, n), 40, rows=np.concatenate([ks, rng.integers(0, n, 10)]))
+        k = ss.lower("C[i, j] = A[i, k] * B[k, j] * j", A=A, B=B, C="dcsr")
+        assert "j" not in k.lowered.compressible
+        if n == 2 ** 40:   # so its workspace spans every column: refused, naming it, as it cannot be allocated
+            with pytest.raises(MemoryError, match=r"scratch array w needs B1_size = 1099511627776 float64"):
+                k(A=A, B=B)
+            continue
+        want = {(i, j): v * j for (i, j), v in product_entries(A, B).items() if v * j != 0.0}
+        assert entries(k(A=A, B=B)) == pytest.approx(want)

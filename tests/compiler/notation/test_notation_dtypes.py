@@ -62,3 +62,22 @@ def test_the_rhs_dtype_is_returned_and_an_operator_given_the_wrong_dtype_is_name
     with pytest.raises(DTypeError, match=r"in y\[i\] = x\[i\] & z\[i\]: operator & \(bitand\) does not "
                                          r"accept float64 \(argument 0\): it needs integer or bool operands"):
         check_output_dtype(parse("y[i] = x[i] & z[i]"), {"x": dense(1), "z": dense(1)})
+
+
+def test_an_int_literal_beside_an_unsigned_operand_takes_its_dtype():
+    from compiler.notation.dtypes import type_literals
+    of = {"u": np.dtype("uint64"), "b": np.dtype("uint8"), "i": np.dtype("int32")}
+    typed = type_literals(parse("y[k] = (u[k] & 1) + (b[k] * 2) + (i[k] + 1)").rhs, lambda a: of[a.tensor])
+    # (u & 1) stays uint64 (an int64 1 would make it float64), b * 2 uint8; beside int32 the literal is int64
+    assert expr_dtype(typed.args[0].args[0], lambda a: of[a.tensor]) == np.dtype("uint64")
+    assert expr_dtype(typed.args[0].args[1], lambda a: of[a.tensor]) == np.dtype("uint8")
+    assert expr_dtype(typed.args[1], lambda a: of[a.tensor]) == np.dtype("int64")
+    # a value the unsigned dtype cannot hold stays int64
+    assert type_literals(parse("y[k] = b[k] + 256").rhs, lambda a: of[a.tensor]).args[1].dtype == np.dtype("int64")
+    assert type_literals(parse("y[k] = b[k] + -1").rhs, lambda a: of[a.tensor]).args[1].dtype == np.dtype("int64")
+
+
+def test_an_int_literal_past_int64_is_uint64_as_numpy_types_it():
+    prog = parse("y[k] = u[k] & 18446744073709551615")
+    assert prog.rhs.args[1].dtype == np.dtype("uint64")
+    assert np.asarray(2 ** 64 - 1).dtype == prog.rhs.args[1].dtype

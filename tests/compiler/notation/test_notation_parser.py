@@ -63,6 +63,9 @@ def p(text, **kw):
     ("y[i] = (a[i] or b[i]) and c[i]", "y[i] = (a[i] or b[i]) and c[i]"),
     ("y[i] = choose(0)(a[i], b[i])", "y[i] = choose(0)(a[i], b[i])"),
     ("y[i, j] = A[i, j]\n  + B[j, i]", "y[i, j] = A[i, j] + B[j, i]"),
+    # a 0-d tensor on the right side, as TACO's beta() (it was refused: "empty index list")
+    ("y[i] = A[i, j] * x[j] * s[]", "y[i] = sum[j](A[i, j] * x[j] * s[])"),
+    ("t[] = s[] + 1", "t[] = s[] + 1"),
 ])
 def test_parse_and_print(text, expected):
     assert p(text) == expected
@@ -114,9 +117,8 @@ def caret(message):
     ("y[i] = min(x[i], z[i]", "unbalanced parenthesis: '(' at column 10 is not closed", ""),
     ("y[i] = x[i] + 1)", "unexpected ')' after the end of the expression", ")"),
     ("y[i] = x[i] z[i]", "unexpected 'z' after the end", "z[i]"),
-    ("y[i] = x", "missing index list after x: write x[i, ...]", ""),
-    ("y[i] = x + z[i]", "missing index list after x", " + z[i]"),
-    ("y[i] = x[]", "empty index list", "[]"),
+    ("y[i] = x", "x is no index of the statement, so it has no value: write x[] for a 0-d tensor", ""),
+    ("y[i] = x + z[i]", "x is no index of the statement", " + z[i]"),
     ("y[i] = x[i,]", "expected an index name, found ']'", "]"),
     ("y[i] = x[i] @ 2", "unknown operator '@'", "@ 2"),
     ("y[i] = foo(x[i])", "unknown function 'foo'", "foo(x[i])"),
@@ -144,7 +146,8 @@ def caret(message):
     ("y[i] = choose[j](A[i, j])", "choose needs a parameter", "[j]"),
     ("= x[i]", "expected the output tensor", "= x[i]"),
     ("y[i] = ()", "expected an expression inside the parentheses", ")"),
-    ("y[i] = x[i] + 99999999999999999999", "does not fit in int64", "99999"),
+    ("y[i] = x[i] + 99999999999999999999", "does not fit in uint64", "99999"),
+    ("y[i] = x[i] + -18446744073709551615", "-18446744073709551615 does not fit in int64", "1844"),
     ("y[i] = x[i] and", "expected an expression", ""),
     ("y[i] = x[i] + and", "unexpected 'and'", "and"),
 ])
@@ -162,7 +165,7 @@ def test_error_is_a_value_error_with_fields():
     with pytest.raises(ValueError) as info:
         parse("y[i] = x")
     e = info.value
-    assert e.source == "y[i] = x" and e.offset == 8 and e.reason.startswith("missing index list")
+    assert e.source == "y[i] = x" and e.offset == 8 and e.reason.startswith("x is no index of the statement")
 
 
 def test_bad_functions_argument():

@@ -206,10 +206,13 @@ def test_taco_lower(strategy, program, expected, inputs, combo, functions):
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-@pytest.mark.parametrize("program", ["a[i] = beta[] * c[i]", "a[i] = beta[] + c[i]"])
-def test_taco_broadcast_scalar_operand_refused(strategy, program):
-    """TACO's broadcast_vector_mul_scalar / _add_scalar read a 0-d tensor: index notation here
-    takes a 0-d tensor only as an output (``s[] += ...``), and says so at the parse."""
+@pytest.mark.parametrize("program,numpy", [("a[i] = beta[] * c[i]", lambda beta: beta * c),
+                                           ("a[i] = beta[] + c[i]", lambda beta: beta + c)])
+def test_taco_broadcast_scalar_operand(strategy, program, numpy):
+    """TACO's broadcast_vector_mul_scalar / _add_scalar read a 0-d tensor, beta(): index notation
+    reads it as beta[], once, before the loops (it was refused at the parse: 'empty index list')."""
     c_ = as_tensor(c, taco_format("s"), "c")
-    check_refused(strategy, program, "empty index list: a tensor on the right side needs at least one index",
-                  error=ss.ParseError, c=c_, beta=np.float64(1.5))
+    for beta in [np.float64(1.5), np.array(-2.0), np.nan, np.inf]:
+        with np.errstate(invalid="ignore"):   # (nan * 0: numpy warns)
+            want = numpy(beta)
+        check(strategy, program, want, c=c_, beta=beta)

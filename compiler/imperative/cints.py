@@ -1,0 +1,74 @@
+"""Where C's integer arithmetic differs from numpy's, and the casts that make it agree.
+
+C computes an 8- or 16-bit integer as ``int`` (``uint8_t`` 250 + 10 is 260, where numpy's
+``uint8`` gives 4), and converts a signed operand to unsigned when the other is an unsigned
+type at least as wide (``int32_t`` -1 < ``uint32_t`` 1 is false, where numpy compares the
+values). Both strategies wrap an operator's narrow result (:func:`wrap`); the looplets
+strategy converts its operands with :func:`operands` (the lattice strategy converts every
+operand to the result's dtype), so the value is numpy's.
+
+>>> from compiler.imperative.ir import BinOp, Var
+>>> print(wrap(BinOp("+", Var("a"), Var("b")), "uint8"))
+(uint8)(a + b)
+>>> print(*operands([Var("a"), Var("b")], ["int32", "int64"], "int64"))
+a b
+>>> print(*operands([Var("a"), Const(1, "int64")], ["int32", "int64"], "int64"))
+(int64)a 1
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dtypes import is_narrow, weak_literal_dtype
+from .ir import Cast, Const
+
+
+def wrap(e, dtype):
+    """``e`` (computed by C in ``int`` when ``dtype`` is narrow) cast back to ``dtype``, so it
+    wraps around as numpy's value does; ``e`` itself for other dtypes."""
+    if not is_narrow(dtype) or isinstance(e, Const):
+        return e
+    return Cast(np.dtype(dtype).name, e)
+
+
+def operands(args, dtypes, want) -> list:
+    """IR ``args`` of ``dtypes`` as the operands of an operation numpy computes in ``want``.
+
+    Where one operand (not a constant) has dtype ``want``, C's usual conversions give the
+    others that type too (or ``int``, for a narrow ``want``, which :func:`wrap` casts back), so
+    they stay as they are; otherwise each is cast: C would add an ``int32_t`` and a literal 1 in
+    32 bits, where numpy adds an int32 and an int64 in 64. A constant takes ``want``'s dtype.
+    """
+    w = np.dtype(want)
+    anchored = any(np.dtype(d) == w and not isinstance(a, Const) for a, d in zip(args, dtypes))
+    out = []
+    for a, d in zip(args, dtypes):
+        if isinstance(a, Const):
+            out.append(Const(a.value, w.name) if w.kind != "b" and np.dtype(d) != w else a)
+        elif np.dtype(d) == w or anchored:
+            out.append(a)
+        else:
+            out.append(Cast(w.name, a))
+    return out
+
+
+def weak_constants(parts) -> list:
+    """``(IR, dtype)`` operands with each int64 constant beside an unsigned operand in that
+    operand's dtype, where it fits: a literal written in a program or an unsigned tensor's
+    fill, typed as numpy types a Python int (:func:`compiler.dtypes.weak_literal_dtype`).
+
+    >>> [d for _, d in weak_constants([(Const(1, "int64"), "int64"), (Const(2, "uint64"), "uint64")])]
+    ['uint64', 'uint64']
+    """
+    dts = [np.dtype(d) for _, d in parts]
+    if not any(d.kind == "u" for d in dts):
+        return parts
+    out = []
+    for (x, d), dt in zip(parts, dts):
+        w = weak_literal_dtype(x.value, dts) if isinstance(x, Const) and dt == np.dtype("int64") else None
+        out.append((Const(x.value, w.name), w.name) if w is not None else (x, d))
+    return out
+
+
+__all__ = ["wrap", "operands", "weak_constants"]

@@ -1,0 +1,172 @@
+"""The 8-, 16-, 32- and 64-bit signed and unsigned integers, through both strategies: each kernel
+against numpy itself, the dense oracle and the IR interpreter (issue 31 item 2)."""
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler.dtypes import VALUE_DTYPES, c_type, is_narrow, result_dtype, value_dtype
+from compiler.errors import DTypeError
+
+INTS = ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"]
+STRATEGIES = ["lattice", "looplets"]
+
+
+
+def lit(v, x):
+    """A literal of a program as numpy sees it: beside an unsigned operand a Python int (numpy
+    gives it the operand's dtype), else an int64 (literals are int64 beside signed integers)."""
+    return v if x.dtype.kind == "u" else np.int64(v)
+
+
+#: programs over x and z (of one integer dtype) and w (int32), with what numpy computes for them
+PROGRAMS = {
+    "y[i] = x[i] + 1": lambda x, z, w: x + lit(1, x),
+    "y[i] = x[i] * z[i]": lambda x, z, w: x * z,
+    "y[i] = x[i] - z[i]": lambda x, z, w: x - z,
+    "y[i] = -x[i]": lambda x, z, w: -x,
+    "y[i] = x[i] * 3 + z[i]": lambda x, z, w: x * lit(3, x) + z,
+    "y[i] = (x[i] + z[i]) > 100": lambda x, z, w: (x + z) > 100,
+    "y[i] = x[i] // z[i]": lambda x, z, w: np.floor_divide(x, z),
+    "y[i] = x[i] % z[i]": lambda x, z, w: np.remainder(x, z),
+    "y[i] = x[i] << 3": lambda x, z, w: x << lit(3, x),
+    "y[i] = x[i] >> z[i]": lambda x, z, w: x >> z,
+    "y[i] = x[i] << z[i]": lambda x, z, w: x << z,
+    "y[i] = x[i] | 1": lambda x, z, w: x | lit(1, x),
+    "y[i] = x[i] & z[i]": lambda x, z, w: x & z,
+    "y[i] = min(x[i], z[i])": lambda x, z, w: np.minimum(x, z),
+    "y[i] = abs(x[i])": lambda x, z, w: np.abs(x),
+    "y[i] = x[i] / z[i]": lambda x, z, w: x / z,
+    "y[i] = x[i] < w[i]": lambda x, z, w: x < w,
+    "y[i] = x[i] + w[i]": lambda x, z, w: x + w,
+    "y[i] = pow(x[i], 2)": lambda x, z, w: x ** lit(2, x),
+    "s[] += x[i]": lambda x, z, w: np.sum(x),
+    "s[] max= x[i]": lambda x, z, w: np.max(x, initial=np.iinfo(x.dtype).min),
+}
+
+
+def numpy_says(program, x, z, w):
+    with np.errstate(all="ignore"):
+        return np.asarray(PROGRAMS[program](x, z, w))
+
+
+def check(program, strategy, fmt, x, z, w, fill=0):
+    names = {n: v for n, v in dict(x=x, z=z, w=w).items() if n + "[" in program}
+    tensors = {n: ss.Tensor.from_numpy(v, fmt, fill=fill if n != "w" else 0) for n, v in names.items()}
+    want = numpy_says(program, x, z, w)
+    oracle, _ = ss.evaluate(program, **tensors)
+    kernel = ss.lower(program, strategy, **tensors)
+    got = kernel(**tensors).to_numpy()
+    interpreted = kernel.interpret(**tensors).to_numpy()
+    if "//" in program or "%" in program:
+        want = np.where(z == 0, 0, want)   # numpy gives 0 for an integer division by 0 (and warns)
+    if fill == 0 or program.startswith("s[]"):
+        np.testing.assert_array_equal(oracle, want)
+    assert oracle.dtype == want.dtype, (oracle.dtype, want.dtype)
+    np.testing.assert_array_equal(got, oracle)
+    np.testing.assert_array_equal(interpreted, oracle)
+    assert got.dtype == oracle.dtype
+
+
+def extremes(dtype):
+    info = np.iinfo(dtype)
+    x = np.array([info.max, info.min, 7, 0, info.max // 3, 1, info.min + 1], dtype=dtype)
+    z = np.array([3, info.max, 0, 5, 2, info.max, 1], dtype=dtype)
+    return x, z
+
+
+W = np.array([-1, 5, -300, 2, 0, 1, 7], dtype=np.int32)
+
+
+@pytest.mark.parametrize("dtype", INTS)
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_every_program_at_the_dtype_extremes_is_numpys(dtype, strategy):
+    x, z = extremes(dtype)
+    for k, program in enumerate(PROGRAMS):   # (each format half the time: the properties draw both)
+        check(program, strategy, ["dense", "sparse"][k % 2], x, z, W)
+
+
+@st.composite
+def cases(draw):
+    dtype = draw(st.sampled_from(INTS))
+    info = np.iinfo(dtype)
+    n = draw(st.integers(0, 6))
+    values = st.one_of(st.sampled_from([0, 1, info.max, info.min, info.max // 2 + 1]),
+                       st.integers(int(info.min), int(info.max)))
+    x = np.array(draw(st.lists(values, min_size=n, max_size=n)), dtype=dtype)
+    z = np.array(draw(st.lists(values, min_size=n, max_size=n)), dtype=dtype)
+    w = np.array(draw(st.lists(st.integers(-2 ** 31, 2 ** 31 - 1), min_size=n, max_size=n)), dtype=np.int32)
+    fill = draw(st.sampled_from([0, int(info.max)]))
+    return dtype, x, z, w, fill
+
+
+@settings(max_examples=40)
+@given(program=st.sampled_from(sorted(PROGRAMS)), strategy=st.sampled_from(STRATEGIES),
+       fmt=st.sampled_from(["dense", "sparse"]), case=cases())
+# C computed uint8 + uint8 in int, so the looplets' (x + z) > 100 saw 260 where numpy wraps to 4
+@example(program="y[i] = (x[i] + z[i]) > 100", strategy="looplets", fmt="dense",
+         case=("uint8", np.array([250], np.uint8), np.array([10], np.uint8), np.array([0], np.int32), 0))
+# the literal 1 was int64, so a uint64 | 1 was a float64 and did not compile
+@example(program="y[i] = x[i] | 1", strategy="lattice", fmt="dense",
+         case=("uint64", np.array([2], np.uint64), np.array([2], np.uint64), np.array([0], np.int32), 0))
+# a uint64 tensor's fill was the float 0.0: max(s, fill) went through a double
+@example(program="s[] max= x[i]", strategy="looplets", fmt="sparse",
+         case=("uint64", np.array([2 ** 64 - 1, 0, 5], np.uint64), np.array([0, 0, 0], np.uint64),
+               np.array([0, 0, 0], np.int32), 0))
+# a folded fill (0 * 3) lost its dtype, so 0 + z became a float64 sum under the lattice strategy
+@example(program="y[i] = x[i] * 3 + z[i]", strategy="lattice", fmt="sparse",
+         case=("uint64", np.array([0, 5], np.uint64), np.array([2 ** 64 - 1, 0], np.uint64),
+               np.array([0, 0], np.int32), 0))
+def test_integer_programs_agree_with_numpy_and_the_oracle(program, strategy, fmt, case):
+    dtype, x, z, w, fill = case
+    check(program, strategy, fmt, x, z, w, fill)
+
+
+def test_the_new_dtypes_have_c_types_and_numpys_promotion():
+    assert {"uint8", "uint16", "uint32", "uint64", "int8", "int16"} <= set(VALUE_DTYPES)
+    assert [c_type(d) for d in ("uint8", "uint64", "int8", "int16")] == ["uint8_t", "uint64_t", "int8_t", "int16_t"]
+    for a in INTS + ["bool", "float32", "float64"]:
+        for b in INTS + ["bool", "float32", "float64"]:
+            assert result_dtype(a, b) == np.result_type(a, b)
+    assert [is_narrow(d) for d in INTS] == [True, True, False, False, True, True, False, False]
+    with pytest.raises(DTypeError, match="dtype float16 is not supported"):
+        value_dtype("float16")
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_an_unsigned_tensor_keeps_an_integer_fill(strategy):
+    x = ss.Tensor.from_numpy(np.array([0, 200, 0], np.uint8), "sparse", fill=0)
+    assert isinstance(x.fill, int)
+    got = ss.lower("y[i] = x[i] + 100", strategy, x=x)(x=x)
+    assert got.dtype == np.uint8 and got.fill == 100   # the fill is x's fill plus 100, in uint8
+    np.testing.assert_array_equal(got.to_numpy(), np.array([0, 200, 0], np.uint8) + 100)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_literal_too_big_for_the_unsigned_operand_stays_int64(strategy):
+    # numpy refuses uint8 + 300; the literal stays int64 here, and the sum is int64 as numpy's
+    # np.uint8 array + np.int64(300) is
+    x = np.array([250, 3], np.uint8)
+    got = ss.einsum("y[i] = x[i] + 300", strategy, x=x).to_numpy()
+    np.testing.assert_array_equal(got, x + np.int64(300))
+    assert got.dtype == np.int64
+    # a negative one too: uint8 - 1 is uint8 (1 fits), uint8 + -1 is int64
+    np.testing.assert_array_equal(ss.einsum("y[i] = x[i] - 1", strategy, x=x).to_numpy(), x - 1)
+    np.testing.assert_array_equal(ss.einsum("y[i] = x[i] + -1", strategy, x=x).to_numpy(), x + np.int64(-1))
+
+
+@pytest.mark.parametrize("program,numpy", [
+    ("y[i] = x[i] + 1", lambda x: x + np.int64(1)),
+    ("y[i] = x[i] * w[i]", lambda x: x * np.arange(2, dtype=np.float32)),
+])
+def test_looplets_compute_mixed_operands_in_numpys_dtype(program, numpy):
+    # C added an int32 and the literal 1 in 32 bits (INT32_MAX + 1 wrapped to INT32_MIN), where
+    # numpy adds an int32 and an int64 in 64; and an int32 times a float32 in float, not double
+    x = np.array([2 ** 31 - 1, 16777217], np.int32)
+    w = np.arange(2, dtype=np.float32)
+    tensors = {"x": x, "w": w} if "w[" in program else {"x": x}
+    got = ss.einsum(program, "looplets", **tensors).to_numpy()
+    np.testing.assert_array_equal(got, numpy(x))
+    assert got.dtype == numpy(x).dtype
