@@ -1,5 +1,5 @@
 """Coordinates a loop program computes: ``y[I[i]]``, ``x[I[i]]``, ``bins[v[i] // w]``, ``y[k]`` for
-a ``let k = ...``, ``y[3]``.
+a ``let k = ...``, ``y[3]``, an offset by data ``y[i + d[j]]``.
 
 A loop index stays inside the extent its loop runs over, which dimensionalization made the
 extent of every mode it indexes, so an access at a loop index (or an offset, window or
@@ -31,8 +31,9 @@ import numpy as np
 from ..imperative.guard import CheckCoordinate
 from ..imperative.ir import Const, Declare, Var
 from .errors import ProgramError
-from .program import (Access, Assign, Block, Define, Expr, Index, IndexModifier, Loop, Sieve, TensorRef, postmap,
-                      show_expr)
+from ..algebra import lookup
+from .program import (Access, Assign, Block, Call, Define, Expr, Index, IndexModifier, Loop, Sieve, TensorRef, postmap,
+                      show_expr, walk)
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,8 @@ def mark_computed(body, infos: dict, where):
         if not info.levels or not any(_computed(x) for x in n.idxs):
             return None
         at = where(n.line or line).replace("*/", "* /")
-        idxs = tuple(Computed(x, info.size(m), info.name, info.format.mode_order[m], at, show_expr(x)) if _computed(x) else x
+        idxs = tuple(Computed(_coordinate(x), info.size(m), info.name, info.format.mode_order[m], at,
+                              show_expr(_coordinate(x))) if _computed(x) else x
                      for m, x in enumerate(n.idxs))
         return replace(n, idxs=idxs)
 
@@ -110,7 +112,18 @@ def coordinate_checks(idx: Computed, v, dt, fresh, line=0) -> list:
 
 
 def _computed(x) -> bool:
-    return not isinstance(x, (Index, IndexModifier, Computed))
+    return not isinstance(x, (Index, IndexModifier, Computed)) or _data_offset(x)
+
+
+def _data_offset(x) -> bool:
+    """An offset by a value read from a tensor, ``y[i + d[j]]``: no loop bounds ``i + d[j]``."""
+    from .passes import Offset
+    return isinstance(x, Offset) and isinstance(x.index, Index) and any(isinstance(n, Access) for n in walk(x.delta))
+
+
+def _coordinate(x):
+    """The program expression of computed coordinate ``x`` (an offset by data: its sum)."""
+    return Call(lookup("+"), (x.index, x.delta)) if _data_offset(x) else x
 
 
 __all__ = ["Computed", "coordinate_checks", "mark_computed"]

@@ -167,6 +167,18 @@ ISSUE_31 = {
             bins = ss.Tensor.from_numpy(np.zeros(3, np.int64), "dense")
             expect(lambda: compile_program(hist, bins=bins, v=v)(bins=bins, v=v), want)
     """,
+    "offset": """
+        @loop_program
+        def shifted(y, d, x):
+            for j in _:
+                for i in _:
+                    y[i + d[j]] += x[i]
+        x = ss.Tensor.from_numpy(np.ones(3), "dense")
+        for shifts, want in (([0, 1], [1.0, 2.0, 2.0, 1.0]), ([0, 2], None), ([-1], None)):
+            d = ss.Tensor.from_numpy(np.array(shifts), "dense")
+            y = ss.Tensor.from_numpy(np.zeros(4), "dense")
+            expect(lambda: compile_program(shifted, y=y, d=d, x=x)(y=y, d=d, x=x), want)
+    """,
 }
 EXPECT = """
     from compiler.looplets.compile import compile_program

@@ -1,5 +1,5 @@
 """Coordinates a loop program computes (a scatter ``y[I[i]] += x[i]``, a gather ``y[i] = x[I[i]]``,
-a histogram ``bins[v[i] // w] += 1``) are checked against their mode's extent in every build: an
+a histogram ``bins[v[i] // w] += 1``, an offset by data ``y[i + d[j]]``) are checked against their mode's extent in every build: an
 out-of-range one raises a KernelError naming the tensor, the value, the extent and the program's
 line, where an unchecked build wrote or read past the buffer (issue 31). Accesses at loop indices
 are in bounds by construction and stay unchecked."""
@@ -58,6 +58,20 @@ def at_let(y, I, x):
 
 
 @loop_program
+def offset_write(y, d, x):
+    for j in _:
+        for i in _:
+            y[i + d[j]] += x[i]
+
+
+@loop_program
+def offset_read(y, d, x):
+    for j in _:
+        for i in _:
+            y[i] += x[i + d[j]]
+
+
+@loop_program
 def masked_scatter(y, M, I):
     for i in _:
         if M[i]:
@@ -95,6 +109,11 @@ CASES = {   # name: (program, output given, inputs, the error's tensor, mode, va
                                                        "v": np.ones(2)}, "C", 1, 3, 3, "C[I[k], J[k]] += v[k]"),
     # (the slot y[2] was kept in a local loaded before the loop, ahead of its check)
     "constant": (at_constant, {"y": np.zeros(2)}, {"x": np.ones(3)}, "y", 0, 2, 2, "y[2] += x[i]"),
+    # an offset by data is computed too (no loop bounds i + d[j]): it wrote and read past the buffers
+    "offset write": (offset_write, {"y": np.zeros(4)}, {"d": np.array([0, 5]), "x": np.ones(3)},
+                     "y", 0, 5, 4, "y[i + d[j]] += x[i]"),
+    "offset read": (offset_read, {"y": np.zeros(4)}, {"d": np.array([0, 1]), "x": np.ones(4)},
+                    "x", 0, 4, 4, "y[i] += x[i + d[j]]"),
     "let": (at_let, {"y": np.zeros(3)}, {"I": np.array([1, 2]), "x": np.ones(2)}, "y", 0, 3, 3, "y[k] += x[i]"),
 }
 
@@ -238,3 +257,17 @@ def test_a_check_inside_a_scratch_array_frees_it_and_reports(checked):
         kernel(**{**args, "I": np.array([0, 2, 1])})
     with pytest.raises(KernelError, match=message):
         interpret(fn, **{**args, "I": np.array([0, 2, 1]), "y": np.zeros(2)})
+
+
+def test_an_offset_by_data_in_range_agrees_with_numpy():
+    d, x = dense(np.array([0, 2, 1])), dense(np.arange(1.0, 4.0))
+    y0 = dense(np.zeros(5))
+    k = compile_program(offset_write, y=y0, d=d, x=x)
+    want = np.zeros(5)
+    for s in (0, 2, 1):
+        want[s:s + 3] += np.arange(1.0, 4.0)
+    np.testing.assert_array_equal(k(y=y0, d=d, x=x).to_numpy(), want)
+    np.testing.assert_array_equal(k.interpret(y=y0, d=d, x=x).to_numpy(), want)
+    d = dense(np.array([0, 1]))
+    r = compile_program(offset_read, y=dense(np.zeros(2)), d=d, x=x)
+    np.testing.assert_array_equal(r(y=dense(np.zeros(2)), d=d, x=x).to_numpy(), [1.0 + 2.0, 2.0 + 3.0])
