@@ -12,14 +12,16 @@ The calling convention (see :func:`c_arguments`), in parameter order:
   the body uses a local ``B_val`` with capacity ``B_val_cap`` and stores the
   buffer through ``B_val_out`` after every reallocation, so the caller frees
   it with the exported ``<name>_free`` even when the kernel fails;
-- checked mode only: a final ``int64_t *error`` of 4 slots that receives
-  (access, buffer id, index, length) of the first out-of-bounds access
-  (access 0 is a read, 1 a write; buffer ids number the buffers and growables
-  in parameter order).
+- checked mode, or a kernel with a :class:`~compiler.imperative.guard.CheckCoordinate`: a
+  final ``int64_t *error`` of 4 slots that receives (access, buffer id, index, length) of
+  the first out-of-bounds access (checked mode; access 0 is a read, 1 a write; buffer ids
+  number the buffers and growables in parameter order), or (site, value, extent) of a
+  computed coordinate out of range (sites numbered by
+  :func:`~compiler.imperative.guard.coordinate_sites`).
 
 The kernel returns 0 on success, 1 on an out-of-bounds access (checked mode),
 2 when growing an output or allocating a scratch array (:class:`Allocate`) runs
-out of memory. Scratch arrays are freed at the end of their scope, and on every
+out of memory, 3 when a computed coordinate is outside its extent (any build). Scratch arrays are freed at the end of their scope, and on every
 early exit (out of memory; in checked mode, a bounds error frees the ones it
 registered). A :class:`~compiler.imperative.ir.View` is a pointer into a scratch
 array (one thread's part of a workspace): ``double *restrict w = w_all + k;``.
@@ -57,6 +59,7 @@ from dataclasses import dataclass
 
 from ..dtypes import c_type
 from ..imperative.cleanup import reads_before_set
+from ..imperative.guard import STATUS_COORDINATE, CheckCoordinate, coordinate_sites
 from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, BinOp, Buffer, Call, Const,
                              Function, Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View, walk)
 from ..imperative.printer import INDENT, Printer
@@ -140,9 +143,12 @@ class _Plan:
             self.buffer_order.append(name)
             if checked:
                 self.length[name] = fresh(f"{name}_len")
-        if checked:
+        # computed coordinates are checked in every build: a kernel with any reports through error
+        self.sites = {site: k for k, site in enumerate(coordinate_sites(fn.body))}
+        if checked or self.sites:
             self.error = fresh("error")
             self.args.append(CArg("error", "", self.error, "int64"))
+        if checked:
             self.check, self.check_index = fresh("check"), fresh("check_index")
             self.check_type = fresh("bounds_check")
             for name in self.buffer_order:
@@ -164,6 +170,8 @@ class _Plan:
         self.out_of_memory = fresh("KERNEL_OUT_OF_MEMORY") if self.grows or self.locals else None
         self.fresh = fresh
         self.out_of_bounds = fresh("KERNEL_OUT_OF_BOUNDS") if checked else None
+        self.out_of_range = fresh("KERNEL_COORDINATE_OUT_OF_RANGE") if self.sites else None
+        self.coordinate_error = fresh("coordinate_error") if self.sites else None
         self.uses_math = bool(fn.helpers) or any(
             (isinstance(n, Call) and n.function in MATH_FUNCTIONS)
             or (isinstance(n, Const) and isinstance(n.value, float) and not math.isfinite(n.value))
@@ -180,7 +188,10 @@ class _CPrinter(Printer):
 
     def out_of_memory_exit(self, depth: int, cond: str, also: list[str] = ()):
         """``if (cond) return KERNEL_OUT_OF_MEMORY;``, freeing ``also`` and the live scratch arrays first."""
-        ret = f"return {self.plan.out_of_memory};"
+        self.exit_if(depth, cond, f"return {self.plan.out_of_memory};", also)
+
+    def exit_if(self, depth: int, cond: str, ret: str, also: list[str] = ()):
+        """``if (cond) ret``, freeing ``also`` and the live scratch arrays first."""
         freed = [*self.live, *also]
         if not freed:
             self.emit(depth, f"if ({cond})")
@@ -295,6 +306,14 @@ class _CPrinter(Printer):
         self.emit(depth, f"{t} *restrict {s.buffer} = {s.of} + {self.expr(s.offset, 13)};")
         if self.plan.checked:
             self.emit(depth, f"int64_t {self.plan.length[s.buffer]} = {self.expr(s.length)};")
+
+    def check_coordinate(self, s: CheckCoordinate, depth: int):
+        plan = self.plan
+        value, extent = self.expr(s.value), self.expr(s.extent)
+        self.emit(depth, f"// {s.what}")
+        low = "" if isinstance(s.value, Const) and s.value.value >= 0 else f"{self.expr(s.value, 10)} < 0 || "
+        self.exit_if(depth, f"{low}{self.expr(s.value, 10)} >= {self.expr(s.extent, 10)}",
+                     f"return {plan.coordinate_error}({plan.error}, {plan.sites[s.site]}, {value}, {extent});")
 
     def prefetch(self, s: Prefetch, depth: int):
         # not an access: no bounds check, and an address past the end does not fault
@@ -430,6 +449,8 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
         statuses.append(f"{plan.out_of_bounds} = {STATUS_OUT_OF_BOUNDS}")
     if plan.out_of_memory:
         statuses.append(f"{plan.out_of_memory} = {STATUS_OUT_OF_MEMORY}")
+    if plan.out_of_range:
+        statuses.append(f"{plan.out_of_range} = {STATUS_COORDINATE}")
     if statuses:
         out += [f"enum {{ {', '.join(statuses)} }};", ""]
 
@@ -467,6 +488,18 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
                 "}",
                 "",
             ]
+    if plan.sites:
+        out += [
+            "/* Record which computed coordinate is outside its extent, its value and the extent. */",
+            f"static int {plan.coordinate_error}(int64_t *error, int64_t site, int64_t value, int64_t extent)",
+            "{",
+            f"{INDENT}error[0] = site;",
+            f"{INDENT}error[1] = value;",
+            f"{INDENT}error[2] = extent;",
+            f"{INDENT}return {plan.out_of_range};",
+            "}",
+            "",
+        ]
     if plan.lowest_bit:
         out += [
             "/* The index of the lowest set bit of a nonzero word (one instruction on most CPUs). */",

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..dtypes import c_type
 from ..errors import DTypeError, KernelError
+from ..imperative.guard import STATUS_COORDINATE, coordinate_message, coordinate_sites
 from ..imperative.ir import (Allocate, BinOp, Buffer, Const, Function, Growable, OutScalar, Scalar, Var, View,
                              tag_descriptions, tag_origins, walk)
 from ..imperative.printer import pretty
@@ -261,7 +262,8 @@ def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False):
     lines.append("    if __k_status:")
     freed = ", ".join(f"__k_o{k}[0]" for k, _ in growables)
     given = f"{{{', '.join(f'{s!r}: {s}' for s in scalars)}}}"   # (the sizes, to name a scratch array too large)
-    lines.append(f"        __k_fail(__k_status, {'__k_err' if checked else 'None'}, "
+    reports = any(a.kind == "error" for a in c_arguments(fn, checked))
+    lines.append(f"        __k_fail(__k_status, {'__k_err' if reports else 'None'}, "
                  f"({freed}{',' if growables else ''}), {given})")
     result = []
     for k, p in enumerate(params):
@@ -328,6 +330,7 @@ def _failure_reporter(fn: Function, checked: bool, ffi, lib):
     free = getattr(lib, free_function(fn)) if free_function(fn) else None
 
     scratch = [a for a in walk(fn.body) if isinstance(a, Allocate)]
+    sites = coordinate_sites(fn.body)
 
     def fail(status: int, err, pointers, scalars: dict):
         for ptr in pointers:
@@ -338,6 +341,9 @@ def _failure_reporter(fn: Function, checked: bool, ffi, lib):
             name, what = buffers[buffer]
             raise KernelError(f"checked kernel {fn.name}: {ACCESS_NAMES[access]} of {name}[{i}] "
                               f"is out of bounds ({what} {length})")
+        if status == STATUS_COORDINATE and sites:
+            site, value, extent = (int(err[j]) for j in range(3))
+            raise KernelError(coordinate_message(fn.name, sites[site], value, extent))
         if status == STATUS_OUT_OF_MEMORY:
             why = _largest_scratch(scratch, scalars) or " while growing an output or allocating a scratch array"
             raise MemoryError(f"kernel {fn.name}: out of memory{why}")

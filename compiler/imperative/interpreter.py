@@ -42,6 +42,7 @@ import numpy as np
 from ..dtypes import VALUE_DTYPES
 from ..opimpls import ieee_pow
 from ..errors import DTypeError, KernelError
+from .guard import CheckCoordinate, coordinate_message
 from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, For, Function, Grow, Growable, If, Load, OutScalar, Prefetch, Scalar, Select, Store,
                  UnOp, Var, View, While)
@@ -277,6 +278,10 @@ class _Machine:
             pass
         elif t is Tagged:
             self.run(s.body)
+        elif t is CheckCoordinate:
+            value, extent = int(self.eval(s.value)), int(self.eval(s.extent))
+            if not 0 <= value < extent:   # (as the C kernel reports it: the user's access, not a buffer)
+                raise KernelError(coordinate_message(self.fn.name, s.site, value, extent))
         elif t is Allocate:
             if s.buffer in self.buffers or s.buffer in self.growable:
                 self.fail(f"Allocate of {s.buffer}, which is already a buffer")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+from .guard import CheckCoordinate
 from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, Expr, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Prefetch, Scalar,
                  Select, Stmt, Store, UnOp, Var, View, While)
@@ -177,8 +178,13 @@ class Printer(ExprFormatter):
             self.allocate(s, depth)
         elif isinstance(s, View):
             self.view(s, depth)
+        elif isinstance(s, CheckCoordinate):
+            self.check_coordinate(s, depth)
         else:
             raise TypeError(f"not a statement: {s!r}")
+
+    def check_coordinate(self, s: CheckCoordinate, depth: int):
+        self.emit(depth, f"check 0 <= {self.expr(s.value, 10)} < {self.expr(s.extent, 10)};  // {s.what}")
 
     def prefetch(self, s: Prefetch, depth: int):
         self.emit(depth, f"prefetch {s.buffer}[{self.expr(s.index)}];")

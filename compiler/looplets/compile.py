@@ -39,6 +39,7 @@ from ..tensor import Tensor
 from ..trace import Artifact, Trace
 from .errors import ProgramError
 from .language import LoopProgram, loop_program
+from .coordinates import mark_computed
 from .fibers import Namer, TensorInfo, UnfurlContext
 from .lowerers import MAX_LOOPLETS, Lowerer
 from .notation_program import note_facts, notation_program
@@ -217,7 +218,7 @@ class ProgramKernel(_runtime_kernel()):
 
 
 def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max_looplets=MAX_LOOPLETS,
-             known_sizes=None, shaped=None):
+             known_sizes=None, shaped=None, check_coordinates=True):
     body = prog.body
     missing = [t for t in prog.tensors if t not in tensors]
     if missing:
@@ -277,6 +278,8 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         if isinstance(n, Access) and isinstance(n.tns, TensorRef):
             return Access(infos[n.tns.name].root(n.mode), n.idxs, n.mode, line=n.line, source=n.tns.name)
         return None
+    if check_coordinates:   # (index notation's constant indices are checked against the shapes at each call)
+        body = mark_computed(body, infos, prog.where)
     body = postmap(body, bind)
     low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)
     stmts = low.lower(body)
@@ -551,7 +554,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         fn, infos, outs, out_sizes, sources, thawed, writes, unordered, helper_ops = _compile(
             prog, trace, False, options.get("name"), options.get("output"), formats,
             dict(options.get("shapes") or ()), int(limit), shaped_sizes,
-            program if shaped is not None else None)
+            program if shaped is not None else None, not isinstance(program, NAssignType()))
     except ProgramError as e:
         if shaped is not None:
             # (the user wrote index notation: say what its shape operators became, not a line of ours)

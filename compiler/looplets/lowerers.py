@@ -40,6 +40,7 @@ from ..imperative import ir
 from ..imperative.ir import (Assign as IAssign, BinOp, CompoundAssign, Const, Declare, If, Load, Select,
                              Store, UnOp, Var, While)
 from ..trace import Artifact
+from .coordinates import Computed, coordinate_checks
 from . import extents as X
 from .errors import ProgramError
 from .facts import OperandFacts
@@ -145,12 +146,12 @@ class Lowerer(LifecycleLowering):
             # around the whole loop nest that reduces into it, not once per inner iteration
             acc = self._bound_update_access(s)
             if acc is not None:
-                return self.lower(self._concordize(s, acc))
+                return self._lower_concordized(s, acc)
             return self.lower_loop(s)
         if isinstance(s, (Assign, Sieve, Define)):
             bound = self._first_bound_access(s)
             if bound is not None:
-                return self.lower(self._concordize(s, bound))
+                return self._lower_concordized(s, bound)
         if isinstance(s, Assign):
             return self.lower_assign(s)
         if isinstance(s, Sieve):
@@ -203,11 +204,22 @@ class Lowerer(LifecycleLowering):
                 f"being lowered; a SparseList can only be appended in index order. Reorder the loops, or "
                 f"store {acc.tns.tensor.name} in SparseHash or SparseByteMap, which accept random writes",
                 getattr(s, "line", 0))
-        v, _ = self.expr(acc.idxs[0], getattr(s, "line", 0))
+        line = getattr(s, "line", 0)
+        idx, checks = acc.idxs[0], []
+        if isinstance(idx, Computed):
+            v, dt = self.expr(idx.expr, line)
+            checks = coordinate_checks(idx, v, dt, self.fresh, line)
+            v = checks[0].var if isinstance(checks[0], Declare) else v
+        else:
+            v, _ = self.expr(idx, line)
         name = Index(self.fresh("s"))
         new_acc = replace(acc, idxs=(name,) + acc.idxs[1:])
         body = postmap(s, lambda n: new_acc if n is acc or (isinstance(n, Access) and n == acc) else None)
-        return Loop(name, Extent(v, X.add(v, 1)), body, line=getattr(s, "line", 0))
+        return checks, Loop(name, Extent(v, X.add(v, 1)), body, line=line)
+
+    def _lower_concordized(self, s, acc) -> list:
+        checks, loop = self._concordize(s, acc)
+        return checks + self.lower(loop)
 
     def lower_assign(self, s: Assign) -> list:
         lhs = s.lhs

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..imperative.guard import CheckCoordinate
 from ..opimpls import UNARY_MATH
 from ..imperative.ir import (Allocate, Assign, Block, Call, CompoundAssign, Declare, For, Grow, If,
                              Load, Store, Var, While, walk)
@@ -57,6 +58,8 @@ def _candidate(loop, body, dtypes):
     changed = _assigned(body)
     if isinstance(loop, For):
         changed.add(loop.var.name)
+    if any(isinstance(n, CheckCoordinate) for n in nodes):
+        return None  # (a slot loaded before the loop would be read before the check of its coordinate)
     calls = [n for n in nodes if isinstance(n, Call)]
     if calls and any(c.function not in ("sqrt", "exp", "log", "pow", "fmin", "fmax") + UNARY_MATH for c in calls):
         return None  # helpers could read the buffer

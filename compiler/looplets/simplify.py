@@ -110,7 +110,9 @@ def annihilator(t, facts=values.FINITE):
     for ann in t.op.annihilators:
         for k in ann.positions or range(len(t.args)):
             a = t.args[k]
-            if not _is(a, ann.value) or (ann.kinds and not isinstance(a.value, float)):
+            # (``false * x`` is ``0 * x`` as C and numpy convert a bool, and ``false & x`` is
+            # ``0 & x``: the facts below still keep NaN and infinities on the exact path)
+            if not (_is(a, ann.value) or _bool_as(a, ann.value)) or (ann.kinds and not isinstance(a.value, float)):
                 continue
             if any(_lit(x) and x.value is MISSING for x in t.args):
                 return a   # (the annihilator wins over a missing argument)

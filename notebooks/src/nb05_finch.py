@@ -213,6 +213,26 @@ print("levels:", r.levels[:12], "| rounds:", r.directions)
 sp_ = case_studies.bellman_ford(G, 0)
 assert np.array_equal(sp_.distances, scipy_bellman_ford(G, indices=0))
 print("Bellman-Ford agrees with scipy after", sp_.rounds, "rounds")"""),
+    ("md", """## Computed coordinates: scatters, gathers, histograms
+
+A subscript may be computed from data: `y[I[i]] += x[i]` scatters, `y[i] = x[I[i]]` gathers,
+`bins[v[i] // 10] += 1` counts. A loop index is in bounds by construction, a computed coordinate
+only if the data says so: the kernel checks each one against its mode's extent where the access
+runs, and one out of range raises a `KernelError` naming the line, the tensor, the value and the
+extent, in every build (the accesses at loop indices stay unchecked)."""),
+    ("code", """@loop_program
+def histogram(bins, v):
+    for i in _:
+        bins[v[i] // 10] += 1
+
+v = ss.Tensor.from_numpy(np.array([3, 15, 27, 12]), "dense")
+bins = ss.Tensor.from_numpy(np.zeros(3, np.int64), "dense")
+k = compile_program(histogram, bins=bins, v=v)
+print(k(bins=bins, v=v).to_numpy())
+try:
+    k(bins=bins, v=ss.Tensor.from_numpy(np.array([3, 35]), "dense"))
+except ss.errors.KernelError as e:
+    print(e)"""),
     ("md", """## Exercises
 
 **1.** Write a loop program for the sum of the *strict* lower triangle (`i > j`) of a CSR matrix.

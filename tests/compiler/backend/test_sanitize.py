@@ -131,3 +131,76 @@ def test_issue_28_loop_programs_stay_within_their_buffers(asan_env, tmp_path, it
     script.write_text(textwrap.dedent(PRELUDE) + textwrap.dedent(ISSUE_28[item]))
     r = run(asan_env, [str(script)])
     assert "AddressSanitizer" not in r.stderr and r.returncode == 0, report(r)
+
+
+# issue 31's loop programs that read or write at a computed coordinate: out of range, a clear error
+# (their unchecked kernels wrote or read past the buffer); in range, the right result
+ISSUE_31 = {
+    "scatter": """
+        @loop_program
+        def scatter(y, I, x):
+            for i in _:
+                y[I[i]] += x[i]
+        x = ss.Tensor.from_numpy(np.ones(3), "dense")
+        for idx, want in (([0, 2, 2], [1.0, 0.0, 2.0]), ([0, 3, 1], None), ([-1, 0, 1], None)):
+            I = ss.Tensor.from_numpy(np.array(idx), "dense")
+            y = ss.Tensor.from_numpy(np.zeros(3), "dense")
+            expect(lambda: compile_program(scatter, y=y, I=I, x=x)(y=y, I=I, x=x), want)
+    """,
+    "gather": """
+        @loop_program
+        def gather(y, I, x):
+            for i in _:
+                y[i] = x[I[i]]
+        x = ss.Tensor.from_numpy(np.arange(4.0), "dense")
+        for idx, want in (([3, 0], [3.0, 0.0]), ([4, 0], None), ([0, -4], None)):
+            I = ss.Tensor.from_numpy(np.array(idx), "dense")
+            expect(lambda: compile_program(gather, y="dense", I=I, x=x)(I=I, x=x), want)
+    """,
+    "histogram": """
+        @loop_program
+        def hist(bins, v):
+            for i in _:
+                bins[v[i] // 10] += 1
+        for vals, want in (([5, 25, 15, 7], [2, 1, 1]), ([5, 30], None), ([-1], None)):
+            v = ss.Tensor.from_numpy(np.array(vals), "dense")
+            bins = ss.Tensor.from_numpy(np.zeros(3, np.int64), "dense")
+            expect(lambda: compile_program(hist, bins=bins, v=v)(bins=bins, v=v), want)
+    """,
+    "offset": """
+        @loop_program
+        def shifted(y, d, x):
+            for j in _:
+                for i in _:
+                    y[i + d[j]] += x[i]
+        x = ss.Tensor.from_numpy(np.ones(3), "dense")
+        for shifts, want in (([0, 1], [1.0, 2.0, 2.0, 1.0]), ([0, 2], None), ([-1], None)):
+            d = ss.Tensor.from_numpy(np.array(shifts), "dense")
+            y = ss.Tensor.from_numpy(np.zeros(4), "dense")
+            expect(lambda: compile_program(shifted, y=y, d=d, x=x)(y=y, d=d, x=x), want)
+    """,
+}
+EXPECT = """
+    from compiler.looplets.compile import compile_program
+
+    def expect(call, want):
+        if want is None:
+            try:
+                call()
+            except ss.errors.KernelError as e:
+                print("refused:", e)
+            else:
+                raise AssertionError("an out-of-range coordinate was not refused")
+        else:
+            got = call().to_numpy()
+            assert np.array_equal(got, np.array(want)), got
+"""
+
+
+@pytest.mark.parametrize("item", list(ISSUE_31))
+def test_issue_31_computed_coordinates_stay_within_their_buffers(asan_env, tmp_path, item):
+    script = tmp_path / f"{item}.py"
+    script.write_text(textwrap.dedent(PRELUDE) + textwrap.dedent(EXPECT) + textwrap.dedent(ISSUE_31[item]))
+    r = run(asan_env, [str(script)])
+    assert "AddressSanitizer" not in r.stderr and r.returncode == 0, report(r)
+    assert r.stdout.count("refused: kernel ") == 2, report(r)
