@@ -78,7 +78,9 @@ print("both kernels agree with the oracle")"""),
     ("md", """The same product from arrays instead of an index string: `ss.asarray` wraps scipy's matrix
 (no copy), `@`, `+`, `.sum(axis=...)`, `.T`, `concat`, slicing and the rest of the Array API build a lazy
 expression, and `ss.lower(expr)` gives the ONE kernel that computes all of it (`expr.compute()` runs
-it). Shape operators (reshape, concat, slices) are materialized for now, and the trace says so."""),
+it). Shape operators (concat, stack, slices, a ravel or a vector made a matrix) go into that kernel as
+the notation's `concat`, `slice`, `collapse` and `split`; what the notation cannot say (a general
+reshape) is materialized, and the trace's `materialize` step says so."""),
     ("code", """expr = ss.asarray(S) @ ss.asarray(x) + 1
 array_kernel = ss.lower(expr)
 print(array_kernel.program)
@@ -155,9 +157,9 @@ print(playground.format_pickers["A"].value, "->", playground.session.error or "l
 
 `Playground` goes further, as the TACO web tool does: **edit the expression** (a typo is
 pointed at under the box), **switch the strategy**, and pick every tensor's format. The level
-menus mark with ✗ what the chosen strategy cannot read or assemble (the lattice strategy reads
-no `RunList`, the looplets read it; the lattice strategy builds every output format, those it
-cannot append through a SparseList converted after the call), the schedule box shows only under the lattice
+menus mark with ✗ what the chosen strategy cannot read or assemble (today both strategies read
+every level and build every output format; the lattice strategy builds those it cannot append
+through a SparseList converted after the call), the schedule box shows only under the lattice
 strategy, and *what changed* diffs the C and the lattices or looplet nests with the lowering
 before."""),
     ("code", """from widgets import Playground

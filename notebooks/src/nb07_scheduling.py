@@ -213,7 +213,7 @@ spmm = (Schedule().split("i", "i0", "i1", 16).pos("j", "jpos", "A").split("jpos"
         .reorder("i0", "i1", "jpos0", "k", "jpos1").parallelize("i0"))
 k = ss.lower("C[i, k] = A[i, j] * B[j, k]", A="csr", B="dense", C="dense", options={"schedule": spmm})
 print(k.trace.find("schedule:reorder")[0].after)
-print("\n".join(line for line in k.c_source.splitlines() if "for (" in line or "omp" in line))
+print("\\n".join(line for line in k.c_source.splitlines() if "for (" in line or "omp" in line))
 try:
     ss.lower("C[i, k] = A[i, j] * B[j, k]", A="csr", B="csr", C="dense", options={"schedule": spmm})
 except ss.StrategyError as e:

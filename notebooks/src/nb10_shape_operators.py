@@ -118,8 +118,9 @@ its premise), `shape-operators` shows the loop program it became, and the C pane
 Under the lattice strategy the paper derives, for each loop, a **sequence expression** (its
 Fig. 11): the rows of a concatenation are a disjoint union `⊔` of the operands' row sequences, and
 the columns of each row are the union of whichever operand's row is live. Lattices with **edge
-sequences** (Figs. 12 and 13) and the **CFIR** follow. `seq_lower` records each stage (this half
-runs interpreted, without C yet); on a small example:"""),
+sequences** (Figs. 12 and 13) and the **CFIR** follow. `seq_lower` records each stage and
+`seq_evaluate` runs the CFIR in its interpreter; `ss.lower(..., strategy="lattice")` emits C from
+the same CFIR. On a small example:"""),
     ("code", """# NBVAL_CHECK_OUTPUT
 Ps = ss.Tensor.from_numpy(np.array([[0, 1.0, 0, 2], [3, 0, 0, 0], [0, 0, 4, 5]]), "csr")
 Qs = ss.Tensor.from_numpy(np.array([[6.0, 0, 0, 7]]), "coo")
@@ -134,6 +135,14 @@ rule that fired); each `lattice` step draws a lattice whose dotted edge is the c
 (running out of `P`'s rows leads to `Q`'s, offset by `|j_P|`), and `cfir` shows one `while` loop per
 lattice point:"""),
     ("code", """Explorer(low.trace)"""),
+    ("md", """The lattice strategy compiles the same CFIR to C: one `while` loop per lattice point, as
+the `cfir` step printed them, checked here against the interpreter and against the looplets' kernel:"""),
+    ("code", """k_lat = ss.lower(small, strategy="lattice", P=Ps, Q=Qs, x=xs)
+k_loop = ss.lower(small, strategy="looplets", P=Ps, Q=Qs, x=xs)
+assert np.allclose(k_lat(P=Ps, Q=Qs, x=xs).to_numpy(), seq_evaluate(small, P=Ps, Q=Qs, x=xs))
+assert np.allclose(k_loop(P=Ps, Q=Qs, x=xs).to_numpy(), seq_evaluate(small, P=Ps, Q=Qs, x=xs))
+print([s.stage for s in k_lat.trace][-6:])
+print(sum(line.lstrip().startswith("while") for line in k_lat.c_source.splitlines()), "while loops in the lattice C")"""),
     ("md", """## 2. A linear layer on `vec(X)`
 
 `reshape(X, (n*m,))` of a CSR matrix is a row-major **collapse**: `collapse(X[k, l], (k, l) -> j)`
