@@ -94,7 +94,10 @@ class Format:
         """The hashable description equal formats share (computed once: formats are immutable)."""
         key = self.__dict__.get("_key")
         if key is None:
-            key = (self.root.format_key(), self.mode_order)
+            # (the level classes too: a user's level class may share a built-in one's name, and
+            # lower()'s cache must not hand it the built-in's kernel)
+            levels, leaf = flatten(self.root)
+            key = (self.root.format_key(), self.mode_order, tuple(type(lvl) for lvl in (*levels, leaf)))
             object.__setattr__(self, "_key", key)
         return key
 

@@ -186,10 +186,6 @@ Registered with the class, it names `SparsePoint` in the iteration graph and in 
 class PointIterator(ModeIterator):
     \"\"\"A SparsePoint level: a SparseList's positions, at most one per fiber.\"\"\"
 
-    @property
-    def compressed(self):
-        return True
-
     def bounds(self, parent):
         pos = self.param("pos")
         return Load(pos, parent), Load(pos, BinOp("+", parent, 1))
@@ -199,7 +195,8 @@ class PointIterator(ModeIterator):
         return [(int(idx[q]), q) for q in range(int(pos[parent]), int(pos[parent + 1]))]
 
 def point_iterators(name, tensor, mode, level, lvl):
-    return [PointIterator(name, tensor, mode, level, 0, "SparsePoint")]
+    # (what the level declares: compressed, its coordinates in idx; the class adds its bounds)
+    return [PointIterator.of(name, tensor, mode, level, lvl)]
 
 register_iterator(SparsePoint, point_iterators)
 

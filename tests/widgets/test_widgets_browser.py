@@ -1023,8 +1023,8 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
 
 def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, artifacts):
     """Typing an expression and switching the strategy re-render the C pane with the new kernel
-    (its text and its height measured); a typo shows the parser's message; the pickers mark what
-    the strategy cannot read; the schedule box shows only under the lattice strategy."""
+    (its text and its height measured); a typo shows the parser's message; the pickers offer every
+    level both strategies take; the schedule box shows only under the lattice strategy."""
     url, token, root = lab
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
     page.goto(f"{url}/lab/tree/playground.ipynb?reset&token={token}", timeout=120_000)
@@ -1050,10 +1050,11 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
 
     first = c.evaluate(shown)
     assert "lattice_y" in first["text"] and "z_val" not in first["text"] and first["height"] >= 100
-    # the lattice strategy cannot assemble a SparseBand output: y's level menu says so
+    # since issue 29 the lattice strategy builds every output level (some through a SparseList it
+    # converts): y's level menu offers SparseBand and marks nothing
     # (ipywidgets draws an option's spaces as no-break spaces)
     options = lambda: [o.replace("\xa0", " ") for o in play.locator(".ss-level-y-0 select option").all_inner_texts()]
-    assert "✗ SparseBand (cannot assemble)" in options()
+    assert "SparseBand" in options() and not [o for o in options() if o.startswith("✗")]
     assert play.locator(".ss-schedule").first.is_visible()
 
     # a typo: the parser's message and caret under the box, the kernel stays

@@ -49,7 +49,7 @@ def output_refusal(strategy: str, tensor: str, fmt: ss.Format):
 
 
 LATTICE_ITERATES = ("Dense", "SparseList", "SparseCOO", "SparseByteMap", "SparseHash", "SparseBand", "SparseBlockList",
-                    "SparsePoint", "SparseInterval")
+                    "SparsePoint", "SparseInterval", "RunList", "SparseRunList")   # (every level, since issue 29)
 
 
 def input_refusal(strategy: str, tensor: str, fmt: ss.Format):
