@@ -36,6 +36,7 @@ from .format import Format
 from .imperative.ir import Buffer, Scalar
 from .interop import is_foreign, to_tensor
 from .levels import Dense, Element, flatten
+from .levels.level import fill_key
 from .tensor import Tensor
 
 
@@ -198,6 +199,47 @@ class InputPlan:
                     out[pname] = arrays[kind]
         tensor._bound_args = (self, out)
         return out
+
+
+def foreign_layout(value) -> tuple:
+    """What the format of a scipy.sparse or pydata/sparse ``value`` depends on (its type, scipy
+    format or pydata compressed axes, rank, the dtypes of its arrays and its fill), as a key:
+    arrays of one key become tensors of one format (:func:`compiler.interop.to_tensor`).
+
+    >>> import scipy.sparse as sp
+    >>> m = sp.csr_matrix(np.eye(2))
+    >>> foreign_layout(m) == foreign_layout(sp.csr_matrix(np.ones((3, 4))))
+    True
+    >>> foreign_layout(m) == foreign_layout(sp.csr_matrix(np.eye(2, dtype=np.float32)))
+    False
+    """
+    # (asked on calls the fast path did not take: kept to attribute reads; a scipy class says its format)
+    held = value.__dict__
+    fill = held.get("fill_value")
+    return (value.__class__, value.ndim, tuple([v.dtype for v in held.values() if v.__class__ is np.ndarray]),
+            None if fill is None else (fill_key(fill), getattr(value, "compressed_axes", None)))
+
+
+def same_but_index_dtypes(a: Format, b: Format) -> bool:
+    """Whether formats ``a`` and ``b`` differ at most in their levels' index dtypes (so a kernel
+    lowered for one reads the other's arrays the same way, only their integers' width differs).
+
+    >>> from compiler import csr, csc
+    >>> same_but_index_dtypes(csr(index_dtype="int32"), csr()), same_but_index_dtypes(csc(), csr())
+    (True, False)
+    >>> same_but_index_dtypes(csr(dtype="float32", index_dtype="int32"), csr())
+    False
+    """
+    return a == b or _index_dtypes_wide(a) == _index_dtypes_wide(b)
+
+
+def _index_dtypes_wide(fmt: Format) -> Format:
+    """``fmt`` with every level's index dtype int64."""
+    levels, node = flatten(fmt.root)
+    for lvl in reversed(levels):
+        wide = {"index_dtype": np.dtype("int64")} if getattr(lvl, "index_dtype", None) is not None else {}
+        node = dataclasses.replace(lvl, child=node, **wide)
+    return Format(node, fmt.mode_order)
 
 
 def _buffers(value) -> tuple:
