@@ -238,8 +238,8 @@ class Kernel:
                 continue   # (an unknown name is refused by the call; the kernel converts some inputs itself)
             value = tensors[name]
             theirs = to_tensor(value, name).format
-            if theirs == fmt:
-                continue   # (shared as it is)
+            if theirs == fmt or theirs.ndim != fmt.ndim:
+                continue   # (shared as it is; or refused by the call, naming the ranks)
             what = f"{name}: a {_foreign_name(value)} {_index_words(theirs)}"
             if binding.same_but_index_dtypes(theirs, fmt):
                 own[name] = theirs
