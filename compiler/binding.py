@@ -149,7 +149,7 @@ class InputPlan:
                 # Tensor's arrays are taken (their contents may change; the arrays are the same ones)
                 if len(self._foreign) >= 8:
                     self._foreign.pop(next(iter(self._foreign)))
-                self._foreign[id(value)] = (weakref.ref(value), tuple(map(id, buffers)), value.shape, t)
+                self._foreign[id(value)] = (weakref.ref(value), _buffer_ids(value), value.shape, t)
             return t
         arr = np.asarray(value)
         fmt = self.format
@@ -171,7 +171,7 @@ class InputPlan:
         if kept is None:
             return None
         ref, ids, shape, t = kept
-        if ref() is not value or value.shape != shape or tuple(map(id, _buffers(value))) != ids:
+        if ref() is not value or value.shape != shape or _buffer_ids(value) != ids:
             return None
         return t
 
@@ -240,6 +240,12 @@ def _index_dtypes_wide(fmt: Format) -> Format:
         wide = {"index_dtype": np.dtype("int64")} if getattr(lvl, "index_dtype", None) is not None else {}
         node = dataclasses.replace(lvl, child=node, **wide)
     return Format(node, fmt.mode_order)
+
+
+def _buffer_ids(value) -> list:
+    """The ids of :func:`_buffers` (asked on every call of a kernel with a foreign array: a list
+    comprehension over the instance's dict, half the cost of the tuple of the arrays)."""
+    return [id(v) for v in value.__dict__.values() if isinstance(v, np.ndarray)]
 
 
 def _buffers(value) -> tuple:
