@@ -22,7 +22,7 @@ import numpy as np
 
 from . import binding, memory, outputs, values
 from .compression import Compression
-from .errors import FormatError, ShapeError, UsageError
+from .errors import FormatError, ShapeError, StrategyError, UsageError
 from .fastcall import fast_call
 from .format import Format, narrow_index_levels
 from .imperative import interpret
@@ -252,7 +252,13 @@ class Kernel:
                     f"entries ({name}.asformat); pass it converted once, or lower the program for its format"))
         if not own:
             return self
-        kernel = self.relower(self.facts, own)
+        try:
+            kernel = self.relower(self.facts, own)
+        except StrategyError as e:   # (this kernel converts them, as before)
+            self.trace.record("foreign-layout", note=(
+                f"{', '.join(own)}: the {self.strategy} strategy lowers no kernel for "
+                f"{', '.join(str(f) for f in own.values())} ({e}); each call converts them"))
+            return self
         if kernel is self:
             return self
         for name, fmt in own.items():

@@ -13,6 +13,7 @@ from hypothesis import example, given, settings, strategies as st
 import compiler as ss
 from compiler import lowering
 from compiler.fastcall import fast_call
+from compiler.looplets import loop_program
 
 STRATEGIES = ["lattice", "looplets"]
 SPMV = "y[i] = A[i, j] * x[j]"
@@ -21,7 +22,9 @@ SPMV = "y[i] = A[i, j] * x[j]"
 @pytest.fixture(autouse=True)
 def _fresh_kernels():
     """Each test's kernels are lowered afresh (their compiled code is cached), so the steps a
-    call records in a kernel's trace are this test's."""
+    call records in a kernel's trace are this test's (and no kernel a test changed is kept)."""
+    lowering.clear_cache()
+    yield
     lowering.clear_cache()
 
 
@@ -184,3 +187,40 @@ def test_a_foreign_array_of_a_dtype_kernels_do_not_take_is_refused_naming_the_te
     with pytest.raises(ss.DTypeError, match=rf"A \({type(a).__name__} of shape \(3, 3\)\): dtype complex128 is "
                                             r"not supported; .* convert it with .astype"):
         k(A=a, x=np.ones(3))
+
+
+def test_a_layout_the_strategy_cannot_lower_is_converted_as_before():
+    """Where lowering for the array's own index dtypes is refused, the call converts it (and
+    the trace says why) instead of failing a call that converting answers."""
+    k = ss.lower(SPMV, A="csr", x="dense")
+
+    def refuse(facts, formats=None):
+        raise ss.StrategyError("no int32 levels here")
+    k.relower = refuse
+    a, x = _matrix(4, 3, 0.5, 7), np.arange(3.0)
+    np.testing.assert_array_equal(k(A=a, x=x).to_numpy(), _oracle(SPMV, A=a, x=x))
+    assert k.for_layouts({"A": a, "x": x}) is k
+    assert "lowers no kernel for" in _notes(k)[-1] and "no int32 levels here" in _notes(k)[-1]
+
+
+@loop_program
+def _split_signs(pos, neg, A):
+    for i in _:
+        for j in _:
+            if A[i, j] > 0:
+                pos[i] += A[i, j]
+            if A[i, j] < 0:
+                neg[i] -= A[i, j]
+
+
+def test_a_loop_program_with_two_outputs_reads_int32_indices_in_place():
+    a = _matrix(5, 4, 0.6, 8)
+    a.data -= 5.0   # (values -4..4)
+    k = ss.lower(_split_signs, pos="dense", neg="dense", A="csr")
+    for _ in range(2):
+        out = k(A=a)
+        dense = a.toarray()
+        np.testing.assert_array_equal(out.pos.to_numpy(), np.where(dense > 0, dense, 0).sum(1))
+        np.testing.assert_array_equal(out.neg.to_numpy(), -np.where(dense < 0, dense, 0).sum(1))
+    own = k.for_layouts({"A": a})
+    assert own is not k and _shares(own, "A", a)
