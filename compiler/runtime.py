@@ -263,8 +263,8 @@ class Kernel:
             return self
         for name, fmt in own.items():
             kernel.trace.record("foreign-layout", note=(
-                f"{name}: lowered for {fmt}, the layout of the {_foreign_name(tensors[name])} it is called with "
-                f"(the kernel asked for reads {self.formats[name]})"))
+                f"{name}: lowered for {fmt}, the layout of the {_foreign_name(tensors[name])} a kernel for "
+                f"{self.formats[name]} was called with, to read its arrays in place"))
         return kernel
 
     # --- binding -------------------------------------------------------------------------
