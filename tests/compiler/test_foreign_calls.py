@@ -224,3 +224,27 @@ def test_a_loop_program_with_two_outputs_reads_int32_indices_in_place():
         np.testing.assert_array_equal(out.neg.to_numpy(), -np.where(dense < 0, dense, 0).sum(1))
     own = k.for_layouts({"A": a})
     assert own is not k and _shares(own, "A", a)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_later_calls_go_straight_to_the_fast_path_of_the_kernel_for_the_layout(strategy):
+    """Once a call ran the kernel for a scipy matrix's int32 layout, the next call with it is
+    answered by that kernel's fast path without the general path; arrays that kernel did not bind
+    (an int64 matrix, a new int32 one) still take the general path, and get the right answer."""
+    a, x = _matrix(6, 5, 0.5, 9), np.arange(5.0)
+    k = ss.lower(SPMV, strategy=strategy, A="csr", x="dense")
+    k(A=a, x=x)
+
+    def general_path(tensors):
+        raise AssertionError("the general path was taken")
+    k.for_layouts = general_path
+    a.data *= 2.0
+    np.testing.assert_array_equal(k(A=a, x=x).to_numpy(), _oracle(SPMV, A=a, x=x))
+    del k.for_layouts
+    wide = a.copy()
+    wide.indices, wide.indptr = wide.indices.astype(np.int64), wide.indptr.astype(np.int64)
+    for other in (wide, a.copy(), sp.csr_matrix(a.toarray() + 1.0)):
+        np.testing.assert_array_equal(k(A=other, x=x).to_numpy(), _oracle(SPMV, A=other, x=x))
+    a.data[0] = np.nan
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(k(A=a, x=np.zeros(5)).to_numpy(), _oracle(SPMV, A=a, x=np.zeros(5)))
