@@ -70,6 +70,8 @@ def test_int32_indices_are_read_in_place_and_the_next_call_is_fast(strategy, kin
     (note,) = _notes(k)
     assert note.startswith(f"A: a scipy {kind} {fmt} with int32 indices, this kernel reads {fmt} with int64")
     assert "int32" in _notes(own)[0]
+    again = ss.Trace.from_json(k.trace.to_json())   # (the step is saved and shared with the trace)
+    assert [s.note for s in again.find("foreign-layout")] == [note]
     # the interpreter (the IR's oracle) runs the same kernel on the same arrays
     np.testing.assert_array_equal(k.interpret(A=a, x=x).to_numpy(), _oracle(SPMV, A=a, x=x))
 
