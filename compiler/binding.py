@@ -36,6 +36,7 @@ from .format import Format
 from .imperative.ir import Buffer, Scalar
 from .interop import is_foreign, to_tensor
 from .levels import Dense, Element, flatten
+from .levels.level import fill_key
 from .tensor import Tensor
 
 
@@ -148,7 +149,7 @@ class InputPlan:
                 # Tensor's arrays are taken (their contents may change; the arrays are the same ones)
                 if len(self._foreign) >= 8:
                     self._foreign.pop(next(iter(self._foreign)))
-                self._foreign[id(value)] = (weakref.ref(value), tuple(map(id, buffers)), value.shape, t)
+                self._foreign[id(value)] = (weakref.ref(value), _buffer_ids(value), value.shape, t)
             return t
         arr = np.asarray(value)
         fmt = self.format
@@ -170,7 +171,7 @@ class InputPlan:
         if kept is None:
             return None
         ref, ids, shape, t = kept
-        if ref() is not value or value.shape != shape or tuple(map(id, _buffers(value))) != ids:
+        if ref() is not value or value.shape != shape or _buffer_ids(value) != ids:
             return None
         return t
 
@@ -198,6 +199,53 @@ class InputPlan:
                     out[pname] = arrays[kind]
         tensor._bound_args = (self, out)
         return out
+
+
+def foreign_layout(value) -> tuple:
+    """What the format of a scipy.sparse or pydata/sparse ``value`` depends on (its type, scipy
+    format or pydata compressed axes, rank, the dtypes of its arrays and its fill), as a key:
+    arrays of one key become tensors of one format (:func:`compiler.interop.to_tensor`).
+
+    >>> import scipy.sparse as sp
+    >>> m = sp.csr_matrix(np.eye(2))
+    >>> foreign_layout(m) == foreign_layout(sp.csr_matrix(np.ones((3, 4))))
+    True
+    >>> foreign_layout(m) == foreign_layout(sp.csr_matrix(np.eye(2, dtype=np.float32)))
+    False
+    """
+    # (asked on calls the fast path did not take: kept to attribute reads; a scipy class says its format)
+    held = value.__dict__
+    fill = held.get("fill_value")
+    return (value.__class__, value.ndim, tuple([v.dtype for v in held.values() if v.__class__ is np.ndarray]),
+            None if fill is None else (fill_key(fill), getattr(value, "compressed_axes", None)))
+
+
+def same_but_index_dtypes(a: Format, b: Format) -> bool:
+    """Whether formats ``a`` and ``b`` differ at most in their levels' index dtypes (so a kernel
+    lowered for one reads the other's arrays the same way, only their integers' width differs).
+
+    >>> from compiler import csr, csc
+    >>> same_but_index_dtypes(csr(index_dtype="int32"), csr()), same_but_index_dtypes(csc(), csr())
+    (True, False)
+    >>> same_but_index_dtypes(csr(dtype="float32", index_dtype="int32"), csr())
+    False
+    """
+    return a == b or _index_dtypes_wide(a) == _index_dtypes_wide(b)
+
+
+def _index_dtypes_wide(fmt: Format) -> Format:
+    """``fmt`` with every level's index dtype int64."""
+    levels, node = flatten(fmt.root)
+    for lvl in reversed(levels):
+        wide = {"index_dtype": np.dtype("int64")} if getattr(lvl, "index_dtype", None) is not None else {}
+        node = dataclasses.replace(lvl, child=node, **wide)
+    return Format(node, fmt.mode_order)
+
+
+def _buffer_ids(value) -> list:
+    """The ids of :func:`_buffers` (asked on every call of a kernel with a foreign array: a list
+    comprehension over the instance's dict, half the cost of the tuple of the arrays)."""
+    return [id(v) for v in value.__dict__.values() if isinstance(v, np.ndarray)]
 
 
 def _buffers(value) -> tuple:

@@ -46,10 +46,12 @@ def to_tensor(obj, name: str | None = None) -> Tensor:
     sharing its buffers where the layout allows; a Tensor is returned as it is."""
     if isinstance(obj, Tensor):
         return obj
-    if is_scipy_sparse(obj):
-        return _from_scipy(obj, name)
-    if is_pydata_sparse(obj):
-        return _from_pydata(obj, name)
+    if is_scipy_sparse(obj) or is_pydata_sparse(obj):
+        try:
+            return _from_scipy(obj, name) if is_scipy_sparse(obj) else _from_pydata(obj, name)
+        except DTypeError as e:   # (the library's array says no name: the message gives the tensor's)
+            raise DTypeError(f"{name or 'array'} ({type(obj).__name__} of shape {obj.shape}): {e}; "
+                             f"convert it with .astype(...)") from None
     if isinstance(obj, (list, tuple)) or np.isscalar(obj) or isinstance(obj, (np.ndarray, np.generic)) \
             or hasattr(obj, "__array__"):
         return dense_view(np.asarray(obj), name)

@@ -331,7 +331,9 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         kernel.shape_operators = shaped
         kernel.facts = facts
         given = {name: _format_only(value) for name, value in tensors.items()}
-        kernel.relower = lambda wider: _lower(program, strategy, checked, functions, None, options, given, wider, auto)
+        # (and for other formats of some inputs: a scipy matrix's own index dtypes, see Kernel.__call__)
+        kernel.relower = lambda wider, formats=None: _lower(program, strategy, checked, functions, None, options,
+                                                            {**given, **(formats or {})}, wider, auto)
         if key is not None:
             _CACHE[key] = kernel
         return kernel

@@ -22,13 +22,13 @@ import numpy as np
 
 from . import binding, memory, outputs, values
 from .compression import Compression
-from .errors import FormatError, ShapeError, UsageError
+from .errors import FormatError, ShapeError, StrategyError, UsageError
 from .fastcall import fast_call
 from .format import Format, narrow_index_levels
 from .imperative import interpret
 from .algebra import NOVALUE
 from .imperative.ir import Buffer, Function, Scalar
-from .interop import is_foreign
+from .interop import is_foreign, is_scipy_sparse, to_tensor
 from .levels import Dense, Element
 from .levels.level import fill_key, is_fill
 from .notation import Assign, accesses
@@ -153,12 +153,27 @@ class Kernel:
             out = fast(tensors)
             if out is not None:
                 return out
+            routed = self.__dict__.get("_routed_fast")
+            if routed is not None:
+                # the fast path of the kernel for a foreign array's layout that the last call took: it
+                # answers only for the arrays it bound itself (the same buffers), which are this program's
+                out = routed(tensors)
+                if out is not None:
+                    return out
+        own = self.for_layouts(tensors)
+        if own is not self:
+            out = own(**tensors)
+            self._routed_fast = own.__dict__.get("_fast")   # (made by that call)
+            return out
         kernel = self.for_values(tensors)
         return kernel._run(kernel.compiled, tensors)
 
     def interpret(self, **tensors) -> Tensor:
         """Run the kernel's IR in the Python interpreter instead (a test oracle)."""
         tensors = tensors or dict(self.arguments)
+        own = self.for_layouts(tensors)
+        if own is not self:
+            return own.interpret(**tensors)
         kernel = self.for_values(tensors)
         helpers = dict(kernel.lowered.helpers)
         return kernel._run(lambda **args: interpret(kernel.function, helpers=helpers, **args), tensors)
@@ -190,6 +205,79 @@ class Kernel:
             wider = dict(self.facts) if wider is None else wider
             wider[name] = assumed | held
         return self if wider is None else self.relower(wider)
+
+    def for_layouts(self, tensors: dict) -> "Kernel":
+        """This kernel, or the one lowered for the index dtypes of the scipy or pydata arrays among
+        ``tensors`` where they are all that differ from this kernel's formats: a kernel lowered for
+        ``csr`` (int64 indices) called with a scipy matrix's int32 ones reads them in place rather
+        than converting the matrix at every call. It is lowered once per layout (and kept); the
+        decision is recorded in this kernel's trace (a ``foreign-layout`` step), as is a layout that
+        stays converted at every call (a COO or CSC matrix for a CSR kernel).
+
+        >>> import scipy.sparse as sp, compiler as ss
+        >>> k = ss.lower("y[i] = A[i, j] * x[j]", A="csr", x="dense")
+        >>> m = sp.csr_matrix(np.array([[0, 2.0], [3.0, 0]]))          # int32 indices
+        >>> own = k.for_layouts({"A": m, "x": np.ones(2)})
+        >>> own is k, own.formats["A"].levels[1].index_dtype.name, own(A=m, x=np.ones(2)).to_numpy()
+        (False, 'int32', array([2., 3.]))
+        """
+        if self.relower is None:
+            return self
+        layouts = None
+        for name, value in tensors.items():
+            if value.__class__ is Tensor or value.__class__ is np.ndarray or not is_foreign(value):
+                continue
+            layouts = (layouts or ()) + ((name, binding.foreign_layout(value)),)
+        if layouts is None:
+            return self
+        routes = self.__dict__.setdefault("_layout_routes", {})
+        own = routes.get(layouts)
+        if own is None:
+            own = self._lowered_for_layouts(tensors, layouts)
+            if len(routes) >= 16:   # (a kernel called with many layouts keeps the last few)
+                routes.clear()
+            routes[layouts] = own
+        return own
+
+    def _lowered_for_layouts(self, tensors: dict, layouts: tuple) -> "Kernel":
+        """The kernel for ``layouts`` (``(name, foreign_layout)`` pairs of ``tensors``' foreign
+        arrays): lowered for each array's own format where only index dtypes differ, else this one."""
+        plan = self._plan()
+        own = {}
+        for name, _ in layouts:
+            fmt = self.formats.get(name)
+            if fmt is None or name in plan.output_names or name in plan.converted:
+                continue   # (an unknown name is refused by the call; the kernel converts some inputs itself)
+            value = tensors[name]
+            theirs = to_tensor(value, name).format
+            if theirs == fmt or theirs.ndim != fmt.ndim:
+                continue   # (shared as it is; or refused by the call, naming the ranks)
+            what = f"{name}: a {_foreign_name(value)} {_index_words(theirs)}"
+            if binding.same_but_index_dtypes(theirs, fmt):
+                own[name] = theirs
+                self.trace.record("foreign-layout", note=(
+                    f"{what}, this kernel reads {_index_words(fmt)}: calls with it run the kernel lowered for "
+                    f"{theirs} (lowered once, kept), which reads its arrays in place"))
+            else:
+                self.trace.record("foreign-layout", note=(
+                    f"{what} is {theirs} but this kernel reads {fmt}: each call converts it, a copy of its "
+                    f"entries ({name}.asformat); pass it converted once, or lower the program for its format"))
+        if not own:
+            return self
+        try:
+            kernel = self.relower(self.facts, own)
+        except StrategyError as e:   # (this kernel converts them, as before)
+            self.trace.record("foreign-layout", note=(
+                f"{', '.join(own)}: the {self.strategy} strategy lowers no kernel for "
+                f"{', '.join(str(f) for f in own.values())} ({e}); each call converts them"))
+            return self
+        if kernel is self:
+            return self
+        for name, fmt in own.items():
+            kernel.trace.record("foreign-layout", note=(
+                f"{name}: lowered for {fmt}, the layout of the {_foreign_name(tensors[name])} a kernel for "
+                f"{self.formats[name]} was called with, to read its arrays in place"))
+        return kernel
 
     # --- binding -------------------------------------------------------------------------
 
@@ -601,6 +689,17 @@ class _FreshFill:
 def _with_leaf_fill(fmt: Format, fill) -> Format:
     """``fmt`` with its leaf's fill replaced: ``Dense(Element(0.0))`` to ``Dense(Element(4.0))``."""
     return Format(replace_leaf(fmt.root, replace(fmt.leaf, fill=fill)), fmt.mode_order)
+
+
+def _foreign_name(value) -> str:
+    """``scipy csr_matrix``, ``pydata/sparse GCXS``: a foreign array's library and type, for messages."""
+    return f"{'scipy' if is_scipy_sparse(value) else 'pydata/sparse'} {type(value).__name__}"
+
+
+def _index_words(fmt: Format) -> str:
+    """``csr with int32 indices``: a format's shorthand (or spelling) and its levels' index dtypes."""
+    dtypes = sorted({np.dtype(lvl.index_dtype).name for lvl in fmt.levels if getattr(lvl, "index_dtype", None) is not None})
+    return f"{fmt.shorthand or fmt}" + (f" with {' and '.join(dtypes)} indices" if dtypes else "")
 
 
 def _describe_formats(got: Format, want: Format) -> tuple[str, str]:

@@ -14,7 +14,11 @@ gives the median, the minimum, the spread (IQR) and each baseline's time relativ
 
 Timings depend on your machine; nothing here asserts a speed. The kernel call includes Python
 work (binding tensors to arguments, building the result tensor): a few microseconds that matter
-only for small inputs."""),
+only for small inputs. A scipy matrix can be passed to a kernel as it is: one in the kernel's layout
+is read in place, and one that differs only in index dtypes (scipy's int32 indices for a kernel
+lowered for `"csr"`, int64) runs a kernel lowered once for its layout, also in place; another
+layout (COO for a CSR kernel) is converted at every call, and the kernel's trace says so in a
+`foreign-layout` step."""),
     ("code", """import numpy as np
 import scipy.sparse as sp
 from IPython.display import HTML, display

@@ -1,0 +1,252 @@
+"""A kernel called with scipy.sparse or pydata/sparse arrays (issue 31, item 4): an array whose
+own format differs from the kernel's only in index dtypes (scipy's int32 indices into a kernel
+lowered for "csr", int64) is read in place by a kernel lowered once for its layout, and the next
+call takes that kernel's fast path; an array of another layout is converted at each call, and the
+kernel's trace says which, once."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import sparse
+from hypothesis import example, given, settings, strategies as st
+
+import compiler as ss
+from compiler import lowering
+from compiler.fastcall import fast_call
+from compiler.looplets import loop_program
+
+STRATEGIES = ["lattice", "looplets"]
+SPMV = "y[i] = A[i, j] * x[j]"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_kernels():
+    """Each test's kernels are lowered afresh (their compiled code is cached), so the steps a
+    call records in a kernel's trace are this test's (and no kernel a test changed is kept)."""
+    lowering.clear_cache()
+    yield
+    lowering.clear_cache()
+
+
+def _matrix(m, n, density, seed):
+    """An m x n scipy CSR matrix (int32 indices) whose values are 1..9, none of them 0."""
+    rng = np.random.default_rng(seed)
+    a = np.where(rng.random((m, n)) < density, rng.integers(1, 10, (m, n)).astype(float), 0.0)
+    return sp.csr_matrix(a)
+
+
+def _oracle(program, **tensors):
+    dense = {k: v.toarray() if sp.issparse(v) else (v.todense() if isinstance(v, sparse.SparseArray) else v)
+             for k, v in tensors.items()}
+    return ss.evaluate(program, **dense)[0]
+
+
+def _notes(kernel) -> list[str]:
+    return [s.note for s in kernel.trace.find("foreign-layout")]
+
+
+def _shares(kernel, name, value) -> bool:
+    """Whether the tensor ``kernel`` bound for ``value`` holds every array of ``value`` itself."""
+    kept = kernel._plan().inputs[name].kept_foreign(value)
+    held = [a for a in vars(value).values() if isinstance(a, np.ndarray)]
+    return kept is not None and all(any(np.shares_memory(a, b) for b in
+                                        (x for d in kept.level_arrays() for x in d.values())) for a in held)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("kind, fmt", [("csr_matrix", "csr"), ("csr_array", "csr"), ("csc_matrix", "csc")])
+def test_int32_indices_are_read_in_place_and_the_next_call_is_fast(strategy, kind, fmt):
+    a = getattr(sp, kind)(_matrix(7, 5, 0.4, 1))
+    assert a.indices.dtype == np.int32
+    x = np.arange(5.0)
+    k = ss.lower(SPMV, strategy=strategy, A=fmt, x="dense")
+    np.testing.assert_array_equal(k(A=a, x=x).to_numpy(), _oracle(SPMV, A=a, x=x))
+    own = k.for_layouts({"A": a, "x": x})
+    assert own is not k and own.formats["A"].levels[1].index_dtype == np.int32
+    assert own.formats["A"].mode_order == k.formats["A"].mode_order
+    assert _shares(own, "A", a), "A's indptr, indices and data are the kernel's arrays: no copy"
+    assert fast_call(own)({"A": a, "x": x}) is not None, "the second call takes the fast path"
+    np.testing.assert_array_equal(k(A=a, x=x).to_numpy(), _oracle(SPMV, A=a, x=x))
+    (note,) = _notes(k)
+    assert note.startswith(f"A: a scipy {kind} {fmt} with int32 indices, this kernel reads {fmt} with int64")
+    assert "int32" in _notes(own)[0]
+    again = ss.Trace.from_json(k.trace.to_json())   # (the step is saved and shared with the trace)
+    assert [s.note for s in again.find("foreign-layout")] == [note]
+    # the interpreter (the IR's oracle) runs the same kernel on the same arrays
+    np.testing.assert_array_equal(k.interpret(A=a, x=x).to_numpy(), _oracle(SPMV, A=a, x=x))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_matrix_changed_in_place_between_calls_gives_the_right_answer(strategy):
+    """Values written in place are read again (NaN among them re-lowers: 0 * NaN is NaN), and a
+    matrix whose indices were unsorted (copied when bound) is read right once sort_indices sorts
+    them, and shared once scipy knows it canonical (sum_duplicates)."""
+    program = "C[i, j] = A[i, j] * z[j]"
+    k = ss.lower(program, strategy=strategy, A="csr", z="dense")
+    # row 0 holds columns 2, 0 in that order: scipy keeps them so until sort_indices
+    a = sp.csr_matrix((np.array([3.0, 1.0, 2.0]), np.array([2, 0, 1], dtype=np.int32),
+                       np.array([0, 2, 3], dtype=np.int32)), shape=(2, 3))
+    assert not a.has_sorted_indices
+    z = np.array([0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(k(A=a, z=z).to_numpy(), _oracle(program, A=a, z=z))
+    own = k.for_layouts({"A": a, "z": z})
+    assert own is not k and own._plan().inputs["A"].kept_foreign(a) is None, "unsorted: copied, not kept"
+    a.sort_indices()   # (in place; scipy still does not know the entries are unique: copied again)
+    np.testing.assert_array_equal(k(A=a, z=z).to_numpy(), _oracle(program, A=a, z=z))
+    a.sum_duplicates()   # (canonical now, in place: shared from here on)
+    np.testing.assert_array_equal(k(A=a, z=z).to_numpy(), _oracle(program, A=a, z=z))
+    assert _shares(own, "A", a) and fast_call(own)({"A": a, "z": z}) is not None
+    a.data[:] = [5.0, 6.0, 7.0]
+    np.testing.assert_array_equal(k(A=a, z=z).to_numpy(), _oracle(program, A=a, z=z))
+    a.data[0] = np.nan   # (at column 0, where z is 0)
+    with np.errstate(invalid="ignore"):
+        got, want = k(A=a, z=z).to_numpy(), _oracle(program, A=a, z=z)
+    assert np.isnan(got[0, 0])
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_int64_indices_are_the_kernels_own(strategy):
+    """A scipy matrix with int64 indices (as scipy makes for more than 2**31 entries) is in the
+    kernel's own layout: shared by the kernel itself, nothing lowered again, nothing recorded."""
+    a = _matrix(6, 4, 0.5, 2)
+    a.indices, a.indptr = a.indices.astype(np.int64), a.indptr.astype(np.int64)
+    x = np.arange(4.0)
+    k = ss.lower(SPMV, strategy=strategy, A="csr", x="dense")
+    np.testing.assert_array_equal(k(A=a, x=x).to_numpy(), _oracle(SPMV, A=a, x=x))
+    assert k.for_layouts({"A": a, "x": x}) is k and _notes(k) == []
+    assert _shares(k, "A", a) and fast_call(k)({"A": a, "x": x}) is not None
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("kind", ["coo_matrix", "csc_matrix", "csr_matrix_float32"])
+def test_another_layout_is_converted_at_each_call_and_the_trace_says_so_once(strategy, kind):
+    base = _matrix(5, 6, 0.5, 3)
+    a = base.astype(np.float32) if kind == "csr_matrix_float32" else getattr(sp, kind)(base)
+    x = np.arange(6.0)
+    k = ss.lower(SPMV, strategy=strategy, A="csr", x="dense")
+    for _ in range(2):
+        np.testing.assert_allclose(k(A=a, x=x).to_numpy(), _oracle(SPMV, A=base, x=x))
+    assert k.for_layouts({"A": a, "x": x}) is k
+    (note,) = _notes(k)
+    assert note.startswith(f"A: a scipy {kind.split('_float')[0]} ") and "each call converts it" in note
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_pydata_arrays(strategy):
+    """pydata's GCXS with int32 indices is read in place; its COO, into a CSR kernel, converted."""
+    base = _matrix(6, 5, 0.4, 4)
+    g = sparse.GCXS((base.data, base.indices, base.indptr), shape=base.shape, compressed_axes=[0])
+    assert g.indices.dtype == np.int32
+    x = np.arange(5.0)
+    k = ss.lower(SPMV, strategy=strategy, A="csr", x="dense")
+    np.testing.assert_array_equal(k(A=g, x=x).to_numpy(), _oracle(SPMV, A=base, x=x))
+    own = k.for_layouts({"A": g, "x": x})
+    assert own is not k and _shares(own, "A", g) and fast_call(own)({"A": g, "x": x}) is not None
+    c = sparse.COO.from_scipy_sparse(base)
+    np.testing.assert_array_equal(k(A=c, x=x).to_numpy(), _oracle(SPMV, A=base, x=x))
+    assert [n.split(" ")[:4] for n in _notes(k)] == [["A:", "a", "pydata/sparse", "GCXS"],
+                                                      ["A:", "a", "pydata/sparse", "COO"]]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_two_foreign_operands_and_a_sparse_output(strategy):
+    """SpGEMM into CSR with one scipy operand of int32 indices and one Tensor: the kernel for
+    A's layout builds the same CSR output (its format as asked) as converting A would."""
+    program = "C[i, j] = A[i, k] * B[k, j]"
+    a, b = _matrix(5, 4, 0.5, 5), _matrix(4, 6, 0.5, 6)
+    B = ss.Tensor.from_scipy(b, format="csr").asformat(ss.csr())
+    k = ss.lower(program, strategy=strategy, A="csr", B=B, C="csr")
+    out = k(A=a, B=B)
+    assert out.format == ss.csr()
+    np.testing.assert_array_equal(out.to_numpy(), _oracle(program, A=a, B=b))
+    own = k.for_layouts({"A": a, "B": B})
+    assert own is not k and own.formats["B"] == k.formats["B"] and own.formats["C"] == k.formats["C"]
+    assert _shares(own, "A", a)
+
+
+@settings(max_examples=25, deadline=None)
+@given(m=st.integers(0, 6), n=st.integers(0, 6), density=st.sampled_from([0.0, 0.3, 1.0]),
+       seed=st.integers(0, 3), strategy=st.sampled_from(STRATEGIES), fmt=st.sampled_from(["csr", "csc"]))
+@example(m=0, n=3, density=0.3, seed=0, strategy="lattice", fmt="csr")
+def test_int32_calls_agree_with_the_oracle(m, n, density, seed, strategy, fmt):
+    """SpMV and a sum of a matrix with itself transposed-free (C = A + A) over scipy matrices of
+    int32 indices, empty ones among them, twice each (the second by the fast path)."""
+    a = _matrix(m, n, density, seed).asformat(fmt)
+    x = np.arange(float(n))
+    for program, extra in ((SPMV, {"x": x}), ("C[i, j] = A[i, j] + A[i, j]", {})):
+        k = ss.lower(program, strategy=strategy, A=fmt, **{k: "dense" for k in extra})
+        want = _oracle(program, A=a, **extra)
+        for _ in range(2):
+            np.testing.assert_array_equal(k(A=a, **extra).to_numpy(), want)
+
+
+@pytest.mark.parametrize("make", [lambda m: sp.csr_matrix(m), lambda m: sparse.COO.from_numpy(m)],
+                         ids=["scipy", "pydata"])
+def test_a_foreign_array_of_a_dtype_kernels_do_not_take_is_refused_naming_the_tensor(make):
+    k = ss.lower(SPMV, A="csr", x="dense")
+    a = make(np.eye(3, dtype=np.complex128))
+    with pytest.raises(ss.DTypeError, match=rf"A \({type(a).__name__} of shape \(3, 3\)\): dtype complex128 is "
+                                            r"not supported; .* convert it with .astype"):
+        k(A=a, x=np.ones(3))
+
+
+def test_a_layout_the_strategy_cannot_lower_is_converted_as_before():
+    """Where lowering for the array's own index dtypes is refused, the call converts it (and
+    the trace says why) instead of failing a call that converting answers."""
+    k = ss.lower(SPMV, A="csr", x="dense")
+
+    def refuse(facts, formats=None):
+        raise ss.StrategyError("no int32 levels here")
+    k.relower = refuse
+    a, x = _matrix(4, 3, 0.5, 7), np.arange(3.0)
+    np.testing.assert_array_equal(k(A=a, x=x).to_numpy(), _oracle(SPMV, A=a, x=x))
+    assert k.for_layouts({"A": a, "x": x}) is k
+    assert "lowers no kernel for" in _notes(k)[-1] and "no int32 levels here" in _notes(k)[-1]
+
+
+@loop_program
+def _split_signs(pos, neg, A):
+    for i in _:
+        for j in _:
+            if A[i, j] > 0:
+                pos[i] += A[i, j]
+            if A[i, j] < 0:
+                neg[i] -= A[i, j]
+
+
+def test_a_loop_program_with_two_outputs_reads_int32_indices_in_place():
+    a = _matrix(5, 4, 0.6, 8)
+    a.data -= 5.0   # (values -4..4)
+    k = ss.lower(_split_signs, pos="dense", neg="dense", A="csr")
+    for _ in range(2):
+        out = k(A=a)
+        dense = a.toarray()
+        np.testing.assert_array_equal(out.pos.to_numpy(), np.where(dense > 0, dense, 0).sum(1))
+        np.testing.assert_array_equal(out.neg.to_numpy(), -np.where(dense < 0, dense, 0).sum(1))
+    own = k.for_layouts({"A": a})
+    assert own is not k and _shares(own, "A", a)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_later_calls_go_straight_to_the_fast_path_of_the_kernel_for_the_layout(strategy):
+    """Once a call ran the kernel for a scipy matrix's int32 layout, the next call with it is
+    answered by that kernel's fast path without the general path; arrays that kernel did not bind
+    (an int64 matrix, a new int32 one) still take the general path, and get the right answer."""
+    a, x = _matrix(6, 5, 0.5, 9), np.arange(5.0)
+    k = ss.lower(SPMV, strategy=strategy, A="csr", x="dense")
+    k(A=a, x=x)
+
+    def general_path(tensors):
+        raise AssertionError("the general path was taken")
+    k.for_layouts = general_path
+    a.data *= 2.0
+    np.testing.assert_array_equal(k(A=a, x=x).to_numpy(), _oracle(SPMV, A=a, x=x))
+    del k.for_layouts
+    wide = a.copy()
+    wide.indices, wide.indptr = wide.indices.astype(np.int64), wide.indptr.astype(np.int64)
+    for other in (wide, a.copy(), sp.csr_matrix(a.toarray() + 1.0)):
+        np.testing.assert_array_equal(k(A=other, x=x).to_numpy(), _oracle(SPMV, A=other, x=x))
+    a.data[0] = np.nan
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(k(A=a, x=np.zeros(5)).to_numpy(), _oracle(SPMV, A=a, x=np.zeros(5)))
