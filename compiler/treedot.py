@@ -1,7 +1,7 @@
 """Program trees as Graphviz drawings that stay readable when the program is large.
 
-The CFIR and the imperative IR are drawn as trees (:mod:`compiler.lattice.cfir_dot`,
-:mod:`compiler.imperative.ir_dot`): control (loops, branches, cases, allocations) as rounded
+The CFIR and the imperative IR are drawn as trees laid out left to right, as code indents
+(:mod:`compiler.lattice.cfir_dot`, :mod:`compiler.imperative.ir_dot`): control (loops, branches, cases, allocations) as rounded
 boxes, straight-line code as square boxes. A run of straight-line statements is one box, and a
 long run shows its first lines and how many more there are; a line longer than
 :data:`MAX_CHARS` is cut with ``…``. Each box's tooltip holds its full text, so nothing is lost.
@@ -11,6 +11,7 @@ long run shows its first lines and how many more there are; a line longer than
 >>> _ = t.statements([f"s{k} = {k};" for k in range(5)], loop)
 >>> print(t.source())
 digraph ir {
+  rankdir=LR; ranksep=0.25; nodesep=0.15;
   node [shape=box, fontname="monospace", fontsize=12];
   edge [fontname="monospace", fontsize=10];
   n0 [label="for (int64 i = 0; i < n; i++)", style=rounded, tooltip="for (int64 i = 0; i < n; i++)"];
@@ -24,7 +25,7 @@ from __future__ import annotations
 __all__ = ["MAX_CHARS", "RUN_SHOWN", "TOOLTIP_LINES", "TreeDot", "short"]
 
 #: A label line longer than this is cut (its box's tooltip has it whole).
-MAX_CHARS = 48
+MAX_CHARS = 40
 #: A run of more statements than this shows its first ``RUN_SHOWN - 1`` and a count.
 RUN_SHOWN = 3
 #: A tooltip lists at most this many lines (then how many more).
@@ -82,6 +83,7 @@ class TreeDot:
         return self._node(label, "\\n".join(_quote(x) for x in tip), parent, edge, attrs)
 
     def source(self) -> str:
-        head = [f"digraph {self.name} {{", '  node [shape=box, fontname="monospace", fontsize=12];',
+        # left to right, as code indents: siblings stack down in order, and a long block stays narrow
+        head = [f"digraph {self.name} {{", "  rankdir=LR; ranksep=0.25; nodesep=0.15;", '  node [shape=box, fontname="monospace", fontsize=12];',
                 '  edge [fontname="monospace", fontsize=10];']
         return "\n".join(head + self.lines + ["}"])

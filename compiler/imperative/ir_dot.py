@@ -1,7 +1,7 @@
 """The imperative IR drawn as a tree (the drawing of the ``lower`` and ``imperative`` steps).
 
-The kernel is the root; loops, branches (their ``then`` and ``else`` edges) and scratch
-arrays hold their bodies; the straight-line statements between them are one box each run,
+The kernel is the root; loops, branches (their ``then`` and ``else`` edges; an ``else if``
+beside the ``if`` it follows) and scratch arrays hold their bodies; the straight-line statements between them are one box each run,
 long runs counted (see :mod:`compiler.treedot`). Tags (which lattice point or looplet made a
 piece of code) change nothing in the program and are not drawn.
 
@@ -76,8 +76,15 @@ def _block(t: TreeDot, body, parent, edge: str) -> None:
             me = t.control(_head(s), parent, edge)
             scope = _head(s) == "{ … }"
             _block(t, s.then, me, "" if scope else "then")
-            if s.otherwise is not None:
-                _block(t, s.otherwise, me, "else")
+            # an else-if chain, as printed: each "else if" beside the first branch, not nested in
+            # the one before (a chain of n tests stays two boxes deep)
+            other = s.otherwise
+            while other is not None and len(other.body) == 1 and isinstance(other.body[0], If):
+                branch = t.control("else " + _head(other.body[0]), me)
+                _block(t, other.body[0].then, branch, "then")
+                other = other.body[0].otherwise
+            if other is not None:
+                _block(t, other, me, "else")
         else:
             me = t.control(_head(s), parent, edge)
             _block(t, s.body, me, "")

@@ -16,7 +16,7 @@ import pytest
 
 import compiler as ss
 from compiler.imperative.ir_dot import ir_dot
-from compiler.imperative.ir import Assign, Block, Declare, For, Function, OutScalar, Var
+from compiler.imperative.ir import Assign, Block, Declare, For, Function, If, OutScalar, Var
 from compiler.treedot import MAX_CHARS, RUN_SHOWN
 from explorer import dot_to_svg, explore, render_step
 from explorer.legend import legend_terms
@@ -95,7 +95,7 @@ def test_the_ir_drawing_loses_no_line(kernel):
         if line in ("}", "} else {", "{") or line.startswith("helper "):
             continue
         line = line[:-1].rstrip() if line.endswith("{") else line
-        line = line[len("} else "):] if line.startswith("} else if") else line   # (drawn as the else branch's if)
+        line = line[len("} "):] if line.startswith("} else if") else line   # (a box beside the first branch)
         assert line in tips, (name, line)
 
 
@@ -150,3 +150,19 @@ def test_the_drawings_survive_a_saved_trace():
     again = ss.Trace.from_json(k.trace.to_json())
     assert again.find("cfir")[0].artifact("cfir").dot == k.trace.find("cfir")[0].artifact("cfir").dot
     assert again.find("lower")[0].artifact("ir").dot.startswith("digraph ir {")
+
+
+def test_an_else_if_chain_stays_two_boxes_deep():
+    # each else-if was drawn inside the one before: the looplets' three-way merge was 6452 px wide
+    # and the browser test found the drawing's root out of view
+    x, i = Var("x"), Var("i")
+    chain = If(Var("i") < 1, [Assign(x, 1.0)],
+               [If(Var("i") < 2, [Assign(x, 2.0)], [If(Var("i") < 3, [Assign(x, 3.0)], [Assign(x, 4.0)])])])
+    fn = Function("chain", (), Block((Declare(x, "float64", 0.0), For(i, 0, 4, [chain]))))
+    dot = ir_dot(fn)
+    ids = dict(re.findall(r'^  (n\d+) \[label="([^"]*)"', dot, re.M))
+    edges = re.findall(r"(n\d+) -> (n\d+)", dot)
+    first = next(n for n, label in ids.items() if label == "if (i < 1)")
+    assert sorted(ids[b] for a, b in edges if a == first) == [
+        "else if (i < 2)", "else if (i < 3)", "x = 1.0;", "x = 4.0;"]
+    assert "rankdir=LR" in dot   # siblings stack down: a long block stays narrow
