@@ -1,4 +1,4 @@
-"""A small legend under a lattice, looplet-nest or sequence-layer drawing: what its notation means.
+"""A small legend under a lattice, looplet-nest, sequence-layer, CFIR or IR drawing: what its notation means.
 
 Only the terms a drawing uses are listed, so the legend stays a line or two.
 
@@ -66,8 +66,31 @@ _SEQ = [
     ("while i <- S", r"while \w+ <-", "a loop over the coordinates of the sequence S, one per lattice point"),
     ("with x = y", r"with \w+ = ", "x is located at y's coordinate instead of iterated"),
 ]
+#: the tree drawings of programs (compiler.treedot): the lattice strategy's CFIR, the imperative IR
+_TREE = [
+    ("rounded box", r"style=rounded", "control: a loop, a branch, a case or an allocation; below it, what it runs "
+                                      "(left to right, in order)"),
+    ("square box", r"\[label=\"(?![^\"]*\", style=rounded)", "straight-line statements, run one after another"),
+    ("… N more", r"… \d+ more \(", "a long run of statements, or of arrays allocated one inside the other, "
+                                   "shown by its first lines: its tooltip lists them all"),
+    ("…", r"[^ ]…\\l|[^ ]…\"", "a line cut short: its tooltip has it whole"),
+]
+_CFIR = [
+    ("forall i", r"forall \w+", "the loops over one index, one after the other (drop-out: each runs while "
+                                 "the operands it iterates have coordinates left)"),
+    ("while i <- A0 ∩ B0", r"while \w+ <-", "a loop over the coordinates its iterated levels share (a lattice point)"),
+    ("U", r"<- U\b|U ∩", "the universe: every coordinate of the loop's extent (a dense loop)"),
+    ("∩", "∩", "intersection: coordinates stored in all the levels iterated"),
+    ("with (B0 = i)", r"with \(", "levels located at the loop's coordinate instead of iterated"),
+    ("case A0 B0", r"case [^:\n\"]", "runs where the levels named are at the coordinate (most specific case first)"),
+    ("produce / consume", r"label=\"produce", "a workspace's producer fills it, its consumer reads it"),
+] + _TREE
+_IR = [
+    ("then / else", r"label=\"then", "the branches of an if"),
+    ("{ … }", r"\{ … \}", "a block of its own: a scope for the names it declares"),
+] + _TREE
 _KINDS = {"lattice": _LATTICE, "looplet-nest": _NEST, "seq-lattice": _SEQ, "seq-derivation": _SEQ,
-          "seq-cfir": _SEQ}
+          "seq-cfir": _SEQ, "cfir": _CFIR, "ir": _IR}
 
 
 def legend_terms(artifact: Artifact) -> list[tuple[str, str]]:

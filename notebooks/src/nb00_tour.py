@@ -98,7 +98,7 @@ print("looplets:", by_looplets.trace.stages())"""),
 Press **next ▶** (or drag the slider, or *play*). The panes show the program at this step, what
 the step changed (a step that turns one representation into another, index notation into a
 lattice or IR into C, shows its input instead, and says so), the step's drawing (the iteration
-graph, then the lattice of each loop, then the CFIR) and the C, titled with the step that emitted
+graph, then the lattice of each loop, then the CFIR and the imperative IR as trees) and the C, titled with the step that emitted
 it. Use *show* to keep only some stages. *time it* runs the kernel on the sample inputs against
 scipy and numpy, and checks the results agree. *copy as code* gives the `lower()` call that
 recreates the view; *export page* writes it as one offline page and shows where."""),

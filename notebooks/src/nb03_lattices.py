@@ -80,8 +80,9 @@ print(need)
 assert sorted(map(sorted, need)) == sorted(map(sorted, points(L)))"""),
     ("md", """## The same, in the explorer
 
-Step to the `lattice` stage to see the drawing; the CFIR step shows the three loops as nested
-`while` statements."""),
+Step to the `lattice` stage to see the drawing; the CFIR step draws the three loops as a tree,
+each `while` loop a rounded box under its `forall` with its cases below it, and the `lower` step
+draws the imperative IR the same way (hover a box for its full text)."""),
     ("code", """t = {n: ss.Tensor.from_numpy(np.random.default_rng(k).random(12) * (np.random.default_rng(k + 9).random(12) < 0.4), sv, name=n)
      for k, n in enumerate("bcd")}
 got = kernel(**t).to_numpy()

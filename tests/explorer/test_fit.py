@@ -22,8 +22,9 @@ NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 EM_PER_CHAR = 0.6
 
 
-def _shape_width(g) -> float | None:
-    for child in g:
+def shape_width(g) -> float | None:
+    # a node with a tooltip has its shapes inside <g><a xlink:title=...>: look below it too
+    for child in g.iter():
         tag = child.tag.replace(SVG, "")
         if tag == "ellipse":
             return 2 * float(child.get("rx"))
@@ -41,7 +42,7 @@ def too_narrow(svg: str) -> list[tuple[str, float, float]]:
     for g in ET.fromstring(svg).iter(f"{SVG}g"):
         if g.get("class") != "node":
             continue
-        width = _shape_width(g)
+        width = shape_width(g)
         if width is None:
             continue
         for t in g.iter(f"{SVG}text"):

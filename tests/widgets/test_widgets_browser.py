@@ -194,8 +194,9 @@ MEASURE_JS = r"""
                     height: Math.round(r.height), text: el.innerText.slice(0, 60)});
   }
   for (const g of root.querySelectorAll('svg g.node')) {
-    // (a node with a tooltip holds its shapes and labels in a group of its own)
-    const parts = [...g.querySelectorAll(':scope > *, :scope > g > *')];
+    // (a node with a tooltip holds its shapes and labels in a group of its own, or in a link:
+    // Graphviz's tooltip, as the CFIR and IR trees have; a node holds no other node)
+    const parts = [...g.querySelectorAll('*')];
     const shape = parts.find(c => ['ellipse', 'polygon', 'path', 'rect'].includes(c.tagName)
                                   && c.getAttribute('stroke') !== 'transparent');
     const texts = parts.filter(c => c.tagName === 'text' && c.textContent.trim());
