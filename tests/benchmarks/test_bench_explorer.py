@@ -33,8 +33,11 @@ def test_quick_reports_every_step_of_every_view_and_every_format_change(bench, c
     # every step of each lowering was drawn, first and again, and printed
     lattice = ss.lower(bench.SPMV, "lattice", A="csr", x="dense").trace
     looplets = ss.lower(bench.SPMV, "looplets", A="csr", x="dense").trace
-    assert views["Explorer (lattice)"].stages == lattice.stages()
-    assert views["Explorer (looplets)"].stages == looplets.stages()
+    # (a call with a scipy matrix adds a foreign-layout step to a cached kernel's trace afterwards)
+    def lowering(stages):
+        return [s for s in stages if s != "foreign-layout"]
+    assert lowering(views["Explorer (lattice)"].stages) == lowering(lattice.stages())
+    assert lowering(views["Explorer (looplets)"].stages) == lowering(looplets.stages())
     assert len(views["Compare (stage slider)"].first) >= max(len(lattice), len(looplets))
     for r in report.redraws:
         assert len(r.first) == len(r.again) == len(r.stages) and min(r.first) > 0
