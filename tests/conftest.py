@@ -35,7 +35,8 @@ def sparsescope_cache_dir(tmp_path_factory):
 
 # The longest file first: under pytest-xdist (``./dev test`` runs a worker per core) the other
 # workers take the rest meanwhile, instead of one worker starting it when the others are done.
-LONGEST_FIRST = ("test_binder.py",)
+LONGEST_FIRST = ("test_binder.py", "test_sanitize.py", "test_morphology.py", "test_widgets_browser.py",
+                 "test_schedule_compose.py", "test_looplets_gallop.py")
 
 
 def pytest_collection_modifyitems(items):
