@@ -36,14 +36,49 @@ _C_TYPES = {
 }
 
 
+# numpy computes a dtype's name anew on every access (about 10 µs: it is a property that formats
+# the type), and a lowering asks for names and normalized dtypes hundreds of thousands of times;
+# these memos are keyed by what the caller passed (a name, a type or a dtype), never by an array.
+_NAMES: dict = {}
+_VALUE_DTYPES: dict = {}
+_SCALAR_TYPES: dict = {}
+
+
+def dtype_name(dtype) -> str:
+    """``np.dtype(dtype).name``, memoized.
+
+    >>> dtype_name("f8"), dtype_name(np.float32), dtype_name(np.dtype("uint8"))
+    ('float64', 'float32', 'uint8')
+    """
+    try:
+        return _NAMES[dtype]
+    except KeyError:
+        name = _NAMES[dtype] = np.dtype(dtype).name
+        return name
+    except TypeError:  # unhashable: not memoized
+        return np.dtype(dtype).name
+
+
 def value_dtype(dtype) -> np.dtype:
-    """Normalize ``dtype`` to a supported value dtype or raise :class:`DTypeError`."""
+    """Normalize ``dtype`` to a supported value dtype or raise :class:`DTypeError`.
+
+    >>> value_dtype("f4"), value_dtype(bool)
+    (dtype('float32'), dtype('bool'))
+    """
+    try:
+        return _VALUE_DTYPES[dtype]
+    except (KeyError, TypeError):
+        pass
     try:
         dt = np.dtype(dtype)
     except TypeError:
         raise DTypeError(f"{dtype!r} is not a dtype; use one of {', '.join(VALUE_DTYPES)}") from None
     if dt.name not in VALUE_DTYPES:
         raise DTypeError(f"dtype {dt.name} is not supported; use one of {', '.join(VALUE_DTYPES)}")
+    try:
+        _VALUE_DTYPES[dtype] = dt
+    except TypeError:
+        pass
     return dt
 
 
@@ -120,13 +155,20 @@ def typed_scalar(value, dtype):
     >>> typed_scalar(0.1, "float32") * typed_scalar(0.1, "float32") == np.float32(0.1) * np.float32(0.1)
     np.True_
     """
+    try:
+        if type(value) is _SCALAR_TYPES[dtype]:  # already one: the common case, kept cheap
+            return value
+    except KeyError:
+        _SCALAR_TYPES[dtype] = np.dtype(dtype).type
+    except TypeError:  # an unhashable dtype argument
+        pass
     with np.errstate(all="ignore"):
         return np.asarray(value).astype(dtype)[()]
 
 
 def c_type(dtype) -> str:
     """The C type name of a supported dtype (``bool`` needs ``<stdbool.h>``)."""
-    name = np.dtype(dtype).name
+    name = dtype_name(dtype)
     try:
         return _C_TYPES[name]
     except KeyError:

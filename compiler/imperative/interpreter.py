@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..dtypes import VALUE_DTYPES
+from ..dtypes import VALUE_DTYPES, dtype_name
 from ..opimpls import ieee_pow
 from ..errors import DTypeError, KernelError
 from .guard import CheckCoordinate, coordinate_message
@@ -95,7 +95,7 @@ def _promote(*values) -> str:
     >>> _promote(np.uint8(1), np.uint8(2)), _promote(np.int32(-1), np.uint32(1)), _promote(np.int64(1), np.uint32(1))
     ('int32', 'uint32', 'int64')
     """
-    names = [_PROMOTED.get(v.dtype.name, v.dtype.name) for v in values]
+    names = [_PROMOTED.get(n, n) for n in (dtype_name(v.dtype) for v in values)]
     out = names[0]
     for n in names[1:]:
         out = _usual(out, n)

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Optional, Union
 import numpy as np
 
 from .. import serialize
-from ..dtypes import VALUE_DTYPES
+from ..dtypes import VALUE_DTYPES, dtype_name
 
 #: C math functions a :class:`Call` may name without a helper
 MATH_FUNCTIONS = ("fmin", "fmax", "pow", "ldexp", "sqrt", "exp", "log", "fabs", "isnan",
@@ -107,7 +107,7 @@ def check_name(name: str, what: str = "name") -> str:
 
 
 def _dtype(dtype) -> str:
-    name = np.dtype(dtype).name
+    name = dtype_name(dtype)
     if name not in VALUE_DTYPES:
         raise ValueError(f"dtype {name} is not supported in the imperative IR; use one of {', '.join(VALUE_DTYPES)}")
     return name

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[3]
 #: the property tests run under the sanitizer: both strategies' and lower()'s, and the fuzzing round
 PROPERTY_TESTS = ["tests/compiler/lattice", "tests/compiler/looplets", "tests/compiler/test_lowering.py",
                   "tests/compiler/backend/test_fuzz_round.py"]
-#: examples per property test (with its @example cases): 45 tests in about 90 s on one core
-EXAMPLES = 3
+#: examples per property test, besides its @example cases: 122 tests in about 3 minutes on one core
+EXAMPLES = 2
 TIMEOUT = 900
 
 
@@ -125,12 +125,24 @@ PRELUDE = """
 """
 
 
-@pytest.mark.parametrize("item", list(ISSUE_28))
-def test_issue_28_loop_programs_stay_within_their_buffers(asan_env, tmp_path, item):
-    script = tmp_path / f"item{item}.py"
-    script.write_text(textwrap.dedent(PRELUDE) + textwrap.dedent(ISSUE_28[item]))
-    r = run(asan_env, [str(script)])
+def run_items(env, path, prelude: str, items: dict):
+    """Run every item of ``items`` in one sanitized process (each process pays for the sanitizer's
+    start and for loading numpy and the compiler), in order, each after a line naming it; return
+    the run and each item's output. A sanitizer report stops the process at the item that wrote."""
+    parts = [textwrap.dedent(prelude)]
+    for name, code in items.items():
+        parts.append(f"print('=== item {name}', flush=True)\n" + textwrap.dedent(code))
+    parts.append("print('=== end', flush=True)\n")
+    path.write_text("\n".join(parts))
+    r = run(env, [str(path)])
+    outputs = dict(zip([str(n) for n in items], r.stdout.split("=== item ")[1:]))
+    return r, {name: out.partition("\n")[2] for name, out in outputs.items()}
+
+
+def test_issue_28_loop_programs_stay_within_their_buffers(asan_env, tmp_path):
+    r, _ = run_items(asan_env, tmp_path / "issue28.py", PRELUDE, ISSUE_28)
     assert "AddressSanitizer" not in r.stderr and r.returncode == 0, report(r)
+    assert "=== end" in r.stdout, report(r)
 
 
 # issue 31's loop programs that read or write at a computed coordinate: out of range, a clear error
@@ -197,10 +209,9 @@ EXPECT = """
 """
 
 
-@pytest.mark.parametrize("item", list(ISSUE_31))
-def test_issue_31_computed_coordinates_stay_within_their_buffers(asan_env, tmp_path, item):
-    script = tmp_path / f"{item}.py"
-    script.write_text(textwrap.dedent(PRELUDE) + textwrap.dedent(EXPECT) + textwrap.dedent(ISSUE_31[item]))
-    r = run(asan_env, [str(script)])
+def test_issue_31_computed_coordinates_stay_within_their_buffers(asan_env, tmp_path):
+    r, outputs = run_items(asan_env, tmp_path / "issue31.py", PRELUDE + EXPECT, ISSUE_31)
     assert "AddressSanitizer" not in r.stderr and r.returncode == 0, report(r)
-    assert r.stdout.count("refused: kernel ") == 2, report(r)
+    assert "=== end" in r.stdout and set(outputs) == set(ISSUE_31), report(r)
+    for name, out in outputs.items():
+        assert out.count("refused: kernel ") == 2, f"item {name}:\n{out}\n{report(r)}"
