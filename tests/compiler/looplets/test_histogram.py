@@ -109,14 +109,15 @@ def test_the_kernel_visits_only_the_masked_pixels_and_reads_bytes():
 
 
 def test_the_mask_format_follows_its_runs():
-    wide = np.zeros((4, 40), bool)
-    wide[:, 5:30] = True
-    assert mask_format_for(wide) == mask_format_for(np.ones((1, 8)))
+    wide = np.zeros((4, 100), bool)
+    wide[:, 5:90] = True
+    assert mask_format_for(wide) == mask_format_for(np.ones((1, 64)))
     assert str(mask_format_for(wide)) == "Dense(SparseRunList(Pattern()))"
+    assert str(mask_format_for(wide[:, :30])) == "Dense(SparseList(Pattern()))"   # (runs of 25: short)
     checker = np.indices((6, 6)).sum(axis=0) % 2 == 0
     assert str(mask_format_for(checker)) == "Dense(SparseList(Pattern()))"
     assert str(mask_format_for(np.zeros((0, 0)))) == "Dense(SparseList(Pattern()))"
-    assert str(mask_format_for(np.ones((2, 3, 8)))) == "Dense(Dense(SparseRunList(Pattern())))"
+    assert str(mask_format_for(np.ones((2, 3, 80)))) == "Dense(Dense(SparseRunList(Pattern())))"
 
 
 def test_bad_input_is_refused_in_the_users_terms():
