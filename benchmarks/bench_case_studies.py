@@ -17,8 +17,11 @@
   synthetic sketches (thin strokes on a 1111 x 1111 canvas, the sketch dataset's size) and the
   same magnified; each set also as one stack of images (one kernel call for the set: a call's
   fixed cost is most of a small image's erosion);
-* the masked histogram (16 bins over a run-length mask) against numpy (``bincount`` of the masked
-  pixels) and ``cv2.calcHist`` with the mask.
+* the masked histogram of 8-bit images (16 bins, ``compiler.looplets.histogram``: uint8 pixels, the
+  mask stored as runs or as a list of columns, whichever its runs favour) against numpy (``bincount``
+  of the masked pixels) and ``cv2.calcHist`` with the mask: on the image sets above (each image
+  alone, and each set as one stack), and on one canvas-sized image over mask densities 0.1% to 50%,
+  the mask scattered pixels or one disk (a region, as the paper's mask images).
 
 Each time is the minimum of ``--repeat`` whole calls (what a user's call costs: a kernel call with
 its output assembled; a library's call likewise) after a warm-up; compile time is left out. Each
@@ -280,7 +283,8 @@ def graphs(report, gb, sizes, rng, repeat):
 def images(report, ss, cv2, sizes, rng, repeat):
     """Erosion and the masked histogram: ours (run-length) vs OpenCV and numpy."""
     from scipy import ndimage
-    from compiler.looplets.morphology import MASK_RUNS, PIXELS, RUNS, Erosion, MaskedHistogram
+    from compiler.looplets.histogram import IMAGE_U8, MaskedHistogram8, mask_format_for
+    from compiler.looplets.morphology import RUNS, Erosion
     box = np.ones((3, 3), np.uint8)
     sets = []   # (label, gray images (uint8), binary images: the erosion's input and the histogram's mask)
     d = digits(sizes["digits"], sizes["digit_scale"])
@@ -297,11 +301,13 @@ def images(report, ss, cv2, sizes, rng, repeat):
                               ).astype(np.uint8)
     sets.append((f"sketches ({len(sk)}, {canvas}x{canvas})", [gray(m) for m in sk], sk))
     sets.append((f"sketches x{mag} ({len(big)}, {small * mag}x{small * mag})", [gray(m) for m in big], big))
-    erosion, hist = Erosion("box", RUNS), MaskedHistogram(16, 256, MASK_RUNS)
+    erosion, hist = Erosion("box", RUNS), MaskedHistogram8(16)
     for label, imgs, masks in sets:
         runs = [ss.Tensor.from_numpy(m, RUNS) for m in masks]
-        pixels = [ss.Tensor.from_numpy(im.astype(np.int64), PIXELS) for im in imgs]
-        marks = [ss.Tensor.from_numpy(m, MASK_RUNS) for m in masks]   # (runs without values)
+        # (each image's Tensor and mask built once, as OpenCV's uint8 masks: a first-seen Tensor's call
+        # costs more than counting a sketch's strokes; the histogram keeps only the last image's)
+        pixels = [ss.Tensor.from_numpy(im, IMAGE_U8) for im in imgs]
+        marks = [ss.Tensor.from_numpy(m, mask_format_for(m)) for m in masks]   # (no values: a pattern)
         u8 = [m.astype(np.uint8) for m in masks]
         for R, m in zip(runs, masks):
             assert np.array_equal(erosion(R, 2).to_numpy(), ndimage.binary_erosion(m, np.ones((3, 3), bool), 2,
@@ -330,6 +336,36 @@ def images(report, ss, cv2, sizes, rng, repeat):
                                    repeat)
         report.row("histogram", label, timed(lambda: [hist(I, M) for I, M in zip(pixels, marks)], repeat), base,
                    PAPER["histogram"][2])
+        if len(imgs) > 1 and len({m.shape for m in masks}) == 1:
+            stack, marks3 = np.array(imgs), np.array(masks)
+            M3 = ss.Tensor.from_numpy(marks3, mask_format_for(marks3))
+            assert np.array_equal(hist(stack, M3), [hist(I, M) for I, M in zip(pixels, marks)])
+            report.row("histogram", f"{label} as one stack", timed(lambda: hist(stack, M3), repeat), base)
+    histogram_densities(report, ss, cv2, sizes, rng, repeat)
+
+
+def histogram_densities(report, ss, cv2, sizes, rng, repeat):
+    """The masked histogram of one canvas-sized 8-bit image over mask densities: the mask scattered
+    pixels (the worst case for runs, and for OpenCV's per-pixel mask test) or one disk."""
+    from compiler.looplets.histogram import MaskedHistogram8, mask_format_for
+    side = sizes["canvas"]
+    img = rng.integers(0, 256, (side, side)).astype(np.uint8)
+    hist = MaskedHistogram8(16)
+    rows, cols = np.indices(img.shape)
+    for density in (0.001, 0.01, 0.1, 0.5):
+        radius = math.sqrt(density * img.size / math.pi)
+        disk = (rows - side / 2) ** 2 + (cols - side / 2) ** 2 < radius ** 2
+        for kind, m in (("scattered", rng.random(img.shape) < density), ("disk", disk)):
+            M, u8 = ss.Tensor.from_numpy(m, mask_format_for(m)), m.astype(np.uint8)
+            want = np.bincount(img[m] >> 4, minlength=16)
+            assert np.array_equal(hist(img, M), want)
+            base = {"numpy": timed(lambda: np.bincount(img[m] >> 4, minlength=16), repeat)}
+            if cv2 is not None:
+                assert np.array_equal(cv2.calcHist([img], [0], u8, [16], [0, 256]).ravel(), want)
+                base["OpenCV"] = timed(lambda: cv2.calcHist([img], [0], u8, [16], [0, 256]), repeat)
+            fmt = "runs" if "Run" in str(M.format) else "list"
+            report.row("histogram", f"{kind} {density:.1%} of {side}x{side} ({fmt}, {int(m.sum())} px)",
+                       timed(lambda: hist(img, M), repeat), base)
 
 
 SIZES = {"full": dict(n=100_000, nnz=1_000_000, gn=20_000, gnnz=200_000, tv=50_000, te=250_000, gv=100_000,

@@ -42,8 +42,9 @@ from .compile import compile_program
 from .language import loop_program
 from .scalars import Scalar, ShortCircuitScalar
 
-__all__ = ["bfs_push", "bfs_pull", "bfs_visit", "bellman_ford_step", "bellman_ford_parents", "bfs",
-           "bellman_ford", "BFS", "BellmanFord", "BFSResult", "ShortestPaths", "BY_COLUMNS", "FRONTIER"]
+__all__ = ["bfs_push", "bfs_pull", "bfs_visit", "bfs_push_parents", "bfs_pull_parents", "bellman_ford_step", "bellman_ford_parents", "bfs",
+           "bellman_ford", "BFS", "BellmanFord", "BFSResult", "ShortestPaths", "BY_COLUMNS", "FRONTIER",
+           "PARENT_FRONTIER"]
 
 
 @loop_program
@@ -88,6 +89,33 @@ def bfs_visit(V, L, count, _F, depth):
 
 
 @loop_program
+def bfs_push_parents(_F, F, A, V):
+    """:data:`bfs_push` as LAGraph writes its step (``q<!pi> = q any_secondi A``): the next frontier
+    ``_F`` holds each new vertex's parent, so the step has one output and the driver scatters the
+    parents from the frontier's few entries; ``F`` is the last round's (a vertex in it holds its
+    parent, ``>= 0``)."""
+    _F[...] = -1
+    for j in _:
+        for k in _:
+            if (F[j] >= 0) and A[k, j] and not V[k]:
+                _F[k] <<= choose(-1), j
+
+
+@loop_program
+def bfs_pull_parents(_F, F, AT, V, p=ShortCircuitScalar(-1)):
+    """:data:`bfs_pull` with the parents in the next frontier, as :data:`bfs_push_parents`."""
+    _F[...] = -1
+    for k in _:
+        if not V[k]:
+            p[...] = -1
+            for j in _:
+                if (F[follow(j)] >= 0) and AT[j, k]:
+                    p <<= choose(-1), j
+            if p != -1:
+                _F[k] = p
+
+
+@loop_program
 def bellman_ford_step(D, F, _D, _F, A):
     """A relaxation round (Fig 24, with the paper's ``F = false`` and ``if !_F[j]`` corrected): the
     out-edges of each vertex ``j`` that changed last round (``A[i, j]``: the edge ``j -> i``, fill
@@ -117,6 +145,8 @@ def bellman_ford_parents(P, D, A):
 BY_COLUMNS = (1, 0)
 #: a frontier or changed set: a byte map of the vertices in it
 FRONTIER = SparseByteMap(Element(False, dtype="bool"))
+#: a BFS frontier holding each of its vertices' parent (-1: not in it)
+PARENT_FRONTIER = SparseByteMap(Element(-1, dtype="int64"))
 _PATTERN = Format(Dense(SparseList(Pattern())), BY_COLUMNS)
 _WEIGHTS = Format(Dense(SparseList(Element(np.inf, dtype="float64"))), BY_COLUMNS)
 _PARENTS = Dense(Element(-1, dtype="int64"))
@@ -189,43 +219,54 @@ class BFS:
         return self._steps[key]
 
     def __call__(self, source: int, direction: str = "auto", alpha: float = 0.01) -> BFSResult:
-        """The search from ``source``, run until the frontier is empty (see :func:`bfs`)."""
+        """The search from ``source``, run until the frontier is empty (see :func:`bfs`).
+
+        Each round is one kernel call, :data:`bfs_push_parents` or :data:`bfs_pull_parents` (the
+        paper's steps with the parents in the next frontier, as LAGraph's), and numpy's bookkeeping
+        of the frontier's entries: they are visited, at the round's level, their parents kept. The
+        paper's two-output steps and :data:`bfs_visit` cost three kernel calls' worth of fixed cost
+        a round, each copying the parents (an output updated from the given one) and allocating the
+        visited set: most of a round on a road network, whose frontiers hold a few vertices."""
         if direction not in ("push", "pull", "auto"):
             raise UsageError(f"bfs: direction {direction!r}: give 'push', 'pull' or 'auto'")
         n, A, AT = self.n, self.A, self.AT
         s = _source(source, n, "bfs")
-        start = np.zeros(n, bool)
-        start[s] = True
-        F = Tensor.from_numpy(start, FRONTIER, name="F")
-        V = Tensor.from_numpy(start, Dense(Element(False, dtype="bool")), name="V")
-        parents = np.full(n, -1, dtype=np.int64)
-        parents[s] = s
-        P = Tensor.from_numpy(parents, _PARENTS, name="P")
-        L = Tensor.from_numpy(np.where(start, 0, -1), _PARENTS, name="L")
-        visit = self._kernel("visit", bfs_visit, V=V, L=L, count=Scalar(0), _F=F, depth=np.int64(0))
+        first = np.full(n, -1, dtype=np.int64)
+        first[s] = s
+        F = Tensor.from_numpy(first, PARENT_FRONTIER, name="F")
+        visited = np.zeros(n, bool)
+        visited[s] = True
+        # (the kernels read the visited set through this Tensor, which views the array: no copy a round)
+        V = Tensor(Dense(Element(False, visited, "bool"), n), shape=(n,), name="V", check=False)
+        parents, levels = first.copy(), np.full(n, -1, dtype=np.int64)
+        levels[s] = 0
         frontier, depth, directions = 1, 0, []
         while frontier:
             if depth == n:   # (each round visits a vertex first seen: a step that does not is a bug)
                 raise RuntimeError(f"bfs: the frontier still holds {frontier} vertices after {n} rounds")
             pull = direction == "pull" or (direction == "auto" and frontier > alpha * n)
             if pull:
-                step = self._kernel("pull", bfs_pull, _F=FRONTIER, P=P, F=F, AT=AT, V=V)
-                F, P = step(F=F, AT=AT, V=V, P=P)
+                F = self._kernel("pull", bfs_pull_parents, _F=PARENT_FRONTIER, F=F, AT=AT, V=V)(F=F, AT=AT, V=V)
             else:
-                step = self._kernel("push", bfs_push, _F=FRONTIER, P=P, F=F, A=A, V=V)
-                F, P = step(F=F, A=A, V=V, P=P)
+                F = self._kernel("push", bfs_push_parents, _F=PARENT_FRONTIER, F=F, A=A, V=V)(F=F, A=A, V=V)
             directions.append("pull" if pull else "push")
             depth += 1
-            V, L, frontier = visit(V=V, L=L, _F=F, depth=np.int64(depth))
-        return BFSResult(P.to_numpy(), L.to_numpy(), tuple(directions))
+            level = F.levels[0]
+            new = level.srt[int(level.pos[0]):int(level.pos[1])]   # (the frontier's vertices, sorted)
+            visited[new] = True
+            levels[new] = depth
+            parents[new] = F.vals[new]
+            frontier = len(new)
+        return BFSResult(parents, levels, tuple(directions))
 
 
 def bfs(graph, source: int, direction: str = "auto", alpha: float = 0.01) -> BFSResult:
     """Breadth-first search from ``source`` by Finch's BFS steps, run until the frontier is empty.
 
     ``direction`` is ``"push"``, ``"pull"`` or ``"auto"`` (pull when the frontier holds more than
-    ``alpha`` of the vertices, as the paper's benchmark chooses). Each round is one call of the
-    step kernel (two outputs, the next frontier and the parents) and one of :data:`bfs_visit`.
+    ``alpha`` of the vertices, as the paper's benchmark chooses). Each round is one call of a
+    step kernel (:data:`bfs_push_parents` or :data:`bfs_pull_parents`: the next frontier, holding
+    its vertices' parents).
     To search one graph many times, build a :class:`BFS` once.
     """
     if direction not in ("push", "pull", "auto"):

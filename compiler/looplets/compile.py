@@ -336,8 +336,10 @@ INSIDE = "inside"
 
 def _write_bounds(name, info, body) -> list | None:
     """``(storage mode, stop, line)`` for each mode of each write of ``name``: one more than the
-    largest coordinate the write reaches (an IR expression of the loops' extents), None when a
-    write's coordinates are not known from its loops (a scatter ``y[I[i]]``).
+    largest coordinate the write reaches (an IR expression of the loops' extents); the stop is
+    None for a mode whose coordinate is not known from its loops (a scatter ``y[I[i]]``, which
+    the kernel checks at each write), and the other modes of that write keep theirs: in
+    ``bins[n, v] += 1``, ``n`` still reaches its loop's stop, which the call checks.
 
     The hstack ``D[i, j] = A[i, j]`` then ``D[i, j + 3] = A[i, j]`` writes mode 1 up to
     ``A1_size`` and ``A1_size + 3``: ``D`` needs ``max`` of them columns. A write through a
@@ -378,14 +380,14 @@ def _write_bounds(name, info, body) -> list | None:
             for m, x in enumerate(s.lhs.idxs):
                 out.append((m, reach(x, scope), s.line))
     visit(body, {})
-    return None if any(stop is None for _, stop, _ in out) else out
+    return out
 
 
 def _written_sizes(name, info, body, shapes, writes=None) -> list:
     """The storage sizes of a written tensor: its given shape, else the largest coordinate its
     ``writes`` reach (:func:`_write_bounds`), else the extents of the loops of the indices it is
     written at (an IR expression per storage mode)."""
-    if writes and shapes.get(name) is None and all(stop is not INSIDE for _, stop, _ in writes):
+    if writes and shapes.get(name) is None and all(stop is not INSIDE and stop is not None for _, stop, _ in writes):
         return [X.imax(*[stop for m, stop, _ in writes if m == mode]) for mode in range(info.ndim)]
     sizes = []
     acc = next((n for n in walk(body) if isinstance(n, Access) and n.mode == "update"
@@ -620,7 +622,7 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
     if writes and not isinstance(program, NAssignType()):
         # each write's reach, checked against the output's shape before the kernel runs
         bounds = tuple((info.format.mode_order[m], _extent_entry(stop, by_param, output), prog.where(line))
-                       for m, stop, line in writes if stop is not INSIDE)
+                       for m, stop, line in writes if stop is not INSIDE and stop is not None)
         if given is not None:
             _check_writes(output, tuple(given), bounds, given_shapes)
     return Lowered(fn, output, fmt, tuple(shape), start, extents, initial, helpers,

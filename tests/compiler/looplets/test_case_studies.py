@@ -16,9 +16,9 @@ from scipy.sparse.csgraph import breadth_first_order, shortest_path
 from compiler import Tensor
 from compiler.errors import UsageError
 from compiler.looplets import compile_program
-from compiler.looplets.case_studies import (BFS, BY_COLUMNS, FRONTIER, BellmanFord, bellman_ford,
-                                            bellman_ford_parents, bellman_ford_step, bfs, bfs_pull, bfs_push,
-                                            bfs_visit)
+from compiler.looplets.case_studies import (BFS, BY_COLUMNS, FRONTIER, PARENT_FRONTIER, BellmanFord,
+                                            bellman_ford, bellman_ford_parents, bellman_ford_step, bfs, bfs_pull,
+                                            bfs_pull_parents, bfs_push, bfs_push_parents, bfs_visit)
 from compiler.looplets.scalars import Scalar
 from compiler.format import Format
 from compiler.levels import Dense, Element, Pattern, SparseList
@@ -223,6 +223,10 @@ PARENTS = Dense(Element(-1, dtype="int64"))
 
 def _agree(kernel, **tensors):
     compiled, interpreted = kernel(**tensors), kernel.interpret(**tensors)
+    if isinstance(compiled, Tensor):   # (one output)
+        assert compiled.format == interpreted.format
+        np.testing.assert_array_equal(compiled.to_numpy(), interpreted.to_numpy())
+        return compiled
     for name, a, b in zip(compiled._fields, compiled, interpreted):
         if isinstance(a, Tensor):
             assert a.format == b.format
@@ -254,6 +258,14 @@ def test_each_kernel_agrees_with_the_interpreter(seed):
         np.testing.assert_array_equal(new[~found], parents[~found])
         assert all(edges[new[v], v] and frontier[new[v]] for v in np.flatnonzero(found))
     assert "break;" in compile_program(bfs_pull, _F=FRONTIER, P=P, F=F, V=V, AT=AT).c_source   # (the early exit)
+    # the driver's steps: the next frontier holds each found vertex's parent, a frontier in-neighbour
+    Fp = Tensor.from_numpy(np.where(frontier, parents, -1), PARENT_FRONTIER)
+    for prog, graph in ((bfs_push_parents, {"A": A}), (bfs_pull_parents, {"AT": AT})):
+        k = compile_program(prog, _F=PARENT_FRONTIER, F=Fp, V=V, **graph)
+        got = _agree(k, F=Fp, V=V, **graph).to_numpy()
+        np.testing.assert_array_equal(got >= 0, found)
+        assert all(edges[got[v], v] and frontier[got[v]] for v in np.flatnonzero(found))
+    assert "break;" in compile_program(bfs_pull_parents, _F=PARENT_FRONTIER, F=Fp, V=V, AT=AT).c_source
 
     L = Tensor.from_numpy(np.where(visited, 0, -1), PARENTS)
     visit = compile_program(bfs_visit, V=V, L=L, count=Scalar(0), _F=F, depth=np.int64(4))

@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor
-from compiler.errors import KernelError
+from compiler.errors import KernelError, ShapeError
 from compiler.levels import Dense, Element, Pattern, SparseByteMap, SparseList
 from compiler.looplets.compile import compile_program
 from compiler.looplets.errors import ProgramError
@@ -196,6 +196,26 @@ def test_only_the_coordinates_an_entry_reaches_are_checked():
     np.testing.assert_array_equal(k(y=y0, M=M, I=I).to_numpy(), [1.0, 1.0])
     with pytest.raises(KernelError, match="coordinate 99 of y"):
         k(y=y0, M=Tensor.from_numpy(np.ones(3, bool), SparseList(Pattern())), I=I)
+
+
+def test_the_loop_index_mode_of_a_write_with_a_computed_coordinate_is_checked_against_the_output():
+    # bins[n, v[n, i]]: mode 1 is checked at each write, and mode 0 (the loop's n) by the call
+    # against the output's shape; it was not checked, and a kernel compiled for 3 rows counted
+    # 50 into a 3-row buffer (glibc: "corrupted double-linked list"; found by a stack of histograms)
+    @loop_program
+    def per_row(bins, v):
+        bins[...] = 0
+        for n in _:
+            for i in _:
+                bins[n, v[n, i]] += 1
+    rows = Dense(Dense(Element(0, dtype="int64")))
+    bins = Tensor.from_numpy(np.zeros((3, 4), np.int64), rows)
+    k = compile_program(per_row, bins=bins, v=Tensor.from_numpy(np.zeros((3, 6), np.int64), rows))
+    v = np.array([[0, 1, 1], [3, 3, 3], [2, 0, 1]])
+    np.testing.assert_array_equal(k(v=Tensor.from_numpy(v, rows)).to_numpy(), [np.bincount(r, minlength=4) for r in v])
+    with pytest.raises(ShapeError, match=r"output bins has extent 3 in mode 0, but line \d+ of per_row "
+                                         r"\(bins\[n, v\[n, i\]\] \+= 1\) writes it up to coordinate 49"):
+        k(v=Tensor.from_numpy(np.zeros((50, 6), np.int64), rows))
 
 
 def test_a_scatter_into_a_byte_map_is_checked_too():

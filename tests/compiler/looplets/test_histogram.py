@@ -1,0 +1,138 @@
+"""The masked histogram of 8-bit images (compiler.looplets.histogram), the Finch paper's case: uint8
+pixels read in place, a sparse mask (a list of columns or runs) so the kernel visits only the
+masked pixels. Checked against numpy (bincount of the masked pixels' bins), the IR interpreter and,
+where installed, OpenCV's calcHist with the mask: by example (all masked, none masked, a 0x0 image,
+stacks) and by hypothesis over shapes, densities, mask formats and bin counts."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from compiler import Tensor
+from compiler.errors import UsageError
+from compiler.looplets.histogram import (IMAGE_U8, MASK_LIST, MASK_RUNS, MaskedHistogram8, mask_format_for,
+                                         masked_histogram_u8)
+
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FORMATS = {"list": MASK_LIST, "runs": MASK_RUNS}
+
+
+def oracle(img, mask, bins):
+    """numpy's count: the bin of each masked pixel, ``v * bins // 256``."""
+    return np.bincount((img[mask != 0].astype(np.int64) * bins) >> 8, minlength=bins)
+
+
+def check(img, mask, bins, fmt):
+    h = MaskedHistogram8(bins)
+    m = mask if fmt == "auto" else Tensor.from_numpy(mask != 0, FORMATS[fmt])
+    got = h(img, m)
+    assert got.dtype == np.int64 and got.shape == (bins,)
+    np.testing.assert_array_equal(got, oracle(img, mask, bins))
+    # the kernel the call ran, against the IR interpreter
+    (kernel,) = h.kernels.values()
+    mt = m if isinstance(m, Tensor) else Tensor.from_numpy(mask != 0, mask_format_for(mask))
+    img_t = Tensor.from_numpy(img, IMAGE_U8)
+    np.testing.assert_array_equal(kernel.interpret(img=img_t, mask=mt, count=np.int64(bins)).to_numpy(), got)
+    return got
+
+
+@SETTINGS
+@given(st.integers(0, 9), st.integers(0, 13), st.sampled_from([0.0, 0.05, 0.3, 0.8, 1.0]),
+       st.sampled_from(["list", "runs", "auto"]), st.sampled_from([1, 3, 7, 16, 100, 256]),
+       st.integers(0, 2**32 - 1))
+@example(0, 0, 1.0, "runs", 16, 0)       # a 0x0 image
+@example(4, 0, 1.0, "list", 16, 0)       # rows without columns
+@example(5, 7, 1.0, "runs", 16, 1)       # every pixel masked: one run per row
+@example(5, 7, 0.0, "list", 16, 1)       # none masked
+@example(3, 4, 1.0, "list", 256, 2)      # a bin per value
+def test_agrees_with_numpy_and_the_interpreter(rows, cols, density, fmt, bins, seed):
+    rng = np.random.default_rng(seed)
+    img = rng.integers(0, 256, (rows, cols)).astype(np.uint8)
+    img.flat[: min(2, img.size)] = (0, 255)[: min(2, img.size)]   # (both ends of the range)
+    mask = rng.random((rows, cols)) < density
+    check(img, mask, bins, fmt)
+
+
+@pytest.mark.parametrize("fmt", ["list", "runs"])
+def test_all_masked_none_masked_and_empty(fmt):
+    img = np.arange(48, dtype=np.uint8).reshape(6, 8) * 5
+    every = check(img, np.ones(img.shape, bool), 16, fmt)
+    assert every.sum() == img.size
+    assert check(img, np.zeros(img.shape, bool), 16, fmt).tolist() == [0] * 16
+    assert check(np.zeros((0, 0), np.uint8), np.zeros((0, 0), bool), 16, fmt).tolist() == [0] * 16
+
+
+def test_agrees_with_opencv_calchist():
+    cv2 = pytest.importorskip("cv2")
+    rng = np.random.default_rng(3)
+    img = rng.integers(0, 256, (37, 53)).astype(np.uint8)
+    for mask in (rng.random(img.shape) < 0.2, np.ones(img.shape, bool), np.zeros(img.shape, bool)):
+        for bins in (16, 10, 256):
+            want = cv2.calcHist([img], [0], mask.astype(np.uint8), [bins], [0, 256]).ravel()
+            np.testing.assert_array_equal(masked_histogram_u8(img, mask, bins), want)
+
+
+def test_a_stack_counts_each_image_in_one_call_and_any_length():
+    rng = np.random.default_rng(5)
+    h = MaskedHistogram8(16)
+    for n in (3, 5, 1, 0):   # (a longer stack than the first: its counts have their own rows)
+        imgs = rng.integers(0, 256, (n, 9, 11)).astype(np.uint8)
+        masks = rng.random((n, 9, 11)) < 0.4
+        masks[:1] = True
+        got = h(imgs, masks)
+        assert got.shape == (n, 16)
+        np.testing.assert_array_equal(got, np.array([oracle(i, m, 16) for i, m in zip(imgs, masks)]).reshape(n, 16))
+
+
+def test_the_image_is_read_in_place_and_a_change_to_it_is_seen():
+    h = MaskedHistogram8(4)
+    img = np.zeros((3, 4), np.uint8)
+    mask = np.ones((3, 4), bool)
+    assert h(img, mask).tolist() == [12, 0, 0, 0]
+    img[0, :2] = 200   # (the same array, changed in place)
+    assert h(img, mask).tolist() == [10, 0, 0, 2]
+    assert h(np.full((3, 4), 255, np.uint8), mask).tolist() == [0, 0, 0, 12]
+
+
+def test_the_kernel_visits_only_the_masked_pixels_and_reads_bytes():
+    img = np.zeros((4, 5), np.uint8)
+    for fmt, loop in (("list", "while (qmas < qmas_end)"), ("runs", "while (c_2 < phase_stop)")):
+        h = MaskedHistogram8(16)
+        h(img, Tensor.from_numpy(np.eye(4, 5, dtype=bool), FORMATS[fmt]))
+        (kernel,) = h.kernels.values()
+        body = kernel.c_source[kernel.c_source.index("int masked_histogram_8bit("):]
+        assert "const uint8_t *restrict img_val" in body   # (the image's bytes, no int64 copy)
+        assert loop in body   # the mask's entries (or runs) lead the loop over a row ...
+        assert "for (int64_t c = 0; c < " not in body   # ... never a loop over every column
+        assert body.count("coordinate_error") == (1 if fmt == "list" else 2)   # the bin, checked
+
+
+def test_the_mask_format_follows_its_runs():
+    wide = np.zeros((4, 100), bool)
+    wide[:, 5:90] = True
+    assert mask_format_for(wide) == mask_format_for(np.ones((1, 64)))
+    assert str(mask_format_for(wide)) == "Dense(SparseRunList(Pattern()))"
+    assert str(mask_format_for(wide[:, :30])) == "Dense(SparseList(Pattern()))"   # (runs of 25: short)
+    checker = np.indices((6, 6)).sum(axis=0) % 2 == 0
+    assert str(mask_format_for(checker)) == "Dense(SparseList(Pattern()))"
+    assert str(mask_format_for(np.zeros((0, 0)))) == "Dense(SparseList(Pattern()))"
+    assert str(mask_format_for(np.ones((2, 3, 80)))) == "Dense(Dense(SparseRunList(Pattern())))"
+
+
+def test_bad_input_is_refused_in_the_users_terms():
+    h = MaskedHistogram8(16)
+    img = np.zeros((3, 4), np.uint8)
+    with pytest.raises(UsageError, match="the image must be 8-bit .uint8., not int64"):
+        h(np.zeros((3, 4), np.int64), np.ones((3, 4)))
+    with pytest.raises(UsageError, match=r"the image is \(3, 4\) and the mask \(4, 3\)"):
+        h(img, np.ones((4, 3)))
+    with pytest.raises(UsageError, match="the mask must have the image's 2 dimensions"):
+        h(img, np.ones(12))
+    with pytest.raises(UsageError, match=r"the image must be 2-D .* not of shape \(2, 2, 2, 2\)"):
+        h(np.zeros((2, 2, 2, 2), np.uint8), np.ones((2, 2, 2, 2)))
+    with pytest.raises(UsageError, match="the mask Tensor must be"):
+        h(img, Tensor.from_numpy(np.ones((3, 4), bool), "csr"))
+    for bad in (0, 257, 2.5, True):
+        with pytest.raises(UsageError, match="bins must be an integer from 1 to 256"):
+            MaskedHistogram8(bad)
