@@ -32,7 +32,7 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 
 from compiler.trace import Artifact, Step
 
-from .fit import fit_svg, zoom_button
+from .fit import fit_svg
 from .legend import legend_html
 from .nests import compact_nest_dot
 from .provenance import (Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
@@ -43,6 +43,7 @@ from .render import RenderError, dot_to_svg
 from .stepdiff import diff_view
 from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_NUMBER_ON_COLOR, MUTED,
                     TEXT_ON_COLOR, highlight_classes, style_tokens, theme_svg)
+from .zoom import zoom_controls
 
 __all__ = [
     "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
@@ -448,10 +449,11 @@ def _title(artifact: Artifact, extra: str = "") -> str:
 
 
 def _generic(artifact: Artifact, highlight=None, provenance=None, show_text: bool = True) -> str:
-    parts = [_title(artifact, zoom_button() if artifact.dot else "")]
+    parts = [_title(artifact, zoom_controls() if artifact.dot else "")]
     if artifact.dot:
-        # scaled to the pane (a wide fiber tree keeps its root in view); "actual size" to pan
-        parts.append(f'<div class="drawing" style="overflow:auto">'
+        # scaled to the pane (a wide fiber tree keeps its root in view); zoomed, it scrolls (pan);
+        # the view keeps a zoom level per kind of drawing (explorer.zoom)
+        parts.append(f'<div class="drawing" data-zoom-key="{_html.escape(artifact.kind)}" style="overflow:auto">'
                      f'{fit_svg(render_dot(artifact.dot, highlight, provenance, nodes=node_tags_of(artifact)))}</div>')
         if show_text and artifact.text:
             parts.append("<details><summary>text</summary>"
