@@ -28,6 +28,7 @@ from .linking import LINK_SCRIPT
 from .renderers import color_for, render_c, render_step, section
 from .stepdiff import c_view
 from .session import Session, explore
+from .zoom import ZOOM_FUNCTION
 
 __all__ = ["export_html", "export_text", "external_urls"]
 
@@ -73,6 +74,7 @@ _JS = """
     links.forEach(function (a, k) { a.classList.toggle('current', k === cur); });
     pos.textContent = 'step ' + cur + ' of ' + (steps.length - 1);
     if (history.replaceState) history.replaceState(null, '', '#step-' + cur);
+    ssZoomAll(steps[cur]);   // the step's drawings at the zoom levels chosen for their kinds
   }
   document.getElementById('prev').onclick = function () { show(cur - 1); };
   document.getElementById('next').onclick = function () { show(cur + 1); };
@@ -160,7 +162,7 @@ def export_html(source, path: str | os.PathLike | None = None, title: str | None
         f'&larr; prev</button><button id="next" title="next step (right arrow)">next &rarr;</button>'
         f'<span id="position">{len(session.steps)} steps</span></header>{error}'
         f'<nav class="steps">{"".join(links)}</nav>{_legend(prov)}<main>{"".join(sections)}</main>'
-        f"<script>{_JS.replace('START', str(start))}\n{LINK_SCRIPT}</script></body></html>\n")
+        f"<script>{ZOOM_FUNCTION}\n{_JS.replace('START', str(start))}\n{LINK_SCRIPT}</script></body></html>\n")
     if path is not None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(page)

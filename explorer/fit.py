@@ -9,9 +9,9 @@ those of every monospace font a browser substitutes for it (Liberation Mono, Dej
 Menlo), and Graphviz names the SVG's font ``Courier,monospace``.
 
 A drawing wider than its pane is scaled down to the pane (:func:`fit_svg`), so the root of a
-wide fiber tree stays in view, but not below half its size, where its box scrolls instead; the
-"actual size" button (:func:`zoom_button`) shows it at its own size in a box that scrolls (pan),
-and back.
+wide fiber tree stays in view, but not below half its size, where its box scrolls instead; one
+narrower than its pane is centred in it. The zoom controls (:mod:`explorer.zoom`) show it at
+other sizes, in its box that scrolls (pan).
 
 >>> layout_dot('digraph { node [fontname="monospace"]; a }')
 'digraph { graph [fontname="Courier"]; node [fontname="Courier"]; edge [fontname="Courier"]; node [fontname="Courier"]; a }'
@@ -19,10 +19,9 @@ and back.
 
 from __future__ import annotations
 
-import html as _html
 import re
 
-__all__ = ["LAYOUT_FONT", "MAX_OVERFLOW", "MIN_SCALE", "fit_svg", "layout_dot", "zoom_button"]
+__all__ = ["LAYOUT_FONT", "MAX_OVERFLOW", "MIN_SCALE", "fit_svg", "layout_dot"]
 
 #: The font every drawing is laid out in (see the module docstring).
 LAYOUT_FONT = "Courier"
@@ -64,10 +63,12 @@ def fit_svg(svg: str) -> str:
     """The SVG scaled down to its container's width when wider, keeping its proportions
     (``max-width:100%; height:auto``; its ``viewBox`` gives the aspect ratio), but not below
     :data:`MIN_SCALE` of its own size, nor wider than :data:`MAX_OVERFLOW` of the container for
-    that: a fiber tree of 64 leaves was a sliver with unreadable labels.
+    that: a fiber tree of 64 leaves was a sliver with unreadable labels. It is a block with
+    auto margins: centred when narrower than its box, from the box's left edge when wider (so
+    all of it scrolls into view).
 
     >>> fit_svg('<svg width="900pt" height="90pt" viewBox="0 0 900 90"><g/></svg>')
-    '<svg style="max-width:100%;height:auto;min-width:min(600px,160%)" width="900pt" height="90pt" viewBox="0 0 900 90"><g/></svg>'
+    '<svg style="max-width:100%;height:auto;min-width:min(600px,160%);display:block;margin:0 auto" width="900pt" height="90pt" viewBox="0 0 900 90"><g/></svg>'
     """
     def add(m: re.Match) -> str:
         attrs = m.group(1)
@@ -76,6 +77,7 @@ def fit_svg(svg: str) -> str:
         if width is not None:
             px = float(width.group(1)) * (4 / 3 if width.group(2) in (None, "pt") else 1)
             fit += f";min-width:min({px * MIN_SCALE:.0f}px,{MAX_OVERFLOW})"
+        fit += ";display:block;margin:0 auto"
         style = _STYLE.search(attrs)
         if style is not None:
             rest = style.group(1).rstrip(";")
@@ -84,23 +86,3 @@ def fit_svg(svg: str) -> str:
         return f'<svg style="{fit}"{attrs}>'
 
     return _SVG_TAG.sub(add, svg, count=1)
-
-
-# The button sits in an artifact's title; the drawing is the artifact's ``.drawing`` box.
-_ZOOM_JS = ("var d=this.closest('.artifact').querySelector('.drawing');if(!d)return;"
-            "var z=d.classList.toggle('ss-actual-size');"
-            "d.querySelectorAll('svg').forEach(function(s){s.style.maxWidth=z?'none':'100%';"
-            "s.style.width=z?s.getAttribute('width'):'';});"
-            "this.textContent=z?'fit to pane':'actual size';event.stopPropagation();")
-
-
-def zoom_button() -> str:
-    """A small button that switches a drawing between fitting its pane and its own size
-    (where its box scrolls, to pan).
-
-    >>> 'class="ss-zoom"' in zoom_button()
-    True
-    """
-    return (f'<button class="ss-zoom" type="button" title="show the drawing at its own size, or fit it '
-            f'to the pane" style="font:11px sans-serif;margin-left:8px;padding:0 6px;cursor:pointer" '
-            f'onclick="{_html.escape(_ZOOM_JS)}">actual size</button>')

@@ -23,16 +23,20 @@ import html as _html
 import json
 import re
 
-__all__ = ["LINK_COLOR", "LINK_FUNCTION", "LINK_SCRIPT", "link_handlers", "mark_linked", "scroll_to_tag"]
+__all__ = ["LINK_COLOR", "LINK_FUNCTION", "LINK_TEXT", "LINK_SCRIPT", "link_handlers", "mark_linked", "scroll_to_tag"]
 
 #: The outline of linked parts (dark enough on the pastel provenance colours and on white,
-#: light enough on JupyterLab's dark background).
+#: light enough on JupyterLab's dark background), and the fill of linked drawing nodes: its
+#: contrast is 4.9 against white and 3.8 against JupyterLab's dark background (#111111), so a
+#: linked node stands out in both themes, not only by its outline.
 LINK_COLOR = "#d81b60"
+#: The labels of a linked drawing node, on :data:`LINK_COLOR` (contrast 4.9).
+LINK_TEXT = "#ffffff"
 
 # ssLink(event, root, kind, cSelector): the parts of the pinned tag are linked, and on "over"
 # those of the first tag of the part under the pointer too; "click" pins that tag (a click on
-# nothing unpins), "out" leaves the pinned one. Shapes of drawing nodes keep their own stroke in data-ss-stroke, so unlinking restores
-# it. The C pane scrolls itself (not the page) when it scrolls; in a page that scrolls as a
+# nothing unpins), "out" leaves the pinned one. Shapes of drawing nodes keep their own stroke
+# and fill in data-ss-stroke and data-ss-fill (their labels' fill too), so unlinking restores them. The C pane scrolls itself (not the page) when it scrolls; in a page that scrolls as a
 # whole the line is brought into view.
 LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
   root = root || document;
@@ -42,7 +46,10 @@ LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
     var m = marked[k]; m.classList.remove('ss-linked');
     var s = m.tagName.toLowerCase() === 'g' ? m.querySelector('polygon, ellipse, path, rect') : null;
     if (s) { s.setAttribute('stroke', s.getAttribute('data-ss-stroke') || 'black');
-             s.setAttribute('stroke-width', s.getAttribute('data-ss-width') || '1'); }
+             s.setAttribute('stroke-width', s.getAttribute('data-ss-width') || '1');
+             if (s.hasAttribute('data-ss-fill')) s.setAttribute('fill', s.getAttribute('data-ss-fill'));
+             var ts = m.querySelectorAll('text[data-ss-fill]');
+             for (var j = 0; j < ts.length; j++) ts[j].setAttribute('fill', ts[j].getAttribute('data-ss-fill')); }
     else { m.style.outline = ''; }
   }
   var el = e.target.closest && e.target.closest('[data-tags]');
@@ -58,8 +65,15 @@ LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
       var s = p.tagName.toLowerCase() === 'g' ? p.querySelector('polygon, ellipse, path, rect') : null;
       if (s) {
         if (!s.hasAttribute('data-ss-stroke')) { s.setAttribute('data-ss-stroke', s.getAttribute('stroke') || 'black');
-                                                 s.setAttribute('data-ss-width', s.getAttribute('stroke-width') || '1'); }
+                                                 s.setAttribute('data-ss-width', s.getAttribute('stroke-width') || '1');
+                                                 s.setAttribute('data-ss-fill', s.getAttribute('fill') || 'none'); }
         s.setAttribute('stroke', '""" + LINK_COLOR + r"""'); s.setAttribute('stroke-width', '4');
+        s.setAttribute('fill', '""" + LINK_COLOR + r"""');
+        var ts = p.querySelectorAll('text');
+        for (var j = 0; j < ts.length; j++) {
+          if (!ts[j].hasAttribute('data-ss-fill')) ts[j].setAttribute('data-ss-fill', ts[j].getAttribute('fill') || 'black');
+          ts[j].setAttribute('fill', '""" + LINK_TEXT + r"""');
+        }
       } else { p.style.outline = '2px solid """ + LINK_COLOR + r"""'; p.style.outlineOffset = '-1px'; }
     }
   }
@@ -139,13 +153,15 @@ def scroll_to_tag(tag: str, c_selector: str = ".ss-c") -> str:
 
 
 _TAGGED_SPAN = re.compile(r'<span ([^>]*?)data-tags="([^"]*)"([^>]*)>')
-_TAGGED_NODE = re.compile(r'(<g [^>]*class="node[^"]*" data-tags="([^"]*)"[^>]*>.*?)<(ellipse|polygon|path|rect)\b([^>]*)>',
-                          re.S)
+_TAGGED_NODE = re.compile(r'(<g [^>]*class="node[^"]*" data-tags="([^"]*)"[^>]*>.*?)<(ellipse|polygon|path|rect)\b([^>]*)>'
+                          r'(.*?</g>)', re.S)
+_TEXT_FILL = re.compile(r'<text\b([^>]*?)(?:\sfill="[^"]*")([^>]*)>|<text\b([^>]*)>')
 
 
 def mark_linked(html: str, tag: str) -> str:
     """``html`` (the renderers' markup) with the parts of ``tag`` linked as a click in the
-    browser links them: code parts outlined, drawing nodes stroked in :data:`LINK_COLOR`. The
+    browser links them: code parts outlined, drawing nodes stroked and filled in :data:`LINK_COLOR`
+    (their labels in :data:`LINK_TEXT`). The
     notebook redraws its panes when a tag is chosen; this keeps the choice visible.
 
     >>> mark_linked('<span class="ln" data-tags="a b">x</span><span class="ln" data-tags="c">y</span>', "b")
@@ -167,10 +183,13 @@ def mark_linked(html: str, tag: str) -> str:
         return f"<span {attrs}>"
 
     def node(m: re.Match) -> str:
-        head, tags, shape, attrs = m.groups()
+        head, tags, shape, attrs, rest = m.groups()
         if tag not in _html.unescape(tags).split():
             return m.group(0)
-        attrs = re.sub(r'\s(stroke|stroke-width)="[^"]*"', "", attrs)
-        return f'{head}<{shape} stroke="{LINK_COLOR}" stroke-width="4"{attrs}>'
+        attrs = re.sub(r'\s(stroke|stroke-width|fill)="[^"]*"', "", attrs)
+        # its labels white on the link colour (up to the end of its first group: the shape's own)
+        rest = _TEXT_FILL.sub(lambda t: f'<text{t.group(1) or ""}{t.group(2) or ""}{t.group(3) or ""} fill="{LINK_TEXT}">',
+                              rest)
+        return f'{head}<{shape} fill="{LINK_COLOR}" stroke="{LINK_COLOR}" stroke-width="4"{attrs}>{rest}'
 
     return _TAGGED_NODE.sub(node, _TAGGED_SPAN.sub(span, html))

@@ -32,7 +32,7 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 
 from compiler.trace import Artifact, Step
 
-from .fit import fit_svg, zoom_button
+from .fit import fit_svg
 from .legend import legend_html
 from .nests import compact_nest_dot
 from .provenance import (Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
@@ -43,10 +43,11 @@ from .render import RenderError, dot_to_svg
 from .stepdiff import diff_view
 from .theme import (CODE_BACKGROUND, CODE_BORDER, CODE_TEXT, LINE_NUMBER, LINE_NUMBER_ON_COLOR, MUTED,
                     TEXT_ON_COLOR, highlight_classes, style_tokens, theme_svg)
+from .zoom import zoom_controls
 
 __all__ = [
     "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
-    "diff_steps", "error_banner", "fold_rewrites", "highlight_svg", "inline_svg", "register_renderer", "render_artifact",
+    "diff_steps", "error_banner", "fold_rewrites", "highlight_svg", "inline_svg", "node_tags_of", "register_renderer", "render_artifact",
     "render_c", "render_code", "render_diff", "render_dot", "render_program", "render_step", "section", "step_focus",
     "tag_names",
 ]
@@ -328,13 +329,15 @@ def tag_names(tag: Any, info: TagInfo | None = None) -> list[str]:
 
 def highlight_svg(svg: str, colors: Mapping[str, str],
                   tags: Mapping[str, Iterable[str]] | None = None,
-                  describe: Callable[[Sequence[str]], str] | None = None) -> str:
+                  describe: Callable[[Sequence[str]], str] | None = None, ordered: bool = False) -> str:
     """Fill the nodes of a Graphviz SVG named in ``colors`` (by node id, exact label, or the
     label's head before ``(``, so ``Stepper`` names a node labelled ``Stepper(stop=j + 1)``).
 
     Names that match no node are ignored. ``tags`` maps names to provenance tags: a filled
     node named there gets ``data-tags="tag1 tag2"`` (the exported page selects by it) and, with
     ``describe(tags)``, that as its tooltip (the ``<title>`` of a group around its shapes).
+    A node's tags are sorted, or, when ``ordered``, kept in the order ``tags`` gives them (a
+    tree's box: its innermost tag first, the one a click links).
 
     >>> svg = dot_to_svg('digraph { a [label="point 0"]; b }')
     >>> out = highlight_svg(svg, {"point 0": "#ff0000", "zzz": "#00ff00"})
@@ -370,7 +373,8 @@ def highlight_svg(svg: str, colors: Mapping[str, str],
             return m.group(0)
         body = _FIRST_SHAPE.sub(lambda s: f'<{s.group(1)}{s.group(2)}fill="{color}" stroke-width="2"',
                                 body, count=1)
-        node_tags = sorted({t for n in names for t in (tags or {}).get(n, ())})
+        found = [t for n in sorted(names) for t in (tags or {}).get(n, ())]
+        node_tags = list(dict.fromkeys(found)) if ordered else sorted(set(found))
         extra = f' data-tags="{_html.escape(" ".join(node_tags))}"' if node_tags else ""
         if describe and node_tags:
             # the tooltip is the nearest <title>: an inner group's, so the node keeps its name
@@ -381,23 +385,38 @@ def highlight_svg(svg: str, colors: Mapping[str, str],
 
 
 def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = None,
-               provenance: Mapping[str, Any] | None = None, engine: str = "dot") -> str:
+               provenance: Mapping[str, Any] | None = None, engine: str = "dot",
+               nodes: Mapping[str, Sequence[str]] | None = None) -> str:
     """DOT to inline SVG; ``highlight`` names nodes to fill with the focus colour (or a
     ``{name: colour}`` map); nodes named by ``provenance`` tags get their palette colour (a
     tag ``lattice:j:p0`` names the node ``lattice:j:p0`` and the node ``p0``, by id or label).
+
+    ``nodes`` (``{node id: tags}``, innermost first, as a program tree records them in its
+    artifact's ``data["node_tags"]``) names the nodes of each tag instead: a node gets the
+    colour of its first tag the provenance has, and those tags as its ``data-tags``.
 
     A drawing Graphviz rejects renders as an error box holding the DOT, never raising.
 
     >>> "<svg" in render_dot("digraph { a -> b }", highlight=["a"])
     True
+    >>> svg = render_dot("digraph { n0; n1 }", provenance={"t": [2], "u": [3]}, nodes={"n1": ["v", "u", "t"]})
+    >>> svg.count('data-tags="u t"'), svg.count("data-tags=")
+    (1, 1)
     """
     colors: dict[str, str] = {}
     tags: dict[str, list[str]] = {}
     infos = getattr(provenance, "info", {})
-    for k in provenance or {}:
-        for name in tag_names(k, infos.get(k)):
-            colors.setdefault(name, color_for(k))
-            tags.setdefault(name, []).append(str(k))
+    if nodes is not None:
+        for name, node_tags in nodes.items():
+            known = [str(t) for t in node_tags if t in (provenance or {})]
+            if known:
+                colors[str(name)] = color_for(known[0])
+                tags[str(name)] = known
+    else:
+        for k in provenance or {}:
+            for name in tag_names(k, infos.get(k)):
+                colors.setdefault(name, color_for(k))
+                tags.setdefault(name, []).append(str(k))
     if isinstance(highlight, Mapping):
         colors.update({str(k): v for k, v in highlight.items()})
     elif highlight:
@@ -407,7 +426,7 @@ def render_dot(dot: str, highlight: Iterable[str] | Mapping[str, str] | None = N
     except RenderError as e:
         return (f'<div class="render-error" style="color:#a00">{_html.escape(str(e))}</div>'
                 f"<pre>{_html.escape(dot)}</pre>")
-    return inline_svg(theme_svg(highlight_svg(svg, colors, tags, _describer(provenance))))
+    return inline_svg(theme_svg(highlight_svg(svg, colors, tags, _describer(provenance), ordered=nodes is not None)))
 
 
 # --- artifacts ----------------------------------------------------------------------------------
@@ -430,17 +449,32 @@ def _title(artifact: Artifact, extra: str = "") -> str:
 
 
 def _generic(artifact: Artifact, highlight=None, provenance=None, show_text: bool = True) -> str:
-    parts = [_title(artifact, zoom_button() if artifact.dot else "")]
+    parts = [_title(artifact, zoom_controls() if artifact.dot else "")]
     if artifact.dot:
-        # scaled to the pane (a wide fiber tree keeps its root in view); "actual size" to pan
-        parts.append(f'<div class="drawing" style="overflow:auto">'
-                     f'{fit_svg(render_dot(artifact.dot, highlight, provenance))}</div>')
+        # scaled to the pane (a wide fiber tree keeps its root in view); zoomed, it scrolls (pan);
+        # the view keeps a zoom level per kind of drawing (explorer.zoom)
+        parts.append(f'<div class="drawing" data-zoom-key="{_html.escape(artifact.kind)}" style="overflow:auto">'
+                     f'{fit_svg(render_dot(artifact.dot, highlight, provenance, nodes=node_tags_of(artifact)))}</div>')
         if show_text and artifact.text:
             parts.append("<details><summary>text</summary>"
                          f"{render_code(artifact.text, 'ir', linenos=False)}</details>")
     elif artifact.text:
         parts.append(render_code(artifact.text, None, linenos=False))
     return f'<div class="artifact" data-kind="{_html.escape(artifact.kind)}">' + "".join(parts) + "</div>"
+
+
+def node_tags_of(artifact: Artifact) -> dict[str, list[str]] | None:
+    """A program tree's ``{node id: provenance tags}`` (its ``data["node_tags"]``), or ``None``
+    for a drawing whose nodes are named by their labels (lattices, looplet nests).
+
+    >>> node_tags_of(Artifact("ir", "k", "", data={"node_tags": {"n1": ["zero"]}}))
+    {'n1': ['zero']}
+    """
+    data = artifact.data if isinstance(artifact.data, Mapping) else {}
+    nodes = data.get("node_tags")
+    if not isinstance(nodes, Mapping):
+        return None
+    return {str(k): [str(t) for t in v] for k, v in nodes.items() if isinstance(v, (list, tuple))}
 
 
 @register_renderer("c")

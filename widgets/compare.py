@@ -24,6 +24,7 @@ from explorer.session import Session, explore
 from explorer.stepdiff import c_view
 from explorer.theme import MUTED
 from explorer.timing import compare
+from explorer.zoom import zoom_restore
 
 from .explorer import pane, titled
 from .pickers import RebuildControls
@@ -271,7 +272,7 @@ class Compare(W.HBox):
         shown = arts[-self.max_drawings:]
         more = (f"<div style='color:{MUTED};font-size:12px'>the last {len(shown)} of {len(arts)} "
                 f"drawings</div>" if len(arts) > len(shown) else "")
-        drawing = (more + "".join(R.render_artifact(a, provenance=prov or None) for a in shown) if shown
+        drawing = (more + "".join(R.render_artifact(a, provenance=prov or None) for a in shown) + zoom_restore() if shown
                    else f"<i>(no {_html.escape(str(kind or 'drawing'))} up to step {at})</i>")
         self._cache[key] = (_linked(c_html), _linked(drawing))
         return self._cache[key]

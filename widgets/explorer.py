@@ -38,6 +38,7 @@ from explorer.linking import link_handlers, mark_linked, scroll_to_tag
 from explorer.stepdiff import c_view, diff_view
 from explorer.theme import MUTED, TEXT_ON_COLOR
 from explorer.timing import compare
+from explorer.zoom import zoom_restore
 
 from .pickers import LEVELS, FormatPicker, RebuildControls
 
@@ -387,7 +388,8 @@ class Explorer(W.VBox):
         if arts:
             note = "" if source_i == i else (f"<div style='color:{MUTED};font-size:12px'>this step drew nothing; "
                                              f"showing step {source_i} ({_html.escape(s.steps[source_i].stage)})</div>")
-            drawing = note + "".join(R.render_artifact(a, focus, prov or None) for a in arts)
+            # (each drawing at the zoom level its kind was given at an earlier step)
+            drawing = note + "".join(R.render_artifact(a, focus, prov or None) for a in arts) + zoom_restore()
         else:
             drawing = "<i>(nothing drawn yet)</i>"
 

@@ -348,6 +348,28 @@ def cfir_walk(n):
         yield from cfir_walk(n.body)
 
 
+def loop_tag(loop: CLoop) -> str:
+    """The provenance tag of a lattice loop's code, ``lattice:<index>:<iterated>`` (``U``: the
+    dense range), as the emitter tags it and the CFIR drawing names the loop's box.
+
+    >>> from compiler.notation.ast import Index
+    >>> loop_tag(CLoop(Index("i"), (), (), True, ()))
+    'lattice:i:U'
+    """
+    names = [it.name for it in loop.iterated] + (["U"] if loop.universe else [])
+    return f"lattice:{loop.index}:{'∩'.join(dict.fromkeys(names)) or 'U'}"
+
+
+def case_tag(index, names) -> str:
+    """The provenance tag of a case's code, ``lattice:<index>:<present operands>`` (``names``:
+    the generated names of the accesses present; ``∅`` for none).
+
+    >>> case_tag("j", ["A", "x"])
+    'lattice:j:A∩x'
+    """
+    return f"lattice:{index}:{'∩'.join(names) or '∅'}"
+
+
 def one_case_always(loop: CLoop) -> bool:
     """Whether ``loop`` has one case that runs at every step: no test of a value or of a located level."""
     if len(loop.cases) != 1:
@@ -356,5 +378,5 @@ def one_case_always(loop: CLoop) -> bool:
     return not (case.omit or case.value_tests or any(getattr(loc, "locatable", False) for loc in loop.located))
 
 
-__all__ = ["CForall", "CFold", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CDenseWorkspace", "CAssign",
+__all__ = ["case_tag", "loop_tag", "CForall", "CFold", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CDenseWorkspace", "CAssign",
            "CSkip", "FlatLocator", "cfir_walk", "headline", "one_case_always", "value_text"]

@@ -17,9 +17,9 @@ its body. Consecutive assignments and folds are one box (see :mod:`compiler.tree
 from __future__ import annotations
 
 from ..treedot import TreeDot
-from .cfir import CAlloc, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CWorkspace
+from .cfir import CAlloc, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CWorkspace, case_tag, loop_tag
 
-__all__ = ["cfir_dot"]
+__all__ = ["cfir_dot", "cfir_tree"]
 
 
 def _head(node) -> str:
@@ -28,78 +28,107 @@ def _head(node) -> str:
     return line[:-1] if line.endswith(":") else line
 
 
-def cfir_dot(cfir) -> str:
+def cfir_dot(cfir, names=None) -> str:
     """DOT source of the CFIR ``cfir`` as a tree."""
+    return cfir_tree(cfir, names).source()
+
+
+def cfir_tree(cfir, names=None) -> TreeDot:
+    """The tree of :func:`cfir_dot`, whose :attr:`~compiler.treedot.TreeDot.node_tags` give a
+    loop's box and what it runs the tag of the loop's code, and a case's box and body the tag
+    of the case (``names``: the setup's generated name of each access, which case tags use;
+    without it cases carry their loop's tag), as the emitter tags them.
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import sparse_vector, dense
+    >>> from compiler.lattice.plan import Setup
+    >>> from compiler.lattice.cfir_builder import build_cfir
+    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
+    >>> tags = cfir_tree(build_cfir(setup.statement, setup), setup.names).node_tags
+    >>> tags["n1"], tags["n2"]
+    (['lattice:i:b∩c'], ['lattice:i:b∩c'])
+    """
     t = TreeDot("cfir")
-    _visit(t, cfir, None, "")
-    return t.source()
+    _visit(t, cfir, None, "", (), names)
+    return t
 
 
-def _visit(t: TreeDot, n, parent, edge: str) -> None:
+def _visit(t: TreeDot, n, parent, edge: str, tags=(), names=None) -> None:
     run: list[str] = []
 
     def flush():
         nonlocal edge
         if run:
-            t.statements(list(run), parent, edge)
+            t.statements(list(run), parent, edge, tags)
             run.clear()
             edge = ""
 
     for s in (n.stmts if isinstance(n, CSeq) else (n,)):
         if isinstance(s, CSeq):
             flush()
-            _visit(t, s, parent, edge)
+            _visit(t, s, parent, edge, tags, names)
             edge = ""
         elif isinstance(s, CForall):
+            # (a forall runs several loops: its box is none of their points)
             flush()
-            me = t.control(_head(s), parent, edge)
+            me = t.control(_head(s), parent, edge, tags)
             edge = ""
             for loop in s.loops:
-                _loop(t, loop, me)
+                _loop(t, loop, me, tags, names)
             if s.fold is not None:
-                t.statements([str(s.fold)], me)
+                t.statements([str(s.fold)], me, "", tags)
         elif isinstance(s, CAlloc):
             flush()
-            me = t.control(_head(s), parent, edge)
+            me = t.control(_head(s), parent, edge, tags)
             edge = ""
-            _visit(t, s.body, me, "")
+            _visit(t, s.body, me, "", tags, names)
         elif isinstance(s, (CWorkspace, CDenseWorkspace)):
             flush()
-            me = t.control(_head(s), parent, edge)
+            me = t.control(_head(s), parent, edge, tags)
             edge = ""
             # the producer, then the consumer; the printed sort and reset lines between and after
             lines = str(s).splitlines()
             parts = s.body.stmts if isinstance(s.body, CSeq) else (s.body,)
-            _visit(t, parts[0], me, "produce")
+            _visit(t, parts[0], me, "produce", tags, names)
             between = [x for x in lines if x.strip().startswith(("sort ", f"({s.temp}_list"))]
             if between:
-                t.statements(between, me)
+                t.statements(between, me, "", tags)
             for x in parts[1:]:
-                _visit(t, x, me, "consume")
-            t.statements([lines[-1]], me)
+                _visit(t, x, me, "consume", tags, names)
+            t.statements([lines[-1]], me, "", tags)
         else:
             run.extend(str(s).splitlines())
     flush()
 
 
-def _loop(t: TreeDot, loop: CLoop, parent: str) -> None:
+def _loop(t: TreeDot, loop: CLoop, parent: str, tags, names) -> None:
     lines = str(loop).splitlines()
-    me = t.control(_head(loop), parent)
+    tags = (loop_tag(loop),) + tuple(tags)
+    me = t.control(_head(loop), parent, "", tags)
     switch = len(lines) > 1 and lines[1].strip().startswith("switch ")
     if not switch:
-        _visit(t, loop.cases[0].body, me, "")
+        # one case, drawn as the loop's body: its code is still tagged as the case
+        _visit(t, loop.cases[0].body, me, "", _with_case(tags, loop, loop.cases[0], names), names)
         return
     for case in loop.cases:
-        _case(t, case, me)
+        _case(t, case, me, loop, tags, names)
 
 
-def _case(t: TreeDot, case: CCase, parent: str) -> None:
+def _with_case(tags: tuple, loop: CLoop, case: CCase, names) -> tuple:
+    """``tags`` with the case's own first, when the access names are known."""
+    if names is None or not all(k in names for k in case.present):
+        return tags
+    return tuple(dict.fromkeys((case_tag(loop.index, [names[k] for k in case.present]),) + tags))
+
+
+def _case(t: TreeDot, case: CCase, parent: str, loop: CLoop, tags, names) -> None:
+    tags = _with_case(tags, loop, case, names)
     text = str(case).splitlines()[0].strip()
     if ":" in text and not text.endswith(":"):
         # one statement (or omit): the case box, the statement below it
         head, stmt = text.split(":", 1)
-        me = t.control(head, parent)
-        t.statements([stmt], me)
+        me = t.control(head, parent, "", tags)
+        t.statements([stmt], me, "", tags)
         return
-    me = t.control(_head(case), parent)
-    _visit(t, case.body, me, "")
+    me = t.control(_head(case), parent, "", tags)
+    _visit(t, case.body, me, "", tags, names)

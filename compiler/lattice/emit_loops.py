@@ -30,7 +30,7 @@ from ..imperative.ir import (Assign, BinOp, Break, Cast, Comment, CompoundAssign
 from ..imperative.search import gallop_past
 from ..levels import Pattern
 from .algebra import same_value
-from .cfir import CAssign, CCase, CForall, CLoop, FlatLocator, headline, one_case_always
+from .cfir import CAssign, CCase, CForall, CLoop, FlatLocator, case_tag, headline, loop_tag, one_case_always
 from .cin import expr_accesses
 from .diagonal import Found
 from .exprs import const_of, literal_text, not_fill
@@ -248,16 +248,15 @@ class Loops:
 
     def tag_loop(self, loop: CLoop, stmt):
         """``stmt`` (a lattice loop, or a list of statements) tagged ``lattice:<index>:<point>``."""
-        names = [it.name for it in loop.iterated] + (["U"] if loop.universe else [])
         operands = tuple(dict.fromkeys(it.name for it in loop.iterated))
-        return Tagged(f"lattice:{loop.index}:{'∩'.join(dict.fromkeys(names)) or 'U'}",
+        return Tagged(loop_tag(loop),
                       stmt if isinstance(stmt, list) else [stmt], headline(loop),
                       Origin("lattice", str(loop.index), operands))
 
     def _case_tag(self, index, case: CCase, stmts: list) -> list:
         """A case's statements tagged ``lattice:<index>:<present operands>``."""
         names = [self.setup.names[k] for k in case.present]
-        return ([Tagged(f"lattice:{index}:{'∩'.join(names) or '∅'}", stmts, headline(case),
+        return ([Tagged(case_tag(index, names), stmts, headline(case),
                         Origin("lattice", str(index), tuple(names)))]
                 if stmts else stmts)
 

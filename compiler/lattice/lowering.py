@@ -65,7 +65,7 @@ from ..imperative.ir import Allocate, Block, Buffer, Function, OutScalar, Scalar
 from ..imperative.ir import c_name_problem
 from ..imperative.ir import walk as ir_walk
 from ..imperative.cleanup import cleanup, first_grows, reuse_dead_locals
-from ..imperative.ir_dot import ir_dot
+from ..imperative.ir_dot import ir_artifact
 from ..imperative.prefetch import prefetch
 from ..imperative.privatize import privatize
 from ..imperative.vectorize import vectorize
@@ -76,7 +76,7 @@ from ..notation.ast import walk as notation_walk
 from ..trace import Artifact, Trace
 from .cfir import cfir_walk, CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CSkip, CWorkspace
 from .cfir_builder import build_cfir
-from .cfir_dot import cfir_dot
+from .cfir_dot import cfir_tree
 from .plan import Setup
 from .exprs import names_used, python_helper
 from .iteration_graph import is_all_dense
@@ -251,8 +251,10 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                      artifacts=[Artifact("lattice", f"forall {L.index}", text, L.dot())],
                      rewrites=L.rewrites, note=f"forall {L.index}: {len(L.points)} points, {len(L.loops)} loops",
                      data={"index": str(L.index)})
+    tree = cfir_tree(cfir, setup.names)
     trace.record("cfir", before=setup.statement, after=cfir,
-                 artifacts=[Artifact("cfir", program.lhs.tensor, str(cfir), cfir_dot(cfir))])
+                 artifacts=[Artifact("cfir", program.lhs.tensor, str(cfir), tree.source(),
+                                     data={"node_tags": tree.node_tags})])
     em = Emitter(setup)
     fn = em.function(cfir, name or f"lattice_{program.lhs.tensor}", assembly)
     fn = em.ordered_loops(fn)
@@ -260,8 +262,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
         check_shared_scalars(list(fn.body.body), setup.parallel)   # (an inner parallel loop: what it shares)
     notes = (["two-phase assembly: assemble the structure, then compute the values"]
              if assembly == "two-phase" and not threaded else []) + list(dict.fromkeys(em.notes))
-    trace.record("lower", before=cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn), ir_dot(fn))],
-                 note="; ".join(notes))
+    trace.record("lower", before=cfir, after=fn, artifacts=[ir_artifact(fn)], note="; ".join(notes))
     fn = _stop_early(fn, setup, trace)
     if setup.parallel is not None:
         private = replace(fn, body=Block(tuple(privatize(fn.body.body, {p.name for p in fn.params}))))

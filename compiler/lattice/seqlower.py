@@ -30,7 +30,7 @@ import numpy as np
 from .. import values
 from ..errors import StrategyError
 from ..imperative.cleanup import cleanup
-from ..imperative.ir_dot import ir_dot
+from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Scalar
 from ..notation.ast import Call, accesses, walk
 from ..trace import Artifact, Trace
@@ -80,7 +80,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
     if out_format is None:
         out_format = dense(len(program.lhs.indices), fill=0, dtype=fn.param(f"{out}_val").dtype)
     loops = sum(1 for line in low.cfir.text().splitlines() if line.lstrip().startswith("while "))
-    trace.record("lower", before=low.cfir.cfir, after=fn, artifacts=[Artifact("ir", fn.name, str(fn), ir_dot(fn))],
+    trace.record("lower", before=low.cfir.cfir, after=fn, artifacts=[ir_artifact(fn)],
                  note=f"the CFIR's {loops} loop(s) through the iterator model: one cursor per level, "
                       f"initialized once per series of loops",
                  data={"loops": loops, "shapes": {t: list(s) for t, s in shapes.items() if t in read}})

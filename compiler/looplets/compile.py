@@ -29,7 +29,7 @@ from ..errors import ShapeError, StrategyError, UsageError
 from ..format import Format, parse_format
 from ..imperative import ir
 from ..imperative.cleanup import cleanup
-from ..imperative.ir_dot import ir_dot
+from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, Var
 from ..imperative.sorting import bit_sort_words
 from ..imperative.vectorize import vectorize
@@ -37,7 +37,7 @@ from ..outputs import Outputs
 from ..levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                       SparseHash, SparseList, SparsePoint, SparseRunList)
 from ..tensor import Tensor
-from ..trace import Artifact, Trace
+from ..trace import Trace
 from .errors import ProgramError
 from .language import LoopProgram, loop_program
 from .coordinates import mark_computed
@@ -320,7 +320,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     fn = ir.Function(name or _cname(prog.name), tuple(params), ir.Block(tuple(stmts)),
                      tuple(low.helpers.values()))
     trace.record("imperative", before=str(normalized), after=fn, note="the lowered kernel",
-                 artifacts=[Artifact("ir", fn.name, str(fn), ir_dot(fn))])
+                 artifacts=[ir_artifact(fn)])
     # an output the program never assigns (no `y[...] = v` before its first write) starts from
     # its values when given (Finch thaws it), not from its fill
     thawed = {}

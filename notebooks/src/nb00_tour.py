@@ -144,7 +144,8 @@ looplet it came from in that column."""),
 level** (like the TACO web tool; a level the strategy cannot read or assemble is marked ✗) and
 a **schedule editor**: make `A`'s first level `SparseList`
 (DCSR), or choose the preset `csc`, and the lowering is redone and redrawn at once. A lattice
-point or looplet in the drawing and the C lines it produced share a colour; as in Compiler
+point or looplet in the drawing (or a box of the CFIR or IR tree) and the C lines it produced
+share a colour; as in Compiler
 Explorer, hovering either outlines the other (and the program's accesses), clicking a point
 scrolls the C to its first line, and a line's or a point's tooltip says what it computes. At a
 `lower:*` step the looplet being lowered and its C are marked together."""),

@@ -36,7 +36,9 @@ _ = session.clear_filters()"""),
     ("md", """## The explorer UI
 
 Step with the slider, the buttons or *play*; filter by stage; the panes show the program at this
-step, the diff from the previous step, the drawing (the fiber trees here) and the C. *time it*
+step, the diff from the previous step, the drawing (the fiber trees here) and the C. A drawing's
+title has zoom controls (−, the level, +, *fit*, *100%*): zoomed past its pane it scrolls, and
+the next step's drawing of the same kind keeps the level. *time it*
 runs the kernel on the sample inputs against scipy and numpy, checking the results agree."""),
     ("code", """Explorer(session, run=ex.run(), baselines=ex.baselines(), check=np.allclose)"""),
     ("md", """## The same, without widgets

@@ -82,7 +82,9 @@ assert sorted(map(sorted, need)) == sorted(map(sorted, points(L)))"""),
 
 Step to the `lattice` stage to see the drawing; the CFIR step draws the three loops as a tree,
 each `while` loop a rounded box under its `forall` with its cases below it, and the `lower` step
-draws the imperative IR the same way (hover a box for its full text)."""),
+draws the imperative IR the same way (hover a box for its full text). A box and the C lines its
+code became link both ways: clicking a C line fills the boxes that made it, clicking a box
+outlines its C lines."""),
     ("code", """t = {n: ss.Tensor.from_numpy(np.random.default_rng(k).random(12) * (np.random.default_rng(k + 9).random(12) < 0.4), sv, name=n)
      for k, n in enumerate("bcd")}
 got = kernel(**t).to_numpy()

@@ -118,4 +118,5 @@ def test_drawings_scale_to_their_pane_and_offer_their_own_size():
 
 def test_fit_svg_keeps_a_style_of_its_own():
     out = fit_svg('<svg width="30px" style="color:red" viewBox="0 0 30 10"></svg>')
-    assert out == '<svg style="max-width:100%;height:auto;min-width:min(15px,160%);color:red" width="30px" viewBox="0 0 30 10"></svg>'
+    assert out == ('<svg style="max-width:100%;height:auto;min-width:min(15px,160%);display:block;margin:0 auto;color:red" '
+                   'width="30px" viewBox="0 0 30 10"></svg>')

@@ -12,7 +12,7 @@ import pytest
 import compiler as ss
 from explorer import explore
 from explorer.export import export_html
-from explorer.linking import LINK_COLOR, mark_linked
+from explorer.linking import LINK_COLOR, LINK_TEXT, mark_linked
 from explorer.renderers import render_artifact, render_c
 
 widgets = pytest.importorskip("widgets")
@@ -87,6 +87,17 @@ def test_mark_linked_strokes_the_chosen_nodes_only():
            '<polygon fill="#fff" stroke="black" points="0,0"/></g>')
     out = mark_linked(svg, "u")
     assert out.count(f'stroke="{LINK_COLOR}"') == 1 and out.index(LINK_COLOR) < out.index("node2")
+
+
+def test_mark_linked_fills_the_chosen_node_and_whitens_its_labels():
+    svg = ('<g id="node1" class="node highlighted" data-tags="t u"><title>a</title>'
+           '<polygon fill="#ffe08a" stroke="black" points="0,0"/><text fill="#1a1a1a">a</text></g>'
+           '<g id="node2" class="node highlighted" data-tags="v"><title>b</title>'
+           '<polygon fill="#ffe08a" stroke="black" points="0,0"/><text>b</text></g>')
+    out = mark_linked(svg, "u")
+    first, second = out.split('id="node2"')
+    assert f'fill="{LINK_COLOR}"' in first and f'<text fill="{LINK_TEXT}">a</text>' in first
+    assert LINK_COLOR not in second and LINK_TEXT not in second
 
 
 def test_the_exported_page_shows_the_c_next_to_each_drawing(three):

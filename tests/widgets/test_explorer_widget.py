@@ -264,13 +264,15 @@ def test_selecting_a_tag_highlights_its_c_lines_and_nodes():
     assert _filled(e.artifact_pane.value) == {"p0": color_for("lattice:j:p0"), "p1": color_for("lattice:j:p1")}
     assert 'data-tags="lattice:j:p0"' in e.artifact_pane.value
     e.select_tag("lattice:j:p1")
-    assert _filled(e.artifact_pane.value) == {"p1": color_for("lattice:j:p1")}
+    # the chosen tag's node only, filled as a click links it (the link colour)
+    from explorer.linking import LINK_COLOR
+    assert _filled(e.artifact_pane.value) == {"p1": LINK_COLOR}
     assert f'data-line="3" style="background:{color_for("lattice:j:p1")};' in e.c_pane.value
     assert 'data-line="2" style="background' not in e.c_pane.value
     assert "C lines 3" in e.provenance_legend.value and "p1" in e.provenance_legend.value
     e.select_tag("looplet:j:Stepper")  # a looplet: its node is labelled "Stepper(...)"
     e.next()
-    assert e.index == 1 and _filled(e.artifact_pane.value) == {"n0": color_for("looplet:j:Stepper")}
+    assert e.index == 1 and _filled(e.artifact_pane.value) == {"n0": LINK_COLOR}
     assert f'data-line="4" style="background:{color_for("looplet:j:Stepper")};' in e.c_pane.value
     e.select_tag(None)
     assert e.provenance_legend.value == "" and 'data-line="2" style="background' in e.c_pane.value

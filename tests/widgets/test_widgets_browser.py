@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import shutil
 import socket
 import subprocess
@@ -584,6 +585,133 @@ def test_exported_page_links_c_lines_and_drawing_nodes(browser, tmp_path, artifa
     page.close()
 
 
+# A drawing's size in its pane: the svg's rendered width, its own (Graphviz: pt, 4/3 px), its
+# left offset in its box, the box's width and scroll width, and the level the controls show.
+ZOOM_JS = r"""
+(art) => {
+  const s = art.querySelector('.drawing svg'), d = art.querySelector('.drawing');
+  const r = s.getBoundingClientRect(), q = d.getBoundingClientRect();
+  return {width: r.width, own: parseFloat(s.getAttribute('width')) * 4 / 3, left: r.left - q.left,
+          room: d.clientWidth, scroll: d.scrollWidth, level: art.querySelector('.ss-zoom-level').textContent};
+}
+"""
+
+# The fill of a drawing node's shape and its WCAG contrast against what lies under the drawing
+# (the pane's background, composited up the page as MEASURE_JS does).
+FILL_CONTRAST_JS = r"""
+(g) => {
+  const rgba = c => { const m = c.match(/rgba?\(([^)]*)\)/); if (!m) return [0, 0, 0, 0];
+                      const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
+                      return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const over = (top, bottom) => [0, 1, 2].map(i => top[i] * top[3] + bottom[i] * (1 - top[3])).concat([1]);
+  const layers = [];
+  for (let e = g.closest('svg').parentElement; e; e = e.parentElement) {
+    const c = rgba(getComputedStyle(e).backgroundColor);
+    if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+  }
+  const bg = layers.reverse().reduce((b, c) => over(c, b), [255, 255, 255, 1]);
+  const shape = g.querySelector('polygon, ellipse, path, rect');
+  const fg = over(rgba(getComputedStyle(shape).fill), bg);
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+                     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+  return {fill: shape.getAttribute('fill'), ratio: (a + 0.05) / (b + 0.05),
+          background: 'rgb(' + bg.slice(0, 3).map(Math.round) + ')'};
+}
+"""
+
+
+def test_exported_page_zooms_its_drawings_and_links_the_trees(browser, tmp_path, artifacts):
+    """The zoom controls (issue 27): 100% shows a drawing at its own size, each + grows it by the
+    ratio of the next level up to 400% and its pane scrolls, fit fits it in its pane, a drawing
+    smaller than its pane is centred, labels stay inside their shapes at every level, and the
+    level chosen for a lattice is the other lattice step's. On the CFIR tree, clicking a C line
+    fills the box that made it in the link colour (contrast >= 3 against the page) and clicking
+    a box outlines its C lines."""
+    import compiler as ss
+    from explorer import export_html
+    from explorer.linking import LINK_COLOR
+    from explorer.zoom import ZOOM_LEVELS
+
+    trace = ss.lower("C[i, j] = A[i, j] + B[i, j]", "lattice", A="csr", B="csr", C="csr").trace
+    path = tmp_path / "zoom.html"
+    export_html(trace, path)
+    stages = trace.stages()
+    first = stages.index("lattice")
+    assert stages[first + 1] == "lattice"   # the lattices of i and of j, one step each
+    # (narrow: the lattice of j, 235 px wide, is wider than its pane at 400%)
+    page = browser.new_page(viewport={"width": 800, "height": 800})
+    page.goto(f"{path.as_uri()}#step-{first + 1}")   # the lattice of j: three points
+    art = page.locator('section:visible .artifact[data-kind="lattice"]').first
+    art.locator(".ss-zoom-100").click()
+    m = art.evaluate(ZOOM_JS)
+    assert abs(m["width"] - m["own"]) < 1 and m["level"] == "100%", m
+    up = ZOOM_LEVELS[ZOOM_LEVELS.index(100):]
+    for previous, level in zip(up, up[1:]):
+        before = m
+        art.locator(".ss-zoom-in").click()
+        m = art.evaluate(ZOOM_JS)
+        # grown by the step's ratio (110% / 100%, 125% / 110%, ...)
+        assert m["level"] == f"{level}%" and abs(m["width"] / before["width"] - level / previous) < 0.005, (before, m)
+        found = measure(art)
+        assert found["ncount"] >= 3 and not found["nodes"], f"labels outside their shapes at {level}%: {found['nodes']}"
+    assert m["width"] > m["room"] and m["scroll"] >= m["width"] - 1, f"the pane does not scroll at 400%: {m}"
+    page.screenshot(path=str(artifacts / "export-zoom-400.png"), full_page=False)
+    art.locator(".ss-zoom-fit").click()
+    m = art.evaluate(ZOOM_JS)
+    assert m["width"] <= m["room"] + 1 and m["scroll"] <= m["room"] + 1, f"fit: {m}"
+    for _ in ZOOM_LEVELS:
+        art.locator(".ss-zoom-out").click()
+    m = art.evaluate(ZOOM_JS)
+    assert m["level"] == "25%" and abs(m["left"] - (m["room"] - m["width"]) / 2) <= 1, f"not centred: {m}"
+    assert not measure(art)["nodes"]
+    # 150%, then another step: the lattice of i at 150% too
+    art.locator(".ss-zoom-100").click()
+    for _ in range(3):
+        art.locator(".ss-zoom-in").click()
+    assert art.evaluate(ZOOM_JS)["level"] == "150%"
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("k => location.hash === '#step-' + k", arg=first)
+    nxt = page.locator('section:visible .artifact[data-kind="lattice"]').first
+    m = nxt.evaluate(ZOOM_JS)
+    assert m["level"] == "150%" and abs(m["width"] - 1.5 * m["own"]) < 1, m
+
+    # the CFIR tree and the C, linked both ways
+    page.goto(f"{path.as_uri()}#step-{stages.index('cfir')}")
+    page.reload()
+    section = page.locator("section:visible").first
+    tree = section.locator('.artifact[data-kind="cfir"]').first
+    # the tree's labels inside their boxes at fit, 100%, and the ends, 25% and 400%
+    # (the buttons clicked in the page: a locator's click waits for the page to settle, 0.3 s each)
+    box = tree.element_handle()
+    click_level = "([a, cls]) => { a.querySelector('.ss-zoom-' + cls).click(); return a.querySelector('.ss-zoom-level').textContent; }"
+    for action in ["fit", "100"] + ["out"] * 6 + ["100"] + ["in"] * 8:
+        level = page.evaluate(click_level, [box, action])
+        if action in ("in", "out") and level not in ("25%", "400%"):
+            continue
+        found = measure(tree)
+        assert found["ncount"] > 10 and not found["nodes"], \
+            f"tree labels outside their boxes at {tree.evaluate(ZOOM_JS)['level']}: {found['nodes']}"
+    assert tree.evaluate(ZOOM_JS)["level"] == "400%"
+    tree.locator(".ss-zoom-fit").click()
+    lines = section.locator(".c-section span.ln[data-tags]")
+    firsts = [t.split()[0] for t in lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags'))")]
+    k, tag = next((k, t) for k, t in enumerate(firsts) if tree.locator(f'svg g.node[data-tags~="{t}"]').count())
+    node = tree.locator(f'svg g.node[data-tags~="{tag}"]').first
+    assert node.evaluate(FILL_CONTRAST_JS)["fill"] != LINK_COLOR
+    lines.nth(k).click()
+    filled = node.evaluate(FILL_CONTRAST_JS)
+    assert filled["fill"] == LINK_COLOR and filled["ratio"] >= 3, filled
+    page.screenshot(path=str(artifacts / "export-tree-linked-from-c.png"), full_page=False)
+    boxes = tree.locator("svg g.node[data-tags]")
+    node_firsts = boxes.evaluate_all("gs => gs.map(g => g.getAttribute('data-tags').split(' ')[0])")
+    j, other = next((j, t) for j, t in enumerate(node_firsts) if t != tag and t in firsts)
+    boxes.nth(j).click()
+    end = page.evaluate(LINK_JS, [section.element_handle(), other])
+    assert end["outlined"] and end["inView"], end
+    page.close()
+
+
 def test_tour_steps_both_strategies(browser, lab, artifacts):
     """The tour's "done when": step CSR SpMV by both strategies, see lattices, looplet nests,
     the C, and the timing against scipy."""
@@ -1002,24 +1130,81 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
             # both strategies' C and drawings (4 panes), at least 100 px tall each
             assert_readable(measure(compare), f"Compare ({tag})", panes=4)
             assert_readable(measure(notebook), f"the views notebook ({tag})")
+            tree_box_linked_and_zoomed(page, three, tag, artifacts)
         assert three.locator(".ss-drawing svg g.node").count() >= 3, "the lattice has fewer than 3 points"
         assert page.locator(f"{SHOWN_NOTEBOOK} .views-fibers svg g.node").count() > 20
 
-        # "actual size": the wide fiber tree at its own size in a box that scrolls (pan), and back
+        # 100%: the wide fiber tree at its own size in a box that scrolls (pan); fit: in its pane
         tree = page.locator(f"{SHOWN_NOTEBOOK} .views-fibers .artifact").first
         tree.scroll_into_view_if_needed()
         svg = tree.locator("svg").first
         fitted, natural = svg.bounding_box()["width"], svg.evaluate("s => s.viewBox.baseVal.width * 4 / 3")
         assert natural > fitted
-        tree.locator(".ss-zoom").click()
+        tree.locator(".ss-zoom-100").click()
         assert abs(svg.bounding_box()["width"] - natural) < 2
         assert tree.locator(".drawing").evaluate("d => d.scrollWidth > d.clientWidth + 100")
         page.screenshot(path=str(artifacts / "views-fibers-actual-size.png"), full_page=False)
-        tree.locator(".ss-zoom").click()
-        assert abs(svg.bounding_box()["width"] - fitted) < 1
+        tree.locator(".ss-zoom-fit").click()
+        m = tree.evaluate(ZOOM_JS)
+        assert m["width"] <= m["room"] + 1 and m["scroll"] <= m["room"] + 1, m
     finally:
         set_theme(page, "JupyterLab Light")
         page.close()
+
+
+def tree_box_linked_and_zoomed(page, explorer, theme: str, artifacts: pathlib.Path) -> None:
+    """The Explorer at its CFIR step (stepped there once): clicking a C line fills the tree's box
+    that made it in the link colour, with contrast >= 3 against the pane in the theme; a zoom
+    level given to the tree is its level again after stepping away and back (the pane is drawn
+    anew each time)."""
+    from explorer.linking import LINK_COLOR
+
+    explorer.scroll_into_view_if_needed()
+    cfir = '.ss-drawing .artifact[data-kind="cfir"]'
+    for _ in range(3):
+        # (the header changes first: the drawing pane follows in a message of its own)
+        header = explorer.locator(".ss-header").first.inner_html()
+        if re.search(r"\bcfir\b", explorer.locator(".ss-header").first.inner_text()):
+            break
+        explorer.locator(".ss-next").first.click()
+        page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                               arg=[explorer.locator(".ss-header").first.element_handle(), header], timeout=15_000)
+    tree = explorer.locator(cfir).first
+    tree.wait_for(state="attached", timeout=30_000)
+    lines = explorer.locator(".ss-c span.ln[data-tags]")
+    firsts = lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags').split(' ')[0])")
+    k, tag = next(((k, t) for k, t in enumerate(firsts) if tree.locator(f'svg g.node[data-tags~="{t}"]').count()),
+                  (None, None))
+    assert tag is not None, f"no C line ({len(firsts)} tagged) links a box of the CFIR tree ({theme})"
+    lines.nth(k).scroll_into_view_if_needed()
+    lines.nth(k).click()
+    fill = ("([root, sel, color]) => { const g = root.querySelector(sel); "
+            "return !!g && g.querySelector('polygon, ellipse, path, rect').getAttribute('fill') === color; }")
+    page.wait_for_function(fill, arg=[explorer.element_handle(), f'{cfir} svg g.node[data-tags~="{tag}"]', LINK_COLOR],
+                           timeout=30_000)
+    # (the kernel redraws the pane with the tag chosen: measure the box drawn last)
+    page.wait_for_timeout(500)
+    node = explorer.locator(f'{cfir} svg g.node[data-tags~="{tag}"]').first
+    filled = node.evaluate(FILL_CONTRAST_JS)
+    assert filled["fill"] == LINK_COLOR and filled["ratio"] >= 3, (theme, filled)
+    page.screenshot(path=str(artifacts / f"views-tree-linked-{theme}.png"), full_page=False)
+    if theme != "light":
+        return
+    tree = explorer.locator(cfir).first
+    tree.locator(".ss-zoom-100").click()
+    tree.locator(".ss-zoom-in").click()
+    assert tree.evaluate(ZOOM_JS)["level"] == "110%"
+    for button in (".ss-next", ".ss-prev"):
+        header = explorer.locator(".ss-header").first.inner_html()
+        explorer.locator(button).first.click()
+        page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                               arg=[explorer.locator(".ss-header").first.element_handle(), header], timeout=15_000)
+    page.wait_for_function("a => a.querySelector('.ss-zoom-level').textContent === '110%'",
+                           arg=explorer.locator(cfir).first.element_handle(), timeout=15_000)
+    m = explorer.locator(cfir).first.evaluate(ZOOM_JS)
+    assert abs(m["width"] - 1.1 * m["own"]) < 1, m
+    # back to fit for the measures that follow
+    explorer.locator(cfir).first.locator(".ss-zoom-fit").click()
 
 
 def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, artifacts):
