@@ -210,7 +210,7 @@ def _lower(args) -> int:
         print(f"error: lowering failed ({args.strategy}): {type(e).__name__}: {e}", file=sys.stderr)
         partial = getattr(e, "trace", None)
         if args.html and partial is not None:
-            session = explore(lambda t: _replay(t, partial, e))
+            session = explore(lambda t, err=e: _replay(t, partial, err))
             export_html(session, args.html, title=f"{args.expr} ({args.strategy}, failed)")
             print(f"wrote {args.html}: the trace up to the failure ({len(session)} steps)", file=sys.stderr)
         return 1

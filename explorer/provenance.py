@@ -34,7 +34,10 @@ import difflib
 import functools
 import re
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+
+if TYPE_CHECKING:  # annotations only
+    from compiler.trace import Artifact
 
 __all__ = ["Mark", "Provenance", "TagInfo", "collect_provenance", "looplet_heads", "looplet_style",
            "program_marks", "trace_provenance"]
