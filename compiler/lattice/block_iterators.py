@@ -35,7 +35,7 @@ from .. import serialize
 from ..binding import array_name
 from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, While, and_
 from ..levels import SparseBand, SparseBlockList
-from .iterators import ModeIterator, register_iterator
+from .iterators import ModeIterator, iterated_by, register_iterator
 
 
 def _next(parent):
@@ -144,15 +144,7 @@ class BlockListIterator(ModeIterator):
                 for r in range(int(pos[parent]), int(pos[parent + 1])) for q in range(int(ofs[r]), int(ofs[r + 1]))]
 
 
-def _band_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [BandIterator.of(name, tensor, mode, k, lvl)]
-
-
-def _block_list_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [BlockListIterator.of(name, tensor, mode, k, lvl)]
-
-
-register_iterator(SparseBand, _band_iterators)
-register_iterator(SparseBlockList, _block_list_iterators)
+register_iterator(SparseBand, iterated_by(BandIterator))
+register_iterator(SparseBlockList, iterated_by(BlockListIterator))
 
 __all__ = ["BandIterator", "BlockListIterator"]

@@ -361,6 +361,20 @@ def level_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
     return [ModeIterator.of(name, tensor, mode + j, k, lvl, j) for j in range(lvl.nmodes)]
 
 
+def iterated_by(iterator_class) -> Callable:
+    """The factory :func:`register_iterator` takes for a level of one mode that ``iterator_class``
+    iterates, made from what the level declares (its :meth:`ModeIterator.of`).
+
+    >>> from compiler.levels import Element, SparseList
+    >>> [it.kind for it in iterated_by(ModeIterator)("A", "A", 0, 0, SparseList(Element(0.0)))]
+    ['sparse']
+    """
+    def factory(name: str, tensor: str, mode: int, k: int, lvl) -> list:
+        return [iterator_class.of(name, tensor, mode, k, lvl)]
+    factory.__qualname__ = f"iterated_by({iterator_class.__name__})"
+    return factory
+
+
 # The hashing of compiler.levels.sparse_hash (hash_slot, table_capacity) as IR. The looplet
 # strategy has the same IR (compiler.looplets.levels.hash_expr); it is repeated here so the
 # lattice strategy does not depend on the looplet one. A test checks both against hash_slot.
@@ -463,5 +477,5 @@ def py_arrays(tensor_name: str, t) -> tuple[dict, dict]:
     return arrays, sizes
 
 
-__all__ = ["ASSEMBLED", "ITERATORS", "ModeIterator", "WorkspaceIterator", "hash_capacity_stmts", "hash_ir", "iterator_factory",
-           "level_iterators", "mode_iterators", "py_arrays", "register_iterator"]
+__all__ = ["ASSEMBLED", "ITERATORS", "ModeIterator", "WorkspaceIterator", "hash_capacity_stmts", "hash_ir", "iterated_by",
+           "iterator_factory", "level_iterators", "mode_iterators", "py_arrays", "register_iterator"]

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from .. import serialize
 from ..imperative.ir import BinOp, Const, Declare, Load, Select, and_
 from ..levels import SparseInterval
-from .iterators import ModeIterator, register_iterator
+from .iterators import ModeIterator, iterated_by, register_iterator
 
 
 def _next(parent):
@@ -77,10 +77,6 @@ class IntervalIterator(ModeIterator):
         return [(c, r) for c in range(int(left[r]), int(right[r]))] if int(pos[parent + 1]) > r else []
 
 
-def _interval_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [IntervalIterator.of(name, tensor, mode, k, lvl)]
-
-
-register_iterator(SparseInterval, _interval_iterators)
+register_iterator(SparseInterval, iterated_by(IntervalIterator))
 
 __all__ = ["IntervalIterator"]

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from .. import serialize
 from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, Var, While, and_
 from ..levels import RunList, SparseRunList
-from .iterators import ModeIterator, register_iterator
+from .iterators import ModeIterator, iterated_by, register_iterator
 
 
 def _next(parent):
@@ -150,15 +150,7 @@ class SparseRunListIterator(RunListIterator):
         return [(int(left[r]), int(right[r]), r) for r in range(int(pos[parent]), int(pos[parent + 1]))]
 
 
-def _run_list_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [RunListIterator.of(name, tensor, mode, k, lvl)]
-
-
-def _sparse_run_list_iterators(name: str, tensor: str, mode: int, k: int, lvl) -> list:
-    return [SparseRunListIterator.of(name, tensor, mode, k, lvl)]
-
-
-register_iterator(RunList, _run_list_iterators)
-register_iterator(SparseRunList, _sparse_run_list_iterators)
+register_iterator(RunList, iterated_by(RunListIterator))
+register_iterator(SparseRunList, iterated_by(SparseRunListIterator))
 
 __all__ = ["RunListIterator", "SparseRunListIterator"]

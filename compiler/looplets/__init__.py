@@ -8,7 +8,7 @@ Public API:
 * the 0-D formats :class:`Scalar`, :class:`SparseScalar` and :class:`ShortCircuitScalar`
   (outputs, or temporaries given as a parameter's default);
 * the IR in :mod:`.program`, the looplets in :mod:`.looplets`, level unfurls in
-  :mod:`.levels`, the lowering rules in :mod:`.lowerers`, the simplifier in
+  :mod:`.levels`, the lowering in :mod:`.lowerers` (its rules in :mod:`.looplet_rules`), the simplifier in
   :mod:`.simplify`, the normal-form passes in :mod:`.passes`, index notation as a loop program
   (its reductions hoisted into scalars) in :mod:`.notation_program`.
 

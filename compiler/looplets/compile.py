@@ -42,7 +42,8 @@ from .errors import ProgramError
 from .language import LoopProgram, loop_program
 from .coordinates import mark_computed
 from .fibers import Namer, TensorInfo, UnfurlContext
-from .lowerers import MAX_LOOPLETS, Lowerer
+from .looplet_provenance import MAX_LOOPLETS
+from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
 from .promote import promote
 from .scalars import check_scalars
@@ -480,7 +481,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     ``program`` is index notation (an Assign) or a loop program; ``formats`` maps
     every tensor name to its Format. The output's shape is given as IR expressions
     of the input size parameters (``A0_size`` ...). ``max_looplets`` bounds the looplet
-    lowerings (:data:`~compiler.looplets.lowerers.MAX_LOOPLETS` by default); any other
+    lowerings (:data:`~compiler.looplets.looplet_provenance.MAX_LOOPLETS` by default); any other
     option but ``name`` (and :func:`compile_program`'s ``output`` and ``shapes``) is refused.
     """
     from ..lowering import OPTION_NAMES

@@ -229,7 +229,7 @@ class Thunk(Looplet):
     style = "Thunk"
 
 
-#: The one lowering priority order (highest first); see :mod:`compiler.looplets.lowerers`.
+#: The one lowering priority order (highest first); see :mod:`compiler.looplets.looplet_rules`.
 PRIORITY = ("Thunk", "Switch", "Run", "Sequence", "Spike", "Jumper", "Stepper", "AcceptRun", "Lookup")
 
 

@@ -41,63 +41,58 @@ from ..format import Format, parse_format
 from ..levels import Dense, Element, Pattern, SparseRunList
 from ..tensor import Tensor
 from .compile import compile_program
-from .language import loop_program
+from .language import LoopProgram, loop_program
 
-__all__ = ["erode_box", "erode_cross", "erode_box_stack", "erode_cross_stack", "masked_histogram_step",
-           "masked_histogram_shift",
+__all__ = ["erosion_program", "EROSIONS", "ROW_PASS_READS", "erode_box", "erode_cross", "erode_box_stack",
+           "erode_cross_stack", "masked_histogram_step", "masked_histogram_shift",
            "Erosion", "MaskedHistogram", "erode", "masked_histogram", "RUNS", "DENSE", "FOOTPRINTS",
            "PIXELS", "MASK_RUNS", "MASK_DENSE"]
 
 
-@loop_program
-def erode_box(V, B, A):
-    """One erosion by a 3x3 box, in two passes: ``V``, each pixel and its neighbours above and below
-    all on (outside the image counts as on), then ``B``, each pixel of ``V`` and its neighbours left
-    and right. ``V`` is an output because the looplets strategy allocates only Dense temporaries."""
-    for r in _:
-        for c in _:
-            V[r, c] = coalesce(A[~(r - 1), c], True) & A[r, c] & coalesce(A[~(r + 1), c], True)
-    for r in _:
-        for c in _:
-            B[r, c] = coalesce(V[r, ~(c - 1)], True) & V[r, c] & coalesce(V[r, ~(c + 1)], True)
+#: whose left and right neighbours the second (horizontal) pass reads, per structuring element:
+#: a box is a column then a row (eroding by it erodes by the column, then that result by the
+#: row), a cross their union (a pixel stays on if it survives both, each eroding the image)
+ROW_PASS_READS = {"box": "V", "cross": "A"}
 
 
-@loop_program
-def erode_cross(V, B, A):
-    """One erosion by a 3x3 cross: the box's vertical pass ``V``, then ``B``, each pixel of ``V`` and
-    its neighbours left and right in the image."""
-    for r in _:
-        for c in _:
-            V[r, c] = coalesce(A[~(r - 1), c], True) & A[r, c] & coalesce(A[~(r + 1), c], True)
-    for r in _:
-        for c in _:
-            B[r, c] = coalesce(A[r, ~(c - 1)], True) & V[r, c] & coalesce(A[r, ~(c + 1)], True)
+def erosion_program(footprint: str, stack: bool = False) -> LoopProgram:
+    """The loop program of one erosion by a 3x3 ``footprint`` (``"box"`` or ``"cross"``), in two
+    passes: ``V``, each pixel and its neighbours above and below all on (outside the image counts
+    as on), then ``B``, each pixel of ``V`` and its neighbours left and right, in ``V`` for a box
+    and in the image ``A`` for a cross (:data:`ROW_PASS_READS`). With ``stack``, of each image
+    ``A[n]`` of a stack, in one kernel call for the whole stack. ``V`` is an output because the
+    looplets strategy allocates only Dense temporaries.
+
+    >>> print(erosion_program("cross"))
+    for r = _
+      for c = _
+        V[r, c] = coalesce(A[permit(r - 1), c], true) & A[r, c] & coalesce(A[permit(r + 1), c], true)
+    for r = _
+      for c = _
+        B[r, c] = coalesce(A[r, permit(c - 1)], true) & V[r, c] & coalesce(A[r, permit(c + 1)], true)
+    """
+    if footprint not in ROW_PASS_READS:
+        raise UsageError(f"erode: footprint {footprint!r}: give one of {', '.join(map(repr, ROW_PASS_READS))}")
+    row = ROW_PASS_READS[footprint]
+    n, loops = ("n, ", ["for n in _:"]) if stack else ("", [])
+    loops += ["for r in _:", "for c in _:"]
+    passes = (f"V[{n}r, c] = coalesce(A[{n}~(r - 1), c], True) & A[{n}r, c] & "
+              f"coalesce(A[{n}~(r + 1), c], True)",
+              f"B[{n}r, c] = coalesce({row}[{n}r, ~(c - 1)], True) & V[{n}r, c] & "
+              f"coalesce({row}[{n}r, ~(c + 1)], True)")
+    lines = [f"def erode_{footprint}{'_stack' if stack else ''}(V, B, A):"]
+    for assignment in passes:
+        lines += ["    " * (depth + 1) + loop for depth, loop in enumerate(loops)]
+        lines.append("    " * (len(loops) + 1) + assignment)
+    return loop_program(source="\n".join(lines) + "\n")
 
 
-@loop_program
-def erode_box_stack(V, B, A):
-    """:data:`erode_box` of each image ``A[n]`` of a stack, in one kernel call for the whole stack."""
-    for n in _:
-        for r in _:
-            for c in _:
-                V[n, r, c] = coalesce(A[n, ~(r - 1), c], True) & A[n, r, c] & coalesce(A[n, ~(r + 1), c], True)
-    for n in _:
-        for r in _:
-            for c in _:
-                B[n, r, c] = coalesce(V[n, r, ~(c - 1)], True) & V[n, r, c] & coalesce(V[n, r, ~(c + 1)], True)
-
-
-@loop_program
-def erode_cross_stack(V, B, A):
-    """:data:`erode_cross` of each image ``A[n]`` of a stack, in one kernel call for the whole stack."""
-    for n in _:
-        for r in _:
-            for c in _:
-                V[n, r, c] = coalesce(A[n, ~(r - 1), c], True) & A[n, r, c] & coalesce(A[n, ~(r + 1), c], True)
-    for n in _:
-        for r in _:
-            for c in _:
-                B[n, r, c] = coalesce(A[n, r, ~(c - 1)], True) & V[n, r, c] & coalesce(A[n, r, ~(c + 1)], True)
+#: the erosion programs by footprint and ``stack``, made once: a kernel is cached for its program
+EROSIONS = {(footprint, stack): erosion_program(footprint, stack) for footprint in ROW_PASS_READS
+            for stack in (False, True)}
+#: one erosion by a 3x3 box or cross, of an image or (``_stack``) of each image of a stack
+erode_box, erode_cross = EROSIONS["box", False], EROSIONS["cross", False]
+erode_box_stack, erode_cross_stack = EROSIONS["box", True], EROSIONS["cross", True]
 
 
 @loop_program
@@ -166,7 +161,7 @@ def _image(image, fmt: Format, what: str, name: str, stacks: Format | None = Non
 class Erosion:
     """Erosion by a 3x3 ``footprint`` (``"box"`` or ``"cross"``) of binary images stored in ``format``
     (:data:`RUNS` or :data:`DENSE`), or of stacks of them (3-D: images, rows, columns), its kernels
-    compiled once for that format (on the first call).
+    compiled once for that footprint and format (on the first call; other eroders of them share them).
 
     >>> import numpy as np
     >>> img = Tensor.from_numpy(np.ones((3, 4), bool), RUNS)
@@ -192,10 +187,9 @@ class Erosion:
         A = _image(image, self.format, "erode", "image", self.stack_format)
         ndim = len(A.shape)
         if ndim not in self.kernels:
-            program = {(2, "box"): erode_box, (2, "cross"): erode_cross, (3, "box"): erode_box_stack,
-                       (3, "cross"): erode_cross_stack}[ndim, self.footprint]
             fmt = self.format if ndim == 2 else self.stack_format
-            self.kernels[ndim] = compile_program(program, V=fmt, B=fmt, A=A)
+            # (for the formats, not the image's shape: every eroder of them shares the kernel)
+            self.kernels[ndim] = compile_program(EROSIONS[self.footprint, ndim == 3], V=fmt, B=fmt, A=fmt)
         kernel = self.kernels[ndim]
         for _ in range(iterations):
             A = kernel(A=A).B

@@ -99,6 +99,17 @@ def modifier_chain(x) -> tuple[list, object]:
     return mods, x
 
 
+def base_index(x):
+    """The bare index under an access index's modifiers (``i`` of ``~(i + 1)``)."""
+    return modifier_chain(x)[1]
+
+
+def protocol_of(x):
+    """The protocol annotation (``gallop``/``walk``) among an access index's modifiers, or None."""
+    from .passes import Protocol
+    return next((m.name for m in modifier_chain(x)[0] if isinstance(m, Protocol)), None)
+
+
 def _missing_outside(start, stop, nest):
     """``nest`` on ``[start, stop)``, ``missing`` before and after (a permissive region)."""
     gap = Fill(Literal(MISSING))

@@ -3,13 +3,12 @@
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
 
 import compiler as ss
-from compiler.imperative import ir
 from compiler.levels import Dense, Element, SparseList
-from compiler.testing import random_sparse
+from tests.compiler.early_exit_cases import (MATRIX_ANNIHILATING, MATRIX_REDUCTIONS, VECTOR_REDUCTIONS,
+                                             annihilating_operands, breaks, over_annihilating_matrices, reference,
+                                             truncated)
 
 inf, nan = np.inf, np.nan
 
@@ -18,40 +17,21 @@ def lattice(program, **tensors):
     return ss.lower(program, strategy="lattice", **tensors)
 
 
-def breaks(k) -> bool:
-    return any(isinstance(n, ir.Break) for n in ir.walk(k.function))
-
-
 def early_exit_note(k) -> str:
     return next((s.note for s in k.trace.steps if s.stage == "early-exit"), "")
 
 
-def truncated(vals, size):
-    """A dense vector of ``size`` whose values array holds only ``vals``: the IR interpreter checks
-    every load, so a kernel reading past them fails there."""
-    return ss.Tensor(Dense(Element(0.0, vals=np.asarray(vals, dtype=float)), size=size), check=False)
-
-
-@pytest.mark.parametrize("program, vals", [
-    ("s[] = prod[i](v[i])", [2.0, 0.0]),
-    ("s[] = any[i](v[i] > 1)", [0.0, 3.0]),
-    ("s[] = all[i](v[i] > 1)", [3.0, 0.0]),
-    ("s[] = min[i](v[i])", [1.0, -inf]),
-    ("s[] = max[i](v[i] + 1)", [1.0, inf]),
-    ("s[] = max[i](v[i] > 1)", [0.0, 3.0]),    # (of bools, max stops at true and min at false)
-    ("s[] = min[i](v[i] > 1)", [3.0, 0.0]),
-])
+@pytest.mark.parametrize("program, vals", VECTOR_REDUCTIONS)
 def test_a_scalar_reduction_stops_at_its_annihilator(program, vals):
     v = truncated(vals, 6)
-    want, _ = ss.evaluate(program, v=ss.Tensor.from_numpy(np.array(vals + [1.0] * 4), "dense"))
+    want = reference(program, vals)
     k = lattice(program, v=v)
     assert k.interpret(v=v).to_numpy() == want        # never read past the annihilator
     assert breaks(k) and "break;" in k.c_source
     assert "stops its loops early" in early_exit_note(k)
 
 
-@pytest.mark.parametrize("program, annihilator", [("s[] = prod[i, j](M[i, j])", 0.0),
-                                                  ("s[] = min[i, j](M[i, j])", -inf)])
+@pytest.mark.parametrize("program, annihilator", MATRIX_REDUCTIONS)
 def test_the_loops_over_a_sparse_matrix_stop_at_the_annihilator(program, annihilator):
     # row 0 holds the annihilator second: nothing after it is read (the values array ends there)
     M = ss.Tensor(Dense(SparseList(Element(0.0, vals=np.array([2.0, annihilator])), pos=np.array([0, 3, 4, 6]),
@@ -98,24 +78,9 @@ def test_a_parallel_loop_does_not_break_but_the_loops_inside_it_do():
     assert "break;" not in "\n".join(lines[at:at + 4]) and "break;" in "\n".join(lines[at + 4:])
 
 
-ANNIHILATING = ["s[] = any[i, j](M[i, j] > 0)", "s[] = all[i, j](M[i, j] > 0)", "y[i] = min[j](M[i, j])",
-                "y[i] = max[j](M[i, j])", "s[] = prod[i, j](M[i, j])", "y[i] = any[j](M[i, j] < 0)",
-                "y[i] = b[i] + min[j](M[i, j] * 2)", "s[] = max[i](sum[j](M[i, j]))"]
-FILLS = [0.0, 1.0, nan, inf, -inf]
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(program=st.sampled_from(ANNIHILATING), fmt=st.sampled_from(["csr", "dense", "coo", "dcsr", "csc"]),
-       fill=st.sampled_from(FILLS), density=st.sampled_from([0.0, 0.3, 1.0]), rows=st.integers(0, 3),
-       special=st.sampled_from([None, inf, -inf, nan, 0.0]), seed=st.integers(0, 3))
-@example(program=ANNIHILATING[2], fmt="csr", fill=0.0, density=0.3, rows=3, special=-inf, seed=0)
-@example(program=ANNIHILATING[4], fmt="dense", fill=1.0, density=1.0, rows=2, special=0.0, seed=1)
+@over_annihilating_matrices(MATRIX_ANNIHILATING + ["s[] = max[i](sum[j](M[i, j]))"])
 def test_reductions_that_may_stop_early_agree_with_the_oracle(program, fmt, fill, density, rows, special, seed):
-    rng = np.random.default_rng(seed)
-    m = random_sparse((rows, 3), density, rng, fill=fill, lo=-2, hi=3)
-    if special is not None and rows:
-        m[rows // 2, 1] = special
-    tensors = dict(M=ss.Tensor.from_numpy(m, fmt, fill=fill), b=np.arange(float(rows)))
+    tensors = annihilating_operands(fmt, fill, density, rows, special, seed)
     want, _ = ss.evaluate(program, **tensors)
     k = lattice(program, **tensors)
     np.testing.assert_allclose(k(**tensors).to_numpy(), want)

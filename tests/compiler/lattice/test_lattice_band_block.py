@@ -10,8 +10,6 @@ bounds-checked build: SpMV, an elementwise sum into CSR, an elementwise product 
 output and a diagonal, over matrices whose second level is the band or block list, and over vectors of them.
 """
 
-from functools import partial
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -22,53 +20,20 @@ from compiler.errors import StrategyError
 from compiler.format import Format, csr, dense, sparse_vector
 from compiler.levels import Dense, Element, RunList, SparseBand, SparseBlockList, SparseInterval, SparseList, SparsePoint
 from compiler.testing import check_lowered, random_sparse
+from compiler.trace import Trace
+
+from level_cases import MATRIX, VECTOR, interpreted_case, level_matrix, level_vector, matrix_case, vector_case
 
 
 def band_matrix(a, fill=0.0, level=SparseBand):
-    return Tensor.from_numpy(a, Format(Dense(level(Element(fill)))))
+    return level_matrix(a, fill, level)
 
 
 def band_vector(v, fill=0.0, level=SparseBand):
-    return Tensor.from_numpy(v, Format(level(Element(fill))))
+    return level_vector(v, fill, level)
 
 
 LEVELS = [SparseBand, SparseBlockList]
-
-
-#: program -> (the output's format for a fill, whether it reads a band matrix A and another
-#: matrix B, or a band vector v and another vector w; square: whether A must be square)
-MATRIX = {
-    "y[i] = A[i, j] * x[j]": None,
-    "C[i, j] = A[i, j] + B[i, j]": csr,
-    "C[i, j] = A[i, j] * B[i, j]": partial(dense, 2),
-    "y[i] = A[i, i]": None,
-}
-VECTOR = {
-    "y[i] = A[i, j] * v[j]": None,
-    "z[i] = v[i] + w[i]": sparse_vector,
-    "z[i] = v[i] * w[i]": partial(dense, 1),
-    "s = v[i] * w[i]": None,
-}
-
-
-def _matrix_case(prog, a, b, x, fill, level=SparseBand):
-    tensors = {"A": band_matrix(a, fill, level)}
-    if "B[" in prog:
-        tensors["B"] = Tensor.from_numpy(b, csr(fill))
-    if "x[" in prog:
-        tensors["x"] = x
-    make = MATRIX[prog]
-    return check_lowered(prog, out=make(fill) if make else None, checked=True, **tensors)
-
-
-def _vector_case(prog, a, v, w, fill, level=SparseBand):
-    tensors = {"v": band_vector(v, fill, level)}
-    if "w[" in prog:
-        tensors["w"] = Tensor.from_numpy(w, sparse_vector(fill))
-    if "A[" in prog:
-        tensors["A"] = Tensor.from_numpy(a, csr())
-    make = VECTOR[prog]
-    return check_lowered(prog, out=make(fill) if make else None, checked=True, **tensors)
 
 
 A4 = np.array([[0.0, 1.0, 0.0, 2.0], [0.0, 0.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0], [0.0, 0.0, 5.0, 6.0]])
@@ -78,7 +43,7 @@ B4 = np.array([[1.0, 0.0, 0.0, 4.0], [0.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0],
 @pytest.mark.parametrize("prog", MATRIX)
 def test_a_band_matrix_against_the_oracle(prog):
     """Row 0 stores a fill inside its band (A[0, 2]), row 1 nothing, the diagonal is partly stored."""
-    k = _matrix_case(prog, A4, B4, np.arange(1.0, 5.0), 0.0)
+    k = matrix_case(prog, A4, B4, np.arange(1.0, 5.0), 0.0, SparseBand)
     assert "A1_ofs" in k.c_source and "A1_idx[i] - A1_ofs[i + 1]" in k.c_source
 
 
@@ -86,7 +51,7 @@ def test_a_band_matrix_against_the_oracle(prog):
 def test_a_band_vector_against_the_oracle(prog):
     v = np.array([0.0, 0.0, 1.0, 0.0, 2.0, 0.0])
     w = np.array([3.0, 0.0, 4.0, 0.0, 0.0, 5.0])
-    k = _vector_case(prog, np.arange(24.0).reshape(4, 6) % 3, v, w, 0.0)
+    k = vector_case(prog, np.arange(24.0).reshape(4, 6) % 3, v, w, 0.0, SparseBand)
     assert "v0_idx[0] - v0_ofs[1]" in k.c_source
 
 
@@ -103,7 +68,7 @@ def test_the_band_walks_positions_and_computes_its_coordinates():
 def test_a_band_diagonal_is_located_not_searched():
     """``A[i, i]`` of a band: the position i would have is computed and tested against the row's
     positions, no bisection."""
-    k = _matrix_case("y[i] = A[i, i]", A4, B4, None, 0.0)
+    k = matrix_case("y[i] = A[i, i]", A4, B4, None, 0.0, SparseBand)
     src = k.c_source
     assert "atA1 = i - (A1_idx[i] - A1_ofs[i + 1])" in src and "A1_ofs[i] <= atA1 && atA1 < A1_ofs[i + 1]" in src
     assert "while" not in src
@@ -137,7 +102,8 @@ def test_a_level_the_lattice_cannot_iterate_is_still_named(monkeypatch):
     A = Tensor.from_numpy(A4, Format(Dense(RunList(Element(0.0)))))
     with pytest.raises(StrategyError, match=r"level 1 \(RunList\) of tensor A cannot be iterated coordinate by "
                                             r"coordinate.*strategy='looplets'"):
-        lower("y[i] = A[i, j] * x[j]", "lattice", A=A, x=np.ones(4))
+        # (with a trace of its own: lower()'s cache holds the kernel test_lattice_runs lowered)
+        lower("y[i] = A[i, j] * x[j]", "lattice", A=A, x=np.ones(4), trace=Trace())
 
 
 FILLS = [0.0, 1.0, float("nan"), float("inf")]
@@ -158,7 +124,7 @@ def test_band_and_block_matrix_property(level, m, n, density, fill, prog, seed):
     rng = np.random.default_rng(seed)
     a = random_sparse((m, n), density, rng, fill=fill)
     b = random_sparse((m, n), density, rng, fill=fill)
-    _matrix_case(prog, a, b, random_sparse((n,), 1.0, rng), fill, level)
+    matrix_case(prog, a, b, random_sparse((n,), 1.0, rng), fill, level)
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
@@ -171,7 +137,7 @@ def test_band_and_block_vector_property(level, n, density, fill, prog, seed):
     rng = np.random.default_rng(seed)
     v = random_sparse((n,), density, rng, fill=fill)
     w = random_sparse((n,), density, rng, fill=fill)
-    _vector_case(prog, random_sparse((3, n), 0.5, rng), v, w, fill, level)
+    vector_case(prog, random_sparse((3, n), 0.5, rng), v, w, fill, level)
 
 
 
@@ -195,7 +161,7 @@ A6 = np.array([[0, 1.0, 2.0, 0, 3.0, 0], [0.0] * 6, [3.0, 0, 0, 0, 0, 4.0], [0, 
 
 @pytest.mark.parametrize("prog", MATRIX)
 def test_a_block_list_matrix_against_the_oracle(prog):
-    k = _matrix_case(prog, A6, A6[::-1].copy(), np.arange(1.0, 7.0), 0.0, SparseBlockList)
+    k = matrix_case(prog, A6, A6[::-1].copy(), np.arange(1.0, 7.0), 0.0, SparseBlockList)
     assert "A1_ofs" in k.c_source
 
 
@@ -203,7 +169,7 @@ def test_a_block_list_matrix_against_the_oracle(prog):
 def test_a_block_list_vector_against_the_oracle(prog):
     v = np.array([0.0, 1.0, 1.0, 0.0, 2.0, 0.0, 3.0, 3.0, 3.0])
     w = np.array([3.0, 0.0, 4.0, 0.0, 0.0, 5.0, 0.0, 1.0, 0.0])
-    _vector_case(prog, np.arange(27.0).reshape(3, 9) % 4, v, w, 0.0, SparseBlockList)
+    vector_case(prog, np.arange(27.0).reshape(3, 9) % 4, v, w, 0.0, SparseBlockList)
 
 
 def test_a_block_list_walks_positions_with_its_block_beside_them():
@@ -218,7 +184,7 @@ def test_a_block_list_walks_positions_with_its_block_beside_them():
 
 def test_a_block_list_diagonal_bisects_the_blocks():
     """``A[i, i]``: the first block ending past i, i stored if the block starts at or before it."""
-    k = _matrix_case("y[i] = A[i, i]", A6, None, None, 0.0, SparseBlockList)
+    k = matrix_case("y[i] = A[i, i]", A6, None, None, 0.0, SparseBlockList)
     assert "A1_idx[midA1] <= i" in k.c_source
     np.testing.assert_array_equal(k(A=band_matrix(A6, level=SparseBlockList)).to_numpy(), np.diagonal(A6))
 
@@ -268,7 +234,7 @@ def test_point_matrix_property(m, n, fill, prog, seed):
     rng = np.random.default_rng(seed)
     a = at_most_one_per_row(random_sparse((m, n), 1.0, rng, fill=fill), rng, fill)
     b = random_sparse((m, n), 0.5, rng, fill=fill)
-    _matrix_case(prog, a, b, random_sparse((n,), 1.0, rng), fill, SparsePoint)
+    matrix_case(prog, a, b, random_sparse((n,), 1.0, rng), fill, SparsePoint)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -278,7 +244,7 @@ def test_point_vector_property(n, fill, prog, seed):
     rng = np.random.default_rng(seed)
     v = at_most_one_per_row(random_sparse((1, n), 1.0, rng, fill=fill), rng, fill)[0]
     w = random_sparse((n,), 0.5, rng, fill=fill)
-    _vector_case(prog, random_sparse((3, n), 0.5, rng), v, w, fill, SparsePoint)
+    vector_case(prog, random_sparse((3, n), 0.5, rng), v, w, fill, SparsePoint)
 
 
 def test_a_point_level_is_named_as_itself():
@@ -311,7 +277,7 @@ def test_interval_matrix_property(m, n, fill, prog, seed):
     if "A[i, i]" in prog:
         n = m
     rng = np.random.default_rng(seed)
-    _matrix_case(prog, one_run_per_row(m, n, rng, fill), random_sparse((m, n), 0.5, rng, fill=fill),
+    matrix_case(prog, one_run_per_row(m, n, rng, fill), random_sparse((m, n), 0.5, rng, fill=fill),
                  random_sparse((n,), 1.0, rng), fill, SparseInterval)
 
 
@@ -321,7 +287,7 @@ def test_interval_matrix_property(m, n, fill, prog, seed):
 def test_interval_vector_property(n, fill, prog, seed):
     rng = np.random.default_rng(seed)
     v = one_run_per_row(1, n, rng, fill)[0]
-    _vector_case(prog, random_sparse((3, n), 0.5, rng), v, random_sparse((n,), 0.5, rng, fill=fill), fill,
+    vector_case(prog, random_sparse((3, n), 0.5, rng), v, random_sparse((n,), 0.5, rng, fill=fill), fill,
                  SparseInterval)
 
 
@@ -341,18 +307,10 @@ def test_an_interval_row_reads_its_runs_value_at_each_coordinate():
 @pytest.mark.parametrize("level", [SparseBand, SparseBlockList, SparsePoint, SparseInterval], ids=lambda c: c.__name__)
 @pytest.mark.parametrize("prog", ["y[i] = A[i, j] * x[j]", "C[i, j] = A[i, j] + B[i, j]", "y[i] = A[i, i]"])
 def test_the_cfir_interpreter_reads_each_level(level, prog):
-    from compiler import evaluate
-    from compiler.lattice import Setup, build_cfir, interpret_cfir
-    from compiler.notation import parse
     a = {SparsePoint: np.array([[0, 2.0, 0, 0], [0.0] * 4, [0, 0, 0, 3.0], [1.0, 0, 0, 0]]),
          SparseInterval: np.array([[0, 2.0, 2.0, 0], [0.0] * 4, [0, 0, 3.0, 3.0], [1.0, 0, 0, 0]])}.get(level, A4)
-    tensors = {"A": band_matrix(a, level=level), "B": Tensor.from_numpy(B4, csr()),
-               "x": Tensor.from_numpy(np.arange(1.0, 5.0), dense(1))}
-    tensors = {t: v for t, v in tensors.items() if f"{t}[" in prog}
-    p = parse(prog)
-    setup = Setup.create(p, {n: t.format for n, t in tensors.items()})
-    got = interpret_cfir(build_cfir(setup.statement, setup), setup, **tensors)
-    np.testing.assert_allclose(got, evaluate(p, **tensors)[0])
+    interpreted_case(prog, {"A": band_matrix(a, level=level), "B": Tensor.from_numpy(B4, csr()),
+                            "x": Tensor.from_numpy(np.arange(1.0, 5.0), dense(1))})
 
 
 @pytest.mark.parametrize("level", [SparseBand, SparseBlockList, SparsePoint, SparseInterval], ids=lambda c: c.__name__)

@@ -8,37 +8,25 @@ whose second level holds runs, and over vectors of runs; fills 0, 1, NaN and inf
 ±inf among the runs.
 """
 
-from functools import partial
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from compiler import Tensor, evaluate, lower
-from compiler.format import Format, csr, dense, sparse_vector
+from compiler import Tensor, lower
+from compiler.format import Format, csr, dense
 from compiler.levels import Dense, Element, RunList, SparseRunList
 from compiler.testing import check_lowered, random_sparse
+
+import level_cases
+from level_cases import interpreted_case, level_matrix, matrix_case, vector_case
 
 LEVELS = [RunList, SparseRunList]
 FILLS = [0.0, 1.0, float("nan"), float("inf")]
 
-#: program -> the output's format for a fill (None: the default); a matrix A of runs with another
-#: matrix B or a vector x, or a vector v of runs with another vector w (or a matrix A)
-MATRIX = {
-    "y[i] = A[i, j] * x[j]": None,
-    "C[i, j] = A[i, j] + B[i, j]": csr,
-    "C[i, j] = A[i, j] * B[i, j]": partial(dense, 2),
-    "y[i] = A[i, i]": None,
-    "y[i] = A[i, j]": None,
-    "s = A[i, j]": None,
-}
-VECTOR = {
-    "y[i] = A[i, j] * v[j]": None,
-    "z[i] = v[i] + w[i]": sparse_vector,
-    "z[i] = v[i] * w[i]": partial(dense, 1),
-    "s = v[i] * w[i]": None,
-}
+#: the shared programs (level_cases), and two reductions of a matrix of runs
+MATRIX = {**level_cases.MATRIX, "y[i] = A[i, j]": None, "s = A[i, j]": None}
+VECTOR = level_cases.VECTOR
 
 
 def runs(shape, rng, fill, values=(1.0, 2.0, float("nan"), float("inf"), -float("inf"))):
@@ -56,27 +44,7 @@ def runs(shape, rng, fill, values=(1.0, 2.0, float("nan"), float("inf"), -float(
 
 
 def run_matrix(a, fill=0.0, level=RunList):
-    return Tensor.from_numpy(a, Format(Dense(level(Element(fill)))))
-
-
-def _matrix_case(prog, a, b, x, fill, level):
-    tensors = {"A": run_matrix(a, fill, level)}
-    if "B[" in prog:
-        tensors["B"] = Tensor.from_numpy(b, csr(fill))
-    if "x[" in prog:
-        tensors["x"] = x
-    make = MATRIX[prog]
-    return check_lowered(prog, out=make(fill) if make else None, checked=True, **tensors)
-
-
-def _vector_case(prog, a, v, w, fill, level):
-    tensors = {"v": Tensor.from_numpy(v, Format(level(Element(fill))))}
-    if "w[" in prog:
-        tensors["w"] = Tensor.from_numpy(w, sparse_vector(fill))
-    if "A[" in prog:
-        tensors["A"] = Tensor.from_numpy(a, csr())
-    make = VECTOR[prog]
-    return check_lowered(prog, out=make(fill) if make else None, checked=True, **tensors)
+    return level_matrix(a, fill, level)
 
 
 A4 = np.array([[2.0, 2.0, 2.0, 0.0], [0.0] * 4, [0.0, 3.0, 3.0, 5.0], [1.0, 0.0, 4.0, 4.0]])
@@ -87,13 +55,13 @@ B4 = np.array([[1.0, 0.0, 0.0, 4.0], [0.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0],
 @pytest.mark.parametrize("prog", MATRIX)
 def test_a_run_matrix_against_the_oracle(level, prog):
     """Runs of several coordinates, a row all fill, runs that touch and runs apart."""
-    _matrix_case(prog, A4, B4, np.arange(1.0, 5.0), 0.0, level)
+    matrix_case(prog, A4, B4, np.arange(1.0, 5.0), 0.0, level, MATRIX)
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("prog", VECTOR)
 def test_a_run_vector_against_the_oracle(level, prog):
-    _vector_case(prog, B4, np.array([0.0, 3.0, 3.0, 0.0]), np.array([1.0, 0.0, 2.0, 2.0]), 0.0, level)
+    vector_case(prog, B4, np.array([0.0, 3.0, 3.0, 0.0]), np.array([1.0, 0.0, 2.0, 2.0]), 0.0, level)
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
@@ -109,8 +77,8 @@ def test_run_matrix_property(level, m, n, fill, prog, seed):
     if "A[i, i]" in prog:
         n = m
     rng = np.random.default_rng(seed)
-    _matrix_case(prog, runs((m, n), rng, fill), random_sparse((m, n), 0.5, rng, fill=fill),
-                 random_sparse((n,), 1.0, rng), fill, level)
+    matrix_case(prog, runs((m, n), rng, fill), random_sparse((m, n), 0.5, rng, fill=fill),
+                random_sparse((n,), 1.0, rng), fill, level, MATRIX)
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
@@ -122,7 +90,7 @@ def test_run_matrix_property(level, m, n, fill, prog, seed):
 def test_run_vector_property(level, n, fill, prog, seed):
     rng = np.random.default_rng(seed)
     v = runs((1, n), rng, fill)[0]
-    _vector_case(prog, random_sparse((3, n), 0.5, rng), v, random_sparse((n,), 0.5, rng, fill=fill), fill, level)
+    vector_case(prog, random_sparse((3, n), 0.5, rng), v, random_sparse((n,), 0.5, rng, fill=fill), fill, level)
 
 
 def test_a_run_list_row_reads_its_runs_value_at_each_coordinate():
@@ -189,15 +157,8 @@ def test_a_split_of_a_merged_run_loop(level):
 @pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("prog", ["y[i] = A[i, j] * x[j]", "C[i, j] = A[i, j] + B[i, j]", "y[i] = A[i, i]"])
 def test_the_cfir_interpreter_reads_each_run_level(level, prog):
-    from compiler.lattice import Setup, build_cfir, interpret_cfir
-    from compiler.notation import parse
-    tensors = {"A": run_matrix(A4, level=level), "B": Tensor.from_numpy(B4, csr()),
-               "x": Tensor.from_numpy(np.arange(1.0, 5.0), dense(1))}
-    tensors = {t: v for t, v in tensors.items() if f"{t}[" in prog}
-    p = parse(prog)
-    setup = Setup.create(p, {n: t.format for n, t in tensors.items()})
-    got = interpret_cfir(build_cfir(setup.statement, setup), setup, **tensors)
-    np.testing.assert_allclose(got, evaluate(p, **tensors)[0])
+    interpreted_case(prog, {"A": run_matrix(A4, level=level), "B": Tensor.from_numpy(B4, csr()),
+                            "x": Tensor.from_numpy(np.arange(1.0, 5.0), dense(1))})
 
 
 @pytest.mark.parametrize("level", LEVELS, ids=lambda c: c.__name__)

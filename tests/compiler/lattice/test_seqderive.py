@@ -17,6 +17,8 @@ from compiler.lattice.sequences import SequenceError
 from compiler.tensor import Tensor
 from compiler.trace import Trace
 
+from shape_cases import SHAPE_CASES
+
 FORMATS = ("csr", "coo", "dense")
 
 
@@ -143,26 +145,14 @@ def test_trace_records_the_derivation_then_lattices_and_cfir():
 # -- each shape operator against the dense oracle ----------------------------------------------------
 
 
-def test_collapse_row_major():
-    check("c[k] = collapse(A[i, j], (i, j) -> k)", A=(3, 4))
-    check("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", seed=1, A=(3, 4), b=(12,))
+@pytest.mark.parametrize("program, seed, shapes", SHAPE_CASES, ids=[p for p, _, _ in SHAPE_CASES])
+def test_each_shape_operator(program, seed, shapes):
+    """A collapse, a split, stacks and strided slices (shape_cases; the compiled kernels are checked on them too)."""
+    check(program, seed=seed, **shapes)
 
 
 def test_split():
-    check("C[i, j] = split(b[k], k -> (i, j:4))", b=(12,))
     check("C[i, j] = split(b[k], k -> (i, j)) * B[i, j]", seed=2, b=(12,), B=(3, 4))
-
-
-def test_hstack_and_vstack():
-    check("C[i, l] = concat((A[i, j], B[i, k]), (j, k) -> l)", A=(3, 2), B=(3, 4))
-    check("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", seed=5, A=(2, 3), B=(4, 3))
-    check("C[l, i] = concat((A[j, i], B[k, i], E[m, i]), (j, k, m) -> l)", seed=6, A=(2, 3), B=(1, 3), E=(2, 3))
-
-
-def test_strided_slices():
-    check("C[k, i] = slice(A[j, i], j -> k, (1, 8, 3))", A=(9, 4))
-    check("C[i, k] = slice(A[i, j], j -> k, (0, 5, 2))", seed=7, A=(3, 5))
-    check("C[k, i] = slice(A[j, i], j -> k, (1, 6, 2)) * B[k, i]", seed=8, A=(7, 3), B=(3, 3))
 
 
 def test_fused_kernels_of_fig_26():

@@ -24,6 +24,7 @@ from compiler.tensor import Tensor
 from compiler.trace import Trace
 
 sys.path.insert(0, str(Path(__file__).parent))
+from shape_cases import SHAPE_CASES  # noqa: E402
 from test_seqderive import CONCAT_SIDES, LAYER_LIMITS, programs, rand  # noqa: E402
 
 FORMATS = ("csr", "coo", "dense")
@@ -69,28 +70,22 @@ def check(program, seed=0, trials=4, formats=FORMATS, **shapes):
 # -- the kernels of the paper's families -------------------------------------------------------------
 
 
+@pytest.mark.parametrize("program, seed, shapes", SHAPE_CASES, ids=[p for p, _, _ in SHAPE_CASES])
+def test_each_shape_operator(program, seed, shapes):
+    """A collapse, a split, stacks and strided slices (shape_cases; the sequence interpreter is checked on them too)."""
+    check(program, seed=seed, **shapes)
+
+
 def test_collapse_of_csr_and_coo_into_a_vector():
-    check("c[k] = collapse(A[i, j], (i, j) -> k)", A=(3, 4))
-    check("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", seed=1, A=(3, 4), b=(12,))
     check("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]", seed=2, A=(4, 3), b=(12,))
     check("y[n] = collapse(collapse(A[i, j, k], (i, j) -> m), (m, k) -> n)", seed=3, A=(2, 3, 2))
 
 
 def test_split_of_a_vector_into_a_matrix():
-    check("C[i, j] = split(b[k], k -> (i, j:4))", b=(12,))
     check("C[i, j] = split(b[k], k -> (i, j)) * B[i, j]", seed=4, b=(12,), B=(3, 4))
 
 
-def test_hstack_and_vstack():
-    check("C[i, l] = concat((A[i, j], B[i, k]), (j, k) -> l)", A=(3, 2), B=(3, 4))
-    check("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", seed=5, A=(2, 3), B=(4, 3))
-    check("C[l, i] = concat((A[j, i], B[k, i], E[m, i]), (j, k, m) -> l)", seed=6, A=(2, 3), B=(1, 3), E=(2, 3))
-
-
 def test_strided_slices():
-    check("C[k, i] = slice(A[j, i], j -> k, (1, 8, 3))", A=(9, 4))
-    check("C[i, k] = slice(A[i, j], j -> k, (0, 5, 2))", seed=7, A=(3, 5))
-    check("C[k, i] = slice(A[j, i], j -> k, (1, 6, 2)) * B[k, i]", seed=8, A=(7, 3), B=(3, 3))
     check("Y[i, m, k] = slice(A[i, j, k], j -> m, (1, 5, 2))", seed=9, A=(2, 6, 3))
 
 

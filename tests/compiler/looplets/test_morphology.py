@@ -13,15 +13,32 @@ from scipy import ndimage
 from compiler import Tensor
 from compiler.errors import UsageError
 from compiler.looplets import compile_program
-from compiler.looplets.morphology import (DENSE, FOOTPRINTS, MASK_DENSE, MASK_RUNS, PIXELS, RUNS, Erosion,
-                                          MaskedHistogram, erode, erode_box, erode_box_stack, erode_cross,
-                                          erode_cross_stack, masked_histogram,
-                                          masked_histogram_shift, masked_histogram_step)
+from compiler.looplets.morphology import (DENSE, EROSIONS, FOOTPRINTS, MASK_DENSE, MASK_RUNS, PIXELS, RUNS, Erosion,
+                                          MaskedHistogram, erode, masked_histogram, masked_histogram_shift,
+                                          masked_histogram_step)
 from compiler.testing import assert_canonical
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FORMATS = {"runs": RUNS, "dense": DENSE}
 MASKS = {"runs": MASK_RUNS, "dense": MASK_DENSE}
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    """``kernel(footprint, format, stack=False)``: the erosion kernel for images (``stack``: stacks of
+    them) in ``format``, compiled once for the module (each is thousands of lines of C). It is
+    compiled for the formats, as an :class:`Erosion` compiles, so erode() and every eroder of that
+    footprint and format share it."""
+    made = {}
+
+    def get(footprint, fmt, stack=False):
+        key = footprint, str(fmt), stack
+        if key not in made:
+            eroder = Erosion(footprint, fmt)
+            f = eroder.stack_format if stack else eroder.format
+            made[key] = compile_program(EROSIONS[footprint, stack], V=f, B=f, A=f)
+        return made[key]
+    return get
 
 
 def reference(img, footprint, iterations):
@@ -87,14 +104,14 @@ def test_erosion_of_sketches_and_a_magnified_digit(footprint):
     check_erosion(digit, footprint, "runs", 2)
 
 
-def test_each_erosion_kernel_agrees_with_the_interpreter():
+def test_each_erosion_kernel_agrees_with_the_interpreter(kernel):
     img = sketch(12, 17, 4, 1)
     up = np.pad(img, ((1, 0), (0, 0)), constant_values=True)[:-1]
     down = np.pad(img, ((0, 1), (0, 0)), constant_values=True)[1:]
     for fmt in (RUNS, DENSE):
         A = Tensor.from_numpy(img, fmt)
-        for prog, footprint in ((erode_box, "box"), (erode_cross, "cross")):
-            k = compile_program(prog, V=fmt, B=fmt, A=A)
+        for footprint in ("box", "cross"):
+            k = kernel(footprint, fmt)
             got, interpreted = k(A=A), k.interpret(A=A)
             for a, b in zip(got, interpreted):
                 np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
@@ -102,10 +119,9 @@ def test_each_erosion_kernel_agrees_with_the_interpreter():
             np.testing.assert_array_equal(got.B.to_numpy(), reference(img, footprint, 1))
 
 
-def test_a_run_length_erosion_works_only_at_the_runs():
+def test_a_run_length_erosion_works_only_at_the_runs(kernel):
     # each row's loop walks runs (a stepper over left/right), never a pixel at a time
-    A = Tensor.from_numpy(sketch(10, 10, 2, 0), RUNS)
-    c = compile_program(erode_box, V=RUNS, B=RUNS, A=A).c_source
+    c = kernel("box", RUNS).c_source
     assert "A1_left[" in c and "A1_right[" in c and "V1_left[" in c
 
 
@@ -118,6 +134,11 @@ def test_an_eroder_keeps_its_kernel_and_takes_tensors_of_another_format():
     assert e.kernels == {2: kernel}
     assert_canonical(again, first.to_numpy())
     np.testing.assert_array_equal(first.to_numpy(), reference(img, "cross", 1))
+    # another eroder of the footprint and format, given an image of another shape, lowers nothing:
+    # the kernel is compiled for the formats (it was lowered anew for each image shape)
+    other = Erosion("cross", RUNS)
+    np.testing.assert_array_equal(other(sketch(7, 9, 1, 1)).to_numpy(), reference(sketch(7, 9, 1, 1), "cross", 1))
+    assert other.kernels[2].trace is kernel.trace
 
 
 @st.composite
@@ -146,7 +167,7 @@ def test_a_stack_erodes_each_image_alone(stack, footprint, fmt, iterations):
     np.testing.assert_array_equal(got.to_numpy(), expected)
 
 
-def test_a_stack_of_digits_in_one_call_and_the_interpreter():
+def test_a_stack_of_digits_in_one_call_and_the_interpreter(kernel):
     digit = np.kron(np.arange(64).reshape(8, 8) % 5 > 1, np.ones((3, 3), bool))
     stack = np.array([digit, digit.T, ~digit, sketch(24, 24, 3, 7)])
     e = Erosion("box", RUNS)
@@ -154,8 +175,8 @@ def test_a_stack_of_digits_in_one_call_and_the_interpreter():
     np.testing.assert_array_equal(got.to_numpy(), [reference(img, "box", 2) for img in stack])
     assert set(e.kernels) == {3}
     A = Tensor.from_numpy(stack[:, :6, :7], e.stack_format)
-    for prog in (erode_box_stack, erode_cross_stack):
-        k = compile_program(prog, V=e.stack_format, B=e.stack_format, A=A)
+    for footprint in ("box", "cross"):
+        k = kernel(footprint, RUNS, stack=True)
         for a, b in zip(k(A=A), k.interpret(A=A)):
             np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
 

@@ -8,9 +8,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import compiler as ss
-from compiler.imperative import ir
 from compiler.levels import Dense, Element, SparseList
 from compiler.testing import random_sparse
+from tests.compiler.early_exit_cases import (FILLS, MATRIX_ANNIHILATING, MATRIX_FORMATS, MATRIX_REDUCTIONS,
+                                             VECTOR_REDUCTIONS, annihilating_operands, breaks,
+                                             over_annihilating_matrices, reference, truncated)
 
 inf, nan = np.inf, np.nan
 
@@ -24,11 +26,6 @@ def check(program, out=None, **tensors):
     np.testing.assert_allclose(k(**tensors).to_numpy(), want, err_msg=f"{program} compiled")
     np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), want, err_msg=f"{program} interpreted")
     return k
-
-
-def breaks(k) -> bool:
-    """Whether the kernel's IR leaves a loop early."""
-    return any(isinstance(n, ir.Break) for n in ir.walk(k.function))
 
 
 A = ss.Tensor.from_numpy(np.array([[0, 2.0, 0, 1.0], [0, 0, 0, 0], [1.0, 0, 3.0, -1.0]]), "csr")
@@ -90,8 +87,6 @@ def test_a_reduction_may_bind_an_index_a_loop_around_it_binds_too():
     assert "for i_2 = _" in str(step.after) and "t[] += A[i_2, j]" in str(step.after)
 
 
-MATRIX_FORMATS = ["csr", "dense", "coo", "dcsr", "csc"]
-FILLS = [0.0, 1.0, nan, inf, -inf]
 PROGRAMS = TACO_FORMS[:4] + ["y[i] = b[i] * max[j](A[i, j])", "y[i] = min(b[i], sum[j](A[i, j]))",
                              "s[] = min[i](b[i] + sum[j](A[i, j] * x[j]))", "y[i] = b[i] * prod[j](A[i, j])"]
 
@@ -116,24 +111,10 @@ def test_reductions_anywhere_agree_with_the_oracle(program, fmt, fill, bfill, de
 # -- early exit: a reduction by an operator with an annihilator stops once it holds it
 
 
-def truncated(vals, size):
-    """A dense vector of ``size`` whose values array holds only ``vals``: a kernel reading past them
-    fails under the interpreter (which checks every load), so it shows how far a loop ran."""
-    return ss.Tensor(Dense(Element(0.0, vals=np.asarray(vals, dtype=float)), size=size), check=False)
-
-
-@pytest.mark.parametrize("program, vals", [
-    ("s[] = prod[i](v[i])", [2.0, 0.0]),
-    ("s[] = any[i](v[i] > 1)", [0.0, 3.0]),    # (a dense loop reads v[i] before the ||)
-    ("s[] = all[i](v[i] > 1)", [3.0, 0.0]),
-    ("s[] = min[i](v[i])", [1.0, -inf]),
-    ("s[] = max[i](v[i] + 1)", [1.0, inf]),
-    ("s[] = max[i](v[i] > 1)", [0.0, 3.0]),    # (of bools, max stops at true and min at false)
-    ("s[] = min[i](v[i] > 1)", [3.0, 0.0]),
-])
+@pytest.mark.parametrize("program, vals", VECTOR_REDUCTIONS)
 def test_a_reduction_stops_at_its_annihilator(program, vals):
     v = truncated(vals, 6)
-    want, _ = ss.evaluate(program, v=ss.Tensor.from_numpy(np.array(vals + [1.0] * 4), "dense"))
+    want = reference(program, vals)
     k = ss.lower(program, strategy="looplets", v=v)
     assert k.interpret(v=v).to_numpy() == want        # never read past the annihilator
     assert breaks(k) and "break;" in k.c_source
@@ -142,8 +123,7 @@ def test_a_reduction_stops_at_its_annihilator(program, vals):
     assert any(s.stage == "lower:ShortCircuit" for s in k.trace.steps)
 
 
-@pytest.mark.parametrize("program, annihilator", [("s[] = prod[i, j](M[i, j])", 0.0),
-                                                  ("s[] = min[i, j](M[i, j])", -inf)])
+@pytest.mark.parametrize("program, annihilator", MATRIX_REDUCTIONS)
 def test_a_reduction_over_a_sparse_matrix_stops_at_its_annihilator(program, annihilator):
     # (an `any` of a comparison is no test of it: C's || does not read the right side once true)
     M = ss.Tensor(Dense(SparseList(Element(0.0, vals=np.array([2.0, annihilator])), pos=np.array([0, 2, 3, 6]),
@@ -172,23 +152,9 @@ def test_no_early_exit_where_the_annihilator_is_not_exact_or_never_reached():
     assert not breaks(check("s[] = min[i](n[i])", n=np.array([3, -2, 5])))
 
 
-ANNIHILATING = ["s[] = any[i, j](M[i, j] > 0)", "s[] = all[i, j](M[i, j] > 0)", "y[i] = min[j](M[i, j])",
-                "y[i] = max[j](M[i, j])", "s[] = prod[i, j](M[i, j])", "y[i] = any[j](M[i, j] < 0)",
-                "y[i] = b[i] + min[j](M[i, j] * 2)"]
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(program=st.sampled_from(ANNIHILATING), fmt=st.sampled_from(MATRIX_FORMATS), fill=st.sampled_from(FILLS),
-       density=st.sampled_from([0.0, 0.3, 1.0]), rows=st.integers(0, 3),
-       special=st.sampled_from([None, inf, -inf, nan, 0.0]), seed=st.integers(0, 3))
-@example(program=ANNIHILATING[2], fmt="csr", fill=0.0, density=0.3, rows=3, special=-inf, seed=0)
-@example(program=ANNIHILATING[4], fmt="dense", fill=1.0, density=1.0, rows=2, special=0.0, seed=1)
+@over_annihilating_matrices(MATRIX_ANNIHILATING)
 def test_reductions_that_may_stop_early_agree_with_the_oracle(program, fmt, fill, density, rows, special, seed):
-    rng = np.random.default_rng(seed)
-    m = random_sparse((rows, 3), density, rng, fill=fill, lo=-2, hi=3)
-    if special is not None and rows:
-        m[rows // 2, 1] = special
-    check(program, M=ss.Tensor.from_numpy(m, fmt, fill=fill), b=np.arange(float(rows)))
+    check(program, **annihilating_operands(fmt, fill, density, rows, special, seed))
 
 
 def test_compile_program_lowers_index_notation_for_its_tensors():

@@ -1,0 +1,152 @@
+"""Lowering of a fully lowered program expression (no loop index left) to an imperative IR
+expression and its dtype: literals, values, leaf reads, calls of builtin operators inline (in
+numpy's dtype, numpy's semantics where C's differ: NaN wins a min or max, floor division and
+shifts in helpers) and user functions as C helpers. :class:`ExpressionLowering` is the part of
+:class:`~compiler.looplets.lowerers.Lowerer` that does it.
+
+>>> promote_dtypes("int32", "float32"), compound_symbol(None, "float64", "float64")
+('float64', None)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..algebra import Operator
+from ..imperative import cints, ir
+from ..imperative.ir import BinOp, Const, Select, UnOp
+from ..opimpls import ROUNDING, UNARY_MATH
+from .errors import ProgramError
+from .fibers import SubFiber, leaf_value
+from .looplets import Fill
+from .program import MISSING, Access, Call, Index, Literal, Value, Variable
+
+
+def numpy_dtype(d):
+    """The numpy dtype named ``d``."""
+    return np.dtype(d)
+
+
+def promote_dtypes(*dtypes) -> str:
+    """The name of the dtype numpy computes ``dtypes`` in together."""
+    return np.result_type(*dtypes).name
+
+
+def compound_symbol(op, dt, vdt):
+    """The C compound operator for ``x op= v`` when it means the same as ``x = op(x, v)``."""
+    if op is None or op.is_user:
+        return None
+    sym = {"add": "+", "mul": "*", "sub": "-", "bitand": "&", "bitor": "|", "bitxor": "^"}.get(op.name)
+    if sym is None:
+        return None
+    if dt == "bool":
+        return None
+    return sym
+
+
+
+class ExpressionLowering:
+    """Program expressions to IR expressions, for :class:`~compiler.looplets.lowerers.Lowerer`
+    (which holds ``helpers``, ``helper_ops`` and the ``scalars`` reads this uses)."""
+
+    def expr(self, e, line=0):
+        """``(IR expression, dtype)`` of a fully lowered program expression."""
+        if isinstance(e, Literal):
+            v = e.value
+            if v is MISSING:
+                raise ProgramError("a missing value reached the generated code; wrap the permissive "
+                                   "access in coalesce(..., default)", line)
+            if isinstance(v, bool):
+                return Const(v, "bool"), "bool"
+            if isinstance(v, int):   # (past int64, as numpy types it: uint64 when it fits)
+                dt = "uint64" if 2 ** 63 <= v < 2 ** 64 else "int64"
+                return Const(v, dt), dt
+            return Const(float(v), "float64"), "float64"
+        if isinstance(e, Value):
+            return e.expr, e.dtype
+        if isinstance(e, Access):
+            t = e.tns
+            if isinstance(t, Fill):
+                return self.expr(t.value, line)
+            if isinstance(t, SubFiber) and t.is_leaf and not e.idxs:
+                if not t.tensor.levels:
+                    return self.scalars.read(t, line)
+                return self.expr(leaf_value(t), line)
+            if isinstance(t, (Literal, Value)):
+                return self.expr(t, line)
+            raise ProgramError(f"access {e} is not fully indexed (an index of it is never looped over)", line)
+        if isinstance(e, Call):
+            if e.op == "coalesce":
+                return self.expr(e.args[0], line)
+            if e.op == "ifelse":
+                (c, _), (a, da), (b, db) = (self.expr(x, line) for x in e.args)
+                return Select(c, a, b), promote_dtypes(da, db)
+            parts = [self.expr(a, line) for a in e.args]
+            parts = cints.weak_constants(parts)
+            return self.apply(e.op, [p[0] for p in parts], [p[1] for p in parts], line), \
+                e.op.result_dtype(*[p[1] for p in parts]).name
+        if isinstance(e, Index):
+            raise ProgramError(f"index {e.name} is used outside of its loop", line)
+        if isinstance(e, Variable):
+            raise ProgramError(f"variable {e.name} is not defined", line)
+        raise ProgramError(f"cannot lower expression {e!r}", line)
+
+    def apply(self, op: Operator, args, dtypes, line=0):
+        """IR for ``op(args)``: builtin operators inline, user functions as C helpers."""
+        if op.is_user:
+            h = op.c_helper(dtypes)
+            name = op._c_name([numpy_dtype(d) for d in dtypes])
+            self.helpers.setdefault(name, ir.Helper(name, h))
+            self.helper_ops.setdefault(name, op)
+            return ir.Call(name, tuple(args))
+        n = op.name
+        rdt = op.result_dtype(*dtypes).name
+        a = args
+        if len(set(map(str, dtypes)) | {rdt}) > 1 and n not in ("and", "or", "not", "ldexp", "div"):
+            # in numpy's dtype: C would compute int32 + 1 in 32 bits, and int32 < uint32 as unsigned
+            common = promote_dtypes(*dtypes) if n in ("lt", "le", "gt", "ge", "eq", "ne") else rdt
+            a = cints.operands(args, dtypes, common)
+            dtypes = [common] * len(dtypes)
+        infix = {"add": "+", "sub": "-", "mul": "*", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+                 "eq": "==", "ne": "!=", "and": "&&", "or": "||", "bitand": "&", "bitor": "|", "bitxor": "^"}
+        if n in infix:
+            return cints.wrap(BinOp(infix[n], a[0], a[1]), rdt)
+        if n == "div":
+            x, y = a
+            if rdt.startswith("float") and not any(d.startswith("float") for d in dtypes):
+                x = ir.Cast(rdt, x)
+            return BinOp("/", x, y)
+        if n in ("min", "max"):
+            better = BinOp("<" if n == "min" else ">", a[0], a[1])
+            if str(dtypes[0]).startswith("float"):   # a NaN wins, as in numpy (and the vectorizer knows the form)
+                better = BinOp("||", ir.Call("isnan", (a[0],)), better)
+            return Select(better, a[0], a[1])
+        if n == "neg":
+            return cints.wrap(UnOp("-", a[0]), rdt)
+        if n == "not":
+            return UnOp("!", a[0])
+        if n == "abs":
+            if numpy_dtype(rdt).kind == "u":
+                return a[0]
+            return cints.wrap(Select(BinOp("<", a[0], Const(0, dtypes[0] if dtypes[0] != "bool" else "int64")),
+                                     UnOp("-", a[0]), a[0]), rdt)
+        if n == "overwrite":
+            return a[1]
+        if n in ("floordiv", "mod", "lshift", "rshift"):   # numpy's semantics where C's differ, in a helper
+            name = f"ss_{n}_{rdt}"
+            self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
+            self.helper_ops.setdefault(name, op)
+            return ir.Call(name, tuple(a))
+        if n in ROUNDING and numpy_dtype(rdt).kind in "biu":
+            return a[0]   # an integer is its own floor
+        if n == "pow" and numpy_dtype(rdt).kind in "iu":   # integers wrap as numpy's (C's pow computes a double)
+            name = f"ss_pow_{rdt}"
+            self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
+            self.helper_ops.setdefault(name, op)
+            return ir.Call(name, tuple(a))
+        if n in ("sqrt", "exp", "log", "pow") + UNARY_MATH:
+            return ir.Call(n, tuple(a))
+        if n == "choose":
+            z = Const(op.param, dtypes[0])
+            return Select(BinOp("==", a[0], z), a[1], a[0])
+        raise ProgramError(f"operator {op} has no C lowering in the looplet strategy", line)

@@ -1,0 +1,364 @@
+"""The looplet lowering rules: a loop's body, its accesses on the loop index unfurled to looplets,
+lowered to the imperative IR by the styles of those looplets.
+
+At each loop ``for i = ext`` the lowerer (:mod:`.lowerers`) unfurls every access whose first
+(storage-order) index is ``i``, then lowers the looplets found there by style.
+Each style is one focused function (``lower_<style>``), chosen by the ONE priority
+order :data:`~compiler.looplets.looplets.PRIORITY`:
+
+    Thunk > Switch > Run > Sequence > Spike > Jumper > Stepper > AcceptRun > Lookup
+
+Why this order. The Looplets paper lists Switch > Run > Spike > Pipeline > Jumper >
+Stepper > Lookup (simplify early, then hoist control flow); Finch.jl v0.2.0 lowers
+Pipeline before Run and Spike (its pairwise rules are not even transitive among
+Simplify/Switch/Phase). Both are correct once every looplet truncates. We take:
+
+* Thunk first: preambles only hoist host code, and later rules need their state;
+* Switch next, to lift run-time conditions as high as possible (paper and Finch.jl);
+* Run (and Fill) before anything that splits the extent: a run is a pure
+  substitution, so unwrapping it early gives the paper's early simplification
+  (``x * 0 -> 0`` removes whole regions) without ever forcing a truncation;
+* Sequence before Spike, as Finch.jl: lowering a spike first would cut every
+  pipeline beside it into a body range and a one-element tail (duplicated
+  pipeline code); lowering the sequence first only turns the spike, in the last
+  phase, into a run-time Switch (pitfall 12);
+* Jumper before Stepper (leaders lead);
+* AcceptRun (a run-length output taking a whole region as one run) after every
+  read-side rule, so the reads have already cut the loop into regions where they
+  are constant (Finch: Stepper > AcceptRun > Lookup); Lookup last (a plain for loop).
+
+The order is total, so resolving the styles of a loop's looplets is a maximum:
+associative and commutative, independent of the operand order.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from ..imperative import ir
+from ..imperative.ir import Assign as IAssign, BinOp, Const, Declare, If, Tagged, Var, While
+from . import extents as X
+from .errors import ProgramError
+from .fill_write import FILL_WRITE
+from .looplet_access import (looplets_of, replace_looplets, style_of, truncate_others, truncate_strict,
+                             writes_only_runs)
+from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
+from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
+                       resolve, truncate, unshift)
+from .program import Extent, Loop, Value, is_pass, substitute, uses
+from .simplify import simplify
+
+
+class LoopletRules:
+    """The lowering of a loop by its looplets' styles, for :class:`~compiler.looplets.lowerers.Lowerer`
+    (which holds ``fresh``, ``facts``, the trace and the statement lowering these rules recurse into).
+    Each style's rule is ``lower_<style>(i, ext, body, found, line)``: ``found`` the looplets on ``i``."""
+
+    def lower_looplets(self, i, ext, body, line=0) -> list:
+        body = self.simplify(body)
+        if is_pass(body):
+            return []
+        # push shifts down once, so every rule below sees the same looplet objects
+        body = replace_looplets(body, i, lambda l: l)
+        found = looplets_of(body, i)
+        if not found:
+            return self.lower_plain_loop(i, ext, body, line)
+        style = "Lookup"
+        for l in found:
+            style = resolve(style, style_of(l))
+        fn = getattr(self, f"lower_{style.lower()}")
+        # provenance: the code of each looplet lowering is tagged, so C lines map back to it
+        self._tags += 1
+        if self._tags > self.max_looplets:
+            raise ProgramError(too_many_looplets(self.max_looplets, i), line)
+        tag = f"looplet:{style}:{self._tags}"
+        self._pending_tag = tag
+        origin = looplet_origin(style, i, body)
+        out = fn(i, ext, body, found, line)
+        if not out:
+            return out
+        return [Tagged(tag, out, looplet_what(style, i, body), origin)]
+
+    def _note(self, rule, i, ext, sub=None):
+        text = f"{rule} on {i.name} over [{ext.start}, {ext.stop})"
+        return text + (f" -> {sub}" if sub else "")
+
+    def lower_plain_loop(self, i, ext, body, line):
+        """No looplets left: a for loop if the body uses the index, else the body once."""
+        length = X.difference(ext.stop, ext.start)
+        loop = self.simplify(Loop(i, ext, body))
+        if not isinstance(loop, Loop):
+            return self.lower(loop)
+        if length == 1:
+            return self.lower(substitute(body, {i: Value(ext.start, "int64")}))
+        v = Var(self.fresh(i.name))
+        inner = self.lower(substitute(body, {i: Value(v, "int64")}))
+        if inner:
+            inner = self._short_circuit(i, Extent(v, ext.stop), body, line) + inner
+        return [ir.For(v, ext.start, ext.stop, inner)] if inner else []
+
+    def _short_circuit(self, i, rest, body, line):
+        """The ShortCircuitScalar case split starting each iteration of a loop over ``i``
+        (see :mod:`.scalars`); its remainder is the loop over ``rest`` (from the current index)."""
+        object.__setattr__(rest, "nonempty", True)
+        return self.scalars.short_circuit(i, body, lambda b: self.lower_looplets(i, rest, b, line), line)
+
+    # -- Lookup
+    def lower_lookup(self, i, ext, body, found, line):
+        """All looplets are Lookups: a for loop reading ``body(i)`` (no loop for length one)."""
+        length = X.difference(ext.stop, ext.start)
+        v = Var(self.fresh(i.name)) if length != 1 else ext.start
+        new = replace_looplets(body, i, lambda l: l.body(v) if isinstance(l, Lookup) else l)
+        new = substitute(new, {i: Value(v, "int64")})
+        self.record("lower:Lookup", body, new, note=self._note("for loop" if length != 1 else "length one", i, ext))
+        inner = self.lower(new)
+        if length == 1:
+            return inner
+        if inner:
+            inner = self._short_circuit(i, Extent(v, ext.stop), body, line) + inner
+        return [ir.For(v, ext.start, ext.stop, inner)] if inner else []
+
+    # -- Run / Fill
+    def lower_run(self, i, ext, body, found, line):
+        """Runs hold one value over the whole extent: substitute it and lower the loop again."""
+        def sub(l):
+            if isinstance(l, Fill):
+                return l.value
+            if isinstance(l, Run):
+                return l.body
+            return l
+        new = replace_looplets(body, i, sub, only=(Run, Fill))
+        self.record("lower:Run", body, new, note=self._note("unwrap runs", i, ext))
+        return self.lower_looplets(i, ext, new, line)
+
+    # -- AcceptRun
+    def lower_acceptrun(self, i, ext, body, found, line):
+        """Run-length outputs. Every read left on ``i`` is a Lookup, or the body uses ``i``:
+        each index is a run of length one (a Lookup over ``[v, v + 1)`` regions). Otherwise
+        the body is the same over the whole extent and only writes the runs: it is lowered
+        once, into one run ``[start, stop)`` per output."""
+        def per_index(l):
+            return Lookup(lambda v, l=l: l, f"i -> {l.text} of length one", l.owner) if isinstance(l, AcceptRun) else l
+        opened = []
+
+        def open_run(l):
+            pre, child, epi = l.accept(ext.start, ext.stop)
+            opened.append((pre, epi))
+            return child
+        # the cheap tests first: the runs are opened only when they might be used
+        whole = None
+        if all(isinstance(l, AcceptRun) for l in found) and writes_only_runs(body, i):
+            whole = replace_looplets(body, i, open_run, only=(AcceptRun,))
+        if whole is None or uses(whole, i):
+            new = replace_looplets(body, i, per_index, only=(AcceptRun,))
+            self.record("lower:AcceptRun", body, new, note=self._note("runs of length one", i, ext))
+            return self.lower_looplets(i, ext, new, line)
+        self.record("lower:AcceptRun", body, whole, note=self._note("one run", i, ext))
+        out = [x for pre, _ in opened for x in pre] + self.lower(whole) + [x for _, epi in reversed(opened) for x in epi]
+        if getattr(ext, "nonempty", False) or X.prove_lt(ext.start, ext.stop):
+            return out
+        return [If(BinOp("<", ext.start, ext.stop), out)]  # an empty region stores no run
+
+    # -- Thunk
+    def lower_thunk(self, i, ext, body, found, line):
+        """Hoist each thunk's preamble before the loop and its epilogue after it."""
+        pre, epi = [], []
+
+        def sub(l):
+            if isinstance(l, Thunk):
+                pre.extend(l.preamble)
+                epi[:0] = list(l.epilogue)
+                return l.body
+            return l
+        new = replace_looplets(body, i, sub, only=(Thunk,))
+        self.record("lower:Thunk", body, new, note=self._note("hoist preambles", i, ext))
+        return pre + self.lower_looplets(i, ext, new, line) + epi
+
+    # -- Switch
+    def lower_switch(self, i, ext, body, found, line):
+        """The product of all switches' cases, as a first-match if / else if chain."""
+        switches = [l for l in found if isinstance(l, Switch)]
+        arms = []
+        for combo in itertools.product(*[s.cases for s in switches]):
+            conds = [c.cond for c in combo if not (isinstance(c.cond, Const) and c.cond.value is True)]
+            pick = {id(s): c.body for s, c in zip(switches, combo)}
+            new = replace_looplets(body, i, lambda l: pick.get(id(l), l), only=(Switch,))
+            arms.append((conds, new))
+        self.record("lower:Switch", body, arms[0][1], note=self._note(f"{len(arms)} case(s)", i, ext))
+        out = None
+        for conds, new in reversed(arms):
+            code = self.lower_looplets(i, ext, new, line)
+            if not conds:
+                out = code
+            else:
+                out = [If(ir.and_(*conds), code, out)] if (code or out) else []
+        return out or []
+
+    # -- Sequence
+    def lower_sequence(self, i, ext, body, found, line):
+        """The product of all sequences' phases in lexicographic (topological) order.
+
+        Each combination runs from the running position to the smallest phase stop,
+        guarded by ``if (start < stop)``; the other looplets are truncated to it.
+        """
+        seqs = [l for l in found if isinstance(l, Sequence)]
+        pos = Var(self.fresh(i.name))
+        out = [Declare(pos, "int64", ext.start)]
+        combos = list(itertools.product(*[range(len(s.phases)) for s in seqs]))
+        self.record("lower:Sequence", body, None,
+                    note=self._note(f"{len(combos)} phase combination(s)", i, ext))
+        pruned = 0
+        for key in combos:
+            stops = [s.phases[k].stop for s, k in zip(seqs, key) if s.phases[k].stop is not None]
+            # the running position is past the stop of every phase before this one:
+            # a combination ending before one of those is statically empty
+            lows = [s.phases[k - 1].stop for s, k in zip(seqs, key) if k > 0 and s.phases[k - 1].stop is not None]
+            if any(X.prove_le(t, lo) for t in stops for lo in lows) and key != combos[-1]:
+                pruned += 1
+                continue
+            stop = X.imin(*stops, ext.stop) if stops else ext.stop
+            # a phase cut short by the others' stops or the extent's (a diagonal's ``i + 1``) is
+            # truncated: a Spike's tail is its phase's last coordinate, which the cut drops
+            pick = {id(s): (s.phases[k].body if s.phases[k].stop is None else
+                            truncate(s.phases[k].body, ext.start, s.phases[k].stop, stop))
+                    for s, k in zip(seqs, key)}
+            new = truncate_others(body, i, ext, stop, exclude=(Sequence,))
+            new = replace_looplets(new, i, lambda l: pick.get(id(l), l), only=(Sequence,))
+            is_last = stop is ext.stop or X.prove_eq(stop, ext.stop)
+            if is_last:
+                sub = Extent(pos, ext.stop)
+                code = self.lower_looplets(i, sub, new, line)
+                if code:
+                    out.append(If(BinOp("<", pos, ext.stop), code))
+                break
+            s_var = Var(self.fresh("phase_stop"))
+            # the first phase starts where the extent starts (a constant seeks nothing)
+            start = ext.start if len(out) == 1 else pos
+            code = self.lower_looplets(i, Extent(start, s_var), new, line)
+            out.append(Declare(s_var, "int64", stop))
+            out.append(If(BinOp("<", pos, s_var), code + [IAssign(pos, s_var)]))
+        return out
+
+    # -- Spike
+    def lower_spike(self, i, ext, body, found, line):
+        """A spike is its body on ``[start, stop - 1)`` and its tail at ``stop - 1``."""
+        last = X.sub(ext.stop, 1)
+        run_body = truncate_others(body, i, ext, last, exclude=(Spike,))
+        run_body = replace_looplets(run_body, i, lambda l: Run(l.body) if isinstance(l, Spike) else l,
+                                     only=(Spike,))
+        tail = replace_looplets(body, i, lambda l: Run(l.tail) if isinstance(l, Spike) else l, only=(Spike,))
+        self.record("lower:Spike", body, None, note=self._note("body + tail", i, ext,
+                                                               f"[{ext.start}, {last}) and [{last}, {ext.stop})"))
+        out = self.lower_looplets(i, Extent(ext.start, last), run_body, line)
+        out += self.lower_looplets(i, Extent(last, ext.stop), tail, line)
+        if out and not getattr(ext, "nonempty", False) and not X.prove_lt(ext.start, ext.stop):
+            return [If(BinOp("<", ext.start, ext.stop), out)]
+        return out
+
+    # -- Stepper
+    def lower_stepper(self, i, ext, body, found, line):
+        """Seek, then a while loop over the smallest current child; ``next`` only for
+        steppers whose child ended at this step (notes: pitfalls 1-3).
+
+        A lone stepper that walks stored positions (:class:`Positions`) beside
+        Lookups only, whose gaps do nothing, loops over its positions directly
+        (:meth:`lower_positions`)."""
+        steppers = [l for l in found if isinstance(l, Stepper)]
+        fast = self.lower_positions(i, ext, body, found, line)
+        if fast is not None:
+            return fast
+
+        def chunk_of(s, step_stop):
+            full = Thunk((), s.chunk, s.next)
+            cut = truncate_strict(s.chunk)
+            return Switch((Case(BinOp("==", s.stop, step_stop), full), Case(Const(True, "bool"), cut)))
+        return self._step_loop(i, ext, body, line, Stepper, steppers, [s.stop for s in steppers],
+                               chunk_of, f"{len(steppers)} stepper(s), while loop")
+
+    def _step_loop(self, i, ext, body, line, kind, leaders, stops, arm, note):
+        """``while (pos < stop) { step; body; pos = step_stop }`` for Steppers and Jumpers
+        (``kind``): each of ``leaders`` seeks first, and within a step becomes
+        ``arm(leader, step_stop)``; the step ends at the smallest of ``stops`` and the
+        extent's stop."""
+        pos = Var(self.fresh(i.name))
+        out = [Declare(pos, "int64", ext.start)]
+        for s in leaders:
+            out.extend(s.seek(pos))
+        step_stop = Var(self.fresh("step_stop"))
+        step = [st for s in leaders for st in s.preamble]
+        step.append(Declare(step_stop, "int64", X.imin(*stops, ext.stop)))
+        new = truncate_others(body, i, ext, step_stop, exclude=(kind,))
+        new = replace_looplets(new, i, lambda l: arm(l, step_stop) if isinstance(l, kind) else l, only=(kind,))
+        self.record(f"lower:{kind.__name__}", body, new, note=self._note(note, i, ext))
+        sub = Extent(pos, step_stop)
+        object.__setattr__(sub, "nonempty", True)
+        step += self.lower_looplets(i, sub, new, line)
+        step.append(IAssign(pos, step_stop))
+        step[:0] = self._short_circuit(i, Extent(pos, ext.stop), body, line)
+        out.append(While(BinOp("<", pos, ext.stop), step))
+        return out
+
+    def lower_positions(self, i, ext, body, found, line):
+        """Finch.jl's single-stepper fast path: ``while (q < q_end) { j = idx[q]; body; q++ }``.
+
+        Applies when exactly one looplet on ``i`` is a Stepper, it has
+        :class:`~compiler.looplets.looplets.Positions` and Spike chunks, every other
+        looplet is a Lookup, and the program over the stepper's fill region
+        simplifies to ``pass`` (so skipping the gaps is exact). The walk needs no
+        min and no compare per entry: the end position is found once, by a search
+        only when the extent cuts the fiber (``stop < last``), and the seek is skipped
+        when the extent starts at the fiber's first possible coordinate.
+        Returns None when it does not apply.
+        """
+        steppers = [l for l in found if isinstance(l, Stepper)]
+        if len(steppers) != 1 or any(not isinstance(l, (Stepper, Lookup)) for l in found):
+            return None
+        s = steppers[0]
+        P = s.positions
+        chunk = unshift(s.chunk)
+        if P is None or not isinstance(chunk, Spike) or not isinstance(unshift(chunk.body), Fill):
+            return None
+        gap = replace_looplets(body, i, lambda l: unshift(chunk.body).value if l is s else l, only=(Stepper,))
+        gap = replace_looplets(gap, i, lambda l: l.body(Var("__gap")) if isinstance(l, Lookup) else l)
+        if not is_pass(simplify(gap, None, (FILL_WRITE,), self.facts)):   # fill into a sparse output: a no-op there too
+            return None
+        out = []
+        if not X.prove_le(ext.start, P.first):
+            out.extend(s.seek(ext.start))
+        q_end = Var(self.fresh(f"{P.q.name}_end"))
+        out.append(Declare(q_end, "int64", P.q_stop))
+        if not X.prove_le(P.last, ext.stop):
+            out.append(If(BinOp("<", ext.stop, P.last), P.search(q_end, ext.stop)))
+
+        def walk_positions(b, first=False):
+            """``while (q < q_end) { j = idx[q]; body; q++ }`` for body ``b``."""
+            j = Var(self.fresh(i.name))
+            new = replace_looplets(b, i, lambda l: unshift(chunk.tail) if l is s else
+                                    (l.body(j) if isinstance(l, Lookup) else l))
+            new = substitute(new, {i: Value(j, "int64")})
+            if first:
+                self.record("lower:Stepper", b, new,
+                            note=self._note("one stepper: while loop over its stored positions", i, ext))
+                self.record("lower:Spike", gap, new,
+                            note=self._note("body + tail per position", i, ext,
+                                            f"body over the gaps is pass, tail at [{j}, {j} + 1)"))
+            inner = self.lower(new)
+            if not inner and not first:
+                return []
+            # a ShortCircuitScalar's remainder walks on from the current position
+            split = self.scalars.short_circuit(i, b, walk_positions, line) if inner else []
+            return [While(BinOp("<", P.q, q_end), [*split, Declare(j, "int64", P.coord(P.q)), *inner, *s.next])]
+        out.extend(walk_positions(body, first=True))
+        return out
+
+    # -- Jumper
+    def lower_jumper(self, i, ext, body, found, line):
+        """The largest current child among jumpers sets the step; jumpers whose child
+        ends there use their exact body and advance, the others cover several children."""
+        jumpers = [l for l in found if isinstance(l, Jumper)]
+
+        def arm(s, step_stop):
+            return Switch((Case(BinOp("==", s.stop, step_stop), Thunk((), s.body(True), s.next)),
+                           Case(Const(True, "bool"), s.body(False))))
+        return self._step_loop(i, ext, body, line, Jumper, jumpers, [X.imax(*[s.stop for s in jumpers])], arm,
+                               f"{len(jumpers)} jumper(s)")
