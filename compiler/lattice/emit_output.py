@@ -41,11 +41,22 @@ class OutputAssembly:
         self.out_dense = all(isinstance(lvl, Dense) for lvl in fmt.levels)
         self.val = binding.array_name(out, None, "val")
         self.levels_info = []
+        self.block = None
         if self.out_dense:
             self.out_params.append(Buffer(self.val, s.out_dtype, "inout"))
             return
+        # the Dense levels under the last appended one (TACO's {sparse, dense}): a block of slots
+        # per appended entry, located from its position (:meth:`block_fiber`)
+        first = len(fmt.levels)
+        while first > 0 and fmt.levels[first - 1].locates_under_appended:
+            first -= 1
         mode = 0
         for k, lvl in enumerate(fmt.levels):
+            if k >= first:
+                if self.block is None:
+                    self.block = self.block_names(k, mode)
+                mode += lvl.nmodes
+                continue
             info = {"level": lvl, "k": k, "mode": mode}
             if isinstance(lvl, SparseList):
                 idt = np.dtype(lvl.index_dtype).name
@@ -83,7 +94,17 @@ class OutputAssembly:
             self.levels_info.append(info)
             mode += lvl.nmodes
         last = self.levels_info[-1]
-        self.out_params.append(Growable(self.val, s.out_dtype, last["counter"]))
+        if self.block is not None:
+            b = self.block
+            self.out_params += [OutScalar(b["length"], "int64", 0), Growable(self.val, s.out_dtype, b["length"])]
+            self.init.append(Declare(Var(b["prepared"]), "int64", Const(0, "int64")))
+            self.final.append(Assign(Var(b["length"]), BinOp("*", Var(last["counter"]), self.block_size())))
+            self.notes.append(f"{out}'s Dense level {b['k']} under its appended level {b['k'] - 1} (TACO's "
+                              f"{{sparse, dense}}): each entry appended gets a block of slots, located by "
+                              f"coordinate, holding the fill until stored into; the entry is kept if a slot "
+                              f"gets another value")
+        else:
+            self.out_params.append(Growable(self.val, s.out_dtype, last["counter"]))
         # finalization
         for info in self.levels_info:
             if isinstance(info["level"], Dense):
@@ -96,6 +117,71 @@ class OutputAssembly:
                     self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
                 else:
                     self.final.append(self.prefix_sum(info, self.dense_count(info["mode"])))
+
+    def block_names(self, k: int, mode: int) -> dict:
+        """The names a block of Dense slots under the appended level ``k - 1`` uses: its first
+        level ``k`` and storage mode ``mode``, the values' length, how far they hold the fill
+        (``prepared``), the block's start and whether a slot got a value other than the fill."""
+        out = self.setup.output.tensor
+        return {"k": k, "mode": mode, "length": self.name(("block", "length"), f"{self.val}_len"),
+                "prepared": self.name(("block", "prepared"), f"{out}{k}_filled"),
+                "base": self.name(("block", "base"), f"{out}{k}_start"),
+                "kept": self.name(("block", "kept"), f"{out}{k}_kept")}
+
+    def block_size(self):
+        """Slots in one block: the product of the sizes of the Dense levels' modes."""
+        size = None
+        for m in range(self.block["mode"], len(self.out_sizes)):
+            v = Var(self.out_sizes[m].name)
+            size = v if size is None else BinOp("*", size, v)
+        return size
+
+    def block_fiber(self, index, stmts: list) -> list:
+        """Wrap the case body at the appended level's coordinate ``index`` with the assembly of
+        the block of Dense slots under it (TACO's insert into a full level under an appended one):
+        the block at the level's next position holds the fill (filled once: a block not kept held
+        only the fill), the body stores into it, and the coordinate is appended if a slot got
+        another value.
+
+        Example (``SparseList(Dense(Element(0.0)))``, ``C[i, j] = A[i, j] + B[i, j]``)::
+
+            C1_start = pC0 * C1_size;
+            if (C1_filled == C1_start) { grow C_val; C_val[C1_start:C1_start + C1_size] = 0.0; ... }
+            C1_kept = false;  ... C_val[C1_start + j] = vC; if (vC != 0.0) C1_kept = true; ...
+            if (C1_kept) { grow C0_idx; C0_idx[pC0] = i; pC0 += 1; }
+        """
+        b, last, s = self.block, self.levels_info[-1], self.setup
+        counter, base, prepared = Var(last["counter"]), Var(b["base"]), Var(b["prepared"])
+        kept = Var(b["kept"])
+        end = BinOp("+", base, self.block_size())
+        q = Var(self.name(("block", "q"), "q"))
+        fill = const_of(s.out_fill_value, s.out_dtype)
+        pre = [Declare(base, "int64", BinOp("*", counter, self.block_size())),
+               If(BinOp("==", prepared, base), [Grow(self.val, end), For(q, base, end, [Store(self.val, q, fill)]),
+                                                Assign(prepared, end)]),
+               Declare(kept, "bool", Const(False, "bool"))]
+        coord = Var(index.name) if last["idt"] == "int64" else Cast(last["idt"], Var(index.name))
+        post = [If(kept, [Grow(last["idx"][0], BinOp("+", counter, 1)), Store(last["idx"][0], counter, coord),
+                          CompoundAssign("+", counter, Const(1, "int64"))])]
+        return pre + stmts + post
+
+    def block_store(self, v, dt: str) -> list:
+        """Store the entry ``v`` in its slot of the current block; a value other than the fill
+        keeps the block."""
+        s, b = self.setup, self.block
+        odt = s.out_dtype
+        out, val = [], cast(v, dt, odt)
+        if not isinstance(v, Var):
+            vname = Var(self.name(("value",), f"v{s.output.tensor}"))
+            out.append(Declare(vname, odt, val))
+            val = vname
+        at = Var(b["base"])
+        inner = None
+        for m in range(b["mode"], len(self.out_path)):
+            i = Var(self.out_path[m].name)
+            inner = i if inner is None else BinOp("+", BinOp("*", inner, Var(self.out_sizes[m].name)), i)
+        return out + [Store(self.val, BinOp("+", at, inner), val),
+                      If(not_fill(val, odt, s.out_fill), [Assign(Var(b["kept"]), Const(True, "bool"))])]
 
     def prefix_sum(self, info: dict, count) -> For:
         """Turn the ``count`` segment lengths in ``pos[1:]`` of a SparseList level into segment ends."""
@@ -124,7 +210,7 @@ class OutputAssembly:
         lengths (each loop iteration appends at most one entry), so appends need no check.
         """
         if self.out_dense or not self.out_path or n.index != self.out_path[-1] or self.producing \
-                or self.phase == "compute" or self.par_rows:
+                or self.phase == "compute" or self.par_rows or self.block is not None:
             return []
         if universe or not iters:
             bound = N
@@ -182,6 +268,8 @@ class OutputAssembly:
             return self.row_on_thread(stmts)
         if self.out_dense or not stmts or (self.phase == "compute" and not self.drop_in_compute) or self.producing:
             return stmts
+        if self.block is not None and index == self.out_path[self.block["mode"] - 1]:
+            stmts = self.block_fiber(index, stmts)
         for info in self.levels_info[1:]:
             k = info["k"]
             if not isinstance(info["level"], SparseList):
@@ -221,7 +309,7 @@ class OutputAssembly:
     def reserve_for_scatters(self, emitted) -> list:
         """A sparse output filled from workspaces gets room for one entry per scatter, counted
         first (:mod:`compiler.lattice.reserve`): one allocation instead of doublings."""
-        if self.out_dense or not self.levels_info or not self.bitmaps:
+        if self.out_dense or not self.levels_info or not self.bitmaps or self.block is not None:
             return []
         counter = Var(self.name(("reserve",), "n_scatters"))
         inputs = {n for n, p in self.inputs.items() if isinstance(p, Buffer)}
