@@ -75,6 +75,8 @@ class OutputAssembly:
                     self.out_params.append(Growable(info["pos"], idt, info["pos_len"]))
                     self.init += [Grow(info["pos"], Const(1, "int64")), Store(info["pos"], 0, Const(0, idt))]
                 info["idt"] = idt
+            elif lvl.marks_slots:
+                self.marked_level(info, lvl)
             elif isinstance(lvl, SparseCOO):
                 if k != 0:
                     raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
@@ -104,7 +106,7 @@ class OutputAssembly:
                               f"coordinate, holding the fill until stored into; the entry is kept if a slot "
                               f"gets another value")
         else:
-            self.out_params.append(Growable(self.val, s.out_dtype, last["counter"]))
+            self.out_params.append(Growable(self.val, s.out_dtype, last.get("slots", last["counter"])))
         # finalization
         for info in self.levels_info:
             if isinstance(info["level"], Dense):
@@ -117,6 +119,35 @@ class OutputAssembly:
                     self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
                 else:
                     self.final.append(self.prefix_sum(info, self.dense_count(info["mode"])))
+
+    def marked_level(self, info: dict, lvl):
+        """The parameters of a level that marks its slots (SparseByteMap) under Dense ones: its
+        coordinates appended as a SparseList's (its ``pos`` a buffer under Dense levels), its
+        marks and the values one per slot, starting unmarked and at the fill."""
+        s, k, out = self.setup, info["k"], self.setup.output.tensor
+        idt = np.dtype(lvl.index_dtype).name
+        info["counter"] = self.name(("count", k), f"p{out}{k}")
+        info["idx"] = [binding.array_name(out, k, lvl.crd_array)]
+        info["pos"], info["pos_buffer"], info["idt"] = binding.array_name(out, k, "pos"), True, idt
+        info["slots"] = self.name(("slots", k), f"{out}{k}_slots")
+        info["mark"] = binding.array_name(out, k, lvl.mark_array)
+        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"]),
+                            Buffer(info["pos"], idt, "inout"), OutScalar(info["slots"], "int64", 0),
+                            Growable(info["mark"], "bool", info["slots"])]
+        slots = Var(info["slots"])
+        q = Var(self.name(("slots", "q"), "q"))
+        fill = const_of(s.out_fill_value, s.out_dtype)
+        self.init += [Assign(slots, self.dense_count(info["mode"] + 1)),
+                      Grow(info["mark"], slots), Grow(self.val, slots),
+                      For(q, 0, slots, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)])]
+        self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry marked and "
+                          f"stored in its slot (TACO's insert into a level with a slot per coordinate)")
+
+    def appended_arrays(self) -> tuple:
+        """The arrays that grow by one element per entry appended at the innermost level (a level
+        that marks its slots holds its values in them: not those)."""
+        last = self.levels_info[-1]
+        return (*last["idx"],) + (() if "slots" in last else (self.val,))
 
     def block_names(self, k: int, mode: int) -> dict:
         """The names a block of Dense slots under the appended level ``k - 1`` uses: its first
@@ -229,14 +260,14 @@ class OutputAssembly:
             return []
         if total is not None and covered is None and not getattr(self, "reserved", False):
             # one allocation up front: all entries of the iterated levels, so no fiber needs more
-            self.init += [Grow(name, total) for name in (*last["idx"], self.val)]
+            self.init += [Grow(name, total) for name in self.appended_arrays()]
             self.reserved = True
             self.reserved_upfront = keys
             return []
         room = Var(self.name(("room",), f"n{self.setup.output.tensor}"))
         needed = BinOp("+", Var(last["counter"]), room)
         self.reserved = True
-        return [Declare(room, "int64", bound)] + [Grow(name, needed) for name in (*last["idx"], self.val)]
+        return [Declare(room, "int64", bound)] + [Grow(name, needed) for name in self.appended_arrays()]
 
     def _total_bound(self, iters):
         """Entries of the iterated levels over all their fibers, when their ancestors are all Dense
@@ -272,7 +303,7 @@ class OutputAssembly:
             stmts = self.block_fiber(index, stmts)
         for info in self.levels_info[1:]:
             k = info["k"]
-            if not isinstance(info["level"], SparseList):
+            if not isinstance(info["level"], SparseList) and "slots" not in info:
                 continue
             if self.out_path[info["mode"] - 1] != index:
                 continue
@@ -322,7 +353,7 @@ class OutputAssembly:
         return [Comment(f"room for {self.setup.output.tensor}: at most one entry per scatter into the workspace; "
                         f"count them first"),
                 Declare(counter, "int64", Const(0, "int64")), *count,
-                *[Grow(name, counter, hint=True) for name in (*last["idx"], self.val)]]
+                *[Grow(name, counter, hint=True) for name in self.appended_arrays()]]
 
     def scatter_init(self) -> list:
         """Start a scattered-into dense output at the reduction's identity when that is not its fill."""
@@ -360,6 +391,21 @@ class OutputAssembly:
         reserved = getattr(self, "reserved", False)
         store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
         store_val = Store(self.val, counter, val)
+        if "slots" in last:
+            # (a level that marks its slots: the value and the mark in the entry's slot)
+            slot = Var(self.name(("slot",), f"{s.output.tensor}_slot"))
+            out.append(Declare(slot, "int64", self.dense_position(last["mode"])))
+            if self.phase is not None or self.par_rows:
+                raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled in one pass")
+            store_val = Store(self.val, slot, val)
+            reserved = getattr(self, "reserved", False)
+            if reserved and self.out_path and coords[-1] == self.out_path[-1]:
+                return out + store + [store_val, Store(last["mark"], slot, not_fill(val, odt, s.out_fill)),
+                                      CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))]
+            grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in self.appended_arrays()]
+            return out + [If(not_fill(val, odt, s.out_fill),
+                             grow + store + [store_val, Store(last["mark"], slot, Const(True, "bool")),
+                                             CompoundAssign("+", counter, Const(1, "int64"))])]
         one_more = CompoundAssign("+", counter, Const(1, "int64"))
         # (where room is made: store unconditionally, keep the entry only if it is not the fill)
         keep = CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))
@@ -376,7 +422,7 @@ class OutputAssembly:
         if self.phase == "compute":
             # two-phase, compute: the assemble phase stored the coordinates and made room
             return out + [store_val, one_more]
-        grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
+        grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in self.appended_arrays()]
         if self.phase == "assemble":
             # two-phase, assemble: the structure only (every entry the loops produce; a value
             # equal to the fill is dropped by the compute phase, or after it)

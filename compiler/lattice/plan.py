@@ -369,7 +369,7 @@ class Setup:
             return
         names = [lvl.name for lvl in fmt.levels]
         for k, (n, lvl) in enumerate(zip(names, fmt.levels)):
-            if not isinstance(lvl, ASSEMBLED):
+            if not isinstance(lvl, ASSEMBLED) and not assembles(tuple(fmt.levels), k):
                 raise StrategyError(f"output {self.output.tensor}: the lattice strategy cannot assemble "
                                     f"level {k} ({n})")
             if lvl.located_by_coordinate and not assembles(tuple(fmt.levels), k):

@@ -15,7 +15,7 @@ Every level implements:
 - how the lattice strategy reads it: ``compressed, crd_array, hashed, child_array,
   located_by_coordinate`` (strategies ask these; they never test a level's name);
 - what a kernel writing it may do: ``random_write, slot_per_coordinate, at_most_one,
-  starts_array, appends_nested, inserts_nested, locates_under_appended`` (strategies ask these; they never test a level's name);
+  starts_array, appends_nested, inserts_nested, locates_under_appended, marks_slots`` (strategies ask these; they never test a level's name);
 - ``arrays()``, ``format_key()``, ``spec()``, ``spec_str()``, ``count(parent_count)``;
 - ``children(parents)``: the stored children of a vector of parent positions,
   as ``(parent_index, coords, child_positions)``, used to enumerate a tensor;
@@ -75,6 +75,13 @@ class Level:
     #: parent appends: the parent's next position gets a block of slots holding the fill, the
     #: kernel stores into it, and the parent keeps the coordinate if a slot got another value
     locates_under_appended: ClassVar[bool] = False
+    #: appended in order as a SparseList is (``pos``, :attr:`crd_array`) while each coordinate's
+    #: slot ``parent * size + i`` holds its child and a mark in :attr:`mark_array` (TACO's insert into
+    #: a level with a slot per coordinate): under levels located by coordinate, an output's entry is
+    #: appended, marked and stored in its slot, the slots starting at the fill
+    marks_slots: ClassVar[bool] = False
+    #: the array of marks of :attr:`marks_slots` (one per slot)
+    mark_array: ClassVar[str | None] = None
     # How the lattice strategy reads the level (TACO's mode capabilities, notes/taco.md §1.2): its
     # iterators are built from these, so a subclass reads as its base does.
     #: TACO's compressed level: position iteration over one sorted, unique list of coordinates per

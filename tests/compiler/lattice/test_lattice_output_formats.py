@@ -53,10 +53,14 @@ FORMATS["SparseList(Dense)"] = sparse_over_dense
 FORMATS["SparseHash(SparseHash)"] = hash_of_hashes
 
 #: (format, expression) pairs the lattice kernel assembles itself: a SparseList of Dense rows
-#: (TACO's {sparse, dense}) whose loops run in its storage order over inputs read as stored
+#: (TACO's {sparse, dense}) and a SparseByteMap under Dense (appended, marked and stored in its
+#: slot) whose loops run in its storage order over inputs read as stored
 #: (the sum and product read B, CSC, in column order: the output is then built as a stand-in
 #: in that order, converted alone)
-ASSEMBLED_IN_ORDER = {("SparseList(Dense)", "copy"), ("SparseList(Dense)", "spmm")}
+ASSEMBLED_IN_ORDER = {("SparseList(Dense)", "copy"), ("SparseList(Dense)", "spmm"),
+                      ("SparseByteMap", "copy"), ("SparseByteMap", "spmm")}
+#: what the lowering step says of each format the kernel assembles
+HOW = {"SparseList(Dense)": "block of slots", "SparseByteMap": "marked and stored in its slot"}
 
 EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
          "copy": "C[i, j] = A[i, j]", "transpose": "C[j, i] = A[i, j]", "spmm": "C[i, k] = A[i, j] * D[j, k]",
@@ -101,7 +105,7 @@ def test_every_output_format_matches_the_oracle(out, what):
     if (out, what) in ASSEMBLED_IN_ORDER:
         # assembled by the kernel itself: nothing converted, and the lowering says how
         assert not k.lowered.conversions and k.lowered.output_format == FORMATS[out](0.0)
-        assert any("block of slots" in s.note for s in k.trace.steps if s.stage == "lower")
+        assert any(HOW[out] in s.note for s in k.trace.steps if s.stage == "lower")
         return
     (step,) = [s for s in k.trace.steps if s.stage == "convert" and s.note.startswith("C is")]
     assert "the lattice strategy assembles no level" in step.note and "after each call" in step.note
@@ -287,18 +291,18 @@ EXPRS3 = {"sum": "C[i, j, k] = T[i, j, k] + U[i, j, k]", "product": "C[i, j, k] 
           "copy": "C[i, j, k] = T[i, j, k]", "contract": "C[i, j, k] = T[i, j, l] * M[l, k]"}
 
 
-def assembled_natively(k, fmt):
+def assembled_natively(k, fmt, how="block of slots"):
     """The kernel built ``fmt`` itself: no conversion, and the lowering step says how."""
     assert not k.lowered.conversions and k.lowered.output_format == fmt
     assert not any(s.stage == "convert" for s in k.trace.steps)
-    assert any("block of slots" in s.note for s in k.trace.steps if s.stage == "lower")
+    assert any(how in s.note for s in k.trace.steps if s.stage == "lower")
 
 
-def run_blocks(expr, fmt, tensors):
+def run_blocks(expr, fmt, tensors, how="block of slots"):
     want, out_fill = ss.evaluate(expr, **tensors)
     fmt = fmt(float(out_fill))
-    k = ss.lower(expr, strategy="lattice", C=fmt, **tensors)
-    assembled_natively(k, fmt)
+    k = ss.lower(expr, strategy="lattice", **{expr.split("[")[0]: fmt}, **tensors)
+    assembled_natively(k, fmt, how)
     got = k(**tensors)
     assert got.format == fmt
     np.testing.assert_array_equal(got.to_numpy(), want)
@@ -334,12 +338,66 @@ def test_blocks_of_dense_levels_under_sparse_ones_in_three_modes(out, what):
 
 
 @pytest.mark.parametrize("options", [{"assembly": "two-phase"}, {"schedule": [("parallelize", "i")]}])
-def test_blocks_are_built_through_a_stand_in_where_not_one_pass(options):
-    # two-phase and threaded kernels append no blocks: the SparseList stand-in is converted
+@pytest.mark.parametrize("out", [sparse_over_dense(), under_dense(SparseByteMap)])
+def test_blocks_are_built_through_a_stand_in_where_not_one_pass(options, out):
+    # two-phase and threaded kernels append no blocks and mark no slots: the stand-in is converted
     tensors = inputs(seed=13)
-    k = check_lowered("C[i, j] = A[i, j]", out=sparse_over_dense(), options=options, A=tensors["A"])
+    k = check_lowered("C[i, j] = A[i, j]", out=out, options=options, A=tensors["A"])
     assert [t for t, _ in k.lowered.conversions] == ["C"]
     assert_canonical(k(A=tensors["A"]), tensors["A"].to_numpy())
+
+
+# -- a SparseByteMap under Dense levels, appended, marked and stored in its slots by the kernel --------
+
+BYTEMAP = "marked and stored in its slot"
+
+
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_byte_map_under_dense_is_assembled_by_the_kernel(what):
+    # before: built as CSR and converted after each call (the convert step)
+    rng = np.random.default_rng(14)
+    a, b = (random_sparse((6, 5), 0.3, rng, empty=(1, 4)) for _ in range(2))
+    d = random_sparse((5, 4), 0.5, rng)
+    tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "dcsr"), "D": Tensor.from_numpy(d, "csr")}
+    expr, out = EXPRS[what], under_dense(SparseByteMap)
+    k = check(expr, out, **used(expr, tensors))
+    assembled_natively(k, out, BYTEMAP)
+    assert "C1_tbl[C_slot]" in k.c_source
+
+
+def test_a_byte_map_vector_and_three_modes():
+    rng = np.random.default_rng(15)
+    a = random_sparse((6, 5), 0.4, rng, empty=(1, 4))
+    A = Tensor.from_numpy(a, "csr")
+    k = check_lowered("y[i] = A[i, j] * x[j]", out=Format(SparseByteMap(leaf())), checked=True, A=A, x=np.arange(5.0))
+    assembled_natively(k, Format(SparseByteMap(leaf())), BYTEMAP)
+    t = random_sparse((3, 4, 5), 0.3, rng, empty=(1,))
+    out = Format(Dense(Dense(SparseByteMap(leaf()))))
+    k = check("C[i, j, k] = T[i, j, k] * T[i, j, k]", out, T=Tensor.from_numpy(t, "csf"))
+    assembled_natively(k, out, BYTEMAP)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(what=st.sampled_from(["sum", "product", "copy", "spmm", "spmv"]),
+       shape=st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 4)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), seed=st.integers(0, 2 ** 16))
+@example(what="sum", shape=(3, 4, 1), fill=np.nan, density=0.3, seed=0)
+@example(what="product", shape=(4, 4, 1), fill=1.0, density=0.0, seed=0)    # all fill
+@example(what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0, seed=0)   # no rows
+@example(what="spmv", shape=(3, 0, 1), fill=np.inf, density=0.7, seed=1)    # no columns
+def test_property_byte_map_outputs(what, shape, fill, density, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    a, b = (random_sparse((n, m), density, rng, fill=fill) for _ in range(2))
+    d = random_sparse((m, p), density, rng, fill=fill)
+    tensors = {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill),
+               "D": Tensor.from_numpy(d, "csr", fill=fill), "x": Tensor.from_numpy(d[:, 0] if p else np.full(m, fill),
+                                                                               "sparse_vector", fill=fill)}
+    if what == "spmv":
+        expr, fmt = "y[i] = A[i, j] * x[j]", lambda f: Format(SparseByteMap(leaf(f)))
+    else:
+        expr, fmt = EXPRS[what], lambda f: under_dense(SparseByteMap, f)
+    run_blocks(expr, fmt, used(expr, tensors), BYTEMAP)
 
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
