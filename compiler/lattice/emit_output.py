@@ -21,7 +21,7 @@ import numpy as np
 from .. import binding
 from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, Growable,
-                             If, Load, OutScalar, Scalar, Store, Var)
+                             If, Load, OutScalar, Scalar, Store, Var, While)
 from ..levels import Dense, SparseCOO, SparseList
 from .cfir import CForall
 from .cin import expr_accesses
@@ -77,6 +77,8 @@ class OutputAssembly:
                 info["idt"] = idt
             elif lvl.marks_slots:
                 self.marked_level(info, lvl)
+            elif lvl.keys_in_table is not None:
+                self.keyed_level(info, lvl)
             elif isinstance(lvl, SparseCOO):
                 if k != 0:
                     raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
@@ -119,6 +121,8 @@ class OutputAssembly:
                     self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
                 else:
                     self.final.append(self.prefix_sum(info, self.dense_count(info["mode"])))
+            if "keyed" in info:
+                self.final += self.key_table(info)
 
     def marked_level(self, info: dict, lvl):
         """The parameters of a level that marks its slots (SparseByteMap) under Dense ones: its
@@ -143,11 +147,52 @@ class OutputAssembly:
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry marked and "
                           f"stored in its slot (TACO's insert into a level with a slot per coordinate)")
 
+    def keyed_level(self, info: dict, lvl):
+        """The parameters of a level that keeps its keys in a table (SparseHash) under Dense ones:
+        its coordinates appended as a SparseList's, each entry its own child (``ptr``) and its key
+        ``parent * size + i`` (``key``); the table is built after the loops (:meth:`key_table`)."""
+        k, out = info["k"], self.setup.output.tensor
+        idt = np.dtype(lvl.index_dtype).name
+        key, table = lvl.keys_in_table
+        info["counter"] = self.name(("count", k), f"p{out}{k}")
+        info["idx"] = [binding.array_name(out, k, lvl.crd_array)]
+        info["pos"], info["pos_buffer"], info["idt"] = binding.array_name(out, k, "pos"), True, idt
+        info["keyed"] = [(binding.array_name(out, k, lvl.child_array), idt), (binding.array_name(out, k, key), "int64")]
+        info["table"] = binding.array_name(out, k, table)
+        info["cap"] = self.name(("cap", k), f"{out}{k}_cap")
+        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"]),
+                            Buffer(info["pos"], idt, "inout"),
+                            *[Growable(name, dt, info["counter"]) for name, dt in info["keyed"]],
+                            OutScalar(info["cap"], "int64", 0), Growable(info["table"], "int64", info["cap"])]
+        self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry keeping its key; "
+                          f"its table is built after the loops, inserting the keys in order (TACO's insert into a "
+                          f"hashed level)")
+
+    def key_table(self, info: dict) -> list:
+        """Insert the keys of a level that keeps them in a table, in order, by linear probing into
+        the smallest power-of-two table at most half full (:mod:`compiler.levels.sparse_hash`)."""
+        from ..levels.sparse_hash import MIN_CAPACITY
+        from .iterators import hash_ir
+        cap, n, table = Var(info["cap"]), Var(info["counter"]), info["table"]
+        q = Var(self.name(("table", "q"), "q"))
+        h = Var(self.name(("table", "h"), "h"))
+        two = Const(2, "int64")
+        key = Load(info["keyed"][1][0], q)
+        return [Comment(f"{table}: the keys inserted in order, by linear probing"),
+                Assign(cap, Const(MIN_CAPACITY, "int64")), While(BinOp("<", cap, BinOp("*", n, two)),
+                                                                 [Assign(cap, BinOp("*", cap, two))]),
+                Grow(table, cap), For(q, 0, cap, [Store(table, q, Const(0, "int64"))]),
+                For(q, 0, n, [Declare(h, "int64", hash_ir(key, cap)),
+                              While(BinOp("!=", Load(table, h), Const(0, "int64")),
+                                    [Assign(h, BinOp("&", BinOp("+", h, Const(1, "int64")),
+                                                     BinOp("-", cap, Const(1, "int64"))))]),
+                              Store(table, h, BinOp("+", q, Const(1, "int64")))])]
+
     def appended_arrays(self) -> tuple:
         """The arrays that grow by one element per entry appended at the innermost level (a level
         that marks its slots holds its values in them: not those)."""
         last = self.levels_info[-1]
-        return (*last["idx"],) + (() if "slots" in last else (self.val,))
+        return (*last["idx"], *[name for name, _ in last.get("keyed", ())]) + (() if "slots" in last else (self.val,))
 
     def block_names(self, k: int, mode: int) -> dict:
         """The names a block of Dense slots under the appended level ``k - 1`` uses: its first
@@ -303,7 +348,7 @@ class OutputAssembly:
             stmts = self.block_fiber(index, stmts)
         for info in self.levels_info[1:]:
             k = info["k"]
-            if not isinstance(info["level"], SparseList) and "slots" not in info:
+            if not isinstance(info["level"], SparseList) and "slots" not in info and "keyed" not in info:
                 continue
             if self.out_path[info["mode"] - 1] != index:
                 continue
@@ -391,6 +436,11 @@ class OutputAssembly:
         reserved = getattr(self, "reserved", False)
         store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
         store_val = Store(self.val, counter, val)
+        if "keyed" in last:
+            if self.phase is not None or self.par_rows:
+                raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled in one pass")
+            (ptr, pdt), (key, _) = last["keyed"]
+            store += [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.dense_position(last["mode"]))]
         if "slots" in last:
             # (a level that marks its slots: the value and the mark in the entry's slot)
             slot = Var(self.name(("slot",), f"{s.output.tensor}_slot"))

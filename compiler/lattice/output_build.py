@@ -6,25 +6,28 @@ computed from its parent's; so is one under an appended level when it declares i
 (``locates_under_appended``: TACO's ``{sparse, dense}``, a SparseList of Dense rows), each
 appended position getting a block of slots; a level that marks its slots (SparseByteMap,
 innermost, under Dense levels) is appended in order, its entries stored and marked in their
-slots; a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
+slots, and so is one that keeps its keys in a table (SparseHash), the table built at the end;
+a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order. Any
-other level (a run-length, band, block, hash, point or interval level, a Dense
+other level (a run-length, band, block, point or interval level, a Dense
 level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
 
 >>> from compiler.format import parse_format
->>> built, why = building_output(parse_format("Dense(SparseHash(Element(0.0)))"), "C")
+>>> built, why = building_output(parse_format("Dense(RunList(Element(0.0)))"), "C")
 >>> print(built.shorthand)
 csr
 >>> print(why)
-the lattice strategy assembles no level 1 (SparseHash) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseByteMap innermost under Dense levels, or SparseCOO as the only level) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseByteMap or SparseHash innermost under Dense levels, or SparseCOO as the only level) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("Dense(SparseByteMap(Element(0.0)))"), "C") is None
+True
+>>> building_output(parse_format("Dense(SparseHash(Element(0.0)))"), "C") is None
 True
 """
 
@@ -43,7 +46,8 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     (``one_pass``; two-phase and threaded assembly append no blocks); a sparse level that appends
     under any parent (a SparseList's fiber starts where the one before it ended), and any other
     (a SparseCOO's one segment) only as the output's one level; a level that marks its slots
-    (``marks_slots``: SparseByteMap) as the innermost level under Dense ones, in a one-pass kernel.
+    (``marks_slots``: SparseByteMap) or keeps its keys in a table (``keys_in_table``: SparseHash)
+    as the innermost level under Dense ones, in a one-pass kernel.
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> rows = (SparseList(Element(0.0)), Dense(Element(0.0)))
@@ -53,7 +57,7 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     lvl = levels[k]
     if not isinstance(lvl, ASSEMBLED):
         # (appended, marked and stored in its slot: the innermost level, under located ones)
-        return (one_pass and lvl.marks_slots and k == len(levels) - 1
+        return (one_pass and (lvl.marks_slots or lvl.keys_in_table is not None) and k == len(levels) - 1
                 and all(above.located_by_coordinate for above in levels[:k]))
     if lvl.full:
         if all(above.full for above in levels[:k]):
@@ -77,7 +81,7 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
         "and, in a one-pass kernel, under a SparseList level when only Dense levels follow"
     return built, (f"the lattice strategy assembles no {levels} in {tensor}: it places Dense levels by position "
                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
-                   f"SparseByteMap innermost under Dense levels, or SparseCOO as the only level) in storage "
+                   f"SparseByteMap or SparseHash innermost under Dense levels, or SparseCOO as the only level) in storage "
                    f"order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 

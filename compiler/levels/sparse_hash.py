@@ -126,6 +126,7 @@ class SparseHash(IndexedLevel):
     inserts_nested: ClassVar[bool] = True
     hashed: ClassVar[bool] = True
     child_array: ClassVar[str] = "ptr"   # (the sorted view points at each key's child)
+    keys_in_table: ClassVar[tuple[str, str]] = ("key", "tbl")
 
     def count(self, parent_count):
         return len(self.key)

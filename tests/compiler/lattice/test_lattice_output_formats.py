@@ -53,14 +53,15 @@ FORMATS["SparseList(Dense)"] = sparse_over_dense
 FORMATS["SparseHash(SparseHash)"] = hash_of_hashes
 
 #: (format, expression) pairs the lattice kernel assembles itself: a SparseList of Dense rows
-#: (TACO's {sparse, dense}) and a SparseByteMap under Dense (appended, marked and stored in its
-#: slot) whose loops run in its storage order over inputs read as stored
+#: (TACO's {sparse, dense}), a SparseByteMap under Dense (appended, marked and stored in its
+#: slot) and a SparseHash under Dense (appended, its keys inserted in its table after the loops) whose loops run in its storage order over inputs read as stored
 #: (the sum and product read B, CSC, in column order: the output is then built as a stand-in
 #: in that order, converted alone)
-ASSEMBLED_IN_ORDER = {("SparseList(Dense)", "copy"), ("SparseList(Dense)", "spmm"),
-                      ("SparseByteMap", "copy"), ("SparseByteMap", "spmm")}
+ASSEMBLED_IN_ORDER = {(out, what) for out in ("SparseList(Dense)", "SparseByteMap", "SparseHash")
+                      for what in ("copy", "spmm")}
 #: what the lowering step says of each format the kernel assembles
-HOW = {"SparseList(Dense)": "block of slots", "SparseByteMap": "marked and stored in its slot"}
+HOW = {"SparseList(Dense)": "block of slots", "SparseByteMap": "marked and stored in its slot",
+       "SparseHash": "its table is built after the loops"}
 
 EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
          "copy": "C[i, j] = A[i, j]", "transpose": "C[j, i] = A[i, j]", "spmm": "C[i, k] = A[i, j] * D[j, k]",
@@ -338,7 +339,7 @@ def test_blocks_of_dense_levels_under_sparse_ones_in_three_modes(out, what):
 
 
 @pytest.mark.parametrize("options", [{"assembly": "two-phase"}, {"schedule": [("parallelize", "i")]}])
-@pytest.mark.parametrize("out", [sparse_over_dense(), under_dense(SparseByteMap)])
+@pytest.mark.parametrize("out", [sparse_over_dense(), under_dense(SparseByteMap), under_dense(SparseHash)])
 def test_blocks_are_built_through_a_stand_in_where_not_one_pass(options, out):
     # two-phase and threaded kernels append no blocks and mark no slots: the stand-in is converted
     tensors = inputs(seed=13)
@@ -347,45 +348,53 @@ def test_blocks_are_built_through_a_stand_in_where_not_one_pass(options, out):
     assert_canonical(k(A=tensors["A"]), tensors["A"].to_numpy())
 
 
-# -- a SparseByteMap under Dense levels, appended, marked and stored in its slots by the kernel --------
+# -- a SparseByteMap or a SparseHash under Dense levels, appended in order by the kernel -----------------
+# (a byte map's entries marked and stored in their slots; a hash's keys inserted in its table after the loops)
 
-BYTEMAP = "marked and stored in its slot"
+SLOTTED = {SparseByteMap: ("marked and stored in its slot", "C1_tbl[C_slot]"),
+           SparseHash: ("its table is built after the loops", "C1_key[pC1] = ")}
 
 
+@pytest.mark.parametrize("cls", list(SLOTTED))
 @pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
-def test_a_byte_map_under_dense_is_assembled_by_the_kernel(what):
+def test_a_byte_map_or_hash_under_dense_is_assembled_by_the_kernel(cls, what):
     # before: built as CSR and converted after each call (the convert step)
     rng = np.random.default_rng(14)
     a, b = (random_sparse((6, 5), 0.3, rng, empty=(1, 4)) for _ in range(2))
     d = random_sparse((5, 4), 0.5, rng)
     tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "dcsr"), "D": Tensor.from_numpy(d, "csr")}
-    expr, out = EXPRS[what], under_dense(SparseByteMap)
+    expr, out = EXPRS[what], under_dense(cls)
     k = check(expr, out, **used(expr, tensors))
-    assembled_natively(k, out, BYTEMAP)
-    assert "C1_tbl[C_slot]" in k.c_source
+    how, code = SLOTTED[cls]
+    assembled_natively(k, out, how)
+    assert code in k.c_source
 
 
-def test_a_byte_map_vector_and_three_modes():
+@pytest.mark.parametrize("cls", list(SLOTTED))
+def test_a_byte_map_or_hash_vector_and_three_modes(cls):
     rng = np.random.default_rng(15)
     a = random_sparse((6, 5), 0.4, rng, empty=(1, 4))
     A = Tensor.from_numpy(a, "csr")
-    k = check_lowered("y[i] = A[i, j] * x[j]", out=Format(SparseByteMap(leaf())), checked=True, A=A, x=np.arange(5.0))
-    assembled_natively(k, Format(SparseByteMap(leaf())), BYTEMAP)
+    how = SLOTTED[cls][0]
+    k = check_lowered("y[i] = A[i, j] * x[j]", out=Format(cls(leaf())), checked=True, A=A, x=np.arange(5.0))
+    assembled_natively(k, Format(cls(leaf())), how)
+    assert_canonical(k(A=A, x=np.arange(5.0)), a @ np.arange(5.0))
     t = random_sparse((3, 4, 5), 0.3, rng, empty=(1,))
-    out = Format(Dense(Dense(SparseByteMap(leaf()))))
+    out = Format(Dense(Dense(cls(leaf()))))
     k = check("C[i, j, k] = T[i, j, k] * T[i, j, k]", out, T=Tensor.from_numpy(t, "csf"))
-    assembled_natively(k, out, BYTEMAP)
+    assembled_natively(k, out, how)
 
 
 @settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
-@given(what=st.sampled_from(["sum", "product", "copy", "spmm", "spmv"]),
+@given(cls=st.sampled_from(list(SLOTTED)), what=st.sampled_from(["sum", "product", "copy", "spmm", "spmv"]),
        shape=st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 4)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), seed=st.integers(0, 2 ** 16))
-@example(what="sum", shape=(3, 4, 1), fill=np.nan, density=0.3, seed=0)
-@example(what="product", shape=(4, 4, 1), fill=1.0, density=0.0, seed=0)    # all fill
-@example(what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0, seed=0)   # no rows
-@example(what="spmv", shape=(3, 0, 1), fill=np.inf, density=0.7, seed=1)    # no columns
-def test_property_byte_map_outputs(what, shape, fill, density, seed):
+@example(cls=SparseByteMap, what="sum", shape=(3, 4, 1), fill=np.nan, density=0.3, seed=0)
+@example(cls=SparseHash, what="product", shape=(4, 4, 1), fill=1.0, density=0.0, seed=0)    # all fill
+@example(cls=SparseByteMap, what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0, seed=0)   # no rows
+@example(cls=SparseHash, what="spmv", shape=(3, 0, 1), fill=np.inf, density=0.7, seed=1)    # no columns
+@example(cls=SparseHash, what="copy", shape=(5, 5, 1), fill=0.0, density=1.0, seed=2)    # collisions in the table
+def test_property_byte_map_and_hash_outputs(cls, what, shape, fill, density, seed):
     rng = np.random.default_rng(seed)
     n, m, p = shape
     a, b = (random_sparse((n, m), density, rng, fill=fill) for _ in range(2))
@@ -394,10 +403,10 @@ def test_property_byte_map_outputs(what, shape, fill, density, seed):
                "D": Tensor.from_numpy(d, "csr", fill=fill), "x": Tensor.from_numpy(d[:, 0] if p else np.full(m, fill),
                                                                                "sparse_vector", fill=fill)}
     if what == "spmv":
-        expr, fmt = "y[i] = A[i, j] * x[j]", lambda f: Format(SparseByteMap(leaf(f)))
+        expr, fmt = "y[i] = A[i, j] * x[j]", lambda f: Format(cls(leaf(f)))
     else:
-        expr, fmt = EXPRS[what], lambda f: under_dense(SparseByteMap, f)
-    run_blocks(expr, fmt, used(expr, tensors), BYTEMAP)
+        expr, fmt = EXPRS[what], lambda f: under_dense(cls, f)
+    run_blocks(expr, fmt, used(expr, tensors), SLOTTED[cls][0])
 
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
