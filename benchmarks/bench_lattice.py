@@ -80,7 +80,9 @@ in the sum) into each output format the lattice strategy once built as a SparseL
 and converted after the call (``Tensor.asformat``): "stand-in" is the kernel into the stand-in
 alone (CSR, or DCSR for ``SparseList(Dense)``), "old path" that kernel and the conversion,
 "call" the kernel lowered for the format asked (``native``: assembled by the kernel itself,
-TACO's ``{sparse, dense}`` blocks for ``SparseList(Dense)``; else the stand-in and conversion).
+TACO's ``{sparse, dense}`` blocks for ``SparseList(Dense)``, a SparseByteMap's entries marked and
+stored in their slots, a SparseHash's keys inserted in its table after the loops; else the
+stand-in and conversion).
 
     .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm,hyper,reduce,sums,bellman,outputs]
 """
