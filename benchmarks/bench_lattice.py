@@ -75,7 +75,16 @@ A Bellman-Ford step ``y[i] = min[j](W[i, j] + d[j])`` over a CSR W stored around
 numpy on scipy's arrays (``minimum.reduceat`` of ``W.data + d[W.indices]``), and the same kernel's
 exact path, lowered for a d holding NaN, which visits every (i, j) pair (line "BF step, exact path").
 
-    .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm,hyper,reduce,sums,bellman]
+Output formats (lines "C = A + B into ..."): CSR + CSR (2000 x 2000, 100k entries each, about 200k
+in the sum) into each output format the lattice strategy once built as a SparseList stand-in
+and converted after the call (``Tensor.asformat``): "stand-in" is the kernel into the stand-in
+alone (CSR, or DCSR for ``SparseList(Dense)``), "old path" that kernel and the conversion,
+"call" the kernel lowered for the format asked (``native``: assembled by the kernel itself,
+TACO's ``{sparse, dense}`` blocks for ``SparseList(Dense)``, a SparseByteMap's entries marked and
+stored in their slots, a SparseHash's keys inserted in its table after the loops; else the
+stand-in and conversion).
+
+    .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm,hyper,reduce,sums,bellman,outputs]
 """
 
 import os
@@ -179,8 +188,43 @@ def row(name, contenders: dict):
     return med
 
 
+def output_format_rows(small=False):
+    """Kernel and output time of CSR + CSR into each format once built through a stand-in."""
+    from compiler.format import Format
+    from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
+                                 SparseList, SparseRunList)
+    rng = np.random.default_rng(1)
+    n, nnz = (500, 6_000) if small else (2_000, 100_000)
+    At, Bt = (Tensor.from_scipy(random_csr(n, nnz, rng), csr(), name=name) for name in "AB")
+    e = Element(0.0)
+    formats = {"SparseList(Dense)": (SparseList(Dense(e)), dcsr()), "RunList": (Dense(RunList(e)), csr()),
+               "SparseBand": (Dense(SparseBand(e)), csr()), "SparseBlockList": (Dense(SparseBlockList(e)), csr()),
+               "SparseRunList": (Dense(SparseRunList(e)), csr()), "SparseHash": (Dense(SparseHash(e)), csr()),
+               "SparseByteMap": (Dense(SparseByteMap(e)), csr())}
+    expr = "C[i, j] = A[i, j] + B[i, j]"
+    want = (At.to_scipy() + Bt.to_scipy()).toarray() if n <= 2_000 else None
+    for name, (root, standin) in formats.items():
+        fmt = Format(root)
+        k = lower(expr, strategy="lattice", A=At, B=Bt, C=fmt)
+        ks = lower(expr, strategy="lattice", A=At, B=Bt, C=standin)
+        if want is not None:
+            np.testing.assert_array_equal(k(A=At, B=Bt).to_numpy(), want)
+        how = "native" if not k.lowered.conversions else "stand-in"
+        t = interleaved({"stand-in": lambda: ks(A=At, B=Bt), "old path": lambda: ks(A=At, B=Bt).asformat(fmt),
+                         "call": lambda: k(A=At, B=Bt)}, rounds=5, min_time=0.05)
+        med = {c: float(np.median(v)) * 1e3 for c, v in t.items()}
+        label = f"C = A + B into {name}"
+        print(f"{label:36s} stand-in {med['stand-in']:7.2f} ms  old path {med['old path']:7.2f} ms  "
+              f"call ({how}) {med['call']:7.2f} ms  old/call {med['old path'] / med['call']:5.2f}", flush=True)
+        RESULTS[label] = dict(med, how=how)
+
+
 def main(small=False, only=None):
-    only = set(only or ("spmv", "add", "mul", "spgemm", "hyper", "reduce", "sums", "bellman", "bandwidth"))
+    only = set(only or ("spmv", "add", "mul", "spgemm", "hyper", "reduce", "sums", "bellman", "bandwidth", "outputs"))
+    if "outputs" in only:
+        output_format_rows(small)
+        if only == {"outputs"}:
+            return
     import sparse as pydata
     rng = np.random.default_rng(0)
     n, nnz = (10_000, 100_000) if small else (100_000, 1_000_000)

@@ -40,7 +40,7 @@ MAX_ORDERS = 5040
 MAX_CONVERSION_PLANS = 12
 
 
-def setup_converting(program: NAssign, formats: dict, order, schedule):
+def setup_converting(program: NAssign, formats: dict, order, schedule, assembly: str | None = None):
     """As :func:`_setup_converting`, building an output the lattice emission cannot assemble in
     its stand-in (:mod:`compiler.lattice.output_build`), converted after each call: its entry in
     ``conversions`` holds the format asked and the one built (in the loops' mode order, when
@@ -55,9 +55,23 @@ def setup_converting(program: NAssign, formats: dict, order, schedule):
     """
     out = program.lhs.tensor
     given = formats.get(out)
-    found = None if given is None else building_output(given, out)
+    # (a block of Dense slots per appended coordinate is assembled in one pass, unscheduled)
+    one_pass = assembly != "two-phase" and not as_schedule(schedule).commands
+    found = None if given is None else building_output(given, out, one_pass)
     if found is None:
-        return _setup_converting(program, formats, order, schedule)
+        fallback = None if given is None else building_output(given, out, one_pass=False)
+        if fallback is None:
+            return _setup_converting(program, formats, order, schedule)
+        # a format assembled only in one pass and in storage order: where its loops would need an
+        # input converted, or run out of its order, the stand-in built in the loops' order is
+        # converted alone instead
+        try:
+            native = _setup_converting(program, formats, order, schedule)
+        except StrategyError:
+            native = None
+        if native is not None and not native[2]:
+            return native
+        found = fallback
     built, why = found
     wanted = [getattr(i, "name", i) for i in order or ()]
     if all(i.name in wanted for i in program.lhs.indices):   # (the loop order given: built as it writes)

@@ -21,7 +21,7 @@ import numpy as np
 from .. import binding
 from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, Growable,
-                             If, Load, OutScalar, Scalar, Store, Var)
+                             If, Load, OutScalar, Scalar, Store, Var, While)
 from ..levels import Dense, SparseCOO, SparseList
 from .cfir import CForall
 from .cin import expr_accesses
@@ -41,11 +41,22 @@ class OutputAssembly:
         self.out_dense = all(isinstance(lvl, Dense) for lvl in fmt.levels)
         self.val = binding.array_name(out, None, "val")
         self.levels_info = []
+        self.block = None
         if self.out_dense:
             self.out_params.append(Buffer(self.val, s.out_dtype, "inout"))
             return
+        # the Dense levels under the last appended one (TACO's {sparse, dense}): a block of slots
+        # per appended entry, located from its position (:meth:`block_fiber`)
+        first = len(fmt.levels)
+        while first > 0 and fmt.levels[first - 1].locates_under_appended:
+            first -= 1
         mode = 0
         for k, lvl in enumerate(fmt.levels):
+            if k >= first:
+                if self.block is None:
+                    self.block = self.block_names(k, mode)
+                mode += lvl.nmodes
+                continue
             info = {"level": lvl, "k": k, "mode": mode}
             if isinstance(lvl, SparseList):
                 idt = np.dtype(lvl.index_dtype).name
@@ -64,6 +75,10 @@ class OutputAssembly:
                     self.out_params.append(Growable(info["pos"], idt, info["pos_len"]))
                     self.init += [Grow(info["pos"], Const(1, "int64")), Store(info["pos"], 0, Const(0, idt))]
                 info["idt"] = idt
+            elif lvl.marks_slots:
+                self.marked_level(info, lvl)
+            elif lvl.keys_in_table is not None:
+                self.keyed_level(info, lvl)
             elif isinstance(lvl, SparseCOO):
                 if k != 0:
                     raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
@@ -83,7 +98,17 @@ class OutputAssembly:
             self.levels_info.append(info)
             mode += lvl.nmodes
         last = self.levels_info[-1]
-        self.out_params.append(Growable(self.val, s.out_dtype, last["counter"]))
+        if self.block is not None:
+            b = self.block
+            self.out_params += [OutScalar(b["length"], "int64", 0), Growable(self.val, s.out_dtype, b["length"])]
+            self.init.append(Declare(Var(b["prepared"]), "int64", Const(0, "int64")))
+            self.final.append(Assign(Var(b["length"]), BinOp("*", Var(last["counter"]), self.block_size())))
+            self.notes.append(f"{out}'s Dense level {b['k']} under its appended level {b['k'] - 1} (TACO's "
+                              f"{{sparse, dense}}): each entry appended gets a block of slots, located by "
+                              f"coordinate, holding the fill until stored into; the entry is kept if a slot "
+                              f"gets another value")
+        else:
+            self.out_params.append(Growable(self.val, s.out_dtype, last.get("slots", last["counter"])))
         # finalization
         for info in self.levels_info:
             if isinstance(info["level"], Dense):
@@ -96,6 +121,143 @@ class OutputAssembly:
                     self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
                 else:
                     self.final.append(self.prefix_sum(info, self.dense_count(info["mode"])))
+            if "keyed" in info:
+                self.final += self.key_table(info)
+
+    def marked_level(self, info: dict, lvl):
+        """The parameters of a level that marks its slots (SparseByteMap) under Dense ones: its
+        coordinates appended as a SparseList's (its ``pos`` a buffer under Dense levels), its
+        marks and the values one per slot, starting unmarked and at the fill."""
+        s, k, out = self.setup, info["k"], self.setup.output.tensor
+        idt = np.dtype(lvl.index_dtype).name
+        info["counter"] = self.name(("count", k), f"p{out}{k}")
+        info["idx"] = [binding.array_name(out, k, lvl.crd_array)]
+        info["pos"], info["pos_buffer"], info["idt"] = binding.array_name(out, k, "pos"), True, idt
+        info["slots"] = self.name(("slots", k), f"{out}{k}_slots")
+        info["mark"] = binding.array_name(out, k, lvl.mark_array)
+        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"]),
+                            Buffer(info["pos"], idt, "inout"), OutScalar(info["slots"], "int64", 0),
+                            Growable(info["mark"], "bool", info["slots"])]
+        slots = Var(info["slots"])
+        q = Var(self.name(("slots", "q"), "q"))
+        fill = const_of(s.out_fill_value, s.out_dtype)
+        self.init += [Assign(slots, self.dense_count(info["mode"] + 1)),
+                      Grow(info["mark"], slots), Grow(self.val, slots),
+                      For(q, 0, slots, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)])]
+        self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry marked and "
+                          f"stored in its slot (TACO's insert into a level with a slot per coordinate)")
+
+    def keyed_level(self, info: dict, lvl):
+        """The parameters of a level that keeps its keys in a table (SparseHash) under Dense ones:
+        its coordinates appended as a SparseList's, each entry its own child (``ptr``) and its key
+        ``parent * size + i`` (``key``); the table is built after the loops (:meth:`key_table`)."""
+        k, out = info["k"], self.setup.output.tensor
+        idt = np.dtype(lvl.index_dtype).name
+        key, table = lvl.keys_in_table
+        info["counter"] = self.name(("count", k), f"p{out}{k}")
+        info["idx"] = [binding.array_name(out, k, lvl.crd_array)]
+        info["pos"], info["pos_buffer"], info["idt"] = binding.array_name(out, k, "pos"), True, idt
+        info["keyed"] = [(binding.array_name(out, k, lvl.child_array), idt), (binding.array_name(out, k, key), "int64")]
+        info["table"] = binding.array_name(out, k, table)
+        info["cap"] = self.name(("cap", k), f"{out}{k}_cap")
+        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"]),
+                            Buffer(info["pos"], idt, "inout"),
+                            *[Growable(name, dt, info["counter"]) for name, dt in info["keyed"]],
+                            OutScalar(info["cap"], "int64", 0), Growable(info["table"], "int64", info["cap"])]
+        self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry keeping its key; "
+                          f"its table is built after the loops, inserting the keys in order (TACO's insert into a "
+                          f"hashed level)")
+
+    def key_table(self, info: dict) -> list:
+        """Insert the keys of a level that keeps them in a table, in order, by linear probing into
+        the smallest power-of-two table at most half full (:mod:`compiler.levels.sparse_hash`)."""
+        from ..levels.sparse_hash import MIN_CAPACITY
+        from .iterators import hash_ir
+        cap, n, table = Var(info["cap"]), Var(info["counter"]), info["table"]
+        q = Var(self.name(("table", "q"), "q"))
+        h = Var(self.name(("table", "h"), "h"))
+        two = Const(2, "int64")
+        key = Load(info["keyed"][1][0], q)
+        return [Comment(f"{table}: the keys inserted in order, by linear probing"),
+                Assign(cap, Const(MIN_CAPACITY, "int64")), While(BinOp("<", cap, BinOp("*", n, two)),
+                                                                 [Assign(cap, BinOp("*", cap, two))]),
+                Grow(table, cap), For(q, 0, cap, [Store(table, q, Const(0, "int64"))]),
+                For(q, 0, n, [Declare(h, "int64", hash_ir(key, cap)),
+                              While(BinOp("!=", Load(table, h), Const(0, "int64")),
+                                    [Assign(h, BinOp("&", BinOp("+", h, Const(1, "int64")),
+                                                     BinOp("-", cap, Const(1, "int64"))))]),
+                              Store(table, h, BinOp("+", q, Const(1, "int64")))])]
+
+    def appended_arrays(self) -> tuple:
+        """The arrays that grow by one element per entry appended at the innermost level (a level
+        that marks its slots holds its values in them: not those)."""
+        last = self.levels_info[-1]
+        return (*last["idx"], *[name for name, _ in last.get("keyed", ())]) + (() if "slots" in last else (self.val,))
+
+    def block_names(self, k: int, mode: int) -> dict:
+        """The names a block of Dense slots under the appended level ``k - 1`` uses: its first
+        level ``k`` and storage mode ``mode``, the values' length, how far they hold the fill
+        (``prepared``), the block's start and whether a slot got a value other than the fill."""
+        out = self.setup.output.tensor
+        return {"k": k, "mode": mode, "length": self.name(("block", "length"), f"{self.val}_len"),
+                "prepared": self.name(("block", "prepared"), f"{out}{k}_filled"),
+                "base": self.name(("block", "base"), f"{out}{k}_start"),
+                "kept": self.name(("block", "kept"), f"{out}{k}_kept")}
+
+    def block_size(self):
+        """Slots in one block: the product of the sizes of the Dense levels' modes."""
+        size = None
+        for m in range(self.block["mode"], len(self.out_sizes)):
+            v = Var(self.out_sizes[m].name)
+            size = v if size is None else BinOp("*", size, v)
+        return size
+
+    def block_fiber(self, index, stmts: list) -> list:
+        """Wrap the case body at the appended level's coordinate ``index`` with the assembly of
+        the block of Dense slots under it (TACO's insert into a full level under an appended one):
+        the block at the level's next position holds the fill (filled once: a block not kept held
+        only the fill), the body stores into it, and the coordinate is appended if a slot got
+        another value.
+
+        Example (``SparseList(Dense(Element(0.0)))``, ``C[i, j] = A[i, j] + B[i, j]``)::
+
+            C1_start = pC0 * C1_size;
+            if (C1_filled == C1_start) { grow C_val; C_val[C1_start:C1_start + C1_size] = 0.0; ... }
+            C1_kept = false;  ... C_val[C1_start + j] = vC; if (vC != 0.0) C1_kept = true; ...
+            if (C1_kept) { grow C0_idx; C0_idx[pC0] = i; pC0 += 1; }
+        """
+        b, last, s = self.block, self.levels_info[-1], self.setup
+        counter, base, prepared = Var(last["counter"]), Var(b["base"]), Var(b["prepared"])
+        kept = Var(b["kept"])
+        end = BinOp("+", base, self.block_size())
+        q = Var(self.name(("block", "q"), "q"))
+        fill = const_of(s.out_fill_value, s.out_dtype)
+        pre = [Declare(base, "int64", BinOp("*", counter, self.block_size())),
+               If(BinOp("==", prepared, base), [Grow(self.val, end), For(q, base, end, [Store(self.val, q, fill)]),
+                                                Assign(prepared, end)]),
+               Declare(kept, "bool", Const(False, "bool"))]
+        coord = Var(index.name) if last["idt"] == "int64" else Cast(last["idt"], Var(index.name))
+        post = [If(kept, [Grow(last["idx"][0], BinOp("+", counter, 1)), Store(last["idx"][0], counter, coord),
+                          CompoundAssign("+", counter, Const(1, "int64"))])]
+        return pre + stmts + post
+
+    def block_store(self, v, dt: str) -> list:
+        """Store the entry ``v`` in its slot of the current block; a value other than the fill
+        keeps the block."""
+        s, b = self.setup, self.block
+        odt = s.out_dtype
+        out, val = [], cast(v, dt, odt)
+        if not isinstance(v, Var):
+            vname = Var(self.name(("value",), f"v{s.output.tensor}"))
+            out.append(Declare(vname, odt, val))
+            val = vname
+        at = Var(b["base"])
+        inner = None
+        for m in range(b["mode"], len(self.out_path)):
+            i = Var(self.out_path[m].name)
+            inner = i if inner is None else BinOp("+", BinOp("*", inner, Var(self.out_sizes[m].name)), i)
+        return out + [Store(self.val, BinOp("+", at, inner), val),
+                      If(not_fill(val, odt, s.out_fill), [Assign(Var(b["kept"]), Const(True, "bool"))])]
 
     def prefix_sum(self, info: dict, count) -> For:
         """Turn the ``count`` segment lengths in ``pos[1:]`` of a SparseList level into segment ends."""
@@ -124,7 +286,7 @@ class OutputAssembly:
         lengths (each loop iteration appends at most one entry), so appends need no check.
         """
         if self.out_dense or not self.out_path or n.index != self.out_path[-1] or self.producing \
-                or self.phase == "compute" or self.par_rows:
+                or self.phase == "compute" or self.par_rows or self.block is not None:
             return []
         if universe or not iters:
             bound = N
@@ -143,14 +305,14 @@ class OutputAssembly:
             return []
         if total is not None and covered is None and not getattr(self, "reserved", False):
             # one allocation up front: all entries of the iterated levels, so no fiber needs more
-            self.init += [Grow(name, total) for name in (*last["idx"], self.val)]
+            self.init += [Grow(name, total) for name in self.appended_arrays()]
             self.reserved = True
             self.reserved_upfront = keys
             return []
         room = Var(self.name(("room",), f"n{self.setup.output.tensor}"))
         needed = BinOp("+", Var(last["counter"]), room)
         self.reserved = True
-        return [Declare(room, "int64", bound)] + [Grow(name, needed) for name in (*last["idx"], self.val)]
+        return [Declare(room, "int64", bound)] + [Grow(name, needed) for name in self.appended_arrays()]
 
     def _total_bound(self, iters):
         """Entries of the iterated levels over all their fibers, when their ancestors are all Dense
@@ -182,9 +344,11 @@ class OutputAssembly:
             return self.row_on_thread(stmts)
         if self.out_dense or not stmts or (self.phase == "compute" and not self.drop_in_compute) or self.producing:
             return stmts
+        if self.block is not None and index == self.out_path[self.block["mode"] - 1]:
+            stmts = self.block_fiber(index, stmts)
         for info in self.levels_info[1:]:
             k = info["k"]
-            if not isinstance(info["level"], SparseList):
+            if not isinstance(info["level"], SparseList) and "slots" not in info and "keyed" not in info:
                 continue
             if self.out_path[info["mode"] - 1] != index:
                 continue
@@ -221,7 +385,7 @@ class OutputAssembly:
     def reserve_for_scatters(self, emitted) -> list:
         """A sparse output filled from workspaces gets room for one entry per scatter, counted
         first (:mod:`compiler.lattice.reserve`): one allocation instead of doublings."""
-        if self.out_dense or not self.levels_info or not self.bitmaps:
+        if self.out_dense or not self.levels_info or not self.bitmaps or self.block is not None:
             return []
         counter = Var(self.name(("reserve",), "n_scatters"))
         inputs = {n for n, p in self.inputs.items() if isinstance(p, Buffer)}
@@ -234,7 +398,7 @@ class OutputAssembly:
         return [Comment(f"room for {self.setup.output.tensor}: at most one entry per scatter into the workspace; "
                         f"count them first"),
                 Declare(counter, "int64", Const(0, "int64")), *count,
-                *[Grow(name, counter, hint=True) for name in (*last["idx"], self.val)]]
+                *[Grow(name, counter, hint=True) for name in self.appended_arrays()]]
 
     def scatter_init(self) -> list:
         """Start a scattered-into dense output at the reduction's identity when that is not its fill."""
@@ -272,6 +436,26 @@ class OutputAssembly:
         reserved = getattr(self, "reserved", False)
         store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
         store_val = Store(self.val, counter, val)
+        if "keyed" in last:
+            if self.phase is not None or self.par_rows:
+                raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled in one pass")
+            (ptr, pdt), (key, _) = last["keyed"]
+            store += [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.dense_position(last["mode"]))]
+        if "slots" in last:
+            # (a level that marks its slots: the value and the mark in the entry's slot)
+            slot = Var(self.name(("slot",), f"{s.output.tensor}_slot"))
+            out.append(Declare(slot, "int64", self.dense_position(last["mode"])))
+            if self.phase is not None or self.par_rows:
+                raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled in one pass")
+            store_val = Store(self.val, slot, val)
+            reserved = getattr(self, "reserved", False)
+            if reserved and self.out_path and coords[-1] == self.out_path[-1]:
+                return out + store + [store_val, Store(last["mark"], slot, not_fill(val, odt, s.out_fill)),
+                                      CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))]
+            grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in self.appended_arrays()]
+            return out + [If(not_fill(val, odt, s.out_fill),
+                             grow + store + [store_val, Store(last["mark"], slot, Const(True, "bool")),
+                                             CompoundAssign("+", counter, Const(1, "int64"))])]
         one_more = CompoundAssign("+", counter, Const(1, "int64"))
         # (where room is made: store unconditionally, keep the entry only if it is not the fill)
         keep = CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))
@@ -288,7 +472,7 @@ class OutputAssembly:
         if self.phase == "compute":
             # two-phase, compute: the assemble phase stored the coordinates and made room
             return out + [store_val, one_more]
-        grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in (*last["idx"], self.val)]
+        grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in self.appended_arrays()]
         if self.phase == "assemble":
             # two-phase, assemble: the structure only (every entry the loops produce; a value
             # equal to the fill is dropped by the compute phase, or after it)

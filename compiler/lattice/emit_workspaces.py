@@ -159,7 +159,8 @@ class Workspaces:
         if n.inner or len(consumer) != 1 or not isinstance(consumer[0], CForall):
             return False
         f = consumer[0]
-        if f.index != n.index or len(f.loops) != 1 or self.out_dense or self.out_path[-1] != n.index:
+        if f.index != n.index or len(f.loops) != 1 or self.out_dense or self.block is not None \
+                or self.out_path[-1] != n.index:
             return False
         loop = f.loops[0]
         cases = [c for c in loop.cases if not c.omit]

@@ -85,6 +85,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         self.out_params: list = []
         self.init: list = []
         self.final: list = []
+        self.notes: list = []         # decisions of the lowering, for the trace
         self.setup_output()
         from .derived import Fuse, Pos, Split
         rels = setup.relations
@@ -95,7 +96,6 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         self.loop_vars: dict = {}     # a derived variable -> the C name of its loop (for a LoopOrder)
         self.fused_inner: dict = {}   # inner index of a fuse -> how the fused loop binds it
         self.phase = None             # "assemble" / "compute" while emitting a two-phase kernel
-        self.notes: list = []         # decisions of the lowering, for the trace
         self.assembled: dict = {}     # workspace -> where a two-phase compute phase reads its coordinates
         self.drop_in_compute = False  # two-phase, CSR-like output: phase 2 drops the fill as it stores
         self.read_counter = None      # ... where it reads the coordinates phase 1 stored (None: it reads none)
@@ -211,6 +211,8 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhas
         if self.out_dense:
             pos = self.dense_position(len(self.out_path) - 1) if self.out_path else Const(0, "int64")
             return self._store(self.val, pos, n.op, v, dt, odt)
+        if self.block is not None:
+            return self.block_store(v, dt)
         return self.append(v, dt)
 
     def _store(self, buf: str, pos, op, v, dt: str, odt: str) -> list:

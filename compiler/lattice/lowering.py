@@ -217,7 +217,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
         raise StrategyError(f"name={name!r}: the kernel's name must be a C identifier: {problem}")
     from ..runtime import Lowered
     with _schedule_named(schedule), _renamings_explained(program):
-        read, setup, conversions = setup_converting(program, formats, order, schedule)
+        read, setup, conversions = setup_converting(program, formats, order, schedule, assembly)
     threaded = setup.parallel is not None and not is_all_dense(setup.output_format)
     if assembly is None:
         assembly = "two-phase" if threaded else "one-pass"

@@ -39,6 +39,7 @@ from .cin import (Assignment, Forall, Stmt, Where, as_update, concretize, expr_a
                   loop_chain, scalar_promote, unshadow)
 from .iteration_graph import IterationGraph, is_all_dense, storage_path
 from .iterators import ASSEMBLED, WorkspaceIterator, mode_iterators
+from .output_build import assembles
 from .lattice import nonfinite_fill, nonfinite_literal
 from .ordering import order_statement, wheres
 from .plan_steps import (as_sequence, auto_workspace, flat_positions, hoist_reductions, output_assignment,
@@ -368,12 +369,12 @@ class Setup:
             return
         names = [lvl.name for lvl in fmt.levels]
         for k, (n, lvl) in enumerate(zip(names, fmt.levels)):
-            if not isinstance(lvl, ASSEMBLED):
+            if not isinstance(lvl, ASSEMBLED) and not assembles(tuple(fmt.levels), k):
                 raise StrategyError(f"output {self.output.tensor}: the lattice strategy cannot assemble "
                                     f"level {k} ({n})")
-            if lvl.located_by_coordinate and not all(m.located_by_coordinate for m in fmt.levels[:k]):
+            if lvl.located_by_coordinate and not assembles(tuple(fmt.levels), k):
                 raise StrategyError(f"output {self.output.tensor}: a Dense level under a sparse level "
-                                    f"cannot be assembled by appending")
+                                    f"is assembled only under a SparseList level, with Dense levels alone below it")
             if lvl.coordinate_list and k != len(names) - 1:
                 raise StrategyError(f"output {self.output.tensor}: {n} must be the innermost level")
         if self.program.op is not None:

@@ -37,6 +37,7 @@ class Dense(Level):
     locatable: ClassVar[bool] = True
     random_write: ClassVar[bool] = True
     slot_per_coordinate: ClassVar[bool] = True
+    locates_under_appended: ClassVar[bool] = True
 
     def __post_init__(self):
         if self.size is not None:

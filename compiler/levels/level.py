@@ -15,7 +15,7 @@ Every level implements:
 - how the lattice strategy reads it: ``compressed, crd_array, hashed, child_array,
   located_by_coordinate`` (strategies ask these; they never test a level's name);
 - what a kernel writing it may do: ``random_write, slot_per_coordinate, at_most_one,
-  starts_array, appends_nested, inserts_nested`` (strategies ask these; they never test a level's name);
+  starts_array, appends_nested, inserts_nested, locates_under_appended, marks_slots, keys_in_table`` (strategies ask these; they never test a level's name);
 - ``arrays()``, ``format_key()``, ``spec()``, ``spec_str()``, ``count(parent_count)``;
 - ``children(parents)``: the stored children of a vector of parent positions,
   as ``(parent_index, coords, child_positions)``, used to enumerate a tensor;
@@ -70,6 +70,23 @@ class Level:
     #: written at random under a parent that is itself written so (a hash under a hash): its fibers
     #: are keyed by the parent's positions, in whatever order the parent makes them
     inserts_nested: ClassVar[bool] = False
+    #: a fiber is ``size`` slots located from its parent's position, so under a parent that is
+    #: appended (TACO's ``{sparse, dense}``: a SparseList of dense rows) it is assembled as the
+    #: parent appends: the parent's next position gets a block of slots holding the fill, the
+    #: kernel stores into it, and the parent keeps the coordinate if a slot got another value
+    locates_under_appended: ClassVar[bool] = False
+    #: appended in order as a SparseList is (``pos``, :attr:`crd_array`) while each coordinate's
+    #: slot ``parent * size + i`` holds its child and a mark in :attr:`mark_array` (TACO's insert into
+    #: a level with a slot per coordinate): under levels located by coordinate, an output's entry is
+    #: appended, marked and stored in its slot, the slots starting at the fill
+    marks_slots: ClassVar[bool] = False
+    #: the array of marks of :attr:`marks_slots` (one per slot)
+    mark_array: ClassVar[str | None] = None
+    #: ``(key array, table array)`` of a level appended in order as a SparseList is (``pos``,
+    #: :attr:`crd_array`, each entry its own child in :attr:`child_array`) that also keeps each
+    #: entry's key ``parent * size + i`` and a table of the keys, built when the level is finished
+    #: by inserting them in order (TACO's insert into a hashed level); None for other levels
+    keys_in_table: ClassVar[tuple[str, str] | None] = None
     # How the lattice strategy reads the level (TACO's mode capabilities, notes/taco.md §1.2): its
     # iterators are built from these, so a subclass reads as its base does.
     #: TACO's compressed level: position iteration over one sorted, unique list of coordinates per

@@ -109,25 +109,28 @@ class RunList(IndexedLevel):
         last_end = np.zeros(parent_count, dtype=POS)
         last_end[up] = ue  # sorted: the last unit of each fiber wins
         tail = (last_end < size) if size > 0 else np.zeros(parent_count, dtype=bool)
-        # runs: (parent, start, stop, unit or -1), ordered by parent then start
-        rp = np.concatenate([up[gap_before], up, np.flatnonzero(tail).astype(POS)])
-        rs = np.concatenate([prev_end[gap_before], us, last_end[tail]])
-        re = np.concatenate([us[gap_before], ue, np.full(int(tail.sum()), size, dtype=POS)])
-        ru = np.concatenate([np.full(int(gap_before.sum()), -1, dtype=POS), np.arange(len(up), dtype=POS),
-                             np.full(int(tail.sum()), -1, dtype=POS)])
-        order = np.lexsort((rs, rp))
-        rp, re, ru = rp[order], re[order], ru[order]
-        counts = np.bincount(rp, minlength=parent_count)
+        # runs in order, placed without sorting: each unit's fill run (if any) then its run, and
+        # after a fiber's units its tail; the units are sorted by fiber, so a unit's first run
+        # follows the runs of the units before it and the tails of the fibers before its own
+        slots = gap_before.astype(POS) + 1
+        tails_before = np.zeros(parent_count + 1, dtype=POS)
+        np.cumsum(tail, out=tails_before[1:])
+        first = np.cumsum(slots) - slots + tails_before[up]
+        counts = np.bincount(up, weights=slots, minlength=parent_count).astype(POS) + tail
         pos = np.zeros(parent_count + 1, dtype=self.index_dtype)
         np.cumsum(counts, out=pos[1:])
-        run_of_unit = np.empty(len(up), dtype=POS)
-        run_of_unit[ru[ru >= 0]] = np.flatnonzero(ru >= 0)
+        nruns = int(pos[parent_count])
+        re = np.empty(nruns, dtype=POS)
+        re[first[gap_before]] = us[gap_before]
+        run_of_unit = first + gap_before
+        re[run_of_unit] = ue
+        re[pos[1:][tail].astype(POS) - 1] = size
         child_pos = run_of_unit[unit_of] if len(unit_of) else np.zeros(0, dtype=POS)
         if self.child.is_leaf and len(child_pos):
             keep = group_starts([child_pos])  # merged runs hold one value
-            child = self.child.from_entries(len(rp), child_pos[keep], [], np.asarray(vals)[keep], [])
+            child = self.child.from_entries(nruns, child_pos[keep], [], np.asarray(vals)[keep], [])
         else:
-            child = self.child.from_entries(len(rp), child_pos, coords[1:], vals, sizes[1:])
+            child = self.child.from_entries(nruns, child_pos, coords[1:], vals, sizes[1:])
         return type(self)(child, size, pos, re.astype(self.index_dtype))
 
     def check(self, parent_count, where):

@@ -48,6 +48,8 @@ class SparseByteMap(IndexedLevel):
     random_write: ClassVar[bool] = True
     slot_per_coordinate: ClassVar[bool] = True
     crd_array: ClassVar[str] = "srt"   # (its stored coordinates, sorted)
+    marks_slots: ClassVar[bool] = True
+    mark_array: ClassVar[str] = "tbl"
 
     def count(self, parent_count):
         return parent_count * self.size

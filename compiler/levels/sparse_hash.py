@@ -54,13 +54,51 @@ def table_capacity(n: int) -> int:
 
 
 def build_table(key: np.ndarray, cap: int | None = None) -> np.ndarray:
-    """The open-addressing table of ``key`` (child position ``q`` stored as ``q + 1``)."""
+    """The open-addressing table of ``key`` (child position ``q`` stored as ``q + 1``), as
+    inserting the keys one after another in order builds it (a kernel's table is the same).
+
+    The slots that end up taken do not depend on the order of insertion (linear probing), so
+    they are found at once by inserting in the order of the home slots, each key at its home or
+    just after the key before (a running maximum). A key's probes stay in its run of taken
+    slots (its cluster), so only the keys of one cluster wait for each other: round ``r``
+    inserts the ``r``-th key of every cluster at once.
+
+    >>> build_table(np.array([8, 16, 1]), 8).tolist()   # 8 and 16 share home 0: 1 goes on to 2
+    [1, 2, 3, 0, 0, 0, 0, 0]
+    """
+    key = np.asarray(key, dtype=np.int64)
     cap = table_capacity(len(key)) if cap is None else cap
+    n, mask = len(key), cap - 1
+    homes = hash_slot(key, cap)
     tbl = np.zeros(cap, dtype=np.int64)
-    for q, k in enumerate(key.tolist()):
-        h = int(hash_slot(k, cap))
-        while tbl[h]:
-            h = (h + 1) & (cap - 1)
+    if n == 0:
+        return tbl
+    by_home = np.argsort(homes, kind="stable")
+    j = np.arange(n)
+    slot = j + np.maximum.accumulate(homes[by_home] - j)
+    if slot[-1] >= cap or (slot[0] == 0 and slot[-1] == mask):
+        # a cluster wraps past the last slot: one after another
+        table = tbl.tolist()
+        for q, h in enumerate(homes.tolist(), 1):
+            while table[h]:
+                h = (h + 1) & mask
+            table[h] = q
+        return np.array(table, dtype=np.int64)
+    cluster = np.empty(n, dtype=np.int64)
+    cluster[by_home] = np.cumsum(np.r_[True, np.diff(slot) > 1]) - 1
+    order = np.lexsort((j, cluster))                      # each cluster's keys, in insertion order
+    first = np.r_[True, cluster[order][1:] != cluster[order][:-1]]
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = j - np.maximum.accumulate(np.where(first, j, 0))
+    by_rank = np.argsort(rank, kind="stable")
+    bounds = np.searchsorted(rank[by_rank], np.arange(int(rank.max()) + 2))
+    for r in range(len(bounds) - 1):
+        q = by_rank[bounds[r]:bounds[r + 1]]
+        h = homes[q]
+        busy = np.flatnonzero(tbl[h])
+        while len(busy):
+            h[busy] = (h[busy] + 1) & mask
+            busy = busy[tbl[h[busy]] != 0]
         tbl[h] = q + 1
     return tbl
 
@@ -88,6 +126,7 @@ class SparseHash(IndexedLevel):
     inserts_nested: ClassVar[bool] = True
     hashed: ClassVar[bool] = True
     child_array: ClassVar[str] = "ptr"   # (the sorted view points at each key's child)
+    keys_in_table: ClassVar[tuple[str, str]] = ("key", "tbl")
 
     def count(self, parent_count):
         return len(self.key)

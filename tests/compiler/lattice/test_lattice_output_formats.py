@@ -1,9 +1,10 @@
 """Every output format under the lattice strategy (issue 29, item 3, lattice side).
 
-The lattice emission places Dense levels by position and appends SparseList and SparseCOO
+The lattice emission places Dense levels by position (under Dense levels, and as blocks under
+an appended SparseList level: TACO's {sparse, dense}) and appends SparseList and SparseCOO
 levels in storage order; any other output level (RunList, SparseBand, SparseBlockList,
 SparseByteMap, SparseHash, SparseInterval, SparsePoint, SparseRunList, a Dense level under a
-sparse one) is built as a SparseList and the call converts it to the format asked, and the
+sparse one in a two-phase or scheduled kernel) is built as a SparseList and the call converts it to the format asked, and the
 trace's ``convert`` step says so (compiler/lattice/output_build.py). Each kernel is checked
 against the dense oracle, the IR interpreter, a bounds-checked build and the storage
 ``Tensor.from_numpy`` builds for the format; the suite validates every output too
@@ -51,6 +52,17 @@ FORMATS = {cls.name: (lambda fill, cls=cls: under_dense(cls, fill)) for cls in C
 FORMATS["SparseList(Dense)"] = sparse_over_dense
 FORMATS["SparseHash(SparseHash)"] = hash_of_hashes
 
+#: (format, expression) pairs the lattice kernel assembles itself: a SparseList of Dense rows
+#: (TACO's {sparse, dense}), a SparseByteMap under Dense (appended, marked and stored in its
+#: slot) and a SparseHash under Dense (appended, its keys inserted in its table after the loops) whose loops run in its storage order over inputs read as stored
+#: (the sum and product read B, CSC, in column order: the output is then built as a stand-in
+#: in that order, converted alone)
+ASSEMBLED_IN_ORDER = {(out, what) for out in ("SparseList(Dense)", "SparseByteMap", "SparseHash")
+                      for what in ("copy", "spmm")}
+#: what the lowering step says of each format the kernel assembles
+HOW = {"SparseList(Dense)": "block of slots", "SparseByteMap": "marked and stored in its slot",
+       "SparseHash": "its table is built after the loops"}
+
 EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
          "copy": "C[i, j] = A[i, j]", "transpose": "C[j, i] = A[i, j]", "spmm": "C[i, k] = A[i, j] * D[j, k]",
          "spmm-transposed": "C[k, i] = A[i, j] * D[j, k]"}
@@ -91,6 +103,11 @@ def test_every_output_format_matches_the_oracle(out, what):
     # SparseList(Dense), and for a transpose "no loop order visits every tensor in storage order"
     expr = EXPRS[what]
     k = check(expr, FORMATS[out](0.0), **used(expr, inputs()))
+    if (out, what) in ASSEMBLED_IN_ORDER:
+        # assembled by the kernel itself: nothing converted, and the lowering says how
+        assert not k.lowered.conversions and k.lowered.output_format == FORMATS[out](0.0)
+        assert any(HOW[out] in s.note for s in k.trace.steps if s.stage == "lower")
+        return
     (step,) = [s for s in k.trace.steps if s.stage == "convert" and s.note.startswith("C is")]
     assert "the lattice strategy assembles no level" in step.note and "after each call" in step.note
 
@@ -118,7 +135,16 @@ def test_assembles_asks_the_levels_not_their_names():
     class Mine(SparseList):   # a subclass of an appended level is appended as its parent is
         name = "Mine"
     assert assembles((Dense(Element(0.0)), Mine(Element(0.0))), 1)
-    assert not assembles((Mine(Element(0.0)), Dense(Element(0.0))), 1)   # a slot per coordinate under a list
+    # a slot per coordinate under a list: a block per entry, in a one-pass kernel, if the level says so
+    assert assembles((Mine(Element(0.0)), Dense(Element(0.0))), 1)
+    assert not assembles((Mine(Element(0.0)), Dense(Element(0.0))), 1, one_pass=False)
+
+    class Slots(Dense):   # a full level that does not declare it is located under an appended one
+        name = "Slots"
+        locates_under_appended = False
+    assert not assembles((Mine(Element(0.0)), Slots(Element(0.0))), 1)
+    assert not assembles((Mine(Element(0.0)), Dense(Element(0.0)), Slots(Element(0.0))), 1)   # (nor one above it)
+    assert not assembles((SparseCOO(1, Element(0.0)), Dense(Element(0.0))), 1)   # (a COO level appends alone)
     assert not assembles((Dense(Element(0.0)), RunList(Element(0.0))), 1)
     assert building_output(Format(Dense(Mine(Element(0.0)))), "C") is None
 
@@ -253,3 +279,158 @@ def test_the_stand_in_is_assembled_two_phase_and_on_threads(options, what):
         got = k(**tensors)
         assert got.format == out
         assert_canonical(got, expected(expr, tensors))
+
+
+# -- Dense levels under an appended one, assembled by the kernel (TACO's {sparse, dense}) ------------
+
+#: output formats whose Dense levels under a SparseList are blocks the kernel assembles
+BLOCKS2 = {"SparseList(Dense)": lambda fill: Format(SparseList(Dense(leaf(fill))))}
+BLOCKS3 = {"SparseList(Dense(Dense))": lambda fill: Format(SparseList(Dense(Dense(leaf(fill))))),
+           "SparseList(SparseList(Dense))": lambda fill: Format(SparseList(SparseList(Dense(leaf(fill))))),
+           "Dense(SparseList(Dense))": lambda fill: Format(Dense(SparseList(Dense(leaf(fill)))))}
+EXPRS3 = {"sum": "C[i, j, k] = T[i, j, k] + U[i, j, k]", "product": "C[i, j, k] = T[i, j, k] * U[i, j, k]",
+          "copy": "C[i, j, k] = T[i, j, k]", "contract": "C[i, j, k] = T[i, j, l] * M[l, k]"}
+
+
+def assembled_natively(k, fmt, how="block of slots"):
+    """The kernel built ``fmt`` itself: no conversion, and the lowering step says how."""
+    assert not k.lowered.conversions and k.lowered.output_format == fmt
+    assert not any(s.stage == "convert" for s in k.trace.steps)
+    assert any(how in s.note for s in k.trace.steps if s.stage == "lower")
+
+
+def run_blocks(expr, fmt, tensors, how="block of slots"):
+    want, out_fill = ss.evaluate(expr, **tensors)
+    fmt = fmt(float(out_fill))
+    k = ss.lower(expr, strategy="lattice", **{expr.split("[")[0]: fmt}, **tensors)
+    assembled_natively(k, fmt, how)
+    got = k(**tensors)
+    assert got.format == fmt
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    np.testing.assert_array_equal(k.interpret(**tensors).to_numpy(), want)
+    got.validate()
+    assert_canonical(got, want)
+
+
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_sparse_list_of_dense_rows_is_assembled_by_the_kernel(what):
+    # before: built as a DCSR stand-in and converted after each call (the convert step)
+    rng = np.random.default_rng(11)
+    a, b = (random_sparse((6, 5), 0.3, rng, empty=(1, 4)) for _ in range(2))
+    d = random_sparse((5, 4), 0.5, rng)
+    tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "dcsr"), "D": Tensor.from_numpy(d, "csr")}
+    expr = EXPRS[what]
+    out = sparse_over_dense()
+    k = check(expr, out, **used(expr, tensors))
+    assembled_natively(k, out)
+    assert "C1_start" in k.c_source and "C0_idx[pC0] = i" in k.c_source
+
+
+@pytest.mark.parametrize("out", list(BLOCKS3))
+@pytest.mark.parametrize("what", list(EXPRS3))
+def test_blocks_of_dense_levels_under_sparse_ones_in_three_modes(out, what):
+    rng = np.random.default_rng(12)
+    t, u = (random_sparse((4, 3, 5), 0.3, rng, empty=(1, 2)) for _ in range(2))
+    m = random_sparse((5, 5), 0.4, rng)
+    tensors = {"T": Tensor.from_numpy(t, "csf"), "U": Tensor.from_numpy(u, "csf"), "M": Tensor.from_numpy(m, "csr")}
+    expr = EXPRS3[what]
+    k = check(expr, BLOCKS3[out](0.0), **used(expr, tensors))
+    assembled_natively(k, BLOCKS3[out](0.0))
+
+
+@pytest.mark.parametrize("options", [{"assembly": "two-phase"}, {"schedule": [("parallelize", "i")]}])
+@pytest.mark.parametrize("out", [sparse_over_dense(), under_dense(SparseByteMap), under_dense(SparseHash)])
+def test_blocks_are_built_through_a_stand_in_where_not_one_pass(options, out):
+    # two-phase and threaded kernels append no blocks and mark no slots: the stand-in is converted
+    tensors = inputs(seed=13)
+    k = check_lowered("C[i, j] = A[i, j]", out=out, options=options, A=tensors["A"])
+    assert [t for t, _ in k.lowered.conversions] == ["C"]
+    assert_canonical(k(A=tensors["A"]), tensors["A"].to_numpy())
+
+
+# -- a SparseByteMap or a SparseHash under Dense levels, appended in order by the kernel -----------------
+# (a byte map's entries marked and stored in their slots; a hash's keys inserted in its table after the loops)
+
+SLOTTED = {SparseByteMap: ("marked and stored in its slot", "C1_tbl[C_slot]"),
+           SparseHash: ("its table is built after the loops", "C1_key[pC1] = ")}
+
+
+@pytest.mark.parametrize("cls", list(SLOTTED))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_byte_map_or_hash_under_dense_is_assembled_by_the_kernel(cls, what):
+    # before: built as CSR and converted after each call (the convert step)
+    rng = np.random.default_rng(14)
+    a, b = (random_sparse((6, 5), 0.3, rng, empty=(1, 4)) for _ in range(2))
+    d = random_sparse((5, 4), 0.5, rng)
+    tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "dcsr"), "D": Tensor.from_numpy(d, "csr")}
+    expr, out = EXPRS[what], under_dense(cls)
+    k = check(expr, out, **used(expr, tensors))
+    how, code = SLOTTED[cls]
+    assembled_natively(k, out, how)
+    assert code in k.c_source
+
+
+@pytest.mark.parametrize("cls", list(SLOTTED))
+def test_a_byte_map_or_hash_vector_and_three_modes(cls):
+    rng = np.random.default_rng(15)
+    a = random_sparse((6, 5), 0.4, rng, empty=(1, 4))
+    A = Tensor.from_numpy(a, "csr")
+    how = SLOTTED[cls][0]
+    k = check_lowered("y[i] = A[i, j] * x[j]", out=Format(cls(leaf())), checked=True, A=A, x=np.arange(5.0))
+    assembled_natively(k, Format(cls(leaf())), how)
+    assert_canonical(k(A=A, x=np.arange(5.0)), a @ np.arange(5.0))
+    t = random_sparse((3, 4, 5), 0.3, rng, empty=(1,))
+    out = Format(Dense(Dense(cls(leaf()))))
+    k = check("C[i, j, k] = T[i, j, k] * T[i, j, k]", out, T=Tensor.from_numpy(t, "csf"))
+    assembled_natively(k, out, how)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(cls=st.sampled_from(list(SLOTTED)), what=st.sampled_from(["sum", "product", "copy", "spmm", "spmv"]),
+       shape=st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 4)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), seed=st.integers(0, 2 ** 16))
+@example(cls=SparseByteMap, what="sum", shape=(3, 4, 1), fill=np.nan, density=0.3, seed=0)
+@example(cls=SparseHash, what="product", shape=(4, 4, 1), fill=1.0, density=0.0, seed=0)    # all fill
+@example(cls=SparseByteMap, what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0, seed=0)   # no rows
+@example(cls=SparseHash, what="spmv", shape=(3, 0, 1), fill=np.inf, density=0.7, seed=1)    # no columns
+@example(cls=SparseHash, what="copy", shape=(5, 5, 1), fill=0.0, density=1.0, seed=2)    # collisions in the table
+def test_property_byte_map_and_hash_outputs(cls, what, shape, fill, density, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    a, b = (random_sparse((n, m), density, rng, fill=fill) for _ in range(2))
+    d = random_sparse((m, p), density, rng, fill=fill)
+    tensors = {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill),
+               "D": Tensor.from_numpy(d, "csr", fill=fill), "x": Tensor.from_numpy(d[:, 0] if p else np.full(m, fill),
+                                                                               "sparse_vector", fill=fill)}
+    if what == "spmv":
+        expr, fmt = "y[i] = A[i, j] * x[j]", lambda f: Format(cls(leaf(f)))
+    else:
+        expr, fmt = EXPRS[what], lambda f: under_dense(cls, f)
+    run_blocks(expr, fmt, used(expr, tensors), SLOTTED[cls][0])
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(BLOCKS2) + list(BLOCKS3)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
+       shape=st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 4)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), seed=st.integers(0, 2 ** 16))
+@example(out="SparseList(Dense)", what="sum", shape=(3, 4, 1), fill=np.nan, density=0.3, seed=0)
+@example(out="SparseList(Dense)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0, seed=0)   # all fill
+@example(out="SparseList(Dense)", what="copy", shape=(3, 0, 1), fill=np.inf, density=1.0, seed=0)   # 0 columns
+@example(out="SparseList(SparseList(Dense))", what="sum", shape=(0, 3, 2), fill=-np.inf, density=0.7, seed=1)
+@example(out="Dense(SparseList(Dense))", what="spmm", shape=(2, 3, 4), fill=0.0, density=1.0, seed=2)
+def test_property_blocks_under_sparse_levels(out, what, shape, fill, density, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    if out in BLOCKS2:
+        a, b = (random_sparse((n, m), density, rng, fill=fill) for _ in range(2))
+        d = random_sparse((m, p), density, rng, fill=fill)
+        tensors = {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill),
+                   "D": Tensor.from_numpy(d, "csr", fill=fill)}
+        expr, fmt = EXPRS[what], BLOCKS2[out]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill) for _ in range(2))
+        mm = random_sparse((p, p), density, rng, fill=fill)
+        tensors = {"T": Tensor.from_numpy(t, "csf", fill=fill), "U": Tensor.from_numpy(u, "csf", fill=fill),
+                   "M": Tensor.from_numpy(mm, "csr", fill=fill)}
+        expr, fmt = EXPRS3["contract" if what == "spmm" else what], BLOCKS3[out]
+    run_blocks(expr, fmt, used(expr, tensors))

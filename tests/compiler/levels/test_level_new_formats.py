@@ -3,7 +3,7 @@ validation with clear FormatErrors, and kernel binding (array_dtypes / with_arra
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor
@@ -115,3 +115,28 @@ def test_a_band_names_its_ofs_array_in_errors():
                                           r"ofs\[2\]=2"):
         Tensor(Dense(SparseBand(Element(0.0, np.ones(3)), 4, idx=np.array([2, 3]), ofs=np.array([0, 3, 2])), 2),
                name="B")
+
+
+def reference_runs(M):
+    """A Dense(RunList)'s arrays, fiber by fiber: maximal runs of equal values covering each row."""
+    pos, right, vals = [0], [], []
+    for row in M:
+        n = len(row)
+        ends = [q + 1 for q in range(n - 1) if row[q + 1] != row[q]] + ([n] if n else [])
+        right += ends
+        vals += [row[e - 1] for e in ends]
+        pos.append(len(right))
+    return pos, right, vals
+
+
+@SETTINGS
+@given(runny())
+@example(np.array([[0.0, 1.0, 1.0, 0.0, 2.0], [0.0] * 5, [1.0] * 5]))   # a gap, an all-fill and a full fiber
+@example(np.zeros((3, 0)))
+def test_runs_are_placed_in_fiber_order(M):
+    # RunList.from_entries places the fill runs between stored runs without sorting them
+    # (the lexsort took 170 ms of a 2000 x 2000, 200k-entry conversion)
+    A = Tensor.from_numpy(M, Dense(RunList(Element(0.0))))
+    pos, right, vals = reference_runs(M)
+    lvl = A.levels[1]
+    assert lvl.pos.tolist() == pos and lvl.right.tolist() == right and A.vals.tolist() == vals

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from compiler import Tensor
 from compiler.errors import FormatError
@@ -94,3 +96,29 @@ def test_strided_arrays_are_made_contiguous_and_a_fractional_key_is_refused():
     from compiler.errors import DTypeError
     with pytest.raises(DTypeError, match=r"SparseHash key: value 1.5 \(float64\) cannot be stored as int64 exactly"):
         SparseHash(Element(0.0, T.vals), 3, h.pos, h.idx, h.ptr, h.key + 0.5, h.tbl)
+
+
+def sequential_table(key, cap):
+    """Linear probing, one key after another in child-position order (as a kernel inserts)."""
+    tbl = [0] * cap
+    for q, k in enumerate(key.tolist()):
+        h = int(hash_slot(k, cap))
+        while tbl[h]:
+            h = (h + 1) % cap
+        tbl[h] = q + 1
+    return tbl
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2 ** 20), unique=True, max_size=200), st.sampled_from([None, 8, 512]),
+       st.integers(0, 2 ** 16))
+@example([8 * q for q in range(4)] + [1, 2, 3], 8, 0)        # one home slot: a cluster over later homes
+@example([7, 15, 23, 0, 31], 8, 0)                          # a cluster wrapping past the last slot
+@example([], None, 0)
+def test_the_table_is_the_one_sequential_insertion_builds(keys, cap, seed):
+    # build_table places the keys alone in their cluster at once and probes the others in order,
+    # so a kernel's table (which inserts in order) and Tensor.from_numpy's stay the same
+    key = np.array(keys, dtype=np.int64)
+    np.random.default_rng(seed).shuffle(key)
+    cap = table_capacity(len(key)) if cap is None else max(cap, table_capacity(len(key)))
+    assert build_table(key, cap).tolist() == sequential_table(key, cap)

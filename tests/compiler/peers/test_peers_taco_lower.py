@@ -174,8 +174,8 @@ def _accessed(e):
 
 def refusal(strategy: str, out_modes: str):
     """What ``strategy`` says when it cannot assemble an output of TACO's ``out_modes``: the lattice
-    strategy builds every one (a Dense level under a sparse one, {sparse, dense}, through a SparseList
-    converted after the call); looplets nest SparseList levels under a SparseList (DCSR, CSF) and Dense
+    strategy builds every one (a Dense level under a sparse one, {sparse, dense}, as blocks it appends, or
+    through a SparseList converted after the call); looplets nest SparseList levels under a SparseList (DCSR, CSF) and Dense
     levels down to the leaf under one ({sparse, dense}), not a Dense level between two sparse ones. None
     where the output can be assembled."""
     under_sparse = out_modes[out_modes.find("s") + 1:] if "s" in out_modes else ""
