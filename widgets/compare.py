@@ -28,6 +28,7 @@ from explorer.zoom import zoom_restore
 
 from .explorer import pane, titled
 from .pickers import RebuildControls
+from .saved import saved_view_note
 
 __all__ = ["Compare"]
 
@@ -142,8 +143,8 @@ class Compare(W.HBox):
         self.timing_row.layout.display = "" if self.can_time else "none"
         self.add_class("sparsescope-compare")
         self.columns = tuple(columns)
-        self.children = [W.VBox([W.HBox([self.stage_slider, self.stage_label]), self.kind, W.HBox(columns),
-                                 self.timing_row], layout=W.Layout(width="100%"))]
+        self.children = [W.VBox([saved_view_note(), W.HBox([self.stage_slider, self.stage_label]), self.kind,
+                                 W.HBox(columns), self.timing_row], layout=W.Layout(width="100%"))]
         self._align(keep=False)
         self.redraw()
 

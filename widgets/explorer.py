@@ -41,6 +41,7 @@ from explorer.timing import compare
 from explorer.zoom import zoom_restore
 
 from .pickers import LEVELS, FormatPicker, RebuildControls
+from .saved import saved_view_note
 
 __all__ = ["Explorer", "FormatPicker", "LEVELS", "RebuildControls", "pane", "titled"]
 
@@ -184,7 +185,7 @@ class Explorer(W.VBox):
             W.HBox([titled("program", self.program_pane), diff_box]),
             W.HBox([titled("drawing", self.artifact_pane), c_box]),
         ])
-        self.children = [*controls_rebuild, self.error_banner, timeline, filters, self.header, panes,
+        self.children = [saved_view_note(), *controls_rebuild, self.error_banner, timeline, filters, self.header, panes,
                          *timing, W.HBox([self.copy_button, self.export_button, self.export_path, self.export_note]),
                          self.code, self.pick]
         self.set_session(explore(source))

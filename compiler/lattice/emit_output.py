@@ -223,7 +223,7 @@ class OutputAssembly:
 
             C1_start = pC0 * C1_size;
             if (C1_filled == C1_start) { grow C_val; C_val[C1_start:C1_start + C1_size] = 0.0; ... }
-            C1_kept = false;  ... C_val[C1_start + j] = vC; if (vC != 0.0) C1_kept = true; ...
+            C1_kept = false;  ... if (vC != 0.0) { C_val[C1_start + j] = vC; C1_kept = true; } ...
             if (C1_kept) { grow C0_idx; C0_idx[pC0] = i; pC0 += 1; }
         """
         b, last, s = self.block, self.levels_info[-1], self.setup
@@ -256,8 +256,10 @@ class OutputAssembly:
         for m in range(b["mode"], len(self.out_path)):
             i = Var(self.out_path[m].name)
             inner = i if inner is None else BinOp("+", BinOp("*", inner, Var(self.out_sizes[m].name)), i)
-        return out + [Store(self.val, BinOp("+", at, inner), val),
-                      If(not_fill(val, odt, s.out_fill), [Assign(Var(b["kept"]), Const(True, "bool"))])]
+        # a value equal to the fill is not stored, as a SparseList drops it: a -0.0 beside a fill
+        # of 0.0 left in a block that is then not kept showed through in the next coordinate's
+        return out + [If(not_fill(val, odt, s.out_fill), [Store(self.val, BinOp("+", at, inner), val),
+                                                          Assign(Var(b["kept"]), Const(True, "bool"))])]
 
     def prefix_sum(self, info: dict, count) -> For:
         """Turn the ``count`` segment lengths in ``pos[1:]`` of a SparseList level into segment ends."""

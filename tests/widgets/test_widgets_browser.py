@@ -1001,6 +1001,25 @@ def link_compare_columns_apart(page, compare, artifacts: pathlib.Path) -> None:
         "clicking in the second column unlinked the first column's choice"
 
 
+# ipywidgets marks each widget drawn without its kernel and puts a red broken-link icon before it;
+# inside sparsescope's views: how many are marked, how many still show the icon, and how many
+# saved-view notes are drawn (widgets/saved.py)
+SAVED_STATE_JS = """(root) => {
+  const views = '.sparsescope-explorer, .sparsescope-compare, .sparsescope-playground';
+  const marked = [...root.querySelectorAll('.jupyter-widgets-disconnected')].filter(e => e.closest(views));
+  const icons = marked.filter(e => {
+    const b = getComputedStyle(e, '::before');
+    return b.display !== 'none' && b.content !== 'none' && b.content !== 'normal';
+  });
+  const notes = [...root.querySelectorAll('.ss-saved-note')].filter(e => {
+    const r = e.getBoundingClientRect();
+    return r.height > 0 && getComputedStyle(e).display !== 'none';
+  });
+  return {marked: marked.length, icons: icons.length, notes: notes.length,
+          views: root.querySelectorAll('.sparsescope-explorer, .sparsescope-compare').length};
+}"""
+
+
 # the saved tour's panes that hold code or a drawing: the lattice Explorer at the lattice of j
 # (program, diff, drawing, C), the other Explorers at step 0, which has drawn nothing yet
 # (program, diff, C: the looplets', the format pickers', the Playground's), Compare's two C and
@@ -1027,6 +1046,11 @@ def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
         assert box and box["height"] >= 100, f"the Explorer's C pane drew {box}"
         assert "lattice_y" in c_pane.inner_html() or "y_kernel" in c_pane.inner_html()
         assert compare.locator(".ss-c").count() == 2, "Compare's two C panes"
+        # one note per view says it is a saved view, instead of a red icon on each of its widgets
+        state = page.evaluate(SAVED_STATE_JS, page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first.element_handle())
+        assert state["marked"] > 0 and state["views"] >= 5, f"the tour's views are not drawn from saved state: {state}"
+        assert state["icons"] == 0, f"ipywidgets' disconnected icons show in the saved views: {state}"
+        assert state["notes"] == state["views"], f"each saved view should say once that it is saved: {state}"
         page.screenshot(path=str(artifacts / "tour-saved.png"))
         # every view as saved (two Explorers, Compare, the format pickers' Explorer, the
         # Playground's): each pane >= 100 px, labels inside their shapes, code readable
@@ -1086,6 +1110,9 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
     compare = page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-compare").first
     three = page.locator(SHOWN).first
     try:
+        # live views: no widget is marked disconnected, and no saved-view note shows
+        state = page.evaluate(SAVED_STATE_JS, notebook.element_handle())
+        assert state["views"] >= 2 and state["marked"] == 0 and state["notes"] == 0, state
         # Compare's one stage slider moves both columns: Home goes to parse on both sides, then
         # the arrow keys on to the lattice of j next to the unfurl of j (each column says its step)
         compare.scroll_into_view_if_needed()

@@ -434,3 +434,16 @@ def test_property_blocks_under_sparse_levels(out, what, shape, fill, density, se
                    "M": Tensor.from_numpy(mm, "csr", fill=fill)}
         expr, fmt = EXPRS3["contract" if what == "spmm" else what], BLOCKS3[out]
     run_blocks(expr, fmt, used(expr, tensors))
+
+
+def test_a_block_not_kept_leaves_no_signed_zero_for_the_next_coordinate():
+    # row 0's one product underflows to -0.0, equal to the fill: the row is not kept, and its
+    # block's slots go to row 1; a -0.0 stored there showed as row 1's (1, 1) (found in review)
+    a = np.array([[0.0, -1e-200], [2.0, 0.0]])
+    b = np.array([[0.0, 1e-200], [3.0, 0.0]])
+    tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "csr")}
+    k = ss.lower(EXPRS["product"], strategy="lattice", C=sparse_over_dense(), **tensors)
+    assembled_natively(k, sparse_over_dense())
+    got = k(**tensors).to_numpy()
+    np.testing.assert_array_equal(got, [[0.0, 0.0], [6.0, 0.0]])
+    assert not np.signbit(got).any(), got
