@@ -399,6 +399,13 @@ def test_what_the_collapse_property_found():
     with pytest.raises(SequenceError, match=r"in the right operand of a product is not supported"):
         seq_evaluate("c[k] = collapse(concat((M1[j3, j], M2[k4, j]), (j3, k4) -> i), (i, j) -> k)",
                      M1=stored(np.array([[0, 7.0]]), "csr"), M2=stored(np.array([[3.0, 7.0]]), "csr"))
+    # ... also when the second operand is a reshape: its π1 was taken as unbound (its π0 is on
+    # the concatenation's right side, which the first loop does not iterate) and dropped, so R2's
+    # entries were lost (found by the compiled property, with negative steps drawn)
+    with pytest.raises(SequenceError, match=r"in the right operand of a product is not supported"):
+        seq_evaluate("c[k] = collapse(concat((M1[j6, j], split(collapse(R2[a3, b4], (a3, b4) -> k5), "
+                     "k5 -> (k7, j:3))), (j6, k7) -> i), (i, j) -> k)",
+                     M1=stored(np.array([[6.0, 2, 7]]), "csr"), R2=stored(np.array([[0, 0, 0, 0, 0, 7.0]]), "csr"))
     # collapse(split(R)) walks π0 × π1 of one cursor: every group, and none of an empty R
     p = "c[k] = collapse(split(collapse(R[a, b], (a, b) -> m), m -> (i, j:1)), (i, j) -> k)"
     for R in (np.array([[6.0, 1.0]]), np.zeros((1, 2)), np.array([[0, 2.0], [3.0, 0]])):
