@@ -105,7 +105,7 @@ def live_keys(s: Seq) -> frozenset:
     >>> from compiler.lattice.sequences import Level
     >>> a = Level("a", 0, "dense", 6, "k"); b = Level("b", 0, "dense", 2)
     >>> sorted(map(str, live_keys(Union(Project(0, a, 3), b))))
-    ["('b', 0)", "('π0', Level(tensor='a', mode=0, kind='dense', extent=6, index='k'), 3)"]
+    ["('b', 0)", "('π0', Level(tensor='a', mode=0, kind='dense', extent=6, index='k', reverse=False), 3)"]
     """
     def fixed(x: Seq) -> frozenset:
         if isinstance(x, Project) and x.k == 0:

@@ -53,11 +53,17 @@ def test_shape_operators_are_materialized_and_named_in_the_trace():
     k = (xp.concat([a, 2 * a], axis=0) @ x).lower(strategy="lattice")
     assert k.strategy == "lattice" and _materialized(k) == [] and "concat((" in str(k.program)
     np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A, 2 * A]) @ X)
-    # ... but refuses a negative step: the statement with it is named, then the concat
-    expr = xp.concat([a[::-1], 2 * a], axis=0) @ x
+    # ... and a negative step, walking A's rows from the last (once refused)
+    k = (xp.concat([a[::-1], 2 * a], axis=0) @ x).lower(strategy="lattice")
+    assert _materialized(k) == [] and "(3, -1, -1)" in str(k.program)
+    np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A[::-1], 2 * A]) @ X)
+    # ... but refuses a CSC operand sliced along its rows (a discordant walk): the statement with it
+    # is named, then the concat
+    c = xp.asarray(make(A, "csc"))
+    expr = xp.concat([c[::-1], 2 * a], axis=0) @ x
     k = expr.lower(strategy="lattice")
     notes = _materialized(k)
-    assert any("the statement with its shape operators: refused by the lattice strategy" in n and "positive step"
+    assert any("the statement with its shape operators: refused by the lattice strategy" in n and "before level 0"
                in n for n in notes)
     assert any("concat (4, 5), (4, 5) -> (8, 5) materialized: the statement with its shape operators was "
                "refused" in n for n in notes)
