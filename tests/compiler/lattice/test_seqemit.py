@@ -350,6 +350,9 @@ def test_random_shape_operator_programs_compiled(prog, formats, seed):
     ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", {"A": (2, 3), "B": (4, 3)}),
     ("C[k, i] = slice(A[j, i], j -> k, (1, 6, 2)) * B[k, i]", {"A": (7, 3), "B": (3, 3)}),
     ("y[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * x[i])", {"A": (2, 4), "B": (3, 4), "x": (4,)}),
+    ("C[k, i] = slice(A[j, i], j -> k, (6, 0, -2)) * B[k, i]", {"A": (7, 3), "B": (3, 3)}),
+    ("C[i, k] = slice(A[i, j], j -> k, (4, -1, -3)) + B[i, k]", {"A": (3, 5), "B": (3, 2)}),
+    ("y[i] = A[i, 2] + A[1, i]", {"A": (3, 3)}),
 ])
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_the_c_compiles_without_warnings(program, shapes, fmt):
