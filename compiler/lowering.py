@@ -190,9 +190,11 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     compiles. Pass ``trace`` to record into your own trace (and bypass that cache).
 
     Without ``strategy``, index notation is lowered by ``"lattice"`` and a loop program by
-    ``"looplets"`` (the one strategy that lowers loop programs; the trace's first step says so), as is
-    index notation with shape operators (``collapse``, ``concat``, ...), which the lattice strategy does
-    not lower yet.
+    ``"looplets"`` (the one strategy that lowers loop programs; the trace's first step says so).
+    Index notation with shape operators (``collapse``, ``concat``, slices, constant indices, ...)
+    is lowered by ``"lattice"`` (BURRITO's sequence expressions) where it lowers the statement for
+    these tensors, else by ``"looplets"``, which lowers every shape operator; the trace's first
+    step says which and why.
 
     ``program`` may also be an array expression (:class:`compiler.array.Array`): the kernel of its
     one statement, over the tensors it was built from (call it with no arguments); scipy.sparse and
@@ -216,7 +218,7 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
         and (_parsed(program)[2] if isinstance(program, str) and not functions else
              has_shape_operators(parse(program, functions) if isinstance(program, str) else program))
     if chosen:
-        strategy = "looplets" if loop or shaped else "lattice"
+        strategy = "looplets" if loop else "lattice"
     elif loop and strategy != "looplets" and strategy in _STRATEGIES:
         # (a loop program states its loops, if and let: only looplets lower that)
         raise StrategyError(f"strategy={strategy!r} lowers index notation; a loop program is lowered with "
@@ -236,7 +238,63 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     if options is not None and not isinstance(options, dict):
         raise UsageError(f"options must be a dict, not a {type(options).__name__}")
     options = dict(options or {})
-    return _lower(program, strategy, checked, functions, trace, options, tensors, auto=chosen and (loop or shaped))
+    if chosen and shaped:
+        return _lower_shaped(program, checked, functions, trace, options, tensors)
+    return _lower(program, strategy, checked, functions, trace, options, tensors, auto=LOOP_NOTE if chosen and loop else "")
+
+
+LOOP_NOTE = "a loop program: lowered with looplets (strategy='looplets'), the strategy of loop programs"
+LATTICE_NOTE = ("shape operators: lowered with the lattice strategy (BURRITO's sequence expressions), which "
+                "lowers every shape operator of this statement for these tensors")
+
+
+LOOPLETS_HINT = "; lower it with strategy='looplets'"
+
+
+def _looplets_note(refusal: StrategyError) -> str:
+    why = str(refusal).removesuffix(LOOPLETS_HINT)
+    return (f"shape operators: the lattice strategy refused this statement ({why}); lowered with looplets "
+            f"(strategy='looplets'), which lowers every shape operator")
+
+
+def _lower_shaped(program, checked, functions, trace, options, tensors, facts=None) -> Kernel:
+    """Index notation with shape operators given no strategy: the lattice strategy's kernel, or
+    where it refuses the statement (a format it does not walk, a fill other than 0, a discordant
+    walk, values it cannot skip, ...) the looplets', the trace's ``strategy`` step saying which.
+    A kernel called with values the lattice's would not serve is lowered again the same way."""
+    from .trace import Trace
+    attempt = None if trace is None else Trace()     # (a refused attempt leaves the caller's trace alone)
+    try:
+        kernel = _lower(program, "lattice", checked, functions, attempt, options, tensors, facts, auto=LATTICE_NOTE)
+    except StrategyError as e:
+        refusal = e
+        try:
+            kernel = _lower(program, "looplets", checked, functions, trace, options, tensors, facts,
+                            auto=_looplets_note(e))
+        except StrategyError as both:
+            # (neither strategy lowers it: the user reads both reasons, looplets' first)
+            err = StrategyError(f"{both}; the lattice strategy refused it too: "
+                                f"{str(refusal).removesuffix(LOOPLETS_HINT)}")
+            err.trace = getattr(both, "trace", None)
+            raise err from None
+    else:
+        if trace is not None:
+            trace.steps.extend(attempt.steps)
+            kernel.trace = trace
+        if getattr(kernel, "falls_back", False):
+            return kernel     # (lower()'s cache returned it: its relower falls back already)
+        kernel.falls_back = True
+        relower = kernel.relower
+        given = {name: _format_only(value) for name, value in tensors.items()}
+
+        def again(wider, formats=None):
+            try:
+                return relower(wider, formats)
+            except StrategyError as e:
+                return _lower(program, "looplets", checked, functions, None, options, {**given, **(formats or {})},
+                              wider, auto=_looplets_note(e))
+        kernel.relower = again
+    return kernel
 
 
 def _format_only(value):
@@ -250,9 +308,10 @@ def _format_only(value):
     return value
 
 
-def _lower(program, strategy, checked, functions, trace, options, tensors, facts=None, auto=False) -> Kernel:
+def _lower(program, strategy, checked, functions, trace, options, tensors, facts=None, auto="") -> Kernel:
     """``lower()`` once its arguments are checked; ``facts`` (default: the values') are what the
-    kernel assumes the values hold; ``auto``: the strategy was chosen for a loop program."""
+    kernel assumes the values hold; ``auto``: why the strategy was chosen (none given), recorded as
+    the trace's first step."""
     with nesting_guard(program):
         fn_key = tuple(sorted((functions or {}).items()))
         source_key = (program, fn_key) if isinstance(program, str) else program
@@ -303,12 +362,8 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             return _CACHE[key]
 
         trace = Trace() if trace is None else trace
-        if auto and isinstance(parsed, Assign):
-            trace.record("strategy", note="shape operators: lowered with looplets (strategy='looplets'), the "
-                                          "strategy that lowers them")
-        elif auto:
-            trace.record("strategy", note="a loop program: lowered with looplets (strategy='looplets'), "
-                                          "the strategy of loop programs")
+        if auto:
+            trace.record("strategy", note=auto, data={"strategy": strategy})
         if isinstance(program, str):
             parsed = parse(program, functions, trace=trace)
         parsed = _typed_literals(parsed, formats)

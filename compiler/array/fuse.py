@@ -11,8 +11,8 @@ made a matrix a ``Split``. What the notation cannot say, or a strategy refuses, 
 each in the trace's ``materialize`` steps with the node and why:
 
 - other shape operators (a general reshape, an integer index of an expression), or all of them
-  when the statement with its shape operators is refused (the lattice strategy refuses a negative
-  step, a constant index or a CSC output, for instance): computed on their operands' entries by :mod:`compiler.array.shapeops` (an operand
+  when the statement with its shape operators is refused (the lattice strategy refuses a CSC
+  output or an operand of fill other than 0, for instance): computed on their operands' entries by :mod:`compiler.array.shapeops` (an operand
   that is itself an expression is computed first, by its own kernel);
 - an extent-1 axis of a stored tensor broadcast against a longer one: that tensor without the axis
   (``squeeze_tensor``);
@@ -354,7 +354,8 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             if split and (format is not None or not default_sparse):
                 raise
             what = "the statement with its shape operators" if fuse else "the fused statement"
-            refused.append((what, f"refused by the {strategy or 'lattice'} strategy ({e})"))
+            by = f"the {strategy} strategy" if strategy else "both strategies"
+            refused.append((what, f"refused by {by} ({e})"))
             continue
         kernel = copy.copy(kernel)   # (the cached kernel keeps its own trace and tensors)
         kernel.trace = Trace(trace.steps + kernel.trace.steps)

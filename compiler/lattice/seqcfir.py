@@ -546,7 +546,7 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             for lv in e.levels:
                 if not st.valid_leaf(lv.key):
                     raise SequenceError(f"{e} read with {lv} past its end")
-                coords.append(st.eval_leaf(lv.key))
+                coords.append(st.coord_leaf(lv.key))
             if e.tensor not in data:
                 raise SequenceError(f"no data given for tensor {e.tensor} (read as {e})")
             return float(data[e.tensor].get(tuple(coords), 0.0))

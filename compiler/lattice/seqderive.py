@@ -54,7 +54,7 @@ from ..tensor import Tensor
 from ..trace import Artifact, Rewrite, Trace
 from . import seqcfir as cin
 from .sequences import Concat as SeqConcat
-from .sequences import Intersect, Level, Product, Project, Seq, SequenceError, Union, Universe, walk
+from .sequences import Intersect, Level, Product, Project, Seq, SequenceError, Union, Universe, reverse, walk
 from .sequences import Slice as SeqSlice
 
 
@@ -80,11 +80,45 @@ def level_kinds(t: Tensor) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class AccessLevels:
-    """How the sequences name an access's tensor and the sequence level of each of its indices."""
+    """How the sequences name an access's tensor and the sequence level of each of its indices;
+    ``seqs``: an index's sequence where it differs from its level (constant indices beside it)."""
 
     name: str
     levels: tuple          # storage order
     by_index: dict = field(hash=False, compare=False)
+    seqs: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+def with_constants(levels: list, consts: dict) -> dict:
+    """Each index's sequence once the constant indices are in: a constant ``c`` at a level is the
+    length-1 slice ``[c:c+1]`` of it, in a product with the level of the nearest index (outside
+    it before that index in storage order, inside it after), so the index's coordinates are the
+    same and the constant's level is located under its parent before the level inside is read.
+
+    >>> A = [Level("A", 0, "dense", 4, "2"), Level("A", 1, "compressed", 5, "j")]
+    >>> print(with_constants(A, {0: 2})["j"])
+    2_A[2:3] × j_A
+    >>> print(with_constants([A[1].__class__("A", 0, "dense", 4, "i"), A[1]], {1: 3})["i"])
+    i_A × j_A[3:4]
+    """
+    out: dict = {}
+    pending: list = []      # constant levels before the first index
+    last = None
+    for lv in levels:
+        if lv.mode in consts:
+            one = SeqSlice(lv, consts[lv.mode], consts[lv.mode] + 1)
+            if last is None:
+                pending.append(one)
+            else:
+                out[last] = Product(out[last], one)
+            continue
+        s = lv
+        for one in reversed(pending):
+            s = Product(one, s)
+        pending = []
+        out[lv.index] = s
+        last = lv.index
+    return out
 
 
 # -- Seq(expr, i) ----------------------------------------------------------------------------------
@@ -169,6 +203,10 @@ class Deriver:
                 return "not an index of the access", None
             acc = self.access_levels[e]
             lv = acc.by_index[i]
+            if i in acc.seqs:
+                consts = ", ".join(f"{c} at level {m}" for m, c in enumerate(e.indices) if isinstance(c, int))
+                return (f"line 3: level {lv.mode} of {e.tensor} ({lv.kind}), with its constant index ({consts}) "
+                        f"a length-1 slice in a product", acc.seqs[i])
             return f"line 3: level {lv.mode} of {e.tensor} ({lv.kind})", lv
         if isinstance(e, Literal):
             return "a constant", None
@@ -228,13 +266,18 @@ class Deriver:
             return "line 15: split of another index", sub(e.operand)
         if isinstance(e, Slice):
             if e.result == i:
-                if e.step < 1:
-                    raise SequenceError(f"{e}: a sequence is sliced with a positive step only (a negative "
-                                        f"step would walk its coordinates backwards)")
                 a = sub(e.operand, e.index)
                 if a is None:
                     raise StrategyError(f"{e}: its operand does not vary with {e.index}")
-                return f"line 16: slice into {i}", SeqSlice(a, e.start, e.stop, e.step)
+                if e.step > 0:
+                    return f"line 16: slice into {i}", SeqSlice(a, e.start, e.stop, e.step)
+                if e.count == 0:
+                    return f"line 16: slice into {i}, empty", SeqSlice(a, 0, 0, 1)
+                # walked backwards: stored coordinate x is n - 1 - x of the reversed operand, whose
+                # levels iterate from their ends, so k still increases along the loop
+                n = a.size()
+                rule = f"line 16: slice into {i} with step {e.step}: the reversed operand sliced"
+                return rule, SeqSlice(reverse(a), n - 1 - e.start, n - 1 - e.stop, -e.step)
             if i == e.index:
                 return "consumed here", None
             return "line 17: slice of another index", sub(e.operand)
@@ -327,9 +370,11 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True) -> tu
         if n.tensor not in tensors:
             raise StrategyError(f"tensor {n.tensor} (in {n}) was not given")
         t = tensors[n.tensor]
-        if any(isinstance(i, int) for i in n.indices):
-            raise StrategyError(f"{n}: the sequence layer has no constant index (slice the mode instead)")
-        if len(set(n.indices)) != len(n.indices):
+        if n.indices and all(isinstance(i, int) for i in n.indices):
+            raise StrategyError(f"{n}: every index is a constant (one entry of {n.tensor}); the sequence "
+                                f"layer reads a constant index beside a loop index of the same access")
+        named = [i for i in n.indices if not isinstance(i, int)]
+        if len(set(named)) != len(named):
             raise StrategyError(f"{n}: an index repeated in one access (a diagonal) has no sequence")
         fill = t.fill
         if fill is not None and fill != 0:
@@ -340,12 +385,19 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True) -> tu
         kinds = level_kinds(t)
         levels = []
         by_index = {}
+        consts = {}
         for s, (m, kind) in enumerate(zip(t.mode_order, kinds)):
             i = n.indices[m]
             lv = Level(name, s, kind, int(t.shape[m]), str(i))
             levels.append(lv)
-            by_index[i] = lv
-        out[n] = AccessLevels(name, tuple(levels), by_index)
+            if isinstance(i, int):
+                consts[s] = i
+            else:
+                by_index[i] = lv
+        seqs = {}
+        if consts:
+            seqs = {Index(k): v for k, v in with_constants(levels, consts).items()}
+        out[n] = AccessLevels(name, tuple(levels), by_index, seqs)
         if with_data and name not in data:
             coords, vals = t.to_coords()
             storage = coords[list(t.mode_order)] if t.ndim else coords
@@ -357,10 +409,16 @@ def check_concordant(loops: list, access_levels: dict) -> None:
     """Refuse an access whose levels the loops do not reach outer level first (a transposed or
     column-major walk of a sparse tensor: its inner level would be read without its row)."""
     seen: dict = {}
+    walked: dict = {}     # level key -> the leaf: one cursor walks a level in one direction
     for _, s in loops:
         for node in walk(s):
             if isinstance(node, Level) and node.key not in seen:
                 seen[node.key] = len(seen)
+            if isinstance(node, Level) and walked.setdefault(node.key, node).reverse != node.reverse:
+                raise StrategyError(
+                    f"level {node.mode} of {node.tensor} ({node.index}) is walked forwards in one place and "
+                    f"backwards (a slice with a negative step) in another; the sequence layer walks a "
+                    f"level with one cursor")
     for acc, al in access_levels.items():
         for lv in al.levels:
             if lv.key not in seen:

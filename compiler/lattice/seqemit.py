@@ -12,7 +12,11 @@ where its series of loops starts (a nested series re-initializes it on each entr
   parent's position, the coordinate ``A1_idx[pA1]``; locate gallops forward;
 * a SparseCOO level: a non-last mode walks segments of equal coordinates (``pA0`` to
   ``pA0_seg``), its next mode iterates that segment, the last mode one entry at a time;
-* a universe ``U_l``: a counter below the extent.
+* a universe ``U_l``: a counter below the extent;
+* a level walked backwards (``rev(i_A)``, a slice with a negative step): a SparseList cursor
+  moves down to ``pA1_lo``, one below its fiber, and locates by galloping down; a COO mode walks
+  its segments from the last; a Dense level counts up and stands at stored coordinate ``n - 1 - p``.
+  Their sequence coordinate is ``n - 1`` minus the stored one, so the loops still see it increase.
 
 A π0 and the π1 inside it share their operand's cursor; π0 keeps its group in ``grp``.
 
@@ -56,7 +60,7 @@ from ..binding import array_name, input_params
 from ..errors import StrategyError
 from ..imperative import ir
 from ..imperative.ir import BinOp, Cast, Const, Declare, If, Load, Var, and_, not_, or_
-from ..imperative.search import gallop_stmts
+from ..imperative.search import gallop_back_stmts, gallop_stmts
 from ..names import FreshNames
 from . import seqcfir as cf
 from .exprs import names_used
@@ -90,6 +94,7 @@ class LeafCode:
     sub: int = 0
     nsub: int = 1
     idx_dtype: str = I64
+    reverse: bool = False
 
 
 class SeqEmitter:
@@ -125,18 +130,21 @@ class SeqEmitter:
         base = "p" + real + str(s) + ("" if leaf.tensor == real else "r" * leaf.tensor.count("'"))
         p = Var(self.fresh(base))
         size = Var(array_name(real, s, "size"))
+        rev = leaf.reverse
         if kind == "dense":
             end = size if s == 0 else Var(self.fresh(p.name + "_end"))
-            return LeafCode("dense", p, end, size=size)
+            return LeafCode("dense", p, end, size=size, reverse=rev)
         sub = s - first
-        end = Var(self.fresh(p.name + "_end"))
+        # (walked backwards, a fiber's cursor moves down to ``end``, one below its first position)
+        end = Var(self.fresh(p.name + ("_lo" if rev else "_end")))
         dtypes = lvl.array_dtypes()
         if kind == "list":
             return LeafCode("list", p, end, idx=array_name(real, k, "idx"), pos=array_name(real, k, "pos"),
-                            size=size, idx_dtype=np.dtype(dtypes["idx"]).name)
+                            size=size, idx_dtype=np.dtype(dtypes["idx"]).name, reverse=rev)
         seg = Var(self.fresh(p.name + "_seg")) if sub < lvl.nmodes - 1 else None
         return LeafCode("coo", p, end, seg, idx=array_name(real, k, f"idx{sub}"), pos=array_name(real, k, "pos"),
-                        size=size, sub=sub, nsub=lvl.nmodes, idx_dtype=np.dtype(dtypes[f"idx{sub}"]).name)
+                        size=size, sub=sub, nsub=lvl.nmodes, idx_dtype=np.dtype(dtypes[f"idx{sub}"]).name,
+                        reverse=rev)
 
     def declare(self, seqs) -> list:
         """Declare the cursors of the leaves of ``seqs`` not in scope yet (and π0 groups)."""
@@ -170,6 +178,11 @@ class SeqEmitter:
         c = self.code(leaf)
         if c.kind in ("dense", "universe"):
             return c.p
+        x = self.stored(c)
+        return BinOp("-", BinOp("-", c.size, _c(1)), x) if c.reverse else x
+
+    def stored(self, c: LeafCode) -> ir.Expr:
+        """The stored coordinate at a sparse cursor."""
         x = Load(c.idx, c.p)
         return x if c.idx_dtype == I64 else Cast(I64, x)
 
@@ -182,7 +195,9 @@ class SeqEmitter:
             raise StrategyError(f"level {mode} of {tensor} is read outside a loop over it")
         if c.kind == "dense":
             parent = self.position(tensor, mode - 1)
-            return c.p if parent == _c(0) else BinOp("+", BinOp("*", parent, c.size), c.p)
+            # (a reversed dense level counts its coordinates up from its last one)
+            p = BinOp("-", BinOp("-", c.size, _c(1)), c.p) if c.reverse else c.p
+            return p if parent == _c(0) else BinOp("+", BinOp("*", parent, c.size), p)
         return c.p
 
     def start(self, leaf, absent: dict) -> list:
@@ -207,13 +222,19 @@ class SeqEmitter:
                 fill.append(ir.Assign(c.end, ir.Select(and_(*present), c.size, _c(0)) if present else c.size))
             return fill
         if c.kind == "coo" and c.sub > 0:
+            # (a parent's segment is [p, seg) whichever way it is walked)
             parent = self.leaves[(leaf.tensor, leaf.mode - 1)]
-            fill = [ir.Assign(c.p, parent.p), ir.Assign(c.end, parent.seg)]
+            lo, hi = parent.p, parent.seg
         else:
             P = self.position(leaf.tensor, leaf.mode - 1)
             after = _c(P.value + 1) if isinstance(P, Const) else BinOp("+", P, _c(1))
-            fill = [ir.Assign(c.p, Load(c.pos, P)), ir.Assign(c.end, Load(c.pos, after))]
-        fill += self.segment(c)
+            lo, hi = Load(c.pos, P), Load(c.pos, after)
+        if not c.reverse:
+            fill = [ir.Assign(c.p, lo), ir.Assign(c.end, hi)] + self.segment(c)
+        elif c.seg is not None:
+            fill = [ir.Assign(c.seg, hi), ir.Assign(c.end, lo)] + self.segment_back(c)
+        else:
+            fill = [ir.Assign(c.p, BinOp("-", hi, _c(1))), ir.Assign(c.end, BinOp("-", lo, _c(1)))]
         empty = [ir.Assign(c.p, _c(0)), ir.Assign(c.end, _c(0))] + ([ir.Assign(c.seg, _c(0))] if c.seg else [])
         return fill if not present else [If(and_(*present), fill, empty)]
 
@@ -226,12 +247,28 @@ class SeqEmitter:
                 ir.While(and_(BinOp("<", c.seg, c.end), Load(c.idx, c.seg).eq(at)),
                          [ir.CompoundAssign("+", c.seg, _c(1))])]
 
+    def segment_back(self, c: LeafCode) -> list:
+        """A non-last COO mode walked backwards: the segment ``[p, seg)`` of the entries before
+        ``seg`` with the coordinate of the one just before it (none once ``seg`` is at ``end``)."""
+        last = Load(c.idx, BinOp("-", c.seg, _c(1)))
+        before = BinOp("-", c.p, _c(1))
+        return [If(BinOp(">", c.seg, c.end), [
+            ir.Assign(c.p, BinOp("-", c.seg, _c(1))),
+            ir.While(and_(BinOp(">", c.p, c.end), Load(c.idx, before).eq(last)), [ir.CompoundAssign("-", c.p, _c(1))]),
+        ])]
+
     def leaf_valid(self, key) -> ir.Expr:
         c = self.leaves[key]
+        if c.reverse and c.kind != "dense":
+            return BinOp(">", c.seg if c.seg is not None else c.p, c.end)
         return BinOp("<", c.p, c.end)
 
     def leaf_next(self, leaf) -> list:
         c = self.code(leaf)
+        if c.reverse and c.kind != "dense":
+            if c.seg is not None:
+                return [ir.Assign(c.seg, c.p)] + self.segment_back(c)
+            return [ir.CompoundAssign("-", c.p, _c(1))]
         if c.seg is not None:
             return [ir.Assign(c.p, c.seg)] + self.segment(c)
         return [ir.CompoundAssign("+", c.p, _c(1))]
@@ -240,6 +277,12 @@ class SeqEmitter:
         c = self.code(leaf)
         if c.kind in ("dense", "universe"):
             return [ir.Assign(c.p, x)]
+        if c.reverse:
+            # the last stored coordinate at or below the one x reads, from the cursor down
+            t = BinOp("-", BinOp("-", c.size, _c(1)), x)
+            if c.seg is None:
+                return [If(BinOp(">", c.p, c.end), gallop_back_stmts(c.p, c.idx, c.end, t, self.fresh))]
+            return [ir.While(and_(self.leaf_valid(leaf.key), BinOp(">", self.stored(c), t)), self.leaf_next(leaf))]
         # a lower bound from the cursor on: the emitter locates a sparse level only forward
         return [If(BinOp("<", c.p, c.end), gallop_stmts(c.p, c.idx, c.end, x, self.fresh))] + self.segment(c)
 

@@ -50,6 +50,7 @@ class Cursors:
         self.fiber: dict = {}
         self.pos: dict = {}
         self.group: dict = {}
+        self.leaf: dict = {}          # leaf key -> the leaf started under it (a reversed level's)
         self.absent: frozenset = frozenset()    # leaves not at the coordinate an inner fiber is under
 
     def start(self, leaf) -> None:
@@ -60,9 +61,10 @@ class Cursors:
                 if key in self.absent:
                     env[key] = ABSENT
                 elif key in self.pos:
-                    env[key] = self.eval_leaf(key) if self.valid_leaf(key) else ABSENT
+                    env[key] = self.coord_leaf(key) if self.valid_leaf(key) else ABSENT
         self.fiber[leaf.key] = leaf_fiber(leaf, self.data, env)
         self.pos[leaf.key] = 0
+        self.leaf[leaf.key] = leaf
 
     def valid_leaf(self, key) -> bool:
         if key not in self.pos:
@@ -71,6 +73,12 @@ class Cursors:
 
     def eval_leaf(self, key) -> int:
         return self.fiber[key][self.pos[key]]
+
+    def coord_leaf(self, key) -> int:
+        """The stored coordinate the leaf is at (a reversed level's, not its sequence's)."""
+        x = self.eval_leaf(key)
+        leaf = self.leaf.get(key)
+        return leaf.real(x) if hasattr(leaf, "real") else x
 
 
 def init(s: Seq, st: Cursors) -> None:

@@ -105,7 +105,7 @@ def live_keys(s: Seq) -> frozenset:
     >>> from compiler.lattice.sequences import Level
     >>> a = Level("a", 0, "dense", 6, "k"); b = Level("b", 0, "dense", 2)
     >>> sorted(map(str, live_keys(Union(Project(0, a, 3), b))))
-    ["('b', 0)", "('π0', Level(tensor='a', mode=0, kind='dense', extent=6, index='k'), 3)"]
+    ["('b', 0)", "('π0', Level(tensor='a', mode=0, kind='dense', extent=6, index='k', reverse=False), 3)"]
     """
     def fixed(x: Seq) -> frozenset:
         if isinstance(x, Project) and x.k == 0:
@@ -207,8 +207,10 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
     if isinstance(s, Product):
         a = simplify(s.a, defs, log)
         # every leaf of the outer operand binds the inner one somewhere in the product's loops:
-        # a concatenation's right side too, though its loop iterates only the left side
-        inner = None if defs is None else defs | live_keys(a) | frozenset(leaf.key for leaf in a.iters())
+        # a concatenation's right side too, though its loop iterates only the left side (and a
+        # π0 there binds its π1's group: its π1 was dropped, losing the right side's entries)
+        groups = frozenset(n.group_key for n in walk(a) if isinstance(n, Project) and n.k == 0)
+        inner = None if defs is None else defs | live_keys(a) | frozenset(leaf.key for leaf in a.iters()) | groups
         new = (a, simplify(s.b, inner, log))
     else:
         new = tuple(simplify(c, defs, log) for c in kids)

@@ -9,8 +9,10 @@ the imperative IR's cleanup. The sequences hold the extents of the tensors lower
 kernel is specialized to their shapes (a call with other shapes is refused; lower again).
 
 It writes dense outputs, or appends to a sparse vector, CSR or COO (:mod:`compiler.lattice.seqoutput`);
-inputs are Dense, SparseList and SparseCOO levels of fill 0, sliced with positive steps. What it cannot lower is refused naming
-``strategy='looplets'``, which lowers every shape operator.
+inputs are Dense, SparseList and SparseCOO levels of fill 0, sliced with any step (a negative one
+walks the levels from their ends) and indexed by constants. What it cannot lower is refused naming
+``strategy='looplets'``, which lowers every shape operator (and which :func:`compiler.lower` takes
+then, given no strategy).
 
 >>> import numpy as np, compiler as ss
 >>> A = ss.Tensor.from_numpy(np.array([[0, 1.0, 0], [2.0, 0, 3.0]]), "csr")

@@ -83,13 +83,19 @@ class Seq:
 @serialize.node
 @dataclass(frozen=True)
 class Level(Seq):
-    """Level ``mode`` of ``tensor``, iterated by index ``index``: printed ``i_A``."""
+    """Level ``mode`` of ``tensor``, iterated by index ``index``: printed ``i_A``.
+
+    ``reverse``: the level walked from its last coordinate to its first (a slice with a negative
+    step), its coordinate ``x`` read as ``extent - 1 - x`` so the sequences above it still see
+    coordinates in increasing order; printed ``rev(i_A)``. :meth:`real` maps a coordinate back.
+    """
 
     tensor: str
     mode: int
     kind: str
     extent: int
     index: str = "i"
+    reverse: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -104,6 +110,10 @@ class Level(Seq):
     @property
     def parent_key(self):
         return (self.tensor, self.mode - 1) if self.mode else None
+
+    def real(self, x: int) -> int:
+        """The stored coordinate at this leaf's coordinate ``x`` (itself unless reversed)."""
+        return self.extent - 1 - x if self.reverse else x
 
     def size(self) -> int:
         return self.extent
@@ -361,7 +371,7 @@ _GLYPHS = {Union: ("∪", "|"), Intersect: ("∩", "&"), Product: ("×", "*"), C
 
 def _text(s: Seq, ascii: bool, top: bool = False) -> str:
     if isinstance(s, Level):
-        return f"{s.index}_{s.tensor}"
+        return f"rev({s.index}_{s.tensor})" if s.reverse else f"{s.index}_{s.tensor}"
     if isinstance(s, Universe):
         return f"U_{s.index}"
     if isinstance(s, Empty):
@@ -401,6 +411,42 @@ def rebuild(s: Seq, kids: tuple) -> Seq:
     return s
 
 
+def reverse(s: Seq) -> Seq:
+    """``s`` walked backwards: coordinate ``x`` becomes ``size - 1 - x`` (a slice with a negative
+    step), each level leaf walked from its end, so the loop still meets coordinates in increasing
+    order and an output appended in loop order stays sorted.
+
+    >>> a = Level("a", 0, "compressed", 4); b = Level("b", 0, "dense", 4)
+    >>> print(reverse(Union(a, b)))
+    rev(i_a) ∪ rev(i_b)
+    >>> sorted(coordinates(reverse(Slice(a, 1, 4, 2)), {"a": {(1,), (2,), (3,)}}))
+    [0, 1]
+    """
+    if isinstance(s, Level):
+        return Level(s.tensor, s.mode, s.kind, s.extent, s.index, not s.reverse)
+    if isinstance(s, (Universe, Empty, Full)):
+        return s     # (every coordinate, or none: the same set either way)
+    if isinstance(s, (Union, Intersect, Product)):
+        # (a product: (|a| - 1 - x)·|b| + |b| - 1 - y is |a|·|b| - 1 - (x·|b| + y))
+        return type(s)(reverse(s.a), reverse(s.b))
+    if isinstance(s, Slice):
+        # the kept coordinates s, s + r, ..., last, read from the last one down
+        n = s.a.size()
+        m = s.size()
+        if m == 0:
+            return Slice(reverse(s.a), 0, 0, 1)
+        last = s.start + s.step * (m - 1)
+        first = n - 1 - last
+        return Slice(reverse(s.a), first, first + s.step * (m - 1) + 1, s.step)
+    if isinstance(s, Concat):
+        # b's coordinates first, then a's after |b|
+        return Concat(reverse(s.b), reverse(s.a))
+    if isinstance(s, Project):
+        # (|a| - 1 - x) // J is |a| / J - 1 - x // J, and (|a| - 1 - x) mod J is J - 1 - x mod J
+        return Project(s.k, reverse(s.a), s.J)
+    raise SequenceError(f"{s}: a lattice's {type(s).__name__.lower()} is not walked backwards")
+
+
 def walk(s: Seq):
     """``s`` and every sub-expression, parents first."""
     yield s
@@ -437,7 +483,7 @@ def leaf_fiber(leaf: Seq, data: Mapping[str, Iterable[tuple]], env: Mapping) -> 
     prefix = tuple(prefix)
     if leaf.tensor not in data:
         raise SequenceError(f"no coordinates given for tensor {leaf.tensor}")
-    return sorted({c[leaf.mode] for c in data[leaf.tensor]
+    return sorted({leaf.real(c[leaf.mode]) for c in data[leaf.tensor]
                    if tuple(c[:leaf.mode]) == prefix and c[leaf.mode] < leaf.extent})
 
 
@@ -507,7 +553,9 @@ def _bind(s: Seq, x, data, env: dict) -> None:
     if x is None or x not in coordinates(s, data, env):
         _absent(s, env)
         return
-    if isinstance(s, LEAVES):
+    if isinstance(s, Level):
+        env[s.key] = s.real(x)       # (ancestors are bound to stored coordinates)
+    elif isinstance(s, Universe):
         env[s.key] = x
     elif isinstance(s, (Union, Intersect)):
         _bind(s.a, x, data, env)
@@ -540,4 +588,4 @@ def lower_bound(fiber, x: int) -> int:
 
 __all__ = ["Seq", "Level", "Universe", "Empty", "Full", "Union", "Intersect", "Product", "Concat",
            "Project", "Slice", "Offset", "Pad", "SequenceError", "coordinates", "bind", "leaf_fiber",
-           "rebuild", "walk", "lower_bound", "ABSENT", "EMPTIES", "LEAVES", "KINDS"]
+           "rebuild", "reverse", "walk", "lower_bound", "ABSENT", "EMPTIES", "LEAVES", "KINDS"]

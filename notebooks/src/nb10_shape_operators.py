@@ -52,7 +52,9 @@ def close(got, ref):
 expression; `compute()` lowers the **whole** expression as one kernel, and `ss.lower(expression)`
 gives that kernel and its trace. The first step of the trace, `array`, holds the one index-notation
 statement the expression became: the concatenation is a `concat` inside the sum, so no stacked
-matrix is ever built."""),
+matrix is ever built. Given no strategy, the kernel is the lattice strategy's (BURRITO's sequence
+expressions, below) where it lowers the statement, else the looplets'; the `strategy` step says
+which and why."""),
     ("code", """n = 20_000
 A, B, C = random_csr(n, n, 10, 1), random_csr(n // 2, n, 10, 2), random_csr(n // 4, n, 10, 3)
 x = rng.random(n)
@@ -64,7 +66,8 @@ fused = ss.lower(y)
 expected = sp.vstack([A, B, C]) @ x
 assert close(fused(), expected)
 print(fused.trace.find("array")[0].after_text)
-print([s.stage for s in fused.trace][:5])"""),
+print([s.stage for s in fused.trace][:5])
+print(fused.strategy, "|", fused.trace.find("strategy")[0].note)"""),
     ("md", """The same statement in index notation: `concat((A[k, j], B[l, j], C[m, j]), (k, l, m) -> i)`
 stacks the rows (`k`, `l`, `m` continue one another into `i`), and `broadcast(i, x[j])` repeats `x`
 along the rows, as the paper writes it. Shape inference (the paper's Fig. 9) gives every index its
@@ -106,13 +109,16 @@ result = compare(fused, {"unfused (stack, then SpMV)": unfused,
                  repeats=5, name="fused", check=close)
 assert all(result.checks.values())
 display(HTML(result.html()))"""),
-    ("md", """Where does the fused kernel keep the operands apart? The looplets strategy turns the
-`concat` into one loop per operand (the `shape-operators` step); the `B` loop writes `y` shifted by
+    ("md", """Where does a fused kernel keep the operands apart? Lowered with looplets, the `concat`
+becomes one loop per operand (the `shape-operators` step); the `B` loop writes `y` shifted by
 `A`'s rows (an `offset` wrapper). Step through the explorer below: the `array` step draws the array
 expression, `shapes` tabulates the extents with the operator marked in the statement (hover it for
-its premise), `shape-operators` shows the loop program it became, and the C pane shows the kernel."""),
-    ("code", """print(fused.trace.find("shape-operators")[0].after_text)"""),
-    ("code", """Explorer(fused)"""),
+its premise), `shape-operators` shows the loop program it became, and the C pane shows the kernel.
+(The lattice strategy's kernel above keeps them apart by its lattice: the next section.)"""),
+    ("code", """looped = ss.lower(y, strategy="looplets")
+assert close(looped(), expected)
+print(looped.trace.find("shape-operators")[0].after_text)"""),
+    ("code", """Explorer(looped)"""),
     ("md", """### The sequence layer: the lattice strategy's half of the paper
 
 Under the lattice strategy the paper derives, for each loop, a **sequence expression** (its
@@ -185,8 +191,10 @@ print(grid.to_numpy())"""),
 
 `T[:, 1, :]` of a tensor stored as CSF is a **constant index** in index notation,
 `T[i, 1, j]`: the kernel locates coordinate 1 of the middle level under each `i` and copies the
-fiber below it. A strided slice (`T[::2, 1, :]`) adds a `slice` on the first mode. Both stay one
-kernel over `T`'s stored entries."""),
+fiber below it (under the lattice strategy, the length-1 slice `m_T[1:2]` in a product with `i`'s
+level). A strided slice (`T[::2, 1, :]`) adds a `slice` on the first mode, and a negative step
+(`T[::-2, 1, :]`) walks the first level from its end, so the rows still come out in order. All
+stay one kernel over `T`'s stored entries."""),
     ("code", """dims = (60, 40, 50)
 T_dense = np.where(rng.random(dims) < 0.02, rng.random(dims), 0.0)
 T = ss.Tensor.from_numpy(T_dense, "csf", name="T")
@@ -199,7 +207,12 @@ assert np.allclose(plane.compute().to_numpy(), T_dense[:, 1, :])
 
 strided = t[::2, 1, :]
 print(ss.lower(strided).trace.find("array")[0].after_text)
-assert np.allclose(strided.compute().to_numpy(), T_dense[::2, 1, :])"""),
+assert np.allclose(strided.compute().to_numpy(), T_dense[::2, 1, :])
+
+backwards = t[::-2, 1, :]
+k_back = ss.lower(backwards)
+print(k_back.strategy, "|", k_back.trace.find("seq-derive")[0].data["loops"])
+assert np.allclose(backwards.compute().to_numpy(), T_dense[::-2, 1, :])"""),
     ("md", """What no shape operator of index notation says is **materialized**: computed on its
 operands' stored entries before the kernel runs, and the trace says where and why, in a
 `materialize` step (and the `array` step's drawing dashes that node). An integer index of an

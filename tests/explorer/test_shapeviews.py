@@ -33,7 +33,7 @@ def text(html: str) -> str:
 def stacked():
     """y = [A; B; C] x, one fused kernel (looplets)."""
     expr = xp.concat([ss.asarray(A), ss.asarray(B), ss.asarray(C)], axis=0) @ ss.asarray(X)
-    kernel = ss.lower(expr)
+    kernel = ss.lower(expr, strategy="looplets")
     assert np.allclose(expr.compute().to_numpy(), np.vstack([A.toarray(), B.toarray(), C.toarray()]) @ X)
     return explore(kernel)
 
@@ -109,7 +109,7 @@ def test_the_shape_operators_step_shows_the_notation_it_turned_into_loops(stacke
 
 def test_the_reserve_step_renders_its_hint():
     expr = xp.concat([ss.asarray(A), ss.asarray(B)], axis=0)
-    kernel = ss.lower(expr)
+    kernel = ss.lower(expr, strategy="looplets")
     assert np.allclose(expr.compute().to_numpy(), np.vstack([A.toarray(), B.toarray()]))
     session = explore(kernel)
     i = _index(session, "reserve")

@@ -53,11 +53,17 @@ def test_shape_operators_are_materialized_and_named_in_the_trace():
     k = (xp.concat([a, 2 * a], axis=0) @ x).lower(strategy="lattice")
     assert k.strategy == "lattice" and _materialized(k) == [] and "concat((" in str(k.program)
     np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A, 2 * A]) @ X)
-    # ... but refuses a negative step: the statement with it is named, then the concat
-    expr = xp.concat([a[::-1], 2 * a], axis=0) @ x
+    # ... and a negative step, walking A's rows from the last (once refused)
+    k = (xp.concat([a[::-1], 2 * a], axis=0) @ x).lower(strategy="lattice")
+    assert _materialized(k) == [] and "(3, -1, -1)" in str(k.program)
+    np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A[::-1], 2 * A]) @ X)
+    # ... but refuses a CSC operand sliced along its rows (a discordant walk): the statement with it
+    # is named, then the concat
+    c = xp.asarray(make(A, "csc"))
+    expr = xp.concat([c[::-1], 2 * a], axis=0) @ x
     k = expr.lower(strategy="lattice")
     notes = _materialized(k)
-    assert any("the statement with its shape operators: refused by the lattice strategy" in n and "positive step"
+    assert any("the statement with its shape operators: refused by the lattice strategy" in n and "before level 0"
                in n for n in notes)
     assert any("concat (4, 5), (4, 5) -> (8, 5) materialized: the statement with its shape operators was "
                "refused" in n for n in notes)
@@ -66,11 +72,38 @@ def test_shape_operators_are_materialized_and_named_in_the_trace():
     np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A[::-1], 2 * A]) @ X)
 
 
+def test_shape_operators_take_the_lattice_strategy_by_default_and_looplets_where_it_refuses():
+    a, x = xp.asarray(make(A, "csr")), xp.asarray(X)
+    k = (xp.concat([a[::-1], a], axis=0) @ x).lower()
+    assert k.strategy == "lattice" and _materialized(k) == []
+    step = k.trace.find("strategy")[0]
+    assert step.data == {"strategy": "lattice"} and "lowers every shape operator of this statement" in step.note
+    np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A[::-1], A]) @ X)
+    # a constant index and a negative step: one lattice kernel too
+    k = (a[2, ::-1] * x[::-1]).lower()
+    assert k.strategy == "lattice" and _materialized(k) == [] and "A[2, " in str(k.program)
+    np.testing.assert_array_equal(k().to_numpy(), A[2, ::-1] * X[::-1])
+    # a CSC's columns sliced into a row-major result: the lattice refuses the walk against its
+    # storage order, looplets lower it
+    c = xp.asarray(make(A, "csc"))
+    k = c[:, ::-2].lower()
+    assert k.strategy == "looplets" and _materialized(k) == []
+    step = k.trace.find("strategy")[0]
+    assert step.data == {"strategy": "looplets"} and "the lattice strategy refused this statement (" in step.note
+    assert "before level 0" in step.note
+    np.testing.assert_array_equal(k().to_numpy(), A[:, ::-2])
+    # both refuse a CSC's rows sliced with a step: the slice is materialized, the trace says why
+    k = (c[::-2] @ x).lower()
+    assert any("refused by both strategies" in n and "the lattice strategy refused it too" in n
+               for n in _materialized(k))
+    np.testing.assert_array_equal(k().to_numpy(), A[::-2] @ X)
+
+
 def test_shape_operators_are_fused_into_one_kernel_under_looplets():
     """The same SpMV of a vstack under looplets: one statement with a concat, nothing computed apart
     (BURRITO's fused kernel); slices with steps, a ravel and a stack are fused too."""
     a, x = xp.asarray(make(A, "csr")), xp.asarray(X)
-    k = (xp.concat([a, 2 * a], axis=0) @ x).lower()   # (given no strategy, shape operators take looplets)
+    k = (xp.concat([a, 2 * a], axis=0) @ x).lower(strategy="looplets")
     assert k.strategy == "looplets" and _computed_apart(k) == [] and "concat((" in str(k.program)
     np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A, 2 * A]) @ X)
     for expr, want, op in ((a[::2, ::-1], A[::2, ::-1], "slice("), (a.reshape(20), A.reshape(20), "collapse("),

@@ -93,15 +93,21 @@ def test_a_concat_of_different_fills_stores_the_second_fill_in_a_sparse_output()
     assert got.fill == 0
 
 
-def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_chooses_looplets():
+def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_then_chooses_looplets():
     T = ss.Tensor.from_numpy(A, "csr")
-    # (the lattice strategy lowers shape operators through BURRITO's sequences, but no constant index)
-    with pytest.raises(StrategyError, match=re.escape("the sequence layer has no constant index (slice the mode "
-                                                      "instead); lower it with strategy='looplets'")):
-        ss.lower("y[j] = A[2, j]", "lattice", A=T)
-    k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", A=T)
+    # (the lattice strategy lowers shape operators through BURRITO's sequences, over fill 0 only)
+    F = ss.Tensor.from_numpy(A, "csr", fill=1.0)
+    with pytest.raises(StrategyError, match=re.escape("tensor A has fill 1.0: the sequence lowering takes fill 0 "
+                                                      "only; lower it with strategy='looplets'")):
+        ss.lower("y[j] = A[2, j]", "lattice", A=F)
+    k = ss.lower("y[j] = A[2, j]", A=F)
     assert k.strategy == "looplets"
-    assert "shape operators: lowered with looplets" in k.trace.steps[0].note
+    assert "the lattice strategy refused this statement (tensor A has fill 1.0" in k.trace.steps[0].note
+    assert "lowered with looplets" in k.trace.steps[0].note
+    np.testing.assert_array_equal(k(A=F).to_numpy(), A[2])
+    # where it lowers the statement, no strategy chooses the lattice one
+    k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", A=T)
+    assert k.strategy == "lattice" and "lowered with the lattice strategy" in k.trace.steps[0].note
     np.testing.assert_array_equal(ss.einsum("y[j] = A[2, j]", A=T).to_numpy(), A[2])
 
 
