@@ -63,7 +63,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from .ir import (Assign, BinOp, Block, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, Grow, If, Load,
-                 Pragma, Select, Store, UnOp, Var, While, map_bodies, untagged, walk)
+                 Pragma, Select, Store, Tagged, UnOp, Var, While, map_bodies, untagged, walk)
 
 
 def _subst(e: Expr, f) -> Expr:
@@ -230,14 +230,22 @@ def _emit(c: _Copy, loop, dtypes: dict, fresh) -> list:
             CompoundAssign("+", nnz, n), Assign(q, c.end)]
     head = [Declare(n, "int64", Select(BinOp("<", q, c.end), BinOp("-", c.end, q), Const(0, "int64")))]
     if c.keep is None:
-        return [Comment("the run's entries copied as a block"), *head, *fill]
+        return _tagged(loop, [Comment("the run's entries copied as a block"), *head, *fill])
     keep = at_t(c.keep)
     drop = replace(keep, op="==") if isinstance(keep, BinOp) and keep.op == "!=" else \
         keep.operand if isinstance(keep, UnOp) and keep.op == "!" else UnOp("!", keep)
     count = For(t, Const(0, "int64"), n, Block((CompoundAssign("+", dropped, Cast("int64", drop)),)))
-    return [Comment("a run whose values the filter keeps is copied as a block; else entry by entry"), *head,
-            Declare(dropped, "int64", Const(0, "int64")), Pragma(f"omp simd reduction(+:{dropped.name})"), count,
-                   If(BinOp("==", dropped, Const(0, "int64")), Block(tuple(fill)), Block((loop,)))]
+    return _tagged(loop, [Comment("a run whose values the filter keeps is copied as a block; else entry by entry"),
+                          *head, Declare(dropped, "int64", Const(0, "int64")),
+                          Pragma(f"omp simd reduction(+:{dropped.name})"), count,
+                          If(BinOp("==", dropped, Const(0, "int64")), Block(tuple(fill)), Block((loop,)))])
+
+
+def _tagged(loop, stmts: list) -> list:
+    """``stmts`` under the provenance tag of the append in ``loop`` (the looplet or lattice point
+    that wrote it, which the explorer links the C lines to), if it has one."""
+    tag = next((n for n in walk(loop.body) if isinstance(n, Tagged)), None)
+    return stmts if tag is None else [replace(tag, body=Block(tuple(stmts)))]
 
 
 __all__ = ["block_copy", "match"]

@@ -15,7 +15,7 @@ from hypothesis import example, given, settings, strategies as st
 import compiler as ss
 from compiler.format import parse_format
 from compiler.imperative.blockcopy import block_copy, match
-from compiler.imperative.ir import CompoundAssign, Declare, Grow, If, Load, Store, Var, While
+from compiler.imperative.ir import Comment, CompoundAssign, Declare, Grow, If, Load, Store, Tagged, Var, While, walk
 from compiler.reference import evaluate
 from compiler.testing import check_lowered
 
@@ -49,6 +49,13 @@ def test_a_concat_of_csr_copies_each_row_as_a_block(program, out):
     assert c.count("copied as a block") == 2            # (one per operand's rows)
     assert "#pragma omp simd reduction(+:n_dropped)" in c and "n_dropped += (int64_t)(A_val[" in c
     assert any(s.stage == "block-copy" for s in k.trace.steps)
+    # (the block copy keeps the tag of the looplet that appends, so the explorer links its C lines)
+    tags = [n for n in walk(k.lowered.function.body) if isinstance(n, Tagged)
+            and any(isinstance(m, Comment) and "copied as a block" in m.text for m in n.body.body)]
+    assert len(tags) == 2 and all(t.origin is not None and t.origin.kind == "looplet" for t in tags)
+    for t in tags:   # (the tag of the append the entry-by-entry loop runs)
+        loops = [n for n in walk(t.body) if isinstance(n, While)]
+        assert any(isinstance(m, Tagged) and m.tag == t.tag for w in loops for m in walk(w.body))
 
 
 @pytest.mark.parametrize("fill", [0.0, 1.0, nan])
