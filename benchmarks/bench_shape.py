@@ -13,39 +13,46 @@ materialized intermediate.
     .venv/bin/python benchmarks/bench_shape.py --n 2000 --nnz 40000 --repeat 3   # quick
     .venv/bin/python benchmarks/bench_shape.py --clock cpu     # CPU time: steadier on a shared machine
 
-Results (20k x 20k, 1M nonzeros, min of 10, ``--clock cpu``, on a 2-core VM shared with other jobs
-at a load of 8 to 14, so each time wanders by 20-50% between runs; the looplets kernels against
-scipy 1.17.1 and pydata/sparse 0.19.3), before and after the block copy of :mod:`compiler.imperative.blockcopy`
-(a row copied unchanged is counted for dropped fills, then copied in one SIMD loop):
+Results (20k x 20k, 1M nonzeros, min of 10, ``--clock cpu``; a 2-core VM shared with other jobs,
+so times wander by 20-50% between runs; the looplets kernels against scipy 1.17.1 and pydata/sparse
+0.19.3). Before (b397de3) and after the block copy of :mod:`compiler.imperative.blockcopy` (a run
+of entries copied unchanged is counted for dropped fills, then copied in one SIMD loop), run one
+after the other at a load of 4:
 
     fig  kernel                    vs scipy before -> after   vs pydata before -> after
-    24a  C = collapse(COO)              2.69x -> 3.00x             3.58x -> 2.83x
-    24b  COO = hstack(COO, COO)         1.09x -> 1.26x             4.37x -> 5.81x
-    24c  COO = vstack(COO, COO)         1.10x -> 1.21x             0.72x -> 0.66x
-    24d  CSR = hstack(CSR, CSR)         1.25x -> 2.86x          1223x    -> 2300x (pydata capped at 5 s)
-    24e  CSR = vstack(CSR, CSR)         0.35x -> 0.39x             1.66x -> 2.16x
-    24f  CSR = slice(CSR)               0.75x -> 0.85x          9367x    -> 10001x (capped)
-    25a  COO = split(C)                 0.93x -> 1.10x            31.4x  -> 42.8x
-    25b  CSR = split(C)                 3.46x -> 2.64x            42.6x  -> 39.7x
-    25c  CSR = hstack(COO, COO)         4.38x -> 2.97x            18.1x  -> 14.5x
-    25d  COO = hstack(CSR, CSR)         1.50x -> 2.07x             137x  -> 162x
-    25e  COO = vstack(CSR, CSR)         1.50x -> 1.68x            4.98x  -> 5.92x
-    25f  COO = slice(CSR)               1.22x -> 1.45x            14.7x  -> 17.9x
-    Fig. 24 geometric mean              1.01x -> 1.28x            24.5x  -> 28.6x   (paper 1.66x-15.3x, 1.67x-651x)
-    Fig. 25 geometric mean              1.84x -> 1.88x            25.0x  -> 27.4x   (paper 7.29x-13.0x, 21.3x-511x)
-    fused over unfused: 26a 1.69x -> 1.56x, 26b 3.39x -> 2.39x, 26c 1.74x -> 1.30x (geomean 2.15x -> 1.70x;
-    the unfused kernels' vstack and slice got the block copy too); fused over scipy 2.58x -> 2.32x
+    24a  C = collapse(COO)              3.29x -> 3.57x             4.20x -> 4.19x
+    24b  COO = hstack(COO, COO)         1.33x -> 1.15x             5.60x -> 5.58x
+    24c  COO = vstack(COO, COO)         1.76x -> 1.36x             0.76x -> 0.75x
+    24d  CSR = hstack(CSR, CSR)         2.12x -> 1.99x              184x -> 3071x (pydata capped at 5 s)
+    24e  CSR = vstack(CSR, CSR)         0.65x -> 0.73x             2.06x -> 1.88x
+    24f  CSR = slice(CSR)               0.78x -> 0.82x             9523x -> 9807x (capped)
+    25a  COO = split(C)                 0.84x -> 1.38x            35.7x  -> 63.1x
+    25b  CSR = split(C)                 2.43x -> 3.04x            51.5x  -> 62.7x
+    25c  CSR = hstack(COO, COO)         3.72x -> 3.58x            20.5x  -> 18.9x
+    25d  COO = hstack(CSR, CSR)         1.89x -> 2.07x             190x  -> 220x
+    25e  COO = vstack(CSR, CSR)         2.22x -> 2.96x            8.17x  -> 9.46x
+    25f  COO = slice(CSR)               1.09x -> 1.34x            12.1x  -> 13.5x
+    Fig. 24 geometric mean              1.42x -> 1.37x            20.0x  -> 31.6x   (paper 1.66x-15.3x, 1.67x-651x)
+    Fig. 25 geometric mean              1.81x -> 2.23x            29.8x  -> 35.8x   (paper 7.29x-13.0x, 21.3x-511x)
+    fused over unfused: 26a 1.69x -> 1.31x, 26b 4.15x -> 2.98x, 26c 1.30x -> 1.10x; fused over scipy 2.51x -> 2.51x
 
-The kernels the block copy does not touch (the COO operands of 24a, 24b, 24c and 25c; 26a's
-product) moved by up to 1.5x with the machine's load alone (25c: 4.38x -> 2.97x): read smaller
-differences as noise. The block copy's clear gains are the CSR hstack (2.3x), 25d and the CSR
-vstack's own time (3.6 -> 2.7 ms; 5.0 -> 1.6 ms wall in a quieter moment). The CSR vstack stays below scipy's: it is bound by memory
-now (a profile: the count loop's first read of each row's values, then the copy, which GCC makes a
-memcpy per row), and it writes 8-byte column indices where scipy's concatenation keeps its 4-byte
-ones, and copies row by row where scipy copies each operand's arrays whole (glibc's large memcpy
-streams past the cache). Closing that needs the concatenation to copy each operand's arrays
-whole, or int32 output indices. The COO kernels' looplets walk (24b, 24c) is not a run copy (each
-row's coordinates are found by a scan of the row array) and keeps its per-entry appends.
+A second such pair: Fig. 24 1.39x -> 1.41x, Fig. 25 1.86x -> 2.18x, fused over unfused 1.83x / 3.78x /
+1.17x -> 1.35x / 3.82x / 1.27x. The COO operands (24a-c, 25c) and 26a's product are not run copies:
+their differences are the machine's noise. The block copy gains on the splits and the CSR to COO
+kernels; on a quiet machine the CSR vstack (1.5-1.6 ms both) and hstack stay as they were: they are
+bound by memory (a profile: the count loop's first read of each row, then the copy, which GCC makes
+a memcpy per row). At a load of 8 to 14 they gained (CSR vstack 3.6 -> 2.7 ms, hstack 4.1 -> 2.2 ms).
+The CSR vstack stays below scipy's because it writes 8-byte column indices where scipy's
+concatenation keeps its 4-byte ones, and copies row by row where scipy copies each operand's
+arrays whole (glibc's large memcpy streams past the cache): closing it needs whole-operand copies
+in the concatenation, or int32 output indices.
+
+Fig. 26's fused kernels stay at least 1.2x their unfused forms except 26c (1.10x-1.30x): its
+slice costs 0.48 ms and the multiply on the materialized slice 2.67 ms, so even a fused kernel as
+fast as that multiply alone would be (0.48 + 2.67) / 2.67 = 1.18x its unfused form; the fused one
+takes 2.8-3.1 ms, 0.2-0.3 ms more than the multiply, as it reads every other row of A rather than
+one contiguous array. The block copy made the unfused kernels' stack, slice and collapse faster,
+which lowered each fused/unfused ratio; the fused kernels' own times did not change.
 """
 
 from __future__ import annotations
