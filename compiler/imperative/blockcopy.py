@@ -14,7 +14,8 @@ A shape operator's kernel copies stored entries unchanged: a CSR vstack appends 
 
 Each entry's append depends on the one before (``D1_nnz`` moves only if the value is kept), so
 the C compiler runs it one entry at a time, two growth checks and a test each: on a 20k x 20k
-vstack of 1M entries it took twice as long as scipy's (which concatenates the arrays). The
+vstack of 1M entries, on a loaded machine, it took twice as long as scipy's (which concatenates
+the arrays; on a quiet one both kinds of copy are bound by memory). The
 filter itself only drops a value equal to the fill, which an input may store explicitly. So
 :func:`block_copy` counts the run's dropped values first, in SIMD lanes, and when there are none
 grows the buffers once and copies the run in one map loop (both marked by
@@ -23,12 +24,15 @@ a dropped value takes the loop as it was::
 
     int64 n_copy = qB < qB_end ? qB_end - qB : 0;
     int64 n_dropped = 0;
-    for (int64 t = 0; t < n_copy; t++) n_dropped += (int64)(B_val[qB + t] == 0.0);
-    if (n_dropped == 0) {
+    if (n_copy >= 8) for (int64 t = 0; t < n_copy; t++) n_dropped += (int64)(B_val[qB + t] == 0.0);
+    if (n_copy >= 8 && n_dropped == 0) {
         grow D1_idx to D1_nnz + n_copy; grow D_val to D1_nnz + n_copy;
         for (int64 t_2 = 0; t_2 < n_copy; t_2++) { D_val[D1_nnz + t_2] = B_val[qB + t_2]; D1_idx[D1_nnz + t_2] = B1_idx[qB + t_2]; }
         D1_nnz += n_copy; qB = qB_end;
     } else { the loop above }
+
+A shorter run (:data:`SHORT_RUN`) is appended entry by entry: a row of one or two entries costs
+more counted and copied.
 
 A loop qualifies when it steps one position ``q`` up to a bound no statement changes, its body
 reading inputs only at ``q`` (and the value it just stored), writing outputs only at the output's
@@ -46,12 +50,14 @@ A NaN is never dropped (``NaN != 0.0``), nor copied otherwise than by the loop.
 >>> out = block_copy([loop], {"D_val": "float64", "B_val": "float64"})
 >>> print(out[1])
 int64 n_copy = q < q_end ? q_end - q : 0;
->>> print(out[3]); print(out[4])
-#pragma omp simd reduction(+:n_dropped)
-for (int64 t = 0; t < n_copy; t++) {
-    n_dropped += (int64)(B_val[q + t] == 0.0);
+>>> print(out[3])
+if (n_copy >= 8) {
+    #pragma omp simd reduction(+:n_dropped)
+    for (int64 t = 0; t < n_copy; t++) {
+        n_dropped += (int64)(B_val[q + t] == 0.0);
+    }
 }
->>> print(str(out[5].then.body[2]))
+>>> print(str(out[4].then.body[2]))
 for (int64 t_2 = 0; t_2 < n_copy; t_2++) {
     D_val[n + t_2] = B_val[q + t_2];
     D1_idx[n + t_2] = B1_idx[q + t_2];
@@ -64,6 +70,11 @@ from dataclasses import fields, replace
 
 from .ir import (Assign, BinOp, Block, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, Grow, If, Load,
                  Pragma, Select, Store, Tagged, UnOp, Var, While, map_bodies, untagged, walk)
+
+
+#: a run shorter than this is appended entry by entry: counting and copying it as a block cost more
+#: than they save (a CSR vstack of 1M rows of about one entry each took 13 ms so, 10 ms entry by entry)
+SHORT_RUN = 8
 
 
 def _subst(e: Expr, f) -> Expr:
@@ -229,16 +240,20 @@ def _emit(c: _Copy, loop, dtypes: dict, fresh) -> list:
             *(replace(k, value=n if k.value == Const(1, "int64") else BinOp("*", k.value, n)) for k in c.counters),
             CompoundAssign("+", nnz, n), Assign(q, c.end)]
     head = [Declare(n, "int64", Select(BinOp("<", q, c.end), BinOp("-", c.end, q), Const(0, "int64")))]
+    is_long = BinOp(">=", n, Const(SHORT_RUN, "int64"))
     if c.keep is None:
-        return _tagged(loop, [Comment("the run's entries copied as a block"), *head, *fill])
+        return _tagged(loop, [Comment(f"a run of {SHORT_RUN} entries or more is copied as a block"), *head,
+                              If(is_long, Block(tuple(fill)), Block((loop,)))])
     keep = at_t(c.keep)
     drop = replace(keep, op="==") if isinstance(keep, BinOp) and keep.op == "!=" else \
         keep.operand if isinstance(keep, UnOp) and keep.op == "!" else UnOp("!", keep)
     count = For(t, Const(0, "int64"), n, Block((CompoundAssign("+", dropped, Cast("int64", drop)),)))
-    return _tagged(loop, [Comment("a run whose values the filter keeps is copied as a block; else entry by entry"),
+    return _tagged(loop, [Comment(f"a run of {SHORT_RUN} entries or more whose values the filter keeps is copied "
+                                  f"as a block; else entry by entry"),
                           *head, Declare(dropped, "int64", Const(0, "int64")),
-                          Pragma(f"omp simd reduction(+:{dropped.name})"), count,
-                          If(BinOp("==", dropped, Const(0, "int64")), Block(tuple(fill)), Block((loop,)))])
+                          If(is_long, Block((Pragma(f"omp simd reduction(+:{dropped.name})"), count))),
+                          If(BinOp("&&", is_long, BinOp("==", dropped, Const(0, "int64"))), Block(tuple(fill)),
+                             Block((loop,)))])
 
 
 def _tagged(loop, stmts: list) -> list:

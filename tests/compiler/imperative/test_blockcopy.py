@@ -22,8 +22,9 @@ from compiler.testing import check_lowered
 nan = np.nan
 VST = "D[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)"
 HST = "D[i, l] = concat((A[i, j], B[i, k]), (j, k) -> l)"
-A = np.array([[0, 1.5, 0, 4.0], [2.0, 0, 3.0, 0], [0, 0, 0, 0]])
-B = np.array([[7.0, 0, 0, 1.0], [0, 0, 0, 0], [0, 5.0, nan, 0]])
+# (rows of 8 entries or more are copied as blocks, shorter ones entry by entry: both kinds here)
+A = np.array([[0, 1.5, 0, 4.0, 1, 2, 3, 4, 5, 6, 7, 8], [2.0, 0, 3.0, 0, 0, 0, 0, 0, 0, 0, 0, 1], [0.0] * 12])
+B = np.array([[7.0, 0, 0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0], [0.0] * 12, [9, 5.0, nan, 1, 2, 3, 4, 5, 6, 7, 8, 9]])
 
 
 def run(program, out, fill=0.0, **arrays):
@@ -64,7 +65,7 @@ def test_empty_and_zero_row_operands_and_nan_values(program, fill):
     vertical = program == VST
     f = np.where(A == 0, fill, A)
     g = np.where(B == 0, fill, B)
-    for a, b in ((f, g), (np.full((3, 4), fill), g), (f, np.full((3, 4), fill)),
+    for a, b in ((f, g), (np.full((3, 12), fill), g), (f, np.full((3, 12), fill)),
                  (f[:0] if vertical else f[:, :0], g), (f, g[:0] if vertical else g[:, :0])):
         k, got = run(program, "csr", fill=fill, A=a, B=b)
         np.testing.assert_array_equal(got.to_numpy(), (np.vstack if vertical else np.hstack)([a, b]))
@@ -74,8 +75,9 @@ def test_empty_and_zero_row_operands_and_nan_values(program, fill):
 @pytest.mark.parametrize("out", ["csr", "coo"])
 def test_a_row_with_a_stored_fill_drops_it_as_before(out):
     # (scipy keeps explicit zeros; the output stores no fill: such a row is copied entry by entry)
-    a = sp.csr_matrix((np.array([1.0, 0.0, 2.0, -0.0, nan]), np.array([0, 2, 3, 1, 2]), np.array([0, 3, 3, 5])),
-                      shape=(3, 4))
+    # (rows of 9 stored entries: one holds a stored 0.0, one a -0.0 and a NaN, one neither)
+    vals = np.array([[1.0, 2, 0.0, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8, 9], [1, -0.0, 2, 3, nan, 4, 5, 6, 7]])
+    a = sp.csr_matrix((vals.ravel(), np.tile(np.arange(9), 3), np.arange(0, 28, 9)), shape=(3, 12))
     b = sp.csr_matrix(B)
     for program in (VST, HST, "D[k, i] = slice(A[j, i], j -> k, (0, 3, 2))"):
         arrays = {"A": a, "B": b} if "B[" in program else {"A": a}
@@ -104,15 +106,15 @@ def test_the_block_copy_in_a_bounds_checked_build():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(st.sampled_from([0.0, -0.0, 1.0, -2.5, nan, np.inf]), min_size=5, max_size=5),
+@given(st.lists(st.lists(st.sampled_from([0.0, -0.0, 1.0, -2.5, nan, np.inf]), min_size=10, max_size=10),
                 min_size=0, max_size=6), st.integers(0, 6), st.sampled_from(["csr", "coo"]))
-@example([[0.0, -0.0, nan, 1.0, 0.0]], 0, "csr")
+@example([[0.0, -0.0, nan, 1.0, 0.0, 1, 1, 1, 1, 1], [1.0] * 10], 1, "csr")
 @example([], 0, "coo")
 def test_a_vstack_of_stored_values_of_every_kind(rows, cut, out):
     # each value stored explicitly (scipy's CSR of a dense block): fills among them are dropped
-    m = np.array(rows, dtype=float).reshape(len(rows), 5)
+    m = np.array(rows, dtype=float).reshape(len(rows), 10)
     cut = min(cut, len(rows))
-    top, bottom = (sp.csr_matrix((p.ravel(), np.tile(np.arange(5), len(p)), np.arange(0, 5 * len(p) + 1, 5)),
+    top, bottom = (sp.csr_matrix((p.ravel(), np.tile(np.arange(10), len(p)), np.arange(0, 10 * len(p) + 1, 10)),
                                  shape=p.shape) for p in (m[:cut], m[cut:]))
     _, got = run(VST, out, A=top, B=bottom)
     np.testing.assert_array_equal(got.to_numpy(), np.where(m == 0, 0.0, m))
@@ -150,10 +152,10 @@ def test_what_is_no_run_copy_is_left_as_it_is():
 @pytest.mark.parametrize("program", [VST, HST, "D[k, i] = slice(A[j, i], j -> k, (0, 3, 2))"])
 def test_the_lattice_strategy_copies_rows_as_blocks_and_counts_them_once(program):
     # (its loops add one to the row's count per entry, D1_pos[l + 1] += 1: the block adds n_copy)
-    stored = sp.csr_matrix((np.array([1.0, 0.0, 2.0, nan]), np.array([0, 2, 3, 1]), np.array([0, 3, 3, 4])),
-                           shape=(3, 4))
-    for a in (np.vstack([A[:2], B[:1]]), stored, np.zeros((0, 4)) if program == VST else np.zeros((3, 0))):
-        if program == HST and a.shape == (0, 4):
+    stored = sp.csr_matrix((np.array([1.0, 0.0, 2.0, nan] + list(range(1, 9))), np.r_[0, 2, 3, np.arange(12)[:9]],
+                            np.array([0, 3, 3, 12])), shape=(3, 12))
+    for a in (np.vstack([A[:2], B[:1]]), stored, np.zeros((0, 12)) if program == VST else np.zeros((3, 0))):
+        if program == HST and a.shape == (0, 12):
             continue
         ta = ss.Tensor.from_scipy(a, name="A") if sp.issparse(a) else ss.Tensor.from_numpy(a, "csr")
         tensors = {"A": ta, "B": ss.Tensor.from_numpy(np.nan_to_num(B), "csr")} if "B[" in program else {"A": ta}
@@ -171,7 +173,7 @@ def test_a_counter_that_moves_or_is_read_is_no_run_copy():
     c = match(_append(keep=keep), DTYPES)
     assert c is not None and len(c.counters) == 1
     out = block_copy([_append(keep=keep)], DTYPES)
-    assert "D1_pos[l + 1] += n_copy;" in str(out[5].then)
+    assert "D1_pos[l + 1] += n_copy;" in str(out[4].then)
     for bad in (Store("D1_pos", Var("l") + 1, Load("A_val", q), "+"), Store("D1_pos", q, 1, "+")):
         moved = If(keep.cond, [keep.then.body[0], bad, keep.then.body[2]])
         assert match(_append(keep=moved), DTYPES) is None
