@@ -31,9 +31,10 @@ import numpy as np
 
 from .. import values
 from ..errors import StrategyError
+from ..imperative.blockcopy import block_copy
 from ..imperative.cleanup import cleanup
 from ..imperative.ir_dot import ir_artifact
-from ..imperative.ir import Block, Buffer, Scalar
+from ..imperative.ir import Block, Buffer, Growable, Scalar
 from ..notation.ast import Call, accesses, walk
 from ..trace import Artifact, Trace
 from .sequences import SequenceError
@@ -95,6 +96,12 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
     if after != fn:
         trace.record("cleanup", before=fn, after=after, artifacts=[Artifact("ir", fn.name, str(after))],
                      note="assignments replaced before a read and locals nothing reads dropped")
+        fn = after
+    after = replace(fn, body=Block(tuple(block_copy(fn.body.body, {p.name: p.dtype for p in fn.params
+                                                                   if isinstance(p, (Buffer, Growable))}))))
+    if after != fn:
+        trace.record("block-copy", before=fn, after=after, artifacts=[Artifact("ir", fn.name, str(after))],
+                     note="appends of a run of entries copied as a block when the filter drops none of them")
         fn = after
     fill = np.zeros((), np.dtype(out_format.dtype)).item()
     return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill",

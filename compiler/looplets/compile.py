@@ -28,6 +28,7 @@ from ..binding import array_name, input_params
 from ..errors import ShapeError, StrategyError, UsageError
 from ..format import Format, parse_format
 from ..imperative import ir
+from ..imperative.blockcopy import block_copy
 from ..imperative.cleanup import cleanup
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, Var
@@ -305,11 +306,14 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                 params.extend(_output_params(info))
         else:
             raise ProgramError(f"temporary tensor {t} is not supported yet by the looplet strategy")
+    buffer_dtypes = {p.name: p.dtype for p in params if isinstance(p, (Buffer, Growable))}
     promotable = {p.name: p.dtype for p in params if isinstance(p, Buffer) and p.intent == "inout"
                   and p.name.endswith("_val")}
     # the imperative passes, each a step in the trace when it changed something
     for stage, run, note in (
             ("cleanup", cleanup, "tests of known flags, locals nothing reads and stores overwritten at once dropped"),
+            ("block-copy", lambda b: block_copy(b, buffer_dtypes, ctx.fresh),
+             "appends of a run of entries copied as a block when the filter drops none of them"),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = run(stmts)

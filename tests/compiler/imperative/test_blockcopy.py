@@ -1,0 +1,179 @@
+"""Block copies of appended runs (compiler.imperative.blockcopy): a shape operator's kernel that
+copies a CSR row unchanged (vstack, hstack, a row slice, a collapse) counts the row's values the
+output would drop (those equal to the fill) and, when there are none, copies the row in one SIMD
+loop; a row holding one takes the entry-by-entry loop, which drops it. Each kernel against numpy,
+the dense oracle and the IR interpreter, on empty operands, 0-row operands, NaN values and
+explicitly stored fills."""
+
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import example, given, settings, strategies as st
+
+import compiler as ss
+from compiler.format import parse_format
+from compiler.imperative.blockcopy import block_copy, match
+from compiler.imperative.ir import Comment, CompoundAssign, Declare, Grow, If, Load, Store, Tagged, Var, While, walk
+from compiler.reference import evaluate
+from compiler.testing import check_lowered
+
+nan = np.nan
+VST = "D[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)"
+HST = "D[i, l] = concat((A[i, j], B[i, k]), (j, k) -> l)"
+# (rows of 8 entries or more are copied as blocks, shorter ones entry by entry: both kinds here)
+A = np.array([[0, 1.5, 0, 4.0, 1, 2, 3, 4, 5, 6, 7, 8], [2.0, 0, 3.0, 0, 0, 0, 0, 0, 0, 0, 0, 1], [0.0] * 12])
+B = np.array([[7.0, 0, 0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0], [0.0] * 12, [9, 5.0, nan, 1, 2, 3, 4, 5, 6, 7, 8, 9]])
+
+
+def run(program, out, fill=0.0, **arrays):
+    """The looplets kernel of ``program`` for CSR operands (numpy arrays, or scipy matrices whose
+    stored entries are kept as they are), checked against the oracle and the IR interpreter."""
+    tensors = {n: ss.Tensor.from_scipy(a, name=n) if sp.issparse(a) else ss.Tensor.from_numpy(a, "csr", fill=fill)
+               for n, a in arrays.items()}
+    want, wfill = evaluate(program, **tensors)
+    fmt = parse_format(out, ndim=want.ndim, fill=wfill.item())
+    kernel = ss.lower(program, "looplets", **tensors, **{program.split("[")[0]: fmt})
+    got = kernel(**tensors)
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    np.testing.assert_array_equal(kernel.interpret(**tensors).to_numpy(), want)
+    return kernel, got
+
+
+@pytest.mark.parametrize("out", ["csr", "coo"])
+@pytest.mark.parametrize("program", [VST, HST])
+def test_a_concat_of_csr_copies_each_row_as_a_block(program, out):
+    k, got = run(program, out, A=A, B=B)
+    np.testing.assert_array_equal(got.to_numpy(), (np.vstack if program == VST else np.hstack)([A, B]))
+    c = k.c_source
+    assert c.count("copied as a block") == 2            # (one per operand's rows)
+    assert "#pragma omp simd reduction(+:n_dropped)" in c and "n_dropped += (int64_t)(A_val[" in c
+    assert any(s.stage == "block-copy" for s in k.trace.steps)
+    # (the block copy keeps the tag of the looplet that appends, so the explorer links its C lines)
+    tags = [n for n in walk(k.lowered.function.body) if isinstance(n, Tagged)
+            and any(isinstance(m, Comment) and "copied as a block" in m.text for m in n.body.body)]
+    assert len(tags) == 2 and all(t.origin is not None and t.origin.kind == "looplet" for t in tags)
+    for t in tags:   # (the tag of the append the entry-by-entry loop runs)
+        loops = [n for n in walk(t.body) if isinstance(n, While)]
+        assert any(isinstance(m, Tagged) and m.tag == t.tag for w in loops for m in walk(w.body))
+
+
+@pytest.mark.parametrize("fill", [0.0, 1.0, nan])
+@pytest.mark.parametrize("program", [VST, HST])
+def test_empty_and_zero_row_operands_and_nan_values(program, fill):
+    vertical = program == VST
+    f = np.where(A == 0, fill, A)
+    g = np.where(B == 0, fill, B)
+    for a, b in ((f, g), (np.full((3, 12), fill), g), (f, np.full((3, 12), fill)),
+                 (f[:0] if vertical else f[:, :0], g), (f, g[:0] if vertical else g[:, :0])):
+        k, got = run(program, "csr", fill=fill, A=a, B=b)
+        np.testing.assert_array_equal(got.to_numpy(), (np.vstack if vertical else np.hstack)([a, b]))
+        assert "copied as a block" in k.c_source
+
+
+@pytest.mark.parametrize("out", ["csr", "coo"])
+def test_a_row_with_a_stored_fill_drops_it_as_before(out):
+    # (scipy keeps explicit zeros; the output stores no fill: such a row is copied entry by entry)
+    # (rows of 9 stored entries: one holds a stored 0.0, one a -0.0 and a NaN, one neither)
+    vals = np.array([[1.0, 2, 0.0, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8, 9], [1, -0.0, 2, 3, nan, 4, 5, 6, 7]])
+    a = sp.csr_matrix((vals.ravel(), np.tile(np.arange(9), 3), np.arange(0, 28, 9)), shape=(3, 12))
+    b = sp.csr_matrix(B)
+    for program in (VST, HST, "D[k, i] = slice(A[j, i], j -> k, (0, 3, 2))"):
+        arrays = {"A": a, "B": b} if "B[" in program else {"A": a}
+        k, got = run(program, out, **arrays)
+        vals = got.to_coords()[1]
+        assert not np.any(vals == 0.0)                    # (the stored 0.0 and -0.0 dropped, NaN kept)
+        assert np.isnan(vals).sum() == 1 + (np.isnan(B).sum() if "B[" in program else 0)
+        assert "copied as a block" in k.c_source
+
+
+@pytest.mark.parametrize("rows", [(0, 3, 2), (1, 3, 1), (1, 1, 1)])
+def test_a_row_slice_and_a_collapse_copy_blocks(rows):
+    a = np.vstack([A, B])
+    k, got = run(f"S[k, i] = slice(A[j, i], j -> k, {rows})", "csr", A=a)
+    np.testing.assert_array_equal(got.to_numpy(), a[slice(*rows)])
+    assert "copied as a block" in k.c_source
+    k, got = run("c[k] = collapse(A[i, j], (i, j) -> k)", "sparse", A=a)
+    np.testing.assert_array_equal(got.to_numpy(), a.ravel())
+    assert "copied as a block" in k.c_source
+
+
+def test_the_block_copy_in_a_bounds_checked_build():
+    a = ss.Tensor.from_numpy(np.vstack([A, B]), "csr")
+    k = check_lowered(VST, out="csr", checked=True, strategy="looplets", A=a, B=a)
+    assert "copied as a block" in k.c_source
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0.0, -0.0, 1.0, -2.5, nan, np.inf]), min_size=10, max_size=10),
+                min_size=0, max_size=6), st.integers(0, 6), st.sampled_from(["csr", "coo"]))
+@example([[0.0, -0.0, nan, 1.0, 0.0, 1, 1, 1, 1, 1], [1.0] * 10], 1, "csr")
+@example([], 0, "coo")
+def test_a_vstack_of_stored_values_of_every_kind(rows, cut, out):
+    # each value stored explicitly (scipy's CSR of a dense block): fills among them are dropped
+    m = np.array(rows, dtype=float).reshape(len(rows), 10)
+    cut = min(cut, len(rows))
+    top, bottom = (sp.csr_matrix((p.ravel(), np.tile(np.arange(10), len(p)), np.arange(0, 10 * len(p) + 1, 10)),
+                                 shape=p.shape) for p in (m[:cut], m[cut:]))
+    _, got = run(VST, out, A=top, B=bottom)
+    np.testing.assert_array_equal(got.to_numpy(), np.where(m == 0, 0.0, m))
+    assert got.nnz == np.count_nonzero(m != 0)
+
+
+def _append(**change):
+    q, n = Var("q"), Var("n")
+    parts = dict(decl=Declare(Var("i"), "int64", Load("A1_idx", q)), grow=Grow("D1_idx", n + 1),
+                 val=Store("D_val", n, Load("A_val", q)),
+                 keep=If(Load("D_val", n).ne(0.0), [Store("D1_idx", n, Var("i")), CompoundAssign("+", n, 1)]),
+                 step=CompoundAssign("+", q, 1))
+    parts.update(change)
+    return While(q < Var("q_end"), [s for s in parts.values() if s is not None])
+
+
+DTYPES = {"D_val": "float64", "A_val": "float64", "x": "float64"}
+
+
+def test_what_is_no_run_copy_is_left_as_it_is():
+    assert match(_append(), DTYPES) is not None
+    n, q = Var("n"), Var("q")
+    for change in (dict(val=Store("D_val", n, Load("x", Load("A1_idx", q)))),   # a gather
+                   dict(val=Store("D_val", n, Load("A_val", q), "+")),          # an update, not a copy
+                   dict(step=CompoundAssign("+", q, 2)),                        # a stride
+                   dict(decl=Declare(Var("i"), "int64", Load("A1_idx", q + 1))),  # another position
+                   dict(grow=CompoundAssign("+", n, 1)),                        # the count moved twice
+                   dict(keep=If(Load("D_val", n).ne(0.0), [Store("D1_idx", q, Var("i")),
+                                                           CompoundAssign("+", n, 1)]))):   # not at the count
+        loop = _append(**change)
+        assert match(loop, DTYPES) is None
+        assert block_copy([loop], DTYPES) == [loop]
+
+
+@pytest.mark.parametrize("program", [VST, HST, "D[k, i] = slice(A[j, i], j -> k, (0, 3, 2))"])
+def test_the_lattice_strategy_copies_rows_as_blocks_and_counts_them_once(program):
+    # (its loops add one to the row's count per entry, D1_pos[l + 1] += 1: the block adds n_copy)
+    stored = sp.csr_matrix((np.array([1.0, 0.0, 2.0, nan] + list(range(1, 9))), np.r_[0, 2, 3, np.arange(12)[:9]],
+                            np.array([0, 3, 3, 12])), shape=(3, 12))
+    for a in (np.vstack([A[:2], B[:1]]), stored, np.zeros((0, 12)) if program == VST else np.zeros((3, 0))):
+        if program == HST and a.shape == (0, 12):
+            continue
+        ta = ss.Tensor.from_scipy(a, name="A") if sp.issparse(a) else ss.Tensor.from_numpy(a, "csr")
+        tensors = {"A": ta, "B": ss.Tensor.from_numpy(np.nan_to_num(B), "csr")} if "B[" in program else {"A": ta}
+        k = check_lowered(program, out="csr", strategy="lattice", **tensors)
+        c = k.c_source
+        assert "copied as a block" in c and re.search(r"D1_pos\[\w+ \+ 1\] \+= n_copy;", c)
+        assert any(s.stage == "block-copy" for s in k.trace.steps)
+        assert not np.any(k(**tensors).to_coords()[1] == 0.0)
+
+
+def test_a_counter_that_moves_or_is_read_is_no_run_copy():
+    n, q = Var("n"), Var("q")
+    keep = If(Load("D_val", n).ne(0.0), [Store("D1_idx", n, Var("i")), Store("D1_pos", Var("l") + 1, 1, "+"),
+                                          CompoundAssign("+", n, 1)])
+    c = match(_append(keep=keep), DTYPES)
+    assert c is not None and len(c.counters) == 1
+    out = block_copy([_append(keep=keep)], DTYPES)
+    assert "D1_pos[l + 1] += n_copy;" in str(out[4].then)
+    for bad in (Store("D1_pos", Var("l") + 1, Load("A_val", q), "+"), Store("D1_pos", q, 1, "+")):
+        moved = If(keep.cond, [keep.then.body[0], bad, keep.then.body[2]])
+        assert match(_append(keep=moved), DTYPES) is None
