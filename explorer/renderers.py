@@ -30,6 +30,8 @@ from pygments.lexer import RegexLexer, bygroups
 from pygments.lexers import CLexer, DiffLexer
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text
 
+from compiler.imperative.ir import Function
+from compiler.imperative.ir_dot import ir_artifact
 from compiler.trace import Artifact, Step
 
 from .fit import fit_svg
@@ -47,7 +49,7 @@ from .zoom import zoom_controls
 
 __all__ = [
     "Diff", "IndexNotationLexer", "PALETTE", "RENDERERS", "color_for", "collect_provenance",
-    "diff_steps", "error_banner", "fold_rewrites", "highlight_svg", "inline_svg", "node_tags_of", "register_renderer", "render_artifact",
+    "diff_steps", "drawn_artifacts", "error_banner", "fold_rewrites", "highlight_svg", "inline_svg", "node_tags_of", "register_renderer", "render_artifact",
     "render_c", "render_code", "render_diff", "render_dot", "render_program", "render_step", "section", "step_focus",
     "tag_names",
 ]
@@ -618,6 +620,38 @@ def diff_steps(session, i: int, j: int, context: int = 3) -> Diff:
 
 # --- steps --------------------------------------------------------------------------------------
 
+#: the trees drawn for ``ir`` artifacts recorded as text, by the id of their kernel (kept alive here)
+_IR_DRAWN: dict[int, tuple[Function, Artifact]] = {}
+
+
+def drawn_artifacts(step: Step) -> list[Artifact]:
+    """The artifacts of ``step`` that the drawing pane shows (all but the C). The imperative IR's
+    later passes (cleanup, privatize, vectorize, early exit, block copy, ...) record their kernel
+    as text only, to keep lowering cheap; such an ``ir`` artifact is drawn here, when first shown,
+    as a tree from the kernel the step holds (a trace loaded from JSON holds text only, and shows it).
+
+    >>> from compiler.imperative import Buffer, Store
+    >>> fn = Function("k", (Buffer("y", "float64"),), [Store("y", 0, 1.0)])
+    >>> step = Step("cleanup", after=fn, artifacts=[Artifact("ir", "k", str(fn))])
+    >>> [a.dot is not None for a in drawn_artifacts(step)]
+    [True]
+    """
+    out = []
+    for a in step.artifacts:
+        if a.kind == "c":
+            continue
+        fn = step.after
+        if a.kind == "ir" and not a.dot and isinstance(fn, Function) and fn.name == a.name:
+            kept = _IR_DRAWN.get(id(fn))
+            if kept is None or kept[0] is not fn:
+                if len(_IR_DRAWN) >= 64:
+                    _IR_DRAWN.pop(next(iter(_IR_DRAWN)))
+                kept = _IR_DRAWN[id(fn)] = (fn, ir_artifact(fn))
+            a = kept[1]
+        out.append(a)
+    return out
+
+
 def step_focus(step: Step) -> list[str]:
     """Names of "the step's part" in drawings: artifacts' ``data["focus"]`` (a name or list),
     and the part after ``:`` in the stage name (``lower:Stepper`` -> ``Stepper``)."""
@@ -740,7 +774,7 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
         out.append(section(f"rewrites ({len(step.rewrites)}{extra})", render_rewrites(step)))
     focus = step_focus(step)
     if "artifacts" in want:
-        shown = [a for a in step.artifacts if a.kind != "c"]
+        shown = drawn_artifacts(step)
         if shown:
             out.append(section("artifacts", "".join(render_artifact(a, focus, prov or None) for a in shown)))
     if "c" in want:

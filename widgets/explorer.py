@@ -379,10 +379,10 @@ class Explorer(W.VBox):
 
         # the drawing: this step's artifacts, else the latest drawn before it
         focus = R.step_focus(step)
-        source_i, arts = i, [a for a in step.artifacts if a.kind != "c"]
+        source_i, arts = i, R.drawn_artifacts(step)
         if not arts:
             for j in range(i - 1, -1, -1):
-                arts = [a for a in s.steps[j].artifacts if a.kind != "c"]
+                arts = R.drawn_artifacts(s.steps[j])
                 if arts:
                     source_i = j
                     break

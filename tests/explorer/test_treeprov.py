@@ -14,7 +14,7 @@ from compiler.imperative import Assign, Block, For, Function, If, Tagged, Var
 from compiler.imperative.ir import Declare
 from compiler.imperative.ir_dot import ir_tree
 from explorer import explore, render_step
-from explorer.renderers import color_for
+from explorer.renderers import color_for, drawn_artifacts
 
 #: SpMV, a CSR + CSR merge (three lattice points), a two-phase SpGEMM, by both strategies
 KERNELS = {
@@ -122,3 +122,17 @@ def test_the_tags_survive_a_saved_trace():
     for stage, kind in TREES["lattice"]:
         assert (again.find(stage)[0].artifact(kind).data["node_tags"]
                 == k.trace.find(stage)[0].artifact(kind).data["node_tags"] != {})
+
+
+def test_the_later_ir_passes_are_drawn_as_trees_when_shown():
+    # cleanup, prefetch, vectorize... record their kernel as text only (lowering stays cheap); the
+    # drawing pane draws it from the kernel the step holds, with its boxes' tags (before: text only)
+    k = ss.lower("y[i] = A[i, j] * x[j]", strategy="lattice", A="csr", x="dense")
+    later = [s for s in k.trace.steps if s.stage in ("cleanup", "prefetch", "vectorize", "reuse-locals")]
+    assert later and all(not a.dot for s in later for a in s.artifacts if a.kind == "ir")
+    for step in later:
+        html = render_step(step)
+        assert "<svg" in html and 'data-kind="ir"' in html, step.stage
+    drawn = drawn_artifacts(later[-1])
+    assert drawn[0].data["node_tags"] and drawn[0].text == str(later[-1].after)
+    assert drawn_artifacts(later[-1])[0] is drawn[0]   # drawn once
