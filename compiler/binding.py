@@ -282,6 +282,7 @@ class OutputPlan:
         self.arrays = tuple(tuple((kind, array_name(name, k if k < len(levels) else None, kind))
                                   for kind in lvl.array_dtypes())
                             for k, lvl in enumerate((*levels, leaf)))
+        self._names = tuple(pname for names in self.arrays for _, pname in names)
         self._shape = None
         self._sized: tuple = ()
 
@@ -296,17 +297,24 @@ class OutputPlan:
             # leaf first: each sized level spec with its arrays' (kind, parameter) names
             self._sized = tuple(zip(reversed((*sized_levels, sized_leaf)), reversed(self.arrays)))
             self._shape = shape
-        # (called on every kernel call: kept to the few operations it needs)
-        node, built = None, []
-        try:
-            for lvl, names in self._sized:
-                node = lvl.assembled({kind: arrays[pname] for kind, pname in names}, node)
-                built.append(node)
-        except KeyError as e:
-            raise KeyError(f"the kernel returned no {e.args[0]} for output {self.name}") from None
-        built.reverse()
-        return Tensor._assembled(node, shape, self.format.mode_order, self.name, self.format,
-                                 (tuple(built[:-1]), built[-1]))
+        # (called on every kernel call: the arrays are checked present now, the levels built when
+        # first asked for, see Tensor._deferred)
+        for name in self._names:
+            if name not in arrays:
+                raise KeyError(f"the kernel returned no {name} for output {self.name}")
+        return Tensor._deferred(_assemble, (self._sized, arrays), shape, self.format.mode_order, self.name,
+                                self.format)
+
+
+def _assemble(sized: tuple, arrays: dict) -> tuple:
+    """``(root, (levels, leaf))`` of a kernel's result: each sized level spec of ``sized`` (leaf first,
+    with its arrays' ``(kind, parameter)`` names) holding its arrays of ``arrays``."""
+    node, built = None, []
+    for lvl, names in sized:
+        node = lvl.assembled({kind: arrays[pname] for kind, pname in names}, node)
+        built.append(node)
+    built.reverse()
+    return node, (tuple(built[:-1]), built[-1])
 
 
 def dense_parent_count(fmt: Format, level: int, storage_shape) -> int | None:
