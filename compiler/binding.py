@@ -32,6 +32,7 @@ import weakref
 
 import numpy as np
 
+from . import recheck
 from .format import Format
 from .imperative.ir import Buffer, Scalar
 from .interop import is_foreign, to_tensor
@@ -149,7 +150,8 @@ class InputPlan:
                 # Tensor's arrays are taken (their contents may change; the arrays are the same ones)
                 if len(self._foreign) >= 8:
                     self._foreign.pop(next(iter(self._foreign)))
-                self._foreign[id(value)] = (weakref.ref(value), _buffer_ids(value), value.shape, t)
+                arrays = tuple((k, v) for k, v in vars(value).items() if isinstance(v, np.ndarray))
+                self._foreign[id(value)] = (weakref.ref(value), arrays, value.shape, t, recheck.checker(t))
             return t
         arr = np.asarray(value)
         fmt = self.format
@@ -166,14 +168,32 @@ class InputPlan:
 
     def kept_foreign(self, value) -> Tensor | None:
         """The tensor this plan made over ``value`` (a scipy or pydata array) before, if it still
-        holds the same buffers and shape (so it shares them: nothing was converted), else None."""
+        holds the same buffers and shape (so it shares them: nothing was converted), else None.
+        Its owner may have written the buffers since: they are checked again (in C, see
+        :mod:`compiler.recheck`), and a FormatError names what is wrong with them now."""
+        kept = self.kept_foreign_facts(value)
+        return None if kept is None else kept[0]
+
+    def kept_foreign_facts(self, value) -> tuple | None:
+        """``(tensor, facts of its values)`` of :meth:`kept_foreign` (one pass over the arrays
+        checks them and finds the facts), or None."""
         kept = self._foreign.get(id(value))
         if kept is None:
             return None
-        ref, ids, shape, t = kept
-        if ref() is not value or value.shape != shape or _buffer_ids(value) != ids:
+        ref, arrays, shape, t, check = kept
+        if ref() is not value or value.shape != shape:
             return None
-        return t
+        held = value.__dict__
+        for k, array in arrays:
+            if held.get(k) is not array:
+                return None
+        facts = check() if check is not None else None
+        if facts is None:
+            t.validate()   # (raises naming the level and array at fault)
+            if check is not None:
+                return None   # (the C check and validate disagree: the call builds the tensor afresh)
+            facts = t.value_facts
+        return t, facts
 
     def has_bound(self, tensor: Tensor) -> bool:
         """Whether :meth:`args` bound ``tensor`` before (so its format is this plan's)."""
@@ -240,12 +260,6 @@ def _index_dtypes_wide(fmt: Format) -> Format:
         wide = {"index_dtype": np.dtype("int64")} if getattr(lvl, "index_dtype", None) is not None else {}
         node = dataclasses.replace(lvl, child=node, **wide)
     return Format(node, fmt.mode_order)
-
-
-def _buffer_ids(value) -> list:
-    """The ids of :func:`_buffers` (asked on every call of a kernel with a foreign array: a list
-    comprehension over the instance's dict, half the cost of the tuple of the arrays)."""
-    return [id(v) for v in value.__dict__.values() if isinstance(v, np.ndarray)]
 
 
 def _buffers(value) -> tuple:

@@ -123,11 +123,11 @@ class FastCall:
             if spoils:
                 lines.append("        return None")
             else:
-                g[f"KEPT_{name}"] = inp.kept_foreign
-                lines.append("        g = v")
-                lines.append(f"        v = KEPT_{name}(v) if hasattr(v, 'shape') and hasattr(v, '__dict__') else None")
-                lines.append("        if v is None:")
+                g[f"KEPT_{name}"] = inp.kept_foreign_facts
+                lines.append(f"        k = KEPT_{name}(v)   # (its buffers checked again, the facts of its values)")
+                lines.append("        if k is None:")
                 lines.append("            return None")
+                lines.append("        v, h = k")
                 lines += _tensor_branch(name, params, facts.get(name) is not None, foreign=True)
         for _, uses in plan.extents:
             (t0, m0), *rest = uses
@@ -194,9 +194,8 @@ def _tensor_branch(name: str, params: tuple, facts: bool, foreign: bool) -> list
              "            if c is None:",
              "                return None"]
     if facts:
-        # (a foreign array's values are looked at again: its owner may have changed them)
-        held = "of_array(asarray(g.data))" if foreign else "v.value_facts"
-        lines += _facts_check(name, held, "        ")
+        # (a foreign array's values are looked at again, h, as its owner may have changed them)
+        lines += _facts_check(name, "h" if foreign else "v.value_facts", "        ")
     if params:
         lines.append(f"        {', '.join(f'p_{p}' for p in params)}{',' if len(params) == 1 else ''} = c[1]")
     lines.append(f"        s_{name} = v._shape")
@@ -204,9 +203,9 @@ def _tensor_branch(name: str, params: tuple, facts: bool, foreign: bool) -> list
 
 
 def _facts_check(name: str, held: str, indent: str) -> list[str]:
-    return [f"{indent}h = {held}",
-            f"{indent}if h is not FACTS_{name} and not h <= FACTS_{name}:",
-            f"{indent}    return None"]
+    return ([] if held == "h" else [f"{indent}h = {held}"]) + [
+        f"{indent}if h is not FACTS_{name} and not h <= FACTS_{name}:",
+        f"{indent}    return None"]
 
 
 def _binder(compiled, plan, params: tuple):
