@@ -297,27 +297,28 @@ class OutputPlan:
                                   for kind in lvl.array_dtypes())
                             for k, lvl in enumerate((*levels, leaf)))
         self._names = tuple(pname for names in self.arrays for _, pname in names)
-        self._shape = None
-        self._sized: tuple = ()
+        self._order = fmt.mode_order
+        self._last: tuple = (None, ())   # (the last logical shape, its sized level specs)
 
     def tensor(self, shape, arrays: dict, check: bool = False) -> Tensor:
         """The result tensor of logical ``shape`` from the kernel's ``arrays`` (validated with ``check``)."""
         if check:
             return output_tensor(self.name, self.format, shape, arrays, check=True)
-        shape = tuple(shape)
-        if shape != self._shape:
-            storage = tuple(shape[m] for m in self.format.mode_order)
-            sized_levels, sized_leaf = flatten(self.format.root.with_sizes(storage))
-            # leaf first: each sized level spec with its arrays' (kind, parameter) names
-            self._sized = tuple(zip(reversed((*sized_levels, sized_leaf)), reversed(self.arrays)))
-            self._shape = shape
-        # (called on every kernel call: the arrays are checked present now, the levels built when
-        # first asked for, see Tensor._deferred)
         for name in self._names:
             if name not in arrays:
                 raise KeyError(f"the kernel returned no {name} for output {self.name}")
-        return Tensor._deferred(_assemble, (self._sized, arrays), shape, self.format.mode_order, self.name,
-                                self.format)
+        return self.result(tuple(shape), arrays)
+
+    def result(self, shape: tuple, arrays: dict) -> Tensor:
+        """:meth:`tensor` of a tuple ``shape`` and ``arrays`` holding every array of the output, unchecked
+        (the fast path's, on every call: the levels are built when first asked for, see Tensor._deferred)."""
+        last = self._last
+        if shape != last[0]:
+            storage = tuple(shape[m] for m in self._order)
+            sized_levels, sized_leaf = flatten(self.format.root.with_sizes(storage))
+            # leaf first: each sized level spec with its arrays' (kind, parameter) names
+            last = self._last = (shape, tuple(zip(reversed((*sized_levels, sized_leaf)), reversed(self.arrays))))
+        return Tensor._deferred(_assemble, (last[1], arrays), shape, self._order, self.name, self.format)
 
 
 def _assemble(sized: tuple, arrays: dict) -> tuple:

@@ -28,7 +28,7 @@ import os
 
 import numpy as np
 
-from . import memory, values
+from . import memory, recheck, values
 from .tensor import Tensor
 
 __all__ = ["FastCall", "fast_call"]
@@ -109,7 +109,8 @@ class FastCall:
                 g[f"DT_{name}"] = dtype
                 lines.append(f"        if v.ndim != {ndim} or v.dtype != DT_{name} or not v.flags.c_contiguous:")
                 lines.append("            return None")
-                if facts.get(name) is not None:
+                held = recheck.values_facts(dtype) if vals is not None else None
+                if facts.get(name) is not None and held is None:
                     lines += _facts_check(name, "of_array(v)", "        ")
                 lines.append(f"        s_{name} = v.shape")
                 for m, pname in sizes:
@@ -117,6 +118,9 @@ class FastCall:
                 if vals is not None:
                     g[f"T_{vals}"] = compiled.pointer_type(vals)
                     lines.append(f"        p_{vals} = FB(T_{vals}, v, False)")
+                if facts.get(name) is not None and held is not None:
+                    g[f"HELD_{name}"] = held   # (the facts of its values, in C over the pointer just made)
+                    lines += _facts_check(name, f"HELD_{name}(p_{vals}, v.size)", "        ")
                 if set(params) - {p for _, p in sizes} - {vals}:   # (all-Dense: sizes and values only)
                     raise _Unplanned(name)
             lines.append("    else:")
@@ -172,7 +176,9 @@ class FastCall:
         lines.append(f"    made = RUN({', '.join(f'p_{p}' for p in taken)})")
         for pname in made:
             lines.append(f"    made[{pname!r}] = b_{pname}")
-        lines.append("    return OUTPUT.tensor(shape, made, bool(ENV.get(KEY)))")
+        lines.append("    if ENV.get(KEY):   # (SPARSESCOPE_VALIDATE_OUTPUTS)")
+        lines.append("        return OUTPUT.tensor(shape, made, True)")
+        lines.append("    return OUTPUT.result(shape, made)")
         #: the generated function's source (what a call runs)
         self.code = "\n".join(lines)
         exec(compile(self.code, f"<fast call of {compiled.name}>", "exec"), g)
@@ -195,7 +201,7 @@ def _tensor_branch(name: str, params: tuple, facts: bool, foreign: bool) -> list
              "                return None"]
     if facts:
         # (a foreign array's values are looked at again, h, as its owner may have changed them)
-        lines += _facts_check(name, "h" if foreign else "v.value_facts", "        ")
+        lines += _facts_check(name, "h" if foreign else "v.__dict__.get('_value_facts') or v.value_facts", "        ")
     if params:
         lines.append(f"        {', '.join(f'p_{p}' for p in params)}{',' if len(params) == 1 else ''} = c[1]")
     lines.append(f"        s_{name} = v._shape")

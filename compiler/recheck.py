@@ -31,7 +31,7 @@ import numpy as np
 
 from . import values
 
-__all__ = ["checker"]
+__all__ = ["checker", "values_facts"]
 
 _SOURCE = r"""
 #include <stdint.h>
@@ -87,6 +87,9 @@ CHECK_LEVEL(int64_t)
 FACTS(float)
 FACTS(double)
 
+int64_t sparsescope_facts_f32(const float *v, int64_t n) { return facts_float(v, n); }
+int64_t sparsescope_facts_f64(const double *v, int64_t n) { return facts_double(v, n); }
+
 /* ops: (1, dtype, parents, pos, stored, nkeys, key, extent, ...) per compressed level and
    (2, dtype, values, count) per value array; the facts of the values, or < 0 for a malformed level */
 int64_t sparsescope_recheck(const int64_t *ops, int64_t n)
@@ -127,7 +130,9 @@ def _lib():
         if not _library:
             from .backend import build
             path, _ = build.build_library(_SOURCE, "recheck", build.compiler_flags(None))
-            _library.append(build.load_library(path, "int64_t sparsescope_recheck(const int64_t *, int64_t);"))
+            _library.append(build.load_library(path, "int64_t sparsescope_recheck(const int64_t *, int64_t);\n"
+                                                     "int64_t sparsescope_facts_f32(const float *, int64_t);\n"
+                                                     "int64_t sparsescope_facts_f64(const double *, int64_t);"))
         return _library[0]
 
 
@@ -176,6 +181,26 @@ def checker(tensor):
         return None if held < 0 else facts[held]
     check.arrays = (program, keep)   # (kept alive with the function: the addresses are theirs)
     return check
+
+
+def values_facts(dtype):
+    """A function ``(pointer, count) -> facts`` of a float32 or float64 array given as a cffi pointer
+    (a kernel's argument: cffi's pointer types are shared between libraries), None for other dtypes.
+
+    >>> import cffi
+    >>> v = np.array([1.0, -np.inf])
+    >>> str(values_facts(v.dtype)(cffi.FFI().from_buffer("double[]", v), 2))
+    'may hold -inf'
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f" or dtype.itemsize not in (4, 8):
+        return None
+    run = getattr(_lib()[1], f"sparsescope_facts_f{dtype.itemsize * 8}")
+    facts = _FACTS
+
+    def held(pointer, count):
+        return facts[run(pointer, count)]
+    return held
 
 
 def _address(array: np.ndarray) -> int:
