@@ -268,7 +268,8 @@ def _probe_key(program: str, strategy, tensors: dict) -> tuple | None:
     for name, value in tensors.items():
         cls = value.__class__
         if cls is Tensor:
-            fmt, facts = value.format, value.value_facts
+            held = value.__dict__   # (what the properties keep, read without their calls)
+            fmt, facts = held.get("_format") or value.format, held.get("_value_facts") or value.value_facts
             keep.append(fmt)
             parts.append((name, id(fmt), None if facts is finite else facts))
         elif cls is str:
