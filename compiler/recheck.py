@@ -129,7 +129,9 @@ def _lib():
     with _lock:
         if not _library:
             from .backend import build
-            path, _ = build.build_library(_SOURCE, "recheck", build.compiler_flags(None))
+            # (the kernels' flags; the NaN test x - x != 0 must survive a user's -ffast-math)
+            flags = (*build.compiler_flags(None), "-fno-finite-math-only")
+            path, _ = build.build_library(_SOURCE, "recheck", flags)
             _library.append(build.load_library(path, "int64_t sparsescope_recheck(const int64_t *, int64_t);\n"
                                                      "int64_t sparsescope_facts_f32(const float *, int64_t);\n"
                                                      "int64_t sparsescope_facts_f64(const double *, int64_t);"))
