@@ -32,6 +32,7 @@ import weakref
 
 import numpy as np
 
+from . import recheck
 from .format import Format
 from .imperative.ir import Buffer, Scalar
 from .interop import is_foreign, to_tensor
@@ -149,7 +150,8 @@ class InputPlan:
                 # Tensor's arrays are taken (their contents may change; the arrays are the same ones)
                 if len(self._foreign) >= 8:
                     self._foreign.pop(next(iter(self._foreign)))
-                self._foreign[id(value)] = (weakref.ref(value), _buffer_ids(value), value.shape, t)
+                arrays = tuple((k, v) for k, v in vars(value).items() if isinstance(v, np.ndarray))
+                self._foreign[id(value)] = (weakref.ref(value), arrays, value.shape, t, recheck.checker(t))
             return t
         arr = np.asarray(value)
         fmt = self.format
@@ -166,14 +168,32 @@ class InputPlan:
 
     def kept_foreign(self, value) -> Tensor | None:
         """The tensor this plan made over ``value`` (a scipy or pydata array) before, if it still
-        holds the same buffers and shape (so it shares them: nothing was converted), else None."""
+        holds the same buffers and shape (so it shares them: nothing was converted), else None.
+        Its owner may have written the buffers since: they are checked again (in C, see
+        :mod:`compiler.recheck`), and a FormatError names what is wrong with them now."""
+        kept = self.kept_foreign_facts(value)
+        return None if kept is None else kept[0]
+
+    def kept_foreign_facts(self, value) -> tuple | None:
+        """``(tensor, facts of its values)`` of :meth:`kept_foreign` (one pass over the arrays
+        checks them and finds the facts), or None."""
         kept = self._foreign.get(id(value))
         if kept is None:
             return None
-        ref, ids, shape, t = kept
-        if ref() is not value or value.shape != shape or _buffer_ids(value) != ids:
+        ref, arrays, shape, t, check = kept
+        if ref() is not value or value.shape != shape:
             return None
-        return t
+        held = value.__dict__
+        for k, array in arrays:
+            if held.get(k) is not array:
+                return None
+        facts = check() if check is not None else None
+        if facts is None:
+            t.validate()   # (raises naming the level and array at fault)
+            if check is not None:
+                return None   # (the C check and validate disagree: the call builds the tensor afresh)
+            facts = t.value_facts
+        return t, facts
 
     def has_bound(self, tensor: Tensor) -> bool:
         """Whether :meth:`args` bound ``tensor`` before (so its format is this plan's)."""
@@ -242,12 +262,6 @@ def _index_dtypes_wide(fmt: Format) -> Format:
     return Format(node, fmt.mode_order)
 
 
-def _buffer_ids(value) -> list:
-    """The ids of :func:`_buffers` (asked on every call of a kernel with a foreign array: a list
-    comprehension over the instance's dict, half the cost of the tuple of the arrays)."""
-    return [id(v) for v in value.__dict__.values() if isinstance(v, np.ndarray)]
-
-
 def _buffers(value) -> tuple:
     """The numpy arrays a scipy.sparse or pydata/sparse array holds (its data and indices)."""
     return tuple(v for v in vars(value).values() if isinstance(v, np.ndarray))
@@ -282,31 +296,40 @@ class OutputPlan:
         self.arrays = tuple(tuple((kind, array_name(name, k if k < len(levels) else None, kind))
                                   for kind in lvl.array_dtypes())
                             for k, lvl in enumerate((*levels, leaf)))
-        self._shape = None
-        self._sized: tuple = ()
+        self._names = tuple(pname for names in self.arrays for _, pname in names)
+        self._order = fmt.mode_order
+        self._last: tuple = (None, ())   # (the last logical shape, its sized level specs)
 
     def tensor(self, shape, arrays: dict, check: bool = False) -> Tensor:
         """The result tensor of logical ``shape`` from the kernel's ``arrays`` (validated with ``check``)."""
         if check:
             return output_tensor(self.name, self.format, shape, arrays, check=True)
-        shape = tuple(shape)
-        if shape != self._shape:
-            storage = tuple(shape[m] for m in self.format.mode_order)
+        for name in self._names:
+            if name not in arrays:
+                raise KeyError(f"the kernel returned no {name} for output {self.name}")
+        return self.result(tuple(shape), arrays)
+
+    def result(self, shape: tuple, arrays: dict) -> Tensor:
+        """:meth:`tensor` of a tuple ``shape`` and ``arrays`` holding every array of the output, unchecked
+        (the fast path's, on every call: the levels are built when first asked for, see Tensor._deferred)."""
+        last = self._last
+        if shape != last[0]:
+            storage = tuple(shape[m] for m in self._order)
             sized_levels, sized_leaf = flatten(self.format.root.with_sizes(storage))
             # leaf first: each sized level spec with its arrays' (kind, parameter) names
-            self._sized = tuple(zip(reversed((*sized_levels, sized_leaf)), reversed(self.arrays)))
-            self._shape = shape
-        # (called on every kernel call: kept to the few operations it needs)
-        node, built = None, []
-        try:
-            for lvl, names in self._sized:
-                node = lvl.assembled({kind: arrays[pname] for kind, pname in names}, node)
-                built.append(node)
-        except KeyError as e:
-            raise KeyError(f"the kernel returned no {e.args[0]} for output {self.name}") from None
-        built.reverse()
-        return Tensor._assembled(node, shape, self.format.mode_order, self.name, self.format,
-                                 (tuple(built[:-1]), built[-1]))
+            last = self._last = (shape, tuple(zip(reversed((*sized_levels, sized_leaf)), reversed(self.arrays))))
+        return Tensor._deferred(_assemble, (last[1], arrays), shape, self._order, self.name, self.format)
+
+
+def _assemble(sized: tuple, arrays: dict) -> tuple:
+    """``(root, (levels, leaf))`` of a kernel's result: each sized level spec of ``sized`` (leaf first,
+    with its arrays' ``(kind, parameter)`` names) holding its arrays of ``arrays``."""
+    node, built = None, []
+    for lvl, names in sized:
+        node = lvl.assembled({kind: arrays[pname] for kind, pname in names}, node)
+        built.append(node)
+    built.reverse()
+    return node, (tuple(built[:-1]), built[-1])
 
 
 def dense_parent_count(fmt: Format, level: int, storage_shape) -> int | None:

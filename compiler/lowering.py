@@ -200,6 +200,12 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     one statement, over the tensors it was built from (call it with no arguments); scipy.sparse and
     pydata/sparse arrays are taken as tensors, sharing their buffers.
     """
+    probe = _probe_key(program, strategy, tensors) if (
+        program.__class__ is str and not checked and functions is None and trace is None and not options) else None
+    if probe is not None:
+        hit = _PROBE.get(probe[0])
+        if hit is not None:
+            return hit[0]
     _load_strategies()
     if callable(getattr(program, "lower_array", None)):
         # an array expression (compiler.array): its kernel reads the tensors it was built over
@@ -240,7 +246,13 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     options = dict(options or {})
     if chosen and shaped:
         return _lower_shaped(program, checked, functions, trace, options, tensors)
-    return _lower(program, strategy, checked, functions, trace, options, tensors, auto=LOOP_NOTE if chosen and loop else "")
+    kernel = _lower(program, strategy, checked, functions, trace, options, tensors, auto=LOOP_NOTE if chosen and loop else "")
+    if probe is not None and not kernel.shape_operators:   # (whose kernels are lowered for the shapes)
+        if len(_PROBE) >= 256:
+            _PROBE.clear()
+        # (the formats are kept beside the kernel, so their ids in the key name no other object)
+        _PROBE[probe[0]] = (kernel, probe[1])
+    return kernel
 
 
 LOOP_NOTE = "a loop program: lowered with looplets (strategy='looplets'), the strategy of loop programs"
@@ -295,6 +307,39 @@ def _lower_shaped(program, checked, functions, trace, options, tensors, facts=No
                               wider, auto=_looplets_note(e))
         kernel.relower = again
     return kernel
+
+
+#: lower()'s first look: (program text, strategy, what each tensor's format and facts are, by the
+#: identity of a tensor's format object) -> (the kernel _lower returned, which its cache holds too;
+#: those format objects).
+#: A solver's loop calling einsum on the same tensors skips the parsing, formats and facts of a call
+_PROBE: dict = {}
+
+
+def _probe_key(program: str, strategy, tensors: dict) -> tuple | None:
+    """``(key, formats to keep)`` of :data:`_PROBE` for a call of ``lower(program, strategy, **tensors)``
+    with no other argument; None where a tensor is given as something it does not describe (a scipy
+    array, a format object, a Python int past int64), which takes the full path."""
+    parts: list = [program, strategy]
+    keep = []
+    finite = values.FINITE
+    for name, value in tensors.items():
+        cls = value.__class__
+        if cls is Tensor:
+            held = value.__dict__   # (what the properties keep, read without their calls)
+            fmt, facts = held.get("_format") or value.format, held.get("_value_facts") or value.value_facts
+            keep.append(fmt)
+            parts.append((name, id(fmt), None if facts is finite else facts))
+        elif cls is str:
+            parts.append((name, value))
+        elif cls is np.ndarray or cls is float or cls is bool or (cls is int and -2**63 <= value < 2**63):
+            # (an array's or scalar's format is its dtype's dense format, its rank's; its facts its values')
+            facts = values.of_array(value)
+            parts.append((name, cls, value.dtype if cls is np.ndarray else None, value.ndim if cls is np.ndarray else 0,
+                          None if facts is finite else facts))
+        else:
+            return None
+    return tuple(parts), keep
 
 
 def _format_only(value):
@@ -422,10 +467,13 @@ def einsum(expr, strategy: str | None = None, *, checked: bool = False, function
     """
     tensors = tensors_of(tensors)
     kernel = lower(expr, strategy, checked=checked, functions=functions, **tensors)
-    inputs = {k: v for k, v in tensors.items() if not isinstance(v, (str, Format, Level))}
-    return kernel(**inputs)
+    for v in tensors.values():
+        if isinstance(v, (str, Format, Level)):   # (formats choose the kernel; the call takes the values)
+            return kernel(**{k: v for k, v in tensors.items() if not isinstance(v, (str, Format, Level))})
+    return kernel(**tensors)
 
 
 def clear_cache() -> None:
     """Forget lowered kernels (compiled libraries stay in the backend's caches)."""
     _CACHE.clear()
+    _PROBE.clear()

@@ -149,17 +149,18 @@ class Kernel:
             fast = self._fast
         except AttributeError:
             fast = self._fast = fast_call(self)
+        routed = self.__dict__.get("_routed_fast")
+        if routed is not None:
+            # the fast path of the kernel for a foreign array's layout that a call took: it answers
+            # only for the arrays it bound itself (the same buffers), which are this program's; asked
+            # first, as a kernel called with such an array is called with it again
+            out = routed(tensors)
+            if out is not None:
+                return out
         if fast is not None:
             out = fast(tensors)
             if out is not None:
                 return out
-            routed = self.__dict__.get("_routed_fast")
-            if routed is not None:
-                # the fast path of the kernel for a foreign array's layout that the last call took: it
-                # answers only for the arrays it bound itself (the same buffers), which are this program's
-                out = routed(tensors)
-                if out is not None:
-                    return out
         own = self.for_layouts(tensors)
         if own is not self:
             out = own(**tensors)

@@ -213,6 +213,20 @@ class Level:
         """
         raise NotImplementedError
 
+    def structure(self) -> tuple | None:
+        """What a check of this level's arrays in C verifies (:mod:`compiler.recheck`): ``(pos,
+        keys, extents)`` for a level storing each fiber's coordinates ``keys`` (one array per mode, strictly
+        increasing within a fiber, each inside its extent) between ``pos[f]`` and ``pos[f + 1]``;
+        ``()`` for a level with no such array to check; ``None`` (the default) when it says nothing,
+        and a tensor holding it is validated whole instead.
+
+        >>> from compiler.levels import SparseList, Element, Dense
+        >>> lvl = SparseList(Element(0.0), 4, np.array([0, 2]), np.array([1, 3]))
+        >>> [a.tolist() for a in lvl.structure()[1]], lvl.structure()[2], Dense(lvl, 1).structure()
+        ([[1, 3]], (4,), ())
+        """
+        return None
+
     def check(self, parent_count: int, where: str) -> int:
         """Validate this level's data under ``parent_count`` parents; return its count."""
         raise NotImplementedError

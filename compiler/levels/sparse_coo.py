@@ -145,6 +145,9 @@ class SparseCOO(Level):
         child = self.child.from_entries(len(idx[0]) if n else 0, child_pos, coords[n:], vals, sizes[n:])
         return type(self)(n, child, tuple(int(s) for s in sizes[:n]), pos, idx)
 
+    def structure(self) -> tuple:
+        return self.pos, tuple(self.idx), tuple(self.shape)
+
     def check(self, parent_count: int, where: str) -> int:
         if self.shape is None or any(s is None or s < 0 for s in self.shape):
             raise FormatError(f"{where}: shape must be {self.ndim} non-negative integers, got {self.shape}")

@@ -71,6 +71,9 @@ class SparseList(IndexedLevel):
         child = self.child.from_entries(len(idx), child_pos, coords[1:], vals, sizes[1:])
         return type(self)(child, int(sizes[0]), pos, idx)
 
+    def structure(self) -> tuple:
+        return self.pos, (self.idx,), (self.size,)
+
     def check(self, parent_count: int, where: str) -> int:
         if self.size is None or self.size < 0:
             raise FormatError(f"{where}: size must be a non-negative integer, got {self.size}")

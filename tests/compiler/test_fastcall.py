@@ -184,3 +184,20 @@ def test_the_fast_path_is_generated_code_a_reader_can_follow():
     assert code.startswith("def fast(tensors):")
     assert "v = tensors['A']" in code and "v = tensors['x']" in code
     assert "return OUTPUT.tensor(shape, made" in code
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("held", [np.nan, np.inf, -np.inf])
+def test_a_numpy_argument_holding_a_non_finite_value_is_seen_in_c(dtype, held):
+    """A numpy argument's facts are found in C over the pointer the kernel takes: each kind of
+    non-finite value, at the last element too, sends the call to the kernel lowered for it."""
+    a = _csr(4, 5, 0.5, 7).astype(dtype)
+    A = ss.Tensor.from_numpy(a, "csr", name="A")
+    x = np.arange(5.0, dtype=dtype)
+    k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=x)
+    k(A=A, x=x)
+    assert fast_call(k)({"A": A, "x": x}) is not None
+    x[-1] = held
+    assert fast_call(k)({"A": A, "x": x}) is None
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(k(A=A, x=x).to_numpy(), ss.evaluate("y[i] = A[i, j] * x[j]", A=A, x=x)[0])

@@ -250,3 +250,58 @@ def test_later_calls_go_straight_to_the_fast_path_of_the_kernel_for_the_layout(s
     a.data[0] = np.nan
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(k(A=a, x=np.zeros(5)).to_numpy(), _oracle(SPMV, A=a, x=np.zeros(5)))
+
+
+def _csr_lowered_with_the_matrix(strategy, m):
+    return ss.lower(SPMV, strategy=strategy, A=m, x=np.ones(m.shape[1]))
+
+
+def _csr_lowered_for_csr(strategy, m):
+    return ss.lower(SPMV, strategy=strategy, A="csr", x="dense")
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("lowered", [_csr_lowered_with_the_matrix, _csr_lowered_for_csr])
+@pytest.mark.parametrize("array, at, value, problem", [
+    ("indices", 0, 1000, r"idx\[0\]=1000 is out of range \[0, 4\)"),
+    ("indices", 1, -1, r"idx\[1\]=-1 is out of range"),
+    ("indptr", 2, 99, r"pos is not non-decreasing|pos\[-1\]"),
+    ("indptr", 0, 1, r"pos\[0\] must be 0"),
+    ("indices", "swap", None, r"not strictly increasing"),
+])
+def test_a_matrix_whose_indices_were_written_in_place_is_refused_naming_them(strategy, lowered, array, at, value,
+                                                                            problem):
+    """The kernel reads a scipy matrix's index arrays in place, checked when first bound: its owner
+    may write them between calls (x[1000] would be read past x). Every call that reads them checks
+    them again, in C, and a FormatError names the array; set right again, the calls agree again."""
+    m = sp.csr_matrix(np.array([[1.0, 0, 2, 0], [0, 3, 4, 0], [5, 0, 0, 6], [0, 0, 0, 7], [8, 9, 0, 0]]))
+    x = np.arange(1.0, 5.0)
+    k = lowered(strategy, m)
+    for _ in range(3):   # (the general path, then the fast path)
+        np.testing.assert_array_equal(k(A=m, x=x).to_numpy(), m @ x)
+    arr = getattr(m, array)
+    saved = arr.copy()
+    if at == "swap":   # (row 2 holds columns 0, 3: now 3, 0)
+        arr[4], arr[5] = arr[5], arr[4]
+    else:
+        arr[at] = value
+    with pytest.raises(ss.FormatError, match=problem):
+        k(A=m, x=x)
+    with pytest.raises(ss.FormatError, match=problem):
+        k.interpret(A=m, x=x)
+    arr[:] = saved
+    np.testing.assert_array_equal(k(A=m, x=x).to_numpy(), m @ x)
+
+
+def test_a_coo_matrix_written_in_place_is_refused_too():
+    m = sp.coo_matrix(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    m.sum_duplicates()   # (canonical: shared)
+    k = ss.lower(SPMV, A="coo", x="dense")
+    x = np.ones(3)
+    for _ in range(3):
+        np.testing.assert_array_equal(k(A=m, x=x).to_numpy(), m @ x)
+    own = k.for_layouts({"A": m, "x": x})
+    assert _shares(own, "A", m)
+    m.col[1] = 3
+    with pytest.raises(ss.FormatError, match=r"idx1\[1\]=3 is out of range \[0, 3\)"):
+        k(A=m, x=x)

@@ -1,0 +1,211 @@
+"""A foreign array's structure and values, checked again in C at every call that reads it in place.
+
+A scipy or pydata array that a kernel reads in place (:meth:`compiler.binding.InputPlan.tensor`)
+stays its owner's: between two calls the owner may write its ``indices`` or ``indptr`` in
+place, and a kernel reading a coordinate past its operand reads out of bounds. The tensor over
+it was validated once, when it was built; each later call that takes the same buffers runs this
+module's check instead of the tensor's :meth:`~compiler.tensor.Tensor.validate` (the same rules:
+``pos[0] == 0``, ``pos`` non-decreasing up to the stored count, every coordinate inside its
+extent, each fiber's coordinates strictly increasing), one C call over the arrays' addresses,
+which also says whether the values hold NaN or infinities (the facts a kernel assumed).
+
+Levels say what to check (:meth:`compiler.levels.level.Level.structure`); a tensor with a level
+that does not say is not rechecked here (:func:`checker` gives None) and is validated whole.
+
+>>> import numpy as np, scipy.sparse as sp
+>>> from compiler import Tensor
+>>> m = sp.csr_matrix(np.array([[0, 2.0], [3.0, np.inf]]))
+>>> check = checker(Tensor.from_scipy(m))
+>>> str(check())
+'may hold +inf'
+>>> m.indices[1] = 7              # (in place: the kernel would read x[7])
+>>> check() is None
+True
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from . import values
+
+__all__ = ["checker", "values_facts"]
+
+_SOURCE = r"""
+#include <stdint.h>
+
+/* a compressed level's pos over its coordinate keys ((address, extent) pairs): 0 if well formed */
+#define CHECK_LEVEL(T)                                                                          \
+static int64_t check_##T(int64_t parents, const T *pos, int64_t stored, int64_t nkeys,          \
+                         const int64_t *keys)                                                   \
+{                                                                                               \
+    if (pos[0] != 0)                                                                            \
+        return -2;                                                                              \
+    for (int64_t f = 0; f < parents; f++)                                                       \
+        if (pos[f + 1] < pos[f])                                                                \
+            return -3;                                                                          \
+    if (pos[parents] != stored)                                                                 \
+        return -4;                                                                              \
+    for (int64_t k = 0; k < nkeys; k++) {                                                       \
+        const T *idx = (const T *)(intptr_t)keys[2 * k];                                        \
+        int64_t extent = keys[2 * k + 1];                                                       \
+        for (int64_t q = 0; q < stored; q++)                                                    \
+            if (idx[q] < 0 || idx[q] >= extent)                                                 \
+                return -5;                                                                      \
+    }                                                                                           \
+    for (int64_t f = 0; f < parents; f++) {                                                     \
+        for (int64_t q = (int64_t)pos[f] + 1; q < pos[f + 1]; q++) {                            \
+            int order = 0;                                                                      \
+            for (int64_t k = 0; k < nkeys && order == 0; k++) {                                 \
+                const T *idx = (const T *)(intptr_t)keys[2 * k];                                \
+                order = idx[q] > idx[q - 1] ? 1 : idx[q] < idx[q - 1] ? -1 : 0;                 \
+            }                                                                                   \
+            if (order <= 0)                                                                     \
+                return -6;                                                                      \
+        }                                                                                       \
+    }                                                                                           \
+    return 0;                                                                                   \
+}
+
+/* which non-finite values some values hold: 1 NaN, 2 +inf, 4 -inf */
+#define FACTS(T)                                                                                \
+static int64_t facts_##T(const T *v, int64_t n)                                                 \
+{                                                                                               \
+    int64_t held = 0;                                                                           \
+    for (int64_t q = 0; q < n; q++) {                                                           \
+        T x = v[q];                                                                             \
+        if (x - x != 0)                                                                         \
+            held |= x != x ? 1 : x > 0 ? 2 : 4;                                                 \
+    }                                                                                           \
+    return held;                                                                                \
+}
+
+CHECK_LEVEL(int32_t)
+CHECK_LEVEL(int64_t)
+FACTS(float)
+FACTS(double)
+
+int64_t sparsescope_facts_f32(const float *v, int64_t n) { return facts_float(v, n); }
+int64_t sparsescope_facts_f64(const double *v, int64_t n) { return facts_double(v, n); }
+
+/* ops: (1, dtype, parents, pos, stored, nkeys, key, extent, ...) per compressed level and
+   (2, dtype, values, count) per value array; the facts of the values, or < 0 for a malformed level */
+int64_t sparsescope_recheck(const int64_t *ops, int64_t n)
+{
+    int64_t held = 0;
+    for (int64_t k = 0; k < n;) {
+        int64_t op = ops[k], dtype = ops[k + 1];
+        if (op == 1) {
+            int64_t nkeys = ops[k + 5], r;
+            if (dtype == 4)
+                r = check_int32_t(ops[k + 2], (const int32_t *)(intptr_t)ops[k + 3], ops[k + 4], nkeys, ops + k + 6);
+            else
+                r = check_int64_t(ops[k + 2], (const int64_t *)(intptr_t)ops[k + 3], ops[k + 4], nkeys, ops + k + 6);
+            if (r < 0)
+                return r;
+            k += 6 + 2 * nkeys;
+        } else {
+            if (dtype == 4)
+                held |= facts_float((const float *)(intptr_t)ops[k + 2], ops[k + 3]);
+            else if (dtype == 8)
+                held |= facts_double((const double *)(intptr_t)ops[k + 2], ops[k + 3]);
+            k += 4;
+        }
+    }
+    return held;
+}
+"""
+
+_lock = threading.Lock()
+_library: list = []
+# the facts of each mask the C function returns (0: the shared FINITE, which kernels compare by identity)
+_FACTS = [values.FINITE] + [values.Facts(bool(m & 1), bool(m & 2), bool(m & 4)) for m in range(1, 8)]
+
+
+def _lib():
+    """``(ffi, lib)`` of the checking function, built (or taken from the disk cache) once."""
+    with _lock:
+        if not _library:
+            from .backend import build
+            # (the kernels' flags; the NaN test x - x != 0 must survive a user's -ffast-math)
+            flags = (*build.compiler_flags(None), "-fno-finite-math-only")
+            path, _ = build.build_library(_SOURCE, "recheck", flags)
+            _library.append(build.load_library(path, "int64_t sparsescope_recheck(const int64_t *, int64_t);\n"
+                                                     "int64_t sparsescope_facts_f32(const float *, int64_t);\n"
+                                                     "int64_t sparsescope_facts_f64(const double *, int64_t);"))
+        return _library[0]
+
+
+def checker(tensor):
+    """A function of no argument that checks ``tensor``'s arrays again (as it finds them now) and
+    gives the facts of its values, or None when a level is malformed; ``None`` instead of a
+    function when some level does not say what to check (:meth:`Level.structure`).
+
+    The function holds the arrays' addresses: it is for a tensor whose arrays are shared with an
+    owner that may change their contents, never their identity (the caller checks that first)."""
+    ops: list[int] = []
+    keep = []
+    count = 1
+    for lvl in tensor.levels:
+        parts = lvl.structure()
+        if parts is None:
+            return None
+        if not parts:
+            count = lvl.count(count)
+            continue
+        # (the stored count is the keys' length, which the owner cannot change in place; pos may change)
+        pos, keys, extents = parts
+        parents, count = count, len(keys[0])
+        if pos.dtype.itemsize not in (4, 8) or any(k.dtype != pos.dtype for k in keys):
+            return None
+        ops += [1, pos.dtype.itemsize, parents, _address(pos), count, len(keys)]
+        for key, extent in zip(keys, extents):
+            ops += [_address(key), int(extent)]
+        keep += [pos, *keys]
+    leaf = tensor.leaf
+    if leaf.structure() is None:
+        return None
+    vals = leaf.arrays().get("vals")
+    if vals is not None and vals.dtype.kind == "f" and vals.dtype.itemsize in (4, 8) and count:
+        ops += [2, vals.dtype.itemsize, _address(vals), count]
+        keep.append(vals)
+    elif vals is not None and vals.dtype.kind in "fc":
+        return None   # (float16, complex: whose facts the C function does not take)
+    ffi, lib = _lib()
+    program = np.array(ops, dtype=np.int64)
+    pointer = ffi.cast("const int64_t *", program.ctypes.data)
+    run, size, facts = lib.sparsescope_recheck, len(ops), _FACTS
+
+    def check():
+        held = run(pointer, size)
+        return None if held < 0 else facts[held]
+    check.arrays = (program, keep)   # (kept alive with the function: the addresses are theirs)
+    return check
+
+
+def values_facts(dtype):
+    """A function ``(pointer, count) -> facts`` of a float32 or float64 array given as a cffi pointer
+    (a kernel's argument: cffi's pointer types are shared between libraries), None for other dtypes.
+
+    >>> import cffi
+    >>> v = np.array([1.0, -np.inf])
+    >>> str(values_facts(v.dtype)(cffi.FFI().from_buffer("double[]", v), 2))
+    'may hold -inf'
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f" or dtype.itemsize not in (4, 8):
+        return None
+    run = getattr(_lib()[1], f"sparsescope_facts_f{dtype.itemsize * 8}")
+    facts = _FACTS
+
+    def held(pointer, count):
+        return facts[run(pointer, count)]
+    return held
+
+
+def _address(array: np.ndarray) -> int:
+    if not array.flags.c_contiguous:
+        raise ValueError("a level's array is not contiguous")   # (never for a tensor's own arrays)
+    return array.ctypes.data
