@@ -138,19 +138,6 @@ def road_grid(side, rng):
     return sp.csr_matrix((np.concatenate([w, w]), (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(n, n))
 
 
-def sketch(h, w, strokes, rng):
-    """Thin strokes (2 or 3 pixels wide) on a blank canvas, as the sketch dataset's line drawings."""
-    img = np.zeros((h, w), bool)
-    for _ in range(strokes):
-        r0, c0, r1, c1 = rng.integers(0, h), rng.integers(0, w), rng.integers(0, h), rng.integers(0, w)
-        t = np.linspace(0, 1, 2 * max(h, w))
-        rr, cc = np.round(r0 + (r1 - r0) * t).astype(int), np.round(c0 + (c1 - c0) * t).astype(int)
-        for d in range(int(rng.integers(2, 4))):
-            img[np.clip(rr + d, 0, h - 1), cc] = True
-            img[rr, np.clip(cc + d, 0, w - 1)] = True
-    return img
-
-
 def digits(count, scale):
     """scikit-learn's 8 x 8 digits (0 to 16), ``scale`` times larger (each pixel a block), as uint8
     gray levels (0 to 255); None without scikit-learn."""
@@ -285,6 +272,7 @@ def images(report, ss, cv2, sizes, rng, repeat):
     from scipy import ndimage
     from compiler.looplets.histogram import IMAGE_U8, MaskedHistogram8, mask_format_for
     from compiler.looplets.morphology import RUNS, Erosion
+    from compiler.testing import sketch
     box = np.ones((3, 3), np.uint8)
     sets = []   # (label, gray images (uint8), binary images: the erosion's input and the histogram's mask)
     d = digits(sizes["digits"], sizes["digit_scale"])

@@ -48,6 +48,25 @@ def random_sparse(shape, density, rng, *, fill=0.0, lo=1, hi=6, dtype=float, emp
     return a
 
 
+def sketch(h: int, w: int, strokes: int, rng) -> np.ndarray:
+    """A binary ``h`` x ``w`` image of ``strokes`` thin straight strokes (2 or 3 pixels wide) on a
+    blank canvas, as the line drawings of the Finch paper's sketch dataset (erosion, histograms).
+
+    >>> img = sketch(20, 30, 3, np.random.default_rng(1))
+    >>> img.shape, img.dtype.name, bool(0 < img.mean() < 0.5)
+    ((20, 30), 'bool', True)
+    """
+    img = np.zeros((h, w), bool)
+    for _ in range(strokes):
+        r0, c0, r1, c1 = rng.integers(0, h), rng.integers(0, w), rng.integers(0, h), rng.integers(0, w)
+        t = np.linspace(0, 1, 2 * max(h, w))
+        rr, cc = np.round(r0 + (r1 - r0) * t).astype(int), np.round(c0 + (c1 - c0) * t).astype(int)
+        for d in range(int(rng.integers(2, 4))):
+            img[np.clip(rr + d, 0, h - 1), cc] = True
+            img[rr, np.clip(cc + d, 0, w - 1)] = True
+    return img
+
+
 def check_lowered(prog: str, schedule=None, out=None, checked: bool = False, options=None, functions=None,
                   strategy: str = "lattice", **tensors):
     """Lower ``prog`` (index notation, with user ``functions``) by ``strategy`` with ``schedule``, further

@@ -17,6 +17,7 @@ from compiler.looplets.morphology import (DENSE, EROSIONS, FOOTPRINTS, MASK_DENS
                                           MaskedHistogram, erode, masked_histogram, masked_histogram_shift,
                                           masked_histogram_step)
 from compiler.testing import assert_canonical
+from compiler.testing import sketch as draw_sketch
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FORMATS = {"runs": RUNS, "dense": DENSE}
@@ -82,17 +83,8 @@ def test_erosion_matches_scipy(img, footprint, fmt, iterations):
 
 
 def sketch(h, w, strokes, seed):
-    """Thin strokes (a pixel or two wide) on a blank canvas, as the paper's sketches."""
-    rng = np.random.default_rng(seed)
-    img = np.zeros((h, w), bool)
-    for _ in range(strokes):
-        r0, c0, r1, c1 = rng.integers(0, h), rng.integers(0, w), rng.integers(0, h), rng.integers(0, w)
-        t = np.linspace(0, 1, 2 * max(h, w))
-        rr, cc = np.round(r0 + (r1 - r0) * t).astype(int), np.round(c0 + (c1 - c0) * t).astype(int)
-        for dr in range(int(rng.integers(2, 4))):
-            img[np.clip(rr + dr, 0, h - 1), cc] = True
-            img[rr, np.clip(cc + dr, 0, w - 1)] = True
-    return img
+    """:func:`compiler.testing.sketch` from a fixed seed."""
+    return draw_sketch(h, w, strokes, np.random.default_rng(seed))
 
 
 @pytest.mark.parametrize("footprint", sorted(FOOTPRINTS))
