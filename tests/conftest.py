@@ -33,11 +33,17 @@ def sparsescope_cache_dir(tmp_path_factory):
     mp.undo()
 
 
-# The longest file first: under pytest-xdist (``./dev test`` runs a worker per core) the other
-# workers take the rest meanwhile, instead of one worker starting it when the others are done.
-LONGEST_FIRST = ("test_binder.py", "test_sanitize.py", "test_morphology.py", "test_widgets_browser.py",
-                 "test_schedule_compose.py", "test_looplets_gallop.py")
+# The longest files first, longest first (per-file times of a whole run on 2 cores): ./dev test
+# runs pytest-xdist with --no-loadscope-reorder, so files are handed to the workers in this order
+# (by default xdist hands out the files with the most tests first, which left the few-test but
+# long files, the Binder and sanitizer runs, for last: one worker ran them while the other idled)
+LONGEST_FIRST = ("test_peers_pydata_elemwise.py", "test_peers_taco_lower.py", "test_seqemit.py", "test_binder.py",
+                 "test_lattice_precompute.py", "test_widgets_browser.py", "test_sanitize.py", "test_output_formats.py",
+                 "test_algebra.py", "test_lattice_parallel.py", "test_lattice_kernels.py",
+                 "test_lattice_output_formats.py", "test_looplets_gallop.py", "test_reductions.py",
+                 "test_elementwise.py", "test_dtypes.py", "test_lattice_derived.py", "test_lattice_two_phase.py")
 
 
 def pytest_collection_modifyitems(items):
-    items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
