@@ -220,16 +220,7 @@ def run_property(out, what, shape, fill, density, seed):
     d = random_sparse((m, 3), density, rng, fill=fill)
     tensors = {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill),
                "D": Tensor.from_numpy(d, "csc", fill=fill)}
-    tensors = used(expr, tensors)
-    want, out_fill = ss.evaluate(expr, **tensors)
-    fmt = FORMATS[out](float(out_fill))
-    k = ss.lower(expr, strategy="lattice", C=fmt, **tensors)
-    got = k(**tensors)
-    assert got.format == fmt
-    np.testing.assert_array_equal(got.to_numpy(), want)
-    np.testing.assert_array_equal(k.interpret(**tensors).to_numpy(), want)
-    got.validate()
-    assert_canonical(got, want)
+    lower_and_check(expr, FORMATS[out], used(expr, tensors))
 
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
@@ -299,17 +290,23 @@ def assembled_natively(k, fmt, how="block of slots"):
     assert any(how in s.note for s in k.trace.steps if s.stage == "lower")
 
 
-def run_blocks(expr, fmt, tensors, how="block of slots"):
+def lower_and_check(expr, fmt_for_fill, tensors):
+    """Lower ``expr`` by lattices into the format ``fmt_for_fill(the oracle's fill)``; its result, and
+    the interpreter's, equal the oracle's, valid and canonical. Returns the kernel and the format."""
     want, out_fill = ss.evaluate(expr, **tensors)
-    fmt = fmt(float(out_fill))
+    fmt = fmt_for_fill(float(out_fill))
     k = ss.lower(expr, strategy="lattice", **{expr.split("[")[0]: fmt}, **tensors)
-    assembled_natively(k, fmt, how)
     got = k(**tensors)
     assert got.format == fmt
     np.testing.assert_array_equal(got.to_numpy(), want)
     np.testing.assert_array_equal(k.interpret(**tensors).to_numpy(), want)
     got.validate()
     assert_canonical(got, want)
+    return k, fmt
+
+
+def run_blocks(expr, fmt, tensors, how="block of slots"):
+    assembled_natively(*lower_and_check(expr, fmt, tensors), how)
 
 
 @pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
