@@ -32,7 +32,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from .trace import Rewrite, text_of
+from .trace import Rewrite, printed_later, text_of
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int
                     if budget[0] < 0:
                         raise RewriteLimitError(f"rewriting did not terminate; last rule {r.name!r} on {text_of(t)}")
                     if log is not None:
-                        log.append(Rewrite(r.name, text_of(t), text_of(new)))
+                        log.append(Rewrite(r.name, printed_later(t), printed_later(new)))
                     # the replacement's children may now match rules too
                     t = map_children(new, visit)
                     break

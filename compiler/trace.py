@@ -17,7 +17,7 @@ without re-running the compiler.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from . import serialize
@@ -32,6 +32,77 @@ def text_of(obj: Any) -> str:
     return pretty() if callable(pretty) else str(obj)
 
 
+class Later:
+    """A value made when first read: given to a :class:`Step`, :class:`Artifact` or
+    :class:`Rewrite` field, ``make()`` runs only if something reads the field. Most traces are
+    never looked at (a kernel's call does not read them), and printing and drawing the program
+    of every step was a tenth of a lowering's time.
+
+    >>> a = Artifact("ir", "k", Later(lambda: "y[i] = 0;"))
+    >>> a.text
+    'y[i] = 0;'
+    """
+
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
+
+
+_MISSING = object()
+
+
+class _Deferred:
+    """A dataclass field that may hold a :class:`Later` (made on first read) or, for text
+    fields, an IR object (printed by :func:`text_of` on first read)."""
+
+    def __init__(self, default: Any = _MISSING, text: bool = False):
+        self.default, self.text = default, text
+
+    def __set_name__(self, owner, name):
+        self.name, self.key = name, "_" + name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            if self.default is _MISSING:   # (a field without a default, to dataclass)
+                raise AttributeError(self.name)
+            return self.default
+        raw = obj.__dict__[self.key]
+        if isinstance(raw, Later):
+            raw = raw.make()
+        if self.text and not isinstance(raw, str):
+            raw = text_of(raw)
+        obj.__dict__[self.key] = raw
+        return raw
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.key] = value
+
+
+def printed_later(obj: Any) -> Any:
+    """``obj`` as a text field takes it: kept to be printed when read if it cannot change (an
+    immutable IR node or a :class:`Later`), else its text now.
+
+    >>> printed_later([1, 2])
+    '[1, 2]'
+    """
+    params = getattr(type(obj), "__dataclass_params__", None)
+    if isinstance(obj, (str, Later)) or params is not None and params.frozen:
+        return obj
+    return text_of(obj)
+
+
+def _later_parts(make) -> tuple[Later, Later, Later]:
+    """Three :class:`Later` values, the parts of one ``make()`` (run once for all three)."""
+    made = []
+
+    def part(k):
+        if not made:
+            made.append(make())
+        return made[0][k]
+    return Later(lambda: part(0)), Later(lambda: part(1)), Later(lambda: part(2))
+
+
 @serialize.node
 @dataclass(frozen=True)
 class Artifact:
@@ -44,9 +115,20 @@ class Artifact:
 
     kind: str
     name: str
-    text: str
-    dot: str | None = None
-    data: Any = None
+    text: str = _Deferred(text=True)
+    dot: str | None = _Deferred(None)
+    data: Any = _Deferred(None)
+
+    @classmethod
+    def deferred(cls, kind: str, name: str, make) -> "Artifact":
+        """An artifact whose ``(text, dot, data)`` ``make()`` returns when one of them is first
+        read (drawing a large kernel's tree costs more than lowering it).
+
+        >>> a = Artifact.deferred("ir", "k", lambda: ("y = 0;", "digraph {}", None))
+        >>> a.dot, a.text
+        ('digraph {}', 'y = 0;')
+        """
+        return cls(kind, name, *_later_parts(make))
 
 
 @serialize.node
@@ -55,8 +137,8 @@ class Rewrite:
     """One application of a rewrite rule: its name and the term before and after."""
 
     rule: str
-    before: str
-    after: str
+    before: str = _Deferred(text=True)   # (the terms, printed when read)
+    after: str = _Deferred(text=True)
 
 
 @serialize.node
@@ -71,18 +153,17 @@ class Step:
     rewrites: tuple[Rewrite, ...] = ()
     note: str = ""
     error: str | None = None
-    before_text: str = field(default="")
-    after_text: str = field(default="")
+    before_text: str = _Deferred("", text=True)
+    after_text: str = _Deferred("", text=True)
     #: structured facts about the step for later stages (a looplet lowering's ``{"tag": ...}``)
     data: Any = None
 
     def __post_init__(self):
         self.artifacts = tuple(self.artifacts)
         self.rewrites = tuple(self.rewrites)
-        if not self.before_text:
-            self.before_text = text_of(self.before)
-        if not self.after_text:
-            self.after_text = text_of(self.after)
+        for side in ("before", "after"):   # (printed when first read, see printed_later)
+            if self.__dict__["_" + side + "_text"] == "":
+                setattr(self, side + "_text", printed_later(getattr(self, side)))
 
     @property
     def changed(self) -> bool:

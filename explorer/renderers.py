@@ -30,8 +30,6 @@ from pygments.lexer import RegexLexer, bygroups
 from pygments.lexers import CLexer, DiffLexer
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text
 
-from compiler.imperative.ir import Function
-from compiler.imperative.ir_dot import ir_artifact
 from compiler.trace import Artifact, Step
 
 from .fit import fit_svg
@@ -620,36 +618,19 @@ def diff_steps(session, i: int, j: int, context: int = 3) -> Diff:
 
 # --- steps --------------------------------------------------------------------------------------
 
-#: the trees drawn for ``ir`` artifacts recorded as text, by the id of their kernel (kept alive here)
-_IR_DRAWN: dict[int, tuple[Function, Artifact]] = {}
-
-
 def drawn_artifacts(step: Step) -> list[Artifact]:
-    """The artifacts of ``step`` that the drawing pane shows (all but the C). The imperative IR's
-    later passes (cleanup, privatize, vectorize, early exit, block copy, ...) record their kernel
-    as text only, to keep lowering cheap; such an ``ir`` artifact is drawn here, when first shown,
-    as a tree from the kernel the step holds (a trace loaded from JSON holds text only, and shows it).
+    """The artifacts of ``step`` that the drawing pane shows (all but the C). A kernel's tree
+    (an ``ir`` artifact) is drawn when first shown: the lowering records it deferred
+    (:func:`compiler.imperative.ir_dot.ir_artifact`).
 
-    >>> from compiler.imperative import Buffer, Store
+    >>> from compiler.imperative import Buffer, Function, Store
+    >>> from compiler.imperative.ir_dot import ir_artifact
     >>> fn = Function("k", (Buffer("y", "float64"),), [Store("y", 0, 1.0)])
-    >>> step = Step("cleanup", after=fn, artifacts=[Artifact("ir", "k", str(fn))])
-    >>> [a.dot is not None for a in drawn_artifacts(step)]
-    [True]
+    >>> step = Step("cleanup", after=fn, artifacts=[ir_artifact(fn), Artifact("c", "k", "")])
+    >>> [a.kind for a in drawn_artifacts(step)], drawn_artifacts(step)[0].dot is not None
+    (['ir'], True)
     """
-    out = []
-    for a in step.artifacts:
-        if a.kind == "c":
-            continue
-        fn = step.after
-        if a.kind == "ir" and not a.dot and isinstance(fn, Function) and fn.name == a.name:
-            kept = _IR_DRAWN.get(id(fn))
-            if kept is None or kept[0] is not fn:
-                if len(_IR_DRAWN) >= 64:
-                    _IR_DRAWN.pop(next(iter(_IR_DRAWN)))
-                kept = _IR_DRAWN[id(fn)] = (fn, ir_artifact(fn))
-            a = kept[1]
-        out.append(a)
-    return out
+    return [a for a in step.artifacts if a.kind != "c"]
 
 
 def step_focus(step: Step) -> list[str]:

@@ -867,24 +867,27 @@ class Function:
 def walk(node) -> Iterable[Any]:
     """Every node reachable from ``node`` (pre-order), including ``node`` itself."""
     stack = [node]
+    leaves, names_of = _LEAF_TYPES, _FIELD_NAMES
     while stack:
         n = stack.pop()
         yield n
         if isinstance(n, tuple):
             stack.extend(reversed(n))
             continue
-        names = _FIELD_NAMES.get(type(n))
+        names = names_of.get(type(n))
         if names is None:
-            names = _FIELD_NAMES[type(n)] = (tuple(f.name for f in reversed(fields(n)))
-                                             if hasattr(n, "__dataclass_fields__") else ())
+            names = names_of[type(n)] = (tuple(f.name for f in reversed(fields(n)))
+                                         if hasattr(n, "__dataclass_fields__") else ())
         for name in names:
             v = getattr(n, name)
-            if isinstance(v, Origin):  # metadata about the code, not code
+            if type(v) in leaves or isinstance(v, Origin):  # (an Origin is metadata about the code, not code)
                 continue
             if isinstance(v, (Expr, Stmt, tuple, Helper)) or hasattr(v, "__dataclass_fields__"):
                 stack.append(v)
 
 
+#: the types of field values that are never nodes (most fields: names, dtypes, numbers)
+_LEAF_TYPES = frozenset((str, int, float, bool, type(None)))
 _FIELD_NAMES: dict = {}   # a dataclass's field names, last first (dataclasses.fields builds them per call)
 
 

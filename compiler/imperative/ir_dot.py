@@ -39,9 +39,12 @@ def ir_dot(fn: Function) -> str:
 
 def ir_artifact(fn: Function) -> Artifact:
     """The ``ir`` artifact of the kernel ``fn``: its text, its tree, and each box's tags
-    (``data["node_tags"]``), which the explorer links with the C lines of those tags."""
-    tree = ir_tree(fn)
-    return Artifact("ir", fn.name, str(fn), tree.source(), data={"node_tags": tree.node_tags})
+    (``data["node_tags"]``), which the explorer links with the C lines of those tags; each made
+    when first read (:meth:`~compiler.trace.Artifact.deferred`)."""
+    def make():
+        tree = ir_tree(fn)
+        return str(fn), tree.source(), {"node_tags": tree.node_tags}
+    return Artifact.deferred("ir", fn.name, make)
 
 
 def ir_tree(fn: Function) -> TreeDot:

@@ -269,7 +269,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
         if private != fn:
             parts = {n.buffer for n in ir_walk(private.body) if isinstance(n, View)}
             parts = [n.buffer for n in ir_walk(fn.body) if isinstance(n, Allocate) and n.buffer in parts]
-            trace.record("privatize", before=fn, after=private, artifacts=[Artifact("ir", fn.name, str(private))],
+            trace.record("privatize", before=fn, after=private, artifacts=[ir_artifact(private)],
                          note=f"each thread of the parallel loop gets its own {', '.join(parts)}")
             fn = private
     narrow = {p.name for p in fn.params if isinstance(p, Buffer) and np.dtype(p.dtype).itemsize < 8}
@@ -286,7 +286,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
              "a loop's local that would hide a local of the same name, dead by then, assigns that one")):
         after = _without_unread_inputs(replace(fn, body=Block(tuple(apply(fn.body.body)))))
         if after != fn:
-            trace.record(stage, before=fn, after=after, artifacts=[Artifact("ir", fn.name, str(after))], note=note)
+            trace.record(stage, before=fn, after=after, artifacts=[ir_artifact(after)], note=note)
             fn = after
     out_shape = tuple(setup.extent_uses[i][0] for i in program.lhs.indices)
     extents = tuple((i.name, tuple(uses)) for i, uses in setup.extent_uses.items() if len(uses) > 1)
@@ -311,7 +311,7 @@ def _stop_early(fn, setup: Setup, trace: Trace):
     if not notes:
         return fn
     after = replace(fn, body=Block(tuple(body))) if done else fn
-    trace.record("early-exit", before=fn, after=after, artifacts=[Artifact("ir", fn.name, str(after))],
+    trace.record("early-exit", before=fn, after=after, artifacts=[ir_artifact(after)],
                  note="; ".join(notes))
     return after
 

@@ -36,7 +36,7 @@ from ..imperative.cleanup import cleanup
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
 from ..notation.ast import Call, accesses, walk
-from ..trace import Artifact, Trace
+from ..trace import Trace
 from .sequences import SequenceError
 from .seqderive import ShapedFormat, seq_lower
 from .exprs import names_used
@@ -94,13 +94,13 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                    or isinstance(p, Buffer) and p.intent == "inout")
     after = replace(fn, params=params, body=Block(body))
     if after != fn:
-        trace.record("cleanup", before=fn, after=after, artifacts=[Artifact("ir", fn.name, str(after))],
+        trace.record("cleanup", before=fn, after=after, artifacts=[ir_artifact(after)],
                      note="assignments replaced before a read and locals nothing reads dropped")
         fn = after
     after = replace(fn, body=Block(tuple(block_copy(fn.body.body, {p.name: p.dtype for p in fn.params
                                                                    if isinstance(p, (Buffer, Growable))}))))
     if after != fn:
-        trace.record("block-copy", before=fn, after=after, artifacts=[Artifact("ir", fn.name, str(after))],
+        trace.record("block-copy", before=fn, after=after, artifacts=[ir_artifact(after)],
                      note="appends of a run of entries copied as a block when the filter drops none of them")
         fn = after
     fill = np.zeros((), np.dtype(out_format.dtype)).item()

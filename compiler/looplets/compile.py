@@ -38,7 +38,7 @@ from ..outputs import Outputs
 from ..levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                       SparseHash, SparseList, SparsePoint, SparseRunList)
 from ..tensor import Tensor
-from ..trace import Trace
+from ..trace import Later, Trace
 from .errors import ProgramError
 from .language import LoopProgram, loop_program
 from .coordinates import mark_computed
@@ -318,8 +318,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = run(stmts)
         if after != stmts:
-            trace.record(stage, before="\n".join(str(s) for s in stmts), after="\n".join(str(s) for s in after),
-                         note=note)
+            trace.record(stage, before=_printed(stmts), after=_printed(after), note=note)
         stmts = after
     stmts = _allocate_temporaries(stmts, infos, temp_sizes, ctx.fresh)
     fn = ir.Function(name or _cname(prog.name), tuple(params), ir.Block(tuple(stmts)),
@@ -709,3 +708,9 @@ def register():
         "looplets", tuple(c.name for c in UNFURL), tuple(c.name for c in UNFURL if c in UPDATABLE),
         schedule="schedule" in _OPTIONS))
     return True
+
+
+def _printed(stmts) -> Later:
+    """The statements' text, printed when the trace is read."""
+    stmts = tuple(stmts)
+    return Later(lambda: "\n".join(str(s) for s in stmts))
