@@ -618,8 +618,20 @@ def _agrees(got, want, operand_dtypes=()) -> bool:
     return False
 
 
+#: sound lattices already checked, by the text of the lattice, its expression and the check's
+#: arguments (with the objects, so no address in a text is reused while it is kept here):
+#: a kernel lowered for other formats or another output builds the same lattices again, and
+#: checking one took about a third of a lattice lowering's time
+_VERIFIED: dict[tuple, tuple] = {}
+
+
 def verify(L: Lattice, expr, **kw) -> CheckResult:
-    """:func:`check_lattice`, raising :class:`LatticeError` when the lattice is unsound."""
+    """:func:`check_lattice`, raising :class:`LatticeError` when the lattice is unsound. The
+    check is deterministic (its draws are seeded), so a lattice seen before is not checked again."""
+    key = (_lattice_key(L), repr(expr), repr(sorted(kw.items())))
+    seen = _VERIFIED.get(key)
+    if seen is not None:
+        return seen[-1]
     res = check_lattice(L, expr, **kw)
     if not res.sound:
         stated = {f"{n.op.name} ({n.op.algebra if isinstance(n.op.algebra, str) else n.op.algebra[0]!r})"
@@ -629,7 +641,16 @@ def verify(L: Lattice, expr, **kw) -> CheckResult:
                 "; this is a bug in sparsescope: please report it")
         raise LatticeError(f"the lattice at {L.index} for {expr} misses regions {res.missing} "
                            f"or computes wrong values {res.wrong[:3]}{hint}:\n{L.text()}")
+    if len(_VERIFIED) >= 4096:
+        _VERIFIED.pop(next(iter(_VERIFIED)))
+    _VERIFIED[key] = (L, expr, kw, res)
     return res
+
+
+def _lattice_key(L: Lattice) -> tuple:
+    """What :func:`check_lattice` reads of ``L`` (all but its rewrites, which say how it was built)."""
+    return (repr(L.index), repr(L.operands), repr(L.algebra), repr(L.neutral), repr(L.points), repr(L.loops),
+            L.universe, L.value_tests, repr(L.free), repr(L.fixed))
 
 
 __all__ = ["Operand", "Point", "Loop", "Lattice", "LatticeError", "build_lattice", "check_lattice",
