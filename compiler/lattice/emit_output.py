@@ -79,6 +79,8 @@ class OutputAssembly:
                 self.marked_level(info, lvl)
             elif lvl.keys_in_table is not None:
                 self.keyed_level(info, lvl)
+            elif lvl.appends_runs:
+                self.run_level(info, lvl)   # (:mod:`.emit_run_output`)
             elif isinstance(lvl, SparseCOO):
                 if k != 0:
                     raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
@@ -288,7 +290,8 @@ class OutputAssembly:
         lengths (each loop iteration appends at most one entry), so appends need no check.
         """
         if self.out_dense or not self.out_path or n.index != self.out_path[-1] or self.producing \
-                or self.phase == "compute" or self.par_rows or self.block is not None:
+                or self.phase == "compute" or self.par_rows or self.block is not None \
+                or "runs" in self.levels_info[-1]:   # (runs: an entry appends up to two, each grown as appended)
             return []
         if universe or not iters:
             bound = N
@@ -387,7 +390,8 @@ class OutputAssembly:
     def reserve_for_scatters(self, emitted) -> list:
         """A sparse output filled from workspaces gets room for one entry per scatter, counted
         first (:mod:`compiler.lattice.reserve`): one allocation instead of doublings."""
-        if self.out_dense or not self.levels_info or not self.bitmaps or self.block is not None:
+        if self.out_dense or not self.levels_info or not self.bitmaps or self.block is not None \
+                or "runs" in self.levels_info[-1]:
             return []
         counter = Var(self.name(("reserve",), "n_scatters"))
         inputs = {n for n, p in self.inputs.items() if isinstance(p, Buffer)}
@@ -430,6 +434,8 @@ class OutputAssembly:
             out.append(Declare(vname, odt, cast(v, dt, odt)))
             val = vname
         last = self.levels_info[-1]
+        if "runs" in last:
+            return out + self.append_run(last, val)
         counter = Var(last["counter"])
         if isinstance(last["level"], SparseCOO):
             coords = [self.out_path[last["mode"] + j] for j in range(len(last["idx"]))]
