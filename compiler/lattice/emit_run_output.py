@@ -18,7 +18,7 @@ Example: ``C[i, j] = A[i, j] * B[i, j]`` into ``Dense(RunList(Element(0.0)))``, 
     if (vC != 0.0) {
         while (C1_fiber < i) { close fiber C1_fiber: a run of the fill to C1_size; C1_pos[C1_fiber + 1] = pC1; ... }
         if (C1_end == j && C1_end > 0 && C_val[pC1 - 1] == vC) C1_right[pC1 - 1] = j + 1;
-        else { a run of the fill [C1_end, j) if j > C1_end; a run [j, j + 1) of vC }
+        else { grow to pC1 + 2; a run of the fill [C1_end, j) if j > C1_end; a run [j, j + 1) of vC }
         C1_end = j + 1;
     }
 """
@@ -54,11 +54,14 @@ class RunAssembly:
         self.out_params += [OutScalar(info["counter"], "int64", 0), Buffer(info["pos"], idt, "inout"),
                             *[Growable(name, idt, info["counter"]) for name in info["idx"]]]
         fiber, end = Var(info["runs"]["fiber"]), Var(info["runs"]["end"])
-        self.init += [Declare(fiber, "int64", Const(0, "int64")), Declare(end, "int64", Const(0, "int64"))]
-        # (after the loops: the fibers they did not reach, each of the fill alone)
-        self.final.append(While(BinOp("<", fiber, self.dense_count(info["mode"])), self.close_fiber(info)))
+        self.init.append(Declare(end, "int64", Const(0, "int64")))
+        if info["mode"] == 0:   # (one fiber: closed after the loops)
+            self.final += self.close_fiber(info)
+        else:   # (after the loops: the fibers they did not reach too, each of the fill alone)
+            self.init.append(Declare(fiber, "int64", Const(0, "int64")))
+            self.final.append(While(BinOp("<", fiber, self.dense_count(info["mode"])), self.close_fiber(info)))
         gaps = ("; a gap between entries, and a fiber's end after its last entry, is a run of the fill"
-                if lvl.full else "")
+                if lvl.full else "; each call checks that no fiber holds more than one run" if lvl.at_most_one else "")
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as runs: an entry at the "
                           f"coordinate where its fiber's last run ends, of that run's value, extends the run, "
                           f"any other starts one{gaps} (TACO's append into a run-length level)")
@@ -67,12 +70,15 @@ class RunAssembly:
         """The arrays that grow by one element per run: its bounds and the values."""
         return [*info["idx"], self.val]
 
+    def grow_runs(self, info: dict, more: int) -> list:
+        """Make room for ``more`` runs."""
+        return [Grow(name, BinOp("+", Var(info["counter"]), Const(more, "int64"))) for name in self.run_arrays(info)]
+
     def new_run(self, info: dict, start, stop, value) -> list:
-        """Append the run ``[start, stop)`` of ``value`` (IR expressions, int64 coordinates)."""
+        """Append the run ``[start, stop)`` of ``value`` (IR expressions, int64 coordinates), in room made."""
         counter, idt = Var(info["counter"]), info["idt"]
         bounds = [start, stop] if len(info["idx"]) == 2 else [stop]
-        return ([Grow(name, BinOp("+", counter, Const(1, "int64"))) for name in self.run_arrays(info)]
-                + [Store(name, counter, cast(b, "int64", idt)) for name, b in zip(info["idx"], bounds)]
+        return ([Store(name, counter, cast(b, "int64", idt)) for name, b in zip(info["idx"], bounds)]
                 + [Store(self.val, counter, value), CompoundAssign("+", counter, Const(1, "int64"))])
 
     def close_fiber(self, info: dict) -> list:
@@ -83,8 +89,10 @@ class RunAssembly:
         size = Var(self.out_sizes[info["mode"]].name)
         out = []
         if runs["fill"]:
-            out.append(If(BinOp("<", end, size),
-                          self.new_run(info, end, size, const_of(s.out_fill_value, s.out_dtype))))
+            out.append(If(BinOp("<", end, size), self.grow_runs(info, 1) + self.new_run(
+                info, end, size, const_of(s.out_fill_value, s.out_dtype))))
+        if info["mode"] == 0:
+            return out + [Store(info["pos"], Const(1, "int64"), cast(counter, "int64", info["idt"]))]
         return out + [Store(info["pos"], BinOp("+", fiber, Const(1, "int64")), cast(counter, "int64", info["idt"])),
                       CompoundAssign("+", fiber, Const(1, "int64")), Assign(end, Const(0, "int64"))]
 
@@ -103,8 +111,11 @@ class RunAssembly:
         if info["mode"] > 0:   # (the fibers before this entry's are done)
             body.append(While(BinOp("<", fiber, self.dense_position(info["mode"] - 1)), self.close_fiber(info)))
         start = self.new_run(info, i, BinOp("+", i, one), val)
-        if runs["fill"]:
-            start = [If(BinOp("<", end, i), self.new_run(info, end, i, const_of(s.out_fill_value, s.out_dtype)))] + start
+        if runs["fill"]:   # (room for a run of the fill before it too)
+            start = self.grow_runs(info, 2) + [If(BinOp("<", end, i), self.new_run(
+                info, end, i, const_of(s.out_fill_value, s.out_dtype)))] + start
+        else:
+            start = self.grow_runs(info, 1) + start
         extends = and_(BinOp("==", end, i), BinOp(">", end, Const(0, "int64")),
                        BinOp("==", Load(self.val, last), val))
         body += [If(extends, [Store(info["idx"][-1], last, cast(BinOp("+", i, one), "int64", info["idt"]))], start),
