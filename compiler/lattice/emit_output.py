@@ -22,7 +22,7 @@ from .. import binding
 from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, Growable,
                              If, Load, OutScalar, Scalar, Store, Var, While)
-from ..levels import Dense, SparseCOO, SparseList
+from ..levels import Dense, SparseCOO
 from .cfir import CForall
 from .cin import expr_accesses
 from .exprs import cast, const_of, not_fill
@@ -58,11 +58,11 @@ class OutputAssembly:
                 mode += lvl.nmodes
                 continue
             info = {"level": lvl, "k": k, "mode": mode}
-            if isinstance(lvl, SparseList):
+            if lvl.appends_coordinates:
                 idt = np.dtype(lvl.index_dtype).name
                 info["counter"] = self.name(("count", k), f"p{out}{k}")
                 self.out_params.append(OutScalar(info["counter"], "int64", 0))
-                info["idx"] = [binding.array_name(out, k, "idx")]
+                info["idx"] = [binding.array_name(out, k, lvl.crd_array)]
                 self.out_params.append(Growable(info["idx"][0], idt, info["counter"]))
                 info["pos"] = binding.array_name(out, k, "pos")
                 if all(isinstance(x, Dense) for x in fmt.levels[:k]):
@@ -75,6 +75,9 @@ class OutputAssembly:
                     self.out_params.append(Growable(info["pos"], idt, info["pos_len"]))
                     self.init += [Grow(info["pos"], Const(1, "int64")), Store(info["pos"], 0, Const(0, idt))]
                 info["idt"] = idt
+                if lvl.at_most_one:
+                    self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as a SparseList "
+                                      f"is; each call checks that no fiber holds more than one entry")
             elif lvl.marks_slots:
                 self.marked_level(info, lvl)
             elif lvl.keys_in_table is not None:
@@ -353,7 +356,7 @@ class OutputAssembly:
             stmts = self.block_fiber(index, stmts)
         for info in self.levels_info[1:]:
             k = info["k"]
-            if not isinstance(info["level"], SparseList) and "slots" not in info and "keyed" not in info:
+            if not info["level"].appends_coordinates and "slots" not in info and "keyed" not in info:
                 continue
             if self.out_path[info["mode"] - 1] != index:
                 continue

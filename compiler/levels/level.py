@@ -16,7 +16,7 @@ Every level implements:
   located_by_coordinate`` (strategies ask these; they never test a level's name);
 - what a kernel writing it may do: ``random_write, slot_per_coordinate, at_most_one,
   starts_array, appends_nested, inserts_nested, locates_under_appended, marks_slots, keys_in_table,
-  appends_runs`` (strategies ask these; they never test a level's name);
+  appends_coordinates, appends_runs`` (strategies ask these; they never test a level's name);
 - ``arrays()``, ``format_key()``, ``spec()``, ``spec_str()``, ``count(parent_count)``;
 - ``children(parents)``: the stored children of a vector of parent positions,
   as ``(parent_index, coords, child_positions)``, used to enumerate a tensor;
@@ -88,6 +88,10 @@ class Level:
     #: entry's key ``parent * size + i`` and a table of the keys, built when the level is finished
     #: by inserting them in order (TACO's insert into a hashed level); None for other levels
     keys_in_table: ClassVar[tuple[str, str] | None] = None
+    #: appended in storage order as a sorted list of coordinates (TACO's append into a compressed
+    #: level): ``pos`` and :attr:`crd_array`, each entry its own child; where the level holds
+    #: :attr:`at_most_one` entry per fiber, a kernel's output is checked after each call
+    appends_coordinates: ClassVar[bool] = False
     #: appended in storage order as runs of equal values, one child per run (TACO's append into a
     #: run-length level): ``pos``, each run's exclusive end in :attr:`run_end_array` and, for a level
     #: that is not full, its start in :attr:`run_start_array`. An entry at the coordinate where the

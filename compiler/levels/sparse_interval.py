@@ -54,5 +54,5 @@ class SparseInterval(SparseRunList):
         bad = np.flatnonzero(n > 1)
         if bad.size:
             raise FormatError(f"{where}: fiber {int(bad[0])} stores {int(n[bad[0]])} runs; a SparseInterval "
-                              f"fiber stores at most one")
+                              f"fiber stores at most one; use SparseRunList")
         return count

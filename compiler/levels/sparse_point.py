@@ -42,6 +42,7 @@ class SparsePoint(IndexedLevel):
     name: ClassVar[str] = "SparsePoint"
     at_most_one: ClassVar[bool] = True
     compressed: ClassVar[bool] = True   # (stored as a SparseList is: pos and idx)
+    appends_coordinates: ClassVar[bool] = True   # (as a SparseList is; an output is checked after the call)
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx")
 
     def count(self, parent_count):
@@ -82,6 +83,6 @@ class SparsePoint(IndexedLevel):
         bad = np.flatnonzero(n > 1)
         if bad.size:
             raise FormatError(f"{where}: fiber {int(bad[0])} stores {int(n[bad[0]])} coordinates; a SparsePoint "
-                              f"fiber stores at most one")
+                              f"fiber stores at most one; use SparseList")
         check_range(self.idx, self.size, "idx", where)
         return int(self.pos[parent_count])

@@ -2,9 +2,10 @@
 
 The lattice emission places Dense levels by position (under Dense levels, and as blocks under
 an appended SparseList level: TACO's {sparse, dense}) and appends SparseList and SparseCOO
-levels in storage order, and appends RunList, SparseRunList and SparseInterval levels under
-Dense ones as runs; any other output level (SparseBand, SparseBlockList, SparsePoint, a
-SparseByteMap, SparseHash or run-length level elsewhere, a Dense level under a sparse one in a
+levels in storage order, RunList, SparseRunList and SparseInterval levels under Dense ones as
+runs, and SparsePoint ones as lists (every call checking that a point or an interval fits); any
+other output level (SparseBand, SparseBlockList, a SparseByteMap, SparseHash, point or run-length
+level elsewhere, a Dense level under a sparse one in a
 two-phase or scheduled kernel) is built as a SparseList and the call converts it to the format asked, and the
 trace's ``convert`` step says so (compiler/lattice/output_build.py). Each kernel is checked
 against the dense oracle, the IR interpreter, a bounds-checked build and the storage
@@ -213,10 +214,9 @@ def test_a_result_that_does_not_fit_is_an_error_naming_the_output(cls):
     a = np.array([[1.0, 2.0, 0.0], [0.0, 0.0, 0.0]])
     A = Tensor.from_numpy(a, "csr")
     k = ss.lower("C[i, j] = A[i, j]", strategy="lattice", A=A, C=under_dense(cls))
-    # (a SparseInterval is appended as runs and every call checks its output; a SparsePoint is converted)
-    with pytest.raises(FormatError, match=rf"C: {cls.name} stores at most one .* per fiber, but fiber 0 has 2"
-                                          rf"|C: level 1 \({cls.name}\): fiber 0 stores 2 runs; a {cls.name} fiber "
-                                          rf"stores at most one"):
+    # (appended by the kernel, as a SparseList or as runs, and every call checks its output)
+    with pytest.raises(FormatError, match=rf"^C: level 1 \({cls.name}\): fiber 0 stores 2 (coordinates|runs); "
+                                          rf"a {cls.name} fiber stores at most one; use Sparse(List|RunList)$"):
         k(A=A)
 
 
@@ -556,3 +556,100 @@ def test_property_run_length_outputs(cls, what, shape, fill, density, special, s
     else:
         expr, fmt = EXPRS[what], lambda f: under_dense(cls, f)
     run_blocks(expr, fmt, used(expr, tensors), AS_RUNS)
+
+
+# -- SparsePoint (a list) and SparseInterval (runs) under Dense, appended by the kernel ---------------
+# (at most one entry, or one run, per fiber: every call checks the output and refuses one that holds more)
+
+AT_MOST_ONE_HOW = {SparsePoint: "appended in storage order as a SparseList is; each call checks",
+                   SparseInterval: "each call checks that no fiber holds more than one run"}
+
+
+def one_per_row(shape, density, rng, fill=0.0, interval=False, special=False, like=None):
+    """A matrix of at most one stored entry (``interval``: one run of one value) per row, each row
+    stored with probability ``density``; ``like``: the entries (or runs) of another such matrix,
+    each kept or not, with other values. ``special`` values are NaN (alone: two NaNs are two
+    runs), inf and -inf."""
+    n, m = shape
+    a = np.full(shape, fill)
+    spans = like if like is not None else []
+    for r in range(n if like is None and m else 0):
+        lo = int(rng.integers(0, m))
+        spans.append((r, lo, int(rng.integers(lo + 1, m + 1)) if interval else lo + 1))
+    for r, lo, hi in spans:
+        if rng.random() >= density:
+            continue
+        v = float(rng.choice([np.nan, np.inf, -np.inf])) if special and rng.random() < 0.4 else float(rng.integers(1, 4))
+        a[r, lo:(lo + 1 if np.isnan(v) else hi)] = v
+    return a, spans
+
+
+@pytest.mark.parametrize("cls", AT_MOST_ONE)
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_point_or_interval_under_dense_is_assembled_by_the_kernel(cls, what):
+    # before: built as CSR and converted after each call (the convert step)
+    rng = np.random.default_rng(18)
+    a, spans = one_per_row((7, 6), 0.8, rng, interval=cls is SparseInterval)
+    b, _ = one_per_row((7, 6), 0.8, rng, interval=cls is SparseInterval, like=spans)
+    tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "dcsr"),
+               "D": Tensor.from_numpy(2.0 * np.eye(6), "csr")}
+    expr, out = EXPRS[what], under_dense(cls)
+    k = check(expr, out, **used(expr, tensors))
+    assembled_natively(k, out, AT_MOST_ONE_HOW[cls])
+
+
+@pytest.mark.parametrize("cls", AT_MOST_ONE)
+def test_a_point_or_interval_vector(cls):
+    a = np.zeros((6, 5))
+    if cls is SparsePoint:
+        a[3, 1] = 2.0    # one stored entry of y
+    else:
+        a[1:4, :2] = 1.0   # y[1:4] one run of 2.0
+    A, x = Tensor.from_numpy(a, "csr"), np.ones(5)
+    out = Format(cls(leaf()))
+    k = check_lowered("y[i] = A[i, j] * x[j]", out=out, checked=True, A=A, x=x)
+    assembled_natively(k, out, AT_MOST_ONE_HOW[cls])
+    assert_canonical(k(A=A, x=x), a @ x)
+    # a result that does not fit is refused at the call, naming the output and the fiber
+    two = Tensor.from_numpy(np.eye(6, 5) * np.arange(1.0, 6.0), "csr")   # (y: 1, 2, 3, 4, 5, 0)
+    with pytest.raises(FormatError, match=r"^y: level 0 \(" + cls.name + r"\): fiber 0 stores [0-9]+ "):
+        k(A=two, x=x)
+
+
+def test_an_interval_with_a_gap_or_two_values_is_refused_as_asformat_refuses_it():
+    # [1, 0, 1] and [1, 2]: two runs in a fiber; asformat refuses both (from_numpy below)
+    k = None
+    for row in ([1.0, 0.0, 1.0], [1.0, 2.0, 0.0]):
+        A = Tensor.from_numpy(np.array([row, [0.0, 0.0, 0.0]]), "csr")
+        with pytest.raises(FormatError, match="SparseInterval stores at most one run"):
+            A.asformat(under_dense(SparseInterval))
+        k = k or ss.lower("C[i, j] = A[i, j]", strategy="lattice", A=A, C=under_dense(SparseInterval))
+        with pytest.raises(FormatError, match=r"fiber 0 stores 2 runs; a SparseInterval fiber stores at most one"):
+            k(A=A)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(cls=st.sampled_from(AT_MOST_ONE), what=st.sampled_from(["sum", "product", "copy", "vector"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 6)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(cls=SparseInterval, what="sum", shape=(3, 4), fill=np.nan, density=0.7, special=True, seed=0)
+@example(cls=SparsePoint, what="product", shape=(4, 4), fill=1.0, density=0.0, special=False, seed=0)   # all fill
+@example(cls=SparseInterval, what="copy", shape=(0, 3), fill=-np.inf, density=1.0, special=True, seed=0)   # no rows
+@example(cls=SparsePoint, what="sum", shape=(3, 0), fill=np.inf, density=0.7, special=False, seed=1)   # no columns
+@example(cls=SparseInterval, what="vector", shape=(1, 6), fill=0.0, density=1.0, special=True, seed=2)
+def test_property_point_and_interval_outputs(cls, what, shape, fill, density, special, seed):
+    # inputs whose sum, product and copy fit: the same columns (or runs) in every row of A and B
+    rng = np.random.default_rng(seed)
+    interval = cls is SparseInterval
+    if what == "vector":
+        shape = (1, shape[1])
+    a, spans = one_per_row(shape, density, rng, fill, interval, special)
+    b, _ = one_per_row(shape, density, rng, fill, interval, special, like=spans)
+    tensors = {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill)}
+    if what == "vector":   # (the one row, as a vector)
+        expr, fmt = "y[j] = v[j] + w[j]", lambda f: Format(cls(leaf(f)))
+        tensors = {"v": Tensor.from_numpy(a[0], "sparse_vector", fill=fill),
+                   "w": Tensor.from_numpy(b[0], "sparse_vector", fill=fill)}
+    else:
+        expr, fmt = EXPRS[what], lambda f: under_dense(cls, f)
+    run_blocks(expr, fmt, used(expr, tensors), AT_MOST_ONE_HOW[cls])
