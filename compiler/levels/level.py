@@ -134,6 +134,11 @@ class Level:
         """
         return self.full and self.slot_per_coordinate
 
+    def check_at_most_one(self, parent_count: int, where: str) -> None:
+        """Raise :class:`FormatError` (naming ``where``) if a fiber of a level that holds
+        :attr:`at_most_one` entry or run holds more: what a kernel's output is checked for after
+        each call. Other levels hold any number."""
+
     def crd_of(self, mode: int) -> str:
         """The array of coordinates of the level's mode ``mode`` (:attr:`crd_array`; a level of
         several modes keeps one per mode)."""
