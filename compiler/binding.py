@@ -103,6 +103,25 @@ def output_tensor(name: str, fmt: Format, shape, arrays: dict, check: bool = Tru
     return Tensor(node, shape=tuple(shape), mode_order=fmt.mode_order, name=name, check=check)
 
 
+def check_at_most_one(name: str, t: Tensor) -> None:
+    """Refuse a kernel's output ``t`` (named ``name``) where a level that holds at most one entry
+    or run per fiber (SparsePoint, SparseInterval) holds more in one: a program may write more.
+    One pass over those levels' ``pos``, where validating the whole output reads every array.
+
+    >>> from compiler.levels import Dense, Element, SparsePoint
+    >>> fmt = Format(Dense(SparsePoint(Element(0.0))))
+    >>> arrays = {"C1_pos": np.array([0, 2, 2]), "C1_idx": np.array([0, 1]), "C_val": np.array([1.0, 2.0])}
+    >>> check_at_most_one("C", output_tensor("C", fmt, (2, 2), arrays, check=False))
+    Traceback (most recent call last):
+    ...
+    compiler.errors.FormatError: C: level 1 (SparsePoint): fiber 0 stores 2 coordinates; a SparsePoint fiber stores at most one; use SparseList
+    """
+    count = 1
+    for k, lvl in enumerate(t.levels):
+        lvl.check_at_most_one(count, f"{name}: level {k} ({lvl.name})")
+        count = lvl.count(count)
+
+
 class InputPlan:
     """Parameter names of one input tensor's arrays, worked out once per kernel.
 

@@ -498,12 +498,12 @@ class Kernel:
         shape, restore = state.shape, state.restore
         out_name = self.lowered.output
         arrays = {**state.args, **results}
-        # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs, and
-        # so does every kernel whose output has a level holding at most one entry or run per fiber
-        # (SparsePoint, SparseInterval): a program can write more, and that must be an error.
+        # Checked kernels (and the test suite, via SPARSESCOPE_VALIDATE_OUTPUTS) validate outputs; every
+        # kernel whose output has a level holding at most one entry or run per fiber (SparsePoint,
+        # SparseInterval) checks that level's counts (below): a program can write more, and that must
+        # be an error.
         why = self.lowered.validate_output
-        check = (self.compiled.checked or plan.at_most_one or bool(why)
-                 or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS")))
+        check = (self.compiled.checked or bool(why) or bool(os.environ.get("SPARSESCOPE_VALIDATE_OUTPUTS")))
         output = plan.output if plan.fresh_fill is None else plan.fresh_fill.output(inputs, tensors)
         try:
             out = output.tensor(shape, arrays, check=check)
@@ -511,6 +511,8 @@ class Kernel:
             if not why:
                 raise
             raise FormatError(f"{e} ({why}; every call checks its output)") from None
+        if plan.at_most_one and not check:
+            binding.check_at_most_one(out_name, out)
         if restore is not None:
             out = restore(out)
         # (an output built in another mode order than asked, as no loop order appends it in its own)

@@ -22,7 +22,7 @@ from .. import binding
 from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, Growable,
                              If, Load, OutScalar, Scalar, Store, Var, While)
-from ..levels import Dense, SparseCOO, SparseList
+from ..levels import Dense, SparseCOO
 from .cfir import CForall
 from .cin import expr_accesses
 from .exprs import cast, const_of, not_fill
@@ -58,11 +58,11 @@ class OutputAssembly:
                 mode += lvl.nmodes
                 continue
             info = {"level": lvl, "k": k, "mode": mode}
-            if isinstance(lvl, SparseList):
+            if lvl.appends_coordinates:
                 idt = np.dtype(lvl.index_dtype).name
                 info["counter"] = self.name(("count", k), f"p{out}{k}")
                 self.out_params.append(OutScalar(info["counter"], "int64", 0))
-                info["idx"] = [binding.array_name(out, k, "idx")]
+                info["idx"] = [binding.array_name(out, k, lvl.crd_array)]
                 self.out_params.append(Growable(info["idx"][0], idt, info["counter"]))
                 info["pos"] = binding.array_name(out, k, "pos")
                 if all(isinstance(x, Dense) for x in fmt.levels[:k]):
@@ -75,10 +75,15 @@ class OutputAssembly:
                     self.out_params.append(Growable(info["pos"], idt, info["pos_len"]))
                     self.init += [Grow(info["pos"], Const(1, "int64")), Store(info["pos"], 0, Const(0, idt))]
                 info["idt"] = idt
+                if lvl.at_most_one:
+                    self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as a SparseList "
+                                      f"is; each call checks that no fiber holds more than one entry")
             elif lvl.marks_slots:
                 self.marked_level(info, lvl)
             elif lvl.keys_in_table is not None:
                 self.keyed_level(info, lvl)
+            elif lvl.appends_runs:
+                self.run_level(info, lvl)   # (:mod:`.emit_run_output`)
             elif isinstance(lvl, SparseCOO):
                 if k != 0:
                     raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
@@ -288,7 +293,8 @@ class OutputAssembly:
         lengths (each loop iteration appends at most one entry), so appends need no check.
         """
         if self.out_dense or not self.out_path or n.index != self.out_path[-1] or self.producing \
-                or self.phase == "compute" or self.par_rows or self.block is not None:
+                or self.phase == "compute" or self.par_rows or self.block is not None \
+                or "runs" in self.levels_info[-1]:   # (runs: an entry appends up to two, each grown as appended)
             return []
         if universe or not iters:
             bound = N
@@ -350,7 +356,7 @@ class OutputAssembly:
             stmts = self.block_fiber(index, stmts)
         for info in self.levels_info[1:]:
             k = info["k"]
-            if not isinstance(info["level"], SparseList) and "slots" not in info and "keyed" not in info:
+            if not info["level"].appends_coordinates and "slots" not in info and "keyed" not in info:
                 continue
             if self.out_path[info["mode"] - 1] != index:
                 continue
@@ -387,7 +393,8 @@ class OutputAssembly:
     def reserve_for_scatters(self, emitted) -> list:
         """A sparse output filled from workspaces gets room for one entry per scatter, counted
         first (:mod:`compiler.lattice.reserve`): one allocation instead of doublings."""
-        if self.out_dense or not self.levels_info or not self.bitmaps or self.block is not None:
+        if self.out_dense or not self.levels_info or not self.bitmaps or self.block is not None \
+                or "runs" in self.levels_info[-1]:
             return []
         counter = Var(self.name(("reserve",), "n_scatters"))
         inputs = {n for n, p in self.inputs.items() if isinstance(p, Buffer)}
@@ -430,6 +437,8 @@ class OutputAssembly:
             out.append(Declare(vname, odt, cast(v, dt, odt)))
             val = vname
         last = self.levels_info[-1]
+        if "runs" in last:
+            return out + self.append_run(last, val)
         counter = Var(last["counter"])
         if isinstance(last["level"], SparseCOO):
             coords = [self.out_path[last["mode"] + j] for j in range(len(last["idx"]))]

@@ -6,21 +6,24 @@ computed from its parent's; so is one under an appended level when it declares i
 (``locates_under_appended``: TACO's ``{sparse, dense}``, a SparseList of Dense rows), each
 appended position getting a block of slots; a level that marks its slots (SparseByteMap,
 innermost, under Dense levels) is appended in order, its entries stored and marked in their
-slots, and so is one that keeps its keys in a table (SparseHash), the table built at the end;
+slots, and so is one that keeps its keys in a table (SparseHash), the table built at the end,
+and one that declares it is appended as runs (``appends_runs``: RunList, SparseRunList), an entry
+extending its fiber's last run or starting one (:mod:`compiler.lattice.emit_run_output`), or as
+a list (``appends_coordinates``: SparsePoint, its output checked after each call);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order. Any
-other level (a run-length, band, block, point or interval level, a Dense
+other level (a band or block level, a point or run-length one elsewhere, a Dense
 level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
 
 >>> from compiler.format import parse_format
->>> built, why = building_output(parse_format("Dense(RunList(Element(0.0)))"), "C")
+>>> built, why = building_output(parse_format("SparseList(RunList(Element(0.0)))"), "C")
 >>> print(built.shorthand)
-csr
+dcsr
 >>> print(why)
-the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseByteMap or SparseHash innermost under Dense levels, or SparseCOO as the only level) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseByteMap, SparseHash or SparsePoint innermost under Dense levels, or SparseCOO as the only level) and runs (a RunList or SparseRunList innermost under Dense levels) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -28,6 +31,8 @@ True
 >>> building_output(parse_format("Dense(SparseByteMap(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("Dense(SparseHash(Element(0.0)))"), "C") is None
+True
+>>> building_output(parse_format("Dense(RunList(Element(0.0)))"), "C") is None
 True
 """
 
@@ -46,8 +51,9 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     (``one_pass``; two-phase and threaded assembly append no blocks); a sparse level that appends
     under any parent (a SparseList's fiber starts where the one before it ended), and any other
     (a SparseCOO's one segment) only as the output's one level; a level that marks its slots
-    (``marks_slots``: SparseByteMap) or keeps its keys in a table (``keys_in_table``: SparseHash)
-    as the innermost level under Dense ones, in a one-pass kernel.
+    (``marks_slots``: SparseByteMap), keeps its keys in a table (``keys_in_table``: SparseHash), is
+    appended as runs (``appends_runs``: RunList, SparseRunList) or as a list (``appends_coordinates``:
+    SparsePoint) as the innermost level under Dense ones, in a one-pass kernel.
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> rows = (SparseList(Element(0.0)), Dense(Element(0.0)))
@@ -56,9 +62,11 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     """
     lvl = levels[k]
     if not isinstance(lvl, ASSEMBLED):
-        # (appended, marked and stored in its slot: the innermost level, under located ones)
-        return (one_pass and (lvl.marks_slots or lvl.keys_in_table is not None) and k == len(levels) - 1
-                and all(above.located_by_coordinate for above in levels[:k]))
+        # (appended as a list or as runs, or marked and stored in its slot: the innermost level, under
+        # located ones)
+        return (one_pass and (lvl.appends_coordinates or lvl.marks_slots or lvl.keys_in_table is not None
+                              or lvl.appends_runs)
+                and k == len(levels) - 1 and all(above.located_by_coordinate for above in levels[:k]))
     if lvl.full:
         if all(above.full for above in levels[:k]):
             return True
@@ -81,8 +89,8 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
         "and, in a one-pass kernel, under a SparseList level when only Dense levels follow"
     return built, (f"the lattice strategy assembles no {levels} in {tensor}: it places Dense levels by position "
                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
-                   f"SparseByteMap or SparseHash innermost under Dense levels, or SparseCOO as the only level) in storage "
-                   f"order, so it builds "
+                   f"SparseByteMap, SparseHash or SparsePoint innermost under Dense levels, or SparseCOO as the only level) "
+                   f"and runs (a RunList or SparseRunList innermost under Dense levels) in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 
 

@@ -15,7 +15,8 @@ Every level implements:
 - how the lattice strategy reads it: ``compressed, crd_array, hashed, child_array,
   located_by_coordinate`` (strategies ask these; they never test a level's name);
 - what a kernel writing it may do: ``random_write, slot_per_coordinate, at_most_one,
-  starts_array, appends_nested, inserts_nested, locates_under_appended, marks_slots, keys_in_table`` (strategies ask these; they never test a level's name);
+  starts_array, appends_nested, inserts_nested, locates_under_appended, marks_slots, keys_in_table,
+  appends_coordinates, appends_runs`` (strategies ask these; they never test a level's name);
 - ``arrays()``, ``format_key()``, ``spec()``, ``spec_str()``, ``count(parent_count)``;
 - ``children(parents)``: the stored children of a vector of parent positions,
   as ``(parent_index, coords, child_positions)``, used to enumerate a tensor;
@@ -87,6 +88,22 @@ class Level:
     #: entry's key ``parent * size + i`` and a table of the keys, built when the level is finished
     #: by inserting them in order (TACO's insert into a hashed level); None for other levels
     keys_in_table: ClassVar[tuple[str, str] | None] = None
+    #: appended in storage order as a sorted list of coordinates (TACO's append into a compressed
+    #: level): ``pos`` and :attr:`crd_array`, each entry its own child; where the level holds
+    #: :attr:`at_most_one` entry per fiber, a kernel's output is checked after each call
+    appends_coordinates: ClassVar[bool] = False
+    #: appended in storage order as runs of equal values, one child per run (TACO's append into a
+    #: run-length level): ``pos``, each run's exclusive end in :attr:`run_end_array` and, for a level
+    #: that is not full, its start in :attr:`run_start_array`. An entry at the coordinate where the
+    #: fiber's last run ends, of that run's value (as numpy's ``==`` compares: a NaN extends no run,
+    #: a -0.0 extends a 0.0's), extends the run; any other starts one. A full level (RunList) covers
+    #: its fibers with runs: a gap between entries, and a fiber's end, is a run of the fill
+    appends_runs: ClassVar[bool] = False
+    #: the array of the runs' first coordinates of :attr:`appends_runs` (None: a run starts where the
+    #: one before it in its fiber ends)
+    run_start_array: ClassVar[str | None] = None
+    #: the array of the runs' exclusive ends of :attr:`appends_runs`
+    run_end_array: ClassVar[str] = "right"
     # How the lattice strategy reads the level (TACO's mode capabilities, notes/taco.md §1.2): its
     # iterators are built from these, so a subclass reads as its base does.
     #: TACO's compressed level: position iteration over one sorted, unique list of coordinates per
@@ -116,6 +133,11 @@ class Level:
         (True, False)
         """
         return self.full and self.slot_per_coordinate
+
+    def check_at_most_one(self, parent_count: int, where: str) -> None:
+        """Raise :class:`FormatError` (naming ``where``) if a fiber of a level that holds
+        :attr:`at_most_one` entry or run holds more: what a kernel's output is checked for after
+        each call. Other levels hold any number."""
 
     def crd_of(self, mode: int) -> str:
         """The array of coordinates of the level's mode ``mode`` (:attr:`crd_array`; a level of

@@ -71,6 +71,7 @@ class RunList(IndexedLevel):
     name: ClassVar[str] = "RunList"
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "right")
     full: ClassVar[bool] = True
+    appends_runs: ClassVar[bool] = True   # (full: the gaps between a kernel's entries are runs of the fill)
 
     def count(self, parent_count):
         return int(self.pos[parent_count])

@@ -50,9 +50,12 @@ class SparseInterval(SparseRunList):
 
     def check(self, parent_count, where):
         count = super().check(parent_count, where)
-        n = np.diff(self.pos.astype(POS))
+        self.check_at_most_one(parent_count, where)
+        return count
+
+    def check_at_most_one(self, parent_count, where):
+        n = np.diff(self.pos[:parent_count + 1].astype(POS))
         bad = np.flatnonzero(n > 1)
         if bad.size:
             raise FormatError(f"{where}: fiber {int(bad[0])} stores {int(n[bad[0]])} runs; a SparseInterval "
-                              f"fiber stores at most one")
-        return count
+                              f"fiber stores at most one; use SparseRunList")

@@ -44,6 +44,7 @@ class SparseList(IndexedLevel):
     name: ClassVar[str] = "SparseList"
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx")
     appends_nested: ClassVar[bool] = True
+    appends_coordinates: ClassVar[bool] = True
     compressed: ClassVar[bool] = True
 
     def count(self, parent_count: int) -> int:

@@ -42,6 +42,7 @@ class SparsePoint(IndexedLevel):
     name: ClassVar[str] = "SparsePoint"
     at_most_one: ClassVar[bool] = True
     compressed: ClassVar[bool] = True   # (stored as a SparseList is: pos and idx)
+    appends_coordinates: ClassVar[bool] = True   # (as a SparseList is; an output is checked after the call)
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx")
 
     def count(self, parent_count):
@@ -78,10 +79,13 @@ class SparsePoint(IndexedLevel):
         if self.pos is None:
             raise FormatError(f"{where}: pos and idx are missing")
         check_pos(self.pos, parent_count, len(self.idx), "idx", where)
-        n = np.diff(self.pos.astype(POS))
+        self.check_at_most_one(parent_count, where)
+        check_range(self.idx, self.size, "idx", where)
+        return int(self.pos[parent_count])
+
+    def check_at_most_one(self, parent_count, where):
+        n = np.diff(self.pos[:parent_count + 1].astype(POS))
         bad = np.flatnonzero(n > 1)
         if bad.size:
             raise FormatError(f"{where}: fiber {int(bad[0])} stores {int(n[bad[0]])} coordinates; a SparsePoint "
-                              f"fiber stores at most one")
-        check_range(self.idx, self.size, "idx", where)
-        return int(self.pos[parent_count])
+                              f"fiber stores at most one; use SparseList")

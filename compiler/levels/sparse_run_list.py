@@ -42,6 +42,8 @@ class SparseRunList(IndexedLevel):
 
     name: ClassVar[str] = "SparseRunList"
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "left", "right")
+    appends_runs: ClassVar[bool] = True
+    run_start_array: ClassVar[str] = "left"
 
     def count(self, parent_count):
         return int(self.pos[parent_count])

@@ -94,6 +94,8 @@ def _kernels():
         add(f"sum-rows-{name}-fill-2", "y[i] = A[i, j]", A=runs(2.0))
         add(f"diagonal-{name}", "y[i] = A[i, i]", A=runs())
         add(f"{name}+csr-to-csr", "C[i, j] = A[i, j] + B[i, j]", A=runs(), B=csr(), C=csr())
+        add(f"csr+dcsr-to-{name}", "C[i, j] = A[i, j] + B[i, j]", A=csr(), B=dcsr(), C=runs())
+        add(f"spmv-to-{name}", "y[i] = A[i, j] * x[j]", A=csr(), x=dense(1), y=Format(level(Element(0.0))))
     return out
 
 

@@ -2,9 +2,11 @@
 
 The lattice emission places Dense levels by position (under Dense levels, and as blocks under
 an appended SparseList level: TACO's {sparse, dense}) and appends SparseList and SparseCOO
-levels in storage order; any other output level (RunList, SparseBand, SparseBlockList,
-SparseByteMap, SparseHash, SparseInterval, SparsePoint, SparseRunList, a Dense level under a
-sparse one in a two-phase or scheduled kernel) is built as a SparseList and the call converts it to the format asked, and the
+levels in storage order, RunList, SparseRunList and SparseInterval levels under Dense ones as
+runs, and SparsePoint ones as lists (every call checking that a point or an interval fits); any
+other output level (SparseBand, SparseBlockList, a SparseByteMap, SparseHash, point or run-length
+level elsewhere, a Dense level under a sparse one in a
+two-phase or scheduled kernel) is built as a SparseList and the call converts it to the format asked, and the
 trace's ``convert`` step says so (compiler/lattice/output_build.py). Each kernel is checked
 against the dense oracle, the IR interpreter, a bounds-checked build and the storage
 ``Tensor.from_numpy`` builds for the format; the suite validates every output too
@@ -25,7 +27,7 @@ from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockLis
                              SparseHash, SparseInterval, SparseList, SparsePoint, SparseRunList)
 from compiler.testing import assert_canonical, check_lowered, random_sparse
 
-#: output levels the lattice strategy builds through a SparseList stand-in, under a Dense level
+#: output levels under a Dense level (some built through a SparseList stand-in, converted after the call)
 CONVERTED = [RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash, SparseRunList]
 #: ... which hold at most one entry (or run) per fiber: only a result that fits converts
 AT_MOST_ONE = [SparsePoint, SparseInterval]
@@ -57,11 +59,13 @@ FORMATS["SparseHash(SparseHash)"] = hash_of_hashes
 #: slot) and a SparseHash under Dense (appended, its keys inserted in its table after the loops) whose loops run in its storage order over inputs read as stored
 #: (the sum and product read B, CSC, in column order: the output is then built as a stand-in
 #: in that order, converted alone)
-ASSEMBLED_IN_ORDER = {(out, what) for out in ("SparseList(Dense)", "SparseByteMap", "SparseHash")
+ASSEMBLED_IN_ORDER = {(out, what) for out in ("SparseList(Dense)", "SparseByteMap", "SparseHash", "RunList",
+                                              "SparseRunList")
                       for what in ("copy", "spmm")}
 #: what the lowering step says of each format the kernel assembles
 HOW = {"SparseList(Dense)": "block of slots", "SparseByteMap": "marked and stored in its slot",
-       "SparseHash": "its table is built after the loops"}
+       "SparseHash": "its table is built after the loops", "RunList": "appended in storage order as runs",
+       "SparseRunList": "appended in storage order as runs"}
 
 EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
          "copy": "C[i, j] = A[i, j]", "transpose": "C[j, i] = A[i, j]", "spmm": "C[i, k] = A[i, j] * D[j, k]",
@@ -145,7 +149,12 @@ def test_assembles_asks_the_levels_not_their_names():
     assert not assembles((Mine(Element(0.0)), Slots(Element(0.0))), 1)
     assert not assembles((Mine(Element(0.0)), Dense(Element(0.0)), Slots(Element(0.0))), 1)   # (nor one above it)
     assert not assembles((SparseCOO(1, Element(0.0)), Dense(Element(0.0))), 1)   # (a COO level appends alone)
-    assert not assembles((Dense(Element(0.0)), RunList(Element(0.0))), 1)
+    assert not assembles((SparseList(Element(0.0)), RunList(Element(0.0))), 1)   # (runs: under located levels)
+    assert not assembles((Dense(Element(0.0)), RunList(Element(0.0))), 1, one_pass=False)
+
+    class Runs(SparseRunList):   # a subclass of a level appended as runs is appended so too
+        name = "Runs"
+    assert assembles((Dense(Element(0.0)), Runs(Element(0.0))), 1)
     assert building_output(Format(Dense(Mine(Element(0.0)))), "C") is None
 
 
@@ -201,11 +210,14 @@ def test_at_most_one_entry_per_fiber_outputs(cls):
 
 
 @pytest.mark.parametrize("cls", AT_MOST_ONE)
-def test_a_result_that_does_not_fit_is_an_error_naming_the_output(cls):
+def test_a_result_that_does_not_fit_is_an_error_naming_the_output(cls, monkeypatch):
+    monkeypatch.delenv("SPARSESCOPE_VALIDATE_OUTPUTS", raising=False)   # (checked even without it)
     a = np.array([[1.0, 2.0, 0.0], [0.0, 0.0, 0.0]])
     A = Tensor.from_numpy(a, "csr")
     k = ss.lower("C[i, j] = A[i, j]", strategy="lattice", A=A, C=under_dense(cls))
-    with pytest.raises(FormatError, match=rf"C: {cls.name} stores at most one .* per fiber, but fiber 0 has 2"):
+    # (appended by the kernel, as a SparseList or as runs, and every call checks its output)
+    with pytest.raises(FormatError, match=rf"^C: level 1 \({cls.name}\): fiber 0 stores 2 (coordinates|runs); "
+                                          rf"a {cls.name} fiber stores at most one; use Sparse(List|RunList)$"):
         k(A=A)
 
 
@@ -444,3 +456,201 @@ def test_a_block_not_kept_leaves_no_signed_zero_for_the_next_coordinate():
     got = k(**tensors).to_numpy()
     np.testing.assert_array_equal(got, [[0.0, 0.0], [6.0, 0.0]])
     assert not np.signbit(got).any(), got
+
+
+# -- run-length levels under Dense, appended as runs by the kernel ---------------------------------
+# (an entry of the last run's value where that run ends extends it; a RunList's gaps are runs of the fill)
+
+RUNS = [RunList, SparseRunList]
+AS_RUNS = "appended in storage order as runs"
+
+
+def runs_inputs(seed, shape=(6, 7), fill=0.0, density=0.6, special=False):
+    """CSR, DCSR and CSR inputs of few distinct values (so equal neighbours make runs); with
+    ``special``, some stored values are NaN, inf or -inf."""
+    rng = np.random.default_rng(seed)
+    n, m = shape
+    a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+    d = random_sparse((m, 3), density, rng, fill=fill, lo=1, hi=3)
+    if special:
+        for x in (a, b, d):
+            stored = ~np.isnan(x) if np.isnan(fill) else x != fill
+            x[stored & (rng.random(x.shape) < 0.3)] = rng.choice([np.nan, np.inf, -np.inf])
+    return {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill),
+            "D": Tensor.from_numpy(d, "csr", fill=fill)}
+
+
+@pytest.mark.parametrize("cls", RUNS)
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_run_length_level_under_dense_is_assembled_by_the_kernel(cls, what):
+    # before: built as CSR and converted after each call (the convert step)
+    expr, out = EXPRS[what], under_dense(cls)
+    tensors = used(expr, runs_inputs(16))
+    k = check(expr, out, **tensors)
+    assembled_natively(k, out, AS_RUNS)
+    assert "C1_right[pC1 - 1] = j + 1" in k.c_source or "C1_right[pC1 - 1] = k + 1" in k.c_source
+
+
+@pytest.mark.parametrize("cls", RUNS)
+def test_a_run_length_vector_and_three_modes(cls):
+    rng = np.random.default_rng(17)
+    a = random_sparse((8, 5), 0.5, rng, lo=1, hi=3, empty=(1, 4))
+    A = Tensor.from_numpy(a, "csr")
+    x = np.ones(5)
+    k = check_lowered("y[i] = A[i, j] * x[j]", out=Format(cls(leaf())), checked=True, A=A, x=x)
+    assembled_natively(k, Format(cls(leaf())), AS_RUNS)
+    assert_canonical(k(A=A, x=x), a @ x)
+    t = random_sparse((3, 4, 5), 0.5, rng, lo=1, hi=3, empty=(1,))
+    out = Format(Dense(Dense(cls(leaf()))))
+    k = check("C[i, j, k] = T[i, j, k] * T[i, j, k]", out, T=Tensor.from_numpy(t, "csf"))
+    assembled_natively(k, out, AS_RUNS)
+
+
+@pytest.mark.parametrize("cls", RUNS)
+def test_runs_merge_as_numpy_compares_nan_and_signed_zeros(cls):
+    # from_numpy merges neighbours that compare equal: two NaNs stay two runs, a 0.0 after a -0.0
+    # extends its run, which keeps the -0.0 (fill 1: both zeros are stored)
+    a = np.array([[np.nan, np.nan, -0.0, 0.0, 0.0, 1.0, 2.0], [0.0, -0.0, 1.0, 1.0, np.inf, np.inf, -np.inf]])
+    A = Tensor.from_numpy(a, "csr", fill=1.0)
+    out = under_dense(cls, fill=1.0)
+    k = ss.lower("C[i, j] = A[i, j]", strategy="lattice", A=A, C=out)
+    assembled_natively(k, out, AS_RUNS)
+    got = k(A=A)
+    assert_canonical(got, a)
+    right, vals = got.levels[1].right.tolist(), [repr(float(v)) for v in got.vals]
+    if cls is RunList:   # (the gaps: runs of the fill, 1.0)
+        assert right == [1, 2, 5, 6, 7, 2, 4, 6, 7]
+        assert vals == ["nan", "nan", "-0.0", "1.0", "2.0", "0.0", "1.0", "inf", "-inf"]
+    else:
+        assert right == [1, 2, 5, 7, 2, 6, 7]
+        assert vals == ["nan", "nan", "-0.0", "2.0", "0.0", "inf", "-inf"]
+
+
+@pytest.mark.parametrize("cls", RUNS)
+def test_rows_the_loops_skip_get_their_runs(cls):
+    # B is DCSR: rows 0, 2, 3 and 5 are never visited; a RunList closes each with one run of the fill
+    b = np.zeros((6, 4))
+    b[1, 1:3] = 5.0
+    b[4, 0] = 2.0
+    B = Tensor.from_numpy(b, "dcsr")
+    out = under_dense(cls)
+    k = check("C[i, j] = B[i, j]", out, B=B)
+    assembled_natively(k, out, AS_RUNS)
+    assert k(B=B).levels[1].pos.tolist() == ([0, 1, 4, 5, 6, 8, 9] if cls is RunList else [0, 0, 1, 1, 1, 2, 2])
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(cls=st.sampled_from(RUNS), what=st.sampled_from(["sum", "product", "copy", "spmm", "spmv"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 6)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(cls=RunList, what="sum", shape=(3, 4), fill=np.nan, density=0.7, special=True, seed=0)
+@example(cls=SparseRunList, what="product", shape=(4, 4), fill=1.0, density=0.0, special=False, seed=0)   # all fill
+@example(cls=RunList, what="copy", shape=(0, 3), fill=-np.inf, density=1.0, special=True, seed=0)   # no rows
+@example(cls=RunList, what="spmv", shape=(3, 0), fill=np.inf, density=0.7, special=False, seed=1)   # no columns
+@example(cls=SparseRunList, what="spmm", shape=(5, 5), fill=0.0, density=1.0, special=True, seed=2)
+def test_property_run_length_outputs(cls, what, shape, fill, density, special, seed):
+    tensors = runs_inputs(seed, shape, fill, density, special)
+    if what == "spmv":
+        A = tensors["A"]
+        x = Tensor.from_numpy(np.where(np.arange(shape[1]) % 2 == 0, 1.0, fill), "sparse_vector", fill=fill)
+        expr, fmt, tensors = "y[i] = A[i, j] * x[j]", lambda f: Format(cls(leaf(f))), {"A": A, "x": x}
+    else:
+        expr, fmt = EXPRS[what], lambda f: under_dense(cls, f)
+    run_blocks(expr, fmt, used(expr, tensors), AS_RUNS)
+
+
+# -- SparsePoint (a list) and SparseInterval (runs) under Dense, appended by the kernel ---------------
+# (at most one entry, or one run, per fiber: every call checks the output and refuses one that holds more)
+
+AT_MOST_ONE_HOW = {SparsePoint: "appended in storage order as a SparseList is; each call checks",
+                   SparseInterval: "each call checks that no fiber holds more than one run"}
+
+
+def one_per_row(shape, density, rng, fill=0.0, interval=False, special=False, like=None):
+    """A matrix of at most one stored entry (``interval``: one run of one value) per row, each row
+    stored with probability ``density``; ``like``: the entries (or runs) of another such matrix,
+    each kept or not, with other values. ``special`` values are NaN (alone: two NaNs are two
+    runs), inf and -inf."""
+    n, m = shape
+    a = np.full(shape, fill)
+    spans = like if like is not None else []
+    for r in range(n if like is None and m else 0):
+        lo = int(rng.integers(0, m))
+        spans.append((r, lo, int(rng.integers(lo + 1, m + 1)) if interval else lo + 1))
+    for r, lo, hi in spans:
+        if rng.random() >= density:
+            continue
+        v = float(rng.choice([np.nan, np.inf, -np.inf])) if special and rng.random() < 0.4 else float(rng.integers(1, 4))
+        a[r, lo:(lo + 1 if np.isnan(v) else hi)] = v
+    return a, spans
+
+
+@pytest.mark.parametrize("cls", AT_MOST_ONE)
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_point_or_interval_under_dense_is_assembled_by_the_kernel(cls, what):
+    # before: built as CSR and converted after each call (the convert step)
+    rng = np.random.default_rng(18)
+    a, spans = one_per_row((7, 6), 0.8, rng, interval=cls is SparseInterval)
+    b, _ = one_per_row((7, 6), 0.8, rng, interval=cls is SparseInterval, like=spans)
+    tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "dcsr"),
+               "D": Tensor.from_numpy(2.0 * np.eye(6), "csr")}
+    expr, out = EXPRS[what], under_dense(cls)
+    k = check(expr, out, **used(expr, tensors))
+    assembled_natively(k, out, AT_MOST_ONE_HOW[cls])
+
+
+@pytest.mark.parametrize("cls", AT_MOST_ONE)
+def test_a_point_or_interval_vector(cls):
+    a = np.zeros((6, 5))
+    if cls is SparsePoint:
+        a[3, 1] = 2.0    # one stored entry of y
+    else:
+        a[1:4, :2] = 1.0   # y[1:4] one run of 2.0
+    A, x = Tensor.from_numpy(a, "csr"), np.ones(5)
+    out = Format(cls(leaf()))
+    k = check_lowered("y[i] = A[i, j] * x[j]", out=out, checked=True, A=A, x=x)
+    assembled_natively(k, out, AT_MOST_ONE_HOW[cls])
+    assert_canonical(k(A=A, x=x), a @ x)
+    # a result that does not fit is refused at the call, naming the output and the fiber
+    two = Tensor.from_numpy(np.eye(6, 5) * np.arange(1.0, 6.0), "csr")   # (y: 1, 2, 3, 4, 5, 0)
+    with pytest.raises(FormatError, match=r"^y: level 0 \(" + cls.name + r"\): fiber 0 stores [0-9]+ "):
+        k(A=two, x=x)
+
+
+def test_an_interval_with_a_gap_or_two_values_is_refused_as_asformat_refuses_it():
+    # [1, 0, 1] and [1, 2]: two runs in a fiber; asformat refuses both (from_numpy below)
+    k = None
+    for row in ([1.0, 0.0, 1.0], [1.0, 2.0, 0.0]):
+        A = Tensor.from_numpy(np.array([row, [0.0, 0.0, 0.0]]), "csr")
+        with pytest.raises(FormatError, match="SparseInterval stores at most one run"):
+            A.asformat(under_dense(SparseInterval))
+        k = k or ss.lower("C[i, j] = A[i, j]", strategy="lattice", A=A, C=under_dense(SparseInterval))
+        with pytest.raises(FormatError, match=r"fiber 0 stores 2 runs; a SparseInterval fiber stores at most one"):
+            k(A=A)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(cls=st.sampled_from(AT_MOST_ONE), what=st.sampled_from(["sum", "product", "copy", "vector"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 6)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(cls=SparseInterval, what="sum", shape=(3, 4), fill=np.nan, density=0.7, special=True, seed=0)
+@example(cls=SparsePoint, what="product", shape=(4, 4), fill=1.0, density=0.0, special=False, seed=0)   # all fill
+@example(cls=SparseInterval, what="copy", shape=(0, 3), fill=-np.inf, density=1.0, special=True, seed=0)   # no rows
+@example(cls=SparsePoint, what="sum", shape=(3, 0), fill=np.inf, density=0.7, special=False, seed=1)   # no columns
+@example(cls=SparseInterval, what="vector", shape=(1, 6), fill=0.0, density=1.0, special=True, seed=2)
+def test_property_point_and_interval_outputs(cls, what, shape, fill, density, special, seed):
+    # inputs whose sum, product and copy fit: the same columns (or runs) in every row of A and B
+    rng = np.random.default_rng(seed)
+    interval = cls is SparseInterval
+    if what == "vector":
+        shape = (1, shape[1])
+    a, spans = one_per_row(shape, density, rng, fill, interval, special)
+    b, _ = one_per_row(shape, density, rng, fill, interval, special, like=spans)
+    tensors = {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill)}
+    if what == "vector":   # (the one row, as a vector)
+        expr, fmt = "y[j] = v[j] + w[j]", lambda f: Format(cls(leaf(f)))
+        tensors = {"v": Tensor.from_numpy(a[0], "sparse_vector", fill=fill),
+                   "w": Tensor.from_numpy(b[0], "sparse_vector", fill=fill)}
+    else:
+        expr, fmt = EXPRS[what], lambda f: under_dense(cls, f)
+    run_blocks(expr, fmt, used(expr, tensors), AT_MOST_ONE_HOW[cls])

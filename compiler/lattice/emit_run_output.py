@@ -1,0 +1,126 @@
+"""Emission, output assembly of a run-length level: entries appended as runs of equal values.
+
+A mixin of :class:`~compiler.lattice.emitter.Emitter`, for an output level that declares
+``appends_runs`` (RunList, SparseRunList, SparseInterval), innermost under levels located by
+coordinate (Dense) or the output's only level. The kernel appends its entries in storage order,
+as it appends a SparseList's (TACO's append), but into runs: an entry at the coordinate where
+its fiber's last run ends, holding that run's value, extends the run; any other starts one. A
+level that covers its fibers (RunList, ``full``) also appends a run of the fill over each gap
+between entries and over the rest of a fiber after its last entry. The fibers are closed in
+order as the entries reach them, and those left after the loops at the end, so a fiber the
+loops skip still gets its one run of the fill. What the kernel builds is what
+:meth:`Tensor.from_numpy <compiler.tensor.Tensor.from_numpy>` builds for the same values: C's
+``==`` merges runs as numpy's does (a NaN extends no run; a -0.0 after a 0.0 extends it,
+which keeps its first value).
+
+Example: ``C[i, j] = A[i, j] * B[i, j]`` into ``Dense(RunList(Element(0.0)))``, at each entry::
+
+    if (vC != 0.0) {
+        while (C1_fiber < i) { close fiber C1_fiber: a run of the fill to C1_size; C1_pos[C1_fiber + 1] = pC1; ... }
+        if (C1_end == j && C1_end > 0 && C_val[pC1 - 1] == vC) C1_right[pC1 - 1] = j + 1;
+        else { grow to pC1 + 2; a run of the fill [C1_end, j) if j > C1_end; a run [j, j + 1) of vC }
+        C1_end = j + 1;
+    }
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import binding
+from ..errors import StrategyError
+from ..imperative.ir import (Assign, BinOp, Buffer, CompoundAssign, Const, Declare, Grow, Growable, If, Load,
+                             OutScalar, Store, Var, While, and_)
+from .exprs import cast, const_of, not_fill
+
+
+class RunAssembly:
+    """The parameters, appends and fiber ends of a run-length output level (a mixin of the emitter)."""
+
+    def run_level(self, info: dict, lvl):
+        """The parameters of a level appended as runs: its runs' count (``counter``), ``pos`` (a
+        buffer over the located levels above, written as each fiber closes), the runs' bounds
+        (``idx``: its start array, if any, then its end array), the fiber being appended
+        (``fiber``) and where its last run ends (``end``, 0 before its first)."""
+        k, out = info["k"], self.setup.output.tensor
+        idt = np.dtype(lvl.index_dtype).name
+        info["counter"] = self.name(("count", k), f"p{out}{k}")
+        bounds = ([lvl.run_start_array] if lvl.run_start_array else []) + [lvl.run_end_array]
+        info["idx"] = [binding.array_name(out, k, a) for a in bounds]
+        info["pos"], info["pos_buffer"], info["idt"] = binding.array_name(out, k, "pos"), False, idt
+        info["runs"] = {"fiber": self.name(("runs", "fiber"), f"{out}{k}_fiber"),
+                        "end": self.name(("runs", "end"), f"{out}{k}_end"),
+                        "fill": lvl.full}
+        self.out_params += [OutScalar(info["counter"], "int64", 0), Buffer(info["pos"], idt, "inout"),
+                            *[Growable(name, idt, info["counter"]) for name in info["idx"]]]
+        fiber, end = Var(info["runs"]["fiber"]), Var(info["runs"]["end"])
+        self.init.append(Declare(end, "int64", Const(0, "int64")))
+        if info["mode"] == 0:   # (one fiber: closed after the loops)
+            self.final += self.close_fiber(info)
+        else:   # (after the loops: the fibers they did not reach too, each of the fill alone)
+            self.init.append(Declare(fiber, "int64", Const(0, "int64")))
+            self.final.append(While(BinOp("<", fiber, self.dense_count(info["mode"])), self.close_fiber(info)))
+        gaps = ("; a gap between entries, and a fiber's end after its last entry, is a run of the fill"
+                if lvl.full else "; each call checks that no fiber holds more than one run" if lvl.at_most_one else "")
+        self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as runs: an entry at the "
+                          f"coordinate where its fiber's last run ends, of that run's value, extends the run, "
+                          f"any other starts one{gaps} (TACO's append into a run-length level)")
+
+    def run_arrays(self, info: dict) -> list:
+        """The arrays that grow by one element per run: its bounds and the values."""
+        return [*info["idx"], self.val]
+
+    def grow_runs(self, info: dict, more: int) -> list:
+        """Make room for ``more`` runs."""
+        return [Grow(name, BinOp("+", Var(info["counter"]), Const(more, "int64"))) for name in self.run_arrays(info)]
+
+    def new_run(self, info: dict, start, stop, value) -> list:
+        """Append the run ``[start, stop)`` of ``value`` (IR expressions, int64 coordinates), in room made."""
+        counter, idt = Var(info["counter"]), info["idt"]
+        bounds = [start, stop] if len(info["idx"]) == 2 else [stop]
+        return ([Store(name, counter, cast(b, "int64", idt)) for name, b in zip(info["idx"], bounds)]
+                + [Store(self.val, counter, value), CompoundAssign("+", counter, Const(1, "int64"))])
+
+    def close_fiber(self, info: dict) -> list:
+        """End the fiber being appended (a covering level's rest a run of the fill) and start the next."""
+        s = self.setup
+        runs, counter = info["runs"], Var(info["counter"])
+        fiber, end = Var(runs["fiber"]), Var(runs["end"])
+        size = Var(self.out_sizes[info["mode"]].name)
+        out = []
+        if runs["fill"]:
+            out.append(If(BinOp("<", end, size), self.grow_runs(info, 1) + self.new_run(
+                info, end, size, const_of(s.out_fill_value, s.out_dtype))))
+        if info["mode"] == 0:
+            return out + [Store(info["pos"], Const(1, "int64"), cast(counter, "int64", info["idt"]))]
+        return out + [Store(info["pos"], BinOp("+", fiber, Const(1, "int64")), cast(counter, "int64", info["idt"])),
+                      CompoundAssign("+", fiber, Const(1, "int64")), Assign(end, Const(0, "int64"))]
+
+    def append_run(self, info: dict, val) -> list:
+        """Append the entry ``val`` (a variable of the output's dtype) at the coordinates the loops
+        bind: dropped if it is the fill, else extending the fiber's last run or starting one."""
+        s = self.setup
+        if self.phase is not None or self.par_rows:
+            raise StrategyError(f"output {s.output.tensor}: a {info['level'].name} level is assembled in one pass")
+        runs, counter = info["runs"], Var(info["counter"])
+        fiber, end = Var(runs["fiber"]), Var(runs["end"])
+        i = Var(self.out_path[info["mode"]].name)
+        one = Const(1, "int64")
+        last = BinOp("-", counter, one)
+        body = []
+        if info["mode"] > 0:   # (the fibers before this entry's are done)
+            body.append(While(BinOp("<", fiber, self.dense_position(info["mode"] - 1)), self.close_fiber(info)))
+        start = self.new_run(info, i, BinOp("+", i, one), val)
+        if runs["fill"]:   # (room for a run of the fill before it too)
+            start = self.grow_runs(info, 2) + [If(BinOp("<", end, i), self.new_run(
+                info, end, i, const_of(s.out_fill_value, s.out_dtype)))] + start
+        else:
+            start = self.grow_runs(info, 1) + start
+        extends = and_(BinOp("==", end, i), BinOp(">", end, Const(0, "int64")),
+                       BinOp("==", Load(self.val, last), val))
+        body += [If(extends, [Store(info["idx"][-1], last, cast(BinOp("+", i, one), "int64", info["idt"]))], start),
+                 Assign(end, BinOp("+", i, one))]
+        return [If(not_fill(val, s.out_dtype, s.out_fill), body)]
+
+
+__all__ = ["RunAssembly"]
