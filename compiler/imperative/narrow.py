@@ -1,0 +1,59 @@
+"""Checked counts: an output level whose ``pos`` is narrower than int64 (int32, as scipy's
+arrays) must not wrap when its entry count passes what that dtype holds.
+
+A kernel counts an output's entries in int64 (``D1_nnz``) and stores the count of each fiber's
+end into the level's ``pos``: into an int32 ``pos``, a count past 2147483647 would wrap to a
+negative number, and a kernel that reads ``pos`` back as a position (a two-pass assembly's
+prefix sum, then its writes) would write out of bounds. The runtime refuses an extent the index
+dtype cannot hold before the call; a count is known only as the kernel runs, so
+:func:`check_counts` puts a :class:`~compiler.imperative.guard.CheckCoordinate` before each store
+of a count into such a ``pos`` (once per fiber, not per entry, in the usual append), and the
+kernel leaves with the error the runtime raises, naming the output and the index dtype to use.
+A store that copies a value the array already holds (``pos[p + 1] = pos[p]``) needs no check.
+
+>>> from compiler.imperative.ir import Store, Var, BinOp, Const
+>>> s = Store("D1_pos", BinOp("+", Var("j"), Const(1, "int64")), Var("D1_nnz"))
+>>> out = check_counts([s], {"D1_pos": (2 ** 31, "output D, level 1 (SparseList): int32 pos")})
+>>> print(out[0])
+check 0 <= D1_nnz < 2147483648;  // D, mode 1: output D, level 1 (SparseList): int32 pos
+>>> out[1] == s
+True
+"""
+
+from __future__ import annotations
+
+from .guard import CheckCoordinate
+from .ir import BinOp, Cast, Const, Load, Store, map_bodies
+
+
+def check_counts(stmts, limits: dict) -> list:
+    """``stmts`` with a check before each store into a buffer of ``limits`` (``{buffer: (limit,
+    where)}``: its values must stay in ``[0, limit)``; ``where`` says which output's level, for
+    the error) of a value not read from that buffer itself. The check names the tensor and mode
+    parsed from the buffer's name (``D1_pos``: D, storage level 1)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, Store) and s.buffer in limits and not _copied(s):
+            limit, where = limits[s.buffer]
+            value = s.value if s.op is None else BinOp(s.op, Cast("int64", Load(s.buffer, s.index)), s.value)
+            tensor, level = _owner(s.buffer)
+            out.append(CheckCoordinate(value, Const(limit, "int64"), tensor, level, where, noun="entry count"))
+            out.append(s)
+        else:
+            out.append(map_bodies(s, lambda body: check_counts(list(body), limits)))
+    return out
+
+
+def _copied(s: Store) -> bool:
+    """Whether ``s`` stores a value the buffer already holds (``pos[p + 1] = pos[p]``)."""
+    return s.op is None and isinstance(s.value, Load) and s.value.buffer == s.buffer
+
+
+def _owner(buffer: str) -> tuple[str, int]:
+    """``("D", 1)`` from ``"D1_pos"``: the tensor and storage level a level array's name says."""
+    stem = buffer.rsplit("_", 1)[0]
+    digits = len(stem) - len(stem.rstrip("0123456789"))
+    return stem[:len(stem) - digits], int(stem[len(stem) - digits:] or 0)
+
+
+__all__ = ["check_counts"]
