@@ -23,7 +23,7 @@ True
 from __future__ import annotations
 
 from .guard import CheckCoordinate
-from .ir import BinOp, Cast, Const, Load, Store, map_bodies
+from .ir import BinOp, Cast, Const, Load, Pragma, Store, map_bodies
 
 
 def check_counts(stmts, limits: dict) -> list:
@@ -31,17 +31,30 @@ def check_counts(stmts, limits: dict) -> list:
     where)}``: its values must stay in ``[0, limit)``; ``where`` says which output's level, for
     the error) of a value not read from that buffer itself. The check names the tensor and mode
     parsed from the buffer's name (``D1_pos``: D, storage level 1)."""
-    out = []
+    out, parallel = [], False
     for s in stmts:
-        if isinstance(s, Store) and s.buffer in limits and not _copied(s):
+        if parallel:
+            # (no branch may leave an OpenMP region: its per-row counts are bounded by the row's
+            # extent, which the runtime checks; the serial prefix sum after it is checked)
+            out.append(s)
+        elif isinstance(s, Store) and s.buffer in limits and not _copied(s):
             limit, where = limits[s.buffer]
-            value = s.value if s.op is None else BinOp(s.op, Cast("int64", Load(s.buffer, s.index)), s.value)
+            value = _widened(s.value)
+            value = value if s.op is None else BinOp(s.op, Cast("int64", Load(s.buffer, s.index)), value)
             tensor, level = _owner(s.buffer)
             out.append(CheckCoordinate(value, Const(limit, "int64"), tensor, level, where, noun="entry count"))
             out.append(s)
         else:
             out.append(map_bodies(s, lambda body: check_counts(list(body), limits)))
+        parallel = isinstance(s, Pragma) and s.text.startswith("omp parallel")
     return out
+
+
+def _widened(value):
+    """The count a store converts (``(int32)nC1`` stores ``nC1``): the check reads it unconverted."""
+    while isinstance(value, Cast) and value.dtype.startswith("int"):
+        value = value.value
+    return value
 
 
 def _copied(s: Store) -> bool:

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 import compiler as ss
 from compiler import lowering
 from compiler.errors import KernelError
-from compiler.imperative.ir import Const, Load, Store, Var, walk
+from compiler.imperative.ir import Cast, Const, For, Load, Pragma, Store, Var, walk
 from compiler.imperative.guard import CheckCoordinate
 from compiler.imperative.narrow import check_counts
 from compiler.trace import Trace
@@ -74,3 +74,20 @@ def test_a_copy_of_a_stored_count_is_not_checked():
     out = check_counts([fill_up, count], {"D1_pos": (8, "output D, level 1")})
     assert out[0] == fill_up and isinstance(out[1], CheckCoordinate) and out[2] == count
     assert str(out[1].value) == "(int64)D1_pos[p + 1] + 1"
+
+
+def test_a_converted_count_is_checked_before_its_conversion():
+    count = Store("C1_pos", Var("i") + 1, Cast("int32", Var("nC1")))
+    out = check_counts([count], {"C1_pos": (8, "output C, level 1")})
+    assert isinstance(out[0], CheckCoordinate) and out[0].value == Var("nC1")
+
+
+def test_no_check_leaves_a_parallel_loop():
+    """No branch may leave an OpenMP region (GCC: invalid branch from an OpenMP structured block):
+    its per-row counts go unchecked, the serial prefix sum after it is checked."""
+    rows = For(Var("i"), 0, Var("n"), [Store("C1_pos", Var("i") + 1, Var("nC1"))])
+    prefix = Store("C1_pos", Var("q") + 1, Load("C1_pos", Var("q")), op="+")
+    out = check_counts([Pragma("omp parallel for schedule(guided)"), rows, prefix], {"C1_pos": (8, "output C")})
+    assert out[:2] == [Pragma("omp parallel for schedule(guided)"), rows]
+    assert isinstance(out[2], CheckCoordinate) and out[3] == prefix
+
