@@ -461,11 +461,12 @@ def _checked_counts(lowered: Lowered, trace: Trace) -> Lowered:
     ``narrow-counts`` step; ``lowered`` itself when no output has such a level."""
     limits = {}
     for out in lowered.outputs or (lowered,):
-        for n, lvl, _, idt in narrow_index_levels(out.output_format):
+        for n, lvl, modes, idt in narrow_index_levels(out.output_format):
+            mode = out.output_format.mode_order[modes[0]]   # (the first mode the level stores)
             for kind in POSITION_ARRAYS:
                 if kind in lvl.array_dtypes():
                     limits[array_name(out.output, n, kind)] = (
-                        count_limit(idt),
+                        count_limit(idt), out.output, mode,
                         f"output {out.output}: level {n} ({lvl.name}) counts its entries in {idt.name} {kind}; "
                         f"lower with index_dtype='int64' for {out.output}")
     if not limits:
@@ -477,7 +478,7 @@ def _checked_counts(lowered: Lowered, trace: Trace) -> Lowered:
     after = replace(fn, body=body)
     trace.record("narrow-counts", before=fn, after=after, artifacts=[ir_artifact(after)],
                  note=f"each count stored into {', '.join(sorted(limits))} checked against its index dtype "
-                      f"(at most {min(v for v, _ in limits.values()) - 1} entries), so it cannot wrap")
+                      f"(at most {min(v[0] for v in limits.values()) - 1} entries), so it cannot wrap")
     return replace(lowered, function=after)
 
 

@@ -13,7 +13,7 @@ A store that copies a value the array already holds (``pos[p + 1] = pos[p]``) ne
 
 >>> from compiler.imperative.ir import Store, Var, BinOp, Const
 >>> s = Store("D1_pos", BinOp("+", Var("j"), Const(1, "int64")), Var("D1_nnz"))
->>> out = check_counts([s], {"D1_pos": (2 ** 31, "output D, level 1 (SparseList): int32 pos")})
+>>> out = check_counts([s], {"D1_pos": (2 ** 31, "D", 1, "output D, level 1 (SparseList): int32 pos")})
 >>> print(out[0])
 check 0 <= D1_nnz < 2147483648;  // D, mode 1: output D, level 1 (SparseList): int32 pos
 >>> out[1] == s
@@ -28,9 +28,9 @@ from .ir import BinOp, Cast, Const, Load, Pragma, Store, map_bodies
 
 def check_counts(stmts, limits: dict) -> list:
     """``stmts`` with a check before each store into a buffer of ``limits`` (``{buffer: (limit,
-    where)}``: its values must stay in ``[0, limit)``; ``where`` says which output's level, for
-    the error) of a value not read from that buffer itself. The check names the tensor and mode
-    parsed from the buffer's name (``D1_pos``: D, storage level 1)."""
+    tensor, mode, where)}``: its values must stay in ``[0, limit)``; it is an array of the level
+    of that output storing that (logical) mode, and ``where`` says so for the error) of a value
+    not read from that buffer itself."""
     out, parallel = [], False
     for s in stmts:
         if parallel:
@@ -38,11 +38,10 @@ def check_counts(stmts, limits: dict) -> list:
             # extent, which the runtime checks; the serial prefix sum after it is checked)
             out.append(s)
         elif isinstance(s, Store) and s.buffer in limits and not _copied(s):
-            limit, where = limits[s.buffer]
+            limit, tensor, mode, where = limits[s.buffer]
             value = _widened(s.value)
             value = value if s.op is None else BinOp(s.op, Cast("int64", Load(s.buffer, s.index)), value)
-            tensor, level = _owner(s.buffer)
-            out.append(CheckCoordinate(value, Const(limit, "int64"), tensor, level, where, noun="entry count"))
+            out.append(CheckCoordinate(value, Const(limit, "int64"), tensor, mode, where, noun="entry count"))
             out.append(s)
         else:
             out.append(map_bodies(s, lambda body: check_counts(list(body), limits)))
@@ -60,13 +59,6 @@ def _widened(value):
 def _copied(s: Store) -> bool:
     """Whether ``s`` stores a value the buffer already holds (``pos[p + 1] = pos[p]``)."""
     return s.op is None and isinstance(s.value, Load) and s.value.buffer == s.buffer
-
-
-def _owner(buffer: str) -> tuple[str, int]:
-    """``("D", 1)`` from ``"D1_pos"``: the tensor and storage level a level array's name says."""
-    stem = buffer.rsplit("_", 1)[0]
-    digits = len(stem) - len(stem.rstrip("0123456789"))
-    return stem[:len(stem) - digits], int(stem[len(stem) - digits:] or 0)
 
 
 __all__ = ["check_counts"]

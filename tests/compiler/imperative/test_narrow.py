@@ -71,14 +71,14 @@ def test_int32_count_check_in_the_interpreter(monkeypatch):
 def test_a_copy_of_a_stored_count_is_not_checked():
     fill_up = Store("D1_pos", Var("p") + 1, Load("D1_pos", Var("p")))
     count = Store("D1_pos", Var("p") + 1, 1, op="+")
-    out = check_counts([fill_up, count], {"D1_pos": (8, "output D, level 1")})
+    out = check_counts([fill_up, count], {"D1_pos": (8, "D", 1, "output D, level 1")})
     assert out[0] == fill_up and isinstance(out[1], CheckCoordinate) and out[2] == count
     assert str(out[1].value) == "(int64)D1_pos[p + 1] + 1"
 
 
 def test_a_converted_count_is_checked_before_its_conversion():
     count = Store("C1_pos", Var("i") + 1, Cast("int32", Var("nC1")))
-    out = check_counts([count], {"C1_pos": (8, "output C, level 1")})
+    out = check_counts([count], {"C1_pos": (8, "C", 1, "output C, level 1")})
     assert isinstance(out[0], CheckCoordinate) and out[0].value == Var("nC1")
 
 
@@ -87,7 +87,16 @@ def test_no_check_leaves_a_parallel_loop():
     its per-row counts go unchecked, the serial prefix sum after it is checked."""
     rows = For(Var("i"), 0, Var("n"), [Store("C1_pos", Var("i") + 1, Var("nC1"))])
     prefix = Store("C1_pos", Var("q") + 1, Load("C1_pos", Var("q")), op="+")
-    out = check_counts([Pragma("omp parallel for schedule(guided)"), rows, prefix], {"C1_pos": (8, "output C")})
+    out = check_counts([Pragma("omp parallel for schedule(guided)"), rows, prefix], {"C1_pos": (8, "C", 1, "output C")})
     assert out[:2] == [Pragma("omp parallel for schedule(guided)"), rows]
     assert isinstance(out[2], CheckCoordinate) and out[3] == prefix
 
+
+
+def test_the_check_names_the_output_and_its_mode():
+    """An output named D2 (its arrays D21_pos, ...) is D2's mode 1, not D's mode 21."""
+    _, B, C = _operands()
+    k = ss.lower(VSTACK.replace("D[", "D2["), strategy="lattice", B=B, C=C, D2=ss.csr(index_dtype="int32"))
+    checks = [n for n in walk(k.function.body) if isinstance(n, CheckCoordinate)]
+    assert checks and {(n.tensor, n.mode) for n in checks} == {("D2", 1)}
+    assert "// D2, mode 1: output D2: level 1 (SparseList)" in k.c_source
