@@ -49,6 +49,39 @@ concatenation keeps its 4-byte ones, and copies row by row where scipy copies ea
 arrays whole (glibc's large memcpy streams past the cache): closing it needs whole-operand copies
 in the concatenation, or int32 output indices.
 
+The outputs now take int32 indices (``--index fit``, the default: int32 where the output's extents and the
+operands' entries fit, as scipy's ``get_index_dtype`` picks, and the compressed vectors read with
+int32 indices as scipy's 1 x n^2 row holds them; ``--index int64`` for the shorthands' int64). Two before/after pairs run alternately (before: 42b67eb, int64 outputs; after: int32 outputs,
+each count stored into an int32 ``pos`` checked by the kernel), ``--clock cpu``, no pydata, at a load
+of 8 to 10 on 2 cores (CPU times about twice a quiet machine's; the ratios wander by 20-30%):
+
+    fig  kernel                    vs scipy, pair 1        pair 2
+    24a  C = collapse(COO)         2.71x -> 3.07x          3.16x -> 2.95x
+    24b  COO = hstack(COO, COO)    1.62x -> 1.59x          1.38x -> 1.88x
+    24c  COO = vstack(COO, COO)    1.25x -> 1.70x          2.08x -> 1.65x
+    24d  CSR = hstack(CSR, CSR)    1.58x -> 2.15x          2.47x -> 3.66x
+    24e  CSR = vstack(CSR, CSR)    0.77x -> 0.89x          0.84x -> 1.06x
+    24f  CSR = slice(CSR)          0.52x -> 0.62x          0.73x -> 0.79x
+    25a  COO = split(C)            1.33x -> 1.59x          1.79x -> 1.36x
+    25b  CSR = split(C)            2.72x -> 3.31x          3.22x -> 2.84x
+    25c  CSR = hstack(COO, COO)    3.48x -> 3.56x          3.41x -> 2.93x
+    25d  COO = hstack(CSR, CSR)    1.93x -> 3.73x          2.04x -> 3.30x
+    25e  COO = vstack(CSR, CSR)    1.63x -> 3.88x          2.52x -> 2.40x
+    25f  COO = slice(CSR)          1.49x -> 1.65x          1.82x -> 1.65x
+    Fig. 24 geometric mean         1.23x -> 1.47x          1.55x -> 1.75x
+    Fig. 25 geometric mean         1.97x -> 2.77x          2.38x -> 2.30x
+
+The CSR vstack against hand-written C of the same job (20k x 20k, CPU time, one process timing
+each in turn): scipy 1.04-1.16 ms; pos with an offset and idx and val memcpy'd, int32 out, 0.91-0.93
+ms (the bound), int64 out 1.06-1.27 ms; each row's dropped values counted then the row copied (what
+the kernels do), int32 out, 1.01-1.11 ms; the lattice kernel into int32 CSR 1.08-1.22 ms, of which
+0.13 ms is the call and the output's pos (its call on empty operands). Copying each operand whole
+while counting its dropped values in the same pass reaches the bound in C (0.90-0.93 ms), but as a
+pass over the lattice kernel's rows it measured no faster than the row copies (1.13-1.26 ms against
+1.11-1.21 ms): what remains is the fresh output's first touch (a numpy array of the same 12 MB,
+allocated and filled: 0.58 ms), which scipy pays too, the count of dropped values (scipy's
+concatenation keeps stored zeros; an output here stores none) and the call.
+
 Fig. 26's fused kernels stay at least 1.2x their unfused forms except 26c (1.10x-1.30x): its
 slice costs 0.48 ms and the multiply on the materialized slice 2.67 ms, so even a fused kernel as
 fast as that multiply alone would be (0.48 + 2.67) / 2.67 = 1.18x its unfused form; the fused one
@@ -122,6 +155,9 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--timeout", type=float, default=5.0)
     ap.add_argument("--no-pydata", action="store_true")
+    ap.add_argument("--index", choices=["fit", "int64"], default="fit",
+                    help="output index dtype: int32 where the output's extents and entries fit, as scipy "
+                         "picks (default), or always int64 (the shorthands' default)")
     ap.add_argument("--clock", choices=sorted(CLOCK), default="wall",
                     help="wall time (default, as the paper) or this process's CPU time (steadier on a shared machine)")
     args = ap.parse_args(argv)
@@ -148,8 +184,16 @@ def main(argv=None) -> None:
     shifted = sp.csr_matrix((A.data, (A.tocoo().row, (A.tocoo().col + 2) % n)), shape=A.shape)
     x = rng.standard_normal(n)
     s, e, r = 0, (n + 1) // 2, 2
+    # scipy keeps int32 indices where the shape and the entries fit (its get_index_dtype): the
+    # outputs here do the same, so both write 4-byte indices; each kernel checks its counts
+    narrow = args.index == "fit" and n * n <= np.iinfo(np.int32).max and 2 * A.nnz <= np.iinfo(np.int32).max
+    idt = "int32" if narrow else "int64"
+
+    def fmt(shorthand):
+        return ss.parse_format(shorthand, index_dtype=idt)
+
     print(f"A: {n} x {n}, {A.nnz} nonzeros; min of {args.repeat} calls ({args.clock} time); cap {args.timeout} s; "
-          f"pydata {'yes' if pydata else 'no'}")
+          f"pydata {'yes' if pydata else 'no'}; {idt} output indices")
 
     T = ss.Tensor
     ten = {
@@ -160,7 +204,7 @@ def main(argv=None) -> None:
         "T_coo": T.from_scipy(top.tocoo(), name="B"), "B_coo": T.from_scipy(bottom.tocoo(), name="C"),
         "shift": T.from_scipy(shifted, name="B"),
     }
-    cv = _compressed_vector(ss, vec, n * n)
+    cv = _compressed_vector(ss, vec, n * n, idt)
     pd = {}
     if pydata is not None:
         pd = {"A": pydata.COO.from_scipy_sparse(A), "Ag": pydata.GCXS.from_scipy_sparse(A),
@@ -190,36 +234,36 @@ def main(argv=None) -> None:
     spl = f"D[i, j] = split(c[k], k -> (i, j:{n}))"
     rows = [
         # (figure, name, ours, scipy, pydata)
-        ("24a", "C = collapse(COO)", both("24a", col, "sparse_vector", A=ten["A_coo"]),
+        ("24a", "C = collapse(COO)", both("24a", col, fmt("sparse_vector"), A=ten["A_coo"]),
          lambda: Acoo.reshape(1, n * n).tocsr(), lambda: pd["A"].reshape((n * n,))),
-        ("24b", "COO = hstack(COO, COO)", both("24b", hst, "coo", B=ten["L_coo"], C=ten["R_coo"]),
+        ("24b", "COO = hstack(COO, COO)", both("24b", hst, fmt("coo"), B=ten["L_coo"], C=ten["R_coo"]),
          lambda: sp.hstack([left.tocoo(), right.tocoo()], format="coo"),
          lambda: pydata.concatenate([pd["L"], pd["R"]], axis=1)),
-        ("24c", "COO = vstack(COO, COO)", both("24c", vst, "coo", B=ten["T_coo"], C=ten["B_coo"]),
+        ("24c", "COO = vstack(COO, COO)", both("24c", vst, fmt("coo"), B=ten["T_coo"], C=ten["B_coo"]),
          lambda: sp.vstack([top.tocoo(), bottom.tocoo()], format="coo"),
          lambda: pydata.concatenate([pd["T"], pd["B"]], axis=0)),
-        ("24d", "CSR = hstack(CSR, CSR)", both("24d", hst, "csr", B=ten["L_csr"], C=ten["R_csr"]),
+        ("24d", "CSR = hstack(CSR, CSR)", both("24d", hst, fmt("csr"), B=ten["L_csr"], C=ten["R_csr"]),
          lambda: sp.hstack([left, right], format="csr"),
          lambda: pydata.concatenate([pd["Lg"], pd["Rg"]], axis=1)),
-        ("24e", "CSR = vstack(CSR, CSR)", both("24e", vst, "csr", B=ten["T_csr"], C=ten["B_csr"]),
+        ("24e", "CSR = vstack(CSR, CSR)", both("24e", vst, fmt("csr"), B=ten["T_csr"], C=ten["B_csr"]),
          lambda: sp.vstack([top, bottom], format="csr"),
          lambda: pydata.concatenate([pd["Tg"], pd["Bg"]], axis=0)),
-        ("24f", "CSR = slice(CSR)", both("24f", slc, "csr", A=ten["A_csr"]),
+        ("24f", "CSR = slice(CSR)", both("24f", slc, fmt("csr"), A=ten["A_csr"]),
          lambda: A[s:e:r, :], lambda: pd["Ag"][s:e:r, :]),
-        ("25a", "COO = split(C)", both("25a", spl, "coo", c=cv),
+        ("25a", "COO = split(C)", both("25a", spl, fmt("coo"), c=cv),
          lambda: vec.reshape(n, n).tocoo(), lambda: pd["v"].reshape((n, n)).asformat("coo")),
-        ("25b", "CSR = split(C)", both("25b", spl, "csr", c=cv),
+        ("25b", "CSR = split(C)", both("25b", spl, fmt("csr"), c=cv),
          lambda: vec.reshape(n, n).tocsr(), lambda: pd["v"].reshape((n, n)).asformat("gcxs")),
-        ("25c", "CSR = hstack(COO, COO)", both("25c", hst, "csr", B=ten["L_coo"], C=ten["R_coo"]),
+        ("25c", "CSR = hstack(COO, COO)", both("25c", hst, fmt("csr"), B=ten["L_coo"], C=ten["R_coo"]),
          lambda: sp.hstack([left.tocoo(), right.tocoo()], format="csr"),
          lambda: pydata.concatenate([pd["L"], pd["R"]], axis=1).asformat("gcxs")),
-        ("25d", "COO = hstack(CSR, CSR)", both("25d", hst, "coo", B=ten["L_csr"], C=ten["R_csr"]),
+        ("25d", "COO = hstack(CSR, CSR)", both("25d", hst, fmt("coo"), B=ten["L_csr"], C=ten["R_csr"]),
          lambda: sp.hstack([left, right], format="coo"),
          lambda: pydata.concatenate([pd["Lg"], pd["Rg"]], axis=1).asformat("coo")),
-        ("25e", "COO = vstack(CSR, CSR)", both("25e", vst, "coo", B=ten["T_csr"], C=ten["B_csr"]),
+        ("25e", "COO = vstack(CSR, CSR)", both("25e", vst, fmt("coo"), B=ten["T_csr"], C=ten["B_csr"]),
          lambda: sp.vstack([top, bottom], format="coo"),
          lambda: pydata.concatenate([pd["Tg"], pd["Bg"]], axis=0).asformat("coo")),
-        ("25f", "COO = slice(CSR)", both("25f", slc, "coo", A=ten["A_csr"]),
+        ("25f", "COO = slice(CSR)", both("25f", slc, fmt("coo"), A=ten["A_csr"]),
          lambda: A[s:e:r, :].tocoo(), lambda: pd["Ag"][s:e:r, :].asformat("coo")),
     ]
     ratios = {"24": ([], []), "25": ([], [])}
@@ -241,23 +285,23 @@ def main(argv=None) -> None:
         print(f"Fig. {fig} geometric mean: {gs:.2f}x vs scipy, {gp:.2f}x vs pydata   (paper: {paper})")
 
     # Fig. 26: fused against unfused (two kernels through a materialized intermediate) and scipy
-    b_cv = _compressed_vector(ss, shifted.reshape(1, n * n).tocsr(), n * n)
+    b_cv = _compressed_vector(ss, shifted.reshape(1, n * n).tocsr(), n * n, idt)
     fused = [
         ("26a", "C = collapse(CSR) * C",
-         both("26a", "c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", "sparse_vector", A=ten["A_csr"], b=b_cv),
-         _unfused(ss, col, "sparse_vector", dict(A=ten["A_csr"]), "c", "e[k] = c[k] * b[k]", "sparse_vector",
+         both("26a", "c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", fmt("sparse_vector"), A=ten["A_csr"], b=b_cv),
+         _unfused(ss, col, fmt("sparse_vector"), dict(A=ten["A_csr"]), "c", "e[k] = c[k] * b[k]", fmt("sparse_vector"),
                   dict(b=b_cv)),
          lambda: A.reshape(1, n * n).multiply(shifted.reshape(1, n * n))),
         ("26b", "D = vstack(CSR, CSR) @ D",
          both("26b", "y[l] = sum[i](concat((B[j, i], C[k, i]), (j, k) -> l) * x[i])", "dense",
                 B=ten["T_csr"], C=ten["B_csr"], x=x),
-         _unfused(ss, vst, "csr", dict(B=ten["T_csr"], C=ten["B_csr"]), "D", "y[l] = D[l, i] * x[i]", "dense",
+         _unfused(ss, vst, fmt("csr"), dict(B=ten["T_csr"], C=ten["B_csr"]), "D", "y[l] = D[l, i] * x[i]", "dense",
                   dict(x=x)),
          lambda: sp.vstack([top, bottom], format="csr") @ x),
         ("26c", "CSR = slice(CSR) * CSR",
-         both("26c", f"E[k, i] = slice(A[j, i], j -> k, ({s}, {e}, {r})) * B[k, i]", "csr",
+         both("26c", f"E[k, i] = slice(A[j, i], j -> k, ({s}, {e}, {r})) * B[k, i]", fmt("csr"),
                 A=ten["A_csr"], B=T.from_scipy(shifted[:len(range(s, e, r))], name="B")),
-         _unfused(ss, slc, "csr", dict(A=ten["A_csr"]), "D", "E[k, i] = D[k, i] * B[k, i]", "csr",
+         _unfused(ss, slc, fmt("csr"), dict(A=ten["A_csr"]), "D", "E[k, i] = D[k, i] * B[k, i]", fmt("csr"),
                   dict(B=T.from_scipy(shifted[:len(range(s, e, r))], name="B"))),
          lambda: A[s:e:r, :].multiply(shifted[:len(range(s, e, r))])),
     ]
@@ -287,10 +331,11 @@ def _lattice_column(f, ref, name, args, t_scipy) -> str:
     return f"{t * 1e3:8.2f}ms {t_scipy / t:8.2f}x"
 
 
-def _compressed_vector(ss, row, length):
-    """A 1 x length CSR's one row as a compressed vector Tensor (SparseList(Element))."""
+def _compressed_vector(ss, row, length, index_dtype="int64"):
+    """A 1 x length CSR's one row as a compressed vector Tensor (SparseList(Element)) with
+    ``index_dtype`` indices (scipy's own row holds int32 ones where they fit)."""
     return ss.Tensor.from_coords(row.indices.astype(np.int64)[None, :], row.data, (length,),
-                                 format="sparse_vector", name="c")
+                                 format=ss.parse_format("sparse_vector", index_dtype=index_dtype), name="c")
 
 
 def _unfused(ss, first, first_fmt, first_in, name, second, second_fmt, second_in):

@@ -37,6 +37,7 @@ is rounded). So ``s[] += b[i]`` lowered for a float32 ``b`` answers float32 when
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -44,7 +45,11 @@ import numpy as np
 from . import values
 from .backend import compile_function
 from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
-from .format import Format, dense, parse_format
+from .binding import array_name
+from .format import Format, dense, narrow_index_levels, parse_format
+from .imperative.ir import Block
+from .imperative.narrow import check_counts
+from .imperative.ir_dot import ir_artifact
 from .interop import tensors_of
 from .levels.level import Level
 from .notation import Assign, accesses, parse
@@ -420,6 +425,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
             with values.assuming(facts) as assumed:
                 lowered = _STRATEGIES[strategy](parsed, dict(formats), trace, **options)
             _record_facts(trace, assumed)
+            lowered = _checked_counts(lowered, trace)
             compiled = compile_function(lowered.function, checked=checked, trace=trace)
         except Exception as e:
             e.trace = trace  # the explorer shows where lowering stopped
@@ -437,6 +443,43 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         if key is not None:
             _CACHE[key] = kernel
         return kernel
+
+
+#: the arrays of a level that hold positions (counts of entries), not coordinates: an output's
+#: coordinates are checked against its index dtype before a call, its counts only as they grow
+POSITION_ARRAYS = ("pos", "ofs", "ptr")
+
+
+def count_limit(index_dtype) -> int:
+    """One more than the largest entry count an array of ``index_dtype`` holds (2**31 for int32)."""
+    return int(np.iinfo(index_dtype).max) + 1
+
+
+def _checked_counts(lowered: Lowered, trace: Trace) -> Lowered:
+    """``lowered`` with each store of an entry count into an output's position array narrower
+    than int64 checked (:mod:`compiler.imperative.narrow`), recorded as the trace's
+    ``narrow-counts`` step; ``lowered`` itself when no output has such a level."""
+    limits = {}
+    for out in lowered.outputs or (lowered,):
+        for n, lvl, modes, idt in narrow_index_levels(out.output_format):
+            mode = out.output_format.mode_order[modes[0]]   # (the first mode the level stores)
+            for kind in POSITION_ARRAYS:
+                if kind in lvl.array_dtypes():
+                    limits[array_name(out.output, n, kind)] = (
+                        count_limit(idt), out.output, mode,
+                        f"output {out.output}: level {n} ({lvl.name}) counts its entries in {idt.name} {kind}; "
+                        f"lower with index_dtype='int64' for {out.output}")
+    if not limits:
+        return lowered
+    fn = lowered.function
+    body = Block(tuple(check_counts(list(fn.body.body), limits)))
+    if body == fn.body:
+        return lowered
+    after = replace(fn, body=body)
+    trace.record("narrow-counts", before=fn, after=after, artifacts=[ir_artifact(after)],
+                 note=f"each count stored into {', '.join(sorted(limits))} checked against its index dtype "
+                      f"(at most {min(v[0] for v in limits.values()) - 1} entries), so it cannot wrap")
+    return replace(lowered, function=after)
 
 
 def _typed_literals(parsed, formats: dict):

@@ -39,6 +39,9 @@ class CheckCoordinate(Stmt):
     tensor: str
     mode: int
     where: str
+    #: what the value is, for the message: a coordinate, or an output's "entry count"
+    #: (:mod:`compiler.imperative.narrow`)
+    noun: str = "coordinate"
 
     def __post_init__(self):
         object.__setattr__(self, "value", as_expr(self.value))
@@ -48,7 +51,7 @@ class CheckCoordinate(Stmt):
 
     @property
     def site(self) -> tuple:
-        return (self.tensor, self.mode, self.where)
+        return (self.tensor, self.mode, self.where, self.noun)
 
     @property
     def what(self) -> str:
@@ -57,7 +60,7 @@ class CheckCoordinate(Stmt):
 
 
 def coordinate_sites(body) -> list[tuple]:
-    """The sites (tensor, mode, line) of the coordinate checks in ``body``, numbered as the C
+    """The sites (tensor, mode, line, noun) of the coordinate checks in ``body``, numbered as the C
     emitter and the runtime number them (the first of equal ones: a looplet lowering may copy
     a check into several of its cases)."""
     return list(dict.fromkeys(n.site for n in walk(body) if isinstance(n, CheckCoordinate)))
@@ -65,7 +68,9 @@ def coordinate_sites(body) -> list[tuple]:
 
 def coordinate_message(kernel: str, site: tuple, value: int, extent: int) -> str:
     """The error a coordinate out of range raises (the same from a C kernel and the interpreter)."""
-    tensor, mode, where = site
+    tensor, mode, where, noun = site
+    if noun != "coordinate":
+        return f"kernel {kernel}: {where}: {noun} {value} is outside [0, {extent})"
     return f"kernel {kernel}: {where}: coordinate {value} of {tensor} (mode {mode}) is outside its extent [0, {extent})"
 
 

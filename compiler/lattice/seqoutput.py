@@ -154,6 +154,11 @@ def stored_count(name: str, fmt):
     >>> from compiler.format import csr, coo
     >>> print(stored_count("A", csr()), "|", stored_count("B", coo()))
     A1_pos[A0_size] | B0_pos[1]
+
+    An int32 count is widened, so a sum of two operands' counts cannot overflow int32:
+
+    >>> print(stored_count("A", csr(index_dtype="int32")))
+    (int64)A1_pos[A0_size]
     """
     count = None
     mode = 0
@@ -163,6 +168,8 @@ def stored_count(name: str, fmt):
             count = size if count is None else BinOp("*", count, size)
         else:
             count = Load(array_name(name, k, "pos"), _c(1) if count is None else count)
+            if np.dtype(lvl.index_dtype) != np.int64:
+                count = Cast("int64", count)
         mode += lvl.nmodes
     return _c(1) if count is None else count
 
