@@ -40,7 +40,7 @@ from ..imperative.ir import Assign as IAssign, BinOp, Const, Declare, If, Tagged
 from . import extents as X
 from .errors import ProgramError
 from .fill_write import FILL_WRITE
-from .looplet_access import (looplets_of, replace_looplets, style_of, truncate_others, truncate_strict,
+from .looplet_access import (cut_alike, looplets_of, replace_looplets, style_of, truncate_others, truncate_strict,
                              writes_only_runs)
 from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
 from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
@@ -269,6 +269,11 @@ class LoopletRules:
             return fast
 
         def chunk_of(s, step_stop):
+            if cut_alike(s.chunk):
+                # (a chunk that reads the same whether its child ends at this step or goes on,
+                # a run-length level's fill then run: its body once, and the next child only
+                # if this one ended; a case per stepper would repeat the body 2**k times)
+                return Thunk((), s.chunk, (If(BinOp("==", s.stop, step_stop), list(s.next)),))
             full = Thunk((), s.chunk, s.next)
             cut = truncate_strict(s.chunk)
             return Switch((Case(BinOp("==", s.stop, step_stop), full), Case(Const(True, "bool"), cut)))
