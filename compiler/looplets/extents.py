@@ -113,15 +113,32 @@ def _flat(e, kind):
     return [e]
 
 
+def _within(a: list, b: list) -> bool:
+    """Every term of ``a`` is in ``b``."""
+    return all(any(x == y for y in b) for x in a)
+
+
 def _minmax(kind, args):
+    dual = "max" if kind == "min" else "min"
     terms = []
     for a in args:
         for t in _flat(as_expr(a), kind):
-            # drop terms another term provably dominates
-            if any((prove_le(u, t) if kind == "min" else prove_le(t, u)) for u in terms):
+            # drop terms another term provably dominates, or absorbs: in a max, min(a, b) <= a
+            inner = _flat(t, dual)
+            if any((prove_le(u, t) if kind == "min" else prove_le(t, u)) or _within(_flat(u, dual), inner)
+                   for u in terms):
                 continue
-            terms = [u for u in terms if not (prove_le(t, u) if kind == "min" else prove_le(u, t))]
+            terms = [u for u in terms if not ((prove_le(t, u) if kind == "min" else prove_le(u, t))
+                                              or _within(inner, _flat(u, dual)))]
             terms.append(t)
+    parts = [_flat(t, dual) for t in terms]
+    common = [x for x in parts[0] if all(any(x == y for y in p) for p in parts[1:])]
+    if len(terms) > 1 and common:
+        # max(min(a, s), min(b, s)) is min(max(a, b), s): a phase's stops, each cut at the step's
+        rests = [[x for x in p if not any(x == y for y in common)] for p in parts]
+        if all(rests):
+            inner = _minmax(kind, [_minmax(dual, r) for r in rests])
+            return _minmax(dual, [inner, *common])
     out = terms[0]
     for t in terms[1:]:
         out = Select(BinOp("<" if kind == "min" else ">", out, t), out, t)

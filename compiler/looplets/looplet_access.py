@@ -120,3 +120,21 @@ def truncate_strict(l):
     if isinstance(l, Thunk):
         return Thunk(l.preamble, truncate_strict(l.body), l.epilogue)
     return l
+
+
+def cut_alike(l) -> bool:
+    """Whether ``l`` reads the same cut strictly before the end of its region as whole
+    (:func:`truncate_strict` changes nothing): it holds no Spike whose tail the cut drops.
+
+    >>> from .looplets import Run, Spike
+    >>> cut_alike(Run(1)), cut_alike(Spike(1, 2))
+    (True, False)
+    """
+    l = unshift(l)
+    if isinstance(l, Spike):
+        return False
+    if isinstance(l, Switch):
+        return all(cut_alike(c.body) for c in l.cases)
+    if isinstance(l, Thunk):
+        return cut_alike(l.body)
+    return True

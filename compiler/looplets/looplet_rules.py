@@ -40,7 +40,7 @@ from ..imperative.ir import Assign as IAssign, BinOp, Const, Declare, If, Tagged
 from . import extents as X
 from .errors import ProgramError
 from .fill_write import FILL_WRITE
-from .looplet_access import (looplets_of, replace_looplets, style_of, truncate_others, truncate_strict,
+from .looplet_access import (cut_alike, looplets_of, replace_looplets, style_of, truncate_others, truncate_strict,
                              writes_only_runs)
 from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
 from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
@@ -208,6 +208,19 @@ class LoopletRules:
         self.record("lower:Sequence", body, None,
                     note=self._note(f"{len(combos)} phase combination(s)", i, ext))
         pruned = 0
+        # the stops of the phases just passed that do nothing (an intersection's phases where one
+        # operand is its fill): the position moves past them all at once, before the next phase
+        # that does something (none after the last: nothing reads it), in one max whose terms
+        # the min/max folding merges: past min(a, s), min(b, s), min(a, b, s) is past min(max(a, b), s)
+        pending: list = []
+
+        def skip(stops):
+            if not stops:
+                return []
+            past = Var(self.fresh("phase_stop"))
+            moved = [Declare(past, "int64", X.imax(*stops)), If(BinOp("<", pos, past), [IAssign(pos, past)])]
+            stops.clear()
+            return moved
         for key in combos:
             stops = [s.phases[k].stop for s, k in zip(seqs, key) if s.phases[k].stop is not None]
             # the running position is past the stop of every phase before this one:
@@ -227,14 +240,22 @@ class LoopletRules:
             is_last = stop is ext.stop or X.prove_eq(stop, ext.stop)
             if is_last:
                 sub = Extent(pos, ext.stop)
+                object.__setattr__(sub, "nonempty", True)   # (lowered inside the test that it is)
                 code = self.lower_looplets(i, sub, new, line)
                 if code:
+                    out += skip(pending)
                     out.append(If(BinOp("<", pos, ext.stop), code))
                 break
             s_var = Var(self.fresh("phase_stop"))
             # the first phase starts where the extent starts (a constant seeks nothing)
-            start = ext.start if len(out) == 1 else pos
-            code = self.lower_looplets(i, Extent(start, s_var), new, line)
+            start = ext.start if len(out) == 1 and not pending else pos
+            sub = Extent(start, s_var)
+            object.__setattr__(sub, "nonempty", True)
+            code = self.lower_looplets(i, sub, new, line)
+            if not code:
+                pending.append(stop)
+                continue
+            out += skip(pending)
             out.append(Declare(s_var, "int64", stop))
             out.append(If(BinOp("<", pos, s_var), code + [IAssign(pos, s_var)]))
         return out
@@ -269,6 +290,11 @@ class LoopletRules:
             return fast
 
         def chunk_of(s, step_stop):
+            if cut_alike(s.chunk):
+                # (a chunk that reads the same whether its child ends at this step or goes on,
+                # a run-length level's fill then run: its body once, and the next child only
+                # if this one ended; a case per stepper would repeat the body 2**k times)
+                return Thunk((), s.chunk, (If(BinOp("==", s.stop, step_stop), list(s.next)),))
             full = Thunk((), s.chunk, s.next)
             cut = truncate_strict(s.chunk)
             return Switch((Case(BinOp("==", s.stop, step_stop), full), Case(Const(True, "bool"), cut)))
