@@ -10,7 +10,8 @@ compiles the kernel, checks its result against scipy/numpy, and then times the p
 and compilation are done before). The parent asks the two children in turn, old then new then new
 then old, for rounds of calls, so a slow phase of the shared machine hits both alike; it prints the
 minimum and the median time per call of each revision, the ratios new/old of the minima and of the
-medians, and their geometric means, and whether the two revisions generated the same C (column
+medians and the median of the rounds' ratios (``paired``: each round's minima, new over old of the
+same moment; the steadiest of the three on a loaded machine), their geometric means, and whether the two revisions generated the same C (column
 ``C``: where it is the same, a difference is the runtime's or the machine's). Only public API that both revisions have is used
 (``compiler.lower``, ``Tensor.from_scipy`` / ``from_coords`` / ``asformat``, ``Kernel.__call__``).
 
@@ -240,15 +241,27 @@ class Child:
 class Row:
     kernel: str
     strategy: str
-    times: dict = field(default_factory=dict)   # {"old" | "new": [seconds per call]}
+    rounds: dict = field(default_factory=dict)   # {"old" | "new": [[seconds per call] per round]}
     error: str = ""
     same_c: bool = False   # both revisions generated the same C source
     compilers: dict = field(default_factory=dict)   # {"old" | "new": the compiler package each child imported}
 
+    @property
+    def times(self) -> dict:
+        """``{side: [seconds per call]}`` over all rounds."""
+        return {side: [t for r in rounds for t in r] for side, rounds in self.rounds.items()}
+
     def stat(self, side, how):
-        return min(self.times[side]) if how == "min" else sorted(self.times[side])[len(self.times[side]) // 2]
+        times = sorted(self.times[side])
+        return times[0] if how == "min" else times[len(times) // 2]
 
     def ratio(self, how="min") -> float:
+        """new/old of the minima (``min``) or medians (``med``) over all calls, or (``paired``) the
+        median over the rounds of new/old of each round's minima: a round of each revision runs next
+        to the other's, so a slow phase of the machine cancels out."""
+        if how == "paired":
+            ratios = sorted(min(n) / min(o) for o, n in zip(self.rounds["old"], self.rounds["new"]))
+            return ratios[len(ratios) // 2]
         return self.stat("new", how) / self.stat("old", how)
 
 
@@ -267,11 +280,11 @@ def measure(kernel, strategy, trees, caches, quick, rounds) -> Row:
         row.same_c = children["old"].hello["c_source"] == children["new"].hello["c_source"]
         row.compilers = {side: c.hello["compiler"] for side, c in children.items()}
         calls = min(c.hello["calls"] for c in children.values())
-        times = {"old": [], "new": []}
+        timed = {"old": [], "new": []}
         for r in range(rounds):
             for side in (("old", "new") if r % 2 == 0 else ("new", "old")):
-                times[side] += children[side].run(calls)
-        row.times = times
+                timed[side].append(children[side].run(calls))
+        row.rounds = timed
         return row
     except RuntimeError as e:   # (a child that died while timed: the others still run)
         row.error = str(e)
@@ -288,22 +301,24 @@ def geometric_mean(values) -> float:
 def report(rows, out=None):
     out = out or sys.stdout
     head = f"{'kernel':12s} {'strategy':9s} {'old min':>10s} {'new min':>10s} {'old med':>10s} {'new med':>10s}" \
-           f" {'new/old min':>11s} {'new/old med':>11s}  C"
+           f" {'new/old min':>11s} {'new/old med':>11s} {'paired':>7s}  C"
     print(head, file=out)
     for r in rows:
         if r.error:
             print(f"{r.kernel:12s} {r.strategy:9s} not timed: {r.error}", file=out)
             continue
         ms = [r.stat(side, how) * 1e3 for how in ("min", "med") for side in ("old", "new")]
-        flag = "  <- slower" if r.ratio("min") > 1.05 and r.ratio("med") > 1.05 else ""
+        flag = "  <- slower" if r.ratio("paired") > 1.05 and r.ratio("med") > 1.05 else ""
         print(f"{r.kernel:12s} {r.strategy:9s} {ms[0]:8.3f}ms {ms[1]:8.3f}ms {ms[2]:8.3f}ms {ms[3]:8.3f}ms"
-              f" {r.ratio('min'):11.3f} {r.ratio('med'):11.3f}  {'same' if r.same_c else 'differs'}{flag}", file=out)
+              f" {r.ratio('min'):11.3f} {r.ratio('med'):11.3f} {r.ratio('paired'):7.3f}"
+              f"  {'same' if r.same_c else 'differs'}{flag}", file=out)
     timed = [r for r in rows if not r.error]
     for strategy in sorted({r.strategy for r in timed}) + ["all"]:
         some = [r for r in timed if strategy in ("all", r.strategy)]
         print(f"geometric mean new/old ({strategy}, {len(some)} kernels): "
               f"min {geometric_mean([r.ratio('min') for r in some]):.3f}, "
-              f"median {geometric_mean([r.ratio('med') for r in some]):.3f}", file=out)
+              f"median {geometric_mean([r.ratio('med') for r in some]):.3f}, "
+              f"paired {geometric_mean([r.ratio('paired') for r in some]):.3f}", file=out)
 
 
 def main(argv=None) -> list:

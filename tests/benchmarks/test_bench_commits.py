@@ -40,9 +40,11 @@ def test_quick_times_both_revisions_interleaved_and_prints_the_ratios(bench, cap
         # each revision's child imported its own tree's compiler, and checked its result
         assert Path(r.compilers["old"]).resolve().is_relative_to(old_tree.resolve()), r.compilers
         assert Path(r.compilers["new"]).resolve().is_relative_to(ROOT / "compiler"), r.compilers
-        assert len(r.times["old"]) == len(r.times["new"]) >= 2 and min(r.times["old"] + r.times["new"]) > 0
-        assert r.ratio("min") > 0 and r.ratio("med") > 0
-    assert "new/old min" in out and out.count("geometric mean new/old") == 3
+        assert len(r.rounds["old"]) == len(r.rounds["new"]) == 2    # interleaved rounds, as many calls each
+        assert [len(t) for t in r.rounds["old"]] == [len(t) for t in r.rounds["new"]]
+        assert min(r.times["old"] + r.times["new"]) > 0
+        assert r.ratio("min") > 0 and r.ratio("med") > 0 and r.ratio("paired") > 0
+    assert "new/old min" in out and "paired" in out and out.count("geometric mean new/old") == 3
     assert f"old: {bench.resolve(OLD)[0][:10]}" in out and "new: worktree" in out
 
 
