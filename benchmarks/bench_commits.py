@@ -21,6 +21,15 @@ whose inner products grow as n^2), a 3-mode TTV (CSF into CSR), MTTKRP (CSF, den
 16 columns), SpMV of a DCSR and of a COO matrix, and CSR+CSR into a dense matrix; about 1M non-zeros
 per input (``--quick``: tiny inputs, to check that it runs).
 
+A run (9707a85 against a16bbfa, 20 rounds, a load of 3 to 9 on 2 cores), new/old as min, median,
+paired: every lattice kernel's C is the same in both revisions (the re-seating changed no kernel),
+and its paired ratios run 0.85 (SpGEMM) to 1.02 (CSR*CSR, dense output), geometric mean 0.97; the
+looplets' run 0.88 to 1.03, geometric mean 0.99. One kernel is slower: looplets CSR+CSR, whose C
+differs by the block copy of a row's tail (1abe612, 291393d; after the re-seating, not part of it):
+0.88 / 1.12 / 1.23, and 1.10 / 1.04 / 1.12 in a run of 60 rounds of it alone. Its random rows of
+10 entries leave a tail of 8 or more after the merge in 0.35% of rows, so the copy is almost never
+taken and its per-row test and the split loop cost about 10%.
+
     .venv/bin/python benchmarks/bench_commits.py [--old 9707a85] [--new HEAD] [--quick]
         [--rounds 40] [--only spmv,spgemm,...] [--strategies lattice,looplets] [--work DIR]
 """
