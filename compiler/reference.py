@@ -42,14 +42,12 @@ from .notation.ast import Access, Assign, Call, IndexValue, Literal, Reduce, acc
 from .notation.dtypes import type_literals
 from .notation.parser import parse
 from .notation.shape import has_shape_operators
+from .reference_fill import NeedsExtents, as_scalar, check_dtypes, expression_fill, same_value
+from .reference_shape import evaluate_shaped
 
 
 class EvaluationError(SparsescopeError, ValueError):
     """A program that cannot run on the given tensors (unknown tensor, no initial value, ...)."""
-
-
-def _scalar(x):
-    return np.asarray(x)[()]
 
 
 def _as_input(name: str, value):
@@ -73,18 +71,9 @@ def _as_input(name: str, value):
     arr = arr.astype(dt, copy=False)
     with np.errstate(all="ignore"):
         cast = np.asarray(fill).astype(dt)
-    if not _same(cast[()], fill):
+    if not same_value(cast[()], fill):
         raise DTypeError(f"tensor {name}: fill value {fill!r} does not fit its dtype {dt.name}")
     return arr, cast[()]
-
-
-def _same(a, b) -> bool:
-    try:
-        if math.isnan(a) and math.isnan(b):
-            return True
-    except TypeError:
-        pass
-    return bool(a == b)
 
 
 def evaluate(program, functions=None, **tensors):
@@ -125,7 +114,6 @@ def _evaluate(program, functions, tensors: dict):
             if acc.tensor not in inputs:
                 known = ", ".join(sorted(inputs)) or "none"
                 raise EvaluationError(f"tensor {acc.tensor} (in {acc}) was not given; given tensors: {known}")
-        from .reference_shape import evaluate_shaped
         result, rhs_fill = evaluate_shaped(assign, inputs)
         return _update(assign, inputs, result, rhs_fill)
 
@@ -234,71 +222,13 @@ def _update(assign: Assign, inputs: dict, rhs: np.ndarray, rhs_fill):
         # the value off the stored entries depends on the coordinate (B[i] + i): no fill holds
         # everywhere, and the result is dense; it says 0, as a dense output's default
         result_fill = 0
-    result_fill = _scalar(np.asarray(result_fill).astype(result.dtype))
+    result_fill = as_scalar(np.asarray(result_fill).astype(result.dtype))
     return result, result_fill
-
-
-def expression_fill(e, fills: dict, extents: dict):
-    """The fill of expression ``e``: ``e`` evaluated on the fills of its tensors (``fills``, by
-    tensor name), a reduction over ``n`` elements (the product of its indices' ``extents``, by
-    :class:`~compiler.notation.ast.Index`) through :meth:`~compiler.algebra.Operator.reduce_fill`.
-
-    A kernel's fresh dense output carries this fill, as :func:`evaluate`'s result does.
-    With ``extents=None``, the fill whatever the extents, or :class:`NeedsExtents`: a
-    reduction has one only where its body's fill is the reduction's identity.
-
-    >>> from compiler.notation import parse
-    >>> from compiler.notation.ast import Index
-    >>> prog = parse("y[i] = sum[j](A[i, j] + 1)")
-    >>> expression_fill(prog.rhs, {"A": 2.0}, {Index("i"): 3, Index("j"): 4})
-    np.float64(12.0)
-    >>> expression_fill(parse("y[i] = A[i, j] * x[j]").rhs, {"A": 0.0, "x": 5.0}, None)
-    np.float64(0.0)
-    """
-    if isinstance(e, Access):
-        return fills[e.tensor]
-    if isinstance(e, Literal):
-        return _scalar(np.asarray(e.value, dtype=e.dtype))
-    if isinstance(e, IndexValue):   # a different value at every coordinate: no fill of its own
-        return NOVALUE
-    if isinstance(e, Call):
-        return e.op.fill(*[expression_fill(a, fills, extents) for a in e.args])
-    if hasattr(e, "produced"):
-        # a shape operator moves its operands' values: the fill stays (a concat's is its first
-        # operand's: a kernel's output stores the others' fills where they differ)
-        return expression_fill(e.children()[0], fills, extents)
-    if isinstance(e, Reduce):
-        body = expression_fill(e.body, fills, extents)
-        if extents is None:   # (an identity reduced over any count is the identity)
-            identity = e.op.identity_for(np.asarray(body).dtype)
-            if identity is NOVALUE or not _same(body, identity):
-                raise NeedsExtents(f"{e} has a fill only for given extents of {', '.join(map(str, e.indices))}")
-            return identity
-        return e.op.reduce_fill(body, math.prod(extents[i] for i in e.indices))
-    raise TypeError(f"not an index-notation expression: {e!r}")
-
-
-class NeedsExtents(LookupError):
-    """A reduction's fill depends on how many elements it reduces (see :func:`expression_fill`)."""
 
 
 def _spell(op: Operator) -> str:
     from .notation.ast import assign_spelling
     return assign_spelling(op)
-
-
-def check_dtypes(e, dtypes):
-    """Re-raise an operator's DTypeError naming the offending operand (and its tensor)."""
-    try:
-        e.op.result_dtype(*dtypes)
-    except DTypeError as err:
-        k = getattr(err, "position", None)
-        operands = e.args if isinstance(e, Call) else (e.body, e.body)
-        if k is None or k >= len(operands):
-            raise DTypeError(f"{err} in {e}") from None
-        arg = operands[k]
-        who = f"tensor {arg.tensor}" if isinstance(arg, Access) else f"{arg}"
-        raise DTypeError(f"{err} in {e}: {who} has dtype {dtypes[k].name}") from None
 
 
 __all__ = ["evaluate", "expression_fill", "EvaluationError", "NeedsExtents"]

@@ -23,6 +23,7 @@ from .errors import DTypeError
 from .notation.ast import Access, Assign, Call, Index, Literal, Reduce
 from .notation.infer import infer_shapes, slice_coordinates
 from .notation.shape import Broadcast, Collapse, Concat, Slice, Split
+from .reference_fill import check_dtypes, expression_fill
 
 
 class _Labelled:
@@ -45,7 +46,6 @@ class _Labelled:
 
 def evaluate_shaped(assign: Assign, inputs: dict):
     """``(rhs, fill)``: the right side of ``assign`` as an array in the output's shape, and its fill."""
-    from .reference import check_dtypes, expression_fill
     shapes = {name: np.shape(arr) for name, (arr, _) in inputs.items()}
     info = infer_shapes(assign, shapes)
     extents = info.extents

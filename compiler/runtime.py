@@ -34,7 +34,7 @@ from .levels.level import fill_key, is_fill
 from .notation import Assign, accesses
 from .notation.ast import Reduce, walk
 from .notation.infer import infer_shapes
-from .reference import NeedsExtents, expression_fill
+from .reference_fill import NeedsExtents, expression_fill
 from .dtypes import typed_scalar
 from .tensor import Tensor, replace_leaf
 from .trace import Trace

@@ -38,7 +38,8 @@ def sparsescope_cache_dir(tmp_path_factory):
 # (by default xdist hands out the files with the most tests first, which left the few-test but
 # long files, the Binder and sanitizer runs, for last: one worker ran them while the other idled)
 LONGEST_FIRST = ("test_peers_pydata_elemwise.py", "test_peers_taco_lower.py", "test_seqemit.py", "test_binder.py",
-                 "test_lattice_precompute.py", "test_widgets_browser.py", "test_sanitize.py", "test_output_formats.py",
+                 "test_lattice_precompute.py", "test_browser_views.py", "test_browser_notebooks.py", "test_sanitize.py",
+                 "test_output_formats.py", "test_browser_export.py",
                  "test_algebra.py", "test_lattice_parallel.py", "test_lattice_kernels.py",
                  "test_lattice_output_formats.py", "test_looplets_gallop.py", "test_reductions.py",
                  "test_elementwise.py", "test_dtypes.py", "test_lattice_derived.py", "test_lattice_two_phase.py")

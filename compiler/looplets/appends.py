@@ -34,6 +34,7 @@ from ..algebra import Operator
 from ..imperative.ir import BinOp, Const, Select, Var
 from . import extents as X
 from .errors import ProgramError
+from .modifiers import Offset
 from .program import Assign, Block, Call, Define, Index, IndexModifier, Loop, Sieve, TensorRef
 
 _ELSEWHERE = "or store {t} in SparseHash or SparseByteMap, which accept writes in any order"
@@ -64,7 +65,6 @@ def _walk(x, ext_of: dict, loops: list) -> list:
     ``j + o * M`` (``j + o``: ``M = 1``) with ``o`` an outer loop and ``j``'s loop within ``[0, M)``
     (a row-major collapse; a slice's one-step loop), ``o``'s then ``j``'s: that coordinate grows with
     ``(o, j)`` in lexicographic order, so appends in that loop order are in order."""
-    from .passes import Offset
     from .wrappers import static_ir
     base = _base(x)
     if not (isinstance(x, Offset) and isinstance(x.index, Index) and x.index in ext_of):
@@ -116,7 +116,6 @@ def _below(a, b) -> bool:
 def _reach(x, loop):
     """``(lo, hi)``: a parent write at ``x`` (the loop's index, or it at a static offset) lands in
     ``[lo, hi)``, or None."""
-    from .passes import Offset
     from .wrappers import static_ir
     if loop.ext is None or not _at_least_zero(loop.ext.start):
         return None

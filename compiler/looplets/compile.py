@@ -58,6 +58,7 @@ from .reserve import entry_bound, reserve_stmts
 from ..notation.shape import has_shape_operators
 from ..notation.shapedata import shape_data
 from . import extents as X
+from .modifiers import Offset, Permit, Protocol, Window
 from .program import (Access, Assign, Block, Declare, Define, Index, Loop, Sieve, TensorRef, postmap,
                       walk)
 
@@ -349,7 +350,6 @@ def _write_bounds(name, info, body) -> list | None:
     ``A1_size`` and ``A1_size + 3``: ``D`` needs ``max`` of them columns. A write through a
     window of the output reaches :data:`INSIDE`.
     """
-    from .passes import Offset, Permit, Protocol, Window
     from .wrappers import static_ir
     out = []
 
@@ -661,7 +661,7 @@ def _fill_of(e, formats):
     >>> _fill_of(parse("y[i] = a[i] * 2 + 1").rhs, {"a": parse_format("sparse", fill=3.0)})
     7.0
     """
-    from ..reference import expression_fill
+    from ..reference_fill import expression_fill
     try:
         # (no extents: a reduction raises KeyError)
         got = expression_fill(e, {name: fmt.fill for name, fmt in formats.items()}, {})

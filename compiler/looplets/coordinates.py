@@ -32,6 +32,7 @@ from ..imperative.guard import CheckCoordinate
 from ..imperative.ir import Const, Declare, Var
 from .errors import ProgramError
 from ..algebra import lookup
+from .modifiers import Offset
 from .program import (Access, Assign, Block, Call, Define, Expr, Index, IndexModifier, Loop, Sieve, TensorRef, postmap,
                       show_expr, walk)
 
@@ -117,7 +118,6 @@ def _computed(x) -> bool:
 
 def _data_offset(x) -> bool:
     """An offset by a value read from a tensor, ``y[i + d[j]]``: no loop bounds ``i + d[j]``."""
-    from .passes import Offset
     return isinstance(x, Offset) and isinstance(x.index, Index) and any(isinstance(n, Access) for n in walk(x.delta))
 
 

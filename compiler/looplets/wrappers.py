@@ -39,6 +39,7 @@ from ..algebra import Operator
 from ..imperative.ir import Const
 from . import extents as X
 from .looplets import Fill, Phase, Sequence, Shift
+from .modifiers import Offset, Permit, Protocol, Window
 from .program import MISSING, Call, IndexModifier, Literal, Size, Value
 
 
@@ -106,7 +107,6 @@ def base_index(x):
 
 def protocol_of(x):
     """The protocol annotation (``gallop``/``walk``) among an access index's modifiers, or None."""
-    from .passes import Protocol
     return next((m.name for m in modifier_chain(x)[0] if isinstance(m, Protocol)), None)
 
 
@@ -122,7 +122,7 @@ def apply_modifiers(idx, nest, fiber, to_ir):
     ``to_ir`` lowers a program expression that is not static (a Toeplitz offset by an
     outer index, already substituted by its value).
 
-    >>> from compiler.looplets.passes import Offset, Window
+    >>> from compiler.looplets.modifiers import Offset, Window
     >>> from compiler.looplets.program import Index
     >>> from compiler.looplets.looplets import Run, nest_text
     >>> w = Window(Offset(Index("i"), Literal(2)), Literal(2), Literal(5))
@@ -130,7 +130,6 @@ def apply_modifiers(idx, nest, fiber, to_ir):
     Shift(-2)
       Run(1.0)
     """
-    from .passes import Offset, Permit, Window
     mods, _ = modifier_chain(idx)
     permit = any(isinstance(m, Permit) for m in mods)
     if permit:

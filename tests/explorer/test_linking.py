@@ -1,7 +1,7 @@
 """Two-way provenance (issue 27 item 3): tooltips say what a tag stands for, a lower:* step
 shows its looplet's C with a focus bar and scrolls to it, a chosen tag stays linked after the
 notebook redraws, and the exported page shows the C next to each drawing so they link.
-The browser side is tests/widgets/test_widgets_browser.py."""
+The browser side is tests/widgets/test_browser_*.py."""
 
 from __future__ import annotations
 

@@ -1,0 +1,281 @@
+"""What a person sees in the browser, measured in the page: the scripts the browser tests run in
+Chromium (pane heights, labels inside their shapes, contrast, links between the C and the
+drawings, zoom) and the checks over what they return.
+
+>>> assert_readable({"panes": [{"height": 120}], "nodes": [], "drawings": [], "contrast": [], "labels": []}, "a pane")
+"""
+
+from __future__ import annotations
+
+
+# JupyterLab restores earlier tabs: only look inside the notebook that is showing
+SHOWN = ".jp-NotebookPanel:not(.lm-mod-hidden) .sparsescope-explorer"
+
+
+def pane_html(page, cls: str) -> str:
+    return page.locator(f"{SHOWN} .{cls}").first.inner_html()
+
+
+SHOWN_NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
+
+# What a person sees, measured in the page. ``root`` is an element (a widget, an output, the page).
+# panes: every widget pane (an ipywidgets HTML box) holding code or a drawing, with its height.
+# nodes: every Graphviz node whose label's box (getBBox) is not inside its shape's box.
+# drawings: every Graphviz drawing drawn out of proportion, shrunk below half its size while not
+#   much wider than its pane (a sliver), cut by a box that does not scroll, or with its root (a
+#   fiber tree's, else its first node) out of the visible part of its box.
+# contrast: code text (not line numbers) whose colour has contrast < 4.5 against its background,
+#   composited through every translucent background above it (WCAG 2 relative luminance).
+MEASURE_JS = r"""
+(root) => {
+  const out = {panes: [], nodes: [], ncount: 0, drawings: [], dcount: 0, contrast: [], tcount: 0,
+               labels: [], lcount: 0};
+  for (const el of root.querySelectorAll('.widget-html')) {
+    if (!el.querySelector('pre.code, pre.diff, svg')) continue;
+    const r = el.getBoundingClientRect();
+    out.panes.push({cls: el.className.split(' ').filter(c => c.startsWith('ss-')).join(' '),
+                    height: Math.round(r.height), text: el.innerText.slice(0, 60)});
+  }
+  for (const g of root.querySelectorAll('svg g.node')) {
+    // (a node with a tooltip holds its shapes and labels in a group of its own, or in a link:
+    // Graphviz's tooltip, as the CFIR and IR trees have; a node holds no other node)
+    const parts = [...g.querySelectorAll('*')];
+    const shape = parts.find(c => ['ellipse', 'polygon', 'path', 'rect'].includes(c.tagName)
+                                  && c.getAttribute('stroke') !== 'transparent');
+    const texts = parts.filter(c => c.tagName === 'text' && c.textContent.trim());
+    if (!shape || !texts.length) continue;
+    out.ncount++;
+    const s = shape.getBBox();
+    for (const t of texts) {
+      const b = t.getBBox();
+      if (b.x < s.x - 0.5 || b.y < s.y - 0.5 || b.x + b.width > s.x + s.width + 0.5
+          || b.y + b.height > s.y + s.height + 0.5)
+        out.nodes.push({label: t.textContent, text: [b.x, b.y, b.width, b.height].map(Math.round),
+                        shape: [s.x, s.y, s.width, s.height].map(Math.round)});
+    }
+  }
+  for (const svg of root.querySelectorAll('svg')) {
+    if (!svg.querySelector('g.graph')) continue;
+    const r = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;
+    if (!r.width) continue;  // not shown (another step of an exported page)
+    out.dcount++;
+    let box = svg.parentElement;
+    while (box && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+    const room = box ? box.getBoundingClientRect() : {left: -Infinity, right: Infinity, width: Infinity};
+    const aspect = vb && vb.width ? (r.width / r.height) / (vb.width / vb.height) : 1;
+    const scale = vb && vb.width ? r.width / (vb.width * 4 / 3) : 1;   // Graphviz: pt in the viewBox
+    const rootNode = [...svg.querySelectorAll('g.node')].find(g => (g.querySelector('title') || {}).textContent === 'root')
+                     || svg.querySelector('g.node');
+    const rr = rootNode ? rootNode.getBoundingClientRect() : null;
+    const problem = Math.abs(aspect - 1) > 0.03 ? 'out of proportion'
+      : scale < 0.45 && r.width < 1.5 * room.width ? 'a sliver: shrunk below half its size'
+      : r.width > room.width + 1 && !['auto', 'scroll'].includes(getComputedStyle(box).overflowX) ? 'cut'
+      : rr && (rr.left < room.left - 1 || rr.right > room.right + 1) ? 'its root out of view' : '';
+    if (problem)
+      out.drawings.push({title: (svg.querySelector('title') || {}).textContent, problem, width: Math.round(r.width),
+                         height: Math.round(r.height), room: Math.round(room.width),
+                         scale: Math.round(scale * 100) / 100, aspect: Math.round(aspect * 100) / 100});
+  }
+  const rgba = c => { const m = c.match(/rgba?\(([^)]*)\)/); if (!m) return [0, 0, 0, 0];
+                      const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
+                      return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const over = (top, bottom) => [0, 1, 2].map(i => top[i] * top[3] + bottom[i] * (1 - top[3])).concat([1]);
+  const background = el => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    return layers.reverse().reduce((bg, c) => over(c, bg), [255, 255, 255, 1]);
+  };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+                     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  for (const pre of root.querySelectorAll('pre.code, pre.diff')) {
+    const walk = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const el = n.parentElement;
+      if (!n.textContent.trim() || getComputedStyle(el).userSelect === 'none') continue;  // line numbers
+      out.tcount++;
+      const bg = background(el), fg = over(rgba(getComputedStyle(el).color), bg);
+      const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+      const ratio = (a + 0.05) / (b + 0.05);
+      if (ratio < 4.5 && out.contrast.length < 20)
+        out.contrast.push({text: n.textContent.trim().slice(0, 30), ratio: Math.round(ratio * 100) / 100,
+                           color: getComputedStyle(el).color, background: 'rgb(' + bg.slice(0, 3).map(Math.round) + ')'});
+    }
+  }
+  // drawing labels: the text's fill against what lies under it, the top filled shape of its
+  // node under the label's centre (a point's fill, a table cell's) else the drawing's background
+  for (const svg of root.querySelectorAll('svg')) {
+    const graph = svg.querySelector('g.graph');
+    if (!graph || !svg.getBoundingClientRect().width) continue;
+    const page = background(svg.parentElement);
+    const ground = graph.querySelector(':scope > polygon');
+    const sheet = ground ? over(rgba(getComputedStyle(ground).fill), page) : page;
+    // the drawing's own background is the theme's (Graphviz's is white, a glare in the dark)
+    if (lum(sheet) - lum(page) > 0.2 && out.drawings.length < 20)
+      out.drawings.push({title: (svg.querySelector('title') || {}).textContent, problem: 'background not the theme\'s',
+                         background: 'rgb(' + sheet.slice(0, 3).map(Math.round) + ')',
+                         page: 'rgb(' + page.slice(0, 3).map(Math.round) + ')'});
+    for (const t of graph.querySelectorAll('text')) {
+      if (!t.textContent.trim()) continue;
+      out.lcount++;
+      const b = t.getBBox(), cx = b.x + b.width / 2, cy = b.y + b.height / 2;
+      const group = t.closest('g.node, g.edge, g.cluster');
+      let bg = sheet;
+      for (const s of group ? group.querySelectorAll('ellipse, polygon, path, rect') : []) {
+        const f = rgba(getComputedStyle(s).fill), sb = s.getBBox();
+        if (f[3] > 0 && cx >= sb.x && cx <= sb.x + sb.width && cy >= sb.y && cy <= sb.y + sb.height)
+          bg = over(f, sheet);
+      }
+      const fg = over(rgba(getComputedStyle(t).fill), bg);
+      const [a, c] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+      const ratio = (a + 0.05) / (c + 0.05);
+      if (ratio < 4.5 && out.labels.length < 20)
+        out.labels.push({text: t.textContent.trim().slice(0, 30), ratio: Math.round(ratio * 100) / 100,
+                         fill: getComputedStyle(t).fill, background: 'rgb(' + bg.slice(0, 3).map(Math.round) + ')'});
+    }
+  }
+  return out;
+}
+"""
+
+
+def measure(locator) -> dict:
+    """:data:`MEASURE_JS` on the element ``locator`` finds."""
+    return locator.evaluate(MEASURE_JS)
+
+
+def assert_readable(m: dict, where: str, panes: int = 0, contrast: bool = True) -> None:
+    """Every code or drawing pane >= 100 px tall (and at least ``panes`` of them), every label
+    inside its shape, every drawing inside its pane and on the theme's background, and (with
+    ``contrast``) code and drawing labels readable."""
+    short = [p for p in m["panes"] if p["height"] < 100]
+    assert len(m["panes"]) >= panes and not short, f"{where}: panes under 100 px: {short} of {m['panes']}"
+    assert not m["nodes"], f"{where}: labels outside their shapes ({m['ncount']} nodes): {m['nodes'][:6]}"
+    assert not m["drawings"], f"{where}: drawings cut, distorted or off the theme's background: {m['drawings']}"
+    if contrast:
+        assert not m["contrast"], f"{where}: code below contrast 4.5 ({m['tcount']} texts): {m['contrast']}"
+        assert not m["labels"], f"{where}: drawing labels below contrast 4.5 ({m['lcount']} labels): {m['labels']}"
+
+
+# Compare's columns line up: each column's C pane, and its drawing pane, as tall as the other's
+# and starting at the same height on the page (rounded to the pixel).
+LINE_UP_JS = r"""
+(root) => ['ss-c', 'ss-drawing'].map(cls => [...root.querySelectorAll('.widget-html.' + cls)].map(el => {
+  const r = el.getBoundingClientRect();
+  return {cls, top: Math.round(r.top), height: Math.round(r.height)};
+}))
+"""
+
+
+def assert_columns_line_up(compare, where: str) -> None:
+    """Compare's two C panes are as tall as each other and side by side, and so are its two
+    drawing panes (the issue: "drawing and C at equal heights in each column")."""
+    for boxes in compare.evaluate(LINE_UP_JS):
+        assert len(boxes) == 2, f"{where}: not two columns: {boxes}"
+        a, b = boxes
+        assert a["height"] >= 100 and abs(a["height"] - b["height"]) <= 1 and abs(a["top"] - b["top"]) <= 1, \
+            f"{where}: the columns' {a['cls']} panes do not line up: {boxes}"
+
+
+def set_theme(page, name: str) -> None:
+    """Settings > Theme > ``name`` (e.g. "JupyterLab Dark"), then wait until the page shows it."""
+    page.locator(".lm-MenuBar-itemLabel", has_text="Settings").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Theme").first.hover()
+    page.locator(".lm-Menu-itemLabel", has_text=name).first.click()
+    light = "true" if "Light" in name else "false"
+    page.wait_for_function(f"document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
+    page.wait_for_timeout(500)  # the theme's stylesheet applies after the attribute changes
+
+
+# The shape's stroke of the drawing node the first tag of a part names, and that tag's C lines:
+# where they are in their scrolling box (the pane in a notebook, else the page), for linking.
+LINK_JS = r"""
+([root, tag]) => {
+  const sel = `[data-tags~="${tag}"]`;
+  const node = root.querySelector('svg g.node' + sel);
+  const shape = node && node.querySelector('polygon, ellipse, path, rect');
+  let box = null;
+  const line = [...root.querySelectorAll('.ss-c span.ln' + sel + ', .c-section span.ln' + sel)][0];
+  for (let b = line && line.parentElement; b; b = b.parentElement) {
+    const o = getComputedStyle(b).overflowY;
+    if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 1) { box = b; break; }
+  }
+  const view = box ? box.getBoundingClientRect() : {top: 0, bottom: innerHeight};
+  const r = line ? line.getBoundingClientRect() : null;
+  return {stroke: shape && shape.getAttribute('stroke'), width: shape && shape.getAttribute('stroke-width'),
+          line: !!line, outlined: !!line && getComputedStyle(line).outlineStyle === 'solid',
+          inView: !!r && r.top >= view.top - 1 && r.bottom <= view.bottom + 1,
+          scrollTop: box ? box.scrollTop : scrollY};
+}
+"""
+
+
+# A drawing's size in its pane: the svg's rendered width, its own (Graphviz: pt, 4/3 px), its
+# left offset in its box, the box's width and scroll width, and the level the controls show.
+ZOOM_JS = r"""
+(art) => {
+  const s = art.querySelector('.drawing svg'), d = art.querySelector('.drawing');
+  const r = s.getBoundingClientRect(), q = d.getBoundingClientRect();
+  return {width: r.width, own: parseFloat(s.getAttribute('width')) * 4 / 3, left: r.left - q.left,
+          room: d.clientWidth, scroll: d.scrollWidth, level: art.querySelector('.ss-zoom-level').textContent};
+}
+"""
+
+
+# The fill of a drawing node's shape and its WCAG contrast against what lies under the drawing
+# (the pane's background, composited up the page as MEASURE_JS does).
+FILL_CONTRAST_JS = r"""
+(g) => {
+  const rgba = c => { const m = c.match(/rgba?\(([^)]*)\)/); if (!m) return [0, 0, 0, 0];
+                      const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
+                      return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const over = (top, bottom) => [0, 1, 2].map(i => top[i] * top[3] + bottom[i] * (1 - top[3])).concat([1]);
+  const layers = [];
+  for (let e = g.closest('svg').parentElement; e; e = e.parentElement) {
+    const c = rgba(getComputedStyle(e).backgroundColor);
+    if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+  }
+  const bg = layers.reverse().reduce((b, c) => over(c, b), [255, 255, 255, 1]);
+  const shape = g.querySelector('polygon, ellipse, path, rect');
+  const fg = over(rgba(getComputedStyle(shape).fill), bg);
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+                     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+  return {fill: shape.getAttribute('fill'), ratio: (a + 0.05) / (b + 0.05),
+          background: 'rgb(' + bg.slice(0, 3).map(Math.round) + ')'};
+}
+"""
+
+
+# Scroll the box that scrolls a part (its pane) to its end.
+SCROLL_END_JS = r"""
+(el) => {
+  for (let b = el.parentElement; b; b = b.parentElement) {
+    const o = getComputedStyle(b).overflowY;
+    if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 1) { b.scrollTop = b.scrollHeight; return true; }
+  }
+  return false;
+}
+"""
+
+
+# ipywidgets marks each widget drawn without its kernel and puts a red broken-link icon before it;
+# inside sparsescope's views: how many are marked, how many still show the icon, and how many
+# saved-view notes are drawn (widgets/saved.py)
+SAVED_STATE_JS = """(root) => {
+  const views = '.sparsescope-explorer, .sparsescope-compare, .sparsescope-playground';
+  const marked = [...root.querySelectorAll('.jupyter-widgets-disconnected')].filter(e => e.closest(views));
+  const icons = marked.filter(e => {
+    const b = getComputedStyle(e, '::before');
+    return b.display !== 'none' && b.content !== 'none' && b.content !== 'normal';
+  });
+  const notes = [...root.querySelectorAll('.ss-saved-note')].filter(e => {
+    const r = e.getBoundingClientRect();
+    return r.height > 0 && getComputedStyle(e).display !== 'none';
+  });
+  return {marked: marked.length, icons: icons.length, notes: notes.length,
+          views: root.querySelectorAll('.sparsescope-explorer, .sparsescope-compare').length};
+}"""

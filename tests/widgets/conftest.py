@@ -1,0 +1,168 @@
+"""The real browser's set-up for the browser tests (test_browser_*.py): headless Chromium, and
+JupyterLab on localhost serving scratch copies of the notebooks.
+
+Chromium comes from the system's package manager (``./dev test`` installs Debian's
+``chromium`` when it may) and Playwright drives it; nothing downloads a browser. The
+screenshots are kept as test artifacts in ``$SPARSESCOPE_SCREENSHOTS`` when it is set (CI sets
+it), else in the pytest temporary directory (``screenshots*/`` under ``--basetemp``); the path
+is printed. Without Chromium the browser tests are skipped, except under CI, where they must run.
+Chromium and JupyterLab start once per test process (session fixtures) and serve every browser
+test module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import nbformat
+import pytest
+from nbformat.sign import NotebookNotary
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The system's Chromium; a test that needs it is skipped without it (failed under CI)."""
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the browser test, but no chromium was found", pytrace=False)
+        pytest.skip("no chromium: install Debian's chromium package to run the browser test")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def artifacts(tmp_path_factory) -> pathlib.Path:
+    """Where the screenshots go: ``$SPARSESCOPE_SCREENSHOTS`` when set (a folder CI can keep;
+    each run replaces the files of the same name), else pytest's temporary directory (pytest
+    keeps its last three runs)."""
+    chosen = os.environ.get("SPARSESCOPE_SCREENSHOTS")
+    if chosen:
+        path = pathlib.Path(chosen).expanduser().resolve()
+        path.mkdir(parents=True, exist_ok=True)
+    else:
+        path = tmp_path_factory.mktemp("screenshots")
+    print(f"\nscreenshots in {path}")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def browser(chromium):
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def lab(chromium, tmp_path_factory):
+    """JupyterLab serving a scratch copy of the notebooks (the browser may save into it)."""
+    root = tmp_path_factory.mktemp("lab")
+    for source, target in (("01-explorer.ipynb", "explorer.ipynb"), ("00-tour.ipynb", "tour.ipynb")):
+        nb = nbformat.read(ROOT / "notebooks" / source, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        nb.metadata.pop("widgets", None)
+        nbformat.write(nb, root / target)
+    # the tour as it ships (outputs and stored widget state), for opening without running it,
+    # trusted as `jupyter trust` does (JupyterLab shows no widget of an untrusted output), with
+    # the signatures kept in this scratch directory
+    notary = [f"--NotebookNotary.db_file={root / 'nbsignatures.db'}",
+              f"--NotebookNotary.secret_file={root / 'notebook_secret'}"]
+    tour = nbformat.read(ROOT / "notebooks" / "00-tour.ipynb", as_version=4)
+    NotebookNotary(db_file=str(root / "nbsignatures.db"), secret_file=str(root / "notebook_secret")).sign(tour)
+    nbformat.write(tour, root / "tour-saved.ipynb")
+    nbformat.write(views_notebook(), root / "views.ipynb")
+    nbformat.write(views_notebook(PLAYGROUND), root / "playground.ipynb")
+    port, token = free_port(), "sparsescope-test"
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
+           "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}",
+           "--LabApp.news_url=", "--ServerApp.disable_check_xsrf=True", *notary]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    # JupyterLab 4 may leave cells that are scrolled out of view unrendered ("windowing");
+    # the test reads widgets anywhere in the notebook, so render every cell.
+    settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "PYTHONPATH": str(ROOT)}
+    log = open(root / "lab.log", "w")
+    proc = subprocess.Popen(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as r:
+                    json.load(r)
+                break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError("JupyterLab did not start:\n" + (root / "lab.log").read_text())
+                time.sleep(0.5)
+        yield url, token, root
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+VIEWS = [
+    """import numpy as np
+from IPython.display import HTML, display
+
+import compiler as ss
+from explorer import explore, render_step
+from explorer.examples import spmv_example
+from widgets import Compare, Explorer""",
+    # the centre piece: both strategies side by side
+    """Compare.for_program("y[i] = A[i, j] * x[j]", A="csr", x="dense")""",
+    # a lattice of three points (A∩B∩C, A∩B, C) in the explorer
+    """three = Explorer.for_program("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv")
+three.goto(three.session.stages().index("lattice"))
+three""",
+    # every drawing of both lowerings, as render_step draws them
+    """for strategy in ("lattice", "looplets"):
+    session = explore(ss.lower("y[i] = A[i] * B[i] + C[i]", strategy, A="sv", B="sv", C="sv").trace)
+    drawn = [session.step(i) for i in range(len(session)) if any(a.dot for a in session.steps[i].artifacts)]
+    display(HTML(f"<div class='views-{strategy}'>" + "".join(render_step(v) for v in drawn) + "</div>"))""",
+    # a fiber tree wider than any pane (notebook 01 shows one of 2000 rows)
+    """ex = spmv_example(n=60, density=0.2, seed=1)
+display(HTML("<div class='views-fibers'>" + render_step(explore(ex.trace).step(1)) + "</div>"))""",
+]
+
+
+# the playground, as a person opens it
+PLAYGROUND = ["""from widgets import Playground
+play = Playground("y[i] = A[i, j] * x[j]", A="csr", x="dense")
+play"""]
+
+
+def views_notebook(cells=VIEWS) -> nbformat.NotebookNode:
+    """A notebook of the views the tests measure: Compare, a 3-point lattice, every drawing kind."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    return nb

@@ -1,0 +1,263 @@
+"""The exported trace page (explorer.export_html) in headless Chromium, offline: stepping, every
+step's drawings fitting and readable, provenance tags, C lines linked with drawing nodes, zoom."""
+
+from __future__ import annotations
+
+from browser_measure import FILL_CONTRAST_JS, LINK_JS, ZOOM_JS, assert_readable, measure
+
+
+def test_exported_trace_page_steps_offline(browser, tmp_path, artifacts):
+    from explorer import export_html
+    from explorer.examples import spmv_trace
+
+    path = tmp_path / "trace.html"
+    export_html(spmv_trace(), path)
+    page = browser.new_page()
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(path.as_uri())
+    visible = page.locator("section:visible")
+    first = visible.first.inner_text()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("(old) => [...document.querySelectorAll('section')]"
+                           ".find(s => s.offsetParent !== null).innerText !== old", arg=first)
+    assert page.locator("section:visible").first.inner_text() != first
+    assert page.locator("svg").count() > 0
+    assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
+    # the step of the fiber trees: labels inside their shapes, each tree inside the page
+    assert page.locator("section:visible svg g.node").count() > 3
+    assert_readable(measure(page.locator("section:visible").first), "the exported page")
+    page.close()
+
+
+def test_exported_page_draws_every_step_to_fit(browser, tmp_path, artifacts):
+    """Every step of an exported lattice lowering (its iteration graph, a lattice of three
+    points, the C): labels inside their shapes, code readable."""
+    import compiler as ss
+    from explorer import export_html
+
+    trace = ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv").trace
+    path = tmp_path / "three.html"
+    export_html(trace, path)
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(path.as_uri())
+    nodes = 0
+    for k in range(len(trace.steps)):
+        section = page.locator("section:visible").first
+        nodes += section.locator("svg g.node").count()
+        if section.locator("svg").count():
+            page.screenshot(path=str(artifacts / f"export-three-{k}.png"), full_page=True)
+        assert_readable(measure(section), f"the exported page, step {k}")
+        old = section.inner_text()
+        page.keyboard.press("ArrowRight")
+        if k + 1 < len(trace.steps):
+            page.wait_for_function("(old) => [...document.querySelectorAll('section')]"
+                                   ".find(s => s.offsetParent !== null).innerText !== old", arg=old)
+    assert nodes >= 5   # the iteration graph's and the lattice's
+    page.screenshot(path=str(artifacts / "export.png"), full_page=True)
+    page.close()
+
+
+def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts):
+    """The steps of a shape-operator lowering that draw or mark something: the array expression's
+    tree, the shapes table with the operators marked, and the sequence layer's derivation trees,
+    lattices with edge sequences and CFIR: labels inside their shapes, code readable."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    from compiler import array as xp
+    from compiler.lattice.seqderive import seq_lower
+    from explorer import export_html
+
+    A, B = sp.random(6, 5, density=0.4, format="csr", random_state=0), sp.random(4, 5, density=0.4, format="csr", random_state=1)
+    fused = ss.lower(xp.concat([ss.asarray(A), ss.asarray(B)], axis=0) @ ss.asarray(np.arange(5.0)))
+    steps = [s for s in fused.trace if s.stage in ("array", "shapes")]
+    P = ss.Tensor.from_numpy(np.array([[0, 1.0, 0, 2], [3, 0, 0, 0], [0, 0, 4, 5]]), "csr")
+    Q = ss.Tensor.from_numpy(np.array([[6.0, 0, 0, 7]]), "coo")
+    steps += seq_lower("yv[l] = sum[i](concat((P[j, i], Q[k, i]), (j, k) -> l) * broadcast(l, x[i]))",
+                       P=P, Q=Q, x=np.arange(4.0)).trace.steps
+    path = tmp_path / "shapes.html"
+    export_html(ss.Trace(steps), path)
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(path.as_uri())
+    nodes = marks = 0
+    for k in range(len(steps)):
+        section = page.locator("section:visible").first
+        nodes += section.locator("svg g.node").count()
+        marks += section.locator('[data-tags^="shape:"]').count()
+        page.screenshot(path=str(artifacts / f"export-shapes-{k}.png"), full_page=True)
+        assert_readable(measure(section), f"the exported shape-operator page, step {k} ({steps[k].stage})")
+        old = section.inner_text()
+        page.keyboard.press("ArrowRight")
+        if k + 1 < len(steps):
+            page.wait_for_function("(old) => [...document.querySelectorAll('section')]"
+                                   ".find(s => s.offsetParent !== null).innerText !== old", arg=old)
+    assert nodes >= 20 and marks >= 6   # the trees, lattices and CFIR; the operators' marks
+    page.close()
+
+
+def test_exported_page_selects_a_provenance_tag(browser, tmp_path):
+    import compiler as ss
+    from explorer import export_html
+
+    t = ss.Trace()
+    t.record("lattice", artifacts=[ss.Artifact("lattice", "j", "p0 p1", dot="digraph { p0; p1 }")])
+    c = "void k(void) {\n  a();\n  b();\n}"
+    t.record("emit-c", after=c, artifacts=[ss.Artifact("c", "k", c, data={"provenance": {
+        "lattice:j:p0": [2], "lattice:j:p1": [3]}})])
+    path = tmp_path / "tagged.html"
+    export_html(t, path)
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    page.locator('nav.provenance button[data-tag="lattice:j:p1"]').click()
+    assert page.evaluate("document.documentElement.classList.contains('selecting')")
+    selected = page.evaluate("[...document.querySelectorAll('.sel')].map(e => e.tagName + ':' + "
+                             "(e.getAttribute('data-line') || e.querySelector('title').textContent))")
+    # line 3 is marked three times: in the step's program (the emit-c step's program is the C),
+    # in the C artifact and in the C shown next to the lattice; p1 is the drawing node
+    assert sorted(selected) == ["SPAN:3", "SPAN:3", "SPAN:3", "g:p1"], selected
+    panes = page.evaluate("[...document.querySelectorAll('span.sel')].map(e => e.closest('.pane, .artifact')"
+                          ".querySelector('.pane-title, .artifact-title').textContent)")
+    assert len(set(panes)) == 3, panes
+    page.locator('nav.provenance button[data-tag=""]').click()
+    assert page.evaluate("document.querySelectorAll('.sel').length") == 0
+    page.close()
+
+
+
+def test_exported_page_links_c_lines_and_drawing_nodes(browser, tmp_path, artifacts):
+    """Compiler Explorer's two-way provenance in the exported page: on the step of a lattice of
+    three points, clicking a C line strokes the lattice point it came from, and clicking a
+    point outlines its C lines and brings the first into view; the tooltips say what a line
+    or a point computes, not its tag."""
+    import compiler as ss
+    from explorer import export_html
+    from explorer.linking import LINK_COLOR
+
+    trace = ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv").trace
+    path = tmp_path / "linked.html"
+    export_html(trace, path)
+    page = browser.new_page(viewport={"width": 1100, "height": 600})
+    page.goto(f"{path.as_uri()}#step-{trace.stages().index('lattice')}")
+    section = page.locator("section:visible").first
+    lines = section.locator(".c-section span.ln[data-tags]")
+    assert lines.count() > 0, "the lattice step shows no C to link its points with"
+    # a C line whose first tag names a point of the drawing
+    tags = [t.split()[0] for t in lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags'))")]
+    k, tag = next((k, t) for k, t in enumerate(tags) if section.locator(f'svg g.node[data-tags~="{t}"]').count())
+    line = lines.nth(k)
+    assert "lattice:" not in (line.get_attribute("title") or "") and "y[i]" in line.get_attribute("title")
+    before = page.evaluate(LINK_JS, [section.element_handle(), tag])
+    assert before["stroke"] != LINK_COLOR
+    line.click()
+    after = page.evaluate(LINK_JS, [section.element_handle(), tag])
+    assert (after["stroke"], after["width"]) == (LINK_COLOR, "4"), (before, after)
+    page.screenshot(path=str(artifacts / "export-linked-from-c.png"), full_page=True)
+
+    # the reverse: a point outlines its C lines and scrolls the first into view
+    # (a node links the first of its tags)
+    firsts = section.locator("svg g.node[data-tags]").evaluate_all(
+        "gs => gs.map(g => g.getAttribute('data-tags').split(' ')[0])")
+    k, other = next((k, t) for k, t in enumerate(firsts)
+                    if t != tag and section.locator(f'.c-section span.ln[data-tags~="{t}"]').count())
+    page.evaluate("window.scrollTo(0, 0)")
+    start = page.evaluate(LINK_JS, [section.element_handle(), other])
+    assert start["line"] and not start["inView"], "the point's C line is in view before the click"
+    section.locator("svg g.node[data-tags]").nth(k).click()
+    end = page.evaluate(LINK_JS, [section.element_handle(), other])
+    assert end["outlined"] and end["inView"] and end["scrollTop"] > start["scrollTop"], (start, end)
+    assert (end["stroke"], end["width"]) == (LINK_COLOR, "4")
+    page.screenshot(path=str(artifacts / "export-linked-from-node.png"), full_page=False)
+    page.close()
+
+
+def test_exported_page_zooms_its_drawings_and_links_the_trees(browser, tmp_path, artifacts):
+    """The zoom controls (issue 27): 100% shows a drawing at its own size, each + grows it by the
+    ratio of the next level up to 400% and its pane scrolls, fit fits it in its pane, a drawing
+    smaller than its pane is centred, labels stay inside their shapes at every level, and the
+    level chosen for a lattice is the other lattice step's. On the CFIR tree, clicking a C line
+    fills the box that made it in the link colour (contrast >= 3 against the page) and clicking
+    a box outlines its C lines."""
+    import compiler as ss
+    from explorer import export_html
+    from explorer.linking import LINK_COLOR
+    from explorer.zoom import ZOOM_LEVELS
+
+    trace = ss.lower("C[i, j] = A[i, j] + B[i, j]", "lattice", A="csr", B="csr", C="csr").trace
+    path = tmp_path / "zoom.html"
+    export_html(trace, path)
+    stages = trace.stages()
+    first = stages.index("lattice")
+    assert stages[first + 1] == "lattice"   # the lattices of i and of j, one step each
+    # (narrow: the lattice of j, 235 px wide, is wider than its pane at 400%)
+    page = browser.new_page(viewport={"width": 800, "height": 800})
+    page.goto(f"{path.as_uri()}#step-{first + 1}")   # the lattice of j: three points
+    art = page.locator('section:visible .artifact[data-kind="lattice"]').first
+    art.locator(".ss-zoom-100").click()
+    m = art.evaluate(ZOOM_JS)
+    assert abs(m["width"] - m["own"]) < 1 and m["level"] == "100%", m
+    up = ZOOM_LEVELS[ZOOM_LEVELS.index(100):]
+    for previous, level in zip(up, up[1:]):
+        before = m
+        art.locator(".ss-zoom-in").click()
+        m = art.evaluate(ZOOM_JS)
+        # grown by the step's ratio (110% / 100%, 125% / 110%, ...)
+        assert m["level"] == f"{level}%" and abs(m["width"] / before["width"] - level / previous) < 0.005, (before, m)
+        found = measure(art)
+        assert found["ncount"] >= 3 and not found["nodes"], f"labels outside their shapes at {level}%: {found['nodes']}"
+    assert m["width"] > m["room"] and m["scroll"] >= m["width"] - 1, f"the pane does not scroll at 400%: {m}"
+    page.screenshot(path=str(artifacts / "export-zoom-400.png"), full_page=False)
+    art.locator(".ss-zoom-fit").click()
+    m = art.evaluate(ZOOM_JS)
+    assert m["width"] <= m["room"] + 1 and m["scroll"] <= m["room"] + 1, f"fit: {m}"
+    for _ in ZOOM_LEVELS:
+        art.locator(".ss-zoom-out").click()
+    m = art.evaluate(ZOOM_JS)
+    assert m["level"] == "25%" and abs(m["left"] - (m["room"] - m["width"]) / 2) <= 1, f"not centred: {m}"
+    assert not measure(art)["nodes"]
+    # 150%, then another step: the lattice of i at 150% too
+    art.locator(".ss-zoom-100").click()
+    for _ in range(3):
+        art.locator(".ss-zoom-in").click()
+    assert art.evaluate(ZOOM_JS)["level"] == "150%"
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("k => location.hash === '#step-' + k", arg=first)
+    nxt = page.locator('section:visible .artifact[data-kind="lattice"]').first
+    m = nxt.evaluate(ZOOM_JS)
+    assert m["level"] == "150%" and abs(m["width"] - 1.5 * m["own"]) < 1, m
+
+    # the CFIR tree and the C, linked both ways
+    page.goto(f"{path.as_uri()}#step-{stages.index('cfir')}")
+    page.reload()
+    section = page.locator("section:visible").first
+    tree = section.locator('.artifact[data-kind="cfir"]').first
+    # the tree's labels inside their boxes at fit, 100%, and the ends, 25% and 400%
+    # (the buttons clicked in the page: a locator's click waits for the page to settle, 0.3 s each)
+    box = tree.element_handle()
+    click_level = "([a, cls]) => { a.querySelector('.ss-zoom-' + cls).click(); return a.querySelector('.ss-zoom-level').textContent; }"
+    for action in ["fit", "100"] + ["out"] * 6 + ["100"] + ["in"] * 8:
+        level = page.evaluate(click_level, [box, action])
+        if action in ("in", "out") and level not in ("25%", "400%"):
+            continue
+        found = measure(tree)
+        assert found["ncount"] > 10 and not found["nodes"], \
+            f"tree labels outside their boxes at {tree.evaluate(ZOOM_JS)['level']}: {found['nodes']}"
+    assert tree.evaluate(ZOOM_JS)["level"] == "400%"
+    tree.locator(".ss-zoom-fit").click()
+    lines = section.locator(".c-section span.ln[data-tags]")
+    firsts = [t.split()[0] for t in lines.evaluate_all("ls => ls.map(l => l.getAttribute('data-tags'))")]
+    k, tag = next((k, t) for k, t in enumerate(firsts) if tree.locator(f'svg g.node[data-tags~="{t}"]').count())
+    node = tree.locator(f'svg g.node[data-tags~="{tag}"]').first
+    assert node.evaluate(FILL_CONTRAST_JS)["fill"] != LINK_COLOR
+    lines.nth(k).click()
+    filled = node.evaluate(FILL_CONTRAST_JS)
+    assert filled["fill"] == LINK_COLOR and filled["ratio"] >= 3, filled
+    page.screenshot(path=str(artifacts / "export-tree-linked-from-c.png"), full_page=False)
+    boxes = tree.locator("svg g.node[data-tags]")
+    node_firsts = boxes.evaluate_all("gs => gs.map(g => g.getAttribute('data-tags').split(' ')[0])")
+    j, other = next((j, t) for j, t in enumerate(node_firsts) if t != tag and t in firsts)
+    boxes.nth(j).click()
+    end = page.evaluate(LINK_JS, [section.element_handle(), other])
+    assert end["outlined"] and end["inView"], end
+    page.close()

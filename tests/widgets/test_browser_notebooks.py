@@ -1,0 +1,277 @@
+"""The course notebooks in JupyterLab in headless Chromium: notebook 01's explorer stepped, the
+tour run through by both strategies, and the tour as saved, drawn before any cell runs."""
+
+from __future__ import annotations
+
+import time
+
+from browser_measure import (SAVED_STATE_JS, SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, assert_columns_line_up,
+                             assert_readable, measure, pane_html, set_theme)
+
+
+def test_explorer_notebook_steps_in_jupyterlab(browser, lab, artifacts):
+    url, token, root = lab
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(f"{url}/lab/tree/explorer.ipynb?reset&token={token}", timeout=120_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    try:
+        # the kernel is connected once the status bar says so; then Run > Run All Cells
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=120_000)
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        explorer = page.locator(SHOWN).first
+        # attached, not visible: JupyterLab hides cells scrolled out of view
+        explorer.wait_for(state="attached", timeout=180_000)
+        explorer.scroll_into_view_if_needed()
+        explorer.wait_for(state="visible", timeout=30_000)
+        # clicks are handled by the kernel: let the remaining cells finish first
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=180_000)
+    except Exception:
+        page.screenshot(path=str(artifacts / "explorer-failure.png"))
+        raise
+
+    header0 = pane_html(page, "ss-header")
+    program0, drawing0 = pane_html(page, "ss-program"), pane_html(page, "ss-drawing")
+    page.screenshot(path=str(artifacts / "explorer-step-0.png"), full_page=False)
+
+    # step forward until the drawing and the program pane have both changed
+    next_button = explorer.locator(".ss-next")
+    changed_program = changed_drawing = False
+    for _ in range(12):
+        next_button.click()
+        page.wait_for_function(
+            "([sel, old]) => document.querySelector(sel).innerHTML !== old",
+            arg=[f"{SHOWN} .ss-header", header0], timeout=30_000)
+        header0 = pane_html(page, "ss-header")
+        changed_program = changed_program or pane_html(page, "ss-program") != program0
+        changed_drawing = changed_drawing or pane_html(page, "ss-drawing") != drawing0
+        if changed_program and changed_drawing:
+            break
+    explorer.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "explorer-stepped.png"), full_page=False)
+    assert changed_drawing, "stepping never changed the drawing pane"
+    assert changed_program, "stepping never changed the program pane"
+    assert "<svg" in pane_html(page, "ss-drawing")
+    assert "spmv" in pane_html(page, "ss-c")  # the generated C is shown
+    # the whole notebook: its explorer and render_step's fiber trees (one of 2000 rows)
+    assert_readable(measure(page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first), "notebook 01", panes=4)
+
+    page.close()
+
+
+def test_tour_steps_both_strategies(browser, lab, artifacts):
+    """The tour's "done when": step CSR SpMV by both strategies, see lattices, looplet nests,
+    the C, and the timing against scipy."""
+    url, token, root = lab
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(f"{url}/lab/tree/tour.ipynb?reset&token={token}", timeout=120_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    try:
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=120_000)
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        explorers = page.locator(SHOWN)
+        explorers.nth(1).wait_for(state="attached", timeout=240_000)
+        page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for(timeout=240_000)
+        page.locator("table.timing").first.wait_for(state="attached", timeout=60_000)
+    except Exception:
+        page.screenshot(path=str(artifacts / "tour-failure.png"))
+        raise
+
+    def step_until(explorer, needle: str, limit: int = 40, where: str = ".ss-drawing") -> bool:
+        explorer.scroll_into_view_if_needed()
+        drawing = explorer.locator(where).first
+        for _ in range(limit):
+            if needle in drawing.inner_html():
+                return True
+            header = explorer.locator(".ss-header").first.inner_html()
+            explorer.locator(".ss-next").first.click()
+            try:
+                page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                                       arg=[explorer.locator(".ss-header").first.element_handle(), header],
+                                       timeout=15_000)
+            except Exception:
+                return needle in drawing.inner_html()  # the last step: nothing changes any more
+        return False
+
+    lattice, looplets = explorers.nth(0), explorers.nth(1)
+    # the side-by-side view: both strategies' C and drawings, each pane showing what it holds
+    compare = page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-compare").first
+    compare.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "tour-compare.png"), full_page=False)
+    assert_readable(measure(compare), "the tour's Compare", panes=4)
+    assert_columns_line_up(compare, "the tour's Compare")
+
+    assert step_until(lattice, 'data-kind="lattice"'), "no lattice drawn while stepping the lattice lowering"
+    assert "<svg" in lattice.locator(".ss-drawing").first.inner_html()
+    assert "lattice_y" in lattice.locator(".ss-c").first.inner_html()
+    page.screenshot(path=str(artifacts / "tour-lattice.png"), full_page=False)
+    assert_readable(measure(lattice), "the tour's lattice explorer", panes=3)
+
+    # redrawing a step, seen from the browser (a click, the kernel's answer, the new panes)
+    header = lattice.locator(".ss-header").first
+    times = []
+    for _ in range(3):
+        old = header.inner_html()
+        t0 = time.perf_counter()
+        lattice.locator(".ss-prev").first.click()
+        page.wait_for_function("([el, old]) => el.innerHTML !== old", arg=[header.element_handle(), old],
+                               timeout=15_000)
+        times.append(time.perf_counter() - t0)
+    print("tour: redrawing a step in the browser took " + ", ".join(f"{t:.3f}" for t in times) + " s")
+    assert step_until(looplets, 'data-kind="looplet-nest"'), "no looplet nest drawn while stepping"
+    assert step_until(looplets, "Stepper"), "the nest of a CSR row (a Stepper of Spikes) was never drawn"
+    assert "y_kernel" in looplets.locator(".ss-c").first.inner_html()
+    looplets.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "tour-looplets.png"), full_page=False)
+    # at a lower:* step the looplet being lowered and its C are marked together: its C lines
+    # carry the focus bar, the pane has scrolled them into view, and the nest's node of the
+    # same tag is filled in the focus colour
+    from explorer.renderers import FOCUS_COLOR
+
+    assert step_until(looplets, "ss-focus", where=".ss-c"), "no lower:* step marked its C"
+    assert "lower:" in looplets.locator(".ss-header").first.inner_text()
+    # come to it again with the C pane scrolled to its end: the pane scrolls back to the focus
+    header = looplets.locator(".ss-header").first
+    for button in (".ss-prev", ".ss-next"):
+        old = header.inner_html()
+        if button == ".ss-next":
+            assert looplets.locator(".ss-c span.ln").first.evaluate(SCROLL_END_JS), "the C pane does not scroll"
+        looplets.locator(button).first.click()
+        page.wait_for_function("([el, old]) => el.innerHTML !== old", arg=[header.element_handle(), old],
+                               timeout=15_000)
+    at_focus = [looplets.element_handle(), FOCUS_COLOR]
+    page.wait_for_function("arg => { const m = (FOCUS_JS)(arg); return m && m.inView; }"
+                           .replace("FOCUS_JS", FOCUS_JS.strip()), arg=at_focus, timeout=10_000)
+    focus = page.evaluate(FOCUS_JS, at_focus)
+    assert focus["lines"] and focus["filled"], f"the lowered looplet and its C are not marked together: {focus}"
+    page.screenshot(path=str(artifacts / "tour-lower-step-focus.png"), full_page=False)
+
+    # provenance: clicking a coloured C line (its inline handler writes the hidden pick box, the
+    # kernel answers) selects that line's tag in the menu and recolours the program pane
+    select = looplets.locator(".ss-provenance select").first
+    assert select.input_value() == "all"   # the menu's entries are labels
+    program = looplets.locator(".ss-program").first
+    program_all = program.inner_html()
+    part = looplets.locator(".ss-c [data-tags]").first
+    tags = part.get_attribute("data-tags").split()
+    part.scroll_into_view_if_needed()
+    part.click()
+    page.wait_for_function("el => el.value !== 'all'", arg=select.element_handle(), timeout=30_000)
+    assert select.input_value().split(" (")[0] == tags[0]   # "looplet:Stepper:4 (A on j)"
+    page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                           arg=[program.element_handle(), program_all], timeout=30_000)
+    page.screenshot(path=str(artifacts / "tour-provenance-picked.png"), full_page=False)
+    timing = page.locator("table.timing").first.inner_html()
+    assert "scipy" in timing
+
+    # the playground: choosing another format in a picker re-lowers, and the C pane changes
+    playground = explorers.nth(2)
+    playground.scroll_into_view_if_needed()
+    c_pane = playground.locator(".ss-c").first
+    # the notebook itself set the preset to dcsr (a checked cell); go back to csr first
+    before = c_pane.inner_html()
+    t0 = time.perf_counter()
+    playground.locator(".ss-preset-A select").first.select_option(label="csr")
+    page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                           arg=[c_pane.element_handle(), before], timeout=60_000)
+    relower = [time.perf_counter() - t0]
+    csr_c = c_pane.inner_html()
+    assert "A0_pos" not in csr_c and "A1_pos" in csr_c
+    t0 = time.perf_counter()
+    playground.locator(".ss-level-A-0 select").first.select_option(label="SparseList")  # DCSR
+    page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                           arg=[c_pane.element_handle(), csr_c], timeout=60_000)
+    relower.append(time.perf_counter() - t0)
+    print("tour: re-lowering after a format change (dcsr -> csr, csr -> dcsr), in the browser, took "
+          + ", ".join(f"{t:.3f}" for t in relower) + " s (the kernels were compiled before, so cached)")
+    assert "A0_pos" in c_pane.inner_html()
+    assert playground.locator(".ss-preset-A select").first.evaluate(
+        "el => el.options[el.selectedIndex].text") == "dcsr"
+    page.screenshot(path=str(artifacts / "tour-format-picker.png"), full_page=False)
+    page.close()
+
+
+# At a lower:* step: the C lines with the focus bar (their tags), whether the first is inside
+# the C pane's visible part, and the drawing nodes of those tags filled in the focus colour.
+FOCUS_JS = r"""
+([root, focus]) => {
+  const lines = [...root.querySelectorAll('.ss-c span.ln.ss-focus')];
+  if (!lines.length) return null;
+  const tags = new Set(lines.flatMap(l => (l.getAttribute('data-tags') || '').split(' ').filter(Boolean)));
+  let box = null;
+  for (let b = lines[0].parentElement; b; b = b.parentElement) {
+    const o = getComputedStyle(b).overflowY;
+    if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 1) { box = b; break; }
+  }
+  const view = box ? box.getBoundingClientRect() : {top: 0, bottom: innerHeight};
+  const r = lines[0].getBoundingClientRect();
+  const filled = [...root.querySelectorAll('.ss-drawing svg g.node[data-tags]')]
+    .filter(g => g.getAttribute('data-tags').split(' ').some(t => tags.has(t)))
+    .filter(g => { const s = g.querySelector('polygon, ellipse, path, rect');
+                   return s && (s.getAttribute('fill') || '').toLowerCase() === focus.toLowerCase(); })
+    .map(g => (g.querySelector('title') || {}).textContent);
+  return {lines: lines.length, tags: [...tags], filled, inView: r.top >= view.top - 1 && r.bottom <= view.bottom + 1,
+          scrollTop: box ? box.scrollTop : null};
+}
+"""
+
+
+# the saved tour's panes that hold code or a drawing: the lattice Explorer at the lattice of j
+# (program, diff, drawing, C), the other Explorers at step 0, which has drawn nothing yet
+# (program, diff, C: the looplets', the format pickers', the Playground's), Compare's two C and
+# two drawings, and the Playground's "what changed"
+SAVED_TOUR_PANES = 18
+
+
+def test_tour_shows_its_widgets_before_any_cell_runs(browser, lab, artifacts):
+    """Opened and not run, the tour draws its Explorer and Compare from the widget state stored
+    in the notebook: the C pane is at least 100 px tall (before, without the stored state, each
+    widget output was only the text "Loading widget..." until the cells ran)."""
+    url, token, root = lab
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(f"{url}/lab/tree/tour-saved.ipynb?reset&token={token}", timeout=120_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    try:
+        compare = page.locator(f"{SHOWN_NOTEBOOK} .sparsescope-compare").first
+        compare.wait_for(state="attached", timeout=60_000)
+        explorer = page.locator(SHOWN).first
+        c_pane = explorer.locator(".ss-c").first
+        c_pane.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        box = c_pane.bounding_box()
+        assert box and box["height"] >= 100, f"the Explorer's C pane drew {box}"
+        assert "lattice_y" in c_pane.inner_html() or "y_kernel" in c_pane.inner_html()
+        assert compare.locator(".ss-c").count() == 2, "Compare's two C panes"
+        # one note per view says it is a saved view, instead of a red icon on each of its widgets
+        state = page.evaluate(SAVED_STATE_JS, page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first.element_handle())
+        assert state["marked"] > 0 and state["views"] >= 5, f"the tour's views are not drawn from saved state: {state}"
+        assert state["icons"] == 0, f"ipywidgets' disconnected icons show in the saved views: {state}"
+        assert state["notes"] == state["views"], f"each saved view should say once that it is saved: {state}"
+        page.screenshot(path=str(artifacts / "tour-saved.png"))
+        # every view as saved (two Explorers, Compare, the format pickers' Explorer, the
+        # Playground's): each pane >= 100 px, labels inside their shapes, code readable
+        notebook = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook").first
+        compare.scroll_into_view_if_needed()
+        assert_columns_line_up(compare, "the saved tour's Compare")
+        page.screenshot(path=str(artifacts / "tour-saved-compare.png"))
+        assert page.locator(SHOWN).count() >= 4, "the saved tour's Explorers"
+        assert_readable(measure(notebook), "the saved tour (light)", panes=SAVED_TOUR_PANES)
+        # the fiber tree of section 1, as saved, in the dark theme: an inline drawing on the
+        # theme's background (a bare SVG output was an image the theme cannot reach, a white box)
+        set_theme(page, "JupyterLab Dark")
+        tree = page.locator(f"{SHOWN_NOTEBOOK} .jp-Cell").nth(4).locator(".jp-OutputArea-output").first
+        tree.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts / "tour-saved-fiber-tree-dark.png"))
+        m = measure(tree)
+        assert m["dcount"] == 1 and m["lcount"] >= 5, f"the fiber tree is not an inline drawing: {m}"
+        assert_readable(m, "the tour's fiber tree (dark)")
+        assert_readable(measure(notebook), "the saved tour (dark)", panes=SAVED_TOUR_PANES)
+        compare.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts / "tour-saved-compare-dark.png"))
+    except Exception:
+        page.screenshot(path=str(artifacts / "tour-saved-failure.png"))
+        raise
+    finally:
+        set_theme(page, "JupyterLab Light")
+        page.close()
