@@ -79,6 +79,8 @@ class OutputAssembly:
                 self.marked_level(info, lvl)
             elif lvl.keys_in_table is not None:
                 self.keyed_level(info, lvl)
+            elif lvl.appends_band is not None or lvl.appends_blocks is not None:
+                self.ranged_level(info, lvl, fmt.levels)   # (compiler.lattice.emit_ranges)
             elif isinstance(lvl, SparseCOO):
                 if k != 0:
                     raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
@@ -116,6 +118,9 @@ class OutputAssembly:
             k, counter = info["k"], Var(info["counter"])
             if isinstance(info["level"], SparseCOO):
                 self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
+            elif "ranged" in info:
+                self.final += self.range_final(info) + ([] if k == 0 or not info["pos_buffer"] else
+                                                        [self.prefix_sum(info, self.dense_count(info["mode"]))])
             elif info["pos_buffer"]:
                 if k == 0:
                     self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
@@ -290,6 +295,8 @@ class OutputAssembly:
         if self.out_dense or not self.out_path or n.index != self.out_path[-1] or self.producing \
                 or self.phase == "compute" or self.par_rows or self.block is not None:
             return []
+        if "ranged" in self.levels_info[-1]:   # (a band's gaps take room too: grown as it appends)
+            return []
         if universe or not iters:
             bound = N
         else:
@@ -350,17 +357,21 @@ class OutputAssembly:
             stmts = self.block_fiber(index, stmts)
         for info in self.levels_info[1:]:
             k = info["k"]
-            if not isinstance(info["level"], SparseList) and "slots" not in info and "keyed" not in info:
+            ranged = "ranged" in info
+            if not isinstance(info["level"], SparseList) and "slots" not in info and "keyed" not in info \
+                    and not ranged:
                 continue
             if self.out_path[info["mode"] - 1] != index:
                 continue
-            child = Var(info["counter"])
-            begin = Var(self.name(("begin", k), f"{info['counter']}_begin"))
-            pre = [Declare(begin, "int64", child)]
+            child = Var(self.range_counted(info) if ranged else info["counter"])
+            begin = Var(self.name(("begin", k), f"{child.name}_begin"))
+            pre = [Declare(begin, "int64", child)] + (self.range_fiber_start(info) if ranged else [])
             prev_level = self.out_levels[k - 1]
             if isinstance(prev_level, Dense):
                 ppos = self.dense_position(info["mode"] - 1)
                 post = [Store(info["pos"], BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info["idt"]))]
+                if ranged and info["ranged"] == "band":   # (a band's values begin where its entries do)
+                    post.append(If(BinOp(">", child, begin), self.range_fiber_end(info, begin, ppos)))
                 if self.phase == "compute" and self.read_counter is not None:
                     # the next row's coordinates start where phase 1 stored this row's, plus their
                     # count (a case that does not read them, merging, moves the read position too)
@@ -373,6 +384,7 @@ class OutputAssembly:
                 pinfo = next(x for x in self.levels_info if x["k"] == k - 1)
                 pc = Var(pinfo["counter"])
                 post = [If(BinOp(">", child, begin), [
+                    *(self.range_fiber_end(info, begin, pc) if ranged else []),
                     Grow(pinfo["idx"][0], BinOp("+", pc, 1)),
                     Store(pinfo["idx"][0], pc, Var(index.name) if pinfo["idt"] == "int64"
                           else Cast(pinfo["idt"], Var(index.name))),
@@ -435,6 +447,8 @@ class OutputAssembly:
             coords = [self.out_path[last["mode"] + j] for j in range(len(last["idx"]))]
         else:
             coords = [self.out_path[last["mode"]]]
+        if "ranged" in last:   # (compiler.lattice.emit_ranges)
+            return out + self.range_append(last, val, coords[-1])
         reserved = getattr(self, "reserved", False)
         store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
         store_val = Store(self.val, counter, val)

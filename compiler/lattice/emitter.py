@@ -7,6 +7,7 @@ each: :mod:`~compiler.lattice.emit_loops` (loops and coiteration),
 :mod:`~compiler.lattice.emit_locate` (positions and locates), :mod:`~compiler.lattice.emit_derived`
 (split, fuse, pos), :mod:`~compiler.lattice.emit_workspaces` (workspaces),
 :mod:`~compiler.lattice.emit_output` (output assembly: store or append),
+:mod:`~compiler.lattice.emit_ranges` (appended bands and blocks),
 :mod:`~compiler.lattice.emit_two_phase` (two-phase assembly) and
 :mod:`~compiler.lattice.emit_parallel` (threads).
 
@@ -44,11 +45,12 @@ from .emit_locate import Locating
 from .emit_loops import Loops
 from .emit_output import OutputAssembly
 from .emit_parallel import Threads
+from .emit_ranges import RangeAssembly
 from .emit_two_phase import TwoPhase, value_tested_temps
 from .emit_workspaces import Workspaces
 
 
-class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, TwoPhase, Threads):
+class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, RangeAssembly, TwoPhase, Threads):
     """The emission of one kernel: its shared state, the dispatch of CFIR nodes, assignments."""
 
     def __init__(self, setup: Setup):

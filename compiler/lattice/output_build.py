@@ -7,9 +7,12 @@ computed from its parent's; so is one under an appended level when it declares i
 appended position getting a block of slots; a level that marks its slots (SparseByteMap,
 innermost, under Dense levels) is appended in order, its entries stored and marked in their
 slots, and so is one that keeps its keys in a table (SparseHash), the table built at the end;
+an innermost level that stores a band or blocks per fiber (SparseBand, SparseBlockList) is
+appended in order under those or a SparseList, a band's gaps filled, a block list's starting
+blocks (:func:`appends_range`);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order. Any
-other level (a run-length, band, block, point or interval level, a Dense
+other level (a run-length, point or interval level, a band or block level above others, a Dense
 level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
@@ -20,7 +23,7 @@ the conversions of :mod:`compiler.lattice.conversions`.
 >>> print(built.shorthand)
 csr
 >>> print(why)
-the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseByteMap or SparseHash innermost under Dense levels, or SparseCOO as the only level) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseByteMap or SparseHash innermost under Dense levels, a SparseBand or SparseBlockList innermost under those or a SparseList, or SparseCOO as the only level) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -28,6 +31,8 @@ True
 >>> building_output(parse_format("Dense(SparseByteMap(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("Dense(SparseHash(Element(0.0)))"), "C") is None
+True
+>>> building_output(parse_format("Dense(SparseBand(Element(0.0)))"), "C") is None
 True
 """
 
@@ -55,6 +60,8 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     (True, False)
     """
     lvl = levels[k]
+    if lvl.appends_band is not None or lvl.appends_blocks is not None:
+        return one_pass and appends_range(levels, k)
     if not isinstance(lvl, ASSEMBLED):
         # (appended, marked and stored in its slot: the innermost level, under located ones)
         return (one_pass and (lvl.marks_slots or lvl.keys_in_table is not None) and k == len(levels) - 1
@@ -66,6 +73,26 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
         return (one_pass and all(x.full and x.locates_under_appended for x in levels[k:])
                 and isinstance(parent, ASSEMBLED) and parent.appends_nested)
     return lvl.appends_nested or len(levels) == 1
+
+
+def appends_range(levels: tuple, k: int) -> bool:
+    """Whether level ``k`` of ``levels``, one that stores a band or blocks per fiber
+    (``appends_band``, ``appends_blocks``), is appended by the lattice emission
+    (:mod:`compiler.lattice.emit_ranges`): as the innermost level, under levels located by
+    coordinate or under a level that appends under any parent (a SparseList).
+
+    >>> from compiler.levels import Dense, Element, SparseBand, SparseHash, SparseList
+    >>> band = SparseBand(Element(0.0))
+    >>> appends_range((Dense(band), band), 1), appends_range((SparseList(band), band), 1)
+    (True, True)
+    >>> appends_range((SparseHash(band), band), 1), appends_range((band, Dense(Element(0.0))), 0)
+    (False, False)
+    """
+    if k != len(levels) - 1:
+        return False
+    if all(above.located_by_coordinate for above in levels[:k]):
+        return True
+    return isinstance(levels[k - 1], ASSEMBLED) and levels[k - 1].appends_nested
 
 
 def building_output(fmt: Format, tensor: str, one_pass: bool = True):
@@ -81,9 +108,9 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
         "and, in a one-pass kernel, under a SparseList level when only Dense levels follow"
     return built, (f"the lattice strategy assembles no {levels} in {tensor}: it places Dense levels by position "
                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
-                   f"SparseByteMap or SparseHash innermost under Dense levels, or SparseCOO as the only level) in storage "
-                   f"order, so it builds "
+                   f"SparseByteMap or SparseHash innermost under Dense levels, a SparseBand or SparseBlockList innermost "
+                   f"under those or a SparseList, or SparseCOO as the only level) in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 
 
-__all__ = ["assembles", "building_output"]
+__all__ = ["appends_range", "assembles", "building_output"]

@@ -2,8 +2,9 @@
 
 The lattice emission places Dense levels by position (under Dense levels, and as blocks under
 an appended SparseList level: TACO's {sparse, dense}) and appends SparseList and SparseCOO
-levels in storage order; any other output level (RunList, SparseBand, SparseBlockList,
-SparseByteMap, SparseHash, SparseInterval, SparsePoint, SparseRunList, a Dense level under a
+levels in storage order, a SparseByteMap or SparseHash innermost under Dense levels, and a
+SparseBand or SparseBlockList innermost under those or a SparseList; any other output level
+(RunList, SparseInterval, SparsePoint, SparseRunList, those levels elsewhere, a Dense level under a
 sparse one in a two-phase or scheduled kernel) is built as a SparseList and the call converts it to the format asked, and the
 trace's ``convert`` step says so (compiler/lattice/output_build.py). Each kernel is checked
 against the dense oracle, the IR interpreter, a bounds-checked build and the storage
@@ -57,11 +58,13 @@ FORMATS["SparseHash(SparseHash)"] = hash_of_hashes
 #: slot) and a SparseHash under Dense (appended, its keys inserted in its table after the loops) whose loops run in its storage order over inputs read as stored
 #: (the sum and product read B, CSC, in column order: the output is then built as a stand-in
 #: in that order, converted alone)
-ASSEMBLED_IN_ORDER = {(out, what) for out in ("SparseList(Dense)", "SparseByteMap", "SparseHash")
+ASSEMBLED_IN_ORDER = {(out, what) for out in ("SparseList(Dense)", "SparseByteMap", "SparseHash", "SparseBand",
+                                              "SparseBlockList")
                       for what in ("copy", "spmm")}
 #: what the lowering step says of each format the kernel assembles
 HOW = {"SparseList(Dense)": "block of slots", "SparseByteMap": "marked and stored in its slot",
-       "SparseHash": "its table is built after the loops"}
+       "SparseHash": "its table is built after the loops", "SparseBand": "its band runs from the fiber's first entry",
+       "SparseBlockList": "a gap starting a new block"}
 
 EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
          "copy": "C[i, j] = A[i, j]", "transpose": "C[j, i] = A[i, j]", "spmm": "C[i, k] = A[i, j] * D[j, k]",
@@ -147,6 +150,14 @@ def test_assembles_asks_the_levels_not_their_names():
     assert not assembles((SparseCOO(1, Element(0.0)), Dense(Element(0.0))), 1)   # (a COO level appends alone)
     assert not assembles((Dense(Element(0.0)), RunList(Element(0.0))), 1)
     assert building_output(Format(Dense(Mine(Element(0.0)))), "C") is None
+
+    class Ragged(SparseBand):   # a band's subclass is appended as a band, innermost only
+        name = "Ragged"
+    assert assembles((Dense(Element(0.0)), Ragged(Element(0.0))), 1)
+    assert assembles((Mine(Element(0.0)), Ragged(Element(0.0))), 1)
+    assert not assembles((Dense(Element(0.0)), Ragged(Element(0.0))), 1, one_pass=False)
+    assert not assembles((Ragged(Element(0.0)), Dense(Element(0.0))), 0)
+    assert not assembles((SparseHash(Element(0.0)), SparseBlockList(Element(0.0))), 1)
 
 
 @pytest.mark.parametrize("out", [Format(SparseList(SparseCOO(2, leaf()))), Format(Dense(SparseCOO(2, leaf()))),
@@ -336,9 +347,11 @@ def test_blocks_of_dense_levels_under_sparse_ones_in_three_modes(out, what):
 
 
 @pytest.mark.parametrize("options", [{"assembly": "two-phase"}, {"schedule": [("parallelize", "i")]}])
-@pytest.mark.parametrize("out", [sparse_over_dense(), under_dense(SparseByteMap), under_dense(SparseHash)])
+@pytest.mark.parametrize("out", [sparse_over_dense(), under_dense(SparseByteMap), under_dense(SparseHash),
+                                 under_dense(SparseBand), under_dense(SparseBlockList)])
 def test_blocks_are_built_through_a_stand_in_where_not_one_pass(options, out):
-    # two-phase and threaded kernels append no blocks and mark no slots: the stand-in is converted
+    # two-phase and threaded kernels append no blocks, mark no slots and append no bands or block
+    # lists: the stand-in is converted
     tensors = inputs(seed=13)
     k = check_lowered("C[i, j] = A[i, j]", out=out, options=options, A=tensors["A"])
     assert [t for t, _ in k.lowered.conversions] == ["C"]
@@ -444,3 +457,124 @@ def test_a_block_not_kept_leaves_no_signed_zero_for_the_next_coordinate():
     got = k(**tensors).to_numpy()
     np.testing.assert_array_equal(got, [[0.0, 0.0], [6.0, 0.0]])
     assert not np.signbit(got).any(), got
+
+
+# -- a SparseBand or SparseBlockList innermost, appended in order by the kernel ------------------------------
+# (a band's gaps filled with the fill, so it runs from a fiber's first entry to its last; a block list
+# starting a new block at each gap)
+
+RANGED = {SparseBand: ("its band runs from the fiber's first entry", "C1_idx[i] = C1_lo + (pC1 - pC1_begin)"),
+          SparseBlockList: ("a gap starting a new block", "C1_ofs[C1_blocks] = pC1")}
+
+
+def dcsr_inputs(seed, shape=(6, 7), fill=0.0, density=0.4, empty=(1, 4)):
+    """A CSR ``A``, a DCSR ``B`` (both read in the output's storage order), a CSR ``D`` and a sparse
+    vector ``x``, with rows of consecutive entries (blocks) and gaps inside them (a band's fill)."""
+    rng = np.random.default_rng(seed)
+    n, m = shape
+    a, b = (random_sparse((n, m), density, rng, fill=fill, empty=empty) for _ in range(2))
+    if n and m:
+        a[0, :] = np.where(np.arange(m) % 3 == 2, fill, 2.0)   # (blocks of two, a gap of one)
+    d = random_sparse((m, 3), density, rng, fill=fill)
+    return {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill),
+            "D": Tensor.from_numpy(d, "csr", fill=fill),
+            "x": Tensor.from_numpy(d[:, 0] if m else np.full(m, fill), "sparse_vector", fill=fill)}
+
+
+@pytest.mark.parametrize("cls", list(RANGED))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_band_or_block_list_under_dense_is_assembled_by_the_kernel(cls, what):
+    # before: built as CSR and converted after each call (the convert step)
+    expr, out = EXPRS[what], under_dense(cls)
+    k = check(expr, out, **used(expr, dcsr_inputs(21)))
+    how, code = RANGED[cls]
+    assembled_natively(k, out, how)
+    assert code in k.c_source
+
+
+@pytest.mark.parametrize("cls", list(RANGED))
+def test_a_band_or_block_list_vector_under_a_list_and_in_three_modes(cls):
+    how = RANGED[cls][0]
+    tensors = dcsr_inputs(22)
+    a = tensors["A"].to_numpy()
+    # SpMV into a vector (the output's one fiber), and a sparse vector sum
+    out = Format(cls(leaf()))
+    k = check("y[i] = A[i, j] * v[j]", out, A=tensors["A"], v=np.arange(7.0))
+    assembled_natively(k, out, how)
+    k = check("y[i] = X[i] + Z[i]", out, X=Tensor.from_numpy(a[:, 2], "sparse_vector"),
+              Z=Tensor.from_numpy(a[:, 3], "sparse_vector"))
+    assembled_natively(k, out, how)
+    # under a SparseList: a row is appended if it got entries, its band end or blocks with it
+    out = Format(SparseList(cls(leaf())))
+    for expr in (EXPRS["copy"], EXPRS["spmm"], "C[i, j] = A[i, j] * B[i, j]"):
+        k = check(expr, out, **used(expr, tensors))
+        assembled_natively(k, out, how)
+    t = random_sparse((3, 4, 5), 0.5, np.random.default_rng(23), empty=(1,))
+    out = Format(Dense(Dense(cls(leaf()))))
+    k = check("C[i, j, k] = T[i, j, k] * T[i, j, k]", out, T=Tensor.from_numpy(t, "csf"))
+    assembled_natively(k, out, how)
+
+
+@pytest.mark.parametrize("cls", list(RANGED))
+def test_a_band_keeps_the_fill_inside_and_a_block_list_splits_at_it(cls):
+    # row 0: 1 at 0, 2 at 1, the fill at 2 (stored inside the band; a gap between blocks), 3 at 3;
+    # row 1 has no entry (an empty band ends at 0); row 2 one entry at the end
+    a = np.array([[1.0, 2.0, 0.0, 3.0, 0.0], [0.0] * 5, [0.0, 0.0, 0.0, 0.0, 4.0]])
+    A = Tensor.from_numpy(a, "csr")
+    k = check("C[i, j] = A[i, j]", under_dense(cls), A=A)
+    assembled_natively(k, under_dense(cls), RANGED[cls][0])
+    got = k(A=A)
+    lvl = got.levels[1]
+    if cls is SparseBand:
+        assert (lvl.ofs.tolist(), lvl.idx.tolist(), got.vals.tolist()) == ([0, 4, 4, 5], [4, 0, 5],
+                                                                           [1.0, 2.0, 0.0, 3.0, 4.0])
+    else:
+        assert (lvl.pos.tolist(), lvl.idx.tolist(), lvl.ofs.tolist()) == ([0, 2, 2, 3], [2, 4, 5], [0, 2, 3, 4])
+
+
+SPECIALS = [np.nan, np.inf, -np.inf, -0.0]
+#: where the band or block level is: under Dense levels, under a SparseList, alone (a vector), under two Dense levels
+WRAPS = {"Dense": Dense, "SparseList": SparseList, "alone": lambda lvl: lvl, "Dense(Dense)": lambda lvl: Dense(Dense(lvl))}
+
+
+def ranged_case(cls, where, what, tensors, fill):
+    """``(expression, format for the oracle's fill, tensors)``: ``what`` into ``cls`` placed ``where``
+    (a vector: SpMV; three modes: ``what`` of A and B stacked)."""
+    fmt = lambda f: Format(WRAPS[where](cls(leaf(f))))   # noqa: E731
+    if where == "alone":
+        return "y[i] = A[i, j] * x[j]", fmt, used("A[x[", tensors)
+    if where == "Dense(Dense)":
+        t = np.stack([tensors["A"].to_numpy(), tensors["B"].to_numpy()], axis=1)
+        expr = {"sum": "C[i, j, k] = T[i, j, k] + T[i, j, k]", "product": "C[i, j, k] = T[i, j, k] * T[i, j, k]"}.get(
+            what, "C[i, j, k] = T[i, j, k]")
+        return expr, fmt, {"T": Tensor.from_numpy(t, "csf", fill=fill)}
+    return EXPRS[what], fmt, used(EXPRS[what], tensors)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(cls=st.sampled_from(list(RANGED)), where=st.sampled_from(list(WRAPS)),
+       what=st.sampled_from(["sum", "product", "copy", "spmm"]), shape=st.tuples(st.integers(0, 6), st.integers(0, 6)),
+       fill=st.sampled_from(FILLS), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]),
+       special=st.sampled_from([None] + SPECIALS), seed=st.integers(0, 2 ** 16))
+@example(cls=SparseBand, where="Dense", what="sum", shape=(3, 5), fill=np.nan, density=0.3, special=None, seed=0)
+@example(cls=SparseBlockList, where="Dense", what="product", shape=(4, 4), fill=1.0, density=0.0, special=None,
+         seed=0)   # all fill
+@example(cls=SparseBand, where="SparseList", what="copy", shape=(0, 3), fill=-np.inf, density=1.0, special=None,
+         seed=0)   # no rows
+@example(cls=SparseBlockList, where="alone", what="spmm", shape=(3, 0), fill=np.inf, density=0.7, special=None,
+         seed=1)   # no columns
+@example(cls=SparseBand, where="Dense(Dense)", what="sum", shape=(5, 6), fill=0.0, density=0.7, special=np.nan,
+         seed=2)   # stored NaN
+@example(cls=SparseBlockList, where="SparseList", what="product", shape=(5, 6), fill=0.0, density=0.7,
+         special=-0.0, seed=3)   # a stored -0.0 beside a fill of 0.0
+@example(cls=SparseBand, where="Dense", what="copy", shape=(4, 6), fill=np.inf, density=0.7, special=-np.inf,
+         seed=4)   # stored -inf beside a fill of inf
+def test_property_band_and_block_list_outputs(cls, where, what, shape, fill, density, special, seed):
+    tensors = dcsr_inputs(seed, shape, fill, density, empty=())
+    if special is not None:   # (some stored values NaN, infinite or a signed zero)
+        a = tensors["A"].to_numpy()
+        stored = (a != fill) & ~np.isnan(a) if not np.isnan(fill) else ~np.isnan(a)
+        a[stored & (np.arange(a.size).reshape(a.shape) % 3 == 0)] = special
+        tensors["A"] = Tensor.from_numpy(a, "csr", fill=fill)
+    expr, fmt, tensors = ranged_case(cls, where, what, tensors, fill)
+    run_blocks(expr, fmt, tensors, RANGED[cls][0])
