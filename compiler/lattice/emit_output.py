@@ -80,7 +80,7 @@ class OutputAssembly:
             elif lvl.keys_in_table is not None:
                 self.keyed_level(info, lvl)
             elif lvl.appends_band is not None or lvl.appends_blocks is not None:
-                self.ranged_level(info, lvl, fmt.levels)   # (compiler.lattice.emit_ranges)
+                self.ranged_level(info, lvl)   # (compiler.lattice.emit_ranges)
             elif isinstance(lvl, SparseCOO):
                 if k != 0:
                     raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
@@ -153,21 +153,20 @@ class OutputAssembly:
                           f"stored in its slot (TACO's insert into a level with a slot per coordinate)")
 
     def keyed_level(self, info: dict, lvl):
-        """The parameters of a level that keeps its keys in a table (SparseHash) under Dense ones:
+        """The parameters of a level that keeps its keys in a table (SparseHash) under Dense ones or a SparseList:
         its coordinates appended as a SparseList's, each entry its own child (``ptr``) and its key
         ``parent * size + i`` (``key``); the table is built after the loops (:meth:`key_table`)."""
         k, out = info["k"], self.setup.output.tensor
         idt = np.dtype(lvl.index_dtype).name
         key, table = lvl.keys_in_table
         info["counter"] = self.name(("count", k), f"p{out}{k}")
-        info["idx"] = [binding.array_name(out, k, lvl.crd_array)]
-        info["pos"], info["pos_buffer"], info["idt"] = binding.array_name(out, k, "pos"), True, idt
+        info["idx"], info["idt"] = [binding.array_name(out, k, lvl.crd_array)], idt
         info["keyed"] = [(binding.array_name(out, k, lvl.child_array), idt), (binding.array_name(out, k, key), "int64")]
         info["table"] = binding.array_name(out, k, table)
         info["cap"] = self.name(("cap", k), f"{out}{k}_cap")
-        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"]),
-                            Buffer(info["pos"], idt, "inout"),
-                            *[Growable(name, dt, info["counter"]) for name, dt in info["keyed"]],
+        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"])]
+        self.fiber_starts(info, binding.array_name(out, k, "pos"))   # (compiler.lattice.emit_ranges)
+        self.out_params += [*[Growable(name, dt, info["counter"]) for name, dt in info["keyed"]],
                             OutScalar(info["cap"], "int64", 0), Growable(info["table"], "int64", info["cap"])]
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry keeping its key; "
                           f"its table is built after the loops, inserting the keys in order (TACO's insert into a "
@@ -385,6 +384,7 @@ class OutputAssembly:
                 pc = Var(pinfo["counter"])
                 post = [If(BinOp(">", child, begin), [
                     *(self.range_fiber_end(info, begin, pc) if ranged else []),
+                    *(self.keep_key(pinfo) if "keyed" in pinfo else []),
                     Grow(pinfo["idx"][0], BinOp("+", pc, 1)),
                     Store(pinfo["idx"][0], pc, Var(index.name) if pinfo["idt"] == "int64"
                           else Cast(pinfo["idt"], Var(index.name))),
@@ -456,7 +456,7 @@ class OutputAssembly:
             if self.phase is not None or self.par_rows:
                 raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled in one pass")
             (ptr, pdt), (key, _) = last["keyed"]
-            store += [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.dense_position(last["mode"]))]
+            store += [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.entry_slot(last))]
         if "slots" in last:
             # (a level that marks its slots: the value and the mark in the entry's slot)
             slot = Var(self.name(("slot",), f"{s.output.tensor}_slot"))

@@ -41,8 +41,8 @@ from .exprs import cast, const_of, not_fill
 class RangeAssembly:
     """The parameters, appends and fiber ends of band and block output levels (a mixin of the emitter)."""
 
-    def ranged_level(self, info: dict, lvl, levels: tuple):
-        """The parameters of an innermost band or block level ``info`` of the output's ``levels``:
+    def ranged_level(self, info: dict, lvl):
+        """The parameters of an innermost band or block level ``info`` of the output:
         its entries counted by ``counter`` (the values' length), its fibers' starts (``pos``, a
         buffer under levels located by coordinate, else grown as its parent appends)."""
         k, out = info["k"], self.setup.output.tensor
@@ -51,14 +51,7 @@ class RangeAssembly:
         info["idx"] = []   # (no array grows by one index per entry: room is made as it is appended)
         info["counter"] = self.name(("count", k), f"p{out}{k}")
         self.out_params.append(OutScalar(info["counter"], "int64", 0))
-        info["pos"] = binding.array_name(out, k, lvl.starts_array)
-        info["pos_buffer"] = all(above.located_by_coordinate for above in levels[:k])
-        if info["pos_buffer"]:
-            self.out_params.append(Buffer(info["pos"], idt, "inout"))
-        else:
-            info["pos_len"] = self.name(("poslen", k), f"{info['pos']}_len")
-            self.out_params += [OutScalar(info["pos_len"], "int64", 1), Growable(info["pos"], idt, info["pos_len"])]
-            self.init += [Grow(info["pos"], Const(1, "int64")), Store(info["pos"], 0, Const(0, idt))]
+        self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))
         if info["ranged"] == "band":
             info["ends"] = binding.array_name(out, k, lvl.appends_band)
             info["lo"] = self.name(("band", k), f"{out}{k}_lo")
@@ -83,6 +76,39 @@ class RangeAssembly:
                               f"last one's coordinate extending its block and a gap starting a new block")
         if k == 0:   # (the output's one fiber: no loop around opens it)
             self.init += self.range_fiber_start(info)
+
+    def fiber_starts(self, info: dict, name: str):
+        """The array ``name`` of where each fiber of the innermost output level ``info`` starts
+        (``pos``): a buffer the call allocates under levels located by coordinate (counts, summed
+        after the loops), else grown as the parent appends (each end stored as the parent keeps
+        an entry)."""
+        k, idt = info["k"], info["idt"]
+        info["pos"] = name
+        info["pos_buffer"] = all(above.located_by_coordinate for above in self.out_levels[:k])
+        if info["pos_buffer"]:
+            self.out_params.append(Buffer(name, idt, "inout"))
+        else:
+            info["pos_len"] = self.name(("poslen", k), f"{name}_len")
+            self.out_params += [OutScalar(info["pos_len"], "int64", 1), Growable(name, idt, info["pos_len"])]
+            self.init += [Grow(name, Const(1, "int64")), Store(name, 0, Const(0, idt))]
+
+    def entry_slot(self, info: dict):
+        """The slot ``parent * size + i`` of the entry being appended at the innermost output level
+        ``info``: its parent's position is located from Dense levels, or is the position the
+        appended parent gets if it keeps its entry (its counter)."""
+        if info["pos_buffer"]:
+            return self.dense_position(info["mode"])
+        parent = Var(next(x for x in self.levels_info if x["k"] == info["k"] - 1)["counter"])
+        size = Var(self.out_sizes[info["mode"]].name)
+        return BinOp("+", BinOp("*", parent, size), Var(self.out_path[info["mode"]].name))
+
+    def keep_key(self, info: dict) -> list:
+        """A level that keeps its keys (SparseHash) keeps the entry it appends at its counter above
+        a fiber that got entries: its own child (``ptr``) and its key ``parent * size + i``."""
+        counter = Var(info["counter"])
+        (ptr, pdt), (key, _) = info["keyed"]
+        grow = [Grow(name, BinOp("+", counter, Const(1, "int64"))) for name in (ptr, key)]
+        return grow + [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.entry_slot(info))]
 
     def range_fiber_start(self, info: dict) -> list:
         """Where a fiber of a band or block level starts: its band's first coordinate (set by

@@ -6,10 +6,10 @@ computed from its parent's; so is one under an appended level when it declares i
 (``locates_under_appended``: TACO's ``{sparse, dense}``, a SparseList of Dense rows), each
 appended position getting a block of slots; a level that marks its slots (SparseByteMap,
 innermost, under Dense levels) is appended in order, its entries stored and marked in their
-slots, and so is one that keeps its keys in a table (SparseHash), the table built at the end;
-an innermost level that stores a band or blocks per fiber (SparseBand, SparseBlockList) is
-appended in order under those or a SparseList, a band's gaps filled, a block list's starting
-blocks (:func:`appends_range`);
+slots; a level that keeps its keys in a table (SparseHash, the table built at the end) and an
+innermost one that stores a band or blocks per fiber (SparseBand, SparseBlockList) are appended
+in order under those, a SparseList or a SparseHash, a band's gaps filled, a block list's starting blocks
+(:func:`appended_under`);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order. Any
 other level (a run-length, point or interval level, a band or block level above others, a Dense
@@ -23,7 +23,7 @@ the conversions of :mod:`compiler.lattice.conversions`.
 >>> print(built.shorthand)
 csr
 >>> print(why)
-the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseByteMap or SparseHash innermost under Dense levels, a SparseBand or SparseBlockList innermost under those or a SparseList, or SparseCOO as the only level) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseByteMap innermost under Dense levels, a SparseHash under those, a SparseList or a SparseHash, a SparseBand or SparseBlockList innermost there, or SparseCOO as the only level) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -51,8 +51,9 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     (``one_pass``; two-phase and threaded assembly append no blocks); a sparse level that appends
     under any parent (a SparseList's fiber starts where the one before it ended), and any other
     (a SparseCOO's one segment) only as the output's one level; a level that marks its slots
-    (``marks_slots``: SparseByteMap) or keeps its keys in a table (``keys_in_table``: SparseHash)
-    as the innermost level under Dense ones, in a one-pass kernel.
+    (``marks_slots``: SparseByteMap) as the innermost level under Dense ones, one that keeps its
+    keys in a table (``keys_in_table``: SparseHash) at any level and one that stores a band or
+    blocks per fiber as the innermost, each where :func:`appended_under` says, in a one-pass kernel.
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> rows = (SparseList(Element(0.0)), Dense(Element(0.0)))
@@ -61,10 +62,12 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     """
     lvl = levels[k]
     if lvl.appends_band is not None or lvl.appends_blocks is not None:
-        return one_pass and appends_range(levels, k)
+        return one_pass and k == len(levels) - 1 and appended_under(levels, k)
+    if lvl.keys_in_table is not None:
+        return one_pass and appended_under(levels, k)
     if not isinstance(lvl, ASSEMBLED):
         # (appended, marked and stored in its slot: the innermost level, under located ones)
-        return (one_pass and (lvl.marks_slots or lvl.keys_in_table is not None) and k == len(levels) - 1
+        return (one_pass and lvl.marks_slots and k == len(levels) - 1
                 and all(above.located_by_coordinate for above in levels[:k]))
     if lvl.full:
         if all(above.full for above in levels[:k]):
@@ -75,24 +78,25 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     return lvl.appends_nested or len(levels) == 1
 
 
-def appends_range(levels: tuple, k: int) -> bool:
-    """Whether level ``k`` of ``levels``, one that stores a band or blocks per fiber
-    (``appends_band``, ``appends_blocks``), is appended by the lattice emission
-    (:mod:`compiler.lattice.emit_ranges`): as the innermost level, under levels located by
-    coordinate or under a level that appends under any parent (a SparseList).
+def appended_under(levels: tuple, k: int) -> bool:
+    """Whether the parents of level ``k`` of ``levels`` let the lattice emission append it in
+    storage order as it appends a SparseList, when it stores a band or blocks per fiber
+    (``appends_band``, ``appends_blocks``: :mod:`compiler.lattice.emit_ranges`) or keeps its keys
+    ``parent * size + i`` in a table (``keys_in_table``): levels located by coordinate, or a parent
+    that appends under any parent (a SparseList) or keeps its keys (its entry's position is its
+    counter while the fiber under it is appended).
 
-    >>> from compiler.levels import Dense, Element, SparseBand, SparseHash, SparseList
+    >>> from compiler.levels import Dense, Element, SparseBand, SparseByteMap, SparseHash, SparseList
     >>> band = SparseBand(Element(0.0))
-    >>> appends_range((Dense(band), band), 1), appends_range((SparseList(band), band), 1)
+    >>> appended_under((Dense(band), band), 1), appended_under((SparseList(band), band), 1)
     (True, True)
-    >>> appends_range((SparseHash(band), band), 1), appends_range((band, Dense(Element(0.0))), 0)
-    (False, False)
+    >>> appended_under((SparseHash(band), band), 1), appended_under((SparseByteMap(band), band), 1)
+    (True, False)
     """
-    if k != len(levels) - 1:
-        return False
     if all(above.located_by_coordinate for above in levels[:k]):
         return True
-    return isinstance(levels[k - 1], ASSEMBLED) and levels[k - 1].appends_nested
+    parent = levels[k - 1]
+    return parent.keys_in_table is not None or (isinstance(parent, ASSEMBLED) and parent.appends_nested)
 
 
 def building_output(fmt: Format, tensor: str, one_pass: bool = True):
@@ -108,9 +112,9 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
         "and, in a one-pass kernel, under a SparseList level when only Dense levels follow"
     return built, (f"the lattice strategy assembles no {levels} in {tensor}: it places Dense levels by position "
                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
-                   f"SparseByteMap or SparseHash innermost under Dense levels, a SparseBand or SparseBlockList innermost "
-                   f"under those or a SparseList, or SparseCOO as the only level) in storage order, so it builds "
+                   f"SparseByteMap innermost under Dense levels, a SparseHash under those, a SparseList or a SparseHash, "
+                   f"a SparseBand or SparseBlockList innermost there, or SparseCOO as the only level) in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 
 
-__all__ = ["appends_range", "assembles", "building_output"]
+__all__ = ["appended_under", "assembles", "building_output"]

@@ -2,8 +2,8 @@
 
 The lattice emission places Dense levels by position (under Dense levels, and as blocks under
 an appended SparseList level: TACO's {sparse, dense}) and appends SparseList and SparseCOO
-levels in storage order, a SparseByteMap or SparseHash innermost under Dense levels, and a
-SparseBand or SparseBlockList innermost under those or a SparseList; any other output level
+levels in storage order, a SparseByteMap innermost under Dense levels, a SparseHash under those, a
+SparseList or a SparseHash, and a SparseBand or SparseBlockList innermost there; any other output level
 (RunList, SparseInterval, SparsePoint, SparseRunList, those levels elsewhere, a Dense level under a
 sparse one in a two-phase or scheduled kernel) is built as a SparseList and the call converts it to the format asked, and the
 trace's ``convert`` step says so (compiler/lattice/output_build.py). Each kernel is checked
@@ -11,6 +11,8 @@ against the dense oracle, the IR interpreter, a bounds-checked build and the sto
 ``Tensor.from_numpy`` builds for the format; the suite validates every output too
 (SPARSESCOPE_VALIDATE_OUTPUTS).
 """
+
+import re
 
 import numpy as np
 import pytest
@@ -59,12 +61,12 @@ FORMATS["SparseHash(SparseHash)"] = hash_of_hashes
 #: (the sum and product read B, CSC, in column order: the output is then built as a stand-in
 #: in that order, converted alone)
 ASSEMBLED_IN_ORDER = {(out, what) for out in ("SparseList(Dense)", "SparseByteMap", "SparseHash", "SparseBand",
-                                              "SparseBlockList")
+                                              "SparseBlockList", "SparseHash(SparseHash)")
                       for what in ("copy", "spmm")}
 #: what the lowering step says of each format the kernel assembles
 HOW = {"SparseList(Dense)": "block of slots", "SparseByteMap": "marked and stored in its slot",
        "SparseHash": "its table is built after the loops", "SparseBand": "its band runs from the fiber's first entry",
-       "SparseBlockList": "a gap starting a new block"}
+       "SparseBlockList": "a gap starting a new block", "SparseHash(SparseHash)": "its table is built after the loops"}
 
 EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
          "copy": "C[i, j] = A[i, j]", "transpose": "C[j, i] = A[i, j]", "spmm": "C[i, k] = A[i, j] * D[j, k]",
@@ -157,7 +159,14 @@ def test_assembles_asks_the_levels_not_their_names():
     assert assembles((Mine(Element(0.0)), Ragged(Element(0.0))), 1)
     assert not assembles((Dense(Element(0.0)), Ragged(Element(0.0))), 1, one_pass=False)
     assert not assembles((Ragged(Element(0.0)), Dense(Element(0.0))), 0)
-    assert not assembles((SparseHash(Element(0.0)), SparseBlockList(Element(0.0))), 1)
+    assert assembles((SparseHash(Element(0.0)), SparseBlockList(Element(0.0))), 1)   # (under a hash too)
+    assert not assembles((SparseByteMap(Element(0.0)), SparseBlockList(Element(0.0))), 1)
+
+    class Table(SparseHash):   # a hash's subclass keeps its keys as a hash does, under a list or a hash too
+        name = "Table"
+    assert assembles((Mine(Element(0.0)), Table(Element(0.0))), 1)
+    assert assembles((Table(Element(0.0)), Table(Element(0.0))), 0) and assembles((Table(Element(0.0)),) * 2, 1)
+    assert not assembles((Table(Element(0.0)), Table(Element(0.0))), 0, one_pass=False)
 
 
 @pytest.mark.parametrize("out", [Format(SparseList(SparseCOO(2, leaf()))), Format(Dense(SparseCOO(2, leaf()))),
@@ -533,8 +542,12 @@ def test_a_band_keeps_the_fill_inside_and_a_block_list_splits_at_it(cls):
 
 
 SPECIALS = [np.nan, np.inf, -np.inf, -0.0]
-#: where the band or block level is: under Dense levels, under a SparseList, alone (a vector), under two Dense levels
-WRAPS = {"Dense": Dense, "SparseList": SparseList, "alone": lambda lvl: lvl, "Dense(Dense)": lambda lvl: Dense(Dense(lvl))}
+#: where the band, block or hash level is: under Dense levels, under a SparseList, alone (a vector), under two
+#: Dense levels, under a SparseHash
+WRAPS = {"Dense": Dense, "SparseList": SparseList, "alone": lambda lvl: lvl, "Dense(Dense)": lambda lvl: Dense(Dense(lvl)),
+         "SparseHash": SparseHash}
+#: what the lowering says of each level appended innermost
+APPENDED = {**RANGED, SparseHash: (SLOTTED[SparseHash][0], "")}
 
 
 def ranged_case(cls, where, what, tensors, fill):
@@ -552,7 +565,7 @@ def ranged_case(cls, where, what, tensors, fill):
 
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
-@given(cls=st.sampled_from(list(RANGED)), where=st.sampled_from(list(WRAPS)),
+@given(cls=st.sampled_from(list(APPENDED)), where=st.sampled_from(list(WRAPS)),
        what=st.sampled_from(["sum", "product", "copy", "spmm"]), shape=st.tuples(st.integers(0, 6), st.integers(0, 6)),
        fill=st.sampled_from(FILLS), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]),
        special=st.sampled_from([None] + SPECIALS), seed=st.integers(0, 2 ** 16))
@@ -569,6 +582,12 @@ def ranged_case(cls, where, what, tensors, fill):
          special=-0.0, seed=3)   # a stored -0.0 beside a fill of 0.0
 @example(cls=SparseBand, where="Dense", what="copy", shape=(4, 6), fill=np.inf, density=0.7, special=-np.inf,
          seed=4)   # stored -inf beside a fill of inf
+@example(cls=SparseHash, where="SparseHash", what="sum", shape=(5, 6), fill=1.0, density=0.7, special=np.inf,
+         seed=5)   # a hash of hashes
+@example(cls=SparseHash, where="SparseList", what="spmm", shape=(6, 6), fill=0.0, density=1.0, special=None,
+         seed=6)   # collisions in the tables
+@example(cls=SparseBlockList, where="SparseHash", what="copy", shape=(0, 0), fill=np.nan, density=0.3, special=None,
+         seed=7)   # nothing at all
 def test_property_band_and_block_list_outputs(cls, where, what, shape, fill, density, special, seed):
     tensors = dcsr_inputs(seed, shape, fill, density, empty=())
     if special is not None:   # (some stored values NaN, infinite or a signed zero)
@@ -577,4 +596,41 @@ def test_property_band_and_block_list_outputs(cls, where, what, shape, fill, den
         a[stored & (np.arange(a.size).reshape(a.shape) % 3 == 0)] = special
         tensors["A"] = Tensor.from_numpy(a, "csr", fill=fill)
     expr, fmt, tensors = ranged_case(cls, where, what, tensors, fill)
-    run_blocks(expr, fmt, tensors, RANGED[cls][0])
+    run_blocks(expr, fmt, tensors, APPENDED[cls][0])
+
+
+# -- a SparseHash under a SparseList or a SparseHash, or above other levels, appended by the kernel ----------
+# (its entries appended as a SparseList's, each keeping its key parent * size + i, the parent's position its
+# counter while the fiber under it is appended; its table built after the loops)
+
+HASH_NESTS = {"SparseList(SparseHash)": Format(SparseList(SparseHash(leaf()))),
+              "SparseHash(SparseHash)": Format(SparseHash(SparseHash(leaf()))),
+              "SparseHash(SparseBand)": Format(SparseHash(SparseBand(leaf()))),
+              "SparseHash(SparseBlockList)": Format(SparseHash(SparseBlockList(leaf())))}
+HASH_NESTS3 = {"SparseHash(SparseHash(SparseHash))": Format(SparseHash(SparseHash(SparseHash(leaf())))),
+               "Dense(SparseHash(SparseHash))": Format(Dense(SparseHash(SparseHash(leaf())))),
+               "SparseHash(SparseList(SparseBand))": Format(SparseHash(SparseList(SparseBand(leaf())))),
+               "SparseList(SparseHash(SparseBlockList))": Format(SparseList(SparseHash(SparseBlockList(leaf()))))}
+
+
+@pytest.mark.parametrize("out", list(HASH_NESTS))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_hash_under_or_above_appended_levels_is_assembled_by_the_kernel(out, what):
+    # before: SparseList(SparseHash) and SparseHash(...) were built through SparseLists and converted
+    expr, fmt = EXPRS[what], HASH_NESTS[out]
+    k = check(expr, fmt, **used(expr, dcsr_inputs(31)))
+    assembled_natively(k, fmt, SLOTTED[SparseHash][0])
+    # (each entry's key: the row's position is the hash's or the list's counter as the row is appended)
+    assert re.search(r"C0_key\[pC0\] = i;" if out.startswith("SparseHash") else r"C1_key\[pC1\] = pC0 \* C1_size \+ [jk];",
+                     k.c_source)
+
+
+@pytest.mark.parametrize("out", list(HASH_NESTS3))
+def test_hashes_nested_in_three_modes(out):
+    rng = np.random.default_rng(32)
+    t, u = (random_sparse((4, 3, 5), 0.4, rng, empty=(1, 2)) for _ in range(2))
+    tensors = {"T": Tensor.from_numpy(t, "csf"), "U": Tensor.from_numpy(u, "csf")}
+    for what in ("sum", "product", "copy"):
+        expr = EXPRS3[what]
+        k = check(expr, HASH_NESTS3[out], **used(expr, tensors))
+        assembled_natively(k, HASH_NESTS3[out], SLOTTED[SparseHash][0])
