@@ -112,8 +112,9 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
         "and, in a one-pass kernel, under a SparseList level when only Dense levels follow"
     return built, (f"the lattice strategy assembles no {levels} in {tensor}: it places Dense levels by position "
                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
-                   f"SparseByteMap innermost under Dense levels, a SparseHash under those, a SparseList or a SparseHash, "
-                   f"a SparseBand or SparseBlockList innermost there, or SparseCOO as the only level) in storage order, so it builds "
+                   f"SparseByteMap innermost under Dense levels, a SparseHash under those, a SparseList or a "
+                   f"SparseHash, a SparseBand or SparseBlockList innermost there, or SparseCOO as the only level) "
+                   f"in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 
 

@@ -17,8 +17,8 @@ from compiler import user_function
 from compiler.backend.build import compiler_command, is_gcc, openmp_support
 from compiler.format import Format, coo, csc, csf, csr, dcsr, dense, sparse_vector
 from compiler.lattice import Schedule
-from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash, SparseList,
-                             SparseRunList)
+from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
+                             SparseList, SparseRunList)
 
 inf = math.inf
 MASK = user_function("mask", lambda v, m: 0.0 if m else v, "return y ? 0.0 : x;", algebra="x & !y", dtype="float64")

@@ -544,8 +544,8 @@ def test_a_band_keeps_the_fill_inside_and_a_block_list_splits_at_it(cls):
 SPECIALS = [np.nan, np.inf, -np.inf, -0.0]
 #: where the band, block or hash level is: under Dense levels, under a SparseList, alone (a vector), under two
 #: Dense levels, under a SparseHash
-WRAPS = {"Dense": Dense, "SparseList": SparseList, "alone": lambda lvl: lvl, "Dense(Dense)": lambda lvl: Dense(Dense(lvl)),
-         "SparseHash": SparseHash}
+WRAPS = {"Dense": Dense, "SparseList": SparseList, "alone": lambda lvl: lvl,
+         "Dense(Dense)": lambda lvl: Dense(Dense(lvl)), "SparseHash": SparseHash}
 #: what the lowering says of each level appended innermost
 APPENDED = {**RANGED, SparseHash: (SLOTTED[SparseHash][0], "")}
 
@@ -621,8 +621,8 @@ def test_a_hash_under_or_above_appended_levels_is_assembled_by_the_kernel(out, w
     k = check(expr, fmt, **used(expr, dcsr_inputs(31)))
     assembled_natively(k, fmt, SLOTTED[SparseHash][0])
     # (each entry's key: the row's position is the hash's or the list's counter as the row is appended)
-    assert re.search(r"C0_key\[pC0\] = i;" if out.startswith("SparseHash") else r"C1_key\[pC1\] = pC0 \* C1_size \+ [jk];",
-                     k.c_source)
+    key = r"C0_key\[pC0\] = i;" if out.startswith("SparseHash") else r"C1_key\[pC1\] = pC0 \* C1_size \+ [jk];"
+    assert re.search(key, k.c_source)
 
 
 @pytest.mark.parametrize("out", list(HASH_NESTS3))
