@@ -465,9 +465,8 @@ class OutputAssembly:
                 raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled in one pass")
             store_val = Store(self.val, slot, val)
             reserved = getattr(self, "reserved", False)
-            if reserved and self.out_path and coords[-1] == self.out_path[-1]:
-                return out + store + [store_val, Store(last["mark"], slot, not_fill(val, odt, s.out_fill)),
-                                      CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))]
+            # (a value equal to the fill is neither stored nor marked, even where room was made: a -0.0
+            # beside a fill of 0.0 stored in its unmarked slot showed in the values, which hold the fill there)
             grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in self.appended_arrays()]
             return out + [If(not_fill(val, odt, s.out_fill),
                              grow + store + [store_val, Store(last["mark"], slot, Const(True, "bool")),

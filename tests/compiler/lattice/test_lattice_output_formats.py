@@ -468,6 +468,23 @@ def test_a_block_not_kept_leaves_no_signed_zero_for_the_next_coordinate():
     assert not np.signbit(got).any(), got
 
 
+@pytest.mark.parametrize("root", [Dense(SparseByteMap(leaf())), Dense(SparseHash(leaf())), Dense(SparseBand(leaf())),
+                                  SparseList(SparseBlockList(leaf()))])
+def test_a_value_equal_to_the_fill_leaves_no_signed_zero_in_the_values(root):
+    # row 0's one product underflows to -0.0, equal to the fill 0.0: it is not stored. A byte map
+    # stored it in its slot, unmarked (from_numpy holds the fill there; the values compared equal,
+    # as -0.0 == 0.0): found by checking the sign bits of every natively assembled format
+    a = np.array([[0.0, -1e-200], [2.0, 0.0]])
+    b = np.array([[0.0, 1e-200], [3.0, 0.0]])
+    tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "csr")}
+    k = ss.lower(EXPRS["product"], strategy="lattice", C=Format(root), **tensors)
+    assert not k.lowered.conversions
+    for got in (k(**tensors), k.interpret(**tensors)):
+        want = Tensor.from_numpy(np.array([[0.0, 0.0], [6.0, 0.0]]), Format(root))
+        assert_canonical(got, want.to_numpy())
+        np.testing.assert_array_equal(np.signbit(got.vals), np.signbit(want.vals))
+
+
 # -- a SparseBand or SparseBlockList innermost, appended in order by the kernel ------------------------------
 # (a band's gaps filled with the fill, so it runs from a fiber's first entry to its last; a block list
 # starting a new block at each gap)
