@@ -130,27 +130,30 @@ class OutputAssembly:
                 self.final += self.key_table(info)
 
     def marked_level(self, info: dict, lvl):
-        """The parameters of a level that marks its slots (SparseByteMap) under Dense ones: its
-        coordinates appended as a SparseList's (its ``pos`` a buffer under Dense levels), its
-        marks and the values one per slot, starting unmarked and at the fill."""
+        """The parameters of a level that marks its slots (SparseByteMap) under Dense ones or an
+        appended one: its coordinates appended as a SparseList's (its ``pos`` a buffer under Dense
+        levels), its marks and the values one per slot, starting unmarked and at the fill (under an
+        appended level, a block of slots per fiber: :meth:`~compiler.lattice.emit_ranges.RangeAssembly.fiber_start`)."""
         s, k, out = self.setup, info["k"], self.setup.output.tensor
         idt = np.dtype(lvl.index_dtype).name
         info["counter"] = self.name(("count", k), f"p{out}{k}")
-        info["idx"] = [binding.array_name(out, k, lvl.crd_array)]
-        info["pos"], info["pos_buffer"], info["idt"] = binding.array_name(out, k, "pos"), True, idt
+        info["idx"], info["idt"] = [binding.array_name(out, k, lvl.crd_array)], idt
         info["slots"] = self.name(("slots", k), f"{out}{k}_slots")
         info["mark"] = binding.array_name(out, k, lvl.mark_array)
-        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"]),
-                            Buffer(info["pos"], idt, "inout"), OutScalar(info["slots"], "int64", 0),
-                            Growable(info["mark"], "bool", info["slots"])]
+        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"])]
+        self.fiber_starts(info, binding.array_name(out, k, "pos"))   # (compiler.lattice.emit_ranges)
+        self.out_params += [OutScalar(info["slots"], "int64", 0), Growable(info["mark"], "bool", info["slots"])]
+        self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry marked and "
+                          f"stored in its slot (TACO's insert into a level with a slot per coordinate)")
+        if not info["pos_buffer"]:
+            self.slot_blocks(info)
+            return
         slots = Var(info["slots"])
         q = Var(self.name(("slots", "q"), "q"))
         fill = const_of(s.out_fill_value, s.out_dtype)
         self.init += [Assign(slots, self.dense_count(info["mode"] + 1)),
                       Grow(info["mark"], slots), Grow(self.val, slots),
                       For(q, 0, slots, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)])]
-        self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry marked and "
-                          f"stored in its slot (TACO's insert into a level with a slot per coordinate)")
 
     def keyed_level(self, info: dict, lvl):
         """The parameters of a level that keeps its keys in a table (SparseHash) under Dense ones or a SparseList:
@@ -364,7 +367,7 @@ class OutputAssembly:
                 continue
             child = Var(self.range_counted(info) if ranged else info["counter"])
             begin = Var(self.name(("begin", k), f"{child.name}_begin"))
-            pre = [Declare(begin, "int64", child)] + (self.range_fiber_start(info) if ranged else [])
+            pre = [Declare(begin, "int64", child)] + self.fiber_start(info)
             prev_level = self.out_levels[k - 1]
             if isinstance(prev_level, Dense):
                 ppos = self.dense_position(info["mode"] - 1)
@@ -460,7 +463,7 @@ class OutputAssembly:
         if "slots" in last:
             # (a level that marks its slots: the value and the mark in the entry's slot)
             slot = Var(self.name(("slot",), f"{s.output.tensor}_slot"))
-            out.append(Declare(slot, "int64", self.dense_position(last["mode"])))
+            out.append(Declare(slot, "int64", self.entry_slot(last)))
             if self.phase is not None or self.par_rows:
                 raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled in one pass")
             store_val = Store(self.val, slot, val)

@@ -14,6 +14,12 @@ is, the values one per stored coordinate:
 That is the storage ``Tensor.from_numpy`` builds for the same values: an entry equal to the fill
 is not appended, so a band starts and ends at a value other than the fill, and a block holds none.
 
+It also holds what such a level shares with a SparseHash or SparseByteMap appended under a
+SparseList or a SparseHash: where its fibers start (``pos``, grown as the parent appends), the
+slot ``parent * size + i`` of an entry (the parent's position is its counter while the fiber is
+appended), a hash's own key kept as it appends above another level, and a byte map's block of
+slots per fiber.
+
 Example: a band row of ``C[i, j] = A[i, j]`` (``Dense(SparseBand(Element(0.0)))``) appends::
 
     if (vC != 0.0) {
@@ -75,7 +81,7 @@ class RangeAssembly:
             self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, an entry after the "
                               f"last one's coordinate extending its block and a gap starting a new block")
         if k == 0:   # (the output's one fiber: no loop around opens it)
-            self.init += self.range_fiber_start(info)
+            self.init += self.fiber_start(info)
 
     def fiber_starts(self, info: dict, name: str):
         """The array ``name`` of where each fiber of the innermost output level ``info`` starts
@@ -110,12 +116,39 @@ class RangeAssembly:
         grow = [Grow(name, BinOp("+", counter, Const(1, "int64"))) for name in (ptr, key)]
         return grow + [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.entry_slot(info))]
 
-    def range_fiber_start(self, info: dict) -> list:
-        """Where a fiber of a band or block level starts: its band's first coordinate (set by
-        its first entry), or the coordinate that would extend its last block (none yet)."""
-        if info["ranged"] == "band":
+    def slot_blocks(self, info: dict):
+        """A level that marks its slots (SparseByteMap) under an appended level: its slots grow a
+        block of ``size`` at a time, one per fiber (:meth:`fiber_start`), and number ``size`` per
+        entry its parent keeps."""
+        out, k = self.setup.output.tensor, info["k"]
+        info["prepared"] = self.name(("slots", "prepared", k), f"{out}{k}_filled")
+        self.init.append(Declare(Var(info["prepared"]), "int64", Const(0, "int64")))
+        parent = Var(next(x for x in self.levels_info if x["k"] == k - 1)["counter"])
+        self.final.append(Assign(Var(info["slots"]), BinOp("*", parent, Var(self.out_sizes[info["mode"]].name))))
+        self.notes.append(f"{out}'s level {k} ({info['level'].name}) gets a block of slots per fiber of its appended "
+                          f"parent, unmarked and at the fill, as the fiber starts")
+
+    def fiber_start(self, info: dict) -> list:
+        """Where a fiber of the innermost output level starts: a band's first coordinate (set by its
+        first entry), the coordinate that would extend a block list's last block (none yet), or the
+        block of slots of a level that marks them under an appended level, at the parent's next
+        position, unmarked and at the fill (prepared once: a fiber not kept marked none)."""
+        if info.get("ranged") == "band":
             return [Declare(Var(info["lo"]), "int64", Const(0, "int64"))]
-        return [Declare(Var(info["next"]), "int64", Const(-1, "int64"))]
+        if info.get("ranged") == "blocks":
+            return [Declare(Var(info["next"]), "int64", Const(-1, "int64"))]
+        if "prepared" not in info:
+            return []
+        s = self.setup
+        parent = Var(next(x for x in self.levels_info if x["k"] == info["k"] - 1)["counter"])
+        base = BinOp("*", parent, Var(self.out_sizes[info["mode"]].name))
+        end = BinOp("+", base, Var(self.out_sizes[info["mode"]].name))
+        prepared, q = Var(info["prepared"]), Var(self.name(("slots", "q"), "q"))
+        fill = const_of(s.out_fill_value, s.out_dtype)
+        return [If(BinOp("==", prepared, base), [
+            Grow(info["mark"], end), Grow(self.val, end),
+            For(q, base, end, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)]),
+            Assign(prepared, end)])]
 
     def range_counted(self, info: dict) -> str:
         """What a fiber's start in ``pos`` counts: values (a band's) or blocks."""

@@ -4,11 +4,11 @@ The lattice emission assembles an output level in one of two ways (TACO's level 
 a level with a slot per coordinate under such levels (Dense) is *located*, its position
 computed from its parent's; so is one under an appended level when it declares it
 (``locates_under_appended``: TACO's ``{sparse, dense}``, a SparseList of Dense rows), each
-appended position getting a block of slots; a level that marks its slots (SparseByteMap,
-innermost, under Dense levels) is appended in order, its entries stored and marked in their
-slots; a level that keeps its keys in a table (SparseHash, the table built at the end) and an
-innermost one that stores a band or blocks per fiber (SparseBand, SparseBlockList) are appended
-in order under those, a SparseList or a SparseHash, a band's gaps filled, a block list's starting blocks
+appended position getting a block of slots; a level that keeps its keys in a table (SparseHash,
+the table built at the end) and an innermost one that marks its slots (SparseByteMap, its entries
+stored and marked in their slots) or stores a band or blocks per fiber (SparseBand,
+SparseBlockList) are appended in order under Dense levels, a SparseList or a SparseHash, a band's
+gaps filled, a block list's starting blocks
 (:func:`appended_under`);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order. Any
@@ -23,7 +23,7 @@ the conversions of :mod:`compiler.lattice.conversions`.
 >>> print(built.shorthand)
 csr
 >>> print(why)
-the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseByteMap innermost under Dense levels, a SparseHash under those, a SparseList or a SparseHash, a SparseBand or SparseBlockList innermost there, or SparseCOO as the only level) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or SparseBlockList innermost there, or SparseCOO as the only level) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -51,9 +51,9 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     (``one_pass``; two-phase and threaded assembly append no blocks); a sparse level that appends
     under any parent (a SparseList's fiber starts where the one before it ended), and any other
     (a SparseCOO's one segment) only as the output's one level; a level that marks its slots
-    (``marks_slots``: SparseByteMap) as the innermost level under Dense ones, one that keeps its
-    keys in a table (``keys_in_table``: SparseHash) at any level and one that stores a band or
-    blocks per fiber as the innermost, each where :func:`appended_under` says, in a one-pass kernel.
+    (``marks_slots``: SparseByteMap) or stores a band or blocks per fiber as the innermost level,
+    and one that keeps its keys in a table (``keys_in_table``: SparseHash) at any level, each where
+    :func:`appended_under` says, in a one-pass kernel.
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> rows = (SparseList(Element(0.0)), Dense(Element(0.0)))
@@ -66,9 +66,8 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     if lvl.keys_in_table is not None:
         return one_pass and appended_under(levels, k)
     if not isinstance(lvl, ASSEMBLED):
-        # (appended, marked and stored in its slot: the innermost level, under located ones)
-        return (one_pass and lvl.marks_slots and k == len(levels) - 1
-                and all(above.located_by_coordinate for above in levels[:k]))
+        # (appended, marked and stored in its slot: the innermost level)
+        return one_pass and lvl.marks_slots and k == len(levels) - 1 and appended_under(levels, k)
     if lvl.full:
         if all(above.full for above in levels[:k]):
             return True
@@ -112,8 +111,8 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
         "and, in a one-pass kernel, under a SparseList level when only Dense levels follow"
     return built, (f"the lattice strategy assembles no {levels} in {tensor}: it places Dense levels by position "
                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
-                   f"SparseByteMap innermost under Dense levels, a SparseHash under those, a SparseList or a "
-                   f"SparseHash, a SparseBand or SparseBlockList innermost there, or SparseCOO as the only level) "
+                   f"SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or "
+                   f"SparseBlockList innermost there, or SparseCOO as the only level) "
                    f"in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 

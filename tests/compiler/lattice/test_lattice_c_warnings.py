@@ -100,7 +100,8 @@ def _kernels():
         add(f"dcsr-to-SparseList({name})", "C[i, j] = A[i, j]", A=dcsr(), C=Format(SparseList(level(Element(0.0)))))
         add(f"spmv-to-{name}", "y[i] = A[i, j] * x[j]", A=csr(), x=dense(1), y=Format(level(Element(0.0))))
     for name, root in (("SparseList(SparseHash)", SparseList(SparseHash(Element(0.0)))),
-                       ("SparseHash(SparseHash)", SparseHash(SparseHash(Element(0.0))))):   # (keys kept as appended)
+                       ("SparseHash(SparseHash)", SparseHash(SparseHash(Element(0.0)))),   # (keys kept as appended)
+                       ("SparseList(SparseByteMap)", SparseList(SparseByteMap(Element(0.0))))):
         add(f"dcsr*dcsr-to-{name}", "C[i, j] = A[i, j] * B[i, j]", A=dcsr(), B=dcsr(), C=Format(root))
     return out
 

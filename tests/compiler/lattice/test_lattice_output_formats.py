@@ -161,6 +161,8 @@ def test_assembles_asks_the_levels_not_their_names():
     assert not assembles((Ragged(Element(0.0)), Dense(Element(0.0))), 0)
     assert assembles((SparseHash(Element(0.0)), SparseBlockList(Element(0.0))), 1)   # (under a hash too)
     assert not assembles((SparseByteMap(Element(0.0)), SparseBlockList(Element(0.0))), 1)
+    assert assembles((Mine(Element(0.0)), SparseByteMap(Element(0.0))), 1)   # (a byte map under a list: innermost)
+    assert not assembles((Mine(Element(0.0)), SparseByteMap(Element(0.0)), Mine(Element(0.0))), 1)
 
     class Table(SparseHash):   # a hash's subclass keeps its keys as a hash does, under a list or a hash too
         name = "Table"
@@ -564,7 +566,7 @@ SPECIALS = [np.nan, np.inf, -np.inf, -0.0]
 WRAPS = {"Dense": Dense, "SparseList": SparseList, "alone": lambda lvl: lvl,
          "Dense(Dense)": lambda lvl: Dense(Dense(lvl)), "SparseHash": SparseHash}
 #: what the lowering says of each level appended innermost
-APPENDED = {**RANGED, SparseHash: (SLOTTED[SparseHash][0], "")}
+APPENDED = {**RANGED, SparseHash: (SLOTTED[SparseHash][0], ""), SparseByteMap: (SLOTTED[SparseByteMap][0], "")}
 
 
 def ranged_case(cls, where, what, tensors, fill):
@@ -605,6 +607,10 @@ def ranged_case(cls, where, what, tensors, fill):
          seed=6)   # collisions in the tables
 @example(cls=SparseBlockList, where="SparseHash", what="copy", shape=(0, 0), fill=np.nan, density=0.3, special=None,
          seed=7)   # nothing at all
+@example(cls=SparseByteMap, where="SparseList", what="product", shape=(5, 6), fill=0.0, density=0.3, special=-0.0,
+         seed=8)   # a byte map's block of slots under rows not kept
+@example(cls=SparseByteMap, where="SparseHash", what="spmm", shape=(4, 5), fill=np.nan, density=0.7, special=np.inf,
+         seed=9)
 def test_property_band_and_block_list_outputs(cls, where, what, shape, fill, density, special, seed):
     tensors = dcsr_inputs(seed, shape, fill, density, empty=())
     if special is not None:   # (some stored values NaN, infinite or a signed zero)
@@ -618,12 +624,15 @@ def test_property_band_and_block_list_outputs(cls, where, what, shape, fill, den
 
 # -- a SparseHash under a SparseList or a SparseHash, or above other levels, appended by the kernel ----------
 # (its entries appended as a SparseList's, each keeping its key parent * size + i, the parent's position its
-# counter while the fiber under it is appended; its table built after the loops)
+# counter while the fiber under it is appended; its table built after the loops); a SparseByteMap there too
+# (a block of slots per fiber, prepared as the fiber starts)
 
 HASH_NESTS = {"SparseList(SparseHash)": Format(SparseList(SparseHash(leaf()))),
               "SparseHash(SparseHash)": Format(SparseHash(SparseHash(leaf()))),
               "SparseHash(SparseBand)": Format(SparseHash(SparseBand(leaf()))),
-              "SparseHash(SparseBlockList)": Format(SparseHash(SparseBlockList(leaf())))}
+              "SparseHash(SparseBlockList)": Format(SparseHash(SparseBlockList(leaf()))),
+              "SparseList(SparseByteMap)": Format(SparseList(SparseByteMap(leaf()))),
+              "SparseHash(SparseByteMap)": Format(SparseHash(SparseByteMap(leaf())))}
 HASH_NESTS3 = {"SparseHash(SparseHash(SparseHash))": Format(SparseHash(SparseHash(SparseHash(leaf())))),
                "Dense(SparseHash(SparseHash))": Format(Dense(SparseHash(SparseHash(leaf())))),
                "SparseHash(SparseList(SparseBand))": Format(SparseHash(SparseList(SparseBand(leaf())))),
@@ -633,10 +642,14 @@ HASH_NESTS3 = {"SparseHash(SparseHash(SparseHash))": Format(SparseHash(SparseHas
 @pytest.mark.parametrize("out", list(HASH_NESTS))
 @pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
 def test_a_hash_under_or_above_appended_levels_is_assembled_by_the_kernel(out, what):
-    # before: SparseList(SparseHash) and SparseHash(...) were built through SparseLists and converted
+    # before: SparseList(SparseHash), SparseHash(...) and SparseList(SparseByteMap) were built through
+    # SparseLists and converted
     expr, fmt = EXPRS[what], HASH_NESTS[out]
     k = check(expr, fmt, **used(expr, dcsr_inputs(31)))
-    assembled_natively(k, fmt, SLOTTED[SparseHash][0])
+    assembled_natively(k, fmt, SLOTTED[SparseByteMap if "ByteMap" in out else SparseHash][0])
+    if "ByteMap" in out:   # (a block of slots per row, at the row's position: the list's or the hash's counter)
+        assert re.search(r"C_slot = pC0 \* C1_size \+ [jk];", k.c_source)
+        return
     # (each entry's key: the row's position is the hash's or the list's counter as the row is appended)
     key = r"C0_key\[pC0\] = i;" if out.startswith("SparseHash") else r"C1_key\[pC1\] = pC0 \* C1_size \+ [jk];"
     assert re.search(key, k.c_source)
