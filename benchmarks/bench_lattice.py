@@ -81,8 +81,8 @@ and converted after the call (``Tensor.asformat``): "stand-in" is the kernel int
 alone (CSR, or DCSR for ``SparseList(Dense)``), "old path" that kernel and the conversion,
 "call" the kernel lowered for the format asked (``native``: assembled by the kernel itself,
 TACO's ``{sparse, dense}`` blocks for ``SparseList(Dense)``, a SparseByteMap's entries marked and
-stored in their slots, a SparseHash's keys inserted in its table after the loops (under Dense levels,
-a SparseList or a SparseHash), a SparseBand's
+stored in their slots (under Dense levels, a SparseList or a SparseHash), a SparseHash's keys inserted
+in its table after the loops (there too), a SparseBand's
 gaps filled as it appends, a SparseBlockList's blocks started at each gap; else the
 stand-in and conversion). The lines "... (banded)" add two banded matrices (2000 x 2000, 51
 diagonals, a third of the band's entries the fill) into the band and block formats, which suit them.
@@ -214,7 +214,8 @@ def output_format_rows(small=False):
                "SparseRunList": (Dense(SparseRunList(e)), csr()), "SparseHash": (Dense(SparseHash(e)), csr()),
                "SparseByteMap": (Dense(SparseByteMap(e)), csr()),
                "SparseList(SparseHash)": (SparseList(SparseHash(e)), dcsr()),
-               "SparseHash(SparseHash)": (SparseHash(SparseHash(e)), dcsr())}
+               "SparseHash(SparseHash)": (SparseHash(SparseHash(e)), dcsr()),
+               "SparseList(SparseByteMap)": (SparseList(SparseByteMap(e)), dcsr())}
     cases = [(name, root, standin, At, Bt) for name, (root, standin) in formats.items()]
     Ab, Bb = (Tensor.from_scipy(banded_csr(n, 25, rng), csr(), name=name) for name in "AB")
     cases += [(f"{name} (banded)", formats[name][0], csr(), Ab, Bb) for name in ("SparseBand", "SparseBlockList")]
