@@ -82,9 +82,12 @@ and converted after the call (``Tensor.asformat``): "stand-in" is the kernel int
 alone (CSR, or DCSR for ``SparseList(Dense)``), "old path" that kernel and the conversion,
 "call" the kernel lowered for the format asked (``native``: assembled by the kernel itself,
 TACO's ``{sparse, dense}`` blocks for ``SparseList(Dense)``, a SparseByteMap's entries marked and
-stored in their slots, a SparseHash's keys inserted in its table after the loops, a RunList's,
-SparseRunList's or SparseInterval's entries appended as runs, a SparsePoint's as a SparseList's;
-else the stand-in and conversion).
+stored in their slots (under Dense levels, a SparseList or a SparseHash), a SparseHash's keys inserted
+in its table after the loops (there too), a SparseBand's gaps filled as it appends, a SparseBlockList's
+blocks started at each gap, a RunList's, SparseRunList's or SparseInterval's entries appended as runs, a
+SparsePoint's as a SparseList's; else the stand-in and conversion). The lines "... (banded)" add two
+banded matrices (2000 x 2000, 51 diagonals, a third of the band's entries the fill) into the band and
+block formats, which suit them.
 
     .venv/bin/python benchmarks/bench_lattice.py [--small] [--only=spmv,add,mul,spgemm,hyper,reduce,sums,bellman,outputs]
 """
@@ -190,6 +193,15 @@ def row(name, contenders: dict):
     return med
 
 
+def banded_csr(n, half, rng):
+    """An n x n CSR matrix with entries on the ``2 * half + 1`` diagonals around the main one, a
+    third of them left out (the fill inside a band; gaps between blocks)."""
+    rows = np.repeat(np.arange(n), 2 * half + 1)
+    cols = rows + np.tile(np.arange(-half, half + 1), n)
+    keep = (cols >= 0) & (cols < n) & (rng.random(len(cols)) >= 1 / 3)
+    return sp.csr_matrix((rng.random(int(keep.sum())) + 1.0, (rows[keep], cols[keep])), shape=(n, n))
+
+
 def output_format_rows(small=False):
     """Kernel and output time of CSR + CSR into each format once built through a stand-in."""
     from compiler.format import Format
@@ -203,26 +215,32 @@ def output_format_rows(small=False):
                "SparseBand": (Dense(SparseBand(e)), csr()), "SparseBlockList": (Dense(SparseBlockList(e)), csr()),
                "SparseRunList": (Dense(SparseRunList(e)), csr()), "SparseHash": (Dense(SparseHash(e)), csr()),
                "SparseByteMap": (Dense(SparseByteMap(e)), csr()),
-               "SparsePoint": (Dense(SparsePoint(e)), csr()), "SparseInterval": (Dense(SparseInterval(e)), csr())}
-    expr = "C[i, j] = A[i, j] + B[i, j]"
+               "SparsePoint": (Dense(SparsePoint(e)), csr()), "SparseInterval": (Dense(SparseInterval(e)), csr()),
+               "SparseList(SparseHash)": (SparseList(SparseHash(e)), dcsr()),
+               "SparseHash(SparseHash)": (SparseHash(SparseHash(e)), dcsr()),
+               "SparseList(SparseByteMap)": (SparseList(SparseByteMap(e)), dcsr())}
     # (a point or an interval holds one entry or run per row: the sum of two matrices of one entry per
     # row, in the same column, with as many entries as the others)
     m = nnz
     cols = rng.integers(0, m, size=m)
     Pt, Qt = (Tensor.from_scipy(sp.csr_matrix((rng.random(m) + 1.0, cols, np.arange(m + 1)), shape=(m, m)),
                                 csr(), name=name) for name in "AB")
-    for name, (root, standin) in formats.items():
+    cases = [(name, root, standin, *((Pt, Qt) if root.child.at_most_one else (Ap, Bp)))
+             for name, (root, standin) in formats.items()]
+    Ab, Bb = (Tensor.from_scipy(banded_csr(n, 25, rng), csr(), name=name) for name in "AB")
+    cases += [(f"{name} (banded)", formats[name][0], csr(), Ab, Bb) for name in ("SparseBand", "SparseBlockList")]
+    expr = "C[i, j] = A[i, j] + B[i, j]"
+    for name, root, standin, A, B in cases:
         fmt = Format(root)
-        At, Bt = (Pt, Qt) if root.child.at_most_one else (Ap, Bp)
-        k = lower(expr, strategy="lattice", A=At, B=Bt, C=fmt)
-        ks = lower(expr, strategy="lattice", A=At, B=Bt, C=standin)
-        assert (k(A=At, B=Bt).to_scipy() != At.to_scipy() + Bt.to_scipy()).nnz == 0
+        k = lower(expr, strategy="lattice", A=A, B=B, C=fmt)
+        ks = lower(expr, strategy="lattice", A=A, B=B, C=standin)
+        assert (k(A=A, B=B).to_scipy() != A.to_scipy() + B.to_scipy()).nnz == 0, name
         how = "native" if not k.lowered.conversions else "stand-in"
-        t = interleaved({"stand-in": lambda: ks(A=At, B=Bt), "old path": lambda: ks(A=At, B=Bt).asformat(fmt),
-                         "call": lambda: k(A=At, B=Bt)}, rounds=5, min_time=0.05)
+        t = interleaved({"stand-in": lambda: ks(A=A, B=B), "old path": lambda: ks(A=A, B=B).asformat(fmt),
+                         "call": lambda: k(A=A, B=B)}, rounds=5, min_time=0.05)
         med = {c: float(np.median(v)) * 1e3 for c, v in t.items()}
         label = f"C = A + B into {name}"
-        print(f"{label:36s} stand-in {med['stand-in']:7.2f} ms  old path {med['old path']:7.2f} ms  "
+        print(f"{label:40s} stand-in {med['stand-in']:7.2f} ms  old path {med['old path']:7.2f} ms  "
               f"call ({how}) {med['call']:7.2f} ms  old/call {med['old path'] / med['call']:5.2f}", flush=True)
         RESULTS[label] = dict(med, how=how)
 

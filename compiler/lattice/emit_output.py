@@ -84,6 +84,8 @@ class OutputAssembly:
                 self.keyed_level(info, lvl)
             elif lvl.appends_runs:
                 self.run_level(info, lvl)   # (:mod:`.emit_run_output`)
+            elif lvl.appends_band is not None or lvl.appends_blocks is not None:
+                self.ranged_level(info, lvl)   # (compiler.lattice.emit_ranges)
             elif isinstance(lvl, SparseCOO):
                 if k != 0:
                     raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
@@ -121,6 +123,9 @@ class OutputAssembly:
             k, counter = info["k"], Var(info["counter"])
             if isinstance(info["level"], SparseCOO):
                 self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
+            elif "ranged" in info:
+                self.final += self.range_final(info) + ([] if k == 0 or not info["pos_buffer"] else
+                                                        [self.prefix_sum(info, self.dense_count(info["mode"]))])
             elif info["pos_buffer"]:
                 if k == 0:
                     self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
@@ -130,44 +135,46 @@ class OutputAssembly:
                 self.final += self.key_table(info)
 
     def marked_level(self, info: dict, lvl):
-        """The parameters of a level that marks its slots (SparseByteMap) under Dense ones: its
-        coordinates appended as a SparseList's (its ``pos`` a buffer under Dense levels), its
-        marks and the values one per slot, starting unmarked and at the fill."""
+        """The parameters of a level that marks its slots (SparseByteMap) under Dense ones or an
+        appended one: its coordinates appended as a SparseList's (its ``pos`` a buffer under Dense
+        levels), its marks and the values one per slot, starting unmarked and at the fill (under an
+        appended level, a block of slots per fiber: :meth:`~compiler.lattice.emit_ranges.RangeAssembly.fiber_start`)."""
         s, k, out = self.setup, info["k"], self.setup.output.tensor
         idt = np.dtype(lvl.index_dtype).name
         info["counter"] = self.name(("count", k), f"p{out}{k}")
-        info["idx"] = [binding.array_name(out, k, lvl.crd_array)]
-        info["pos"], info["pos_buffer"], info["idt"] = binding.array_name(out, k, "pos"), True, idt
+        info["idx"], info["idt"] = [binding.array_name(out, k, lvl.crd_array)], idt
         info["slots"] = self.name(("slots", k), f"{out}{k}_slots")
         info["mark"] = binding.array_name(out, k, lvl.mark_array)
-        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"]),
-                            Buffer(info["pos"], idt, "inout"), OutScalar(info["slots"], "int64", 0),
-                            Growable(info["mark"], "bool", info["slots"])]
+        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"])]
+        self.fiber_starts(info, binding.array_name(out, k, "pos"))   # (compiler.lattice.emit_ranges)
+        self.out_params += [OutScalar(info["slots"], "int64", 0), Growable(info["mark"], "bool", info["slots"])]
+        self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry marked and "
+                          f"stored in its slot (TACO's insert into a level with a slot per coordinate)")
+        if not info["pos_buffer"]:
+            self.slot_blocks(info)
+            return
         slots = Var(info["slots"])
         q = Var(self.name(("slots", "q"), "q"))
         fill = const_of(s.out_fill_value, s.out_dtype)
         self.init += [Assign(slots, self.dense_count(info["mode"] + 1)),
                       Grow(info["mark"], slots), Grow(self.val, slots),
                       For(q, 0, slots, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)])]
-        self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry marked and "
-                          f"stored in its slot (TACO's insert into a level with a slot per coordinate)")
 
     def keyed_level(self, info: dict, lvl):
-        """The parameters of a level that keeps its keys in a table (SparseHash) under Dense ones:
+        """The parameters of a level that keeps its keys in a table (SparseHash) under Dense ones or a SparseList:
         its coordinates appended as a SparseList's, each entry its own child (``ptr``) and its key
         ``parent * size + i`` (``key``); the table is built after the loops (:meth:`key_table`)."""
         k, out = info["k"], self.setup.output.tensor
         idt = np.dtype(lvl.index_dtype).name
         key, table = lvl.keys_in_table
         info["counter"] = self.name(("count", k), f"p{out}{k}")
-        info["idx"] = [binding.array_name(out, k, lvl.crd_array)]
-        info["pos"], info["pos_buffer"], info["idt"] = binding.array_name(out, k, "pos"), True, idt
+        info["idx"], info["idt"] = [binding.array_name(out, k, lvl.crd_array)], idt
         info["keyed"] = [(binding.array_name(out, k, lvl.child_array), idt), (binding.array_name(out, k, key), "int64")]
         info["table"] = binding.array_name(out, k, table)
         info["cap"] = self.name(("cap", k), f"{out}{k}_cap")
-        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"]),
-                            Buffer(info["pos"], idt, "inout"),
-                            *[Growable(name, dt, info["counter"]) for name, dt in info["keyed"]],
+        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"])]
+        self.fiber_starts(info, binding.array_name(out, k, "pos"))   # (compiler.lattice.emit_ranges)
+        self.out_params += [*[Growable(name, dt, info["counter"]) for name, dt in info["keyed"]],
                             OutScalar(info["cap"], "int64", 0), Growable(info["table"], "int64", info["cap"])]
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry keeping its key; "
                           f"its table is built after the loops, inserting the keys in order (TACO's insert into a "
@@ -296,6 +303,8 @@ class OutputAssembly:
                 or self.phase == "compute" or self.par_rows or self.block is not None \
                 or "runs" in self.levels_info[-1]:   # (runs: an entry appends up to two, each grown as appended)
             return []
+        if "ranged" in self.levels_info[-1]:   # (a band's gaps take room too: grown as it appends)
+            return []
         if universe or not iters:
             bound = N
         else:
@@ -356,17 +365,21 @@ class OutputAssembly:
             stmts = self.block_fiber(index, stmts)
         for info in self.levels_info[1:]:
             k = info["k"]
-            if not info["level"].appends_coordinates and "slots" not in info and "keyed" not in info:
+            ranged = "ranged" in info
+            if not info["level"].appends_coordinates and "slots" not in info and "keyed" not in info \
+                    and not ranged:
                 continue
             if self.out_path[info["mode"] - 1] != index:
                 continue
-            child = Var(info["counter"])
-            begin = Var(self.name(("begin", k), f"{info['counter']}_begin"))
-            pre = [Declare(begin, "int64", child)]
+            child = Var(self.range_counted(info) if ranged else info["counter"])
+            begin = Var(self.name(("begin", k), f"{child.name}_begin"))
+            pre = [Declare(begin, "int64", child)] + self.fiber_start(info)
             prev_level = self.out_levels[k - 1]
             if isinstance(prev_level, Dense):
                 ppos = self.dense_position(info["mode"] - 1)
                 post = [Store(info["pos"], BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info["idt"]))]
+                if ranged and info["ranged"] == "band":   # (a band's values begin where its entries do)
+                    post.append(If(BinOp(">", child, begin), self.range_fiber_end(info, begin, ppos)))
                 if self.phase == "compute" and self.read_counter is not None:
                     # the next row's coordinates start where phase 1 stored this row's, plus their
                     # count (a case that does not read them, merging, moves the read position too)
@@ -379,6 +392,8 @@ class OutputAssembly:
                 pinfo = next(x for x in self.levels_info if x["k"] == k - 1)
                 pc = Var(pinfo["counter"])
                 post = [If(BinOp(">", child, begin), [
+                    *(self.range_fiber_end(info, begin, pc) if ranged else []),
+                    *(self.keep_key(pinfo) if "keyed" in pinfo else []),
                     Grow(pinfo["idx"][0], BinOp("+", pc, 1)),
                     Store(pinfo["idx"][0], pc, Var(index.name) if pinfo["idt"] == "int64"
                           else Cast(pinfo["idt"], Var(index.name))),
@@ -444,6 +459,8 @@ class OutputAssembly:
             coords = [self.out_path[last["mode"] + j] for j in range(len(last["idx"]))]
         else:
             coords = [self.out_path[last["mode"]]]
+        if "ranged" in last:   # (compiler.lattice.emit_ranges)
+            return out + self.range_append(last, val, coords[-1])
         reserved = getattr(self, "reserved", False)
         store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
         store_val = Store(self.val, counter, val)
@@ -451,18 +468,17 @@ class OutputAssembly:
             if self.phase is not None or self.par_rows:
                 raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled in one pass")
             (ptr, pdt), (key, _) = last["keyed"]
-            store += [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.dense_position(last["mode"]))]
+            store += [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.entry_slot(last))]
         if "slots" in last:
             # (a level that marks its slots: the value and the mark in the entry's slot)
             slot = Var(self.name(("slot",), f"{s.output.tensor}_slot"))
-            out.append(Declare(slot, "int64", self.dense_position(last["mode"])))
+            out.append(Declare(slot, "int64", self.entry_slot(last)))
             if self.phase is not None or self.par_rows:
                 raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled in one pass")
             store_val = Store(self.val, slot, val)
             reserved = getattr(self, "reserved", False)
-            if reserved and self.out_path and coords[-1] == self.out_path[-1]:
-                return out + store + [store_val, Store(last["mark"], slot, not_fill(val, odt, s.out_fill)),
-                                      CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))]
+            # (a value equal to the fill is neither stored nor marked, even where room was made: a -0.0
+            # beside a fill of 0.0 stored in its unmarked slot showed in the values, which hold the fill there)
             grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in self.appended_arrays()]
             return out + [If(not_fill(val, odt, s.out_fill),
                              grow + store + [store_val, Store(last["mark"], slot, Const(True, "bool")),

@@ -237,9 +237,9 @@ class TwoPhase:
         if self.out_dense:
             raise StrategyError(f"assembly='two-phase' does not apply: the output {out} is dense, so it has no "
                                 f"structure to assemble")
-        if self.block is not None or any("slots" in x or "keyed" in x for x in self.levels_info):
+        if self.block is not None or any("slots" in x or "keyed" in x or "ranged" in x for x in self.levels_info):
             raise StrategyError(f"assembly='two-phase' does not apply to the output {out}: its Dense levels under "
-                                f"a sparse one, or its levels that mark their slots, are assembled in one pass")
+                                f"a sparse one, or its levels that mark their slots or store ranges, are assembled in one pass")
 
     def compaction(self) -> list:
         """Drop the entries phase 1 assembled whose computed value is the fill, bottom-up.

@@ -8,6 +8,7 @@ each: :mod:`~compiler.lattice.emit_loops` (loops and coiteration),
 (split, fuse, pos), :mod:`~compiler.lattice.emit_workspaces` (workspaces),
 :mod:`~compiler.lattice.emit_output` (output assembly: store or append),
 :mod:`~compiler.lattice.emit_run_output` (an output appended as runs),
+:mod:`~compiler.lattice.emit_ranges` (appended bands and blocks),
 :mod:`~compiler.lattice.emit_two_phase` (two-phase assembly) and
 :mod:`~compiler.lattice.emit_parallel` (threads).
 
@@ -45,12 +46,14 @@ from .emit_locate import Locating
 from .emit_loops import Loops
 from .emit_output import OutputAssembly
 from .emit_parallel import Threads
+from .emit_ranges import RangeAssembly
 from .emit_run_output import RunAssembly
 from .emit_two_phase import TwoPhase, value_tested_temps
 from .emit_workspaces import Workspaces
 
 
-class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, RunAssembly, TwoPhase, Threads):
+class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, RunAssembly, RangeAssembly, TwoPhase,
+              Threads):
     """The emission of one kernel: its shared state, the dispatch of CFIR nodes, assignments."""
 
     def __init__(self, setup: Setup):

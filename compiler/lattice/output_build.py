@@ -4,15 +4,18 @@ The lattice emission assembles an output level in one of two ways (TACO's level 
 a level with a slot per coordinate under such levels (Dense) is *located*, its position
 computed from its parent's; so is one under an appended level when it declares it
 (``locates_under_appended``: TACO's ``{sparse, dense}``, a SparseList of Dense rows), each
-appended position getting a block of slots; a level that marks its slots (SparseByteMap,
-innermost, under Dense levels) is appended in order, its entries stored and marked in their
-slots, and so is one that keeps its keys in a table (SparseHash), the table built at the end,
-and one that declares it is appended as runs (``appends_runs``: RunList, SparseRunList), an entry
-extending its fiber's last run or starting one (:mod:`compiler.lattice.emit_run_output`), or as
-a list (``appends_coordinates``: SparsePoint, its output checked after each call);
+appended position getting a block of slots; a level that keeps its keys in a table (SparseHash,
+the table built at the end) and an innermost one that marks its slots (SparseByteMap, its entries
+stored and marked in their slots) or stores a band or blocks per fiber (SparseBand,
+SparseBlockList) are appended in order under Dense levels, a SparseList or a SparseHash, a band's
+gaps filled, a block list's starting blocks
+(:func:`appended_under`); one that declares it is appended as runs (``appends_runs``: RunList,
+SparseRunList), an entry extending its fiber's last run or starting one
+(:mod:`compiler.lattice.emit_run_output`), or as a list (``appends_coordinates``: SparsePoint,
+its output checked after each call), innermost under Dense levels;
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order. Any
-other level (a band or block level, a point or run-length one elsewhere, a Dense
+other level (a run-length, point or interval level elsewhere, a band or block level above others, a Dense
 level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
@@ -23,7 +26,7 @@ the conversions of :mod:`compiler.lattice.conversions`.
 >>> print(built.shorthand)
 dcsr
 >>> print(why)
-the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseByteMap, SparseHash or SparsePoint innermost under Dense levels, or SparseCOO as the only level) and runs (a RunList or SparseRunList innermost under Dense levels) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or SparseBlockList innermost there, a SparsePoint innermost under Dense levels, or SparseCOO as the only level) and runs (a RunList or SparseRunList innermost under Dense levels) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -33,6 +36,8 @@ True
 >>> building_output(parse_format("Dense(SparseHash(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("Dense(RunList(Element(0.0)))"), "C") is None
+True
+>>> building_output(parse_format("Dense(SparseBand(Element(0.0)))"), "C") is None
 True
 """
 
@@ -51,9 +56,11 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     (``one_pass``; two-phase and threaded assembly append no blocks); a sparse level that appends
     under any parent (a SparseList's fiber starts where the one before it ended), and any other
     (a SparseCOO's one segment) only as the output's one level; a level that marks its slots
-    (``marks_slots``: SparseByteMap), keeps its keys in a table (``keys_in_table``: SparseHash), is
-    appended as runs (``appends_runs``: RunList, SparseRunList) or as a list (``appends_coordinates``:
-    SparsePoint) as the innermost level under Dense ones, in a one-pass kernel.
+    (``marks_slots``: SparseByteMap) or stores a band or blocks per fiber as the innermost level,
+    and one that keeps its keys in a table (``keys_in_table``: SparseHash) at any level, each where
+    :func:`appended_under` says; one appended as runs (``appends_runs``: RunList, SparseRunList) or
+    as a list (``appends_coordinates``: SparsePoint) as the innermost level under Dense ones; each in
+    a one-pass kernel.
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> rows = (SparseList(Element(0.0)), Dense(Element(0.0)))
@@ -61,12 +68,16 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     (True, False)
     """
     lvl = levels[k]
+    if lvl.appends_band is not None or lvl.appends_blocks is not None:
+        return one_pass and k == len(levels) - 1 and appended_under(levels, k)
+    if lvl.keys_in_table is not None:
+        return one_pass and appended_under(levels, k)
     if not isinstance(lvl, ASSEMBLED):
-        # (appended as a list or as runs, or marked and stored in its slot: the innermost level, under
-        # located ones)
-        return (one_pass and (lvl.appends_coordinates or lvl.marks_slots or lvl.keys_in_table is not None
-                              or lvl.appends_runs)
-                and k == len(levels) - 1 and all(above.located_by_coordinate for above in levels[:k]))
+        if lvl.appends_coordinates or lvl.appends_runs:
+            # (appended as a list or as runs: the innermost level, under located ones)
+            return one_pass and k == len(levels) - 1 and all(above.located_by_coordinate for above in levels[:k])
+        # (appended, marked and stored in its slot: the innermost level)
+        return one_pass and lvl.marks_slots and k == len(levels) - 1 and appended_under(levels, k)
     if lvl.full:
         if all(above.full for above in levels[:k]):
             return True
@@ -74,6 +85,27 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
         return (one_pass and all(x.full and x.locates_under_appended for x in levels[k:])
                 and isinstance(parent, ASSEMBLED) and parent.appends_nested)
     return lvl.appends_nested or len(levels) == 1
+
+
+def appended_under(levels: tuple, k: int) -> bool:
+    """Whether the parents of level ``k`` of ``levels`` let the lattice emission append it in
+    storage order as it appends a SparseList, when it stores a band or blocks per fiber
+    (``appends_band``, ``appends_blocks``: :mod:`compiler.lattice.emit_ranges`) or keeps its keys
+    ``parent * size + i`` in a table (``keys_in_table``): levels located by coordinate, or a parent
+    that appends under any parent (a SparseList) or keeps its keys (its entry's position is its
+    counter while the fiber under it is appended).
+
+    >>> from compiler.levels import Dense, Element, SparseBand, SparseByteMap, SparseHash, SparseList
+    >>> band = SparseBand(Element(0.0))
+    >>> appended_under((Dense(band), band), 1), appended_under((SparseList(band), band), 1)
+    (True, True)
+    >>> appended_under((SparseHash(band), band), 1), appended_under((SparseByteMap(band), band), 1)
+    (True, False)
+    """
+    if all(above.located_by_coordinate for above in levels[:k]):
+        return True
+    parent = levels[k - 1]
+    return parent.keys_in_table is not None or (isinstance(parent, ASSEMBLED) and parent.appends_nested)
 
 
 def building_output(fmt: Format, tensor: str, one_pass: bool = True):
@@ -89,9 +121,11 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
         "and, in a one-pass kernel, under a SparseList level when only Dense levels follow"
     return built, (f"the lattice strategy assembles no {levels} in {tensor}: it places Dense levels by position "
                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
-                   f"SparseByteMap, SparseHash or SparsePoint innermost under Dense levels, or SparseCOO as the only level) "
-                   f"and runs (a RunList or SparseRunList innermost under Dense levels) in storage order, so it builds "
+                   f"SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or "
+                   f"SparseBlockList innermost there, a SparsePoint innermost under Dense levels, or SparseCOO as "
+                   f"the only level) and runs (a RunList or SparseRunList innermost under Dense levels) "
+                   f"in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 
 
-__all__ = ["assembles", "building_output"]
+__all__ = ["appended_under", "assembles", "building_output"]

@@ -16,7 +16,8 @@ Every level implements:
   located_by_coordinate`` (strategies ask these; they never test a level's name);
 - what a kernel writing it may do: ``random_write, slot_per_coordinate, at_most_one,
   starts_array, appends_nested, inserts_nested, locates_under_appended, marks_slots, keys_in_table,
-  appends_coordinates, appends_runs`` (strategies ask these; they never test a level's name);
+  appends_coordinates, appends_runs, appends_band, appends_blocks`` (strategies ask these; they never
+  test a level's name);
 - ``arrays()``, ``format_key()``, ``spec()``, ``spec_str()``, ``count(parent_count)``;
 - ``children(parents)``: the stored children of a vector of parent positions,
   as ``(parent_index, coords, child_positions)``, used to enumerate a tensor;
@@ -104,6 +105,16 @@ class Level:
     run_start_array: ClassVar[str | None] = None
     #: the array of the runs' exclusive ends of :attr:`appends_runs`
     run_end_array: ClassVar[str] = "right"
+    #: the array of band ends of a level that stores one range of coordinates per fiber, from its
+    #: first entry to its last, the coordinates between holding the fill too (its fibers' children
+    #: start at :attr:`starts_array`): an output's entries are appended in order, the gap before each
+    #: filled with the fill, and the band ends after the last (SparseBand); None for other levels
+    appends_band: ClassVar[str | None] = None
+    #: ``(block ends, block starts)`` of a level that stores each fiber as blocks of consecutive
+    #: coordinates (each fiber's blocks start at :attr:`starts_array`): an output's entries are
+    #: appended in order, one coordinate after the last extending its block and a gap starting a
+    #: new one (SparseBlockList); None for other levels
+    appends_blocks: ClassVar[tuple[str, str] | None] = None
     # How the lattice strategy reads the level (TACO's mode capabilities, notes/taco.md §1.2): its
     # iterators are built from these, so a subclass reads as its base does.
     #: TACO's compressed level: position iteration over one sorted, unique list of coordinates per

@@ -45,6 +45,7 @@ class SparseBand(IndexedLevel):
     index_arrays: ClassVar[tuple[str, ...]] = ("ofs", "idx")
     locatable: ClassVar[bool] = True
     starts_array: ClassVar[str] = "ofs"
+    appends_band: ClassVar[str] = "idx"
 
     def count(self, parent_count):
         return int(self.ofs[parent_count])

@@ -45,6 +45,7 @@ class SparseBlockList(IndexedLevel):
 
     name: ClassVar[str] = "SparseBlockList"
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx", "ofs")
+    appends_blocks: ClassVar[tuple[str, str]] = ("idx", "ofs")
 
     def count(self, parent_count):
         return int(self.ofs[int(self.pos[parent_count])])

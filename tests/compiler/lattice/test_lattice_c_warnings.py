@@ -17,7 +17,8 @@ from compiler import user_function
 from compiler.backend.build import compiler_command, is_gcc, openmp_support
 from compiler.format import Format, coo, csc, csf, csr, dcsr, dense, sparse_vector
 from compiler.lattice import Schedule
-from compiler.levels import Dense, Element, RunList, SparseByteMap, SparseHash, SparseRunList
+from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
+                             SparseList, SparseRunList)
 
 inf = math.inf
 MASK = user_function("mask", lambda v, m: 0.0 if m else v, "return y ? 0.0 : x;", algebra="x & !y", dtype="float64")
@@ -96,6 +97,14 @@ def _kernels():
         add(f"{name}+csr-to-csr", "C[i, j] = A[i, j] + B[i, j]", A=runs(), B=csr(), C=csr())
         add(f"csr+dcsr-to-{name}", "C[i, j] = A[i, j] + B[i, j]", A=csr(), B=dcsr(), C=runs())
         add(f"spmv-to-{name}", "y[i] = A[i, j] * x[j]", A=csr(), x=dense(1), y=Format(level(Element(0.0))))
+    for name, level in (("band", SparseBand), ("blocks", SparseBlockList)):   # (appended by the kernel)
+        add(f"csr*csr-to-{name}", "C[i, j] = A[i, j] * B[i, j]", A=csr(), B=csr(), C=Format(Dense(level(Element(0.0)))))
+        add(f"dcsr-to-SparseList({name})", "C[i, j] = A[i, j]", A=dcsr(), C=Format(SparseList(level(Element(0.0)))))
+        add(f"spmv-to-{name}", "y[i] = A[i, j] * x[j]", A=csr(), x=dense(1), y=Format(level(Element(0.0))))
+    for name, root in (("SparseList(SparseHash)", SparseList(SparseHash(Element(0.0)))),
+                       ("SparseHash(SparseHash)", SparseHash(SparseHash(Element(0.0)))),   # (keys kept as appended)
+                       ("SparseList(SparseByteMap)", SparseList(SparseByteMap(Element(0.0))))):
+        add(f"dcsr*dcsr-to-{name}", "C[i, j] = A[i, j] * B[i, j]", A=dcsr(), B=dcsr(), C=Format(root))
     return out
 
 

@@ -2,16 +2,19 @@
 
 The lattice emission places Dense levels by position (under Dense levels, and as blocks under
 an appended SparseList level: TACO's {sparse, dense}) and appends SparseList and SparseCOO
-levels in storage order, RunList, SparseRunList and SparseInterval levels under Dense ones as
-runs, and SparsePoint ones as lists (every call checking that a point or an interval fits); any
-other output level (SparseBand, SparseBlockList, a SparseByteMap, SparseHash, point or run-length
-level elsewhere, a Dense level under a sparse one in a
+levels in storage order, a SparseByteMap innermost under Dense levels, a SparseHash under those, a
+SparseList or a SparseHash, a SparseBand or SparseBlockList innermost there, RunList, SparseRunList
+and SparseInterval levels under Dense ones as runs, and SparsePoint ones as lists (every call
+checking that a point or an interval fits); any other output level (those levels elsewhere, a
+Dense level under a sparse one in a
 two-phase or scheduled kernel) is built as a SparseList and the call converts it to the format asked, and the
 trace's ``convert`` step says so (compiler/lattice/output_build.py). Each kernel is checked
 against the dense oracle, the IR interpreter, a bounds-checked build and the storage
 ``Tensor.from_numpy`` builds for the format; the suite validates every output too
 (SPARSESCOPE_VALIDATE_OUTPUTS).
 """
+
+import re
 
 import numpy as np
 import pytest
@@ -59,13 +62,14 @@ FORMATS["SparseHash(SparseHash)"] = hash_of_hashes
 #: slot) and a SparseHash under Dense (appended, its keys inserted in its table after the loops) whose loops run in its storage order over inputs read as stored
 #: (the sum and product read B, CSC, in column order: the output is then built as a stand-in
 #: in that order, converted alone)
-ASSEMBLED_IN_ORDER = {(out, what) for out in ("SparseList(Dense)", "SparseByteMap", "SparseHash", "RunList",
-                                              "SparseRunList")
+ASSEMBLED_IN_ORDER = {(out, what) for out in ("SparseList(Dense)", "SparseByteMap", "SparseHash", "SparseBand",
+                                              "SparseBlockList", "SparseHash(SparseHash)", "RunList", "SparseRunList")
                       for what in ("copy", "spmm")}
 #: what the lowering step says of each format the kernel assembles
 HOW = {"SparseList(Dense)": "block of slots", "SparseByteMap": "marked and stored in its slot",
-       "SparseHash": "its table is built after the loops", "RunList": "appended in storage order as runs",
-       "SparseRunList": "appended in storage order as runs"}
+       "SparseHash": "its table is built after the loops", "SparseBand": "its band runs from the fiber's first entry",
+       "SparseBlockList": "a gap starting a new block", "SparseHash(SparseHash)": "its table is built after the loops",
+       "RunList": "appended in storage order as runs", "SparseRunList": "appended in storage order as runs"}
 
 EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
          "copy": "C[i, j] = A[i, j]", "transpose": "C[j, i] = A[i, j]", "spmm": "C[i, k] = A[i, j] * D[j, k]",
@@ -156,6 +160,23 @@ def test_assembles_asks_the_levels_not_their_names():
         name = "Runs"
     assert assembles((Dense(Element(0.0)), Runs(Element(0.0))), 1)
     assert building_output(Format(Dense(Mine(Element(0.0)))), "C") is None
+
+    class Ragged(SparseBand):   # a band's subclass is appended as a band, innermost only
+        name = "Ragged"
+    assert assembles((Dense(Element(0.0)), Ragged(Element(0.0))), 1)
+    assert assembles((Mine(Element(0.0)), Ragged(Element(0.0))), 1)
+    assert not assembles((Dense(Element(0.0)), Ragged(Element(0.0))), 1, one_pass=False)
+    assert not assembles((Ragged(Element(0.0)), Dense(Element(0.0))), 0)
+    assert assembles((SparseHash(Element(0.0)), SparseBlockList(Element(0.0))), 1)   # (under a hash too)
+    assert not assembles((SparseByteMap(Element(0.0)), SparseBlockList(Element(0.0))), 1)
+    assert assembles((Mine(Element(0.0)), SparseByteMap(Element(0.0))), 1)   # (a byte map under a list: innermost)
+    assert not assembles((Mine(Element(0.0)), SparseByteMap(Element(0.0)), Mine(Element(0.0))), 1)
+
+    class Table(SparseHash):   # a hash's subclass keeps its keys as a hash does, under a list or a hash too
+        name = "Table"
+    assert assembles((Mine(Element(0.0)), Table(Element(0.0))), 1)
+    assert assembles((Table(Element(0.0)), Table(Element(0.0))), 0) and assembles((Table(Element(0.0)),) * 2, 1)
+    assert not assembles((Table(Element(0.0)), Table(Element(0.0))), 0, one_pass=False)
 
 
 @pytest.mark.parametrize("out", [Format(SparseList(SparseCOO(2, leaf()))), Format(Dense(SparseCOO(2, leaf()))),
@@ -348,9 +369,11 @@ def test_blocks_of_dense_levels_under_sparse_ones_in_three_modes(out, what):
 
 
 @pytest.mark.parametrize("options", [{"assembly": "two-phase"}, {"schedule": [("parallelize", "i")]}])
-@pytest.mark.parametrize("out", [sparse_over_dense(), under_dense(SparseByteMap), under_dense(SparseHash)])
+@pytest.mark.parametrize("out", [sparse_over_dense(), under_dense(SparseByteMap), under_dense(SparseHash),
+                                 under_dense(SparseBand), under_dense(SparseBlockList)])
 def test_blocks_are_built_through_a_stand_in_where_not_one_pass(options, out):
-    # two-phase and threaded kernels append no blocks and mark no slots: the stand-in is converted
+    # two-phase and threaded kernels append no blocks, mark no slots and append no bands or block
+    # lists: the stand-in is converted
     tensors = inputs(seed=13)
     k = check_lowered("C[i, j] = A[i, j]", out=out, options=options, A=tensors["A"])
     assert [t for t, _ in k.lowered.conversions] == ["C"]
@@ -654,3 +677,199 @@ def test_property_point_and_interval_outputs(cls, what, shape, fill, density, sp
     else:
         expr, fmt = EXPRS[what], lambda f: under_dense(cls, f)
     run_blocks(expr, fmt, used(expr, tensors), AT_MOST_ONE_HOW[cls])
+
+
+@pytest.mark.parametrize("root", [Dense(SparseByteMap(leaf())), Dense(SparseHash(leaf())), Dense(SparseBand(leaf())),
+                                  SparseList(SparseBlockList(leaf()))])
+def test_a_value_equal_to_the_fill_leaves_no_signed_zero_in_the_values(root):
+    # row 0's one product underflows to -0.0, equal to the fill 0.0: it is not stored. A byte map
+    # stored it in its slot, unmarked (from_numpy holds the fill there; the values compared equal,
+    # as -0.0 == 0.0): found by checking the sign bits of every natively assembled format
+    a = np.array([[0.0, -1e-200], [2.0, 0.0]])
+    b = np.array([[0.0, 1e-200], [3.0, 0.0]])
+    tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "csr")}
+    k = ss.lower(EXPRS["product"], strategy="lattice", C=Format(root), **tensors)
+    assert not k.lowered.conversions
+    for got in (k(**tensors), k.interpret(**tensors)):
+        want = Tensor.from_numpy(np.array([[0.0, 0.0], [6.0, 0.0]]), Format(root))
+        assert_canonical(got, want.to_numpy())
+        np.testing.assert_array_equal(np.signbit(got.vals), np.signbit(want.vals))
+
+
+# -- a SparseBand or SparseBlockList innermost, appended in order by the kernel ------------------------------
+# (a band's gaps filled with the fill, so it runs from a fiber's first entry to its last; a block list
+# starting a new block at each gap)
+
+RANGED = {SparseBand: ("its band runs from the fiber's first entry", "C1_idx[i] = C1_lo + (pC1 - pC1_begin)"),
+          SparseBlockList: ("a gap starting a new block", "C1_ofs[C1_blocks] = pC1")}
+
+
+def dcsr_inputs(seed, shape=(6, 7), fill=0.0, density=0.4, empty=(1, 4)):
+    """A CSR ``A``, a DCSR ``B`` (both read in the output's storage order), a CSR ``D`` and a sparse
+    vector ``x``, with rows of consecutive entries (blocks) and gaps inside them (a band's fill)."""
+    rng = np.random.default_rng(seed)
+    n, m = shape
+    a, b = (random_sparse((n, m), density, rng, fill=fill, empty=empty) for _ in range(2))
+    if n and m:
+        a[0, :] = np.where(np.arange(m) % 3 == 2, fill, 2.0)   # (blocks of two, a gap of one)
+    d = random_sparse((m, 3), density, rng, fill=fill)
+    return {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill),
+            "D": Tensor.from_numpy(d, "csr", fill=fill),
+            "x": Tensor.from_numpy(d[:, 0] if m else np.full(m, fill), "sparse_vector", fill=fill)}
+
+
+@pytest.mark.parametrize("cls", list(RANGED))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_band_or_block_list_under_dense_is_assembled_by_the_kernel(cls, what):
+    # before: built as CSR and converted after each call (the convert step)
+    expr, out = EXPRS[what], under_dense(cls)
+    k = check(expr, out, **used(expr, dcsr_inputs(21)))
+    how, code = RANGED[cls]
+    assembled_natively(k, out, how)
+    assert code in k.c_source
+
+
+@pytest.mark.parametrize("cls", list(RANGED))
+def test_a_band_or_block_list_vector_under_a_list_and_in_three_modes(cls):
+    how = RANGED[cls][0]
+    tensors = dcsr_inputs(22)
+    a = tensors["A"].to_numpy()
+    # SpMV into a vector (the output's one fiber), and a sparse vector sum
+    out = Format(cls(leaf()))
+    k = check("y[i] = A[i, j] * v[j]", out, A=tensors["A"], v=np.arange(7.0))
+    assembled_natively(k, out, how)
+    k = check("y[i] = X[i] + Z[i]", out, X=Tensor.from_numpy(a[:, 2], "sparse_vector"),
+              Z=Tensor.from_numpy(a[:, 3], "sparse_vector"))
+    assembled_natively(k, out, how)
+    # under a SparseList: a row is appended if it got entries, its band end or blocks with it
+    out = Format(SparseList(cls(leaf())))
+    for expr in (EXPRS["copy"], EXPRS["spmm"], "C[i, j] = A[i, j] * B[i, j]"):
+        k = check(expr, out, **used(expr, tensors))
+        assembled_natively(k, out, how)
+    t = random_sparse((3, 4, 5), 0.5, np.random.default_rng(23), empty=(1,))
+    out = Format(Dense(Dense(cls(leaf()))))
+    k = check("C[i, j, k] = T[i, j, k] * T[i, j, k]", out, T=Tensor.from_numpy(t, "csf"))
+    assembled_natively(k, out, how)
+
+
+@pytest.mark.parametrize("cls", list(RANGED))
+def test_a_band_keeps_the_fill_inside_and_a_block_list_splits_at_it(cls):
+    # row 0: 1 at 0, 2 at 1, the fill at 2 (stored inside the band; a gap between blocks), 3 at 3;
+    # row 1 has no entry (an empty band ends at 0); row 2 one entry at the end
+    a = np.array([[1.0, 2.0, 0.0, 3.0, 0.0], [0.0] * 5, [0.0, 0.0, 0.0, 0.0, 4.0]])
+    A = Tensor.from_numpy(a, "csr")
+    k = check("C[i, j] = A[i, j]", under_dense(cls), A=A)
+    assembled_natively(k, under_dense(cls), RANGED[cls][0])
+    got = k(A=A)
+    lvl = got.levels[1]
+    if cls is SparseBand:
+        assert (lvl.ofs.tolist(), lvl.idx.tolist(), got.vals.tolist()) == ([0, 4, 4, 5], [4, 0, 5],
+                                                                           [1.0, 2.0, 0.0, 3.0, 4.0])
+    else:
+        assert (lvl.pos.tolist(), lvl.idx.tolist(), lvl.ofs.tolist()) == ([0, 2, 2, 3], [2, 4, 5], [0, 2, 3, 4])
+
+
+SPECIALS = [np.nan, np.inf, -np.inf, -0.0]
+#: where the band, block or hash level is: under Dense levels, under a SparseList, alone (a vector), under two
+#: Dense levels, under a SparseHash
+WRAPS = {"Dense": Dense, "SparseList": SparseList, "alone": lambda lvl: lvl,
+         "Dense(Dense)": lambda lvl: Dense(Dense(lvl)), "SparseHash": SparseHash}
+#: what the lowering says of each level appended innermost
+APPENDED = {**RANGED, SparseHash: (SLOTTED[SparseHash][0], ""), SparseByteMap: (SLOTTED[SparseByteMap][0], "")}
+
+
+def ranged_case(cls, where, what, tensors, fill):
+    """``(expression, format for the oracle's fill, tensors)``: ``what`` into ``cls`` placed ``where``
+    (a vector: SpMV; three modes: ``what`` of A and B stacked)."""
+    fmt = lambda f: Format(WRAPS[where](cls(leaf(f))))   # noqa: E731
+    if where == "alone":
+        return "y[i] = A[i, j] * x[j]", fmt, used("A[x[", tensors)
+    if where == "Dense(Dense)":
+        t = np.stack([tensors["A"].to_numpy(), tensors["B"].to_numpy()], axis=1)
+        expr = {"sum": "C[i, j, k] = T[i, j, k] + T[i, j, k]", "product": "C[i, j, k] = T[i, j, k] * T[i, j, k]"}.get(
+            what, "C[i, j, k] = T[i, j, k]")
+        return expr, fmt, {"T": Tensor.from_numpy(t, "csf", fill=fill)}
+    return EXPRS[what], fmt, used(EXPRS[what], tensors)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(cls=st.sampled_from(list(APPENDED)), where=st.sampled_from(list(WRAPS)),
+       what=st.sampled_from(["sum", "product", "copy", "spmm"]), shape=st.tuples(st.integers(0, 6), st.integers(0, 6)),
+       fill=st.sampled_from(FILLS), density=st.sampled_from([0.0, 0.3, 0.7, 1.0]),
+       special=st.sampled_from([None] + SPECIALS), seed=st.integers(0, 2 ** 16))
+@example(cls=SparseBand, where="Dense", what="sum", shape=(3, 5), fill=np.nan, density=0.3, special=None, seed=0)
+@example(cls=SparseBlockList, where="Dense", what="product", shape=(4, 4), fill=1.0, density=0.0, special=None,
+         seed=0)   # all fill
+@example(cls=SparseBand, where="SparseList", what="copy", shape=(0, 3), fill=-np.inf, density=1.0, special=None,
+         seed=0)   # no rows
+@example(cls=SparseBlockList, where="alone", what="spmm", shape=(3, 0), fill=np.inf, density=0.7, special=None,
+         seed=1)   # no columns
+@example(cls=SparseBand, where="Dense(Dense)", what="sum", shape=(5, 6), fill=0.0, density=0.7, special=np.nan,
+         seed=2)   # stored NaN
+@example(cls=SparseBlockList, where="SparseList", what="product", shape=(5, 6), fill=0.0, density=0.7,
+         special=-0.0, seed=3)   # a stored -0.0 beside a fill of 0.0
+@example(cls=SparseBand, where="Dense", what="copy", shape=(4, 6), fill=np.inf, density=0.7, special=-np.inf,
+         seed=4)   # stored -inf beside a fill of inf
+@example(cls=SparseHash, where="SparseHash", what="sum", shape=(5, 6), fill=1.0, density=0.7, special=np.inf,
+         seed=5)   # a hash of hashes
+@example(cls=SparseHash, where="SparseList", what="spmm", shape=(6, 6), fill=0.0, density=1.0, special=None,
+         seed=6)   # collisions in the tables
+@example(cls=SparseBlockList, where="SparseHash", what="copy", shape=(0, 0), fill=np.nan, density=0.3, special=None,
+         seed=7)   # nothing at all
+@example(cls=SparseByteMap, where="SparseList", what="product", shape=(5, 6), fill=0.0, density=0.3, special=-0.0,
+         seed=8)   # a byte map's block of slots under rows not kept
+@example(cls=SparseByteMap, where="SparseHash", what="spmm", shape=(4, 5), fill=np.nan, density=0.7, special=np.inf,
+         seed=9)
+def test_property_band_and_block_list_outputs(cls, where, what, shape, fill, density, special, seed):
+    tensors = dcsr_inputs(seed, shape, fill, density, empty=())
+    if special is not None:   # (some stored values NaN, infinite or a signed zero)
+        a = tensors["A"].to_numpy()
+        stored = (a != fill) & ~np.isnan(a) if not np.isnan(fill) else ~np.isnan(a)
+        a[stored & (np.arange(a.size).reshape(a.shape) % 3 == 0)] = special
+        tensors["A"] = Tensor.from_numpy(a, "csr", fill=fill)
+    expr, fmt, tensors = ranged_case(cls, where, what, tensors, fill)
+    run_blocks(expr, fmt, tensors, APPENDED[cls][0])
+
+
+# -- a SparseHash under a SparseList or a SparseHash, or above other levels, appended by the kernel ----------
+# (its entries appended as a SparseList's, each keeping its key parent * size + i, the parent's position its
+# counter while the fiber under it is appended; its table built after the loops); a SparseByteMap there too
+# (a block of slots per fiber, prepared as the fiber starts)
+
+HASH_NESTS = {"SparseList(SparseHash)": Format(SparseList(SparseHash(leaf()))),
+              "SparseHash(SparseHash)": Format(SparseHash(SparseHash(leaf()))),
+              "SparseHash(SparseBand)": Format(SparseHash(SparseBand(leaf()))),
+              "SparseHash(SparseBlockList)": Format(SparseHash(SparseBlockList(leaf()))),
+              "SparseList(SparseByteMap)": Format(SparseList(SparseByteMap(leaf()))),
+              "SparseHash(SparseByteMap)": Format(SparseHash(SparseByteMap(leaf())))}
+HASH_NESTS3 = {"SparseHash(SparseHash(SparseHash))": Format(SparseHash(SparseHash(SparseHash(leaf())))),
+               "Dense(SparseHash(SparseHash))": Format(Dense(SparseHash(SparseHash(leaf())))),
+               "SparseHash(SparseList(SparseBand))": Format(SparseHash(SparseList(SparseBand(leaf())))),
+               "SparseList(SparseHash(SparseBlockList))": Format(SparseList(SparseHash(SparseBlockList(leaf()))))}
+
+
+@pytest.mark.parametrize("out", list(HASH_NESTS))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_hash_under_or_above_appended_levels_is_assembled_by_the_kernel(out, what):
+    # before: SparseList(SparseHash), SparseHash(...) and SparseList(SparseByteMap) were built through
+    # SparseLists and converted
+    expr, fmt = EXPRS[what], HASH_NESTS[out]
+    k = check(expr, fmt, **used(expr, dcsr_inputs(31)))
+    assembled_natively(k, fmt, SLOTTED[SparseByteMap if "ByteMap" in out else SparseHash][0])
+    if "ByteMap" in out:   # (a block of slots per row, at the row's position: the list's or the hash's counter)
+        assert re.search(r"C_slot = pC0 \* C1_size \+ [jk];", k.c_source)
+        return
+    # (each entry's key: the row's position is the hash's or the list's counter as the row is appended)
+    key = r"C0_key\[pC0\] = i;" if out.startswith("SparseHash") else r"C1_key\[pC1\] = pC0 \* C1_size \+ [jk];"
+    assert re.search(key, k.c_source)
+
+
+@pytest.mark.parametrize("out", list(HASH_NESTS3))
+def test_hashes_nested_in_three_modes(out):
+    rng = np.random.default_rng(32)
+    t, u = (random_sparse((4, 3, 5), 0.4, rng, empty=(1, 2)) for _ in range(2))
+    tensors = {"T": Tensor.from_numpy(t, "csf"), "U": Tensor.from_numpy(u, "csf")}
+    for what in ("sum", "product", "copy"):
+        expr = EXPRS3[what]
+        k = check(expr, HASH_NESTS3[out], **used(expr, tensors))
+        assembled_natively(k, HASH_NESTS3[out], SLOTTED[SparseHash][0])

@@ -1,0 +1,215 @@
+"""Emission, output assembly of levels that store ranges of coordinates: bands and blocks.
+
+A mixin of :class:`~compiler.lattice.emitter.Emitter`, beside
+:class:`~compiler.lattice.emit_output.OutputAssembly`. The innermost level of a sparse output
+that stores one band per fiber (``appends_band``: SparseBand) or blocks of consecutive
+coordinates (``appends_blocks``: SparseBlockList) is appended in storage order as a SparseList
+is, the values one per stored coordinate:
+
+- a band fills the gap between an entry and the one before it with the fill, so the band runs
+  from the fiber's first entry to its last (``ofs`` counted per fiber, ``idx`` its end);
+- a block list extends its last block with an entry that follows it, and starts a new block
+  (``idx`` its end, ``ofs`` its first value) at a gap (``pos`` counts blocks per fiber).
+
+That is the storage ``Tensor.from_numpy`` builds for the same values: an entry equal to the fill
+is not appended, so a band starts and ends at a value other than the fill, and a block holds none.
+
+It also holds what such a level shares with a SparseHash or SparseByteMap appended under a
+SparseList or a SparseHash: where its fibers start (``pos``, grown as the parent appends), the
+slot ``parent * size + i`` of an entry (the parent's position is its counter while the fiber is
+appended), a hash's own key kept as it appends above another level, and a byte map's block of
+slots per fiber.
+
+Example: a band row of ``C[i, j] = A[i, j]`` (``Dense(SparseBand(Element(0.0)))``) appends::
+
+    if (vC != 0.0) {
+        if (pC1 == pC1_begin) C1_lo = j;                 // the band starts at the row's first entry
+        int64_t C1_at = pC1_begin + (j - C1_lo);
+        grow C_val to C1_at + 1; for (q = pC1; q < C1_at; q++) C_val[q] = 0.0;   // the gap
+        C_val[C1_at] = vC; pC1 = C1_at + 1;
+    }
+
+and after the row stores ``C1_ofs[i + 1] = pC1 - pC1_begin`` and, if the row has entries,
+``C1_idx[i] = C1_lo + (pC1 - pC1_begin)`` (the band's end, half-open).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import binding
+from ..errors import StrategyError
+from ..imperative.ir import (Assign, BinOp, Buffer, CompoundAssign, Const, Declare, For, Grow, Growable, If,
+                             OutScalar, Store, Var)
+from .exprs import cast, const_of, not_fill
+
+
+class RangeAssembly:
+    """The parameters, appends and fiber ends of band and block output levels (a mixin of the emitter)."""
+
+    def ranged_level(self, info: dict, lvl):
+        """The parameters of an innermost band or block level ``info`` of the output:
+        its entries counted by ``counter`` (the values' length), its fibers' starts (``pos``, a
+        buffer under levels located by coordinate, else grown as its parent appends)."""
+        k, out = info["k"], self.setup.output.tensor
+        idt = np.dtype(lvl.index_dtype).name
+        info["idt"], info["ranged"] = idt, "band" if lvl.appends_band is not None else "blocks"
+        info["idx"] = []   # (no array grows by one index per entry: room is made as it is appended)
+        info["counter"] = self.name(("count", k), f"p{out}{k}")
+        self.out_params.append(OutScalar(info["counter"], "int64", 0))
+        self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))
+        if info["ranged"] == "band":
+            info["ends"] = binding.array_name(out, k, lvl.appends_band)
+            info["lo"] = self.name(("band", k), f"{out}{k}_lo")
+            if info["pos_buffer"]:
+                self.out_params.append(Buffer(info["ends"], idt, "inout"))
+            else:   # (one band end per entry of the parent, appended as it is)
+                parent = self.name(("count", k - 1), f"p{out}{k - 1}")
+                self.out_params.append(Growable(info["ends"], idt, parent))
+            self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, the coordinates between "
+                              f"a fiber's entries holding the fill, so its band runs from the fiber's first entry to "
+                              f"its last")
+        else:
+            ends, starts = lvl.appends_blocks
+            info["ends"], info["starts"] = binding.array_name(out, k, ends), binding.array_name(out, k, starts)
+            info["blocks"] = self.name(("blocks", k), f"{out}{k}_blocks")
+            info["next"] = self.name(("next", k), f"{out}{k}_next")
+            info["starts_len"] = self.name(("startslen", k), f"{info['starts']}_len")
+            self.out_params += [OutScalar(info["blocks"], "int64", 0), Growable(info["ends"], idt, info["blocks"]),
+                                OutScalar(info["starts_len"], "int64", 0),
+                                Growable(info["starts"], idt, info["starts_len"])]
+            self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, an entry after the "
+                              f"last one's coordinate extending its block and a gap starting a new block")
+        if k == 0:   # (the output's one fiber: no loop around opens it)
+            self.init += self.fiber_start(info)
+
+    def fiber_starts(self, info: dict, name: str):
+        """The array ``name`` of where each fiber of the innermost output level ``info`` starts
+        (``pos``): a buffer the call allocates under levels located by coordinate (counts, summed
+        after the loops), else grown as the parent appends (each end stored as the parent keeps
+        an entry)."""
+        k, idt = info["k"], info["idt"]
+        info["pos"] = name
+        info["pos_buffer"] = all(above.located_by_coordinate for above in self.out_levels[:k])
+        if info["pos_buffer"]:
+            self.out_params.append(Buffer(name, idt, "inout"))
+        else:
+            info["pos_len"] = self.name(("poslen", k), f"{name}_len")
+            self.out_params += [OutScalar(info["pos_len"], "int64", 1), Growable(name, idt, info["pos_len"])]
+            self.init += [Grow(name, Const(1, "int64")), Store(name, 0, Const(0, idt))]
+
+    def entry_slot(self, info: dict):
+        """The slot ``parent * size + i`` of the entry being appended at the innermost output level
+        ``info``: its parent's position is located from Dense levels, or is the position the
+        appended parent gets if it keeps its entry (its counter)."""
+        if info["pos_buffer"]:
+            return self.dense_position(info["mode"])
+        parent = Var(next(x for x in self.levels_info if x["k"] == info["k"] - 1)["counter"])
+        size = Var(self.out_sizes[info["mode"]].name)
+        return BinOp("+", BinOp("*", parent, size), Var(self.out_path[info["mode"]].name))
+
+    def keep_key(self, info: dict) -> list:
+        """A level that keeps its keys (SparseHash) keeps the entry it appends at its counter above
+        a fiber that got entries: its own child (``ptr``) and its key ``parent * size + i``."""
+        counter = Var(info["counter"])
+        (ptr, pdt), (key, _) = info["keyed"]
+        grow = [Grow(name, BinOp("+", counter, Const(1, "int64"))) for name in (ptr, key)]
+        return grow + [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.entry_slot(info))]
+
+    def slot_blocks(self, info: dict):
+        """A level that marks its slots (SparseByteMap) under an appended level: its slots grow a
+        block of ``size`` at a time, one per fiber (:meth:`fiber_start`), and number ``size`` per
+        entry its parent keeps."""
+        out, k = self.setup.output.tensor, info["k"]
+        info["prepared"] = self.name(("slots", "prepared", k), f"{out}{k}_filled")
+        self.init.append(Declare(Var(info["prepared"]), "int64", Const(0, "int64")))
+        parent = Var(next(x for x in self.levels_info if x["k"] == k - 1)["counter"])
+        self.final.append(Assign(Var(info["slots"]), BinOp("*", parent, Var(self.out_sizes[info["mode"]].name))))
+        self.notes.append(f"{out}'s level {k} ({info['level'].name}) gets a block of slots per fiber of its appended "
+                          f"parent, unmarked and at the fill, as the fiber starts")
+
+    def fiber_start(self, info: dict) -> list:
+        """Where a fiber of the innermost output level starts: a band's first coordinate (set by its
+        first entry), the coordinate that would extend a block list's last block (none yet), or the
+        block of slots of a level that marks them under an appended level, at the parent's next
+        position, unmarked and at the fill (prepared once: a fiber not kept marked none)."""
+        if info.get("ranged") == "band":
+            return [Declare(Var(info["lo"]), "int64", Const(0, "int64"))]
+        if info.get("ranged") == "blocks":
+            return [Declare(Var(info["next"]), "int64", Const(-1, "int64"))]
+        if "prepared" not in info:
+            return []
+        s = self.setup
+        parent = Var(next(x for x in self.levels_info if x["k"] == info["k"] - 1)["counter"])
+        base = BinOp("*", parent, Var(self.out_sizes[info["mode"]].name))
+        end = BinOp("+", base, Var(self.out_sizes[info["mode"]].name))
+        prepared, q = Var(info["prepared"]), Var(self.name(("slots", "q"), "q"))
+        fill = const_of(s.out_fill_value, s.out_dtype)
+        return [If(BinOp("==", prepared, base), [
+            Grow(info["mark"], end), Grow(self.val, end),
+            For(q, base, end, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)]),
+            Assign(prepared, end)])]
+
+    def range_counted(self, info: dict) -> str:
+        """What a fiber's start in ``pos`` counts: values (a band's) or blocks."""
+        return info["counter"] if info["ranged"] == "band" else info["blocks"]
+
+    def range_fiber_end(self, info: dict, begin, at) -> list:
+        """After a fiber that got entries (its values from ``begin``), at parent position ``at``:
+        a band's end (its first coordinate plus its length)."""
+        if info["ranged"] != "band":
+            return []
+        n = BinOp("-", Var(info["counter"]), begin)
+        end = cast(BinOp("+", Var(info["lo"]), n), "int64", info["idt"])
+        grow = [] if info["pos_buffer"] else [Grow(info["ends"], BinOp("+", at, Const(1, "int64")))]
+        return grow + [Store(info["ends"], at, end)]
+
+    def range_final(self, info: dict) -> list:
+        """After the loops: the output's one fiber ends (a vector), and a block list's starts
+        get the end of its last block."""
+        out = []
+        if info["k"] == 0:
+            counter = Var(info["counter"])
+            out.append(Store(info["pos"], 1, cast(Var(self.range_counted(info)), "int64", info["idt"])))
+            if info["ranged"] == "band":
+                out.append(If(BinOp(">", counter, Const(0, "int64")),
+                              self.range_fiber_end(info, Const(0, "int64"), Const(0, "int64"))))
+        if info["ranged"] == "blocks":
+            blocks, length = Var(info["blocks"]), Var(info["starts_len"])
+            out += [Assign(length, BinOp("+", blocks, Const(1, "int64"))), Grow(info["starts"], length),
+                    Store(info["starts"], blocks, cast(Var(info["counter"]), "int64", info["idt"]))]
+        return out
+
+    def range_append(self, info: dict, val, coord) -> list:
+        """Append the value ``val`` (a variable of the output's dtype) at coordinate ``coord`` of a
+        band or block level, unless it is the fill."""
+        s = self.setup
+        if self.phase is not None or self.par_rows:
+            raise StrategyError(f"output {s.output.tensor}: a {info['level'].name} level is assembled in one pass")
+        odt, idt = s.out_dtype, info["idt"]
+        counter, i = Var(info["counter"]), Var(coord.name)
+        one = Const(1, "int64")
+        if info["ranged"] == "band":
+            begin = Var(self.name(("begin", info["k"]), f"{info['counter']}_begin")) if info["k"] else Const(0, "int64")
+            lo, at = Var(info["lo"]), Var(self.name(("band", "at"), f"{s.output.tensor}{info['k']}_at"))
+            q = Var(self.name(("band", "q"), "q"))
+            fill = const_of(s.out_fill_value, odt)
+            body = [If(BinOp("==", counter, begin), [Assign(lo, i)]),
+                    Declare(at, "int64", BinOp("+", begin, BinOp("-", i, lo))),
+                    Grow(self.val, BinOp("+", at, one)),
+                    For(q, counter, at, [Store(self.val, q, fill)]),   # (the gap, inside the band)
+                    Store(self.val, at, val), Assign(counter, BinOp("+", at, one))]
+        else:
+            blocks, nxt = Var(info["blocks"]), Var(info["next"])
+            body = [If(BinOp("!=", i, nxt), [Grow(info["ends"], BinOp("+", blocks, one)),
+                                              Grow(info["starts"], BinOp("+", blocks, one)),
+                                              Store(info["starts"], blocks, cast(counter, "int64", idt)),
+                                              CompoundAssign("+", blocks, one)]),
+                    Assign(nxt, BinOp("+", i, one)),
+                    Store(info["ends"], BinOp("-", blocks, one), cast(nxt, "int64", idt)),
+                    Grow(self.val, BinOp("+", counter, one)), Store(self.val, counter, val),
+                    CompoundAssign("+", counter, one)]
+        return [If(not_fill(val, odt, s.out_fill), body)]
+
+
+__all__ = ["RangeAssembly"]
