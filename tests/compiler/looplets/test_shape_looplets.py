@@ -65,6 +65,9 @@ EXAMPLES = [  # (program, output format, inputs, numpy's answer)
      np.concatenate([A[0], v12])),
     ("y[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * broadcast(l, x[i]))", None,
      {"A": (A, "csr"), "B": (B, "csr"), "x": (np.arange(4.0), "dense")}, np.vstack([A, B]) @ np.arange(4.0)),
+    # (np.hstack([A, B]) @ x: the call refused it, x[l] read as x[j] in the first part taken for |x| = |j|)
+    ("y[i] = sum[l](concat((A[i, j], B[i, k]), (j, k) -> l) * x[l])", None,
+     {"A": (A, "csr"), "B": (B, "coo"), "x": (np.arange(8.0), "dense")}, np.hstack([A, B]) @ np.arange(8.0)),
     ("S[k, i] = slice(A[j, i], j -> k, (0, 3, 2))", "csr", {"A": (A, "csr")}, A[0:3:2]),
     ("S[k, i] = slice(A[j, i], j -> k, (1, 3, 1))", "csr", {"A": (A, "csr")}, A[1:3]),
     ("S[k, i] = slice(A[j, i], j -> k, (2, -1, -1))", "coo", {"A": (A, "csr")}, A[::-1]),
