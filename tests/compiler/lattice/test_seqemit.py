@@ -116,6 +116,21 @@ def test_a_backward_slice_locates_its_start_from_the_end():
     k = ss.lower("C[i, k] = slice(A[i, j], j -> k, (151, 2, -3))", strategy="lattice",
                  A=Tensor.from_numpy(a[None, :], "csr"))
     assert "step = step * 2" in k.c_source
+    # a COO's first mode (rows, in segments) gallops down too (it stepped a segment at a time)
+    rows = np.zeros((151, 2))
+    rows[[0, 1, 99, 140, 149], :] = [[1.0, 2], [3, 0], [0, 4], [5, 6], [7, 8]]
+    for program, arr, want in [("C[k, i] = slice(A[j, i], j -> k, (151, 2, -3))", a[:, None], a[151:2:-3, None]),
+                               # (intersected with B's few stored rows: located at each)
+                               ("C[k, i] = slice(A[j, i], j -> k, (150, -1, -1)) * B[k, i]",
+                                np.stack([a, a[::-1]], axis=1), np.stack([a, a[::-1]], axis=1)[150::-1] * rows)]:
+        tensors = {"A": Tensor.from_numpy(arr, "coo")}
+        if "B[" in program:
+            tensors["B"] = Tensor.from_numpy(rows, "dcsr")
+        for out in ("csr", "coo", "dense"):
+            np.testing.assert_array_equal(run_all(program, tensors, out=out), want)
+        k = ss.lower(program, strategy="lattice", **tensors)
+        assert "step = step * 2" in k.c_source, k.c_source
+        np.testing.assert_array_equal(k(**tensors).to_numpy(), want)
 
 
 def test_constant_indices():
@@ -348,6 +363,7 @@ def test_random_shape_operator_programs_compiled(prog, formats, seed):
     ("C[k, i] = slice(A[j, i], j -> k, (6, 0, -2)) * B[k, i]", {"A": (7, 3), "B": (3, 3)}),
     ("C[i, k] = slice(A[i, j], j -> k, (4, -1, -3)) + B[i, k]", {"A": (3, 5), "B": (3, 2)}),
     ("y[i] = A[i, 2] + A[1, i]", {"A": (3, 3)}),
+    ("C[k, i] = slice(A[j, i], j -> k, (5, 0, -1)) * B[k, i]", {"A": (7, 3), "B": (5, 3)}),   # (a backward locate)
 ])
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_the_c_compiles_without_warnings(program, shapes, fmt):
