@@ -46,6 +46,7 @@ from ..interop import to_tensor
 from ..notation import parse
 from ..notation import parse_expr
 from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, free_indices
+from ..notation.ast import accesses as accesses_of
 from ..notation.ast import walk as walk_notation
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
@@ -299,6 +300,7 @@ class SeqLowering:
     trace: Trace
     shape: tuple
     data: dict
+    fill: object = None       # the result's fill where the inputs' is not 0 (a copy: copy_fill)
 
 
 class CinBuilder:
@@ -357,6 +359,47 @@ def _block(stmts: list) -> cin.Stmt:
     return stmts[0] if len(stmts) == 1 else cin.Block(tuple(stmts))
 
 
+def _same_fill(a, b) -> bool:
+    return a == b or (a != a and b != b)     # (NaN fills are one fill)
+
+
+def copy_fill(program: Assign, tensors: dict):
+    """The fill of ``program``'s result, None where every input's fill is 0 (the sequences' own
+    algebra). The sequences walk stored entries only, so another fill is exact only where the
+    result copies entries of one fill: shape operators over accesses (a slice or a reshape keeps
+    its operand's fill, a concatenation of operands of equal fills has it); else refused, saying why.
+
+    >>> import numpy as np
+    >>> A = Tensor.from_numpy(np.array([[1.0, 2.0]]), "csr", fill=1.0)
+    >>> copy_fill(parse("y[j] = A[0, j]"), {"A": A})
+    1.0
+    >>> copy_fill(parse("y[j] = A[0, j] * 2"), {"A": A})
+    Traceback (most recent call last):
+    ...
+    compiler.errors.StrategyError: tensor A has fill 1.0: the sequence lowering walks stored entries only, so it takes a fill other than 0 where the result copies entries of one fill (slices, reshapes, concatenations of operands of equal fills); here A[0, j] * 2 computes with them
+    """
+    fills = {}
+    for a in accesses_of(program.rhs):
+        if a.tensor in tensors:
+            f = tensors[a.tensor].fill
+            fills.setdefault(a.tensor, 0 if f is None else f)
+    odd = next((t for t, f in fills.items() if f != 0), None)
+    if odd is None:
+        return None
+    fill = fills[odd]
+    why = (f"tensor {odd} has fill {fill}: the sequence lowering walks stored entries only, so it takes a fill "
+           f"other than 0 where the result copies entries of one fill (slices, reshapes, concatenations of "
+           f"operands of equal fills); here ")
+    other = next((t for t, f in fills.items() if not _same_fill(f, fill)), None)
+    if other is not None:
+        raise StrategyError(f"{why}{other} has fill {fills[other]}")
+    computed = next((n for n in walk_notation(program.rhs)
+                     if not isinstance(n, (Access, Broadcast, Collapse, Concat, Slice, Split))), None)
+    if computed is not None:
+        raise StrategyError(f"{why}{program.rhs} computes with them")
+    return fill
+
+
 def _access_levels(program: Assign, tensors: dict, with_data: bool = True) -> tuple[dict, dict]:
     """Each access's sequence levels, and the stored entries of each name they read under (a
     tensor accessed with other indices again is read under a primed name, its own levels);
@@ -376,9 +419,6 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True) -> tu
         named = [i for i in n.indices if not isinstance(i, int)]
         if len(set(named)) != len(named):
             raise StrategyError(f"{n}: an index repeated in one access (a diagonal) has no sequence")
-        fill = t.fill
-        if fill is not None and fill != 0:
-            raise StrategyError(f"tensor {n.tensor} has fill {fill}: the sequence lowering takes fill 0 only")
         k = used.get(n.tensor, 0)
         used[n.tensor] = k + 1
         name = n.tensor + "'" * k
@@ -494,6 +534,7 @@ def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
     tensors = {name: x if isinstance(x, ShapedFormat) else to_tensor(x, name) for name, x in tensors.items()}
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
     with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())
+    fill = copy_fill(program, tensors)
     access_levels, data = _access_levels(program, tensors, with_data)
     deriver = Deriver(access_levels, info.extents)
     check_concat_sides(program.rhs, deriver)
@@ -516,7 +557,7 @@ def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
              rewrites=[r for dv in derivations for r in dv.rewrites()],
              data={**shape_data(program, info), "loops": [[str(i), str(s)] for i, s in loops]})
     cf, t = cin.sequence_trace(body, trace=t)
-    return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data)
+    return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data, fill)
 
 
 def seq_evaluate(program, trace: Trace | None = None, **tensors) -> np.ndarray:
@@ -524,7 +565,7 @@ def seq_evaluate(program, trace: Trace | None = None, **tensors) -> np.ndarray:
     entries of ``tensors`` (Tensors, numpy arrays or scipy.sparse matrices): a dense array."""
     low = seq_lower(program, trace=trace, **tensors)
     run = cin.interpret(low.cfir, low.data)
-    out = np.zeros(low.shape)
+    out = np.full(low.shape, 0.0 if low.fill is None else low.fill, dtype=float)
     for key, val in run.outputs.get(low.program.lhs.tensor, {}).items():
         out[key] = val
     return out
@@ -545,10 +586,11 @@ def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
     out = Access("_out", tuple(free_indices(e)))
     program = Assign(out, None, e)
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items()})
+    copy_fill(program, tensors)
     access_levels, _ = _access_levels(program, tensors)
     log = Derivation(str(i))
     return Deriver(access_levels, info.extents).seq(e, Index(str(i)), log), log
 
 
 __all__ = ["ShapedFormat", "derive_seq", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
-           "level_kinds", "check_concordant", "check_concat_sides"]
+           "level_kinds", "check_concordant", "check_concat_sides", "copy_fill"]

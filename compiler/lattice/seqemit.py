@@ -711,7 +711,7 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     if dtype is None:
         dtype = np.result_type(*(np.dtype(formats[t].dtype) for t in inputs)).name if inputs else "float64"
     if out_format is None:
-        out_format = dense(len(program.lhs.indices), fill=0, dtype=dtype)
+        out_format = dense(len(program.lhs.indices), fill=0 if low.fill is None else low.fill, dtype=dtype)
     params = [p for t in inputs for p in input_params(t, formats[t])]
     taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params}
     em = SeqEmitter(formats, names, dtype, taken)

@@ -5,7 +5,7 @@ The CIN's loops run in the output's mode order and a lattice's series of loops v
 coordinates in increasing order, each once (a concatenation's fissioned loops too: the offset
 loop's coordinates follow the first's), so the entries come in the output's storage order and a
 compressed level can append them: a sparse vector, CSR (Dense levels over one SparseList) or COO
-(one SparseCOO level), each in mode order. A value equal to the fill (0) is not stored.
+(one SparseCOO level), each in mode order. A value equal to the output's fill is not stored.
 
 >>> from compiler.format import csr
 >>> out = SeqOutput("C", csr(), (2, 3), "float64")
@@ -133,7 +133,8 @@ class SeqOutput:
             parent = self.dense_position(idxs, len(idxs) - 1)
             body.append(Store(self.pos, _c(1) if parent is None else BinOp("+", parent, _c(1)), Const(1, self.idt), "+"))
         body.append(ir.CompoundAssign("+", p, _c(1)))
-        return [ir.If(value.ne(Const(0, self.dtype)), body)]
+        # (a value equal to the output's fill is not stored: the fill of the entries copied, or 0)
+        return [ir.If(value.ne(Const(self.fmt.fill, self.dtype)), body)]
 
     def final(self) -> list:
         if self.kind == "coo":

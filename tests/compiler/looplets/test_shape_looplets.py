@@ -98,16 +98,18 @@ def test_a_concat_of_different_fills_stores_the_second_fill_in_a_sparse_output()
 
 def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_then_chooses_looplets():
     T = ss.Tensor.from_numpy(A, "csr")
-    # (the lattice strategy lowers shape operators through BURRITO's sequences, over fill 0 only)
+    # (the lattice strategy lowers shape operators through BURRITO's sequences, over fill 0, or
+    # over another where the result copies entries of it)
     F = ss.Tensor.from_numpy(A, "csr", fill=1.0)
-    with pytest.raises(StrategyError, match=re.escape("tensor A has fill 1.0: the sequence lowering takes fill 0 "
-                                                      "only; lower it with strategy='looplets'")):
-        ss.lower("y[j] = A[2, j]", "lattice", A=F)
-    k = ss.lower("y[j] = A[2, j]", A=F)
+    with pytest.raises(StrategyError, match=re.escape("tensor A has fill 1.0: the sequence lowering walks stored "
+                                                      "entries only") + ".*; lower it with strategy='looplets'"):
+        ss.lower("y[j] = A[2, j] + 1.0", "lattice", A=F)
+    k = ss.lower("y[j] = A[2, j] + 1.0", A=F)
     assert k.strategy == "looplets"
     assert "the lattice strategy refused this statement (tensor A has fill 1.0" in k.trace.steps[0].note
     assert "lowered with looplets" in k.trace.steps[0].note
-    np.testing.assert_array_equal(k(A=F).to_numpy(), A[2])
+    np.testing.assert_array_equal(k(A=F).to_numpy(), A[2] + 1)
+    assert ss.lower("y[j] = A[2, j]", A=F).strategy == "lattice"     # (a copy keeps the fill)
     # where it lowers the statement, no strategy chooses the lattice one
     k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", A=T)
     assert k.strategy == "lattice" and "lowered with the lattice strategy" in k.trace.steps[0].note
