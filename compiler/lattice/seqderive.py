@@ -470,6 +470,19 @@ def check_concordant(loops: list, access_levels: dict) -> None:
                     f"{acc.tensor} in a format concordant with the loop order (or transpose it)")
 
 
+def check_split_nesting(loops: list) -> None:
+    """Refuse a split whose minor index is looped outside its major one (a CSC output of a
+    row-major split): π1 reads the group π0's loop opened, so it runs inside that loop."""
+    opened: set = set()      # (the groups of the π0s of this loop or one outside it)
+    for i, s in loops:
+        opened |= {node.group_key for node in walk(s) if isinstance(node, Project) and node.k == 0}
+        for node in walk(s):
+            if isinstance(node, Project) and node.k == 1 and node.group_key not in opened:
+                raise StrategyError(f"{node}: the loop over {i} (a split's minor index) runs outside the one over "
+                                    f"its major index (the output's mode order); the sequence layer walks π1 "
+                                    f"inside π0: write the output row-major")
+
+
 def _tied(e, keys: frozenset, access_levels: dict) -> bool:
     """Whether ``e`` is 0 wherever none of the level ``keys`` is live (the CFIR zeroes a read
     whose levels are not all live, and propagates the zeros)."""
@@ -524,10 +537,11 @@ class ShapedFormat:
         return self.format.levels
 
 
-def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
+def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -> SeqLowering:
     """The CIN of ``program`` (text or an :class:`Assign`), its lattices and CFIR, recording a
     ``seq-derive`` step (each loop's Fig. 11 derivation), then ``lattice`` steps and ``cfir``.
-    A tensor given as a :class:`ShapedFormat` has no entries (``data`` lacks it)."""
+    A tensor given as a :class:`ShapedFormat` has no entries (``data`` lacks it). The foralls run
+    in ``loop_order`` (the output's mode order: columns first for a CSC output; default its modes')."""
     program = parse(program) if isinstance(program, str) else program
     if program.op is not None:
         raise StrategyError(f"{program}: the sequence lowering writes its output with = only")
@@ -544,13 +558,15 @@ def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
     if any(isinstance(i, int) for i in lhs.indices) or len(set(lhs.indices)) != len(lhs.indices):
         raise StrategyError(f"{lhs}: the output needs distinct index variables")
     body: cin.Stmt = _block(pre + [cin.Assign(lhs.tensor, tuple(map(str, lhs.indices)), v)])
-    for i in reversed(lhs.indices):
-        body = b.forall(i, program.rhs, body)
+    order = tuple(range(len(lhs.indices))) if loop_order is None else tuple(loop_order)
+    for m in reversed(order):
+        body = b.forall(lhs.indices[m], program.rhs, body)
     # the derivations in nesting order (outer loop first), as the trace shows them
     order = {str(i): k for k, (i, _) in enumerate(reversed(b.loops))}
     derivations = sorted(b.derivations, key=lambda dv: order[dv.index])
     loops = list(reversed(b.loops))
     check_concordant(loops, access_levels)
+    check_split_nesting(loops)
     t = trace if trace is not None else Trace()
     t.record("seq-derive", before=program, after=body,
              artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot()) for dv in derivations],
@@ -560,10 +576,11 @@ def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
     return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data, fill)
 
 
-def seq_evaluate(program, trace: Trace | None = None, **tensors) -> np.ndarray:
+def seq_evaluate(program, trace: Trace | None = None, loop_order=None, **tensors) -> np.ndarray:
     """The result of ``program`` computed by the sequence CFIR's interpreter over the stored
-    entries of ``tensors`` (Tensors, numpy arrays or scipy.sparse matrices): a dense array."""
-    low = seq_lower(program, trace=trace, **tensors)
+    entries of ``tensors`` (Tensors, numpy arrays or scipy.sparse matrices), its loops in
+    ``loop_order`` (as :func:`seq_lower`): a dense array."""
+    low = seq_lower(program, trace=trace, loop_order=loop_order, **tensors)
     run = cin.interpret(low.cfir, low.data)
     out = np.full(low.shape, 0.0 if low.fill is None else low.fill, dtype=float)
     for key, val in run.outputs.get(low.program.lhs.tensor, {}).items():
@@ -593,4 +610,4 @@ def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
 
 
 __all__ = ["ShapedFormat", "derive_seq", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
-           "level_kinds", "check_concordant", "check_concat_sides", "copy_fill"]
+           "level_kinds", "check_concordant", "check_concat_sides", "check_split_nesting", "copy_fill"]

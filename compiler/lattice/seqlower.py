@@ -8,7 +8,8 @@ pipeline end to end, each stage a trace step.
 the imperative IR's cleanup. The sequences hold the extents of the tensors lowered for, so the
 kernel is specialized to their shapes (a call with other shapes is refused; lower again).
 
-It writes dense outputs, or appends to a sparse vector, CSR or COO (:mod:`compiler.lattice.seqoutput`);
+It writes dense outputs, or appends to a sparse vector, CSR, CSC or COO (:mod:`compiler.lattice.seqoutput`;
+the loops run in the output's mode order);
 inputs are Dense, SparseList and SparseCOO levels of fill 0 (or of one other fill where the result
 copies their entries: :func:`~compiler.lattice.seqderive.copy_fill`), sliced with any step (a
 negative one walks the levels from their ends) and indexed by constants. What it cannot lower is refused naming
@@ -69,8 +70,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
     if out_format is not None:
         if output_kind(out_format) is None:
             raise StrategyError(f"{program}: the lattice strategy appends shape operators' results in the loops' "
-                                f"order to a dense output, a sparse vector, CSR or COO, not {out} as {out_format}; "
-                                f"{LOOPLETS}")
+                                f"order to a dense output, a sparse vector, CSR, CSC or COO, not {out} as "
+                                f"{out_format}; {LOOPLETS}")
         want = 0 if fill is None else fill
         if not (out_format.fill == want or out_format.fill != out_format.fill and want != want):
             raise StrategyError(f"{program}: {out} has fill {out_format.fill}, and the result's is {want} (the "
@@ -82,7 +83,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         raise StrategyError(f"{program}: {', '.join(wild)} may hold NaN or inf, and the lattice strategy's "
                             f"intersections skip where a factor of * is 0 (0 * inf is NaN); {LOOPLETS}")
     try:
-        low = seq_lower(program, trace=trace, **inputs)
+        low = seq_lower(program, trace=trace, loop_order=None if out_format is None else out_format.mode_order,
+                        **inputs)
     except (StrategyError, SequenceError) as e:
         raise StrategyError(f"{e}; {LOOPLETS}") from None
     dtype = None if out_format is None else np.dtype(out_format.dtype).name
