@@ -50,6 +50,11 @@ class StrategyError(SparsescopeError, NotImplementedError):
     """A format or construct that a lowering strategy cannot serve."""
 
 
+#: how the looplets strategy's refusal of a shape operator ends: the lattice strategy's sequence
+#: expressions lower what no wrapper expresses (lower() drops it where it tried that strategy first)
+LATTICE_HINT = "; or lower it with strategy='lattice'"
+
+
 class CompilerNotFoundError(SparsescopeError, RuntimeError):
     """No working C compiler: the message says what to install."""
 

@@ -44,7 +44,7 @@ import numpy as np
 
 from . import values
 from .backend import compile_function
-from .errors import DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
+from .errors import LATTICE_HINT, DTypeError, FormatError, ShapeError, StrategyError, UsageError, nesting_guard
 from .binding import array_name
 from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative.ir import Block
@@ -290,7 +290,7 @@ def _lower_shaped(program, checked, functions, trace, options, tensors, facts=No
                             auto=_looplets_note(e))
         except StrategyError as both:
             # (neither strategy lowers it: the user reads both reasons, looplets' first)
-            err = StrategyError(f"{both}; the lattice strategy refused it too: "
+            err = StrategyError(f"{str(both).removesuffix(LATTICE_HINT)}; the lattice strategy refused it too: "
                                 f"{str(refusal).removesuffix(LOOPLETS_HINT)}")
             err.trace = getattr(both, "trace", None)
             raise err from None

@@ -12,12 +12,12 @@ each in the trace's ``materialize`` steps with the node and why:
 
 - other shape operators (a general reshape, an integer index of an expression), or all of them
   when the statement with its shape operators is refused (the lattice strategy refuses a CSC
-  output or an operand of fill other than 0, for instance): computed on their operands' entries by :mod:`compiler.array.shapeops` (an operand
+  output, or an operand of fill other than 0 under arithmetic, for instance): computed on their operands' entries by :mod:`compiler.array.shapeops` (an operand
   that is itself an expression is computed first, by its own kernel);
 - an extent-1 axis of a stored tensor broadcast against a longer one: that tensor without the axis
   (``squeeze_tensor``);
-- a reduction inside an elementwise operator when the strategy refuses it there (looplets, with a
-  shape operator inside the reduction): computed by its own kernel.
+- a reduction inside an elementwise operator when the strategy refuses it there (looplets, where
+  no wrapper expresses a shape operator inside the reduction): computed by its own kernel.
 
 >>> import numpy as np
 >>> from compiler.interop import to_tensor

@@ -46,6 +46,7 @@ from ..interop import to_tensor
 from ..notation import parse
 from ..notation import parse_expr
 from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, free_indices
+from ..notation.ast import accesses as accesses_of
 from ..notation.ast import walk as walk_notation
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
@@ -299,6 +300,7 @@ class SeqLowering:
     trace: Trace
     shape: tuple
     data: dict
+    fill: object = None       # the result's fill where the inputs' is not 0 (a copy: copy_fill)
 
 
 class CinBuilder:
@@ -357,6 +359,47 @@ def _block(stmts: list) -> cin.Stmt:
     return stmts[0] if len(stmts) == 1 else cin.Block(tuple(stmts))
 
 
+def _same_fill(a, b) -> bool:
+    return a == b or (a != a and b != b)     # (NaN fills are one fill)
+
+
+def copy_fill(program: Assign, tensors: dict):
+    """The fill of ``program``'s result, None where every input's fill is 0 (the sequences' own
+    algebra). The sequences walk stored entries only, so another fill is exact only where the
+    result copies entries of one fill: shape operators over accesses (a slice or a reshape keeps
+    its operand's fill, a concatenation of operands of equal fills has it); else refused, saying why.
+
+    >>> import numpy as np
+    >>> A = Tensor.from_numpy(np.array([[1.0, 2.0]]), "csr", fill=1.0)
+    >>> copy_fill(parse("y[j] = A[0, j]"), {"A": A})
+    1.0
+    >>> copy_fill(parse("y[j] = A[0, j] * 2"), {"A": A})
+    Traceback (most recent call last):
+    ...
+    compiler.errors.StrategyError: tensor A has fill 1.0: the sequence lowering walks stored entries only, so it takes a fill other than 0 where the result copies entries of one fill (slices, reshapes, concatenations of operands of equal fills); here A[0, j] * 2 computes with them
+    """
+    fills = {}
+    for a in accesses_of(program.rhs):
+        if a.tensor in tensors:
+            f = tensors[a.tensor].fill
+            fills.setdefault(a.tensor, 0 if f is None else f)
+    odd = next((t for t, f in fills.items() if f != 0), None)
+    if odd is None:
+        return None
+    fill = fills[odd]
+    why = (f"tensor {odd} has fill {fill}: the sequence lowering walks stored entries only, so it takes a fill "
+           f"other than 0 where the result copies entries of one fill (slices, reshapes, concatenations of "
+           f"operands of equal fills); here ")
+    other = next((t for t, f in fills.items() if not _same_fill(f, fill)), None)
+    if other is not None:
+        raise StrategyError(f"{why}{other} has fill {fills[other]}")
+    computed = next((n for n in walk_notation(program.rhs)
+                     if not isinstance(n, (Access, Broadcast, Collapse, Concat, Slice, Split))), None)
+    if computed is not None:
+        raise StrategyError(f"{why}{program.rhs} computes with them")
+    return fill
+
+
 def _access_levels(program: Assign, tensors: dict, with_data: bool = True) -> tuple[dict, dict]:
     """Each access's sequence levels, and the stored entries of each name they read under (a
     tensor accessed with other indices again is read under a primed name, its own levels);
@@ -376,9 +419,6 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True) -> tu
         named = [i for i in n.indices if not isinstance(i, int)]
         if len(set(named)) != len(named):
             raise StrategyError(f"{n}: an index repeated in one access (a diagonal) has no sequence")
-        fill = t.fill
-        if fill is not None and fill != 0:
-            raise StrategyError(f"tensor {n.tensor} has fill {fill}: the sequence lowering takes fill 0 only")
         k = used.get(n.tensor, 0)
         used[n.tensor] = k + 1
         name = n.tensor + "'" * k
@@ -428,6 +468,19 @@ def check_concordant(loops: list, access_levels: dict) -> None:
                     f"{acc}: the loops reach its level {lv.mode} ({lv.index}) before level {lv.mode - 1} "
                     f"({al.levels[lv.mode - 1].index}), the order {acc.tensor} is stored in; store "
                     f"{acc.tensor} in a format concordant with the loop order (or transpose it)")
+
+
+def check_split_nesting(loops: list) -> None:
+    """Refuse a split whose minor index is looped outside its major one (a CSC output of a
+    row-major split): π1 reads the group π0's loop opened, so it runs inside that loop."""
+    opened: set = set()      # (the groups of the π0s of this loop or one outside it)
+    for i, s in loops:
+        opened |= {node.group_key for node in walk(s) if isinstance(node, Project) and node.k == 0}
+        for node in walk(s):
+            if isinstance(node, Project) and node.k == 1 and node.group_key not in opened:
+                raise StrategyError(f"{node}: the loop over {i} (a split's minor index) runs outside the one over "
+                                    f"its major index (the output's mode order); the sequence layer walks π1 "
+                                    f"inside π0: write the output row-major")
 
 
 def _tied(e, keys: frozenset, access_levels: dict) -> bool:
@@ -484,16 +537,18 @@ class ShapedFormat:
         return self.format.levels
 
 
-def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
+def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -> SeqLowering:
     """The CIN of ``program`` (text or an :class:`Assign`), its lattices and CFIR, recording a
     ``seq-derive`` step (each loop's Fig. 11 derivation), then ``lattice`` steps and ``cfir``.
-    A tensor given as a :class:`ShapedFormat` has no entries (``data`` lacks it)."""
+    A tensor given as a :class:`ShapedFormat` has no entries (``data`` lacks it). The foralls run
+    in ``loop_order`` (the output's mode order: columns first for a CSC output; default its modes')."""
     program = parse(program) if isinstance(program, str) else program
     if program.op is not None:
         raise StrategyError(f"{program}: the sequence lowering writes its output with = only")
     tensors = {name: x if isinstance(x, ShapedFormat) else to_tensor(x, name) for name, x in tensors.items()}
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
     with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())
+    fill = copy_fill(program, tensors)
     access_levels, data = _access_levels(program, tensors, with_data)
     deriver = Deriver(access_levels, info.extents)
     check_concat_sides(program.rhs, deriver)
@@ -503,28 +558,31 @@ def seq_lower(program, trace: Trace | None = None, **tensors) -> SeqLowering:
     if any(isinstance(i, int) for i in lhs.indices) or len(set(lhs.indices)) != len(lhs.indices):
         raise StrategyError(f"{lhs}: the output needs distinct index variables")
     body: cin.Stmt = _block(pre + [cin.Assign(lhs.tensor, tuple(map(str, lhs.indices)), v)])
-    for i in reversed(lhs.indices):
-        body = b.forall(i, program.rhs, body)
+    order = tuple(range(len(lhs.indices))) if loop_order is None else tuple(loop_order)
+    for m in reversed(order):
+        body = b.forall(lhs.indices[m], program.rhs, body)
     # the derivations in nesting order (outer loop first), as the trace shows them
     order = {str(i): k for k, (i, _) in enumerate(reversed(b.loops))}
     derivations = sorted(b.derivations, key=lambda dv: order[dv.index])
     loops = list(reversed(b.loops))
     check_concordant(loops, access_levels)
+    check_split_nesting(loops)
     t = trace if trace is not None else Trace()
     t.record("seq-derive", before=program, after=body,
              artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot()) for dv in derivations],
              rewrites=[r for dv in derivations for r in dv.rewrites()],
              data={**shape_data(program, info), "loops": [[str(i), str(s)] for i, s in loops]})
     cf, t = cin.sequence_trace(body, trace=t)
-    return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data)
+    return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data, fill)
 
 
-def seq_evaluate(program, trace: Trace | None = None, **tensors) -> np.ndarray:
+def seq_evaluate(program, trace: Trace | None = None, loop_order=None, **tensors) -> np.ndarray:
     """The result of ``program`` computed by the sequence CFIR's interpreter over the stored
-    entries of ``tensors`` (Tensors, numpy arrays or scipy.sparse matrices): a dense array."""
-    low = seq_lower(program, trace=trace, **tensors)
+    entries of ``tensors`` (Tensors, numpy arrays or scipy.sparse matrices), its loops in
+    ``loop_order`` (as :func:`seq_lower`): a dense array."""
+    low = seq_lower(program, trace=trace, loop_order=loop_order, **tensors)
     run = cin.interpret(low.cfir, low.data)
-    out = np.zeros(low.shape)
+    out = np.full(low.shape, 0.0 if low.fill is None else low.fill, dtype=float)
     for key, val in run.outputs.get(low.program.lhs.tensor, {}).items():
         out[key] = val
     return out
@@ -545,10 +603,11 @@ def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
     out = Access("_out", tuple(free_indices(e)))
     program = Assign(out, None, e)
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items()})
+    copy_fill(program, tensors)
     access_levels, _ = _access_levels(program, tensors)
     log = Derivation(str(i))
     return Deriver(access_levels, info.extents).seq(e, Index(str(i)), log), log
 
 
 __all__ = ["ShapedFormat", "derive_seq", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
-           "level_kinds", "check_concordant", "check_concat_sides"]
+           "level_kinds", "check_concordant", "check_concat_sides", "check_split_nesting", "copy_fill"]

@@ -282,7 +282,14 @@ class SeqEmitter:
             t = BinOp("-", BinOp("-", c.size, _c(1)), x)
             if c.seg is None:
                 return [If(BinOp(">", c.p, c.end), gallop_back_stmts(c.p, c.idx, c.end, t, self.fresh))]
-            return [ir.While(and_(self.leaf_valid(leaf.key), BinOp(">", self.stored(c), t)), self.leaf_next(leaf))]
+            # a COO mode's segment: gallop down over the entries below it to the last at or below
+            # the target (its segment then ends after it), as a SparseList's cursor does
+            below = BinOp("-", c.end, _c(1))
+            return [If(and_(self.leaf_valid(leaf.key), BinOp(">", self.stored(c), t)), [
+                ir.CompoundAssign("-", c.p, _c(1)),
+                If(BinOp(">", c.p, below), gallop_back_stmts(c.p, c.idx, below, t, self.fresh)),
+                ir.Assign(c.seg, BinOp("+", c.p, _c(1))),
+            ] + self.segment_back(c))]
         # a lower bound from the cursor on: the emitter locates a sparse level only forward
         return [If(BinOp("<", c.p, c.end), gallop_stmts(c.p, c.idx, c.end, x, self.fresh))] + self.segment(c)
 
@@ -704,7 +711,7 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     if dtype is None:
         dtype = np.result_type(*(np.dtype(formats[t].dtype) for t in inputs)).name if inputs else "float64"
     if out_format is None:
-        out_format = dense(len(program.lhs.indices), fill=0, dtype=dtype)
+        out_format = dense(len(program.lhs.indices), fill=0 if low.fill is None else low.fill, dtype=dtype)
     params = [p for t in inputs for p in input_params(t, formats[t])]
     taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params}
     em = SeqEmitter(formats, names, dtype, taken)

@@ -8,9 +8,11 @@ pipeline end to end, each stage a trace step.
 the imperative IR's cleanup. The sequences hold the extents of the tensors lowered for, so the
 kernel is specialized to their shapes (a call with other shapes is refused; lower again).
 
-It writes dense outputs, or appends to a sparse vector, CSR or COO (:mod:`compiler.lattice.seqoutput`);
-inputs are Dense, SparseList and SparseCOO levels of fill 0, sliced with any step (a negative one
-walks the levels from their ends) and indexed by constants. What it cannot lower is refused naming
+It writes dense outputs, or appends to a sparse vector, CSR, CSC or COO (:mod:`compiler.lattice.seqoutput`;
+the loops run in the output's mode order);
+inputs are Dense, SparseList and SparseCOO levels of fill 0 (or of one other fill where the result
+copies their entries: :func:`~compiler.lattice.seqderive.copy_fill`), sliced with any step (a
+negative one walks the levels from their ends) and indexed by constants. What it cannot lower is refused naming
 ``strategy='looplets'``, which lowers every shape operator (and which :func:`compiler.lower` takes
 then, given no strategy).
 
@@ -38,7 +40,7 @@ from ..imperative.ir import Block, Buffer, Growable, Scalar
 from ..notation.ast import Call, accesses, walk
 from ..trace import Trace
 from .sequences import SequenceError
-from .seqderive import ShapedFormat, seq_lower
+from .seqderive import ShapedFormat, copy_fill, seq_lower
 from .exprs import names_used
 from .seqemit import emit_function
 from .seqoutput import output_kind
@@ -61,27 +63,35 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                             f"not only formats, or {LOOPLETS}")
     inputs = {t: ShapedFormat(formats[t], tuple(shapes[t])) for t in read}
     out_format = formats.get(out)
+    try:
+        fill = copy_fill(program, {t: formats[t] for t in read})
+    except StrategyError as e:
+        raise StrategyError(f"{e}; {LOOPLETS}") from None
     if out_format is not None:
         if output_kind(out_format) is None:
             raise StrategyError(f"{program}: the lattice strategy appends shape operators' results in the loops' "
-                                f"order to a dense output, a sparse vector, CSR or COO, not {out} as {out_format}; "
-                                f"{LOOPLETS}")
-        if out_format.fill not in (0, 0.0, False):
-            raise StrategyError(f"{program}: {out} has fill {out_format.fill}; the lattice strategy writes shape "
-                                f"operators into outputs of fill 0; {LOOPLETS}")
+                                f"order to a dense output, a sparse vector, CSR, CSC or COO, not {out} as "
+                                f"{out_format}; {LOOPLETS}")
+        want = 0 if fill is None else fill
+        if not (out_format.fill == want or out_format.fill != out_format.fill and want != want):
+            raise StrategyError(f"{program}: {out} has fill {out_format.fill}, and the result's is {want} (the "
+                                f"lattice strategy writes the entries it walks, leaving the rest at the output's "
+                                f"fill); give {out} fill {want}, or {LOOPLETS}")
     wild = [t for t in read if not values.assumed(t).finite]
     if wild and any(isinstance(n, Call) and n.op.name == "mul" for n in walk(program.rhs)):
         # the sequences of * are intersections: a factor's unstored 0 skips the other's NaN or inf
         raise StrategyError(f"{program}: {', '.join(wild)} may hold NaN or inf, and the lattice strategy's "
                             f"intersections skip where a factor of * is 0 (0 * inf is NaN); {LOOPLETS}")
     try:
-        low = seq_lower(program, trace=trace, **inputs)
+        low = seq_lower(program, trace=trace, loop_order=None if out_format is None else out_format.mode_order,
+                        **inputs)
     except (StrategyError, SequenceError) as e:
         raise StrategyError(f"{e}; {LOOPLETS}") from None
     dtype = None if out_format is None else np.dtype(out_format.dtype).name
     fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype)
     if out_format is None:
-        out_format = dense(len(program.lhs.indices), fill=0, dtype=fn.param(f"{out}_val").dtype)
+        out_format = dense(len(program.lhs.indices), fill=0 if fill is None else fill,
+                           dtype=fn.param(f"{out}_val").dtype)
     loops = sum(1 for line in low.cfir.text().splitlines() if line.lstrip().startswith("while "))
     trace.record("lower", before=low.cfir.cfir, after=fn, artifacts=[ir_artifact(fn)],
                  note=f"the CFIR's {loops} loop(s) through the iterator model: one cursor per level, "
@@ -103,7 +113,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         trace.record("block-copy", before=fn, after=after, artifacts=[ir_artifact(after)],
                      note="appends of a run of entries copied as a block when the filter drops none of them")
         fn = after
-    fill = np.zeros((), np.dtype(out_format.dtype)).item()
+    fill = np.asarray(0 if fill is None else fill).astype(np.dtype(out_format.dtype)).item()
     return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill",
                    shapes=tuple((t, tuple(shapes[t])) for t in read))
 

@@ -4,8 +4,8 @@ stored by position when dense, appended in order when sparse.
 The CIN's loops run in the output's mode order and a lattice's series of loops visits its
 coordinates in increasing order, each once (a concatenation's fissioned loops too: the offset
 loop's coordinates follow the first's), so the entries come in the output's storage order and a
-compressed level can append them: a sparse vector, CSR (Dense levels over one SparseList) or COO
-(one SparseCOO level), each in mode order. A value equal to the fill (0) is not stored.
+compressed level can append them: a sparse vector, CSR or CSC (Dense levels over one SparseList)
+or COO (one SparseCOO level), in any mode order. A value equal to the output's fill is not stored.
 
 >>> from compiler.format import csr
 >>> out = SeqOutput("C", csr(), (2, 3), "float64")
@@ -45,13 +45,12 @@ def output_kind(fmt) -> str | None:
 
     >>> from compiler.format import csr, csc, coo, dcsr
     >>> [output_kind(f) for f in (csr(), coo(), csc(), dcsr())]
-    ['list', 'coo', None, None]
+    ['list', 'coo', 'list', None]
     """
     kinds = [leaf_kind(lvl) for lvl in fmt.levels]
     if all(k == "dense" for k in kinds):
         return "dense"
-    if tuple(fmt.mode_order) != tuple(range(fmt.ndim)):
-        return None        # (the loops run in the output's mode order: a CSC output would come by rows)
+    # (any mode order: the loops run in the output's, so a CSC output comes column by column)
     if kinds[-1] == "list" and all(k == "dense" for k in kinds[:-1]):
         return "list"
     if kinds == ["coo"]:
@@ -63,11 +62,14 @@ class SeqOutput:
     """The parameters, per-entry stores and closing statements of output ``name`` of ``fmt``."""
 
     def __init__(self, name: str, fmt, shape: tuple, dtype: str, fresh=None):
-        self.name, self.fmt, self.shape, self.dtype = name, fmt, tuple(shape), dtype
+        # (extents in storage order: the loops run in the output's mode order, e.g. columns first for CSC)
+        self.name, self.fmt, self.dtype = name, fmt, dtype
+        self.shape = tuple(tuple(shape)[m] for m in fmt.mode_order) if len(shape) == len(fmt.mode_order) \
+            else tuple(shape)
         self.kind = output_kind(fmt)
         if self.kind is None:
             raise StrategyError(f"output {name}: the lattice strategy appends shape operators' results to a "
-                                f"dense output, a sparse vector, CSR or COO in mode order, not {fmt}")
+                                f"dense output, a sparse vector, CSR, CSC or COO, not {fmt}")
         self.val = array_name(name, None, "val")
         if self.kind == "dense":
             return      # (a 0-d output too: no level)
@@ -117,9 +119,9 @@ class SeqOutput:
         return out
 
     def store(self, idxs: tuple, value) -> list:
+        idxs = tuple(idxs[m] for m in self.fmt.mode_order)     # (the entry's indices in storage order)
         if self.kind == "dense":
-            order = self.fmt.mode_order
-            at = self.dense_position(tuple(idxs[m] for m in order), len(order))
+            at = self.dense_position(idxs, len(idxs))
             return [Store(self.val, _c(0) if at is None else at, value)]
         p = Var(self.counter)
         nxt = BinOp("+", p, _c(1))
@@ -133,7 +135,8 @@ class SeqOutput:
             parent = self.dense_position(idxs, len(idxs) - 1)
             body.append(Store(self.pos, _c(1) if parent is None else BinOp("+", parent, _c(1)), Const(1, self.idt), "+"))
         body.append(ir.CompoundAssign("+", p, _c(1)))
-        return [ir.If(value.ne(Const(0, self.dtype)), body)]
+        # (a value equal to the output's fill is not stored: the fill of the entries copied, or 0)
+        return [ir.If(value.ne(Const(self.fmt.fill, self.dtype)), body)]
 
     def final(self) -> list:
         if self.kind == "coo":

@@ -578,7 +578,9 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             by_param.update((array_name(t, m, "size"), int(given_shapes[t][lm]))
                             for m, lm in enumerate(infos[t].format.mode_order))
     extents = []
-    for i, srcs in sources.items():
+    # (under shape operators a loop's index reads operands of other extents: a concat's first part
+    # reads x[l] as x[j], |j| < |l|; shape inference checks each call's extents instead)
+    for i, srcs in (sources.items() if shaped is None else ()):
         uses = tuple((s.tensor, infos[s.tensor].format.mode_order[s.mode]) for s in srcs
                      if s.tensor is not None and s.delta == 0 and infos[s.tensor].role == "input")
         if len(uses) > 1:

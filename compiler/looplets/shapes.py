@@ -20,13 +20,14 @@ operator                                   loop program
 ``A[2, j]``                                ``A[2, j]``
 ``sum[m](B[k, m])`` inside the right side  a scalar temporary computed just before the
                                            statement: ``t .= 0; for m: t[] += B[k, m]`` (before
-                                           every loop when it has no free index)
+                                           every loop when it has no free index); a shape
+                                           operator making ``m`` reshapes its loops as above
 =========================================  ====================================================
 
 What no wrapper covers is refused with a :class:`~compiler.errors.StrategyError` saying why
 (a split whose loops are not nested as the operator needs, a collapse or strided slice that
 would walk a sparse operand against its storage order, a collapse, concat or strided slice of an
-index another operator computes, a shape operator inside a reduction that is not at the top).
+index another operator computes, a strided slice inside a concat), naming the lattice strategy.
 
 >>> from compiler.notation import parse
 >>> from compiler.format import parse_format
@@ -45,7 +46,7 @@ import numpy as np
 from .. import values
 from ..algebra import NOVALUE, lookup
 from ..binding import array_name
-from ..errors import StrategyError
+from ..errors import LATTICE_HINT, StrategyError
 from ..imperative.ir import BinOp, Const, Var
 from ..notation import ast as N
 from ..lattice.algebra import expr_facts
@@ -121,10 +122,11 @@ def check_collapse_concordant(e: Collapse, formats: dict) -> None:
                 f"first, or collapse ({j}, {i}) -> {e.result}")
 
 
-def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict) -> None:
-    """Refuse a strided slice whose operand stores a mode looped inside the slice's loop before the
-    sliced one: its one-step loop follows the slice's, so that tensor would be walked out of order."""
-    k = depth[e.result.name]
+def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict, loop: str) -> None:
+    """Refuse a strided slice whose operand stores a mode looped inside the slice's loop (named
+    ``loop``) before the sliced one: its one-step loop follows the slice's, so that tensor would be
+    walked out of order."""
+    k = depth[loop]
     for acc in N.accesses(e.operand):
         if e.index not in acc.indices or acc.tensor not in formats:
             continue
@@ -142,7 +144,15 @@ def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict) -> 
 
 def shape_program(stmt: N.Assign, formats: dict, dtype=None):
     """``(LoopProgram, ShapeInfo)`` for ``stmt`` (index notation with shape operators) and the
-    formats of its tensors; the extents are the tensors' sizes (the kernel serves any shape)."""
+    formats of its tensors; the extents are the tensors' sizes (the kernel serves any shape).
+    What no wrapper expresses is refused naming the lattice strategy."""
+    try:
+        return _shape_program(stmt, formats, dtype)
+    except StrategyError as e:
+        raise StrategyError(f"{e}{LATTICE_HINT}") from None
+
+
+def _shape_program(stmt: N.Assign, formats: dict, dtype):
     shapes = {t: tuple((t, m) for m in range(len(f.mode_order))) for t, f in formats.items()
               if t != stmt.lhs.tensor}
     info = infer_shapes(stmt, shapes)
@@ -158,9 +168,10 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         op, rhs = rhs.op, rhs.body
 
     # -- the loops: output indices, then reduced ones; collapses and strided slices reshape them ------
-    loops = [i for i in dict.fromkeys(tuple(stmt.lhs.indices) + red)]
+    top_indices = list(dict.fromkeys(tuple(stmt.lhs.indices) + red))
     # (an operator's consumed indices are bound inside it: a collapse's loops may take their names)
-    taken = {i.name for i in loops} | {i.name for n in N.walk(stmt) if hasattr(n, "produced") for i in n.produced()}
+    taken = {i.name for i in top_indices} | \
+        {i.name for n in N.walk(stmt) if hasattr(n, "produced") for i in n.produced()}
 
     def fresh(base: str) -> str:
         name, k = base, 1
@@ -170,44 +181,55 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
         taken.add(name)
         return name
 
-    env: dict = {i: Index(i.name) for i in loops}
-    extent_of: dict = {i.name: ext[i] for i in loops}
-    collapsed: dict = {}   # k -> (i', j', |i|, |j|)
-    steps: dict = {}       # k -> the one-step loop's name
-    fissions: dict = {}    # l -> [(loop name, extent)] of each operand's part
-    for n in N.walk(rhs):
-        if isinstance(n, Collapse) and n.result in env:
-            (i, j), k = n.indices, n.result
-            if k in collapsed:
-                if collapsed[k][2:] != (ext[i], ext[j]):
-                    raise StrategyError(f"{n}: {k} is collapsed twice from indices of different extents; the "
-                                        f"looplet strategy walks one pair of loops for it")
-                continue
-            ii, jj = fresh(i.name), fresh(j.name)
-            collapsed[k] = (ii, jj, ext[i], ext[j])
-            at = loops.index(k)
-            loops[at:at + 1] = [N.Index(ii), N.Index(jj)]
-            extent_of.update({ii: ext[i], jj: ext[j]})
-            env[k] = _plus(Index(jj), _times(Index(ii), _expr(ext[j])))
-        elif isinstance(n, Concat) and n.result in env and n.result in loops:
-            sizes = tuple(ext[j] for j in n.indices)
-            if n.result in fissions:
-                if tuple(x for _, x in fissions[n.result]) != sizes:
-                    raise StrategyError(f"{n}: {n.result} concatenates parts of other extents elsewhere; the "
-                                        f"looplet strategy splits its loop one way")
-                continue
-            fissions[n.result] = [(fresh(j.name), x) for j, x in zip(n.indices, sizes)]
-        elif isinstance(n, Slice) and n.step != 1 and n.result in env and n.result not in steps:
-            t = fresh("t")
-            steps[n.result] = t
-            at = next(k for k, x in enumerate(loops) if x == n.result)
-            loops.insert(at + 1, N.Index(t))
-            extent_of[t] = 1
-    for k, t in steps.items():
-        # (a write inside the one-step loop is at t + k, so a sparse output still sees its loops in order)
-        env[k] = _plus(Index(t), Index(k.name))
-    depth = {i.name: k for k, i in enumerate(loops)}
-    depth.update({name: depth[l.name] for l, parts in fissions.items() for name, _ in parts})
+    depth: dict = {}       # loop name -> how deep it is nested (a reduction's inside the statement's)
+
+    def plan(indices, names, body, outer: _Scope):
+        """The loops over ``indices`` (named ``names``) as the shape operators in ``body`` that make
+        them ask: a collapsed index becomes two loops, a strided slice's gets a one-step loop after
+        it, a concatenated one a loop per part (built by :func:`build`); ``(loops, env, scope)``."""
+        var = dict(zip(indices, names))
+        loops = list(names)
+        env = {i: Index(var[i]) for i in indices}
+        extent_of = {var[i]: ext[i] for i in indices}
+        sc = _Scope(dict(outer.collapsed), dict(outer.steps), dict(outer.fissions), {}, extent_of)
+        for i in indices:   # (an index bound again here is this scope's own)
+            for table in (sc.collapsed, sc.steps, sc.fissions):
+                table.pop(i, None)
+        for n in _scope_walk(body, set(indices)):
+            if isinstance(n, Collapse) and var.get(n.result) in loops:
+                (i, j), k = n.indices, n.result
+                ii, jj = fresh(i.name), fresh(j.name)
+                sc.collapsed[k] = (ii, jj, ext[i], ext[j])
+                at = loops.index(var[k])
+                loops[at:at + 1] = [ii, jj]
+                extent_of.update({ii: ext[i], jj: ext[j]})
+                env[k] = _plus(Index(jj), _times(Index(ii), _expr(ext[j])))
+            elif isinstance(n, Collapse) and n.result in sc.collapsed and n.result in var:
+                if sc.collapsed[n.result][2:] != (ext[n.indices[0]], ext[n.indices[1]]):
+                    raise StrategyError(f"{n}: {n.result} is collapsed twice from indices of different extents; "
+                                        f"the looplet strategy walks one pair of loops for it")
+            elif isinstance(n, Concat) and var.get(n.result) in loops:
+                sizes = tuple(ext[j] for j in n.indices)
+                if n.result in sc.fissions:
+                    if tuple(x for _, x in sc.fissions[n.result]) != sizes:
+                        raise StrategyError(f"{n}: {n.result} concatenates parts of other extents elsewhere; the "
+                                            f"looplet strategy splits its loop one way")
+                    continue
+                sc.fissions[n.result] = [(fresh(j.name), x) for j, x in zip(n.indices, sizes)]
+                sc.parts[var[n.result]] = n.result
+            elif isinstance(n, Slice) and n.step != 1 and var.get(n.result) in loops and n.result not in sc.steps:
+                t = fresh("t")
+                sc.steps[n.result] = (t, var[n.result])
+                loops.insert(loops.index(var[n.result]) + 1, t)
+                extent_of[t] = 1
+        for k, (t, name) in sc.steps.items():
+            if k in var:
+                # (a write inside the one-step loop is at t + k, so a sparse output still sees its loops in order)
+                env[k] = _plus(Index(t), Index(name))
+        base = max(depth.values(), default=-1) + 1
+        depth.update({name: base + k for k, name in enumerate(loops)})
+        depth.update({name: depth[var[l]] for l, parts in sc.fissions.items() if l in var for name, _ in parts})
+        return loops, env, sc
 
     def loop_index(x, node, role):
         if not (isinstance(x, Index) and x.name in depth):
@@ -216,57 +238,58 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
                                 f"operator in a statement of its own first")
         return x
 
-    def conv(e, env, top, choice):
+    def conv(e, env, top, sc, choice):
         if isinstance(e, N.Access):
             idxs = tuple(Literal(i) if isinstance(i, int) else env[i] for i in e.indices)
             return Access(TensorRef(e.tensor), idxs)
         if isinstance(e, N.Literal):
             return Literal(e.value)
         if isinstance(e, N.Call):
-            return Call(e.op, tuple(conv(a, env, top, choice) for a in e.args))
+            return Call(e.op, tuple(conv(a, env, top, sc, choice) for a in e.args))
         if isinstance(e, N.Reduce):
-            return reduce_into_scalar(e, env, top, choice)
+            return reduce_into_scalar(e, env, top, sc, choice)
         if isinstance(e, Collapse):
             (i, j), k = e.indices, e.result
-            if k not in collapsed or env.get(k) != top.get(k):
+            if k not in sc.collapsed or env.get(k) != top.get(k):
                 loop_index(env.get(k), e, f"the collapsed index {k}")
                 # (a loop, but one another operator made: a concat's part of the collapsed index)
                 raise StrategyError(f"{e}: the looplet strategy lowers a collapse whose index {k} is a loop of "
                                     f"the kernel's output; here another shape operator makes it ({env.get(k)}); "
                                     f"compute the collapse in a statement of its own first")
-            ii, jj, _, _ = collapsed[k]
+            ii, jj, _, _ = sc.collapsed[k]
             check_collapse_concordant(e, formats)
-            return conv(e.operand, {**env, i: Index(ii), j: Index(jj)}, top, choice)
+            return conv(e.operand, {**env, i: Index(ii), j: Index(jj)}, top, sc, choice)
         if isinstance(e, Split):
             k, (i, j) = e.index, e.results
             xi, xj = loop_index(env[i], e, f"{i}"), loop_index(env[j], e, f"{j}")
             if depth[xj.name] < depth[xi.name]:
                 raise StrategyError(f"{e}: looplets read {k} = {i}·|{j}| + {j} as an offset of the loop over {j} "
-                                    f"by the one over {i}, so {j} must be the inner loop; here the output's "
-                                    f"index order puts {j} outside {i} (a column-major walk of a row-major "
-                                    f"split is discordant)")
-            return conv(e.operand, {**env, k: _plus(xj, _times(xi, _expr(ext[j])))}, top, choice)
+                                    f"by the one over {i}, so {j} must be the inner loop; here the kernel's "
+                                    f"loops put {j} outside {i} (a column-major walk of a row-major split is "
+                                    f"discordant)")
+            return conv(e.operand, {**env, k: _plus(xj, _times(xi, _expr(ext[j])))}, top, sc, choice)
         if isinstance(e, Concat):
             l = e.result
             if l not in choice or env.get(l) != top.get(l):
                 raise StrategyError(f"{e}: the looplet strategy splits the loop over {l} into one loop per operand; "
                                     f"here {l} is computed by another shape operator ({env.get(l)}), not a loop")
             m = choice[l]
-            return conv(e.operands[m], {**env, e.indices[m]: Index(fissions[l][m][0])}, top, choice)
+            return conv(e.operands[m], {**env, e.indices[m]: Index(sc.fissions[l][m][0])}, top, sc, choice)
         if isinstance(e, Slice):
-            planned = e.result in steps and env[e.result] == top[e.result]
-            xk = Index(e.result.name) if planned else loop_index(env[e.result], e, f"the sliced index {e.result}")
+            planned = e.result in sc.steps and env[e.result] == top[e.result]
+            xk = Index(sc.steps[e.result][1]) if planned else \
+                loop_index(env[e.result], e, f"the sliced index {e.result}")
             if e.step != 1 and not planned:
                 raise StrategyError(f"{e}: the looplet strategy lowers a strided slice where {e.result} is a loop "
                                     f"of the kernel; here it is computed by another shape operator")
             if e.step == 1:
                 at = Call("window", (xk, Literal(e.start), Literal(e.stop)))
             else:
-                check_stride_concordant(e, env, depth, formats)
-                at = _plus(Index(steps[e.result]), _plus(Literal(e.start), _times(xk, Literal(e.step))))
-            return conv(e.operand, {**env, e.index: at}, top, choice)
+                check_stride_concordant(e, env, depth, formats, xk.name)
+                at = _plus(Index(sc.steps[e.result][0]), _plus(Literal(e.start), _times(xk, Literal(e.step))))
+            return conv(e.operand, {**env, e.index: at}, top, sc, choice)
         if isinstance(e, Broadcast):
-            return conv(e.operand, env, top, choice)
+            return conv(e.operand, env, top, sc, choice)
         raise StrategyError(f"the looplet strategy cannot lower {e!r}")
 
     pending: list = []         # the statements computing the scalars the statement being built reads
@@ -276,31 +299,27 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
     once: dict = {}            # a reduction of no free index -> its temporary, computed once before the loops
     prologue: list = []
 
-    def reduce_into_scalar(e, env, top, choice):
+    def reduce_into_scalar(e, env, top, sc, choice):
         """A reduction inside the right-hand side, computed into a fresh scalar temporary just before
         the statement that reads it (its loops run where every loop of the kernel is bound), or once
-        before every loop when it has no free index; its read."""
-        nonlocal pending
+        before every loop when it has no free index; its read. Its loops are planned as the
+        statement's are: a shape operator making a reduced index reshapes or splits its loop."""
         closed = not N.free_indices(e)
         if closed and e in once:   # (each part of a fissioned loop reads the one temporary)
             return Access(TensorRef(once[e]), ())
-        if any(hasattr(n, "produced") for n in N.walk(e.body)):
-            raise StrategyError(f"{e}: with shape operators, the looplet strategy lowers a reduction inside the "
-                                f"right-hand side only where no shape operator is inside it; compute it in a "
-                                f"statement of its own")
-        inner, parts = dict(env), []
-        for i in e.indices:
-            name = fresh(i.name)
-            inner[i] = Index(name)
-            parts.append((name, ext[i]))
-        outer, pending = pending, []
-        body = Assign(Access(TensorRef(t := _fresh_temp(taken, tensor_names)), (), "update"), e.op,
-                      conv(e.body, inner, top, choice))
-        nested, pending = pending, outer
-        if nested:
-            body = Block((*nested, body))
-        for name, size in reversed(parts):
-            body = Loop(Index(name), Extent(Const(0, "int64"), extent_ir(size, formats)), body)
+        names = [fresh(i.name) for i in e.indices]
+        loops, inner, isc = plan(tuple(e.indices), names, e.body, sc)
+        t = _fresh_temp(taken, tensor_names)
+
+        def leaf(env2, choice2):
+            nonlocal pending
+            outer, pending = pending, []
+            own = {**top, **{i: env2[i] for i in e.indices}}   # (where this reduction's loops bind its indices)
+            stmt_ = Assign(Access(TensorRef(t), (), "update"), e.op, conv(e.body, env2, own, isc, choice2))
+            nested, pending = pending, outer
+            return Block((*nested, stmt_)) if nested else stmt_
+
+        body = build(loops, isc, 0, {**env, **inner}, choice, leaf)
         dt = reduce_dtype(e.op, expr_dtype(e.body, lambda a: formats[a.tensor].dtype))
         ident = e.op.identity_for(dt)
         if ident is NOVALUE:
@@ -315,34 +334,67 @@ def shape_program(stmt: N.Assign, formats: dict, dtype=None):
             once[e] = t
             prologue.extend([Declare(TensorRef(t), Literal(ident)), body])
         else:
-            pending += [Declare(TensorRef(t), Literal(ident)), body]
+            pending.extend([Declare(TensorRef(t), Literal(ident)), body])
         return Access(TensorRef(t), ())
 
-    def build(k, env, choice):
-        """The loops from the ``k``-th in, a concatenated index's loop split into one loop per part."""
-        nonlocal pending
+    def build(loops, sc, k, env, choice, leaf):
+        """The loops from the ``k``-th in, a concatenated index's loop split into one loop per part,
+        around what ``leaf(env, choice)`` gives at the innermost."""
         if k == len(loops):
-            lhs = Access(TensorRef(stmt.lhs.tensor), tuple(env[i] for i in stmt.lhs.indices), "update")
-            last = Assign(lhs, op, conv(rhs, env, env, choice))
-            before, pending = pending, []
-            return Block((*before, last)) if before else last
-        i = loops[k]
-        if i not in fissions:
-            stop = extent_ir(extent_of[i.name], formats)
-            return Loop(Index(i.name), Extent(Const(0, "int64"), stop), build(k + 1, env, choice))
+            return leaf(env, choice)
+        name = loops[k]
+        if name not in sc.parts:
+            stop = extent_ir(sc.extent_of[name], formats)
+            return Loop(Index(name), Extent(Const(0, "int64"), stop), build(loops, sc, k + 1, env, choice, leaf))
+        i = sc.parts[name]
         parts, offset = [], None
-        for m, (name, size) in enumerate(fissions[i]):
-            at = Index(name) if offset is None else _plus(Index(name), offset)
-            parts.append(Loop(Index(name), Extent(Const(0, "int64"), extent_ir(size, formats)),
-                              build(k + 1, {**env, i: at}, {**choice, i: m})))
+        for m, (part, size) in enumerate(sc.fissions[i]):
+            at = Index(part) if offset is None else _plus(Index(part), offset)
+            parts.append(Loop(Index(part), Extent(Const(0, "int64"), extent_ir(size, formats)),
+                              build(loops, sc, k + 1, {**env, i: at}, {**choice, i: m}, leaf)))
             offset = _expr(size) if offset is None else _plus(offset, _expr(size))
         return Block(tuple(parts))
 
-    body = build(0, env, {})
+    def statement(env, choice):
+        nonlocal pending
+        lhs = Access(TensorRef(stmt.lhs.tensor), tuple(env[i] for i in stmt.lhs.indices), "update")
+        last = Assign(lhs, op, conv(rhs, env, env, top_scope, choice))
+        before, pending = pending, []
+        return Block((*before, last)) if before else last
+
+    loops, env, top_scope = plan(tuple(top_indices), [i.name for i in top_indices], rhs, _Scope.empty())
+    body = build(loops, top_scope, 0, env, {}, statement)
     stmts = [*prologue, body] if init is None else [Declare(TensorRef(stmt.lhs.tensor), init), *prologue, body]
     names = list(dict.fromkeys([stmt.lhs.tensor] + [a.tensor for a in N.accesses(stmt.rhs)]))
     return LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(stmts)), str(stmt), 1,
                        tuple(temporaries)), info
+
+
+class _Scope:
+    """What one scope's loops (the statement's, or those of a reduction inside it) made of the shape
+    operators over their indices, keyed by the notation's index (an inner scope's over the outer's):
+    ``collapsed`` k -> (i', j', |i|, |j|),
+    ``steps`` k -> (its one-step loop, k's loop), ``fissions`` l -> [(part's loop, extent)], ``parts``
+    a fissioned loop's name -> its index, ``extent_of`` each loop's extent."""
+
+    def __init__(self, collapsed, steps, fissions, parts, extent_of):
+        self.collapsed, self.steps, self.fissions = collapsed, steps, fissions
+        self.parts, self.extent_of = parts, extent_of
+
+    @classmethod
+    def empty(cls):
+        return cls({}, {}, {}, {}, {})
+
+
+def _scope_walk(e, indices: set):
+    """The nodes of ``e`` that may make one of ``indices``: not inside a reduction that binds it again."""
+    if not indices:
+        return
+    yield e
+    if isinstance(e, N.Reduce):
+        indices = indices - set(e.indices)
+    for c in e.children():
+        yield from _scope_walk(c, indices)
 
 
 def _fresh_temp(taken: set, tensors: set) -> str:

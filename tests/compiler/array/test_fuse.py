@@ -113,6 +113,24 @@ def test_shape_operators_are_fused_into_one_kernel_under_looplets():
         np.testing.assert_array_equal(k().to_numpy(), want)
 
 
+@pytest.mark.parametrize("kind", ["csr", "coo"])
+def test_a_shape_operator_inside_a_reduction_is_fused_under_looplets(kind):
+    """A sum of a strided slice, of a vstack, of a ravel, under an operator: looplets plan the
+    reduction's loops as the statement's (they computed the shape operator apart, the statement
+    with it refused)."""
+    a, v = xp.asarray(make(A, kind)), xp.asarray(np.arange(20.0))
+    for expr, want in ((xp.sum(a[::2] * 2) + 1, (A[::2] * 2).sum() + 1),
+                       (xp.sum(xp.concat([a, 2 * a], axis=0), axis=1) + 1, np.concatenate([A, 2 * A]).sum(axis=1) + 1),
+                       (xp.sum(a[:, ::-2], axis=1) * Y, A[:, ::-2].sum(axis=1) * Y),
+                       ((a.reshape(20) @ v) * 3, (A.reshape(20) @ np.arange(20.0)) * 3),
+                       (xp.concat([a, a[:, 1:]], axis=1) @ xp.asarray(np.arange(9.0)) - 1,
+                        np.hstack([A, A[:, 1:]]) @ np.arange(9.0) - 1)):
+        k = expr.lower(strategy="looplets")
+        assert k.strategy == "looplets" and _materialized(k) == [], _materialized(k)
+        np.testing.assert_allclose(k().to_numpy(), want)
+        check(expr, want, "looplets")
+
+
 def test_a_broadcast_extent_1_axis_of_a_stored_tensor_is_read_without_it():
     col = xp.asarray(make(A[:, :1], "csr"))
     k = (col * xp.asarray(make(A, "csr"))).lower()

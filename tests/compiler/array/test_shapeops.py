@@ -73,6 +73,23 @@ def test_concat_of_operands_with_other_fills_keeps_the_first_fill():
     assert out.fill == 0.0
 
 
+@pytest.mark.parametrize("fill", [1.0, np.nan, -np.inf])
+def test_shape_operators_of_one_fill_are_one_lattice_kernel_keeping_it(fill):
+    """A concat of operands of equal fills, a slice (negative steps too), a ravel: the lattice
+    strategy copies their entries into a result of that fill (it refused every fill but 0, and
+    looplets lowered them)."""
+    a = np.where(A == 0, fill, A)
+    x, y = (xp.asarray(ss.Tensor.from_numpy(v, f, fill=fill)) for v, f in ((a, "csr"), (a[::-1], "coo")))
+    for expr, want in ((xp.concat([x, y], axis=0), np.concatenate([a, a[::-1]])),
+                       (xp.concat([x, y[:, ::-1]], axis=1), np.concatenate([a, a[::-1, ::-1]], axis=1)),
+                       (x[::-2, 1:], a[::-2, 1:]), (x.reshape(-1), a.reshape(-1)), (y[1], a[::-1][1])):
+        k = expr.lower()
+        assert k.strategy == "lattice" and not k.trace.find("materialize"), k.trace.find("strategy")[0].note
+        out = check(expr, want)
+        np.testing.assert_array_equal(out.fill, fill)
+        assert out.format.shorthand in ("csr", "coo", "sparse_vector")
+
+
 def test_shape_errors_name_the_operator_and_the_shapes():
     a = xp.asarray(A)
     with pytest.raises(ss.ShapeError, match=r"reshape: cannot reshape shape \(3, 4\) \(12 entries\) into \(5, -1\)"):

@@ -47,7 +47,9 @@ def run_all(program, tensors, checked=False, out=None):
     result.validate()
     got = result.to_numpy()
     assert np.array_equal(k.interpret(**tensors).to_numpy(), got, equal_nan=True), program
-    assert np.array_equal(seq_evaluate(program, **tensors), got, equal_nan=True), (program, k.c_source)
+    order = k.formats[program.split("[")[0]].mode_order   # (the loops run in the output's mode order)
+    assert np.array_equal(seq_evaluate(program, loop_order=order, **tensors), got, equal_nan=True), \
+        (program, k.c_source)
     return got
 
 
@@ -116,6 +118,21 @@ def test_a_backward_slice_locates_its_start_from_the_end():
     k = ss.lower("C[i, k] = slice(A[i, j], j -> k, (151, 2, -3))", strategy="lattice",
                  A=Tensor.from_numpy(a[None, :], "csr"))
     assert "step = step * 2" in k.c_source
+    # a COO's first mode (rows, in segments) gallops down too (it stepped a segment at a time)
+    rows = np.zeros((151, 2))
+    rows[[0, 1, 99, 140, 149], :] = [[1.0, 2], [3, 0], [0, 4], [5, 6], [7, 8]]
+    for program, arr, want in [("C[k, i] = slice(A[j, i], j -> k, (151, 2, -3))", a[:, None], a[151:2:-3, None]),
+                               # (intersected with B's few stored rows: located at each)
+                               ("C[k, i] = slice(A[j, i], j -> k, (150, -1, -1)) * B[k, i]",
+                                np.stack([a, a[::-1]], axis=1), np.stack([a, a[::-1]], axis=1)[150::-1] * rows)]:
+        tensors = {"A": Tensor.from_numpy(arr, "coo")}
+        if "B[" in program:
+            tensors["B"] = Tensor.from_numpy(rows, "dcsr")
+        for out in ("csr", "coo", "dense"):
+            np.testing.assert_array_equal(run_all(program, tensors, out=out), want)
+        k = ss.lower(program, strategy="lattice", **tensors)
+        assert "step = step * 2" in k.c_source, k.c_source
+        np.testing.assert_array_equal(k(**tensors).to_numpy(), want)
 
 
 def test_constant_indices():
@@ -178,24 +195,27 @@ def indexing_program(shape, key) -> tuple[str, int]:
 @example(((1, 0, 1), (0, slice(0, 0, 1), 0), "coo", 0.0), 0)      # one constant twice: not a diagonal
 @example(((4, 3), (1, slice(None, None, -1)), "csc", 0.0), 0)        # a constant row of a CSC, reversed
 @example(((3, 4, 2), (slice(None, None, -2), 2, slice(None)), "coo", 0.0), 1)
-@example(((2, 5), (slice(None), 3), "dcsr", np.nan), 2)               # a NaN fill: refused
+@example(((2, 5), (slice(None), 3), "dcsr", np.nan), 2)               # a NaN fill (once refused)
 def test_random_indexing_against_numpy(case, seed):
     """Constant indices at any level and slices with any step, on every format: as numpy indexes,
-    into a dense output and a sparse one, or refused where the lattice documents it (a fill other
-    than 0; a CSC's column sliced under its rows: a discordant walk), naming looplets."""
+    into a dense output and a sparse one (of the input's fill, which the copy keeps), or refused
+    where the lattice documents it (a CSC's column sliced under its rows: a discordant walk),
+    naming looplets."""
     shape, key, fmt, fill = case
     a = rand(np.random.default_rng(seed), shape, 0.5)
-    A = as_format(a, fmt) if fill == 0 else Tensor.from_numpy(a, fmt, fill=fill)
+    A = as_format(a, fmt) if fill == 0 else Tensor.from_numpy(np.where(a == 0, fill, a), fmt, fill=fill)
     program, rank = indexing_program(shape, key)
-    want = a[key]
+    want = A.to_numpy()[key]
     outs = OUTPUTS[rank]
     out = outs[seed % len(outs)]
-    if fill != 0 or fmt == "csc" and rank == 2:
+    if out is not None and fill != 0:
+        out = ss.parse_format(out, ndim=rank, fill=fill)
+    if fmt == "csc" and rank == 2:
         with pytest.raises(StrategyError, match="strategy='looplets'"):
             ss.lower(program, strategy="lattice", A=A, **({} if out is None else {"C": out}))
         return
     got = run_all(program, {"A": A}, out=out)
-    assert np.array_equal(got, want), (program, fmt, out)
+    assert np.array_equal(got, want, equal_nan=True), (program, fmt, out)
 
 
 def test_fused_vstack_spmv():
@@ -292,10 +312,12 @@ def test_a_kernel_serves_only_the_shapes_it_was_lowered_for():
     ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": "csr"}, r"tensors of known shapes"),
     ("C[k, i] = slice(A[j, i], j -> k, (2, -1, -1)) + slice(A[j, i], j -> k, (0, 3, 1))", {"A": np.eye(3)},
      r"walked forwards in one place and backwards"),
-    ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": Tensor.from_numpy(np.eye(2), "csr", fill=np.nan)},
-     r"fill 0 only"),
+    # (a fill other than 0 where the result is no copy of entries of that fill)
+    ("c[k] = collapse(A[i, j], (i, j) -> k) + 1.0", {"A": Tensor.from_numpy(np.eye(2), "csr", fill=np.nan)},
+     r"tensor A has fill nan: the sequence lowering walks stored entries only"),
+    # (a CSC output is walked column by column: a row-major split's π1 would run outside its π0)
     ("C[i, j] = split(b[k], k -> (i, j:2))", {"b": Tensor.from_numpy(np.ones(4), "sparse"), "C": "csc"},
-     r"in the loops' order to a dense output, a sparse vector, CSR or COO"),
+     r"the loop over j \(a split's minor index\) runs outside the one over its major index"),
     ("C[i, j] = split(b[k], k -> (i, j:2))", {"b": Tensor.from_numpy(np.ones(4), "sparse"), "C": "dcsr"},
      r"in the loops' order"),
     ("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]",
@@ -348,6 +370,7 @@ def test_random_shape_operator_programs_compiled(prog, formats, seed):
     ("C[k, i] = slice(A[j, i], j -> k, (6, 0, -2)) * B[k, i]", {"A": (7, 3), "B": (3, 3)}),
     ("C[i, k] = slice(A[i, j], j -> k, (4, -1, -3)) + B[i, k]", {"A": (3, 5), "B": (3, 2)}),
     ("y[i] = A[i, 2] + A[1, i]", {"A": (3, 3)}),
+    ("C[k, i] = slice(A[j, i], j -> k, (5, 0, -1)) * B[k, i]", {"A": (7, 3), "B": (5, 3)}),   # (a backward locate)
 ])
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_the_c_compiles_without_warnings(program, shapes, fmt):
@@ -357,6 +380,118 @@ def test_the_c_compiles_without_warnings(program, shapes, fmt):
     flags = ["-std=c11", "-fsyntax-only", "-Wall", "-Wextra", "-Wshadow", "-Werror", "-x", "c", "-"]
     run = subprocess.run([*compiler_command(), *flags], input=k.c_source, text=True, capture_output=True)
     assert run.returncode == 0, f"{program}:\n{run.stderr}\n{k.c_source}"
+
+
+FILL_COPIES = [   # (program, numpy's answer of a and b): copies of entries, the fill kept
+    ("C[k, i] = slice(A[j, i], j -> k, (4, -1, -2))", lambda a, b: a[4::-2]),
+    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", lambda a, b: np.vstack([a, b])),
+    ("C[i, l] = concat((A[i, j], slice(B[i, k], k -> m, (2, -1, -1))), (j, m) -> l)",
+     lambda a, b: np.hstack([a, b[:, ::-1]])),
+    ("c[k] = collapse(slice(A[j, i], j -> m, (4, -1, -1)), (m, i) -> k)", lambda a, b: a[::-1].ravel()),
+    ("y[j] = A[3, j]", lambda a, b: a[3]),
+    ("C[i, j] = split(collapse(A[p, q], (p, q) -> k), k -> (i, j:5))", lambda a, b: a.reshape(3, 5)),
+]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(FILL_COPIES), st.sampled_from([1.0, -1.5, np.nan, np.inf, -np.inf]),
+       st.sampled_from(FORMATS + ("dcsr",)), st.sampled_from(FORMATS + ("dcsr",)), st.booleans(),
+       st.integers(0, 2 ** 32 - 1))
+@example(FILL_COPIES[1], np.nan, "csr", "coo", True, 0)
+def test_shape_operators_copying_entries_of_one_fill_keep_it(case, fill, fa, fb, sparse_out, seed):
+    """A fill other than 0 is exact where the result copies entries of one fill (the lattice walks
+    stored entries only): a slice keeps its fill, a concatenation of operands of equal fills has it.
+    Each against numpy, the oracle and both interpreters, into a dense output and a sparse one of
+    that fill (the lattice strategy refused every fill other than 0)."""
+    program, numpy_answer = case
+    rng = np.random.default_rng(seed)
+    a, b = (np.where(rand(rng, (5, 3), d) == 0, fill, rand(rng, (5, 3), d)) for d in (0.4, 0.7))
+    tensors = {"A": Tensor.from_numpy(a, fa, fill=fill), "B": Tensor.from_numpy(b, fb, fill=fill)}
+    tensors = {n: t for n, t in tensors.items() if f"{n}[" in program}
+    want, want_fill = evaluate(program, **tensors)
+    np.testing.assert_array_equal(want, numpy_answer(a, b))
+    np.testing.assert_array_equal(want_fill, fill)
+    outs = {0: None, 1: "sparse", 2: "csr" if seed % 2 else "coo"}
+    out = ss.parse_format(outs[want.ndim], ndim=want.ndim, fill=fill) if sparse_out and want.ndim else None
+    np.testing.assert_array_equal(run_all(program, tensors, out=out), want)
+    k = ss.lower(program, strategy="lattice", **tensors, **({} if out is None else {program[0]: out}))
+    result = k(**tensors)
+    np.testing.assert_array_equal(result.fill, fill)
+    if out is not None:   # (the fill's entries are not stored)
+        stored = result.to_coords()[1]
+        assert not np.any(stored == fill), stored
+
+
+@pytest.mark.parametrize("program, fills, message", [
+    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", (1.0, 0.0), "here B has fill 0.0"),
+    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", (np.nan, 1.0), "here B has fill 1.0"),
+    ("C[k, i] = slice(A[j, i], j -> k, (0, 4, 2)) * B[k, i]", (1.0, 1.0),
+     "here slice(A[j, i], j -> k, (0, 4, 2)) * B[k, i] computes with them"),
+    ("y[j] = A[3, j] + 1.0", (np.nan, 0.0), "computes with them"),
+])
+def test_fills_the_copy_does_not_keep_are_refused_naming_looplets(program, fills, message):
+    a = np.where(np.eye(5, 3) == 0, fills[0], 2.0)
+    tensors = {"A": Tensor.from_numpy(a, "csr", fill=fills[0]),
+               "B": Tensor.from_numpy(np.ones((2 if "B[k, i]" in program and "slice" in program else 5, 3)), "coo",
+                                      fill=fills[1])}
+    tensors = {n: t for n, t in tensors.items() if f"{n}[" in program}
+    with pytest.raises(StrategyError, match=re.escape(message) + ".*lower it with strategy='looplets'"):
+        ss.lower(program, strategy="lattice", **tensors)
+    k = ss.lower(program, **tensors)       # (given no strategy: looplets)
+    assert k.strategy == "looplets"
+    np.testing.assert_array_equal(k(**tensors).to_numpy(), evaluate(program, **tensors)[0])
+
+
+@st.composite
+def csc_row_slices(draw):
+    """A CSC matrix's rows sliced (any step, negative too, bounds as numpy takes them), maybe
+    times or plus a CSC operand of the result's shape, into CSC."""
+    n, m = draw(st.integers(0, 7)), draw(st.integers(0, 4))
+    sl = slice(draw(st.integers(-n - 1, n + 1)), draw(st.integers(-n - 1, n + 1)),
+               draw(st.sampled_from([1, 2, 3, -1, -2, -3])))
+    return (n, m), sl, draw(st.sampled_from(["", " * B[k, i]", " + B[k, i]"]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(csc_row_slices(), st.integers(0, 2 ** 32 - 1))
+@example(((7, 3), slice(None, None, 3), ""), 0)               # A[::3] of a CSC (refused by both strategies)
+@example(((6, 2), slice(None, None, -2), " * B[k, i]"), 1)
+@example(((0, 2), slice(0, 0, 1), ""), 0)
+def test_a_csc_sliced_along_its_rows_with_a_step_into_csc(case, seed):
+    """The loops run in the output's mode order, so a CSC output walks columns outside rows, as a
+    CSC operand stores them: its rows' coordinates are searched to the slice's start and filtered by
+    the step in each column (it was refused: 'the loops reach its level 1 (j) before level 0')."""
+    (n, m), sl, tail = case
+    start, stop, step = sl.indices(n)
+    stop = max(stop, start) if step > 0 else min(stop, start)
+    rng = np.random.default_rng(seed)
+    a = rand(rng, (n, m), 0.5)
+    want = a[sl]
+    b = rand(rng, want.shape, 0.6)
+    tensors = {"A": as_format(a, "csc"), "B": as_format(b, "csc")}
+    program = f"C[k, i] = slice(A[j, i], j -> k, ({start}, {stop}, {step})){tail}"
+    tensors = {t: v for t, v in tensors.items() if f"{t}[" in program}
+    want = want * b if "*" in tail else want + b if "+" in tail else want
+    got = run_all(program, tensors, out="csc")
+    np.testing.assert_array_equal(got, want)
+    k = ss.lower(program, strategy="lattice", **tensors, C="csc")
+    assert k(**tensors).format.shorthand == "csc"
+    if len(range(start, stop, step)) > 1 and m and abs(step) > 1 and not tail:
+        assert "%" in k.c_source, k.c_source     # (the stride's coordinate test)
+
+
+def test_a_csc_vstack_and_slices_through_the_array_front_end_into_csc():
+    import scipy.sparse as sp
+    from compiler import array as xp
+    a = rand(np.random.default_rng(4), (7, 4), 0.5)
+    c = xp.asarray(sp.csc_matrix(a))
+    for expr, want in ((c[::3], a[::3]), (c[::-2, 1:], a[::-2, 1:]), (xp.concat([c[1::2], c], axis=0),
+                                                                       np.vstack([a[1::2], a]))):
+        k = expr.lower(format="csc")
+        assert k.strategy == "lattice" and not k.trace.find("materialize"), k.trace.find("materialize")
+        got = expr.compute(format="csc")
+        assert got.format.shorthand == "csc"
+        np.testing.assert_array_equal(got.to_numpy(), want)
 
 
 def test_a_sparse_output_reserves_room_for_its_operands_entries():
@@ -391,21 +526,23 @@ def slices(draw):
 @example(((5, 3), slice(4, None, -2), "csr", 0.0, "csr"), 0)        # reversed (once refused)
 @example(((6, 2), slice(-2, 0, -3), "coo", 0.0, "coo"), 1)          # a COO walked backwards, to a COO
 @example(((0, 2), slice(0, 0, 1), "coo", 0.0, "coo"), 0)            # nothing to slice
-@example(((6, 2), slice(1, 6, 2), "dense", np.nan, None), 0)        # a NaN fill: refused
+@example(((6, 2), slice(1, 6, 2), "dense", np.nan, None), 0)        # a NaN fill (once refused)
+@example(((6, 2), slice(5, None, -2), "coo", 1.0, "coo"), 2)        # a fill kept, into a COO of that fill
 def test_random_row_slices(case, seed):
     (n, m), sl, fmt, fill, out = case
     start, stop, step = sl.indices(n)
     # (normalized as the notation takes them: an empty slice stops where it starts)
     stop = max(stop, start) if step > 0 else min(stop, start)
     a = rand(np.random.default_rng(seed), (n, m), 0.5)
-    A = as_format(a, fmt) if fill == 0 else Tensor.from_numpy(a, fmt, fill=fill)
+    A = as_format(a, fmt) if fill == 0 else Tensor.from_numpy(np.where(a == 0, fill, a), fmt, fill=fill)
     program = f"C[k, i] = slice(A[j, i], j -> k, ({start}, {stop}, {step}))"
-    if fill != 0:
-        with pytest.raises(StrategyError, match="strategy='looplets'"):
-            ss.lower(program, strategy="lattice", A=A, **({} if out is None else {"C": out}))
-        return
+    if fill != 0 and out is not None:
+        # a sparse output of fill 0 would show 0 where the slice holds its fill: refused...
+        with pytest.raises(StrategyError, match=re.escape(f"C has fill 0.0, and the result's is {fill}")):
+            ss.lower(program, strategy="lattice", A=A, C=out)
+        out = ss.parse_format(out, ndim=2, fill=fill)     # (... and lowered into one of its fill)
     got = run_all(program, {"A": A}, out=out)
-    assert np.array_equal(got, a[sl]), (program, fmt, out)
+    assert np.array_equal(got, A.to_numpy()[sl], equal_nan=True), (program, fmt, out)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))

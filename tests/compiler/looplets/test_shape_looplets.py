@@ -65,6 +65,9 @@ EXAMPLES = [  # (program, output format, inputs, numpy's answer)
      np.concatenate([A[0], v12])),
     ("y[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * broadcast(l, x[i]))", None,
      {"A": (A, "csr"), "B": (B, "csr"), "x": (np.arange(4.0), "dense")}, np.vstack([A, B]) @ np.arange(4.0)),
+    # (np.hstack([A, B]) @ x: the call refused it, x[l] read as x[j] in the first part taken for |x| = |j|)
+    ("y[i] = sum[l](concat((A[i, j], B[i, k]), (j, k) -> l) * x[l])", None,
+     {"A": (A, "csr"), "B": (B, "coo"), "x": (np.arange(8.0), "dense")}, np.hstack([A, B]) @ np.arange(8.0)),
     ("S[k, i] = slice(A[j, i], j -> k, (0, 3, 2))", "csr", {"A": (A, "csr")}, A[0:3:2]),
     ("S[k, i] = slice(A[j, i], j -> k, (1, 3, 1))", "csr", {"A": (A, "csr")}, A[1:3]),
     ("S[k, i] = slice(A[j, i], j -> k, (2, -1, -1))", "coo", {"A": (A, "csr")}, A[::-1]),
@@ -95,16 +98,18 @@ def test_a_concat_of_different_fills_stores_the_second_fill_in_a_sparse_output()
 
 def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_then_chooses_looplets():
     T = ss.Tensor.from_numpy(A, "csr")
-    # (the lattice strategy lowers shape operators through BURRITO's sequences, over fill 0 only)
+    # (the lattice strategy lowers shape operators through BURRITO's sequences, over fill 0, or
+    # over another where the result copies entries of it)
     F = ss.Tensor.from_numpy(A, "csr", fill=1.0)
-    with pytest.raises(StrategyError, match=re.escape("tensor A has fill 1.0: the sequence lowering takes fill 0 "
-                                                      "only; lower it with strategy='looplets'")):
-        ss.lower("y[j] = A[2, j]", "lattice", A=F)
-    k = ss.lower("y[j] = A[2, j]", A=F)
+    with pytest.raises(StrategyError, match=re.escape("tensor A has fill 1.0: the sequence lowering walks stored "
+                                                      "entries only") + ".*; lower it with strategy='looplets'"):
+        ss.lower("y[j] = A[2, j] + 1.0", "lattice", A=F)
+    k = ss.lower("y[j] = A[2, j] + 1.0", A=F)
     assert k.strategy == "looplets"
     assert "the lattice strategy refused this statement (tensor A has fill 1.0" in k.trace.steps[0].note
     assert "lowered with looplets" in k.trace.steps[0].note
-    np.testing.assert_array_equal(k(A=F).to_numpy(), A[2])
+    np.testing.assert_array_equal(k(A=F).to_numpy(), A[2] + 1)
+    assert ss.lower("y[j] = A[2, j]", A=F).strategy == "lattice"     # (a copy keeps the fill)
     # where it lowers the statement, no strategy chooses the lattice one
     k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", A=T)
     assert k.strategy == "lattice" and "lowered with the lattice strategy" in k.trace.steps[0].note
@@ -127,9 +132,10 @@ def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_then_choos
      "a split given only its major extent makes the minor one a quotient: give the minor extent too"),
     ("S[k, i] = slice(A[j, i], j -> k, (0, 3, 2))", {"A": (A, "csc")},
      "A[j, i] is stored with i before j, and the loop over i is inside the one over k"),
+    # (a reduction's loop is inside the statement's: k outside i, a column-major walk of the split)
     ("c[k] = d[k] + sum[i](split(b[m], m -> (i, k:4)))", {"b": (v12, "sparse"), "d": (v12[:4], "sparse")},
-     "sum[i](split(b[m], m -> (i, k:4))): with shape operators, the looplet strategy lowers a reduction inside "
-     "the right-hand side only where no shape operator is inside it"),
+     "split(b[m], m -> (i, k:4)): looplets read m = i·|k| + k as an offset of the loop over k by the one over i, "
+     "so k must be the inner loop; here the kernel's loops put k outside i"),
 ])
 def test_what_no_wrapper_expresses_is_refused_saying_why(program, inputs, message):
     tensors = {n: ss.Tensor.from_numpy(a, f) for n, (a, f) in inputs.items()}
@@ -321,3 +327,96 @@ def test_a_reduction_of_no_free_index_is_computed_once_before_the_loops():
     assert loops.startswith("t .= 0.0\nfor m = 0:x0_size\n  t[] += x[m]\nfor i = "), loops
     assert loops.count("t .=") == 1    # (both parts of the concat read it)
     np.testing.assert_array_equal(k(a=a, b=b, x=x).to_numpy(), [3.0, 2.0, 4.0, 2.0, 5.0])
+
+
+# -- a shape operator inside a reduction: its loops planned as the statement's are ------------------
+
+C4 = np.array([[1.0, 0, -2.0], [0, 0, 3.0], [4.0, 0, 0], [0, 5.0, 0]])     # 4 x 3
+SHAPED_REDUCTIONS = [  # (program, inputs, numpy's answer); each was refused (or failed at the call)
+    # sum(A[::2, :] * 2) + 1: a strided slice of a reduced index, under an operator
+    ("s[] = sum[i, j](slice(A[k, j], k -> i, (0, 3, 2)) * 2.0) + 1.0", {"A": A}, (A[::2] * 2).sum() + 1),
+    # np.vstack([A, B]).sum(axis=1) + 1: the reduced index is the inner one, the concat's the output's
+    ("y[i] = sum[j](concat((A[k, j], B[l, j]), (k, l) -> i)) + 1.0", {"A": A, "B": B},
+     np.vstack([A, B]).sum(axis=1) + 1),
+    # np.hstack([A, B]) @ x + b: a concatenated reduced index, one loop per part
+    ("y[i] = sum[l](concat((A[i, j], B[i, k]), (j, k) -> l) * x[l]) + b[i]",
+     {"A": A, "B": B, "x": np.arange(8.0) - 3, "b": np.array([1.0, 0, -1.0])},
+     np.hstack([A, B]) @ (np.arange(8.0) - 3) + np.array([1.0, 0, -1.0])),
+    # a collapse inside a sum: A.ravel() @ v, times b (a reduction of no free index, computed once)
+    ("y[i] = b[i] * sum[k](collapse(A[p, q], (p, q) -> k) * v[k])", {"A": A, "b": np.array([1.0, 0, -1.0]),
+                                                                       "v": v12},
+     np.array([1.0, 0, -1.0]) * (A.ravel() @ v12)),
+    # A[:, 3::-2].sum(axis=1) - b: a reversed strided slice of the reduced index
+    ("y[i] = sum[k](slice(A[i, j], j -> k, (3, -1, -2))) - b[i]", {"A": A, "b": np.array([1.0, 0, -1.0])},
+     A[:, 3::-2].sum(axis=1) - np.array([1.0, 0, -1.0])),
+    # nested: the inner reduction's concat under the outer one's
+    ("y[i] = b[i] + sum[m](sum[l](concat((A[i, j], B[i, k]), (j, k) -> l)) * c[m])",
+     {"A": A, "B": B, "b": np.array([1.0, 0, -1.0]), "c": np.array([2.0, -1.0])},
+     np.array([1.0, 0, -1.0]) + np.hstack([A, B]).sum(axis=1) * 1.0),
+    # two collapses, each in its own reduction: each reduction's loop becomes two
+    ("s[] = sum[k](collapse(A[i, j], (i, j) -> k)) * sum[m](collapse(C[p, q], (p, q) -> m))", {"A": A, "C": C4},
+     A.sum() * C4.sum()),
+]
+
+
+@pytest.mark.parametrize("fmt", ["csr", "coo", "dense"])
+@pytest.mark.parametrize("program,inputs,expected", SHAPED_REDUCTIONS)
+def test_a_shape_operator_inside_a_reduction_is_lowered_by_looplets(program, inputs, expected, fmt):
+    tensors = {n: ss.Tensor.from_numpy(a, fmt if a.ndim == 2 else "sparse") for n, a in inputs.items()}
+    want, _ = evaluate(program, **tensors)
+    np.testing.assert_allclose(want, expected)
+    k = ss.lower(program, "looplets", **tensors)
+    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
+    np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), want)
+
+
+def test_a_concatenated_reduced_index_is_one_loop_per_part_in_the_c():
+    T = ss.Tensor.from_numpy(A, "csr")
+    x = np.arange(8.0)
+    k = ss.lower("y[i] = sum[l](concat((A[i, j], B[i, k]), (j, k) -> l) * x[l]) * 2.0 + b[i]", "looplets",
+                 A=T, B=T, x=x, b=np.ones(3))
+    loops = str(next(s for s in k.trace.steps if s.stage == "shape-operators").after)
+    assert "for j = 0:A1_size\n" in loops and "for k = 0:B1_size\n" in loops and "x[k + size(A, 1)]" in loops, loops
+    np.testing.assert_array_equal(k(A=T, B=T, x=x, b=np.ones(3)).to_numpy(), np.hstack([A, A]) @ x * 2 + 1)
+
+
+def test_what_no_wrapper_expresses_names_the_lattice_strategy():
+    b = ss.Tensor.from_numpy(v12, "sparse")
+    with pytest.raises(StrategyError, match=re.escape("here the kernel's loops put k outside i (a column-major "
+                                                      "walk of a row-major split is discordant); or lower it "
+                                                      "with strategy='lattice'")):
+        ss.lower("C[k, i] = split(b[m], m -> (i, k:4))", "looplets", b=b)
+
+
+@SLOW
+@given(matrices(), st.data())
+@example(a=(A, "csr", 0.0), data=None)
+def test_a_strided_slice_or_a_concat_inside_a_reduction_of_any_matrix(a, data):
+    arr, fmt, fill = a
+    n = arr.shape[1]
+    if data is None:
+        start, stop, step, tail = 3, -1, -2, 1.0
+    else:
+        step = data.draw(st.sampled_from([-2, -1, 2, 3]))
+        if step > 0:
+            start = data.draw(st.integers(0, n))
+            stop = data.draw(st.integers(start, n))
+        else:
+            stop = data.draw(st.integers(-1, max(-1, n - 1)))
+            start = data.draw(st.integers(stop, max(stop, n - 1)))
+        tail = data.draw(st.sampled_from([0.0, 1.0, -inf]))
+    tensors = {"A": ss.Tensor.from_numpy(arr, fmt, fill=fill)}
+    kept = list(range(start, stop, step))
+    sliced = arr[:, kept]
+    program = f"y[i] = sum[k](slice(A[i, j], j -> k, ({start}, {stop}, {step}))) + {tail}"
+    want, _ = evaluate(program, **tensors)
+    with np.errstate(invalid="ignore"):   # (inf + -inf)
+        np.testing.assert_array_equal(want, sliced.sum(axis=1) + tail)
+    np.testing.assert_array_equal(ss.lower(program, "looplets", **tensors)(**tensors).to_numpy(), want)
+    # np.hstack([A, A[:, lo:hi]]).max(axis=1) * 2: a concat of a reduced index (of a window: a
+    # strided slice inside a concat is refused, the slice's loop being a part of the concat's)
+    lo, hi = sorted((min(max(start, 0), n), min(max(stop, 0), n)))
+    program = f"y[i] = max[l](concat((A[i, j], slice(A[i, p], p -> q, ({lo}, {hi}, 1))), (j, q) -> l)) * 2.0"
+    want, _ = evaluate(program, **tensors)
+    np.testing.assert_array_equal(want, np.hstack([arr, arr[:, lo:hi]]).max(axis=1, initial=-inf) * 2)
+    np.testing.assert_array_equal(ss.lower(program, "looplets", **tensors)(**tensors).to_numpy(), want)
