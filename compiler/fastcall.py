@@ -40,10 +40,12 @@ def fast_call(kernel):
     ``tensors`` dict giving the output tensor, or ``None`` for a call the general path takes (its
     generated source in ``.code``); ``None`` instead of a function when its
     calls need the general path every time (a checked kernel, conversions or copies of inputs,
-    an output updated in place or checked against its writes, index compression, several outputs,
+    an output updated in place, or checked against writes that may reach past it (an hstack's
+    ``D[i, j + 3]``), index compression, several outputs,
     shape operators, whose premises each call checks for its shapes)."""
     low, plan = kernel.lowered, kernel._plan()
-    if (kernel.compiled.checked or low.copies or low.conversions or low.output_writes or low.outputs
+    if (kernel.compiled.checked or low.copies or low.conversions or low.outputs
+            or not _writes_inside(low.output_writes, plan.shape_from)
             or getattr(kernel, "shape_operators", False)
             or low.initial not in ("fill", "none") or low.validate_output or plan.compression is not None
             or plan.at_most_one or plan.shape_from is None):
@@ -186,6 +188,14 @@ class FastCall:
         #: the generated function (its ``code`` attribute, its source)
         self.function = g["fast"]
         self.function.code = self.code
+
+
+def _writes_inside(writes: tuple, shape_from) -> bool:
+    """Whether each write of a loop program's output (``Lowered.output_writes``) reaches no
+    further than the output's extent in its mode, whatever the call's shapes: the write's reach is
+    the very extent the output takes (a write at a loop index, ``_F[k]`` of BFS's step, whose
+    output is as long as ``A``'s mode 0), so the general path's check of it cannot fail."""
+    return not writes or (shape_from is not None and all(entry == shape_from[mode] for mode, entry, _ in writes))
 
 
 class _Unplanned(Exception):
