@@ -4,21 +4,21 @@ Iterative solvers and graph algorithms call one kernel thousands of times on sma
 where the general call path (:meth:`compiler.runtime.Kernel.__call__`: binding, conversions,
 compression, in-place outputs, write checks) costs more than the kernel. For a kernel with
 none of those, :func:`fast_call` generates one Python function per kernel that takes the C
-pointers of a tensor this kernel bound before (made and checked once, kept on the tensor) or
-wraps a contiguous numpy array of an all-Dense format directly, checks the extents, allocates
-the output and runs the kernel: on a 5x5 SpMV a call with Tensors costs fewer instructions than
-scipy's ``A @ x``, 1.1 times with a numpy vector and 1.4 times with the scipy matrix itself
-(``benchmarks/bench_call_path.py --instructions``). Whenever a call is not that simple (a tensor not yet bound, values holding more than
-the kernel assumes, an output given or too large to allocate unchecked) it returns ``None``
-and the general path takes the call, so both give the same result.
+pointers of a tensor in the kernel's format (made and checked when the kernel first meets the
+tensor, kept on it) or wraps a contiguous numpy array of an all-Dense format directly, checks
+the extents, allocates the output and runs the kernel: on a 5x5 SpMV a call with Tensors costs
+fewer instructions than scipy's ``A @ x``, 1.1 times with a numpy vector and 1.4 times with the
+scipy matrix itself (``benchmarks/bench_call_path.py --instructions``). Whenever a call is not
+that simple (a tensor in another format, values holding more than the kernel assumes, an output
+given or too large to allocate unchecked) it returns ``None`` and the general path takes the
+call, so both give the same result.
 
 >>> import numpy as np, compiler as ss
 >>> A = ss.Tensor.from_numpy(np.array([[0, 2.0], [3.0, 0]]), "csr")
 >>> k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(2))
 >>> fast = fast_call(k)
->>> fast({"A": A, "x": np.ones(2)}) is None        # A not bound by this kernel yet
+>>> fast({"A": A.asformat("coo"), "x": np.ones(2)}) is None   # the general path refuses it
 True
->>> _ = k(A=A, x=np.ones(2))                        # the general path binds it
 >>> fast({"A": A, "x": np.ones(2)}).to_numpy()
 array([2., 3.])
 """
@@ -227,11 +227,15 @@ def _facts_check(name: str, held: str, indent: str) -> list[str]:
 
 def _binder(compiled, plan, params: tuple):
     """The function that gives a Tensor's ``(plan, pointers)`` for this kernel and keeps it on the
-    tensor, or ``None`` while the general path has not bound it (and checked its format)."""
+    tensor, or ``None`` for one in another format, which the general path binds or refuses. A tensor
+    of the kernel's format is bound here as the general path would bind it (the fast path serves no
+    checked kernel, which validates each): an iteration's last output read by the next call (a BFS
+    round's frontier) is a new Tensor every call."""
     buffers = set(compiled.pointer_parameters())
+    fmt = plan.format
 
     def bind(tensor: Tensor):
-        if not plan.has_bound(tensor):
+        if not plan.has_bound(tensor) and tensor.format is not fmt and tensor.format != fmt:
             return None
         args = plan.args(tensor)
         try:
