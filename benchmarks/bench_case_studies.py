@@ -7,8 +7,9 @@
   Sandia dot; scipy's ``(L @ L) .* L``);
 * BFS (:class:`compiler.looplets.case_studies.BFS`, push only and direction-optimizing) against a
   direction-optimizing BFS written here with python-graphblas as LAGraph writes it (push
-  ``q<!pi> = q any_secondi A``, pull ``q<!pi> = A' any_secondi q``, the same switch as ours: pull
-  when the frontier holds more than 1% of the vertices), on a scale-free and a road-like graph;
+  ``q<!pi> = q any_secondi A``, pull ``q<!pi> = A' any_secondi q``, and LAGraph's switch between
+  them, the one ours takes: ``compiler.looplets.direction.DirectionRule``, each search checked to
+  take the same direction each round), on a scale-free and a road-like graph;
 * Bellman-Ford (:class:`compiler.looplets.case_studies.BellmanFord`: distances and a shortest-path
   tree) against GraphBLAS's ``min_plus`` iteration (``d = min(d, d min.+ A)`` until nothing
   changes: LAGraph's basic variant, distances only);
@@ -198,18 +199,30 @@ def algebra(report, ss, gb, sizes, rng, repeat):
         report.row(name, case, timed(ours, repeat), times)
 
 
-def gb_bfs(gb, A, AT, source, alpha=0.01):
+def gb_bfs(gb, A, AT, degree, source, directions=None):
     """A direction-optimizing BFS with python-graphblas, as LAGraph's: the frontier ``q`` holds each
     new vertex's parent (``any_secondi``: the index of the frontier vertex it was reached from),
-    masked by the vertices not yet given a parent (``~pi.S``); pull when the frontier holds more
-    than ``alpha`` of the vertices (the switch our driver uses)."""
+    masked by the vertices not yet given a parent (``~pi.S``); push or pull by LAGraph's rule (the
+    one our driver uses), the frontier's out-edges (LAGraph's ``w<q> = degree``, summed) summed by
+    numpy from ``degree`` (a numpy array) over ``q``'s indices: python-graphblas's three calls for
+    LAGraph's two cost 52 us a round, 21 ms of a road grid's 397 rounds, where LAGraph's C pays a few
+    us; and stored as LAGraph stores them: ``pi`` a bitmap, ``q`` sparse to push and a
+    bitmap to pull (a sparse ``q`` makes GraphBLAS's pull ten times slower). Each round's
+    direction is appended to ``directions`` when given."""
     from graphblas import semiring
+    from compiler.looplets.direction import DirectionRule
     n = A.nrows
+    rule = DirectionRule(n, A.nvals)
     q = gb.Vector(gb.dtypes.INT64, n)
     q[source] = source
     pi = q.dup()
+    pi.ss.config["sparsity_control"] = ["bitmap", "full"]
     while q.nvals:
-        if q.nvals > alpha * n:
+        pull = rule(q.nvals, lambda: degree[q.to_coo(values=False)[0]].sum()) == "pull"
+        if directions is not None:
+            directions.append("pull" if pull else "push")
+        q.ss.config["sparsity_control"] = ["bitmap" if pull else "sparse"]
+        if pull:
             q = AT.mxv(q, semiring.ss.any_secondi).new(mask=~pi.S, replace=True)
         else:
             q = q.vxm(A, semiring.ss.any_secondi).new(mask=~pi.S, replace=True)
@@ -250,16 +263,18 @@ def graphs(report, gb, sizes, rng, repeat):
             gA = gb.io.from_scipy_sparse(G)
             gP = gA.apply(gb.unary.one).new(dtype=bool)
             gPT = gP.T.new()
-            pi = gb_bfs(gb, gP, gPT, source)
-            assert pi.nvals == int(np.isfinite(hops).sum())
+            degree = np.diff(G.indptr)   # (out-degrees: LAGraph's G->out_degree)
+            turns = []
+            pi = gb_bfs(gb, gP, gPT, degree, source, turns)
+            assert pi.nvals == int(np.isfinite(hops).sum()) and tuple(turns) == r.directions
             d = gb_bellman_ford(gb, gA, source)
             idx, vals = d.to_coo()
             assert np.allclose(vals, dist[idx]) and len(idx) == int(np.isfinite(dist).sum())
             for threads in (1, 2):
                 gb.ss.config["nthreads"] = threads
-                gbase[f"GraphBLAS {threads}t"] = timed(lambda: gb_bfs(gb, gP, gPT, source), repeat)
+                gbase[f"GraphBLAS {threads}t"] = timed(lambda: gb_bfs(gb, gP, gPT, degree, source), repeat)
                 pbase[f"GraphBLAS {threads}t"] = timed(lambda: gb_bellman_ford(gb, gA, source), repeat)
-        case = f"{label} {n}v {G.nnz}e, {len(r.directions)} rounds"
+        case = f"{label} {n}v {G.nnz}e, {len(r.directions)} rounds, {r.directions.count('pull')} pull"
         report.row("BFS push", case, timed(lambda: search(source, "push"), repeat), gbase)
         report.row("BFS auto", case, timed(lambda: search(source, "auto"), repeat), gbase, PAPER["bfs"][2])
         rounds = paths(source).rounds

@@ -4,21 +4,21 @@ Iterative solvers and graph algorithms call one kernel thousands of times on sma
 where the general call path (:meth:`compiler.runtime.Kernel.__call__`: binding, conversions,
 compression, in-place outputs, write checks) costs more than the kernel. For a kernel with
 none of those, :func:`fast_call` generates one Python function per kernel that takes the C
-pointers of a tensor this kernel bound before (made and checked once, kept on the tensor) or
-wraps a contiguous numpy array of an all-Dense format directly, checks the extents, allocates
-the output and runs the kernel: on a 5x5 SpMV a call with Tensors costs fewer instructions than
-scipy's ``A @ x``, 1.1 times with a numpy vector and 1.4 times with the scipy matrix itself
-(``benchmarks/bench_call_path.py --instructions``). Whenever a call is not that simple (a tensor not yet bound, values holding more than
-the kernel assumes, an output given or too large to allocate unchecked) it returns ``None``
-and the general path takes the call, so both give the same result.
+pointers of a tensor in the kernel's format (made and checked when the kernel first meets the
+tensor, kept on it) or wraps a contiguous numpy array of an all-Dense format directly, checks
+the extents, allocates the output and runs the kernel: on a 5x5 SpMV a call with Tensors costs
+fewer instructions than scipy's ``A @ x``, 1.1 times with a numpy vector and 1.4 times with the
+scipy matrix itself (``benchmarks/bench_call_path.py --instructions``). Whenever a call is not
+that simple (a tensor in another format, values holding more than the kernel assumes, an output
+given or too large to allocate unchecked) it returns ``None`` and the general path takes the
+call, so both give the same result.
 
 >>> import numpy as np, compiler as ss
 >>> A = ss.Tensor.from_numpy(np.array([[0, 2.0], [3.0, 0]]), "csr")
 >>> k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(2))
 >>> fast = fast_call(k)
->>> fast({"A": A, "x": np.ones(2)}) is None        # A not bound by this kernel yet
+>>> fast({"A": A.asformat("coo"), "x": np.ones(2)}) is None   # the general path refuses it
 True
->>> _ = k(A=A, x=np.ones(2))                        # the general path binds it
 >>> fast({"A": A, "x": np.ones(2)}).to_numpy()
 array([2., 3.])
 """
@@ -40,10 +40,12 @@ def fast_call(kernel):
     ``tensors`` dict giving the output tensor, or ``None`` for a call the general path takes (its
     generated source in ``.code``); ``None`` instead of a function when its
     calls need the general path every time (a checked kernel, conversions or copies of inputs,
-    an output updated in place or checked against its writes, index compression, several outputs,
+    an output updated in place, or checked against writes that may reach past it (an hstack's
+    ``D[i, j + 3]``), index compression, several outputs,
     shape operators, whose premises each call checks for its shapes)."""
     low, plan = kernel.lowered, kernel._plan()
-    if (kernel.compiled.checked or low.copies or low.conversions or low.output_writes or low.outputs
+    if (kernel.compiled.checked or low.copies or low.conversions or low.outputs
+            or not _writes_inside(low.output_writes, plan.shape_from)
             or getattr(kernel, "shape_operators", False)
             or low.initial not in ("fill", "none") or low.validate_output or plan.compression is not None
             or plan.at_most_one or plan.shape_from is None):
@@ -188,6 +190,14 @@ class FastCall:
         self.function.code = self.code
 
 
+def _writes_inside(writes: tuple, shape_from) -> bool:
+    """Whether each write of a loop program's output (``Lowered.output_writes``) reaches no
+    further than the output's extent in its mode, whatever the call's shapes: the write's reach is
+    the very extent the output takes (a write at a loop index, ``_F[k]`` of BFS's step, whose
+    output is as long as ``A``'s mode 0), so the general path's check of it cannot fail."""
+    return not writes or (shape_from is not None and all(entry == shape_from[mode] for mode, entry, _ in writes))
+
+
 class _Unplanned(Exception):
     """A C argument no part of the fast path provides (the general path takes every call)."""
 
@@ -217,11 +227,15 @@ def _facts_check(name: str, held: str, indent: str) -> list[str]:
 
 def _binder(compiled, plan, params: tuple):
     """The function that gives a Tensor's ``(plan, pointers)`` for this kernel and keeps it on the
-    tensor, or ``None`` while the general path has not bound it (and checked its format)."""
+    tensor, or ``None`` for one in another format, which the general path binds or refuses. A tensor
+    of the kernel's format is bound here as the general path would bind it (the fast path serves no
+    checked kernel, which validates each): an iteration's last output read by the next call (a BFS
+    round's frontier) is a new Tensor every call."""
     buffers = set(compiled.pointer_parameters())
+    fmt = plan.format
 
     def bind(tensor: Tensor):
-        if not plan.has_bound(tensor):
+        if not plan.has_bound(tensor) and tensor.format is not fmt and tensor.format != fmt:
             return None
         args = plan.args(tensor)
         try:

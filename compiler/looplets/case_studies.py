@@ -7,8 +7,8 @@ frontier in-neighbour and stops at the first (``p`` is a ShortCircuitScalar redu
 the vertices that changed in the last round and writes the distances ``D`` and the changed set
 ``F``. The drivers :func:`bfs` and :func:`bellman_ford` (or :class:`BFS` and :class:`BellmanFord`, which
 prepare a graph once for many searches) run them to convergence from Python,
-choosing push or pull per round as the paper's benchmark does (pull when the frontier holds
-more than ``alpha`` of the vertices).
+choosing push or pull per round as LAGraph's direction-optimizing BFS does, by the edges of the
+frontier against those not yet explored (:class:`compiler.looplets.direction.DirectionRule`).
 
 The paper's code is Julia's, 1-based and column-major; here coordinates are 0-based, so "no
 parent" is ``-1`` (Finch's ``0``), and each matrix is stored with its second mode outermost
@@ -39,6 +39,7 @@ from ..format import Format
 from ..levels import Dense, Element, Pattern, SparseByteMap, SparseList
 from ..tensor import Tensor
 from .compile import compile_program
+from .direction import DirectionRule
 from .language import loop_program
 from .scalars import Scalar, ShortCircuitScalar
 
@@ -211,6 +212,8 @@ class BFS:
         self.n = G.shape[0]
         # A[k, j] = AT[j, k] = G[j, k]: the same column-major pattern serves both steps
         self.A, self.AT = _pattern(G.T.tocsc(), "A"), _pattern(G.tocsc(), "AT")
+        # (what the direction rule counts: the stored edges, and each vertex's out-edges)
+        self.edges, self.degree = G.nnz, np.diff(G.indptr)
         self._steps = {}   # (compile_program plans a call afresh: each kernel is compiled once)
 
     def _kernel(self, key, program, **tensors):
@@ -218,7 +221,8 @@ class BFS:
             self._steps[key] = compile_program(program, **tensors)
         return self._steps[key]
 
-    def __call__(self, source: int, direction: str = "auto", alpha: float = 0.01) -> BFSResult:
+    def __call__(self, source: int, direction: str = "auto", alpha: float = 8.0, beta1: float = 8.0,
+                 beta2: float = 512.0) -> BFSResult:
         """The search from ``source``, run until the frontier is empty (see :func:`bfs`).
 
         Each round is one kernel call, :data:`bfs_push_parents` or :data:`bfs_pull_parents` (the
@@ -240,11 +244,13 @@ class BFS:
         V = Tensor(Dense(Element(False, visited, "bool"), n), shape=(n,), name="V", check=False)
         parents, levels = first.copy(), np.full(n, -1, dtype=np.int64)
         levels[s] = 0
-        frontier, depth, directions = 1, 0, []
+        rule = DirectionRule(n, self.edges, alpha, beta1, beta2) if direction == "auto" else None
+        new, frontier, depth, directions = np.array([s]), 1, 0, []
         while frontier:
             if depth == n:   # (each round visits a vertex first seen: a step that does not is a bug)
                 raise RuntimeError(f"bfs: the frontier still holds {frontier} vertices after {n} rounds")
-            pull = direction == "pull" or (direction == "auto" and frontier > alpha * n)
+            pull = direction == "pull" or (rule is not None and
+                                           rule(frontier, lambda: self.degree[new].sum()) == "pull")
             if pull:
                 F = self._kernel("pull", bfs_pull_parents, _F=PARENT_FRONTIER, F=F, AT=AT, V=V)(F=F, AT=AT, V=V)
             else:
@@ -260,18 +266,21 @@ class BFS:
         return BFSResult(parents, levels, tuple(directions))
 
 
-def bfs(graph, source: int, direction: str = "auto", alpha: float = 0.01) -> BFSResult:
+def bfs(graph, source: int, direction: str = "auto", alpha: float = 8.0, beta1: float = 8.0,
+        beta2: float = 512.0) -> BFSResult:
     """Breadth-first search from ``source`` by Finch's BFS steps, run until the frontier is empty.
 
-    ``direction`` is ``"push"``, ``"pull"`` or ``"auto"`` (pull when the frontier holds more than
-    ``alpha`` of the vertices, as the paper's benchmark chooses). Each round is one call of a
+    ``direction`` is ``"push"``, ``"pull"`` or ``"auto"``: LAGraph's direction optimization, with
+    its ``alpha``, ``beta1`` and ``beta2`` (:class:`compiler.looplets.direction.DirectionRule`:
+    pull while the frontier's out-edges are many against the edges not yet explored, push again
+    once the frontier shrinks to few vertices). Each round is one call of a
     step kernel (:data:`bfs_push_parents` or :data:`bfs_pull_parents`: the next frontier, holding
     its vertices' parents).
     To search one graph many times, build a :class:`BFS` once.
     """
     if direction not in ("push", "pull", "auto"):
         raise UsageError(f"bfs: direction {direction!r}: give 'push', 'pull' or 'auto'")
-    return BFS(graph)(source, direction, alpha)
+    return BFS(graph)(source, direction, alpha, beta1, beta2)
 
 
 class BellmanFord:

@@ -214,6 +214,11 @@ class ProgramKernel(_runtime_kernel()):
         kernel = super().for_values(tensors)
         return kernel if kernel is self else ProgramKernel.of(kernel)
 
+    def __call__(self, *given, **tensors):
+        out = super().__call__(*given, **tensors)
+        # (the fast call path returns the runtime's 0-d Tensor: _run is not where it passes)
+        return out.to_numpy()[()] if out.__class__ is Tensor and out.ndim == 0 else out
+
     def _run(self, runner, tensors):
         out = super()._run(runner, tensors)
         if isinstance(out, Outputs):   # (several outputs: each as one output comes back)
@@ -327,12 +332,15 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     trace.record("imperative", before=str(normalized), after=fn, note="the lowered kernel",
                  artifacts=[ir_artifact(fn)])
     # an output the program never assigns (no `y[...] = v` before its first write) starts from
-    # its values when given (Finch thaws it), not from its fill
-    thawed = {}
+    # its values when given (Finch thaws it), not from its fill; one it assigns first thing, outside
+    # any loop or branch, is written whole by the kernel's declaration, before anything reads it
+    starts = {}
     for t in outs:
         first = next((n for n in walk(normalized) if isinstance(n, Declare) and n.tns.name == t), None)
-        thawed[t] = first is not None and first.implicit
-    return fn, infos, outs, out_sizes, sources, thawed, writes, unordered, low.helper_ops
+        starts[t] = ("thawed" if first is not None and first.implicit else
+                     "declared" if isinstance(normalized, Block) and any(s is first for s in normalized.stmts)
+                     else "fill")
+    return fn, infos, outs, out_sizes, sources, starts, writes, unordered, low.helper_ops
 
 
 #: the reach of a write through a window of the output: within the output by construction
@@ -558,7 +566,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         order = formats[program.lhs.tensor].mode_order
         shaped_sizes = [extent_ir(shaped.output[m], formats) for m in order]
     try:
-        fn, infos, outs, out_sizes, sources, thawed, writes, unordered, helper_ops = _compile(
+        fn, infos, outs, out_sizes, sources, starts, writes, unordered, helper_ops = _compile(
             prog, trace, False, options.get("name"), options.get("output"), formats,
             dict(options.get("shapes") or ()), int(limit), shaped_sizes,
             program if shaped is not None else None, not isinstance(program, NAssignType()))
@@ -589,7 +597,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     # (shape operators give the output's shape from shape inference; a kernel built in another
     # order than asked returns its output converted)
     lowered = [_lowered_output(program, prog, fn, t, infos[t], out_sizes[t], by_param, tuple(extents), helpers,
-                               thawed[t], writes[t], unordered.get(t, ""), given_shapes,
+                               starts[t], writes[t], unordered.get(t, ""), given_shapes,
                                shaped.output if shaped is not None and shaped.output else None,
                                built is not None and t == out_name)
                for t in outs]
@@ -599,10 +607,11 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     return replace(lowered[0], outputs=tuple(lowered))
 
 
-def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extents, helpers, thawed, writes,
+def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extents, helpers, begins, writes,
                     unordered, given_shapes, known_shape=None, converted=False):
-    """What the runtime needs to allocate, fill and build one output of the kernel (``known_shape``:
-    its shape from shape inference; ``converted``: built in another order, converted by the runtime)."""
+    """What the runtime needs to allocate, fill and build one output of the kernel (``begins``: whether
+    the program thaws it, declares it first thing, or neither; ``known_shape``: its shape from shape
+    inference; ``converted``: built in another order, converted by the runtime)."""
     from ..runtime import Lowered  # the shared runtime
     given = given_shapes.get(output)
     storage = list(out_sizes)
@@ -617,10 +626,15 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
         if ident is not NOVALUE and all(lvl.slot_per_coordinate for lvl in info.levels):
             # a fresh output of an update starts at the identity, whatever its format's fill (as the oracle's)
             start = np.asarray(ident).astype(info.dtype).item()
-    elif not isinstance(program, NAssignType()) and thawed:
+    elif not isinstance(program, NAssignType()) and begins == "thawed":
         # (a dense output, or byte map, given at the call starts from its values; a sparse
         # one is assembled afresh, so the runtime refuses one given with entries)
         initial = "output" if all(lvl.slot_per_coordinate for lvl in info.levels) else "assembled"
+    elif not isinstance(program, NAssignType()) and begins == "declared" and info.levels and \
+            isinstance(info.leaf, Element) and all(isinstance(lvl, (Dense, SparseByteMap)) for lvl in info.levels):
+        # (its declaration stores every value, as BFS's `_F[...] = -1` does each round: filling the
+        # buffer first, as for any other output, wrote it twice)
+        initial = "none"
     fmt = info.format.plain() if hasattr(info.format, "plain") else info.format  # a Scalar kind: its storage
     if fmt.dtype is None:   # (a level spec given without one: the result holds the kernel's values)
         fmt = Format(_with_leaf_dtype(fmt.root, info.dtype), fmt.mode_order)

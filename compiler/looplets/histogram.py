@@ -28,33 +28,59 @@ from ..format import Format, parse_format
 from ..levels import Dense, Element, Pattern, SparseList, SparseRunList
 from ..tensor import Tensor
 from .compile import compile_program
-from .language import loop_program
+from .language import LoopProgram, loop_program
 
-__all__ = ["masked_histogram_8bit", "masked_histogram_8bit_stack", "MaskedHistogram8", "masked_histogram_u8",
-           "IMAGE_U8", "MASK_LIST", "MASK_RUNS", "mask_format_for"]
-
-
-@loop_program
-def masked_histogram_8bit(bins, img, mask, count):
-    """Fig 26's masked histogram of an 8-bit image: ``bins[(v * count) >> 8] += 1`` for each pixel
-    ``v`` where ``mask`` is set (``count`` the number of bins)."""
-    bins[...] = 0
-    for r in _:
-        for c in _:
-            if mask[r, c]:
-                bins[(img[r, c] * count) >> 8] += 1
+__all__ = ["histogram_program", "BIN_RULES", "HISTOGRAMS", "masked_histogram_8bit", "masked_histogram_8bit_stack",
+           "MaskedHistogram8", "masked_histogram_u8", "IMAGE_U8", "MASK_LIST", "MASK_RUNS", "mask_format_for"]
 
 
-@loop_program
-def masked_histogram_8bit_stack(bins, img, mask, count):
-    """:data:`masked_histogram_8bit` of each image ``img[n]`` of a stack under its mask ``mask[n]``,
-    into ``bins[n, :]``, in one kernel call for the stack."""
-    bins[...] = 0
-    for n in _:
-        for r in _:
-            for c in _:
-                if mask[n, r, c]:
-                    bins[n, (img[n, r, c] * count) >> 8] += 1
+#: how each kind of image's pixel ``v`` finds its bin: the bin's index, and the test that keeps a
+#: value outside the bins from being counted (None: every value has a bin), with the scalars the
+#: program takes. ``8bit``: uint8 pixels over ``[0, 256)`` in ``count`` bins; ``step`` and ``shift``:
+#: any integer, in bins ``width`` (or ``2 ** shift``) wide over ``[0, top)``
+BIN_RULES = {"8bit": ("({v} * count) >> 8", None, ("count",)),
+             "step": ("{v} // width", "(v >= 0) & (v < top)", ("width", "top")),
+             "shift": ("{v} >> shift", "(v >= 0) & (v < top)", ("shift", "top"))}
+
+
+def histogram_program(rule: str, stack: bool = False) -> LoopProgram:
+    """The masked histogram's loop program (Fig 26: ``bins[bin(v)] += 1`` for each pixel ``v`` where
+    ``mask`` is set) for a kind of image (:data:`BIN_RULES`): 8-bit images (this module's
+    :class:`MaskedHistogram8`) or integer ones over any range
+    (:class:`compiler.looplets.morphology.MaskedHistogram`). With ``stack``, of each image ``img[n]``
+    of a stack under its mask ``mask[n]``, into ``bins[n, :]``, in one kernel call for the stack.
+
+    >>> print(histogram_program("shift"))
+    bins .= 0
+    for r = _
+      for c = _
+        if mask[r, c]
+          let v = img[r, c]
+            if (v >= 0) & (v < top[])
+              bins[>>(v, shift[])] += 1
+    """
+    if rule not in BIN_RULES:
+        raise UsageError(f"masked histogram: no bin rule {rule!r}; give one of {', '.join(map(repr, BIN_RULES))}")
+    index, guard, scalars = BIN_RULES[rule]
+    n, loops = ("n, ", ["for n in _:"]) if stack else ("", [])
+    loops += ["for r in _:", "for c in _:"]
+    lines = [f"def masked_histogram_{rule}{'_stack' if stack else ''}(bins, img, mask, {', '.join(scalars)}):",
+             "    bins[...] = 0"]
+    lines += ["    " * (depth + 1) + loop for depth, loop in enumerate(loops)]
+    body = ["if mask[{n}r, c]:".format(n=n)]
+    if guard is None:   # (the pixel read where it is binned: no let)
+        body.append("    " + f"bins[{n}{index.format(v=f'img[{n}r, c]')}] += 1")
+    else:
+        body += ["    " + f"v = img[{n}r, c]", "    " + f"if {guard}:", "        " + f"bins[{n}{index.format(v='v')}] += 1"]
+    lines += ["    " * (len(loops) + 1) + line for line in body]
+    return loop_program(source="\n".join(lines) + "\n")
+
+
+#: the masked histograms' programs by bin rule and ``stack``, made once: a kernel is cached for its program
+HISTOGRAMS = {(rule, stack): histogram_program(rule, stack) for rule in BIN_RULES for stack in (False, True)}
+#: Fig 26's masked histogram of an 8-bit image (``bins[(v * count) >> 8] += 1``), and of each image
+#: of a stack in one call
+masked_histogram_8bit, masked_histogram_8bit_stack = HISTOGRAMS["8bit", False], HISTOGRAMS["8bit", True]
 
 
 #: an 8-bit image, row by row (a C-contiguous uint8 array is read in place)

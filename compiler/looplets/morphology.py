@@ -41,6 +41,7 @@ from ..format import Format, parse_format
 from ..levels import Dense, Element, Pattern, SparseRunList
 from ..tensor import Tensor
 from .compile import compile_program
+from .histogram import HISTOGRAMS
 from .language import LoopProgram, loop_program
 
 __all__ = ["erosion_program", "EROSIONS", "ROW_PASS_READS", "erode_box", "erode_cross", "erode_box_stack",
@@ -95,30 +96,12 @@ erode_box, erode_cross = EROSIONS["box", False], EROSIONS["cross", False]
 erode_box_stack, erode_cross_stack = EROSIONS["box", True], EROSIONS["cross", True]
 
 
-@loop_program
-def masked_histogram_step(bins, img, mask, width, top):
-    """Fig 26's masked histogram: ``bins[img // width] += 1`` where ``mask`` is set and
-    ``0 <= img < top`` (a value outside is in no bin, and never indexes past ``bins``)."""
-    bins[...] = 0
-    for r in _:
-        for c in _:
-            if mask[r, c]:
-                v = img[r, c]
-                if (v >= 0) & (v < top):
-                    bins[v // width] += 1
-
-
-@loop_program
-def masked_histogram_shift(bins, img, mask, shift, top):
-    """:data:`masked_histogram_step` for bins ``2 ** shift`` wide: a shift, not a division, per pixel
-    (the paper's ``div(img, 16)`` of 16 bins over 256 values)."""
-    bins[...] = 0
-    for r in _:
-        for c in _:
-            if mask[r, c]:
-                v = img[r, c]
-                if (v >= 0) & (v < top):
-                    bins[v >> shift] += 1
+#: Fig 26's masked histogram of integer images (this module's :class:`MaskedHistogram`):
+#: ``bins[img // width] += 1`` where ``mask`` is set and ``0 <= img < top`` (a value outside is in
+#: no bin, and never indexes past ``bins``), and the same for bins ``2 ** shift`` wide, a shift, not
+#: a division, per pixel (the paper's ``div(img, 16)``); one generator writes them and the 8-bit
+#: images' (:func:`compiler.looplets.histogram.histogram_program`)
+masked_histogram_step, masked_histogram_shift = HISTOGRAMS["step", False], HISTOGRAMS["shift", False]
 
 
 #: a binary image stored run-length: rows of runs of on pixels (Finch's SparseRunList)

@@ -26,8 +26,9 @@ def test_spmv_takes_the_fast_path_and_agrees_with_the_oracle(strategy):
     k = ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy, A=A, x=x)
     fast = fast_call(k)
     assert fast is not None
-    assert fast({"A": A, "x": x}) is None, "A is bound by the general path first"
-    first = k(A=A, x=x)
+    first = fast({"A": A, "x": x})
+    assert first is not None, "a tensor in the kernel's format is bound by the fast path"
+    np.testing.assert_array_equal(first.to_numpy(), k.interpret(A=A, x=x).to_numpy())
     again = fast({"A": A, "x": x})
     assert again is not None, "a bound tensor and a numpy vector take the fast path"
     np.testing.assert_array_equal(again.to_numpy(), a @ x)
@@ -201,3 +202,79 @@ def test_a_numpy_argument_holding_a_non_finite_value_is_seen_in_c(dtype, held):
     assert fast_call(k)({"A": A, "x": x}) is None
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(k(A=A, x=x).to_numpy(), ss.evaluate("y[i] = A[i, j] * x[j]", A=A, x=x)[0])
+
+
+def test_a_loop_program_writing_at_its_loop_indices_takes_the_fast_path():
+    """A loop program's writes are checked against its output's shape; where a write reaches
+    exactly the extent the output takes (``y[i]`` of a loop over ``A``'s rows: BFS's step,
+    called once a round), that check cannot fail and the fast path takes the call."""
+    from compiler.looplets import compile_program, loop_program
+
+    @loop_program
+    def row_max(y, A):
+        y[...] = 0.0
+        for i in _:
+            for j in _:
+                y[i] <<= max, A[i, j]
+
+    a = _csr(7, 5, 0.4, 3)
+    A = ss.Tensor.from_numpy(a, "csr", name="A")
+    k = compile_program(row_max, y="dense", A=A)
+    assert k.lowered.output_writes, "the write's reach is recorded"
+    fast = fast_call(k)
+    assert fast is not None
+    first = k(A=A)
+    again = fast({"A": A})
+    assert again is not None, "a bound tensor takes the fast path"
+    np.testing.assert_array_equal(again.to_numpy(), a.max(axis=1))
+    np.testing.assert_array_equal(first.to_numpy(), again.to_numpy())
+    B = ss.Tensor.from_numpy(_csr(3, 5, 0.6, 4), "csr", name="A")   # another shape: sized by its rows
+    k(A=B)
+    np.testing.assert_array_equal(fast({"A": B}).to_numpy(), B.to_numpy().max(axis=1))
+
+
+def test_a_write_that_may_reach_past_the_output_keeps_the_general_path():
+    """An hstack writes ``D[i, j + 3]``: its output's width is its writes' reach, and a given
+    output must be wide enough, which the general path checks each call."""
+    from compiler.looplets import loop_program
+
+    @loop_program
+    def hstack(D, A):
+        for i in _:
+            for j in _:
+                D[i, j] = A[i, j]
+        for i in _:
+            for j in _:
+                D[i, j + 3] = A[i, j]
+
+    A = ss.Tensor.from_numpy(np.arange(1.0, 13.0).reshape(4, 3), "dense", name="A")
+    D = ss.Tensor.from_numpy(np.zeros((4, 6)), "dense", name="D")
+    k = ss.lower(hstack, D=D, A=A)
+    assert fast_call(k) is None
+    for _ in range(2):
+        np.testing.assert_array_equal(k(A=A, D=D).to_numpy(), np.hstack([A.to_numpy(), A.to_numpy()]))
+    with pytest.raises(ss.ShapeError, match="extent 5 in mode 1"):
+        k(A=A, D=ss.Tensor.from_numpy(np.zeros((4, 5)), "dense", name="D"))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_each_call_on_the_last_calls_output_takes_the_fast_path(strategy):
+    """An iteration feeds each call's output to the next (a power iteration here, a BFS's frontier
+    round after round): a Tensor the kernel has not met, in its format, is bound by the fast path;
+    one in another format goes to the general path, which refuses it naming both formats."""
+    a = _csr(6, 6, 0.5, 5)
+    A = ss.Tensor.from_numpy(a, "csr", name="A")
+    x0 = ss.Tensor.from_numpy(np.ones(6), "dense", name="x")
+    k = ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy, A=A, x=x0)
+    fast = fast_call(k)
+    x, want = x0, np.ones(6)
+    for _ in range(4):
+        y = fast({"A": A, "x": x})
+        assert y is not None, "the last call's output is taken by the fast path"
+        want = a @ want
+        np.testing.assert_allclose(y.to_numpy(), want)
+        x = y
+    sparse_x = ss.Tensor.from_numpy(np.ones(6), "sparse_vector", name="x")
+    assert fast({"A": A, "x": sparse_x}) is None
+    with pytest.raises(ss.FormatError, match="tensor x is"):
+        k(A=A, x=sparse_x)

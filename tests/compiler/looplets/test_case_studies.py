@@ -19,6 +19,7 @@ from compiler.looplets import compile_program
 from compiler.looplets.case_studies import (BFS, BY_COLUMNS, FRONTIER, PARENT_FRONTIER, BellmanFord,
                                             bellman_ford, bellman_ford_parents, bellman_ford_step, bfs, bfs_pull,
                                             bfs_pull_parents, bfs_push, bfs_push_parents, bfs_visit)
+from compiler.looplets.direction import DirectionRule
 from compiler.looplets.scalars import Scalar
 from compiler.format import Format
 from compiler.levels import Dense, Element, Pattern, SparseList
@@ -103,9 +104,44 @@ def test_bfs_to_convergence_matches_scipy(graph, direction):
         assert set(got.directions) == {direction}
 
 
-def test_auto_direction_pulls_on_a_large_frontier_and_pushes_on_a_small_one():
-    got = bfs(SCALE_FREE, 0, "auto", alpha=0.05)
+def replayed_directions(G, got, **params):
+    """The directions LAGraph's rule gives for the frontiers scipy's hops make (level ``r``'s vertices
+    before round ``r + 1``), counting their out-edges from ``G``: what ``bfs`` should have chosen."""
+    hops = got.levels
+    out_degree = np.diff(sp.csr_array(G).indptr)
+    rule = DirectionRule(G.shape[0], sp.csr_array(G).nnz, **params)
+    return tuple(rule(int((hops == r).sum()), lambda r=r: out_degree[hops == r].sum())
+                 for r in range(len(got.directions)))
+
+
+@pytest.mark.parametrize("graph", ["road", "scale_free"])
+def test_auto_direction_is_lagraphs_rule_on_the_searchs_frontiers(graph):
+    G = ROAD if graph == "road" else SCALE_FREE
+    got = check_bfs(G, 0, "auto")
+    assert got.directions == replayed_directions(G, got)
     assert got.directions[0] == "push" and "pull" in got.directions
+    pushing = bfs(G, 0, "auto", alpha=1e-9)   # (the frontier's edges never outweigh the rest)
+    pulling = bfs(G, 0, "auto", alpha=1e9, beta2=1e9)   # (they always do; a pull never turns back)
+    assert set(pushing.directions) == {"push"} and set(pulling.directions) == {"pull"}
+    np.testing.assert_array_equal(pushing.levels, got.levels)
+    np.testing.assert_array_equal(pulling.levels, got.levels)
+
+
+def test_the_direction_rule_turns_as_lagraph_turns():
+    def never():
+        raise AssertionError("the rule counts no edges after a pull")
+    n, edges = 1000, 8000   # (n / beta1 = 125, n / beta2 = 1)
+    rule = DirectionRule(n, edges)
+    # unexplored 7960: 40 edges are few; 7460: 500 are few; 2460: 5000 are many, the frontier growing
+    assert [rule(1, lambda: 40), rule(30, lambda: 500), rule(400, lambda: 5000)] == ["push", "push", "pull"]
+    assert rule(300, never) == "pull", "shrinking, but to more than n / beta2 vertices"
+    assert rule(1, never) == "push", "shrunk to n / beta2"
+    assert rule(100, never) == "push", "growing, but to no more than n / beta1 vertices"
+    assert rule(200, never) == "pull", "growing past n / beta1 after a pull"
+    still = DirectionRule(n, edges)
+    assert [still(5, lambda: 100), still(5, lambda: 7000)] == ["push", "push"], "a frontier that does not grow"
+    sparse = DirectionRule(100, 50)   # (fewer edges than vertices: push to the end)
+    assert {sparse(k, never) for k in (1, 60, 90, 2)} == {"push"}
 
 
 @pytest.mark.parametrize("graph", ["road", "scale_free"])
@@ -155,7 +191,14 @@ SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
 @example((STORED_ZERO, 0), "push")                                             # a stored 0 is an edge
 def test_bfs_matches_scipy_on_random_graphs(case, direction):
     G, source = case
-    check_bfs(G, source, direction)
+    got = check_bfs(G, source, direction)
+    if direction == "auto":   # (and with thresholds that make a small graph's search turn)
+        assert got.directions == replayed_directions(G, got)
+        params = dict(alpha=0.5, beta1=4.0, beta2=4.0)
+        turning = bfs(G, source, "auto", **params)
+        np.testing.assert_array_equal(turning.levels, got.levels)
+        np.testing.assert_array_equal(turning.parents >= 0, got.parents >= 0)
+        assert turning.directions == replayed_directions(G, turning, **params)
 
 
 @SETTINGS

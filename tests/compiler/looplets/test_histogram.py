@@ -137,3 +137,46 @@ def test_bad_input_is_refused_in_the_users_terms():
     for bad in (0, 257, 2.5, True):
         with pytest.raises(UsageError, match="bins must be an integer from 1 to 256"):
             MaskedHistogram8(bad)
+
+
+@pytest.mark.parametrize("stack", [False, True])
+@pytest.mark.parametrize("rule", ["8bit", "step", "shift"])
+def test_one_generator_writes_each_kind_of_images_histogram(rule, stack):
+    """histogram_program writes the 8-bit and the integer images' programs, alone and stacked:
+    each kernel against numpy (values outside the range in no bin) and the IR interpreter."""
+    from compiler.format import Format
+    from compiler.looplets import compile_program
+    from compiler.looplets.histogram import HISTOGRAMS, histogram_program
+    from compiler.levels import Dense, Element
+    rng = np.random.default_rng(3)
+    shape = (3, 5, 7) if stack else (5, 7)
+    mask = rng.random(shape) < 0.5
+    if rule == "8bit":
+        img = rng.integers(0, 256, shape).astype(np.uint8)
+        scalars, fmt = dict(count=np.int64(16)), IMAGE_U8
+        want_bins = lambda v: (v.astype(np.int64) * 16) >> 8   # noqa: E731
+        kept = mask
+    else:
+        img = rng.integers(-20, 300, shape)
+        scalars = dict(width=np.int64(16)) if rule == "step" else dict(shift=np.int64(4))
+        scalars["top"], fmt = np.int64(256), Dense(Dense(Element(0, dtype="int64")))
+        want_bins = lambda v: v // 16   # noqa: E731
+        kept = mask & (img >= 0) & (img < 256)
+    program = histogram_program(rule, stack)
+    assert str(program) == str(HISTOGRAMS[rule, stack]) and program.name.startswith(f"masked_histogram_{rule}")
+    images = Tensor.from_numpy(img, Format(Dense(fmt)) if stack else fmt)
+    masks = Tensor.from_numpy(mask, Format(Dense(MASK_LIST)) if stack else MASK_LIST)
+    counts = np.zeros((shape[0], 16) if stack else 16, np.int64)
+    k = compile_program(program, bins=Tensor.from_numpy(counts, "dense" if not stack else Dense(Dense(Element(0)))),
+                        img=images, mask=masks, **scalars)
+    got = k(img=images, mask=masks, **scalars).to_numpy()
+    per_image = [(img[i], kept[i]) for i in range(shape[0])] if stack else [(img, kept)]
+    want = np.array([np.bincount(want_bins(v[m]), minlength=16) for v, m in per_image])
+    np.testing.assert_array_equal(got, want if stack else want[0])
+    np.testing.assert_array_equal(k.interpret(img=images, mask=masks, **scalars).to_numpy(), got)
+
+
+def test_an_unknown_bin_rule_is_refused_naming_the_rules():
+    from compiler.looplets.histogram import histogram_program
+    with pytest.raises(UsageError, match="no bin rule 'log'; give one of '8bit', 'step', 'shift'"):
+        histogram_program("log")

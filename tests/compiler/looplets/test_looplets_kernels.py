@@ -286,3 +286,20 @@ def test_the_output_not_given_takes_the_result_dtype():
     assert got.dtype == np.int64 and got.tolist() == [2 ** 53 + 1, 2 ** 62 + 1]
     s = lower("s[] = A[i, j]", strategy="looplets", A=A)(A=A).to_numpy()
     assert s.dtype == np.int64 and int(s) == 2 ** 53 + 2 ** 62 + 2
+
+
+def test_a_zero_d_output_is_its_value_on_every_call():
+    """A loop program's 0-d output comes back as its value (``float(k(A=A))``), on the fast call
+    path too: the second call of the same tensors returned the runtime's 0-d Tensor."""
+    @loop_program
+    def total(s, A):
+        s[...] = 0.0
+        for i in _:
+            for j in _:
+                s += A[i, j]
+    M = sparse((4, 5), 0.5)
+    A = Tensor.from_numpy(M, "csr")
+    k = compile_program(total, s=Element(0.0), A=A)
+    for _ in range(3):
+        got = k(A=A)
+        assert not isinstance(got, Tensor) and got == pytest.approx(M.sum())

@@ -118,3 +118,46 @@ def test_windows_and_offsets_against_numpy(n, bounds, off, extra, fresh, fmt):
         expected = np.zeros(size)
     expected[first:reach] = part
     np.testing.assert_array_equal(got, expected)
+
+
+@loop_program
+def offer_parents(_F, F, A):
+    _F[...] = -1
+    for j in _:
+        for k in _:
+            if (F[j] >= 0) and A[k, j]:
+                _F[k] <<= choose(-1), j
+
+
+@loop_program
+def per_row_reset(y, A):
+    for i in _:
+        y[...] = 0.0
+        for j in _:
+            y[j] += A[i, j]
+
+
+def test_an_output_the_program_declares_first_is_not_filled_before_the_kernel():
+    """BFS's step declares its next frontier first thing (``_F[...] = -1``): the kernel's declaration
+    stores every value, so the call allocates the buffer unfilled (it filled it before, then the
+    kernel again: twice a round). The result is the interpreter's whatever the allocator returned."""
+    from compiler.looplets.case_studies import PARENT_FRONTIER
+    rng = np.random.default_rng(1)
+    edges = rng.random((9, 9)) < 0.3
+    A = Tensor.from_numpy(edges, "csc")
+    for fmt in (PARENT_FRONTIER, "dense"):
+        F = Tensor.from_numpy(np.where(rng.random(9) < 0.4, 2, -1), fmt)
+        k = compile_program(offer_parents, _F=fmt, F=F, A=A)
+        assert k.lowered.initial == "none"
+        for _ in range(3):
+            junk = np.full(9, 77, np.int64)   # (freed memory the next buffer may reuse)
+            del junk
+            got = k(F=F, A=A).to_numpy()
+            np.testing.assert_array_equal(got, k.interpret(F=F, A=A).to_numpy())
+            reached = (edges & (F.to_numpy() >= 0)[None, :]).any(axis=1)
+            np.testing.assert_array_equal(got >= 0, reached)
+    # a declaration inside a loop may not run (no rows): the buffer starts at the fill
+    k = compile_program(per_row_reset, y="dense", A=Tensor.from_numpy(np.ones((2, 3)), "csr"))
+    assert k.lowered.initial == "fill"
+    empty = Tensor.from_numpy(np.ones((0, 3)), "csr")
+    np.testing.assert_array_equal(k(A=empty).to_numpy(), np.zeros(3))
