@@ -137,6 +137,10 @@ class FastCall:
                 lines.append("        v, h = k")
                 lines += _tensor_branch(name, params, facts.get(name) is not None, foreign=True)
         for _, uses in plan.extents:
+            # (an output's extent, a strategy's own check of an output given, is not an input's)
+            uses = [(t, m) for t, m in uses if t in self.names]
+            if not uses:
+                continue
             (t0, m0), *rest = uses
             for t, m in rest:
                 lines.append(f"    if s_{t}[{m}] != s_{t0}[{m0}]:")

@@ -162,8 +162,11 @@ class Step:
         self.artifacts = tuple(self.artifacts)
         self.rewrites = tuple(self.rewrites)
         for side in ("before", "after"):   # (printed when first read, see printed_later)
+            program = getattr(self, side)
+            if isinstance(program, Later):   # (the program's text only, made when read)
+                setattr(self, side, None)
             if self.__dict__["_" + side + "_text"] == "":
-                setattr(self, side + "_text", printed_later(getattr(self, side)))
+                setattr(self, side + "_text", printed_later(program))
 
     @property
     def changed(self) -> bool:

@@ -77,3 +77,27 @@ def test_a_damaged_trace_is_a_usage_error_saying_so(text, message):
     from compiler.errors import UsageError
     with pytest.raises(UsageError, match=f"not a sparsescope trace: {message}"):
         Trace.from_json(text)
+
+
+def test_texts_and_drawings_are_made_when_read_and_saved_as_made():
+    # a step's program text, an artifact's parts and a rewrite's terms may be given as Later values
+    # (or immutable IR): nothing is printed until read, and a saved trace holds the text (before:
+    # a Later given as a step's program could not be saved)
+    from compiler.imperative.ir import Store, Var
+    from compiler.trace import Later
+    made = []
+
+    def text(t):
+        return Later(lambda: made.append(t) or t)
+    t = Trace()
+    store = Store("y", Var("i"), 1.0)
+    t.record("cleanup", before=text("a;"), after=store, rewrites=[Rewrite("r", store, text("b;"))],
+             artifacts=[Artifact.deferred("ir", "k", lambda: (made.append("drawn") or "k;", "digraph {}", None))])
+    assert made == []
+    back = Trace.from_json(t.to_json())
+    assert sorted(made) == ["a;", "b;", "drawn"]
+    step = back[0]
+    assert (step.before, step.before_text, step.after_text) == (None, "a;", "y[i] = 1.0;")
+    assert (step.rewrites[0].before, step.rewrites[0].after) == ("y[i] = 1.0;", "b;")
+    assert (step.artifacts[0].text, step.artifacts[0].dot) == ("k;", "digraph {}")
+    assert t[0].after_text == "y[i] = 1.0;" and len(made) == 3   # (made once)
