@@ -71,6 +71,10 @@ of 8 to 10 on 2 cores (CPU times about twice a quiet machine's; the ratios wande
     Fig. 24 geometric mean         1.23x -> 1.47x          1.55x -> 1.75x
     Fig. 25 geometric mean         1.97x -> 2.77x          2.38x -> 2.30x
 
+(In these runs scipy's side of 24b, 24c and 25c still converted its CSR operands to COO inside its
+timed call; the COO operands are now made before timing for scipy as for us, so those three ratios,
+and the geometric means, are lower than shown.)
+
 The CSR vstack against hand-written C of the same job (20k x 20k, CPU time, one process timing
 each in turn): scipy 1.04-1.16 ms; pos with an offset and idx and val memcpy'd, int32 out, 0.91-0.93
 ms (the bound), int64 out 1.06-1.27 ms; each row's dropped values counted then the row copied (what

@@ -631,7 +631,7 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
         # one is assembled afresh, so the runtime refuses one given with entries)
         initial = "output" if all(lvl.slot_per_coordinate for lvl in info.levels) else "assembled"
     elif not isinstance(program, NAssignType()) and begins == "declared" and info.levels and \
-            isinstance(info.leaf, Element) and all(isinstance(lvl, (Dense, SparseByteMap)) for lvl in info.levels):
+            isinstance(info.leaf, Element) and all(lvl.slot_per_coordinate for lvl in info.levels):
         # (its declaration stores every value, as BFS's `_F[...] = -1` does each round: filling the
         # buffer first, as for any other output, wrote it twice)
         initial = "none"
