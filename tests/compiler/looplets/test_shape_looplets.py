@@ -235,6 +235,17 @@ def test_concat_of_any_two_matrices(data, m, vertical, out):
     np.testing.assert_array_equal(want, (np.vstack if vertical else np.hstack)([a[0], b[0]]))
 
 
+def draw_slice(data, n: int, steps: list) -> tuple[int, int, int]:
+    """A slice ``(start, stop, step)`` of an axis of length ``n``, its step one of ``steps``: from
+    ``start`` up to ``stop``, or down to it (-1: past the first element) for a negative step."""
+    step = data.draw(st.sampled_from(steps))
+    if step > 0:
+        start = data.draw(st.integers(0, n))
+        return start, data.draw(st.integers(start, n)), step
+    stop = data.draw(st.integers(-1, max(-1, n - 1)))
+    return data.draw(st.integers(stop, max(stop, n - 1))), stop, step
+
+
 @SLOW
 @given(matrices(), st.data(), st.sampled_from(["csr", "coo", "dense"]), st.booleans())
 @example(a=(np.arange(12.0).reshape(4, 3), "csr", 0.0), data=None, out="csr", rows=True)
@@ -246,13 +257,7 @@ def test_slices_with_any_step(a, data, out, rows):
     if data is None:
         start, stop, step = n - 1, -1, -2
     else:
-        step = data.draw(st.sampled_from([-3, -2, -1, 1, 2, 3]))
-        if step > 0:
-            start = data.draw(st.integers(0, n))
-            stop = data.draw(st.integers(start, n))
-        else:
-            stop = data.draw(st.integers(-1, max(-1, n - 1)))
-            start = data.draw(st.integers(stop, max(stop, n - 1)))
+        start, stop, step = draw_slice(data, n, [-3, -2, -1, 1, 2, 3])
     program = (f"S[k, i] = slice(A[j, i], j -> k, ({start}, {stop}, {step}))" if rows
                else f"S[i, k] = slice(A[i, j], j -> k, ({start}, {stop}, {step}))")
     if fmt == "csc" and rows and step != 1:
@@ -397,13 +402,7 @@ def test_a_strided_slice_or_a_concat_inside_a_reduction_of_any_matrix(a, data):
     if data is None:
         start, stop, step, tail = 3, -1, -2, 1.0
     else:
-        step = data.draw(st.sampled_from([-2, -1, 2, 3]))
-        if step > 0:
-            start = data.draw(st.integers(0, n))
-            stop = data.draw(st.integers(start, n))
-        else:
-            stop = data.draw(st.integers(-1, max(-1, n - 1)))
-            start = data.draw(st.integers(stop, max(stop, n - 1)))
+        start, stop, step = draw_slice(data, n, [-2, -1, 2, 3])
         tail = data.draw(st.sampled_from([0.0, 1.0, -inf]))
     tensors = {"A": ss.Tensor.from_numpy(arr, fmt, fill=fill)}
     kept = list(range(start, stop, step))
