@@ -33,6 +33,26 @@ import numpy as np
 from .. import serialize
 from ..dtypes import VALUE_DTYPES, dtype_name
 
+#: how a node prints itself: :mod:`compiler.imperative.printer` installs its ``pretty`` here when it is
+#: imported (the package's ``__init__`` imports it, so before any node exists); the nodes so need not
+#: import the printer that imports them
+_PRINTER: list = []
+
+
+def install_printer(pretty) -> None:
+    """Make ``str(node)`` print with ``pretty`` (the printer module calls this once)."""
+    _PRINTER[:] = [pretty]
+
+
+def printed(node) -> str:
+    """``node``'s pseudo-C text, by the installed printer.
+
+    >>> printed(BinOp("+", Var("i"), Const(1, "int64")))
+    'i + 1'
+    """
+    return _PRINTER[0](node)
+
+
 #: C math functions a :class:`Call` may name without a helper
 MATH_FUNCTIONS = ("fmin", "fmax", "pow", "ldexp", "sqrt", "exp", "log", "fabs", "isnan",
                   "sin", "cos", "tan", "floor", "ceil", "trunc")
@@ -157,8 +177,7 @@ class Expr:
         return BinOp("!=", self, o)
 
     def __str__(self) -> str:
-        from .printer import pretty
-        return pretty(self)
+        return printed(self)
 
     def pretty(self) -> str:
         return str(self)
@@ -341,8 +360,7 @@ class Stmt:
     """Base of statement nodes."""
 
     def __str__(self) -> str:
-        from .printer import pretty
-        return pretty(self)
+        return printed(self)
 
     def pretty(self) -> str:
         return str(self)
@@ -857,8 +875,7 @@ class Function:
         raise KeyError(f"function {self.name} has no parameter {name!r}")
 
     def __str__(self) -> str:
-        from .printer import pretty
-        return pretty(self)
+        return printed(self)
 
     def pretty(self) -> str:
         return str(self)

@@ -23,7 +23,7 @@ import math
 from .guard import CheckCoordinate
 from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, Expr, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Prefetch, Scalar,
-                 Select, Stmt, Store, UnOp, Var, View, While)
+                 Select, Stmt, Store, UnOp, Var, View, While, install_printer)
 
 INDENT = "    "
 
@@ -269,3 +269,6 @@ def pretty(node) -> str:
     else:
         raise TypeError(f"cannot print {type(node).__name__}")
     return "\n".join(p.lines)
+
+
+install_printer(pretty)

@@ -40,7 +40,7 @@ from ..levels import (Dense, Element, RunList, SparseBand, SparseBlockList, Spar
 from ..tensor import Tensor
 from ..trace import Later, Trace
 from .errors import ProgramError
-from .language import LoopProgram, loop_program
+from .language import LoopProgram, install_compiler, loop_program
 from .coordinates import mark_computed
 from .fibers import Namer, TensorInfo, UnfurlContext
 from .looplet_provenance import MAX_LOOPLETS
@@ -730,3 +730,6 @@ def _printed(stmts) -> Later:
     """The statements' text, printed when the trace is read."""
     stmts = tuple(stmts)
     return Later(lambda: "\n".join(str(s) for s in stmts))
+
+
+install_compiler(compile_program)

@@ -69,6 +69,17 @@ _AUG = {ast.Add: "+", ast.Mult: "*", ast.BitOr: "|", ast.BitAnd: "&", ast.BitXor
 _FUNCS = ("min", "max", "abs", "sqrt", "exp", "log", "pow")
 
 
+#: what :meth:`LoopProgram.lower` calls: :mod:`compiler.looplets.compile` installs its ``compile_program``
+#: here when imported (the package's ``__init__`` imports it), so the language need not import the
+#: compiler that reads its programs
+_COMPILER: list = []
+
+
+def install_compiler(compile_program) -> None:
+    """Make :meth:`LoopProgram.lower` compile with ``compile_program`` (``compile`` calls this once)."""
+    _COMPILER[:] = [compile_program]
+
+
 def _all_slices(node) -> bool:
     """``y[:]`` or ``y[:, :]``: a whole-tensor declaration, like ``y[...]``."""
     elts = node.elts if isinstance(node, ast.Tuple) else [node]
@@ -117,8 +128,7 @@ class LoopProgram:
 
     def lower(self, **tensors):
         """Compile for the given tensors/formats; see :func:`compiler.looplets.compile_program`."""
-        from .compile import compile_program
-        return compile_program(self, **tensors)
+        return _COMPILER[0](self, **tensors)
 
 
 def loop_program(fn=None, *, source: str | None = None, name: str | None = None):
@@ -379,9 +389,9 @@ class _Parser:
         elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         for e in elts:
             if isinstance(e, ast.Slice):
-                self.fail(e, f"slices are not indices in loop programs; write `y[...] = 0` (or `y[:] = 0`) "
-                             f"to declare an output, loop over an index to read or update its elements, "
-                             f"and index a slice to read a window of a tensor (A[2:5][i])")
+                self.fail(e, "slices are not indices in loop programs; write `y[...] = 0` (or `y[:] = 0`) "
+                             "to declare an output, loop over an index to read or update its elements, "
+                             "and index a slice to read a window of a tensor (A[2:5][i])")
         return tuple(self.expr(e, in_index=True) for e in elts)
 
     def operator(self, node):

@@ -41,3 +41,16 @@ def test_else_if_chain_is_flat_and_nesting_indents():
         "} else if (i < 3) {", "    x = 3;", "}"])
     loop = While(x > 0, [Comment("count down"), Block((Assign(x, x - 1),))])
     assert pretty(loop) == "while (x > 0) {\n    // count down\n    x = x - 1;\n}"
+
+
+def test_a_node_prints_by_the_installed_printer_even_when_only_ir_is_imported():
+    """``str(node)`` calls the printer the printer module installs (ir does not import it back):
+    importing ``compiler.imperative.ir`` alone still installs it, through the package."""
+    import subprocess
+    import sys
+    code = ("from compiler.imperative.ir import Var, Assign; "
+            "print(str(Assign(Var('x'), Var('x') + 1)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "x = x + 1;"
+    x = Var("x")
+    assert str(While(x > 0, [Assign(x, x - 1)])) == pretty(While(x > 0, [Assign(x, x - 1)]))

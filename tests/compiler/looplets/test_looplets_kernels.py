@@ -56,6 +56,17 @@ def test_spmv_row_major(level, M):
     np.testing.assert_allclose(k(A=A, x=x).to_numpy(), M @ x.to_numpy())
 
 
+def test_a_program_lowers_itself_as_compile_program_lowers_it():
+    """``LoopProgram.lower`` calls the compiler that ``compiler.looplets.compile`` installs (the
+    language does not import the compiler back): the same C and the same result."""
+    M = sparse((6, 7), 0.4)
+    A = Tensor.from_numpy(M, "csr")
+    x = Tensor.from_numpy(rng.random(7), "dense")
+    k = spmv.lower(y="dense", A=A, x=x)
+    assert k.c_source == compile_program(spmv, y="dense", A=A, x=x).c_source
+    np.testing.assert_allclose(k(A=A, x=x).to_numpy(), M @ x.to_numpy())
+
+
 @pytest.mark.parametrize("level", [SparseList, SparseBand, SparseBlockList])
 def test_spmv_column_major(level):
     M = sparse((8, 5), 0.4)
