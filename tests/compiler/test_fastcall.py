@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import compiler as ss
 from compiler.fastcall import fast_call
+from tests.compiler.extent_programs import hstack
 
 STRATEGIES = ["lattice", "looplets"]
 
@@ -236,17 +237,6 @@ def test_a_loop_program_writing_at_its_loop_indices_takes_the_fast_path():
 def test_a_write_that_may_reach_past_the_output_keeps_the_general_path():
     """An hstack writes ``D[i, j + 3]``: its output's width is its writes' reach, and a given
     output must be wide enough, which the general path checks each call."""
-    from compiler.looplets import loop_program
-
-    @loop_program
-    def hstack(D, A):
-        for i in _:
-            for j in _:
-                D[i, j] = A[i, j]
-        for i in _:
-            for j in _:
-                D[i, j + 3] = A[i, j]
-
     A = ss.Tensor.from_numpy(np.arange(1.0, 13.0).reshape(4, 3), "dense", name="A")
     D = ss.Tensor.from_numpy(np.zeros((4, 6)), "dense", name="D")
     k = ss.lower(hstack, D=D, A=A)
