@@ -78,15 +78,19 @@ def compiler_flags(flags=None) -> tuple[str, ...]:
 LARGE_SOURCE = 256 * 1024
 
 
-def sized_flags(flags: tuple[str, ...], source: str) -> tuple[str, ...]:
+def sized_flags(flags: tuple[str, ...], source: str, checked: bool = False) -> tuple[str, ...]:
     """``flags`` for compiling ``source``: the default flags (with or without the sanitizer's) with -O1
-    for -O3 when the source is past :data:`LARGE_SOURCE`; flags the user chose (``$SPARSESCOPE_CFLAGS``)
-    are kept as they are.
+    for -O3 when the source is past :data:`LARGE_SOURCE`, or when the build is a checked one (a
+    debugging build: every access bounds-checked, loops in their written order, so -O3 buys it little
+    and costs it about twice -O1's compile time); flags the user chose (``$SPARSESCOPE_CFLAGS``) are
+    kept as they are.
 
     >>> sized_flags(DEFAULT_FLAGS, "x" * (LARGE_SOURCE + 1))[0]
     '-O1'
+    >>> sized_flags(DEFAULT_FLAGS, "int k(void) { return 0; }", checked=True)[0]
+    '-O1'
     """
-    if len(source) <= LARGE_SOURCE or os.environ.get("SPARSESCOPE_CFLAGS"):
+    if not (checked or len(source) > LARGE_SOURCE) or os.environ.get("SPARSESCOPE_CFLAGS"):
         return tuple(flags)
     chosen = tuple(f for f in flags if f not in sanitize_flags())   # the sanitizer's are added to any
     if chosen not in (DEFAULT_FLAGS, DEFAULT_FLAGS + GCC_FLAGS):

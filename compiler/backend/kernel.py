@@ -106,7 +106,7 @@ def compile_function(fn: Function, checked: bool = False, trace: Trace | None = 
                          artifacts=[_c_artifact(fn, source, provenance)],
                          note=f"{'checked ' if checked else ''}C for kernel {fn.name}")
         t0 = time.perf_counter()
-        built_with = build.sized_flags(flags, source)
+        built_with = build.sized_flags(flags, source, checked)
         path, cached = build.build_library(source, fn.name, built_with)
         if cached:
             _stats.disk_hits += 1
@@ -117,10 +117,13 @@ def compile_function(fn: Function, checked: bool = False, trace: Trace | None = 
         _memory[key] = kernel
         if trace is not None:
             how = "disk cache" if cached else "compiled"
-            if built_with != flags:
+            if built_with != flags and len(source) > build.LARGE_SOURCE:
                 how += (f" at -O1, as its C is {len(source) // 1024} KB (past {build.LARGE_SOURCE // 1024} KB, "
                         f"where -O3's time grows much faster than the source; SPARSESCOPE_CFLAGS chooses "
                         f"other flags)")
+            elif built_with != flags:
+                how += (" at -O1, as a checked build is for finding a bad access, not for speed "
+                        "(SPARSESCOPE_CFLAGS chooses other flags)")
             trace.record("compile", note=f"{how} ({_ms(time.perf_counter() - t0)}): {path.name}")
         return kernel
 

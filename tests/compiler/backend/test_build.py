@@ -146,6 +146,33 @@ def test_a_large_source_is_built_at_O1_unless_the_user_chose_the_flags(monkeypat
     assert build.sized_flags(build.DEFAULT_FLAGS, large) == build.DEFAULT_FLAGS                   # chosen
 
 
+def test_a_checked_build_is_compiled_at_O1_and_says_so(tmp_path, monkeypatch):
+    """A checked kernel is a debugging build: -O1 (half -O3's compile time), noted in its trace;
+    the unchecked kernel of the same program keeps -O3, and flags the user chose are kept."""
+    import numpy as np
+
+    import compiler as ss
+    from compiler.backend import kernel
+
+    monkeypatch.delenv("SPARSESCOPE_CFLAGS", raising=False)
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE, checked=True)[0] == "-O1"
+    assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE)[0] == "-O3"
+    assert build.sized_flags(("-O3", "-fPIC", "-shared"), SOURCE, checked=True)[0] == "-O3"   # given
+    kernel.clear_memory_cache()
+    A = ss.Tensor.from_numpy(np.array([[1.0, 0.0], [2.0, 3.0]]), "csr")
+    notes = {}
+    for checked in (False, True):
+        trace = ss.Trace()
+        k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(2), trace=trace, checked=checked)
+        notes[checked] = next(s.note for s in trace.steps if s.stage == "compile")
+        np.testing.assert_array_equal(k(A=A, x=np.ones(2)).to_numpy(), [1.0, 5.0])
+    assert "at -O1, as a checked build" in notes[True] and "-O1" not in notes[False]
+    monkeypatch.setenv("SPARSESCOPE_CFLAGS", " ".join(build.DEFAULT_FLAGS))
+    assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE, checked=True) == build.DEFAULT_FLAGS   # chosen
+    kernel.clear_memory_cache()
+
+
 def test_a_kernel_past_the_large_source_size_says_so_in_its_trace(tmp_path, monkeypatch):
     import numpy as np
 
