@@ -192,7 +192,8 @@ def _pattern(m, name: str) -> Tensor:
 
 def _source(source, n: int, what: str) -> int:
     if isinstance(source, bool) or not isinstance(source, (int, np.integer)) or not 0 <= source < n:
-        raise UsageError(f"{what}: source {source!r} is not a vertex of the graph (0 to {n - 1})")
+        vertices = f"0 to {n - 1}" if n else "it has none"
+        raise UsageError(f"{what}: source {source!r} is not a vertex of the graph ({vertices})")
     return int(source)
 
 

@@ -182,6 +182,20 @@ def test_a_search_turns_and_ends_as_lagraphs_on_crafted_graphs(G, params, want):
     np.testing.assert_array_equal(got.levels, check_bfs(G, 0, "auto").levels)
 
 
+#: BROOM with self loops at 1 and 7, and 11 -> 0 (an in-edge of the source) from a vertex no search reaches
+LOOPED = sp.csr_array(sp.vstack([sp.hstack([BROOM + sp.csr_array(([1.0, 1.0], ([1, 7], [1, 7])), shape=(11, 11)),
+                                            sp.csr_array((11, 1))]),
+                                 sp.csr_array(([1.0], ([0], [0])), shape=(1, 12))]))
+
+
+@pytest.mark.parametrize("direction", ["push", "pull", "auto"])
+@pytest.mark.parametrize("G, source", [(BROOM, 0), (BROOM, 7), (FAN, 0), (FAN, 10), (LOOPED, 0), (LOOPED, 11)])
+def test_bfs_on_crafted_graphs_in_each_direction(G, source, direction):
+    got = check_bfs(G, source, direction)
+    if direction != "auto":
+        assert set(got.directions) <= {direction}
+
+
 @pytest.mark.parametrize("graph", ["road", "scale_free"])
 def test_bellman_ford_to_convergence_matches_scipy(graph):
     G = ROAD if graph == "road" else SCALE_FREE
@@ -289,7 +303,7 @@ def test_bad_graphs_and_sources_are_refused_in_the_users_terms():
         bfs(np.ones((2, 3)), 0)
     with pytest.raises(UsageError, match="source 5 is not a vertex of the graph .0 to 2."):
         bellman_ford(np.ones((3, 3)), 5)
-    with pytest.raises(UsageError, match="source 0 is not a vertex"):
+    with pytest.raises(UsageError, match=r"source 0 is not a vertex of the graph \(it has none\)"):
         bfs(np.zeros((0, 0)), 0)
     with pytest.raises(UsageError, match="direction 'sideways'"):
         bfs(np.ones((2, 2)), 0, "sideways")
