@@ -210,12 +210,12 @@ def gb_bfs(gb, A, AT, degree, source, directions=None):
     """A direction-optimizing BFS with python-graphblas, as LAGraph's: the frontier ``q`` holds each
     new vertex's parent (``any_secondi``: the index of the frontier vertex it was reached from),
     masked by the vertices not yet given a parent (``~pi.S``); push or pull by LAGraph's rule (the
-    one our driver uses, ending as LAGraph's loop ends), the frontier's out-edges (LAGraph's ``w<q> = degree``, summed) summed by
-    numpy from ``degree`` (a numpy array) over ``q``'s indices: python-graphblas's three calls for
-    LAGraph's two cost 52 us a round, 21 ms of a road grid's 397 rounds, where LAGraph's C pays a few
-    us; and stored as LAGraph stores them: ``pi`` a bitmap, ``q`` sparse to push and a
-    bitmap to pull (a sparse ``q`` makes GraphBLAS's pull ten times slower). Each round's
-    direction is appended to ``directions`` when given."""
+    one our driver uses, ending as LAGraph's loop ends), the frontier's out-edges (LAGraph's
+    ``w<q> = degree``, summed) summed by numpy from ``degree`` (a numpy array) over ``q``'s
+    indices: python-graphblas's three calls for LAGraph's two cost 52 us a round, 21 ms of a road
+    grid's 397 rounds, where LAGraph's C pays a few us; and stored as LAGraph stores them: ``pi`` a
+    bitmap, ``q`` sparse to push and a bitmap to pull (a sparse ``q`` makes GraphBLAS's pull ten
+    times slower). Each round's direction is appended to ``directions`` when given."""
     from graphblas import semiring
     from compiler.looplets.direction import DirectionRule, more_rounds
     n = A.nrows
@@ -420,7 +420,8 @@ def main(argv=None) -> Report:
     if gb is not None:
         gb.ss.config["nthreads"] = 1
     only = set(args.only.split(","))
-    print(f"min of {repeat} calls ({args.clock} clock); ratio = baseline time / ours (above 1: ours is faster)", flush=True)
+    print(f"min of {repeat} calls ({args.clock} clock); ratio = baseline time / ours (above 1: ours is faster)",
+          flush=True)
     report, rng = Report(), np.random.default_rng(0)
     if "algebra" in only:
         algebra(report, ss, gb, sizes, rng, repeat)
