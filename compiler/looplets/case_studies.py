@@ -39,7 +39,7 @@ from ..format import Format
 from ..levels import Dense, Element, Pattern, SparseByteMap, SparseList
 from ..tensor import Tensor
 from .compile import compile_program
-from .direction import DirectionRule
+from .direction import DirectionRule, more_rounds
 from .language import loop_program
 from .scalars import Scalar, ShortCircuitScalar
 
@@ -192,7 +192,8 @@ def _pattern(m, name: str) -> Tensor:
 
 def _source(source, n: int, what: str) -> int:
     if isinstance(source, bool) or not isinstance(source, (int, np.integer)) or not 0 <= source < n:
-        raise UsageError(f"{what}: source {source!r} is not a vertex of the graph (0 to {n - 1})")
+        vertices = f"0 to {n - 1}" if n else "it has none"
+        raise UsageError(f"{what}: source {source!r} is not a vertex of the graph ({vertices})")
     return int(source)
 
 
@@ -223,7 +224,8 @@ class BFS:
 
     def __call__(self, source: int, direction: str = "auto", alpha: float = 8.0, beta1: float = 8.0,
                  beta2: float = 512.0) -> BFSResult:
-        """The search from ``source``, run until the frontier is empty (see :func:`bfs`).
+        """The search from ``source``, run until the frontier is empty or every vertex is reached
+        (see :func:`bfs`).
 
         Each round is one kernel call, :data:`bfs_push_parents` or :data:`bfs_pull_parents` (the
         paper's steps with the parents in the next frontier, as LAGraph's), and numpy's bookkeeping
@@ -245,8 +247,8 @@ class BFS:
         parents, levels = first.copy(), np.full(n, -1, dtype=np.int64)
         levels[s] = 0
         rule = DirectionRule(n, self.edges, alpha, beta1, beta2) if direction == "auto" else None
-        new, frontier, depth, directions = np.array([s]), 1, 0, []
-        while frontier:
+        new, frontier, reached, depth, directions = np.array([s]), 1, 1, 0, []
+        while more_rounds(frontier, reached, n):   # (LAGraph's end: no round once every vertex is reached)
             if depth == n:   # (each round visits a vertex first seen: a step that does not is a bug)
                 raise RuntimeError(f"bfs: the frontier still holds {frontier} vertices after {n} rounds")
             pull = direction == "pull" or (rule is not None and
@@ -263,6 +265,7 @@ class BFS:
             levels[new] = depth
             parents[new] = F.vals[new]
             frontier = len(new)
+            reached += frontier
         return BFSResult(parents, levels, tuple(directions))
 
 

@@ -1,5 +1,8 @@
 """LAGraph's direction-optimizing switch for breadth-first search (Beamer et al.), as
-``LAGr_BreadthFirstSearch`` decides it before each round (SuiteSparse:GraphBLAS's variant).
+``LAGr_BreadthFirstSearch`` decides it before each round (SuiteSparse:GraphBLAS's variant,
+LAGraph's src/algorithm/LG_BreadthFirstSearch_SSGrB.c at commit afeb9dff: its parameters at
+lines 159-164, the switch at 185-240, the loop's end at 178 and 265-270; re-created here, checked
+line by line).
 
 A search starts pushing (each frontier vertex visits its out-edges). While it pushes and has
 never pulled, it counts the out-edges of each frontier (``edges_in_frontier``) and takes them off
@@ -7,7 +10,9 @@ the edges not yet explored; it turns to pulling (each unvisited vertex asks its 
 when the frontier grows and its edges exceed ``1/alpha`` of the unexplored ones. A pull turns back
 to pushing when the frontier shrinks to at most ``n / beta2`` vertices; after a pull, a push turns
 to pulling again only when the frontier grows past ``n / beta1`` vertices (the edges are no longer
-counted). Once fewer edges than vertices are unexplored, the search pushes to the end.
+counted). Once fewer edges than vertices are unexplored, the search pushes to the end. A search ends
+when a round finds no new vertex or once every vertex is visited (:func:`more_rounds`: a search
+that reaches the whole graph runs no last, empty, round).
 
 >>> rule = DirectionRule(n=1000, edges=8000)
 >>> [rule(size, lambda e=e: e) for size, e in [(1, 40), (30, 500), (400, 5000), (300, 0), (1, 0)]]
@@ -18,7 +23,18 @@ from __future__ import annotations
 
 from typing import Callable
 
-__all__ = ["DirectionRule"]
+__all__ = ["DirectionRule", "more_rounds"]
+
+
+def more_rounds(frontier: int, visited: int, n: int) -> bool:
+    """Whether a search runs another round: its frontier holds a vertex and some of the ``n``
+    vertices are not yet ``visited`` (LAGraph's ``for (nvisited = 1, ...; nvisited < n; nvisited
+    += nq)``, line 178, and its ``break`` on ``nq == 0``, lines 265-270).
+
+    >>> more_rounds(3, 10, 10), more_rounds(0, 4, 10), more_rounds(3, 4, 10)
+    (False, False, True)
+    """
+    return frontier > 0 and visited < n
 
 
 class DirectionRule:
@@ -35,6 +51,8 @@ class DirectionRule:
 
     def __call__(self, frontier: int, frontier_edges: Callable[[], int]) -> str:
         """``"push"`` or ``"pull"`` for the round whose frontier holds ``frontier`` vertices."""
+        # (LG_BreadthFirstSearch_SSGrB.c lines 185-240; `switching` is its push_pull, which line 195
+        # clears for good, `pulled` its any_pull, `last` its last_nq, set at line 265 after each round)
         if self.switching:
             if self.push:
                 growing = frontier > self.last

@@ -40,10 +40,14 @@ class Namer:
 
 
 class UnfurlContext:
-    """What unfurling needs from the lowerer: fresh names (and a log of the nests)."""
+    """What unfurling needs from the lowerer: fresh names (and a log of the nests), and
+    ``listed``, the byte-map outputs whose writes list the slots they mark (declared since
+    their last freeze: every marked slot is one listed, so the freeze sorts the list and
+    need not scan the table)."""
 
     def __init__(self, namer: Namer | None = None):
         self.fresh = namer or Namer()
+        self.listed: set[str] = set()
 
 
 @dataclass(eq=False)

@@ -524,6 +524,10 @@ def unfurl_sparse_byte_map(f: SubFiber, ctx, mode):
             if temp:  # a workspace lists the coordinates it marks (its declare resets only those)
                 mark = [If(UnOp("!", Load(tbl_b, slot)),
                            mark + [ir.Store(srt_b, nnz, i), CompoundAssign("+", nnz, Const(1, "int64"))])]
+            elif info.name in ctx.listed:   # (so its freeze sorts the slots written, not scans them all)
+                mark = [If(UnOp("!", Load(tbl_b, slot)),
+                           mark + [ir.Grow(srt_b, X.add(nnz, 1)), ir.Store(srt_b, nnz, slot),
+                                   CompoundAssign("+", nnz, Const(1, "int64"))])]
             epi = [If(dirty, mark + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
             return Thunk((Declare(dirty, "bool", Const(False, "bool")),), child_fiber(f, slot, dirty), tuple(epi))
         return Lookup(body, f"i -> mark {info.name}.lvl{k + 1}[{base} + i]", info)

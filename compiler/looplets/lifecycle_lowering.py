@@ -15,7 +15,7 @@ import numpy as np
 from ..imperative import ir
 from ..imperative.ir import (Assign as IAssign, BinOp, CompoundAssign, Const, Declare, If, Load, Store, Var,
                              While)
-from ..imperative.sorting import sort_coordinates_ir
+from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
 from ..levels import Element, RunList, SparseBlockList, SparseHash
 from . import extents as X
 from .assembly import (Nested, declare_stmts as nested_declare, empty_table_stmts, freeze_stmts as nested_freeze,
@@ -82,7 +82,12 @@ class LifecycleLowering:
             k = next(k for k, l in enumerate(info.levels) if isinstance(l, SparseByteMap))
             nt = product([info.size(m) for m in range(info.storage_mode(k) + 1)])
             p2 = Var(self.fresh("p"))
-            return out + [ir.For(p2, 0, nt, [Store(info.array(k, "tbl"), p2, Const(False, "bool"))])]
+            out += [ir.For(p2, 0, nt, [Store(info.array(k, "tbl"), p2, Const(False, "bool"))])]
+            if k == len(info.levels) - 1 and isinstance(info.leaf, Element):
+                # (its table is clear: the writes list the slots they mark, from none)
+                self.ctx.listed.add(info.name)
+                out.append(IAssign(Var(info.array(k, "nnz")), Const(0, "int64")))
+            return out
         if all(isinstance(l, Dense) for l in info.levels):
             if s.implicit:
                 return []  # the runtime pre-fills a dense output
@@ -116,6 +121,9 @@ class LifecycleLowering:
         if isinstance(info.levels[k], SparseByteMap):
             if info.role == "temporary":
                 return self._freeze_workspace(info)
+            if info.name in self.ctx.listed:
+                self.ctx.listed.discard(info.name)
+                return self._freeze_listed_byte_map(info, k)
             return self._freeze_byte_map(info, k)
         nested = nested_levels(info) or Nested(k, (), None)
         hashes = []
@@ -219,6 +227,45 @@ class LifecycleLowering:
         return [ir.Allocate(cnt, "int64", X.add(size, 1), Const(0, "int64"), [
             ir.Allocate(order, "int64", nnz, None, by_coord + [
                 ir.Allocate(cur, "int64", n, None, by_fiber)])])]
+
+    def _freeze_listed_byte_map(self, info, k) -> list:
+        """Sort the slots a declared byte map (its last level) listed as it marked them, keep those not
+        written the fill, and give each fiber its coordinates and ``pos``: the cost of its entries,
+        not of its slots (a BFS frontier of a few vertices among many), as Finch's freeze sorts its
+        ``srt``. The sort (:func:`~compiler.imperative.sorting.sort_coordinates_ir`) scans the table
+        instead when the slots listed are many."""
+        fibers = product([info.size(m) for m in range(info.storage_mode(k))])
+        size = info.size(info.storage_mode(k))
+        one_fiber = isinstance(fibers, Const) and fibers.value == 1
+        slots = size if one_fiber else BinOp("*", fibers, size)
+        nnz = Var(info.array(k, "nnz"))
+        tbl, srt, pos = (info.array(k, x) for x in ("tbl", "srt", "pos"))
+        vals = info.array(None, "vals")
+        tmp, words, summary = self.fresh("tmp"), self.fresh("words"), self.fresh("summary")
+        fresh = lambda base: Var(self.fresh(base))  # noqa: E731
+        nwords, nsummary = bit_sort_words(slots)
+        one, zero = Const(1, "int64"), Const(0, "int64")
+        sort = [ir.Allocate(words, "int64", nwords, zero, [
+            ir.Allocate(summary, "int64", nsummary, zero, [
+                ir.Allocate(tmp, "int64", X.add(nnz, 1), None,
+                            sort_coordinates_ir(srt, tmp, nnz, slots, tbl, fresh, "j", words, summary))])])]
+        # (a slot written its fill is no entry, as a SparseList output keeps none: unmarked)
+        t, w, s = Var(self.fresh("t")), Var(self.fresh("kept")), Var(self.fresh("slot"))
+        keep = [Declare(w, "int64", zero),
+                ir.For(t, 0, nnz, [Declare(s, "int64", Load(srt, t)),
+                                   If(not_fill(info, Load(vals, s)), [Store(srt, w, s), CompoundAssign("+", w, one)],
+                                      [Store(tbl, s, Const(False, "bool"))])]),
+                IAssign(nnz, w)]
+        if one_fiber:   # its slots are its coordinates
+            return [ir.Grow(srt, X.add(nnz, 1))] + sort + keep + [Store(pos, one, nnz)]
+        # the slots of fiber f are f * size + i: pos[f] is where its first is, srt keeps the i
+        p, f = Var(self.fresh("p")), Var(self.fresh("f"))
+        split = [Declare(p, "int64", zero),
+                 ir.For(t, 0, nnz, [Declare(s, "int64", Load(srt, t)), Declare(f, "int64", BinOp("/", s, size)),
+                                    While(BinOp("<", p, f), [Store(pos, X.add(p, 1), t), CompoundAssign("+", p, one)]),
+                                    Store(srt, t, BinOp("-", s, BinOp("*", f, size)))]),
+                 While(BinOp("<", p, fibers), [Store(pos, X.add(p, 1), nnz), CompoundAssign("+", p, one)])]
+        return [ir.Grow(srt, X.add(nnz, 1))] + sort + keep + split
 
     def _freeze_byte_map(self, info, k) -> list:
         """List the marked coordinates of each fiber in ``srt``, in order, and set ``pos``."""

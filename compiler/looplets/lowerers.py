@@ -131,6 +131,7 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         if isinstance(s, Freeze):
             return self.lower_freeze(s)
         if isinstance(s, Thaw):
+            self.ctx.listed.discard(s.tns.name)   # (its given entries are marked, not listed)
             return []
         raise ProgramError(f"cannot lower {type(s).__name__}: {s}", getattr(s, "line", 0))
 

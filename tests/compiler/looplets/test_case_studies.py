@@ -99,7 +99,8 @@ SCALE_FREE = scale_free_graph(300, 1500, seed=7)
 def test_bfs_to_convergence_matches_scipy(graph, direction):
     G = ROAD if graph == "road" else SCALE_FREE
     got = check_bfs(G, 0, direction)
-    assert len(got.directions) == got.levels.max() + 1   # (the last round finds no vertex)
+    # (the last round finds no vertex; none runs once every vertex is reached, as LAGraph's loop ends)
+    assert len(got.directions) == got.levels.max() + bool((got.levels < 0).any())
     if direction != "auto":
         assert set(got.directions) == {direction}
 
@@ -142,6 +143,57 @@ def test_the_direction_rule_turns_as_lagraph_turns():
     assert [still(5, lambda: 100), still(5, lambda: 7000)] == ["push", "push"], "a frontier that does not grow"
     sparse = DirectionRule(100, 50)   # (fewer edges than vertices: push to the end)
     assert {sparse(k, never) for k in (1, 60, 90, 2)} == {"push"}
+
+
+def undirected(n, edges):
+    G = sp.lil_array((n, n))
+    for u, v in edges:
+        G[u, v] = G[v, u] = 1
+    return G.tocsr()
+
+
+#: 0 - 1 - {2, 3, 4} - {5, ..., 10} (each of 2, 3, 4 joined to each of 5..10): 44 stored edges, n = 11
+BROOM = undirected(11, [(0, 1), (1, 2), (1, 3), (1, 4)] + [(u, v) for u in (2, 3, 4) for v in range(5, 11)])
+#: 0 - {1, ..., 6} - 7 - 8 - 9 (a fan, then a tail) and vertex 10 alone: 28 stored edges, n = 11
+FAN = undirected(11, [(0, v) for v in range(1, 7)] + [(v, 7) for v in range(1, 7)] + [(7, 8), (8, 9)])
+
+
+@pytest.mark.parametrize("G, params, want", [
+    # LAGraph's rule by hand (LG_BreadthFirstSearch_SSGrB.c): round 1, frontier {0}, growing (1 > 0):
+    # its 1 edge against 43 unexplored / 8, push; round 2, {1}, not growing, push; round 3,
+    # {2, 3, 4} growing, 21 edges > (39 - 21) / 8: pull, which finds 5..10: every vertex is reached,
+    # so no fourth round
+    (BROOM, {}, ("push", "push", "pull")),
+    # n / beta2 = 5: round 1, {0}: 6 edges > 22 / 8, pull; round 2, {1..6}: pull (not shrinking);
+    # round 3, {7}: shrunk to 1 <= 5, push; round 4, {8}: after a pull, not growing, push; round 5,
+    # {9}: push, finding nothing (vertex 10 is never reached)
+    (FAN, dict(beta2=2.0), ("pull", "pull", "push", "push", "push")),
+    # with alpha = 1: round 1's 6 edges are not more than 22 / 1, push; round 2, {1..6}: 12 edges >
+    # 10 / 1, pull; round 3, {7}: push; round 4, {8}: 10 edges unexplored < 11 vertices, push to the end
+    (FAN, dict(alpha=1.0, beta2=2.0, beta1=11.0), ("push", "pull", "push", "push", "push")),
+    # a path 0 -> 1 -> 2 -> 3: fewer edges (3) than vertices, push to the end; 3 rounds reach all
+    (sp.csr_array((np.ones(3), ([0, 1, 2], [1, 2, 3])), shape=(4, 4)), {}, ("push",) * 3),
+    (sp.csr_array(np.zeros((1, 1))), {}, ()),   # one vertex: reached before any round
+])
+def test_a_search_turns_and_ends_as_lagraphs_on_crafted_graphs(G, params, want):
+    got = bfs(G, 0, "auto", **params)
+    assert got.directions == want
+    assert got.directions == replayed_directions(G, got, **params)
+    np.testing.assert_array_equal(got.levels, check_bfs(G, 0, "auto").levels)
+
+
+#: BROOM with self loops at 1 and 7, and 11 -> 0 (an in-edge of the source) from a vertex no search reaches
+LOOPED = sp.csr_array(sp.vstack([sp.hstack([BROOM + sp.csr_array(([1.0, 1.0], ([1, 7], [1, 7])), shape=(11, 11)),
+                                            sp.csr_array((11, 1))]),
+                                 sp.csr_array(([1.0], ([0], [0])), shape=(1, 12))]))
+
+
+@pytest.mark.parametrize("direction", ["push", "pull", "auto"])
+@pytest.mark.parametrize("G, source", [(BROOM, 0), (BROOM, 7), (FAN, 0), (FAN, 10), (LOOPED, 0), (LOOPED, 11)])
+def test_bfs_on_crafted_graphs_in_each_direction(G, source, direction):
+    got = check_bfs(G, source, direction)
+    if direction != "auto":
+        assert set(got.directions) <= {direction}
 
 
 @pytest.mark.parametrize("graph", ["road", "scale_free"])
@@ -251,7 +303,7 @@ def test_bad_graphs_and_sources_are_refused_in_the_users_terms():
         bfs(np.ones((2, 3)), 0)
     with pytest.raises(UsageError, match="source 5 is not a vertex of the graph .0 to 2."):
         bellman_ford(np.ones((3, 3)), 5)
-    with pytest.raises(UsageError, match="source 0 is not a vertex"):
+    with pytest.raises(UsageError, match=r"source 0 is not a vertex of the graph \(it has none\)"):
         bfs(np.zeros((0, 0)), 0)
     with pytest.raises(UsageError, match="direction 'sideways'"):
         bfs(np.ones((2, 2)), 0, "sideways")
