@@ -189,7 +189,7 @@ class BitwiseErosion:
         if words.shape[1] != -(-width // WORD_BITS):
             raise UsageError(f"erode_bitwise: {words.shape[1]} words a row cannot hold {width} pixels "
                              f"(that takes {-(-width // WORD_BITS)})")
-        if words.format != self.format:
+        if words.format is not self.format and words.format != self.format:
             words = words.asformat(self.format)
         if self.kernel is None:
             fmt = self.format
