@@ -20,7 +20,8 @@
   fixed cost is most of a small image's erosion), and by the bitwise erosion
   (``compiler.looplets.bitwise_erosion``: 64 pixels a uint64 word, the words dense or each row's
   nonzero words), timed on the packed words as OpenCV is on its uint8 images (both made before
-  timing), and with a bool image in and out (the packing and unpacking in numpy timed too); OpenCV
+  timing), each set also as one stack, and with a bool image in and out (the packing and unpacking
+  in numpy timed too); OpenCV
   on one thread (``cv2.setNumThreads(1)``), as ours;
 * the masked histogram of 8-bit images (16 bins, ``compiler.looplets.histogram``: uint8 pixels, the
   mask stored as runs or as a list of columns, whichever its runs favour) against numpy (``bincount``
@@ -343,6 +344,11 @@ def images(report, ss, cv2, sizes, rng, repeat):
                 assert np.array_equal(eroder(P, 2).to_numpy(), erosion(R, 2).to_numpy())
             report.row("erosion", f"{label}, bitwise, {name}", timed(lambda: [eroder(P, 2) for P in packed], repeat),
                        base)
+            if len(masks) > 1 and len({m.shape for m in masks}) == 1:
+                whole = eroder.pack(np.array(masks))   # (the set as one stack: one kernel call)
+                assert np.array_equal(eroder(whole, 2).to_numpy(), [eroder(P, 2).to_numpy() for P in packed])
+                report.row("erosion", f"{label}, bitwise, {name}, one stack", timed(lambda: eroder(whole, 2), repeat),
+                           base)
         # (a bool image in and out: the packing and unpacking in numpy timed too)
         report.row("erosion", f"{label}, bitwise, bool in and out",
                    timed(lambda: [erode_bitwise(m, 2) for m in masks], repeat), base)

@@ -56,13 +56,14 @@ PAD = Format(SparseList(Element(0, dtype="uint64")))
 _ONES = "0xFFFFFFFFFFFFFFFF"
 
 
-def bitwise_erosion_program(footprint: str) -> LoopProgram:
+def bitwise_erosion_program(footprint: str, stack: bool = False) -> LoopProgram:
     """The loop program of one bitwise erosion by a 3x3 ``footprint`` (``"box"`` or ``"cross"``) of
     ``A``, rows of uint64 words: ``V``, each word ANDed with the words above and below it (ones
     outside the image, and in the padding bits ``pad``), then ``B``: for a box, each word of ``V``
     ANDed with itself shifted a bit either way, the shifted-in bits taken from the words left and
     right of it (Fig 26's ``tl``, ``t``, ``tr``); for a cross, ``V`` ANDed with the image's words
-    shifted so (their padding bits set too).
+    shifted so (their padding bits set too). With ``stack``, of each image ``A[n]`` of a stack, in
+    one kernel call for the stack (many small images pay one call's fixed cost, not one each).
 
     >>> print(bitwise_erosion_program("box"))
     for r = _
@@ -78,26 +79,27 @@ def bitwise_erosion_program(footprint: str) -> LoopProgram:
     if footprint not in ("box", "cross"):
         raise UsageError(f"erode_bitwise: footprint {footprint!r}: give 'box' or 'cross'")
     # (a box shifts the vertical pass's words; a cross the image's, its centre being V's word)
-    row, centre = ("V", "t") if footprint == "box" else ("A", "V[r, c]")
-    t = "V[r, c]" if footprint == "box" else "A[r, c] | pad[c]"
+    n = "n, " if stack else ""
+    row, centre = ("V", "t") if footprint == "box" else ("A", f"V[{n}r, c]")
+    t = f"V[{n}r, c]" if footprint == "box" else f"A[{n}r, c] | pad[c]"
     top = WORD_BITS - 1
-    source = f"""\
-def erode_bits_{footprint}(V, B, A, pad):
-    for r in _:
-        for c in _:
-            V[r, c] = (coalesce(A[~(r - 1), c], {_ONES}) & A[r, c] & coalesce(A[~(r + 1), c], {_ONES})) | pad[c]
-    for r in _:
-        for c in _:
-            tl = coalesce({row}[r, ~(c - 1)], {_ONES})
-            t = {t}
-            tr = coalesce({row}[r, ~(c + 1)], {_ONES})
-            B[r, c] = ((tr << {top}) | (t >> 1)) & {centre} & ((t << 1) | (tl >> {top}))
-"""
-    return loop_program(source=source)
+    passes = (f"V[{n}r, c] = (coalesce(A[{n}~(r - 1), c], {_ONES}) & A[{n}r, c] & "
+              f"coalesce(A[{n}~(r + 1), c], {_ONES})) | pad[c]",
+              f"tl = coalesce({row}[{n}r, ~(c - 1)], {_ONES})\n"
+              f"t = {t}\n"
+              f"tr = coalesce({row}[{n}r, ~(c + 1)], {_ONES})\n"
+              f"B[{n}r, c] = ((tr << {top}) | (t >> 1)) & {centre} & ((t << 1) | (tl >> {top}))")
+    loops = (["for n in _:"] if stack else []) + ["for r in _:", "for c in _:"]
+    lines = [f"def erode_bits_{footprint}{'_stack' if stack else ''}(V, B, A, pad):"]
+    for body in passes:
+        lines += ["    " * (depth + 1) + loop for depth, loop in enumerate(loops)]
+        lines += ["    " * (len(loops) + 1) + line for line in body.split("\n")]
+    return loop_program(source="\n".join(lines) + "\n")
 
 
-#: the bitwise erosion programs by footprint, made once: a kernel is cached for its program
-BITWISE_EROSIONS = {footprint: bitwise_erosion_program(footprint) for footprint in ("box", "cross")}
+#: the bitwise erosion programs by footprint and ``stack``, made once: a kernel is cached for its program
+BITWISE_EROSIONS = {(footprint, stack): bitwise_erosion_program(footprint, stack) for footprint in ("box", "cross")
+                    for stack in (False, True)}
 
 
 class BitImage(NamedTuple):
@@ -115,32 +117,38 @@ class BitImage(NamedTuple):
 
 def pack_bits(image, format=WORDS) -> BitImage:
     """A binary image (2-D, nonzero is on) packed 64 pixels to a word, as a :class:`BitImage`
-    whose words are stored in ``format``; the bits past the last pixel are 0.
+    whose words are stored in ``format``; the bits past the last pixel are 0. A 3-D array is a stack
+    of images, its words stored under a Dense level of images.
 
     >>> pack_bits(np.array([[1, 0, 1]])).words.to_numpy().tolist()
     [[5]]
     """
     a = np.asarray(image)
-    if a.ndim != 2:
-        raise UsageError(f"pack_bits: the image must be 2-D (rows, columns), not of shape {a.shape}")
-    h, w = a.shape
-    n = -(-w // WORD_BITS)
+    if a.ndim not in (2, 3):
+        raise UsageError(f"pack_bits: the image must be 2-D (rows, columns) or 3-D (images, rows, columns), "
+                         f"not of shape {a.shape}")
+    *lead, w = a.shape
+    h, n = int(np.prod(lead)), -(-w // WORD_BITS)
     bits = np.zeros((h, n * WORD_BITS), bool)
-    bits[:, :w] = a != 0
+    bits[:, :w] = a.reshape(h, w) != 0
     packed = np.packbits(bits, axis=1, bitorder="little")   # (h, 8 n) bytes, the first pixel lowest
-    words = np.ascontiguousarray(packed).view("<u8").astype(np.uint64, copy=False).reshape(h, n)
-    return BitImage(Tensor.from_numpy(words, parse_format(format, ndim=2), name="image"), w)
+    words = np.ascontiguousarray(packed).view("<u8").astype(np.uint64, copy=False).reshape(*lead, n)
+    fmt = parse_format(format, ndim=2)
+    if a.ndim == 3:
+        fmt = Format(Dense(fmt.root))
+    return BitImage(Tensor.from_numpy(words, fmt, name="image"), w)
 
 
 def unpack_bits(words, width: int) -> np.ndarray:
-    """The ``width`` pixels of each row of ``words`` (a 2-D uint64 array), as a bool image.
+    """The ``width`` pixels of each row of ``words`` (a 2-D uint64 array, or 3-D: a stack), as a bool image.
 
     >>> unpack_bits(np.array([[5]], np.uint64), 3).astype(int).tolist()
     [[1, 0, 1]]
     """
     w = np.ascontiguousarray(words, dtype=np.uint64)
-    raw = w.astype("<u8", copy=False).view(np.uint8).reshape(w.shape[0], 8 * w.shape[1])
-    return np.unpackbits(raw, axis=1, count=width, bitorder="little").astype(bool)
+    *lead, n = w.shape
+    raw = w.astype("<u8", copy=False).view(np.uint8).reshape(int(np.prod(lead)), 8 * n)
+    return np.unpackbits(raw, axis=1, count=width, bitorder="little").astype(bool).reshape(*lead, width)
 
 
 def _pad(words: int, width: int) -> Tensor:
@@ -153,8 +161,9 @@ def _pad(words: int, width: int) -> Tensor:
 
 class BitwiseErosion:
     """Bitwise erosion by a 3x3 ``footprint`` (``"box"`` or ``"cross"``) of images packed in words
-    stored in ``format`` (:data:`WORDS` or :data:`SPARSE_WORDS`); its kernel is compiled once, on
-    the first call, for the formats (every eroder of them shares it).
+    stored in ``format`` (:data:`WORDS` or :data:`SPARSE_WORDS`), or of stacks of them (3-D: images,
+    rows, words); its kernels are compiled once, on the first call, for the formats (every eroder of
+    them shares them).
 
     >>> eroder = BitwiseErosion("cross")
     >>> img = eroder.pack(np.ones((3, 100), bool))
@@ -163,43 +172,54 @@ class BitwiseErosion:
     """
 
     def __init__(self, footprint: str = "box", format=WORDS):
-        if footprint not in BITWISE_EROSIONS:
+        if (footprint, False) not in BITWISE_EROSIONS:
             raise UsageError(f"erode_bitwise: footprint {footprint!r}: give 'box' or 'cross'")
         self.footprint, self.format = footprint, parse_format(format, ndim=2)
         if self.format.mode_order != (0, 1) or np.dtype(self.format.dtype) != np.uint64:
             raise UsageError(f"erode_bitwise: the words' format must store rows outermost and uint64 values, "
                              f"not {self.format}")
-        #: the kernel (both passes of one erosion), once compiled
-        self.kernel = None
+        #: a stack of images: each stored as one is, under a Dense level of images
+        self.stack_format = Format(Dense(self.format.root))
+        #: the kernels of one erosion (both passes) of an image and of a stack (by ``ndim``), once compiled
+        self.kernels: dict = {}
         self._pads: dict = {}
 
+    @property
+    def kernel(self):
+        """The kernel of an image's erosion, once the first call compiled it (else None)."""
+        return self.kernels.get(2)
+
     def pack(self, image) -> BitImage:
-        """``image`` (2-D, nonzero is on) packed in this eroder's format."""
+        """``image`` (2-D, or 3-D: a stack; nonzero is on) packed in this eroder's format."""
         return pack_bits(image, self.format)
 
     def __call__(self, image, iterations: int = 1) -> BitImage:
-        """``image`` (a :class:`BitImage`, or a 2-D array packed first) eroded ``iterations`` times."""
+        """``image`` (a :class:`BitImage`, or a 2-D or 3-D array packed first) eroded ``iterations`` times."""
         if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
             raise UsageError(f"erode_bitwise: iterations must be a positive integer, not {iterations!r}")
         if not isinstance(image, BitImage):
             image = self.pack(image)
         words, width = image
-        if not isinstance(words, Tensor) or len(words.shape) != 2:
-            raise UsageError("erode_bitwise: a BitImage's words must be a 2-D Tensor of uint64 words")
-        if words.shape[1] != -(-width // WORD_BITS):
-            raise UsageError(f"erode_bitwise: {words.shape[1]} words a row cannot hold {width} pixels "
+        if not isinstance(words, Tensor) or len(words.shape) not in (2, 3):
+            raise UsageError("erode_bitwise: a BitImage's words must be a 2-D (or 3-D: a stack) Tensor of "
+                             "uint64 words")
+        ndim, n = len(words.shape), words.shape[-1]
+        if n != -(-width // WORD_BITS):
+            raise UsageError(f"erode_bitwise: {n} words a row cannot hold {width} pixels "
                              f"(that takes {-(-width // WORD_BITS)})")
-        if words.format is not self.format and words.format != self.format:
-            words = words.asformat(self.format)
-        if self.kernel is None:
-            fmt = self.format
-            self.kernel = compile_program(BITWISE_EROSIONS[self.footprint], V=fmt, B=fmt, A=fmt, pad=PAD)
-        key = (words.shape[1], width % WORD_BITS)
+        fmt = self.format if ndim == 2 else self.stack_format
+        if words.format is not fmt and words.format != fmt:
+            words = words.asformat(fmt)
+        kernel = self.kernels.get(ndim)
+        if kernel is None:
+            kernel = self.kernels[ndim] = compile_program(BITWISE_EROSIONS[self.footprint, ndim == 3],
+                                                          V=fmt, B=fmt, A=fmt, pad=PAD)
+        key = (n, width % WORD_BITS)
         if key not in self._pads:
             self._pads[key] = _pad(*key)
         pad = self._pads[key]
         for _ in range(iterations):
-            words = self.kernel(A=words, pad=pad).B
+            words = kernel(A=words, pad=pad).B
         return BitImage(words, width)
 
 
@@ -207,7 +227,8 @@ _ERODERS: dict = {}
 
 
 def erode_bitwise(image, iterations: int = 1, footprint: str = "box", format=WORDS) -> np.ndarray:
-    """A binary image (2-D, nonzero is on) eroded ``iterations`` times by a 3x3 ``footprint``, by
+    """A binary image (2-D, nonzero is on; 3-D: a stack of images, each eroded alone, in one kernel
+    call) eroded ``iterations`` times by a 3x3 ``footprint``, by
     the bitwise kernel on its words packed in ``format``: the same result as
     :func:`compiler.looplets.morphology.erode` (outside the image is on), as a bool array."""
     key = (footprint, str(parse_format(format, ndim=2)))

@@ -134,8 +134,45 @@ def test_bad_bitwise_erosions_are_refused_in_the_users_terms():
         erode_bitwise(np.ones((2, 2)), iterations=0)
     with pytest.raises(UsageError, match="must be 2-D"):
         erode_bitwise(np.ones(5))
+    with pytest.raises(UsageError, match="must be 2-D .rows, columns. or 3-D"):
+        erode_bitwise(np.ones((1, 2, 3, 4)))
     with pytest.raises(UsageError, match="uint64 values"):
         BitwiseErosion("box", "csr")
     with pytest.raises(UsageError, match="2 words a row cannot hold 200 pixels"):
         BitwiseErosion("box")(BitImage(pack_bits(np.ones((2, 100), bool)).words, 200))
-    assert set(BITWISE_EROSIONS) == set(FOOTPRINTS)
+    assert {f for f, _ in BITWISE_EROSIONS} == set(FOOTPRINTS)
+
+
+@st.composite
+def stacks(draw):
+    """1 to 3 images of one shape (noise of a drawn density), widths around a word."""
+    count, h = draw(st.integers(1, 3)), draw(st.integers(0, 4))
+    w = draw(st.sampled_from([0, 1, 5, 63, 64, 65, 100]))
+    p = draw(st.sampled_from([0.5, 0.9, 1.0]))
+    seed = draw(st.integers(0, 2 ** 16))
+    return np.random.default_rng(seed).random((count, h, w)) < p
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stacks(), st.sampled_from(sorted(FOOTPRINTS)), st.sampled_from(sorted(FORMATS)), st.integers(1, 3))
+@example(np.ones((2, 3, 70), bool), "box", "dense", 2)
+@example(np.stack([ONES_70, ~ONES_70]), "cross", "sparse", 1)
+def test_a_stack_erodes_each_image_alone_in_one_call(stack, footprint, fmt, iterations):
+    got = erode_bitwise(stack, iterations, footprint, FORMATS[fmt])
+    assert got.shape == stack.shape
+    for g, img in zip(got, stack):
+        np.testing.assert_array_equal(g, reference(img, footprint, iterations))
+
+
+@pytest.mark.parametrize("footprint", sorted(FOOTPRINTS))
+def test_the_stack_kernel_agrees_with_the_interpreter(footprint):
+    rng = np.random.default_rng(5)
+    stack = rng.random((3, 4, 80)) < 0.85
+    eroder = BitwiseErosion(footprint, SPARSE_WORDS)
+    packed = eroder.pack(stack)
+    assert packed.words.format == eroder.stack_format
+    out = eroder(packed)
+    pad = Tensor.from_numpy(np.array([0, ~np.uint64((1 << 16) - 1)], np.uint64), PAD)
+    interpreted = eroder.kernels[3].interpret(A=packed.words, pad=pad)
+    np.testing.assert_array_equal(interpreted.B.to_numpy(), out.words.to_numpy())
+    np.testing.assert_array_equal(out.to_numpy(), [reference(img, footprint, 1) for img in stack])
