@@ -17,7 +17,12 @@
   against OpenCV's ``cv2.erode`` on scikit-learn's digits scaled up and thresholded, and on
   synthetic sketches (thin strokes on a 1111 x 1111 canvas, the sketch dataset's size) and the
   same magnified; each set also as one stack of images (one kernel call for the set: a call's
-  fixed cost is most of a small image's erosion);
+  fixed cost is most of a small image's erosion), and by the bitwise erosion
+  (``compiler.looplets.bitwise_erosion``: 64 pixels a uint64 word, the words dense or each row's
+  nonzero words), timed on the packed words as OpenCV is on its uint8 images (both made before
+  timing), each set also as one stack, and with a bool image in and out (the packing and unpacking
+  in numpy timed too); OpenCV
+  on one thread (``cv2.setNumThreads(1)``), as ours;
 * the masked histogram of 8-bit images (16 bins, ``compiler.looplets.histogram``: uint8 pixels, the
   mask stored as runs or as a list of columns, whichever its runs favour) against numpy (``bincount``
   of the masked pixels) and ``cv2.calcHist`` with the mask: on the image sets above (each image
@@ -299,6 +304,7 @@ def graphs(report, gb, sizes, rng, repeat, bellman=True):
 def images(report, ss, cv2, sizes, rng, repeat):
     """Erosion and the masked histogram: ours (run-length) vs OpenCV and numpy."""
     from scipy import ndimage
+    from compiler.looplets.bitwise_erosion import SPARSE_WORDS, WORDS, BitwiseErosion, erode_bitwise
     from compiler.looplets.histogram import IMAGE_U8, MaskedHistogram8, mask_format_for
     from compiler.looplets.morphology import RUNS, Erosion
     from compiler.testing import sketch
@@ -319,6 +325,7 @@ def images(report, ss, cv2, sizes, rng, repeat):
     sets.append((f"sketches ({len(sk)}, {canvas}x{canvas})", [gray(m) for m in sk], sk))
     sets.append((f"sketches x{mag} ({len(big)}, {small * mag}x{small * mag})", [gray(m) for m in big], big))
     erosion, hist = Erosion("box", RUNS), MaskedHistogram8(16)
+    bitwise = {"dense words": BitwiseErosion("box", WORDS), "sparse words": BitwiseErosion("box", SPARSE_WORDS)}
     for label, imgs, masks in sets:
         runs = [ss.Tensor.from_numpy(m, RUNS) for m in masks]
         # (each image's Tensor and mask built once, as OpenCV's uint8 masks: a first-seen Tensor's call
@@ -344,6 +351,21 @@ def images(report, ss, cv2, sizes, rng, repeat):
             S = ss.Tensor.from_numpy(np.array(masks), erosion.stack_format)
             assert np.array_equal(erosion(S, 2).to_numpy(), [erosion(R, 2).to_numpy() for R in runs])
             report.row("erosion", f"{label} as one stack", timed(lambda: erosion(S, 2), repeat), base)
+        for name, eroder in bitwise.items():
+            # (packed once, as OpenCV's uint8 images are made once: a call takes words and returns words)
+            packed = [eroder.pack(m) for m in masks]
+            for P, R in zip(packed, runs):
+                assert np.array_equal(eroder(P, 2).to_numpy(), erosion(R, 2).to_numpy())
+            report.row("erosion", f"{label}, bitwise, {name}", timed(lambda: [eroder(P, 2) for P in packed], repeat),
+                       base)
+            if len(masks) > 1 and len({m.shape for m in masks}) == 1:
+                whole = eroder.pack(np.array(masks))   # (the set as one stack: one kernel call)
+                assert np.array_equal(eroder(whole, 2).to_numpy(), [eroder(P, 2).to_numpy() for P in packed])
+                report.row("erosion", f"{label}, bitwise, {name}, one stack", timed(lambda: eroder(whole, 2), repeat),
+                           base)
+        # (a bool image in and out: the packing and unpacking in numpy timed too)
+        report.row("erosion", f"{label}, bitwise, bool in and out",
+                   timed(lambda: [erode_bitwise(m, 2) for m in masks], repeat), base)
         base = {"numpy": timed(lambda: [np.bincount(im[m] >> 4, minlength=16) for im, m in zip(imgs, masks)],
                                repeat)}
         if cv2 is not None:
@@ -419,6 +441,8 @@ def main(argv=None) -> Report:
     cv2 = optional("cv2", "opencv-python-headless")
     if gb is not None:
         gb.ss.config["nthreads"] = 1
+    if cv2 is not None:
+        cv2.setNumThreads(1)   # (one thread, as ours)
     only = set(args.only.split(","))
     print(f"min of {repeat} calls ({args.clock} clock); ratio = baseline time / ours (above 1: ours is faster)",
           flush=True)

@@ -12,6 +12,17 @@ Per image (two iterations of a 3x3 box, the benchmark's erosion row), side by si
 * ``OpenCV``: ``cv2.erode(image, box, iterations=2)`` on the uint8 image, on one thread as ours
   (``cv2.setNumThreads(1)``: on the loaded machine its two threads were slower and wandered more).
 
+Then the bitwise erosion (``compiler.looplets.bitwise_erosion``, 64 pixels a uint64 word), per image:
+our call on the packed words (dense and sparse words; packed before timing, as OpenCV's uint8 image
+is made before its), the generated dense-words kernel's C alone (its V and B allocated per erosion,
+as a call does), and a hand-written bound (each row's vertical pass in a one-row temporary padded
+with all-ones words, then the shifts: the paper's tmp), against OpenCV. One run (load 11 on 2 cores,
+min of 20): sketches call 0.135 ms dense words, 0.327 ms sparse words, C kernel 0.084 ms, hand C
+0.068 ms, OpenCV 0.29 ms (0.29-0.65 ms in runs minutes apart); sketches x4 call 0.64 ms dense, 0.63
+ms sparse, C kernel 0.66 ms, hand C 0.49 ms, OpenCV 6.3 ms. The bitwise bound is 4-13x OpenCV; the
+generated kernel is within 1.3x of it, and a call of a sketch within 2x (its two kernel calls'
+fixed cost, 25 us each on a quiet machine through the fast path).
+
     .venv/bin/python benchmarks/bench_erosion_bound.py [--quick]
 
 On the 2-core machine shared with other jobs (load 7-10; min of 40 repeats), after the stepper and
@@ -144,20 +155,105 @@ int main(int argc, char **argv)
 """
 
 
-def build(tmp: Path, kernel_c: str, variant: str) -> Path:
+#: the bitwise erosion's driver: each image's words (h rows of n uint64), two erosions of a 3x3 box by
+#: the generated dense-words kernel (full V and B arrays, as a call allocates them) or by hand (HAND:
+#: one row of the vertical pass in a temporary, the paper's tmp, padded with all-ones words either side)
+BITS_DRIVER = r"""
+#define _DEFAULT_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include KERNEL
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+typedef struct { int64_t h, n, width; uint64_t *w, pad; } bits_t;
+static const uint64_t ONES = ~(uint64_t)0;
+
+#ifdef HAND
+static uint64_t *erode1(const bits_t *im, const uint64_t *a)
+{
+    int64_t h = im->h, n = im->n;
+    uint64_t *b = malloc(8 * (h * n) + 8), *v = malloc(8 * (n + 2));
+    v[0] = v[n + 1] = ONES;
+    for (int64_t r = 0; r < h; r++) {
+        const uint64_t *up = r > 0 ? a + (r - 1) * n : NULL, *at = a + r * n, *down = r + 1 < h ? a + (r + 1) * n : NULL;
+        for (int64_t c = 0; c < n; c++)
+            v[c + 1] = (up ? up[c] : ONES) & at[c] & (down ? down[c] : ONES);
+        if (n > 0)
+            v[n] |= im->pad;
+        uint64_t *out = b + r * n;
+        for (int64_t c = 0; c < n; c++) {
+            uint64_t t = v[c + 1];
+            out[c] = ((v[c + 2] << 63) | (t >> 1)) & t & ((t << 1) | (v[c] >> 63));
+        }
+    }
+    free(v);
+    return b;
+}
+#else
+static uint64_t *erode1(const bits_t *im, const uint64_t *a)
+{
+    int64_t h = im->h, n = im->n, pos[2] = {0, im->pad != 0}, idx[1] = {n - 1};
+    uint64_t *v = malloc(8 * (h * n) + 8), *b = malloc(8 * (h * n) + 8);
+    if (erode_bits_box(h, n, v, h, n, b, h, n, a, n, pos, idx, &im->pad) != 0) {
+        fprintf(stderr, "the kernel failed\n");
+        exit(1);
+    }
+    free(v);
+    return b;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    FILE *f = fopen(argv[1], "rb");
+    int reps = atoi(argv[2]);
+    int64_t count;
+    if (!f || fread(&count, 8, 1, f) != 1) return 1;
+    bits_t *im = calloc(count, sizeof *im);
+    for (int64_t k = 0; k < count; k++) {
+        if (fread(&im[k].h, 8, 3, f) != 3 || fread(&im[k].pad, 8, 1, f) != 1) return 1;
+        im[k].w = malloc(8 * im[k].h * im[k].n + 8);
+        if (fread(im[k].w, 8, im[k].h * im[k].n, f) != (size_t)(im[k].h * im[k].n)) return 1;
+    }
+    double best = 1e9;
+    long long on = 0;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        uint64_t **outs = malloc(count * sizeof *outs);
+        for (int64_t k = 0; k < count; k++) {
+            uint64_t *b1 = erode1(&im[k], im[k].w);
+            outs[k] = erode1(&im[k], b1);
+            free(b1);
+        }
+        double t = now() - t0;
+        best = t < best ? t : best;
+        on = 0;   /* the pixels left on (the padding bits left out), to check against the compiled kernel */
+        for (int64_t k = 0; k < count; k++) {
+            for (int64_t p = 0; p < im[k].h * im[k].n; p++)
+                on += __builtin_popcountll(outs[k][p] & ((p % im[k].n == im[k].n - 1) ? ~im[k].pad : ONES));
+            free(outs[k]);
+        }
+        free(outs);
+    }
+    printf("%g %lld\n", best / count, on);
+    return 0;
+}
+"""
+
+def build(tmp: Path, kernel_c: str, variant: str, driver: str = DRIVER, stem: str = "") -> Path:
     """The driver built around the kernel's C (``plain``, ``count``: steps counted) or the hand C."""
     from compiler.backend.build import DEFAULT_FLAGS
     src = kernel_c
     if variant == "count":   # (a step: one trip of a loop over runs, `while (c_k < phase_stop...)`)
         import re
         src = re.sub(r"(\n\s*while \(c_\d+ < phase_stop\w*\) \{)", r"\1 steps++;", src)
-    (tmp / f"kernel_{variant}.c").write_text(src)
-    (tmp / "driver.c").write_text(DRIVER)
-    exe = tmp / f"drive_{variant}"
+    (tmp / f"{stem}kernel_{variant}.c").write_text(src)
+    (tmp / f"{stem}driver.c").write_text(driver)
+    exe = tmp / f"{stem}drive_{variant}"
     flags = [f for f in DEFAULT_FLAGS if f not in ("-shared", "-fPIC")]
-    defs = [f'-DKERNEL="kernel_{variant}.c"'] + (["-DCOUNT"] if variant == "count" else []) + \
+    defs = [f'-DKERNEL="{stem}kernel_{variant}.c"'] + (["-DCOUNT"] if variant == "count" else []) + \
         (["-DHAND"] if variant == "hand" else [])
-    subprocess.run(["cc", *flags, *defs, "-o", str(exe), str(tmp / "driver.c")], check=True, cwd=tmp)
+    subprocess.run(["cc", *flags, *defs, "-o", str(exe), str(tmp / f"{stem}driver.c")], check=True, cwd=tmp)
     return exe
 
 
@@ -226,6 +322,60 @@ def main(argv=None):
             print(f"  {label:32s} {nruns:6d} runs  call {best * 1e3:7.3f} ms  C kernel {out['plain'][0] * 1e3:7.3f} ms "
                   f"({steps} steps, {out['plain'][0] / max(steps, 1) * 1e9:4.1f} ns each)  "
                   f"hand C {out['hand'][0] * 1e3:7.3f} ms  OpenCV {cv * 1e3:7.3f} ms", flush=True)
+        bitwise(tmp, sets, args.repeat, cv2)
+
+
+def bitwise(tmp: Path, sets, repeat: int, cv2):
+    """The bitwise erosion's rows: our call on packed words (dense and sparse), the generated dense-words
+    kernel's C alone, hand-written C, OpenCV; each image packed before timing, as OpenCV's is made uint8."""
+    from compiler.looplets.bitwise_erosion import SPARSE_WORDS, WORDS, BitwiseErosion
+    eroders = {"dense": BitwiseErosion("box", WORDS), "sparse": BitwiseErosion("box", SPARSE_WORDS)}
+    eroders["dense"](sets[0][1][0], 1)
+    kernel_c = eroders["dense"].kernel.c_source
+    assert "int erode_bits_box(\n    int64_t V0_size," in kernel_c, "the driver calls erode_bits_box(V..., B..., A..., pad...)"
+    exes = {v: build(tmp, kernel_c, v, BITS_DRIVER, "bits_") for v in ("plain", "hand")}
+    box = np.ones((3, 3), np.uint8)
+    print("bitwise (64 pixels a uint64 word), per image, two iterations of a 3x3 box:")
+    for label, imgs in sets:
+        packed = {k: [e.pack(m) for m in imgs] for k, e in eroders.items()}
+        data = tmp / "bits.bin"
+        with open(data, "wb") as f:
+            np.array([len(imgs)], np.int64).tofile(f)
+            for P in packed["dense"]:
+                words = P.words.to_numpy()
+                pad = np.uint64(0) if P.width % 64 == 0 else ~np.uint64((1 << (P.width % 64)) - 1)
+                np.array([words.shape[0], words.shape[1], P.width], np.int64).tofile(f)
+                np.array([pad], np.uint64).tofile(f)
+                words.tofile(f)
+        want = sum(int(eroders["dense"](P, 2).to_numpy().sum()) for P in packed["dense"])
+        out = {}
+        for v, exe in exes.items():
+            t, n = subprocess.run([str(exe), str(data), str(repeat)], capture_output=True, text=True,
+                                  check=True).stdout.split()
+            assert int(n) == want, f"{v}: {n} pixels on after two erosions, the compiled kernel {want}"
+            out[v] = float(t)
+        calls = {}
+        for k, e in eroders.items():
+            best = np.inf
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                for P in packed[k]:
+                    e(P, 2)
+                best = min(best, (time.perf_counter() - t0) / len(imgs))
+            calls[k] = best
+        cv = np.inf
+        if cv2 is not None:
+            u8 = [m.astype(np.uint8) for m in imgs]
+            for P, m in zip(packed["dense"], u8):
+                assert np.array_equal(eroders["dense"](P, 2).to_numpy(), cv2.erode(m, box, iterations=2).astype(bool))
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                for m in u8:
+                    cv2.erode(m, box, iterations=2)
+                cv = min(cv, (time.perf_counter() - t0) / len(u8))
+        print(f"  {label:32s} call dense {calls['dense'] * 1e3:7.3f} ms, sparse {calls['sparse'] * 1e3:7.3f} ms  "
+              f"C kernel {out['plain'] * 1e3:7.3f} ms  hand C {out['hand'] * 1e3:7.3f} ms  OpenCV {cv * 1e3:7.3f} ms "
+              f"(OpenCV / hand C {cv / out['hand']:5.1f}x, / dense call {cv / calls['dense']:5.1f}x)", flush=True)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ import os
 
 import numpy as np
 
-from . import memory, recheck, values
+from . import memory, outputs, recheck, values
 from .tensor import Tensor
 
 __all__ = ["FastCall", "fast_call"]
@@ -40,16 +40,21 @@ def fast_call(kernel):
     ``tensors`` dict giving the output tensor, or ``None`` for a call the general path takes (its
     generated source in ``.code``); ``None`` instead of a function when its
     calls need the general path every time (a checked kernel, conversions or copies of inputs,
-    an output updated in place, or checked against writes that may reach past it (an hstack's
-    ``D[i, j + 3]``), index compression, several outputs,
-    shape operators, whose premises each call checks for its shapes)."""
-    low, plan = kernel.lowered, kernel._plan()
-    if (kernel.compiled.checked or low.copies or low.conversions or low.outputs
-            or not _writes_inside(low.output_writes, plan.shape_from)
-            or getattr(kernel, "shape_operators", False)
-            or low.initial not in ("fill", "none") or low.validate_output or plan.compression is not None
-            or plan.at_most_one or plan.shape_from is None):
+    an output checked against writes that may reach past it (an hstack's ``D[i, j + 3]``), index
+    compression, shape operators, whose premises each call checks for its shapes). An output a
+    program updates starts at its fill, as in the general path, when the call does not give it (a
+    call that gives it, to update in place, takes the general path). A loop program's several
+    outputs are each allocated and built as one is, and come back in the
+    :class:`compiler.outputs.Outputs` named tuple the general path gives."""
+    low = kernel.lowered
+    if kernel.compiled.checked or low.copies or low.conversions or getattr(kernel, "shape_operators", False):
         return None
+    for view in _views(kernel):
+        out, plan = view.lowered, view._plan()
+        if (not _writes_inside(out.output_writes, plan.shape_from)
+                or out.validate_output or plan.compression is not None
+                or plan.at_most_one or plan.shape_from is None):
+            return None
     try:
         return FastCall(kernel).function
     except _Unplanned:
@@ -74,23 +79,22 @@ class FastCall:
     """
 
     def __init__(self, kernel):
-        low, plan = kernel.lowered, kernel._plan()
+        plan, views = kernel._plan(), _views(kernel)
         compiled = kernel.compiled
         facts = kernel.facts if kernel.relower is not None else {}
-        fresh = plan.fresh_fill
-        output = plan.output if fresh is None else fresh.fixed
-        if output is None:
-            raise _Unplanned("the output's fill depends on the extents of each call")
-        self.names = frozenset(n for n in kernel.formats if n != low.output)
+        outs = tuple(view.lowered.output for view in views)
+        self.names = frozenset(n for n in kernel.formats if n not in outs)
         g = {"Tensor": Tensor, "ndarray": np.ndarray, "of_array": values.of_array, "asarray": np.asarray,
              "zeros": np.zeros, "empty": np.empty, "NAMES": self.names, "RUN": compiled.pointer_caller,
-             "OUTPUT": output, "LENGTH": kernel._output_length, "ENV": _ENVIRON, "KEY": _VALIDATE_KEY,
-             "FB": compiled.from_buffer}
+             "ENV": _ENVIRON, "KEY": _VALIDATE_KEY, "FB": compiled.from_buffer}
+        # (the inputs an output's fill is worked out from where an array is given: see spoils below)
+        zero_fills = {n for view in views if view._plan().fresh_fill is not None
+                      for n in view._plan().fresh_fill.zero_fills}
         taken = compiled.pointer_parameters()
         given: set = set()
         lines = ["def fast(tensors):", "    if tensors.keys() != NAMES:", "        return None"]
         for name in kernel.formats:
-            if name == low.output:
+            if name in outs:
                 continue
             inp = plan.inputs[name]
             params = tuple(p for _, p in inp.sizes_used) + tuple(p for names in inp.arrays for _, p in names)
@@ -99,7 +103,7 @@ class FastCall:
             g[f"FACTS_{name}"] = facts.get(name)
             # (a numpy or foreign argument the oracle gives fill 0 where the format says another:
             # its output's fill is worked out by the general path)
-            spoils = fresh is not None and name in fresh.zero_fills
+            spoils = name in zero_fills
             lines.append(f"    v = tensors[{name!r}]")
             lines.append("    if v.__class__ is Tensor:")
             lines += _tensor_branch(name, params, facts.get(name) is not None, foreign=False)
@@ -142,56 +146,89 @@ class FastCall:
             if not uses:
                 continue
             (t0, m0), *rest = uses
-            for t, m in rest:
+            for t, m in dict.fromkeys(rest):
+                if (t, m) == (t0, m0):
+                    continue   # (an index used twice in one mode of a tensor: A[r - 1, c] and A[r, c])
                 lines.append(f"    if s_{t}[{m}] != s_{t0}[{m0}]:")
                 lines.append("        return None   # (the general path says which index disagrees)")
-        shape = [f"s_{t}[{m}]" for t, m in plan.shape_from]
-        lines.append(f"    shape = ({', '.join(shape)}{',' if len(shape) == 1 else ''})")
-        storage = [shape[m] for m in low.output_format.mode_order]
-        for k, expr in enumerate(storage):
-            lines.append(f"    n{k} = {expr}")
-        store = f"({', '.join(f'n{k}' for k in range(len(storage)))}{',' if len(storage) == 1 else ''})"
-        for _, _, modes, idt in plan.narrow:
-            for s in modes:
-                lines.append(f"    if n{s} - 1 > {np.iinfo(idt).max}:")
-                lines.append("        return None")
-        for s, pname in plan.output_sizes:
-            lines.append(f"    p_{pname} = n{s}")
-            given.add(pname)
-        made = []
-        for pname, dtype, kind, level in plan.inout:
-            g[f"DT_{pname}"] = np.dtype(dtype)
-            count = " * ".join(f"n{k}" for k in range(len(storage))) or "1"
-            size = count if kind == "val" else f"LENGTH({store}, {kind!r}, {level})"
-            lines.append(f"    m = {size}")
-            lines.append(f"    if m * {plan.itemsize[pname]} > {memory.SMALL}:")
-            lines.append("        return None   # (the general path checks the free memory first)")
-            if kind != "val":
-                lines.append(f"    b_{pname} = zeros(m, DT_{pname})")
-            elif low.initial == "fill":
-                g[f"FILL_{pname}"] = low.fill
-                lines.append(f"    b_{pname} = empty(m, DT_{pname})")
-                lines.append(f"    b_{pname}.fill(FILL_{pname})")
-            else:
-                lines.append(f"    b_{pname} = empty(m, DT_{pname})")
-            g[f"T_{pname}"] = compiled.pointer_type(pname)
-            lines.append(f"    p_{pname} = FB(T_{pname}, b_{pname}, False)")
-            made.append(pname)
-            given.add(pname)
+        made, results = [], []
+        for k, view in enumerate(views):
+            tag = str(k) if len(views) > 1 else ""   # (one output's names as they always were)
+            made += self._output(tag, view, g, lines, given)
+            results.append(f"OUTPUT{tag}.result(shape{tag}, made)")
         if set(taken) - given:
             raise _Unplanned(sorted(set(taken) - given))
         lines.append(f"    made = RUN({', '.join(f'p_{p}' for p in taken)})")
         for pname in made:
             lines.append(f"    made[{pname!r}] = b_{pname}")
+        checked = [r.replace(".result(", ".tensor(").replace(", made)", ", made, True)") for r in results]
+        if len(views) > 1:   # (several outputs: the general path's named tuple of them)
+            g["OUTPUTS"] = outputs.outputs_type(outs)
+            results, checked = [[f"OUTPUTS(({', '.join(rs)}))"] for rs in (results, checked)]
         lines.append("    if ENV.get(KEY):   # (SPARSESCOPE_VALIDATE_OUTPUTS)")
-        lines.append("        return OUTPUT.tensor(shape, made, True)")
-        lines.append("    return OUTPUT.result(shape, made)")
+        lines.append(f"        return {checked[0]}")
+        lines.append(f"    return {results[0]}")
         #: the generated function's source (what a call runs)
         self.code = "\n".join(lines)
         exec(compile(self.code, f"<fast call of {compiled.name}>", "exec"), g)
         #: the generated function (its ``code`` attribute, its source)
         self.function = g["fast"]
         self.function.code = self.code
+
+    @staticmethod
+    def _output(k: str, view, g: dict, lines: list, given: set) -> list:
+        """The generated lines that size and allocate output ``k`` (its tag: ``""`` for a kernel's one
+        output, else its number; ``view``, the kernel of that output): its ``shape{k}`` from the
+        inputs' shapes, its size parameters and fresh buffers; returns the parameters of the buffers
+        it allocated."""
+        low, plan = view.lowered, view._plan()
+        fresh = plan.fresh_fill
+        output = plan.output if fresh is None else fresh.fixed
+        if output is None:
+            raise _Unplanned("the output's fill depends on the extents of each call")
+        g[f"OUTPUT{k}"], g[f"LENGTH{k}"] = output, view._output_length
+        shape = [f"s_{t}[{m}]" for t, m in plan.shape_from]
+        lines.append(f"    shape{k} = ({', '.join(shape)}{',' if len(shape) == 1 else ''})")
+        storage = [shape[m] for m in low.output_format.mode_order]
+        n = f"n{k}_" if k else "n"
+        for s, expr in enumerate(storage):
+            lines.append(f"    {n}{s} = {expr}")
+        store = f"({', '.join(f'{n}{s}' for s in range(len(storage)))}{',' if len(storage) == 1 else ''})"
+        for _, _, modes, idt in plan.narrow:
+            for s in modes:
+                lines.append(f"    if {n}{s} - 1 > {np.iinfo(idt).max}:")
+                lines.append("        return None")
+        for s, pname in plan.output_sizes:
+            lines.append(f"    p_{pname} = {n}{s}")
+            given.add(pname)
+        made = []
+        for pname, dtype, kind, level in plan.inout:
+            g[f"DT_{pname}"] = np.dtype(dtype)
+            count = " * ".join(f"{n}{s}" for s in range(len(storage))) or "1"
+            size = count if kind == "val" else f"LENGTH{k}({store}, {kind!r}, {level})"
+            lines.append(f"    m = {size}")
+            lines.append(f"    if m * {plan.itemsize[pname]} > {memory.SMALL}:")
+            lines.append("        return None   # (the general path checks the free memory first)")
+            if kind != "val":
+                lines.append(f"    b_{pname} = zeros(m, DT_{pname})")
+            elif low.initial != "none":
+                # (an output a program updates, "output" or "assembled", starts at the fill when it is
+                # not given, as in the general path; one given at the call takes that path)
+                g[f"FILL_{pname}"] = low.fill
+                lines.append(f"    b_{pname} = empty(m, DT_{pname})")
+                lines.append(f"    b_{pname}.fill(FILL_{pname})")
+            else:
+                lines.append(f"    b_{pname} = empty(m, DT_{pname})")
+            g[f"T_{pname}"] = view.compiled.pointer_type(pname)
+            lines.append(f"    p_{pname} = FB(T_{pname}, b_{pname}, False)")
+            made.append(pname)
+            given.add(pname)
+        return made
+
+
+def _views(kernel) -> list:
+    """The kernel of each output (one for a kernel of one output; see ``Kernel.output_views``)."""
+    return kernel.output_views() if kernel.lowered.outputs else [kernel]
 
 
 def _writes_inside(writes: tuple, shape_from) -> bool:

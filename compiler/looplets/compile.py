@@ -216,7 +216,11 @@ class ProgramKernel(_runtime_kernel()):
 
     def __call__(self, *given, **tensors):
         out = super().__call__(*given, **tensors)
-        # (the fast call path returns the runtime's 0-d Tensor: _run is not where it passes)
+        # (the fast call path returns the runtime's 0-d Tensors: _run is not where it passes)
+        if isinstance(out, Outputs):
+            if any(t.__class__ is Tensor and t.ndim == 0 for t in out):
+                return out._make(t.to_numpy()[()] if t.__class__ is Tensor and t.ndim == 0 else t for t in out)
+            return out
         return out.to_numpy()[()] if out.__class__ is Tensor and out.ndim == 0 else out
 
     def _run(self, runner, tensors):

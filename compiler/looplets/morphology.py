@@ -10,8 +10,8 @@ and a read outside the image is on (``coalesce(..., True)``), as in the paper an
 only where one of them starts or ends, writing runs; a dense image (:data:`DENSE`) works pixel by
 pixel. Both passes are one kernel, the vertical pass's result an output the horizontal pass reads,
 where the paper keeps one row of it in a temporary: the looplets strategy allocates Dense
-temporaries only, which would visit every pixel. The paper's bit-packed variant needs ``uint64`` words and
-is not here.
+temporaries only, which would visit every pixel. The paper's bit-packed variant is
+:mod:`compiler.looplets.bitwise_erosion`.
 
 The masked histogram counts the pixels under a mask by value, OpenCV's ``calcHist`` with a mask:
 bin ``b`` counts the masked pixels whose value lies in ``[b * w, (b + 1) * w)``, ``w`` the

@@ -24,6 +24,8 @@ def test_quick_on_tiny_inputs_prints_every_case_and_the_geometric_means(bench, c
     for case in ("SpMV", "SpGEMM", "triangles", "BFS push", "BFS auto", "B-Ford", "erosion", "histogram"):
         assert f"\n{case} " in out, case
     assert "paper: 2.47x faster" in out and "paper: 19.5x on sketches" in out
+    for words in ("dense words", "sparse words", "bool in and out"):   # (the bitwise erosion's rows)
+        assert f"bitwise, {words}" in out, words
     assert "geometric means" in out
     assert "scipy" in report.ratios and "numpy" in report.ratios
     have = {m: importlib.util.find_spec(m) is not None for m in ("graphblas", "cv2", "sklearn")}

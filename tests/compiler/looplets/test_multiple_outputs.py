@@ -230,14 +230,44 @@ def test_each_output_starts_at_its_own_declared_fill(neg_level):
             compile_program(declared, pos="dense", neg=OUTPUT_LEVELS[neg_level](Element(0.0)), x=x)
 
 
-def test_a_kernel_with_several_outputs_takes_the_general_call_path():
-    # (the fast path plans one output: a kernel building several must not take it)
+@pytest.mark.parametrize("validate", [True, False])
+def test_a_kernel_with_several_outputs_takes_the_fast_path(validate, monkeypatch):
+    """Each output allocated and built as the general path does, a 0-d one a scalar, over calls on
+    new lengths; the fast path answers (not None) and gives what the general path gives. It took the
+    general path every call (a loop program's several outputs were not planned)."""
     from compiler.fastcall import fast_call
-    x = Tensor.from_numpy(np.array([1.0, -2.0]), "dense")
-    k = compiler.lower(split_signs, pos="dense", neg="dense", x=x)
-    assert fast_call(k) is None
-    for _ in range(2):   # (a second call is the one a fast path would take)
-        got = k(x=x)
-        assert isinstance(got, Outputs)
-        _same(got.pos, [1.0, 0.0])
-        _same(got.neg, [0.0, 2.0])
+    if not validate:   # (the suite validates every output: the fast path's unchecked build too)
+        monkeypatch.delenv("SPARSESCOPE_VALIDATE_OUTPUTS", raising=False)
+    k = compile_program(stats, y=SparseList(Element(0.0)), total=Scalar(0.0), count=Scalar(0),
+                        x=Tensor.from_numpy(np.ones(2), "sparse"))
+    fast = fast_call(k)
+    assert fast is not None and "OUTPUTS((OUTPUT0" in fast.code
+    for xs in ([1.0, -3.0, 0.0, 2.5], [], [5.0], [0.0, 0.0, -2.0, 4.0, 3.0, 0.0]):
+        x = Tensor.from_numpy(np.array(xs), "sparse")
+        quick = fast({"x": x})
+        assert quick is not None, "a tensor of the kernel's format takes the fast path"
+        assert isinstance(quick, Outputs) and quick._fields == ("y", "total", "count")
+        a = np.array(xs) ** 2
+        _same(quick.y, a)
+        general = k._run(k.compiled, {"x": x})
+        assert quick.y.format == general.y.format and quick.y.fill == general.y.fill == 0.0
+        np.testing.assert_array_equal(quick.y.levels[0].idx, general.y.levels[0].idx)
+        _same(quick.total, np.sum(a))
+        _same(quick.count, np.sum(a > 4.0))
+        got = k(x=x)   # (through the kernel: the fast path, its 0-d outputs as scalars)
+        assert isinstance(got.total, np.floating) and isinstance(got.count, np.integer)
+        _same(got.y, a)
+        assert got.total == np.sum(a) and got.count == np.sum(a > 4.0)
+
+
+def test_several_outputs_given_at_the_call_take_the_general_path():
+    """An output given to update in place (relax's D) is not the fast path's: it starts from its values."""
+    from compiler.fastcall import fast_call
+    W = Tensor.from_numpy(np.array([[np.inf, 1.0], [np.inf, np.inf]]), "csr", fill=np.inf)
+    d = Tensor.from_numpy(np.array([0.0, 9.0]), "dense", fill=np.inf)
+    k = compile_program(relax, D=d, changed=SparseByteMap(Element(False, dtype="bool")), d=d, W=W)
+    fast = fast_call(k)
+    assert fast is None or fast({"D": d, "d": d, "W": W}) is None
+    got = k(D=d, d=d, W=W)
+    _same(got.D, [0.0, 1.0])
+    _same(got.changed, [False, True])
