@@ -11,7 +11,9 @@ whose right operand holds a union or concatenation (a collapse of a vstack, ``(j
 i_B)``) is distributed, ``(j_A × i_A) ⊔ (k_B × i_B)``, each side's right operand simplified by what
 that side binds (``product-over-concat``; exact: the coordinates of the second side are offset by
 ``|j_A|·|i|``, its first product's size). Given the live iterators ``defs`` (bound by enclosing
-loops), a level whose parent is not live and a π1 whose π0 is not live are removed too. Points
+loops), a level whose parent is not live and a π1 whose π0 is not live are removed too (but a
+π1 whose π0's operand ran partly out, ``π0(|a| + b, J)`` after ``π0(a ⊔ b, J)``, follows it:
+``projection-follows-its-π0``). Points
 are built top-down, memoized by structural equality (a DAG), laid out in topological order;
 the sub-points of a point are its descendants iterating a subset of its iterators (the point
 first): a concatenation's ``|a| + b`` is not one (its edge is dotted in the drawing).
@@ -188,6 +190,28 @@ def _binds(a: Seq) -> frozenset:
     return live_keys(a) | frozenset(leaf.key for leaf in a.iters()) | groups
 
 
+def _moved_group(s: Project, defs: frozenset):
+    """``π1(X', J)`` when a live π0 group is over ``X'``, what ``X`` became once some of its leaves
+    ran out (the loop over ``π0(a ⊔ b, J)`` after ``a``'s end is over ``π0(|a| + b, J)``: a split
+    of a concatenation), else None."""
+    for key in defs:
+        if not (isinstance(key, tuple) and len(key) == 3 and key[0] == "π0" and key[2] == s.J):
+            continue
+        after = key[1]
+        gone = s.a.iters() - after.iters()
+        if gone and simplify(_without(s.a, gone)) == after:
+            return Project(1, after, s.J)
+    return None
+
+
+def _without(s: Seq, leaves: frozenset) -> Seq:
+    """``s`` with each of ``leaves`` run out (∅, as the lattice's removal of a sparse one)."""
+    if s in leaves:
+        return Empty(s.size(), str(s))
+    kids = s.children()
+    return rebuild(s, tuple(_without(c, leaves) for c in kids)) if kids else s
+
+
 def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> Seq:
     """``s`` simplified bottom-up by Fig. 27's rules, each application appended to ``log``.
 
@@ -208,6 +232,10 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
         log.append(Rewrite("level-not-live", str(s), str(out)))
         return out
     if isinstance(s, Project) and s.k == 1 and defs is not None and s.group_key not in defs:
+        moved = _moved_group(s, defs)
+        if moved is not None:
+            log.append(Rewrite("projection-follows-its-π0", str(s), str(moved)))
+            return simplify(moved, defs, log)
         out = _gone(s)
         log.append(Rewrite("projection-not-live", str(s), str(out)))
         return out
