@@ -601,6 +601,10 @@ class SeqEmitter:
             out += self.declare(w.init)
             for s in w.init:
                 out += self.init(s, {})
+        else:
+            # (a later loop's π0 over what its operand became, π0(|a| + b, J) after π0(a ⊔ b, J):
+            # its group is set on entering the loop, as the first loop's)
+            out += self.declare([n for n in walk(w.seq) if isinstance(n, Project) and n.k == 0])
         x = Var(w.index)
 
         def body():

@@ -6,8 +6,14 @@ Fig. 13: a product or concatenation only through its left operand, a slice or pr
 itself). Removing an edge replaces it by ``𝓕`` when it is dense and ``∅`` otherwise
 (:func:`remove`); :func:`simplify` then applies Fig. 27's rules bottom-up, each recorded by name,
 with the notes' fix to concatenation (``a ⊔ b`` with ``a`` done is ``|a| + b`` whatever ``a``'s
-density; ``𝓕`` only once both sides are). Given the live iterators ``defs`` (bound by enclosing
-loops), a level whose parent is not live and a π1 whose π0 is not live are removed too. Points
+density; ``𝓕`` only once both sides are), and one rule of its own: a product over a concatenation
+whose right operand holds a union or concatenation (a collapse of a vstack, ``(j_A ⊔ k_B) × (i_A ∪
+i_B)``) is distributed, ``(j_A × i_A) ⊔ (k_B × i_B)``, each side's right operand simplified by what
+that side binds (``product-over-concat``; exact: the coordinates of the second side are offset by
+``|j_A|·|i|``, its first product's size). Given the live iterators ``defs`` (bound by enclosing
+loops), a level whose parent is not live and a π1 whose π0 is not live are removed too (but a
+π1 whose π0's operand ran partly out, ``π0(|a| + b, J)`` after ``π0(a ⊔ b, J)``, follows it:
+``projection-follows-its-π0``). Points
 are built top-down, memoized by structural equality (a DAG), laid out in topological order;
 the sub-points of a point are its descendants iterating a subset of its iterators (the point
 first): a concatenation's ``|a| + b`` is not one (its edge is dotted in the drawing).
@@ -178,6 +184,34 @@ def _rules(s: Seq):
     return None
 
 
+def _binds(a: Seq) -> frozenset:
+    """What the outer operand ``a`` of a product binds for its inner one: every leaf and π0 group."""
+    groups = frozenset(n.group_key for n in walk(a) if isinstance(n, Project) and n.k == 0)
+    return live_keys(a) | frozenset(leaf.key for leaf in a.iters()) | groups
+
+
+def _moved_group(s: Project, defs: frozenset):
+    """``π1(X', J)`` when a live π0 group is over ``X'``, what ``X`` became once some of its leaves
+    ran out (the loop over ``π0(a ⊔ b, J)`` after ``a``'s end is over ``π0(|a| + b, J)``: a split
+    of a concatenation), else None."""
+    for key in defs:
+        if not (isinstance(key, tuple) and len(key) == 3 and key[0] == "π0" and key[2] == s.J):
+            continue
+        after = key[1]
+        gone = s.a.iters() - after.iters()
+        if gone and simplify(_without(s.a, gone)) == after:
+            return Project(1, after, s.J)
+    return None
+
+
+def _without(s: Seq, leaves: frozenset) -> Seq:
+    """``s`` with each of ``leaves`` run out (∅, as the lattice's removal of a sparse one)."""
+    if s in leaves:
+        return Empty(s.size(), str(s))
+    kids = s.children()
+    return rebuild(s, tuple(_without(c, leaves) for c in kids)) if kids else s
+
+
 def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> Seq:
     """``s`` simplified bottom-up by Fig. 27's rules, each application appended to ``log``.
 
@@ -198,6 +232,10 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
         log.append(Rewrite("level-not-live", str(s), str(out)))
         return out
     if isinstance(s, Project) and s.k == 1 and defs is not None and s.group_key not in defs:
+        moved = _moved_group(s, defs)
+        if moved is not None:
+            log.append(Rewrite("projection-follows-its-π0", str(s), str(moved)))
+            return simplify(moved, defs, log)
         out = _gone(s)
         log.append(Rewrite("projection-not-live", str(s), str(out)))
         return out
@@ -206,11 +244,14 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
         return s
     if isinstance(s, Product):
         a = simplify(s.a, defs, log)
+        if isinstance(a, Concat) and defs is not None and any(isinstance(n, (Union, Concat)) for n in walk(s.b)):
+            out = Concat(Product(a.a, s.b), Product(a.b, s.b))
+            log.append(Rewrite("product-over-concat", str(rebuild(s, (a, s.b))), str(out)))
+            return simplify(out, defs, log)
         # every leaf of the outer operand binds the inner one somewhere in the product's loops:
         # a concatenation's right side too, though its loop iterates only the left side (and a
         # π0 there binds its π1's group: its π1 was dropped, losing the right side's entries)
-        groups = frozenset(n.group_key for n in walk(a) if isinstance(n, Project) and n.k == 0)
-        inner = None if defs is None else defs | live_keys(a) | frozenset(leaf.key for leaf in a.iters()) | groups
+        inner = None if defs is None else defs | _binds(a)
         new = (a, simplify(s.b, inner, log))
     else:
         new = tuple(simplify(c, defs, log) for c in kids)
@@ -327,7 +368,8 @@ def boundaries(s: Seq) -> list:
 def unsupported(seq: Seq) -> str | None:
     """Why the lattice of ``seq`` cannot be iterated by the paper's loops, or None.
 
-    * a union or concatenation inside a product's right operand: edges come only from the left
+    * a union or concatenation inside a product's right operand (unless its left operand is a
+      concatenation, which :func:`simplify` distributes the product over): edges come only from the left
       operand (Fig. 13), so the right one's operands running out separately is no state of the
       lattice, and the drop-out loop would skip the other operand's rest of the fiber;
     * a projection ``π0(a ⊔ b, J)`` with ``J`` not dividing ``|a|``: a group straddles the two

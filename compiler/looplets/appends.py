@@ -69,7 +69,9 @@ def _walk(x, ext_of: dict, loops: list) -> list:
     base = _base(x)
     if not (isinstance(x, Offset) and isinstance(x.index, Index) and x.index in ext_of):
         return [base]
-    d = x.delta
+    d = _outer_term(x.delta)
+    if d is None:
+        return [base]
     if isinstance(d, Index):
         outer, scale = d, Const(1, "int64")
     elif isinstance(d, Call) and isinstance(d.op, Operator) and d.op.name == "mul" and len(d.args) == 2:
@@ -83,6 +85,21 @@ def _walk(x, ext_of: dict, loops: list) -> list:
             and (ext.stop == scale or X.prove_le(ext.stop, scale))):
         return [base]
     return [outer, base]
+
+
+def _outer_term(d):
+    """The one term of an offset ``d`` that is not static (``o`` or ``o * M`` of ``o + |j| + 2``: a
+    strided part of a concatenation is written at ``t + (o + |j|)``), or None."""
+    from .wrappers import static_ir
+    terms = _call_terms(d)
+    rest = [t for t in terms if static_ir(t) is None]
+    return rest[0] if len(rest) == 1 else None
+
+
+def _call_terms(d) -> list:
+    if isinstance(d, Call) and isinstance(d.op, Operator) and d.op.name == "add":
+        return [t for a in d.args for t in _call_terms(a)]
+    return [d]
 
 
 def _at_least_zero(e) -> bool:
@@ -113,9 +130,10 @@ def _below(a, b) -> bool:
                for t in rest)
 
 
-def _reach(x, loop):
-    """``(lo, hi)``: a parent write at ``x`` (the loop's index, or it at a static offset) lands in
-    ``[lo, hi)``, or None."""
+def _reach(x, loop, one_step=frozenset()):
+    """``(lo, hi)``: a parent write at ``x`` (the loop's index, or it at a static offset, or a
+    one-step loop's index of ``one_step`` offset by those: a strided part's ``t + (o + |j|)``)
+    lands in ``[lo, hi)``, or None."""
     from .wrappers import static_ir
     if loop.ext is None or not _at_least_zero(loop.ext.start):
         return None
@@ -124,7 +142,17 @@ def _reach(x, loop):
     if isinstance(x, Offset) and x.index == loop.idx:
         d = static_ir(x.delta)
         return None if d is None else (d, X.add(d, loop.ext.stop))
+    if isinstance(x, Offset) and x.index in one_step and loop.idx in _call_terms(x.delta):
+        rest = [t for t in _call_terms(x.delta) if t != loop.idx]
+        d = static_ir(Call(x.delta.op, tuple(rest)) if len(rest) > 1 else rest[0]) if rest else Const(0, "int64")
+        return None if d is None else (d, X.add(d, loop.ext.stop))
     return None
+
+
+def _one_step(loops) -> frozenset:
+    """The indices of the loops of ``loops`` that run once (``for t = 0:1``)."""
+    return frozenset(lp.idx for lp in loops if lp.ext is not None and lp.ext.start == Const(0, "int64")
+                     and lp.ext.stop == Const(1, "int64"))
 
 
 def _disjoint(earlier: list, here: _Append) -> bool:
@@ -133,15 +161,18 @@ def _disjoint(earlier: list, here: _Append) -> bool:
     first operand's)."""
     if not here.coords or not earlier:
         return False
+    def walked(nest):   # (a strided part's one-step loop walks no parent coordinate of its own)
+        return [lp for lp in nest if lp.idx not in _one_step(nest)]
+
     for seen in earlier:
         if not seen.coords:
             return False
-        for a, b, x, y in zip(seen.parents, here.parents, seen.coords, here.coords):
+        for a, b, x, y in zip(walked(seen.parents), walked(here.parents), seen.coords, here.coords):
             if a is b:
                 if x != y:
                     return False
                 continue
-            ra, rb = _reach(x, a), _reach(y, b)
+            ra, rb = _reach(x, a, _one_step(seen.parents)), _reach(y, b, _one_step(here.parents))
             if ra is None or rb is None or not _below(ra[1], rb[0]):
                 return False
             break
@@ -157,7 +188,7 @@ def _after(p: _Append, here: _Append) -> bool:
     d = next((d for d, (a, b) in enumerate(zip(p.loops, here.loops)) if a is not b), None)
     if d is None or d >= len(p.own) or d >= len(here.own):
         return False
-    ra, rb = _reach(p.own[d], p.loops[d]), _reach(here.own[d], here.loops[d])
+    ra, rb = _reach(p.own[d], p.loops[d], _one_step(p.loops)), _reach(here.own[d], here.loops[d], _one_step(here.loops))
     return ra is not None and rb is not None and _below(ra[1], rb[0])
 
 
@@ -227,7 +258,7 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
                 s.line)
         modes = range(m0, m0 + lvl.nmodes)
         here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(s.lhs.idxs[m], Index) for m in modes),
-                       s.line, tuple(s.lhs.idxs[:m0]) if n0 == m0 else (),
+                       s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_one_step(nest[:n0])) == m0 else (),
                        tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]) if len(want) == n0 + lvl.nmodes else ())
         seen = first.setdefault(t, here)
         if any(a is not b for a, b in zip(seen.parents, here.parents)) and _disjoint(nests.get(t, []), here):
@@ -247,7 +278,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
         if d is None:
             return
         first_loop, i = seen.loops[d], want[n0 + d].name
-        if d >= len(seen.plain) or d >= len(here.plain) or len(seen.loops) != len(here.loops):
+        walked = [[lp for lp in a.loops if lp.idx not in _one_step(a.loops)] for a in (seen, here)]
+        if d >= len(seen.plain) or d >= len(here.plain) or len(walked[0]) != len(walked[1]):
             raise ProgramError(
                 f"output {t} is written by two loops (lines {line(seen.line)} and {line(s.line)}) that walk one fiber "
                 f"of its {lvl.name} level (storage level {k}) by different loop nests; write it in one loop nest, "

@@ -16,6 +16,9 @@ operator                                   loop program
 ``slice(A[j], j -> k, (s, e, 1))``         ``A[window(k, s, e)]``
 ``slice(A[j], j -> k, (s, e, r))``         ``A[t + (s + r * k)]`` under a loop ``t`` of one
                                            step: an offset by ``k`` (``r < 0`` too)
+``concat((slice(A[j, i], j -> p, (s, e,``  the part's loop ``p`` gets its own one-step loop
+``r)), B[k, i]), (p, k) -> l)``            ``t``: ``C[t + p, i] = A[t + (s + r * p), i]``,
+                                           then ``C[k + |p|, i] = B[k, i]``
 ``broadcast(l, x[i])``                     ``x[i]`` inside the loop over ``l``
 ``A[2, j]``                                ``A[2, j]``
 ``sum[m](B[k, m])`` inside the right side  a scalar temporary computed just before the
@@ -25,9 +28,9 @@ operator                                   loop program
 =========================================  ====================================================
 
 What no wrapper covers is refused with a :class:`~compiler.errors.StrategyError` saying why
-(a split whose loops are not nested as the operator needs, a collapse or strided slice that
-would walk a sparse operand against its storage order, a collapse, concat or strided slice of an
-index another operator computes, a strided slice inside a concat), naming the lattice strategy.
+(a split whose loops are not nested as the operator needs, a collapse or slice that would walk a
+sparse operand against its storage order, a collapse, concat or strided slice of an index another
+operator computes: a reshape of a concat, a slice of a collapse), naming the lattice strategy.
 
 >>> from compiler.notation import parse
 >>> from compiler.format import parse_format
@@ -87,9 +90,9 @@ def _expr(entry):
         return Size(None, "int64", entry[0], entry[1])
     op, *args = entry
     if op == "//":
-        raise StrategyError("the looplet strategy indexes with sums and products of extents, and a split given only "
-                            "its major extent makes the minor one a quotient: give the minor extent too, as in "
-                            "k -> (i, j:n)")
+        # (the minor extent in a split's offset, or the major one in a concat's of its parts)
+        raise StrategyError("the looplet strategy indexes with sums and products of extents, and a split given one "
+                            "extent makes the other a quotient of extents: give both, as in k -> (i:m, j:n)")
     out = _expr(args[0])
     for a in args[1:]:
         out = Call(_ADD if op == "+" else _MUL, (out, _expr(a)))
@@ -123,12 +126,15 @@ def check_collapse_concordant(e: Collapse, formats: dict) -> None:
 
 
 def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict, loop: str) -> None:
-    """Refuse a strided slice whose operand stores a mode looped inside the slice's loop (named
-    ``loop``) before the sliced one: its one-step loop follows the slice's, so that tensor would be
-    walked out of order."""
+    """Refuse a slice whose operand stores a mode looped inside the slice's loop (named ``loop``)
+    before the sliced one: a strided slice's one-step loop follows the slice's, so that tensor
+    would be walked out of order; a window (step 1) is refused so only where a level cannot be
+    located (a CSC's rows: the looplets found no loop to walk its row level by)."""
     k = depth[loop]
     for acc in N.accesses(e.operand):
         if e.index not in acc.indices or acc.tensor not in formats:
+            continue
+        if e.step == 1 and all(lvl.locatable for lvl in formats[acc.tensor].levels):
             continue
         order = formats[acc.tensor].mode_order
         at = order.index(acc.indices.index(e.index))
@@ -138,8 +144,9 @@ def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict, loo
             if isinstance(loop, Index) and depth.get(loop.name, -1) > k:
                 raise StrategyError(
                     f"{e}: {acc} is stored with {x} before {e.index}, and the loop over {x} is inside the one over "
-                    f"{e.result}: the strided walk of {e.index} would be discordant; store {acc.tensor} with "
-                    f"{e.index} first (e.g. csr for rows), or slice with step 1")
+                    f"{e.result}: the {'strided ' if e.step != 1 else ''}walk of {e.index} would be discordant; "
+                    f"store {acc.tensor} with {e.index} first (e.g. csr for rows)"
+                    + (", or slice with step 1" if e.step != 1 else ""))
 
 
 def shape_program(stmt: N.Assign, formats: dict, dtype=None):
@@ -191,7 +198,8 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         loops = list(names)
         env = {i: Index(var[i]) for i in indices}
         extent_of = {var[i]: ext[i] for i in indices}
-        sc = _Scope(dict(outer.collapsed), dict(outer.steps), dict(outer.fissions), {}, extent_of)
+        sc = _Scope(dict(outer.collapsed), dict(outer.steps), dict(outer.fissions), {}, extent_of,
+                    dict(outer.part_steps))
         for i in indices:   # (an index bound again here is this scope's own)
             for table in (sc.collapsed, sc.steps, sc.fissions):
                 table.pop(i, None)
@@ -214,9 +222,14 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                     if tuple(x for _, x in sc.fissions[n.result]) != sizes:
                         raise StrategyError(f"{n}: {n.result} concatenates parts of other extents elsewhere; the "
                                             f"looplet strategy splits its loop one way")
-                    continue
-                sc.fissions[n.result] = [(fresh(j.name), x) for j, x in zip(n.indices, sizes)]
-                sc.parts[var[n.result]] = n.result
+                else:
+                    sc.fissions[n.result] = [(fresh(j.name), x) for j, x in zip(n.indices, sizes)]
+                    sc.parts[var[n.result]] = n.result
+                # a part that is a strided slice gets its one-step loop inside the part's loop
+                for (part, _), j, operand in zip(sc.fissions[n.result], n.indices, n.operands):
+                    if part not in sc.part_steps and any(isinstance(x, Slice) and x.step != 1 and x.result == j
+                                                         for x in _scope_walk(operand, {j})):
+                        sc.part_steps[part] = fresh("t")
             elif isinstance(n, Slice) and n.step != 1 and var.get(n.result) in loops and n.result not in sc.steps:
                 t = fresh("t")
                 sc.steps[n.result] = (t, var[n.result])
@@ -229,6 +242,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         base = max(depth.values(), default=-1) + 1
         depth.update({name: base + k for k, name in enumerate(loops)})
         depth.update({name: depth[var[l]] for l, parts in sc.fissions.items() if l in var for name, _ in parts})
+        depth.update({t: depth[part] + 0.5 for part, t in sc.part_steps.items() if part in depth})
         return loops, env, sc
 
     def loop_index(x, node, role):
@@ -274,19 +288,22 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 raise StrategyError(f"{e}: the looplet strategy splits the loop over {l} into one loop per operand; "
                                     f"here {l} is computed by another shape operator ({env.get(l)}), not a loop")
             m = choice[l]
-            return conv(e.operands[m], {**env, e.indices[m]: Index(sc.fissions[l][m][0])}, top, sc, choice)
+            part = sc.fissions[l][m][0]
+            at = _plus(Index(sc.part_steps[part]), Index(part)) if part in sc.part_steps else Index(part)
+            return conv(e.operands[m], {**env, e.indices[m]: at}, top, sc, choice)
         if isinstance(e, Slice):
             planned = e.result in sc.steps and env[e.result] == top[e.result]
-            xk = Index(sc.steps[e.result][1]) if planned else \
-                loop_index(env[e.result], e, f"the sliced index {e.result}")
-            if e.step != 1 and not planned:
+            step = sc.steps[e.result] if planned else _part_step(env[e.result], sc.part_steps)
+            xk = Index(step[1]) if step else loop_index(env[e.result], e, f"the sliced index {e.result}")
+            if e.step != 1 and not step:
                 raise StrategyError(f"{e}: the looplet strategy lowers a strided slice where {e.result} is a loop "
-                                    f"of the kernel; here it is computed by another shape operator")
+                                    f"of the kernel or a part of a concatenation's; here it is computed by another "
+                                    f"shape operator")
+            check_stride_concordant(e, env, depth, formats, xk.name)
             if e.step == 1:
                 at = Call("window", (xk, Literal(e.start), Literal(e.stop)))
             else:
-                check_stride_concordant(e, env, depth, formats, xk.name)
-                at = _plus(Index(sc.steps[e.result][0]), _plus(Literal(e.start), _times(xk, Literal(e.step))))
+                at = _plus(Index(step[0]), _plus(Literal(e.start), _times(xk, Literal(e.step))))
             return conv(e.operand, {**env, e.index: at}, top, sc, choice)
         if isinstance(e, Broadcast):
             return conv(e.operand, env, top, sc, choice)
@@ -350,8 +367,13 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         parts, offset = [], None
         for m, (part, size) in enumerate(sc.fissions[i]):
             at = Index(part) if offset is None else _plus(Index(part), offset)
-            parts.append(Loop(Index(part), Extent(Const(0, "int64"), extent_ir(size, formats)),
-                              build(loops, sc, k + 1, {**env, i: at}, {**choice, i: m}, leaf)))
+            step = sc.part_steps.get(part)
+            # (a strided part's one-step loop: its write is at t + the part's, as a strided loop's)
+            inner = build(loops, sc, k + 1, {**env, i: at if step is None else _plus(Index(step), at)},
+                          {**choice, i: m}, leaf)
+            if step is not None:
+                inner = Loop(Index(step), Extent(Const(0, "int64"), Const(1, "int64")), inner)
+            parts.append(Loop(Index(part), Extent(Const(0, "int64"), extent_ir(size, formats)), inner))
             offset = _expr(size) if offset is None else _plus(offset, _expr(size))
         return Block(tuple(parts))
 
@@ -375,15 +397,24 @@ class _Scope:
     operators over their indices, keyed by the notation's index (an inner scope's over the outer's):
     ``collapsed`` k -> (i', j', |i|, |j|),
     ``steps`` k -> (its one-step loop, k's loop), ``fissions`` l -> [(part's loop, extent)], ``parts``
-    a fissioned loop's name -> its index, ``extent_of`` each loop's extent."""
+    a fissioned loop's name -> its index, ``extent_of`` each loop's extent, ``part_steps`` a
+    part's loop -> the one-step loop inside it (the part is a strided slice)."""
 
-    def __init__(self, collapsed, steps, fissions, parts, extent_of):
+    def __init__(self, collapsed, steps, fissions, parts, extent_of, part_steps):
         self.collapsed, self.steps, self.fissions = collapsed, steps, fissions
-        self.parts, self.extent_of = parts, extent_of
+        self.parts, self.extent_of, self.part_steps = parts, extent_of, part_steps
 
     @classmethod
     def empty(cls):
-        return cls({}, {}, {}, {}, {})
+        return cls({}, {}, {}, {}, {}, {})
+
+
+def _part_step(at, part_steps: dict):
+    """``(one-step loop, part's loop)`` when ``at`` is ``t + part``, a strided part's index, else None."""
+    for part, t in part_steps.items():
+        if at == _plus(Index(t), Index(part)):
+            return t, part
+    return None
 
 
 def _scope_walk(e, indices: set):

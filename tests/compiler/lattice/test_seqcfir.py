@@ -421,18 +421,25 @@ def test_a_located_projection_binds_its_group_and_not_its_operands_coordinate():
         assert np.array_equal(dense(run.outputs.get("C", {}), (2, J)), M + a.reshape(2, J)), cf.text()
 
 
-def test_a_collapse_of_a_concatenation_is_refused_not_read_as_its_first_side():
+def test_a_collapse_of_a_concatenation_is_one_loop_per_side():
     # c(k) = collapse(vstack(M1, M2)): (j_M1 ⊔ k_M2) × (i_M1 ∪ i_M2). Before, the inner levels
     # were simplified as if only the concatenation's left side bound them, so i_M2 went and the
     # product over M2's rows read nothing ([0, 7, 0, 0] for [0, 7, 3, 7]); found by
-    # test_seqderive.py's property. The lattice takes no edge from a product's right operand, so
-    # such a union there is refused as the layer documents
+    # test_seqderive.py's property; then it was refused (a union in a product's right operand).
+    # The product distributes over the concatenation, each side's inner levels its own
     j1, i1 = lv("M1", 1, "dense", 0, "j"), lv("M1", 2, "compressed", 1, "i")
     k2, i2 = lv("M2", 1, "dense", 0, "k"), lv("M2", 2, "compressed", 1, "i")
     prog = Forall("k", Product(Concat(j1, k2), Union(i1, i2)),
                   Assign("c", ("k",), Cat(Read("M1", (j1, i1)), Read("M2", (k2, i2)))))
-    with pytest.raises(SequenceError, match=r"\(i_M1 ∪ i_M2\) in the right operand of a product is not supported"):
-        build_cfir(prog)
+    cf = build_cfir(prog)
+    assert cf.text().splitlines() == ["while k <- (j_M1 × i_M1) ⊔ (k_M2 × i_M2)", "  c(k) = M1(j_M1, i_M1)",
+                                      "while k <- 2 + (k_M2 × i_M2)", "  c(k) = M2(k_M2, i_M2)"]
+    assert "product-over-concat" in [r.rule for r in cf.rewrites]
+    rng = np.random.default_rng(3)
+    for density in (0.0, 0.5, 1.0):
+        M1, M2 = rand(rng, (1, 2), density), rand(rng, (1, 2), density)
+        run = interpret(cf, {"M1": entries(M1), "M2": entries(M2)})
+        assert np.array_equal(dense(run.outputs.get("c", {}), (4,)), np.vstack([M1, M2]).ravel()), cf.text()
 
 
 @pytest.mark.parametrize("density", [0.0, 0.5, 1.0])

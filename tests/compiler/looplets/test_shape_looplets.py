@@ -129,7 +129,7 @@ def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_then_choos
      "A stores i before j, but the collapse walks j outside i (the first listed index is the major one): a "
      "discordant walk of its sparse levels; store A with j first, or collapse (i, j) -> k"),
     ("C[i, j] = split(b[k], k -> (i:3, j))", {"b": (v12, "sparse")},
-     "a split given only its major extent makes the minor one a quotient: give the minor extent too"),
+     "a split given one extent makes the other a quotient of extents: give both, as in k -> (i:m, j:n)"),
     ("S[k, i] = slice(A[j, i], j -> k, (0, 3, 2))", {"A": (A, "csc")},
      "A[j, i] is stored with i before j, and the loop over i is inside the one over k"),
     # (a reduction's loop is inside the statement's: k outside i, a column-major walk of the split)
