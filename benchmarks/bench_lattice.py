@@ -87,7 +87,8 @@ in its table after the loops (there too), a SparseBand's gaps filled as it appen
 blocks started at each gap, a RunList's, SparseRunList's or SparseInterval's entries appended as runs, a
 SparsePoint's as a SparseList's, a block of Dense slots per position a SparseByteMap, SparseBand or
 SparseBlockList keeps over Dense levels (``SparseBand(Dense)``: rows as a band, each stored row a
-block of values); else the stand-in and conversion). The lines "... (banded)" add two
+block of values), a RunList's or SparseRunList's runs under a SparseList (each row's closed as the
+row is kept); else the stand-in and conversion). The lines "... (banded)" add two
 banded matrices (2000 x 2000, 51 diagonals, a third of the band's entries the fill) into the band and
 block formats, which suit them.
 
@@ -223,7 +224,9 @@ def output_format_rows(small=False):
                "SparseList(SparseByteMap)": (SparseList(SparseByteMap(e)), dcsr()),
                "SparseByteMap(Dense)": (SparseByteMap(Dense(e)), dcsr()),
                "SparseBand(Dense)": (SparseBand(Dense(e)), dcsr()),
-               "SparseBlockList(Dense)": (SparseBlockList(Dense(e)), dcsr())}
+               "SparseBlockList(Dense)": (SparseBlockList(Dense(e)), dcsr()),
+               "SparseList(RunList)": (SparseList(RunList(e)), dcsr()),
+               "SparseList(SparseRunList)": (SparseList(SparseRunList(e)), dcsr())}
     # (a point or an interval holds one entry or run per row: the sum of two matrices of one entry per
     # row, in the same column, with as many entries as the others)
     m = nnz

@@ -295,8 +295,9 @@ class OutputAssembly:
         for info in self.levels_info[1:]:
             k = info["k"]
             ranged = "ranged" in info
+            runs = "runs" in info and not info["runs"]["located"]   # (located: closed as entries reach them)
             if not info["level"].appends_coordinates and "slots" not in info and "keyed" not in info \
-                    and not ranged:
+                    and not ranged and not runs:
                 continue
             if self.out_path[info["mode"] - 1] != index:
                 continue
@@ -322,6 +323,7 @@ class OutputAssembly:
                 pc = Var(pinfo["counter"])
                 post = [If(BinOp(">", child, begin), [
                     *(self.range_fiber_end(info, begin, pc) if ranged else []),
+                    *(self.runs_fiber_end(info) if runs else []),   # (:mod:`.emit_run_output`)
                     *(self.keep_key(pinfo) if "keyed" in pinfo else []),
                     Grow(pinfo["idx"][0], BinOp("+", pc, 1)),
                     Store(pinfo["idx"][0], pc, Var(index.name) if pinfo["idt"] == "int64"

@@ -137,6 +137,8 @@ class RangeAssembly:
             return [Declare(Var(info["lo"]), "int64", Const(0, "int64"))]
         if info.get("ranged") == "blocks":
             return [Declare(Var(info["next"]), "int64", Const(-1, "int64"))]
+        if "runs" in info:   # (runs under an appended level: the fiber has no run yet)
+            return [Assign(Var(info["runs"]["end"]), Const(0, "int64"))]
         if "prepared" not in info:
             return []
         s = self.setup

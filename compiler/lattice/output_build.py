@@ -13,21 +13,22 @@ SparseList or a SparseHash, a band's gaps filled, a block list's starting blocks
 (:func:`appended_under`); one that declares it is appended as runs (``appends_runs``: RunList,
 SparseRunList), an entry extending its fiber's last run or starting one
 (:mod:`compiler.lattice.emit_run_output`), or as a list (``appends_coordinates``: SparsePoint,
-its output checked after each call), innermost under Dense levels;
+its output checked after each call), innermost there too (under an appended level, a fiber's
+runs closed as its parent keeps it);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order. Any
-other level (a run-length, point or interval level elsewhere, a byte map, band or block level above a
+other level (a run-length, point or interval level above another, a byte map, band or block level above a
 sparse one, a Dense level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
 
 >>> from compiler.format import parse_format
->>> built, why = building_output(parse_format("SparseList(RunList(Element(0.0)))"), "C")
+>>> built, why = building_output(parse_format("RunList(SparseList(Element(0.0)))"), "C")
 >>> print(built.shorthand)
 dcsr
 >>> print(why)
-the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparseByteMap, SparseBand or SparseBlockList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint innermost under Dense levels, or SparseCOO as the only level) and runs (a RunList or SparseRunList innermost under Dense levels) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparseByteMap, SparseBand or SparseBlockList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint innermost under Dense levels, a SparseList or a SparseHash, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -41,6 +42,8 @@ True
 >>> building_output(parse_format("Dense(SparseBand(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("Dense(SparseByteMap(Dense(Element(0.0))))"), "C") is None
+True
+>>> building_output(parse_format("SparseList(RunList(Element(0.0)))"), "C") is None
 True
 """
 
@@ -63,7 +66,7 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     or over Dense levels only (:func:`blocks_below`; the Dense levels then under :func:`holds_blocks`),
     and one that keeps its keys in a table (``keys_in_table``: SparseHash) at any level, each where
     :func:`appended_under` says; one appended as runs (``appends_runs``: RunList, SparseRunList) or
-    as a list (``appends_coordinates``: SparsePoint) as the innermost level under Dense ones; each in
+    as a list (``appends_coordinates``: SparsePoint) as the innermost level, there too; each in
     a one-pass kernel.
 
     >>> from compiler.levels import Dense, Element, SparseList
@@ -78,8 +81,8 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
         return one_pass and appended_under(levels, k)
     if not isinstance(lvl, ASSEMBLED):
         if lvl.appends_coordinates or lvl.appends_runs:
-            # (appended as a list or as runs: the innermost level, under located ones)
-            return one_pass and k == len(levels) - 1 and all(above.located_by_coordinate for above in levels[:k])
+            # (appended as a list or as runs: the innermost level, under located or appended ones)
+            return one_pass and k == len(levels) - 1 and appended_under(levels, k)
         # (appended, marked and stored in its slot: innermost, or over blocks of Dense slots)
         return one_pass and lvl.marks_slots and blocks_below(levels, k) and appended_under(levels, k)
     if lvl.full:
@@ -147,8 +150,8 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
                    f"SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or "
                    f"SparseBlockList there, innermost or over Dense levels, a SparsePoint innermost under Dense "
-                   f"levels, or SparseCOO as the only level) and runs (a RunList or SparseRunList innermost under "
-                   f"Dense levels) "
+                   f"levels, a SparseList or a SparseHash, or SparseCOO as the only level) and runs (a RunList, "
+                   f"SparseRunList or SparseInterval innermost there) "
                    f"in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 

@@ -6,8 +6,9 @@ test_lattice_output_nestings.py)."""
 import numpy as np
 
 import compiler as ss
+from compiler import Tensor
 from compiler.levels import Element
-from compiler.testing import assert_canonical, check_lowered
+from compiler.testing import assert_canonical, check_lowered, random_sparse
 
 
 def leaf(fill=0.0):
@@ -69,3 +70,18 @@ def lower_and_check(expr, fmt_for_fill, tensors):
 
 def run_blocks(expr, fmt, tensors, how="block of slots"):
     assembled_natively(*lower_and_check(expr, fmt, tensors), how)
+
+
+def runs_inputs(seed, shape=(6, 7), fill=0.0, density=0.6, special=False):
+    """CSR, DCSR and CSR inputs of few distinct values (so equal neighbours make runs); with
+    ``special``, some stored values are NaN, inf or -inf."""
+    rng = np.random.default_rng(seed)
+    n, m = shape
+    a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+    d = random_sparse((m, 3), density, rng, fill=fill, lo=1, hi=3)
+    if special:
+        for x in (a, b, d):
+            stored = ~np.isnan(x) if np.isnan(fill) else x != fill
+            x[stored & (rng.random(x.shape) < 0.3)] = rng.choice([np.nan, np.inf, -np.inf])
+    return {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill),
+            "D": Tensor.from_numpy(d, "csr", fill=fill)}

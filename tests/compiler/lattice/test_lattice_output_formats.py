@@ -31,7 +31,7 @@ from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockLis
                              SparseHash, SparseInterval, SparseList, SparsePoint, SparseRunList)
 from compiler.testing import assert_canonical, check_lowered, random_sparse
 from tests.compiler.lattice.output_cases import (EXPRS, EXPRS3, FILLS, assembled_natively, check, expected, leaf,
-                                                  lower_and_check, run_blocks, used)
+                                                  lower_and_check, run_blocks, runs_inputs, used)
 
 #: output levels under a Dense level (some built through a SparseList stand-in, converted after the call)
 CONVERTED = [RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash, SparseRunList]
@@ -128,7 +128,8 @@ def test_assembles_asks_the_levels_not_their_names():
     assert not assembles((Mine(Element(0.0)), Slots(Element(0.0))), 1)
     assert not assembles((Mine(Element(0.0)), Dense(Element(0.0)), Slots(Element(0.0))), 1)   # (nor one above it)
     assert not assembles((SparseCOO(1, Element(0.0)), Dense(Element(0.0))), 1)   # (a COO level appends alone)
-    assert not assembles((SparseList(Element(0.0)), RunList(Element(0.0))), 1)   # (runs: under located levels)
+    assert assembles((SparseList(Element(0.0)), RunList(Element(0.0))), 1)   # (runs: innermost, test_..._nestings)
+    assert not assembles((RunList(Element(0.0)), SparseList(Element(0.0))), 0)
     assert not assembles((Dense(Element(0.0)), RunList(Element(0.0))), 1, one_pass=False)
 
     class Runs(SparseRunList):   # a subclass of a level appended as runs is appended so too
@@ -430,21 +431,6 @@ def test_a_block_not_kept_leaves_no_signed_zero_for_the_next_coordinate():
 
 RUNS = [RunList, SparseRunList]
 AS_RUNS = "appended in storage order as runs"
-
-
-def runs_inputs(seed, shape=(6, 7), fill=0.0, density=0.6, special=False):
-    """CSR, DCSR and CSR inputs of few distinct values (so equal neighbours make runs); with
-    ``special``, some stored values are NaN, inf or -inf."""
-    rng = np.random.default_rng(seed)
-    n, m = shape
-    a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
-    d = random_sparse((m, 3), density, rng, fill=fill, lo=1, hi=3)
-    if special:
-        for x in (a, b, d):
-            stored = ~np.isnan(x) if np.isnan(fill) else x != fill
-            x[stored & (rng.random(x.shape) < 0.3)] = rng.choice([np.nan, np.inf, -np.inf])
-    return {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill),
-            "D": Tensor.from_numpy(d, "csr", fill=fill)}
 
 
 @pytest.mark.parametrize("cls", RUNS)

@@ -18,10 +18,12 @@ from hypothesis import strategies as st
 from compiler import Tensor
 from compiler.format import Format
 from compiler.lattice.output_build import assembles, building_output
-from compiler.levels import Dense, Element, SparseBand, SparseBlockList, SparseByteMap, SparseHash, SparseList
+from compiler.errors import FormatError
+from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
+                             SparseInterval, SparseList, SparsePoint, SparseRunList)
 from compiler.testing import random_sparse
 from tests.compiler.lattice.output_cases import (EXPRS, EXPRS3, FILLS, assembled_natively, check, leaf,
-                                                 run_blocks, used)
+                                                 run_blocks, runs_inputs, used)
 
 RANGED = [SparseByteMap, SparseBand, SparseBlockList]
 #: what the lowering step says of the sparse level over the Dense block
@@ -184,3 +186,93 @@ def test_property_ranged_levels_over_dense(out, what, shape, fill, density, stor
                for name, (x, f) in arrays.items()}
     run_blocks(expr, fmt, used(expr, tensors), BLOCK)
 
+
+
+# -- run-length, point and interval levels innermost under an appended level (a SparseList, a SparseHash) ----
+# (a fiber's runs closed, a RunList's rest of the fill, as its parent keeps it; a parent whose fiber got no
+# run keeps no entry)
+
+RUNS = [RunList, SparseRunList]
+AS_RUNS = "appended in storage order as runs"
+#: two- and three-mode nestings of a run-length level under appended levels
+RUNS_UNDER = {f"{up.__name__}({cls.name})": (lambda fill, cls=cls, up=up: Format(up(cls(leaf(fill)))))
+              for cls in RUNS for up in (SparseList, SparseHash)}
+RUNS_UNDER3 = {"Dense(SparseList(RunList))": lambda fill: Format(Dense(SparseList(RunList(leaf(fill))))),
+               "SparseList(SparseList(SparseRunList))":
+                   lambda fill: Format(SparseList(SparseList(SparseRunList(leaf(fill))))),
+               "SparseHash(SparseHash(RunList))": lambda fill: Format(SparseHash(SparseHash(RunList(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("out", list(RUNS_UNDER))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_runs_under_an_appended_level_are_assembled_by_the_kernel(out, what):
+    # before: built as DCSR and converted after each call (the convert step)
+    expr, fmt = EXPRS[what], RUNS_UNDER[out](0.0)
+    k = check(expr, fmt, **used(expr, runs_inputs(31)))
+    assembled_natively(k, fmt, AS_RUNS)
+
+
+@pytest.mark.parametrize("out", list(RUNS_UNDER3))
+@pytest.mark.parametrize("what", ["sum", "copy", "contract"])
+def test_runs_under_appended_levels_in_three_modes(out, what):
+    rng = np.random.default_rng(32)
+    t, u = (random_sparse((4, 5, 6), 0.5, rng, lo=1, hi=3, empty=(1,)) for _ in range(2))
+    m = random_sparse((6, 6), 0.5, rng, lo=1, hi=3)
+    tensors = {"T": Tensor.from_numpy(t, "csf"), "U": Tensor.from_numpy(u, "csf"), "M": Tensor.from_numpy(m, "csr")}
+    expr, fmt = EXPRS3[what], RUNS_UNDER3[out](0.0)
+    k = check(expr, fmt, **used(expr, tensors))
+    assembled_natively(k, fmt, AS_RUNS)
+
+
+@pytest.mark.parametrize("cls", RUNS)
+def test_spmv_of_each_slice_into_runs_under_a_list(cls):
+    t = cubes(seed=33)["T"]
+    v = Tensor.from_numpy(np.array([1.0, 0.0, 1.0]), "dense")
+    fmt = Format(SparseList(cls(leaf())))
+    k = check("C[i, j] = T[i, j, k] * v[k]", fmt, T=t, v=v)
+    assembled_natively(k, fmt, AS_RUNS)
+
+
+def test_a_row_of_runs_is_closed_as_its_parent_keeps_it():
+    # DCSR rows 0, 2 and 3: each a RunList fiber covering the row (its rest a run of the fill); row 1,
+    # whose one value cancels, is not kept
+    a = np.array([[0.0, 2.0, 2.0, 0.0], [5.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [3.0, 0.0, 0.0, 0.0]])
+    b = np.array([[0.0, 0.0, 0.0, 0.0], [-5.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    A, B = Tensor.from_numpy(a, "dcsr"), Tensor.from_numpy(b, "dcsr")
+    fmt = Format(SparseList(RunList(leaf())))
+    k = check(EXPRS["sum"], fmt, A=A, B=B)
+    assembled_natively(k, fmt, AS_RUNS)
+    got = k(A=A, B=B)
+    assert got.levels[0].idx.tolist() == [0, 2, 3]
+    assert got.levels[1].pos.tolist() == [0, 3, 5, 7]
+    assert got.levels[1].right.tolist() == [1, 3, 4, 3, 4, 1, 4]
+
+
+@pytest.mark.parametrize("cls", [SparsePoint, SparseInterval])
+def test_a_point_or_interval_under_a_list(cls):
+    # one entry per kept row (rows 1 and 4 empty); a row of two entries is refused, naming the output
+    a = np.zeros((6, 5))
+    a[[0, 2, 3, 5], [4, 1, 1, 0]] = [1.0, 2.0, 2.0, 3.0]
+    A = Tensor.from_numpy(a, "csr")
+    fmt = Format(SparseList(cls(leaf())))
+    k = check("C[i, j] = A[i, j]", fmt, A=A)
+    assembled_natively(k, fmt, "each call checks")
+    a[3, 3] = 7.0
+    with pytest.raises(FormatError, match=rf"^C: level 1 \({cls.name}\): fiber 2 "):
+        k(A=Tensor.from_numpy(a, "csr"))
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(RUNS_UNDER)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 6)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="SparseList(RunList)", what="sum", shape=(3, 4), fill=np.nan, density=0.7, stored_special=True, seed=0)
+@example(out="SparseHash(SparseRunList)", what="product", shape=(4, 4), fill=1.0, density=0.0, stored_special=False,
+         seed=0)   # all fill
+@example(out="SparseList(SparseRunList)", what="copy", shape=(0, 3), fill=-np.inf, density=1.0, stored_special=True,
+         seed=0)   # no rows
+@example(out="SparseHash(RunList)", what="spmm", shape=(3, 0), fill=np.inf, density=0.7, stored_special=False,
+         seed=1)   # no columns
+def test_property_runs_under_an_appended_level(out, what, shape, fill, density, stored_special, seed):
+    tensors = runs_inputs(seed, shape, fill, density, stored_special)
+    run_blocks(EXPRS[what], RUNS_UNDER[out], used(EXPRS[what], tensors), AS_RUNS)
