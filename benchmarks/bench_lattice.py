@@ -85,7 +85,10 @@ TACO's ``{sparse, dense}`` blocks for ``SparseList(Dense)``, a SparseByteMap's e
 stored in their slots (under Dense levels, a SparseList or a SparseHash), a SparseHash's keys inserted
 in its table after the loops (there too), a SparseBand's gaps filled as it appends, a SparseBlockList's
 blocks started at each gap, a RunList's, SparseRunList's or SparseInterval's entries appended as runs, a
-SparsePoint's as a SparseList's; else the stand-in and conversion). The lines "... (banded)" add two
+SparsePoint's as a SparseList's, a block of Dense slots per position a SparseByteMap, SparseBand or
+SparseBlockList keeps over Dense levels (``SparseBand(Dense)``: rows as a band, each stored row a
+block of values), a RunList's or SparseRunList's runs under a SparseList (each row's closed as the
+row is kept); else the stand-in and conversion). The lines "... (banded)" add two
 banded matrices (2000 x 2000, 51 diagonals, a third of the band's entries the fill) into the band and
 block formats, which suit them.
 
@@ -218,7 +221,12 @@ def output_format_rows(small=False):
                "SparsePoint": (Dense(SparsePoint(e)), csr()), "SparseInterval": (Dense(SparseInterval(e)), csr()),
                "SparseList(SparseHash)": (SparseList(SparseHash(e)), dcsr()),
                "SparseHash(SparseHash)": (SparseHash(SparseHash(e)), dcsr()),
-               "SparseList(SparseByteMap)": (SparseList(SparseByteMap(e)), dcsr())}
+               "SparseList(SparseByteMap)": (SparseList(SparseByteMap(e)), dcsr()),
+               "SparseByteMap(Dense)": (SparseByteMap(Dense(e)), dcsr()),
+               "SparseBand(Dense)": (SparseBand(Dense(e)), dcsr()),
+               "SparseBlockList(Dense)": (SparseBlockList(Dense(e)), dcsr()),
+               "SparseList(RunList)": (SparseList(RunList(e)), dcsr()),
+               "SparseList(SparseRunList)": (SparseList(SparseRunList(e)), dcsr())}
     # (a point or an interval holds one entry or run per row: the sum of two matrices of one entry per
     # row, in the same column, with as many entries as the others)
     m = nnz

@@ -50,13 +50,10 @@ class OutputAssembly:
         first = len(fmt.levels)
         while first > 0 and fmt.levels[first - 1].locates_under_appended:
             first -= 1
+        if first < len(fmt.levels):   # (:mod:`.emit_blocks`)
+            self.block = self.block_names(first, sum(lvl.nmodes for lvl in fmt.levels[:first]))
         mode = 0
-        for k, lvl in enumerate(fmt.levels):
-            if k >= first:
-                if self.block is None:
-                    self.block = self.block_names(k, mode)
-                mode += lvl.nmodes
-                continue
+        for k, lvl in enumerate(fmt.levels[:first]):
             info = {"level": lvl, "k": k, "mode": mode}
             if lvl.appends_coordinates:
                 idt = np.dtype(lvl.index_dtype).name
@@ -106,14 +103,7 @@ class OutputAssembly:
             mode += lvl.nmodes
         last = self.levels_info[-1]
         if self.block is not None:
-            b = self.block
-            self.out_params += [OutScalar(b["length"], "int64", 0), Growable(self.val, s.out_dtype, b["length"])]
-            self.init.append(Declare(Var(b["prepared"]), "int64", Const(0, "int64")))
-            self.final.append(Assign(Var(b["length"]), BinOp("*", Var(last["counter"]), self.block_size())))
-            self.notes.append(f"{out}'s Dense level {b['k']} under its appended level {b['k'] - 1} (TACO's "
-                              f"{{sparse, dense}}): each entry appended gets a block of slots, located by "
-                              f"coordinate, holding the fill until stored into; the entry is kept if a slot "
-                              f"gets another value")
+            self.block_params(last)   # (:mod:`.emit_blocks`)
         else:
             self.out_params.append(Growable(self.val, s.out_dtype, last.get("slots", last["counter"])))
         # finalization
@@ -156,9 +146,15 @@ class OutputAssembly:
         slots = Var(info["slots"])
         q = Var(self.name(("slots", "q"), "q"))
         fill = const_of(s.out_fill_value, s.out_dtype)
-        self.init += [Assign(slots, self.dense_count(info["mode"] + 1)),
-                      Grow(info["mark"], slots), Grow(self.val, slots),
-                      For(q, 0, slots, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)])]
+        self.init += [Assign(slots, self.dense_count(info["mode"] + 1)), Grow(info["mark"], slots)]
+        if self.block is None:
+            self.init += [Grow(self.val, slots),
+                          For(q, 0, slots, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)])]
+            return
+        # (a block of Dense slots per slot: the values of every block start at the fill)
+        values = BinOp("*", slots, self.block_size())
+        self.init += [For(q, 0, slots, [Store(info["mark"], q, Const(False, "bool"))]), Grow(self.val, values),
+                      For(q, 0, values, [Store(self.val, q, fill)])]
 
     def keyed_level(self, info: dict, lvl):
         """The parameters of a level that keeps its keys in a table (SparseHash) under Dense ones or a SparseList:
@@ -205,73 +201,6 @@ class OutputAssembly:
         that marks its slots holds its values in them: not those)."""
         last = self.levels_info[-1]
         return (*last["idx"], *[name for name, _ in last.get("keyed", ())]) + (() if "slots" in last else (self.val,))
-
-    def block_names(self, k: int, mode: int) -> dict:
-        """The names a block of Dense slots under the appended level ``k - 1`` uses: its first
-        level ``k`` and storage mode ``mode``, the values' length, how far they hold the fill
-        (``prepared``), the block's start and whether a slot got a value other than the fill."""
-        out = self.setup.output.tensor
-        return {"k": k, "mode": mode, "length": self.name(("block", "length"), f"{self.val}_len"),
-                "prepared": self.name(("block", "prepared"), f"{out}{k}_filled"),
-                "base": self.name(("block", "base"), f"{out}{k}_start"),
-                "kept": self.name(("block", "kept"), f"{out}{k}_kept")}
-
-    def block_size(self):
-        """Slots in one block: the product of the sizes of the Dense levels' modes."""
-        size = None
-        for m in range(self.block["mode"], len(self.out_sizes)):
-            v = Var(self.out_sizes[m].name)
-            size = v if size is None else BinOp("*", size, v)
-        return size
-
-    def block_fiber(self, index, stmts: list) -> list:
-        """Wrap the case body at the appended level's coordinate ``index`` with the assembly of
-        the block of Dense slots under it (TACO's insert into a full level under an appended one):
-        the block at the level's next position holds the fill (filled once: a block not kept held
-        only the fill), the body stores into it, and the coordinate is appended if a slot got
-        another value.
-
-        Example (``SparseList(Dense(Element(0.0)))``, ``C[i, j] = A[i, j] + B[i, j]``)::
-
-            C1_start = pC0 * C1_size;
-            if (C1_filled == C1_start) { grow C_val; C_val[C1_start:C1_start + C1_size] = 0.0; ... }
-            C1_kept = false;  ... if (vC != 0.0) { C_val[C1_start + j] = vC; C1_kept = true; } ...
-            if (C1_kept) { grow C0_idx; C0_idx[pC0] = i; pC0 += 1; }
-        """
-        b, last, s = self.block, self.levels_info[-1], self.setup
-        counter, base, prepared = Var(last["counter"]), Var(b["base"]), Var(b["prepared"])
-        kept = Var(b["kept"])
-        end = BinOp("+", base, self.block_size())
-        q = Var(self.name(("block", "q"), "q"))
-        fill = const_of(s.out_fill_value, s.out_dtype)
-        pre = [Declare(base, "int64", BinOp("*", counter, self.block_size())),
-               If(BinOp("==", prepared, base), [Grow(self.val, end), For(q, base, end, [Store(self.val, q, fill)]),
-                                                Assign(prepared, end)]),
-               Declare(kept, "bool", Const(False, "bool"))]
-        coord = Var(index.name) if last["idt"] == "int64" else Cast(last["idt"], Var(index.name))
-        post = [If(kept, [Grow(last["idx"][0], BinOp("+", counter, 1)), Store(last["idx"][0], counter, coord),
-                          CompoundAssign("+", counter, Const(1, "int64"))])]
-        return pre + stmts + post
-
-    def block_store(self, v, dt: str) -> list:
-        """Store the entry ``v`` in its slot of the current block; a value other than the fill
-        keeps the block."""
-        s, b = self.setup, self.block
-        odt = s.out_dtype
-        out, val = [], cast(v, dt, odt)
-        if not isinstance(v, Var):
-            vname = Var(self.name(("value",), f"v{s.output.tensor}"))
-            out.append(Declare(vname, odt, val))
-            val = vname
-        at = Var(b["base"])
-        inner = None
-        for m in range(b["mode"], len(self.out_path)):
-            i = Var(self.out_path[m].name)
-            inner = i if inner is None else BinOp("+", BinOp("*", inner, Var(self.out_sizes[m].name)), i)
-        # a value equal to the fill is not stored, as a SparseList drops it: a -0.0 beside a fill
-        # of 0.0 left in a block that is then not kept showed through in the next coordinate's
-        return out + [If(not_fill(val, odt, s.out_fill), [Store(self.val, BinOp("+", at, inner), val),
-                                                          Assign(Var(b["kept"]), Const(True, "bool"))])]
 
     def prefix_sum(self, info: dict, count) -> For:
         """Turn the ``count`` segment lengths in ``pos[1:]`` of a SparseList level into segment ends."""
@@ -366,8 +295,9 @@ class OutputAssembly:
         for info in self.levels_info[1:]:
             k = info["k"]
             ranged = "ranged" in info
+            runs = "runs" in info and not info["runs"]["located"]   # (located: closed as entries reach them)
             if not info["level"].appends_coordinates and "slots" not in info and "keyed" not in info \
-                    and not ranged:
+                    and not ranged and not runs:
                 continue
             if self.out_path[info["mode"] - 1] != index:
                 continue
@@ -393,6 +323,7 @@ class OutputAssembly:
                 pc = Var(pinfo["counter"])
                 post = [If(BinOp(">", child, begin), [
                     *(self.range_fiber_end(info, begin, pc) if ranged else []),
+                    *(self.runs_fiber_end(info) if runs else []),   # (:mod:`.emit_run_output`)
                     *(self.keep_key(pinfo) if "keyed" in pinfo else []),
                     Grow(pinfo["idx"][0], BinOp("+", pc, 1)),
                     Store(pinfo["idx"][0], pc, Var(index.name) if pinfo["idt"] == "int64"

@@ -137,6 +137,8 @@ class RangeAssembly:
             return [Declare(Var(info["lo"]), "int64", Const(0, "int64"))]
         if info.get("ranged") == "blocks":
             return [Declare(Var(info["next"]), "int64", Const(-1, "int64"))]
+        if "runs" in info:   # (runs under an appended level: the fiber has no run yet)
+            return [Assign(Var(info["runs"]["end"]), Const(0, "int64"))]
         if "prepared" not in info:
             return []
         s = self.setup
@@ -145,9 +147,17 @@ class RangeAssembly:
         end = BinOp("+", base, Var(self.out_sizes[info["mode"]].name))
         prepared, q = Var(info["prepared"]), Var(self.name(("slots", "q"), "q"))
         fill = const_of(s.out_fill_value, s.out_dtype)
+        if self.block is None:
+            return [If(BinOp("==", prepared, base), [
+                Grow(info["mark"], end), Grow(self.val, end),
+                For(q, base, end, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)]),
+                Assign(prepared, end)])]
+        # (each slot a block of the Dense slots below it: :mod:`.emit_blocks`)
+        size = self.block_size()
         return [If(BinOp("==", prepared, base), [
-            Grow(info["mark"], end), Grow(self.val, end),
-            For(q, base, end, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)]),
+            Grow(info["mark"], end), Grow(self.val, BinOp("*", end, size)),
+            For(q, base, end, [Store(info["mark"], q, Const(False, "bool"))]),
+            For(q, BinOp("*", base, size), BinOp("*", end, size), [Store(self.val, q, fill)]),
             Assign(prepared, end)])]
 
     def range_counted(self, info: dict) -> str:
@@ -186,7 +196,7 @@ class RangeAssembly:
         s = self.setup
         if self.phase is not None or self.par_rows:
             raise StrategyError(f"output {s.output.tensor}: a {info['level'].name} level is assembled in one pass")
-        odt, idt = s.out_dtype, info["idt"]
+        odt = s.out_dtype
         counter, i = Var(info["counter"]), Var(coord.name)
         one = Const(1, "int64")
         if info["ranged"] == "band":
@@ -200,16 +210,21 @@ class RangeAssembly:
                     For(q, counter, at, [Store(self.val, q, fill)]),   # (the gap, inside the band)
                     Store(self.val, at, val), Assign(counter, BinOp("+", at, one))]
         else:
-            blocks, nxt = Var(info["blocks"]), Var(info["next"])
-            body = [If(BinOp("!=", i, nxt), [Grow(info["ends"], BinOp("+", blocks, one)),
-                                              Grow(info["starts"], BinOp("+", blocks, one)),
-                                              Store(info["starts"], blocks, cast(counter, "int64", idt)),
-                                              CompoundAssign("+", blocks, one)]),
-                    Assign(nxt, BinOp("+", i, one)),
-                    Store(info["ends"], BinOp("-", blocks, one), cast(nxt, "int64", idt)),
-                    Grow(self.val, BinOp("+", counter, one)), Store(self.val, counter, val),
-                    CompoundAssign("+", counter, one)]
+            body = self.block_list_keep(info, i) + [Grow(self.val, BinOp("+", counter, one)),
+                                                    Store(self.val, counter, val), CompoundAssign("+", counter, one)]
         return [If(not_fill(val, odt, s.out_fill), body)]
+
+    def block_list_keep(self, info: dict, i) -> list:
+        """A block list level keeps coordinate ``i`` at its next position: it extends the last
+        block when ``i`` follows it, else starts a block there."""
+        blocks, nxt, counter = Var(info["blocks"]), Var(info["next"]), Var(info["counter"])
+        one = Const(1, "int64")
+        return [If(BinOp("!=", i, nxt), [Grow(info["ends"], BinOp("+", blocks, one)),
+                                          Grow(info["starts"], BinOp("+", blocks, one)),
+                                          Store(info["starts"], blocks, cast(counter, "int64", info["idt"])),
+                                          CompoundAssign("+", blocks, one)]),
+                Assign(nxt, BinOp("+", i, one)),
+                Store(info["ends"], BinOp("-", blocks, one), cast(nxt, "int64", info["idt"]))]
 
 
 __all__ = ["RangeAssembly"]

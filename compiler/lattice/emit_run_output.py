@@ -2,7 +2,8 @@
 
 A mixin of :class:`~compiler.lattice.emitter.Emitter`, for an output level that declares
 ``appends_runs`` (RunList, SparseRunList, SparseInterval), innermost under levels located by
-coordinate (Dense) or the output's only level. The kernel appends its entries in storage order,
+coordinate (Dense), under an appended level (a SparseList's or SparseHash's entry kept if its
+fiber got a run, the fiber closed then: :meth:`RunAssembly.runs_fiber_end`) or the output's only level. The kernel appends its entries in storage order,
 as it appends a SparseList's (TACO's append), but into runs: an entry at the coordinate where
 its fiber's last run ends, holding that run's value, extends the run; any other starts one. A
 level that covers its fibers (RunList, ``full``) also appends a run of the fill over each gap
@@ -47,17 +48,23 @@ class RunAssembly:
         info["counter"] = self.name(("count", k), f"p{out}{k}")
         bounds = ([lvl.run_start_array] if lvl.run_start_array else []) + [lvl.run_end_array]
         info["idx"] = [binding.array_name(out, k, a) for a in bounds]
-        info["pos"], info["pos_buffer"], info["idt"] = binding.array_name(out, k, "pos"), False, idt
+        info["idt"] = idt
+        located = all(above.located_by_coordinate for above in self.out_levels[:k])
         info["runs"] = {"fiber": self.name(("runs", "fiber"), f"{out}{k}_fiber"),
                         "end": self.name(("runs", "end"), f"{out}{k}_end"),
-                        "fill": lvl.full}
-        self.out_params += [OutScalar(info["counter"], "int64", 0), Buffer(info["pos"], idt, "inout"),
-                            *[Growable(name, idt, info["counter"]) for name in info["idx"]]]
+                        "fill": lvl.full, "located": located}
+        self.out_params.append(OutScalar(info["counter"], "int64", 0))
+        if located:
+            info["pos"], info["pos_buffer"] = binding.array_name(out, k, "pos"), False
+            self.out_params.append(Buffer(info["pos"], idt, "inout"))
+        else:   # (under an appended level: a fiber closed as its parent keeps it, :meth:`runs_fiber_end`)
+            self.fiber_starts(info, binding.array_name(out, k, "pos"))
+        self.out_params += [Growable(name, idt, info["counter"]) for name in info["idx"]]
         fiber, end = Var(info["runs"]["fiber"]), Var(info["runs"]["end"])
         self.init.append(Declare(end, "int64", Const(0, "int64")))
-        if info["mode"] == 0:   # (one fiber: closed after the loops)
+        if located and info["mode"] == 0:   # (one fiber: closed after the loops)
             self.final += self.close_fiber(info)
-        else:   # (after the loops: the fibers they did not reach too, each of the fill alone)
+        elif located:   # (after the loops: the fibers they did not reach too, each of the fill alone)
             self.init.append(Declare(fiber, "int64", Const(0, "int64")))
             self.final.append(While(BinOp("<", fiber, self.dense_count(info["mode"])), self.close_fiber(info)))
         gaps = ("; a gap between entries, and a fiber's end after its last entry, is a run of the fill"
@@ -80,6 +87,17 @@ class RunAssembly:
         bounds = [start, stop] if len(info["idx"]) == 2 else [stop]
         return ([Store(name, counter, cast(b, "int64", idt)) for name, b in zip(info["idx"], bounds)]
                 + [Store(self.val, counter, value), CompoundAssign("+", counter, Const(1, "int64"))])
+
+    def runs_fiber_end(self, info: dict) -> list:
+        """Under an appended parent, a fiber that got runs as the parent keeps it: a covering
+        level's rest a run of the fill (the next fiber starts with no run: ``end`` 0)."""
+        s = self.setup
+        end, size = Var(info["runs"]["end"]), Var(self.out_sizes[info["mode"]].name)
+        out = []
+        if info["runs"]["fill"]:
+            out.append(If(BinOp("<", end, size), self.grow_runs(info, 1) + self.new_run(
+                info, end, size, const_of(s.out_fill_value, s.out_dtype))))
+        return out
 
     def close_fiber(self, info: dict) -> list:
         """End the fiber being appended (a covering level's rest a run of the fill) and start the next."""
@@ -108,7 +126,7 @@ class RunAssembly:
         one = Const(1, "int64")
         last = BinOp("-", counter, one)
         body = []
-        if info["mode"] > 0:   # (the fibers before this entry's are done)
+        if info["mode"] > 0 and runs["located"]:   # (the fibers before this entry's are done)
             body.append(While(BinOp("<", fiber, self.dense_position(info["mode"] - 1)), self.close_fiber(info)))
         start = self.new_run(info, i, BinOp("+", i, one), val)
         if runs["fill"]:   # (room for a run of the fill before it too)

@@ -46,14 +46,15 @@ from .emit_locate import Locating
 from .emit_loops import Loops
 from .emit_output import OutputAssembly
 from .emit_parallel import Threads
+from .emit_blocks import BlockAssembly
 from .emit_ranges import RangeAssembly
 from .emit_run_output import RunAssembly
 from .emit_two_phase import TwoPhase, value_tested_temps
 from .emit_workspaces import Workspaces
 
 
-class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, RunAssembly, RangeAssembly, TwoPhase,
-              Threads):
+class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAssembly, RunAssembly, RangeAssembly,
+              TwoPhase, Threads):
     """The emission of one kernel: its shared state, the dispatch of CFIR nodes, assignments."""
 
     def __init__(self, setup: Setup):

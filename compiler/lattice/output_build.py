@@ -5,28 +5,30 @@ a level with a slot per coordinate under such levels (Dense) is *located*, its p
 computed from its parent's; so is one under an appended level when it declares it
 (``locates_under_appended``: TACO's ``{sparse, dense}``, a SparseList of Dense rows), each
 appended position getting a block of slots; a level that keeps its keys in a table (SparseHash,
-the table built at the end) and an innermost one that marks its slots (SparseByteMap, its entries
+the table built at the end) and one that marks its slots (SparseByteMap, its entries
 stored and marked in their slots) or stores a band or blocks per fiber (SparseBand,
-SparseBlockList) are appended in order under Dense levels, a SparseList or a SparseHash, a band's
-gaps filled, a block list's starting blocks
+SparseBlockList), innermost or over Dense levels only (each position it keeps a block of their
+slots: :mod:`compiler.lattice.emit_blocks`), are appended in order under Dense levels, a
+SparseList or a SparseHash, a band's gaps filled, a block list's starting blocks
 (:func:`appended_under`); one that declares it is appended as runs (``appends_runs``: RunList,
 SparseRunList), an entry extending its fiber's last run or starting one
 (:mod:`compiler.lattice.emit_run_output`), or as a list (``appends_coordinates``: SparsePoint,
-its output checked after each call), innermost under Dense levels;
+its output checked after each call), innermost there too (under an appended level, a fiber's
+runs closed as its parent keeps it);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order. Any
-other level (a run-length, point or interval level elsewhere, a band or block level above others, a Dense
-level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
+other level (a run-length, point or interval level above another, a byte map, band or block level above a
+sparse one, a Dense level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
 
 >>> from compiler.format import parse_format
->>> built, why = building_output(parse_format("SparseList(RunList(Element(0.0)))"), "C")
+>>> built, why = building_output(parse_format("RunList(SparseList(Element(0.0)))"), "C")
 >>> print(built.shorthand)
 dcsr
 >>> print(why)
-the lattice strategy assembles no level 1 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or SparseBlockList innermost there, a SparsePoint innermost under Dense levels, or SparseCOO as the only level) and runs (a RunList or SparseRunList innermost under Dense levels) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparseByteMap, SparseBand or SparseBlockList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint innermost under Dense levels, a SparseList or a SparseHash, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -38,6 +40,10 @@ True
 >>> building_output(parse_format("Dense(RunList(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("Dense(SparseBand(Element(0.0)))"), "C") is None
+True
+>>> building_output(parse_format("Dense(SparseByteMap(Dense(Element(0.0))))"), "C") is None
+True
+>>> building_output(parse_format("SparseList(RunList(Element(0.0)))"), "C") is None
 True
 """
 
@@ -56,10 +62,11 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     (``one_pass``; two-phase and threaded assembly append no blocks); a sparse level that appends
     under any parent (a SparseList's fiber starts where the one before it ended), and any other
     (a SparseCOO's one segment) only as the output's one level; a level that marks its slots
-    (``marks_slots``: SparseByteMap) or stores a band or blocks per fiber as the innermost level,
+    (``marks_slots``: SparseByteMap) or stores a band or blocks per fiber as the innermost level
+    or over Dense levels only (:func:`blocks_below`; the Dense levels then under :func:`holds_blocks`),
     and one that keeps its keys in a table (``keys_in_table``: SparseHash) at any level, each where
     :func:`appended_under` says; one appended as runs (``appends_runs``: RunList, SparseRunList) or
-    as a list (``appends_coordinates``: SparsePoint) as the innermost level under Dense ones; each in
+    as a list (``appends_coordinates``: SparsePoint) as the innermost level, there too; each in
     a one-pass kernel.
 
     >>> from compiler.levels import Dense, Element, SparseList
@@ -69,22 +76,41 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     """
     lvl = levels[k]
     if lvl.appends_band is not None or lvl.appends_blocks is not None:
-        return one_pass and k == len(levels) - 1 and appended_under(levels, k)
+        return one_pass and blocks_below(levels, k) and appended_under(levels, k)
     if lvl.keys_in_table is not None:
         return one_pass and appended_under(levels, k)
     if not isinstance(lvl, ASSEMBLED):
         if lvl.appends_coordinates or lvl.appends_runs:
-            # (appended as a list or as runs: the innermost level, under located ones)
-            return one_pass and k == len(levels) - 1 and all(above.located_by_coordinate for above in levels[:k])
-        # (appended, marked and stored in its slot: the innermost level)
-        return one_pass and lvl.marks_slots and k == len(levels) - 1 and appended_under(levels, k)
+            # (appended as a list or as runs: the innermost level, under located or appended ones)
+            return one_pass and k == len(levels) - 1 and appended_under(levels, k)
+        # (appended, marked and stored in its slot: innermost, or over blocks of Dense slots)
+        return one_pass and lvl.marks_slots and blocks_below(levels, k) and appended_under(levels, k)
     if lvl.full:
         if all(above.full for above in levels[:k]):
             return True
         parent = next(above for above in reversed(levels[:k]) if not above.full)
-        return (one_pass and all(x.full and x.locates_under_appended for x in levels[k:])
-                and isinstance(parent, ASSEMBLED) and parent.appends_nested)
+        return one_pass and all(x.full and x.locates_under_appended for x in levels[k:]) and holds_blocks(parent)
     return lvl.appends_nested or len(levels) == 1
+
+
+def holds_blocks(lvl) -> bool:
+    """Whether the lattice emission gives each position ``lvl`` appends (or marks) a block of the
+    Dense slots under it (:mod:`compiler.lattice.emit_blocks`): a level appended under any parent
+    (SparseList), one that marks its slots (SparseByteMap), stores a band (SparseBand) or blocks
+    (SparseBlockList).
+
+    >>> from compiler.levels import Element, SparseBand, SparseHash
+    >>> holds_blocks(SparseBand(Element(0.0))), holds_blocks(SparseHash(Element(0.0)))
+    (True, False)
+    """
+    return ((isinstance(lvl, ASSEMBLED) and lvl.appends_nested) or lvl.marks_slots
+            or lvl.appends_band is not None or lvl.appends_blocks is not None)
+
+
+def blocks_below(levels: tuple, k: int) -> bool:
+    """Whether level ``k`` is innermost, or has only Dense levels below it (located in a block
+    per position it keeps: ``locates_under_appended``)."""
+    return all(x.full and x.locates_under_appended for x in levels[k + 1:])
 
 
 def appended_under(levels: tuple, k: int) -> bool:
@@ -117,15 +143,17 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
     built, replaced = found
     levels = " and ".join(replaced)
     one = len(replaced) == 1
-    blocks = "and under a SparseList level when only Dense levels follow" if one_pass else \
-        "and, in a one-pass kernel, under a SparseList level when only Dense levels follow"
+    holders = "a SparseList, SparseByteMap, SparseBand or SparseBlockList level"
+    blocks = f"and under {holders} when only Dense levels follow" if one_pass else \
+        f"and, in a one-pass kernel, under {holders} when only Dense levels follow"
     return built, (f"the lattice strategy assembles no {levels} in {tensor}: it places Dense levels by position "
                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
                    f"SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or "
-                   f"SparseBlockList innermost there, a SparsePoint innermost under Dense levels, or SparseCOO as "
-                   f"the only level) and runs (a RunList or SparseRunList innermost under Dense levels) "
+                   f"SparseBlockList there, innermost or over Dense levels, a SparsePoint innermost under Dense "
+                   f"levels, a SparseList or a SparseHash, or SparseCOO as the only level) and runs (a RunList, "
+                   f"SparseRunList or SparseInterval innermost there) "
                    f"in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 
 
-__all__ = ["appended_under", "assembles", "building_output"]
+__all__ = ["appended_under", "assembles", "blocks_below", "building_output", "holds_blocks"]

@@ -105,6 +105,14 @@ def _kernels():
                        ("SparseHash(SparseHash)", SparseHash(SparseHash(Element(0.0)))),   # (keys kept as appended)
                        ("SparseList(SparseByteMap)", SparseList(SparseByteMap(Element(0.0))))):
         add(f"dcsr*dcsr-to-{name}", "C[i, j] = A[i, j] * B[i, j]", A=dcsr(), B=dcsr(), C=Format(root))
+    for level in (SparseByteMap, SparseBand, SparseBlockList):   # (a block of Dense slots per position kept)
+        add(f"csf+csf-to-Dense({level.name}(Dense))", "C[i, j, k] = A[i, j, k] + B[i, j, k]", A=csf(3), B=csf(3),
+            C=Format(Dense(level(Dense(Element(0.0))))))
+        add(f"csr-to-SparseList({level.name}(Dense))", "C[i, j, k] = A[i, j] * B[i, k]", A=csr(), B=csr(),
+            C=Format(SparseList(level(Dense(Element(0.0))))))
+    for level in (RunList, SparseRunList):   # (runs closed as the parent keeps the fiber)
+        add(f"dcsr+dcsr-to-SparseList({level.name})", "C[i, j] = A[i, j] + B[i, j]", A=dcsr(), B=dcsr(),
+            C=Format(SparseList(level(Element(0.0)))))
     return out
 
 

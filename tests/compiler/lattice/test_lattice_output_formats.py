@@ -3,7 +3,8 @@
 The lattice emission places Dense levels by position (under Dense levels, and as blocks under
 an appended SparseList level: TACO's {sparse, dense}) and appends SparseList and SparseCOO
 levels in storage order, a SparseByteMap innermost under Dense levels, a SparseHash under those, a
-SparseList or a SparseHash, a SparseBand or SparseBlockList innermost there, RunList, SparseRunList
+SparseList or a SparseHash, a SparseBand or SparseBlockList innermost there (over Dense levels:
+test_lattice_output_nestings.py), RunList, SparseRunList
 and SparseInterval levels under Dense ones as runs, and SparsePoint ones as lists (every call
 checking that a point or an interval fits); any other output level (those levels elsewhere, a
 Dense level under a sparse one in a
@@ -29,15 +30,13 @@ from compiler.lattice.output_build import assembles, building_output
 from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                              SparseHash, SparseInterval, SparseList, SparsePoint, SparseRunList)
 from compiler.testing import assert_canonical, check_lowered, random_sparse
+from tests.compiler.lattice.output_cases import (EXPRS, EXPRS3, FILLS, assembled_natively, check, expected, leaf,
+                                                  lower_and_check, run_blocks, runs_inputs, used)
 
 #: output levels under a Dense level (some built through a SparseList stand-in, converted after the call)
 CONVERTED = [RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash, SparseRunList]
 #: ... which hold at most one entry (or run) per fiber: only a result that fits converts
 AT_MOST_ONE = [SparsePoint, SparseInterval]
-
-
-def leaf(fill=0.0):
-    return Element(fill, dtype="float64")
 
 
 def under_dense(cls, fill=0.0, ndim=2):
@@ -71,36 +70,12 @@ HOW = {"SparseList(Dense)": "block of slots", "SparseByteMap": "marked and store
        "SparseBlockList": "a gap starting a new block", "SparseHash(SparseHash)": "its table is built after the loops",
        "RunList": "appended in storage order as runs", "SparseRunList": "appended in storage order as runs"}
 
-EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
-         "copy": "C[i, j] = A[i, j]", "transpose": "C[j, i] = A[i, j]", "spmm": "C[i, k] = A[i, j] * D[j, k]",
-         "spmm-transposed": "C[k, i] = A[i, j] * D[j, k]"}
-
-
-def expected(expr, tensors):
-    want, _ = ss.evaluate(expr, **tensors)
-    return want
-
-
-def check(expr, out, **tensors):
-    """The kernel, its interpretation and a bounds-checked build agree with the oracle, and the
-    output has the format asked, stored as Tensor.from_numpy stores it."""
-    k = check_lowered(expr, out=out, checked=True, **tensors)
-    got = k(**tensors)
-    assert got.format == out
-    assert_canonical(got, expected(expr, tensors))
-    return k
-
-
 def inputs(seed=0, shape=(5, 6), fill=0.0):
     rng = np.random.default_rng(seed)
     a, b = (random_sparse(shape, 0.4, rng, fill=fill, empty=(2,)) for _ in range(2))
     d = random_sparse((shape[1], 4), 0.5, rng, fill=fill)
     return {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "csc", fill=fill),
             "D": Tensor.from_numpy(d, "csr", fill=fill)}
-
-
-def used(expr, tensors):
-    return {n: t for n, t in tensors.items() if f"{n}[" in expr}
 
 
 @pytest.mark.parametrize("out", list(FORMATS))
@@ -153,7 +128,8 @@ def test_assembles_asks_the_levels_not_their_names():
     assert not assembles((Mine(Element(0.0)), Slots(Element(0.0))), 1)
     assert not assembles((Mine(Element(0.0)), Dense(Element(0.0)), Slots(Element(0.0))), 1)   # (nor one above it)
     assert not assembles((SparseCOO(1, Element(0.0)), Dense(Element(0.0))), 1)   # (a COO level appends alone)
-    assert not assembles((SparseList(Element(0.0)), RunList(Element(0.0))), 1)   # (runs: under located levels)
+    assert assembles((SparseList(Element(0.0)), RunList(Element(0.0))), 1)   # (runs: innermost, test_..._nestings)
+    assert not assembles((RunList(Element(0.0)), SparseList(Element(0.0))), 0)
     assert not assembles((Dense(Element(0.0)), RunList(Element(0.0))), 1, one_pass=False)
 
     class Runs(SparseRunList):   # a subclass of a level appended as runs is appended so too
@@ -161,12 +137,13 @@ def test_assembles_asks_the_levels_not_their_names():
     assert assembles((Dense(Element(0.0)), Runs(Element(0.0))), 1)
     assert building_output(Format(Dense(Mine(Element(0.0)))), "C") is None
 
-    class Ragged(SparseBand):   # a band's subclass is appended as a band, innermost only
+    class Ragged(SparseBand):   # a band's subclass is appended as a band, innermost or over Dense levels
         name = "Ragged"
     assert assembles((Dense(Element(0.0)), Ragged(Element(0.0))), 1)
     assert assembles((Mine(Element(0.0)), Ragged(Element(0.0))), 1)
     assert not assembles((Dense(Element(0.0)), Ragged(Element(0.0))), 1, one_pass=False)
-    assert not assembles((Ragged(Element(0.0)), Dense(Element(0.0))), 0)
+    assert assembles((Ragged(Element(0.0)), Dense(Element(0.0))), 0)   # (tests/.../test_lattice_output_nestings.py)
+    assert not assembles((Ragged(Element(0.0)), Mine(Element(0.0))), 0)
     assert assembles((SparseHash(Element(0.0)), SparseBlockList(Element(0.0))), 1)   # (under a hash too)
     assert not assembles((SparseByteMap(Element(0.0)), SparseBlockList(Element(0.0))), 1)
     assert assembles((Mine(Element(0.0)), SparseByteMap(Element(0.0))), 1)   # (a byte map under a list: innermost)
@@ -242,9 +219,6 @@ def test_a_result_that_does_not_fit_is_an_error_naming_the_output(cls, monkeypat
         k(A=A)
 
 
-FILLS = [0.0, 1.0, np.nan, np.inf, -np.inf]
-
-
 def run_property(out, what, shape, fill, density, seed):
     expr = EXPRS[what]
     rng = np.random.default_rng(seed)
@@ -312,36 +286,6 @@ BLOCKS2 = {"SparseList(Dense)": lambda fill: Format(SparseList(Dense(leaf(fill))
 BLOCKS3 = {"SparseList(Dense(Dense))": lambda fill: Format(SparseList(Dense(Dense(leaf(fill))))),
            "SparseList(SparseList(Dense))": lambda fill: Format(SparseList(SparseList(Dense(leaf(fill))))),
            "Dense(SparseList(Dense))": lambda fill: Format(Dense(SparseList(Dense(leaf(fill)))))}
-EXPRS3 = {"sum": "C[i, j, k] = T[i, j, k] + U[i, j, k]", "product": "C[i, j, k] = T[i, j, k] * U[i, j, k]",
-          "copy": "C[i, j, k] = T[i, j, k]", "contract": "C[i, j, k] = T[i, j, l] * M[l, k]"}
-
-
-def assembled_natively(k, fmt, how="block of slots"):
-    """The kernel built ``fmt`` itself: no conversion, and the lowering step says how."""
-    assert not k.lowered.conversions and k.lowered.output_format == fmt
-    assert not any(s.stage == "convert" for s in k.trace.steps)
-    assert any(how in s.note for s in k.trace.steps if s.stage == "lower")
-
-
-def lower_and_check(expr, fmt_for_fill, tensors):
-    """Lower ``expr`` by lattices into the format ``fmt_for_fill(the oracle's fill)``; its result, and
-    the interpreter's, equal the oracle's, valid and canonical. Returns the kernel and the format."""
-    want, out_fill = ss.evaluate(expr, **tensors)
-    fmt = fmt_for_fill(float(out_fill))
-    k = ss.lower(expr, strategy="lattice", **{expr.split("[")[0]: fmt}, **tensors)
-    got = k(**tensors)
-    assert got.format == fmt
-    np.testing.assert_array_equal(got.to_numpy(), want)
-    np.testing.assert_array_equal(k.interpret(**tensors).to_numpy(), want)
-    got.validate()
-    assert_canonical(got, want)
-    return k, fmt
-
-
-def run_blocks(expr, fmt, tensors, how="block of slots"):
-    assembled_natively(*lower_and_check(expr, fmt, tensors), how)
-
-
 @pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
 def test_a_sparse_list_of_dense_rows_is_assembled_by_the_kernel(what):
     # before: built as a DCSR stand-in and converted after each call (the convert step)
@@ -370,7 +314,8 @@ def test_blocks_of_dense_levels_under_sparse_ones_in_three_modes(out, what):
 
 @pytest.mark.parametrize("options", [{"assembly": "two-phase"}, {"schedule": [("parallelize", "i")]}])
 @pytest.mark.parametrize("out", [sparse_over_dense(), under_dense(SparseByteMap), under_dense(SparseHash),
-                                 under_dense(SparseBand), under_dense(SparseBlockList)])
+                                 under_dense(SparseBand), under_dense(SparseBlockList),
+                                 *[Format(cls(Dense(leaf()))) for cls in (SparseByteMap, SparseBand, SparseBlockList)]])
 def test_blocks_are_built_through_a_stand_in_where_not_one_pass(options, out):
     # two-phase and threaded kernels append no blocks, mark no slots and append no bands or block
     # lists: the stand-in is converted
@@ -486,21 +431,6 @@ def test_a_block_not_kept_leaves_no_signed_zero_for_the_next_coordinate():
 
 RUNS = [RunList, SparseRunList]
 AS_RUNS = "appended in storage order as runs"
-
-
-def runs_inputs(seed, shape=(6, 7), fill=0.0, density=0.6, special=False):
-    """CSR, DCSR and CSR inputs of few distinct values (so equal neighbours make runs); with
-    ``special``, some stored values are NaN, inf or -inf."""
-    rng = np.random.default_rng(seed)
-    n, m = shape
-    a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
-    d = random_sparse((m, 3), density, rng, fill=fill, lo=1, hi=3)
-    if special:
-        for x in (a, b, d):
-            stored = ~np.isnan(x) if np.isnan(fill) else x != fill
-            x[stored & (rng.random(x.shape) < 0.3)] = rng.choice([np.nan, np.inf, -np.inf])
-    return {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill),
-            "D": Tensor.from_numpy(d, "csr", fill=fill)}
 
 
 @pytest.mark.parametrize("cls", RUNS)

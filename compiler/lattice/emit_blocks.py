@@ -1,0 +1,159 @@
+"""Emission, output assembly of Dense levels under a sparse one: a block of slots per position.
+
+A mixin of :class:`~compiler.lattice.emitter.Emitter`, beside
+:class:`~compiler.lattice.emit_output.OutputAssembly`. The Dense levels under the last sparse
+level of an output (TACO's ``{sparse, dense}``: they declare ``locates_under_appended``) are
+located in a block of ``size`` slots per position of that level; the kernel stores an entry
+in its slot of the block and the sparse level keeps the coordinate if a slot got a value other
+than the fill (:func:`compiler.lattice.output_build.holds_blocks` says which levels):
+
+- a SparseList appends the coordinate at its next position (the block there);
+- a SparseBlockList does too, extending its last block or starting one
+  (:mod:`compiler.lattice.emit_ranges`);
+- a SparseBand's position is ``begin + (i - lo)`` from its fiber's first coordinate ``lo`` (the
+  next one for a fiber's first entry), the blocks of the gap before it holding the fill;
+- a SparseByteMap's position is its slot ``parent * size + i``, marked when kept: every slot
+  has its block, at the fill from the start.
+
+That is the storage ``Tensor.from_numpy`` builds: a block not kept holds only the fill (an entry
+equal to the fill is not stored), so the next position reuses it.
+
+Example (``Dense(SparseBand(Dense(Element(0.0))))``, ``C[i, j, k] = A[i, j, k]``), at ``j``::
+
+    C1_at = pC1_begin + (j - C1_lo); if (pC1 == pC1_begin) C1_at = pC1;
+    C2_start = C1_at * C2_size;
+    if (C2_filled < C2_start + C2_size) { grow C_val; C_val[C2_filled:C2_start + C2_size] = 0.0; ... }
+    C2_kept = false;  ... if (vC != 0.0) { C_val[C2_start + k] = vC; C2_kept = true; } ...
+    if (C2_kept) { if (pC1 == pC1_begin) C1_lo = j; pC1 = C1_at + 1; }
+"""
+
+from __future__ import annotations
+
+from ..imperative.ir import (Assign, BinOp, Cast, CompoundAssign, Const, Declare, For, Grow, Growable, If, OutScalar,
+                             Store, Var)
+from .exprs import cast, const_of, not_fill
+
+
+class BlockAssembly:
+    """Blocks of Dense slots under an output's last sparse level (a mixin of the emitter)."""
+
+    def block_names(self, k: int, mode: int) -> dict:
+        """The names a block of Dense slots under the sparse level ``k - 1`` uses: its first
+        level ``k`` and storage mode ``mode``, the values' length, how far they hold the fill
+        (``prepared``), the block's start and whether a slot got a value other than the fill."""
+        out = self.setup.output.tensor
+        return {"k": k, "mode": mode, "length": self.name(("block", "length"), f"{self.val}_len"),
+                "prepared": self.name(("block", "prepared"), f"{out}{k}_filled"),
+                "base": self.name(("block", "base"), f"{out}{k}_start"),
+                "kept": self.name(("block", "kept"), f"{out}{k}_kept")}
+
+    def block_params(self, last: dict):
+        """The values, a block per position of the sparse level ``last`` (a level that marks its
+        slots: per slot, prepared with its marks; :meth:`~compiler.lattice.emit_output.OutputAssembly.marked_level`)."""
+        b, s, out = self.block, self.setup, self.setup.output.tensor
+        self.out_params += [OutScalar(b["length"], "int64", 0), Growable(self.val, s.out_dtype, b["length"])]
+        if "slots" not in last:
+            self.init.append(Declare(Var(b["prepared"]), "int64", Const(0, "int64")))
+        self.final.append(Assign(Var(b["length"]), BinOp("*", Var(last.get("slots", last["counter"])),
+                                                         self.block_size())))
+        how = "each slot" if "slots" in last else "each position it keeps"
+        self.notes.append(f"{out}'s Dense level {b['k']} under its sparse level {b['k'] - 1} "
+                          f"({last['level'].name}; TACO's {{sparse, dense}}): {how} gets a block of slots, located by "
+                          f"coordinate, holding the fill until stored into; the coordinate is kept if a slot "
+                          f"gets another value")
+
+    def block_size(self):
+        """Slots in one block: the product of the sizes of the Dense levels' modes."""
+        size = None
+        for m in range(self.block["mode"], len(self.out_sizes)):
+            v = Var(self.out_sizes[m].name)
+            size = v if size is None else BinOp("*", size, v)
+        return size
+
+    def block_position(self, last: dict, index) -> tuple[list, object]:
+        """``(stmts, at)``: the position of the sparse level ``last`` whose block the coordinate
+        ``index`` gets (see the module docstring)."""
+        counter = Var(last["counter"])
+        if "slots" in last:
+            slot = Var(self.name(("slot",), f"{self.setup.output.tensor}_slot"))
+            return [Declare(slot, "int64", self.entry_slot(last))], slot
+        if last.get("ranged") != "band":
+            return [], counter
+        begin = self.band_begin(last)
+        at = Var(self.name(("band", "at"), f"{self.setup.output.tensor}{last['k']}_at"))
+        return [Declare(at, "int64", BinOp("+", begin, BinOp("-", Var(index.name), Var(last["lo"])))),
+                If(BinOp("==", counter, begin), [Assign(at, counter)])], at
+
+    def band_begin(self, info: dict):
+        """Where the current fiber of a band level ``info`` starts (its values' position)."""
+        if not info["k"]:
+            return Const(0, "int64")
+        return Var(self.name(("begin", info["k"]), f"{info['counter']}_begin"))
+
+    def block_kept(self, last: dict, index, at) -> list:
+        """Keep the coordinate ``index`` at position ``at`` of the sparse level ``last``."""
+        counter, i = Var(last["counter"]), Var(index.name)
+        one = Const(1, "int64")
+        if "slots" in last:   # (its values are in the slot's block: the coordinate listed, the slot marked)
+            return [Grow(last["idx"][0], BinOp("+", counter, one)),
+                    Store(last["idx"][0], counter, cast(i, "int64", last["idt"])),
+                    Store(last["mark"], at, Const(True, "bool")), CompoundAssign("+", counter, one)]
+        if last.get("ranged") == "band":
+            return [If(BinOp("==", counter, self.band_begin(last)), [Assign(Var(last["lo"]), i)]),
+                    Assign(counter, BinOp("+", at, one))]
+        if last.get("ranged") == "blocks":
+            return self.block_list_keep(last, i) + [CompoundAssign("+", counter, one)]
+        coord = i if last["idt"] == "int64" else Cast(last["idt"], i)
+        return [Grow(last["idx"][0], BinOp("+", counter, one)), Store(last["idx"][0], counter, coord),
+                CompoundAssign("+", counter, one)]
+
+    def block_fiber(self, index, stmts: list) -> list:
+        """Wrap the case body at the sparse level's coordinate ``index`` with the assembly of
+        the block of Dense slots under it (TACO's insert into a full level under an appended one):
+        the block at the level's position for ``index`` holds the fill (filled once, with any gap
+        before it: a block not kept held only the fill), the body stores into it, and the
+        coordinate is kept if a slot got another value.
+
+        Example (``SparseList(Dense(Element(0.0)))``, ``C[i, j] = A[i, j] + B[i, j]``)::
+
+            C1_start = pC0 * C1_size;
+            if (C1_filled < C1_start + C1_size) { grow C_val; C_val[C1_filled:C1_start + C1_size] = 0.0; ... }
+            C1_kept = false;  ... if (vC != 0.0) { C_val[C1_start + j] = vC; C1_kept = true; } ...
+            if (C1_kept) { grow C0_idx; C0_idx[pC0] = i; pC0 += 1; }
+        """
+        b, last, s = self.block, self.levels_info[-1], self.setup
+        base, kept = Var(b["base"]), Var(b["kept"])
+        pre, at = self.block_position(last, index)
+        pre.append(Declare(base, "int64", BinOp("*", at, self.block_size())))
+        if "slots" not in last:   # (a level that marks its slots has every slot's block prepared)
+            prepared = Var(b["prepared"])
+            end = BinOp("+", base, self.block_size())
+            q = Var(self.name(("block", "q"), "q"))
+            fill = const_of(s.out_fill_value, s.out_dtype)
+            pre.append(If(BinOp("<", prepared, end), [Grow(self.val, end), For(q, prepared, end, [Store(self.val, q, fill)]),
+                                                      Assign(prepared, end)]))
+        pre.append(Declare(kept, "bool", Const(False, "bool")))
+        return pre + stmts + [If(kept, self.block_kept(last, index, at))]
+
+    def block_store(self, v, dt: str) -> list:
+        """Store the entry ``v`` in its slot of the current block; a value other than the fill
+        keeps the block."""
+        s, b = self.setup, self.block
+        odt = s.out_dtype
+        out, val = [], cast(v, dt, odt)
+        if not isinstance(v, Var):
+            vname = Var(self.name(("value",), f"v{s.output.tensor}"))
+            out.append(Declare(vname, odt, val))
+            val = vname
+        at = Var(b["base"])
+        inner = None
+        for m in range(b["mode"], len(self.out_path)):
+            i = Var(self.out_path[m].name)
+            inner = i if inner is None else BinOp("+", BinOp("*", inner, Var(self.out_sizes[m].name)), i)
+        # a value equal to the fill is not stored, as a SparseList drops it: a -0.0 beside a fill
+        # of 0.0 left in a block that is then not kept showed through in the next coordinate's
+        return out + [If(not_fill(val, odt, s.out_fill), [Store(self.val, BinOp("+", at, inner), val),
+                                                          Assign(Var(b["kept"]), Const(True, "bool"))])]
+
+
+__all__ = ["BlockAssembly"]

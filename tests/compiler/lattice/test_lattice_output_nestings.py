@@ -1,0 +1,284 @@
+"""Output levels with levels below them under the lattice strategy (issue 29, item 3).
+
+A SparseByteMap, SparseBand or SparseBlockList output level with Dense levels below it is
+assembled by the kernel: each position it keeps (a byte map's slot, a band's position from its
+first coordinate, a block list's next position) gets a block of the Dense slots below, holding
+the fill until stored into, and the coordinate is kept if a slot gets another value
+(compiler/lattice/emit_blocks.py). Before, they were built through SparseList stand-ins and
+converted after each call (the trace's ``convert`` step). Each kernel is checked against the
+dense oracle, the IR interpreter, a bounds-checked build and the storage ``Tensor.from_numpy``
+builds, array by array.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from compiler import Tensor
+from compiler.format import Format
+from compiler.lattice.output_build import assembles, building_output
+from compiler.errors import FormatError
+from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
+                             SparseInterval, SparseList, SparsePoint, SparseRunList)
+from compiler.testing import random_sparse
+from tests.compiler.lattice.output_cases import (EXPRS, EXPRS3, FILLS, assembled_natively, check, leaf,
+                                                 run_blocks, runs_inputs, used)
+
+RANGED = [SparseByteMap, SparseBand, SparseBlockList]
+#: what the lowering step says of the sparse level over the Dense block
+HOW = {SparseByteMap: "marked and stored in its slot", SparseBand: "its band runs from the fiber's first entry",
+       SparseBlockList: "a gap starting a new block"}
+BLOCK = "gets a block of slots"
+
+
+def over(cls, fill=0.0, dense=1):
+    """``cls(Dense(...(Element(fill))))``, ``dense`` Dense levels under ``cls``."""
+    inner = leaf(fill)
+    for _ in range(dense):
+        inner = Dense(inner)
+    return cls(inner)
+
+
+#: three-mode nestings: the ranged level over one or two Dense levels, under a Dense, a SparseList or a SparseHash
+NESTED3 = {f"{above}({cls.name}(Dense))": (lambda fill, cls=cls, up=up: Format(up(over(cls, fill))))
+           for cls in RANGED for above, up in (("Dense", Dense), ("SparseList", SparseList))}
+NESTED3.update({f"{cls.name}(Dense(Dense))": (lambda fill, cls=cls: Format(over(cls, fill, dense=2)))
+                for cls in RANGED})
+NESTED3["SparseHash(SparseBand(Dense))"] = lambda fill: Format(SparseHash(over(SparseBand, fill)))
+NESTED2 = {f"{cls.name}(Dense)": (lambda fill, cls=cls: Format(over(cls, fill))) for cls in RANGED}
+#: the sparse level of each nesting (what its lowering note says)
+LEVEL = {name: next(c for c in RANGED if c.name in name) for name in [*NESTED2, *NESTED3]}
+
+
+def matrices(seed=21, shape=(7, 5), density=0.3, fill=0.0):
+    """CSR and DCSR operands with empty rows (gaps in a band, breaks between blocks) and an
+    operand for SpMM."""
+    rng = np.random.default_rng(seed)
+    a, b = (random_sparse(shape, density, rng, fill=fill, empty=(1, 4)) for _ in range(2))
+    d = random_sparse((shape[1], 4), 0.5, rng, fill=fill)
+    return {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill),
+            "D": Tensor.from_numpy(d, "csr", fill=fill)}
+
+
+def cubes(seed=22, shape=(4, 6, 3), density=0.3, fill=0.0):
+    rng = np.random.default_rng(seed)
+    t, u = (random_sparse(shape, density, rng, fill=fill, empty=(1,)) for _ in range(2))
+    t[:, 2] = u[:, 3] = fill   # (a gap inside each band of the middle mode)
+    m = random_sparse((shape[2], shape[2]), 0.5, rng, fill=fill)
+    return {"T": Tensor.from_numpy(t, "csf", fill=fill), "U": Tensor.from_numpy(u, "csf", fill=fill),
+            "M": Tensor.from_numpy(m, "csr", fill=fill)}
+
+
+@pytest.mark.parametrize("cls", RANGED)
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_ranged_level_over_dense_is_assembled_by_the_kernel(cls, what):
+    # before: built as a SparseList(Dense) stand-in and converted after each call (the convert step)
+    expr, out = EXPRS[what], Format(over(cls))
+    k = check(expr, out, **used(expr, matrices()))
+    assembled_natively(k, out, HOW[cls])
+    assembled_natively(k, out, BLOCK)
+    assert "C1_start" in k.c_source
+
+
+@pytest.mark.parametrize("out", list(NESTED3))
+@pytest.mark.parametrize("what", list(EXPRS3))
+def test_ranged_levels_over_dense_in_three_modes(out, what):
+    expr = EXPRS3[what]
+    k = check(expr, NESTED3[out](0.0), **used(expr, cubes()))
+    assembled_natively(k, NESTED3[out](0.0), HOW[LEVEL[out]])
+    assembled_natively(k, NESTED3[out](0.0), BLOCK)
+    assert "_kept" in k.c_source and "_start" in k.c_source
+
+
+@pytest.mark.parametrize("cls", RANGED)
+def test_spmv_of_each_slice_into_a_ranged_level_over_dense(cls):
+    # C[i, j] = T[i, j, k] * v[k]: SpMV of each slice T[i] (a row of C kept where a product is
+    # not the fill; v's zero at k = 1 makes some products vanish)
+    t = cubes(seed=23)["T"]
+    v = Tensor.from_numpy(np.array([1.0, 0.0, 2.0]), "dense")
+    out = Format(over(cls))
+    k = check("C[i, j] = T[i, j, k] * v[k]", out, T=t, v=v)
+    assembled_natively(k, out, BLOCK)
+
+
+def test_a_band_keeps_its_gap_positions_at_the_fill():
+    # rows 1 and 2 are empty between rows 0 and 3: the band stores them, blocks of the fill; a row
+    # whose values cancel (row 4: 1 + -1) is not kept, and the band ends at row 3
+    a = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 2.0], [1.0, 0.0]])
+    b = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [-1.0, 0.0]])
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    out = Format(over(SparseBand))
+    k = check(EXPRS["sum"], out, A=A, B=B)
+    assembled_natively(k, out, BLOCK)
+    got = k(A=A, B=B)
+    assert got.levels[0].ofs.tolist() == [0, 4] and got.levels[0].idx.tolist() == [4]
+    assert got.vals.tolist() == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0]
+
+
+def test_a_byte_map_block_not_kept_holds_only_the_fill():
+    # row 0's one product underflows to -0.0, equal to the fill: its slot is not marked and its
+    # block keeps the fill (a -0.0 stored there would differ from from_numpy's 0.0 bit for bit)
+    a = np.array([[0.0, -1e-200], [2.0, 0.0]])
+    b = np.array([[0.0, 1e-200], [3.0, 0.0]])
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    for cls in RANGED:
+        out = Format(Dense(over(cls, dense=1)))
+        k = check("C[i, j, k] = A[i, j] * B[i, k]", out, A=A, B=B)
+        assembled_natively(k, out, BLOCK)
+        assert not np.signbit(k(A=A, B=B).vals).any()
+
+
+def test_assembles_asks_the_levels_not_their_names():
+    class Ragged(SparseBand):   # a band's subclass holds blocks of Dense slots as a band does
+        name = "Ragged"
+
+    class Slots(Dense):   # a full level that does not declare it is located under a sparse one
+        name = "Slots"
+        locates_under_appended = False
+    dense = Dense(Element(0.0))
+    assert assembles((Ragged(dense), dense), 0) and assembles((Ragged(dense), dense), 1)
+    assert assembles((SparseList(dense), Ragged(dense), dense, dense), 3)
+    assert not assembles((Ragged(dense), dense), 1, one_pass=False)   # (two-phase: no blocks)
+    assert not assembles((Ragged(dense), Slots(dense)), 1)
+    assert not assembles((Ragged(dense), SparseList(dense)), 0)   # (a sparse level below: a stand-in)
+    assert not assembles((SparseHash(dense), dense), 1)   # (a hash holds no blocks)
+    assert not assembles((SparseByteMap(dense), SparseByteMap(dense), dense), 0)
+    assert building_output(Format(Dense(Ragged(Dense(Element(0.0))))), "C") is None
+
+
+def special(x, fill, rng):
+    """Some stored values of ``x`` made NaN, inf, -inf or -0.0."""
+    stored = ~np.isnan(x) if np.isnan(fill) else x != fill
+    x[stored & (rng.random(x.shape) < 0.3)] = rng.choice([np.nan, np.inf, -np.inf, -0.0])
+    return x
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(NESTED2) + list(NESTED3)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="SparseBand(Dense)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True, seed=0)
+@example(out="SparseByteMap(Dense)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0, stored_special=False,
+         seed=0)   # all fill
+@example(out="SparseBlockList(Dense)", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0, stored_special=True,
+         seed=0)   # no rows
+@example(out="Dense(SparseBand(Dense))", what="copy", shape=(2, 5, 0), fill=np.inf, density=0.7,
+         stored_special=False, seed=1)   # no slots in a block
+@example(out="SparseList(SparseByteMap(Dense))", what="spmm", shape=(3, 4, 2), fill=0.0, density=0.3,
+         stored_special=True, seed=2)
+@example(out="SparseHash(SparseBand(Dense))", what="sum", shape=(4, 5, 2), fill=0.0, density=0.3,
+         stored_special=True, seed=3)
+def test_property_ranged_levels_over_dense(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    if out in NESTED2:
+        a, b = (random_sparse((n, m), density, rng, fill=fill) for _ in range(2))
+        d = random_sparse((m, p), density, rng, fill=fill)
+        arrays = {"A": (a, "csr"), "B": (b, "dcsr"), "D": (d, "csr")}
+        expr, fmt = EXPRS[what], NESTED2[out]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill) for _ in range(2))
+        mm = random_sparse((p, p), density, rng, fill=fill)
+        arrays = {"T": (t, "csf"), "U": (u, "csf"), "M": (mm, "csr")}
+        expr, fmt = EXPRS3["contract" if what == "spmm" else what], NESTED3[out]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, fmt, used(expr, tensors), BLOCK)
+
+
+
+# -- run-length, point and interval levels innermost under an appended level (a SparseList, a SparseHash) ----
+# (a fiber's runs closed, a RunList's rest of the fill, as its parent keeps it; a parent whose fiber got no
+# run keeps no entry)
+
+RUNS = [RunList, SparseRunList]
+AS_RUNS = "appended in storage order as runs"
+#: two- and three-mode nestings of a run-length level under appended levels
+RUNS_UNDER = {f"{up.__name__}({cls.name})": (lambda fill, cls=cls, up=up: Format(up(cls(leaf(fill)))))
+              for cls in RUNS for up in (SparseList, SparseHash)}
+RUNS_UNDER3 = {"Dense(SparseList(RunList))": lambda fill: Format(Dense(SparseList(RunList(leaf(fill))))),
+               "SparseList(SparseList(SparseRunList))":
+                   lambda fill: Format(SparseList(SparseList(SparseRunList(leaf(fill))))),
+               "SparseHash(SparseHash(RunList))": lambda fill: Format(SparseHash(SparseHash(RunList(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("out", list(RUNS_UNDER))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_runs_under_an_appended_level_are_assembled_by_the_kernel(out, what):
+    # before: built as DCSR and converted after each call (the convert step)
+    expr, fmt = EXPRS[what], RUNS_UNDER[out](0.0)
+    k = check(expr, fmt, **used(expr, runs_inputs(31)))
+    assembled_natively(k, fmt, AS_RUNS)
+
+
+@pytest.mark.parametrize("out", list(RUNS_UNDER3))
+@pytest.mark.parametrize("what", ["sum", "copy", "contract"])
+def test_runs_under_appended_levels_in_three_modes(out, what):
+    rng = np.random.default_rng(32)
+    t, u = (random_sparse((4, 5, 6), 0.5, rng, lo=1, hi=3, empty=(1,)) for _ in range(2))
+    m = random_sparse((6, 6), 0.5, rng, lo=1, hi=3)
+    tensors = {"T": Tensor.from_numpy(t, "csf"), "U": Tensor.from_numpy(u, "csf"), "M": Tensor.from_numpy(m, "csr")}
+    expr, fmt = EXPRS3[what], RUNS_UNDER3[out](0.0)
+    k = check(expr, fmt, **used(expr, tensors))
+    assembled_natively(k, fmt, AS_RUNS)
+
+
+@pytest.mark.parametrize("cls", RUNS)
+def test_spmv_of_each_slice_into_runs_under_a_list(cls):
+    t = cubes(seed=33)["T"]
+    v = Tensor.from_numpy(np.array([1.0, 0.0, 1.0]), "dense")
+    fmt = Format(SparseList(cls(leaf())))
+    k = check("C[i, j] = T[i, j, k] * v[k]", fmt, T=t, v=v)
+    assembled_natively(k, fmt, AS_RUNS)
+
+
+def test_a_row_of_runs_is_closed_as_its_parent_keeps_it():
+    # DCSR rows 0, 2 and 3: each a RunList fiber covering the row (its rest a run of the fill); row 1,
+    # whose one value cancels, is not kept
+    a = np.array([[0.0, 2.0, 2.0, 0.0], [5.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [3.0, 0.0, 0.0, 0.0]])
+    b = np.array([[0.0, 0.0, 0.0, 0.0], [-5.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    A, B = Tensor.from_numpy(a, "dcsr"), Tensor.from_numpy(b, "dcsr")
+    fmt = Format(SparseList(RunList(leaf())))
+    k = check(EXPRS["sum"], fmt, A=A, B=B)
+    assembled_natively(k, fmt, AS_RUNS)
+    got = k(A=A, B=B)
+    assert got.levels[0].idx.tolist() == [0, 2, 3]
+    assert got.levels[1].pos.tolist() == [0, 3, 5, 7]
+    assert got.levels[1].right.tolist() == [1, 3, 4, 3, 4, 1, 4]
+
+
+@pytest.mark.parametrize("cls", [SparsePoint, SparseInterval])
+def test_a_point_or_interval_under_a_list(cls):
+    # one entry per kept row (rows 1 and 4 empty); a row of two entries is refused, naming the output
+    a = np.zeros((6, 5))
+    a[[0, 2, 3, 5], [4, 1, 1, 0]] = [1.0, 2.0, 2.0, 3.0]
+    A = Tensor.from_numpy(a, "csr")
+    fmt = Format(SparseList(cls(leaf())))
+    k = check("C[i, j] = A[i, j]", fmt, A=A)
+    assembled_natively(k, fmt, "each call checks")
+    a[3, 3] = 7.0
+    with pytest.raises(FormatError, match=rf"^C: level 1 \({cls.name}\): fiber 2 "):
+        k(A=Tensor.from_numpy(a, "csr"))
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(RUNS_UNDER)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 6)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="SparseList(RunList)", what="sum", shape=(3, 4), fill=np.nan, density=0.7, stored_special=True, seed=0)
+@example(out="SparseHash(SparseRunList)", what="product", shape=(4, 4), fill=1.0, density=0.0, stored_special=False,
+         seed=0)   # all fill
+@example(out="SparseList(SparseRunList)", what="copy", shape=(0, 3), fill=-np.inf, density=1.0, stored_special=True,
+         seed=0)   # no rows
+@example(out="SparseHash(RunList)", what="spmm", shape=(3, 0), fill=np.inf, density=0.7, stored_special=False,
+         seed=1)   # no columns
+@example(out="SparseList(SparseRunList)", what="copy", shape=(4, 5), fill=1.0, density=1.0, stored_special=True,
+         seed=3)   # stored -0.0s beside a fill of 1.0: runs of their own
+def test_property_runs_under_an_appended_level(out, what, shape, fill, density, stored_special, seed):
+    tensors = runs_inputs(seed, shape, fill, density)
+    if stored_special:   # (NaN, ±inf or -0.0: equal neighbours merge as numpy's == says)
+        rng = np.random.default_rng(seed)
+        tensors = {name: Tensor.from_numpy(special(t.to_numpy(), fill, rng), f, fill=fill)
+                   for (name, t), f in zip(tensors.items(), ("csr", "dcsr", "csr"))}
+    run_blocks(EXPRS[what], RUNS_UNDER[out], used(EXPRS[what], tensors), AS_RUNS)
