@@ -37,6 +37,7 @@ import numpy as np
 from ..algebra import lookup
 from ..errors import CompileError, CompilerNotFoundError, KernelError, SparsescopeError
 from ..format import Format, parse_format
+from ..index_fit import OpenIndex
 from ..levels import Dense
 from ..notation import Broadcast as NBroadcast
 from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, Reduce, Slice, Split,
@@ -306,13 +307,16 @@ def _leaves_dense(tensors: dict) -> bool:
 
 def output_format(node: Node, format, tensors: dict):
     """The format asked for the result: ``format`` (a shorthand gets the expression's dtype and fill),
-    or by default none (dense) when every operand is dense, else a sparse one of the result's rank."""
+    or by default none (dense) when every operand is dense, else a sparse one of the result's rank.
+    A shorthand name (or no format) leaves the index dtype to the lowering, which picks int32 where
+    scipy would (an :class:`~compiler.index_fit.OpenIndex`); a Format keeps its own."""
     if format is None:
         if node.ndim == 0 or _leaves_dense(tensors):
             return None
         format = {1: "sparse_vector", 2: "csr"}.get(node.ndim, "coo")
     if isinstance(format, str):
-        return parse_format(format, ndim=node.ndim, fill=node.fill, dtype=node.dtype.name)
+        fmt = parse_format(format, ndim=node.ndim, fill=node.fill, dtype=node.dtype.name)
+        return fmt if "(" in format else OpenIndex(fmt)
     if isinstance(format, Format):
         return format
     return parse_format(format)
