@@ -51,7 +51,13 @@ in the concatenation, or int32 output indices.
 
 The outputs now take int32 indices (``--index fit``, the default: int32 where the output's extents and the
 operands' entries fit, as scipy's ``get_index_dtype`` picks, and the compressed vectors read with
-int32 indices as scipy's 1 x n^2 row holds them; ``--index int64`` for the shorthands' int64). Two before/after pairs run alternately (before: 42b67eb, int64 outputs; after: int32 outputs,
+int32 indices as scipy's 1 x n^2 row holds them; ``--index int64`` for the shorthands' int64).
+Figs. 24 and 25 give their outputs as shorthand names, so ``lower()`` makes that choice itself
+(:mod:`compiler.index_fit`); the script stops if it differs from the rule here. Their generated C is
+the one the int32 formats given gave before (the same text for the 14 lattice and looplets kernels of
+the hstack, vstack, slice and collapse, checked), so their times are too: one run of each at
+20k x 20k (``--repeat 5 --no-pydata --clock cpu``, a load of 6 to 9) gave Fig. 24 1.23x and 1.52x,
+Fig. 25 2.32x and 1.87x against scipy, the machine's noise. Two before/after pairs run alternately (before: 42b67eb, int64 outputs; after: int32 outputs,
 each count stored into an int32 ``pos`` checked by the kernel), ``--clock cpu``, no pydata, at a load
 of 8 to 10 on 2 cores (CPU times about twice a quiet machine's; the ratios wander by 20-30%):
 
@@ -199,6 +205,10 @@ def main(argv=None) -> None:
     def fmt(shorthand):
         return ss.parse_format(shorthand, index_dtype=idt)
 
+    def auto(shorthand):
+        # (a shorthand name lets lower() choose the index dtype, as scipy does; --index int64 fixes it)
+        return shorthand if args.index == "fit" else fmt(shorthand)
+
     print(f"A: {n} x {n}, {A.nnz} nonzeros; min of {args.repeat} calls ({args.clock} time); cap {args.timeout} s; "
           f"pydata {'yes' if pydata else 'no'}; {idt} output indices")
 
@@ -226,6 +236,10 @@ def main(argv=None) -> None:
             k = ss.lower(program, strategy=strategy, **tensors, **{program.split("[")[0]: out})
         except ss.StrategyError as e:
             return f"refused: {e}"
+        chosen = {lvl.index_dtype.name for lvl in k.formats[program.split("[")[0]].levels
+                  if getattr(lvl, "index_dtype", None) is not None}
+        if chosen and chosen != {idt}:   # (lower()'s choice for a shorthand name is the rule above)
+            raise SystemExit(f"{program}: output indices {chosen}, not {idt}")
         return lambda: k(**tensors)
 
     lattice = {}     # figure -> the lattice strategy's kernel of the same row
@@ -241,36 +255,36 @@ def main(argv=None) -> None:
     spl = f"D[i, j] = split(c[k], k -> (i, j:{n}))"
     rows = [
         # (figure, name, ours, scipy, pydata)
-        ("24a", "C = collapse(COO)", both("24a", col, fmt("sparse_vector"), A=ten["A_coo"]),
+        ("24a", "C = collapse(COO)", both("24a", col, auto("sparse_vector"), A=ten["A_coo"]),
          lambda: Acoo.reshape(1, n * n).tocsr(), lambda: pd["A"].reshape((n * n,))),
-        ("24b", "COO = hstack(COO, COO)", both("24b", hst, fmt("coo"), B=ten["L_coo"], C=ten["R_coo"]),
+        ("24b", "COO = hstack(COO, COO)", both("24b", hst, auto("coo"), B=ten["L_coo"], C=ten["R_coo"]),
          lambda: sp.hstack([left_coo, right_coo], format="coo"),
          lambda: pydata.concatenate([pd["L"], pd["R"]], axis=1)),
-        ("24c", "COO = vstack(COO, COO)", both("24c", vst, fmt("coo"), B=ten["T_coo"], C=ten["B_coo"]),
+        ("24c", "COO = vstack(COO, COO)", both("24c", vst, auto("coo"), B=ten["T_coo"], C=ten["B_coo"]),
          lambda: sp.vstack([top_coo, bottom_coo], format="coo"),
          lambda: pydata.concatenate([pd["T"], pd["B"]], axis=0)),
-        ("24d", "CSR = hstack(CSR, CSR)", both("24d", hst, fmt("csr"), B=ten["L_csr"], C=ten["R_csr"]),
+        ("24d", "CSR = hstack(CSR, CSR)", both("24d", hst, auto("csr"), B=ten["L_csr"], C=ten["R_csr"]),
          lambda: sp.hstack([left, right], format="csr"),
          lambda: pydata.concatenate([pd["Lg"], pd["Rg"]], axis=1)),
-        ("24e", "CSR = vstack(CSR, CSR)", both("24e", vst, fmt("csr"), B=ten["T_csr"], C=ten["B_csr"]),
+        ("24e", "CSR = vstack(CSR, CSR)", both("24e", vst, auto("csr"), B=ten["T_csr"], C=ten["B_csr"]),
          lambda: sp.vstack([top, bottom], format="csr"),
          lambda: pydata.concatenate([pd["Tg"], pd["Bg"]], axis=0)),
-        ("24f", "CSR = slice(CSR)", both("24f", slc, fmt("csr"), A=ten["A_csr"]),
+        ("24f", "CSR = slice(CSR)", both("24f", slc, auto("csr"), A=ten["A_csr"]),
          lambda: A[s:e:r, :], lambda: pd["Ag"][s:e:r, :]),
-        ("25a", "COO = split(C)", both("25a", spl, fmt("coo"), c=cv),
+        ("25a", "COO = split(C)", both("25a", spl, auto("coo"), c=cv),
          lambda: vec.reshape(n, n).tocoo(), lambda: pd["v"].reshape((n, n)).asformat("coo")),
-        ("25b", "CSR = split(C)", both("25b", spl, fmt("csr"), c=cv),
+        ("25b", "CSR = split(C)", both("25b", spl, auto("csr"), c=cv),
          lambda: vec.reshape(n, n).tocsr(), lambda: pd["v"].reshape((n, n)).asformat("gcxs")),
-        ("25c", "CSR = hstack(COO, COO)", both("25c", hst, fmt("csr"), B=ten["L_coo"], C=ten["R_coo"]),
+        ("25c", "CSR = hstack(COO, COO)", both("25c", hst, auto("csr"), B=ten["L_coo"], C=ten["R_coo"]),
          lambda: sp.hstack([left_coo, right_coo], format="csr"),
          lambda: pydata.concatenate([pd["L"], pd["R"]], axis=1).asformat("gcxs")),
-        ("25d", "COO = hstack(CSR, CSR)", both("25d", hst, fmt("coo"), B=ten["L_csr"], C=ten["R_csr"]),
+        ("25d", "COO = hstack(CSR, CSR)", both("25d", hst, auto("coo"), B=ten["L_csr"], C=ten["R_csr"]),
          lambda: sp.hstack([left, right], format="coo"),
          lambda: pydata.concatenate([pd["Lg"], pd["Rg"]], axis=1).asformat("coo")),
-        ("25e", "COO = vstack(CSR, CSR)", both("25e", vst, fmt("coo"), B=ten["T_csr"], C=ten["B_csr"]),
+        ("25e", "COO = vstack(CSR, CSR)", both("25e", vst, auto("coo"), B=ten["T_csr"], C=ten["B_csr"]),
          lambda: sp.vstack([top, bottom], format="coo"),
          lambda: pydata.concatenate([pd["Tg"], pd["Bg"]], axis=0).asformat("coo")),
-        ("25f", "COO = slice(CSR)", both("25f", slc, fmt("coo"), A=ten["A_csr"]),
+        ("25f", "COO = slice(CSR)", both("25f", slc, auto("coo"), A=ten["A_csr"]),
          lambda: A[s:e:r, :].tocoo(), lambda: pd["Ag"][s:e:r, :].asformat("coo")),
     ]
     ratios = {"24": ([], []), "25": ([], [])}

@@ -33,7 +33,7 @@ import weakref
 import numpy as np
 
 from . import recheck
-from .format import Format
+from .format import Format, with_index_dtype
 from .imperative.ir import Buffer, Scalar
 from .interop import is_foreign, to_tensor
 from .levels import Dense, Element, flatten
@@ -274,11 +274,7 @@ def same_but_index_dtypes(a: Format, b: Format) -> bool:
 
 def _index_dtypes_wide(fmt: Format) -> Format:
     """``fmt`` with every level's index dtype int64."""
-    levels, node = flatten(fmt.root)
-    for lvl in reversed(levels):
-        wide = {"index_dtype": np.dtype("int64")} if getattr(lvl, "index_dtype", None) is not None else {}
-        node = dataclasses.replace(lvl, child=node, **wide)
-    return Format(node, fmt.mode_order)
+    return with_index_dtype(fmt, "int64")
 
 
 def _buffers(value) -> tuple:

@@ -18,6 +18,7 @@ False
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,6 +157,20 @@ def narrow_index_levels(fmt: Format) -> tuple:
             out.append((n, lvl, range(k, k + lvl.nmodes), np.dtype(idt)))
         k += lvl.nmodes
     return tuple(out)
+
+
+def with_index_dtype(fmt: Format, index_dtype) -> Format:
+    """``fmt`` with every level that has an index dtype given ``index_dtype`` (the others as they are).
+
+    >>> print(with_index_dtype(parse_format("csr"), "int32"))
+    Dense(SparseList(Element(0.0), index_dtype='int32'))
+    """
+    levels, node = flatten(fmt.root)
+    idt = np.dtype(index_dtype)
+    for lvl in reversed(levels):
+        given = {"index_dtype": idt} if getattr(lvl, "index_dtype", None) is not None else {}
+        node = dataclasses.replace(lvl, child=node, **given)
+    return Format(node, fmt.mode_order)
 
 
 def _leaf(fill, dtype) -> Element:

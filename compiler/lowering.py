@@ -49,6 +49,7 @@ from .binding import array_name
 from .format import Format, dense, narrow_index_levels, parse_format
 from .imperative.ir import Block
 from .imperative.narrow import check_counts
+from .index_fit import fitted_format, open_output
 from .imperative.ir_dot import ir_artifact
 from .interop import tensors_of
 from .levels.level import Level
@@ -249,9 +250,11 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     if options is not None and not isinstance(options, dict):
         raise UsageError(f"options must be a dict, not a {type(options).__name__}")
     options = dict(options or {})
+    tensors, fit = _fit_output(program, functions, tensors) if not loop else (tensors, "")
     if chosen and shaped:
-        return _lower_shaped(program, checked, functions, trace, options, tensors)
-    kernel = _lower(program, strategy, checked, functions, trace, options, tensors, auto=LOOP_NOTE if chosen and loop else "")
+        return _lower_shaped(program, checked, functions, trace, options, tensors, fit=fit)
+    kernel = _lower(program, strategy, checked, functions, trace, options, tensors,
+                    auto=LOOP_NOTE if chosen and loop else "", fit=fit)
     if probe is not None and not kernel.shape_operators:   # (whose kernels are lowered for the shapes)
         if len(_PROBE) >= 256:
             _PROBE.clear()
@@ -274,7 +277,25 @@ def _looplets_note(refusal: StrategyError) -> str:
             f"(strategy='looplets'), which lowers every shape operator")
 
 
-def _lower_shaped(program, checked, functions, trace, options, tensors, facts=None) -> Kernel:
+def _fit_output(program, functions, tensors: dict) -> tuple[dict, str]:
+    """``tensors`` with an output whose index dtype is left open (:mod:`compiler.index_fit`) given
+    the format with the one scipy would choose for these tensors, and why ("" when none is open)."""
+    if isinstance(program, str) and not functions:
+        parsed, shaped = _parsed(program)[0], _parsed(program)[2]
+    else:
+        parsed = parse(program, functions) if isinstance(program, str) else program
+        shaped = isinstance(parsed, Assign) and has_shape_operators(parsed)
+    if not isinstance(parsed, Assign) or parsed.lhs.tensor not in tensors:
+        return tensors, ""
+    out = parsed.lhs.tensor
+    fmt = open_output(tensors[out], shaped, len(parsed.lhs.indices))
+    if fmt is None:
+        return tensors, ""
+    fitted, why = fitted_format(parsed, fmt, tensors)
+    return {**tensors, out: fitted}, why
+
+
+def _lower_shaped(program, checked, functions, trace, options, tensors, facts=None, fit="") -> Kernel:
     """Index notation with shape operators given no strategy: the lattice strategy's kernel, or
     where it refuses the statement (a format it does not walk, a fill other than 0, a discordant
     walk, values it cannot skip, ...) the looplets', the trace's ``strategy`` step saying which.
@@ -282,12 +303,13 @@ def _lower_shaped(program, checked, functions, trace, options, tensors, facts=No
     from .trace import Trace
     attempt = None if trace is None else Trace()     # (a refused attempt leaves the caller's trace alone)
     try:
-        kernel = _lower(program, "lattice", checked, functions, attempt, options, tensors, facts, auto=LATTICE_NOTE)
+        kernel = _lower(program, "lattice", checked, functions, attempt, options, tensors, facts, auto=LATTICE_NOTE,
+                        fit=fit)
     except StrategyError as e:
         refusal = e
         try:
             kernel = _lower(program, "looplets", checked, functions, trace, options, tensors, facts,
-                            auto=_looplets_note(e))
+                            auto=_looplets_note(e), fit=fit)
         except StrategyError as both:
             # (neither strategy lowers it: the user reads both reasons, looplets' first)
             err = StrategyError(f"{str(both).removesuffix(LATTICE_HINT)}; the lattice strategy refused it too: "
@@ -309,7 +331,7 @@ def _lower_shaped(program, checked, functions, trace, options, tensors, facts=No
                 return relower(wider, formats)
             except StrategyError as e:
                 return _lower(program, "looplets", checked, functions, None, options, {**given, **(formats or {})},
-                              wider, auto=_looplets_note(e))
+                              wider, auto=_looplets_note(e), fit=fit)
         kernel.relower = again
     return kernel
 
@@ -358,10 +380,11 @@ def _format_only(value):
     return value
 
 
-def _lower(program, strategy, checked, functions, trace, options, tensors, facts=None, auto="") -> Kernel:
+def _lower(program, strategy, checked, functions, trace, options, tensors, facts=None, auto="", fit="") -> Kernel:
     """``lower()`` once its arguments are checked; ``facts`` (default: the values') are what the
     kernel assumes the values hold; ``auto``: why the strategy was chosen (none given), recorded as
-    the trace's first step."""
+    the trace's first step; ``fit``: why the output has the index dtype chosen for it
+    (:func:`_fit_output`), recorded as an ``index-dtype`` step."""
     with nesting_guard(program):
         fn_key = tuple(sorted((functions or {}).items()))
         source_key = (program, fn_key) if isinstance(program, str) else program
@@ -406,7 +429,9 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         # fresh output does (and its kernel is not the one of an output given that dense format)
         out_name = parsed.lhs.tensor if isinstance(parsed, Assign) else None
         raw_out = isinstance(tensors.get(out_name), (np.ndarray, *SCALARS))
-        key = None if trace is not None else _cache_key((source_key, raw_out, facts_key, auto),
+        # (an index dtype chosen for the output is in its format, so the key holds it; whether it was
+        # chosen too, so the trace of a kernel given that format says no choice)
+        key = None if trace is not None else _cache_key((source_key, raw_out, facts_key, auto, bool(fit)),
                                                          strategy, formats, checked, options)
         if key is not None and key in _CACHE:
             return _CACHE[key]
@@ -414,6 +439,8 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         trace = Trace() if trace is None else trace
         if auto:
             trace.record("strategy", note=auto, data={"strategy": strategy})
+        if fit:
+            trace.record("index-dtype", note=fit, data={"output": out_name, "format": str(formats[out_name])})
         if isinstance(program, str):
             parsed = parse(program, functions, trace=trace)
         parsed = _typed_literals(parsed, formats)
@@ -439,7 +466,7 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         given = {name: _format_only(value) for name, value in tensors.items()}
         # (and for other formats of some inputs: a scipy matrix's own index dtypes, see Kernel.__call__)
         kernel.relower = lambda wider, formats=None: _lower(program, strategy, checked, functions, None, options,
-                                                            {**given, **(formats or {})}, wider, auto)
+                                                            {**given, **(formats or {})}, wider, auto, fit)
         if key is not None:
             _CACHE[key] = kernel
         return kernel

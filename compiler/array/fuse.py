@@ -11,9 +11,13 @@ made a matrix a ``Split``. What the notation cannot say, or a strategy refuses, 
 each in the trace's ``materialize`` steps with the node and why:
 
 - other shape operators (a general reshape, an integer index of an expression), or all of them
-  when the statement with its shape operators is refused (the lattice strategy refuses a CSC
-  output, or an operand of fill other than 0 under arithmetic, for instance): computed on their operands' entries by :mod:`compiler.array.shapeops` (an operand
-  that is itself an expression is computed first, by its own kernel);
+  when the statement with its shape operators is refused (both strategies refuse a CSC's rows
+  sliced into CSR, for instance): computed on their operands' entries by
+  :mod:`compiler.array.shapeops` (an operand that is itself an expression is computed first, by
+  its own kernel);
+
+The default result of shape operators over CSC matrices only (no transpose) is CSC, their order
+(:func:`keeps_column_order`); where that statement is refused, CSR, the refusal in the trace.
 - an extent-1 axis of a stored tensor broadcast against a longer one: that tensor without the axis
   (``squeeze_tensor``);
 - a reduction inside an elementwise operator when the strategy refuses it there (looplets, where
@@ -37,6 +41,7 @@ import numpy as np
 from ..algebra import lookup
 from ..errors import CompileError, CompilerNotFoundError, KernelError, SparsescopeError
 from ..format import Format, parse_format
+from ..index_fit import OpenIndex
 from ..levels import Dense
 from ..notation import Broadcast as NBroadcast
 from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, Reduce, Slice, Split,
@@ -306,13 +311,16 @@ def _leaves_dense(tensors: dict) -> bool:
 
 def output_format(node: Node, format, tensors: dict):
     """The format asked for the result: ``format`` (a shorthand gets the expression's dtype and fill),
-    or by default none (dense) when every operand is dense, else a sparse one of the result's rank."""
+    or by default none (dense) when every operand is dense, else a sparse one of the result's rank.
+    A shorthand name (or no format) leaves the index dtype to the lowering, which picks int32 where
+    scipy would (an :class:`~compiler.index_fit.OpenIndex`); a Format keeps its own."""
     if format is None:
         if node.ndim == 0 or _leaves_dense(tensors):
             return None
         format = {1: "sparse_vector", 2: "csr"}.get(node.ndim, "coo")
     if isinstance(format, str):
-        return parse_format(format, ndim=node.ndim, fill=node.fill, dtype=node.dtype.name)
+        fmt = parse_format(format, ndim=node.ndim, fill=node.fill, dtype=node.dtype.name)
+        return fmt if "(" in format else OpenIndex(fmt)
     if isinstance(format, Format):
         return format
     return parse_format(format)
@@ -326,13 +334,17 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     from ..lowering import lower
     materialized = {} if materialized is None else materialized
     refused = []
-    attempts = [(False, True, False), (True, True, False), (True, False, False)]
+    attempts = [(False, True, False, None), (True, True, False, None), (True, False, False, None)]
     if _has_shape_ops(node):
-        attempts.insert(0, (False, True, True))   # (first fused, shape operators and all)
-    for split, default_sparse, fuse in attempts:
+        attempts.insert(0, (False, True, True, None))   # (first fused, shape operators and all)
+        if format is None and keeps_column_order(node):
+            # (a CSC's rows sliced or stacked: the result in the operands' order first, one kernel
+            # writing CSC; where that is refused, CSR as for any other operand)
+            attempts.insert(0, (False, True, True, "csc"))
+    for split, default_sparse, fuse, order in attempts:
         em = Emitter(strategy, checked, split_reductions=split, materialized=materialized, fuse_shapes=fuse)
         assign, tensors, em = notation(node, em)
-        out = output_format(node, format, tensors) if (format is not None or default_sparse) else None
+        out = output_format(node, order or format, tensors) if (format is not None or default_sparse) else None
         trace = Trace()
         for what, why in refused:
             trace.record("materialize", note=f"{what}: {why}")
@@ -355,13 +367,46 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
                 raise
             what = "the statement with its shape operators" if fuse else "the fused statement"
             by = f"the {strategy} strategy" if strategy else "both strategies"
-            refused.append((what, f"refused by {by} ({e})"))
+            if order is not None:
+                what += f" into {order.upper()} (its operands' order)"
+            refused.append((what, f"refused by {by} ({e})" + ("; the default CSR instead" if order else "")))
             continue
         kernel = copy.copy(kernel)   # (the cached kernel keeps its own trace and tensors)
         kernel.trace = Trace(trace.steps + kernel.trace.steps)
         kernel.arguments = tensors
         return kernel, tensors
     raise AssertionError("unreachable")
+
+
+def keeps_column_order(node: Node) -> bool:
+    """Whether ``node``'s default result keeps its operands' column-major order: a matrix made by
+    shape operators with no transpose from sparse matrices that are all stored columns first (CSC);
+    it is computed into CSC where a kernel writes that, as scipy's ``csc[::2]`` is CSC.
+
+    >>> import numpy as np
+    >>> from compiler.interop import to_tensor
+    >>> from compiler.array import build
+    >>> A = Leaf(to_tensor(np.eye(3), "A").asformat("csc"))
+    >>> keeps_column_order(build.getitem(A, slice(None, None, 2))), keeps_column_order(A)
+    (True, False)
+    >>> keeps_column_order(build.getitem(build.permute_dims(A, (1, 0)), slice(None, None, 2)))
+    False
+    """
+    if node.ndim != 2 or not _has_shape_ops(node):
+        return False
+    orders = set()
+
+    def visit(n: Node) -> bool:
+        if isinstance(n, Permute):
+            return False
+        if isinstance(n, Leaf):
+            t = n.tensor
+            if t.ndim == 2 and not all(isinstance(lvl, Dense) for lvl in t.levels):
+                orders.add(t.mode_order)
+            return True
+        return all(visit(c) for c in n.children())
+
+    return visit(node) and orders == {(1, 0)}
 
 
 def _has_shape_ops(node: Node) -> bool:
@@ -385,4 +430,4 @@ def show(node: Node, em: Emitter) -> str:
     return f"{node.kind}({', '.join(show(a, em) for a in node.args)})"
 
 
-__all__ = ["Emitter", "notation", "lower_node", "output_format", "show"]
+__all__ = ["Emitter", "notation", "lower_node", "output_format", "keeps_column_order", "show"]

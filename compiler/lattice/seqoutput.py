@@ -32,6 +32,7 @@ from ..binding import array_name
 from ..errors import StrategyError
 from ..imperative import ir
 from ..imperative.ir import BinOp, Cast, Const, Grow, Load, Store, Var
+from .exprs import not_fill
 from .seqlevels import leaf_kind
 
 
@@ -135,8 +136,9 @@ class SeqOutput:
             parent = self.dense_position(idxs, len(idxs) - 1)
             body.append(Store(self.pos, _c(1) if parent is None else BinOp("+", parent, _c(1)), Const(1, self.idt), "+"))
         body.append(ir.CompoundAssign("+", p, _c(1)))
-        # (a value equal to the output's fill is not stored: the fill of the entries copied, or 0)
-        return [ir.If(value.ne(Const(self.fmt.fill, self.dtype)), body)]
+        # (a value equal to the output's fill is not stored: the fill of the entries copied, or 0;
+        # a NaN equal to a NaN fill, as from_numpy drops it)
+        return [ir.If(not_fill(value, np.dtype(self.dtype), self.fmt.fill), body)]
 
     def final(self) -> list:
         if self.kind == "coo":
