@@ -607,3 +607,21 @@ def test_a_split_of_a_compressed_vector_finds_rows_without_dividing_each_entry(p
     src = ss.lower(program, strategy="lattice", c=c, **({} if fmt is None else {"D": fmt})).c_source
     assert "%" not in src, src
     assert re.search(rf"while \(.* < grp\w* \* {m} \+ {m}\)", src), src
+
+
+@pytest.mark.parametrize("shape, density, fill, index_dtype", [
+    ((4, 3), 0.5, 0.0, "int32"), ((4, 3), 0.0, 0.0, "int64"), ((0, 3), 0.5, 0.0, "int32"),
+    ((3, 5), 1.0, np.nan, "int64"), ((5, 2), 0.4, -np.inf, "int32")])
+def test_a_sparse_vector_output_stores_its_count_once(shape, density, fill, index_dtype):
+    """Fig. 24a's collapse into a compressed vector: the vector's one fiber ends at the entry
+    counter, stored once after the loops, where pos[1] += 1 per entry made each entry's count wait
+    on the last one's store. Against numpy's ravel, the oracle and both interpreters, empty and full,
+    int32 and int64, fills NaN and -inf; the C stores pos[1] once."""
+    a = rand(np.random.default_rng(1), shape, density)
+    A = Tensor.from_numpy(np.where(a == 0, fill, a), "coo", fill=fill)
+    program = "c[k] = collapse(A[i, j], (i, j) -> k)"
+    out = ss.parse_format("sparse_vector", fill=fill, index_dtype=index_dtype)
+    got = run_all(program, {"A": A}, out=out)
+    np.testing.assert_array_equal(got, A.to_numpy().ravel())
+    src = ss.lower(program, strategy="lattice", A=A, c=out).c_source
+    assert "c0_pos[1] +=" not in src and len(re.findall(r"c0_pos\[1\] = ", src)) == 1, src
