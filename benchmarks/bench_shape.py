@@ -134,6 +134,17 @@ the entry before stored) took the lattice 24a from 3.4-3.6 to 2.8-2.9 ms in thre
 of 6-7 (bound 1.1 ms there; the looplets 24a, unchanged, 2.6-3.0 ms). A CSR output keeps its
 ``pos[row + 1] += 1``: the block copy adds it up a run at a time, and a store of the row's end
 instead (tried) lost the block copies of 24e, 24f and 25c.
+
+The same on a quiet machine (load about 1), e1d7778 then after both lattice changes, ms:
+
+    fig  scipy      looplets   lattice before -> after   bound   scipy/bound
+    24a  6.3-7.1    2.0-2.2    2.68 -> 2.37-2.43         1.0     6.4-6.8
+    25a  4.1-4.2    2.8-2.9    2.46 -> 1.77-1.97         1.4-1.6 2.6-3.0
+    25b  8.7-8.8    2.8-3.4    2.47 -> 2.21-2.52         1.2-1.4 6.3-7.4
+    25c  7.9-8.7    2.6-2.9    1.80 -> 1.86-1.96         1.1-1.2 6.9-7.4
+    (24b-f, 25d-f: within 10% before and after)
+    Fig. 24 geomean over scipy: looplets 1.45-1.47x, lattice 1.61x -> 1.64-1.69x, bound 2.48-2.50x
+    Fig. 25 geomean over scipy: looplets 2.47-2.52x, lattice 2.87x -> 2.99-3.16x, bound 3.93-4.22x
 """
 
 from __future__ import annotations
