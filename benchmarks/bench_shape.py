@@ -98,6 +98,59 @@ fast as that multiply alone would be (0.48 + 2.67) / 2.67 = 1.18x its unfused fo
 takes 2.8-3.1 ms, 0.2-0.3 ms more than the multiply, as it reads every other row of A rather than
 one contiguous array. The block copy made the unfused kernels' stack, slice and collapse faster,
 which lowered each fused/unfused ratio; the fused kernels' own times did not change.
+
+Against a hand-written bound (``bench_shape_bound.py``: per row scipy, both strategies and a small C
+function doing the job in the fewest passes, fresh outputs, int32 indices; 20k x 20k, 1M nonzeros,
+``--clock cpu``, min of 10 paired rounds, load 10-11 on 2 cores). Two runs of e1d7778 and three after
+the lattice split's strength reduction (99072d2: a compare against the row's end and a subtract per
+entry, where it divided and took a modulo), ranges in ms (the looplets C is the same in both: its
+spread is the machine's):
+
+    fig  scipy        looplets     lattice before -> after   bound       scipy/bound  looplets/bound
+    24a  9.2-10.7     3.3-3.5      4.2       -> 4.1-4.4      2.0-2.1     4.6-5.0      1.5-1.8
+    24b  4.3-5.7      3.5-4.5      2.6-2.9   -> 2.7-3.6      2.3-2.6     1.6-2.2      1.5-1.9
+    24c  3.5-5.5      3.0-4.1      2.5-3.3   -> 2.2-3.4      1.5-2.2     2.1-2.7      1.5-1.9
+    24d  4.7-6.0      1.9-2.9      2.3-2.6   -> 2.1-2.6      1.7-1.8     2.5-3.5      1.1-1.7
+    24e  1.2-2.5      1.3-2.8      1.8-1.9   -> 1.2-2.5      0.9-1.8     1.2-1.4      1.4-1.7
+    24f  0.45-0.50    0.46-0.50    0.52-0.60 -> 0.51-0.52    0.30-0.31   1.4-1.7      1.5
+    25a  5.1-7.5      4.0-4.9      3.8-4.2   -> 2.8-3.5      2.3-3.1     2.1-2.5      1.4-1.7
+    25b  11.2-13.1    4.2-5.7      4.0-4.1   -> 3.4-3.5      2.3-2.4     4.4-5.6      1.7-1.9
+    25c  12.0-13.2    3.9-5.4      3.0-4.1   -> 3.2-3.7      2.7-3.1     4.2-5.3      1.3-1.7
+    25d  7.0-8.4      2.7-3.9      2.4-4.2   -> 2.4-3.2      2.4-3.2     2.6-3.2      1.1-1.4
+    25e  6.6-9.9      2.3-3.9      2.5-4.3   -> 2.1-3.0      1.8-2.8     2.8-3.6      1.1-1.4
+    25f  1.05-1.15    0.55-0.66    0.65-0.70 -> 0.63-0.68    0.36-0.54   2.0-3.2      1.0-1.8
+    Fig. 24 geomean over scipy: looplets 1.37-1.53x, lattice 1.40-1.58x, bound 2.09-2.33x (paper 1.66x)
+    Fig. 25 geomean over scipy: looplets 2.17-2.50x, lattice 2.38-2.71x, bound 3.12-3.42x (paper 7.29x)
+
+So on this machine the paper's Fig. 25 ratio is out of reach: the hand-written C, which does no
+more than read each operand once and write each output once, is 3.1-3.4x scipy's time, not 7.29x
+(scipy's calls take 2-5.6x the copy here, not 7-13x). Fig. 24's 1.66x is within the bound's
+2.1-2.3x. Where ours stays above the bound: the looplets split (25a, 25b) seeks each row's start by
+a binary search of the whole vector and gallops to its end (the profile: about 35% and 20% of the
+kernel's samples); carrying the cursor from one row to the next (the next window starts where the
+last ended) would remove both, and is not done. The collapse of a COO (24a) walks it through a
+stepper per row and entry where the bound is one loop computing i * n + j; the CSR vstack (24e) and
+the COO stacks (24b, 24c) copy row by row or entry by entry where the bound copies whole arrays; the
+slices (24f, 25f) are 0.15-0.2 ms over it, about a call's fixed cost (0.1 ms over the bound
+at 300 x 300). The lattice split is now
+1.1-1.5x its bound (callgrind, the kernels alone: 38.5M -> 30.7M instructions for 25a, 41.8M ->
+31.9M for 25b; the bound's 12M and 10M), the rest its per-entry fill test and room checks.
+Storing a sparse vector's count once after the loops (where ``pos[1] += 1`` per entry loaded what
+the entry before stored) took the lattice 24a from 3.4-3.6 to 2.8-2.9 ms in three pairs at a load
+of 6-7 (bound 1.1 ms there; the looplets 24a, unchanged, 2.6-3.0 ms). A CSR output keeps its
+``pos[row + 1] += 1``: the block copy adds it up a run at a time, and a store of the row's end
+instead (tried) lost the block copies of 24e, 24f and 25c.
+
+The same on a quiet machine (load about 1), e1d7778 then after both lattice changes, ms:
+
+    fig  scipy      looplets   lattice before -> after   bound   scipy/bound
+    24a  6.3-7.1    2.0-2.2    2.68 -> 2.37-2.43         1.0     6.4-6.8
+    25a  4.1-4.2    2.8-2.9    2.46 -> 1.77-1.97         1.4-1.6 2.6-3.0
+    25b  8.7-8.8    2.8-3.4    2.47 -> 2.21-2.52         1.2-1.4 6.3-7.4
+    25c  7.9-8.7    2.6-2.9    1.80 -> 1.86-1.96         1.1-1.2 6.9-7.4
+    (24b-f, 25d-f: within 10% before and after)
+    Fig. 24 geomean over scipy: looplets 1.45-1.47x, lattice 1.61x -> 1.64-1.69x, bound 2.48-2.50x
+    Fig. 25 geomean over scipy: looplets 2.47-2.52x, lattice 2.87x -> 2.99-3.16x, bound 3.93-4.22x
 """
 
 from __future__ import annotations

@@ -305,7 +305,7 @@ class SeqEmitter:
         if isinstance(s, Project):
             if s.k == 0:
                 return self.valid(s.a)
-            return and_(self.valid(s.a), BinOp("/", self.eval(s.a), _c(s.J)).eq(self.groups[s.group_key]))
+            return and_(self.valid(s.a), self.in_group(self.eval(s.a), self.groups[s.group_key], s.J))
         if isinstance(s, Slice):
             return and_(self.valid(s.a), BinOp("<", self.eval(s.a), _c(s.stop)))
         if isinstance(s, (Offset, Pad, Concat)):
@@ -321,7 +321,9 @@ class SeqEmitter:
         if isinstance(s, Product):
             return BinOp("+", BinOp("*", self.eval(s.a), _c(s.b.size())), self.eval(s.b))
         if isinstance(s, Project):
-            return BinOp("/" if s.k == 0 else "%", self.eval(s.a), _c(s.J))
+            if s.k == 1:   # (read in its group, whose first coordinate is grp * J: no modulo per entry)
+                return BinOp("-", self.eval(s.a), BinOp("*", self.groups[s.group_key], _c(s.J)))
+            return BinOp("/", self.eval(s.a), _c(s.J))
         if isinstance(s, Slice):
             d = BinOp("-", self.eval(s.a), _c(s.start)) if s.start else self.eval(s.a)
             return d if s.step == 1 else BinOp("/", d, _c(s.step))
@@ -348,6 +350,19 @@ class SeqEmitter:
         if isinstance(s, Concat):
             return and_(BinOp("<", x, _c(s.a.size())), self.equals(s.a, x))
         return and_(self.valid(s), self.eval(s).eq(x))
+
+    @staticmethod
+    def in_group(x, group, J: int) -> ir.Expr:
+        """Whether the coordinate ``x`` of a projection's operand is in ``group`` (``x / J == group``),
+        where ``x`` is at least the group's first coordinate ``group * J``: the operand's coordinates
+        increase from the entry that gave the group. So a compare against the group's end replaces a
+        divide per entry (the split of a compressed vector tests it on each entry).
+
+        >>> from compiler.imperative import pretty
+        >>> print(pretty(SeqEmitter.in_group(Var("x"), Var("grp"), 200)))
+        x < grp * 200 + 200
+        """
+        return BinOp("<", x, BinOp("+", BinOp("*", group, _c(J)), _c(J)))
 
     def bound(self, value, base: str = "x") -> tuple[list, Var]:
         """``value`` held in a fresh local (it is read after the cursors it comes from move)."""
@@ -500,7 +515,7 @@ class SeqEmitter:
             if s.k == 1:
                 return self.next(s.a, absent)
             pre, g = self.bound(self.eval(s), "group")
-            return pre + self.drain(s.a, lambda e: BinOp("/", e, _c(s.J)).eq(g), absent)
+            return pre + self.drain(s.a, lambda e: self.in_group(e, g, s.J), absent)
         if isinstance(s, Slice):
             return self.next(s.a, absent) + self.align(s.a, s, absent)
         if isinstance(s, (Offset, Pad, Concat)):

@@ -132,18 +132,25 @@ class SeqOutput:
             c = Var(i)
             body.append(Store(x, p, c if self.idt == "int64" else Cast(self.idt, c)))
         body.append(Store(self.val, p, value))
-        if self.kind == "list":
-            parent = self.dense_position(idxs, len(idxs) - 1)
-            body.append(Store(self.pos, _c(1) if parent is None else BinOp("+", parent, _c(1)), Const(1, self.idt), "+"))
+        parent = self.dense_position(idxs, len(idxs) - 1) if self.kind == "list" else None
+        if parent is not None:
+            # (a row's count, which the block copy of compiler.imperative.blockcopy adds up a run at a time)
+            body.append(Store(self.pos, BinOp("+", parent, _c(1)), Const(1, self.idt), "+"))
         body.append(ir.CompoundAssign("+", p, _c(1)))
         # (a value equal to the output's fill is not stored: the fill of the entries copied, or 0;
         # a NaN equal to a NaN fill, as from_numpy drops it)
         return [ir.If(not_fill(value, np.dtype(self.dtype), self.fmt.fill), body)]
 
+    def narrow(self, x):
+        """``x`` as the output's index type."""
+        return x if self.idt == "int64" else Cast(self.idt, x)
+
     def final(self) -> list:
-        if self.kind == "coo":
-            return [Store(self.pos, 1, Cast(self.idt, Var(self.counter)) if self.idt != "int64" else Var(self.counter))]
-        if self.kind == "list" and len(self.shape) > 1:
+        if self.kind == "coo" or self.kind == "list" and len(self.shape) == 1:
+            # (a vector's one fiber ends at the counter: stored once here, where pos[1] += 1 per
+            # entry loaded what the last entry stored, a chain through memory)
+            return [Store(self.pos, 1, self.narrow(Var(self.counter)))]
+        if self.kind == "list":
             # each row's count at pos[row + 1]; a prefix sum makes them ends
             rows = 1
             for n in self.shape[:-1]:

@@ -578,3 +578,50 @@ def test_random_expressions_collapsed_and_split_compiled(prog, formats, seed, sp
         assert "strategy='looplets'" in str(e)
         return
     assert np.array_equal(got, want), (program, {name: t.format for name, t in tensors.items()})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 5), st.integers(1, 5), st.sampled_from([0.0, 1.0, np.nan, np.inf, -np.inf]),
+       st.sampled_from([None, "csr", "coo"]), st.sampled_from([0.0, 0.3, 0.7, 1.0]),
+       st.integers(0, 2 ** 32 - 1))
+@example(3, 200, 0.0, "csr", 0.3, 0)             # (Fig. 25b's kernel, small)
+@example(0, 3, 0.0, "coo", 0.5, 0)               # an empty vector
+@example(2, 4, np.nan, "coo", 0.5, 1)            # a NaN fill
+@example(4, 1, -np.inf, None, 0.7, 2)            # one column, a -inf fill, dense output
+def test_a_split_of_a_compressed_vector_finds_rows_without_dividing_each_entry(p, m, fill, out, density, seed):
+    """Fig. 25's split of a compressed vector into CSR, COO or dense: its π1 loop tests
+    each entry against its row's end (``idx < grp * m + m``) and takes its column as ``idx - grp * m``,
+    a compare and a subtract where it divided and took a modulo per entry (the profile of
+    Fig. 25a's kernel: both per entry). Against numpy's reshape, the oracle and both
+    interpreters, over fills (NaN, infinities) and empty vectors; the C has no modulo."""
+    rng = np.random.default_rng(seed)
+    v = rand(rng, (p * m,), density)
+    v = np.where(v == 0, fill, v)
+    c = Tensor.from_numpy(v, "sparse", fill=fill)
+    program = f"D[i, j] = split(c[k], k -> (i, j:{m}))"
+    want = evaluate(program, c=c)[0]
+    np.testing.assert_array_equal(want, v.reshape(p, m))
+    fmt = None if out is None else ss.parse_format(out, ndim=2, fill=fill)
+    got = run_all(program, {"c": c}, out=fmt)
+    np.testing.assert_array_equal(got, want)
+    src = ss.lower(program, strategy="lattice", c=c, **({} if fmt is None else {"D": fmt})).c_source
+    assert "%" not in src, src
+    assert re.search(rf"while \(.* < grp\w* \* {m} \+ {m}\)", src), src
+
+
+@pytest.mark.parametrize("shape, density, fill, index_dtype", [
+    ((4, 3), 0.5, 0.0, "int32"), ((4, 3), 0.0, 0.0, "int64"), ((0, 3), 0.5, 0.0, "int32"),
+    ((3, 5), 1.0, np.nan, "int64"), ((5, 2), 0.4, -np.inf, "int32")])
+def test_a_sparse_vector_output_stores_its_count_once(shape, density, fill, index_dtype):
+    """Fig. 24a's collapse into a compressed vector: the vector's one fiber ends at the entry
+    counter, stored once after the loops, where pos[1] += 1 per entry made each entry's count wait
+    on the last one's store. Against numpy's ravel, the oracle and both interpreters, empty and full,
+    int32 and int64, fills NaN and -inf; the C stores pos[1] once."""
+    a = rand(np.random.default_rng(1), shape, density)
+    A = Tensor.from_numpy(np.where(a == 0, fill, a), "coo", fill=fill)
+    program = "c[k] = collapse(A[i, j], (i, j) -> k)"
+    out = ss.parse_format("sparse_vector", fill=fill, index_dtype=index_dtype)
+    got = run_all(program, {"A": A}, out=out)
+    np.testing.assert_array_equal(got, A.to_numpy().ravel())
+    src = ss.lower(program, strategy="lattice", A=A, c=out).c_source
+    assert "c0_pos[1] +=" not in src and len(re.findall(r"c0_pos\[1\] = ", src)) == 1, src
