@@ -77,6 +77,11 @@ from .ir import (Assign, BinOp, Block, Cast, Comment, CompoundAssign, Const, Dec
 SHORT_RUN = 8
 
 
+def _is_one(e) -> bool:
+    """Whether ``e`` is the constant 1 of any integer dtype (an int32 ``pos`` counts by an int32 1)."""
+    return isinstance(e, Const) and e.value == 1 and not isinstance(e.value, bool)
+
+
 def _subst(e: Expr, f) -> Expr:
     """``e`` with each subexpression that ``f`` maps (to a non-None value) replaced, bottom-up."""
     got = f(e)
@@ -237,7 +242,7 @@ def _emit(c: _Copy, loop, dtypes: dict, fresh) -> list:
     copies = [Store(b, BinOp("+", nnz, u), at_t(v, u)) for b, v in c.stores.items()]
     fill = [*(Grow(b, BinOp("+", nnz, n)) for b in c.grows),
             Pragma("omp simd"), For(u, Const(0, "int64"), n, Block(tuple(copies))),
-            *(replace(k, value=n if k.value == Const(1, "int64") else BinOp("*", k.value, n)) for k in c.counters),
+            *(replace(k, value=n if _is_one(k.value) else BinOp("*", k.value, n)) for k in c.counters),
             CompoundAssign("+", nnz, n), Assign(q, c.end)]
     head = [Declare(n, "int64", Select(BinOp("<", q, c.end), BinOp("-", c.end, q), Const(0, "int64")))]
     is_long = BinOp(">=", n, Const(SHORT_RUN, "int64"))
