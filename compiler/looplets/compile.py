@@ -41,6 +41,7 @@ from ..tensor import Tensor
 from ..trace import Later, Trace
 from .errors import ProgramError
 from .language import LoopProgram, loop_program
+from .bounds import assuming, input_facts
 from .coordinates import mark_computed
 from .fibers import Namer, TensorInfo, UnfurlContext
 from .looplet_provenance import MAX_LOOPLETS
@@ -226,6 +227,17 @@ class ProgramKernel(_runtime_kernel()):
         return out.to_numpy()[()] if out.ndim == 0 else out
 
 
+def _checked_uses(srcs, infos):
+    """The sources of a loop's extent that each call checks equal: the inputs read unshifted."""
+    return [s for s in srcs if s.tensor is not None and s.delta == 0 and infos[s.tensor].role == "input"]
+
+
+def _equal_sizes(sources, infos):
+    """Per loop, the size parameters its call checks equal (see :func:`_checked_uses`)."""
+    groups = [[infos[s.tensor].size(s.mode) for s in _checked_uses(srcs, infos)] for srcs in sources.values()]
+    return [g for g in groups if len(g) > 1]
+
+
 def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max_looplets=MAX_LOOPLETS,
              known_sizes=None, shaped=None, check_coordinates=True):
     body = prog.body
@@ -281,7 +293,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                          for m in range(infos[t].ndim)] for t in outs}
     temp_sizes = {t: _written_sizes(t, infos[t], body, shapes) for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
-    ctx = UnfurlContext(Namer(_reserved(infos)))
+    ctx = UnfurlContext(Namer(_reserved(infos)), input_facts(infos, _equal_sizes(sources, infos) if not shaped else ()))
 
     def bind(n):
         if isinstance(n, Access) and isinstance(n.tns, TensorRef):
@@ -291,7 +303,8 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         body = mark_computed(body, infos, prog.where)
     body = postmap(body, bind)
     low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)
-    stmts = low.lower(body)
+    with assuming(ctx.facts):
+        stmts = low.lower(body)
     counted = entry_bound(shaped, {t: i.format for t, i in infos.items()}, ctx.fresh) if shaped else None
     hints = [h for t in outs for h in reserve_stmts(infos[t], counted[1])] if counted else []
     if hints:   # (a shape operator's copy: room for its operands' entries, reserved once)
@@ -589,8 +602,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     # (under shape operators a loop's index reads operands of other extents: a concat's first part
     # reads x[l] as x[j], |j| < |l|; shape inference checks each call's extents instead)
     for i, srcs in (sources.items() if shaped is None else ()):
-        uses = tuple((s.tensor, infos[s.tensor].format.mode_order[s.mode]) for s in srcs
-                     if s.tensor is not None and s.delta == 0 and infos[s.tensor].role == "input")
+        uses = tuple((s.tensor, infos[s.tensor].format.mode_order[s.mode]) for s in _checked_uses(srcs, infos))
         if len(uses) > 1:
             extents.append((i.name, uses))
     helpers = tuple((h, helper_impl(op)) for h, op in helper_ops.items())

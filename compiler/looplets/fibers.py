@@ -21,6 +21,7 @@ from ..format import Format
 from ..imperative import ir
 from ..imperative.ir import Const, Load, Var
 from ..levels import Element, Pattern
+from .bounds import IntFacts
 from .program import Literal, Value
 
 
@@ -40,10 +41,12 @@ class Namer:
 
 
 class UnfurlContext:
-    """What unfurling needs from the lowerer: fresh names (and a log of the nests)."""
+    """What unfurling needs from the lowerer: fresh names, and the facts it knows of the integers
+    the nests compute (:class:`~compiler.looplets.bounds.IntFacts`), which the levels add to."""
 
-    def __init__(self, namer: Namer | None = None):
+    def __init__(self, namer: Namer | None = None, facts: IntFacts | None = None):
         self.fresh = namer or Namer()
+        self.facts = facts if facts is not None else IntFacts()
 
 
 @dataclass(eq=False)

@@ -247,6 +247,8 @@ class LoopletRules:
                     out.append(If(BinOp("<", pos, ext.stop), code))
                 break
             s_var = Var(self.fresh("phase_stop"))
+            # (the phase's code may prove things of its stop: a fiber walked to it is walked whole)
+            self.ctx.facts.define(s_var, stop, "a phase's stop, the least of its looplets' stops and the extent's")
             # the first phase starts where the extent starts (a constant seeks nothing)
             start = ext.start if len(out) == 1 and not pending else pos
             sub = Extent(start, s_var)
@@ -308,8 +310,11 @@ class LoopletRules:
         extent's stop."""
         pos = Var(self.fresh(i.name))
         out = [Declare(pos, "int64", ext.start)]
+        # (each seeks the extent's start, pos as declared: a search for a constant start that no
+        # stored coordinate is below, 0, is no search)
+        start = ext.start if isinstance(ext.start, (Const, Var)) else pos
         for s in leaders:
-            out.extend(s.seek(pos))
+            out.extend(s.seek(start))
         step_stop = Var(self.fresh("step_stop"))
         step = [st for s in leaders for st in s.preamble]
         step.append(Declare(step_stop, "int64", X.imin(*stops, ext.stop)))
