@@ -331,8 +331,9 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     # the imperative passes, each a step in the trace when it changed something
     for stage, run, note in (
             ("cleanup", cleanup, "tests of known flags, locals nothing reads and stores overwritten at once dropped"),
-            ("block-copy", lambda b: block_copy(b, buffer_dtypes, ctx.fresh),
-             "appends of a run of entries copied as a block when the filter drops none of them"),
+            ("block-copy", lambda b: block_copy(b, buffer_dtypes, ctx.fresh, low.merged_walks),
+             "appends of a run of entries copied as a block when the filter drops none of them (not a tail "
+             "left by a merge)"),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = run(stmts)

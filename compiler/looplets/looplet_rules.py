@@ -202,6 +202,9 @@ class LoopletRules:
         guarded by ``if (start < stop)``; the other looplets are truncated to it.
         """
         seqs = [l for l in found if isinstance(l, Sequence)]
+        # (a phase of a fiber coiterated with another's: what a walk there reads is a tail the
+        # merge left, the entries of A past B's last in A + B, rarely long; see lower_positions)
+        merged = len(seqs) > 1 or getattr(ext, "merged", False)
         pos = Var(self.fresh(i.name))
         out = [Declare(pos, "int64", ext.start)]
         combos = list(itertools.product(*[range(len(s.phases)) for s in seqs]))
@@ -241,6 +244,7 @@ class LoopletRules:
             if is_last:
                 sub = Extent(pos, ext.stop)
                 object.__setattr__(sub, "nonempty", True)   # (lowered inside the test that it is)
+                object.__setattr__(sub, "merged", merged)
                 code = self.lower_looplets(i, sub, new, line)
                 if code:
                     out += skip(pending)
@@ -253,6 +257,7 @@ class LoopletRules:
             start = ext.start if len(out) == 1 and not pending else pos
             sub = Extent(start, s_var)
             object.__setattr__(sub, "nonempty", True)
+            object.__setattr__(sub, "merged", merged)
             code = self.lower_looplets(i, sub, new, line)
             if not code:
                 pending.append(stop)
@@ -358,6 +363,10 @@ class LoopletRules:
             out.extend(s.seek(ext.start))
         q_end = Var(self.fresh(f"{P.q.name}_end"))
         out.append(Declare(q_end, "int64", P.q_stop))
+        if getattr(ext, "merged", False):
+            # (the tail of a merge: no block copy, whose count and test per row cost more than the
+            # rare long tail saves; CSR + CSR was 1.1x slower with it)
+            self.merged_walks.add(q_end.name)
         if not X.prove_le(P.last, ext.stop):
             out.append(If(BinOp("<", ext.stop, P.last), P.search(q_end, ext.stop)))
 
