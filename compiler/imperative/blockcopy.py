@@ -32,7 +32,10 @@ a dropped value takes the loop as it was::
     } else { the loop above }
 
 A shorter run (:data:`SHORT_RUN`) is appended entry by entry: a row of one or two entries costs
-more counted and copied.
+more counted and copied. So is every run of a loop the caller names (``leave``): the looplets
+strategy names the walks of what a merge leaves of a fiber (in ``C = A + B`` of CSR, A's entries
+past B's last), whose count and tests each row pays for while the run is rarely long (8 entries or
+more in 0.35% of random rows of 10): CSR + CSR ran 1.1x slower with them.
 
 A loop qualifies when it steps one position ``q`` up to a bound no statement changes, its body
 reading inputs only at ``q`` (and the value it just stored), writing outputs only at the output's
@@ -194,12 +197,15 @@ def _dtype_of(e, dtypes: dict) -> str | None:
     return None
 
 
-def block_copy(stmts, dtypes: dict | None = None, fresh=None) -> list:
+def block_copy(stmts, dtypes: dict | None = None, fresh=None, leave=()) -> list:
     """``stmts`` with each append loop that copies a run of entries (see the module docstring)
     preceded by its block copy, the loop kept for a run holding a value the filter drops.
     ``dtypes`` gives the buffers' dtypes (a filtered value is compared as the output stores it);
-    ``fresh(base)`` names the new locals (by default, names neither ``stmts`` nor ``dtypes`` has)."""
+    ``fresh(base)`` names the new locals (by default, names neither ``stmts`` nor ``dtypes`` has);
+    a loop whose bound is a local named in ``leave`` is left as it is (a run the caller knows to be
+    short, as the tail of a merge)."""
     dtypes = dict(dtypes or {})
+    leave = frozenset(leave)
     taken = {n.name for n in walk(tuple(stmts)) if isinstance(n, Var)} | set(dtypes)
     if fresh is None:
         def fresh(base):
@@ -208,15 +214,16 @@ def block_copy(stmts, dtypes: dict | None = None, fresh=None) -> list:
                 name, k = f"{base}_{k}", k + 1
             taken.add(name)
             return name
-    return _rewrite(list(stmts), dtypes, fresh)
+    return _rewrite(list(stmts), dtypes, fresh, leave)
 
 
-def _rewrite(stmts: list, dtypes: dict, fresh) -> list:
+def _rewrite(stmts: list, dtypes: dict, fresh, leave) -> list:
     out = []
     for s in stmts:
-        c = match(s, dtypes)
+        c = None if isinstance(s, While) and isinstance(s.cond, BinOp) and isinstance(s.cond.right, Var) \
+            and s.cond.right.name in leave else match(s, dtypes)
         if c is None:
-            out.append(map_bodies(s, lambda body: _rewrite(list(body), dtypes, fresh)))
+            out.append(map_bodies(s, lambda body: _rewrite(list(body), dtypes, fresh, leave)))
         else:
             out += _emit(c, s, dtypes, fresh)
     return out

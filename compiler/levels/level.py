@@ -150,6 +150,22 @@ class Level:
         :attr:`at_most_one` entry or run holds more: what a kernel's output is checked for after
         each call. Other levels hold any number."""
 
+    #: the arrays whose every entry is a stored coordinate of the level's (first) mode, in ``[0, size)``,
+    #: as :meth:`check` validates (the looplet lowering's facts: ``A1_idx[q] < 0`` never holds)
+    coordinate_arrays: ClassVar[tuple[str, ...]] = ()
+
+    def stored_coordinates(self) -> dict[str, int]:
+        """``{array: mode}``: each array whose entries are coordinates of the level's mode ``mode``
+        (0 for a level of one mode), all in ``[0, size)``; :attr:`coordinate_arrays` by default.
+
+        >>> from compiler.levels import Dense, Element, SparseCOO, SparseList
+        >>> SparseList(Element(0.0)).stored_coordinates(), Dense(Element(0.0)).stored_coordinates()
+        ({'idx': 0}, {})
+        >>> SparseCOO(2, Element(0.0)).stored_coordinates()
+        {'idx0': 0, 'idx1': 1}
+        """
+        return {a: 0 for a in self.coordinate_arrays}
+
     def crd_of(self, mode: int) -> str:
         """The array of coordinates of the level's mode ``mode`` (:attr:`crd_array`; a level of
         several modes keeps one per mode)."""

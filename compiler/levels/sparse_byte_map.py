@@ -42,6 +42,7 @@ class SparseByteMap(IndexedLevel):
 
     name: ClassVar[str] = "SparseByteMap"
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "srt")
+    coordinate_arrays: ClassVar[tuple[str, ...]] = ("srt",)
     fixed_arrays: ClassVar[dict[str, str]] = {"tbl": "bool"}
     locatable: ClassVar[bool] = True
     compact: ClassVar[bool] = False

@@ -45,6 +45,9 @@ class SparseCOO(Level):
     def crd_of(self, mode: int) -> str:
         return f"idx{mode}"
 
+    def stored_coordinates(self) -> dict[str, int]:
+        return {self.crd_of(m): m for m in range(self.ndim)}
+
     def __post_init__(self):
         if not is_integer(self.ndim) or self.ndim < 1:
             raise FormatError(f"SparseCOO's first argument is the number of modes it stores, an integer >= 1; "

@@ -120,6 +120,7 @@ class SparseHash(IndexedLevel):
 
     name: ClassVar[str] = "SparseHash"
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx", "ptr")
+    coordinate_arrays: ClassVar[tuple[str, ...]] = ("idx",)
     fixed_arrays: ClassVar[dict[str, str]] = {"key": "int64", "tbl": "int64"}
     locatable: ClassVar[bool] = True
     random_write: ClassVar[bool] = True

@@ -46,6 +46,7 @@ class SparseList(IndexedLevel):
     appends_nested: ClassVar[bool] = True
     appends_coordinates: ClassVar[bool] = True
     compressed: ClassVar[bool] = True
+    coordinate_arrays: ClassVar[tuple[str, ...]] = ("idx",)
 
     def count(self, parent_count: int) -> int:
         return int(self.pos[parent_count])

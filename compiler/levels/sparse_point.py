@@ -44,6 +44,7 @@ class SparsePoint(IndexedLevel):
     compressed: ClassVar[bool] = True   # (stored as a SparseList is: pos and idx)
     appends_coordinates: ClassVar[bool] = True   # (as a SparseList is; an output is checked after the call)
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx")
+    coordinate_arrays: ClassVar[tuple[str, ...]] = ("idx",)
 
     def count(self, parent_count):
         return int(self.pos[parent_count])

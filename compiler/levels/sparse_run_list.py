@@ -42,6 +42,7 @@ class SparseRunList(IndexedLevel):
 
     name: ClassVar[str] = "SparseRunList"
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "left", "right")
+    coordinate_arrays: ClassVar[tuple[str, ...]] = ("left",)
     appends_runs: ClassVar[bool] = True
     run_start_array: ClassVar[str] = "left"
 

@@ -41,6 +41,7 @@ from ..tensor import Tensor
 from ..trace import Later, Trace
 from .errors import ProgramError
 from .language import LoopProgram, install_compiler, loop_program
+from .bounds import assuming, input_facts
 from .coordinates import mark_computed
 from .fibers import Namer, TensorInfo, UnfurlContext
 from .looplet_provenance import MAX_LOOPLETS
@@ -230,6 +231,17 @@ class ProgramKernel(_runtime_kernel()):
         return out.to_numpy()[()] if out.ndim == 0 else out
 
 
+def _checked_uses(srcs, infos):
+    """The sources of a loop's extent that each call checks equal: the inputs read unshifted."""
+    return [s for s in srcs if s.tensor is not None and s.delta == 0 and infos[s.tensor].role == "input"]
+
+
+def _equal_sizes(sources, infos):
+    """Per loop, the size parameters its call checks equal (see :func:`_checked_uses`)."""
+    groups = [[infos[s.tensor].size(s.mode) for s in _checked_uses(srcs, infos)] for srcs in sources.values()]
+    return [g for g in groups if len(g) > 1]
+
+
 def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max_looplets=MAX_LOOPLETS,
              known_sizes=None, shaped=None, check_coordinates=True):
     body = prog.body
@@ -285,7 +297,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                          for m in range(infos[t].ndim)] for t in outs}
     temp_sizes = {t: _written_sizes(t, infos[t], body, shapes) for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
-    ctx = UnfurlContext(Namer(_reserved(infos)))
+    ctx = UnfurlContext(Namer(_reserved(infos)), input_facts(infos, _equal_sizes(sources, infos) if not shaped else ()))
 
     def bind(n):
         if isinstance(n, Access) and isinstance(n.tns, TensorRef):
@@ -295,7 +307,8 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         body = mark_computed(body, infos, prog.where)
     body = postmap(body, bind)
     low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)
-    stmts = low.lower(body)
+    with assuming(ctx.facts):
+        stmts = low.lower(body)
     counted = entry_bound(shaped, {t: i.format for t, i in infos.items()}, ctx.fresh) if shaped else None
     hints = [h for t in outs for h in reserve_stmts(infos[t], counted[1])] if counted else []
     if hints:   # (a shape operator's copy: room for its operands' entries, reserved once)
@@ -322,8 +335,9 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     # the imperative passes, each a step in the trace when it changed something
     for stage, run, note in (
             ("cleanup", cleanup, "tests of known flags, locals nothing reads and stores overwritten at once dropped"),
-            ("block-copy", lambda b: block_copy(b, buffer_dtypes, ctx.fresh),
-             "appends of a run of entries copied as a block when the filter drops none of them"),
+            ("block-copy", lambda b: block_copy(b, buffer_dtypes, ctx.fresh, low.merged_walks),
+             "appends of a run of entries copied as a block when the filter drops none of them (not a tail "
+             "left by a merge)"),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = run(stmts)
@@ -593,8 +607,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     # (under shape operators a loop's index reads operands of other extents: a concat's first part
     # reads x[l] as x[j], |j| < |l|; shape inference checks each call's extents instead)
     for i, srcs in (sources.items() if shaped is None else ()):
-        uses = tuple((s.tensor, infos[s.tensor].format.mode_order[s.mode]) for s in srcs
-                     if s.tensor is not None and s.delta == 0 and infos[s.tensor].role == "input")
+        uses = tuple((s.tensor, infos[s.tensor].format.mode_order[s.mode]) for s in _checked_uses(srcs, infos))
         if len(uses) > 1:
             extents.append((i.name, uses))
     helpers = tuple((h, helper_impl(op)) for h, op in helper_ops.items())

@@ -18,6 +18,7 @@ n
 from __future__ import annotations
 
 from ..imperative.ir import BinOp, Const, Select, UnOp, as_expr
+from . import bounds
 
 
 def _c(e):
@@ -92,12 +93,61 @@ def difference(a, b):
 
 def prove_lt(a, b) -> bool:
     d = difference(a, b)
-    return d is not None and d < 0
+    if d is not None:
+        return d < 0
+    return prove_le(add(a, 1), b)
 
 
-def prove_le(a, b) -> bool:
+#: how many rules a proof may chain (each facts' lookup or min/max split is one)
+_DEPTH = 6
+
+
+def prove_le(a, b, depth: int = _DEPTH) -> bool:
+    """Whether ``a <= b`` always holds: a constant difference, or the rules of the min and max (a
+    minimum is at most any of its terms, a maximum at least any; ``a <= min(x, y)`` needs both), or
+    the facts the lowering is :func:`~compiler.looplets.bounds.assuming` (a stored coordinate is in
+    ``[0, size)``, a local in its bounds or equal to its definition).
+
+    >>> from compiler.imperative.ir import Var
+    >>> a, b, c = Var("a"), Var("b"), Var("c")
+    >>> prove_le(imin(a, b), a), prove_le(imin(a, b), b), prove_le(a, imax(a, b)), prove_le(imin(a, b), c)
+    (True, True, True, False)
+    >>> prove_le(a, imin(a, b)), prove_le(imin(a, b), add(imin(a, c), 1))
+    (False, False)
+    """
     d = difference(a, b)
-    return d is not None and d <= 0
+    if d is not None:
+        return d <= 0
+    return depth > 0 and _prove_le(as_expr(a), as_expr(b), depth - 1)
+
+
+def _prove_le(a, b, depth) -> bool:
+    # (the exact splits first: a <= min(X) iff a <= each; max(X) <= b iff each <= b)
+    for kind, side in (("min", b), ("max", a)):
+        terms = _flat(side, kind)
+        if len(terms) > 1:
+            return all(prove_le(t, b, depth) if side is a else prove_le(a, t, depth) for t in terms)
+    terms = _flat(a, "min")
+    if len(terms) > 1 and any(prove_le(t, b, depth) for t in terms):
+        return True
+    terms = _flat(b, "max")
+    if len(terms) > 1 and any(prove_le(a, t, depth) for t in terms):
+        return True
+    facts = bounds.current()
+    if facts is None:
+        return False
+    (ba, ka), (bb, kb) = _split(a), _split(b)
+    # a stored coordinate is below its size, at least 0; a local is within its bounds, or is its definition
+    for known in (facts.definition(ba), facts.high(ba)):
+        if known is not None and prove_le(add(known, ka), b, depth):
+            return True
+    size = facts.coordinate_size(ba)
+    if size is not None and prove_le(add(size, ka - 1), b, depth):
+        return True
+    for known in (facts.definition(bb), facts.low(bb)):
+        if known is not None and prove_le(a, add(known, kb), depth):
+            return True
+    return facts.coordinate_size(bb) is not None and prove_le(a, Const(kb, "int64"), depth)
 
 
 def prove_eq(a, b) -> bool:

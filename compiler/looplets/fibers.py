@@ -21,6 +21,7 @@ from ..format import Format
 from ..imperative import ir
 from ..imperative.ir import Const, Load, Var
 from ..levels import Element, Pattern
+from .bounds import IntFacts
 from .program import Literal, Value
 
 
@@ -40,13 +41,15 @@ class Namer:
 
 
 class UnfurlContext:
-    """What unfurling needs from the lowerer: fresh names (and a log of the nests), and
+    """What unfurling needs from the lowerer: fresh names; the facts it knows of the integers
+    the nests compute (:class:`~compiler.looplets.bounds.IntFacts`), which the levels add to; and
     ``listed``, the byte-map outputs whose writes list the slots they mark (declared since
     their last freeze: every marked slot is one listed, so the freeze sorts the list and
     need not scan the table)."""
 
-    def __init__(self, namer: Namer | None = None):
+    def __init__(self, namer: Namer | None = None, facts: IntFacts | None = None):
         self.fresh = namer or Namer()
+        self.facts = facts if facts is not None else IntFacts()
         self.listed: set[str] = set()
 
 

@@ -50,6 +50,20 @@ from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byt
 from .searching import gallop_from, lower_bound_stmts, search_stmts
 
 
+def declare_last(ctx, f: SubFiber, last, q, q_stop, crd_b, mode: int = 0):
+    """``int64 last = q < q_stop ? crd[q_stop - 1] + 1 : 0``: one past the fiber's last stored
+    coordinate of the level's mode ``mode`` (0 when it is empty), so at most that mode's size,
+    a fact the lowering may use (an extent cut at ``min(last, size)`` is cut at ``last``)."""
+    info, k = f.tensor, f.level
+    size = info.size(info.storage_mode(k) + mode)
+    if info.role == "input":   # (an input's coordinates are validated when it is built)
+        ctx.facts.bound(last, Const(0, "int64"), size,
+                        f"one past the last coordinate of a fiber of {info.name}.lvl{k}, or 0: its "
+                        f"coordinates are below {size}")
+    return Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(Load(crd_b, X.sub(q_stop, 1)), 1),
+                                         Const(0, "int64")))
+
+
 # --------------------------------------------------------------------------- Dense
 
 
@@ -86,8 +100,7 @@ def unfurl_sparse_list(f: SubFiber, ctx, mode, child_of=None):
     q, q_stop, last, j = (Var(ctx.fresh(n)) for n in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
     pre = (Declare(q, "int64", Load(pos_b, f.pos)),
            Declare(q_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
-           Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(Load(idx_b, X.sub(q_stop, 1)), 1),
-                                         Const(0, "int64"))))
+           declare_last(ctx, f, last, q, q_stop, idx_b))
     stepper = Stepper(
         seek=lambda start: tuple(search_stmts(q, idx_b, q_stop, start, ctx.fresh)),
         stop=X.add(j, 1),
@@ -534,8 +547,7 @@ def unfurl_sparse_byte_map(f: SubFiber, ctx, mode):
     q, q_stop, last, j = (Var(ctx.fresh(n_)) for n_ in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
     pre = (Declare(q, "int64", Load(pos_b, f.pos)),
            Declare(q_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
-           Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(Load(srt_b, X.sub(q_stop, 1)), 1),
-                                         Const(0, "int64"))))
+           declare_last(ctx, f, last, q, q_stop, srt_b))
     stepper = Stepper(
         seek=lambda start: tuple(search_stmts(q, srt_b, q_stop, start, ctx.fresh)),
         stop=X.add(j, 1),
@@ -566,8 +578,7 @@ def unfurl_sparse_coo(f: SubFiber, ctx, mode):
                                                               f"i{t}{m}", f"q{t}{m}_next"))
     lo, hi = (Load(pos_b, f.pos), Load(pos_b, X.add(f.pos, 1))) if f.seg is None else f.seg[1:]
     pre = (Declare(q, "int64", lo), Declare(q_stop, "int64", hi),
-           Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(Load(idx_b, X.sub(q_stop, 1)), 1),
-                                         Const(0, "int64"))))
+           declare_last(ctx, f, last, q, q_stop, idx_b, m))
     if m + 1 < lvl.ndim:
         step_pre = (Declare(j, "int64", Load(idx_b, q)), Declare(nxt, "int64", X.add(q, 1)),
                     While(ir.and_(BinOp("<", nxt, q_stop), BinOp("==", Load(idx_b, nxt), j)),

@@ -202,6 +202,9 @@ class LoopletRules:
         guarded by ``if (start < stop)``; the other looplets are truncated to it.
         """
         seqs = [l for l in found if isinstance(l, Sequence)]
+        # (a phase of a fiber coiterated with another's: what a walk there reads is a tail the
+        # merge left, the entries of A past B's last in A + B, rarely long; see lower_positions)
+        merged = len(seqs) > 1 or getattr(ext, "merged", False)
         pos = Var(self.fresh(i.name))
         out = [Declare(pos, "int64", ext.start)]
         combos = list(itertools.product(*[range(len(s.phases)) for s in seqs]))
@@ -241,16 +244,20 @@ class LoopletRules:
             if is_last:
                 sub = Extent(pos, ext.stop)
                 object.__setattr__(sub, "nonempty", True)   # (lowered inside the test that it is)
+                object.__setattr__(sub, "merged", merged)
                 code = self.lower_looplets(i, sub, new, line)
                 if code:
                     out += skip(pending)
                     out.append(If(BinOp("<", pos, ext.stop), code))
                 break
             s_var = Var(self.fresh("phase_stop"))
+            # (the phase's code may prove things of its stop: a fiber walked to it is walked whole)
+            self.ctx.facts.define(s_var, stop, "a phase's stop, the least of its looplets' stops and the extent's")
             # the first phase starts where the extent starts (a constant seeks nothing)
             start = ext.start if len(out) == 1 and not pending else pos
             sub = Extent(start, s_var)
             object.__setattr__(sub, "nonempty", True)
+            object.__setattr__(sub, "merged", merged)
             code = self.lower_looplets(i, sub, new, line)
             if not code:
                 pending.append(stop)
@@ -308,8 +315,11 @@ class LoopletRules:
         extent's stop."""
         pos = Var(self.fresh(i.name))
         out = [Declare(pos, "int64", ext.start)]
+        # (each seeks the extent's start, pos as declared: a search for a constant start that no
+        # stored coordinate is below, 0, is no search)
+        start = ext.start if isinstance(ext.start, (Const, Var)) else pos
         for s in leaders:
-            out.extend(s.seek(pos))
+            out.extend(s.seek(start))
         step_stop = Var(self.fresh("step_stop"))
         step = [st for s in leaders for st in s.preamble]
         step.append(Declare(step_stop, "int64", X.imin(*stops, ext.stop)))
@@ -353,6 +363,10 @@ class LoopletRules:
             out.extend(s.seek(ext.start))
         q_end = Var(self.fresh(f"{P.q.name}_end"))
         out.append(Declare(q_end, "int64", P.q_stop))
+        if getattr(ext, "merged", False):
+            # (the tail of a merge: no block copy, whose count and test per row cost more than the
+            # rare long tail saves; CSR + CSR was 1.1x slower with it)
+            self.merged_walks.add(q_end.name)
         if not X.prove_le(P.last, ext.stop):
             out.append(If(BinOp("<", ext.stop, P.last), P.search(q_end, ext.stop)))
 

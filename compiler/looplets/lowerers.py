@@ -69,6 +69,9 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         self.max_looplets = max_looplets
         self._tags = 0
         self._pending_tag = None
+        #: the ends (``qA_end``) of walks over a fiber's entries left after a merge with another
+        #: fiber, which the block copy leaves alone (see ``lower_positions``)
+        self.merged_walks: set[str] = set()
 
     # ------------------------------------------------------------------ trace
 

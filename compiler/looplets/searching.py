@@ -27,7 +27,11 @@ from . import extents as X
 
 
 def search_stmts(q, idx_buf, hi, target, fresh) -> list:
-    """Binary search: the first ``p`` in ``[q, hi)`` with ``idx[p] >= target``, into ``q``."""
+    """Binary search: the first ``p`` in ``[q, hi)`` with ``idx[p] >= target``, into ``q``; nothing
+    where ``idx[q] >= target`` is known (``target`` is 0 and ``idx`` holds coordinates: see
+    :mod:`compiler.looplets.bounds`)."""
+    if X.prove_le(target, Load(idx_buf, q)):
+        return []
     lo, top, mid = Var(fresh("lo")), Var(fresh("hi")), Var(fresh("mid"))
     return [If(BinOp("<", Load(idx_buf, q), target), [
         Declare(lo, "int64", X.add(q, 1)),

@@ -1,0 +1,141 @@
+"""What the looplet lowering knows of the integers its code computes, each fact with its origin.
+
+:func:`compiler.looplets.extents.prove_le` proves ``a <= b`` from the expressions alone (``n - 1 <=
+n``, ``min(a, b) <= a``). While the lowering is :func:`assuming` an :class:`IntFacts`, it also uses:
+
+* **stored coordinates**: an entry of an array a level says holds coordinates of one of its modes
+  (:meth:`compiler.levels.level.Level.coordinate_arrays`) is in ``[0, size)``: the level's
+  ``check`` validates it when the tensor is built, and a kernel trusts a built tensor (README;
+  ``checked=True`` validates each call's). Only the raw load is bounded: ``A1_idx[q] - 1`` may be
+  -1, as a shifted coordinate may;
+* **bounds of locals**: a local the lowering declares once and never assigns, known to lie in a
+  range (a fiber's ``last``, one past its last coordinate or 0, is in ``[0, size]``);
+* **definitions**: a local declared once and never assigned, of an expression whose values do not
+  change while it is live (a phase's stop, ``min(lastA, lastB)``), is that expression; so is a size
+  the call checks equal to another (every operand an index reads unshifted has its extent).
+
+>>> from compiler.imperative.ir import Load, Var
+>>> from compiler.looplets import extents as X
+>>> facts = IntFacts()
+>>> facts.coordinate_array("A1_idx", Var("A1_size"), "A.lvl1 stores coordinates of mode 1")
+>>> facts.bound(Var("lastA"), 0, Var("A1_size"), "one past A's fiber's last coordinate")
+>>> with assuming(facts):
+...     X.prove_le(0, Load("A1_idx", Var("q"))), X.prove_le(0, X.sub(Load("A1_idx", Var("q")), 1))
+(True, False)
+>>> with assuming(facts):
+...     print(X.imin(Var("lastA"), Var("A1_size")))
+lastA
+>>> print(facts.table())
+0 <= A1_idx[_] < A1_size: A.lvl1 stores coordinates of mode 1
+0 <= lastA <= A1_size: one past A's fiber's last coordinate
+"""
+
+from __future__ import annotations
+
+import contextlib
+from contextvars import ContextVar
+
+from ..binding import array_name
+from ..imperative.ir import Load, Var, as_expr
+
+
+class IntFacts:
+    """The facts of one lowering (see the module docstring); each method records one, with the
+    sentence saying why it holds."""
+
+    def __init__(self):
+        #: buffer name -> (the size its entries are below, origin)
+        self.coordinates: dict = {}
+        #: local name -> (lower bound or None, upper bound or None, origin)
+        self.bounds: dict = {}
+        #: local name -> (the expression it equals, origin)
+        self.definitions: dict = {}
+
+    def coordinate_array(self, buffer: str, size, origin: str) -> None:
+        """Every entry of ``buffer`` is a coordinate in ``[0, size)``."""
+        self.coordinates[buffer] = (as_expr(size), origin)
+
+    def bound(self, var: Var, low, high, origin: str) -> None:
+        """``low <= var <= high`` wherever ``var`` is read (either may be None: unknown)."""
+        self.bounds[var.name] = (None if low is None else as_expr(low), None if high is None else as_expr(high),
+                                 origin)
+
+    def define(self, var: Var, expr, origin: str) -> None:
+        """``var == expr`` wherever ``var`` is read: ``var`` is never assigned, and nothing ``expr``
+        reads changes while ``var`` is live."""
+        self.definitions[var.name] = (as_expr(expr), origin)
+
+    def coordinate_size(self, e):
+        """The size an expression's value is below when it is a stored coordinate, else None."""
+        if isinstance(e, Load) and e.buffer in self.coordinates:
+            return self.coordinates[e.buffer][0]
+        return None
+
+    def low(self, e):
+        return self.bounds[e.name][0] if isinstance(e, Var) and e.name in self.bounds else None
+
+    def high(self, e):
+        return self.bounds[e.name][1] if isinstance(e, Var) and e.name in self.bounds else None
+
+    def definition(self, e):
+        return self.definitions[e.name][0] if isinstance(e, Var) and e.name in self.definitions else None
+
+    def table(self) -> str:
+        """The facts, one a line with its origin (the trace's ``int-facts`` note)."""
+        lines = [f"0 <= {b}[_] < {size}: {why}" for b, (size, why) in self.coordinates.items()]
+        lines += [f"{'' if lo is None else f'{lo} <= '}{v}{'' if hi is None else f' <= {hi}'}: {why}"
+                  for v, (lo, hi, why) in self.bounds.items()]
+        lines += [f"{v} == {e}: {why}" for v, (e, why) in self.definitions.items()]
+        return "\n".join(lines)
+
+
+def input_facts(tensors: dict, equal_sizes=()) -> IntFacts:
+    """The facts of a lowering's inputs: each array a level of an input says holds coordinates
+    (:meth:`~compiler.levels.level.Level.stored_coordinates`), and ``equal_sizes``, groups of size
+    parameters the call checks equal (each group's later sizes defined as its first).
+
+    >>> from compiler.format import csr
+    >>> from compiler.looplets.fibers import TensorInfo
+    >>> infos = {t: TensorInfo.from_format(t, csr()) for t in "AB"}
+    >>> print(input_facts(infos, [(Var("A1_size"), Var("B1_size"))]).table())
+    0 <= A1_idx[_] < A1_size: A.lvl1 (SparseList) stores coordinates of its mode 1, validated when A is built
+    0 <= B1_idx[_] < B1_size: B.lvl1 (SparseList) stores coordinates of its mode 1, validated when B is built
+    B1_size == A1_size: the call checks that A1_size, B1_size, the extents of one index, are equal
+    """
+    facts = IntFacts()
+    for name, info in tensors.items():
+        if info.role != "input":
+            continue
+        for k, lvl in enumerate(info.levels):
+            for array, m in lvl.stored_coordinates().items():
+                mode = info.storage_mode(k) + m
+                facts.coordinate_array(array_name(name, k, array), info.size(mode),
+                                       f"{name}.lvl{k} ({lvl.name}) stores coordinates of its mode {mode}, "
+                                       f"validated when {name} is built")
+    for group in equal_sizes:
+        for size in group[1:]:
+            if size != group[0]:
+                facts.define(size, group[0], f"the call checks that {', '.join(map(str, group))}, the extents "
+                                             f"of one index, are equal")
+    return facts
+
+
+_CURRENT: ContextVar = ContextVar("int_facts", default=None)
+
+
+@contextlib.contextmanager
+def assuming(facts: IntFacts):
+    """Prove under ``facts`` (see the module docstring) until the block ends."""
+    token = _CURRENT.set(facts)
+    try:
+        yield facts
+    finally:
+        _CURRENT.reset(token)
+
+
+def current() -> IntFacts | None:
+    """The facts being assumed, or None outside :func:`assuming`."""
+    return _CURRENT.get()
+
+
+__all__ = ["IntFacts", "assuming", "current", "input_facts"]
