@@ -39,9 +39,9 @@ from ..levels import (Dense, Element, RunList, SparseBand, SparseBlockList, Spar
                       SparseHash, SparseList, SparsePoint, SparseRunList)
 from ..tensor import Tensor
 from ..trace import Later, Trace
+from .bounds import assuming, input_facts
 from .errors import ProgramError
 from .language import LoopProgram, install_compiler, loop_program
-from .bounds import assuming, input_facts
 from .coordinates import mark_computed
 from .fibers import Namer, TensorInfo, UnfurlContext
 from .looplet_provenance import MAX_LOOPLETS
