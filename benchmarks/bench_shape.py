@@ -236,17 +236,9 @@ def main(argv=None) -> None:
     if args.no_pydata:
         pydata = None
 
-    n, rng = args.n, np.random.default_rng(0)
-    A = sp.random(n, n, density=args.nnz / n / n, format="csr", random_state=rng, dtype=np.float64)
-    A.sort_indices()
-    half = n // 2
-    Acoo = A.tocoo()
-    left, right = A[:, :half].tocsr(), A[:, half:].tocsr()
-    top, bottom = A[:half].tocsr(), A[half:].tocsr()
-    # (COO operands made before timing, for scipy as for us: a baseline converting inside its call
-    # would time a conversion our kernel does not do)
-    left_coo, right_coo, top_coo, bottom_coo = left.tocoo(), right.tocoo(), top.tocoo(), bottom.tocoo()
-    vec = A.reshape(1, n * n).tocsr()           # a compressed vector of length n*n, as a 1 x n^2 CSR
+    n = args.n
+    rng, (A, Acoo, half, left, right, top, bottom, left_coo, right_coo, top_coo, bottom_coo, vec) = \
+        fig24_25_operands(n, args.nnz)
     shifted = sp.csr_matrix((A.data, (A.tocoo().row, (A.tocoo().col + 2) % n)), shape=A.shape)
     x = rng.standard_normal(n)
     s, e, r = 0, (n + 1) // 2, 2
@@ -274,7 +266,7 @@ def main(argv=None) -> None:
         "T_coo": T.from_scipy(top_coo, name="B"), "B_coo": T.from_scipy(bottom_coo, name="C"),
         "shift": T.from_scipy(shifted, name="B"),
     }
-    cv = _compressed_vector(ss, vec, n * n, idt)
+    cv = compressed_vector(ss, vec, n * n, idt)
     pd = {}
     if pydata is not None:
         pd = {"A": pydata.COO.from_scipy_sparse(A), "Ag": pydata.GCXS.from_scipy_sparse(A),
@@ -355,11 +347,11 @@ def main(argv=None) -> None:
               f"{t_sp / t_ours:8.2f}x {t_pd / t_ours:8.2f}x {_lattice_column(lattice[fig], ref, name, args, t_sp)}")
     for fig, paper in (("24", "1.66x-15.3x vs scipy, 1.67x-651x vs pydata"),
                        ("25", "7.29x-13.0x vs scipy, 21.3x-511x vs pydata")):
-        gs, gp = (_geomean(v) for v in ratios[fig])
+        gs, gp = (geomean(v) for v in ratios[fig])
         print(f"Fig. {fig} geometric mean: {gs:.2f}x vs scipy, {gp:.2f}x vs pydata   (paper: {paper})")
 
     # Fig. 26: fused against unfused (two kernels through a materialized intermediate) and scipy
-    b_cv = _compressed_vector(ss, shifted.reshape(1, n * n).tocsr(), n * n, idt)
+    b_cv = compressed_vector(ss, shifted.reshape(1, n * n).tocsr(), n * n, idt)
     fused = [
         ("26a", "C = collapse(CSR) * C",
          both("26a", "c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", fmt("sparse_vector"), A=ten["A_csr"], b=b_cv),
@@ -392,7 +384,7 @@ def main(argv=None) -> None:
         vs_scipy.append(t_s / t_f)
         print(f"{fig:4s} {name:26s} {t_f * 1e3:8.2f}ms {t_u * 1e3:8.2f}ms {t_s * 1e3:8.2f}ms "
               f"{t_u / t_f:9.2f}x {t_s / t_f:8.2f}x {_lattice_column(lattice[fig], ref, name, args, t_s)}")
-    print(f"Fig. 26 geometric mean: {_geomean(vs_unfused):.2f}x vs unfused, {_geomean(vs_scipy):.2f}x vs scipy "
+    print(f"Fig. 26 geometric mean: {geomean(vs_unfused):.2f}x vs unfused, {geomean(vs_scipy):.2f}x vs scipy "
           f"(paper: 1.22x-2.23x vs unfused)")
 
 
@@ -405,7 +397,28 @@ def _lattice_column(f, ref, name, args, t_scipy) -> str:
     return f"{t * 1e3:8.2f}ms {t_scipy / t:8.2f}x"
 
 
-def _compressed_vector(ss, row, length, index_dtype="int64"):
+def fig24_25_operands(n: int, nnz: int):
+    """The generator after drawing them, and Figs. 24-25's operands: an n x n CSR matrix ``A`` of about
+    ``nnz`` entries (sorted), its COO, the column split ``half``, its left and right halves and its top
+    and bottom halves as CSR and as COO, and ``vec``, A's entries as a 1 x n^2 CSR (a compressed vector
+    of length n*n). The COO operands are made here, before timing, for scipy as for us: a baseline
+    converting inside its call would time a conversion our kernel does not do.
+
+    >>> rng, ops = fig24_25_operands(4, 6)
+    >>> ops[0].shape, ops[-1].shape
+    ((4, 4), (1, 16))
+    """
+    rng = np.random.default_rng(0)
+    A = sp.random(n, n, density=nnz / n / n, format="csr", random_state=rng, dtype=np.float64)
+    A.sort_indices()
+    half = n // 2
+    left, right = A[:, :half].tocsr(), A[:, half:].tocsr()
+    top, bottom = A[:half].tocsr(), A[half:].tocsr()
+    return rng, (A, A.tocoo(), half, left, right, top, bottom, left.tocoo(), right.tocoo(), top.tocoo(),
+                 bottom.tocoo(), A.reshape(1, n * n).tocsr())
+
+
+def compressed_vector(ss, row, length, index_dtype="int64"):
     """A 1 x length CSR's one row as a compressed vector Tensor (SparseList(Element)) with
     ``index_dtype`` indices (scipy's own row holds int32 ones where they fit)."""
     return ss.Tensor.from_coords(row.indices.astype(np.int64)[None, :], row.data, (length,),
@@ -431,7 +444,7 @@ def _check(name, out, ref) -> None:
         raise AssertionError(f"{name}: sparsescope's result differs from scipy's")
 
 
-def _geomean(v) -> float:
+def geomean(v) -> float:
     v = [x for x in v if x == x and x > 0]
     return math.exp(sum(map(math.log, v)) / len(v)) if v else math.nan
 

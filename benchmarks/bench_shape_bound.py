@@ -26,7 +26,6 @@ import math
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -35,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-from bench_shape import CLOCK, _compressed_vector, _geomean, coords_of  # noqa: E402
+from bench_shape import CLOCK, compressed_vector, coords_of, fig24_25_operands, geomean  # noqa: E402
 
 #: the bound kernels; int32 indices in and out (the operands are scipy's, the outputs fit)
 BOUND_C = r"""
@@ -267,17 +266,11 @@ def main(argv=None) -> None:
     import compiler as ss
     ffi, lib = load_bounds()
 
-    n, rng = args.n, np.random.default_rng(0)
+    n = args.n
     if n * n > np.iinfo(np.int32).max:
         raise SystemExit("the bounds take int32 indices: n * n must fit (n <= 46340)")
-    A = sp.random(n, n, density=args.nnz / n / n, format="csr", random_state=rng, dtype=np.float64)
-    A.sort_indices()
-    half = n // 2
-    Acoo = A.tocoo()
-    left, right = A[:, :half].tocsr(), A[:, half:].tocsr()
-    top, bottom = A[:half].tocsr(), A[half:].tocsr()
-    left_coo, right_coo, top_coo, bottom_coo = left.tocoo(), right.tocoo(), top.tocoo(), bottom.tocoo()
-    vec = A.reshape(1, n * n).tocsr()
+    _, (A, Acoo, half, left, right, top, bottom, left_coo, right_coo, top_coo, bottom_coo, vec) = \
+        fig24_25_operands(n, args.nnz)
     s, e, r = 0, (n + 1) // 2, 2
     nk = len(range(s, e, r))
     fmt = lambda shorthand: ss.parse_format(shorthand, index_dtype="int32")  # noqa: E731
@@ -287,7 +280,7 @@ def main(argv=None) -> None:
            "L_coo": T.from_scipy(left_coo, name="B"), "R_coo": T.from_scipy(right_coo, name="C"),
            "T_csr": T.from_scipy(top, name="B"), "B_csr": T.from_scipy(bottom, name="C"),
            "T_coo": T.from_scipy(top_coo, name="B"), "B_coo": T.from_scipy(bottom_coo, name="C")}
-    cv = _compressed_vector(ss, vec, n * n, "int32")
+    cv = compressed_vector(ss, vec, n * n, "int32")
 
     def ptr(a, t="int32_t[]"):
         return ffi.from_buffer(t, a)
@@ -400,7 +393,7 @@ def main(argv=None) -> None:
               + f"   {t['scipy'] / t['looplets']:9.2f}x {t['scipy'] / t['lattice']:9.2f}x {t['scipy'] / t['bound']:10.2f}x"
               f" {t['looplets'] / t['bound']:9.2f}x {t['lattice'] / t['bound']:9.2f}x", flush=True)
     for fig, v in ratios.items():
-        g = [_geomean([x[c] for x in v]) for c in range(3)]
+        g = [geomean([x[c] for x in v]) for c in range(3)]
         print(f"Fig. {fig} geometric mean over scipy ({len(v)} rows): looplets {g[0]:.2f}x, lattice {g[1]:.2f}x, "
               f"bound {g[2]:.2f}x")
 
