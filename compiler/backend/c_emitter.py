@@ -61,7 +61,8 @@ from ..dtypes import c_type
 from ..imperative.cleanup import reads_before_set
 from ..imperative.guard import STATUS_COORDINATE, CheckCoordinate, coordinate_sites
 from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, BinOp, Buffer, Call, Const,
-                             Function, Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View, walk)
+                             Function, Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View)
+from ..imperative.traverse import walk
 from ..imperative.printer import INDENT, Printer
 from ..names import FreshNames
 

@@ -27,8 +27,8 @@ import numpy as np
 from ..dtypes import c_type
 from ..errors import DTypeError, KernelError
 from ..imperative.guard import STATUS_COORDINATE, coordinate_message, coordinate_sites
-from ..imperative.ir import (Allocate, BinOp, Buffer, Const, Function, Growable, OutScalar, Scalar, Var, View,
-                             tag_descriptions, tag_origins, walk)
+from ..imperative.ir import Allocate, BinOp, Buffer, Const, Function, Growable, OutScalar, Scalar, Var, View
+from ..imperative.traverse import tag_descriptions, tag_origins, walk
 from ..imperative.printer import pretty
 from ..trace import Artifact, Trace
 from . import build

@@ -72,7 +72,8 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from .ir import (Assign, BinOp, Block, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, Grow, If, Load,
-                 Pragma, Select, Store, Tagged, UnOp, Var, While, map_bodies, untagged, walk)
+                 Pragma, Select, Store, Tagged, UnOp, Var, While)
+from .traverse import map_bodies, untagged, walk
 
 
 #: a run shorter than this is appended entry by entry: counting and copying it as a block cost more

@@ -48,7 +48,8 @@ from dataclasses import replace
 
 from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, BinOp, Block, Break, Call,
                  Comment, CompoundAssign, Const, Declare, For, Grow, If, Load, Pragma, Prefetch, Store, Tagged, UnOp,
-                 Var, View, While, map_bodies, untagged, walk)
+                 Var, View, While)
+from .traverse import map_bodies, untagged, walk
 
 
 def assigns(s, name: str) -> bool:

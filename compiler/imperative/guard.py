@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import serialize
-from .ir import Expr, Stmt, as_expr, walk
+from .ir import Expr, Stmt, as_expr
+from .traverse import walk
 
 #: the status a kernel returns for a computed coordinate out of range (after the C emitter's
 #: 1, out of bounds in checked mode, and 2, out of memory)

@@ -23,7 +23,8 @@ True
 from __future__ import annotations
 
 from .guard import CheckCoordinate
-from .ir import BinOp, Cast, Const, Load, Pragma, Store, map_bodies
+from .ir import BinOp, Cast, Const, Load, Pragma, Store
+from .traverse import map_bodies
 
 
 def check_counts(stmts, limits: dict) -> list:

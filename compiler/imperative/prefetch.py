@@ -69,8 +69,8 @@ of ``B_pos`` further ahead as well made it slower; fetching only within the row 
 
 from __future__ import annotations
 
-from .ir import BinOp, Cast, Comment, Const, Declare, For, If, Load, Pragma, Prefetch, Stmt, Tagged, Var, While, \
-    map_bodies, walk
+from .ir import BinOp, Cast, Comment, Const, Declare, For, If, Load, Pragma, Prefetch, Stmt, Tagged, Var, While
+from .traverse import map_bodies, walk
 from ..names import FreshNames
 
 #: how many entries past the row's end are fetched

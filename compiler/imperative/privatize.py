@@ -40,7 +40,8 @@ from dataclasses import replace
 
 from ..names import FreshNames
 from .ir import (Allocate, Assign, BinOp, Block, Call, Comment, CompoundAssign, Declare, For, Load, Pragma, Prefetch,
-                 Stmt, Store, Tagged, Var, View, map_bodies, walk)
+                 Stmt, Store, Tagged, Var, View)
+from .traverse import map_bodies, walk
 
 
 def is_parallel_pragma(s) -> bool:
@@ -95,7 +96,7 @@ def _with_views(s, views: list):
 
 
 def _bodies(s) -> list:
-    """The statement lists directly inside ``s`` (see :func:`~compiler.imperative.ir.map_bodies`)."""
+    """The statement lists directly inside ``s`` (see :func:`~compiler.imperative.traverse.map_bodies`)."""
     inner = []
     map_bodies(s, lambda body: inner.append(body) or body)
     return inner

@@ -50,7 +50,8 @@ True
 from __future__ import annotations
 
 from .ir import (Assign, BinOp, Block, Call, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load,
-                 MATH_FUNCTIONS, Pragma, Select, Store, Tagged, Var, map_bodies, untagged, walk)
+                 MATH_FUNCTIONS, Pragma, Select, Store, Tagged, Var)
+from .traverse import map_bodies, untagged, walk
 from .cleanup import assigns
 from .privatize import is_parallel_pragma, with_clauses
 

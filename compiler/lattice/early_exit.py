@@ -35,7 +35,8 @@ import numpy as np
 from ..algebra import reduction_annihilator
 from ..dtypes import typed_scalar
 from ..imperative.ir import (Allocate, Assign, BinOp, Block, Break, CompoundAssign, Const, Declare, For, Grow, If,
-                             Pragma, Store, Tagged, UnOp, Var, View, While, map_bodies, walk)
+                             Pragma, Store, Tagged, UnOp, Var, View, While)
+from ..imperative.traverse import map_bodies, walk
 from ..imperative.privatize import is_parallel_pragma
 from ..shortcircuit import early_exit
 from .algebra import expr_facts

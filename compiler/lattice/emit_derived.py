@@ -100,7 +100,7 @@ class DerivedLoops:
             order = [self.loop_vars.get(n, n) for n in moving]
             body, moved = permute_loops(list(fn.body.body), order, what, self._set_once(r))
             if not moved:
-                from ..imperative.ir import walk as ir_walk
+                from ..imperative.traverse import walk as ir_walk
                 counted = {x.var.name for x in ir_walk(fn.body) if isinstance(x, For)}
                 lost = [n for n, c in zip(moving, order) if c not in counted]
                 which = (f"{', '.join(lost)} {'is' if len(lost) == 1 else 'are'} not a counted loop of its own: "

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import StrategyError
 from ..imperative.ir import Assign, BinOp, Comment, CompoundAssign, Declare, For, Load, Pragma, Store, Var, View
-from ..imperative.ir import walk as ir_walk
+from ..imperative.traverse import walk as ir_walk
 from .exprs import const_of
 
 
@@ -149,7 +149,7 @@ def atomic_updates(loop, accumulators: set, parallel):
         t += i;
     }
     """
-    from ..imperative.ir import map_bodies
+    from ..imperative.traverse import map_bodies
 
     def stmts(body):
         out = []

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..imperative.ir import BinOp, Cast, Comment, CompoundAssign, Declare, For, Var, untagged, walk
+from ..imperative.ir import BinOp, Cast, Comment, CompoundAssign, Declare, For, Var
+from ..imperative.traverse import untagged, walk
 
 
 def sum_over_runs(it, body: list, walk_vars: list, run: Var, parent, temps: dict) -> list | None:

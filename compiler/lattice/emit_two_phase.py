@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
                              Select, Store, Var)
-from ..imperative.ir import walk as ir_walk
+from ..imperative.traverse import walk as ir_walk
 from ..levels import Dense, SparseList
 from .cfir import CAssign, CCase, CForall, CSeq, CWorkspace, cfir_walk
 from .exprs import cast, not_fill

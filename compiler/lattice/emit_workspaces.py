@@ -20,7 +20,7 @@ from dataclasses import replace
 from ..errors import StrategyError
 from ..imperative.ir import (BinOp, Block, Break, Comment, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged,
                              UnOp, Var)
-from ..imperative.ir import walk as ir_walk
+from ..imperative.traverse import walk as ir_walk
 from ..imperative.sorting import bit_sort_words, sort_coordinates_ir
 from ..notation.ast import Access
 from .cfir import CAssign, CDenseWorkspace, CForall, CSeq, CWorkspace

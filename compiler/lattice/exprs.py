@@ -26,7 +26,7 @@ from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
 from ..imperative.ir import BinOp, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
 from ..imperative.cints import wrap
-from ..imperative.ir import walk as ir_walk
+from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
 from ..opimpls import ROUNDING, UNARY_MATH
 

@@ -63,7 +63,7 @@ from .. import binding
 from ..errors import StrategyError
 from ..imperative.ir import Allocate, Block, Buffer, Function, OutScalar, Scalar, View
 from ..imperative.ir import c_name_problem
-from ..imperative.ir import walk as ir_walk
+from ..imperative.traverse import walk as ir_walk
 from ..imperative.cleanup import cleanup, first_grows, reuse_dead_locals
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.prefetch import prefetch

@@ -40,8 +40,8 @@ for (int64 i = 0; i < A0_size; i++) {
 from __future__ import annotations
 
 from ..imperative.cleanup import drop_unused_locals
-from ..imperative.ir import (Assign, BinOp, Break, CompoundAssign, Const, Declare, For, If, Load, Store, Var, While,
-                             untagged, walk)
+from ..imperative.ir import Assign, BinOp, Break, CompoundAssign, Const, Declare, For, If, Load, Store, Var, While
+from ..imperative.traverse import untagged, walk
 
 
 class _NoCount(Exception):

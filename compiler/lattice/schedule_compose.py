@@ -27,7 +27,7 @@ from .. import serialize
 from ..errors import StrategyError
 from ..imperative.ir import (Assign, Block, Break, Comment, CompoundAssign, Declare, For, Grow, If, Load, Store,
                              Tagged, Var)
-from ..imperative.ir import walk as ir_walk
+from ..imperative.traverse import walk as ir_walk
 from .derived import Fuse, Pos, Split
 
 
@@ -202,7 +202,7 @@ def permute_loops(stmts: list, order: list, what: str, once=frozenset()) -> tupl
             out += list(pre) + [_rewrap(wrappers, _sorted_nest(loop, order, what, once))] + list(post)
             moved += 1
             continue
-        from ..imperative.ir import map_bodies
+        from ..imperative.traverse import map_bodies
         count = [0]
 
         def inside(body):

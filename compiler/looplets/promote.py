@@ -26,8 +26,9 @@ from dataclasses import replace
 
 from ..imperative.guard import CheckCoordinate
 from ..opimpls import UNARY_MATH
-from ..imperative.ir import (Allocate, Assign, Block, Call, CompoundAssign, Declare, For, Grow, If,
-                             Load, Store, Var, While, walk)
+from ..imperative.ir import (Allocate, Assign, Block, Call, CompoundAssign, Declare, For, Grow, If, Load, Store, Var,
+                             While)
+from ..imperative.traverse import walk
 
 
 try:  # provenance tags (the explorer colours C lines by looplet)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import compiler as ss
-from compiler.imperative import ir
+from compiler.imperative import ir, traverse
 from compiler.levels import Dense, Element
 from compiler.testing import random_sparse
 
@@ -43,7 +43,7 @@ def reference(program, vals):
 
 def breaks(k) -> bool:
     """Whether the kernel's IR leaves a loop early."""
-    return any(isinstance(n, ir.Break) for n in ir.walk(k.function))
+    return any(isinstance(n, ir.Break) for n in traverse.walk(k.function))
 
 
 #: reductions of a matrix M (and a vector b) by operators with an annihilator, for the property tests

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import compiler as ss
 from compiler.imperative import Buffer, Function
-from compiler.imperative.ir import Break, Tagged, tag_descriptions
+from compiler.imperative.ir import Break, Tagged
+from compiler.imperative.traverse import tag_descriptions
 from compiler.trace import Trace
 
 

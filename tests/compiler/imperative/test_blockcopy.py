@@ -15,7 +15,8 @@ from hypothesis import example, given, settings, strategies as st
 import compiler as ss
 from compiler.format import parse_format
 from compiler.imperative.blockcopy import block_copy, match
-from compiler.imperative.ir import Comment, CompoundAssign, Declare, Grow, If, Load, Store, Tagged, Var, While, walk
+from compiler.imperative.ir import Comment, CompoundAssign, Declare, Grow, If, Load, Store, Tagged, Var, While
+from compiler.imperative.traverse import walk
 from compiler.reference import evaluate
 from compiler.testing import check_lowered
 

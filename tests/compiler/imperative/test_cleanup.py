@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 from compiler import Tensor
 from compiler.imperative import Buffer, Function, Scalar, interpret
 from compiler.imperative.cleanup import cleanup, drop_overwritten_stores, fold_flags
-from compiler.imperative.ir import (Assign, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, UnOp,
-                                    Var, While, walk)
+from compiler.imperative.ir import (Assign, CompoundAssign, Const, Declare, For, If, Load, Store, Tagged, UnOp, Var,
+                                    While)
+from compiler.imperative.traverse import walk
 
 d, i, n = Var("dirty"), Var("i"), Var("n")
 TRUE, FALSE = Const(True, "bool"), Const(False, "bool")
@@ -284,7 +285,7 @@ def test_a_merge_that_declares_its_coordinate_in_each_case_assigns_the_dead_one(
 
 def _reference_drop_unused_locals(stmts):
     from compiler.imperative.cleanup import _drop_locals, _expr_vars, _pure
-    from compiler.imperative.ir import map_bodies
+    from compiler.imperative.traverse import map_bodies
     out = [map_bodies(s, _reference_drop_unused_locals) for s in stmts]
     k = len(out) - 1
     while k >= 0:
@@ -301,7 +302,8 @@ def _reference_drop_unused_locals(stmts):
 def _reference_drop_dead_assignments(stmts):
     # (what each statement reads, and whether it breaks, by walking it whole; the rest is shared)
     from compiler.imperative.cleanup import _dead_positions, _expr_vars, _inside_scope, _without_positions
-    from compiler.imperative.ir import Break, untagged
+    from compiler.imperative.ir import Break
+    from compiler.imperative.traverse import untagged
     out = [_inside_scope(s, _reference_drop_dead_assignments) for s in stmts]
     flat = untagged(out)
     dead = _dead_positions(flat, [_expr_vars([t]) for t in flat],

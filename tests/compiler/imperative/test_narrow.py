@@ -14,7 +14,8 @@ import scipy.sparse as sp
 import compiler as ss
 from compiler import lowering
 from compiler.errors import KernelError
-from compiler.imperative.ir import Cast, Const, For, Load, Pragma, Store, Var, walk
+from compiler.imperative.ir import Cast, Const, For, Load, Pragma, Store, Var
+from compiler.imperative.traverse import walk
 from compiler.imperative.guard import CheckCoordinate
 from compiler.imperative.narrow import check_counts
 from compiler.trace import Trace

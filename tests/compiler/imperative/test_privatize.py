@@ -7,7 +7,8 @@ from compiler.backend import build, compile_function, emit_c
 from compiler.errors import KernelError
 from compiler.imperative import Buffer, Function, Scalar, interpret, pretty
 from compiler.imperative.ir import (Allocate, Assign, Block, Call, CompoundAssign, Declare, For, If, Load, Pragma,
-                                    Store, Tagged, Var, View, walk)
+                                    Store, Tagged, Var, View)
+from compiler.imperative.traverse import walk
 from compiler.imperative.privatize import privatize
 
 i, j, t, n, m = Var("i"), Var("j"), Var("t"), Var("n"), Var("m")

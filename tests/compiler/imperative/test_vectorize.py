@@ -7,8 +7,9 @@ from hypothesis import given, settings, strategies as st
 
 from compiler import Tensor, lower
 from compiler.format import csr, dense
-from compiler.imperative.ir import (Assign, Block, Break, Call, Comment, CompoundAssign, Const, Declare, For, If, Load,
-                                    Pragma, Store, Tagged, Var, While, walk)
+from compiler.imperative.ir import (Assign, Block, Break, Call, Comment, CompoundAssign, Const, Declare, For, If,
+                                    Load, Pragma, Store, Tagged, Var, While)
+from compiler.imperative.traverse import walk
 from compiler.imperative.vectorize import map_loop, reduction, vectorize
 
 j, q, acc, n = Var("j"), Var("q"), Var("acc"), Var("n")

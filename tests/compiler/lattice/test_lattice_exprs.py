@@ -6,7 +6,8 @@ import pytest
 from compiler import Tensor
 from compiler.algebra import lookup
 from compiler.format import coo, csr, sparse_vector
-from compiler.imperative.ir import Call, Cast, Const, Select, Var, walk
+from compiler.imperative.ir import Call, Cast, Const, Select, Var
+from compiler.imperative.traverse import walk
 from compiler.lattice.exprs import apply_op
 from compiler.testing import check_lowered
 

@@ -18,7 +18,7 @@ from compiler import evaluate
 from compiler.backend.build import compiler_command, is_gcc
 from compiler.errors import ShapeError, StrategyError
 from compiler.imperative.ir import Grow
-from compiler.imperative.ir import walk as ir_walk
+from compiler.imperative.traverse import walk as ir_walk
 from compiler.lattice.seqderive import seq_evaluate
 from compiler.tensor import Tensor
 from compiler.trace import Trace

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from hypothesis import example, given, settings, strategies as st
 
 import compiler as ss
-from compiler.imperative import ir
+from compiler.imperative import ir, traverse
 from compiler.imperative.ir import BinOp, Const, Declare, If, Load, Select, Var
 from compiler.looplets import extents as X
 from compiler.looplets.bounds import IntFacts, assuming, input_facts
@@ -109,10 +109,10 @@ def dead_pieces(fn, coordinate_arrays) -> list:
     declared so in the same block and not assigned since), and the tests ``stop < last`` of a stop
     declared as ``last`` or ``min(last, ...)``."""
     found = []
-    decls = {n.var.name: n.init for n in ir.walk(fn.body) if isinstance(n, Declare)}
+    decls = {n.var.name: n.init for n in traverse.walk(fn.body) if isinstance(n, Declare)}
 
     def assigns(s):
-        return {t.target.name for t in ir.walk(s) if isinstance(t, (ir.Assign, ir.CompoundAssign))
+        return {t.target.name for t in traverse.walk(s) if isinstance(t, (ir.Assign, ir.CompoundAssign))
                 and isinstance(t.target, Var)}
 
     def min_terms(e):
@@ -123,7 +123,7 @@ def dead_pieces(fn, coordinate_arrays) -> list:
 
     def block(stmts):
         zero = set()
-        for s in ir.untagged(list(stmts)):
+        for s in traverse.untagged(list(stmts)):
             if isinstance(s, Declare) and isinstance(s.init, Const) and s.init.value == 0:
                 zero.add(s.var.name)
             if isinstance(s, If) and isinstance(s.cond, BinOp) and s.cond.op == "<":

@@ -13,7 +13,7 @@ from compiler import Tensor
 from compiler.algebra import choose, is_annihilator, lookup, reduction_annihilator
 from compiler.backend.c_emitter import emit_c_with_provenance
 from compiler.imperative.ir import If, Tagged
-from compiler.imperative.ir import walk as ir_walk
+from compiler.imperative.traverse import walk as ir_walk
 from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                              SparseHash, SparseList, SparseRunList)
 from compiler.looplets import ProgramError, compile_program, loop_program

@@ -70,7 +70,7 @@ def test_looplet_lowerings_are_tagged_for_provenance():
     from compiler import Tensor
     from compiler.backend.c_emitter import emit_c_with_provenance
     from compiler.imperative.ir import Tagged
-    from compiler.imperative.ir import walk as ir_walk
+    from compiler.imperative.traverse import walk as ir_walk
     from compiler.looplets import compile_program, loop_program
 
     @loop_program

@@ -1,0 +1,117 @@
+"""Walks over the imperative IR: every node of a tree, each statement list inside a statement, the
+provenance tags' descriptions and origins, and statements with their tags spliced out.
+
+>>> from compiler.imperative.ir import Break, Var
+>>> [type(n).__name__ for n in walk(While(Var("go"), [Break()]))]
+['While', 'Var', 'Block', 'tuple', 'Break']
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields, replace
+from typing import Any, Iterable
+
+from .ir import Allocate, Block, Const, Expr, For, Helper, If, Origin, Stmt, Tagged, While
+
+
+def walk(node) -> Iterable[Any]:
+    """Every node reachable from ``node`` (pre-order), including ``node`` itself."""
+    stack = [node]
+    leaves, names_of = _LEAF_TYPES, _FIELD_NAMES
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, tuple):
+            stack.extend(reversed(n))
+            continue
+        names = names_of.get(type(n))
+        if names is None:
+            names = names_of[type(n)] = (tuple(f.name for f in reversed(fields(n)))
+                                         if hasattr(n, "__dataclass_fields__") else ())
+        for name in names:
+            v = getattr(n, name)
+            if type(v) in leaves or isinstance(v, Origin):  # (an Origin is metadata about the code, not code)
+                continue
+            if isinstance(v, (Expr, Stmt, tuple, Helper)) or hasattr(v, "__dataclass_fields__"):
+                stack.append(v)
+
+
+#: the types of field values that are never nodes (most fields: names, dtypes, numbers)
+_LEAF_TYPES = frozenset((str, int, float, bool, type(None)))
+_FIELD_NAMES: dict = {}   # a dataclass's field names, last first (dataclasses.fields builds them per call)
+
+
+def map_bodies(s: Stmt, f) -> Stmt:
+    """``s`` with ``f`` (a list of statements to a list) applied to each statement list directly
+    inside it: a loop's, an allocation's or a tag's body, an ``if``'s branches, a block.
+
+    >>> from compiler.imperative.ir import Break, Comment, Var
+    >>> inner = [Break()]
+    >>> map_bodies(While(Var("go"), inner), lambda b: [Comment("stop"), *b]).body.body
+    (Comment(text='stop'), Break())
+    """
+    if isinstance(s, (For, While, Allocate, Tagged)):
+        return replace(s, body=Block(tuple(f(s.body.body))))
+    if isinstance(s, If):
+        return replace(s, then=Block(tuple(f(s.then.body))),
+                       otherwise=None if s.otherwise is None else Block(tuple(f(s.otherwise.body))))
+    if isinstance(s, Block):
+        return Block(tuple(f(s.body)))
+    return s
+
+
+def tag_descriptions(node) -> dict[str, str]:
+    """``{tag: what}`` of the :class:`Tagged` statements in ``node`` that say what they are
+    (a tag used more than once joins its distinct descriptions with "; ").
+
+    >>> from compiler.imperative.ir import Break
+    >>> tag_descriptions([Tagged("t", [Tagged("u", [Break()], "inner")], "outer"), Tagged("t", [], "again")])
+    {'t': 'outer; again', 'u': 'inner'}
+    """
+    out: dict[str, list[str]] = {}
+    for n in walk(tuple(node) if isinstance(node, list) else node):
+        if isinstance(n, Tagged) and n.what:
+            whats = out.setdefault(n.tag, [])
+            if n.what not in whats:
+                whats.append(n.what)
+    return {t: "; ".join(w) for t, w in out.items()}
+
+
+def tag_origins(node) -> dict[str, "Origin"]:
+    """``{tag: origin}`` of the :class:`Tagged` statements in ``node`` that carry one (the
+    first origin of a tag used more than once).
+
+    >>> from compiler.imperative.ir import Break
+    >>> tag_origins([Tagged("t", [Break()], "", Origin("looplet", "i", ("x",), "Lookup"))])["t"].index
+    'i'
+    """
+    out: dict[str, Origin] = {}
+    for n in walk(tuple(node) if isinstance(node, list) else node):
+        if isinstance(n, Tagged) and n.origin is not None:
+            out.setdefault(n.tag, n.origin)
+    return out
+
+
+def untagged(stmts) -> list:
+    """``stmts`` as one straight list: provenance tags (the explorer's colours) and blocks
+    spliced into their place, so passes see the statements themselves.
+
+    >>> from compiler.imperative.ir import Break, Comment
+    >>> untagged([Tagged("t", [Break()]), Block((Comment("c"),))])
+    [Break(), Comment(text='c')]
+    """
+    out = []
+    for s in stmts:
+        if isinstance(s, Tagged):
+            out += untagged(s.body.body)
+        elif isinstance(s, Block):
+            out += untagged(s.body)
+        else:
+            out.append(s)
+    return out
+
+
+def uses_nan_or_inf(node) -> bool:
+    return any(isinstance(n, Const) and isinstance(n.value, float) and not math.isfinite(n.value)
+               for n in walk(node))
