@@ -78,24 +78,65 @@ def compiler_flags(flags=None) -> tuple[str, ...]:
 LARGE_SOURCE = 256 * 1024
 
 
+#: the optimization levels ``$SPARSESCOPE_OPT`` may choose, fastest to build first
+OPT_LEVELS = ("-O0", "-O1", "-Os", "-O2", "-O3")
+
+
+def opt_level(environ=None) -> str:
+    """The optimization level of default builds: ``$SPARSESCOPE_OPT`` if set, else ``-O3``. A lower
+    level builds faster and runs (somewhat) slower: the test suite, which builds thousands of kernels
+    and times none, uses ``-O2``, where GCC still vectorizes the loops marked ``omp simd``.
+
+    >>> opt_level({"SPARSESCOPE_OPT": "-O2"})
+    '-O2'
+    """
+    env = os.environ if environ is None else environ
+    level = env.get("SPARSESCOPE_OPT", "").strip() or "-O3"
+    if level not in OPT_LEVELS:
+        raise ValueError(f"SPARSESCOPE_OPT must be one of {', '.join(OPT_LEVELS)}, not {level!r}")
+    return level
+
+
 def sized_flags(flags: tuple[str, ...], source: str, checked: bool = False) -> tuple[str, ...]:
-    """``flags`` for compiling ``source``: the default flags (with or without the sanitizer's) with -O1
-    for -O3 when the source is past :data:`LARGE_SOURCE`, or when the build is a checked one (a
-    debugging build: every access bounds-checked, loops in their written order, so -O3 buys it little
-    and costs it about twice -O1's compile time); flags the user chose (``$SPARSESCOPE_CFLAGS``) are
-    kept as they are.
+    """``flags`` for compiling ``source``: the default flags (with or without the sanitizer's) at
+    :func:`opt_level`, lowered to -O1 when the source is past :data:`LARGE_SOURCE`, or when the build is a
+    checked one (a debugging build: every access bounds-checked, loops in their written order, so -O3 buys
+    it little and costs it about twice -O1's compile time); flags the user chose (``$SPARSESCOPE_CFLAGS``)
+    are kept as they are.
 
     >>> sized_flags(DEFAULT_FLAGS, "x" * (LARGE_SOURCE + 1))[0]
     '-O1'
     >>> sized_flags(DEFAULT_FLAGS, "int k(void) { return 0; }", checked=True)[0]
     '-O1'
     """
-    if not (checked or len(source) > LARGE_SOURCE) or os.environ.get("SPARSESCOPE_CFLAGS"):
+    if os.environ.get("SPARSESCOPE_CFLAGS"):
         return tuple(flags)
     chosen = tuple(f for f in flags if f not in sanitize_flags())   # the sanitizer's are added to any
     if chosen not in (DEFAULT_FLAGS, DEFAULT_FLAGS + GCC_FLAGS):
         return tuple(flags)
-    return tuple("-O1" if f == "-O3" else f for f in flags)
+    level = opt_level()
+    if checked or len(source) > LARGE_SOURCE:
+        level = min(level, "-O1", key=OPT_LEVELS.index)
+    return tuple(level if f == "-O3" else f for f in flags)
+
+
+def flags_note(flags: tuple[str, ...], built_with: tuple[str, ...], source: str, checked: bool) -> str:
+    """Why a kernel was built with ``built_with`` rather than ``flags`` ("" when it was not), for the
+    trace's compile step.
+
+    >>> flags_note(DEFAULT_FLAGS, sized_flags(DEFAULT_FLAGS, "int k;", checked=True), "int k;", True)[:30]
+    ' at -O1, as a checked build is'
+    """
+    if built_with == flags:
+        return ""
+    level = next(f for f in built_with if f in OPT_LEVELS)
+    if len(source) > LARGE_SOURCE and level == "-O1":
+        return (f" at -O1, as its C is {len(source) // 1024} KB (past {LARGE_SOURCE // 1024} KB, where -O3's "
+                f"time grows much faster than the source; SPARSESCOPE_CFLAGS chooses other flags)")
+    if checked and level == "-O1":
+        return (" at -O1, as a checked build is for finding a bad access, not for speed "
+                "(SPARSESCOPE_CFLAGS chooses other flags)")
+    return f" at {level}, as SPARSESCOPE_OPT chooses"
 
 
 def is_gcc(cc: list[str] | None = None) -> bool:

@@ -88,7 +88,7 @@ def compile_function(fn: Function, checked: bool = False, trace: Trace | None = 
         raise TypeError(f"compile_function expects an imperative Function, got {type(fn).__name__}")
     flags = build.compiler_flags(flags)
     cc = tuple(build.compiler_command())
-    key = (fn, bool(checked), flags, cc)
+    key = (fn, bool(checked), flags, cc, build.opt_level())
     start = time.perf_counter()
     with _lock:
         kernel = _memory.get(key)
@@ -117,13 +117,7 @@ def compile_function(fn: Function, checked: bool = False, trace: Trace | None = 
         _memory[key] = kernel
         if trace is not None:
             how = "disk cache" if cached else "compiled"
-            if built_with != flags and len(source) > build.LARGE_SOURCE:
-                how += (f" at -O1, as its C is {len(source) // 1024} KB (past {build.LARGE_SOURCE // 1024} KB, "
-                        f"where -O3's time grows much faster than the source; SPARSESCOPE_CFLAGS chooses "
-                        f"other flags)")
-            elif built_with != flags:
-                how += (" at -O1, as a checked build is for finding a bad access, not for speed "
-                        "(SPARSESCOPE_CFLAGS chooses other flags)")
+            how += build.flags_note(flags, built_with, source, checked)
             trace.record("compile", note=f"{how} ({_ms(time.perf_counter() - t0)}): {path.name}")
         return kernel
 
@@ -325,15 +319,21 @@ def _scalar_error_reporter(fn: Function, ffi):
 
 
 def _failure_reporter(fn: Function, checked: bool, ffi, lib):
-    # numbered as the emitter numbers them: buffer parameters, then scratch arrays, then views
-    buffers = [(p.name, "capacity" if isinstance(p, Growable) else "length")
-               for p in fn.params if isinstance(p, (Buffer, Growable))]
-    for kind in (Allocate, View):
-        buffers += [(b, "length") for b in dict.fromkeys(n.buffer for n in walk(fn.body) if isinstance(n, kind))]
     free = getattr(lib, free_function(fn)) if free_function(fn) else None
+    known: dict = {}
 
-    scratch = [a for a in walk(fn.body) if isinstance(a, Allocate)]
-    sites = coordinate_sites(fn.body)
+    def facts():
+        # walked on the first failure only: three whole-function walks per kernel, most never fail
+        if not known:
+            nodes = list(walk(fn.body))
+            # numbered as the emitter numbers them: buffer parameters, then scratch arrays, then views
+            buffers = [(p.name, "capacity" if isinstance(p, Growable) else "length")
+                       for p in fn.params if isinstance(p, (Buffer, Growable))]
+            for kind in (Allocate, View):
+                buffers += [(b, "length") for b in dict.fromkeys(n.buffer for n in nodes if isinstance(n, kind))]
+            known.update(buffers=buffers, scratch=[a for a in nodes if isinstance(a, Allocate)],
+                         sites=coordinate_sites(fn.body))
+        return known
 
     def fail(status: int, err, pointers, scalars: dict):
         for ptr in pointers:
@@ -341,14 +341,15 @@ def _failure_reporter(fn: Function, checked: bool, ffi, lib):
                 free(ptr)
         if status == STATUS_OUT_OF_BOUNDS and checked:
             access, buffer, i, length = (int(err[j]) for j in range(4))
-            name, what = buffers[buffer]
+            name, what = facts()["buffers"][buffer]
             raise KernelError(f"checked kernel {fn.name}: {ACCESS_NAMES[access]} of {name}[{i}] "
                               f"is out of bounds ({what} {length})")
-        if status == STATUS_COORDINATE and sites:
+        if status == STATUS_COORDINATE and facts()["sites"]:
             site, value, extent = (int(err[j]) for j in range(3))
-            raise KernelError(coordinate_message(fn.name, sites[site], value, extent))
+            raise KernelError(coordinate_message(fn.name, facts()["sites"][site], value, extent))
         if status == STATUS_OUT_OF_MEMORY:
-            why = _largest_scratch(scratch, scalars) or " while growing an output or allocating a scratch array"
+            why = (_largest_scratch(facts()["scratch"], scalars)
+                   or " while growing an output or allocating a scratch array")
             raise MemoryError(f"kernel {fn.name}: out of memory{why}")
         raise KernelError(f"kernel {fn.name} failed with status {status}")
     return fail

@@ -136,6 +136,7 @@ def test_a_user_function_whose_c_does_not_compile_is_named():
 
 def test_a_large_source_is_built_at_O1_unless_the_user_chose_the_flags(monkeypatch):
     monkeypatch.delenv("SPARSESCOPE_CFLAGS", raising=False)
+    monkeypatch.delenv("SPARSESCOPE_OPT", raising=False)
     large = "x" * (build.LARGE_SOURCE + 1)
     for defaults in (build.DEFAULT_FLAGS, build.DEFAULT_FLAGS + build.GCC_FLAGS):
         assert build.sized_flags(defaults, SOURCE) == defaults
@@ -155,6 +156,7 @@ def test_a_checked_build_is_compiled_at_O1_and_says_so(tmp_path, monkeypatch):
     from compiler.backend import kernel
 
     monkeypatch.delenv("SPARSESCOPE_CFLAGS", raising=False)
+    monkeypatch.delenv("SPARSESCOPE_OPT", raising=False)
     monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
     assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE, checked=True)[0] == "-O1"
     assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE)[0] == "-O3"
@@ -180,6 +182,7 @@ def test_a_kernel_past_the_large_source_size_says_so_in_its_trace(tmp_path, monk
     from compiler.backend import kernel
 
     monkeypatch.delenv("SPARSESCOPE_CFLAGS", raising=False)
+    monkeypatch.delenv("SPARSESCOPE_OPT", raising=False)
     monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(build, "LARGE_SOURCE", 100)   # (SpMV's C is longer)
     kernel.clear_memory_cache()
@@ -189,6 +192,43 @@ def test_a_kernel_past_the_large_source_size_says_so_in_its_trace(tmp_path, monk
     note = next(s.note for s in trace.steps if s.stage == "compile")
     assert "at -O1, as its C is" in note and "SPARSESCOPE_CFLAGS" in note
     np.testing.assert_array_equal(k(A=A, x=np.ones(2)).to_numpy(), [1.0, 5.0])
+    kernel.clear_memory_cache()
+
+
+def test_the_optimization_level_of_default_builds_is_chosen_by_SPARSESCOPE_OPT(tmp_path, monkeypatch):
+    """$SPARSESCOPE_OPT lowers (or keeps) the level of default builds, never raises a checked or large
+    build past -O1, leaves flags the user chose alone, says so in the trace, and keys the caches apart."""
+    import numpy as np
+
+    import compiler as ss
+    from compiler.backend import kernel
+
+    monkeypatch.delenv("SPARSESCOPE_CFLAGS", raising=False)
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    large = "x" * (build.LARGE_SOURCE + 1)
+    for level in build.OPT_LEVELS:
+        monkeypatch.setenv("SPARSESCOPE_OPT", level)
+        assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE)[0] == level
+        lowest = "-O0" if level == "-O0" else "-O1"
+        assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE, checked=True)[0] == lowest
+        assert build.sized_flags(build.DEFAULT_FLAGS, large)[0] == lowest
+        assert build.sized_flags(("-O3", "-fPIC", "-shared"), SOURCE) == ("-O3", "-fPIC", "-shared")   # given
+    monkeypatch.setenv("SPARSESCOPE_OPT", "fast")
+    with pytest.raises(ValueError, match=r"SPARSESCOPE_OPT must be one of -O0, -O1, -Os, -O2, -O3, not 'fast'"):
+        build.sized_flags(build.DEFAULT_FLAGS, SOURCE)
+    A = ss.Tensor.from_numpy(np.array([[1.0, 0.0], [2.0, 3.0]]), "csr")
+    notes, libraries = {}, set()
+    for level in ("-O3", "-O2", "-O0"):
+        monkeypatch.setenv("SPARSESCOPE_OPT", level)
+        trace = ss.Trace()
+        k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(2), trace=trace)
+        notes[level] = next(s.note for s in trace.steps if s.stage == "compile")
+        libraries.add(notes[level].rsplit(": ", 1)[1])
+        np.testing.assert_array_equal(k(A=A, x=np.ones(2)).to_numpy(), [1.0, 5.0])
+    assert "SPARSESCOPE_OPT" not in notes["-O3"] and "compiled" in notes["-O3"]
+    assert "compiled at -O2, as SPARSESCOPE_OPT chooses" in notes["-O2"]
+    assert "compiled at -O0, as SPARSESCOPE_OPT chooses" in notes["-O0"]
+    assert len(libraries) == 3   # three builds, none taken from another level's cache
     kernel.clear_memory_cache()
 
 
