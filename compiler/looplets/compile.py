@@ -14,7 +14,7 @@
 >>> k(A=A, x=x).to_numpy()
 array([ 4., 10.])
 >>> [s for s in k.trace.stages() if not s.startswith(("lower:", "simplify", "unfurl"))]
-['program', 'wrapperize', 'concordize', 'lifecycle', 'dimensionalize', 'promote', 'int-facts', 'imperative', 'value-facts', 'emit-c', 'compile']
+['program', 'wrapperize', 'concordize', 'lifecycle', 'dimensionalize', 'copies', 'promote', 'int-facts', 'imperative', 'value-facts', 'emit-c', 'compile']
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from ..format import Format, parse_format
 from ..imperative import ir
 from ..imperative.blockcopy import block_copy
 from ..imperative.cleanup import cleanup
+from ..imperative.copies import drop_copies
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, Var
 from ..imperative.sorting import bit_sort_words
@@ -340,6 +341,8 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
             ("block-copy", lambda b: block_copy(b, buffer_dtypes, ctx.fresh, low.merged_walks),
              "appends of a run of entries copied as a block when the filter drops none of them (not a tail "
              "left by a merge)"),
+            ("copies", drop_copies, "locals that only copy another (each declared once, neither ever assigned) "
+             "replaced by it: a walk's end that no search narrows, a phase's stop that is one fiber's last"),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = run(stmts)

@@ -361,6 +361,8 @@ class LoopletRules:
         out = []
         if not X.prove_le(ext.start, P.first):
             out.extend(s.seek(ext.start))
+        # (a name of its own for the search below to narrow; without one, compiler.imperative.copies
+        # gives it back to the fiber's q_stop)
         q_end = Var(self.fresh(f"{P.q.name}_end"))
         out.append(Declare(q_end, "int64", P.q_stop))
         if getattr(ext, "merged", False):

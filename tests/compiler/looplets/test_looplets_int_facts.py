@@ -3,7 +3,6 @@
 for the arrays and locals its kernel still reads."""
 
 import numpy as np
-import pytest
 import scipy.sparse as sp
 
 import compiler as ss
