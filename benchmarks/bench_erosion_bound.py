@@ -48,18 +48,36 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-DRIVER = r"""
+#: what both drivers start with: the clock, and the images' file opened (argv[1]: the count of
+#: images, then each image) with its count read, and the repeats (argv[2])
+DRIVER_HEAD = r"""
 #define _DEFAULT_SOURCE
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+static FILE *open_images(int argc, char **argv, int *reps, int64_t *count)
+{
+    FILE *f = argc > 2 ? fopen(argv[1], "rb") : NULL;
+    if (!f)
+        return NULL;
+    if (fread(count, 8, 1, f) != 1) {
+        fclose(f);
+        return NULL;
+    }
+    *reps = atoi(argv[2]);
+    return f;
+}
+"""
+
+DRIVER = DRIVER_HEAD + r"""
 #ifdef COUNT
 static long long steps = 0;
 #endif
 #include KERNEL
 typedef struct { int64_t h, w, n; int64_t *pos, *left, *right; bool *val; } img_t;
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 
 #ifdef HAND
 static int64_t meet(const int64_t *al, const int64_t *ar, int64_t na, const int64_t *bl, const int64_t *br,
@@ -118,10 +136,10 @@ static img_t erode1(img_t a)
 
 int main(int argc, char **argv)
 {
-    FILE *f = fopen(argv[1], "rb");
-    int reps = atoi(argv[2]);
+    int reps;
     int64_t count;
-    if (!f || fread(&count, 8, 1, f) != 1) return 1;
+    FILE *f = open_images(argc, argv, &reps, &count);
+    if (!f) return 1;
     img_t *im = calloc(count, sizeof *im);
     for (int64_t k = 0; k < count; k++) {
         if (fread(&im[k].h, 8, 3, f) != 3) return 1;
@@ -158,13 +176,8 @@ int main(int argc, char **argv)
 #: the bitwise erosion's driver: each image's words (h rows of n uint64), two erosions of a 3x3 box by
 #: the generated dense-words kernel (full V and B arrays, as a call allocates them) or by hand (HAND:
 #: one row of the vertical pass in a temporary, the paper's tmp, padded with all-ones words either side)
-BITS_DRIVER = r"""
-#define _DEFAULT_SOURCE
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+BITS_DRIVER = DRIVER_HEAD + r"""
 #include KERNEL
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 typedef struct { int64_t h, n, width; uint64_t *w, pad; } bits_t;
 static const uint64_t ONES = ~(uint64_t)0;
 
@@ -205,10 +218,10 @@ static uint64_t *erode1(const bits_t *im, const uint64_t *a)
 
 int main(int argc, char **argv)
 {
-    FILE *f = fopen(argv[1], "rb");
-    int reps = atoi(argv[2]);
+    int reps;
     int64_t count;
-    if (!f || fread(&count, 8, 1, f) != 1) return 1;
+    FILE *f = open_images(argc, argv, &reps, &count);
+    if (!f) return 1;
     bits_t *im = calloc(count, sizeof *im);
     for (int64_t k = 0; k < count; k++) {
         if (fread(&im[k].h, 8, 3, f) != 3 || fread(&im[k].pad, 8, 1, f) != 1) return 1;

@@ -29,8 +29,11 @@ from compiler.trace import Step
 __all__ = ["Station", "align", "stage_key"]
 
 #: Stages that reach the same place under either strategy.
-_SAME = {"parse": "parse", "concretize": "program", "program": "program", "lower": "whole IR",
-         "imperative": "whole IR", "value-facts": "value-facts", "emit-c": "emit-c", "compile": "compile"}
+#: (The looplet strategy's ``int-facts``, what its lowering knew of the integers it computed, has no
+#: lattice counterpart: a strategy's own stage, shown while the other side stays at its last step.)
+_SAME = {"index-dtype": "index-dtype", "parse": "parse", "concretize": "program", "program": "program",
+         "lower": "whole IR", "imperative": "whole IR", "value-facts": "value-facts",
+         "emit-c": "emit-c", "compile": "compile"}
 
 
 def stage_key(step: Step) -> str | None:

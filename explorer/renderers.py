@@ -32,6 +32,7 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 
 from compiler.trace import Artifact, Step
 
+from .factviews import facts_table
 from .fit import fit_svg
 from .legend import legend_html
 from .nests import compact_nest_dot
@@ -492,6 +493,16 @@ def _render_shapes(artifact: Artifact, highlight=None, provenance=None) -> str:
     if not data:
         return _generic(artifact, highlight, provenance)
     return (f'<div class="artifact" data-kind="shapes">{_title(artifact)}{shapes_table(data, color_for)}</div>')
+
+
+@register_renderer("int-facts")
+def _render_int_facts(artifact: Artifact, highlight=None, provenance=None) -> str:
+    """The looplet lowering's integer facts and why each holds, as a table (from the artifact's
+    data; its text without data)."""
+    table = facts_table(artifact.data)
+    if not table:
+        return _generic(artifact, highlight, provenance)
+    return f'<div class="artifact" data-kind="int-facts">{_title(artifact)}{table}</div>'
 
 
 @register_renderer("looplet-nest")

@@ -80,13 +80,31 @@ class IntFacts:
     def definition(self, e):
         return self.definitions[e.name][0] if isinstance(e, Var) and e.name in self.definitions else None
 
+    def records(self) -> list[dict]:
+        """The facts as data, one dict each (the trace's ``int-facts`` step holds them): ``kind``
+        (``coordinates``, ``bound`` or ``definition``), ``subject`` (a buffer or a local),
+        ``low``, ``high`` (bounds, as text; None: none), ``equals`` (a definition's
+        expression), ``fact`` (the whole fact, as text) and ``reason`` (why it holds).
+
+        >>> f = IntFacts()
+        >>> f.bound(Var("lastA"), 0, Var("A1_size"), "one past A's last coordinate")
+        >>> f.records()[0]["fact"], f.records()[0]["high"]
+        ('0 <= lastA <= A1_size', 'A1_size')
+        """
+        out = [{"kind": "coordinates", "subject": b, "low": "0", "high": str(size), "equals": None,
+                "fact": f"0 <= {b}[_] < {size}", "reason": why}
+               for b, (size, why) in self.coordinates.items()]
+        out += [{"kind": "bound", "subject": v, "low": None if lo is None else str(lo),
+                 "high": None if hi is None else str(hi), "equals": None,
+                 "fact": f"{'' if lo is None else f'{lo} <= '}{v}{'' if hi is None else f' <= {hi}'}", "reason": why}
+                for v, (lo, hi, why) in self.bounds.items()]
+        out += [{"kind": "definition", "subject": v, "low": None, "high": None, "equals": str(e),
+                 "fact": f"{v} == {e}", "reason": why} for v, (e, why) in self.definitions.items()]
+        return out
+
     def table(self) -> str:
-        """The facts, one a line with its origin (the trace's ``int-facts`` note)."""
-        lines = [f"0 <= {b}[_] < {size}: {why}" for b, (size, why) in self.coordinates.items()]
-        lines += [f"{'' if lo is None else f'{lo} <= '}{v}{'' if hi is None else f' <= {hi}'}: {why}"
-                  for v, (lo, hi, why) in self.bounds.items()]
-        lines += [f"{v} == {e}: {why}" for v, (e, why) in self.definitions.items()]
-        return "\n".join(lines)
+        """The facts, one a line with its origin (the text of the trace's ``int-facts`` step)."""
+        return "\n".join(f"{r['fact']}: {r['reason']}" for r in self.records())
 
 
 def input_facts(tensors: dict, equal_sizes=()) -> IntFacts:

@@ -14,11 +14,12 @@
 >>> k(A=A, x=x).to_numpy()
 array([ 4., 10.])
 >>> [s for s in k.trace.stages() if not s.startswith(("lower:", "simplify", "unfurl"))]
-['program', 'wrapperize', 'concordize', 'lifecycle', 'dimensionalize', 'promote', 'imperative', 'value-facts', 'emit-c', 'compile']
+['program', 'wrapperize', 'concordize', 'lifecycle', 'dimensionalize', 'copies', 'promote', 'int-facts', 'imperative', 'value-facts', 'emit-c', 'compile']
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 import numpy as np
@@ -30,15 +31,17 @@ from ..format import Format, parse_format
 from ..imperative import ir
 from ..imperative.blockcopy import block_copy
 from ..imperative.cleanup import cleanup
+from ..imperative.copies import drop_copies
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, Var
 from ..imperative.sorting import bit_sort_words
+from ..imperative.traverse import walk as ir_walk
 from ..imperative.vectorize import vectorize
 from ..outputs import Outputs
 from ..levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                       SparseHash, SparseList, SparsePoint, SparseRunList)
 from ..tensor import Tensor
-from ..trace import Later, Trace
+from ..trace import Artifact, Later, Trace
 from .bounds import assuming, input_facts
 from .errors import ProgramError
 from .language import LoopProgram, install_compiler, loop_program
@@ -338,12 +341,15 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
             ("block-copy", lambda b: block_copy(b, buffer_dtypes, ctx.fresh, low.merged_walks),
              "appends of a run of entries copied as a block when the filter drops none of them (not a tail "
              "left by a merge)"),
+            ("copies", drop_copies, "locals that only copy another (each declared once, neither ever assigned) "
+             "replaced by it: a walk's end that no search narrows, a phase's stop that is one fiber's last"),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = run(stmts)
         if after != stmts:
             trace.record(stage, before=_printed(stmts), after=_printed(after), note=note)
         stmts = after
+    _record_int_facts(trace, ctx.facts, stmts)
     stmts = _allocate_temporaries(stmts, infos, temp_sizes, ctx.fresh)
     fn = ir.Function(name or _cname(prog.name), tuple(params), ir.Block(tuple(stmts)),
                      tuple(low.helpers.values()))
@@ -359,6 +365,29 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                      "declared" if isinstance(normalized, Block) and any(s is first for s in normalized.stmts)
                      else "fill")
     return fn, infos, outs, out_sizes, sources, starts, writes, unordered, low.helper_ops
+
+
+def _record_int_facts(trace, facts, stmts) -> None:
+    """An ``int-facts`` step: what the lowering knew of the integers its code computes (each fact
+    with why it holds, :meth:`~compiler.looplets.bounds.IntFacts.records`), so a reader sees why a
+    search or a cut at ``min(last, size)`` is not in the C. Only the facts about arrays and locals
+    the kernel ``stmts`` still reads (a phase's stop the cleanup replaced is no longer there)."""
+    nodes = list(ir_walk(tuple(stmts)))
+    used = {n.name for n in nodes if isinstance(n, Var)} | {n.buffer for n in nodes if isinstance(n, ir.Load)}
+    records = [r for r in facts.records() if r["subject"] in used]
+    if not records:
+        return
+    kinds = Counter(r["kind"] for r in records)
+    note = ", ".join(f"{n} {KIND_NOUNS[k][n != 1]}" for k, n in kinds.items())
+    text = "\n".join(f"{r['fact']}: {r['reason']}" for r in records)
+    trace.record("int-facts", note=f"what the lowering knew of the kernel's integers: {note}",
+                 artifacts=[Artifact("int-facts", "integer facts", text, data={"facts": records})],
+                 data={"facts": records})
+
+
+#: how the ``int-facts`` step's note counts each kind of fact
+KIND_NOUNS = {"coordinates": ("array of stored coordinates", "arrays of stored coordinates"),
+              "bound": ("bounded local", "bounded locals"), "definition": ("definition", "definitions")}
 
 
 #: the reach of a write through a window of the output: within the output by construction

@@ -37,6 +37,7 @@ import itertools
 
 from ..imperative import ir
 from ..imperative.ir import Assign as IAssign, BinOp, Const, Declare, If, Tagged, Var, While
+from ..imperative.traverse import untagged, walk
 from . import extents as X
 from .errors import ProgramError
 from .fill_write import FILL_WRITE
@@ -224,6 +225,14 @@ class LoopletRules:
             moved = [Declare(past, "int64", X.imax(*stops)), If(BinOp("<", pos, past), [IAssign(pos, past)])]
             stops.clear()
             return moved
+        # a stepper phase whose stepper is at the running position (its child ends past it) when
+        # its next combination starts needs no seek there: true at the start when no stored
+        # coordinate is below it, and after each combination of that phase whose code walks the
+        # stepper to the combination's stop; a combination of a later phase of its sequence leaves it
+        # true (if that one runs, the running position is past this phase for good)
+        at_pos = {(id(s), k): X.prove_le(ext.start, s.phases[k].body.positions.first)
+                  for s in seqs for k, p in enumerate(s.phases)
+                  if isinstance(p.body, Stepper) and p.body.positions is not None}
         for key in combos:
             stops = [s.phases[k].stop for s, k in zip(seqs, key) if s.phases[k].stop is not None]
             # the running position is past the stop of every phase before this one:
@@ -241,10 +250,13 @@ class LoopletRules:
             new = truncate_others(body, i, ext, stop, exclude=(Sequence,))
             new = replace_looplets(new, i, lambda l: pick.get(id(l), l), only=(Sequence,))
             is_last = stop is ext.stop or X.prove_eq(stop, ext.stop)
+            mine = [(s, k) for s, k in zip(seqs, key) if (id(s), k) in at_pos]
+            ready = frozenset(id(s.phases[k].body) for s, k in mine if at_pos[id(s), k])
             if is_last:
                 sub = Extent(pos, ext.stop)
                 object.__setattr__(sub, "nonempty", True)   # (lowered inside the test that it is)
                 object.__setattr__(sub, "merged", merged)
+                object.__setattr__(sub, "at_start", ready)
                 code = self.lower_looplets(i, sub, new, line)
                 if code:
                     out += skip(pending)
@@ -258,7 +270,17 @@ class LoopletRules:
             sub = Extent(start, s_var)
             object.__setattr__(sub, "nonempty", True)
             object.__setattr__(sub, "merged", merged)
+            object.__setattr__(sub, "at_start", ready)
             code = self.lower_looplets(i, sub, new, line)
+            for s, k in mine:
+                at_pos[id(s), k] = at_pos[id(s), k] and self._walked(code, s.phases[k].body, s_var)
+            # (a combination of an earlier phase of a sequence moves the position, not its later
+            # phases' steppers; one of a later phase leaves a stepper phase be: if it runs, the
+            # position is past that phase for good)
+            for s, k in zip(seqs, key):
+                for (sid, k2) in at_pos:
+                    if sid == id(s) and k2 > k:
+                        at_pos[sid, k2] = False
             if not code:
                 pending.append(stop)
                 continue
@@ -266,6 +288,20 @@ class LoopletRules:
             out.append(Declare(s_var, "int64", stop))
             out.append(If(BinOp("<", pos, s_var), code + [IAssign(pos, s_var)]))
         return out
+
+    def _walked(self, code, stepper, stop) -> bool:
+        """Whether ``code``, whenever it runs, leaves ``stepper`` at its first child ending past
+        ``stop``: a loop that walks it there (:attr:`walks`) is one of its top-level statements,
+        not inside a branch, and nothing after the loop moves the stepper's position."""
+        flat = untagged(code)
+        for n, st in enumerate(flat):
+            got = self.walks.get(id(st))
+            if got is not None and got[0] is st and any(l is stepper for l in got[1]) and got[2] == stop:
+                q = stepper.positions.q.name
+                return not any(isinstance(x, (IAssign, ir.CompoundAssign, Declare))
+                               and (x.var if isinstance(x, Declare) else x.target).name == q
+                               for later in flat[n + 1:] for x in walk(later))
+        return False
 
     # -- Spike
     def lower_spike(self, i, ext, body, found, line):
@@ -319,7 +355,8 @@ class LoopletRules:
         # stored coordinate is below, 0, is no search)
         start = ext.start if isinstance(ext.start, (Const, Var)) else pos
         for s in leaders:
-            out.extend(s.seek(start))
+            if id(s) not in getattr(ext, "at_start", ()):
+                out.extend(s.seek(start))
         step_stop = Var(self.fresh("step_stop"))
         step = [st for s in leaders for st in s.preamble]
         step.append(Declare(step_stop, "int64", X.imin(*stops, ext.stop)))
@@ -330,8 +367,11 @@ class LoopletRules:
         object.__setattr__(sub, "nonempty", True)
         step += self.lower_looplets(i, sub, new, line)
         step.append(IAssign(pos, step_stop))
-        step[:0] = self._short_circuit(i, Extent(pos, ext.stop), body, line)
-        out.append(While(BinOp("<", pos, ext.stop), step))
+        split = self._short_circuit(i, Extent(pos, ext.stop), body, line)
+        loop = While(BinOp("<", pos, ext.stop), split + step)
+        if kind is Stepper and not split:   # (a split may break out before the stop)
+            self.walks[id(loop)] = (loop, tuple(leaders), ext.stop)
+        out.append(loop)
         return out
 
     def lower_positions(self, i, ext, body, found, line):
@@ -359,8 +399,10 @@ class LoopletRules:
         if not is_pass(simplify(gap, None, (FILL_WRITE,), self.facts)):   # fill into a sparse output: a no-op there too
             return None
         out = []
-        if not X.prove_le(ext.start, P.first):
+        if not X.prove_le(ext.start, P.first) and id(s) not in getattr(ext, "at_start", ()):
             out.extend(s.seek(ext.start))
+        # (a name of its own for the search below to narrow; without one, compiler.imperative.copies
+        # gives it back to the fiber's q_stop)
         q_end = Var(self.fresh(f"{P.q.name}_end"))
         out.append(Declare(q_end, "int64", P.q_stop))
         if getattr(ext, "merged", False):
@@ -387,7 +429,10 @@ class LoopletRules:
                 return []
             # a ShortCircuitScalar's remainder walks on from the current position
             split = self.scalars.short_circuit(i, b, walk_positions, line) if inner else []
-            return [While(BinOp("<", P.q, q_end), [*split, Declare(j, "int64", P.coord(P.q)), *inner, *s.next])]
+            loop = While(BinOp("<", P.q, q_end), [*split, Declare(j, "int64", P.coord(P.q)), *inner, *s.next])
+            if first and not split:   # (q ends at q_end: the first entry at or past the stop, or none)
+                self.walks[id(loop)] = (loop, (s,), ext.stop)
+            return [loop]
         out.extend(walk_positions(body, first=True))
         return out
 

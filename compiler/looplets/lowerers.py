@@ -72,6 +72,10 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         #: the ends (``qA_end``) of walks over a fiber's entries left after a merge with another
         #: fiber, which the block copy leaves alone (see ``lower_positions``)
         self.merged_walks: set[str] = set()
+        #: ``id(while loop) -> (the loop, its steppers, its stop)``: a loop walking each of the
+        #: steppers (with positions) to the first child past its stop, as a Sequence's later
+        #: phase may know (see ``lower_sequence``)
+        self.walks: dict = {}
 
     # ------------------------------------------------------------------ trace
 

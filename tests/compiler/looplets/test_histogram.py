@@ -97,7 +97,7 @@ def test_the_image_is_read_in_place_and_a_change_to_it_is_seen():
 
 def test_the_kernel_visits_only_the_masked_pixels_and_reads_bytes():
     img = np.zeros((4, 5), np.uint8)
-    for fmt, loop in (("list", "while (qmas < qmas_end)"), ("runs", "while (c_2 < phase_stop)")):
+    for fmt, loop in (("list", "while (qmas < qmas_stop)"), ("runs", "while (c_2 < phase_stop)")):
         h = MaskedHistogram8(16)
         h(img, Tensor.from_numpy(np.eye(4, 5, dtype=bool), FORMATS[fmt]))
         (kernel,) = h.kernels.values()

@@ -207,7 +207,7 @@ def test_bfs_pull_breaks_at_the_first_parent():
     k = compile_program(bfs_pull, P=PARENTS, F=F, AT=AT, V=V)
     src = k.c_source
     # the loop over the stored in-neighbours of k starts with the case split, then reads F by search
-    walk = src.split("while (qAT < qAT_end) {")[1]
+    walk = src.split("while (qAT < qAT_stop) {")[1]
     assert walk.lstrip().startswith("if (p_2 != (-1)) {\n") and walk.split("}")[0].strip().endswith("break;")
     assert "F0_idx" in walk  # F[follow(j)] is located, not coiterated: AT leads
     assert k.trace.find("lower:ShortCircuit")

@@ -135,7 +135,7 @@ def test_scatter_convolution_matches_numpy():
     F = Tensor.from_numpy(f, "dense")
     k = compile_program(conv, Y=Tensor.from_numpy(np.zeros(54), "dense"), A=S, F=F)
     np.testing.assert_allclose(k(A=S, F=F).to_numpy()[2:52], np.correlate(np.pad(s, 2), f, mode="valid"))
-    assert "while (qA < qA_end)" in k.c_source
+    assert "while (qA < qA_stop)" in k.c_source
 
 
 def test_csr_spmv_uses_the_position_loop():
@@ -147,7 +147,7 @@ def test_csr_spmv_uses_the_position_loop():
     A = Tensor.from_numpy(np.array([[0, 2.0, 0], [1.0, 0, 3.0]]), "csr")
     x = Tensor.from_numpy(np.array([1.0, 2.0, 3.0]), "dense")
     src = compile_program(spmv, y="dense", A=A, x=x).c_source
-    assert "while (qA < qA_end)" in src and "step_stop" not in src
+    assert "while (qA < qA_stop)" in src and "step_stop" not in src
     assert "y_acc += A_val[qA]" in src  # the row sum stays in a local
 
 
