@@ -30,6 +30,7 @@ import os
 import numpy as np
 
 from . import memory, outputs, recheck, values
+from .compression import COMPRESS_EXTENT
 from .tensor import Tensor
 
 __all__ = ["FastCall", "fast_call"]
@@ -40,8 +41,10 @@ def fast_call(kernel):
     ``tensors`` dict giving the output tensor, or ``None`` for a call the general path takes (its
     generated source in ``.code``); ``None`` instead of a function when its
     calls need the general path every time (a checked kernel, conversions or copies of inputs,
-    an output checked against writes that may reach past it (an hstack's ``D[i, j + 3]``), index
-    compression, shape operators, whose premises each call checks for its shapes). An output a
+    an output checked against writes that may reach past it (an hstack's ``D[i, j + 3]``), shape
+    operators, whose premises each call checks for its shapes); a call whose extent of a
+    compressible index is huge (a hypersparse SpGEMM's columns, see :mod:`compiler.compression`)
+    takes the general path, which renumbers it. An output a
     program updates starts at its fill, as in the general path, when the call does not give it (a
     call that gives it, to update in place, takes the general path). A loop program's several
     outputs are each allocated and built as one is, and come back in the
@@ -52,8 +55,7 @@ def fast_call(kernel):
     for view in _views(kernel):
         out, plan = view.lowered, view._plan()
         if (not _writes_inside(out.output_writes, plan.shape_from)
-                or out.validate_output or plan.compression is not None
-                or plan.at_most_one or plan.shape_from is None):
+                or out.validate_output or plan.at_most_one or plan.shape_from is None):
             return None
     try:
         return FastCall(kernel).function
@@ -151,6 +153,13 @@ class FastCall:
                     continue   # (an index used twice in one mode of a tensor: A[r - 1, c] and A[r, c])
                 lines.append(f"    if s_{t}[{m}] != s_{t0}[{m0}]:")
                 lines.append("        return None   # (the general path says which index disagrees)")
+        if plan.compression is not None:
+            g["COMPRESS_EXTENT"] = COMPRESS_EXTENT
+            for _, uses, _ in plan.compression.plans:
+                # (an index the general path would renumber for this call: its extent is huge)
+                t, _, m = uses[0]
+                lines.append(f"    if s_{t}[{m}] > COMPRESS_EXTENT:")
+                lines.append("        return None   # (the general path renumbers it by the coordinates stored)")
         made, results = [], []
         for k, view in enumerate(views):
             tag = str(k) if len(views) > 1 else ""   # (one output's names as they always were)
@@ -186,14 +195,13 @@ class FastCall:
         output = plan.output if fresh is None else fresh.fixed
         if output is None:
             raise _Unplanned("the output's fill depends on the extents of each call")
-        g[f"OUTPUT{k}"], g[f"LENGTH{k}"] = output, view._output_length
+        g[f"OUTPUT{k}"] = output
         shape = [f"s_{t}[{m}]" for t, m in plan.shape_from]
         lines.append(f"    shape{k} = ({', '.join(shape)}{',' if len(shape) == 1 else ''})")
         storage = [shape[m] for m in low.output_format.mode_order]
         n = f"n{k}_" if k else "n"
         for s, expr in enumerate(storage):
             lines.append(f"    {n}{s} = {expr}")
-        store = f"({', '.join(f'{n}{s}' for s in range(len(storage)))}{',' if len(storage) == 1 else ''})"
         for _, _, modes, idt in plan.narrow:
             for s in modes:
                 lines.append(f"    if {n}{s} - 1 > {np.iinfo(idt).max}:")
@@ -205,7 +213,7 @@ class FastCall:
         for pname, dtype, kind, level in plan.inout:
             g[f"DT_{pname}"] = np.dtype(dtype)
             count = " * ".join(f"{n}{s}" for s in range(len(storage))) or "1"
-            size = count if kind == "val" else f"LENGTH{k}({store}, {kind!r}, {level})"
+            size = count if kind == "val" else _length(n, kind, level)
             lines.append(f"    m = {size}")
             lines.append(f"    if m * {plan.itemsize[pname]} > {memory.SMALL}:")
             lines.append("        return None   # (the general path checks the free memory first)")
@@ -224,6 +232,23 @@ class FastCall:
             made.append(pname)
             given.add(pname)
         return made
+
+
+def _length(n: str, kind: str, level: int) -> str:
+    """The length of an output's ``kind`` array of ``level`` (``Kernel._output_length``; every level
+    above it is Dense, or the runtime would not allocate it) as an expression of the storage extents
+    ``{n}0, {n}1, ...``, worked out once: the positions above the level (their extents multiplied),
+    one more for ``pos`` and ``ofs``, a slot per coordinate for a byte map's ``tbl``.
+
+    >>> _length("n", "pos", 1), _length("n", "tbl", 1), _length("n1_", "pos", 0), _length("n", "tbl", 0)
+    ('n0 + 1', 'n0 * n1', '2', 'n0')
+    """
+    above = [f"{n}{s}" for s in range(level)]
+    if kind in ("pos", "ofs"):
+        return f"{' * '.join(above)} + 1" if above else "2"
+    if kind == "idx":
+        return " * ".join(above) or "1"
+    return " * ".join(above + [f"{n}{level}"])
 
 
 def _views(kernel) -> list:
