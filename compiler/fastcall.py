@@ -30,7 +30,9 @@ import os
 import numpy as np
 
 from . import memory, outputs, recheck, values
+from .binding import array_name
 from .compression import COMPRESS_EXTENT
+from .reused_outputs import Reused, mark_cleared_off_entries
 from .tensor import Tensor
 
 __all__ = ["FastCall", "fast_call"]
@@ -95,6 +97,10 @@ class FastCall:
         taken = compiled.pointer_parameters()
         given: set = set()
         lines = ["def fast(tensors):", "    if tensors.keys() != NAMES:", "        return None"]
+        if plan.resets:
+            # (or with outputs given as reuse(earlier result): compiler.reused_outputs)
+            g["WITH_REUSED"] = self.names | plan.resets
+            lines[-1:] = ["        if not NAMES < tensors.keys() <= WITH_REUSED:", "            return None"]
         for name in kernel.formats:
             if name in outs:
                 continue
@@ -164,7 +170,13 @@ class FastCall:
         for k, view in enumerate(views):
             tag = str(k) if len(views) > 1 else ""   # (one output's names as they always were)
             made += self._output(tag, view, g, lines, given)
-            results.append(f"OUTPUT{tag}.result(shape{tag}, made)")
+            result = f"OUTPUT{tag}.result(shape{tag}, made)"
+            # (a result the runtime started clear is marked so: a later call may reuse it cheaply)
+            if view.lowered.reset:
+                out = view.lowered.output
+                arrays = [array_name(out, *where) for where in ((0, "pos"), (0, "tbl"), (0, "srt"), (None, "vals"))]
+                result = f"MARK({result}, {', '.join(f'made[{a!r}]' for a in arrays)})"
+            results.append(result)
         if set(taken) - given:
             raise _Unplanned(sorted(set(taken) - given))
         lines.append(f"    made = RUN({', '.join(f'p_{p}' for p in taken)})")
@@ -209,28 +221,45 @@ class FastCall:
         for s, pname in plan.output_sizes:
             lines.append(f"    p_{pname} = {n}{s}")
             given.add(pname)
-        made = []
+        made, fresh, taken = [], [], []
         for pname, dtype, kind, level in plan.inout:
             g[f"DT_{pname}"] = np.dtype(dtype)
             count = " * ".join(f"{n}{s}" for s in range(len(storage))) or "1"
             size = count if kind == "val" else _length(n, kind, level)
-            lines.append(f"    m = {size}")
-            lines.append(f"    if m * {plan.itemsize[pname]} > {memory.SMALL}:")
-            lines.append("        return None   # (the general path checks the free memory first)")
+            fresh.append(f"    m = {size}")
+            fresh.append(f"    if m * {plan.itemsize[pname]} > {memory.SMALL}:")
+            fresh.append("        return None   # (the general path checks the free memory first)")
             if kind != "val":
-                lines.append(f"    b_{pname} = zeros(m, DT_{pname})")
+                fresh.append(f"    b_{pname} = zeros(m, DT_{pname})")
             elif low.initial != "none":
                 # (an output a program updates, "output" or "assembled", starts at the fill when it is
                 # not given, as in the general path; one given at the call takes that path)
                 g[f"FILL_{pname}"] = low.fill
-                lines.append(f"    b_{pname} = empty(m, DT_{pname})")
-                lines.append(f"    b_{pname}.fill(FILL_{pname})")
+                fresh.append(f"    b_{pname} = empty(m, DT_{pname})")
+                fresh.append(f"    b_{pname}.fill(FILL_{pname})")
             else:
-                lines.append(f"    b_{pname} = empty(m, DT_{pname})")
-            g[f"T_{pname}"] = view.compiled.pointer_type(pname)
-            lines.append(f"    p_{pname} = FB(T_{pname}, b_{pname}, False)")
+                fresh.append(f"    b_{pname} = empty(m, DT_{pname})")
+            taken.append(f"        b_{pname} = taken[{kind!r}]")
             made.append(pname)
             given.add(pname)
+        if low.reset:
+            # (an earlier result given as reuse(...): its arrays, cleared of its entries, else fresh ones)
+            g[f"FORMAT{k}"], g["REUSED"], g["MARK"] = low.output_format, Reused, mark_cleared_off_entries
+            store = f"({', '.join(f'{n}{s}' for s in range(len(storage)))}{',' if len(storage) == 1 else ''})"
+            lines.append(f"    r = tensors.get({low.output!r})")
+            lines.append("    if r is None:")
+            lines += ["    " + line for line in fresh]
+            lines.append("    elif r.__class__ is REUSED:")
+            lines.append(f"        taken = r.take({low.output!r}, FORMAT{k}, {store}, FILL_{k or 'OUT'}, tensors)")
+            g[f"FILL_{k or 'OUT'}"] = low.fill
+            lines += taken
+            lines.append("    else:")
+            lines.append("        return None   # (an output given to update in place: the general path's)")
+        else:
+            lines += fresh
+        for pname in made:
+            g[f"T_{pname}"] = view.compiled.pointer_type(pname)
+            lines.append(f"    p_{pname} = FB(T_{pname}, b_{pname}, False)")
         return made
 
 
