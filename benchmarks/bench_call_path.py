@@ -155,7 +155,7 @@ def main():
                 continue
             t = measure(strategy, k, f)
             print(f"  {strategy:8s} {what:31s} {t:9.2f} {unit}  {t / base:5.2f}x scipy  (target {TARGETS[what]}x)")
-    print(f"sparse outputs (5x5; scipy's row: the same operation, scipy.ndimage's for an erosion):")
+    print("sparse outputs (5x5; scipy's row: the same operation, scipy.ndimage's for an erosion):")
     for k, (what, ours, theirs) in enumerate(sparse_rows()):
         if only not in what:
             continue

@@ -12,7 +12,7 @@ from hypothesis import example, given, settings, strategies as st
 import compiler as ss
 from compiler.errors import StrategyError
 from compiler.fastcall import fast_call
-from compiler.levels import SparseByteMap, SparseHash
+from compiler.levels import RunList, SparseByteMap, SparseHash, SparseRunList
 
 FILLS = [0.0, 1.0, np.nan, np.inf, -np.inf]
 
@@ -26,7 +26,9 @@ def _matrix(m, n, density, seed, fill):
 def _output_formats(fill):
     return {"csr": "csr", "csc": "csc", "coo": "coo", "dcsr": "dcsr", "dense": "dense",
             "byte map": ss.Format(ss.Dense(SparseByteMap(ss.Element(fill)))),
-            "hash": ss.Format(ss.Dense(SparseHash(ss.Element(fill))))}
+            "hash": ss.Format(ss.Dense(SparseHash(ss.Element(fill)))),
+            "run list": ss.Format(ss.Dense(RunList(ss.Element(fill)))),
+            "sparse run list": ss.Format(ss.Dense(SparseRunList(ss.Element(fill))))}
 
 
 def _same_storage(a: ss.Tensor, b: ss.Tensor):
@@ -52,15 +54,18 @@ def _check(k, tensors, expected):
     np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-13)   # (a product's sums in another order)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.integers(0, 5), st.integers(0, 5), st.sampled_from(sorted(_output_formats(0.0))),
        st.sampled_from(FILLS), st.sampled_from(["lattice", "looplets"]), st.integers(0, 3),
        st.sampled_from([0.0, 0.4, 1.0]))
 @example(0, 3, "coo", np.nan, "lattice", 0, 0.4)
 @example(4, 4, "byte map", -np.inf, "looplets", 1, 1.0)
 @example(3, 2, "csr", 1.0, "lattice", 2, 0.0)   # (every result entry at the fill)
+@example(3, 4, "run list", np.nan, "looplets", 0, 0.4)
+@example(2, 5, "sparse run list", np.inf, "lattice", 3, 1.0)
 def test_each_output_format_through_the_fast_path_is_the_general_paths(m, n, out, fill, strategy, seed, density):
-    """``C = A + B`` (``A``'s fill ``fill``, ``B``'s 0) into each output format, by both strategies, on
+    """``C = A + B`` (``A``'s fill ``fill``, ``B``'s 0) into each output format (CSR, CSC, COO, DCSR,
+    dense, byte map, hash, run lists), by both strategies, on
     shapes with an extent 0 and results all at the fill: the fast path's arrays are the general
     path's, its values the oracle's."""
     a, b = _matrix(m, n, density, seed, fill), _matrix(m, n, 0.3, seed + 5, 0.0)
