@@ -217,11 +217,16 @@ class ProgramKernel(_runtime_kernel()):
 
     def __call__(self, *given, **tensors):
         out = super().__call__(*given, **tensors)
-        # (the fast call path returns the runtime's 0-d Tensors: _run is not where it passes)
-        if isinstance(out, Outputs):
-            if any(t.__class__ is Tensor and t.ndim == 0 for t in out):
-                return out._make(t.to_numpy()[()] if t.__class__ is Tensor and t.ndim == 0 else t for t in out)
+        # (the fast call path returns the runtime's 0-d Tensors: _run is not where it passes; whether
+        # an output is 0-d is its format's, known once: a genexpr over the outputs cost 5% of a call)
+        scalars = self.__dict__.get("_scalar_outputs")
+        if scalars is None:
+            scalars = self._scalar_outputs = any(o.output_format.ndim == 0
+                                                 for o in self.lowered.outputs or (self.lowered,))
+        if not scalars:
             return out
+        if isinstance(out, Outputs):
+            return out._make(t.to_numpy()[()] if t.__class__ is Tensor and t.ndim == 0 else t for t in out)
         return out.to_numpy()[()] if out.__class__ is Tensor and out.ndim == 0 else out
 
     def _run(self, runner, tensors):
