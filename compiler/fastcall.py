@@ -166,10 +166,10 @@ class FastCall:
                 t, _, m = uses[0]
                 lines.append(f"    if s_{t}[{m}] > COMPRESS_EXTENT:")
                 lines.append("        return None   # (the general path renumbers it by the coordinates stored)")
-        made, results = [], []
+        made, results, last = [], [], []
         for k, view in enumerate(views):
             tag = str(k) if len(views) > 1 else ""   # (one output's names as they always were)
-            made += self._output(tag, view, g, lines, given)
+            made += self._output(tag, view, g, lines, last, given)
             result = f"OUTPUT{tag}.result(shape{tag}, made)"
             # (a result the runtime started clear is marked so: a later call may reuse it cheaply)
             if view.lowered.reset:
@@ -179,6 +179,8 @@ class FastCall:
             results.append(result)
         if set(taken) - given:
             raise _Unplanned(sorted(set(taken) - given))
+        # (after every check that may hand the call over: a result given to reuse is cleared only then)
+        lines += last
         lines.append(f"    made = RUN({', '.join(f'p_{p}' for p in taken)})")
         for pname in made:
             lines.append(f"    made[{pname!r}] = b_{pname}")
@@ -197,11 +199,12 @@ class FastCall:
         self.function.code = self.code
 
     @staticmethod
-    def _output(k: str, view, g: dict, lines: list, given: set) -> list:
+    def _output(k: str, view, g: dict, lines: list, last: list, given: set) -> list:
         """The generated lines that size and allocate output ``k`` (its tag: ``""`` for a kernel's one
         output, else its number; ``view``, the kernel of that output): its ``shape{k}`` from the
-        inputs' shapes, its size parameters and fresh buffers; returns the parameters of the buffers
-        it allocated."""
+        inputs' shapes, its size parameters and fresh buffers, into ``lines``; into ``last``, those
+        that take the arrays of a result given to reuse and make the pointers, which run once no
+        check may hand the call to the general path; returns the parameters of the buffers."""
         low, plan = view.lowered, view._plan()
         fresh = plan.fresh_fill
         output = plan.output if fresh is None else fresh.fixed
@@ -245,21 +248,21 @@ class FastCall:
         if low.reset:
             # (an earlier result given as reuse(...): its arrays, cleared of its entries, else fresh ones)
             g[f"FORMAT{k}"], g["REUSED"], g["MARK"] = low.output_format, Reused, mark_cleared_off_entries
-            store = f"({', '.join(f'{n}{s}' for s in range(len(storage)))}{',' if len(storage) == 1 else ''})"
-            lines.append(f"    r = tensors.get({low.output!r})")
-            lines.append("    if r is None:")
-            lines += ["    " + line for line in fresh]
-            lines.append("    elif r.__class__ is REUSED:")
-            lines.append(f"        taken = r.take({low.output!r}, FORMAT{k}, {store}, FILL_{k or 'OUT'}, tensors)")
             g[f"FILL_{k or 'OUT'}"] = low.fill
-            lines += taken
-            lines.append("    else:")
+            store = f"({', '.join(f'{n}{s}' for s in range(len(storage)))}{',' if len(storage) == 1 else ''})"
+            lines.append(f"    r{k} = tensors.get({low.output!r})")
+            lines.append(f"    if r{k} is None:")
+            lines += ["    " + line for line in fresh]
+            lines.append(f"    elif r{k}.__class__ is not REUSED:")
             lines.append("        return None   # (an output given to update in place: the general path's)")
+            last.append(f"    if r{k} is not None:")
+            last.append(f"        taken = r{k}.take({low.output!r}, FORMAT{k}, {store}, FILL_{k or 'OUT'}, tensors)")
+            last += taken
         else:
             lines += fresh
         for pname in made:
             g[f"T_{pname}"] = view.compiled.pointer_type(pname)
-            lines.append(f"    p_{pname} = FB(T_{pname}, b_{pname}, False)")
+            last.append(f"    p_{pname} = FB(T_{pname}, b_{pname}, False)")
         return made
 
 
