@@ -7,7 +7,7 @@ calls the kernel again and again (a BFS, round after round) may instead give it 
 to write into, ``_F=reuse(old)``: the call clears only the entries ``old`` stores (its sorted
 list, ``srt``), as Finch's byte map clears its dirty list, and hands its arrays to the kernel,
 so a round allocates and touches nothing in proportion to the vertices. ``old`` is consumed: its
-arrays now hold the new result (read that one).
+arrays now hold the new result (read that one); reading it raises a UsageError saying so.
 
 Only a tensor whose values off its entries are at the fill can be cleared so: a result of such a
 kernel is (it is marked when built); any other tensor of the format is checked once, in one pass.
@@ -21,9 +21,14 @@ kernel is (it is marked when built); any other tensor of the format is checked o
 >>> V = ss.Tensor.from_numpy(np.array([True, False, False]), "dense", name="V")
 >>> step = compile_program(bfs_push_parents, _F=PARENT_FRONTIER, F=F, A=A, V=V)
 >>> first = step(F=F, A=A, V=V)
+>>> table = first.levels[0].tbl
 >>> again = step(F=F, A=A, V=V, _F=reuse(first))       # first's arrays, cleared of its entries
->>> again.to_numpy().tolist(), again.levels[0].tbl is first.levels[0].tbl
+>>> again.to_numpy().tolist(), again.levels[0].tbl is table
 ([-1, 0, 0], True)
+>>> first.to_numpy()                                   # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+compiler.errors.UsageError: tensor ... was given to reuse(): its arrays hold the result of the call it was given to; read that result instead
 """
 
 from __future__ import annotations
@@ -99,7 +104,7 @@ class Reused:
         vals[stored] = fill
         pos[:] = 0
         self.used = True
-        t.__dict__.pop(_MARK, None)   # (consumed: its arrays hold the new result)
+        _consume(t)
         return {"pos": pos, "tbl": tbl, "val": vals}
 
 
@@ -121,6 +126,21 @@ def mark_cleared_off_entries(t: Tensor, pos=None, tbl=None, srt=None, vals=None)
         pos, tbl, srt, vals = level.pos, level.tbl, level.srt[int(level.pos[0]):int(level.pos[-1])], t.leaf.vals
     t.__dict__[_MARK] = (pos, tbl, srt, vals)
     return t
+
+
+def _consume(t: Tensor) -> None:
+    """Make ``t``, whose arrays now hold a later result, refuse to be read: its levels (and what a
+    kernel kept of them) would list its old entries over the new ones' table and count, and a kernel
+    reading them would read past its list."""
+    kept = {"name": t.name, "_shape": t.shape, "_mode_order": t.mode_order, "_format": t.format, "_nnz": None,
+            "_pending": (_consumed, (t.name,))}
+    t.__dict__.clear()
+    t.__dict__.update(kept)
+
+
+def _consumed(name):
+    raise UsageError(f"tensor {name or ''} was given to reuse(): its arrays hold the result of the call it was "
+                     f"given to; read that result instead")
 
 
 def _shares(value, arrays: tuple, owned: bool) -> bool:

@@ -165,6 +165,12 @@ def test_reuse_refuses_what_it_cannot_write_into():
     k(**args, _F=r)
     with pytest.raises(UsageError, match="before"):
         k(**args, _F=r)                # (its arrays hold that call's result)
+    # the tensor consumed refuses to be read, by numpy or by a kernel (its list of entries is stale:
+    # a kernel would read past it)
+    with pytest.raises(UsageError, match="given to reuse"):
+        first.to_numpy()
+    with pytest.raises(UsageError, match="given to reuse"):
+        k(**dict(args, F=first))
     # values off the entries other than the fill (a tensor not made by a kernel): refused, not misread
     odd = _frontier(8, {})
     odd.vals[3] = 5
