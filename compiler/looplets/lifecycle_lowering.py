@@ -79,10 +79,11 @@ class LifecycleLowering:
                 return []  # the runtime pre-fills the values and clears the byte tables
             # (its freeze keeps only the slots written: the others read as the fill, not as init)
             _refuse_other_start(info, s, init)
-            if info.name in self.ctx.reset and isinstance(init, Const):
+            first, self.ctx.reset = info.name in self.ctx.reset, self.ctx.reset - {info.name}
+            if first and isinstance(init, Const):
                 # (the runtime starts it clear, as an output not declared: a fresh table, or an earlier
-                # result's given back, whose entries alone it clears; compiler.reused_outputs)
-                self.ctx.reset.discard(info.name)
+                # result's given back, whose entries alone it clears; compiler.reused_outputs; a later
+                # declaration, in a loop, is the kernel's)
                 self.ctx.was_reset.add(info.name)
                 self.ctx.listed.add(info.name)
                 return [IAssign(Var(info.array(0, "nnz")), Const(0, "int64"))]

@@ -13,7 +13,7 @@ from scipy.sparse.csgraph import shortest_path
 import compiler as ss
 from compiler.errors import FormatError, ShapeError, UsageError
 from compiler.fastcall import fast_call
-from compiler.looplets import compile_program
+from compiler.looplets import compile_program, loop_program
 from compiler.looplets.case_studies import (BFS, PARENT_FRONTIER, bfs_pull_parents, bfs_push_parents,
                                             bellman_ford_step, FRONTIER)
 from compiler.reused_outputs import reuse
@@ -207,3 +207,25 @@ def test_a_changed_set_beside_another_output_is_reused_in_the_general_path():
         _same(got.F, fresh.F)
         np.testing.assert_array_equal(got.D.to_numpy(), fresh.D.to_numpy())
         spare, F, D = F, got.F, got.D
+
+
+@loop_program
+def last_positive(M, x):
+    M[...] = False
+    for i in _:
+        M[...] = False       # (declared again each iteration: the kernel's declaration, not the runtime's)
+        if x[i] > 0:
+            M[i] |= True
+
+
+@pytest.mark.parametrize("values", [[1.0, 0.0, 2.0, 3.0], [1.0, 2.0, 0.0], [0.0, 0.0], []])
+def test_a_declaration_inside_a_loop_stays_the_kernels(values):
+    x = ss.Tensor.from_numpy(np.array(values), "dense", name="x")
+    k = compile_program(last_positive, M=FRONTIER, x=x)
+    assert k.lowered.reset   # (the first, outside the loop, is the runtime's)
+    want = np.zeros(len(values), bool)
+    if len(values) and values[-1] > 0:
+        want[-1] = True
+    np.testing.assert_array_equal(k(x=x).to_numpy(), want)
+    np.testing.assert_array_equal(k.interpret(x=x).to_numpy(), want)
+    np.testing.assert_array_equal(k(x=x, M=reuse(k(x=x))).to_numpy(), want)
