@@ -9,9 +9,25 @@ On a shared machine the times wander with the other jobs; ``--instructions`` cou
 row's instructions per call instead (valgrind's callgrind, over 2,000 calls less a run of
 none), which stays the same whatever else the machine is doing.
 
-    .venv/bin/python benchmarks/bench_call_path.py [--instructions] [--only "scipy A"]
+    .venv/bin/python benchmarks/bench_call_path.py [--instructions] [--only "scipy A"] [--clock cpu]
 
-(``--only`` measures the rows whose name holds the text: under callgrind a row takes minutes.)
+(``--only`` measures the rows whose name holds the text: under callgrind a row takes minutes;
+``--clock cpu`` times by the process's CPU time.) Then kernels with sparse outputs on 5x5 operands,
+each beside scipy's same operation (scipy.ndimage's binary erosion for the erosions).
+
+Sparse outputs, ``--clock cpu``, three runs alternating with the tree before (d56687f) at a load of
+12 on 2 cores, us per call (ranges; scipy's in the same runs):
+
+    ==========================  ===========  ==========  ============
+    kernel (5x5)                before        after       scipy
+    ==========================  ===========  ==========  ============
+    CSR + CSR -> CSR            10.3 - 10.5   6.4 - 7.7    40 - 49
+    SpGEMM CSR x CSR -> CSR     35.0 - 36.2   6.9 - 8.1    47 - 55
+    COO .* COO -> COO            9.6 - 10.0   8.8 - 9.5   122 - 153
+    BFS push round -> byte map  11.5 - 13.5   8.2 - 9.2   4.7 - 5.5 (G.T @ f masked)
+    erosion, sparse words       20.5 - 28.3  16.4 - 19.4  6.4 - 8.5 (ndimage)
+    erosion, run lists          24.9 - 28.9  17.3 - 18.6  7.5 - 8.5 (ndimage)
+    ==========================  ===========  ==========  ============
 """
 
 import os
@@ -19,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import timeit
 from pathlib import Path
 
@@ -32,9 +49,13 @@ TARGETS = {"call, Tensors": 1.5, "call, numpy x": 1.5, "call, scipy A + numpy x"
            "einsum, cached kernel": 3.0, "lower, cached kernel": 3.0}
 
 
+#: the clock: wall time, or with ``--clock cpu`` the process's CPU time (a loaded machine's waits left out)
+TIMER = time.perf_counter
+
+
 def best(f, number, repeat=7):
     f()
-    return min(timeit.repeat(f, number=number, repeat=repeat)) / number
+    return min(timeit.repeat(f, number=number, repeat=repeat, timer=TIMER)) / number
 
 
 def rows(strategy: str):
@@ -62,6 +83,57 @@ def rows(strategy: str):
     ]
 
 
+def sparse_rows():
+    """``(what, ours, scipy's)`` per kernel with a sparse output on 5x5 operands (5 vertices, a
+    5x5 image): each call builds its output tensor, as scipy's builds its matrix."""
+    import compiler as ss
+    from compiler.looplets.bitwise_erosion import SPARSE_WORDS, BitwiseErosion
+    from compiler.looplets.case_studies import BFS, PARENT_FRONTIER, bfs_push_parents
+    from compiler.looplets.compile import compile_program
+    from compiler.looplets.morphology import RUNS, Erosion
+    from scipy import ndimage
+
+    A = sp.random(5, 5, density=0.4, format="csr", random_state=0)
+    B = sp.random(5, 5, density=0.4, format="csr", random_state=1)
+    At, Bt = ss.Tensor.from_scipy(A, name="A"), ss.Tensor.from_scipy(B, name="B")
+    add = ss.lower("C[i, j] = A[i, j] + B[i, j]", A=At, B=Bt, C="csr")
+    gemm = ss.lower("C[i, j] = A[i, k] * B[k, j]", A=At, B=Bt, C="csr")
+    Ac, Bc = A.tocoo(), B.tocoo()
+    Act, Bct = At.asformat("coo"), Bt.asformat("coo")
+    mul = ss.lower("C[i, j] = A[i, j] * B[i, j]", A=Act, B=Bct, C="coo")
+    # a BFS push round (a byte-map output) from vertex 0; scipy: the out-neighbours of the frontier
+    # not yet visited, G.T @ f masked
+    G = (A + B).tocsr()
+    search = BFS(G)
+    first = np.full(5, -1, dtype=np.int64)
+    first[0] = 0
+    F = ss.Tensor.from_numpy(first, PARENT_FRONTIER, name="F")
+    visited = np.zeros(5, bool)
+    visited[0] = True
+    V = ss.Tensor.from_numpy(visited, ss.Format(ss.Dense(ss.Element(False, dtype="bool"))), name="V")
+    push = compile_program(bfs_push_parents, _F=PARENT_FRONTIER, F=F, A=search.A, V=V)
+    GT, f = G.T.tocsr(), (first >= 0)
+    image = np.ones((5, 5), bool)
+    image[2, 2] = False
+    words, runs = BitwiseErosion("box", SPARSE_WORDS), Erosion("box", RUNS)
+    packed, run_image = words.pack(image), ss.Tensor.from_numpy(image, RUNS)
+    checks = [(add(A=At, B=Bt), A + B), (gemm(A=At, B=Bt), A @ B), (mul(A=Act, B=Bct), Ac.multiply(Bc)),
+              (runs(run_image), ndimage.binary_erosion(image, np.ones((3, 3)), border_value=1))]
+    for ours, theirs in checks:
+        assert np.array_equal(ours.to_numpy(), theirs.toarray() if sp.issparse(theirs) else theirs)
+    assert np.array_equal(push(F=F, A=search.A, V=V).to_numpy() >= 0, (GT @ f > 0) & ~visited)
+    return [
+        ("CSR + CSR -> CSR", lambda: add(A=At, B=Bt), lambda: A + B),
+        ("SpGEMM CSR x CSR -> CSR", lambda: gemm(A=At, B=Bt), lambda: A @ B),
+        ("COO .* COO -> COO", lambda: mul(A=Act, B=Bct), lambda: Ac.multiply(Bc)),
+        ("BFS push round -> byte map", lambda: push(F=F, A=search.A, V=V), lambda: (GT @ f > 0) & ~visited),
+        ("erosion, sparse words", lambda: words(packed),
+         lambda: ndimage.binary_erosion(image, np.ones((3, 3)), border_value=1)),
+        ("erosion, run lists", lambda: runs(run_image),
+         lambda: ndimage.binary_erosion(image, np.ones((3, 3)), border_value=1)),
+    ]
+
+
 def instructions(strategy, row: int, calls: int) -> int:
     """Instructions callgrind counts for a run making ``calls`` calls of one row."""
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__,
@@ -79,13 +151,19 @@ def main():
     os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
     if sys.argv[1:2] == ["--run"]:   # (one row, under valgrind)
         strategy, row, calls = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-        f = rows(None if strategy == "None" else strategy)[row][1]
+        if strategy in ("sparse", "sparse-scipy"):   # (a sparse output's row: ours, or scipy's)
+            f = sparse_rows()[row][1 if strategy == "sparse" else 2]
+        else:
+            f = rows(None if strategy == "None" else strategy)[row][1]
         f()
         for _ in range(calls):
             f()
         return
     import compiler as ss
 
+    global TIMER
+    if "--clock" in sys.argv and sys.argv[sys.argv.index("--clock") + 1] == "cpu":
+        TIMER = time.process_time
     counting = "--instructions" in sys.argv
     if counting and shutil.which("valgrind") is None:
         sys.exit("--instructions needs valgrind (Debian's valgrind package)")
@@ -101,6 +179,12 @@ def main():
                 continue
             t = measure(strategy, k, f)
             print(f"  {strategy:8s} {what:31s} {t:9.2f} {unit}  {t / base:5.2f}x scipy  (target {TARGETS[what]}x)")
+    print("sparse outputs (5x5; scipy's row: the same operation, scipy.ndimage's for an erosion):")
+    for k, (what, ours, theirs) in enumerate(sparse_rows()):
+        if only not in what:
+            continue
+        t, s = measure("sparse", k, ours), measure("sparse-scipy", k, theirs)
+        print(f"  {what:31s} {t:9.2f} {unit}  scipy {s:9.2f} {unit}  {t / s:5.2f}x scipy")
 
 
 if __name__ == "__main__":

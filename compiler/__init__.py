@@ -21,6 +21,7 @@ from .runtime import Kernel as LoweredKernel
 from .lowering import einsum, lower, register_strategy, strategies
 from .notation import parse
 from .reference import evaluate
+from .reused_outputs import reuse
 from .tensor import Tensor
 from .trace import Artifact, Rewrite, Step, Trace
 
@@ -31,6 +32,6 @@ __all__ = [
     "StrategyError", "Tensor", "Trace", "algebra", "backend", "compile_function", "coo", "csc",
     "csf", "csr", "dcsr", "dense", "einsum", "evaluate", "fiber_tree_artifact", "fiber_tree_dot",
     "fiber_tree_text", "imperative", "lookup", "lower", "LoweredKernel", "notation", "parse",
-    "parse_format", "reference", "register_strategy", "strategies",
+    "parse_format", "reference", "register_strategy", "reuse", "strategies",
     "sparse_vector", "UsageError", "UserCodeError", "user_function",
 ]

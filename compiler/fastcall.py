@@ -30,6 +30,9 @@ import os
 import numpy as np
 
 from . import memory, outputs, recheck, values
+from .binding import array_name
+from .compression import COMPRESS_EXTENT
+from .reused_outputs import Reused, mark_cleared_off_entries
 from .tensor import Tensor
 
 __all__ = ["FastCall", "fast_call"]
@@ -40,8 +43,10 @@ def fast_call(kernel):
     ``tensors`` dict giving the output tensor, or ``None`` for a call the general path takes (its
     generated source in ``.code``); ``None`` instead of a function when its
     calls need the general path every time (a checked kernel, conversions or copies of inputs,
-    an output checked against writes that may reach past it (an hstack's ``D[i, j + 3]``), index
-    compression, shape operators, whose premises each call checks for its shapes). An output a
+    an output checked against writes that may reach past it (an hstack's ``D[i, j + 3]``), shape
+    operators, whose premises each call checks for its shapes); a call whose extent of a
+    compressible index is huge (a hypersparse SpGEMM's columns, see :mod:`compiler.compression`)
+    takes the general path, which renumbers it. An output a
     program updates starts at its fill, as in the general path, when the call does not give it (a
     call that gives it, to update in place, takes the general path). A loop program's several
     outputs are each allocated and built as one is, and come back in the
@@ -52,8 +57,7 @@ def fast_call(kernel):
     for view in _views(kernel):
         out, plan = view.lowered, view._plan()
         if (not _writes_inside(out.output_writes, plan.shape_from)
-                or out.validate_output or plan.compression is not None
-                or plan.at_most_one or plan.shape_from is None):
+                or out.validate_output or plan.at_most_one or plan.shape_from is None):
             return None
     try:
         return FastCall(kernel).function
@@ -93,6 +97,10 @@ class FastCall:
         taken = compiled.pointer_parameters()
         given: set = set()
         lines = ["def fast(tensors):", "    if tensors.keys() != NAMES:", "        return None"]
+        if plan.resets:
+            # (or with outputs given as reuse(earlier result): compiler.reused_outputs)
+            g["WITH_REUSED"] = self.names | plan.resets
+            lines[-1:] = ["        if not NAMES < tensors.keys() <= WITH_REUSED:", "            return None"]
         for name in kernel.formats:
             if name in outs:
                 continue
@@ -151,13 +159,28 @@ class FastCall:
                     continue   # (an index used twice in one mode of a tensor: A[r - 1, c] and A[r, c])
                 lines.append(f"    if s_{t}[{m}] != s_{t0}[{m0}]:")
                 lines.append("        return None   # (the general path says which index disagrees)")
-        made, results = [], []
+        if plan.compression is not None:
+            g["COMPRESS_EXTENT"] = COMPRESS_EXTENT
+            for _, uses, _ in plan.compression.plans:
+                # (an index the general path would renumber for this call: its extent is huge)
+                t, _, m = uses[0]
+                lines.append(f"    if s_{t}[{m}] > COMPRESS_EXTENT:")
+                lines.append("        return None   # (the general path renumbers it by the coordinates stored)")
+        made, results, last = [], [], []
         for k, view in enumerate(views):
             tag = str(k) if len(views) > 1 else ""   # (one output's names as they always were)
-            made += self._output(tag, view, g, lines, given)
-            results.append(f"OUTPUT{tag}.result(shape{tag}, made)")
+            made += self._output(tag, view, g, lines, last, given)
+            result = f"OUTPUT{tag}.result(shape{tag}, made)"
+            # (a result the runtime started clear is marked so: a later call may reuse it cheaply)
+            if view.lowered.reset:
+                out = view.lowered.output
+                arrays = [array_name(out, *where) for where in ((0, "pos"), (0, "tbl"), (0, "srt"), (None, "vals"))]
+                result = f"MARK({result}, {', '.join(f'made[{a!r}]' for a in arrays)})"
+            results.append(result)
         if set(taken) - given:
             raise _Unplanned(sorted(set(taken) - given))
+        # (after every check that may hand the call over: a result given to reuse is cleared only then)
+        lines += last
         lines.append(f"    made = RUN({', '.join(f'p_{p}' for p in taken)})")
         for pname in made:
             lines.append(f"    made[{pname!r}] = b_{pname}")
@@ -176,24 +199,24 @@ class FastCall:
         self.function.code = self.code
 
     @staticmethod
-    def _output(k: str, view, g: dict, lines: list, given: set) -> list:
+    def _output(k: str, view, g: dict, lines: list, last: list, given: set) -> list:
         """The generated lines that size and allocate output ``k`` (its tag: ``""`` for a kernel's one
         output, else its number; ``view``, the kernel of that output): its ``shape{k}`` from the
-        inputs' shapes, its size parameters and fresh buffers; returns the parameters of the buffers
-        it allocated."""
+        inputs' shapes, its size parameters and fresh buffers, into ``lines``; into ``last``, those
+        that take the arrays of a result given to reuse and make the pointers, which run once no
+        check may hand the call to the general path; returns the parameters of the buffers."""
         low, plan = view.lowered, view._plan()
         fresh = plan.fresh_fill
         output = plan.output if fresh is None else fresh.fixed
         if output is None:
             raise _Unplanned("the output's fill depends on the extents of each call")
-        g[f"OUTPUT{k}"], g[f"LENGTH{k}"] = output, view._output_length
+        g[f"OUTPUT{k}"] = output
         shape = [f"s_{t}[{m}]" for t, m in plan.shape_from]
         lines.append(f"    shape{k} = ({', '.join(shape)}{',' if len(shape) == 1 else ''})")
         storage = [shape[m] for m in low.output_format.mode_order]
         n = f"n{k}_" if k else "n"
         for s, expr in enumerate(storage):
             lines.append(f"    {n}{s} = {expr}")
-        store = f"({', '.join(f'{n}{s}' for s in range(len(storage)))}{',' if len(storage) == 1 else ''})"
         for _, _, modes, idt in plan.narrow:
             for s in modes:
                 lines.append(f"    if {n}{s} - 1 > {np.iinfo(idt).max}:")
@@ -201,29 +224,63 @@ class FastCall:
         for s, pname in plan.output_sizes:
             lines.append(f"    p_{pname} = {n}{s}")
             given.add(pname)
-        made = []
+        made, fresh, taken = [], [], []
         for pname, dtype, kind, level in plan.inout:
             g[f"DT_{pname}"] = np.dtype(dtype)
             count = " * ".join(f"{n}{s}" for s in range(len(storage))) or "1"
-            size = count if kind == "val" else f"LENGTH{k}({store}, {kind!r}, {level})"
-            lines.append(f"    m = {size}")
-            lines.append(f"    if m * {plan.itemsize[pname]} > {memory.SMALL}:")
-            lines.append("        return None   # (the general path checks the free memory first)")
+            size = count if kind == "val" else _length(n, kind, level)
+            fresh.append(f"    m = {size}")
+            fresh.append(f"    if m * {plan.itemsize[pname]} > {memory.SMALL}:")
+            fresh.append("        return None   # (the general path checks the free memory first)")
             if kind != "val":
-                lines.append(f"    b_{pname} = zeros(m, DT_{pname})")
+                fresh.append(f"    b_{pname} = zeros(m, DT_{pname})")
             elif low.initial != "none":
                 # (an output a program updates, "output" or "assembled", starts at the fill when it is
                 # not given, as in the general path; one given at the call takes that path)
                 g[f"FILL_{pname}"] = low.fill
-                lines.append(f"    b_{pname} = empty(m, DT_{pname})")
-                lines.append(f"    b_{pname}.fill(FILL_{pname})")
+                fresh.append(f"    b_{pname} = empty(m, DT_{pname})")
+                fresh.append(f"    b_{pname}.fill(FILL_{pname})")
             else:
-                lines.append(f"    b_{pname} = empty(m, DT_{pname})")
-            g[f"T_{pname}"] = view.compiled.pointer_type(pname)
-            lines.append(f"    p_{pname} = FB(T_{pname}, b_{pname}, False)")
+                fresh.append(f"    b_{pname} = empty(m, DT_{pname})")
+            taken.append(f"        b_{pname} = taken[{kind!r}]")
             made.append(pname)
             given.add(pname)
+        if low.reset:
+            # (an earlier result given as reuse(...): its arrays, cleared of its entries, else fresh ones)
+            g[f"FORMAT{k}"], g["REUSED"], g["MARK"] = low.output_format, Reused, mark_cleared_off_entries
+            g[f"FILL_{k or 'OUT'}"] = low.fill
+            store = f"({', '.join(f'{n}{s}' for s in range(len(storage)))}{',' if len(storage) == 1 else ''})"
+            lines.append(f"    r{k} = tensors.get({low.output!r})")
+            lines.append(f"    if r{k} is None:")
+            lines += ["    " + line for line in fresh]
+            lines.append(f"    elif r{k}.__class__ is not REUSED:")
+            lines.append("        return None   # (an output given to update in place: the general path's)")
+            last.append(f"    if r{k} is not None:")
+            last.append(f"        taken = r{k}.take({low.output!r}, FORMAT{k}, {store}, FILL_{k or 'OUT'}, tensors)")
+            last += taken
+        else:
+            lines += fresh
+        for pname in made:
+            g[f"T_{pname}"] = view.compiled.pointer_type(pname)
+            last.append(f"    p_{pname} = FB(T_{pname}, b_{pname}, False)")
         return made
+
+
+def _length(n: str, kind: str, level: int) -> str:
+    """The length of an output's ``kind`` array of ``level`` (``Kernel._output_length``; every level
+    above it is Dense, or the runtime would not allocate it) as an expression of the storage extents
+    ``{n}0, {n}1, ...``, worked out once: the positions above the level (their extents multiplied),
+    one more for ``pos`` and ``ofs``, a slot per coordinate for a byte map's ``tbl``.
+
+    >>> _length("n", "pos", 1), _length("n", "tbl", 1), _length("n1_", "pos", 0), _length("n", "tbl", 0)
+    ('n0 + 1', 'n0 * n1', '2', 'n0')
+    """
+    above = [f"{n}{s}" for s in range(level)]
+    if kind in ("pos", "ofs"):
+        return f"{' * '.join(above)} + 1" if above else "2"
+    if kind == "idx":
+        return " * ".join(above) or "1"
+    return " * ".join(above + [f"{n}{level}"])
 
 
 def _views(kernel) -> list:

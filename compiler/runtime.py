@@ -35,6 +35,7 @@ from .notation import Assign, accesses
 from .notation.ast import Reduce, walk
 from .notation.infer import infer_shapes
 from .reference_fill import NeedsExtents, expression_fill
+from .reused_outputs import Reused, mark_cleared_off_entries
 from .dtypes import typed_scalar
 from .tensor import Tensor, replace_leaf
 from .trace import Trace
@@ -92,6 +93,9 @@ class Lowered:
     #: ``(tensor, shape)`` pairs: the shapes a kernel is specialized to (the lattice strategy's
     #: shape operators hold extents); a call with other shapes is refused
     shapes: tuple = ()
+    #: a loop program's byte-map output whose declaration the runtime does: a call starts it clear
+    #: (fresh, or an earlier result given as ``reuse(tensor)``, whose entries alone it clears)
+    reset: bool = False
 
 
 
@@ -296,6 +300,11 @@ class Kernel:
                     continue
                 raise UsageError(f"missing tensor {name} (compiled for {fmt.shorthand or fmt})")
             value = tensors[name]
+            if value.__class__ is Reused:
+                if name not in plan.resets:
+                    raise UsageError(_reuse_refused(name, out_names, plan.resets))
+                bound[name] = value   # (its arrays are taken when the output is allocated)
+                continue
             if not isinstance(value, Tensor):
                 value = plan.inputs[name].tensor(name, value)
             elif plan.inputs[name].has_bound(value) and not self.compiled.checked:
@@ -479,6 +488,13 @@ class Kernel:
         args = {}
         for s, pname in plan.output_sizes:
             args[pname] = storage[s]
+        given = inputs.get(out_name)
+        if given.__class__ is Reused:   # (an earlier result's arrays, its entries cleared)
+            taken = given.take(out_name, out_fmt, storage, low.fill,
+                               {t: v for t, v in inputs.items() if t != out_name and v.__class__ is not Reused})
+            for pname, dtype, kind, level in plan.inout:
+                args[pname] = taken[kind]
+            return inputs, OutputCall(shape, restore, args)
         for pname, dtype, kind, level in plan.inout:
             nbytes = self._output_length(storage, kind, level) * plan.itemsize[pname]
             if nbytes > memory.SMALL:
@@ -513,10 +529,21 @@ class Kernel:
             raise FormatError(f"{e} ({why}; every call checks its output)") from None
         if plan.at_most_one and not check:
             binding.check_at_most_one(out_name, out)
+        if self.lowered.reset:
+            mark_cleared_off_entries(out)
         if restore is not None:
             out = restore(out)
         # (an output built in another mode order than asked, as no loop order appends it in its own)
         return out.asformat(self.formats[out_name]) if out_name in plan.converted else out
+
+
+def _reuse_refused(name: str, outputs, resets) -> str:
+    """Why a call may not give ``reuse(...)`` as tensor ``name``."""
+    if name not in outputs:
+        return f"reuse() is for an output of the kernel; {name} is an input"
+    ok = f"; only {', '.join(sorted(resets))} can" if resets else ""
+    return (f"output {name}: reuse() gives an earlier result to write into, for a byte-map output the program "
+            f"declares first thing (a BFS step's _F[...] = -1), which {name} is not{ok}")
 
 
 class OutputCall(NamedTuple):
@@ -548,6 +575,8 @@ class _CallPlan:
         self.output_names = frozenset(kernel.output_names)
         # (outputs whose arrays a call allocates, rather than binding a given tensor's)
         self.fresh_outputs = frozenset(o.output for o in outs if o.initial != "output")
+        #: the outputs a call may give an earlier result of to write into (compiler.reused_outputs)
+        self.resets = frozenset(o.output for o in outs if o.reset)
         # (index, its uses): each index's extent in every tensor that has it must agree
         self.extents = tuple((index, tuple(uses)) for index, uses in low.extents if len(uses) > 1)
         # each output extent an input's, (tensor, mode): read directly (else by extent_value)

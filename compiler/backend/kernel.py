@@ -203,7 +203,8 @@ def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False):
         "__k_nd": np.ndarray,
         # (cffi's backend function itself: ffi.from_buffer is a Python wrapper, a frame per buffer)
         "__k_fb": getattr(getattr(ffi, "_backend", None), "from_buffer", ffi.from_buffer),
-        "__k_new": ffi.new,
+        # (the backend's newp too: ffi.new is a Python wrapper, a frame per out scalar and growable)
+        "__k_new": getattr(getattr(ffi, "_backend", None), "newp", ffi.new),
         "__k_null": ffi.NULL,
         "__k_np": np,
     }
@@ -424,7 +425,9 @@ def _wrapper(fn: Function, p: Growable, ffi, lib):
     dtype = np.dtype(p.dtype)
     itemsize = dtype.itemsize
     free = getattr(lib, free_function(fn))
-    gc, buffer, frombuffer, null = ffi.gc, ffi.buffer, np.frombuffer, ffi.NULL
+    # (the backend's gcp: ffi.gc is a Python wrapper around it, a frame per array returned)
+    gc = getattr(getattr(ffi, "_backend", None), "gcp", ffi.gc)
+    buffer, frombuffer, null = ffi.buffer, np.frombuffer, ffi.NULL
 
     def wrap(ptr, n):
         if ptr == null:

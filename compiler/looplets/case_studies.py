@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import UsageError
 from ..format import Format
 from ..levels import Dense, Element, Pattern, SparseByteMap, SparseList
+from ..reused_outputs import reuse
 from ..tensor import Tensor
 from .compile import compile_program
 from .direction import DirectionRule, more_rounds
@@ -232,7 +233,10 @@ class BFS:
         of the frontier's entries: they are visited, at the round's level, their parents kept. The
         paper's two-output steps and :data:`bfs_visit` cost three kernel calls' worth of fixed cost
         a round, each copying the parents (an output updated from the given one) and allocating the
-        visited set: most of a round on a road network, whose frontiers hold a few vertices."""
+        visited set: most of a round on a road network, whose frontiers hold a few vertices. Each
+        round writes into the arrays of the frontier before last (``_F=reuse(...)``,
+        :mod:`compiler.reused_outputs`), clearing only its entries: a round allocates and clears
+        nothing in proportion to the vertices."""
         if direction not in ("push", "pull", "auto"):
             raise UsageError(f"bfs: direction {direction!r}: give 'push', 'pull' or 'auto'")
         n, A, AT = self.n, self.A, self.AT
@@ -248,15 +252,21 @@ class BFS:
         levels[s] = 0
         rule = DirectionRule(n, self.edges, alpha, beta1, beta2) if direction == "auto" else None
         new, frontier, reached, depth, directions = np.array([s]), 1, 1, 0, []
+        spare = None   # (the frontier before F: the next round writes into its arrays)
         while more_rounds(frontier, reached, n):   # (LAGraph's end: no round once every vertex is reached)
             if depth == n:   # (each round visits a vertex first seen: a step that does not is a bug)
                 raise RuntimeError(f"bfs: the frontier still holds {frontier} vertices after {n} rounds")
             pull = direction == "pull" or (rule is not None and
                                            rule(frontier, lambda: self.degree[new].sum()) == "pull")
+            # (the round before last's frontier, read by then, is written over: reuse() clears only its
+            # entries, so a round costs its frontier's edges, not a fresh frontier of n vertices)
+            out = {} if spare is None else {"_F": reuse(spare)}
+            last = F
             if pull:
-                F = self._kernel("pull", bfs_pull_parents, _F=PARENT_FRONTIER, F=F, AT=AT, V=V)(F=F, AT=AT, V=V)
+                F = self._kernel("pull", bfs_pull_parents, _F=PARENT_FRONTIER, F=F, AT=AT, V=V)(F=F, AT=AT, V=V, **out)
             else:
-                F = self._kernel("push", bfs_push_parents, _F=PARENT_FRONTIER, F=F, A=A, V=V)(F=F, A=A, V=V)
+                F = self._kernel("push", bfs_push_parents, _F=PARENT_FRONTIER, F=F, A=A, V=V)(F=F, A=A, V=V, **out)
+            spare = last
             directions.append("pull" if pull else "push")
             depth += 1
             level = F.levels[0]

@@ -220,11 +220,16 @@ class ProgramKernel(_runtime_kernel()):
 
     def __call__(self, *given, **tensors):
         out = super().__call__(*given, **tensors)
-        # (the fast call path returns the runtime's 0-d Tensors: _run is not where it passes)
-        if isinstance(out, Outputs):
-            if any(t.__class__ is Tensor and t.ndim == 0 for t in out):
-                return out._make(t.to_numpy()[()] if t.__class__ is Tensor and t.ndim == 0 else t for t in out)
+        # (the fast call path returns the runtime's 0-d Tensors: _run is not where it passes; whether
+        # an output is 0-d is its format's, known once: a genexpr over the outputs cost 5% of a call)
+        scalars = self.__dict__.get("_scalar_outputs")
+        if scalars is None:
+            scalars = self._scalar_outputs = any(o.output_format.ndim == 0
+                                                 for o in self.lowered.outputs or (self.lowered,))
+        if not scalars:
             return out
+        if isinstance(out, Outputs):
+            return out._make(t.to_numpy()[()] if t.__class__ is Tensor and t.ndim == 0 else t for t in out)
         return out.to_numpy()[()] if out.__class__ is Tensor and out.ndim == 0 else out
 
     def _run(self, runner, tensors):
@@ -309,6 +314,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     if check_coordinates:   # (index notation's constant indices are checked against the shapes at each call)
         body = mark_computed(body, infos, prog.where)
     body = postmap(body, bind)
+    ctx.reset = runtime_resets(normalized, {t: infos[t] for t in outs})
     low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)
     with assuming(ctx.facts):
         stmts = low.lower(body)
@@ -362,6 +368,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     for t in outs:
         first = next((n for n in walk(normalized) if isinstance(n, Declare) and n.tns.name == t), None)
         starts[t] = ("thawed" if first is not None and first.implicit else
+                     "reset" if t in ctx.was_reset else
                      "declared" if isinstance(normalized, Block) and any(s is first for s in normalized.stmts)
                      else "fill")
     return fn, infos, outs, out_sizes, sources, starts, writes, unordered, low.helper_ops
@@ -388,6 +395,24 @@ def _record_int_facts(trace, facts, stmts) -> None:
 #: how the ``int-facts`` step's note counts each kind of fact
 KIND_NOUNS = {"coordinates": ("array of stored coordinates", "arrays of stored coordinates"),
               "bound": ("bounded local", "bounded locals"), "definition": ("definition", "definitions")}
+
+
+def runtime_resets(body, outputs: dict) -> set:
+    """The outputs of ``body`` (a normalized program; ``outputs``, their infos) whose declaration the
+    runtime does instead of the kernel: a one-level byte map of values (a BFS step's frontier ``_F``)
+    declared first thing, outside any loop or branch. Declared in C, each call filled its n values
+    and cleared its n flags; the runtime hands the kernel fresh buffers at the fill or an earlier
+    result's, clearing only the entries it stored (:mod:`compiler.reused_outputs`), so a round
+    costs its frontier's edges, not the graph's vertices. Its declaration must start it at its
+    fill, as a byte map's must (the lowering refuses another start)."""
+    firsts = {}
+    for n in walk(body):
+        if isinstance(n, Declare) and n.tns.name in outputs:
+            firsts.setdefault(n.tns.name, n)
+    top = body.stmts if isinstance(body, Block) else ()
+    return {t for t, d in firsts.items() if not d.implicit and any(s is d for s in top)
+            and len(outputs[t].levels) == 1 and isinstance(outputs[t].levels[0], SparseByteMap)
+            and isinstance(outputs[t].leaf, Element)}
 
 
 #: the reach of a write through a window of the output: within the output by construction
@@ -676,6 +701,10 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
         # (a dense output, or byte map, given at the call starts from its values; a sparse
         # one is assembled afresh, so the runtime refuses one given with entries)
         initial = "output" if all(lvl.slot_per_coordinate for lvl in info.levels) else "assembled"
+    elif begins == "reset":
+        # (declared first thing to its fill: the runtime starts it clear, its values at the fill;
+        # a call may give an earlier result to reuse, whose entries alone it clears)
+        initial = "fill"
     elif not isinstance(program, NAssignType()) and begins == "declared" and info.levels and \
             isinstance(info.leaf, Element) and all(lvl.slot_per_coordinate for lvl in info.levels):
         # (its declaration stores every value, as BFS's `_F[...] = -1` does each round: filling the
@@ -692,7 +721,7 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
         if given is not None:
             _check_writes(output, tuple(given), bounds, given_shapes)
     return Lowered(fn, output, fmt, tuple(shape), start, extents, initial, helpers,
-                   output_writes=bounds, validate_output=unordered,
+                   output_writes=bounds, validate_output=unordered, reset=begins == "reset",
                    conversions=((output, fmt),) if converted else ())
 
 

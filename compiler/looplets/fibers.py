@@ -45,12 +45,16 @@ class UnfurlContext:
     the nests compute (:class:`~compiler.looplets.bounds.IntFacts`), which the levels add to; and
     ``listed``, the byte-map outputs whose writes list the slots they mark (declared since
     their last freeze: every marked slot is one listed, so the freeze sorts the list and
-    need not scan the table)."""
+    need not scan the table); ``reset``, the byte-map outputs whose declaration first thing
+    the runtime does instead of the kernel (see :func:`compiler.looplets.compile.runtime_resets`),
+    and ``was_reset``, those whose declaration the lowering left to it."""
 
     def __init__(self, namer: Namer | None = None, facts: IntFacts | None = None):
         self.fresh = namer or Namer()
         self.facts = facts if facts is not None else IntFacts()
         self.listed: set[str] = set()
+        self.reset: set[str] = set()
+        self.was_reset: set[str] = set()
 
 
 @dataclass(eq=False)

@@ -54,7 +54,10 @@ class LifecycleLowering:
 
     def lower_declare(self, s: PDeclare) -> list:
         out = self._lower_declare(s)
-        self.record("lower:Declare", s, out, note=f"declare {s.tns.name}")
+        reset = s.tns.name in self.ctx.was_reset and not out[1:]
+        self.record("lower:Declare", s, out, note=f"declare {s.tns.name}" + (
+            " (its table clear and values at the fill: the runtime's, fresh or an earlier result's "
+            "entries cleared; compiler.reused_outputs)" if reset else ""))
         return out
 
     def lower_freeze(self, s: Freeze) -> list:
@@ -76,6 +79,14 @@ class LifecycleLowering:
                 return []  # the runtime pre-fills the values and clears the byte tables
             # (its freeze keeps only the slots written: the others read as the fill, not as init)
             _refuse_other_start(info, s, init)
+            first, self.ctx.reset = info.name in self.ctx.reset, self.ctx.reset - {info.name}
+            if first and isinstance(init, Const):
+                # (the runtime starts it clear, as an output not declared: a fresh table, or an earlier
+                # result's given back, whose entries alone it clears; compiler.reused_outputs; a later
+                # declaration, in a loop, is the kernel's)
+                self.ctx.was_reset.add(info.name)
+                self.ctx.listed.add(info.name)
+                return [IAssign(Var(info.array(0, "nnz")), Const(0, "int64"))]
             n = product([info.size(m) for m in range(info.ndim)])
             p = Var(self.fresh("p"))
             out = [ir.For(p, 0, n, [Store(info.array(None, "vals"), p, init)])]

@@ -200,7 +200,10 @@ own format and fill, and the kernel returns them in a named tuple, in the order 
 parameters. The paper's graph case studies are written so in `compiler.looplets.case_studies`:
 a BFS push step writes the next frontier `_F` (a byte map) and the parents `P`; a Bellman-Ford
 round writes the distances `D` and the changed set `F`. The drivers run them until nothing
-changes; scipy's csgraph agrees."""),
+changes; scipy's csgraph agrees. A byte map declared first thing (`_F[...] = -1`) is started clear
+by the runtime, not by the kernel's C, and a call may hand it an earlier result to write into,
+`_F=ss.reuse(older)`, whose stored entries alone are cleared: the BFS driver writes each round into
+the frontier before last, so a round costs its frontier's edges, not a pass over every vertex."""),
     ("code", """import scipy.sparse as sp
 from scipy.sparse.csgraph import bellman_ford as scipy_bellman_ford
 from compiler.looplets import case_studies

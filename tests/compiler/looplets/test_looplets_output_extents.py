@@ -131,7 +131,9 @@ def per_row_reset(y, A):
 def test_an_output_the_program_declares_first_is_not_filled_before_the_kernel():
     """BFS's step declares its next frontier first thing (``_F[...] = -1``): the kernel's declaration
     stores every value, so the call allocates the buffer unfilled (it filled it before, then the
-    kernel again: twice a round). The result is the interpreter's whatever the allocator returned."""
+    kernel again: twice a round); a byte map's declaration is the runtime's instead (its C fills
+    nothing: compiler.reused_outputs), once. The result is the interpreter's whatever the allocator
+    returned."""
     from compiler.looplets.case_studies import PARENT_FRONTIER
     rng = np.random.default_rng(1)
     edges = rng.random((9, 9)) < 0.3
@@ -139,7 +141,9 @@ def test_an_output_the_program_declares_first_is_not_filled_before_the_kernel():
     for fmt in (PARENT_FRONTIER, "dense"):
         F = Tensor.from_numpy(np.where(rng.random(9) < 0.4, 2, -1), fmt)
         k = compile_program(offer_parents, _F=fmt, F=F, A=A)
-        assert k.lowered.initial == "none"
+        byte_map = fmt is PARENT_FRONTIER
+        assert (k.lowered.initial, k.lowered.reset) == (("fill", True) if byte_map else ("none", False))
+        assert ("_F_val[p] = -1" in k.c_source) is not byte_map
         for _ in range(3):
             junk = np.full(9, 77, np.int64)   # (freed memory the next buffer may reuse)
             del junk
