@@ -128,7 +128,7 @@ more than read each operand once and write each output once, is 3.1-3.4x scipy's
 2.1-2.3x. Where ours stays above the bound: the looplets split (25a, 25b) seeks each row's start by
 a binary search of the whole vector and gallops to its end (the profile: about 35% and 20% of the
 kernel's samples); carrying the cursor from one row to the next (the next window starts where the
-last ended) would remove both, and is not done. The collapse of a COO (24a) walks it through a
+last ended) would remove both (since done: below). The collapse of a COO (24a) walks it through a
 stepper per row and entry where the bound is one loop computing i * n + j; the CSR vstack (24e) and
 the COO stacks (24b, 24c) copy row by row or entry by entry where the bound copies whole arrays; the
 slices (24f, 25f) are 0.15-0.2 ms over it, about a call's fixed cost (0.1 ms over the bound
@@ -140,6 +140,30 @@ the entry before stored) took the lattice 24a from 3.4-3.6 to 2.8-2.9 ms in thre
 of 6-7 (bound 1.1 ms there; the looplets 24a, unchanged, 2.6-3.0 ms). A CSR output keeps its
 ``pos[row + 1] += 1``: the block copy adds it up a run at a time, and a store of the row's end
 instead (tried) lost the block copies of 24e, 24f and 25c.
+
+The looplets split now carries its cursor from row to row (:mod:`compiler.looplets.carried`: c's
+cursor declared before the rows, each row's walk starting where the last stopped), and a COO
+operand's rows are walked by their positions, so the block copy copies each as a run (24a-c, 25c;
+before, entry by entry). Instructions of each kernel alone (callgrind on a C harness calling the
+kernel's C, 2000 x 2000, 40k entries, ``-march=x86-64-v3`` as valgrind runs no AVX-512), before
+(d56687f) -> after, and the bound: 24a 1.37M -> 0.96M (0.60M), 24b 1.64M -> 1.30M (0.51M), 24c
+1.52M -> 0.96M (0.68M), 25a 1.62M -> 1.19M (0.77M), 25b 1.42M -> 0.98M (0.71M). Two paired runs
+of each, alternating (``bench_shape_bound.py --clock cpu``, 20k x 20k, load 11-14 on 2 cores), ms:
+
+    fig  looplets before -> after   bound        looplets/bound before -> after
+    24a  3.27-4.21 -> 2.30-3.16     1.92-2.33    1.68-1.81 -> 1.20-1.41
+    24b  4.13-5.74 -> 2.78-3.00     1.93-3.76    1.53-1.77 -> 1.11-1.44
+    24c  3.80-4.73 -> 2.92-3.86     1.55-3.36    1.84-2.45 -> 1.15-1.52
+    25a  4.32-5.43 -> 2.15-2.26     1.93-3.70    1.47-1.63 -> 0.88-1.11
+    25b  4.09-4.52 -> 1.98-2.43     1.59-2.48    1.82-1.89 -> 1.15-1.25
+    25c  4.79-5.81 -> 2.45-3.17     1.37-2.81    1.86-2.07 -> 1.29-1.79
+    (the other rows, and every lattice kernel, have the same C before and after)
+    Fig. 24 geomean over scipy: looplets 1.43-1.51x -> 1.67-1.74x, lattice 1.55-1.66x, bound 2.27-2.41x
+    Fig. 25 geomean over scipy: looplets 2.10-2.28x -> 2.84-2.91x, lattice 2.55-2.79x, bound 3.29-3.77x
+
+What stays over the bound: the looplets 24a and the COO stacks still find each row's end by a
+scan of the row coordinates before copying it, and count its values equal to the fill (one more
+pass over them); the lattice COO stacks and collapse still append entry by entry.
 
 The same on a quiet machine (load about 1), e1d7778 then after both lattice changes, ms:
 

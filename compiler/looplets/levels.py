@@ -585,13 +585,19 @@ def unfurl_sparse_coo(f: SubFiber, ctx, mode):
                           [CompoundAssign("+", nxt, Const(1, "int64"))]))
         tail = SubFiber(info, k, f.pos, f.mode, f.dirty, (m + 1, q, nxt))
         advance = (Assign(q, nxt),)
+        positions = None
     else:
         step_pre = (Declare(j, "int64", Load(idx_b, q)),)
         tail = child_fiber(f, q)
         advance = (CompoundAssign("+", q, Const(1, "int64")),)
+        # the last mode's coordinates are distinct within the segment: one entry per position,
+        # walked as a SparseList's (so a run of them may be copied as a block)
+        positions = Positions(q, q_stop, last, lambda p: Load(idx_b, p),
+                              lambda v, tgt: gallop_from(v, q, idx_b, q_stop, tgt, ctx.fresh))
     stepper = Stepper(
         seek=lambda start: tuple(search_stmts(q, idx_b, q_stop, start, ctx.fresh)),
-        stop=X.add(j, 1), chunk=Spike(Fill(fill_value(info)), tail), next=advance, preamble=step_pre)
+        stop=X.add(j, 1), chunk=Spike(Fill(fill_value(info)), tail), next=advance, preamble=step_pre,
+        positions=positions)
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 

@@ -19,10 +19,11 @@ from dataclasses import replace
 
 from ..algebra import Operator
 from ..imperative import cints, ir
-from ..imperative.ir import Assign as IAssign, CompoundAssign, Const, Declare, If, Load, Store, Var
+from ..imperative.ir import Assign as IAssign, CompoundAssign, Const, Declare, If, Load, Origin, Store, Tagged, Var
 from ..levels import Pattern, SparseList
 from ..trace import Artifact
 from . import extents as X
+from .carried import carry_cursors
 from .coordinates import Computed, coordinate_checks
 from .expression_lowering import ExpressionLowering, compound_symbol
 from .errors import ProgramError
@@ -248,8 +249,21 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         i = loop.idx
         if loop.ext is None:
             raise ProgramError(f"the extent of loop index {i.name} is unknown", loop.line)
-        body = self.unfurl_accesses(i, loop.body, loop.line)
-        return self.lower_looplets(i, loop.ext, body, loop.line)
+        # reads whose windows ascend with i walk their fibers once: cursors declared before the loop
+        pre, epi, body, carried = carry_cursors(i, loop.body, self.ctx)
+        if not carried:
+            return self.lower_looplets(i, loop.ext, self.unfurl_accesses(i, body, loop.line), loop.line)
+        self._tags += 1
+        tag = f"looplet:Thunk:{self._tags}"
+        reads = ", ".join(f"{t} on {j}" for t, j in carried)
+        self.record("carry", Loop(i, None, loop.body), Loop(i, None, body),
+                    note=f"cursors carried across {i.name} (each walk starts where the last stopped): {reads}",
+                    data={"index": i.name, "tag": tag})
+        out = pre + self.lower_looplets(i, loop.ext, self.unfurl_accesses(i, body, loop.line), loop.line) + epi
+        # (one tag around the cursors' declarations and the loop that reads them: as a Thunk's
+        # lowering, a tag's declarations are read inside it)
+        origin = Origin("looplet", carried[0][1], tuple(dict.fromkeys(t for t, _ in carried)), "Thunk")
+        return [Tagged(tag, out, f"Thunk carried across {i.name}: the cursors of {reads}", origin)]
 
     def unfurl_accesses(self, i, body, line):
         arts = []

@@ -182,7 +182,10 @@ result = compare(k_layer, {"unfused (flatten, then matvec)": unfused_layer,
 assert all(result.checks.values())
 display(HTML(result.html()))"""),
     ("md", """In index notation the flattening is `collapse`, and its inverse is `split`
-(`v.reshape(n, m)`); their premises are `|j| = |k|·|l|`:"""),
+(`v.reshape(n, m)`); their premises are `|j| = |k|·|l|`. Under the looplets strategy a split reads
+`v[l + k*m]`: row `k + 1`'s window of `v` starts where row `k`'s ends, so `v`'s cursor is declared
+once, before the rows, and each row's walk starts where the last stopped (the trace's `carry`
+step): the split is one pass over `v`:"""),
     ("code", """# NBVAL_CHECK_OUTPUT
 k_collapse = ss.lower("y[o] = sum[j](W[o, j] * collapse(X[k, l], (k, l) -> j))", W=W, X=Xs)
 assert close(k_collapse(W=W, X=Xs), want)

@@ -1,0 +1,151 @@
+"""Cursors carried across an outer loop: a read whose windows ascend with the loop walks its fiber once.
+
+``D[i, j] = split(c[k], k -> (i, j:m))`` is the loop program ``for i: for j = 0:m: D[i, j] = c[j + i * m]``
+(:mod:`.shapes`). Unfurled on ``j`` inside each ``i``, the read of ``c`` would declare its cursor at
+the fiber's start every row and search the whole vector for the row's first entry. Row ``i`` reads
+the window ``[i * m, i * m + m)`` of ``c`` and row ``i + 1`` starts where it ends; a walk over a
+window consumes only the entries before its end, so the cursor row ``i`` leaves is at or before the
+first entry of row ``i + 1``, where a search from the fiber's start would land: the search may start
+from it. So the fiber's preamble (its cursor, the cursor's stop, its last coordinate) is declared once
+before the loop over ``i``, and each row's walk goes on from where the last one stopped: the row's
+search becomes a test and the split one pass over ``c``.
+
+The rule, for a loop over ``i``: a read, directly inside a loop ``j`` of its body (no loop between),
+of a fiber unfurled outside ``i`` (so the same fiber every iteration), indexed ``j + a * i + b`` with
+``a`` and ``b`` static (integers, sizes, outer indices) and ``a`` at least the length of ``j``'s
+extent, so that each window starts at or after the end of the one before. A strided slice
+``x[t + (s + r * k)]`` under its one-step loop ``t`` is the case of length 1 (carried for ``r >= 1``;
+a negative step walks the fiber backwards and keeps its own search per element).
+
+>>> from compiler.looplets.program import Call, Index, Literal
+>>> from compiler.algebra import lookup
+>>> i = Index("i")
+>>> a, b = affine_in(Call(lookup("+"), (Literal(3), Call(lookup("*"), (i, Literal(6))))), i)
+>>> print(a, b)
+6 3
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..algebra import Operator
+from ..imperative.ir import BinOp, Const
+from . import extents as X
+from .fibers import SubFiber
+from .levels import unfurl
+from .looplets import Thunk
+from .modifiers import Offset
+from .program import Access, Block, Call, Define, Loop, Sieve, postmap
+from .wrappers import modifier_chain, static_ir
+
+
+@dataclass(frozen=True, eq=False)
+class CarriedFiber:
+    """A fiber unfurled before an outer loop: its preamble is declared there, so each unfurl on the
+    inner loop goes on from the cursor the last iteration left (``nest`` is the thunk's body)."""
+
+    fiber: SubFiber
+    nest: Any
+    is_leaf = False
+
+    def unfurl(self, ctx, mode):
+        return self.nest
+
+    def label(self):
+        return f"{self.fiber.label()} (carried)"
+
+    def __str__(self):
+        return self.label()
+
+
+def _times(a, b):
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(a.value * b.value, "int64")
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, Const) and x.value in (0, 1):
+            return y if x.value == 1 else Const(0, "int64")
+    return BinOp("*", a, b)
+
+
+def affine_in(e, i):
+    """``(a, b)`` (IR) with ``e == a * i + b``, ``a`` and ``b`` static; None if ``e`` is not so."""
+    if e == i:
+        return Const(1, "int64"), Const(0, "int64")
+    s = static_ir(e)
+    if s is not None:
+        return Const(0, "int64"), s
+    if not (isinstance(e, Call) and isinstance(e.op, Operator) and e.op.name in ("add", "sub", "mul", "neg")):
+        return None
+    parts = [affine_in(x, i) for x in e.args]
+    if any(p is None for p in parts):
+        return None
+    if e.op.name == "neg":
+        (a, b), = parts
+        return X.neg(a), X.neg(b)
+    (a1, b1), (a2, b2) = parts
+    if e.op.name == "add":
+        return X.add(a1, a2), X.add(b1, b2)
+    if e.op.name == "sub":
+        return X.sub(a1, a2), X.sub(b1, b2)
+    # a product is affine when one side does not move with i
+    if isinstance(a1, Const) and a1.value == 0:
+        return _times(b1, a2), _times(b1, b2)
+    if isinstance(a2, Const) and a2.value == 0:
+        return _times(a1, b2), _times(b1, b2)
+    return None
+
+
+def _carries(n, i, inner: Loop) -> bool:
+    """Whether read ``n`` in loop ``inner`` (directly inside the loop over ``i``) reads windows that
+    ascend with ``i``, each starting at or after the end of the one before."""
+    if not (isinstance(n, Access) and n.mode == "read" and n.idxs and isinstance(n.tns, SubFiber)
+            and not n.tns.is_leaf and inner.ext is not None):
+        return False
+    mods, base = modifier_chain(n.idxs[0])
+    if base != inner.idx or len(mods) != 1 or not isinstance(mods[0], Offset):
+        return False
+    ab = affine_in(mods[0].delta, i)
+    if ab is None or (isinstance(ab[0], Const) and ab[0].value == 0):
+        return False
+    return X.prove_le(X.sub(inner.ext.stop, inner.ext.start), ab[0])
+
+
+def carry_cursors(i, body, ctx):
+    """``(preamble, epilogue, body, carried)``: the reads of ``body`` (the loop over ``i``'s) whose
+    fibers' cursors carry from one iteration to the next (see the module docstring) unfurled now,
+    their thunks' preambles and epilogues to go before and after the loop, each read's fiber
+    replaced by a :class:`CarriedFiber`; ``carried`` holds each one's ``(tensor, inner index)``."""
+    pre, epi, carried = [], [], []
+
+    def in_loop(inner: Loop):
+        # identical reads in one inner loop share a nest (and a cursor), as their unfurl would
+        shared = {}
+
+        def visit(n):
+            if not _carries(n, i, inner):
+                return None
+            key = (id(n.tns.tensor), n.tns.level, repr(n.tns.pos), repr(n.tns.seg), repr(n.idxs))
+            if key not in shared:
+                nest = unfurl(n.tns, ctx, "read", None)
+                if not isinstance(nest, Thunk):
+                    shared[key] = None   # no cursor to carry (a dense level: random access)
+                else:
+                    pre.extend(nest.preamble)
+                    epi[:0] = list(nest.epilogue)
+                    shared[key] = CarriedFiber(n.tns, nest.body)
+                    carried.append((n.source or n.tns.label(), inner.idx.name))
+            return None if shared[key] is None else replace(n, tns=shared[key])
+        return replace(inner, body=postmap(inner.body, visit))
+
+    def rebuild(s):
+        if isinstance(s, Block):
+            return replace(s, stmts=tuple(rebuild(x) for x in s.stmts))
+        if isinstance(s, (Sieve, Define)):
+            return replace(s, body=rebuild(s.body))
+        if isinstance(s, Loop):
+            return in_loop(s)
+        return s
+    new = rebuild(body)
+    return pre, epi, new, carried
