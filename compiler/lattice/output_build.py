@@ -5,7 +5,7 @@ a level with a slot per coordinate under such levels (Dense) is *located*, its p
 computed from its parent's; so is one under an appended level when it declares it
 (``locates_under_appended``: TACO's ``{sparse, dense}``, a SparseList of Dense rows), each
 appended position getting a block of slots; a level that keeps its keys in a table (SparseHash,
-the table built at the end) and one that marks its slots (SparseByteMap, its entries
+the table built at the end, innermost or over Dense levels) and one that marks its slots (SparseByteMap, its entries
 stored and marked in their slots) or stores a band or blocks per fiber (SparseBand,
 SparseBlockList), innermost or over Dense levels only (each position it keeps a block of their
 slots: :mod:`compiler.lattice.emit_blocks`), are appended in order under Dense levels, a
@@ -28,7 +28,7 @@ the conversions of :mod:`compiler.lattice.conversions`.
 >>> print(built.shorthand)
 dcsr
 >>> print(why)
-the lattice strategy assembles no level 0 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparseByteMap, SparseBand or SparseBlockList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint innermost under Dense levels, a SparseList or a SparseHash, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint innermost under Dense levels, a SparseList or a SparseHash, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -36,6 +36,8 @@ True
 >>> building_output(parse_format("Dense(SparseByteMap(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("Dense(SparseHash(Element(0.0)))"), "C") is None
+True
+>>> building_output(parse_format("SparseHash(Dense(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("Dense(RunList(Element(0.0)))"), "C") is None
 True
@@ -64,7 +66,8 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     (a SparseCOO's one segment) only as the output's one level; a level that marks its slots
     (``marks_slots``: SparseByteMap) or stores a band or blocks per fiber as the innermost level
     or over Dense levels only (:func:`blocks_below`; the Dense levels then under :func:`holds_blocks`),
-    and one that keeps its keys in a table (``keys_in_table``: SparseHash) at any level, each where
+    and one that keeps its keys in a table (``keys_in_table``: SparseHash) at any level (over Dense
+    levels, each entry gets a block of them too), each where
     :func:`appended_under` says; one appended as runs (``appends_runs``: RunList, SparseRunList) or
     as a list (``appends_coordinates``: SparsePoint) as the innermost level, there too; each in
     a one-pass kernel.
@@ -97,13 +100,15 @@ def holds_blocks(lvl) -> bool:
     """Whether the lattice emission gives each position ``lvl`` appends (or marks) a block of the
     Dense slots under it (:mod:`compiler.lattice.emit_blocks`): a level appended under any parent
     (SparseList), one that marks its slots (SparseByteMap), stores a band (SparseBand) or blocks
-    (SparseBlockList).
+    (SparseBlockList), or keeps its keys in a table (SparseHash: its entry's child is its position).
 
-    >>> from compiler.levels import Element, SparseBand, SparseHash
+    >>> from compiler.levels import Element, SparseBand, SparseHash, SparseRunList
     >>> holds_blocks(SparseBand(Element(0.0))), holds_blocks(SparseHash(Element(0.0)))
-    (True, False)
+    (True, True)
+    >>> holds_blocks(SparseRunList(Element(0.0)))
+    False
     """
-    return ((isinstance(lvl, ASSEMBLED) and lvl.appends_nested) or lvl.marks_slots
+    return ((isinstance(lvl, ASSEMBLED) and lvl.appends_nested) or lvl.marks_slots or lvl.keys_in_table is not None
             or lvl.appends_band is not None or lvl.appends_blocks is not None)
 
 
@@ -143,12 +148,13 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
     built, replaced = found
     levels = " and ".join(replaced)
     one = len(replaced) == 1
-    holders = "a SparseList, SparseByteMap, SparseBand or SparseBlockList level"
+    holders = "a SparseList, SparseByteMap, SparseBand, SparseBlockList or SparseHash level"
     blocks = f"and under {holders} when only Dense levels follow" if one_pass else \
         f"and, in a one-pass kernel, under {holders} when only Dense levels follow"
     return built, (f"the lattice strategy assembles no {levels} in {tensor}: it places Dense levels by position "
                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
-                   f"SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or "
+                   f"SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a "
+                   f"SparseByteMap, SparseBand or "
                    f"SparseBlockList there, innermost or over Dense levels, a SparsePoint innermost under Dense "
                    f"levels, a SparseList or a SparseHash, or SparseCOO as the only level) and runs (a RunList, "
                    f"SparseRunList or SparseInterval innermost there) "

@@ -315,7 +315,8 @@ def test_blocks_of_dense_levels_under_sparse_ones_in_three_modes(out, what):
 @pytest.mark.parametrize("options", [{"assembly": "two-phase"}, {"schedule": [("parallelize", "i")]}])
 @pytest.mark.parametrize("out", [sparse_over_dense(), under_dense(SparseByteMap), under_dense(SparseHash),
                                  under_dense(SparseBand), under_dense(SparseBlockList),
-                                 *[Format(cls(Dense(leaf()))) for cls in (SparseByteMap, SparseBand, SparseBlockList)]])
+                                 *[Format(cls(Dense(leaf())))
+                                   for cls in (SparseByteMap, SparseBand, SparseBlockList, SparseHash)]])
 def test_blocks_are_built_through_a_stand_in_where_not_one_pass(options, out):
     # two-phase and threaded kernels append no blocks, mark no slots and append no bands or block
     # lists: the stand-in is converted

@@ -1,8 +1,8 @@
 """Output levels with levels below them under the lattice strategy (issue 29, item 3).
 
-A SparseByteMap, SparseBand or SparseBlockList output level with Dense levels below it is
+A SparseByteMap, SparseBand, SparseBlockList or SparseHash output level with Dense levels below it is
 assembled by the kernel: each position it keeps (a byte map's slot, a band's position from its
-first coordinate, a block list's next position) gets a block of the Dense slots below, holding
+first coordinate, a block list's or a hash's next position) gets a block of the Dense slots below, holding
 the fill until stored into, and the coordinate is kept if a slot gets another value
 (compiler/lattice/emit_blocks.py). Before, they were built through SparseList stand-ins and
 converted after each call (the trace's ``convert`` step). Each kernel is checked against the
@@ -26,9 +26,11 @@ from tests.compiler.lattice.output_cases import (EXPRS, EXPRS3, FILLS, assembled
                                                  run_blocks, runs_inputs, used)
 
 RANGED = [SparseByteMap, SparseBand, SparseBlockList]
+#: the sparse levels that hold a block of Dense slots per position they keep
+HOLDERS = [*RANGED, SparseHash]
 #: what the lowering step says of the sparse level over the Dense block
 HOW = {SparseByteMap: "marked and stored in its slot", SparseBand: "its band runs from the fiber's first entry",
-       SparseBlockList: "a gap starting a new block"}
+       SparseBlockList: "a gap starting a new block", SparseHash: "each entry keeping its key"}
 BLOCK = "gets a block of slots"
 
 
@@ -40,15 +42,16 @@ def over(cls, fill=0.0, dense=1):
     return cls(inner)
 
 
-#: three-mode nestings: the ranged level over one or two Dense levels, under a Dense, a SparseList or a SparseHash
+#: three-mode nestings: the holding level over one or two Dense levels, under a Dense, a SparseList or a SparseHash
 NESTED3 = {f"{above}({cls.name}(Dense))": (lambda fill, cls=cls, up=up: Format(up(over(cls, fill))))
-           for cls in RANGED for above, up in (("Dense", Dense), ("SparseList", SparseList))}
+           for cls in HOLDERS for above, up in (("Dense", Dense), ("SparseList", SparseList))}
 NESTED3.update({f"{cls.name}(Dense(Dense))": (lambda fill, cls=cls: Format(over(cls, fill, dense=2)))
-                for cls in RANGED})
+                for cls in HOLDERS})
 NESTED3["SparseHash(SparseBand(Dense))"] = lambda fill: Format(SparseHash(over(SparseBand, fill)))
-NESTED2 = {f"{cls.name}(Dense)": (lambda fill, cls=cls: Format(over(cls, fill))) for cls in RANGED}
-#: the sparse level of each nesting (what its lowering note says)
-LEVEL = {name: next(c for c in RANGED if c.name in name) for name in [*NESTED2, *NESTED3]}
+NESTED3["SparseHash(SparseHash(Dense))"] = lambda fill: Format(SparseHash(over(SparseHash, fill)))
+NESTED2 = {f"{cls.name}(Dense)": (lambda fill, cls=cls: Format(over(cls, fill))) for cls in HOLDERS}
+#: the sparse level of each nesting over the Dense block (what its lowering note says)
+LEVEL = {name: next(c for c in HOLDERS if f"{c.name}(Dense" in name) for name in [*NESTED2, *NESTED3]}
 
 
 def matrices(seed=21, shape=(7, 5), density=0.3, fill=0.0):
@@ -70,10 +73,11 @@ def cubes(seed=22, shape=(4, 6, 3), density=0.3, fill=0.0):
             "M": Tensor.from_numpy(m, "csr", fill=fill)}
 
 
-@pytest.mark.parametrize("cls", RANGED)
+@pytest.mark.parametrize("cls", HOLDERS)
 @pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
-def test_a_ranged_level_over_dense_is_assembled_by_the_kernel(cls, what):
-    # before: built as a SparseList(Dense) stand-in and converted after each call (the convert step)
+def test_a_sparse_level_over_dense_is_assembled_by_the_kernel(cls, what):
+    # before: built as a SparseList(Dense) stand-in and converted after each call (the convert step;
+    # SparseHash(Dense) until outnest2)
     expr, out = EXPRS[what], Format(over(cls))
     k = check(expr, out, **used(expr, matrices()))
     assembled_natively(k, out, HOW[cls])
@@ -91,8 +95,8 @@ def test_ranged_levels_over_dense_in_three_modes(out, what):
     assert "_kept" in k.c_source and "_start" in k.c_source
 
 
-@pytest.mark.parametrize("cls", RANGED)
-def test_spmv_of_each_slice_into_a_ranged_level_over_dense(cls):
+@pytest.mark.parametrize("cls", HOLDERS)
+def test_spmv_of_each_slice_into_a_sparse_level_over_dense(cls):
     # C[i, j] = T[i, j, k] * v[k]: SpMV of each slice T[i] (a row of C kept where a product is
     # not the fill; v's zero at k = 1 makes some products vanish)
     t = cubes(seed=23)["T"]
@@ -122,7 +126,7 @@ def test_a_byte_map_block_not_kept_holds_only_the_fill():
     a = np.array([[0.0, -1e-200], [2.0, 0.0]])
     b = np.array([[0.0, 1e-200], [3.0, 0.0]])
     A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
-    for cls in RANGED:
+    for cls in HOLDERS:
         out = Format(Dense(over(cls, dense=1)))
         k = check("C[i, j, k] = A[i, j] * B[i, k]", out, A=A, B=B)
         assembled_natively(k, out, BLOCK)
@@ -142,7 +146,10 @@ def test_assembles_asks_the_levels_not_their_names():
     assert not assembles((Ragged(dense), dense), 1, one_pass=False)   # (two-phase: no blocks)
     assert not assembles((Ragged(dense), Slots(dense)), 1)
     assert not assembles((Ragged(dense), SparseList(dense)), 0)   # (a sparse level below: a stand-in)
-    assert not assembles((SparseHash(dense), dense), 1)   # (a hash holds no blocks)
+    class Keyed(SparseHash):   # a hash's subclass holds blocks of Dense slots as a hash does
+        name = "Keyed"
+    assert assembles((Keyed(dense), dense), 1) and assembles((Dense(dense), Keyed(dense), dense), 2)
+    assert not assembles((Keyed(dense), dense), 1, one_pass=False)
     assert not assembles((SparseByteMap(dense), SparseByteMap(dense), dense), 0)
     assert building_output(Format(Dense(Ragged(Dense(Element(0.0))))), "C") is None
 
@@ -169,6 +176,11 @@ def special(x, fill, rng):
          stored_special=True, seed=2)
 @example(out="SparseHash(SparseBand(Dense))", what="sum", shape=(4, 5, 2), fill=0.0, density=0.3,
          stored_special=True, seed=3)
+@example(out="SparseHash(Dense)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True, seed=4)
+@example(out="SparseHash(SparseHash(Dense))", what="copy", shape=(3, 0, 2), fill=1.0, density=0.7,
+         stored_special=False, seed=5)   # no rows in a slice
+@example(out="Dense(SparseHash(Dense))", what="product", shape=(3, 4, 2), fill=-np.inf, density=0.0,
+         stored_special=False, seed=6)   # all fill
 def test_property_ranged_levels_over_dense(out, what, shape, fill, density, stored_special, seed):
     rng = np.random.default_rng(seed)
     n, m, p = shape
