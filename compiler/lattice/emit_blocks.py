@@ -30,7 +30,7 @@ Example (``Dense(SparseBand(Dense(Element(0.0))))``, ``C[i, j, k] = A[i, j, k]``
 
 from __future__ import annotations
 
-from ..imperative.ir import (Assign, BinOp, Cast, CompoundAssign, Const, Declare, For, Grow, Growable, If, OutScalar,
+from ..imperative.ir import (Assign, BinOp, CompoundAssign, Const, Declare, For, Grow, Growable, If, OutScalar,
                              Store, Var)
 from .exprs import cast, const_of, not_fill
 
@@ -104,10 +104,8 @@ class BlockAssembly:
                     Assign(counter, BinOp("+", at, one))]
         if last.get("ranged") == "blocks":
             return self.block_list_keep(last, i) + [CompoundAssign("+", counter, one)]
-        coord = i if last["idt"] == "int64" else Cast(last["idt"], i)
         keyed = self.keep_key(last) if "keyed" in last else []   # (a hash's child and key beside its coordinate)
-        return keyed + [Grow(last["idx"][0], BinOp("+", counter, one)), Store(last["idx"][0], counter, coord),
-                CompoundAssign("+", counter, one)]
+        return keyed + self.keep_coordinate(last, i) + [CompoundAssign("+", counter, one)]
 
     def block_fiber(self, index, stmts: list) -> list:
         """Wrap the case body at the sparse level's coordinate ``index`` with the assembly of

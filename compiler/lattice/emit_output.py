@@ -79,6 +79,8 @@ class OutputAssembly:
                 self.marked_level(info, lvl)
             elif lvl.keys_in_table is not None:
                 self.keyed_level(info, lvl)
+            elif lvl.appends_runs and k < len(fmt.levels) - 1:
+                self.unit_level(info, lvl)   # (above other levels, each coordinate its own run: :mod:`.emit_run_output`)
             elif lvl.appends_runs:
                 self.run_level(info, lvl)   # (:mod:`.emit_run_output`)
             elif lvl.appends_band is not None or lvl.appends_blocks is not None:
@@ -196,6 +198,15 @@ class OutputAssembly:
                                                      BinOp("-", cap, Const(1, "int64"))))]),
                               Store(table, h, BinOp("+", q, Const(1, "int64")))])]
 
+    def keep_coordinate(self, info: dict, i) -> list:
+        """Store the coordinate ``i`` (an int64 variable) of the entry an appended level ``info``
+        keeps at its counter: in its coordinate array, or as the run ``[i, i + 1)`` of a run-length
+        level above others (:meth:`~compiler.lattice.emit_run_output.RunAssembly.unit_level`)."""
+        at = Var(info["counter"])
+        bounds = [i, BinOp("+", i, Const(1, "int64"))][-len(info["idx"]):] if "units" in info else [i]
+        return [stmt for name, b in zip(info["idx"], bounds)
+                for stmt in (Grow(name, BinOp("+", at, Const(1, "int64"))), Store(name, at, cast(b, "int64", info["idt"])))]
+
     def appended_arrays(self) -> tuple:
         """The arrays that grow by one element per entry appended at the innermost level (a level
         that marks its slots holds its values in them: not those)."""
@@ -297,7 +308,7 @@ class OutputAssembly:
             ranged = "ranged" in info
             runs = "runs" in info and not info["runs"]["located"]   # (located: closed as entries reach them)
             if not info["level"].appends_coordinates and "slots" not in info and "keyed" not in info \
-                    and not ranged and not runs:
+                    and not ranged and not runs and "units" not in info:
                 continue
             if self.out_path[info["mode"] - 1] != index:
                 continue
@@ -325,9 +336,7 @@ class OutputAssembly:
                     *(self.range_fiber_end(info, begin, pc) if ranged else []),
                     *(self.runs_fiber_end(info) if runs else []),   # (:mod:`.emit_run_output`)
                     *(self.keep_key(pinfo) if "keyed" in pinfo else []),
-                    Grow(pinfo["idx"][0], BinOp("+", pc, 1)),
-                    Store(pinfo["idx"][0], pc, Var(index.name) if pinfo["idt"] == "int64"
-                          else Cast(pinfo["idt"], Var(index.name))),
+                    *self.keep_coordinate(pinfo, Var(index.name)),
                     CompoundAssign("+", pc, Const(1, "int64")),
                     Grow(info["pos"], BinOp("+", pc, 1)),
                     Store(info["pos"], pc, Cast(info["idt"], child) if info["idt"] != "int64" else child),

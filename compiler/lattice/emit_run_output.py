@@ -73,6 +73,29 @@ class RunAssembly:
                           f"coordinate where its fiber's last run ends, of that run's value, extends the run, "
                           f"any other starts one{gaps} (TACO's append into a run-length level)")
 
+    def unit_level(self, info: dict, lvl):
+        """The parameters of a run-length level that does not cover its fibers (SparseRunList,
+        SparseInterval) above other levels: appended as a SparseList is, each coordinate whose
+        fiber below got entries kept as its own run ``[i, i + 1)``
+        (:meth:`~compiler.lattice.emit_output.OutputAssembly.keep_coordinate`), as
+        ``Tensor.from_numpy`` builds it (it merges runs of equal values only, not of equal fibers).
+
+        Example (``SparseRunList(SparseList(Element(0.0)))``), as row ``i`` is kept::
+
+            C0_left[pC0] = i; C0_right[pC0] = i + 1; pC0 += 1; C1_pos[pC0] = pC1;
+        """
+        k, out = info["k"], self.setup.output.tensor
+        idt = np.dtype(lvl.index_dtype).name
+        info["counter"] = self.name(("count", k), f"p{out}{k}")
+        bounds = ([lvl.run_start_array] if lvl.run_start_array else []) + [lvl.run_end_array]
+        info["idx"], info["idt"], info["units"] = [binding.array_name(out, k, a) for a in bounds], idt, True
+        self.out_params.append(OutScalar(info["counter"], "int64", 0))
+        self.out_params += [Growable(name, idt, info["counter"]) for name in info["idx"]]
+        self.fiber_starts(info, binding.array_name(out, k, "pos"))   # (compiler.lattice.emit_ranges)
+        self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as a SparseList is, each "
+                          f"coordinate whose fiber below got entries its own run [i, i + 1)"
+                          + ("; each call checks that no fiber holds more than one run" if lvl.at_most_one else ""))
+
     def run_arrays(self, info: dict) -> list:
         """The arrays that grow by one element per run: its bounds and the values."""
         return [*info["idx"], self.val]

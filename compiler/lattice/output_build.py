@@ -14,10 +14,11 @@ SparseList or a SparseHash, a band's gaps filled, a block list's starting blocks
 SparseRunList), an entry extending its fiber's last run or starting one
 (:mod:`compiler.lattice.emit_run_output`), or as a list (``appends_coordinates``: SparsePoint,
 its output checked after each call), innermost there too (under an appended level, a fiber's
-runs closed as its parent keeps it);
+runs closed as its parent keeps it), and one that does not cover its fibers above other levels
+too, as a SparseList, each coordinate its own run (:func:`appends_entries`);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order. Any
-other level (a run-length, point or interval level above another, a byte map, band or block level above a
+other level (a RunList above another, a byte map, band or block level above a
 sparse one, a Dense level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
@@ -28,7 +29,7 @@ the conversions of :mod:`compiler.lattice.conversions`.
 >>> print(built.shorthand)
 dcsr
 >>> print(why)
-the lattice strategy assembles no level 0 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint innermost under Dense levels, a SparseList or a SparseHash, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -84,8 +85,9 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
         return one_pass and appended_under(levels, k)
     if not isinstance(lvl, ASSEMBLED):
         if lvl.appends_coordinates or lvl.appends_runs:
-            # (appended as a list or as runs: the innermost level, under located or appended ones)
-            return one_pass and k == len(levels) - 1 and appended_under(levels, k)
+            # (appended as a list or as runs: the innermost level, under located or appended ones;
+            # above other levels, each coordinate kept its own entry or run [i, i + 1))
+            return one_pass and (k == len(levels) - 1 or appends_entries(lvl)) and appended_under(levels, k)
         # (appended, marked and stored in its slot: innermost, or over blocks of Dense slots)
         return one_pass and lvl.marks_slots and blocks_below(levels, k) and appended_under(levels, k)
     if lvl.full:
@@ -96,19 +98,35 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     return lvl.appends_nested or len(levels) == 1
 
 
+def appends_entries(lvl) -> bool:
+    """Whether the lattice emission appends ``lvl`` above other levels as a SparseList, one entry
+    (its counter the child's position) per coordinate whose fiber below got entries: a level that
+    appends coordinates (SparseList, SparsePoint) or runs without covering its fibers
+    (SparseRunList, SparseInterval: each coordinate kept its own run ``[i, i + 1)``, as
+    ``Tensor.from_numpy`` stores runs of anything but values). A covering run-length level (RunList)
+    would need a run of the fill, with an empty fiber below, over each gap.
+
+    >>> from compiler.levels import Element, RunList, SparseInterval
+    >>> appends_entries(SparseInterval(Element(0.0))), appends_entries(RunList(Element(0.0)))
+    (True, False)
+    """
+    return not lvl.full and (lvl.appends_coordinates or lvl.appends_runs)
+
+
 def holds_blocks(lvl) -> bool:
     """Whether the lattice emission gives each position ``lvl`` appends (or marks) a block of the
     Dense slots under it (:mod:`compiler.lattice.emit_blocks`): a level appended under any parent
     (SparseList), one that marks its slots (SparseByteMap), stores a band (SparseBand) or blocks
-    (SparseBlockList), or keeps its keys in a table (SparseHash: its entry's child is its position).
+    (SparseBlockList), or keeps its keys in a table (SparseHash: its entry's child is its position),
+    and one appended as a SparseList is above other levels (:func:`appends_entries`).
 
-    >>> from compiler.levels import Element, SparseBand, SparseHash, SparseRunList
+    >>> from compiler.levels import Element, RunList, SparseBand, SparseHash, SparseRunList
     >>> holds_blocks(SparseBand(Element(0.0))), holds_blocks(SparseHash(Element(0.0)))
     (True, True)
-    >>> holds_blocks(SparseRunList(Element(0.0)))
-    False
+    >>> holds_blocks(SparseRunList(Element(0.0))), holds_blocks(RunList(Element(0.0)))
+    (True, False)
     """
-    return ((isinstance(lvl, ASSEMBLED) and lvl.appends_nested) or lvl.marks_slots or lvl.keys_in_table is not None
+    return (appends_entries(lvl) or lvl.marks_slots or lvl.keys_in_table is not None
             or lvl.appends_band is not None or lvl.appends_blocks is not None)
 
 
@@ -136,7 +154,7 @@ def appended_under(levels: tuple, k: int) -> bool:
     if all(above.located_by_coordinate for above in levels[:k]):
         return True
     parent = levels[k - 1]
-    return parent.keys_in_table is not None or (isinstance(parent, ASSEMBLED) and parent.appends_nested)
+    return parent.keys_in_table is not None or appends_entries(parent)
 
 
 def building_output(fmt: Format, tensor: str, one_pass: bool = True):
@@ -148,18 +166,19 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
     built, replaced = found
     levels = " and ".join(replaced)
     one = len(replaced) == 1
-    holders = "a SparseList, SparseByteMap, SparseBand, SparseBlockList or SparseHash level"
+    holders = ("a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList "
+               "or SparseHash level")
     blocks = f"and under {holders} when only Dense levels follow" if one_pass else \
         f"and, in a one-pass kernel, under {holders} when only Dense levels follow"
     return built, (f"the lattice strategy assembles no {levels} in {tensor}: it places Dense levels by position "
                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
                    f"SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a "
                    f"SparseByteMap, SparseBand or "
-                   f"SparseBlockList there, innermost or over Dense levels, a SparsePoint innermost under Dense "
-                   f"levels, a SparseList or a SparseHash, or SparseCOO as the only level) and runs (a RunList, "
-                   f"SparseRunList or SparseInterval innermost there) "
+                   f"SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the "
+                   f"only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a "
+                   f"SparseRunList or SparseInterval above other levels, each coordinate its own run) "
                    f"in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 
 
-__all__ = ["appended_under", "assembles", "blocks_below", "building_output", "holds_blocks"]
+__all__ = ["appended_under", "appends_entries", "assembles", "blocks_below", "building_output", "holds_blocks"]

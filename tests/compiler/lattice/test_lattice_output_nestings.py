@@ -294,3 +294,118 @@ def test_property_runs_under_an_appended_level(out, what, shape, fill, density, 
         tensors = {name: Tensor.from_numpy(special(t.to_numpy(), fill, rng), f, fill=fill)
                    for (name, t), f in zip(tensors.items(), ("csr", "dcsr", "csr"))}
     run_blocks(EXPRS[what], RUNS_UNDER[out], used(EXPRS[what], tensors), AS_RUNS)
+
+
+# -- run-length, point and interval levels that do not cover their fibers, above other levels -----------------
+# (appended as a SparseList is, each coordinate whose fiber below got entries its own run [i, i + 1), as
+# from_numpy stores them: runs of equal fibers are not merged)
+
+UNIT = "its own run [i, i + 1)"
+#: two- and three-mode nestings of a SparseRunList above other levels
+UNITS2 = {f"SparseRunList({below.__name__})": (lambda fill, below=below: Format(SparseRunList(below(leaf(fill)))))
+          for below in (SparseList, Dense, SparseHash, SparseByteMap, RunList)}
+UNITS3 = {"Dense(SparseRunList(SparseList))": lambda fill: Format(Dense(SparseRunList(SparseList(leaf(fill))))),
+          "SparseList(SparseRunList(Dense))": lambda fill: Format(SparseList(SparseRunList(Dense(leaf(fill))))),
+          "SparseRunList(SparseList(SparseList))":
+              lambda fill: Format(SparseRunList(SparseList(SparseList(leaf(fill))))),
+          "SparseHash(SparseRunList(SparseBand))": lambda fill: Format(SparseHash(SparseRunList(SparseBand(leaf(fill))))),
+          "SparseRunList(SparseHash(Dense))": lambda fill: Format(SparseRunList(SparseHash(Dense(leaf(fill))))),
+          "SparseRunList(SparseRunList(SparseRunList))":
+              lambda fill: Format(SparseRunList(SparseRunList(SparseRunList(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("out", list(UNITS2))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_run_level_above_another_is_assembled_by_the_kernel(out, what):
+    # before: built as DCSR (or SparseList(Dense)) and converted after each call (the convert step)
+    expr, fmt = EXPRS[what], UNITS2[out](0.0)
+    k = check(expr, fmt, **used(expr, matrices(seed=41)))
+    assembled_natively(k, fmt, UNIT)
+
+
+@pytest.mark.parametrize("out", list(UNITS3))
+@pytest.mark.parametrize("what", list(EXPRS3))
+def test_run_levels_above_others_in_three_modes(out, what):
+    expr, fmt = EXPRS3[what], UNITS3[out](0.0)
+    k = check(expr, fmt, **used(expr, cubes(seed=42)))
+    assembled_natively(k, fmt, UNIT)
+
+
+def test_equal_rows_are_runs_of_their_own():
+    # rows 3 and 4 are equal: from_numpy keeps them as two runs, and so does the kernel; the empty rows
+    # 1, 2 and 5 are no runs
+    a = np.array([[0, 1.0, 0], [0, 0, 0], [0, 0, 0], [2.0, 0, 3.0], [2.0, 0, 3.0], [0, 0, 0]])
+    A = Tensor.from_numpy(a, "csr")
+    for below in (SparseList, Dense):
+        fmt = Format(SparseRunList(below(leaf())))
+        k = check("C[i, j] = A[i, j]", fmt, A=A)
+        assembled_natively(k, fmt, UNIT)
+        got = k(A=A)
+        assert got.levels[0].left.tolist() == [0, 3, 4] and got.levels[0].right.tolist() == [1, 4, 5]
+
+
+@pytest.mark.parametrize("fmt", [Format(SparsePoint(SparseList(leaf()))), Format(SparseInterval(Dense(leaf()))),
+                                 Format(SparsePoint(SparseHash(leaf())))])
+def test_a_point_or_interval_above_another_level(fmt):
+    # one row kept (row 2), then a second row kept: refused after the call, naming the output and the fiber
+    a = np.zeros((4, 5))
+    a[2, [1, 3]] = [1.0, 2.0]
+    A = Tensor.from_numpy(a, "csr")
+    k = check("C[i, j] = A[i, j] * A[i, j]", fmt, A=A)
+    assembled_natively(k, fmt, "each call checks")
+    a[0, 4] = 7.0
+    with pytest.raises(FormatError, match=rf"^C: level 0 \({fmt.levels[0].name}\): fiber 0 "):
+        k(A=Tensor.from_numpy(a, "csr"))
+
+
+def test_a_point_in_each_slice_above_a_list():
+    # Dense(SparsePoint(SparseList)): each slice T[i] keeps one row at most
+    t = np.zeros((3, 4, 5))
+    t[0, 2, [0, 4]] = [1.0, 2.0]
+    t[2, 1, 3] = 3.0
+    T = Tensor.from_numpy(t, "csf")
+    fmt = Format(Dense(SparsePoint(SparseList(leaf()))))
+    k = check("C[i, j, k] = T[i, j, k] + T[i, j, k]", fmt, T=T)
+    assembled_natively(k, fmt, "each call checks")
+
+
+def test_assembles_asks_whether_a_run_level_covers_its_fibers():
+    class Spans(SparseRunList):   # a subclass is appended above another level as its parent is
+        name = "Spans"
+    dense = Dense(Element(0.0))
+    assert assembles((Spans(dense), dense), 0) and assembles((Spans(dense), dense), 1)
+    assert assembles((Spans(dense), SparseList(dense)), 1) and assembles((SparsePoint(dense), dense), 1)
+    assert not assembles((RunList(dense), SparseList(dense)), 0)   # (a gap would be a run of the fill: a stand-in)
+    assert not assembles((Spans(dense), dense), 0, one_pass=False)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(UNITS2) + list(UNITS3)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="SparseRunList(SparseList)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True,
+         seed=0)
+@example(out="SparseRunList(Dense)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0, stored_special=False,
+         seed=0)   # all fill
+@example(out="SparseRunList(RunList)", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0, stored_special=True,
+         seed=0)   # no rows
+@example(out="Dense(SparseRunList(SparseList))", what="copy", shape=(2, 5, 0), fill=np.inf, density=0.7,
+         stored_special=False, seed=1)   # no columns
+@example(out="SparseRunList(SparseHash(Dense))", what="spmm", shape=(3, 4, 2), fill=0.0, density=0.3,
+         stored_special=True, seed=2)
+def test_property_run_levels_above_others(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    if out in UNITS2:
+        a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        d = random_sparse((m, p), density, rng, fill=fill, lo=1, hi=3)
+        arrays = {"A": (a, "csr"), "B": (b, "dcsr"), "D": (d, "csr")}
+        expr, fmt = EXPRS[what], UNITS2[out]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        mm = random_sparse((p, p), density, rng, fill=fill, lo=1, hi=3)
+        arrays = {"T": (t, "csf"), "U": (u, "csf"), "M": (mm, "csr")}
+        expr, fmt = EXPRS3["contract" if what == "spmm" else what], UNITS3[out]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, fmt, used(expr, tensors), UNIT)
