@@ -17,8 +17,10 @@ its output checked after each call), innermost there too (under an appended leve
 runs closed as its parent keeps it), and one that does not cover its fibers above other levels
 too, as a SparseList, each coordinate its own run (:func:`appends_entries`);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
-that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order. Any
-other level (a RunList above another, a byte map, band or block level above a
+that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order;
+a level that marks its slots (SparseByteMap) under located levels only may have a level
+appended as a SparseList below it, a fiber per slot (:func:`slots_located`). Any
+other level (a RunList above another, a byte map above other sparse levels, a band or block level above a
 sparse one, a Dense level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
@@ -29,7 +31,7 @@ the conversions of :mod:`compiler.lattice.conversions`.
 >>> print(built.shorthand)
 dcsr
 >>> print(why)
-the lattice strategy assembles no level 0 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run; a SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -88,8 +90,10 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
             # (appended as a list or as runs: the innermost level, under located or appended ones;
             # above other levels, each coordinate kept its own entry or run [i, i + 1))
             return one_pass and (k == len(levels) - 1 or appends_entries(lvl)) and appended_under(levels, k)
-        # (appended, marked and stored in its slot: innermost, or over blocks of Dense slots)
-        return one_pass and lvl.marks_slots and blocks_below(levels, k) and appended_under(levels, k)
+        # (appended, marked and stored in its slot: innermost, or over blocks of Dense slots, or
+        # under located levels over a level appended as a SparseList, a fiber per slot)
+        return one_pass and lvl.marks_slots and appended_under(levels, k) and (
+            blocks_below(levels, k) or (slots_located(levels, k) and appends_entries(levels[k + 1])))
     if lvl.full:
         if all(above.full for above in levels[:k]):
             return True
@@ -136,13 +140,27 @@ def blocks_below(levels: tuple, k: int) -> bool:
     return all(x.full and x.locates_under_appended for x in levels[k + 1:])
 
 
+def slots_located(levels: tuple, k: int) -> bool:
+    """Whether level ``k`` of ``levels`` marks its slots (SparseByteMap) under levels located by
+    coordinate only: its slots are counted before the loops, so a fiber below it is located by
+    its slot ``parent * size + i`` (``pos`` one per slot, as ``Tensor.from_numpy`` stores it).
+
+    >>> from compiler.levels import Dense, Element, SparseByteMap, SparseList
+    >>> bm = SparseByteMap(SparseList(Element(0.0)))
+    >>> slots_located((Dense(bm), bm), 1), slots_located((SparseList(bm), bm), 1)
+    (True, False)
+    """
+    return levels[k].marks_slots and all(above.located_by_coordinate for above in levels[:k])
+
+
 def appended_under(levels: tuple, k: int) -> bool:
     """Whether the parents of level ``k`` of ``levels`` let the lattice emission append it in
     storage order as it appends a SparseList, when it stores a band or blocks per fiber
     (``appends_band``, ``appends_blocks``: :mod:`compiler.lattice.emit_ranges`) or keeps its keys
     ``parent * size + i`` in a table (``keys_in_table``): levels located by coordinate, or a parent
     that appends under any parent (a SparseList) or keeps its keys (its entry's position is its
-    counter while the fiber under it is appended).
+    counter while the fiber under it is appended); under a level that marks its slots under located
+    levels only (:func:`slots_located`), a level appended as a SparseList, a fiber per slot.
 
     >>> from compiler.levels import Dense, Element, SparseBand, SparseByteMap, SparseHash, SparseList
     >>> band = SparseBand(Element(0.0))
@@ -154,7 +172,9 @@ def appended_under(levels: tuple, k: int) -> bool:
     if all(above.located_by_coordinate for above in levels[:k]):
         return True
     parent = levels[k - 1]
-    return parent.keys_in_table is not None or appends_entries(parent)
+    # (under a byte map counted up front, a level appended as a SparseList: a fiber per slot)
+    return (parent.keys_in_table is not None or appends_entries(parent)
+            or (slots_located(levels, k - 1) and appends_entries(levels[k])))
 
 
 def building_output(fmt: Format, tensor: str, one_pass: bool = True):
@@ -176,9 +196,10 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
                    f"SparseByteMap, SparseBand or "
                    f"SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the "
                    f"only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a "
-                   f"SparseRunList or SparseInterval above other levels, each coordinate its own run) "
+                   f"SparseRunList or SparseInterval above other levels, each coordinate its own run; a "
+                   f"SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot) "
                    f"in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 
 
-__all__ = ["appended_under", "appends_entries", "assembles", "blocks_below", "building_output", "holds_blocks"]
+__all__ = ["appended_under", "appends_entries", "assembles", "blocks_below", "building_output", "holds_blocks", "slots_located"]

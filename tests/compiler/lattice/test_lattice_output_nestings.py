@@ -409,3 +409,91 @@ def test_property_run_levels_above_others(out, what, shape, fill, density, store
     tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
                for name, (x, f) in arrays.items()}
     run_blocks(expr, fmt, used(expr, tensors), UNIT)
+
+
+# -- a byte map over a level appended as a SparseList, under located levels: a fiber per slot ------------------
+# (its lengths summed after the loops; a coordinate marked and kept if the fiber in its slot got entries)
+
+SLOTTED = "a fiber of level"
+OVER2 = {f"SparseByteMap({below.__name__})": (lambda fill, below=below: Format(SparseByteMap(below(leaf(fill)))))
+         for below in (SparseList, SparseRunList)}
+OVER3 = {"Dense(SparseByteMap(SparseList))": lambda fill: Format(Dense(SparseByteMap(SparseList(leaf(fill))))),
+         "SparseByteMap(SparseList(SparseList))":
+             lambda fill: Format(SparseByteMap(SparseList(SparseList(leaf(fill))))),
+         "SparseByteMap(SparseList(Dense))": lambda fill: Format(SparseByteMap(SparseList(Dense(leaf(fill))))),
+         "SparseByteMap(SparseRunList(SparseHash))":
+             lambda fill: Format(SparseByteMap(SparseRunList(SparseHash(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("out", list(OVER2))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_byte_map_over_a_sparse_level_is_assembled_by_the_kernel(out, what):
+    # before: built as DCSR and converted after each call (the convert step)
+    expr, fmt = EXPRS[what], OVER2[out](0.0)
+    k = check(expr, fmt, **used(expr, matrices(seed=51)))
+    assembled_natively(k, fmt, SLOTTED)
+
+
+@pytest.mark.parametrize("out", list(OVER3))
+@pytest.mark.parametrize("what", list(EXPRS3))
+def test_byte_maps_over_sparse_levels_in_three_modes(out, what):
+    expr, fmt = EXPRS3[what], OVER3[out](0.0)
+    k = check(expr, fmt, **used(expr, cubes(seed=52)))
+    assembled_natively(k, fmt, SLOTTED)
+
+
+def test_a_byte_map_gives_each_slot_a_fiber():
+    # rows 1 and 2 empty, row 4's values cancel: their slots are unmarked, their fibers empty
+    a = np.array([[0, 1.0, 0], [0, 0, 0], [0, 0, 0], [2.0, 0, 3.0], [4.0, 0, 0]])
+    b = np.zeros_like(a)
+    b[4, 0] = -4.0
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    fmt = Format(SparseByteMap(SparseList(leaf())))
+    k = check(EXPRS["sum"], fmt, A=A, B=B)
+    assembled_natively(k, fmt, SLOTTED)
+    got = k(A=A, B=B)
+    assert got.levels[0].srt.tolist() == [0, 3] and got.levels[0].tbl.tolist() == [True, False, False, True, False]
+    assert got.levels[1].pos.tolist() == [0, 1, 1, 1, 3, 3]
+
+
+def test_assembles_a_byte_map_over_a_sparse_level_only_under_located_levels():
+    class Marks(SparseByteMap):   # a subclass is assembled as a byte map is
+        name = "Marks"
+    dense = Dense(Element(0.0))
+    lst = SparseList(dense)
+    assert assembles((Marks(lst), lst), 0) and assembles((Marks(lst), lst), 1)
+    assert assembles((dense, Marks(lst), lst), 1) and assembles((dense, Marks(lst), SparseRunList(dense)), 1)
+    assert not assembles((lst, Marks(lst), lst), 1)   # (its slots not counted up front: a stand-in)
+    assert not assembles((Marks(lst), SparseBand(dense)), 0)   # (a band below: a stand-in)
+    assert not assembles((Marks(lst), lst), 0, one_pass=False)
+    assert not assembles((SparseBand(lst), lst), 0)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(OVER2) + list(OVER3)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="SparseByteMap(SparseList)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True,
+         seed=0)
+@example(out="SparseByteMap(SparseRunList)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0,
+         stored_special=False, seed=0)   # all fill
+@example(out="Dense(SparseByteMap(SparseList))", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0,
+         stored_special=True, seed=0)   # no slices
+@example(out="SparseByteMap(SparseList(Dense))", what="spmm", shape=(3, 4, 0), fill=np.inf, density=0.7,
+         stored_special=False, seed=1)   # no slots in a block
+def test_property_byte_maps_over_sparse_levels(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    if out in OVER2:
+        a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        d = random_sparse((m, p), density, rng, fill=fill, lo=1, hi=3)
+        arrays = {"A": (a, "csr"), "B": (b, "dcsr"), "D": (d, "csr")}
+        expr, fmt = EXPRS[what], OVER2[out]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        mm = random_sparse((p, p), density, rng, fill=fill, lo=1, hi=3)
+        arrays = {"T": (t, "csf"), "U": (u, "csf"), "M": (mm, "csr")}
+        expr, fmt = EXPRS3["contract" if what == "spmm" else what], OVER3[out]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, fmt, used(expr, tensors), SLOTTED)
