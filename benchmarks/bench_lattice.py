@@ -90,7 +90,8 @@ SparseBlockList keeps over Dense levels (``SparseBand(Dense)``: rows as a band, 
 block of values), a RunList's or SparseRunList's runs under a SparseList (each row's closed as the
 row is kept), a SparseHash's block of Dense slots per entry (``SparseHash(Dense)``), a SparseRunList's
 rows above a SparseList or Dense, each kept row its own run, a SparseByteMap's rows over a
-SparseList, a fiber per slot; else the stand-in and conversion). The lines "... (banded)" add two
+SparseList, a fiber per slot, a RunList's over a SparseList (its gaps runs of the fill); else the
+stand-in and conversion). The lines "... (banded)" add two
 banded matrices (2000 x 2000, 51 diagonals, a third of the band's entries the fill) into the band and
 block formats, which suit them.
 
@@ -232,7 +233,8 @@ def output_format_rows(small=False):
                "SparseHash(Dense)": (SparseHash(Dense(e)), dcsr()),
                "SparseRunList(SparseList)": (SparseRunList(SparseList(e)), dcsr()),
                "SparseRunList(Dense)": (SparseRunList(Dense(e)), Format(SparseList(Dense(e)))),
-               "SparseByteMap(SparseList)": (SparseByteMap(SparseList(e)), dcsr())}
+               "SparseByteMap(SparseList)": (SparseByteMap(SparseList(e)), dcsr()),
+               "RunList(SparseList)": (RunList(SparseList(e)), dcsr())}
     # (a point or an interval holds one entry or run per row: the sum of two matrices of one entry per
     # row, in the same column, with as many entries as the others)
     m = nnz

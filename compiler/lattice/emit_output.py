@@ -110,6 +110,9 @@ class OutputAssembly:
         else:
             self.out_params.append(Growable(self.val, s.out_dtype, last.get("slots", last["counter"])))
         # finalization
+        for info, below in zip(self.levels_info, self.levels_info[1:]):
+            if "covers" in info:   # (a covering level above another: the rest of its fiber a run of the fill)
+                self.final += self.gap_run(info, below, Var(below["counter"]), Var(self.out_sizes[info["mode"]].name))
         for info in self.levels_info:
             if isinstance(info["level"], Dense):
                 continue
@@ -361,11 +364,14 @@ class OutputAssembly:
                     *(self.range_fiber_end(info, begin, pc) if ranged else []),
                     *(self.runs_fiber_end(info) if runs else []),   # (:mod:`.emit_run_output`)
                     *(self.keep_key(pinfo) if "keyed" in pinfo else []),
+                    *(self.gap_run(pinfo, info, begin, Var(index.name)) if "covers" in pinfo else []),
                     *self.keep_coordinate(pinfo, Var(index.name)),
                     CompoundAssign("+", pc, Const(1, "int64")),
                     Grow(info["pos"], BinOp("+", pc, 1)),
                     Store(info["pos"], pc, Cast(info["idt"], child) if info["idt"] != "int64" else child),
                     Assign(Var(info["pos_len"]), BinOp("+", pc, 1)),
+                    *([Assign(Var(pinfo["covers"]), BinOp("+", Var(index.name), Const(1, "int64")))]
+                      if "covers" in pinfo else []),
                 ])]
             return pre + stmts + post
         return stmts

@@ -15,23 +15,24 @@ SparseRunList), an entry extending its fiber's last run or starting one
 (:mod:`compiler.lattice.emit_run_output`), or as a list (``appends_coordinates``: SparsePoint,
 its output checked after each call), innermost there too (under an appended level, a fiber's
 runs closed as its parent keeps it), and one that does not cover its fibers above other levels
-too, as a SparseList, each coordinate its own run (:func:`appends_entries`);
+too, as a SparseList, each coordinate its own run (:func:`appends_entries`; a RunList too as the
+outermost level, its gaps runs of the fill: :func:`covers_above`);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order;
 a level that marks its slots (SparseByteMap) under located levels only may have a level
 appended as a SparseList below it, a fiber per slot (:func:`slots_located`). Any
-other level (a RunList above another, a byte map above other sparse levels, a band or block level above a
+other level (a RunList above another but outermost over a list, a byte map above other sparse levels, a band or block level above a
 sparse one, a Dense level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
 
 >>> from compiler.format import parse_format
->>> built, why = building_output(parse_format("RunList(SparseList(Element(0.0)))"), "C")
+>>> built, why = building_output(parse_format("SparseBand(SparseList(Element(0.0)))"), "C")
 >>> print(built.shorthand)
 dcsr
 >>> print(why)
-the lattice strategy assembles no level 0 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run; a SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -89,7 +90,8 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
         if lvl.appends_coordinates or lvl.appends_runs:
             # (appended as a list or as runs: the innermost level, under located or appended ones;
             # above other levels, each coordinate kept its own entry or run [i, i + 1))
-            return one_pass and (k == len(levels) - 1 or appends_entries(lvl)) and appended_under(levels, k)
+            return one_pass and (k == len(levels) - 1 or appends_entries(lvl) or covers_above(levels, k)) \
+                and appended_under(levels, k)
         # (appended, marked and stored in its slot: innermost, or over blocks of Dense slots, or
         # under located levels over a level appended as a SparseList, a fiber per slot)
         return one_pass and lvl.marks_slots and appended_under(levels, k) and (
@@ -140,6 +142,21 @@ def blocks_below(levels: tuple, k: int) -> bool:
     return all(x.full and x.locates_under_appended for x in levels[k + 1:])
 
 
+def covers_above(levels: tuple, k: int) -> bool:
+    """Whether level ``k`` of ``levels`` is a run-length level that covers its fibers (RunList) as
+    the outermost level over a level appended as a SparseList: the kernel appends it as a
+    SparseList too, each coordinate kept its own run, and a run of the fill over each gap between
+    them and after the last, over an empty fiber below (the storage ``Tensor.from_numpy`` builds).
+
+    >>> from compiler.levels import Dense, Element, RunList, SparseList
+    >>> rows = RunList(SparseList(Element(0.0)))
+    >>> covers_above((rows, rows.child), 0), covers_above((Dense(rows), rows, rows.child), 1)
+    (True, False)
+    """
+    lvl = levels[k]
+    return k == 0 and lvl.appends_runs and lvl.full and k + 1 < len(levels) and appends_entries(levels[k + 1])
+
+
 def slots_located(levels: tuple, k: int) -> bool:
     """Whether level ``k`` of ``levels`` marks its slots (SparseByteMap) under levels located by
     coordinate only: its slots are counted before the loops, so a fiber below it is located by
@@ -174,7 +191,7 @@ def appended_under(levels: tuple, k: int) -> bool:
     parent = levels[k - 1]
     # (under a byte map counted up front, a level appended as a SparseList: a fiber per slot)
     return (parent.keys_in_table is not None or appends_entries(parent)
-            or (slots_located(levels, k - 1) and appends_entries(levels[k])))
+            or ((slots_located(levels, k - 1) or covers_above(levels, k - 1)) and appends_entries(levels[k])))
 
 
 def building_output(fmt: Format, tensor: str, one_pass: bool = True):
@@ -196,10 +213,11 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
                    f"SparseByteMap, SparseBand or "
                    f"SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the "
                    f"only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a "
-                   f"SparseRunList or SparseInterval above other levels, each coordinate its own run; a "
+                   f"SparseRunList or SparseInterval above other levels, each coordinate its own run, and a "
+                   f"RunList so as the outermost level over a SparseList, its gaps runs of the fill; a "
                    f"SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot) "
                    f"in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 
 
-__all__ = ["appended_under", "appends_entries", "assembles", "blocks_below", "building_output", "holds_blocks", "slots_located"]
+__all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "slots_located"]

@@ -129,7 +129,7 @@ def test_assembles_asks_the_levels_not_their_names():
     assert not assembles((Mine(Element(0.0)), Dense(Element(0.0)), Slots(Element(0.0))), 1)   # (nor one above it)
     assert not assembles((SparseCOO(1, Element(0.0)), Dense(Element(0.0))), 1)   # (a COO level appends alone)
     assert assembles((SparseList(Element(0.0)), RunList(Element(0.0))), 1)   # (runs: innermost, test_..._nestings)
-    assert not assembles((RunList(Element(0.0)), SparseList(Element(0.0))), 0)
+    assert not assembles((Dense(Element(0.0)), RunList(Element(0.0)), SparseList(Element(0.0))), 1)
     assert not assembles((Dense(Element(0.0)), RunList(Element(0.0))), 1, one_pass=False)
 
     class Runs(SparseRunList):   # a subclass of a level appended as runs is appended so too

@@ -375,7 +375,8 @@ def test_assembles_asks_whether_a_run_level_covers_its_fibers():
     dense = Dense(Element(0.0))
     assert assembles((Spans(dense), dense), 0) and assembles((Spans(dense), dense), 1)
     assert assembles((Spans(dense), SparseList(dense)), 1) and assembles((SparsePoint(dense), dense), 1)
-    assert not assembles((RunList(dense), SparseList(dense)), 0)   # (a gap would be a run of the fill: a stand-in)
+    assert not assembles((dense, RunList(dense), SparseList(dense)), 1)   # (under Dense: gaps in skipped fibers)
+    assert not assembles((RunList(dense), dense), 0)   # (a gap's block of the fill: a stand-in)
     assert not assembles((Spans(dense), dense), 0, one_pass=False)
 
 
@@ -497,3 +498,72 @@ def test_property_byte_maps_over_sparse_levels(out, what, shape, fill, density, 
     tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
                for name, (x, f) in arrays.items()}
     run_blocks(expr, fmt, used(expr, tensors), SLOTTED)
+
+
+# -- a RunList as the outermost level over a level appended as a SparseList ----------------------------------
+# (each kept coordinate its own run; a gap between them, and the rest after the last, a run of the fill over
+# an empty fiber below)
+
+COVERS = "a run of the fill over an empty fiber"
+RUNS_OVER = {"RunList(SparseList)": lambda fill: Format(RunList(SparseList(leaf(fill)))),
+             "RunList(SparseRunList)": lambda fill: Format(RunList(SparseRunList(leaf(fill)))),
+             "RunList(SparseList(SparseList))": lambda fill: Format(RunList(SparseList(SparseList(leaf(fill))))),
+             "RunList(SparseList(Dense))": lambda fill: Format(RunList(SparseList(Dense(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("out", list(RUNS_OVER))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_run_list_over_a_sparse_level_is_assembled_by_the_kernel(out, what):
+    # before: built as DCSR (or CSF) and converted after each call (the convert step)
+    fmt = RUNS_OVER[out](0.0)
+    expr = EXPRS[what] if fmt.ndim == 2 else EXPRS3["contract" if what == "spmm" else what]
+    k = check(expr, fmt, **used(expr, matrices(seed=61) if fmt.ndim == 2 else cubes(seed=62)))
+    assembled_natively(k, fmt, COVERS)
+
+
+def test_a_run_list_covers_its_gaps_with_runs_of_the_fill():
+    # rows 0, 3 and 6 kept: runs [0, 1), [1, 3) of the fill, [3, 4), [4, 6) of the fill (row 5's values
+    # cancel), [6, 7), and the rest [7, 8) of the fill; no rows: no runs
+    a = np.zeros((8, 3))
+    a[[0, 3, 5, 6], [1, 0, 2, 2]] = [1.0, 2.0, 3.0, 4.0]
+    b = np.zeros_like(a)
+    b[5, 2] = -3.0
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    fmt = Format(RunList(SparseList(leaf())))
+    k = check(EXPRS["sum"], fmt, A=A, B=B)
+    assembled_natively(k, fmt, COVERS)
+    got = k(A=A, B=B)
+    assert got.levels[0].right.tolist() == [1, 3, 4, 6, 7, 8]
+    assert got.levels[1].pos.tolist() == [0, 1, 1, 2, 2, 3, 3]
+    empty = Tensor.from_numpy(np.zeros((0, 3)), "csr")
+    assert check("C[i, j] = A[i, j]", fmt, A=empty)(A=empty).levels[0].right.tolist() == []
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(RUNS_OVER)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="RunList(SparseList)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True, seed=0)
+@example(out="RunList(SparseRunList)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0, stored_special=False,
+         seed=0)   # all fill: one run of the fill
+@example(out="RunList(SparseList(Dense))", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0,
+         stored_special=True, seed=0)   # no rows
+@example(out="RunList(SparseList(SparseList))", what="spmm", shape=(3, 4, 2), fill=0.0, density=0.3,
+         stored_special=True, seed=2)
+def test_property_run_lists_over_sparse_levels(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    fmt = RUNS_OVER[out]
+    if fmt(0.0).ndim == 2:
+        a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        d = random_sparse((m, p), density, rng, fill=fill, lo=1, hi=3)
+        arrays = {"A": (a, "csr"), "B": (b, "dcsr"), "D": (d, "csr")}
+        expr = EXPRS[what]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        mm = random_sparse((p, p), density, rng, fill=fill, lo=1, hi=3)
+        arrays = {"T": (t, "csf"), "U": (u, "csf"), "M": (mm, "csr")}
+        expr = EXPRS3["contract" if what == "spmm" else what]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, fmt, used(expr, tensors), COVERS)
