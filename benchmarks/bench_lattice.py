@@ -88,7 +88,10 @@ blocks started at each gap, a RunList's, SparseRunList's or SparseInterval's ent
 SparsePoint's as a SparseList's, a block of Dense slots per position a SparseByteMap, SparseBand or
 SparseBlockList keeps over Dense levels (``SparseBand(Dense)``: rows as a band, each stored row a
 block of values), a RunList's or SparseRunList's runs under a SparseList (each row's closed as the
-row is kept); else the stand-in and conversion). The lines "... (banded)" add two
+row is kept), a SparseHash's block of Dense slots per entry (``SparseHash(Dense)``), a SparseRunList's
+rows above a SparseList or Dense, each kept row its own run, a SparseByteMap's rows over a
+SparseList, a fiber per slot, a RunList's over a SparseList (its gaps runs of the fill); else the
+stand-in and conversion). The lines "... (banded)" add two
 banded matrices (2000 x 2000, 51 diagonals, a third of the band's entries the fill) into the band and
 block formats, which suit them.
 
@@ -226,7 +229,12 @@ def output_format_rows(small=False):
                "SparseBand(Dense)": (SparseBand(Dense(e)), dcsr()),
                "SparseBlockList(Dense)": (SparseBlockList(Dense(e)), dcsr()),
                "SparseList(RunList)": (SparseList(RunList(e)), dcsr()),
-               "SparseList(SparseRunList)": (SparseList(SparseRunList(e)), dcsr())}
+               "SparseList(SparseRunList)": (SparseList(SparseRunList(e)), dcsr()),
+               "SparseHash(Dense)": (SparseHash(Dense(e)), dcsr()),
+               "SparseRunList(SparseList)": (SparseRunList(SparseList(e)), dcsr()),
+               "SparseRunList(Dense)": (SparseRunList(Dense(e)), Format(SparseList(Dense(e)))),
+               "SparseByteMap(SparseList)": (SparseByteMap(SparseList(e)), dcsr()),
+               "RunList(SparseList)": (RunList(SparseList(e)), dcsr())}
     # (a point or an interval holds one entry or run per row: the sum of two matrices of one entry per
     # row, in the same column, with as many entries as the others)
     m = nnz

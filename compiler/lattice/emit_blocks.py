@@ -8,6 +8,7 @@ in its slot of the block and the sparse level keeps the coordinate if a slot got
 than the fill (:func:`compiler.lattice.output_build.holds_blocks` says which levels):
 
 - a SparseList appends the coordinate at its next position (the block there);
+- a SparseHash does too, keeping the entry's key and its child (its own position);
 - a SparseBlockList does too, extending its last block or starting one
   (:mod:`compiler.lattice.emit_ranges`);
 - a SparseBand's position is ``begin + (i - lo)`` from its fiber's first coordinate ``lo`` (the
@@ -29,7 +30,7 @@ Example (``Dense(SparseBand(Dense(Element(0.0))))``, ``C[i, j, k] = A[i, j, k]``
 
 from __future__ import annotations
 
-from ..imperative.ir import (Assign, BinOp, Cast, CompoundAssign, Const, Declare, For, Grow, Growable, If, OutScalar,
+from ..imperative.ir import (Assign, BinOp, CompoundAssign, Const, Declare, For, Grow, Growable, If, OutScalar,
                              Store, Var)
 from .exprs import cast, const_of, not_fill
 
@@ -103,9 +104,8 @@ class BlockAssembly:
                     Assign(counter, BinOp("+", at, one))]
         if last.get("ranged") == "blocks":
             return self.block_list_keep(last, i) + [CompoundAssign("+", counter, one)]
-        coord = i if last["idt"] == "int64" else Cast(last["idt"], i)
-        return [Grow(last["idx"][0], BinOp("+", counter, one)), Store(last["idx"][0], counter, coord),
-                CompoundAssign("+", counter, one)]
+        keyed = self.keep_key(last) if "keyed" in last else []   # (a hash's child and key beside its coordinate)
+        return keyed + self.keep_coordinate(last, i) + [CompoundAssign("+", counter, one)]
 
     def block_fiber(self, index, stmts: list) -> list:
         """Wrap the case body at the sparse level's coordinate ``index`` with the assembly of

@@ -61,8 +61,10 @@ class OutputAssembly:
                 self.out_params.append(OutScalar(info["counter"], "int64", 0))
                 info["idx"] = [binding.array_name(out, k, lvl.crd_array)]
                 self.out_params.append(Growable(info["idx"][0], idt, info["counter"]))
-                info["pos"] = binding.array_name(out, k, "pos")
-                if all(isinstance(x, Dense) for x in fmt.levels[:k]):
+                info["pos"], info["idt"] = binding.array_name(out, k, "pos"), idt
+                if k and "slots" in self.levels_info[-1]:
+                    self.fiber_starts(info, info["pos"])   # (a fiber per slot of the level above)
+                elif all(isinstance(x, Dense) for x in fmt.levels[:k]):
                     info["pos_buffer"] = True
                     self.out_params.append(Buffer(info["pos"], idt, "inout"))
                 else:
@@ -71,14 +73,15 @@ class OutputAssembly:
                     self.out_params.append(OutScalar(info["pos_len"], "int64", 1))
                     self.out_params.append(Growable(info["pos"], idt, info["pos_len"]))
                     self.init += [Grow(info["pos"], Const(1, "int64")), Store(info["pos"], 0, Const(0, idt))]
-                info["idt"] = idt
                 if lvl.at_most_one:
                     self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as a SparseList "
                                       f"is; each call checks that no fiber holds more than one entry")
             elif lvl.marks_slots:
-                self.marked_level(info, lvl)
+                self.marked_level(info, lvl, above=k < first - 1)
             elif lvl.keys_in_table is not None:
                 self.keyed_level(info, lvl)
+            elif lvl.appends_runs and k < len(fmt.levels) - 1:
+                self.unit_level(info, lvl)   # (above other levels, each coordinate its own run: :mod:`.emit_run_output`)
             elif lvl.appends_runs:
                 self.run_level(info, lvl)   # (:mod:`.emit_run_output`)
             elif lvl.appends_band is not None or lvl.appends_blocks is not None:
@@ -107,6 +110,9 @@ class OutputAssembly:
         else:
             self.out_params.append(Growable(self.val, s.out_dtype, last.get("slots", last["counter"])))
         # finalization
+        for info, below in zip(self.levels_info, self.levels_info[1:]):
+            if "covers" in info:   # (a covering level above another: the rest of its fiber a run of the fill)
+                self.final += self.gap_run(info, below, Var(below["counter"]), Var(self.out_sizes[info["mode"]].name))
         for info in self.levels_info:
             if isinstance(info["level"], Dense):
                 continue
@@ -116,6 +122,8 @@ class OutputAssembly:
             elif "ranged" in info:
                 self.final += self.range_final(info) + ([] if k == 0 or not info["pos_buffer"] else
                                                         [self.prefix_sum(info, self.dense_count(info["mode"]))])
+            elif "slotted" in info:   # (a fiber per slot of the level above: its lengths summed)
+                self.final.append(self.prefix_sum(info, Var(info["slotted"])))
             elif info["pos_buffer"]:
                 if k == 0:
                     self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
@@ -124,11 +132,13 @@ class OutputAssembly:
             if "keyed" in info:
                 self.final += self.key_table(info)
 
-    def marked_level(self, info: dict, lvl):
+    def marked_level(self, info: dict, lvl, above: bool = False):
         """The parameters of a level that marks its slots (SparseByteMap) under Dense ones or an
         appended one: its coordinates appended as a SparseList's (its ``pos`` a buffer under Dense
         levels), its marks and the values one per slot, starting unmarked and at the fill (under an
-        appended level, a block of slots per fiber: :meth:`~compiler.lattice.emit_ranges.RangeAssembly.fiber_start`)."""
+        appended level, a block of slots per fiber: :meth:`~compiler.lattice.emit_ranges.RangeAssembly.fiber_start`);
+        ``above`` another appended level (under located ones only), the values are that level's, a
+        fiber of it per slot (:meth:`keep_slot`)."""
         s, k, out = self.setup, info["k"], self.setup.output.tensor
         idt = np.dtype(lvl.index_dtype).name
         info["counter"] = self.name(("count", k), f"p{out}{k}")
@@ -139,7 +149,10 @@ class OutputAssembly:
         self.fiber_starts(info, binding.array_name(out, k, "pos"))   # (compiler.lattice.emit_ranges)
         self.out_params += [OutScalar(info["slots"], "int64", 0), Growable(info["mark"], "bool", info["slots"])]
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry marked and "
-                          f"stored in its slot (TACO's insert into a level with a slot per coordinate)")
+                          f"stored in its slot (TACO's insert into a level with a slot per coordinate)" if not above else
+                          f"{out}'s level {k} ({lvl.name}) is appended in storage order, a fiber of level {k + 1} in "
+                          f"each slot (their lengths summed after the loops), a coordinate marked and kept if the "
+                          f"fiber in its slot got entries")
         if not info["pos_buffer"]:
             self.slot_blocks(info)
             return
@@ -147,6 +160,9 @@ class OutputAssembly:
         q = Var(self.name(("slots", "q"), "q"))
         fill = const_of(s.out_fill_value, s.out_dtype)
         self.init += [Assign(slots, self.dense_count(info["mode"] + 1)), Grow(info["mark"], slots)]
+        if above:
+            self.init.append(For(q, 0, slots, [Store(info["mark"], q, Const(False, "bool"))]))
+            return
         if self.block is None:
             self.init += [Grow(self.val, slots),
                           For(q, 0, slots, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)])]
@@ -195,6 +211,27 @@ class OutputAssembly:
                                     [Assign(h, BinOp("&", BinOp("+", h, Const(1, "int64")),
                                                      BinOp("-", cap, Const(1, "int64"))))]),
                               Store(table, h, BinOp("+", q, Const(1, "int64")))])]
+
+    def keep_slot(self, info: dict, index, slot) -> list:
+        """A level that marks its slots (``info``) above an appended level keeps the coordinate
+        ``index`` whose slot ``slot`` got a fiber with entries: listed and marked.
+
+        Example (``SparseByteMap(SparseList(Element(0.0)))``), after row ``i``::
+
+            C1_pos[i + 1] = pC1 - pC1_begin;
+            if (pC1 > pC1_begin) { C0_srt[pC0] = i; C0_tbl[i] = true; pC0 += 1; }
+        """
+        return (self.keep_coordinate(info, Var(index.name)) + [Store(info["mark"], slot, Const(True, "bool")),
+                                                               CompoundAssign("+", Var(info["counter"]), Const(1, "int64"))])
+
+    def keep_coordinate(self, info: dict, i) -> list:
+        """Store the coordinate ``i`` (an int64 variable) of the entry an appended level ``info``
+        keeps at its counter: in its coordinate array, or as the run ``[i, i + 1)`` of a run-length
+        level above others (:meth:`~compiler.lattice.emit_run_output.RunAssembly.unit_level`)."""
+        at = Var(info["counter"])
+        bounds = [i, BinOp("+", i, Const(1, "int64"))][-len(info["idx"]):] if "units" in info else [i]
+        return [stmt for name, b in zip(info["idx"], bounds)
+                for stmt in (Grow(name, BinOp("+", at, Const(1, "int64"))), Store(name, at, cast(b, "int64", info["idt"])))]
 
     def appended_arrays(self) -> tuple:
         """The arrays that grow by one element per entry appended at the innermost level (a level
@@ -297,7 +334,7 @@ class OutputAssembly:
             ranged = "ranged" in info
             runs = "runs" in info and not info["runs"]["located"]   # (located: closed as entries reach them)
             if not info["level"].appends_coordinates and "slots" not in info and "keyed" not in info \
-                    and not ranged and not runs:
+                    and not ranged and not runs and "units" not in info:
                 continue
             if self.out_path[info["mode"] - 1] != index:
                 continue
@@ -305,9 +342,11 @@ class OutputAssembly:
             begin = Var(self.name(("begin", k), f"{child.name}_begin"))
             pre = [Declare(begin, "int64", child)] + self.fiber_start(info)
             prev_level = self.out_levels[k - 1]
-            if isinstance(prev_level, Dense):
+            if isinstance(prev_level, Dense) or "slotted" in info:
                 ppos = self.dense_position(info["mode"] - 1)
                 post = [Store(info["pos"], BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info["idt"]))]
+                if "slotted" in info:   # (the level above keeps the coordinate if the fiber in its slot got entries)
+                    post.append(If(BinOp(">", child, begin), self.keep_slot(self.levels_info[k - 1], index, ppos)))
                 if ranged and info["ranged"] == "band":   # (a band's values begin where its entries do)
                     post.append(If(BinOp(">", child, begin), self.range_fiber_end(info, begin, ppos)))
                 if self.phase == "compute" and self.read_counter is not None:
@@ -325,13 +364,14 @@ class OutputAssembly:
                     *(self.range_fiber_end(info, begin, pc) if ranged else []),
                     *(self.runs_fiber_end(info) if runs else []),   # (:mod:`.emit_run_output`)
                     *(self.keep_key(pinfo) if "keyed" in pinfo else []),
-                    Grow(pinfo["idx"][0], BinOp("+", pc, 1)),
-                    Store(pinfo["idx"][0], pc, Var(index.name) if pinfo["idt"] == "int64"
-                          else Cast(pinfo["idt"], Var(index.name))),
+                    *(self.gap_run(pinfo, info, begin, Var(index.name)) if "covers" in pinfo else []),
+                    *self.keep_coordinate(pinfo, Var(index.name)),
                     CompoundAssign("+", pc, Const(1, "int64")),
                     Grow(info["pos"], BinOp("+", pc, 1)),
                     Store(info["pos"], pc, Cast(info["idt"], child) if info["idt"] != "int64" else child),
                     Assign(Var(info["pos_len"]), BinOp("+", pc, 1)),
+                    *([Assign(Var(pinfo["covers"]), BinOp("+", Var(index.name), Const(1, "int64")))]
+                      if "covers" in pinfo else []),
                 ])]
             return pre + stmts + post
         return stmts

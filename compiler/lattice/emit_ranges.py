@@ -91,7 +91,18 @@ class RangeAssembly:
         k, idt = info["k"], info["idt"]
         info["pos"] = name
         info["pos_buffer"] = all(above.located_by_coordinate for above in self.out_levels[:k])
-        if info["pos_buffer"]:
+        parent = self.levels_info[-1] if k else None
+        if parent is not None and "slots" in parent:
+            # (under a level that marks its slots, counted up front: a fiber per slot, its length
+            # stored as the fiber ends and summed after the loops)
+            slots = Var(parent["slots"])
+            q = Var(self.name(("slotted", k), "q"))
+            info["slotted"], info["pos_len"] = parent["slots"], self.name(("poslen", k), f"{name}_len")
+            self.out_params += [OutScalar(info["pos_len"], "int64", 1), Growable(name, idt, info["pos_len"])]
+            self.init += [Assign(Var(info["pos_len"]), BinOp("+", slots, Const(1, "int64"))),
+                          Grow(name, Var(info["pos_len"])),
+                          For(q, 0, Var(info["pos_len"]), [Store(name, q, Const(0, idt))])]
+        elif info["pos_buffer"]:
             self.out_params.append(Buffer(name, idt, "inout"))
         else:
             info["pos_len"] = self.name(("poslen", k), f"{name}_len")

@@ -73,6 +73,49 @@ class RunAssembly:
                           f"coordinate where its fiber's last run ends, of that run's value, extends the run, "
                           f"any other starts one{gaps} (TACO's append into a run-length level)")
 
+    def unit_level(self, info: dict, lvl):
+        """The parameters of a run-length level that does not cover its fibers (SparseRunList,
+        SparseInterval) above other levels: appended as a SparseList is, each coordinate whose
+        fiber below got entries kept as its own run ``[i, i + 1)``
+        (:meth:`~compiler.lattice.emit_output.OutputAssembly.keep_coordinate`), as
+        ``Tensor.from_numpy`` builds it (it merges runs of equal values only, not of equal fibers).
+
+        Example (``SparseRunList(SparseList(Element(0.0)))``), as row ``i`` is kept::
+
+            C0_left[pC0] = i; C0_right[pC0] = i + 1; pC0 += 1; C1_pos[pC0] = pC1;
+        """
+        k, out = info["k"], self.setup.output.tensor
+        idt = np.dtype(lvl.index_dtype).name
+        info["counter"] = self.name(("count", k), f"p{out}{k}")
+        bounds = ([lvl.run_start_array] if lvl.run_start_array else []) + [lvl.run_end_array]
+        info["idx"], info["idt"], info["units"] = [binding.array_name(out, k, a) for a in bounds], idt, True
+        self.out_params.append(OutScalar(info["counter"], "int64", 0))
+        self.out_params += [Growable(name, idt, info["counter"]) for name in info["idx"]]
+        self.fiber_starts(info, binding.array_name(out, k, "pos"))   # (compiler.lattice.emit_ranges)
+        if lvl.full:   # (covering its fiber: where its last run ends, for the run of the fill over a gap)
+            info["covers"] = self.name(("covers", k), f"{out}{k}_end")
+            self.init.append(Declare(Var(info["covers"]), "int64", Const(0, "int64")))
+        self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as a SparseList is, each "
+                          f"coordinate whose fiber below got entries its own run [i, i + 1)"
+                          + ("; a gap between them, and the rest after the last, a run of the fill over an empty "
+                             "fiber" if lvl.full else "")
+                          + ("; each call checks that no fiber holds more than one run" if lvl.at_most_one else ""))
+
+    def gap_run(self, info: dict, below: dict, at, stop) -> list:
+        """A covering level ``info`` above another (``below``) closes the gap before ``stop`` (an int64
+        expression) with a run of the fill: its child ``below``'s fiber there empty, starting at ``at``.
+
+        Example (``RunList(SparseList(Element(0.0)))``), before row ``i`` is kept::
+
+            if (C0_end < i) { C0_right[pC0] = i; pC0 += 1; C1_pos[pC0] = pC1_begin; }
+        """
+        counter, end = Var(info["counter"]), Var(info["covers"])
+        one = Const(1, "int64")
+        return [If(BinOp("<", end, stop), [
+            Grow(info["idx"][-1], BinOp("+", counter, one)), Store(info["idx"][-1], counter, cast(stop, "int64", info["idt"])),
+            CompoundAssign("+", counter, one), Grow(below["pos"], BinOp("+", counter, one)),
+            Store(below["pos"], counter, cast(at, "int64", below["idt"])), Assign(Var(below["pos_len"]), BinOp("+", counter, one))])]
+
     def run_arrays(self, info: dict) -> list:
         """The arrays that grow by one element per run: its bounds and the values."""
         return [*info["idx"], self.val]

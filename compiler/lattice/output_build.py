@@ -5,7 +5,7 @@ a level with a slot per coordinate under such levels (Dense) is *located*, its p
 computed from its parent's; so is one under an appended level when it declares it
 (``locates_under_appended``: TACO's ``{sparse, dense}``, a SparseList of Dense rows), each
 appended position getting a block of slots; a level that keeps its keys in a table (SparseHash,
-the table built at the end) and one that marks its slots (SparseByteMap, its entries
+the table built at the end, innermost or over Dense levels) and one that marks its slots (SparseByteMap, its entries
 stored and marked in their slots) or stores a band or blocks per fiber (SparseBand,
 SparseBlockList), innermost or over Dense levels only (each position it keeps a block of their
 slots: :mod:`compiler.lattice.emit_blocks`), are appended in order under Dense levels, a
@@ -14,21 +14,25 @@ SparseList or a SparseHash, a band's gaps filled, a block list's starting blocks
 SparseRunList), an entry extending its fiber's last run or starting one
 (:mod:`compiler.lattice.emit_run_output`), or as a list (``appends_coordinates``: SparsePoint,
 its output checked after each call), innermost there too (under an appended level, a fiber's
-runs closed as its parent keeps it);
+runs closed as its parent keeps it), and one that does not cover its fibers above other levels
+too, as a SparseList, each coordinate its own run (:func:`appends_entries`; a RunList too as the
+outermost level, its gaps runs of the fill: :func:`covers_above`);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
-that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order. Any
-other level (a run-length, point or interval level above another, a byte map, band or block level above a
+that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order;
+a level that marks its slots (SparseByteMap) under located levels only may have a level
+appended as a SparseList below it, a fiber per slot (:func:`slots_located`). Any
+other level (a RunList above another but outermost over a list, a byte map above other sparse levels, a band or block level above a
 sparse one, a Dense level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
 
 >>> from compiler.format import parse_format
->>> built, why = building_output(parse_format("RunList(SparseList(Element(0.0)))"), "C")
+>>> built, why = building_output(parse_format("SparseBand(SparseList(Element(0.0)))"), "C")
 >>> print(built.shorthand)
 dcsr
 >>> print(why)
-the lattice strategy assembles no level 0 (RunList) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparseByteMap, SparseBand or SparseBlockList level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint innermost under Dense levels, a SparseList or a SparseHash, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -36,6 +40,8 @@ True
 >>> building_output(parse_format("Dense(SparseByteMap(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("Dense(SparseHash(Element(0.0)))"), "C") is None
+True
+>>> building_output(parse_format("SparseHash(Dense(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("Dense(RunList(Element(0.0)))"), "C") is None
 True
@@ -64,7 +70,8 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     (a SparseCOO's one segment) only as the output's one level; a level that marks its slots
     (``marks_slots``: SparseByteMap) or stores a band or blocks per fiber as the innermost level
     or over Dense levels only (:func:`blocks_below`; the Dense levels then under :func:`holds_blocks`),
-    and one that keeps its keys in a table (``keys_in_table``: SparseHash) at any level, each where
+    and one that keeps its keys in a table (``keys_in_table``: SparseHash) at any level (over Dense
+    levels, each entry gets a block of them too), each where
     :func:`appended_under` says; one appended as runs (``appends_runs``: RunList, SparseRunList) or
     as a list (``appends_coordinates``: SparsePoint) as the innermost level, there too; each in
     a one-pass kernel.
@@ -81,10 +88,14 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
         return one_pass and appended_under(levels, k)
     if not isinstance(lvl, ASSEMBLED):
         if lvl.appends_coordinates or lvl.appends_runs:
-            # (appended as a list or as runs: the innermost level, under located or appended ones)
-            return one_pass and k == len(levels) - 1 and appended_under(levels, k)
-        # (appended, marked and stored in its slot: innermost, or over blocks of Dense slots)
-        return one_pass and lvl.marks_slots and blocks_below(levels, k) and appended_under(levels, k)
+            # (appended as a list or as runs: the innermost level, under located or appended ones;
+            # above other levels, each coordinate kept its own entry or run [i, i + 1))
+            return one_pass and (k == len(levels) - 1 or appends_entries(lvl) or covers_above(levels, k)) \
+                and appended_under(levels, k)
+        # (appended, marked and stored in its slot: innermost, or over blocks of Dense slots, or
+        # under located levels over a level appended as a SparseList, a fiber per slot)
+        return one_pass and lvl.marks_slots and appended_under(levels, k) and (
+            blocks_below(levels, k) or (slots_located(levels, k) and appends_entries(levels[k + 1])))
     if lvl.full:
         if all(above.full for above in levels[:k]):
             return True
@@ -93,17 +104,35 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     return lvl.appends_nested or len(levels) == 1
 
 
+def appends_entries(lvl) -> bool:
+    """Whether the lattice emission appends ``lvl`` above other levels as a SparseList, one entry
+    (its counter the child's position) per coordinate whose fiber below got entries: a level that
+    appends coordinates (SparseList, SparsePoint) or runs without covering its fibers
+    (SparseRunList, SparseInterval: each coordinate kept its own run ``[i, i + 1)``, as
+    ``Tensor.from_numpy`` stores runs of anything but values). A covering run-length level (RunList)
+    would need a run of the fill, with an empty fiber below, over each gap.
+
+    >>> from compiler.levels import Element, RunList, SparseInterval
+    >>> appends_entries(SparseInterval(Element(0.0))), appends_entries(RunList(Element(0.0)))
+    (True, False)
+    """
+    return not lvl.full and (lvl.appends_coordinates or lvl.appends_runs)
+
+
 def holds_blocks(lvl) -> bool:
     """Whether the lattice emission gives each position ``lvl`` appends (or marks) a block of the
     Dense slots under it (:mod:`compiler.lattice.emit_blocks`): a level appended under any parent
     (SparseList), one that marks its slots (SparseByteMap), stores a band (SparseBand) or blocks
-    (SparseBlockList).
+    (SparseBlockList), or keeps its keys in a table (SparseHash: its entry's child is its position),
+    and one appended as a SparseList is above other levels (:func:`appends_entries`).
 
-    >>> from compiler.levels import Element, SparseBand, SparseHash
+    >>> from compiler.levels import Element, RunList, SparseBand, SparseHash, SparseRunList
     >>> holds_blocks(SparseBand(Element(0.0))), holds_blocks(SparseHash(Element(0.0)))
+    (True, True)
+    >>> holds_blocks(SparseRunList(Element(0.0))), holds_blocks(RunList(Element(0.0)))
     (True, False)
     """
-    return ((isinstance(lvl, ASSEMBLED) and lvl.appends_nested) or lvl.marks_slots
+    return (appends_entries(lvl) or lvl.marks_slots or lvl.keys_in_table is not None
             or lvl.appends_band is not None or lvl.appends_blocks is not None)
 
 
@@ -113,13 +142,42 @@ def blocks_below(levels: tuple, k: int) -> bool:
     return all(x.full and x.locates_under_appended for x in levels[k + 1:])
 
 
+def covers_above(levels: tuple, k: int) -> bool:
+    """Whether level ``k`` of ``levels`` is a run-length level that covers its fibers (RunList) as
+    the outermost level over a level appended as a SparseList: the kernel appends it as a
+    SparseList too, each coordinate kept its own run, and a run of the fill over each gap between
+    them and after the last, over an empty fiber below (the storage ``Tensor.from_numpy`` builds).
+
+    >>> from compiler.levels import Dense, Element, RunList, SparseList
+    >>> rows = RunList(SparseList(Element(0.0)))
+    >>> covers_above((rows, rows.child), 0), covers_above((Dense(rows), rows, rows.child), 1)
+    (True, False)
+    """
+    lvl = levels[k]
+    return k == 0 and lvl.appends_runs and lvl.full and k + 1 < len(levels) and appends_entries(levels[k + 1])
+
+
+def slots_located(levels: tuple, k: int) -> bool:
+    """Whether level ``k`` of ``levels`` marks its slots (SparseByteMap) under levels located by
+    coordinate only: its slots are counted before the loops, so a fiber below it is located by
+    its slot ``parent * size + i`` (``pos`` one per slot, as ``Tensor.from_numpy`` stores it).
+
+    >>> from compiler.levels import Dense, Element, SparseByteMap, SparseList
+    >>> bm = SparseByteMap(SparseList(Element(0.0)))
+    >>> slots_located((Dense(bm), bm), 1), slots_located((SparseList(bm), bm), 1)
+    (True, False)
+    """
+    return levels[k].marks_slots and all(above.located_by_coordinate for above in levels[:k])
+
+
 def appended_under(levels: tuple, k: int) -> bool:
     """Whether the parents of level ``k`` of ``levels`` let the lattice emission append it in
     storage order as it appends a SparseList, when it stores a band or blocks per fiber
     (``appends_band``, ``appends_blocks``: :mod:`compiler.lattice.emit_ranges`) or keeps its keys
     ``parent * size + i`` in a table (``keys_in_table``): levels located by coordinate, or a parent
     that appends under any parent (a SparseList) or keeps its keys (its entry's position is its
-    counter while the fiber under it is appended).
+    counter while the fiber under it is appended); under a level that marks its slots under located
+    levels only (:func:`slots_located`), a level appended as a SparseList, a fiber per slot.
 
     >>> from compiler.levels import Dense, Element, SparseBand, SparseByteMap, SparseHash, SparseList
     >>> band = SparseBand(Element(0.0))
@@ -131,7 +189,9 @@ def appended_under(levels: tuple, k: int) -> bool:
     if all(above.located_by_coordinate for above in levels[:k]):
         return True
     parent = levels[k - 1]
-    return parent.keys_in_table is not None or (isinstance(parent, ASSEMBLED) and parent.appends_nested)
+    # (under a byte map counted up front, a level appended as a SparseList: a fiber per slot)
+    return (parent.keys_in_table is not None or appends_entries(parent)
+            or ((slots_located(levels, k - 1) or covers_above(levels, k - 1)) and appends_entries(levels[k])))
 
 
 def building_output(fmt: Format, tensor: str, one_pass: bool = True):
@@ -143,17 +203,21 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
     built, replaced = found
     levels = " and ".join(replaced)
     one = len(replaced) == 1
-    holders = "a SparseList, SparseByteMap, SparseBand or SparseBlockList level"
+    holders = ("a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList "
+               "or SparseHash level")
     blocks = f"and under {holders} when only Dense levels follow" if one_pass else \
         f"and, in a one-pass kernel, under {holders} when only Dense levels follow"
     return built, (f"the lattice strategy assembles no {levels} in {tensor}: it places Dense levels by position "
                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
-                   f"SparseHash under Dense levels, a SparseList or a SparseHash, a SparseByteMap, SparseBand or "
-                   f"SparseBlockList there, innermost or over Dense levels, a SparsePoint innermost under Dense "
-                   f"levels, a SparseList or a SparseHash, or SparseCOO as the only level) and runs (a RunList, "
-                   f"SparseRunList or SparseInterval innermost there) "
+                   f"SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a "
+                   f"SparseByteMap, SparseBand or "
+                   f"SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the "
+                   f"only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a "
+                   f"SparseRunList or SparseInterval above other levels, each coordinate its own run, and a "
+                   f"RunList so as the outermost level over a SparseList, its gaps runs of the fill; a "
+                   f"SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot) "
                    f"in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 
 
-__all__ = ["appended_under", "assembles", "blocks_below", "building_output", "holds_blocks"]
+__all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "slots_located"]

@@ -374,8 +374,9 @@ class Setup:
                                     f"level {k} ({n})")
             if lvl.located_by_coordinate and not assembles(tuple(fmt.levels), k):
                 raise StrategyError(f"output {self.output.tensor}: a Dense level under a sparse level "
-                                    f"is assembled only under a SparseList, SparseByteMap, SparseBand or "
-                                    f"SparseBlockList level, with Dense levels alone below it")
+                                    f"is assembled only under a SparseList, SparsePoint, SparseRunList, "
+                                    f"SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash "
+                                    f"level, with Dense levels alone below it")
             if lvl.coordinate_list and k != len(names) - 1:
                 raise StrategyError(f"output {self.output.tensor}: {n} must be the innermost level")
         if self.program.op is not None:

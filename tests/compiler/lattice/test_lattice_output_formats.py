@@ -129,7 +129,7 @@ def test_assembles_asks_the_levels_not_their_names():
     assert not assembles((Mine(Element(0.0)), Dense(Element(0.0)), Slots(Element(0.0))), 1)   # (nor one above it)
     assert not assembles((SparseCOO(1, Element(0.0)), Dense(Element(0.0))), 1)   # (a COO level appends alone)
     assert assembles((SparseList(Element(0.0)), RunList(Element(0.0))), 1)   # (runs: innermost, test_..._nestings)
-    assert not assembles((RunList(Element(0.0)), SparseList(Element(0.0))), 0)
+    assert not assembles((Dense(Element(0.0)), RunList(Element(0.0)), SparseList(Element(0.0))), 1)
     assert not assembles((Dense(Element(0.0)), RunList(Element(0.0))), 1, one_pass=False)
 
     class Runs(SparseRunList):   # a subclass of a level appended as runs is appended so too
@@ -315,7 +315,8 @@ def test_blocks_of_dense_levels_under_sparse_ones_in_three_modes(out, what):
 @pytest.mark.parametrize("options", [{"assembly": "two-phase"}, {"schedule": [("parallelize", "i")]}])
 @pytest.mark.parametrize("out", [sparse_over_dense(), under_dense(SparseByteMap), under_dense(SparseHash),
                                  under_dense(SparseBand), under_dense(SparseBlockList),
-                                 *[Format(cls(Dense(leaf()))) for cls in (SparseByteMap, SparseBand, SparseBlockList)]])
+                                 *[Format(cls(Dense(leaf())))
+                                   for cls in (SparseByteMap, SparseBand, SparseBlockList, SparseHash)]])
 def test_blocks_are_built_through_a_stand_in_where_not_one_pass(options, out):
     # two-phase and threaded kernels append no blocks, mark no slots and append no bands or block
     # lists: the stand-in is converted

@@ -1,8 +1,8 @@
 """Output levels with levels below them under the lattice strategy (issue 29, item 3).
 
-A SparseByteMap, SparseBand or SparseBlockList output level with Dense levels below it is
+A SparseByteMap, SparseBand, SparseBlockList or SparseHash output level with Dense levels below it is
 assembled by the kernel: each position it keeps (a byte map's slot, a band's position from its
-first coordinate, a block list's next position) gets a block of the Dense slots below, holding
+first coordinate, a block list's or a hash's next position) gets a block of the Dense slots below, holding
 the fill until stored into, and the coordinate is kept if a slot gets another value
 (compiler/lattice/emit_blocks.py). Before, they were built through SparseList stand-ins and
 converted after each call (the trace's ``convert`` step). Each kernel is checked against the
@@ -26,9 +26,11 @@ from tests.compiler.lattice.output_cases import (EXPRS, EXPRS3, FILLS, assembled
                                                  run_blocks, runs_inputs, used)
 
 RANGED = [SparseByteMap, SparseBand, SparseBlockList]
+#: the sparse levels that hold a block of Dense slots per position they keep
+HOLDERS = [*RANGED, SparseHash]
 #: what the lowering step says of the sparse level over the Dense block
 HOW = {SparseByteMap: "marked and stored in its slot", SparseBand: "its band runs from the fiber's first entry",
-       SparseBlockList: "a gap starting a new block"}
+       SparseBlockList: "a gap starting a new block", SparseHash: "each entry keeping its key"}
 BLOCK = "gets a block of slots"
 
 
@@ -40,15 +42,16 @@ def over(cls, fill=0.0, dense=1):
     return cls(inner)
 
 
-#: three-mode nestings: the ranged level over one or two Dense levels, under a Dense, a SparseList or a SparseHash
+#: three-mode nestings: the holding level over one or two Dense levels, under a Dense, a SparseList or a SparseHash
 NESTED3 = {f"{above}({cls.name}(Dense))": (lambda fill, cls=cls, up=up: Format(up(over(cls, fill))))
-           for cls in RANGED for above, up in (("Dense", Dense), ("SparseList", SparseList))}
+           for cls in HOLDERS for above, up in (("Dense", Dense), ("SparseList", SparseList))}
 NESTED3.update({f"{cls.name}(Dense(Dense))": (lambda fill, cls=cls: Format(over(cls, fill, dense=2)))
-                for cls in RANGED})
+                for cls in HOLDERS})
 NESTED3["SparseHash(SparseBand(Dense))"] = lambda fill: Format(SparseHash(over(SparseBand, fill)))
-NESTED2 = {f"{cls.name}(Dense)": (lambda fill, cls=cls: Format(over(cls, fill))) for cls in RANGED}
-#: the sparse level of each nesting (what its lowering note says)
-LEVEL = {name: next(c for c in RANGED if c.name in name) for name in [*NESTED2, *NESTED3]}
+NESTED3["SparseHash(SparseHash(Dense))"] = lambda fill: Format(SparseHash(over(SparseHash, fill)))
+NESTED2 = {f"{cls.name}(Dense)": (lambda fill, cls=cls: Format(over(cls, fill))) for cls in HOLDERS}
+#: the sparse level of each nesting over the Dense block (what its lowering note says)
+LEVEL = {name: next(c for c in HOLDERS if f"{c.name}(Dense" in name) for name in [*NESTED2, *NESTED3]}
 
 
 def matrices(seed=21, shape=(7, 5), density=0.3, fill=0.0):
@@ -70,10 +73,11 @@ def cubes(seed=22, shape=(4, 6, 3), density=0.3, fill=0.0):
             "M": Tensor.from_numpy(m, "csr", fill=fill)}
 
 
-@pytest.mark.parametrize("cls", RANGED)
+@pytest.mark.parametrize("cls", HOLDERS)
 @pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
-def test_a_ranged_level_over_dense_is_assembled_by_the_kernel(cls, what):
-    # before: built as a SparseList(Dense) stand-in and converted after each call (the convert step)
+def test_a_sparse_level_over_dense_is_assembled_by_the_kernel(cls, what):
+    # before: built as a SparseList(Dense) stand-in and converted after each call (the convert step;
+    # SparseHash(Dense) until outnest2)
     expr, out = EXPRS[what], Format(over(cls))
     k = check(expr, out, **used(expr, matrices()))
     assembled_natively(k, out, HOW[cls])
@@ -91,8 +95,8 @@ def test_ranged_levels_over_dense_in_three_modes(out, what):
     assert "_kept" in k.c_source and "_start" in k.c_source
 
 
-@pytest.mark.parametrize("cls", RANGED)
-def test_spmv_of_each_slice_into_a_ranged_level_over_dense(cls):
+@pytest.mark.parametrize("cls", HOLDERS)
+def test_spmv_of_each_slice_into_a_sparse_level_over_dense(cls):
     # C[i, j] = T[i, j, k] * v[k]: SpMV of each slice T[i] (a row of C kept where a product is
     # not the fill; v's zero at k = 1 makes some products vanish)
     t = cubes(seed=23)["T"]
@@ -122,7 +126,7 @@ def test_a_byte_map_block_not_kept_holds_only_the_fill():
     a = np.array([[0.0, -1e-200], [2.0, 0.0]])
     b = np.array([[0.0, 1e-200], [3.0, 0.0]])
     A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
-    for cls in RANGED:
+    for cls in HOLDERS:
         out = Format(Dense(over(cls, dense=1)))
         k = check("C[i, j, k] = A[i, j] * B[i, k]", out, A=A, B=B)
         assembled_natively(k, out, BLOCK)
@@ -142,7 +146,10 @@ def test_assembles_asks_the_levels_not_their_names():
     assert not assembles((Ragged(dense), dense), 1, one_pass=False)   # (two-phase: no blocks)
     assert not assembles((Ragged(dense), Slots(dense)), 1)
     assert not assembles((Ragged(dense), SparseList(dense)), 0)   # (a sparse level below: a stand-in)
-    assert not assembles((SparseHash(dense), dense), 1)   # (a hash holds no blocks)
+    class Keyed(SparseHash):   # a hash's subclass holds blocks of Dense slots as a hash does
+        name = "Keyed"
+    assert assembles((Keyed(dense), dense), 1) and assembles((Dense(dense), Keyed(dense), dense), 2)
+    assert not assembles((Keyed(dense), dense), 1, one_pass=False)
     assert not assembles((SparseByteMap(dense), SparseByteMap(dense), dense), 0)
     assert building_output(Format(Dense(Ragged(Dense(Element(0.0))))), "C") is None
 
@@ -169,6 +176,11 @@ def special(x, fill, rng):
          stored_special=True, seed=2)
 @example(out="SparseHash(SparseBand(Dense))", what="sum", shape=(4, 5, 2), fill=0.0, density=0.3,
          stored_special=True, seed=3)
+@example(out="SparseHash(Dense)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True, seed=4)
+@example(out="SparseHash(SparseHash(Dense))", what="copy", shape=(3, 0, 2), fill=1.0, density=0.7,
+         stored_special=False, seed=5)   # no rows in a slice
+@example(out="Dense(SparseHash(Dense))", what="product", shape=(3, 4, 2), fill=-np.inf, density=0.0,
+         stored_special=False, seed=6)   # all fill
 def test_property_ranged_levels_over_dense(out, what, shape, fill, density, stored_special, seed):
     rng = np.random.default_rng(seed)
     n, m, p = shape
@@ -282,3 +294,276 @@ def test_property_runs_under_an_appended_level(out, what, shape, fill, density, 
         tensors = {name: Tensor.from_numpy(special(t.to_numpy(), fill, rng), f, fill=fill)
                    for (name, t), f in zip(tensors.items(), ("csr", "dcsr", "csr"))}
     run_blocks(EXPRS[what], RUNS_UNDER[out], used(EXPRS[what], tensors), AS_RUNS)
+
+
+# -- run-length, point and interval levels that do not cover their fibers, above other levels -----------------
+# (appended as a SparseList is, each coordinate whose fiber below got entries its own run [i, i + 1), as
+# from_numpy stores them: runs of equal fibers are not merged)
+
+UNIT = "its own run [i, i + 1)"
+#: two- and three-mode nestings of a SparseRunList above other levels
+UNITS2 = {f"SparseRunList({below.__name__})": (lambda fill, below=below: Format(SparseRunList(below(leaf(fill)))))
+          for below in (SparseList, Dense, SparseHash, SparseByteMap, RunList)}
+UNITS3 = {"Dense(SparseRunList(SparseList))": lambda fill: Format(Dense(SparseRunList(SparseList(leaf(fill))))),
+          "SparseList(SparseRunList(Dense))": lambda fill: Format(SparseList(SparseRunList(Dense(leaf(fill))))),
+          "SparseRunList(SparseList(SparseList))":
+              lambda fill: Format(SparseRunList(SparseList(SparseList(leaf(fill))))),
+          "SparseHash(SparseRunList(SparseBand))": lambda fill: Format(SparseHash(SparseRunList(SparseBand(leaf(fill))))),
+          "SparseRunList(SparseHash(Dense))": lambda fill: Format(SparseRunList(SparseHash(Dense(leaf(fill))))),
+          "SparseRunList(SparseRunList(SparseRunList))":
+              lambda fill: Format(SparseRunList(SparseRunList(SparseRunList(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("out", list(UNITS2))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_run_level_above_another_is_assembled_by_the_kernel(out, what):
+    # before: built as DCSR (or SparseList(Dense)) and converted after each call (the convert step)
+    expr, fmt = EXPRS[what], UNITS2[out](0.0)
+    k = check(expr, fmt, **used(expr, matrices(seed=41)))
+    assembled_natively(k, fmt, UNIT)
+
+
+@pytest.mark.parametrize("out", list(UNITS3))
+@pytest.mark.parametrize("what", list(EXPRS3))
+def test_run_levels_above_others_in_three_modes(out, what):
+    expr, fmt = EXPRS3[what], UNITS3[out](0.0)
+    k = check(expr, fmt, **used(expr, cubes(seed=42)))
+    assembled_natively(k, fmt, UNIT)
+
+
+def test_equal_rows_are_runs_of_their_own():
+    # rows 3 and 4 are equal: from_numpy keeps them as two runs, and so does the kernel; the empty rows
+    # 1, 2 and 5 are no runs
+    a = np.array([[0, 1.0, 0], [0, 0, 0], [0, 0, 0], [2.0, 0, 3.0], [2.0, 0, 3.0], [0, 0, 0]])
+    A = Tensor.from_numpy(a, "csr")
+    for below in (SparseList, Dense):
+        fmt = Format(SparseRunList(below(leaf())))
+        k = check("C[i, j] = A[i, j]", fmt, A=A)
+        assembled_natively(k, fmt, UNIT)
+        got = k(A=A)
+        assert got.levels[0].left.tolist() == [0, 3, 4] and got.levels[0].right.tolist() == [1, 4, 5]
+
+
+@pytest.mark.parametrize("fmt", [Format(SparsePoint(SparseList(leaf()))), Format(SparseInterval(Dense(leaf()))),
+                                 Format(SparsePoint(SparseHash(leaf())))])
+def test_a_point_or_interval_above_another_level(fmt):
+    # one row kept (row 2), then a second row kept: refused after the call, naming the output and the fiber
+    a = np.zeros((4, 5))
+    a[2, [1, 3]] = [1.0, 2.0]
+    A = Tensor.from_numpy(a, "csr")
+    k = check("C[i, j] = A[i, j] * A[i, j]", fmt, A=A)
+    assembled_natively(k, fmt, "each call checks")
+    a[0, 4] = 7.0
+    with pytest.raises(FormatError, match=rf"^C: level 0 \({fmt.levels[0].name}\): fiber 0 "):
+        k(A=Tensor.from_numpy(a, "csr"))
+
+
+def test_a_point_in_each_slice_above_a_list():
+    # Dense(SparsePoint(SparseList)): each slice T[i] keeps one row at most
+    t = np.zeros((3, 4, 5))
+    t[0, 2, [0, 4]] = [1.0, 2.0]
+    t[2, 1, 3] = 3.0
+    T = Tensor.from_numpy(t, "csf")
+    fmt = Format(Dense(SparsePoint(SparseList(leaf()))))
+    k = check("C[i, j, k] = T[i, j, k] + T[i, j, k]", fmt, T=T)
+    assembled_natively(k, fmt, "each call checks")
+
+
+def test_assembles_asks_whether_a_run_level_covers_its_fibers():
+    class Spans(SparseRunList):   # a subclass is appended above another level as its parent is
+        name = "Spans"
+    dense = Dense(Element(0.0))
+    assert assembles((Spans(dense), dense), 0) and assembles((Spans(dense), dense), 1)
+    assert assembles((Spans(dense), SparseList(dense)), 1) and assembles((SparsePoint(dense), dense), 1)
+    assert not assembles((dense, RunList(dense), SparseList(dense)), 1)   # (under Dense: gaps in skipped fibers)
+    assert not assembles((RunList(dense), dense), 0)   # (a gap's block of the fill: a stand-in)
+    assert not assembles((Spans(dense), dense), 0, one_pass=False)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(UNITS2) + list(UNITS3)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="SparseRunList(SparseList)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True,
+         seed=0)
+@example(out="SparseRunList(Dense)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0, stored_special=False,
+         seed=0)   # all fill
+@example(out="SparseRunList(RunList)", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0, stored_special=True,
+         seed=0)   # no rows
+@example(out="Dense(SparseRunList(SparseList))", what="copy", shape=(2, 5, 0), fill=np.inf, density=0.7,
+         stored_special=False, seed=1)   # no columns
+@example(out="SparseRunList(SparseHash(Dense))", what="spmm", shape=(3, 4, 2), fill=0.0, density=0.3,
+         stored_special=True, seed=2)
+def test_property_run_levels_above_others(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    if out in UNITS2:
+        a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        d = random_sparse((m, p), density, rng, fill=fill, lo=1, hi=3)
+        arrays = {"A": (a, "csr"), "B": (b, "dcsr"), "D": (d, "csr")}
+        expr, fmt = EXPRS[what], UNITS2[out]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        mm = random_sparse((p, p), density, rng, fill=fill, lo=1, hi=3)
+        arrays = {"T": (t, "csf"), "U": (u, "csf"), "M": (mm, "csr")}
+        expr, fmt = EXPRS3["contract" if what == "spmm" else what], UNITS3[out]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, fmt, used(expr, tensors), UNIT)
+
+
+# -- a byte map over a level appended as a SparseList, under located levels: a fiber per slot ------------------
+# (its lengths summed after the loops; a coordinate marked and kept if the fiber in its slot got entries)
+
+SLOTTED = "a fiber of level"
+OVER2 = {f"SparseByteMap({below.__name__})": (lambda fill, below=below: Format(SparseByteMap(below(leaf(fill)))))
+         for below in (SparseList, SparseRunList)}
+OVER3 = {"Dense(SparseByteMap(SparseList))": lambda fill: Format(Dense(SparseByteMap(SparseList(leaf(fill))))),
+         "SparseByteMap(SparseList(SparseList))":
+             lambda fill: Format(SparseByteMap(SparseList(SparseList(leaf(fill))))),
+         "SparseByteMap(SparseList(Dense))": lambda fill: Format(SparseByteMap(SparseList(Dense(leaf(fill))))),
+         "SparseByteMap(SparseRunList(SparseHash))":
+             lambda fill: Format(SparseByteMap(SparseRunList(SparseHash(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("out", list(OVER2))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_byte_map_over_a_sparse_level_is_assembled_by_the_kernel(out, what):
+    # before: built as DCSR and converted after each call (the convert step)
+    expr, fmt = EXPRS[what], OVER2[out](0.0)
+    k = check(expr, fmt, **used(expr, matrices(seed=51)))
+    assembled_natively(k, fmt, SLOTTED)
+
+
+@pytest.mark.parametrize("out", list(OVER3))
+@pytest.mark.parametrize("what", list(EXPRS3))
+def test_byte_maps_over_sparse_levels_in_three_modes(out, what):
+    expr, fmt = EXPRS3[what], OVER3[out](0.0)
+    k = check(expr, fmt, **used(expr, cubes(seed=52)))
+    assembled_natively(k, fmt, SLOTTED)
+
+
+def test_a_byte_map_gives_each_slot_a_fiber():
+    # rows 1 and 2 empty, row 4's values cancel: their slots are unmarked, their fibers empty
+    a = np.array([[0, 1.0, 0], [0, 0, 0], [0, 0, 0], [2.0, 0, 3.0], [4.0, 0, 0]])
+    b = np.zeros_like(a)
+    b[4, 0] = -4.0
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    fmt = Format(SparseByteMap(SparseList(leaf())))
+    k = check(EXPRS["sum"], fmt, A=A, B=B)
+    assembled_natively(k, fmt, SLOTTED)
+    got = k(A=A, B=B)
+    assert got.levels[0].srt.tolist() == [0, 3] and got.levels[0].tbl.tolist() == [True, False, False, True, False]
+    assert got.levels[1].pos.tolist() == [0, 1, 1, 1, 3, 3]
+
+
+def test_assembles_a_byte_map_over_a_sparse_level_only_under_located_levels():
+    class Marks(SparseByteMap):   # a subclass is assembled as a byte map is
+        name = "Marks"
+    dense = Dense(Element(0.0))
+    lst = SparseList(dense)
+    assert assembles((Marks(lst), lst), 0) and assembles((Marks(lst), lst), 1)
+    assert assembles((dense, Marks(lst), lst), 1) and assembles((dense, Marks(lst), SparseRunList(dense)), 1)
+    assert not assembles((lst, Marks(lst), lst), 1)   # (its slots not counted up front: a stand-in)
+    assert not assembles((Marks(lst), SparseBand(dense)), 0)   # (a band below: a stand-in)
+    assert not assembles((Marks(lst), lst), 0, one_pass=False)
+    assert not assembles((SparseBand(lst), lst), 0)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(OVER2) + list(OVER3)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="SparseByteMap(SparseList)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True,
+         seed=0)
+@example(out="SparseByteMap(SparseRunList)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0,
+         stored_special=False, seed=0)   # all fill
+@example(out="Dense(SparseByteMap(SparseList))", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0,
+         stored_special=True, seed=0)   # no slices
+@example(out="SparseByteMap(SparseList(Dense))", what="spmm", shape=(3, 4, 0), fill=np.inf, density=0.7,
+         stored_special=False, seed=1)   # no slots in a block
+def test_property_byte_maps_over_sparse_levels(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    if out in OVER2:
+        a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        d = random_sparse((m, p), density, rng, fill=fill, lo=1, hi=3)
+        arrays = {"A": (a, "csr"), "B": (b, "dcsr"), "D": (d, "csr")}
+        expr, fmt = EXPRS[what], OVER2[out]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        mm = random_sparse((p, p), density, rng, fill=fill, lo=1, hi=3)
+        arrays = {"T": (t, "csf"), "U": (u, "csf"), "M": (mm, "csr")}
+        expr, fmt = EXPRS3["contract" if what == "spmm" else what], OVER3[out]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, fmt, used(expr, tensors), SLOTTED)
+
+
+# -- a RunList as the outermost level over a level appended as a SparseList ----------------------------------
+# (each kept coordinate its own run; a gap between them, and the rest after the last, a run of the fill over
+# an empty fiber below)
+
+COVERS = "a run of the fill over an empty fiber"
+RUNS_OVER = {"RunList(SparseList)": lambda fill: Format(RunList(SparseList(leaf(fill)))),
+             "RunList(SparseRunList)": lambda fill: Format(RunList(SparseRunList(leaf(fill)))),
+             "RunList(SparseList(SparseList))": lambda fill: Format(RunList(SparseList(SparseList(leaf(fill))))),
+             "RunList(SparseList(Dense))": lambda fill: Format(RunList(SparseList(Dense(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("out", list(RUNS_OVER))
+@pytest.mark.parametrize("what", ["sum", "product", "copy", "spmm"])
+def test_a_run_list_over_a_sparse_level_is_assembled_by_the_kernel(out, what):
+    # before: built as DCSR (or CSF) and converted after each call (the convert step)
+    fmt = RUNS_OVER[out](0.0)
+    expr = EXPRS[what] if fmt.ndim == 2 else EXPRS3["contract" if what == "spmm" else what]
+    k = check(expr, fmt, **used(expr, matrices(seed=61) if fmt.ndim == 2 else cubes(seed=62)))
+    assembled_natively(k, fmt, COVERS)
+
+
+def test_a_run_list_covers_its_gaps_with_runs_of_the_fill():
+    # rows 0, 3 and 6 kept: runs [0, 1), [1, 3) of the fill, [3, 4), [4, 6) of the fill (row 5's values
+    # cancel), [6, 7), and the rest [7, 8) of the fill; no rows: no runs
+    a = np.zeros((8, 3))
+    a[[0, 3, 5, 6], [1, 0, 2, 2]] = [1.0, 2.0, 3.0, 4.0]
+    b = np.zeros_like(a)
+    b[5, 2] = -3.0
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    fmt = Format(RunList(SparseList(leaf())))
+    k = check(EXPRS["sum"], fmt, A=A, B=B)
+    assembled_natively(k, fmt, COVERS)
+    got = k(A=A, B=B)
+    assert got.levels[0].right.tolist() == [1, 3, 4, 6, 7, 8]
+    assert got.levels[1].pos.tolist() == [0, 1, 1, 2, 2, 3, 3]
+    empty = Tensor.from_numpy(np.zeros((0, 3)), "csr")
+    assert check("C[i, j] = A[i, j]", fmt, A=empty)(A=empty).levels[0].right.tolist() == []
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(RUNS_OVER)), what=st.sampled_from(["sum", "product", "copy", "spmm"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="RunList(SparseList)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True, seed=0)
+@example(out="RunList(SparseRunList)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0, stored_special=False,
+         seed=0)   # all fill: one run of the fill
+@example(out="RunList(SparseList(Dense))", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0,
+         stored_special=True, seed=0)   # no rows
+@example(out="RunList(SparseList(SparseList))", what="spmm", shape=(3, 4, 2), fill=0.0, density=0.3,
+         stored_special=True, seed=2)
+def test_property_run_lists_over_sparse_levels(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    fmt = RUNS_OVER[out]
+    if fmt(0.0).ndim == 2:
+        a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        d = random_sparse((m, p), density, rng, fill=fill, lo=1, hi=3)
+        arrays = {"A": (a, "csr"), "B": (b, "dcsr"), "D": (d, "csr")}
+        expr = EXPRS[what]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        mm = random_sparse((p, p), density, rng, fill=fill, lo=1, hi=3)
+        arrays = {"T": (t, "csf"), "U": (u, "csf"), "M": (mm, "csr")}
+        expr = EXPRS3["contract" if what == "spmm" else what]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, fmt, used(expr, tensors), COVERS)
