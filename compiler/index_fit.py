@@ -12,8 +12,8 @@ input rule would never narrow one; what an int32 output must hold is checked ins
 before a call, each count as the kernel stores it: :mod:`compiler.imperative.narrow`).
 
 Which outputs: one given as :class:`OpenIndex` (the array front end's result for a shorthand
-name or no format), or given as a shorthand name (``out="csr"``) to index notation with shape
-operators. A Format or a Tensor says its index dtype and keeps it (``csr()`` is int64,
+name or no format), or given as a shorthand name (``out="csr"``) to index notation, with shape
+operators or without. A Format or a Tensor says its index dtype and keeps it (``csr()`` is int64,
 ``csr(index_dtype="int32")`` int32).
 
 >>> import numpy as np
@@ -55,18 +55,17 @@ class OpenIndex:
     format: Format
 
 
-def open_output(value, shaped: bool, ndim: int):
+def open_output(value, ndim: int):
     """The Format whose index dtype is left open that an output of ``ndim`` modes given as ``value``
-    names, or None: an :class:`OpenIndex`'s, or for index notation with shape operators (``shaped``)
-    a shorthand name's (``"csr"``; a spec text states its dtypes; a name that does not fit is left
-    for the lowering to refuse).
+    names, or None: an :class:`OpenIndex`'s, or a shorthand name's (``"csr"``; a spec text states
+    its dtypes; a name that does not fit is left for the lowering to refuse).
 
-    >>> open_output("csr", True, 2).shorthand, open_output("csr", False, 2), open_output(parse_format("csr"), True, 2)
+    >>> open_output("csr", 2).shorthand, open_output(parse_format("csr"), 2), open_output("Dense(Element(0.0))", 1)
     ('csr', None, None)
     """
     if isinstance(value, OpenIndex):
         return value.format
-    if shaped and isinstance(value, str) and "(" not in value:
+    if isinstance(value, str) and "(" not in value:
         try:
             return parse_format(value, ndim=ndim)
         except (FormatError, ShapeError):
