@@ -28,6 +28,7 @@ operators or without. A Format or a Tensor says its index dtype and keeps it (``
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -67,10 +68,22 @@ def open_output(value, ndim: int):
         return value.format
     if isinstance(value, str) and "(" not in value:
         try:
-            return parse_format(value, ndim=ndim)
+            return _shorthand(value, ndim)
         except (FormatError, ShapeError):
             return None
     return None
+
+
+# (a Format is immutable: the one built for a name, and its narrowed copy, serve every call, so a
+# solver's loop over fresh tensors pays the format's construction once)
+@functools.lru_cache(maxsize=256)
+def _shorthand(name: str, ndim: int) -> Format:
+    return parse_format(name, ndim=ndim)
+
+
+@functools.lru_cache(maxsize=256)
+def _narrowed(fmt: Format, index_dtype: str) -> Format:
+    return with_index_dtype(fmt, index_dtype)
 
 
 def stored_bound(value) -> int | None:
@@ -177,14 +190,14 @@ def fitted_format(program: Assign, fmt: Format, tensors: dict) -> tuple[Format, 
         whole = math.prod(out_shape)
         bound = whole if entries is None else min(entries, whole)
     if bound is None:
-        return with_index_dtype(fmt, "int64"), (f"int64 indices: the extents of {out} are not known when "
+        return _narrowed(fmt, "int64"), (f"int64 indices: the extents of {out} are not known when "
                                                 f"lowering (an operand given as a format)")
     maxval = max([bound, *out_shape])
     what = (f"the largest value an index array of {out} holds is at most {maxval} (extents "
             f"{tuple(out_shape)}; at most {bound} entries)")
     if maxval > INT32_MAX:
-        return with_index_dtype(fmt, "int64"), f"int64 indices, as scipy chooses them: {what} > {INT32_MAX}"
-    return with_index_dtype(fmt, "int32"), f"int32 indices, as scipy chooses them: {what} <= {INT32_MAX}"
+        return _narrowed(fmt, "int64"), f"int64 indices, as scipy chooses them: {what} > {INT32_MAX}"
+    return _narrowed(fmt, "int32"), f"int32 indices, as scipy chooses them: {what} <= {INT32_MAX}"
 
 
 __all__ = ["OpenIndex", "open_output", "stored_bound", "count_bound", "fitted_format", "INT32_MAX"]

@@ -175,6 +175,22 @@ def test_a_cached_kernel_is_returned_before_the_choice_runs(monkeypatch):
     assert ss.lower("C[i, j] = A[i, j] + A[i, j]", A=A, C="coo") is k
 
 
+def test_fresh_tensors_of_a_lowered_statement_build_no_format_for_the_choice(monkeypatch):
+    # (a solver's loop over fresh tensors misses lower()'s first look; the name's format and its
+    # int32 copy are built once, not per call: building them doubled such a call's time)
+    import compiler.index_fit as index_fit
+    k = ss.lower("C[i, j] = A[i, j] * 3", A=ss.Tensor.from_numpy(M, "csr"), C="csr")
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a format was built again for the index dtype's choice")
+
+    monkeypatch.setattr(index_fit, "parse_format", no_build)
+    monkeypatch.setattr(index_fit, "with_index_dtype", no_build)
+    fresh = ss.Tensor.from_numpy(M, "csr")
+    again = ss.lower("C[i, j] = A[i, j] * 3", A=fresh, C="csr")
+    assert again is k and index_dtypes(again(A=fresh)) == {"int32"}
+
+
 @settings(max_examples=25, deadline=None)
 @given(rows=st.integers(0, 5), cols=st.integers(0, 4), fill=st.sampled_from(FILLS), kind=st.sampled_from(FORMATS),
        out=st.sampled_from(["csr", "coo", "dcsr", "csc"]), strategy=st.sampled_from(["lattice", "looplets"]),
