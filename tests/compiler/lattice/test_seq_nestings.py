@@ -237,6 +237,28 @@ def test_the_array_front_end_ravels_an_hstack_in_one_kernel(fill):
             np.testing.assert_array_equal(oracle, want)
 
 
+@pytest.mark.parametrize("out", [None, "csr", "coo"])
+@pytest.mark.parametrize("fa, fb", [("csf", "coo"), ("coo", "dense")])
+def test_a_collapse_of_an_hstack_into_a_matrix_and_inside_a_reduction(out, fa, fb):
+    """3-d tensors concatenated along their last mode, that mode collapsed with the middle one
+    (``np.concatenate([a, b], axis=2).reshape(n, -1)``) into dense, CSR and COO; and ``W @
+    hstack([A, B]).ravel()``, the reduction walking the union of the parts' products."""
+    rng = np.random.default_rng(9)
+    a, b = filled(rng, (3, 2, 4), 0.4, 0.0), filled(rng, (3, 2, 3), 0.6, 0.0)
+    program = "C[i, m] = collapse(concat((A[i, j, q], B[i, j, p]), (q, p) -> l), (j, l) -> m)"
+    tensors = {"A": Tensor.from_numpy(a, fa), "B": Tensor.from_numpy(b, fb)}
+    want = np.concatenate([a, b], axis=2).reshape(3, -1)
+    np.testing.assert_array_equal(evaluate(program, **tensors)[0], want)
+    np.testing.assert_array_equal(run_all(program, tensors, checked=True, out=out), want)
+    m, n = (np.nan_to_num(filled(rng, (4, k), 0.5, 0.0), nan=1.0, posinf=2.0, neginf=-2.0) for k in (3, 2))
+    w = rng.random((2, 20))
+    program = "y[o] = sum[k](W[o, k] * collapse(concat((A[i, j], B[i, p]), (j, p) -> l), (i, l) -> k))"
+    tensors = {"A": Tensor.from_numpy(m, fa if fa != "csf" else "csr"), "B": Tensor.from_numpy(n, fb), "W": w}
+    want = w @ np.hstack([m, n]).ravel()
+    np.testing.assert_allclose(evaluate(program, **tensors)[0], want)
+    np.testing.assert_allclose(run_all(program, tensors), want)
+
+
 def test_a_ravel_of_an_hstack_with_a_broadcast_part_is_still_refused_naming_looplets():
     """A part that reads no level of its own outer index (a broadcast vector) has no product of
     its own: still refused as the sequence layer documents."""
