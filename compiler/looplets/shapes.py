@@ -19,6 +19,9 @@ operator                                   loop program
 ``concat((slice(A[j, i], j -> p, (s, e,``  the part's loop ``p`` gets its own one-step loop
 ``r)), B[k, i]), (p, k) -> l)``            ``t``: ``C[t + p, i] = A[t + (s + r * p), i]``,
                                            then ``C[k + |p|, i] = B[k, i]``
+``slice(split(b[k], k -> (i, j)),``        ``b[j + (t + (s + r * p)) * |j|]``: the split's
+``i -> p, (s, e, r))``                     read with ``i`` the slice's offset (a window's
+                                           ``p + s``), the loops ``i`` reads outside ``j``'s
 ``broadcast(l, x[i])``                     ``x[i]`` inside the loop over ``l``
 ``A[2, j]``                                ``A[2, j]``
 ``sum[m](B[k, m])`` inside the right side  a scalar temporary computed just before the
@@ -275,6 +278,17 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             return conv(e.operand, {**env, i: Index(ii), j: Index(jj)}, top, sc, choice)
         if isinstance(e, Split):
             k, (i, j) = e.index, e.results
+            if not (isinstance(env[i], Index) and isinstance(env[j], Index)):
+                # (a slice of the split's result, i = start + step·p: k = j + i·|j| read as an offset
+                # by loops outside those j reads, as the split reads its own loops)
+                xi, xj = _affine(env[i]), _affine(env[j])
+                inner, outer = list(_indices_in(xj)), list(_indices_in(xi))
+                if not inner or not outer or any(x.name not in depth for x in inner + outer) or \
+                        max(depth[x.name] for x in outer) >= min(depth[x.name] for x in inner):
+                    raise StrategyError(f"{e}: looplets read a slice of {i} or {j} as an offset of the loops "
+                                        f"{j} reads by those {i} reads, so {j}'s must be inside; here {i} is "
+                                        f"{env[i]} and {j} is {env[j]}")
+                return conv(e.operand, {**env, k: _plus(xj, _times(xi, _expr(ext[j])))}, top, sc, choice)
             xi, xj = loop_index(env[i], e, f"{i}"), loop_index(env[j], e, f"{j}")
             if depth[xj.name] < depth[xi.name]:
                 raise StrategyError(f"{e}: looplets read {k} = {i}·|{j}| + {j} as an offset of the loop over {j} "
@@ -407,6 +421,23 @@ class _Scope:
     @classmethod
     def empty(cls):
         return cls({}, {}, {}, {}, {}, {})
+
+
+def _indices_in(e):
+    """The loop indices an index expression reads."""
+    if isinstance(e, Index):
+        yield e
+    elif isinstance(e, Call):
+        for a in e.args:
+            yield from _indices_in(a)
+
+
+def _affine(at):
+    """An index as an expression of loops: a window's loop plus its start (``window(p, 1, 3)`` is
+    ``p + 1``), else ``at`` itself."""
+    if isinstance(at, Call) and at.op == "window":
+        return _plus(at.args[0], at.args[1])
+    return at
 
 
 def _part_step(at, part_steps: dict):
