@@ -12,8 +12,8 @@ input rule would never narrow one; what an int32 output must hold is checked ins
 before a call, each count as the kernel stores it: :mod:`compiler.imperative.narrow`).
 
 Which outputs: one given as :class:`OpenIndex` (the array front end's result for a shorthand
-name or no format), or given as a shorthand name (``out="csr"``) to index notation with shape
-operators. A Format or a Tensor says its index dtype and keeps it (``csr()`` is int64,
+name or no format), or given as a shorthand name (``out="csr"``) to index notation, with shape
+operators or without. A Format or a Tensor says its index dtype and keeps it (``csr()`` is int64,
 ``csr(index_dtype="int32")`` int32).
 
 >>> import numpy as np
@@ -28,6 +28,7 @@ operators. A Format or a Tensor says its index dtype and keeps it (``csr()`` is 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -55,23 +56,34 @@ class OpenIndex:
     format: Format
 
 
-def open_output(value, shaped: bool, ndim: int):
+def open_output(value, ndim: int):
     """The Format whose index dtype is left open that an output of ``ndim`` modes given as ``value``
-    names, or None: an :class:`OpenIndex`'s, or for index notation with shape operators (``shaped``)
-    a shorthand name's (``"csr"``; a spec text states its dtypes; a name that does not fit is left
-    for the lowering to refuse).
+    names, or None: an :class:`OpenIndex`'s, or a shorthand name's (``"csr"``; a spec text states
+    its dtypes; a name that does not fit is left for the lowering to refuse).
 
-    >>> open_output("csr", True, 2).shorthand, open_output("csr", False, 2), open_output(parse_format("csr"), True, 2)
+    >>> open_output("csr", 2).shorthand, open_output(parse_format("csr"), 2), open_output("Dense(Element(0.0))", 1)
     ('csr', None, None)
     """
     if isinstance(value, OpenIndex):
         return value.format
-    if shaped and isinstance(value, str) and "(" not in value:
+    if isinstance(value, str) and "(" not in value:
         try:
-            return parse_format(value, ndim=ndim)
+            return _shorthand(value, ndim)
         except (FormatError, ShapeError):
             return None
     return None
+
+
+# (a Format is immutable: the one built for a name, and its narrowed copy, serve every call, so a
+# solver's loop over fresh tensors pays the format's construction once)
+@functools.lru_cache(maxsize=256)
+def _shorthand(name: str, ndim: int) -> Format:
+    return parse_format(name, ndim=ndim)
+
+
+@functools.lru_cache(maxsize=256)
+def _narrowed(fmt: Format, index_dtype: str) -> Format:
+    return with_index_dtype(fmt, index_dtype)
 
 
 def stored_bound(value) -> int | None:
@@ -178,14 +190,14 @@ def fitted_format(program: Assign, fmt: Format, tensors: dict) -> tuple[Format, 
         whole = math.prod(out_shape)
         bound = whole if entries is None else min(entries, whole)
     if bound is None:
-        return with_index_dtype(fmt, "int64"), (f"int64 indices: the extents of {out} are not known when "
+        return _narrowed(fmt, "int64"), (f"int64 indices: the extents of {out} are not known when "
                                                 f"lowering (an operand given as a format)")
     maxval = max([bound, *out_shape])
     what = (f"the largest value an index array of {out} holds is at most {maxval} (extents "
             f"{tuple(out_shape)}; at most {bound} entries)")
     if maxval > INT32_MAX:
-        return with_index_dtype(fmt, "int64"), f"int64 indices, as scipy chooses them: {what} > {INT32_MAX}"
-    return with_index_dtype(fmt, "int32"), f"int32 indices, as scipy chooses them: {what} <= {INT32_MAX}"
+        return _narrowed(fmt, "int64"), f"int64 indices, as scipy chooses them: {what} > {INT32_MAX}"
+    return _narrowed(fmt, "int32"), f"int32 indices, as scipy chooses them: {what} <= {INT32_MAX}"
 
 
 __all__ = ["OpenIndex", "open_output", "stored_bound", "count_bound", "fitted_format", "INT32_MAX"]

@@ -281,14 +281,13 @@ def _fit_output(program, functions, tensors: dict) -> tuple[dict, str]:
     """``tensors`` with an output whose index dtype is left open (:mod:`compiler.index_fit`) given
     the format with the one scipy would choose for these tensors, and why ("" when none is open)."""
     if isinstance(program, str) and not functions:
-        parsed, shaped = _parsed(program)[0], _parsed(program)[2]
+        parsed = _parsed(program)[0]
     else:
         parsed = parse(program, functions) if isinstance(program, str) else program
-        shaped = isinstance(parsed, Assign) and has_shape_operators(parsed)
     if not isinstance(parsed, Assign) or parsed.lhs.tensor not in tensors:
         return tensors, ""
     out = parsed.lhs.tensor
-    fmt = open_output(tensors[out], shaped, len(parsed.lhs.indices))
+    fmt = open_output(tensors[out], len(parsed.lhs.indices))
     if fmt is None:
         return tensors, ""
     fitted, why = fitted_format(parsed, fmt, tensors)

@@ -17,7 +17,9 @@ each in the trace's ``materialize`` steps with the node and why:
   its own kernel);
 
 The default result of shape operators over CSC matrices only (no transpose) is CSC, their order
-(:func:`keeps_column_order`); where that statement is refused, CSR, the refusal in the trace.
+(:func:`keeps_column_order`); of a stack of a CSC with an operand that is not CSC, COO, as scipy's
+``sp.vstack([csc, csr])`` (:func:`stacks_mixed_orders`); where that statement is refused, CSR, the
+refusal in the trace.
 - an extent-1 axis of a stored tensor broadcast against a longer one: that tensor without the axis
   (``squeeze_tensor``);
 - a reduction inside an elementwise operator when the strategy refuses it there (looplets, where
@@ -337,7 +339,10 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     attempts = [(False, True, False, None), (True, True, False, None), (True, False, False, None)]
     if _has_shape_ops(node):
         attempts.insert(0, (False, True, True, None))   # (first fused, shape operators and all)
-        if format is None and keeps_column_order(node):
+        if format is None and stacks_mixed_orders(node):
+            # (scipy's sp.vstack([csc, csr]) is COO, fused or not)
+            attempts = [(split, sparse, fuse, "coo" if sparse else None) for split, sparse, fuse, _ in attempts]
+        elif format is None and keeps_column_order(node):
             # (a CSC's rows sliced or stacked: the result in the operands' order first, one kernel
             # writing CSC; where that is refused, CSR as for any other operand)
             attempts.insert(0, (False, True, True, "csc"))
@@ -368,14 +373,57 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             what = "the statement with its shape operators" if fuse else "the fused statement"
             by = f"the {strategy} strategy" if strategy else "both strategies"
             if order is not None:
-                what += f" into {order.upper()} (its operands' order)"
-            refused.append((what, f"refused by {by} ({e})" + ("; the default CSR instead" if order else "")))
+                what += f" into {order.upper()} ({ORDER_WHY[order]})"
+            refused.append((what, f"refused by {by} ({e})" + ("; the default CSR instead" if order == "csc" else "")))
             continue
         kernel = copy.copy(kernel)   # (the cached kernel keeps its own trace and tensors)
         kernel.trace = Trace(trace.steps + kernel.trace.steps)
         kernel.arguments = tensors
         return kernel, tensors
     raise AssertionError("unreachable")
+
+
+#: why a default result is first tried in a format other than CSR (:func:`lower_node`)
+ORDER_WHY = {"csc": "its operands' order", "coo": "as scipy stacks CSC with other formats"}
+
+
+def stacks_mixed_orders(node: Node) -> bool:
+    """Whether ``node`` is a matrix that stacks a CSC matrix with an operand that is not CSC (a CSR,
+    a COO, a numpy array): scipy's ``sp.vstack([csc, csr])`` and ``sp.hstack([csc, dense])`` are COO,
+    so its default result is COO (where a kernel writes it). An operand transposed is left to the
+    default (scipy's ``csc.T`` is CSR).
+
+    >>> import numpy as np
+    >>> from compiler.interop import to_tensor
+    >>> from compiler.array import build
+    >>> C = Leaf(to_tensor(np.eye(3), "C").asformat("csc")); R = Leaf(to_tensor(np.eye(3), "R").asformat("csr"))
+    >>> stacks_mixed_orders(build.concat([C, R], 0)), stacks_mixed_orders(build.concat([C, C], 1))
+    (True, False)
+    >>> stacks_mixed_orders(build.elementwise("add", C, R))   # (not a stack: scipy's csc + csr is CSC)
+    False
+    """
+    if node.ndim != 2:
+        return False
+
+    def kinds(n: Node, into: set) -> bool:
+        if isinstance(n, Permute):
+            return False
+        if isinstance(n, Leaf) and n.tensor.ndim > 0:
+            t = n.tensor
+            sparse = not all(isinstance(lvl, Dense) for lvl in t.levels)
+            into.add("csc" if t.ndim == 2 and sparse and t.mode_order == (1, 0) else "other")
+        return all(kinds(c, into) for c in n.children())
+
+    def mixed(n: Node) -> bool:
+        if isinstance(n, Permute):
+            return False
+        if isinstance(n, ShapeOp) and n.kind in ("concat", "stack"):
+            found: set = set()
+            if kinds(n, found) and found == {"csc", "other"}:
+                return True
+        return any(mixed(c) for c in n.children())
+
+    return mixed(node)
 
 
 def keeps_column_order(node: Node) -> bool:

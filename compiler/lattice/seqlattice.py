@@ -10,7 +10,11 @@ density; ``𝓕`` only once both sides are), and one rule of its own: a product 
 whose right operand holds a union or concatenation (a collapse of a vstack, ``(j_A ⊔ k_B) × (i_A ∪
 i_B)``) is distributed, ``(j_A × i_A) ⊔ (k_B × i_B)``, each side's right operand simplified by what
 that side binds (``product-over-concat``; exact: the coordinates of the second side are offset by
-``|j_A|·|i|``, its first product's size). Given the live iterators ``defs`` (bound by enclosing
+``|j_A|·|i|``, its first product's size); and a product whose right operand is a concatenation of
+parts that each read their own tensors (a collapse of an hstack, ``(i_A ∪ i_B) × (j_A ⊔ k_B)``) is a
+union of one product per part, ``(i_A × (j_A + |k_B|)) ∪ (i_B × (|j_A| + k_B))``, each part's outer
+leaves its own tensors' (``concat-per-row``: each row's coordinates are A's row, then B's, so no two
+parts meet). Given the live iterators ``defs`` (bound by enclosing
 loops), a level whose parent is not live and a π1 whose π0 is not live are removed too (but a
 π1 whose π0's operand ran partly out, ``π0(|a| + b, J)`` after ``π0(a ⊔ b, J)``, follows it:
 ``projection-follows-its-π0``). Points
@@ -204,6 +208,53 @@ def _moved_group(s: Project, defs: frozenset):
     return None
 
 
+def _tensors(s: Seq) -> frozenset:
+    return frozenset(leaf.tensor for leaf in s.iters() if isinstance(leaf, Level))
+
+
+def _parts(s: Seq) -> list:
+    return _parts(s.a) + _parts(s.b) if isinstance(s, Concat) else [s]
+
+
+def _concat_per_row(a: Seq, b: Seq) -> Seq | None:
+    """A product over a concatenation in its right operand, ``(i_A ∪ i_B) × (j_A ⊔ k_B)`` (a collapse
+    of an hstack: each row's coordinates are A's row then B's), as a union of one product per part,
+    ``(i_A × (j_A + |k_B|)) ∪ (i_B × (|j_A| + k_B))``: A's entries of row ``i`` at
+    ``i·(|j|+|k|) + j``, B's at ``i·(|j|+|k|) + |j| + k``, so no two parts meet, and the union
+    merges them in order. Each part's product keeps only the outer leaves of its own tensors; None
+    where an outer leaf is of no part or of two (a broadcast, one tensor in two parts), or a part
+    holds a union of its own.
+
+    >>> from compiler.lattice.sequences import Level
+    >>> iA, jA = Level("A", 0, "dense", 2, "i"), Level("A", 1, "compressed", 3, "j")
+    >>> iB, kB = Level("B", 0, "dense", 2, "i"), Level("B", 1, "compressed", 4, "k")
+    >>> print(simplify(_concat_per_row(Union(iA, iB), Concat(jA, kB))))
+    (i_A × (j_A + 4)) ∪ (i_B × (3 + k_B))
+    """
+    if not isinstance(b, Concat):
+        return None
+    parts = _parts(b)
+    if any(isinstance(n, (Union, Concat)) for p in parts for n in walk(p)):
+        return None
+    outer = a.iters()
+    if not outer or not all(isinstance(leaf, Level) for leaf in outer):
+        return None
+    owners = [_tensors(p) for p in parts]
+    if not all(owners) or sum(map(len, owners)) != len(frozenset().union(*owners)):
+        return None
+    if any(leaf.tensor not in frozenset().union(*owners) for leaf in outer):
+        return None
+    out, before, total = None, 0, b.size()
+    for part, mine in zip(parts, owners):
+        placed = part if before == 0 else Offset(before, part)
+        after = total - before - part.size()
+        placed = placed if after == 0 else Pad(placed, after)
+        side = Product(_without(a, frozenset(leaf for leaf in outer if leaf.tensor not in mine)), placed)
+        out = side if out is None else Union(out, side)
+        before += part.size()
+    return out
+
+
 def _without(s: Seq, leaves: frozenset) -> Seq:
     """``s`` with each of ``leaves`` run out (∅, as the lattice's removal of a sparse one)."""
     if s in leaves:
@@ -248,6 +299,10 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
             out = Concat(Product(a.a, s.b), Product(a.b, s.b))
             log.append(Rewrite("product-over-concat", str(rebuild(s, (a, s.b))), str(out)))
             return simplify(out, defs, log)
+        rows = _concat_per_row(a, s.b) if defs is not None else None
+        if rows is not None:
+            log.append(Rewrite("concat-per-row", str(rebuild(s, (a, s.b))), str(rows)))
+            return simplify(rows, defs, log)
         # every leaf of the outer operand binds the inner one somewhere in the product's loops:
         # a concatenation's right side too, though its loop iterates only the left side (and a
         # π0 there binds its π1's group: its π1 was dropped, losing the right side's entries)
@@ -369,7 +424,9 @@ def unsupported(seq: Seq) -> str | None:
     """Why the lattice of ``seq`` cannot be iterated by the paper's loops, or None.
 
     * a union or concatenation inside a product's right operand (unless its left operand is a
-      concatenation, which :func:`simplify` distributes the product over): edges come only from the left
+      concatenation, which :func:`simplify` distributes the product over, or the right operand is a
+      concatenation of parts reading their own tensors, which it makes a union of one product per
+      part): edges come only from the left
       operand (Fig. 13), so the right one's operands running out separately is no state of the
       lattice, and the drop-out loop would skip the other operand's rest of the fiber;
     * a projection ``π0(a ⊔ b, J)`` with ``J`` not dividing ``|a|``: a group straddles the two

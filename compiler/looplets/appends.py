@@ -76,7 +76,9 @@ def _walk(x, ext_of: dict, loops: list) -> list:
         outer, scale = d, Const(1, "int64")
     elif isinstance(d, Call) and isinstance(d.op, Operator) and d.op.name == "mul" and len(d.args) == 2:
         a, b = d.args
-        outer, scale = (a, static_ir(b)) if isinstance(a, Index) else (b, static_ir(a))
+        outer, scale = (a, static_ir(b)) if static_ir(b) is not None else (b, static_ir(a))
+        # (a collapse of a concatenation's part: j + (o + |p|) * M grows with (o, j) as j + o * M does)
+        outer = outer if isinstance(outer, Index) else _outer_term(outer)
     else:
         return [base]
     ext = ext_of[x.index]

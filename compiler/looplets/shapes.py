@@ -19,6 +19,9 @@ operator                                   loop program
 ``concat((slice(A[j, i], j -> p, (s, e,``  the part's loop ``p`` gets its own one-step loop
 ``r)), B[k, i]), (p, k) -> l)``            ``t``: ``C[t + p, i] = A[t + (s + r * p), i]``,
                                            then ``C[k + |p|, i] = B[k, i]``
+``slice(split(b[k], k -> (i, j)),``        ``b[j + (t + (s + r * p)) * |j|]``: the split's
+``i -> p, (s, e, r))``                     read with ``i`` the slice's offset (a window's
+                                           ``p + s``), the loops ``i`` reads outside ``j``'s
 ``broadcast(l, x[i])``                     ``x[i]`` inside the loop over ``l``
 ``A[2, j]``                                ``A[2, j]``
 ``sum[m](B[k, m])`` inside the right side  a scalar temporary computed just before the
@@ -30,7 +33,8 @@ operator                                   loop program
 What no wrapper covers is refused with a :class:`~compiler.errors.StrategyError` saying why
 (a split whose loops are not nested as the operator needs, a collapse or slice that would walk a
 sparse operand against its storage order, a collapse, concat or strided slice of an index another
-operator computes: a reshape of a concat, a slice of a collapse), naming the lattice strategy.
+operator computes: a split of a concat, a slice of a collapse), naming the lattice strategy. A
+collapse of a concat splits the collapse's loop over the concatenated index into one per part.
 
 >>> from compiler.notation import parse
 >>> from compiler.format import parse_format
@@ -212,6 +216,9 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 loops[at:at + 1] = [ii, jj]
                 extent_of.update({ii: ext[i], jj: ext[j]})
                 env[k] = _plus(Index(jj), _times(Index(ii), _expr(ext[j])))
+                # (the collapse's own indices are these loops: a concat making one splits it)
+                var.update({i: ii, j: jj})
+                env.update({i: Index(ii), j: Index(jj)})
             elif isinstance(n, Collapse) and n.result in sc.collapsed and n.result in var:
                 if sc.collapsed[n.result][2:] != (ext[n.indices[0]], ext[n.indices[1]]):
                     raise StrategyError(f"{n}: {n.result} is collapsed twice from indices of different extents; "
@@ -272,9 +279,21 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                                     f"compute the collapse in a statement of its own first")
             ii, jj, _, _ = sc.collapsed[k]
             check_collapse_concordant(e, formats)
-            return conv(e.operand, {**env, i: Index(ii), j: Index(jj)}, top, sc, choice)
+            # (a concat making i or j has split its loop: env holds the part's coordinate)
+            return conv(e.operand, {**env, i: env.get(i, Index(ii)), j: env.get(j, Index(jj))}, top, sc, choice)
         if isinstance(e, Split):
             k, (i, j) = e.index, e.results
+            if not (isinstance(env[i], Index) and isinstance(env[j], Index)):
+                # (a slice of the split's result, i = start + step·p: k = j + i·|j| read as an offset
+                # by loops outside those j reads, as the split reads its own loops)
+                xi, xj = _affine(env[i]), _affine(env[j])
+                inner, outer = list(_indices_in(xj)), list(_indices_in(xi))
+                if not inner or not outer or any(x.name not in depth for x in inner + outer) or \
+                        max(depth[x.name] for x in outer) >= min(depth[x.name] for x in inner):
+                    raise StrategyError(f"{e}: looplets read a slice of {i} or {j} as an offset of the loops "
+                                        f"{j} reads by those {i} reads, so {j}'s must be inside; here {i} is "
+                                        f"{env[i]} and {j} is {env[j]}")
+                return conv(e.operand, {**env, k: _plus(xj, _times(xi, _expr(ext[j])))}, top, sc, choice)
             xi, xj = loop_index(env[i], e, f"{i}"), loop_index(env[j], e, f"{j}")
             if depth[xj.name] < depth[xi.name]:
                 raise StrategyError(f"{e}: looplets read {k} = {i}·|{j}| + {j} as an offset of the loop over {j} "
@@ -369,8 +388,10 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             at = Index(part) if offset is None else _plus(Index(part), offset)
             step = sc.part_steps.get(part)
             # (a strided part's one-step loop: its write is at t + the part's, as a strided loop's)
-            inner = build(loops, sc, k + 1, {**env, i: at if step is None else _plus(Index(step), at)},
-                          {**choice, i: m}, leaf)
+            here = at if step is None else _plus(Index(step), at)
+            # (a collapse's index written through this loop, j + l·|j|, reads the part's coordinate)
+            moved = {x: _substitute(v, Index(name), here) for x, v in env.items()}
+            inner = build(loops, sc, k + 1, {**moved, i: here}, {**choice, i: m}, leaf)
             if step is not None:
                 inner = Loop(Index(step), Extent(Const(0, "int64"), Const(1, "int64")), inner)
             parts.append(Loop(Index(part), Extent(Const(0, "int64"), extent_ir(size, formats)), inner))
@@ -409,12 +430,38 @@ class _Scope:
         return cls({}, {}, {}, {}, {}, {})
 
 
+def _indices_in(e):
+    """The loop indices an index expression reads."""
+    if isinstance(e, Index):
+        yield e
+    elif isinstance(e, Call):
+        for a in e.args:
+            yield from _indices_in(a)
+
+
+def _affine(at):
+    """An index as an expression of loops: a window's loop plus its start (``window(p, 1, 3)`` is
+    ``p + 1``), else ``at`` itself."""
+    if isinstance(at, Call) and at.op == "window":
+        return _plus(at.args[0], at.args[1])
+    return at
+
+
 def _part_step(at, part_steps: dict):
     """``(one-step loop, part's loop)`` when ``at`` is ``t + part``, a strided part's index, else None."""
     for part, t in part_steps.items():
         if at == _plus(Index(t), Index(part)):
             return t, part
     return None
+
+
+def _substitute(e, old: Index, new):
+    """The index expression ``e`` with the loop ``old`` read as ``new``."""
+    if e == old:
+        return new
+    if isinstance(e, Call):
+        return Call(e.op, tuple(_substitute(a, old, new) for a in e.args))
+    return e
 
 
 def _scope_walk(e, indices: set):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import ShapeError
-from .ast import Access, Assign, Call, Index, Literal, Reduce, walk
+from .ast import Access, Assign, Call, Index, IndexValue, Literal, Reduce, walk
 from .shape import Broadcast, Collapse, Concat, Slice, Split
 
 
@@ -159,6 +159,8 @@ def infer_shapes(program: Assign, shapes: dict) -> ShapeInfo:
             return {i: known[i] for i in e.loop_indices}
         if isinstance(e, Literal):
             return {}
+        if isinstance(e, IndexValue):   # (a coordinate as a value: its index's extent, where one is known)
+            return {e.index: known[e.index]} if e.index in known else {}
         if isinstance(e, Call):
             out: dict = {}
             first: dict = {}

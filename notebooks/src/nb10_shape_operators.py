@@ -55,8 +55,10 @@ statement the expression became: the concatenation is a `concat` inside the sum,
 matrix is ever built. Given no strategy, the kernel is the lattice strategy's (BURRITO's sequence
 expressions, below) where it lowers the statement, else the looplets'; the `strategy` step says
 which and why. The `index-dtype` step says which index dtype the sparse result takes: int32 where
-its extents and the most entries it can hold fit, as scipy chooses for its own results. A CSC's rows
-sliced or stacked come back in CSC, as scipy's do."""),
+its extents and the most entries it can hold fit, as scipy chooses for its own results (so does
+index notation given a shorthand output such as `C="csr"`). A CSC's rows sliced or stacked come back
+in CSC, as scipy's do; a CSC stacked with another format comes back in COO, as scipy's
+`sp.vstack([csc, csr])` does."""),
     ("code", """n = 20_000
 A, B, C = random_csr(n, n, 10, 1), random_csr(n // 2, n, 10, 2), random_csr(n // 4, n, 10, 3)
 x = rng.random(n)

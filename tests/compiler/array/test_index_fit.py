@@ -12,6 +12,9 @@ from compiler import array as xp
 from compiler.notation import parse
 
 RNG = np.random.default_rng(30)
+FORMATS = ["csr", "csc", "coo", "dense"]
+FILLS = [0.0, 1.0, np.nan, np.inf, -np.inf]
+OPS = ["slice", "vstack", "hstack", "ravel"]
 M = np.where(RNG.random((7, 5)) < 0.4, RNG.integers(1, 9, (7, 5)), 0).astype(float)
 
 
@@ -132,8 +135,89 @@ def test_index_notation_with_shape_operators_and_a_shorthand_output():
     k = ss.lower(prog, A="csr", C="csr")
     assert "not known when lowering" in k.trace.find("index-dtype")[0].note
     assert index_dtypes(k(A=A)) == {"int64"}
-    # index notation without shape operators keeps the shorthand's int64
-    assert not ss.lower("C[i, j] = A[i, j] * 2", A=A, C="csr").trace.find("index-dtype")
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_index_notation_without_shape_operators_chooses_a_shorthands_index_dtype_too(strategy):
+    """``out="csr"`` of a statement with no shape operator got int64 indices; a shorthand name leaves
+    the index dtype open there too (``ss.csr()`` names int64 and keeps it)."""
+    A = ss.Tensor.from_numpy(M, "csr")
+    prog = "C[i, j] = A[i, j] * 2"
+    k = ss.lower(prog, strategy, A=A, C="csr")
+    (step,) = k.trace.find("index-dtype")
+    assert step.note.startswith("int32 indices, as scipy chooses them") and "extents (7, 5)" in step.note
+    got = k(A=A)
+    assert index_dtypes(got) == {"int32"} and got.levels[1].pos.dtype == np.int32
+    np.testing.assert_array_equal(got.to_numpy(), 2 * M)
+    # (the choice keys the cache: ss.csr() is another kernel, int64, and the name's is reused)
+    k64 = ss.lower(prog, strategy, A=A, C=ss.csr())
+    assert k64 is not k and not k64.trace.find("index-dtype") and index_dtypes(k64(A=A)) == {"int64"}
+    assert ss.lower(prog, strategy, A=A, C="csr") is k
+    # (given formats only: int64, saying why)
+    assert "not known when lowering" in ss.lower(prog, strategy, A="csr", C="csr").trace.find("index-dtype")[0].note
+    y = ss.einsum("y[i] = A[i, j] * x[j]", A=A, x=ss.Tensor.from_numpy(np.ones(5), "sparse_vector"),
+                  y="sparse_vector")
+    assert index_dtypes(y) == {"int32"}
+    np.testing.assert_array_equal(y.to_numpy(), M.sum(axis=1))
+
+
+def test_a_cached_kernel_is_returned_before_the_choice_runs(monkeypatch):
+    # (the fast call path: a solver's loop lowering the same statement for the same tensors)
+    import compiler.lowering as lowering
+    A = ss.Tensor.from_numpy(M, "coo")
+    k = ss.lower("C[i, j] = A[i, j] + A[i, j]", A=A, C="coo")
+    assert index_dtypes(k(A=A)) == {"int32"}
+
+    def no_choice(*args, **kwargs):
+        raise AssertionError("the index dtype was chosen again for a cached kernel")
+
+    monkeypatch.setattr(lowering, "fitted_format", no_choice)
+    assert ss.lower("C[i, j] = A[i, j] + A[i, j]", A=A, C="coo") is k
+
+
+def test_fresh_tensors_of_a_lowered_statement_build_no_format_for_the_choice(monkeypatch):
+    # (a solver's loop over fresh tensors misses lower()'s first look; the name's format and its
+    # int32 copy are built once, not per call: building them doubled such a call's time)
+    import compiler.index_fit as index_fit
+    k = ss.lower("C[i, j] = A[i, j] * 3", A=ss.Tensor.from_numpy(M, "csr"), C="csr")
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a format was built again for the index dtype's choice")
+
+    monkeypatch.setattr(index_fit, "parse_format", no_build)
+    monkeypatch.setattr(index_fit, "with_index_dtype", no_build)
+    fresh = ss.Tensor.from_numpy(M, "csr")
+    again = ss.lower("C[i, j] = A[i, j] * 3", A=fresh, C="csr")
+    assert again is k and index_dtypes(again(A=fresh)) == {"int32"}
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(0, 5), cols=st.integers(0, 4), fill=st.sampled_from(FILLS), kind=st.sampled_from(FORMATS),
+       out=st.sampled_from(["csr", "coo", "dcsr", "csc"]), strategy=st.sampled_from(["lattice", "looplets"]),
+       prog=st.sampled_from(["C[i, j] = A[i, j] * 2", "C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, k] * B[k, j]"]),
+       seed=st.integers(0, 2 ** 16))
+@example(rows=0, cols=3, fill=np.nan, kind="coo", out="dcsr", strategy="looplets", prog="C[i, j] = A[i, j] * 2", seed=0)
+@example(rows=4, cols=4, fill=-np.inf, kind="csc", out="csr", strategy="lattice", prog="C[i, j] = A[i, j] + B[i, j]",
+         seed=1)
+def test_a_shorthand_output_without_shape_operators_is_int32_and_computes_as_int64(rows, cols, fill, kind, out,
+                                                                                 strategy, prog, seed):
+    """The int32 kernel's result is the int64 kernel's (``ss.parse_format(out)``), and the oracle's."""
+    r = np.random.default_rng(seed)
+    shape = (rows, rows) if "k" in prog else (rows, cols)
+    dense = [np.where(r.random(shape) < 0.5, r.integers(1, 5, shape).astype(float), fill) for _ in "AB"]
+    A, B = (ss.Tensor.from_numpy(d, kind, fill=fill) for d in dense)
+    try:
+        wide = ss.lower(prog, strategy, A=A, B=B, C=ss.parse_format(out))(A=A, B=B)
+    except ss.StrategyError:
+        with pytest.raises(ss.StrategyError):
+            ss.lower(prog, strategy, A=A, B=B, C=out)
+        return
+    kernel = ss.lower(prog, strategy, A=A, B=B, C=out)
+    got = kernel(A=A, B=B)
+    assert index_dtypes(got) == {"int32"} and index_dtypes(wide) == {"int64"}
+    np.testing.assert_array_equal(got.to_numpy(), wide.to_numpy())
+    oracle, _ = ss.evaluate(kernel.program, A=A, B=B)
+    np.testing.assert_array_equal(got.to_numpy(), oracle)
 
 
 def test_fitted_format_of_an_output_without_index_arrays():
@@ -142,9 +226,6 @@ def test_fitted_format_of_an_output_without_index_arrays():
     assert fmt == ss.parse_format("dense") and why == ""
 
 
-FORMATS = ["csr", "csc", "coo", "dense"]
-FILLS = [0.0, 1.0, np.nan, np.inf, -np.inf]
-OPS = ["slice", "vstack", "hstack", "ravel"]
 
 
 def shape_case(op, a, dense, step):

@@ -1,8 +1,9 @@
 """Two shape operators nested, compiled by the lattice strategy (issue 30 item 3/4): a collapse
 (reshape) of a concatenation, whose product the sequence layer distributes over the
-concatenation's sides (``(a ⊔ b) × (i_a ∪ i_b)`` is ``(a × i_a) ⊔ (b × i_b)``), into dense,
-compressed-vector, CSR and COO outputs; each against numpy, the dense oracle and both
-interpreters, through index notation and the array front end."""
+concatenation's sides (a vstack's ``(a ⊔ b) × (i_a ∪ i_b)`` is ``(a × i_a) ⊔ (b × i_b)``; an
+hstack's ``(i_a ∪ i_b) × (a ⊔ b)`` a union of one product per part), and a split of a
+concatenation, into dense, compressed-vector, CSR and COO outputs; each against numpy, the dense
+oracle and both interpreters, through index notation and the array front end."""
 
 import sys
 from pathlib import Path
@@ -143,13 +144,129 @@ def test_the_array_front_end_ravels_a_vstack_in_one_kernel(fill):
         np.testing.assert_array_equal(got.to_numpy(), want)
 
 
-def test_a_ravel_of_an_hstack_is_still_refused_naming_looplets():
-    """``hstack([a, b]).ravel()`` puts the concatenation in the product's right operand: each row
-    runs through both sides, which no lattice state tells apart; refused as the layer documents."""
+def hstack_program(steps):
+    """``c[k]`` = the row-major ravel of the hstack of ``len(steps)`` matrices, the m-th read with
+    the column step ``steps[m]``."""
+    parts, names = [], []
+    for m, r in enumerate(steps):
+        t, j, p = f"M{m}", f"j{m}", f"p{m}"
+        if r == 1:
+            parts.append(f"{t}[i, {j}]")
+            names.append(j)
+        else:
+            parts.append(f"slice({t}[i, {j}], {j} -> {p}, ({{start{m}}}, {{stop{m}}}, {r}))")
+            names.append(p)
+    return f"c[k] = collapse(concat(({', '.join(parts)}), ({', '.join(names)}) -> l), (i, l) -> k)"
+
+
+@st.composite
+def hstack_ravels(draw):
+    """(rows, columns of each part, column steps, formats, fill, density, output)."""
+    n = draw(st.integers(2, 3))
+    rows = draw(st.integers(0, 4))
+    cols = draw(st.lists(st.integers(0, 4), min_size=n, max_size=n))
+    steps = draw(st.lists(st.sampled_from([1, 1, -1, 2, -3]), min_size=n, max_size=n))
+    fmts = draw(st.lists(st.sampled_from(MATRIX_FORMATS), min_size=n, max_size=n))
+    return (rows, cols, steps, fmts, draw(st.sampled_from(FILLS)), draw(st.sampled_from([0.0, 0.5, 1.0])),
+            draw(st.sampled_from([None, "sparse"])))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hstack_ravels(), st.integers(0, 2 ** 32 - 1))
+@example((2, [3, 2], [1, 1], ["csr", "csr"], 0.0, 1.0, "sparse"), 0)        # refused before
+@example((3, [2, 0, 3], [1, -1, 2], ["coo", "dense", "dcsr"], np.nan, 0.5, None), 1)   # an empty part
+@example((4, [3, 4], [-1, -3], ["dense", "coo"], -np.inf, 0.5, "sparse"), 2)           # reversed parts
+@example((0, [2, 2], [1, 2], ["csr", "coo"], 1.0, 0.5, "sparse"), 3)        # no rows
+def test_a_collapse_of_an_hstack(case, seed):
+    """``np.hstack(parts).ravel()`` (parts sliced along their columns, negative steps too) is one
+    lattice kernel: ``(i_A ∪ i_B) × (j_A ⊔ k_B)`` is the union of one product per part,
+    ``(i_A × (j_A + |k_B|)) ∪ (i_B × (|j_A| + k_B))`` (``concat-per-row``): each row's coordinates
+    are A's row then B's. It was refused (a concatenation in the right operand of a product)."""
+    rows, cols, steps, fmts, fill, density, out = case
+    rng = np.random.default_rng(seed)
+    arrays = [filled(rng, (rows, n), density, fill) for n in cols]
+    marks = {}
+    for m, (n, r) in enumerate(zip(cols, steps)):
+        marks[f"start{m}"], marks[f"stop{m}"] = bounds(n, r)
+    program = hstack_program(steps).format(**marks)
+    tensors = {f"M{m}": Tensor.from_numpy(a, f, fill=fill) for m, (a, f) in enumerate(zip(arrays, fmts))}
+    want = np.hstack([a[:, ::r] for a, r in zip(arrays, steps)]).reshape(-1)
+    oracle, oracle_fill = evaluate(program, **tensors)
+    np.testing.assert_array_equal(oracle, want)
+    output = None if out is None else ss.parse_format(out, ndim=1, fill=fill)
+    np.testing.assert_array_equal(run_all(program, tensors, checked=seed % 4 == 0, out=output), want)
+    k = ss.lower(program, strategy="lattice", **tensors, **({} if output is None else {"c": output}))
+    result = k(**tensors)
+    np.testing.assert_array_equal(result.fill, oracle_fill)
+    if output is not None:   # (appended in order, the fill's entries not stored)
+        coords, stored = result.to_coords()
+        assert np.all(np.diff(coords[0]) > 0) and not np.any(stored == fill), (coords, stored)
+
+
+def test_the_hstack_ravels_lattice_records_the_rewrite_and_checks_by_brute_force():
+    # (as the CFIR's loop does: the loop's sequence simplified with what is live, then its lattice)
+    from compiler.lattice.seqlattice import build_seq_lattice, check_seq_lattice, simplify
+    from compiler.lattice.sequences import Concat, Level, Union
+    from compiler.lattice.sequences import Product as SeqProduct
+    iA, jA = Level("A", 0, "compressed", 3, "i"), Level("A", 1, "compressed", 4, "j")
+    iB, kB = Level("B", 0, "dense", 3, "i"), Level("B", 1, "compressed", 2, "k")
+    log = []
+    seq = simplify(SeqProduct(Union(iA, iB), Concat(jA, kB)), frozenset(), log)
+    assert "concat-per-row" in [r.rule for r in log]
+    assert str(seq) == "(i_A × (j_A + 2)) ∪ (i_B × (4 + k_B))"
+    assert check_seq_lattice(build_seq_lattice(seq, frozenset())).exact
+
+
+@pytest.mark.parametrize("fill", [0.0, np.nan, np.inf])
+def test_the_array_front_end_ravels_an_hstack_in_one_kernel(fill):
+    """``np.hstack([a, b]).ravel()``, ``concat(axis=1)`` then ``reshape(-1)``: one lattice kernel,
+    nothing materialized (before, the concat and the reshape were each computed apart), given no
+    strategy too; three parts, one tensor twice, a reversed part."""
+    rng = np.random.default_rng(8)
+    a, b = filled(rng, (3, 4), 0.5, fill), filled(rng, (3, 2), 0.5, fill)
+    A, B = xp.asarray(Tensor.from_numpy(a, "csr", fill=fill)), xp.asarray(Tensor.from_numpy(b, "coo", fill=fill))
+    for expr, want in [(xp.concat([A, B], axis=1).reshape(-1), np.hstack([a, b]).ravel()),
+                       (xp.concat([A, B, A[:, ::-1]], axis=1).reshape(-1), np.hstack([a, b, a[:, ::-1]]).ravel()),
+                       (xp.concat([A, A], axis=1).reshape(-1), np.hstack([a, a]).ravel())]:
+        for strategy in ("lattice", None):
+            k = ss.lower(expr, strategy=strategy)
+            assert k.strategy == "lattice" and k.trace.find("materialize") == [], k.trace
+            assert "collapse(concat((" in str(k.program)
+            np.testing.assert_array_equal(k().to_numpy(), want)
+            oracle, _ = evaluate(k.program, **k.arguments)
+            np.testing.assert_array_equal(oracle, want)
+
+
+@pytest.mark.parametrize("out", [None, "csr", "coo"])
+@pytest.mark.parametrize("fa, fb", [("csf", "coo"), ("coo", "dense")])
+def test_a_collapse_of_an_hstack_into_a_matrix_and_inside_a_reduction(out, fa, fb):
+    """3-d tensors concatenated along their last mode, that mode collapsed with the middle one
+    (``np.concatenate([a, b], axis=2).reshape(n, -1)``) into dense, CSR and COO; and ``W @
+    hstack([A, B]).ravel()``, the reduction walking the union of the parts' products."""
+    rng = np.random.default_rng(9)
+    a, b = filled(rng, (3, 2, 4), 0.4, 0.0), filled(rng, (3, 2, 3), 0.6, 0.0)
+    program = "C[i, m] = collapse(concat((A[i, j, q], B[i, j, p]), (q, p) -> l), (j, l) -> m)"
+    tensors = {"A": Tensor.from_numpy(a, fa), "B": Tensor.from_numpy(b, fb)}
+    want = np.concatenate([a, b], axis=2).reshape(3, -1)
+    np.testing.assert_array_equal(evaluate(program, **tensors)[0], want)
+    np.testing.assert_array_equal(run_all(program, tensors, checked=True, out=out), want)
+    m, n = (np.nan_to_num(filled(rng, (4, k), 0.5, 0.0), nan=1.0, posinf=2.0, neginf=-2.0) for k in (3, 2))
+    w = rng.random((2, 20))
+    program = "y[o] = sum[k](W[o, k] * collapse(concat((A[i, j], B[i, p]), (j, p) -> l), (i, l) -> k))"
+    tensors = {"A": Tensor.from_numpy(m, fa if fa != "csf" else "csr"), "B": Tensor.from_numpy(n, fb), "W": w}
+    want = w @ np.hstack([m, n]).ravel()
+    np.testing.assert_allclose(evaluate(program, **tensors)[0], want)
+    np.testing.assert_allclose(run_all(program, tensors), want)
+
+
+def test_a_ravel_of_an_hstack_with_a_broadcast_part_is_still_refused_naming_looplets():
+    """A part that reads no level of its own outer index (a broadcast vector) has no product of
+    its own: still refused as the sequence layer documents."""
     A = Tensor.from_numpy(np.eye(2, 3), "csr")
-    program = "c[m] = collapse(concat((A[i, j], B[i, k]), (j, k) -> l), (i, l) -> m)"
-    with pytest.raises((SequenceError, StrategyError), match=r"in the right operand of a product is not supported"):
-        ss.lower(program, strategy="lattice", A=A, B=A)
+    x = Tensor.from_numpy(np.arange(1.0, 3.0), "sparse")
+    program = "c[m] = collapse(concat((A[i, j], broadcast(k:2, x[i])), (j, k) -> l), (i, l) -> m)"
+    with pytest.raises((SequenceError, StrategyError), match=r"strategy='looplets'|right operand of a product"):
+        ss.lower(program, strategy="lattice", A=A, x=x)
 
 
 @st.composite

@@ -165,9 +165,7 @@ def test_the_array_front_end_stacks_strided_slices_in_one_looplets_kernel(fmt):
 
 
 @pytest.mark.parametrize("program, shapes, message", [
-    # (a collapse makes the concatenated index: no loop of its own to split into parts)
-    ("c[m] = collapse(concat((A[j, i], B[k, i]), (j, k) -> l), (l, i) -> m)", {"A": (2, 3), "B": (1, 3)},
-     "here l is computed by another shape operator"),
+    # (a collapse of a concat is lowered: test_shape_looplets_concat_collapses.py)
     ("C[p, q] = split(concat((x[j], y[k]), (j, k) -> l), l -> (p, q:2))", {"x": (4,), "y": (2,)},
      "here l is computed by another shape operator"),
     ("c[n] = slice(collapse(A[j, i], (j, i) -> m), m -> n, (1, 6, 2))", {"A": (2, 3)},

@@ -104,3 +104,12 @@ def test_the_lattice_kernel_of_b_times_i_visits_only_bs_entries():
     k = ss.lower("C[i, j] = B[i, j] * i", "lattice", B=ss.Tensor.from_numpy(B, "csr"), C="csr")
     assert "for (int64_t pB1 = B1_pos[i]; pB1 < B1_pos[i + 1]; pB1++)" in k.c_source
     assert "B1_size" not in k.c_source   # no loop over every column
+
+
+def test_shape_inference_reads_an_index_value():
+    # (it raised TypeError 'not an index-notation expression: IndexValue(...)', reached once a
+    # shorthand output of any statement had its index dtype chosen from the inferred shapes)
+    from compiler.notation.infer import infer_shapes
+    info = infer_shapes(parse("C[i, j] = B[i, j] * i"), {"B": (3, 4)})
+    assert info.output == (3, 4)
+    assert infer_shapes(parse("y[i] = sum[j](B[i, j] * j) + i"), {"B": (2, 5)}).output == (2,)
