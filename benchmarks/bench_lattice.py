@@ -276,7 +276,7 @@ def main(small=False, only=None):
     x = rng.random(n)
     At, Bt = Tensor.from_scipy(A, csr(), name="A"), Tensor.from_scipy(B, csr(), name="B")
     xt = Tensor.from_numpy(x, dense(1), name="x")
-    Ap, Bp = pydata.GCXS.from_scipy_sparse(A), pydata.GCXS.from_scipy_sparse(B)
+    Ap = pydata.GCXS.from_scipy_sparse(A)
     Ac, Bc = pydata.COO.from_scipy_sparse(A), pydata.COO.from_scipy_sparse(B)
     print(f"inputs: {n} x {n}, {A.nnz} and {B.nnz} non-zeros; SpGEMM {gn} x {gn}, {gnnz} non-zeros")
 

@@ -388,7 +388,6 @@ class OutputAssembly:
         count = count_scatters(emitted, self.bitmaps, inputs, scalars, counter)
         if count is None:
             return []
-        last = self.levels_info[-1]
         self.notes.append(f"{self.setup.output.tensor} reserves one entry per scatter into a workspace, counted first")
         return [Comment(f"room for {self.setup.output.tensor}: at most one entry per scatter into the workspace; "
                         f"count them first"),

@@ -42,7 +42,7 @@ from ..tensor import Tensor
 from .compile import compile_program
 from .direction import DirectionRule, more_rounds
 from .language import loop_program
-from .scalars import Scalar, ShortCircuitScalar
+from .scalars import ShortCircuitScalar
 
 __all__ = ["bfs_push", "bfs_pull", "bfs_visit", "bfs_push_parents", "bfs_pull_parents", "bellman_ford_step", "bellman_ford_parents", "bfs",
            "bellman_ford", "BFS", "BellmanFord", "BFSResult", "ShortestPaths", "BY_COLUMNS", "FRONTIER",
