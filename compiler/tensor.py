@@ -302,8 +302,11 @@ class Tensor:
         fmt = self.format
         head = f"{self.name}, " if self.name else ""
         short = f"{fmt.shorthand}: " if fmt.shorthand else ""
-        return (f"Tensor({head}{short}{fmt}, shape={self.shape}, dtype={self.dtype.name}, "
-                f"fill={self.fill!r}, nnz={self.nnz})")
+        try:
+            rest = f"dtype={self.dtype.name}, fill={self.fill!r}, nnz={self.nnz}"
+        except UsageError as e:   # (its arrays were handed to a later call: compiler.reused_outputs)
+            rest = f"unreadable: {e}"
+        return f"Tensor({head}{short}{fmt}, shape={self.shape}, {rest})"
 
     # --- the array language's matmul --------------------------------------------------------
 

@@ -171,6 +171,8 @@ def test_reuse_refuses_what_it_cannot_write_into():
         first.to_numpy()
     with pytest.raises(UsageError, match="given to reuse"):
         k(**dict(args, F=first))
+    # but it still shows itself, saying why it cannot be read (a notebook cell that prints it)
+    assert "unreadable: tensor" in repr(first) and "given to reuse()" in repr(first)
     # values off the entries other than the fill (a tensor not made by a kernel): refused, not misread
     odd = _frontier(8, {})
     odd.vals[3] = 5
