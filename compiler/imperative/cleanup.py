@@ -176,12 +176,14 @@ def drop_unused_locals(stmts) -> list:
     return _drop_unused_locals(stmts, {})
 
 
-def _drop_unused_locals(stmts, memo: dict) -> list:
-    out = [map_bodies(s, lambda body: _drop_unused_locals(body, memo)) for s in stmts]
+def _drop_unused_locals(stmts, memo: dict, outer: tuple[Counter, Counter] | None = None) -> list:
+    """``outer``: what the statements after ``stmts`` read (and keep), when ``stmts`` is the body of a
+    tag or a block, which C does not see: their declarations are visible after them."""
+    out = _cleaned_bodies(list(stmts), memo, outer)
     # What the statements after a declaration read (and assign by a computation with another effect)
     # is the sum of each one's summary, computed once per statement and subtree: walking the rest
     # again for every declaration of every block took minutes on deep looplet nests.
-    after_reads, after_kept = Counter(), Counter()
+    after_reads, after_kept = (Counter(), Counter()) if outer is None else (outer[0].copy(), outer[1].copy())
     k = len(out) - 1
     while k >= 0:   # from the last declaration up: dropping one may leave an earlier one unread
         s = out[k]
@@ -204,6 +206,26 @@ def _drop_unused_locals(stmts, memo: dict) -> list:
             after_kept.update(kept)
         k -= 1
     return [s for s in out if s is not None]
+
+
+def _cleaned_bodies(stmts: list, memo: dict, outer) -> list:
+    """``stmts`` with the statement lists inside each cleaned: a loop's or a branch's alone (a scope of
+    its own in C), a tag's or a block's knowing what the statements after it read."""
+    if not any(isinstance(s, (Tagged, Block)) for s in stmts):
+        return [map_bodies(s, lambda body: _drop_unused_locals(body, memo)) for s in stmts]
+    out = list(stmts)
+    reads, kept = (Counter(), Counter()) if outer is None else (outer[0].copy(), outer[1].copy())
+    for k in range(len(out) - 1, -1, -1):
+        s = out[k]
+        if isinstance(s, (Tagged, Block)):
+            after = (reads.copy(), kept.copy())
+            out[k] = map_bodies(s, lambda body: _drop_unused_locals(body, memo, after))
+        else:
+            out[k] = map_bodies(s, lambda body: _drop_unused_locals(body, memo))
+        r, kp, _, _ = _summary(stmts[k], memo)   # (what it read before its cleaning: at least as much)
+        reads.update(r)
+        kept.update(kp)
+    return out
 
 
 def _summary(s, memo: dict) -> tuple[set, set, set, bool]:

@@ -116,6 +116,30 @@ def test_unused_locals_are_looked_for_in_their_own_block():
     assert drop_unused_locals([helper]) == [helper]               # a helper might do more than compute
 
 
+def test_a_local_declared_in_a_tag_or_a_block_and_read_after_it_stays():
+    """A tag (provenance) and a block print inline: C sees their declarations after them. The pass
+    took each for a scope of its own and dropped a declaration read only after it (C that did not
+    compile, found lowering a split under looplets)."""
+    from compiler.imperative.cleanup import drop_unused_locals
+    from compiler.imperative.ir import Block
+
+    x, y = Var("x"), Var("y")
+    declare_x, declare_y = Declare(x, "int64", Load("idx", 0)), Declare(y, "int64", Load("idx", 1))
+    read_x = Store("out", 0, x)
+    for wrapped in (Tagged("t", [declare_x]), Block((declare_x,)), Tagged("t", [Tagged("u", [declare_x])]),
+                    Tagged("t", [Block((declare_x,)), declare_y])):
+        got = drop_unused_locals([wrapped, read_x])
+        assert declare_x in walk(tuple(got)) and declare_y not in walk(tuple(got))
+        assert got[-1] == read_x
+    # in a loop's body, what follows the tag in the body reads it; nothing after the loop sees it
+    loop = For(i, Const(0, "int64"), Const(3, "int64"), [Tagged("t", [declare_x]), read_x])
+    assert drop_unused_locals([loop]) == [loop]
+    unread = drop_unused_locals([For(i, Const(0, "int64"), Const(3, "int64"), [Tagged("t", [declare_x])]), read_x])
+    assert declare_x not in walk(tuple(unread))
+    # unread after the tag too: it goes, as before
+    assert declare_x not in walk(tuple(drop_unused_locals([Tagged("t", [declare_x]), Store("out", 0, 1.0)])))
+
+
 def test_two_phase_compute_declares_no_coordinate_it_does_not_store():
     from compiler import lower
     from compiler.format import csr, dcsr
