@@ -82,42 +82,48 @@ LARGE_SOURCE = 256 * 1024
 OPT_LEVELS = ("-O0", "-O1", "-Os", "-O2", "-O3")
 
 
-def opt_level(environ=None) -> str:
-    """The optimization level of default builds: ``$SPARSESCOPE_OPT`` if set, else ``-O3``. A lower
-    level builds faster and runs (somewhat) slower: the test suite, which builds thousands of kernels
-    and times none, uses ``-O2``, where GCC still vectorizes the loops marked ``omp simd``.
+def opt_flags(environ=None) -> tuple[str, ...]:
+    """The optimization flags of default builds: ``$SPARSESCOPE_OPT`` if set (a level, then any ``-f``
+    options), else ``-O3``. A lower level builds faster and runs (somewhat) slower: the test suite, which
+    builds thousands of kernels and times none, uses ``-O1 -ftree-vectorize``, which still vectorizes the
+    loops marked ``omp simd`` as -O3 does.
 
-    >>> opt_level({"SPARSESCOPE_OPT": "-O2"})
-    '-O2'
+    >>> opt_flags({"SPARSESCOPE_OPT": "-O1 -ftree-vectorize"})
+    ('-O1', '-ftree-vectorize')
     """
     env = os.environ if environ is None else environ
-    level = env.get("SPARSESCOPE_OPT", "").strip() or "-O3"
-    if level not in OPT_LEVELS:
-        raise ValueError(f"SPARSESCOPE_OPT must be one of {', '.join(OPT_LEVELS)}, not {level!r}")
-    return level
+    chosen = tuple(shlex.split(env.get("SPARSESCOPE_OPT", ""))) or ("-O3",)
+    if chosen[0] not in OPT_LEVELS or not all(f.startswith("-f") for f in chosen[1:]):
+        raise ValueError(f"SPARSESCOPE_OPT must be an optimization level ({', '.join(OPT_LEVELS)}) and then "
+                         f"any -f options, not {env.get('SPARSESCOPE_OPT')!r}")
+    return chosen
 
 
 def sized_flags(flags: tuple[str, ...], source: str, checked: bool = False) -> tuple[str, ...]:
     """``flags`` for compiling ``source``: the default flags (with or without the sanitizer's) at
-    :func:`opt_level`, lowered to -O1 when the source is past :data:`LARGE_SOURCE`, or when the build is a
-    checked one (a debugging build: every access bounds-checked, loops in their written order, so -O3 buys
-    it little and costs it about twice -O1's compile time); flags the user chose (``$SPARSESCOPE_CFLAGS``)
-    are kept as they are.
+    :func:`opt_flags`; at -O0 for a checked build (a debugging build: every access bounds-checked, so
+    optimizing buys it little and costs most of its compile time), and at -O1 at most when the source is
+    past :data:`LARGE_SOURCE`. Flags the user chose (``$SPARSESCOPE_CFLAGS``) are kept as they are.
 
     >>> sized_flags(DEFAULT_FLAGS, "x" * (LARGE_SOURCE + 1))[0]
     '-O1'
     >>> sized_flags(DEFAULT_FLAGS, "int k(void) { return 0; }", checked=True)[0]
-    '-O1'
+    '-O0'
     """
     if os.environ.get("SPARSESCOPE_CFLAGS"):
         return tuple(flags)
     chosen = tuple(f for f in flags if f not in sanitize_flags())   # the sanitizer's are added to any
     if chosen not in (DEFAULT_FLAGS, DEFAULT_FLAGS + GCC_FLAGS):
         return tuple(flags)
-    level = opt_level()
-    if checked or len(source) > LARGE_SOURCE:
-        level = min(level, "-O1", key=OPT_LEVELS.index)
-    return tuple(level if f == "-O3" else f for f in flags)
+    opt = opt_flags()
+    if checked:
+        opt = ("-O0",)
+    elif len(source) > LARGE_SOURCE:
+        opt = (min(opt[0], "-O1", key=OPT_LEVELS.index), *opt[1:])
+    out = []
+    for f in flags:
+        out += opt if f == "-O3" else [f]
+    return tuple(out)
 
 
 def flags_note(flags: tuple[str, ...], built_with: tuple[str, ...], source: str, checked: bool) -> str:
@@ -125,18 +131,17 @@ def flags_note(flags: tuple[str, ...], built_with: tuple[str, ...], source: str,
     trace's compile step.
 
     >>> flags_note(DEFAULT_FLAGS, sized_flags(DEFAULT_FLAGS, "int k;", checked=True), "int k;", True)[:30]
-    ' at -O1, as a checked build is'
+    ' at -O0, as a checked build is'
     """
     if built_with == flags:
         return ""
-    level = next(f for f in built_with if f in OPT_LEVELS)
-    if len(source) > LARGE_SOURCE and level == "-O1":
+    if checked:
+        return (" at -O0, as a checked build is for finding a bad access, not for speed "
+                "(SPARSESCOPE_CFLAGS chooses other flags)")
+    if len(source) > LARGE_SOURCE and "-O1" in built_with and "-O1" not in flags:
         return (f" at -O1, as its C is {len(source) // 1024} KB (past {LARGE_SOURCE // 1024} KB, where -O3's "
                 f"time grows much faster than the source; SPARSESCOPE_CFLAGS chooses other flags)")
-    if checked and level == "-O1":
-        return (" at -O1, as a checked build is for finding a bad access, not for speed "
-                "(SPARSESCOPE_CFLAGS chooses other flags)")
-    return f" at {level}, as SPARSESCOPE_OPT chooses"
+    return f" at {' '.join(opt_flags())}, as SPARSESCOPE_OPT chooses"
 
 
 def is_gcc(cc: list[str] | None = None) -> bool:

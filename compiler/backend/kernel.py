@@ -88,7 +88,7 @@ def compile_function(fn: Function, checked: bool = False, trace: Trace | None = 
         raise TypeError(f"compile_function expects an imperative Function, got {type(fn).__name__}")
     flags = build.compiler_flags(flags)
     cc = tuple(build.compiler_command())
-    key = (fn, bool(checked), flags, cc, build.opt_level())
+    key = (fn, bool(checked), flags, cc, build.opt_flags())
     start = time.perf_counter()
     with _lock:
         kernel = _memory.get(key)

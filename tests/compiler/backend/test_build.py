@@ -147,8 +147,8 @@ def test_a_large_source_is_built_at_O1_unless_the_user_chose_the_flags(monkeypat
     assert build.sized_flags(build.DEFAULT_FLAGS, large) == build.DEFAULT_FLAGS                   # chosen
 
 
-def test_a_checked_build_is_compiled_at_O1_and_says_so(tmp_path, monkeypatch):
-    """A checked kernel is a debugging build: -O1 (half -O3's compile time), noted in its trace;
+def test_a_checked_build_is_compiled_at_O0_and_says_so(tmp_path, monkeypatch):
+    """A checked kernel is a debugging build: -O0 (a third of -O3's compile time), noted in its trace;
     the unchecked kernel of the same program keeps -O3, and flags the user chose are kept."""
     import numpy as np
 
@@ -158,7 +158,7 @@ def test_a_checked_build_is_compiled_at_O1_and_says_so(tmp_path, monkeypatch):
     monkeypatch.delenv("SPARSESCOPE_CFLAGS", raising=False)
     monkeypatch.delenv("SPARSESCOPE_OPT", raising=False)
     monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
-    assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE, checked=True)[0] == "-O1"
+    assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE, checked=True)[0] == "-O0"
     assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE)[0] == "-O3"
     assert build.sized_flags(("-O3", "-fPIC", "-shared"), SOURCE, checked=True)[0] == "-O3"   # given
     kernel.clear_memory_cache()
@@ -169,7 +169,7 @@ def test_a_checked_build_is_compiled_at_O1_and_says_so(tmp_path, monkeypatch):
         k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(2), trace=trace, checked=checked)
         notes[checked] = next(s.note for s in trace.steps if s.stage == "compile")
         np.testing.assert_array_equal(k(A=A, x=np.ones(2)).to_numpy(), [1.0, 5.0])
-    assert "at -O1, as a checked build" in notes[True] and "-O1" not in notes[False]
+    assert "at -O0, as a checked build" in notes[True] and "-O0" not in notes[False]
     monkeypatch.setenv("SPARSESCOPE_CFLAGS", " ".join(build.DEFAULT_FLAGS))
     assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE, checked=True) == build.DEFAULT_FLAGS   # chosen
     kernel.clear_memory_cache()
@@ -195,9 +195,10 @@ def test_a_kernel_past_the_large_source_size_says_so_in_its_trace(tmp_path, monk
     kernel.clear_memory_cache()
 
 
-def test_the_optimization_level_of_default_builds_is_chosen_by_SPARSESCOPE_OPT(tmp_path, monkeypatch):
-    """$SPARSESCOPE_OPT lowers (or keeps) the level of default builds, never raises a checked or large
-    build past -O1, leaves flags the user chose alone, says so in the trace, and keys the caches apart."""
+def test_the_optimization_of_default_builds_is_chosen_by_SPARSESCOPE_OPT(tmp_path, monkeypatch):
+    """$SPARSESCOPE_OPT chooses the level (and -f options) of default builds, never raises a large build
+    past -O1, leaves checked builds at -O0 and flags the user chose alone, says so in the trace, and keys
+    the caches apart."""
     import numpy as np
 
     import compiler as ss
@@ -209,26 +210,30 @@ def test_the_optimization_level_of_default_builds_is_chosen_by_SPARSESCOPE_OPT(t
     for level in build.OPT_LEVELS:
         monkeypatch.setenv("SPARSESCOPE_OPT", level)
         assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE)[0] == level
-        lowest = "-O0" if level == "-O0" else "-O1"
-        assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE, checked=True)[0] == lowest
-        assert build.sized_flags(build.DEFAULT_FLAGS, large)[0] == lowest
+        assert build.sized_flags(build.DEFAULT_FLAGS, SOURCE, checked=True)[0] == "-O0"
+        assert build.sized_flags(build.DEFAULT_FLAGS, large)[0] == ("-O0" if level == "-O0" else "-O1")
         assert build.sized_flags(("-O3", "-fPIC", "-shared"), SOURCE) == ("-O3", "-fPIC", "-shared")   # given
-    monkeypatch.setenv("SPARSESCOPE_OPT", "fast")
-    with pytest.raises(ValueError, match=r"SPARSESCOPE_OPT must be one of -O0, -O1, -Os, -O2, -O3, not 'fast'"):
-        build.sized_flags(build.DEFAULT_FLAGS, SOURCE)
+    monkeypatch.setenv("SPARSESCOPE_OPT", "-O1 -ftree-vectorize")
+    got = build.sized_flags(build.DEFAULT_FLAGS, SOURCE)
+    assert got[:2] == ("-O1", "-ftree-vectorize") and got[2:] == build.DEFAULT_FLAGS[1:]
+    for bad in ("fast", "-O2 -g", "-ftree-vectorize"):
+        monkeypatch.setenv("SPARSESCOPE_OPT", bad)
+        with pytest.raises(ValueError, match=r"SPARSESCOPE_OPT must be an optimization level \(-O0, -O1, -Os, "
+                                             r"-O2, -O3\) and then any -f options, not"):
+            build.sized_flags(build.DEFAULT_FLAGS, SOURCE)
     A = ss.Tensor.from_numpy(np.array([[1.0, 0.0], [2.0, 3.0]]), "csr")
     notes, libraries = {}, set()
-    for level in ("-O3", "-O2", "-O0"):
-        monkeypatch.setenv("SPARSESCOPE_OPT", level)
+    for opt in ("-O3", "-O2", "-O1 -ftree-vectorize"):
+        monkeypatch.setenv("SPARSESCOPE_OPT", opt)
         trace = ss.Trace()
         k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=np.ones(2), trace=trace)
-        notes[level] = next(s.note for s in trace.steps if s.stage == "compile")
-        libraries.add(notes[level].rsplit(": ", 1)[1])
+        notes[opt] = next(s.note for s in trace.steps if s.stage == "compile")
+        libraries.add(notes[opt].rsplit(": ", 1)[1])
         np.testing.assert_array_equal(k(A=A, x=np.ones(2)).to_numpy(), [1.0, 5.0])
     assert "SPARSESCOPE_OPT" not in notes["-O3"] and "compiled" in notes["-O3"]
     assert "compiled at -O2, as SPARSESCOPE_OPT chooses" in notes["-O2"]
-    assert "compiled at -O0, as SPARSESCOPE_OPT chooses" in notes["-O0"]
-    assert len(libraries) == 3   # three builds, none taken from another level's cache
+    assert "compiled at -O1 -ftree-vectorize, as SPARSESCOPE_OPT chooses" in notes["-O1 -ftree-vectorize"]
+    assert len(libraries) == 3   # three builds, none taken from another's cache
     kernel.clear_memory_cache()
 
 
@@ -236,6 +241,7 @@ def test_sanitize_adds_its_flags_to_any_chosen_and_keys_the_library_apart(monkey
     from compiler.backend import sanitize
     monkeypatch.delenv("SPARSESCOPE_CFLAGS", raising=False)
     monkeypatch.delenv("SPARSESCOPE_SANITIZE", raising=False)
+    monkeypatch.delenv("SPARSESCOPE_OPT", raising=False)
     plain = build.compiler_flags()
     monkeypatch.setenv("SPARSESCOPE_SANITIZE", "address")
     flags = build.compiler_flags()
