@@ -27,6 +27,22 @@ FILLS = (0.0, 1.0, np.nan, np.inf, -np.inf)
 MATRIX_FORMATS = ("csr", "coo", "dense", "dcsr")
 
 
+def check_ravel(program, tensors, want, fill, out, seed):
+    """``program`` (a ravel into ``c``) against numpy's ``want`` and the oracle, into ``out`` (a vector
+    format name, or None for the lattice's choice), checked build on every fourth seed; a sparse output
+    appended in order, storing no entry of its fill."""
+    oracle, oracle_fill = evaluate(program, **tensors)
+    np.testing.assert_array_equal(oracle, want)
+    output = None if out is None else ss.parse_format(out, ndim=1, fill=fill)
+    np.testing.assert_array_equal(run_all(program, tensors, checked=seed % 4 == 0, out=output), want)
+    k = ss.lower(program, strategy="lattice", **tensors, **({} if output is None else {"c": output}))
+    result = k(**tensors)
+    np.testing.assert_array_equal(result.fill, oracle_fill)
+    if output is not None:   # (appended in order, the fill's entries not stored)
+        coords, stored = result.to_coords()
+        assert np.all(np.diff(coords[0]) > 0) and not np.any(stored == fill), (coords, stored)
+
+
 def filled(rng, shape, density, fill):
     """A random array whose entries not drawn are ``fill`` (stored NaN/±inf among those drawn)."""
     vals = rng.choice([1.0, -2.5, 3.0, np.nan, np.inf, -np.inf, 0.0], size=shape, p=[.3, .2, .2, .1, .05, .05, .1])
@@ -87,16 +103,7 @@ def test_a_collapse_of_a_concatenation(case, seed):
     program = vstack_program(steps).format(**marks)
     tensors = {f"M{m}": Tensor.from_numpy(a, f, fill=fill) for m, (a, f) in enumerate(zip(arrays, fmts))}
     want = np.vstack([sliced(a, r) for a, r in zip(arrays, steps)]).ravel()
-    oracle, oracle_fill = evaluate(program, **tensors)
-    np.testing.assert_array_equal(oracle, want)
-    output = None if out is None else ss.parse_format(out, ndim=1, fill=fill)
-    np.testing.assert_array_equal(run_all(program, tensors, checked=seed % 4 == 0, out=output), want)
-    k = ss.lower(program, strategy="lattice", **tensors, **({} if output is None else {"c": output}))
-    result = k(**tensors)
-    np.testing.assert_array_equal(result.fill, oracle_fill)
-    if output is not None:   # (appended in order, the fill's entries not stored)
-        coords, stored = result.to_coords()
-        assert np.all(np.diff(coords[0]) > 0) and not np.any(stored == fill), (coords, stored)
+    check_ravel(program, tensors, want, fill, out, seed)
 
 
 @pytest.mark.parametrize("out", [None, "csr", "coo"])
@@ -191,16 +198,7 @@ def test_a_collapse_of_an_hstack(case, seed):
     program = hstack_program(steps).format(**marks)
     tensors = {f"M{m}": Tensor.from_numpy(a, f, fill=fill) for m, (a, f) in enumerate(zip(arrays, fmts))}
     want = np.hstack([a[:, ::r] for a, r in zip(arrays, steps)]).reshape(-1)
-    oracle, oracle_fill = evaluate(program, **tensors)
-    np.testing.assert_array_equal(oracle, want)
-    output = None if out is None else ss.parse_format(out, ndim=1, fill=fill)
-    np.testing.assert_array_equal(run_all(program, tensors, checked=seed % 4 == 0, out=output), want)
-    k = ss.lower(program, strategy="lattice", **tensors, **({} if output is None else {"c": output}))
-    result = k(**tensors)
-    np.testing.assert_array_equal(result.fill, oracle_fill)
-    if output is not None:   # (appended in order, the fill's entries not stored)
-        coords, stored = result.to_coords()
-        assert np.all(np.diff(coords[0]) > 0) and not np.any(stored == fill), (coords, stored)
+    check_ravel(program, tensors, want, fill, out, seed)
 
 
 def test_the_hstack_ravels_lattice_records_the_rewrite_and_checks_by_brute_force():
