@@ -261,3 +261,64 @@ def test_exported_page_zooms_its_drawings_and_links_the_trees(browser, tmp_path,
     end = page.evaluate(LINK_JS, [section.element_handle(), other])
     assert end["outlined"] and end["inView"], end
     page.close()
+
+
+# each cell of a table: its text's contrast against what lies under it (WCAG 2), and whether the cell
+# lies inside the section that shows it (not cut at the page's right edge)
+TABLE_JS = r"""
+(table) => {
+  const rgba = c => { const m = c.match(/rgba?\(([^)]*)\)/); if (!m) return [0, 0, 0, 0];
+                      const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
+                      return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const over = (top, bottom) => [0, 1, 2].map(i => top[i] * top[3] + bottom[i] * (1 - top[3])).concat([1]);
+  const background = el => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    return layers.reverse().reduce((bg, c) => over(c, bg), [255, 255, 255, 1]);
+  };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+                     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const room = table.closest('section').getBoundingClientRect();
+  const cells = [...table.querySelectorAll('td, th')];
+  return cells.map(td => {
+    const el = td.querySelector('code') || td, bg = background(el);
+    const [a, b] = [lum(over(rgba(getComputedStyle(el).color), bg)), lum(bg)].sort((x, y) => y - x);
+    const r = td.getBoundingClientRect();
+    return {text: td.innerText.slice(0, 40), ratio: (a + 0.05) / (b + 0.05), height: r.height,
+            inside: r.left >= room.left - 1 && r.right <= room.right + 1};
+  });
+}
+"""
+
+
+def test_exported_page_shows_the_integer_facts_as_a_readable_table(browser, tmp_path, artifacts):
+    """The looplet lowering's int-facts step: a table of each fact and why it holds, every cell shown
+    (not collapsed, not cut at the page's edge) and its text readable (contrast >= 4.5)."""
+    import numpy as np
+
+    import compiler as ss
+    from explorer import export_html
+
+    A = ss.Tensor.from_numpy(np.array([[0, 1.0, 0, 2.0], [3.0, 0, 0, 0], [0, 0, 4.0, 5.0]]), "csr")
+    trace = ss.lower("C[i, j] = A[i, j] + B[i, j]", strategy="looplets", A=A, B=A, C="csr").trace
+    step = next(k for k, s in enumerate(trace.steps) if s.stage == "int-facts")
+    facts = [f["fact"] for f in trace.steps[step].data["facts"]]
+    path = tmp_path / "facts.html"
+    export_html(trace, path)
+    page = browser.new_page(viewport={"width": 900, "height": 800})
+    page.goto(path.as_uri())
+    page.locator(f'nav.steps a[href="#step-{step}"]').click()
+    table = page.locator("section:visible table.ss-int-facts").first
+    table.wait_for(state="visible")
+    page.screenshot(path=str(artifacts / "export-int-facts.png"), full_page=True)
+    cells = table.evaluate(TABLE_JS)
+    assert len(cells) == 3 * (len(facts) + 1), cells   # a header row, then fact, kind and why of each fact
+    assert all(c["height"] >= 10 and c["inside"] for c in cells), [c for c in cells if not c["inside"]][:4]
+    low = [c for c in cells if c["ratio"] < 4.5]
+    assert not low, f"int-facts cells below contrast 4.5: {low[:4]}"
+    shown = table.inner_text()
+    assert facts and all(f in shown for f in facts), (facts, shown)
+    page.close()
