@@ -19,6 +19,25 @@ def pane_html(page, cls: str) -> str:
 SHOWN_NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 
+# colours as the page shows them: a CSS colour as [r, g, b, a], one over another, what lies under an
+# element (every translucent background above it composited), and WCAG 2 relative luminance
+COLOUR_JS = r"""
+  const rgba = c => { const m = c.match(/rgba?\(([^)]*)\)/); if (!m) return [0, 0, 0, 0];
+                      const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
+                      return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const over = (top, bottom) => [0, 1, 2].map(i => top[i] * top[3] + bottom[i] * (1 - top[3])).concat([1]);
+  const background = el => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    return layers.reverse().reduce((bg, c) => over(c, bg), [255, 255, 255, 1]);
+  };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+                     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+"""
+
 # What a person sees, measured in the page. ``root`` is an element (a widget, an output, the page).
 # panes: every widget pane (an ipywidgets HTML box) holding code or a drawing, with its height.
 # nodes: every Graphviz node whose label's box (getBBox) is not inside its shape's box.
@@ -77,21 +96,7 @@ MEASURE_JS = r"""
                          height: Math.round(r.height), room: Math.round(room.width),
                          scale: Math.round(scale * 100) / 100, aspect: Math.round(aspect * 100) / 100});
   }
-  const rgba = c => { const m = c.match(/rgba?\(([^)]*)\)/); if (!m) return [0, 0, 0, 0];
-                      const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
-                      return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
-  const over = (top, bottom) => [0, 1, 2].map(i => top[i] * top[3] + bottom[i] * (1 - top[3])).concat([1]);
-  const background = el => {
-    const layers = [];
-    for (let e = el; e; e = e.parentElement) {
-      const c = rgba(getComputedStyle(e).backgroundColor);
-      if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
-    }
-    return layers.reverse().reduce((bg, c) => over(c, bg), [255, 255, 255, 1]);
-  };
-  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-                     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
-  for (const pre of root.querySelectorAll('pre.code, pre.diff')) {
+""" + COLOUR_JS + r"""  for (const pre of root.querySelectorAll('pre.code, pre.diff')) {
     const walk = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
     for (let n = walk.nextNode(); n; n = walk.nextNode()) {
       const el = n.parentElement;
@@ -138,6 +143,21 @@ MEASURE_JS = r"""
     }
   }
   return out;
+}
+"""
+
+
+# cells: each cell of a table, its text's contrast against what lies under it and whether it lies
+# inside the section that shows it (not cut at the page's right edge)
+CELLS_JS = r"""
+(table) => {""" + COLOUR_JS + r"""  const room = table.closest('section').getBoundingClientRect();
+  return [...table.querySelectorAll('td, th')].map(td => {
+    const el = td.querySelector('code') || td, bg = background(el);
+    const [a, b] = [lum(over(rgba(getComputedStyle(el).color), bg)), lum(bg)].sort((x, y) => y - x);
+    const r = td.getBoundingClientRect();
+    return {text: td.innerText.slice(0, 40), ratio: (a + 0.05) / (b + 0.05), height: r.height,
+            inside: r.left >= room.left - 1 && r.right <= room.right + 1};
+  });
 }
 """
 

@@ -3,7 +3,7 @@ step's drawings fitting and readable, provenance tags, C lines linked with drawi
 
 from __future__ import annotations
 
-from browser_measure import FILL_CONTRAST_JS, LINK_JS, ZOOM_JS, assert_readable, measure
+from browser_measure import CELLS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS, assert_readable, measure
 
 
 def test_exported_trace_page_steps_offline(browser, tmp_path, artifacts):
@@ -263,37 +263,6 @@ def test_exported_page_zooms_its_drawings_and_links_the_trees(browser, tmp_path,
     page.close()
 
 
-# each cell of a table: its text's contrast against what lies under it (WCAG 2), and whether the cell
-# lies inside the section that shows it (not cut at the page's right edge)
-TABLE_JS = r"""
-(table) => {
-  const rgba = c => { const m = c.match(/rgba?\(([^)]*)\)/); if (!m) return [0, 0, 0, 0];
-                      const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number);
-                      return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
-  const over = (top, bottom) => [0, 1, 2].map(i => top[i] * top[3] + bottom[i] * (1 - top[3])).concat([1]);
-  const background = el => {
-    const layers = [];
-    for (let e = el; e; e = e.parentElement) {
-      const c = rgba(getComputedStyle(e).backgroundColor);
-      if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
-    }
-    return layers.reverse().reduce((bg, c) => over(c, bg), [255, 255, 255, 1]);
-  };
-  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-                     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
-  const room = table.closest('section').getBoundingClientRect();
-  const cells = [...table.querySelectorAll('td, th')];
-  return cells.map(td => {
-    const el = td.querySelector('code') || td, bg = background(el);
-    const [a, b] = [lum(over(rgba(getComputedStyle(el).color), bg)), lum(bg)].sort((x, y) => y - x);
-    const r = td.getBoundingClientRect();
-    return {text: td.innerText.slice(0, 40), ratio: (a + 0.05) / (b + 0.05), height: r.height,
-            inside: r.left >= room.left - 1 && r.right <= room.right + 1};
-  });
-}
-"""
-
-
 def test_exported_page_shows_the_integer_facts_as_a_readable_table(browser, tmp_path, artifacts):
     """The looplet lowering's int-facts step: a table of each fact and why it holds, every cell shown
     (not collapsed, not cut at the page's edge) and its text readable (contrast >= 4.5)."""
@@ -314,7 +283,7 @@ def test_exported_page_shows_the_integer_facts_as_a_readable_table(browser, tmp_
     table = page.locator("section:visible table.ss-int-facts").first
     table.wait_for(state="visible")
     page.screenshot(path=str(artifacts / "export-int-facts.png"), full_page=True)
-    cells = table.evaluate(TABLE_JS)
+    cells = table.evaluate(CELLS_JS)
     assert len(cells) == 3 * (len(facts) + 1), cells   # a header row, then fact, kind and why of each fact
     assert all(c["height"] >= 10 and c["inside"] for c in cells), [c for c in cells if not c["inside"]][:4]
     low = [c for c in cells if c["ratio"] < 4.5]
