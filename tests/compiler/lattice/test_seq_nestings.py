@@ -49,19 +49,22 @@ def filled(rng, shape, density, fill):
     return np.where(rng.random(shape) < density, vals, fill)
 
 
-def vstack_program(steps):
-    """``c[k]`` = the row-major ravel of the vstack of ``len(steps)`` matrices, the m-th
-    read with the row step ``steps[m]`` (1: as it is; -1: upside down; 2: every other row)."""
+def stack_ravel_program(steps, axis):
+    """``c[k]`` = the row-major ravel of the stack along ``axis`` (0: vstack, 1: hstack) of
+    ``len(steps)`` matrices, the m-th read with the step ``steps[m]`` along that axis (1: as it is;
+    -1: reversed; 2: every other one); ``{start<m>}`` and ``{stop<m>}`` are left to fill in."""
     parts, names = [], []
     for m, r in enumerate(steps):
         t, j, p = f"M{m}", f"j{m}", f"p{m}"
+        access = f"{t}[{j}, i]" if axis == 0 else f"{t}[i, {j}]"
         if r == 1:
-            parts.append(f"{t}[{j}, i]")
+            parts.append(access)
             names.append(j)
         else:
-            parts.append(f"slice({t}[{j}, i], {j} -> {p}, ({{start{m}}}, {{stop{m}}}, {r}))")
+            parts.append(f"slice({access}, {j} -> {p}, ({{start{m}}}, {{stop{m}}}, {r}))")
             names.append(p)
-    return (f"c[k] = collapse(concat(({', '.join(parts)}), ({', '.join(names)}) -> l), (l, i) -> k)")
+    order = "(l, i)" if axis == 0 else "(i, l)"
+    return f"c[k] = collapse(concat(({', '.join(parts)}), ({', '.join(names)}) -> l), {order} -> k)"
 
 
 def sliced(a, r):
@@ -100,7 +103,7 @@ def test_a_collapse_of_a_concatenation(case, seed):
     marks = {}
     for m, (n, r) in enumerate(zip(rows, steps)):
         marks[f"start{m}"], marks[f"stop{m}"] = bounds(n, r)
-    program = vstack_program(steps).format(**marks)
+    program = stack_ravel_program(steps, 0).format(**marks)
     tensors = {f"M{m}": Tensor.from_numpy(a, f, fill=fill) for m, (a, f) in enumerate(zip(arrays, fmts))}
     want = np.vstack([sliced(a, r) for a, r in zip(arrays, steps)]).ravel()
     check_ravel(program, tensors, want, fill, out, seed)
@@ -151,21 +154,6 @@ def test_the_array_front_end_ravels_a_vstack_in_one_kernel(fill):
         np.testing.assert_array_equal(got.to_numpy(), want)
 
 
-def hstack_program(steps):
-    """``c[k]`` = the row-major ravel of the hstack of ``len(steps)`` matrices, the m-th read with
-    the column step ``steps[m]``."""
-    parts, names = [], []
-    for m, r in enumerate(steps):
-        t, j, p = f"M{m}", f"j{m}", f"p{m}"
-        if r == 1:
-            parts.append(f"{t}[i, {j}]")
-            names.append(j)
-        else:
-            parts.append(f"slice({t}[i, {j}], {j} -> {p}, ({{start{m}}}, {{stop{m}}}, {r}))")
-            names.append(p)
-    return f"c[k] = collapse(concat(({', '.join(parts)}), ({', '.join(names)}) -> l), (i, l) -> k)"
-
-
 @st.composite
 def hstack_ravels(draw):
     """(rows, columns of each part, column steps, formats, fill, density, output)."""
@@ -195,7 +183,7 @@ def test_a_collapse_of_an_hstack(case, seed):
     marks = {}
     for m, (n, r) in enumerate(zip(cols, steps)):
         marks[f"start{m}"], marks[f"stop{m}"] = bounds(n, r)
-    program = hstack_program(steps).format(**marks)
+    program = stack_ravel_program(steps, 1).format(**marks)
     tensors = {f"M{m}": Tensor.from_numpy(a, f, fill=fill) for m, (a, f) in enumerate(zip(arrays, fmts))}
     want = np.hstack([a[:, ::r] for a, r in zip(arrays, steps)]).reshape(-1)
     check_ravel(program, tensors, want, fill, out, seed)
