@@ -270,10 +270,10 @@ FILL_CONTRAST_JS = r"""
 """
 
 
-# Scroll the box that scrolls a part (its pane) to its end.
+# Scroll the box that scrolls an element (the element itself or the pane it is in) to its end.
 SCROLL_END_JS = r"""
 (el) => {
-  for (let b = el.parentElement; b; b = b.parentElement) {
+  for (let b = el; b; b = b.parentElement) {
     const o = getComputedStyle(b).overflowY;
     if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 1) { b.scrollTop = b.scrollHeight; return true; }
   }

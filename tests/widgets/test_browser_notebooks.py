@@ -136,7 +136,14 @@ def test_tour_steps_both_strategies(browser, lab, artifacts):
     for button in (".ss-prev", ".ss-next"):
         old = header.inner_html()
         if button == ".ss-next":
-            assert looplets.locator(".ss-c span.ln").first.evaluate(SCROLL_END_JS), "the C pane does not scroll"
+            # the header is redrawn before the C pane (one widget message each): scroll the pane
+            # itself, which stays, once the previous step's C has filled it, not a line that the
+            # C's redraw may just have replaced (that read as "does not scroll" under CI)
+            try:
+                page.wait_for_function(SCROLL_END_JS, arg=looplets.locator(".ss-c").first.element_handle(),
+                                       timeout=15_000)
+            except Exception:
+                raise AssertionError("the C pane does not scroll") from None
         looplets.locator(button).first.click()
         page.wait_for_function("([el, old]) => el.innerHTML !== old", arg=[header.element_handle(), old],
                                timeout=15_000)

@@ -173,7 +173,11 @@ def link_both_ways_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> N
     nodes = explorer.locator(".ss-drawing svg g.node[data-tags]")
     node_firsts = nodes.evaluate_all("gs => gs.map(g => g.getAttribute('data-tags').split(' ')[0])")
     k, other = next((k, t) for k, t in enumerate(node_firsts) if t != tag and t in firsts)
-    assert lines.first.evaluate(SCROLL_END_JS), "the C pane does not scroll"
+    # the C pane is redrawn after the drawing (its own widget message): poll the pane, which stays
+    try:
+        page.wait_for_function(SCROLL_END_JS, arg=explorer.locator(".ss-c").first.element_handle(), timeout=15_000)
+    except Exception:
+        raise AssertionError("the C pane does not scroll") from None
     start = page.evaluate(LINK_JS, [root, other])
     assert start["line"] and not start["inView"], start
     nodes.nth(k).click()
