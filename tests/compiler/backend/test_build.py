@@ -276,3 +276,83 @@ def test_the_c_compiler_runs_without_a_preloaded_sanitizer_runtime():
     env = compiler_environ({"PATH": "/bin", "LD_PRELOAD": "/usr/lib/libasan.so.8 /opt/libfoo.so"})
     assert env == {"PATH": "/bin", "LD_PRELOAD": "/opt/libfoo.so"}
     assert compiler_environ({"LD_PRELOAD": "/usr/lib/libasan.so.8"}) == {}
+
+
+def spy_commands(monkeypatch) -> list[list[str]]:
+    commands = []
+    real = subprocess.run
+
+    def spy(cmd, *a, **k):
+        commands.append(cmd)
+        return real(cmd, *a, **k)
+    monkeypatch.setattr(build.subprocess, "run", spy)
+    return commands
+
+
+MATH = textwrap.dedent("""\
+    #include <math.h>
+    #include <stdlib.h>
+    #include <string.h>
+    double hyp(double a, double b) {
+        double *t = malloc(2 * sizeof *t);
+        if (!t) return -1.0;
+        memset(t, 0, 2 * sizeof *t);
+        t[0] = a; t[1] = b;
+        double r = sqrt(t[0] * t[0] + t[1] * t[1]) + exp(0.0) - 1.0;
+        free(t);
+        return r;
+    }
+    """)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the light link is Linux's")
+def test_a_kernel_is_linked_without_the_c_library_and_takes_its_symbols_from_the_process(tmp_path, monkeypatch):
+    """libc and libm come from the loading process (reading them took ld a third of a small
+    build); the library still calls malloc, memset, sqrt and exp."""
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    commands = spy_commands(monkeypatch)
+    path, _ = build.build_library(MATH, "hyp")
+    compiles = [c for c in commands if "-o" in c]
+    assert len(compiles) == 1 and list(build.LIGHT_LINK) == compiles[0][-2:] and "-lm" not in compiles[0]
+    ffi, lib = build.load_library(path, "double hyp(double a, double b);")
+    assert lib.hyp(3.0, 4.0) == 5.0
+    if subprocess.run(["which", "readelf"], capture_output=True).returncode == 0:
+        dynamic = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True).stdout
+        assert "libc.so" not in dynamic and "libm.so" not in dynamic, dynamic
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the light link is Linux's")
+def test_a_library_needing_a_symbol_the_process_lacks_is_linked_in_full(tmp_path, monkeypatch):
+    """atexit is in libc_nonshared.a, not in the process: lightly linked, the library would not
+    load, so it is linked again in full, and loads."""
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    commands = spy_commands(monkeypatch)
+    source = "#include <stdlib.h>\nstatic void bye(void) {}\nint hook(void) { return atexit(bye) == 0 ? 7 : -1; }\n"
+    path, _ = build.build_library(source, "hook")
+    compiles = [c for c in commands if "-o" in c]
+    assert [c[-2:] == list(build.LIGHT_LINK) for c in compiles] == [True, False], compiles
+    assert "-lm" in compiles[1]
+    ffi, lib = build.load_library(path, "int hook(void);")
+    assert lib.hook() == 7
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the light link is Linux's")
+def test_a_compiler_that_cannot_link_lightly_links_in_full_from_then_on(tmp_path, monkeypatch):
+    """(a clang without libgcc, say): the full link's library is kept, and later builds skip the
+    light link."""
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(build, "LIGHT_LINK", ("-nostdlib", "-lsparsescope_no_such_library"))
+    monkeypatch.setattr(build, "_light_link_failed", set())
+    commands = spy_commands(monkeypatch)
+    path, _ = build.build_library(SOURCE, "answer")
+    assert build.load_library(path, "int answer(void);")[1].answer() == 42
+    build.build_library(SOURCE.replace("42", "43"), "answer")
+    links = [c[-1] for c in commands if "-o" in c]
+    assert links == ["-lsparsescope_no_such_library", "-lm", "-lm"], links
+
+
+def test_a_c_error_is_reported_once_as_the_full_build_gives_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    with pytest.raises(CompileError, match="rejected kernel broken"):
+        build.build_library("int broken(void) { return }\n", "broken")
+    assert not [p for p in (tmp_path / "kernels").iterdir()]   # nothing half-built is kept
