@@ -283,8 +283,6 @@ class Compare(W.HBox):
         if self._syncing:
             return
         st = self.station
-        self.stage_label.value = (f"<span style='font:13px sans-serif'>{self.stage_slider.value} of "
-                                  f"{self.stage_slider.max}: {self._station_text(st)}</span>")
         # the slider moves both columns; a side that re-lowered alone redraws alone
         for k in ([side] if side is not None else range(2)):
             s = self.sessions[k]
@@ -301,6 +299,10 @@ class Compare(W.HBox):
                 self.code_titles[k].value = (f"<b>{_html.escape(c.title)}</b>" if c.emitted_at is not None
                                              and c.emitted_at <= at else "<b>program (no C yet)</b>")
             self.c_panes[k].value, self.artifact_panes[k].value = self.render(k)
+        # the stage label last: each pane is its own message, applied in order, so a page showing
+        # the new stage shows both columns at it (the browser tests wait on the label)
+        self.stage_label.value = (f"<span style='font:13px sans-serif'>{self.stage_slider.value} of "
+                                  f"{self.stage_slider.max}: {self._station_text(st)}</span>")
 
     def _station_text(self, st: Station | None) -> str:
         """What the slider's station shows: the shared stage, or which side moved."""

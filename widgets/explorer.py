@@ -420,13 +420,15 @@ class Explorer(W.VBox):
             self.header.value = "<i>(empty trace)</i>"
             return 0.0
         html = self.render(self.session.current)
-        self.header.value = self._step_number() + html["header"]
         self.diff_title.value = f"<b>{html['diff_title']}</b>"
         self.c_title.value = f"<b>{html['c_title']}</b>"
         self.program_pane.value = html["program"]
         self.diff_pane.value = html["diff"]
         self.artifact_pane.value = html["artifact"]
         self.c_pane.value = html["c"]
+        # the header last: each pane is its own message, applied in order, so a page showing the
+        # new step's number shows all of that step (the browser tests wait on the header)
+        self.header.value = self._step_number() + html["header"]
         elapsed = time.perf_counter() - t0
         self.redraw_times.append(elapsed)
         return elapsed
