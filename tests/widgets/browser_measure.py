@@ -150,7 +150,7 @@ MEASURE_JS = r"""
 # cells: each cell of a table, its text's contrast against what lies under it and whether it lies
 # inside the section that shows it (not cut at the page's right edge)
 CELLS_JS = r"""
-(table) => {""" + COLOUR_JS + r"""  const room = table.closest('section').getBoundingClientRect();
+(table) => {""" + COLOUR_JS + r"""  const room = table.closest('section, .step').getBoundingClientRect();   // (a page's, a notebook's)
   return [...table.querySelectorAll('td, th')].map(td => {
     const el = td.querySelector('code') || td, bg = background(el);
     const [a, b] = [lum(over(rgba(getComputedStyle(el).color), bg)), lum(bg)].sort((x, y) => y - x);

@@ -148,6 +148,9 @@ three""",
     session = explore(ss.lower("y[i] = A[i] * B[i] + C[i]", strategy, A="sv", B="sv", C="sv").trace)
     drawn = [session.step(i) for i in range(len(session)) if any(a.dot for a in session.steps[i].artifacts)]
     display(HTML(f"<div class='views-{strategy}'>" + "".join(render_step(v) for v in drawn) + "</div>"))""",
+    # the looplets' integer facts, a table drawn from the step's data
+    """facts = explore(ss.lower("y[i] = A[i, j] * x[j]", "looplets", A="csr", x="dense").trace)
+display(HTML("<div class='views-facts'>" + render_step(facts.step(next(i for i, s in enumerate(facts.steps) if s.stage == "int-facts"))) + "</div>"))""",
     # a fiber tree wider than any pane (notebook 01 shows one of 2000 rows)
     """ex = spmv_example(n=60, density=0.2, seed=1)
 display(HTML("<div class='views-fibers'>" + render_step(explore(ex.trace).step(1)) + "</div>"))""",

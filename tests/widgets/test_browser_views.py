@@ -8,7 +8,7 @@ import pathlib
 import re
 import time
 
-from browser_measure import (FILL_CONTRAST_JS, LINK_JS, SAVED_STATE_JS, SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK,
+from browser_measure import (CELLS_JS, FILL_CONTRAST_JS, LINK_JS, SAVED_STATE_JS, SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK,
                              ZOOM_JS, assert_columns_line_up, assert_readable, measure, set_theme)
 
 
@@ -87,6 +87,14 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
             assert_readable(measure(compare), f"Compare ({tag})", panes=4)
             assert_readable(measure(notebook), f"the views notebook ({tag})")
             tree_box_linked_and_zoomed(page, three, tag, artifacts)
+            # the integer facts' table: every cell inside the table, its text readable on the theme
+            facts = page.locator(f"{SHOWN_NOTEBOOK} .views-facts table.ss-int-facts").first
+            facts.scroll_into_view_if_needed()
+            page.screenshot(path=str(artifacts / f"views-int-facts-{tag}.png"), full_page=False)
+            cells = facts.evaluate(CELLS_JS)
+            assert len(cells) >= 6 and all(c["height"] >= 10 and c["inside"] for c in cells), cells[:4]
+            low = [c for c in cells if c["ratio"] < 4.5]
+            assert not low, f"int-facts cells below contrast 4.5 ({tag}): {low[:4]}"
         assert three.locator(".ss-drawing svg g.node").count() >= 3, "the lattice has fewer than 3 points"
         assert page.locator(f"{SHOWN_NOTEBOOK} .views-fibers svg g.node").count() > 20
 
