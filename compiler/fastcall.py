@@ -174,7 +174,9 @@ class FastCall:
             # (a result the runtime started clear is marked so: a later call may reuse it cheaply)
             if view.lowered.reset:
                 out = view.lowered.output
-                arrays = [array_name(out, *where) for where in ((0, "pos"), (0, "tbl"), (0, "srt"), (None, "vals"))]
+                byte_map = len(view.lowered.output_format.levels) - 1   # (its last level)
+                arrays = [array_name(out, *where) for where in
+                          ((byte_map, "pos"), (byte_map, "tbl"), (byte_map, "srt"), (None, "vals"))]
                 result = f"MARK({result}, {', '.join(f'made[{a!r}]' for a in arrays)})"
             results.append(result)
         if set(taken) - given:
