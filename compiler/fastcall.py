@@ -333,14 +333,17 @@ def _binder(compiled, plan, params: tuple):
     round's frontier) is a new Tensor every call."""
     buffers = set(compiled.pointer_parameters())
     fmt = plan.format
+    # (each buffer's pointer maker, its type and checks looked up once: a round's result is a new
+    # tensor bound at the next round's call)
+    makers = tuple((p, compiled.pointer_maker(p) if p in buffers else None) for p in params)
 
     def bind(tensor: Tensor):
         if not plan.has_bound(tensor) and tensor.format is not fmt and tensor.format != fmt:
             return None
         args = plan.args(tensor)
         try:
-            pointers = tuple(compiled.pointer(p, args[p]) if isinstance(args[p], np.ndarray) and p in buffers
-                             else args[p] for p in params)
+            pointers = tuple(make(args[p]) if make is not None and args[p].__class__ is np.ndarray else args[p]
+                             for p, make in makers)
         except (TypeError, ValueError):
             return None   # (the general path raises naming the parameter)
         tensor._fast_pointers = bound = (plan, pointers)

@@ -190,6 +190,30 @@ class Kernel:
         _argument_checker(self.function)(k, array)
         return self.from_buffer(self.pointer_type(name), array, p.intent == "inout")
 
+    def pointer_maker(self, name: str):
+        """:meth:`pointer` for buffer ``name`` as a function of the array, its parameter, cffi type,
+        dtype and intent looked up once: a runtime binding each new tensor (a round's result, the
+        next round's input) calls it per array; None for a scalar parameter.
+
+        >>> from compiler.imperative.examples import filter_nonzeros
+        >>> k = compile_function(filter_nonzeros(name="sparsify_doc"))
+        >>> make = k.pointer_maker("x")
+        >>> make(np.ones(3))[2]
+        1.0
+        """
+        k, p = next((k, p) for k, p in enumerate(self.function.params) if p.name == name)
+        if not isinstance(p, Buffer):
+            return None
+        dtype, ctype, writable = np.dtype(p.dtype), self.pointer_type(name), p.intent == "inout"
+        check, from_buffer = _argument_checker(self.function), self.from_buffer
+
+        def make(array):
+            if array.__class__ is not np.ndarray or array.dtype is not dtype or not array.flags.c_contiguous or (
+                    writable and not array.flags.writeable):
+                check(k, array)   # (raises naming the parameter; an equal dtype's other object passes)
+            return from_buffer(ctype, array, writable)
+        return make
+
     def __repr__(self) -> str:
         return f"<Kernel {self.function.name}{' (checked)' if self.checked else ''}>"
 

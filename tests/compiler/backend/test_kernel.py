@@ -240,3 +240,19 @@ def test_integer_semantics_match_interpreter():
     k = backend.compile_function(fn)
     for x, y in [(7, 2), (-7, 2), (7, -2), (-7, -2), (0, 5)]:
         assert k(a=x, b=y)["r"] == interpret(fn, a=x, b=y)["r"]
+
+
+def test_a_pointer_maker_checks_each_array_as_a_call_does():
+    """The fast call binds each new tensor's arrays with a maker per buffer, planned once: it refuses
+    what a call refuses, naming the parameter, and makes the pointer a call would pass."""
+    k = backend.compile_function(filter_nonzeros(name="sparsify_maker"))
+    make = k.pointer_maker("x")
+    assert k.pointer_maker("n") is None   # (a scalar)
+    x = np.array([0.0, 1.5, 2.0])
+    assert list(make(x)[0:3]) == [0.0, 1.5, 2.0]
+    with pytest.raises(DTypeError, match="argument x must have dtype float64, got float32"):
+        make(x.astype(np.float32))
+    with pytest.raises(ValueError, match="argument x must be C-contiguous"):
+        make(np.arange(6.0)[::2])
+    with pytest.raises(TypeError, match="argument x must be a numpy array"):
+        make([1.0])
