@@ -37,7 +37,7 @@ from .format import Format, with_index_dtype
 from .imperative.ir import Buffer, Scalar
 from .interop import is_foreign, to_tensor
 from .levels import Dense, Element, flatten
-from .levels.level import fill_key
+from .levels.level import IndexedLevel, fill_key
 from .tensor import Tensor
 
 
@@ -145,6 +145,9 @@ class InputPlan:
                                   if used(array_name(name, k, kind)))
                             for k, lvl in enumerate((*levels, leaf)))
         self.flat = all(_plain_arrays(lvl) for lvl in (*levels, leaf))
+        # (each level's assembly keeps a kernel's arrays as they are: a result not yet assembled
+        # is bound from them, see args)
+        self.direct = self.flat and all(type(lvl).assembled in _PLAIN_ASSEMBLY for lvl in (*levels, leaf))
 
         # a numpy argument for an all-Dense format is wrapped without Tensor.from_numpy's checks
         self.format = fmt
@@ -226,6 +229,18 @@ class InputPlan:
             return cached[1]
         storage = tensor.storage_shape
         out = {pname: storage[m] for m, pname in self.sizes_used}
+        pending = tensor.__dict__.get("_pending")
+        if pending is not None and pending[0] is _assemble and self.direct:
+            # a kernel's result not yet assembled (a round's, the next round's input): its arrays by
+            # level and kind, where assembly would put them, without building levels no one reads
+            sized, made = pending[1]
+            for (_, held), names in zip(reversed(sized), self.arrays):
+                if names:
+                    kinds = dict(held)
+                    for kind, pname in names:
+                        out[pname] = made[kinds[kind]]
+            tensor._bound_args = (self, out)
+            return out
         for lvl, names in zip((*tensor.levels, tensor.leaf), self.arrays):
             if not names:
                 continue
@@ -284,6 +299,10 @@ def _buffers(value) -> tuple:
 
 def _arrays_of(t: Tensor) -> list:
     return [a for d in t.level_arrays() for a in d.values() if isinstance(a, np.ndarray)]
+
+
+#: the level assemblies that keep a kernel's arrays as they are, each in the field of its kind
+_PLAIN_ASSEMBLY = (IndexedLevel.assembled, Element.assembled, Dense.assembled)
 
 
 def _plain_arrays(level) -> bool:

@@ -109,12 +109,15 @@ class FastCall:
             given.update(params)
             g[f"PLAN_{name}"], g[f"BIND_{name}"] = inp, _binder(compiled, inp, params)
             g[f"FACTS_{name}"] = facts.get(name)
+            # (integer and boolean values are finite whatever they hold: what the kernel assumes of
+            # them is checked once, here, not by a look at each call's values)
+            looked = facts.get(name) is not None and not _finite_by_dtype(inp.format, facts[name])
             # (a numpy or foreign argument the oracle gives fill 0 where the format says another:
             # its output's fill is worked out by the general path)
             spoils = name in zero_fills
             lines.append(f"    v = tensors[{name!r}]")
             lines.append("    if v.__class__ is Tensor:")
-            lines += _tensor_branch(name, params, facts.get(name) is not None, foreign=False)
+            lines += _tensor_branch(name, params, looked, foreign=False)
             wrap = _numpy_wrapping(inp)
             lines.append("    elif v.__class__ is ndarray:")
             if wrap is None or spoils:
@@ -125,7 +128,7 @@ class FastCall:
                 lines.append(f"        if v.ndim != {ndim} or v.dtype != DT_{name} or not v.flags.c_contiguous:")
                 lines.append("            return None")
                 held = recheck.values_facts(dtype) if vals is not None else None
-                if facts.get(name) is not None and held is None:
+                if looked and held is None:
                     lines += _facts_check(name, "of_array(v)", "        ")
                 lines.append(f"        s_{name} = v.shape")
                 for m, pname in sizes:
@@ -133,7 +136,7 @@ class FastCall:
                 if vals is not None:
                     g[f"T_{vals}"] = compiled.pointer_type(vals)
                     lines.append(f"        p_{vals} = FB(T_{vals}, v, False)")
-                if facts.get(name) is not None and held is not None:
+                if looked and held is not None:
                     g[f"HELD_{name}"] = held   # (the facts of its values, in C over the pointer just made)
                     lines += _facts_check(name, f"HELD_{name}(p_{vals}, v.size)", "        ")
                 if set(params) - {p for _, p in sizes} - {vals}:   # (all-Dense: sizes and values only)
@@ -147,7 +150,7 @@ class FastCall:
                 lines.append("        if k is None:")
                 lines.append("            return None")
                 lines.append("        v, h = k")
-                lines += _tensor_branch(name, params, facts.get(name) is not None, foreign=True)
+                lines += _tensor_branch(name, params, looked, foreign=True)
         for _, uses in plan.extents:
             # (an output's extent, a strategy's own check of an output given, is not an input's)
             uses = [(t, m) for t, m in uses if t in self.names]
@@ -174,7 +177,9 @@ class FastCall:
             # (a result the runtime started clear is marked so: a later call may reuse it cheaply)
             if view.lowered.reset:
                 out = view.lowered.output
-                arrays = [array_name(out, *where) for where in ((0, "pos"), (0, "tbl"), (0, "srt"), (None, "vals"))]
+                byte_map = len(view.lowered.output_format.levels) - 1   # (its last level)
+                arrays = [array_name(out, *where) for where in
+                          ((byte_map, "pos"), (byte_map, "tbl"), (byte_map, "srt"), (None, "vals"))]
                 result = f"MARK({result}, {', '.join(f'made[{a!r}]' for a in arrays)})"
             results.append(result)
         if set(taken) - given:
@@ -317,6 +322,18 @@ def _tensor_branch(name: str, params: tuple, facts: bool, foreign: bool) -> list
     return lines
 
 
+def _finite_by_dtype(fmt, assumed) -> bool:
+    """Whether the values of a tensor of ``fmt`` hold no more than ``assumed`` (the kernel's facts
+    of them) by their dtype alone: integers and booleans are finite.
+
+    >>> from compiler import Dense, Element, Format, dense
+    >>> _finite_by_dtype(Format(Dense(Element(0, dtype="uint64"))), values.FINITE), _finite_by_dtype(dense(1), values.FINITE)
+    (True, False)
+    """
+    dtype = fmt.dtype
+    return dtype is not None and np.dtype(dtype).kind in "biu" and values.FINITE <= assumed
+
+
 def _facts_check(name: str, held: str, indent: str) -> list[str]:
     return ([] if held == "h" else [f"{indent}h = {held}"]) + [
         f"{indent}if h is not FACTS_{name} and not h <= FACTS_{name}:",
@@ -331,14 +348,17 @@ def _binder(compiled, plan, params: tuple):
     round's frontier) is a new Tensor every call."""
     buffers = set(compiled.pointer_parameters())
     fmt = plan.format
+    # (each buffer's pointer maker, its type and checks looked up once: a round's result is a new
+    # tensor bound at the next round's call)
+    makers = tuple((p, compiled.pointer_maker(p) if p in buffers else None) for p in params)
 
     def bind(tensor: Tensor):
         if not plan.has_bound(tensor) and tensor.format is not fmt and tensor.format != fmt:
             return None
         args = plan.args(tensor)
         try:
-            pointers = tuple(compiled.pointer(p, args[p]) if isinstance(args[p], np.ndarray) and p in buffers
-                             else args[p] for p in params)
+            pointers = tuple(make(args[p]) if make is not None and args[p].__class__ is np.ndarray else args[p]
+                             for p, make in makers)
         except (TypeError, ValueError):
             return None   # (the general path raises naming the parameter)
         tensor._fast_pointers = bound = (plan, pointers)

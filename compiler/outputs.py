@@ -97,7 +97,7 @@ def run(kernel, runner, tensors: dict) -> Outputs:
     inputs = kernel.bind(tensors)
     states = []
     for view in views:
-        inputs, state = view.prepare_output(inputs)
+        inputs, state = view.prepare_output(inputs, tensors)
         states.append(state)
     args = kernel.input_args(inputs)
     for state in states:

@@ -1,7 +1,7 @@
 """Outputs written into an earlier result's arrays: a BFS round costs its frontier, not the graph.
 
 A loop program that declares a byte-map output first thing (a BFS step's ``_F[...] = -1``) has
-its declaration done by the runtime (:func:`compiler.looplets.compile.runtime_resets`): a fresh
+its declaration done by the runtime (:func:`compiler.looplets.reset_outputs.runtime_resets`): a fresh
 table of flags all clear and values all at the fill, as Finch's byte map starts. A caller that
 calls the kernel again and again (a BFS, round after round) may instead give it an earlier result
 to write into, ``_F=reuse(old)``: the call clears only the entries ``old`` stores (its sorted
@@ -39,10 +39,12 @@ from .errors import FormatError, ShapeError, UsageError
 from .levels.level import is_fill
 from .tensor import Tensor
 
-__all__ = ["Reused", "reuse", "mark_cleared_off_entries"]
+__all__ = ["Reused", "reuse", "mark_cleared_off_entries", "stored_slots"]
 
 #: the attribute marking a tensor whose values off its entries are at the fill (a kernel's result)
 _MARK = "_fill_off_entries"
+#: the attribute keeping all the arrays a tensor holds, for the aliasing checks of later calls
+_HELD = "_held_arrays"
 
 
 class Reused:
@@ -63,11 +65,12 @@ class Reused:
     def __repr__(self) -> str:
         return f"reuse({self.tensor!r})"
 
-    def take(self, name: str, fmt, storage: tuple, fill, tensors: dict) -> dict | None:
+    def take(self, name: str, fmt, storage: tuple, fill, *arguments: dict) -> dict:
         """The arrays of output ``name`` (``pos``, ``tbl`` and ``val`` by kind) for a call whose output
-        is ``fmt`` of storage extents ``storage`` and whose other tensors are ``tensors``, the entries
-        the tensor stored cleared; raises naming what does not fit (or None, for the fast path: the
-        general path then raises)."""
+        is ``fmt`` (a byte map, its last level, under Dense levels or alone) of storage extents
+        ``storage``, the entries the tensor stored cleared; ``arguments``, dicts of what else the call
+        takes (the tensors given, and bound), none of which may share an array with it. Raises naming
+        what does not fit before it clears anything."""
         t = self.tensor
         if self.used:
             raise UsageError(f"output {name}: this reuse() was given to a call before; its tensor's arrays hold "
@@ -79,11 +82,12 @@ class Reused:
             raise ShapeError(f"output {name} has shape {tuple(storage)} in this call, but the tensor given to "
                              f"reuse() has shape {t.shape}")
         marked = t.__dict__.get(_MARK)
-        if marked is not None:   # (a result the runtime started clear: the arrays it made, its entries' list)
-            pos, tbl, stored, vals = marked
+        if marked is not None:   # (a result the runtime started clear: the arrays it made)
+            pos, tbl, srt, vals = marked
         else:
-            level, leaf = t.levels[0], t.leaf
-            pos, tbl, vals = level.pos, level.tbl, leaf.vals
+            # (the byte map is the last level: compiler.looplets.reset_outputs)
+            level, leaf = t.levels[-1], t.leaf
+            pos, tbl, srt, vals = level.pos, level.tbl, level.srt, leaf.vals
             for what, a in (("pos", pos), ("tbl", tbl), ("values", vals)):
                 if not (a.flags.c_contiguous and a.flags.writeable):
                     raise UsageError(f"output {name}: the {what} array of the tensor given to reuse() is not a "
@@ -92,16 +96,25 @@ class Reused:
                 raise FormatError(f"output {name}: the tensor given to reuse() holds values other than its fill "
                                   f"{fill!r} off its entries, which the kernel would read as written; pass a "
                                   f"kernel's result, or a tensor made from numpy")
-            stored = level.srt[int(pos[0]):int(pos[-1])]
+        written = (tbl, vals, pos)
         owned = tbl.base is None and vals.base is None and pos.base is None
-        for other, value in tensors.items():
-            if value is self:
-                continue
-            if value is t or _shares(value, (tbl, vals, pos), owned):
-                raise UsageError(f"output {name}: the tensor given to reuse() shares its arrays with {other}, "
-                                 f"which the kernel reads: it would read what it writes; reuse another result")
-        tbl[stored] = False
-        vals[stored] = fill
+        for given in arguments:
+            for other, value in given.items():
+                if other == name:
+                    continue
+                if value.__class__ is Reused:
+                    if value is self or value.tensor is t:
+                        raise UsageError(f"output {name}: the tensor given to reuse() is given to reuse() for "
+                                         f"{other} too: two outputs would be written into one tensor's arrays; "
+                                         f"reuse a different result for each")
+                    value = value.tensor
+                if value is t or _shares(value, written, owned):
+                    raise UsageError(f"output {name}: the tensor given to reuse() shares its arrays with {other}, "
+                                     f"which this call takes too: the kernel would write into what {other} holds; "
+                                     f"reuse another result")
+        slots = stored_slots(pos, srt, storage[-1])
+        tbl[slots] = False
+        vals[slots] = fill
         pos[:] = 0
         self.used = True
         _consume(t)
@@ -117,15 +130,29 @@ def reuse(tensor: Tensor) -> Reused:
 
 
 def mark_cleared_off_entries(t: Tensor, pos=None, tbl=None, srt=None, vals=None) -> Tensor:
-    """Mark ``t`` (a one-level byte map the runtime started clear, a kernel's result) as a tensor whose
-    values off its entries are at the fill, keeping its arrays (``pos``, ``tbl``, the stored
-    coordinates ``srt`` and ``vals``; taken from ``t`` when not given), so :meth:`Reused.take` finds
-    them at once and need not look at the values; returns ``t``."""
+    """Mark ``t`` (a byte map, under Dense levels or alone, that the runtime started clear: a kernel's
+    result) as a tensor whose values off its entries are at the fill, keeping the arrays of its byte
+    map (``pos``, ``tbl``, the stored coordinates ``srt``) and ``vals`` (taken from ``t`` when not
+    given), so :meth:`Reused.take` finds them at once and need not look at the values; returns ``t``."""
     if pos is None:
-        level = t.levels[0]
-        pos, tbl, srt, vals = level.pos, level.tbl, level.srt[int(level.pos[0]):int(level.pos[-1])], t.leaf.vals
+        level = t.levels[-1]
+        pos, tbl, srt, vals = level.pos, level.tbl, level.srt, t.leaf.vals
     t.__dict__[_MARK] = (pos, tbl, srt, vals)
     return t
+
+
+def stored_slots(pos: np.ndarray, srt: np.ndarray, size: int) -> np.ndarray:
+    """The slots of a byte map's entries (``fiber * size + coordinate``, a fiber's block of ``size``
+    slots), from its ``pos`` (one more than its fibers) and sorted coordinates ``srt``.
+
+    >>> stored_slots(np.array([0, 2, 2, 3]), np.array([1, 3, 0]), 4).tolist()   # fibers 0 and 2
+    [1, 3, 8]
+    """
+    if len(pos) == 2:   # (one fiber: its coordinates are its slots)
+        return srt[int(pos[0]):int(pos[1])]
+    fibers, first = len(pos) - 1, int(pos[0])
+    counts = np.diff(pos)
+    return np.repeat(np.arange(fibers, dtype=np.int64) * size, counts) + srt[first:first + int(counts.sum())]
 
 
 def _consume(t: Tensor) -> None:
@@ -144,19 +171,22 @@ def _consumed(name):
 
 
 def _shares(value, arrays: tuple, owned: bool) -> bool:
-    """Whether tensor ``value`` (or a numpy, scipy or pydata array) holds one of ``arrays`` or a view
-    of one. With ``owned`` (each of ``arrays`` owns its memory, as a kernel's result's do), a view's
-    ``base`` is the array it views, and a tensor a kernel bound is asked for the arrays the kernel
-    reads (kept on it); otherwise each of its arrays is compared by the memory it spans."""
-    bound = value.__dict__.get("_bound_args") if value.__class__ is Tensor else None
-    if bound is not None:
-        held = bound[1].values()
-    elif isinstance(value, Tensor):
-        held = [a for d in value.level_arrays() for a in d.values()]
+    """Whether ``value`` (a tensor, a numpy, scipy or pydata array) holds one of ``arrays`` or a view
+    of one, among all its arrays (not only those a kernel reads). With ``owned`` (each of ``arrays``
+    owns its memory, as a kernel's result's do), a view's ``base`` is the array it views; otherwise
+    each of its arrays is compared by the memory it spans."""
+    if isinstance(value, Tensor):
+        held = value.__dict__.get(_HELD)
+        if held is None:
+            pending = value.__dict__.get("_pending")
+            if pending is not None and pending[0] is _consumed:
+                return False   # (consumed: it holds no arrays of its own any more)
+            # (a tensor's arrays never change, only their contents: kept for its next call)
+            held = value.__dict__[_HELD] = tuple(a for d in value.level_arrays() for a in d.values())
     elif isinstance(value, np.ndarray):
-        held = [value]
+        held = (value,)
     else:
-        held = list(vars(value).values()) if hasattr(value, "__dict__") else []
+        held = tuple(vars(value).values()) if hasattr(value, "__dict__") else ()
     for b in held:
         if b.__class__ is not np.ndarray:
             continue

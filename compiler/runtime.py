@@ -96,6 +96,9 @@ class Lowered:
     #: a loop program's byte-map output whose declaration the runtime does: a call starts it clear
     #: (fresh, or an earlier result given as ``reuse(tensor)``, whose entries alone it clears)
     reset: bool = False
+    #: why a call may not give an earlier result as ``reuse(tensor)`` for this output, a byte map
+    #: declared first thing that the runtime cannot start clear (naming the level), or ""
+    reuse_refused: str = ""
 
 
 
@@ -302,7 +305,7 @@ class Kernel:
             value = tensors[name]
             if value.__class__ is Reused:
                 if name not in plan.resets:
-                    raise UsageError(_reuse_refused(name, out_names, plan.resets))
+                    raise UsageError(_reuse_refused(name, out_names, plan.resets, plan.refusals))
                 bound[name] = value   # (its arrays are taken when the output is allocated)
                 continue
             if not isinstance(value, Tensor):
@@ -392,7 +395,7 @@ class Kernel:
         if self.lowered.outputs:   # (several outputs: a named tuple of them)
             return outputs.run(self, runner, tensors)
         inputs = self.bind(tensors)
-        inputs, state = self.prepare_output(inputs)
+        inputs, state = self.prepare_output(inputs, tensors)
         args = self.input_args(inputs)
         args.update(state.args)
         results = runner(**args)   # (the plans bind only the kernel's parameters)
@@ -451,9 +454,10 @@ class Kernel:
                 args.update(plan.inputs[name].args(t))
         return args
 
-    def prepare_output(self, inputs: dict) -> tuple:
+    def prepare_output(self, inputs: dict, arguments: dict | None = None) -> tuple:
         """``(inputs, OutputCall)`` for one call: the output's shape checked against its writes,
-        its size parameters and buffers allocated."""
+        its size parameters and buffers allocated (``arguments``: what the caller gave, which an
+        earlier result given to reuse may share no array with, as it may not with ``inputs``)."""
         low, plan = self.lowered, self._plan()
         out_name, out_fmt = low.output, low.output_format
         restore = None
@@ -490,8 +494,7 @@ class Kernel:
             args[pname] = storage[s]
         given = inputs.get(out_name)
         if given.__class__ is Reused:   # (an earlier result's arrays, its entries cleared)
-            taken = given.take(out_name, out_fmt, storage, low.fill,
-                               {t: v for t, v in inputs.items() if t != out_name and v.__class__ is not Reused})
+            taken = given.take(out_name, out_fmt, storage, low.fill, inputs, arguments or {})
             for pname, dtype, kind, level in plan.inout:
                 args[pname] = taken[kind]
             return inputs, OutputCall(shape, restore, args)
@@ -537,10 +540,13 @@ class Kernel:
         return out.asformat(self.formats[out_name]) if out_name in plan.converted else out
 
 
-def _reuse_refused(name: str, outputs, resets) -> str:
-    """Why a call may not give ``reuse(...)`` as tensor ``name``."""
+def _reuse_refused(name: str, outputs, resets, refusals: dict) -> str:
+    """Why a call may not give ``reuse(...)`` as tensor ``name`` (``refusals``: the lowering's reasons,
+    by output, for the byte maps declared first thing that the runtime cannot start clear)."""
     if name not in outputs:
         return f"reuse() is for an output of the kernel; {name} is an input"
+    if name in refusals:
+        return refusals[name]
     ok = f"; only {', '.join(sorted(resets))} can" if resets else ""
     return (f"output {name}: reuse() gives an earlier result to write into, for a byte-map output the program "
             f"declares first thing (a BFS step's _F[...] = -1), which {name} is not{ok}")
@@ -577,6 +583,7 @@ class _CallPlan:
         self.fresh_outputs = frozenset(o.output for o in outs if o.initial != "output")
         #: the outputs a call may give an earlier result of to write into (compiler.reused_outputs)
         self.resets = frozenset(o.output for o in outs if o.reset)
+        self.refusals = {o.output: o.reuse_refused for o in outs if o.reuse_refused}
         # (index, its uses): each index's extent in every tensor that has it must agree
         self.extents = tuple((index, tuple(uses)) for index, uses in low.extents if len(uses) > 1)
         # each output extent an input's, (tensor, mode): read directly (else by extent_value)

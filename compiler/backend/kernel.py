@@ -190,6 +190,30 @@ class Kernel:
         _argument_checker(self.function)(k, array)
         return self.from_buffer(self.pointer_type(name), array, p.intent == "inout")
 
+    def pointer_maker(self, name: str):
+        """:meth:`pointer` for buffer ``name`` as a function of the array, its parameter, cffi type,
+        dtype and intent looked up once: a runtime binding each new tensor (a round's result, the
+        next round's input) calls it per array; None for a scalar parameter.
+
+        >>> from compiler.imperative.examples import filter_nonzeros
+        >>> k = compile_function(filter_nonzeros(name="sparsify_doc"))
+        >>> make = k.pointer_maker("x")
+        >>> make(np.ones(3))[2]
+        1.0
+        """
+        k, p = next((k, p) for k, p in enumerate(self.function.params) if p.name == name)
+        if not isinstance(p, Buffer):
+            return None
+        dtype, ctype, writable = np.dtype(p.dtype), self.pointer_type(name), p.intent == "inout"
+        check, from_buffer = _argument_checker(self.function), self.from_buffer
+
+        def make(array):
+            if array.__class__ is not np.ndarray or array.dtype is not dtype or not array.flags.c_contiguous or (
+                    writable and not array.flags.writeable):
+                check(k, array)   # (raises naming the parameter; an equal dtype's other object passes)
+            return from_buffer(ctype, array, writable)
+        return make
+
     def __repr__(self) -> str:
         return f"<Kernel {self.function.name}{' (checked)' if self.checked else ''}>"
 
@@ -229,12 +253,19 @@ def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False):
         elif isinstance(p, OutScalar):
             g[f"__k_t{k}"] = ffi.typeof(f"{c_type(p.dtype)} *")
             g[f"__k_s{k}"] = np.dtype(p.dtype).type
-            lines.append(f"    __k_o{k} = __k_new(__k_t{k})")
             if p.init:
                 lines.append(f"    __k_o{k}[0] = {p.init!r}")
-        elif isinstance(p, Growable):
-            g[f"__k_t{k}"] = ffi.typeof(f"{c_type(p.dtype)} **")
-            lines.append(f"    __k_o{k} = __k_new(__k_t{k})")
+    # The cells the C function writes its out scalars and grown buffers' pointers into: made once and
+    # kept in a pool, each call taking a set (a call on another thread takes another), all zero again
+    # before they go back. New cells every call were most of the cffi allocations of a small call.
+    cells = [(k, p) for k, p in enumerate(params) if isinstance(p, (OutScalar, Growable))]
+    if cells:
+        new, types = g["__k_new"], tuple(ffi.typeof(f"{c_type(p.dtype)} *{'*' if isinstance(p, Growable) else ''}")
+                                         for _, p in cells)
+        g["__k_pool"], g["__k_cells"] = [], lambda: tuple(new(t) for t in types)
+        names = ", ".join(f"__k_o{k}" for k, _ in cells)
+        lines[1:1] = ["    __k_c = __k_pool.pop() if __k_pool else __k_cells()",
+                      f"    {names}{',' if len(cells) == 1 else ''} = __k_c"]
     index = {p.name: k for k, p in enumerate(params)}
     cargs = []
     for a in c_arguments(fn, checked):
@@ -273,7 +304,14 @@ def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False):
             length = index[p.length]
             g[f"__k_w{k}"] = _wrapper(fn, p, ffi, lib)
             result.append(f"{p.name!r}: __k_w{k}(__k_o{k}[0], __k_o{length}[0])")
-    lines.append(f"    return {{{', '.join(result)}}}")
+    if cells:
+        lines.append(f"    __k_r = {{{', '.join(result)}}}")
+        for k, p in cells:   # (zero again, as new cells are: the pointers now belong to the arrays made)
+            lines.append(f"    __k_o{k}[0] = {'__k_null' if isinstance(p, Growable) else '0'}")
+        lines.append("    __k_pool.append(__k_c)")
+        lines.append("    return __k_r")
+    else:
+        lines.append(f"    return {{{', '.join(result)}}}")
     g["__k_check"] = _argument_checker(fn)
     g["__k_scalar_error"] = _scalar_error_reporter(fn, ffi)
     g["__k_fail"] = _failure_reporter(fn, checked, ffi, lib)

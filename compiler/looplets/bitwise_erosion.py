@@ -36,11 +36,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import UsageError
+from ..fastcall import fast_call
 from ..format import Format, parse_format
 from ..levels import Dense, Element, SparseList
 from ..tensor import Tensor
 from .compile import compile_program
 from .language import LoopProgram, loop_program
+from .morphology import check_iterations
 
 __all__ = ["bitwise_erosion_program", "BITWISE_EROSIONS", "WORDS", "SPARSE_WORDS", "PAD", "BitImage",
            "pack_bits", "unpack_bits", "BitwiseErosion", "erode_bitwise"]
@@ -183,6 +185,8 @@ class BitwiseErosion:
         #: the kernels of one erosion (both passes) of an image and of a stack (by ``ndim``), once compiled
         self.kernels: dict = {}
         self._pads: dict = {}
+        self._fast: dict = {}
+        self._plans: dict = {}
 
     @property
     def kernel(self):
@@ -195,8 +199,30 @@ class BitwiseErosion:
 
     def __call__(self, image, iterations: int = 1) -> BitImage:
         """``image`` (a :class:`BitImage`, or a 2-D or 3-D array packed first) eroded ``iterations`` times."""
-        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
-            raise UsageError(f"erode_bitwise: iterations must be a positive integer, not {iterations!r}")
+        if iterations.__class__ is not int or iterations < 1:
+            check_iterations(iterations, "erode_bitwise")
+        # (words of a format object, shape and width checked before, a kernel's result: the kernel, its
+        # fast call and the padding at once; an iteration calls an eroder thousands of times)
+        plan = None
+        if image.__class__ is BitImage:
+            words, width = image
+            if words.__class__ is Tensor:
+                plan = self._plans.get((id(words.format), words.shape, width))
+                if plan is not None and plan[0] is not words.format:
+                    plan = None
+        if plan is None:
+            plan, words, width = self._plan(image)
+        _, kernel, fast, pad = plan
+        for _ in range(iterations):
+            out = fast({"A": words, "pad": pad}) if fast is not None else None
+            words = (out if out is not None else kernel(A=words, pad=pad)).B
+        return BitImage(words, width)
+
+    def _plan(self, image) -> tuple:
+        """``(plan, words, width)`` for ``image`` (a :class:`BitImage`, or an array packed first), checked
+        and its words converted to the eroder's format: the plan is ``(format, kernel, fast call, pad)``,
+        the kernel compiled on first use, kept for the format object, shape and width of words already
+        in the eroder's format."""
         if not isinstance(image, BitImage):
             image = self.pack(image)
         words, width = image
@@ -208,19 +234,23 @@ class BitwiseErosion:
             raise UsageError(f"erode_bitwise: {n} words a row cannot hold {width} pixels "
                              f"(that takes {-(-width // WORD_BITS)})")
         fmt = self.format if ndim == 2 else self.stack_format
+        given = words
         if words.format is not fmt and words.format != fmt:
             words = words.asformat(fmt)
         kernel = self.kernels.get(ndim)
         if kernel is None:
             kernel = self.kernels[ndim] = compile_program(BITWISE_EROSIONS[self.footprint, ndim == 3],
                                                           V=fmt, B=fmt, A=fmt, pad=PAD)
+            self._fast[ndim] = fast_call(kernel)
         key = (n, width % WORD_BITS)
         if key not in self._pads:
             self._pads[key] = _pad(*key)
-        pad = self._pads[key]
-        for _ in range(iterations):
-            words = kernel(A=words, pad=pad).B
-        return BitImage(words, width)
+        plan = (words.format, kernel, self._fast[ndim], self._pads[key])
+        if words is given:
+            if len(self._plans) >= 16:   # (an eroder given many shapes or formats keeps the last few)
+                self._plans.clear()
+            self._plans[id(words.format), words.shape, width] = plan
+        return plan, words, width
 
 
 _ERODERS: dict = {}

@@ -59,6 +59,7 @@ from .outputs import check_outputs
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from .shapes import extent_ir, shape_program
 from .reserve import entry_bound, reserve_stmts
+from .reset_outputs import reuse_refusals, runtime_resets
 from ..notation.shape import has_shape_operators
 from ..notation.shapedata import shape_data
 from . import extents as X
@@ -315,6 +316,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         body = mark_computed(body, infos, prog.where)
     body = postmap(body, bind)
     ctx.reset = runtime_resets(normalized, {t: infos[t] for t in outs})
+    refusals = reuse_refusals(normalized, {t: infos[t] for t in outs})
     low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)
     with assuming(ctx.facts):
         stmts = low.lower(body)
@@ -371,7 +373,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                      "reset" if t in ctx.was_reset else
                      "declared" if isinstance(normalized, Block) and any(s is first for s in normalized.stmts)
                      else "fill")
-    return fn, infos, outs, out_sizes, sources, starts, writes, unordered, low.helper_ops
+    return fn, infos, outs, out_sizes, sources, starts, refusals, writes, unordered, low.helper_ops
 
 
 def _record_int_facts(trace, facts, stmts) -> None:
@@ -395,24 +397,6 @@ def _record_int_facts(trace, facts, stmts) -> None:
 #: how the ``int-facts`` step's note counts each kind of fact
 KIND_NOUNS = {"coordinates": ("array of stored coordinates", "arrays of stored coordinates"),
               "bound": ("bounded local", "bounded locals"), "definition": ("definition", "definitions")}
-
-
-def runtime_resets(body, outputs: dict) -> set:
-    """The outputs of ``body`` (a normalized program; ``outputs``, their infos) whose declaration the
-    runtime does instead of the kernel: a one-level byte map of values (a BFS step's frontier ``_F``)
-    declared first thing, outside any loop or branch. Declared in C, each call filled its n values
-    and cleared its n flags; the runtime hands the kernel fresh buffers at the fill or an earlier
-    result's, clearing only the entries it stored (:mod:`compiler.reused_outputs`), so a round
-    costs its frontier's edges, not the graph's vertices. Its declaration must start it at its
-    fill, as a byte map's must (the lowering refuses another start)."""
-    firsts = {}
-    for n in walk(body):
-        if isinstance(n, Declare) and n.tns.name in outputs:
-            firsts.setdefault(n.tns.name, n)
-    top = body.stmts if isinstance(body, Block) else ()
-    return {t for t, d in firsts.items() if not d.implicit and any(s is d for s in top)
-            and len(outputs[t].levels) == 1 and isinstance(outputs[t].levels[0], SparseByteMap)
-            and isinstance(outputs[t].leaf, Element)}
 
 
 #: the reach of a write through a window of the output: within the output by construction
@@ -638,7 +622,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         order = formats[program.lhs.tensor].mode_order
         shaped_sizes = [extent_ir(shaped.output[m], formats) for m in order]
     try:
-        fn, infos, outs, out_sizes, sources, starts, writes, unordered, helper_ops = _compile(
+        fn, infos, outs, out_sizes, sources, starts, refusals, writes, unordered, helper_ops = _compile(
             prog, trace, False, options.get("name"), options.get("output"), formats,
             dict(options.get("shapes") or ()), int(limit), shaped_sizes,
             program if shaped is not None else None, not isinstance(program, NAssignType()))
@@ -670,7 +654,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     lowered = [_lowered_output(program, prog, fn, t, infos[t], out_sizes[t], by_param, tuple(extents), helpers,
                                starts[t], writes[t], unordered.get(t, ""), given_shapes,
                                shaped.output if shaped is not None and shaped.output else None,
-                               built is not None and t == out_name)
+                               built is not None and t == out_name, refusals.get(t, ""))
                for t in outs]
     if len(lowered) == 1:
         return lowered[0]
@@ -679,10 +663,12 @@ def lower_for_runtime(program, formats: dict, trace, **options):
 
 
 def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extents, helpers, begins, writes,
-                    unordered, given_shapes, known_shape=None, converted=False):
+                    unordered, given_shapes, known_shape=None, converted=False, refused=""):
     """What the runtime needs to allocate, fill and build one output of the kernel (``begins``: whether
     the program thaws it, declares it first thing, or neither; ``known_shape``: its shape from shape
-    inference; ``converted``: built in another order, converted by the runtime)."""
+    inference; ``converted``: built in another order, converted by the runtime; ``refused``: why a
+    call may not give it as ``reuse(...)``, for a byte map declared first thing the runtime cannot
+    start clear)."""
     from ..runtime import Lowered  # the shared runtime
     given = given_shapes.get(output)
     storage = list(out_sizes)
@@ -722,7 +708,7 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
             _check_writes(output, tuple(given), bounds, given_shapes)
     return Lowered(fn, output, fmt, tuple(shape), start, extents, initial, helpers,
                    output_writes=bounds, validate_output=unordered, reset=begins == "reset",
-                   conversions=((output, fmt),) if converted else ())
+                   reuse_refused=refused, conversions=((output, fmt),) if converted else ())
 
 
 def _with_leaf_dtype(node, dtype):

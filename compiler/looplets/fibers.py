@@ -46,7 +46,7 @@ class UnfurlContext:
     ``listed``, the byte-map outputs whose writes list the slots they mark (declared since
     their last freeze: every marked slot is one listed, so the freeze sorts the list and
     need not scan the table); ``reset``, the byte-map outputs whose declaration first thing
-    the runtime does instead of the kernel (see :func:`compiler.looplets.compile.runtime_resets`),
+    the runtime does instead of the kernel (see :func:`compiler.looplets.reset_outputs.runtime_resets`),
     and ``was_reset``, those whose declaration the lowering left to it."""
 
     def __init__(self, namer: Namer | None = None, facts: IntFacts | None = None):

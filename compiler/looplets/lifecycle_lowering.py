@@ -79,18 +79,19 @@ class LifecycleLowering:
                 return []  # the runtime pre-fills the values and clears the byte tables
             # (its freeze keeps only the slots written: the others read as the fill, not as init)
             _refuse_other_start(info, s, init)
+            k = next(k for k, l in enumerate(info.levels) if isinstance(l, SparseByteMap))
             first, self.ctx.reset = info.name in self.ctx.reset, self.ctx.reset - {info.name}
             if first and isinstance(init, Const):
                 # (the runtime starts it clear, as an output not declared: a fresh table, or an earlier
                 # result's given back, whose entries alone it clears; compiler.reused_outputs; a later
-                # declaration, in a loop, is the kernel's)
+                # declaration, in a loop, is the kernel's. The byte map is the last level, under Dense
+                # ones or alone: compiler.looplets.reset_outputs)
                 self.ctx.was_reset.add(info.name)
                 self.ctx.listed.add(info.name)
-                return [IAssign(Var(info.array(0, "nnz")), Const(0, "int64"))]
+                return [IAssign(Var(info.array(k, "nnz")), Const(0, "int64"))]
             n = product([info.size(m) for m in range(info.ndim)])
             p = Var(self.fresh("p"))
             out = [ir.For(p, 0, n, [Store(info.array(None, "vals"), p, init)])]
-            k = next(k for k, l in enumerate(info.levels) if isinstance(l, SparseByteMap))
             nt = product([info.size(m) for m in range(info.storage_mode(k) + 1)])
             p2 = Var(self.fresh("p"))
             out += [ir.For(p2, 0, nt, [Store(info.array(k, "tbl"), p2, Const(False, "bool"))])]

@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
+from ..fastcall import fast_call
 from ..format import Format, parse_format
 from ..levels import Dense, Element, Pattern, SparseRunList
 from ..tensor import Tensor
@@ -46,8 +47,8 @@ from .language import LoopProgram, loop_program
 
 __all__ = ["erosion_program", "EROSIONS", "ROW_PASS_READS", "erode_box", "erode_cross", "erode_box_stack",
            "erode_cross_stack", "masked_histogram_step", "masked_histogram_shift",
-           "Erosion", "MaskedHistogram", "erode", "masked_histogram", "RUNS", "DENSE", "FOOTPRINTS",
-           "PIXELS", "MASK_RUNS", "MASK_DENSE"]
+           "Erosion", "MaskedHistogram", "erode", "masked_histogram", "check_iterations", "RUNS", "DENSE",
+           "FOOTPRINTS", "PIXELS", "MASK_RUNS", "MASK_DENSE"]
 
 
 #: whose left and right neighbours the second (horizontal) pass reads, per structuring element:
@@ -162,11 +163,30 @@ class Erosion:
         self.stack_format = Format(Dense(self.format.root))
         #: the kernels of one erosion (both passes) of an image and of a stack, once compiled
         self.kernels = {}
+        self._fast: dict = {}
+        self._plans: dict = {}
 
     def __call__(self, image, iterations: int = 1) -> Tensor:
         """``image`` eroded ``iterations`` times, in this eroder's format."""
-        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
-            raise UsageError(f"erode: iterations must be a positive integer, not {iterations!r}")
+        if iterations.__class__ is not int or iterations < 1:
+            check_iterations(iterations, "erode")
+        # (an image of a format object checked before, a kernel's result: its kernel and fast call at
+        # once; an iteration calls an eroder thousands of times on small images)
+        plan = self._plans.get(id(image.format)) if image.__class__ is Tensor else None
+        if plan is None or plan[0] is not image.format:
+            plan, image = self._plan(image)
+        _, kernel, fast = plan
+        A = image
+        for _ in range(iterations):
+            out = fast({"A": A}) if fast is not None else None
+            A = (out if out is not None else kernel(A=A)).B
+        return A
+
+    def _plan(self, image) -> tuple:
+        """``(plan, image as a Tensor)`` for ``image`` (a 2-D or 3-D array or Tensor), checked and
+        converted to the eroder's format: the plan is ``(format, kernel, fast call)``, the kernel
+        compiled on first use, kept for the format object of a Tensor already in the eroder's format
+        (its next call checks nothing)."""
         A = _image(image, self.format, "erode", "image", self.stack_format)
         ndim = len(A.shape)
         if ndim not in self.kernels:
@@ -174,9 +194,28 @@ class Erosion:
             # (for the formats, not the image's shape: every eroder of them shares the kernel)
             self.kernels[ndim] = compile_program(EROSIONS[self.footprint, ndim == 3], V=fmt, B=fmt, A=fmt)
         kernel = self.kernels[ndim]
-        for _ in range(iterations):
-            A = kernel(A=A).B
-        return A
+        if ndim not in self._fast:
+            self._fast[ndim] = fast_call(kernel)
+        plan = (A.format, kernel, self._fast[ndim])
+        if A is image:
+            if len(self._plans) >= 16:   # (an eroder given many tensors' formats keeps the last few)
+                self._plans.clear()
+            self._plans[id(A.format)] = plan
+        return plan, A
+
+
+def check_iterations(iterations, what: str) -> None:
+    """Refuse ``iterations`` unless it is a positive integer (a numpy one too), naming ``what``
+    (the function) in the message.
+
+    >>> check_iterations(np.int64(2), "erode")
+    >>> check_iterations(0, "erode")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.UsageError: erode: iterations must be a positive integer, not 0
+    """
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+        raise UsageError(f"{what}: iterations must be a positive integer, not {iterations!r}")
 
 
 _ERODERS: dict = {}

@@ -203,7 +203,9 @@ round writes the distances `D` and the changed set `F`. The drivers run them unt
 changes; scipy's csgraph agrees. A byte map declared first thing (`_F[...] = -1`) is started clear
 by the runtime, not by the kernel's C, and a call may hand it an earlier result to write into,
 `_F=ss.reuse(older)`, whose stored entries alone are cleared: the BFS driver writes each round into
-the frontier before last, so a round costs its frontier's edges, not a pass over every vertex."""),
+the frontier before last, so a round costs its frontier's edges, not a pass over every vertex. A
+byte map under Dense levels (`Dense(SparseByteMap)`, a batch of frontiers) is reused so too, each
+row's entries cleared."""),
     ("code", """import scipy.sparse as sp
 from scipy.sparse.csgraph import bellman_ford as scipy_bellman_ford
 from compiler.looplets import case_studies

@@ -231,3 +231,53 @@ def test_a_declaration_inside_a_loop_stays_the_kernels(values):
     np.testing.assert_array_equal(k(x=x).to_numpy(), want)
     np.testing.assert_array_equal(k.interpret(x=x).to_numpy(), want)
     np.testing.assert_array_equal(k(x=x, M=reuse(k(x=x))).to_numpy(), want)
+
+
+@loop_program
+def split_signs(P, N, x):
+    P[...] = False
+    N[...] = False
+    for i in _:
+        if x[i]:
+            P[i] |= True
+        if not x[i]:
+            N[i] |= True
+
+
+def _signs():
+    x = ss.Tensor.from_numpy(np.array([True, False, True]), "dense", name="x")
+    k = compile_program(split_signs, P=FRONTIER, N=FRONTIER, x=x)
+    assert k.lowered.outputs and all(o.reset for o in k.lowered.outputs)
+    return k, x
+
+
+@pytest.mark.parametrize("path", ["fast", "general"])
+def test_reuse_checks_every_array_of_every_argument_outputs_too(path):
+    """One tensor given to reuse() for two outputs, a tensor over another's arrays given for the other,
+    or an argument that is a view of the tensor (copied for the kernel, but the user's array): each is
+    refused before anything is cleared (before, the other outputs given and what the call copied were
+    not looked at: two outputs written into one table, or the tensor cleared and then refused)."""
+    k, x = _signs()
+    first = k(x=x)
+    want = first.P.to_numpy().copy()
+    run = (lambda **a: fast_call(k)(a) if path == "fast" else k._run(k.compiled, a))
+    with pytest.raises(UsageError, match="is given to reuse\\(\\) for N too"):
+        run(x=x, P=reuse(first.P), N=reuse(first.P))
+    r = reuse(first.P)
+    with pytest.raises(UsageError, match="for N too"):
+        run(x=x, P=r, N=r)
+    alias = ss.Tensor(first.P.root, name="alias")   # (first.P's own arrays, another tensor)
+    with pytest.raises(UsageError, match="shares its arrays with N"):
+        run(x=x, P=reuse(first.P), N=reuse(alias))
+    np.testing.assert_array_equal(first.P.to_numpy(), want)   # (nothing cleared, nothing consumed)
+    # a view of the tensor's values given as x: the general path copies it for the kernel, but the
+    # kernel would write into the user's array
+    flags = k(x=np.array([True, True, False])).P
+    view = flags.vals[::-1]
+    with pytest.raises(UsageError, match="shares its arrays with x"):
+        k(x=view, P=reuse(flags))
+    # given apart, each is written into, and agrees with a fresh call and the interpreter
+    got = run(x=x, P=reuse(first.P), N=reuse(first.N))
+    for name in ("P", "N"):
+        _same(getattr(got, name), getattr(k._run(k.compiled, {"x": x}), name))
+        _same(getattr(got, name), getattr(k.interpret(x=x), name))

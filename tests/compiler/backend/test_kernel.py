@@ -77,6 +77,24 @@ def test_growable_arrays_keep_their_memory_alive():
     del junk
 
 
+def test_calls_after_one_that_grew_nothing_keep_every_result_apart():
+    """The cells a call's C writes its grown buffers' pointers into are kept from call to call (made
+    once per kernel, not per call): a call that grows nothing must not hand back the pointer of the
+    call before (which another result owns, and both would free), and each result keeps its own
+    memory whichever calls come after."""
+    k = backend.compile_function(filter_nonzeros(name="sparsify_pooled"))
+    xs = [np.array([0.0, 2.0, 0.0, 3.0]), np.zeros(3), np.array([5.0, 0.0]), np.zeros(0), np.arange(1.0, 40.0)]
+    outs = [(x, k(n=len(x), x=x)) for x in xs]
+    gc.collect()
+    junk = [np.full(64, -1.0) for _ in range(50)]  # (reuse any memory freed twice or too early)
+    for x, out in outs:
+        nz = np.flatnonzero(x)
+        assert out["B_nnz"] == len(nz)
+        np.testing.assert_array_equal(out["B_idx"], nz)
+        np.testing.assert_array_equal(out["B_val"], x[nz])
+    del junk
+
+
 @pytest.mark.parametrize("checked", [False, True])
 def test_a_growable_past_the_2mb_page_size_keeps_every_element(checked):
     """Grown by doubling to 2^20 elements (8 MB: advised onto 2 MB pages), realloc keeps the contents."""
@@ -222,3 +240,19 @@ def test_integer_semantics_match_interpreter():
     k = backend.compile_function(fn)
     for x, y in [(7, 2), (-7, 2), (7, -2), (-7, -2), (0, 5)]:
         assert k(a=x, b=y)["r"] == interpret(fn, a=x, b=y)["r"]
+
+
+def test_a_pointer_maker_checks_each_array_as_a_call_does():
+    """The fast call binds each new tensor's arrays with a maker per buffer, planned once: it refuses
+    what a call refuses, naming the parameter, and makes the pointer a call would pass."""
+    k = backend.compile_function(filter_nonzeros(name="sparsify_maker"))
+    make = k.pointer_maker("x")
+    assert k.pointer_maker("n") is None   # (a scalar)
+    x = np.array([0.0, 1.5, 2.0])
+    assert list(make(x)[0:3]) == [0.0, 1.5, 2.0]
+    with pytest.raises(DTypeError, match="argument x must have dtype float64, got float32"):
+        make(x.astype(np.float32))
+    with pytest.raises(ValueError, match="argument x must be C-contiguous"):
+        make(np.arange(6.0)[::2])
+    with pytest.raises(TypeError, match="argument x must be a numpy array"):
+        make([1.0])

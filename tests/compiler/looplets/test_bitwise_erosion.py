@@ -149,6 +149,14 @@ def test_bad_bitwise_erosions_are_refused_in_the_users_terms():
         BitwiseErosion("box", "csr")
     with pytest.raises(UsageError, match="2 words a row cannot hold 200 pixels"):
         BitwiseErosion("box")(BitImage(pack_bits(np.ones((2, 100), bool)).words, 200))
+    # an eroder that planned its call for these words (their format, shape and width) still checks
+    # what differs: another width, iterations not a positive integer
+    eroder, packed = BitwiseErosion("box"), pack_bits(np.ones((2, 100), bool))
+    assert eroder(eroder(packed), iterations=np.int64(2)).to_numpy().all()
+    with pytest.raises(UsageError, match="2 words a row cannot hold 200 pixels"):
+        eroder(BitImage(packed.words, 200))
+    with pytest.raises(UsageError, match="iterations must be a positive integer, not True"):
+        eroder(packed, iterations=True)
     assert {f for f, _ in BITWISE_EROSIONS} == set(FOOTPRINTS)
 
 

@@ -126,6 +126,10 @@ def test_an_eroder_keeps_its_kernel_and_takes_tensors_of_another_format():
     assert e.kernels == {2: kernel}
     assert_canonical(again, first.to_numpy())
     np.testing.assert_array_equal(first.to_numpy(), reference(img, "cross", 1))
+    # its result, whose format the eroder planned for, eroded again (numpy's integers count too)
+    assert_canonical(e(e(first), iterations=np.int64(2)), reference(img, "cross", 4))
+    with pytest.raises(UsageError, match="iterations must be a positive integer, not 0"):
+        e(first, iterations=0)
     # another eroder of the footprint and format, given an image of another shape, lowers nothing:
     # the kernel is compiled for the formats (it was lowered anew for each image shape)
     other = Erosion("cross", RUNS)
