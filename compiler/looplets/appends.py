@@ -205,9 +205,20 @@ def _after(p: _Append, here: _Append) -> bool:
     """Whether ``here``'s coordinates provably follow ``p``'s in the fiber they share: at their first
     differing loop, ``p`` writes below some bound at which ``here`` starts (``for j: C[j]``, then
     ``for k: C[k + |j|]``; under a shared outer loop ``o`` of a collapse, ``C[j + o * M]`` then
-    ``C[k + |j| + o * M]``, each within ``[0, M)`` of its row: an hstack's ravel)."""
+    ``C[k + |j| + o * M]``, each within ``[0, M)`` of its row: an hstack's ravel; or by rows, ``C[i +
+    j * M]`` over rows ``j`` below ``|j|``, then ``C[i + (p + |j|) * M]``: a vstack's ravel)."""
     d = next((d for d, (a, b) in enumerate(zip(p.loops, here.loops)) if a is not b), None)
-    if d is None or d >= len(p.own) or d >= len(here.own) or p.own[d] is None or here.own[d] is None:
+    if d is None:
+        return False
+    if d + 1 < min(len(p.own), len(here.own)) and p.own[d] is None and here.own[d] is None:
+        return _rows_after(p, here, d)   # (the differing loops are two collapses' row loops)
+    return _after_at(p, here, d)
+
+
+def _after_at(p: _Append, here: _Append, d: int) -> bool:
+    """:func:`_after` where the ``d``-th loops walk the coordinates (within a row their shared
+    outer loop makes)."""
+    if d >= len(p.own) or d >= len(here.own) or p.own[d] is None or here.own[d] is None:
         return False
     x, y = p.own[d], here.own[d]
     rows = _row(x), _row(y)
@@ -224,9 +235,37 @@ def _after(p: _Append, here: _Append) -> bool:
     return rows[0] is None or (_nonnegative(ra[0]) and _below(rb[1], scale))
 
 
-def _row(x):
-    """``((o, M), rest)`` for a collapse's write ``j + c + o * M`` (``o`` an index, ``M`` and
-    ``c`` static): the row ``o`` it is in, of ``M`` coordinates, and where in it (``j + c``), or None."""
+def _rows_after(p: _Append, here: _Append, d: int) -> bool:
+    """Whether ``here``'s rows provably follow ``p``'s, their loops the ``d``-th: each writes
+    ``i + c + r * M`` with ``r`` its row loop at a static offset (a vstack's part ``p + |j|``) and
+    ``i + c`` within ``[0, M)``, and ``p``'s rows end where ``here``'s start."""
+    a, b = _row(p.own[d + 1], any_row=True), _row(here.own[d + 1], any_row=True)
+    if a is None or b is None or a[0][1] != b[0][1]:
+        return False
+    (ra, rest_a), (rb, rest_b) = a, b
+    scale = ra[1]
+    rows = _reach(_as_offset(ra[0]), p.loops[d]), _reach(_as_offset(rb[0]), here.loops[d])
+    within = (_reach(rest_a, p.loops[d + 1], _one_step(p.loops)),
+              _reach(rest_b, here.loops[d + 1], _one_step(here.loops)))
+    return None not in rows and None not in within and _below(rows[0][1], rows[1][0]) and \
+        all(_nonnegative(lo) and _below(hi, scale) for lo, hi in within)
+
+
+def _as_offset(e):
+    """``o + c`` (``c`` static terms) as the index ``o`` at offset ``c``, which :func:`_reach` reads."""
+    from .wrappers import static_ir
+    terms = _call_terms(e)
+    loops = [t for t in terms if static_ir(t) is None]
+    if len(loops) != 1 or not isinstance(loops[0], Index):
+        return None
+    rest = [t for t in terms if t is not loops[0]]
+    return Offset(loops[0], _sum(rest, e.op)) if rest else loops[0]
+
+
+def _row(x, any_row=False):
+    """``((o, M), rest)`` for a collapse's write ``j + c + o * M`` (``o`` an index, or with ``any_row``
+    any expression, ``M`` and ``c`` static): the row ``o`` it is in, of ``M`` coordinates, and where
+    in it (``j + c``), or None."""
     from .wrappers import static_ir
     if not isinstance(x, Offset):
         return None
@@ -237,7 +276,7 @@ def _row(x):
         return None
     a, b = rows[0].args
     outer, scale = (a, static_ir(b)) if static_ir(b) is not None else (b, static_ir(a))
-    if not isinstance(outer, Index) or scale is None:
+    if not (isinstance(outer, Index) or any_row) or scale is None:
         return None
     rest = [t for t in terms if t is not rows[0]]
     return (outer, scale), (Offset(x.index, _sum(rest, x.delta.op)) if rest else x.index)
