@@ -17,9 +17,9 @@ each in the trace's ``materialize`` steps with the node and why:
   its own kernel);
 
 The default result of shape operators over CSC matrices only (no transpose) is CSC, their order
-(:func:`keeps_column_order`); of a stack of a CSC with an operand that is not CSC, COO, as scipy's
-``sp.vstack([csc, csr])`` (:func:`stacks_mixed_orders`); where that statement is refused, CSR, the
-refusal in the trace.
+(:func:`keeps_column_order`); of a stack whose matrices are neither all CSR nor all CSC, COO, as
+scipy's ``sp.vstack([csr, coo])`` and ``sp.hstack([csc, csr])`` (:func:`stacks_as_coo`); where that
+statement is refused, CSR, the refusal in the trace.
 - an extent-1 axis of a stored tensor broadcast against a longer one: that tensor without the axis
   (``squeeze_tensor``);
 - a reduction inside an elementwise operator when the strategy refuses it there (looplets, where
@@ -339,8 +339,8 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     attempts = [(False, True, False, None), (True, True, False, None), (True, False, False, None)]
     if _has_shape_ops(node):
         attempts.insert(0, (False, True, True, None))   # (first fused, shape operators and all)
-        if format is None and stacks_mixed_orders(node):
-            # (scipy's sp.vstack([csc, csr]) is COO, fused or not)
+        if format is None and stacks_as_coo(node):
+            # (scipy's sp.vstack([csr, coo]) is COO, fused or not)
             attempts = [(split, sparse, fuse, "coo" if sparse else None) for split, sparse, fuse, _ in attempts]
         elif format is None and keeps_column_order(node):
             # (a CSC's rows sliced or stacked: the result in the operands' order first, one kernel
@@ -384,22 +384,27 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
 
 
 #: why a default result is first tried in a format other than CSR (:func:`lower_node`)
-ORDER_WHY = {"csc": "its operands' order", "coo": "as scipy stacks CSC with other formats"}
+ORDER_WHY = {"csc": "its operands' order", "coo": "as scipy stacks matrices not all CSR or all CSC"}
 
 
-def stacks_mixed_orders(node: Node) -> bool:
-    """Whether ``node`` is a matrix that stacks a CSC matrix with an operand that is not CSC (a CSR,
-    a COO, a numpy array): scipy's ``sp.vstack([csc, csr])`` and ``sp.hstack([csc, dense])`` are COO,
-    so its default result is COO (where a kernel writes it). An operand transposed is left to the
-    default (scipy's ``csc.T`` is CSR).
+def stacks_as_coo(node: Node) -> bool:
+    """Whether ``node`` is a matrix that stacks sparse matrices that are neither all CSR nor all CSC
+    (a CSR with a COO, a CSC or a numpy array; COOs; a DCSR): scipy's ``sp.vstack`` and
+    ``sp.hstack`` keep CSR only when every block is CSR and CSC only when every block is CSC, and
+    make every other stack COO, so its default result is COO (where a kernel writes it). An
+    operand transposed is left to the default (scipy's ``csc.T`` is CSR), as is a stack of numpy
+    arrays only (dense).
 
     >>> import numpy as np
     >>> from compiler.interop import to_tensor
     >>> from compiler.array import build
     >>> C = Leaf(to_tensor(np.eye(3), "C").asformat("csc")); R = Leaf(to_tensor(np.eye(3), "R").asformat("csr"))
-    >>> stacks_mixed_orders(build.concat([C, R], 0)), stacks_mixed_orders(build.concat([C, C], 1))
-    (True, False)
-    >>> stacks_mixed_orders(build.elementwise("add", C, R))   # (not a stack: scipy's csc + csr is CSC)
+    >>> O = Leaf(to_tensor(np.eye(3), "O").asformat("coo"))
+    >>> stacks_as_coo(build.concat([C, R], 0)), stacks_as_coo(build.concat([R, O], 0))
+    (True, True)
+    >>> stacks_as_coo(build.concat([C, C], 1)), stacks_as_coo(build.concat([R, R], 1))
+    (False, False)
+    >>> stacks_as_coo(build.elementwise("add", C, R))   # (not a stack: scipy's csc + csr is CSC)
     False
     """
     if node.ndim != 2:
@@ -408,10 +413,11 @@ def stacks_mixed_orders(node: Node) -> bool:
     def kinds(n: Node, into: set) -> bool:
         if isinstance(n, Permute):
             return False
-        if isinstance(n, Leaf) and n.tensor.ndim > 0:
+        if isinstance(n, Leaf) and n.tensor.ndim == 2:
             t = n.tensor
             sparse = not all(isinstance(lvl, Dense) for lvl in t.levels)
-            into.add("csc" if t.ndim == 2 and sparse and t.mode_order == (1, 0) else "other")
+            short = t.format.shorthand if sparse else None
+            into.add((short if short in ("csr", "csc") else "other", sparse))
         return all(kinds(c, into) for c in n.children())
 
     def mixed(n: Node) -> bool:
@@ -419,7 +425,8 @@ def stacks_mixed_orders(node: Node) -> bool:
             return False
         if isinstance(n, ShapeOp) and n.kind in ("concat", "stack"):
             found: set = set()
-            if kinds(n, found) and found == {"csc", "other"}:
+            if kinds(n, found) and any(sparse for _, sparse in found) and \
+                    {kind for kind, _ in found} not in ({"csr"}, {"csc"}):
                 return True
         return any(mixed(c) for c in n.children())
 

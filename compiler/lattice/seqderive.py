@@ -4,7 +4,10 @@ and §4.4 of shape-operators.md), run by the sequence CFIR's interpreter.
 :func:`derive_seq` is ``Seq(expr, i)``: an access gives its level of ``i`` (its kind asked of the
 tensor's level: a full level is ``dense``, the lower modes of a multi-mode level such as COO are
 ``singleton``, the others ``compressed``), ``+`` is ``∪``, ``*`` is ``∩``, a sum gives its
-summand's, ``broadcast(i, a)`` is ``U_i``, ``collapse`` ``×``, ``concat`` ``⊔`` on its index and
+summand's, ``broadcast(i, a)`` is ``U_i``, ``collapse`` ``×`` (of a sum whose terms each vary with
+both its indices, the ``∪`` of the terms' collapses: ``collapse(A + B)`` is ``(i_A × j_A) ∪ (i_B ×
+j_B)``, where ``(i_A ∪ i_B) × (j_A ∪ j_B)`` would put a union in a product's right operand, which
+the lattice does not take), ``concat`` ``⊔`` on its index and
 ``∪`` on the others (line 12), ``split`` ``π0``/``π1`` and ``slice`` a slice. An expression that
 does not vary with ``i`` (an access without it, a literal) constrains nothing under ``*`` and is
 there at every coordinate under ``+`` (``U_i``, an implicit broadcast). Each node records the
@@ -37,7 +40,7 @@ array([0., 1., 0., 2., 5., 3.])
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -230,6 +233,15 @@ class Deriver:
             return "line 8: broadcast along another index", sub(e.operand)
         if isinstance(e, Collapse):
             j, k = e.indices
+            if e.result == i and isinstance(e.operand, Call) and e.operand.op.name == "add" and \
+                    not e.operand.op.is_user and \
+                    all(set(free_indices(x)) >= {j, k} for x in e.operand.args):
+                # (a collapse of a + b is collapse(a) ∪ collapse(b): a union of products, where
+                # (i_A ∪ i_B) × (j_A ∪ j_B) would be a union in a product's right operand; a side
+                # constant along j or k, a broadcast, is left to that rule)
+                sides = [sub(replace(e, operand=x)) for x in e.operand.args]
+                return "line 9 over line 4: a collapse of + is the ∪ of the collapses", \
+                    self._either(Union, *sides, i)
             if e.result == i:
                 a, b = sub(e.operand, j), sub(e.operand, k)
                 if a is None or b is None:

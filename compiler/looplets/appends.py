@@ -48,10 +48,11 @@ class _Append:
 
     parents: tuple
     loops: tuple
-    plain: tuple
+    plain: tuple         # per loop of the level's modes
     line: int
     coords: tuple = ()   # the write's index expressions of the parent modes
-    own: tuple = ()      # ... and of the level's modes
+    own: tuple = ()      # ... and per loop of the level's modes, the mode's that loop walks last
+                         # (None for a collapse's outer loop: j + o * M's o)
 
 
 def _base(x):
@@ -64,12 +65,22 @@ def _walk(x, ext_of: dict, loops: list) -> list:
     """The loops a write's coordinate ``x`` increases with, outermost first: its index's, or for
     ``j + o * M`` (``j + o``: ``M = 1``) with ``o`` an outer loop and ``j``'s loop within ``[0, M)``
     (a row-major collapse; a slice's one-step loop), ``o``'s then ``j``'s: that coordinate grows with
-    ``(o, j)`` in lexicographic order, so appends in that loop order are in order."""
+    ``(o, j)`` in lexicographic order, so appends in that loop order are in order. A one-step loop's
+    ``t + (q + o * M)`` (a strided part of an hstack's ravel) walks ``q + o * M``'s loops, then ``t``."""
     from .wrappers import static_ir
     base = _base(x)
     if not (isinstance(x, Offset) and isinstance(x.index, Index) and x.index in ext_of):
         return [base]
     d = _outer_term(x.delta)
+    ext = ext_of[x.index]
+    if d is None and (ext.start, ext.stop) == (Const(0, "int64"), Const(1, "int64")):
+        terms = _call_terms(x.delta)
+        inner = [t for t in terms if isinstance(t, Index) and t in loops and loops.index(t) < loops.index(x.index)]
+        if len(inner) == 1 and inner[0] in ext_of:
+            rest = [t for t in terms if t is not inner[0]]
+            walk = _walk(Offset(inner[0], _sum(rest, x.delta.op)), ext_of, loops)
+            if len(walk) == 2:
+                return [*walk, base]
     if d is None:
         return [base]
     if isinstance(d, Index):
@@ -81,10 +92,9 @@ def _walk(x, ext_of: dict, loops: list) -> list:
         outer = outer if isinstance(outer, Index) else _outer_term(outer)
     else:
         return [base]
-    ext = ext_of[x.index]
     if not (isinstance(outer, Index) and outer in loops and loops.index(outer) < loops.index(x.index)
             and scale is not None and ext.start == Const(0, "int64")
-            and (ext.stop == scale or X.prove_le(ext.stop, scale))):
+            and (ext.stop == scale or _below(ext.stop, scale))):
         return [base]
     return [outer, base]
 
@@ -96,6 +106,14 @@ def _outer_term(d):
     terms = _call_terms(d)
     rest = [t for t in terms if static_ir(t) is None]
     return rest[0] if len(rest) == 1 else None
+
+
+def _sum(terms: list, add):
+    """The terms added by ``add`` (a binary Call each), left to right."""
+    out = terms[0]
+    for t in terms[1:]:
+        out = Call(add, (out, t))
+    return out
 
 
 def _call_terms(d) -> list:
@@ -146,7 +164,7 @@ def _reach(x, loop, one_step=frozenset()):
         return None if d is None else (d, X.add(d, loop.ext.stop))
     if isinstance(x, Offset) and x.index in one_step and loop.idx in _call_terms(x.delta):
         rest = [t for t in _call_terms(x.delta) if t != loop.idx]
-        d = static_ir(Call(x.delta.op, tuple(rest)) if len(rest) > 1 else rest[0]) if rest else Const(0, "int64")
+        d = static_ir(_sum(rest, x.delta.op)) if rest else Const(0, "int64")
         return None if d is None else (d, X.add(d, loop.ext.stop))
     return None
 
@@ -186,12 +204,88 @@ def _disjoint(earlier: list, here: _Append) -> bool:
 def _after(p: _Append, here: _Append) -> bool:
     """Whether ``here``'s coordinates provably follow ``p``'s in the fiber they share: at their first
     differing loop, ``p`` writes below some bound at which ``here`` starts (``for j: C[j]``, then
-    ``for k: C[k + |j|]``)."""
+    ``for k: C[k + |j|]``; under a shared outer loop ``o`` of a collapse, ``C[j + o * M]`` then
+    ``C[k + |j| + o * M]``, each within ``[0, M)`` of its row: an hstack's ravel; or by rows, ``C[i +
+    j * M]`` over rows ``j`` below ``|j|``, then ``C[i + (p + |j|) * M]``: a vstack's ravel)."""
     d = next((d for d, (a, b) in enumerate(zip(p.loops, here.loops)) if a is not b), None)
-    if d is None or d >= len(p.own) or d >= len(here.own):
+    if d is None:
         return False
-    ra, rb = _reach(p.own[d], p.loops[d], _one_step(p.loops)), _reach(here.own[d], here.loops[d], _one_step(here.loops))
-    return ra is not None and rb is not None and _below(ra[1], rb[0])
+    if d + 1 < min(len(p.own), len(here.own)) and p.own[d] is None and here.own[d] is None:
+        return _rows_after(p, here, d)   # (the differing loops are two collapses' row loops)
+    return _after_at(p, here, d)
+
+
+def _after_at(p: _Append, here: _Append, d: int) -> bool:
+    """:func:`_after` where the ``d``-th loops walk the coordinates (within a row their shared
+    outer loop makes)."""
+    if d >= len(p.own) or d >= len(here.own) or p.own[d] is None or here.own[d] is None:
+        return False
+    x, y = p.own[d], here.own[d]
+    rows = _row(x), _row(y)
+    if rows[0] is not None or rows[1] is not None:
+        if rows[0] is None or rows[1] is None or rows[0][0] != rows[1][0]:
+            return False
+        outer, scale = rows[0][0]
+        if not any(lp.idx == outer for lp in p.loops[:d]):   # (the row's loop must be one both share)
+            return False
+        x, y = rows[0][1], rows[1][1]
+    ra, rb = _reach(x, p.loops[d], _one_step(p.loops)), _reach(y, here.loops[d], _one_step(here.loops))
+    if ra is None or rb is None or not _below(ra[1], rb[0]):
+        return False
+    return rows[0] is None or (_nonnegative(ra[0]) and _below(rb[1], scale))
+
+
+def _rows_after(p: _Append, here: _Append, d: int) -> bool:
+    """Whether ``here``'s rows provably follow ``p``'s, their loops the ``d``-th: each writes
+    ``i + c + r * M`` with ``r`` its row loop at a static offset (a vstack's part ``p + |j|``) and
+    ``i + c`` within ``[0, M)``, and ``p``'s rows end where ``here``'s start."""
+    a, b = _row(p.own[d + 1], any_row=True), _row(here.own[d + 1], any_row=True)
+    if a is None or b is None or a[0][1] != b[0][1]:
+        return False
+    (ra, rest_a), (rb, rest_b) = a, b
+    scale = ra[1]
+    rows = _reach(_as_offset(ra[0]), p.loops[d]), _reach(_as_offset(rb[0]), here.loops[d])
+    within = (_reach(rest_a, p.loops[d + 1], _one_step(p.loops)),
+              _reach(rest_b, here.loops[d + 1], _one_step(here.loops)))
+    return None not in rows and None not in within and _below(rows[0][1], rows[1][0]) and \
+        all(_nonnegative(lo) and _below(hi, scale) for lo, hi in within)
+
+
+def _as_offset(e):
+    """``o + c`` (``c`` static terms) as the index ``o`` at offset ``c``, which :func:`_reach` reads."""
+    from .wrappers import static_ir
+    terms = _call_terms(e)
+    loops = [t for t in terms if static_ir(t) is None]
+    if len(loops) != 1 or not isinstance(loops[0], Index):
+        return None
+    rest = [t for t in terms if t is not loops[0]]
+    return Offset(loops[0], _sum(rest, e.op)) if rest else loops[0]
+
+
+def _row(x, any_row=False):
+    """``((o, M), rest)`` for a collapse's write ``j + c + o * M`` (``o`` an index, or with ``any_row``
+    any expression, ``M`` and ``c`` static): the row ``o`` it is in, of ``M`` coordinates, and where
+    in it (``j + c``), or None."""
+    from .wrappers import static_ir
+    if not isinstance(x, Offset):
+        return None
+    terms = _call_terms(x.delta)
+    rows = [t for t in terms if static_ir(t) is None and isinstance(t, Call) and isinstance(t.op, Operator)
+            and t.op.name == "mul" and len(t.args) == 2]
+    if len(rows) != 1:
+        return None
+    a, b = rows[0].args
+    outer, scale = (a, static_ir(b)) if static_ir(b) is not None else (b, static_ir(a))
+    if not (isinstance(outer, Index) or any_row) or scale is None:
+        return None
+    rest = [t for t in terms if t is not rows[0]]
+    return (outer, scale), (Offset(x.index, _sum(rest, x.delta.op)) if rest else x.index)
+
+
+def _nonnegative(e) -> bool:
+    """Whether an IR sum is provably >= 0: of sizes and constants >= 0."""
+    return all((isinstance(t, Var) and t.name.endswith("_size")) or (isinstance(t, Const) and t.value >= 0)
+               for t in _terms(e))
 
 
 def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
@@ -258,10 +352,12 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
                 f"{', '.join(i.name for i in want)} (outermost first), but they are "
                 f"{', '.join(i.name for i in loops) or 'none'}. Reorder the loops, {_ELSEWHERE.format(t=t)}",
                 s.line)
-        modes = range(m0, m0 + lvl.nmodes)
-        here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(s.lhs.idxs[m], Index) for m in modes),
-                       s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_one_step(nest[:n0])) == m0 else (),
-                       tuple(s.lhs.idxs[m0:m0 + lvl.nmodes]) if len(want) == n0 + lvl.nmodes else ())
+        # (per loop of the level's modes: a collapsed mode's outer loop walks no coordinate alone, its
+        # inner ones the write's, j + o * M, or a strided part's t + (q + o * M) as q then t)
+        own = tuple(c for w, x in zip(walks[m0:], s.lhs.idxs[m0:m0 + lvl.nmodes])
+                    for c in ([None] + [x] * (len(w) - 1) if len(w) > 1 else [x]))
+        here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(x, Index) for x in own),
+                       s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_one_step(nest[:n0])) == m0 else (), own)
         seen = first.setdefault(t, here)
         if any(a is not b for a, b in zip(seen.parents, here.parents)) and _disjoint(nests.get(t, []), here):
             nests[t].append(here)

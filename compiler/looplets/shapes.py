@@ -22,6 +22,9 @@ operator                                   loop program
 ``slice(split(b[k], k -> (i, j)),``        ``b[j + (t + (s + r * p)) * |j|]``: the split's
 ``i -> p, (s, e, r))``                     read with ``i`` the slice's offset (a window's
                                            ``p + s``), the loops ``i`` reads outside ``j``'s
+``split(concat((x[j], y[k]), (j, k) ->``   ``coalesce(x[~(q + p * J)], y[~(q + p * J - |j|)])``:
+``l), l -> (p, q:J))``                     a part read permissively where the index another
+                                           operator computes falls in it (a slice of a concat too)
 ``broadcast(l, x[i])``                     ``x[i]`` inside the loop over ``l``
 ``A[2, j]``                                ``A[2, j]``
 ``sum[m](B[k, m])`` inside the right side  a scalar temporary computed just before the
@@ -32,9 +35,10 @@ operator                                   loop program
 
 What no wrapper covers is refused with a :class:`~compiler.errors.StrategyError` saying why
 (a split whose loops are not nested as the operator needs, a collapse or slice that would walk a
-sparse operand against its storage order, a collapse, concat or strided slice of an index another
-operator computes: a split of a concat, a slice of a collapse), naming the lattice strategy. A
-collapse of a concat splits the collapse's loop over the concatenated index into one per part.
+sparse operand against its storage order, a collapse or strided slice of an index another
+operator computes: a slice of a collapse; a concat read at such an index whose part's index another
+operator makes), naming the lattice strategy. A collapse of a concat splits the collapse's loop over
+the concatenated index into one per part.
 
 >>> from compiler.notation import parse
 >>> from compiler.format import parse_format
@@ -66,7 +70,7 @@ from .language import LoopProgram
 from .program import Access, Assign, Block, Call, Declare, Extent, Index, Literal, Loop, Size, TensorRef
 from .scalars import Scalar, ShortCircuitScalar
 
-_ADD, _MUL = lookup("+"), lookup("*")
+_ADD, _MUL, _SUB = lookup("+"), lookup("*"), lookup("-")
 
 
 def extent_ir(entry, formats):
@@ -304,8 +308,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         if isinstance(e, Concat):
             l = e.result
             if l not in choice or env.get(l) != top.get(l):
-                raise StrategyError(f"{e}: the looplet strategy splits the loop over {l} into one loop per operand; "
-                                    f"here {l} is computed by another shape operator ({env.get(l)}), not a loop")
+                return concat_read(e, env, top, sc, choice)
             m = choice[l]
             part = sc.fissions[l][m][0]
             at = _plus(Index(sc.part_steps[part]), Index(part)) if part in sc.part_steps else Index(part)
@@ -327,6 +330,28 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         if isinstance(e, Broadcast):
             return conv(e.operand, env, top, sc, choice)
         raise StrategyError(f"the looplet strategy cannot lower {e!r}")
+
+    def concat_read(e, env, top, sc, choice):
+        """A concat whose index another operator computes (a split's ``q + p·|q|``): each part read
+        permissively where that index falls in it, the first part present taken, as Finch's
+        ``coalesce(x[~l], y[~(l - |x|)])``; a part's index must be read by its accesses directly."""
+        l = e.result
+        at = _affine(env.get(l))
+        if not isinstance(at, (Index, Call)) or not list(_indices_in(at)) or \
+                any(x.name not in depth for x in _indices_in(at)):
+            raise StrategyError(f"{e}: the looplet strategy splits the loop over {l} into one loop per operand, "
+                                f"or reads it at an index of loops; here {l} is {env.get(l)}")
+        parts, offset = [], None
+        for j, operand in zip(e.indices, e.operands):
+            reads = [a for a in N.walk(operand) if isinstance(a, N.Access) and j in a.indices]
+            if not reads or any(hasattr(n, "produced") and j in n.produced() for n in N.walk(operand)):
+                raise StrategyError(f"{e}: the looplet strategy reads a concatenation at an index another "
+                                    f"operator computes ({l} = {env.get(l)}) where each part reads its index "
+                                    f"{j} in its accesses directly")
+            shifted = at if offset is None else Call(_SUB, (at, offset))
+            parts.append(conv(operand, {**env, j: Call("permit", (shifted,))}, top, sc, choice))
+            offset = _expr(ext[j]) if offset is None else _plus(offset, _expr(ext[j]))
+        return Call("coalesce", tuple(parts))
 
     pending: list = []         # the statements computing the scalars the statement being built reads
     temporaries: list = []     # (name, format) of each

@@ -57,8 +57,8 @@ expressions, below) where it lowers the statement, else the looplets'; the `stra
 which and why. The `index-dtype` step says which index dtype the sparse result takes: int32 where
 its extents and the most entries it can hold fit, as scipy chooses for its own results (so does
 index notation given a shorthand output such as `C="csr"`). A CSC's rows sliced or stacked come back
-in CSC, as scipy's do; a CSC stacked with another format comes back in COO, as scipy's
-`sp.vstack([csc, csr])` does."""),
+in CSC, as scipy's do; a stack of matrices neither all CSR nor all CSC (a CSR with a COO, a CSC
+with a CSR) comes back in COO, as scipy's `sp.vstack([csr, coo])` and `sp.vstack([csc, csr])` do."""),
     ("code", """n = 20_000
 A, B, C = random_csr(n, n, 10, 1), random_csr(n // 2, n, 10, 2), random_csr(n // 4, n, 10, 3)
 x = rng.random(n)

@@ -235,6 +235,40 @@ def test_a_vstack_by_two_nests_appends_each_row_once():
 
 
 @loop_program
+def stacked_ravels(c, A, B):
+    for j in range(4):
+        for i in range(3):
+            c[i + j * 3] = A[j, i]
+    for p in range(4):
+        for i in range(3):
+            c[i + (p + 4) * 3] = B[p, i]
+
+
+@loop_program
+def overlapping_stacked_ravels(c, A, B):
+    for j in range(4):
+        for i in range(3):
+            c[i + j * 3] = A[j, i]
+    for p in range(4):
+        for i in range(3):
+            c[i + (p + 1) * 3] = B[p, i]
+
+
+def test_a_vstacks_ravel_by_two_nests_is_proven_in_order():
+    # the second nest's rows p + 4 start where the first's end, each row's i within [0, 3):
+    # not checked at each call (before: validated at every call); rows that overlap still are
+    A, B = Tensor.from_numpy(A_, "csr"), Tensor.from_numpy(B_, "coo")
+    c = Tensor.from_numpy(np.zeros(24), "sparse")
+    k = compile_program(stacked_ravels, c=c, A=A, B=B)
+    assert not k.lowered.validate_output
+    assert_canonical(k(A=A, B=B), np.vstack([A_, B_]).ravel())
+    k = compile_program(overlapping_stacked_ravels, c=Tensor.from_numpy(np.zeros(15), "sparse"), A=A, B=B)
+    assert "the second loop must write only coordinates after the first's" in k.lowered.validate_output
+    with pytest.raises(FormatError):
+        k(A=A, B=B)
+
+
+@loop_program
 def hstack_rows(D, A, B):
     for i in _:
         for j in _:

@@ -165,9 +165,8 @@ def test_the_array_front_end_stacks_strided_slices_in_one_looplets_kernel(fmt):
 
 
 @pytest.mark.parametrize("program, shapes, message", [
-    # (a collapse of a concat is lowered: test_shape_looplets_concat_collapses.py)
-    ("C[p, q] = split(concat((x[j], y[k]), (j, k) -> l), l -> (p, q:2))", {"x": (4,), "y": (2,)},
-     "here l is computed by another shape operator"),
+    # (a collapse of a concat is lowered: test_shape_looplets_concat_collapses.py; a split of one:
+    # test_shape_looplets_split_concats.py)
     ("c[n] = slice(collapse(A[j, i], (j, i) -> m), m -> n, (1, 6, 2))", {"A": (2, 3)},
      "here it is computed by another shape operator"),
 ])

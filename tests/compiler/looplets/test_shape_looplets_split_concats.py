@@ -1,0 +1,103 @@
+"""A concatenation read at an index another operator computes, under the looplets strategy (issue
+30 item 4): a split of a concat (``np.concatenate([x, y]).reshape(-1, J)``) or a slice of one
+reads each part permissively where that index falls in it and takes the first part present,
+``coalesce(x[~(q + p·J)], y[~(q + p·J - |x|)])``; groups of ``J`` may straddle two parts. It was
+refused ('here l is computed by another shape operator'), and the array front end materialized the
+concat. Against numpy, the dense oracle and the IR interpreter."""
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import array as xp
+from compiler.errors import StrategyError
+from compiler.reference import evaluate
+
+nan, inf = np.nan, np.inf
+FILLS = (0.0, 1.0, nan, inf, -inf)
+
+
+def split_concat_program(n_parts, rows, J, key):
+    """``C[p, q] = split(concat((x0[j0], x1[j1], ...)), l -> (p:rows, q:J))``, its rows sliced by
+    ``key`` (``(start, stop, step)``, normalized) when given."""
+    names = [f"x{m}" for m in range(n_parts)]
+    concat = (f"concat(({', '.join(f'{n}[j{m}]' for m, n in enumerate(names))}), "
+              f"({', '.join(f'j{m}' for m in range(n_parts))}) -> l)")
+    split = f"split({concat}, l -> ({'r' if key else 'p'}:{rows}, q:{J}))"
+    return f"C[p, q] = {split if key is None else f'slice({split}, r -> p, {key})'}", names
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rows=st.integers(0, 3), J=st.integers(1, 4), fill=st.sampled_from(FILLS),
+       fmts=st.lists(st.sampled_from(["sparse", "dense"]), min_size=2, max_size=3),
+       step=st.sampled_from([None, 1, -1, 2, -2]), out=st.sampled_from(["dense", "csr", "coo"]),
+       seed=st.integers(0, 2 ** 16))
+@example(rows=3, J=2, fill=0.0, fmts=["sparse", "sparse"], step=None, out="csr", seed=0)  # refused
+@example(rows=2, J=3, fill=nan, fmts=["sparse", "dense", "sparse"], step=-1, out="coo", seed=1)
+@example(rows=3, J=4, fill=-inf, fmts=["dense", "sparse"], step=2, out="dense", seed=2)
+@example(rows=0, J=2, fill=1.0, fmts=["sparse", "sparse"], step=-2, out="csr", seed=3)
+def test_a_split_of_a_concatenation(rows, J, fill, fmts, step, out, seed):
+    rng = np.random.default_rng(seed)
+    n = rows * J
+    # (the parts' lengths: any cut of rows·J, 0-size parts too, groups straddling parts)
+    cuts = np.sort(rng.integers(0, n + 1, len(fmts) - 1))
+    lengths = np.diff(np.concatenate([[0], cuts, [n]]))
+    parts = [np.where(rng.random(m) < 0.5, rng.choice([1.0, -2.0, nan, inf], m), fill) for m in lengths]
+    key, want = None, np.concatenate(parts).reshape(rows, J)
+    if step is not None:
+        lo, hi = rng.integers(-rows - 1, rows + 2, 2)
+        start, stop, _ = slice(int(lo), int(hi), step).indices(rows)
+        stop = max(start, stop) if step > 0 else (min(start, stop) if start >= 0 else -1)
+        key, want = (start, stop, step), want[int(lo):int(hi):step]
+    prog, names = split_concat_program(len(fmts), rows, J, key)
+    T = {nm: ss.Tensor.from_numpy(v, f, fill=fill) for nm, v, f in zip(names, parts, fmts)}
+    oracle, oracle_fill = evaluate(prog, **T)
+    np.testing.assert_array_equal(oracle, want)
+    kernel = ss.lower(prog, "looplets", **T, C=ss.parse_format(out, ndim=2, fill=oracle_fill.item()))
+    np.testing.assert_array_equal(kernel(**T).to_numpy(), want)
+    np.testing.assert_array_equal(kernel.interpret(**T).to_numpy(), want)
+
+
+@pytest.mark.parametrize("program, shapes, want", [
+    # (a vstack's rows split in two: C[p, q, i] reads A's row q + 2p, or B's after |A|'s rows)
+    ("C[p, q, i] = split(concat((A[j, i], B[k, i]), (j, k) -> l), l -> (p:3, q:2))", ((4, 3), (2, 3)),
+     lambda a, b: np.vstack([a, b]).reshape(3, 2, 3)),
+    ("C[i, p, q] = split(concat((A[i, j], B[i, k] * 2.0), (j, k) -> l), l -> (p:2, q:3))", ((3, 4), (3, 2)),
+     lambda a, b: np.hstack([a, b * 2]).reshape(3, 2, 3)),
+    ("s[p] = sum[q, i](split(concat((A[j, i], B[k, i]), (j, k) -> l), l -> (p:2, q:3)))", ((4, 3), (2, 3)),
+     lambda a, b: np.vstack([a, b]).reshape(2, 3, 3).sum(axis=(1, 2))),
+])
+def test_a_split_of_a_matrix_concatenation(program, shapes, want):
+    rng = np.random.default_rng(7)
+    a, b = (np.where(rng.random(s) < 0.5, rng.choice([1.0, -2.0, inf], s), 0.0) for s in shapes)
+    A, B = ss.Tensor.from_numpy(a, "csr"), ss.Tensor.from_numpy(b, "coo")
+    np.testing.assert_array_equal(evaluate(program, A=A, B=B)[0], want(a, b))
+    kernel = ss.lower(program, "looplets", A=A, B=B)
+    np.testing.assert_array_equal(kernel(A=A, B=B).to_numpy(), want(a, b))
+    np.testing.assert_array_equal(kernel.interpret(A=A, B=B).to_numpy(), want(a, b))
+
+
+@pytest.mark.parametrize("fmt", ["sparse", "dense"])
+def test_the_array_front_end_splits_and_slices_a_concatenation_in_one_looplets_kernel(fmt):
+    x, y = np.array([0, 1.0, 0, 2.0]), np.array([3.0, 0, 4.0, 0, 0, 6.0])
+    X, Y = (xp.asarray(ss.Tensor.from_numpy(v, f)) for v, f in ((x, fmt), (y, "sparse")))
+    for expr, want in [(xp.concat([X, Y, X]).reshape(-1, 7), np.concatenate([x, y, x]).reshape(-1, 7)),
+                       (xp.concat([X, Y]).reshape(5, 2)[::-2], np.concatenate([x, y]).reshape(5, 2)[::-2]),
+                       (xp.concat([X, Y])[1:8:3], np.concatenate([x, y])[1:8:3])]:
+        kernel = ss.lower(expr, strategy="looplets")
+        assert kernel.trace.find("materialize") == [], kernel.trace
+        np.testing.assert_array_equal(kernel().to_numpy(), want)
+
+
+def test_a_part_whose_index_another_operator_makes_is_refused_naming_the_lattice_strategy():
+    # (a permissive read of a slice's operand would find its entries outside the slice)
+    x, y = (ss.Tensor.from_numpy(np.arange(n, dtype=float), "sparse") for n in (6, 2))
+    program = ("C[p, q] = split(concat((slice(x[a], a -> j, (5, -1, -2)), y[k]), (j, k) -> l), "
+               "l -> (p:5, q:1))")
+    with pytest.raises(StrategyError, match=re.escape("where each part reads its index j in its accesses "
+                                                      "directly") + ".*or lower it with strategy='lattice'"):
+        ss.lower(program, "looplets", x=x, y=y)
