@@ -70,13 +70,11 @@ def corpus():
     both strategies, loop programs by looplets)."""
     import compiler as ss
     from compiler import Tensor
-    from compiler.format import Format
     from compiler.lattice.schedule import Schedule
-    from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
-                                 SparseList)
-    from compiler.looplets import compile_program, loop_program
+    from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash)
+    from compiler.looplets import compile_program
     from compiler.looplets import case_studies as cs
-    from compiler.looplets.gallery import gustavson, inner, outer
+    from compiler.looplets.gallery import gustavson, inner, outer, spmv as spmv_prog
 
     A = Tensor.from_numpy(rand((12, 10), 0.3, 1), "csr")
     B = Tensor.from_numpy(rand((12, 10), 0.3, 2), "csr")
@@ -153,13 +151,6 @@ def corpus():
                                                                                options={"schedule": sched}, **tensors)))
 
     # loop programs (looplets only)
-    @loop_program
-    def spmv_prog(y, A, x):
-        y[...] = 0
-        for i in _:  # noqa: F821
-            for j in _:  # noqa: F821
-                y[i] += A[i, j] * x[j]
-
     G = (rand((16, 16), 0.2, 22) != 0).astype(float)
     bfs = cs.BFS(G)
     HASH = Dense(SparseHash(Element(0.0)))
