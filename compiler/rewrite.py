@@ -37,18 +37,23 @@ from .trace import Rewrite, printed_later, text_of
 
 @dataclass(frozen=True)
 class Rule:
-    """A named rewrite: ``fn(term)`` returns the replacement, or ``None`` if it does not apply."""
+    """A named rewrite: ``fn(term)`` returns the replacement, or ``None`` if it does not apply.
+
+    ``types``, where given, are the term classes ``fn`` can match (it returns ``None`` for any
+    other term): :func:`rewrite` then tries it on instances of those alone.
+    """
 
     name: str
     fn: Callable[[Any], Any]
+    types: tuple | None = None
 
     def __call__(self, term):
         return self.fn(term)
 
 
-def rule(name: str):
+def rule(name: str, types: tuple | None = None):
     """Decorator form: ``@rule("mul-by-one")`` over a function ``term -> term | None``."""
-    return lambda fn: Rule(name, fn)
+    return lambda fn: Rule(name, fn, types)
 
 
 _FIELDS: dict = {}   # a type -> its dataclass field names, or None (dataclasses.fields builds them per call)
@@ -97,12 +102,26 @@ def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int
     """Rewrite ``term`` bottom-up to a fixpoint of ``rules``; append each application to ``log``."""
     rules = tuple(rules)
     budget = [max_steps]
+    by_type: dict = {}   # a term's type -> the rules that can match it, in order
+    # terms already at the fixpoint (by identity, each kept alive here so no id is reused): a rule's
+    # replacement shares its unchanged subtrees, which are not rewritten again
+    fixed: dict = {}
+
+    def applicable(tp):
+        found = by_type[tp] = tuple(r for r in rules if r.types is None or issubclass(tp, r.types))
+        return found
 
     def visit(t):
+        if fixed.get(id(t)) is t:
+            return t
         t = map_children(t, visit)
         while True:
-            for r in rules:
-                new = r(t)
+            tp = type(t)
+            candidates = by_type.get(tp)
+            if candidates is None:
+                candidates = applicable(tp)
+            for r in candidates:
+                new = r.fn(t)
                 if new is not None and new != t:
                     budget[0] -= 1
                     if budget[0] < 0:
@@ -113,6 +132,7 @@ def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int
                     t = map_children(new, visit)
                     break
             else:
+                fixed[id(t)] = t
                 return t
 
     return visit(term)

@@ -277,10 +277,11 @@ def _has_looplet(node) -> bool:
     return any(isinstance(n, Access) and isinstance(n.tns, Looplet) for n in walk(node))
 
 
-RULES = [Rule("fold", fold), Rule("identity", identity), Rule("annihilator", annihilator),
-         Rule("missing", missing), Rule("noop-update", noop_update), Rule("sieve", sieve),
-         Rule("empty-loop", empty_loop), Rule("integrate", integrate), Rule("define-literal", define_literal),
-         Rule("never", never)]
+RULES = [Rule("fold", fold, (Call,)), Rule("identity", identity, (Call,)), Rule("annihilator", annihilator, (Call,)),
+         Rule("missing", missing, (Call, Assign)), Rule("noop-update", noop_update, (Assign,)),
+         Rule("sieve", sieve, (Sieve, Define)), Rule("empty-loop", empty_loop, (Loop, Block)),
+         Rule("integrate", integrate, (Loop,)), Rule("define-literal", define_literal, (Define,)),
+         Rule("never", never, (Call,))]
 
 
 # the rules that depend on what the values may hold
@@ -307,7 +308,7 @@ def simplify(node, log: list | None = None, extra=(), facts=values.FINITE):
     0.0 * x[i]
     """
     pooled = getattr(facts, "pooled", facts)   # (what any operand may hold)
-    rules = RULES if pooled.finite else [Rule(r.name, _with_facts[r.name](facts, pooled)) if r.name in _with_facts
+    rules = RULES if pooled.finite else [Rule(r.name, _with_facts[r.name](facts, pooled), r.types) if r.name in _with_facts
                                          else r for r in RULES]
     out = rewrite(node, [*rules, *extra], log)
     # the engine reports the sieve rule under one name; name its two cases as the notes do
