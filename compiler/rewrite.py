@@ -98,11 +98,20 @@ class RewriteLimitError(RuntimeError):
     """The rules did not reach a fixpoint (two rules undo each other): a bug in the rule set."""
 
 
+#: a rule set -> its rules by term type (see rewrite): the simplifiers call rewrite on small terms
+#: thousands of times with the same rules
+_BY_TYPE: dict = {}
+
+
 def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int = 100_000):
     """Rewrite ``term`` bottom-up to a fixpoint of ``rules``; append each application to ``log``."""
     rules = tuple(rules)
     budget = [max_steps]
-    by_type: dict = {}   # a term's type -> the rules that can match it, in order
+    by_type = _BY_TYPE.get(rules)   # a term's type -> the rules that can match it, in order
+    if by_type is None:
+        if len(_BY_TYPE) >= 64:
+            _BY_TYPE.clear()
+        by_type = _BY_TYPE[rules] = {}
     # terms already at the fixpoint (by identity, each kept alive here so no id is reused): a rule's
     # replacement shares its unchanged subtrees, which are not rewritten again
     fixed: dict = {}
