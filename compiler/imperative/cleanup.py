@@ -604,4 +604,5 @@ def cleanup(stmts) -> list:
     :func:`drop_dead_assignments`, :func:`drop_unused_locals`, :func:`drop_overwritten_stores`,
     then :func:`reuse_declared`."""
     stmts = drop_idle_loops(drop_unread_scratch(fold_flags(stmts)))
-    return reuse_declared(drop_overwritten_stores(drop_unused_locals(drop_dead_assignments(stmts))))
+    memo: dict = {}   # (the statements the first leaves as they were keep their summaries for the second)
+    return reuse_declared(drop_overwritten_stores(_drop_unused_locals(_drop_dead_assignments(stmts, memo), memo)))
