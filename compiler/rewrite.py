@@ -75,13 +75,20 @@ def map_children(term, fn: Callable[[Any], Any]):
 
     Returns ``term`` itself when no child changed, so unchanged trees are shared.
     """
-    names = _field_names(type(term))
+    fields_of = _FIELDS.get
+    names = fields_of(type(term), False)
+    if names is False:
+        names = _field_names(type(term))
     if names is None:
         return term
-    changes = {}
+    changes = None
     for name in names:
         old = getattr(term, name)
-        if _is_term(old):
+        tp = type(old)
+        sub = fields_of(tp, False)
+        if sub is False:
+            sub = _field_names(tp)
+        if sub is not None:   # (a term)
             new = fn(old)
         elif isinstance(old, tuple) and any(_is_term(x) for x in old):
             new = tuple(fn(x) if _is_term(x) else x for x in old)
@@ -90,6 +97,8 @@ def map_children(term, fn: Callable[[Any], Any]):
         else:
             continue
         if new is not old:
+            if changes is None:
+                changes = {}
             changes[name] = new
     return dataclasses.replace(term, **changes) if changes else term
 
