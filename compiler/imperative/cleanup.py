@@ -138,11 +138,31 @@ def _reads(nodes) -> set:
     for n in nodes:
         if isinstance(n, CompoundAssign):
             out.add(n.target.name)   # x op= v reads x
-        for field in ("cond", "value", "index", "start", "stop", "init", "needed", "length", "offset"):
+        fields = _EXPR_FIELDS.get(type(n))
+        if fields is None:
+            fields = _expr_fields(type(n))
+        for field in fields:
             e = getattr(n, field, None)
             if e is not None and not isinstance(e, (Block, tuple)) and hasattr(e, "__dataclass_fields__"):
                 out |= {m.name for m in walk(e) if isinstance(m, Var)}
     return out
+
+
+#: the fields of IR nodes that hold expressions a statement reads
+_READ_FIELDS = ("cond", "value", "index", "start", "stop", "init", "needed", "length", "offset")
+_EXPR_FIELDS: dict = {}   # a node type -> those of _READ_FIELDS it may have
+
+
+def _expr_fields(tp) -> tuple:
+    """The names of :data:`_READ_FIELDS` a node of type ``tp`` may have: all of them but, for a
+    dataclass that answers no attribute itself, those neither its fields nor its class has."""
+    known = getattr(tp, "__dataclass_fields__", None)
+    if known is None or hasattr(tp, "__getattr__"):
+        found = _READ_FIELDS
+    else:
+        found = tuple(f for f in _READ_FIELDS if f in known or hasattr(tp, f))
+    _EXPR_FIELDS[tp] = found
+    return found
 
 
 def _drop_locals(stmts, unread: set) -> list:
