@@ -12,10 +12,11 @@ Prints the CPU time (``time.process_time``, best of ``--repeat``) of the corpus 
 ``--dump DIR`` writes every kernel's C source (``DIR/<name>.c``) and its trace's step names
 (``DIR/<name>.steps``), or a refusal's message (``DIR/<name>.refused``): dump before and after a
 change to the compiler and ``diff -r`` the two directories, which must not differ.
+``--texts`` adds each step's note, program text before and after and rewrites to its ``.steps``.
 ``--profile N`` prints cProfile's top N by tottime and by cumtime over one pass of the corpus.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_lowering_python.py [--dump DIR] [--repeat 3]
-        [--profile 25] [--only looplets|lattice|loops|arrays]
+        [--texts] [--profile 25] [--only looplets|lattice|loops|arrays]
 """
 
 from __future__ import annotations
@@ -186,17 +187,28 @@ def corpus():
     return cases
 
 
-def run_case(thunk):
-    """``(C source or None, step names, refusal message or None)`` of one lowering."""
+def run_case(thunk, texts=False):
+    """``(C source or None, step names, refusal message or None)`` of one lowering; with ``texts``,
+    each step's name is followed by its note, its program's text before and after, its rewrites."""
     from compiler.errors import StrategyError
     try:
         kernel = thunk()
     except Emitted as e:
-        return e.source, [s.stage for s in e.trace.steps], None
+        return e.source, _steps(e.trace, texts), None
     except StrategyError as e:
         trace = getattr(e, "trace", None)
-        return None, [s.stage for s in trace.steps] if trace is not None else [], str(e)
+        return None, _steps(trace, texts) if trace is not None else [], str(e)
     raise RuntimeError(f"the kernel was not emitted afresh (a cache returned {kernel!r})")
+
+
+def _steps(trace, texts: bool) -> list[str]:
+    if not texts:
+        return [s.stage for s in trace.steps]
+    out = []
+    for s in trace.steps:
+        out += [f"== {s.stage}: {s.note}", s.before_text or "", "--", s.after_text or ""]
+        out += [f"   {r.rule}: {r.before} -> {r.after}" for r in s.rewrites]
+    return out
 
 
 def install():
@@ -207,6 +219,7 @@ def install():
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--dump", help="write each kernel's C and step names into this directory")
+    p.add_argument("--texts", action="store_true", help="with --dump: each step's note and program texts too")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--profile", type=int, default=0, help="print cProfile's top N (tottime and cumtime)")
     p.add_argument("--only", help="one group: lattice, looplets, loops or arrays")
@@ -220,7 +233,7 @@ def main(argv=None):
         out = Path(args.dump)
         out.mkdir(parents=True, exist_ok=True)
         for name, _, thunk in cases:
-            source, steps, refused = run_case(thunk)
+            source, steps, refused = run_case(thunk, texts=args.texts)
             (out / f"{name}.steps").write_text("\n".join(steps) + "\n")
             if refused is not None:
                 (out / f"{name}.refused").write_text(refused + "\n")
