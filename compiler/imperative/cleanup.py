@@ -603,10 +603,12 @@ def reuse_dead_locals(stmts) -> list:
     last = None   # the statement before ``s``, inside any tags
     for k, s in enumerate(out):
         flat = untagged([s])
-        if (len(flat) == 1 and isinstance(flat[0], (For, While)) and not isinstance(last, Pragma)
-                and not any(isinstance(n, Pragma) for n in walk(flat[0]))):
+        # (nothing declared before the loop: nothing to look for in it)
+        nodes = list(walk(flat[0])) if (declared and len(flat) == 1 and isinstance(flat[0], (For, While))
+                                         and not isinstance(last, Pragma)) else ()
+        if nodes and not any(isinstance(n, Pragma) for n in nodes):
             loop = flat[0]
-            inner = [n for n in walk(loop.body) if isinstance(n, Declare)]
+            inner = [n for n in nodes if isinstance(n, Declare)]   # (a loop's header declares nothing)
             for name, dtype in declared.items():
                 mine = [d for d in inner if d.var.name == name]
                 if (mine and all(d.dtype == dtype and d.init is not None for d in mine)
