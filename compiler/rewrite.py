@@ -112,8 +112,12 @@ class RewriteLimitError(RuntimeError):
 _BY_TYPE: dict = {}
 
 
-def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int = 100_000):
-    """Rewrite ``term`` bottom-up to a fixpoint of ``rules``; append each application to ``log``."""
+def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int = 100_000, fixed=None):
+    """Rewrite ``term`` bottom-up to a fixpoint of ``rules``; append each application to ``log``.
+
+    ``fixed``: the terms known to be at the fixpoint of these rules, ``{id(term): term}``, kept by
+    the caller across calls with the same rules (on the terms of one lowering, say); rewrite
+    adds the terms it finds there."""
     rules = tuple(rules)
     budget = [max_steps]
     by_type = _BY_TYPE.get(rules)   # a term's type -> the rules that can match it, in order
@@ -123,7 +127,7 @@ def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int
         by_type = _BY_TYPE[rules] = {}
     # terms already at the fixpoint (by identity, each kept alive here so no id is reused): a rule's
     # replacement shares its unchanged subtrees, which are not rewritten again
-    fixed: dict = {}
+    fixed = {} if fixed is None else fixed
 
     def applicable(tp):
         found = by_type[tp] = tuple(r for r in rules if r.types is None or issubclass(tp, r.types))
@@ -148,6 +152,8 @@ def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int
                         log.append(Rewrite(r.name, printed_later(t), printed_later(new)))
                     # the replacement's children may now match rules too
                     t = map_children(new, visit)
+                    if fixed.get(id(t)) is t:   # (a subtree at its fixpoint: nothing matches it)
+                        return t
                     break
             else:
                 fixed[id(t)] = t

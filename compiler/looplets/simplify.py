@@ -293,10 +293,11 @@ def _rule_name(r):
     return r.name
 
 
-def simplify(node, log: list | None = None, extra=(), facts=values.FINITE):
+def simplify(node, log: list | None = None, extra=(), facts=values.FINITE, fixed=None):
     """Rewrite ``node`` to a fixpoint of :data:`RULES` (and ``extra`` rules), logging to ``log``;
     ``facts`` say what the tensors ``node`` reads may hold, stored or fill, all of them or each
-    operand (see :func:`annihilator`).
+    operand (see :func:`annihilator`). ``fixed``: the terms already simplified with these ``extra``
+    and ``facts`` (see :func:`compiler.rewrite.rewrite`), which a lowering keeps across its calls.
 
     >>> from compiler.algebra import lookup
     >>> from compiler.looplets.program import Call, Literal, Access, TensorRef, Index
@@ -310,7 +311,7 @@ def simplify(node, log: list | None = None, extra=(), facts=values.FINITE):
     pooled = getattr(facts, "pooled", facts)   # (what any operand may hold)
     rules = RULES if pooled.finite else [Rule(r.name, _with_facts[r.name](facts, pooled), r.types) if r.name in _with_facts
                                          else r for r in RULES]
-    out = rewrite(node, [*rules, *extra], log)
+    out = rewrite(node, [*rules, *extra], log, fixed=fixed)
     # the engine reports the sieve rule under one name; name its two cases as the notes do
     if log:
         for k, r in enumerate(log):

@@ -133,3 +133,20 @@ def test_a_subtree_at_its_fixpoint_is_not_rewritten_again():
     s = Op("*", (Var("x"), Var("y")))
     rewrite(Op("+", (Num(0), s)), [add_zero, Rule("spy", spy)])
     assert tried.count(Var("x")) == 1 and tried.count(Var("y")) == 1
+
+
+def test_terms_fixed_in_one_call_are_not_rewritten_in_the_next():
+    """A caller keeping ``fixed`` across calls (a lowering simplifying one body after another)
+    has the subtrees it simplified before left alone; the result is the same."""
+    tried = []
+
+    def spy(t):
+        tried.append(t)
+        return None
+    rules = [add_zero, Rule("spy", spy)]
+    s = Op("*", (Var("x"), Var("y")))
+    fixed = {}
+    assert rewrite(s, rules, fixed=fixed) is s
+    tried.clear()
+    assert rewrite(Op("+", (Num(0), s)), rules, fixed=fixed) is s
+    assert Var("x") not in tried and s not in tried
