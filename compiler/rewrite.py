@@ -107,9 +107,10 @@ class RewriteLimitError(RuntimeError):
     """The rules did not reach a fixpoint (two rules undo each other): a bug in the rule set."""
 
 
-#: a rule set -> its rules by term type (see rewrite): the simplifiers call rewrite on small terms
-#: thousands of times with the same rules
-_BY_TYPE: dict = {}
+#: the rules' types (each rule's ``types``, in order) -> {a term's type: the positions of the rules
+#: that can match it}: the simplifiers call rewrite on small terms thousands of times with the same
+#: rules (or rules made afresh with the same types), and the classes alone are kept here
+_POSITIONS: dict = {}
 
 
 def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int = 100_000, fixed=None):
@@ -120,17 +121,22 @@ def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int
     adds the terms it finds there."""
     rules = tuple(rules)
     budget = [max_steps]
-    by_type = _BY_TYPE.get(rules)   # a term's type -> the rules that can match it, in order
-    if by_type is None:
-        if len(_BY_TYPE) >= 64:
-            _BY_TYPE.clear()
-        by_type = _BY_TYPE[rules] = {}
+    kinds = tuple(r.types for r in rules)
+    positions = _POSITIONS.get(kinds)
+    if positions is None:
+        if len(_POSITIONS) >= 64:
+            _POSITIONS.clear()
+        positions = _POSITIONS[kinds] = {}
+    by_type: dict = {}   # a term's type -> the rules that can match it, in order
     # terms already at the fixpoint (by identity, each kept alive here so no id is reused): a rule's
     # replacement shares its unchanged subtrees, which are not rewritten again
     fixed = {} if fixed is None else fixed
 
     def applicable(tp):
-        found = by_type[tp] = tuple(r for r in rules if r.types is None or issubclass(tp, r.types))
+        at = positions.get(tp)
+        if at is None:
+            at = positions[tp] = tuple(k for k, types in enumerate(kinds) if types is None or issubclass(tp, types))
+        found = by_type[tp] = tuple(rules[k] for k in at)
         return found
 
     def visit(t):
