@@ -22,6 +22,7 @@ change to the compiler and ``diff -r`` the two directories, which must not diffe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import os
@@ -211,9 +212,16 @@ def _steps(trace, texts: bool) -> list[str]:
     return out
 
 
-def install():
+@contextlib.contextmanager
+def emission_only():
+    """Within: ``lower`` stops at the C (:func:`emit_only` in the backend's place), restored after."""
     import compiler.lowering as lowering
+    built = lowering.compile_function
     lowering.compile_function = emit_only
+    try:
+        yield
+    finally:
+        lowering.compile_function = built
 
 
 def main(argv=None):
@@ -225,7 +233,11 @@ def main(argv=None):
     p.add_argument("--only", help="one group: lattice, looplets, loops or arrays")
     args = p.parse_args(argv)
     os.environ.setdefault("SPARSESCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="sparsescope-bench-"))
-    install()
+    with emission_only():
+        run(args)
+
+
+def run(args):
     cases = [c for c in corpus() if args.only is None or c[1] == args.only]
     groups = sorted({g for _, g, _ in cases})
 
