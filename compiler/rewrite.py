@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from operator import is_
 from typing import Any, Callable, Iterable
 
 from .trace import Rewrite, printed_later, text_of
@@ -92,7 +93,7 @@ def map_children(term, fn: Callable[[Any], Any]):
             new = fn(old)
         elif isinstance(old, tuple) and any(_is_term(x) for x in old):
             new = tuple(fn(x) if _is_term(x) else x for x in old)
-            if all(a is b for a, b in zip(new, old)):
+            if all(map(is_, new, old)):
                 new = old
         else:
             continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields, replace
+from operator import is_
 from typing import Any, Iterable
 
 from .ir import Allocate, Block, Const, Expr, For, Helper, If, Origin, Stmt, Tagged, While
@@ -69,7 +70,7 @@ def _same_or_block(block: Block, stmts) -> Block:
     nothing leaves the tree shared, and the identity memos of later passes find it), else a new one."""
     stmts = tuple(stmts)
     old = block.body
-    if len(stmts) == len(old) and all(a is b for a, b in zip(stmts, old)):
+    if len(stmts) == len(old) and all(map(is_, stmts, old)):
         return block
     return Block(stmts)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields, replace
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -536,7 +537,7 @@ def postmap(node, fn):
 def _mapped(nodes: tuple, fn) -> tuple:
     """:func:`postmap` of each of ``nodes``: ``nodes`` itself where none changed."""
     out = tuple(postmap(n, fn) for n in nodes)
-    return nodes if all(a is b for a, b in zip(out, nodes)) else out
+    return nodes if all(map(is_, out, nodes)) else out
 
 
 def _rebuilt(node, **fields):
