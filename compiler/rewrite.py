@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from operator import is_
 from typing import Any, Callable, Iterable
 
 from .trace import Rewrite, printed_later, text_of
@@ -37,18 +38,23 @@ from .trace import Rewrite, printed_later, text_of
 
 @dataclass(frozen=True)
 class Rule:
-    """A named rewrite: ``fn(term)`` returns the replacement, or ``None`` if it does not apply."""
+    """A named rewrite: ``fn(term)`` returns the replacement, or ``None`` if it does not apply.
+
+    ``types``, where given, are the term classes ``fn`` can match (it returns ``None`` for any
+    other term): :func:`rewrite` then tries it on instances of those alone.
+    """
 
     name: str
     fn: Callable[[Any], Any]
+    types: tuple | None = None
 
     def __call__(self, term):
         return self.fn(term)
 
 
-def rule(name: str):
+def rule(name: str, types: tuple | None = None):
     """Decorator form: ``@rule("mul-by-one")`` over a function ``term -> term | None``."""
-    return lambda fn: Rule(name, fn)
+    return lambda fn: Rule(name, fn, types)
 
 
 _FIELDS: dict = {}   # a type -> its dataclass field names, or None (dataclasses.fields builds them per call)
@@ -70,21 +76,30 @@ def map_children(term, fn: Callable[[Any], Any]):
 
     Returns ``term`` itself when no child changed, so unchanged trees are shared.
     """
-    names = _field_names(type(term))
+    fields_of = _FIELDS.get
+    names = fields_of(type(term), False)
+    if names is False:
+        names = _field_names(type(term))
     if names is None:
         return term
-    changes = {}
+    changes = None
     for name in names:
         old = getattr(term, name)
-        if _is_term(old):
+        tp = type(old)
+        sub = fields_of(tp, False)
+        if sub is False:
+            sub = _field_names(tp)
+        if sub is not None:   # (a term)
             new = fn(old)
         elif isinstance(old, tuple) and any(_is_term(x) for x in old):
             new = tuple(fn(x) if _is_term(x) else x for x in old)
-            if all(a is b for a, b in zip(new, old)):
+            if all(map(is_, new, old)):
                 new = old
         else:
             continue
         if new is not old:
+            if changes is None:
+                changes = {}
             changes[name] = new
     return dataclasses.replace(term, **changes) if changes else term
 
@@ -93,16 +108,49 @@ class RewriteLimitError(RuntimeError):
     """The rules did not reach a fixpoint (two rules undo each other): a bug in the rule set."""
 
 
-def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int = 100_000):
-    """Rewrite ``term`` bottom-up to a fixpoint of ``rules``; append each application to ``log``."""
+#: the rules' types (each rule's ``types``, in order) -> {a term's type: the positions of the rules
+#: that can match it}: the simplifiers call rewrite on small terms thousands of times with the same
+#: rules (or rules made afresh with the same types), and the classes alone are kept here
+_POSITIONS: dict = {}
+
+
+def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int = 100_000, fixed=None):
+    """Rewrite ``term`` bottom-up to a fixpoint of ``rules``; append each application to ``log``.
+
+    ``fixed``: the terms known to be at the fixpoint of these rules, ``{id(term): term}``, kept by
+    the caller across calls with the same rules (on the terms of one lowering, say); rewrite
+    adds the terms it finds there."""
     rules = tuple(rules)
     budget = [max_steps]
+    kinds = tuple(r.types for r in rules)
+    positions = _POSITIONS.get(kinds)
+    if positions is None:
+        if len(_POSITIONS) >= 64:
+            _POSITIONS.clear()
+        positions = _POSITIONS[kinds] = {}
+    by_type: dict = {}   # a term's type -> the rules that can match it, in order
+    # terms already at the fixpoint (by identity, each kept alive here so no id is reused): a rule's
+    # replacement shares its unchanged subtrees, which are not rewritten again
+    fixed = {} if fixed is None else fixed
+
+    def applicable(tp):
+        at = positions.get(tp)
+        if at is None:
+            at = positions[tp] = tuple(k for k, types in enumerate(kinds) if types is None or issubclass(tp, types))
+        found = by_type[tp] = tuple(rules[k] for k in at)
+        return found
 
     def visit(t):
+        if fixed.get(id(t)) is t:
+            return t
         t = map_children(t, visit)
         while True:
-            for r in rules:
-                new = r(t)
+            tp = type(t)
+            candidates = by_type.get(tp)
+            if candidates is None:
+                candidates = applicable(tp)
+            for r in candidates:
+                new = r.fn(t)
                 if new is not None and new != t:
                     budget[0] -= 1
                     if budget[0] < 0:
@@ -111,8 +159,11 @@ def rewrite(term, rules: Iterable[Rule], log: list | None = None, max_steps: int
                         log.append(Rewrite(r.name, printed_later(t), printed_later(new)))
                     # the replacement's children may now match rules too
                     t = map_children(new, visit)
+                    if fixed.get(id(t)) is t:   # (a subtree at its fixpoint: nothing matches it)
+                        return t
                     break
             else:
+                fixed[id(t)] = t
                 return t
 
     return visit(term)

@@ -81,11 +81,12 @@ class CArg:
     dtype: str | None  # element / value dtype
 
 
-def _user_names(fn: Function) -> set[str]:
+def _user_names(fn: Function, nodes) -> set[str]:
+    """The names ``fn`` uses (``nodes``: its body's, walked), which no fresh name may take."""
     names = {fn.name}
     for p in fn.params:
         names.add(p.name)
-    for n in walk(fn.body):
+    for n in nodes:
         name = getattr(n, "name", None)
         if isinstance(name, str):
             names.add(name)
@@ -109,7 +110,8 @@ class _Plan:
 
     def __init__(self, fn: Function, checked: bool):
         self.fn, self.checked = fn, checked
-        fresh = FreshNames(_user_names(fn) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf", "lowest_bit",
+        nodes = list(walk(fn.body))   # (one walk serves every question below)
+        fresh = FreshNames(_user_names(fn, nodes) | {"free", "realloc", "longjmp", "setjmp", "jmp_buf", "lowest_bit",
                                               *THREAD_FUNCTIONS, "omp_get_max_threads", "omp_get_thread_num"})
         self.params = {p.name: p for p in fn.params}
         self.args: list[CArg] = []
@@ -134,7 +136,6 @@ class _Plan:
                 self.length[p.name] = fresh(f"{p.name}_cap")
                 self.buffer_order.append(p.name)
                 self.args.append(CArg("growable", p.name, self.out[p.name], p.dtype))
-        nodes = list(walk(fn.body))
         # scratch arrays: local buffers, numbered after the parameters in checked mode
         self.locals = {n.buffer: n for n in nodes if isinstance(n, Allocate)}
         self.scratch_slot = {name: k for k, name in enumerate(self.locals)}
@@ -145,7 +146,7 @@ class _Plan:
             if checked:
                 self.length[name] = fresh(f"{name}_len")
         # computed coordinates are checked in every build: a kernel with any reports through error
-        self.sites = {site: k for k, site in enumerate(coordinate_sites(fn.body))}
+        self.sites = {site: k for k, site in enumerate(coordinate_sites(fn.body, nodes))}
         if checked or self.sites:
             self.error = fresh("error")
             self.args.append(CArg("error", "", self.error, "int64"))
@@ -179,6 +180,21 @@ class _Plan:
             for n in nodes)
         self.accesses = {"read" if isinstance(n, Load) else "write"
                          for n in nodes if isinstance(n, (Load, Store))}
+
+    def for_printing(self) -> "_Plan":
+        """This plan with fresh names of its own, which printing takes from: the plan :func:`_plan`
+        keeps answers the interface's questions with the names it was made with, and a second
+        printing of the function prints the same C.
+
+        >>> from compiler.imperative import Buffer, Function
+        >>> plan = _Plan(Function("k", (Buffer("y", "float64", "inout"),), []), False)
+        >>> plan.for_printing().fresh("t"), plan.for_printing().fresh("t"), plan.fresh("y")
+        ('t', 't', 'y_2')
+        """
+        copy = object.__new__(_Plan)
+        copy.__dict__.update(self.__dict__)
+        copy.fresh = FreshNames(self.fresh.taken)
+        return copy
 
 
 class _CPrinter(Printer):
@@ -384,7 +400,7 @@ _PLANS: dict = {}   # (id(fn), checked) -> (fn, plan): the last few functions' p
 def _plan(fn: Function, checked: bool) -> _Plan:
     """``fn``'s plan, made once for the questions about its interface: a kernel asks for its
     arguments, declarations and free function, and each plan walks the whole function (a large
-    kernel's walks took seconds). Not for printing, which takes fresh names from its plan."""
+    kernel's walks took seconds). Printing takes a copy (:meth:`_Plan.for_printing`)."""
     key = (id(fn), checked)
     got = _PLANS.get(key)
     if got is not None and got[0] is fn:
@@ -429,7 +445,7 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
     >>> [source.splitlines()[n - 1].strip() for n in lines["zero"]]
     ['y[0] = 0.0;']
     """
-    plan = _Plan(fn, checked)   # (its own: printing takes fresh names from it)
+    plan = _plan(fn, checked).for_printing()   # (the one plan of fn, but printing takes fresh names of its own)
     out: list[str] = [f"/* sparsescope kernel {fn.name}{' (checked)' if checked else ''} */"]
     includes = ["stdbool.h", "stdint.h"]
     if plan.uses_math:

@@ -138,11 +138,31 @@ def _reads(nodes) -> set:
     for n in nodes:
         if isinstance(n, CompoundAssign):
             out.add(n.target.name)   # x op= v reads x
-        for field in ("cond", "value", "index", "start", "stop", "init", "needed", "length", "offset"):
+        fields = _EXPR_FIELDS.get(type(n))
+        if fields is None:
+            fields = _expr_fields(type(n))
+        for field in fields:
             e = getattr(n, field, None)
             if e is not None and not isinstance(e, (Block, tuple)) and hasattr(e, "__dataclass_fields__"):
                 out |= {m.name for m in walk(e) if isinstance(m, Var)}
     return out
+
+
+#: the fields of IR nodes that hold expressions a statement reads
+_READ_FIELDS = ("cond", "value", "index", "start", "stop", "init", "needed", "length", "offset")
+_EXPR_FIELDS: dict = {}   # a node type -> those of _READ_FIELDS it may have
+
+
+def _expr_fields(tp) -> tuple:
+    """The names of :data:`_READ_FIELDS` a node of type ``tp`` may have: all of them but, for a
+    dataclass that answers no attribute itself, those neither its fields nor its class has."""
+    known = getattr(tp, "__dataclass_fields__", None)
+    if known is None or hasattr(tp, "__getattr__"):
+        found = _READ_FIELDS
+    else:
+        found = tuple(f for f in _READ_FIELDS if f in known or hasattr(tp, f))
+    _EXPR_FIELDS[tp] = found
+    return found
 
 
 def _drop_locals(stmts, unread: set) -> list:
@@ -583,10 +603,12 @@ def reuse_dead_locals(stmts) -> list:
     last = None   # the statement before ``s``, inside any tags
     for k, s in enumerate(out):
         flat = untagged([s])
-        if (len(flat) == 1 and isinstance(flat[0], (For, While)) and not isinstance(last, Pragma)
-                and not any(isinstance(n, Pragma) for n in walk(flat[0]))):
+        # (nothing declared before the loop: nothing to look for in it)
+        nodes = list(walk(flat[0])) if (declared and len(flat) == 1 and isinstance(flat[0], (For, While))
+                                         and not isinstance(last, Pragma)) else ()
+        if nodes and not any(isinstance(n, Pragma) for n in nodes):
             loop = flat[0]
-            inner = [n for n in walk(loop.body) if isinstance(n, Declare)]
+            inner = [n for n in nodes if isinstance(n, Declare)]   # (a loop's header declares nothing)
             for name, dtype in declared.items():
                 mine = [d for d in inner if d.var.name == name]
                 if (mine and all(d.dtype == dtype and d.init is not None for d in mine)
@@ -604,4 +626,5 @@ def cleanup(stmts) -> list:
     :func:`drop_dead_assignments`, :func:`drop_unused_locals`, :func:`drop_overwritten_stores`,
     then :func:`reuse_declared`."""
     stmts = drop_idle_loops(drop_unread_scratch(fold_flags(stmts)))
-    return reuse_declared(drop_overwritten_stores(drop_unused_locals(drop_dead_assignments(stmts))))
+    memo: dict = {}   # (the statements the first leaves as they were keep their summaries for the second)
+    return reuse_declared(drop_overwritten_stores(_drop_unused_locals(_drop_dead_assignments(stmts, memo), memo)))

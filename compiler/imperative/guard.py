@@ -60,11 +60,12 @@ class CheckCoordinate(Stmt):
         return f"{self.tensor}, mode {self.mode}: {self.where}"
 
 
-def coordinate_sites(body) -> list[tuple]:
+def coordinate_sites(body, nodes=None) -> list[tuple]:
     """The sites (tensor, mode, line, noun) of the coordinate checks in ``body``, numbered as the C
     emitter and the runtime number them (the first of equal ones: a looplet lowering may copy
-    a check into several of its cases)."""
-    return list(dict.fromkeys(n.site for n in walk(body) if isinstance(n, CheckCoordinate)))
+    a check into several of its cases); ``nodes``: ``body``'s nodes, where they are walked already."""
+    return list(dict.fromkeys(n.site for n in (walk(body) if nodes is None else nodes)
+                              if isinstance(n, CheckCoordinate)))
 
 
 def coordinate_message(kernel: str, site: tuple, value: int, extent: int) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields, replace
+from operator import is_
 from typing import Any, Iterable
 
 from .ir import Allocate, Block, Const, Expr, For, Helper, If, Origin, Stmt, Tagged, While
@@ -48,17 +49,30 @@ def map_bodies(s: Stmt, f) -> Stmt:
 
     >>> from compiler.imperative.ir import Break, Comment, Var
     >>> inner = [Break()]
-    >>> map_bodies(While(Var("go"), inner), lambda b: [Comment("stop"), *b]).body.body
-    (Comment(text='stop'), Break())
+    >>> loop = While(Var("go"), inner)
+    >>> map_bodies(loop, lambda b: [Comment("stop"), *b]).body.body, map_bodies(loop, list) is loop
+    ((Comment(text='stop'), Break()), True)
     """
     if isinstance(s, (For, While, Allocate, Tagged)):
-        return replace(s, body=Block(tuple(f(s.body.body))))
+        body = _same_or_block(s.body, f(s.body.body))
+        return s if body is s.body else replace(s, body=body)
     if isinstance(s, If):
-        return replace(s, then=Block(tuple(f(s.then.body))),
-                       otherwise=None if s.otherwise is None else Block(tuple(f(s.otherwise.body))))
+        then = _same_or_block(s.then, f(s.then.body))
+        otherwise = None if s.otherwise is None else _same_or_block(s.otherwise, f(s.otherwise.body))
+        return s if then is s.then and otherwise is s.otherwise else replace(s, then=then, otherwise=otherwise)
     if isinstance(s, Block):
-        return Block(tuple(f(s.body)))
+        return _same_or_block(s, f(s.body))
     return s
+
+
+def _same_or_block(block: Block, stmts) -> Block:
+    """``block`` itself where ``stmts`` are its statements, the same objects (a pass that changed
+    nothing leaves the tree shared, and the identity memos of later passes find it), else a new one."""
+    stmts = tuple(stmts)
+    old = block.body
+    if len(stmts) == len(old) and all(map(is_, stmts, old)):
+        return block
+    return Block(stmts)
 
 
 def tag_descriptions(node) -> dict[str, str]:

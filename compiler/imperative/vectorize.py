@@ -234,8 +234,9 @@ def vectorize(stmts, dtypes: dict | None = None) -> list:
     """
     dtypes = dict(dtypes or {})
     # generated names are fresh, so one map serves the whole tree (tags are not C scopes)
-    dtypes.update({d.var.name: d.dtype for d in walk(tuple(stmts)) if isinstance(d, Declare)})
-    return _vectorize(stmts, dtypes, {n.name for n in walk(tuple(stmts)) if isinstance(n, Var)} | set(dtypes))
+    nodes = list(walk(tuple(stmts)))
+    dtypes.update({d.var.name: d.dtype for d in nodes if isinstance(d, Declare)})
+    return _vectorize(stmts, dtypes, {n.name for n in nodes if isinstance(n, Var)} | set(dtypes))
 
 
 def _under_pragma(s, dtypes: dict, taken: set):

@@ -128,9 +128,9 @@ def _stmt_rules(setup: Setup) -> list[Rule]:
             return t.consumer
         return None
 
-    return [Rule("skip-neutral-update", skip_neutral_update), Rule("skip-fill-store", skip_fill_store),
-            Rule("forall-skip", forall_skip), Rule("where-empty-producer", where_empty_producer),
-            Rule("where-unread", where_unread)]
+    return [Rule("skip-neutral-update", skip_neutral_update, (Assignment,)),
+            Rule("skip-fill-store", skip_fill_store, (Assignment,)), Rule("forall-skip", forall_skip, (Forall,)),
+            Rule("where-empty-producer", where_empty_producer, (Where,)), Rule("where-unread", where_unread, (Where,))]
 
 
 def _map_assign(s, fn):

@@ -261,8 +261,8 @@ def simplify_rules(dtype_of, fill_of=None) -> list[Rule]:
                 return t.body
         return None
 
-    return [Rule("constant-fold", fold), Rule("annihilator", annihilate), Rule("identity", identity),
-            Rule("reduce-identity", reduce_identity)]
+    return [Rule("constant-fold", fold, (Call,)), Rule("annihilator", annihilate, (Call,)),
+            Rule("identity", identity, (Call,)), Rule("reduce-identity", reduce_identity, (Reduce,))]
 
 
 def _no_fill(acc):

@@ -31,4 +31,4 @@ def _fill_write(t):
     return None
 
 
-FILL_WRITE = Rule("fill-write", _fill_write)
+FILL_WRITE = Rule("fill-write", _fill_write, (Assign,))

@@ -57,6 +57,9 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         # what each operand may be, from the tensors it reads, stored (as the lowering assumes)
         # or fill: x * 0 is not 0 where x may be NaN or infinite (see simplify.annihilator)
         self.facts = OperandFacts(tensors)
+        #: the terms the simplifier left as they were, with these facts and rules (by identity):
+        #: a loop body's unchanged subtrees are not simplified again at each looplet lowering
+        self.simplified: dict = {}
         self.ctx = ctx
         self.fresh = ctx.fresh
         self.trace = trace
@@ -92,7 +95,7 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
 
     def simplify(self, node):
         log = [] if self.trace is not None else None
-        out = simplify(node, log, (FILL_WRITE,), self.facts)
+        out = simplify(node, log, (FILL_WRITE,), self.facts, self.simplified)
         if log:
             self.record("simplify", node, out, rewrites=log, note=f"{len(log)} rewrite(s)")
         return out

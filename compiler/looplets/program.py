@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields, replace
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -496,33 +497,54 @@ def walk(node):
 
 
 def postmap(node, fn):
-    """Rebuild ``node`` bottom-up, replacing each sub-node ``n`` by ``fn(n)`` (or ``n`` if None)."""
+    """Rebuild ``node`` bottom-up, replacing each sub-node ``n`` by ``fn(n)`` (or ``n`` if None).
+
+    A node none of whose sub-nodes changed is kept itself, not rebuilt (later passes and the
+    simplifier's memo see the same object).
+
+    >>> e = Call("f", (Index("i"), Literal(1)))
+    >>> postmap(e, lambda n: None) is e, postmap(e, lambda n: Index("j") if n == Index("i") else None)
+    (True, Call(op='f', args=(Index(name='j'), Literal(value=1))))
+    """
     if isinstance(node, Block):
-        new = replace(node, stmts=tuple(postmap(s, fn) for s in node.stmts))
+        new = _rebuilt(node, stmts=_mapped(node.stmts, fn))
     elif isinstance(node, Loop):
-        new = replace(node, body=postmap(node.body, fn))
+        new = _rebuilt(node, body=postmap(node.body, fn))
     elif isinstance(node, Sieve):
-        new = replace(node, cond=postmap(node.cond, fn), body=postmap(node.body, fn))
+        new = _rebuilt(node, cond=postmap(node.cond, fn), body=postmap(node.body, fn))
     elif isinstance(node, Define):
-        new = replace(node, val=postmap(node.val, fn), body=postmap(node.body, fn))
+        new = _rebuilt(node, val=postmap(node.val, fn), body=postmap(node.body, fn))
     elif isinstance(node, Assign):
-        new = replace(node, lhs=postmap(node.lhs, fn), rhs=postmap(node.rhs, fn))
+        new = _rebuilt(node, lhs=postmap(node.lhs, fn), rhs=postmap(node.rhs, fn))
     elif isinstance(node, Declare):
-        new = replace(node, init=postmap(node.init, fn))
+        new = _rebuilt(node, init=postmap(node.init, fn))
     elif isinstance(node, Access):
-        new = replace(node, idxs=tuple(postmap(i, fn) for i in node.idxs))
+        new = _rebuilt(node, idxs=_mapped(node.idxs, fn))
     elif isinstance(node, Call):
-        new = replace(node, args=tuple(postmap(a, fn) for a in node.args))
+        new = _rebuilt(node, args=_mapped(node.args, fn))
     elif isinstance(node, Expr) and hasattr(node, "__dataclass_fields__") and \
             not isinstance(node, (Literal, Index, Variable, Value, TensorRef)):
         # other expression nodes (index modifiers): map their expression fields
         changes = {f.name: postmap(getattr(node, f.name), fn) for f in fields(node)
                    if isinstance(getattr(node, f.name), Node)}
-        new = replace(node, **changes) if changes else node
+        new = _rebuilt(node, **changes) if changes else node
     else:
         new = node
     out = fn(new)
     return new if out is None else out
+
+
+def _mapped(nodes: tuple, fn) -> tuple:
+    """:func:`postmap` of each of ``nodes``: ``nodes`` itself where none changed."""
+    out = tuple(postmap(n, fn) for n in nodes)
+    return nodes if all(map(is_, out, nodes)) else out
+
+
+def _rebuilt(node, **fields):
+    """``node`` with ``fields`` (its own fields' new values), or ``node`` itself where each is the old."""
+    if all(getattr(node, k) is v for k, v in fields.items()):
+        return node
+    return replace(node, **fields)
 
 
 def substitute(node, mapping: dict):

@@ -37,9 +37,10 @@ except ImportError:  # pragma: no cover - an IR without tags
     _Tagged = None
 
 
-def _assigned(stmts) -> set:
+def _assigned(stmts, nodes=None) -> set:
+    """The locals ``stmts`` declare or assign (``nodes``: their nodes, where walked already)."""
     out = set()
-    for n in walk(tuple(stmts)):
+    for n in (walk(tuple(stmts)) if nodes is None else nodes):
         if isinstance(n, (Declare,)):
             out.add(n.var.name)
         elif isinstance(n, (Assign, CompoundAssign)):
@@ -56,7 +57,7 @@ def _vars(e) -> set:
 def _candidate(loop, body, dtypes):
     """The (buffer, index) of the one invariant slot the loop updates, or None."""
     nodes = list(walk(tuple(body)))   # (one walk: one per store made a kernel of many stores quadratic)
-    changed = _assigned(body)
+    changed = _assigned(body, nodes)
     if isinstance(loop, For):
         changed.add(loop.var.name)
     if any(isinstance(n, CheckCoordinate) for n in nodes):

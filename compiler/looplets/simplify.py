@@ -277,10 +277,11 @@ def _has_looplet(node) -> bool:
     return any(isinstance(n, Access) and isinstance(n.tns, Looplet) for n in walk(node))
 
 
-RULES = [Rule("fold", fold), Rule("identity", identity), Rule("annihilator", annihilator),
-         Rule("missing", missing), Rule("noop-update", noop_update), Rule("sieve", sieve),
-         Rule("empty-loop", empty_loop), Rule("integrate", integrate), Rule("define-literal", define_literal),
-         Rule("never", never)]
+RULES = [Rule("fold", fold, (Call,)), Rule("identity", identity, (Call,)), Rule("annihilator", annihilator, (Call,)),
+         Rule("missing", missing, (Call, Assign)), Rule("noop-update", noop_update, (Assign,)),
+         Rule("sieve", sieve, (Sieve, Define)), Rule("empty-loop", empty_loop, (Loop, Block)),
+         Rule("integrate", integrate, (Loop,)), Rule("define-literal", define_literal, (Define,)),
+         Rule("never", never, (Call,))]
 
 
 # the rules that depend on what the values may hold
@@ -292,10 +293,11 @@ def _rule_name(r):
     return r.name
 
 
-def simplify(node, log: list | None = None, extra=(), facts=values.FINITE):
+def simplify(node, log: list | None = None, extra=(), facts=values.FINITE, fixed=None):
     """Rewrite ``node`` to a fixpoint of :data:`RULES` (and ``extra`` rules), logging to ``log``;
     ``facts`` say what the tensors ``node`` reads may hold, stored or fill, all of them or each
-    operand (see :func:`annihilator`).
+    operand (see :func:`annihilator`). ``fixed``: the terms already simplified with these ``extra``
+    and ``facts`` (see :func:`compiler.rewrite.rewrite`), which a lowering keeps across its calls.
 
     >>> from compiler.algebra import lookup
     >>> from compiler.looplets.program import Call, Literal, Access, TensorRef, Index
@@ -307,9 +309,9 @@ def simplify(node, log: list | None = None, extra=(), facts=values.FINITE):
     0.0 * x[i]
     """
     pooled = getattr(facts, "pooled", facts)   # (what any operand may hold)
-    rules = RULES if pooled.finite else [Rule(r.name, _with_facts[r.name](facts, pooled)) if r.name in _with_facts
+    rules = RULES if pooled.finite else [Rule(r.name, _with_facts[r.name](facts, pooled), r.types) if r.name in _with_facts
                                          else r for r in RULES]
-    out = rewrite(node, [*rules, *extra], log)
+    out = rewrite(node, [*rules, *extra], log, fixed=fixed)
     # the engine reports the sieve rule under one name; name its two cases as the notes do
     if log:
         for k, r in enumerate(log):

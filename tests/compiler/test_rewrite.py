@@ -84,6 +84,10 @@ def test_rewriting_preserves_meaning_and_log_chains(t, x, y):
     assert evaluate(out, {"x": x, "y": y}) == evaluate(t, {"x": x, "y": y})
     # no rule applies to the result any more
     assert rewrite(out, RULES) == out
+    # rules that say which terms they match rewrite alike (and log alike)
+    typed_log = []
+    assert rewrite(t, [Rule(r.name, r.fn, (Op,)) for r in RULES], typed_log) == out
+    assert typed_log == log
 
 
 def test_log_records_rule_before_after():
@@ -105,3 +109,44 @@ def test_non_terminating_rules_are_reported():
     flip = Rule("flip", lambda t: Op("+", t.args[::-1]) if isinstance(t, Op) else None)
     with pytest.raises(RewriteLimitError, match="did not terminate; last rule 'flip'"):
         rewrite(Op("+", (Var("x"), Var("y"))), [flip], max_steps=50)
+
+
+def test_a_rule_is_tried_on_its_types_alone():
+    seen = []
+
+    def only_ops(t):
+        seen.append(type(t).__name__)
+        return fold.fn(t)
+    out = rewrite(Op("+", (Op("*", (Num(2), Num(3))), Var("x"))), [Rule("fold", only_ops, (Op,))])
+    assert out == Op("+", (Num(6), Var("x")))
+    assert set(seen) == {"Op"}
+
+
+def test_a_subtree_at_its_fixpoint_is_not_rewritten_again():
+    """``0 + s`` -> ``s``: the engine looks at the replacement's children again, but ``s`` was
+    rewritten to its fixpoint already, so no rule is tried on its leaves a second time."""
+    tried = []
+
+    def spy(t):
+        tried.append(t)
+        return None
+    s = Op("*", (Var("x"), Var("y")))
+    rewrite(Op("+", (Num(0), s)), [add_zero, Rule("spy", spy)])
+    assert tried.count(Var("x")) == 1 and tried.count(Var("y")) == 1
+
+
+def test_terms_fixed_in_one_call_are_not_rewritten_in_the_next():
+    """A caller keeping ``fixed`` across calls (a lowering simplifying one body after another)
+    has the subtrees it simplified before left alone; the result is the same."""
+    tried = []
+
+    def spy(t):
+        tried.append(t)
+        return None
+    rules = [add_zero, Rule("spy", spy)]
+    s = Op("*", (Var("x"), Var("y")))
+    fixed = {}
+    assert rewrite(s, rules, fixed=fixed) is s
+    tried.clear()
+    assert rewrite(Op("+", (Num(0), s)), rules, fixed=fixed) is s
+    assert Var("x") not in tried and s not in tried
