@@ -434,6 +434,16 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
                                                          strategy, formats, checked, options)
         if key is not None and key in _CACHE:
             return _CACHE[key]
+        # a checked kernel differs from the unchecked one in its C alone: it is built from that
+        # kernel's lowering when there is one (a test checks a kernel both ways)
+        base = _CACHE.get(key[:3] + (False,) + key[4:]) if checked and key is not None else None
+        if base is not None:
+            trace = Trace(base.trace.steps[:base.trace.stages().index("emit-c")])
+            compiled = compile_function(base.lowered.function, checked=True, trace=trace)
+            kernel = _kernel(program, base.program, strategy, formats, base.lowered, compiled, trace, raw_out, shaped,
+                             facts, tensors, checked, functions, options, auto, fit)
+            _CACHE[key] = kernel
+            return kernel
 
         trace = Trace() if trace is None else trace
         if auto:
@@ -456,19 +466,28 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         except Exception as e:
             e.trace = trace  # the explorer shows where lowering stopped
             raise
-        fresh = lowered.output not in formats or raw_out
-        for out in lowered.outputs or (lowered,):
-            formats.setdefault(out.output, out.output_format)
-        kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace, fresh_output=fresh)
-        kernel.shape_operators = shaped
-        kernel.facts = facts
-        given = {name: _format_only(value) for name, value in tensors.items()}
-        # (and for other formats of some inputs: a scipy matrix's own index dtypes, see Kernel.__call__)
-        kernel.relower = lambda wider, formats=None: _lower(program, strategy, checked, functions, None, options,
-                                                            {**given, **(formats or {})}, wider, auto, fit)
+        kernel = _kernel(program, parsed, strategy, formats, lowered, compiled, trace, raw_out, shaped,
+                         facts, tensors, checked, functions, options, auto, fit)
         if key is not None:
             _CACHE[key] = kernel
         return kernel
+
+
+def _kernel(program, parsed, strategy, formats, lowered, compiled, trace, raw_out, shaped, facts, tensors,
+            checked, functions, options, auto, fit) -> Kernel:
+    """The kernel of a lowering (``lower()``'s arguments, to lower it again for wider integers)."""
+    fresh = lowered.output not in formats or raw_out
+    formats = dict(formats)
+    for out in lowered.outputs or (lowered,):
+        formats.setdefault(out.output, out.output_format)
+    kernel = Kernel(parsed, strategy, formats, lowered, compiled, trace, fresh_output=fresh)
+    kernel.shape_operators = shaped
+    kernel.facts = facts
+    given = {name: _format_only(value) for name, value in tensors.items()}
+    # (and for other formats of some inputs: a scipy matrix's own index dtypes, see Kernel.__call__)
+    kernel.relower = lambda wider, formats=None: _lower(program, strategy, checked, functions, None, options,
+                                                        {**given, **(formats or {})}, wider, auto, fit)
+    return kernel
 
 
 #: the arrays of a level that hold positions (counts of entries), not coordinates: an output's

@@ -238,6 +238,26 @@ def test_checked_kernel_validates_inputs_and_bounds():
         kernel(A=A, x=np.ones(3))
 
 
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_checked_kernel_is_built_from_the_unchecked_ones_lowering(strategy):
+    """A test checks a kernel both ways: the checked one is lowered once, not twice; only its C
+    (and its trace's emit-c and compile steps) are its own, and it still catches a bad index."""
+    A = ss.Tensor.from_numpy(np.eye(3) * 2.0, ss.csr())
+    k = lower("y[i] = A[i, j] * x[j] + 1.5", strategy, A=A, x=np.ones(3))
+    stages = k.trace.stages()
+    kc = lower("y[i] = A[i, j] * x[j] + 1.5", strategy, checked=True, A=A, x=np.ones(3))
+    assert kc.lowered is k.lowered and kc.program is k.program and kc.c_source != k.c_source
+    assert kc.trace.stages() == stages and k.trace.stages() == stages   # (the unchecked trace untouched)
+    assert kc.trace[-1] is not k.trace[-1] and kc.trace[-3] is k.trace[-3]
+    assert kc.formats == k.formats and kc.fresh_output == k.fresh_output
+    np.testing.assert_array_equal(kc(A=A, x=np.ones(3)).to_numpy(), [3.5, 3.5, 3.5])
+    A.levels[1].idx[1] = 7
+    with pytest.raises(ss.FormatError, match=r"idx\[1\]=7 is out of range"):
+        kc(A=A, x=np.ones(3))
+    # (the same formats given by name are the same kernels)
+    assert lower("y[i] = A[i, j] * x[j] + 1.5", strategy, checked=True, A="csr", x="dense") is kc
+
+
 def test_failed_lowering_carries_its_trace():
     def broken(program, formats, trace, **options):
         trace.record("concretize", before=program)
