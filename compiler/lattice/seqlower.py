@@ -35,6 +35,7 @@ from .. import values
 from ..errors import StrategyError
 from ..imperative.blockcopy import block_copy
 from ..imperative.cleanup import cleanup
+from ..imperative.copies import drop_copies
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
 from ..notation.ast import Call, accesses, walk
@@ -112,6 +113,11 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
     if after != fn:
         trace.record("block-copy", before=fn, after=after, artifacts=[ir_artifact(after)],
                      note="appends of a run of entries copied as a block when the filter drops none of them")
+        fn = after
+    after = replace(fn, body=Block(tuple(drop_copies(fn.body.body))))
+    if after != fn:
+        trace.record("copies", before=fn, after=after, artifacts=[ir_artifact(after)],
+                     note="locals that only copy another (neither changing while the copy lives) replaced by it")
         fn = after
     fill = np.asarray(0 if fill is None else fill).astype(np.dtype(out_format.dtype)).item()
     return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill",

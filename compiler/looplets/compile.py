@@ -347,8 +347,9 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
             ("block-copy", lambda b: block_copy(b, buffer_dtypes, ctx.fresh, low.merged_walks),
              "appends of a run of entries copied as a block when the filter drops none of them (not a tail "
              "left by a merge)"),
-            ("copies", drop_copies, "locals that only copy another (each declared once, neither ever assigned) "
-             "replaced by it: a walk's end that no search narrows, a phase's stop that is one fiber's last"),
+            ("copies", drop_copies, "locals that only copy another (neither changing while the copy lives) "
+             "replaced by it: a walk's end that no search narrows, a phase's stop that is one fiber's last, a COO "
+             "row's end"),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = run(stmts)
