@@ -44,7 +44,8 @@ def test_a_copy_read_in_a_loop_and_a_tag_becomes_what_it_copies():
     [Declare(a, "int64", 1), Declare(b, "int64", a), Pragma("omp simd reduction(+:b)")],           # a pragma names it
     [For(a, 0, 4, [Declare(b, "int64", a), Store("out", b, 1)])],                                # a loop's variable
     [Declare(b, "int64", Var("n")), Store("out", 0, b)],                                          # a parameter's type is unknown
-], ids=["source-assigned", "copy-assigned", "other-dtype", "source-hidden", "copy-changed-inside", "pragma", "loop-variable", "parameter"])
+], ids=["source-assigned", "copy-assigned", "other-dtype", "source-hidden", "copy-changed-inside", "pragma",
+        "loop-variable", "parameter"])
 def test_what_is_not_a_copy_stays(body):
     assert copies(body) == {} and drop_copies(body) == body
 

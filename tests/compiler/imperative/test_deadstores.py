@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 import compiler as ss
 from compiler.imperative import Buffer, Function, interpret
 from compiler.imperative.deadstores import drop_dead_stores
-from compiler.imperative.ir import (Assign, BinOp, Block, Break, Call, CompoundAssign, Const, Declare, For, If, Load,
-                                    Pragma, Store, Tagged, Var, While)
+from compiler.imperative.ir import (Assign, BinOp, Block, Break, Call, CompoundAssign, Const, Declare, For, If, Pragma,
+                                    Store, Tagged, Var, While)
 from compiler.imperative.traverse import walk
 from compiler.reference import evaluate
 
