@@ -4,7 +4,7 @@ Level protocols write code that is right in every context and redundant in many:
 sparse output's update sets a dirty flag and then tests it (``dirty = true; if
 (dirty) {...}``), and a fresh output slot is set to the fill just before its value
 is stored. The C compiler would fold both; the students reading the C should not
-have to. Seven rewrites, each exact:
+have to. Eight rewrites, each exact:
 
 * :func:`fold_flags`: an ``if`` on a boolean local whose value is known there (set by
   a constant in the same block, with nothing in between assigning it) becomes the
@@ -16,6 +16,9 @@ have to. Seven rewrites, each exact:
   not read ``b``) keeps only the second store;
 * :func:`drop_dead_assignments`: ``n = x; ...; n = y;`` (nothing between reads ``n``)
   keeps only the second assignment;
+* :func:`~compiler.imperative.deadstores.drop_dead_stores`: an assignment to a local that
+  nothing reads before the local's scope ends or it is set again (``i = phase_stop;`` at the
+  end of a merge that no phase follows) goes;
 * :func:`drop_idle_loops`: a ``while`` loop that only advances locals of its block that
   nothing reads after it (``while (j < n) { j += 1; }``, where no case of the rest of
   ``j``'s universe does anything) is dropped;
@@ -46,10 +49,10 @@ import itertools
 from collections import Counter
 from dataclasses import replace
 
-from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, BinOp, Block, Break, Call,
-                 Comment, CompoundAssign, Const, Declare, For, Grow, If, Load, Pragma, Prefetch, Store, Tagged, UnOp,
-                 Var, View, While)
-from .traverse import map_bodies, untagged, walk
+from .deadstores import drop_dead_stores
+from .ir import (Allocate, Assign, BinOp, Block, Break, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
+                 Pragma, Prefetch, Store, Tagged, UnOp, Var, View, While)
+from .traverse import map_bodies, pure, untagged, walk
 
 
 def assigns(s, name: str) -> bool:
@@ -175,13 +178,6 @@ def _drop_locals(stmts, unread: set) -> list:
     return out
 
 
-def _pure(e) -> bool:
-    """Whether evaluating ``e`` only computes a value (no helper that might do more)."""
-    known = MATH_FUNCTIONS + BIT_FUNCTIONS + THREAD_FUNCTIONS
-    return e is None or not any(isinstance(n, Call) and n.function not in known
-                                for n in walk(e))
-
-
 def drop_unused_locals(stmts) -> list:
     """``stmts`` without locals that nothing reads: their declarations and assignments go
     (when computing the value has no other effect). A local is looked for where C sees it,
@@ -207,7 +203,7 @@ def _drop_unused_locals(stmts, memo: dict, outer: tuple[Counter, Counter] | None
     k = len(out) - 1
     while k >= 0:   # from the last declaration up: dropping one may leave an earlier one unread
         s = out[k]
-        if isinstance(s, Declare) and _pure(s.init) and not after_reads[s.var.name] and not after_kept[s.var.name]:
+        if isinstance(s, Declare) and pure(s.init) and not after_reads[s.var.name] and not after_kept[s.var.name]:
             name = s.var.name
             for j in range(k + 1, len(out)):
                 if out[j] is not None and name in _summary(out[j], memo)[2]:
@@ -259,7 +255,7 @@ def _summary(s, memo: dict) -> tuple[set, set, set, bool]:
     shallow = map_bodies(s, lambda body: [])
     nodes = list(walk(shallow))
     reads = _reads(nodes)
-    kept = {n.target.name for n in nodes if isinstance(n, Assign) and not _pure(n.value)}
+    kept = {n.target.name for n in nodes if isinstance(n, Assign) and not pure(n.value)}
     assigned = {n.target.name for n in nodes if isinstance(n, (Assign, CompoundAssign))} | \
         {n.var.name for n in nodes if isinstance(n, Declare)}
     breaks = any(isinstance(n, Break) for n in nodes)
@@ -342,7 +338,7 @@ def _dead_positions(flat: list, reads: list, leaves: list) -> set:
     them, given what each statement reads and whether it can leave the block (a ``break``)."""
     dead = set()
     for k, s in enumerate(flat):
-        if not isinstance(s, Assign) or not _pure(s.value):
+        if not isinstance(s, Assign) or not pure(s.value):
             continue
         name = s.target.name
         for m in range(k + 1, len(flat)):
@@ -383,7 +379,7 @@ def _idle(loop, locals_: set) -> bool:
     locals ``locals_`` of its block."""
     body = untagged(loop.body.body) if isinstance(loop, While) else []
     return bool(body) and all(isinstance(s, (Assign, CompoundAssign)) and s.target.name in locals_
-                              and _pure(s.value) for s in body)
+                              and pure(s.value) for s in body)
 
 
 def drop_idle_loops(stmts) -> list:
@@ -425,7 +421,7 @@ def drop_unread_scratch(stmts) -> list:
     """
     nodes = list(walk(tuple(stmts)))
     read = ({n.buffer for n in nodes if isinstance(n, (Load, Prefetch))} | {n.of for n in nodes if isinstance(n, View)}
-            | {n.buffer for n in nodes if isinstance(n, Store) and not _pure(n.value)})
+            | {n.buffer for n in nodes if isinstance(n, Store) and not pure(n.value)})
     unread = {n.buffer for n in nodes if isinstance(n, Allocate)} - read
     return _drop_scratch(list(stmts), unread) if unread else list(stmts)
 
@@ -623,8 +619,9 @@ def reuse_dead_locals(stmts) -> list:
 
 def cleanup(stmts) -> list:
     """:func:`fold_flags`, :func:`drop_unread_scratch`, :func:`drop_idle_loops`,
-    :func:`drop_dead_assignments`, :func:`drop_unused_locals`, :func:`drop_overwritten_stores`,
+    :func:`drop_dead_assignments`, :func:`~compiler.imperative.deadstores.drop_dead_stores`, :func:`drop_unused_locals`, :func:`drop_overwritten_stores`,
     then :func:`reuse_declared`."""
     stmts = drop_idle_loops(drop_unread_scratch(fold_flags(stmts)))
-    memo: dict = {}   # (the statements the first leaves as they were keep their summaries for the second)
-    return reuse_declared(drop_overwritten_stores(_drop_unused_locals(_drop_dead_assignments(stmts, memo), memo)))
+    memo: dict = {}   # (the statements the first leaves as they were keep their summaries for the last)
+    stmts = drop_dead_stores(_drop_dead_assignments(stmts, memo))
+    return reuse_declared(drop_overwritten_stores(_drop_unused_locals(stmts, memo)))

@@ -1,16 +1,21 @@
-"""Copies of locals: a local declared as a copy of another, where neither ever changes, is that other.
+"""Copies of locals: a local declared as a copy of another, where neither changes while the copy lives, is that other.
 
 Level protocols name what they compute in the context they compute it in, and some names end up
 naming another local's value: a walk over a fiber's entries declares its end ``qA_end = qA_stop``
-(a search would narrow it, when the walk is cut short), and a phase of a merge declares its stop
-``phase_stop_2 = lastA`` (the least of the phase's stops, here one). The C compiler folds both;
-a student reading the C meets two names for one value. :func:`drop_copies` replaces each such
-local by the one it copies and drops its declaration.
+(a search would narrow it, when the walk is cut short), a phase of a merge declares its stop
+``phase_stop_2 = lastA`` (the least of the phase's stops, here one), a COO row's walk its end
+``qA1_stop = qA0_next`` (the row's segment, found by a loop that advanced ``qA0_next`` before), and a
+lattice point its coordinate ``j = jA``. The C compiler folds each; a student reading the C meets
+two names for one value. :func:`drop_copies` replaces each such local by the one it copies and
+drops its declaration.
 
-Exact when the copy ``v = w`` has one declaration, of ``w``'s type, and ``w`` has one declaration;
-neither is assigned, nor a loop's variable: then ``v`` holds ``w``'s value wherever it is read
-(both are declared once, so no other local of either name hides them, and ``v``'s scope lies
-inside ``w``'s, since its declaration reads ``w``). A name a pragma mentions is left as it is.
+Exact in C's scopes: the copy ``v = w`` is declared with ``w``'s type, where ``w`` is a local
+(declared before it, in its scope or one around it: not a parameter, not a loop's variable), and in
+what follows ``v``'s declaration in its scope (down to any depth) nothing declares, assigns or loops
+over ``v`` or ``w``. Then each read of ``v`` reads ``w``'s value, from the same declaration of ``w``
+(nothing hides it). ``w`` may change before (the loop that found a segment's end), and each name may
+be declared again in another scope. Provenance tags, blocks and scratch arrays share the scope
+around them (C sees their declarations after them). A name a pragma mentions is left as it is.
 
 >>> from compiler.imperative.ir import Var, Declare, While, CompoundAssign, Load, Store
 >>> q, stop, end = Var("q"), Var("q_stop"), Var("q_end")
@@ -29,18 +34,18 @@ while (q < q_stop) {
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import fields, replace
 
-from .ir import Assign, Block, CompoundAssign, Declare, Expr, For, Pragma, Stmt, Var
-from .traverse import walk
+from .ir import Allocate, Assign, Block, CompoundAssign, Declare, Expr, For, If, Pragma, Stmt, Tagged, Var, While
+from .traverse import map_bodies, walk
 
 __all__ = ["copies", "drop_copies"]
 
 
 def copies(stmts) -> dict[str, str]:
     """``{copy: the local it stands for}`` of ``stmts`` (see the module docstring), each copy of a
-    copy followed to the first local.
+    copy followed to the first local. (A name that copies different locals in different scopes
+    shows the first.)
 
     >>> from compiler.imperative.ir import Var, Declare, Assign
     >>> a, b, c = Var("a"), Var("b"), Var("c")
@@ -49,56 +54,114 @@ def copies(stmts) -> dict[str, str]:
     >>> copies([Declare(a, "int64", 1), Declare(b, "int64", a), Assign(a, 2)])   # a changes
     {}
     """
-    declared, dtypes, changed, pragmas, candidates = Counter(), {}, set(), [], {}
-    for n in walk(tuple(stmts)):
-        if isinstance(n, Declare):
-            declared[n.var.name] += 1
-            dtypes[n.var.name] = n.dtype
-            if isinstance(n.init, Var):
-                candidates[n.var.name] = n.init.name
-        elif isinstance(n, (Assign, CompoundAssign)):
-            changed.add(n.target.name)
-        elif isinstance(n, For):
-            changed.add(n.var.name)
-        elif isinstance(n, Pragma):
-            pragmas.append(n.text)
-    mentioned = set(re.findall(r"[A-Za-z_]\w*", " ".join(pragmas)))
-
-    def steady(name) -> bool:
-        return declared[name] == 1 and name not in changed and name not in mentioned
-    out = {v: w for v, w in candidates.items() if steady(v) and steady(w) and dtypes[v] == dtypes[w]}
-    for v in list(out):
-        while out[v] in out:
-            out[v] = out[out[v]]
-    return out
+    found: dict[str, str] = {}
+    _Copies(stmts, found).scope(list(stmts), {})
+    return found
 
 
 def drop_copies(stmts) -> list:
     """``stmts`` with each copy (:func:`copies`) replaced by the local it stands for, and its
     declaration gone."""
-    mapping = copies(stmts)
-    if not mapping:
-        return list(stmts)
-    return _without(list(stmts), mapping)
+    return _Copies(stmts, {}).scope(list(stmts), {})
 
 
-def _without(stmts: list, mapping: dict) -> list:
-    return [_renamed(s, mapping) for s in stmts
-            if not (isinstance(s, Declare) and s.var.name in mapping)]
+class _Copies:
+    def __init__(self, stmts, found: dict):
+        self.found = found
+        self.mentioned = set(re.findall(r"[A-Za-z_]\w*", " ".join(
+            n.text for n in walk(tuple(stmts)) if isinstance(n, Pragma))))
+
+    def scope(self, stmts: list, env: dict) -> list:
+        """``stmts``, one C scope, without its copies (and its inner scopes' too); ``env``: the
+        dtypes of the locals declared around it (not loops' variables), which a copy may stand for."""
+        items = _scope_items(stmts)
+        if not any(isinstance(s, Declare) for s in items) and not any(_has_body(s) for s in items):
+            return list(stmts)
+        # what the statements of the scope from each one on declare or assign, at any depth
+        after: list[set] = [set() for _ in range(len(items) + 1)]
+        for k in range(len(items) - 1, -1, -1):
+            after[k] = after[k + 1] | _changed(items[k])
+        env = dict(env)
+        sources: dict[int, tuple[str, str]] = {}   # a copy's position in items -> (copy, its source)
+        envs: dict[int, dict] = {}                 # what the inner scopes of the statement there see
+        resolved: dict[str, str] = {}
+        for k, s in enumerate(items):
+            if _has_body(s):
+                envs[k] = dict(env)
+            if isinstance(s, Declare):
+                if (isinstance(s.init, Var) and env.get(s.init.name) == s.dtype
+                        and not {s.var.name, s.init.name} & (after[k + 1] | self.mentioned)):
+                    resolved[s.var.name] = resolved.get(s.init.name, s.init.name)
+                    sources[k] = (s.var.name, resolved[s.var.name])
+                    self.found.setdefault(*sources[k])
+                env[s.var.name] = s.dtype
+        position, mapping = iter(range(len(items))), {}
+
+        def rebuild(stmts) -> list:   # in _scope_items' order, so positions match
+            out = []
+            for s in stmts:
+                if isinstance(s, (Tagged, Block)):
+                    out.append(map_bodies(s, rebuild))
+                    continue
+                if isinstance(s, Allocate):
+                    out.append(map_bodies(_renamed(s, mapping, deep=False), rebuild))
+                    continue
+                k = next(position)
+                if k in sources:
+                    mapping[sources[k][0]] = sources[k][1]
+                    continue
+                s = _renamed(s, mapping) if mapping else s
+                if k in envs:
+                    inner = envs[k]
+                    if isinstance(s, For):   # (a loop's variable stays: it is not a local declared once)
+                        inner = {n: d for n, d in inner.items() if n != s.var.name}
+                    s = map_bodies(s, lambda body, inner=inner: self.scope(body, inner))
+                out.append(s)
+            return out
+        return rebuild(list(stmts))
 
 
-def _renamed(node, mapping: dict):
-    """``node`` with each read of a copy a read of the local it stands for (statement lists
-    inside lose the copies' declarations)."""
+def _scope_items(stmts) -> list:
+    """The statements of one C scope in order: tags', blocks' and scratch arrays' statements
+    spliced in (they print inline), each loop or branch one item (its bodies are scopes of their own)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, (Tagged, Block, Allocate)):
+            out += _scope_items(s.body if isinstance(s, Block) else s.body.body)
+        else:
+            out.append(s)
+    return out
+
+
+def _has_body(s) -> bool:
+    return isinstance(s, (For, While, If))
+
+
+def _changed(s) -> set:
+    """The names ``s`` declares, assigns or loops over, at any depth."""
+    out = set()
+    for n in walk(s):
+        if isinstance(n, Declare):
+            out.add(n.var.name)
+        elif isinstance(n, (Assign, CompoundAssign)):
+            out.add(n.target.name)
+        elif isinstance(n, For):
+            out.add(n.var.name)
+    return out
+
+
+def _renamed(node, mapping: dict, deep: bool = True):
+    """``node`` with each read of a copy a read of the local it stands for (``deep``: in the
+    statements inside it too; else only in its own expressions)."""
     if isinstance(node, Var):
         return Var(mapping[node.name]) if node.name in mapping else node
-    if isinstance(node, Block):
-        return Block(tuple(_without(list(node.body), mapping)))
     if not isinstance(node, (Expr, Stmt)):
         return node
     changes = {}
     for f in fields(node):
         v = getattr(node, f.name)
+        if isinstance(v, Block) and not deep:
+            continue
         if isinstance(v, (Expr, Stmt)):
             new = _renamed(v, mapping)
         elif isinstance(v, tuple) and any(isinstance(x, (Expr, Stmt)) for x in v):

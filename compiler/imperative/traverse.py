@@ -13,7 +13,8 @@ from dataclasses import fields, replace
 from operator import is_
 from typing import Any, Iterable
 
-from .ir import Allocate, Block, Const, Expr, For, Helper, If, Origin, Stmt, Tagged, While
+from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Block, Call, Const, Expr, For, Helper, If,
+                 Origin, Stmt, Tagged, While)
 
 
 def walk(node) -> Iterable[Any]:
@@ -124,6 +125,18 @@ def untagged(stmts) -> list:
         else:
             out.append(s)
     return out
+
+
+def pure(e) -> bool:
+    """Whether evaluating the expression ``e`` (or None) only computes a value: it calls no helper
+    that might do more. (Passes drop an assignment nothing reads only when it is pure.)
+
+    >>> from compiler.imperative.ir import Call, Var
+    >>> pure(Call("fmin", (Var("a"), Var("b")))), pure(Call("merge_op", (Var("a"),)))
+    (True, False)
+    """
+    known = MATH_FUNCTIONS + BIT_FUNCTIONS + THREAD_FUNCTIONS
+    return e is None or not any(isinstance(n, Call) and n.function not in known for n in walk(e))
 
 
 def uses_nan_or_inf(node) -> bool:

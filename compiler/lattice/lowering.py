@@ -65,6 +65,7 @@ from ..imperative.ir import Allocate, Block, Buffer, Function, OutScalar, Scalar
 from ..imperative.ir import c_name_problem
 from ..imperative.traverse import walk as ir_walk
 from ..imperative.cleanup import cleanup, first_grows, reuse_dead_locals
+from ..imperative.copies import drop_copies
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.prefetch import prefetch
 from ..imperative.privatize import privatize
@@ -278,6 +279,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
             ("cleanup", lambda body: first_grows(cleanup(body), counters),
              "tests of known flags, locals nothing reads, assignments and stores replaced before a read, and "
              "scratch arrays nothing reads dropped; an empty output's first growth tests no capacity"),
+            ("copies", drop_copies, "locals that only copy another (neither changing while the copy lives) "
+             "replaced by it: a lattice point's coordinate j = jA, a fiber's end"),
             ("prefetch", lambda body: prefetch(body, narrow, _fibers(setup.formats)),
              "each row (or column, or fiber) fetches the entries of the ones after it ahead, and each entry the "
              "row that a coordinate a few entries ahead picks"),

@@ -35,6 +35,8 @@ from .. import values
 from ..errors import StrategyError
 from ..imperative.blockcopy import block_copy
 from ..imperative.cleanup import cleanup
+from ..imperative.copies import drop_copies
+from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
 from ..notation.ast import Call, accesses, walk
@@ -113,6 +115,15 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         trace.record("block-copy", before=fn, after=after, artifacts=[ir_artifact(after)],
                      note="appends of a run of entries copied as a block when the filter drops none of them")
         fn = after
+    for stage, run, note in (
+            ("copies", drop_copies, "locals that only copy another (neither changing while the copy lives) "
+             "replaced by it"),
+            ("dead-stores", drop_dead_stores, "assignments to locals that nothing reads after them dropped: a "
+             "block copy's position past the run it copied")):
+        after = replace(fn, body=Block(tuple(run(fn.body.body))))
+        if after != fn:
+            trace.record(stage, before=fn, after=after, artifacts=[ir_artifact(after)], note=note)
+            fn = after
     fill = np.asarray(0 if fill is None else fill).astype(np.dtype(out_format.dtype)).item()
     return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill",
                    shapes=tuple((t, tuple(shapes[t])) for t in read))

@@ -14,7 +14,7 @@
 >>> k(A=A, x=x).to_numpy()
 array([ 4., 10.])
 >>> [s for s in k.trace.stages() if not s.startswith(("lower:", "simplify", "unfurl"))]
-['program', 'wrapperize', 'concordize', 'lifecycle', 'dimensionalize', 'copies', 'promote', 'int-facts', 'imperative', 'value-facts', 'emit-c', 'compile']
+['program', 'wrapperize', 'concordize', 'lifecycle', 'dimensionalize', 'cleanup', 'copies', 'promote', 'int-facts', 'imperative', 'value-facts', 'emit-c', 'compile']
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from ..imperative import ir
 from ..imperative.blockcopy import block_copy
 from ..imperative.cleanup import cleanup
 from ..imperative.copies import drop_copies
+from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, Var
 from ..imperative.sorting import bit_sort_words
@@ -349,8 +350,11 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
             ("block-copy", lambda b: block_copy(b, buffer_dtypes, ctx.fresh, low.merged_walks),
              "appends of a run of entries copied as a block when the filter drops none of them (not a tail "
              "left by a merge)"),
-            ("copies", drop_copies, "locals that only copy another (each declared once, neither ever assigned) "
-             "replaced by it: a walk's end that no search narrows, a phase's stop that is one fiber's last"),
+            ("copies", drop_copies, "locals that only copy another (neither changing while the copy lives) "
+             "replaced by it: a walk's end that no search narrows, a phase's stop that is one fiber's last, a COO "
+             "row's end"),
+            ("dead-stores", drop_dead_stores, "assignments to locals that nothing reads after them dropped: a "
+             "block copy's position past the run it copied"),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = run(stmts)

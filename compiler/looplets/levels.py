@@ -597,7 +597,7 @@ def unfurl_sparse_coo(f: SubFiber, ctx, mode):
     stepper = Stepper(
         seek=lambda start: tuple(search_stmts(q, idx_b, q_stop, start, ctx.fresh)),
         stop=X.add(j, 1), chunk=Spike(Fill(fill_value(info)), tail), next=advance, preamble=step_pre,
-        positions=positions)
+        positions=positions, state=q)
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 

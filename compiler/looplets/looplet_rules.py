@@ -50,6 +50,16 @@ from .program import Extent, Loop, Value, is_pass, substitute, uses
 from .simplify import simplify
 
 
+def _position(stepper: Stepper):
+    """The local a stepper's seek and next move, or None (a shifted stepper without positions)."""
+    return stepper.positions.q if stepper.positions is not None else stepper.state
+
+
+def _first(stepper: Stepper):
+    """A lower bound of a stepper's first stored coordinate (coordinates are not negative)."""
+    return stepper.positions.first if stepper.positions is not None else Const(0, "int64")
+
+
 class LoopletRules:
     """The lowering of a loop by its looplets' styles, for :class:`~compiler.looplets.lowerers.Lowerer`
     (which holds ``fresh``, ``facts``, the trace and the statement lowering these rules recurse into).
@@ -230,9 +240,9 @@ class LoopletRules:
         # coordinate is below it, and after each combination of that phase whose code walks the
         # stepper to the combination's stop; a combination of a later phase of its sequence leaves it
         # true (if that one runs, the running position is past this phase for good)
-        at_pos = {(id(s), k): X.prove_le(ext.start, s.phases[k].body.positions.first)
+        at_pos = {(id(s), k): X.prove_le(ext.start, _first(p.body))
                   for s in seqs for k, p in enumerate(s.phases)
-                  if isinstance(p.body, Stepper) and p.body.positions is not None}
+                  if isinstance(p.body, Stepper) and _position(p.body) is not None}
         for key in combos:
             stops = [s.phases[k].stop for s, k in zip(seqs, key) if s.phases[k].stop is not None]
             # the running position is past the stop of every phase before this one:
@@ -297,7 +307,7 @@ class LoopletRules:
         for n, st in enumerate(flat):
             got = self.walks.get(id(st))
             if got is not None and got[0] is st and any(l is stepper for l in got[1]) and got[2] == stop:
-                q = stepper.positions.q.name
+                q = _position(stepper).name
                 return not any(isinstance(x, (IAssign, ir.CompoundAssign, Declare))
                                and (x.var if isinstance(x, Declare) else x.target).name == q
                                for later in flat[n + 1:] for x in walk(later))

@@ -151,6 +151,10 @@ class Stepper(Looplet):
     #: optional :class:`Positions`: the stepper walks stored positions one by one
     #: (a Spike per position), so a lone stepper can loop over them directly
     positions: Any = None
+    #: the local that ``seek`` and ``next`` move (the stepper's position), for a stepper without
+    #: :class:`Positions` whose seek a Sequence's later phase may know it need not run (a SparseCOO
+    #: mode's segments); a stepper with positions moves ``positions.q``
+    state: Any = None
     style = "Stepper"
 
 

@@ -308,8 +308,8 @@ def test_a_merge_that_declares_its_coordinate_in_each_case_assigns_the_dead_one(
 # --- the passes that summarize each subtree once, against the walk-everything versions they replaced
 
 def _reference_drop_unused_locals(stmts):
-    from compiler.imperative.cleanup import _drop_locals, _expr_vars, _pure
-    from compiler.imperative.traverse import map_bodies
+    from compiler.imperative.cleanup import _drop_locals, _expr_vars
+    from compiler.imperative.traverse import map_bodies, pure as _pure
     out = [map_bodies(s, _reference_drop_unused_locals) for s in stmts]
     k = len(out) - 1
     while k >= 0:

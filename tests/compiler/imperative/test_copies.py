@@ -38,14 +38,28 @@ def test_a_copy_read_in_a_loop_and_a_tag_becomes_what_it_copies():
     [Declare(a, "int64", 1), Declare(b, "int64", a), Assign(a, 2), Store("out", 0, b)],          # a changes
     [Declare(a, "int64", 1), Declare(b, "int64", a), CompoundAssign("+", b, 1)],                  # b changes
     [Declare(a, "int64", 1), Declare(b, "int32", a), Store("out", 0, b)],                         # another type
-    [Declare(a, "int64", 1), If(c, [Declare(b, "int64", a)], [Declare(b, "int64", 3)]),          # b twice
-     Store("out", 0, a)],
+    [Declare(a, "int64", 1), Declare(b, "int64", a), If(c, [Declare(a, "int64", 3),               # a hidden
+                                                            Store("out", 0, b)])],
+    [Declare(a, "int64", 1), Declare(b, "int64", a), If(c, [Assign(b, 3)]), Store("out", 0, b)],  # b changes inside
     [Declare(a, "int64", 1), Declare(b, "int64", a), Pragma("omp simd reduction(+:b)")],           # a pragma names it
     [For(a, 0, 4, [Declare(b, "int64", a), Store("out", b, 1)])],                                # a loop's variable
     [Declare(b, "int64", Var("n")), Store("out", 0, b)],                                          # a parameter's type is unknown
-], ids=["source-assigned", "copy-assigned", "other-dtype", "declared-twice", "pragma", "loop-variable", "parameter"])
+], ids=["source-assigned", "copy-assigned", "other-dtype", "source-hidden", "copy-changed-inside", "pragma",
+        "loop-variable", "parameter"])
 def test_what_is_not_a_copy_stays(body):
     assert copies(body) == {} and drop_copies(body) == body
+
+
+def test_a_copy_is_a_copy_in_its_own_scope():
+    # a changes before the copy (a loop found it), and b and a are declared again in other scopes:
+    # a COO row's walk, qA1_stop = qA0_next, and a lattice point's j = jA
+    body = [If(c, [Declare(a, "int64", 1), While(BinOp("<", a, 4), [CompoundAssign("+", a, 1)]),
+                   Declare(b, "int64", a), Store("out", b, b)],
+               [Declare(a, "int64", 2), Declare(b, "int64", a), Store("out", 0, b)]),
+            Declare(b, "int64", 5), Store("out", 1, b)]
+    out = drop_copies(body)
+    assert copies(body) == {"b": "a"} and copies(out) == {}
+    assert text(out).count("out[a] = a;") == 1 and "out[0] = a;" in text(out) and "out[1] = b;" in text(out)
 
 
 def test_a_copy_of_a_copy_is_the_first():
@@ -168,3 +182,43 @@ def test_csr_plus_csr_walks_each_tail_to_its_fibers_stop():
     loops = [n.cond for n in walk(fn.body) if isinstance(n, While)]
     assert BinOp("<", Var("qA"), Var("qA_stop")) in loops and BinOp("<", Var("qB"), Var("qB_stop")) in loops
     assert "copies" in kernel.trace.stages()
+
+
+def test_coo_plus_coo_walks_each_row_to_its_segments_end_by_one_name():
+    # a row's walk ran to qA1_stop = qA0_next: the segment's end, found by a loop that advanced qA0_next
+    A, B = ss.Tensor.from_scipy(S, "coo"), ss.Tensor.from_scipy(T, "coo")
+    program = "C[i, j] = A[i, j] + B[i, j]"
+    kernel = ss.lower(program, strategy="looplets", A=A, B=B)     # (the COO output is in the kernels above)
+    declared = [d for d in walk(kernel.function.body) if isinstance(d, Declare)]
+    assert not [d for d in declared if isinstance(d.init, Var) and d.init.name.endswith("_next")], kernel.c_source
+    assert copies(kernel.function.body.body) == {}
+    np.testing.assert_allclose(kernel(A=A, B=B).to_numpy(), evaluate(program, A=A, B=B)[0])
+
+
+def lattice_kernels():
+    A, B = ss.Tensor.from_scipy(S, "csr"), ss.Tensor.from_scipy(T, "csr")
+    Ac, Bc = ss.Tensor.from_scipy(S, "coo"), ss.Tensor.from_scipy(T, "coo")
+    Bt = ss.Tensor.from_scipy(T.T.tocsr(), "csr")
+    return [("y[i] += A[i, j] * x[j]", dict(A=A, x=X), set()),
+            ("C[i, j] = A[i, j] + B[i, j]", dict(A=A, B=B, C="csr"), {("j", "jA"), ("j", "jB")}),
+            ("C[i, j] = A[i, j] * B[i, j]", dict(A=A, B=B, C="csr"), set()),
+            ("C[i, j] = A[i, j] + B[i, j]", dict(A=Ac, B=Bc, C="coo"),
+             {("j", "jA"), ("j", "jB"), ("pA0_1_end", "sA0"), ("pB0_1_end", "sB0")}),
+            ("C[i, j] = A[i, k] * B[k, j]", dict(A=A, B=Bt, C="csr"), {("nC", "w_n")})]
+
+
+@pytest.mark.parametrize("k", range(5), ids=["spmv", "csr+csr", "csr*csr", "coo+coo", "spgemm"])
+def test_lattice_kernels_keep_no_copy_and_agree_with_the_oracle(k):
+    # the copies each kernel had: a merge case's coordinate j = jA, a row's end pA0_1_end = sA0 (the
+    # segment's end, found by a loop), the room a row of SpGEMM needs nC = w_n (the workspace's count)
+    program, tensors, had = lattice_kernels()[k]
+    kernel = ss.lower(program, strategy="lattice", **tensors)
+    fn = kernel.function
+    assert copies(fn.body.body) == {}, kernel.c_source
+    declared = {(d.var.name, d.init.name) for d in walk(fn.body) if isinstance(d, Declare) and isinstance(d.init, Var)}
+    assert not had & declared, kernel.c_source
+    assert ("copies" in kernel.trace.stages()) == bool(had)
+    inputs = {n: v for n, v in tensors.items() if not isinstance(v, str)}
+    got = kernel(**inputs)
+    got = got.to_numpy() if hasattr(got, "to_numpy") else got
+    np.testing.assert_allclose(got, evaluate(program, **inputs)[0])

@@ -1,6 +1,7 @@
 """What a merge leaves of a fiber is walked from where the merge left it: in ``A + B`` of CSR, A's
 entries past B's last are walked with no search first, since the merge's step loop stops each
-fiber at its first entry past the merge's stop (the running position there). A search is still
+fiber at its first entry past the merge's stop (the running position there); of COO, A's rows past
+B's last likewise (a COO mode's stepper moves over segments, not positions). A search is still
 emitted where the walk does not start there (a window's start; a phase no loop walked)."""
 
 import numpy as np
@@ -8,6 +9,8 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+
+import re
 
 import compiler as ss
 from compiler.imperative.ir import BinOp, If, Load
@@ -19,7 +22,7 @@ def searches(kernel) -> list:
     """The searches' tests ``idx[q] < target`` of the kernel's final IR."""
     fn = kernel.trace.find("imperative")[0].after
     return [n.cond for n in walk(fn.body) if isinstance(n, If) and isinstance(n.cond, BinOp)
-            and n.cond.op == "<" and isinstance(n.cond.left, Load) and n.cond.left.buffer.endswith("_idx")]
+            and n.cond.op == "<" and isinstance(n.cond.left, Load) and re.search(r"_idx\d*$", n.cond.left.buffer)]
 
 
 PROGRAMS = ["C[i, j] = A[i, j] + B[i, j]", "C[i, j] = max(A[i, j], B[i, j])", "C[i, j] = A[i, j] * B[i, j]"]
@@ -30,6 +33,16 @@ def test_csr_merges_walk_their_tails_without_a_search(program):
     A = ss.Tensor.from_scipy(sp.random(6, 9, density=0.4, format="csr", random_state=1), "csr")
     B = ss.Tensor.from_scipy(sp.random(6, 9, density=0.4, format="csr", random_state=2), "csr")
     k = ss.lower(program, strategy="looplets", A=A, B=B, C="csr")
+    assert searches(k) == [], k.c_source
+    np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), evaluate(program, A=A, B=B)[0])
+
+
+@pytest.mark.parametrize("out", ["coo", "dense"])
+def test_coo_merges_walk_their_tails_without_a_search(out):
+    # (before, each tail searched A0_idx0 for its first row at or past the merge's stop)
+    A, B = (ss.Tensor.from_numpy(sp.random(6, 9, density=0.4, random_state=r).toarray(), "coo") for r in (1, 2))
+    program = "C[i, j] = A[i, j] + B[i, j]"
+    k = coo_kernel(program, out)
     assert searches(k) == [], k.c_source
     np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), evaluate(program, A=A, B=B)[0])
 
@@ -66,6 +79,12 @@ def kernel(program):
     return _KERNELS[program]
 
 
+def coo_kernel(program, out):
+    if (program, out) not in _KERNELS:
+        _KERNELS[program, out] = ss.lower(program, strategy="looplets", A="coo", B="coo", C=out)
+    return _KERNELS[program, out]
+
+
 # (rows where one operand ends before the other starts, and a row empty in one of them)
 @example((np.array([[1.0, 2.0, 0, 0, 0], [0, 0, 0, 0, 0]]), np.array([[0, 0, 0, 3.0, 4.0], [5.0, 0, 0, 0, 6.0]])))
 @example((np.array([[0, 0, 0, 3.0, 4.0]]), np.array([[1.0, 2.0, 0, 0, 0]])))
@@ -76,6 +95,10 @@ def test_merges_with_their_tails_agree_with_the_oracle(ab):
     A, B = ss.Tensor.from_numpy(a, "csr"), ss.Tensor.from_numpy(b, "csr")
     for program in PROGRAMS:
         np.testing.assert_array_equal(kernel(program)(A=A, B=B).to_numpy(), evaluate(program, A=a, B=b)[0])
+    # COO operands: rows (segments) of either ending anywhere, or missing
+    A, B = ss.Tensor.from_numpy(a, "coo"), ss.Tensor.from_numpy(b, "coo")
+    for program, out in ((PROGRAMS[0], "coo"), (PROGRAMS[0], "dense"), (PROGRAMS[1], "coo")):
+        np.testing.assert_array_equal(coo_kernel(program, out)(A=A, B=B).to_numpy(), evaluate(program, A=a, B=b)[0])
 
 
 def test_a_walk_from_a_windows_start_still_searches():

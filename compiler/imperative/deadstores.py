@@ -1,0 +1,163 @@
+"""Dead stores: an assignment to a local that nothing reads before the local is set again or its scope ends.
+
+Level protocols leave a merge's position where the next phase would read it, in every context:
+a phase ends ``i = phase_stop;`` and a tail ``j = lastB;`` although no phase follows, and nothing
+reads them before their scope ends. The C compiler drops such stores; a student reading the C
+should not have to. :func:`drop_dead_stores` drops an assignment (``=`` or ``op=``, computed
+without effects) to a local declared in the kernel when the local is dead after it: on no path
+from it is the local read before it is assigned again or its scope ends.
+
+Liveness is computed backwards over C's scopes: a scope's locals die at its end (a local of the
+same name outside is live there as it was after the scope), a ``break`` goes on as its loop's end
+does, a branch as either arm. A loop's head keeps alive what its condition and its body read (at
+any depth), so a store in a loop is dropped only where it is dead by its own scope or by what
+follows within the body. Provenance tags, blocks and scratch arrays share the scope around them
+(C sees their declarations after them). A name a pragma mentions, and a name not declared
+around the store (a parameter, an output scalar the kernel stores at its end), keep their stores.
+
+>>> from compiler.imperative.ir import Var, Declare, If, Assign, Store, Load, BinOp
+>>> i, stop = Var("i"), Var("phase_stop")
+>>> body = [Declare(i, "int64", 0), Declare(stop, "int64", Load("pos", 1)),
+...         If(BinOp("<", i, stop), [Store("out", i, 1.0), Assign(i, stop)])]
+>>> for s in drop_dead_stores(body):
+...     print(str(s).strip())
+int64 i = 0;
+int64 phase_stop = pos[1];
+if (i < phase_stop) {
+    out[i] = 1.0;
+}
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from .ir import Allocate, Assign, Block, Break, CompoundAssign, Declare, For, If, Pragma, Tagged, Var, While
+from .traverse import map_bodies, pure, walk
+
+__all__ = ["drop_dead_stores"]
+
+
+def drop_dead_stores(stmts) -> list:
+    """``stmts`` without the assignments to locals that are dead after them (module docstring)."""
+    stmts = list(stmts)
+    mentioned = set(re.findall(r"[A-Za-z_]\w*", " ".join(
+        n.text for n in walk(tuple(stmts)) if isinstance(n, Pragma))))
+    return _Liveness(mentioned).scope(stmts, frozenset(), None, frozenset())[1]
+
+
+class _Liveness:
+    def __init__(self, mentioned: set):
+        self.mentioned = mentioned
+
+    def scope(self, stmts: list, live: frozenset, brk, around: frozenset) -> tuple[frozenset, list]:
+        """``(what is live at the start of stmts, stmts without their dead stores)`` for ``stmts``,
+        one C scope, after which ``live`` is live; ``brk``: what is live where a ``break`` goes;
+        ``around``: the locals declared in the scopes around it."""
+        items = _items(stmts)
+        declared = frozenset(s.var.name for s in items if isinstance(s, Declare))
+        # an outer local of a name this scope declares: live before the declaration as after the scope
+        saved, live = live & declared, live - declared
+        visible, before = [], set(around)   # the locals each item sees declared around it
+        for s in items:
+            visible.append(frozenset(before))
+            if isinstance(s, Declare):
+                before.add(s.var.name)
+        new: list = [None] * len(items)
+        for k in range(len(items) - 1, -1, -1):
+            s = items[k]
+            if isinstance(s, Allocate):     # (its header: the length is read before its statements)
+                live = live | _reads(s)
+                new[k] = s
+            elif isinstance(s, Declare):
+                live = (live - {s.var.name}) | (saved & {s.var.name}) | _reads(s)
+                new[k] = s
+            elif isinstance(s, (Assign, CompoundAssign)) and self.dead(s, live, visible[k]):
+                new[k] = None
+            elif isinstance(s, Assign):
+                live = (live - {s.target.name}) | _reads(s)
+                new[k] = s
+            elif isinstance(s, Break):
+                live = brk if brk is not None else live
+                new[k] = s
+            elif isinstance(s, If):
+                then_live, then = self.scope(list(s.then.body), live, brk, visible[k])
+                if s.otherwise is None:
+                    other_live, other = live, None
+                else:
+                    other_live, other = self.scope(list(s.otherwise.body), live, brk, visible[k])
+                new[k] = replace(s, then=Block(tuple(then)), otherwise=None if other is None else Block(tuple(other)))
+                live = then_live | other_live | _reads(s)
+            elif isinstance(s, (For, While)):
+                live, new[k] = self.loop(s, live, visible[k])
+            else:
+                live = live | _reads(s)
+                new[k] = s
+        return live, _rebuilt(stmts, iter(new))
+
+    def loop(self, s, after: frozenset, around: frozenset):
+        """``(what is live before the loop s, s without its dead stores)``, ``after`` live after it.
+        Its head keeps alive what the loop reads at any depth: a sound bound on what its body needs
+        from one iteration to the next, found without iterating to a fixed point (nested loops
+        would each iterate their bodies again)."""
+        reads = frozenset(n.name for n in walk(s) if isinstance(n, Var))
+        if isinstance(s, While):
+            head = after | reads
+            _, body = self.scope(list(s.body.body), head, after, around)
+            return head, replace(s, body=Block(tuple(body)))
+        var = s.var.name
+        head = after | reads | {var}   # (the increment reads the variable)
+        _, body = self.scope(list(s.body.body), head, after, around | {var})
+        return (head - {var}) | (after & {var}) | _reads(s), replace(s, body=Block(tuple(body)))
+
+    def dead(self, s, live: frozenset, visible: frozenset) -> bool:
+        name = s.target.name
+        return name in visible and name not in live and name not in self.mentioned and pure(s.value)
+
+
+def _items(stmts) -> list:
+    """One scope's statements in order, those of tags, blocks and scratch arrays spliced in (a
+    scratch array as its header, then its statements)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, (Tagged, Block)):
+            out += _items(s.body if isinstance(s, Block) else s.body.body)
+        elif isinstance(s, Allocate):
+            out += [s, *_items(s.body.body)]
+        else:
+            out.append(s)
+    return out
+
+
+def _rebuilt(stmts, new) -> list:
+    """``stmts`` with its scope's items replaced, in :func:`_items`' order, by those of ``new``
+    (None: dropped)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, (Tagged, Block)):
+            out.append(map_bodies(s, lambda body: _rebuilt(body, new)))
+        elif isinstance(s, Allocate):
+            next(new)
+            out.append(map_bodies(s, lambda body: _rebuilt(body, new)))
+        else:
+            t = next(new)
+            if t is not None:
+                out.append(t)
+    return out
+
+
+def _reads(s) -> frozenset:
+    """The locals ``s``'s own expressions read (not those of the statements inside it; not an
+    assignment's target, but ``x op= v`` reads ``x``)."""
+    if isinstance(s, Assign):
+        node = s.value
+    elif isinstance(s, Declare):
+        node = s.init
+    elif isinstance(s, For):
+        node = (s.start, s.stop)
+    elif isinstance(s, Allocate):
+        node = (s.length, s.init)
+    else:
+        node = map_bodies(s, lambda body: [])
+    return frozenset(n.name for n in walk(node) if isinstance(n, Var))
