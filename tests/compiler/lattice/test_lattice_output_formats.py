@@ -10,9 +10,9 @@ checking that a point or an interval fits); any other output level (those levels
 Dense level under a sparse one in a
 two-phase or scheduled kernel) is built as a SparseList and the call converts it to the format asked, and the
 trace's ``convert`` step says so (compiler/lattice/output_build.py). Each kernel is checked
-against the dense oracle, the IR interpreter, a bounds-checked build and the storage
-``Tensor.from_numpy`` builds for the format; the suite validates every output too
-(SPARSESCOPE_VALIDATE_OUTPUTS).
+against the dense oracle, the IR interpreter and the storage ``Tensor.from_numpy`` builds for the
+format, and the kernels of the sums, reductions and transposes against a bounds-checked build too
+(output_cases.BOUNDS_CHECKED); the suite validates every output too (SPARSESCOPE_VALIDATE_OUTPUTS).
 """
 
 import re
@@ -30,8 +30,8 @@ from compiler.lattice.output_build import assembles, building_output
 from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                              SparseHash, SparseInterval, SparseList, SparsePoint, SparseRunList)
 from compiler.testing import assert_canonical, check_lowered, random_sparse
-from tests.compiler.lattice.output_cases import (EXPRS, EXPRS3, FILLS, assembled_natively, check, expected, leaf,
-                                                  lower_and_check, run_blocks, runs_inputs, used)
+from tests.compiler.lattice.output_cases import (BOUNDS_CHECKED, EXPRS, EXPRS3, FILLS, assembled_natively, check,
+                                                  expected, leaf, lower_and_check, run_blocks, runs_inputs, used)
 
 #: output levels under a Dense level (some built through a SparseList stand-in, converted after the call)
 CONVERTED = [RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash, SparseRunList]
@@ -85,7 +85,7 @@ def test_every_output_format_matches_the_oracle(out, what):
     # ...), "a Dense level under a sparse level cannot be assembled by appending" for
     # SparseList(Dense), and for a transpose "no loop order visits every tensor in storage order"
     expr = EXPRS[what]
-    k = check(expr, FORMATS[out](0.0), **used(expr, inputs()))
+    k = check(expr, FORMATS[out](0.0), checked=what in BOUNDS_CHECKED, **used(expr, inputs()))
     if (out, what) in ASSEMBLED_IN_ORDER:
         # assembled by the kernel itself: nothing converted, and the lowering says how
         assert not k.lowered.conversions and k.lowered.output_format == FORMATS[out](0.0)
@@ -295,7 +295,7 @@ def test_a_sparse_list_of_dense_rows_is_assembled_by_the_kernel(what):
     tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "dcsr"), "D": Tensor.from_numpy(d, "csr")}
     expr = EXPRS[what]
     out = sparse_over_dense()
-    k = check(expr, out, **used(expr, tensors))
+    k = check(expr, out, checked=what in BOUNDS_CHECKED, **used(expr, tensors))
     assembled_natively(k, out)
     assert "C1_start" in k.c_source and "C0_idx[pC0] = i" in k.c_source
 
@@ -308,7 +308,7 @@ def test_blocks_of_dense_levels_under_sparse_ones_in_three_modes(out, what):
     m = random_sparse((5, 5), 0.4, rng)
     tensors = {"T": Tensor.from_numpy(t, "csf"), "U": Tensor.from_numpy(u, "csf"), "M": Tensor.from_numpy(m, "csr")}
     expr = EXPRS3[what]
-    k = check(expr, BLOCKS3[out](0.0), **used(expr, tensors))
+    k = check(expr, BLOCKS3[out](0.0), checked=what in BOUNDS_CHECKED, **used(expr, tensors))
     assembled_natively(k, BLOCKS3[out](0.0))
 
 
@@ -342,7 +342,7 @@ def test_a_byte_map_or_hash_under_dense_is_assembled_by_the_kernel(cls, what):
     d = random_sparse((5, 4), 0.5, rng)
     tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "dcsr"), "D": Tensor.from_numpy(d, "csr")}
     expr, out = EXPRS[what], under_dense(cls)
-    k = check(expr, out, **used(expr, tensors))
+    k = check(expr, out, checked=what in BOUNDS_CHECKED, **used(expr, tensors))
     how, code = SLOTTED[cls]
     assembled_natively(k, out, how)
     assert code in k.c_source
@@ -440,7 +440,7 @@ def test_a_run_length_level_under_dense_is_assembled_by_the_kernel(cls, what):
     # before: built as CSR and converted after each call (the convert step)
     expr, out = EXPRS[what], under_dense(cls)
     tensors = used(expr, runs_inputs(16))
-    k = check(expr, out, **tensors)
+    k = check(expr, out, checked=what in BOUNDS_CHECKED, **tensors)
     assembled_natively(k, out, AS_RUNS)
     assert "C1_right[pC1 - 1] = j + 1" in k.c_source or "C1_right[pC1 - 1] = k + 1" in k.c_source
 
@@ -549,7 +549,7 @@ def test_a_point_or_interval_under_dense_is_assembled_by_the_kernel(cls, what):
     tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "dcsr"),
                "D": Tensor.from_numpy(2.0 * np.eye(6), "csr")}
     expr, out = EXPRS[what], under_dense(cls)
-    k = check(expr, out, **used(expr, tensors))
+    k = check(expr, out, checked=what in BOUNDS_CHECKED, **used(expr, tensors))
     assembled_natively(k, out, AT_MOST_ONE_HOW[cls])
 
 
@@ -654,7 +654,7 @@ def dcsr_inputs(seed, shape=(6, 7), fill=0.0, density=0.4, empty=(1, 4)):
 def test_a_band_or_block_list_under_dense_is_assembled_by_the_kernel(cls, what):
     # before: built as CSR and converted after each call (the convert step)
     expr, out = EXPRS[what], under_dense(cls)
-    k = check(expr, out, **used(expr, dcsr_inputs(21)))
+    k = check(expr, out, checked=what in BOUNDS_CHECKED, **used(expr, dcsr_inputs(21)))
     how, code = RANGED[cls]
     assembled_natively(k, out, how)
     assert code in k.c_source
@@ -785,7 +785,7 @@ def test_a_hash_under_or_above_appended_levels_is_assembled_by_the_kernel(out, w
     # before: SparseList(SparseHash), SparseHash(...) and SparseList(SparseByteMap) were built through
     # SparseLists and converted
     expr, fmt = EXPRS[what], HASH_NESTS[out]
-    k = check(expr, fmt, **used(expr, dcsr_inputs(31)))
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, dcsr_inputs(31)))
     assembled_natively(k, fmt, SLOTTED[SparseByteMap if "ByteMap" in out else SparseHash][0])
     if "ByteMap" in out:   # (a block of slots per row, at the row's position: the list's or the hash's counter)
         assert re.search(r"C_slot = pC0 \* C1_size \+ [jk];", k.c_source)
@@ -802,5 +802,5 @@ def test_hashes_nested_in_three_modes(out):
     tensors = {"T": Tensor.from_numpy(t, "csf"), "U": Tensor.from_numpy(u, "csf")}
     for what in ("sum", "product", "copy"):
         expr = EXPRS3[what]
-        k = check(expr, HASH_NESTS3[out], **used(expr, tensors))
+        k = check(expr, HASH_NESTS3[out], checked=what in BOUNDS_CHECKED, **used(expr, tensors))
         assembled_natively(k, HASH_NESTS3[out], SLOTTED[SparseHash][0])

@@ -6,8 +6,8 @@ first coordinate, a block list's or a hash's next position) gets a block of the 
 the fill until stored into, and the coordinate is kept if a slot gets another value
 (compiler/lattice/emit_blocks.py). Before, they were built through SparseList stand-ins and
 converted after each call (the trace's ``convert`` step). Each kernel is checked against the
-dense oracle, the IR interpreter, a bounds-checked build and the storage ``Tensor.from_numpy``
-builds, array by array.
+dense oracle, the IR interpreter and the storage ``Tensor.from_numpy`` builds, array by array, and
+the kernels of the sums and reductions against a bounds-checked build too (output_cases.BOUNDS_CHECKED).
 """
 
 import numpy as np
@@ -22,8 +22,8 @@ from compiler.errors import FormatError
 from compiler.levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseHash,
                              SparseInterval, SparseList, SparsePoint, SparseRunList)
 from compiler.testing import random_sparse
-from tests.compiler.lattice.output_cases import (EXPRS, EXPRS3, FILLS, assembled_natively, check, leaf,
-                                                 run_blocks, runs_inputs, used)
+from tests.compiler.lattice.output_cases import (BOUNDS_CHECKED, EXPRS, EXPRS3, FILLS, assembled_natively, check,
+                                                 leaf, run_blocks, runs_inputs, used)
 
 RANGED = [SparseByteMap, SparseBand, SparseBlockList]
 #: the sparse levels that hold a block of Dense slots per position they keep
@@ -79,7 +79,7 @@ def test_a_sparse_level_over_dense_is_assembled_by_the_kernel(cls, what):
     # before: built as a SparseList(Dense) stand-in and converted after each call (the convert step;
     # SparseHash(Dense) until outnest2)
     expr, out = EXPRS[what], Format(over(cls))
-    k = check(expr, out, **used(expr, matrices()))
+    k = check(expr, out, checked=what in BOUNDS_CHECKED, **used(expr, matrices()))
     assembled_natively(k, out, HOW[cls])
     assembled_natively(k, out, BLOCK)
     assert "C1_start" in k.c_source
@@ -89,7 +89,7 @@ def test_a_sparse_level_over_dense_is_assembled_by_the_kernel(cls, what):
 @pytest.mark.parametrize("what", list(EXPRS3))
 def test_ranged_levels_over_dense_in_three_modes(out, what):
     expr = EXPRS3[what]
-    k = check(expr, NESTED3[out](0.0), **used(expr, cubes()))
+    k = check(expr, NESTED3[out](0.0), checked=what in BOUNDS_CHECKED, **used(expr, cubes()))
     assembled_natively(k, NESTED3[out](0.0), HOW[LEVEL[out]])
     assembled_natively(k, NESTED3[out](0.0), BLOCK)
     assert "_kept" in k.c_source and "_start" in k.c_source
@@ -220,7 +220,7 @@ RUNS_UNDER3 = {"Dense(SparseList(RunList))": lambda fill: Format(Dense(SparseLis
 def test_runs_under_an_appended_level_are_assembled_by_the_kernel(out, what):
     # before: built as DCSR and converted after each call (the convert step)
     expr, fmt = EXPRS[what], RUNS_UNDER[out](0.0)
-    k = check(expr, fmt, **used(expr, runs_inputs(31)))
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, runs_inputs(31)))
     assembled_natively(k, fmt, AS_RUNS)
 
 
@@ -232,7 +232,7 @@ def test_runs_under_appended_levels_in_three_modes(out, what):
     m = random_sparse((6, 6), 0.5, rng, lo=1, hi=3)
     tensors = {"T": Tensor.from_numpy(t, "csf"), "U": Tensor.from_numpy(u, "csf"), "M": Tensor.from_numpy(m, "csr")}
     expr, fmt = EXPRS3[what], RUNS_UNDER3[out](0.0)
-    k = check(expr, fmt, **used(expr, tensors))
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, tensors))
     assembled_natively(k, fmt, AS_RUNS)
 
 
@@ -319,7 +319,7 @@ UNITS3 = {"Dense(SparseRunList(SparseList))": lambda fill: Format(Dense(SparseRu
 def test_a_run_level_above_another_is_assembled_by_the_kernel(out, what):
     # before: built as DCSR (or SparseList(Dense)) and converted after each call (the convert step)
     expr, fmt = EXPRS[what], UNITS2[out](0.0)
-    k = check(expr, fmt, **used(expr, matrices(seed=41)))
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, matrices(seed=41)))
     assembled_natively(k, fmt, UNIT)
 
 
@@ -327,7 +327,7 @@ def test_a_run_level_above_another_is_assembled_by_the_kernel(out, what):
 @pytest.mark.parametrize("what", list(EXPRS3))
 def test_run_levels_above_others_in_three_modes(out, what):
     expr, fmt = EXPRS3[what], UNITS3[out](0.0)
-    k = check(expr, fmt, **used(expr, cubes(seed=42)))
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, cubes(seed=42)))
     assembled_natively(k, fmt, UNIT)
 
 
@@ -431,7 +431,7 @@ OVER3 = {"Dense(SparseByteMap(SparseList))": lambda fill: Format(Dense(SparseByt
 def test_a_byte_map_over_a_sparse_level_is_assembled_by_the_kernel(out, what):
     # before: built as DCSR and converted after each call (the convert step)
     expr, fmt = EXPRS[what], OVER2[out](0.0)
-    k = check(expr, fmt, **used(expr, matrices(seed=51)))
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, matrices(seed=51)))
     assembled_natively(k, fmt, SLOTTED)
 
 
@@ -439,7 +439,7 @@ def test_a_byte_map_over_a_sparse_level_is_assembled_by_the_kernel(out, what):
 @pytest.mark.parametrize("what", list(EXPRS3))
 def test_byte_maps_over_sparse_levels_in_three_modes(out, what):
     expr, fmt = EXPRS3[what], OVER3[out](0.0)
-    k = check(expr, fmt, **used(expr, cubes(seed=52)))
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, cubes(seed=52)))
     assembled_natively(k, fmt, SLOTTED)
 
 
@@ -517,7 +517,8 @@ def test_a_run_list_over_a_sparse_level_is_assembled_by_the_kernel(out, what):
     # before: built as DCSR (or CSF) and converted after each call (the convert step)
     fmt = RUNS_OVER[out](0.0)
     expr = EXPRS[what] if fmt.ndim == 2 else EXPRS3["contract" if what == "spmm" else what]
-    k = check(expr, fmt, **used(expr, matrices(seed=61) if fmt.ndim == 2 else cubes(seed=62)))
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED,
+              **used(expr, matrices(seed=61) if fmt.ndim == 2 else cubes(seed=62)))
     assembled_natively(k, fmt, COVERS)
 
 
