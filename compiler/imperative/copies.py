@@ -36,8 +36,8 @@ from __future__ import annotations
 import re
 from dataclasses import fields, replace
 
-from .ir import Allocate, Assign, Block, CompoundAssign, Declare, Expr, For, If, Pragma, Stmt, Tagged, Var, While
-from .traverse import map_bodies, walk
+from .ir import Allocate, Block, Declare, Expr, For, If, Pragma, Stmt, Tagged, Var, While
+from .traverse import assigned_names, map_bodies, walk
 
 __all__ = ["copies", "drop_copies"]
 
@@ -80,7 +80,7 @@ class _Copies:
         # what the statements of the scope from each one on declare or assign, at any depth
         after: list[set] = [set() for _ in range(len(items) + 1)]
         for k in range(len(items) - 1, -1, -1):
-            after[k] = after[k + 1] | _changed(items[k])
+            after[k] = after[k + 1] | assigned_names(walk(items[k]))
         env = dict(env)
         sources: dict[int, tuple[str, str]] = {}   # a copy's position in items -> (copy, its source)
         envs: dict[int, dict] = {}                 # what the inner scopes of the statement there see
@@ -135,19 +135,6 @@ def _scope_items(stmts) -> list:
 
 def _has_body(s) -> bool:
     return isinstance(s, (For, While, If))
-
-
-def _changed(s) -> set:
-    """The names ``s`` declares, assigns or loops over, at any depth."""
-    out = set()
-    for n in walk(s):
-        if isinstance(n, Declare):
-            out.add(n.var.name)
-        elif isinstance(n, (Assign, CompoundAssign)):
-            out.add(n.target.name)
-        elif isinstance(n, For):
-            out.add(n.var.name)
-    return out
 
 
 def _renamed(node, mapping: dict, deep: bool = True):

@@ -13,8 +13,8 @@ from dataclasses import fields, replace
 from operator import is_
 from typing import Any, Iterable
 
-from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Block, Call, Const, Expr, For, Helper, If,
-                 Origin, Stmt, Tagged, While)
+from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, Call, CompoundAssign, Const,
+                 Declare, Expr, For, Helper, If, Origin, Stmt, Tagged, While)
 
 
 def walk(node) -> Iterable[Any]:
@@ -137,6 +137,24 @@ def pure(e) -> bool:
     """
     known = MATH_FUNCTIONS + BIT_FUNCTIONS + THREAD_FUNCTIONS
     return e is None or not any(isinstance(n, Call) and n.function not in known for n in walk(e))
+
+
+def assigned_names(nodes) -> set[str]:
+    """The locals the IR ``nodes`` (a walk, say) declare, assign or loop over.
+
+    >>> from compiler.imperative.ir import Var
+    >>> sorted(assigned_names(walk(For(Var("j"), 0, Var("n"), [Assign(Var("s"), Var("j"))]))))
+    ['j', 's']
+    """
+    out = set()
+    for n in nodes:
+        if isinstance(n, Declare):
+            out.add(n.var.name)
+        elif isinstance(n, (Assign, CompoundAssign)):
+            out.add(n.target.name)
+        elif isinstance(n, For):
+            out.add(n.var.name)
+    return out
 
 
 def uses_nan_or_inf(node) -> bool:

@@ -28,26 +28,13 @@ from ..imperative.guard import CheckCoordinate
 from ..opimpls import UNARY_MATH
 from ..imperative.ir import (Allocate, Assign, Block, Call, CompoundAssign, Declare, For, Grow, If, Load, Store, Var,
                              While)
-from ..imperative.traverse import walk
+from ..imperative.traverse import assigned_names, walk
 
 
 try:  # provenance tags (the explorer colours C lines by looplet)
     from ..imperative.ir import Tagged as _Tagged
 except ImportError:  # pragma: no cover - an IR without tags
     _Tagged = None
-
-
-def _assigned(stmts, nodes=None) -> set:
-    """The locals ``stmts`` declare or assign (``nodes``: their nodes, where walked already)."""
-    out = set()
-    for n in (walk(tuple(stmts)) if nodes is None else nodes):
-        if isinstance(n, (Declare,)):
-            out.add(n.var.name)
-        elif isinstance(n, (Assign, CompoundAssign)):
-            out.add(n.target.name)
-        elif isinstance(n, For):
-            out.add(n.var.name)
-    return out
 
 
 def _vars(e) -> set:
@@ -57,7 +44,7 @@ def _vars(e) -> set:
 def _candidate(loop, body, dtypes):
     """The (buffer, index) of the one invariant slot the loop updates, or None."""
     nodes = list(walk(tuple(body)))   # (one walk: one per store made a kernel of many stores quadratic)
-    changed = _assigned(body, nodes)
+    changed = assigned_names(nodes)
     if isinstance(loop, For):
         changed.add(loop.var.name)
     if any(isinstance(n, CheckCoordinate) for n in nodes):

@@ -84,13 +84,7 @@ def test_simd_only_pragmas_build_without_the_openmp_runtime(tmp_path, monkeypatc
             return s;
         }
         """)
-    commands = []
-    real = subprocess.run
-
-    def spy(cmd, *a, **k):
-        commands.append(cmd)
-        return real(cmd, *a, **k)
-    monkeypatch.setattr(build.subprocess, "run", spy)
+    commands = spy_commands(monkeypatch)
     path, _ = build.build_library(source, "total")
     assert build.OPENMP_SIMD_FLAG in commands[-1] and build.OPENMP_FLAG not in commands[-1]
     ffi, lib = build.load_library(path, "double total(const double *x, long n);")
