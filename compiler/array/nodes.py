@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..algebra import Operator, lookup
+from ..algebra import Operator, lookup   # (lookup: for the doctests)
 from ..tensor import Tensor
 
 

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ..algebra import Operator, helper_impl, lookup
+from ..algebra import Operator, helper_impl
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
 from ..imperative.ir import BinOp, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var

@@ -58,7 +58,7 @@ from ..tensor import Tensor
 from ..trace import Artifact, Rewrite, Trace
 from . import seqcfir as cin
 from .sequences import Concat as SeqConcat
-from .sequences import Intersect, Level, Product, Project, Seq, SequenceError, Union, Universe, reverse, walk
+from .sequences import Intersect, Level, Product, Project, Seq, Union, Universe, reverse, walk
 from .sequences import Slice as SeqSlice
 
 

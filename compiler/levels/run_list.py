@@ -93,7 +93,6 @@ class RunList(IndexedLevel):
         return pix[owner], (coord,), run[owner]
 
     def fiber(self, p, limit):
-        start, stop = int(self.pos[p]), int(self.pos[p + 1])
         _, (coord,), child = self.children(np.array([p]))
         return (coord[:limit],), child[:limit], len(coord)
 

@@ -10,7 +10,7 @@ capabilities, never of its name. :class:`LifecycleLowering` is the part of
 
 from __future__ import annotations
 
-import numpy as np
+import numpy as np   # (for the doctests)
 
 from ..imperative import ir
 from ..imperative.ir import (Assign as IAssign, BinOp, CompoundAssign, Const, Declare, If, Load, Store, Var,

@@ -38,10 +38,10 @@ Switch
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..imperative.ir import Const, Var
+from ..imperative.ir import Const
 from . import extents as X
 
 

@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..algebra import Operator, lookup
@@ -27,9 +27,8 @@ from ..imperative.ir import Const, Var
 from . import extents as X
 from .errors import ProgramError
 from .looplets import Lookup, Phase, Run, Sequence
-from .program import (Access, Assign, Block, Call, Declare, Define, Expr, Extent, Freeze, Index,
-                      IndexModifier, Literal, Loop, Sieve, Size, Swizzle, TensorRef, Thaw, Value, Variable,
-                      block, postmap, show_expr, walk)
+from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Freeze, Index, IndexModifier,
+                      Literal, Loop, Sieve, Size, Swizzle, TensorRef, Thaw, postmap, show_expr, walk)
 from .modifiers import PROTOCOLS, Offset, Permit, Protocol, Window
 from .wrappers import modifier_chain, static_ir, static_value
 

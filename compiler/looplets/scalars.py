@@ -49,7 +49,6 @@ True
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 

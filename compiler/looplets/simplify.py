@@ -40,8 +40,8 @@ from ..algebra import NOVALUE, Operator
 from ..imperative.ir import BinOp, Const
 from ..rewrite import Rule, rewrite
 from . import extents as X
-from .program import (MISSING, Access, Assign, Block, Call, Define, Index, Literal, Loop, Sieve, Value,
-                      is_pass, substitute, uses, walk)
+from .program import (MISSING, Access, Assign, Block, Call, Define, Literal, Loop, Sieve, Value, is_pass,
+                      substitute, uses, walk)
 
 INF = math.inf
 

@@ -221,7 +221,7 @@ def infer_shapes(program: Assign, shapes: dict) -> ShapeInfo:
             shapes_ = [shape(a) for a in e.operands]
             rests = []
             for a, S, i in zip(e.operands, shapes_, e.indices):
-                need(e, S, i, f"index")
+                need(e, S, i, "index")
                 fresh(e, S, e.result, "result")
                 rests.append({x: n for x, n in S.items() if x != i})
             for a, r in zip(e.operands[1:], rests[1:]):

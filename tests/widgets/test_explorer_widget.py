@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import compiler as ss
-from explorer import explore
 from explorer.examples import build_broken, build_spmv, spmv_example, spmv_trace
 from widgets import LEVELS, Compare, Explorer, FormatPicker
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from compiler import KernelError
 from compiler.backend import compile_function, emit_c
-from compiler.imperative import (Allocate, Buffer, CompoundAssign, Const, Declare, For, Function,
-                                 Scalar, Var, interpret, pretty)
+from compiler.imperative import (Allocate, Buffer, Const, For, Function, Scalar, Var,
+                                 interpret, pretty)
 
 
 def column_sums(init: float) -> Function:
@@ -216,7 +216,7 @@ def _rss_bytes():
 
 
 def test_an_allocation_sized_from_another_waits_for_its_check():
-    from compiler.imperative import Load, Store
+    from compiler.imperative import Load
 
     n, out = Scalar("n", "int64"), Buffer("out", "float64", "inout")
     body = Allocate("w", "int64", n.var, Const(3, "int64"), [

@@ -11,7 +11,7 @@ import pytest
 
 from compiler.errors import StrategyError
 from compiler.format import Format, coo, csc, csr, dcsr, dense, sparse_vector
-from compiler.levels import Dense, Element, SparseByteMap
+from compiler.levels import Element, SparseByteMap
 from compiler.testing import check_lowered, random_sparse
 
 VECTORS = {"sv": sparse_vector, "dense": lambda fill: dense(1, fill=fill),

@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 
 from compiler import backend
 from compiler.errors import CompileError, CompilerNotFoundError, DTypeError, KernelError
-from compiler.imperative import (Assign, Call, Const, Function, Helper, OutScalar, Scalar,
-                                 interpret)
+from compiler.imperative import (Assign, Call, Function, Helper, OutScalar, Scalar, interpret)
 from compiler.imperative.examples import csr_spmv, filter_nonzeros
 from compiler.trace import Trace
 

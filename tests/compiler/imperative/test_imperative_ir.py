@@ -4,8 +4,8 @@ import pytest
 
 from compiler import serialize
 from compiler.imperative import (BinOp, Block, Break, Buffer, Call, Const, Declare, For, Function,
-                                 Growable, Helper, If, Load, OutScalar, Scalar, Store, UnOp, Var,
-                                 and_, const, walk)
+                                 Growable, Helper, If, Load, OutScalar, Scalar, UnOp, Var, and_,
+                                 const, walk)
 from compiler.imperative.examples import csr_spmv, filter_nonzeros
 from compiler.trace import Trace
 

@@ -1,5 +1,5 @@
-from compiler.imperative import (Assign, BinOp, Block, Buffer, Cast, Comment, Const, Declare, For,
-                                 If, Select, UnOp, Var, While, and_, or_, pretty)
+from compiler.imperative import (Assign, Block, Cast, Comment, Const, If, Select, UnOp, Var,
+                                 While, and_, or_, pretty)
 from compiler.imperative.examples import csr_spmv, filter_nonzeros
 
 

@@ -5,9 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.errors import DTypeError, KernelError
-from compiler.imperative import (Assign, BinOp, Block, Break, Buffer, Call, Cast, CompoundAssign, Const,
-                                 Declare, For, Function, Helper, If, OutScalar, Scalar, Select,
-                                 Var, While, interpret)
+from compiler.imperative import (Assign, BinOp, Break, Call, Cast, CompoundAssign, Const, Function, Helper,
+                                 If, OutScalar, Select, While, interpret)
 from compiler.imperative.examples import csr_spmv, filter_nonzeros
 
 
@@ -62,7 +61,7 @@ def test_c_integer_semantics():
 
 
 def test_loops_break_and_helpers():
-    i, s = Var("i"), OutScalar("s", "int64")
+    s = OutScalar("s", "int64")
     body = [While(Const(True, "bool"), [
         If(s.var >= 10, [Break()]),
         CompoundAssign("+", s.var, Call("twice", (Const(1, "int64"),))),

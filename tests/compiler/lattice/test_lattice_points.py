@@ -1,15 +1,14 @@
 """Generalized iteration lattices: the notes' acceptance lattices and brute-force checks."""
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.algebra import lookup, user_function
+from compiler.algebra import user_function
 from compiler.lattice.cin import expr_accesses
 from compiler.lattice.lattice import Operand, build_lattice, check_lattice, verify
 from compiler.notation import parse
-from compiler.notation.ast import Call, Index
+from compiler.notation.ast import Index
 
 
 def ops_of(rhs, kinds=None, fills=None, dtypes=None):

@@ -10,8 +10,8 @@ from compiler.backend import compile_function, emit_c
 from compiler.format import csr
 from compiler.imperative import interpret
 from compiler.imperative.examples import filter_nonzeros
-from compiler.imperative.ir import (Block, BinOp, CompoundAssign, Const, Declare, For, Function, Grow, If, Load, Store,
-                                    UnOp, Var, While)
+from compiler.imperative.ir import (Block, BinOp, Const, Declare, For, Function, Grow, If, Load, Store, UnOp,
+                                    Var, While)
 from compiler.lattice.reserve import count_scatters
 
 i, p, k, j, q, n = Var("i"), Var("pA1"), Var("k"), Var("j"), Var("pB1"), Var("n")

@@ -12,7 +12,7 @@ from compiler.lattice.seqcfir import (Add, Alloc, Assign, Block, Cat, Forall, Li
                                       Temp, build_cfir, interpret, remove_locators, sequence_trace)
 from compiler.lattice.seqlattice import random_data, unsupported
 from compiler.lattice.sequences import (ABSENT, Concat, SequenceError, Intersect, Level, Product, Project, Slice, Union,
-                                        Universe, bind, coordinates, walk)
+                                        Universe, bind, coordinates)
 
 from seqgen import seqs
 

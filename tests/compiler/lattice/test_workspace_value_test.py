@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from compiler import Tensor, lower
+from compiler import Tensor
 from compiler.format import csc, csr
 from compiler.testing import check_lowered
 

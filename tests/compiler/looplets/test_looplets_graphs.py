@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from compiler import Tensor
-from compiler.looplets import ProgramError, compile_program, loop_program
+from compiler.looplets import compile_program, loop_program
 
 
 @loop_program

@@ -111,7 +111,6 @@ def test_dot_list_band_locates_the_band():
 
 def test_upper_triangle_sum():
     M = sparse((6, 9), 0.5)
-    from compiler.format import csc
 
     @loop_program
     def tri(s, A):

@@ -4,10 +4,9 @@ import numpy as np
 import pytest
 
 from compiler import Tensor
-from compiler.errors import StrategyError
 from compiler.levels import (Dense, Element, Pattern, RunList, SparseByteMap, SparseInterval, SparseList,
                              SparsePoint, SparseRunList)
-from compiler.looplets import ProgramError, compile_program, loop_program
+from compiler.looplets import compile_program, loop_program
 
 
 def rle_image(rng, h, w, max_run=5):

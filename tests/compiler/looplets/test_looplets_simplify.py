@@ -1,6 +1,5 @@
 """The simplifier's rules, run on the shared rewrite engine."""
 
-import pytest
 
 from compiler.algebra import lookup
 from compiler.looplets.program import (MISSING, Access, Assign, Block, Call, Extent, Index, Literal, Loop, Sieve,

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from compiler import Tensor
-from compiler.levels import Dense, Element, SparseByteMap, SparseHash, SparseList
+from compiler.levels import Dense, Element, SparseByteMap, SparseHash
 from compiler.looplets import compile_program, loop_program
 from compiler.looplets.gallery import gustavson, inner, inner_gallop, outer, spmv
 
