@@ -333,6 +333,10 @@ class OutputPlan:
         self._names = tuple(pname for names in self.arrays for _, pname in names)
         self._order = fmt.mode_order
         self._last: tuple = (None, ())   # (the last logical shape, its sized level specs)
+        # an all-Dense output's values array, which to_numpy reads without building the levels
+        # (10 us of a 16-bin histogram's 18 us call): None for any other format
+        self._values = self.arrays[-1][0][1] if (type(leaf) is Element and self.arrays[-1]
+                                                 and all(type(lvl) is Dense for lvl in levels)) else None
 
     def tensor(self, shape, arrays: dict, check: bool = False) -> Tensor:
         """The result tensor of logical ``shape`` from the kernel's ``arrays`` (validated with ``check``)."""
@@ -352,7 +356,8 @@ class OutputPlan:
             sized_levels, sized_leaf = flatten(self.format.root.with_sizes(storage))
             # leaf first: each sized level spec with its arrays' (kind, parameter) names
             last = self._last = (shape, tuple(zip(reversed((*sized_levels, sized_leaf)), reversed(self.arrays))))
-        return Tensor._deferred(_assemble, (last[1], arrays), shape, self._order, self.name, self.format)
+        return Tensor._deferred(_assemble, (last[1], arrays), shape, self._order, self.name, self.format,
+                                None if self._values is None else arrays[self._values])
 
 
 def _assemble(sized: tuple, arrays: dict) -> tuple:

@@ -127,20 +127,29 @@ class FastCall:
                 g[f"DT_{name}"] = dtype
                 lines.append(f"        if v.ndim != {ndim} or v.dtype != DT_{name} or not v.flags.c_contiguous:")
                 lines.append("            return None")
+                wrapped = []
                 held = recheck.values_facts(dtype) if vals is not None else None
                 if looked and held is None:
-                    lines += _facts_check(name, "of_array(v)", "        ")
-                lines.append(f"        s_{name} = v.shape")
+                    wrapped += _facts_check(name, "of_array(v)", "        ")
+                wrapped.append(f"        s_{name} = v.shape")
                 for m, pname in sizes:
-                    lines.append(f"        p_{pname} = s_{name}[{m}]")
+                    wrapped.append(f"        p_{pname} = s_{name}[{m}]")
                 if vals is not None:
                     g[f"T_{vals}"] = compiled.pointer_type(vals)
-                    lines.append(f"        p_{vals} = FB(T_{vals}, v, False)")
+                    wrapped.append(f"        p_{vals} = FB(T_{vals}, v, False)")
                 if looked and held is not None:
                     g[f"HELD_{name}"] = held   # (the facts of its values, in C over the pointer just made)
-                    lines += _facts_check(name, f"HELD_{name}(p_{vals}, v.size)", "        ")
+                    wrapped += _facts_check(name, f"HELD_{name}(p_{vals}, v.size)", "        ")
                 if set(params) - {p for _, p in sizes} - {vals}:   # (all-Dense: sizes and values only)
                     raise _Unplanned(name)
+                lines += wrapped
+                if ndim == 0:
+                    # a numpy scalar of the input's dtype (``count=np.int64(16)``), as a 0-d array: other
+                    # scalars (a Python float for an int64 input) take the general path, which converts them
+                    g[f"SC_{name}"] = dtype.type
+                    lines.append(f"    elif v.__class__ is SC_{name}:")
+                    lines.append("        v = asarray(v)")
+                    lines += wrapped
             lines.append("    else:")
             if spoils:
                 lines.append("        return None")
@@ -216,7 +225,7 @@ class FastCall:
         if output is None:
             raise _Unplanned("the output's fill depends on the extents of each call")
         g[f"OUTPUT{k}"] = output
-        shape = [f"s_{t}[{m}]" for t, m in plan.shape_from]
+        shape = [str(e) if e.__class__ is int else f"s_{e[0]}[{e[1]}]" for e in plan.shape_from]
         lines.append(f"    shape{k} = ({', '.join(shape)}{',' if len(shape) == 1 else ''})")
         storage = [shape[m] for m in low.output_format.mode_order]
         n = f"n{k}_" if k else "n"

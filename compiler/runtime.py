@@ -342,7 +342,7 @@ class Kernel:
         simple = self._plan().shape_from
         if simple is not None:
             try:
-                return tuple([inputs[t]._shape[m] for t, m in simple])
+                return tuple([e if e.__class__ is int else inputs[e[0]]._shape[e[1]] for e in simple])
             except KeyError:
                 pass   # (extent_value says which tensor is missing)
         return tuple(extent_value(entry, inputs) for entry in self.lowered.output_shape)
@@ -586,9 +586,11 @@ class _CallPlan:
         self.refusals = {o.output: o.reuse_refused for o in outs if o.reuse_refused}
         # (index, its uses): each index's extent in every tensor that has it must agree
         self.extents = tuple((index, tuple(uses)) for index, uses in low.extents if len(uses) > 1)
-        # each output extent an input's, (tensor, mode): read directly (else by extent_value)
-        self.shape_from = tuple(low.output_shape) if all(
-            isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) and e[0] not in _EXTENT_OPS
+        # each output extent an input's, (tensor, mode), or a constant (a histogram's 16 bins): read
+        # directly (else by extent_value)
+        self.shape_from = tuple(int(e) if isinstance(e, (int, np.integer)) else e for e in low.output_shape) if all(
+            isinstance(e, (int, np.integer)) and not isinstance(e, bool)
+            or isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) and e[0] not in _EXTENT_OPS
             for e in low.output_shape) else None
         self.output_sizes = tuple((s, pname) for s, pname in enumerate(
             binding.array_name(out_name, m, "size") for m in range(low.output_format.ndim)) if pname in self.params)

@@ -170,16 +170,19 @@ class Tensor:
 
     @classmethod
     def _deferred(cls, build, args, shape: tuple, mode_order: tuple, name: str | None,
-                  fmt: Format) -> "Tensor":
+                  fmt: Format, dense_values: np.ndarray | None = None) -> "Tensor":
         """A kernel's result tensor whose levels ``build(*args)`` makes, as ``(root, (levels, leaf))``,
         when first asked for (see :meth:`__getattr__`): a solver reads most results once, often only
-        their values, and building the level objects cost a fifth of a small kernel's call.
+        their values, and building the level objects cost a fifth of a small kernel's call. An
+        all-Dense result gives its ``dense_values`` too, which :meth:`to_numpy` reads as they are.
 
         >>> from compiler import dense
         >>> from compiler.binding import OutputPlan
         >>> t = OutputPlan("y", dense(1)).tensor((2,), {"y_val": np.ones(2)})
-        >>> "_root" in t.__dict__, t.to_numpy(), "_root" in t.__dict__
-        (False, array([1., 1.]), True)
+        >>> t.to_numpy(), "_root" in t.__dict__
+        (array([1., 1.]), False)
+        >>> t.levels[0].size, "_root" in t.__dict__
+        (2, True)
         """
         self = cls.__new__(cls)
         self.name = name
@@ -188,6 +191,8 @@ class Tensor:
         self._pending = (build, args)
         self._format = fmt
         self._nnz = None
+        if dense_values is not None:
+            self._dense_values = dense_values
         return self
 
     def __getattr__(self, attr: str):
@@ -345,15 +350,18 @@ class Tensor:
         >>> Tensor.from_numpy(np.array([1.0, 0, 2]), "sparse", fill=0.0).to_numpy()
         array([1., 0., 2.])
         """
-        inverse = tuple(np.argsort(self._mode_order))
-        if self._all_dense():
-            vals = self.vals.reshape(self.storage_shape)
-            return vals.transpose(inverse).copy()
+        order = self._mode_order
+        vals = self.__dict__.get("_dense_values")   # (a kernel's all-Dense result, its levels not built)
+        if vals is not None or self._all_dense():
+            vals = (self.vals if vals is None else vals).reshape(self.storage_shape)
+            if all(k == m for k, m in enumerate(order)):   # (an argsort costs 2 us: a small result's call)
+                return vals.copy()
+            return vals.transpose(tuple(np.argsort(order))).copy()
         out = _dense_array(self.shape, self.fill, self.dtype, f"{self._label}: to_numpy",
                            "to_coords() gives the stored entries")
         coords, vals = self._entries()
         index = [None] * self.ndim
-        for k, m in enumerate(self._mode_order):
+        for k, m in enumerate(order):
             index[m] = coords[k]
         out[tuple(index)] = vals
         return out

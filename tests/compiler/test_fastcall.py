@@ -299,3 +299,55 @@ def test_a_result_fed_to_the_next_call_is_bound_from_its_arrays_and_read_later(m
         want = a @ want
         np.testing.assert_array_equal(y.to_numpy(), want)
         y.validate()
+
+
+def test_a_constant_output_extent_and_a_numpy_scalar_take_the_fast_path():
+    """The masked histogram's counts are 16 long whatever the image (a constant extent, not an
+    input's), and its bin width comes as ``np.int64(16)``: both took the general path, at 40 us a call
+    against the kernel's 3 (bench_histogram_bound.py)."""
+    from compiler.looplets.histogram import MaskedHistogram8, mask_format_for
+    rng = np.random.default_rng(5)
+    img = rng.integers(0, 256, (9, 70)).astype(np.uint8)
+    m = rng.random(img.shape) < 0.3
+    M = ss.Tensor.from_numpy(m, mask_format_for(m))
+    h = MaskedHistogram8(16)
+    want = np.bincount(img[m] >> 4, minlength=16)
+    np.testing.assert_array_equal(h(img, M), want)
+    (k,) = h.kernels.values()
+    fast = fast_call(k)
+    assert fast is not None, "a constant extent is planned once"
+    I = ss.Tensor(ss.Dense(ss.Dense(ss.Element(0, img.reshape(-1), "uint8"), 70), 9), shape=img.shape)
+    for count in (np.int64(16), np.array(16)):
+        got = fast({"img": I, "mask": M, "count": count})
+        assert got is not None, f"a {type(count).__name__} of the input's dtype is wrapped"
+        np.testing.assert_array_equal(got.to_numpy(), want)
+    # another scalar type goes to the general path, which converts it
+    assert fast({"img": I, "mask": M, "count": np.int32(16)}) is None
+    np.testing.assert_array_equal(k(img=I, mask=M, count=16).to_numpy(), want)
+    # a bin past the 16 counts is still caught, now on the fast path
+    with pytest.raises(ss.KernelError, match="bins"):
+        k(img=I, mask=M, count=np.int64(32))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_dense_result_is_read_without_building_its_levels(strategy, monkeypatch):
+    """``to_numpy`` of an all-Dense result reads its values array (building the levels cost 10 us of
+    an 18 us call); a copy, in the logical mode order, also for an output stored column-major."""
+    monkeypatch.delenv("SPARSESCOPE_VALIDATE_OUTPUTS", raising=False)   # (validating builds the levels)
+    from compiler.format import Format
+    a = _csr(5, 4, 0.5, 6)
+    A = ss.Tensor.from_numpy(a, "csr", name="A")
+    k = ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy, A=A, x=np.ones(4))
+    k(A=A, x=np.arange(4.0))
+    y = k(A=A, x=np.arange(4.0))   # (the fast path's result: the first call bound A)
+    got = y.to_numpy()
+    np.testing.assert_array_equal(got, a @ np.arange(4.0))
+    assert "_root" not in y.__dict__
+    got[0] = 99.0
+    np.testing.assert_array_equal(y.to_numpy(), a @ np.arange(4.0))
+    column_major = Format(ss.dense(2).root, (1, 0))
+    k = ss.lower("B[i, j] = A[i, j] * 2", strategy=strategy, A=A, B=column_major)
+    k(A=A)
+    B = k(A=A)
+    np.testing.assert_array_equal(B.to_numpy(), 2 * a)
+    np.testing.assert_array_equal(B.to_numpy(), k.interpret(A=A).to_numpy())
