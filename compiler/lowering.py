@@ -439,7 +439,11 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         base = _CACHE.get(key[:3] + (False,) + key[4:]) if checked and key is not None else None
         if base is not None:
             trace = Trace(base.trace.steps[:base.trace.stages().index("emit-c")])
-            compiled = compile_function(base.lowered.function, checked=True, trace=trace)
+            try:
+                compiled = compile_function(base.lowered.function, checked=True, trace=trace)
+            except Exception as e:
+                e.trace = trace  # (as a fresh lowering's error: the explorer shows where it stopped)
+                raise
             kernel = _kernel(program, base.program, strategy, formats, base.lowered, compiled, trace, raw_out, shaped,
                              facts, tensors, checked, functions, options, auto, fit)
             _CACHE[key] = kernel

@@ -258,6 +258,23 @@ def test_a_checked_kernel_is_built_from_the_unchecked_ones_lowering(strategy):
     assert lower("y[i] = A[i, j] * x[j] + 1.5", strategy, checked=True, A="csr", x="dense") is kc
 
 
+def test_a_checked_build_that_fails_carries_its_trace(monkeypatch):
+    """A checked kernel built from the unchecked one's lowering carries its trace on a compile error,
+    as a fresh lowering does (the explorer shows where it stopped)."""
+    k = lower("y[i] = A[i, j] * x[j] - 0.5", "looplets", A="csr", x="dense")
+    real = lower_mod.compile_function
+
+    def failing(function, checked=False, trace=None):
+        if checked:
+            raise ss.CompileError("the checked build failed")
+        return real(function, checked=checked, trace=trace)
+
+    monkeypatch.setattr(lower_mod, "compile_function", failing)
+    with pytest.raises(ss.CompileError) as info:
+        lower("y[i] = A[i, j] * x[j] - 0.5", "looplets", checked=True, A="csr", x="dense")
+    assert info.value.trace.stages() == k.trace.stages()[:k.trace.stages().index("emit-c")]
+
+
 def test_failed_lowering_carries_its_trace():
     def broken(program, formats, trace, **options):
         trace.record("concretize", before=program)
