@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import is_narrow, weak_literal_dtype
-from .ir import Cast, Const
+from .ir import BinOp, Cast, Const
 
 
 def wrap(e, dtype):
@@ -53,6 +53,30 @@ def operands(args, dtypes, want) -> list:
     return out
 
 
+def constant_shift(name: str, a, b, dtype):
+    """``a >> b`` (``name`` ``rshift``) or ``a << b`` (``lshift``) in plain C when ``b`` is a constant
+    that C shifts as numpy does (from 0 to the width less one, and for a left shift only of an
+    unsigned type of 32 bits or more, which C neither promotes nor lets overflow), else None: the
+    strategies then call the ``ss_rshift`` helper, which tests ``b`` on every call.
+
+    >>> from compiler.imperative.ir import Var
+    >>> print(constant_shift("rshift", Var("v"), Const(8, "int64"), "int64"))
+    v >> 8
+    >>> constant_shift("rshift", Var("v"), Const(64, "int64"), "int64") is None
+    True
+    >>> constant_shift("lshift", Var("v"), Const(3, "int32"), "int32") is None   # (a negative v)
+    True
+    """
+    dt = np.dtype(dtype)
+    if not isinstance(b, Const) or dt.kind not in "iu" or not 0 <= int(b.value) < 8 * dt.itemsize:
+        return None
+    if name == "rshift":
+        return wrap(BinOp(">>", a, b), dt)
+    if name == "lshift" and dt.kind == "u" and dt.itemsize >= 4:
+        return BinOp("<<", a, b)
+    return None
+
+
 def weak_constants(parts) -> list:
     """``(IR, dtype)`` operands with each int64 constant beside an unsigned operand in that
     operand's dtype, where it fits: a literal written in a program or an unsigned tensor's
@@ -71,4 +95,4 @@ def weak_constants(parts) -> list:
     return out
 
 
-__all__ = ["wrap", "operands", "weak_constants"]
+__all__ = ["wrap", "operands", "weak_constants", "constant_shift"]

@@ -25,7 +25,7 @@ from ..algebra import Operator, helper_impl
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
 from ..imperative.ir import BinOp, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
-from ..imperative.cints import wrap
+from ..imperative.cints import constant_shift, wrap
 from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
 from ..opimpls import ROUNDING, UNARY_MATH
@@ -129,6 +129,8 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         hname = f"ss_pow_{rname}"
         helpers[hname] = (op.c_helper([rdt, rdt]), op)
         return Call(hname, tuple(conv)), rname
+    if name in ("lshift", "rshift") and constant_shift(name, *conv, rname) is not None:
+        return constant_shift(name, *conv, rname), rname
     if name in ("floordiv", "mod", "lshift", "rshift"):
         hname = f"ss_{name}_{rname}"
         helpers[hname] = (op.c_helper([rdt, rdt]), op)

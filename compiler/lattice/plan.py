@@ -46,6 +46,13 @@ from .plan_steps import (as_sequence, auto_workspace, flat_positions, hoist_redu
                          output_order, rows_per_thread, straddles, terms_in_sequence)
 
 
+def typed_fill(fmt: Format):
+    """``fmt``'s fill as a scalar of its dtype: fills derived from it round as the kernel's arithmetic
+    does, and a uint64 tensor's fill 0 shifted by a uint64 literal stays uint64 (a Python 0 made it
+    float64, and numpy has no shift of floats)."""
+    return fmt.fill if fmt.dtype is None else typed_scalar(fmt.fill, fmt.dtype)
+
+
 @dataclass
 class Setup:
     """Formats, names, dtypes and fills of a program's accesses, and its concrete statement."""
@@ -103,9 +110,7 @@ class Setup:
                 # held NaN, so that nothing annihilates it (0 * t is NaN, not 0, where t is)
                 return np.asarray(np.nan, dtype=dt)[()]
             return init
-        fmt = self.formats[acc.tensor]
-        # (a scalar of the tensor's dtype: fills derived from it round as the kernel's arithmetic does)
-        return fmt.fill if fmt.dtype is None else typed_scalar(fmt.fill, fmt.dtype)
+        return typed_fill(self.formats[acc.tensor])
 
     def scatter_start(self):
         """The value a dense output starts from when a reduction adds into it in place (the
@@ -165,8 +170,7 @@ class Setup:
                                     f"has {formats[acc.tensor].ndim} modes")
         # dtypes and fills
         rdt = check_output_dtype(program, formats)
-        _, rhs_fill, _ = derive(program.rhs, lambda a: formats[a.tensor].fill if formats[a.tensor].dtype is None
-                                else typed_scalar(formats[a.tensor].fill, formats[a.tensor].dtype))
+        _, rhs_fill, _ = derive(program.rhs, lambda a: typed_fill(formats[a.tensor]))
         if program.op is not None and rhs_fill is not NOVALUE:
             # an update starts from the fill (identity) of the output
             ident = program.op.identity_for(np.asarray(rhs_fill).dtype)
@@ -277,7 +281,7 @@ class Setup:
                               f"define; mutate)"))
                 stmt = seq
             elif not relations and rows_per_thread(stmt, out, ofmt, parallel):
-                split = terms_in_sequence(stmt, out, out_dtype, dtype_of, lambda a: formats[a.tensor].fill,
+                split = terms_in_sequence(stmt, out, out_dtype, dtype_of, lambda a: typed_fill(formats[a.tensor]),
                                            lambda e: all(is_all_dense(formats[a.tensor]) for a in expr_accesses(e)),
                                            program.op, parallel)
                 if split is not None:

@@ -132,6 +132,10 @@ class ExpressionLowering:
                                      UnOp("-", a[0]), a[0]), rdt)
         if n == "overwrite":
             return a[1]
+        if n in ("lshift", "rshift"):
+            plain = cints.constant_shift(n, a[0], a[1], rdt)
+            if plain is not None:
+                return plain
         if n in ("floordiv", "mod", "lshift", "rshift"):   # numpy's semantics where C's differ, in a helper
             name = f"ss_{n}_{rdt}"
             self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
