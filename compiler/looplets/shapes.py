@@ -39,8 +39,8 @@ operator                                   loop program
 What no wrapper covers is refused with a :class:`~compiler.errors.StrategyError` saying why
 (a split whose loops are not nested as the operator needs, a collapse or slice that would walk a
 sparse operand against its storage order, a collapse or strided slice of an index another
-operator than a slice computes: a split of a collapse; a concat read at such an index whose part's index another
-operator makes), naming the lattice strategy. A collapse of a concat splits the collapse's loop over
+operator than a slice computes: a split of a collapse; a concat read at such an index whose
+part's index another operator makes), naming the lattice strategy. A collapse of a concat splits the collapse's loop over
 the concatenated index into one per part.
 
 >>> from compiler.notation import parse
@@ -70,7 +70,8 @@ from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
 from . import extents as X
 from .language import LoopProgram
-from .program import Access, Assign, Block, Call, Declare, Define, Extent, Index, Literal, Loop, Size, TensorRef, Variable
+from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Index, Literal, Loop, Size, TensorRef,
+                      Variable)
 from .scalars import Scalar, ShortCircuitScalar
 
 _ADD, _MUL, _SUB, _DIV, _MOD = lookup("+"), lookup("*"), lookup("-"), lookup("//"), lookup("%")
