@@ -4,10 +4,11 @@ and §4.4 of shape-operators.md), run by the sequence CFIR's interpreter.
 :func:`derive_seq` is ``Seq(expr, i)``: an access gives its level of ``i`` (its kind asked of the
 tensor's level: a full level is ``dense``, the lower modes of a multi-mode level such as COO are
 ``singleton``, the others ``compressed``), ``+`` is ``∪``, ``*`` is ``∩``, a sum gives its
-summand's, ``broadcast(i, a)`` is ``U_i``, ``collapse`` ``×`` (of a sum whose terms each vary with
-both its indices, the ``∪`` of the terms' collapses: ``collapse(A + B)`` is ``(i_A × j_A) ∪ (i_B ×
-j_B)``, where ``(i_A ∪ i_B) × (j_A ∪ j_B)`` would put a union in a product's right operand, which
-the lattice does not take), ``concat`` ``⊔`` on its index and
+summand's, ``broadcast(i, a)`` is ``U_i``, ``collapse`` ``×`` (of a sum, the ``∪`` of the terms'
+collapses: ``collapse(A + B)`` is ``(i_A × j_A) ∪ (i_B × j_B)``, where ``(i_A ∪ i_B) × (j_A ∪ j_B)``
+would put a union in a product's right operand, which the lattice does not take; a term constant
+along an index has that index's universe, its own: ``collapse(A + x[j])`` is ``(i_A × j_A) ∪ (U_i#2
+× j_x)``), ``concat`` ``⊔`` on its index and
 ``∪`` on the others (line 12), ``split`` ``π0``/``π1`` and ``slice`` a slice. An expression that
 does not vary with ``i`` (an access without it, a literal) constrains nothing under ``*`` and is
 there at every coordinate under ``+`` (``U_i``, an implicit broadcast). Each node records the
@@ -58,7 +59,7 @@ from ..tensor import Tensor
 from ..trace import Artifact, Rewrite, Trace
 from . import seqcfir as cin
 from .sequences import Concat as SeqConcat
-from .sequences import Intersect, Level, Product, Project, Seq, Union, Universe, reverse, walk
+from .sequences import Intersect, Level, Product, Project, Seq, Union, Universe, rebuild, reverse, walk
 from .sequences import Slice as SeqSlice
 
 
@@ -200,6 +201,13 @@ class Deriver:
         u = Universe(self.size(i), str(i))
         return Union(u if a is None else a, u if b is None else b)
 
+    def _broadcast_product(self, x, j: Index, k: Index, sub) -> Product:
+        """The collapse of ``x`` over ``(j, k)`` where ``x`` does not vary with one of them (or
+        either): that index's universe in its place, ``U_j × k_b`` for ``b[k]``."""
+        a, b = sub(x, j), sub(x, k)
+        return Product(Universe(self.size(j), str(j)) if a is None else a,
+                       Universe(self.size(k), str(k)) if b is None else b)
+
     def _seq(self, e, i: Index, log, d):
         sub = lambda x, j=i: self.seq(x, j, log, d)  # noqa: E731
         if isinstance(e, Access):
@@ -234,14 +242,18 @@ class Deriver:
         if isinstance(e, Collapse):
             j, k = e.indices
             if e.result == i and isinstance(e.operand, Call) and e.operand.op.name == "add" and \
-                    not e.operand.op.is_user and \
-                    all(set(free_indices(x)) >= {j, k} for x in e.operand.args):
+                    not e.operand.op.is_user:
                 # (a collapse of a + b is collapse(a) ∪ collapse(b): a union of products, where
-                # (i_A ∪ i_B) × (j_A ∪ j_B) would be a union in a product's right operand; a side
-                # constant along j or k, a broadcast, is left to that rule)
-                sides = [sub(replace(e, operand=x)) for x in e.operand.args]
-                return "line 9 over line 4: a collapse of + is the ∪ of the collapses", \
-                    self._either(Union, *sides, i)
+                # (i_A ∪ i_B) × (j_A ∪ j_B) would be a union in a product's right operand; a term
+                # constant along j or k, a broadcast, is there at every coordinate of that index,
+                # collapse(b[k]) is U_j × k_b; nested sums are flattened, so (x[k] + y[k]) + A
+                # is three products, not x's and y's union in one product's right operand)
+                sides = [sub(replace(e, operand=x)) if set(free_indices(x)) >= {j, k}
+                         else self._broadcast_product(x, j, k, sub) for x in _terms(e.operand)]
+                out = _owned(sides[0], "1")
+                for m, side in enumerate(sides[1:], 2):
+                    out = Union(out, _owned(side, str(m)))
+                return "line 9 over line 4: a collapse of + is the ∪ of the collapses", out
             if e.result == i:
                 a, b = sub(e.operand, j), sub(e.operand, k)
                 if a is None or b is None:
@@ -365,6 +377,27 @@ class CinBuilder:
                 body = self.forall(j, e.body, body)
             return [cin.Alloc(t), body], cin.Temp(t)
         raise StrategyError(f"{e}: the sequence lowering does not take this node")
+
+
+def _terms(e) -> list:
+    """The terms of a sum, nested sums flattened: ``[a, b, c]`` for ``(a + b) + c``."""
+    if isinstance(e, Call) and e.op.name == "add" and not e.op.is_user:
+        return [t for x in e.args for t in _terms(x)]
+    return [e]
+
+
+def _owned(s: Seq, owner: str) -> Seq:
+    """``s`` with its universes owned by ``owner`` (a term of a collapsed sum): two terms'
+    ``U_j × k_x`` and ``U_j × k_y`` walk ``j`` apart, each skipping the rows its vector leaves
+    empty, so each needs a cursor of its own (one shared cursor was advanced by both products).
+
+    >>> print(_owned(Product(Universe(2, "j"), Level("x", 0, "compressed", 3, "k")), "2"))
+    U_j#2 × k_x
+    """
+    if isinstance(s, Universe):
+        return replace(s, owner=f"{owner}.{s.owner}" if s.owner else owner)
+    kids = s.children()
+    return rebuild(s, tuple(_owned(c, owner) for c in kids)) if kids else s
 
 
 def _block(stmts: list) -> cin.Stmt:

@@ -131,14 +131,21 @@ class Level(Seq):
 @serialize.node
 @dataclass(frozen=True)
 class Universe(Seq):
-    """``U_i``: every coordinate of ``[0, extent)`` (a broadcast dimension)."""
+    """``U_i``: every coordinate of ``[0, extent)`` (a broadcast dimension). ``owner`` tells apart
+    universes of one index that need cursors of their own: the broadcast terms of a collapsed sum,
+    ``(U_j#1 × k_x) ∪ (U_j#2 × k_y)``, each the outer loop of its own product.
+
+    >>> print(Union(Universe(3, "j", "1"), Universe(3, "j")))
+    U_j#1 ∪ U_j
+    """
 
     extent: int
     index: str = "i"
+    owner: str = ""
 
     @property
     def key(self) -> tuple:
-        return ("U", self.index, self.extent)
+        return ("U", self.index, self.extent, self.owner)
 
     def size(self) -> int:
         return self.extent
@@ -373,7 +380,7 @@ def _text(s: Seq, ascii: bool, top: bool = False) -> str:
     if isinstance(s, Level):
         return f"rev({s.index}_{s.tensor})" if s.reverse else f"{s.index}_{s.tensor}"
     if isinstance(s, Universe):
-        return f"U_{s.index}"
+        return f"U_{s.index}#{s.owner}" if s.owner else f"U_{s.index}"
     if isinstance(s, Empty):
         return f"empty({s.extent})" if ascii else "∅"
     if isinstance(s, Full):

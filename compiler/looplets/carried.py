@@ -15,7 +15,9 @@ of a fiber unfurled outside ``i`` (so the same fiber every iteration), indexed `
 ``a`` and ``b`` static (integers, sizes, outer indices) and ``a`` at least the length of ``j``'s
 extent, so that each window starts at or after the end of the one before. A strided slice
 ``x[t + (s + r * k)]`` under its one-step loop ``t`` is the case of length 1 (carried for ``r >= 1``;
-a negative step walks the fiber backwards and keeps its own search per element).
+a negative step walks the fiber backwards and keeps its own search per element). A permissive read,
+``x[~(q + p * J)]`` of a split of a concatenation, is carried too: it reads missing outside the
+fiber, and a row whose window lies before the fiber's start leaves the cursor where it was.
 
 >>> from compiler.looplets.program import Call, Index, Literal
 >>> from compiler.algebra import lookup
@@ -36,7 +38,7 @@ from . import extents as X
 from .fibers import SubFiber
 from .levels import unfurl
 from .looplets import Thunk
-from .modifiers import Offset
+from .modifiers import Offset, Permit
 from .program import Access, Block, Call, Define, Loop, Sieve, postmap
 from .wrappers import modifier_chain, static_ir
 
@@ -52,6 +54,11 @@ class CarriedFiber:
 
     def unfurl(self, ctx, mode):
         return self.nest
+
+    # (a permissive read's padding asks the fiber which tensor, level and mode it reads)
+    tensor = property(lambda self: self.fiber.tensor)
+    level = property(lambda self: self.fiber.level)
+    seg = property(lambda self: self.fiber.seg)
 
     def label(self):
         return f"{self.fiber.label()} (carried)"
@@ -104,9 +111,12 @@ def _carries(n, i, inner: Loop) -> bool:
             and not n.tns.is_leaf and inner.ext is not None):
         return False
     mods, base = modifier_chain(n.idxs[0])
-    if base != inner.idx or len(mods) != 1 or not isinstance(mods[0], Offset):
+    # (a permissive read, ~(j + a * i + b), reads missing outside the fiber: its windows still
+    # ascend, a row before the fiber's start leaving the cursor where it was)
+    offsets = [m for m in mods if not isinstance(m, Permit)]
+    if base != inner.idx or len(offsets) != 1 or not isinstance(offsets[0], Offset):
         return False
-    ab = affine_in(mods[0].delta, i)
+    ab = affine_in(offsets[0].delta, i)
     if ab is None or (isinstance(ab[0], Const) and ab[0].value == 0):
         return False
     return X.prove_le(X.sub(inner.ext.stop, inner.ext.start), ab[0])

@@ -22,6 +22,9 @@ operator                                   loop program
 ``slice(split(b[k], k -> (i, j)),``        ``b[j + (t + (s + r * p)) * |j|]``: the split's
 ``i -> p, (s, e, r))``                     read with ``i`` the slice's offset (a window's
                                            ``p + s``), the loops ``i`` reads outside ``j``'s
+``slice(collapse(A[i, j], (i, j) -> k),``  ``let i' = m // |j|, j' = m % |j|: A[i', j']`` for
+``k -> p, (s, e, r))``                     the slice's ``m = t + (s + r * p)``: each entry
+                                           located (a search in a sparse level), not walked
 ``split(concat((x[j], y[k]), (j, k) ->``   ``coalesce(x[~(q + p * J)], y[~(q + p * J - |j|)])``:
 ``l), l -> (p, q:J))``                     a part read permissively where the index another
                                            operator computes falls in it (a slice of a concat too)
@@ -36,8 +39,8 @@ operator                                   loop program
 What no wrapper covers is refused with a :class:`~compiler.errors.StrategyError` saying why
 (a split whose loops are not nested as the operator needs, a collapse or slice that would walk a
 sparse operand against its storage order, a collapse or strided slice of an index another
-operator computes: a slice of a collapse; a concat read at such an index whose part's index another
-operator makes), naming the lattice strategy. A collapse of a concat splits the collapse's loop over
+operator than a slice computes: a split of a collapse; a concat read at such an index whose
+part's index another operator makes), naming the lattice strategy. A collapse of a concat splits the collapse's loop over
 the concatenated index into one per part.
 
 >>> from compiler.notation import parse
@@ -67,10 +70,11 @@ from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
 from . import extents as X
 from .language import LoopProgram
-from .program import Access, Assign, Block, Call, Declare, Extent, Index, Literal, Loop, Size, TensorRef
+from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Index, Literal, Loop, Size, TensorRef,
+                      Variable)
 from .scalars import Scalar, ShortCircuitScalar
 
-_ADD, _MUL, _SUB = lookup("+"), lookup("*"), lookup("-")
+_ADD, _MUL, _SUB, _DIV, _MOD = lookup("+"), lookup("*"), lookup("-"), lookup("//"), lookup("%")
 
 
 def extent_ir(entry, formats):
@@ -275,6 +279,8 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             return reduce_into_scalar(e, env, top, sc, choice)
         if isinstance(e, Collapse):
             (i, j), k = e.indices, e.result
+            if k not in sc.collapsed and any(env.get(k) == at for at in sliced):
+                return collapse_gather(e, env, top, sc, choice)
             if k not in sc.collapsed or env.get(k) != top.get(k):
                 loop_index(env.get(k), e, f"the collapsed index {k}")
                 # (a loop, but one another operator made: a concat's part of the collapsed index)
@@ -326,10 +332,26 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 at = Call("window", (xk, Literal(e.start), Literal(e.stop)))
             else:
                 at = _plus(Index(step[0]), _plus(Literal(e.start), _times(xk, Literal(e.step))))
+            sliced.append(at)       # (a collapse making e.index reads it by a gather)
             return conv(e.operand, {**env, e.index: at}, top, sc, choice)
         if isinstance(e, Broadcast):
             return conv(e.operand, env, top, sc, choice)
         raise StrategyError(f"the looplet strategy cannot lower {e!r}")
+
+    def collapse_gather(e, env, top, sc, choice):
+        """A collapse read at the index a slice of it makes of its loops (``t + (s + r·p)`` or
+        ``window(p, s, e)``): its indices are that index's quotient and remainder by the minor
+        extent, let-bound before the statement, and the operand is read there, each entry located
+        (a binary search in a sparse level: a pass over the slice's length, not over the stored
+        entries)."""
+        (i, j), k = e.indices, e.result
+        at = _affine(env[k])
+        tensors = {a.tensor for a in N.accesses(stmt.rhs)} | {stmt.lhs.tensor}
+        taken.update(tensors)       # (a let's name is no tensor's either)
+        major, minor = Variable(fresh(i.name)), Variable(fresh(j.name))
+        size = _expr(ext[j])
+        lets.extend([(major, Call(_DIV, (at, size))), (minor, Call(_MOD, (at, size)))])
+        return conv(e.operand, {**env, i: major, j: minor}, top, sc, choice)
 
     def concat_read(e, env, top, sc, choice):
         """A concat whose index another operator computes (a split's ``q + p·|q|``): each part read
@@ -354,6 +376,8 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         return Call("coalesce", tuple(parts))
 
     pending: list = []         # the statements computing the scalars the statement being built reads
+    lets: list = []            # (variable, value) the statement being built reads: a gathered collapse's indices
+    sliced: list = []          # the indices slices made of their loops
     temporaries: list = []     # (name, format) of each
     tensor_names = {a.tensor for a in N.accesses(stmt.rhs)} | {stmt.lhs.tensor}
 
@@ -373,12 +397,12 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         t = _fresh_temp(taken, tensor_names)
 
         def leaf(env2, choice2):
-            nonlocal pending
-            outer, pending = pending, []
+            nonlocal pending, lets
+            (outer, pending), (outer_lets, lets) = (pending, []), (lets, [])
             own = {**top, **{i: env2[i] for i in e.indices}}   # (where this reduction's loops bind its indices)
             stmt_ = Assign(Access(TensorRef(t), (), "update"), e.op, conv(e.body, env2, own, isc, choice2))
-            nested, pending = pending, outer
-            return Block((*nested, stmt_)) if nested else stmt_
+            (nested, pending), (mine, lets) = (pending, outer), (lets, outer_lets)
+            return _let(mine, Block((*nested, stmt_)) if nested else stmt_)
 
         body = build(loops, isc, 0, {**env, **inner}, choice, leaf)
         dt = reduce_dtype(e.op, expr_dtype(e.body, lambda a: formats[a.tensor].dtype))
@@ -424,11 +448,11 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         return Block(tuple(parts))
 
     def statement(env, choice):
-        nonlocal pending
+        nonlocal pending, lets
         lhs = Access(TensorRef(stmt.lhs.tensor), tuple(env[i] for i in stmt.lhs.indices), "update")
         last = Assign(lhs, op, conv(rhs, env, env, top_scope, choice))
-        before, pending = pending, []
-        return Block((*before, last)) if before else last
+        (before, pending), (mine, lets) = (pending, []), (lets, [])
+        return _let(mine, Block((*before, last)) if before else last)
 
     loops, env, top_scope = plan(tuple(top_indices), [i.name for i in top_indices], rhs, _Scope.empty())
     body = build(loops, top_scope, 0, env, {}, statement)
@@ -453,6 +477,13 @@ class _Scope:
     @classmethod
     def empty(cls):
         return cls({}, {}, {}, {}, {}, {})
+
+
+def _let(bindings: list, body):
+    """``body`` under ``let v = x`` for each ``(v, x)`` of ``bindings``, the first outermost."""
+    for var, val in reversed(bindings):
+        body = Define(var, val, body)
+    return body
 
 
 def _indices_in(e):

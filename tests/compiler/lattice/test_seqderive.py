@@ -254,11 +254,14 @@ def test_refusals_name_the_node():
                      M=stored(np.array([[1.0, 0, 2]]), "csr"), v=np.array([0, 3.0, 4]), x=np.ones(3))
     with pytest.raises(StrategyError, match=r"operand B\[k, i\] \+ 1 has a part read apart"):
         seq_evaluate("C[l, i] = concat((A[j, i], B[k, i] + 1), (j, k) -> l)", A=A, B=A)
-    # what the sequence layer refuses: a union in a product's right operand (a collapse of a sum
-    # with a broadcast side; a collapse of a sum of matrices is a union of products, and a
-    # concatenation of parts reading their own tensors, an hstack's ravel, one product per part)
+    # what the sequence layer refuses: a union in a product's right operand (a collapse of a
+    # product with a sum inside; a collapse of a sum is a union of products, a broadcast term's
+    # with a universe, and a concatenation of parts reading their own tensors, an hstack's ravel,
+    # one product per part)
     with pytest.raises(SequenceError, match=r"in the right operand of a product is not supported"):
-        seq_evaluate("c[m] = collapse(A[i, j] + v[i], (i, j) -> m)", A=A, v=np.arange(3.0))
+        seq_evaluate("c[m] = collapse(A[i, j] * (A[i, j] + v[i]), (i, j) -> m)", A=A, v=np.arange(3.0))
+    np.testing.assert_array_equal(seq_evaluate("c[m] = collapse(A[i, j] + v[i], (i, j) -> m)", A=A, v=np.arange(3.0)),
+                                  (np.eye(3) + np.arange(3.0)[:, None]).ravel())
     np.testing.assert_array_equal(seq_evaluate("c[m] = collapse(A[i, j] + B[i, j], (i, j) -> m)", A=A, B=A),
                                   2 * np.eye(3).ravel())
     np.testing.assert_array_equal(

@@ -62,6 +62,31 @@ def test_a_split_of_a_concatenation(rows, J, fill, fmts, step, out, seed):
     np.testing.assert_array_equal(kernel.interpret(**T).to_numpy(), want)
 
 
+@pytest.mark.parametrize("fmts, key, fill, carried", [
+    (["sparse", "sparse", "sparse"], None, 0.0, "x0 on q, x1 on q, x2 on q"),
+    (["sparse", "dense"], (1, 5, 2), nan, "x0 on q"),   # (a dense part has no cursor to carry)
+])
+def test_a_split_of_a_sparse_concatenation_walks_each_part_once(fmts, key, fill, carried):
+    """Each sparse part's cursor carries from row to row (the trace's ``carry`` step): row ``p``
+    reads the part's window ``[p·J - offset, p·J - offset + J)``, at or after the last row's, so
+    its walk goes on from where the last one stopped instead of searching the part from its start
+    (the permissive read ``~(q + p·J)`` was not carried: one binary search per part per row)."""
+    rng = np.random.default_rng(5)
+    lengths = [5, 0, 7][:len(fmts)] if len(fmts) == 3 else [5, 7]
+    parts = [np.where(rng.random(m) < 0.6, rng.choice([1.0, -2.0, inf], m), fill) for m in lengths]
+    want = np.concatenate(parts).reshape(6, 2)
+    if key is not None:
+        want = want[key[0]:key[1]:key[2]]
+    prog, names = split_concat_program(len(fmts), 6, 2, key)
+    T = {nm: ss.Tensor.from_numpy(v, f, fill=fill) for nm, v, f in zip(names, parts, fmts)}
+    kernel = ss.lower(prog, "looplets", **T, C=ss.parse_format("csr", ndim=2, fill=fill))
+    (step,) = [s for s in kernel.trace.steps if s.stage == "carry"]
+    assert step.note.endswith(carried), step.note
+    np.testing.assert_array_equal(kernel(**T).to_numpy(), want)
+    np.testing.assert_array_equal(kernel.interpret(**T).to_numpy(), want)
+    np.testing.assert_array_equal(evaluate(prog, **T)[0], want)
+
+
 @pytest.mark.parametrize("program, shapes, want", [
     # (a vstack's rows split in two: C[p, q, i] reads A's row q + 2p, or B's after |A|'s rows)
     ("C[p, q, i] = split(concat((A[j, i], B[k, i]), (j, k) -> l), l -> (p:3, q:2))", ((4, 3), (2, 3)),
