@@ -97,9 +97,20 @@ def test_an_hstack_interleaves_the_parts_so_its_rows_stay_segments():
     # past the other part's last row, a part's entries are contiguous again: one loop each
     tails = {(p, e) for p, e in loops(step.after) if e in ends}
     assert sorted(ends[e] for _, e in tails) == ["B", "C"]
-    B = coo(np.arange(M * NB, dtype=float).reshape(M, NB), 0.0)
-    C = coo(np.arange(M * NC, dtype=float).reshape(M, NC), 0.0)
-    np.testing.assert_array_equal(k(B=B, C=C).to_numpy(), np.hstack([B.to_numpy(), C.to_numpy()]))
+    b, c = np.arange(M * NB, dtype=float).reshape(M, NB), np.arange(M * NC, dtype=float).reshape(M, NC)
+    # rows both hold; B's rows past C's last (a tail of 18 entries: one block), then C's past B's
+    # (a stored zero in B's tail: its fallback drops it; in a row of its own past C's last)
+    zeroed = np.where(np.arange(M * NB).reshape(M, NB) == 26, 0.0, b)
+    rows = np.arange(M)[:, None]
+    for b, c, stored in ((b, c, ()), (zeroed, np.where(rows < 6, c, 0.0), [(8, 2)]),
+                         (np.where(rows < 4, b, 0.0), c, [(11, 0)]), (np.where(rows < 4, b, 0.0), c, ())):
+        B, C = coo(b, 0.0, stored), coo(c, 0.0, stored[:0])
+        want = np.hstack([b, c])
+        ref = ss.Tensor.from_numpy(want, ss.parse_format("coo", ndim=2))
+        for got in (k(B=B, C=C), k.interpret(B=B, C=C)):
+            np.testing.assert_array_equal(got.to_numpy(), want)
+            np.testing.assert_array_equal(got.to_coords()[0], ref.to_coords()[0])
+        np.testing.assert_array_equal(ss.evaluate(HSTACK, B=B, C=C)[0], want)
 
 
 def test_a_coo_ravel_walks_its_entries_in_one_loop_copied_as_one_block():
