@@ -1,6 +1,6 @@
 """A COO part walked whole: the two loops of a SparseCOO level's segment walk become one loop over
 its positions, where every entry lands in the output one after the other (so the append loop
-becomes one block copy of the whole part, not one per row).
+becomes block copies of a fixed number of entries, whatever the rows' lengths).
 
 The iterator model (:mod:`compiler.lattice.seqemit`) walks a COO level's first mode by segments
 of equal coordinates and its second mode through each segment. A COO vstack,
@@ -21,10 +21,11 @@ the same, the row read at the entry's own position::
     pB1 = pB0;
     while (pB1 < pB0_end) { int64 l = (int64)B0_idx0[pB1]; ...append...; pB1 += 1; }
 
-which :func:`compiler.imperative.blockcopy.block_copy` copies as one block: each output array
-gets one loop over the part (the bound's memcpy, plus the offset of C's rows), where a block per
-row recounted the segment, tested its length and its dropped values row by row (a COO vstack of
-1M entries in 20k rows ran 1.7x the hand-written bound so).
+which :func:`compiler.imperative.blockcopy.block_copy` copies in blocks of :data:`CHUNK` entries
+(each output array one loop a block, the bound's memcpy plus the offset of C's rows), whatever the
+rows' lengths: a collapse, whose product loop appended entry by entry, ran 2x the hand-written
+bound so, 1.2x now. (A vstack's rows were already blocks: as fast as chunks, where one block of a
+whole 500k-entry part, its values counted and then copied, read them from memory twice: slower.)
 
 The outer loop's body must be just that: locals read from the segment's coordinate at ``pB0`` (and
 names the loops do not change), the inner loop stepping its position by one and reading neither
@@ -45,13 +46,17 @@ add up) keeps its loops, and so does a loop whose flattened form would not be a 
 >>> for st in flatten_segments([outer], {"B_val": "float64", "D_val": "float64"}): print(st)
 int64 pB1 = pB0;
 while (pB1 < pB0_end) {
-    int64 l = B0_idx0[pB1];
-    grow D_idx to n + 1;
-    grow D_val to n + 1;
-    D_idx[n] = l;
-    D_val[n] = B_val[pB1];
-    n += 1;
-    pB1 += 1;
+    // 4096 entries at a time: counted, then copied from the cache
+    int64 pB1_stop = pB1 + 4096 < pB0_end ? pB1 + 4096 : pB0_end;
+    while (pB1 < pB1_stop) {
+        int64 l = B0_idx0[pB1];
+        grow D_idx to n + 1;
+        grow D_val to n + 1;
+        D_idx[n] = l;
+        D_val[n] = B_val[pB1];
+        n += 1;
+        pB1 += 1;
+    }
 }
 pB0 = pB0_end;
 pB0_seg = pB0_end;
@@ -62,8 +67,8 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass, replace
 
 from ..imperative.blockcopy import match
-from ..imperative.ir import (Assign, BinOp, Break, CompoundAssign, Const, Declare, If, Load, Tagged, Var, While,
-                             not_)
+from ..imperative.ir import (Assign, BinOp, Break, Comment, CompoundAssign, Const, Declare, If, Load, Select, Tagged,
+                             Var, While, not_)
 from ..imperative.traverse import assigned_names, map_bodies, walk
 
 
@@ -105,7 +110,7 @@ def _subst(e, old, new):
     return replace(e, **changes) if changes else e
 
 
-def flatten(loop, dtypes: dict) -> list | None:
+def flatten(loop, dtypes: dict, fresh=None) -> list | None:
     """The statements that walk the COO segment loop ``loop`` as one loop over its positions
     (see the module docstring), or None when ``loop`` is no such loop or its flat form would not
     be a block copy."""
@@ -151,14 +156,14 @@ def flatten(loop, dtypes: dict) -> list | None:
         if any(isinstance(n, Var) and n == p for n in walk(_subst(d.init, Load(idx, p), Const(0, "int64")))):
             return None
     moved = [replace(d, init=_subst(d.init, Load(idx, p), Load(idx, c))) for d in locals_]
-    flat = While(BinOp("<", c, end), [*moved, *steps])
-    if match(flat, dtypes) is None:
+    flat = _chunks(c, end, [*moved, *steps], dtypes, fresh or _namer([loop]))
+    if flat is None:
         return None
     flat = flat if tag is None else replace(tag, body=flat)
     return [Declare(c, body[0].dtype, p), flat, Assign(p, end), Assign(seg, end)]
 
 
-def flatten_product(loop, dtypes: dict) -> list | None:
+def flatten_product(loop, dtypes: dict, fresh=None) -> list | None:
     """The statements that walk ``loop``, a product of a COO level's two modes in one loop (a
     collapse, ``c[k] = collapse(A[i, j], (i, j) -> k)``), as one loop over its positions, or None
     when ``loop`` is no such loop or its flat form would not be a block copy. The product steps
@@ -203,10 +208,42 @@ def flatten_product(loop, dtypes: dict) -> list | None:
     moved = [_subst(st, Load(idx, p), Load(idx, c)) for st in steps]
     if any(isinstance(n, Var) and n.name in {p.name, seg.name, ce.name} for n in walk(tuple(moved))):
         return None
-    flat = While(BinOp("<", c, end), [*moved, body[-2]])
-    if match(flat, dtypes) is None:
+    flat = _chunks(c, end, [*moved, body[-2]], dtypes, fresh or _namer([loop]))
+    if flat is None:
         return None
     return [If(loop.cond, [flat, Assign(p, end), Assign(seg, end)])]
+
+
+#: entries a block copy takes at a time: it counts a chunk's dropped values, then copies the chunk
+#: while its values are still in cache (counted over a whole part of 500k entries, then copied, it
+#: read them from memory twice: slower than a block per row of 50)
+CHUNK = 4096
+
+
+def _namer(stmts):
+    """A function giving fresh names: ``base``, else ``base_2``, ... (none that ``stmts`` has)."""
+    taken = {n.name for n in walk(tuple(stmts)) if isinstance(n, Var)}
+
+    def fresh(base):
+        name, k = base, 2
+        while name in taken:
+            name, k = f"{base}_{k}", k + 1
+        taken.add(name)
+        return name
+    return fresh
+
+
+def _chunks(c: Var, end, body: list, dtypes: dict, fresh):
+    """``while (c < end)`` over ``body``, as chunks of :data:`CHUNK` positions each walked by
+    an append loop that :func:`~compiler.imperative.blockcopy.block_copy` copies; None when the
+    loop would be no such append loop."""
+    if match(While(BinOp("<", c, end), body), dtypes) is None:
+        return None
+    stop = Var(fresh(c.name + "_stop"))
+    inner = While(BinOp("<", c, stop), body)
+    ahead = BinOp("+", c, Const(CHUNK, "int64"))
+    return While(BinOp("<", c, end), [Comment(f"{CHUNK} entries at a time: counted, then copied from the cache"),
+                                      Declare(stop, "int64", Select(BinOp("<", ahead, end), ahead, end)), inner])
 
 
 def flatten_segments(stmts, dtypes: dict | None = None) -> list:
@@ -215,24 +252,24 @@ def flatten_segments(stmts, dtypes: dict | None = None) -> list:
     :func:`~compiler.imperative.blockcopy.block_copy`. The first segment's scan, which the walk
     set up before its loop, goes too when nothing else reads the segment's end."""
     segs = set()
-    out = _flatten(list(stmts), dict(dtypes or {}), segs)
+    out = _flatten(list(stmts), dict(dtypes or {}), segs, _namer(stmts))
     for seg in sorted(segs):
         out = _drop_scan(out, seg)
     return out
 
 
-def _flatten(stmts: list, dtypes: dict, segs: set) -> list:
+def _flatten(stmts: list, dtypes: dict, segs: set, fresh) -> list:
     out = []
     for s in stmts:
-        got = flatten(s, dtypes)
+        got = flatten(s, dtypes, fresh)
         if got is not None:
             segs.add(got[-1].target.name)
         else:
-            got = flatten_product(s, dtypes)
+            got = flatten_product(s, dtypes, fresh)
         if got is not None:
             out += got
         else:
-            out.append(map_bodies(s, lambda body: _flatten(list(body), dtypes, segs)))
+            out.append(map_bodies(s, lambda body: _flatten(list(body), dtypes, segs, fresh)))
     return out
 
 
