@@ -174,7 +174,7 @@ def test_coo_parts(program, fill, case):
     check(fill, b, c, stored_b=stored, program=program)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2 ** 16), density=st.sampled_from([0.0, 0.2, 0.7, 1.0]),
        nan=st.booleans(), stored=st.floats(0, 0.5), program=st.sampled_from([VSTACK, RAVEL]))
 @example(seed=0, density=1.0, nan=False, stored=0.1, program=VSTACK)
