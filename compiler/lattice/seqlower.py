@@ -41,6 +41,7 @@ from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import Block, Buffer, Growable, Scalar
 from ..notation.ast import Call, accesses, walk
 from ..trace import Trace
+from .coo_segments import flatten_segments
 from .sequences import SequenceError
 from .seqderive import ShapedFormat, copy_fill, seq_lower
 from .exprs import names_used
@@ -109,8 +110,14 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         trace.record("cleanup", before=fn, after=after, artifacts=[ir_artifact(after)],
                      note="assignments replaced before a read and locals nothing reads dropped")
         fn = after
-    after = replace(fn, body=Block(tuple(block_copy(fn.body.body, {p.name: p.dtype for p in fn.params
-                                                                   if isinstance(p, (Buffer, Growable))}))))
+    dtypes = {p.name: p.dtype for p in fn.params if isinstance(p, (Buffer, Growable))}
+    after = replace(fn, body=Block(tuple(flatten_segments(fn.body.body, dtypes))))
+    if after != fn:
+        trace.record("flatten-segments", before=fn, after=after, artifacts=[ir_artifact(after)],
+                     note="a COO part whose entries land one after the other in the output walked as one loop "
+                          "over its positions, not row by row: one block copy of the whole part")
+        fn = after
+    after = replace(fn, body=Block(tuple(block_copy(fn.body.body, dtypes))))
     if after != fn:
         trace.record("block-copy", before=fn, after=after, artifacts=[ir_artifact(after)],
                      note="appends of a run of entries copied as a block when the filter drops none of them")
