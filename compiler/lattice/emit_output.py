@@ -85,7 +85,7 @@ class OutputAssembly:
             elif lvl.appends_runs:
                 self.run_level(info, lvl)   # (:mod:`.emit_run_output`)
             elif lvl.appends_band is not None or lvl.appends_blocks is not None:
-                self.ranged_level(info, lvl)   # (compiler.lattice.emit_ranges)
+                self.ranged_level(info, lvl, above=k < first - 1)   # (compiler.lattice.emit_ranges)
             elif isinstance(lvl, SparseCOO):
                 if k != 0:
                     raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
@@ -357,6 +357,8 @@ class OutputAssembly:
                     count = cast(Load(info["pos"], BinOp("+", ppos, 1)), info["idt"], "int64")
                     pre.append(Declare(after, "int64", BinOp("+", read, count)))
                     post.append(Assign(read, after))
+            elif "ranged" in self.levels_info[k - 1]:   # (a fiber per position of a band or blocks: .emit_ranges)
+                post = [If(BinOp(">", child, begin), self.range_keep_fiber(self.levels_info[k - 1], info, begin, index))]
             else:
                 pinfo = next(x for x in self.levels_info if x["k"] == k - 1)
                 pc = Var(pinfo["counter"])

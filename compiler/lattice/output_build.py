@@ -16,23 +16,26 @@ SparseRunList), an entry extending its fiber's last run or starting one
 its output checked after each call), innermost there too (under an appended level, a fiber's
 runs closed as its parent keeps it), and one that does not cover its fibers above other levels
 too, as a SparseList, each coordinate its own run (:func:`appends_entries`; a RunList too as the
-outermost level, its gaps runs of the fill: :func:`covers_above`);
+outermost level, its gaps runs of the fill: :func:`covers_above`), and a band or block level above
+one appended so, a fiber of it per position (:func:`ranges_above`);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order;
 a level that marks its slots (SparseByteMap) under located levels only may have a level
 appended as a SparseList below it, a fiber per slot (:func:`slots_located`). Any
 other level (a RunList above another but outermost over a list, a byte map above other sparse levels, a band or block level above a
-sparse one, a Dense level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
+sparse one other than those, a Dense level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
 
 >>> from compiler.format import parse_format
->>> built, why = building_output(parse_format("SparseBand(SparseList(Element(0.0)))"), "C")
->>> print(built.shorthand)
-dcsr
+>>> built, why = building_output(parse_format("SparseBand(SparseHash(Element(0.0)))"), "C")
+>>> print(built)
+SparseList(SparseHash(Element(0.0)))
 >>> print(why)
-the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot; a SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) in storage order, so it builds that level as a SparseList
+>>> building_output(parse_format("SparseBand(SparseList(Element(0.0)))"), "C") is None
+True
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -83,7 +86,9 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     """
     lvl = levels[k]
     if lvl.appends_band is not None or lvl.appends_blocks is not None:
-        return one_pass and blocks_below(levels, k) and appended_under(levels, k)
+        # (innermost or over blocks of Dense slots, or over a level appended as a SparseList, a
+        # fiber of it per position: :func:`ranges_above`)
+        return one_pass and (blocks_below(levels, k) or ranges_above(levels, k + 1)) and appended_under(levels, k)
     if lvl.keys_in_table is not None:
         return one_pass and appended_under(levels, k)
     if not isinstance(lvl, ASSEMBLED):
@@ -157,6 +162,25 @@ def covers_above(levels: tuple, k: int) -> bool:
     return k == 0 and lvl.appends_runs and lvl.full and k + 1 < len(levels) and appends_entries(levels[k + 1])
 
 
+def ranges_above(levels: tuple, k: int) -> bool:
+    """Whether level ``k`` of ``levels`` is appended as a SparseList is (:func:`appends_entries`)
+    under a level that stores a band or blocks of coordinates per fiber (SparseBand,
+    SparseBlockList): each position of the band or blocks holds a fiber of level ``k``, empty in
+    a band's gaps (the storage ``Tensor.from_numpy`` builds).
+
+    >>> from compiler.levels import Element, SparseBand, SparseBlockList, SparseHash, SparseList
+    >>> rows = SparseList(Element(0.0))
+    >>> ranges_above((SparseBand(rows), rows), 1), ranges_above((SparseBlockList(rows), rows), 1)
+    (True, True)
+    >>> ranges_above((SparseBand(rows), SparseHash(rows)), 1), ranges_above((rows,), 0)
+    (False, False)
+    """
+    if not 0 < k < len(levels):
+        return False
+    parent = levels[k - 1]
+    return (parent.appends_band is not None or parent.appends_blocks is not None) and appends_entries(levels[k])
+
+
 def slots_located(levels: tuple, k: int) -> bool:
     """Whether level ``k`` of ``levels`` marks its slots (SparseByteMap) under levels located by
     coordinate only: its slots are counted before the loops, so a fiber below it is located by
@@ -190,7 +214,7 @@ def appended_under(levels: tuple, k: int) -> bool:
         return True
     parent = levels[k - 1]
     # (under a byte map counted up front, a level appended as a SparseList: a fiber per slot)
-    return (parent.keys_in_table is not None or appends_entries(parent)
+    return (parent.keys_in_table is not None or appends_entries(parent) or ranges_above(levels, k)
             or ((slots_located(levels, k - 1) or covers_above(levels, k - 1)) and appends_entries(levels[k])))
 
 
@@ -215,9 +239,11 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
                    f"only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a "
                    f"SparseRunList or SparseInterval above other levels, each coordinate its own run, and a "
                    f"RunList so as the outermost level over a SparseList, its gaps runs of the fill; a "
-                   f"SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot) "
+                   f"SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot; a "
+                   f"SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) "
                    f"in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 
 
-__all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "slots_located"]
+__all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "ranges_above",
+           "slots_located"]

@@ -145,7 +145,7 @@ def test_assembles_asks_the_levels_not_their_names():
     assert assembles((SparseList(dense), Ragged(dense), dense, dense), 3)
     assert not assembles((Ragged(dense), dense), 1, one_pass=False)   # (two-phase: no blocks)
     assert not assembles((Ragged(dense), Slots(dense)), 1)
-    assert not assembles((Ragged(dense), SparseList(dense)), 0)   # (a sparse level below: a stand-in)
+    assert not assembles((Ragged(dense), SparseHash(dense)), 0)   # (a hash below: a stand-in)
     class Keyed(SparseHash):   # a hash's subclass holds blocks of Dense slots as a hash does
         name = "Keyed"
     assert assembles((Keyed(dense), dense), 1) and assembles((Dense(dense), Keyed(dense), dense), 2)
@@ -467,7 +467,7 @@ def test_assembles_a_byte_map_over_a_sparse_level_only_under_located_levels():
     assert not assembles((lst, Marks(lst), lst), 1)   # (its slots not counted up front: a stand-in)
     assert not assembles((Marks(lst), SparseBand(dense)), 0)   # (a band below: a stand-in)
     assert not assembles((Marks(lst), lst), 0, one_pass=False)
-    assert not assembles((SparseBand(lst), lst), 0)
+    assert not assembles((SparseBand(lst), SparseHash(dense)), 0)
 
 
 @settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
@@ -568,3 +568,97 @@ def test_property_run_lists_over_sparse_levels(out, what, shape, fill, density, 
     tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
                for name, (x, f) in arrays.items()}
     run_blocks(expr, fmt, used(expr, tensors), COVERS)
+
+
+
+# -- a band or block list over a level appended as a SparseList: a fiber per position -------------------------
+# (a band of rows, or blocks of rows, each a compressed fiber; a band's positions between kept rows empty fibers)
+
+RANGES = "a fiber of level"
+RANGES_OVER2 = {"SparseBand(SparseList)": lambda fill: Format(SparseBand(SparseList(leaf(fill)))),
+                "SparseBlockList(SparseList)": lambda fill: Format(SparseBlockList(SparseList(leaf(fill)))),
+                "SparseBand(SparseRunList)": lambda fill: Format(SparseBand(SparseRunList(leaf(fill))))}
+RANGES_OVER3 = {"Dense(SparseBand(SparseList))": lambda fill: Format(Dense(SparseBand(SparseList(leaf(fill))))),
+                "SparseHash(SparseBlockList(SparseList))":
+                    lambda fill: Format(SparseHash(SparseBlockList(SparseList(leaf(fill))))),
+                "SparseBand(SparseList(Dense))": lambda fill: Format(SparseBand(SparseList(Dense(leaf(fill))))),
+                "SparseBlockList(SparseList(SparseBand))":
+                    lambda fill: Format(SparseBlockList(SparseList(SparseBand(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("out", list(RANGES_OVER2))
+@pytest.mark.parametrize("what", ["sum", "product", "copy"])
+def test_a_band_or_block_list_over_a_sparse_level_is_assembled_by_the_kernel(out, what):
+    # before: built as DCSR (or SparseList(SparseRunList)) and converted after each call (the convert step)
+    expr, fmt = EXPRS[what], RANGES_OVER2[out](0.0)
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, matrices(seed=71)))
+    assembled_natively(k, fmt, RANGES)
+
+
+@pytest.mark.parametrize("out", list(RANGES_OVER3))
+def test_bands_and_block_lists_over_sparse_levels_in_three_modes(out):
+    expr, fmt = EXPRS3["contract"], RANGES_OVER3[out](0.0)
+    k = check(expr, fmt, **used(expr, cubes(seed=72)))
+    assembled_natively(k, fmt, RANGES)
+
+
+def test_a_band_of_rows_holds_empty_fibers_in_its_gaps():
+    # rows 1, 3 and 4 kept: the band [1, 5) holds row 2 as an empty fiber; row 5's values cancel and
+    # row 6 is empty, so the band ends at row 4. As blocks: [1, 2) and [3, 5), no fiber for row 2
+    a = np.zeros((7, 3))
+    a[[1, 3, 4, 5], [2, 0, 1, 1]] = [1.0, 2.0, 3.0, 4.0]
+    b = np.zeros_like(a)
+    b[5, 1] = -4.0
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    band, blocks = RANGES_OVER2["SparseBand(SparseList)"](0.0), RANGES_OVER2["SparseBlockList(SparseList)"](0.0)
+    k = check(EXPRS["sum"], band, A=A, B=B)
+    assembled_natively(k, band, RANGES)
+    got = k(A=A, B=B)
+    assert got.levels[0].ofs.tolist() == [0, 4] and got.levels[0].idx.tolist() == [5]
+    assert got.levels[1].pos.tolist() == [0, 1, 1, 2, 3]
+    got = check(EXPRS["sum"], blocks, A=A, B=B)(A=A, B=B)
+    assert got.levels[0].pos.tolist() == [0, 2] and got.levels[0].idx.tolist() == [2, 5]
+    assert got.levels[0].ofs.tolist() == [0, 1, 3] and got.levels[1].pos.tolist() == [0, 1, 2, 3]
+
+
+def test_assembles_a_band_or_block_list_over_a_level_appended_as_a_list():
+    class Ragged(SparseBand):   # a subclass is assembled as a band is
+        name = "Ragged"
+    dense = Dense(Element(0.0))
+    lst = SparseList(dense)
+    assert assembles((Ragged(lst), lst), 0) and assembles((SparseBlockList(lst), SparseRunList(dense)), 0)
+    assert assembles((SparseHash(lst), Ragged(lst), lst), 1) and assembles((dense, Ragged(lst), lst), 1)
+    assert not assembles((Ragged(lst), lst), 0, one_pass=False)
+    assert not assembles((Ragged(lst), SparseHash(dense)), 0)   # (a hash below: a stand-in)
+    assert not assembles((Ragged(lst), RunList(dense)), 0)   # (runs covering their fibers: a stand-in)
+    assert not assembles((SparseByteMap(lst), Ragged(lst), lst), 1)   # (under a byte map: a stand-in)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(RANGES_OVER2) + list(RANGES_OVER3)), what=st.sampled_from(["sum", "product", "copy"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="SparseBand(SparseList)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True,
+         seed=0)
+@example(out="SparseBlockList(SparseList)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0,
+         stored_special=False, seed=0)   # all fill: no positions
+@example(out="SparseBand(SparseRunList)", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0,
+         stored_special=True, seed=0)   # no rows
+@example(out="Dense(SparseBand(SparseList))", what="copy", shape=(2, 5, 0), fill=np.inf, density=0.7,
+         stored_special=False, seed=1)   # no columns
+@example(out="SparseBand(SparseList(Dense))", what="sum", shape=(6, 4, 2), fill=0.0, density=0.3,
+         stored_special=True, seed=2)
+def test_property_bands_and_block_lists_over_sparse_levels(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    if out in RANGES_OVER2:
+        a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        arrays = {"A": (a, "csr"), "B": (b, "dcsr")}
+        expr, fmt = EXPRS[what], RANGES_OVER2[out]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        arrays = {"T": (t, "csf"), "U": (u, "csf")}
+        expr, fmt = EXPRS3[what], RANGES_OVER3[out]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, fmt, used(expr, tensors), RANGES)
