@@ -106,6 +106,8 @@ class OutputAssembly:
             mode += lvl.nmodes
         last = self.levels_info[-1]
         if self.block is not None:
+            if "covers" in last:   # (the rest of its fiber a run of the fill, before the values' length is set)
+                self.final += self.block_tail(last)
             self.block_params(last)   # (:mod:`.emit_blocks`)
         else:
             self.out_params.append(Growable(self.val, s.out_dtype, last.get("slots", last["counter"])))

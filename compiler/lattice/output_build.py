@@ -16,13 +16,13 @@ SparseRunList), an entry extending its fiber's last run or starting one
 its output checked after each call), innermost there too (under an appended level, a fiber's
 runs closed as its parent keeps it), and one that does not cover its fibers above other levels
 too, as a SparseList, each coordinate its own run (:func:`appends_entries`; a RunList too as the
-outermost level, its gaps runs of the fill: :func:`covers_above`), and a band or block level above
+outermost level over such a level or Dense ones, its gaps runs of the fill: :func:`covers_above`), and a band or block level above
 one appended so, a fiber of it per position (:func:`ranges_above`);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order;
 a level that marks its slots (SparseByteMap) under located levels only may have a level
 appended as a SparseList below it, a fiber per slot (:func:`slots_located`). Any
-other level (a RunList above another but outermost over a list, a byte map above other sparse levels, a band or block level above a
+other level (a RunList above another but outermost over a list or Dense levels, a byte map above other sparse levels, a band or block level above a
 sparse one other than those, a Dense level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
@@ -33,7 +33,7 @@ the conversions of :mod:`compiler.lattice.conversions`.
 >>> print(built)
 SparseList(SparseHash(Element(0.0)))
 >>> print(why)
-the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot; a SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList or Dense levels, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot; a SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) in storage order, so it builds that level as a SparseList
 >>> building_output(parse_format("SparseBand(SparseList(Element(0.0)))"), "C") is None
 True
 >>> building_output(parse_format("dcsr"), "C") is None
@@ -149,17 +149,22 @@ def blocks_below(levels: tuple, k: int) -> bool:
 
 def covers_above(levels: tuple, k: int) -> bool:
     """Whether level ``k`` of ``levels`` is a run-length level that covers its fibers (RunList) as
-    the outermost level over a level appended as a SparseList: the kernel appends it as a
-    SparseList too, each coordinate kept its own run, and a run of the fill over each gap between
-    them and after the last, over an empty fiber below (the storage ``Tensor.from_numpy`` builds).
+    the outermost level over a level appended as a SparseList, or over Dense levels only: the
+    kernel appends it as a SparseList too, each coordinate kept its own run, and a run of the fill
+    over each gap between them and after the last, over an empty fiber below or a block of the
+    fill (the storage ``Tensor.from_numpy`` builds).
 
     >>> from compiler.levels import Dense, Element, RunList, SparseList
     >>> rows = RunList(SparseList(Element(0.0)))
     >>> covers_above((rows, rows.child), 0), covers_above((Dense(rows), rows, rows.child), 1)
     (True, False)
+    >>> blocks = RunList(Dense(Element(0.0)))
+    >>> covers_above((blocks, blocks.child), 0)
+    True
     """
     lvl = levels[k]
-    return k == 0 and lvl.appends_runs and lvl.full and k + 1 < len(levels) and appends_entries(levels[k + 1])
+    return (k == 0 and lvl.appends_runs and lvl.full and k + 1 < len(levels)
+            and (appends_entries(levels[k + 1]) or blocks_below(levels, k)))
 
 
 def ranges_above(levels: tuple, k: int) -> bool:
@@ -238,7 +243,7 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
                    f"SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the "
                    f"only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a "
                    f"SparseRunList or SparseInterval above other levels, each coordinate its own run, and a "
-                   f"RunList so as the outermost level over a SparseList, its gaps runs of the fill; a "
+                   f"RunList so as the outermost level over a SparseList or Dense levels, its gaps runs of the fill; a "
                    f"SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot; a "
                    f"SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) "
                    f"in storage order, so it builds "

@@ -376,7 +376,7 @@ def test_assembles_asks_whether_a_run_level_covers_its_fibers():
     assert assembles((Spans(dense), dense), 0) and assembles((Spans(dense), dense), 1)
     assert assembles((Spans(dense), SparseList(dense)), 1) and assembles((SparsePoint(dense), dense), 1)
     assert not assembles((dense, RunList(dense), SparseList(dense)), 1)   # (under Dense: gaps in skipped fibers)
-    assert not assembles((RunList(dense), dense), 0)   # (a gap's block of the fill: a stand-in)
+    assert not assembles((RunList(dense), SparseHash(dense)), 0)   # (a hash below: a stand-in)
     assert not assembles((Spans(dense), dense), 0, one_pass=False)
 
 
@@ -662,3 +662,82 @@ def test_property_bands_and_block_lists_over_sparse_levels(out, what, shape, fil
     tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
                for name, (x, f) in arrays.items()}
     run_blocks(expr, fmt, used(expr, tensors), RANGES)
+
+
+
+# -- a RunList as the outermost level over Dense levels: a block of slots per run -----------------------------
+# (each kept coordinate its own run over its block; a gap between them, and the rest after the last, a run of the
+# fill over a block of the fill)
+
+OVER_BLOCKS = "a run of the fill over a block of the fill"
+RUNS_OVER_DENSE = {"RunList(Dense)": lambda fill: Format(RunList(Dense(leaf(fill)))),
+                   "RunList(Dense(Dense))": lambda fill: Format(RunList(Dense(Dense(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("what", ["sum", "product", "copy"])
+def test_a_run_list_over_dense_is_assembled_by_the_kernel(what):
+    # before: built as SparseList(Dense) and converted after each call (the convert step)
+    expr, fmt = EXPRS[what], RUNS_OVER_DENSE["RunList(Dense)"](0.0)
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, matrices(seed=81)))
+    assembled_natively(k, fmt, OVER_BLOCKS)
+    assembled_natively(k, fmt, BLOCK)
+
+
+def test_a_run_list_over_dense_levels_in_three_modes():
+    expr, fmt = EXPRS3["contract"], RUNS_OVER_DENSE["RunList(Dense(Dense))"](0.0)
+    k = check(expr, fmt, **used(expr, cubes(seed=82)))
+    assembled_natively(k, fmt, OVER_BLOCKS)
+
+
+def test_a_run_list_over_dense_covers_its_gaps_with_blocks_of_the_fill():
+    # rows 1, 3 and 4 kept (equal rows 3 and 4: two runs): runs [0, 1) of the fill, [1, 2), [2, 3) of the
+    # fill, [3, 4), [4, 5), and [5, 7) of the fill (row 5's values cancel), a block of slots each
+    a = np.zeros((7, 2))
+    a[[1, 3, 4, 5], [1, 0, 0, 1]] = [1.0, 2.0, 2.0, 3.0]
+    b = np.zeros_like(a)
+    b[5, 1] = -3.0
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    fmt = RUNS_OVER_DENSE["RunList(Dense)"](0.0)
+    k = check(EXPRS["sum"], fmt, A=A, B=B)
+    assembled_natively(k, fmt, OVER_BLOCKS)
+    got = k(A=A, B=B)
+    assert got.levels[0].pos.tolist() == [0, 6] and got.levels[0].right.tolist() == [1, 2, 3, 4, 5, 7]
+    assert got.vals.tolist() == [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 2.0, 0.0, 2.0, 0.0, 0.0, 0.0]
+    for rows in (0, 3):   # no rows: no runs; all fill: one run over one block of the fill
+        z = Tensor.from_numpy(np.zeros((rows, 2)), "csr")
+        got = k(A=z, B=z)
+        assert got.levels[0].right.tolist() == ([3] if rows else []) and got.vals.tolist() == [0.0, 0.0][:2 * (rows > 0)]
+
+
+def test_assembles_a_run_list_over_dense_levels_only_outermost():
+    class Spans(RunList):   # a subclass is assembled as a RunList is
+        name = "Spans"
+    dense = Dense(Element(0.0))
+    assert assembles((Spans(dense), dense), 0) and assembles((Spans(dense), dense, dense), 0)
+    assert not assembles((dense, Spans(dense), dense), 1)   # (under Dense: a stand-in)
+    assert not assembles((Spans(dense), dense), 0, one_pass=False)
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(RUNS_OVER_DENSE)), what=st.sampled_from(["sum", "product", "copy"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="RunList(Dense)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True, seed=0)
+@example(out="RunList(Dense)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0, stored_special=False,
+         seed=0)   # all fill: one run over a block of the fill
+@example(out="RunList(Dense(Dense))", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0, stored_special=True,
+         seed=0)   # no rows
+@example(out="RunList(Dense)", what="copy", shape=(3, 0, 1), fill=np.inf, density=0.7, stored_special=False,
+         seed=1)   # no slots in a block
+def test_property_run_lists_over_dense_levels(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    if out == "RunList(Dense)":
+        a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        arrays, expr = {"A": (a, "csr"), "B": (b, "dcsr")}, EXPRS[what]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        arrays, expr = {"T": (t, "csf"), "U": (u, "csf")}, EXPRS3[what]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, RUNS_OVER_DENSE[out], used(expr, tensors), OVER_BLOCKS)
