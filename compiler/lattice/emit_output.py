@@ -122,8 +122,9 @@ class OutputAssembly:
             if isinstance(info["level"], SparseCOO):
                 self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
             elif "ranged" in info:
-                self.final += self.range_final(info) + ([] if k == 0 or not info["pos_buffer"] else
-                                                        [self.prefix_sum(info, self.dense_count(info["mode"]))])
+                self.final += self.range_final(info) + (
+                    [self.prefix_sum(info, Var(info["slotted"]))] if "slotted" in info else
+                    [] if k == 0 or not info["pos_buffer"] else [self.prefix_sum(info, self.dense_count(info["mode"]))])
             elif "slotted" in info:   # (a fiber per slot of the level above: its lengths summed)
                 self.final.append(self.prefix_sum(info, Var(info["slotted"])))
             elif info["pos_buffer"]:
@@ -155,7 +156,7 @@ class OutputAssembly:
                           f"{out}'s level {k} ({lvl.name}) is appended in storage order, a fiber of level {k + 1} in "
                           f"each slot (their lengths summed after the loops), a coordinate marked and kept if the "
                           f"fiber in its slot got entries")
-        if not info["pos_buffer"]:
+        if not info["pos_buffer"] and "slotted" not in info:   # (a fiber per slot above: its slots are counted too)
             self.slot_blocks(info)
             return
         slots = Var(info["slots"])
@@ -347,10 +348,13 @@ class OutputAssembly:
             if isinstance(prev_level, Dense) or "slotted" in info:
                 ppos = self.dense_position(info["mode"] - 1)
                 post = [Store(info["pos"], BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info["idt"]))]
-                if "slotted" in info:   # (the level above keeps the coordinate if the fiber in its slot got entries)
-                    post.append(If(BinOp(">", child, begin), self.keep_slot(self.levels_info[k - 1], index, ppos)))
-                if ranged and info["ranged"] == "band":   # (a band's values begin where its entries do)
-                    post.append(If(BinOp(">", child, begin), self.range_fiber_end(info, begin, ppos)))
+                # (the level above keeps the coordinate if the fiber in its slot got entries; a band's
+                # values begin where its entries do)
+                kept = self.keep_slot(self.levels_info[k - 1], index, ppos) if "slotted" in info else []
+                if ranged and info["ranged"] == "band":
+                    kept += self.range_fiber_end(info, begin, ppos)
+                if kept:
+                    post.append(If(BinOp(">", child, begin), kept))
                 if self.phase == "compute" and self.read_counter is not None:
                     # the next row's coordinates start where phase 1 stored this row's, plus their
                     # count (a case that does not read them, merging, moves the read position too)

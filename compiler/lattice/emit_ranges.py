@@ -65,6 +65,11 @@ class RangeAssembly:
             info["lo"] = self.name(("band", k), f"{out}{k}_lo")
             if info["pos_buffer"]:
                 self.out_params.append(Buffer(info["ends"], idt, "inout"))
+            elif "slotted" in info:   # (one band end per slot of the parent, 0 where its fiber is empty)
+                q = Var(self.name(("slotted", "ends", k), "q"))
+                self.out_params.append(Growable(info["ends"], idt, info["slotted"]))
+                self.init += [Grow(info["ends"], Var(info["slotted"])),
+                              For(q, 0, Var(info["slotted"]), [Store(info["ends"], q, Const(0, idt))])]
             else:   # (one band end per entry of the parent, appended as it is)
                 parent = self.name(("count", k - 1), f"p{out}{k - 1}")
                 self.out_params.append(Growable(info["ends"], idt, parent))
@@ -121,7 +126,7 @@ class RangeAssembly:
         """The slot ``parent * size + i`` of the entry being appended at the innermost output level
         ``info``: its parent's position is located from Dense levels, or is the position the
         appended parent gets if it keeps its entry (its counter)."""
-        if info["pos_buffer"]:
+        if info["pos_buffer"] or "slotted" in info:   # (a fiber per slot: the parent's position is located)
             return self.dense_position(info["mode"])
         parent = Var(next(x for x in self.levels_info if x["k"] == info["k"] - 1)["counter"])
         size = Var(self.out_sizes[info["mode"]].name)
@@ -190,7 +195,7 @@ class RangeAssembly:
             return []
         n = BinOp("-", Var(info["counter"]), begin)
         end = cast(BinOp("+", Var(info["lo"]), n), "int64", info["idt"])
-        grow = [] if info["pos_buffer"] else [Grow(info["ends"], BinOp("+", at, Const(1, "int64")))]
+        grow = [] if info["pos_buffer"] or "slotted" in info else [Grow(info["ends"], BinOp("+", at, Const(1, "int64")))]
         return grow + [Store(info["ends"], at, end)]
 
     def range_final(self, info: dict) -> list:

@@ -146,7 +146,8 @@ def test_assembles_asks_the_levels_not_their_names():
     assert assembles((Ragged(Element(0.0)), Mine(Element(0.0))), 0)   # (over a list: a fiber per position)
     assert not assembles((Ragged(Element(0.0)), SparseHash(Element(0.0))), 0)
     assert assembles((SparseHash(Element(0.0)), SparseBlockList(Element(0.0))), 1)   # (under a hash too)
-    assert not assembles((SparseByteMap(Element(0.0)), SparseBlockList(Element(0.0))), 1)
+    assert assembles((SparseByteMap(Element(0.0)), SparseBlockList(Element(0.0))), 1)   # (a fiber per slot)
+    assert not assembles((Mine(Element(0.0)), SparseByteMap(Element(0.0)), SparseBlockList(Element(0.0))), 2)
     assert assembles((Mine(Element(0.0)), SparseByteMap(Element(0.0))), 1)   # (a byte map under a list: innermost)
     assert not assembles((Mine(Element(0.0)), SparseByteMap(Element(0.0)), Mine(Element(0.0))), 1)
 

@@ -150,7 +150,7 @@ def test_assembles_asks_the_levels_not_their_names():
         name = "Keyed"
     assert assembles((Keyed(dense), dense), 1) and assembles((Dense(dense), Keyed(dense), dense), 2)
     assert not assembles((Keyed(dense), dense), 1, one_pass=False)
-    assert not assembles((SparseByteMap(dense), SparseByteMap(dense), dense), 0)
+    assert not assembles((SparseList(dense), SparseByteMap(dense), SparseByteMap(dense), dense), 1)
     assert building_output(Format(Dense(Ragged(Dense(Element(0.0))))), "C") is None
 
 
@@ -465,7 +465,7 @@ def test_assembles_a_byte_map_over_a_sparse_level_only_under_located_levels():
     assert assembles((Marks(lst), lst), 0) and assembles((Marks(lst), lst), 1)
     assert assembles((dense, Marks(lst), lst), 1) and assembles((dense, Marks(lst), SparseRunList(dense)), 1)
     assert not assembles((lst, Marks(lst), lst), 1)   # (its slots not counted up front: a stand-in)
-    assert not assembles((Marks(lst), SparseBand(dense)), 0)   # (a band below: a stand-in)
+    assert not assembles((Marks(lst), RunList(dense)), 0)   # (a RunList below: a stand-in)
     assert not assembles((Marks(lst), lst), 0, one_pass=False)
     assert not assembles((SparseBand(lst), SparseHash(dense)), 0)
 
@@ -631,7 +631,8 @@ def test_assembles_a_band_or_block_list_over_a_level_appended_as_a_list():
     assert not assembles((Ragged(lst), lst), 0, one_pass=False)
     assert not assembles((Ragged(lst), SparseHash(dense)), 0)   # (a hash below: a stand-in)
     assert not assembles((Ragged(lst), RunList(dense)), 0)   # (runs covering their fibers: a stand-in)
-    assert not assembles((SparseByteMap(lst), Ragged(lst), lst), 1)   # (under a byte map: a stand-in)
+    assert assembles((SparseByteMap(lst), Ragged(lst), lst), 1)   # (in a byte map's slots too)
+    assert not assembles((lst, SparseByteMap(lst), Ragged(lst), lst), 2)   # (its slots not counted up front)
 
 
 @settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
@@ -741,3 +742,90 @@ def test_property_run_lists_over_dense_levels(out, what, shape, fill, density, s
     tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
                for name, (x, f) in arrays.items()}
     run_blocks(expr, RUNS_OVER_DENSE[out], used(expr, tensors), OVER_BLOCKS)
+
+
+
+# -- a byte map over a hash, band, block list or byte map, under located levels: a fiber per slot ------------
+# (the level below located by its slot as under Dense levels: a hash's and a byte map's keys slot * size + i,
+# a band's end per slot, 0 in an unmarked slot)
+
+SLOTS_OVER2 = {f"SparseByteMap({below.__name__})": (lambda fill, below=below: Format(SparseByteMap(below(leaf(fill)))))
+               for below in (SparseHash, SparseBand, SparseBlockList, SparseByteMap)}
+SLOTS_OVER3 = {"Dense(SparseByteMap(SparseHash))": lambda fill: Format(Dense(SparseByteMap(SparseHash(leaf(fill))))),
+               "SparseByteMap(SparseBand(Dense))": lambda fill: Format(SparseByteMap(SparseBand(Dense(leaf(fill))))),
+               "SparseByteMap(SparseByteMap(Dense))":
+                   lambda fill: Format(SparseByteMap(SparseByteMap(Dense(leaf(fill))))),
+               "SparseByteMap(SparseBlockList(SparseList))":
+                   lambda fill: Format(SparseByteMap(SparseBlockList(SparseList(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("out", list(SLOTS_OVER2))
+@pytest.mark.parametrize("what", ["sum", "product", "copy"])
+def test_a_byte_map_over_a_hash_band_block_list_or_byte_map_is_assembled_by_the_kernel(out, what):
+    # before: built as SparseList(that level) and converted after each call (the convert step)
+    expr, fmt = EXPRS[what], SLOTS_OVER2[out](0.0)
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, matrices(seed=91)))
+    assembled_natively(k, fmt, SLOTTED)
+
+
+@pytest.mark.parametrize("out", list(SLOTS_OVER3))
+def test_byte_maps_over_keyed_ranged_and_marked_levels_in_three_modes(out):
+    expr, fmt = EXPRS3["contract"], SLOTS_OVER3[out](0.0)
+    k = check(expr, fmt, **used(expr, cubes(seed=92)))
+    assembled_natively(k, fmt, SLOTTED)
+
+
+def test_a_byte_map_of_bands_ends_each_slot_s_band():
+    # rows 0 and 3 kept (row 3's band [1, 4) holds the fill at 2); rows 1 and 2 empty, row 4 cancelled:
+    # their slots unmarked, their bands empty (end 0)
+    a = np.array([[5.0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 1.0, 0, 2.0], [3.0, 0, 0, 0]])
+    b = np.zeros_like(a)
+    b[4, 0] = -3.0
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    fmt = SLOTS_OVER2["SparseByteMap(SparseBand)"](0.0)
+    k = check(EXPRS["sum"], fmt, A=A, B=B)
+    assembled_natively(k, fmt, SLOTTED)
+    got = k(A=A, B=B)
+    assert got.levels[0].srt.tolist() == [0, 3] and got.levels[0].tbl.tolist() == [True, False, False, True, False]
+    assert got.levels[1].ofs.tolist() == [0, 1, 1, 1, 4, 4] and got.levels[1].idx.tolist() == [1, 0, 0, 4, 0]
+    assert got.vals.tolist() == [5.0, 1.0, 0.0, 2.0]
+
+
+def test_assembles_a_byte_map_over_keyed_ranged_and_marked_levels_only_under_located_levels():
+    class Marks(SparseByteMap):   # a subclass is assembled as a byte map is, above and below
+        name = "Marks"
+    dense = Dense(Element(0.0))
+    for below in (SparseHash(dense), SparseBand(dense), SparseBlockList(dense), Marks(dense)):
+        assert assembles((Marks(below), below), 0) and assembles((Marks(below), below), 1)
+        assert assembles((dense, Marks(below), below), 2)
+        assert not assembles((SparseList(dense), Marks(below), below), 1)   # (under a list: a stand-in)
+        assert not assembles((Marks(below), below), 1, one_pass=False)
+    assert not assembles((Marks(dense), RunList(dense)), 0)   # (runs covering their fibers: a stand-in)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(SLOTS_OVER2) + list(SLOTS_OVER3)), what=st.sampled_from(["sum", "product", "copy"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="SparseByteMap(SparseHash)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True,
+         seed=0)
+@example(out="SparseByteMap(SparseBand)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0,
+         stored_special=False, seed=0)   # all fill
+@example(out="SparseByteMap(SparseBlockList)", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0,
+         stored_special=True, seed=0)   # no rows
+@example(out="SparseByteMap(SparseByteMap)", what="sum", shape=(3, 0, 1), fill=np.inf, density=0.7,
+         stored_special=False, seed=1)   # no columns
+@example(out="SparseByteMap(SparseBand(Dense))", what="copy", shape=(4, 5, 0), fill=0.0, density=0.7,
+         stored_special=True, seed=2)   # no slots in a block
+def test_property_byte_maps_over_keyed_ranged_and_marked_levels(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    if out in SLOTS_OVER2:
+        a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        arrays, expr, fmt = {"A": (a, "csr"), "B": (b, "dcsr")}, EXPRS[what], SLOTS_OVER2[out]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        arrays, expr, fmt = {"T": (t, "csf"), "U": (u, "csf")}, EXPRS3[what], SLOTS_OVER3[out]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, fmt, used(expr, tensors), SLOTTED)
