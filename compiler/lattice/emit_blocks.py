@@ -14,7 +14,10 @@ than the fill (:func:`compiler.lattice.output_build.holds_blocks` says which lev
 - a SparseBand's position is ``begin + (i - lo)`` from its fiber's first coordinate ``lo`` (the
   next one for a fiber's first entry), the blocks of the gap before it holding the fill;
 - a SparseByteMap's position is its slot ``parent * size + i``, marked when kept: every slot
-  has its block, at the fill from the start.
+  has its block, at the fill from the start;
+- a RunList's (outermost: ``RunList(Dense)``) is its next position, or the one after it when a
+  gap comes before ``i``: the gap's run of the fill takes that block, at the fill, as ``i`` is
+  kept, and the rest of the fiber after the loops another.
 
 That is the storage ``Tensor.from_numpy`` builds: a block not kept holds only the fill (an entry
 equal to the fill is not stored), so the next position reuses it.
@@ -30,8 +33,8 @@ Example (``Dense(SparseBand(Dense(Element(0.0))))``, ``C[i, j, k] = A[i, j, k]``
 
 from __future__ import annotations
 
-from ..imperative.ir import (Assign, BinOp, CompoundAssign, Const, Declare, For, Grow, Growable, If, OutScalar,
-                             Store, Var)
+from ..imperative.ir import (Assign, BinOp, Cast, CompoundAssign, Const, Declare, For, Grow, Growable, If,
+                             OutScalar, Store, Var)
 from .exprs import cast, const_of, not_fill
 
 
@@ -78,6 +81,10 @@ class BlockAssembly:
         if "slots" in last:
             slot = Var(self.name(("slot",), f"{self.setup.output.tensor}_slot"))
             return [Declare(slot, "int64", self.entry_slot(last))], slot
+        if "covers" in last:   # (a gap before ``index``: its run of the fill, and its block, come first)
+            at = Var(self.name(("covers", "at"), f"{self.setup.output.tensor}{last['k']}_at"))
+            gap = Cast("int64", BinOp("<", Var(last["covers"]), Var(index.name)))
+            return [Declare(at, "int64", BinOp("+", counter, gap))], at
         if last.get("ranged") != "band":
             return [], counter
         begin = self.band_begin(last)
@@ -104,6 +111,9 @@ class BlockAssembly:
                     Assign(counter, BinOp("+", at, one))]
         if last.get("ranged") == "blocks":
             return self.block_list_keep(last, i) + [CompoundAssign("+", counter, one)]
+        if "covers" in last:   # (a run of the fill over the gap before i, its block at the fill: :meth:`block_gap`)
+            return (self.gap_run(last, None, None, i) + self.keep_coordinate(last, i)
+                    + [CompoundAssign("+", counter, one), Assign(Var(last["covers"]), BinOp("+", i, one))])
         keyed = self.keep_key(last) if "keyed" in last else []   # (a hash's child and key beside its coordinate)
         return keyed + self.keep_coordinate(last, i) + [CompoundAssign("+", counter, one)]
 
@@ -121,19 +131,31 @@ class BlockAssembly:
             C1_kept = false;  ... if (vC != 0.0) { C_val[C1_start + j] = vC; C1_kept = true; } ...
             if (C1_kept) { grow C0_idx; C0_idx[pC0] = i; pC0 += 1; }
         """
-        b, last, s = self.block, self.levels_info[-1], self.setup
+        b, last = self.block, self.levels_info[-1]
         base, kept = Var(b["base"]), Var(b["kept"])
         pre, at = self.block_position(last, index)
         pre.append(Declare(base, "int64", BinOp("*", at, self.block_size())))
         if "slots" not in last:   # (a level that marks its slots has every slot's block prepared)
-            prepared = Var(b["prepared"])
-            end = BinOp("+", base, self.block_size())
-            q = Var(self.name(("block", "q"), "q"))
-            fill = const_of(s.out_fill_value, s.out_dtype)
-            pre.append(If(BinOp("<", prepared, end), [Grow(self.val, end), For(q, prepared, end, [Store(self.val, q, fill)]),
-                                                      Assign(prepared, end)]))
+            pre.append(self.prepare_blocks(BinOp("+", base, self.block_size())))
         pre.append(Declare(kept, "bool", Const(False, "bool")))
         return pre + stmts + [If(kept, self.block_kept(last, index, at))]
+
+    def prepare_blocks(self, end) -> If:
+        """The values up to ``end`` hold the fill: the blocks after those prepared so far (a block
+        before them not kept held only the fill, so it is reused as it is)."""
+        s, prepared = self.setup, Var(self.block["prepared"])
+        q = Var(self.name(("block", "q"), "q"))
+        fill = const_of(s.out_fill_value, s.out_dtype)
+        return If(BinOp("<", prepared, end), [Grow(self.val, end), For(q, prepared, end, [Store(self.val, q, fill)]),
+                                              Assign(prepared, end)])
+
+    def block_tail(self, last: dict) -> list:
+        """After the loops, a level that covers its fibers above blocks of Dense slots (``RunList(Dense)``)
+        ends its fiber with a run of the fill over the rest, its block at the fill."""
+        counter, size = Var(last["counter"]), Var(self.out_sizes[last["mode"]].name)
+        return [If(BinOp("<", Var(last["covers"]), size),
+                   [self.prepare_blocks(BinOp("*", BinOp("+", counter, Const(1, "int64")), self.block_size())),
+                    *self.fill_run(last, size)])]
 
     def block_store(self, v, dt: str) -> list:
         """Store the entry ``v`` in its slot of the current block; a value other than the fill

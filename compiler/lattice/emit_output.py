@@ -85,7 +85,7 @@ class OutputAssembly:
             elif lvl.appends_runs:
                 self.run_level(info, lvl)   # (:mod:`.emit_run_output`)
             elif lvl.appends_band is not None or lvl.appends_blocks is not None:
-                self.ranged_level(info, lvl)   # (compiler.lattice.emit_ranges)
+                self.ranged_level(info, lvl, above=k < first - 1)   # (compiler.lattice.emit_ranges)
             elif isinstance(lvl, SparseCOO):
                 if k != 0:
                     raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
@@ -106,6 +106,8 @@ class OutputAssembly:
             mode += lvl.nmodes
         last = self.levels_info[-1]
         if self.block is not None:
+            if "covers" in last:   # (the rest of its fiber a run of the fill, before the values' length is set)
+                self.final += self.block_tail(last)
             self.block_params(last)   # (:mod:`.emit_blocks`)
         else:
             self.out_params.append(Growable(self.val, s.out_dtype, last.get("slots", last["counter"])))
@@ -120,8 +122,9 @@ class OutputAssembly:
             if isinstance(info["level"], SparseCOO):
                 self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
             elif "ranged" in info:
-                self.final += self.range_final(info) + ([] if k == 0 or not info["pos_buffer"] else
-                                                        [self.prefix_sum(info, self.dense_count(info["mode"]))])
+                self.final += self.range_final(info) + (
+                    [self.prefix_sum(info, Var(info["slotted"]))] if "slotted" in info else
+                    [] if k == 0 or not info["pos_buffer"] else [self.prefix_sum(info, self.dense_count(info["mode"]))])
             elif "slotted" in info:   # (a fiber per slot of the level above: its lengths summed)
                 self.final.append(self.prefix_sum(info, Var(info["slotted"])))
             elif info["pos_buffer"]:
@@ -153,7 +156,7 @@ class OutputAssembly:
                           f"{out}'s level {k} ({lvl.name}) is appended in storage order, a fiber of level {k + 1} in "
                           f"each slot (their lengths summed after the loops), a coordinate marked and kept if the "
                           f"fiber in its slot got entries")
-        if not info["pos_buffer"]:
+        if not info["pos_buffer"] and "slotted" not in info:   # (a fiber per slot above: its slots are counted too)
             self.slot_blocks(info)
             return
         slots = Var(info["slots"])
@@ -345,10 +348,13 @@ class OutputAssembly:
             if isinstance(prev_level, Dense) or "slotted" in info:
                 ppos = self.dense_position(info["mode"] - 1)
                 post = [Store(info["pos"], BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info["idt"]))]
-                if "slotted" in info:   # (the level above keeps the coordinate if the fiber in its slot got entries)
-                    post.append(If(BinOp(">", child, begin), self.keep_slot(self.levels_info[k - 1], index, ppos)))
-                if ranged and info["ranged"] == "band":   # (a band's values begin where its entries do)
-                    post.append(If(BinOp(">", child, begin), self.range_fiber_end(info, begin, ppos)))
+                # (the level above keeps the coordinate if the fiber in its slot got entries; a band's
+                # values begin where its entries do)
+                kept = self.keep_slot(self.levels_info[k - 1], index, ppos) if "slotted" in info else []
+                if ranged and info["ranged"] == "band":
+                    kept += self.range_fiber_end(info, begin, ppos)
+                if kept:
+                    post.append(If(BinOp(">", child, begin), kept))
                 if self.phase == "compute" and self.read_counter is not None:
                     # the next row's coordinates start where phase 1 stored this row's, plus their
                     # count (a case that does not read them, merging, moves the read position too)
@@ -357,6 +363,8 @@ class OutputAssembly:
                     count = cast(Load(info["pos"], BinOp("+", ppos, 1)), info["idt"], "int64")
                     pre.append(Declare(after, "int64", BinOp("+", read, count)))
                     post.append(Assign(read, after))
+            elif "ranged" in self.levels_info[k - 1]:   # (a fiber per position of a band or blocks: .emit_ranges)
+                post = [If(BinOp(">", child, begin), self.range_keep_fiber(self.levels_info[k - 1], info, begin, index))]
             else:
                 pinfo = next(x for x in self.levels_info if x["k"] == k - 1)
                 pc = Var(pinfo["counter"])

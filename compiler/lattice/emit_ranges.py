@@ -47,10 +47,12 @@ from .exprs import cast, const_of, not_fill
 class RangeAssembly:
     """The parameters, appends and fiber ends of band and block output levels (a mixin of the emitter)."""
 
-    def ranged_level(self, info: dict, lvl):
+    def ranged_level(self, info: dict, lvl, above: bool = False):
         """The parameters of an innermost band or block level ``info`` of the output:
         its entries counted by ``counter`` (the values' length), its fibers' starts (``pos``, a
-        buffer under levels located by coordinate, else grown as its parent appends)."""
+        buffer under levels located by coordinate, else grown as its parent appends); ``above`` a
+        level appended as a SparseList, ``counter`` counts that level's fibers, one per position
+        (:meth:`range_keep_fiber`)."""
         k, out = info["k"], self.setup.output.tensor
         idt = np.dtype(lvl.index_dtype).name
         info["idt"], info["ranged"] = idt, "band" if lvl.appends_band is not None else "blocks"
@@ -63,12 +65,20 @@ class RangeAssembly:
             info["lo"] = self.name(("band", k), f"{out}{k}_lo")
             if info["pos_buffer"]:
                 self.out_params.append(Buffer(info["ends"], idt, "inout"))
+            elif "slotted" in info:   # (one band end per slot of the parent, 0 where its fiber is empty)
+                q = Var(self.name(("slotted", "ends", k), "q"))
+                self.out_params.append(Growable(info["ends"], idt, info["slotted"]))
+                self.init += [Grow(info["ends"], Var(info["slotted"])),
+                              For(q, 0, Var(info["slotted"]), [Store(info["ends"], q, Const(0, idt))])]
             else:   # (one band end per entry of the parent, appended as it is)
                 parent = self.name(("count", k - 1), f"p{out}{k - 1}")
                 self.out_params.append(Growable(info["ends"], idt, parent))
             self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, the coordinates between "
                               f"a fiber's entries holding the fill, so its band runs from the fiber's first entry to "
-                              f"its last")
+                              f"its last" if not above else
+                              f"{out}'s level {k} ({lvl.name}) is appended in storage order, a fiber of level {k + 1} "
+                              f"at each position, the coordinates between kept ones holding empty fibers, so its "
+                              f"band runs from the first coordinate whose fiber got entries to the last")
         else:
             ends, starts = lvl.appends_blocks
             info["ends"], info["starts"] = binding.array_name(out, k, ends), binding.array_name(out, k, starts)
@@ -79,7 +89,10 @@ class RangeAssembly:
                                 OutScalar(info["starts_len"], "int64", 0),
                                 Growable(info["starts"], idt, info["starts_len"])]
             self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, an entry after the "
-                              f"last one's coordinate extending its block and a gap starting a new block")
+                              f"last one's coordinate extending its block and a gap starting a new block" if not above
+                              else f"{out}'s level {k} ({lvl.name}) is appended in storage order, a fiber of level "
+                              f"{k + 1} at each position, a coordinate whose fiber got entries after the last kept "
+                              f"one extending its block and a gap starting a new block")
         if k == 0:   # (the output's one fiber: no loop around opens it)
             self.init += self.fiber_start(info)
 
@@ -113,7 +126,7 @@ class RangeAssembly:
         """The slot ``parent * size + i`` of the entry being appended at the innermost output level
         ``info``: its parent's position is located from Dense levels, or is the position the
         appended parent gets if it keeps its entry (its counter)."""
-        if info["pos_buffer"]:
+        if info["pos_buffer"] or "slotted" in info:   # (a fiber per slot: the parent's position is located)
             return self.dense_position(info["mode"])
         parent = Var(next(x for x in self.levels_info if x["k"] == info["k"] - 1)["counter"])
         size = Var(self.out_sizes[info["mode"]].name)
@@ -182,7 +195,7 @@ class RangeAssembly:
             return []
         n = BinOp("-", Var(info["counter"]), begin)
         end = cast(BinOp("+", Var(info["lo"]), n), "int64", info["idt"])
-        grow = [] if info["pos_buffer"] else [Grow(info["ends"], BinOp("+", at, Const(1, "int64")))]
+        grow = [] if info["pos_buffer"] or "slotted" in info else [Grow(info["ends"], BinOp("+", at, Const(1, "int64")))]
         return grow + [Store(info["ends"], at, end)]
 
     def range_final(self, info: dict) -> list:
@@ -224,6 +237,40 @@ class RangeAssembly:
             body = self.block_list_keep(info, i) + [Grow(self.val, BinOp("+", counter, one)),
                                                     Store(self.val, counter, val), CompoundAssign("+", counter, one)]
         return [If(not_fill(val, odt, s.out_fill), body)]
+
+    def range_keep_fiber(self, info: dict, below: dict, begin, index) -> list:
+        """A band or block level ``info`` above a level appended as a SparseList (``below``, its
+        fiber started at ``begin``) keeps the coordinate ``index`` whose fiber below got entries: a
+        band at its position ``begin + (i - lo)`` from its fiber's first kept coordinate ``lo``,
+        the positions of the gap before it empty fibers; a block list at its next position,
+        extending its last block or starting one. That position's fiber ends where ``below``'s
+        counter is.
+
+        Example (``SparseBand(SparseList(Element(0.0)))``), after row ``i`` if it got entries::
+
+            if (pC0 == 0) C0_lo = i;
+            int64_t C0_at = i - C0_lo;
+            grow C1_pos to C0_at + 2;
+            for (q = pC0; q < C0_at; q++) C1_pos[q + 1] = pC1_begin;   // the gap's rows: empty fibers
+            pC0 = C0_at + 1; C1_pos[pC0] = pC1; C1_pos_len = pC0 + 1;
+        """
+        counter, i, pos, idt = Var(info["counter"]), Var(index.name), below["pos"], below["idt"]
+        one = Const(1, "int64")
+        if info["ranged"] == "band":
+            start, lo = self.band_begin(info), Var(info["lo"])
+            at = Var(self.name(("band", "at"), f"{self.setup.output.tensor}{info['k']}_at"))
+            q = Var(self.name(("band", "q"), "q"))
+            offset = BinOp("-", i, lo)
+            keep = [If(BinOp("==", counter, start), [Assign(lo, i)]),
+                    Declare(at, "int64", offset if isinstance(start, Const) else BinOp("+", start, offset)),
+                    Grow(pos, BinOp("+", at, Const(2, "int64"))),
+                    For(q, counter, at, [Store(pos, BinOp("+", q, one), cast(begin, "int64", idt))]),
+                    Assign(counter, BinOp("+", at, one))]
+        else:
+            keep = self.block_list_keep(info, i) + [CompoundAssign("+", counter, one),
+                                                    Grow(pos, BinOp("+", counter, one))]
+        return keep + [Store(pos, counter, cast(Var(below["counter"]), "int64", idt)),
+                       Assign(Var(below["pos_len"]), BinOp("+", counter, one))]
 
     def block_list_keep(self, info: dict, i) -> list:
         """A block list level keeps coordinate ``i`` at its next position: it extends the last

@@ -97,24 +97,34 @@ class RunAssembly:
             self.init.append(Declare(Var(info["covers"]), "int64", Const(0, "int64")))
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as a SparseList is, each "
                           f"coordinate whose fiber below got entries its own run [i, i + 1)"
-                          + ("; a gap between them, and the rest after the last, a run of the fill over an empty "
-                             "fiber" if lvl.full else "")
+                          + ((f"; a gap between them, and the rest after the last, a run of the fill over "
+                              f"{'a block of the fill' if self.block is not None and self.block['k'] == k + 1 else 'an empty fiber'}")
+                             if lvl.full else "")
                           + ("; each call checks that no fiber holds more than one run" if lvl.at_most_one else ""))
 
     def gap_run(self, info: dict, below: dict, at, stop) -> list:
         """A covering level ``info`` above another (``below``) closes the gap before ``stop`` (an int64
-        expression) with a run of the fill: its child ``below``'s fiber there empty, starting at ``at``.
+        expression) with a run of the fill: its child ``below``'s fiber there empty, starting at ``at``
+        (above blocks of Dense slots, ``below`` is None).
 
         Example (``RunList(SparseList(Element(0.0)))``), before row ``i`` is kept::
 
             if (C0_end < i) { C0_right[pC0] = i; pC0 += 1; C1_pos[pC0] = pC1_begin; }
         """
-        counter, end = Var(info["counter"]), Var(info["covers"])
+        counter = Var(info["counter"])
         one = Const(1, "int64")
-        return [If(BinOp("<", end, stop), [
-            Grow(info["idx"][-1], BinOp("+", counter, one)), Store(info["idx"][-1], counter, cast(stop, "int64", info["idt"])),
-            CompoundAssign("+", counter, one), Grow(below["pos"], BinOp("+", counter, one)),
-            Store(below["pos"], counter, cast(at, "int64", below["idt"])), Assign(Var(below["pos_len"]), BinOp("+", counter, one))])]
+        # (over blocks of Dense slots, ``below`` None: the gap's block is the one at its position, at the fill)
+        fiber = [] if below is None else [
+            Grow(below["pos"], BinOp("+", counter, one)), Store(below["pos"], counter, cast(at, "int64", below["idt"])),
+            Assign(Var(below["pos_len"]), BinOp("+", counter, one))]
+        return [If(BinOp("<", Var(info["covers"]), stop), self.fill_run(info, stop) + fiber)]
+
+    def fill_run(self, info: dict, stop) -> list:
+        """Append a run of the fill ending at ``stop`` to a covering level ``info`` above others (its
+        value is its child's, an empty fiber or a block of the fill)."""
+        counter, one = Var(info["counter"]), Const(1, "int64")
+        return [Grow(info["idx"][-1], BinOp("+", counter, one)),
+                Store(info["idx"][-1], counter, cast(stop, "int64", info["idt"])), CompoundAssign("+", counter, one)]
 
     def run_arrays(self, info: dict) -> list:
         """The arrays that grow by one element per run: its bounds and the values."""

@@ -16,23 +16,28 @@ SparseRunList), an entry extending its fiber's last run or starting one
 its output checked after each call), innermost there too (under an appended level, a fiber's
 runs closed as its parent keeps it), and one that does not cover its fibers above other levels
 too, as a SparseList, each coordinate its own run (:func:`appends_entries`; a RunList too as the
-outermost level, its gaps runs of the fill: :func:`covers_above`);
+outermost level over such a level or Dense ones, its gaps runs of the fill: :func:`covers_above`), and a band or block level above
+one appended so, a fiber of it per position (:func:`ranges_above`);
 a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order;
 a level that marks its slots (SparseByteMap) under located levels only may have a level
-appended as a SparseList below it, a fiber per slot (:func:`slots_located`). Any
-other level (a RunList above another but outermost over a list, a byte map above other sparse levels, a band or block level above a
-sparse one, a Dense level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
+appended as a SparseList, or a hash, band, block or byte map level, below it, a fiber per slot
+(:func:`slots_located`, :func:`in_slots`). Any
+other level (a RunList above another but outermost over a list or Dense levels, a byte map above a RunList or
+under a sparse level with one below, a band or block level above a
+sparse one other than those, a Dense level under a sparse one in a two-phase or scheduled kernel) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
 
 >>> from compiler.format import parse_format
->>> built, why = building_output(parse_format("SparseBand(SparseList(Element(0.0)))"), "C")
->>> print(built.shorthand)
-dcsr
+>>> built, why = building_output(parse_format("SparseBand(SparseHash(Element(0.0)))"), "C")
+>>> print(built)
+SparseList(SparseHash(Element(0.0)))
 >>> print(why)
-the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot) in storage order, so it builds that level as a SparseList
+the lattice strategy assembles no level 0 (SparseBand) in C: it places Dense levels by position under Dense levels (and under a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList or SparseHash level when only Dense levels follow), and appends sorted lists of coordinates (SparseList, a SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a SparseByteMap, SparseBand or SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a SparseRunList or SparseInterval above other levels, each coordinate its own run, and a RunList so as the outermost level over a SparseList or Dense levels, its gaps runs of the fill; a SparseByteMap under Dense levels over one of those, a SparseList or a level appended as above, a fiber per slot; a SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) in storage order, so it builds that level as a SparseList
+>>> building_output(parse_format("SparseBand(SparseList(Element(0.0)))"), "C") is None
+True
 >>> building_output(parse_format("dcsr"), "C") is None
 True
 >>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C") is None
@@ -83,7 +88,9 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     """
     lvl = levels[k]
     if lvl.appends_band is not None or lvl.appends_blocks is not None:
-        return one_pass and blocks_below(levels, k) and appended_under(levels, k)
+        # (innermost or over blocks of Dense slots, or over a level appended as a SparseList, a
+        # fiber of it per position: :func:`ranges_above`)
+        return one_pass and (blocks_below(levels, k) or ranges_above(levels, k + 1)) and appended_under(levels, k)
     if lvl.keys_in_table is not None:
         return one_pass and appended_under(levels, k)
     if not isinstance(lvl, ASSEMBLED):
@@ -95,7 +102,7 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
         # (appended, marked and stored in its slot: innermost, or over blocks of Dense slots, or
         # under located levels over a level appended as a SparseList, a fiber per slot)
         return one_pass and lvl.marks_slots and appended_under(levels, k) and (
-            blocks_below(levels, k) or (slots_located(levels, k) and appends_entries(levels[k + 1])))
+            blocks_below(levels, k) or in_slots(levels, k + 1))
     if lvl.full:
         if all(above.full for above in levels[:k]):
             return True
@@ -144,17 +151,41 @@ def blocks_below(levels: tuple, k: int) -> bool:
 
 def covers_above(levels: tuple, k: int) -> bool:
     """Whether level ``k`` of ``levels`` is a run-length level that covers its fibers (RunList) as
-    the outermost level over a level appended as a SparseList: the kernel appends it as a
-    SparseList too, each coordinate kept its own run, and a run of the fill over each gap between
-    them and after the last, over an empty fiber below (the storage ``Tensor.from_numpy`` builds).
+    the outermost level over a level appended as a SparseList, or over Dense levels only: the
+    kernel appends it as a SparseList too, each coordinate kept its own run, and a run of the fill
+    over each gap between them and after the last, over an empty fiber below or a block of the
+    fill (the storage ``Tensor.from_numpy`` builds).
 
     >>> from compiler.levels import Dense, Element, RunList, SparseList
     >>> rows = RunList(SparseList(Element(0.0)))
     >>> covers_above((rows, rows.child), 0), covers_above((Dense(rows), rows, rows.child), 1)
     (True, False)
+    >>> blocks = RunList(Dense(Element(0.0)))
+    >>> covers_above((blocks, blocks.child), 0)
+    True
     """
     lvl = levels[k]
-    return k == 0 and lvl.appends_runs and lvl.full and k + 1 < len(levels) and appends_entries(levels[k + 1])
+    return (k == 0 and lvl.appends_runs and lvl.full and k + 1 < len(levels)
+            and (appends_entries(levels[k + 1]) or blocks_below(levels, k)))
+
+
+def ranges_above(levels: tuple, k: int) -> bool:
+    """Whether level ``k`` of ``levels`` is appended as a SparseList is (:func:`appends_entries`)
+    under a level that stores a band or blocks of coordinates per fiber (SparseBand,
+    SparseBlockList): each position of the band or blocks holds a fiber of level ``k``, empty in
+    a band's gaps (the storage ``Tensor.from_numpy`` builds).
+
+    >>> from compiler.levels import Element, SparseBand, SparseBlockList, SparseHash, SparseList
+    >>> rows = SparseList(Element(0.0))
+    >>> ranges_above((SparseBand(rows), rows), 1), ranges_above((SparseBlockList(rows), rows), 1)
+    (True, True)
+    >>> ranges_above((SparseBand(rows), SparseHash(rows)), 1), ranges_above((rows,), 0)
+    (False, False)
+    """
+    if not 0 < k < len(levels):
+        return False
+    parent = levels[k - 1]
+    return (parent.appends_band is not None or parent.appends_blocks is not None) and appends_entries(levels[k])
 
 
 def slots_located(levels: tuple, k: int) -> bool:
@@ -170,6 +201,27 @@ def slots_located(levels: tuple, k: int) -> bool:
     return levels[k].marks_slots and all(above.located_by_coordinate for above in levels[:k])
 
 
+def in_slots(levels: tuple, k: int) -> bool:
+    """Whether level ``k`` of ``levels`` is appended in a fiber per slot of the level above it, one
+    that marks its slots under levels located by coordinate only (:func:`slots_located`): a level
+    appended as a SparseList (:func:`appends_entries`), one that keeps its keys in a table
+    (SparseHash, its key ``slot * size + i``), stores a band or blocks per fiber (SparseBand,
+    SparseBlockList) or marks its slots (SparseByteMap, ``slot * size + i``).
+
+    >>> from compiler.levels import Dense, Element, RunList, SparseByteMap, SparseHash, SparseList
+    >>> bm = SparseByteMap(SparseHash(Element(0.0)))
+    >>> in_slots((bm, bm.child), 1), in_slots((SparseList(bm), bm, bm.child), 2)
+    (True, False)
+    >>> in_slots((bm, RunList(Element(0.0))), 1)
+    False
+    """
+    if not 0 < k < len(levels) or not slots_located(levels, k - 1):
+        return False
+    lvl = levels[k]
+    return (appends_entries(lvl) or lvl.keys_in_table is not None or lvl.marks_slots
+            or lvl.appends_band is not None or lvl.appends_blocks is not None)
+
+
 def appended_under(levels: tuple, k: int) -> bool:
     """Whether the parents of level ``k`` of ``levels`` let the lattice emission append it in
     storage order as it appends a SparseList, when it stores a band or blocks per fiber
@@ -177,21 +229,25 @@ def appended_under(levels: tuple, k: int) -> bool:
     ``parent * size + i`` in a table (``keys_in_table``): levels located by coordinate, or a parent
     that appends under any parent (a SparseList) or keeps its keys (its entry's position is its
     counter while the fiber under it is appended); under a level that marks its slots under located
-    levels only (:func:`slots_located`), a level appended as a SparseList, a fiber per slot.
+    levels only (:func:`slots_located`), a level appended as a SparseList or a hash, band, block or
+    byte map level, a fiber per slot (:func:`in_slots`); under a band or block level, a level appended
+    as a SparseList, a fiber per position (:func:`ranges_above`).
 
     >>> from compiler.levels import Dense, Element, SparseBand, SparseByteMap, SparseHash, SparseList
     >>> band = SparseBand(Element(0.0))
     >>> appended_under((Dense(band), band), 1), appended_under((SparseList(band), band), 1)
     (True, True)
     >>> appended_under((SparseHash(band), band), 1), appended_under((SparseByteMap(band), band), 1)
-    (True, False)
+    (True, True)
+    >>> appended_under((SparseList(band), SparseByteMap(band), band), 2)
+    False
     """
     if all(above.located_by_coordinate for above in levels[:k]):
         return True
     parent = levels[k - 1]
-    # (under a byte map counted up front, a level appended as a SparseList: a fiber per slot)
-    return (parent.keys_in_table is not None or appends_entries(parent)
-            or ((slots_located(levels, k - 1) or covers_above(levels, k - 1)) and appends_entries(levels[k])))
+    # (under a byte map counted up front, a fiber per slot; under a band or blocks, a fiber per position)
+    return (parent.keys_in_table is not None or appends_entries(parent) or ranges_above(levels, k)
+            or in_slots(levels, k) or (covers_above(levels, k - 1) and appends_entries(levels[k])))
 
 
 def building_output(fmt: Format, tensor: str, one_pass: bool = True):
@@ -214,10 +270,13 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
                    f"SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the "
                    f"only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a "
                    f"SparseRunList or SparseInterval above other levels, each coordinate its own run, and a "
-                   f"RunList so as the outermost level over a SparseList, its gaps runs of the fill; a "
-                   f"SparseByteMap under Dense levels over one of those or a SparseList, a fiber per slot) "
+                   f"RunList so as the outermost level over a SparseList or Dense levels, its gaps runs of the fill; a "
+                   f"SparseByteMap under Dense levels over one of those, a SparseList or a level appended as "
+                   f"above, a fiber per slot; a "
+                   f"SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) "
                    f"in storage order, so it builds "
                    f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
 
 
-__all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "slots_located"]
+__all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "in_slots",
+           "ranges_above", "slots_located"]

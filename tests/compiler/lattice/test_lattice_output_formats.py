@@ -143,9 +143,11 @@ def test_assembles_asks_the_levels_not_their_names():
     assert assembles((Mine(Element(0.0)), Ragged(Element(0.0))), 1)
     assert not assembles((Dense(Element(0.0)), Ragged(Element(0.0))), 1, one_pass=False)
     assert assembles((Ragged(Element(0.0)), Dense(Element(0.0))), 0)   # (tests/.../test_lattice_output_nestings.py)
-    assert not assembles((Ragged(Element(0.0)), Mine(Element(0.0))), 0)
+    assert assembles((Ragged(Element(0.0)), Mine(Element(0.0))), 0)   # (over a list: a fiber per position)
+    assert not assembles((Ragged(Element(0.0)), SparseHash(Element(0.0))), 0)
     assert assembles((SparseHash(Element(0.0)), SparseBlockList(Element(0.0))), 1)   # (under a hash too)
-    assert not assembles((SparseByteMap(Element(0.0)), SparseBlockList(Element(0.0))), 1)
+    assert assembles((SparseByteMap(Element(0.0)), SparseBlockList(Element(0.0))), 1)   # (a fiber per slot)
+    assert not assembles((Mine(Element(0.0)), SparseByteMap(Element(0.0)), SparseBlockList(Element(0.0))), 2)
     assert assembles((Mine(Element(0.0)), SparseByteMap(Element(0.0))), 1)   # (a byte map under a list: innermost)
     assert not assembles((Mine(Element(0.0)), SparseByteMap(Element(0.0)), Mine(Element(0.0))), 1)
 

@@ -145,12 +145,12 @@ def test_assembles_asks_the_levels_not_their_names():
     assert assembles((SparseList(dense), Ragged(dense), dense, dense), 3)
     assert not assembles((Ragged(dense), dense), 1, one_pass=False)   # (two-phase: no blocks)
     assert not assembles((Ragged(dense), Slots(dense)), 1)
-    assert not assembles((Ragged(dense), SparseList(dense)), 0)   # (a sparse level below: a stand-in)
+    assert not assembles((Ragged(dense), SparseHash(dense)), 0)   # (a hash below: a stand-in)
     class Keyed(SparseHash):   # a hash's subclass holds blocks of Dense slots as a hash does
         name = "Keyed"
     assert assembles((Keyed(dense), dense), 1) and assembles((Dense(dense), Keyed(dense), dense), 2)
     assert not assembles((Keyed(dense), dense), 1, one_pass=False)
-    assert not assembles((SparseByteMap(dense), SparseByteMap(dense), dense), 0)
+    assert not assembles((SparseList(dense), SparseByteMap(dense), SparseByteMap(dense), dense), 1)
     assert building_output(Format(Dense(Ragged(Dense(Element(0.0))))), "C") is None
 
 
@@ -376,7 +376,7 @@ def test_assembles_asks_whether_a_run_level_covers_its_fibers():
     assert assembles((Spans(dense), dense), 0) and assembles((Spans(dense), dense), 1)
     assert assembles((Spans(dense), SparseList(dense)), 1) and assembles((SparsePoint(dense), dense), 1)
     assert not assembles((dense, RunList(dense), SparseList(dense)), 1)   # (under Dense: gaps in skipped fibers)
-    assert not assembles((RunList(dense), dense), 0)   # (a gap's block of the fill: a stand-in)
+    assert not assembles((RunList(dense), SparseHash(dense)), 0)   # (a hash below: a stand-in)
     assert not assembles((Spans(dense), dense), 0, one_pass=False)
 
 
@@ -465,9 +465,9 @@ def test_assembles_a_byte_map_over_a_sparse_level_only_under_located_levels():
     assert assembles((Marks(lst), lst), 0) and assembles((Marks(lst), lst), 1)
     assert assembles((dense, Marks(lst), lst), 1) and assembles((dense, Marks(lst), SparseRunList(dense)), 1)
     assert not assembles((lst, Marks(lst), lst), 1)   # (its slots not counted up front: a stand-in)
-    assert not assembles((Marks(lst), SparseBand(dense)), 0)   # (a band below: a stand-in)
+    assert not assembles((Marks(lst), RunList(dense)), 0)   # (a RunList below: a stand-in)
     assert not assembles((Marks(lst), lst), 0, one_pass=False)
-    assert not assembles((SparseBand(lst), lst), 0)
+    assert not assembles((SparseBand(lst), SparseHash(dense)), 0)
 
 
 @settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
@@ -568,3 +568,264 @@ def test_property_run_lists_over_sparse_levels(out, what, shape, fill, density, 
     tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
                for name, (x, f) in arrays.items()}
     run_blocks(expr, fmt, used(expr, tensors), COVERS)
+
+
+
+# -- a band or block list over a level appended as a SparseList: a fiber per position -------------------------
+# (a band of rows, or blocks of rows, each a compressed fiber; a band's positions between kept rows empty fibers)
+
+RANGES = "a fiber of level"
+RANGES_OVER2 = {"SparseBand(SparseList)": lambda fill: Format(SparseBand(SparseList(leaf(fill)))),
+                "SparseBlockList(SparseList)": lambda fill: Format(SparseBlockList(SparseList(leaf(fill)))),
+                "SparseBand(SparseRunList)": lambda fill: Format(SparseBand(SparseRunList(leaf(fill))))}
+RANGES_OVER3 = {"Dense(SparseBand(SparseList))": lambda fill: Format(Dense(SparseBand(SparseList(leaf(fill))))),
+                "SparseHash(SparseBlockList(SparseList))":
+                    lambda fill: Format(SparseHash(SparseBlockList(SparseList(leaf(fill))))),
+                "SparseBand(SparseList(Dense))": lambda fill: Format(SparseBand(SparseList(Dense(leaf(fill))))),
+                "SparseBlockList(SparseList(SparseBand))":
+                    lambda fill: Format(SparseBlockList(SparseList(SparseBand(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("out", list(RANGES_OVER2))
+@pytest.mark.parametrize("what", ["sum", "product", "copy"])
+def test_a_band_or_block_list_over_a_sparse_level_is_assembled_by_the_kernel(out, what):
+    # before: built as DCSR (or SparseList(SparseRunList)) and converted after each call (the convert step)
+    expr, fmt = EXPRS[what], RANGES_OVER2[out](0.0)
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, matrices(seed=71)))
+    assembled_natively(k, fmt, RANGES)
+
+
+@pytest.mark.parametrize("out", list(RANGES_OVER3))
+def test_bands_and_block_lists_over_sparse_levels_in_three_modes(out):
+    expr, fmt = EXPRS3["contract"], RANGES_OVER3[out](0.0)
+    k = check(expr, fmt, **used(expr, cubes(seed=72)))
+    assembled_natively(k, fmt, RANGES)
+
+
+def test_a_band_of_rows_holds_empty_fibers_in_its_gaps():
+    # rows 1, 3 and 4 kept: the band [1, 5) holds row 2 as an empty fiber; row 5's values cancel and
+    # row 6 is empty, so the band ends at row 4. As blocks: [1, 2) and [3, 5), no fiber for row 2
+    a = np.zeros((7, 3))
+    a[[1, 3, 4, 5], [2, 0, 1, 1]] = [1.0, 2.0, 3.0, 4.0]
+    b = np.zeros_like(a)
+    b[5, 1] = -4.0
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    band, blocks = RANGES_OVER2["SparseBand(SparseList)"](0.0), RANGES_OVER2["SparseBlockList(SparseList)"](0.0)
+    k = check(EXPRS["sum"], band, A=A, B=B)
+    assembled_natively(k, band, RANGES)
+    got = k(A=A, B=B)
+    assert got.levels[0].ofs.tolist() == [0, 4] and got.levels[0].idx.tolist() == [5]
+    assert got.levels[1].pos.tolist() == [0, 1, 1, 2, 3]
+    got = check(EXPRS["sum"], blocks, A=A, B=B)(A=A, B=B)
+    assert got.levels[0].pos.tolist() == [0, 2] and got.levels[0].idx.tolist() == [2, 5]
+    assert got.levels[0].ofs.tolist() == [0, 1, 3] and got.levels[1].pos.tolist() == [0, 1, 2, 3]
+
+
+def test_assembles_a_band_or_block_list_over_a_level_appended_as_a_list():
+    class Ragged(SparseBand):   # a subclass is assembled as a band is
+        name = "Ragged"
+    dense = Dense(Element(0.0))
+    lst = SparseList(dense)
+    assert assembles((Ragged(lst), lst), 0) and assembles((SparseBlockList(lst), SparseRunList(dense)), 0)
+    assert assembles((SparseHash(lst), Ragged(lst), lst), 1) and assembles((dense, Ragged(lst), lst), 1)
+    assert not assembles((Ragged(lst), lst), 0, one_pass=False)
+    assert not assembles((Ragged(lst), SparseHash(dense)), 0)   # (a hash below: a stand-in)
+    assert not assembles((Ragged(lst), RunList(dense)), 0)   # (runs covering their fibers: a stand-in)
+    assert assembles((SparseByteMap(lst), Ragged(lst), lst), 1)   # (in a byte map's slots too)
+    assert not assembles((lst, SparseByteMap(lst), Ragged(lst), lst), 2)   # (its slots not counted up front)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(RANGES_OVER2) + list(RANGES_OVER3)), what=st.sampled_from(["sum", "product", "copy"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="SparseBand(SparseList)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True,
+         seed=0)
+@example(out="SparseBlockList(SparseList)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0,
+         stored_special=False, seed=0)   # all fill: no positions
+@example(out="SparseBand(SparseRunList)", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0,
+         stored_special=True, seed=0)   # no rows
+@example(out="Dense(SparseBand(SparseList))", what="copy", shape=(2, 5, 0), fill=np.inf, density=0.7,
+         stored_special=False, seed=1)   # no columns
+@example(out="SparseBand(SparseList(Dense))", what="sum", shape=(6, 4, 2), fill=0.0, density=0.3,
+         stored_special=True, seed=2)
+def test_property_bands_and_block_lists_over_sparse_levels(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    if out in RANGES_OVER2:
+        a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        arrays = {"A": (a, "csr"), "B": (b, "dcsr")}
+        expr, fmt = EXPRS[what], RANGES_OVER2[out]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        arrays = {"T": (t, "csf"), "U": (u, "csf")}
+        expr, fmt = EXPRS3[what], RANGES_OVER3[out]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, fmt, used(expr, tensors), RANGES)
+
+
+
+# -- a RunList as the outermost level over Dense levels: a block of slots per run -----------------------------
+# (each kept coordinate its own run over its block; a gap between them, and the rest after the last, a run of the
+# fill over a block of the fill)
+
+OVER_BLOCKS = "a run of the fill over a block of the fill"
+RUNS_OVER_DENSE = {"RunList(Dense)": lambda fill: Format(RunList(Dense(leaf(fill)))),
+                   "RunList(Dense(Dense))": lambda fill: Format(RunList(Dense(Dense(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("what", ["sum", "product", "copy"])
+def test_a_run_list_over_dense_is_assembled_by_the_kernel(what):
+    # before: built as SparseList(Dense) and converted after each call (the convert step)
+    expr, fmt = EXPRS[what], RUNS_OVER_DENSE["RunList(Dense)"](0.0)
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, matrices(seed=81)))
+    assembled_natively(k, fmt, OVER_BLOCKS)
+    assembled_natively(k, fmt, BLOCK)
+
+
+def test_a_run_list_over_dense_levels_in_three_modes():
+    expr, fmt = EXPRS3["contract"], RUNS_OVER_DENSE["RunList(Dense(Dense))"](0.0)
+    k = check(expr, fmt, **used(expr, cubes(seed=82)))
+    assembled_natively(k, fmt, OVER_BLOCKS)
+
+
+def test_a_run_list_over_dense_covers_its_gaps_with_blocks_of_the_fill():
+    # rows 1, 3 and 4 kept (equal rows 3 and 4: two runs): runs [0, 1) of the fill, [1, 2), [2, 3) of the
+    # fill, [3, 4), [4, 5), and [5, 7) of the fill (row 5's values cancel), a block of slots each
+    a = np.zeros((7, 2))
+    a[[1, 3, 4, 5], [1, 0, 0, 1]] = [1.0, 2.0, 2.0, 3.0]
+    b = np.zeros_like(a)
+    b[5, 1] = -3.0
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    fmt = RUNS_OVER_DENSE["RunList(Dense)"](0.0)
+    k = check(EXPRS["sum"], fmt, A=A, B=B)
+    assembled_natively(k, fmt, OVER_BLOCKS)
+    got = k(A=A, B=B)
+    assert got.levels[0].pos.tolist() == [0, 6] and got.levels[0].right.tolist() == [1, 2, 3, 4, 5, 7]
+    assert got.vals.tolist() == [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 2.0, 0.0, 2.0, 0.0, 0.0, 0.0]
+    for rows in (0, 3):   # no rows: no runs; all fill: one run over one block of the fill
+        z = Tensor.from_numpy(np.zeros((rows, 2)), "csr")
+        got = k(A=z, B=z)
+        assert got.levels[0].right.tolist() == ([3] if rows else []) and got.vals.tolist() == [0.0, 0.0][:2 * (rows > 0)]
+
+
+def test_assembles_a_run_list_over_dense_levels_only_outermost():
+    class Spans(RunList):   # a subclass is assembled as a RunList is
+        name = "Spans"
+    dense = Dense(Element(0.0))
+    assert assembles((Spans(dense), dense), 0) and assembles((Spans(dense), dense, dense), 0)
+    assert not assembles((dense, Spans(dense), dense), 1)   # (under Dense: a stand-in)
+    assert not assembles((Spans(dense), dense), 0, one_pass=False)
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(RUNS_OVER_DENSE)), what=st.sampled_from(["sum", "product", "copy"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="RunList(Dense)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True, seed=0)
+@example(out="RunList(Dense)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0, stored_special=False,
+         seed=0)   # all fill: one run over a block of the fill
+@example(out="RunList(Dense(Dense))", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0, stored_special=True,
+         seed=0)   # no rows
+@example(out="RunList(Dense)", what="copy", shape=(3, 0, 1), fill=np.inf, density=0.7, stored_special=False,
+         seed=1)   # no slots in a block
+def test_property_run_lists_over_dense_levels(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    if out == "RunList(Dense)":
+        a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        arrays, expr = {"A": (a, "csr"), "B": (b, "dcsr")}, EXPRS[what]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        arrays, expr = {"T": (t, "csf"), "U": (u, "csf")}, EXPRS3[what]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, RUNS_OVER_DENSE[out], used(expr, tensors), OVER_BLOCKS)
+
+
+
+# -- a byte map over a hash, band, block list or byte map, under located levels: a fiber per slot ------------
+# (the level below located by its slot as under Dense levels: a hash's and a byte map's keys slot * size + i,
+# a band's end per slot, 0 in an unmarked slot)
+
+SLOTS_OVER2 = {f"SparseByteMap({below.__name__})": (lambda fill, below=below: Format(SparseByteMap(below(leaf(fill)))))
+               for below in (SparseHash, SparseBand, SparseBlockList, SparseByteMap)}
+SLOTS_OVER3 = {"Dense(SparseByteMap(SparseHash))": lambda fill: Format(Dense(SparseByteMap(SparseHash(leaf(fill))))),
+               "SparseByteMap(SparseBand(Dense))": lambda fill: Format(SparseByteMap(SparseBand(Dense(leaf(fill))))),
+               "SparseByteMap(SparseByteMap(Dense))":
+                   lambda fill: Format(SparseByteMap(SparseByteMap(Dense(leaf(fill))))),
+               "SparseByteMap(SparseBlockList(SparseList))":
+                   lambda fill: Format(SparseByteMap(SparseBlockList(SparseList(leaf(fill)))))}
+
+
+@pytest.mark.parametrize("out", list(SLOTS_OVER2))
+@pytest.mark.parametrize("what", ["sum", "product", "copy"])
+def test_a_byte_map_over_a_hash_band_block_list_or_byte_map_is_assembled_by_the_kernel(out, what):
+    # before: built as SparseList(that level) and converted after each call (the convert step)
+    expr, fmt = EXPRS[what], SLOTS_OVER2[out](0.0)
+    k = check(expr, fmt, checked=what in BOUNDS_CHECKED, **used(expr, matrices(seed=91)))
+    assembled_natively(k, fmt, SLOTTED)
+
+
+@pytest.mark.parametrize("out", list(SLOTS_OVER3))
+def test_byte_maps_over_keyed_ranged_and_marked_levels_in_three_modes(out):
+    expr, fmt = EXPRS3["contract"], SLOTS_OVER3[out](0.0)
+    k = check(expr, fmt, **used(expr, cubes(seed=92)))
+    assembled_natively(k, fmt, SLOTTED)
+
+
+def test_a_byte_map_of_bands_ends_each_slot_s_band():
+    # rows 0 and 3 kept (row 3's band [1, 4) holds the fill at 2); rows 1 and 2 empty, row 4 cancelled:
+    # their slots unmarked, their bands empty (end 0)
+    a = np.array([[5.0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 1.0, 0, 2.0], [3.0, 0, 0, 0]])
+    b = np.zeros_like(a)
+    b[4, 0] = -3.0
+    A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
+    fmt = SLOTS_OVER2["SparseByteMap(SparseBand)"](0.0)
+    k = check(EXPRS["sum"], fmt, A=A, B=B)
+    assembled_natively(k, fmt, SLOTTED)
+    got = k(A=A, B=B)
+    assert got.levels[0].srt.tolist() == [0, 3] and got.levels[0].tbl.tolist() == [True, False, False, True, False]
+    assert got.levels[1].ofs.tolist() == [0, 1, 1, 1, 4, 4] and got.levels[1].idx.tolist() == [1, 0, 0, 4, 0]
+    assert got.vals.tolist() == [5.0, 1.0, 0.0, 2.0]
+
+
+def test_assembles_a_byte_map_over_keyed_ranged_and_marked_levels_only_under_located_levels():
+    class Marks(SparseByteMap):   # a subclass is assembled as a byte map is, above and below
+        name = "Marks"
+    dense = Dense(Element(0.0))
+    for below in (SparseHash(dense), SparseBand(dense), SparseBlockList(dense), Marks(dense)):
+        assert assembles((Marks(below), below), 0) and assembles((Marks(below), below), 1)
+        assert assembles((dense, Marks(below), below), 2)
+        assert not assembles((SparseList(dense), Marks(below), below), 1)   # (under a list: a stand-in)
+        assert not assembles((Marks(below), below), 1, one_pass=False)
+    assert not assembles((Marks(dense), RunList(dense)), 0)   # (runs covering their fibers: a stand-in)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(out=st.sampled_from(list(SLOTS_OVER2) + list(SLOTS_OVER3)), what=st.sampled_from(["sum", "product", "copy"]),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
+       density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
+@example(out="SparseByteMap(SparseHash)", what="sum", shape=(5, 3, 1), fill=np.nan, density=0.3, stored_special=True,
+         seed=0)
+@example(out="SparseByteMap(SparseBand)", what="product", shape=(4, 4, 1), fill=1.0, density=0.0,
+         stored_special=False, seed=0)   # all fill
+@example(out="SparseByteMap(SparseBlockList)", what="copy", shape=(0, 3, 1), fill=-np.inf, density=1.0,
+         stored_special=True, seed=0)   # no rows
+@example(out="SparseByteMap(SparseByteMap)", what="sum", shape=(3, 0, 1), fill=np.inf, density=0.7,
+         stored_special=False, seed=1)   # no columns
+@example(out="SparseByteMap(SparseBand(Dense))", what="copy", shape=(4, 5, 0), fill=0.0, density=0.7,
+         stored_special=True, seed=2)   # no slots in a block
+def test_property_byte_maps_over_keyed_ranged_and_marked_levels(out, what, shape, fill, density, stored_special, seed):
+    rng = np.random.default_rng(seed)
+    n, m, p = shape
+    if out in SLOTS_OVER2:
+        a, b = (random_sparse((n, m), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        arrays, expr, fmt = {"A": (a, "csr"), "B": (b, "dcsr")}, EXPRS[what], SLOTS_OVER2[out]
+    else:
+        t, u = (random_sparse((n, m, p), density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
+        arrays, expr, fmt = {"T": (t, "csf"), "U": (u, "csf")}, EXPRS3[what], SLOTS_OVER3[out]
+    tensors = {name: Tensor.from_numpy(special(x, fill, rng) if stored_special else x, f, fill=fill)
+               for name, (x, f) in arrays.items()}
+    run_blocks(expr, fmt, used(expr, tensors), SLOTTED)
