@@ -621,7 +621,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             formats[out_name] = stood[0]
         # (the loops a shape operator became are its meaning: they are not reordered, the output converted)
         fixed = not isinstance(program, NAssignType()) or shaped is not None
-        choice = choose_output_order(prog, out_name, formats, fixed=fixed)
+        choice = choose_output_order(prog, out_name, formats, fixed=fixed, asked_format=asked)
         if choice.note:
             trace.record("output-order", before=str(prog), after=str(choice.program), note=choice.note)
         prog, built = choice.program, choice.built

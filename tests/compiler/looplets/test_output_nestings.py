@@ -147,3 +147,19 @@ def test_assembles_asks_the_levels_not_their_names():
     assert assembles((Rows(Rows(leaf)), Rows(leaf)), 1) and assembles((Rows(dense), dense), 1)
     assert not assembles((Rows(Ragged(leaf)), Ragged(leaf)), 1)
     assert str(building_output(Format(Ragged(Rows(leaf))), "C")[0]) == "SparseList(Rows(Element(0.0)))"
+
+
+def test_a_stand_in_built_in_the_loops_order_names_the_format_asked():
+    # a band of columns (mode order 1, 0) of CSR operands: the stand-in (DCSR of columns) is built in the
+    # loops' order, as DCSR of rows; both steps name the format asked (before, the output-order step named the
+    # stand-in as the format the call converts to)
+    fmt = Format(SparseBand(SparseList(Element(0.0, dtype="float64"))), (1, 0))
+    k = ss.lower(EXPRS["sum"], strategy="looplets", C=fmt, **OPERANDS)
+    got = k(**OPERANDS)
+    assert got.format == fmt
+    assert_canonical(got, ss.evaluate(EXPRS["sum"], **OPERANDS)[0])
+    notes = {s.stage: s.note for s in k.trace.steps if s.stage in ("convert", "output-order")}
+    assert notes["output-order"].startswith(f"C is {fmt}, stored in the order j, i")
+    assert notes["output-order"].endswith(f"builds C as dcsr (stored in the order i, j) and converts it to {fmt} "
+                                          f"after each call (C.asformat)")
+    assert "the kernel builds C as dcsr, converted to" in notes["convert"]
