@@ -67,6 +67,8 @@ def nested_levels(info: TensorInfo) -> Nested | None:
             return Nested(top, tuple(appended), k)
         if all(below.inserts_nested for below in levels[k:]):   # (hashes keyed by the entries above)
             return Nested(top, tuple(appended), None, tuple(range(k, len(levels))))
+        if runs_under_appended(levels, k, info.leaf):   # (the innermost level, its runs appended per entry)
+            return Nested(top, tuple(appended) + (k,), None)
         if not lvl.appends_nested:   # (its parent is: the top level or one appended below it)
             why = (f"under an appended level the looplet strategy appends SparseList levels (a fiber after the one "
                    f"before) or Dense levels down to an Element leaf (a block of values per entry), and "
@@ -76,6 +78,31 @@ def nested_levels(info: TensorInfo) -> Nested | None:
         appended.append(k)
         k += 1
     return Nested(top, tuple(appended), None)
+
+
+def runs_under_appended(levels: tuple, k: int, leaf) -> bool:
+    """Whether level ``k`` of ``levels`` is a run-length level that stores only its runs
+    (``appends_runs``, not full: SparseRunList, SparseInterval) as the innermost level over an Element
+    leaf: under an appended level its fibers are appended as a SparseList's are, each entry above
+    getting the runs written under it (a fiber that gets none keeps its parent's entry out).
+
+    >>> from compiler.levels import RunList, SparseList, SparseRunList
+    >>> rows = SparseList(SparseRunList(Element(0.0)))
+    >>> runs_under_appended((rows, rows.child), 1, Element(0.0))
+    True
+    >>> runs_under_appended((rows, RunList(Element(0.0))), 1, Element(0.0))   # (a gap would be a run of the fill)
+    False
+    """
+    lvl = levels[k]
+    return k == len(levels) - 1 and lvl.appends_runs and not lvl.full and isinstance(leaf, Element)
+
+
+def coordinate_kinds(lvl) -> tuple:
+    """The growing arrays of an appended level's entries: a SparseList's coordinates, or each run's
+    start and end (``run_start_array``, ``run_end_array``)."""
+    if lvl.appends_runs:
+        return tuple(a for a in (lvl.run_start_array, lvl.run_end_array) if a is not None)
+    return (lvl.crd_array,)
 
 
 def _nnz(info, k):
@@ -96,7 +123,8 @@ def output_params(info: TensorInfo, plan: Nested) -> tuple:
     for k in plan.appended:
         idt, npos = levels[k].index_dtype.name, array_name(name, k, "npos")
         params += [OutScalar(npos, "int64"), Growable(array_name(name, k, "pos"), idt, npos),
-                   OutScalar(_nnz(info, k), "int64"), Growable(array_name(name, k, "idx"), idt, _nnz(info, k))]
+                   OutScalar(_nnz(info, k), "int64")]
+        params += [Growable(array_name(name, k, kind), idt, _nnz(info, k)) for kind in coordinate_kinds(levels[k])]
     if plan.hashed:
         return tuple(params) + _hash_params(info, plan)
     if plan.block is not None:

@@ -200,7 +200,7 @@ def assemble_stmts(f: SubFiber, ctx) -> list:
     if k > 0 and (info.levels[k - 1].inserts_nested or info.levels[k - 1].appends_nested) and lvl.inserts_nested:
         return []   # (a hash under a hash or a SparseList: its table is keyed by the parent's position)
     nested = k > 0 and info.levels[k - 1].appends_nested   # (under an appended level: DCSR's, CSF's)
-    if nested and lvl.appends_nested:
+    if nested and (lvl.appends_nested or (lvl.appends_runs and not lvl.full)):
         # (the fiber starts where the one before it ended: starts[pos] is set, starts[pos + 1] is set at its end)
         return [ir.Grow(info.array(k, lvl.starts_array), X.add(f.pos, 2))]
     n = dense_block(info, k) if nested else None
@@ -377,7 +377,9 @@ def _run_output(f: SubFiber):
     """Check a run-length output level (Dense parents, an Element leaf below it)."""
     info, k = f.tensor, f.level
     lvl = info.levels[k]
-    if any(not isinstance(l, Dense) for l in info.levels[:k]) or k != len(info.levels) - 1 \
+    # (under Dense levels; one that stores only its runs also under appended levels, DCSR's rows)
+    nested = not lvl.full and all(isinstance(l, Dense) or l.appends_nested for l in info.levels[:k])
+    if (any(not isinstance(l, Dense) for l in info.levels[:k]) and not nested) or k != len(info.levels) - 1 \
             or not isinstance(info.leaf, Element):
         raise StrategyError(f"output {info.name}: a {lvl.name} output level needs Dense levels above it and an "
                             f"Element leaf below it, not {info.format}")
@@ -442,7 +444,9 @@ def unfurl_sparse_run_list_update(f: SubFiber, ctx, mode="update"):
         append = [ir.Grow(left_b, X.add(nnz, 1)), ir.Store(left_b, nnz, start), ir.Store(right_b, nnz, stop),
                   CompoundAssign("+", nnz, Const(1, "int64"))]
         keep = ir.and_(dirty, not_fill(info, Load(vals, nnz)))
-        return pre, child, [If(keep, [If(extend, [ir.Store(right_b, last, stop)], append)])]
+        # (a run kept keeps the entry above, an appended level's)
+        mark = [Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []
+        return pre, child, [If(keep, [If(extend, [ir.Store(right_b, last, stop)], append)] + mark)]
     return Thunk((Declare(q0, "int64", nnz),),
                  AcceptRun(accept, f"append runs to {info.name}.lvl{k + 1}", info),
                  (ir.Store(pos_b, X.add(f.pos, 1), nnz),), info)

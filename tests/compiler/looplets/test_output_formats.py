@@ -241,7 +241,8 @@ KINDS = {"Dense": Dense, "SparseList": SparseList, "SparseBand": SparseBand, "Sp
 #: hash under a hash or a SparseList); every other nesting it builds through a SparseList stand-in
 ASSEMBLED = {("Dense", k) for k in KINDS} | {("SparseList", "SparseList"), ("SparseList", "Dense"),
                                              ("SparseByteMap", "Dense"), ("SparseHash", "SparseHash"),
-                                             ("SparseList", "SparseHash")}
+                                             ("SparseList", "SparseHash"), ("SparseList", "SparseInterval"),
+                                             ("SparseList", "SparseRunList")}
 #: the nestings with a level that holds at most one entry per fiber (the others, with sums and products:
 #: tests/compiler/looplets/test_output_nestings.py)
 AT_MOST_ONE = [(o, i) for o in KINDS for i in KINDS if {"SparsePoint", "SparseInterval"} & {o, i}]
