@@ -67,7 +67,8 @@ def nested_levels(info: TensorInfo) -> Nested | None:
             return Nested(top, tuple(appended), k)
         if all(below.inserts_nested for below in levels[k:]):   # (hashes keyed by the entries above)
             return Nested(top, tuple(appended), None, tuple(range(k, len(levels))))
-        if runs_under_appended(levels, k, info.leaf):   # (the innermost level, its runs appended per entry)
+        if runs_under_appended(levels, k, info.leaf) or band_under_appended(levels, k, info.leaf):
+            # (the innermost level, its runs or its band appended per entry)
             return Nested(top, tuple(appended) + (k,), None)
         if not lvl.appends_nested:   # (its parent is: the top level or one appended below it)
             why = (f"under an appended level the looplet strategy appends SparseList levels (a fiber after the one "
@@ -97,12 +98,28 @@ def runs_under_appended(levels: tuple, k: int, leaf) -> bool:
     return k == len(levels) - 1 and lvl.appends_runs and not lvl.full and isinstance(leaf, Element)
 
 
+def band_under_appended(levels: tuple, k: int, leaf) -> bool:
+    """Whether level ``k`` of ``levels`` stores a band per fiber (``appends_band``: SparseBand) as the
+    innermost level over an Element leaf: under an appended level each entry above gets its band as
+    its fiber (its start in ``ofs``, its end in ``idx``, one per entry), kept once the band holds a value.
+
+    >>> from compiler.levels import SparseBand, SparseList
+    >>> rows = SparseList(SparseBand(Element(0.0)))
+    >>> band_under_appended((rows, rows.child), 1, Element(0.0)), band_under_appended((rows.child,), 0, None)
+    (True, False)
+    """
+    return k == len(levels) - 1 and levels[k].appends_band is not None and isinstance(leaf, Element)
+
+
 def coordinate_kinds(lvl) -> tuple:
-    """The growing arrays of an appended level's entries: a SparseList's coordinates, or each run's
-    start and end (``run_start_array``, ``run_end_array``)."""
+    """``(kind, per_fiber)`` of the growing arrays of an appended level besides its starts: a
+    SparseList's coordinates or each run's start and end (``run_start_array``, ``run_end_array``),
+    one per entry, or a band's end (``appends_band``), one per fiber."""
+    if lvl.appends_band is not None:
+        return ((lvl.appends_band, True),)
     if lvl.appends_runs:
-        return tuple(a for a in (lvl.run_start_array, lvl.run_end_array) if a is not None)
-    return (lvl.crd_array,)
+        return tuple((a, False) for a in (lvl.run_start_array, lvl.run_end_array) if a is not None)
+    return ((lvl.crd_array, False),)
 
 
 def _nnz(info, k):
@@ -122,9 +139,10 @@ def output_params(info: TensorInfo, plan: Nested) -> tuple:
                Growable(array_name(name, plan.top, "idx"), idt, _nnz(info, plan.top))]
     for k in plan.appended:
         idt, npos = levels[k].index_dtype.name, array_name(name, k, "npos")
-        params += [OutScalar(npos, "int64"), Growable(array_name(name, k, "pos"), idt, npos),
+        params += [OutScalar(npos, "int64"), Growable(array_name(name, k, levels[k].starts_array), idt, npos),
                    OutScalar(_nnz(info, k), "int64")]
-        params += [Growable(array_name(name, k, kind), idt, _nnz(info, k)) for kind in coordinate_kinds(levels[k])]
+        params += [Growable(array_name(name, k, kind), idt, _nnz(info, k - 1) if per_fiber else _nnz(info, k))
+                   for kind, per_fiber in coordinate_kinds(levels[k])]
     if plan.hashed:
         return tuple(params) + _hash_params(info, plan)
     if plan.block is not None:
@@ -167,7 +185,7 @@ def declare_stmts(info: TensorInfo, plan: Nested, fresh) -> list:
     below the top level with an empty table."""
     out = []
     for k in plan.appended:
-        pos = array_name(info.name, k, "pos")
+        pos = array_name(info.name, k, info.levels[k].starts_array)
         out += [ir.Assign(Var(_nnz(info, k)), Const(0, "int64")), ir.Grow(pos, Const(1, "int64")),
                 ir.Store(pos, Const(0, "int64"), Const(0, "int64"))]
     for k in plan.hashed:

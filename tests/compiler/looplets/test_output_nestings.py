@@ -32,10 +32,12 @@ from compiler.testing import assert_canonical, random_sparse
 KINDS = [Dense, SparseList, SparseByteMap, SparseBand, SparseBlockList, SparseHash, RunList, SparseRunList]
 NESTINGS = {f"{o.name}({i.name})": (o, i) for o, i in itertools.product(KINDS, KINDS)}
 EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]"}
-#: the nestings the looplets assemble natively (all but SparseList(SparseRunList) before this issue's item 3)
+#: the nestings the looplets assemble natively (all but SparseList(SparseRunList) and SparseList(SparseBand)
+#: before this issue's item 3)
 NATIVE = {f"Dense({i.name})" for i in KINDS} | {"SparseList(Dense)", "SparseList(SparseList)",
                                                 "SparseList(SparseHash)", "SparseByteMap(Dense)",
-                                                "SparseHash(SparseHash)", "SparseList(SparseRunList)"}
+                                                "SparseHash(SparseHash)", "SparseList(SparseRunList)",
+                                                "SparseList(SparseBand)"}
 
 
 def operands(fill=0.0, seed=3):
@@ -148,7 +150,8 @@ def test_assembles_asks_the_levels_not_their_names():
     dense = Dense(leaf)
     assert assembles((dense, Ragged(leaf)), 1) and not assembles((Ragged(dense), dense), 0)
     assert assembles((Rows(Rows(leaf)), Rows(leaf)), 1) and assembles((Rows(dense), dense), 1)
-    assert not assembles((Rows(Ragged(leaf)), Ragged(leaf)), 1)
+    assert assembles((Rows(Ragged(leaf)), Ragged(leaf)), 1)   # (a band per entry of the list)
+    assert not assembles((Rows(RunList(leaf)), RunList(leaf)), 1)   # (a gap would be a run of the fill)
     assert str(building_output(Format(Ragged(Rows(leaf))), "C")[0]) == "SparseList(Rows(Element(0.0)))"
 
 
@@ -168,11 +171,16 @@ def test_a_stand_in_built_in_the_loops_order_names_the_format_asked():
     assert "the kernel builds C as dcsr, converted to" in notes["convert"]
 
 
-# -- natively: a SparseRunList (or SparseInterval) innermost under appended levels, its runs appended per entry
+# -- natively: a SparseRunList (or SparseInterval) or a SparseBand innermost under appended levels, its runs or
+# its band appended per entry
 
 RUNS_NATIVE = {"SparseList(SparseList(SparseRunList))": lambda fill: Format(SparseList(SparseList(SparseRunList(
                    Element(fill, dtype="float64"))))),
                "Dense(SparseList(SparseRunList))": lambda fill: Format(Dense(SparseList(SparseRunList(
+                   Element(fill, dtype="float64"))))),
+               "SparseList(SparseList(SparseBand))": lambda fill: Format(SparseList(SparseList(SparseBand(
+                   Element(fill, dtype="float64"))))),
+               "Dense(SparseList(SparseBand))": lambda fill: Format(Dense(SparseList(SparseBand(
                    Element(fill, dtype="float64")))))}
 
 
@@ -194,7 +202,7 @@ def test_runs_under_a_list_keep_a_row_only_with_a_run():
 
 @pytest.mark.parametrize("out", list(RUNS_NATIVE))
 @pytest.mark.parametrize("fill", [0.0, np.nan])
-def test_runs_under_appended_levels_in_three_modes(out, fill):
+def test_runs_and_bands_under_appended_levels_in_three_modes(out, fill):
     rng = np.random.default_rng(6)
     t, u = (random_sparse((4, 5, 6), 0.5, rng, fill=fill, lo=1, hi=3, empty=(1,)) for _ in range(2))
     tensors = {"T": Tensor.from_numpy(t, "csf", fill=fill), "U": Tensor.from_numpy(u, "csf", fill=fill)}
@@ -216,14 +224,31 @@ def test_an_interval_under_a_list():
 
 
 @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(what=st.sampled_from(list(EXPRS)), shape=st.tuples(st.integers(0, 6), st.integers(0, 6)),
+@given(out=st.sampled_from(["SparseList(SparseRunList)", "SparseList(SparseBand)"]), what=st.sampled_from(list(EXPRS)),
+       shape=st.tuples(st.integers(0, 6), st.integers(0, 6)),
        fill=st.sampled_from([0.0, np.nan]), density=st.sampled_from([0.0, 0.4, 1.0]), seed=st.integers(0, 2 ** 16))
-@example(what="sum", shape=(3, 0), fill=0.0, density=0.4, seed=0)   # rows of no columns: no runs, no rows
-@example(what="product", shape=(5, 6), fill=np.nan, density=1.0, seed=1)
-def test_property_runs_under_a_list(what, shape, fill, density, seed):
-    # (few distinct values, so neighbours make runs; a kernel per expression and fill, reused across examples)
+@example(out="SparseList(SparseRunList)", what="sum", shape=(3, 0), fill=0.0, density=0.4, seed=0)   # no columns
+@example(out="SparseList(SparseRunList)", what="product", shape=(5, 6), fill=np.nan, density=1.0, seed=1)
+@example(out="SparseList(SparseBand)", what="sum", shape=(5, 6), fill=np.nan, density=0.4, seed=2)
+def test_property_runs_and_bands_under_a_list(out, what, shape, fill, density, seed):
+    # (few distinct values, so neighbours make runs; a kernel per format, expression and fill, reused across
+    # examples)
     rng = np.random.default_rng(seed)
     a, b = (random_sparse(shape, density, rng, fill=fill, lo=1, hi=3) for _ in range(2))
     tensors = {"A": Tensor.from_numpy(a, "csr", fill=fill), "B": Tensor.from_numpy(b, "dcsr", fill=fill)}
     _, out_fill = ss.evaluate(EXPRS[what], **tensors)
-    check(EXPRS[what], nesting("SparseList(SparseRunList)", float(out_fill)), tensors, native=True)
+    check(EXPRS[what], nesting(out, float(out_fill)), tensors, native=True)
+
+
+def test_a_band_under_a_list_keeps_its_gaps_at_the_fill():
+    # row 2: a band from column 1 to 4, columns 2 and 3 stored as the fill; row 1's values cancel (no band, the
+    # row not kept); row 0 empty
+    a = np.array([[0, 0, 0, 0, 0], [0, 2.0, 0, 0, 0], [0, 1.0, 0, 0, 3.0], [4.0, 0, 0, 0, 0]])
+    b = np.zeros_like(a)
+    b[1, 1] = -2.0
+    tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "dcsr")}
+    k = check(EXPRS["sum"], nesting("SparseList(SparseBand)"), tensors, native=True)
+    got = k(**tensors)
+    assert got.levels[0].idx.tolist() == [2, 3]
+    assert got.levels[1].ofs.tolist() == [0, 4, 5] and got.levels[1].idx.tolist() == [5, 1]
+    assert got.vals.tolist() == [1.0, 0.0, 0.0, 3.0, 4.0]
