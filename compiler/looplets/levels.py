@@ -205,7 +205,7 @@ def assemble_stmts(f: SubFiber, ctx) -> list:
         ofs, end = info.array(k, lvl.starts_array), info.array(k, lvl.appends_band)
         return [ir.Grow(ofs, X.add(f.pos, 2)), ir.Store(ofs, X.add(f.pos, 1), Var(info.array(k, "nnz"))),
                 ir.Grow(end, X.add(f.pos, 1)), ir.Store(end, f.pos, Const(0, "int64"))]
-    if nested and (lvl.appends_nested or (lvl.appends_runs and not lvl.full)):
+    if nested and (lvl.appends_nested or (lvl.appends_runs and not lvl.full) or lvl.appends_blocks is not None):
         # (the fiber starts where the one before it ended: starts[pos] is set, starts[pos + 1] is set at its end)
         return [ir.Grow(info.array(k, lvl.starts_array), X.add(f.pos, 2))]
     n = dense_block(info, k) if nested else None
@@ -256,7 +256,7 @@ def unfurl_sparse_block_list_update(f: SubFiber, ctx, mode="update"):
     ``nblk`` counts the blocks (``idx[b]`` is block ``b``'s end, ``ofs[b]`` its first
     value) and ``nnz`` the values; ``ofs[nblk]`` is kept at ``nnz``; the fiber's
     ``pos`` entry is set when it ends."""
-    info, k = _under_dense(f)
+    info, k = _under_dense(f, under_appended=True)
     pos_b, idx_b, ofs_b = info.array(k, "pos"), info.array(k, "idx"), info.array(k, "ofs")
     nnz, nblk = Var(info.array(k, "nnz")), Var(info.array(k, "nblk"))
     t = fiber_tag(info)

@@ -9,8 +9,8 @@ Element leaf, its band, runs or keys); a level that marks its slots (SparseByteM
 levels alone, over an Element leaf; under a level appended under any parent (``appends_nested``:
 SparseList), more such levels, then either levels keyed by their parent's position
 (``inserts_nested``: SparseHash), Dense levels down to an Element leaf (a block of values per
-entry), or innermost a level storing only its runs (SparseRunList, SparseInterval) or a band (SparseBand),
-over an Element leaf; and under a level keyed so, more levels keyed so. Any other level (a band, run-length or
+entry), or innermost a level storing only its runs (SparseRunList, SparseInterval), a band (SparseBand)
+or blocks (SparseBlockList), over an Element leaf; and under a level keyed so, more levels keyed so. Any other level (a band, run-length or
 block level above another, a SparseHash over a Dense or SparseList level, a SparseByteMap with a
 sparse level around it) is built as a SparseList holding the same coordinates
 (:func:`compiler.stand_in.stand_in`), and the call converts the result to the format asked
@@ -34,7 +34,7 @@ from __future__ import annotations
 from ..format import Format
 from ..levels import Element
 from ..stand_in import building
-from .assembly import band_under_appended, runs_under_appended
+from .assembly import ends_under_appended
 from .levels import UPDATABLE
 
 #: what the looplets strategy assembles itself, for the ``convert`` step's note
@@ -42,8 +42,8 @@ HOW = ("it places Dense levels by position under Dense levels, marks a SparseByt
        "alone, appends any level innermost under Dense levels (a SparseBand, RunList, SparseRunList, SparseInterval "
        "or SparseHash over an Element leaf), and under a SparseList appends SparseList levels (DCSR, CSF), then "
        "SparseHash levels keyed by the entry above, Dense levels down to an Element leaf (a block of values "
-       "per entry) or an innermost SparseRunList's, SparseInterval's or SparseBand's runs or band, and under a "
-       "SparseHash, SparseHash levels")
+       "per entry) or an innermost SparseRunList's, SparseInterval's, SparseBand's or SparseBlockList's runs, "
+       "band or blocks, and under a SparseHash, SparseHash levels")
 
 
 def updatable(lvl) -> bool:
@@ -92,7 +92,7 @@ def assembles(levels: tuple, k: int) -> bool:
         return True
     rest = levels[j:]
     return (element and all(x.located_by_coordinate for x in rest)) or all(x.inserts_nested for x in rest) \
-        or (k == j and (runs_under_appended(levels, k, leaf) or band_under_appended(levels, k, leaf)))
+        or (k == j and ends_under_appended(levels, k, leaf))
 
 
 def building_output(fmt: Format, tensor: str):

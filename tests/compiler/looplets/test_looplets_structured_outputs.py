@@ -136,12 +136,12 @@ def test_too_many_entries_for_a_point_or_an_interval_is_an_error(monkeypatch):
 
 def test_structured_outputs_the_looplets_do_not_assemble_are_built_through_a_stand_in():
     # before: refused ("SparseBand output level needs Dense levels above it and an Element leaf", "cannot
-    # assemble level 1 (SparseBlockList) under level 0 (SparseList)", "... level 1 (Dense) under level 0
+    # assemble level 1 (RunList) under level 0 (SparseList)", "... level 1 (Dense) under level 0
     # (SparseBlockList)"); now built as CSR or DCSR and converted after each call, the convert step naming the level
     from compiler.levels import Pattern
     A = Tensor.from_numpy(np.eye(3), "csr")
     for fmt, level, built in ((Dense(SparseBand(Pattern())), "level 1 (SparseBand)", "csr"),
-                              (SparseList(SparseBlockList(Element(0.0))), "level 1 (SparseBlockList)", "dcsr")):
+                              (SparseList(RunList(Element(0.0))), "level 1 (RunList)", "dcsr")):
         k = compile_program(copy, C=fmt, A=A)
         got = k(A=A)
         assert str(got.format) == str(ss.Format(fmt))

@@ -32,12 +32,12 @@ from compiler.testing import assert_canonical, random_sparse
 KINDS = [Dense, SparseList, SparseByteMap, SparseBand, SparseBlockList, SparseHash, RunList, SparseRunList]
 NESTINGS = {f"{o.name}({i.name})": (o, i) for o, i in itertools.product(KINDS, KINDS)}
 EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]"}
-#: the nestings the looplets assemble natively (all but SparseList(SparseRunList) and SparseList(SparseBand)
-#: before this issue's item 3)
+#: the nestings the looplets assemble natively (all but SparseList(SparseRunList), SparseList(SparseBand) and
+#: SparseList(SparseBlockList) before this issue's item 3)
 NATIVE = {f"Dense({i.name})" for i in KINDS} | {"SparseList(Dense)", "SparseList(SparseList)",
                                                 "SparseList(SparseHash)", "SparseByteMap(Dense)",
                                                 "SparseHash(SparseHash)", "SparseList(SparseRunList)",
-                                                "SparseList(SparseBand)"}
+                                                "SparseList(SparseBand)", "SparseList(SparseBlockList)"}
 
 
 def operands(fill=0.0, seed=3):
@@ -171,8 +171,8 @@ def test_a_stand_in_built_in_the_loops_order_names_the_format_asked():
     assert "the kernel builds C as dcsr, converted to" in notes["convert"]
 
 
-# -- natively: a SparseRunList (or SparseInterval) or a SparseBand innermost under appended levels, its runs or
-# its band appended per entry
+# -- natively: a SparseRunList (or SparseInterval), a SparseBand or a SparseBlockList innermost under appended
+# levels, its runs, band or blocks appended per entry
 
 RUNS_NATIVE = {"SparseList(SparseList(SparseRunList))": lambda fill: Format(SparseList(SparseList(SparseRunList(
                    Element(fill, dtype="float64"))))),
@@ -181,6 +181,8 @@ RUNS_NATIVE = {"SparseList(SparseList(SparseRunList))": lambda fill: Format(Spar
                "SparseList(SparseList(SparseBand))": lambda fill: Format(SparseList(SparseList(SparseBand(
                    Element(fill, dtype="float64"))))),
                "Dense(SparseList(SparseBand))": lambda fill: Format(Dense(SparseList(SparseBand(
+                   Element(fill, dtype="float64"))))),
+               "SparseList(SparseList(SparseBlockList))": lambda fill: Format(SparseList(SparseList(SparseBlockList(
                    Element(fill, dtype="float64")))))}
 
 
@@ -224,12 +226,14 @@ def test_an_interval_under_a_list():
 
 
 @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(out=st.sampled_from(["SparseList(SparseRunList)", "SparseList(SparseBand)"]), what=st.sampled_from(list(EXPRS)),
+@given(out=st.sampled_from(["SparseList(SparseRunList)", "SparseList(SparseBand)", "SparseList(SparseBlockList)"]),
+       what=st.sampled_from(list(EXPRS)),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 6)),
        fill=st.sampled_from([0.0, np.nan]), density=st.sampled_from([0.0, 0.4, 1.0]), seed=st.integers(0, 2 ** 16))
 @example(out="SparseList(SparseRunList)", what="sum", shape=(3, 0), fill=0.0, density=0.4, seed=0)   # no columns
 @example(out="SparseList(SparseRunList)", what="product", shape=(5, 6), fill=np.nan, density=1.0, seed=1)
 @example(out="SparseList(SparseBand)", what="sum", shape=(5, 6), fill=np.nan, density=0.4, seed=2)
+@example(out="SparseList(SparseBlockList)", what="product", shape=(6, 5), fill=0.0, density=0.4, seed=3)
 def test_property_runs_and_bands_under_a_list(out, what, shape, fill, density, seed):
     # (few distinct values, so neighbours make runs; a kernel per format, expression and fill, reused across
     # examples)
@@ -252,3 +256,17 @@ def test_a_band_under_a_list_keeps_its_gaps_at_the_fill():
     assert got.levels[0].idx.tolist() == [2, 3]
     assert got.levels[1].ofs.tolist() == [0, 4, 5] and got.levels[1].idx.tolist() == [5, 1]
     assert got.vals.tolist() == [1.0, 0.0, 0.0, 3.0, 4.0]
+
+
+def test_blocks_under_a_list_start_a_block_at_each_gap():
+    # row 2: blocks [0, 2) and [3, 5) (a gap at column 2), each row's blocks starting afresh (row 3's block at
+    # column 2 does not extend row 2's last); row 1's values cancel (no block, the row not kept)
+    a = np.array([[0, 0, 0, 0, 0], [0, 2.0, 0, 0, 0], [1.0, 1.0, 0, 3.0, 3.0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 4.0]])
+    b = np.zeros_like(a)
+    b[1, 1] = -2.0
+    tensors = {"A": Tensor.from_numpy(a, "csr"), "B": Tensor.from_numpy(b, "dcsr")}
+    k = check(EXPRS["sum"], nesting("SparseList(SparseBlockList)"), tensors, native=True)
+    got = k(**tensors)
+    assert got.levels[0].idx.tolist() == [2, 4]
+    assert got.levels[1].pos.tolist() == [0, 2, 3]
+    assert got.levels[1].idx.tolist() == [2, 5, 5] and got.levels[1].ofs.tolist() == [0, 2, 4, 5]
