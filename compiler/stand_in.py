@@ -55,6 +55,50 @@ def stand_in(fmt: Format, assembles: Callable) -> tuple[Format, list[str]] | Non
     return Format(root, fmt.mode_order), replaced
 
 
+def building(fmt: Format, tensor: str, assembles: Callable, strategy: str, how: str):
+    """``(built, why)``: the format ``strategy`` builds output ``tensor`` of format ``fmt`` in
+    (:func:`stand_in` with its ``assembles``) and why, in a user's terms (``how``: what the
+    strategy assembles itself), or None when it assembles ``fmt`` as it is.
+
+    >>> from compiler.format import parse_format
+    >>> appends = lambda levels, k: levels[k].slot_per_coordinate or levels[k].appends_nested   # (a toy strategy)
+    >>> built, why = building(parse_format("Dense(RunList(Element(0.0)))"), "C", appends, "toy", "it appends lists")
+    >>> print(why)
+    the toy strategy assembles no level 1 (RunList) in C: it appends lists, so it builds that level as a SparseList
+    """
+    found = stand_in(fmt, assembles)
+    if found is None:
+        return None
+    built, replaced = found
+    one = len(replaced) == 1
+    return built, (f"the {strategy} strategy assembles no {' and '.join(replaced)} in {tensor}: {how}, so it builds "
+                   f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
+
+
+def conversion_cost(given: Format, fmt: Format) -> str:
+    """How ``Tensor.asformat`` converts between two formats, for the ``convert`` note.
+
+    >>> from compiler.format import parse_format
+    >>> conversion_cost(parse_format("csr", ndim=2), parse_format("csc", ndim=2))
+    'a counting sort, O(nnz + extent)'
+    """
+    if {given.shorthand, fmt.shorthand} == {"csr", "csc"}:
+        return "a counting sort, O(nnz + extent)"
+    return "a sort of its entries, O(nnz log nnz)"
+
+
+def output_conversion_note(tensor: str, given: Format, built: Format, why: str) -> str:
+    """The note of the trace's ``convert`` step for an output ``tensor`` of format ``given`` the
+    kernel builds as ``built`` (``why``: :func:`building`'s reason), converted after each call.
+
+    >>> from compiler.format import parse_format
+    >>> print(output_conversion_note("C", parse_format("csc", ndim=2), parse_format("csr", ndim=2), "why"))
+    C is csc: why; the kernel builds C as csr, converted to csc after each call (C.asformat, a counting sort, O(nnz + extent))
+    """
+    return (f"{tensor} is {format_text(given)}: {why}; the kernel builds {tensor} as {format_text(built)}, "
+            f"converted to {format_text(given)} after each call ({tensor}.asformat, {conversion_cost(given, built)})")
+
+
 def format_text(fmt: Format) -> str:
     """``csr``; a format with no short name in another mode order: ``dcsr in mode order 1, 0``.
 
@@ -70,4 +114,4 @@ def format_text(fmt: Format) -> str:
     return str(fmt)
 
 
-__all__ = ["format_text", "stand_in"]
+__all__ = ["building", "conversion_cost", "format_text", "output_conversion_note", "stand_in"]

@@ -23,7 +23,7 @@ from dataclasses import replace
 from ..errors import StrategyError
 from ..format import Format
 from ..notation.ast import Access, Assign as NAssign, Call as NCall, Reduce as NReduce
-from ..stand_in import format_text
+from ..stand_in import conversion_cost, format_text, output_conversion_note
 from ..trace import Trace
 from .cin import Forall, Sequence, Where, expr_accesses, foralls
 from .iteration_graph import LoopOrderError, is_all_dense, storage_levels, storage_path
@@ -305,18 +305,6 @@ def _with_copies(program: NAssign, copies: dict) -> NAssign:
     return replace(program, rhs=visit(program.rhs))
 
 
-def conversion_cost(given: Format, fmt: Format) -> str:
-    """How ``Tensor.asformat`` converts between two formats, for the ``convert`` note.
-
-    >>> from compiler.format import parse_format
-    >>> conversion_cost(parse_format("csr", ndim=2), parse_format("csc", ndim=2))
-    'a counting sort, O(nnz + extent)'
-    """
-    if {given.shorthand, fmt.shorthand} == {"csr", "csc"}:
-        return "a counting sort, O(nnz + extent)"
-    return "a sort of its entries, O(nnz log nnz)"
-
-
 def record_conversions(trace: Trace, program: NAssign, read: NAssign, conversions) -> None:
     """A ``convert`` step in ``trace`` per conversion :func:`setup_converting` chose for ``program``
     (``read``: the program as the kernel reads it, with the converted copies' names)."""
@@ -326,7 +314,8 @@ def record_conversions(trace: Trace, program: NAssign, read: NAssign, conversion
             how = f"reads {where} from {tensor}, a copy of {source} in {format_text(fmt)}, converted before each call"
             tensor = source
         elif tensor == program.lhs.tensor:
-            how = f"builds {tensor} as {format_text(fmt)}, converted to {format_text(given)} after each call"
+            trace.record("convert", before=program, after=read, note=output_conversion_note(tensor, given, fmt, why))
+            continue
         else:
             how = f"reads {tensor} as {format_text(fmt)}, converted before each call"
         trace.record("convert", before=program, after=read,

@@ -61,7 +61,7 @@ True
 from __future__ import annotations
 
 from ..format import Format
-from ..stand_in import stand_in
+from ..stand_in import building
 from .iterators import ASSEMBLED
 
 
@@ -253,29 +253,23 @@ def appended_under(levels: tuple, k: int) -> bool:
 def building_output(fmt: Format, tensor: str, one_pass: bool = True):
     """``(built, why)``: the format the lattice kernel builds output ``tensor`` of format ``fmt``
     in, and why, or None when it assembles ``fmt`` itself (``one_pass``: as :func:`assembles`)."""
-    found = stand_in(fmt, lambda levels, k: assembles(levels, k, one_pass))
-    if found is None:
-        return None
-    built, replaced = found
-    levels = " and ".join(replaced)
-    one = len(replaced) == 1
     holders = ("a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList "
                "or SparseHash level")
     blocks = f"and under {holders} when only Dense levels follow" if one_pass else \
         f"and, in a one-pass kernel, under {holders} when only Dense levels follow"
-    return built, (f"the lattice strategy assembles no {levels} in {tensor}: it places Dense levels by position "
-                   f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
-                   f"SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a "
-                   f"SparseByteMap, SparseBand or "
-                   f"SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the "
-                   f"only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a "
-                   f"SparseRunList or SparseInterval above other levels, each coordinate its own run, and a "
-                   f"RunList so as the outermost level over a SparseList or Dense levels, its gaps runs of the fill; a "
-                   f"SparseByteMap under Dense levels over one of those, a SparseList or a level appended as "
-                   f"above, a fiber per slot; a "
-                   f"SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) "
-                   f"in storage order, so it builds "
-                   f"{'that level' if one else 'those levels'} as {'a SparseList' if one else 'SparseLists'}")
+    return building(fmt, tensor, lambda levels, k: assembles(levels, k, one_pass), "lattice",
+                    f"it places Dense levels by position "
+                    f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
+                    f"SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a "
+                    f"SparseByteMap, SparseBand or "
+                    f"SparseBlockList there, innermost or over Dense levels, a SparsePoint there, or SparseCOO as the "
+                    f"only level) and runs (a RunList, SparseRunList or SparseInterval innermost there; a "
+                    f"SparseRunList or SparseInterval above other levels, each coordinate its own run, and a "
+                    f"RunList so as the outermost level over a SparseList or Dense levels, its gaps runs of the fill; a "
+                    f"SparseByteMap under Dense levels over one of those, a SparseList or a level appended as "
+                    f"above, a fiber per slot; a "
+                    f"SparseBand or SparseBlockList over one of those or a SparseList, a fiber per position) "
+                    f"in storage order")
 
 
 __all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "in_slots",

@@ -67,6 +67,8 @@ def nested_levels(info: TensorInfo) -> Nested | None:
             return Nested(top, tuple(appended), k)
         if all(below.inserts_nested for below in levels[k:]):   # (hashes keyed by the entries above)
             return Nested(top, tuple(appended), None, tuple(range(k, len(levels))))
+        if ends_under_appended(levels, k, info.leaf):   # (the innermost level, its runs, band or blocks per entry)
+            return Nested(top, tuple(appended) + (k,), None)
         if not lvl.appends_nested:   # (its parent is: the top level or one appended below it)
             why = (f"under an appended level the looplet strategy appends SparseList levels (a fiber after the one "
                    f"before) or Dense levels down to an Element leaf (a block of values per entry), and "
@@ -76,6 +78,73 @@ def nested_levels(info: TensorInfo) -> Nested | None:
         appended.append(k)
         k += 1
     return Nested(top, tuple(appended), None)
+
+
+def runs_under_appended(levels: tuple, k: int, leaf) -> bool:
+    """Whether level ``k`` of ``levels`` is a run-length level that stores only its runs
+    (``appends_runs``, not full: SparseRunList, SparseInterval) as the innermost level over an Element
+    leaf: under an appended level its fibers are appended as a SparseList's are, each entry above
+    getting the runs written under it (a fiber that gets none keeps its parent's entry out).
+
+    >>> from compiler.levels import RunList, SparseList, SparseRunList
+    >>> rows = SparseList(SparseRunList(Element(0.0)))
+    >>> runs_under_appended((rows, rows.child), 1, Element(0.0))
+    True
+    >>> runs_under_appended((rows, RunList(Element(0.0))), 1, Element(0.0))   # (a gap would be a run of the fill)
+    False
+    """
+    lvl = levels[k]
+    return k == len(levels) - 1 and lvl.appends_runs and not lvl.full and isinstance(leaf, Element)
+
+
+def band_under_appended(levels: tuple, k: int, leaf) -> bool:
+    """Whether level ``k`` of ``levels`` stores a band per fiber (``appends_band``: SparseBand) as the
+    innermost level over an Element leaf: under an appended level each entry above gets its band as
+    its fiber (its start in ``ofs``, its end in ``idx``, one per entry), kept once the band holds a value.
+
+    >>> from compiler.levels import SparseBand, SparseList
+    >>> rows = SparseList(SparseBand(Element(0.0)))
+    >>> band_under_appended((rows, rows.child), 1, Element(0.0)), band_under_appended((rows.child,), 0, None)
+    (True, False)
+    """
+    return k == len(levels) - 1 and levels[k].appends_band is not None and isinstance(leaf, Element)
+
+
+def blocks_under_appended(levels: tuple, k: int, leaf) -> bool:
+    """Whether level ``k`` of ``levels`` stores each fiber as blocks (``appends_blocks``:
+    SparseBlockList) as the innermost level over an Element leaf: under an appended level each
+    entry above gets its blocks as its fiber (``pos`` growing with the entries, the blocks' ends and
+    starts with the blocks), kept once a block holds a value.
+
+    >>> from compiler.levels import SparseBlockList, SparseList
+    >>> rows = SparseList(SparseBlockList(Element(0.0)))
+    >>> blocks_under_appended((rows, rows.child), 1, Element(0.0))
+    True
+    """
+    return k == len(levels) - 1 and levels[k].appends_blocks is not None and isinstance(leaf, Element)
+
+
+def ends_under_appended(levels: tuple, k: int, leaf) -> bool:
+    """Whether level ``k`` is appended innermost under an appended level as its runs
+    (:func:`runs_under_appended`), its band (:func:`band_under_appended`) or its blocks
+    (:func:`blocks_under_appended`) per entry above."""
+    return any(f(levels, k, leaf) for f in (runs_under_appended, band_under_appended, blocks_under_appended))
+
+
+def coordinate_kinds(lvl) -> tuple:
+    """``(kind, length)`` of the growing arrays of an appended level besides its starts, ``length``
+    the count they hold: a SparseList's coordinates or each run's start and end (``run_start_array``,
+    ``run_end_array``), one per entry (``nnz``); a band's end (``appends_band``), one per entry above
+    (``fibers``); a block list's ends and starts (``appends_blocks``), one per block (``nblk``) and one
+    more (``nofs``)."""
+    if lvl.appends_band is not None:
+        return ((lvl.appends_band, "fibers"),)
+    if lvl.appends_blocks is not None:
+        ends, starts = lvl.appends_blocks
+        return ((ends, "nblk"), (starts, "nofs"))
+    if lvl.appends_runs:
+        return tuple((a, "nnz") for a in (lvl.run_start_array, lvl.run_end_array) if a is not None)
+    return ((lvl.crd_array, "nnz"),)
 
 
 def _nnz(info, k):
@@ -95,8 +164,15 @@ def output_params(info: TensorInfo, plan: Nested) -> tuple:
                Growable(array_name(name, plan.top, "idx"), idt, _nnz(info, plan.top))]
     for k in plan.appended:
         idt, npos = levels[k].index_dtype.name, array_name(name, k, "npos")
-        params += [OutScalar(npos, "int64"), Growable(array_name(name, k, "pos"), idt, npos),
-                   OutScalar(_nnz(info, k), "int64"), Growable(array_name(name, k, "idx"), idt, _nnz(info, k))]
+        params += [OutScalar(npos, "int64"), Growable(array_name(name, k, levels[k].starts_array), idt, npos),
+                   OutScalar(_nnz(info, k), "int64")]
+        kinds = coordinate_kinds(levels[k])
+        lengths = {"nnz": _nnz(info, k), "fibers": _nnz(info, k - 1)}
+        for _, length in kinds:
+            if length not in lengths:   # (a count of the level's own: its blocks)
+                lengths[length] = array_name(name, k, length)
+                params.append(OutScalar(lengths[length], "int64"))
+        params += [Growable(array_name(name, k, kind), idt, lengths[length]) for kind, length in kinds]
     if plan.hashed:
         return tuple(params) + _hash_params(info, plan)
     if plan.block is not None:
@@ -139,9 +215,13 @@ def declare_stmts(info: TensorInfo, plan: Nested, fresh) -> list:
     below the top level with an empty table."""
     out = []
     for k in plan.appended:
-        pos = array_name(info.name, k, "pos")
+        pos = array_name(info.name, k, info.levels[k].starts_array)
         out += [ir.Assign(Var(_nnz(info, k)), Const(0, "int64")), ir.Grow(pos, Const(1, "int64")),
                 ir.Store(pos, Const(0, "int64"), Const(0, "int64"))]
+        if info.levels[k].appends_blocks is not None:   # (no blocks yet; the first block's values start at 0)
+            starts = array_name(info.name, k, info.levels[k].appends_blocks[1])
+            out += [ir.Assign(Var(array_name(info.name, k, "nblk")), Const(0, "int64")),
+                    ir.Grow(starts, Const(1, "int64")), ir.Store(starts, Const(0, "int64"), Const(0, "int64"))]
     for k in plan.hashed:
         out += empty_table_stmts(info, k, fresh)
     return out
@@ -152,6 +232,9 @@ def freeze_stmts(info: TensorInfo, plan: Nested) -> list:
     (and one more start); a block holds its size of values per entry of its parent."""
     out = [ir.Assign(Var(array_name(info.name, k, "npos")), BinOp("+", Var(_nnz(info, k - 1)), Const(1, "int64")))
            for k in plan.appended]
+    out += [ir.Assign(Var(array_name(info.name, k, "nofs")), BinOp("+", Var(array_name(info.name, k, "nblk")),
+                                                                  Const(1, "int64")))
+            for k in plan.appended if info.levels[k].appends_blocks is not None]
     if plan.block is not None:
         out.append(ir.Assign(Var(array_name(info.name, plan.block, "nvals")),
                              BinOp("*", Var(_nnz(info, plan.block - 1)), dense_block(info, plan.block))))

@@ -41,6 +41,7 @@ from ..imperative.vectorize import vectorize
 from ..outputs import Outputs
 from ..levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
                       SparseHash, SparseList, SparsePoint, SparseRunList)
+from ..stand_in import output_conversion_note
 from ..tensor import Tensor
 from ..trace import Artifact, Later, Trace
 from .bounds import assuming, input_facts
@@ -54,6 +55,7 @@ from .notation_program import note_facts, notation_program
 from .promote import promote
 from .scalars import check_scalars
 from .appends import check_sparse_writes
+from .output_build import building_output
 from .output_order import choose_output_order
 from .assembly import nested_levels, output_params as nested_output_params
 from .outputs import check_outputs
@@ -613,14 +615,22 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     out_name = options.get("output") or (written[0] if len(written) == 1 else None)
     built = None
     if out_name in formats:
+        # (an output level the looplets do not assemble is built as a SparseList, converted after each call)
+        asked, stood = formats[out_name], building_output(formats[out_name], out_name)
+        if stood is not None:
+            formats[out_name] = stood[0]
         # (the loops a shape operator became are its meaning: they are not reordered, the output converted)
         fixed = not isinstance(program, NAssignType()) or shaped is not None
-        choice = choose_output_order(prog, out_name, formats, fixed=fixed)
+        choice = choose_output_order(prog, out_name, formats, fixed=fixed, asked_format=asked)
         if choice.note:
             trace.record("output-order", before=str(prog), after=str(choice.program), note=choice.note)
         prog, built = choice.program, choice.built
         if built is not None:   # (the runtime converts the output it returns to the format asked)
             formats[out_name] = built
+        if stood is not None:
+            built = formats[out_name]
+            trace.record("convert", before=str(prog), after=str(prog),
+                         note=output_conversion_note(out_name, asked, built, stood[1]))
     shaped_sizes = None
     if shaped is not None and shaped.output:
         order = formats[program.lhs.tensor].mode_order

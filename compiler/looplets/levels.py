@@ -200,7 +200,12 @@ def assemble_stmts(f: SubFiber, ctx) -> list:
     if k > 0 and (info.levels[k - 1].inserts_nested or info.levels[k - 1].appends_nested) and lvl.inserts_nested:
         return []   # (a hash under a hash or a SparseList: its table is keyed by the parent's position)
     nested = k > 0 and info.levels[k - 1].appends_nested   # (under an appended level: DCSR's, CSF's)
-    if nested and lvl.appends_nested:
+    if nested and lvl.appends_band is not None and k == len(info.levels) - 1:
+        # (an empty band ending at 0, starting where the one before it ended; its writes move both)
+        ofs, end = info.array(k, lvl.starts_array), info.array(k, lvl.appends_band)
+        return [ir.Grow(ofs, X.add(f.pos, 2)), ir.Store(ofs, X.add(f.pos, 1), Var(info.array(k, "nnz"))),
+                ir.Grow(end, X.add(f.pos, 1)), ir.Store(end, f.pos, Const(0, "int64"))]
+    if nested and (lvl.appends_nested or (lvl.appends_runs and not lvl.full) or lvl.appends_blocks is not None):
         # (the fiber starts where the one before it ended: starts[pos] is set, starts[pos + 1] is set at its end)
         return [ir.Grow(info.array(k, lvl.starts_array), X.add(f.pos, 2))]
     n = dense_block(info, k) if nested else None
@@ -231,10 +236,12 @@ def keep_test(dirty, child: SubFiber, ctx) -> tuple:
     return [Declare(keep, "bool", Const(False, "bool")), If(dirty, [scan])], keep
 
 
-def _under_dense(f: SubFiber, element_leaf: bool = False):
+def _under_dense(f: SubFiber, element_leaf: bool = False, under_appended: bool = False):
     info, k = f.tensor, f.level
     lvl = info.levels[k]
-    if any(not isinstance(l, Dense) for l in info.levels[:k]) or \
+    # (``under_appended``: the level may also be appended under a SparseList, a fiber per entry above)
+    nested = under_appended and all(isinstance(l, Dense) or l.appends_nested for l in info.levels[:k])
+    if (any(not isinstance(l, Dense) for l in info.levels[:k]) and not nested) or \
             (element_leaf and (k != len(info.levels) - 1 or not isinstance(info.leaf, Element))):
         below = " and an Element leaf below it" if element_leaf else ""
         raise StrategyError(f"output {info.name}: a {lvl.name} output level needs Dense levels above it{below}, "
@@ -249,7 +256,7 @@ def unfurl_sparse_block_list_update(f: SubFiber, ctx, mode="update"):
     ``nblk`` counts the blocks (``idx[b]`` is block ``b``'s end, ``ofs[b]`` its first
     value) and ``nnz`` the values; ``ofs[nblk]`` is kept at ``nnz``; the fiber's
     ``pos`` entry is set when it ends."""
-    info, k = _under_dense(f)
+    info, k = _under_dense(f, under_appended=True)
     pos_b, idx_b, ofs_b = info.array(k, "pos"), info.array(k, "idx"), info.array(k, "ofs")
     nnz, nblk = Var(info.array(k, "nnz")), Var(info.array(k, "nblk"))
     t = fiber_tag(info)
@@ -280,7 +287,7 @@ def unfurl_sparse_band_update(f: SubFiber, ctx, mode="update"):
     value moves up past the gap and the gap's slots get the fill. The band's end and
     ``ofs`` are kept in memory, so a second loop over the fiber goes on where the first
     stopped (concatenation)."""
-    info, k = _under_dense(f, element_leaf=True)
+    info, k = _under_dense(f, element_leaf=True, under_appended=True)
     ofs_b, idx_b, vals = info.array(k, "ofs"), info.array(k, "idx"), info.array(None, "vals")
     nnz = Var(info.array(k, "nnz"))
     t = fiber_tag(info)
@@ -377,7 +384,9 @@ def _run_output(f: SubFiber):
     """Check a run-length output level (Dense parents, an Element leaf below it)."""
     info, k = f.tensor, f.level
     lvl = info.levels[k]
-    if any(not isinstance(l, Dense) for l in info.levels[:k]) or k != len(info.levels) - 1 \
+    # (under Dense levels; one that stores only its runs also under appended levels, DCSR's rows)
+    nested = not lvl.full and all(isinstance(l, Dense) or l.appends_nested for l in info.levels[:k])
+    if (any(not isinstance(l, Dense) for l in info.levels[:k]) and not nested) or k != len(info.levels) - 1 \
             or not isinstance(info.leaf, Element):
         raise StrategyError(f"output {info.name}: a {lvl.name} output level needs Dense levels above it and an "
                             f"Element leaf below it, not {info.format}")
@@ -442,7 +451,9 @@ def unfurl_sparse_run_list_update(f: SubFiber, ctx, mode="update"):
         append = [ir.Grow(left_b, X.add(nnz, 1)), ir.Store(left_b, nnz, start), ir.Store(right_b, nnz, stop),
                   CompoundAssign("+", nnz, Const(1, "int64"))]
         keep = ir.and_(dirty, not_fill(info, Load(vals, nnz)))
-        return pre, child, [If(keep, [If(extend, [ir.Store(right_b, last, stop)], append)])]
+        # (a run kept keeps the entry above, an appended level's)
+        mark = [Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []
+        return pre, child, [If(keep, [If(extend, [ir.Store(right_b, last, stop)], append)] + mark)]
     return Thunk((Declare(q0, "int64", nnz),),
                  AcceptRun(accept, f"append runs to {info.name}.lvl{k + 1}", info),
                  (ir.Store(pos_b, X.add(f.pos, 1), nnz),), info)

@@ -111,9 +111,10 @@ def _text(fmt: Format) -> str:
     return fmt.shorthand or str(fmt) if hasattr(fmt, "shorthand") else str(fmt)
 
 
-def choose_output_order(prog, out: str, formats: dict, fixed: bool) -> OutputOrder:
+def choose_output_order(prog, out: str, formats: dict, fixed: bool, asked_format: Format | None = None) -> OutputOrder:
     """How output ``out`` of ``prog`` (a LoopProgram) is written in order (see the module's
-    docstring); ``fixed``: the loops are the user's (a loop program), not index notation's."""
+    docstring); ``fixed``: the loops are the user's (a loop program), not index notation's;
+    ``asked_format``: the format the user asked, when ``formats`` holds its stand-in (the note names it)."""
     fmt = formats.get(out)
     if fmt is None or all(lvl.random_write for lvl in fmt.levels):
         return OutputOrder(prog, None, "")
@@ -123,7 +124,8 @@ def choose_output_order(prog, out: str, formats: dict, fixed: bool) -> OutputOrd
     lhs = next(n for n in walk(prog.body) if isinstance(n, Assign) and isinstance(n.lhs.tns, TensorRef)
                and n.lhs.tns.name == out).lhs
     names = lambda modes: ", ".join(lhs.idxs[m].name for m in modes)  # noqa: E731
-    asked = f"{out} is {_text(fmt)}, stored in the order {names(fmt.mode_order)}"
+    shown = _text(asked_format or fmt)
+    asked = f"{out} is {shown}, stored in the order {names(fmt.mode_order)}"
     if not fixed and len(loops_of(prog.body)) >= len(lhs.idxs):
         reordered = replace(prog, body=_reordered(prog.body, [lhs.idxs[m] for m in fmt.mode_order]))
         before, after = _out_of_order(prog.body, out, formats), _out_of_order(reordered.body, out, formats)
@@ -137,5 +139,5 @@ def choose_output_order(prog, out: str, formats: dict, fixed: bool) -> OutputOrd
            f"the loops run {names(order)}, which read fewer inputs out of their storage order than "
            f"{names(fmt.mode_order)} would")
     return OutputOrder(prog, built, f"{asked}, and {why}: the kernel builds {out} as {_text(built)} (stored in the "
-                                    f"order {names(order)}) and converts it to {_text(fmt)} after each call "
+                                    f"order {names(order)}) and converts it to {shown} after each call "
                                     f"({out}.asformat)")
