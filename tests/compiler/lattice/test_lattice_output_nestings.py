@@ -635,7 +635,7 @@ def test_assembles_a_band_or_block_list_over_a_level_appended_as_a_list():
     assert not assembles((lst, SparseByteMap(lst), Ragged(lst), lst), 2)   # (its slots not counted up front)
 
 
-@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(RANGES_OVER2) + list(RANGES_OVER3)), what=st.sampled_from(["sum", "product", "copy"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
@@ -719,7 +719,7 @@ def test_assembles_a_run_list_over_dense_levels_only_outermost():
     assert not assembles((Spans(dense), dense), 0, one_pass=False)
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(RUNS_OVER_DENSE)), what=st.sampled_from(["sum", "product", "copy"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))
@@ -803,7 +803,7 @@ def test_assembles_a_byte_map_over_keyed_ranged_and_marked_levels_only_under_loc
     assert not assembles((Marks(dense), RunList(dense)), 0)   # (runs covering their fibers: a stand-in)
 
 
-@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
 @given(out=st.sampled_from(list(SLOTS_OVER2) + list(SLOTS_OVER3)), what=st.sampled_from(["sum", "product", "copy"]),
        shape=st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 3)), fill=st.sampled_from(FILLS),
        density=st.sampled_from([0.0, 0.3, 0.7, 1.0]), stored_special=st.booleans(), seed=st.integers(0, 2 ** 16))

@@ -77,8 +77,19 @@ def check(expr, fmt, tensors, native):
     return k
 
 
-@pytest.mark.parametrize("what", list(EXPRS))
-@pytest.mark.parametrize("out", list(NESTINGS))
+def _cases():
+    """Each nesting's sum; the product of each native nesting and of one nesting per stand-in format
+    (the others' products lower the same stand-in kernel again: the suite's time, not coverage)."""
+    cases, stood = [(out, "sum") for out in NESTINGS], set()
+    for out in NESTINGS:
+        built = building_output(nesting(out), "C")
+        if built is None or str(built[0]) not in stood:
+            cases.append((out, "product"))
+            stood.add(None if built is None else str(built[0]))
+    return cases
+
+
+@pytest.mark.parametrize("out, what", _cases())
 def test_every_two_level_nesting(out, what):
     # before: 51 of the 64 refused ("cannot assemble level 1 ... under level 0 ...", "a SparseBand output
     # level needs Dense levels above it ...", "a SparseHash output level needs ...")
