@@ -258,13 +258,14 @@ def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False):
     # The cells the C function writes its out scalars and grown buffers' pointers into: made once and
     # kept in a pool, each call taking a set (a call on another thread takes another), all zero again
     # before they go back. New cells every call were most of the cffi allocations of a small call.
+    # (pop and catch: a test of the pool, then a pop, lets another thread take the last set between them)
     cells = [(k, p) for k, p in enumerate(params) if isinstance(p, (OutScalar, Growable))]
     if cells:
         new, types = g["__k_new"], tuple(ffi.typeof(f"{c_type(p.dtype)} *{'*' if isinstance(p, Growable) else ''}")
                                          for _, p in cells)
         g["__k_pool"], g["__k_cells"] = [], lambda: tuple(new(t) for t in types)
         names = ", ".join(f"__k_o{k}" for k, _ in cells)
-        lines[1:1] = ["    __k_c = __k_pool.pop() if __k_pool else __k_cells()",
+        lines[1:1] = ["    try:", "        __k_c = __k_pool.pop()", "    except IndexError:", "        __k_c = __k_cells()",
                       f"    {names}{',' if len(cells) == 1 else ''} = __k_c"]
     index = {p.name: k for k, p in enumerate(params)}
     cargs = []
