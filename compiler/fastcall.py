@@ -145,11 +145,8 @@ class FastCall:
             if spoils:
                 lines.append("        return None")
             else:
-                g[f"KEPT_{name}"] = inp.kept_foreign_facts
-                lines.append(f"        k = KEPT_{name}(v)   # (its buffers checked again, the facts of its values)")
-                lines.append("        if k is None:")
-                lines.append("            return None")
-                lines.append("        v, h = k")
+                g[f"KEPT_{name}"], g[f"FOREIGN_{name}"] = inp.kept_foreign_facts, inp.foreign
+                lines += _foreign_branch(name)
                 lines += _tensor_branch(name, params, looked, foreign=True)
         for _, uses in plan.extents:
             # (an output's extent, a strategy's own check of an output given, is not an input's)
@@ -239,6 +236,8 @@ class FastCall:
             fresh.append("        return None   # (the general path checks the free memory first)")
             if kind != "val":
                 fresh.append(f"    b_{pname} = zeros(m, DT_{pname})")
+            elif low.initial != "none" and _zero_bits(low.fill):
+                fresh.append(f"    b_{pname} = zeros(m, DT_{pname})")   # (the fill: one call, not two)
             elif low.initial != "none":
                 # (an output a program updates, "output" or "assembled", starts at the fill when it is
                 # not given, as in the general path; one given at the call takes that path)
@@ -269,6 +268,18 @@ class FastCall:
             g[f"T_{pname}"] = view.compiled.pointer_type(pname)
             last.append(f"    p_{pname} = FB(T_{pname}, b_{pname}, False)")
         return made
+
+
+def _zero_bits(fill) -> bool:
+    """Whether ``fill`` is stored as all zero bits (what ``np.zeros`` writes): 0, 0.0, False, not -0.0.
+
+    >>> _zero_bits(0.0), _zero_bits(-0.0), _zero_bits(False), _zero_bits(float("nan")), _zero_bits(1)
+    (True, False, True, False, False)
+    """
+    try:
+        return fill == 0 and not np.signbit(fill)
+    except TypeError:   # (a fill numpy cannot take the sign of)
+        return False
 
 
 def _length(n: str, kind: str, level: int) -> str:
@@ -320,6 +331,33 @@ def _tensor_branch(name: str, params: tuple, facts: bool, foreign: bool) -> list
         lines.append(f"        {', '.join(f'p_{p}' for p in params)}{',' if len(params) == 1 else ''} = c[1]")
     lines.append(f"        s_{name} = v._shape")
     return lines
+
+
+def _foreign_branch(name: str) -> list[str]:
+    """The generated lines that take a scipy or pydata argument ``v`` its plan bound in place before
+    (:meth:`compiler.binding.InputPlan.kept_foreign_facts`, unrolled: a scipy matrix is an iterative
+    solver's usual argument): the same object holding the same arrays and shape, its arrays checked
+    again in C (the facts of its values, ``h``), ``v`` the tensor over them; anything else, or a
+    check that fails, goes to the general path, which binds it or says what is wrong."""
+    return [f"        e = FOREIGN_{name}.get(id(v))",
+            "        if e is None or e[0]() is not v:",
+            "            return None",
+            "        d = v.__dict__",
+            "        for key, held in e[1]:",
+            "            if d.get(key) is not held:",
+            "                return None",
+            "        if not e[2] and v.shape != e[3]:",
+            "            return None",
+            "        if e[5] is None:   # (a level the C check cannot read: validated whole)",
+            f"            k = KEPT_{name}(v)",
+            "            if k is None:",
+            "                return None",
+            "            v, h = k",
+            "        else:",
+            "            h = e[5]()   # (its arrays checked again, the facts of its values)",
+            "            if h is None:",
+            "                return None",
+            "            v = e[4]"]
 
 
 def _finite_by_dtype(fmt, assumed) -> bool:

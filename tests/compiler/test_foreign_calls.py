@@ -305,3 +305,25 @@ def test_a_coo_matrix_written_in_place_is_refused_too():
     m.col[1] = 3
     with pytest.raises(ss.FormatError, match=r"idx1\[1\]=3 is out of range \[0, 3\)"):
         k(A=m, x=x)
+
+
+def test_a_matrix_given_new_index_arrays_or_a_new_shape_in_place_is_bound_again():
+    """Between calls a scipy COO's ``col`` may be given a new array (scipy keeps row and col in one
+    tuple, ``coords``, which it replaces) and a CSR resized in place to more columns (only its
+    shape changes): the next call reads the new arrays and shape, not the ones bound before.
+    Before, the COO's stale col was read (a wrong answer, no error)."""
+    x3, x4 = np.array([1.0, 10.0, 100.0]), np.array([1.0, 10.0, 100.0, 5.0])
+    coo = sp.coo_matrix(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    coo.sum_duplicates()   # (canonical: shared)
+    csr = sp.csr_matrix(coo)
+    k = ss.lower(SPMV, A="coo", x="dense")
+    kc = ss.lower(SPMV, A="csr", x="dense")
+    for _ in range(3):   # (the general path, then the fast path)
+        np.testing.assert_array_equal(k(A=coo, x=x3).to_numpy(), coo @ x3)
+        np.testing.assert_array_equal(kc(A=csr, x=x3).to_numpy(), csr @ x3)
+    coo.col = np.array([1, 1, 2], dtype=coo.col.dtype)
+    csr.resize((2, 4))
+    np.testing.assert_array_equal(k(A=coo, x=x3).to_numpy(), coo @ x3)
+    np.testing.assert_array_equal(kc(A=csr, x=x4).to_numpy(), csr @ x4)
+    with pytest.raises(ss.ShapeError):
+        kc(A=csr, x=x3)
