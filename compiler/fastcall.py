@@ -183,9 +183,23 @@ class FastCall:
             raise _Unplanned(sorted(set(taken) - given))
         # (after every check that may hand the call over: a result given to reuse is cleared only then)
         lines += last
-        lines.append(f"    made = RUN({', '.join(f'p_{p}' for p in taken)})")
-        for pname in made:
-            lines.append(f"    made[{pname!r}] = b_{pname}")
+        direct = compiled.direct_call
+        if direct is None:
+            lines.append(f"    made = RUN({', '.join(f'p_{p}' for p in taken)})")
+        else:
+            # (a kernel returning only its status: its C function called here, without the caller's frame)
+            g["C_FN"], g["FAIL"] = direct
+            scalars = [p for p in taken if compiled.pointer_maker(p) is None]
+            lines.append("    try:")
+            lines.append(f"        status = C_FN({', '.join(f'p_{p}' for p in taken)})")
+            lines.append("    except (TypeError, OverflowError):")
+            lines.append("        return None   # (the general path names the scalar)")
+            lines.append("    if status:")
+            lines.append(f"        FAIL(status, {{{', '.join(f'{p!r}: p_{p}' for p in scalars)}}})")
+        if direct is None:
+            lines += [f"    made[{pname!r}] = b_{pname}" for pname in made]
+        else:
+            lines.append(f"    made = {{{', '.join(f'{pname!r}: b_{pname}' for pname in made)}}}")
         checked = [r.replace(".result(", ".tensor(").replace(", made)", ", made, True)") for r in results]
         if len(views) > 1:   # (several outputs: the general path's named tuple of them)
             g["OUTPUTS"] = outputs.outputs_type(outs)
