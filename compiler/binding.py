@@ -204,7 +204,7 @@ class InputPlan:
         kept = self.foreign.get(id(value))
         if kept is None:
             return None
-        ref, held, sized, shape, t, check = kept
+        ref, held, sized, shape, t, check, _ = kept
         if ref() is not value or value.shape != shape:
             return None
         now = value.__dict__
@@ -278,6 +278,8 @@ class KeptForeign(NamedTuple):
     shape: tuple
     tensor: Tensor
     check: object
+    #: ``check``'s C program ``(pointer, size)`` (:func:`compiler.recheck.c_check`), None without one
+    ops: tuple | None
 
     @classmethod
     def of(cls, value, tensor: Tensor) -> "KeptForeign":
@@ -286,7 +288,8 @@ class KeptForeign(NamedTuple):
         # csr resized to more columns does, and a scipy COO keeps its row and col in a tuple)
         held = tuple((k, v) for k, v in vars(value).items() if isinstance(v, (np.ndarray, tuple)))
         sized = any(v is shape for _, v in held)
-        return cls(weakref.ref(value), held, sized, shape, tensor, recheck.checker(tensor))
+        check = recheck.checker(tensor)
+        return cls(weakref.ref(value), held, sized, shape, tensor, check, None if check is None else check.ops)
 
 
 def foreign_layout(value) -> tuple:

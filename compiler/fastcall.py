@@ -137,8 +137,9 @@ class FastCall:
                     g[f"T_{vals}"] = compiled.pointer_type(vals)
                     lines.append(f"        p_{vals} = FB(T_{vals}, v, False)")
                 if looked and held is not None:
-                    g[f"HELD_{name}"] = held   # (the facts of its values, in C over the pointer just made)
-                    lines += _facts_check(name, f"HELD_{name}(p_{vals}, v.size)", "        ")
+                    # (the facts of its values, in C over the pointer just made)
+                    g[f"HELD_{name}"], g["FACTS_OF"] = held.run, recheck.FACTS
+                    lines += _facts_check(name, f"FACTS_OF[HELD_{name}(p_{vals}, v.size)]", "        ")
                 if set(params) - {p for _, p in sizes} - {vals}:   # (all-Dense: sizes and values only)
                     raise _Unplanned(name)
             lines.append("    else:")
@@ -146,6 +147,7 @@ class FastCall:
                 lines.append("        return None")
             else:
                 g[f"KEPT_{name}"], g[f"FOREIGN_{name}"] = inp.kept_foreign_facts, inp.foreign
+                g["RECHECK"], g["FACTS_OF"] = recheck.c_check(), recheck.FACTS
                 lines += _foreign_branch(name)
                 lines += _tensor_branch(name, params, looked, foreign=True)
         for _, uses in plan.extents:
@@ -362,15 +364,17 @@ def _foreign_branch(name: str) -> list[str]:
             "                return None",
             "        if not e[2] and v.shape != e[3]:",
             "            return None",
-            "        if e[5] is None:   # (a level the C check cannot read: validated whole)",
+            "        ops = e[6]",
+            "        if ops is None:   # (a level the C check cannot read: validated whole)",
             f"            k = KEPT_{name}(v)",
             "            if k is None:",
             "                return None",
             "            v, h = k",
             "        else:",
-            "            h = e[5]()   # (its arrays checked again, the facts of its values)",
-            "            if h is None:",
+            "            r = RECHECK(ops[0], ops[1])   # (its arrays checked again, the facts of its values)",
+            "            if r < 0:",
             "                return None",
+            "            h = FACTS_OF[r]",
             "            v = e[4]"]
 
 
