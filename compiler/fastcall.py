@@ -38,7 +38,7 @@ from .tensor import Tensor
 __all__ = ["FastCall", "fast_call"]
 
 
-def fast_call(kernel):
+def fast_call(kernel, wanted=None):
     """The fast path of ``kernel`` (a :class:`compiler.runtime.Kernel`): a function of the call's
     ``tensors`` dict giving the output tensor, or ``None`` for a call the general path takes (its
     generated source in ``.code``); ``None`` instead of a function when its
@@ -50,7 +50,9 @@ def fast_call(kernel):
     program updates starts at its fill, as in the general path, when the call does not give it (a
     call that gives it, to update in place, takes the general path). A loop program's several
     outputs are each allocated and built as one is, and come back in the
-    :class:`compiler.outputs.Outputs` named tuple the general path gives."""
+    :class:`compiler.outputs.Outputs` named tuple the general path gives; with ``wanted`` (names of
+    outputs) the others are None there, and the arrays the kernel grew for them are freed at once
+    (an intermediate its caller never reads)."""
     low = kernel.lowered
     if kernel.compiled.checked or low.copies or low.conversions or getattr(kernel, "shape_operators", False):
         return None
@@ -60,7 +62,7 @@ def fast_call(kernel):
                 or out.validate_output or plan.at_most_one or plan.shape_from is None):
             return None
     try:
-        return FastCall(kernel).function
+        return FastCall(kernel, wanted).function
     except _Unplanned:
         return None
 
@@ -82,7 +84,7 @@ class FastCall:
     only a numpy argument and the fresh output buffers are wrapped on every call.
     """
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, wanted=None):
         plan, views = kernel._plan(), _views(kernel)
         compiled = kernel.compiled
         facts = kernel.facts if kernel.relower is not None else {}
@@ -168,10 +170,16 @@ class FastCall:
                 t, _, m = uses[0]
                 lines.append(f"    if s_{t}[{m}] > COMPRESS_EXTENT:")
                 lines.append("        return None   # (the general path renumbers it by the coordinates stored)")
-        made, results, last = [], [], []
+        made, results, last, unwanted = [], [], [], set()
         for k, view in enumerate(views):
             tag = str(k) if len(views) > 1 else ""   # (one output's names as they always were)
-            made += self._output(tag, view, g, lines, last, given)
+            mine = self._output(tag, view, g, lines, last, given)
+            made += mine
+            if wanted is not None and len(views) > 1 and view.lowered.output not in wanted:
+                # (the arrays the kernel grows for it are freed by the caller; it gives no result)
+                unwanted |= {pname for names in g[f"OUTPUT{tag}"].arrays for _, pname in names} - set(mine)
+                results.append("None")
+                continue
             result = f"OUTPUT{tag}.result(shape{tag}, made)"
             # (a result the runtime started clear is marked so: a later call may reuse it cheaply)
             if view.lowered.reset:
@@ -185,6 +193,8 @@ class FastCall:
             raise _Unplanned(sorted(set(taken) - given))
         # (after every check that may hand the call over: a result given to reuse is cleared only then)
         lines += last
+        if unwanted:
+            g["RUN"] = compiled.pointer_caller_freeing(frozenset(unwanted))
         direct = compiled.direct_call
         if direct is None:
             lines.append(f"    made = RUN({', '.join(f'p_{p}' for p in taken)})")

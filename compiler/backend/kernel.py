@@ -167,6 +167,25 @@ class Kernel:
             self._pointer_call = _make_caller(self.function, False, self._ffi, self._lib, pointers=True)
         return self._pointer_call
 
+    def pointer_caller_freeing(self, unwanted: frozenset):
+        """:attr:`pointer_caller`, but the growable outputs named in ``unwanted`` are freed as soon as the
+        C function returns instead of wrapped as arrays (a program's intermediate that its caller never
+        reads: an erosion's first pass); they are left out of what it returns. Made once per set.
+
+        >>> from compiler.imperative.examples import filter_nonzeros
+        >>> k = compile_function(filter_nonzeros(name="sparsify_doc"))
+        >>> x = np.array([0.0, 2.0, 3.0])
+        >>> sorted(k.pointer_caller_freeing(frozenset({"B_idx"}))(3, k.pointer("x", x)))
+        ['B_nnz', 'B_val']
+        """
+        if not unwanted:
+            return self.pointer_caller
+        callers = self.__dict__.setdefault("_freeing_callers", {})
+        if unwanted not in callers and not self.checked:
+            callers[unwanted] = _make_caller(self.function, False, self._ffi, self._lib, pointers=True,
+                                             unwanted=unwanted)
+        return callers.get(unwanted)
+
     @property
     def direct_call(self):
         """``(function, fail)`` for an unchecked kernel whose C takes scalars and buffers only (no out
@@ -235,9 +254,10 @@ class Kernel:
         return f"<Kernel {self.function.name}{' (checked)' if self.checked else ''}>"
 
 
-def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False):
+def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False, unwanted: frozenset = frozenset()):
     """Generate the Python function that checks arguments and calls the C kernel (with
-    ``pointers``, one that takes checked cffi pointers positionally, see :attr:`Kernel.pointer_caller`)."""
+    ``pointers``, one that takes checked cffi pointers positionally, see :attr:`Kernel.pointer_caller`;
+    the growables named in ``unwanted`` are freed, not returned: :meth:`Kernel.pointer_caller_freeing`)."""
     name = fn.name
     g: dict = {
         "__k_fn": getattr(lib, name),
@@ -318,6 +338,9 @@ def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False):
             result.append(f"{p.name!r}: {p.name}")
         elif isinstance(p, OutScalar):
             result.append(f"{p.name!r}: __k_s{k}(__k_o{k}[0])")
+        elif isinstance(p, Growable) and p.name in unwanted:
+            g["__k_free"] = getattr(lib, free_function(fn))   # (free(NULL) does nothing)
+            lines.append(f"    __k_free(__k_o{k}[0])")
         elif isinstance(p, Growable):
             length = index[p.length]
             g[f"__k_w{k}"] = _wrapper(fn, p, ffi, lib)

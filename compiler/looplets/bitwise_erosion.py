@@ -241,7 +241,7 @@ class BitwiseErosion:
         if kernel is None:
             kernel = self.kernels[ndim] = compile_program(BITWISE_EROSIONS[self.footprint, ndim == 3],
                                                           V=fmt, B=fmt, A=fmt, pad=PAD)
-            self._fast[ndim] = fast_call(kernel)
+            self._fast[ndim] = fast_call(kernel, wanted=("B",))   # (V, the first pass, freed at once)
         key = (n, width % WORD_BITS)
         if key not in self._pads:
             self._pads[key] = _pad(*key)
