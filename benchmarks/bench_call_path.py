@@ -35,6 +35,24 @@ caller's out cells pooled: five runs alternating with the tree before (15c2b8b) 
 16.9 (ndimage 8.1 - 9.3 in the same runs); BFS push round 9.1 - 10.0 -> 9.1 - 9.7 (5.2 - 6.1). These
 rows call each kernel on the same input every time; a round whose input is the last round's result
 gained more (its binding is planned too): ten chained erosions 54 - 66 -> 22 - 23 us a round.
+
+Then a scipy argument's checks unrolled into the fast call (its C check called there), the kernel's C
+function called without the caller's frame, a Kernel's call trying its fast paths first, a loop
+program's kernel not packing its tensors twice, the eroders' first pass freed as the kernel returns:
+three runs alternating with the tree before (311d4f1) at a load of about 8, us per call (scipy's
+``A @ x`` 2.83 - 3.03 before, 2.65 - 3.07 after, in the same runs):
+
+    ======================================  ===========  ===========  ==============
+    row                                     before       after        scipy (after)
+    ======================================  ===========  ===========  ==============
+    lattice, scipy A + numpy x              4.46 - 4.85  4.34 - 4.39
+    lattice, scipy A (lowered for csr)      4.65 - 4.85  4.35 - 4.70
+    looplets, scipy A + numpy x             5.13 - 5.50  4.71 - 4.96
+    looplets, scipy A (lowered for csr)     5.41 - 5.67  4.66 - 4.99
+    BFS push round -> byte map              9.05 - 9.68  7.86 - 8.79  4.96 - 5.55
+    erosion, sparse words                   14.0 - 14.2  10.3 - 11.7  7.75 - 8.66
+    erosion, run lists                      14.7 - 15.6  11.7 - 13.1  7.64 - 9.00
+    ======================================  ===========  ===========  ==============
 """
 
 import os

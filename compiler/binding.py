@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -154,7 +155,8 @@ class InputPlan:
         self.dense_dtype = (leaf.dtype if all(isinstance(lvl, Dense) for lvl in levels)
                             and isinstance(leaf, Element) and leaf.dtype is not None else None)
         self._sized: tuple = (None, None)
-        self._foreign: dict = {}   # id -> (weakref, buffer ids, shape, tensor) of scipy/pydata arrays bound
+        #: scipy/pydata arrays bound in place: id -> :class:`KeptForeign`
+        self.foreign: dict = {}
 
     def tensor(self, name: str, value) -> Tensor:
         """``value`` (a numpy array, an array-like, a scipy.sparse or pydata/sparse array) as a
@@ -170,10 +172,10 @@ class InputPlan:
             if buffers and all(any(np.shares_memory(b, a) for a in _arrays_of(t)) for b in buffers):
                 # a tensor over the same buffers: the next call with this object takes it again, as a
                 # Tensor's arrays are taken (their contents may change; the arrays are the same ones)
-                if len(self._foreign) >= 8:
-                    self._foreign.pop(next(iter(self._foreign)))
-                arrays = tuple((k, v) for k, v in vars(value).items() if isinstance(v, np.ndarray))
-                self._foreign[id(value)] = (weakref.ref(value), arrays, value.shape, t, recheck.checker(t))
+                if len(self.foreign) >= 8:
+                    for old in list(self.foreign)[:1]:
+                        self.foreign.pop(old, None)   # (a call on another thread may have taken it)
+                self.foreign[id(value)] = KeptForeign.of(value, t)
             return t
         arr = np.asarray(value)
         fmt = self.format
@@ -199,15 +201,15 @@ class InputPlan:
     def kept_foreign_facts(self, value) -> tuple | None:
         """``(tensor, facts of its values)`` of :meth:`kept_foreign` (one pass over the arrays
         checks them and finds the facts), or None."""
-        kept = self._foreign.get(id(value))
+        kept = self.foreign.get(id(value))
         if kept is None:
             return None
-        ref, arrays, shape, t, check = kept
+        ref, held, sized, shape, t, check, _ = kept
         if ref() is not value or value.shape != shape:
             return None
-        held = value.__dict__
-        for k, array in arrays:
-            if held.get(k) is not array:
+        now = value.__dict__
+        for k, obj in held:
+            if now.get(k) is not obj:
                 return None
         facts = check() if check is not None else None
         if facts is None:
@@ -253,6 +255,41 @@ class InputPlan:
                     out[pname] = arrays[kind]
         tensor._bound_args = (self, out)
         return out
+
+
+class KeptForeign(NamedTuple):
+    """A scipy or pydata array an :class:`InputPlan` bound in place, and what a later call checks
+    before it reads the same array again through :attr:`tensor`: the object itself (``ref``), the
+    attributes it ``held`` then, each the same object now (its arrays and tuples: its shape where it
+    keeps it, scipy's ``_shape``, pydata's ``shape``, ``sized`` says so, else ``shape`` is
+    compared; a scipy COO's ``coords``), and ``check``, which reads the arrays again (:func:`compiler.recheck.checker`; None
+    where a level cannot say what to check, and the tensor is validated whole).
+
+    >>> import scipy.sparse as sp
+    >>> m = sp.csr_matrix(np.eye(2))
+    >>> kept = KeptForeign.of(m, Tensor.from_scipy(m))
+    >>> sorted(k for k, _ in kept.held), kept.sized
+    (['_shape', 'data', 'indices', 'indptr'], True)
+    """
+
+    ref: weakref.ref
+    held: tuple
+    sized: bool
+    shape: tuple
+    tensor: Tensor
+    check: object
+    #: ``check``'s C program ``(pointer, size)`` (:func:`compiler.recheck.c_check`), None without one
+    ops: tuple | None
+
+    @classmethod
+    def of(cls, value, tensor: Tensor) -> "KeptForeign":
+        shape = value.shape
+        # (tuples too, compared by identity: a resize in place may change the shape alone, as scipy's
+        # csr resized to more columns does, and a scipy COO keeps its row and col in a tuple)
+        held = tuple((k, v) for k, v in vars(value).items() if isinstance(v, (np.ndarray, tuple)))
+        sized = any(v is shape for _, v in held)
+        check = recheck.checker(tensor)
+        return cls(weakref.ref(value), held, sized, shape, tensor, check, None if check is None else check.ops)
 
 
 def foreign_layout(value) -> tuple:

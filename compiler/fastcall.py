@@ -38,7 +38,7 @@ from .tensor import Tensor
 __all__ = ["FastCall", "fast_call"]
 
 
-def fast_call(kernel):
+def fast_call(kernel, wanted=None):
     """The fast path of ``kernel`` (a :class:`compiler.runtime.Kernel`): a function of the call's
     ``tensors`` dict giving the output tensor, or ``None`` for a call the general path takes (its
     generated source in ``.code``); ``None`` instead of a function when its
@@ -50,7 +50,9 @@ def fast_call(kernel):
     program updates starts at its fill, as in the general path, when the call does not give it (a
     call that gives it, to update in place, takes the general path). A loop program's several
     outputs are each allocated and built as one is, and come back in the
-    :class:`compiler.outputs.Outputs` named tuple the general path gives."""
+    :class:`compiler.outputs.Outputs` named tuple the general path gives; with ``wanted`` (names of
+    outputs) the others are None there, and the arrays the kernel grew for them are freed at once
+    (an intermediate its caller never reads)."""
     low = kernel.lowered
     if kernel.compiled.checked or low.copies or low.conversions or getattr(kernel, "shape_operators", False):
         return None
@@ -60,7 +62,7 @@ def fast_call(kernel):
                 or out.validate_output or plan.at_most_one or plan.shape_from is None):
             return None
     try:
-        return FastCall(kernel).function
+        return FastCall(kernel, wanted).function
     except _Unplanned:
         return None
 
@@ -82,7 +84,7 @@ class FastCall:
     only a numpy argument and the fresh output buffers are wrapped on every call.
     """
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, wanted=None):
         plan, views = kernel._plan(), _views(kernel)
         compiled = kernel.compiled
         facts = kernel.facts if kernel.relower is not None else {}
@@ -138,8 +140,9 @@ class FastCall:
                     g[f"T_{vals}"] = compiled.pointer_type(vals)
                     wrapped.append(f"        p_{vals} = FB(T_{vals}, v, False)")
                 if looked and held is not None:
-                    g[f"HELD_{name}"] = held   # (the facts of its values, in C over the pointer just made)
-                    wrapped += _facts_check(name, f"HELD_{name}(p_{vals}, v.size)", "        ")
+                    # (the facts of its values, in C over the pointer just made)
+                    g[f"HELD_{name}"], g["FACTS_OF"] = held.run, recheck.FACTS
+                    wrapped += _facts_check(name, f"FACTS_OF[HELD_{name}(p_{vals}, v.size)]", "        ")
                 if set(params) - {p for _, p in sizes} - {vals}:   # (all-Dense: sizes and values only)
                     raise _Unplanned(name)
                 lines += wrapped
@@ -154,11 +157,9 @@ class FastCall:
             if spoils:
                 lines.append("        return None")
             else:
-                g[f"KEPT_{name}"] = inp.kept_foreign_facts
-                lines.append(f"        k = KEPT_{name}(v)   # (its buffers checked again, the facts of its values)")
-                lines.append("        if k is None:")
-                lines.append("            return None")
-                lines.append("        v, h = k")
+                g[f"KEPT_{name}"], g[f"FOREIGN_{name}"] = inp.kept_foreign_facts, inp.foreign
+                g["RECHECK"], g["FACTS_OF"] = recheck.c_check(), recheck.FACTS
+                lines += _foreign_branch(name)
                 lines += _tensor_branch(name, params, looked, foreign=True)
         for _, uses in plan.extents:
             # (an output's extent, a strategy's own check of an output given, is not an input's)
@@ -178,10 +179,16 @@ class FastCall:
                 t, _, m = uses[0]
                 lines.append(f"    if s_{t}[{m}] > COMPRESS_EXTENT:")
                 lines.append("        return None   # (the general path renumbers it by the coordinates stored)")
-        made, results, last = [], [], []
+        made, results, last, unwanted = [], [], [], set()
         for k, view in enumerate(views):
             tag = str(k) if len(views) > 1 else ""   # (one output's names as they always were)
-            made += self._output(tag, view, g, lines, last, given)
+            mine = self._output(tag, view, g, lines, last, given)
+            made += mine
+            if wanted is not None and len(views) > 1 and view.lowered.output not in wanted:
+                # (the arrays the kernel grows for it are freed by the caller; it gives no result)
+                unwanted |= {pname for names in g[f"OUTPUT{tag}"].arrays for _, pname in names} - set(mine)
+                results.append("None")
+                continue
             result = f"OUTPUT{tag}.result(shape{tag}, made)"
             # (a result the runtime started clear is marked so: a later call may reuse it cheaply)
             if view.lowered.reset:
@@ -195,9 +202,25 @@ class FastCall:
             raise _Unplanned(sorted(set(taken) - given))
         # (after every check that may hand the call over: a result given to reuse is cleared only then)
         lines += last
-        lines.append(f"    made = RUN({', '.join(f'p_{p}' for p in taken)})")
-        for pname in made:
-            lines.append(f"    made[{pname!r}] = b_{pname}")
+        if unwanted:
+            g["RUN"] = compiled.pointer_caller_freeing(frozenset(unwanted))
+        direct = compiled.direct_call
+        if direct is None:
+            lines.append(f"    made = RUN({', '.join(f'p_{p}' for p in taken)})")
+        else:
+            # (a kernel returning only its status: its C function called here, without the caller's frame)
+            g["C_FN"], g["FAIL"] = direct
+            scalars = [p for p in taken if compiled.pointer_maker(p) is None]
+            lines.append("    try:")
+            lines.append(f"        status = C_FN({', '.join(f'p_{p}' for p in taken)})")
+            lines.append("    except (TypeError, OverflowError):")
+            lines.append("        return None   # (the general path names the scalar)")
+            lines.append("    if status:")
+            lines.append(f"        FAIL(status, {{{', '.join(f'{p!r}: p_{p}' for p in scalars)}}})")
+        if direct is None:
+            lines += [f"    made[{pname!r}] = b_{pname}" for pname in made]
+        else:
+            lines.append(f"    made = {{{', '.join(f'{pname!r}: b_{pname}' for pname in made)}}}")
         checked = [r.replace(".result(", ".tensor(").replace(", made)", ", made, True)") for r in results]
         if len(views) > 1:   # (several outputs: the general path's named tuple of them)
             g["OUTPUTS"] = outputs.outputs_type(outs)
@@ -248,6 +271,8 @@ class FastCall:
             fresh.append("        return None   # (the general path checks the free memory first)")
             if kind != "val":
                 fresh.append(f"    b_{pname} = zeros(m, DT_{pname})")
+            elif low.initial != "none" and _zero_bits(low.fill):
+                fresh.append(f"    b_{pname} = zeros(m, DT_{pname})")   # (the fill: one call, not two)
             elif low.initial != "none":
                 # (an output a program updates, "output" or "assembled", starts at the fill when it is
                 # not given, as in the general path; one given at the call takes that path)
@@ -278,6 +303,18 @@ class FastCall:
             g[f"T_{pname}"] = view.compiled.pointer_type(pname)
             last.append(f"    p_{pname} = FB(T_{pname}, b_{pname}, False)")
         return made
+
+
+def _zero_bits(fill) -> bool:
+    """Whether ``fill`` is stored as all zero bits (what ``np.zeros`` writes): 0, 0.0, False, not -0.0.
+
+    >>> _zero_bits(0.0), _zero_bits(-0.0), _zero_bits(False), _zero_bits(float("nan")), _zero_bits(1)
+    (True, False, True, False, False)
+    """
+    try:
+        return fill == 0 and not np.signbit(fill)
+    except TypeError:   # (a fill numpy cannot take the sign of)
+        return False
 
 
 def _length(n: str, kind: str, level: int) -> str:
@@ -329,6 +366,35 @@ def _tensor_branch(name: str, params: tuple, facts: bool, foreign: bool) -> list
         lines.append(f"        {', '.join(f'p_{p}' for p in params)}{',' if len(params) == 1 else ''} = c[1]")
     lines.append(f"        s_{name} = v._shape")
     return lines
+
+
+def _foreign_branch(name: str) -> list[str]:
+    """The generated lines that take a scipy or pydata argument ``v`` its plan bound in place before
+    (:meth:`compiler.binding.InputPlan.kept_foreign_facts`, unrolled: a scipy matrix is an iterative
+    solver's usual argument): the same object holding the same arrays and shape, its arrays checked
+    again in C (the facts of its values, ``h``), ``v`` the tensor over them; anything else, or a
+    check that fails, goes to the general path, which binds it or says what is wrong."""
+    return [f"        e = FOREIGN_{name}.get(id(v))",
+            "        if e is None or e[0]() is not v:",
+            "            return None",
+            "        d = v.__dict__",
+            "        for key, held in e[1]:",
+            "            if d.get(key) is not held:",
+            "                return None",
+            "        if not e[2] and v.shape != e[3]:",
+            "            return None",
+            "        ops = e[6]",
+            "        if ops is None:   # (a level the C check cannot read: validated whole)",
+            f"            k = KEPT_{name}(v)",
+            "            if k is None:",
+            "                return None",
+            "            v, h = k",
+            "        else:",
+            "            r = RECHECK(ops[0], ops[1])   # (its arrays checked again, the facts of its values)",
+            "            if r < 0:",
+            "                return None",
+            "            h = FACTS_OF[r]",
+            "            v = e[4]"]
 
 
 def _finite_by_dtype(fmt, assumed) -> bool:

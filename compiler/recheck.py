@@ -31,7 +31,7 @@ import numpy as np
 
 from . import values
 
-__all__ = ["checker", "values_facts"]
+__all__ = ["FACTS", "c_check", "checker", "values_facts"]
 
 _SOURCE = r"""
 #include <stdint.h>
@@ -138,6 +138,23 @@ def _lib():
         return _library[0]
 
 
+def c_check():
+    """The C function a :func:`checker` runs, ``(pointer, size)`` of its ``ops``: the index into
+    :data:`FACTS` of what the values hold, below 0 for a malformed level.
+
+    >>> import scipy.sparse as sp
+    >>> from compiler import Tensor
+    >>> check = checker(Tensor.from_scipy(sp.csr_matrix(np.eye(2))))
+    >>> FACTS[c_check()(*check.ops)] is check()
+    True
+    """
+    return _lib()[1].sparsescope_recheck
+
+
+#: the facts each result of the C functions stands for (by index)
+FACTS = _FACTS
+
+
 def checker(tensor):
     """A function of no argument that checks ``tensor``'s arrays again (as it finds them now) and
     gives the facts of its values, or None when a level is malformed; ``None`` instead of a
@@ -182,6 +199,8 @@ def checker(tensor):
         held = run(pointer, size)
         return None if held < 0 else facts[held]
     check.arrays = (program, keep)   # (kept alive with the function: the addresses are theirs)
+    # (for a caller that runs it in its own lines: FACTS[run(*check.ops)], a malformed level below 0)
+    check.ops = (pointer, size)
     return check
 
 
@@ -202,6 +221,7 @@ def values_facts(dtype):
 
     def held(pointer, count):
         return facts[run(pointer, count)]
+    held.run = run   # (for a caller that runs it in its own lines: FACTS[held.run(pointer, count)])
     return held
 
 

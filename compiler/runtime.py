@@ -148,14 +148,29 @@ class Kernel:
     arguments: dict = {}
 
     def __call__(self, *given, **tensors) -> Tensor:
+        if not given:
+            # the fast path planned for this kernel (and the one for a foreign array's layout that a
+            # call took, asked first): one attribute and one call before it answers
+            out = self._first(tensors)
+            if out is not None:
+                return out
+        return self._call(given, tensors)
+
+    @staticmethod
+    def _first(tensors):
+        """The fast paths a call tries first (none until the first call plans them, see :meth:`_call`)."""
+        return None
+
+    def _call(self, given: tuple, tensors: dict):
+        """A call the fast paths did not answer: the first (which plans them), or the general path's."""
         if given:
             raise UsageError(f"pass the kernel's tensors by name: kernel({', '.join(f'{t}=...' for t in self.formats)})")
         if not tensors:
             tensors = dict(self.arguments)
-        try:
-            fast = self._fast
-        except AttributeError:
+        fast = self.__dict__.get("_fast", self)
+        if fast is self:
             fast = self._fast = fast_call(self)
+            self._first = _first_of(None, fast)
         routed = self.__dict__.get("_routed_fast")
         if routed is not None:
             # the fast path of the kernel for a foreign array's layout that a call took: it answers
@@ -172,6 +187,7 @@ class Kernel:
         if own is not self:
             out = own(**tensors)
             self._routed_fast = own.__dict__.get("_fast")   # (made by that call)
+            self._first = _first_of(self._routed_fast, fast)
             return out
         kernel = self.for_values(tensors)
         return kernel._run(kernel.compiled, tensors)
@@ -416,7 +432,7 @@ class Kernel:
             views = []
             for out in self.lowered.outputs:
                 view = copy.copy(self)
-                for kept in ("_call_plan", "_views"):
+                for kept in ("_call_plan", "_views", "_fast", "_first", "_routed_fast"):
                     view.__dict__.pop(kept, None)
                 view.lowered, view._siblings = out, self.output_names
                 views.append(view)
@@ -730,6 +746,26 @@ class _FreshFill:
 def _with_leaf_fill(fmt: Format, fill) -> Format:
     """``fmt`` with its leaf's fill replaced: ``Dense(Element(0.0))`` to ``Dense(Element(4.0))``."""
     return Format(replace_leaf(fmt.root, replace(fmt.leaf, fill=fill)), fmt.mode_order)
+
+
+def _first_of(routed, fast):
+    """The function a kernel's call tries first: the fast path of the kernel for a foreign layout
+    (``routed``), then the kernel's own (``fast``), either None; it gives None for a call neither takes.
+
+    >>> _first_of(None, None)({}) is None, _first_of(lambda t: None, lambda t: 3)({})
+    (True, 3)
+    """
+    if routed is None:
+        return fast if fast is not None else _no_call
+
+    def first(tensors):
+        out = routed(tensors)
+        return out if out is not None or fast is None else fast(tensors)
+    return first
+
+
+def _no_call(tensors):
+    return None
 
 
 def _foreign_name(value) -> str:

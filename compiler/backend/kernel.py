@@ -167,6 +167,42 @@ class Kernel:
             self._pointer_call = _make_caller(self.function, False, self._ffi, self._lib, pointers=True)
         return self._pointer_call
 
+    def pointer_caller_freeing(self, unwanted: frozenset):
+        """:attr:`pointer_caller`, but the growable outputs named in ``unwanted`` are freed as soon as the
+        C function returns instead of wrapped as arrays (a program's intermediate that its caller never
+        reads: an erosion's first pass); they are left out of what it returns. Made once per set.
+
+        >>> from compiler.imperative.examples import filter_nonzeros
+        >>> k = compile_function(filter_nonzeros(name="sparsify_doc"))
+        >>> x = np.array([0.0, 2.0, 3.0])
+        >>> sorted(k.pointer_caller_freeing(frozenset({"B_idx"}))(3, k.pointer("x", x)))
+        ['B_nnz', 'B_val']
+        """
+        if not unwanted:
+            return self.pointer_caller
+        callers = self.__dict__.setdefault("_freeing_callers", {})
+        if unwanted not in callers and not self.checked:
+            callers[unwanted] = _make_caller(self.function, False, self._ffi, self._lib, pointers=True,
+                                             unwanted=unwanted)
+        return callers.get(unwanted)
+
+    @property
+    def direct_call(self):
+        """``(function, fail)`` for an unchecked kernel whose C takes scalars and buffers only (no out
+        scalar, grown output or error report, so it returns nothing but its status): the cffi function
+        itself, taking :attr:`pointer_caller`'s arguments, and ``fail(status, scalars)``, which raises
+        for a nonzero status as that caller does; None for other kernels. A runtime's fast path calls it
+        without the caller's frame (a sixth of a 5x5 SpMV's call).
+
+        >>> from compiler.imperative.examples import csr_spmv, filter_nonzeros
+        >>> compile_function(csr_spmv()).direct_call is not None, compile_function(filter_nonzeros()).direct_call
+        (True, None)
+        """
+        if self.checked or any(a.kind not in ("scalar", "buffer") for a in c_arguments(self.function, False)):
+            return None
+        fail = _failure_reporter(self.function, False, self._ffi, self._lib)
+        return getattr(self._lib, self.function.name), lambda status, scalars: fail(status, None, (), scalars)
+
     def pointer_parameters(self) -> tuple[str, ...]:
         """The names :attr:`pointer_caller` takes, in order (scalars and buffers as the C kernel)."""
         return tuple(a.name for a in c_arguments(self.function, False) if a.kind in ("scalar", "buffer"))
@@ -218,9 +254,10 @@ class Kernel:
         return f"<Kernel {self.function.name}{' (checked)' if self.checked else ''}>"
 
 
-def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False):
+def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False, unwanted: frozenset = frozenset()):
     """Generate the Python function that checks arguments and calls the C kernel (with
-    ``pointers``, one that takes checked cffi pointers positionally, see :attr:`Kernel.pointer_caller`)."""
+    ``pointers``, one that takes checked cffi pointers positionally, see :attr:`Kernel.pointer_caller`;
+    the growables named in ``unwanted`` are freed, not returned: :meth:`Kernel.pointer_caller_freeing`)."""
     name = fn.name
     g: dict = {
         "__k_fn": getattr(lib, name),
@@ -258,13 +295,14 @@ def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False):
     # The cells the C function writes its out scalars and grown buffers' pointers into: made once and
     # kept in a pool, each call taking a set (a call on another thread takes another), all zero again
     # before they go back. New cells every call were most of the cffi allocations of a small call.
+    # (pop and catch: a test of the pool, then a pop, lets another thread take the last set between them)
     cells = [(k, p) for k, p in enumerate(params) if isinstance(p, (OutScalar, Growable))]
     if cells:
         new, types = g["__k_new"], tuple(ffi.typeof(f"{c_type(p.dtype)} *{'*' if isinstance(p, Growable) else ''}")
                                          for _, p in cells)
         g["__k_pool"], g["__k_cells"] = [], lambda: tuple(new(t) for t in types)
         names = ", ".join(f"__k_o{k}" for k, _ in cells)
-        lines[1:1] = ["    __k_c = __k_pool.pop() if __k_pool else __k_cells()",
+        lines[1:1] = ["    try:", "        __k_c = __k_pool.pop()", "    except IndexError:", "        __k_c = __k_cells()",
                       f"    {names}{',' if len(cells) == 1 else ''} = __k_c"]
     index = {p.name: k for k, p in enumerate(params)}
     cargs = []
@@ -300,6 +338,9 @@ def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False):
             result.append(f"{p.name!r}: {p.name}")
         elif isinstance(p, OutScalar):
             result.append(f"{p.name!r}: __k_s{k}(__k_o{k}[0])")
+        elif isinstance(p, Growable) and p.name in unwanted:
+            g["__k_free"] = getattr(lib, free_function(fn))   # (free(NULL) does nothing)
+            lines.append(f"    __k_free(__k_o{k}[0])")
         elif isinstance(p, Growable):
             length = index[p.length]
             g[f"__k_w{k}"] = _wrapper(fn, p, ffi, lib)

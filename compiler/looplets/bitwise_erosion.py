@@ -161,6 +161,9 @@ def _pad(words: int, width: int) -> Tensor:
     return Tensor.from_numpy(pad, PAD, name="pad")
 
 
+_new_image = tuple.__new__
+
+
 class BitwiseErosion:
     """Bitwise erosion by a 3x3 ``footprint`` (``"box"`` or ``"cross"``) of images packed in words
     stored in ``format`` (:data:`WORDS` or :data:`SPARSE_WORDS`), or of stacks of them (3-D: images,
@@ -187,6 +190,7 @@ class BitwiseErosion:
         self._pads: dict = {}
         self._fast: dict = {}
         self._plans: dict = {}
+        self._last: tuple = (None, None, None, None)   # (format, shape, width, plan) of the last call
 
     @property
     def kernel(self):
@@ -207,16 +211,23 @@ class BitwiseErosion:
         if image.__class__ is BitImage:
             words, width = image
             if words.__class__ is Tensor:
-                plan = self._plans.get((id(words.format), words.shape, width))
-                if plan is not None and plan[0] is not words.format:
-                    plan = None
+                fmt, shape, last = words.format, words.shape, self._last
+                # (the last call's plan compared first: no key tuple to build and hash)
+                if last[0] is fmt and last[2] == width and last[1] == shape:
+                    plan = last[3]
+                else:
+                    plan = self._plans.get((id(fmt), shape, width))
+                    if plan is not None and plan[0] is not fmt:
+                        plan = None
+                    elif plan is not None:
+                        self._last = (fmt, shape, width, plan)
         if plan is None:
             plan, words, width = self._plan(image)
         _, kernel, fast, pad = plan
         for _ in range(iterations):
             out = fast({"A": words, "pad": pad}) if fast is not None else None
             words = (out if out is not None else kernel(A=words, pad=pad)).B
-        return BitImage(words, width)
+        return _new_image(BitImage, (words, width))   # (a named tuple's __new__ is a Python frame)
 
     def _plan(self, image) -> tuple:
         """``(plan, words, width)`` for ``image`` (a :class:`BitImage`, or an array packed first), checked
@@ -241,7 +252,7 @@ class BitwiseErosion:
         if kernel is None:
             kernel = self.kernels[ndim] = compile_program(BITWISE_EROSIONS[self.footprint, ndim == 3],
                                                           V=fmt, B=fmt, A=fmt, pad=PAD)
-            self._fast[ndim] = fast_call(kernel)
+            self._fast[ndim] = fast_call(kernel, wanted=("B",))   # (V, the first pass, freed at once)
         key = (n, width % WORD_BITS)
         if key not in self._pads:
             self._pads[key] = _pad(*key)

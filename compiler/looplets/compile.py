@@ -223,7 +223,10 @@ class ProgramKernel(_runtime_kernel()):
         return kernel if kernel is self else ProgramKernel.of(kernel)
 
     def __call__(self, *given, **tensors):
-        out = super().__call__(*given, **tensors)
+        # (the runtime's __call__, its two steps called here: calling it would pack the tensors again)
+        out = None if given else self._first(tensors)
+        if out is None:
+            out = self._call(given, tensors)
         # (the fast call path returns the runtime's 0-d Tensors: _run is not where it passes; whether
         # an output is 0-d is its format's, known once: a genexpr over the outputs cost 5% of a call)
         scalars = self.__dict__.get("_scalar_outputs")

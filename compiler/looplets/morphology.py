@@ -195,7 +195,7 @@ class Erosion:
             self.kernels[ndim] = compile_program(EROSIONS[self.footprint, ndim == 3], V=fmt, B=fmt, A=fmt)
         kernel = self.kernels[ndim]
         if ndim not in self._fast:
-            self._fast[ndim] = fast_call(kernel)
+            self._fast[ndim] = fast_call(kernel, wanted=("B",))   # (V, the first pass, freed at once)
         plan = (A.format, kernel, self._fast[ndim])
         if A is image:
             if len(self._plans) >= 16:   # (an eroder given many tensors' formats keeps the last few)

@@ -305,3 +305,46 @@ def test_a_coo_matrix_written_in_place_is_refused_too():
     m.col[1] = 3
     with pytest.raises(ss.FormatError, match=r"idx1\[1\]=3 is out of range \[0, 3\)"):
         k(A=m, x=x)
+
+
+def test_a_matrix_given_new_index_arrays_or_a_new_shape_in_place_is_bound_again():
+    """Between calls a scipy COO's ``col`` may be given a new array (scipy keeps row and col in one
+    tuple, ``coords``, which it replaces) and a CSR resized in place to more columns (only its
+    shape changes): the next call reads the new arrays and shape, not the ones bound before.
+    Before, the COO's stale col was read (a wrong answer, no error)."""
+    x3, x4 = np.array([1.0, 10.0, 100.0]), np.array([1.0, 10.0, 100.0, 5.0])
+    coo = sp.coo_matrix(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    coo.sum_duplicates()   # (canonical: shared)
+    csr = sp.csr_matrix(coo)
+    k = ss.lower(SPMV, A="coo", x="dense")
+    kc = ss.lower(SPMV, A="csr", x="dense")
+    for _ in range(3):   # (the general path, then the fast path)
+        np.testing.assert_array_equal(k(A=coo, x=x3).to_numpy(), coo @ x3)
+        np.testing.assert_array_equal(kc(A=csr, x=x3).to_numpy(), csr @ x3)
+    coo.col = np.array([1, 1, 2], dtype=coo.col.dtype)
+    csr.resize((2, 4))
+    np.testing.assert_array_equal(k(A=coo, x=x3).to_numpy(), coo @ x3)
+    np.testing.assert_array_equal(kc(A=csr, x=x4).to_numpy(), csr @ x4)
+    with pytest.raises(ss.ShapeError):
+        kc(A=csr, x=x3)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_matrix_with_duplicates_is_summed_at_each_call_until_summed_in_place(strategy):
+    """A CSR holding one entry twice (not canonical) is copied and summed at each call, as scipy's
+    ``A @ x`` sums it; once ``sum_duplicates`` made it canonical in place it is shared, and the fast
+    path reads it (its values written in place are read too)."""
+    a = sp.csr_matrix((np.array([1.0, 2.0, 4.0]), np.array([1, 1, 0], np.int32), np.array([0, 2, 3], np.int32)),
+                      shape=(2, 3))
+    assert not a.has_canonical_format
+    x = np.array([1.0, 10.0, 100.0])
+    k = ss.lower(SPMV, strategy=strategy, A="csr", x="dense")
+    for _ in range(3):
+        np.testing.assert_array_equal(k(A=a, x=x).to_numpy(), [30.0, 4.0])
+    a.sum_duplicates()
+    for _ in range(3):
+        np.testing.assert_array_equal(k(A=a, x=x).to_numpy(), [30.0, 4.0])
+    own = k.for_layouts({"A": a, "x": x})
+    assert _shares(own, "A", a) and fast_call(own)({"A": a, "x": x}) is not None
+    a.data[0] = 5.0
+    np.testing.assert_array_equal(k(A=a, x=x).to_numpy(), a @ x)

@@ -154,6 +154,15 @@ def test_directly_nested_allocations_are_checked_together_and_freed_on_failure()
     with pytest.raises(MemoryError, match=r"out of memory: scratch array v needs n = 1152921504606846976 float64 "
                                           r"elements \(9\.2 EB\), more than this machine's .* of memory"):
         compile_function(two_scratch_arrays(first=4))(n=2 ** 60, out=np.zeros(1))
+    # called directly (a runtime's fast path, without the caller's frame): its status, and the same error
+    k = compile_function(two_scratch_arrays(first=4))
+    run, fail = k.direct_call
+    assert k.pointer_parameters() == ("n", "out")
+    out = np.zeros(1)
+    assert run(5, k.pointer("out", out)) == 0 and out[0] == 6.0
+    status = run(2 ** 60, k.pointer("out", out))
+    with pytest.raises(MemoryError, match=r"out of memory: scratch array v needs n = 1152921504606846976 float64 "):
+        fail(status, {"n": 2 ** 60})
 
 
 def grid_corner(extra: int = 0) -> Function:

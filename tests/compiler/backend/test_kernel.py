@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -92,6 +93,58 @@ def test_calls_after_one_that_grew_nothing_keep_every_result_apart():
         np.testing.assert_array_equal(out["B_idx"], nz)
         np.testing.assert_array_equal(out["B_val"], x[nz])
     del junk
+
+
+def test_two_calls_on_two_threads_at_once_each_take_their_own_cells(monkeypatch):
+    """Two threads in one kernel at once never share the pooled cells its C writes the out scalars and
+    grown pointers into (both would free one pointer). Made deterministic by hooks: both calls reach
+    the pool's one set of cells together (the pool waits for both before it hands one out), then both
+    are inside the C function together (it waits for both before it runs) and name their cells."""
+    k = backend.compile_function(filter_nonzeros(name="sparsify_pooled"))
+    g = k.caller.__globals__
+    k(n=1, x=np.ones(1))   # (the pool now holds one set)
+    together = threading.Barrier(2, timeout=20)
+
+    class Pool(list):
+        def pop(self, *at):
+            together.wait()
+            return super().pop(*at)
+
+    pool = Pool(g["__k_pool"])
+    g["__k_pool"].clear()
+    monkeypatch.setitem(g, "__k_pool", pool)
+    run, ffi, cells = g["__k_fn"], k._ffi, {}
+
+    def inside(*args):   # (the C function, once both calls are in it)
+        mine = {int(ffi.cast("intptr_t", a)) for a in args
+                if isinstance(a, ffi.CData) and ffi.typeof(a).kind == "pointer"}
+        cells[threading.get_ident()] = mine
+        together.wait()
+        return run(*args)
+    monkeypatch.setitem(g, "__k_fn", inside)
+    xs = [np.array([0.0, 2.0, 0.0, 3.0]), np.array([5.0, 0.0, 7.0, 0.0, 9.0])]
+    outs, errors = [None, None], []
+
+    def call(j):
+        try:
+            outs[j] = k(n=len(xs[j]), x=xs[j])
+        except BaseException as e:   # (reported below; the other thread is let go)
+            errors.append(e)
+            together.abort()
+    threads = [threading.Thread(target=call, args=(j,)) for j in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    first, second = cells.values()
+    assert len(first) == len(second) == 3 and not first & second, "the two calls shared a cell"
+    for x, out in zip(xs, outs):
+        nz = np.flatnonzero(x)
+        assert out["B_nnz"] == len(nz)
+        np.testing.assert_array_equal(out["B_idx"], nz)
+        np.testing.assert_array_equal(out["B_val"], x[nz])
+    assert len(pool) == 2, "both sets are back in the pool"
 
 
 @pytest.mark.parametrize("checked", [False, True])
