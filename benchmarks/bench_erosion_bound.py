@@ -270,6 +270,17 @@ def build(tmp: Path, kernel_c: str, variant: str, driver: str = DRIVER, stem: st
     return exe
 
 
+def opencv():
+    """OpenCV's cv2 on one thread, as ours runs (None, said once, when it is not installed)."""
+    try:
+        import cv2
+    except ImportError:
+        print("(opencv-python-headless is not installed: its column is skipped)")
+        return None
+    cv2.setNumThreads(1)
+    return cv2
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="3 sketches of 400x400 and 2 of 800x800")
@@ -279,12 +290,7 @@ def main(argv=None):
     import compiler as ss
     from compiler.looplets.morphology import RUNS, Erosion
     from compiler.testing import sketch
-    try:
-        import cv2
-        cv2.setNumThreads(1)
-    except ImportError:
-        cv2 = None
-        print("(opencv-python-headless is not installed: its column is skipped)")
+    cv2 = opencv()
     rng = np.random.default_rng(0)
     canvas, count, small, mag, big = (400, 3, 200, 4, 2) if args.quick else (1111, 10, 700, 4, 2)
     sets = [(f"sketches ({count}, {canvas}x{canvas})", [sketch(canvas, canvas, 20, rng) for _ in range(count)]),

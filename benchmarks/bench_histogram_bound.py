@@ -37,8 +37,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
+
+from bench_erosion_bound import opencv  # noqa: E402
 
 #: the hand-written bounds: each counts ``img``'s pixels under the mask (runs: ``pos``, ``left``,
 #: ``right`` of each row; a list: ``pos``, ``idx``) into ``bins`` (16 of them: ``v >> 4``)
@@ -173,12 +176,7 @@ def main(argv=None):
     from compiler.backend.build import build_library, load_library
     from compiler.looplets.histogram import MaskedHistogram8, mask_format_for
     from compiler.testing import sketch
-    try:
-        import cv2
-        cv2.setNumThreads(1)
-    except ImportError:
-        cv2 = None
-        print("(opencv-python-headless is not installed: its column is skipped)")
+    cv2 = opencv()
     ffi, bounds = load_bounds()
     rng = np.random.default_rng(0)
     canvas, count, small, mag, big = (120, 2, 60, 4, 1) if args.quick else (1111, 10, 700, 4, 2)

@@ -602,10 +602,10 @@ class _CallPlan:
         self.refusals = {o.output: o.reuse_refused for o in outs if o.reuse_refused}
         # (index, its uses): each index's extent in every tensor that has it must agree
         self.extents = tuple((index, tuple(uses)) for index, uses in low.extents if len(uses) > 1)
-        # each output extent an input's, (tensor, mode), or a constant (a histogram's 16 bins): read
-        # directly (else by extent_value)
+        # each output extent an input's, (tensor, mode), or a constant (a histogram's 16 bins; not a negative
+        # one, an empty window's, which the general path says is refused): read directly (else by extent_value)
         self.shape_from = tuple(int(e) if isinstance(e, (int, np.integer)) else e for e in low.output_shape) if all(
-            isinstance(e, (int, np.integer)) and not isinstance(e, bool)
+            isinstance(e, (int, np.integer)) and not isinstance(e, bool) and e >= 0
             or isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], str) and e[0] not in _EXTENT_OPS
             for e in low.output_shape) else None
         self.output_sizes = tuple((s, pname) for s, pname in enumerate(

@@ -73,7 +73,7 @@ from dataclasses import fields, replace
 
 from .ir import (Assign, BinOp, Block, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, Grow, If, Load,
                  Pragma, Select, Store, Tagged, UnOp, Var, While)
-from .traverse import map_bodies, untagged, walk
+from .traverse import fresh_namer, map_bodies, untagged, walk
 
 
 #: a run shorter than this is appended entry by entry: counting and copying it as a block cost more
@@ -207,15 +207,7 @@ def block_copy(stmts, dtypes: dict | None = None, fresh=None, leave=()) -> list:
     short, as the tail of a merge)."""
     dtypes = dict(dtypes or {})
     leave = frozenset(leave)
-    taken = {n.name for n in walk(tuple(stmts)) if isinstance(n, Var)} | set(dtypes)
-    if fresh is None:
-        def fresh(base):
-            name, k = base, 2
-            while name in taken:
-                name, k = f"{base}_{k}", k + 1
-            taken.add(name)
-            return name
-    return _rewrite(list(stmts), dtypes, fresh, leave)
+    return _rewrite(list(stmts), dtypes, fresh or fresh_namer(stmts, dtypes), leave)
 
 
 def _rewrite(stmts: list, dtypes: dict, fresh, leave) -> list:

@@ -14,7 +14,7 @@ from operator import is_
 from typing import Any, Iterable
 
 from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, Call, CompoundAssign, Const,
-                 Declare, Expr, For, Helper, If, Origin, Stmt, Tagged, While)
+                 Declare, Expr, For, Helper, If, Origin, Stmt, Tagged, Var, While)
 
 
 def walk(node) -> Iterable[Any]:
@@ -155,6 +155,26 @@ def assigned_names(nodes) -> set[str]:
         elif isinstance(n, For):
             out.add(n.var.name)
     return out
+
+
+def fresh_namer(stmts, taken=()):
+    """A function giving fresh local names: ``base``, else ``base_2``, ... (none that the IR ``stmts``
+    use, nor ``taken``, nor one it gave before).
+
+    >>> from compiler.imperative.ir import Var
+    >>> fresh = fresh_namer([Assign(Var("q"), Var("n"))], taken={"q_2"})
+    >>> fresh("q"), fresh("q"), fresh("p")
+    ('q_3', 'q_4', 'p')
+    """
+    used = {n.name for n in walk(tuple(stmts)) if isinstance(n, Var)} | set(taken)
+
+    def fresh(base: str) -> str:
+        name, k = base, 2
+        while name in used:
+            name, k = f"{base}_{k}", k + 1
+        used.add(name)
+        return name
+    return fresh
 
 
 def uses_nan_or_inf(node) -> bool:

@@ -69,7 +69,7 @@ from dataclasses import fields, is_dataclass, replace
 from ..imperative.blockcopy import match
 from ..imperative.ir import (Assign, BinOp, Break, Comment, CompoundAssign, Const, Declare, If, Load, Select, Tagged,
                              Var, While, not_)
-from ..imperative.traverse import assigned_names, map_bodies, walk
+from ..imperative.traverse import assigned_names, fresh_namer, map_bodies, walk
 
 
 def _lt(cond) -> tuple[str, object] | None:
@@ -156,7 +156,7 @@ def flatten(loop, dtypes: dict, fresh=None) -> list | None:
         if any(isinstance(n, Var) and n == p for n in walk(_subst(d.init, Load(idx, p), Const(0, "int64")))):
             return None
     moved = [replace(d, init=_subst(d.init, Load(idx, p), Load(idx, c))) for d in locals_]
-    flat = _chunks(c, end, [*moved, *steps], dtypes, fresh or _namer([loop]))
+    flat = _chunks(c, end, [*moved, *steps], dtypes, fresh or fresh_namer([loop]))
     if flat is None:
         return None
     flat = flat if tag is None else replace(tag, body=flat)
@@ -208,7 +208,7 @@ def flatten_product(loop, dtypes: dict, fresh=None) -> list | None:
     moved = [_subst(st, Load(idx, p), Load(idx, c)) for st in steps]
     if any(isinstance(n, Var) and n.name in {p.name, seg.name, ce.name} for n in walk(tuple(moved))):
         return None
-    flat = _chunks(c, end, [*moved, body[-2]], dtypes, fresh or _namer([loop]))
+    flat = _chunks(c, end, [*moved, body[-2]], dtypes, fresh or fresh_namer([loop]))
     if flat is None:
         return None
     return [If(loop.cond, [flat, Assign(p, end), Assign(seg, end)])]
@@ -218,19 +218,6 @@ def flatten_product(loop, dtypes: dict, fresh=None) -> list | None:
 #: while its values are still in cache (counted over a whole part of 500k entries, then copied, it
 #: read them from memory twice: slower than a block per row of 50)
 CHUNK = 4096
-
-
-def _namer(stmts):
-    """A function giving fresh names: ``base``, else ``base_2``, ... (none that ``stmts`` has)."""
-    taken = {n.name for n in walk(tuple(stmts)) if isinstance(n, Var)}
-
-    def fresh(base):
-        name, k = base, 2
-        while name in taken:
-            name, k = f"{base}_{k}", k + 1
-        taken.add(name)
-        return name
-    return fresh
 
 
 def _chunks(c: Var, end, body: list, dtypes: dict, fresh):
@@ -252,7 +239,7 @@ def flatten_segments(stmts, dtypes: dict | None = None) -> list:
     :func:`~compiler.imperative.blockcopy.block_copy`. The first segment's scan, which the walk
     set up before its loop, goes too when nothing else reads the segment's end."""
     segs = set()
-    out = _flatten(list(stmts), dict(dtypes or {}), segs, _namer(stmts))
+    out = _flatten(list(stmts), dict(dtypes or {}), segs, fresh_namer(stmts))
     for seg in sorted(segs):
         out = _drop_scan(out, seg)
     return out

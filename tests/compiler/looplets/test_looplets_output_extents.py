@@ -82,6 +82,8 @@ def window_program(lo, hi, off):
        extra=st.integers(-2, 3), fresh=st.booleans(), fmt=st.sampled_from(["dense", "sparse"]))
 @example(n=5, bounds=(1, 5), off=-1, extra=0, fresh=True, fmt="dense")
 @example(n=5, bounds=(0, 5), off=-2, extra=-1, fresh=False, fmt="sparse")
+@example(n=1, bounds=(1, 0), off=-1, extra=0, fresh=True, fmt="dense")   # (a constant extent of -1: the fast
+@example(n=1, bounds=(1, 0), off=-1, extra=0, fresh=True, fmt="sparse")  # path allocated it, found merging)
 def test_windows_and_offsets_against_numpy(n, bounds, off, extra, fresh, fmt):
     """``y[i + off] = x[lo:hi][i]`` into a fresh or a given output: no write below 0 (a negative
     offset drops the first -off elements), a fresh output as long as the writes reach, a given

@@ -15,16 +15,9 @@ from hypothesis import strategies as st
 import compiler as ss
 from compiler import array as xp
 from compiler.reference import evaluate
+from tests.compiler.looplets.slice_cases import bounds
 
 FILLS = (0.0, 1.0, np.nan, np.inf, -np.inf)
-
-
-def bounds(n, r, lo, hi):
-    """numpy's ``[lo:hi:r]`` of an extent ``n`` as the notation's normalized (start, stop)."""
-    start, stop, _ = slice(lo, hi, r).indices(n)
-    if r > 0:
-        return start, max(start, stop)
-    return start, min(start, stop) if start >= 0 else -1
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
