@@ -192,8 +192,10 @@ PATHOLOGICAL = [([(2,), (3, 2), (4, 3, 2)], "({x} + {y}) * {z}", lambda x, y, z:
 
 
 def _pathological_cases():
-    for (shapes, template, func), value, fraction in itertools.product(PATHOLOGICAL, [np.nan, np.inf, -np.inf],
-                                                                        [0.5, 1.0]):
+    # (each value stored in half the entries, and NaN in all of them: the suite's time, 48 -> 32 cases;
+    # an operand all ±inf was a fifth of this file's time and meets the same sparse paths as half)
+    cases = [(value, 0.5) for value in (np.nan, np.inf, -np.inf)] + [(np.nan, 1.0)]
+    for (shapes, template, func), (value, fraction) in itertools.product(PATHOLOGICAL, cases):
         # (issue 28 item 3: a stored NaN or inf times the other operand's fill 0 is NaN, not 0)
         yield pytest.param(shapes, template, func, value, fraction,
                            id=f"{template}-{value}-{fraction}")
