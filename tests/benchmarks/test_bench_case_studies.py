@@ -3,19 +3,14 @@ its results, never for its timings), with its optional baselines and without the
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_case_studies.py"
+from tests.benchmarks.bench_modules import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_case_studies", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_case_studies")
 
 
 def test_quick_on_tiny_inputs_prints_every_case_and_the_geometric_means(bench, capsys):

@@ -1,25 +1,19 @@
 """benchmarks/bench_commits.py runs (on tiny inputs; it is tested for running, for checking each
 revision's results and for timing each revision's own compiler, never for its timings)."""
 
-import importlib.util
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.benchmarks.bench_modules import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "benchmarks" / "bench_commits.py"
 OLD = "9707a85"   # the parent of the lattice strategy's re-seating (issue 29)
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_commits", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module   # (its dataclasses look their module up)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_commits")
 
 
 def has_commit(rev: str) -> bool:

@@ -2,22 +2,13 @@
 reports every step and every format change; it is tested for what it measures and checks, never
 for its timings."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_explorer.py"
+from tests.benchmarks.bench_modules import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_explorer", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module   # (its dataclasses look their module up)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_explorer")
 
 
 def test_quick_reports_every_step_of_every_view_and_every_format_change(bench, capsys, monkeypatch):

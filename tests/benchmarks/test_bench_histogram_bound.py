@@ -2,26 +2,17 @@
 measure the masked histogram is held to), and its run checks every column before timing it; tested
 for what it checks, never for its timings."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import compiler as ss
 from compiler.looplets.histogram import MASK_LIST, MASK_RUNS
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_histogram_bound.py"
+from tests.benchmarks.bench_modules import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_histogram_bound", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_histogram_bound")
 
 
 def masks():

@@ -1,24 +1,15 @@
 """benchmarks/bench_lowering_python.py runs (tested for running and for emitting the C a build
 would compile, never for its timings)."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import compiler.lowering as lowering
 from compiler import array as xp
 from compiler import lower
 from compiler.tensor import Tensor
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_lowering_python.py"
+from tests.benchmarks.bench_modules import load_bench
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("bench_lowering_python", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_lowering_python")
 
 
 def test_the_array_group_dumps_the_c_a_build_compiles_and_restores_the_backend(tmp_path, capsys):

@@ -2,24 +2,15 @@
 C bound on a small matrix, each result checked against scipy's; tested for what it checks, never
 for its timings."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_shape_bound.py"
+from tests.benchmarks.bench_modules import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_shape_bound", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("bench_shape_bound")
 
 
 @pytest.mark.parametrize("n, nnz", [(61, 500), (8, 0)])   # odd halves; no entries at all
