@@ -71,12 +71,23 @@ def _float_result(dts):
     return dt if dt.kind == "f" else np.dtype("float64")
 
 
+def _integers_together(op, dts, dt):
+    """``dt``, the promoted dtype of integer operands ``dts``, unless it is a float: numpy has no
+    integer type holding both int64 and uint64, and neither C nor numpy has a bitwise float."""
+    if dt.kind == "f":
+        signed = next(k for k, d in enumerate(dts) if d.kind == "i")
+        raise dtype_error(f"operator {op.label} does not accept {' and '.join(d.name for d in dts)} together: "
+                          f"no integer type holds both (numpy promotes them to float64); cast one to the "
+                          f"other's type", signed)
+    return dt
+
+
 def _bitwise(op, dts):
     for k, d in enumerate(dts):
         if d.kind not in "biu":
             raise dtype_error(f"operator {op.label} does not accept {d.name} (argument {k}): "
                                f"it needs integer or bool operands", k)
-    return _promote(*dts)
+    return _integers_together(op, dts, _promote(*dts))
 
 
 def _shift(op, dts):
@@ -84,7 +95,7 @@ def _shift(op, dts):
         if d.kind not in "biu":
             raise dtype_error(f"operator {op.label} does not accept {d.name} (argument {k}): "
                                f"it shifts integers", k)
-    return _arith(op, dts)
+    return _integers_together(op, dts, _arith(op, dts))
 
 
 def _ldexp(op, dts):

@@ -247,7 +247,9 @@ class LoopletRules:
             stops = [s.phases[k].stop for s, k in zip(seqs, key) if s.phases[k].stop is not None]
             # the running position is past the stop of every phase before this one:
             # a combination ending before one of those is statically empty
+            # (and past the extent's start: a phase below it, a shifted read's ``r + 1 < 0``, is empty)
             lows = [s.phases[k - 1].stop for s, k in zip(seqs, key) if k > 0 and s.phases[k - 1].stop is not None]
+            lows.append(ext.start)
             if any(X.prove_le(t, lo) for t in stops for lo in lows) and key != combos[-1]:
                 pruned += 1
                 continue

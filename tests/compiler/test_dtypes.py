@@ -170,3 +170,23 @@ def test_looplets_compute_mixed_operands_in_numpys_dtype(program, numpy):
     got = ss.einsum(program, "looplets", **tensors).to_numpy()
     np.testing.assert_array_equal(got, numpy(x))
     assert got.dtype == numpy(x).dtype
+
+
+@pytest.mark.parametrize("program", ["y[i] = x[i] & u[i]", "y[i] = u[i] ^ x[i]", "y[i] = x[i] << u[i]",
+                                     "y[i] = u[i] >> x[i]"])
+def test_bitwise_operators_refuse_signed_and_uint64_together(program):
+    # numpy promotes int64 with uint64 to float64 and has no bitwise float: under looplets the C
+    # compiler rejected `(double)x & (double)u`, and the lattice strategy raised numpy's TypeError
+    x, u = np.array([-1, 2], np.int64), np.array([3, 2], np.uint64)
+    with pytest.raises(TypeError):
+        eval(program.split("= ", 1)[1].replace("[i]", ""))
+    for strategy in STRATEGIES:
+        with pytest.raises(DTypeError, match="does not accept (int64 and uint64|uint64 and int64) together: "
+                                             "no integer type holds both"):
+            ss.einsum(program, strategy, x=x, u=u)
+    with pytest.raises(DTypeError, match="no integer type holds both"):
+        ss.evaluate(program, x=x, u=u)
+    # a narrower signed integer than the unsigned one: numpy takes the wider signed type
+    got = ss.einsum("y[i] = x[i] & u[i]", "looplets", x=x.astype(np.int32), u=u.astype(np.uint16)).to_numpy()
+    np.testing.assert_array_equal(got, x.astype(np.int32) & u.astype(np.uint16))
+    assert got.dtype == np.int32
