@@ -24,16 +24,15 @@ by the loop as it was, from the same count, over what the copy wrote (the buffer
 room)::
 
     int64 n_copy = qB < qB_end ? qB_end - qB : 0;
+    int64 n_dropped = 0;
     if (n_copy >= 8) {
         grow D1_idx to D1_nnz + n_copy; grow D_val to D1_nnz + n_copy;
-        int64 n_dropped = 0;
         for (int64 t = 0; t < n_copy; t++) {
             D_val[D1_nnz + t] = B_val[qB + t]; D1_idx[D1_nnz + t] = B1_idx[qB + t];
             n_dropped += (int64)(B_val[qB + t] == 0.0);
         }
-        if (n_dropped == 0) { D1_nnz += n_copy; qB = qB_end; }
     }
-    the loop above (which a copied run skips: qB == qB_end)
+    if (n_copy >= 8 && n_dropped == 0) { D1_nnz += n_copy; qB = qB_end; } else { the loop above }
 
 One pass, where counting the run first and copying it after read its values twice: a COO vstack
 of 1M entries went from 1.3x the time of the hand-written memcpy bound to about 1x.
@@ -60,19 +59,18 @@ A NaN is never dropped (``NaN != 0.0``), nor copied otherwise than by the loop.
 >>> out = block_copy([loop], {"D_val": "float64", "B_val": "float64"})
 >>> print(out[1])
 int64 n_copy = q < q_end ? q_end - q : 0;
->>> for st in out[2].then.body[1:]: print(st)
-int64 n_dropped = 0;
+>>> for st in out[3].then.body[1:]: print(st)
 #pragma omp simd reduction(+:n_dropped)
 for (int64 t = 0; t < n_copy; t++) {
     D_val[n + t] = B_val[q + t];
     D1_idx[n + t] = B1_idx[q + t];
     n_dropped += (int64)(B_val[q + t] == 0.0);
 }
-if (n_dropped == 0) {
-    n += n_copy;
-    q = q_end;
-}
->>> out[3] == loop
+>>> print(out[4].cond); print(out[4].then)
+n_copy >= 8 && n_dropped == 0
+n += n_copy;
+q = q_end;
+>>> out[4].otherwise.body == (loop,)
 True
 """
 
@@ -261,15 +259,16 @@ def _emit(c: _Copy, loop, dtypes: dict, fresh) -> list:
     drop = replace(keep, op="==") if isinstance(keep, BinOp) and keep.op == "!=" else \
         keep.operand if isinstance(keep, UnOp) and keep.op == "!" else UnOp("!", keep)
     # (one pass: the copy counts the dropped values as it goes, and a run holding one is appended
-    # again by the loop, over what the copy wrote from the same count: only that rare run pays twice)
+    # again by the loop, over what the copy wrote from the same count: only that rare run pays twice;
+    # the loop in the else, so that a copied run's last position is a dead store when nothing reads it)
     copy = For(t, Const(0, "int64"), n, Block((*copies, CompoundAssign("+", dropped, Cast("int64", drop)))))
-    block = [*grows, Declare(dropped, "int64", Const(0, "int64")),
-             Pragma(f"omp simd reduction(+:{dropped.name})"), copy,
-             If(BinOp("==", dropped, Const(0, "int64")), Block(tuple(done)))]
+    block = [*grows, Pragma(f"omp simd reduction(+:{dropped.name})"), copy]
     return _tagged(loop, [Comment(f"a run of {SHORT_RUN} entries or more is copied as a block, counting the values "
                                   f"the filter drops; a shorter run, or one holding such a value, is appended "
                                   f"entry by entry"),
-                          *head, If(is_long, Block(tuple(block))), loop])
+                          *head, Declare(dropped, "int64", Const(0, "int64")), If(is_long, Block(tuple(block))),
+                          If(BinOp("&&", is_long, BinOp("==", dropped, Const(0, "int64"))), Block(tuple(done)),
+                             Block((loop,)))])
 
 
 def _tagged(loop, stmts: list) -> list:

@@ -179,7 +179,7 @@ def test_a_counter_that_moves_or_is_read_is_no_run_copy():
     c = match(_append(keep=keep), DTYPES)
     assert c is not None and len(c.counters) == 1
     out = block_copy([_append(keep=keep)], DTYPES)
-    assert "D1_pos[l + 1] += n_copy;" in str(out[2].then)
+    assert "D1_pos[l + 1] += n_copy;" in str(out[4].then)
     for bad in (Store("D1_pos", Var("l") + 1, Load("A_val", q), "+"), Store("D1_pos", q, 1, "+")):
         moved = If(keep.cond, [keep.then.body[0], bad, keep.then.body[2]])
         assert match(_append(keep=moved), DTYPES) is None
