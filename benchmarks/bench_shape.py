@@ -198,7 +198,14 @@ the bound's own ratio 3.04-3.69x -> 3.07-3.10x). What stays over the bound in Fi
 vector loop's set-up and tail; the slices (24f, 0.3-1.3 ms) pay about a call's fixed cost. A CSR
 output of a COO vstack (not a figure's row) needs no flat copy: against a hand-written C that
 finds each row's end by walking the row coordinates and copies idx and val whole, the lattice
-kernel is 0.91-1.05x it and the looplets 0.82-0.85x (before: 1.07x both; three runs, load 6-7).
+kernel is 0.91-1.05x it and the looplets 0.82-0.85x (three runs after, load 6-7; one before: 1.07x
+both). The slice rows (24f) take 0.3-1.8 ms, so their ratios are the machine's noise: the lattice slice's
+own times were lower after in each pair. A fifth pair (load 10-11): Fig. 24 over scipy, looplets 1.53x
+-> 1.81x, lattice 1.48x -> 2.00x, bound 2.09x -> 2.34x; 24c lattice/bound 1.27x -> 0.85x.
+Fig. 26 (``bench_shape.py --no-pydata --clock cpu``, two pairs at load 8-10): fused over unfused,
+looplets, 26a 1.29x, 1.14x -> 1.13x, 1.10x; 26b 2.02x, 3.04x -> 2.49x, 2.58x; 26c 1.32x, 1.37x ->
+1.32x, 1.31x. 26a's looplets fused kernel (8.3-9.8 ms, the lattice's 4.4-5.4 ms) is under 1.2x its
+unfused form in three of the four runs, before as after: the block copy sped up its unfused collapse.
 """
 
 from __future__ import annotations
