@@ -175,6 +175,37 @@ The same on a quiet machine (load about 1), e1d7778 then after both lattice chan
     (24b-f, 25d-f: within 10% before and after)
     Fig. 24 geomean over scipy: looplets 1.45-1.47x, lattice 1.61x -> 1.64-1.69x, bound 2.48-2.50x
     Fig. 25 geomean over scipy: looplets 2.47-2.52x, lattice 2.87x -> 2.99-3.16x, bound 3.93-4.22x
+
+The block copy in one pass (:mod:`compiler.imperative.blockcopy`: the copy loop counts the run's
+dropped values as it goes, and a run holding one is appended again entry by entry from the same
+count; before, a count loop read the values, then the copy read them again). Four pairs run
+alternately (7fbe54f, then after; ``bench_shape_bound.py --clock cpu --only 24a,...,24f``, 20k x 20k,
+min of 10 paired rounds, load 2-8 on 2 cores), ranges of each kernel over its bound:
+
+    fig  looplets/bound before -> after   lattice/bound before -> after
+    24a  1.34-1.50 -> 0.99-1.29           1.21-1.59 -> 0.92-1.06
+    24b  1.54-1.90 -> 1.24-1.38           1.52-2.03 -> 1.15-1.34
+    24c  1.13-1.35 -> 1.09-1.28           1.21-1.40 -> 0.92-1.04
+    24d  1.25-1.52 -> 1.01-1.43           1.28-1.43 -> 0.98-1.30
+    24e  1.12-1.46 -> 1.12-1.48           1.09-1.45 -> 1.05-1.43
+    24f  1.11-1.57 -> 0.96-1.53           1.19-1.71 -> 1.64-1.91 (0.3-1.8 ms: see below)
+    Fig. 24 geomean over scipy: looplets 1.57-1.61x -> 1.69-1.91x, lattice 1.45-1.59x -> 1.70-1.92x,
+    bound 2.08-2.25x -> 2.12-2.22x (paper 1.66x)
+
+Two pairs of Fig. 25 (load 8) moved within the machine's noise (lattice 2.60-2.76x -> 2.48-2.61x,
+the bound's own ratio 3.04-3.69x -> 3.07-3.10x). What stays over the bound in Fig. 24: the COO hstack
+(24b) scans each part's row for its end before copying it, and its rows of 25 entries pay the
+vector loop's set-up and tail; the slices (24f, 0.3-1.3 ms) pay about a call's fixed cost. A CSR
+output of a COO vstack (not a figure's row) needs no flat copy: against a hand-written C that
+finds each row's end by walking the row coordinates and copies idx and val whole, the lattice
+kernel is 0.91-1.05x it and the looplets 0.82-0.85x (three runs after, load 6-7; one before: 1.07x
+both). The slice rows (24f) take 0.3-1.8 ms, so their ratios are the machine's noise: the lattice slice's
+own times were lower after in each pair. A fifth pair (load 10-11): Fig. 24 over scipy, looplets 1.53x
+-> 1.81x, lattice 1.48x -> 2.00x, bound 2.09x -> 2.34x; 24c lattice/bound 1.27x -> 0.85x.
+Fig. 26 (``bench_shape.py --no-pydata --clock cpu``, two pairs at load 8-10): fused over unfused,
+looplets, 26a 1.29x, 1.14x -> 1.13x, 1.10x; 26b 2.02x, 3.04x -> 2.49x, 2.58x; 26c 1.32x, 1.37x ->
+1.32x, 1.31x. 26a's looplets fused kernel (8.3-9.8 ms, the lattice's 4.4-5.4 ms) is under 1.2x its
+unfused form in three of the four runs, before as after: the block copy sped up its unfused collapse.
 """
 
 from __future__ import annotations

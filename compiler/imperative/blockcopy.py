@@ -17,19 +17,25 @@ the C compiler runs it one entry at a time, two growth checks and a test each: o
 vstack of 1M entries, on a loaded machine, it took twice as long as scipy's (which concatenates
 the arrays; on a quiet one both kinds of copy are bound by memory). The
 filter itself only drops a value equal to the fill, which an input may store explicitly. So
-:func:`block_copy` counts the run's dropped values first, in SIMD lanes, and when there are none
-grows the buffers once and copies the run in one map loop (both marked by
-:mod:`compiler.imperative.vectorize`'s kinds, marked here as that pass marks them); a run holding
-a dropped value takes the loop as it was::
+:func:`block_copy` grows the buffers once and copies the run in one map loop, counting its dropped
+values in SIMD lanes as it goes (the loop marked as :mod:`compiler.imperative.vectorize` marks
+its kinds). When there are none the run is done; a run holding a dropped value is appended again
+by the loop as it was, from the same count, over what the copy wrote (the buffers already have
+room)::
 
     int64 n_copy = qB < qB_end ? qB_end - qB : 0;
     int64 n_dropped = 0;
-    if (n_copy >= 8) for (int64 t = 0; t < n_copy; t++) n_dropped += (int64)(B_val[qB + t] == 0.0);
-    if (n_copy >= 8 && n_dropped == 0) {
+    if (n_copy >= 8) {
         grow D1_idx to D1_nnz + n_copy; grow D_val to D1_nnz + n_copy;
-        for (int64 t_2 = 0; t_2 < n_copy; t_2++) { D_val[D1_nnz + t_2] = B_val[qB + t_2]; D1_idx[D1_nnz + t_2] = B1_idx[qB + t_2]; }
-        D1_nnz += n_copy; qB = qB_end;
-    } else { the loop above }
+        for (int64 t = 0; t < n_copy; t++) {
+            D_val[D1_nnz + t] = B_val[qB + t]; D1_idx[D1_nnz + t] = B1_idx[qB + t];
+            n_dropped += (int64)(B_val[qB + t] == 0.0);
+        }
+    }
+    if (n_copy >= 8 && n_dropped == 0) { D1_nnz += n_copy; qB = qB_end; } else { the loop above }
+
+One pass, where counting the run first and copying it after read its values twice: a COO vstack
+of 1M entries went from 1.3x the time of the hand-written memcpy bound to about 1x.
 
 A shorter run (:data:`SHORT_RUN`) is appended entry by entry: a row of one or two entries costs
 more counted and copied. So is every run of a loop the caller names (``leave``): the looplets
@@ -53,18 +59,19 @@ A NaN is never dropped (``NaN != 0.0``), nor copied otherwise than by the loop.
 >>> out = block_copy([loop], {"D_val": "float64", "B_val": "float64"})
 >>> print(out[1])
 int64 n_copy = q < q_end ? q_end - q : 0;
->>> print(out[3])
-if (n_copy >= 8) {
-    #pragma omp simd reduction(+:n_dropped)
-    for (int64 t = 0; t < n_copy; t++) {
-        n_dropped += (int64)(B_val[q + t] == 0.0);
-    }
+>>> for st in out[3].then.body[1:]: print(st)
+#pragma omp simd reduction(+:n_dropped)
+for (int64 t = 0; t < n_copy; t++) {
+    D_val[n + t] = B_val[q + t];
+    D1_idx[n + t] = B1_idx[q + t];
+    n_dropped += (int64)(B_val[q + t] == 0.0);
 }
->>> print(str(out[4].then.body[2]))
-for (int64 t_2 = 0; t_2 < n_copy; t_2++) {
-    D_val[n + t_2] = B_val[q + t_2];
-    D1_idx[n + t_2] = B1_idx[q + t_2];
-}
+>>> print(out[4].cond); print(out[4].then)
+n_copy >= 8 && n_dropped == 0
+n += n_copy;
+q = q_end;
+>>> out[4].otherwise.body == (loop,)
+True
 """
 
 from __future__ import annotations
@@ -224,40 +231,43 @@ def _rewrite(stmts: list, dtypes: dict, fresh, leave) -> list:
 
 def _emit(c: _Copy, loop, dtypes: dict, fresh) -> list:
     n, t, dropped = Var(fresh("n_copy")), Var(fresh("t")), Var(fresh("n_dropped"))
-    u = Var(fresh("t"))   # (the copy's own loop variable: names are not reused across loops)
     q, nnz = Var(c.q), Var(c.nnz)
 
-    def at_t(e, t=t):
+    def at_t(e):
         def f(x):
             if x == q:
                 return BinOp("+", q, t)
             if isinstance(x, Var) and x.name in c.locals:
-                return at_t(c.locals[x.name], t)
+                return at_t(c.locals[x.name])
             if isinstance(x, Load) and x.index == nnz and x.buffer in c.stores:
-                v = at_t(c.stores[x.buffer], t)     # (what the loop stored there, as the buffer holds it)
+                v = at_t(c.stores[x.buffer])     # (what the loop stored there, as the buffer holds it)
                 return v if _dtype_of(v, dtypes) == dtypes[x.buffer] else Cast(dtypes[x.buffer], v)
             return None
         return _subst(e, f)
 
-    copies = [Store(b, BinOp("+", nnz, u), at_t(v, u)) for b, v in c.stores.items()]
-    fill = [*(Grow(b, BinOp("+", nnz, n)) for b in c.grows),
-            Pragma("omp simd"), For(u, Const(0, "int64"), n, Block(tuple(copies))),
-            *(replace(k, value=n if _is_one(k.value) else BinOp("*", k.value, n)) for k in c.counters),
+    copies = [Store(b, BinOp("+", nnz, t), at_t(v)) for b, v in c.stores.items()]
+    grows = [Grow(b, BinOp("+", nnz, n)) for b in c.grows]
+    done = [*(replace(k, value=n if _is_one(k.value) else BinOp("*", k.value, n)) for k in c.counters),
             CompoundAssign("+", nnz, n), Assign(q, c.end)]
     head = [Declare(n, "int64", Select(BinOp("<", q, c.end), BinOp("-", c.end, q), Const(0, "int64")))]
     is_long = BinOp(">=", n, Const(SHORT_RUN, "int64"))
     if c.keep is None:
+        fill = [*grows, Pragma("omp simd"), For(t, Const(0, "int64"), n, Block(tuple(copies))), *done]
         return _tagged(loop, [Comment(f"a run of {SHORT_RUN} entries or more is copied as a block"), *head,
                               If(is_long, Block(tuple(fill)), Block((loop,)))])
     keep = at_t(c.keep)
     drop = replace(keep, op="==") if isinstance(keep, BinOp) and keep.op == "!=" else \
         keep.operand if isinstance(keep, UnOp) and keep.op == "!" else UnOp("!", keep)
-    count = For(t, Const(0, "int64"), n, Block((CompoundAssign("+", dropped, Cast("int64", drop)),)))
-    return _tagged(loop, [Comment(f"a run of {SHORT_RUN} entries or more whose values the filter keeps is copied "
-                                  f"as a block; else entry by entry"),
-                          *head, Declare(dropped, "int64", Const(0, "int64")),
-                          If(is_long, Block((Pragma(f"omp simd reduction(+:{dropped.name})"), count))),
-                          If(BinOp("&&", is_long, BinOp("==", dropped, Const(0, "int64"))), Block(tuple(fill)),
+    # (one pass: the copy counts the dropped values as it goes, and a run holding one is appended
+    # again by the loop, over what the copy wrote from the same count: only that rare run pays twice;
+    # the loop in the else, so that a copied run's last position is a dead store when nothing reads it)
+    copy = For(t, Const(0, "int64"), n, Block((*copies, CompoundAssign("+", dropped, Cast("int64", drop)))))
+    block = [*grows, Pragma(f"omp simd reduction(+:{dropped.name})"), copy]
+    return _tagged(loop, [Comment(f"a run of {SHORT_RUN} entries or more is copied as a block, counting the values "
+                                  f"the filter drops; a shorter run, or one holding such a value, is appended "
+                                  f"entry by entry"),
+                          *head, Declare(dropped, "int64", Const(0, "int64")), If(is_long, Block(tuple(block))),
+                          If(BinOp("&&", is_long, BinOp("==", dropped, Const(0, "int64"))), Block(tuple(done)),
                              Block((loop,)))])
 
 

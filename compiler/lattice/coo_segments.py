@@ -24,8 +24,8 @@ the same, the row read at the entry's own position::
 which :func:`compiler.imperative.blockcopy.block_copy` copies in blocks of :data:`CHUNK` entries
 (each output array one loop a block, the bound's memcpy plus the offset of C's rows), whatever the
 rows' lengths: a collapse, whose product loop appended entry by entry, ran 2x the hand-written
-bound so, 1.2x now. (A vstack's rows were already blocks: as fast as chunks, where one block of a
-whole 500k-entry part, its values counted and then copied, read them from memory twice: slower.)
+bound so, 1.1x now; a vstack about 1x. (The chunks bound what a chunk holding a stored fill costs:
+it is copied, then appended again entry by entry.)
 
 The outer loop's body must be just that: locals read from the segment's coordinate at ``pB0`` (and
 names the loops do not change), the inner loop stepping its position by one and reading neither
@@ -46,7 +46,7 @@ add up) keeps its loops, and so does a loop whose flattened form would not be a 
 >>> for st in flatten_segments([outer], {"B_val": "float64", "D_val": "float64"}): print(st)
 int64 pB1 = pB0;
 while (pB1 < pB0_end) {
-    // 4096 entries at a time: counted, then copied from the cache
+    // 4096 entries at a time: a chunk holding a fill value is appended again, entry by entry
     int64 pB1_stop = pB1 + 4096 < pB0_end ? pB1 + 4096 : pB0_end;
     while (pB1 < pB1_stop) {
         int64 l = B0_idx0[pB1];
@@ -214,9 +214,9 @@ def flatten_product(loop, dtypes: dict, fresh=None) -> list | None:
     return [If(loop.cond, [flat, Assign(p, end), Assign(seg, end)])]
 
 
-#: entries a block copy takes at a time: it counts a chunk's dropped values, then copies the chunk
-#: while its values are still in cache (counted over a whole part of 500k entries, then copied, it
-#: read them from memory twice: slower than a block per row of 50)
+#: entries a block copy takes at a time: a chunk holding a value the output drops (a stored fill)
+#: is copied and then appended again entry by entry, so a chunk bounds what that costs (counted
+#: then copied, one block of a whole 500k-entry part read its values from memory twice: slower)
 CHUNK = 4096
 
 
@@ -229,8 +229,8 @@ def _chunks(c: Var, end, body: list, dtypes: dict, fresh):
     stop = Var(fresh(c.name + "_stop"))
     inner = While(BinOp("<", c, stop), body)
     ahead = BinOp("+", c, Const(CHUNK, "int64"))
-    return While(BinOp("<", c, end), [Comment(f"{CHUNK} entries at a time: counted, then copied from the cache"),
-                                      Declare(stop, "int64", Select(BinOp("<", ahead, end), ahead, end)), inner])
+    note = Comment(f"{CHUNK} entries at a time: a chunk holding a fill value is appended again, entry by entry")
+    return While(BinOp("<", c, end), [note, Declare(stop, "int64", Select(BinOp("<", ahead, end), ahead, end)), inner])
 
 
 def flatten_segments(stmts, dtypes: dict | None = None) -> list:

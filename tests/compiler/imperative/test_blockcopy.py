@@ -50,6 +50,11 @@ def test_a_concat_of_csr_copies_each_row_as_a_block(program, out):
     c = k.c_source
     assert c.count("copied as a block") == 2            # (one per operand's rows)
     assert "#pragma omp simd reduction(+:n_dropped)" in c and "n_dropped += (int64_t)(A_val[" in c
+    # (one pass: each run's copy loop counts its dropped values, no loop counts them before it)
+    assert c.count("#pragma omp simd reduction") == 2 and "#pragma omp simd\n" not in c
+    loop = c[c.index("for (int64_t t = 0;"):][:400].split("}")[0]
+    assert re.search(r"D_val\[\w+ \+ t\] = A_val\[qA \+ t\];", loop)
+    assert "n_dropped += (int64_t)(A_val[qA + t] == 0.0);" in loop
     assert any(s.stage == "block-copy" for s in k.trace.steps)
     # (the block copy keeps the tag of the looplet that appends, so the explorer links its C lines)
     tags = [n for n in walk(k.lowered.function.body) if isinstance(n, Tagged)

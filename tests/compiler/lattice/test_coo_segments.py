@@ -191,3 +191,77 @@ def test_coo_by_property(seed, density, nan, stored, program):
 
     (b, sb), (c, sc) = draw(NB), draw(NC)
     check(fill, b, c, sb, sc, program)
+
+
+def copies(fn):
+    """The block copies' loops of ``fn``: each ``for`` loop that stores to an output."""
+    from compiler.imperative.ir import For, Store
+    return [n for n in walk(fn) if isinstance(n, For) and any(isinstance(s, Store) for s in n.body.body)]
+
+
+def test_a_chunk_is_copied_once_counting_its_dropped_values_as_it_goes():
+    # (one pass over a chunk's values: no loop counts them before the copy reads them again)
+    from compiler.imperative.ir import CompoundAssign, For
+    for program in (VSTACK, RAVEL):
+        after = stage(kernel(program, 0.0), "block-copy").after
+        fors = [n for n in walk(after) if isinstance(n, For)]
+        assert fors and fors == copies(after)
+        for f in fors:
+            counts = [s for s in f.body.body if isinstance(s, CompoundAssign) and s.target.name.startswith("n_dropped")]
+            assert len(counts) == 1 and any(isinstance(n, Load) and n.buffer in ("B_val", "C_val")
+                                            for n in walk(counts[0]))
+
+
+# a part of two chunks (4,200 entries) and a short one, stored whole, values of every kind; the
+# entries at a chunk's end and the next one's start are where a copy is redone from
+LONG, SHORT = (2, 2100), (1, 2100)
+EDGES = (0, CHUNK - 1, CHUNK, 2 * 2100 - 1)
+
+
+def stored_part(shape, fill, values, where):
+    """A COO part of ``shape`` storing every entry: ``values`` cycled, the positions ``where`` (flat)
+    holding the fill (stored explicitly: the output drops them)."""
+    d = np.resize(np.asarray(values, float), shape[0] * shape[1])
+    d[list(where)] = fill
+    d = d.reshape(shape)
+    rows, cols = np.indices(shape).reshape(2, -1)
+    return ss.Tensor.from_scipy(sp.coo_array((d.ravel(), (rows, cols)), shape=shape), fill=fill), d
+
+
+@lru_cache(maxsize=None)
+def stack_kernel(strategy, out, fill):
+    B, C = (ss.Tensor.from_numpy(np.full(s, fill), "coo", fill=fill) for s in (LONG, SHORT))
+    return ss.lower(VSTACK, strategy, B=B, C=C, D=ss.parse_format(out, ndim=2, fill=fill))
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+@pytest.mark.parametrize("out, fill", [("coo", 0.0), ("coo", np.nan), ("coo", -np.inf), ("csr", np.inf),
+                                       ("csr", np.nan)])
+def test_one_pass_copies_of_stored_nan_inf_and_fills_against_the_oracle(strategy, out, fill):
+    k = stack_kernel(strategy, out, fill)
+    assert "n_dropped" in k.c_source
+    every = [1.0, np.nan, np.inf, -np.inf, -0.0, 2.5, 0.0]     # (each a fill for one of the kernels)
+    kinds = [v for v in every if not (v == fill or np.isnan(v) and np.isnan(fill))]
+    all_fill = range(LONG[0] * LONG[1])
+    cases = [((kinds, ()), (kinds, ())),                          # nothing dropped: whole chunks copied
+             ((kinds, EDGES), (kinds, (5,))),                     # fills at the chunks' edges: redone
+             ((kinds, all_fill), (kinds, range(2100))),           # all-fill parts: every entry dropped
+             ((every, ()), (kinds, (2099,)))]                      # the fill among the values (NaN too)
+    for (bv, bw), (cv, cw) in cases:
+        (B, b), (C, c) = stored_part(LONG, fill, bv, bw), stored_part(SHORT, fill, cv, cw)
+        want = np.vstack([b, c])
+        oracle, _ = ss.evaluate(VSTACK, B=B, C=C)
+        np.testing.assert_array_equal(oracle, want)
+        ref = ss.Tensor.from_numpy(want, ss.parse_format(out, ndim=2, fill=fill))
+        got = k(B=B, C=C)
+        np.testing.assert_array_equal(got.to_numpy(), want)
+        # (every stored fill dropped: the storage is from_numpy's)
+        for g, r in zip(got.level_arrays(), ref.level_arrays()):
+            for name in r:
+                np.testing.assert_array_equal(g[name], r[name], err_msg=name)
+        np.testing.assert_array_equal(got.vals, ref.vals)
+    # empty parts (nothing stored)
+    E, F = (ss.Tensor.from_numpy(np.full(s, fill), "coo", fill=fill) for s in (LONG, SHORT))
+    assert k(B=E, C=F).nnz == 0
+    B, b = stored_part(LONG, fill, kinds, EDGES)
+    np.testing.assert_array_equal(k(B=B, C=F).to_numpy(), np.vstack([b, np.full(SHORT, fill)]))
