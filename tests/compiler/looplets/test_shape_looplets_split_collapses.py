@@ -30,7 +30,7 @@ def searches(kernel) -> bool:
     return "while (lo < hi)" in kernel.c_source
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 @given(shape=st.tuples(st.integers(0, 4), st.integers(0, 4)), K=st.sampled_from([1, 2, 3]),
        density=st.sampled_from([0.0, 0.5, 1.0]), column_major=st.booleans(),
        fmt=st.sampled_from(["dense", "csr", "coo", "csc"]), fill=st.sampled_from(FILLS),
