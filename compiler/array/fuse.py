@@ -173,8 +173,9 @@ class Emitter:
     # is computed on the operands' entries by compiler.array.shapeops, as the trace notes.
 
     def emit_reshape(self, node: ShapeOp, idx: tuple):
-        """``reshape``: a matrix raveled is ``Collapse``, a vector made a matrix ``Split`` (row-major
-        both); other reshapes are ``reshape_tensor``'s."""
+        """``reshape``: a matrix raveled is ``Collapse``, a vector made a matrix ``Split``, a matrix
+        made another ``Split`` of its ``Collapse`` (row-major all); other reshapes are
+        ``reshape_tensor``'s."""
         (child,) = node.args
         if self.fuse_shapes and None not in idx:
             if child.ndim == 2 and node.ndim == 1:
@@ -183,6 +184,11 @@ class Emitter:
             if child.ndim == 1 and node.ndim == 2:
                 k = self.index()
                 return Split(self.emit(child, (k,), top=False), k, idx, (None, node.shape[1]))
+            if child.ndim == 2 and node.ndim == 2:
+                # (a matrix of another shape: its ravel split, BURRITO's reshape)
+                i, j, k = self.index(), self.index(), self.index()
+                raveled = Collapse(self.emit(child, (i, j), top=False), (i, j), k)
+                return Split(raveled, k, idx, (None, node.shape[1]))
         return self.access(self.shape_op(node), idx)
 
     def emit_concat(self, node: ShapeOp, idx: tuple):

@@ -592,9 +592,11 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             implicit_fill = np.asarray(program.op.identity_for(result_dtype)).astype(result_dtype).item()
     shaped = None
     if isinstance(program, NAssignType()) and has_shape_operators(program):
-        prog, shaped = shape_program(program, formats, result_dtype)
+        prog, shaped, reads = shape_program(program, formats, result_dtype)
         trace.record("shape-operators", before=program, after=str(prog),
                      note=f"shape operators as wrappers: {shaped.text()}", data=shape_data(program))
+        for stage, note in reads:   # (how a collapse under a split or a slice is read: walked or gathered)
+            trace.record(stage, after=str(prog), note=note)
     else:
         prog = _as_program(program, result_dtype if isinstance(program, NAssignType()) else None, formats, trace)
     formats = dict(formats)

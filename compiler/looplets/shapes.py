@@ -25,6 +25,11 @@ operator                                   loop program
 ``slice(collapse(A[i, j], (i, j) -> k),``  ``let i' = m // |j|, j' = m % |j|: A[i', j']`` for
 ``k -> p, (s, e, r))``                     the slice's ``m = t + (s + r * p)``: each entry
                                            located (a search in a sparse level), not walked
+``split(collapse(A[i, j], (i, j) -> k),``  concordant (``A`` stores ``i`` first, an output taking
+``k -> (p, q))``                           writes anywhere): the output's loops become ``i``
+                                           then ``j``, ``let p = m // |q|, q = m % |q|`` for
+                                           ``m = j + i * |j|``, walking ``A``; else ``A`` read at
+                                           ``(q + p * |q|) // |j|, ... % |j|``, located
 ``split(concat((x[j], y[k]), (j, k) ->``   ``coalesce(x[~(q + p * J)], y[~(q + p * J - |j|)])``:
 ``l), l -> (p, q:J))``                     a part read permissively where the index another
                                            operator computes falls in it (a slice of a concat too)
@@ -39,13 +44,13 @@ operator                                   loop program
 What no wrapper covers is refused with a :class:`~compiler.errors.StrategyError` saying why
 (a split whose loops are not nested as the operator needs, a collapse or slice that would walk a
 sparse operand against its storage order, a collapse or strided slice of an index another
-operator than a slice computes: a split of a collapse; a concat read at such an index whose
-part's index another operator makes), naming the lattice strategy. A collapse of a concat splits the collapse's loop over
+operator than a slice or a split computes; a concat read at such an index whose part's index
+another operator makes), naming the lattice strategy. A collapse of a concat splits the collapse's loop over
 the concatenated index into one per part.
 
 >>> from compiler.notation import parse
 >>> from compiler.format import parse_format
->>> prog, _ = shape_program(parse("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]"),
+>>> prog, _, _ = shape_program(parse("c[k] = collapse(A[i, j], (i, j) -> k) + b[k]"),
 ...                         {"A": parse_format("csr"), "b": parse_format("sparse")})
 >>> print(prog.body)
 for i = 0:A0_size
@@ -162,8 +167,11 @@ def check_stride_concordant(e: Slice, env: dict, depth: dict, formats: dict, loo
 
 
 def shape_program(stmt: N.Assign, formats: dict, dtype=None):
-    """``(LoopProgram, ShapeInfo)`` for ``stmt`` (index notation with shape operators) and the
-    formats of its tensors; the extents are the tensors' sizes (the kernel serves any shape).
+    """``(LoopProgram, ShapeInfo, reads)`` for ``stmt`` (index notation with shape operators) and
+    the formats of its tensors; the extents are the tensors' sizes (the kernel serves any shape);
+    ``reads`` says, for the trace, how each collapse under a split or a slice was read: ``(stage,
+    note)``, the stage ``walk-reshape`` (the output's loops became the collapse's) or ``gather``
+    (each entry located).
     What no wrapper expresses is refused naming the lattice strategy."""
     try:
         return _shape_program(stmt, formats, dtype)
@@ -202,10 +210,12 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
 
     depth: dict = {}       # loop name -> how deep it is nested (a reduction's inside the statement's)
 
-    def plan(indices, names, body, outer: _Scope):
+    def plan(indices, names, body, outer: _Scope, top_level: bool = False):
         """The loops over ``indices`` (named ``names``) as the shape operators in ``body`` that make
         them ask: a collapsed index becomes two loops, a strided slice's gets a one-step loop after
-        it, a concatenated one a loop per part (built by :func:`build`); ``(loops, env, scope)``."""
+        it, a concatenated one a loop per part (built by :func:`build`), and the output's loops
+        over a concordant split of a collapse the collapse's (:func:`walks_collapse`);
+        ``(loops, env, scope)``."""
         var = dict(zip(indices, names))
         loops = list(names)
         env = {i: Index(var[i]) for i in indices}
@@ -216,7 +226,27 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             for table in (sc.collapsed, sc.steps, sc.fissions):
                 table.pop(i, None)
         for n in _scope_walk(body, set(indices)):
-            if isinstance(n, Collapse) and var.get(n.result) in loops:
+            if top_level and walks_collapse(n, var, loops):
+                # (the output's loops p, q become the collapse's i, j, walking the operand in storage
+                # order; p and q are let-bound to m's quotient and remainder by |q|, for m = j + i·|j|
+                # the entry's place in both: the writes ascend as the output stores them)
+                (i, j), k = n.operand.indices, n.operand.result
+                p, q = n.results
+                ii, jj = fresh(i.name), fresh(j.name)
+                at = loops.index(var[p])
+                loops[at:at + 2] = [ii, jj]
+                extent_of.update({ii: ext[i], jj: ext[j]})
+                sc.collapsed[k] = (ii, jj, ext[i], ext[j])
+                env[k] = _plus(Index(jj), _times(Index(ii), _expr(ext[j])))
+                size = _expr(ext[q])
+                env[p], env[q] = Variable(p.name), Variable(q.name)
+                sc.walked[n] = ((env[p], Call(_DIV, (env[k], size))), (env[q], Call(_MOD, (env[k], size))))
+                reads.append(("walk-reshape", f"{n}: the output's loops {p}, {q} are the collapse's {ii}, {jj}, "
+                                              f"walking its operand in storage order; {p} = m // {size}, "
+                                              f"{q} = m % {size} for m = {env[k]}"))
+                var.update({i: ii, j: jj})
+                env.update({i: Index(ii), j: Index(jj)})
+            elif isinstance(n, Collapse) and var.get(n.result) in loops:
                 (i, j), k = n.indices, n.result
                 ii, jj = fresh(i.name), fresh(j.name)
                 sc.collapsed[k] = (ii, jj, ext[i], ext[j])
@@ -224,6 +254,10 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 loops[at:at + 1] = [ii, jj]
                 extent_of.update({ii: ext[i], jj: ext[j]})
                 env[k] = _plus(Index(jj), _times(Index(ii), _expr(ext[j])))
+                # (a collapse of a collapse: the outer one's index reads the loop this one replaced)
+                env = {x: _substitute(v, Index(var[k]), env[k]) for x, v in env.items()}
+                sc.walked = {n2: tuple((v, _substitute(x, Index(var[k]), env[k])) for v, x in bs)
+                             for n2, bs in sc.walked.items()}
                 # (the collapse's own indices are these loops: a concat making one splits it)
                 var.update({i: ii, j: jj})
                 env.update({i: Index(ii), j: Index(jj)})
@@ -267,6 +301,39 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                                 f"operator in a statement of its own first")
         return x
 
+    def walks_collapse(n, var, loops) -> bool:
+        """Whether ``n`` is a split of a collapse that the output's loops can walk by the collapse's
+        loops: ``C[.., p, q, ..] = split(collapse(A[.., i, j, ..], (i, j) -> k), k -> (p, q))`` with
+        ``p``'s loop just outside ``q``'s, every access of the collapse storing ``i`` before ``j``
+        (the operand walked in its storage order), an output taking writes at any coordinate (a
+        dense one: each ``(i, j)`` writes the one entry ``(p, q)`` it moves to), ``p`` and ``q``
+        read nowhere else."""
+        if not (isinstance(n, Split) and isinstance(n.operand, Collapse) and n.operand.result == n.index):
+            return False
+        (p, q), (i, j) = n.results, n.operand.indices
+        if var.get(p) not in loops or loops[loops.index(var[p]) + 1:loops.index(var[p]) + 2] != [var.get(q)]:
+            return False
+        out = formats.get(stmt.lhs.tensor)
+        if p not in stmt.lhs.indices or q not in stmt.lhs.indices:
+            return False
+        # (a sorted sparse output appends each fiber under the loops of its modes: its writes at
+        # p, q computed inside the loops over i, j are not, and it is read by a gather instead)
+        if out is not None and not all(lvl.slot_per_coordinate for lvl in out.levels):
+            return False
+        for acc in N.accesses(n.operand):
+            fmt = formats.get(acc.tensor)
+            if fmt is not None and i in acc.indices and j in acc.indices and \
+                    fmt.mode_order.index(acc.indices.index(j)) < fmt.mode_order.index(acc.indices.index(i)):
+                return False
+        # (an access of p or q elsewhere would be read at the let-bound quotient: located, not walked)
+        for x in N.walk(rhs):
+            if x is n:
+                continue
+            if isinstance(x, N.Access) and {p, q} & set(x.indices) or \
+                    hasattr(x, "produced") and {p, q} & set(x.produced()):
+                return False
+        return True
+
     def conv(e, env, top, sc, choice):
         if isinstance(e, N.Access):
             idxs = tuple(Literal(i) if isinstance(i, int) else env[i] for i in e.indices)
@@ -279,7 +346,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             return reduce_into_scalar(e, env, top, sc, choice)
         if isinstance(e, Collapse):
             (i, j), k = e.indices, e.result
-            if k not in sc.collapsed and any(env.get(k) == at for at in sliced):
+            if k not in sc.collapsed and any(env.get(k) == at for at in made):
                 return collapse_gather(e, env, top, sc, choice)
             if k not in sc.collapsed or env.get(k) != top.get(k):
                 loop_index(env.get(k), e, f"the collapsed index {k}")
@@ -293,6 +360,8 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             return conv(e.operand, {**env, i: env.get(i, Index(ii)), j: env.get(j, Index(jj))}, top, sc, choice)
         if isinstance(e, Split):
             k, (i, j) = e.index, e.results
+            if e in sc.walked:
+                return conv(e.operand, {**env, k: top[k]}, top, sc, choice)
             if not (isinstance(env[i], Index) and isinstance(env[j], Index)):
                 # (a slice of the split's result, i = start + step·p: k = j + i·|j| read as an offset
                 # by loops outside those j reads, as the split reads its own loops)
@@ -303,14 +372,16 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                     raise StrategyError(f"{e}: looplets read a slice of {i} or {j} as an offset of the loops "
                                         f"{j} reads by those {i} reads, so {j}'s must be inside; here {i} is "
                                         f"{env[i]} and {j} is {env[j]}")
-                return conv(e.operand, {**env, k: _plus(xj, _times(xi, _expr(ext[j])))}, top, sc, choice)
+                made.append(_plus(xj, _times(xi, _expr(ext[j]))))    # (a collapse making k gathers)
+                return conv(e.operand, {**env, k: made[-1]}, top, sc, choice)
             xi, xj = loop_index(env[i], e, f"{i}"), loop_index(env[j], e, f"{j}")
             if depth[xj.name] < depth[xi.name]:
                 raise StrategyError(f"{e}: looplets read {k} = {i}·|{j}| + {j} as an offset of the loop over {j} "
                                     f"by the one over {i}, so {j} must be the inner loop; here the kernel's "
                                     f"loops put {j} outside {i} (a column-major walk of a row-major split is "
                                     f"discordant)")
-            return conv(e.operand, {**env, k: _plus(xj, _times(xi, _expr(ext[j])))}, top, sc, choice)
+            made.append(_plus(xj, _times(xi, _expr(ext[j]))))   # (a collapse making k gathers)
+            return conv(e.operand, {**env, k: made[-1]}, top, sc, choice)
         if isinstance(e, Concat):
             l = e.result
             if l not in choice or env.get(l) != top.get(l):
@@ -332,18 +403,18 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 at = Call("window", (xk, Literal(e.start), Literal(e.stop)))
             else:
                 at = _plus(Index(step[0]), _plus(Literal(e.start), _times(xk, Literal(e.step))))
-            sliced.append(at)       # (a collapse making e.index reads it by a gather)
+            made.append(at)       # (a collapse making e.index reads it by a gather)
             return conv(e.operand, {**env, e.index: at}, top, sc, choice)
         if isinstance(e, Broadcast):
             return conv(e.operand, env, top, sc, choice)
         raise StrategyError(f"the looplet strategy cannot lower {e!r}")
 
     def collapse_gather(e, env, top, sc, choice):
-        """A collapse read at the index a slice of it makes of its loops (``t + (s + r·p)`` or
-        ``window(p, s, e)``): its indices are that index's quotient and remainder by the minor
-        extent, let-bound before the statement, and the operand is read there, each entry located
-        (a binary search in a sparse level: a pass over the slice's length, not over the stored
-        entries)."""
+        """A collapse read at the index a slice or a split of it makes of its loops (``t + (s + r·p)``,
+        ``window(p, s, e)``, a split's ``q + p·|q|``, or a gathered collapse's quotient): its indices
+        are that index's quotient and remainder by the minor extent, let-bound before the
+        statement, and the operand is read there, each entry located (a binary search in a sparse
+        level: a pass over the output's length, not over the stored entries)."""
         (i, j), k = e.indices, e.result
         at = _affine(env[k])
         tensors = {a.tensor for a in N.accesses(stmt.rhs)} | {stmt.lhs.tensor}
@@ -351,6 +422,10 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         major, minor = Variable(fresh(i.name)), Variable(fresh(j.name))
         size = _expr(ext[j])
         lets.extend([(major, Call(_DIV, (at, size))), (minor, Call(_MOD, (at, size)))])
+        made.append(major)          # (a collapse of a collapse gathers at the quotient: a 3-D reshape)
+        note = f"{e} read at {k} = {at}: {i} = {major.name}, {j} = {minor.name}, each entry located"
+        if ("gather", note) not in reads:     # (each part of a fissioned loop reads it again)
+            reads.append(("gather", note))
         return conv(e.operand, {**env, i: major, j: minor}, top, sc, choice)
 
     def concat_read(e, env, top, sc, choice):
@@ -377,7 +452,8 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
 
     pending: list = []         # the statements computing the scalars the statement being built reads
     lets: list = []            # (variable, value) the statement being built reads: a gathered collapse's indices
-    sliced: list = []          # the indices slices made of their loops
+    made: list = []            # the indices slices and splits made of their loops, and gathers' quotients
+    reads: list = []           # (stage, note): how each collapse read at a computed index was read, for the trace
     temporaries: list = []     # (name, format) of each
     tensor_names = {a.tensor for a in N.accesses(stmt.rhs)} | {stmt.lhs.tensor}
 
@@ -452,14 +528,15 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         lhs = Access(TensorRef(stmt.lhs.tensor), tuple(env[i] for i in stmt.lhs.indices), "update")
         last = Assign(lhs, op, conv(rhs, env, env, top_scope, choice))
         (before, pending), (mine, lets) = (pending, []), (lets, [])
+        mine = [b for bs in top_scope.walked.values() for b in bs] + mine
         return _let(mine, Block((*before, last)) if before else last)
 
-    loops, env, top_scope = plan(tuple(top_indices), [i.name for i in top_indices], rhs, _Scope.empty())
+    loops, env, top_scope = plan(tuple(top_indices), [i.name for i in top_indices], rhs, _Scope.empty(), True)
     body = build(loops, top_scope, 0, env, {}, statement)
     stmts = [*prologue, body] if init is None else [Declare(TensorRef(stmt.lhs.tensor), init), *prologue, body]
     names = list(dict.fromkeys([stmt.lhs.tensor] + [a.tensor for a in N.accesses(stmt.rhs)]))
     return LoopProgram(stmt.lhs.tensor + "_kernel", tuple(names), Block(tuple(stmts)), str(stmt), 1,
-                       tuple(temporaries)), info
+                       tuple(temporaries)), info, tuple(reads)
 
 
 class _Scope:
@@ -468,11 +545,13 @@ class _Scope:
     ``collapsed`` k -> (i', j', |i|, |j|),
     ``steps`` k -> (its one-step loop, k's loop), ``fissions`` l -> [(part's loop, extent)], ``parts``
     a fissioned loop's name -> its index, ``extent_of`` each loop's extent, ``part_steps`` a
-    part's loop -> the one-step loop inside it (the part is a strided slice)."""
+    part's loop -> the one-step loop inside it (the part is a strided slice), ``walked`` a split of
+    a collapse walked by the collapse's loops -> its results' let bindings."""
 
     def __init__(self, collapsed, steps, fissions, parts, extent_of, part_steps):
         self.collapsed, self.steps, self.fissions = collapsed, steps, fissions
         self.parts, self.extent_of, self.part_steps = parts, extent_of, part_steps
+        self.walked: dict = {}
 
     @classmethod
     def empty(cls):

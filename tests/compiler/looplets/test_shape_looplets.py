@@ -120,9 +120,6 @@ def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_then_choos
     ("C[j, i] = split(b[k], k -> (i, j:4))", {"b": (v12, "sparse")},
      "split(b[k], k -> (i, j:4)): looplets read k = i·|j| + j as an offset of the loop over j by the one over i, "
      "so j must be the inner loop"),
-    ("P[p, q] = split(collapse(A[i, j], (i, j) -> k), k -> (p, q:6))", {"A": (A, "csr")},
-     "collapse(A[i, j], (i, j) -> k): the looplet strategy lowers it where the collapsed index k is a loop of "
-     "the kernel; here it is computed by another shape operator"),
     ("c[k] = collapse(A[i, j], (i, j) -> k) + collapse(Z[p, q], (p, q) -> k)",
      {"A": (A, "csr"), "Z": (A.reshape(4, 3), "csr")}, "k is collapsed twice from indices of different extents"),
     ("c[k] = collapse(A[i, j], (j, i) -> k)", {"A": (A, "csr")},

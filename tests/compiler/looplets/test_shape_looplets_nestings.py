@@ -166,9 +166,10 @@ def test_the_array_front_end_stacks_strided_slices_in_one_looplets_kernel(fmt):
 
 @pytest.mark.parametrize("program, shapes, message", [
     # (a collapse of a concat is lowered: test_shape_looplets_concat_collapses.py; a split of one:
-    # test_shape_looplets_split_concats.py; a slice of a collapse: test_shape_looplets_slice_collapses.py)
-    ("P[p, q] = split(collapse(A[j, i], (j, i) -> m), m -> (p, q:2))", {"A": (2, 3)},
-     "here it is computed by another shape operator (q + p * 2)"),
+    # test_shape_looplets_split_concats.py; a slice of a collapse: test_shape_looplets_slice_collapses.py;
+    # a split of a collapse, test_shape_looplets_split_collapses.py, but not given its major extent only)
+    ("P[p, q] = split(collapse(A[j, i], (j, i) -> m), m -> (p:3, q))", {"A": (2, 3)},
+     "a split given one extent makes the other a quotient of extents"),
 ])
 def test_the_nestings_no_wrapper_expresses_name_the_lattice_strategy(program, shapes, message):
     rng = np.random.default_rng(0)
