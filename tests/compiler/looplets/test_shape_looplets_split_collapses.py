@@ -111,3 +111,19 @@ def test_a_strided_slice_of_a_reshaped_matrix_is_one_looplets_kernel(fmt, key):
     assert kernel.trace.find("materialize") == [] and "gather" in stages(kernel), kernel.trace
     np.testing.assert_array_equal(kernel().to_numpy(), x.reshape(8, 3)[key])
     np.testing.assert_array_equal(expr.compute(strategy="lattice").to_numpy(), x.reshape(8, 3)[key])
+
+
+@pytest.mark.parametrize("out", ["dense", "csr"])
+def test_a_kernel_called_with_other_shapes_checks_the_split_at_each_call(out):
+    # the looplets kernel is not specialized to the shapes it was lowered for: each call checks
+    # that the collapsed extent is a multiple of the split's, before any entry is read or written
+    from compiler.errors import ShapeError
+    program = "C[p, q] = split(collapse(A[i, j], (i, j) -> k), k -> (p, q:3))"
+    A = ss.Tensor.from_numpy(np.arange(24.0).reshape(6, 4), "csr", name="A")
+    kernel = ss.lower(program, "looplets", A=A, C=out)
+    for shape in [(6, 5), (3, 4), (0, 4)]:
+        B = ss.Tensor.from_numpy(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape), "csr", name="A")
+        np.testing.assert_array_equal(kernel(A=B).to_numpy(), B.to_numpy().reshape(-1, 3))
+    B = ss.Tensor.from_numpy(np.ones((5, 4)), "csr", name="A")
+    with pytest.raises(ShapeError, match=r"\|k\| = 20 is not a multiple of \|q\| = 3"):
+        kernel(A=B)
