@@ -868,7 +868,8 @@ UPDATABLE = {Dense, SparseList, SparseByteMap, SparseHash, RunList, SparseRunLis
 
 
 def register_unfurl(cls, fn, updatable=False):
-    """Register the unfurl of a new level class."""
+    """Register the unfurl of a new level class (``updatable``: ``fn`` also writes it; an output of
+    it then needs a writer too, :func:`compiler.looplets.level_writers.register_output`)."""
     UNFURL[cls] = fn
     if updatable:
         UPDATABLE.add(cls)
