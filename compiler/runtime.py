@@ -620,7 +620,7 @@ class _CallPlan:
             if p.name == binding.array_name(out_name, None, "val"):
                 self.inout.append((p.name, p.dtype, "val", None))
                 continue
-            level, kind = _level_array(out_name, p.name)
+            level, kind = _level_array(out_name, p.name, low.output_format)
             if level is None and outputs.owner(p.name, self.output_names - {out_name}):
                 continue   # (another output's array: its own plan allocates it)
             if level is None or binding.dense_parent_count(low.output_format, level,
@@ -831,13 +831,27 @@ def check_output_writes(output: str, shape: tuple, writes: tuple, inputs: dict) 
                              f"to coordinate {need - 1} (extent {need} needed)")
 
 
-def _level_array(tensor: str, pname: str) -> tuple[int | None, str | None]:
-    """``(level, kind)`` of an inout ``{tensor}{level}_pos``, ``_tbl``, ``_ofs`` or ``_idx`` buffer, else ``(None, None)``."""
+def _level_array(tensor: str, pname: str, fmt=None) -> tuple[int | None, str | None]:
+    """``(level, kind)`` of an inout ``{tensor}{level}_pos``, ``_tbl``, ``_ofs`` or ``_idx`` buffer, else ``(None, None)``.
+
+    A level of another format (``fmt``'s) names its arrays itself: its :attr:`starts_array` is
+    allocated as a ``pos`` (one more than the parent's positions), its band ends
+    (:attr:`appends_band`) as a band's ``idx`` (one per parent position) and its marks
+    (:attr:`mark_array`) as a byte map's ``tbl`` (one per slot).
+
+    >>> _level_array("C", "C1_pos"), _level_array("C", "C10_tbl"), _level_array("C", "C1_val")
+    ((1, 'pos'), (10, 'tbl'), (None, None))
+    """
     for kind in ("pos", "tbl", "ofs", "idx"):
         suffix = "_" + kind
         if pname.startswith(tensor) and pname.endswith(suffix) and pname[len(tensor):-len(suffix)].isdigit():
             return int(pname[len(tensor):-len(suffix)]), kind
-    return None, None
+    level, _, kind = pname[len(tensor):].partition("_")
+    if fmt is None or not pname.startswith(tensor) or not level.isdigit() or int(level) >= len(fmt.levels):
+        return None, None
+    lvl = fmt.levels[int(level)]
+    same = {lvl.starts_array: "pos", lvl.appends_band: "idx", lvl.mark_array: "tbl"}.get(kind)
+    return (int(level), same) if same is not None else (None, None)
 
 
 def facts_of(value):

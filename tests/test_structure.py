@@ -219,3 +219,57 @@ def test_no_module_outside_the_levels_compares_a_level_name_to_a_literal():
            for m in sorted(MODULES) if not m.startswith("compiler.levels")
            for line, n in level_name_tests(MODULES[m].read_text(encoding="utf-8"), names)]
     assert not bad, "\n".join(bad)
+
+
+def _format_class_names() -> set:
+    """The class names of the level formats (not the leaves Element and Pattern, nor the bases)."""
+    import compiler.levels as levels
+    from compiler.levels.level import Level
+    return {name for name, cls in vars(levels).items()
+            if isinstance(cls, type) and issubclass(cls, Level) and not cls.is_leaf} - {"Level", "IndexedLevel"}
+
+
+def _class_names(node) -> list:
+    """The class names an ``isinstance`` argument or an ``is`` operand spells (``Dense``,
+    ``levels.Dense``, or a tuple of them)."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [n for e in node.elts for n in _class_names(e)]
+    return []
+
+
+def format_class_switches(source: str, classes: set) -> list:
+    """``(line, class)`` of each test of a level's format class: ``isinstance(x, C)``,
+    ``issubclass(t, C)`` or ``type(x) is C`` for a format class ``C`` (a leaf's kind may be tested).
+
+    >>> format_class_switches('if isinstance(lvl, (Dense, levels.SparseList)): pass', {"Dense", "SparseList"})
+    [(1, 'Dense'), (1, 'SparseList')]
+    >>> format_class_switches('ok = isinstance(leaf, Element) and type(lvl) is not Dense', {"Dense"})
+    [(1, 'Dense')]
+    """
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+            out += [(node.lineno, n) for n in _class_names(node.args[1]) if n in classes]
+        elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))
+                                                   for op in node.ops):
+            out += [(node.lineno, n) for operand in [node.left, *node.comparators]
+                    if not isinstance(operand, ast.Call) for n in _class_names(operand) if n in classes]
+    return out
+
+
+def test_no_looplets_module_switches_on_a_level_format_class():
+    """The looplet strategy reads a level through its unfurl and writes it through its writer, both
+    found through the class's bases (compiler.looplets.levels, compiler.looplets.level_writers), and
+    otherwise asks the level's properties: no module of it tests a level's format class, so a subclass
+    or a new format registered with an unfurl and a writer is lowered as what it declares."""
+    classes = _format_class_names()
+    assert {"Dense", "SparseList", "SparseByteMap", "SparseHash", "RunList"} <= classes
+    bad = [f"{MODULES[m].relative_to(ROOT)}:{line} tests the class {n}"
+           for m in sorted(MODULES) if m.startswith("compiler.looplets")
+           for line, n in format_class_switches(MODULES[m].read_text(encoding="utf-8"), classes)]
+    assert not bad, "\n".join(bad)

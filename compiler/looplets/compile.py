@@ -35,12 +35,10 @@ from ..imperative.copies import drop_copies
 from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
 from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, Var
-from ..imperative.sorting import bit_sort_words
 from ..imperative.traverse import walk as ir_walk
 from ..imperative.vectorize import vectorize
 from ..outputs import Outputs
-from ..levels import (Dense, Element, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
-                      SparseHash, SparseList, SparsePoint, SparseRunList)
+from ..levels import Element
 from ..stand_in import output_conversion_note
 from ..tensor import Tensor
 from ..trace import Artifact, Later, Trace
@@ -58,6 +56,7 @@ from .appends import check_sparse_writes
 from .output_build import building_output
 from .output_order import choose_output_order
 from .assembly import nested_levels, output_params as nested_output_params
+from .level_writers import marks_table, writer_for, writer_of
 from .outputs import check_outputs
 from .passes import concordize, dimensionalize, lifecycle, wrapperize
 from .shapes import extent_ir, shape_program
@@ -104,80 +103,30 @@ def _walk_all(s):
 
 
 def _output_params(info: TensorInfo) -> tuple:
+    """The kernel parameters of a written tensor: its sizes, then its values when its levels are
+    Dense, else what its nested levels (:mod:`.assembly`) or its first level that is not Dense
+    (:mod:`.level_writers`) take."""
     params = [Scalar(array_name(info.name, m, "size"), "int64") for m in range(info.ndim)]
     levels = info.levels
-    if all(isinstance(l, Dense) for l in levels):
+    k = next((k for k, lvl in enumerate(levels) if not lvl.located_by_coordinate), None)
+    if k is None:
         params.append(Buffer(array_name(info.name, None, "vals"), info.dtype, "inout"))
         return tuple(params)
     nested = nested_levels(info)
     if nested is not None:   # (DCSR, CSF, SparseList(Dense): levels appended under an appended one)
         return nested_output_params(info, nested)
-    k = next(k for k, l in enumerate(levels) if not isinstance(l, Dense))
-    lvl = levels[k]
-    if isinstance(lvl, SparseHash) and k == len(levels) - 1 and isinstance(info.leaf, Element):
-        nnz, cap = array_name(info.name, k, "nnz"), array_name(info.name, k, "cap")
-        idt = lvl.index_dtype.name
-        return tuple(params) + (Buffer(array_name(info.name, k, "pos"), idt, "inout"),
-                                OutScalar(nnz, "int64"), OutScalar(cap, "int64"),
-                                Growable(array_name(info.name, k, "key"), "int64", nnz),
-                                Growable(array_name(info.name, k, "tbl"), "int64", cap),
-                                Growable(array_name(info.name, k, "idx"), idt, nnz),
-                                Growable(array_name(info.name, k, "ptr"), idt, nnz),
-                                Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
-    maps = [j for j, l in enumerate(levels) if isinstance(l, SparseByteMap)]
+    maps = [j for j, lvl in enumerate(levels) if marks_table(lvl)]
     if len(maps) > 1:
         raise StrategyError(f"output {info.name}: the looplet strategy cannot write level {maps[1]} "
                             f"({levels[maps[1]].name}) under level {maps[0]} ({levels[maps[0]].name}) of {info.format}: "
                             f"it writes one byte-map level per output, with Dense levels around it")
-    if all(isinstance(l, (Dense, SparseByteMap)) for l in levels) and len(maps) == 1 and isinstance(info.leaf, Element):
-        nnz = array_name(info.name, k, "nnz")
-        return tuple(params) + (Buffer(array_name(info.name, k, "pos"), lvl.index_dtype.name, "inout"),
-                                Buffer(array_name(info.name, k, "tbl"), "bool", "inout"),
-                                OutScalar(nnz, "int64"),
-                                Growable(array_name(info.name, k, "srt"), lvl.index_dtype.name, nnz),
-                                Buffer(array_name(info.name, None, "vals"), info.dtype, "inout"))
-    if isinstance(lvl, (RunList, SparseRunList)) and k == len(levels) - 1 and isinstance(info.leaf, Element):
-        nnz = array_name(info.name, k, "nnz")
-        idt = lvl.index_dtype.name
-        ends = ("left", "right") if isinstance(lvl, SparseRunList) else ("right",)
-        return tuple(params) + (Buffer(array_name(info.name, k, "pos"), idt, "inout"), OutScalar(nnz, "int64"),
-                                *(Growable(array_name(info.name, k, e), idt, nnz) for e in ends),
-                                Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
-    if isinstance(lvl, SparseBlockList) and k == len(levels) - 1:
-        nnz, nblk, nofs = (array_name(info.name, k, x) for x in ("nnz", "nblk", "nofs"))
-        idt = lvl.index_dtype.name
-        params += [Buffer(array_name(info.name, k, "pos"), idt, "inout"),
-                   OutScalar(nnz, "int64"), OutScalar(nblk, "int64"), OutScalar(nofs, "int64"),
-                   Growable(array_name(info.name, k, "idx"), idt, nblk),
-                   Growable(array_name(info.name, k, "ofs"), idt, nofs)]
-        if isinstance(info.leaf, Element):
-            params.append(Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
-        return tuple(params)
-    if isinstance(lvl, SparseCOO) and k == len(levels) - 1:
-        nnz, idt = array_name(info.name, k, "nnz"), lvl.index_dtype.name
-        params += [Buffer(array_name(info.name, k, "pos"), idt, "inout"), OutScalar(nnz, "int64"),
-                   *(Growable(array_name(info.name, k, f"idx{d}"), idt, nnz) for d in range(lvl.ndim))]
-        if isinstance(info.leaf, Element):
-            params.append(Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
-        return tuple(params)
-    if isinstance(lvl, SparseBand) and k == len(levels) - 1 and isinstance(info.leaf, Element):
-        nnz, idt = array_name(info.name, k, "nnz"), lvl.index_dtype.name
-        return tuple(params) + (Buffer(array_name(info.name, k, "ofs"), idt, "inout"),
-                                Buffer(array_name(info.name, k, "idx"), idt, "inout"),
-                                OutScalar(nnz, "int64"),
-                                Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
-    if not isinstance(lvl, (SparseList, SparsePoint)) or k != len(levels) - 1:
+    own = writer_of(info, k).params(info, k)
+    if own is None:
         raise StrategyError(f"output {info.name}: the looplet strategy writes Dense levels over at most one "
                             f"innermost SparseList, SparsePoint, SparseBlockList, SparseBand, SparseCOO, "
                             f"RunList, SparseRunList or SparseInterval level, or Dense levels around one SparseByteMap "
                             f"level (with an Element leaf), not {info.format}")
-    nnz = array_name(info.name, k, "nnz")
-    params += [Buffer(array_name(info.name, k, "pos"), lvl.index_dtype.name, "inout"),
-               OutScalar(nnz, "int64"),
-               Growable(array_name(info.name, k, "idx"), lvl.index_dtype.name, nnz)]
-    if isinstance(info.leaf, Element):
-        params.append(Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
-    return tuple(params)
+    return tuple(params) + own
 
 
 def compile_program(program, *, trace: Trace | None = None, checked: bool = False,
@@ -490,10 +439,8 @@ def _written_sizes(name, info, body, shapes, writes=None) -> list:
 def _allocate_temporaries(stmts, infos, temp_sizes, fresh) -> list:
     """Wrap the kernel body in the scratch arrays (``Allocate``) of each temporary.
 
-    A temporary is Dense levels (values only), or one SparseByteMap level (a workspace
-    vector: ``tbl`` flags, ``srt`` the coordinates written since its declaration, in
-    write order until it is frozen, ``tmp``, ``bits`` and ``sum`` scratch for sorting
-    them, ``pos`` and the local count ``nnz``).
+    A temporary is Dense levels (values only), or one level whose writer allocates it as a
+    workspace (a SparseByteMap vector: :meth:`~.level_writers.LevelWriter.allocate_workspace`).
     """
     decls = []
     for t, sizes in temp_sizes.items():
@@ -505,23 +452,17 @@ def _allocate_temporaries(stmts, infos, temp_sizes, fresh) -> list:
         for m in range(info.ndim):
             n = BinOp("*", n, Var(array_name(t, m, "size"))) if m else Var(array_name(t, m, "size"))
         levels = info.levels
-        if levels and not (all(isinstance(l, Dense) for l in levels)
-                           or (len(levels) == 1 and isinstance(levels[0], SparseByteMap))):
-            raise ProgramError(f"temporary {t}: the looplet strategy allocates Dense temporaries and "
-                               f"SparseByteMap vectors, not {info.format}")
+        body = list(stmts)
+        if levels and not all(lvl.located_by_coordinate for lvl in levels):
+            writer = writer_for(levels[0])
+            workspace = writer.allocate_workspace(t, info, n, body) if writer is not None else None
+            if workspace is None:
+                raise ProgramError(f"temporary {t}: the looplet strategy allocates Dense temporaries and "
+                                   f"SparseByteMap vectors, not {info.format}")
+            decls += workspace[0]
+            body = workspace[1]
         if not isinstance(info.leaf, Element):
             raise ProgramError(f"temporary {t}: the leaf must be an Element")
-        body = list(stmts)
-        if levels and isinstance(levels[0], SparseByteMap):
-            decls.append(ir.Declare(Var(array_name(t, 0, "nnz")), "int64", Const(0, "int64")))
-            idt = levels[0].index_dtype.name
-            nwords, nsummary = bit_sort_words(n)
-            body = [ir.Allocate(array_name(t, 0, "pos"), idt, 2, Const(0, "int64"), body)]
-            body = [ir.Allocate(array_name(t, 0, "sum"), "int64", nsummary, Const(0, "int64"), body)]
-            body = [ir.Allocate(array_name(t, 0, "bits"), "int64", nwords, Const(0, "int64"), body)]
-            body = [ir.Allocate(array_name(t, 0, "tmp"), idt, n, None, body)]
-            body = [ir.Allocate(array_name(t, 0, "srt"), idt, n, None, body)]
-            body = [ir.Allocate(array_name(t, 0, "tbl"), "bool", n, Const(False, "bool"), body)]
         stmts = [ir.Allocate(array_name(t, None, "vals"), info.dtype, n, Const(info.fill, info.dtype), body)]
     return decls + list(stmts)
 

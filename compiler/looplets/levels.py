@@ -126,7 +126,7 @@ def unfurl_sparse_list_update(f: SubFiber, ctx, mode="update"):
     the fiber's ``pos`` entry is set when the fiber ends. The parents must be Dense.
     """
     info, k = f.tensor, f.level
-    if any(not isinstance(lvl, Dense) for lvl in info.levels[:k]) and not f.lvl.appends_nested:
+    if any(not lvl.located_by_coordinate for lvl in info.levels[:k]) and not f.lvl.appends_nested:
         raise StrategyError(f"output {info.name}: a {f.lvl.name} output level needs Dense levels above it")
     pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
     nnz = Var(info.array(k, "nnz"))
@@ -240,8 +240,8 @@ def _under_dense(f: SubFiber, element_leaf: bool = False, under_appended: bool =
     info, k = f.tensor, f.level
     lvl = info.levels[k]
     # (``under_appended``: the level may also be appended under a SparseList, a fiber per entry above)
-    nested = under_appended and all(isinstance(l, Dense) or l.appends_nested for l in info.levels[:k])
-    if (any(not isinstance(l, Dense) for l in info.levels[:k]) and not nested) or \
+    nested = under_appended and all(l.located_by_coordinate or l.appends_nested for l in info.levels[:k])
+    if (any(not l.located_by_coordinate for l in info.levels[:k]) and not nested) or \
             (element_leaf and (k != len(info.levels) - 1 or not isinstance(info.leaf, Element))):
         below = " and an Element leaf below it" if element_leaf else ""
         raise StrategyError(f"output {info.name}: a {lvl.name} output level needs Dense levels above it{below}, "
@@ -385,8 +385,8 @@ def _run_output(f: SubFiber):
     info, k = f.tensor, f.level
     lvl = info.levels[k]
     # (under Dense levels; one that stores only its runs also under appended levels, DCSR's rows)
-    nested = not lvl.full and all(isinstance(l, Dense) or l.appends_nested for l in info.levels[:k])
-    if (any(not isinstance(l, Dense) for l in info.levels[:k]) and not nested) or k != len(info.levels) - 1 \
+    nested = not lvl.full and all(l.located_by_coordinate or l.appends_nested for l in info.levels[:k])
+    if (any(not l.located_by_coordinate for l in info.levels[:k]) and not nested) or k != len(info.levels) - 1 \
             or not isinstance(info.leaf, Element):
         raise StrategyError(f"output {info.name}: a {lvl.name} output level needs Dense levels above it and an "
                             f"Element leaf below it, not {info.format}")
@@ -534,7 +534,7 @@ def unfurl_sparse_byte_map(f: SubFiber, ctx, mode):
     t = fiber_tag(info)
     base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else BinOp("*", f.pos, n)
     if mode == "update":
-        if any(not isinstance(lvl, (Dense, SparseByteMap)) for lvl in info.levels):
+        if not all(lvl.slot_per_coordinate for lvl in info.levels):
             raise StrategyError(f"output {info.name}: a SparseByteMap output needs Dense or SparseByteMap "
                                 f"levels around it, not {info.format}")
 
@@ -676,7 +676,7 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
     lvl, leaf = info.levels[k], k == len(info.levels) - 1
     under_hash = k > 0 and (info.levels[k - 1].inserts_nested or info.levels[k - 1].appends_nested) \
         and lvl.inserts_nested
-    if not (under_hash or all(isinstance(p, Dense) for p in info.levels[:k])) or \
+    if not (under_hash or all(p.located_by_coordinate for p in info.levels[:k])) or \
             not (leaf or (lvl.inserts_nested and info.levels[k + 1].inserts_nested)):
         raise StrategyError(f"output {info.name}: a {lvl.name} output level needs Dense levels, a SparseHash or a "
                             f"SparseList above it and a leaf or a SparseHash below it, not {info.format}")
@@ -868,7 +868,8 @@ UPDATABLE = {Dense, SparseList, SparseByteMap, SparseHash, RunList, SparseRunLis
 
 
 def register_unfurl(cls, fn, updatable=False):
-    """Register the unfurl of a new level class."""
+    """Register the unfurl of a new level class (``updatable``: ``fn`` also writes it; an output of
+    it then needs a writer too, :func:`compiler.looplets.level_writers.register_output`)."""
     UNFURL[cls] = fn
     if updatable:
         UPDATABLE.add(cls)

@@ -20,7 +20,7 @@ from dataclasses import replace
 from ..algebra import Operator
 from ..imperative import cints, ir
 from ..imperative.ir import Assign as IAssign, CompoundAssign, Const, Declare, If, Load, Origin, Store, Tagged, Var
-from ..levels import Pattern, SparseList
+from ..levels import Pattern
 from ..trace import Artifact
 from . import extents as X
 from .carried import carry_cursors
@@ -30,6 +30,7 @@ from .errors import ProgramError
 from .facts import OperandFacts
 from .fibers import SubFiber
 from .fill_write import FILL_WRITE
+from .level_writers import appends_in_order
 from .levels import unfurl
 from .lifecycle_lowering import LifecycleLowering
 from .looplet_access import read_key
@@ -167,7 +168,7 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         return None
 
     def _concordize(self, s, acc):
-        if acc.mode == "update" and isinstance(acc.tns, SubFiber) and isinstance(acc.tns.lvl, SparseList):
+        if acc.mode == "update" and isinstance(acc.tns, SubFiber) and appends_in_order(acc.tns.lvl):
             raise ProgramError(
                 f"output {acc.tns.tensor.name} is written out of order: its {acc.tns.lvl.name} level "
                 f"(storage level {acc.tns.level}) is indexed by {step_text(acc.idxs[0])}, which is not the loop "

@@ -40,16 +40,18 @@ from __future__ import annotations
 from ..binding import array_name
 from ..imperative import ir
 from ..imperative.ir import Cast, Const, Load, Var
-from ..levels import Dense, Element, SparseCOO, SparseList
+from ..levels import Element
 from ..notation import ast as N
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
 from . import extents as X
+from .level_writers import writer_for
 
 
 def stored_entries(tensor: str, fmt):
     """An IR expression for how many entries ``tensor`` (an input of format ``fmt``) stores, or
-    None when its levels are not Dense levels over one SparseList or SparseCOO level (the
-    positions below it are its entries: ``pos`` at the parent's position count).
+    None when its levels are not Dense levels over one level that counts its entries in ``pos``
+    (a SparseList or SparseCOO, whose writer says ``counts_entries``: the positions below it are its
+    entries, ``pos`` at the parent's position count).
 
     >>> from compiler.format import parse_format
     >>> print(stored_entries("A", parse_format("csr")))
@@ -58,15 +60,20 @@ def stored_entries(tensor: str, fmt):
     count, sparse = Const(1, "int64"), False
     mode = 0
     for k, lvl in enumerate(fmt.levels):
-        if isinstance(lvl, Dense) and not sparse:
+        if lvl.located_by_coordinate and not sparse:
             count = Var(array_name(tensor, mode, "size")) if count == Const(1, "int64") else \
                 ir.BinOp("*", count, Var(array_name(tensor, mode, "size")))
-        elif isinstance(lvl, (SparseList, SparseCOO)) and not sparse:
+        elif _counts_entries(lvl) and not sparse:
             count, sparse = Cast("int64", Load(array_name(tensor, k, "pos"), count)), True
         else:
             return None
         mode += lvl.nmodes
     return count if sparse and isinstance(fmt.leaf, Element) else None
+
+
+def _counts_entries(lvl) -> bool:
+    writer = writer_for(lvl)
+    return writer is not None and writer.counts_entries
 
 
 def entry_bound(stmt, formats: dict, fresh):
@@ -109,7 +116,7 @@ def kept_rows(e, formats: dict, fresh):
     acc = e.operand
     fmt = formats.get(acc.tensor) if isinstance(acc, N.Access) else None
     if fmt is None or stored_entries(acc.tensor, fmt) is None or len(fmt.levels) != 2 or \
-            not isinstance(fmt.levels[0], Dense) or not isinstance(fmt.levels[1], SparseList) or \
+            not fmt.levels[0].located_by_coordinate or fmt.levels[1].coordinate_list or \
             e.index not in acc.indices or fmt.mode_order[0] != acc.indices.index(e.index):
         return None
     pos = array_name(acc.tensor, 1, "pos")
@@ -127,17 +134,16 @@ def kept_rows(e, formats: dict, fresh):
 
 def reserve_stmts(info, bound) -> list:
     """Hints reserving ``bound`` entries in an output's appended buffers, when the output is
-    Dense levels over one appended SparseList or SparseCOO level over an Element leaf (CSR, COO, a
-    sparse vector), else none."""
+    Dense levels over one level appended an entry per entry written (its writer ``counts_entries``:
+    a SparseList or SparseCOO) over an Element leaf (CSR, COO, a sparse vector), else none."""
     levels = info.levels
     if bound is None or not levels or not isinstance(info.leaf, Element) or \
-            not isinstance(levels[-1], (SparseList, SparseCOO)) or \
-            not all(isinstance(lvl, Dense) for lvl in levels[:-1]):
+            not all(lvl.located_by_coordinate for lvl in levels[:-1]):
         return []
-    k, last = len(levels) - 1, levels[-1]
-    names = [info.array(k, "idx")] if isinstance(last, SparseList) else \
-        [info.array(k, f"idx{d}") for d in range(last.ndim)]
-    return [ir.Grow(name, bound, hint=True) for name in (*names, info.array(None, "vals"))]
+    k = len(levels) - 1
+    writer = writer_for(levels[k])
+    names = writer.reserve_arrays(info, k) if writer is not None and writer.counts_entries else ()
+    return [ir.Grow(name, bound, hint=True) for name in (*names, info.array(None, "vals"))] if names else []
 
 
 __all__ = ["entry_bound", "kept_rows", "reserve_stmts", "stored_entries"]

@@ -20,7 +20,8 @@ output M: its level 0 (SparseList) above its byte map (level 1) is not Dense: th
 
 from __future__ import annotations
 
-from ..levels import Dense, Element, SparseByteMap
+from ..levels import Element
+from .level_writers import marks_table
 from .program import Block, Declare, walk
 
 __all__ = ["runtime_resets", "reset_refusal", "reuse_refusals"]
@@ -31,16 +32,16 @@ def reset_refusal(info) -> str | None:
     clear, naming the tensor and the level, or None when it can: its last level a byte map, every
     level above it Dense, its values an Element (a value per slot, at the fill off the entries)."""
     levels, name = info.levels, info.name
-    k = next((k for k, lvl in enumerate(levels) if isinstance(lvl, SparseByteMap)), None)
+    k = next((k for k, lvl in enumerate(levels) if marks_table(lvl)), None)
     if k is None:
         return None if not levels else (
             f"output {name} ({info.format}) has no byte-map level: reuse() gives an earlier result to write "
             f"into for a byte-map output declared first thing (a BFS step's _F[...] = -1)")
     if k != len(levels) - 1:
         below = levels[k + 1]
-        return (f"output {name}: its level {k} (SparseByteMap) has level {k + 1} ({below.name}) below it: the "
+        return (f"output {name}: its level {k} ({levels[k].name}) has level {k + 1} ({below.name}) below it: the "
                 f"runtime clears a byte map's entries only where it is the output's last level")
-    above = next((j for j in range(k) if not isinstance(levels[j], Dense)), None)
+    above = next((j for j in range(k) if not levels[j].located_by_coordinate), None)
     if above is not None:
         return (f"output {name}: its level {above} ({levels[above].name}) above its byte map (level {k}) is not "
                 f"Dense: the runtime clears a byte map's entries only where each fiber has a slot block of its "
@@ -77,7 +78,7 @@ def reuse_refusals(body, outputs: dict) -> dict:
     out = {}
     for t in _first_declarations(body, outputs):
         info = outputs[t]
-        why = reset_refusal(info) if any(isinstance(lvl, SparseByteMap) for lvl in info.levels) else None
+        why = reset_refusal(info) if any(marks_table(lvl) for lvl in info.levels) else None
         if why is not None:
             out[t] = why
     return out
