@@ -856,9 +856,14 @@ def unfurl(f: SubFiber, ctx, mode: str | None = None, protocol: str | None = Non
         raise StrategyError(f"tensor {f.tensor.name}: level {f.level} ({which}) has no looplet unfurl "
                             f"in the looplet strategy (register one with compiler.looplets.levels."
                             f"register_unfurl); the strategy unfurls {', '.join(c.__name__ for c in UNFURL)}")
-    if mode == "update" and not any(c in UPDATABLE for c in type(lvl).__mro__):
-        raise StrategyError(f"output {f.tensor.name}: level {f.level} ({lvl.name}) cannot be written by the "
-                            f"looplet strategy; use one of {', '.join(c.__name__ for c in UPDATABLE)}")
+    if mode == "update":
+        # (written by the nearest class whose unfurl writes: a subclass that registered a read-only
+        # unfurl of its own, notebook 08's SparsePoint, is written as its parent stores it)
+        owner = next((c for c in type(lvl).__mro__ if c in UPDATABLE and c in UNFURL), None)
+        if owner is None:
+            raise StrategyError(f"output {f.tensor.name}: level {f.level} ({lvl.name}) cannot be written by the "
+                                f"looplet strategy; use one of {', '.join(c.__name__ for c in UPDATABLE)}")
+        fn = UNFURL[owner]
     return fn(f, ctx, mode)
 
 

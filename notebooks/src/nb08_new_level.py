@@ -215,6 +215,23 @@ the explorer (the `lattice` and `cfir` steps, and the C with each line's lattice
     ("code", """k_lat_n = ss.lower(SPMV, strategy="lattice", trace=ss.Trace(), A=Pn, x=xn)
 assert np.allclose(k_lat_n(A=Pn, x=xn).to_numpy(), M @ xn)
 Explorer(k_lat_n.trace)"""),
+    ("md", """## 6. As an output, by both strategies
+
+An output level is *written*: the looplets unfurl it in update mode and ask its **writer**
+(`compiler.looplets.level_writers.register_output`) for its kernel parameters and its declare and
+freeze statements; the lattice strategy asks its iterator whether it appends or inserts. Our
+unfurl only reads, and our class stores what a SparseList stores, so both strategies write it as a
+SparseList (the nearest base that writes) and give back a tensor of *our* class. A format with
+arrays of its own registers `register_unfurl(cls, fn, updatable=True)` and a writer (the tests'
+`Sorted` format in `tests/compiler/looplets/test_looplets_level_writers.py` is one)."""),
+    ("code", """from compiler.format import Format
+
+point_out = Format(Dense(SparsePoint(Element(0.0))))
+for strategy in ("looplets", "lattice"):
+    k_out = ss.lower("C[i, j] = A[i, j] * 2", strategy=strategy, A=Pn, C=point_out)
+    C = k_out(A=Pn)
+    assert type(C.levels[1]) is SparsePoint and np.allclose(C.to_numpy(), 2 * M)
+    print(f"{strategy:9} wrote {C.nnz} entries into {C.format}: right")"""),
     ("md", """## Exercises
 
 **1.** Use the new format in a loop program: the dot product of a SparsePoint vector with a dense

@@ -108,3 +108,23 @@ def test_a_subclass_writes_its_parents_c(parent, how):
     C = ours(A=A, B=B)
     assert type(C.levels[-1]) is cls
     np.testing.assert_array_equal(C.to_numpy(), ss.evaluate(expr, A=m, B=3 * m)[0])
+
+
+def test_a_subclass_with_a_read_only_unfurl_of_its_own_is_written_as_its_parent(monkeypatch):
+    """Notebook 08's case: a SparseList subclass registers an unfurl that only reads (a SparsePoint
+    written from scratch). Written, it is its parent's storage, so the parent's update unfurl and
+    writer write it; the strategy called the read-only unfurl in update mode and crashed
+    (``'Literal' object has no attribute 'tns'``)."""
+    cls = subclass(SparseList)
+    calls = []
+
+    def read_only(f, ctx, mode):
+        calls.append(mode)
+        return looplet_levels.unfurl_sparse_list(f, ctx, "read")
+    monkeypatch.setitem(looplet_levels.UNFURL, cls, read_only)
+    A = Tensor.from_numpy(M, Dense(cls(Element(0.0))))
+    k = ss.lower("C[i, j] = A[i, j] * 2", strategy="looplets", C=Format(Dense(cls(Element(0.0)))), A=A)
+    assert calls == ["read"]
+    C = k(A=A)
+    assert type(C.levels[1]) is cls
+    np.testing.assert_array_equal(C.to_numpy(), 2 * M)
