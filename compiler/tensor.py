@@ -171,8 +171,8 @@ class Tensor:
         return self
 
     @classmethod
-    def _deferred(cls, build, args, shape: tuple, mode_order: tuple, name: str | None,
-                  fmt: Format, dense_values: np.ndarray | None = None) -> "Tensor":
+    def deferred_result(cls, build, args, shape: tuple, mode_order: tuple, name: str | None,
+                        fmt: Format, dense_values: np.ndarray | None = None) -> "Tensor":
         """A kernel's result tensor whose levels ``build(*args)`` makes, as ``(root, (levels, leaf))``,
         when first asked for (see :meth:`__getattr__`): a solver reads most results once, often only
         their values, and building the level objects cost a fifth of a small kernel's call. An
@@ -198,7 +198,7 @@ class Tensor:
         return self
 
     def __getattr__(self, attr: str):
-        # (asked only for attributes the instance lacks: the levels of a deferred result, see _deferred)
+        # (asked only for attributes the instance lacks: the levels of a deferred result, see deferred_result)
         if attr in ("_root", "_levels", "_leaf"):
             pending = self.__dict__.get("_pending")
             if pending is not None:
