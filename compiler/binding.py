@@ -232,7 +232,7 @@ class InputPlan:
         storage = tensor.storage_shape
         out = {pname: storage[m] for m, pname in self.sizes_used}
         pending = tensor.__dict__.get("_pending")
-        if pending is not None and pending[0] is _assemble and self.direct:
+        if pending is not None and pending[0] is assemble_result and self.direct:
             # a kernel's result not yet assembled (a round's, the next round's input): its arrays by
             # level and kind, where assembly would put them, without building levels no one reads
             sized, made = pending[1]
@@ -369,10 +369,11 @@ class OutputPlan:
                             for k, lvl in enumerate((*levels, leaf)))
         self._names = tuple(pname for names in self.arrays for _, pname in names)
         self._order = fmt.mode_order
-        self._last: tuple = (None, ())   # (the last logical shape, its sized level specs)
+        #: the last logical shape and its sized level specs (:meth:`sized`)
+        self.last: tuple = (None, ())
         # an all-Dense output's values array, which to_numpy reads without building the levels
         # (10 us of a 16-bin histogram's 18 us call): None for any other format
-        self._values = self.arrays[-1][0][1] if (type(leaf) is Element and self.arrays[-1]
+        self.values_array = self.arrays[-1][0][1] if (type(leaf) is Element and self.arrays[-1]
                                                  and all(type(lvl) is Dense for lvl in levels)) else None
 
     def tensor(self, shape, arrays: dict, check: bool = False) -> Tensor:
@@ -386,18 +387,27 @@ class OutputPlan:
 
     def result(self, shape: tuple, arrays: dict) -> Tensor:
         """:meth:`tensor` of a tuple ``shape`` and ``arrays`` holding every array of the output, unchecked
-        (the fast path's, on every call: the levels are built when first asked for, see Tensor._deferred)."""
-        last = self._last
-        if shape != last[0]:
-            storage = tuple(shape[m] for m in self._order)
-            sized_levels, sized_leaf = flatten(self.format.root.with_sizes(storage))
-            # leaf first: each sized level spec with its arrays' (kind, parameter) names
-            last = self._last = (shape, tuple(zip(reversed((*sized_levels, sized_leaf)), reversed(self.arrays))))
-        return Tensor._deferred(_assemble, (last[1], arrays), shape, self._order, self.name, self.format,
-                                None if self._values is None else arrays[self._values])
+        (the fast path's, on every call: the levels are built when first asked for, see Tensor.deferred_result)."""
+        last = self.last
+        return Tensor.deferred_result(assemble_result, (last[1] if last[0] == shape else self.sized(shape), arrays),
+                                      shape, self._order, self.name, self.format,
+                                      None if self.values_array is None else arrays[self.values_array])
+
+    def sized(self, shape: tuple) -> tuple:
+        """The sized level specs of a result of logical ``shape`` (leaf first, each with its arrays'
+        ``(kind, parameter)`` names), what :func:`assemble_result` takes; kept in :attr:`last`.
+
+        >>> from compiler import dense
+        >>> [lvl.size for lvl, _ in OutputPlan("y", dense(1)).sized((3,))[1:]]
+        [3]
+        """
+        storage = tuple(shape[m] for m in self._order)
+        sized_levels, sized_leaf = flatten(self.format.root.with_sizes(storage))
+        last = self.last = (shape, tuple(zip(reversed((*sized_levels, sized_leaf)), reversed(self.arrays))))
+        return last[1]
 
 
-def _assemble(sized: tuple, arrays: dict) -> tuple:
+def assemble_result(sized: tuple, arrays: dict) -> tuple:
     """``(root, (levels, leaf))`` of a kernel's result: each sized level spec of ``sized`` (leaf first,
     with its arrays' ``(kind, parameter)`` names) holding its arrays of ``arrays``."""
     node, built = None, []

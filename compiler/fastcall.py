@@ -30,7 +30,7 @@ import os
 import numpy as np
 
 from . import memory, outputs, recheck, values
-from .binding import array_name
+from .binding import array_name, assemble_result
 from .compression import COMPRESS_EXTENT
 from .reused_outputs import Reused, mark_cleared_off_entries
 from .tensor import Tensor
@@ -98,11 +98,16 @@ class FastCall:
                       for n in view._plan().fresh_fill.zero_fills}
         taken = compiled.pointer_parameters()
         given: set = set()
-        lines = ["def fast(tensors):", "    if tensors.keys() != NAMES:", "        return None"]
+        # (as many tensors as names, each got by name: a name missing gives None, which no branch takes;
+        # a third of the cost of comparing the keys with the names)
+        lines = ["def fast(tensors):", f"    if len(tensors) != {len(self.names)}:", "        return None"]
+        get = "tensors.get"
         if plan.resets:
             # (or with outputs given as reuse(earlier result): compiler.reused_outputs)
             g["WITH_REUSED"] = self.names | plan.resets
-            lines[-1:] = ["        if not NAMES < tensors.keys() <= WITH_REUSED:", "            return None"]
+            lines[1:] = ["    if tensors.keys() != NAMES:", "        if not NAMES < tensors.keys() <= WITH_REUSED:",
+                         "            return None"]
+            get = "tensors.__getitem__"
         for name in kernel.formats:
             if name in outs:
                 continue
@@ -117,7 +122,7 @@ class FastCall:
             # (a numpy or foreign argument the oracle gives fill 0 where the format says another:
             # its output's fill is worked out by the general path)
             spoils = name in zero_fills
-            lines.append(f"    v = tensors[{name!r}]")
+            lines.append(f"    v = {get}({name!r})")
             lines.append("    if v.__class__ is Tensor:")
             lines += _tensor_branch(name, params, looked, foreign=False)
             wrap = _numpy_wrapping(inp)
@@ -179,7 +184,7 @@ class FastCall:
                 t, _, m = uses[0]
                 lines.append(f"    if s_{t}[{m}] > COMPRESS_EXTENT:")
                 lines.append("        return None   # (the general path renumbers it by the coordinates stored)")
-        made, results, last, unwanted = [], [], [], set()
+        made, results, checked, sizing, last, unwanted = [], [], [], [], [], set()
         for k, view in enumerate(views):
             tag = str(k) if len(views) > 1 else ""   # (one output's names as they always were)
             mine = self._output(tag, view, g, lines, last, given)
@@ -188,16 +193,28 @@ class FastCall:
                 # (the arrays the kernel grows for it are freed by the caller; it gives no result)
                 unwanted |= {pname for names in g[f"OUTPUT{tag}"].arrays for _, pname in names} - set(mine)
                 results.append("None")
+                checked.append("None")
                 continue
-            result = f"OUTPUT{tag}.result(shape{tag}, made)"
+            # (the result tensor, its levels built when first asked for, as OUTPUT.result makes it: here
+            # without its frame; its sized levels are the last call's when the shape is)
+            out = g[f"OUTPUT{tag}"]
+            g["DEFERRED"], g["ASSEMBLE"] = Tensor.deferred_result, assemble_result
+            g[f"ORDER{tag}"], g[f"NAME{tag}"], g[f"FMT{tag}"] = out.format.mode_order, out.name, out.format
+            sizing += [f"    last{tag} = OUTPUT{tag}.last",
+                       f"    sized{tag} = last{tag}[1] if last{tag}[0] == shape{tag} else OUTPUT{tag}.sized(shape{tag})"]
+            vals = "None" if out.values_array is None else f"made[{out.values_array!r}]"
+            result = f"DEFERRED(ASSEMBLE, (sized{tag}, made), shape{tag}, ORDER{tag}, NAME{tag}, FMT{tag}, {vals})"
+            check = f"OUTPUT{tag}.tensor(shape{tag}, made, True)"
             # (a result the runtime started clear is marked so: a later call may reuse it cheaply)
             if view.lowered.reset:
                 out = view.lowered.output
                 byte_map = len(view.lowered.output_format.levels) - 1   # (its last level)
                 arrays = [array_name(out, *where) for where in
                           ((byte_map, "pos"), (byte_map, "tbl"), (byte_map, "srt"), (None, "vals"))]
-                result = f"MARK({result}, {', '.join(f'made[{a!r}]' for a in arrays)})"
+                marks = ', '.join(f'made[{a!r}]' for a in arrays)
+                result, check = f"MARK({result}, {marks})", f"MARK({check}, {marks})"
             results.append(result)
+            checked.append(check)
         if set(taken) - given:
             raise _Unplanned(sorted(set(taken) - given))
         # (after every check that may hand the call over: a result given to reuse is cleared only then)
@@ -221,7 +238,7 @@ class FastCall:
             lines += [f"    made[{pname!r}] = b_{pname}" for pname in made]
         else:
             lines.append(f"    made = {{{', '.join(f'{pname!r}: b_{pname}' for pname in made)}}}")
-        checked = [r.replace(".result(", ".tensor(").replace(", made)", ", made, True)") for r in results]
+        lines += sizing
         if len(views) > 1:   # (several outputs: the general path's named tuple of them)
             g["OUTPUTS"] = outputs.outputs_type(outs)
             results, checked = [[f"OUTPUTS(({', '.join(rs)}))"] for rs in (results, checked)]

@@ -317,6 +317,11 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         stmts = after
     _record_int_facts(trace, ctx.facts, stmts)
     stmts = _allocate_temporaries(stmts, infos, temp_sizes, ctx.fresh)
+    # (an input's extent the body never reads, A1_size of an SpMV, is no parameter: each argument
+    # costs every call its conversion, and C warns of a parameter nothing reads)
+    read = {n.name for n in ir_walk(tuple(stmts)) if isinstance(n, Var)}
+    params = [p for p in params if not (isinstance(p, Scalar) and p.name not in read
+                                        and _input_size(p.name, infos))]
     fn = ir.Function(name or _cname(prog.name), tuple(params), ir.Block(tuple(stmts)),
                      tuple(low.helpers.values()))
     trace.record("imperative", before=str(normalized), after=fn, note="the lowered kernel",
@@ -332,6 +337,18 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                      "declared" if isinstance(normalized, Block) and any(s is first for s in normalized.stmts)
                      else "fill")
     return fn, infos, outs, out_sizes, sources, starts, refusals, writes, unordered, low.helper_ops
+
+
+def _input_size(pname: str, infos) -> bool:
+    """Whether ``pname`` is an input tensor's extent parameter (``A1_size``), not an output's.
+
+    >>> from types import SimpleNamespace as NS
+    >>> infos = {"A": NS(role="input", ndim=2), "y": NS(role="output", ndim=1)}
+    >>> _input_size("A1_size", infos), _input_size("y0_size", infos), _input_size("A_val", infos)
+    (True, False, False)
+    """
+    return any(info.role == "input" and pname in {array_name(t, m, "size") for m in range(info.ndim)}
+               for t, info in infos.items())
 
 
 def _record_int_facts(trace, facts, stmts) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
+from ..fastcall import fast_call
 from ..format import Format, parse_format
 from ..levels import Dense, Element, Pattern, SparseList, SparseRunList
 from ..tensor import Tensor
@@ -145,10 +146,16 @@ class MaskedHistogram8:
         if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 1 <= bins <= 256:
             raise UsageError(f"masked_histogram_u8: bins must be an integer from 1 to 256, not {bins!r}")
         self.bins = int(bins)
-        self._count = np.int64(bins)
+        # (a 0-d Tensor: a kernel's call takes the pointer it made on the first call, where a numpy
+        # scalar is wrapped again each call)
+        self._count = Tensor.from_numpy(np.array(bins, np.int64), Format(Element(0, dtype="int64")), name="count")
         #: the kernels compiled so far: by mask format, and for a stack by its length too
         self.kernels = {}
         self._last = (None, None)   # (the last image array given, its Tensor)
+        # (the last call's mask Tensor and image Tensor, which passed the checks, and their kernel: a
+        # call with both again, a video's frames under one mask, checks and looks up nothing)
+        self._ready = (None, None, None, None)
+        self._fast = {}   # (each kernel's fast call, by the kernels' key: see __call__)
 
     def _image(self, image) -> Tensor:
         if isinstance(image, Tensor):
@@ -164,11 +171,13 @@ class MaskedHistogram8:
         if a.ndim not in _IMAGE:
             raise UsageError(f"masked_histogram_u8: the image must be 2-D (rows, columns) or 3-D (images, "
                              f"rows, columns), not of shape {a.shape}")
-        if a is not self._last[0]:
+        last = self._last
+        if a is not last[0]:
             # (a first-seen Tensor costs a call more than the count of a sparse mask's pixels: the
-            # last image's is kept; it views the array, so a change in place is still read)
-            self._last = (a, _read_in_place(np.ascontiguousarray(a)))
-        return self._last[1]
+            # last image's is kept; it views the array, so a change in place is still read. Read
+            # once into a local: another thread's call may replace it meanwhile)
+            last = self._last = (a, _read_in_place(np.ascontiguousarray(a)))
+        return last[1]
 
     def _mask(self, mask, ndim: int) -> Tensor:
         if isinstance(mask, Tensor):
@@ -186,6 +195,12 @@ class MaskedHistogram8:
     def __call__(self, image, mask) -> np.ndarray:
         """The counts (int64): one per bin, or for a stack one row per image."""
         img = self._image(image)
+        ready = self._ready
+        if mask is ready[0] and img is ready[1]:
+            # (the kernel's fast call itself, when it has one: a Kernel's call packs its tensors and
+            # asks it; anything it does not take, the kernel's general path takes and checks)
+            out = None if ready[3] is None else ready[3]({"img": img, "mask": mask, "count": self._count})
+            return (ready[2](img=img, mask=mask, count=self._count) if out is None else out).to_numpy()
         ndim = len(img.shape)
         m = self._mask(mask, ndim)
         if tuple(img.shape) != tuple(m.shape):
@@ -198,7 +213,12 @@ class MaskedHistogram8:
             counts = Tensor.from_numpy(np.zeros(shape, np.int64), _COUNTS[ndim], name="bins")
             program = masked_histogram_8bit if ndim == 2 else masked_histogram_8bit_stack
             self.kernels[key] = compile_program(program, bins=counts, img=img, mask=m, count=self._count)
-        return self.kernels[key](img=img, mask=m, count=self._count).to_numpy()
+        kernel = self.kernels[key]
+        if m is mask:   # (a Tensor given: the next call may give it again; a Tensor's format and shape are fixed)
+            if key not in self._fast:
+                self._fast[key] = fast_call(kernel)
+            self._ready = (m, img, kernel, self._fast[key])
+        return kernel(img=img, mask=m, count=self._count).to_numpy()
 
 
 _HISTOGRAMS: dict = {}

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import compiler as ss
+from compiler.errors import UsageError
 from compiler.fastcall import fast_call
 from tests.compiler.extent_programs import hstack
 
@@ -189,8 +190,28 @@ def test_the_fast_path_is_generated_code_a_reader_can_follow():
     k = ss.lower("y[i] = A[i, j] * x[j]", strategy="lattice", A=A, x=np.ones(3))
     code = fast_call(k).code
     assert code.startswith("def fast(tensors):")
-    assert "v = tensors['A']" in code and "v = tensors['x']" in code
+    assert "v = tensors.get('A')" in code and "v = tensors.get('x')" in code
     assert "return OUTPUT.tensor(shape, made" in code
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_tensor_missing_or_one_too_many_goes_to_the_general_path_which_names_it(strategy):
+    """The fast path counts a call's tensors and takes each by name (rather than comparing the names):
+    a name missing, another in its place or one too many gives None, and the kernel's call says which."""
+    A = ss.Tensor.from_numpy(_csr(4, 3, 0.5, 6), "csr", name="A")
+    x = np.arange(3.0)
+    k = ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy, A=A, x=x)
+    k(A=A, x=x)
+    fast = fast_call(k)
+    np.testing.assert_array_equal(fast({"A": A, "x": x}).to_numpy(), A.to_numpy() @ x)
+    for tensors in ({"A": A}, {"A": A, "z": x}, {"z": A, "x": x}, {"A": A, "x": x, "z": x}, {}):
+        assert fast(tensors) is None, sorted(tensors)
+    with pytest.raises(UsageError, match="this kernel has no tensor z; it takes A, x, y"):
+        k(A=A, z=x)
+    with pytest.raises(UsageError, match="missing tensor x"):
+        k(A=A)
+    with pytest.raises(UsageError, match="this kernel has no tensor z"):
+        k(A=A, x=x, z=x)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -286,7 +307,7 @@ def test_a_result_fed_to_the_next_call_is_bound_from_its_arrays_and_read_later(m
                               name="x")
     k = ss.lower("y[i] = A[i, j] * x[j]", A=A, x=x0)
     fast = fast_call(k)
-    assert "of_array" not in fast.code.split("v = tensors['x']")[1].split("v = tensors")[0]
+    assert "of_array" not in fast.code.split("v = tensors.get('x')")[1].split("v = tensors")[0]
     results, x = [], x0
     for _ in range(4):
         y = fast({"A": A, "x": x})

@@ -95,6 +95,54 @@ def test_the_image_is_read_in_place_and_a_change_to_it_is_seen():
     assert h(np.full((3, 4), 255, np.uint8), mask).tolist() == [0, 0, 0, 12]
 
 
+def test_a_mask_tensor_given_again_takes_the_fast_call_and_bad_input_is_still_refused(monkeypatch):
+    """A call with the last call's mask Tensor and image (a video's frames under one mask) neither checks
+    them again (a Format comparison was a tenth of a 16x16 image's call) nor asks the kernel's general path; an image changed in place is read again, and a mask or
+    image the checks refuse is refused as before."""
+    rng = np.random.default_rng(7)
+    img = rng.integers(0, 256, (9, 30)).astype(np.uint8)
+    mask = rng.random(img.shape) < 0.3
+    M = Tensor.from_numpy(mask, MASK_LIST)
+    h = MaskedHistogram8(16)
+    np.testing.assert_array_equal(h(img, M), oracle(img, mask, 16))
+    (kernel,) = h.kernels.values()
+
+    def general_path(*args, **kwargs):
+        raise AssertionError("the call took the kernel's general path")
+    monkeypatch.setattr(type(kernel), "_call", general_path)
+    monkeypatch.setattr("compiler.looplets.histogram.mask_format_for", general_path)
+    monkeypatch.setattr("compiler.format.Format.__eq__", general_path)   # (the mask's format checked again)
+    img[:3] = 255   # (the same array, changed in place)
+    for _ in range(2):
+        np.testing.assert_array_equal(h(img, M), oracle(img, mask, 16))
+    monkeypatch.undo()
+    with pytest.raises(UsageError, match=r"the image is \(9, 30\) and the mask \(4, 3\)"):
+        h(img, Tensor.from_numpy(np.ones((4, 3), bool), MASK_LIST))
+    with pytest.raises(UsageError, match="the image must be 8-bit .uint8., not int64"):
+        h(img.astype(np.int64), M)
+    with pytest.raises(UsageError, match="the mask Tensor must be"):
+        h(img, Tensor.from_numpy(mask, "csr"))
+    other = rng.integers(0, 256, img.shape).astype(np.uint8)
+    np.testing.assert_array_equal(h(other, M), oracle(other, mask, 16))
+
+
+def test_calls_on_two_threads_with_their_own_masks_and_images_count_their_own():
+    """Two threads calling one histogram, each with its own mask and image, get each its own counts:
+    what a call keeps of the last (its mask, image and kernel) is one tuple, never half another's."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(8)
+    imgs = [rng.integers(0, 256, (7, 20)).astype(np.uint8) for _ in range(2)]
+    masks = [rng.random((7, 20)) < p for p in (0.2, 0.7)]
+    tensors = [Tensor.from_numpy(m, MASK_LIST) for m in masks]
+    h = MaskedHistogram8(8)
+    wants = [oracle(i, m, 8) for i, m in zip(imgs, masks)]
+
+    def run(k):
+        return all(np.array_equal(h(imgs[k], tensors[k]), wants[k]) for _ in range(300))
+    with ThreadPoolExecutor(2) as pool:
+        assert all(pool.map(run, [0, 1, 0, 1]))
+
+
 def test_the_kernel_visits_only_the_masked_pixels_and_reads_bytes():
     img = np.zeros((4, 5), np.uint8)
     for fmt, loop in (("list", "while (qmas < qmas_stop)"), ("runs", "while (c_2 < phase_stop)")):
