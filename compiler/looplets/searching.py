@@ -1,12 +1,22 @@
-"""Searches in a sorted coordinate array, as imperative IR: the binary search and the gallop
-(exponential then binary) a looplet's ``seek`` runs to skip ahead to a coordinate.
+"""Searches in a sorted coordinate array, as imperative IR: the gallop (exponential then
+binary) a looplet's ``seek`` runs to skip ahead to a coordinate, and the binary search of a
+located read.
+
+A seek gallops from the cursor rather than bisecting the rest of the fiber: a cursor carried
+across an outer loop (:mod:`.carried`) seeks once per row to a target just past it, and
+bisecting the rest of a million-entry vector there cost Fig. 26a (``collapse(A) * b``) a
+20-probe cache-missing search per row, twice the lattice kernel's time (issue 30).
 
 >>> from compiler.imperative import pretty
 >>> from compiler.imperative.ir import Buffer
 >>> print(pretty(search_stmts(Var("q"), Buffer("A1_idx", "int64"), Var("q_stop"), Var("j"), str)[0]))
 if (A1_idx[q] < j) {
-    int64 lo = q + 1;
-    int64 hi = q_stop;
+    int64 step = 1;
+    while (q + step < q_stop && A1_idx[q + step] < j) {
+        step = step * 2;
+    }
+    int64 lo = q + step / 2 + 1;
+    int64 hi = q + step < q_stop ? q + step : q_stop;
     while (lo < hi) {
         int64 mid = lo + (hi - lo) / 2;
         if (A1_idx[mid] < j) {
@@ -27,21 +37,13 @@ from . import extents as X
 
 
 def search_stmts(q, idx_buf, hi, target, fresh) -> list:
-    """Binary search: the first ``p`` in ``[q, hi)`` with ``idx[p] >= target``, into ``q``; nothing
-    where ``idx[q] >= target`` is known (``target`` is 0 and ``idx`` holds coordinates: see
-    :mod:`compiler.looplets.bounds`)."""
+    """Gallop: the first ``p`` in ``[q, hi)`` with ``idx[p] >= target``, into ``q``, in
+    O(log distance) probes (at most about twice a bisection's where the target is far);
+    nothing where ``idx[q] >= target`` is known (``target`` is 0 and ``idx`` holds coordinates:
+    see :mod:`compiler.looplets.bounds`)."""
     if X.prove_le(target, Load(idx_buf, q)):
         return []
-    lo, top, mid = Var(fresh("lo")), Var(fresh("hi")), Var(fresh("mid"))
-    return [If(BinOp("<", Load(idx_buf, q), target), [
-        Declare(lo, "int64", X.add(q, 1)),
-        Declare(top, "int64", hi),
-        While(BinOp("<", lo, top), [
-            Declare(mid, "int64", X.add(lo, BinOp("/", BinOp("-", top, lo), Const(2, "int64")))),
-            If(BinOp("<", Load(idx_buf, mid), target), [Assign(lo, X.add(mid, 1))], [Assign(top, mid)]),
-        ]),
-        Assign(q, lo),
-    ])]
+    return gallop_stmts(q, idx_buf, hi, target, fresh)
 
 
 def lower_bound_stmts(var, lo_expr, hi_expr, idx_buf, target, fresh) -> list:

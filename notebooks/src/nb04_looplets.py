@@ -161,7 +161,7 @@ print(x @ y, "| galloping seek in the C:", "step = step * 2" in k_gallop.c_sourc
     ("md", """## Exercises
 
 **1.** Is there a loop over the band in the band-list kernel? (Answer: no `for` loop at all: only
-the walk over the list's entries, and a binary search that skips to the band's start.)
+the walk over the list's entries, and a galloping search that skips to the band's start.)
 **2.** Lower the same dot product with both operands as SparseLists. Does the C now merge two lists?"""),
     ("code", """assert "for (" not in k.c_source
 

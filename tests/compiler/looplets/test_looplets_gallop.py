@@ -73,6 +73,8 @@ def test_gallop_is_a_jumper_with_exponential_search(level):
     X = Tensor.from_numpy(x, GALLOPING[level](Element(0.0)))
     k = compile_program(dot_both, s=Element(0.0), x=X, y=X)
     assert "step = step * 2" in k.c_source
+    # (every seek gallops now: the Jumper is what only the protocol lowers)
+    assert any(s.stage == "lower:Jumper" for s in k.trace.steps)
     assert float(k(x=X, y=X)) == pytest.approx(float(x @ x))
 
 

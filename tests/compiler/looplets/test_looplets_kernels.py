@@ -102,10 +102,11 @@ def test_dot_list_band_locates_the_band():
     k = compile_program(dot, C=Element(0.0), A=A, B=B)
     assert k(A=A, B=B) == pytest.approx(23.79)
     src = k.c_source
-    # one while loop over the list's entries in the band (plus a binary search for its first
-    # entry there and a galloping one for its last: the single-stepper fast path), none over the band
-    assert src.count("while (qA < qA_end)") == 1 and src.count("while") == 4 and "for (" not in src
-    assert src.count("step = step * 2") == 1
+    # one while loop over the list's entries in the band (plus a galloping search for its first
+    # entry there and one for its last: the single-stepper fast path; each gallop is two loops),
+    # none over the band
+    assert src.count("while (qA < qA_end)") == 1 and src.count("while") == 5 and "for (" not in src
+    assert src.count("step = step * 2") + src.count("step_2 = step_2 * 2") == 2
     assert "B_val[qB - loB + " in src  # random access into the band
 
 
