@@ -12,7 +12,11 @@ n``, ``min(a, b) <= a``). While the lowering is :func:`assuming` an :class:`IntF
   range (a fiber's ``last``, one past its last coordinate or 0, is in ``[0, size]``);
 * **definitions**: a local declared once and never assigned, of an expression whose values do not
   change while it is live (a phase's stop, ``min(lastA, lastB)``), is that expression; so is a size
-  the call checks equal to another (every operand an index reads unshifted has its extent).
+  the call checks equal to another (every operand an index reads unshifted has its extent);
+* **ranges**: constant bounds of every entry of an array (a uint8 image's are in ``[0, 255]``) or of
+  a parameter (an output's extent fixed when the kernel is compiled), which
+  :func:`compiler.looplets.ranges.value_range` reads to bound a computed coordinate. ``prove_le``
+  does not read them: they bound values, not the loops' extents it compares.
 
 >>> from compiler.imperative.ir import Load, Var
 >>> from compiler.looplets import extents as X
@@ -35,7 +39,9 @@ from __future__ import annotations
 import contextlib
 from contextvars import ContextVar
 
-from ..binding import array_name
+import numpy as np
+
+from ..binding import array_name, level_arrays
 from ..imperative.ir import Load, Var, as_expr
 
 
@@ -50,6 +56,8 @@ class IntFacts:
         self.bounds: dict = {}
         #: local name -> (the expression it equals, origin)
         self.definitions: dict = {}
+        #: buffer or parameter name -> (least value, greatest value, origin, of a buffer's entries)
+        self.ranges: dict = {}
 
     def coordinate_array(self, buffer: str, size, origin: str) -> None:
         """Every entry of ``buffer`` is a coordinate in ``[0, size)``."""
@@ -64,6 +72,16 @@ class IntFacts:
         """``var == expr`` wherever ``var`` is read: ``var`` is never assigned, and nothing ``expr``
         reads changes while ``var`` is live."""
         self.definitions[var.name] = (as_expr(expr), origin)
+
+    def value_range(self, subject: str, low: int, high: int, origin: str, entries: bool = True) -> None:
+        """Every entry of buffer ``subject`` (or, not ``entries``, parameter ``subject``) is in
+        ``[low, high]``."""
+        self.ranges[subject] = (int(low), int(high), origin, entries)
+
+    def range_of(self, subject: str):
+        """``(low, high)`` of a buffer's entries or a parameter, or None when no range is known."""
+        r = self.ranges.get(subject)
+        return None if r is None else r[:2]
 
     def coordinate_size(self, e):
         """The size an expression's value is below when it is a stored coordinate, else None."""
@@ -82,7 +100,7 @@ class IntFacts:
 
     def records(self) -> list[dict]:
         """The facts as data, one dict each (the trace's ``int-facts`` step holds them): ``kind``
-        (``coordinates``, ``bound`` or ``definition``), ``subject`` (a buffer or a local),
+        (``coordinates``, ``bound``, ``definition`` or ``range``), ``subject`` (a buffer or a local),
         ``low``, ``high`` (bounds, as text; None: none), ``equals`` (a definition's
         expression), ``fact`` (the whole fact, as text) and ``reason`` (why it holds).
 
@@ -100,6 +118,9 @@ class IntFacts:
                 for v, (lo, hi, why) in self.bounds.items()]
         out += [{"kind": "definition", "subject": v, "low": None, "high": None, "equals": str(e),
                  "fact": f"{v} == {e}", "reason": why} for v, (e, why) in self.definitions.items()]
+        out += [{"kind": "range", "subject": v, "low": str(lo), "high": str(hi), "equals": None,
+                 "fact": f"{lo} <= {v}{'[_]' if each else ''} <= {hi}", "reason": why}
+                for v, (lo, hi, why, each) in self.ranges.items()]
         return out
 
     def table(self) -> str:
@@ -109,8 +130,9 @@ class IntFacts:
 
 def input_facts(tensors: dict, equal_sizes=()) -> IntFacts:
     """The facts of a lowering's inputs: each array a level of an input says holds coordinates
-    (:meth:`~compiler.levels.level.Level.stored_coordinates`), and ``equal_sizes``, groups of size
-    parameters the call checks equal (each group's later sizes defined as its first).
+    (:meth:`~compiler.levels.level.Level.stored_coordinates`), the range of each array of a
+    narrow integer dtype (uint8: ``[0, 255]``), and ``equal_sizes``, groups of size parameters the
+    call checks equal (each group's later sizes defined as its first).
 
     >>> from compiler.format import csr
     >>> from compiler.looplets.fibers import TensorInfo
@@ -130,6 +152,12 @@ def input_facts(tensors: dict, equal_sizes=()) -> IntFacts:
                 facts.coordinate_array(array_name(name, k, array), info.size(mode),
                                        f"{name}.lvl{k} ({lvl.name}) stores coordinates of its mode {mode}, "
                                        f"validated when {name} is built")
+        for k, kind, dt in level_arrays(info.format):
+            # (narrow integer values are bounded by their dtype; int64's bound nothing. A level's
+            # stored coordinates have their own, tighter fact)
+            if k is None and dt.kind in "iub" and dt.itemsize < 8:
+                low, high = (0, 1) if dt.kind == "b" else (np.iinfo(dt).min, np.iinfo(dt).max)
+                facts.value_range(array_name(name, k, kind), low, high, f"{name}'s {dt.name} entries")
     for group in equal_sizes:
         for size in group[1:]:
             if size != group[0]:

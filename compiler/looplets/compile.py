@@ -262,6 +262,12 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     temp_sizes = {t: _written_sizes(t, infos[t], body, shapes) for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
     ctx = UnfurlContext(Namer(_reserved(infos)), input_facts(infos, _equal_sizes(sources, infos) if not shaped else ()))
+    for t in outs:   # (a computed coordinate of an output of fixed extent may be proved inside it)
+        for m, size in enumerate(out_sizes[t]):
+            if isinstance(size, Const):
+                ctx.facts.value_range(array_name(t, m, "size"), size.value, size.value,
+                                      f"{t}'s extent of storage mode {m}, fixed when the kernel is compiled",
+                                      entries=False)
 
     def bind(n):
         if isinstance(n, Access) and isinstance(n.tns, TensorRef):
@@ -275,6 +281,9 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)
     with assuming(ctx.facts):
         stmts = low.lower(body)
+    if ctx.in_range:
+        trace.record("coordinate-ranges", after="\n".join(ctx.in_range),
+                     note="computed coordinates every value of which is inside the extent: no check")
     counted = entry_bound(shaped, {t: i.format for t, i in infos.items()}, ctx.fresh) if shaped else None
     hints = [h for t in outs for h in reserve_stmts(infos[t], counted[1])] if counted else []
     if hints:   # (a shape operator's copy: room for its operands' entries, reserved once)
@@ -371,7 +380,8 @@ def _record_int_facts(trace, facts, stmts) -> None:
 
 #: how the ``int-facts`` step's note counts each kind of fact
 KIND_NOUNS = {"coordinates": ("array of stored coordinates", "arrays of stored coordinates"),
-              "bound": ("bounded local", "bounded locals"), "definition": ("definition", "definitions")}
+              "bound": ("bounded local", "bounded locals"), "definition": ("definition", "definitions"),
+              "range": ("value range", "value ranges")}
 
 
 #: the reach of a write through a window of the output: within the output by construction

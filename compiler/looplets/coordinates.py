@@ -33,6 +33,7 @@ from ..imperative.ir import Const, Declare, Var
 from .errors import ProgramError
 from ..algebra import lookup
 from .modifiers import Offset
+from .ranges import explain, within
 from .program import (Access, Assign, Block, Call, Define, Expr, Index, IndexModifier, Loop, Sieve, TensorRef, postmap,
                       show_expr, walk)
 
@@ -89,10 +90,12 @@ def mark_computed(body, infos: dict, where):
     return visit(body)
 
 
-def coordinate_checks(idx: Computed, v, dt, fresh, line=0) -> list:
+def coordinate_checks(idx: Computed, v, dt, fresh, line=0, proofs=None) -> list:
     """The check of computed coordinate ``idx``, lowered to ``v`` of dtype ``dt``, against its
     mode's extent: after a local holding ``v`` when it is more than a variable or a constant
-    (``fresh`` names it), so the check and the access read it once.
+    (``fresh`` names it), so the check and the access read it once. None where every value ``v``
+    can take is in the extent (:func:`compiler.looplets.ranges.within`: a uint8 pixel's bin among a
+    fixed number of bins); the proof is appended to ``proofs``.
 
     >>> from compiler.imperative.ir import Load, Var
     >>> idx = Computed(None, Var("y0_size"), "y", 0, "line 2 of scatter")
@@ -104,6 +107,10 @@ def coordinate_checks(idx: Computed, v, dt, fresh, line=0) -> list:
     if np.dtype(dt).kind not in "iub":
         raise ProgramError(f"coordinate {idx.text} of {idx.tensor} (mode {idx.mode}) is {dt}; index a "
                            f"tensor with integers", line)
+    if within(v, idx.extent):
+        if proofs is not None:
+            proofs.append(f"{idx.tensor}, mode {idx.mode}: {idx.where}: {explain(v, idx.extent)}")
+        return []
     out = []
     if not isinstance(v, (Var, Const)):
         c = Var(fresh("coord"))

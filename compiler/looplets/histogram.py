@@ -7,7 +7,8 @@ The mask is stored sparse, so the kernel's loop over a row visits only the maske
 list of their columns (:data:`MASK_LIST`, Finch's ``SparseList(Pattern())``: the better for
 scattered pixels) or as runs (:data:`MASK_RUNS`, ``SparseRunList(Pattern())``: the better for
 regions, each run one loop over consecutive pixels). The image is read as its uint8 bytes, in place
-(no per-call conversion); every 8-bit value lies in a bin, so the kernel tests no range. A stack of
+(no per-call conversion); every 8-bit value lies in a bin, so the kernel tests no range, and its
+bin count is the counts' extent, fixed when it is compiled, so it checks no bin's index either. A stack of
 images (3-D: images, rows, columns) with a stack of masks is counted in one kernel call, one
 histogram per image (a call's fixed cost is most of a small image's count).
 
@@ -37,9 +38,11 @@ __all__ = ["histogram_program", "BIN_RULES", "HISTOGRAMS", "masked_histogram_8bi
 
 #: how each kind of image's pixel ``v`` finds its bin: the bin's index, and the test that keeps a
 #: value outside the bins from being counted (None: every value has a bin), with the scalars the
-#: program takes. ``8bit``: uint8 pixels over ``[0, 256)`` in ``count`` bins; ``step`` and ``shift``:
-#: any integer, in bins ``width`` (or ``2 ** shift``) wide over ``[0, top)``
-BIN_RULES = {"8bit": ("({v} * count) >> 8", None, ("count",)),
+#: program takes. ``8bit``: uint8 pixels over ``[0, 256)`` in as many bins as ``bins`` holds (its
+#: extent ``{n}``: the count of bins is the output's extent, so a kernel compiled for 16 bins proves
+#: each pixel's bin in ``[0, 15]`` and checks none, :mod:`compiler.looplets.ranges`); ``step`` and
+#: ``shift``: any integer, in bins ``width`` (or ``2 ** shift``) wide over ``[0, top)``, each bin checked
+BIN_RULES = {"8bit": ("({v} * {n}) >> 8", None, ()),
              "step": ("{v} // width", "(v >= 0) & (v < top)", ("width", "top")),
              "shift": ("{v} >> shift", "(v >= 0) & (v < top)", ("shift", "top"))}
 
@@ -51,6 +54,12 @@ def histogram_program(rule: str, stack: bool = False) -> LoopProgram:
     (:class:`compiler.looplets.morphology.MaskedHistogram`). With ``stack``, of each image ``img[n]``
     of a stack under its mask ``mask[n]``, into ``bins[n, :]``, in one kernel call for the stack.
 
+    >>> print(histogram_program("8bit"))
+    bins .= 0
+    for r = _
+      for c = _
+        if mask[r, c]
+          bins[>>(img[r, c] * size(bins, 0), 8)] += 1
     >>> print(histogram_program("shift"))
     bins .= 0
     for r = _
@@ -64,22 +73,23 @@ def histogram_program(rule: str, stack: bool = False) -> LoopProgram:
         raise UsageError(f"masked histogram: no bin rule {rule!r}; give one of {', '.join(map(repr, BIN_RULES))}")
     index, guard, scalars = BIN_RULES[rule]
     n, loops = ("n, ", ["for n in _:"]) if stack else ("", [])
+    extent = "bins.shape[1]" if stack else "len(bins)"
     loops += ["for r in _:", "for c in _:"]
     lines = [f"def masked_histogram_{rule}{'_stack' if stack else ''}(bins, img, mask, {', '.join(scalars)}):",
              "    bins[...] = 0"]
     lines += ["    " * (depth + 1) + loop for depth, loop in enumerate(loops)]
     body = ["if mask[{n}r, c]:".format(n=n)]
     if guard is None:   # (the pixel read where it is binned: no let)
-        body.append("    " + f"bins[{n}{index.format(v=f'img[{n}r, c]')}] += 1")
+        body.append("    " + f"bins[{n}{index.format(v=f'img[{n}r, c]', n=extent)}] += 1")
     else:
-        body += ["    " + f"v = img[{n}r, c]", "    " + f"if {guard}:", "        " + f"bins[{n}{index.format(v='v')}] += 1"]
+        body += ["    " + f"v = img[{n}r, c]", "    " + f"if {guard}:", "        " + f"bins[{n}{index.format(v='v', n=extent)}] += 1"]
     lines += ["    " * (len(loops) + 1) + line for line in body]
     return loop_program(source="\n".join(lines) + "\n")
 
 
 #: the masked histograms' programs by bin rule and ``stack``, made once: a kernel is cached for its program
 HISTOGRAMS = {(rule, stack): histogram_program(rule, stack) for rule in BIN_RULES for stack in (False, True)}
-#: Fig 26's masked histogram of an 8-bit image (``bins[(v * count) >> 8] += 1``), and of each image
+#: Fig 26's masked histogram of an 8-bit image (``bins[(v * len(bins)) >> 8] += 1``), and of each image
 #: of a stack in one call
 masked_histogram_8bit, masked_histogram_8bit_stack = HISTOGRAMS["8bit", False], HISTOGRAMS["8bit", True]
 
@@ -146,9 +156,6 @@ class MaskedHistogram8:
         if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 1 <= bins <= 256:
             raise UsageError(f"masked_histogram_u8: bins must be an integer from 1 to 256, not {bins!r}")
         self.bins = int(bins)
-        # (a 0-d Tensor: a kernel's call takes the pointer it made on the first call, where a numpy
-        # scalar is wrapped again each call)
-        self._count = Tensor.from_numpy(np.array(bins, np.int64), Format(Element(0, dtype="int64")), name="count")
         #: the kernels compiled so far: by mask format, and for a stack by its length too
         self.kernels = {}
         self._last = (None, None)   # (the last image array given, its Tensor)
@@ -199,8 +206,8 @@ class MaskedHistogram8:
         if mask is ready[0] and img is ready[1]:
             # (the kernel's fast call itself, when it has one: a Kernel's call packs its tensors and
             # asks it; anything it does not take, the kernel's general path takes and checks)
-            out = None if ready[3] is None else ready[3]({"img": img, "mask": mask, "count": self._count})
-            return (ready[2](img=img, mask=mask, count=self._count) if out is None else out).to_numpy()
+            out = None if ready[3] is None else ready[3]({"img": img, "mask": mask})
+            return (ready[2](img=img, mask=mask) if out is None else out).to_numpy()
         ndim = len(img.shape)
         m = self._mask(mask, ndim)
         if tuple(img.shape) != tuple(m.shape):
@@ -212,13 +219,13 @@ class MaskedHistogram8:
             shape = (self.bins,) if ndim == 2 else (img.shape[0], self.bins)
             counts = Tensor.from_numpy(np.zeros(shape, np.int64), _COUNTS[ndim], name="bins")
             program = masked_histogram_8bit if ndim == 2 else masked_histogram_8bit_stack
-            self.kernels[key] = compile_program(program, bins=counts, img=img, mask=m, count=self._count)
+            self.kernels[key] = compile_program(program, bins=counts, img=img, mask=m)
         kernel = self.kernels[key]
         if m is mask:   # (a Tensor given: the next call may give it again; a Tensor's format and shape are fixed)
             if key not in self._fast:
                 self._fast[key] = fast_call(kernel)
             self._ready = (m, img, kernel, self._fast[key])
-        return kernel(img=img, mask=m, count=self._count).to_numpy()
+        return kernel(img=img, mask=m).to_numpy()
 
 
 _HISTOGRAMS: dict = {}

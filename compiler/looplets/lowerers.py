@@ -179,8 +179,8 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         idx, checks = acc.idxs[0], []
         if isinstance(idx, Computed):
             v, dt = self.expr(idx.expr, line)
-            checks = coordinate_checks(idx, v, dt, self.fresh, line)
-            v = checks[0].var if isinstance(checks[0], Declare) else v
+            checks = coordinate_checks(idx, v, dt, self.fresh, line, self.ctx.in_range)
+            v = checks[0].var if checks and isinstance(checks[0], Declare) else v
         else:
             v, _ = self.expr(idx, line)
         name = Index(self.fresh("s"))

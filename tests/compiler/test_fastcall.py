@@ -324,9 +324,11 @@ def test_a_result_fed_to_the_next_call_is_bound_from_its_arrays_and_read_later(m
 
 def test_a_constant_output_extent_and_a_numpy_scalar_take_the_fast_path():
     """The masked histogram's counts are 16 long whatever the image (a constant extent, not an
-    input's), and its bin width comes as ``np.int64(16)``: both took the general path, at 40 us a call
-    against the kernel's 3 (bench_histogram_bound.py)."""
-    from compiler.looplets.histogram import MaskedHistogram8, mask_format_for
+    input's), and the bin width of an integer image's histogram comes as ``np.int64(16)``: both
+    took the general path, at 40 us a call against the kernel's 3 (bench_histogram_bound.py)."""
+    from compiler.format import Format
+    from compiler.looplets import compile_program
+    from compiler.looplets.histogram import HISTOGRAMS, MASK_LIST, MaskedHistogram8, mask_format_for
     rng = np.random.default_rng(5)
     img = rng.integers(0, 256, (9, 70)).astype(np.uint8)
     m = rng.random(img.shape) < 0.3
@@ -338,16 +340,24 @@ def test_a_constant_output_extent_and_a_numpy_scalar_take_the_fast_path():
     fast = fast_call(k)
     assert fast is not None, "a constant extent is planned once"
     I = ss.Tensor(ss.Dense(ss.Dense(ss.Element(0, img.reshape(-1), "uint8"), 70), 9), shape=img.shape)
-    for count in (np.int64(16), np.array(16)):
-        got = fast({"img": I, "mask": M, "count": count})
-        assert got is not None, f"a {type(count).__name__} of the input's dtype is wrapped"
+    np.testing.assert_array_equal(fast({"img": I, "mask": M}).to_numpy(), want)
+    # an integer image's bins, ``v >> shift`` below ``top``: its scalars as numpy scalars
+    wide = ss.Tensor.from_numpy(img.astype(np.int64), ss.Dense(ss.Dense(ss.Element(0, dtype="int64"))))
+    L = ss.Tensor.from_numpy(m, MASK_LIST)
+    bins = ss.Tensor.from_numpy(np.zeros(16, np.int64), Format(ss.Dense(ss.Element(0, dtype="int64"))))
+    k = compile_program(HISTOGRAMS["shift", False], bins=bins, img=wide, mask=L, shift=np.int64(4), top=np.int64(256))
+    fast = fast_call(k)
+    for shift in (np.int64(4), np.array(4)):
+        got = fast({"img": wide, "mask": L, "shift": shift, "top": np.int64(256)})
+        assert got is not None, f"a {type(shift).__name__} of the input's dtype is wrapped"
         np.testing.assert_array_equal(got.to_numpy(), want)
     # another scalar type goes to the general path, which converts it
-    assert fast({"img": I, "mask": M, "count": np.int32(16)}) is None
-    np.testing.assert_array_equal(k(img=I, mask=M, count=16).to_numpy(), want)
-    # a bin past the 16 counts is still caught, now on the fast path
+    assert fast({"img": wide, "mask": L, "shift": np.int32(4), "top": np.int64(256)}) is None
+    np.testing.assert_array_equal(k(img=wide, mask=L, shift=4, top=256).to_numpy(), want)
+    # a bin past the 16 counts (each bin's index checked: the shift is a runtime scalar) is still
+    # caught, now on the fast path
     with pytest.raises(ss.KernelError, match="bins"):
-        k(img=I, mask=M, count=np.int64(32))
+        fast({"img": wide, "mask": L, "shift": np.int64(3), "top": np.int64(256)})
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

@@ -33,13 +33,13 @@ def check(img, mask, bins, fmt):
     (kernel,) = h.kernels.values()
     mt = m if isinstance(m, Tensor) else Tensor.from_numpy(mask != 0, mask_format_for(mask))
     img_t = Tensor.from_numpy(img, IMAGE_U8)
-    np.testing.assert_array_equal(kernel.interpret(img=img_t, mask=mt, count=np.int64(bins)).to_numpy(), got)
+    np.testing.assert_array_equal(kernel.interpret(img=img_t, mask=mt).to_numpy(), got)
     return got
 
 
 @SETTINGS
 @given(st.integers(0, 9), st.integers(0, 13), st.sampled_from([0.0, 0.05, 0.3, 0.8, 1.0]),
-       st.sampled_from(["list", "runs", "auto"]), st.sampled_from([1, 3, 7, 16, 100, 256]),
+       st.sampled_from(["list", "runs", "auto"]), st.integers(1, 256),
        st.integers(0, 2**32 - 1))
 @example(0, 0, 1.0, "runs", 16, 0)       # a 0x0 image
 @example(4, 0, 1.0, "list", 16, 0)       # rows without columns
@@ -153,8 +153,9 @@ def test_the_kernel_visits_only_the_masked_pixels_and_reads_bytes():
         assert "const uint8_t *restrict img_val" in body   # (the image's bytes, no int64 copy)
         assert loop in body   # the mask's entries (or runs) lead the loop over a row ...
         assert "for (int64_t c = 0; c < " not in body   # ... never a loop over every column
-        # the bin, checked once (a run's step is lowered once, whether the run ends at it or not)
-        assert body.count("coordinate_error") == 1
+        # every bin is in range (a uint8 pixel's, among bins fixed at 16): no check, no error slots
+        assert "bins_val[(img_val[r * img1_size + c" in body and "] * bins0_size) >> 8] += 1;" in body
+        assert "coordinate_error" not in kernel.c_source and "int64_t *error" not in body
 
 
 def test_the_mask_format_follows_its_runs():
@@ -201,7 +202,7 @@ def test_one_generator_writes_each_kind_of_images_histogram(rule, stack):
     mask = rng.random(shape) < 0.5
     if rule == "8bit":
         img = rng.integers(0, 256, shape).astype(np.uint8)
-        scalars, fmt = dict(count=np.int64(16)), IMAGE_U8
+        scalars, fmt = {}, IMAGE_U8
         want_bins = lambda v: (v.astype(np.int64) * 16) >> 8   # noqa: E731
         kept = mask
     else:
@@ -228,3 +229,112 @@ def test_an_unknown_bin_rule_is_refused_naming_the_rules():
     from compiler.looplets.histogram import histogram_program
     with pytest.raises(UsageError, match="no bin rule 'log'; give one of '8bit', 'step', 'shift'"):
         histogram_program("log")
+
+
+def bin_of_each_value():
+    """An image holding each 8-bit value once (so 0 and 255), all masked, as a 16 x 16 image."""
+    return np.arange(256, dtype=np.uint8).reshape(16, 16), np.ones((16, 16), bool)
+
+
+@pytest.mark.parametrize("bins", [1, 2, 3, 5, 16, 100, 128, 255, 256])
+def test_each_value_lands_in_numpys_bin_for_bin_counts_from_1_to_256(bins):
+    """Without its per-pixel check, every value's bin still lands where numpy's do: the least (0)
+    in the first, the greatest (255) in the last, against np.bincount and np.histogram's bins over
+    [0, 256) (their edges are exact for these counts: 256 * k / bins is exact in float64)."""
+    img, mask = bin_of_each_value()
+    got = check(img, mask, bins, "runs")
+    assert got[0] >= 1 and got[-1] >= 1 and got.sum() == 256
+    np.testing.assert_array_equal(got, np.histogram(img, bins=bins, range=(0, 256))[0])
+
+
+def test_the_bin_is_proved_in_range_for_every_bin_count_the_api_allows():
+    """For each count of bins from 1 to 256 (a kernel is compiled for one: its counts' extent is
+    fixed), the range the lowering proves of the 8-bit bin, with its facts, is exactly
+    [0, bins - 1]: inside the counts, so it checks no pixel's bin. Worked out without compiling."""
+    from compiler.imperative.ir import BinOp, Load, Var
+    from compiler.looplets.bounds import IntFacts, assuming
+    from compiler.looplets.ranges import value_range, within
+    coord = BinOp(">>", BinOp("*", Load("img_val", Var("p")), Var("bins0_size")), 8)
+    for bins in range(1, 257):
+        facts = IntFacts()
+        facts.value_range("img_val", 0, 255, "uint8")
+        facts.value_range("bins0_size", bins, bins, "fixed", entries=False)
+        with assuming(facts):
+            assert value_range(coord) == (0, bins - 1) and within(coord, Var("bins0_size"))
+            # (the proof is tight: one past each bin, the greatest value's is outside)
+            assert not within(BinOp("+", coord, 1), Var("bins0_size"))
+
+
+def test_the_kernel_records_why_it_checks_no_bin():
+    h = MaskedHistogram8(16)
+    img, mask = bin_of_each_value()
+    h(img, mask)
+    (kernel,) = h.kernels.values()
+    (step,) = kernel.trace.find("coordinate-ranges")
+    assert "bins, mode 0: line 6 of masked_histogram_8bit" in step.after
+    assert "in [0, 15], bins0_size >= 16" in step.after
+    facts = {r["fact"]: r for r in kernel.trace.find("int-facts")[0].data["facts"]}
+    assert facts["0 <= img_val[_] <= 255"]["kind"] == "range"
+    assert facts["16 <= bins0_size <= 16"]["reason"] == "bins's extent of storage mode 0, fixed when the kernel is compiled"
+
+
+def _bins_kernel(program, img, **scalars):
+    """``program``'s histogram (a loop program's source, or the program) of ``img`` (any integer
+    dtype) into 16 bins, all pixels masked."""
+    from compiler.format import Format
+    from compiler.levels import Dense, Element
+    from compiler.looplets import compile_program
+    from compiler.looplets.language import loop_program
+    if isinstance(program, str):
+        program = loop_program(source=f"def hist(bins, img, mask{''.join(', ' + k for k in scalars)}):\n"
+                                      "    bins[...] = 0\n    for r in _:\n"
+                                      "        for c in _:\n            if mask[r, c]:\n"
+                                      f"                bins[{program}] += 1\n")
+    I = Tensor.from_numpy(img, Dense(Dense(Element(0, dtype=img.dtype.name))))
+    M = Tensor.from_numpy(np.ones(img.shape, bool), MASK_LIST)
+    bins = Tensor.from_numpy(np.zeros(16, np.int64), Format(Dense(Element(0, dtype="int64"))))
+    kernel = compile_program(program, bins=bins, img=I, mask=M, **scalars)
+    return kernel, dict(img=I, mask=M, **scalars)
+
+
+def _lifted():
+    """A histogram whose bin is a user function's result (a C body: its range is unknown)."""
+    from compiler.algebra import user_function
+    from compiler.looplets.language import loop_program
+    lift = user_function("lift", lambda x: x // 16 + 4 * (x >= 250), "return x / 16 + (x >= 250 ? 4 : 0);",
+                         arity=1, dtype="int64")
+
+    @loop_program
+    def hist(bins, img, mask):
+        bins[...] = 0
+        for r in _:
+            for c in _:
+                if mask[r, c]:
+                    bins[lift(img[r, c])] += 1
+    return hist
+
+
+@pytest.mark.parametrize("source, dtype, scalars, bad", [
+    ("(img[r, c] * len(bins)) >> 8", "int32", {}, 256),    # an int32 pixel may be past 255
+    ("(img[r, c] * 16) >> 8", "int8", {}, -1),             # an int8 one below 0
+    ("(img[r, c] * count) >> 8", "uint8", {"count": np.int64(16)}, 255),   # a runtime bin count
+    (None, "uint8", {}, 250),                              # a user function's result: anything
+])
+def test_a_bin_not_provably_in_range_keeps_its_check_and_its_clear_error(source, dtype, scalars, bad):
+    """Where the bin's range is unknown or reaches past the counts, every pixel's bin is still
+    checked, against numpy on values in range, and a bin outside raises the error naming the line."""
+    from compiler.errors import KernelError
+    img = np.array([[0, 15, 16, 127], [120, 17, 3, 100]], dtype)
+    kernel, args = _bins_kernel(_lifted() if source is None else source, img, **scalars)
+    body = kernel.c_source[kernel.c_source.index("int hist("):]
+    assert body.count("coordinate_error(") == 1 and "coord >= bins0_size" in body
+    assert kernel.trace.find("coordinate-ranges") == []
+    want = np.bincount(np.minimum((img.astype(np.int64) * 16) >> 8, 15).ravel(), minlength=16)
+    np.testing.assert_array_equal(kernel(**args).to_numpy(), want)
+    img[1, 0] = bad
+    args["img"] = Tensor.from_numpy(img, args["img"].format)
+    if "count" in args:   # (twice the bins: the greatest value's bin is past them)
+        args["count"] = np.int64(32)
+    with pytest.raises(KernelError, match=r"line \d+ of hist \(bins\[.*\] \+= 1\): coordinate -?\d+ of bins \(mode 0\) "
+                                          r"is outside its extent \[0, 16\)"):
+        kernel(**args)
