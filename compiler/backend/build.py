@@ -19,6 +19,7 @@ flags to whichever are chosen (see :mod:`compiler.backend.sanitize`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
@@ -391,6 +392,29 @@ def _loads(path: str) -> bool:
     except OSError:
         return False
     return True
+
+
+_type_ffi = None
+_type_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=None)
+def c_typeof(spec: str):
+    """The cffi type named by ``spec`` (``"double *"``, ``"int64_t[]"``), parsed once per process.
+
+    cffi's types are the backend's, shared by every ``FFI``: one looked up here serves each kernel's
+    library. A fresh ``FFI`` per kernel parsed each type name again with pycparser, about 1.7 ms a
+    name, several names a kernel (the test suite loads thousands of kernels).
+
+    >>> c_typeof("double *") is c_typeof("double *")
+    True
+    """
+    global _type_ffi
+    with _type_lock:
+        if _type_ffi is None:
+            import cffi
+            _type_ffi = cffi.FFI()
+        return _type_ffi.typeof(spec)
 
 
 _loaded: dict[tuple[str, str], tuple[object, object]] = {}

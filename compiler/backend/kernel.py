@@ -32,6 +32,7 @@ from ..imperative.traverse import tag_descriptions, tag_origins, walk
 from ..imperative.printer import pretty
 from ..trace import Artifact, Trace
 from . import build
+from .build import c_typeof
 from .c_emitter import (ACCESS_NAMES, STATUS_OUT_OF_BOUNDS, STATUS_OUT_OF_MEMORY, c_arguments,
                         c_declarations, emit_c_with_provenance, free_function)
 
@@ -210,7 +211,7 @@ class Kernel:
     def pointer_type(self, name: str):
         """The cffi array type of buffer ``name``, for :attr:`from_buffer`."""
         p = next(p for p in self.function.params if p.name == name)
-        return self._ffi.typeof(f"{c_type(p.dtype)}[]")
+        return c_typeof(f"{c_type(p.dtype)}[]")
 
     @property
     def from_buffer(self):
@@ -281,14 +282,14 @@ def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False, 
             continue
         if isinstance(p, Buffer):
             g[f"__k_d{k}"] = np.dtype(p.dtype)
-            g[f"__k_t{k}"] = ffi.typeof(f"{c_type(p.dtype)}[]")
+            g[f"__k_t{k}"] = c_typeof(f"{c_type(p.dtype)}[]")
             flags_ok = "__k_f.c_contiguous" + (" and __k_f.writeable" if p.intent == "inout" else "")
             lines.append(f"    if {p.name}.__class__ is not __k_nd or {p.name}.dtype is not __k_d{k}: "
                          f"__k_check({k}, {p.name})")
             lines.append(f"    __k_f = {p.name}.flags")
             lines.append(f"    if not ({flags_ok}): __k_check({k}, {p.name})")
         elif isinstance(p, OutScalar):
-            g[f"__k_t{k}"] = ffi.typeof(f"{c_type(p.dtype)} *")
+            g[f"__k_t{k}"] = c_typeof(f"{c_type(p.dtype)} *")
             g[f"__k_s{k}"] = np.dtype(p.dtype).type
             if p.init:
                 lines.append(f"    __k_o{k}[0] = {p.init!r}")
@@ -298,7 +299,7 @@ def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False, 
     # (pop and catch: a test of the pool, then a pop, lets another thread take the last set between them)
     cells = [(k, p) for k, p in enumerate(params) if isinstance(p, (OutScalar, Growable))]
     if cells:
-        new, types = g["__k_new"], tuple(ffi.typeof(f"{c_type(p.dtype)} *{'*' if isinstance(p, Growable) else ''}")
+        new, types = g["__k_new"], tuple(c_typeof(f"{c_type(p.dtype)} *{'*' if isinstance(p, Growable) else ''}")
                                          for _, p in cells)
         g["__k_pool"], g["__k_cells"] = [], lambda: tuple(new(t) for t in types)
         names = ", ".join(f"__k_o{k}" for k, _ in cells)
@@ -317,7 +318,7 @@ def _make_caller(fn: Function, checked: bool, ffi, lib, pointers: bool = False, 
         elif a.kind in ("out", "growable"):
             cargs.append(f"__k_o{k}")
         elif a.kind == "error":
-            g["__k_terr"] = ffi.typeof("int64_t[4]")
+            g["__k_terr"] = c_typeof("int64_t[4]")
             lines.append("    __k_err = __k_new(__k_terr)")
             cargs.append("__k_err")
     scalars = [p.name for p in params if isinstance(p, Scalar)]
@@ -384,7 +385,7 @@ def _argument_checker(fn: Function):
 
 
 def _scalar_error_reporter(fn: Function, ffi):
-    types = {p.name: (p.dtype, ffi.typeof(f"{c_type(p.dtype)} *")) for p in fn.params if isinstance(p, Scalar)}
+    types = {p.name: (p.dtype, c_typeof(f"{c_type(p.dtype)} *")) for p in fn.params if isinstance(p, Scalar)}
 
     def report(error, values: dict):
         for pname, value in values.items():

@@ -58,7 +58,9 @@ OUTPUTS = {0: (None,), 1: (None, "sparse"), 2: (None, "csr", "coo"), 3: (None,)}
 
 def check(program, seed=0, trials=4, formats=FORMATS, **shapes):
     """``program`` on every format of each input, into a dense and each sparse output it can append;
-    the bounds-checked build on the full inputs (trial 2), where the first trial's hold no entry."""
+    the bounds-checked build on the full inputs (trial 2), where the first trial's hold no entry, for
+    the first assignment of formats (each checked build is a kernel of its own: one per output
+    keeps this file's GCC time in the suite's budget; the sanitized run checks every format's reads)."""
     rng = np.random.default_rng(seed)
     for t in range(trials):
         arrays = {n: rand(rng, s, [0.0, 0.3, 1.0][t % 3] if t < 3 else 0.5) for n, s in shapes.items()}
@@ -66,7 +68,7 @@ def check(program, seed=0, trials=4, formats=FORMATS, **shapes):
         for k in range(len(formats)):
             tensors = {n: as_format(a, formats[(k + m) % len(formats)]) for m, (n, a) in enumerate(arrays.items())}
             for out in OUTPUTS[want.ndim]:
-                got = run_all(program, tensors, checked=(t == min(2, trials - 1)), out=out)
+                got = run_all(program, tensors, checked=(t == min(2, trials - 1) and k == 0), out=out)
                 assert np.array_equal(got, want), (program, out, {n: x.format for n, x in tensors.items()})
 
 
