@@ -262,14 +262,16 @@ def format_class_switches(source: str, classes: set) -> list:
     return out
 
 
-def test_no_looplets_module_switches_on_a_level_format_class():
-    """The looplet strategy reads a level through its unfurl and writes it through its writer, both
-    found through the class's bases (compiler.looplets.levels, compiler.looplets.level_writers), and
-    otherwise asks the level's properties: no module of it tests a level's format class, so a subclass
-    or a new format registered with an unfurl and a writer is lowered as what it declares."""
+def test_no_module_outside_the_levels_switches_on_a_level_format_class():
+    """Strategies and every other module (the runtime, the tensors, the array language, the explorer,
+    the widgets) ask a level what it can do: the looplet strategy reads a level through its unfurl and
+    writes it through its writer, both found through the class's bases, the lattice strategy through
+    its properties, and the runtime allocates an output's arrays by the level's own rule
+    (``allocated_arrays``). Only ``compiler/levels`` tests a level's format class, so a subclass or a
+    new format registered with an unfurl and a writer is lowered as what it declares (issue 29)."""
     classes = _format_class_names()
     assert {"Dense", "SparseList", "SparseByteMap", "SparseHash", "RunList"} <= classes
     bad = [f"{MODULES[m].relative_to(ROOT)}:{line} tests the class {n}"
-           for m in sorted(MODULES) if m.startswith("compiler.looplets")
+           for m in sorted(MODULES) if not m.startswith("compiler.levels")
            for line, n in format_class_switches(MODULES[m].read_text(encoding="utf-8"), classes)]
     assert not bad, "\n".join(bad)
