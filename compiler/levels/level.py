@@ -18,6 +18,9 @@ Every level implements:
   starts_array, appends_nested, inserts_nested, locates_under_appended, marks_slots, keys_in_table,
   appends_coordinates, appends_runs, appends_band, appends_blocks`` (strategies ask these; they never
   test a level's name);
+- which of its arrays a call allocates for a kernel writing it, and how long each is
+  (``allocated_arrays()``), and which hold positions (``position_arrays()``): the runtime asks
+  these, never an array's name;
 - ``arrays()``, ``format_key()``, ``spec()``, ``spec_str()``, ``count(parent_count)``;
 - ``children(parents)``: the stored children of a vector of parent positions,
   as ``(parent_index, coords, child_positions)``, used to enumerate a tensor;
