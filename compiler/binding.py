@@ -152,7 +152,7 @@ class InputPlan:
 
         # a numpy argument for an all-Dense format is wrapped without Tensor.from_numpy's checks
         self.format = fmt
-        self.dense_dtype = (leaf.dtype if all(isinstance(lvl, Dense) for lvl in levels)
+        self.dense_dtype = (leaf.dtype if fmt.is_dense
                             and isinstance(leaf, Element) and leaf.dtype is not None else None)
         self._sized: tuple = (None, None)
         #: scipy/pydata arrays bound in place: id -> :class:`KeptForeign`
@@ -374,7 +374,7 @@ class OutputPlan:
         # an all-Dense output's values array, which to_numpy reads without building the levels
         # (10 us of a 16-bin histogram's 18 us call): None for any other format
         self.values_array = self.arrays[-1][0][1] if (type(leaf) is Element and self.arrays[-1]
-                                                 and all(type(lvl) is Dense for lvl in levels)) else None
+                                                 and fmt.is_dense) else None
 
     def tensor(self, shape, arrays: dict, check: bool = False) -> Tensor:
         """The result tensor of logical ``shape`` from the kernel's ``arrays`` (validated with ``check``)."""
@@ -424,6 +424,6 @@ def dense_parent_count(fmt: Format, level: int, storage_shape) -> int | None:
     Kernels may then write that level's ``pos`` into a buffer the runtime allocates.
     """
     levels, _ = flatten(fmt.root)
-    if not all(isinstance(lvl, Dense) for lvl in levels[:level]):
+    if not all(lvl.located_by_coordinate for lvl in levels[:level]):
         return None
     return math.prod(int(s) for s in storage_shape[:level])

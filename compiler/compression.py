@@ -18,7 +18,6 @@ from dataclasses import replace
 import numpy as np
 
 from .format import Format
-from .levels import SparseList
 from .notation import accesses
 from .tensor import Tensor, replace_level
 
@@ -66,7 +65,7 @@ class Compression:
             extent = inputs[t0]._shape[m0]
             if extent <= COMPRESS_EXTENT:
                 continue
-            stored = [inputs[t].levels[k].idx for t, k, _ in uses]
+            stored = [_crd(inputs[t].levels[k]) for t, k, _ in uses]
             if extent <= 16 * sum(len(a) for a in stored):
                 continue
             kept = np.unique(np.concatenate(stored))
@@ -81,7 +80,7 @@ class Compression:
             for out, kept, extent in coords:
                 if out is not None:
                     k, m = out
-                    tensor = renumbered(tensor, k, m, kept[tensor.levels[k].idx], extent)
+                    tensor = renumbered(tensor, k, m, kept[_crd(tensor.levels[k])], extent)
             return tensor
         return inputs, restore
 
@@ -91,20 +90,27 @@ COMPRESS_EXTENT = 1 << 23
 
 
 def sparse_list_level(fmt: Format, modes: list) -> int | None:
-    """The number of the SparseList level that stores the one mode in ``modes``, else None."""
+    """The number of the level that stores the one mode in ``modes`` as a compressed list (a
+    SparseList: :attr:`~compiler.levels.level.Level.compressed`, its coordinates sorted in its
+    :attr:`~compiler.levels.level.Level.crd_array`, which a renumbering keeps sorted), else None."""
     if len(modes) != 1:
         return None
     s, k = fmt.mode_order.index(modes[0]), 0
     for n, lvl in enumerate(fmt.levels):
         if k == s:
-            return n if isinstance(lvl, SparseList) else None
+            return n if lvl.compressed else None
         k += lvl.nmodes
     return None
 
 
 def renumbered(tensor: Tensor, k: int, mode: int, idx: np.ndarray, size: int) -> Tensor:
     """``tensor`` with level ``k`` (a SparseList of mode ``mode``) reading coordinates ``idx`` of extent ``size``."""
-    node = replace_level(tensor.root, k, lambda lvl: replace(lvl, idx=idx.astype(lvl.idx.dtype, copy=False),
-                                                               size=size))
+    node = replace_level(tensor.root, k, lambda lvl: replace(lvl, size=size, **{
+        lvl.crd_array: idx.astype(_crd(lvl).dtype, copy=False)}))
     shape = tuple(size if m == mode else e for m, e in enumerate(tensor.shape))
     return Tensor(node, shape=shape, mode_order=tensor.mode_order, name=tensor.name, check=False)
+
+
+def _crd(level):
+    """The stored coordinates of a compressed ``level`` (a SparseList's ``idx``)."""
+    return getattr(level, level.crd_array)

@@ -209,8 +209,9 @@ class FastCall:
             if view.lowered.reset:
                 out = view.lowered.output
                 byte_map = len(view.lowered.output_format.levels) - 1   # (its last level)
-                arrays = [array_name(out, *where) for where in
-                          ((byte_map, "pos"), (byte_map, "tbl"), (byte_map, "srt"), (None, "vals"))]
+                lvl = view.lowered.output_format.levels[byte_map]
+                arrays = [array_name(out, *where) for where in ((byte_map, lvl.starts_array), (byte_map, lvl.mark_array),
+                                                                (byte_map, lvl.crd_array), (None, "vals"))]
                 marks = ', '.join(f'made[{a!r}]' for a in arrays)
                 result, check = f"MARK({result}, {marks})", f"MARK({check}, {marks})"
             results.append(result)
@@ -282,11 +283,11 @@ class FastCall:
         for pname, dtype, kind, level in plan.inout:
             g[f"DT_{pname}"] = np.dtype(dtype)
             count = " * ".join(f"{n}{s}" for s in range(len(storage))) or "1"
-            size = count if kind == "val" else _length(n, kind, level)
+            size = count if level is None else _length(n, low.output_format, kind, level)
             fresh.append(f"    m = {size}")
             fresh.append(f"    if m * {plan.itemsize[pname]} > {memory.SMALL}:")
             fresh.append("        return None   # (the general path checks the free memory first)")
-            if kind != "val":
+            if level is not None:
                 fresh.append(f"    b_{pname} = zeros(m, DT_{pname})")
             elif low.initial != "none" and _zero_bits(low.fill):
                 fresh.append(f"    b_{pname} = zeros(m, DT_{pname})")   # (the fill: one call, not two)
@@ -334,21 +335,24 @@ def _zero_bits(fill) -> bool:
         return False
 
 
-def _length(n: str, kind: str, level: int) -> str:
-    """The length of an output's ``kind`` array of ``level`` (``Kernel._output_length``; every level
-    above it is Dense, or the runtime would not allocate it) as an expression of the storage extents
-    ``{n}0, {n}1, ...``, worked out once: the positions above the level (their extents multiplied),
-    one more for ``pos`` and ``ofs``, a slot per coordinate for a byte map's ``tbl``.
+def _length(n: str, fmt, array: str, level: int) -> str:
+    """The length of an output's ``array`` of ``level`` of ``fmt`` (``Kernel._output_length``; every
+    level above it is located by coordinate, or the runtime would not allocate it) as an expression of
+    the storage extents ``{n}0, {n}1, ...``, worked out once by the level's own rule
+    (:meth:`~compiler.levels.level.Level.allocated_arrays`) from the positions above it (their
+    extents multiplied) and its extent.
 
-    >>> _length("n", "pos", 1), _length("n", "tbl", 1), _length("n1_", "pos", 0), _length("n", "tbl", 0)
-    ('n0 + 1', 'n0 * n1', '2', 'n0')
+    >>> from compiler.format import parse_format
+    >>> fmt = parse_format("Dense(SparseByteMap(Element(0.0)))")
+    >>> _length("n", fmt, "pos", 1), _length("n", fmt, "tbl", 1)
+    ('n0 + 1', 'n0 * n1')
+    >>> top = parse_format("SparseByteMap(Element(0.0))")
+    >>> _length("n1_", top, "pos", 0), _length("n", top, "tbl", 0)
+    ('2', 'n0')
     """
-    above = [f"{n}{s}" for s in range(level)]
-    if kind in ("pos", "ofs"):
-        return f"{' * '.join(above)} + 1" if above else "2"
-    if kind == "idx":
-        return " * ".join(above) or "1"
-    return " * ".join(above + [f"{n}{level}"])
+    first = sum(lvl.nmodes for lvl in fmt.levels[:level])
+    return fmt.levels[level].allocated_arrays()[array].expression(" * ".join(f"{n}{s}" for s in range(first)),
+                                                                 f"{n}{first}")
 
 
 def _views(kernel) -> list:

@@ -28,6 +28,7 @@ from . import serialize
 from .dtypes import is_integer
 from .errors import FormatError, ShapeError
 from .levels import Dense, Element, Level, SparseCOO, SparseList, flatten, level_class
+from .levels.shorthand import shorthand
 
 
 def checked_mode_order(given, ndim: int, where: str = "") -> tuple[int, ...]:
@@ -124,22 +125,17 @@ class Format:
     @property
     def shorthand(self) -> str | None:
         """The shorthand this format's structure matches ("csr", "coo", ...), or None."""
-        # (the levels' own classes: a subclass is a format of its own, with its own name)
-        kinds = tuple(type(lvl) for lvl in self.levels)
-        identity = self.mode_order == tuple(range(self.ndim))
-        if all(k is Dense for k in kinds) and identity:
-            return "dense"
-        if kinds == (Dense, SparseList):
-            return {(0, 1): "csr", (1, 0): "csc"}[self.mode_order]
-        if kinds == (SparseCOO,) and identity:
-            return "coo"
-        if kinds == (SparseList,):
-            return "sparse_vector"
-        if kinds == (SparseList, SparseList) and identity:
-            return "dcsr"
-        if len(kinds) >= 3 and all(k is SparseList for k in kinds) and identity:
-            return "csf"
-        return None
+        return shorthand(self.levels, self.mode_order)
+
+    @property
+    def is_dense(self) -> bool:
+        """Whether every level is located by coordinate (Dense, or a level that says it is one): the
+        format stores every element, in row-major storage order, and a numpy array is its values.
+
+        >>> dense(2).is_dense, csr().is_dense
+        (True, False)
+        """
+        return all(lvl.located_by_coordinate for lvl in self.levels)
 
 
 def narrow_index_levels(fmt: Format) -> tuple:

@@ -494,11 +494,6 @@ def _kernel(program, parsed, strategy, formats, lowered, compiled, trace, raw_ou
     return kernel
 
 
-#: the arrays of a level that hold positions (counts of entries), not coordinates: an output's
-#: coordinates are checked against its index dtype before a call, its counts only as they grow
-POSITION_ARRAYS = ("pos", "ofs", "ptr")
-
-
 def count_limit(index_dtype) -> int:
     """One more than the largest entry count an array of ``index_dtype`` holds (2**31 for int32)."""
     return int(np.iinfo(index_dtype).max) + 1
@@ -512,7 +507,9 @@ def _checked_counts(lowered: Lowered, trace: Trace) -> Lowered:
     for out in lowered.outputs or (lowered,):
         for n, lvl, modes, idt in narrow_index_levels(out.output_format):
             mode = out.output_format.mode_order[modes[0]]   # (the first mode the level stores)
-            for kind in POSITION_ARRAYS:
+            # (the arrays of positions the level names: an output's coordinates are checked against
+            # its index dtype before a call, its counts only as they grow)
+            for kind in lvl.position_arrays():
                 if kind in lvl.array_dtypes():
                     limits[array_name(out.output, n, kind)] = (
                         count_limit(idt), out.output, mode,

@@ -39,7 +39,7 @@ from .errors import FormatError, ShapeError, UsageError
 from .levels.level import is_fill
 from .tensor import Tensor
 
-__all__ = ["Reused", "reuse", "mark_cleared_off_entries", "stored_slots"]
+__all__ = ["Reused", "reuse", "mark_cleared_off_entries", "marked_arrays", "stored_slots"]
 
 #: the attribute marking a tensor whose values off its entries are at the fill (a kernel's result)
 _MARK = "_fill_off_entries"
@@ -86,8 +86,7 @@ class Reused:
             pos, tbl, srt, vals = marked
         else:
             # (the byte map is the last level: compiler.looplets.reset_outputs)
-            level, leaf = t.levels[-1], t.leaf
-            pos, tbl, srt, vals = level.pos, level.tbl, level.srt, leaf.vals
+            (pos, tbl, srt), vals = marked_arrays(t.levels[-1]), t.leaf.vals
             for what, a in (("pos", pos), ("tbl", tbl), ("values", vals)):
                 if not (a.flags.c_contiguous and a.flags.writeable):
                     raise UsageError(f"output {name}: the {what} array of the tensor given to reuse() is not a "
@@ -118,7 +117,8 @@ class Reused:
         pos[:] = 0
         self.used = True
         _consume(t)
-        return {"pos": pos, "tbl": tbl, "val": vals}
+        level = fmt.levels[-1]
+        return {level.starts_array: pos, level.mark_array: tbl, "val": vals}
 
 
 def reuse(tensor: Tensor) -> Reused:
@@ -135,10 +135,22 @@ def mark_cleared_off_entries(t: Tensor, pos=None, tbl=None, srt=None, vals=None)
     map (``pos``, ``tbl``, the stored coordinates ``srt``) and ``vals`` (taken from ``t`` when not
     given), so :meth:`Reused.take` finds them at once and need not look at the values; returns ``t``."""
     if pos is None:
-        level = t.levels[-1]
-        pos, tbl, srt, vals = level.pos, level.tbl, level.srt, t.leaf.vals
+        (pos, tbl, srt), vals = marked_arrays(t.levels[-1]), t.leaf.vals
     t.__dict__[_MARK] = (pos, tbl, srt, vals)
     return t
+
+
+def marked_arrays(level) -> tuple:
+    """``(starts, marks, coordinates)`` of a level that marks its slots (a byte map's ``pos``, ``tbl``
+    and sorted coordinates ``srt``), by the names the level gives them.
+
+    >>> from compiler.levels import Element, SparseByteMap
+    >>> lvl = SparseByteMap(Element(0.0, [2.0]), 3, pos=[0, 1], tbl=[False, True, False], srt=[1])
+    >>> [a.tolist() for a in marked_arrays(lvl)]
+    [[0, 1], [False, True, False], [1]]
+    """
+    arrays = level.arrays()
+    return arrays[level.starts_array], arrays[level.mark_array], arrays[level.crd_array]
 
 
 def stored_slots(pos: np.ndarray, srt: np.ndarray, size: int) -> np.ndarray:

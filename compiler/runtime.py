@@ -29,7 +29,7 @@ from .imperative import interpret
 from .algebra import NOVALUE
 from .imperative.ir import Buffer, Function, Scalar
 from .interop import is_foreign, is_scipy_sparse, to_tensor
-from .levels import Dense, Element
+from .levels import Element
 from .levels.level import fill_key, is_fill
 from .notation import Assign, accesses
 from .notation.ast import Reduce, walk
@@ -370,20 +370,22 @@ class Kernel:
             self._call_plan = _CallPlan(self)
             return self._call_plan
 
-    def _output_length(self, storage: tuple, kind: str, level: int) -> int:
-        if kind == "val":
+    def _output_length(self, storage: tuple, kind: str, level: int | None) -> int:
+        """The length of the output's array ``kind`` of ``level`` (None: the values), by the level's
+        own rule (:meth:`~compiler.levels.level.Level.allocated_arrays`) over the positions of the
+        levels located by coordinate above it."""
+        if level is None:
             return math.prod(storage)
-        count = binding.dense_parent_count(self.lowered.output_format, level, storage)
-        # pos (and a SparseBand's ofs): one more than the parent's positions; tbl
-        # (SparseByteMap): one flag per child; a SparseBand's idx: one band end per parent
-        return {"pos": count + 1, "ofs": count + 1, "idx": count}.get(kind, count * storage[level])
+        fmt = self.lowered.output_format
+        rule = fmt.levels[level].allocated_arrays()[kind]
+        return rule.length(binding.dense_parent_count(fmt, level, storage), storage[_first_mode(fmt, level)])
 
     def _output_array_words(self, shape, dtype, kind: str, level: int) -> tuple[str, str]:
         """What an output array too large for memory is, and what to do instead."""
         out_name, out_fmt = self.lowered.output, self.lowered.output_format
         storage = tuple(shape[m] for m in out_fmt.mode_order)
-        what = "value array" if kind == "val" else f"level {level} {kind} array"
-        hint = (f"a sparse format for {out_name} stores only its entries" if kind == "val" else
+        what = "value array" if level is None else f"level {level} {kind} array"
+        hint = (f"a sparse format for {out_name} stores only its entries" if level is None else
                 f"a format with no dense level above level {level} (dcsr or coo for a matrix) stores "
                 f"only the fibers that have entries")
         return (f"output {out_name} ({out_fmt.shorthand or out_fmt}, shape {shape}): its {what} of "
@@ -393,10 +395,11 @@ class Kernel:
         """An output array the kernel fills in place: a dense output's values (from the fill, or
         the given output's) or a level's array over the dense levels above it."""
         low, out_name = self.lowered, self.lowered.output
-        if kind == "tbl" and low.initial == "output" and out_name in inputs:
-            # an update of a given SparseByteMap output starts from its entries: which slots hold one too
-            return np.array(inputs[out_name].levels[level].tbl, dtype=dtype)
-        if kind != "val":
+        if level is not None and low.initial == "output" and out_name in inputs and \
+                low.output_format.levels[level].allocated_arrays()[kind].kept:
+            # an update of a given output starts from its entries: a byte map's marks, which slots hold one, too
+            return np.array(inputs[out_name].levels[level].arrays()[kind], dtype=dtype)
+        if level is not None:
             return np.zeros(self._output_length(storage, kind, level), dtype=dtype)
         if low.initial == "output" and out_name in inputs:
             init = inputs[out_name].to_numpy().transpose(low.output_format.mode_order)
@@ -637,7 +640,7 @@ class _CallPlan:
         fmt = low.output_format
         self.fresh_fill = _FreshFill(kernel.program, kernel.formats, self.output) if (
             kernel.fresh_output and isinstance(kernel.program, Assign) and isinstance(fmt.leaf, Element)
-            and all(isinstance(lvl, Dense) for lvl in fmt.levels)) else None
+            and fmt.is_dense) else None
 
 
 class _FreshFill:
@@ -831,27 +834,27 @@ def check_output_writes(output: str, shape: tuple, writes: tuple, inputs: dict) 
                              f"to coordinate {need - 1} (extent {need} needed)")
 
 
-def _level_array(tensor: str, pname: str, fmt=None) -> tuple[int | None, str | None]:
-    """``(level, kind)`` of an inout ``{tensor}{level}_pos``, ``_tbl``, ``_ofs`` or ``_idx`` buffer, else ``(None, None)``.
+def _level_array(tensor: str, pname: str, fmt: Format) -> tuple[int | None, str | None]:
+    """``(level, array)`` of an inout buffer ``{tensor}{level}_{array}`` that level ``level`` of
+    ``fmt`` says a call allocates (:meth:`~compiler.levels.level.Level.allocated_arrays`: the level
+    names and sizes its arrays, the runtime never reads a rule off a name), else ``(None, None)``.
 
-    A level of another format (``fmt``'s) names its arrays itself: its :attr:`starts_array` is
-    allocated as a ``pos`` (one more than the parent's positions), its band ends
-    (:attr:`appends_band`) as a band's ``idx`` (one per parent position) and its marks
-    (:attr:`mark_array`) as a byte map's ``tbl`` (one per slot).
-
-    >>> _level_array("C", "C1_pos"), _level_array("C", "C10_tbl"), _level_array("C", "C1_val")
-    ((1, 'pos'), (10, 'tbl'), (None, None))
+    >>> from compiler.format import parse_format
+    >>> band = parse_format("Dense(SparseBand(Element(0.0)))")
+    >>> _level_array("C", "C1_ofs", band), _level_array("C", "C1_idx", band), _level_array("C", "C0_pos", band)
+    ((1, 'ofs'), (1, 'idx'), (None, None))
+    >>> _level_array("C", "C1_pos", band), _level_array("C", "C_val", band), _level_array("C", "C9_pos", band)
+    ((None, None), (None, None), (None, None))
     """
-    for kind in ("pos", "tbl", "ofs", "idx"):
-        suffix = "_" + kind
-        if pname.startswith(tensor) and pname.endswith(suffix) and pname[len(tensor):-len(suffix)].isdigit():
-            return int(pname[len(tensor):-len(suffix)]), kind
-    level, _, kind = pname[len(tensor):].partition("_")
-    if fmt is None or not pname.startswith(tensor) or not level.isdigit() or int(level) >= len(fmt.levels):
+    level, _, array = pname[len(tensor):].partition("_")
+    if not pname.startswith(tensor) or not level.isdigit() or int(level) >= len(fmt.levels):
         return None, None
-    lvl = fmt.levels[int(level)]
-    same = {lvl.starts_array: "pos", lvl.appends_band: "idx", lvl.mark_array: "tbl"}.get(kind)
-    return (int(level), same) if same is not None else (None, None)
+    return (int(level), array) if array in fmt.levels[int(level)].allocated_arrays() else (None, None)
+
+
+def _first_mode(fmt: Format, level: int) -> int:
+    """The storage mode of ``level``'s first coordinate (the modes of the levels above it)."""
+    return sum(lvl.nmodes for lvl in fmt.levels[:level])
 
 
 def facts_of(value):

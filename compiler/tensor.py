@@ -344,7 +344,8 @@ class Tensor:
         return coords, self._leaf.values_at(parents)
 
     def _all_dense(self) -> bool:
-        return all(isinstance(lvl, Dense) for lvl in self._levels)
+        # (the tensor's levels, not its format's specs: no spec is built on a call's path)
+        return all(lvl.located_by_coordinate for lvl in self._levels)
 
     def to_numpy(self) -> np.ndarray:
         """A new dense array: stored values where stored, the fill everywhere else.
@@ -396,12 +397,12 @@ class Tensor:
         leaf = fmt.leaf
         arr = cast_values(arr, np.dtype(leaf.dtype), name or "tensor")
         stored = arr.transpose(fmt.mode_order)  # axes in storage order
-        if all(isinstance(lvl, Dense) for lvl in fmt.levels):
+        if fmt.is_dense:
             # dense levels store everything, in row-major storage order
             n = stored.size
             root = leaf.from_entries(n, np.arange(n, dtype=POS), [], stored.reshape(-1), [])
             for lvl, size in zip(reversed(fmt.levels), reversed(stored.shape)):
-                root = Dense(root, size)
+                root = replace(lvl, child=root, size=size)   # (a subclass stays itself)
         else:
             mask = ~is_fill(stored, leaf.fill)
             coords = [c.astype(POS, copy=False) for c in np.nonzero(mask)]  # row-major: sorted
@@ -457,7 +458,7 @@ class Tensor:
         stored, vals = _sum_duplicates([coords[m].astype(POS) for m in order], vals, [shape[m] for m in order],
                                         label, order)
         logical = [stored[order.index(m)] for m in range(len(shape))]
-        if all(isinstance(lvl, Dense) for lvl in fmt.levels):
+        if fmt.is_dense:
             arr = _dense_array(shape, fmt.fill, dt, f"{label}: format {fmt.shorthand or fmt}",
                                "a format with a sparse level stores only the entries")
             arr[tuple(logical)] = vals
@@ -597,7 +598,7 @@ class Tensor:
             logical[m] = storage[k]
         vals = cast_values(vals, fmt.dtype, self._label)
         keep = ~is_fill(vals, fmt.fill)
-        if not (self._all_dense() and all(isinstance(lvl, Dense) for lvl in fmt.levels)):
+        if not (self._all_dense() and fmt.is_dense):
             logical = [c[keep] for c in logical]
             vals = vals[keep]
         return Tensor._from_logical_entries(fmt, self.shape, logical, vals, self.name)
@@ -809,7 +810,7 @@ def _require_dense_prefix(fmt: Format, sizes, label: str) -> None:
     (one entry per position of the Dense levels, all written): a CSR matrix of 3e9 rows."""
     count = 1
     for k, lvl in enumerate(fmt.levels):
-        if not isinstance(lvl, Dense):
+        if not lvl.located_by_coordinate:
             memory.require((count + 1) * 8, f"{label}: level {k} ({lvl.name}) of {fmt.shorthand or fmt.root.spec_str()} "
                            f"with {count} positions above it", "a format with no Dense level above a sparse one "
                            "(dcsr or coo for a matrix) stores only the fibers that have entries")

@@ -3,6 +3,7 @@ names imported across modules, and no module much over 900 lines (DESIGN.md, "Ho
 the code")."""
 
 import ast
+import functools
 from collections import defaultdict
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def _modules():
 
 def _imports(name: str, path: Path):
     """(imported module, imported names, top-level?) of each import in the module."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _parsed(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     top = set(map(id, tree.body))
     for node in ast.walk(tree):
@@ -42,6 +43,9 @@ def _imports(name: str, path: Path):
 
 
 MODULES = dict(_modules())
+
+#: a module's source parsed once for all the checks here (the trees are only read)
+_parsed = functools.lru_cache(maxsize=None)(ast.parse)
 
 
 def test_dependencies_point_one_way():
@@ -196,7 +200,7 @@ def level_name_tests(source: str, names: set) -> list:
     []
     """
     out = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parsed(source)):
         if isinstance(node, ast.Compare):
             for operand in [node.left, *node.comparators]:
                 out += [(node.lineno, v) for v in _name_literals(operand, names)]
@@ -251,7 +255,7 @@ def format_class_switches(source: str, classes: set) -> list:
     [(1, 'Dense')]
     """
     out = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_parsed(source)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
             out += [(node.lineno, n) for n in _class_names(node.args[1]) if n in classes]
@@ -262,14 +266,16 @@ def format_class_switches(source: str, classes: set) -> list:
     return out
 
 
-def test_no_looplets_module_switches_on_a_level_format_class():
-    """The looplet strategy reads a level through its unfurl and writes it through its writer, both
-    found through the class's bases (compiler.looplets.levels, compiler.looplets.level_writers), and
-    otherwise asks the level's properties: no module of it tests a level's format class, so a subclass
-    or a new format registered with an unfurl and a writer is lowered as what it declares."""
+def test_no_module_outside_the_levels_switches_on_a_level_format_class():
+    """Strategies and every other module (the runtime, the tensors, the array language, the explorer,
+    the widgets) ask a level what it can do: the looplet strategy reads a level through its unfurl and
+    writes it through its writer, both found through the class's bases, the lattice strategy through
+    its properties, and the runtime allocates an output's arrays by the level's own rule
+    (``allocated_arrays``). Only ``compiler/levels`` tests a level's format class, so a subclass or a
+    new format registered with an unfurl and a writer is lowered as what it declares (issue 29)."""
     classes = _format_class_names()
     assert {"Dense", "SparseList", "SparseByteMap", "SparseHash", "RunList"} <= classes
     bad = [f"{MODULES[m].relative_to(ROOT)}:{line} tests the class {n}"
-           for m in sorted(MODULES) if m.startswith("compiler.looplets")
+           for m in sorted(MODULES) if not m.startswith("compiler.levels")
            for line, n in format_class_switches(MODULES[m].read_text(encoding="utf-8"), classes)]
     assert not bad, "\n".join(bad)

@@ -110,7 +110,8 @@ def build_format(names: list[str], mode_order, leaf, index_dtype=None) -> Format
         cls = L.SparseCOO if name.startswith("SparseCOO(") else LEVELS[name]
         takes = index_dtype is not None and any(f.name == "index_dtype" for f in dataclasses.fields(cls))
         kw = {"index_dtype": index_dtype} if takes else {}
-        root = L.SparseCOO(m, root, **kw) if cls is L.SparseCOO else cls(root, **kw)
+        # (a level storing a list of coordinate tuples takes its number of modes first)
+        root = cls(m, root, **kw) if cls.coordinate_list else cls(root, **kw)
     return Format(root, tuple(mode_order))
 
 

@@ -44,7 +44,6 @@ from ..algebra import lookup
 from ..errors import CompileError, CompilerNotFoundError, KernelError, SparsescopeError
 from ..format import Format, parse_format
 from ..index_fit import OpenIndex
-from ..levels import Dense
 from ..notation import Broadcast as NBroadcast
 from ..notation import (Access, Assign, Call, Collapse, Concat, Index, Literal, Reduce, Slice, Split,
                         accesses, free_indices)
@@ -314,7 +313,7 @@ def _times(rhs, factor, op):
 
 
 def _leaves_dense(tensors: dict) -> bool:
-    return all(all(isinstance(lvl, Dense) for lvl in t.levels) for t in tensors.values())
+    return all(t.format.is_dense for t in tensors.values())
 
 
 def output_format(node: Node, format, tensors: dict):
@@ -421,7 +420,7 @@ def stacks_as_coo(node: Node) -> bool:
             return False
         if isinstance(n, Leaf) and n.tensor.ndim == 2:
             t = n.tensor
-            sparse = not all(isinstance(lvl, Dense) for lvl in t.levels)
+            sparse = not t.format.is_dense
             short = t.format.shorthand if sparse else None
             into.add((short if short in ("csr", "csc") else "other", sparse))
         return all(kinds(c, into) for c in n.children())
@@ -462,7 +461,7 @@ def keeps_column_order(node: Node) -> bool:
             return False
         if isinstance(n, Leaf):
             t = n.tensor
-            if t.ndim == 2 and not all(isinstance(lvl, Dense) for lvl in t.levels):
+            if t.ndim == 2 and not t.format.is_dense:
                 orders.add(t.mode_order)
             return True
         return all(visit(c) for c in n.children())

@@ -36,12 +36,11 @@ import numpy as np
 
 from ..dtypes import cast_values
 from ..errors import ShapeError
-from ..levels import Dense
 from ..tensor import Tensor
 
 
 def _is_dense(t: Tensor) -> bool:
-    return all(isinstance(lvl, Dense) for lvl in t.levels)
+    return t.format.is_dense
 
 
 def _sparse_format(like: Tensor, ndim: int) -> str:

@@ -22,7 +22,6 @@ from .. import binding
 from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, Growable,
                              If, Load, OutScalar, Scalar, Store, Var, While)
-from ..levels import Dense, SparseCOO
 from .cfir import CForall
 from .cin import expr_accesses
 from .exprs import cast, const_of, not_fill
@@ -38,7 +37,7 @@ class OutputAssembly:
         self.out_path = [s.output.indices[m] for m in fmt.mode_order]
         self.out_levels = list(fmt.levels)
         self.out_sizes = [Scalar(binding.array_name(out, m, "size"), "int64") for m in range(fmt.ndim)]
-        self.out_dense = all(isinstance(lvl, Dense) for lvl in fmt.levels)
+        self.out_dense = fmt.is_dense
         self.val = binding.array_name(out, None, "val")
         self.levels_info = []
         self.block = None
@@ -59,12 +58,12 @@ class OutputAssembly:
                 idt = np.dtype(lvl.index_dtype).name
                 info["counter"] = self.name(("count", k), f"p{out}{k}")
                 self.out_params.append(OutScalar(info["counter"], "int64", 0))
-                info["idx"] = [binding.array_name(out, k, lvl.crd_array)]
+                info["idx"] = [binding.array_name(out, k, lvl.crd_of(0))]
                 self.out_params.append(Growable(info["idx"][0], idt, info["counter"]))
-                info["pos"], info["idt"] = binding.array_name(out, k, "pos"), idt
+                info["pos"], info["idt"] = binding.array_name(out, k, lvl.starts_array), idt
                 if k and "slots" in self.levels_info[-1]:
                     self.fiber_starts(info, info["pos"])   # (a fiber per slot of the level above)
-                elif all(isinstance(x, Dense) for x in fmt.levels[:k]):
+                elif all(x.located_by_coordinate for x in fmt.levels[:k]):
                     info["pos_buffer"] = True
                     self.out_params.append(Buffer(info["pos"], idt, "inout"))
                 else:
@@ -86,16 +85,16 @@ class OutputAssembly:
                 self.run_level(info, lvl)   # (:mod:`.emit_run_output`)
             elif lvl.appends_band is not None or lvl.appends_blocks is not None:
                 self.ranged_level(info, lvl, above=k < first - 1)   # (compiler.lattice.emit_ranges)
-            elif isinstance(lvl, SparseCOO):
+            elif lvl.coordinate_list:
                 if k != 0:
                     raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
                 idt = np.dtype(lvl.index_dtype).name
                 info["counter"] = self.name(("count", k), f"p{out}{k}")
                 self.out_params.append(OutScalar(info["counter"], "int64", 0))
-                info["idx"] = [binding.array_name(out, k, f"idx{j}") for j in range(lvl.ndim)]
+                info["idx"] = [binding.array_name(out, k, lvl.crd_of(j)) for j in range(lvl.ndim)]
                 for name in info["idx"]:
                     self.out_params.append(Growable(name, idt, info["counter"]))
-                info["pos"] = binding.array_name(out, k, "pos")
+                info["pos"] = binding.array_name(out, k, lvl.starts_array)
                 info["pos_len"] = self.name(("poslen", k), f"{info['pos']}_len")
                 self.out_params.append(OutScalar(info["pos_len"], "int64", 2))
                 self.out_params.append(Growable(info["pos"], idt, info["pos_len"]))
@@ -116,10 +115,10 @@ class OutputAssembly:
             if "covers" in info:   # (a covering level above another: the rest of its fiber a run of the fill)
                 self.final += self.gap_run(info, below, Var(below["counter"]), Var(self.out_sizes[info["mode"]].name))
         for info in self.levels_info:
-            if isinstance(info["level"], Dense):
+            if info["level"].located_by_coordinate:
                 continue
             k, counter = info["k"], Var(info["counter"])
-            if isinstance(info["level"], SparseCOO):
+            if info["level"].coordinate_list:
                 self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
             elif "ranged" in info:
                 self.final += self.range_final(info) + (
@@ -145,11 +144,11 @@ class OutputAssembly:
         s, k, out = self.setup, info["k"], self.setup.output.tensor
         idt = np.dtype(lvl.index_dtype).name
         info["counter"] = self.name(("count", k), f"p{out}{k}")
-        info["idx"], info["idt"] = [binding.array_name(out, k, lvl.crd_array)], idt
+        info["idx"], info["idt"] = [binding.array_name(out, k, lvl.crd_of(0))], idt
         info["slots"] = self.name(("slots", k), f"{out}{k}_slots")
         info["mark"] = binding.array_name(out, k, lvl.mark_array)
         self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"])]
-        self.fiber_starts(info, binding.array_name(out, k, "pos"))   # (compiler.lattice.emit_ranges)
+        self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))   # (compiler.lattice.emit_ranges)
         self.out_params += [OutScalar(info["slots"], "int64", 0), Growable(info["mark"], "bool", info["slots"])]
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry marked and "
                           f"stored in its slot (TACO's insert into a level with a slot per coordinate)" if not above else
@@ -183,12 +182,12 @@ class OutputAssembly:
         idt = np.dtype(lvl.index_dtype).name
         key, table = lvl.keys_in_table
         info["counter"] = self.name(("count", k), f"p{out}{k}")
-        info["idx"], info["idt"] = [binding.array_name(out, k, lvl.crd_array)], idt
+        info["idx"], info["idt"] = [binding.array_name(out, k, lvl.crd_of(0))], idt
         info["keyed"] = [(binding.array_name(out, k, lvl.child_array), idt), (binding.array_name(out, k, key), "int64")]
         info["table"] = binding.array_name(out, k, table)
         info["cap"] = self.name(("cap", k), f"{out}{k}_cap")
         self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"])]
-        self.fiber_starts(info, binding.array_name(out, k, "pos"))   # (compiler.lattice.emit_ranges)
+        self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))   # (compiler.lattice.emit_ranges)
         self.out_params += [*[Growable(name, dt, info["counter"]) for name, dt in info["keyed"]],
                             OutScalar(info["cap"], "int64", 0), Growable(info["table"], "int64", info["cap"])]
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry keeping its key; "
@@ -345,7 +344,7 @@ class OutputAssembly:
             begin = Var(self.name(("begin", k), f"{child.name}_begin"))
             pre = [Declare(begin, "int64", child)] + self.fiber_start(info)
             prev_level = self.out_levels[k - 1]
-            if isinstance(prev_level, Dense) or "slotted" in info:
+            if prev_level.located_by_coordinate or "slotted" in info:
                 ppos = self.dense_position(info["mode"] - 1)
                 post = [Store(info["pos"], BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info["idt"]))]
                 # (the level above keeps the coordinate if the fiber in its slot got entries; a band's
@@ -433,7 +432,7 @@ class OutputAssembly:
         if "runs" in last:
             return out + self.append_run(last, val)
         counter = Var(last["counter"])
-        if isinstance(last["level"], SparseCOO):
+        if last["level"].coordinate_list:
             coords = [self.out_path[last["mode"] + j] for j in range(len(last["idx"]))]
         else:
             coords = [self.out_path[last["mode"]]]

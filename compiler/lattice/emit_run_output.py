@@ -55,10 +55,10 @@ class RunAssembly:
                         "fill": lvl.full, "located": located}
         self.out_params.append(OutScalar(info["counter"], "int64", 0))
         if located:
-            info["pos"], info["pos_buffer"] = binding.array_name(out, k, "pos"), False
+            info["pos"], info["pos_buffer"] = binding.array_name(out, k, lvl.starts_array), False
             self.out_params.append(Buffer(info["pos"], idt, "inout"))
         else:   # (under an appended level: a fiber closed as its parent keeps it, :meth:`runs_fiber_end`)
-            self.fiber_starts(info, binding.array_name(out, k, "pos"))
+            self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))
         self.out_params += [Growable(name, idt, info["counter"]) for name in info["idx"]]
         fiber, end = Var(info["runs"]["fiber"]), Var(info["runs"]["end"])
         self.init.append(Declare(end, "int64", Const(0, "int64")))
@@ -91,7 +91,7 @@ class RunAssembly:
         info["idx"], info["idt"], info["units"] = [binding.array_name(out, k, a) for a in bounds], idt, True
         self.out_params.append(OutScalar(info["counter"], "int64", 0))
         self.out_params += [Growable(name, idt, info["counter"]) for name in info["idx"]]
-        self.fiber_starts(info, binding.array_name(out, k, "pos"))   # (compiler.lattice.emit_ranges)
+        self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))   # (compiler.lattice.emit_ranges)
         if lvl.full:   # (covering its fiber: where its last run ends, for the run of the fill over a gap)
             info["covers"] = self.name(("covers", k), f"{out}{k}_end")
             self.init.append(Declare(Var(info["covers"]), "int64", Const(0, "int64")))

@@ -17,7 +17,6 @@ from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
                              Select, Store, Var)
 from ..imperative.traverse import walk as ir_walk
-from ..levels import Dense, SparseList
 from .cfir import CAssign, CCase, CForall, CSeq, CWorkspace, cfir_walk
 from .exprs import cast, not_fill
 from .reserve import count_scatters
@@ -51,7 +50,8 @@ class TwoPhase:
         ``pos[row + 1]`` (the prefix sum comes after phase 2), when the output's last level is a
         SparseList under Dense levels only; else None (it is counted again by listing)."""
         last = self.levels_info[-1]
-        if last["k"] == 0 or not isinstance(last["level"], SparseList) or not last["pos_buffer"]:
+        # (a two-phase output appends only SparseList levels as lists: output_build.assembles)
+        if last["k"] == 0 or not last["level"].appends_coordinates or not last["pos_buffer"]:
             return None
         row = self.dense_position(last["mode"] - 1)
         return cast(Load(last["pos"], BinOp("+", row, Const(1, "int64"))), last["idt"], "int64")
@@ -195,7 +195,7 @@ class TwoPhase:
                           + ", then fills them from its start (two-phase, on threads)")
         if one_level:
             staging, starts, final = [], [self.prefix_sum(self.row_info, rows)], []
-        elif not isinstance(self.levels_info[0]["level"], Dense):   # DCSR
+        elif not self.levels_info[0]["level"].located_by_coordinate:   # DCSR
             # the rows are counted by row number, as in CSR; the compaction then drops the empty ones
             top, row = self.levels_info[0], Var(self.name(("rows", k), "row"))
             staging = [Comment(f"{out}'s rows count their entries at {last['pos']}[row + 1], as in CSR"),
@@ -252,7 +252,7 @@ class TwoPhase:
         the gaps (:meth:`_close_gaps`).
         """
         s = self.setup
-        sparse = [x for x in self.levels_info if not isinstance(x["level"], Dense)]
+        sparse = [x for x in self.levels_info if not x["level"].located_by_coordinate]
         fill = s.out_fill_value
         if self.par_rows:
             head = f"phase 2 skipped the entries whose value is the fill ({fill!r}): close the gaps they left"

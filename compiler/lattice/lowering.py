@@ -70,7 +70,6 @@ from ..imperative.ir_dot import ir_artifact
 from ..imperative.prefetch import prefetch
 from ..imperative.privatize import privatize
 from ..imperative.vectorize import vectorize
-from ..levels import Dense
 from ..notation.ast import Assign as NAssign
 from ..notation.ast import IndexValue
 from ..notation.ast import walk as notation_walk
@@ -327,7 +326,7 @@ def writes_everything(cfir, setup: Setup) -> bool:
     sequence, the first statement that writes the output must (``y = z; y += A x``: the
     definition stores every element before the mutation reads any).
     """
-    if not all(isinstance(lvl, Dense) for lvl in setup.output_format.levels) or setup.program.op is not None:
+    if not setup.output_format.is_dense or setup.program.op is not None:
         return False
     path = [setup.output.indices[m] for m in setup.output_format.mode_order]
     n, k = cfir, 0

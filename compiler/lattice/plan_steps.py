@@ -359,7 +359,6 @@ def flat_positions(stmt, program: Assign, formats: dict):
     all entries) or can be folded in after the loop (the max of a fill-0 matrix), else None:
     one flat loop over A's values instead of a loop per row.
     """
-    from ..levels import Dense, SparseList
     from ..names import FreshNames
     from .algebra import Region
     from .schedule import Schedule
@@ -374,7 +373,7 @@ def flat_positions(stmt, program: Assign, formats: dict):
     fmt = formats[acc.tensor]
     levels = fmt.levels
     if len(levels) != 2 or list(storage_path(acc, fmt)[0]) != list(chain) \
-            or not isinstance(levels[0], (Dense, SparseList)) or not isinstance(levels[1], SparseList):
+            or not (levels[0].located_by_coordinate or levels[0].compressed) or not levels[1].compressed:
         return None
     alg, fill, _ = derive(body.rhs, lambda a: formats[a.tensor].fill)
     if not isinstance(alg, Region):

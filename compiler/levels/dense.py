@@ -69,6 +69,12 @@ class Dense(Level):
     def with_sizes(self, sizes) -> "Dense":
         return replace(self, child=self.child.with_sizes(sizes[1:]), size=sizes[0])
 
+    def allocated_arrays(self) -> dict:
+        return {}   # (no array: a position is computed from the parent's)
+
+    def position_arrays(self) -> tuple:
+        return ()
+
     def assembled(self, arrays, child):
         return self._copy_with({"child": child})
 

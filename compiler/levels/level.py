@@ -18,6 +18,9 @@ Every level implements:
   starts_array, appends_nested, inserts_nested, locates_under_appended, marks_slots, keys_in_table,
   appends_coordinates, appends_runs, appends_band, appends_blocks`` (strategies ask these; they never
   test a level's name);
+- which of its arrays a call allocates for a kernel writing it, and how long each is
+  (``allocated_arrays()``), and which hold positions (``position_arrays()``): the runtime asks
+  these, never an array's name;
 - ``arrays()``, ``format_key()``, ``spec()``, ``spec_str()``, ``count(parent_count)``;
 - ``children(parents)``: the stored children of a vector of parent positions,
   as ``(parent_index, coords, child_positions)``, used to enumerate a tensor;
@@ -41,6 +44,42 @@ from ..errors import DTypeError, FormatError
 
 #: the integer type used for positions while converting (wide enough for any level)
 POS = np.int64
+
+
+@dataclasses.dataclass(frozen=True)
+class ArrayLength:
+    """How long an array a kernel writes in place is, from its level's parent positions and extent,
+    known before the call (:meth:`Level.allocated_arrays`): one entry per parent position, times the
+    level's extent where ``per_coordinate`` (a slot per coordinate), plus ``extra`` (a starts array's
+    one more); ``kept``: an update of a given output starts from the given tensor's array, not zeros.
+
+    >>> ArrayLength(extra=1).length(parents=3, size=5), ArrayLength(per_coordinate=True).length(3, 5)
+    (4, 15)
+    >>> ArrayLength(extra=1).expression("n0 * n1", "n2"), ArrayLength(per_coordinate=True).expression("", "n0")
+    ('n0 * n1 + 1', 'n0')
+    """
+
+    per_coordinate: bool = False
+    extra: int = 0
+    kept: bool = False
+
+    def __repr__(self) -> str:   # (the fields set, as the doctests show them)
+        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                 if getattr(self, f.name) != f.default]
+        return f"ArrayLength({', '.join(shown)})"
+
+    def length(self, parents: int, size: int) -> int:
+        """The length under ``parents`` parent positions, the level's extent ``size``."""
+        return parents * (size if self.per_coordinate else 1) + self.extra
+
+    def expression(self, parents: str, size: str) -> str:
+        """:meth:`length` as a Python expression of the expressions ``parents`` (``""``: one
+        position, the level outermost) and ``size``, for generated code."""
+        factors = [f for f in (parents, size if self.per_coordinate else "") if f]
+        if not factors:
+            return str(1 + self.extra)
+        product = " * ".join(factors)
+        return f"{product} + {self.extra}" if self.extra else product
 
 
 class Level:
@@ -144,6 +183,40 @@ class Level:
         (True, False)
         """
         return self.full and self.slot_per_coordinate
+
+    def allocated_arrays(self) -> dict[str, "ArrayLength"]:
+        """``{array: ArrayLength}``: the arrays of this level that a kernel writing it as an output
+        under levels located by coordinate takes as buffers allocated before the call, and how long
+        each is: the fibers' starts (:attr:`starts_array`, one more than the parent's positions), the
+        band ends (:attr:`appends_band`, one per parent position) and the marks (:attr:`mark_array`,
+        one per slot, an update of a given output starting from its marks). The runtime asks this,
+        never an array's name; a format whose arrays are sized otherwise overrides it.
+
+        >>> from compiler.levels import Element, SparseBand, SparseByteMap
+        >>> SparseBand(Element(0.0)).allocated_arrays()
+        {'ofs': ArrayLength(extra=1), 'idx': ArrayLength()}
+        >>> SparseByteMap(Element(0.0)).allocated_arrays()["tbl"].length(parents=3, size=4)
+        12
+        """
+        out = {self.starts_array: ArrayLength(extra=1)}
+        if self.appends_band is not None:
+            out[self.appends_band] = ArrayLength()
+        if self.mark_array is not None:
+            out[self.mark_array] = ArrayLength(per_coordinate=True, kept=True)
+        return out
+
+    def position_arrays(self) -> tuple[str, ...]:
+        """The arrays of this level holding positions (counts of entries), not coordinates: its fibers'
+        starts (:attr:`starts_array`), a block list's block starts (``appends_blocks[1]``) and the
+        children of a hash's sorted view (:attr:`child_array`). A narrow index dtype's count stored
+        into one is checked as it grows (:func:`compiler.lowering.count_limit`).
+
+        >>> from compiler.levels import Element, SparseBand, SparseHash
+        >>> SparseBand(Element(0.0)).position_arrays(), SparseHash(Element(0.0)).position_arrays()
+        (('ofs',), ('pos', 'ptr'))
+        """
+        blocks = () if self.appends_blocks is None else (self.appends_blocks[1],)
+        return (self.starts_array, *blocks, *(() if self.child_array is None else (self.child_array,)))
 
     def check_at_most_one(self, parent_count: int, where: str) -> None:
         """Raise :class:`FormatError` (naming ``where``) if a fiber of a level that holds

@@ -1,6 +1,8 @@
 """Tensor: round trips through numpy and scipy in every format, dtypes, fills, validation."""
 
 import math
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -568,3 +570,29 @@ def test_an_array_that_would_fill_most_of_the_memory_is_refused_before_it_is_mad
         k(A=A, x=np.ones(4))
     with pytest.raises(MemoryError, match=r"A: to_numpy: a dense array of shape \(20000000, 4\) needs 610.4 MB"):
         A.to_numpy()
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Rows(Dense):
+    """A Dense level of its own name, as a user would subclass it (no registration)."""
+
+    name: ClassVar[str] = "Rows"
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_a_dense_subclass_is_stored_read_and_written_as_dense(strategy):
+    """The tensor, its format and the runtime ask a level whether it is located by coordinate, so a
+    subclass of Dense stores every element (fill entries too) and keeps its class (issue 29, item 1)."""
+    import compiler as ss
+    a = np.array([[0, 2.0, 0], [1.0, 0, 3.0]])
+    fmt = Format(Rows(Rows(Element(0.0))))
+    assert fmt.is_dense and not csr().is_dense and fmt.shorthand is None
+    made = [Tensor.from_numpy(a, fmt), Tensor.from_numpy(a, "csr").asformat(fmt),
+            Tensor.from_coords(np.array([[0, 1, 1], [1, 0, 2]]), np.array([2.0, 1.0, 3.0]), a.shape, fmt)]
+    for t in made:
+        assert [type(lvl) for lvl in t.levels] == [Rows, Rows]
+        assert t.vals.tolist() == a.ravel().tolist()   # (the zeros stored as a Dense level stores them)
+    y = ss.lower("y[i] = A[i, j] * x[j]", strategy=strategy, y=Format(Rows(Element(0.0))), A=made[0],
+                 x=np.arange(3.0))(A=made[0], x=np.arange(3.0))
+    assert type(y.levels[0]) is Rows
+    np.testing.assert_array_equal(y.to_numpy(), ss.evaluate("y[i] = A[i, j] * x[j]", A=a, x=np.arange(3.0))[0])

@@ -169,6 +169,19 @@ def test_a_level_declaring_itself_compressed_takes_a_position_schedule():
     np.testing.assert_allclose(k.interpret(A=A, x=x).to_numpy(), a @ x)
 
 
+def test_a_sum_over_a_level_declaring_itself_compressed_walks_its_positions_flat():
+    """A sum over every entry walks the positions of a compressed level flat (the plan's own pos()
+    schedule), asked of the level's properties, so SparsePoint's is walked as a SparseList's (before,
+    the plan tested the level's class and kept a loop per row)."""
+    from compiler.format import Format
+    from compiler.levels import Element, SparsePoint
+    a = np.array([[0, 2.0, 0, 0], [0.0] * 4, [0, 0, 0, 3.0], [1.0, 0, 0, 0], [0, 0, 5.0, 0]])
+    A = Tensor.from_numpy(a, Format(Dense(SparsePoint(Element(0.0)))))
+    k = lower("s = A[i, j]", strategy="lattice", A=A)
+    assert "schedule:pos" in k.trace.stages()
+    assert k(A=A).to_numpy() == k.interpret(A=A).to_numpy() == a.sum()
+
+
 def _subclass(level):
     """A subclass of ``level`` of its own name, as a user would write it (no registration)."""
     return dataclass(frozen=True, eq=False, repr=False)(type(f"My{level.__name__}", (level,), {
