@@ -13,10 +13,10 @@ steps with the node and why:
 
 - other shape operators (an integer index of an expression), or all of them when the statement
   with its shape operators is refused (both strategies refuse a CSC's rows sliced into CSR, or
-  split while its columns stay, ``csc.reshape(2, 3, 4)`` of a 6 x 4 one, for instance; a
-  0-d result of a reshape under the lattice): computed on their operands' entries by
-  :mod:`compiler.array.shapeops` (an operand that is itself an expression is computed first, by
-  its own kernel);
+  a stack reshaped, for instance; a reshape with an axis kept as a loop of its own is first tried
+  as a split of its operand's whole ravel, which looplets gather): computed on their operands'
+  entries by :mod:`compiler.array.shapeops` (an operand that is itself an expression is computed
+  first, by its own kernel);
 
 The default result of shape operators over CSC matrices only (no transpose) is CSC, their order
 (:func:`keeps_column_order`); of a stack whose matrices are neither all CSR nor all CSC, COO, as
@@ -66,7 +66,9 @@ class Emitter:
     """Builds one statement from an expression graph, naming tensors and indices freshly.
 
     ``split_reductions``: a reduction under an elementwise operator is materialized (for a strategy
-    that refuses it there). ``materialized`` caches the tensors computed apart, by
+    that refuses it there). ``fuse_shapes``: shape operators are the notation's (``"whole"``: each
+    reshape one collapse of all its operand's axes and one split, for a strategy that refuses an
+    axis kept as a loop of its own). ``materialized`` caches the tensors computed apart, by
     node, across attempts; ``notes`` lists ``(node, why)`` for the trace.
     """
 
@@ -74,6 +76,7 @@ class Emitter:
                  fuse_shapes: bool = False):
         self.strategy = strategy
         self.fuse_shapes = fuse_shapes
+        self.whole_reshapes = fuse_shapes == "whole"
         self.checked = checked
         self.split_reductions = split_reductions
         self.materialized = {} if materialized is None else materialized
@@ -194,6 +197,8 @@ class Emitter:
         if math.prod(old) == 0:
             return self.reshape_empty(child, new, kept, idx)
         groups = reshape_groups(old, shape)
+        if groups and self.whole_reshapes:
+            groups = ((tuple(range(len(old))), tuple(range(len(shape)))),)
         if not groups:
             if not old:        # (a 0-d operand: each result axis is extent 1)
                 expr = self.emit(child, (), top=False)
@@ -419,6 +424,10 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     attempts = [(False, True, False, None), (True, True, False, None), (True, False, False, None)]
     if _has_shape_ops(node):
         attempts.insert(0, (False, True, True, None))   # (first fused, shape operators and all)
+        if _has_grouped_reshape(node):
+            # (a CSC's rows split with its columns kept as a loop walks it against its storage
+            # order; a split of its whole ravel is gathered by looplets)
+            attempts.insert(1, (False, True, "whole", None))
         if format is None and stacks_as_coo(node):
             # (scipy's sp.vstack([csr, coo]) is COO, fused or not)
             attempts = [(split, sparse, fuse, "coo" if sparse else None) for split, sparse, fuse, _ in attempts]
@@ -451,6 +460,8 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             if split and (format is not None or not default_sparse):
                 raise
             what = "the statement with its shape operators" if fuse else "the fused statement"
+            if fuse == "whole":
+                what += " (each reshape a split of its whole ravel)"
             by = f"the {strategy} strategy" if strategy else "both strategies"
             if order is not None:
                 what += f" into {order.upper()} ({ORDER_WHY[order]})"
@@ -542,6 +553,14 @@ def keeps_column_order(node: Node) -> bool:
         return all(visit(c) for c in n.children())
 
     return visit(node) and orders == {(1, 0)}
+
+
+def _has_grouped_reshape(node: Node) -> bool:
+    """Whether ``node`` has a reshape of more than one group of axes (``(6, 4) -> (2, 3, 4)``)."""
+    if isinstance(node, ShapeOp) and node.kind == "reshape" and \
+            len(reshape_groups(node.args[0].shape, node.shape)) > 1:
+        return True
+    return any(_has_grouped_reshape(c) for c in node.children())
 
 
 def _has_shape_ops(node: Node) -> bool:

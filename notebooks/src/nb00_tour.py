@@ -81,8 +81,8 @@ expression, and `ss.lower(expr)` gives the ONE kernel that computes all of it (`
 it). Shape operators (concat, stack, slices, and reshapes of any rank: a ravel, a vector made a
 matrix or a 3-D array, a 3-D array made a matrix) go into that kernel as the notation's `concat`,
 `slice`, `collapse` and `split`: a reshape collapses the axes it merges and splits the ones it makes.
-What no strategy lowers (a CSC matrix's rows split while its columns stay: both would walk it against
-its storage order) is materialized, and the trace's `materialize` step says so."""),
+What no strategy lowers (a stack of matrices reshaped, for instance) is materialized, and the trace's
+`materialize` step says so."""),
     ("code", """expr = ss.asarray(S) @ ss.asarray(x) + 1
 array_kernel = ss.lower(expr)
 print(array_kernel.program)

@@ -143,15 +143,27 @@ def test_a_split_of_a_slice_of_a_collapse_is_one_kernel(fmt, key, shape, strateg
         assert kernel.trace.find("gather"), kernel.trace
 
 
-def test_where_a_reshape_still_materializes_the_trace_says_why():
-    # a CSC's rows split with its columns kept: both strategies would walk the columns inside the
-    # rows, against its storage order; the reshape is computed on its stored entries instead
+def test_a_csc_reshaped_with_an_axis_kept_is_a_split_of_its_whole_ravel():
+    # its rows split while its columns stay a loop: both strategies would walk the columns inside
+    # the rows, against its storage order; the split of its whole ravel is gathered by looplets,
+    # the trace saying why the first statement was refused
     a = data((6, 4), 0.0, seed=6)
     kernel = xp.asarray(ss.Tensor.from_numpy(a, "csc")).reshape(2, 3, 4).lower()
     notes = [s.note for s in kernel.trace.find("materialize")]
-    assert any("refused by both strategies" in n for n in notes), notes
-    assert any(n.startswith("reshape (6, 4) -> (2, 3, 4) materialized") for n in notes), notes
+    assert len(notes) == 1 and "refused by both strategies" in notes[0], notes
+    assert "split(split(collapse(" in str(kernel.program) and kernel.trace.find("gather")
     np.testing.assert_array_equal(kernel().to_numpy(), a.reshape(2, 3, 4))
+
+
+def test_where_a_reshape_still_materializes_the_trace_says_why():
+    # a stack reshaped: no strategy lowers a collapse of a concat of broadcasts
+    a = data((5, 4), 0.0, seed=7)
+    A = xp.asarray(ss.Tensor.from_numpy(a, "csr"))
+    kernel = xp.stack([A, A]).reshape(10, 4).lower()
+    notes = [s.note for s in kernel.trace.find("materialize")]
+    assert any("(each reshape a split of its whole ravel): refused by both strategies" in n for n in notes), notes
+    assert any(n.startswith("reshape (2, 5, 4) -> (10, 4) materialized") for n in notes), notes
+    np.testing.assert_array_equal(kernel().to_numpy(), np.stack([a, a]).reshape(10, 4))
 
 
 def test_a_reshape_of_another_size_is_refused_naming_the_shapes():
