@@ -8,8 +8,9 @@
 
 Modules: :mod:`~compiler.array.nodes` (the expression graph), :mod:`~compiler.array.build` (the
 operators' shape and dtype rules), :mod:`~compiler.array.lazy` (the ``Array`` API),
-:mod:`~compiler.array.fuse` (one index-notation statement per expression) and
-:mod:`~compiler.array.shapeops` (the shape operators, computed on stored entries for now).
+:mod:`~compiler.array.fuse` (one index-notation statement per expression),
+:mod:`~compiler.array.reshapes` (a reshape's groups of axes) and :mod:`~compiler.array.shapeops`
+(the shape operators computed on stored entries, where a statement cannot say them).
 """
 
 from .lazy import *  # noqa: F401,F403

@@ -6,15 +6,17 @@ an elementwise operator is a :class:`~compiler.notation.Call`, a reduction (and 
 a transpose or ``expand_dims`` a relabelling of indices, and broadcasting leaves an extent-1 axis
 out of the access. Shape operators become the notation's (BURRITO's): ``concat`` a ``Concat``,
 ``stack`` a ``Concat`` of operands broadcast along the new axis, a slice with steps a ``Slice``, an
-integer index of a stored tensor a constant index, a matrix raveled a ``Collapse`` and a vector
-made a matrix a ``Split``. What the notation cannot say, or a strategy refuses, is materialized,
-each in the trace's ``materialize`` steps with the node and why:
+integer index of a stored tensor a constant index, and a ``reshape`` of any rank ``Collapse`` and
+``Split`` chains, one per group of axes it reshapes (:mod:`compiler.array.reshapes`). What the
+notation cannot say, or a strategy refuses, is materialized, each in the trace's ``materialize``
+steps with the node and why:
 
-- other shape operators (a general reshape, an integer index of an expression), or all of them
-  when the statement with its shape operators is refused (both strategies refuse a CSC's rows
-  sliced into CSR, for instance): computed on their operands' entries by
-  :mod:`compiler.array.shapeops` (an operand that is itself an expression is computed first, by
-  its own kernel);
+- other shape operators (an integer index of an expression), or all of them when the statement
+  with its shape operators is refused (both strategies refuse a CSC's rows sliced into CSR, or
+  a stack reshaped, for instance; a reshape with an axis kept as a loop of its own is first tried
+  as a split of its operand's whole ravel, which looplets gather): computed on their operands'
+  entries by :mod:`compiler.array.shapeops` (an operand that is itself an expression is computed
+  first, by its own kernel);
 
 The default result of shape operators over CSC matrices only (no transpose) is CSC, their order
 (:func:`keeps_column_order`); of a stack whose matrices are neither all CSR nor all CSC, COO, as
@@ -37,6 +39,7 @@ out[] = sum[i](sum[j](A[i, j] * x[j]) + x[i])
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 
@@ -51,6 +54,7 @@ from ..tensor import Tensor
 from ..trace import Trace
 from .exprtree import expression_artifact
 from .nodes import Broadcast, Leaf, Map, Node, Permute, Reduction, Scalar, ShapeOp, describe
+from .reshapes import reshape_groups
 from .shapeops import MATERIALIZE, squeeze_tensor
 
 _INDEX_NAMES = "ijklmnpqrstuvw"
@@ -61,7 +65,9 @@ class Emitter:
     """Builds one statement from an expression graph, naming tensors and indices freshly.
 
     ``split_reductions``: a reduction under an elementwise operator is materialized (for a strategy
-    that refuses it there). ``materialized`` caches the tensors computed apart, by
+    that refuses it there). ``fuse_shapes``: shape operators are the notation's (``"whole"``: each
+    reshape one collapse of all its operand's axes and one split, for a strategy that refuses an
+    axis kept as a loop of its own). ``materialized`` caches the tensors computed apart, by
     node, across attempts; ``notes`` lists ``(node, why)`` for the trace.
     """
 
@@ -69,6 +75,7 @@ class Emitter:
                  fuse_shapes: bool = False):
         self.strategy = strategy
         self.fuse_shapes = fuse_shapes
+        self.whole_reshapes = fuse_shapes == "whole"
         self.checked = checked
         self.split_reductions = split_reductions
         self.materialized = {} if materialized is None else materialized
@@ -172,23 +179,70 @@ class Emitter:
     # is computed on the operands' entries by compiler.array.shapeops, as the trace notes.
 
     def emit_reshape(self, node: ShapeOp, idx: tuple):
-        """``reshape``: a matrix raveled is ``Collapse``, a vector made a matrix ``Split``, a matrix
-        made another ``Split`` of its ``Collapse`` (row-major all); other reshapes are
-        ``reshape_tensor``'s."""
+        """``reshape`` of any rank, row-major: each group of axes (:func:`reshape_groups`) that is
+        reshaped a ``Collapse`` of its operand axes into one index (a chain, outer pairs first), a
+        ``Split`` of that index into the result's axes (a chain, major first), or both; an empty
+        array's axes one collapsed index standing for a result axis of extent 0, the others
+        broadcast; a 0-d operand broadcast to the extent-1 axes. ``(6, 4) -> (2, 3, 4)`` is
+        ``split(A[k, l], k -> (p:2, q:3))``, ``(2, 3, 4) -> (24,)`` ``collapse(collapse(T[i, j, l],
+        (i, j) -> m), (m, l) -> k)``."""
         (child,) = node.args
-        if self.fuse_shapes and None not in idx:
-            if child.ndim == 2 and node.ndim == 1:
-                i, j = self.index(), self.index()
-                return Collapse(self.emit(child, (i, j), top=False), (i, j), idx[0])
-            if child.ndim == 1 and node.ndim == 2:
-                k = self.index()
-                return Split(self.emit(child, (k,), top=False), k, idx, (None, node.shape[1]))
-            if child.ndim == 2 and node.ndim == 2:
-                # (a matrix of another shape: its ravel split, BURRITO's reshape)
-                i, j, k = self.index(), self.index(), self.index()
-                raveled = Collapse(self.emit(child, (i, j), top=False), (i, j), k)
-                return Split(raveled, k, idx, (None, node.shape[1]))
-        return self.access(self.shape_op(node), idx)
+        if not self.fuse_shapes:
+            return self.access(self.shape_op(node), idx)
+        old, new = child.shape, node.shape
+        # (a result axis broadcast away by the expression around it is extent 1: left out)
+        kept = tuple(a for a in range(node.ndim) if idx[a] is not None)
+        shape = tuple(new[a] for a in kept)
+        if math.prod(old) == 0:
+            return self.reshape_empty(child, new, kept, idx)
+        groups = reshape_groups(old, shape)
+        if groups and self.whole_reshapes:
+            groups = ((tuple(range(len(old))), tuple(range(len(shape)))),)
+        if not groups:
+            if not old:        # (a 0-d operand: each result axis is extent 1)
+                expr = self.emit(child, (), top=False)
+                for a in kept:
+                    expr = NBroadcast(idx[a], expr, 1)
+                return expr
+            # (every operand axis is extent 1 and no result axis is kept: entry 0 of each)
+            return self.emit_extent_one(child)
+        sub = [None] * len(old)
+        wrap = []    # (each group's collapse and split chains, applied to the operand in turn)
+        for olds, news in groups:
+            outs = [idx[kept[b]] for b in news]
+            if len(olds) == 1 and len(news) == 1:
+                sub[olds[0]] = outs[0]
+                continue
+            ins = [self.index() for _ in olds]
+            for a, i in zip(olds, ins):
+                sub[a] = i
+            k = outs[0] if len(news) == 1 else ins[0] if len(olds) == 1 else self.index()
+            wrap.append((ins, k, outs, [shape[b] for b in news]))
+        expr = self.emit(child, tuple(sub), top=False)
+        for ins, k, outs, sizes in wrap:
+            expr = collapse_chain(expr, ins, k, self.index)
+            expr = split_chain(expr, k, outs, sizes, self.index)
+        return expr
+
+    def reshape_empty(self, child: Node, new: tuple, kept: tuple, idx: tuple):
+        """A reshape of an array of no entries: the operand's axes collapsed into the index of a
+        result axis of extent 0, the other result axes broadcast (no split: its divisor could be
+        an extent 0, and every order of no entries is the same)."""
+        zero = next(a for a in kept if new[a] == 0)   # (an axis broadcast away is extent 1, not 0)
+        k = idx[zero]
+        ins = [self.index() for _ in child.shape] if child.ndim > 1 else [k]
+        expr = collapse_chain(self.emit(child, tuple(ins), top=False), ins, k, self.index)
+        for a in kept:
+            if a != zero:
+                expr = NBroadcast(idx[a], expr, new[a])
+        return expr
+
+    def emit_extent_one(self, child: Node):
+        """``child``, all of whose axes are extent 1, read at its one entry: a stored tensor at
+        the constant index 0 of each axis, an expression with each axis broadcast away."""
+        if isinstance(child, Leaf):
+            return Access(self.name(child.tensor), (0,) * child.ndim)
+        return self.emit(child, (None,) * child.ndim, top=False)
 
     def emit_concat(self, node: ShapeOp, idx: tuple):
         """``concat``: ``Concat`` of the operands along the axis; else ``concat_tensors``."""
@@ -286,6 +340,31 @@ class Emitter:
         return self.materialized[key][0]
 
 
+def collapse_chain(expr, ins: list, k: Index, fresh):
+    """``expr`` with its indices ``ins`` collapsed row-major into ``k``: ``collapse(collapse(E, (i, j)
+    -> m), (m, l) -> k)`` for three (``expr`` itself for one, ``k`` then being ``ins[0]``)."""
+    at = ins[0]
+    for n, i in enumerate(ins[1:], 2):
+        to = k if n == len(ins) else fresh()
+        expr = Collapse(expr, (at, i), to)
+        at = to
+    return expr
+
+
+def split_chain(expr, k: Index, outs: list, sizes: list, fresh):
+    """``expr`` with its index ``k`` split row-major into ``outs`` of extents ``sizes``, the major
+    result first: ``split(split(E, k -> (p:2, m:12)), m -> (q:3, r:4))`` for three (``expr``
+    itself for one, ``k`` then being ``outs[0]``). Both extents of each split are given, so no
+    strategy divides extents to find one."""
+    at = k
+    for n in range(len(outs) - 1):
+        last = n == len(outs) - 2
+        rest = outs[n + 1] if last else fresh()
+        expr = Split(expr, at, (outs[n], rest), (sizes[n], sizes[n + 1] if last else math.prod(sizes[n + 1:])))
+        at = rest
+    return expr
+
+
 def notation(node: Node, emitter: Emitter | None = None) -> tuple[Assign, dict, Emitter]:
     """``node`` as ``out[...] = ...``, the tensors it reads by name, and the emitter (its notes)."""
     em = Emitter("lattice", False) if emitter is None else emitter
@@ -344,6 +423,10 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     attempts = [(False, True, False, None), (True, True, False, None), (True, False, False, None)]
     if _has_shape_ops(node):
         attempts.insert(0, (False, True, True, None))   # (first fused, shape operators and all)
+        if _has_grouped_reshape(node):
+            # (a CSC's rows split with its columns kept as a loop walks it against its storage
+            # order; a split of its whole ravel is gathered by looplets)
+            attempts.insert(1, (False, True, "whole", None))
         if format is None and stacks_as_coo(node):
             # (scipy's sp.vstack([csr, coo]) is COO, fused or not)
             attempts = [(split, sparse, fuse, "coo" if sparse else None) for split, sparse, fuse, _ in attempts]
@@ -376,6 +459,8 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             if split and (format is not None or not default_sparse):
                 raise
             what = "the statement with its shape operators" if fuse else "the fused statement"
+            if fuse == "whole":
+                what += " (each reshape a split of its whole ravel)"
             by = f"the {strategy} strategy" if strategy else "both strategies"
             if order is not None:
                 what += f" into {order.upper()} ({ORDER_WHY[order]})"
@@ -469,6 +554,14 @@ def keeps_column_order(node: Node) -> bool:
     return visit(node) and orders == {(1, 0)}
 
 
+def _has_grouped_reshape(node: Node) -> bool:
+    """Whether ``node`` has a reshape of more than one group of axes (``(6, 4) -> (2, 3, 4)``)."""
+    if isinstance(node, ShapeOp) and node.kind == "reshape" and \
+            len(reshape_groups(node.args[0].shape, node.shape)) > 1:
+        return True
+    return any(_has_grouped_reshape(c) for c in node.children())
+
+
 def _has_shape_ops(node: Node) -> bool:
     return isinstance(node, ShapeOp) or any(_has_shape_ops(c) for c in node.children())
 
@@ -490,4 +583,5 @@ def show(node: Node, em: Emitter) -> str:
     return f"{node.kind}({', '.join(show(a, em) for a in node.args)})"
 
 
-__all__ = ["Emitter", "notation", "lower_node", "output_format", "keeps_column_order", "show"]
+__all__ = ["Emitter", "collapse_chain", "split_chain", "notation", "lower_node", "output_format", "keeps_column_order",
+           "show"]

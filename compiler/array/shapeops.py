@@ -1,12 +1,12 @@
 """Shape operators computed on stored entries: the seam for index notation's shape operators.
 
-Index notation has no reshape, concatenation, slice or constant index yet, so the array front end
-computes each of these on the operands' data, one function per operator: a sparse operand's stored
-entries are moved by coordinate arithmetic (never densified), a dense one's array by numpy. When
-index notation gains the shape-operator nodes (``Collapse``/``Split``, ``Concat``, ``Slice``,
-``Broadcast``), the method of :class:`compiler.array.fuse.Emitter` that calls each function here
-(``emit_reshape``, ``emit_concat``, ``emit_stack``, ``emit_index``, ``emit_broadcast``) emits the
-node instead:
+The array front end emits each shape operator as index notation's node (the method of
+:class:`compiler.array.fuse.Emitter` named below), so the expression is one kernel; where the
+notation cannot say it, or both strategies refuse the statement, it computes the operator here, on
+the operands' data, one function per operator: a sparse operand's stored entries are moved by
+coordinate arithmetic (never densified), a dense one's array by numpy (the trace's ``materialize``
+step says which and why). The methods are ``emit_reshape``, ``emit_concat``, ``emit_stack``,
+``emit_index`` and ``emit_broadcast``:
 
 =====================  ==============================  =========================================
 function               array operators                 shape-operator node it becomes

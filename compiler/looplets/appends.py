@@ -89,6 +89,12 @@ def _walk(x, ext_of: dict, loops: list) -> list:
         a, b = d.args
         outer, scale = (a, static_ir(b)) if static_ir(b) is not None else (b, static_ir(a))
         # (a collapse of a concatenation's part: j + (o + |p|) * M grows with (o, j) as j + o * M does)
+        nested = None if isinstance(outer, Index) else _collapsed_walk(outer, ext_of, loops)
+        if nested is not None and scale is not None and ext.start == Const(0, "int64") and \
+                (ext.stop == scale or _below(ext.stop, scale)) and \
+                all(loops.index(o) < loops.index(x.index) for o in nested):
+            # (a collapse of a collapse, l + (j + i * J) * L: the coordinate grows with (i, j, l))
+            return [*nested, base]
         outer = outer if isinstance(outer, Index) else _outer_term(outer)
     else:
         return [base]
@@ -97,6 +103,18 @@ def _walk(x, ext_of: dict, loops: list) -> list:
             and (ext.stop == scale or _below(ext.stop, scale))):
         return [base]
     return [outer, base]
+
+
+def _collapsed_walk(e, ext_of: dict, loops: list):
+    """The loops ``e`` grows with, outermost first, where ``e`` is itself a collapse's coordinate
+    ``j + i * J`` of loops (the row of an outer collapse, ``l + (j + i * J) * L``), or None."""
+    terms = _call_terms(e)
+    inner = [t for t in terms if isinstance(t, Index) and t in ext_of and t in loops]
+    if len(inner) != 1 or len(terms) < 2 or not (isinstance(e, Call) and isinstance(e.op, Operator)):
+        return None
+    rest = [t for t in terms if t is not inner[0]]
+    walk = _walk(Offset(inner[0], _sum(rest, e.op)), ext_of, loops)
+    return walk if len(walk) >= 2 else None
 
 
 def _outer_term(d):

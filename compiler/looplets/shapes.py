@@ -30,6 +30,9 @@ operator                                   loop program
                                            then ``j``, ``let p = m // |q|, q = m % |q|`` for
                                            ``m = j + i * |j|``, walking ``A``; else ``A`` read at
                                            ``(q + p * |q|) // |j|, ... % |j|``, located
+``split(slice(collapse(A[i, j], (i,``      the collapse gathered as above, at the
+``j) -> k), k -> m, (s, e, r)), m ->``     slice's ``k = s + r * (q + p * |q|)``
+``(p, q))``                                (``r < 0`` too)
 ``split(concat((x[j], y[k]), (j, k) ->``   ``coalesce(x[~(q + p * J)], y[~(q + p * J - |j|)])``:
 ``l), l -> (p, q:J))``                     a part read permissively where the index another
                                            operator computes falls in it (a slice of a concat too)
@@ -393,6 +396,13 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         if isinstance(e, Slice):
             planned = e.result in sc.steps and env[e.result] == top[e.result]
             step = sc.steps[e.result] if planned else _part_step(env[e.result], sc.part_steps)
+            if not step and isinstance(e.operand, Collapse) and any(env[e.result] == at for at in made):
+                # (a slice of a collapse read at an index another operator computes, a split's
+                # q + p·|q|: the collapse is gathered at start + step·that index, each entry located)
+                at = _affine(env[e.result])
+                at = _plus(Literal(e.start), at if e.step == 1 else _times(at, Literal(e.step)))
+                made.append(at)
+                return conv(e.operand, {**env, e.index: at}, top, sc, choice)
             xk = Index(step[1]) if step else loop_index(env[e.result], e, f"the sliced index {e.result}")
             if e.step != 1 and not step:
                 raise StrategyError(f"{e}: the looplet strategy lowers a strided slice where {e.result} is a loop "

@@ -78,9 +78,10 @@ print("both kernels agree with the oracle")"""),
     ("md", """The same product from arrays instead of an index string: `ss.asarray` wraps scipy's matrix
 (no copy), `@`, `+`, `.sum(axis=...)`, `.T`, `concat`, slicing and the rest of the Array API build a lazy
 expression, and `ss.lower(expr)` gives the ONE kernel that computes all of it (`expr.compute()` runs
-it). Shape operators (concat, stack, slices, a ravel, a vector made a matrix or a matrix made one of
-another shape) go into that kernel as the notation's `concat`, `slice`, `collapse` and `split`; what
-the front end does not fuse (a reshape of three or more dimensions) is materialized, and the trace's
+it). Shape operators (concat, stack, slices, and reshapes of any rank: a ravel, a vector made a
+matrix or a 3-D array, a 3-D array made a matrix) go into that kernel as the notation's `concat`,
+`slice`, `collapse` and `split`: a reshape collapses the axes it merges and splits the ones it makes.
+What no strategy lowers (a stack of matrices reshaped, for instance) is materialized, and the trace's
 `materialize` step says so."""),
     ("code", """expr = ss.asarray(S) @ ss.asarray(x) + 1
 array_kernel = ss.lower(expr)

@@ -56,16 +56,17 @@ def test_other_orders_stay_csr():
 
 
 def test_a_refused_csc_result_falls_back_to_csr_saying_why():
-    # a split of a slice of a collapse: refused into CSC (and CSR), so CSR, each shape operator
-    # materialized (a split of a whole ravel, reshape(4, 5), is one looplets kernel)
+    # a split of a concat of two ravels: refused into CSC (and CSR), so CSR, each shape operator
+    # materialized (a split of a slice of a ravel, c.reshape(-1)[2:18].reshape(4, 4), is one
+    # looplets kernel writing CSC: tests/compiler/array/test_fuse_reshapes.py)
     c = csc(M)
-    expr = c.reshape(-1)[2:18].reshape(4, 4)
+    expr = xp.concat([c.reshape(-1), c.reshape(-1)]).reshape(8, 5)
     kernel = expr.lower()
     out = kernel()
     assert out.format.shorthand == "csr"
     (note,) = [n for n in materialized(kernel) if "into CSC (its operands' order)" in n]
     assert note.endswith("the default CSR instead")
-    np.testing.assert_array_equal(out.to_numpy(), M.reshape(-1)[2:18].reshape(4, 4))
+    np.testing.assert_array_equal(out.to_numpy(), np.concatenate([M.reshape(-1)] * 2).reshape(8, 5))
 
 
 @settings(max_examples=30, deadline=None)

@@ -227,6 +227,20 @@ def test_a_row_major_ravel_appends_a_sorted_vector_in_order():
         compile_program(overlapping_ravel, c=Tensor.from_numpy(np.zeros(12), "sparse"), A=A)
 
 
+@pytest.mark.parametrize("order, ok", [("(i, j) -> m), (m, l)", True), ("(i, j) -> m), (l, m)", False)])
+def test_a_ravel_of_a_ravel_appends_a_sorted_vector_in_order(order, ok):
+    # c[l + (j + i * |j|) * |l|] grows with (i, j, l): a 3-D tensor raveled into a sparse vector (before:
+    # refused, "the loops around this write must be l"); the outer collapse column-major does not
+    y = np.where(np.arange(24).reshape(2, 3, 4) % 3 == 0, 0.0, np.arange(24.0).reshape(2, 3, 4))
+    Y = Tensor.from_numpy(y, "csf")
+    prog = f"c[k] = collapse(collapse(Y[i, j, l], {order} -> k)"
+    if not ok:
+        with pytest.raises(ss.StrategyError, match="output c is written out of order"):
+            ss.lower(prog, "looplets", Y=Y, c=ss.parse_format("sparse_vector"))
+        return
+    assert_canonical(ss.lower(prog, "looplets", Y=Y, c=ss.parse_format("sparse_vector"))(Y=Y), y.ravel())
+
+
 def test_a_vstack_by_two_nests_appends_each_row_once():
     # the second nest's rows start where the first's end: other fibers (before: refused as two nests)
     A, B = Tensor.from_numpy(A_, "csr"), Tensor.from_numpy(B_, "csr")

@@ -1,0 +1,174 @@
+"""Reshapes of any rank fused by the array front end (issue 30): ``T.reshape(6, 4)`` of a 3-D ``T``,
+``A.reshape(2, 3, 4)``, ``T.reshape(-1)``, ``v.reshape(2, 3, 4)`` are one kernel, each group of
+axes a collapse, a split or a split of a collapse (:mod:`compiler.array.reshapes`), and a split of a
+slice of a collapse (``c.reshape(-1)[2:18].reshape(4, 4)``) is one kernel too. Against numpy's
+``reshape`` and ``compiler.evaluate`` (the dense oracle of the statement the kernel lowered).
+
+On main every reshape with three or more dimensions on either side was materialized (its own
+kernel or numpy), and a split of a slice of a collapse under looplets too: every test here fails
+there but the identity and error tests, the 2-D ``(1, 6) -> (6,)`` case and the CSR split of a
+slice of a collapse under the lattice."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import array as xp
+from compiler.errors import ShapeError
+from compiler.reference import evaluate
+
+FILLS = (0.0, np.nan, np.inf)
+#: a sparse format of each rank, and a dense one
+SPARSE = {1: "sparse_vector", 2: "csr", 3: "csf"}
+
+
+def data(shape, fill, seed=0):
+    r = np.random.default_rng(seed)
+    return np.where(r.random(shape) < 0.5, r.choice([1.0, -2.0, np.nan, np.inf, -0.0], shape), fill)
+
+
+def fused(expr, want, strategy=None, out=None):
+    """``expr`` lowered as one kernel (no ``materialize`` step), right against numpy and against the
+    dense oracle of the statement it lowered; the kernel."""
+    kernel = expr.lower(out, strategy=strategy)
+    assert kernel.trace.find("materialize") == [], [s.note for s in kernel.trace.find("materialize")]
+    got = kernel()
+    got.validate()
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    np.testing.assert_array_equal(evaluate(kernel.program, **kernel.arguments)[0], want)
+    return kernel
+
+
+@pytest.mark.parametrize("old, new, fmt, fill, strategy, form", [
+    # (3-D -> 2-D: the first two axes collapsed, the last kept as a loop of its own)
+    ((2, 3, 4), (6, 4), "csf", 0.0, "lattice", "collapse(T[k, l, j], (k, l) -> i)"),
+    ((2, 3, 4), (4, 6), "dense", np.inf, "looplets", "split(collapse(collapse("),
+    # (3-D -> 1-D: a collapse of a collapse; into a sorted sparse vector under looplets too)
+    ((2, 3, 4), (-1,), "csf", np.nan, "looplets", "collapse(collapse("),
+    ((2, 3, 4), (-1,), "coo", 0.0, "lattice", "collapse(collapse("),
+    # (2-D -> 3-D: the rows split, the columns kept; or all axes at once)
+    ((6, 4), (2, 3, 4), "csr", 0.0, "looplets", "split(T[l, k], l -> (i:2, j:3))"),
+    ((6, 4), (2, 3, 4), "coo", np.inf, "lattice", "split(T[l, k]"),
+    ((4, 6), (2, 3, 4), "dense", np.nan, "lattice", "split(split(collapse("),
+    # (1-D -> 3-D: a split of a split; 3-D -> 3-D)
+    ((24,), (2, 3, 4), "sparse_vector", np.inf, "looplets", "split(split(T[l]"),
+    ((24,), (2, 3, 4), "dense", 0.0, "lattice", "split(split("),
+    ((2, 3, 4), (3, 2, 4), "csf", 0.0, "lattice", "split(collapse("),
+    ((2, 3, 4), (4, 3, 2), "coo", np.nan, "looplets", "split(split(collapse(collapse("),
+])
+def test_a_reshape_of_three_dimensions_is_one_kernel(old, new, fmt, fill, strategy, form):
+    x = data(old, fill)
+    T = ss.Tensor.from_numpy(x, fmt, fill=fill, name="T")
+    kernel = fused(xp.asarray(T).reshape(new), x.reshape(new), strategy)
+    assert form in str(kernel.program), kernel.program
+
+
+@pytest.mark.parametrize("old, new, fmt, strategy", [
+    # (arrays of no entries: the operand's axes collapsed into a result axis of extent 0, the
+    # other result axes broadcast; no split dividing by an extent 0)
+    ((0, 3), (3, 0), "csr", "lattice"),
+    ((3, 0, 2), (0,), "csf", "looplets"),
+    ((0,), (2, 0, 3), "sparse_vector", "lattice"),
+    # (extent-1 axes join the group beside them)
+    ((1, 6), (6,), "coo", "looplets"),
+    ((6,), (1, 6, 1), "sparse_vector", "lattice"),
+    ((2, 1, 3), (3, 2), "coo", "looplets"),
+    ((), (1, 1), "dense", "lattice"),
+])
+def test_empty_arrays_and_extent_one_axes(old, new, fmt, strategy):
+    x = data(old, np.nan, seed=1)
+    T = ss.Tensor.from_numpy(x, fmt, fill=np.nan)
+    fused(xp.asarray(T).reshape(new), x.reshape(new), strategy)
+
+
+def test_a_reshape_to_its_own_shape_is_the_operand():
+    T = xp.asarray(ss.Tensor.from_numpy(data((2, 3, 4), 0.0), "csf"))
+    assert T.reshape(2, 3, -1).node is T.node
+
+
+def test_a_reshape_inside_an_expression_is_fused_with_it():
+    # the matrix-vector product of a 3-D tensor seen as a matrix, and a 3-D view of a sum
+    y, v = data((2, 3, 4), 0.0, seed=2), np.arange(1.0, 5.0)
+    Y = xp.asarray(ss.Tensor.from_numpy(y, "csf"))
+    fused(Y.reshape(6, 4) @ xp.asarray(v), y.reshape(6, 4) @ v, "looplets")
+    a = data((6, 4), np.inf, seed=3)
+    A = xp.asarray(ss.Tensor.from_numpy(a, "csr", fill=np.inf))
+    fused((A * 2).reshape(2, 3, 4) + Y, (a * 2).reshape(2, 3, 4) + y, "looplets")
+
+
+@settings(max_examples=5, deadline=None)
+@given(n=st.sampled_from([0, 1, 6, 12, 24]), ranks=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       sparse=st.booleans(), fill=st.sampled_from(FILLS), strategy=st.sampled_from(["lattice", "looplets"]),
+       data_=st.data())
+@example(n=24, ranks=(3, 3), sparse=True, fill=np.nan, strategy="looplets", data_=None)   # materialized on main
+@example(n=0, ranks=(2, 3), sparse=True, fill=0.0, strategy="lattice", data_=None)
+def test_reshapes_by_property(n, ranks, sparse, fill, strategy, data_):
+    def factor(rank):
+        # a shape of `rank` extents whose product is n (n = 0: one extent 0, the others up to 3)
+        if data_ is None:
+            return {(24, 3): (2, 3, 4), (0, 2): (0, 3), (0, 3): (2, 0, 2)}.get((n, rank), (n,) + (1,) * (rank - 1))
+        shape, left = [], n
+        for k in range(rank - 1):
+            if n == 0:
+                shape.append(data_.draw(st.integers(0, 3)))
+            else:
+                shape.append(data_.draw(st.sampled_from([d for d in range(1, left + 1) if left % d == 0])))
+                left //= shape[-1]
+        shape.append(left if n else 0)
+        return tuple(data_.draw(st.permutations(shape)))
+
+    old, new = factor(ranks[0]), factor(ranks[1])
+    assert math.prod(old) == math.prod(new) == n
+    x = data(old, fill, seed=n)
+    T = ss.Tensor.from_numpy(x, SPARSE[len(old)] if sparse else "dense", fill=fill)
+    fused(xp.asarray(T).reshape(new), x.reshape(new), strategy)
+
+
+@pytest.mark.parametrize("fmt, key, shape, strategy", [
+    ("csr", np.s_[2:18], (4, 4), "lattice"),
+    ("coo", np.s_[1:19:3], (2, 3), "looplets"),
+    ("csc", np.s_[2:18], (4, 4), None),          # (the lattice refuses it: looplets lower it)
+    ("dense", np.s_[22:4:-3], (3, 2), "looplets"),
+])
+def test_a_split_of_a_slice_of_a_collapse_is_one_kernel(fmt, key, shape, strategy):
+    c = data((6, 4), np.nan, seed=4)
+    C = xp.asarray(ss.Tensor.from_numpy(c, fmt, fill=np.nan))
+    kernel = fused(C.reshape(-1)[key].reshape(shape), c.reshape(-1)[key].reshape(shape), strategy)
+    assert "split(slice(collapse(" in str(kernel.program)
+    if kernel.trace.find("shape-operators"):   # (looplets: the collapse read at start + step·(q + p·|q|))
+        assert kernel.trace.find("gather"), kernel.trace
+
+
+def test_a_csc_reshaped_with_an_axis_kept_is_a_split_of_its_whole_ravel():
+    # its rows split while its columns stay a loop: both strategies would walk the columns inside
+    # the rows, against its storage order; the split of its whole ravel is gathered by looplets,
+    # the trace saying why the first statement was refused
+    a = data((6, 4), 0.0, seed=6)
+    kernel = xp.asarray(ss.Tensor.from_numpy(a, "csc")).reshape(2, 3, 4).lower()
+    notes = [s.note for s in kernel.trace.find("materialize")]
+    assert len(notes) == 1 and "refused by both strategies" in notes[0], notes
+    assert "split(split(collapse(" in str(kernel.program) and kernel.trace.find("gather")
+    np.testing.assert_array_equal(kernel().to_numpy(), a.reshape(2, 3, 4))
+
+
+def test_where_a_reshape_still_materializes_the_trace_says_why():
+    # a stack reshaped: no strategy lowers a collapse of a concat of broadcasts
+    a = data((5, 4), 0.0, seed=7)
+    A = xp.asarray(ss.Tensor.from_numpy(a, "csr"))
+    kernel = xp.stack([A, A]).reshape(10, 4).lower()
+    notes = [s.note for s in kernel.trace.find("materialize")]
+    assert any("(each reshape a split of its whole ravel): refused by both strategies" in n for n in notes), notes
+    assert any(n.startswith("reshape (2, 5, 4) -> (10, 4) materialized") for n in notes), notes
+    np.testing.assert_array_equal(kernel().to_numpy(), np.stack([a, a]).reshape(10, 4))
+
+
+def test_a_reshape_of_another_size_is_refused_naming_the_shapes():
+    T = xp.asarray(ss.Tensor.from_numpy(np.zeros((2, 3, 4)), "csf"))
+    with pytest.raises(ShapeError, match=r"cannot reshape shape \(2, 3, 4\) \(24 entries\) into \(5, 5\)"):
+        T.reshape(5, 5)
+    with pytest.raises(ShapeError, match=r"cannot reshape shape \(2, 3, 4\) \(24 entries\) into \(-1, 5\)"):
+        T.reshape(-1, 5)
