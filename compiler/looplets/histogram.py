@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import UsageError
 from ..fastcall import fast_call
 from ..format import Format, parse_format
+from ..lattice.schedule import Schedule
 from ..levels import Dense, Element, Pattern, SparseList, SparseRunList
 from ..tensor import Tensor
 from .compile import compile_program
@@ -94,6 +95,9 @@ HISTOGRAMS = {(rule, stack): histogram_program(rule, stack) for rule in BIN_RULE
 masked_histogram_8bit, masked_histogram_8bit_stack = HISTOGRAMS["8bit", False], HISTOGRAMS["8bit", True]
 
 
+#: how the kernels count: into 4 tables, so consecutive pixels in one bin do not wait for each other's
+#: update (:mod:`compiler.looplets.schedule`)
+COUNTING = Schedule().privatize("bins", copies=4)
 #: an 8-bit image, row by row (a C-contiguous uint8 array is read in place)
 IMAGE_U8 = Dense(Dense(Element(0, dtype="uint8")))
 #: a mask as each row's list of set columns (Finch's ``SparseList(Pattern())``)
@@ -219,7 +223,7 @@ class MaskedHistogram8:
             shape = (self.bins,) if ndim == 2 else (img.shape[0], self.bins)
             counts = Tensor.from_numpy(np.zeros(shape, np.int64), _COUNTS[ndim], name="bins")
             program = masked_histogram_8bit if ndim == 2 else masked_histogram_8bit_stack
-            self.kernels[key] = compile_program(program, bins=counts, img=img, mask=m)
+            self.kernels[key] = compile_program(program, bins=counts, img=img, mask=m, schedule=COUNTING)
         kernel = self.kernels[key]
         if m is mask:   # (a Tensor given: the next call may give it again; a Tensor's format and shape are fixed)
             if key not in self._fast:
