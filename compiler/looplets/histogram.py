@@ -8,7 +8,9 @@ list of their columns (:data:`MASK_LIST`, Finch's ``SparseList(Pattern())``: the
 scattered pixels) or as runs (:data:`MASK_RUNS`, ``SparseRunList(Pattern())``: the better for
 regions, each run one loop over consecutive pixels). The image is read as its uint8 bytes, in place
 (no per-call conversion); every 8-bit value lies in a bin, so the kernel tests no range, and its
-bin count is the counts' extent, fixed when it is compiled, so it checks no bin's index either. A stack of
+bin count is the counts' extent, fixed when it is compiled, so it checks no bin's index either. The
+kernel counts into four tables (:data:`COUNTING`, the looplets schedule's ``privatize``), each of four
+consecutive pixels into its own, so a run of pixels in one bin does not wait on its own updates. A stack of
 images (3-D: images, rows, columns) with a stack of masks is counted in one kernel call, one
 histogram per image (a call's fixed cost is most of a small image's count).
 
@@ -33,7 +35,7 @@ from ..tensor import Tensor
 from .compile import compile_program
 from .language import LoopProgram, loop_program
 
-__all__ = ["histogram_program", "BIN_RULES", "HISTOGRAMS", "masked_histogram_8bit", "masked_histogram_8bit_stack",
+__all__ = ["histogram_program", "BIN_RULES", "HISTOGRAMS", "COUNTING", "masked_histogram_8bit", "masked_histogram_8bit_stack",
            "MaskedHistogram8", "masked_histogram_u8", "IMAGE_U8", "MASK_LIST", "MASK_RUNS", "mask_format_for"]
 
 
