@@ -163,13 +163,15 @@ class _Plan:
         self.room = fresh("room") if any(isinstance(n, Grow) and n.hint and not n.first for n in nodes) else None
         self.lowest_bit = any(isinstance(n, Call) and n.function in BIT_FUNCTIONS for n in nodes)
         self.threads = any(isinstance(n, Call) and n.function in THREAD_FUNCTIONS for n in nodes)
-        self.alloc_array = fresh("alloc_array") if self.locals else None
+        # (a stack array is neither allocated nor freed: it needs none of the allocation's helpers)
+        self.heap = [n for n in self.locals.values() if not n.stack]
+        self.alloc_array = fresh("alloc_array") if self.heap else None
         # a scratch array's length that multiplies sizes is computed with an overflow check
-        lengths = [n.length for n in self.locals.values()]
+        lengths = [n.length for n in self.heap]
         self.length_product = fresh("length_product") if any(_has_product(e) for e in lengths) else None
         self.length_sum = fresh("length_sum") if any(_sum_of_product(e) for e in lengths) else None
         self.free = fresh(f"{fn.name}_free") if self.growables else None
-        self.out_of_memory = fresh("KERNEL_OUT_OF_MEMORY") if self.grows or self.locals else None
+        self.out_of_memory = fresh("KERNEL_OUT_OF_MEMORY") if self.grows or self.heap else None
         self.fresh = fresh
         self.out_of_bounds = fresh("KERNEL_OUT_OF_BOUNDS") if checked else None
         self.out_of_range = fresh("KERNEL_COORDINATE_OUT_OF_RANGE") if self.sites else None
@@ -287,8 +289,12 @@ class _CPrinter(Printer):
     def allocate(self, s: Allocate, depth: int):
         """Directly nested allocations are made together, with one check for all of them."""
         plan = self.plan
+        if s.stack:
+            self.stack_array(s, depth)
+            return
         chain = [s]
-        while len(chain[-1].body.body) == 1 and isinstance(chain[-1].body.body[0], Allocate):
+        while len(chain[-1].body.body) == 1 and isinstance(chain[-1].body.body[0], Allocate) \
+                and not chain[-1].body.body[0].stack:
             inner, made = chain[-1].body.body[0], {a.buffer for a in chain}
             if any(isinstance(n, Load) and n.buffer in made for n in walk((inner.length, inner.init))):
                 break   # its size is read from one of them: allocated after their check
@@ -317,6 +323,18 @@ class _CPrinter(Printer):
             self.emit(depth, f"free({a.buffer});")
             if plan.checked:
                 self.emit(depth, f"{plan.check}.scratch[{plan.scratch_slot[a.buffer]}] = NULL;")
+
+    def stack_array(self, s: Allocate, depth: int):
+        """A scratch array of constant length on the stack: nothing to allocate, check or free."""
+        zero = s.init is not None and isinstance(s.init, Const) and s.init.value == 0
+        self.emit(depth, f"{c_type(s.dtype)} {s.buffer}[{self.expr(s.length)}]{' = {0}' if zero else ''};")
+        if self.plan.checked:
+            self.emit(depth, f"int64_t {self.plan.length[s.buffer]} = {self.expr(s.length)};")
+        if s.init is not None and not zero:
+            k = self.plan.fresh(f"{s.buffer}_k")
+            self.emit(depth, f"for (int64_t {k} = 0; {k} < {self.expr(s.length, 10)}; {k}++)")
+            self.emit(depth + 1, f"{s.buffer}[{k}] = {self.expr(s.init)};")
+        self.stmt(s.body, depth)   # (not live: an early exit has nothing of it to free)
 
     def view(self, s: View, depth: int):
         t = c_type(s.dtype)
@@ -450,7 +468,7 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
     includes = ["stdbool.h", "stdint.h"]
     if plan.uses_math:
         includes.append("math.h")
-    if plan.growables or plan.locals:
+    if plan.growables or plan.heap:
         includes.append("stdlib.h")
     if checked:
         includes.append("setjmp.h")

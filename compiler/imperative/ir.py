@@ -620,7 +620,8 @@ class Allocate(Stmt):
     freed after ``body``. Workspaces live here: dense accumulators, bitmaps, index lists.
     A ``shared`` array stays one array for all threads of a parallel loop in ``body``
     (each iteration touches only its own elements); any other array a parallel loop
-    writes gets a part per thread (:mod:`compiler.imperative.privatize`).
+    writes gets a part per thread (:mod:`compiler.imperative.privatize`). A ``stack`` array
+    (its length a constant) is a C array on the stack: no allocation, nothing to free.
 
     >>> from compiler.imperative import Var, For, pretty
     >>> k = Var("k")
@@ -638,6 +639,7 @@ class Allocate(Stmt):
     init: Optional[Expr]
     body: Block
     shared: bool = False
+    stack: bool = False
 
     def __post_init__(self):
         _set(self, "buffer", check_name(self.buffer, "buffer name"))
@@ -646,6 +648,8 @@ class Allocate(Stmt):
         if self.init is not None:
             _set(self, "init", as_expr(self.init))
         _set(self, "body", as_block(self.body))
+        if self.stack and not isinstance(self.length, Const):
+            raise ValueError(f"a stack array's length is a constant, not {self.length}")
 
     def __getitem__(self, index) -> "Load":
         return Load(self.buffer, index)

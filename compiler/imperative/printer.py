@@ -208,7 +208,8 @@ class Printer(ExprFormatter):
         shared = "  // one array for all threads" if s.shared else ""
         self.emit(depth, f"{self.type_name(s.dtype)} {s.buffer}[{self.expr(s.length)}]{init};{shared}")
         self.stmt(s.body, depth)
-        self.emit(depth, f"free({s.buffer});")
+        if not s.stack:   # (a stack array ends with its scope)
+            self.emit(depth, f"free({s.buffer});")
 
     def if_chain(self, s: If, depth: int):
         if s.cond == Const(True, "bool") and s.otherwise is None:

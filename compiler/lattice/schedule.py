@@ -36,6 +36,9 @@ command                  effect
 ``fuse(i, j, f)``        iterate two directly nested loops as one (a dense output)
 ``pos(i, ip, A)``        iterate the positions of ``A``'s level of ``i`` (or of a fused ``f``, over
                          a Dense (CSR) or compressed (DCSR) row level: the nnz-balanced loop)
+``privatize(t, copies)`` count a scatter-reduction into ``t`` in ``copies`` tables (a histogram's
+                         ``bins[b(v)] += 1``): the looplets strategy's one command
+                         (:mod:`compiler.looplets.schedule`); the lattice strategy refuses it
 =======================  ========================================================================
 
 ``split``, ``fuse`` and ``pos`` build a derived iteration space (:mod:`compiler.lattice.derived`):
@@ -69,7 +72,7 @@ import numpy as np
 from ..errors import StrategyError
 from ..notation.ast import Index
 
-COMMANDS = ("reorder", "precompute", "parallelize", "split", "fuse", "pos")
+COMMANDS = ("reorder", "precompute", "parallelize", "split", "fuse", "pos", "privatize")
 DERIVED = ("split", "fuse", "pos")
 #: what ``parallelize`` does where threads would update the same elements of the output
 RACES = ("none", "atomics", "copies")
@@ -170,6 +173,19 @@ class Schedule:
     def pos(self, index: str, position: str, tensor: str) -> "Schedule":
         return self._add("pos", index, position, tensor)
 
+    def privatize(self, tensor: str, copies: int = 4, workspace: bool = True) -> "Schedule":
+        """Count the updates of ``tensor``, a small dense output at computed coordinates (a
+        histogram's bins), into ``copies`` tables: the loop around them unrolled, each lane updating
+        its own table, the tables combined after (:mod:`compiler.imperative.tables`). The extra
+        tables are on the stack when their length is a small constant, else allocated when the
+        kernel runs (refused with ``workspace=False``). The looplets strategy applies it.
+
+        >>> Schedule().privatize("bins", copies=4)
+        Schedule(privatize(bins, 4))
+        """
+        return self._add("privatize", tensor, copies) if workspace is True else \
+            self._add("privatize", tensor, copies, workspace)
+
     def __repr__(self) -> str:
         return f"Schedule({', '.join(str(c) for c in self.commands)})"
 
@@ -200,6 +216,9 @@ def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
     from .derived import SuchThat, add_relation
     steps, parallel, relations = [], None, ()
     for c in schedule.commands:
+        if c.name == "privatize":
+            raise StrategyError(f"schedule: {c} is applied by the looplets strategy (strategy='looplets', which "
+                                f"unrolls the loop around the updates); the lattice strategy does not privatize")
         before = SuchThat(stmt, relations) if relations else stmt
         if c.name in DERIVED:
             relations = add_relation(c, stmt, relations, program, formats)

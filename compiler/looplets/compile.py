@@ -52,6 +52,7 @@ from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
 from .promote import promote
 from .scalars import check_scalars
+from .schedule import privatize_one, privatizations
 from .appends import check_sparse_writes
 from .output_build import building_output
 from .output_order import choose_output_order
@@ -130,18 +131,19 @@ def _output_params(info: TensorInfo) -> tuple:
 
 
 def compile_program(program, *, trace: Trace | None = None, checked: bool = False,
-                    name: str | None = None, output: str | None = None, **tensors):
+                    name: str | None = None, output: str | None = None, schedule=None, **tensors):
     """Lower and compile ``program`` for ``tensors`` (Tensors for inputs; formats for outputs).
 
     A thin convenience over ``compiler.lower(program, strategy="looplets", ...)``: it
     returns the shared runtime's :class:`~compiler.runtime.Kernel`. The output is the
-    tensor the program writes (or ``output=``). Errors in the program raise
+    tensor the program writes (or ``output=``); ``schedule`` privatizes outputs
+    (:mod:`compiler.looplets.schedule`). Errors in the program raise
     :class:`ProgramError` naming its line.
     """
     from ..lowering import lower
     # (index notation goes as it is: lowered for the tensors, its temporaries take their dtypes and facts)
     prog = program if isinstance(program, (str, NAssignType())) else _as_program(program)
-    options = {k: v for k, v in (("name", name), ("output", output)) if v is not None}
+    options = {k: v for k, v in (("name", name), ("output", output), ("schedule", schedule)) if v is not None}
     # concrete shapes: outputs take theirs, and conflicting extents are reported at the program's line
     shapes = {t: tuple(v.shape) for t, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))}
     if shapes:
@@ -207,7 +209,7 @@ def _equal_sizes(sources, infos):
 
 
 def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max_looplets=MAX_LOOPLETS,
-             known_sizes=None, shaped=None, check_coordinates=True):
+             known_sizes=None, shaped=None, check_coordinates=True, privatized=()):
     body = prog.body
     missing = [t for t in prog.tensors if t not in tensors]
     if missing:
@@ -318,9 +320,14 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
              "row's end"),
             ("dead-stores", drop_dead_stores, "assignments to locals that nothing reads after them dropped: a "
              "block copy's position past the run it copied"),
+            # (the schedule's privatize: each a step of its own, with what it did)
+            *(("privatize", lambda b, step=step: privatize_one(b, step, infos, outs, out_sizes, ctx.fresh),
+               step) for step in privatized),
             ("promote", lambda b: promote(b, promotable, ctx.fresh), "loop-invariant output slots kept in locals"),
             ("vectorize", vectorize, "map loops and contiguous sum loops run in SIMD lanes")):
         after = run(stmts)
+        if stage == "privatize":
+            after, note = after
         if after != stmts:
             trace.record(stage, before=_printed(stmts), after=_printed(after), note=note)
         stmts = after
@@ -516,7 +523,7 @@ def _reserved(infos) -> set:
 
 
 #: what ``lower(..., strategy="looplets", options=...)`` takes
-_OPTIONS = frozenset({"name", "output", "shapes", "max_looplets"})
+_OPTIONS = frozenset({"name", "output", "shapes", "max_looplets", "schedule"})
 
 
 def lower_for_runtime(program, formats: dict, trace, **options):
@@ -538,8 +545,10 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         why = (f"; {', '.join(lattice)} {'is an option' if len(lattice) == 1 else 'are options'} of the lattice "
                f"strategy (strategy='lattice'): under looplets a loop program states its loops itself"
                if lattice else "")
-        raise StrategyError(f"the looplets strategy has no option(s) {', '.join(unknown)}; it takes name= and "
-                            f"max_looplets= (and, from compile_program, output= and shapes=){why}")
+        raise StrategyError(f"the looplets strategy has no option(s) {', '.join(unknown)}; it takes name=, "
+                            f"max_looplets= and schedule= (privatize only; and, from compile_program, output= and "
+                            f"shapes=){why}")
+    privatized = privatizations(options.get("schedule"))
     limit = options.get("max_looplets", MAX_LOOPLETS)
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:
         raise StrategyError(f"max_looplets={limit!r}: give the most looplet lowerings the program may take, a "
@@ -612,7 +621,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         fn, infos, outs, out_sizes, sources, starts, refusals, writes, unordered, helper_ops = _compile(
             prog, trace, False, options.get("name"), options.get("output"), formats,
             dict(options.get("shapes") or ()), int(limit), shaped_sizes,
-            program if shaped is not None else None, not isinstance(program, NAssignType()))
+            program if shaped is not None else None, not isinstance(program, NAssignType()), privatized)
     except ProgramError as e:
         if shaped is not None:
             # (the user wrote index notation: say what its shape operators became, not a line of ours)
@@ -767,10 +776,11 @@ def register():
     from ..capabilities import Capabilities, register_capabilities
     from .levels import UNFURL, UPDATABLE
 
-    # read from the unfurl registries at query time; "schedule" is not among its options
+    # read from the unfurl registries at query time; no schedule of loops (its schedule's one
+    # command, privatize, reorders nothing: the tools' schedule editors write the lattice's commands)
     register_capabilities("looplets", lambda: Capabilities(
         "looplets", tuple(c.name for c in UNFURL), tuple(c.name for c in UNFURL if c in UPDATABLE),
-        schedule="schedule" in _OPTIONS))
+        schedule=False))
     return True
 
 

@@ -8,7 +8,9 @@ list of their columns (:data:`MASK_LIST`, Finch's ``SparseList(Pattern())``: the
 scattered pixels) or as runs (:data:`MASK_RUNS`, ``SparseRunList(Pattern())``: the better for
 regions, each run one loop over consecutive pixels). The image is read as its uint8 bytes, in place
 (no per-call conversion); every 8-bit value lies in a bin, so the kernel tests no range, and its
-bin count is the counts' extent, fixed when it is compiled, so it checks no bin's index either. A stack of
+bin count is the counts' extent, fixed when it is compiled, so it checks no bin's index either. The
+kernel counts into four tables (:data:`COUNTING`, the looplets schedule's ``privatize``), each of four
+consecutive pixels into its own, so a run of pixels in one bin does not wait on its own updates. A stack of
 images (3-D: images, rows, columns) with a stack of masks is counted in one kernel call, one
 histogram per image (a call's fixed cost is most of a small image's count).
 
@@ -27,12 +29,13 @@ import numpy as np
 from ..errors import UsageError
 from ..fastcall import fast_call
 from ..format import Format, parse_format
+from ..lattice.schedule import Schedule
 from ..levels import Dense, Element, Pattern, SparseList, SparseRunList
 from ..tensor import Tensor
 from .compile import compile_program
 from .language import LoopProgram, loop_program
 
-__all__ = ["histogram_program", "BIN_RULES", "HISTOGRAMS", "masked_histogram_8bit", "masked_histogram_8bit_stack",
+__all__ = ["histogram_program", "BIN_RULES", "HISTOGRAMS", "COUNTING", "masked_histogram_8bit", "masked_histogram_8bit_stack",
            "MaskedHistogram8", "masked_histogram_u8", "IMAGE_U8", "MASK_LIST", "MASK_RUNS", "mask_format_for"]
 
 
@@ -94,6 +97,9 @@ HISTOGRAMS = {(rule, stack): histogram_program(rule, stack) for rule in BIN_RULE
 masked_histogram_8bit, masked_histogram_8bit_stack = HISTOGRAMS["8bit", False], HISTOGRAMS["8bit", True]
 
 
+#: how the kernels count: into 4 tables, so consecutive pixels in one bin do not wait for each other's
+#: update (:mod:`compiler.looplets.schedule`)
+COUNTING = Schedule().privatize("bins", copies=4)
 #: an 8-bit image, row by row (a C-contiguous uint8 array is read in place)
 IMAGE_U8 = Dense(Dense(Element(0, dtype="uint8")))
 #: a mask as each row's list of set columns (Finch's ``SparseList(Pattern())``)
@@ -219,7 +225,7 @@ class MaskedHistogram8:
             shape = (self.bins,) if ndim == 2 else (img.shape[0], self.bins)
             counts = Tensor.from_numpy(np.zeros(shape, np.int64), _COUNTS[ndim], name="bins")
             program = masked_histogram_8bit if ndim == 2 else masked_histogram_8bit_stack
-            self.kernels[key] = compile_program(program, bins=counts, img=img, mask=m)
+            self.kernels[key] = compile_program(program, bins=counts, img=img, mask=m, schedule=COUNTING)
         kernel = self.kernels[key]
         if m is mask:   # (a Tensor given: the next call may give it again; a Tensor's format and shape are fixed)
             if key not in self._fast:

@@ -112,11 +112,13 @@ def test_window_out_of_bounds_names_the_file_line():
 
 
 @pytest.mark.parametrize("options, message", [
+    # (its schedule takes privatize only: the lattice strategy's commands are named as the lattice's)
     ({"schedule": [("parallelize", "i")]},
-     r"no option\(s\) schedule; .*schedule is an option of the lattice strategy \(strategy='lattice'\)"),
+     r"parallelize\(i\) is a command of the lattice strategy \(strategy='lattice'\)"),
     ({"order": ["j", "i"], "assembly": "two-phase"},
      r"no option\(s\) assembly, order; .*assembly, order are options of the lattice strategy"),
-    ({"unroll": 4}, r"^the looplets strategy has no option\(s\) unroll; it takes name= "),
+    ({"unroll": 4}, r"^the looplets strategy has no option\(s\) unroll; it takes name=, max_looplets= and "
+                    r"schedule= \(privatize only"),
 ])
 def test_an_option_the_looplets_strategy_does_not_take_is_refused(options, message):
     # (it was dropped silently: a schedule given to looplets changed nothing)
