@@ -34,8 +34,9 @@ associative and commutative, independent of the operand order.
 from __future__ import annotations
 
 import itertools
+import re
 
-from ..imperative import ir
+from ..imperative import ir, pretty
 from ..imperative.ir import Assign as IAssign, BinOp, Const, Declare, If, Tagged, Var, While
 from ..imperative.traverse import untagged, walk
 from . import extents as X
@@ -43,12 +44,29 @@ from .errors import ProgramError
 from .fill_write import FILL_WRITE
 from .looplet_access import (cut_alike, looplets_of, replace_looplets, style_of, truncate_others, truncate_strict,
                              writes_only_runs)
-from .phase_order import merge_order
 from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
 from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
                        resolve, truncate, unshift)
+from .phase_order import merge_order
 from .program import Extent, Loop, Value, is_pass, substitute, uses
 from .simplify import simplify
+from .switch_arms import merge_arms, minimal_sets
+
+
+def _code_text(code) -> str:
+    """``code`` as text, the locals it declares renamed in order (``_v0``, ``_v1``, ...): the text of
+    two arms is the same when their C is, but for fresh names (and the looplets' provenance tags,
+    which print as nothing)."""
+    text = "\n".join(pretty(st) for st in code)
+    names = list(dict.fromkeys(n.var.name for st in code for n in walk(st) if isinstance(n, (Declare, ir.For))))
+    if names:
+        text = re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b",
+                      lambda m: f"_v{names.index(m.group(1))}", text)
+    return text
+
+
+def _always(cond) -> bool:
+    return isinstance(cond, Const) and cond.value is True
 
 
 def _position(stepper: Stepper):
@@ -188,18 +206,33 @@ class LoopletRules:
 
     # -- Switch
     def lower_switch(self, i, ext, body, found, line):
-        """The product of all switches' cases, as a first-match if / else if chain."""
+        """The product of all switches' cases, as a first-match if / else if chain; when every switch
+        is ``(condition, else)`` (a step's steppers), arms with the same code are one arm
+        (:mod:`.switch_arms`)."""
         switches = [l for l in found if isinstance(l, Switch)]
         arms = []
         for combo in itertools.product(*[s.cases for s in switches]):
             conds = [c.cond for c in combo if not (isinstance(c.cond, Const) and c.cond.value is True)]
             pick = {id(s): c.body for s, c in zip(switches, combo)}
             new = replace_looplets(body, i, lambda l: pick.get(id(l), l), only=(Switch,))
-            arms.append((conds, new))
+            arms.append((conds, new, {n for n, c in enumerate(combo) if c is not switches[n].cases[-1]}))
         self.record("lower:Switch", body, arms[0][1], note=self._note(f"{len(arms)} case(s)", i, ext))
+        codes = [self.lower_looplets(i, ext, new, line) for _, new, _ in reversed(arms)][::-1]
+        if all(len(s.cases) == 2 and _always(s.cases[-1].cond) and not _always(s.cases[0].cond) for s in switches):
+            texts = [_code_text(code) for code in codes]
+            merged = merge_arms([(chosen, text) for (_, _, chosen), text in zip(arms, texts)])
+            if len(merged) < len(arms):
+                self.record("lower:Switch", body, None, note=self._note(
+                    f"{len(arms)} arms, {len(merged)} once those with the same code are joined", i, ext))
+            chain = []
+            for group in merged:
+                terms = [ir.and_(*[switches[n].cases[0].cond for n in sorted(s)]) if s else None
+                         for s in minimal_sets([arms[k][2] for k in group])]
+                chain.append(([] if None in terms else [ir.or_(*terms)], codes[group[0]]))
+        else:
+            chain = [(conds, code) for (conds, _, _), code in zip(arms, codes)]
         out = None
-        for conds, new in reversed(arms):
-            code = self.lower_looplets(i, ext, new, line)
+        for conds, code in reversed(chain):
             if not conds:
                 out = code
             else:
@@ -408,9 +441,14 @@ class LoopletRules:
                 # a run-length level's fill then run: its body once, and the next child only
                 # if this one ended; a case per stepper would repeat the body 2**k times)
                 return Thunk((), s.chunk, (If(BinOp("==", s.stop, step_stop), list(s.next)),))
-            full = Thunk((), s.chunk, s.next)
+            ends = BinOp("==", s.stop, step_stop)
             cut = truncate_strict(s.chunk)
-            return Switch((Case(BinOp("==", s.stop, step_stop), full), Case(Const(True, "bool"), cut)))
+            if len(steppers) < 3:
+                return Switch((Case(ends, Thunk((), s.chunk, s.next)), Case(Const(True, "bool"), cut)))
+            # (three or more: the 2**k arms of their switches, the next child after the step's code under
+            # a test of its own; the arms then differ only where their bodies do, and those alike are
+            # joined, lower_switch: in (a & b & c) | d, the seven arms writing d alone are one)
+            return Thunk((), Switch((Case(ends, s.chunk), Case(Const(True, "bool"), cut))), (If(ends, list(s.next)),))
         return self._step_loop(i, ext, body, line, Stepper, steppers, [s.stop for s in steppers],
                                chunk_of, f"{len(steppers)} stepper(s), while loop")
 
