@@ -34,8 +34,9 @@ associative and commutative, independent of the operand order.
 from __future__ import annotations
 
 import itertools
+import re
 
-from ..imperative import ir
+from ..imperative import ir, pretty
 from ..imperative.ir import Assign as IAssign, BinOp, Const, Declare, If, Tagged, Var, While
 from ..imperative.traverse import untagged, walk
 from . import extents as X
@@ -46,8 +47,26 @@ from .looplet_access import (cut_alike, looplets_of, replace_looplets, style_of,
 from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
 from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
                        resolve, truncate, unshift)
+from .phase_order import merge_order
 from .program import Extent, Loop, Value, is_pass, substitute, uses
 from .simplify import simplify
+from .switch_arms import merge_arms, minimal_sets
+
+
+def _code_text(code) -> str:
+    """``code`` as text, the locals it declares renamed in order (``_v0``, ``_v1``, ...): the text of
+    two arms is the same when their C is, but for fresh names (and the looplets' provenance tags,
+    which print as nothing)."""
+    text = "\n".join(pretty(st) for st in code)
+    names = list(dict.fromkeys(n.var.name for st in code for n in walk(st) if isinstance(n, (Declare, ir.For))))
+    if names:
+        text = re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b",
+                      lambda m: f"_v{names.index(m.group(1))}", text)
+    return text
+
+
+def _always(cond) -> bool:
+    return isinstance(cond, Const) and cond.value is True
 
 
 def _position(stepper: Stepper):
@@ -187,18 +206,33 @@ class LoopletRules:
 
     # -- Switch
     def lower_switch(self, i, ext, body, found, line):
-        """The product of all switches' cases, as a first-match if / else if chain."""
+        """The product of all switches' cases, as a first-match if / else if chain; when every switch
+        is ``(condition, else)`` (a step's steppers), arms with the same code are one arm
+        (:mod:`.switch_arms`)."""
         switches = [l for l in found if isinstance(l, Switch)]
         arms = []
         for combo in itertools.product(*[s.cases for s in switches]):
             conds = [c.cond for c in combo if not (isinstance(c.cond, Const) and c.cond.value is True)]
             pick = {id(s): c.body for s, c in zip(switches, combo)}
             new = replace_looplets(body, i, lambda l: pick.get(id(l), l), only=(Switch,))
-            arms.append((conds, new))
+            arms.append((conds, new, {n for n, c in enumerate(combo) if c is not switches[n].cases[-1]}))
         self.record("lower:Switch", body, arms[0][1], note=self._note(f"{len(arms)} case(s)", i, ext))
+        codes = [self.lower_looplets(i, ext, new, line) for _, new, _ in reversed(arms)][::-1]
+        if all(len(s.cases) == 2 and _always(s.cases[-1].cond) and not _always(s.cases[0].cond) for s in switches):
+            texts = [_code_text(code) for code in codes]
+            merged = merge_arms([(chosen, text) for (_, _, chosen), text in zip(arms, texts)])
+            if len(merged) < len(arms):
+                self.record("lower:Switch", body, None, note=self._note(
+                    f"{len(arms)} arms, {len(merged)} once those with the same code are joined", i, ext))
+            chain = []
+            for group in merged:
+                terms = [ir.and_(*[switches[n].cases[0].cond for n in sorted(s)]) if s else None
+                         for s in minimal_sets([arms[k][2] for k in group])]
+                chain.append(([] if None in terms else [ir.or_(*terms)], codes[group[0]]))
+        else:
+            chain = [(conds, code) for (conds, _, _), code in zip(arms, codes)]
         out = None
-        for conds, new in reversed(arms):
-            code = self.lower_looplets(i, ext, new, line)
+        for conds, code in reversed(chain):
             if not conds:
                 out = code
             else:
@@ -221,7 +255,6 @@ class LoopletRules:
         combos = list(itertools.product(*[range(len(s.phases)) for s in seqs]))
         self.record("lower:Sequence", body, None,
                     note=self._note(f"{len(combos)} phase combination(s)", i, ext))
-        pruned = 0
         # the stops of the phases just passed that do nothing (an intersection's phases where one
         # operand is its fill): the position moves past them all at once, before the next phase
         # that does something (none after the last: nothing reads it), in one max whose terms
@@ -243,27 +276,34 @@ class LoopletRules:
         at_pos = {(id(s), k): X.prove_le(ext.start, _first(p.body))
                   for s in seqs for k, p in enumerate(s.phases)
                   if isinstance(p.body, Stepper) and _position(p.body) is not None}
-        for key in combos:
-            stops = [s.phases[k].stop for s, k in zip(seqs, key) if s.phases[k].stop is not None]
-            # the running position is past the stop of every phase before this one:
-            # a combination ending before one of those is statically empty
-            # (and past the extent's start: a phase below it, a shifted read's ``r + 1 < 0``, is empty)
-            lows = [s.phases[k - 1].stop for s, k in zip(seqs, key) if k > 0 and s.phases[k - 1].stop is not None]
-            lows.append(ext.start)
-            if any(X.prove_le(t, lo) for t in stops for lo in lows) and key != combos[-1]:
-                pruned += 1
-                continue
-            stop = X.imin(*stops, ext.stop) if stops else ext.stop
-            # a phase cut short by the others' stops or the extent's (a diagonal's ``i + 1``) is
-            # truncated: a Spike's tail is its phase's last coordinate, which the cut drops
-            pick = {id(s): (s.phases[k].body if s.phases[k].stop is None else
-                            truncate(s.phases[k].body, ext.start, s.phases[k].stop, stop))
-                    for s, k in zip(seqs, key)}
-            new = truncate_others(body, i, ext, stop, exclude=(Sequence,))
-            new = replace_looplets(new, i, lambda l: pick.get(id(l), l), only=(Sequence,))
+        # (a combination ending before one of the phases before it ends is statically empty)
+        kept = [key for key in combos if key == combos[-1] or not self._empty_combination(seqs, key, ext)]
+        bodies = self._combination_bodies(i, body, seqs)
+        groups = merge_order(kept, bodies, skipped=set(combos) - set(kept))
+        for group in groups:
+            if len(group) > 1:
+                self.record("lower:Sequence", body, bodies(group[0]), note=self._note(
+                    f"{len(group)} neighbouring phase combinations {', '.join(map(str, group))} with the same "
+                    f"body: one region", i, ext))
+        for group in groups:
+            key = group[0]
+            stops = [self._combination_stop(seqs, k, ext) for k in group]
+            stop = stops[0] if len(group) == 1 else X.imax(*stops)
+            if len(group) == 1:
+                # a phase cut short by the others' stops or the extent's (a diagonal's ``i + 1``) is
+                # truncated: a Spike's tail is its phase's last coordinate, which the cut drops
+                pick = {id(s): (s.phases[k].body if s.phases[k].stop is None else
+                                truncate(s.phases[k].body, ext.start, s.phases[k].stop, stop))
+                        for s, k in zip(seqs, key)}
+                new = truncate_others(body, i, ext, stop, exclude=(Sequence,))
+                new = replace_looplets(new, i, lambda l: pick.get(id(l), l), only=(Sequence,))
+            else:
+                new = self._merged_body(i, ext, seqs, group, bodies, stop)
             is_last = stop is ext.stop or X.prove_eq(stop, ext.stop)
-            mine = [(s, k) for s, k in zip(seqs, key) if (id(s), k) in at_pos]
-            ready = frozenset(id(s.phases[k].body) for s, k in mine if at_pos[id(s), k])
+            # (a stepper phase is at the position only if every combination of the group has it)
+            mine = [(s, k) for g in group for s, k in zip(seqs, g) if (id(s), k) in at_pos]
+            stable = [(s, k) for n, (s, k) in enumerate(zip(seqs, key)) if all(g[n] == k for g in group)]
+            ready = frozenset(id(s.phases[k].body) for s, k in mine if at_pos[id(s), k] and (s, k) in stable)
             if is_last:
                 sub = Extent(pos, ext.stop)
                 object.__setattr__(sub, "nonempty", True)   # (lowered inside the test that it is)
@@ -285,14 +325,15 @@ class LoopletRules:
             object.__setattr__(sub, "at_start", ready)
             code = self.lower_looplets(i, sub, new, line)
             for s, k in mine:
-                at_pos[id(s), k] = at_pos[id(s), k] and self._walked(code, s.phases[k].body, s_var)
+                at_pos[id(s), k] = at_pos[id(s), k] and (s, k) in stable and self._walked(code, s.phases[k].body, s_var)
             # (a combination of an earlier phase of a sequence moves the position, not its later
             # phases' steppers; one of a later phase leaves a stepper phase be: if it runs, the
             # position is past that phase for good)
-            for s, k in zip(seqs, key):
-                for (sid, k2) in at_pos:
-                    if sid == id(s) and k2 > k:
-                        at_pos[sid, k2] = False
+            for g in group:
+                for s, k in zip(seqs, g):
+                    for (sid, k2) in at_pos:
+                        if sid == id(s) and k2 > k:
+                            at_pos[sid, k2] = False
             if not code:
                 pending.append(stop)
                 continue
@@ -300,6 +341,56 @@ class LoopletRules:
             out.append(Declare(s_var, "int64", stop))
             out.append(If(BinOp("<", pos, s_var), code + [IAssign(pos, s_var)]))
         return out
+
+    @staticmethod
+    def _combination_stop(seqs, key, ext):
+        """Where a combination of phases ends: the least of its phases' stops and the extent's."""
+        stops = [s.phases[k].stop for s, k in zip(seqs, key) if s.phases[k].stop is not None]
+        return X.imin(*stops, ext.stop) if stops else ext.stop
+
+    @staticmethod
+    def _empty_combination(seqs, key, ext) -> bool:
+        """Whether a combination provably runs nowhere: the running position is past the stop of
+        every phase before its own (and past the extent's start: a phase below it, a shifted read's
+        ``r + 1 < 0``, is empty), so one of its stops at or below one of those is."""
+        stops = [s.phases[k].stop for s, k in zip(seqs, key) if s.phases[k].stop is not None]
+        lows = [s.phases[k - 1].stop for s, k in zip(seqs, key) if k > 0 and s.phases[k - 1].stop is not None]
+        lows.append(ext.start)
+        return any(X.prove_le(t, lo) for t in stops for lo in lows)
+
+    def _combination_bodies(self, i, body, seqs):
+        """``bodies(key)``: the loop body with the phases of ``key`` picked (shifts pushed down once, so
+        a phase is the same looplet in every combination) and runs substituted, simplified, for
+        :func:`~.phase_order.merge_order`; None for a body that does nothing (those are passed, not
+        merged). ``bodies.phase_bodies`` maps ``(id(sequence), phase)`` to the phase's looplet."""
+        phase_bodies = {(id(s), k): unshift(p.body) for s in seqs for k, p in enumerate(s.phases)}
+        cache = {}
+
+        def bodies(key):
+            if key not in cache:
+                pick = {id(s): phase_bodies[id(s), k] for s, k in zip(seqs, key)}
+                new = replace_looplets(body, i, lambda l: pick.get(id(l), l), only=(Sequence,))
+                new = replace_looplets(new, i, lambda l: l.value if isinstance(l, Fill) else l.body,
+                                       only=(Run, Fill))
+                new = simplify(new, None, (FILL_WRITE,), self.facts)
+                # (two bodies alike read the same phase looplets: each is in the same phase in both)
+                cache[key] = None if is_pass(new) else new
+            return cache[key]
+        bodies.phase_bodies = phase_bodies
+        return bodies
+
+    def _merged_body(self, i, ext, seqs, group, bodies, stop):
+        """The body of neighbouring combinations ``group`` with the same body over their union
+        ``[position, stop)``: each phase it reads (the same in all of them) truncated to ``stop``,
+        any other looplet cut from the extent to ``stop``."""
+        cut = {}
+        for n, (s, k) in enumerate(zip(seqs, group[0])):
+            b = bodies.phase_bodies[id(s), k]
+            if all(g[n] == k for g in group):
+                p = s.phases[k]
+                cut[id(b)] = b if p.stop is None else truncate(b, ext.start, p.stop, stop)
+        return replace_looplets(bodies(group[0]), i, lambda l: cut[id(l)] if id(l) in cut else
+                                truncate(l, ext.start, ext.stop, stop))
 
     def _walked(self, code, stepper, stop) -> bool:
         """Whether ``code``, whenever it runs, leaves ``stepper`` at its first child ending past
@@ -350,9 +441,14 @@ class LoopletRules:
                 # a run-length level's fill then run: its body once, and the next child only
                 # if this one ended; a case per stepper would repeat the body 2**k times)
                 return Thunk((), s.chunk, (If(BinOp("==", s.stop, step_stop), list(s.next)),))
-            full = Thunk((), s.chunk, s.next)
+            ends = BinOp("==", s.stop, step_stop)
             cut = truncate_strict(s.chunk)
-            return Switch((Case(BinOp("==", s.stop, step_stop), full), Case(Const(True, "bool"), cut)))
+            if len(steppers) < 3:
+                return Switch((Case(ends, Thunk((), s.chunk, s.next)), Case(Const(True, "bool"), cut)))
+            # (three or more: the 2**k arms of their switches, the next child after the step's code under
+            # a test of its own; the arms then differ only where their bodies do, and those alike are
+            # joined, lower_switch: in (a & b & c) | d, the seven arms writing d alone are one)
+            return Thunk((), Switch((Case(ends, s.chunk), Case(Const(True, "bool"), cut))), (If(ends, list(s.next)),))
         return self._step_loop(i, ext, body, line, Stepper, steppers, [s.stop for s in steppers],
                                chunk_of, f"{len(steppers)} stepper(s), while loop")
 
