@@ -207,7 +207,7 @@ static uint64_t *erode1(const bits_t *im, const uint64_t *a)
 {
     int64_t h = im->h, n = im->n, pos[2] = {0, im->pad != 0}, idx[1] = {n - 1};
     uint64_t *v = malloc(8 * (h * n) + 8), *b = malloc(8 * (h * n) + 8);
-    if (erode_bits_box(h, n, v, h, n, b, h, n, a, n, pos, idx, &im->pad) != 0) {
+    if (erode_bits_box(h, n, v, h, n, b, h, n, a, pos, idx, &im->pad) != 0) {
         fprintf(stderr, "the kernel failed\n");
         exit(1);
     }
@@ -344,6 +344,13 @@ def main(argv=None):
         bitwise(tmp, sets, args.repeat, cv2)
 
 
+#: the generated dense-words kernel's parameters, as BITS_DRIVER's call passes them
+BITS_SIGNATURE = ("int erode_bits_box( int64_t V0_size, int64_t V1_size, uint64_t *V_val, int64_t B0_size, "
+                  "int64_t B1_size, uint64_t *B_val, int64_t A0_size, int64_t A1_size, "
+                  "const uint64_t *restrict A_val, const int64_t *restrict pad0_pos, "
+                  "const int64_t *restrict pad0_idx, const uint64_t *restrict pad_val")
+
+
 def bitwise(tmp: Path, sets, repeat: int, cv2):
     """The bitwise erosion's rows: our call on packed words (dense and sparse), the generated dense-words
     kernel's C alone, hand-written C, OpenCV; each image packed before timing, as OpenCV's is made uint8."""
@@ -351,7 +358,9 @@ def bitwise(tmp: Path, sets, repeat: int, cv2):
     eroders = {"dense": BitwiseErosion("box", WORDS), "sparse": BitwiseErosion("box", SPARSE_WORDS)}
     eroders["dense"](sets[0][1][0], 1)
     kernel_c = eroders["dense"].kernel.c_source
-    assert "int erode_bits_box(\n    int64_t V0_size," in kernel_c, "the driver calls erode_bits_box(V..., B..., A..., pad...)"
+    # (the driver's call spells the kernel's parameters: a change of them must fail here, by name)
+    signature = " ".join(kernel_c[kernel_c.index("int erode_bits_box("):].split(")", 1)[0].split())
+    assert signature == BITS_SIGNATURE, f"the driver calls erode_bits_box with other parameters: {signature}"
     exes = {v: build(tmp, kernel_c, v, BITS_DRIVER, "bits_") for v in ("plain", "hand")}
     box = np.ones((3, 3), np.uint8)
     print("bitwise (64 pixels a uint64 word), per image, two iterations of a 3x3 box:")
