@@ -359,6 +359,13 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
         walks = [_walk(x, ext_of, loops) for x in s.lhs.idxs[:m0 + lvl.nmodes]]
         want = [i for w in walks for i in w]
         n0 = sum(len(w) for w in walks[:m0])   # (the loops of the parent fibers' coordinates)
+        computed = [x for x in want if not isinstance(x, Index)]
+        if computed:
+            raise ProgramError(
+                f"output {t} is written at a computed coordinate, {computed[0]}, of its {lvl.name} level "
+                f"(storage level {k}), which is appended in index order: the loops cannot put such writes in "
+                f"order. Store {t} with a Dense level there, or in SparseHash or SparseByteMap, which accept writes "
+                f"in any order", s.line)
         try:
             at = loops.index(want[-1])
         except ValueError:

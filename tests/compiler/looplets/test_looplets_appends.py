@@ -298,3 +298,16 @@ def test_a_second_loop_provably_after_the_first_is_not_checked_at_each_call():
     k = compile_program(hstack_rows, D=Tensor.from_numpy(np.zeros((4, 6)), "csr"), A=A, B=B)
     assert not k.lowered.validate_output
     assert_canonical(k(A=A, B=B), np.hstack([A_, B_]))
+
+
+def test_a_write_at_a_computed_coordinate_of_a_sorted_level_is_refused_by_name():
+    # a histogram's scatter into a sparse vector: its bins cannot be appended in order (this raised
+    # AttributeError while it built the message, which named each coordinate as a loop index)
+    from compiler.looplets.histogram import histogram_program
+    img = Tensor.from_numpy(np.arange(12, dtype=np.uint8).reshape(3, 4), "dense")
+    mask = Tensor.from_numpy(np.ones((3, 4), bool), "dense")
+    with pytest.raises(ProgramError, match=r"output bins is written at a computed coordinate, "
+                       r">>\(img\[r, c\] \* size\(bins, 0\), 8\), of its SparseList level \(storage level 0\), which "
+                       r"is appended in index order.*Store bins with a Dense level there, or in SparseHash or "
+                       r"SparseByteMap"):
+        ss.lower(histogram_program("8bit"), strategy="looplets", bins="sparse", img=img, mask=mask)
