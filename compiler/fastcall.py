@@ -30,6 +30,7 @@ import os
 import numpy as np
 
 from . import memory, outputs, recheck, values
+from .backend.kernel import python_code
 from .binding import array_name, assemble_result
 from .compression import COMPRESS_EXTENT
 from .reused_outputs import Reused, mark_cleared_off_entries
@@ -248,7 +249,7 @@ class FastCall:
         lines.append(f"    return {results[0]}")
         #: the generated function's source (what a call runs)
         self.code = "\n".join(lines)
-        exec(compile(self.code, f"<fast call of {compiled.name}>", "exec"), g)
+        exec(python_code(self.code, f"<fast call of {compiled.name}>"), g)
         #: the generated function (its ``code`` attribute, its source)
         self.function = g["fast"]
         self.function.code = self.code

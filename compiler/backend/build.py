@@ -417,7 +417,45 @@ def c_typeof(spec: str):
         return _type_ffi.typeof(spec)
 
 
-_loaded: dict[tuple[str, str], tuple[object, object]] = {}
+_loaded: dict[tuple, tuple[object, object]] = {}
+
+
+class LoadedFunctions:
+    """A loaded library's functions, each an attribute (what ``ffi.dlopen`` gives, for the
+    functions asked)."""
+
+    def __init__(self, library, functions: dict):
+        self.library = library   # (the loader's handle, kept while its functions are)
+        self.__dict__.update(functions)
+
+
+def load_functions(path: Path, types: dict[str, str]):
+    """``(ffi, lib)`` for a compiled library: ``lib.name`` calls its function ``name`` of C type
+    ``types[name]`` (a function pointer's, ``"int (*)(int64_t, double *)"``), ``ffi`` is the
+    process's one (:func:`c_typeof`'s).
+
+    Each function is looked up in the library by the dynamic loader and given its type, which is
+    parsed once per process: a kernel's own ``cdef`` was parsed by pycparser on each load, more
+    of a small kernel's load than the loading (the test suite loads thousands). Libraries are never
+    unloaded, as with :func:`load_library`.
+
+    >>> path, _ = build_library("int twice(long n, double *y) { y[0] = 2.0 * n; return 0; }", "twice_doc")
+    >>> ffi, lib = load_functions(path, {"twice": "int (*)(long, double *)"})
+    >>> y = ffi.new("double[1]"); lib.twice(21, y), y[0]
+    (0, 42.0)
+    """
+    key = (str(path), tuple(types.items()))
+    hit = _loaded.get(key)
+    if hit is None:
+        import ctypes
+        check_runtime(Path(path).name.split("-")[0])
+        library = ctypes.CDLL(str(path), mode=os.RTLD_NOW)
+        c_typeof("int")   # (makes the shared FFI)
+        ffi = _type_ffi
+        functions = {name: ffi.cast(c_typeof(spec), ctypes.cast(getattr(library, name), ctypes.c_void_p).value)
+                     for name, spec in types.items()}
+        hit = _loaded[key] = (ffi, LoadedFunctions(library, functions))
+    return hit
 
 
 def load_library(path: Path, cdef: str):

@@ -383,23 +383,24 @@ class _CPrinter(Printer):
         self.emit(depth, "}")
 
 
-def _c_param(plan: _Plan, a: CArg, restrict: bool) -> str:
+def _c_param(plan: _Plan, a: CArg, restrict: bool, named: bool = True) -> str:
     t = c_type(a.dtype) if a.dtype else ""
+    name = a.c_name if named else ""
     if a.kind == "scalar":
-        return f"{t} {a.c_name}"
+        return f"{t} {name}".rstrip()
     if a.kind == "buffer":
         p = plan.params[a.name]
         if p.intent == "in":
-            return f"const {t} *{'restrict ' if restrict else ''}{a.c_name}"
-        return f"{t} *{a.c_name}"
+            return f"const {t} *{'restrict ' if restrict else ''}{name}"
+        return f"{t} *{name}"
     if a.kind == "length":
-        return f"int64_t {a.c_name}"
+        return f"int64_t {name}".rstrip()
     if a.kind == "out":
-        return f"{t} *{a.c_name}"
+        return f"{t} *{name}"
     if a.kind == "growable":
-        return f"{t} **{a.c_name}"
+        return f"{t} **{name}"
     if a.kind == "error":
-        return f"int64_t *{a.c_name}"
+        return f"int64_t *{name}"
     raise ValueError(a.kind)
 
 
@@ -441,6 +442,23 @@ def c_declarations(fn: Function, checked: bool = False) -> str:
     if plan.free:
         decls.append(f"void {plan.free}(void *p);")
     return "\n".join(decls)
+
+
+def c_function_types(fn: Function, checked: bool = False) -> dict[str, str]:
+    """The exported functions' C types, by name, as function pointers: what
+    :func:`~compiler.backend.build.load_functions` looks up (the same functions as
+    :func:`c_declarations`; a type's text is shared by the kernels of one signature).
+
+    >>> from compiler.imperative.examples import csr_spmv
+    >>> c_function_types(csr_spmv())
+    {'spmv': 'int (*)(int64_t, const int64_t *, const int64_t *, const double *, const double *, double *)'}
+    """
+    plan = _plan(fn, checked)
+    params = [_c_param(plan, a, restrict=False, named=False) for a in plan.args] or ["void"]
+    types = {fn.name: f"int (*)({', '.join(params)})"}
+    if plan.free:
+        types[plan.free] = "void (*)(void *)"
+    return types
 
 
 def free_function(fn: Function) -> str | None:

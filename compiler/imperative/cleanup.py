@@ -61,6 +61,12 @@ def assigns(s, name: str) -> bool:
                or isinstance(n, Declare) and n.var.name == name for n in walk(s))
 
 
+def _assigned(nodes) -> set:
+    """The locals that the IR ``nodes`` (a walk) declare or assign: those :func:`assigns` finds."""
+    return {n.target.name if isinstance(n, (Assign, CompoundAssign)) else n.var.name
+            for n in nodes if isinstance(n, (Assign, CompoundAssign, Declare))}
+
+
 def _flag_value(cond, known: dict):
     """The value of ``cond`` if it is a known flag or its negation, else None."""
     if isinstance(cond, Var) and cond.name in known:
@@ -124,8 +130,9 @@ def _fold(stmts, known: dict) -> list:
             inner = _fold(s.body if isinstance(s, Block) else s.body.body, known)
             out.append(Block(tuple(inner)) if isinstance(s, Block) else replace(s, body=Block(tuple(inner))))
             continue
-        for name in [n for n in known if assigns(s, n)]:
-            del known[name]
+        if known:
+            for name in _assigned(walk(s)) & known.keys():   # (one walk, not one a flag)
+                del known[name]
         out.append(s)
     return out
 
@@ -498,8 +505,10 @@ def first_grows(stmts, known: dict | None = None) -> list:
                 s = replace(s, needed=_known_sum(s.needed, known), first=True)
             elif isinstance(s, Declare) and isinstance(s.init, Const) and s.dtype == "int64":
                 known[s.var.name] = s.init.value
-            grown.update(n.buffer for n in walk(s) if isinstance(n, Grow))
-            for name in [n for n in known if assigns(s, n)]:
+            # (one walk a statement: a test per known local walked it once each)
+            nodes = list(walk(s))
+            grown.update(n.buffer for n in nodes if isinstance(n, Grow))
+            for name in _assigned(nodes) & known.keys():
                 del known[name]
             out.append(s)
         return out

@@ -20,28 +20,51 @@ from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assi
 def walk(node) -> Iterable[Any]:
     """Every node reachable from ``node`` (pre-order), including ``node`` itself."""
     stack = [node]
-    leaves, names_of = _LEAF_TYPES, _FIELD_NAMES
+    pop, push, names_of, kinds = stack.pop, stack.append, _FIELD_NAMES, _CHILD_KIND
     while stack:
-        n = stack.pop()
+        n = pop()
         yield n
-        if isinstance(n, tuple):
-            stack.extend(reversed(n))
-            continue
         names = names_of.get(type(n))
         if names is None:
-            names = names_of[type(n)] = (tuple(f.name for f in reversed(fields(n)))
-                                         if hasattr(n, "__dataclass_fields__") else ())
+            names = _field_names(type(n))
+        if names is _TUPLE:
+            stack.extend(reversed(n))
+            continue
         for name in names:
             v = getattr(n, name)
-            if type(v) in leaves or isinstance(v, Origin):  # (an Origin is metadata about the code, not code)
-                continue
-            if isinstance(v, (Expr, Stmt, tuple, Helper)) or hasattr(v, "__dataclass_fields__"):
-                stack.append(v)
+            # (by the value's type, cached: most fields hold names, dtypes or numbers)
+            child = kinds.get(type(v))
+            if child is None:
+                child = _child_kind(type(v))
+            if child:
+                push(v)
 
 
 #: the types of field values that are never nodes (most fields: names, dtypes, numbers)
 _LEAF_TYPES = frozenset((str, int, float, bool, type(None)))
-_FIELD_NAMES: dict = {}   # a dataclass's field names, last first (dataclasses.fields builds them per call)
+_TUPLE = object()          # (stands for the field names of a tuple type: its items are walked instead)
+_FIELD_NAMES: dict = {}    # a type -> its dataclass field names, last first (fields() builds them per call)
+_CHILD_KIND: dict = {}     # a field value's type -> whether the walk goes into such a value
+
+
+def _field_names(tp):
+    if issubclass(tp, tuple):
+        names = _TUPLE
+    elif hasattr(tp, "__dataclass_fields__"):
+        names = tuple(f.name for f in reversed(fields(tp)))
+    else:
+        names = ()
+    _FIELD_NAMES[tp] = names
+    return names
+
+
+def _child_kind(tp) -> bool:
+    """Whether a field value of type ``tp`` is walked into: an IR node or a tuple of them, not a leaf,
+    nor an :class:`Origin` (metadata about the code, not code)."""
+    child = (tp not in _LEAF_TYPES and not issubclass(tp, Origin)
+             and (issubclass(tp, (Expr, Stmt, tuple, Helper)) or hasattr(tp, "__dataclass_fields__")))
+    _CHILD_KIND[tp] = child
+    return child
 
 
 def map_bodies(s: Stmt, f) -> Stmt:
