@@ -13,7 +13,10 @@ benchmark's ``histogram`` rows), side by side in one run:
   bin (a store read back by the next load); four tables let four increments run at once. This is the
   bound of the histogram, not of the kernel's algorithm;
 * ``OpenCV``: ``cv2.calcHist([image], [0], mask, [16], [0, 256])`` on one thread, and numpy's
-  ``np.bincount(image[mask] >> 4)``.
+  ``np.bincount(image[mask] >> 4)``;
+* ``int x1`` and ``int x4``: the integer images' ``compiler.looplets.morphology.MaskedHistogram(16, 256)``
+  on the same pixels as int64 (a Tensor made once, the mask in the same format), counting into one
+  table (``tables=1``, as it did before it asked for ``privatize``) and into four (its default).
 
     .venv/bin/python benchmarks/bench_histogram_bound.py [--quick] [--clock cpu]
 
@@ -38,6 +41,14 @@ The kernel now counts into four tables (the looplets schedule's ``privatize("bin
 1.10-1.16; scattered 50% 0.79-1.43 -> 0.70-1.10 and 1.12-2.33 -> 1.10-1.28. The call against OpenCV on
 the sketches, 16.5-26.7x before, 19.0-30.4x after (OpenCV's own time 1.0-2.1 ms at this load); against
 numpy 7.7-8.8x -> 8.6-10.1x.
+
+The integer images' ``MaskedHistogram`` now counts into four tables as well (it asked for no schedule):
+5 runs (--clock cpu, 3 of --repeat 20 and 2 of 40, load 4.9-5.6 on 2 cores, no OpenCV), ``int x4`` over
+``int x1`` in the same run: masks as runs (disks) 1% 0.59-0.93, 10% 0.81-1.34 (one run's outlier; the others
+0.81-0.92), 50% 0.79-0.96; masks as column lists, sketches 0.86-0.98, sketches x4 0.93-1.16, scattered 1%
+0.67-1.10, 10% 0.50-1.12, 50% 0.86-1.10. Its int64 image is eight times the 8-bit one's bytes: scattered
+pixels wait on memory more than on the counts (int x1 is 2.5-3x the 8-bit kernel on sketches, 10-20x
+on 10% scattered), so the four tables pay on runs and are within the noise on scattered lists.
 """
 
 from __future__ import annotations
@@ -188,6 +199,7 @@ def main(argv=None):
     import compiler as ss
     from compiler.backend.build import build_library, load_library
     from compiler.looplets.histogram import MaskedHistogram8, mask_format_for
+    from compiler.looplets.morphology import PIXELS, MaskedHistogram
     from compiler.testing import sketch
     cv2 = opencv()
     ffi, bounds = load_bounds()
@@ -205,10 +217,12 @@ def main(argv=None):
         disk = (ys - canvas / 2) ** 2 + (xs - canvas / 2) ** 2 < density * img.size / np.pi
         sets.append((f"disk {density:.0%} of {canvas}x{canvas}", [disk]))
     hist = MaskedHistogram8(16)
+    ints = {}   # (the integer histograms by mask format and tables: each compiles its kernel once)
     print("per image, 16 bins (min of the repeats; ratio: OpenCV's time / this column's):")
     for label, masks in sets:
         images = [gray(m) for m in masks] if label.startswith("sketches") else [img] * len(masks)
-        cols = {"call": [], "C kernel": [], "hand C": [], "hand C x4": [], "OpenCV": [], "numpy": []}
+        cols = {"call": [], "C kernel": [], "hand C": [], "hand C x4": [], "OpenCV": [], "numpy": [],
+                "int x1": [], "int x4": []}
         kinds = set()
         for im, m in zip(images, masks):
             want = np.bincount(im[m] >> 4, minlength=16)
@@ -241,6 +255,14 @@ def main(argv=None):
                 assert np.array_equal(out, want), f"{label}: {col}"
                 cols[col].append(timed(call, args.repeat, clock))
             cols["numpy"].append(timed(lambda: np.bincount(im[m] >> 4, minlength=16), args.repeat, clock))
+            wide = ss.Tensor.from_numpy(im.astype(np.int64), PIXELS)
+            for tables in (1, 4):
+                key = (str(M.format), tables)
+                if key not in ints:
+                    ints[key] = MaskedHistogram(16, 256, mask_format=M.format, tables=tables)
+                h = ints[key]
+                assert np.array_equal(h(wide, M), want), f"{label}: int x{tables}"
+                cols[f"int x{tables}"].append(timed(lambda: h(wide, M), args.repeat, clock))
             if cv2 is not None:
                 u8 = m.astype(np.uint8)
                 assert np.array_equal(cv2.calcHist([im], [0], u8, [16], [0, 256]).ravel(), want)

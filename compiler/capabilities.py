@@ -2,14 +2,17 @@
 
 Each strategy registers a function that reads its own registries (the lattice strategy's
 level iterators, the looplet strategy's unfurls) and says which level formats it can read,
-which it can assemble as an output's level, and whether it takes a schedule. Tools such as
-the explorer's format pickers ask :func:`capabilities` instead of keeping their own lists.
+which it can assemble as an output's level, and which commands of the schedule
+(:mod:`compiler.schedule`) it applies. Tools such as the explorer's format pickers and schedule
+editor ask :func:`capabilities` instead of keeping their own lists.
 
 >>> caps = capabilities("lattice")
 >>> "SparseList" in caps.reads and caps.schedule
 True
->>> capabilities("looplets").schedule
-False
+>>> capabilities("looplets").schedule_commands
+('privatize',)
+>>> applied_by("privatize")
+"a command of the looplets strategy (strategy='looplets')"
 >>> capabilities("lattice").why_not("SparseBand", output=True) is None   # (built as a SparseList, converted)
 True
 """
@@ -21,22 +24,33 @@ from typing import Callable
 
 from .errors import StrategyError
 
-__all__ = ["Capabilities", "capabilities", "register_capabilities"]
+__all__ = ["Capabilities", "applied_by", "capabilities", "register_capabilities"]
 
 
 @dataclass(frozen=True)
 class Capabilities:
-    """The level formats (by their Finch names) a strategy reads and assembles, and whether it
-    takes a schedule (``options={"schedule": ...}``).
+    """The level formats (by their Finch names) a strategy reads and assembles, and the commands
+    of a schedule (``options={"schedule": ...}``, :data:`compiler.schedule.COMMANDS`) it applies.
 
-    >>> Capabilities("s", ("Dense",), ("Dense",), False).why_not("Dense", output=True) is None
+    >>> Capabilities("s", ("Dense",), ("Dense",), ()).why_not("Dense", output=True) is None
     True
     """
 
     strategy: str
     reads: tuple[str, ...]
     assembles: tuple[str, ...]
-    schedule: bool
+    schedule_commands: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        from .schedule import COMMANDS
+        if not isinstance(self.schedule_commands, tuple) or not set(self.schedule_commands) <= set(COMMANDS):
+            raise StrategyError(f"strategy {self.strategy!r}: schedule_commands is a tuple of the commands "
+                                f"{', '.join(COMMANDS)}, not {self.schedule_commands!r}")
+
+    @property
+    def schedule(self) -> bool:
+        """Whether the strategy takes a schedule at all (a command of it)."""
+        return bool(self.schedule_commands)
 
     def why_not(self, level: str, output: bool) -> str | None:
         """Why a ``level`` (a name) cannot be an input's (or, with ``output``, the output's)
@@ -69,3 +83,17 @@ def capabilities(strategy: str) -> Capabilities:
                             if strategy not in known else
                             f"strategy {strategy!r} does not say which levels it supports")
     return fn()
+
+
+def applied_by(command: str) -> str:
+    """Which strategy applies the schedule's ``command`` (a name), as a refusal by another
+    strategy says it.
+
+    >>> applied_by("reorder")
+    "a command of the lattice strategy (strategy='lattice')"
+    """
+    from .lowering import strategies
+    takers = [s for s in strategies() if s in _CAPABILITIES and command in capabilities(s).schedule_commands]
+    if not takers:
+        return "a command no strategy applies"
+    return "a command of " + " or ".join(f"the {s} strategy (strategy={s!r})" for s in takers)

@@ -1,7 +1,7 @@
 """Re-lowering for the explorer's format pickers and schedule editor (no widgets here).
 
 :func:`parse_schedule` turns the schedule editor's text into the list form
-``compiler.lattice.schedule.as_schedule`` accepts; :func:`rebuild_for` makes the
+``compiler.schedule.as_schedule`` accepts (both strategies' schedule); :func:`rebuild_for` makes the
 ``rebuild(formats, schedule) -> Trace`` callable the Explorer calls when a picker or the
 schedule changes, lowering with ``compiler.lower`` into a fresh trace each time.
 
@@ -13,6 +13,8 @@ schedule changes, lowering with ``compiler.lower`` into a fresh trace each time.
 [('reorder', 'i', 'j'), ('parallelize', 'i')]
 >>> parse_schedule("precompute((i, j), w, C[i, j] + D[i, j]); split(i, i0, i1, 8, direction='up')")
 [('precompute', ('i', 'j'), 'w', 'C[i, j] + D[i, j]'), ('split', 'i', 'i0', 'i1', 8, 'up')]
+>>> parse_schedule("privatize(bins, copies=2, workspace=False)")
+[('privatize', 'bins', 2, False)]
 >>> parse_schedule("  # nothing\\n")
 []
 >>> parse_schedule("reorder i j")
@@ -40,8 +42,8 @@ def _arg(node: ast.expr) -> Any:
     those, or index notation (``C[i, j] + D[i, j]``, kept as its text)."""
     if isinstance(node, ast.Name):
         return node.id
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, str)) and not isinstance(node.value, bool):
-        return node.value
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, str, bool)):
+        return node.value   # (privatize's workspace=False a bool, not the text 'False')
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
         return -_arg(node.operand)
     if isinstance(node, (ast.Tuple, ast.List)):
@@ -52,7 +54,7 @@ def _arg(node: ast.expr) -> Any:
 def _command(part: str, lineno: int) -> tuple | None:
     """``name(args...)`` as ``(name, *args)`` (keywords go to their positions), or None for
     a bare ``Schedule()``."""
-    from compiler.lattice.schedule import Schedule
+    from compiler.schedule import Schedule
 
     def fail(why=""):
         raise StrategyError(f"schedule line {lineno}: cannot read {part!r}{why}; write a command as "

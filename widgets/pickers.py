@@ -270,16 +270,62 @@ class RebuildControls(W.VBox):
                                           placeholder="e.g. reorder(i, k, j); precompute(j, w); parallelize(i)",
                                           layout=W.Layout(width="420px", height="60px"))
         self.schedule_editor.add_class("ss-schedule")
+        #: a button per command the strategy's schedule takes (it adds the command to the editor),
+        #: and the commands' signatures
+        self.command_buttons, self.schedule_help = W.HBox(), W.HTML()
+        self.command_buttons.add_class("ss-schedule-commands")
+        self.schedule_help.add_class("ss-schedule-help")
         self.relower_button = W.Button(description="re-lower", button_style="primary")
         self.relower_button.add_class("ss-relower")
         self.relower_button.on_click(lambda _: self.relower())
         self.add_class("ss-rebuild")
-        self.children = [W.VBox([*self.format_pickers.values()]),
-                         W.HBox([self.schedule_editor, self.relower_button])]
-        # a rebuild_for callable knows its strategy: mark the levels that strategy refuses
+        self.schedule_row = W.HBox([W.VBox([self.schedule_editor, self.command_buttons, self.schedule_help]),
+                                    self.relower_button])
+        self.children = [W.VBox([*self.format_pickers.values()]), self.schedule_row]
+        # a rebuild_for callable knows its strategy: mark the levels that strategy refuses, and
+        # offer the commands its schedule takes
         strategy, program = getattr(rebuild, "strategy", None), getattr(rebuild, "program", None)
         if isinstance(strategy, str) and isinstance(program, str):
             self.mark_for(strategy, program_output(program))
+        if isinstance(strategy, str):
+            self.offer_commands(strategy)
+
+    def offer_commands(self, strategy: str) -> None:
+        """Offer, under the schedule editor, the commands ``strategy``'s schedule takes (as
+        :func:`compiler.capabilities.capabilities` says): a button per command adding it to the
+        editor, and their signatures; a strategy that takes none hides the editor (its text stays)."""
+        import html
+
+        from compiler.capabilities import capabilities
+        from compiler.schedule import signature
+
+        commands = capabilities(strategy).schedule_commands
+        buttons = []
+        for name in commands:
+            b = W.Button(description=name, tooltip=f"add {signature(name)}", layout=W.Layout(width="auto"))
+            b.add_class("ss-schedule-command")
+            b.on_click(lambda _b, name=name: self.add_command(name))
+            buttons.append(b)
+        self.command_buttons.children = buttons
+        self.schedule_help.value = (
+            f"<div style='font:12px sans-serif'>the {html.escape(strategy)} strategy's schedule takes "
+            + ", ".join(f"<code>{html.escape(signature(name))}</code>" for name in commands) + "</div>")
+        if commands:
+            self.schedule_editor.placeholder = f"one command a line, e.g. {signature(commands[0], editable=True)}"
+        self.schedule_row.layout.display = "" if commands else "none"
+
+    def add_command(self, name: str) -> None:
+        """Add the command ``name``, its arguments named, as the schedule editor's last line (for the
+        user to fill in).
+
+        >>> c = RebuildControls(None)
+        >>> c.add_command("privatize"); c.schedule_editor.value
+        'privatize(tensor, copies=4, workspace=True)'
+        """
+        from compiler.schedule import signature
+
+        text = self.schedule_editor.value.rstrip("\n")
+        self.schedule_editor.value = (text + "\n" if text else "") + signature(name, editable=True)
 
     def mark_for(self, strategy: str, output: str | None = None) -> None:
         """Mark, in every picker, the levels ``strategy`` cannot read (or, in the ``output``

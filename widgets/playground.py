@@ -4,8 +4,8 @@ tensor's format, and see the kernel and what changed.
 :class:`Playground` shows an expression box (a parse error shows under it, as the parser words
 it, with a caret; the last kernel stays), a strategy toggle, a format picker per tensor (the
 output's too) whose level options the chosen strategy cannot read or assemble are marked, as
-:func:`compiler.capabilities.capabilities` says, the schedule box where the strategy takes a
-schedule (the lattice strategy), an :class:`~widgets.Explorer` over the lowering, and "what
+:func:`compiler.capabilities.capabilities` says, the schedule box with the commands the
+strategy's schedule takes (the lattice's TACO commands, the looplets' privatize), an :class:`~widgets.Explorer` over the lowering, and "what
 changed" (:mod:`explorer.whatchanged`) between the previous lowering and this one.
 
 >>> p = Playground("y[i] = A[i, j] * x[j]", A="csr", x="dense")      # doctest: +SKIP
@@ -62,7 +62,8 @@ class Playground(W.VBox):
         self.controls: RebuildControls | None = None
         self.previous: tuple[str, Session] | None = None
         self._tensors = dict(tensors)
-        self._schedule = schedule   # kept while a strategy without a schedule hides the box
+        # each strategy's schedule text, kept while another strategy is shown (their commands differ)
+        self._schedules = {strategy: schedule}
         self.children = [W.VBox([self.expression, self.parse_error]), self.strategy, self.controls_box,
                          self.marks, self.explorer, titled("what changed", self.changed_pane, across=False)]
         self._build(program, {})
@@ -73,7 +74,7 @@ class Playground(W.VBox):
     # --- controls ---------------------------------------------------------------------------
     def _build(self, program: str, formats: dict[str, Format]) -> None:
         """Pickers for every tensor of ``program`` (keeping ``formats`` where a tensor keeps its
-        order), marked for the strategy, and the schedule box if the strategy takes one."""
+        order), marked for the strategy, and the schedule box with the strategy's own text."""
         ndims = program_ndims(program)
         chosen = {}
         for name, n in ndims.items():
@@ -82,12 +83,11 @@ class Playground(W.VBox):
                 chosen[name] = old
             else:
                 chosen[name] = initial_format(self._tensors.get(name, "dense"), n)
-        caps = capabilities(self.strategy.value)
         if self.controls is not None:
-            self._schedule = self.controls.schedule_editor.value or self._schedule
+            self._schedules[self.controls.rebuild.strategy] = self.controls.schedule_editor.value
+        # (the controls offer the commands the strategy's schedule takes, and hide the box without any)
         controls = RebuildControls(rebuild_for(program, self.strategy.value), chosen,
-                                   self._schedule if caps.schedule else "", ndims)
-        controls.schedule_editor.layout.display = "" if caps.schedule else "none"
+                                   self._schedules.get(self.strategy.value, ""), ndims)
         output = program_output(program)   # (the controls marked the pickers for the strategy)
         for picker in controls.format_pickers.values():
             picker.on_change(lambda _fmt: self._show_marks())

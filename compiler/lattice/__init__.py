@@ -42,12 +42,13 @@ def _register() -> None:
     from ..capabilities import Capabilities, register_capabilities
     from ..levels.level import level_classes
     from .iterators import ITERATORS
+    from .schedule import LATTICE_COMMANDS
 
     # read from the registries the strategy itself dispatches on, at query time; an output level
     # it does not append itself is built as a SparseList and converted (compiler.lattice.output_build)
     register_capabilities("lattice", lambda: Capabilities(
         "lattice", tuple(c.name for c in ITERATORS), tuple(c.name for c in level_classes() if not c.is_leaf),
-        schedule=True))
+        LATTICE_COMMANDS))
 
 
 _register()

@@ -1,6 +1,8 @@
-"""The scheduling API over concrete index notation (taco.md §2.10), Halide-style.
+"""The lattice strategy's schedule: TACO's scheduling language over concrete index notation
+(taco.md §2.10), Halide-style.
 
-The algorithm (index notation) says what to compute; a :class:`Schedule` says how:
+The algorithm (index notation) says what to compute; a :class:`~compiler.schedule.Schedule` (the
+user's, shared by both strategies: :mod:`compiler.schedule`; importable from here too) says how:
 a list of commands applied in order to the concrete statement. Each command records
 a trace step ``schedule:<name>`` with the statement before and after; a command that
 does not apply raises :class:`~compiler.errors.StrategyError` saying why.
@@ -36,9 +38,8 @@ command                  effect
 ``fuse(i, j, f)``        iterate two directly nested loops as one (a dense output)
 ``pos(i, ip, A)``        iterate the positions of ``A``'s level of ``i`` (or of a fused ``f``, over
                          a Dense (CSR) or compressed (DCSR) row level: the nnz-balanced loop)
-``privatize(t, copies)`` count a scatter-reduction into ``t`` in ``copies`` tables (a histogram's
-                         ``bins[b(v)] += 1``): the looplets strategy's one command
-                         (:mod:`compiler.looplets.schedule`); the lattice strategy refuses it
+``privatize(t, copies)`` refused, naming the strategy that applies it (the looplets strategy's
+                         command: :mod:`compiler.looplets.schedule`)
 =======================  ========================================================================
 
 ``split``, ``fuse`` and ``pos`` build a derived iteration space (:mod:`compiler.lattice.derived`):
@@ -51,28 +52,29 @@ jpos1)``) and a later ``precompute`` takes a loop they do not name
 Pass a schedule as ``lower(..., options={"schedule": s})``; commands may also be given
 as tuples, ``[("reorder", "i", "k", "j"), ("precompute", "j")]``.
 
+>>> import compiler
 >>> s = Schedule().reorder("i", "k", "j").precompute("j", "w")
 >>> s
 Schedule(reorder(i, k, j), precompute(j, w))
->>> Schedule().precompute(("i", "j"), "w", expr="C[i, j] + D[i, j]")
-Schedule(precompute((i, j), w, C[i, j] + D[i, j]))
->>> Schedule().precompute("j", format="dense")
-Schedule(precompute(j, w, format=dense))
->>> as_schedule([("parallelize", "i")])
-Schedule(parallelize(i))
+>>> k = compiler.lower("y[i] = A[i, j] * x[j]", "lattice", A="csr", x="dense",
+...                    options={"schedule": Schedule().privatize("y")})
+Traceback (most recent call last):
+...
+compiler.errors.StrategyError: schedule: privatize(y, 4) is a command of the looplets strategy (strategy='looplets'); the lattice strategy's schedule takes reorder, precompute, parallelize, split, fuse, pos
 """
 
 from __future__ import annotations
 
-import inspect
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..capabilities import applied_by
 from ..errors import StrategyError
 from ..notation.ast import Index
+from ..schedule import Command, Schedule, as_schedule
 
-COMMANDS = ("reorder", "precompute", "parallelize", "split", "fuse", "pos", "privatize")
+#: the commands the lattice strategy applies (the rest of :data:`compiler.schedule.COMMANDS` it refuses,
+#: naming the strategy that takes them)
+LATTICE_COMMANDS = ("reorder", "precompute", "parallelize", "split", "fuse", "pos")
 DERIVED = ("split", "fuse", "pos")
 #: what ``parallelize`` does where threads would update the same elements of the output
 RACES = ("none", "atomics", "copies")
@@ -91,134 +93,15 @@ def races_of(schedule) -> str:
                 "none")
 
 
-@dataclass(frozen=True)
-class Command:
-    """One scheduling command: its name and arguments (strings and numbers)."""
-
-    name: str
-    args: tuple
-
-    def __post_init__(self):
-        if self.name not in COMMANDS:
-            raise StrategyError(f"unknown scheduling command {self.name!r}; the lattice strategy knows "
-                                f"{', '.join(COMMANDS)}")
-
-    def __str__(self) -> str:
-        # an argument left out (None) is skipped: those after it are written as keywords
-        names = list(inspect.signature(getattr(Schedule, self.name)).parameters)[1:]
-        parts, keywords = [], False
-        for k, a in enumerate(self.args):
-            if a is None:
-                keywords = True
-            elif keywords and k < len(names):
-                parts.append(f"{names[k]}={_arg_text(a)}")
-            else:
-                parts.append(_arg_text(a))
-        return f"{self.name}({', '.join(parts)})"
-
-
-def _arg_text(a) -> str:
-    return f"({', '.join(str(x) for x in a)})" if isinstance(a, (tuple, list)) else str(a)
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """An immutable list of commands; each method returns a longer schedule."""
-
-    commands: tuple = ()
-
-    def _add(self, name, *args) -> "Schedule":
-        return Schedule(self.commands + (Command(name, tuple(args)),))
-
-    def reorder(self, *indices: str) -> "Schedule":
-        return self._add("reorder", *indices)
-
-    def precompute(self, index, workspace: str = "w", expr=None, format=None) -> "Schedule":
-        """Compute ``expr`` (index notation; default: the whole right-hand side) into
-        ``workspace`` over ``index`` (a name, or a tuple of names) before it is used.
-
-        ``format`` is the workspace's: ``"sparse"`` (the default over one index: values,
-        an occupancy bitmap and the list of coordinates set, so the consumer visits and
-        resets only those; over several indices the list holds row-major positions, sorted,
-        and the consumer reads it mode by mode like a SparseCOO level) or ``"dense"`` (a
-        plain array, the default over several indices: the consumer visits, and resets,
-        every entry).
-        """
-        index = tuple(index) if isinstance(index, (tuple, list)) else index
-        args = [index, workspace, expr, format]
-        while args[-1] is None:
-            args.pop()
-        return self._add("precompute", *args)
-
-    def parallelize(self, index: str, races: str = "none") -> "Schedule":
-        """Run the loop over ``index`` on OpenMP threads.
-
-        ``races`` says what to do where the threads would update the same elements of a
-        dense output (a loop over ``j`` of ``y[i] += A[i, j] * x[j]``): ``"none"`` refuses
-        such a loop, ``"atomics"`` makes each update atomic (``#pragma omp atomic``), as
-        TACO's ``OutputRaceStrategy::Atomics``, or ``"copies"`` gives each thread its own copy
-        of the output to update, and adds the copies into it after the loop (TACO's
-        ``Temporary``): more memory, no atomic instruction per update. A scalar result is
-        reduced into each thread's copy either way, except that ``"atomics"`` makes every update
-        of its one accumulator atomic instead (TACO's ``parallelizeAtomicReduction``).
-        """
-        return self._add("parallelize", index) if races == "none" else self._add("parallelize", index, races)
-
-    def split(self, index: str, outer: str, inner: str, factor: int, direction: str = "down") -> "Schedule":
-        return self._add("split", index, outer, inner, factor, direction)
-
-    def fuse(self, outer: str, inner: str, fused: str) -> "Schedule":
-        return self._add("fuse", outer, inner, fused)
-
-    def pos(self, index: str, position: str, tensor: str) -> "Schedule":
-        return self._add("pos", index, position, tensor)
-
-    def privatize(self, tensor: str, copies: int = 4, workspace: bool = True) -> "Schedule":
-        """Count the updates of ``tensor``, a small dense output at computed coordinates (a
-        histogram's bins), into ``copies`` tables: the loop around them unrolled, each lane updating
-        its own table, the tables combined after (:mod:`compiler.imperative.tables`). The extra
-        tables are on the stack when their length is a small constant, else allocated when the
-        kernel runs (refused with ``workspace=False``). The looplets strategy applies it.
-
-        >>> Schedule().privatize("bins", copies=4)
-        Schedule(privatize(bins, 4))
-        """
-        return self._add("privatize", tensor, copies) if workspace is True else \
-            self._add("privatize", tensor, copies, workspace)
-
-    def __repr__(self) -> str:
-        return f"Schedule({', '.join(str(c) for c in self.commands)})"
-
-
-def as_schedule(value) -> Schedule:
-    """A :class:`Schedule` from a schedule, a list of :class:`Command` or of tuples ``(name, *args)``."""
-    if value is None:
-        return Schedule()
-    if isinstance(value, Schedule):
-        return value
-    if isinstance(value, (list, tuple)):
-        out = []
-        for c in value:
-            if isinstance(c, Command):
-                out.append(c)
-            elif isinstance(c, (list, tuple)) and c and isinstance(c[0], str):
-                out.append(Command(c[0], tuple(c[1:])))
-            else:
-                raise StrategyError(f"schedule: {c!r} is not a command; write (name, *args), "
-                                    f"e.g. ('reorder', 'i', 'k', 'j')")
-        return Schedule(tuple(out))
-    raise StrategyError(f"schedule: expected a Schedule or a list of commands, not {type(value).__name__}")
-
-
 def apply_schedule(schedule: Schedule, stmt, graph, program, formats) -> tuple:
     """``(statement, steps, parallel index or None, relations)`` after applying every command in order."""
     from .ordering import order_statement
     from .derived import SuchThat, add_relation
     steps, parallel, relations = [], None, ()
     for c in schedule.commands:
-        if c.name == "privatize":
-            raise StrategyError(f"schedule: {c} is applied by the looplets strategy (strategy='looplets', which "
-                                f"unrolls the loop around the updates); the lattice strategy does not privatize")
+        if c.name not in LATTICE_COMMANDS:
+            raise StrategyError(f"schedule: {c} is {applied_by(c.name)}; the lattice strategy's schedule takes "
+                                f"{', '.join(LATTICE_COMMANDS)}")
         before = SuchThat(stmt, relations) if relations else stmt
         if c.name in DERIVED:
             relations = add_relation(c, stmt, relations, program, formats)
@@ -674,5 +557,5 @@ def _check_parallel_reduction(index: Index, setup, what: str, atomic: bool = Fal
                             f"and its loops run {', '.join(i.name for i in loops) or '(none)'}")
 
 
-__all__ = ["ATOMIC_UPDATES", "RACES", "Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel",
+__all__ = ["ATOMIC_UPDATES", "LATTICE_COMMANDS", "RACES", "Command", "Schedule", "as_schedule", "apply_schedule", "check_parallel",
            "omp_declared_reduction", "omp_reduction", "races_of", "scalar_wheres"]

@@ -52,7 +52,7 @@ from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
 from .promote import promote
 from .scalars import check_scalars
-from .schedule import privatize_one, privatizations
+from .schedule import LOOPLETS_COMMANDS, privatize_one, privatizations
 from .appends import check_sparse_writes
 from .output_build import building_output
 from .output_order import choose_output_order
@@ -776,11 +776,11 @@ def register():
     from ..capabilities import Capabilities, register_capabilities
     from .levels import UNFURL, UPDATABLE
 
-    # read from the unfurl registries at query time; no schedule of loops (its schedule's one
-    # command, privatize, reorders nothing: the tools' schedule editors write the lattice's commands)
+    # read from the unfurl registries at query time; its schedule applies privatize only (a loop
+    # program states its loops: the lattice's commands have nothing to reorder)
     register_capabilities("looplets", lambda: Capabilities(
         "looplets", tuple(c.name for c in UNFURL), tuple(c.name for c in UNFURL if c in UPDATABLE),
-        schedule=False))
+        LOOPLETS_COMMANDS))
     return True
 
 

@@ -29,13 +29,13 @@ import numpy as np
 from ..errors import UsageError
 from ..fastcall import fast_call
 from ..format import Format, parse_format
-from ..lattice.schedule import Schedule
 from ..levels import Dense, Element, Pattern, SparseList, SparseRunList
+from ..schedule import Schedule
 from ..tensor import Tensor
 from .compile import compile_program
 from .language import LoopProgram, loop_program
 
-__all__ = ["histogram_program", "BIN_RULES", "HISTOGRAMS", "COUNTING", "masked_histogram_8bit", "masked_histogram_8bit_stack",
+__all__ = ["histogram_program", "BIN_RULES", "HISTOGRAMS", "COPIES", "COUNTING", "masked_histogram_8bit", "masked_histogram_8bit_stack",
            "MaskedHistogram8", "masked_histogram_u8", "IMAGE_U8", "MASK_LIST", "MASK_RUNS", "mask_format_for"]
 
 
@@ -97,9 +97,11 @@ HISTOGRAMS = {(rule, stack): histogram_program(rule, stack) for rule in BIN_RULE
 masked_histogram_8bit, masked_histogram_8bit_stack = HISTOGRAMS["8bit", False], HISTOGRAMS["8bit", True]
 
 
-#: how the kernels count: into 4 tables, so consecutive pixels in one bin do not wait for each other's
-#: update (:mod:`compiler.looplets.schedule`)
-COUNTING = Schedule().privatize("bins", copies=4)
+#: how many tables the kernels count into
+COPIES = 4
+#: how the kernels count: into :data:`COPIES` tables, so consecutive pixels in one bin do not wait for
+#: each other's update (:mod:`compiler.looplets.schedule`)
+COUNTING = Schedule().privatize("bins", copies=COPIES)
 #: an 8-bit image, row by row (a C-contiguous uint8 array is read in place)
 IMAGE_U8 = Dense(Dense(Element(0, dtype="uint8")))
 #: a mask as each row's list of set columns (Finch's ``SparseList(Pattern())``)

@@ -39,10 +39,12 @@ import numpy as np
 from ..errors import UsageError
 from ..fastcall import fast_call
 from ..format import Format, parse_format
+from ..imperative.tables import STACK_LIMIT
 from ..levels import Dense, Element, Pattern, SparseRunList
+from ..schedule import Schedule
 from ..tensor import Tensor
 from .compile import compile_program
-from .histogram import HISTOGRAMS
+from .histogram import COPIES, HISTOGRAMS
 from .language import LoopProgram, loop_program
 
 __all__ = ["erosion_program", "EROSIONS", "ROW_PASS_READS", "erode_box", "erode_cross", "erode_box_stack",
@@ -237,16 +239,28 @@ class MaskedHistogram:
     """Counts of an image's values (int64, :data:`PIXELS`) where a mask (bool, ``mask_format``) is set,
     in ``bins`` bins of equal width over ``[0, value_range)``; the kernel is compiled on the first call.
 
+    The kernel counts into ``tables`` tables (the looplets schedule's ``privatize``, as
+    :class:`~compiler.looplets.histogram.MaskedHistogram8` does), so consecutive pixels in one bin
+    do not wait for each other's update; by default 4 while the extra tables fit on the stack
+    (``compiler.imperative.tables.STACK_LIMIT``: up to 2730 bins), else 1 (tables allocated at each
+    call would cost more than the waits they save among so many bins). ``tables=1`` counts into
+    ``bins`` alone.
+
     >>> import numpy as np
     >>> h = MaskedHistogram(bins=2, value_range=4)
     >>> h(np.array([[0, 1, 3, 3]]), np.array([[1, 0, 1, 1]])).tolist()
     [1, 2]
+    >>> h.schedule, MaskedHistogram(bins=4096, value_range=4096).schedule
+    (Schedule(privatize(bins, 4)), None)
     """
 
-    def __init__(self, bins: int = 16, value_range: int = 256, mask_format=MASK_RUNS):
+    def __init__(self, bins: int = 16, value_range: int = 256, mask_format=MASK_RUNS, tables: int | None = None):
         for what, v in (("bins", bins), ("value_range", value_range)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise UsageError(f"masked_histogram: {what} must be a positive integer, not {v!r}")
+        if tables is not None and (isinstance(tables, bool) or not isinstance(tables, (int, np.integer))
+                                   or not 1 <= tables <= 16):
+            raise UsageError(f"masked_histogram: tables must be an integer from 1 to 16, not {tables!r}")
         if value_range % bins:
             raise UsageError(f"masked_histogram: value_range {value_range} is not a multiple of bins {bins} "
                              "(the bins have equal integer widths)")
@@ -258,6 +272,12 @@ class MaskedHistogram:
         else:
             self._program, self._scalars = masked_histogram_shift, dict(shift=np.int64(width.bit_length() - 1))
         self._scalars["top"] = np.int64(value_range)
+        if tables is None:
+            tables = COPIES if (COPIES - 1) * bins <= STACK_LIMIT else 1
+        #: how the kernel counts (None: into ``bins`` alone). The update ``bins[v >> shift] += 1`` (or
+        #: ``v // width``) sits under the mask's test and the range's, which each unrolled lane keeps,
+        #: with the check of its bin's index: the bins' count is a runtime extent here, not proved
+        self.schedule = Schedule().privatize("bins", copies=int(tables)) if tables > 1 else None
         #: the kernel, once the first call compiled it
         self.kernel = None
 
@@ -270,7 +290,8 @@ class MaskedHistogram:
                              f"{tuple(m.shape)}: give them the same shape")
         if self.kernel is None:
             counts = Tensor.from_numpy(np.zeros(self.bins, np.int64), _COUNTS, name="bins")
-            self.kernel = compile_program(self._program, bins=counts, img=img, mask=m, **self._scalars)
+            self.kernel = compile_program(self._program, bins=counts, img=img, mask=m, schedule=self.schedule,
+                                          **self._scalars)
         return self.kernel(img=img, mask=m, **self._scalars).to_numpy()
 
 

@@ -1,13 +1,17 @@
 """The looplets strategy's schedule: ``privatize``, counting a scatter-reduction into several tables.
 
-A loop program states its own loops, so the lattice strategy's commands (reorder, split, ...)
-have nothing to act on here; ``privatize(tensor, copies)`` does: after lowering, the loop around
+The user's :class:`~compiler.schedule.Schedule` is both strategies' (:mod:`compiler.schedule`);
+this module applies the commands the looplets strategy takes (:data:`LOOPLETS_COMMANDS`, what
+``capabilities("looplets").schedule_commands`` says) and refuses the others, naming the strategy
+that takes them. A loop program states its own loops (index notation's come from the formats), so
+the lattice strategy's commands (reorder, split, ...) have nothing to act on here;
+``privatize(tensor, copies)`` does: after lowering, the loop around
 each update of ``tensor`` at a computed coordinate is unrolled ``copies`` times, each lane updating
 its own table (:mod:`compiler.imperative.tables`), which breaks the chain of a histogram's
 consecutive ``bins[b] += 1`` into the same bin. Pass it as ``options={"schedule": ...}``.
 
 >>> import numpy as np
->>> from compiler.lattice.schedule import Schedule
+>>> from compiler.schedule import Schedule
 >>> from compiler.looplets.compile import compile_program
 >>> from compiler.looplets.language import loop_program
 >>> @loop_program
@@ -28,38 +32,39 @@ from __future__ import annotations
 import numpy as np
 
 from ..binding import array_name
+from ..capabilities import applied_by
 from ..errors import StrategyError
 from ..imperative.ir import BinOp, Const, Var
 from ..imperative.tables import NotPrivatizable, privatize_tables
 from ..levels import Element
+from ..schedule import Privatize, as_schedule, signature
 
-__all__ = ["privatizations", "privatize_one"]
+__all__ = ["LOOPLETS_COMMANDS", "privatizations", "privatize_one"]
+
+#: the commands of :data:`compiler.schedule.COMMANDS` the looplets strategy applies
+LOOPLETS_COMMANDS = ("privatize",)
 
 
 def privatizations(schedule) -> tuple:
-    """The ``(tensor, copies, workspace)`` of each ``privatize`` of ``schedule`` (a lattice
-    :class:`~compiler.lattice.schedule.Schedule`, or a list of commands); any other command is refused.
+    """The ``(tensor, copies, workspace)`` of each ``privatize`` of ``schedule`` (a
+    :class:`~compiler.schedule.Schedule`, or a list of commands); any other command is refused,
+    naming the strategy that applies it.
 
     >>> privatizations([("privatize", "bins", 4)])
     (('bins', 4, True),)
+    >>> privatizations([("split", "i", "i0", "i1", 4)])
+    Traceback (most recent call last):
+    ...
+    compiler.errors.StrategyError: schedule: split(i, i0, i1, 4) is a command of the lattice strategy (strategy='lattice'); the looplets strategy takes its loops from the loop program or the formats, and its schedule takes privatize(tensor, copies=4, workspace=True) only
     """
-    from ..lattice.schedule import as_schedule
     out = []
     for c in as_schedule(schedule).commands:
-        if c.name != "privatize":
-            raise StrategyError(f"schedule: {c} is a command of the lattice strategy (strategy='lattice'); the "
-                                f"looplets strategy takes its loops from the loop program or the formats, and its "
-                                f"schedule takes privatize(tensor, copies) only")
-        args = tuple(c.args)
-        tensor, copies, workspace = (args + (None, 4, True)[len(args):])[:3]
-        if not isinstance(tensor, str) or len(c.args) > 3:
-            raise StrategyError(f"schedule: {c} needs the output's name, e.g. privatize('bins', copies=4)")
-        if isinstance(copies, bool) or not isinstance(copies, (int, np.integer)) or not 2 <= copies <= 16:
-            raise StrategyError(f"schedule: {c}: copies is the number of tables, an integer from 2 to 16, "
-                                f"not {copies!r}")
-        if not isinstance(workspace, bool):
-            raise StrategyError(f"schedule: {c}: workspace is True or False, not {workspace!r}")
-        out.append((tensor, int(copies), workspace))
+        if c.name not in LOOPLETS_COMMANDS:
+            raise StrategyError(f"schedule: {c} is {applied_by(c.name)}; the looplets strategy takes its loops "
+                                f"from the loop program or the formats, and its schedule takes "
+                                f"{', '.join(map(signature, LOOPLETS_COMMANDS))} only")
+        p = Privatize.of(c)
+        out.append((p.tensor, p.copies, p.workspace))
     return tuple(out)
 
 

@@ -45,3 +45,4 @@ def test_a_run_prints_every_row(bench, capsys):
     for label in ("sketches (2, 120x120)", "sketches x4", "scattered 1%", "disk 50%"):
         assert label in out, label
     assert "hand C x4" in out and "C kernel" in out
+    assert "int x1" in out and "int x4" in out   # (the integer images' histogram, one table and four)

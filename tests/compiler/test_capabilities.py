@@ -10,6 +10,7 @@ from compiler.errors import StrategyError
 from compiler.format import Format
 from compiler.levels import Element
 from compiler.levels.level import level_class
+from compiler.schedule import COMMANDS
 
 LEVEL_NAMES = ["Dense", "SparseList", "SparseBand", "SparseBlockList", "RunList", "SparseRunList",
                "SparseInterval", "SparsePoint", "SparseByteMap", "SparseCOO", "SparseHash"]
@@ -44,10 +45,36 @@ def test_a_strategy_assembles_exactly_the_output_levels_it_says(strategy, name):
     assert lowers(strategy, x="dense", y=vector_format(name)) == (name in caps.assembles)
 
 
-def test_the_schedule_is_the_lattice_strategys():
-    assert capabilities("lattice").schedule and not capabilities("looplets").schedule
-    with pytest.raises(StrategyError):
-        compiler.lower("y[i] = x[i]", "looplets", x="dense", y="dense", options={"schedule": [("parallelize", "i")]})
+def test_each_strategy_says_which_schedule_commands_it_takes():
+    assert capabilities("lattice").schedule_commands == ("reorder", "precompute", "parallelize", "split", "fuse",
+                                                         "pos")
+    assert capabilities("looplets").schedule_commands == ("privatize",)
+    assert capabilities("lattice").schedule and capabilities("looplets").schedule
+    # together they take every command of the shared schedule, each exactly once
+    assert sorted(capabilities("lattice").schedule_commands + capabilities("looplets").schedule_commands) == \
+        sorted(COMMANDS)
+    with pytest.raises(StrategyError, match="schedule_commands is a tuple of the commands"):
+        Capabilities("s", (), (), True)
+    assert not Capabilities("s", (), ()).schedule
+
+
+# (each command naming what the program has not: the strategy that takes it refuses it for that,
+# before building any kernel; the other refuses it as the other's)
+MISNAMED = {"reorder": ("q",), "precompute": ("q", "w", "q[i]"), "parallelize": ("q",),
+            "split": ("q", "q0", "q1", 4), "fuse": ("q", "r", "s"), "pos": ("q", "qp", "x"), "privatize": ("q",)}
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_strategy_applies_exactly_the_schedule_commands_it_says(strategy, command):
+    taken = command in capabilities(strategy).schedule_commands
+    with pytest.raises(StrategyError) as e:
+        compiler.lower("y[i] = x[i]", strategy, x="dense", y="dense",
+                       options={"schedule": [(command, *MISNAMED[command])]})
+    other = next(s for s in ("lattice", "looplets") if s != strategy)
+    refused = f"is a command of the {other} strategy (strategy='{other}')"
+    assert (refused in str(e.value)) == (not taken), str(e.value)
+    assert f"{command}(" in str(e.value)
 
 
 def test_an_unknown_strategy_is_named():
@@ -56,6 +83,6 @@ def test_an_unknown_strategy_is_named():
 
 
 def test_why_not_names_the_level_and_the_strategy():
-    caps = Capabilities("lattice", ("Dense",), ("Dense",), True)
+    caps = Capabilities("lattice", ("Dense",), ("Dense",), ("reorder",))
     assert caps.why_not("SparseCOO(2)", output=True) == "the lattice strategy cannot assemble a SparseCOO output level"
     assert caps.why_not("Dense", output=True) is None

@@ -297,7 +297,8 @@ def tree_box_linked_and_zoomed(page, explorer, theme: str, artifacts: pathlib.Pa
 def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, artifacts):
     """Typing an expression and switching the strategy re-render the C pane with the new kernel
     (its text and its height measured); a typo shows the parser's message; the pickers offer every
-    level both strategies take; the schedule box shows only under the lattice strategy."""
+    level both strategies take; the schedule box offers each strategy's own commands (the lattice's
+    TACO commands, the looplets' privatize), measured as rendered."""
     url, token, root = lab
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
     page.goto(f"{url}/lab/tree/playground.ipynb?reset&token={token}", timeout=120_000)
@@ -329,6 +330,8 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
     options = lambda: [o.replace("\xa0", " ") for o in play.locator(".ss-level-y-0 select option").all_inner_texts()]
     assert "SparseBand" in options() and not [o for o in options() if o.startswith("✗")]
     assert play.locator(".ss-schedule").first.is_visible()
+    offered = lambda: play.locator(".ss-schedule-commands button").all_inner_texts()  # noqa: E731
+    assert offered() == ["reorder", "precompute", "parallelize", "split", "fuse", "pos"]
 
     # a typo: the parser's message and caret under the box, the kernel stays
     box = play.locator(".ss-expression input").first
@@ -349,7 +352,7 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
     assert not error.is_visible()
     page.screenshot(path=str(artifacts / "playground-typed.png"), full_page=False)
 
-    # the strategy toggle: the looplet kernel of the same expression, no schedule box
+    # the strategy toggle: the looplet kernel of the same expression, and the looplets' schedule box
     t0 = time.perf_counter()
     play.locator(".ss-strategy button", has_text="looplets").first.click()
     switched = wait_for_c("y_kernel")
@@ -357,7 +360,16 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
     print("playground: a new expression, then the looplet strategy, re-lowered and shown in "
           + ", ".join(f"{t:.3f}" for t in took) + " s (compiling the C included unless cached)")
     assert "z_val" in switched["text"] and "lattice_y" not in switched["text"] and switched["height"] >= 100
-    assert not play.locator(".ss-schedule").first.is_visible()
+    editor = play.locator(".ss-schedule textarea").first
+    box_shown = editor.evaluate("el => { const r = el.getBoundingClientRect(); return {width: r.width, "
+                                "height: r.height, value: el.value, placeholder: el.placeholder}; }")
+    assert box_shown["width"] >= 200 and box_shown["height"] >= 40 and box_shown["value"] == "", box_shown
+    assert "privatize(tensor" in box_shown["placeholder"]
+    assert offered() == ["privatize"]
+    button = play.locator(".ss-schedule-commands button").first.bounding_box()
+    assert button["width"] > 20 and button["height"] > 10, button
+    help_text = play.locator(".ss-schedule-help").first.inner_text()
+    assert help_text == "the looplets strategy's schedule takes privatize(tensor, copies=4, workspace=True)"
     assert "SparseBand" in options() and not any(o.startswith("✗") for o in options())
     changed = play.locator(".ss-what-changed").first.inner_text()
     assert "only looplets" in changed and "looplet nest" in changed

@@ -16,6 +16,7 @@ from compiler.looplets import compile_program
 from compiler.looplets.morphology import (DENSE, EROSIONS, FOOTPRINTS, MASK_DENSE, MASK_RUNS, PIXELS, RUNS, Erosion,
                                           MaskedHistogram, erode, masked_histogram, masked_histogram_shift,
                                           masked_histogram_step)
+from compiler.schedule import Schedule
 from compiler.testing import assert_canonical
 from compiler.testing import sketch as draw_sketch
 
@@ -247,8 +248,38 @@ def test_an_out_of_range_value_is_not_counted_and_not_written(program, scalar):
     # says so; an unchecked one corrupts memory)
     img = Tensor.from_numpy(np.array([[999, 5, -7, 300, 256]]), PIXELS)
     args = dict(img=img, mask=Tensor.from_numpy(np.ones((1, 5), bool), MASK_DENSE), top=np.int64(256), **scalar)
-    k = compile_program(program, bins=Tensor.from_numpy(np.zeros(16, np.int64), "dense"), checked=True, **args)
+    k = compile_program(program, bins=Tensor.from_numpy(np.zeros(16, np.int64), "dense"), checked=True,
+                        schedule=Schedule().privatize("bins", copies=4), **args)   # (as MaskedHistogram counts)
     np.testing.assert_array_equal(k(**args).to_numpy(), np.eye(16, dtype=np.int64)[0])
+    assert "each updating its own table of bins" in k.c_source
+
+
+def test_the_integer_histogram_counts_into_four_tables():
+    # (it compiled with no schedule: only MaskedHistogram8 asked for privatize; the transformation
+    # applies to the integer programs as they are, the range test and the bin's check in each lane)
+    rng = np.random.default_rng(5)
+    img = np.concatenate([np.full((3, 9), 37), rng.integers(-5, 70, (3, 9))])   # runs in one bin, and not
+    img[1, 4] = 64                                                               # (out of the range)
+    mask = np.ones(img.shape, bool)
+    mask[4, 2] = mask[5, 7:] = False
+    h = MaskedHistogram(4, 64)
+    assert h.schedule == Schedule().privatize("bins", copies=4)
+    got = h(img, mask)
+    np.testing.assert_array_equal(got, histogram_reference(img, mask, 4, 64))
+    np.testing.assert_array_equal(got, np.bincount(img[mask & (img >= 0) & (img < 64)] >> 4, minlength=4))
+    assert "4 iterations a step, each updating its own table of bins" in h.kernel.c_source
+    assert "bins: 1 loop unrolled by 4" in h.kernel.trace.find("privatize")[0].note
+    args = dict(img=Tensor.from_numpy(img, PIXELS), mask=Tensor.from_numpy(mask, MASK_RUNS), shift=np.int64(4),
+                top=np.int64(64))
+    np.testing.assert_array_equal(h.kernel.interpret(**args).to_numpy(), got)
+    # one table asked for, or too many bins for the tables on the stack: no privatize, the same counts
+    one = MaskedHistogram(4, 64, tables=1)
+    assert one.schedule is None
+    np.testing.assert_array_equal(one(img, mask), got)
+    assert "own table" not in one.kernel.c_source
+    assert MaskedHistogram(2731, 2731).schedule is None and MaskedHistogram(2730, 2730).schedule is not None
+    with pytest.raises(UsageError, match="tables must be an integer from 1 to 16, not 0"):
+        MaskedHistogram(4, 64, tables=0)
 
 
 def test_bad_histograms_are_refused_in_the_users_terms():

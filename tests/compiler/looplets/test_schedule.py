@@ -179,7 +179,8 @@ def test_refusals_say_why():
     with pytest.raises(StrategyError, match=r"reorder\(i\) is a command of the lattice strategy"):
         compile_program(counts, bins=bins, v=v, schedule=Schedule().reorder("i"))
     # the lattice strategy names the strategy that applies it
-    with pytest.raises(StrategyError, match=r"privatize\(y, 4\) is applied by the looplets strategy"):
+    with pytest.raises(StrategyError, match=r"privatize\(y, 4\) is a command of the looplets strategy \(strategy='looplets'\); "
+                                            r"the lattice strategy's schedule takes reorder, precompute"):
         compiler.lower("y[i] += A[j, i] * x[j]", "lattice", options={"schedule": Schedule().privatize("y", 4)},
                        y=np.zeros(3), A="csr", x=np.zeros(2))
 

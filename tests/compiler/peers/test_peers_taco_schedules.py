@@ -2,10 +2,10 @@
 tests-scheduling-eval.cpp), as sparsescope's own cases.
 
 Each case is TACO's statement and formats with its schedule written with this project's
-:class:`~compiler.lattice.schedule.Schedule` (split, pos, fuse, reorder, precompute,
+:class:`~compiler.schedule.Schedule` (split, pos, fuse, reorder, precompute,
 parallelize with atomics or per-thread copies), on data of our own (fixed seeds) and small
-shapes. The lattice strategy runs the schedule; the looplets strategy, which takes no schedule,
-must refuse it saying so, and computes the unscheduled statement. Both are compared with
+shapes. The lattice strategy runs the schedule; the looplets strategy, whose schedule takes
+privatize only, must refuse it naming the lattice strategy, and computes the unscheduled statement. Both are compared with
 :func:`compiler.evaluate` and numpy. TACO's GPU and vector-unit commands have no counterpart
 here and are left out (``parallelize(k, CPUVector)`` in spmmCPU, sddmmCPU, ttmCPU).
 """
