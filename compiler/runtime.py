@@ -376,9 +376,8 @@ class Kernel:
         levels located by coordinate above it."""
         if level is None:
             return math.prod(storage)
-        fmt = self.lowered.output_format
-        rule = fmt.levels[level].allocated_arrays()[kind]
-        return rule.length(binding.dense_parent_count(fmt, level, storage), storage[_first_mode(fmt, level)])
+        rule, first = self._plan().rules[kind, level]
+        return rule.length(math.prod(storage[:first]), storage[first])
 
     def _output_array_words(self, shape, dtype, kind: str, level: int) -> tuple[str, str]:
         """What an output array too large for memory is, and what to do instead."""
@@ -396,7 +395,7 @@ class Kernel:
         the given output's) or a level's array over the dense levels above it."""
         low, out_name = self.lowered, self.lowered.output
         if level is not None and low.initial == "output" and out_name in inputs and \
-                low.output_format.levels[level].allocated_arrays()[kind].kept:
+                self._plan().rules[kind, level][0].kept:
             # an update of a given output starts from its entries: a byte map's marks, which slots hold one, too
             return np.array(inputs[out_name].levels[level].arrays()[kind], dtype=dtype)
         if level is not None:
@@ -632,6 +631,12 @@ class _CallPlan:
                                 f"cannot allocate (a bug in the {kernel.strategy} strategy)")
             self.inout.append((p.name, p.dtype, kind, level))
         self.itemsize = {pname: np.dtype(dtype).itemsize for pname, dtype, _, _ in self.inout}
+        #: ``{(array, level): (ArrayLength, first storage mode)}``: each allocated array's rule, asked of
+        #: its level once per kernel (a call's asking cost a microsecond a buffer); the levels above it
+        #: are located by coordinate (checked above), one mode each, so its parents are the extents before
+        self.rules = {(kind, level): (low.output_format.levels[level].allocated_arrays()[kind],
+                                      _first_mode(low.output_format, level))
+                      for _, _, kind, level in self.inout if level is not None}
         self.compression = None
         if low.compressible and isinstance(kernel.program, Assign) and not low.conversions and not low.copies:
             self.compression = Compression(kernel)

@@ -55,8 +55,7 @@ def setup_converting(program: NAssign, formats: dict, order, schedule, assembly:
     """
     out = program.lhs.tensor
     given = formats.get(out)
-    # (a block of Dense slots per appended coordinate is assembled in one pass, unscheduled)
-    one_pass = assembly != "two-phase" and not as_schedule(schedule).commands
+    one_pass = assembled_in_one_pass(assembly, schedule)
     found = None if given is None else building_output(given, out, one_pass)
     if found is None:
         fallback = None if given is None else building_output(given, out, one_pass=False)
@@ -83,6 +82,21 @@ def setup_converting(program: NAssign, formats: dict, order, schedule, assembly:
     entry = (out, given, built, why, None) if ordered is None else \
         (out, given, ordered[2], f"{why}; {ordered[3]}", None)
     return read, setup, tuple(c for c in conversions if c[0] != out) + (entry,)
+
+
+def assembled_in_one_pass(assembly: str | None, schedule) -> bool:
+    """Whether the kernel assembles its output in one pass, as its loops first run (a block of Dense
+    slots per appended coordinate, a byte map's marks, a hash's keys, a band or blocks per fiber:
+    :func:`~compiler.lattice.output_build.assembles`): not in two phases, and with no schedule but
+    ``reorder`` commands, which only choose the loops' order, as ``order=`` does (the others derive,
+    precompute or parallelize loops, which append no blocks).
+
+    >>> assembled_in_one_pass(None, [("reorder", "i", "j")]), assembled_in_one_pass(None, [("parallelize", "i")])
+    (True, False)
+    >>> assembled_in_one_pass("two-phase", None), assembled_in_one_pass(None, None)
+    (False, True)
+    """
+    return assembly != "two-phase" and all(c.name == "reorder" for c in as_schedule(schedule).commands)
 
 
 def _setup_converting(program: NAssign, formats: dict, order, schedule, free: str | None = None):

@@ -152,16 +152,26 @@ def _nnz(info, k):
 
 
 def output_params(info: TensorInfo, plan: Nested) -> tuple:
-    """The kernel parameters of a nested output: the sizes, the top level's ``pos`` (an inout
-    buffer the runtime allocates) and growing ``idx``, each appended level's growing ``pos`` and
-    ``idx`` with their lengths, and the values (a block's length counted on its own)."""
+    """The kernel parameters of a nested output: the sizes, the top level's starts (its
+    :attr:`~compiler.levels.level.Level.starts_array`, an inout buffer the runtime allocates) and
+    growing coordinates (its ``crd_array``), each appended level's growing starts and coordinates
+    with their lengths, and the values (a block's length counted on its own); the level names
+    each array.
+
+    >>> from compiler.format import parse_format
+    >>> info = TensorInfo("C", parse_format("dcsr"), "output")
+    >>> [p.name for p in output_params(info, nested_levels(info))][2:]
+    ['C0_pos', 'C0_nnz', 'C0_idx', 'C1_npos', 'C1_pos', 'C1_nnz', 'C1_idx', 'C_val']
+    """
     name, levels = info.name, info.levels
     params = [ir.Scalar(array_name(name, m, "size"), "int64") for m in range(info.ndim)]
     if levels[plan.top].inserts_nested:
         return tuple(params) + _hash_params(info, plan)
-    idt = levels[plan.top].index_dtype.name
-    params += [Buffer(array_name(name, plan.top, "pos"), idt, "inout"), OutScalar(_nnz(info, plan.top), "int64"),
-               Growable(array_name(name, plan.top, "idx"), idt, _nnz(info, plan.top))]
+    top = levels[plan.top]
+    idt = top.index_dtype.name
+    params += [Buffer(array_name(name, plan.top, top.starts_array), idt, "inout"),
+               OutScalar(_nnz(info, plan.top), "int64"),
+               Growable(array_name(name, plan.top, top.crd_array), idt, _nnz(info, plan.top))]
     for k in plan.appended:
         idt, npos = levels[k].index_dtype.name, array_name(name, k, "npos")
         params += [OutScalar(npos, "int64"), Growable(array_name(name, k, levels[k].starts_array), idt, npos),
@@ -185,19 +195,21 @@ def output_params(info: TensorInfo, plan: Nested) -> tuple:
 
 
 def _hash_params(info: TensorInfo, plan: Nested) -> tuple:
-    """A hash's arrays (its sorted view's ``pos`` an inout buffer at the top, growing below it,
-    where the fibers are the parent's entries), each level's count and capacity, then the values."""
+    """A hash's arrays (its sorted view's starts an inout buffer at the top, growing below it,
+    where the fibers are the parent's entries; its coordinates and children, ``crd_array`` and
+    ``child_array``), each level's count and capacity, then the values."""
     name, out = info.name, []
     for k in ((plan.top,) if info.levels[plan.top].inserts_nested else ()) + plan.hashed:
         arr = lambda kind: array_name(name, k, kind)  # noqa: E731
-        idt, nnz = info.levels[k].index_dtype.name, _nnz(info, k)
+        lvl, nnz = info.levels[k], _nnz(info, k)
+        idt, starts = lvl.index_dtype.name, arr(lvl.starts_array)
         if k == plan.top:
-            out.append(Buffer(arr("pos"), idt, "inout"))
+            out.append(Buffer(starts, idt, "inout"))
         else:
-            out += [OutScalar(arr("npos"), "int64"), Growable(arr("pos"), idt, arr("npos"))]
+            out += [OutScalar(arr("npos"), "int64"), Growable(starts, idt, arr("npos"))]
         out += [OutScalar(nnz, "int64"), OutScalar(arr("cap"), "int64"), Growable(arr("key"), "int64", nnz),
-                Growable(arr("tbl"), "int64", arr("cap")), Growable(arr("idx"), idt, nnz),
-                Growable(arr("ptr"), idt, nnz)]
+                Growable(arr("tbl"), "int64", arr("cap")), Growable(arr(lvl.crd_array), idt, nnz),
+                Growable(arr(lvl.child_array), idt, nnz)]
     if isinstance(info.leaf, Element):
         out.append(Growable(array_name(name, None, "vals"), info.dtype, _nnz(info, plan.hashed[-1])))
     return tuple(out)

@@ -59,6 +59,18 @@ def product(terms):
     return out
 
 
+def starts_of(info, k) -> str:
+    """The name of level ``k``'s fiber starts in output ``info``'s kernel: the level says which of
+    its arrays they are (:attr:`~compiler.levels.level.Level.starts_array`).
+
+    >>> from compiler.format import parse_format
+    >>> from compiler.looplets.fibers import TensorInfo
+    >>> starts_of(TensorInfo("C", parse_format("csr"), "output"), 1)
+    'C1_pos'
+    """
+    return info.array(k, info.levels[k].starts_array)
+
+
 def refuse_other_start(info, s, init) -> None:
     """Refuse declaring a sparse output (``s``) to ``init`` other than its fill, naming the line."""
     if isinstance(init, Const) and not (same_value(init.value, info.fill) or init.value == info.fill):
@@ -73,7 +85,7 @@ def carry_forward(low, info, k) -> tuple:
     an empty band); ``fibers`` counts the positions of the Dense levels above level ``k``."""
     n = product([info.size(m) for m in range(info.storage_mode(k))])
     p = Var(low.fresh("p"))
-    pos = info.array(k, info.levels[k].starts_array)
+    pos = starts_of(info, k)
     return n, [ir.For(p, 0, n, [If(BinOp("<", Load(pos, X.add(p, 1)), Load(pos, p)),
                                    [Store(pos, X.add(p, 1), Load(pos, p))])])]
 
@@ -118,7 +130,7 @@ class LevelWriter:
         for kk in nested.hashed:
             # (a hash under a hash or a SparseList: one fiber per entry above, its sorted view's pos growing)
             fibers = Var(info.array(kk - 1, "nnz"))
-            hashes += [ir.Grow(info.array(kk, "pos"), X.add(fibers, 1)),
+            hashes += [ir.Grow(starts_of(info, kk), X.add(fibers, 1)),
                        *writer_for(info.levels[kk]).freeze_keys(low, info, kk, fibers),
                        IAssign(Var(info.array(kk, "npos")), X.add(fibers, 1))]
         return self.finish(low, info, k, nested, hashes)
@@ -159,7 +171,7 @@ class ListWriter(LevelWriter):
         if k != len(info.levels) - 1:
             return None
         lvl, nnz = info.levels[k], array_name(info.name, k, "nnz")
-        return (Buffer(array_name(info.name, k, "pos"), lvl.index_dtype.name, "inout"), OutScalar(nnz, "int64"),
+        return (Buffer(starts_of(info, k), lvl.index_dtype.name, "inout"), OutScalar(nnz, "int64"),
                 Growable(array_name(info.name, k, lvl.crd_array), lvl.index_dtype.name, nnz), *_values(info, nnz))
 
     def reserve_arrays(self, info, k):
@@ -176,12 +188,12 @@ class CoordinateListWriter(LevelWriter):
             return None
         lvl, nnz = info.levels[k], array_name(info.name, k, "nnz")
         idt = lvl.index_dtype.name
-        return (Buffer(array_name(info.name, k, "pos"), idt, "inout"), OutScalar(nnz, "int64"),
-                *(Growable(array_name(info.name, k, f"idx{d}"), idt, nnz) for d in range(lvl.ndim)),
+        return (Buffer(starts_of(info, k), idt, "inout"), OutScalar(nnz, "int64"),
+                *(Growable(array_name(info.name, k, lvl.crd_of(d)), idt, nnz) for d in range(lvl.ndim)),
                 *_values(info, nnz))
 
     def reserve_arrays(self, info, k):
-        return tuple(info.array(k, f"idx{d}") for d in range(info.levels[k].ndim))
+        return tuple(info.array(k, info.levels[k].crd_of(d)) for d in range(info.levels[k].ndim))
 
 
 class BandWriter(LevelWriter):
@@ -192,7 +204,7 @@ class BandWriter(LevelWriter):
             return None
         lvl, nnz = info.levels[k], array_name(info.name, k, "nnz")
         idt = lvl.index_dtype.name
-        return (Buffer(array_name(info.name, k, lvl.starts_array), idt, "inout"),
+        return (Buffer(starts_of(info, k), idt, "inout"),
                 Buffer(array_name(info.name, k, lvl.appends_band), idt, "inout"),
                 OutScalar(nnz, "int64"), Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
 
@@ -208,7 +220,7 @@ class BlockWriter(LevelWriter):
         nnz, nblk, nofs = (array_name(info.name, k, x) for x in ("nnz", "nblk", "nofs"))
         ends, starts = lvl.appends_blocks
         idt = lvl.index_dtype.name
-        return (Buffer(array_name(info.name, k, "pos"), idt, "inout"),
+        return (Buffer(starts_of(info, k), idt, "inout"),
                 OutScalar(nnz, "int64"), OutScalar(nblk, "int64"), OutScalar(nofs, "int64"),
                 Growable(array_name(info.name, k, ends), idt, nblk),
                 Growable(array_name(info.name, k, starts), idt, nofs), *_values(info, nnz))
@@ -236,7 +248,7 @@ class RunWriter(LevelWriter):
         lvl, nnz = info.levels[k], array_name(info.name, k, "nnz")
         idt = lvl.index_dtype.name
         ends = tuple(a for a in (lvl.run_start_array, lvl.run_end_array) if a is not None)
-        return (Buffer(array_name(info.name, k, "pos"), idt, "inout"), OutScalar(nnz, "int64"),
+        return (Buffer(starts_of(info, k), idt, "inout"), OutScalar(nnz, "int64"),
                 *(Growable(array_name(info.name, k, e), idt, nnz) for e in ends),
                 Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
 
@@ -256,12 +268,12 @@ class HashWriter(LevelWriter):
         lvl = info.levels[k]
         nnz, cap = array_name(info.name, k, "nnz"), array_name(info.name, k, "cap")
         idt = lvl.index_dtype.name
-        return (Buffer(array_name(info.name, k, "pos"), idt, "inout"),
+        return (Buffer(starts_of(info, k), idt, "inout"),
                 OutScalar(nnz, "int64"), OutScalar(cap, "int64"),
                 Growable(array_name(info.name, k, "key"), "int64", nnz),
                 Growable(array_name(info.name, k, "tbl"), "int64", cap),
-                Growable(array_name(info.name, k, "idx"), idt, nnz),
-                Growable(array_name(info.name, k, "ptr"), idt, nnz),
+                Growable(array_name(info.name, k, lvl.crd_array), idt, nnz),
+                Growable(array_name(info.name, k, lvl.child_array), idt, nnz),
                 Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
 
     def start(self, low, info, k, below):
@@ -285,10 +297,10 @@ class ByteMapWriter(LevelWriter):
         if not all(lvl.slot_per_coordinate for lvl in info.levels) or not isinstance(info.leaf, Element):
             return None
         lvl, nnz = info.levels[k], array_name(info.name, k, "nnz")
-        return (Buffer(array_name(info.name, k, "pos"), lvl.index_dtype.name, "inout"),
-                Buffer(array_name(info.name, k, "tbl"), "bool", "inout"),
+        return (Buffer(starts_of(info, k), lvl.index_dtype.name, "inout"),
+                Buffer(array_name(info.name, k, lvl.mark_array), "bool", "inout"),
                 OutScalar(nnz, "int64"),
-                Growable(array_name(info.name, k, "srt"), lvl.index_dtype.name, nnz),
+                Growable(array_name(info.name, k, lvl.crd_array), lvl.index_dtype.name, nnz),
                 Buffer(array_name(info.name, None, "vals"), info.dtype, "inout"))
 
     def declare(self, low, info, k, s, init):
@@ -314,7 +326,7 @@ class ByteMapWriter(LevelWriter):
         out = [ir.For(p, 0, n, [Store(info.array(None, "vals"), p, init)])]
         nt = product([info.size(m) for m in range(info.storage_mode(k) + 1)])
         p2 = Var(low.fresh("p"))
-        out += [ir.For(p2, 0, nt, [Store(info.array(k, "tbl"), p2, Const(False, "bool"))])]
+        out += [ir.For(p2, 0, nt, [Store(info.array(k, info.levels[k].mark_array), p2, Const(False, "bool"))])]
         if k == len(info.levels) - 1 and isinstance(info.leaf, Element):
             # (its table is clear: the writes list the slots they mark, from none)
             low.ctx.listed.add(info.name)
@@ -330,20 +342,21 @@ class ByteMapWriter(LevelWriter):
         return freeze_byte_map(low, info, k)
 
     def allocate_workspace(self, t, info, n, body):
-        """A workspace vector: ``tbl`` flags, ``srt`` the coordinates written since its declaration,
-        in write order until it is frozen, ``tmp``, ``bits`` and ``sum`` scratch for sorting them,
-        ``pos`` and the local count ``nnz``."""
+        """A workspace vector: flags (the level's ``mark_array``, ``tbl``), the coordinates written
+        since its declaration (``crd_array``, ``srt``), in write order until it is frozen, ``tmp``,
+        ``bits`` and ``sum`` scratch for sorting them, the starts (``starts_array``) and the local
+        count ``nnz``."""
         if len(info.levels) != 1:
             return None
         decls = [ir.Declare(Var(array_name(t, 0, "nnz")), "int64", Const(0, "int64"))]
         idt = info.levels[0].index_dtype.name
         nwords, nsummary = bit_sort_words(n)
-        body = [ir.Allocate(array_name(t, 0, "pos"), idt, 2, Const(0, "int64"), body)]
+        body = [ir.Allocate(array_name(t, 0, info.levels[0].starts_array), idt, 2, Const(0, "int64"), body)]
         body = [ir.Allocate(array_name(t, 0, "sum"), "int64", nsummary, Const(0, "int64"), body)]
         body = [ir.Allocate(array_name(t, 0, "bits"), "int64", nwords, Const(0, "int64"), body)]
         body = [ir.Allocate(array_name(t, 0, "tmp"), idt, n, None, body)]
-        body = [ir.Allocate(array_name(t, 0, "srt"), idt, n, None, body)]
-        body = [ir.Allocate(array_name(t, 0, "tbl"), "bool", n, Const(False, "bool"), body)]
+        body = [ir.Allocate(array_name(t, 0, info.levels[0].crd_array), idt, n, None, body)]
+        body = [ir.Allocate(array_name(t, 0, info.levels[0].mark_array), "bool", n, Const(False, "bool"), body)]
         return decls, body
 
 
@@ -392,7 +405,7 @@ def freeze_run_list(low, info, k, n) -> list:
     skipped) gets one fill run, moving the runs after it up, from the last fiber down."""
     size = info.size(info.storage_mode(k))
     nnz = Var(info.array(k, "nnz"))
-    pos, right, vals = info.array(k, "pos"), info.array(k, "right"), info.array(None, "vals")
+    pos, right, vals = starts_of(info, k), info.array(k, info.levels[k].run_end_array), info.array(None, "vals")
     extra, w, p, lo, hi, q = (Var(low.fresh(x)) for x in ("extra", "w", "p", "lo", "hi", "q"))
     one, zero = Const(1, "int64"), Const(0, "int64")
     empty = lambda at: BinOp("==", Load(pos, X.add(at, 1)), Load(pos, at))  # noqa: E731
@@ -421,7 +434,8 @@ def freeze_hash(low, info, k, fibers=None) -> list:
     n = fibers if fibers is not None else product([info.size(m) for m in range(info.storage_mode(k))])
     size = info.size(info.storage_mode(k))
     nnz = Var(info.array(k, "nnz"))
-    key, pos, idx, ptr = (info.array(k, x) for x in ("key", "pos", "idx", "ptr"))
+    lvl = info.levels[k]
+    key, pos, idx, ptr = (info.array(k, x) for x in ("key", lvl.starts_array, lvl.crd_array, lvl.child_array))
     cnt, order, cur = (low.fresh(x) for x in ("cnt", "order", "cur"))
     q, r, c, p, t, acc, e = (Var(low.fresh(x)) for x in ("q", "r", "c", "p", "t", "acc", "e"))
     one = Const(1, "int64")
@@ -456,7 +470,8 @@ def declare_workspace(low, info, s, init) -> list:
                            f"value ({info.fill}), e.g. {info.name}[...] = {info.fill}", s.line)
     nnz = Var(info.array(0, "nnz"))
     t = Var(low.fresh("t"))
-    srt, tbl, vals = info.array(0, "srt"), info.array(0, "tbl"), info.array(None, "vals")
+    lvl = info.levels[0]
+    srt, tbl, vals = info.array(0, lvl.crd_array), info.array(0, lvl.mark_array), info.array(None, "vals")
     return [ir.For(t, 0, nnz, [Store(tbl, Load(srt, t), Const(False, "bool")),
                                Store(vals, Load(srt, t), init)]),
             IAssign(nnz, Const(0, "int64"))]
@@ -466,7 +481,9 @@ def freeze_workspace(low, info) -> list:
     """Sort the workspace's written coordinates (as the lattice strategy's workspaces do:
     :func:`~compiler.imperative.sorting.sort_coordinates_ir`), then set ``pos``."""
     nnz, n = Var(info.array(0, "nnz")), info.size(0)
-    srt, tbl, pos, tmp, bits, summary = (info.array(0, x) for x in ("srt", "tbl", "pos", "tmp", "bits", "sum"))
+    lvl = info.levels[0]
+    srt, tbl, pos, tmp, bits, summary = (info.array(0, x) for x in (lvl.crd_array, lvl.mark_array, lvl.starts_array,
+                                                                    "tmp", "bits", "sum"))
     fresh = lambda base: Var(low.fresh(base))  # noqa: E731
     return sort_coordinates_ir(srt, tmp, nnz, n, tbl, fresh, "j", bits, summary) + [
         Store(pos, Const(0, "int64"), Const(0, "int64")), Store(pos, Const(1, "int64"), nnz)]
@@ -483,7 +500,8 @@ def freeze_listed_byte_map(low, info, k) -> list:
     one_fiber = isinstance(fibers, Const) and fibers.value == 1
     slots = size if one_fiber else BinOp("*", fibers, size)
     nnz = Var(info.array(k, "nnz"))
-    tbl, srt, pos = (info.array(k, x) for x in ("tbl", "srt", "pos"))
+    lvl = info.levels[k]
+    tbl, srt, pos = (info.array(k, x) for x in (lvl.mark_array, lvl.crd_array, lvl.starts_array))
     vals = info.array(None, "vals")
     tmp, words, summary = low.fresh("tmp"), low.fresh("words"), low.fresh("summary")
     fresh = lambda base: Var(low.fresh(base))  # noqa: E731
@@ -517,7 +535,8 @@ def freeze_byte_map(low, info, k) -> list:
     n = product([info.size(m) for m in range(info.storage_mode(k))])
     size = info.size(info.storage_mode(k))
     nnz = Var(info.array(k, "nnz"))
-    tbl, srt, pos = (info.array(k, x) for x in ("tbl", "srt", "pos"))
+    lvl = info.levels[k]
+    tbl, srt, pos = (info.array(k, x) for x in (lvl.mark_array, lvl.crd_array, lvl.starts_array))
     p, j = Var(low.fresh("p")), Var(low.fresh("j"))
     slot = X.add(BinOp("*", p, size), j)
     listed = [ir.Grow(srt, X.add(nnz, 1)), Store(srt, nnz, j), CompoundAssign("+", nnz, Const(1, "int64"))]

@@ -128,7 +128,7 @@ def unfurl_sparse_list_update(f: SubFiber, ctx, mode="update"):
     info, k = f.tensor, f.level
     if any(not lvl.located_by_coordinate for lvl in info.levels[:k]) and not f.lvl.appends_nested:
         raise StrategyError(f"output {info.name}: a {f.lvl.name} output level needs Dense levels above it")
-    pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
+    pos_b, idx_b = info.array(k, f.lvl.starts_array), info.array(k, f.lvl.crd_array)
     nnz = Var(info.array(k, "nnz"))
     t = fiber_tag(info)
 
@@ -257,7 +257,7 @@ def unfurl_sparse_block_list_update(f: SubFiber, ctx, mode="update"):
     value) and ``nnz`` the values; ``ofs[nblk]`` is kept at ``nnz``; the fiber's
     ``pos`` entry is set when it ends."""
     info, k = _under_dense(f, under_appended=True)
-    pos_b, idx_b, ofs_b = info.array(k, "pos"), info.array(k, "idx"), info.array(k, "ofs")
+    pos_b, (idx_b, ofs_b) = info.array(k, f.lvl.starts_array), (info.array(k, a) for a in f.lvl.appends_blocks)
     nnz, nblk = Var(info.array(k, "nnz")), Var(info.array(k, "nblk"))
     t = fiber_tag(info)
     b0 = Var(ctx.fresh(f"b{t}_start"))
@@ -409,7 +409,7 @@ def unfurl_run_list_update(f: SubFiber, ctx, mode="update"):
     up to its size. Fibers never entered get their one fill run when the tensor freezes.
     """
     info, k, nnz, vals = _run_output(f)
-    pos_b, right_b = info.array(k, "pos"), info.array(k, "right")
+    pos_b, right_b = info.array(k, f.lvl.starts_array), info.array(k, f.lvl.run_end_array)
     t = fiber_tag(info)
     q0, cov = Var(ctx.fresh(f"q{t}_start")), Var(ctx.fresh(f"cov{t}"))
     fill = Const(info.fill, info.dtype)
@@ -440,7 +440,8 @@ def unfurl_sparse_run_list_update(f: SubFiber, ctx, mode="update"):
     """SparseRunList update: each region the loop lowers as a whole is one run (AcceptRun);
     a run of the fill is not stored, and a run that continues an equal one extends it."""
     info, k, nnz, vals = _run_output(f)
-    pos_b, left_b, right_b = (info.array(k, n) for n in ("pos", "left", "right"))
+    pos_b, left_b, right_b = (info.array(k, n)
+                              for n in (f.lvl.starts_array, f.lvl.run_start_array, f.lvl.run_end_array))
     q0 = Var(ctx.fresh(f"q{fiber_tag(info)}_start"))
 
     def accept(start, stop):
@@ -620,7 +621,7 @@ def unfurl_sparse_coo_update(f: SubFiber, ctx, mode="update"):
     info, k = _under_dense(f)
     lvl = f.lvl
     m, coords = (0, ()) if f.seg is None else f.seg
-    pos_b, nnz = info.array(k, "pos"), Var(info.array(k, "nnz"))
+    pos_b, nnz = info.array(k, f.lvl.starts_array), Var(info.array(k, "nnz"))
     t = fiber_tag(info)
     if m + 1 < lvl.ndim:
         look = Lookup(lambda i: SubFiber(info, k, f.pos, f.mode, f.dirty, (m + 1, coords + (i,))),

@@ -144,3 +144,21 @@ def test_an_array_of_a_rule_no_built_in_level_has_is_allocated(registered):
         np.testing.assert_array_equal(C.to_numpy(), want)
         assert C.levels[1].cnt.tolist() == np.count_nonzero(want, axis=1).tolist()
         Tensor(C.root, shape=C.shape, check=True)   # (each level's own check: cnt the fibers' counts)
+
+
+def test_the_rule_is_asked_once_per_kernel(registered, monkeypatch):
+    """A call reads each allocated array's rule from the kernel's call plan: the level is asked when
+    the plan is made, not on every call (a microsecond a buffer), on the general path (what a call
+    the fast path declines takes) and the fast one, and the lengths stay the level's."""
+    out = Format(Dense(Appended(Element(0.0))))
+    A, B = Tensor.from_numpy(M, "csr"), Tensor.from_numpy(-M[:, ::-1].copy(), "csr")
+    k = ss.lower(EXPR, strategy="lattice", A=A, B=B, C=out)
+    want = ss.evaluate(EXPR, A=M, B=-M[:, ::-1])[0]
+    np.testing.assert_array_equal(k(A=A, B=B).to_numpy(), want)   # (the first call plans both paths)
+    asked = []
+    rule = Appended.allocated_arrays
+    monkeypatch.setattr(Appended, "allocated_arrays", lambda self: asked.append(self) or rule(self))
+    for C in (type(k)._run(k, k.compiled, {"A": A, "B": B}), k(A=A, B=B)):
+        np.testing.assert_array_equal(C.to_numpy(), want)
+        assert len(C.levels[1].starts) == len(M) + 1
+    assert asked == []

@@ -8,7 +8,8 @@ test_lattice_output_nestings.py), RunList, SparseRunList
 and SparseInterval levels under Dense ones as runs, and SparsePoint ones as lists (every call
 checking that a point or an interval fits); any other output level (those levels elsewhere, a
 Dense level under a sparse one in a
-two-phase or scheduled kernel) is built as a SparseList and the call converts it to the format asked, and the
+two-phase kernel or one scheduled by more than reorder: test_lattice_output_reordered.py) is built as a
+SparseList and the call converts it to the format asked, and the
 trace's ``convert`` step says so (compiler/lattice/output_build.py). Each kernel is checked
 against the dense oracle, the IR interpreter and the storage ``Tensor.from_numpy`` builds for the
 format, and the kernels of the sums, reductions and transposes against a bounds-checked build too

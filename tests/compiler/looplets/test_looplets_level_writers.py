@@ -84,7 +84,10 @@ def unfurl_sorted(f, ctx, mode):
             pre = [Declare(dirty, "bool", Const(False, "bool")), ir.Grow(crd, BinOp("+", nnz, one)),
                    *looplet_levels.assemble_stmts(child, ctx)]
             keep = looplet_levels.kept(dirty, child)
-            return Thunk(tuple(pre), child, (If(keep, [ir.Store(crd, nnz, i), CompoundAssign("+", nnz, one)]),), info)
+            # (under an appended level, an entry kept marks the fiber above it written, as a SparseList's does)
+            up = [ir.Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []
+            return Thunk(tuple(pre), child, (If(keep, [ir.Store(crd, nnz, i), CompoundAssign("+", nnz, one), *up]),),
+                         info)
         return Thunk((), Lookup(append, f"i -> append {info.name}.lvl{k + 1}", info),
                      (ir.Store(starts, BinOp("+", f.pos, one), nnz),), info)
     q, q_stop, last, j = (Var(ctx.fresh(n)) for n in ("q", "q_stop", "last", "j"))
@@ -156,3 +159,48 @@ def test_a_format_without_a_writer_is_refused_by_name(registered):
     A = Tensor.from_numpy(M, "csr")
     with pytest.raises(StrategyError, match=r"output C: level 1 \(Sorted\) has no looplet writer .*register_output"):
         ss.lower("C[i, j] = A[i, j]", strategy="looplets", C=SORTED, A=A)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Chained(Sorted):
+    """``Sorted`` saying it is appended under an appended level (DCSR's, CSF's lower levels): its
+    starts grow with the parent's entries, so it nests under and over a SparseList."""
+
+    name: ClassVar[str] = "Chained"
+    appends_nested: ClassVar[bool] = True
+
+
+@pytest.fixture
+def chained():
+    """``Chained`` registered as ``Sorted`` is (its unfurl, updatable, and its writer), for one test."""
+    looplet_levels.register_unfurl(Chained, unfurl_sorted, updatable=True)
+    level_writers.register_output(Chained, SortedWriter())
+    yield Chained
+    looplet_levels.UNFURL.pop(Chained, None)
+    looplet_levels.UPDATABLE.discard(Chained)
+    level_writers.WRITERS.pop(Chained, None)
+
+
+@pytest.mark.parametrize("nesting", ["under", "over", "both"])
+def test_a_new_format_nests_with_a_sparse_list(chained, nesting):
+    """Under a SparseList, over one, or under itself, the output's nested assembly asks the level
+    for its arrays' names (``C0_starts``, ``C1_crd``: once spelt ``pos`` and ``idx``), and the
+    kernel builds what ``from_numpy`` stores: rows with no entry dropped, each fiber's starts."""
+    from compiler.levels import SparseList
+    root = {"under": SparseList(Chained(Element(0.0))), "over": Chained(SparseList(Element(0.0))),
+            "both": Chained(Chained(Element(0.0)))}[nesting]
+    out = Format(root)
+    A, B = Tensor.from_numpy(M, "csr"), Tensor.from_numpy(-M[:, ::-1].copy(), "dcsr")
+    expr = "C[i, j] = A[i, j] + B[i, j]"
+    k = check_lowered(expr, out=out, strategy="looplets", A=A, B=B)
+    for m, lvl in enumerate(out.levels):   # (each level's arrays under its own names, and no other's)
+        assert all(f"C{m}_{a}" in k.c_source for a in lvl.array_dtypes())
+        assert type(lvl) is SparseList or f"C{m}_pos" not in k.c_source and f"C{m}_idx" not in k.c_source
+    want = ss.evaluate(expr, A=M, B=-M[:, ::-1])[0]
+    C = k(A=A, B=B)
+    np.testing.assert_array_equal(C.to_numpy(), want)
+    stored = Tensor.from_numpy(want, out)
+    for got, exp in zip(C.levels, stored.levels):
+        assert type(got) is type(exp)
+        for name, a in exp.arrays().items():
+            assert got.arrays()[name].tolist() == a.tolist(), name
