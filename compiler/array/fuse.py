@@ -9,7 +9,8 @@ out of the access. Shape operators become the notation's (BURRITO's): ``concat``
 integer index of a stored tensor a constant index, and a ``reshape`` of any rank ``Collapse`` and
 ``Split`` chains, one per group of axes it reshapes (:mod:`compiler.array.reshapes`). What the
 notation cannot say, or a strategy refuses, is materialized, each in the trace's ``materialize``
-steps with the node and why:
+steps with the node and why (a statement a strategy refuses is a ``retry`` step, saying what was
+tried instead, which may still be one kernel):
 
 - other shape operators (an integer index of an expression), or all of them when the statement
   with its shape operators is refused (both strategies refuse a CSC's rows sliced into CSR, or
@@ -416,7 +417,8 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     """Lower ``node`` as one kernel: ``(kernel, tensors)``; ``kernel(**tensors)`` computes it. If the
     strategy refuses the fused statement, reductions under operators are computed apart (and a
     default sparse output is made dense, which looplets needs for a sparse output whose fill is not 0), as
-    the trace's ``materialize`` steps say."""
+    the trace's ``retry`` steps (each refusal and what was tried instead) and ``materialize`` steps
+    (each node computed apart) say."""
     from ..lowering import lower
     materialized = {} if materialized is None else materialized
     refused = []
@@ -439,8 +441,12 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         assign, tensors, em = notation(node, em)
         out = output_format(node, order or format, tensors) if (format is not None or default_sparse) else None
         trace = Trace()
-        for what, why in refused:
-            trace.record("materialize", note=f"{what}: {why}")
+        for (what, by, why, statement), instead in zip(refused, attempts[1:]):
+            # (a refused form is no materialization: the next form may still be one kernel; the
+            # first line says what was tried instead, the explorer's step header shows it)
+            instead = attempt_text(node, format, *instead)
+            trace.record("retry", before=statement, note=f"{what}: refused by {by}; tried instead: {instead}\n{why}",
+                         data={"refused": what, "by": by, "why": why, "instead": instead})
         for what, why, kernel in em.notes:
             trace.record("materialize", after=kernel.program if kernel is not None else None,
                          note=f"{what} materialized: {why}")
@@ -464,13 +470,49 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             by = f"the {strategy} strategy" if strategy else "both strategies"
             if order is not None:
                 what += f" into {order.upper()} ({ORDER_WHY[order]})"
-            refused.append((what, f"refused by {by} ({e})" + ("; the default CSR instead" if order == "csc" else "")))
+            refused.append((what, by, str(e), assign))
             continue
         kernel = copy.copy(kernel)   # (the cached kernel keeps its own trace and tensors)
         kernel.trace = Trace(trace.steps + kernel.trace.steps)
         kernel.arguments = tensors
         return kernel, tensors
     raise AssertionError("unreachable")
+
+
+def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, order) -> str:
+    """What one attempt of :func:`lower_node` lowers (``format``: the one asked for), for the
+    trace's ``retry`` steps.
+
+    >>> from compiler.interop import to_tensor
+    >>> from compiler.array import build
+    >>> A = Leaf(to_tensor(np.eye(2), "A").asformat("csr"))
+    >>> attempt_text(build.reshape(A, (4,)), None, False, True, "whole", None)
+    'the statement with its shape operators, each reshape a split of its whole ravel, into the default sparse vector'
+    >>> attempt_text(build.reshape(A, (4,)), None, True, False, False, None)
+    'its shape operators computed on their stored entries, reductions under an operator by their own kernels, into a dense result'
+    """
+    if fuse:
+        text = "the statement with its shape operators"
+        if fuse == "whole":
+            text += ", each reshape a split of its whole ravel"
+    else:
+        text = ("its shape operators computed on their stored entries" if _has_shape_ops(node)
+                else "the fused statement")
+    if split:
+        text += ", reductions under an operator by their own kernels"
+    if order is not None:
+        text += f", into {order.upper()} ({ORDER_WHY[order]})"
+    elif format is None and not default_sparse:
+        text += ", into a dense result"
+    elif format is None and node.ndim and not all(n.tensor.format.is_dense for n in _leaves(node)):
+        text += f", into the default {({1: 'sparse vector', 2: 'CSR'}).get(node.ndim, 'COO')}"
+    return text
+
+
+def _leaves(node: Node) -> list:
+    if isinstance(node, Leaf):
+        return [node]
+    return [x for c in node.children() for x in _leaves(c)]
 
 
 #: why a default result is first tried in a format other than CSR (:func:`lower_node`)
