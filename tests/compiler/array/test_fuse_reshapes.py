@@ -85,6 +85,26 @@ def test_empty_arrays_and_extent_one_axes(old, new, fmt, strategy):
     fused(xp.asarray(T).reshape(new), x.reshape(new), strategy)
 
 
+@pytest.mark.parametrize("old, fmt, fill, new, strategy", [
+    # (a reshape to 0-d is its one entry, A[0, 0]: the lattice walks to it in a loop of one
+    # coordinate; it refused it before, 'every index is a constant', and it was materialized)
+    ((1, 1), "csr", 0.0, (), "lattice"),
+    ((1, 1), "csc", np.nan, [], "lattice"),
+    ((1, 1), "coo", np.inf, (), "lattice"),
+    ((1, 1), "dense", np.nan, (), "lattice"),
+    ((1,), "sparse_vector", np.inf, [], "lattice"),
+    ((1,), "dense", 0.0, (), "lattice"),
+    ((1, 1, 1), "csf", np.nan, (), "lattice"),
+    ((1, 1), "csc", np.inf, (), "looplets"),
+])
+def test_a_reshape_to_0d_is_its_one_entry(old, fmt, fill, new, strategy):
+    for stored_value in (True, False):     # (an entry not stored reads the fill)
+        x = np.full(old, -2.5 if stored_value else fill)
+        T = ss.Tensor.from_numpy(x, fmt, fill=fill)
+        kernel = fused(xp.asarray(T).reshape(new), x.reshape(new), strategy)
+        assert kernel.strategy == strategy and str(kernel.program) == f"out[] = A[{', '.join('0' * len(old))}]"
+
+
 def test_a_reshape_to_its_own_shape_is_the_operand():
     T = xp.asarray(ss.Tensor.from_numpy(data((2, 3, 4), 0.0), "csf"))
     assert T.reshape(2, 3, -1).node is T.node
@@ -101,14 +121,18 @@ def test_a_reshape_inside_an_expression_is_fused_with_it():
 
 
 @settings(max_examples=5, deadline=None)
-@given(n=st.sampled_from([0, 1, 6, 12, 24]), ranks=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+@given(n=st.sampled_from([0, 1, 6, 12, 24]), ranks=st.tuples(st.integers(0, 3), st.integers(0, 3)),
        sparse=st.booleans(), fill=st.sampled_from(FILLS), strategy=st.sampled_from(["lattice", "looplets"]),
        data_=st.data())
 @example(n=24, ranks=(3, 3), sparse=True, fill=np.nan, strategy="looplets", data_=None)   # materialized on main
 @example(n=0, ranks=(2, 3), sparse=True, fill=0.0, strategy="lattice", data_=None)
+@example(n=1, ranks=(2, 0), sparse=True, fill=np.nan, strategy="lattice", data_=None)   # materialized on main
 def test_reshapes_by_property(n, ranks, sparse, fill, strategy, data_):
     def factor(rank):
-        # a shape of `rank` extents whose product is n (n = 0: one extent 0, the others up to 3)
+        # a shape of `rank` extents whose product is n (n = 0: one extent 0, the others up to 3;
+        # rank 0, a 0-d array, where n is 1, else rank 1)
+        if rank == 0:
+            return () if n == 1 else (n,)
         if data_ is None:
             return {(24, 3): (2, 3, 4), (0, 2): (0, 3), (0, 3): (2, 0, 2)}.get((n, rank), (n,) + (1,) * (rank - 1))
         shape, left = [], n
@@ -124,7 +148,7 @@ def test_reshapes_by_property(n, ranks, sparse, fill, strategy, data_):
     old, new = factor(ranks[0]), factor(ranks[1])
     assert math.prod(old) == math.prod(new) == n
     x = data(old, fill, seed=n)
-    T = ss.Tensor.from_numpy(x, SPARSE[len(old)] if sparse else "dense", fill=fill)
+    T = ss.Tensor.from_numpy(x, SPARSE[len(old)] if sparse and old else "dense", fill=fill)
     fused(xp.asarray(T).reshape(new), x.reshape(new), strategy)
 
 
