@@ -5,17 +5,19 @@ an elementwise operator is a :class:`~compiler.notation.Call`, a reduction (and 
 ``matmul``, ``tensordot`` or ``einsum``) a :class:`~compiler.notation.Reduce` over fresh indices,
 a transpose or ``expand_dims`` a relabelling of indices, and broadcasting leaves an extent-1 axis
 out of the access. Shape operators become the notation's (BURRITO's): ``concat`` a ``Concat``,
-``stack`` a ``Concat`` of operands broadcast along the new axis, a slice with steps a ``Slice``, an
-integer index of a stored tensor a constant index, and a ``reshape`` of any rank ``Collapse`` and
-``Split`` chains, one per group of axes it reshapes (:mod:`compiler.array.reshapes`). What the
-notation cannot say, or a strategy refuses, is materialized, each in the trace's ``materialize``
-steps with the node and why (a statement a strategy refuses is a ``retry`` step, saying what was
-tried instead, which may still be one kernel):
+``stack`` a ``Concat`` of operands broadcast along the new axis (reshaped with that axis merged
+into the next, a ``Concat`` of the operands themselves: :meth:`Emitter.emit_stack_ravel`), a
+slice with steps a ``Slice``, an integer index of a stored tensor a constant index, and a
+``reshape`` of any rank ``Collapse`` and ``Split`` chains, one per group of axes it reshapes
+(:mod:`compiler.array.reshapes`). What the notation cannot say, or a strategy refuses, is
+materialized, each in the trace's ``materialize`` steps with the node and why (a statement a
+strategy refuses is a ``retry`` step, saying what was tried instead, which may still be one kernel):
 
 - other shape operators (an integer index of an expression), or all of them when the statement
   with its shape operators is refused (both strategies refuse a CSC's rows sliced into CSR, or
-  a stack reshaped, for instance; a reshape with an axis kept as a loop of its own is first tried
-  as a split of its operand's whole ravel, which looplets gather): computed on their operands'
+  a stack reshaped with a row straddling two operands, for instance; a reshape with an axis kept
+  as a loop of its own is first tried as a split of its operand's whole ravel, which looplets
+  gather): computed on their operands'
   entries by :mod:`compiler.array.shapeops` (an operand that is itself an expression is computed
   first, by its own kernel);
 
@@ -209,21 +211,58 @@ class Emitter:
             return self.emit_extent_one(child)
         sub = [None] * len(old)
         wrap = []    # (each group's collapse and split chains, applied to the operand in turn)
+        raveled = None   # (the group collapsing a stack's new axis with the axes after it)
         for olds, news in groups:
             outs = [idx[kept[b]] for b in news]
             if len(olds) == 1 and len(news) == 1:
                 sub[olds[0]] = outs[0]
+                continue
+            if len(olds) > 1 and isinstance(child, ShapeOp) and child.kind == "stack" and \
+                    olds[0] == child.params[0]:
+                # (the concatenation emit_stack_ravel makes is the collapse: its axes' indices are its own)
+                k = outs[0] if len(news) == 1 else self.index()
+                raveled = (len(olds) - 1, k)
+                wrap.append(([k], k, outs, [shape[b] for b in news]))
                 continue
             ins = [self.index() for _ in olds]
             for a, i in zip(olds, ins):
                 sub[a] = i
             k = outs[0] if len(news) == 1 else ins[0] if len(olds) == 1 else self.index()
             wrap.append((ins, k, outs, [shape[b] for b in news]))
-        expr = self.emit(child, tuple(sub), top=False)
+        if raveled is None:
+            expr = self.emit(child, tuple(sub), top=False)
+        else:
+            expr = self.emit_stack_ravel(child, tuple(sub), *raveled)
         for ins, k, outs, sizes in wrap:
             expr = collapse_chain(expr, ins, k, self.index)
             expr = split_chain(expr, k, outs, sizes, self.index)
         return expr
+
+    def emit_stack_ravel(self, node: ShapeOp, sub: tuple, count: int, k: Index, first: int | None = None):
+        """A stack with its new axis collapsed (row-major) with the ``count`` axes after it into
+        ``k``: the stack's operands one after the other along ``k``, so a ``Concat`` of each
+        operand's ``count`` axes collapsed (``sub``: the stack's indices, those axes' unused;
+        ``first``: the operands' first axis collapsed, if not the stack's axis: a stack of no
+        entries, whose every order is the same).
+        ``stack([A, B]).reshape(10, 4)`` of 5x4 matrices is ``concat((A[p, j], B[q, j]), (p, q) -> i)``,
+        a vstack; ``stack([A, B]).reshape(-1)`` ``concat((collapse(A[p, l], (p, l) -> m), ...), ...)``."""
+        (axis,) = node.params
+        first = axis if first is None else first
+        rest = list(sub[:axis] + sub[axis + 1:])
+        parts, fresh = [], []
+        for a in node.args:
+            own = [self.index() for _ in range(count)]
+            at = list(rest)
+            at[first:first + count] = own
+            # (one operand: its collapse is k itself)
+            kt = k if len(node.args) == 1 else own[0] if count == 1 else self.index()
+            if count == 1 and len(node.args) == 1:
+                at[first] = own[0] = k
+            parts.append(collapse_chain(self.emit(a, tuple(at), top=False), own, kt, self.index))
+            fresh.append(kt)
+        out = parts[0] if len(parts) == 1 else Concat(tuple(parts), tuple(fresh), k)
+        self.emitted.setdefault(id(node), out)
+        return out
 
     def reshape_empty(self, child: Node, new: tuple, kept: tuple, idx: tuple):
         """A reshape of an array of no entries: the operand's axes collapsed into the index of a
@@ -231,8 +270,12 @@ class Emitter:
         an extent 0, and every order of no entries is the same)."""
         zero = next(a for a in kept if new[a] == 0)   # (an axis broadcast away is extent 1, not 0)
         k = idx[zero]
-        ins = [self.index() for _ in child.shape] if child.ndim > 1 else [k]
-        expr = collapse_chain(self.emit(child, tuple(ins), top=False), ins, k, self.index)
+        if isinstance(child, ShapeOp) and child.kind == "stack":
+            # (its operands' ravels one after the other: no collapse of a stack's broadcasts)
+            expr = self.emit_stack_ravel(child, (None,) * child.ndim, child.ndim - 1, k, first=0)
+        else:
+            ins = [self.index() for _ in child.shape] if child.ndim > 1 else [k]
+            expr = collapse_chain(self.emit(child, tuple(ins), top=False), ins, k, self.index)
         for a in kept:
             if a != zero:
                 expr = NBroadcast(idx[a], expr, new[a])
@@ -265,6 +308,8 @@ class Emitter:
         (axis,) = node.params
         if self.fuse_shapes and None not in idx:
             rest = idx[:axis] + idx[axis + 1:]
+            if len(node.args) == 1:      # (a concat takes two or more operands)
+                return NBroadcast(idx[axis], self.emit(node.args[0], rest, top=False), 1)
             fresh = [self.index() for _ in node.args]
             parts = tuple(NBroadcast(j, self.emit(a, rest, top=False), 1) for j, a in zip(fresh, node.args))
             return Concat(parts, tuple(fresh), idx[axis])
@@ -488,8 +533,8 @@ def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, or
     >>> A = Leaf(to_tensor(np.eye(2), "A").asformat("csr"))
     >>> attempt_text(build.reshape(A, (4,)), None, False, True, "whole", None)
     'the statement with its shape operators, each reshape a split of its whole ravel, into the default sparse vector'
-    >>> attempt_text(build.reshape(A, (4,)), None, True, False, False, None)
-    'its shape operators computed on their stored entries, reductions under an operator by their own kernels, into a dense result'
+    >>> attempt_text(build.reshape(A, (4,)), None, True, False, False, None).split(", ")
+    ['its shape operators computed on their stored entries', 'reductions under an operator by their own kernels', 'into a dense result']
     """
     if fuse:
         text = "the statement with its shape operators"

@@ -533,6 +533,15 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point
     return out, data
 
 
+class DiscordantWalk(StrategyError):
+    """The loops reach a level of ``tensor`` before its parent: read in another mode order than
+    it is stored in (a CSC collapsed row-major)."""
+
+    def __init__(self, message: str, tensor: str):
+        super().__init__(message)
+        self.tensor = tensor
+
+
 def check_concordant(loops: list, access_levels: dict) -> None:
     """Refuse an access whose levels the loops do not reach outer level first (a transposed or
     column-major walk of a sparse tensor: its inner level would be read without its row)."""
@@ -552,10 +561,10 @@ def check_concordant(loops: list, access_levels: dict) -> None:
             if lv.key not in seen:
                 raise StrategyError(f"{acc}: no loop iterates its level {lv.mode} ({lv})")
             if lv.mode and seen[lv.parent_key] > seen[lv.key]:
-                raise StrategyError(
+                raise DiscordantWalk(
                     f"{acc}: the loops reach its level {lv.mode} ({lv.index}) before level {lv.mode - 1} "
                     f"({al.levels[lv.mode - 1].index}), the order {acc.tensor} is stored in; store "
-                    f"{acc.tensor} in a format concordant with the loop order (or transpose it)")
+                    f"{acc.tensor} in a format concordant with the loop order (or transpose it)", acc.tensor)
 
 
 def check_split_nesting(loops: list) -> None:
@@ -703,4 +712,4 @@ def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
 
 
 __all__ = ["ShapedFormat", "derive_seq", "entry_sequence", "point_index", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
-           "level_kinds", "check_concordant", "check_concat_sides", "check_split_nesting", "copy_fill"]
+           "level_kinds", "check_concordant", "DiscordantWalk", "check_concat_sides", "check_split_nesting", "copy_fill"]

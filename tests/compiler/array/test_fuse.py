@@ -62,13 +62,19 @@ def test_shape_operators_are_materialized_and_named_in_the_trace():
     k = (xp.concat([a[::-1], 2 * a], axis=0) @ x).lower(strategy="lattice")
     assert _materialized(k) == [] and "(3, -1, -1)" in str(k.program)
     np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A[::-1], 2 * A]) @ X)
-    # ... but refuses a CSC operand sliced along its rows (a discordant walk): the statement with it
-    # is named, then the concat
+    # ... and a CSC operand sliced along its rows (a walk against its storage order) read as a CSR,
+    # converted before each call (it was refused, and the concat materialized)
     c = xp.asarray(make(A, "csc"))
-    expr = xp.concat([c[::-1], 2 * a], axis=0) @ x
-    k = expr.lower(strategy="lattice")
+    k = (xp.concat([c[::-1], 2 * a], axis=0) @ x).lower(strategy="lattice")
+    assert _materialized(k) == [] and _retried(k) == [] and "concat((slice(" in str(k.program)
+    (note,) = [s.note for s in k.trace.find("convert")]
+    assert "before level 0" in note and "the kernel reads A as csr, converted before each call" in note, note
+    np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A[::-1], 2 * A]) @ X)
+    # ... but refuses an operand of fill 1 beside one of fill 0: the statement is named, then the concat
+    f = xp.asarray(make(A, "csr", 1.0))
+    k = (xp.concat([f[::-1], 2 * a], axis=0) @ x).lower(strategy="lattice")
     notes = _materialized(k)
-    assert any("the statement with its shape operators: refused by the lattice strategy" in n and "before level 0"
+    assert any("the statement with its shape operators: refused by the lattice strategy" in n and "fill 1.0"
                in n for n in _retried(k))
     assert any("concat (4, 5), (4, 5) -> (8, 5) materialized: the statement with its shape operators was "
                "refused" in n for n in notes)
@@ -198,7 +204,7 @@ def test_looplets_gets_a_dense_output_where_it_cannot_build_the_default_sparse_o
     k = ones.sum(axis=0).lower(strategy="looplets")
     retries = _retried(k)
     assert "refused by the looplets strategy" in retries[-1], retries
-    assert retries[-1].splitlines()[0].endswith("tried instead: the fused statement, reductions under an operator by their own "
-                                "kernels, into a dense result"), retries
+    assert retries[-1].splitlines()[0].endswith("tried instead: the fused statement, reductions under an operator "
+                                                "by their own kernels, into a dense result"), retries
     assert _materialized(k) == []     # (no node was computed apart: the retry is one kernel)
     np.testing.assert_array_equal(k().to_numpy(), [2.0, 2.0])
