@@ -298,12 +298,16 @@ def _lower_shaped(program, checked, functions, trace, options, tensors, facts=No
     """Index notation with shape operators given no strategy: the lattice strategy's kernel, or
     where it refuses the statement (a format it does not walk, a fill other than 0, a discordant
     walk, values it cannot skip, ...) the looplets', the trace's ``strategy`` step saying which.
-    A kernel called with values the lattice's would not serve is lowered again the same way."""
+    The lattice converts no input here (an input walked against its storage order, which it reads
+    converted given ``strategy='lattice'``, is refused). A kernel called with values the lattice's
+    would not serve is lowered again the same way."""
     from .trace import Trace
     attempt = None if trace is None else Trace()     # (a refused attempt leaves the caller's trace alone)
     try:
-        kernel = _lower(program, "lattice", checked, functions, attempt, options, tensors, facts, auto=LATTICE_NOTE,
-                        fit=fit)
+        # (without converting an input: where the lattice would read one converted, looplets walk it
+        # as stored, or the array front end tries another form; strategy='lattice' converts it)
+        kernel = _lower(program, "lattice", checked, functions, attempt, {**options, "convert": False}, tensors,
+                        facts, auto=LATTICE_NOTE, fit=fit)
     except StrategyError as e:
         refusal = e
         try:

@@ -32,6 +32,7 @@ __all__ = ["CView", "DiffView", "c_view", "diff_view", "representations"]
 NOTATION, LOOP, LATTICE, CFIR, IR, C = ("index notation", "loop program", "lattice", "CFIR",
                                         "imperative IR", "C")
 ARRAY, KERNEL, CIN = "array expression", "kernel of its own", "CIN with sequences"
+REFUSAL = "refusal"   # (a retry step: the statement a strategy refused, nothing made of it)
 
 #: (input, output) representation of a stage, by exact stage name first, then by family.
 #: A stage not listed keeps its representation (its input and output are diffed as before).
@@ -45,6 +46,7 @@ _BY_STAGE = {
     # the array language and shape operators (compiler.array, BURRITO's sequence layer)
     "array": (ARRAY, NOTATION),
     "materialize": (ARRAY, KERNEL),
+    "retry": (NOTATION, REFUSAL),
     "shape-operators": (NOTATION, LOOP),
     "seq-derive": (NOTATION, CIN),
 }
@@ -62,6 +64,8 @@ def representations(stage: str) -> tuple[str, str] | None:
     (('imperative IR', 'C'), ('loop program', 'imperative IR'), None)
     >>> representations("array"), representations("seq-derive")
     (('array expression', 'index notation'), ('index notation', 'CIN with sequences'))
+    >>> representations("retry")    # (the refused statement; the next attempt is another step)
+    ('index notation', 'refusal')
     """
     return _BY_STAGE.get(stage) or _BY_FAMILY.get(stage.split(":", 1)[0])
 

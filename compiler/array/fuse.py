@@ -5,16 +5,19 @@ an elementwise operator is a :class:`~compiler.notation.Call`, a reduction (and 
 ``matmul``, ``tensordot`` or ``einsum``) a :class:`~compiler.notation.Reduce` over fresh indices,
 a transpose or ``expand_dims`` a relabelling of indices, and broadcasting leaves an extent-1 axis
 out of the access. Shape operators become the notation's (BURRITO's): ``concat`` a ``Concat``,
-``stack`` a ``Concat`` of operands broadcast along the new axis, a slice with steps a ``Slice``, an
-integer index of a stored tensor a constant index, and a ``reshape`` of any rank ``Collapse`` and
-``Split`` chains, one per group of axes it reshapes (:mod:`compiler.array.reshapes`). What the
-notation cannot say, or a strategy refuses, is materialized, each in the trace's ``materialize``
-steps with the node and why:
+``stack`` a ``Concat`` of operands broadcast along the new axis (reshaped with that axis merged
+into the next, a ``Concat`` of the operands themselves: :meth:`Emitter.emit_stack_ravel`), a
+slice with steps a ``Slice``, an integer index of a stored tensor a constant index, and a
+``reshape`` of any rank ``Collapse`` and ``Split`` chains, one per group of axes it reshapes
+(:mod:`compiler.array.reshapes`). What the notation cannot say, or a strategy refuses, is
+materialized, each in the trace's ``materialize`` steps with the node and why (a statement a
+strategy refuses is a ``retry`` step, saying what was tried instead, which may still be one kernel):
 
 - other shape operators (an integer index of an expression), or all of them when the statement
   with its shape operators is refused (both strategies refuse a CSC's rows sliced into CSR, or
-  a stack reshaped, for instance; a reshape with an axis kept as a loop of its own is first tried
-  as a split of its operand's whole ravel, which looplets gather): computed on their operands'
+  a stack reshaped with a row straddling two operands, for instance; a reshape with an axis kept
+  as a loop of its own is first tried as a split of its operand's whole ravel, which looplets
+  gather): computed on their operands'
   entries by :mod:`compiler.array.shapeops` (an operand that is itself an expression is computed
   first, by its own kernel);
 
@@ -208,21 +211,58 @@ class Emitter:
             return self.emit_extent_one(child)
         sub = [None] * len(old)
         wrap = []    # (each group's collapse and split chains, applied to the operand in turn)
+        raveled = None   # (the group collapsing a stack's new axis with the axes after it)
         for olds, news in groups:
             outs = [idx[kept[b]] for b in news]
             if len(olds) == 1 and len(news) == 1:
                 sub[olds[0]] = outs[0]
+                continue
+            if len(olds) > 1 and isinstance(child, ShapeOp) and child.kind == "stack" and \
+                    olds[0] == child.params[0]:
+                # (the concatenation emit_stack_ravel makes is the collapse: its axes' indices are its own)
+                k = outs[0] if len(news) == 1 else self.index()
+                raveled = (len(olds) - 1, k)
+                wrap.append(([k], k, outs, [shape[b] for b in news]))
                 continue
             ins = [self.index() for _ in olds]
             for a, i in zip(olds, ins):
                 sub[a] = i
             k = outs[0] if len(news) == 1 else ins[0] if len(olds) == 1 else self.index()
             wrap.append((ins, k, outs, [shape[b] for b in news]))
-        expr = self.emit(child, tuple(sub), top=False)
+        if raveled is None:
+            expr = self.emit(child, tuple(sub), top=False)
+        else:
+            expr = self.emit_stack_ravel(child, tuple(sub), *raveled)
         for ins, k, outs, sizes in wrap:
             expr = collapse_chain(expr, ins, k, self.index)
             expr = split_chain(expr, k, outs, sizes, self.index)
         return expr
+
+    def emit_stack_ravel(self, node: ShapeOp, sub: tuple, count: int, k: Index, first: int | None = None):
+        """A stack with its new axis collapsed (row-major) with the ``count`` axes after it into
+        ``k``: the stack's operands one after the other along ``k``, so a ``Concat`` of each
+        operand's ``count`` axes collapsed (``sub``: the stack's indices, those axes' unused;
+        ``first``: the operands' first axis collapsed, if not the stack's axis: a stack of no
+        entries, whose every order is the same).
+        ``stack([A, B]).reshape(10, 4)`` of 5x4 matrices is ``concat((A[p, j], B[q, j]), (p, q) -> i)``,
+        a vstack; ``stack([A, B]).reshape(-1)`` ``concat((collapse(A[p, l], (p, l) -> m), ...), ...)``."""
+        (axis,) = node.params
+        first = axis if first is None else first
+        rest = list(sub[:axis] + sub[axis + 1:])
+        parts, fresh = [], []
+        for a in node.args:
+            own = [self.index() for _ in range(count)]
+            at = list(rest)
+            at[first:first + count] = own
+            # (one operand: its collapse is k itself)
+            kt = k if len(node.args) == 1 else own[0] if count == 1 else self.index()
+            if count == 1 and len(node.args) == 1:
+                at[first] = own[0] = k
+            parts.append(collapse_chain(self.emit(a, tuple(at), top=False), own, kt, self.index))
+            fresh.append(kt)
+        out = parts[0] if len(parts) == 1 else Concat(tuple(parts), tuple(fresh), k)
+        self.emitted.setdefault(id(node), out)
+        return out
 
     def reshape_empty(self, child: Node, new: tuple, kept: tuple, idx: tuple):
         """A reshape of an array of no entries: the operand's axes collapsed into the index of a
@@ -230,8 +270,12 @@ class Emitter:
         an extent 0, and every order of no entries is the same)."""
         zero = next(a for a in kept if new[a] == 0)   # (an axis broadcast away is extent 1, not 0)
         k = idx[zero]
-        ins = [self.index() for _ in child.shape] if child.ndim > 1 else [k]
-        expr = collapse_chain(self.emit(child, tuple(ins), top=False), ins, k, self.index)
+        if isinstance(child, ShapeOp) and child.kind == "stack":
+            # (its operands' ravels one after the other: no collapse of a stack's broadcasts)
+            expr = self.emit_stack_ravel(child, (None,) * child.ndim, child.ndim - 1, k, first=0)
+        else:
+            ins = [self.index() for _ in child.shape] if child.ndim > 1 else [k]
+            expr = collapse_chain(self.emit(child, tuple(ins), top=False), ins, k, self.index)
         for a in kept:
             if a != zero:
                 expr = NBroadcast(idx[a], expr, new[a])
@@ -264,6 +308,8 @@ class Emitter:
         (axis,) = node.params
         if self.fuse_shapes and None not in idx:
             rest = idx[:axis] + idx[axis + 1:]
+            if len(node.args) == 1:      # (a concat takes two or more operands)
+                return NBroadcast(idx[axis], self.emit(node.args[0], rest, top=False), 1)
             fresh = [self.index() for _ in node.args]
             parts = tuple(NBroadcast(j, self.emit(a, rest, top=False), 1) for j, a in zip(fresh, node.args))
             return Concat(parts, tuple(fresh), idx[axis])
@@ -416,7 +462,8 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
     """Lower ``node`` as one kernel: ``(kernel, tensors)``; ``kernel(**tensors)`` computes it. If the
     strategy refuses the fused statement, reductions under operators are computed apart (and a
     default sparse output is made dense, which looplets needs for a sparse output whose fill is not 0), as
-    the trace's ``materialize`` steps say."""
+    the trace's ``retry`` steps (each refusal and what was tried instead) and ``materialize`` steps
+    (each node computed apart) say."""
     from ..lowering import lower
     materialized = {} if materialized is None else materialized
     refused = []
@@ -439,8 +486,12 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         assign, tensors, em = notation(node, em)
         out = output_format(node, order or format, tensors) if (format is not None or default_sparse) else None
         trace = Trace()
-        for what, why in refused:
-            trace.record("materialize", note=f"{what}: {why}")
+        for (what, by, why, statement), instead in zip(refused, attempts[1:]):
+            # (a refused form is no materialization: the next form may still be one kernel; the
+            # first line says what was tried instead, the explorer's step header shows it)
+            instead = attempt_text(node, format, *instead)
+            trace.record("retry", before=statement, note=f"{what}: refused by {by}; tried instead: {instead}\n{why}",
+                         data={"refused": what, "by": by, "why": why, "instead": instead})
         for what, why, kernel in em.notes:
             trace.record("materialize", after=kernel.program if kernel is not None else None,
                          note=f"{what} materialized: {why}")
@@ -464,13 +515,49 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             by = f"the {strategy} strategy" if strategy else "both strategies"
             if order is not None:
                 what += f" into {order.upper()} ({ORDER_WHY[order]})"
-            refused.append((what, f"refused by {by} ({e})" + ("; the default CSR instead" if order == "csc" else "")))
+            refused.append((what, by, str(e), assign))
             continue
         kernel = copy.copy(kernel)   # (the cached kernel keeps its own trace and tensors)
         kernel.trace = Trace(trace.steps + kernel.trace.steps)
         kernel.arguments = tensors
         return kernel, tensors
     raise AssertionError("unreachable")
+
+
+def attempt_text(node: Node, format, split: bool, default_sparse: bool, fuse, order) -> str:
+    """What one attempt of :func:`lower_node` lowers (``format``: the one asked for), for the
+    trace's ``retry`` steps.
+
+    >>> from compiler.interop import to_tensor
+    >>> from compiler.array import build
+    >>> A = Leaf(to_tensor(np.eye(2), "A").asformat("csr"))
+    >>> attempt_text(build.reshape(A, (4,)), None, False, True, "whole", None)
+    'the statement with its shape operators, each reshape a split of its whole ravel, into the default sparse vector'
+    >>> attempt_text(build.reshape(A, (4,)), None, True, False, False, None).split(", ")
+    ['its shape operators computed on their stored entries', 'reductions under an operator by their own kernels', 'into a dense result']
+    """
+    if fuse:
+        text = "the statement with its shape operators"
+        if fuse == "whole":
+            text += ", each reshape a split of its whole ravel"
+    else:
+        text = ("its shape operators computed on their stored entries" if _has_shape_ops(node)
+                else "the fused statement")
+    if split:
+        text += ", reductions under an operator by their own kernels"
+    if order is not None:
+        text += f", into {order.upper()} ({ORDER_WHY[order]})"
+    elif format is None and not default_sparse:
+        text += ", into a dense result"
+    elif format is None and node.ndim and not all(n.tensor.format.is_dense for n in _leaves(node)):
+        text += f", into the default {({1: 'sparse vector', 2: 'CSR'}).get(node.ndim, 'COO')}"
+    return text
+
+
+def _leaves(node: Node) -> list:
+    if isinstance(node, Leaf):
+        return [node]
+    return [x for c in node.children() for x in _leaves(c)]
 
 
 #: why a default result is first tried in a format other than CSR (:func:`lower_node`)

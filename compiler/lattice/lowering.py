@@ -196,11 +196,12 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                             f"(\"y[i] = A[i, j] * x[j]\"); lower a loop program with strategy='looplets'")
     if has_shape_operators(program):
         # BURRITO's sequence expressions, lattices and CFIR (shapes: the tensors', given by lower())
+        convert = options.pop("convert", True)
         extra = sorted(k for k, v in (("order", order), ("schedule", schedule), ("assembly", assembly)) if v is not None)
         if options or extra:
             raise StrategyError(f"{program}: the lattice strategy lowers shape operators without "
                                 f"{', '.join(sorted(options) + extra)}; drop it or lower it with strategy='looplets'")
-        return lower_shape_lattice(program, formats, trace, shapes, name)
+        return lower_shape_lattice(program, formats, trace, shapes, name, convert=convert)
     if not isinstance(verify, bool):
         raise StrategyError(f"verify={verify!r}: give True (check every lattice by enumeration) or False")
     if options:

@@ -126,6 +126,40 @@ def with_constants(levels: list, consts: dict) -> dict:
     return out
 
 
+def entry_sequence(levels: list, consts: dict) -> Seq:
+    """The sequence of one entry (every index a constant): the length-1 slices of its levels in a
+    product, outer level first, so it has one coordinate (0) where the entry is stored and none
+    where it is not; the levels are located in storage order, each under its parent.
+
+    >>> A = [Level("A", 0, "dense", 4, "1"), Level("A", 1, "compressed", 5, "3")]
+    >>> print(entry_sequence(A, {0: 1, 1: 3}))
+    1_A[1:2] × 3_A[3:4]
+    """
+    out = None
+    for lv in levels:
+        one = SeqSlice(lv, consts[lv.mode], consts[lv.mode] + 1)
+        out = one if out is None else Product(out, one)
+    return out
+
+
+def point_index(program: Assign) -> Index | None:
+    """The index of the one loop a 0-d statement that reads entries at constants only needs (its
+    extent 1: the entries' sequences iterate it), named apart from the program's indices; None
+    where the statement has output indices or reads no such entry.
+
+    >>> str(point_index(parse("out[] = A[0, 0] + b[2]"))), point_index(parse("y[j] = A[0, j]"))
+    ('pt', None)
+    """
+    if program.lhs.indices or not any(
+            a.indices and all(isinstance(i, int) for i in a.indices) for a in accesses_of(program.rhs)):
+        return None
+    used = {str(i) for n in walk_notation(program.rhs) for i in getattr(n, "indices", ()) if not isinstance(i, int)}
+    name, k = "pt", 1
+    while name in used:
+        name, k = f"pt{k}", k + 1
+    return Index(name)
+
+
 # -- Seq(expr, i) ----------------------------------------------------------------------------------
 
 
@@ -211,9 +245,12 @@ class Deriver:
     def _seq(self, e, i: Index, log, d):
         sub = lambda x, j=i: self.seq(x, j, log, d)  # noqa: E731
         if isinstance(e, Access):
+            acc = self.access_levels[e]
+            if i in acc.seqs and i not in e.indices:
+                return (f"an entry at constants: the length-1 slices of {e.tensor}'s levels in a product, one "
+                        f"coordinate where it is stored", acc.seqs[i])
             if i not in e.indices:
                 return "not an index of the access", None
-            acc = self.access_levels[e]
             lv = acc.by_index[i]
             if i in acc.seqs:
                 consts = ", ".join(f"{c} at level {m}" for m, c in enumerate(e.indices) if isinstance(c, int))
@@ -445,10 +482,12 @@ def copy_fill(program: Assign, tensors: dict):
     return fill
 
 
-def _access_levels(program: Assign, tensors: dict, with_data: bool = True) -> tuple[dict, dict]:
+def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point: Index | None = None
+                   ) -> tuple[dict, dict]:
     """Each access's sequence levels, and the stored entries of each name they read under (a
     tensor accessed with other indices again is read under a primed name, its own levels);
-    ``tensors`` may be :class:`ShapedFormat` s (no entries: ``with_data=False``)."""
+    ``tensors`` may be :class:`ShapedFormat` s (no entries: ``with_data=False``). An access at
+    constants only (one entry) has the sequence of the ``point`` index (:func:`point_index`)."""
     out: dict = {}
     data: dict = {}
     used: dict = {}
@@ -458,9 +497,11 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True) -> tu
         if n.tensor not in tensors:
             raise StrategyError(f"tensor {n.tensor} (in {n}) was not given")
         t = tensors[n.tensor]
-        if n.indices and all(isinstance(i, int) for i in n.indices):
-            raise StrategyError(f"{n}: every index is a constant (one entry of {n.tensor}); the sequence "
-                                f"layer reads a constant index beside a loop index of the same access")
+        entry = bool(n.indices) and all(isinstance(i, int) for i in n.indices)
+        if entry and point is None:
+            raise StrategyError(f"{n}: every index is a constant (one entry of {n.tensor}) beside the loops of "
+                                f"{program.lhs.tensor}'s indices; the sequence layer reads one entry in a 0-d "
+                                f"statement, or a constant index beside a loop index of the same access")
         named = [i for i in n.indices if not isinstance(i, int)]
         if len(set(named)) != len(named):
             raise StrategyError(f"{n}: an index repeated in one access (a diagonal) has no sequence")
@@ -480,7 +521,9 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True) -> tu
             else:
                 by_index[i] = lv
         seqs = {}
-        if consts:
+        if entry:
+            seqs = {point: entry_sequence(levels, consts)}
+        elif consts:
             seqs = {Index(k): v for k, v in with_constants(levels, consts).items()}
         out[n] = AccessLevels(name, tuple(levels), by_index, seqs)
         if with_data and name not in data:
@@ -488,6 +531,15 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True) -> tu
             storage = coords[list(t.mode_order)] if t.ndim else coords
             data[name] = {tuple(int(c) for c in storage[:, q]): float(vals[q]) for q in range(len(vals))}
     return out, data
+
+
+class DiscordantWalk(StrategyError):
+    """The loops reach a level of ``tensor`` before its parent: read in another mode order than
+    it is stored in (a CSC collapsed row-major)."""
+
+    def __init__(self, message: str, tensor: str):
+        super().__init__(message)
+        self.tensor = tensor
 
 
 def check_concordant(loops: list, access_levels: dict) -> None:
@@ -509,10 +561,10 @@ def check_concordant(loops: list, access_levels: dict) -> None:
             if lv.key not in seen:
                 raise StrategyError(f"{acc}: no loop iterates its level {lv.mode} ({lv})")
             if lv.mode and seen[lv.parent_key] > seen[lv.key]:
-                raise StrategyError(
+                raise DiscordantWalk(
                     f"{acc}: the loops reach its level {lv.mode} ({lv.index}) before level {lv.mode - 1} "
                     f"({al.levels[lv.mode - 1].index}), the order {acc.tensor} is stored in; store "
-                    f"{acc.tensor} in a format concordant with the loop order (or transpose it)")
+                    f"{acc.tensor} in a format concordant with the loop order (or transpose it)", acc.tensor)
 
 
 def check_split_nesting(loops: list) -> None:
@@ -594,8 +646,9 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
     with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())
     fill = copy_fill(program, tensors)
-    access_levels, data = _access_levels(program, tensors, with_data)
-    deriver = Deriver(access_levels, info.extents)
+    point = point_index(program)
+    access_levels, data = _access_levels(program, tensors, with_data, point)
+    deriver = Deriver(access_levels, info.extents if point is None else {**info.extents, point: 1})
     check_concat_sides(program.rhs, deriver)
     b = CinBuilder(deriver)
     pre, v = b.value(program.rhs)
@@ -606,6 +659,10 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -
     order = tuple(range(len(lhs.indices))) if loop_order is None else tuple(loop_order)
     for m in reversed(order):
         body = b.forall(lhs.indices[m], program.rhs, body)
+    if point is not None:
+        # (a 0-d statement reading entries at constants: one loop of one coordinate walks to them,
+        # and writes the output where one is stored; where none is, it keeps its fill)
+        body = b.forall(point, program.rhs, body)
     # the derivations in nesting order (outer loop first), as the trace shows them
     order = {str(i): k for k, (i, _) in enumerate(reversed(b.loops))}
     derivations = sorted(b.derivations, key=lambda dv: order[dv.index])
@@ -654,5 +711,5 @@ def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
     return Deriver(access_levels, info.extents).seq(e, Index(str(i)), log), log
 
 
-__all__ = ["ShapedFormat", "derive_seq", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
-           "level_kinds", "check_concordant", "check_concat_sides", "check_split_nesting", "copy_fill"]
+__all__ = ["ShapedFormat", "derive_seq", "entry_sequence", "point_index", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
+           "level_kinds", "check_concordant", "DiscordantWalk", "check_concat_sides", "check_split_nesting", "copy_fill"]

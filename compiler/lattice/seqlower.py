@@ -12,7 +12,10 @@ It writes dense outputs, or appends to a sparse vector, CSR, CSC or COO (:mod:`c
 the loops run in the output's mode order);
 inputs are Dense, SparseList and SparseCOO levels of fill 0 (or of one other fill where the result
 copies their entries: :func:`~compiler.lattice.seqderive.copy_fill`), sliced with any step (a
-negative one walks the levels from their ends) and indexed by constants. What it cannot lower is refused naming
+negative one walks the levels from their ends) and indexed by constants; an input the loops walk
+against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
+each call (a ``convert`` step; not where lower() chooses the strategy, which passes
+``convert=False``). What it cannot lower is refused naming
 ``strategy='looplets'``, which lowers every shape operator (and which :func:`compiler.lower` takes
 then, given no strategy).
 
@@ -43,7 +46,9 @@ from ..notation.ast import Call, accesses, walk
 from ..trace import Trace
 from .coo_segments import flatten_segments
 from .sequences import SequenceError
-from .seqderive import ShapedFormat, copy_fill, seq_lower
+from ..format import Format
+from ..stand_in import conversion_cost, format_text
+from .seqderive import DiscordantWalk, ShapedFormat, copy_fill, seq_lower
 from .exprs import names_used
 from .seqemit import emit_function
 from .seqoutput import output_kind
@@ -51,9 +56,11 @@ from .seqoutput import output_kind
 LOOPLETS = "lower it with strategy='looplets'"
 
 
-def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str | None = None):
+def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str | None = None, convert: bool = True):
     """The :class:`~compiler.runtime.Lowered` kernel of ``program`` (index notation with shape
-    operators) for tensors of ``formats`` and ``shapes`` (``((name, shape), ...)``)."""
+    operators) for tensors of ``formats`` and ``shapes`` (``((name, shape), ...)``). An input the
+    loops walk against its storage order (a CSC collapsed row-major) is read row-major, converted
+    before each call (a ``convert`` step), unless ``convert`` is False (then refused)."""
     from ..format import dense
     from ..runtime import Lowered
     shapes = dict(shapes or ())
@@ -85,11 +92,27 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         # the sequences of * are intersections: a factor's unstored 0 skips the other's NaN or inf
         raise StrategyError(f"{program}: {', '.join(wild)} may hold NaN or inf, and the lattice strategy's "
                             f"intersections skip where a factor of * is 0 (0 * inf is NaN); {LOOPLETS}")
-    try:
-        low = seq_lower(program, trace=trace, loop_order=None if out_format is None else out_format.mode_order,
-                        **inputs)
-    except (StrategyError, SequenceError) as e:
-        raise StrategyError(f"{e}; {LOOPLETS}") from None
+    converted = {}     # (a tensor the loops walk against its storage order: read row-major)
+    while True:
+        try:
+            low = seq_lower(program, trace=trace, loop_order=None if out_format is None else out_format.mode_order,
+                            **inputs)
+            break
+        except DiscordantWalk as e:
+            t = e.tensor
+            fmt = formats[t]
+            if not convert or t in converted or tuple(fmt.mode_order) == tuple(range(len(fmt.mode_order))):
+                raise StrategyError(f"{e}; {LOOPLETS}") from None
+            # (the sequences walk every level under its parent: a CSC collapsed row-major is read
+            # as a CSR, its copy converted before each call, as the lattice reads any discordant input)
+            converted[t] = Format(fmt.root, tuple(range(len(fmt.mode_order))))
+            formats = {**formats, t: converted[t]}
+            inputs[t] = ShapedFormat(converted[t], tuple(shapes[t]))
+            trace.record("convert", before=program, after=program,
+                         note=f"{t} is {format_text(fmt)}: {e}; the kernel reads {t} as {format_text(converted[t])}, "
+                              f"converted before each call ({t}.asformat, {conversion_cost(fmt, converted[t])})")
+        except (StrategyError, SequenceError) as e:
+            raise StrategyError(f"{e}; {LOOPLETS}") from None
     dtype = None if out_format is None else np.dtype(out_format.dtype).name
     fn = emit_function(low, formats, name or f"lattice_{out}", out_format, dtype)
     if out_format is None:
@@ -133,7 +156,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             fn = after
     fill = np.asarray(0 if fill is None else fill).astype(np.dtype(out_format.dtype)).item()
     return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill",
-                   shapes=tuple((t, tuple(shapes[t])) for t in read))
+                   shapes=tuple((t, tuple(shapes[t])) for t in read), conversions=tuple(converted.items()))
 
 
 __all__ = ["lower_shape_lattice"]

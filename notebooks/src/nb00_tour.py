@@ -81,8 +81,11 @@ expression, and `ss.lower(expr)` gives the ONE kernel that computes all of it (`
 it). Shape operators (concat, stack, slices, and reshapes of any rank: a ravel, a vector made a
 matrix or a 3-D array, a 3-D array made a matrix) go into that kernel as the notation's `concat`,
 `slice`, `collapse` and `split`: a reshape collapses the axes it merges and splits the ones it makes.
-What no strategy lowers (a stack of matrices reshaped, for instance) is materialized, and the trace's
-`materialize` step says so."""),
+A stack reshaped so that its new axis merges with the next is the operands one after the other,
+a `concat` (`ss.array.stack([A, B]).reshape(10, 4)` of 5x4 matrices is a vstack). What no strategy lowers
+(a stack of matrices reshaped so that a row straddles two of them, `ss.array.stack([A, B]).reshape(5, 8)`,
+for instance) is materialized, and the trace's `materialize` step says so; a statement a strategy
+refuses is a `retry` step, saying what was tried instead."""),
     ("code", """expr = ss.asarray(S) @ ss.asarray(x) + 1
 array_kernel = ss.lower(expr)
 print(array_kernel.program)

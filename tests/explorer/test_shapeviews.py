@@ -74,6 +74,23 @@ def test_a_materialized_node_is_drawn_dashed_and_says_why():
     assert "materialized" in text(render_step(session.step(m)))
 
 
+def test_a_refused_statement_is_a_retry_step_showing_it_not_a_materialization():
+    # a CSC's rows split with its columns kept is refused; the split of its whole ravel is one
+    # kernel: the trace had a materialize step although nothing was materialized
+    a = np.arange(24.0).reshape(6, 4) * (np.arange(24).reshape(6, 4) % 3 != 0)
+    kernel = xp.asarray(ss.Tensor.from_numpy(a, "csc")).reshape(2, 3, 4).lower()
+    np.testing.assert_array_equal(kernel().to_numpy(), a.reshape(2, 3, 4))
+    session = explore(kernel)
+    assert [s.stage for s in session.steps][:2] == ["retry", "array"]
+    assert not any(s.stage == "materialize" for s in session.steps)
+    view = diff_view(session, 0)       # (the refused statement, not a diff of nothing)
+    assert view.kind == "input" and view.title == "input of retry, which made a refusal"
+    assert view.text == "out[i, j, k] = split(A[l, k], l -> (i:2, j:3))"
+    shown = text(render_step(session.step(0)))
+    assert "refused by both strategies" in shown and "tried instead: the statement with its shape operators, " \
+        "each reshape a split of its whole ravel" in shown
+
+
 def test_the_shapes_step_tabulates_extents_and_marks_each_operator(stacked):
     i = _index(stacked, "shapes")
     step = stacked.steps[i]

@@ -19,6 +19,10 @@ def materialized(kernel) -> list:
     return [s.note for s in kernel.trace.find("materialize")]
 
 
+def retried(kernel) -> list:
+    return [s.note for s in kernel.trace.find("retry")]
+
+
 def csc(a, fill=None):
     return xp.asarray(ss.Tensor.from_numpy(a, "csc", fill=fill))
 
@@ -64,8 +68,9 @@ def test_a_refused_csc_result_falls_back_to_csr_saying_why():
     kernel = expr.lower()
     out = kernel()
     assert out.format.shorthand == "csr"
-    (note,) = [n for n in materialized(kernel) if "into CSC (its operands' order)" in n]
-    assert note.endswith("the default CSR instead")
+    (note,) = [n for n in retried(kernel) if "into CSC (its operands' order)" in n]
+    assert note.splitlines()[0].endswith("tried instead: the statement with its shape operators, into the default "
+                                         "CSR"), note
     np.testing.assert_array_equal(out.to_numpy(), np.concatenate([M.reshape(-1)] * 2).reshape(8, 5))
 
 
@@ -128,12 +133,16 @@ def test_a_stack_of_mixed_formats_is_coo_as_scipys(kinds, strategy):
             assert materialized(kernel) == []
 
 
-def test_a_mixed_stack_refused_as_coo_is_materialized_into_coo_saying_why():
+def test_a_mixed_stack_under_the_lattice_reads_the_csc_converted_into_coo():
+    # the lattice walks every operand in one order: the CSC is read as a CSR, converted before each
+    # call (it was refused, and the stack materialized into COO)
     expr = xp.concat([csc(M), xp.asarray(ss.Tensor.from_numpy(M, "csr"))])
     kernel = expr.lower(strategy="lattice")
-    assert kernel().format.shorthand == "coo"
-    (note,) = [n for n in materialized(kernel) if "into COO (as scipy stacks matrices not all CSR or all CSC)" in n]
-    assert "refused by the lattice strategy" in note and not note.endswith("the default CSR instead")
+    out = kernel()
+    assert out.format.shorthand == "coo" and retried(kernel) == [] and materialized(kernel) == []
+    (note,) = [s.note for s in kernel.trace.find("convert")]
+    assert note.startswith("A is csc") and "the kernel reads A as csr" in note, note
+    np.testing.assert_array_equal(out.to_numpy(), np.vstack([M, M]))
 
 
 KINDS = ["csc", "csr", "coo", "numpy"]

@@ -21,8 +21,13 @@ def _materialized(kernel):
 
 
 def _computed_apart(kernel):
-    """The notes of nodes computed apart (not of statements a strategy refused)."""
-    return [n for n in _materialized(kernel) if "materialized" in n]
+    """The notes of nodes computed apart (a statement a strategy refused is a retry step)."""
+    assert all("materialized" in n for n in _materialized(kernel)), _materialized(kernel)
+    return _materialized(kernel)
+
+
+def _retried(kernel):
+    return [s.note for s in kernel.trace.find("retry")]
 
 
 def test_a_fused_chain_is_one_kernel_with_nothing_materialized():
@@ -57,14 +62,20 @@ def test_shape_operators_are_materialized_and_named_in_the_trace():
     k = (xp.concat([a[::-1], 2 * a], axis=0) @ x).lower(strategy="lattice")
     assert _materialized(k) == [] and "(3, -1, -1)" in str(k.program)
     np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A[::-1], 2 * A]) @ X)
-    # ... but refuses a CSC operand sliced along its rows (a discordant walk): the statement with it
-    # is named, then the concat
+    # ... and a CSC operand sliced along its rows (a walk against its storage order) read as a CSR,
+    # converted before each call (it was refused, and the concat materialized)
     c = xp.asarray(make(A, "csc"))
-    expr = xp.concat([c[::-1], 2 * a], axis=0) @ x
-    k = expr.lower(strategy="lattice")
+    k = (xp.concat([c[::-1], 2 * a], axis=0) @ x).lower(strategy="lattice")
+    assert _materialized(k) == [] and _retried(k) == [] and "concat((slice(" in str(k.program)
+    (note,) = [s.note for s in k.trace.find("convert")]
+    assert "before level 0" in note and "the kernel reads A as csr, converted before each call" in note, note
+    np.testing.assert_array_equal(k().to_numpy(), np.concatenate([A[::-1], 2 * A]) @ X)
+    # ... but refuses an operand of fill 1 beside one of fill 0: the statement is named, then the concat
+    f = xp.asarray(make(A, "csr", 1.0))
+    k = (xp.concat([f[::-1], 2 * a], axis=0) @ x).lower(strategy="lattice")
     notes = _materialized(k)
-    assert any("the statement with its shape operators: refused by the lattice strategy" in n and "before level 0"
-               in n for n in notes)
+    assert any("the statement with its shape operators: refused by the lattice strategy" in n and "fill 1.0"
+               in n for n in _retried(k))
     assert any("concat (4, 5), (4, 5) -> (8, 5) materialized: the statement with its shape operators was "
                "refused" in n for n in notes)
     # its second operand, an expression, got its own kernel, named in the trace too
@@ -96,7 +107,7 @@ def test_shape_operators_take_the_lattice_strategy_by_default_and_looplets_where
     # both refuse a CSC's rows sliced with a step: the slice is materialized, the trace says why
     k = (c[::-2] @ x).lower()
     assert any("refused by both strategies" in n and "the lattice strategy refused it too" in n
-               for n in _materialized(k))
+               for n in _retried(k))
     np.testing.assert_array_equal(k().to_numpy(), A[::-2] @ X)
 
 
@@ -191,5 +202,9 @@ def test_looplets_gets_a_dense_output_where_it_cannot_build_the_default_sparse_o
     # output of a reduction whose fill is not 0, 'out is sparse_vector with fill 2.0: it starts at its fill')
     ones = xp.asarray(make(np.ones((2, 2)), "csr", 1.0))
     k = ones.sum(axis=0).lower(strategy="looplets")
-    assert any("refused by the looplets strategy" in n for n in _materialized(k))
+    retries = _retried(k)
+    assert "refused by the looplets strategy" in retries[-1], retries
+    assert retries[-1].splitlines()[0].endswith("tried instead: the fused statement, reductions under an operator "
+                                                "by their own kernels, into a dense result"), retries
+    assert _materialized(k) == []     # (no node was computed apart: the retry is one kernel)
     np.testing.assert_array_equal(k().to_numpy(), [2.0, 2.0])

@@ -85,6 +85,26 @@ def test_empty_arrays_and_extent_one_axes(old, new, fmt, strategy):
     fused(xp.asarray(T).reshape(new), x.reshape(new), strategy)
 
 
+@pytest.mark.parametrize("old, fmt, fill, new, strategy", [
+    # (a reshape to 0-d is its one entry, A[0, 0]: the lattice walks to it in a loop of one
+    # coordinate; it refused it before, 'every index is a constant', and it was materialized)
+    ((1, 1), "csr", 0.0, (), "lattice"),
+    ((1, 1), "csc", np.nan, [], "lattice"),
+    ((1, 1), "coo", np.inf, (), "lattice"),
+    ((1, 1), "dense", np.nan, (), "lattice"),
+    ((1,), "sparse_vector", np.inf, [], "lattice"),
+    ((1,), "dense", 0.0, (), "lattice"),
+    ((1, 1, 1), "csf", np.nan, (), "lattice"),
+    ((1, 1), "csc", np.inf, (), "looplets"),
+])
+def test_a_reshape_to_0d_is_its_one_entry(old, fmt, fill, new, strategy):
+    for stored_value in (True, False):     # (an entry not stored reads the fill)
+        x = np.full(old, -2.5 if stored_value else fill)
+        T = ss.Tensor.from_numpy(x, fmt, fill=fill)
+        kernel = fused(xp.asarray(T).reshape(new), x.reshape(new), strategy)
+        assert kernel.strategy == strategy and str(kernel.program) == f"out[] = A[{', '.join('0' * len(old))}]"
+
+
 def test_a_reshape_to_its_own_shape_is_the_operand():
     T = xp.asarray(ss.Tensor.from_numpy(data((2, 3, 4), 0.0), "csf"))
     assert T.reshape(2, 3, -1).node is T.node
@@ -101,14 +121,18 @@ def test_a_reshape_inside_an_expression_is_fused_with_it():
 
 
 @settings(max_examples=5, deadline=None)
-@given(n=st.sampled_from([0, 1, 6, 12, 24]), ranks=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+@given(n=st.sampled_from([0, 1, 6, 12, 24]), ranks=st.tuples(st.integers(0, 3), st.integers(0, 3)),
        sparse=st.booleans(), fill=st.sampled_from(FILLS), strategy=st.sampled_from(["lattice", "looplets"]),
        data_=st.data())
 @example(n=24, ranks=(3, 3), sparse=True, fill=np.nan, strategy="looplets", data_=None)   # materialized on main
 @example(n=0, ranks=(2, 3), sparse=True, fill=0.0, strategy="lattice", data_=None)
+@example(n=1, ranks=(2, 0), sparse=True, fill=np.nan, strategy="lattice", data_=None)   # materialized on main
 def test_reshapes_by_property(n, ranks, sparse, fill, strategy, data_):
     def factor(rank):
-        # a shape of `rank` extents whose product is n (n = 0: one extent 0, the others up to 3)
+        # a shape of `rank` extents whose product is n (n = 0: one extent 0, the others up to 3;
+        # rank 0, a 0-d array, where n is 1, else rank 1)
+        if rank == 0:
+            return () if n == 1 else (n,)
         if data_ is None:
             return {(24, 3): (2, 3, 4), (0, 2): (0, 3), (0, 3): (2, 0, 2)}.get((n, rank), (n,) + (1,) * (rank - 1))
         shape, left = [], n
@@ -124,15 +148,18 @@ def test_reshapes_by_property(n, ranks, sparse, fill, strategy, data_):
     old, new = factor(ranks[0]), factor(ranks[1])
     assert math.prod(old) == math.prod(new) == n
     x = data(old, fill, seed=n)
-    T = ss.Tensor.from_numpy(x, SPARSE[len(old)] if sparse else "dense", fill=fill)
+    T = ss.Tensor.from_numpy(x, SPARSE[len(old)] if sparse and old else "dense", fill=fill)
     fused(xp.asarray(T).reshape(new), x.reshape(new), strategy)
 
 
 @pytest.mark.parametrize("fmt, key, shape, strategy", [
     ("csr", np.s_[2:18], (4, 4), "lattice"),
     ("coo", np.s_[1:19:3], (2, 3), "looplets"),
-    ("csc", np.s_[2:18], (4, 4), None),          # (the lattice refuses it: looplets lower it)
+    ("csc", np.s_[2:18], (4, 4), None),          # (given no strategy: looplets, which walk it as stored)
     ("dense", np.s_[22:4:-3], (3, 2), "looplets"),
+    # (the lattice reads a CSC collapsed row-major as a CSR, converted before each call; it refused it)
+    ("csc", np.s_[2:18], (4, 4), "lattice"),
+    ("csc", np.s_[22:4:-3], (3, 2), "lattice"),
 ])
 def test_a_split_of_a_slice_of_a_collapse_is_one_kernel(fmt, key, shape, strategy):
     c = data((6, 4), np.nan, seed=4)
@@ -141,6 +168,21 @@ def test_a_split_of_a_slice_of_a_collapse_is_one_kernel(fmt, key, shape, strateg
     assert "split(slice(collapse(" in str(kernel.program)
     if kernel.trace.find("shape-operators"):   # (looplets: the collapse read at start + step·(q + p·|q|))
         assert kernel.trace.find("gather"), kernel.trace
+    assert bool(kernel.trace.find("convert")) == (fmt == "csc" and strategy == "lattice"), kernel.trace
+
+
+@pytest.mark.parametrize("fill", FILLS)
+def test_the_lattice_converts_a_csc_for_a_split_of_a_slice_of_its_ravel(fill):
+    # into each output format, an empty slice too; the convert step names the walk it avoids
+    c = data((6, 4), fill, seed=5)
+    C = xp.asarray(ss.Tensor.from_numpy(c, "csc", fill=fill))
+    for key, shape, out in ((np.s_[1:19:3], (2, 3), "coo"), (np.s_[5:5], (0, 3), "csr"),
+                            (np.s_[::-1], (6, 4), "dense")):
+        kernel = fused(C.reshape(-1)[key].reshape(shape), c.reshape(-1)[key].reshape(shape), "lattice",
+                       ss.parse_format(out, ndim=2, fill=fill))
+        (note,) = [s.note for s in kernel.trace.find("convert")]
+        assert note.startswith("A is csc: A[") and "the loops reach its level 1" in note and \
+            "the kernel reads A as csr, converted before each call" in note, note
 
 
 def test_a_csc_reshaped_with_an_axis_kept_is_a_split_of_its_whole_ravel():
@@ -149,21 +191,116 @@ def test_a_csc_reshaped_with_an_axis_kept_is_a_split_of_its_whole_ravel():
     # the trace saying why the first statement was refused
     a = data((6, 4), 0.0, seed=6)
     kernel = xp.asarray(ss.Tensor.from_numpy(a, "csc")).reshape(2, 3, 4).lower()
-    notes = [s.note for s in kernel.trace.find("materialize")]
+    # (nothing is materialized: the refusal is a retry step, saying what was tried instead)
+    assert kernel.trace.find("materialize") == [], kernel.trace.find("materialize")
+    notes = [s.note for s in kernel.trace.find("retry")]
     assert len(notes) == 1 and "refused by both strategies" in notes[0], notes
+    assert notes[0].splitlines()[0].endswith("tried instead: the statement with its shape operators, each reshape "
+                                             "a split of its whole ravel, into the default COO"), notes
     assert "split(split(collapse(" in str(kernel.program) and kernel.trace.find("gather")
     np.testing.assert_array_equal(kernel().to_numpy(), a.reshape(2, 3, 4))
 
 
 def test_where_a_reshape_still_materializes_the_trace_says_why():
-    # a stack reshaped: no strategy lowers a collapse of a concat of broadcasts
+    # a stack reshaped with the rows of its result straddling two operands: both strategies refuse
+    # a split of a concatenation whose groups straddle the operands' boundary
     a = data((5, 4), 0.0, seed=7)
     A = xp.asarray(ss.Tensor.from_numpy(a, "csr"))
-    kernel = xp.stack([A, A]).reshape(10, 4).lower()
+    kernel = xp.stack([A, A]).reshape(5, 8).lower()
+    retries = [s.note for s in kernel.trace.find("retry")]
+    assert any("refused by both strategies; tried instead: its shape operators computed on their stored entries"
+               in n and "straddle" in n for n in retries), retries
     notes = [s.note for s in kernel.trace.find("materialize")]
-    assert any("(each reshape a split of its whole ravel): refused by both strategies" in n for n in notes), notes
-    assert any(n.startswith("reshape (2, 5, 4) -> (10, 4) materialized") for n in notes), notes
-    np.testing.assert_array_equal(kernel().to_numpy(), np.stack([a, a]).reshape(10, 4))
+    assert any(n.startswith("reshape (2, 5, 4) -> (5, 8) materialized") for n in notes), notes
+    np.testing.assert_array_equal(kernel().to_numpy(), np.stack([a, a]).reshape(5, 8))
+
+
+STACK_CASES = [
+    # (a stack's new axis collapsed with the next: the operands one after the other along the
+    # result axis, a vstack; both strategies lowered a collapse of a concat of broadcasts by
+    # neither, and the reshape was materialized)
+    (2, (5, 4), 0, (10, 4), "csr", 0.0, "lattice", "concat((A[k, j], B[l, j]), (k, l) -> i)"),
+    (2, (5, 4), 0, (10, 4), "coo", np.nan, "looplets", "concat((A[k, j], B[l, j]), (k, l) -> i)"),
+    (2, (5, 4), 0, (10, 4), "csc", np.inf, "lattice", "concat((A[k, j], B[l, j]), (k, l) -> i)"),
+    (2, (5, 4), 1, (5, 8), "csr", np.inf, "looplets", "concat((A[i, k], B[i, l]), (k, l) -> j)"),
+    # (with every axis after it: a concatenation of the operands' ravels, which the lattice walks;
+    # a split of it where its groups do not straddle an operand)
+    (2, (5, 4), 0, (-1,), "dense", np.nan, "lattice", "concat((collapse(A[j, k], (j, k) -> l), collapse("),
+    (2, (5, 4), 0, (2, 20), "coo", 0.0, "lattice", "split(concat((collapse("),
+    (3, (4,), 0, (-1,), "sparse_vector", np.inf, "looplets", "concat((A[j], B[k], C[l]), (j, k, l) -> i)"),
+    (2, (2, 3, 2), 0, (12, 2), "csf", 0.0, "lattice", "concat((collapse(A[k, l, j], (k, l) -> m), collapse("),
+    (1, (5, 4), 0, (5, 4), "csr", 0.0, "looplets", "out[i, j] = A[i, j]"),
+]
+
+
+@pytest.mark.parametrize("parts, shape, axis, new, fmt, fill, strategy, form", STACK_CASES)
+def test_a_stack_reshaped_is_a_concatenation_of_its_operands(parts, shape, axis, new, fmt, fill, strategy, form):
+    xs = [data(shape, fill, seed=8 + n) for n in range(parts)]
+    names = "ABC"
+    arrays = [xp.asarray(ss.Tensor.from_numpy(x, fmt, fill=fill, name=names[n])) for n, x in enumerate(xs)]
+    kernel = fused(xp.stack(arrays, axis=axis).reshape(new), np.stack(xs, axis=axis).reshape(new), strategy)
+    assert kernel.strategy == strategy and form in str(kernel.program), kernel.program
+
+
+def test_a_stack_of_no_entries_reshaped():
+    # (its operands' ravels concatenated, which the lattice walks; looplets refuse a concat of
+    # collapses, and it is materialized, still right)
+    e = np.zeros((0, 3))
+    E = xp.asarray(ss.Tensor.from_numpy(e, "csr"))
+    fused(xp.stack([E, E]).reshape(0, 3), np.stack([e, e]).reshape(0, 3), "lattice")
+    got = xp.stack([E, E], axis=2).reshape(3, 0).lower(strategy="looplets")()
+    assert got.shape == (3, 0) and got.to_numpy().shape == (3, 0)
+
+
+def test_a_stack_of_one_array():
+    # (the stack of one operand is it broadcast along the new axis: it raised TypeError, 'concat
+    # takes two or more operands')
+    v = np.array([0, 1.5, 0, -2.0])
+    V = xp.asarray(ss.Tensor.from_numpy(v, "sparse_vector"))
+    fused(xp.stack([V], axis=1), np.stack([v], axis=1), "looplets")
+    fused(xp.stack([V]).reshape(2, 2), np.stack([v]).reshape(2, 2), "lattice")
+
+
+def test_looplets_refuse_the_ravel_of_a_stack_of_matrices_naming_the_lattice():
+    a = data((5, 4), 0.0, seed=9)
+    A = xp.asarray(ss.Tensor.from_numpy(a, "csr"))
+    expr = xp.stack([A, A]).reshape(-1)
+    kernel = expr.lower(strategy="looplets")
+    (note,) = [s.note for s in kernel.trace.find("retry")]
+    assert "refused by the looplets strategy" in note and "or lower it with strategy='lattice'" in note, note
+    np.testing.assert_array_equal(kernel().to_numpy(), np.stack([a, a]).reshape(-1))
+    # given no strategy, the lattice's one kernel
+    assert expr.lower().strategy == "lattice"
+
+
+@settings(max_examples=6, deadline=None)
+@given(parts=st.integers(1, 3), shape=st.sampled_from([(3, 2), (0, 2), (4,), (2, 1, 3)]), axis=st.integers(0, 2),
+       whole=st.booleans(), fmt=st.sampled_from(["dense", "sparse"]), fill=st.sampled_from(FILLS),
+       strategy=st.sampled_from(["lattice", "looplets"]))
+# (materialized on main)
+@example(parts=2, shape=(3, 2), axis=0, whole=False, fmt="sparse", fill=np.nan, strategy="looplets")
+def test_stacks_reshaped_by_property(parts, shape, axis, whole, fmt, fill, strategy):
+    # the stack's new axis collapsed with the next (or with every axis after it): against numpy
+    # and the oracle, one kernel where a strategy lowers it
+    axis = min(axis, len(shape))
+    xs = [data(shape, fill, seed=parts + n) for n in range(parts)]
+    stacked = np.stack(xs, axis=axis)
+    sh = stacked.shape
+    if axis + 1 < stacked.ndim:
+        new = sh[:axis] + ((math.prod(sh[axis:]),) if whole else (sh[axis] * sh[axis + 1],) + sh[axis + 2:])
+    else:   # (the new axis last, collapsed with the one before it: the operands interleaved)
+        new = sh[:axis - 1] + (sh[axis - 1] * sh[axis],)
+    fmt = SPARSE[len(shape)] if fmt == "sparse" else "dense"
+    expr = xp.stack([xp.asarray(ss.Tensor.from_numpy(x, fmt, fill=fill)) for x in xs], axis=axis).reshape(new)
+    kernel = expr.lower(strategy=strategy)
+    want = stacked.reshape(new)
+    got = kernel()
+    got.validate()
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    np.testing.assert_array_equal(evaluate(kernel.program, **kernel.arguments)[0], want)
+    if not whole and axis + 1 < stacked.ndim and 0 not in shape:
+        # (the operands concatenated along their own axis: a concat both strategies lower)
+        assert kernel.trace.find("materialize") == [], [s.note for s in kernel.trace.find("materialize")]
 
 
 def test_a_reshape_of_another_size_is_refused_naming_the_shapes():

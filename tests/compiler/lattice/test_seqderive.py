@@ -184,6 +184,28 @@ def test_constant_indices_are_length_1_slices_in_a_product():
     check("y[k] = slice(A[1, j], j -> k, (4, -1, -2))", seed=3, A=(3, 5))
 
 
+def test_a_0d_statement_reads_entries_at_constants_in_a_loop_of_one_coordinate():
+    # (A.reshape(()) of a 1x1 A is out[] = A[0, 0]: refused before, 'every index is a constant')
+    low = seq_lower("out[] = A[1, 2]", A=stored(np.ones((3, 4)), "csc"))
+    assert str(low.cin) == "forall pt ∈ 2_A[2:3] × 1_A[1:2]\n  out() = A(2_A, 1_A)"
+    assert "an entry at constants" in low.derivations[0].text()
+    check("out[] = A[1, 2]", A=(3, 4), formats=("csr", "csc", "coo", "dense"))
+    check("out[] = A[0, 0]", seed=1, A=(1, 1), formats=("csr", "csc", "coo", "dense"))
+    # a union with another entry, a literal or a sum (there at the one coordinate), an intersection
+    check("out[] = A[2, 1] + b[3]", seed=2, A=(3, 4), b=(5,))
+    check("out[] = A[2, 1] * b[3] * 2 + 1", seed=3, A=(3, 4), b=(5,))
+    check("out[] = sum[i](b[i]) + A[0, 3]", seed=4, A=(3, 4), b=(5,))
+    # an index named pt already: the loop's is another name
+    assert str(seq_lower("out[] = sum[pt](b[pt]) + b[1]", b=stored(np.ones(3), "sparse")).cin).startswith("forall pt1 ")
+    # the entry's fill where it is not stored (the output starts at it), NaN and inf stored
+    for fill in (np.nan, np.inf):
+        a = np.array([[fill, 2.0], [np.inf, fill]])
+        for fmt in ("csr", "csc", "coo"):
+            A = Tensor.from_numpy(a, fmt, fill=fill)
+            for at in np.ndindex(a.shape):
+                np.testing.assert_array_equal(seq_evaluate(f"out[] = A[{at[0]}, {at[1]}]", A=A), a[at])
+
+
 def test_fused_kernels_of_fig_26():
     check("c[k] = collapse(A[i, j], (i, j) -> k) * b[k]", seed=9, A=(3, 3), b=(9,))
     check("D[l] = sum[i](concat((A[j, i], B[k, i]), (j, k) -> l) * broadcast(l, x[i]))", seed=10,
@@ -239,7 +261,8 @@ def test_refusals_name_the_node():
     # one access sliced both ways: its levels would need a cursor in each direction
     with pytest.raises(StrategyError, match=r"level 0 of A \(j\) is walked forwards in one place and backwards"):
         seq_evaluate("C[k, i] = slice(A[j, i], j -> k, (2, -1, -1)) + slice(A[j, i], j -> k, (0, 3, 1))", A=A)
-    with pytest.raises(StrategyError, match=r"A\[1, 2\]: every index is a constant"):
+    with pytest.raises(StrategyError, match=r"A\[1, 2\]: every index is a constant \(one entry of A\) beside the "
+                                            r"loops of y's indices; the sequence layer reads one entry in a 0-d"):
         seq_evaluate("y[j] = A[1, 2] * b[j]", A=A, b=np.ones(3))
     with pytest.raises(StrategyError, match=r"max\(A\[i, j\], B\[i, j\]\): .* \+ and \* only"):
         seq_evaluate("C[i, j] = max(A[i, j], B[i, j])", A=A, B=A)
