@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from .guard import CheckCoordinate
 from .ir import BinOp, Cast, Const, Load, Pragma, Store
-from .traverse import map_bodies
+from .traverse import map_bodies, walk
 
 
 def check_counts(stmts, limits: dict) -> list:
@@ -33,7 +33,11 @@ def check_counts(stmts, limits: dict) -> list:
     of that output storing that (logical) mode, and ``where`` says so for the error) of a value
     not read from that buffer itself."""
     out, parallel = [], False
-    for s in stmts:
+    for k, s in enumerate(stmts):
+        if (isinstance(s, Pragma) and s.text.startswith("omp simd") and k + 1 < len(stmts)
+                and _checked_stores(stmts[k + 1], limits)):
+            # (no branch may leave a SIMD loop either: such a loop runs as written, its counts checked)
+            continue
         if parallel:
             # (no branch may leave an OpenMP region: its per-row counts are bounded by the row's
             # extent, which the runtime checks; the serial prefix sum after it is checked)
@@ -48,6 +52,11 @@ def check_counts(stmts, limits: dict) -> list:
             out.append(map_bodies(s, lambda body: check_counts(list(body), limits)))
         parallel = isinstance(s, Pragma) and s.text.startswith("omp parallel")
     return out
+
+
+def _checked_stores(s, limits: dict) -> bool:
+    """Whether ``s`` holds a store that :func:`check_counts` checks."""
+    return any(isinstance(n, Store) and n.buffer in limits and not _copied(n) for n in walk(s))
 
 
 def _widened(value):

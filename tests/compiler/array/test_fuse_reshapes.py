@@ -252,6 +252,14 @@ def test_a_stack_of_no_entries_reshaped():
     assert got.shape == (3, 0) and got.to_numpy().shape == (3, 0)
 
 
+def test_a_stack_along_a_new_last_axis_reshaped_builds_int32_csr():
+    # (the empty rows' counts of its int32 pos were checked inside a loop marked omp simd, which
+    # GCC refused: "invalid branch to/from OpenMP structured block")
+    a, b = data((5, 4), 0.0, 1), data((5, 4), 0.0, 2)
+    A, B = (xp.asarray(ss.Tensor.from_numpy(x, "csr")) for x in (a, b))
+    fused(xp.stack([A, B], axis=2).reshape(20, 2), np.stack([a, b], axis=2).reshape(20, 2), "looplets")
+
+
 def test_a_stack_of_one_array():
     # (the stack of one operand is it broadcast along the new axis: it raised TypeError, 'concat
     # takes two or more operands')

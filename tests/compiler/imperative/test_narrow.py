@@ -94,6 +94,18 @@ def test_no_check_leaves_a_parallel_loop():
 
 
 
+def test_a_checked_count_in_a_simd_loop_leaves_it_unmarked():
+    """No branch may leave a SIMD loop either: a loop whose counts are checked runs as written (the
+    pragma over it made GCC refuse the kernel), one whose stores need no check keeps its pragma."""
+    fill = For(Var("j"), 0, Var("n"), [Store("C1_pos", Var("j") + 1, Var("nC1"))])
+    copy = For(Var("j"), 0, Var("n"), [Store("C1_pos", Var("j") + 1, Load("C1_pos", Var("j")))])
+    limits = {"C1_pos": (8, "C", 1, "output C")}
+    out = check_counts([Pragma("omp simd"), fill, Pragma("omp simd"), copy], limits)
+    assert isinstance(out[0], For)   # (its pragma dropped)
+    assert isinstance(out[0].body.body[0], CheckCoordinate)
+    assert out[1:] == [Pragma("omp simd"), copy]
+
+
 def test_the_check_names_the_output_and_its_mode():
     """An output named D2 (its arrays D21_pos, ...) is D2's mode 1, not D's mode 21."""
     _, B, C = _operands()
