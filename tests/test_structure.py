@@ -23,8 +23,14 @@ def _modules():
             yield ".".join(parts), path
 
 
-def _imports(name: str, path: Path):
-    """(imported module, imported names, top-level?) of each import in the module."""
+@functools.lru_cache(maxsize=None)
+def _imports(name: str, path: Path) -> tuple:
+    """(imported module, imported names, top-level?) of each import in the module (found once for
+    all the checks: each walked the module's whole tree again)."""
+    return tuple(_found_imports(name, path))
+
+
+def _found_imports(name: str, path: Path):
     tree = _parsed(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     top = set(map(id, tree.body))
