@@ -48,6 +48,7 @@ from .looplet_provenance import looplet_origin, looplet_what, too_many_looplets
 from .looplets import (AcceptRun, Case, Fill, Jumper, Lookup, Run, Sequence, Spike, Stepper, Switch, Thunk,
                        resolve, truncate, unshift)
 from .phase_order import merge_order
+from .point_steps import required_of, spike_parts
 from .program import Extent, Loop, Value, is_pass, substitute, uses
 from .simplify import simplify
 from .switch_arms import merge_arms, minimal_sets
@@ -434,6 +435,10 @@ class LoopletRules:
         fast = self.lower_positions(i, ext, body, found, line)
         if fast is not None:
             return fast
+        point = self.point_step(i, body, found)
+        if point is not None:
+            return self._step_loop(i, ext, body, line, Stepper, steppers, [s.stop for s in steppers], None,
+                                   f"{len(steppers)} stepper(s), while loop", point=point)
 
         def chunk_of(s, step_stop):
             if cut_alike(s.chunk):
@@ -452,11 +457,11 @@ class LoopletRules:
         return self._step_loop(i, ext, body, line, Stepper, steppers, [s.stop for s in steppers],
                                chunk_of, f"{len(steppers)} stepper(s), while loop")
 
-    def _step_loop(self, i, ext, body, line, kind, leaders, stops, arm, note):
+    def _step_loop(self, i, ext, body, line, kind, leaders, stops, arm, note, point=None):
         """``while (pos < stop) { step; body; pos = step_stop }`` for Steppers and Jumpers
         (``kind``): each of ``leaders`` seeks first, and within a step becomes
-        ``arm(leader, step_stop)``; the step ends at the smallest of ``stops`` and the
-        extent's stop."""
+        ``arm(leader, step_stop)``, or the step is ``point(step_stop)`` (:meth:`point_step`); the
+        step ends at the smallest of ``stops`` and the extent's stop."""
         pos = Var(self.fresh(i.name))
         out = [Declare(pos, "int64", ext.start)]
         # (each seeks the extent's start, pos as declared: a search for a constant start that no
@@ -468,12 +473,16 @@ class LoopletRules:
         step_stop = Var(self.fresh("step_stop"))
         step = [st for s in leaders for st in s.preamble]
         step.append(Declare(step_stop, "int64", X.imin(*stops, ext.stop)))
-        new = truncate_others(body, i, ext, step_stop, exclude=(kind,))
-        new = replace_looplets(new, i, lambda l: arm(l, step_stop) if isinstance(l, kind) else l, only=(kind,))
-        self.record(f"lower:{kind.__name__}", body, new, note=self._note(note, i, ext))
-        sub = Extent(pos, step_stop)
-        object.__setattr__(sub, "nonempty", True)
-        step += self.lower_looplets(i, sub, new, line)
+        if point is not None:
+            step += point(step_stop, lambda new, what: self.record(
+                f"lower:{kind.__name__}", body, new, note=self._note(f"{note}, {what}", i, ext)))
+        else:
+            new = truncate_others(body, i, ext, step_stop, exclude=(kind,))
+            new = replace_looplets(new, i, lambda l: arm(l, step_stop) if isinstance(l, kind) else l, only=(kind,))
+            self.record(f"lower:{kind.__name__}", body, new, note=self._note(note, i, ext))
+            sub = Extent(pos, step_stop)
+            object.__setattr__(sub, "nonempty", True)
+            step += self.lower_looplets(i, sub, new, line)
         step.append(IAssign(pos, step_stop))
         split = self._short_circuit(i, Extent(pos, ext.stop), body, line)
         loop = While(BinOp("<", pos, ext.stop), split + step)
@@ -481,6 +490,47 @@ class LoopletRules:
             self.walks[id(loop)] = (loop, tuple(leaders), ext.stop)
         out.append(loop)
         return out
+
+    def point_step(self, i, body, found):
+        """A step of three or more steppers as its last point alone (:mod:`.point_steps`), when each
+        stepper's child is a fill then a stored value, the others on ``i`` are Lookups, the body does
+        nothing with every stepper at its fill, and one stepper at least is needed for it to do
+        anything: ``point(step_stop, record)``, the step's code (``record(body, what)`` notes it),
+        or None. A step of a union (no stepper needed) keeps its arms: its point may be all fills."""
+        steppers = [l for l in found if isinstance(l, Stepper)]
+        if len(steppers) < 3 or any(not isinstance(l, (Stepper, Lookup)) for l in found):
+            return None
+        parts = {id(s): spike_parts(s) for s in steppers}
+        if any(p is None or not isinstance(p[1], Value) for p in parts.values()):
+            return None
+
+        def at(point, value_of):
+            new = replace_looplets(body, i, lambda l: value_of(l) if isinstance(l, Stepper) else l.body(point))
+            return substitute(new, {i: Value(point, "int64")})
+
+        def picked(s, step_stop):
+            # (the stored value only where the child ends at this step: C's ?: reads nothing else)
+            fill, value = parts[id(s)]
+            return Value(ir.Select(BinOp("==", s.stop, step_stop), value.expr, Const(fill.value, value.dtype)),
+                         value.dtype)
+
+        def nothing(new):
+            return is_pass(simplify(new, None, (FILL_WRITE,), self.facts))
+        if not nothing(at(Var("__gap"), lambda s: parts[id(s)][0])):
+            return None
+        probe = Var("__step_stop")
+        required = required_of(steppers, lambda r: at(X.sub(probe, 1), lambda s: parts[id(s)][0] if s is r else
+                                                       picked(s, probe)), nothing)
+        if not required:
+            return None
+
+        def point(step_stop, record):
+            new = at(X.sub(step_stop, 1), lambda s: parts[id(s)][1] if s in required else picked(s, step_stop))
+            record(new, f"one point a step: {len(required)} needed, the others' values picked")
+            code = self.lower(new)
+            out = [If(ir.and_(*[BinOp("==", s.stop, step_stop) for s in required]), code)] if code else []
+            return out + [If(BinOp("==", s.stop, step_stop), list(s.next)) for s in steppers]
+        return point
 
     def lower_positions(self, i, ext, body, found, line):
         """Finch.jl's single-stepper fast path: ``while (q < q_end) { j = idx[q]; body; q++ }``.
