@@ -165,8 +165,9 @@ print(playground.format_pickers["A"].value, "->", playground.session.error or "l
 pointed at under the box), **switch the strategy**, and pick every tensor's format. The level
 menus mark with ✗ what the chosen strategy cannot read or assemble (today both strategies read
 every level and build every output format; each builds a level it cannot assemble itself
-through a SparseList converted after the call, the trace's `convert` step saying so), the schedule box shows only under the lattice
-strategy, and *what changed* diffs the C and the lattices or looplet nests with the lowering
+through a SparseList converted after the call, the trace's `convert` step saying so), the schedule
+box offers the commands the chosen strategy takes (the lattice's TACO commands, the looplets'
+`privatize`), and *what changed* diffs the C and the lattices or looplet nests with the lowering
 before."""),
     ("code", """from widgets import Playground
 
