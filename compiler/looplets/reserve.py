@@ -64,7 +64,7 @@ def stored_entries(tensor: str, fmt):
             count = Var(array_name(tensor, mode, "size")) if count == Const(1, "int64") else \
                 ir.BinOp("*", count, Var(array_name(tensor, mode, "size")))
         elif _counts_entries(lvl) and not sparse:
-            count, sparse = Cast("int64", Load(array_name(tensor, k, "pos"), count)), True
+            count, sparse = Cast("int64", Load(array_name(tensor, k, lvl.starts_array), count)), True
         else:
             return None
         mode += lvl.nmodes
@@ -119,7 +119,7 @@ def kept_rows(e, formats: dict, fresh):
             not fmt.levels[0].located_by_coordinate or fmt.levels[1].coordinate_list or \
             e.index not in acc.indices or fmt.mode_order[0] != acc.indices.index(e.index):
         return None
-    pos = array_name(acc.tensor, 1, "pos")
+    pos = array_name(acc.tensor, 1, fmt.levels[1].starts_array)
     if e.step == 1:
         return [], X.sub(Cast("int64", Load(pos, Const(e.stop, "int64"))),
                          Cast("int64", Load(pos, Const(e.start, "int64"))))
