@@ -86,8 +86,9 @@ class Reused:
             pos, tbl, srt, vals = marked
         else:
             # (the byte map is the last level: compiler.looplets.reset_outputs)
-            (pos, tbl, srt), vals = marked_arrays(t.levels[-1]), t.leaf.vals
-            for what, a in (("pos", pos), ("tbl", tbl), ("values", vals)):
+            last = t.levels[-1]
+            (pos, tbl, srt), vals = marked_arrays(last), t.leaf.vals
+            for what, a in ((last.starts_array, pos), (last.mark_array, tbl), ("values", vals)):
                 if not (a.flags.c_contiguous and a.flags.writeable):
                     raise UsageError(f"output {name}: the {what} array of the tensor given to reuse() is not a "
                                      f"writeable contiguous array (a view of another's); pass a kernel's result")

@@ -285,3 +285,52 @@ def test_no_module_outside_the_levels_switches_on_a_level_format_class():
            for m in sorted(MODULES) if not m.startswith("compiler.levels")
            for line, n in format_class_switches(MODULES[m].read_text(encoding="utf-8"), classes)]
     assert not bad, "\n".join(bad)
+
+
+def _level_array_names() -> set:
+    """The names the built-in level formats give their arrays (``pos``, ``idx``, ``tbl``, ...)."""
+    from compiler.levels.level import level_classes
+    return {n for cls in level_classes()
+            for n in (*getattr(cls, "index_arrays", ()), *getattr(cls, "fixed_arrays", {}))}
+
+
+#: the calls that name a level's array for a kernel: the binding's convention and what wraps it (a
+#: looplet tensor's ``info.array(k, kind)``, a lattice iterator's ``it.param(kind)``)
+_ARRAY_NAMING = ("array_name", "array", "param")
+
+
+def spelled_array_names(source: str, names: set) -> list:
+    """``(line, name)`` of each call naming a level's array (:data:`_ARRAY_NAMING`) by a literal
+    among ``names`` instead of asking the level (``lvl.starts_array``, ``it.crd``, ...).
+
+    >>> spelled_array_names('a = info.array(k, "pos")\\nb = array_name(t, k, lvl.starts_array)', {"pos"})
+    [(1, 'pos')]
+    >>> spelled_array_names('n = array_name(t, m, "size")\\nq = it.param("idx")', {"pos", "idx"})
+    [(2, 'idx')]
+    """
+    out = []
+    for node in ast.walk(_parsed(source)):
+        if isinstance(node, ast.Call):
+            func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if func in _ARRAY_NAMING:
+                out += [(node.lineno, a.value) for a in node.args
+                        if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value in names]
+    return out
+
+
+#: modules that still spell a level's array names: the looplets' output writers and nested-output
+#: assembly (issue 29, item 1; the writers' half of it)
+_SPELLING_ARRAY_NAMES = {"compiler.looplets.level_writers", "compiler.looplets.assembly"}
+
+
+def test_no_module_outside_the_levels_spells_a_level_arrays_name():
+    """The strategies ask a level for its arrays' names (``starts_array``, ``crd_array``,
+    ``run_end_array``, ...), so a format that names them otherwise is read by the built-in paths
+    (tests/compiler/levels/test_level_array_names.py). Only the levels and the binding spell them."""
+    names = _level_array_names()
+    assert {"pos", "idx", "ofs", "right", "tbl", "srt"} <= names
+    bad = [f"{MODULES[m].relative_to(ROOT)}:{line} names the array {n!r}"
+           for m in sorted(MODULES) if not m.startswith("compiler.levels") and m != "compiler.binding"
+           and m not in _SPELLING_ARRAY_NAMES
+           for line, n in spelled_array_names(MODULES[m].read_text(encoding="utf-8"), names)]
+    assert not bad, "\n".join(bad)

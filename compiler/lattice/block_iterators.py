@@ -32,7 +32,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import serialize
-from ..binding import array_name
 from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, While, and_
 from ..levels import SparseBand, SparseBlockList
 from .iterators import ModeIterator, iterated_by, register_iterator
@@ -48,29 +47,28 @@ def _next(parent):
 class BandIterator(ModeIterator):
     """A SparseBand level: its fiber's positions hold contiguous coordinates."""
 
-    def param(self, kind: str) -> str:
-        # its fiber starts are ``ofs`` (the level's starts array), which a hash below counts by
-        return array_name(self.tensor, self.level, "ofs" if kind == "pos" else kind) if kind != "size" \
-            else super().param(kind)
-
     def bounds(self, parent):
-        ofs = self.param("pos")
+        ofs = self.param(self.starts)
         return Load(ofs, parent), Load(ofs, _next(parent))
+
+    def _shift(self, parent):
+        """IR of the band's coordinate less its position: its end less its fiber's end."""
+        return BinOp("-", Load(self.param(self.band_end), parent), Load(self.param(self.starts), _next(parent)))
 
     def coord(self, p, parent=None, block=None):
         if parent is None:
             raise AssertionError(f"{self.described}: a band's coordinate needs its fiber")
-        return BinOp("+", p, BinOp("-", Load(self.param("idx"), parent), Load(self.param("pos"), _next(parent))))
+        return BinOp("+", p, self._shift(parent))
 
     def position_of(self, i, parent):
         # (the coordinate's inverse: a diagonal's search is one subtraction)
-        return BinOp("-", i, BinOp("-", Load(self.param("idx"), parent), Load(self.param("pos"), _next(parent))))
+        return BinOp("-", i, self._shift(parent))
 
     def child(self, p, segend=None, parent=None, block=None):
         return p
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
-        ofs, idx = arrays[self.param("pos")], arrays[self.param("idx")]
+        ofs, idx = arrays[self.param(self.starts)], arrays[self.param(self.band_end)]
         start, stop = int(ofs[parent]), int(ofs[parent + 1])
         shift = int(idx[parent]) - stop
         return [(q + shift, q) for q in range(start, stop)]
@@ -93,17 +91,17 @@ class BlockListIterator(ModeIterator):
     """
 
     def _ofs(self, at):
-        return Load(self.param("ofs"), at)
+        return Load(self.param(self.block_starts), at)
 
     def bounds(self, parent):
-        pos = self.param("pos")
+        pos = self.param(self.starts)
         return self._ofs(Load(pos, parent)), self._ofs(Load(pos, _next(parent)))
 
     #: a block variable is kept beside the position (block_start, block_sync)
     keeps_block = True
 
     def block_start(self, parent):
-        return Load(self.param("pos"), parent)
+        return Load(self.param(self.starts), parent)
 
     def block_sync(self, p, block) -> list:
         # blocks are never empty, so a position steps over at most one block's end; while, not if,
@@ -113,17 +111,17 @@ class BlockListIterator(ModeIterator):
     def coord(self, p, parent=None, block=None):
         if block is None:
             raise AssertionError(f"{self.described}: a block list's coordinate needs its block")
-        return BinOp("+", p, BinOp("-", Load(self.param("idx"), block), self._ofs(BinOp("+", block, 1))))
+        return BinOp("+", p, BinOp("-", Load(self.param(self.block_ends), block), self._ofs(BinOp("+", block, 1))))
 
     def stored_count(self, fibers):
-        return self._ofs(Load(self.param("pos"), fibers))
+        return self._ofs(Load(self.param(self.starts), fibers))
 
     def search_stmts(self, q, parent, i, fresh):
         """Bisect the fiber's blocks for the first that ends past ``i``; ``i`` is stored if that
         block starts at or before it, at ``ofs[r + 1] - (idx[r] - i)``."""
         lo, hi, end, mid, at = fresh("lo"), fresh("hi"), fresh("end"), fresh("mid"), fresh("at")
         one = Const(1, "int64")
-        pos, idx = self.param("pos"), self.param("idx")
+        pos, idx = self.param(self.starts), self.param(self.block_ends)
         return [Declare(lo, "int64", Load(pos, parent)), Declare(end, "int64", Load(pos, _next(parent))),
                 Declare(hi, "int64", end),
                 While(BinOp("<", lo, hi),
@@ -139,7 +137,7 @@ class BlockListIterator(ModeIterator):
         return p
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
-        pos, idx, ofs = (arrays[self.param(k)] for k in ("pos", "idx", "ofs"))
+        pos, idx, ofs = (arrays[self.param(k)] for k in (self.starts, self.block_ends, self.block_starts))
         return [(q + int(idx[r]) - int(ofs[r + 1]), q)
                 for r in range(int(pos[parent]), int(pos[parent + 1])) for q in range(int(ofs[r]), int(ofs[r + 1]))]
 

@@ -220,8 +220,8 @@ class DerivedLoops:
         it = self._pos_iterator(inner, loop2, iters2, pos, fuse.inner)
         key = self.it_key(it)
         row_it = self.setup.iters[key][it.mode - 1]
-        posbuf = self.param(it.param("pos"))
-        self.param(it.param("idx"))
+        posbuf = self.param(it.param(it.starts))
+        self.param(it.param(it.crd))
         if rows_it is None:
             # Dense rows: the row pointer is i itself; pos is indexed by the row's position
             parent = self.parent_of(row_it)

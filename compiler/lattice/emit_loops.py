@@ -364,7 +364,7 @@ class Loops:
             conds = [BinOp("==", coord[t], i) for t in case.tests] if tested else []
             for loc in loop.located:
                 if getattr(loc, "locatable", False) and self.it_key(loc) in case.present:
-                    self.param(loc.param("tbl"))
+                    self.param(loc.param(loc.presence_array))
                     conds.append(loc.present(located[self.it_key(loc)][0]))
             for key in case.value_tests:
                 acc = s.access(key)
@@ -425,7 +425,7 @@ class Loops:
                 target = coord[gallop[it]]
                 fresh = lambda base, p=p: self.name(("gallop", p.name, base), f"{base}_{p.name}")  # noqa: E731
                 out.append(If(BinOp("<", coord[it], target),
-                              gallop_past(p, it.param("idx"), Var(p.name + "_end"), target, fresh),
+                              gallop_past(p, it.param(it.crd), Var(p.name + "_end"), target, fresh),
                               [CompoundAssign("+", p, Cast("int64", BinOp("==", coord[it], i)))]))
                 continue
             if single:

@@ -318,8 +318,8 @@ class OutputAssembly:
             for c in chain:
                 v = Var(c.param("size"))
                 count = v if count is None else BinOp("*", count, v)
-            n = Load(it.param("pos"), count if count is not None else Const(0, "int64")) if count is not None \
-                else Load(it.param("pos"), Const(1, "int64"))
+            n = Load(it.param(it.starts), count if count is not None else Const(0, "int64")) if count is not None \
+                else Load(it.param(it.starts), Const(1, "int64"))
             total = n if total is None else BinOp("+", total, n)
         return total
 

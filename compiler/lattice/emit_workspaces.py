@@ -77,7 +77,7 @@ class Workspaces:
         consumer, so each iteration costs only what it touched (pitfall 12).
         """
         it = WorkspaceIterator(n.temp)
-        w, wset, wlist, wn = n.temp, it.param("set"), it.param("idx"), Var(it.param("count"))
+        w, wset, wlist, wn = n.temp, it.param("set"), it.param(it.crd), Var(it.param("count"))
         N = None
         for e in n.extents:   # over several indices: their row-major product
             N = self.size(e) if N is None else BinOp("*", N, self.size(e))
@@ -172,7 +172,7 @@ class Workspaces:
         """``w[j] op= v`` into a workspace, recording ``j`` in its list the first time."""
         w = n.lhs.tensor
         it = WorkspaceIterator(w)
-        wset, wlist, wn = it.param("set"), it.param("idx"), Var(it.param("count"))
+        wset, wlist, wn = it.param("set"), it.param(it.crd), Var(it.param("count"))
         tdt = self.setup.temps[w][1]
         j = self.workspace_position(n.lhs)
         pre = []

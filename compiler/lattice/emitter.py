@@ -82,7 +82,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         for t, _ in setup.temps.values():
             if t.workspace and not t.dense:
                 it = setup.iters[str(t.access())][0]
-                taken |= {it.param(k) for k in ("idx", "set", "count")}
+                taken |= {it.param(k) for k in (it.crd, "set", "count")}
         self.allocs: list = []
         self.producing = 0   # > 0 while emitting a workspace's producer (it does not append)
         self.loop_stack: list = []   # the indices of the foralls around what is being emitted, outermost first

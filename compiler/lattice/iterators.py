@@ -42,7 +42,7 @@ factory for its class (or a base class) was added with :func:`register_iterator`
 
 >>> from compiler.format import coo
 >>> its = mode_iterators("A", "A", coo())
->>> [(it.kind, it.unique, it.param("idx")) for it in its]
+>>> [(it.kind, it.unique, it.param(it.crd)) for it in its]
 [('sparse', False, 'A0_idx0'), ('sparse', True, 'A0_idx1')]
 """
 
@@ -58,6 +58,7 @@ from ..errors import StrategyError
 from ..format import Format
 from ..imperative.ir import Assign, BinOp, Const, Declare, Load, Var, While, and_
 from ..levels import Dense, SparseByteMap, SparseCOO, SparseHash, SparseList, SparsePoint
+from ..levels.level import Level
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,10 @@ class ModeIterator:
     """The iterator of storage mode ``mode`` of one access (``name``) of ``tensor``.
 
     Built by :meth:`of` from what the level declares (:class:`compiler.levels.Level`: ``full``,
-    ``slot_per_coordinate``, ``compressed``, ``crd_array``, ``hashed``, ``child_array``), so it
-    never asks the level's name (kept for messages and drawings only), and a subclass of a level
-    reads as its base does.
+    ``slot_per_coordinate``, ``compressed``, ``crd_array``, ``hashed``, ``child_array``) and the names
+    it gives its arrays (``starts_array``, ``run_end_array``, ...), so it never asks the level's name
+    (kept for messages and drawings only), a subclass of a level reads as its base does, and a format
+    naming its arrays otherwise reads as the level whose iterator it registers.
 
     >>> from compiler.levels import Element, SparseHash
     >>> it = ModeIterator.of("A", "A", 0, 0, SparseHash(Element(0.0)))
@@ -86,15 +88,29 @@ class ModeIterator:
     full: bool = False
     slots: bool = False          # a slot per coordinate: children at parent * size + i
     compressed: bool = False     # TACO's compressed: one sorted list per fiber, each position its child
-    crd: str = "idx"             # the array of coordinates position iteration reads
+    crd: str = Level.crd_array   # the array of coordinates position iteration reads
     hashed: bool = False         # located by probing a hash table
     child_array: str | None = None   # the child of each position of a sorted view, if not the position
+    # the names of the level's arrays, asked of it so a format naming them otherwise reads the same
+    starts: str = Level.starts_array        # the fibers' starts (one more than the parent's positions)
+    run_start: str | None = None            # a run's first coordinate (a SparseRunList's)
+    run_end: str = Level.run_end_array      # a run's exclusive end
+    band_end: str | None = None             # a band's end (a SparseBand's)
+    block_ends: str | None = None           # a block's end (a SparseBlockList's)
+    block_starts: str | None = None         # a block's first position
+    marks: str | None = None                # a byte map's mark per slot
+    keys: str | None = None                 # a hash's keys
+    table: str | None = None                # a hash's table of key positions
 
     @classmethod
     def of(cls, name: str, tensor: str, mode: int, k: int, lvl, sub: int = 0):
         """The iterator of mode ``sub`` of level ``k`` (``lvl``), from what the level declares."""
+        blocks, keyed = lvl.appends_blocks or (None, None), lvl.keys_in_table or (None, None)
         return cls(name, tensor, mode, k, sub, lvl.name, lvl.nmodes, full=lvl.full, slots=lvl.slot_per_coordinate,
-                   compressed=lvl.compressed, crd=lvl.crd_of(sub), hashed=lvl.hashed, child_array=lvl.child_array)
+                   compressed=lvl.compressed, crd=lvl.crd_of(sub), hashed=lvl.hashed, child_array=lvl.child_array,
+                   starts=lvl.starts_array, run_start=lvl.run_start_array, run_end=lvl.run_end_array,
+                   band_end=lvl.appends_band, block_ends=blocks[0], block_starts=blocks[1], marks=lvl.mark_array,
+                   keys=keyed[0], table=keyed[1])
 
     @property
     def located_by_coordinate(self) -> bool:
@@ -127,6 +143,12 @@ class ModeIterator:
         return not self.full and (self.slots or self.hashed)
 
     @property
+    def presence_array(self) -> str | None:
+        """The array a locate reads to learn whether a coordinate is stored: a hash's table of key
+        positions, a byte map's marks (None for a level that is not :attr:`locatable`)."""
+        return self.table if self.hashed else self.marks
+
+    @property
     def probed(self) -> bool:
         """Whether a locate probes a hash table (the kernel computes the table's capacity first)."""
         return self.hashed
@@ -144,11 +166,10 @@ class ModeIterator:
         return self.slots
 
     def param(self, kind: str) -> str:
-        """The kernel parameter of this level's array ``kind`` (pos, idx, tbl) or its size."""
+        """The kernel parameter of this level's array ``kind`` (a name the level gave, as
+        :attr:`starts` or :attr:`crd`) or, for ``"size"``, its mode's size."""
         if kind == "size":
             return array_name(self.tensor, self.mode, "size")
-        if kind == "idx":
-            return array_name(self.tensor, self.level, self.crd)
         return array_name(self.tensor, self.level, kind)
 
     # -- imperative IR -----------------------------------------------------------------
@@ -159,7 +180,7 @@ class ModeIterator:
             raise AssertionError("a Dense level has no position bounds; locate into it")
         if self.sub > 0:
             return parent   # the segment of equal coordinates of the mode above
-        pos = self.param("pos")
+        pos = self.param(self.starts)
         after = Const(parent.value + 1, "int64") if isinstance(parent, Const) else BinOp("+", parent, 1)
         return Load(pos, parent), Load(pos, after)
 
@@ -167,7 +188,7 @@ class ModeIterator:
         """IR of the coordinate at position ``p`` of the fiber under ``parent`` (``idx[p]`` here;
         a level whose coordinates follow from its positions needs the fiber, a SparseBand's, or
         the block holding ``p``, a SparseBlockList's: see :meth:`block_start`)."""
-        return Load(self.param("idx"), p)
+        return Load(self.param(self.crd), p)
 
     #: whether the emitter keeps a block variable beside the position (see :meth:`block_start`)
     keeps_block = False
@@ -189,7 +210,7 @@ class ModeIterator:
     def stored_count(self, fibers):
         """IR of the positions this level holds under its first ``fibers`` fibers (a hash below
         it counts its keys by it)."""
-        return Load(self.param("pos"), fibers)
+        return Load(self.param(self.starts), fibers)
 
     def search_stmts(self, q, parent, i, fresh):
         """Statements declaring ``q``, the position of coordinate ``i`` under ``parent`` or -1, for a
@@ -227,7 +248,7 @@ class ModeIterator:
         if not self.hashed:
             return [Declare(q, "int64", self.locate(parent, i))]
         key, slot = fresh("key"), fresh("slot")
-        tbl, keys = self.param("tbl"), self.param("key")
+        tbl, keys = self.param(self.table), self.param(self.keys)
         one = Const(1, "int64")
         return [Declare(key, "int64", self.locate(parent, i)),
                 Declare(slot, "int64", hash_ir(key, cap)),
@@ -240,7 +261,7 @@ class ModeIterator:
         """IR: is the located child position ``q`` stored (a SparseByteMap's table, a SparseHash's probe)?"""
         if self.hashed:
             return BinOp(">=", q, Const(0, "int64"))
-        return Load(self.param("tbl"), q)
+        return Load(self.param(self.marks), q)
 
     # -- Python (the CFIR interpreter) --------------------------------------------------
 
@@ -249,9 +270,9 @@ class ModeIterator:
         if self.located_by_coordinate:
             n = sizes[self.param("size")]
             return [(i, parent * n + i) for i in range(n)]
-        lo, hi = (int(arrays[self.param("pos")][parent]), int(arrays[self.param("pos")][parent + 1])) \
+        lo, hi = (int(arrays[self.param(self.starts)][parent]), int(arrays[self.param(self.starts)][parent + 1])) \
             if self.sub == 0 else parent
-        idx = arrays[self.param("idx")]
+        idx = arrays[self.param(self.crd)]
         if self.slots:   # a byte map's sorted list: each child at its coordinate's slot
             n = sizes[self.param("size")]
             return [(int(idx[p]), parent * n + int(idx[p])) for p in range(lo, hi)]
@@ -280,7 +301,7 @@ class WorkspaceIterator:
     position). The list is sorted before a consumer that needs order reads it.
 
     >>> it = WorkspaceIterator("w")
-    >>> it.label, it.param("idx"), str(it.coord(Var("p")))
+    >>> it.label, it.param(it.crd), str(it.coord(Var("p")))
     ('w', 'w_list', 'w_list[p]')
 
     Over several indices (``nsub`` of them, of sizes ``extents``) the arrays are over
@@ -305,6 +326,7 @@ class WorkspaceIterator:
     extents: tuple = ()   # the size parameters of the indices, over several
 
     kind = "sparse"
+    crd = "list"   # (its coordinates are its list, as a level's are its crd array)
     visits_every_position = True
     # (what a level iterator can do that a coordinate list cannot: see ModeIterator)
     locatable = probed = children_by_coordinate = fibers_by_size = compressed = False
@@ -323,7 +345,7 @@ class WorkspaceIterator:
         return f"the workspace {self.name}" + (f" (its index {self.sub})" if self.nsub > 1 else "")
 
     def param(self, kind: str) -> str:
-        return {"idx": f"{self.name}_list", "set": f"{self.name}_set", "count": f"{self.name}_n",
+        return {"list": f"{self.name}_list", "set": f"{self.name}_set", "count": f"{self.name}_n",
                 "val": self.name}[kind]
 
     def bounds(self, parent):
@@ -332,7 +354,7 @@ class WorkspaceIterator:
         return Const(0, "int64"), Var(self.param("count"))
 
     def coord(self, p, parent=None, block=None):
-        q = Load(self.param("idx"), p)
+        q = Load(self.param(self.crd), p)
         if self.nsub == 1:
             return q
         for size in self.extents[self.sub + 1:]:

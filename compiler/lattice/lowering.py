@@ -124,9 +124,9 @@ def _fibers(formats: dict) -> dict:
     out = {}
     for tensor, fmt in formats.items():
         order = fmt.mode_order
-        for level in range(1, len(order)):
+        for level, lvl in enumerate(fmt.levels[1:], 1):
             word = ("row" if order[level] == 1 else "column") if len(order) == 2 else "fiber"
-            out[binding.array_name(tensor, level, "pos")] = word
+            out[binding.array_name(tensor, level, lvl.starts_array)] = word
     return out
 
 

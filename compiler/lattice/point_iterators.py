@@ -49,15 +49,15 @@ class IntervalIterator(ModeIterator):
 
     def _run(self, parent):
         """``(r, stored)``: the fiber's run position and whether it has one."""
-        pos = self.param("pos")
+        pos = self.param(self.starts)
         return Load(pos, parent), BinOp("<", Load(pos, parent), Load(pos, _next(parent)))
 
     def bounds(self, parent):
         # (the run is read only where it exists: an empty last fiber's pos is past left's end)
         r, stored = self._run(parent)
         zero = Const(0, "int64")
-        return (Select(stored, Load(self.param("left"), r), zero),
-                Select(stored, Load(self.param("right"), r), zero))
+        return (Select(stored, Load(self.param(self.run_start), r), zero),
+                Select(stored, Load(self.param(self.run_end), r), zero))
 
     def coord(self, p, parent=None, block=None):
         return p
@@ -67,12 +67,13 @@ class IntervalIterator(ModeIterator):
 
     def search_stmts(self, q, parent, i, fresh):
         r, stored = self._run(parent)
-        inside = and_(BinOp("<=", Load(self.param("left"), r), i), BinOp("<", i, Load(self.param("right"), r)))
+        left, right = Load(self.param(self.run_start), r), Load(self.param(self.run_end), r)
+        inside = and_(BinOp("<=", left, i), BinOp("<", i, right))
         minus = Const(-1, "int64")
         return [Declare(q, "int64", Select(stored, Select(inside, r, minus), minus))]
 
     def py_fiber(self, arrays: dict, sizes: dict, parent) -> list:
-        pos, left, right = (arrays[self.param(k)] for k in ("pos", "left", "right"))
+        pos, left, right = (arrays[self.param(k)] for k in (self.starts, self.run_start, self.run_end))
         r = int(pos[parent])
         return [(c, r) for c in range(int(left[r]), int(right[r]))] if int(pos[parent + 1]) > r else []
 

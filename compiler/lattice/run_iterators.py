@@ -64,11 +64,11 @@ class RunListIterator(ModeIterator):
 
     def run_length(self, r, first):
         """IR of the number of coordinates of run ``r`` of a fiber whose first run is ``first``."""
-        return BinOp("-", Load(self.param("right"), r), self._run_start(r, first))
+        return BinOp("-", Load(self.param(self.run_end), r), self._run_start(r, first))
 
     def _runs(self, parent):
         """``(first, end, stored)``: the fiber's runs ``[first, end)`` and whether it has any."""
-        pos = self.param("pos")
+        pos = self.param(self.starts)
         first, end = Load(pos, parent), Load(pos, _next(parent))
         return first, end, BinOp("<", first, end)
 
@@ -80,12 +80,13 @@ class RunListIterator(ModeIterator):
         return p
 
     def block_start(self, parent):
-        return Load(self.param("pos"), parent)
+        return Load(self.param(self.starts), parent)
 
     def block_sync(self, p, block) -> list:
         # runs are never empty and cover the fiber, so the coordinate is in the run it stops at;
         # while, not if: a coordinate may pass several runs at once (a split loop's next block)
-        return [While(BinOp("<=", Load(self.param("right"), block), p), [CompoundAssign("+", block, Const(1, "int64"))])]
+        return [While(BinOp("<=", Load(self.param(self.run_end), block), p),
+                      [CompoundAssign("+", block, Const(1, "int64"))])]
 
     def child(self, p, segend=None, parent=None, block=None):
         if block is None:
@@ -94,14 +95,14 @@ class RunListIterator(ModeIterator):
 
     def _run_start(self, r, first):
         """IR of the first coordinate of run ``r`` of a fiber whose first run is ``first``."""
-        return Select(BinOp("==", r, first), Const(0, "int64"), Load(self.param("right"), BinOp("-", r, 1)))
+        return Select(BinOp("==", r, first), Const(0, "int64"), Load(self.param(self.run_end), BinOp("-", r, 1)))
 
     def search_stmts(self, q, parent, i, fresh):
         """Bisect the fiber's runs for the first that ends past ``i``: ``i`` is in it when it
         starts at or before ``i`` (always, for a RunList's runs cover the fiber)."""
         lo, hi, end, mid = fresh("lo"), fresh("hi"), fresh("end"), fresh("mid")
         one = Const(1, "int64")
-        right = self.param("right")
+        right = self.param(self.run_end)
         first, stop, _ = self._runs(parent)
         found = and_(BinOp("<", lo, end), BinOp("<=", self._run_start(lo, first), i))
         return [Declare(lo, "int64", first), Declare(end, "int64", stop), Declare(hi, "int64", end),
@@ -112,7 +113,7 @@ class RunListIterator(ModeIterator):
 
     def py_runs(self, arrays: dict, parent) -> list:
         """``[(start, stop, run), ...]`` of the fiber under ``parent``."""
-        pos, right = arrays[self.param("pos")], arrays[self.param("right")]
+        pos, right = arrays[self.param(self.starts)], arrays[self.param(self.run_end)]
         first = int(pos[parent])
         return [(0 if r == first else int(right[r - 1]), int(right[r]), r) for r in range(first, int(pos[parent + 1]))]
 
@@ -133,20 +134,20 @@ class SparseRunListIterator(RunListIterator):
         # an empty last fiber's pos is past the arrays' end)
         first, end, stored = self._runs(parent)
         zero = Const(0, "int64")
-        return (Select(stored, Load(self.param("left"), first), zero),
-                Select(stored, Load(self.param("right"), BinOp("-", end, 1)), zero))
+        return (Select(stored, Load(self.param(self.run_start), first), zero),
+                Select(stored, Load(self.param(self.run_end), BinOp("-", end, 1)), zero))
 
     def block_sync(self, p, block) -> list:
         # a coordinate in the gap before a run jumps to its start (within the bounds, a run
         # ending past the coordinate exists)
-        left = Load(self.param("left"), block)
+        left = Load(self.param(self.run_start), block)
         return super().block_sync(p, block) + [If(BinOp("<", p, left), [Assign(p, left)])]
 
     def _run_start(self, r, first):
-        return Load(self.param("left"), r)
+        return Load(self.param(self.run_start), r)
 
     def py_runs(self, arrays: dict, parent) -> list:
-        pos, left, right = (arrays[self.param(k)] for k in ("pos", "left", "right"))
+        pos, left, right = (arrays[self.param(k)] for k in (self.starts, self.run_start, self.run_end))
         return [(int(left[r]), int(right[r]), r) for r in range(int(pos[parent]), int(pos[parent + 1]))]
 
 

@@ -139,12 +139,13 @@ class SeqEmitter:
         end = Var(self.fresh(p.name + ("_lo" if rev else "_end")))
         dtypes = lvl.array_dtypes()
         if kind == "list":
-            return LeafCode("list", p, end, idx=array_name(real, k, "idx"), pos=array_name(real, k, "pos"),
-                            size=size, idx_dtype=np.dtype(dtypes["idx"]).name, reverse=rev)
+            return LeafCode("list", p, end, idx=array_name(real, k, lvl.crd_array),
+                            pos=array_name(real, k, lvl.starts_array), size=size,
+                            idx_dtype=np.dtype(dtypes[lvl.crd_array]).name, reverse=rev)
         seg = Var(self.fresh(p.name + "_seg")) if sub < lvl.nmodes - 1 else None
-        return LeafCode("coo", p, end, seg, idx=array_name(real, k, f"idx{sub}"), pos=array_name(real, k, "pos"),
-                        size=size, sub=sub, nsub=lvl.nmodes, idx_dtype=np.dtype(dtypes[f"idx{sub}"]).name,
-                        reverse=rev)
+        return LeafCode("coo", p, end, seg, idx=array_name(real, k, lvl.crd_of(sub)),
+                        pos=array_name(real, k, lvl.starts_array), size=size, sub=sub, nsub=lvl.nmodes,
+                        idx_dtype=np.dtype(dtypes[lvl.crd_of(sub)]).name, reverse=rev)
 
     def declare(self, seqs) -> list:
         """Declare the cursors of the leaves of ``seqs`` not in scope yet (and π0 groups)."""

@@ -18,10 +18,12 @@ def leaf_kind(level) -> str | None:
         return "dense"
     if not (level.ordered and level.unique) or level.full:
         return None
-    if level.nmodes == 1 and arrays == {"pos", "idx"}:
+    # (fiber starts and the coordinates, one array per mode, by the names the level gives them)
+    if level.nmodes == 1 and arrays == {level.starts_array, level.crd_array}:
         return "list"
-    if level.nmodes > 1 and arrays == {"pos"} | {f"idx{k}" for k in range(level.nmodes)}:
+    if level.nmodes > 1 and arrays == {level.starts_array} | {level.crd_of(k) for k in range(level.nmodes)}:
         return "coo"
+    return None
     return None
 
 

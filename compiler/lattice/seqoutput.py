@@ -80,11 +80,8 @@ class SeqOutput:
         self.counter = fresh(base) if fresh else base
         self.q = fresh("q") if fresh else "q"
         self.idt = np.dtype(self.level.index_dtype).name
-        self.pos = array_name(name, last, "pos")
-        if self.kind == "list":
-            self.idx = [array_name(name, last, "idx")]
-        else:
-            self.idx = [array_name(name, last, f"idx{m}") for m in range(self.level.nmodes)]
+        self.pos = array_name(name, last, self.level.starts_array)
+        self.idx = [array_name(name, last, self.level.crd_of(m)) for m in range(self.level.nmodes)]
 
     def params(self) -> list:
         if self.kind == "dense":
@@ -179,7 +176,7 @@ def stored_count(name: str, fmt):
             size = Var(array_name(name, mode, "size"))
             count = size if count is None else BinOp("*", count, size)
         else:
-            count = Load(array_name(name, k, "pos"), _c(1) if count is None else count)
+            count = Load(array_name(name, k, lvl.starts_array), _c(1) if count is None else count)
             if np.dtype(lvl.index_dtype) != np.int64:
                 count = Cast("int64", count)
         mode += lvl.nmodes

@@ -508,17 +508,27 @@ def _cname(name: str) -> str:
     return n if is_c_name(n) else "k_" + n   # (a digit first, or a C keyword: `double`)
 
 
+#: the names the strategy gives a level's counters and its writers' scratch arrays (the level's own
+#: arrays are asked of it)
+_LEVEL_SCRATCH = ("nnz", "nblk", "nofs", "cap", "start", "lo", "hi", "tmp", "bits", "sum")
+
+
 def _reserved(infos) -> set:
+    """The kernel's parameter names and the names its levels' code uses, which fresh names avoid.
+
+    >>> from compiler.format import csr
+    >>> from compiler.looplets.fibers import TensorInfo
+    >>> sorted(n for n in _reserved({"A": TensorInfo.from_format("A", csr())}) if n.startswith("A1_"))[:4]
+    ['A1_bits', 'A1_cap', 'A1_hi', 'A1_idx']
+    """
     out = set()
     for t, info in infos.items():
         out.add(t)
         out.update(array_name(t, m, "size") for m in range(info.ndim))
         out.add(array_name(t, None, "vals"))
         for k, lvl in enumerate(info.levels):
-            for kind in ("pos", "idx", "nnz", "nblk", "nofs", "ofs", "tbl", "srt", "tmp", "bits", "sum", "lo", "hi",
-                         "right", "left", "ptr", "start", "key", "cap"):
-                out.add(array_name(t, k, kind))
-            out.update(array_name(t, k, kind) for kind in lvl.array_dtypes())   # SparseCOO's idx0, idx1, ...
+            kinds = {*_LEVEL_SCRATCH, *lvl.array_dtypes(), *lvl.allocated_arrays(), *lvl.position_arrays()}
+            out.update(array_name(t, k, kind) for kind in kinds)
     return out
 
 

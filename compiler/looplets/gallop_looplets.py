@@ -23,7 +23,7 @@ from .looplets import Fill, Jumper, Lookup, Phase, Run, Sequence, Spike, Stepper
 def gallop_segments(f: SubFiber, ctx, mode, ends: str, exclusive: bool, chunk_of):
     """A leading Jumper over a fiber stored as sorted segments (Looplets paper, Figure 6a).
 
-    Segment ``q`` of the fiber ends at ``ends[q]`` (exclusive) or ``ends[q] + 1``
+    Segment ``q`` of the fiber ends at ``ends[q]`` (``ends`` the kind of a level's array) (exclusive) or ``ends[q] + 1``
     (``exclusive`` False: a SparseList entry) and ``chunk_of(q)`` is its looplet from the
     previous segment's end (a Spike for an entry, fill then a Run for a run, fill then the
     block). Coiterated with other jumpers the largest current end sets the step; a fiber
@@ -34,7 +34,7 @@ def gallop_segments(f: SubFiber, ctx, mode, ends: str, exclusive: bool, chunk_of
     if mode != "read":
         raise StrategyError(f"output {f.tensor.name}: gallop is a read protocol")
     info, k = f.tensor, f.level
-    pos_b, ends_b = info.array(k, "pos"), info.array(k, ends)
+    pos_b, ends_b = info.array(k, f.lvl.starts_array), info.array(k, ends)
     t = fiber_tag(info)
     q, q_stop, last, j = (Var(ctx.fresh(n)) for n in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
     end_of = (lambda e: e) if exclusive else (lambda e: X.add(e, 1))  # noqa: E731
@@ -62,26 +62,33 @@ def unfurl_sparse_list_gallop(f: SubFiber, ctx, mode, child_of=None):
     """SparseList read, ``gallop`` protocol: entries as segments ending at ``idx[q] + 1``,
     each a Spike (``child_of(q)`` maps an entry to its child; SparseHash reads via ``ptr``)."""
     child_of = child_of or (lambda q: q)
-    return gallop_segments(f, ctx, mode, "idx", False,
+    return gallop_segments(f, ctx, mode, f.lvl.crd_array, False,
                            lambda q: Spike(Fill(fill_value(f.tensor)), child_fiber(f, child_of(q))))
+
+
+def unfurl_sparse_hash_gallop(f: SubFiber, ctx, mode):
+    """SparseHash read, ``gallop``: its sorted view as a SparseList, each entry's child in the
+    level's :attr:`~compiler.levels.Level.child_array` (``ptr``)."""
+    child = f.tensor.array(f.level, f.lvl.child_array)
+    return unfurl_sparse_list_gallop(f, ctx, mode, lambda q: Load(child, q))
 
 
 def unfurl_sparse_byte_map_gallop(f: SubFiber, ctx, mode):
     """SparseByteMap read, ``gallop``: its sorted coordinates ``srt`` as a SparseList."""
     info, k = f.tensor, f.level
-    srt_b = info.array(k, "srt")
+    srt_b = info.array(k, f.lvl.crd_array)
     base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else \
         BinOp("*", f.pos, info.size(info.storage_mode(k)))
-    return gallop_segments(f, ctx, mode, "srt", False,
+    return gallop_segments(f, ctx, mode, f.lvl.crd_array, False,
                            lambda q: Spike(Fill(fill_value(info)), child_fiber(f, X.add(base, Load(srt_b, q)))))
 
 
 def unfurl_sparse_run_list_gallop(f: SubFiber, ctx, mode):
     """SparseRunList read, ``gallop``: runs as segments ending at ``right[q]``, each fill
     up to ``left[q]`` then a Run of its child."""
-    left_b = f.tensor.array(f.level, "left")
+    left_b = f.tensor.array(f.level, f.lvl.run_start_array)
     fill = Fill(fill_value(f.tensor))
-    return gallop_segments(f, ctx, mode, "right", True,
+    return gallop_segments(f, ctx, mode, f.lvl.run_end_array, True,
                            lambda q: Sequence((Phase(Load(left_b, q), fill), Phase(None, Run(child_fiber(f, q))))))
 
 
@@ -89,7 +96,7 @@ def unfurl_sparse_block_list_gallop(f: SubFiber, ctx, mode):
     """SparseBlockList read, ``gallop``: blocks as segments ending at ``idx[q]``, each fill
     up to the block's start then the block by random access."""
     info, k = f.tensor, f.level
-    ofs_b, idx_b = info.array(k, "ofs"), info.array(k, "idx")
+    idx_b, ofs_b = (info.array(k, n) for n in f.lvl.appends_blocks)
     fill = Fill(fill_value(info))
 
     def chunk(q):
@@ -97,4 +104,4 @@ def unfurl_sparse_block_list_gallop(f: SubFiber, ctx, mode):
         lo = X.sub(Load(idx_b, q), X.sub(Load(ofs_b, X.add(q, 1)), q0))
         look = Lookup(lambda i: child_fiber(f, X.add(X.sub(q0, lo), i)), f"i -> {info.name}.lvl{k + 1}[block + i]")
         return Sequence((Phase(lo, fill), Phase(None, look)))
-    return gallop_segments(f, ctx, mode, "idx", True, chunk)
+    return gallop_segments(f, ctx, mode, f.lvl.appends_blocks[0], True, chunk)

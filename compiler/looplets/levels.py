@@ -46,7 +46,7 @@ from .looplets import (AcceptRun, Case, Fill, Lookup, Switch, Phase, Positions, 
                        Stepper, Thunk)
 from .fibers import SubFiber, TensorInfo, child_fiber, fiber_tag, fill_value
 from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byte_map_gallop,
-                              unfurl_sparse_list_gallop, unfurl_sparse_run_list_gallop)
+                              unfurl_sparse_hash_gallop, unfurl_sparse_list_gallop, unfurl_sparse_run_list_gallop)
 from .searching import gallop_from, lower_bound_stmts, search_stmts
 
 
@@ -95,7 +95,7 @@ def unfurl_sparse_list(f: SubFiber, ctx, mode, child_of=None):
         return unfurl_sparse_list_update(f, ctx)
     child_of = child_of or (lambda q: q)
     info, k = f.tensor, f.level
-    pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
+    pos_b, idx_b = info.array(k, f.lvl.starts_array), info.array(k, f.lvl.crd_array)
     t = fiber_tag(info)
     q, q_stop, last, j = (Var(ctx.fresh(n)) for n in (f"q{t}", f"q{t}_stop", f"last{t}", f"j{t}"))
     pre = (Declare(q, "int64", Load(pos_b, f.pos)),
@@ -257,7 +257,8 @@ def unfurl_sparse_block_list_update(f: SubFiber, ctx, mode="update"):
     value) and ``nnz`` the values; ``ofs[nblk]`` is kept at ``nnz``; the fiber's
     ``pos`` entry is set when it ends."""
     info, k = _under_dense(f, under_appended=True)
-    pos_b, (idx_b, ofs_b) = info.array(k, f.lvl.starts_array), (info.array(k, a) for a in f.lvl.appends_blocks)
+    ends, starts = f.lvl.appends_blocks
+    pos_b, idx_b, ofs_b = info.array(k, f.lvl.starts_array), info.array(k, ends), info.array(k, starts)
     nnz, nblk = Var(info.array(k, "nnz")), Var(info.array(k, "nblk"))
     t = fiber_tag(info)
     b0 = Var(ctx.fresh(f"b{t}_start"))
@@ -288,7 +289,7 @@ def unfurl_sparse_band_update(f: SubFiber, ctx, mode="update"):
     ``ofs`` are kept in memory, so a second loop over the fiber goes on where the first
     stopped (concatenation)."""
     info, k = _under_dense(f, element_leaf=True, under_appended=True)
-    ofs_b, idx_b, vals = info.array(k, "ofs"), info.array(k, "idx"), info.array(None, "vals")
+    ofs_b, idx_b, vals = info.array(k, f.lvl.starts_array), info.array(k, f.lvl.appends_band), info.array(None, "vals")
     nnz = Var(info.array(k, "nnz"))
     t = fiber_tag(info)
     one, zero, fill = Const(1, "int64"), Const(0, "int64"), Const(info.fill, info.dtype)
@@ -320,7 +321,7 @@ def unfurl_sparse_band(f: SubFiber, ctx, mode):
     if mode != "read":
         return unfurl_sparse_band_update(f, ctx)
     info, k = f.tensor, f.level
-    ofs_b, idx_b = info.array(k, "ofs"), info.array(k, "idx")
+    ofs_b, idx_b = info.array(k, f.lvl.starts_array), info.array(k, f.lvl.appends_band)
     t = fiber_tag(info)
     q0, hi, lo = (Var(ctx.fresh(n)) for n in (f"q{t}", f"hi{t}", f"lo{t}"))
     pre = (Declare(q0, "int64", Load(ofs_b, f.pos)),
@@ -339,7 +340,8 @@ def unfurl_sparse_block_list(f: SubFiber, ctx, mode):
     if mode != "read":
         return unfurl_sparse_block_list_update(f, ctx)
     info, k = f.tensor, f.level
-    pos_b, idx_b, ofs_b = info.array(k, "pos"), info.array(k, "idx"), info.array(k, "ofs")
+    ends, starts = f.lvl.appends_blocks
+    pos_b, idx_b, ofs_b = info.array(k, f.lvl.starts_array), info.array(k, ends), info.array(k, starts)
     t = fiber_tag(info)
     r, r_stop, last, e, lo, q0 = (Var(ctx.fresh(n)) for n in
                                   (f"r{t}", f"r{t}_stop", f"last{t}", f"end{t}", f"lo{t}", f"q{t}"))
@@ -366,7 +368,7 @@ def unfurl_run_list(f: SubFiber, ctx, mode):
     """RunList: a Stepper over runs, each a Run of its child (the runs cover the fiber; a fiber
     of size 0 has none, so the seek looks at ``right`` only when there is a run)."""
     info, k = f.tensor, f.level
-    pos_b, right_b = info.array(k, "pos"), info.array(k, "right")
+    pos_b, right_b = info.array(k, f.lvl.starts_array), info.array(k, f.lvl.run_end_array)
     t = fiber_tag(info)
     r, r_stop, e = (Var(ctx.fresh(n)) for n in (f"r{t}", f"r{t}_stop", f"right{t}"))
     if mode != "read":
@@ -436,12 +438,18 @@ def unfurl_run_list_update(f: SubFiber, ctx, mode="update"):
                  AcceptRun(accept, f"append runs to {info.name}.lvl{k + 1}", info), tuple(end), info)
 
 
+def run_arrays(f: SubFiber) -> tuple:
+    """The kernel names of a run level's starts, runs' first coordinates and runs' ends, by the
+    names the level gives them (a SparseRunList's ``pos``, ``left``, ``right``)."""
+    lvl = f.lvl
+    return tuple(f.tensor.array(f.level, n) for n in (lvl.starts_array, lvl.run_start_array, lvl.run_end_array))
+
+
 def unfurl_sparse_run_list_update(f: SubFiber, ctx, mode="update"):
     """SparseRunList update: each region the loop lowers as a whole is one run (AcceptRun);
     a run of the fill is not stored, and a run that continues an equal one extends it."""
     info, k, nnz, vals = _run_output(f)
-    pos_b, left_b, right_b = (info.array(k, n)
-                              for n in (f.lvl.starts_array, f.lvl.run_start_array, f.lvl.run_end_array))
+    pos_b, left_b, right_b = run_arrays(f)
     q0 = Var(ctx.fresh(f"q{fiber_tag(info)}_start"))
 
     def accept(start, stop):
@@ -468,7 +476,7 @@ def unfurl_sparse_run_list(f: SubFiber, ctx, mode):
     if mode != "read":
         return unfurl_sparse_run_list_update(f, ctx)
     info, k = f.tensor, f.level
-    pos_b, left_b, right_b = (info.array(k, n) for n in ("pos", "left", "right"))
+    pos_b, left_b, right_b = run_arrays(f)
     t = fiber_tag(info)
     r, r_stop, last, lo, e = (Var(ctx.fresh(n)) for n in (f"r{t}", f"r{t}_stop", f"last{t}", f"left{t}", f"right{t}"))
     pre = (Declare(r, "int64", Load(pos_b, f.pos)), Declare(r_stop, "int64", Load(pos_b, X.add(f.pos, 1))),
@@ -490,7 +498,7 @@ def unfurl_sparse_interval(f: SubFiber, ctx, mode):
     if mode != "read":
         return unfurl_sparse_run_list_update(f, ctx)
     info, k = f.tensor, f.level
-    pos_b, left_b, right_b = (info.array(k, n) for n in ("pos", "left", "right"))
+    pos_b, left_b, right_b = run_arrays(f)
     t = fiber_tag(info)
     r, lo, hi = (Var(ctx.fresh(n)) for n in (f"r{t}", f"left{t}", f"right{t}"))
     has = BinOp("<", r, Load(pos_b, X.add(f.pos, 1)))
@@ -512,7 +520,7 @@ def unfurl_sparse_point(f: SubFiber, ctx, mode):
     if mode != "read":
         return unfurl_sparse_list_update(f, ctx)
     info, k = f.tensor, f.level
-    pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
+    pos_b, idx_b = info.array(k, f.lvl.starts_array), info.array(k, f.lvl.crd_array)
     t = fiber_tag(info)
     q, lo, hi = (Var(ctx.fresh(n)) for n in (f"q{t}", f"j{t}", f"j{t}_stop"))
     has = BinOp("<", q, Load(pos_b, X.add(f.pos, 1)))
@@ -530,7 +538,7 @@ def unfurl_sparse_byte_map(f: SubFiber, ctx, mode):
     """SparseByteMap read: walk ``srt`` like a SparseList (children at ``p * size + i``);
     update: random access, a written coordinate marks ``tbl`` (the freeze lists them)."""
     info, k = f.tensor, f.level
-    pos_b, srt_b, tbl_b = (info.array(k, n) for n in ("pos", "srt", "tbl"))
+    pos_b, srt_b, tbl_b = (info.array(k, n) for n in (f.lvl.starts_array, f.lvl.crd_array, f.lvl.mark_array))
     n = info.size(info.storage_mode(k))
     t = fiber_tag(info)
     base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else BinOp("*", f.pos, n)
@@ -584,7 +592,7 @@ def unfurl_sparse_coo(f: SubFiber, ctx, mode):
     info, k = f.tensor, f.level
     lvl = f.lvl
     m = 0 if f.seg is None else f.seg[0]
-    pos_b, idx_b = info.array(k, "pos"), info.array(k, f"idx{m}")
+    pos_b, idx_b = info.array(k, f.lvl.starts_array), info.array(k, f.lvl.crd_of(m))
     t = fiber_tag(info)
     q, q_stop, last, j, nxt = (Var(ctx.fresh(n)) for n in (f"q{t}{m}", f"q{t}{m}_stop", f"last{t}{m}",
                                                               f"i{t}{m}", f"q{t}{m}_next"))
@@ -621,7 +629,7 @@ def unfurl_sparse_coo_update(f: SubFiber, ctx, mode="update"):
     info, k = _under_dense(f)
     lvl = f.lvl
     m, coords = (0, ()) if f.seg is None else f.seg
-    pos_b, nnz = info.array(k, f.lvl.starts_array), Var(info.array(k, "nnz"))
+    pos_b, nnz = info.array(k, lvl.starts_array), Var(info.array(k, "nnz"))
     t = fiber_tag(info)
     if m + 1 < lvl.ndim:
         look = Lookup(lambda i: SubFiber(info, k, f.pos, f.mode, f.dirty, (m + 1, coords + (i,))),
@@ -634,9 +642,9 @@ def unfurl_sparse_coo_update(f: SubFiber, ctx, mode="update"):
         dirty = Var(ctx.fresh(f"dirty{t}"))
         child = child_fiber(f, nnz, dirty)
         pre = [Declare(dirty, "bool", Const(False, "bool"))]
-        pre += [ir.Grow(info.array(k, f"idx{d}"), X.add(nnz, 1)) for d in range(lvl.ndim)]
+        pre += [ir.Grow(info.array(k, lvl.crd_of(d)), X.add(nnz, 1)) for d in range(lvl.ndim)]
         pre += assemble_stmts(child, ctx)
-        epi = [If(kept(dirty, child), [ir.Store(info.array(k, f"idx{d}"), nnz, c)
+        epi = [If(kept(dirty, child), [ir.Store(info.array(k, lvl.crd_of(d)), nnz, c)
                                         for d, c in enumerate((*coords, i))]
                   + [CompoundAssign("+", nnz, Const(1, "int64"))]
                   + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None else []))]
@@ -665,7 +673,11 @@ def probe_stmts(slot, key_b, tbl_b, cap, key, fresh) -> list:
 
 
 def hash_names(info, k):
-    return {n: info.array(k, n) for n in ("pos", "idx", "ptr", "key", "tbl", "nnz", "cap")}
+    """A hash level's kernel names by role, its arrays' names asked of the level."""
+    lvl = info.levels[k]
+    key, table = lvl.keys_in_table
+    arrays = {"starts": lvl.starts_array, "coords": lvl.crd_array, "child": lvl.child_array, "key": key, "table": table}
+    return {role: info.array(k, n) for role, n in (*arrays.items(), ("nnz", "nnz"), ("cap", "cap"))}
 
 
 def unfurl_sparse_hash(f: SubFiber, ctx, mode):
@@ -673,7 +685,7 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
     ``Lookup(i -> locate or insert (p * size + i), child at its position)``."""
     info, k = f.tensor, f.level
     if mode == "read":
-        return unfurl_sparse_list(f, ctx, mode, lambda q: Load(info.array(k, "ptr"), q))
+        return unfurl_sparse_list(f, ctx, mode, lambda q: Load(info.array(k, f.lvl.child_array), q))
     lvl, leaf = info.levels[k], k == len(info.levels) - 1
     under_hash = k > 0 and (info.levels[k - 1].inserts_nested or info.levels[k - 1].appends_nested) \
         and lvl.inserts_nested
@@ -690,11 +702,11 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
     def body(i):
         key, slot, q, new = (Var(ctx.fresh(x)) for x in (f"key{t}", f"slot{t}", f"q{t}", f"new{t}"))
         pre = [Declare(key, "int64", X.add(base, i))]
-        probe = probe_stmts(slot, a["key"], a["tbl"], cap, key, ctx.fresh)
+        probe = probe_stmts(slot, a["key"], a["table"], cap, key, ctx.fresh)
         pre += probe
         # a new key's value is written in the next slot, and the key is inserted after the write
         # only if the value is not the fill (a sparse output stores no fill, as Tensor.from_numpy)
-        pre += [Declare(q, "int64", X.sub(Load(a["tbl"], slot), 1)),
+        pre += [Declare(q, "int64", X.sub(Load(a["table"], slot), 1)),
                 Declare(new, "bool", BinOp("<", q, Const(0, "int64"))),
                 If(new, [Assign(q, nnz), *assemble_stmts(child_fiber(f, q), ctx)])]
         # a new key under a leaf is kept when its value is not the fill; over a hash, when the
@@ -708,7 +720,7 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
         epi = [If(ir.and_(new, keep), [
                    If(BinOp(">", BinOp("*", X.add(nnz, 1), Const(2, "int64")), cap),
                       rehash_stmts(info, k, ctx.fresh) + [Assign(slot, probe[0].init), probe[1]]),
-                   ir.Store(a["tbl"], slot, X.add(q, 1)),
+                   ir.Store(a["table"], slot, X.add(q, 1)),
                    ir.Grow(a["key"], X.add(q, 1)), ir.Store(a["key"], q, key),
                    CompoundAssign("+", nnz, Const(1, "int64"))]
                   + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None and under_hash else []))]
@@ -723,13 +735,13 @@ def rehash_stmts(info, k, fresh) -> list:
     a = hash_names(info, k)
     nnz, cap = Var(a["nnz"]), Var(a["cap"])
     s, r, h = Var(fresh("s")), Var(fresh("r")), Var(fresh("h"))
-    return [Assign(cap, BinOp("*", cap, Const(2, "int64"))), ir.Grow(a["tbl"], cap),
-            ir.For(s, 0, cap, [ir.Store(a["tbl"], s, Const(0, "int64"))]),
+    return [Assign(cap, BinOp("*", cap, Const(2, "int64"))), ir.Grow(a["table"], cap),
+            ir.For(s, 0, cap, [ir.Store(a["table"], s, Const(0, "int64"))]),
             ir.For(r, 0, nnz, [
                 Declare(h, "int64", hash_expr(Load(a["key"], r), cap)),
-                While(BinOp("!=", Load(a["tbl"], h), Const(0, "int64")),
+                While(BinOp("!=", Load(a["table"], h), Const(0, "int64")),
                       [Assign(h, BinOp("&", X.add(h, 1), X.sub(cap, 1)))]),
-                ir.Store(a["tbl"], h, X.add(r, 1))])]
+                ir.Store(a["table"], h, X.add(r, 1))])]
 
 
 def unfurl_sparse_hash_follow(f: SubFiber, ctx, mode):
@@ -744,8 +756,8 @@ def unfurl_sparse_hash_follow(f: SubFiber, ctx, mode):
 
     def body(i):
         slot, q = Var(ctx.fresh(f"slot{t}")), Var(ctx.fresh(f"q{t}"))
-        pre = probe_stmts(slot, a["key"], a["tbl"], cap, X.add(base, i), ctx.fresh)
-        pre.append(Declare(q, "int64", X.sub(Load(a["tbl"], slot), 1)))
+        pre = probe_stmts(slot, a["key"], a["table"], cap, X.add(base, i), ctx.fresh)
+        pre.append(Declare(q, "int64", X.sub(Load(a["table"], slot), 1)))
         return Thunk(tuple(pre), Switch((Case(BinOp(">=", q, Const(0, "int64")), Run(child_fiber(f, q))),
                                          Case(Const(True, "bool"), Fill(fill_value(info))))))
     parents = Const(1, "int64")
@@ -753,7 +765,7 @@ def unfurl_sparse_hash_follow(f: SubFiber, ctx, mode):
         parents = X.mul(parents, info.size(m)) if hasattr(X, "mul") else BinOp("*", parents, info.size(m))
     # the capacity is table_capacity(nnz): the smallest power of two >= max(8, 2 nnz)
     pre = (Declare(cap, "int64", Const(8, "int64")),
-           While(BinOp("<", cap, BinOp("*", Load(a["pos"], parents), Const(2, "int64"))),
+           While(BinOp("<", cap, BinOp("*", Load(a["starts"], parents), Const(2, "int64"))),
                  [Assign(cap, BinOp("*", cap, Const(2, "int64")))]))
     return Thunk(pre, Lookup(body, f"i -> probe {info.name}.lvl{k} for {base} + i"))
 
@@ -764,7 +776,7 @@ def unfurl_sparse_list_follow(f: SubFiber, ctx, mode, child_of=None):
     ``Lookup(i -> Thunk(search, Switch(found: child, else: fill)))``; the fiber's bounds are
     read once. ``A[follow(j)]`` lets another operand lead the loop over ``j``."""
     info, k = f.tensor, f.level
-    pos_b, idx_b = info.array(k, "pos"), info.array(k, "idx")
+    pos_b, idx_b = info.array(k, f.lvl.starts_array), info.array(k, f.lvl.crd_array)
     t = fiber_tag(info)
     q0, q_stop = Var(ctx.fresh(f"q{t}_start")), Var(ctx.fresh(f"q{t}_stop"))
     child_of = child_of or (lambda q: q)
@@ -783,7 +795,7 @@ def unfurl_sparse_byte_map_follow(f: SubFiber, ctx, mode):
     """SparseByteMap read, ``follow`` protocol: the byte table locates each coordinate,
     ``Lookup(i -> Switch(tbl[p * size + i]: child, else: fill))``."""
     info, k = f.tensor, f.level
-    tbl_b = info.array(k, "tbl")
+    tbl_b = info.array(k, f.lvl.mark_array)
     n = info.size(info.storage_mode(k))
     base = Const(0, "int64") if isinstance(f.pos, Const) and f.pos.value == 0 else BinOp("*", f.pos, n)
 
@@ -812,8 +824,7 @@ UNFURL: dict[type, Callable] = {
 #: level class -> unfurl for the ``gallop`` protocol (``A[i, gallop(j)]``)
 GALLOP: dict[type, Callable] = {
     SparseList: unfurl_sparse_list_gallop,
-    SparseHash: lambda f, ctx, mode: unfurl_sparse_list_gallop(f, ctx, mode,
-                                                               lambda q: Load(f.tensor.array(f.level, "ptr"), q)),
+    SparseHash: unfurl_sparse_hash_gallop,
     SparseByteMap: unfurl_sparse_byte_map_gallop,
     SparseRunList: unfurl_sparse_run_list_gallop,
     SparseBlockList: unfurl_sparse_block_list_gallop,
