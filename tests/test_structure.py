@@ -318,11 +318,6 @@ def spelled_array_names(source: str, names: set) -> list:
     return out
 
 
-#: modules that still spell a level's array names: the looplets' output writers and nested-output
-#: assembly (issue 29, item 1; the writers' half of it)
-_SPELLING_ARRAY_NAMES = {"compiler.looplets.level_writers", "compiler.looplets.assembly"}
-
-
 def test_no_module_outside_the_levels_spells_a_level_arrays_name():
     """The strategies ask a level for its arrays' names (``starts_array``, ``crd_array``,
     ``run_end_array``, ...), so a format that names them otherwise is read by the built-in paths
@@ -331,6 +326,5 @@ def test_no_module_outside_the_levels_spells_a_level_arrays_name():
     assert {"pos", "idx", "ofs", "right", "tbl", "srt"} <= names
     bad = [f"{MODULES[m].relative_to(ROOT)}:{line} names the array {n!r}"
            for m in sorted(MODULES) if not m.startswith("compiler.levels") and m != "compiler.binding"
-           and m not in _SPELLING_ARRAY_NAMES
            for line, n in spelled_array_names(MODULES[m].read_text(encoding="utf-8"), names)]
     assert not bad, "\n".join(bad)

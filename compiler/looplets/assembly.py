@@ -207,8 +207,9 @@ def _hash_params(info: TensorInfo, plan: Nested) -> tuple:
             out.append(Buffer(starts, idt, "inout"))
         else:
             out += [OutScalar(arr("npos"), "int64"), Growable(starts, idt, arr("npos"))]
-        out += [OutScalar(nnz, "int64"), OutScalar(arr("cap"), "int64"), Growable(arr("key"), "int64", nnz),
-                Growable(arr("tbl"), "int64", arr("cap")), Growable(arr(lvl.crd_array), idt, nnz),
+        key, tbl = lvl.keys_in_table
+        out += [OutScalar(nnz, "int64"), OutScalar(arr("cap"), "int64"), Growable(arr(key), "int64", nnz),
+                Growable(arr(tbl), "int64", arr("cap")), Growable(arr(lvl.crd_array), idt, nnz),
                 Growable(arr(lvl.child_array), idt, nnz)]
     if isinstance(info.leaf, Element):
         out.append(Growable(array_name(name, None, "vals"), info.dtype, _nnz(info, plan.hashed[-1])))
@@ -217,7 +218,8 @@ def _hash_params(info: TensorInfo, plan: Nested) -> tuple:
 
 def empty_table_stmts(info: TensorInfo, k: int, fresh) -> list:
     """A hash level starts with no keys and an empty table of the smallest capacity."""
-    tbl, cap, s = array_name(info.name, k, "tbl"), Var(array_name(info.name, k, "cap")), Var(fresh("s"))
+    tbl = array_name(info.name, k, info.levels[k].keys_in_table[1])
+    cap, s = Var(array_name(info.name, k, "cap")), Var(fresh("s"))
     return [ir.Assign(Var(_nnz(info, k)), Const(0, "int64")), ir.Assign(cap, Const(8, "int64")),
             ir.Grow(tbl, cap), ir.For(s, 0, cap, [ir.Store(tbl, s, Const(0, "int64"))])]
 

@@ -270,8 +270,8 @@ class HashWriter(LevelWriter):
         idt = lvl.index_dtype.name
         return (Buffer(starts_of(info, k), idt, "inout"),
                 OutScalar(nnz, "int64"), OutScalar(cap, "int64"),
-                Growable(array_name(info.name, k, "key"), "int64", nnz),
-                Growable(array_name(info.name, k, "tbl"), "int64", cap),
+                Growable(array_name(info.name, k, lvl.keys_in_table[0]), "int64", nnz),
+                Growable(array_name(info.name, k, lvl.keys_in_table[1]), "int64", cap),
                 Growable(array_name(info.name, k, lvl.crd_array), idt, nnz),
                 Growable(array_name(info.name, k, lvl.child_array), idt, nnz),
                 Growable(array_name(info.name, None, "vals"), info.dtype, nnz))
