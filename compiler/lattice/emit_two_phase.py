@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
-                             Select, Store, Var)
+                             Select, Store, Var, While)
 from ..imperative.traverse import walk as ir_walk
 from .cfir import CAssign, CCase, CForall, CSeq, CWorkspace, cfir_walk
-from .exprs import cast, not_fill
+from .exprs import cast, is_fill, not_fill
 from .reserve import count_scatters
 
 
@@ -339,15 +339,18 @@ class TwoPhase:
                     If(is_kept(Load(self.val, slot)), keep, [Store(info["mark"], slot, Const(False, "bool"))])]
         if self.block is None:
             return [If(is_kept(Load(self.val, q)), keep[:-1] + [Store(self.val, kept, Load(self.val, q)), keep[-1]])]
+        # (the block is kept from its first slot not at the fill: the scan stops there; a block
+        # moves only after the first one dropped)
         size = self.block_size()
         x = Var(self.name(("compact", k, "c_slot"), f"c_slot{k}"))
-        any_kept = Var(self.name(("compact", k, "c_any"), f"c_any{k}"))
-        start, to = BinOp("*", q, size), BinOp("*", kept, size)
-        move = For(x, 0, size, [Store(self.val, BinOp("+", to, x), Load(self.val, BinOp("+", start, x)))])
-        return [Declare(any_kept, "bool", Const(False, "bool")),
-                For(x, start, BinOp("+", start, size), [If(is_kept(Load(self.val, x)),
-                                                           [Assign(any_kept, Const(True, "bool"))])]),
-                If(any_kept, keep[:-1] + [move, keep[-1]])]
+        start, end, y = (Var(self.name(("compact", k, n), f"{n}{k}")) for n in ("c_block", "c_block_end", "c_move"))
+        to = BinOp("*", kept, size)
+        move = For(y, 0, size, [Store(self.val, BinOp("+", to, y), Load(self.val, BinOp("+", start, y)))])
+        return [Declare(start, "int64", BinOp("*", q, size)), Declare(end, "int64", BinOp("+", start, size)),
+                Declare(x, "int64", start),
+                While(BinOp("&&", BinOp("<", x, end), is_fill(Load(self.val, x), s.out_dtype, s.out_fill)),
+                      [CompoundAssign("+", x, Const(1, "int64"))]),
+                If(BinOp("<", x, end), keep[:-1] + [If(BinOp("!=", kept, q), [move]), keep[-1]])]
 
     def _close_gaps(self, info: dict, rows, kept: Var) -> list:
         """Move each row's entries (phase 2 on threads left them at the row's start, up to
