@@ -131,8 +131,9 @@ class OutputAssembly:
                     self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
                 else:
                     self.final.append(self.prefix_sum(info, self.dense_count(info["mode"])))
-            if "keyed" in info:
-                self.final += self.key_table(info)
+            if "keyed" in info:   # (a two-phase kernel builds it after its compaction: :meth:`tables_last`)
+                info["table_stmts"] = self.key_table(info)
+                self.final += info["table_stmts"]
 
     def marked_level(self, info: dict, lvl, above: bool = False):
         """The parameters of a level that marks its slots (SparseByteMap) under Dense ones or an
@@ -446,8 +447,9 @@ class OutputAssembly:
         store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
         store_val = Store(self.val, counter, val)
         if "keyed" in last:
-            if self.phase is not None or self.par_rows:
-                raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled in one pass")
+            if self.par_rows:
+                raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled by one "
+                                    f"thread")
             (ptr, pdt), (key, _) = last["keyed"]
             store += [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.entry_slot(last))]
         one_more = CompoundAssign("+", counter, Const(1, "int64"))

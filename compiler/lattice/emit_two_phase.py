@@ -248,12 +248,16 @@ class TwoPhase:
         last = self.levels_info[-1]
         blocks = self.block is not None and last["level"].appends_nested and "covers" not in last
         slots = "slots" in last and last["pos_buffer"] and self.block is None
-        if s.parallel is not None and (self.block is not None or "slots" in last):
-            blocks = slots = False
-        if (self.block is not None and not blocks) or any("keyed" in x or "ranged" in x for x in self.levels_info) \
-                or any("slots" in x and not (x is last and slots) for x in self.levels_info):
-            raise StrategyError(f"assembly='two-phase' does not apply to the output {out}: its Dense levels under "
-                                f"a sparse one, or its levels that mark their slots or store ranges, are assembled in one pass")
+        keys = "keyed" in last and last["pos_buffer"] and self.block is None
+        if s.parallel is not None and (self.block is not None or "slots" in last or "keyed" in last):
+            blocks = slots = keys = False
+        if (self.block is not None and not blocks) or any("ranged" in x for x in self.levels_info) \
+                or any("slots" in x and not (x is last and slots) for x in self.levels_info) \
+                or any("keyed" in x and not (x is last and keys) for x in self.levels_info):
+            raise StrategyError(f"assembly='two-phase' does not apply to the output {out}: it places Dense levels "
+                                f"under a sparse one only under a SparseList, and a level that marks its slots or "
+                                f"keeps its keys only as the innermost level under Dense ones, on one thread; "
+                                f"levels that store ranges are assembled in one pass")
 
     def compaction(self) -> list:
         """Drop the entries phase 1 assembled whose computed value is the fill, bottom-up.
@@ -323,6 +327,12 @@ class TwoPhase:
             out.append(Assign(Var(self.block["length"]), BinOp("*", Var(sparse[-1]["counter"]), self.block_size())))
         return out
 
+    def tables_last(self, body: list) -> list:
+        """``body`` (a two-phase kernel's, its compaction last) with the key tables of the levels
+        that keep their keys in one built at its end, from the entries the compaction kept."""
+        tables = [st for info in self.levels_info for st in info.get("table_stmts", ())]
+        return [st for st in body if not any(st is t for t in tables)] + tables
+
     def _keep_stored(self, info: dict, r: Var, q: Var, kept: Var, keep: list, root: bool) -> list:
         """The compaction's test of the innermost sparse level's entry ``q`` (``keep`` moves it to
         ``kept``): its value is not the fill; under it a block of Dense slots (TACO's ``{sparse,
@@ -331,6 +341,11 @@ class TwoPhase:
         value is not, and a dropped entry's slot is unmarked (phase 2 left the fill in it)."""
         s, k = self.setup, info["k"]
         is_kept = lambda v: not_fill(v, s.out_dtype, s.out_fill)   # noqa: E731
+        if "keyed" in info:   # (each entry its own child; its key moves with it: the table is built after)
+            (ptr, pdt), (key, _) = info["keyed"]
+            moves = [Store(key, kept, Load(key, q)), Store(ptr, kept, cast(kept, "int64", pdt)),
+                     Store(self.val, kept, Load(self.val, q))]
+            return [If(is_kept(Load(self.val, q)), keep[:-1] + moves + [keep[-1]])]
         if "slots" in info:
             slot = Var(self.name(("compact", k, "c_slot"), f"c_slot{k}"))
             i = cast(Load(info["idx"][0], q), info["idt"], "int64")

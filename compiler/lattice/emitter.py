@@ -291,7 +291,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
                                + (f"; an entry whose value is the fill ({fill!r}) is not kept"
                                   if self.drop_in_compute else "")),
                        *restart, If(yes, second)]
-            body = list(self.init) + emitted + self.final + compact
+            body = self.tables_last(list(self.init) + emitted + self.final + compact)
         else:
             emitted = self.emit(cfir)
             body = list(self.init)

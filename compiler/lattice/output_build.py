@@ -84,8 +84,9 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
     false) also places Dense levels in a block per position of a parent appended under any parent
     (a SparseList: phase 1 appends the coordinate, phase 2 fills its block) and marks the slots of
     a level that marks them as the innermost level under located ones (phase 1 lists and marks
-    the coordinates, phase 2 stores the values in their slots): :func:`two_phase_blocks`,
-    :func:`two_phase_slots`.
+    the coordinates, phase 2 stores the values in their slots), and so a level that keeps its keys
+    in a table (its table built after the compaction): :func:`two_phase_blocks`,
+    :func:`two_phase_slots`, :func:`two_phase_keys`.
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> rows = (SparseList(Element(0.0)), Dense(Element(0.0)))
@@ -98,7 +99,7 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
         # fiber of it per position: :func:`ranges_above`)
         return one_pass and (blocks_below(levels, k) or ranges_above(levels, k + 1)) and appended_under(levels, k)
     if lvl.keys_in_table is not None:
-        return one_pass and appended_under(levels, k)
+        return (one_pass and appended_under(levels, k)) or (two_phase and two_phase_keys(levels, k))
     if not isinstance(lvl, ASSEMBLED):
         if lvl.appends_coordinates or lvl.appends_runs:
             # (appended as a list or as runs: the innermost level, under located or appended ones;
@@ -137,6 +138,20 @@ def two_phase_blocks(levels: tuple, k: int) -> bool:
     """
     sparse = [q for q in range(k) if not levels[q].full]
     return bool(sparse) and levels[sparse[-1]].appends_nested and blocks_below(levels, sparse[-1])
+
+
+def two_phase_keys(levels: tuple, k: int) -> bool:
+    """Whether a two-phase kernel assembles level ``k`` of ``levels``, one that keeps its keys in a
+    table (SparseHash), as the innermost level under levels located by coordinate: phase 1 appends
+    the coordinates and their keys, phase 2 the values, and the table is built after the
+    compaction drops the entries at the fill.
+
+    >>> from compiler.levels import Dense, Element, SparseHash, SparseList
+    >>> h = SparseHash(Element(0.0))
+    >>> two_phase_keys((Dense(h), h), 1), two_phase_keys((SparseList(h), h), 1)
+    (True, False)
+    """
+    return k == len(levels) - 1 and all(above.located_by_coordinate for above in levels[:k])
 
 
 def two_phase_slots(levels: tuple, k: int) -> bool:
@@ -299,8 +314,8 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
                "or SparseHash level")
     blocks = f"and under {holders} when only Dense levels follow" if one_pass else \
         f"and, in a one-pass kernel, under {holders} when only Dense levels follow" + (
-            "; in a two-phase one under a SparseList, and a SparseByteMap as the innermost level under Dense "
-            "levels" if two_phase else "")
+            "; in a two-phase one under a SparseList, and a SparseByteMap or SparseHash as the innermost level "
+            "under Dense levels" if two_phase else "")
     return building(fmt, tensor, lambda levels, k: assembles(levels, k, one_pass, two_phase), "lattice",
                     f"it places Dense levels by position "
                     f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
@@ -317,4 +332,5 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
 
 
 __all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "in_slots",
-           "ranges_above", "slots_located", "two_phase_blocks", "two_phase_slots"]
+           "ranges_above", "slots_located", "two_phase_blocks", "two_phase_keys",
+           "two_phase_slots"]

@@ -316,7 +316,8 @@ def test_rows_that_merge_move_phase_twos_read_position_too(seed):
 #: the formats a sequential two-phase kernel assembles itself (was: a stand-in, converted after each
 #: call), and what the lowering step says of each
 NATIVE = {"SparseList(Dense)": ("SparseList(Dense(Element({f})))", "block of slots"),
-          "Dense(SparseByteMap)": ("Dense(SparseByteMap(Element({f})))", "marked and stored in its slot")}
+          "Dense(SparseByteMap)": ("Dense(SparseByteMap(Element({f})))", "marked and stored in its slot"),
+          "Dense(SparseHash)": ("Dense(SparseHash(Element({f})))", "its table is built after the loops")}
 NATIVE_EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
                 "spgemm": "C[i, j] = A[i, k] * B[k, j]"}
 
@@ -348,11 +349,11 @@ def test_two_phase_builds_a_block_or_byte_map_output_natively(out, fill):
         b[2] = -a[2]   # (a row phase 1 assembles and phase 2 finds all fill: dropped)
     A, B = Tensor.from_numpy(a, csr(fill=fill), name="A"), Tensor.from_numpy(b, csr(fill=fill), name="B")
     k, got = native_two_phase("C[i, j] = A[i, j] + B[i, j]", out, checked=fill == 0.0, A=A, B=B)
-    if fill == 0.0:   # (row 2 cancels: no block kept for it, no slot of it marked)
+    if fill == 0.0:   # (row 2 cancels: no block kept for it, no entry in its fiber)
         if out == "SparseList(Dense)":
             assert 2 not in got.levels[0].idx.tolist()
         else:
-            assert not got.levels[1].arrays()["tbl"][2 * 7:3 * 7].any()
+            assert got.levels[1].arrays()["pos"][3] == got.levels[1].arrays()["pos"][2]
 
 
 @pytest.mark.parametrize("out", NATIVE)
@@ -393,3 +394,18 @@ def test_property_two_phase_native_outputs(m, n, density, seed, out, what, fill)
         b[0] = -a[0]   # (a row that cancels)
     A, B = Tensor.from_numpy(a, csr(fill=fill), name="A"), Tensor.from_numpy(b, csr(fill=fill), name="B")
     native_two_phase(NATIVE_EXPRS[what], out, A=A, B=B)
+
+
+@pytest.mark.parametrize("fill", [0.0, np.nan])
+@pytest.mark.parametrize("level", ["SparseByteMap", "SparseHash"])
+def test_two_phase_builds_a_byte_map_or_hash_vector_natively(level, fill):
+    # the output's only level (its fiber's one segment): entries that cancel to the fill dropped
+    b = Tensor.from_numpy(np.array([1.0, 2.0, fill, 3.0, -0.0, fill]), sparse_vector(fill=fill), name="b")
+    c = Tensor.from_numpy(np.array([-1.0, fill, 5.0, -3.0, 0.0, fill]), sparse_vector(fill=fill), name="c")
+    want, out_fill = evaluate("a[i] = b[i] + c[i]", b=b, c=c)
+    fmt = parse_format(f"{level}(Element({float(out_fill)}))")
+    k = lower("a[i] = b[i] + c[i]", strategy="lattice", a=fmt, options=TWO, b=b, c=c)
+    got = k(b=b, c=c)
+    assert_canonical(got, want)
+    np.testing.assert_array_equal(k.interpret(b=b, c=c).to_numpy(), want)
+    assert not k.lowered.conversions and "drop the entries whose value is the fill" in k.c_source
