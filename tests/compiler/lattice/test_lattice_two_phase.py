@@ -383,7 +383,7 @@ def test_two_phase_blocks_under_several_levels():
         assembled_natively(k, out)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 5), st.integers(0, 5), st.floats(0.0, 1.0), st.integers(0, 2 ** 16),
        st.sampled_from(list(NATIVE)), st.sampled_from(list(NATIVE_EXPRS)), st.sampled_from([0.0, np.nan, np.inf]))
 def test_property_two_phase_native_outputs(m, n, density, seed, out, what, fill):
