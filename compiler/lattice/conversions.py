@@ -56,7 +56,10 @@ def setup_converting(program: NAssign, formats: dict, order, schedule, assembly:
     out = program.lhs.tensor
     given = formats.get(out)
     one_pass = assembled_in_one_pass(assembly, schedule)
-    found = None if given is None else building_output(given, out, one_pass)
+    # (a sequential two-phase kernel fills a SparseList's blocks and a byte map's slots in phase 2;
+    # a schedule, parallelize among its commands, keeps the stand-in)
+    two_phase = assembly == "two-phase" and not as_schedule(schedule).commands
+    found = None if given is None else building_output(given, out, one_pass, two_phase)
     if found is None:
         fallback = None if given is None else building_output(given, out, one_pass=False)
         if fallback is None:

@@ -33,8 +33,8 @@ Example (``Dense(SparseBand(Dense(Element(0.0))))``, ``C[i, j, k] = A[i, j, k]``
 
 from __future__ import annotations
 
-from ..imperative.ir import (Assign, BinOp, Cast, CompoundAssign, Const, Declare, For, Grow, Growable, If,
-                             OutScalar, Store, Var)
+from ..imperative.ir import (Assign, BinOp, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, Growable,
+                             If, OutScalar, Store, Var)
 from .exprs import cast, const_of, not_fill
 
 
@@ -134,11 +134,30 @@ class BlockAssembly:
         b, last = self.block, self.levels_info[-1]
         base, kept = Var(b["base"]), Var(b["kept"])
         pre, at = self.block_position(last, index)
+        if self.phase == "assemble":   # (two-phase: the coordinate kept if its block gets any entry)
+            return pre + [Declare(kept, "bool", Const(False, "bool"))] + stmts + [
+                If(kept, self.block_kept(last, index, at))]
         pre.append(Declare(base, "int64", BinOp("*", at, self.block_size())))
-        if "slots" not in last:   # (a level that marks its slots has every slot's block prepared)
+        if "slots" not in last and self.phase is None:   # (a level that marks its slots has every slot's block prepared)
             pre.append(self.prepare_blocks(BinOp("+", base, self.block_size())))
         pre.append(Declare(kept, "bool", Const(False, "bool")))
+        if self.phase == "compute":   # (phase 2 moves to the next block where phase 1 kept one)
+            return pre + stmts + [If(kept, [CompoundAssign("+", Var(last["counter"]), Const(1, "int64"))])]
         return pre + stmts + [If(kept, self.block_kept(last, index, at))]
+
+    def blocks_between_phases(self) -> list:
+        """Between the phases of a two-phase kernel, a block of slots at the fill for each position
+        phase 1 appended (it counted a block as one entry; phase 2 fills it); nothing without blocks."""
+        if self.block is None:
+            return []
+        s, q = self.setup, Var(self.name(("block", "q"), "q"))
+        end = BinOp("*", Var(self.levels_info[-1]["counter"]), self.block_size())
+        return [Comment(f"a block of {self.block_size_text()} slots at the fill per position phase 1 appended"),
+                Grow(self.val, end), For(q, 0, end, [Store(self.val, q, const_of(s.out_fill_value, s.out_dtype))])]
+
+    def block_size_text(self) -> str:
+        """The block's size in C terms (``C1_size``, ``C1_size * C2_size``)."""
+        return " * ".join(self.out_sizes[m].name for m in range(self.block["mode"], len(self.out_sizes)))
 
     def prepare_blocks(self, end) -> If:
         """The values up to ``end`` hold the fill: the blocks after those prepared so far (a block
@@ -162,6 +181,9 @@ class BlockAssembly:
         keeps the block."""
         s, b = self.setup, self.block
         odt = s.out_dtype
+        found = Assign(Var(b["kept"]), Const(True, "bool"))
+        if self.phase == "assemble":   # (two-phase: the structure only, a block per coordinate with entries)
+            return [found]
         out, val = [], cast(v, dt, odt)
         if not isinstance(v, Var):
             vname = Var(self.name(("value",), f"v{s.output.tensor}"))
@@ -174,8 +196,9 @@ class BlockAssembly:
             inner = i if inner is None else BinOp("+", BinOp("*", inner, Var(self.out_sizes[m].name)), i)
         # a value equal to the fill is not stored, as a SparseList drops it: a -0.0 beside a fill
         # of 0.0 left in a block that is then not kept showed through in the next coordinate's
-        return out + [If(not_fill(val, odt, s.out_fill), [Store(self.val, BinOp("+", at, inner), val),
-                                                          Assign(Var(b["kept"]), Const(True, "bool"))])]
+        if self.phase == "compute":   # (the block is kept where phase 1 kept it, whatever the values)
+            return out + [If(not_fill(val, odt, s.out_fill), [Store(self.val, BinOp("+", at, inner), val)]), found]
+        return out + [If(not_fill(val, odt, s.out_fill), [Store(self.val, BinOp("+", at, inner), val), found])]
 
 
 __all__ = ["BlockAssembly"]

@@ -131,8 +131,9 @@ class OutputAssembly:
                     self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
                 else:
                     self.final.append(self.prefix_sum(info, self.dense_count(info["mode"])))
-            if "keyed" in info:
-                self.final += self.key_table(info)
+            if "keyed" in info:   # (a two-phase kernel builds it after its compaction: :meth:`tables_last`)
+                info["table_stmts"] = self.key_table(info)
+                self.final += info["table_stmts"]
 
     def marked_level(self, info: dict, lvl, above: bool = False):
         """The parameters of a level that marks its slots (SparseByteMap) under Dense ones or an
@@ -327,10 +328,14 @@ class OutputAssembly:
         """Wrap a case body with the assembly of a sparse output level indexed by ``index``."""
         if self.par_rows and stmts and not self.producing and self.out_path[0] == index:
             return self.row_on_thread(stmts)
-        if self.out_dense or not stmts or (self.phase == "compute" and not self.drop_in_compute) or self.producing:
+        if self.out_dense or not stmts or self.producing:
             return stmts
         if self.block is not None and index == self.out_path[self.block["mode"] - 1]:
             stmts = self.block_fiber(index, stmts)
+            if self.phase == "compute":   # (two-phase: phase 1 assembled the levels above)
+                return stmts
+        if self.phase == "compute" and not self.drop_in_compute:
+            return stmts
         for info in self.levels_info[1:]:
             k = info["k"]
             ranged = "ranged" in info
@@ -442,16 +447,25 @@ class OutputAssembly:
         store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
         store_val = Store(self.val, counter, val)
         if "keyed" in last:
-            if self.phase is not None or self.par_rows:
-                raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled in one pass")
+            if self.par_rows:
+                raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled by one "
+                                    f"thread")
             (ptr, pdt), (key, _) = last["keyed"]
             store += [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.entry_slot(last))]
+        one_more = CompoundAssign("+", counter, Const(1, "int64"))
         if "slots" in last:
             # (a level that marks its slots: the value and the mark in the entry's slot)
             slot = Var(self.name(("slot",), f"{s.output.tensor}_slot"))
-            out.append(Declare(slot, "int64", self.entry_slot(last)))
-            if self.phase is not None or self.par_rows:
-                raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled in one pass")
+            at = Declare(slot, "int64", self.entry_slot(last))
+            if self.par_rows:
+                raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled by one "
+                                    f"thread")
+            if self.phase == "assemble":   # (two-phase: the coordinate listed and its slot marked)
+                grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in self.appended_arrays()]
+                return [at, *grow, *store, Store(last["mark"], slot, Const(True, "bool")), one_more]
+            if self.phase == "compute":   # (a value equal to the fill is not stored: the compaction drops it)
+                return out + [at, If(not_fill(val, odt, s.out_fill), [Store(self.val, slot, val)]), one_more]
+            out.append(at)
             store_val = Store(self.val, slot, val)
             reserved = getattr(self, "reserved", False)
             # (a value equal to the fill is neither stored nor marked, even where room was made: a -0.0
@@ -460,7 +474,6 @@ class OutputAssembly:
             return out + [If(not_fill(val, odt, s.out_fill),
                              grow + store + [store_val, Store(last["mark"], slot, Const(True, "bool")),
                                              CompoundAssign("+", counter, Const(1, "int64"))])]
-        one_more = CompoundAssign("+", counter, Const(1, "int64"))
         # (where room is made: store unconditionally, keep the entry only if it is not the fill)
         keep = CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))
         if self.par_rows:

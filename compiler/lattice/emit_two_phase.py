@@ -3,7 +3,8 @@
 A mixin of :class:`~compiler.lattice.emitter.Emitter`. With ``assembly="two-phase"`` the loops run
 twice: phase 1 stores the coordinates (or, rows on threads, counts each row's entries), phase 2
 the values, dropping the fill as it stores (one sparse level) or in a compaction pass after it
-(several). On threads, each row counts then fills its own entries from its start.
+(several, a block of Dense slots under a SparseList, a byte map's slots). On threads, each row
+counts then fills its own entries from its start.
 
 Example: ``lower("A[i, j] = B[i, j] + C[i, j]", assembly="two-phase", ...)`` emits
 ``// phase 1, assemble: ...`` then ``// phase 2, compute: ...`` around the same loops.
@@ -15,10 +16,10 @@ from __future__ import annotations
 
 from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
-                             Select, Store, Var)
+                             Select, Store, Var, While)
 from ..imperative.traverse import walk as ir_walk
 from .cfir import CAssign, CCase, CForall, CSeq, CWorkspace, cfir_walk
-from .exprs import cast, not_fill
+from .exprs import cast, is_fill, not_fill
 from .reserve import count_scatters
 
 
@@ -50,8 +51,9 @@ class TwoPhase:
         ``pos[row + 1]`` (the prefix sum comes after phase 2), when the output's last level is a
         SparseList under Dense levels only; else None (it is counted again by listing)."""
         last = self.levels_info[-1]
-        # (a two-phase output appends only SparseList levels as lists: output_build.assembles)
-        if last["k"] == 0 or not last["level"].appends_coordinates or not last["pos_buffer"]:
+        # (a two-phase output appends only SparseList levels as lists, blocks of Dense slots filled
+        # after: output_build.assembles)
+        if self.block is not None or last["k"] == 0 or not last["level"].appends_coordinates or not last["pos_buffer"]:
             return None
         row = self.dense_position(last["mode"] - 1)
         return cast(Load(last["pos"], BinOp("+", row, Const(1, "int64"))), last["idt"], "int64")
@@ -229,17 +231,33 @@ class TwoPhase:
     def two_phase_check(self):
         """Refuse outputs two-phase assembly does not cover.
 
-        It covers every sparse output one-pass assembly does: Dense levels followed by
-        SparseList levels (CSR, DCSR, CSF, sparse vectors), or one SparseCOO level (COO).
+        It covers Dense levels followed by SparseList levels (CSR, DCSR, CSF, sparse vectors),
+        one SparseCOO level (COO) and, sequentially, blocks of Dense slots under the last
+        SparseList (TACO's ``{sparse, dense}``: phase 1 appends a coordinate whose block gets
+        entries, phase 2 fills the block) and a SparseByteMap under Dense levels (phase 1 lists
+        and marks the coordinates in their slots, phase 2 stores the values); the compaction then
+        drops blocks all at the fill and unmarks slots at the fill.
         """
         s = self.setup
         out = s.output.tensor
         if self.out_dense:
             raise StrategyError(f"assembly='two-phase' does not apply: the output {out} is dense, so it has no "
                                 f"structure to assemble")
-        if self.block is not None or any("slots" in x or "keyed" in x or "ranged" in x for x in self.levels_info):
-            raise StrategyError(f"assembly='two-phase' does not apply to the output {out}: its Dense levels under "
-                                f"a sparse one, or its levels that mark their slots or store ranges, are assembled in one pass")
+        # (sequentially, a block of Dense slots under a SparseList, and a byte map's slots under Dense
+        # levels, are counted in phase 1 and filled in phase 2: output_build.assembles)
+        last = self.levels_info[-1]
+        blocks = self.block is not None and last["level"].appends_nested and "covers" not in last
+        slots = "slots" in last and last["pos_buffer"] and self.block is None
+        keys = "keyed" in last and last["pos_buffer"] and self.block is None
+        if s.parallel is not None and (self.block is not None or "slots" in last or "keyed" in last):
+            blocks = slots = keys = False
+        if (self.block is not None and not blocks) or any("ranged" in x for x in self.levels_info) \
+                or any("slots" in x and not (x is last and slots) for x in self.levels_info) \
+                or any("keyed" in x and not (x is last and keys) for x in self.levels_info):
+            raise StrategyError(f"assembly='two-phase' does not apply to the output {out}: it places Dense levels "
+                                f"under a sparse one only under a SparseList, and a level that marks its slots or "
+                                f"keeps its keys only as the innermost level under Dense ones, on one thread; "
+                                f"levels that store ranges are assembled in one pass")
 
     def compaction(self) -> list:
         """Drop the entries phase 1 assembled whose computed value is the fill, bottom-up.
@@ -278,8 +296,8 @@ class TwoPhase:
                 out += self._close_gaps(info, parents, kept)
                 continue
             if t == len(sparse) - 1:
-                moves.append(Store(self.val, kept, Load(self.val, q)))
-                body = [If(not_fill(Load(self.val, q), s.out_dtype, s.out_fill), moves + [more])]
+                root = isinstance(parents, Const) and parents.value == 1
+                body = self._keep_stored(info, r, q, kept, moves + [more], root)
                 pre, post = [], []
             else:
                 # an entry is kept when its (already compacted) child segment [lo, hi) is not
@@ -305,7 +323,49 @@ class TwoPhase:
                             For(q, start, end, body),
                             Assign(start, end), Store(info["pos"], BinOp("+", r, 1), as_pos(kept))])]
             out += [Assign(cnt, kept)] + post
+        if self.block is not None:   # (the values: a block per kept position)
+            out.append(Assign(Var(self.block["length"]), BinOp("*", Var(sparse[-1]["counter"]), self.block_size())))
         return out
+
+    def tables_last(self, body: list) -> list:
+        """``body`` (a two-phase kernel's, its compaction last) with the key tables of the levels
+        that keep their keys in one built at its end, from the entries the compaction kept."""
+        tables = [st for info in self.levels_info for st in info.get("table_stmts", ())]
+        return [st for st in body if not any(st is t for t in tables)] + tables
+
+    def _keep_stored(self, info: dict, r: Var, q: Var, kept: Var, keep: list, root: bool) -> list:
+        """The compaction's test of the innermost sparse level's entry ``q`` (``keep`` moves it to
+        ``kept``): its value is not the fill; under it a block of Dense slots (TACO's ``{sparse,
+        dense}``), some slot of the block is not, the block moving with it; a level that marks its
+        slots (its values in the slot ``row * size + i``, ``i`` the entry's coordinate), its slot's
+        value is not, and a dropped entry's slot is unmarked (phase 2 left the fill in it)."""
+        s, k = self.setup, info["k"]
+        is_kept = lambda v: not_fill(v, s.out_dtype, s.out_fill)   # noqa: E731
+        if "keyed" in info:   # (each entry its own child; its key moves with it: the table is built after)
+            (ptr, pdt), (key, _) = info["keyed"]
+            moves = [Store(key, kept, Load(key, q)), Store(ptr, kept, cast(kept, "int64", pdt)),
+                     Store(self.val, kept, Load(self.val, q))]
+            return [If(is_kept(Load(self.val, q)), keep[:-1] + moves + [keep[-1]])]
+        if "slots" in info:
+            slot = Var(self.name(("compact", k, "c_slot"), f"c_slot{k}"))
+            i = cast(Load(info["idx"][0], q), info["idt"], "int64")
+            at = i if root else BinOp("+", BinOp("*", r, Var(self.out_sizes[info["mode"]].name)), i)
+            return [Declare(slot, "int64", at),
+                    If(is_kept(Load(self.val, slot)), keep, [Store(info["mark"], slot, Const(False, "bool"))])]
+        if self.block is None:
+            return [If(is_kept(Load(self.val, q)), keep[:-1] + [Store(self.val, kept, Load(self.val, q)), keep[-1]])]
+        # (the block is kept from its first slot not at the fill: the scan stops there; a block
+        # moves only after the first one dropped)
+        size = self.block_size()
+        x = Var(self.name(("compact", k, "c_slot"), f"c_slot{k}"))
+        start, end, y = (Var(self.name(("compact", k, n), f"{n}{k}")) for n in ("c_block", "c_block_end", "c_move"))
+        to = BinOp("*", kept, size)
+        move = For(y, 0, size, [Store(self.val, BinOp("+", to, y), Load(self.val, BinOp("+", start, y)))])
+        return [Declare(start, "int64", BinOp("*", q, size)), Declare(end, "int64", BinOp("+", start, size)),
+                Declare(x, "int64", start),
+                While(BinOp("&&", BinOp("<", x, end), is_fill(Load(self.val, x), s.out_dtype, s.out_fill)),
+                      [CompoundAssign("+", x, Const(1, "int64"))]),
+                If(BinOp("<", x, end), keep[:-1] + [If(BinOp("!=", kept, q), [move]), keep[-1]])]
 
     def _close_gaps(self, info: dict, rows, kept: Var) -> list:
         """Move each row's entries (phase 2 on threads left them at the row's start, up to

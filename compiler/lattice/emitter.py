@@ -280,7 +280,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
                 self.read_counter = self.name(("read", last["k"]), f"q{last['counter'][1:]}")
             second = self.emit(cfir)
             self.phase = None
-            restart = [Assign(Var(last["counter"]), Const(0, "int64"))]
+            restart = self.blocks_between_phases() + [Assign(Var(last["counter"]), Const(0, "int64"))]
             if self.read_counter is not None:
                 restart.append(Declare(Var(self.read_counter), "int64", Const(0, "int64")))
             fill = s.out_fill_value
@@ -291,7 +291,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
                                + (f"; an entry whose value is the fill ({fill!r}) is not kept"
                                   if self.drop_in_compute else "")),
                        *restart, If(yes, second)]
-            body = list(self.init) + emitted + self.final + compact
+            body = self.tables_last(list(self.init) + emitted + self.final + compact)
         else:
             emitted = self.emit(cfir)
             body = list(self.init)

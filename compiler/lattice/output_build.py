@@ -25,8 +25,8 @@ appended as a SparseList, or a hash, band, block or byte map level, below it, a 
 (:func:`slots_located`, :func:`in_slots`). Any
 other level (a RunList above another but outermost over a list or Dense levels, a byte map above a RunList or
 under a sparse level with one below, a band or block level above a
-sparse one other than those, a Dense level under a sparse one in a two-phase kernel or one scheduled
-by more than ``reorder``) is built as a SparseList holding the
+sparse one other than those, a Dense level under a sparse one in a kernel scheduled by more than
+``reorder``, or in a two-phase one under a level other than a SparseList) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
@@ -66,7 +66,7 @@ from ..stand_in import building
 from .iterators import ASSEMBLED
 
 
-def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
+def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = False) -> bool:
     """Whether the lattice emission assembles output level ``k`` of ``levels`` (outermost first)
     itself: a registered level, full (located) under full levels; a full level that declares it
     is located under an appended parent (``locates_under_appended``: Dense, TACO's ``{sparse,
@@ -80,12 +80,18 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
     levels, each entry gets a block of them too), each where
     :func:`appended_under` says; one appended as runs (``appends_runs``: RunList, SparseRunList) or
     as a list (``appends_coordinates``: SparsePoint) as the innermost level, there too; each in
-    a one-pass kernel.
+    a one-pass kernel. A sequential, unscheduled two-phase kernel (``two_phase``, with ``one_pass``
+    false) also places Dense levels in a block per position of a parent appended under any parent
+    (a SparseList: phase 1 appends the coordinate, phase 2 fills its block) and marks the slots of
+    a level that marks them as the innermost level under located ones (phase 1 lists and marks
+    the coordinates, phase 2 stores the values in their slots), and so a level that keeps its keys
+    in a table (its table built after the compaction): :func:`two_phase_blocks`,
+    :func:`two_phase_slots`, :func:`two_phase_keys`.
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> rows = (SparseList(Element(0.0)), Dense(Element(0.0)))
-    >>> assembles(rows, 1), assembles(rows, 1, one_pass=False)
-    (True, False)
+    >>> assembles(rows, 1), assembles(rows, 1, one_pass=False), assembles(rows, 1, False, two_phase=True)
+    (True, False, True)
     """
     lvl = levels[k]
     if lvl.appends_band is not None or lvl.appends_blocks is not None:
@@ -93,7 +99,7 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
         # fiber of it per position: :func:`ranges_above`)
         return one_pass and (blocks_below(levels, k) or ranges_above(levels, k + 1)) and appended_under(levels, k)
     if lvl.keys_in_table is not None:
-        return one_pass and appended_under(levels, k)
+        return (one_pass and appended_under(levels, k)) or (two_phase and two_phase_keys(levels, k))
     if not isinstance(lvl, ASSEMBLED):
         if lvl.appends_coordinates or lvl.appends_runs:
             # (appended as a list or as runs: the innermost level, under located or appended ones;
@@ -102,14 +108,63 @@ def assembles(levels: tuple, k: int, one_pass: bool = True) -> bool:
                 and appended_under(levels, k)
         # (appended, marked and stored in its slot: innermost, or over blocks of Dense slots, or
         # under located levels over a level appended as a SparseList, a fiber per slot)
+        if two_phase and two_phase_slots(levels, k):
+            return True
         return one_pass and lvl.marks_slots and appended_under(levels, k) and (
             blocks_below(levels, k) or in_slots(levels, k + 1))
     if lvl.full:
         if all(above.full for above in levels[:k]):
             return True
         parent = next(above for above in reversed(levels[:k]) if not above.full)
+        if two_phase and two_phase_blocks(levels, k):
+            return True
         return one_pass and all(x.full and x.locates_under_appended for x in levels[k:]) and holds_blocks(parent)
     return lvl.appends_nested or len(levels) == 1
+
+
+def two_phase_blocks(levels: tuple, k: int) -> bool:
+    """Whether a two-phase kernel places level ``k`` of ``levels`` in a block of slots per position
+    of the sparse level above it: the levels below that one are Dense (``locates_under_appended``)
+    and it is appended under any parent (``appends_nested``: a SparseList), so phase 1 counts a
+    block as one entry of it and phase 2 fills the block's slots.
+
+    >>> from compiler.levels import Dense, Element, SparseHash, SparseList
+    >>> block = Dense(Element(0.0))
+    >>> two_phase_blocks((SparseList(block), block), 1), two_phase_blocks((SparseHash(block), block), 1)
+    (True, False)
+    >>> rows = SparseList(Dense(block))
+    >>> two_phase_blocks((rows, rows.child, block), 2)
+    True
+    """
+    sparse = [q for q in range(k) if not levels[q].full]
+    return bool(sparse) and levels[sparse[-1]].appends_nested and blocks_below(levels, sparse[-1])
+
+
+def two_phase_keys(levels: tuple, k: int) -> bool:
+    """Whether a two-phase kernel assembles level ``k`` of ``levels``, one that keeps its keys in a
+    table (SparseHash), as the innermost level under levels located by coordinate: phase 1 appends
+    the coordinates and their keys, phase 2 the values, and the table is built after the
+    compaction drops the entries at the fill.
+
+    >>> from compiler.levels import Dense, Element, SparseHash, SparseList
+    >>> h = SparseHash(Element(0.0))
+    >>> two_phase_keys((Dense(h), h), 1), two_phase_keys((SparseList(h), h), 1)
+    (True, False)
+    """
+    return k == len(levels) - 1 and all(above.located_by_coordinate for above in levels[:k])
+
+
+def two_phase_slots(levels: tuple, k: int) -> bool:
+    """Whether a two-phase kernel assembles level ``k`` of ``levels``, one that marks its slots
+    (SparseByteMap), as the innermost level under levels located by coordinate: its slots exist
+    before the loops, so phase 1 lists and marks the coordinates and phase 2 stores the values.
+
+    >>> from compiler.levels import Dense, Element, SparseByteMap, SparseList
+    >>> bm = SparseByteMap(Element(0.0))
+    >>> two_phase_slots((Dense(bm), bm), 1), two_phase_slots((SparseList(bm), bm), 1)
+    (True, False)
+    """
+    return k == len(levels) - 1 and slots_located(levels, k)
 
 
 def appends_entries(lvl) -> bool:
@@ -251,14 +306,17 @@ def appended_under(levels: tuple, k: int) -> bool:
             or in_slots(levels, k) or (covers_above(levels, k - 1) and appends_entries(levels[k])))
 
 
-def building_output(fmt: Format, tensor: str, one_pass: bool = True):
+def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: bool = False):
     """``(built, why)``: the format the lattice kernel builds output ``tensor`` of format ``fmt``
-    in, and why, or None when it assembles ``fmt`` itself (``one_pass``: as :func:`assembles`)."""
+    in, and why, or None when it assembles ``fmt`` itself (``one_pass``, ``two_phase``: as
+    :func:`assembles`)."""
     holders = ("a SparseList, SparsePoint, SparseRunList, SparseInterval, SparseByteMap, SparseBand, SparseBlockList "
                "or SparseHash level")
     blocks = f"and under {holders} when only Dense levels follow" if one_pass else \
-        f"and, in a one-pass kernel, under {holders} when only Dense levels follow"
-    return building(fmt, tensor, lambda levels, k: assembles(levels, k, one_pass), "lattice",
+        f"and, in a one-pass kernel, under {holders} when only Dense levels follow" + (
+            "; in a two-phase one under a SparseList, and a SparseByteMap or SparseHash as the innermost level "
+            "under Dense levels" if two_phase else "")
+    return building(fmt, tensor, lambda levels, k: assembles(levels, k, one_pass, two_phase), "lattice",
                     f"it places Dense levels by position "
                     f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
                     f"SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a "
@@ -274,4 +332,5 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True):
 
 
 __all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "in_slots",
-           "ranges_above", "slots_located"]
+           "ranges_above", "slots_located", "two_phase_blocks", "two_phase_keys",
+           "two_phase_slots"]

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from compiler import Tensor, evaluate, lower
 from compiler.errors import StrategyError
-from compiler.format import coo, csf, csr, dcsr, dense, sparse_vector
-from compiler.testing import assert_same_storage, check_lowered, random_sparse
+from compiler.format import coo, csf, csr, dcsr, dense, parse_format, sparse_vector
+from compiler.testing import assert_canonical, assert_same_storage, check_lowered, random_sparse
+from tests.compiler.lattice.output_cases import assembled_natively
 
 rand = partial(random_sparse, lo=-3, hi=4)
 
@@ -308,3 +309,103 @@ def test_rows_that_merge_move_phase_twos_read_position_too(seed):
     np.testing.assert_allclose(got.to_numpy(), evaluate(prog, **tensors)[0])
     assert_same_storage(got, lower(prog, **tensors, C=csr())(**tensors))
     np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), got.to_numpy())
+
+
+# -- outputs two-phase assembly builds natively: SparseList(Dense), Dense(SparseByteMap) ------------
+
+#: the formats a sequential two-phase kernel assembles itself (was: a stand-in, converted after each
+#: call), and what the lowering step says of each
+NATIVE = {"SparseList(Dense)": ("SparseList(Dense(Element({f})))", "block of slots"),
+          "Dense(SparseByteMap)": ("Dense(SparseByteMap(Element({f})))", "marked and stored in its slot"),
+          "Dense(SparseHash)": ("Dense(SparseHash(Element({f})))", "its table is built after the loops")}
+NATIVE_EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
+                "spgemm": "C[i, j] = A[i, k] * B[k, j]"}
+
+
+def native_two_phase(expr, out, checked=False, **tensors):
+    """Lower ``expr`` two-phase into the format ``out`` names (at the oracle's fill): built natively,
+    equal to the oracle in Tensor.from_numpy's storage, and so is the IR interpreter's result."""
+    want, out_fill = evaluate(expr, **tensors)
+    template, how = NATIVE[out]
+    fmt = parse_format(template.format(f=float(out_fill)))
+    k = lower(expr, strategy="lattice", C=fmt, options=TWO, checked=checked, **tensors)
+    got = k(**tensors)
+    assert got.format == fmt
+    assert_canonical(got, want)
+    interpreted = k.interpret(**tensors)
+    np.testing.assert_array_equal(interpreted.to_numpy(), want)
+    assert_same_storage(interpreted, got)
+    assembled_natively(k, fmt, how)
+    assert "phase 1, assemble" in k.c_source and "phase 2, compute" in k.c_source
+    return k, got
+
+
+@pytest.mark.parametrize("fill", [0.0, np.nan, np.inf])
+@pytest.mark.parametrize("out", NATIVE)
+def test_two_phase_builds_a_block_or_byte_map_output_natively(out, fill):
+    rng = np.random.default_rng(3)
+    a, b = rand((6, 7), 0.4, rng, fill=fill, empty=(1,)), rand((6, 7), 0.4, rng, fill=fill, empty=(1, 4))
+    if fill == 0.0:
+        b[2] = -a[2]   # (a row phase 1 assembles and phase 2 finds all fill: dropped)
+    A, B = Tensor.from_numpy(a, csr(fill=fill), name="A"), Tensor.from_numpy(b, csr(fill=fill), name="B")
+    k, got = native_two_phase("C[i, j] = A[i, j] + B[i, j]", out, checked=fill == 0.0, A=A, B=B)
+    if fill == 0.0:   # (row 2 cancels: no block kept for it, no entry in its fiber)
+        if out == "SparseList(Dense)":
+            assert 2 not in got.levels[0].idx.tolist()
+        else:
+            assert got.levels[1].arrays()["pos"][3] == got.levels[1].arrays()["pos"][2]
+
+
+@pytest.mark.parametrize("out", NATIVE)
+@pytest.mark.parametrize("case", ["empty", "all-fill"])
+def test_two_phase_native_outputs_of_empty_and_all_fill_results(out, case):
+    # all-fill: dense operands, so phase 1 assembles every coordinate and phase 2 drops them all
+    a = np.zeros((3, 4)) if case == "empty" else np.arange(1.0, 13.0).reshape(3, 4)
+    b = np.zeros((3, 4))
+    fmt = csr() if case == "empty" else dense(2)
+    A, B = Tensor.from_numpy(a, fmt, name="A"), Tensor.from_numpy(b, fmt, name="B")
+    k, got = native_two_phase("C[i, j] = A[i, j] * B[i, j]", out, A=A, B=B)
+    assert got.levels[0 if out == "SparseList(Dense)" else 1].arrays()["pos"][-1] == 0
+    assert "drop the entries whose value is the fill" in k.c_source
+
+
+def test_two_phase_blocks_under_several_levels():
+    """A block of two Dense levels under a SparseList, and blocks under a SparseList under a
+    SparseList (whose rows that became empty are dropped too)."""
+    rng = np.random.default_rng(4)
+    t, u = rand((3, 4, 5), 0.3, rng), rand((3, 4, 5), 0.3, rng)
+    u[1] = -t[1]
+    T, U = Tensor.from_numpy(t, csf(3), name="T"), Tensor.from_numpy(u, csf(3), name="U")
+    for fmt in ("SparseList(Dense(Dense(Element(0.0))))", "SparseList(SparseList(Dense(Element(0.0))))"):
+        out = parse_format(fmt)
+        k = lower("C[i, j, k] = T[i, j, k] + U[i, j, k]", strategy="lattice", C=out, options=TWO, T=T, U=U)
+        assert_canonical(k(T=T, U=U), t + u)
+        assembled_natively(k, out)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 5), st.integers(0, 5), st.floats(0.0, 1.0), st.integers(0, 2 ** 16),
+       st.sampled_from(list(NATIVE)), st.sampled_from(list(NATIVE_EXPRS)), st.sampled_from([0.0, np.nan, np.inf]))
+def test_property_two_phase_native_outputs(m, n, density, seed, out, what, fill):
+    rng = np.random.default_rng(seed)
+    a = rand((m, n), density, rng, fill=fill)
+    b = rand((m, n) if what != "spgemm" else (n, m), density, rng, fill=fill)
+    if what == "sum" and m and fill == 0.0:
+        b[0] = -a[0]   # (a row that cancels)
+    A, B = Tensor.from_numpy(a, csr(fill=fill), name="A"), Tensor.from_numpy(b, csr(fill=fill), name="B")
+    native_two_phase(NATIVE_EXPRS[what], out, A=A, B=B)
+
+
+@pytest.mark.parametrize("fill", [0.0, np.nan])
+@pytest.mark.parametrize("level", ["SparseByteMap", "SparseHash"])
+def test_two_phase_builds_a_byte_map_or_hash_vector_natively(level, fill):
+    # the output's only level (its fiber's one segment): entries that cancel to the fill dropped
+    b = Tensor.from_numpy(np.array([1.0, 2.0, fill, 3.0, -0.0, fill]), sparse_vector(fill=fill), name="b")
+    c = Tensor.from_numpy(np.array([-1.0, fill, 5.0, -3.0, 0.0, fill]), sparse_vector(fill=fill), name="c")
+    want, out_fill = evaluate("a[i] = b[i] + c[i]", b=b, c=c)
+    fmt = parse_format(f"{level}(Element({float(out_fill)}))")
+    k = lower("a[i] = b[i] + c[i]", strategy="lattice", a=fmt, options=TWO, b=b, c=c)
+    got = k(b=b, c=c)
+    assert_canonical(got, want)
+    np.testing.assert_array_equal(k.interpret(b=b, c=c).to_numpy(), want)
+    assert not k.lowered.conversions and "drop the entries whose value is the fill" in k.c_source
