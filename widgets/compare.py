@@ -97,6 +97,9 @@ class Compare(W.HBox):
                 self.controls.append(None)
                 continue
             c = RebuildControls(rebuilds[k], formats_[k], schedules[k] or "", ndims, auto_relower)
+            # (the commands' signatures wrap to a different number of lines in each column and would
+            # push its panes out of line with the other's: the buttons' tooltips give them here)
+            c.schedule_help.layout.display = "none"
             c.on_session(lambda session, k=k: self.set_session(k, session))
             c.add_class(f"ss-side-{'ab'[k]}")
             self.controls.append(c)

@@ -275,7 +275,8 @@ class RebuildControls(W.VBox):
         self.command_buttons, self.schedule_help = W.HBox(), W.HTML()
         self.command_buttons.add_class("ss-schedule-commands")
         self.schedule_help.add_class("ss-schedule-help")
-        self.relower_button = W.Button(description="re-lower", button_style="primary")
+        self.relower_button = W.Button(description="re-lower", button_style="primary",
+                                       layout=W.Layout(flex="0 0 auto"))   # (never squeezed to "re...")
         self.relower_button.add_class("ss-relower")
         self.relower_button.on_click(lambda _: self.relower())
         self.add_class("ss-rebuild")
