@@ -8,8 +8,7 @@ The oracles are ``compiler.evaluate`` and the IR interpreter (``compiler.testing
 numpy for the loop program.
 """
 
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -18,51 +17,19 @@ from compiler import Tensor
 from compiler.format import Format
 from compiler.lattice import iterators as lattice_iterators
 from compiler.levels import Dense, Element
-from compiler.levels.level import IndexedLevel, POS, check_pos, group_starts, ranges
 from compiler.looplets import compile_program, loop_program
 from compiler.looplets import gallop_looplets
 from compiler.looplets import levels as looplet_levels
 from compiler.testing import check_lowered
+from tests.compiler.levels.starts_crd import StartsCrd
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Listed(IndexedLevel):
+class Listed(StartsCrd):
     """A compressed level (TACO's): the coordinates of fiber ``p`` are ``crd[starts[p]:starts[p + 1]]``,
     sorted and unique, each entry its own child."""
 
-    child: Any
-    size: Any = None
-    starts: Any = None
-    crd: Any = None
-    index_dtype: Any = None
-
     name: ClassVar[str] = "Listed"
-    index_arrays: ClassVar[tuple[str, ...]] = ("starts", "crd")
-    starts_array: ClassVar[str] = "starts"
-    crd_array: ClassVar[str] = "crd"
-    coordinate_arrays: ClassVar[tuple[str, ...]] = ("crd",)
     compressed: ClassVar[bool] = True
-
-    def count(self, parent_count):
-        return int(self.starts[parent_count])
-
-    def children(self, parents):
-        parents = np.asarray(parents, dtype=POS)
-        first = self.starts[parents]
-        pix, child = ranges(first, self.starts[parents + 1] - first)
-        return pix, (self.crd[child].astype(POS),), child
-
-    def from_entries(self, parent_count, parent_pos, coords, vals, sizes):
-        new = group_starts([parent_pos, coords[0]])
-        starts = np.zeros(parent_count + 1, dtype=self.index_dtype)
-        np.cumsum(np.bincount(parent_pos[new], minlength=parent_count), out=starts[1:])
-        crd = coords[0][new].astype(self.index_dtype)
-        child = self.child.from_entries(len(crd), np.cumsum(new, dtype=POS) - 1, coords[1:], vals, sizes[1:])
-        return type(self)(child, int(sizes[0]), starts, crd)
-
-    def check(self, parent_count, where):
-        check_pos(self.starts, parent_count, len(self.crd), "crd", where, "starts")
-        return len(self.crd)
 
 
 @pytest.fixture
