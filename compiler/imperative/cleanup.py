@@ -52,7 +52,7 @@ from dataclasses import replace
 from .deadstores import drop_dead_stores
 from .ir import (Allocate, Assign, BinOp, Block, Break, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
                  Pragma, Prefetch, Store, Tagged, UnOp, Var, View, While)
-from .traverse import map_bodies, pure, untagged, walk
+from .traverse import map_bodies, pure, untagged, var_names, walk
 
 
 def assigns(s, name: str) -> bool:
@@ -154,7 +154,7 @@ def _reads(nodes) -> set:
         for field in fields:
             e = getattr(n, field, None)
             if e is not None and not isinstance(e, (Block, tuple)) and hasattr(e, "__dataclass_fields__"):
-                out |= {m.name for m in walk(e) if isinstance(m, Var)}
+                out |= var_names(e)
     return out
 
 
@@ -532,7 +532,7 @@ def _known_sum(e, known: dict):
 
 
 def _names(node) -> set:
-    return {n.name for n in walk(node) if isinstance(n, Var)}
+    return set(var_names(node))
 
 
 def reads_before_set(stmts, name: str) -> bool:

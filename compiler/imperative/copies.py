@@ -37,7 +37,7 @@ import re
 from dataclasses import fields, replace
 
 from .ir import Allocate, Block, Declare, Expr, For, If, Pragma, Stmt, Tagged, Var, While
-from .traverse import assigned_names, map_bodies, walk
+from .traverse import assigned_in, map_bodies, walk
 
 __all__ = ["copies", "drop_copies"]
 
@@ -80,7 +80,7 @@ class _Copies:
         # what the statements of the scope from each one on declare or assign, at any depth
         after: list[set] = [set() for _ in range(len(items) + 1)]
         for k in range(len(items) - 1, -1, -1):
-            after[k] = after[k + 1] | assigned_names(walk(items[k]))
+            after[k] = after[k + 1] | assigned_in(items[k])
         env = dict(env)
         sources: dict[int, tuple[str, str]] = {}   # a copy's position in items -> (copy, its source)
         envs: dict[int, dict] = {}                 # what the inner scopes of the statement there see

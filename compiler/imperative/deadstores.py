@@ -33,10 +33,12 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .ir import Allocate, Assign, Block, Break, CompoundAssign, Declare, For, If, Pragma, Tagged, Var, While
-from .traverse import map_bodies, pure, walk
+from .ir import Allocate, Assign, Block, Break, CompoundAssign, Declare, For, If, Pragma, Tagged, While
+from .traverse import map_bodies, pure, var_names, walk
 
 __all__ = ["drop_dead_stores"]
+
+_EMPTY: frozenset = frozenset()
 
 
 def drop_dead_stores(stmts) -> list:
@@ -101,7 +103,7 @@ class _Liveness:
         Its head keeps alive what the loop reads at any depth: a sound bound on what its body needs
         from one iteration to the next, found without iterating to a fixed point (nested loops
         would each iterate their bodies again)."""
-        reads = frozenset(n.name for n in walk(s) if isinstance(n, Var))
+        reads = var_names(s)
         if isinstance(s, While):
             head = after | reads
             _, body = self.scope(list(s.body.body), head, after, around)
@@ -155,9 +157,9 @@ def _reads(s) -> frozenset:
     elif isinstance(s, Declare):
         node = s.init
     elif isinstance(s, For):
-        node = (s.start, s.stop)
+        return var_names(s.start) | var_names(s.stop)
     elif isinstance(s, Allocate):
-        node = (s.length, s.init)
+        return var_names(s.length) | (_EMPTY if s.init is None else var_names(s.init))
     else:
         node = map_bodies(s, lambda body: [])
-    return frozenset(n.name for n in walk(node) if isinstance(n, Var))
+    return _EMPTY if node is None else var_names(node)

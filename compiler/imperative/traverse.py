@@ -67,6 +67,108 @@ def _child_kind(tp) -> bool:
     return child
 
 
+def var_names(node) -> frozenset:
+    """The names of the :class:`Var` nodes anywhere in ``node`` (all that ``walk`` would meet).
+
+    Remembered by the node's identity (IR nodes are immutable, and a pass that changes nothing in a
+    subtree keeps it): the cleanup passes ask it of each loop and scope, and of the same statements
+    again in the next pass, which by walks was quadratic in the loops' nesting depth.
+
+    >>> from compiler.imperative.ir import Var
+    >>> sorted(var_names(For(Var("j"), 0, Var("n"), [Assign(Var("s"), Var("j"))])))
+    ['j', 'n', 's']
+    """
+    return _summary(node, _VAR_NAMES, _own_var)
+
+
+def assigned_in(node) -> frozenset:
+    """:func:`assigned_names` of ``walk(node)``, remembered as :func:`var_names` is.
+
+    >>> from compiler.imperative.ir import Var
+    >>> sorted(assigned_in(For(Var("j"), 0, Var("n"), [Assign(Var("s"), Var("j"))])))
+    ['j', 's']
+    """
+    return _summary(node, _ASSIGNED, _own_assigned)
+
+
+_EMPTY: frozenset = frozenset()
+#: id(node) -> (node, its summary); the node is kept so that no other object takes its id meanwhile
+_VAR_NAMES: dict = {}
+_ASSIGNED: dict = {}
+#: past this many entries a memo starts afresh (one lowering's trees are a few thousand nodes)
+_MEMO_LIMIT = 100_000
+
+
+def _own_var(n) -> frozenset:
+    return frozenset((n.name,)) if type(n) is Var else _EMPTY
+
+
+def _own_assigned(n) -> frozenset:
+    if isinstance(n, Declare):
+        return frozenset((n.var.name,))
+    if isinstance(n, (Assign, CompoundAssign)):
+        return frozenset((n.target.name,))
+    if isinstance(n, For):
+        return frozenset((n.var.name,))
+    return _EMPTY
+
+
+def _children(n) -> list:
+    """What :func:`walk` goes into from ``n``."""
+    names = _FIELD_NAMES.get(type(n))
+    if names is None:
+        names = _field_names(type(n))
+    if names is _TUPLE:
+        return list(n)
+    out = []
+    for name in names:
+        v = getattr(n, name)
+        child = _CHILD_KIND.get(type(v))
+        if child is None:
+            child = _child_kind(type(v))
+        if child:
+            out.append(v)
+    return out
+
+
+def _summary(node, memo: dict, own) -> frozenset:
+    """The union of ``own(n)`` over the nodes ``n`` of ``node``, every inner node's kept in ``memo``
+    (post-order without recursion: expressions nest deeper than Python's stack allows)."""
+    hit = memo.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    if len(memo) > _MEMO_LIMIT:
+        memo.clear()
+    get = memo.get
+    stack = [[node, None]]
+    while stack:
+        entry = stack[-1]
+        n, kids = entry
+        if kids is None:
+            kids = entry[1] = _children(n)
+            missing = False
+            for k in kids:
+                if type(k) not in _LEAF_NODES:
+                    hit = get(id(k))
+                    if hit is None or hit[0] is not k:
+                        stack.append([k, None])
+                        missing = True
+            if missing:
+                continue
+        stack.pop()
+        acc = own(n)
+        for k in kids:
+            part = own(k) if type(k) in _LEAF_NODES else get(id(k))[1]
+            if part and not part <= acc:
+                acc = part if not acc else acc | part
+        memo[id(n)] = (n, acc)
+    return memo[id(node)][1]
+
+
+#: node types with nothing inside them to summarize (most of a tree's nodes)
+_LEAF_NODES = frozenset((Var, Const))
+
+
 def map_bodies(s: Stmt, f) -> Stmt:
     """``s`` with ``f`` (a list of statements to a list) applied to each statement list directly
     inside it: a loop's, an allocation's or a tag's body, an ``if``'s branches, a block.
