@@ -2,6 +2,7 @@
 
 import gc
 import os
+import shutil
 
 import pytest
 from hypothesis import settings
@@ -37,6 +38,12 @@ def sparsescope_cache_dir(tmp_path_factory):
     # a kernel of each kind at the shipped flags.
     if not os.environ.get("SPARSESCOPE_OPT"):
         mp.setenv("SPARSESCOPE_OPT", "-O0")
+    # ...and built by the Tiny C Compiler where it takes the C (./dev test installs it): GCC's -O0 build
+    # cost about 65 ms a kernel, a quarter of the suite's CPU; TCC's a tenth of that. GCC still builds
+    # what TCC refuses, every kernel with threads or the sanitizer and the shipped-flags tests' kernels;
+    # the C emitter refuses what GCC alone would see (a branch out of a SIMD loop).
+    if os.environ.get("SPARSESCOPE_QUICK_CC") is None and shutil.which("tcc"):
+        mp.setenv("SPARSESCOPE_QUICK_CC", "tcc")
     yield path
     mp.undo()
 

@@ -32,6 +32,7 @@ import threading
 from pathlib import Path
 
 from ..errors import CompileError, CompilerNotFoundError, UserCodeError
+from .quick_build import PRELUDE, quick_applies, quick_build, quick_compiler, quick_identity
 from .sanitize import check_runtime, compiler_environ, sanitize_flags
 
 # -fwrapv: signed overflow wraps, as numpy integers do, instead of being undefined.
@@ -314,7 +315,9 @@ def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, 
                                f"Install OpenMP support (gcc has it; clang needs libomp) or remove "
                                f"the parallelize schedule")
         flags = (*flags, OPENMP_FLAG)
-    key = library_key(source, flags, cc)
+    # (a library the quick compiler may build is named for it too: each compiler's libraries apart)
+    quick = quick_compiler() if quick_applies(flags) else None
+    key = library_key(source, flags, cc if quick is None else [*cc, "quick:", *quick, quick_identity(quick), PRELUDE])
     directory = cache_dir()
     path = directory / f"{name}-{key[:40]}{_suffix()}"
     if path.exists():
@@ -338,7 +341,10 @@ def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, 
 
     try:
         r = None
-        if _light_link_applies(cc, flags):
+        if quick is not None and quick_build(quick, tmp_c, tmp_lib, directory) and _loads(tmp_lib):
+            r = subprocess.CompletedProcess(quick, 0)
+            _built_by[str(path)] = quick
+        elif _light_link_applies(cc, flags):
             r = compile_and_link(LIGHT_LINK)
             if r.returncode == 0 and not _loads(tmp_lib):
                 r = None        # it needs a symbol the process does not have: link it in full
@@ -367,6 +373,16 @@ def build_library(source: str, name: str = "kernel", flags=None) -> tuple[Path, 
             except FileNotFoundError:
                 pass
     return path, False
+
+
+#: the library path -> the quick compiler's command, for each library it built in this process
+_built_by: dict[str, list[str]] = {}
+
+
+def built_by(path) -> list[str] | None:
+    """The quick compiler (:mod:`compiler.backend.quick_build`) that built the library at ``path``
+    in this process, or None (the default compiler did, or a cache)."""
+    return _built_by.get(str(path))
 
 
 #: how a library is linked on Linux unless it needs a runtime (OpenMP, a sanitizer): without the C

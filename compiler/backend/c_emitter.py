@@ -63,6 +63,7 @@ from ..imperative.guard import STATUS_COORDINATE, CheckCoordinate, coordinate_si
 from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, BinOp, Buffer, Call, Const,
                              Function, Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View)
 from ..imperative.traverse import walk
+from ..imperative.vectorize import simd_exit
 from ..imperative.printer import INDENT, Printer
 from ..names import FreshNames
 
@@ -481,6 +482,11 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
     >>> [source.splitlines()[n - 1].strip() for n in lines["zero"]]
     ['y[0] = 0.0;']
     """
+    if not checked:   # (a checked build runs such loops as written: their pragmas are comments there)
+        leaving = simd_exit(fn.body.body)
+        if leaving is not None:
+            raise ValueError(f"kernel {fn.name}: {leaving} is inside a loop marked omp simd, which nothing may "
+                             f"leave (OpenMP's rule; GCC refuses the kernel)")
     plan = _plan(fn, checked).for_printing()   # (the one plan of fn, but printing takes fresh names of its own)
     out: list[str] = [f"/* sparsescope kernel {fn.name}{' (checked)' if checked else ''} */"]
     includes = ["stdbool.h", "stdint.h"]

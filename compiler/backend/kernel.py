@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import threading
 import time
 from dataclasses import dataclass
@@ -120,6 +121,9 @@ def compile_function(fn: Function, checked: bool = False, trace: Trace | None = 
         if trace is not None:
             how = "disk cache" if cached else "compiled"
             how += build.flags_note(flags, built_with, source, checked)
+            quick = None if cached else build.built_by(path)
+            if quick is not None:
+                how += f" by {shlex.join(quick)} ($SPARSESCOPE_QUICK_CC: unoptimized builds)"
             trace.record("compile", note=f"{how} ({_ms(time.perf_counter() - t0)}): {path.name}")
         return kernel
 

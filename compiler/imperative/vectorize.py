@@ -49,8 +49,9 @@ True
 
 from __future__ import annotations
 
-from .ir import (Assign, BinOp, Block, Call, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, If, Load,
-                 MATH_FUNCTIONS, Pragma, Select, Store, Tagged, Var)
+from .guard import CheckCoordinate
+from .ir import (Allocate, Assign, BinOp, Block, Break, Call, Cast, Comment, CompoundAssign, Const, Declare, Expr, For,
+                 Grow, If, Load, MATH_FUNCTIONS, Pragma, Select, Store, Tagged, Var, While)
 from .traverse import map_bodies, untagged, walk
 from .cleanup import assigns
 from .privatize import is_parallel_pragma, with_clauses
@@ -296,3 +297,55 @@ def _vectorize(stmts, dtypes: dict, taken: set, before: tuple = ()) -> list:
             ahead = (*before, *out) if isinstance(s, (Tagged, Block)) else ()
             out.append(map_bodies(s, lambda body: _vectorize(body, dtypes, taken, ahead)))
     return out
+
+
+
+def simd_exit(stmts) -> str | None:
+    """What would leave a loop marked ``omp simd`` in ``stmts`` (None if nothing does): a ``break``
+    of that loop, an output's growth or a scratch array's allocation (each returns when out of
+    memory), or a computed coordinate's check (returns its error). OpenMP forbids a branch out of
+    the loop, and GCC refuses such a kernel ("invalid branch to/from OpenMP structured block"): the
+    C emitter asks this, so that every build finds it, whichever compiler makes it.
+
+    >>> from compiler.imperative.ir import Break, Var, For
+    >>> loop = For(Var("j"), 0, Var("n"), [Break()])
+    >>> simd_exit([loop]), simd_exit([Pragma("omp simd"), loop])
+    (None, 'a break of the loop')
+    """
+    lists = [list(stmts)]
+    while lists:
+        body = lists.pop()
+        for k, s in enumerate(body):
+            if (isinstance(s, Pragma) and s.text.split()[:2] == ["omp", "simd"] and k + 1 < len(body)
+                    and isinstance(body[k + 1], For)):
+                found = _exit_of(body[k + 1].body.body)
+                if found is not None:
+                    return found
+            map_bodies(s, lambda inner: lists.append(list(inner)) or inner)
+    return None
+
+
+
+def _exit_of(body) -> str | None:
+    """What in a loop's ``body`` leaves the loop (a nested loop's own ``break`` does not)."""
+    for n in walk(tuple(body)):
+        if isinstance(n, Grow) and not n.hint:   # (a hint does nothing when memory is short)
+            return f"the growth of {n.buffer}, which returns when out of memory"
+        if isinstance(n, Allocate) and not n.stack:
+            return f"the allocation of {n.buffer}, which returns when out of memory"
+        if isinstance(n, CheckCoordinate):
+            return "a computed coordinate's check, which returns its error"
+    return "a break of the loop" if _breaks(body) else None
+
+
+def _breaks(body) -> bool:
+    """Whether a ``break`` in ``body`` leaves the loop whose body it is."""
+    for s in body:
+        if isinstance(s, Break):
+            return True
+        if not isinstance(s, (For, While)):
+            inner: list = []
+            map_bodies(s, lambda stmts: inner.append(stmts) or stmts)
+            if any(_breaks(b) for b in inner):
+                return True
+    return False

@@ -251,3 +251,38 @@ def test_a_running_integer_max_runs_in_lanes_and_an_unguarded_float_one_is_left_
     assert pragmas(out) == ["omp simd reduction(max:acc)"]
     assert vectorize([_running("max", False)], {"acc": "float64"}) == [_running("max", False)]   # no NaN guard
     assert vectorize([_running("max", True)], {"acc": "int64"}) == [_running("max", True)]
+
+
+def test_what_would_leave_a_simd_loop_is_found():
+    from compiler.imperative.guard import CheckCoordinate
+    from compiler.imperative.ir import Grow
+    from compiler.imperative.vectorize import simd_exit
+    store = Store("y", j, Const(1.0, "float64"))
+    inner_break = While(Var("go"), [Break()])            # (leaves the inner loop only)
+    cases = {
+        "a break of the loop": [If(Var("stop"), [Break()]), store],
+        "the growth of y": [Grow("y", j), store],
+        "a computed coordinate's check": [CheckCoordinate(j, n, "y", 0, "y[j]"), store],
+    }
+    for said, body in cases.items():
+        loop = For(j, 0, n, body)
+        assert simd_exit([loop]) is None                  # (unmarked: a loop may be left)
+        found = simd_exit([Tagged("t", [Pragma("omp simd"), loop])])
+        assert found is not None and found.startswith(said)
+    assert simd_exit([Pragma("omp simd"), For(j, 0, n, [inner_break, store])]) is None
+    assert simd_exit([Pragma("omp simd"), For(j, 0, n, [Grow("y", j, hint=True), store])]) is None
+
+
+def test_the_c_emitter_refuses_a_simd_loop_that_may_be_left():
+    # (GCC refuses it, "invalid branch to/from OpenMP structured block", and a build by another compiler
+    # would not see it: the C emitter refuses it for every build; a checked build runs it as written)
+    from compiler.backend import emit_c
+    from compiler.imperative import Buffer, Function, Scalar
+    from compiler.imperative.guard import CheckCoordinate
+    y = Buffer("y", "float64", "inout")
+    body = [Pragma("omp simd"), For(j, 0, n, [CheckCoordinate(j, Const(4, "int64"), "y", 0, "y[j]"),
+                                            Store("y", j, Const(1.0, "float64"))])]
+    fn = Function("k", (Scalar("n", "int64"), y), body)
+    with pytest.raises(ValueError, match="inside a loop marked omp simd"):
+        emit_c(fn)
+    assert "checked mode runs this loop in its written order" in emit_c(fn, checked=True)

@@ -1,0 +1,111 @@
+"""A quick compiler for unoptimized builds: ``$SPARSESCOPE_QUICK_CC`` (the test suite sets ``tcc``).
+
+The test suite builds thousands of kernels at ``-O0`` and times none: GCC spends about 65 ms on
+each (starting its driver and ``cc1``, parsing the system headers, assembling, linking), and
+that was a quarter of the suite's CPU time. The Tiny C Compiler builds the same C, unoptimized,
+in a tenth of that. Given ``$SPARSESCOPE_QUICK_CC``, a build at ``-O0`` that needs no runtime
+(no OpenMP threads, no sanitizer) and no debug information is tried with it first; where it
+refuses the C, or the library it makes does not load with every symbol bound, the default
+compiler builds the kernel as it would have, so its messages are the ones users see. The
+quick compiler's library is cached under a name of its own (its identity is in the key).
+
+The kernels use two GCC builtins that TCC lacks; :data:`PRELUDE` gives them to TCC alone, in a
+header included ahead of the kernel (the C source kept and shown is the kernel's own).
+
+>>> quick_applies(("-O0", "-fwrapv", "-fPIC", "-shared"), {"SPARSESCOPE_QUICK_CC": "tcc"})
+True
+>>> quick_applies(("-O3", "-fPIC", "-shared"), {"SPARSESCOPE_QUICK_CC": "tcc"})
+False
+>>> quick_applies(("-O0", "-fopenmp"), {"SPARSESCOPE_QUICK_CC": "tcc"}), quick_applies(("-O0",), {})
+(False, False)
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import threading
+from pathlib import Path
+
+ENV = "SPARSESCOPE_QUICK_CC"
+
+#: what the kernels use of GCC's builtins, for a compiler without them (TCC): a prefetch is a hint
+#: (nothing, unoptimized), and the trailing zeros of a nonzero word are counted bit by bit
+PRELUDE = """\
+#define __builtin_prefetch(...) ((void)0)
+static inline int quick_ctzll(unsigned long long word)
+{
+    int zeros = 0;
+    while (!(word & 1)) {
+        word >>= 1;
+        zeros++;
+    }
+    return zeros;
+}
+#define __builtin_ctzll quick_ctzll
+"""
+
+_lock = threading.Lock()
+_identities: dict[tuple[str, ...], str | None] = {}
+_prelude_paths: dict[str, Path] = {}
+
+
+def quick_compiler(environ=None) -> list[str] | None:
+    """``$SPARSESCOPE_QUICK_CC`` split as a shell would, if set and it runs (else None)."""
+    env = os.environ if environ is None else environ
+    text = env.get(ENV, "").strip()
+    if not text:
+        return None
+    cc = shlex.split(text)
+    return cc if quick_identity(cc) is not None else None
+
+
+def quick_identity(cc: list[str]) -> str | None:
+    """The quick compiler's ``-v`` output (asked once per process), None where it does not run."""
+    key = tuple(cc)
+    with _lock:
+        if key not in _identities:
+            try:
+                r = subprocess.run([*cc, "-v"], capture_output=True, text=True, timeout=60)
+                _identities[key] = (r.stdout + r.stderr).strip() if r.returncode == 0 else None
+            except (OSError, subprocess.SubprocessError):
+                _identities[key] = None
+        return _identities[key]
+
+
+def quick_applies(flags: tuple[str, ...], environ=None) -> bool:
+    """Whether a build with ``flags`` is tried with the quick compiler first: one at ``-O0``, with
+    no OpenMP runtime (``-fopenmp-simd`` only marks loops), no sanitizer and no debug information,
+    on Linux, with ``$SPARSESCOPE_QUICK_CC`` set."""
+    env = os.environ if environ is None else environ
+    return (bool(env.get(ENV, "").strip()) and os.name == "posix" and "-O0" in flags
+            and not any(f == "-fopenmp" or f.startswith(("-fsanitize", "-g")) for f in flags))
+
+
+def quick_build(cc: list[str], c_path: str, lib_path: str, directory: Path) -> bool:
+    """Build the C file ``c_path`` into the shared library ``lib_path`` with ``cc`` (TCC), the
+    :data:`PRELUDE` included first; whether it did (warnings are refused: an implicit declaration
+    is one, and would only fail when called)."""
+    prelude = _prelude(directory)
+    try:
+        r = subprocess.run([*cc, "-shared", "-Werror", "-include", str(prelude), "-o", lib_path, c_path, "-lm"],
+                           capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return r.returncode == 0
+
+
+def _prelude(directory: Path) -> Path:
+    """The prelude's header in the cache ``directory``, written once (renamed into place whole)."""
+    key = str(directory)
+    with _lock:
+        path = _prelude_paths.get(key)
+        if path is None:
+            path = directory / "quick_prelude.h"
+            if not path.exists() or path.read_text() != PRELUDE:
+                tmp = directory / f".quick_prelude-{os.getpid()}-{threading.get_ident()}.h"
+                tmp.write_text(PRELUDE)
+                os.replace(tmp, path)
+            _prelude_paths[key] = path
+        return path

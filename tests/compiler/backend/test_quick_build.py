@@ -1,0 +1,81 @@
+"""The quick compiler for unoptimized builds ($SPARSESCOPE_QUICK_CC, compiler/backend/quick_build.py):
+what it builds is right and said so, what it refuses the default compiler builds, and it is never
+asked for an optimized, threaded, sanitized or debugging build."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+import compiler as ss
+from compiler.backend import build
+from compiler.backend.quick_build import quick_applies
+
+needs_tcc = pytest.mark.skipif(shutil.which("tcc") is None, reason="tcc is not installed (./dev test installs it)")
+UNOPTIMIZED = ("-O0", "-fwrapv", "-fPIC", "-shared", "-std=c11")
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SPARSESCOPE_QUICK_CC", "tcc")
+    return tmp_path
+
+
+@needs_tcc
+def test_a_kernel_built_by_the_quick_compiler_is_right_and_its_trace_says_so(fresh, monkeypatch):
+    monkeypatch.setenv("SPARSESCOPE_OPT", "-O0")
+    a = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0], [4.0, 5.0, 0.0]])
+    A, x = ss.Tensor.from_numpy(a, "csr"), np.array([1.0, -2.0, 0.5])
+    for strategy in ("lattice", "looplets"):
+        k = ss.lower("y[i] = A[i, j] * x[j]", strategy, trace=ss.Trace(), A=A, x=x, y="dense")
+        note = [s.note for s in k.trace.steps if s.stage == "compile"][-1]
+        assert "compiled at -O0" in note and "by tcc ($SPARSESCOPE_QUICK_CC" in note
+        np.testing.assert_allclose(k(A=A, x=x).to_numpy(), a @ x)
+
+
+@needs_tcc
+def test_c_the_quick_compiler_refuses_is_built_by_the_default_one(fresh):
+    # (TCC has no __builtin_popcountll: an implicit declaration, refused as an error, not left to fail
+    # when called)
+    source = "int ones(unsigned long long x) { return __builtin_popcountll(x); }\n"
+    path, cached = build.build_library(source, "ones", UNOPTIMIZED)
+    assert not cached and build.built_by(path) is None
+    _, lib = build.load_functions(path, {"ones": "int (*)(unsigned long long)"})
+    assert lib.ones(0b1011) == 3
+
+
+@needs_tcc
+def test_the_prelude_counts_trailing_zeros_as_gcc_does(fresh, monkeypatch):
+    source = "int zeros(unsigned long long x) { return __builtin_ctzll(x); }\n"
+    quick, _ = build.build_library(source, "zeros", UNOPTIMIZED)
+    assert build.built_by(quick) == ["tcc"]
+    monkeypatch.delenv("SPARSESCOPE_QUICK_CC")
+    full, _ = build.build_library(source, "zeros", UNOPTIMIZED)
+    assert full != quick and build.built_by(full) is None    # (each compiler's libraries cached apart)
+    _, by_tcc = build.load_functions(quick, {"zeros": "int (*)(unsigned long long)"})
+    _, by_cc = build.load_functions(full, {"zeros": "int (*)(unsigned long long)"})
+    for word in (1, 2, 8, 96, 1 << 40, (1 << 63) | (1 << 5), (1 << 64) - 1, 1 << 63):
+        assert by_tcc.zeros(word) == by_cc.zeros(word) == (word & -word).bit_length() - 1
+
+
+def test_a_quick_compiler_that_does_not_run_is_left_out(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SPARSESCOPE_QUICK_CC", "/nonexistent/sparsescope-tcc")
+    path, _ = build.build_library("int answer(void) { return 42; }\n", "answer", UNOPTIMIZED)
+    assert build.built_by(path) is None
+    _, lib = build.load_functions(path, {"answer": "int (*)(void)"})
+    assert lib.answer() == 42
+
+
+@pytest.mark.parametrize("flags", [
+    ("-O3", "-fPIC", "-shared"),                      # optimized: timed and shipped, GCC's
+    ("-O0", "-fPIC", "-shared", "-fopenmp"),           # threads: OpenMP's runtime
+    ("-O0", "-fPIC", "-shared", "-fsanitize=address"),  # the sanitizer's round
+    ("-O0", "-g", "-fPIC", "-shared"),                 # a debugging build
+])
+def test_the_quick_compiler_is_not_asked_for(flags):
+    assert not quick_applies(flags, {"SPARSESCOPE_QUICK_CC": "tcc"})
+    assert quick_applies(UNOPTIMIZED, {"SPARSESCOPE_QUICK_CC": "tcc"})
+    assert quick_applies(UNOPTIMIZED + ("-fopenmp-simd",), {"SPARSESCOPE_QUICK_CC": "tcc"})
+    assert not quick_applies(UNOPTIMIZED, {})
