@@ -123,7 +123,7 @@ def compile_function(fn: Function, checked: bool = False, trace: Trace | None = 
             how += build.flags_note(flags, built_with, source, checked)
             quick = None if cached else build.built_by(path)
             if quick is not None:
-                how += f" by {shlex.join(quick)} ($SPARSESCOPE_QUICK_CC: unoptimized builds)"
+                how += f", by {shlex.join(quick)} ($SPARSESCOPE_QUICK_CC)"
             trace.record("compile", note=f"{how} ({_ms(time.perf_counter() - t0)}): {path.name}")
         return kernel
 
