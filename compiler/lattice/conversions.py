@@ -56,10 +56,13 @@ def setup_converting(program: NAssign, formats: dict, order, schedule, assembly:
     out = program.lhs.tensor
     given = formats.get(out)
     one_pass = assembled_in_one_pass(assembly, schedule)
-    # (a sequential two-phase kernel fills a SparseList's blocks and a byte map's slots in phase 2;
-    # a schedule, parallelize among its commands, keeps the stand-in)
-    two_phase = assembly == "two-phase" and not as_schedule(schedule).commands
-    found = None if given is None else building_output(given, out, one_pass, two_phase)
+    # (a two-phase kernel fills a SparseList's blocks, a byte map's slots and a hash's entries in
+    # phase 2, under any schedule whose loops run in the output's storage order (else the fallback
+    # below builds the stand-in in the loops' order), its rows on threads with parallelize, the
+    # default assembly there)
+    threaded = any(c.name == "parallelize" for c in as_schedule(schedule).commands)
+    two_phase = assembly == "two-phase" or (assembly is None and threaded)
+    found = None if given is None else building_output(given, out, one_pass, two_phase, threaded)
     if found is None:
         fallback = None if given is None else building_output(given, out, one_pass=False)
         if fallback is None:
