@@ -93,16 +93,19 @@ def setup_converting(program: NAssign, formats: dict, order, schedule, assembly:
 def assembled_in_one_pass(assembly: str | None, schedule) -> bool:
     """Whether the kernel assembles its output in one pass, as its loops first run (a block of Dense
     slots per appended coordinate, a byte map's marks, a hash's keys, a band or blocks per fiber:
-    :func:`~compiler.lattice.output_build.assembles`): not in two phases, and with no schedule but
-    ``reorder`` commands, which only choose the loops' order, as ``order=`` does (the others derive,
-    precompute or parallelize loops, which append no blocks).
+    :func:`~compiler.lattice.output_build.assembles`): not in two phases, and not on threads
+    (``parallelize``: each row counts its entries first, two-phase). A split or a ``pos`` loop
+    binds the output's coordinates as the loop it derives from does, and a precomputed
+    workspace's consumer stores them as the loops would, so they append as the unscheduled
+    kernel does; loops out of the output's storage order make it a stand-in
+    (:func:`setup_converting`).
 
     >>> assembled_in_one_pass(None, [("reorder", "i", "j")]), assembled_in_one_pass(None, [("parallelize", "i")])
     (True, False)
-    >>> assembled_in_one_pass("two-phase", None), assembled_in_one_pass(None, None)
-    (False, True)
+    >>> assembled_in_one_pass(None, [("split", "i", "i0", "i1", 4)]), assembled_in_one_pass("two-phase", None)
+    (True, False)
     """
-    return assembly != "two-phase" and all(c.name == "reorder" for c in as_schedule(schedule).commands)
+    return assembly != "two-phase" and all(c.name != "parallelize" for c in as_schedule(schedule).commands)
 
 
 def _setup_converting(program: NAssign, formats: dict, order, schedule, free: str | None = None):

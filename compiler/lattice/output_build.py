@@ -25,9 +25,9 @@ appended as a SparseList, or a hash, band, block or byte map level, below it, a 
 (:func:`slots_located`, :func:`in_slots`). Any
 other level (a RunList above another but outermost over a list or Dense levels, a byte map above a RunList or
 under a sparse level with one below, a band or block level above a
-sparse one other than those, a Dense level under a sparse one in a one-pass kernel scheduled by more
-than ``reorder``, or in a two-phase one under a level other than a SparseList, and on threads a byte map
-or hash under more than one Dense level, or blocks under more than one sparse level) is built as a SparseList holding the
+sparse one other than those, a Dense level under a sparse one in a two-phase kernel under a level other
+than a SparseList, and on threads a byte map or hash under more than one Dense level, or blocks under more
+than one sparse level) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.

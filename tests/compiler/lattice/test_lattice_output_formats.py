@@ -7,9 +7,9 @@ SparseList or a SparseHash, a SparseBand or SparseBlockList innermost there (ove
 test_lattice_output_nestings.py), RunList, SparseRunList
 and SparseInterval levels under Dense ones as runs, and SparsePoint ones as lists (every call
 checking that a point or an interval fits); any other output level (those levels elsewhere, a
-Dense level under a sparse one in a one-pass
-kernel scheduled by more than reorder, test_lattice_output_reordered.py, or in a two-phase one under a level
-other than a SparseList) is built as a
+Dense level under a sparse one in a two-phase
+kernel under a level other than a SparseList; a schedule keeps the kernel's assembly:
+test_lattice_output_reordered.py) is built as a
 SparseList and the call converts it to the format asked, and the
 trace's ``convert`` step says so (compiler/lattice/output_build.py). Each kernel is checked
 against the dense oracle, the IR interpreter and the storage ``Tensor.from_numpy`` builds for the
