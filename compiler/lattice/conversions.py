@@ -56,10 +56,13 @@ def setup_converting(program: NAssign, formats: dict, order, schedule, assembly:
     out = program.lhs.tensor
     given = formats.get(out)
     one_pass = assembled_in_one_pass(assembly, schedule)
-    # (a sequential two-phase kernel fills a SparseList's blocks and a byte map's slots in phase 2;
-    # a schedule, parallelize among its commands, keeps the stand-in)
-    two_phase = assembly == "two-phase" and not as_schedule(schedule).commands
-    found = None if given is None else building_output(given, out, one_pass, two_phase)
+    # (a two-phase kernel fills a SparseList's blocks, a byte map's slots and a hash's entries in
+    # phase 2, under any schedule whose loops run in the output's storage order (else the fallback
+    # below builds the stand-in in the loops' order), its rows on threads with parallelize, the
+    # default assembly there)
+    threaded = any(c.name == "parallelize" for c in as_schedule(schedule).commands)
+    two_phase = assembly == "two-phase" or (assembly is None and threaded)
+    found = None if given is None else building_output(given, out, one_pass, two_phase, threaded)
     if found is None:
         fallback = None if given is None else building_output(given, out, one_pass=False)
         if fallback is None:
@@ -90,16 +93,19 @@ def setup_converting(program: NAssign, formats: dict, order, schedule, assembly:
 def assembled_in_one_pass(assembly: str | None, schedule) -> bool:
     """Whether the kernel assembles its output in one pass, as its loops first run (a block of Dense
     slots per appended coordinate, a byte map's marks, a hash's keys, a band or blocks per fiber:
-    :func:`~compiler.lattice.output_build.assembles`): not in two phases, and with no schedule but
-    ``reorder`` commands, which only choose the loops' order, as ``order=`` does (the others derive,
-    precompute or parallelize loops, which append no blocks).
+    :func:`~compiler.lattice.output_build.assembles`): not in two phases, and not on threads
+    (``parallelize``: each row counts its entries first, two-phase). A split or a ``pos`` loop
+    binds the output's coordinates as the loop it derives from does, and a precomputed
+    workspace's consumer stores them as the loops would, so they append as the unscheduled
+    kernel does; loops out of the output's storage order make it a stand-in
+    (:func:`setup_converting`).
 
     >>> assembled_in_one_pass(None, [("reorder", "i", "j")]), assembled_in_one_pass(None, [("parallelize", "i")])
     (True, False)
-    >>> assembled_in_one_pass("two-phase", None), assembled_in_one_pass(None, None)
-    (False, True)
+    >>> assembled_in_one_pass(None, [("split", "i", "i0", "i1", 4)]), assembled_in_one_pass("two-phase", None)
+    (True, False)
     """
-    return assembly != "two-phase" and all(c.name == "reorder" for c in as_schedule(schedule).commands)
+    return assembly != "two-phase" and all(c.name != "parallelize" for c in as_schedule(schedule).commands)
 
 
 def _setup_converting(program: NAssign, formats: dict, order, schedule, free: str | None = None):

@@ -58,8 +58,8 @@ class BlockAssembly:
         self.out_params += [OutScalar(b["length"], "int64", 0), Growable(self.val, s.out_dtype, b["length"])]
         if "slots" not in last:
             self.init.append(Declare(Var(b["prepared"]), "int64", Const(0, "int64")))
-        self.final.append(Assign(Var(b["length"]), BinOp("*", Var(last.get("slots", last["counter"])),
-                                                         self.block_size())))
+        b["final"] = Assign(Var(b["length"]), BinOp("*", Var(last.get("slots", last["counter"])), self.block_size()))
+        self.final.append(b["final"])
         how = "each slot" if "slots" in last else "each position it keeps"
         self.notes.append(f"{out}'s Dense level {b['k']} under its sparse level {b['k'] - 1} "
                           f"({last['level'].name}; TACO's {{sparse, dense}}): {how} gets a block of slots, located by "
@@ -135,15 +135,28 @@ class BlockAssembly:
         base, kept = Var(b["base"]), Var(b["kept"])
         pre, at = self.block_position(last, index)
         if self.phase == "assemble":   # (two-phase: the coordinate kept if its block gets any entry)
-            return pre + [Declare(kept, "bool", Const(False, "bool"))] + stmts + [
-                If(kept, self.block_kept(last, index, at))]
+            # (on threads, the row counts its blocks)
+            keep = [CompoundAssign("+", Var(last["counter"]), Const(1, "int64"))] if self.par_rows else \
+                self.block_kept(last, index, at)
+            return pre + [Declare(kept, "bool", Const(False, "bool"))] + stmts + [If(kept, keep)]
         pre.append(Declare(base, "int64", BinOp("*", at, self.block_size())))
         if "slots" not in last and self.phase is None:   # (a level that marks its slots has every slot's block prepared)
             pre.append(self.prepare_blocks(BinOp("+", base, self.block_size())))
         pre.append(Declare(kept, "bool", Const(False, "bool")))
-        if self.phase == "compute":   # (phase 2 moves to the next block where phase 1 kept one)
+        if self.phase == "compute" and not self.par_rows:   # (phase 2 moves to the next block where phase 1 kept one)
             return pre + stmts + [If(kept, [CompoundAssign("+", Var(last["counter"]), Const(1, "int64"))])]
+        if self.par_rows:   # (a row's room was made after phase 1: its block kept if a slot is not the fill)
+            counter, i = Var(last["counter"]), Var(index.name)
+            return pre + stmts + [If(kept, [Store(last["idx"][0], counter, cast(i, "int64", last["idt"])),
+                                            CompoundAssign("+", counter, Const(1, "int64"))])]
         return pre + stmts + [If(kept, self.block_kept(last, index, at))]
+
+    def blocks_on_rows(self, count) -> list:
+        """After phase 1 of a two-phase kernel on threads counted ``count`` blocks in all, room for
+        them, each slot at the fill (phase 2 stores only other values)."""
+        s, q = self.setup, Var(self.name(("block", "q"), "q"))
+        end = BinOp("*", count, self.block_size())
+        return [Grow(self.val, end), For(q, 0, end, [Store(self.val, q, const_of(s.out_fill_value, s.out_dtype))])]
 
     def blocks_between_phases(self) -> list:
         """Between the phases of a two-phase kernel, a block of slots at the fill for each position
@@ -196,7 +209,7 @@ class BlockAssembly:
             inner = i if inner is None else BinOp("+", BinOp("*", inner, Var(self.out_sizes[m].name)), i)
         # a value equal to the fill is not stored, as a SparseList drops it: a -0.0 beside a fill
         # of 0.0 left in a block that is then not kept showed through in the next coordinate's
-        if self.phase == "compute":   # (the block is kept where phase 1 kept it, whatever the values)
+        if self.phase == "compute" and not self.par_rows:   # (kept where phase 1 kept it, whatever the values)
             return out + [If(not_fill(val, odt, s.out_fill), [Store(self.val, BinOp("+", at, inner), val)]), found]
         return out + [If(not_fill(val, odt, s.out_fill), [Store(self.val, BinOp("+", at, inner), val), found])]
 

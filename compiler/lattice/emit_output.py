@@ -327,6 +327,8 @@ class OutputAssembly:
     def case_body(self, index, stmts: list) -> list:
         """Wrap a case body with the assembly of a sparse output level indexed by ``index``."""
         if self.par_rows and stmts and not self.producing and self.out_path[0] == index:
+            if self.block is not None and index == self.out_path[self.block["mode"] - 1]:
+                stmts = self.block_fiber(index, stmts)   # (a sparse vector of blocks: a row's one block)
             return self.row_on_thread(stmts)
         if self.out_dense or not stmts or self.producing:
             return stmts
@@ -447,9 +449,6 @@ class OutputAssembly:
         store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
         store_val = Store(self.val, counter, val)
         if "keyed" in last:
-            if self.par_rows:
-                raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled by one "
-                                    f"thread")
             (ptr, pdt), (key, _) = last["keyed"]
             store += [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.entry_slot(last))]
         one_more = CompoundAssign("+", counter, Const(1, "int64"))
@@ -457,20 +456,20 @@ class OutputAssembly:
             # (a level that marks its slots: the value and the mark in the entry's slot)
             slot = Var(self.name(("slot",), f"{s.output.tensor}_slot"))
             at = Declare(slot, "int64", self.entry_slot(last))
-            if self.par_rows:
-                raise StrategyError(f"output {s.output.tensor}: a {last['level'].name} level is assembled by one "
-                                    f"thread")
+            if self.par_rows and self.phase == "assemble":   # (the row counts its entries; its slots are its own)
+                return [one_more]
             if self.phase == "assemble":   # (two-phase: the coordinate listed and its slot marked)
                 grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in self.appended_arrays()]
                 return [at, *grow, *store, Store(last["mark"], slot, Const(True, "bool")), one_more]
-            if self.phase == "compute":   # (a value equal to the fill is not stored: the compaction drops it)
+            if self.phase == "compute" and not self.par_rows:   # (a value at the fill is not stored: compacted after)
                 return out + [at, If(not_fill(val, odt, s.out_fill), [Store(self.val, slot, val)]), one_more]
             out.append(at)
             store_val = Store(self.val, slot, val)
-            reserved = getattr(self, "reserved", False)
             # (a value equal to the fill is neither stored nor marked, even where room was made: a -0.0
-            # beside a fill of 0.0 stored in its unmarked slot showed in the values, which hold the fill there)
-            grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in self.appended_arrays()]
+            # beside a fill of 0.0 stored in its unmarked slot showed in the values, which hold the fill there;
+            # a row on a thread stores from its start, room made after phase 1 counted it)
+            grow = [] if reserved or self.par_rows else \
+                [Grow(name, BinOp("+", counter, 1)) for name in self.appended_arrays()]
             return out + [If(not_fill(val, odt, s.out_fill),
                              grow + store + [store_val, Store(last["mark"], slot, Const(True, "bool")),
                                              CompoundAssign("+", counter, Const(1, "int64"))])]

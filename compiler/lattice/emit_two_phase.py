@@ -159,11 +159,18 @@ class TwoPhase:
         counts the row's scatters into it instead (:mod:`compiler.lattice.reserve`: B's row
         lengths, no workspace), at least as many as its entries; the rest of the row's
         room is one more gap.
+
+        A byte map's or hash's rows (under the rows' Dense level) count and store the same way, the
+        values in their slots (a byte map's: only its coordinates move as the gaps close) or beside
+        their keys (a hash's, its table built after the gaps close); a SparseList's blocks of Dense
+        slots count one entry each, phase 2 fills a row's blocks from its start (room made at the
+        fill) and keeps a block if a slot got another value, and a block moves with its coordinate.
         """
         s, yes = self.setup, Const(True, "bool")
         self.value_tested = value_tested_temps(cfir)
-        self.bounded_rows = self._rows_from_one_workspace(cfir)
-        self.row_fibers = None if self.bounded_rows else self._row_loop(cfir)
+        # (a row of blocks counts the blocks that get entries: neither bound counts blocks)
+        self.bounded_rows = self.block is None and self._rows_from_one_workspace(cfir)
+        self.row_fibers = None if self.bounded_rows or self.block is not None else self._row_loop(cfir)
         last = self.levels_info[-1]
         shared, k, out = last["counter"], last["k"], s.output.tensor
         rows = Var(self.out_sizes[0].name)
@@ -181,6 +188,8 @@ class TwoPhase:
         self.allocs.append((self.row_ends, "int64", rows, None))
         self.shared_allocs.add(self.row_ends)
         compact = self.compaction()
+        # (the values' length is set as the compaction ends, with the blocks it kept)
+        self.final = [st for st in self.final if self.block is None or st is not self.block["final"]]
         # each row appends with its own counter (a COO level's scratch row starts name it too)
         last["counter"] = self.row_info["counter"] = self.name(("rowcount", k), f"n{out}{k}")
         self.phase = "assemble"
@@ -219,11 +228,15 @@ class TwoPhase:
         else:
             counted, room = "its entries", "room for exactly their entries"
         row = "coordinate" if len(self.out_sizes) == 1 else "row"   # a sparse vector's "rows"
+        if self.block is not None:
+            counted = f"its blocks of {self.block_size_text()} slots that get entries"
+            room = "room for that many, at the fill"
+        room_made = [Grow(name, total) for name in self.appended_arrays() if self.block is None or name != self.val]
         return staging + [
             Comment(f"phase 1, count: each {row} of {out} counts {counted} ({row}s run on threads)"),
             If(yes, first),
             Comment(f"the {row}s' starts, and {room}"),
-            *starts, *[Grow(name, total) for name in (*last["idx"], self.val)],
+            *starts, *room_made, *(self.blocks_on_rows(total) if self.block is not None else []),
             Comment(f"phase 2, compute: each {row} stores its entries from its start, skipping the fill, and records "
                     f"where they end ({row}s run on threads)"),
             If(yes, second)] + final + compact + (self.final if one_level else [])
@@ -232,11 +245,14 @@ class TwoPhase:
         """Refuse outputs two-phase assembly does not cover.
 
         It covers Dense levels followed by SparseList levels (CSR, DCSR, CSF, sparse vectors),
-        one SparseCOO level (COO) and, sequentially, blocks of Dense slots under the last
-        SparseList (TACO's ``{sparse, dense}``: phase 1 appends a coordinate whose block gets
-        entries, phase 2 fills the block) and a SparseByteMap under Dense levels (phase 1 lists
-        and marks the coordinates in their slots, phase 2 stores the values); the compaction then
-        drops blocks all at the fill and unmarks slots at the fill.
+        one SparseCOO level (COO), blocks of Dense slots under the last SparseList (TACO's
+        ``{sparse, dense}``: phase 1 appends a coordinate whose block gets entries, phase 2 fills
+        the block) and a SparseByteMap or SparseHash under Dense levels (phase 1 lists and marks
+        the coordinates in their slots, or keeps their keys, phase 2 stores the values); the
+        compaction then drops blocks all at the fill and unmarks slots at the fill. On threads,
+        each row counts its entries (or blocks) and stores them from its start, skipping the
+        fill: the blocks' SparseList is the only sparse level (outermost, or under the rows' Dense
+        level), a byte map or hash is under the rows' Dense level (``check_parallel`` refuses others).
         """
         s = self.setup
         out = s.output.tensor
@@ -249,14 +265,15 @@ class TwoPhase:
         blocks = self.block is not None and last["level"].appends_nested and "covers" not in last
         slots = "slots" in last and last["pos_buffer"] and self.block is None
         keys = "keyed" in last and last["pos_buffer"] and self.block is None
-        if s.parallel is not None and (self.block is not None or "slots" in last or "keyed" in last):
-            blocks = slots = keys = False
+        if s.parallel is not None and self.block is not None:   # (rows of blocks: output_build.rows_of_blocks)
+            blocks = blocks and [x["k"] for x in self.levels_info if not x["level"].full] in ([0], [1])
         if (self.block is not None and not blocks) or any("ranged" in x for x in self.levels_info) \
                 or any("slots" in x and not (x is last and slots) for x in self.levels_info) \
                 or any("keyed" in x and not (x is last and keys) for x in self.levels_info):
             raise StrategyError(f"assembly='two-phase' does not apply to the output {out}: it places Dense levels "
-                                f"under a sparse one only under a SparseList, and a level that marks its slots or "
-                                f"keeps its keys only as the innermost level under Dense ones, on one thread; "
+                                f"under a sparse one only under a SparseList (on threads, the only sparse level, "
+                                f"outermost or under one Dense level), and a level that marks its slots or keeps "
+                                f"its keys only as the innermost level under Dense ones (on threads, one); "
                                 f"levels that store ranges are assembled in one pass")
 
     def compaction(self) -> list:
@@ -379,7 +396,17 @@ class TwoPhase:
         r, q, start, stop, end = (Var(self.name(("compact", k, x), f"{x}{k}"))
                                   for x in ("c_row", "c_q", "c_start", "c_stop", "c_end"))
         after = BinOp("+", r, 1)
-        moves = [Store(name, kept, Load(name, q)) for name in (*info["idx"], self.val)]
+        # (a level that marks its slots keeps its values in them: its coordinates move; a hash's
+        # entry is its own child, its key moving with it)
+        moves = [Store(name, kept, Load(name, q)) for name in (*info["idx"], *(() if "slots" in info or self.block
+                                                                              else (self.val,)))]
+        if self.block is not None:   # (a block of slots per entry moves with it)
+            size, y = self.block_size(), Var(self.name(("compact", k, "c_move"), f"c_move{k}"))
+            moves.append(For(y, 0, size, [Store(self.val, BinOp("+", BinOp("*", kept, size), y),
+                                                Load(self.val, BinOp("+", BinOp("*", q, size), y)))]))
+        if "keyed" in info:
+            (ptr, pdt), (key, _) = info["keyed"]
+            moves += [Store(key, kept, Load(key, q)), Store(ptr, kept, cast(kept, "int64", pdt))]
         return [Comment(f"each row's entries end at {self.row_ends}[row]: they move down to follow the previous "
                         f"row's (nothing moves before the first gap)"),
                 Declare(kept, "int64", Const(0, "int64")), Declare(start, "int64", Const(0, "int64")),

@@ -263,7 +263,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
             self.two_phase_check()
             self.par_rows = True
             phases = self.parallel_two_phase(cfir)   # emitting adds to init (a hash table's capacity)
-            body = list(self.init) + phases
+            body = self.tables_last(list(self.init) + phases)
         elif assembly == "two-phase":
             self.two_phase_check()
             # one sparse level under dense ones (CSR): phase 2 stores each row's kept count and

@@ -25,8 +25,9 @@ appended as a SparseList, or a hash, band, block or byte map level, below it, a 
 (:func:`slots_located`, :func:`in_slots`). Any
 other level (a RunList above another but outermost over a list or Dense levels, a byte map above a RunList or
 under a sparse level with one below, a band or block level above a
-sparse one other than those, a Dense level under a sparse one in a kernel scheduled by more than
-``reorder``, or in a two-phase one under a level other than a SparseList) is built as a SparseList holding the
+sparse one other than those, a Dense level under a sparse one in a two-phase kernel under a level other
+than a SparseList, and on threads a byte map or hash under more than one Dense level, or blocks under more
+than one sparse level) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
@@ -57,6 +58,18 @@ True
 True
 >>> building_output(parse_format("SparseList(RunList(Element(0.0)))"), "C") is None
 True
+
+A two-phase kernel, on threads too (``parallelize``), under any schedule whose loops run in the
+output's storage order:
+
+>>> building_output(parse_format("SparseList(Dense(Element(0.0)))"), "C", False, two_phase=True, threaded=True) is None
+True
+>>> building_output(parse_format("Dense(SparseHash(Element(0.0)))"), "C", False, two_phase=True, threaded=True) is None
+True
+>>> print(building_output(parse_format("Dense(Dense(SparseByteMap(Element(0.0))))"), "C", False, True, True)[0])
+Dense(Dense(SparseList(Element(0.0))))
+>>> building_output(parse_format("Dense(Dense(SparseByteMap(Element(0.0))))"), "C", False, True) is None
+True
 """
 
 from __future__ import annotations
@@ -66,12 +79,12 @@ from ..stand_in import building
 from .iterators import ASSEMBLED
 
 
-def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = False) -> bool:
+def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = False, threaded: bool = False) -> bool:
     """Whether the lattice emission assembles output level ``k`` of ``levels`` (outermost first)
     itself: a registered level, full (located) under full levels; a full level that declares it
     is located under an appended parent (``locates_under_appended``: Dense, TACO's ``{sparse,
     dense}``) under a level that appends, with only such levels below it, in a one-pass kernel
-    (``one_pass``; two-phase and threaded assembly append no blocks); a sparse level that appends
+    (``one_pass``; a two-phase kernel places them as said below); a sparse level that appends
     under any parent (a SparseList's fiber starts where the one before it ended), and any other
     (a SparseCOO's one segment) only as the output's one level; a level that marks its slots
     (``marks_slots``: SparseByteMap) or stores a band or blocks per fiber as the innermost level
@@ -80,18 +93,24 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
     levels, each entry gets a block of them too), each where
     :func:`appended_under` says; one appended as runs (``appends_runs``: RunList, SparseRunList) or
     as a list (``appends_coordinates``: SparsePoint) as the innermost level, there too; each in
-    a one-pass kernel. A sequential, unscheduled two-phase kernel (``two_phase``, with ``one_pass``
-    false) also places Dense levels in a block per position of a parent appended under any parent
-    (a SparseList: phase 1 appends the coordinate, phase 2 fills its block) and marks the slots of
-    a level that marks them as the innermost level under located ones (phase 1 lists and marks
-    the coordinates, phase 2 stores the values in their slots), and so a level that keeps its keys
-    in a table (its table built after the compaction): :func:`two_phase_blocks`,
-    :func:`two_phase_slots`, :func:`two_phase_keys`.
+    a one-pass kernel. A two-phase kernel (``two_phase``, with ``one_pass`` false; any schedule
+    whose loops run in the output's storage order) also places Dense levels in a block per
+    position of a parent appended under any parent (a SparseList: phase 1 appends the coordinate,
+    phase 2 fills its block) and marks the slots of a level that marks them as the innermost level
+    under located ones (phase 1 lists and marks the coordinates, phase 2 stores the values in
+    their slots), and so a level that keeps its keys in a table (its table built after the
+    compaction): :func:`two_phase_blocks`, :func:`two_phase_slots`, :func:`two_phase_keys`. On
+    threads (``threaded``: each row counts its entries, then stores them from its start), the
+    blocks' level is the only sparse one, outermost or under one Dense level
+    (:func:`rows_of_blocks`), and a byte map or hash is under one Dense level (:func:`on_rows`).
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> rows = (SparseList(Element(0.0)), Dense(Element(0.0)))
     >>> assembles(rows, 1), assembles(rows, 1, one_pass=False), assembles(rows, 1, False, two_phase=True)
     (True, False, True)
+    >>> lists = SparseList(SparseList(Dense(Element(0.0))))
+    >>> assembles((lists, lists.child, lists.child.child), 2, False, True, threaded=True)
+    False
     """
     lvl = levels[k]
     if lvl.appends_band is not None or lvl.appends_blocks is not None:
@@ -99,7 +118,7 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
         # fiber of it per position: :func:`ranges_above`)
         return one_pass and (blocks_below(levels, k) or ranges_above(levels, k + 1)) and appended_under(levels, k)
     if lvl.keys_in_table is not None:
-        return (one_pass and appended_under(levels, k)) or (two_phase and two_phase_keys(levels, k))
+        return (one_pass and appended_under(levels, k)) or (two_phase and two_phase_keys(levels, k, threaded))
     if not isinstance(lvl, ASSEMBLED):
         if lvl.appends_coordinates or lvl.appends_runs:
             # (appended as a list or as runs: the innermost level, under located or appended ones;
@@ -108,7 +127,7 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
                 and appended_under(levels, k)
         # (appended, marked and stored in its slot: innermost, or over blocks of Dense slots, or
         # under located levels over a level appended as a SparseList, a fiber per slot)
-        if two_phase and two_phase_slots(levels, k):
+        if two_phase and two_phase_slots(levels, k, threaded):
             return True
         return one_pass and lvl.marks_slots and appended_under(levels, k) and (
             blocks_below(levels, k) or in_slots(levels, k + 1))
@@ -116,7 +135,7 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
         if all(above.full for above in levels[:k]):
             return True
         parent = next(above for above in reversed(levels[:k]) if not above.full)
-        if two_phase and two_phase_blocks(levels, k):
+        if two_phase and two_phase_blocks(levels, k) and (not threaded or rows_of_blocks(levels)):
             return True
         return one_pass and all(x.full and x.locates_under_appended for x in levels[k:]) and holds_blocks(parent)
     return lvl.appends_nested or len(levels) == 1
@@ -140,7 +159,7 @@ def two_phase_blocks(levels: tuple, k: int) -> bool:
     return bool(sparse) and levels[sparse[-1]].appends_nested and blocks_below(levels, sparse[-1])
 
 
-def two_phase_keys(levels: tuple, k: int) -> bool:
+def two_phase_keys(levels: tuple, k: int, threaded: bool = False) -> bool:
     """Whether a two-phase kernel assembles level ``k`` of ``levels``, one that keeps its keys in a
     table (SparseHash), as the innermost level under levels located by coordinate: phase 1 appends
     the coordinates and their keys, phase 2 the values, and the table is built after the
@@ -151,10 +170,10 @@ def two_phase_keys(levels: tuple, k: int) -> bool:
     >>> two_phase_keys((Dense(h), h), 1), two_phase_keys((SparseList(h), h), 1)
     (True, False)
     """
-    return k == len(levels) - 1 and all(above.located_by_coordinate for above in levels[:k])
+    return k == len(levels) - 1 and all(above.located_by_coordinate for above in levels[:k]) and on_rows(k, threaded)
 
 
-def two_phase_slots(levels: tuple, k: int) -> bool:
+def two_phase_slots(levels: tuple, k: int, threaded: bool = False) -> bool:
     """Whether a two-phase kernel assembles level ``k`` of ``levels``, one that marks its slots
     (SparseByteMap), as the innermost level under levels located by coordinate: its slots exist
     before the loops, so phase 1 lists and marks the coordinates and phase 2 stores the values.
@@ -164,7 +183,36 @@ def two_phase_slots(levels: tuple, k: int) -> bool:
     >>> two_phase_slots((Dense(bm), bm), 1), two_phase_slots((SparseList(bm), bm), 1)
     (True, False)
     """
-    return k == len(levels) - 1 and slots_located(levels, k)
+    return k == len(levels) - 1 and slots_located(levels, k) and on_rows(k, threaded)
+
+
+def rows_of_blocks(levels: tuple) -> bool:
+    """Whether a two-phase kernel on threads assembles ``levels``, blocks of Dense slots under a
+    sparse level (:func:`two_phase_blocks`): that level is the only sparse one, the outermost
+    (each coordinate a row of at most one block) or under one Dense level (a row of blocks), so
+    phase 1 counts each row's blocks and phase 2 fills them from the row's start.
+
+    >>> from compiler.levels import Dense, Element, SparseList
+    >>> block = Dense(Element(0.0))
+    >>> rows_of_blocks((SparseList(block), block)), rows_of_blocks((Dense(SparseList(block)), SparseList(block), block))
+    (True, True)
+    >>> rows = SparseList(SparseList(block))
+    >>> rows_of_blocks((rows, rows.child, block))
+    False
+    """
+    return [q for q in range(len(levels)) if not levels[q].full] in ([0], [1])
+
+
+def on_rows(k: int, threaded: bool) -> bool:
+    """Whether a two-phase kernel on threads (``threaded``) assembles an output's level ``k``, the
+    innermost one, that marks its slots or keeps its keys: under one Dense level, its rows, each
+    row's slots and keys ``row * size + j`` its own (phase 1 counts the row's entries, phase 2
+    stores them from the row's start); one thread assembles it under any located levels.
+
+    >>> on_rows(1, True), on_rows(0, True), on_rows(2, True), on_rows(2, False)
+    (True, False, False, True)
+    """
+    return not threaded or k == 1
 
 
 def appends_entries(lvl) -> bool:
@@ -306,7 +354,8 @@ def appended_under(levels: tuple, k: int) -> bool:
             or in_slots(levels, k) or (covers_above(levels, k - 1) and appends_entries(levels[k])))
 
 
-def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: bool = False):
+def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: bool = False,
+                    threaded: bool = False):
     """``(built, why)``: the format the lattice kernel builds output ``tensor`` of format ``fmt``
     in, and why, or None when it assembles ``fmt`` itself (``one_pass``, ``two_phase``: as
     :func:`assembles`)."""
@@ -315,8 +364,10 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
     blocks = f"and under {holders} when only Dense levels follow" if one_pass else \
         f"and, in a one-pass kernel, under {holders} when only Dense levels follow" + (
             "; in a two-phase one under a SparseList, and a SparseByteMap or SparseHash as the innermost level "
-            "under Dense levels" if two_phase else "")
-    return building(fmt, tensor, lambda levels, k: assembles(levels, k, one_pass, two_phase), "lattice",
+            "under Dense levels" + ("; on threads, under a SparseList that is the only sparse level, outermost or "
+                                    "under one Dense level, and a SparseByteMap or SparseHash under one Dense "
+                                    "level" if threaded else "") if two_phase else "")
+    return building(fmt, tensor, lambda levels, k: assembles(levels, k, one_pass, two_phase, threaded), "lattice",
                     f"it places Dense levels by position "
                     f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
                     f"SparseHash under Dense levels, a SparseList or a SparseHash, innermost or over Dense levels, a "
@@ -332,5 +383,5 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
 
 
 __all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "in_slots",
-           "ranges_above", "slots_located", "two_phase_blocks", "two_phase_keys",
+           "on_rows", "ranges_above", "rows_of_blocks", "slots_located", "two_phase_blocks", "two_phase_keys",
            "two_phase_slots"]

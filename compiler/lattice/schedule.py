@@ -337,13 +337,20 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
                             f"iterations of {index} add into the same elements of {out} (a race){hint}")
     if not is_all_dense(fmt):
         names = [lvl.name for lvl in fmt.levels]
+        # (a row's entries in a level that marks its slots, or keeps its keys, are its own too:
+        # its slots, and keys ``row * size + j``)
         shape = ["dense" if lvl.located_by_coordinate else "list" if lvl.compressed and lvl.appends_nested
+                 else "slots" if lvl.marks_slots or lvl.keys_in_table is not None
                  else "coo" if lvl.coordinate_list else "other" for lvl in fmt.levels]
-        if shape not in (["dense", "list"], ["list", "list"], ["list"], ["coo"]):
+        if shape[-1] == "dense" and "list" in shape:   # (blocks of Dense slots under a row's SparseList)
+            shape = shape[:len(shape) - shape[::-1].index("list")]
+            shape = shape if shape in (["dense", "list"], ["list"]) else ["other"]
+        if shape not in (["dense", "list"], ["list", "list"], ["list"], ["coo"], ["dense", "slots"]):
             raise StrategyError(f"{what}: the sparse output {out} ({', '.join(names)}) would be appended through "
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "
-                                f"CSR and DCSR outputs (rows over {index}, then a SparseList), COO outputs and "
-                                f"sparse vectors, each row from its own start")
+                                f"CSR and DCSR outputs (rows over {index}, then a SparseList, a SparseByteMap or "
+                                f"a SparseHash), COO outputs and sparse vectors, with blocks of Dense levels under "
+                                f"a CSR's or a sparse vector's SparseList, each row from its own start")
     return "none"
 
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, evaluate, lower
 from compiler.errors import StrategyError
 from compiler.format import coo, csf, csr, dcsr, dense, parse_format, sparse_vector
+from compiler.lattice import Schedule
 from compiler.testing import assert_canonical, assert_same_storage, check_lowered, random_sparse
 from tests.compiler.lattice.output_cases import assembled_natively
 
@@ -409,3 +410,43 @@ def test_two_phase_builds_a_byte_map_or_hash_vector_natively(level, fill):
     assert_canonical(got, want)
     np.testing.assert_array_equal(k.interpret(b=b, c=c).to_numpy(), want)
     assert not k.lowered.conversions and "drop the entries whose value is the fill" in k.c_source
+
+
+#: schedules whose loops run in the output's storage order: a two-phase kernel builds the formats of
+#: NATIVE itself under them (they were built as a stand-in, converted after each call)
+SCHEDULED = {"split-sum": (Schedule().split("i", "i0", "i1", 4), "sum", [0.0, np.inf]),
+             "precompute-spgemm": (Schedule().reorder("i", "k", "j").precompute("j"), "spgemm", [np.nan])}
+
+
+@pytest.mark.parametrize("out", NATIVE)
+@pytest.mark.parametrize("case", SCHEDULED)
+def test_two_phase_builds_native_outputs_under_a_schedule(case, out):
+    schedule, what, fills = SCHEDULED[case]
+    for fill in fills:
+        rng = np.random.default_rng(8)
+        a = rand((9, 7), 0.35, rng, fill=fill, empty=(2,))
+        b = rand((9, 7) if what == "sum" else (7, 8), 0.35, rng, fill=fill, empty=(5,))
+        if what == "sum" and fill == 0.0:
+            b[3] = -a[3]   # (a row phase 1 assembles and phase 2 finds all fill)
+        A, B = Tensor.from_numpy(a, csr(fill=fill), name="A"), Tensor.from_numpy(b, csr(fill=fill), name="B")
+        want, out_fill = evaluate(NATIVE_EXPRS[what], A=A, B=B)
+        template, how = NATIVE[out]
+        fmt = parse_format(template.format(f=float(out_fill)))
+        k = lower(NATIVE_EXPRS[what], strategy="lattice", C=fmt, options={**TWO, "schedule": schedule},
+                  checked=fill == 0.0, A=A, B=B)
+        got = k(A=A, B=B)
+        assert_canonical(got, want)
+        np.testing.assert_array_equal(k.interpret(A=A, B=B).to_numpy(), want)
+        assembled_natively(k, fmt, how)
+        assert any(s.stage.startswith("schedule:") for s in k.trace.steps)
+
+
+def test_two_phase_loops_out_of_the_outputs_order_keep_the_stand_in():
+    # the loops run j before i (A read as CSC): the output is built in that order and converted
+    # after the call
+    A = Tensor.from_numpy(np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]), csr(), name="A")
+    fmt = parse_format("SparseList(Dense(Element(0.0)))")
+    k = lower("C[i, j] = A[i, j] * 2", strategy="lattice", C=fmt, options={**TWO, "order": ["j", "i"]}, A=A)
+    assert [t for t, *_ in k.lowered.conversions] == ["A", "C"]
+    assert any(s.stage == "convert" and s.note.startswith("C is ") for s in k.trace.steps)
+    assert_canonical(k(A=A), A.to_numpy() * 2)
