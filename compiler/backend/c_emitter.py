@@ -60,8 +60,9 @@ from dataclasses import dataclass
 from ..dtypes import c_type
 from ..imperative.cleanup import reads_before_set
 from ..imperative.guard import STATUS_COORDINATE, CheckCoordinate, coordinate_sites
-from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, BinOp, Buffer, Call, Const,
-                             Function, Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View)
+from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, SEARCH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, BinOp, Buffer,
+                             Call, Const, Function, Grow, Growable, Load, OutScalar, Pragma, Prefetch, Scalar, Store, View)
+from ..imperative.search import search_helpers
 from ..imperative.traverse import walk
 from ..imperative.vectorize import simd_exit
 from ..imperative.printer import INDENT, Printer
@@ -183,6 +184,20 @@ class _Plan:
             for n in nodes)
         self.accesses = {"read" if isinstance(n, Load) else "write"
                          for n in nodes if isinstance(n, (Load, Store))}
+        # the searches' helpers this kernel calls, each defined once (they read their buffers)
+        self.searches = search_helpers(nodes, self.dtype_of)
+        if self.searches:
+            self.accesses.add("read")
+
+    def dtype_of(self, buffer: str) -> str:
+        """The element dtype of ``buffer``, a buffer parameter, scratch array or view."""
+        p = self.params.get(buffer)
+        if isinstance(p, (Buffer, Growable)):
+            return p.dtype
+        known = self.locals.get(buffer) or self.views.get(buffer)
+        if known is None:
+            raise ValueError(f"kernel {self.fn.name}: a search of {buffer}, which is not a buffer")
+        return known.dtype
 
     def for_printing(self) -> "_Plan":
         """This plan with fresh names of its own, which printing takes from: the plan :func:`_plan`
@@ -257,6 +272,16 @@ class _CPrinter(Printer):
 
     def load(self, e: Load) -> str:
         return self._indexed(e.buffer, e.index, "read")
+
+    def call(self, e: Call) -> str:
+        if e.function not in SEARCH_FUNCTIONS:
+            return super().call(e)
+        plan, buffer = self.plan, e.args[0].buffer
+        args = [buffer, *(self.expr(a) for a in e.args[1:])]
+        if plan.checked:   # (the checked helper checks its reads as the kernel's are checked)
+            args[:0] = [f"&{plan.check}", plan.buffer_id[buffer]]
+            args.insert(2, plan.length[buffer])
+        return f"{e.function}_{plan.dtype_of(buffer)}({', '.join(args)})"
 
     def stmt(self, s, depth):
         if isinstance(s, Store):
@@ -667,6 +692,9 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
             "}",
             "",
         ]
+    checks = (plan.check_type, plan.check_index, plan.read) if checked else None
+    for h in plan.searches:
+        out += [h.c_source(checks, INDENT), ""]
     for h in fn.helpers:
         out += [h.source.strip("\n"), ""]
 

@@ -11,7 +11,7 @@ for (int64 i = 0; i < 4; i++) {
 from .interpreter import interpret
 from .ir import (Allocate, Tagged, BINARY_OPS, COMPOUND_OPS, MATH_FUNCTIONS, UNARY_OPS, Assign, BinOp, Block, Break,
                  Buffer, Call, Cast, Comment, CompoundAssign, Const, Declare, Expr, For, Function, Grow, Growable,
-                 Helper, If, Load, Origin, OutScalar, Pragma, Prefetch, Scalar, Select, Stmt, Store, UnOp, Var, View,
+                 BufferArg, Helper, If, Load, Origin, OutScalar, Pragma, Prefetch, Scalar, Select, Stmt, Store, UnOp, Var, View,
                  While, and_, as_expr, block, call, const, fmax, fmin, not_, or_)
 from .traverse import tag_origins, walk
 from .printer import pretty
@@ -19,7 +19,7 @@ from .printer import pretty
 __all__ = [
     "Allocate", "Tagged", "BINARY_OPS", "COMPOUND_OPS", "MATH_FUNCTIONS", "UNARY_OPS", "Assign", "BinOp", "Block", "Break",
     "Buffer", "Call", "Cast", "Comment", "CompoundAssign", "Const", "Declare", "Expr", "For",
-    "Function", "Grow", "Growable", "Helper", "If", "Load", "Origin", "OutScalar", "Pragma", "Prefetch", "Scalar", "Select",
+    "BufferArg", "Function", "Grow", "Growable", "Helper", "If", "Load", "Origin", "OutScalar", "Pragma", "Prefetch", "Scalar", "Select",
     "Stmt", "Store", "UnOp", "Var", "View", "While", "and_", "as_expr", "block", "call", "const", "fmax", "fmin",
     "interpret", "not_", "or_", "pretty", "tag_origins", "walk",
 ]

@@ -50,7 +50,7 @@ from collections import Counter
 from dataclasses import replace
 
 from .deadstores import drop_dead_stores
-from .ir import (Allocate, Assign, BinOp, Block, Break, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
+from .ir import (Allocate, Assign, BinOp, Block, Break, BufferArg, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
                  Pragma, Prefetch, Store, Tagged, UnOp, Var, View, While)
 from .traverse import map_bodies, pure, untagged, var_names, walk
 
@@ -427,7 +427,7 @@ def drop_unread_scratch(stmts) -> list:
     }
     """
     nodes = list(walk(tuple(stmts)))
-    read = ({n.buffer for n in nodes if isinstance(n, (Load, Prefetch))} | {n.of for n in nodes if isinstance(n, View)}
+    read = ({n.buffer for n in nodes if isinstance(n, (Load, Prefetch, BufferArg))} | {n.of for n in nodes if isinstance(n, View)}
             | {n.buffer for n in nodes if isinstance(n, Store) and not pure(n.value)})
     unread = {n.buffer for n in nodes if isinstance(n, Allocate)} - read
     return _drop_scratch(list(stmts), unread) if unread else list(stmts)

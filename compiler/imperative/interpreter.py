@@ -43,7 +43,8 @@ from ..dtypes import VALUE_DTYPES, dtype_name
 from ..opimpls import ieee_pow
 from ..errors import DTypeError, KernelError
 from .guard import CheckCoordinate, coordinate_message
-from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
+from .search import run_search
+from .ir import (SEARCH_FUNCTIONS, Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, For, Function, Grow, Growable, If, Load, OutScalar, Prefetch, Scalar, Select, Store,
                  UnOp, Var, View, While)
 
@@ -147,12 +148,25 @@ class _Machine:
         if t is Select:
             return self.eval(e.then) if self.eval(e.cond) else self.eval(e.otherwise)
         if t is Call:
+            if e.function in SEARCH_FUNCTIONS:
+                return self.search(e)
             args = [self.eval(a) for a in e.args]
             f = self.helpers.get(e.function) or _MATH.get(e.function)
             if f is None:
                 self.fail(f"no Python implementation of helper {e.function}; pass helpers={{'{e.function}': ...}}")
             return f(*args)
         raise TypeError(f"not an expression: {e!r}")
+
+    def search(self, e: Call):
+        """A search helper's call (:mod:`compiler.imperative.search`): its probes are checked reads."""
+        buffer = e.args[0].buffer
+        arr = self.array(buffer)
+
+        def read(p):
+            return arr[self.checked_index(p, buffer, arr, "read")]
+        # (the C helper takes int64_t positions and target)
+        a, b, target = (self.convert(self.eval(x), "int64") for x in e.args[1:])
+        return np.int64(run_search(e.function, read, lambda x, y: bool(self.arith("<", x, y)), int(a), int(b), target))
 
     def binop(self, e: BinOp):
         op = e.op
@@ -223,7 +237,9 @@ class _Machine:
             self.fail(f"{name} is not a buffer parameter")
 
     def index(self, index_expr, name, arr, access) -> int:
-        i = int(self.eval(index_expr))
+        return self.checked_index(int(self.eval(index_expr)), name, arr, access)
+
+    def checked_index(self, i: int, name, arr, access) -> int:
         if not 0 <= i < arr.shape[0]:
             what = "capacity" if name in self.growable else "length"
             self.fail(f"{access} of {name}[{i}] is out of bounds ({what} {arr.shape[0]})")

@@ -62,6 +62,9 @@ BIT_FUNCTIONS = ("lowest_bit",)
 #: threads a parallel loop may run on, ``thread_id()`` which one runs the calling iteration
 #: (1 and 0 without OpenMP, and in the interpreter)
 THREAD_FUNCTIONS = ("thread_count", "thread_id")
+#: searches of a sorted index array (a :class:`BufferArg` first) that the C backend defines once per
+#: index dtype it searches (``seek_int64``): see :mod:`compiler.imperative.search`
+SEARCH_FUNCTIONS = ("seek", "seek_back", "lower_bound")
 BINARY_OPS = ("+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||",
               "&", "|", "^", "<<", ">>")
 UNARY_OPS = ("-", "!", "~")
@@ -84,7 +87,8 @@ C_LIBRARY_NAMES = frozenset("""int8_t int16_t int32_t int64_t uint8_t uint16_t u
     INT64_C UINT64_C NAN INFINITY MADV_HUGEPAGE KERNEL_OUT_OF_MEMORY malloc calloc realloc free
     madvise setjmp longjmp isfinite isinf memset memcpy memmove abort resize alloc_array
     length_product length_sum omp_get_max_threads omp_get_thread_num""".split()) | \
-    frozenset(MATH_FUNCTIONS + BIT_FUNCTIONS + THREAD_FUNCTIONS)
+    frozenset(MATH_FUNCTIONS + BIT_FUNCTIONS + THREAD_FUNCTIONS) | \
+    frozenset(f"{f}_{t}" for f in SEARCH_FUNCTIONS for t in VALUE_DTYPES)
 # a tensor's arrays are named A_val, A1_pos, A0_size, A2_idx0 (see compiler.binding.array_name)
 _ARRAY_NAME = re.compile(r"^(.*?)[0-9]*_[a-z][a-z0-9]*$")
 
@@ -295,6 +299,18 @@ class Load(Expr):
     def __post_init__(self):
         _set(self, "buffer", _buffer_name(self.buffer))
         _set(self, "index", as_expr(self.index))
+
+
+@serialize.node
+@dataclass(frozen=True)
+class BufferArg(Expr):
+    """A buffer passed to a function, as a pointer: the array a search reads
+    (``seek(A1_idx, q, q_stop, j)``); it reads the buffer as a :class:`Load` does."""
+
+    buffer: str
+
+    def __post_init__(self):
+        _set(self, "buffer", _buffer_name(self.buffer))
 
 
 @serialize.node

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from .guard import CheckCoordinate
-from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, Call, Cast, Comment, CompoundAssign, Const, Pragma,
+from .ir import (Allocate, Tagged, Assign, BinOp, Block, Break, Buffer, BufferArg, Call, Cast, Comment, CompoundAssign, Const, Pragma,
                  Declare, Expr, For, Function, Grow, Growable, Helper, If, Load, OutScalar, Prefetch, Scalar,
                  Select, Stmt, Store, UnOp, Var, View, While, install_printer)
 
@@ -107,6 +107,8 @@ class ExprFormatter:
             return f"{e.op}{sep}{inner}"
         if isinstance(e, Call):
             return self.call(e)
+        if isinstance(e, BufferArg):
+            return e.buffer
         if isinstance(e, Cast):
             return f"({self.type_name(e.dtype)}){self.expr(e.value, _UNARY)}"
         if isinstance(e, Select):

@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..names import FreshNames
-from .ir import (Allocate, Assign, BinOp, Block, Call, Comment, CompoundAssign, Declare, For, Load, Pragma, Prefetch,
+from .ir import (Allocate, Assign, BinOp, Block, BufferArg, Call, Comment, CompoundAssign, Declare, For, Load, Pragma, Prefetch,
                  Stmt, Store, Tagged, Var, View)
 from .traverse import map_bodies, walk
 
@@ -117,7 +117,7 @@ def _parallel_loops(stmts) -> list[For]:
 def _accessed(node) -> set[str]:
     names = set()
     for n in walk(node):
-        if isinstance(n, (Load, Store, Prefetch)):
+        if isinstance(n, (Load, Store, Prefetch, BufferArg)):
             names.add(n.buffer)
         elif isinstance(n, View):
             names.add(n.of)

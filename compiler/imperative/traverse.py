@@ -13,7 +13,7 @@ from dataclasses import fields, replace
 from operator import is_
 from typing import Any, Iterable
 
-from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, Call, CompoundAssign, Const,
+from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, SEARCH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, Call, CompoundAssign, Const,
                  Declare, Expr, For, Helper, If, Origin, Stmt, Tagged, Var, While)
 
 
@@ -260,7 +260,7 @@ def pure(e) -> bool:
     >>> pure(Call("fmin", (Var("a"), Var("b")))), pure(Call("merge_op", (Var("a"),)))
     (True, False)
     """
-    known = MATH_FUNCTIONS + BIT_FUNCTIONS + THREAD_FUNCTIONS
+    known = MATH_FUNCTIONS + BIT_FUNCTIONS + THREAD_FUNCTIONS + SEARCH_FUNCTIONS   # (a search only reads)
     return e is None or not any(isinstance(n, Call) and n.function not in known for n in walk(e))
 
 

@@ -32,7 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import serialize
-from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, While, and_
+from ..imperative.ir import BinOp, CompoundAssign, Const, Declare, Load, Select, While, and_
+from ..imperative.search import lower_bound_call
 from ..levels import SparseBand, SparseBlockList
 from .iterators import ModeIterator, iterated_by, register_iterator
 
@@ -119,14 +120,11 @@ class BlockListIterator(ModeIterator):
     def search_stmts(self, q, parent, i, fresh):
         """Bisect the fiber's blocks for the first that ends past ``i``; ``i`` is stored if that
         block starts at or before it, at ``ofs[r + 1] - (idx[r] - i)``."""
-        lo, hi, end, mid, at = fresh("lo"), fresh("hi"), fresh("end"), fresh("mid"), fresh("at")
+        lo, end, at = fresh("lo"), fresh("end"), fresh("at")
         one = Const(1, "int64")
         pos, idx = self.param(self.starts), self.param(self.block_ends)
-        return [Declare(lo, "int64", Load(pos, parent)), Declare(end, "int64", Load(pos, _next(parent))),
-                Declare(hi, "int64", end),
-                While(BinOp("<", lo, hi),
-                      [Declare(mid, "int64", BinOp("+", lo, BinOp("/", BinOp("-", hi, lo), Const(2, "int64")))),
-                       If(BinOp("<=", Load(idx, mid), i), [Assign(lo, BinOp("+", mid, one))], [Assign(hi, mid)])]),
+        return [Declare(end, "int64", Load(pos, _next(parent))),
+                Declare(lo, "int64", lower_bound_call(idx, Load(pos, parent), end, BinOp("+", i, one))),
                 Declare(at, "int64", Select(BinOp("<", lo, end),
                                             BinOp("-", self._ofs(BinOp("+", lo, one)), BinOp("-", Load(idx, lo), i)),
                                             Const(-1, "int64"))),

@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import StrategyError
-from ..imperative.ir import Assign, BinOp, Const, Declare, If, Select, Var, While, and_
+from ..imperative.ir import Assign, BinOp, Const, Declare, If, Load, Select, Var, While, and_
+from ..imperative.search import lower_bound_call
 from .iterators import ModeIterator
 
 
@@ -79,12 +80,16 @@ class Found:
         # a sorted fiber: bisect for the first position whose coordinate is at least i
         lo, hi, end, mid = fresh("lo"), fresh("hi"), fresh("end"), fresh("mid")
         one = Const(1, "int64")
+        hit = Declare(q, "int64", Select(and_(BinOp("<", lo, end), BinOp("==", it.coord(lo, parent), i)),
+                                         lo, Const(-1, "int64")))
+        probe = it.coord(mid, parent)
+        if isinstance(probe, Load) and probe.index == mid:   # its coordinates are an array: the helper bisects it
+            return [Declare(end, "int64", stop), Declare(lo, "int64", lower_bound_call(probe.buffer, first, end, i)), hit]
         return [Declare(lo, "int64", first), Declare(end, "int64", stop), Declare(hi, "int64", end),
                 While(BinOp("<", lo, hi),
                       [Declare(mid, "int64", BinOp("+", lo, BinOp("/", BinOp("-", hi, lo), Const(2, "int64")))),
-                       If(BinOp("<", it.coord(mid, parent), i), [Assign(lo, BinOp("+", mid, one))], [Assign(hi, mid)])]),
-                Declare(q, "int64", Select(and_(BinOp("<", lo, end), BinOp("==", it.coord(lo, parent), i)),
-                                           lo, Const(-1, "int64")))]
+                       If(BinOp("<", probe, i), [Assign(lo, BinOp("+", mid, one))], [Assign(hi, mid)])]),
+                hit]
 
     def py_find(self, arrays: dict, sizes: dict, parent, i: int) -> int:
         """The interpreter's search: the child position of ``i`` under ``parent``, or -1."""

@@ -24,7 +24,7 @@ import numpy as np
 from ..algebra import Operator, helper_impl
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
-from ..imperative.ir import BinOp, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
+from ..imperative.ir import BinOp, BufferArg, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
 from ..imperative.cints import constant_shift, wrap
 from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
@@ -193,7 +193,7 @@ def names_used(stmts) -> set:
         for n in ir_walk(s):
             if isinstance(n, Var):
                 out.add(n.name)
-            elif isinstance(n, (Load, Store, Grow, Prefetch)):
+            elif isinstance(n, (Load, Store, Grow, Prefetch, BufferArg)):
                 out.add(n.buffer)
     return out
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from .. import serialize
 from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select, Var, While, and_
+from ..imperative.search import lower_bound_call
 from ..levels import RunList, SparseRunList
 from .iterators import ModeIterator, iterated_by, register_iterator
 
@@ -100,15 +101,12 @@ class RunListIterator(ModeIterator):
     def search_stmts(self, q, parent, i, fresh):
         """Bisect the fiber's runs for the first that ends past ``i``: ``i`` is in it when it
         starts at or before ``i`` (always, for a RunList's runs cover the fiber)."""
-        lo, hi, end, mid = fresh("lo"), fresh("hi"), fresh("end"), fresh("mid")
-        one = Const(1, "int64")
+        lo, end = fresh("lo"), fresh("end")
         right = self.param(self.run_end)
         first, stop, _ = self._runs(parent)
         found = and_(BinOp("<", lo, end), BinOp("<=", self._run_start(lo, first), i))
-        return [Declare(lo, "int64", first), Declare(end, "int64", stop), Declare(hi, "int64", end),
-                While(BinOp("<", lo, hi),
-                      [Declare(mid, "int64", BinOp("+", lo, BinOp("/", BinOp("-", hi, lo), Const(2, "int64")))),
-                       If(BinOp("<=", Load(right, mid), i), [Assign(lo, BinOp("+", mid, one))], [Assign(hi, mid)])]),
+        return [Declare(end, "int64", stop),
+                Declare(lo, "int64", lower_bound_call(right, first, end, BinOp("+", i, Const(1, "int64")))),
                 Declare(q, "int64", Select(found, lo, Const(-1, "int64")))]
 
     def py_runs(self, arrays: dict, parent) -> list:

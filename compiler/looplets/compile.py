@@ -373,7 +373,7 @@ def _record_int_facts(trace, facts, stmts) -> None:
     search or a cut at ``min(last, size)`` is not in the C. Only the facts about arrays and locals
     the kernel ``stmts`` still reads (a phase's stop the cleanup replaced is no longer there)."""
     nodes = list(ir_walk(tuple(stmts)))
-    used = {n.name for n in nodes if isinstance(n, Var)} | {n.buffer for n in nodes if isinstance(n, ir.Load)}
+    used = {n.name for n in nodes if isinstance(n, Var)} | {n.buffer for n in nodes if isinstance(n, (ir.Load, ir.BufferArg))}
     records = [r for r in facts.records() if r["subject"] in used]
     if not records:
         return

@@ -47,7 +47,8 @@ from .looplets import (AcceptRun, Case, Fill, Lookup, Switch, Phase, Positions, 
 from .fibers import SubFiber, TensorInfo, child_fiber, fiber_tag, fill_value
 from .gallop_looplets import (unfurl_sparse_block_list_gallop, unfurl_sparse_byte_map_gallop,
                               unfurl_sparse_hash_gallop, unfurl_sparse_list_gallop, unfurl_sparse_run_list_gallop)
-from .searching import gallop_from, lower_bound_stmts, search_stmts
+from ..imperative.search import lower_bound_call
+from .searching import gallop_from, search_stmts
 
 
 def declare_last(ctx, f: SubFiber, last, q, q_stop, crd_b, mode: int = 0):
@@ -783,7 +784,7 @@ def unfurl_sparse_list_follow(f: SubFiber, ctx, mode, child_of=None):
 
     def body(i):
         q = Var(ctx.fresh(f"q{t}"))
-        search = [Declare(q, "int64", q0)] + lower_bound_stmts(q, q0, q_stop, idx_b, i, ctx.fresh)
+        search = [Declare(q, "int64", lower_bound_call(idx_b, q0, q_stop, i))]
         found = ir.and_(BinOp("<", q, q_stop), BinOp("==", Load(idx_b, q), i))
         return Thunk(tuple(search), Switch((Case(found, Run(child_fiber(f, child_of(q)))),
                                             Case(Const(True, "bool"), Fill(fill_value(info))))))

@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from ..imperative.guard import CheckCoordinate
 from ..opimpls import UNARY_MATH
-from ..imperative.ir import (Allocate, Assign, Block, Call, CompoundAssign, Declare, For, Grow, If, Load, Store, Var,
+from ..imperative.ir import (SEARCH_FUNCTIONS, Allocate, Assign, Block, BufferArg, Call, CompoundAssign, Declare, For, Grow, If, Load, Store, Var,
                              While)
 from ..imperative.traverse import assigned_names, walk
 
@@ -50,7 +50,8 @@ def _candidate(loop, body, dtypes):
     if any(isinstance(n, CheckCoordinate) for n in nodes):
         return None  # (a slot loaded before the loop would be read before the check of its coordinate)
     calls = [n for n in nodes if isinstance(n, Call)]
-    if calls and any(c.function not in ("sqrt", "exp", "log", "pow", "fmin", "fmax") + UNARY_MATH for c in calls):
+    if calls and any(c.function not in ("sqrt", "exp", "log", "pow", "fmin", "fmax") + UNARY_MATH + SEARCH_FUNCTIONS
+                     for c in calls):
         return None  # helpers could read the buffer
     slot, mixed = {}, set()   # each buffer's first index read or written; those read or written at another
     for n in nodes:
@@ -59,7 +60,7 @@ def _candidate(loop, body, dtypes):
                 slot[n.buffer] = n.index
             elif n.index != slot[n.buffer]:
                 mixed.add(n.buffer)
-        elif isinstance(n, (Grow, Allocate)):
+        elif isinstance(n, (Grow, Allocate, BufferArg)):   # (a search reads its buffer anywhere)
             mixed.add(n.buffer)
     for st in (n for n in nodes if isinstance(n, Store)):
         b = st.buffer

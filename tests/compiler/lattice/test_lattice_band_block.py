@@ -185,7 +185,8 @@ def test_a_block_list_walks_positions_with_its_block_beside_them():
 def test_a_block_list_diagonal_bisects_the_blocks():
     """``A[i, i]``: the first block ending past i, i stored if the block starts at or before it."""
     k = matrix_case("y[i] = A[i, i]", A6, None, None, 0.0, SparseBlockList)
-    assert "A1_idx[midA1] <= i" in k.c_source
+    # (the binary search's helper: the first block whose end, past its last coordinate, is past i)
+    assert "int64_t loA1 = lower_bound_int64(A1_idx, A1_pos[i], endA1, i + 1);" in k.c_source
     np.testing.assert_array_equal(k(A=band_matrix(A6, level=SparseBlockList)).to_numpy(), np.diagonal(A6))
 
 

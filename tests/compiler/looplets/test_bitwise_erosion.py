@@ -131,9 +131,11 @@ def test_each_kernel_agrees_with_the_interpreter_and_keeps_garbage_padding_out(f
     assert not re.search(r"= -1 < \w+ \? -1", eroder.kernel.c_source), eroder.kernel.c_source[:3000]
     if fmt == "sparse":
         # a step of three or more steppers is its last point, their values picked (point_steps):
-        # the cross's C was 4,874 lines and the box's 1,569 (16 arms a step over five steppers)
+        # the cross's C was 4,874 lines and the box's 1,569 (16 arms a step over five steppers); then
+        # 3,653 and 1,510 with each seek an 18-line gallop inline, 2,264 and 1,189 with a helper's call
         lines = len(eroder.kernel.c_source.splitlines())
-        assert lines < {"box": 1550, "cross": 3700}[footprint], lines
+        assert lines < {"box": 1200, "cross": 2300}[footprint], lines
+        assert eroder.kernel.c_source.count("step = step * 2") == 1   # (the one helper's)
         assert any("one point a step" in s.note for s in eroder.kernel.trace.steps)
 
 

@@ -99,11 +99,12 @@ def conv1d_per_tap(B, A, F):
 
 
 def loops_around_searches(c_source) -> list:
-    """For each binary search (``while (lo < hi)``) of a kernel, the loops enclosing it."""
+    """For each search of a kernel (a call of a search helper: ``q = seek_int64(...)``), the loops
+    enclosing it."""
     stack, out = [], []
     for line in c_source.splitlines():
         text = line.strip()
-        if text.startswith("while (lo") and "< hi" in text:
+        if re.search(r" = (seek|seek_back|lower_bound)_\w+\(", text):
             out.append([h for h in stack if h.startswith(("for (", "while ("))])
         stack.extend([text] * text.count("{"))
         for _ in range(text.count("}")):

@@ -84,12 +84,12 @@ def test_the_fused_kernel_on_any_operands(shape, density_a, density_b, special, 
 
 def test_each_row_gallops_from_bs_carried_cursor():
     """b's cursor is declared once, before the loop over A's rows; each row's seek gallops from it
-    (``step`` doubling) within b, and nothing bisects the rest of b from the cursor to its end."""
+    (the galloping helper's call) within b, and nothing bisects the rest of b from the cursor to its end."""
     a, b = operands((6, 7), 0.3, 0.8, False, 3)
     kernel = check(a, b, "csr", "looplets")
     src = kernel.c_source
     before, rows = src.split("for (int64_t i = 0; i < A0_size; i++) {", 1)
     assert "int64_t qb = b0_pos[0];" in before and "int64_t qb_stop = b0_pos[1];" in before
-    assert "while (qb + step < qb_stop && b0_idx[qb + step] < " in rows, src
-    assert "int64_t hi = qb_stop;" not in src
+    assert "qb = seek_int64(b0_idx, qb, qb_stop, " in rows, src
+    assert "int64_t hi = qb_stop;" not in src and "lower_bound" not in src
     assert any(s.stage == "carry" and "b on j" in s.note for s in kernel.trace.steps)
