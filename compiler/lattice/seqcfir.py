@@ -409,7 +409,9 @@ class Compiler:
             loc = simplify(located, defs, self.rewrites)
             if not isinstance(loc, EMPTIES):
                 kept.append((loc, iterated))
-        L = build_seq_lattice(seq, defs)
+        # (a group of a split straddling a concatenation's operands is visited by each operand's
+        # loop: right unless the body reduces the group into a temporary)
+        L = build_seq_lattice(seq, defs, straddle=not _holds_temporary(f.body))
         self.lattices.append((f.index, L))
         loops = []
         for p in L.points:
@@ -430,6 +432,15 @@ class Compiler:
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
         return loops[0] if len(loops) == 1 else Block(tuple(loops))
+
+
+def _holds_temporary(s: Stmt) -> bool:
+    """Whether ``s`` allocates a scalar temporary (a reduction's, reset at each visit)."""
+    if isinstance(s, Alloc):
+        return True
+    if isinstance(s, Block):
+        return any(_holds_temporary(x) for x in s.stmts)
+    return isinstance(s, Forall) and _holds_temporary(s.body)
 
 
 @serialize.node
