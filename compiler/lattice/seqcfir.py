@@ -411,7 +411,7 @@ class Compiler:
                 kept.append((loc, iterated))
         # (a group of a split straddling a concatenation's operands is visited by each operand's
         # loop: right unless the body reduces the group into a temporary)
-        L = build_seq_lattice(seq, defs, straddle=not _holds_temporary(f.body))
+        L = build_seq_lattice(seq, defs, straddle=not _holds_temporary(f.body) and _splits_concats(f.seq))
         self.lattices.append((f.index, L))
         loops = []
         for p in L.points:
@@ -432,6 +432,14 @@ class Compiler:
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
         return loops[0] if len(loops) == 1 else Block(tuple(loops))
+
+
+def _splits_concats(seq: Seq) -> bool:
+    """Whether each split (``π0``) in ``seq`` as derived splits a concatenation itself, as a stack's
+    ravels concatenated (a concatenation under a product, a vstack collapsed, is distributed over
+    later, and its second part's inner loop is not live there: a straddling group is refused)."""
+    return all(not isinstance(n, Project) or n.k != 0 or isinstance(n.a, Concat)
+               or not any(isinstance(x, Concat) for x in walk(n.a)) for n in walk(seq))
 
 
 def _holds_temporary(s: Stmt) -> bool:

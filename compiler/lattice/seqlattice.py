@@ -433,8 +433,10 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
     * a projection ``π0(a ⊔ b, J)`` with ``J`` not dividing ``|a|``: a group straddles the two
       fissioned loops and is visited by both, each over its own part of the group: right where
       the loop's body writes the group's entries one by one (``straddle``: the caller found no
-      temporary in it; ``stack([A, B]).reshape(5, 8)`` of 4x5 matrices), wrong where it reduces
-      them into a temporary first, which the second visit would start again from its identity;
+      temporary in it, and the concatenation is the projection's operand, or a part of one:
+      ``stack([A, B]).reshape(5, 8)`` of 4x5 matrices), wrong where it reduces them into a
+      temporary first, which the second visit would start again from its identity (and not
+      supported under a product or a slice);
       likewise ``π0((a ∪ b) × c, J)``, whose group the loop after ``a`` runs out would visit again.
 
     >>> from compiler.lattice.sequences import Level, Product, Union
@@ -449,8 +451,15 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
                     return (f"{node}: a union or concatenation ({inner}) in the right operand of a product "
                             f"is not supported (the lattice takes edges only from the left operand)")
         if isinstance(node, Project) and node.k == 0:
+            # (the concatenations the group's loops fission directly: a concat of concats)
+            top, stack = [], [node.a]
+            while stack:
+                x = stack.pop()
+                if isinstance(x, Concat):
+                    top.append(x)
+                    stack += [x.a, x.b]
             for at, cat in boundaries(node.a):
-                if at % node.J and not straddle:
+                if at % node.J and not (straddle and any(cat is c for c in top)):
                     return (f"{node}: the groups of {node.J} straddle position {at}, where {cat} moves "
                             f"on to its second operand; such a split of a concatenation is not supported "
                             f"where a group is reduced (each loop would reduce its own part of it)")
