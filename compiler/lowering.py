@@ -70,13 +70,22 @@ _CACHE: dict = {}
 #: looplets' ``loop_program``), so lower() knows its tensors' ranks before it picks formats
 _PROGRAM_READERS: dict[str, Callable] = {}
 
+#: per strategy, a function ``(statement, formats) -> {tensor: why}`` saying which operands of index
+#: notation with shape operators its kernel would gather (locate at each coordinate of their
+#: extents), raising its StrategyError where it refuses the statement (:func:`_converting`)
+_GATHERS: dict[str, Callable] = {}
 
-def register_strategy(name: str, fn: Callable, read_function: Callable | None = None) -> None:
+
+def register_strategy(name: str, fn: Callable, read_function: Callable | None = None,
+                      gathers: Callable | None = None) -> None:
     """Make ``fn(program, formats, trace, **options) -> Lowered`` available as ``strategy=name``;
-    ``read_function`` turns a plain Python function into the strategy's program."""
+    ``read_function`` turns a plain Python function into the strategy's program; ``gathers`` says
+    which operands of a statement with shape operators its kernel would gather."""
     _STRATEGIES[name] = fn
     if read_function is not None:
         _PROGRAM_READERS[name] = read_function
+    if gathers is not None:
+        _GATHERS[name] = gathers
 
 
 def strategies() -> list[str]:
@@ -199,7 +208,9 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     ``"looplets"`` (the one strategy that lowers loop programs; the trace's first step says so).
     Index notation with shape operators (``collapse``, ``concat``, slices, constant indices, ...)
     is lowered by ``"lattice"`` (BURRITO's sequence expressions) where it lowers the statement for
-    these tensors, else by ``"looplets"``, which lowers every shape operator; the trace's first
+    these tensors, else by ``"looplets"``, which lowers every shape operator; an input the lattice
+    walks against its storage order (a CSC's ravel) it reads converted where looplets would
+    gather it (locate each coordinate of its extents) or refuse the statement. The trace's first
     step says which and why.
 
     ``program`` may also be an array expression (:class:`compiler.array.Array`): the kernel of its
@@ -298,45 +309,85 @@ def _lower_shaped(program, checked, functions, trace, options, tensors, facts=No
     """Index notation with shape operators given no strategy: the lattice strategy's kernel, or
     where it refuses the statement (a format it does not walk, a fill other than 0, a discordant
     walk, values it cannot skip, ...) the looplets', the trace's ``strategy`` step saying which.
-    The lattice converts no input here (an input walked against its storage order, which it reads
-    converted given ``strategy='lattice'``, is refused). A kernel called with values the lattice's
-    would not serve is lowered again the same way."""
+    An input the lattice walks against its storage order it reads converted (``strategy='lattice'``
+    does so always) only where looplets would gather that statement (locate each coordinate of an
+    operand's extents: :func:`_converting`) or refuse it; where looplets walk every operand as
+    stored, they lower it. A kernel called with values the lattice's would not serve is lowered
+    again the same way."""
     from .trace import Trace
     attempt = None if trace is None else Trace()     # (a refused attempt leaves the caller's trace alone)
+    chosen = {**options, "convert": False}
     try:
-        # (without converting an input: where the lattice would read one converted, looplets walk it
-        # as stored, or the array front end tries another form; strategy='lattice' converts it)
-        kernel = _lower(program, "lattice", checked, functions, attempt, {**options, "convert": False}, tensors,
+        # (without converting an input first: where the lattice would read one converted, looplets
+        # may walk it as stored)
+        kernel = _lower(program, "lattice", checked, functions, attempt, chosen, tensors,
                         facts, auto=LATTICE_NOTE, fit=fit)
     except StrategyError as e:
-        refusal = e
-        try:
-            kernel = _lower(program, "looplets", checked, functions, trace, options, tensors, facts,
-                            auto=_looplets_note(e), fit=fit)
-        except StrategyError as both:
-            # (neither strategy lowers it: the user reads both reasons, looplets' first)
-            err = StrategyError(f"{str(both).removesuffix(LATTICE_HINT)}; the lattice strategy refused it too: "
-                                f"{str(refusal).removesuffix(LOOPLETS_HINT)}")
-            err.trace = getattr(both, "trace", None)
-            raise err from None
-    else:
-        if trace is not None:
-            trace.steps.extend(attempt.steps)
-            kernel.trace = trace
-        if getattr(kernel, "falls_back", False):
-            return kernel     # (lower()'s cache returned it: its relower falls back already)
-        kernel.falls_back = True
-        relower = kernel.relower
-        given = {name: _format_only(value) for name, value in tensors.items()}
-
-        def again(wider, formats=None):
+        refusal, kernel = e, None
+        why = _converting(program, functions, tensors, e)
+        if why:
+            attempt = None if trace is None else Trace()
             try:
-                return relower(wider, formats)
-            except StrategyError as e:
-                return _lower(program, "looplets", checked, functions, None, options, {**given, **(formats or {})},
-                              wider, auto=_looplets_note(e), fit=fit)
-        kernel.relower = again
+                kernel = _lower(program, "lattice", checked, functions, attempt, options, tensors, facts,
+                                auto=why, fit=fit)
+                chosen = options
+            except StrategyError:
+                kernel = None
+        if kernel is None:
+            try:
+                return _lower(program, "looplets", checked, functions, trace, options, tensors, facts,
+                              auto=_looplets_note(e), fit=fit)
+            except StrategyError as both:
+                # (neither strategy lowers it: the user reads both reasons, looplets' first)
+                err = StrategyError(f"{str(both).removesuffix(LATTICE_HINT)}; the lattice strategy refused it too: "
+                                    f"{str(refusal).removesuffix(LOOPLETS_HINT)}")
+                err.trace = getattr(both, "trace", None)
+                raise err from None
+    if trace is not None:
+        trace.steps.extend(attempt.steps)
+        kernel.trace = trace
+    if getattr(kernel, "falls_back", False):
+        return kernel     # (lower()'s cache returned it: its relower falls back already)
+    kernel.falls_back = True
+    relower = kernel.relower
+    given = {name: _format_only(value) for name, value in tensors.items()}
+
+    def again(wider, formats=None):
+        try:
+            return relower(wider, formats)
+        except StrategyError as e:
+            return _lower(program, "looplets", checked, functions, None, options, {**given, **(formats or {})},
+                          wider, auto=_looplets_note(e), fit=fit)
+    kernel.relower = again
     return kernel
+
+
+def _converting(program, functions, tensors: dict, refusal: StrategyError) -> str:
+    """Why the lattice strategy reading an input converted is the kernel to lower, where it refused
+    to walk that input as stored (``refusal``): the looplets' kernel would gather an operand (its
+    loops locate each coordinate of its extents where the lattice's walk the converted copy's
+    entries, an O(nnz + extent) conversion; asked of the looplets' plan, :data:`_GATHERS`), or
+    looplets refuse the statement; ``""`` where looplets walk every operand as stored."""
+    converts = getattr(refusal, "converts", None)
+    gathers = _GATHERS.get("looplets")
+    if converts is None or gathers is None:
+        return ""
+    tensor, how = converts
+    parsed = _parsed(program)[0] if isinstance(program, str) and not functions else \
+        parse(program, functions) if isinstance(program, str) else program
+    ndims = _ndims(parsed)
+    formats = {name: _as_format(name, value, ndims.get(name)) for name, value in tensors.items() if name in ndims}
+    try:
+        gathered = gathers(parsed, formats)
+    except StrategyError as e:
+        return (f"shape operators: lowered with the lattice strategy, {how}: it walks {tensor} against its "
+                f"storage order, and looplets refuse the statement ({str(e).removesuffix(LATTICE_HINT)})")
+    if not gathered:
+        return ""
+    name, why = next(iter(gathered.items()))
+    return (f"shape operators: lowered with the lattice strategy, {how}: it walks {tensor} against its storage "
+            f"order, and looplets would gather {name} ({why}: each coordinate of its extents located, where the "
+            f"lattice walks the stored entries)")
 
 
 #: lower()'s first look: (program text, strategy, what each tensor's format and facts are, by the

@@ -14,9 +14,9 @@ materialized, each in the trace's ``materialize`` steps with the node and why (a
 strategy refuses is a ``retry`` step, saying what was tried instead, which may still be one kernel):
 
 - other shape operators (an integer index of an expression), or all of them when the statement
-  with its shape operators is refused (both strategies refuse a CSC's rows sliced into CSR, or
-  a stack reshaped with a row straddling two operands, for instance; a reshape with an axis kept
-  as a loop of its own is first tried as a split of its operand's whole ravel, which looplets
+  with its shape operators is refused (both strategies refuse a stack reshaped with a row
+  straddling two operands and each row summed, for instance; a reshape with an axis kept as a
+  loop of its own is first tried as a split of its operand's whole ravel, which looplets
   gather): computed on their operands'
   entries by :mod:`compiler.array.shapeops` (an operand that is itself an expression is computed
   first, by its own kernel);
@@ -24,7 +24,8 @@ strategy refuses is a ``retry`` step, saying what was tried instead, which may s
 The default result of shape operators over CSC matrices only (no transpose) is CSC, their order
 (:func:`keeps_column_order`); of a stack whose matrices are neither all CSR nor all CSC, COO, as
 scipy's ``sp.vstack([csr, coo])`` and ``sp.hstack([csc, csr])`` (:func:`stacks_as_coo`); where that
-statement is refused, CSR, the refusal in the trace.
+statement is refused, CSR, the refusal in the trace (and, given no strategy, where its kernel
+gathers an operand and the CSR one does not: a ``retry`` step says so).
 - an extent-1 axis of a stored tensor broadcast against a longer one: that tensor without the axis
   (``squeeze_tensor``);
 - a reduction inside an elementwise operator when the strategy refuses it there (looplets, where
@@ -283,9 +284,14 @@ class Emitter:
 
     def emit_extent_one(self, child: Node):
         """``child``, all of whose axes are extent 1, read at its one entry: a stored tensor at
-        the constant index 0 of each axis, an expression with each axis broadcast away."""
+        the constant index 0 of each axis, and so is each tensor of an expression of no shape
+        operator (``(A * 2).reshape(())`` of a 1x1 ``A`` is ``out[] = A[0, 0] * 2``); an expression
+        with shape operators with each axis broadcast away."""
         if isinstance(child, Leaf):
             return Access(self.name(child.tensor), (0,) * child.ndim)
+        if not _has_shape_ops(child):
+            # (the constants pass through operators, transposes and broadcasts to each tensor's axes)
+            return self.emit(child, (0,) * child.ndim, top=False)
         return self.emit(child, (None,) * child.ndim, top=False)
 
     def emit_concat(self, node: ShapeOp, idx: tuple):
@@ -481,7 +487,10 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
             # (a CSC's rows sliced or stacked: the result in the operands' order first, one kernel
             # writing CSC; where that is refused, CSR as for any other operand)
             attempts.insert(0, (False, True, True, "csc"))
-    for split, default_sparse, fuse, order in attempts:
+    held = None   # (a kernel into the operands' order that gathers: kept if the next form does no better)
+    for n, (split, default_sparse, fuse, order) in enumerate(attempts):
+        if held is not None and not fuse:
+            return held
         em = Emitter(strategy, checked, split_reductions=split, materialized=materialized, fuse_shapes=fuse)
         assign, tensors, em = notation(node, em)
         out = output_format(node, order or format, tensors) if (format is not None or default_sparse) else None
@@ -520,7 +529,21 @@ def lower_node(node: Node, format=None, strategy=None, checked: bool = False, ma
         kernel = copy.copy(kernel)   # (the cached kernel keeps its own trace and tensors)
         kernel.trace = Trace(trace.steps + kernel.trace.steps)
         kernel.arguments = tensors
+        gathers = strategy is None and bool(kernel.trace.find("gather"))
+        if held is not None and gathers:
+            return held
+        if order is not None and gathers and n + 1 < len(attempts) and attempts[n + 1][2]:
+            # (given no strategy, a kernel writing the operands' order that gathers an operand, locating
+            # each coordinate of its extents, is kept only where the default result's does no better)
+            held = (kernel, tensors)
+            refused.append((f"the statement with its shape operators into {order.upper()} ({ORDER_WHY[order]})",
+                            f"the default choice of strategy (the {kernel.strategy} kernel gathers)",
+                            "an operand located at each coordinate of its extents: "
+                            + "; ".join(s.note for s in kernel.trace.find("gather")), assign))
+            continue
         return kernel, tensors
+    if held is not None:
+        return held
     raise AssertionError("unreachable")
 
 

@@ -409,7 +409,9 @@ class Compiler:
             loc = simplify(located, defs, self.rewrites)
             if not isinstance(loc, EMPTIES):
                 kept.append((loc, iterated))
-        L = build_seq_lattice(seq, defs)
+        # (a group of a split straddling a concatenation's operands is visited by each operand's
+        # loop: right unless the body reduces the group into a temporary)
+        L = build_seq_lattice(seq, defs, straddle=not _holds_temporary(f.body) and _splits_concats(f.seq))
         self.lattices.append((f.index, L))
         loops = []
         for p in L.points:
@@ -430,6 +432,23 @@ class Compiler:
             self.rewrites.append(Rewrite("empty-loop", str(f.seq), "skip"))
             return Skip()
         return loops[0] if len(loops) == 1 else Block(tuple(loops))
+
+
+def _splits_concats(seq: Seq) -> bool:
+    """Whether each split (``π0``) in ``seq`` as derived splits a concatenation itself, as a stack's
+    ravels concatenated (a concatenation under a product, a vstack collapsed, is distributed over
+    later, and its second part's inner loop is not live there: a straddling group is refused)."""
+    return all(not isinstance(n, Project) or n.k != 0 or isinstance(n.a, Concat)
+               or not any(isinstance(x, Concat) for x in walk(n.a)) for n in walk(seq))
+
+
+def _holds_temporary(s: Stmt) -> bool:
+    """Whether ``s`` allocates a scalar temporary (a reduction's, reset at each visit)."""
+    if isinstance(s, Alloc):
+        return True
+    if isinstance(s, Block):
+        return any(_holds_temporary(x) for x in s.stmts)
+    return isinstance(s, Forall) and _holds_temporary(s.body)
 
 
 @serialize.node

@@ -420,8 +420,9 @@ def boundaries(s: Seq) -> list:
     return []
 
 
-def unsupported(seq: Seq) -> str | None:
-    """Why the lattice of ``seq`` cannot be iterated by the paper's loops, or None.
+def unsupported(seq: Seq, straddle: bool = False) -> str | None:
+    """Why the lattice of ``seq`` cannot be iterated by the paper's loops, or None (``straddle``:
+    a group may straddle a concatenation's operands, see below).
 
     * a union or concatenation inside a product's right operand (unless its left operand is a
       concatenation, which :func:`simplify` distributes the product over, or the right operand is a
@@ -430,8 +431,13 @@ def unsupported(seq: Seq) -> str | None:
       operand (Fig. 13), so the right one's operands running out separately is no state of the
       lattice, and the drop-out loop would skip the other operand's rest of the fiber;
     * a projection ``π0(a ⊔ b, J)`` with ``J`` not dividing ``|a|``: a group straddles the two
-      fissioned loops and would be visited by both; likewise ``π0((a ∪ b) × c, J)``, whose
-      group the loop after ``a`` runs out would visit again.
+      fissioned loops and is visited by both, each over its own part of the group: right where
+      the loop's body writes the group's entries one by one (``straddle``: the caller found no
+      temporary in it, and the concatenation is the projection's operand, or a part of one:
+      ``stack([A, B]).reshape(5, 8)`` of 4x5 matrices), wrong where it reduces them into a
+      temporary first, which the second visit would start again from its identity (and not
+      supported under a product or a slice);
+      likewise ``π0((a ∪ b) × c, J)``, whose group the loop after ``a`` runs out would visit again.
 
     >>> from compiler.lattice.sequences import Level, Product, Union
     >>> a, b, c = (Level(t, 0, "compressed", 2) for t in "abc")
@@ -445,10 +451,18 @@ def unsupported(seq: Seq) -> str | None:
                     return (f"{node}: a union or concatenation ({inner}) in the right operand of a product "
                             f"is not supported (the lattice takes edges only from the left operand)")
         if isinstance(node, Project) and node.k == 0:
+            # (the concatenations the group's loops fission directly: a concat of concats)
+            top, stack = [], [node.a]
+            while stack:
+                x = stack.pop()
+                if isinstance(x, Concat):
+                    top.append(x)
+                    stack += [x.a, x.b]
             for at, cat in boundaries(node.a):
-                if at % node.J:
+                if at % node.J and not (straddle and any(cat is c for c in top)):
                     return (f"{node}: the groups of {node.J} straddle position {at}, where {cat} moves "
-                            f"on to its second operand; such a split of a concatenation is not supported")
+                            f"on to its second operand; such a split of a concatenation is not supported "
+                            f"where a group is reduced (each loop would reduce its own part of it)")
             for inner in walk(node.a):
                 if isinstance(inner, Product) and any(isinstance(u, Union) for u in walk(inner.a)):
                     return (f"{node}: a split of a product over a union ({inner}) is not supported (a "
@@ -456,13 +470,14 @@ def unsupported(seq: Seq) -> str | None:
     return None
 
 
-def build_seq_lattice(seq: Seq, defs=frozenset()) -> SeqLattice:
+def build_seq_lattice(seq: Seq, defs=frozenset(), straddle: bool = False) -> SeqLattice:
     """The lattice of ``seq`` (Fig. 12), top-down, with memoized points.
 
     ``defs``: the live iterator keys of enclosing loops (a level below one of them, or a π1 of
-    their π0, is bound there); None: every level is taken as bound.
+    their π0, is bound there); None: every level is taken as bound. ``straddle``: the loop writes
+    each entry of a group as it visits it (:func:`unsupported`).
     """
-    why = unsupported(seq)
+    why = unsupported(seq, straddle)
     if why:
         raise SequenceError(why)
     log: list = []

@@ -14,8 +14,9 @@ inputs are Dense, SparseList and SparseCOO levels of fill 0 (or of one other fil
 copies their entries: :func:`~compiler.lattice.seqderive.copy_fill`), sliced with any step (a
 negative one walks the levels from their ends) and indexed by constants; an input the loops walk
 against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
-each call (a ``convert`` step; not where lower() chooses the strategy, which passes
-``convert=False``). What it cannot lower is refused naming
+each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
+and the refusal carries ``converts``: that tensor and how it would be converted, which it weighs
+against the looplets' kernel). What it cannot lower is refused naming
 ``strategy='looplets'``, which lowers every shape operator (and which :func:`compiler.lower` takes
 then, given no strategy).
 
@@ -101,16 +102,24 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
         except DiscordantWalk as e:
             t = e.tensor
             fmt = formats[t]
-            if not convert or t in converted or tuple(fmt.mode_order) == tuple(range(len(fmt.mode_order))):
+            if t in converted or tuple(fmt.mode_order) == tuple(range(len(fmt.mode_order))):
                 raise StrategyError(f"{e}; {LOOPLETS}") from None
             # (the sequences walk every level under its parent: a CSC collapsed row-major is read
             # as a CSR, its copy converted before each call, as the lattice reads any discordant input)
-            converted[t] = Format(fmt.root, tuple(range(len(fmt.mode_order))))
-            formats = {**formats, t: converted[t]}
-            inputs[t] = ShapedFormat(converted[t], tuple(shapes[t]))
+            natural = Format(fmt.root, tuple(range(len(fmt.mode_order))))
+            how = f"{t} read as {format_text(natural)}, converted before each call ({t}.asformat, " \
+                  f"{conversion_cost(fmt, natural)})"
+            if not convert:
+                refusal = StrategyError(f"{e}; {LOOPLETS}")
+                # (lower() choosing the strategy weighs that conversion against the looplets' gather)
+                refusal.converts = (t, how)
+                raise refusal from None
+            converted[t] = natural
+            formats = {**formats, t: natural}
+            inputs[t] = ShapedFormat(natural, tuple(shapes[t]))
             trace.record("convert", before=program, after=program,
-                         note=f"{t} is {format_text(fmt)}: {e}; the kernel reads {t} as {format_text(converted[t])}, "
-                              f"converted before each call ({t}.asformat, {conversion_cost(fmt, converted[t])})")
+                         note=f"{t} is {format_text(fmt)}: {e}; the kernel reads {t} as {format_text(natural)}, "
+                              f"converted before each call ({t}.asformat, {conversion_cost(fmt, natural)})")
         except (StrategyError, SequenceError) as e:
             raise StrategyError(f"{e}; {LOOPLETS}") from None
     dtype = None if out_format is None else np.dtype(out_format.dtype).name

@@ -47,6 +47,7 @@ from .errors import ProgramError
 from .language import LoopProgram, install_compiler, loop_program
 from .coordinates import mark_computed
 from .fibers import Namer, TensorInfo, UnfurlContext
+from .gathers import gathered, gathered_in
 from .looplet_provenance import MAX_LOOPLETS
 from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
@@ -584,6 +585,10 @@ def lower_for_runtime(program, formats: dict, trace, **options):
                      note=f"shape operators as wrappers: {shaped.text()}", data=shape_data(program))
         for stage, note in reads:   # (how a collapse under a split or a slice is read: walked or gathered)
             trace.record(stage, after=str(prog), note=note)
+        for t, why in gathered_in(prog, formats, program.lhs.tensor, discordant_only=True).items():
+            # (the loops a shape operator became are not reordered: such a level is searched for each
+            # coordinate they visit, where lower() given no strategy prefers the lattice's conversion)
+            trace.record("gather", after=str(prog), note=f"{why}: {t} located at each coordinate the loops visit")
     else:
         prog = _as_program(program, result_dtype if isinstance(program, NAssignType()) else None, formats, trace)
     formats = dict(formats)
@@ -782,7 +787,7 @@ def register():
         from ..lowering import register_strategy
     except ImportError:
         return False
-    register_strategy("looplets", lower_for_runtime, read_function=loop_program)
+    register_strategy("looplets", lower_for_runtime, read_function=loop_program, gathers=gathered)
     from ..capabilities import Capabilities, register_capabilities
     from .levels import UNFURL, UPDATABLE
 

@@ -82,9 +82,13 @@ it). Shape operators (concat, stack, slices, and reshapes of any rank: a ravel, 
 matrix or a 3-D array, a 3-D array made a matrix) go into that kernel as the notation's `concat`,
 `slice`, `collapse` and `split`: a reshape collapses the axes it merges and splits the ones it makes.
 A stack reshaped so that its new axis merges with the next is the operands one after the other,
-a `concat` (`ss.array.stack([A, B]).reshape(10, 4)` of 5x4 matrices is a vstack). What no strategy lowers
-(a stack of matrices reshaped so that a row straddles two of them, `ss.array.stack([A, B]).reshape(5, 8)`,
-for instance) is materialized, and the trace's `materialize` step says so; a statement a strategy
+a `concat` (`ss.array.stack([A, B]).reshape(10, 4)` of 5x4 matrices is a vstack); reshaped so that a
+row straddles two of them (`ss.array.stack([A, B]).reshape(5, 8)`), a split of the concatenated ravels,
+which the lattice walks part by part. Given no strategy, a CSC walked against its storage order (its
+ravel, say) is read converted by the lattice (a counting sort) where looplets would locate every
+coordinate of its extents, and the trace's `strategy` step says why. What no strategy lowers (such a
+straddling stack with each row summed, `ss.array.stack([A, B]).reshape(5, 8).sum(axis=1)`, for
+instance) is materialized, and the trace's `materialize` step says so; a statement a strategy
 refuses is a `retry` step, saying what was tried instead."""),
     ("code", """expr = ss.asarray(S) @ ss.asarray(x) + 1
 array_kernel = ss.lower(expr)

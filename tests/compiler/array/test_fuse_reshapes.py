@@ -105,6 +105,23 @@ def test_a_reshape_to_0d_is_its_one_entry(old, fmt, fill, new, strategy):
         assert kernel.strategy == strategy and str(kernel.program) == f"out[] = A[{', '.join('0' * len(old))}]"
 
 
+@pytest.mark.parametrize("fmt, fill, stored, strategy, expr, form", [
+    ("csr", 0.0, True, None, lambda A: A * 2, "out[] = A[0, 0] * 2.0"),
+    ("coo", np.nan, False, None, lambda A: A * 2, "out[] = A[0, 0] * 2.0"),
+    ("dense", 0.0, True, "lattice", lambda A: A.T + A, "out[] = A[0, 0] + A[0, 0]"),
+    ("csc", np.inf, False, "looplets", lambda A: A * 2, "out[] = A[0, 0] * 2.0"),
+    ("csr", np.nan, True, "looplets", lambda A: A.sum(axis=1) * 3, "out[] = sum[i](A[0, i]) * 3.0"),
+    ("coo", 0.0, False, "lattice", lambda A: A.sum(axis=1) * 3, "out[] = sum[i](A[0, i]) * 3.0"),
+])
+def test_a_reshape_to_0d_of_an_expression_is_one_kernel(fmt, fill, stored, strategy, expr, form):
+    # ((A * 2).reshape(()) of a 1x1 A: each tensor read at the constant 0 of each axis, through the
+    # operators, a transpose and a reduction; its axes were squeezed away first, a materialize step)
+    a = np.full((1, 1), -2.5 if stored else fill)     # (an entry not stored reads the fill)
+    A = xp.asarray(ss.Tensor.from_numpy(a, fmt, fill=fill))
+    kernel = fused(expr(A).reshape(()), expr(a).reshape(()), strategy)
+    assert str(kernel.program) == form, kernel.program
+
+
 def test_a_reshape_to_its_own_shape_is_the_operand():
     T = xp.asarray(ss.Tensor.from_numpy(data((2, 3, 4), 0.0), "csf"))
     assert T.reshape(2, 3, -1).node is T.node
@@ -155,7 +172,8 @@ def test_reshapes_by_property(n, ranks, sparse, fill, strategy, data_):
 @pytest.mark.parametrize("fmt, key, shape, strategy", [
     ("csr", np.s_[2:18], (4, 4), "lattice"),
     ("coo", np.s_[1:19:3], (2, 3), "looplets"),
-    ("csc", np.s_[2:18], (4, 4), None),          # (given no strategy: looplets, which walk it as stored)
+    # (given no strategy: the lattice, reading it converted, where looplets would gather it into CSC)
+    ("csc", np.s_[2:18], (4, 4), None),
     ("dense", np.s_[22:4:-3], (3, 2), "looplets"),
     # (the lattice reads a CSC collapsed row-major as a CSR, converted before each call; it refused it)
     ("csc", np.s_[2:18], (4, 4), "lattice"),
@@ -168,7 +186,13 @@ def test_a_split_of_a_slice_of_a_collapse_is_one_kernel(fmt, key, shape, strateg
     assert "split(slice(collapse(" in str(kernel.program)
     if kernel.trace.find("shape-operators"):   # (looplets: the collapse read at start + step·(q + p·|q|))
         assert kernel.trace.find("gather"), kernel.trace
-    assert bool(kernel.trace.find("convert")) == (fmt == "csc" and strategy == "lattice"), kernel.trace
+    assert bool(kernel.trace.find("convert")) == (fmt == "csc" and strategy != "looplets"), kernel.trace
+    if strategy is None:
+        # (the CSC result its operand's order asks for is lowered by looplets only, gathering: set aside)
+        (retry,) = [s.note for s in kernel.trace.find("retry")]
+        assert retry.startswith("the statement with its shape operators into CSC (its operands' order): refused by "
+                                "the default choice of strategy (the looplets kernel gathers)"), retry
+        assert kernel.strategy == "lattice" and "looplets would gather A" in kernel.trace.find("strategy")[0].note
 
 
 @pytest.mark.parametrize("fill", FILLS)
@@ -185,34 +209,66 @@ def test_the_lattice_converts_a_csc_for_a_split_of_a_slice_of_its_ravel(fill):
             "the kernel reads A as csr, converted before each call" in note, note
 
 
-def test_a_csc_reshaped_with_an_axis_kept_is_a_split_of_its_whole_ravel():
-    # its rows split while its columns stay a loop: both strategies would walk the columns inside
-    # the rows, against its storage order; the split of its whole ravel is gathered by looplets,
-    # the trace saying why the first statement was refused
+def test_a_csc_reshaped_with_an_axis_kept_is_read_converted_by_the_lattice():
+    # its rows split while its columns stay a loop: both strategies walk the columns inside the
+    # rows, against its storage order; looplets would locate each row in each column (a gather of
+    # its extents), so the lattice reads it converted (before: the split of its whole ravel, which
+    # looplets gathered, after a retry)
     a = data((6, 4), 0.0, seed=6)
-    kernel = xp.asarray(ss.Tensor.from_numpy(a, "csc")).reshape(2, 3, 4).lower()
-    # (nothing is materialized: the refusal is a retry step, saying what was tried instead)
-    assert kernel.trace.find("materialize") == [], kernel.trace.find("materialize")
-    notes = [s.note for s in kernel.trace.find("retry")]
-    assert len(notes) == 1 and "refused by both strategies" in notes[0], notes
-    assert notes[0].splitlines()[0].endswith("tried instead: the statement with its shape operators, each reshape "
-                                             "a split of its whole ravel, into the default COO"), notes
-    assert "split(split(collapse(" in str(kernel.program) and kernel.trace.find("gather")
-    np.testing.assert_array_equal(kernel().to_numpy(), a.reshape(2, 3, 4))
+    kernel = fused(xp.asarray(ss.Tensor.from_numpy(a, "csc")).reshape(2, 3, 4), a.reshape(2, 3, 4))
+    assert kernel.trace.find("retry") == [] and kernel.strategy == "lattice"
+    assert "split(A[l, k], l -> (i:2, j:3))" in str(kernel.program) and kernel.trace.find("convert")
+    note = kernel.trace.find("strategy")[0].note
+    assert "looplets would gather A (A[j + i * 3, k]: its level 1 (SparseList) is indexed by j + i * 3, whose loop " \
+           "runs outside the one over k of its parent level" in note, note
+    # looplets given the strategy: a split of its whole ravel, gathered (the trace says so)
+    kernel = fused(xp.asarray(ss.Tensor.from_numpy(a, "csc")).reshape(2, 3, 4), a.reshape(2, 3, 4), "looplets")
+    assert "each entry located" in kernel.trace.find("gather")[0].note
 
 
-def test_where_a_reshape_still_materializes_the_trace_says_why():
-    # a stack reshaped with the rows of its result straddling two operands: both strategies refuse
-    # a split of a concatenation whose groups straddle the operands' boundary
-    a = data((5, 4), 0.0, seed=7)
-    A = xp.asarray(ss.Tensor.from_numpy(a, "csr"))
-    kernel = xp.stack([A, A]).reshape(5, 8).lower()
+@pytest.mark.parametrize("fa, fb, fill, out", [
+    ("csr", "csr", 0.0, "coo"), ("csr", "coo", np.nan, "dense"), ("csc", "csr", np.inf, None),
+    ("coo", "dense", 0.0, "csr"), ("dense", "csc", np.nan, "coo"),
+])
+def test_a_stack_whose_rows_straddle_two_operands_is_one_lattice_kernel(fa, fb, fill, out):
+    # stack([A, B]).reshape(5, 8) of 4x5 matrices: row 2 of the result is the end of A's ravel and
+    # the start of B's. A split of the concatenation of the ravels whose groups straddle the
+    # boundary: each operand's loop visits its own part of row 2 (materialized before, both
+    # strategies refusing); by default and given the lattice, into every output format
+    a, b = data((4, 5), fill, seed=21), data((4, 5), fill, seed=22)
+    A, B = (xp.asarray(ss.Tensor.from_numpy(x, f, fill=fill)) for x, f in ((a, fa), (b, fb)))
+    want = np.stack([a, b]).reshape(5, 8)
+    kernel = fused(xp.stack([A, B]).reshape(5, 8), want)
+    assert kernel.strategy == "lattice" and kernel.trace.find("retry") == []
+    assert "split(concat((collapse(A[" in str(kernel.program), kernel.program
+    # (a CSC read converted: looplets refuse the statement)
+    assert bool(kernel.trace.find("convert")) == ("csc" in (fa, fb))
+    if out is not None:
+        fused(xp.stack([A, B]).reshape(5, 8), want, "lattice", ss.parse_format(out, ndim=2, fill=fill))
+    if fa == fb:
+        # three operands, a group spanning the whole middle one
+        c = data((4, 5), fill, seed=23)
+        C = xp.asarray(ss.Tensor.from_numpy(c, fa, fill=fill))
+        fused(xp.stack([A[:1], B[:1], C[:1]]).reshape(1, 15), np.stack([a[:1], b[:1], c[:1]]).reshape(1, 15),
+              "lattice")
+
+
+def test_a_straddled_stack_looplets_refuse_and_a_reduced_one_is_materialized():
+    a, b = data((4, 5), 0.0, seed=24), data((4, 5), 0.0, seed=25)
+    A, B = (xp.asarray(ss.Tensor.from_numpy(x, "csr")) for x in (a, b))
+    # looplets refuse it naming the lattice (a retry step), and it is materialized, still right
+    kernel = xp.stack([A, B]).reshape(5, 8).lower(strategy="looplets")
+    (note,) = [s.note for s in kernel.trace.find("retry")]
+    assert "refused by the looplets strategy" in note and "or lower it with strategy='lattice'" in note, note
+    np.testing.assert_array_equal(kernel().to_numpy(), np.stack([a, b]).reshape(5, 8))
+    # a row reduced: each operand's loop would reduce its own part of row 2 into the temporary and
+    # store it, the second overwriting the first: the lattice refuses it, saying so
+    kernel = xp.stack([A, B]).reshape(5, 8).sum(axis=1).lower()
     retries = [s.note for s in kernel.trace.find("retry")]
-    assert any("refused by both strategies; tried instead: its shape operators computed on their stored entries"
-               in n and "straddle" in n for n in retries), retries
-    notes = [s.note for s in kernel.trace.find("materialize")]
-    assert any(n.startswith("reshape (2, 5, 4) -> (5, 8) materialized") for n in notes), notes
-    np.testing.assert_array_equal(kernel().to_numpy(), np.stack([a, a]).reshape(5, 8))
+    assert any("straddle position 20" in n and "where a group is reduced" in n for n in retries), retries
+    assert any(n.startswith("reshape (2, 4, 5) -> (5, 8) materialized")
+               for n in (s.note for s in kernel.trace.find("materialize")))
+    np.testing.assert_array_equal(kernel().to_numpy(), np.stack([a, b]).reshape(5, 8).sum(axis=1))
 
 
 STACK_CASES = [
@@ -281,20 +337,29 @@ def test_looplets_refuse_the_ravel_of_a_stack_of_matrices_naming_the_lattice():
     assert expr.lower().strategy == "lattice"
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=7, deadline=None)
 @given(parts=st.integers(1, 3), shape=st.sampled_from([(3, 2), (0, 2), (4,), (2, 1, 3)]), axis=st.integers(0, 2),
-       whole=st.booleans(), fmt=st.sampled_from(["dense", "sparse"]), fill=st.sampled_from(FILLS),
-       strategy=st.sampled_from(["lattice", "looplets"]))
+       whole=st.sampled_from([False, True, "rows"]), fmt=st.sampled_from(["dense", "sparse"]),
+       fill=st.sampled_from(FILLS), strategy=st.sampled_from(["lattice", "looplets", None]))
 # (materialized on main)
 @example(parts=2, shape=(3, 2), axis=0, whole=False, fmt="sparse", fill=np.nan, strategy="looplets")
+# (rows of 4 straddling the operands' boundary at 6: materialized on main)
+@example(parts=2, shape=(3, 2), axis=0, whole="rows", fmt="sparse", fill=np.inf, strategy=None)
 def test_stacks_reshaped_by_property(parts, shape, axis, whole, fmt, fill, strategy):
-    # the stack's new axis collapsed with the next (or with every axis after it): against numpy
-    # and the oracle, one kernel where a strategy lowers it
-    axis = min(axis, len(shape))
+    # the stack's new axis collapsed with the next (or with every axis after it, or all its axes
+    # split again into rows of the smallest width dividing its size but not an operand's, which
+    # straddle two operands): against numpy and the oracle, one kernel where a strategy lowers it
+    axis = min(axis, len(shape)) if whole != "rows" else 0
     xs = [data(shape, fill, seed=parts + n) for n in range(parts)]
     stacked = np.stack(xs, axis=axis)
     sh = stacked.shape
-    if axis + 1 < stacked.ndim:
+    size = math.prod(sh)
+    if whole == "rows":
+        part = math.prod(shape)
+        width = next((w for w in range(2, size + 1) if size % w == 0 and part and part % w),
+                     next((w for w in range(3, size + 1) if size % w == 0), 1))
+        new = (size // width, width)
+    elif axis + 1 < stacked.ndim:
         new = sh[:axis] + ((math.prod(sh[axis:]),) if whole else (sh[axis] * sh[axis + 1],) + sh[axis + 2:])
     else:   # (the new axis last, collapsed with the one before it: the operands interleaved)
         new = sh[:axis - 1] + (sh[axis - 1] * sh[axis],)
@@ -309,6 +374,9 @@ def test_stacks_reshaped_by_property(parts, shape, axis, whole, fmt, fill, strat
     if not whole and axis + 1 < stacked.ndim and 0 not in shape:
         # (the operands concatenated along their own axis: a concat both strategies lower)
         assert kernel.trace.find("materialize") == [], [s.note for s in kernel.trace.find("materialize")]
+    if whole == "rows" and strategy != "looplets" and 0 not in shape:
+        # (a split of the concatenated ravels, straddling or not: the lattice's one kernel)
+        assert kernel.strategy == "lattice" and kernel.trace.find("materialize") == [], kernel.trace
 
 
 def test_a_reshape_of_another_size_is_refused_naming_the_shapes():

@@ -257,11 +257,15 @@ def test_a_ravel_of_an_hstack_with_a_broadcast_part_is_still_refused_naming_loop
 
 @st.composite
 def vector_splits(draw):
-    """(parts' lengths, J, formats, fill, density, output): the parts' lengths but the last are
-    multiples of J (no group straddles two parts), the total one too."""
+    """(parts' lengths, J, formats, fill, density, output): the total a multiple of J; the parts'
+    lengths too, or any (a group may straddle two parts, or span a whole part)."""
     J = draw(st.integers(1, 3))
     k = draw(st.integers(2, 3))
-    lengths = [J * draw(st.integers(0, 3)) for _ in range(k)]
+    if draw(st.booleans()):
+        lengths = [J * draw(st.integers(0, 3)) for _ in range(k)]
+    else:
+        lengths = [draw(st.integers(0, 7)) for _ in range(k)]
+        lengths[-1] += -sum(lengths) % J
     fmts = draw(st.lists(st.sampled_from(["dense", "sparse"]), min_size=k, max_size=k))
     return (lengths, J, fmts, draw(st.sampled_from(FILLS)), draw(st.sampled_from([0.0, 0.5, 1.0])),
             draw(st.sampled_from([None, "csr", "coo"])))
@@ -272,11 +276,14 @@ def vector_splits(draw):
 @example(([12, 8], 4, ["dense", "dense"], 0.0, 1.0, None), 0)      # crashed: KeyError ('π0', Offset(...), 4)
 @example(([12, 8], 4, ["sparse", "sparse"], 0.0, 1.0, "csr"), 0)   # y's rows read as empty by the interpreter
 @example(([0, 3, 3], 3, ["sparse", "dense", "sparse"], np.nan, 0.5, "coo"), 1)
+# (groups straddling the parts: refused before, 'the groups of 3 straddle position 5')
+@example(([5, 1, 3], 3, ["sparse", "dense", "sparse"], np.inf, 0.5, "csr"), 2)
 def test_a_split_of_a_concatenation(case, seed):
     """``np.concatenate(parts).reshape(-1, J)``: the loop over π0(a ⊔ b, J) goes on over
     π0(|a| + b, J) once a runs out, and the π1 loop inside follows it (before, the π1 of the
     first side's sequence was not live there: the second part's rows were lost, or the C
-    emission raised a KeyError on the new π0's group)."""
+    emission raised a KeyError on the new π0's group). A group straddling two parts is visited
+    by each part's loop, over its own entries."""
     lengths, J, fmts, fill, density, out = case
     rng = np.random.default_rng(seed)
     names = [f"v{m}" for m in range(len(lengths))]

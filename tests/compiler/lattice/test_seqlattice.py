@@ -197,6 +197,11 @@ def test_unsupported_shapes_are_refused_with_the_reason():
     with pytest.raises(SequenceError, match=r"groups of 2 straddle position 3, where i_b ⊔ i_c moves on"):
         build_seq_lattice(Project(0, Concat(b, c), 2))
     assert unsupported(Project(0, Concat(b, c), 3)) is None
+    # a straddling group where the loop writes each entry as it visits it (no temporary): each
+    # part's loop visits its own part of it; not a concatenation under a product, though
+    assert unsupported(Project(0, Concat(b, c), 2), straddle=True) is None
+    assert unsupported(Project(0, Concat(Concat(a, b), c), 4), straddle=True) is None
+    assert "straddle position 6" in unsupported(Project(0, Product(Concat(b, c), a), 4), straddle=True)
     # the boundary as the projection sees it: here a slice moved it to 1
     u1, u2 = Universe(2, "u1"), Universe(1, "u2")
     assert "straddle position 1" in unsupported(Project(0, Slice(Slice(Concat(u1, u2), 1, 3), 0, 2), 2))

@@ -1,0 +1,49 @@
+"""Which operands the looplets' kernel of a statement with shape operators would gather (locate at
+each coordinate its loops visit), asked of their plan before lowering: no kernel is compiled here.
+New module: every test fails on main (no compiler.looplets.gathers)."""
+
+import pytest
+
+from compiler.errors import StrategyError
+from compiler.format import Format, parse_format
+from compiler.looplets.gathers import gathered
+from compiler.notation import parse
+
+
+def formats(**given):
+    return {t: f if isinstance(f, Format) else parse_format(f, ndim=1 if f in ("dense1", "sparse_vector") else 2)
+            for t, f in given.items()}
+
+
+def test_a_sparse_level_whose_loop_runs_outside_its_parents_is_gathered():
+    # a CSC's rows under a row-major concat: each row located in each column
+    stmt = parse("out[i, j] = concat((A[k, j], B[l, j]), (k, l) -> i)")
+    assert gathered(stmt, formats(A="csc", B="csr")) == {
+        "A": "A[k, j]: its level 1 (SparseList) is indexed by k, whose loop runs outside the one over j of its "
+             "parent level"}
+    # walked in storage order: nothing gathered (a COO's two modes one level, stored row-major)
+    assert gathered(stmt, formats(A="csr", B="coo")) == {}
+    # a dense level is located, not searched: a column-major dense operand is no gather
+    column_major = Format(parse_format("dense", ndim=2).root, (1, 0))
+    assert gathered(stmt, formats(A=column_major, B="csr")) == {}
+
+
+def test_a_level_read_at_a_computed_index_is_gathered():
+    # a split of a slice of a collapse reads the collapse at let-bound quotients, CSR or CSC
+    stmt = parse("out[p, q] = split(slice(collapse(A[i, j], (i, j) -> k), k -> m, (2, 18, 1)), m -> (p:4, q:4))")
+    for fmt in ("csr", "csc"):
+        (why,) = gathered(stmt, formats(A=fmt)).values()
+        assert why.endswith("computed at each coordinate the loops visit"), why
+    assert gathered(stmt, formats(A="dense")) == {}
+    # a strided slice of a CSR's columns: each column located in a loop of one step
+    stmt = parse("out[i, k] = slice(A[i, j], j -> k, (4, -1, -2))")
+    assert gathered(stmt, formats(A="csr")) == {
+        "A": "A[i, t + (4 + k * -2)]: its level 1 (SparseList) is indexed by t + (4 + k * -2), computed at each "
+             "coordinate the loops visit"}
+    # a split of a sparse vector is read at an offset of the inner loop: walked
+    assert gathered(parse("out[i, j] = split(b[k], k -> (i:2, j:3))"), formats(b="sparse_vector")) == {}
+
+
+def test_a_statement_looplets_refuse_raises_their_refusal_naming_the_lattice():
+    with pytest.raises(StrategyError, match=r"discordant walk.*or lower it with strategy='lattice'$"):
+        gathered(parse("out[k] = collapse(A[i, j], (i, j) -> k)"), formats(A="csc"))

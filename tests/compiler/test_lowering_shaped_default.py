@@ -1,0 +1,70 @@
+"""lower() given no strategy on index notation with shape operators: an input the lattice walks
+against its storage order is read converted where looplets would gather it or refuse the
+statement, and left to looplets where they walk it as stored (issue 30). Against numpy and the
+dense oracle. On main the concat and the collapse of a CSC went to looplets (gathering) or were
+refused by both: the first two tests fail there."""
+
+import numpy as np
+import pytest
+
+import compiler as ss
+from compiler.format import Format, parse_format
+from compiler.reference import evaluate
+
+FILLS = (0.0, np.nan, np.inf)
+
+
+def data(shape, fill, seed):
+    r = np.random.default_rng(seed)
+    return np.where(r.random(shape) < 0.5, r.choice([1.0, -2.0, 3.5], shape), fill)
+
+
+def check(prog, want, **tensors):
+    kernel = ss.lower(prog, **tensors)
+    got = kernel(**tensors)
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    np.testing.assert_array_equal(evaluate(prog, **tensors)[0], want)
+    return kernel
+
+
+@pytest.mark.parametrize("fill", FILLS)
+def test_a_csc_concatenated_row_major_is_read_converted_where_looplets_would_gather_it(fill):
+    a, b = data((4, 5), fill, 1), data((3, 5), fill, 2)
+    a[:, 4], b[1, 2] = fill, np.inf     # (an empty column; a stored inf)
+    A, B = ss.Tensor.from_numpy(a, "csc", fill=fill), ss.Tensor.from_numpy(b, "csr", fill=fill)
+    kernel = check("out[i, j] = concat((A[k, j], B[l, j]), (k, l) -> i)", np.concatenate([a, b]), A=A, B=B)
+    (step,) = kernel.trace.find("strategy")
+    assert kernel.strategy == "lattice" and step.data == {"strategy": "lattice"}
+    assert step.note.startswith("shape operators: lowered with the lattice strategy, A read as csr, converted "
+                                "before each call (A.asformat, a counting sort, O(nnz + extent))"), step.note
+    assert "looplets would gather A (A[k, j]: its level 1 (SparseList) is indexed by k" in step.note
+    assert kernel.trace.find("convert") and not kernel.trace.find("gather")
+    # given looplets: their kernel, its gather in the trace
+    kernel = ss.lower("out[i, j] = concat((A[k, j], B[l, j]), (k, l) -> i)", strategy="looplets", A=A, B=B)
+    assert "A located at each coordinate the loops visit" in kernel.trace.find("gather")[0].note
+    np.testing.assert_array_equal(kernel(A=A, B=B).to_numpy(), np.concatenate([a, b]))
+
+
+def test_a_csc_collapsed_row_major_is_read_converted_where_looplets_refuse_it():
+    # (refused by both before: the lattice without converting, looplets for the discordant walk)
+    a = data((4, 5), 0.0, 3)
+    A = ss.Tensor.from_numpy(a, "csc")
+    kernel = check("out[k] = collapse(A[i, j], (i, j) -> k)", a.reshape(-1), A=A)
+    note = kernel.trace.find("strategy")[0].note
+    assert kernel.strategy == "lattice" and "and looplets refuse the statement (collapse(A[i, j]" in note, note
+    # an empty one
+    e = np.zeros((0, 3))
+    check("out[k] = collapse(A[i, j], (i, j) -> k)", e.reshape(-1), A=ss.Tensor.from_numpy(e, "csc"))
+
+
+def test_a_column_major_dense_operand_is_left_to_looplets_which_locate_it_in_place():
+    # its levels are located, not searched: no gather, so no conversion (the lattice's refusal named)
+    a = data((4, 5), 0.0, 4)
+    A = ss.Tensor.from_numpy(a, Format(parse_format("dense", ndim=2).root, (1, 0)))
+    B = ss.Tensor.from_numpy(data((2, 5), 0.0, 5), "csr")
+    kernel = check("out[i, j] = concat((A[k, j], B[l, j]), (k, l) -> i)",
+                   np.concatenate([a, B.to_numpy()]), A=A, B=B)
+    note = kernel.trace.find("strategy")[0].note
+    assert kernel.strategy == "looplets" and note.startswith("shape operators: the lattice strategy refused this "
+                                                             "statement (A[k, j]: the loops reach its level 1"), note
+    assert not kernel.trace.find("gather")
