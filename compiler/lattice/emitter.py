@@ -78,6 +78,10 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         self.scalar_inputs: dict = {}   # 0-d input -> the declaration of the local that holds its value
         taken = set(self.inputs) | set(setup.temps) | {i.name for i in setup.extents} | {setup.output.tensor}
         taken |= {n for n in setup.names.values()}
+        # (the output's arrays are named by its levels, so a counter named after its role, such as a
+        # block list's ``C1_blocks``, must not take the name of an array a level calls so)
+        out = setup.output.tensor
+        taken |= {binding.array_name(out, k, kind) for k, kind, _ in binding.level_arrays(setup.output_format)}
         self.workspaces: dict = {}   # buffer name -> scratch array (name, dtype, length, init)
         for t, _ in setup.temps.values():
             if t.workspace and not t.dense:
