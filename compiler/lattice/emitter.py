@@ -113,7 +113,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         self.par_rows = False         # two-phase on threads: each row counts, then fills, its own entries
         self.bounded_rows = False     # ... counting its workspace's scatters, a bound of its entries
         self.row_ends = None          # ... where each row's entries end (phase 2 drops the fill)
-        self.row_info = None          # ... the level whose pos[i] is row i's start (a scratch one for COO)
+        self.row_info = None          # ... the level whose starts[i] is row i's start (a scratch one for COO)
         self.row_fibers = None        # ... the forall whose shortest fiber bounds a row's entries
         self.shared_allocs: set = set()   # scratch arrays the threads share (one element per row)
         self.counting: dict = {}          # index -> the statement a case that ran at it adds (a fold's count)
@@ -281,10 +281,10 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
             self.phase = "compute"
             last = self.levels_info[-1]
             if self.drop_in_compute and self.reads_assembled(cfir):
-                self.read_counter = self.name(("read", last["k"]), f"q{last['counter'][1:]}")
+                self.read_counter = self.name(("read", last.k), f"q{last.counter[1:]}")
             second = self.emit(cfir)
             self.phase = None
-            restart = self.blocks_between_phases() + [Assign(Var(last["counter"]), Const(0, "int64"))]
+            restart = self.blocks_between_phases() + [Assign(Var(last.counter), Const(0, "int64"))]
             if self.read_counter is not None:
                 restart.append(Declare(Var(self.read_counter), "int64", Const(0, "int64")))
             fill = s.out_fill_value
