@@ -17,9 +17,9 @@ its body. Consecutive assignments and folds are one box (see :mod:`compiler.tree
 from __future__ import annotations
 
 from ..treedot import TreeDot
-from .cfir import CAlloc, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CWorkspace, case_tag, loop_tag
+from .cfir import CAlloc, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CWorkspace, case_tag, iterated_tag, loop_tag
 
-__all__ = ["cfir_dot", "cfir_tree"]
+__all__ = ["cfir_dot", "cfir_tree", "lattice_node_tags"]
 
 
 def _head(node) -> str:
@@ -132,3 +132,31 @@ def _case(t: TreeDot, case: CCase, parent: str, loop: CLoop, tags, names) -> Non
         return
     me = t.control(_head(case), parent, "", tags)
     _visit(t, case.body, me, "", tags, names)
+
+
+def lattice_node_tags(lattice, names) -> dict[str, list[str]]:
+    """``{node id: tags}`` of a lattice's drawing (:meth:`~compiler.lattice.lattice.Lattice.dot`,
+    whose node ``p<n>`` is its point ``n``), as the emitter tags the code each point made: the case
+    of the operands present first, then the loop that iterates the point's sparse operands
+    (``names``: the setup's generated name of each access). Recorded as the lattice artifact's
+    ``data["node_tags"]``, so the explorer links a point and its C lines without reading its label.
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import sparse_vector, dense
+    >>> from compiler.lattice.plan import Setup
+    >>> from compiler.lattice.cfir_builder import build_cfir
+    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
+    >>> _ = build_cfir(setup.statement, setup)
+    >>> lattice_node_tags(setup.lattices[0], setup.names)["p0"]
+    ['lattice:i:b∩c']
+    """
+    L, out = lattice, {}
+    sparse = {op.key for op in L.operands if op.kind == "sparse"}
+    loops = {frozenset(loop.iterated): iterated_tag(L.index, [names[k] for k in loop.iterated], L.universe)
+             for loop in L.loops}
+    for n, p in enumerate(L.points):
+        tags = [case_tag(L.index, [names[op.key] for op in L.operands if op.key in p.present])]
+        if frozenset(p.present & sparse) in loops:
+            tags.append(loops[frozenset(p.present & sparse)])
+        out[f"p{n}"] = list(dict.fromkeys(tags))
+    return out
