@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..treedot import TreeDot
 from .cfir import CAlloc, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CWorkspace, case_tag, iterated_tag, loop_tag
 
-__all__ = ["cfir_dot", "cfir_tree", "lattice_node_tags"]
+__all__ = ["cfir_dot", "cfir_tree", "lattice_line_tags", "lattice_node_tags"]
 
 
 def _head(node) -> str:
@@ -159,4 +159,31 @@ def lattice_node_tags(lattice, names) -> dict[str, list[str]]:
         if frozenset(p.present & sparse) in loops:
             tags.append(loops[frozenset(p.present & sparse)])
         out[f"p{n}"] = list(dict.fromkeys(tags))
+    return out
+
+
+def lattice_line_tags(lattice, names) -> dict[str, list[str]]:
+    """``{line: tags}`` of a lattice's text (:meth:`~compiler.lattice.lattice.Lattice.text`, 1-based
+    lines as strings, JSON's keys): each point's line the tags of :func:`lattice_node_tags`, each
+    loop's line (``while j <- A ∩ B: ...``) its loop's tag. Recorded as the lattice artifact's
+    ``data["line_tags"]``, so the explorer marks the text's points and loops without deriving tags
+    from the names printed in it.
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import sparse_vector, dense
+    >>> from compiler.lattice.plan import Setup
+    >>> from compiler.lattice.cfir_builder import build_cfir
+    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
+    >>> _ = build_cfir(setup.statement, setup)
+    >>> L = setup.lattices[0]
+    >>> tags = lattice_line_tags(L, setup.names)
+    >>> L.text().splitlines()[5], tags["6"]
+    ('  while i <- b ∩ c: b c, b, c', ['lattice:i:b∩c'])
+    """
+    L = lattice
+    points = lattice_node_tags(L, names)
+    out = {str(n + 2): points[f"p{n}"] for n in range(len(L.points))}
+    first_loop = len(L.points) + 3   # (the header, the points, then "loops:")
+    for m, loop in enumerate(L.loops):
+        out[str(first_loop + m)] = [iterated_tag(L.index, [names[k] for k in loop.iterated], L.universe)]
     return out

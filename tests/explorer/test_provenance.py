@@ -318,3 +318,19 @@ def test_provenance_helpers():
     assert list(p.only("lattice:i:A")) == ["lattice:i:A"] and p.only(None) is p
     assert p.widest_first(["lattice:i:A", "lattice:i:U"])[0] == "lattice:i:U"
     assert program_marks("", p) == [] and program_marks("forall i:", None) == []
+
+
+def test_a_lattice_texts_points_and_loops_take_the_tags_the_lowering_recorded():
+    """The lattice's artifact records the tags of its text's lines (``data["line_tags"]``), and the
+    program pane marks its points and loops with them instead of joining the names printed there
+    (issue 29, item 5). Read from the text, the point ``[x_2 U | A]`` took its loop's tag and the loop
+    ``while i <- U ∩ x_2`` every tag of ``i`` (the printed order is not the tag's, ``x_2∩U``)."""
+    trace = ss.lower("y[i] = A[i, j] * x[j] + x[i]", "lattice", A="csr", x="sv").trace
+    prov = trace_provenance(trace)
+    step = next(s for s in trace.steps if s.stage == "lattice" and s.after_text.startswith("lattice at i"))
+    art = step.artifacts[0]
+    assert art.data["line_tags"]["2"] == ["lattice:i:A∩x_2", "lattice:i:x_2∩U"]
+    marks = {m.text: m.tags for m in program_marks(step.after_text, prov) if m.text.startswith(("[", "while"))}
+    assert marks == {"[x_2 U | A] P": ("lattice:i:A∩x_2",), "[U | A] P": ("lattice:i:A",),
+                     "while i <- U ∩ x_2": ("lattice:i:x_2∩U",), "while i <- U": ("lattice:i:U",)}
+    assert all(prov[t] for tags in marks.values() for t in tags)
