@@ -453,7 +453,8 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
                 marks.append(Mark(n, point.start(2), point.end(2), point.group(2), (line_tag,)))
         case = _CASE.match(line)
         if case and scopes:
-            line_tag = point_tag(scopes[-1][1], case.group(3).split())
+            line_tag = ((known.get(n) or [None])[0] if recorded is not None
+                        else point_tag(scopes[-1][1], case.group(3).split()))
             if line_tag:
                 marks.append(Mark(n, case.start(2), case.end(2), case.group(2), (line_tag,)))
         if line_tag is None and scopes:
@@ -462,8 +463,9 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
         if loop:
             index = loop.group(3) or loop.group(4) or loop.group(5)
             exact = body = None
-            if loop.group(5) and recorded is not None:   # (the loop's own tag, as recorded)
-                exact = body = (known.get(n) or [None])[0]
+            if loop.group(5) and recorded is not None:   # (the loop's own tag, then its body's point's)
+                here = known.get(n) or [None]
+                exact, body = here[0], here[-1]
             elif loop.group(5):  # while j <- A1 ∩ B1 [with (...)]: the lattice loop of those iterators
                 iterators = [x for x in re.split(r"\s*∩\s*", loop.group(6).strip()) if x]
                 exact = point_tag(index, iterators)

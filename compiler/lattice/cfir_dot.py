@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..treedot import TreeDot
 from .cfir import CAlloc, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CWorkspace, case_tag, iterated_tag, loop_tag
 
-__all__ = ["cfir_dot", "cfir_tree", "lattice_line_tags", "lattice_node_tags"]
+__all__ = ["cfir_dot", "cfir_line_tags", "cfir_tree", "lattice_line_tags", "lattice_node_tags"]
 
 
 def _head(node) -> str:
@@ -187,3 +187,65 @@ def lattice_line_tags(lattice, names) -> dict[str, list[str]]:
     for m, loop in enumerate(L.loops):
         out[str(first_loop + m)] = [iterated_tag(L.index, [names[k] for k in loop.iterated], L.universe)]
     return out
+
+
+def cfir_line_tags(cfir, names) -> dict[str, list[str]]:
+    """``{line: tags}`` of the CFIR's text (``str(cfir)``, 1-based lines as strings): a loop's line
+    the loop's tag, then the tag of its first case (the point of all it iterates and locates, whose
+    accesses its body reads); a case's line the case's tag (``names``: the setup's generated name of
+    each access). Recorded as the CFIR artifact's ``data["line_tags"]``, like a lattice's.
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import sparse_vector, dense
+    >>> from compiler.lattice.plan import Setup
+    >>> from compiler.lattice.cfir_builder import build_cfir
+    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
+    >>> cfir = build_cfir(setup.statement, setup)
+    >>> lines, tags = str(cfir).splitlines(), cfir_line_tags(cfir, setup.names)
+    >>> [(lines[int(n) - 1].strip(), ts) for n, ts in tags.items()][:2]
+    [('while i <- b0 ∩ c0:', ['lattice:i:b∩c']), ('case b0 c0: a[i] = b[i] + c[i]', ['lattice:i:b∩c'])]
+    """
+    out: dict[str, list[str]] = {}
+
+    def size(n) -> int:
+        return len(str(n).splitlines())
+
+    def case_tags(loop: CLoop, case: CCase) -> list[str]:
+        known = names is not None and all(k in names for k in case.present)
+        return [case_tag(loop.index, [names[k] for k in case.present])] if known else []
+
+    def walk(n, line: int) -> int:
+        """Tag the lines of ``n``, the first at ``line``; the line after it."""
+        if isinstance(n, CSeq):
+            for s in n.stmts:
+                line = walk(s, line)
+            return line
+        if isinstance(n, CForall):
+            line += 1
+            for loop in n.loops:
+                line = walk(loop, line)
+            return line + (size(n.fold) if n.fold is not None else 0)
+        if isinstance(n, CLoop):
+            first = case_tags(n, n.cases[0]) if n.cases else []
+            out[str(line)] = list(dict.fromkeys([loop_tag(n), *first]))
+            if len(n.cases) == 1 and not n.cases[0].tests and not n.cases[0].value_tests:
+                return walk(n.cases[0].body, line + 1)
+            line += 2   # (the head and its switch)
+            for case in n.cases:
+                out[str(line)] = case_tags(n, case)
+                line = line + 1 if case.omit or size(case.body) == 1 else walk(case.body, line + 1)
+            return line
+        if isinstance(n, CAlloc):
+            return walk(n.body, line + 1)
+        if isinstance(n, CWorkspace):
+            parts = n.body.stmts if isinstance(n.body, CSeq) else (n.body,)
+            line = walk(parts[0], line + 1) + (1 if n.ordered else 0)
+            for x in parts[1:]:
+                line = walk(x, line)
+            return line + 1
+        if isinstance(n, CDenseWorkspace):
+            return walk(n.body, line + 1) + 1
+        return line + size(n)
+
+    walk(cfir, 1)
+    return {n: ts for n, ts in out.items() if ts}

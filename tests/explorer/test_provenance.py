@@ -334,3 +334,19 @@ def test_a_lattice_texts_points_and_loops_take_the_tags_the_lowering_recorded():
     assert marks == {"[x_2 U | A] P": ("lattice:i:A∩x_2",), "[U | A] P": ("lattice:i:A",),
                      "while i <- U ∩ x_2": ("lattice:i:x_2∩U",), "while i <- U": ("lattice:i:U",)}
     assert all(prov[t] for tags in marks.values() for t in tags)
+
+
+def test_a_cfir_texts_loops_and_cases_take_the_tags_the_lowering_recorded():
+    """The CFIR's artifact records its loop and case lines' tags too (``data["line_tags"]``); a text
+    with recorded tags is marked by them, whatever names it prints."""
+    trace = ss.lower("C[i, j] = A[i, j] + B[i, j]", "lattice", A="csr", B="csr", C="csr").trace
+    prov = trace_provenance(trace)
+    step = next(s for s in trace.steps if s.stage == "cfir")
+    lines, recorded = step.after_text.splitlines(), step.artifacts[0].data["line_tags"]
+    heads = {lines[int(n) - 1].strip(): tags for n, tags in recorded.items()}
+    assert heads["while j <- A1 ∩ B1:"] == ["lattice:j:A∩B"] and heads["case A1: C[i, j] = A[i, j]"] == ["lattice:j:A"]
+    assert all(prov[t] for tags in recorded.values() for t in tags)
+    text = "forall j:\n  while j <- A0:\n    y[j] = A[j]"
+    info = {"lattice:j:Q": TagInfo("lattice:j:Q", "lattice", "j", ("A",))}
+    marks = program_marks(text, Provenance({"lattice:j:Q": [1]}, info, texts={text: {2: ["lattice:j:Q"]}}))
+    assert [(m.text, m.tags) for m in marks if m.line == 2] == [("while j <- A0", ("lattice:j:Q",))]
