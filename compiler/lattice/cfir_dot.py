@@ -17,7 +17,8 @@ its body. Consecutive assignments and folds are one box (see :mod:`compiler.tree
 from __future__ import annotations
 
 from ..treedot import TreeDot
-from .cfir import CAlloc, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CWorkspace, case_tag, iterated_tag, loop_tag
+from .cfir import (CAlloc, CAssign, CCase, CDenseWorkspace, CFold, CForall, CLoop, CSeq, CSkip, CWorkspace, case_tag,
+                   iterated_tag, loop_tag)
 
 __all__ = ["cfir_dot", "cfir_line_tags", "cfir_tree", "lattice_line_tags", "lattice_node_tags"]
 
@@ -224,7 +225,7 @@ def cfir_line_tags(cfir, names) -> dict[str, list[str]]:
             line += 1
             for loop in n.loops:
                 line = walk(loop, line)
-            return line + (size(n.fold) if n.fold is not None else 0)
+            return line if n.fold is None else walk(n.fold, line)
         if isinstance(n, CLoop):
             first = case_tags(n, n.cases[0]) if n.cases else []
             out[str(line)] = list(dict.fromkeys([loop_tag(n), *first]))
@@ -233,7 +234,8 @@ def cfir_line_tags(cfir, names) -> dict[str, list[str]]:
             line += 2   # (the head and its switch)
             for case in n.cases:
                 out[str(line)] = case_tags(n, case)
-                line = line + 1 if case.omit or size(case.body) == 1 else walk(case.body, line + 1)
+                end = walk(case.body, line + 1)   # (a body of one line, untagged, is printed on the case's)
+                line = line + 1 if case.omit or end == line + 2 else end
             return line
         if isinstance(n, CAlloc):
             return walk(n.body, line + 1)
@@ -245,7 +247,8 @@ def cfir_line_tags(cfir, names) -> dict[str, list[str]]:
             return line + 1
         if isinstance(n, CDenseWorkspace):
             return walk(n.body, line + 1) + 1
-        return line + size(n)
+        # (an assignment, a fold or a skip is one line)
+        return line + (1 if isinstance(n, (CAssign, CFold, CSkip)) else size(n))
 
     walk(cfir, 1)
     return {n: ts for n, ts in out.items() if ts}

@@ -346,6 +346,12 @@ def test_a_cfir_texts_loops_and_cases_take_the_tags_the_lowering_recorded():
     heads = {lines[int(n) - 1].strip(): tags for n, tags in recorded.items()}
     assert heads["while j <- A1 ∩ B1:"] == ["lattice:j:A∩B"] and heads["case A1: C[i, j] = A[i, j]"] == ["lattice:j:A"]
     assert all(prov[t] for tags in recorded.values() for t in tags)
+    # every loop and case line is tagged, and only those, under a workspace too (SpGEMM's)
+    for t in (trace, ss.lower("C[i, j] = A[i, k] * B[k, j]", "lattice", A="csr", B="csr", C="csr").trace):
+        cfir = next(s for s in t.steps if s.stage == "cfir")
+        lines = cfir.after_text.splitlines()
+        heads = {n for n, x in enumerate(lines, 1) if x.strip().startswith(("while ", "case "))}
+        assert {int(n) for n in cfir.artifacts[0].data["line_tags"]} == heads
     text = "forall j:\n  while j <- A0:\n    y[j] = A[j]"
     info = {"lattice:j:Q": TagInfo("lattice:j:Q", "lattice", "j", ("A",))}
     marks = program_marks(text, Provenance({"lattice:j:Q": [1]}, info, texts={text: {2: ["lattice:j:Q"]}}))
