@@ -5,8 +5,10 @@ The compiler tags the code each lattice point or looplet produced
 its C lines (``data["provenance"]``), to what it stands for (``data["tags"]``) and to its
 origin (``data["origins"]``: the kind, the index, the operands and a looplet's style, as the
 lowering recorded them). The step that lowered a looplet says so in its ``data``
-(``{"tag": ...}``), and a looplet nest's artifact names its tensor and index in its ``data``.
-Nothing is read back from printed text.
+(``{"tag": ...}``), a looplet nest's artifact names its tensor and index in its ``data``, and a
+lattice's artifact the tags of its drawing's points (``data["node_tags"]``) and of its text's
+lines (``data["line_tags"]``, kept as :attr:`Provenance.texts`). Nothing is read back from
+printed text where the compiler recorded it.
 
 :func:`trace_provenance` gathers that into a :class:`Provenance` (``{tag: C lines}`` with a
 :class:`TagInfo` per tag); :func:`program_marks` finds the parts of a program text a tag
@@ -83,6 +85,8 @@ class Provenance(dict):
     """``{tag: sorted C lines}`` (as :func:`collect_provenance` gives) that
     also knows each tag's :class:`TagInfo` (``.info``) and the C text the lines are of
     (``.c_text``). Iteration order is the C pane's colour precedence: inner tags first.
+    ``.texts`` maps a printed artifact (a lattice's text) to the tags the compiler recorded for
+    its lines (``{line: tags}``, from its ``data["line_tags"]``).
 
     >>> p = Provenance({"lattice:i:U": [1, 2], "lattice:i:A": [2]},
     ...                {"lattice:i:A": TagInfo("lattice:i:A", "lattice", "i", ("A",))})
@@ -91,10 +95,12 @@ class Provenance(dict):
     """
 
     def __init__(self, lines: Mapping[str, Iterable[int]] = (), info: Mapping[str, TagInfo] | None = None,
-                 c_text: str = ""):
+                 c_text: str = "", texts: Mapping[str, Mapping[int, Sequence[str]]] | None = None):
         super().__init__({str(k): sorted(int(n) for n in v) for k, v in dict(lines).items()})
         self.info: dict[str, TagInfo] = {t: (info or {}).get(t) or TagInfo(t) for t in self}
         self.c_text = c_text
+        self.texts: dict[str, dict[int, list[str]]] = {t: {int(n): list(v) for n, v in by_line.items()}
+                                                        for t, by_line in (texts or {}).items()}
 
     def only(self, tags: Iterable[str] | str | None) -> "Provenance":
         """The same provenance restricted to ``tags`` (one tag, several, or ``None``: all)."""
@@ -102,7 +108,7 @@ class Provenance(dict):
             return self
         keep = {tags} if isinstance(tags, str) else set(tags)
         return Provenance({t: v for t, v in self.items() if t in keep},
-                          {t: i for t, i in self.info.items() if t in keep}, self.c_text)
+                          {t: i for t, i in self.info.items() if t in keep}, self.c_text, self.texts)
 
     def describe(self, tags: Iterable[str] | str) -> str:
         """The tooltip of a part with ``tags``: what each stands for, one per line."""
@@ -229,7 +235,15 @@ def trace_provenance(source) -> Provenance:
     for tag in lines:
         base = _origin_info(tag, origins[tag], lowered.get(tag)) if tag in origins else TagInfo(tag)
         info[tag] = replace(base, what=whats.get(tag, ""))
-    return Provenance(lines, info, c_text)
+    texts = {}
+    for a in artifacts:
+        recorded = a.data.get("line_tags") if isinstance(a.data, Mapping) else None
+        if isinstance(recorded, Mapping):
+            try:
+                texts[a.text] = {int(n): [str(t) for t in ts] for n, ts in recorded.items()}
+            except (TypeError, ValueError):
+                continue   # (malformed: the text's names are read instead)
+    return Provenance(lines, info, c_text, texts)
 
 
 # --- marks in a program text ------------------------------------------------------------------
@@ -407,6 +421,11 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
                     return tag
         return None
 
+    # the tags the compiler recorded for this text's lines (a lattice's points and loops), else
+    # (a text it recorded none for) derived from the names printed in it
+    recorded = prov.texts.get(text)
+    known = {n: [t for t in ts if t in prov] for n, ts in (recorded or {}).items()}
+
     marks: list[Mark] = []
     lattice_index: str | None = None
     # (indent, index, body tag) of enclosing loops: the index for case lines; the tag of the
@@ -428,12 +447,14 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
         if point and lattice_index:
             iterated, located = point.group(3).split(), point.group(4).split()
             operands = [x for x in iterated + located if x != "U"]
-            line_tag = point_tag(lattice_index, operands, iterated + located, iterated)
+            line_tag = ((known.get(n) or [None])[0] if recorded is not None
+                        else point_tag(lattice_index, operands, iterated + located, iterated))
             if line_tag:
                 marks.append(Mark(n, point.start(2), point.end(2), point.group(2), (line_tag,)))
         case = _CASE.match(line)
         if case and scopes:
-            line_tag = point_tag(scopes[-1][1], case.group(3).split())
+            line_tag = ((known.get(n) or [None])[0] if recorded is not None
+                        else point_tag(scopes[-1][1], case.group(3).split()))
             if line_tag:
                 marks.append(Mark(n, case.start(2), case.end(2), case.group(2), (line_tag,)))
         if line_tag is None and scopes:
@@ -442,7 +463,10 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
         if loop:
             index = loop.group(3) or loop.group(4) or loop.group(5)
             exact = body = None
-            if loop.group(5):  # while j <- A1 ∩ B1 [with (...)]: the lattice loop of those iterators
+            if loop.group(5) and recorded is not None:   # (the loop's own tag, then its body's point's)
+                here = known.get(n) or [None]
+                exact, body = here[0], here[-1]
+            elif loop.group(5):  # while j <- A1 ∩ B1 [with (...)]: the lattice loop of those iterators
                 iterators = [x for x in re.split(r"\s*∩\s*", loop.group(6).strip()) if x]
                 exact = point_tag(index, iterators)
                 # its body is the point of the iterated and the located ("with (x = j)": x)

@@ -308,7 +308,6 @@ def inline_svg(svg: str) -> str:
 _NODE_GROUP = re.compile(r'(<g id="[^"]*" class="node">\s*<title>(.*?)</title>)(.*?)(</g>)', re.S)
 _FIRST_SHAPE = re.compile(r'<(ellipse|polygon|path|rect)([^>]*?)fill="[^"]*"')
 _TEXTS = re.compile(r"<text[^>]*>(.*?)</text>", re.S)
-_LATTICE_POINT = re.compile(r"^\[([^|\]]*)\|([^|\]]*)\]$")
 
 
 def tag_names(tag: Any, info: TagInfo | None = None) -> list[str]:
@@ -348,8 +347,8 @@ def highlight_svg(svg: str, colors: Mapping[str, str],
     >>> highlight_svg(svg, {"Stepper": "#ff0000"}).count('fill="#ff0000"')
     1
     >>> svg = dot_to_svg('digraph { p0 [label="[A | x]\\nA[i, j] * x[j]"]; p1 [label="[B | ]"] }')
-    >>> highlight_svg(svg, {"A∩x": "#ff0000", "B": "#00ff00"}).count('fill="#')
-    2
+    >>> highlight_svg(svg, {"p0": "#ff0000", "A∩x": "#00ff00"}).count('fill="#')
+    1
     """
     if not colors:
         return svg
@@ -359,16 +358,8 @@ def highlight_svg(svg: str, colors: Mapping[str, str],
         names = {_html.unescape(title)}
         names.update(_html.unescape(t).strip() for t in _TEXTS.findall(body))
         # a looplet's label is ``Stepper(stop=..., ...)``: the step ``lower:Stepper`` names it
+        # (a lattice point is named by its node id: its artifact records its tags as data)
         names.update(n.split("(", 1)[0].strip() for n in list(names) if "(" in n)
-        # a lattice point drawn "[A B | x]" (iterated | located) is the point "A∩B" (its loop)
-        # and "A∩B∩x" (its case: the operands present), as the lattice strategy tags them
-        for name in list(names):
-            point = _LATTICE_POINT.match(name)
-            if point:
-                iterated, located = point.group(1).split(), point.group(2).split()
-                operands = [x for x in iterated + located if x != "U"]  # U: the dense range
-                names.update(x for x in ("∩".join(iterated), "∩".join(iterated + located),
-                                         "∩".join(operands)) if x)
         color = next((colors[n] for n in sorted(names) if n in colors), None)
         if color is None:
             return m.group(0)

@@ -328,3 +328,27 @@ def test_no_module_outside_the_levels_spells_a_level_arrays_name():
            for m in sorted(MODULES) if not m.startswith("compiler.levels") and m != "compiler.binding"
            for line, n in spelled_array_names(MODULES[m].read_text(encoding="utf-8"), names)]
     assert not bad, "\n".join(bad)
+
+
+def subscripts_by_array_name(source: str, names: set) -> list:
+    """``(line, name)`` of each subscript by a literal among ``names`` (``info["pos"]``): a strategy
+    that keys what it knows of a level by a built-in array's name carries that level's storage
+    vocabulary, and a format that names its arrays otherwise falls through it.
+
+    >>> subscripts_by_array_name('a = info["pos"]\\nb = info.starts\\nc = d["starts"]', {"pos", "idx"})
+    [(1, 'pos')]
+    """
+    return [(node.lineno, node.slice.value) for node in ast.walk(_parsed(source))
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str) and node.slice.value in names]
+
+
+def test_no_module_outside_the_levels_keys_by_a_level_arrays_name():
+    """What a strategy knows of a level is named by role (``OutputLevel.starts``, ``.appended``;
+    a looplet hash's ``keys``), never keyed by a built-in array's name (issue 29, item 1): only the
+    levels and the binding spell them."""
+    names = _level_array_names()
+    bad = [f"{MODULES[m].relative_to(ROOT)}:{line} keys by the array name {n!r}"
+           for m in sorted(MODULES) if not m.startswith("compiler.levels") and m != "compiler.binding"
+           for line, n in subscripts_by_array_name(MODULES[m].read_text(encoding="utf-8"), names)]
+    assert not bad, "\n".join(bad)

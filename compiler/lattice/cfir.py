@@ -356,8 +356,18 @@ def loop_tag(loop: CLoop) -> str:
     >>> loop_tag(CLoop(Index("i"), (), (), True, ()))
     'lattice:i:U'
     """
-    names = [it.name for it in loop.iterated] + (["U"] if loop.universe else [])
-    return f"lattice:{loop.index}:{'∩'.join(dict.fromkeys(names)) or 'U'}"
+    return iterated_tag(loop.index, [it.name for it in loop.iterated], loop.universe)
+
+
+def iterated_tag(index, names, universe: bool) -> str:
+    """The tag of the lattice loop over ``index`` iterating the accesses ``names`` (and the dense
+    range, with ``universe``): :func:`loop_tag` of its CFIR loop, and of its point in the lattice.
+
+    >>> iterated_tag("j", ["A", "B"], False), iterated_tag("j", [], True)
+    ('lattice:j:A∩B', 'lattice:j:U')
+    """
+    names = list(names) + (["U"] if universe else [])
+    return f"lattice:{index}:{'∩'.join(dict.fromkeys(names)) or 'U'}"
 
 
 def case_tag(index, names) -> str:
@@ -378,5 +388,5 @@ def one_case_always(loop: CLoop) -> bool:
     return not (case.omit or case.value_tests or any(getattr(loc, "locatable", False) for loc in loop.located))
 
 
-__all__ = ["case_tag", "loop_tag", "CForall", "CFold", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CDenseWorkspace", "CAssign",
+__all__ = ["case_tag", "iterated_tag", "loop_tag", "CForall", "CFold", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CDenseWorkspace", "CAssign",
            "CSkip", "FlatLocator", "cfir_walk", "headline", "one_case_always", "value_text"]

@@ -17,9 +17,10 @@ its body. Consecutive assignments and folds are one box (see :mod:`compiler.tree
 from __future__ import annotations
 
 from ..treedot import TreeDot
-from .cfir import CAlloc, CCase, CDenseWorkspace, CForall, CLoop, CSeq, CWorkspace, case_tag, loop_tag
+from .cfir import (CAlloc, CAssign, CCase, CDenseWorkspace, CFold, CForall, CLoop, CSeq, CSkip, CWorkspace, case_tag,
+                   iterated_tag, loop_tag)
 
-__all__ = ["cfir_dot", "cfir_tree"]
+__all__ = ["cfir_dot", "cfir_line_tags", "cfir_tree", "lattice_line_tags", "lattice_node_tags"]
 
 
 def _head(node) -> str:
@@ -132,3 +133,122 @@ def _case(t: TreeDot, case: CCase, parent: str, loop: CLoop, tags, names) -> Non
         return
     me = t.control(_head(case), parent, "", tags)
     _visit(t, case.body, me, "", tags, names)
+
+
+def lattice_node_tags(lattice, names) -> dict[str, list[str]]:
+    """``{node id: tags}`` of a lattice's drawing (:meth:`~compiler.lattice.lattice.Lattice.dot`,
+    whose node ``p<n>`` is its point ``n``), as the emitter tags the code each point made: the case
+    of the operands present first, then the loop that iterates the point's sparse operands
+    (``names``: the setup's generated name of each access). Recorded as the lattice artifact's
+    ``data["node_tags"]``, so the explorer links a point and its C lines without reading its label.
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import sparse_vector, dense
+    >>> from compiler.lattice.plan import Setup
+    >>> from compiler.lattice.cfir_builder import build_cfir
+    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
+    >>> _ = build_cfir(setup.statement, setup)
+    >>> lattice_node_tags(setup.lattices[0], setup.names)["p0"]
+    ['lattice:i:b∩c']
+    """
+    L, out = lattice, {}
+    sparse = {op.key for op in L.operands if op.kind == "sparse"}
+    loops = {frozenset(loop.iterated): iterated_tag(L.index, [names[k] for k in loop.iterated], L.universe)
+             for loop in L.loops}
+    for n, p in enumerate(L.points):
+        tags = [case_tag(L.index, [names[op.key] for op in L.operands if op.key in p.present])]
+        if frozenset(p.present & sparse) in loops:
+            tags.append(loops[frozenset(p.present & sparse)])
+        out[f"p{n}"] = list(dict.fromkeys(tags))
+    return out
+
+
+def lattice_line_tags(lattice, names) -> dict[str, list[str]]:
+    """``{line: tags}`` of a lattice's text (:meth:`~compiler.lattice.lattice.Lattice.text`, 1-based
+    lines as strings, JSON's keys): each point's line the tags of :func:`lattice_node_tags`, each
+    loop's line (``while j <- A ∩ B: ...``) its loop's tag. Recorded as the lattice artifact's
+    ``data["line_tags"]``, so the explorer marks the text's points and loops without deriving tags
+    from the names printed in it.
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import sparse_vector, dense
+    >>> from compiler.lattice.plan import Setup
+    >>> from compiler.lattice.cfir_builder import build_cfir
+    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
+    >>> _ = build_cfir(setup.statement, setup)
+    >>> L = setup.lattices[0]
+    >>> tags = lattice_line_tags(L, setup.names)
+    >>> L.text().splitlines()[5], tags["6"]
+    ('  while i <- b ∩ c: b c, b, c', ['lattice:i:b∩c'])
+    """
+    L = lattice
+    points = lattice_node_tags(L, names)
+    out = {str(n + 2): points[f"p{n}"] for n in range(len(L.points))}
+    first_loop = len(L.points) + 3   # (the header, the points, then "loops:")
+    for m, loop in enumerate(L.loops):
+        out[str(first_loop + m)] = [iterated_tag(L.index, [names[k] for k in loop.iterated], L.universe)]
+    return out
+
+
+def cfir_line_tags(cfir, names) -> dict[str, list[str]]:
+    """``{line: tags}`` of the CFIR's text (``str(cfir)``, 1-based lines as strings): a loop's line
+    the loop's tag, then the tag of its first case (the point of all it iterates and locates, whose
+    accesses its body reads); a case's line the case's tag (``names``: the setup's generated name of
+    each access). Recorded as the CFIR artifact's ``data["line_tags"]``, like a lattice's.
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import sparse_vector, dense
+    >>> from compiler.lattice.plan import Setup
+    >>> from compiler.lattice.cfir_builder import build_cfir
+    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
+    >>> cfir = build_cfir(setup.statement, setup)
+    >>> lines, tags = str(cfir).splitlines(), cfir_line_tags(cfir, setup.names)
+    >>> [(lines[int(n) - 1].strip(), ts) for n, ts in tags.items()][:2]
+    [('while i <- b0 ∩ c0:', ['lattice:i:b∩c']), ('case b0 c0: a[i] = b[i] + c[i]', ['lattice:i:b∩c'])]
+    """
+    out: dict[str, list[str]] = {}
+
+    def size(n) -> int:
+        return len(str(n).splitlines())
+
+    def case_tags(loop: CLoop, case: CCase) -> list[str]:
+        known = names is not None and all(k in names for k in case.present)
+        return [case_tag(loop.index, [names[k] for k in case.present])] if known else []
+
+    def walk(n, line: int) -> int:
+        """Tag the lines of ``n``, the first at ``line``; the line after it."""
+        if isinstance(n, CSeq):
+            for s in n.stmts:
+                line = walk(s, line)
+            return line
+        if isinstance(n, CForall):
+            line += 1
+            for loop in n.loops:
+                line = walk(loop, line)
+            return line if n.fold is None else walk(n.fold, line)
+        if isinstance(n, CLoop):
+            first = case_tags(n, n.cases[0]) if n.cases else []
+            out[str(line)] = list(dict.fromkeys([loop_tag(n), *first]))
+            if len(n.cases) == 1 and not n.cases[0].tests and not n.cases[0].value_tests:
+                return walk(n.cases[0].body, line + 1)
+            line += 2   # (the head and its switch)
+            for case in n.cases:
+                out[str(line)] = case_tags(n, case)
+                end = walk(case.body, line + 1)   # (a body of one line, untagged, is printed on the case's)
+                line = line + 1 if case.omit or end == line + 2 else end
+            return line
+        if isinstance(n, CAlloc):
+            return walk(n.body, line + 1)
+        if isinstance(n, CWorkspace):
+            parts = n.body.stmts if isinstance(n.body, CSeq) else (n.body,)
+            line = walk(parts[0], line + 1) + (1 if n.ordered else 0)
+            for x in parts[1:]:
+                line = walk(x, line)
+            return line + 1
+        if isinstance(n, CDenseWorkspace):
+            return walk(n.body, line + 1) + 1
+        # (an assignment, a fold or a skip is one line)
+        return line + (1 if isinstance(n, (CAssign, CFold, CSkip)) else size(n))
+
+    walk(cfir, 1)
+    return {n: ts for n, ts in out.items() if ts}

@@ -36,6 +36,7 @@ from __future__ import annotations
 from ..imperative.ir import (Assign, BinOp, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, Growable,
                              If, OutScalar, Store, Var)
 from .exprs import cast, const_of, not_fill
+from .output_level import OutputLevel
 
 
 class BlockAssembly:
@@ -51,18 +52,18 @@ class BlockAssembly:
                 "base": self.name(("block", "base"), f"{out}{k}_start"),
                 "kept": self.name(("block", "kept"), f"{out}{k}_kept")}
 
-    def block_params(self, last: dict):
+    def block_params(self, last: OutputLevel):
         """The values, a block per position of the sparse level ``last`` (a level that marks its
         slots: per slot, prepared with its marks; :meth:`~compiler.lattice.emit_output.OutputAssembly.marked_level`)."""
         b, s, out = self.block, self.setup, self.setup.output.tensor
         self.out_params += [OutScalar(b["length"], "int64", 0), Growable(self.val, s.out_dtype, b["length"])]
-        if "slots" not in last:
+        if last.slots is None:
             self.init.append(Declare(Var(b["prepared"]), "int64", Const(0, "int64")))
-        b["final"] = Assign(Var(b["length"]), BinOp("*", Var(last.get("slots", last["counter"])), self.block_size()))
+        b["final"] = Assign(Var(b["length"]), BinOp("*", Var(last.slots or last.counter), self.block_size()))
         self.final.append(b["final"])
-        how = "each slot" if "slots" in last else "each position it keeps"
+        how = "each slot" if last.slots is not None else "each position it keeps"
         self.notes.append(f"{out}'s Dense level {b['k']} under its sparse level {b['k'] - 1} "
-                          f"({last['level'].name}; TACO's {{sparse, dense}}): {how} gets a block of slots, located by "
+                          f"({last.level.name}; TACO's {{sparse, dense}}): {how} gets a block of slots, located by "
                           f"coordinate, holding the fill until stored into; the coordinate is kept if a slot "
                           f"gets another value")
 
@@ -74,47 +75,47 @@ class BlockAssembly:
             size = v if size is None else BinOp("*", size, v)
         return size
 
-    def block_position(self, last: dict, index) -> tuple[list, object]:
+    def block_position(self, last: OutputLevel, index) -> tuple[list, object]:
         """``(stmts, at)``: the position of the sparse level ``last`` whose block the coordinate
         ``index`` gets (see the module docstring)."""
-        counter = Var(last["counter"])
-        if "slots" in last:
+        counter = Var(last.counter)
+        if last.slots is not None:
             slot = Var(self.name(("slot",), f"{self.setup.output.tensor}_slot"))
             return [Declare(slot, "int64", self.entry_slot(last))], slot
-        if "covers" in last:   # (a gap before ``index``: its run of the fill, and its block, come first)
-            at = Var(self.name(("covers", "at"), f"{self.setup.output.tensor}{last['k']}_at"))
-            gap = Cast("int64", BinOp("<", Var(last["covers"]), Var(index.name)))
+        if last.covers is not None:   # (a gap before ``index``: its run of the fill, and its block, come first)
+            at = Var(self.name(("covers", "at"), f"{self.setup.output.tensor}{last.k}_at"))
+            gap = Cast("int64", BinOp("<", Var(last.covers), Var(index.name)))
             return [Declare(at, "int64", BinOp("+", counter, gap))], at
-        if last.get("ranged") != "band":
+        if last.ranged != "band":
             return [], counter
         begin = self.band_begin(last)
-        at = Var(self.name(("band", "at"), f"{self.setup.output.tensor}{last['k']}_at"))
-        return [Declare(at, "int64", BinOp("+", begin, BinOp("-", Var(index.name), Var(last["lo"])))),
+        at = Var(self.name(("band", "at"), f"{self.setup.output.tensor}{last.k}_at"))
+        return [Declare(at, "int64", BinOp("+", begin, BinOp("-", Var(index.name), Var(last.band_lo)))),
                 If(BinOp("==", counter, begin), [Assign(at, counter)])], at
 
-    def band_begin(self, info: dict):
+    def band_begin(self, info: OutputLevel):
         """Where the current fiber of a band level ``info`` starts (its values' position)."""
-        if not info["k"]:
+        if not info.k:
             return Const(0, "int64")
-        return Var(self.name(("begin", info["k"]), f"{info['counter']}_begin"))
+        return Var(self.name(("begin", info.k), f"{info.counter}_begin"))
 
-    def block_kept(self, last: dict, index, at) -> list:
+    def block_kept(self, last: OutputLevel, index, at) -> list:
         """Keep the coordinate ``index`` at position ``at`` of the sparse level ``last``."""
-        counter, i = Var(last["counter"]), Var(index.name)
+        counter, i = Var(last.counter), Var(index.name)
         one = Const(1, "int64")
-        if "slots" in last:   # (its values are in the slot's block: the coordinate listed, the slot marked)
-            return [Grow(last["idx"][0], BinOp("+", counter, one)),
-                    Store(last["idx"][0], counter, cast(i, "int64", last["idt"])),
-                    Store(last["mark"], at, Const(True, "bool")), CompoundAssign("+", counter, one)]
-        if last.get("ranged") == "band":
-            return [If(BinOp("==", counter, self.band_begin(last)), [Assign(Var(last["lo"]), i)]),
+        if last.slots is not None:   # (its values are in the slot's block: the coordinate listed, the slot marked)
+            return [Grow(last.appended[0], BinOp("+", counter, one)),
+                    Store(last.appended[0], counter, cast(i, "int64", last.index_type)),
+                    Store(last.marks, at, Const(True, "bool")), CompoundAssign("+", counter, one)]
+        if last.ranged == "band":
+            return [If(BinOp("==", counter, self.band_begin(last)), [Assign(Var(last.band_lo), i)]),
                     Assign(counter, BinOp("+", at, one))]
-        if last.get("ranged") == "blocks":
+        if last.ranged == "blocks":
             return self.block_list_keep(last, i) + [CompoundAssign("+", counter, one)]
-        if "covers" in last:   # (a run of the fill over the gap before i, its block at the fill: :meth:`block_gap`)
+        if last.covers is not None:   # (a run of the fill over the gap before i, its block at the fill: :meth:`block_gap`)
             return (self.gap_run(last, None, None, i) + self.keep_coordinate(last, i)
-                    + [CompoundAssign("+", counter, one), Assign(Var(last["covers"]), BinOp("+", i, one))])
-        keyed = self.keep_key(last) if "keyed" in last else []   # (a hash's child and key beside its coordinate)
+                    + [CompoundAssign("+", counter, one), Assign(Var(last.covers), BinOp("+", i, one))])
+        keyed = self.keep_key(last) if last.keyed is not None else []   # (a hash's child and key beside its coordinate)
         return keyed + self.keep_coordinate(last, i) + [CompoundAssign("+", counter, one)]
 
     def block_fiber(self, index, stmts: list) -> list:
@@ -136,18 +137,18 @@ class BlockAssembly:
         pre, at = self.block_position(last, index)
         if self.phase == "assemble":   # (two-phase: the coordinate kept if its block gets any entry)
             # (on threads, the row counts its blocks)
-            keep = [CompoundAssign("+", Var(last["counter"]), Const(1, "int64"))] if self.par_rows else \
+            keep = [CompoundAssign("+", Var(last.counter), Const(1, "int64"))] if self.par_rows else \
                 self.block_kept(last, index, at)
             return pre + [Declare(kept, "bool", Const(False, "bool"))] + stmts + [If(kept, keep)]
         pre.append(Declare(base, "int64", BinOp("*", at, self.block_size())))
-        if "slots" not in last and self.phase is None:   # (a level that marks its slots has every slot's block prepared)
+        if last.slots is None and self.phase is None:   # (a level that marks its slots has every slot's block prepared)
             pre.append(self.prepare_blocks(BinOp("+", base, self.block_size())))
         pre.append(Declare(kept, "bool", Const(False, "bool")))
         if self.phase == "compute" and not self.par_rows:   # (phase 2 moves to the next block where phase 1 kept one)
-            return pre + stmts + [If(kept, [CompoundAssign("+", Var(last["counter"]), Const(1, "int64"))])]
+            return pre + stmts + [If(kept, [CompoundAssign("+", Var(last.counter), Const(1, "int64"))])]
         if self.par_rows:   # (a row's room was made after phase 1: its block kept if a slot is not the fill)
-            counter, i = Var(last["counter"]), Var(index.name)
-            return pre + stmts + [If(kept, [Store(last["idx"][0], counter, cast(i, "int64", last["idt"])),
+            counter, i = Var(last.counter), Var(index.name)
+            return pre + stmts + [If(kept, [Store(last.appended[0], counter, cast(i, "int64", last.index_type)),
                                             CompoundAssign("+", counter, Const(1, "int64"))])]
         return pre + stmts + [If(kept, self.block_kept(last, index, at))]
 
@@ -164,7 +165,7 @@ class BlockAssembly:
         if self.block is None:
             return []
         s, q = self.setup, Var(self.name(("block", "q"), "q"))
-        end = BinOp("*", Var(self.levels_info[-1]["counter"]), self.block_size())
+        end = BinOp("*", Var(self.levels_info[-1].counter), self.block_size())
         return [Comment(f"a block of {self.block_size_text()} slots at the fill per position phase 1 appended"),
                 Grow(self.val, end), For(q, 0, end, [Store(self.val, q, const_of(s.out_fill_value, s.out_dtype))])]
 
@@ -181,11 +182,11 @@ class BlockAssembly:
         return If(BinOp("<", prepared, end), [Grow(self.val, end), For(q, prepared, end, [Store(self.val, q, fill)]),
                                               Assign(prepared, end)])
 
-    def block_tail(self, last: dict) -> list:
+    def block_tail(self, last: OutputLevel) -> list:
         """After the loops, a level that covers its fibers above blocks of Dense slots (``RunList(Dense)``)
         ends its fiber with a run of the fill over the rest, its block at the fill."""
-        counter, size = Var(last["counter"]), Var(self.out_sizes[last["mode"]].name)
-        return [If(BinOp("<", Var(last["covers"]), size),
+        counter, size = Var(last.counter), Var(self.out_sizes[last.mode].name)
+        return [If(BinOp("<", Var(last.covers), size),
                    [self.prepare_blocks(BinOp("*", BinOp("+", counter, Const(1, "int64")), self.block_size())),
                     *self.fill_run(last, size)])]
 

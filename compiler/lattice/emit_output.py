@@ -25,6 +25,7 @@ from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssig
 from .cfir import CForall
 from .cin import expr_accesses
 from .exprs import cast, const_of, not_fill
+from .output_level import OutputLevel
 from .reserve import count_scatters
 
 
@@ -53,25 +54,25 @@ class OutputAssembly:
             self.block = self.block_names(first, sum(lvl.nmodes for lvl in fmt.levels[:first]))
         mode = 0
         for k, lvl in enumerate(fmt.levels[:first]):
-            info = {"level": lvl, "k": k, "mode": mode}
+            info = OutputLevel(lvl, k, mode)
             if lvl.appends_coordinates:
                 idt = np.dtype(lvl.index_dtype).name
-                info["counter"] = self.name(("count", k), f"p{out}{k}")
-                self.out_params.append(OutScalar(info["counter"], "int64", 0))
-                info["idx"] = [binding.array_name(out, k, lvl.crd_of(0))]
-                self.out_params.append(Growable(info["idx"][0], idt, info["counter"]))
-                info["pos"], info["idt"] = binding.array_name(out, k, lvl.starts_array), idt
-                if k and "slots" in self.levels_info[-1]:
-                    self.fiber_starts(info, info["pos"])   # (a fiber per slot of the level above)
+                info.counter = self.name(("count", k), f"p{out}{k}")
+                self.out_params.append(OutScalar(info.counter, "int64", 0))
+                info.appended = [binding.array_name(out, k, lvl.crd_of(0))]
+                self.out_params.append(Growable(info.appended[0], idt, info.counter))
+                info.starts, info.index_type = binding.array_name(out, k, lvl.starts_array), idt
+                if k and self.levels_info[-1].slots is not None:
+                    self.fiber_starts(info, info.starts)   # (a fiber per slot of the level above)
                 elif all(x.located_by_coordinate for x in fmt.levels[:k]):
-                    info["pos_buffer"] = True
-                    self.out_params.append(Buffer(info["pos"], idt, "inout"))
+                    info.starts_buffer = True
+                    self.out_params.append(Buffer(info.starts, idt, "inout"))
                 else:
-                    info["pos_buffer"] = False
-                    info["pos_len"] = self.name(("poslen", k), f"{info['pos']}_len")
-                    self.out_params.append(OutScalar(info["pos_len"], "int64", 1))
-                    self.out_params.append(Growable(info["pos"], idt, info["pos_len"]))
-                    self.init += [Grow(info["pos"], Const(1, "int64")), Store(info["pos"], 0, Const(0, idt))]
+                    info.starts_buffer = False
+                    info.starts_len = self.name(("poslen", k), f"{info.starts}_len")
+                    self.out_params.append(OutScalar(info.starts_len, "int64", 1))
+                    self.out_params.append(Growable(info.starts, idt, info.starts_len))
+                    self.init += [Grow(info.starts, Const(1, "int64")), Store(info.starts, 0, Const(0, idt))]
                 if lvl.at_most_one:
                     self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as a SparseList "
                                       f"is; each call checks that no fiber holds more than one entry")
@@ -89,122 +90,122 @@ class OutputAssembly:
                 if k != 0:
                     raise StrategyError(f"output {out}: SparseCOO must be the only level of a sparse output")
                 idt = np.dtype(lvl.index_dtype).name
-                info["counter"] = self.name(("count", k), f"p{out}{k}")
-                self.out_params.append(OutScalar(info["counter"], "int64", 0))
-                info["idx"] = [binding.array_name(out, k, lvl.crd_of(j)) for j in range(lvl.ndim)]
-                for name in info["idx"]:
-                    self.out_params.append(Growable(name, idt, info["counter"]))
-                info["pos"] = binding.array_name(out, k, lvl.starts_array)
-                info["pos_len"] = self.name(("poslen", k), f"{info['pos']}_len")
-                self.out_params.append(OutScalar(info["pos_len"], "int64", 2))
-                self.out_params.append(Growable(info["pos"], idt, info["pos_len"]))
-                self.init += [Grow(info["pos"], Const(2, "int64")), Store(info["pos"], 0, Const(0, idt))]
-                info["pos_buffer"] = False
-                info["idt"] = idt
+                info.counter = self.name(("count", k), f"p{out}{k}")
+                self.out_params.append(OutScalar(info.counter, "int64", 0))
+                info.appended = [binding.array_name(out, k, lvl.crd_of(j)) for j in range(lvl.ndim)]
+                for name in info.appended:
+                    self.out_params.append(Growable(name, idt, info.counter))
+                info.starts = binding.array_name(out, k, lvl.starts_array)
+                info.starts_len = self.name(("poslen", k), f"{info.starts}_len")
+                self.out_params.append(OutScalar(info.starts_len, "int64", 2))
+                self.out_params.append(Growable(info.starts, idt, info.starts_len))
+                self.init += [Grow(info.starts, Const(2, "int64")), Store(info.starts, 0, Const(0, idt))]
+                info.starts_buffer = False
+                info.index_type = idt
             self.levels_info.append(info)
             mode += lvl.nmodes
         last = self.levels_info[-1]
         if self.block is not None:
-            if "covers" in last:   # (the rest of its fiber a run of the fill, before the values' length is set)
+            if last.covers is not None:   # (the rest of its fiber a run of the fill, before the values' length is set)
                 self.final += self.block_tail(last)
             self.block_params(last)   # (:mod:`.emit_blocks`)
         else:
-            self.out_params.append(Growable(self.val, s.out_dtype, last.get("slots", last["counter"])))
+            self.out_params.append(Growable(self.val, s.out_dtype, last.slots or last.counter))
         # finalization
         for info, below in zip(self.levels_info, self.levels_info[1:]):
-            if "covers" in info:   # (a covering level above another: the rest of its fiber a run of the fill)
-                self.final += self.gap_run(info, below, Var(below["counter"]), Var(self.out_sizes[info["mode"]].name))
+            if info.covers is not None:   # (a covering level above another: the rest of its fiber a run of the fill)
+                self.final += self.gap_run(info, below, Var(below.counter), Var(self.out_sizes[info.mode].name))
         for info in self.levels_info:
-            if info["level"].located_by_coordinate:
+            if info.level.located_by_coordinate:
                 continue
-            k, counter = info["k"], Var(info["counter"])
-            if info["level"].coordinate_list:
-                self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
-            elif "ranged" in info:
+            k, counter = info.k, Var(info.counter)
+            if info.level.coordinate_list:
+                self.final.append(Store(info.starts, 1, cast(counter, "int64", info.index_type)))
+            elif info.ranged is not None:
                 self.final += self.range_final(info) + (
-                    [self.prefix_sum(info, Var(info["slotted"]))] if "slotted" in info else
-                    [] if k == 0 or not info["pos_buffer"] else [self.prefix_sum(info, self.dense_count(info["mode"]))])
-            elif "slotted" in info:   # (a fiber per slot of the level above: its lengths summed)
-                self.final.append(self.prefix_sum(info, Var(info["slotted"])))
-            elif info["pos_buffer"]:
+                    [self.prefix_sum(info, Var(info.slotted))] if info.slotted is not None else
+                    [] if k == 0 or not info.starts_buffer else [self.prefix_sum(info, self.dense_count(info.mode))])
+            elif info.slotted is not None:   # (a fiber per slot of the level above: its lengths summed)
+                self.final.append(self.prefix_sum(info, Var(info.slotted)))
+            elif info.starts_buffer:
                 if k == 0:
-                    self.final.append(Store(info["pos"], 1, cast(counter, "int64", info["idt"])))
+                    self.final.append(Store(info.starts, 1, cast(counter, "int64", info.index_type)))
                 else:
-                    self.final.append(self.prefix_sum(info, self.dense_count(info["mode"])))
-            if "keyed" in info:   # (a two-phase kernel builds it after its compaction: :meth:`tables_last`)
-                info["table_stmts"] = self.key_table(info)
-                self.final += info["table_stmts"]
+                    self.final.append(self.prefix_sum(info, self.dense_count(info.mode)))
+            if info.keyed is not None:   # (a two-phase kernel builds it after its compaction: :meth:`tables_last`)
+                info.table_stmts = self.key_table(info)
+                self.final += info.table_stmts
 
-    def marked_level(self, info: dict, lvl, above: bool = False):
+    def marked_level(self, info: OutputLevel, lvl, above: bool = False):
         """The parameters of a level that marks its slots (SparseByteMap) under Dense ones or an
-        appended one: its coordinates appended as a SparseList's (its ``pos`` a buffer under Dense
+        appended one: its coordinates appended as a SparseList's (its ``starts`` a buffer under Dense
         levels), its marks and the values one per slot, starting unmarked and at the fill (under an
         appended level, a block of slots per fiber: :meth:`~compiler.lattice.emit_ranges.RangeAssembly.fiber_start`);
         ``above`` another appended level (under located ones only), the values are that level's, a
         fiber of it per slot (:meth:`keep_slot`)."""
-        s, k, out = self.setup, info["k"], self.setup.output.tensor
+        s, k, out = self.setup, info.k, self.setup.output.tensor
         idt = np.dtype(lvl.index_dtype).name
-        info["counter"] = self.name(("count", k), f"p{out}{k}")
-        info["idx"], info["idt"] = [binding.array_name(out, k, lvl.crd_of(0))], idt
-        info["slots"] = self.name(("slots", k), f"{out}{k}_slots")
-        info["mark"] = binding.array_name(out, k, lvl.mark_array)
-        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"])]
+        info.counter = self.name(("count", k), f"p{out}{k}")
+        info.appended, info.index_type = [binding.array_name(out, k, lvl.crd_of(0))], idt
+        info.slots = self.name(("slots", k), f"{out}{k}_slots")
+        info.marks = binding.array_name(out, k, lvl.mark_array)
+        self.out_params += [OutScalar(info.counter, "int64", 0), Growable(info.appended[0], idt, info.counter)]
         self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))   # (compiler.lattice.emit_ranges)
-        self.out_params += [OutScalar(info["slots"], "int64", 0), Growable(info["mark"], "bool", info["slots"])]
+        self.out_params += [OutScalar(info.slots, "int64", 0), Growable(info.marks, "bool", info.slots)]
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry marked and "
                           f"stored in its slot (TACO's insert into a level with a slot per coordinate)" if not above else
                           f"{out}'s level {k} ({lvl.name}) is appended in storage order, a fiber of level {k + 1} in "
                           f"each slot (their lengths summed after the loops), a coordinate marked and kept if the "
                           f"fiber in its slot got entries")
-        if not info["pos_buffer"] and "slotted" not in info:   # (a fiber per slot above: its slots are counted too)
+        if not info.starts_buffer and info.slotted is None:   # (a fiber per slot above: its slots are counted too)
             self.slot_blocks(info)
             return
-        slots = Var(info["slots"])
+        slots = Var(info.slots)
         q = Var(self.name(("slots", "q"), "q"))
         fill = const_of(s.out_fill_value, s.out_dtype)
-        self.init += [Assign(slots, self.dense_count(info["mode"] + 1)), Grow(info["mark"], slots)]
+        self.init += [Assign(slots, self.dense_count(info.mode + 1)), Grow(info.marks, slots)]
         if above:
-            self.init.append(For(q, 0, slots, [Store(info["mark"], q, Const(False, "bool"))]))
+            self.init.append(For(q, 0, slots, [Store(info.marks, q, Const(False, "bool"))]))
             return
         if self.block is None:
             self.init += [Grow(self.val, slots),
-                          For(q, 0, slots, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)])]
+                          For(q, 0, slots, [Store(info.marks, q, Const(False, "bool")), Store(self.val, q, fill)])]
             return
         # (a block of Dense slots per slot: the values of every block start at the fill)
         values = BinOp("*", slots, self.block_size())
-        self.init += [For(q, 0, slots, [Store(info["mark"], q, Const(False, "bool"))]), Grow(self.val, values),
+        self.init += [For(q, 0, slots, [Store(info.marks, q, Const(False, "bool"))]), Grow(self.val, values),
                       For(q, 0, values, [Store(self.val, q, fill)])]
 
-    def keyed_level(self, info: dict, lvl):
+    def keyed_level(self, info: OutputLevel, lvl):
         """The parameters of a level that keeps its keys in a table (SparseHash) under Dense ones or a SparseList:
         its coordinates appended as a SparseList's, each entry its own child (``ptr``) and its key
         ``parent * size + i`` (``key``); the table is built after the loops (:meth:`key_table`)."""
-        k, out = info["k"], self.setup.output.tensor
+        k, out = info.k, self.setup.output.tensor
         idt = np.dtype(lvl.index_dtype).name
         key, table = lvl.keys_in_table
-        info["counter"] = self.name(("count", k), f"p{out}{k}")
-        info["idx"], info["idt"] = [binding.array_name(out, k, lvl.crd_of(0))], idt
-        info["keyed"] = [(binding.array_name(out, k, lvl.child_array), idt), (binding.array_name(out, k, key), "int64")]
-        info["table"] = binding.array_name(out, k, table)
-        info["cap"] = self.name(("cap", k), f"{out}{k}_cap")
-        self.out_params += [OutScalar(info["counter"], "int64", 0), Growable(info["idx"][0], idt, info["counter"])]
+        info.counter = self.name(("count", k), f"p{out}{k}")
+        info.appended, info.index_type = [binding.array_name(out, k, lvl.crd_of(0))], idt
+        info.keyed = [(binding.array_name(out, k, lvl.child_array), idt), (binding.array_name(out, k, key), "int64")]
+        info.table = binding.array_name(out, k, table)
+        info.capacity = self.name(("cap", k), f"{out}{k}_cap")
+        self.out_params += [OutScalar(info.counter, "int64", 0), Growable(info.appended[0], idt, info.counter)]
         self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))   # (compiler.lattice.emit_ranges)
-        self.out_params += [*[Growable(name, dt, info["counter"]) for name, dt in info["keyed"]],
-                            OutScalar(info["cap"], "int64", 0), Growable(info["table"], "int64", info["cap"])]
+        self.out_params += [*[Growable(name, dt, info.counter) for name, dt in info.keyed],
+                            OutScalar(info.capacity, "int64", 0), Growable(info.table, "int64", info.capacity)]
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, each entry keeping its key; "
                           f"its table is built after the loops, inserting the keys in order (TACO's insert into a "
                           f"hashed level)")
 
-    def key_table(self, info: dict) -> list:
+    def key_table(self, info: OutputLevel) -> list:
         """Insert the keys of a level that keeps them in a table, in order, by linear probing into
         the smallest power-of-two table at most half full (:mod:`compiler.levels.sparse_hash`)."""
         from ..levels.sparse_hash import MIN_CAPACITY
         from .iterators import hash_ir
-        cap, n, table = Var(info["cap"]), Var(info["counter"]), info["table"]
+        cap, n, table = Var(info.capacity), Var(info.counter), info.table
         q = Var(self.name(("table", "q"), "q"))
         h = Var(self.name(("table", "h"), "h"))
         two = Const(2, "int64")
-        key = Load(info["keyed"][1][0], q)
+        key = Load(info.keyed[1][0], q)
         return [Comment(f"{table}: the keys inserted in order, by linear probing"),
                 Assign(cap, Const(MIN_CAPACITY, "int64")), While(BinOp("<", cap, BinOp("*", n, two)),
                                                                  [Assign(cap, BinOp("*", cap, two))]),
@@ -215,7 +216,7 @@ class OutputAssembly:
                                                      BinOp("-", cap, Const(1, "int64"))))]),
                               Store(table, h, BinOp("+", q, Const(1, "int64")))])]
 
-    def keep_slot(self, info: dict, index, slot) -> list:
+    def keep_slot(self, info: OutputLevel, index, slot) -> list:
         """A level that marks its slots (``info``) above an appended level keeps the coordinate
         ``index`` whose slot ``slot`` got a fiber with entries: listed and marked.
 
@@ -224,28 +225,28 @@ class OutputAssembly:
             C1_pos[i + 1] = pC1 - pC1_begin;
             if (pC1 > pC1_begin) { C0_srt[pC0] = i; C0_tbl[i] = true; pC0 += 1; }
         """
-        return (self.keep_coordinate(info, Var(index.name)) + [Store(info["mark"], slot, Const(True, "bool")),
-                                                               CompoundAssign("+", Var(info["counter"]), Const(1, "int64"))])
+        return (self.keep_coordinate(info, Var(index.name)) + [Store(info.marks, slot, Const(True, "bool")),
+                                                               CompoundAssign("+", Var(info.counter), Const(1, "int64"))])
 
-    def keep_coordinate(self, info: dict, i) -> list:
+    def keep_coordinate(self, info: OutputLevel, i) -> list:
         """Store the coordinate ``i`` (an int64 variable) of the entry an appended level ``info``
         keeps at its counter: in its coordinate array, or as the run ``[i, i + 1)`` of a run-length
         level above others (:meth:`~compiler.lattice.emit_run_output.RunAssembly.unit_level`)."""
-        at = Var(info["counter"])
-        bounds = [i, BinOp("+", i, Const(1, "int64"))][-len(info["idx"]):] if "units" in info else [i]
-        return [stmt for name, b in zip(info["idx"], bounds)
-                for stmt in (Grow(name, BinOp("+", at, Const(1, "int64"))), Store(name, at, cast(b, "int64", info["idt"])))]
+        at = Var(info.counter)
+        bounds = [i, BinOp("+", i, Const(1, "int64"))][-len(info.appended):] if info.units else [i]
+        return [stmt for name, b in zip(info.appended, bounds)
+                for stmt in (Grow(name, BinOp("+", at, Const(1, "int64"))), Store(name, at, cast(b, "int64", info.index_type)))]
 
     def appended_arrays(self) -> tuple:
         """The arrays that grow by one element per entry appended at the innermost level (a level
         that marks its slots holds its values in them: not those)."""
         last = self.levels_info[-1]
-        return (*last["idx"], *[name for name, _ in last.get("keyed", ())]) + (() if "slots" in last else (self.val,))
+        return (*last.appended, *[name for name, _ in (last.keyed or ())]) + (() if last.slots is not None else (self.val,))
 
-    def prefix_sum(self, info: dict, count) -> For:
+    def prefix_sum(self, info: OutputLevel, count) -> For:
         """Turn the ``count`` segment lengths in ``pos[1:]`` of a SparseList level into segment ends."""
-        q = Var(self.name(("prefix", info["k"]), "q"))
-        return For(q, 0, count, [Store(info["pos"], BinOp("+", q, 1), Load(info["pos"], q), "+")])
+        q = Var(self.name(("prefix", info.k), "q"))
+        return For(q, 0, count, [Store(info.starts, BinOp("+", q, 1), Load(info.starts, q), "+")])
 
     def dense_count(self, mode: int):
         count = None
@@ -270,9 +271,9 @@ class OutputAssembly:
         """
         if self.out_dense or not self.out_path or n.index != self.out_path[-1] or self.producing \
                 or self.phase == "compute" or self.par_rows or self.block is not None \
-                or "runs" in self.levels_info[-1]:   # (runs: an entry appends up to two, each grown as appended)
+                or self.levels_info[-1].runs is not None:   # (runs: an entry appends up to two, each grown as appended)
             return []
-        if "ranged" in self.levels_info[-1]:   # (a band's gaps take room too: grown as it appends)
+        if self.levels_info[-1].ranged is not None:   # (a band's gaps take room too: grown as it appends)
             return []
         if universe or not iters:
             bound = N
@@ -296,7 +297,7 @@ class OutputAssembly:
             self.reserved_upfront = keys
             return []
         room = Var(self.name(("room",), f"n{self.setup.output.tensor}"))
-        needed = BinOp("+", Var(last["counter"]), room)
+        needed = BinOp("+", Var(last.counter), room)
         self.reserved = True
         return [Declare(room, "int64", bound)] + [Grow(name, needed) for name in self.appended_arrays()]
 
@@ -339,25 +340,25 @@ class OutputAssembly:
         if self.phase == "compute" and not self.drop_in_compute:
             return stmts
         for info in self.levels_info[1:]:
-            k = info["k"]
-            ranged = "ranged" in info
-            runs = "runs" in info and not info["runs"]["located"]   # (located: closed as entries reach them)
-            if not info["level"].appends_coordinates and "slots" not in info and "keyed" not in info \
-                    and not ranged and not runs and "units" not in info:
+            k = info.k
+            ranged = info.ranged is not None
+            runs = info.runs is not None and not info.runs.located   # (located: closed as entries reach them)
+            if not info.level.appends_coordinates and info.slots is None and info.keyed is None \
+                    and not ranged and not runs and not info.units:
                 continue
-            if self.out_path[info["mode"] - 1] != index:
+            if self.out_path[info.mode - 1] != index:
                 continue
-            child = Var(self.range_counted(info) if ranged else info["counter"])
+            child = Var(self.range_counted(info) if ranged else info.counter)
             begin = Var(self.name(("begin", k), f"{child.name}_begin"))
             pre = [Declare(begin, "int64", child)] + self.fiber_start(info)
             prev_level = self.out_levels[k - 1]
-            if prev_level.located_by_coordinate or "slotted" in info:
-                ppos = self.dense_position(info["mode"] - 1)
-                post = [Store(info["pos"], BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info["idt"]))]
+            if prev_level.located_by_coordinate or info.slotted is not None:
+                ppos = self.dense_position(info.mode - 1)
+                post = [Store(info.starts, BinOp("+", ppos, 1), cast(BinOp("-", child, begin), "int64", info.index_type))]
                 # (the level above keeps the coordinate if the fiber in its slot got entries; a band's
                 # values begin where its entries do)
-                kept = self.keep_slot(self.levels_info[k - 1], index, ppos) if "slotted" in info else []
-                if ranged and info["ranged"] == "band":
+                kept = self.keep_slot(self.levels_info[k - 1], index, ppos) if info.slotted is not None else []
+                if ranged and info.ranged == "band":
                     kept += self.range_fiber_end(info, begin, ppos)
                 if kept:
                     post.append(If(BinOp(">", child, begin), kept))
@@ -366,26 +367,26 @@ class OutputAssembly:
                     # count (a case that does not read them, merging, moves the read position too)
                     read = Var(self.read_counter)
                     after = Var(self.name(("read_next", k), f"{self.read_counter}_next"))
-                    count = cast(Load(info["pos"], BinOp("+", ppos, 1)), info["idt"], "int64")
+                    count = cast(Load(info.starts, BinOp("+", ppos, 1)), info.index_type, "int64")
                     pre.append(Declare(after, "int64", BinOp("+", read, count)))
                     post.append(Assign(read, after))
-            elif "ranged" in self.levels_info[k - 1]:   # (a fiber per position of a band or blocks: .emit_ranges)
+            elif self.levels_info[k - 1].ranged is not None:   # (a fiber per position of a band or blocks: .emit_ranges)
                 post = [If(BinOp(">", child, begin), self.range_keep_fiber(self.levels_info[k - 1], info, begin, index))]
             else:
-                pinfo = next(x for x in self.levels_info if x["k"] == k - 1)
-                pc = Var(pinfo["counter"])
+                pinfo = next(x for x in self.levels_info if x.k == k - 1)
+                pc = Var(pinfo.counter)
                 post = [If(BinOp(">", child, begin), [
                     *(self.range_fiber_end(info, begin, pc) if ranged else []),
                     *(self.runs_fiber_end(info) if runs else []),   # (:mod:`.emit_run_output`)
-                    *(self.keep_key(pinfo) if "keyed" in pinfo else []),
-                    *(self.gap_run(pinfo, info, begin, Var(index.name)) if "covers" in pinfo else []),
+                    *(self.keep_key(pinfo) if pinfo.keyed is not None else []),
+                    *(self.gap_run(pinfo, info, begin, Var(index.name)) if pinfo.covers is not None else []),
                     *self.keep_coordinate(pinfo, Var(index.name)),
                     CompoundAssign("+", pc, Const(1, "int64")),
-                    Grow(info["pos"], BinOp("+", pc, 1)),
-                    Store(info["pos"], pc, Cast(info["idt"], child) if info["idt"] != "int64" else child),
-                    Assign(Var(info["pos_len"]), BinOp("+", pc, 1)),
-                    *([Assign(Var(pinfo["covers"]), BinOp("+", Var(index.name), Const(1, "int64")))]
-                      if "covers" in pinfo else []),
+                    Grow(info.starts, BinOp("+", pc, 1)),
+                    Store(info.starts, pc, Cast(info.index_type, child) if info.index_type != "int64" else child),
+                    Assign(Var(info.starts_len), BinOp("+", pc, 1)),
+                    *([Assign(Var(pinfo.covers), BinOp("+", Var(index.name), Const(1, "int64")))]
+                      if pinfo.covers is not None else []),
                 ])]
             return pre + stmts + post
         return stmts
@@ -394,7 +395,7 @@ class OutputAssembly:
         """A sparse output filled from workspaces gets room for one entry per scatter, counted
         first (:mod:`compiler.lattice.reserve`): one allocation instead of doublings."""
         if self.out_dense or not self.levels_info or not self.bitmaps or self.block is not None \
-                or "runs" in self.levels_info[-1]:
+                or self.levels_info[-1].runs is not None:
             return []
         counter = Var(self.name(("reserve",), "n_scatters"))
         inputs = {n for n, p in self.inputs.items() if isinstance(p, Buffer)}
@@ -436,23 +437,23 @@ class OutputAssembly:
             out.append(Declare(vname, odt, cast(v, dt, odt)))
             val = vname
         last = self.levels_info[-1]
-        if "runs" in last:
+        if last.runs is not None:
             return out + self.append_run(last, val)
-        counter = Var(last["counter"])
-        if last["level"].coordinate_list:
-            coords = [self.out_path[last["mode"] + j] for j in range(len(last["idx"]))]
+        counter = Var(last.counter)
+        if last.level.coordinate_list:
+            coords = [self.out_path[last.mode + j] for j in range(len(last.appended))]
         else:
-            coords = [self.out_path[last["mode"]]]
-        if "ranged" in last:   # (compiler.lattice.emit_ranges)
+            coords = [self.out_path[last.mode]]
+        if last.ranged is not None:   # (compiler.lattice.emit_ranges)
             return out + self.range_append(last, val, coords[-1])
         reserved = getattr(self, "reserved", False)
-        store = [Store(name, counter, cast(Var(i.name), "int64", last["idt"])) for name, i in zip(last["idx"], coords)]
+        store = [Store(name, counter, cast(Var(i.name), "int64", last.index_type)) for name, i in zip(last.appended, coords)]
         store_val = Store(self.val, counter, val)
-        if "keyed" in last:
-            (ptr, pdt), (key, _) = last["keyed"]
+        if last.keyed is not None:
+            (ptr, pdt), (key, _) = last.keyed
             store += [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.entry_slot(last))]
         one_more = CompoundAssign("+", counter, Const(1, "int64"))
-        if "slots" in last:
+        if last.slots is not None:
             # (a level that marks its slots: the value and the mark in the entry's slot)
             slot = Var(self.name(("slot",), f"{s.output.tensor}_slot"))
             at = Declare(slot, "int64", self.entry_slot(last))
@@ -460,7 +461,7 @@ class OutputAssembly:
                 return [one_more]
             if self.phase == "assemble":   # (two-phase: the coordinate listed and its slot marked)
                 grow = [] if reserved else [Grow(name, BinOp("+", counter, 1)) for name in self.appended_arrays()]
-                return [at, *grow, *store, Store(last["mark"], slot, Const(True, "bool")), one_more]
+                return [at, *grow, *store, Store(last.marks, slot, Const(True, "bool")), one_more]
             if self.phase == "compute" and not self.par_rows:   # (a value at the fill is not stored: compacted after)
                 return out + [at, If(not_fill(val, odt, s.out_fill), [Store(self.val, slot, val)]), one_more]
             out.append(at)
@@ -471,7 +472,7 @@ class OutputAssembly:
             grow = [] if reserved or self.par_rows else \
                 [Grow(name, BinOp("+", counter, 1)) for name in self.appended_arrays()]
             return out + [If(not_fill(val, odt, s.out_fill),
-                             grow + store + [store_val, Store(last["mark"], slot, Const(True, "bool")),
+                             grow + store + [store_val, Store(last.marks, slot, Const(True, "bool")),
                                              CompoundAssign("+", counter, Const(1, "int64"))])]
         # (where room is made: store unconditionally, keep the entry only if it is not the fill)
         keep = CompoundAssign("+", counter, Cast("int64", not_fill(val, odt, s.out_fill)))

@@ -42,37 +42,38 @@ from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, CompoundAssign, Const, Declare, For, Grow, Growable, If,
                              OutScalar, Store, Var)
 from .exprs import cast, const_of, not_fill
+from .output_level import OutputLevel
 
 
 class RangeAssembly:
     """The parameters, appends and fiber ends of band and block output levels (a mixin of the emitter)."""
 
-    def ranged_level(self, info: dict, lvl, above: bool = False):
+    def ranged_level(self, info: OutputLevel, lvl, above: bool = False):
         """The parameters of an innermost band or block level ``info`` of the output:
-        its entries counted by ``counter`` (the values' length), its fibers' starts (``pos``, a
+        its entries counted by ``counter`` (the values' length), its fibers' ``starts`` (a
         buffer under levels located by coordinate, else grown as its parent appends); ``above`` a
         level appended as a SparseList, ``counter`` counts that level's fibers, one per position
         (:meth:`range_keep_fiber`)."""
-        k, out = info["k"], self.setup.output.tensor
+        k, out = info.k, self.setup.output.tensor
         idt = np.dtype(lvl.index_dtype).name
-        info["idt"], info["ranged"] = idt, "band" if lvl.appends_band is not None else "blocks"
-        info["idx"] = []   # (no array grows by one index per entry: room is made as it is appended)
-        info["counter"] = self.name(("count", k), f"p{out}{k}")
-        self.out_params.append(OutScalar(info["counter"], "int64", 0))
+        info.index_type, info.ranged = idt, "band" if lvl.appends_band is not None else "blocks"
+        info.appended = []   # (no array grows by one index per entry: room is made as it is appended)
+        info.counter = self.name(("count", k), f"p{out}{k}")
+        self.out_params.append(OutScalar(info.counter, "int64", 0))
         self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))
-        if info["ranged"] == "band":
-            info["ends"] = binding.array_name(out, k, lvl.appends_band)
-            info["lo"] = self.name(("band", k), f"{out}{k}_lo")
-            if info["pos_buffer"]:
-                self.out_params.append(Buffer(info["ends"], idt, "inout"))
-            elif "slotted" in info:   # (one band end per slot of the parent, 0 where its fiber is empty)
+        if info.ranged == "band":
+            info.ends = binding.array_name(out, k, lvl.appends_band)
+            info.band_lo = self.name(("band", k), f"{out}{k}_lo")
+            if info.starts_buffer:
+                self.out_params.append(Buffer(info.ends, idt, "inout"))
+            elif info.slotted is not None:   # (one band end per slot of the parent, 0 where its fiber is empty)
                 q = Var(self.name(("slotted", "ends", k), "q"))
-                self.out_params.append(Growable(info["ends"], idt, info["slotted"]))
-                self.init += [Grow(info["ends"], Var(info["slotted"])),
-                              For(q, 0, Var(info["slotted"]), [Store(info["ends"], q, Const(0, idt))])]
+                self.out_params.append(Growable(info.ends, idt, info.slotted))
+                self.init += [Grow(info.ends, Var(info.slotted)),
+                              For(q, 0, Var(info.slotted), [Store(info.ends, q, Const(0, idt))])]
             else:   # (one band end per entry of the parent, appended as it is)
                 parent = self.name(("count", k - 1), f"p{out}{k - 1}")
-                self.out_params.append(Growable(info["ends"], idt, parent))
+                self.out_params.append(Growable(info.ends, idt, parent))
             self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, the coordinates between "
                               f"a fiber's entries holding the fill, so its band runs from the fiber's first entry to "
                               f"its last" if not above else
@@ -81,13 +82,13 @@ class RangeAssembly:
                               f"band runs from the first coordinate whose fiber got entries to the last")
         else:
             ends, starts = lvl.appends_blocks
-            info["ends"], info["starts"] = binding.array_name(out, k, ends), binding.array_name(out, k, starts)
-            info["blocks"] = self.name(("blocks", k), f"{out}{k}_blocks")
-            info["next"] = self.name(("next", k), f"{out}{k}_next")
-            info["starts_len"] = self.name(("startslen", k), f"{info['starts']}_len")
-            self.out_params += [OutScalar(info["blocks"], "int64", 0), Growable(info["ends"], idt, info["blocks"]),
-                                OutScalar(info["starts_len"], "int64", 0),
-                                Growable(info["starts"], idt, info["starts_len"])]
+            info.ends, info.block_starts = binding.array_name(out, k, ends), binding.array_name(out, k, starts)
+            info.blocks = self.name(("blocks", k), f"{out}{k}_blocks")
+            info.next_block = self.name(("next", k), f"{out}{k}_next")
+            info.block_starts_len = self.name(("startslen", k), f"{info.block_starts}_len")
+            self.out_params += [OutScalar(info.blocks, "int64", 0), Growable(info.ends, idt, info.blocks),
+                                OutScalar(info.block_starts_len, "int64", 0),
+                                Growable(info.block_starts, idt, info.block_starts_len)]
             self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order, an entry after the "
                               f"last one's coordinate extending its block and a gap starting a new block" if not above
                               else f"{out}'s level {k} ({lvl.name}) is appended in storage order, a fiber of level "
@@ -96,136 +97,136 @@ class RangeAssembly:
         if k == 0:   # (the output's one fiber: no loop around opens it)
             self.init += self.fiber_start(info)
 
-    def fiber_starts(self, info: dict, name: str):
+    def fiber_starts(self, info: OutputLevel, name: str):
         """The array ``name`` of where each fiber of the innermost output level ``info`` starts
-        (``pos``): a buffer the call allocates under levels located by coordinate (counts, summed
+        (``starts``): a buffer the call allocates under levels located by coordinate (counts, summed
         after the loops), else grown as the parent appends (each end stored as the parent keeps
         an entry)."""
-        k, idt = info["k"], info["idt"]
-        info["pos"] = name
-        info["pos_buffer"] = all(above.located_by_coordinate for above in self.out_levels[:k])
+        k, idt = info.k, info.index_type
+        info.starts = name
+        info.starts_buffer = all(above.located_by_coordinate for above in self.out_levels[:k])
         parent = self.levels_info[-1] if k else None
-        if parent is not None and "slots" in parent:
+        if parent is not None and parent.slots is not None:
             # (under a level that marks its slots, counted up front: a fiber per slot, its length
             # stored as the fiber ends and summed after the loops)
-            slots = Var(parent["slots"])
+            slots = Var(parent.slots)
             q = Var(self.name(("slotted", k), "q"))
-            info["slotted"], info["pos_len"] = parent["slots"], self.name(("poslen", k), f"{name}_len")
-            self.out_params += [OutScalar(info["pos_len"], "int64", 1), Growable(name, idt, info["pos_len"])]
-            self.init += [Assign(Var(info["pos_len"]), BinOp("+", slots, Const(1, "int64"))),
-                          Grow(name, Var(info["pos_len"])),
-                          For(q, 0, Var(info["pos_len"]), [Store(name, q, Const(0, idt))])]
-        elif info["pos_buffer"]:
+            info.slotted, info.starts_len = parent.slots, self.name(("poslen", k), f"{name}_len")
+            self.out_params += [OutScalar(info.starts_len, "int64", 1), Growable(name, idt, info.starts_len)]
+            self.init += [Assign(Var(info.starts_len), BinOp("+", slots, Const(1, "int64"))),
+                          Grow(name, Var(info.starts_len)),
+                          For(q, 0, Var(info.starts_len), [Store(name, q, Const(0, idt))])]
+        elif info.starts_buffer:
             self.out_params.append(Buffer(name, idt, "inout"))
         else:
-            info["pos_len"] = self.name(("poslen", k), f"{name}_len")
-            self.out_params += [OutScalar(info["pos_len"], "int64", 1), Growable(name, idt, info["pos_len"])]
+            info.starts_len = self.name(("poslen", k), f"{name}_len")
+            self.out_params += [OutScalar(info.starts_len, "int64", 1), Growable(name, idt, info.starts_len)]
             self.init += [Grow(name, Const(1, "int64")), Store(name, 0, Const(0, idt))]
 
-    def entry_slot(self, info: dict):
+    def entry_slot(self, info: OutputLevel):
         """The slot ``parent * size + i`` of the entry being appended at the innermost output level
         ``info``: its parent's position is located from Dense levels, or is the position the
         appended parent gets if it keeps its entry (its counter)."""
-        if info["pos_buffer"] or "slotted" in info:   # (a fiber per slot: the parent's position is located)
-            return self.dense_position(info["mode"])
-        parent = Var(next(x for x in self.levels_info if x["k"] == info["k"] - 1)["counter"])
-        size = Var(self.out_sizes[info["mode"]].name)
-        return BinOp("+", BinOp("*", parent, size), Var(self.out_path[info["mode"]].name))
+        if info.starts_buffer or info.slotted is not None:   # (a fiber per slot: the parent's position is located)
+            return self.dense_position(info.mode)
+        parent = Var(next(x for x in self.levels_info if x.k == info.k - 1).counter)
+        size = Var(self.out_sizes[info.mode].name)
+        return BinOp("+", BinOp("*", parent, size), Var(self.out_path[info.mode].name))
 
-    def keep_key(self, info: dict) -> list:
+    def keep_key(self, info: OutputLevel) -> list:
         """A level that keeps its keys (SparseHash) keeps the entry it appends at its counter above
         a fiber that got entries: its own child (``ptr``) and its key ``parent * size + i``."""
-        counter = Var(info["counter"])
-        (ptr, pdt), (key, _) = info["keyed"]
+        counter = Var(info.counter)
+        (ptr, pdt), (key, _) = info.keyed
         grow = [Grow(name, BinOp("+", counter, Const(1, "int64"))) for name in (ptr, key)]
         return grow + [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.entry_slot(info))]
 
-    def slot_blocks(self, info: dict):
+    def slot_blocks(self, info: OutputLevel):
         """A level that marks its slots (SparseByteMap) under an appended level: its slots grow a
         block of ``size`` at a time, one per fiber (:meth:`fiber_start`), and number ``size`` per
         entry its parent keeps."""
-        out, k = self.setup.output.tensor, info["k"]
-        info["prepared"] = self.name(("slots", "prepared", k), f"{out}{k}_filled")
-        self.init.append(Declare(Var(info["prepared"]), "int64", Const(0, "int64")))
-        parent = Var(next(x for x in self.levels_info if x["k"] == k - 1)["counter"])
-        self.final.append(Assign(Var(info["slots"]), BinOp("*", parent, Var(self.out_sizes[info["mode"]].name))))
-        self.notes.append(f"{out}'s level {k} ({info['level'].name}) gets a block of slots per fiber of its appended "
+        out, k = self.setup.output.tensor, info.k
+        info.prepared = self.name(("slots", "prepared", k), f"{out}{k}_filled")
+        self.init.append(Declare(Var(info.prepared), "int64", Const(0, "int64")))
+        parent = Var(next(x for x in self.levels_info if x.k == k - 1).counter)
+        self.final.append(Assign(Var(info.slots), BinOp("*", parent, Var(self.out_sizes[info.mode].name))))
+        self.notes.append(f"{out}'s level {k} ({info.level.name}) gets a block of slots per fiber of its appended "
                           f"parent, unmarked and at the fill, as the fiber starts")
 
-    def fiber_start(self, info: dict) -> list:
+    def fiber_start(self, info: OutputLevel) -> list:
         """Where a fiber of the innermost output level starts: a band's first coordinate (set by its
         first entry), the coordinate that would extend a block list's last block (none yet), or the
         block of slots of a level that marks them under an appended level, at the parent's next
         position, unmarked and at the fill (prepared once: a fiber not kept marked none)."""
-        if info.get("ranged") == "band":
-            return [Declare(Var(info["lo"]), "int64", Const(0, "int64"))]
-        if info.get("ranged") == "blocks":
-            return [Declare(Var(info["next"]), "int64", Const(-1, "int64"))]
-        if "runs" in info:   # (runs under an appended level: the fiber has no run yet)
-            return [Assign(Var(info["runs"]["end"]), Const(0, "int64"))]
-        if "prepared" not in info:
+        if info.ranged == "band":
+            return [Declare(Var(info.band_lo), "int64", Const(0, "int64"))]
+        if info.ranged == "blocks":
+            return [Declare(Var(info.next_block), "int64", Const(-1, "int64"))]
+        if info.runs is not None:   # (runs under an appended level: the fiber has no run yet)
+            return [Assign(Var(info.runs.end), Const(0, "int64"))]
+        if info.prepared is None:
             return []
         s = self.setup
-        parent = Var(next(x for x in self.levels_info if x["k"] == info["k"] - 1)["counter"])
-        base = BinOp("*", parent, Var(self.out_sizes[info["mode"]].name))
-        end = BinOp("+", base, Var(self.out_sizes[info["mode"]].name))
-        prepared, q = Var(info["prepared"]), Var(self.name(("slots", "q"), "q"))
+        parent = Var(next(x for x in self.levels_info if x.k == info.k - 1).counter)
+        base = BinOp("*", parent, Var(self.out_sizes[info.mode].name))
+        end = BinOp("+", base, Var(self.out_sizes[info.mode].name))
+        prepared, q = Var(info.prepared), Var(self.name(("slots", "q"), "q"))
         fill = const_of(s.out_fill_value, s.out_dtype)
         if self.block is None:
             return [If(BinOp("==", prepared, base), [
-                Grow(info["mark"], end), Grow(self.val, end),
-                For(q, base, end, [Store(info["mark"], q, Const(False, "bool")), Store(self.val, q, fill)]),
+                Grow(info.marks, end), Grow(self.val, end),
+                For(q, base, end, [Store(info.marks, q, Const(False, "bool")), Store(self.val, q, fill)]),
                 Assign(prepared, end)])]
         # (each slot a block of the Dense slots below it: :mod:`.emit_blocks`)
         size = self.block_size()
         return [If(BinOp("==", prepared, base), [
-            Grow(info["mark"], end), Grow(self.val, BinOp("*", end, size)),
-            For(q, base, end, [Store(info["mark"], q, Const(False, "bool"))]),
+            Grow(info.marks, end), Grow(self.val, BinOp("*", end, size)),
+            For(q, base, end, [Store(info.marks, q, Const(False, "bool"))]),
             For(q, BinOp("*", base, size), BinOp("*", end, size), [Store(self.val, q, fill)]),
             Assign(prepared, end)])]
 
-    def range_counted(self, info: dict) -> str:
-        """What a fiber's start in ``pos`` counts: values (a band's) or blocks."""
-        return info["counter"] if info["ranged"] == "band" else info["blocks"]
+    def range_counted(self, info: OutputLevel) -> str:
+        """What a fiber's start in ``starts`` counts: values (a band's) or blocks."""
+        return info.counter if info.ranged == "band" else info.blocks
 
-    def range_fiber_end(self, info: dict, begin, at) -> list:
+    def range_fiber_end(self, info: OutputLevel, begin, at) -> list:
         """After a fiber that got entries (its values from ``begin``), at parent position ``at``:
         a band's end (its first coordinate plus its length)."""
-        if info["ranged"] != "band":
+        if info.ranged != "band":
             return []
-        n = BinOp("-", Var(info["counter"]), begin)
-        end = cast(BinOp("+", Var(info["lo"]), n), "int64", info["idt"])
-        grow = [] if info["pos_buffer"] or "slotted" in info else [Grow(info["ends"], BinOp("+", at, Const(1, "int64")))]
-        return grow + [Store(info["ends"], at, end)]
+        n = BinOp("-", Var(info.counter), begin)
+        end = cast(BinOp("+", Var(info.band_lo), n), "int64", info.index_type)
+        grow = [] if info.starts_buffer or info.slotted is not None else [Grow(info.ends, BinOp("+", at, Const(1, "int64")))]
+        return grow + [Store(info.ends, at, end)]
 
-    def range_final(self, info: dict) -> list:
+    def range_final(self, info: OutputLevel) -> list:
         """After the loops: the output's one fiber ends (a vector), and a block list's starts
         get the end of its last block."""
         out = []
-        if info["k"] == 0:
-            counter = Var(info["counter"])
-            out.append(Store(info["pos"], 1, cast(Var(self.range_counted(info)), "int64", info["idt"])))
-            if info["ranged"] == "band":
+        if info.k == 0:
+            counter = Var(info.counter)
+            out.append(Store(info.starts, 1, cast(Var(self.range_counted(info)), "int64", info.index_type)))
+            if info.ranged == "band":
                 out.append(If(BinOp(">", counter, Const(0, "int64")),
                               self.range_fiber_end(info, Const(0, "int64"), Const(0, "int64"))))
-        if info["ranged"] == "blocks":
-            blocks, length = Var(info["blocks"]), Var(info["starts_len"])
-            out += [Assign(length, BinOp("+", blocks, Const(1, "int64"))), Grow(info["starts"], length),
-                    Store(info["starts"], blocks, cast(Var(info["counter"]), "int64", info["idt"]))]
+        if info.ranged == "blocks":
+            blocks, length = Var(info.blocks), Var(info.block_starts_len)
+            out += [Assign(length, BinOp("+", blocks, Const(1, "int64"))), Grow(info.block_starts, length),
+                    Store(info.block_starts, blocks, cast(Var(info.counter), "int64", info.index_type))]
         return out
 
-    def range_append(self, info: dict, val, coord) -> list:
+    def range_append(self, info: OutputLevel, val, coord) -> list:
         """Append the value ``val`` (a variable of the output's dtype) at coordinate ``coord`` of a
         band or block level, unless it is the fill."""
         s = self.setup
         if self.phase is not None or self.par_rows:
-            raise StrategyError(f"output {s.output.tensor}: a {info['level'].name} level is assembled in one pass")
+            raise StrategyError(f"output {s.output.tensor}: a {info.level.name} level is assembled in one pass")
         odt = s.out_dtype
-        counter, i = Var(info["counter"]), Var(coord.name)
+        counter, i = Var(info.counter), Var(coord.name)
         one = Const(1, "int64")
-        if info["ranged"] == "band":
-            begin = Var(self.name(("begin", info["k"]), f"{info['counter']}_begin")) if info["k"] else Const(0, "int64")
-            lo, at = Var(info["lo"]), Var(self.name(("band", "at"), f"{s.output.tensor}{info['k']}_at"))
+        if info.ranged == "band":
+            begin = Var(self.name(("begin", info.k), f"{info.counter}_begin")) if info.k else Const(0, "int64")
+            lo, at = Var(info.band_lo), Var(self.name(("band", "at"), f"{s.output.tensor}{info.k}_at"))
             q = Var(self.name(("band", "q"), "q"))
             fill = const_of(s.out_fill_value, odt)
             body = [If(BinOp("==", counter, begin), [Assign(lo, i)]),
@@ -238,7 +239,7 @@ class RangeAssembly:
                                                     Store(self.val, counter, val), CompoundAssign("+", counter, one)]
         return [If(not_fill(val, odt, s.out_fill), body)]
 
-    def range_keep_fiber(self, info: dict, below: dict, begin, index) -> list:
+    def range_keep_fiber(self, info: OutputLevel, below: OutputLevel, begin, index) -> list:
         """A band or block level ``info`` above a level appended as a SparseList (``below``, its
         fiber started at ``begin``) keeps the coordinate ``index`` whose fiber below got entries: a
         band at its position ``begin + (i - lo)`` from its fiber's first kept coordinate ``lo``,
@@ -254,11 +255,11 @@ class RangeAssembly:
             for (q = pC0; q < C0_at; q++) C1_pos[q + 1] = pC1_begin;   // the gap's rows: empty fibers
             pC0 = C0_at + 1; C1_pos[pC0] = pC1; C1_pos_len = pC0 + 1;
         """
-        counter, i, pos, idt = Var(info["counter"]), Var(index.name), below["pos"], below["idt"]
+        counter, i, pos, idt = Var(info.counter), Var(index.name), below.starts, below.index_type
         one = Const(1, "int64")
-        if info["ranged"] == "band":
-            start, lo = self.band_begin(info), Var(info["lo"])
-            at = Var(self.name(("band", "at"), f"{self.setup.output.tensor}{info['k']}_at"))
+        if info.ranged == "band":
+            start, lo = self.band_begin(info), Var(info.band_lo)
+            at = Var(self.name(("band", "at"), f"{self.setup.output.tensor}{info.k}_at"))
             q = Var(self.name(("band", "q"), "q"))
             offset = BinOp("-", i, lo)
             keep = [If(BinOp("==", counter, start), [Assign(lo, i)]),
@@ -269,20 +270,20 @@ class RangeAssembly:
         else:
             keep = self.block_list_keep(info, i) + [CompoundAssign("+", counter, one),
                                                     Grow(pos, BinOp("+", counter, one))]
-        return keep + [Store(pos, counter, cast(Var(below["counter"]), "int64", idt)),
-                       Assign(Var(below["pos_len"]), BinOp("+", counter, one))]
+        return keep + [Store(pos, counter, cast(Var(below.counter), "int64", idt)),
+                       Assign(Var(below.starts_len), BinOp("+", counter, one))]
 
-    def block_list_keep(self, info: dict, i) -> list:
+    def block_list_keep(self, info: OutputLevel, i) -> list:
         """A block list level keeps coordinate ``i`` at its next position: it extends the last
         block when ``i`` follows it, else starts a block there."""
-        blocks, nxt, counter = Var(info["blocks"]), Var(info["next"]), Var(info["counter"])
+        blocks, nxt, counter = Var(info.blocks), Var(info.next_block), Var(info.counter)
         one = Const(1, "int64")
-        return [If(BinOp("!=", i, nxt), [Grow(info["ends"], BinOp("+", blocks, one)),
-                                          Grow(info["starts"], BinOp("+", blocks, one)),
-                                          Store(info["starts"], blocks, cast(counter, "int64", info["idt"])),
+        return [If(BinOp("!=", i, nxt), [Grow(info.ends, BinOp("+", blocks, one)),
+                                          Grow(info.block_starts, BinOp("+", blocks, one)),
+                                          Store(info.block_starts, blocks, cast(counter, "int64", info.index_type)),
                                           CompoundAssign("+", blocks, one)]),
                 Assign(nxt, BinOp("+", i, one)),
-                Store(info["ends"], BinOp("-", blocks, one), cast(nxt, "int64", info["idt"]))]
+                Store(info.ends, BinOp("-", blocks, one), cast(nxt, "int64", info.index_type))]
 
 
 __all__ = ["RangeAssembly"]

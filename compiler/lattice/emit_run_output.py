@@ -33,47 +33,47 @@ from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, CompoundAssign, Const, Declare, Grow, Growable, If, Load,
                              OutScalar, Store, Var, While, and_)
 from .exprs import cast, const_of, not_fill
+from .output_level import OutputLevel, RunNames
 
 
 class RunAssembly:
     """The parameters, appends and fiber ends of a run-length output level (a mixin of the emitter)."""
 
-    def run_level(self, info: dict, lvl):
-        """The parameters of a level appended as runs: its runs' count (``counter``), ``pos`` (a
+    def run_level(self, info: OutputLevel, lvl):
+        """The parameters of a level appended as runs: its runs' count (``counter``), ``starts`` (a
         buffer over the located levels above, written as each fiber closes), the runs' bounds
-        (``idx``: its start array, if any, then its end array), the fiber being appended
+        (``appended``: its start array, if any, then its end array), the fiber being appended
         (``fiber``) and where its last run ends (``end``, 0 before its first)."""
-        k, out = info["k"], self.setup.output.tensor
+        k, out = info.k, self.setup.output.tensor
         idt = np.dtype(lvl.index_dtype).name
-        info["counter"] = self.name(("count", k), f"p{out}{k}")
+        info.counter = self.name(("count", k), f"p{out}{k}")
         bounds = ([lvl.run_start_array] if lvl.run_start_array else []) + [lvl.run_end_array]
-        info["idx"] = [binding.array_name(out, k, a) for a in bounds]
-        info["idt"] = idt
+        info.appended = [binding.array_name(out, k, a) for a in bounds]
+        info.index_type = idt
         located = all(above.located_by_coordinate for above in self.out_levels[:k])
-        info["runs"] = {"fiber": self.name(("runs", "fiber"), f"{out}{k}_fiber"),
-                        "end": self.name(("runs", "end"), f"{out}{k}_end"),
-                        "fill": lvl.full, "located": located}
-        self.out_params.append(OutScalar(info["counter"], "int64", 0))
+        info.runs = RunNames(self.name(("runs", "fiber"), f"{out}{k}_fiber"), self.name(("runs", "end"), f"{out}{k}_end"),
+                             fill=lvl.full, located=located)
+        self.out_params.append(OutScalar(info.counter, "int64", 0))
         if located:
-            info["pos"], info["pos_buffer"] = binding.array_name(out, k, lvl.starts_array), False
-            self.out_params.append(Buffer(info["pos"], idt, "inout"))
+            info.starts, info.starts_buffer = binding.array_name(out, k, lvl.starts_array), False
+            self.out_params.append(Buffer(info.starts, idt, "inout"))
         else:   # (under an appended level: a fiber closed as its parent keeps it, :meth:`runs_fiber_end`)
             self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))
-        self.out_params += [Growable(name, idt, info["counter"]) for name in info["idx"]]
-        fiber, end = Var(info["runs"]["fiber"]), Var(info["runs"]["end"])
+        self.out_params += [Growable(name, idt, info.counter) for name in info.appended]
+        fiber, end = Var(info.runs.fiber), Var(info.runs.end)
         self.init.append(Declare(end, "int64", Const(0, "int64")))
-        if located and info["mode"] == 0:   # (one fiber: closed after the loops)
+        if located and info.mode == 0:   # (one fiber: closed after the loops)
             self.final += self.close_fiber(info)
         elif located:   # (after the loops: the fibers they did not reach too, each of the fill alone)
             self.init.append(Declare(fiber, "int64", Const(0, "int64")))
-            self.final.append(While(BinOp("<", fiber, self.dense_count(info["mode"])), self.close_fiber(info)))
+            self.final.append(While(BinOp("<", fiber, self.dense_count(info.mode)), self.close_fiber(info)))
         gaps = ("; a gap between entries, and a fiber's end after its last entry, is a run of the fill"
                 if lvl.full else "; each call checks that no fiber holds more than one run" if lvl.at_most_one else "")
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as runs: an entry at the "
                           f"coordinate where its fiber's last run ends, of that run's value, extends the run, "
                           f"any other starts one{gaps} (TACO's append into a run-length level)")
 
-    def unit_level(self, info: dict, lvl):
+    def unit_level(self, info: OutputLevel, lvl):
         """The parameters of a run-length level that does not cover its fibers (SparseRunList,
         SparseInterval) above other levels: appended as a SparseList is, each coordinate whose
         fiber below got entries kept as its own run ``[i, i + 1)``
@@ -84,17 +84,17 @@ class RunAssembly:
 
             C0_left[pC0] = i; C0_right[pC0] = i + 1; pC0 += 1; C1_pos[pC0] = pC1;
         """
-        k, out = info["k"], self.setup.output.tensor
+        k, out = info.k, self.setup.output.tensor
         idt = np.dtype(lvl.index_dtype).name
-        info["counter"] = self.name(("count", k), f"p{out}{k}")
+        info.counter = self.name(("count", k), f"p{out}{k}")
         bounds = ([lvl.run_start_array] if lvl.run_start_array else []) + [lvl.run_end_array]
-        info["idx"], info["idt"], info["units"] = [binding.array_name(out, k, a) for a in bounds], idt, True
-        self.out_params.append(OutScalar(info["counter"], "int64", 0))
-        self.out_params += [Growable(name, idt, info["counter"]) for name in info["idx"]]
+        info.appended, info.index_type, info.units = [binding.array_name(out, k, a) for a in bounds], idt, True
+        self.out_params.append(OutScalar(info.counter, "int64", 0))
+        self.out_params += [Growable(name, idt, info.counter) for name in info.appended]
         self.fiber_starts(info, binding.array_name(out, k, lvl.starts_array))   # (compiler.lattice.emit_ranges)
         if lvl.full:   # (covering its fiber: where its last run ends, for the run of the fill over a gap)
-            info["covers"] = self.name(("covers", k), f"{out}{k}_end")
-            self.init.append(Declare(Var(info["covers"]), "int64", Const(0, "int64")))
+            info.covers = self.name(("covers", k), f"{out}{k}_end")
+            self.init.append(Declare(Var(info.covers), "int64", Const(0, "int64")))
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as a SparseList is, each "
                           f"coordinate whose fiber below got entries its own run [i, i + 1)"
                           + ((f"; a gap between them, and the rest after the last, a run of the fill over "
@@ -102,7 +102,7 @@ class RunAssembly:
                              if lvl.full else "")
                           + ("; each call checks that no fiber holds more than one run" if lvl.at_most_one else ""))
 
-    def gap_run(self, info: dict, below: dict, at, stop) -> list:
+    def gap_run(self, info: OutputLevel, below: OutputLevel, at, stop) -> list:
         """A covering level ``info`` above another (``below``) closes the gap before ``stop`` (an int64
         expression) with a run of the fill: its child ``below``'s fiber there empty, starting at ``at``
         (above blocks of Dense slots, ``below`` is None).
@@ -111,85 +111,85 @@ class RunAssembly:
 
             if (C0_end < i) { C0_right[pC0] = i; pC0 += 1; C1_pos[pC0] = pC1_begin; }
         """
-        counter = Var(info["counter"])
+        counter = Var(info.counter)
         one = Const(1, "int64")
         # (over blocks of Dense slots, ``below`` None: the gap's block is the one at its position, at the fill)
         fiber = [] if below is None else [
-            Grow(below["pos"], BinOp("+", counter, one)), Store(below["pos"], counter, cast(at, "int64", below["idt"])),
-            Assign(Var(below["pos_len"]), BinOp("+", counter, one))]
-        return [If(BinOp("<", Var(info["covers"]), stop), self.fill_run(info, stop) + fiber)]
+            Grow(below.starts, BinOp("+", counter, one)), Store(below.starts, counter, cast(at, "int64", below.index_type)),
+            Assign(Var(below.starts_len), BinOp("+", counter, one))]
+        return [If(BinOp("<", Var(info.covers), stop), self.fill_run(info, stop) + fiber)]
 
-    def fill_run(self, info: dict, stop) -> list:
+    def fill_run(self, info: OutputLevel, stop) -> list:
         """Append a run of the fill ending at ``stop`` to a covering level ``info`` above others (its
         value is its child's, an empty fiber or a block of the fill)."""
-        counter, one = Var(info["counter"]), Const(1, "int64")
-        return [Grow(info["idx"][-1], BinOp("+", counter, one)),
-                Store(info["idx"][-1], counter, cast(stop, "int64", info["idt"])), CompoundAssign("+", counter, one)]
+        counter, one = Var(info.counter), Const(1, "int64")
+        return [Grow(info.appended[-1], BinOp("+", counter, one)),
+                Store(info.appended[-1], counter, cast(stop, "int64", info.index_type)), CompoundAssign("+", counter, one)]
 
-    def run_arrays(self, info: dict) -> list:
+    def run_arrays(self, info: OutputLevel) -> list:
         """The arrays that grow by one element per run: its bounds and the values."""
-        return [*info["idx"], self.val]
+        return [*info.appended, self.val]
 
-    def grow_runs(self, info: dict, more: int) -> list:
+    def grow_runs(self, info: OutputLevel, more: int) -> list:
         """Make room for ``more`` runs."""
-        return [Grow(name, BinOp("+", Var(info["counter"]), Const(more, "int64"))) for name in self.run_arrays(info)]
+        return [Grow(name, BinOp("+", Var(info.counter), Const(more, "int64"))) for name in self.run_arrays(info)]
 
-    def new_run(self, info: dict, start, stop, value) -> list:
+    def new_run(self, info: OutputLevel, start, stop, value) -> list:
         """Append the run ``[start, stop)`` of ``value`` (IR expressions, int64 coordinates), in room made."""
-        counter, idt = Var(info["counter"]), info["idt"]
-        bounds = [start, stop] if len(info["idx"]) == 2 else [stop]
-        return ([Store(name, counter, cast(b, "int64", idt)) for name, b in zip(info["idx"], bounds)]
+        counter, idt = Var(info.counter), info.index_type
+        bounds = [start, stop] if len(info.appended) == 2 else [stop]
+        return ([Store(name, counter, cast(b, "int64", idt)) for name, b in zip(info.appended, bounds)]
                 + [Store(self.val, counter, value), CompoundAssign("+", counter, Const(1, "int64"))])
 
-    def runs_fiber_end(self, info: dict) -> list:
+    def runs_fiber_end(self, info: OutputLevel) -> list:
         """Under an appended parent, a fiber that got runs as the parent keeps it: a covering
         level's rest a run of the fill (the next fiber starts with no run: ``end`` 0)."""
         s = self.setup
-        end, size = Var(info["runs"]["end"]), Var(self.out_sizes[info["mode"]].name)
+        end, size = Var(info.runs.end), Var(self.out_sizes[info.mode].name)
         out = []
-        if info["runs"]["fill"]:
+        if info.runs.fill:
             out.append(If(BinOp("<", end, size), self.grow_runs(info, 1) + self.new_run(
                 info, end, size, const_of(s.out_fill_value, s.out_dtype))))
         return out
 
-    def close_fiber(self, info: dict) -> list:
+    def close_fiber(self, info: OutputLevel) -> list:
         """End the fiber being appended (a covering level's rest a run of the fill) and start the next."""
         s = self.setup
-        runs, counter = info["runs"], Var(info["counter"])
-        fiber, end = Var(runs["fiber"]), Var(runs["end"])
-        size = Var(self.out_sizes[info["mode"]].name)
+        runs, counter = info.runs, Var(info.counter)
+        fiber, end = Var(runs.fiber), Var(runs.end)
+        size = Var(self.out_sizes[info.mode].name)
         out = []
-        if runs["fill"]:
+        if runs.fill:
             out.append(If(BinOp("<", end, size), self.grow_runs(info, 1) + self.new_run(
                 info, end, size, const_of(s.out_fill_value, s.out_dtype))))
-        if info["mode"] == 0:
-            return out + [Store(info["pos"], Const(1, "int64"), cast(counter, "int64", info["idt"]))]
-        return out + [Store(info["pos"], BinOp("+", fiber, Const(1, "int64")), cast(counter, "int64", info["idt"])),
+        if info.mode == 0:
+            return out + [Store(info.starts, Const(1, "int64"), cast(counter, "int64", info.index_type))]
+        return out + [Store(info.starts, BinOp("+", fiber, Const(1, "int64")), cast(counter, "int64", info.index_type)),
                       CompoundAssign("+", fiber, Const(1, "int64")), Assign(end, Const(0, "int64"))]
 
-    def append_run(self, info: dict, val) -> list:
+    def append_run(self, info: OutputLevel, val) -> list:
         """Append the entry ``val`` (a variable of the output's dtype) at the coordinates the loops
         bind: dropped if it is the fill, else extending the fiber's last run or starting one."""
         s = self.setup
         if self.phase is not None or self.par_rows:
-            raise StrategyError(f"output {s.output.tensor}: a {info['level'].name} level is assembled in one pass")
-        runs, counter = info["runs"], Var(info["counter"])
-        fiber, end = Var(runs["fiber"]), Var(runs["end"])
-        i = Var(self.out_path[info["mode"]].name)
+            raise StrategyError(f"output {s.output.tensor}: a {info.level.name} level is assembled in one pass")
+        runs, counter = info.runs, Var(info.counter)
+        fiber, end = Var(runs.fiber), Var(runs.end)
+        i = Var(self.out_path[info.mode].name)
         one = Const(1, "int64")
         last = BinOp("-", counter, one)
         body = []
-        if info["mode"] > 0 and runs["located"]:   # (the fibers before this entry's are done)
-            body.append(While(BinOp("<", fiber, self.dense_position(info["mode"] - 1)), self.close_fiber(info)))
+        if info.mode > 0 and runs.located:   # (the fibers before this entry's are done)
+            body.append(While(BinOp("<", fiber, self.dense_position(info.mode - 1)), self.close_fiber(info)))
         start = self.new_run(info, i, BinOp("+", i, one), val)
-        if runs["fill"]:   # (room for a run of the fill before it too)
+        if runs.fill:   # (room for a run of the fill before it too)
             start = self.grow_runs(info, 2) + [If(BinOp("<", end, i), self.new_run(
                 info, end, i, const_of(s.out_fill_value, s.out_dtype)))] + start
         else:
             start = self.grow_runs(info, 1) + start
         extends = and_(BinOp("==", end, i), BinOp(">", end, Const(0, "int64")),
                        BinOp("==", Load(self.val, last), val))
-        body += [If(extends, [Store(info["idx"][-1], last, cast(BinOp("+", i, one), "int64", info["idt"]))], start),
+        body += [If(extends, [Store(info.appended[-1], last, cast(BinOp("+", i, one), "int64", info.index_type))], start),
                  Assign(end, BinOp("+", i, one))]
         return [If(not_fill(val, s.out_dtype, s.out_fill), body)]
 

@@ -12,7 +12,7 @@ Example: ``lower("A[i, j] = B[i, j] + C[i, j]", assembly="two-phase", ...)`` emi
 
 from __future__ import annotations
 
-
+from dataclasses import replace
 
 from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
@@ -20,6 +20,7 @@ from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssig
 from ..imperative.traverse import walk as ir_walk
 from .cfir import CAssign, CCase, CForall, CSeq, CWorkspace, cfir_walk
 from .exprs import cast, is_fill, not_fill
+from .output_level import OutputLevel
 from .reserve import count_scatters
 
 
@@ -37,8 +38,8 @@ class TwoPhase:
             if self.read_counter is None:
                 raise StrategyError(f"workspace {n.temp}: phase 2 reads the coordinates phase 1 stored, but no "
                                     f"read position was made for them (a bug in the lattice strategy)")
-            return Load(last["idx"][-1], Var(self.read_counter))
-        return Load(last["idx"][-1], Var(last["counter"]))
+            return Load(last.appended[-1], Var(self.read_counter))
+        return Load(last.appended[-1], Var(last.counter))
 
     def reads_assembled(self, cfir) -> bool:
         """Whether a two-phase compute phase reads coordinates phase 1 stored (some workspace's
@@ -53,17 +54,17 @@ class TwoPhase:
         last = self.levels_info[-1]
         # (a two-phase output appends only SparseList levels as lists, blocks of Dense slots filled
         # after: output_build.assembles)
-        if self.block is not None or last["k"] == 0 or not last["level"].appends_coordinates or not last["pos_buffer"]:
+        if self.block is not None or last.k == 0 or not last.level.appends_coordinates or not last.starts_buffer:
             return None
-        row = self.dense_position(last["mode"] - 1)
-        return cast(Load(last["pos"], BinOp("+", row, Const(1, "int64"))), last["idt"], "int64")
+        row = self.dense_position(last.mode - 1)
+        return cast(Load(last.starts, BinOp("+", row, Const(1, "int64"))), last.index_type, "int64")
 
     def row_on_thread(self, stmts: list) -> list:
         """A row of a two-phase kernel on threads: phase 1 counts its entries into ``pos[i + 1]``;
-        phase 2 stores them from the row's start ``pos[i]`` (after the prefix sum), and where
+        phase 2 stores them from the row's start ``starts[i]`` (after the prefix sum), and where
         they end (it drops the fill) into ``end[i]``."""
         info = self.row_info
-        counter, row = Var(info["counter"]), self.dense_position(0)
+        counter, row = Var(info.counter), self.dense_position(0)
         end = BinOp("+", row, 1)
         if self.phase == "assemble":
             if self.row_fibers is not None:
@@ -81,7 +82,7 @@ class TwoPhase:
                 if len(lengths) == 1:
                     named, bound = [], named[0].init
                 return [Comment(f"at most one entry per step of the row's loop: {what} bounds them"),
-                        *named, Store(info["pos"], end, cast(bound, "int64", info["idt"]))]
+                        *named, Store(info.starts, end, cast(bound, "int64", info.index_type))]
             if self.bounded_rows:
                 bound = self._count_row_scatters(stmts, counter)
                 if bound is None:
@@ -89,8 +90,8 @@ class TwoPhase:
                 else:
                     stmts = [Comment("at most one entry per scatter into the workspace: count those"), *bound]
             return [Declare(counter, "int64", Const(0, "int64")), *stmts,
-                    Store(info["pos"], end, cast(counter, "int64", info["idt"]))]
-        return [Declare(counter, "int64", cast(Load(info["pos"], row), info["idt"], "int64")), *stmts,
+                    Store(info.starts, end, cast(counter, "int64", info.index_type))]
+        return [Declare(counter, "int64", cast(Load(info.starts, row), info.index_type, "int64")), *stmts,
                 Store(self.row_ends, row, counter)]
 
     def _count_row_scatters(self, stmts: list, counter: Var):
@@ -172,7 +173,7 @@ class TwoPhase:
         self.bounded_rows = self.block is None and self._rows_from_one_workspace(cfir)
         self.row_fibers = None if self.bounded_rows or self.block is not None else self._row_loop(cfir)
         last = self.levels_info[-1]
-        shared, k, out = last["counter"], last["k"], s.output.tensor
+        shared, k, out = last.counter, last.k, s.output.tensor
         rows = Var(self.out_sizes[0].name)
         one_level = len(self.levels_info) == 1
         if one_level:
@@ -181,7 +182,7 @@ class TwoPhase:
             starts_name = self.name(("rowstart", k), f"{out}{k}_start")
             self.allocs.append((starts_name, "int64", BinOp("+", rows, 1), Const(0, "int64")))
             self.shared_allocs.add(starts_name)
-            self.row_info = {**last, "pos": starts_name, "idt": "int64"}
+            self.row_info = replace(last, starts=starts_name, index_type="int64")
         else:
             self.row_info = self.levels_info[1]
         self.row_ends = self.name(("rowend", k), f"{out}{k}_end")
@@ -191,14 +192,14 @@ class TwoPhase:
         # (the values' length is set as the compaction ends, with the blocks it kept)
         self.final = [st for st in self.final if self.block is None or st is not self.block["final"]]
         # each row appends with its own counter (a COO level's scratch row starts name it too)
-        last["counter"] = self.row_info["counter"] = self.name(("rowcount", k), f"n{out}{k}")
+        last.counter = self.row_info.counter = self.name(("rowcount", k), f"n{out}{k}")
         self.phase = "assemble"
         first = self.emit(cfir)
-        last["counter"] = self.row_info["counter"] = self.name(("rowpos", k), f"{shared}_row")
+        last.counter = self.row_info.counter = self.name(("rowpos", k), f"{shared}_row")
         self.phase = "compute"
         second = self.emit(cfir)
-        self.phase, last["counter"], self.row_info["counter"] = None, shared, shared
-        total = cast(Load(self.row_info["pos"], rows), self.row_info["idt"], "int64")
+        self.phase, last.counter, self.row_info.counter = None, shared, shared
+        total = cast(Load(self.row_info.starts, rows), self.row_info.index_type, "int64")
         self.notes.append(f"parallelize({s.parallel}) with the sparse output {out}: each row counts "
                           + ("the scatters into its workspace (a bound of its entries)" if self.bounded_rows
                              else "the entries of its shortest fiber (a bound of its entries)"
@@ -206,18 +207,18 @@ class TwoPhase:
                           + ", then fills them from its start (two-phase, on threads)")
         if one_level:
             staging, starts, final = [], [self.prefix_sum(self.row_info, rows)], []
-        elif not self.levels_info[0]["level"].located_by_coordinate:   # DCSR
+        elif not self.levels_info[0].level.located_by_coordinate:   # DCSR
             # the rows are counted by row number, as in CSR; the compaction then drops the empty ones
             top, row = self.levels_info[0], Var(self.name(("rows", k), "row"))
-            staging = [Comment(f"{out}'s rows count their entries at {last['pos']}[row + 1], as in CSR"),
-                       Grow(last["pos"], BinOp("+", rows, 1)),
-                       For(row, 0, rows, [Store(last["pos"], BinOp("+", row, 1), Const(0, last["idt"]))])]
+            staging = [Comment(f"{out}'s rows count their entries at {last.starts}[row + 1], as in CSR"),
+                       Grow(last.starts, BinOp("+", rows, 1)),
+                       For(row, 0, rows, [Store(last.starts, BinOp("+", row, 1), Const(0, last.index_type))])]
             starts = [self.prefix_sum(last, rows)]
             every_row = [Comment(f"every row is an entry of {out}'s level 0 for now: the compaction keeps the "
                                  f"non-empty ones"),
-                         Grow(top["idx"][0], rows),
-                         For(row, 0, rows, [Store(top["idx"][0], row, cast(row, "int64", top["idt"]))]),
-                         Assign(Var(top["counter"]), rows), Assign(Var(last["pos_len"]), BinOp("+", rows, 1))]
+                         Grow(top.appended[0], rows),
+                         For(row, 0, rows, [Store(top.appended[0], row, cast(row, "int64", top.index_type))]),
+                         Assign(Var(top.counter), rows), Assign(Var(last.starts_len), BinOp("+", rows, 1))]
             final = every_row + self.final
         else:
             staging, starts, final = [], self.final, []
@@ -262,14 +263,14 @@ class TwoPhase:
         # (sequentially, a block of Dense slots under a SparseList, and a byte map's slots under Dense
         # levels, are counted in phase 1 and filled in phase 2: output_build.assembles)
         last = self.levels_info[-1]
-        blocks = self.block is not None and last["level"].appends_nested and "covers" not in last
-        slots = "slots" in last and last["pos_buffer"] and self.block is None
-        keys = "keyed" in last and last["pos_buffer"] and self.block is None
+        blocks = self.block is not None and last.level.appends_nested and last.covers is None
+        slots = last.slots is not None and last.starts_buffer and self.block is None
+        keys = last.keyed is not None and last.starts_buffer and self.block is None
         if s.parallel is not None and self.block is not None:   # (rows of blocks: output_build.rows_of_blocks)
-            blocks = blocks and [x["k"] for x in self.levels_info if not x["level"].full] in ([0], [1])
-        if (self.block is not None and not blocks) or any("ranged" in x for x in self.levels_info) \
-                or any("slots" in x and not (x is last and slots) for x in self.levels_info) \
-                or any("keyed" in x and not (x is last and keys) for x in self.levels_info):
+            blocks = blocks and [x.k for x in self.levels_info if not x.level.full] in ([0], [1])
+        if (self.block is not None and not blocks) or any(x.ranged is not None for x in self.levels_info) \
+                or any(x.slots is not None and not (x is last and slots) for x in self.levels_info) \
+                or any(x.keyed is not None and not (x is last and keys) for x in self.levels_info):
             raise StrategyError(f"assembly='two-phase' does not apply to the output {out}: it places Dense levels "
                                 f"under a sparse one only under a SparseList (on threads, the only sparse level, "
                                 f"outermost or under one Dense level), and a level that marks its slots or keeps "
@@ -287,7 +288,7 @@ class TwoPhase:
         the gaps (:meth:`_close_gaps`).
         """
         s = self.setup
-        sparse = [x for x in self.levels_info if not x["level"].located_by_coordinate]
+        sparse = [x for x in self.levels_info if not x.level.located_by_coordinate]
         fill = s.out_fill_value
         if self.par_rows:
             head = f"phase 2 skipped the entries whose value is the fill ({fill!r}): close the gaps they left"
@@ -296,20 +297,20 @@ class TwoPhase:
         out = [Comment(head + ("; then the entries above whose segment became empty" if len(sparse) > 1 else ""))]
         for t in range(len(sparse) - 1, -1, -1):
             info = sparse[t]
-            k, idt, cnt = info["k"], info["idt"], Var(info["counter"])
+            k, idt, cnt = info.k, info.index_type, Var(info.counter)
             r, q, start, end, kept = (Var(self.name(("compact", k, x), f"{x}{k}"))
                                       for x in ("c_row", "c_q", "c_start", "c_end", "c_kept"))
             as_pos = (lambda v: v) if idt == "int64" else (lambda v: Cast(idt, v))  # noqa: E731
             as_int = (lambda v: v) if idt == "int64" else (lambda v: Cast("int64", v))  # noqa: E731
             if t == 0:
-                parents = self.dense_count(info["mode"])
+                parents = self.dense_count(info.mode)
             else:
-                parents = Var(sparse[t - 1]["counter"])
-            moves = [Store(name, kept, Load(name, q)) for name in info["idx"]]
+                parents = Var(sparse[t - 1].counter)
+            moves = [Store(name, kept, Load(name, q)) for name in info.appended]
             more = CompoundAssign("+", kept, Const(1, "int64"))
             if t == len(sparse) - 1 and self.par_rows:
-                if info["k"] == 0:   # the output's only level: its rows start in the scratch row_info
-                    info, parents = {**self.row_info, "counter": info["counter"]}, Var(self.out_sizes[0].name)
+                if info.k == 0:   # the output's only level: its rows start in the scratch row_info
+                    info, parents = replace(self.row_info, counter=info.counter), Var(self.out_sizes[0].name)
                 out += self._close_gaps(info, parents, kept)
                 continue
             if t == len(sparse) - 1:
@@ -320,7 +321,7 @@ class TwoPhase:
                 # an entry is kept when its (already compacted) child segment [lo, hi) is not
                 # empty; it carries the segment's end along
                 child = sparse[t + 1]
-                cpos, cidt = child["pos"], child["idt"]
+                cpos, cidt = child.starts, child.index_type
                 lo, hi = (Var(self.name(("compact", k, x), f"{x}{k}")) for x in ("c_lo", "c_hi"))
                 read = Load(cpos, BinOp("+", q, 1))
                 body = [Declare(hi, "int64", read if cidt == "int64" else Cast("int64", read)),
@@ -328,47 +329,47 @@ class TwoPhase:
                                                               hi if cidt == "int64" else Cast(cidt, hi)), more]),
                         Assign(lo, hi)]
                 pre = [Declare(lo, "int64", Const(0, "int64"))]
-                post = [Assign(Var(child["pos_len"]), BinOp("+", kept, 1))]
+                post = [Assign(Var(child.starts_len), BinOp("+", kept, 1))]
             out += pre + [Declare(kept, "int64", Const(0, "int64"))]
             if isinstance(parents, Const) and parents.value == 1:
                 # the root level: one segment
-                out += [For(q, 0, as_int(Load(info["pos"], 1)), body), Store(info["pos"], 1, as_pos(kept))]
+                out += [For(q, 0, as_int(Load(info.starts, 1)), body), Store(info.starts, 1, as_pos(kept))]
             else:
                 out += [Declare(start, "int64", Const(0, "int64")),
                         For(r, 0, parents, [
-                            Declare(end, "int64", as_int(Load(info["pos"], BinOp("+", r, 1)))),
+                            Declare(end, "int64", as_int(Load(info.starts, BinOp("+", r, 1)))),
                             For(q, start, end, body),
-                            Assign(start, end), Store(info["pos"], BinOp("+", r, 1), as_pos(kept))])]
+                            Assign(start, end), Store(info.starts, BinOp("+", r, 1), as_pos(kept))])]
             out += [Assign(cnt, kept)] + post
         if self.block is not None:   # (the values: a block per kept position)
-            out.append(Assign(Var(self.block["length"]), BinOp("*", Var(sparse[-1]["counter"]), self.block_size())))
+            out.append(Assign(Var(self.block["length"]), BinOp("*", Var(sparse[-1].counter), self.block_size())))
         return out
 
     def tables_last(self, body: list) -> list:
         """``body`` (a two-phase kernel's, its compaction last) with the key tables of the levels
         that keep their keys in one built at its end, from the entries the compaction kept."""
-        tables = [st for info in self.levels_info for st in info.get("table_stmts", ())]
+        tables = [st for info in self.levels_info for st in (info.table_stmts or ())]
         return [st for st in body if not any(st is t for t in tables)] + tables
 
-    def _keep_stored(self, info: dict, r: Var, q: Var, kept: Var, keep: list, root: bool) -> list:
+    def _keep_stored(self, info: OutputLevel, r: Var, q: Var, kept: Var, keep: list, root: bool) -> list:
         """The compaction's test of the innermost sparse level's entry ``q`` (``keep`` moves it to
         ``kept``): its value is not the fill; under it a block of Dense slots (TACO's ``{sparse,
         dense}``), some slot of the block is not, the block moving with it; a level that marks its
         slots (its values in the slot ``row * size + i``, ``i`` the entry's coordinate), its slot's
         value is not, and a dropped entry's slot is unmarked (phase 2 left the fill in it)."""
-        s, k = self.setup, info["k"]
+        s, k = self.setup, info.k
         is_kept = lambda v: not_fill(v, s.out_dtype, s.out_fill)   # noqa: E731
-        if "keyed" in info:   # (each entry its own child; its key moves with it: the table is built after)
-            (ptr, pdt), (key, _) = info["keyed"]
+        if info.keyed is not None:   # (each entry its own child; its key moves with it: the table is built after)
+            (ptr, pdt), (key, _) = info.keyed
             moves = [Store(key, kept, Load(key, q)), Store(ptr, kept, cast(kept, "int64", pdt)),
                      Store(self.val, kept, Load(self.val, q))]
             return [If(is_kept(Load(self.val, q)), keep[:-1] + moves + [keep[-1]])]
-        if "slots" in info:
+        if info.slots is not None:
             slot = Var(self.name(("compact", k, "c_slot"), f"c_slot{k}"))
-            i = cast(Load(info["idx"][0], q), info["idt"], "int64")
-            at = i if root else BinOp("+", BinOp("*", r, Var(self.out_sizes[info["mode"]].name)), i)
+            i = cast(Load(info.appended[0], q), info.index_type, "int64")
+            at = i if root else BinOp("+", BinOp("*", r, Var(self.out_sizes[info.mode].name)), i)
             return [Declare(slot, "int64", at),
-                    If(is_kept(Load(self.val, slot)), keep, [Store(info["mark"], slot, Const(False, "bool"))])]
+                    If(is_kept(Load(self.val, slot)), keep, [Store(info.marks, slot, Const(False, "bool"))])]
         if self.block is None:
             return [If(is_kept(Load(self.val, q)), keep[:-1] + [Store(self.val, kept, Load(self.val, q)), keep[-1]])]
         # (the block is kept from its first slot not at the fill: the scan stops there; a block
@@ -384,7 +385,7 @@ class TwoPhase:
                       [CompoundAssign("+", x, Const(1, "int64"))]),
                 If(BinOp("<", x, end), keep[:-1] + [If(BinOp("!=", kept, q), [move]), keep[-1]])]
 
-    def _close_gaps(self, info: dict, rows, kept: Var) -> list:
+    def _close_gaps(self, info: OutputLevel, rows, kept: Var) -> list:
         """Move each row's entries (phase 2 on threads left them at the row's start, up to
         its end in ``row_ends``) down to follow the previous row's; nothing moves before
         the first gap.
@@ -392,32 +393,32 @@ class TwoPhase:
         A row without room has no entries (phase 2 may not have visited it, as a row a
         ``pos`` loop skips, so its ``row_ends`` element is unset and not read).
         """
-        k, idt = info["k"], info["idt"]
+        k, idt = info.k, info.index_type
         r, q, start, stop, end = (Var(self.name(("compact", k, x), f"{x}{k}"))
                                   for x in ("c_row", "c_q", "c_start", "c_stop", "c_end"))
         after = BinOp("+", r, 1)
         # (a level that marks its slots keeps its values in them: its coordinates move; a hash's
         # entry is its own child, its key moving with it)
-        moves = [Store(name, kept, Load(name, q)) for name in (*info["idx"], *(() if "slots" in info or self.block
+        moves = [Store(name, kept, Load(name, q)) for name in (*info.appended, *(() if info.slots is not None or self.block
                                                                               else (self.val,)))]
         if self.block is not None:   # (a block of slots per entry moves with it)
             size, y = self.block_size(), Var(self.name(("compact", k, "c_move"), f"c_move{k}"))
             moves.append(For(y, 0, size, [Store(self.val, BinOp("+", BinOp("*", kept, size), y),
                                                 Load(self.val, BinOp("+", BinOp("*", q, size), y)))]))
-        if "keyed" in info:
-            (ptr, pdt), (key, _) = info["keyed"]
+        if info.keyed is not None:
+            (ptr, pdt), (key, _) = info.keyed
             moves += [Store(key, kept, Load(key, q)), Store(ptr, kept, cast(kept, "int64", pdt))]
         return [Comment(f"each row's entries end at {self.row_ends}[row]: they move down to follow the previous "
                         f"row's (nothing moves before the first gap)"),
                 Declare(kept, "int64", Const(0, "int64")), Declare(start, "int64", Const(0, "int64")),
                 For(r, 0, rows, [
-                    Declare(stop, "int64", cast(Load(info["pos"], after), idt, "int64")),
+                    Declare(stop, "int64", cast(Load(info.starts, after), idt, "int64")),
                     Declare(end, "int64", Select(BinOp(">", stop, start), Load(self.row_ends, r), start)),
                     If(BinOp("==", kept, start), [Assign(kept, end)],
                        [For(q, start, end, moves + [CompoundAssign("+", kept, Const(1, "int64"))])]),
                     Assign(start, stop),
-                    Store(info["pos"], after, cast(kept, "int64", idt))]),
-                Assign(Var(info["counter"]), kept)]
+                    Store(info.starts, after, cast(kept, "int64", idt))]),
+                Assign(Var(info.counter), kept)]
 
 
 

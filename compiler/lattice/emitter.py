@@ -78,6 +78,10 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         self.scalar_inputs: dict = {}   # 0-d input -> the declaration of the local that holds its value
         taken = set(self.inputs) | set(setup.temps) | {i.name for i in setup.extents} | {setup.output.tensor}
         taken |= {n for n in setup.names.values()}
+        # (the output's arrays are named by its levels, so a counter named after its role, such as a
+        # block list's ``C1_blocks``, must not take the name of an array a level calls so)
+        out = setup.output.tensor
+        taken |= {binding.array_name(out, k, kind) for k, kind, _ in binding.level_arrays(setup.output_format)}
         self.workspaces: dict = {}   # buffer name -> scratch array (name, dtype, length, init)
         for t, _ in setup.temps.values():
             if t.workspace and not t.dense:
@@ -109,7 +113,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         self.par_rows = False         # two-phase on threads: each row counts, then fills, its own entries
         self.bounded_rows = False     # ... counting its workspace's scatters, a bound of its entries
         self.row_ends = None          # ... where each row's entries end (phase 2 drops the fill)
-        self.row_info = None          # ... the level whose pos[i] is row i's start (a scratch one for COO)
+        self.row_info = None          # ... the level whose starts[i] is row i's start (a scratch one for COO)
         self.row_fibers = None        # ... the forall whose shortest fiber bounds a row's entries
         self.shared_allocs: set = set()   # scratch arrays the threads share (one element per row)
         self.counting: dict = {}          # index -> the statement a case that ran at it adds (a fold's count)
@@ -277,10 +281,10 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
             self.phase = "compute"
             last = self.levels_info[-1]
             if self.drop_in_compute and self.reads_assembled(cfir):
-                self.read_counter = self.name(("read", last["k"]), f"q{last['counter'][1:]}")
+                self.read_counter = self.name(("read", last.k), f"q{last.counter[1:]}")
             second = self.emit(cfir)
             self.phase = None
-            restart = self.blocks_between_phases() + [Assign(Var(last["counter"]), Const(0, "int64"))]
+            restart = self.blocks_between_phases() + [Assign(Var(last.counter), Const(0, "int64"))]
             if self.read_counter is not None:
                 restart.append(Declare(Var(self.read_counter), "int64", Const(0, "int64")))
             fill = s.out_fill_value

@@ -677,7 +677,7 @@ def hash_names(info, k):
     """A hash level's kernel names by role, its arrays' names asked of the level."""
     lvl = info.levels[k]
     key, table = lvl.keys_in_table
-    arrays = {"starts": lvl.starts_array, "coords": lvl.crd_array, "child": lvl.child_array, "key": key, "table": table}
+    arrays = {"starts": lvl.starts_array, "coords": lvl.crd_array, "child": lvl.child_array, "keys": key, "table": table}
     return {role: info.array(k, n) for role, n in (*arrays.items(), ("nnz", "nnz"), ("cap", "cap"))}
 
 
@@ -703,7 +703,7 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
     def body(i):
         key, slot, q, new = (Var(ctx.fresh(x)) for x in (f"key{t}", f"slot{t}", f"q{t}", f"new{t}"))
         pre = [Declare(key, "int64", X.add(base, i))]
-        probe = probe_stmts(slot, a["key"], a["table"], cap, key, ctx.fresh)
+        probe = probe_stmts(slot, a["keys"], a["table"], cap, key, ctx.fresh)
         pre += probe
         # a new key's value is written in the next slot, and the key is inserted after the write
         # only if the value is not the fill (a sparse output stores no fill, as Tensor.from_numpy)
@@ -722,7 +722,7 @@ def unfurl_sparse_hash(f: SubFiber, ctx, mode):
                    If(BinOp(">", BinOp("*", X.add(nnz, 1), Const(2, "int64")), cap),
                       rehash_stmts(info, k, ctx.fresh) + [Assign(slot, probe[0].init), probe[1]]),
                    ir.Store(a["table"], slot, X.add(q, 1)),
-                   ir.Grow(a["key"], X.add(q, 1)), ir.Store(a["key"], q, key),
+                   ir.Grow(a["keys"], X.add(q, 1)), ir.Store(a["keys"], q, key),
                    CompoundAssign("+", nnz, Const(1, "int64"))]
                   + ([Assign(f.dirty, Const(True, "bool"))] if f.dirty is not None and under_hash else []))]
         # (a leaf's writes mark no flag: its key is kept by its value)
@@ -739,7 +739,7 @@ def rehash_stmts(info, k, fresh) -> list:
     return [Assign(cap, BinOp("*", cap, Const(2, "int64"))), ir.Grow(a["table"], cap),
             ir.For(s, 0, cap, [ir.Store(a["table"], s, Const(0, "int64"))]),
             ir.For(r, 0, nnz, [
-                Declare(h, "int64", hash_expr(Load(a["key"], r), cap)),
+                Declare(h, "int64", hash_expr(Load(a["keys"], r), cap)),
                 While(BinOp("!=", Load(a["table"], h), Const(0, "int64")),
                       [Assign(h, BinOp("&", X.add(h, 1), X.sub(cap, 1)))]),
                 ir.Store(a["table"], h, X.add(r, 1))])]
@@ -757,7 +757,7 @@ def unfurl_sparse_hash_follow(f: SubFiber, ctx, mode):
 
     def body(i):
         slot, q = Var(ctx.fresh(f"slot{t}")), Var(ctx.fresh(f"q{t}"))
-        pre = probe_stmts(slot, a["key"], a["table"], cap, X.add(base, i), ctx.fresh)
+        pre = probe_stmts(slot, a["keys"], a["table"], cap, X.add(base, i), ctx.fresh)
         pre.append(Declare(q, "int64", X.sub(Load(a["table"], slot), 1)))
         return Thunk(tuple(pre), Switch((Case(BinOp(">=", q, Const(0, "int64")), Run(child_fiber(f, q))),
                                          Case(Const(True, "bool"), Fill(fill_value(info))))))

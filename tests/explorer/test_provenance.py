@@ -318,3 +318,41 @@ def test_provenance_helpers():
     assert list(p.only("lattice:i:A")) == ["lattice:i:A"] and p.only(None) is p
     assert p.widest_first(["lattice:i:A", "lattice:i:U"])[0] == "lattice:i:U"
     assert program_marks("", p) == [] and program_marks("forall i:", None) == []
+
+
+def test_a_lattice_texts_points_and_loops_take_the_tags_the_lowering_recorded():
+    """The lattice's artifact records the tags of its text's lines (``data["line_tags"]``), and the
+    program pane marks its points and loops with them instead of joining the names printed there
+    (issue 29, item 5). Read from the text, the point ``[x_2 U | A]`` took its loop's tag and the loop
+    ``while i <- U ∩ x_2`` every tag of ``i`` (the printed order is not the tag's, ``x_2∩U``)."""
+    trace = ss.lower("y[i] = A[i, j] * x[j] + x[i]", "lattice", A="csr", x="sv").trace
+    prov = trace_provenance(trace)
+    step = next(s for s in trace.steps if s.stage == "lattice" and s.after_text.startswith("lattice at i"))
+    art = step.artifacts[0]
+    assert art.data["line_tags"]["2"] == ["lattice:i:A∩x_2", "lattice:i:x_2∩U"]
+    marks = {m.text: m.tags for m in program_marks(step.after_text, prov) if m.text.startswith(("[", "while"))}
+    assert marks == {"[x_2 U | A] P": ("lattice:i:A∩x_2",), "[U | A] P": ("lattice:i:A",),
+                     "while i <- U ∩ x_2": ("lattice:i:x_2∩U",), "while i <- U": ("lattice:i:U",)}
+    assert all(prov[t] for tags in marks.values() for t in tags)
+
+
+def test_a_cfir_texts_loops_and_cases_take_the_tags_the_lowering_recorded():
+    """The CFIR's artifact records its loop and case lines' tags too (``data["line_tags"]``); a text
+    with recorded tags is marked by them, whatever names it prints."""
+    trace = ss.lower("C[i, j] = A[i, j] + B[i, j]", "lattice", A="csr", B="csr", C="csr").trace
+    prov = trace_provenance(trace)
+    step = next(s for s in trace.steps if s.stage == "cfir")
+    lines, recorded = step.after_text.splitlines(), step.artifacts[0].data["line_tags"]
+    heads = {lines[int(n) - 1].strip(): tags for n, tags in recorded.items()}
+    assert heads["while j <- A1 ∩ B1:"] == ["lattice:j:A∩B"] and heads["case A1: C[i, j] = A[i, j]"] == ["lattice:j:A"]
+    assert all(prov[t] for tags in recorded.values() for t in tags)
+    # every loop and case line is tagged, and only those, under a workspace too (SpGEMM's)
+    for t in (trace, ss.lower("C[i, j] = A[i, k] * B[k, j]", "lattice", A="csr", B="csr", C="csr").trace):
+        cfir = next(s for s in t.steps if s.stage == "cfir")
+        lines = cfir.after_text.splitlines()
+        heads = {n for n, x in enumerate(lines, 1) if x.strip().startswith(("while ", "case "))}
+        assert {int(n) for n in cfir.artifacts[0].data["line_tags"]} == heads
+    text = "forall j:\n  while j <- A0:\n    y[j] = A[j]"
+    info = {"lattice:j:Q": TagInfo("lattice:j:Q", "lattice", "j", ("A",))}
+    marks = program_marks(text, Provenance({"lattice:j:Q": [1]}, info, texts={text: {2: ["lattice:j:Q"]}}))
+    assert [(m.text, m.tags) for m in marks if m.line == 2] == [("while j <- A0", ("lattice:j:Q",))]

@@ -242,3 +242,20 @@ def test_rewrites_fold_repeats_and_never_end_in_a_bare_arrow():
     counts = [int(n) for n in re.findall(r"×(\d+)", html)]
     assert sum(counts) + (len(rows) - len(counts)) == len(step.rewrites)
     assert "rewrites (%d, %d distinct)" % (len(step.rewrites), len(distinct)) in render_step(step)
+
+
+def test_lattice_points_are_linked_by_the_tags_the_lowering_recorded():
+    """A lattice's drawing links each point to the code it made through the tags its artifact
+    records (``data["node_tags"]``), not by reading ``[A | B]`` back from its labels (issue 29,
+    item 5): every point of a union has its case's tag, and the C provenance has each of them."""
+    from explorer.provenance import trace_provenance
+    trace = ss.lower("C[i, j] = A[i, j] + B[i, j]", "lattice", A="csr", B="csr", C="csr").trace
+    art = next(a for s in trace.steps if s.stage == "lattice" for a in s.artifacts if a.name == "forall j")
+    assert art.data["node_tags"] == {"p0": ["lattice:j:A∩B"], "p1": ["lattice:j:A"], "p2": ["lattice:j:B"]}
+    prov = trace_provenance(trace)
+    assert all(prov[t] for tags in art.data["node_tags"].values() for t in tags)
+    svg = render_artifact(art, provenance=prov)
+    for node, tags in art.data["node_tags"].items():
+        group = re.search(rf'<g id="node\d+" class="node highlighted" data-tags="([^"]*)"[^>]*>\s*<title>{node}</title>',
+                          svg)
+        assert group and group.group(1).split() == tags, node

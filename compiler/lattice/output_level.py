@@ -1,0 +1,79 @@
+"""What the lattice emitter knows of one level of a sparse output as it assembles it.
+
+Each field is named for its role in the append/insert protocol, not for a level's storage:
+``starts`` is the array where each fiber starts (a SparseList's ``pos``, a band's ``ofs``, whatever
+the level calls it through :attr:`~compiler.levels.level.Level.starts_array`) and ``appended`` the
+arrays that grow by one element per entry kept (coordinates, or a run's bounds). The names in it are
+C names, ``binding.array_name(tensor, k, <the level's own name>)``, so no strategy code spells a
+level's array.
+
+The record is mutable on purpose: the emitter fills it in as it decides the level's assembly (a
+band's ends after its starts, a two-phase kernel's per-row counter between its two phases).
+
+>>> from compiler.levels import Element, SparseList
+>>> info = OutputLevel(SparseList(Element(0.0)), k=1, mode=1, counter="pC1", starts="C1_pos", appended=["C1_idx"])
+>>> info.starts, info.appended, info.slots is None
+('C1_pos', ['C1_idx'], True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RunNames:
+    """The C names a run-length output level appends with: the fiber being appended (``fiber``) and
+    where its last run ends (``end``); ``fill`` whether gaps are runs of the fill (a full level) and
+    ``located`` whether the levels above are located by coordinate (its fibers closed in order)."""
+
+    fiber: str
+    end: str
+    fill: bool
+    located: bool
+
+
+@dataclass(eq=False)
+class OutputLevel:
+    """One sparse level ``k`` (of storage mode ``mode``) of the output, as the emitter appends it.
+
+    ``counter`` counts its entries (its length), ``index_type`` is its index arrays' C type,
+    ``starts`` its fibers' starts (a buffer the call allocates if ``starts_buffer``, else grown to
+    ``starts_len``). A level that marks its slots has ``slots`` (their count) and ``marks``; one under
+    it a fiber per slot (``slotted``, the parent's slot count). A level that keeps keys in a table has
+    ``keyed`` (its child and key arrays, with their C types), ``table`` and ``capacity``, and, once
+    built, ``table_stmts``. A band or block level has ``ranged`` (``"band"`` or ``"blocks"``), its
+    ranges' ``ends``, a band its ``band_lo``, a block list its ``blocks`` counter, ``block_starts``
+    (grown to ``block_starts_len``) and ``next_block``; a level that marks slots under it
+    ``prepared``. A run-length level has ``runs``; one above others appends ``units`` (a run per
+    coordinate) and, full, ``covers`` (where its fiber's runs end so far).
+    """
+
+    level: Any
+    k: int
+    mode: int
+    counter: str | None = None
+    index_type: str | None = None
+    appended: list | None = None
+    starts: str | None = None
+    starts_buffer: bool = False
+    starts_len: str | None = None
+    slots: str | None = None
+    marks: str | None = None
+    slotted: str | None = None
+    keyed: list | None = None
+    table: str | None = None
+    capacity: str | None = None
+    table_stmts: list | None = None
+    ranged: str | None = None
+    ends: str | None = None
+    band_lo: str | None = None
+    blocks: str | None = None
+    block_starts: str | None = None
+    block_starts_len: str | None = None
+    next_block: str | None = None
+    prepared: str | None = None
+    runs: RunNames | None = None
+    units: bool = False
+    covers: str | None = None
