@@ -145,8 +145,9 @@ def compile_program(program, *, trace: Trace | None = None, checked: bool = Fals
     prog = program if isinstance(program, (str, NAssignType())) else _as_program(program)
     options = {k: v for k, v in (("name", name), ("output", output), ("schedule", schedule)) if v is not None}
     # concrete shapes: outputs take theirs, and conflicting extents are reported at the program's line
+    # (lower() gives a loop program's itself, compiler.lowering.loop_shapes)
     shapes = {t: tuple(v.shape) for t, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))}
-    if shapes:
+    if shapes and not isinstance(prog, LoopProgram):
         options["shapes"] = tuple(sorted(shapes.items()))
     kernel = lower(prog, "looplets", checked=checked, trace=trace, options=options, **tensors)
     return ProgramKernel.of(kernel)
@@ -463,7 +464,9 @@ def _written_sizes(name, info, body, shapes, writes=None) -> list:
             sizes.append(Const(shapes[name][m], "int64"))
             continue
         if not isinstance(x, Index) or x not in ext_of:
-            raise ProgramError(f"cannot size {name}: storage mode {m} is indexed by {x}")
+            # (only a format was given for it: no loop's extent says how far the coordinate reaches)
+            raise ProgramError(f"cannot size {name}: storage mode {m} is indexed by {x}, not by a loop's index; "
+                               f"give {name} as a tensor or an array of the shape it has, not only its format")
         ext = ext_of[x]
         sizes.append(xsub(ext.stop, ext.start) if not (isinstance(ext.start, Const) and ext.start.value == 0)
                      else ext.stop)
