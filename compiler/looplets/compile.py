@@ -52,7 +52,8 @@ from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
 from .promote import promote
 from .scalars import check_scalars
-from .schedule import LOOPLETS_COMMANDS, privatize_one, privatizations
+from .schedule import LOOPLETS_COMMAND_KINDS, LOOPLETS_COMMANDS, privatize_one, privatizations
+from ..capabilities import program_kind
 from .appends import check_sparse_writes
 from .output_build import building_output
 from .output_order import choose_output_order
@@ -561,7 +562,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         raise StrategyError(f"the looplets strategy has no option(s) {', '.join(unknown)}; it takes name=, "
                             f"max_looplets= and schedule= (privatize only; and, from compile_program, output= and "
                             f"shapes=){why}")
-    privatized = privatizations(options.get("schedule"))
+    privatized = privatizations(options.get("schedule"), program_kind(program))
     limit = options.get("max_looplets", MAX_LOOPLETS)
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:
         raise StrategyError(f"max_looplets={limit!r}: give the most looplet lowerings the program may take, a "
@@ -790,10 +791,10 @@ def register():
     from .levels import UNFURL, UPDATABLE
 
     # read from the unfurl registries at query time; its schedule applies privatize only (a loop
-    # program states its loops: the lattice's commands have nothing to reorder)
+    # program states its loops: the lattice's commands have nothing to reorder), to loop programs
     register_capabilities("looplets", lambda: Capabilities(
         "looplets", tuple(c.name for c in UNFURL), tuple(c.name for c in UNFURL if c in UPDATABLE),
-        LOOPLETS_COMMANDS))
+        LOOPLETS_COMMANDS, LOOPLETS_COMMAND_KINDS))
     return True
 
 
