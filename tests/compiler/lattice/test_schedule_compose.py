@@ -77,7 +77,9 @@ KERNELS = {
 def test_tacos_cpu_schedules_agree_with_the_oracle(name):
     prog, out, schedule, inputs = KERNELS[name]
     rng = np.random.default_rng(31)
-    tensors = inputs(rng, (21, 19, 17), 0.3, 0.0)
+    # (TTM's IR interpreter runs nnz(B) x |l| multiply-adds: at 21 x 19 x 17 the test took 29 s, 4 s at
+    # 10 x 9 x 17, which still gives it many blocks of 4 positions and of 8 k positions)
+    tensors = inputs(rng, (10, 9, 17) if name == "ttm" else (21, 19, 17), 0.3, 0.0)
     k = check(prog, schedule(chunk=4), out=out, checked=True, **tensors)
     stages = [s.stage for s in k.trace.steps if s.stage.startswith("schedule:")]
     assert "schedule:reorder" in stages, stages
