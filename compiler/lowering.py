@@ -271,15 +271,17 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
 
 def loop_shapes(program, tensors: dict) -> tuple:
     """The ``shapes`` option of the looplets strategy for a loop program: ``(name, shape)`` of each
-    of its tensors given as a Tensor or an array (sorted by name), so an output whose extent no
-    loop gives (``bins[img[r, c] >> 4] += 1``) takes the one of the tensor given for it.
+    of the tensors it writes given as a Tensor or an array (sorted by name), so an output whose
+    extent no loop gives (``bins[img[r, c] >> 4] += 1``) takes the one of the tensor given for it.
+    An input's shape is left to each call (a kernel serves inputs of any extent, each call checked).
 
     >>> from compiler.looplets.language import loop_program
     >>> p = loop_program(source="def h(bins, img):\\n    for i in _:\\n        bins[img[i]] += 1\\n")
-    >>> loop_shapes(p, {"bins": np.zeros(4, np.int64), "img": "dense", "other": np.zeros(2)})
+    >>> loop_shapes(p, {"bins": np.zeros(4, np.int64), "img": np.zeros(3, np.int64), "other": np.zeros(2)})
     (('bins', (4,)),)
     """
-    names = set(getattr(program, "tensors", ())) - {t for t, _ in getattr(program, "temporaries", ())}
+    written = program.written() if hasattr(program, "written") else ()
+    names = set(written) - {t for t, _ in getattr(program, "temporaries", ())}
     return tuple(sorted((name, tuple(int(n) for n in v.shape)) for name, v in tensors.items()
                         if name in names and isinstance(v, (Tensor, np.ndarray))))
 

@@ -146,9 +146,9 @@ def compile_program(program, *, trace: Trace | None = None, checked: bool = Fals
     prog = program if isinstance(program, (str, NAssignType())) else _as_program(program)
     options = {k: v for k, v in (("name", name), ("output", output), ("schedule", schedule)) if v is not None}
     # concrete shapes: outputs take theirs, and conflicting extents are reported at the program's line
-    # (lower() gives a loop program's itself, compiler.lowering.loop_shapes)
+    # (lower() gives a loop program's outputs' alone, compiler.lowering.loop_shapes)
     shapes = {t: tuple(v.shape) for t, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))}
-    if shapes and not isinstance(prog, LoopProgram):
+    if shapes:
         options["shapes"] = tuple(sorted(shapes.items()))
     kernel = lower(prog, "looplets", checked=checked, trace=trace, options=options, **tensors)
     return ProgramKernel.of(kernel)
@@ -714,7 +714,8 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
         # each write's reach, checked against the output's shape before the kernel runs
         bounds = tuple((info.format.mode_order[m], _extent_entry(stop, by_param, output), prog.where(line))
                        for m, stop, line in writes if stop is not INSIDE and stop is not None)
-        if given is not None:
+        if given is not None and all(t in given_shapes for _, stop, _ in bounds for t in _entry_tensors(stop)):
+            # (else each call checks them: lower() gives the output's shape alone, not the inputs')
             _check_writes(output, tuple(given), bounds, given_shapes)
     return Lowered(fn, output, fmt, tuple(shape), start, extents, initial, helpers,
                    output_writes=bounds, validate_output=unordered, reset=begins == "reset",
@@ -728,6 +729,20 @@ def _with_leaf_dtype(node, dtype):
     if child is None:
         return replace(node, dtype=np.dtype(dtype).name)
     return replace(node, child=_with_leaf_dtype(child, dtype))
+
+
+def _entry_tensors(entry) -> set:
+    """The tensors whose shapes an extent entry (``extent_value``'s) reads.
+
+    >>> sorted(_entry_tensors(("+", ("A", 1), 3))), _entry_tensors(4)
+    (['A'], set())
+    """
+    if isinstance(entry, tuple) and entry and isinstance(entry[0], str) and len(entry) == 2 \
+            and isinstance(entry[1], int):
+        return {entry[0]}
+    if isinstance(entry, tuple):
+        return set().union(*(_entry_tensors(e) for e in entry[1:]))
+    return set()
 
 
 def _check_writes(output, shape, bounds, shapes):
