@@ -11,6 +11,8 @@ editor ask :func:`capabilities` instead of keeping their own lists.
 True
 >>> capabilities("looplets").schedule_commands
 ('privatize',)
+>>> capabilities("looplets").commands_for("loop program"), capabilities("looplets").commands_for("index notation")
+(('privatize',), ())
 >>> applied_by("privatize")
 "a command of the looplets strategy (strategy='looplets')"
 >>> capabilities("lattice").why_not("SparseBand", output=True) is None   # (built as a SparseList, converted)
@@ -24,7 +26,21 @@ from typing import Callable
 
 from .errors import StrategyError
 
-__all__ = ["Capabilities", "applied_by", "capabilities", "register_capabilities"]
+__all__ = ["Capabilities", "PROGRAM_KINDS", "applied_by", "capabilities", "program_kind", "register_capabilities"]
+
+#: the kinds of program a command of the schedule may apply to (:meth:`Capabilities.commands_for`)
+PROGRAM_KINDS = ("index notation", "loop program")
+
+
+def program_kind(program) -> str:
+    """The kind of ``program`` (one of :data:`PROGRAM_KINDS`): index notation (a string or a
+    parsed statement), else a loop program.
+
+    >>> program_kind("y[i] = A[i, j] * x[j]")
+    'index notation'
+    """
+    from .notation.ast import Assign
+    return "index notation" if isinstance(program, (str, Assign)) else "loop program"
 
 
 @dataclass(frozen=True)
@@ -40,12 +56,36 @@ class Capabilities:
     reads: tuple[str, ...]
     assembles: tuple[str, ...]
     schedule_commands: tuple[str, ...] = ()
+    #: ``(command, kinds, why)`` for each command that applies to some kinds of program only
+    #: (:data:`PROGRAM_KINDS`), with why it does not apply to the others
+    command_kinds: tuple = ()
 
     def __post_init__(self):
         from .schedule import COMMANDS
         if not isinstance(self.schedule_commands, tuple) or not set(self.schedule_commands) <= set(COMMANDS):
             raise StrategyError(f"strategy {self.strategy!r}: schedule_commands is a tuple of the commands "
                                 f"{', '.join(COMMANDS)}, not {self.schedule_commands!r}")
+        for entry in self.command_kinds:
+            if not (isinstance(entry, tuple) and len(entry) == 3 and entry[0] in self.schedule_commands
+                    and set(entry[1]) <= set(PROGRAM_KINDS) and isinstance(entry[2], str)):
+                raise StrategyError(f"strategy {self.strategy!r}: command_kinds holds (command, kinds, why) of its "
+                                    f"schedule's commands, kinds among {', '.join(PROGRAM_KINDS)}, not {entry!r}")
+
+    def commands_for(self, kind: str) -> tuple[str, ...]:
+        """The commands of the schedule that apply to a program of ``kind`` (:data:`PROGRAM_KINDS`).
+
+        >>> Capabilities("s", (), (), ("privatize",), (("privatize", ("loop program",), "no"),)).commands_for(
+        ...     "index notation")
+        ()
+        """
+        return tuple(c for c in self.schedule_commands if self.why_not_command(c, kind) is None)
+
+    def why_not_command(self, command: str, kind: str) -> str | None:
+        """Why the strategy's ``command`` does not apply to a program of ``kind``; None when it may
+        (it may still refuse a given program, saying why)."""
+        if kind not in PROGRAM_KINDS:
+            raise StrategyError(f"a kind of program is one of {', '.join(PROGRAM_KINDS)}, not {kind!r}")
+        return next((why for c, kinds, why in self.command_kinds if c == command and kind not in kinds), None)
 
     @property
     def schedule(self) -> bool:

@@ -261,6 +261,12 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
     if options is not None and not isinstance(options, dict):
         raise UsageError(f"options must be a dict, not a {type(options).__name__}")
     options = dict(options or {})
+    if loop and "shapes" not in options:
+        # (an output indexed by a computed coordinate, a histogram's bins, is sized by the tensor given
+        # for it: the same option compile_program gives, so both return the one cached kernel)
+        shapes = loop_shapes(program, tensors)
+        if shapes:
+            options["shapes"] = shapes
     tensors, fit = _fit_output(program, functions, tensors) if not loop else (tensors, "")
     if chosen and shaped:
         return _lower_shaped(program, checked, functions, trace, options, tensors, fit=fit)
@@ -272,6 +278,23 @@ def lower(program, strategy: str | None = None, *, checked: bool = False, functi
         # (the formats are kept beside the kernel, so their ids in the key name no other object)
         _PROBE[probe[0]] = (kernel, probe[1])
     return kernel
+
+
+def loop_shapes(program, tensors: dict) -> tuple:
+    """The ``shapes`` option of the looplets strategy for a loop program: ``(name, shape)`` of each
+    of the tensors it writes given as a Tensor or an array (sorted by name), so an output whose
+    extent no loop gives (``bins[img[r, c] >> 4] += 1``) takes the one of the tensor given for it.
+    An input's shape is left to each call (a kernel serves inputs of any extent, each call checked).
+
+    >>> from compiler.looplets.language import loop_program
+    >>> p = loop_program(source="def h(bins, img):\\n    for i in _:\\n        bins[img[i]] += 1\\n")
+    >>> loop_shapes(p, {"bins": np.zeros(4, np.int64), "img": np.zeros(3, np.int64), "other": np.zeros(2)})
+    (('bins', (4,)),)
+    """
+    written = program.written() if hasattr(program, "written") else ()
+    names = set(written) - {t for t, _ in getattr(program, "temporaries", ())}
+    return tuple(sorted((name, tuple(int(n) for n in v.shape)) for name, v in tensors.items()
+                        if name in names and isinstance(v, (Tensor, np.ndarray))))
 
 
 LOOP_NOTE = "a loop program: lowered with looplets (strategy='looplets'), the strategy of loop programs"

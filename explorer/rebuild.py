@@ -149,8 +149,14 @@ def rebuild_for(program, strategy: str = "lattice", *, checked: bool = False,
     stops at the failing step.
     """
     import compiler
+    from compiler.lowering import loop_shapes
 
     base_options = dict(options or {})
+    shapes = loop_shapes(program, fixed)
+    if shapes and "shapes" not in base_options:
+        # (a loop program's output indexed by a computed coordinate is sized by the tensor fixed for
+        # it, which a picker's format given for it would otherwise hide)
+        base_options["shapes"] = shapes
 
     def rebuild(formats: Mapping[str, Any], schedule: str = "") -> Trace:
         trace = Trace()
@@ -179,5 +185,7 @@ def initial_format(value: Any, ndim: int | None) -> Format:
         return fmt
     if isinstance(value, (str, Format, Level)):
         return parse_format(value, ndim=ndim)
-    shape = getattr(value, "shape", None)  # a numpy array: dense
-    return parse_format("dense", ndim=len(shape) if shape is not None else ndim)
+    shape = getattr(value, "shape", None)  # a numpy array (or scalar): dense, of its dtype
+    dtype = getattr(value, "dtype", None)
+    return parse_format("dense", ndim=len(shape) if shape is not None else ndim,
+                        **({"dtype": dtype.name} if dtype is not None else {}))

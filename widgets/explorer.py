@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import ipywidgets as W
 
+from compiler.lowering import loop_shapes
 from compiler.trace import Trace
 from explorer import renderers as R
 from explorer.rebuild import initial_format, program_ndims, rebuild_for
@@ -521,6 +522,11 @@ class Explorer(W.VBox):
         >>> e = Explorer.for_program("y[i] = A[i, j] * x[j]", A="csr", x="dense")  # doctest: +SKIP
         """
         ndims = program_ndims(program)
+        shapes = loop_shapes(program, tensors)
+        if shapes and "shapes" not in (options or {}):
+            # (the pickers hold formats: a loop program's output indexed by a computed coordinate
+            # keeps the shape of the tensor given for it)
+            options = {**(options or {}), "shapes": shapes}
         rebuild = rebuild_for(program, strategy, checked=checked, options=options)
         formats = {name: initial_format(v, ndims.get(name)) for name, v in tensors.items()}
         e = cls(Trace(), rebuild=rebuild, formats=formats, schedule=schedule, ndims=ndims)

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import ipywidgets as W
 
 from compiler import levels as L
+from compiler.capabilities import PROGRAM_KINDS, program_kind
 from compiler.errors import FormatError
 from compiler.format import Format, parse_format
 
@@ -240,6 +241,10 @@ class FormatPicker(W.HBox):
         self._set(fmt)
 
 
+#: a kind of program (:data:`compiler.capabilities.PROGRAM_KINDS`) as a sentence names many
+_PLURALS = {"loop program": "loop programs"}
+
+
 class RebuildControls(W.VBox):
     """A format picker per tensor and a schedule editor over ``rebuild(formats, schedule)``;
     "re-lower" (or a picker change, with ``auto_relower``) rebuilds and hands the new session
@@ -289,31 +294,45 @@ class RebuildControls(W.VBox):
         if isinstance(strategy, str) and isinstance(program, str):
             self.mark_for(strategy, program_output(program))
         if isinstance(strategy, str):
-            self.offer_commands(strategy)
+            self.offer_commands(strategy, program_kind(program) if program is not None else "index notation")
 
-    def offer_commands(self, strategy: str) -> None:
-        """Offer, under the schedule editor, the commands ``strategy``'s schedule takes (as
-        :func:`compiler.capabilities.capabilities` says): a button per command adding it to the
-        editor, and their signatures; a strategy that takes none hides the editor (its text stays)."""
+    def offer_commands(self, strategy: str, kind: str = "index notation") -> None:
+        """Offer, under the schedule editor, the commands ``strategy``'s schedule takes for a program
+        of ``kind`` (as :func:`compiler.capabilities.capabilities` says): a button per command adding
+        it to the editor, and their signatures; a strategy that takes none hides the editor (its text
+        stays), and one whose commands apply to other kinds of program only disables it, saying so."""
         import html
 
         from compiler.capabilities import capabilities
         from compiler.schedule import signature
 
-        commands = capabilities(strategy).schedule_commands
+        caps = capabilities(strategy)
+        commands = caps.commands_for(kind)
+        only = {name: " and ".join(_PLURALS.get(k, k) for k in PROGRAM_KINDS if caps.why_not_command(name, k) is None)
+                for name in caps.schedule_commands if name not in commands}
         buttons = []
-        for name in commands:
-            b = W.Button(description=name, tooltip=f"add {signature(name)}", layout=W.Layout(width="auto"))
+        for name in caps.schedule_commands:
+            # (a command for other kinds of program: shown disabled, its tooltip saying which, so the row
+            # keeps its height beside another column's)
+            b = W.Button(description=name, layout=W.Layout(width="auto"), disabled=name in only,
+                         tooltip=f"{signature(name)} applies to {only[name]} only" if name in only else
+                         f"add {signature(name)}")
             b.add_class("ss-schedule-command")
             b.on_click(lambda _b, name=name: self.add_command(name))
             buttons.append(b)
         self.command_buttons.children = buttons
         self.schedule_help.value = (
             f"<div style='font:12px sans-serif'>the {html.escape(strategy)} strategy's schedule takes "
-            + ", ".join(f"<code>{html.escape(signature(name))}</code>" for name in commands) + "</div>")
+            + (", ".join(f"<code>{html.escape(signature(name))}</code>" for name in commands) if commands else
+               f"no command for {html.escape(kind)}")
+            + "".join(f"; <code>{html.escape(signature(name))}</code> applies to {which} only"
+                      for name, which in only.items()) + "</div>")
         if commands:
             self.schedule_editor.placeholder = f"one command a line, e.g. {signature(commands[0], editable=True)}"
-        self.schedule_row.layout.display = "" if commands else "none"
+        elif only:   # (kept in place, so a column beside it stays in line: disabled, saying why)
+            self.schedule_editor.placeholder = f"no command of the {strategy} strategy's schedule applies to {kind}"
+        self.schedule_editor.disabled = not commands
+        self.schedule_row.layout.display = "" if caps.schedule_commands else "none"
 
     def add_command(self, name: str) -> None:
         """Add the command ``name``, its arguments named, as the schedule editor's last line (for the

@@ -99,8 +99,10 @@ class Playground(W.VBox):
     def _show_marks(self) -> None:
         """Say what the strategy reads and assembles, and which chosen level it refuses."""
         caps = capabilities(self.strategy.value)
+        # (the playground's program is index notation: a command for loop programs only is none of its)
         lines = [f"the {caps.strategy} strategy reads {', '.join(caps.reads)}; assembles outputs of "
-                 f"{', '.join(caps.assembles)}" + ("" if caps.schedule else "; takes no schedule")]
+                 f"{', '.join(caps.assembles)}" + ("" if caps.commands_for("index notation") else
+                                                   "; takes no schedule for index notation")]
         for name, fmt in self.formats().items():
             for k, lvl in enumerate(fmt.levels):
                 why = caps.why_not(lvl.name, output=name == self._output)

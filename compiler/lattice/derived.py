@@ -220,10 +220,17 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
         if name in derived_by:
             r = derived_by[name]
             if not isinstance(r, kinds):
+                made = type(r).__name__.lower()   # (pos: a position variable)
+                # (issue 31: a fuse of a split's variable was told about pos)
                 why = ("pos iterates the positions of the level that stores a coordinate, and a split's "
                        "variables count blocks and offsets in a block, which no level stores; apply pos to "
-                       f"{r.index} first, then split the positions" if isinstance(r, Split) else
-                       f"{command.name} of such a variable is not supported")
+                       f"{r.index} first, then split the positions" if isinstance(r, Split) and command.name == "pos"
+                       else "fuse joins two loops over coordinates into one, and a split's variables count blocks "
+                       f"and offsets in a block; fuse {r.index} with the loop it nests with first, then split the "
+                       f"fused variable" if isinstance(r, Split) else
+                       "fusing a fused variable again (three loops into one) is not supported" if isinstance(r, Fuse)
+                       else f"{command.name} of a {made} variable is not supported: {command.name} the coordinate "
+                       f"loops first, then {made} the result")
                 raise StrategyError(f"{what}: {name} comes from {r}: {why}")
             return r
         raise StrategyError(f"{what}: {name} is not a loop variable of the statement (its loops are "
@@ -324,7 +331,8 @@ def parallel_origin(index, relations):
         if not isinstance(r, Split) or index.name != r.outer:
             why = ("only the outer loop of a split of it runs on threads (each block then searches its first "
                    "row once, by binary search)" if isinstance(r, (Pos, Fuse)) else
-                   "only the outer loop of a split runs on threads")
+                   f"only the outer loop of a split runs on threads: the inner one runs within each block of "
+                   f"{r.outer}, so its threads would start and join once per block; parallelize {r.outer}")
             raise StrategyError(f"parallelize({index}) does not apply: {index} comes from {r}, and {why}")
         while isinstance(made.get(r.index), Split) and r.index == made[r.index].outer:
             r = made[r.index]   # the outer loop of a split of a split's outer loop: blocks of blocks

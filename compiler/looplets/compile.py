@@ -53,7 +53,8 @@ from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
 from .promote import promote
 from .scalars import check_scalars
-from .schedule import LOOPLETS_COMMANDS, privatize_one, privatizations
+from .schedule import LOOPLETS_COMMAND_KINDS, LOOPLETS_COMMANDS, privatize_one, privatizations
+from ..capabilities import program_kind
 from .appends import check_sparse_writes
 from .output_build import building_output
 from .output_order import choose_output_order
@@ -146,6 +147,7 @@ def compile_program(program, *, trace: Trace | None = None, checked: bool = Fals
     prog = program if isinstance(program, (str, NAssignType())) else _as_program(program)
     options = {k: v for k, v in (("name", name), ("output", output), ("schedule", schedule)) if v is not None}
     # concrete shapes: outputs take theirs, and conflicting extents are reported at the program's line
+    # (lower() gives a loop program's outputs' alone, compiler.lowering.loop_shapes)
     shapes = {t: tuple(v.shape) for t, v in tensors.items() if isinstance(v, (Tensor, np.ndarray))}
     if shapes:
         options["shapes"] = tuple(sorted(shapes.items()))
@@ -464,7 +466,9 @@ def _written_sizes(name, info, body, shapes, writes=None) -> list:
             sizes.append(Const(shapes[name][m], "int64"))
             continue
         if not isinstance(x, Index) or x not in ext_of:
-            raise ProgramError(f"cannot size {name}: storage mode {m} is indexed by {x}")
+            # (only a format was given for it: no loop's extent says how far the coordinate reaches)
+            raise ProgramError(f"cannot size {name}: storage mode {m} is indexed by {x}, not by a loop's index; "
+                               f"give {name} as a tensor or an array of the shape it has, not only its format")
         ext = ext_of[x]
         sizes.append(xsub(ext.stop, ext.start) if not (isinstance(ext.start, Const) and ext.start.value == 0)
                      else ext.stop)
@@ -559,7 +563,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         raise StrategyError(f"the looplets strategy has no option(s) {', '.join(unknown)}; it takes name=, "
                             f"max_looplets= and schedule= (privatize only; and, from compile_program, output= and "
                             f"shapes=){why}")
-    privatized = privatizations(options.get("schedule"))
+    privatized = privatizations(options.get("schedule"), program_kind(program))
     limit = options.get("max_looplets", MAX_LOOPLETS)
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:
         raise StrategyError(f"max_looplets={limit!r}: give the most looplet lowerings the program may take, a "
@@ -715,7 +719,8 @@ def _lowered_output(program, prog, fn, output, info, out_sizes, by_param, extent
         # each write's reach, checked against the output's shape before the kernel runs
         bounds = tuple((info.format.mode_order[m], _extent_entry(stop, by_param, output), prog.where(line))
                        for m, stop, line in writes if stop is not INSIDE and stop is not None)
-        if given is not None:
+        if given is not None and all(t in given_shapes for _, stop, _ in bounds for t in _entry_tensors(stop)):
+            # (else each call checks them: lower() gives the output's shape alone, not the inputs')
             _check_writes(output, tuple(given), bounds, given_shapes)
     return Lowered(fn, output, fmt, tuple(shape), start, extents, initial, helpers,
                    output_writes=bounds, validate_output=unordered, reset=begins == "reset",
@@ -729,6 +734,20 @@ def _with_leaf_dtype(node, dtype):
     if child is None:
         return replace(node, dtype=np.dtype(dtype).name)
     return replace(node, child=_with_leaf_dtype(child, dtype))
+
+
+def _entry_tensors(entry) -> set:
+    """The tensors whose shapes an extent entry (``extent_value``'s) reads.
+
+    >>> sorted(_entry_tensors(("+", ("A", 1), 3))), _entry_tensors(4)
+    (['A'], set())
+    """
+    if isinstance(entry, tuple) and entry and isinstance(entry[0], str) and len(entry) == 2 \
+            and isinstance(entry[1], int):
+        return {entry[0]}
+    if isinstance(entry, tuple):
+        return set().union(*(_entry_tensors(e) for e in entry[1:]))
+    return set()
 
 
 def _check_writes(output, shape, bounds, shapes):
@@ -792,10 +811,10 @@ def register():
     from .levels import UNFURL, UPDATABLE
 
     # read from the unfurl registries at query time; its schedule applies privatize only (a loop
-    # program states its loops: the lattice's commands have nothing to reorder)
+    # program states its loops: the lattice's commands have nothing to reorder), to loop programs
     register_capabilities("looplets", lambda: Capabilities(
         "looplets", tuple(c.name for c in UNFURL), tuple(c.name for c in UNFURL if c in UPDATABLE),
-        LOOPLETS_COMMANDS))
+        LOOPLETS_COMMANDS, LOOPLETS_COMMAND_KINDS))
     return True
 
 

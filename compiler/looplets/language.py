@@ -116,6 +116,16 @@ class LoopProgram:
                 out.setdefault(n.tns.name, len(n.idxs))  # a swizzle has as many modes as its tensor
         return out
 
+    def written(self) -> set:
+        """The tensors the program writes (updates, or declares), its temporaries included.
+
+        >>> sorted(loop_program(source="def k(y, x):\\n    for i in _:\\n        y[i] = x[i]\\n").written())
+        ['y']
+        """
+        from .program import walk
+        return {n.tns.name for n in walk(self.body) if isinstance(n, (Access, Declare)) and isinstance(n.tns, TensorRef)
+                and (isinstance(n, Declare) or n.mode == "update")}
+
     def where(self, line: int) -> str:
         """Line ``line`` of the program as an error names it: ``line 4 of k: y[i] = x[i + 1]``."""
         lines = (self.source or "").splitlines()

@@ -39,19 +39,36 @@ from ..imperative.tables import NotPrivatizable, privatize_tables
 from ..levels import Element
 from ..schedule import Privatize, as_schedule, signature
 
-__all__ = ["LOOPLETS_COMMANDS", "privatizations", "privatize_one"]
+__all__ = ["LOOPLETS_COMMANDS", "LOOPLETS_COMMAND_KINDS", "NOTATION_PRIVATIZE", "privatizations", "privatize_one"]
 
 #: the commands of :data:`compiler.schedule.COMMANDS` the looplets strategy applies
 LOOPLETS_COMMANDS = ("privatize",)
 
+#: why ``privatize`` does not apply to index notation under looplets (the capabilities say so, and the
+#: playground offers it to loop programs only): the output's loops are its outermost, so no update
+#: of it is at a computed coordinate
+NOTATION_PRIVATIZE = ("privatize counts a loop program's scatter (an update at a computed coordinate, "
+                      "bins[v[i]] += 1) into several tables; under looplets index notation writes its output at "
+                      "its own loops' coordinates (the output's loops outermost), so no update scatters; write the "
+                      "scatter as a loop program, or give each thread its own copy of the output with the lattice "
+                      "strategy's parallelize(i, races='copies')")
 
-def privatizations(schedule) -> tuple:
+#: ``Capabilities.command_kinds`` of the looplets strategy
+LOOPLETS_COMMAND_KINDS = (("privatize", ("loop program",), NOTATION_PRIVATIZE),)
+
+
+def privatizations(schedule, kind: str = "loop program") -> tuple:
     """The ``(tensor, copies, workspace)`` of each ``privatize`` of ``schedule`` (a
-    :class:`~compiler.schedule.Schedule`, or a list of commands); any other command is refused,
-    naming the strategy that applies it.
+    :class:`~compiler.schedule.Schedule`, or a list of commands) for a program of ``kind``
+    (:data:`compiler.capabilities.PROGRAM_KINDS`); any other command is refused, naming the
+    strategy that applies it, and so is one that does not apply to that kind of program.
 
     >>> privatizations([("privatize", "bins", 4)])
     (('bins', 4, True),)
+    >>> privatizations([("privatize", "y", 4)], "index notation")
+    Traceback (most recent call last):
+    ...
+    compiler.errors.StrategyError: schedule: privatize(y, 4) does not apply to index notation: privatize counts a loop program's scatter (an update at a computed coordinate, bins[v[i]] += 1) into several tables; under looplets index notation writes its output at its own loops' coordinates (the output's loops outermost), so no update scatters; write the scatter as a loop program, or give each thread its own copy of the output with the lattice strategy's parallelize(i, races='copies')
     >>> privatizations([("split", "i", "i0", "i1", 4)])
     Traceback (most recent call last):
     ...
@@ -63,6 +80,9 @@ def privatizations(schedule) -> tuple:
             raise StrategyError(f"schedule: {c} is {applied_by(c.name)}; the looplets strategy takes its loops "
                                 f"from the loop program or the formats, and its schedule takes "
                                 f"{', '.join(map(signature, LOOPLETS_COMMANDS))} only")
+        why = next((why for name, kinds, why in LOOPLETS_COMMAND_KINDS if name == c.name and kind not in kinds), None)
+        if why is not None:
+            raise StrategyError(f"schedule: {c} does not apply to {kind}: {why}")
         p = Privatize.of(c)
         out.append((p.tensor, p.copies, p.workspace))
     return tuple(out)

@@ -77,6 +77,20 @@ def test_a_strategy_applies_exactly_the_schedule_commands_it_says(strategy, comm
     assert f"{command}(" in str(e.value)
 
 
+def test_each_command_says_which_kinds_of_program_it_applies_to():
+    """Issue 31: privatize was offered for index notation under looplets and always refused there
+    (index notation's output is written at its own loops' coordinates): the capabilities say so."""
+    looplets, lattice = capabilities("looplets"), capabilities("lattice")
+    assert looplets.commands_for("loop program") == ("privatize",) and looplets.commands_for("index notation") == ()
+    assert "so no update scatters" in looplets.why_not_command("privatize", "index notation")
+    assert looplets.why_not_command("privatize", "loop program") is None
+    assert lattice.commands_for("index notation") == lattice.schedule_commands
+    with pytest.raises(StrategyError, match="a kind of program is one of index notation, loop program, not 'einsum'"):
+        looplets.commands_for("einsum")
+    with pytest.raises(StrategyError, match=r"command_kinds holds \(command, kinds, why\) of its schedule's commands"):
+        Capabilities("s", (), (), ("privatize",), (("reorder", ("loop program",), "why"),))
+
+
 def test_an_unknown_strategy_is_named():
     with pytest.raises(StrategyError, match="unknown strategy 'taco'; known: lattice, looplets"):
         capabilities("taco")

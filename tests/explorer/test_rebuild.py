@@ -46,3 +46,21 @@ def test_a_sub_expression_precompute_from_the_editor_lowers():
     notes = [s.note for s in trace.steps if s.stage == "schedule:precompute"]
     assert notes and "c[i] + d[i]" in notes[0]
     assert any(s.stage == "emit-c" for s in trace.steps)
+
+
+def test_a_loop_program_rebuilt_for_a_picker_format_keeps_the_shape_of_its_fixed_output():
+    """A histogram's bins are indexed by a computed coordinate: rebuild_for keeps the shape of the
+    tensor fixed for them when a picker gives their format (on main: "cannot size bins")."""
+    import numpy as np
+    import compiler
+    from compiler.looplets.histogram import histogram_program
+    program = histogram_program("shift")
+    img, mask = np.array([[1, 17, 40, 63, 2]]), np.array([[1, 1, 1, 1, 0]], bool)
+    scalars = dict(shift=np.int64(4), top=np.int64(64))
+    rebuild = rebuild_for(program, "looplets", bins=np.zeros(4, np.int64), img=img, mask=mask, **scalars)
+    assert rebuild.options == {"shapes": (("bins", (4,)),)}   # (the output's: the inputs' are each call's)
+    trace = rebuild({"bins": compiler.dense(1, dtype="int64")}, "")
+    kernel = compiler.lower(program, "looplets", bins=np.zeros(4, np.int64), img=img, mask=mask, **scalars)
+    assert trace.find("emit-c")[0].artifacts[0].text == kernel.c_source
+    got = kernel(bins=np.zeros(4, np.int64), img=img, mask=mask, **scalars).to_numpy()
+    assert got.tolist() == np.bincount(img[mask] >> 4, minlength=4).tolist()

@@ -298,7 +298,7 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
     """Typing an expression and switching the strategy re-render the C pane with the new kernel
     (its text and its height measured); a typo shows the parser's message; the pickers offer every
     level both strategies take; the schedule box offers each strategy's own commands (the lattice's
-    TACO commands, the looplets' privatize), measured as rendered."""
+    TACO commands; the looplets' privatize, for loop programs only: disabled here), measured as rendered."""
     url, token, root = lab
     page = browser.new_page(viewport={"width": 1440, "height": 1000})
     page.goto(f"{url}/lab/tree/playground.ipynb?reset&token={token}", timeout=120_000)
@@ -364,12 +364,16 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
     box_shown = editor.evaluate("el => { const r = el.getBoundingClientRect(); return {width: r.width, "
                                 "height: r.height, value: el.value, placeholder: el.placeholder}; }")
     assert box_shown["width"] >= 200 and box_shown["height"] >= 40 and box_shown["value"] == "", box_shown
-    assert "privatize(tensor" in box_shown["placeholder"]
-    assert offered() == ["privatize"]
-    button = play.locator(".ss-schedule-commands button").first.bounding_box()
-    assert button["width"] > 20 and button["height"] > 10, button
+    # (privatize applies to loop programs only: index notation's box is disabled and says so, its
+    # button shown disabled, so the row keeps its height)
+    assert box_shown["placeholder"] == "no command of the looplets strategy's schedule applies to index notation"
+    assert editor.is_disabled() and offered() == ["privatize"]
+    first_button = play.locator(".ss-schedule-commands button").first
+    button = first_button.bounding_box()
+    assert button["width"] > 20 and button["height"] > 10 and first_button.is_disabled(), button
     help_text = play.locator(".ss-schedule-help").first.inner_text()
-    assert help_text == "the looplets strategy's schedule takes privatize(tensor, copies=4, workspace=True)"
+    assert help_text == ("the looplets strategy's schedule takes no command for index notation; "
+                         "privatize(tensor, copies=4, workspace=True) applies to loop programs only")
     assert "SparseBand" in options() and not any(o.startswith("✗") for o in options())
     changed = play.locator(".ss-what-changed").first.inner_text()
     assert "only looplets" in changed and "looplet nest" in changed

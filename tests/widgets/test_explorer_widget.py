@@ -210,6 +210,18 @@ def test_for_program_looplets_and_tensors():
     assert e.format_pickers["A"].value == ss.csr()
 
 
+def test_for_program_of_a_loop_program_keeps_its_outputs_shape_and_its_arrays_dtypes():
+    """A histogram's bins are indexed by a computed coordinate: the pickers hold formats, so the
+    shape of the array given for bins goes in the options (on main: "cannot size bins"), and the
+    int64 scalars its shifts take keep their dtype (on main: dense float64, refused by ``>>``)."""
+    from compiler.looplets.histogram import histogram_program
+    img, mask = np.array([[1, 17, 40, 63, 2]]), np.array([[1, 1, 1, 1, 0]], bool)
+    e = Explorer.for_program(histogram_program("shift"), "looplets", bins=np.zeros(4, np.int64), img=img,
+                             mask=mask, shift=np.int64(4), top=np.int64(64))
+    assert e.session.error is None and "bins_val" in e.c_pane.value
+    assert e.format_pickers["shift"].value == ss.dense(0, dtype="int64")
+
+
 def test_live_timing_and_compare():
     ex = spmv_example(n=50, density=0.1)
     e = Explorer(ex.trace, run=ex.run(), baselines=ex.baselines(),

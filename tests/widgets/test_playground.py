@@ -62,8 +62,8 @@ def test_a_parse_error_shows_in_the_ui_and_keeps_the_kernel(play):
 
 
 def offered(play) -> list:
-    """The commands the schedule editor's buttons offer."""
-    return [b.description for b in play.controls.command_buttons.children]
+    """The commands the schedule editor's buttons offer (a disabled one is shown, not offered)."""
+    return [b.description for b in play.controls.command_buttons.children if not b.disabled]
 
 
 def test_the_strategy_toggle_relowers_and_offers_that_strategys_schedule(play):
@@ -75,28 +75,30 @@ def test_the_strategy_toggle_relowers_and_offers_that_strategys_schedule(play):
     assert play.session.error is None   # the looplet strategy was not given the lattice's schedule
     assert "y_kernel" in play.explorer.c_pane.value and "lattice_y" not in play.explorer.c_pane.value
     assert "unfurl" in play.session.stages()
-    # the looplets' schedule: privatize, and nothing else, in an empty box of its own
+    # the looplets' schedule: privatize, for loop programs only; index notation gets an empty box of
+    # its own, disabled, saying so (issue 31: privatize was offered here and always refused)
     assert play.controls.schedule_row.layout.display == "" and play.schedule_editor.value == ""
-    assert offered(play) == ["privatize"]
+    assert offered(play) == [] and play.schedule_editor.disabled
+    (shown,) = play.controls.command_buttons.children
+    assert shown.disabled and shown.tooltip == "privatize(tensor, copies=4, workspace=True) applies to loop programs only"
     assert text(play.controls.schedule_help.value) == \
-        "the looplets strategy's schedule takes privatize(tensor, copies=4, workspace=True)"
-    assert "privatize(tensor" in play.schedule_editor.placeholder
+        "the looplets strategy's schedule takes no command for index notation; " \
+        "privatize(tensor, copies=4, workspace=True) applies to loop programs only"
+    assert play.schedule_editor.placeholder == "no command of the looplets strategy's schedule applies to index notation"
+    assert "takes no schedule for index notation" in text(play.marks.value)
     assert play.formats()["A"].shorthand == "csr"
     play.strategy.value = "lattice"
     assert play.schedule_editor.value == "reorder(i, j)" and "lattice_y" in play.explorer.c_pane.value
-    assert "privatize" not in offered(play)
+    assert "privatize" not in offered(play) and not play.schedule_editor.disabled
 
 
 def test_the_looplets_privatize_offered_by_the_editor_lowers_a_histogram():
     play = Playground("y[i] = A[i, j] * x[j]", "looplets", A="csr", x="dense")
-    play.controls.command_buttons.children[0].click()
-    assert play.schedule_editor.value == "privatize(tensor, copies=4, workspace=True)"
-    play.relower()   # a tensor the program does not have: refused in the user's terms, shown
-    assert "the program has no output tensor" in str(play.session.error)
-    play.schedule_editor.value = "privatize(y, 2)"
-    play.relower()   # an SpMV's y is updated at its own coordinates: nothing to privatize, and it says so
-    assert "y is updated at the loops' own coordinates, not at a computed one" in str(play.session.error)
-    # the same box over a histogram (a loop program's rebuild): the schedule applies, and counts
+    play.schedule_editor.value = "privatize(y, 2)"   # (the box is disabled: as a notebook might still set it)
+    play.relower()   # index notation's y is updated at its own loops' coordinates: it says so, and what would
+    assert "privatize(y, 2) does not apply to index notation" in str(play.session.error)
+    assert "parallelize(i, races='copies')" in str(play.session.error)
+    # a box over a histogram (a loop program's rebuild): the schedule applies, and counts
     from compiler.looplets.histogram import histogram_program
     from explorer.rebuild import rebuild_for
     from widgets.pickers import RebuildControls
@@ -104,16 +106,15 @@ def test_the_looplets_privatize_offered_by_the_editor_lowers_a_histogram():
     img, mask = np.array([[1, 17, 17, 40, 300, 2]]), np.array([[1, 1, 1, 1, 1, 0]])
     bins = compiler.Tensor.from_numpy(np.zeros(4, np.int64), "dense")
     tensors = dict(bins=bins, img=img, mask=mask.astype(bool))
-    shapes = {"shapes": tuple(sorted((k, tuple(v.shape)) for k, v in tensors.items()))}   # (as compile_program)
-    c = RebuildControls(rebuild_for(program, "looplets", options=shapes, shift=np.int64(4), top=np.int64(64),
-                                    **tensors), {})
-    assert [b.description for b in c.command_buttons.children] == ["privatize"]
+    # (bins's shape is the tensor's given: no options={"shapes": ...} since issue 31)
+    c = RebuildControls(rebuild_for(program, "looplets", shift=np.int64(4), top=np.int64(64), **tensors), {})
+    assert [b.description for b in c.command_buttons.children] == ["privatize"] and not c.schedule_editor.disabled
     c.schedule_editor.value = "privatize(bins, copies=2)"
     session = c.relower()
     assert session.error is None
     assert "2 iterations a step, each updating its own table of bins" in session.last_artifact("c").text
     kernel = compiler.lower(program, "looplets", shift=np.int64(4), top=np.int64(64), **tensors,
-                            options={**shapes, "schedule": [("privatize", "bins", 2)]})
+                            options={"schedule": [("privatize", "bins", 2)]})
     assert kernel.c_source == session.last_artifact("c").text
     got = kernel(bins=bins, img=img, mask=mask.astype(bool), shift=np.int64(4), top=np.int64(64)).to_numpy()
     assert got.tolist() == np.bincount(img[(mask != 0) & (img < 64)] >> 4, minlength=4).tolist() == [1, 2, 1, 0]

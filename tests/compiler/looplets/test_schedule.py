@@ -185,6 +185,16 @@ def test_refusals_say_why():
                        y=np.zeros(3), A="csr", x=np.zeros(2))
 
 
+def test_privatize_of_index_notation_is_refused_before_lowering_saying_what_applies():
+    # (issue 31: refused after lowering, as "updated at the loops' own coordinates", for every statement)
+    for program in ("y[i] = A[i, j] * x[j]", "y[j] = A[i, j] * x[i]"):
+        with pytest.raises(StrategyError, match=r"privatize\(y, 4\) does not apply to index notation: .* under "
+                                                r"looplets index notation writes its output at its own loops' "
+                                                r"coordinates .* parallelize\(i, races='copies'\)"):
+            compiler.lower(program, "looplets", options={"schedule": Schedule().privatize("y", 4)}, A="csc",
+                           x=np.zeros(2))
+
+
 def test_a_non_associative_update_is_refused():
     from compiler.imperative.ir import For, Load, Store, Var
     from compiler.imperative.tables import NotPrivatizable, privatize_tables
