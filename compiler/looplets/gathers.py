@@ -36,15 +36,9 @@ def gathered(stmt: N.Assign, formats: dict) -> dict:
 def gathered_in(prog, formats: dict, output: str, discordant_only: bool = False) -> dict:
     """:func:`gathered` of the loop program ``prog`` that writes ``output`` (``discordant_only``:
     only operands a loop outside their parent level's reaches, not those read at computed indices)."""
-    out: dict = {}
-    _visit(prog.body, {}, set(), formats, output, out)
-    if discordant_only:
-        out = {t: why for t, why in out.items() if DISCORDANT in why}
-    return out
-
-
-#: what :func:`gathered` says of a level whose loop runs outside its parent level's
-DISCORDANT = "whose loop runs outside"
+    found: dict = {}   # tensor -> (whether its level's loop runs outside its parent's, why)
+    _visit(prog.body, {}, set(), formats, output, found)
+    return {t: why for t, (discordant, why) in found.items() if discordant or not discordant_only}
 
 
 def _visit(node, depth: dict, lets: set, formats: dict, output: str, out: dict) -> None:
@@ -60,7 +54,7 @@ def _visit(node, depth: dict, lets: set, formats: dict, output: str, out: dict) 
     if isinstance(node, Access) and isinstance(node.tns, TensorRef) and node.tns.name != output \
             and node.tns.name in formats and node.tns.name not in out:
         why = _gather(node, formats[node.tns.name], depth, lets)
-        if why:
+        if why is not None:
             out[node.tns.name] = why
     for child in _children(node):
         _visit(child, depth, lets, formats, output, out)
@@ -109,8 +103,9 @@ def _summand(expr, name: str) -> bool:
     return False
 
 
-def _gather(acc: Access, fmt, depth: dict, lets: set) -> str:
-    """Why ``acc`` locates a level it cannot walk, or ``""``."""
+def _gather(acc: Access, fmt, depth: dict, lets: set) -> tuple[bool, str] | None:
+    """``(discordant, why)`` where ``acc`` locates a level it cannot walk (``discordant``: its loop
+    runs outside its parent level's, not at computed coordinates), else None."""
     parent = -1           # (the depth of the loop its parent level is walked in)
     # (a level of several modes, COO's, stores them one under the other)
     levels = [(n, lvl) for n, lvl in enumerate(fmt.levels) for _ in range(lvl.nmodes)]
@@ -124,12 +119,12 @@ def _gather(acc: Access, fmt, depth: dict, lets: set) -> str:
                    f"{index}"
             walked = next((x for x in loops if depth[x][0] == at), None)
             if computed or depth[walked][1] or not _summand(index, walked):
-                return f"{text}, computed at each coordinate the loops visit"
+                return False, f"{text}, computed at each coordinate the loops visit"
             if at < parent:
                 outer = next(x for x, d in depth.items() if d[0] == parent)
-                return f"{text}, {DISCORDANT} the one over {outer} of its parent level"
+                return True, f"{text}, whose loop runs outside the one over {outer} of its parent level"
         parent = max(parent, at)
-    return ""
+    return None
 
 
-__all__ = ["DISCORDANT", "gathered", "gathered_in"]
+__all__ = ["gathered", "gathered_in"]
