@@ -157,7 +157,7 @@ X = ss.Tensor.from_numpy(x, SparseList(Element(0.0)))
 Y = ss.Tensor.from_numpy(y, SparseRunList(Element(0.0)))
 k_gallop = compile_program(dot_gallop, s=Element(0.0), x=X, y=Y)
 assert float(k_gallop(x=X, y=Y)) == x @ y
-print(x @ y, "| galloping seek in the C:", "step = step * 2" in k_gallop.c_source)"""),
+print(x @ y, "| galloping seek called in the C:", " = seek_int64(x" in k_gallop.c_source)"""),
     ("md", """## Exercises
 
 **1.** Is there a loop over the band in the band-list kernel? (Answer: no `for` loop at all: only

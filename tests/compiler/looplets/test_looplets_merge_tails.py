@@ -13,16 +13,17 @@ from hypothesis import strategies as st
 import re
 
 import compiler as ss
-from compiler.imperative.ir import BinOp, If, Load
+from compiler.imperative.ir import SEARCH_FUNCTIONS, Call
 from compiler.imperative.traverse import walk
 from compiler.reference import evaluate
 
 
 def searches(kernel) -> list:
-    """The searches' tests ``idx[q] < target`` of the kernel's final IR."""
+    """The searches of the kernel's final IR: the calls of the search helpers (``seek(A1_idx, q, stop,
+    j)``: :mod:`compiler.imperative.search`) into a coordinate array."""
     fn = kernel.trace.find("imperative")[0].after
-    return [n.cond for n in walk(fn.body) if isinstance(n, If) and isinstance(n.cond, BinOp)
-            and n.cond.op == "<" and isinstance(n.cond.left, Load) and re.search(r"_idx\d*$", n.cond.left.buffer)]
+    return [n for n in walk(fn.body) if isinstance(n, Call) and n.function in SEARCH_FUNCTIONS
+            and re.search(r"_idx\d*$", n.args[0].buffer)]
 
 
 PROGRAMS = ["C[i, j] = A[i, j] + B[i, j]", "C[i, j] = max(A[i, j], B[i, j])", "C[i, j] = A[i, j] * B[i, j]"]
