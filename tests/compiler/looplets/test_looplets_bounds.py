@@ -13,6 +13,7 @@ from compiler.imperative import ir, traverse
 from compiler.imperative.ir import BinOp, Const, Declare, If, Load, Select, Var
 from compiler.looplets import extents as X
 from compiler.looplets.bounds import IntFacts, assuming, input_facts
+from compiler.imperative.search import seek_call
 from compiler.looplets.searching import search_stmts
 from compiler.reference import evaluate
 
@@ -123,13 +124,21 @@ def dead_pieces(fn, coordinate_arrays) -> list:
 
     def block(stmts):
         zero = set()
+
+        def at_most_zero(e):
+            return isinstance(e, Const) and e.value <= 0 or isinstance(e, Var) and e.name in zero
         for s in traverse.untagged(list(stmts)):
             if isinstance(s, Declare) and isinstance(s.init, Const) and s.init.value == 0:
                 zero.add(s.var.name)
+            # (a search: a call of a search helper into a coordinate array, seek(A1_idx, q, stop, target))
+            if isinstance(s, (ir.Assign, Declare)) and isinstance(getattr(s, "value", getattr(s, "init", None)), ir.Call):
+                call = s.value if isinstance(s, ir.Assign) else s.init
+                if call.function in ir.SEARCH_FUNCTIONS and call.args[0].buffer in coordinate_arrays and at_most_zero(
+                        call.args[-1]):
+                    found.append(f"search for 0: {call}")
             if isinstance(s, If) and isinstance(s.cond, BinOp) and s.cond.op == "<":
                 left, right = s.cond.left, s.cond.right
-                if isinstance(left, Load) and left.buffer in coordinate_arrays and (
-                        isinstance(right, Const) and right.value <= 0 or isinstance(right, Var) and right.name in zero):
+                if isinstance(left, Load) and left.buffer in coordinate_arrays and at_most_zero(right):
                     found.append(f"search for 0: {s.cond}")
                 if isinstance(left, Var) and isinstance(right, Var) and right.name.startswith("last") \
                         and right in min_terms(decls.get(left.name)):
@@ -195,10 +204,12 @@ def test_the_checker_finds_the_dead_pieces_it_looks_for():
                      Declare(j, "int64", Const(0, "int64")),
                      If(BinOp("<", idx, j), [ir.Assign(q, Const(1, "int64"))]),
                      If(BinOp("<", stop, last), [ir.Assign(q, Const(2, "int64"))]),
+                     ir.Assign(q, seek_call("A1_idx", q, Var("q_stop"), j)),
                      ir.Assign(j, Const(4, "int64")),
-                     If(BinOp("<", idx, j), [ir.Assign(q, Const(1, "int64"))])))
+                     If(BinOp("<", idx, j), [ir.Assign(q, Const(1, "int64"))]),
+                     ir.Assign(q, seek_call("A1_idx", q, Var("q_stop"), j))))
     fn = ir.Function("f", (), body)
-    assert len(dead_pieces(fn, ("A1_idx",))) == 2
+    assert len(dead_pieces(fn, ("A1_idx",))) == 3     # (the search by comparison, the seek's call, the cut)
 
 
 def test_a_shifted_read_still_searches_for_its_shifted_start():
