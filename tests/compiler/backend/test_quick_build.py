@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import compiler as ss
-from compiler.backend import build
+from compiler.backend import build, kernel
 from compiler.backend.quick_build import quick_applies
 
 needs_tcc = pytest.mark.skipif(shutil.which("tcc") is None, reason="tcc is not installed (./dev test installs it)")
@@ -19,6 +19,8 @@ UNOPTIMIZED = ("-O0", "-fwrapv", "-fPIC", "-shared", "-std=c11")
 def fresh(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARSESCOPE_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("SPARSESCOPE_QUICK_CC", "tcc")
+    # (a kernel another test of this process built is in the memory cache: built here, it says by whom)
+    kernel.clear_memory_cache()
     return tmp_path
 
 
