@@ -74,7 +74,7 @@ LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
           if (!ts[j].hasAttribute('data-ss-fill')) ts[j].setAttribute('data-ss-fill', ts[j].getAttribute('fill') || 'black');
           ts[j].setAttribute('fill', '""" + LINK_TEXT + r"""');
         }
-      } else { p.style.outline = '2px solid """ + LINK_COLOR + r"""'; p.style.outlineOffset = '-1px'; }
+      } else { p.style.outline = '2px solid """ + LINK_COLOR + r"""'; p.style.outlineOffset = '0px'; }
     }
   }
   if (kind !== 'click' || !cSel || !tag) return;
@@ -165,7 +165,7 @@ def mark_linked(html: str, tag: str) -> str:
     notebook redraws its panes when a tag is chosen; this keeps the choice visible.
 
     >>> mark_linked('<span class="ln" data-tags="a b">x</span><span class="ln" data-tags="c">y</span>', "b")
-    '<span class="ln" data-tags="a b" style="outline:2px solid #d81b60;outline-offset:-1px">x</span><span class="ln" data-tags="c">y</span>'
+    '<span class="ln" data-tags="a b" style="outline:2px solid #d81b60;outline-offset:0">x</span><span class="ln" data-tags="c">y</span>'
     """
     if not tag:
         return html
@@ -175,7 +175,7 @@ def mark_linked(html: str, tag: str) -> str:
         if tag not in _html.unescape(tags).split():
             return m.group(0)
         attrs = before + f'data-tags="{tags}"' + after
-        outline = f"outline:2px solid {LINK_COLOR};outline-offset:-1px"
+        outline = f"outline:2px solid {LINK_COLOR};outline-offset:0"
         if 'style="' in attrs:
             attrs = re.sub(r'style="([^"]*?);?"', lambda s: f'style="{s.group(1)};{outline}"', attrs, count=1)
         else:

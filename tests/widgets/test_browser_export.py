@@ -291,3 +291,33 @@ def test_exported_page_shows_the_integer_facts_as_a_readable_table(browser, tmp_
     shown = table.inner_text()
     assert facts and all(f in shown for f in facts), (facts, shown)
     page.close()
+
+
+def test_a_linked_c_lines_underscores_stay_visible(browser, tmp_path):
+    """A linked C line is outlined: the outline must not cover the line's underscores (``A1_pos``
+    read ``A1 pos`` under an outline drawn 1 px inside each line's box, which took the bottom row
+    of the glyphs). Measured: the outlined line's pixels change when its underscores become spaces."""
+    import compiler as ss
+    from explorer import export_html
+
+    trace = ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv").trace
+    path = tmp_path / "underscores.html"
+    export_html(trace, path)
+    page = browser.new_page(viewport={"width": 1100, "height": 600})
+    page.goto(f"{path.as_uri()}#step-{trace.stages().index('lattice')}")
+    section = page.locator("section:visible").first
+    lines = section.locator(".c-section span.ln[data-tags]")
+    texts = lines.evaluate_all("ls => ls.map(l => l.textContent)")
+    k = next(k for k, t in enumerate(texts) if "_" in t.strip())
+    line = lines.nth(k)
+    line.click()                       # (pinned: it and its tag's other lines are outlined)
+    assert line.evaluate("l => getComputedStyle(l).outlineStyle") == "solid"
+    line.scroll_into_view_if_needed()
+    shown = line.screenshot()
+    # (the same line with its underscores as spaces: identical pixels would mean they were not seen)
+    line.evaluate("l => { const w = document.createTreeWalker(l, NodeFilter.SHOW_TEXT); let n; "
+                  "while ((n = w.nextNode())) n.nodeValue = n.nodeValue.replaceAll('_', ' '); }")
+    assert "_" not in line.text_content()
+    same = line.screenshot() == shown
+    assert not same, f"the outlined line {texts[k].strip()!r} shows no underscore"
+    page.close()
