@@ -61,14 +61,8 @@ def _body(kind: str, read: Callable[[str], str]) -> list[str]:
                 "    step = step * 2;",
                 "int64_t lo = q + step / 2 + 1;",
                 "int64_t hi = q + step < stop ? q + step : stop;",
-                "while (lo < hi) {",
-                "    int64_t mid = lo + (hi - lo) / 2;",
-                f"    if ({read('mid')} < target)",
-                "        lo = mid + 1;",
-                "    else",
-                "        hi = mid;",
-                "}",
-                "return lo;"]
+                # (then the binary search of lower_bound over [lo, hi))
+                *_body("lower_bound", read)]
     if kind == "seek_back":
         # (idx[hi] > target; idx[bottom] <= target or bottom is lo: the answer is bottom)
         return [f"if (q <= lo || {read('q')} <= target)",

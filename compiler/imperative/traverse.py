@@ -114,7 +114,11 @@ def _own_assigned(n) -> frozenset:
 
 
 def _children(n) -> list:
-    """What :func:`walk` goes into from ``n``."""
+    """What :func:`walk` goes into from ``n`` (last field first, as it pushes them).
+
+    :func:`walk` repeats this loop inline on purpose: it is the lowering's hottest function, and
+    walking by a call of this per node took 1.9x its time (150 nodes, 200 walks: 37-39 against 20 ms).
+    """
     names = _FIELD_NAMES.get(type(n))
     if names is None:
         names = _field_names(type(n))
