@@ -24,8 +24,9 @@ Semantics chosen (see also each operator's ``doc``):
   (``True + True == 2``, as in Python); ``/`` is true division (ints give
   ``float64``); ``& | ^`` accept ints and bools only (logical on bools);
   ``and or not`` and comparisons accept anything and give ``bool``.
-  ``sqrt exp log sin cos tan`` give a float (``float64`` for integers and bools,
-  as numpy's ufuncs do); ``floor ceil trunc`` give a float back rounded and an
+  ``sqrt exp log sin cos tan`` and the other functions of <math.h> (``asin acos atan
+  sinh cosh tanh asinh acosh atanh expm1 log1p log2 log10``, ``atan2 hypot copysign`` of
+  two) give a float (``float64`` for integers and bools, as numpy's ufuncs do); ``floor ceil trunc`` give a float back rounded and an
   integer or bool unchanged, in its dtype (as numpy 2 does).
 * NaN: ``min``/``max`` propagate NaN like :func:`numpy.minimum` (the C code
   guards with ``isnan``); comparisons with NaN are false except ``!=``;
@@ -61,7 +62,7 @@ from . import serialize
 from .dtypes import c_type, value_dtype
 from .dtypes import result_dtype as _promote
 from .errors import DTypeError, SparsescopeError, UserCodeError
-from .opimpls import C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH, c_divmod_helper, c_ipow_helper, c_shift_helper
+from .opimpls import BINARY_MATH, C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH, c_divmod_helper, c_ipow_helper, c_shift_helper
 from .opimpls import dtype_error
 from .opimpls import c_literal, ieee_pow  # noqa: F401  (re-exported: public names of compiler.algebra)
 
@@ -589,6 +590,7 @@ _BUILTINS: list[Operator] = [
     _op("ldexp", "ldexp", 2, identity=0, identity_positions=(1,), annihilator=0, annihilator_positions=(0,)),
     _op("abs", "abs", 1), _op("sqrt", "sqrt", 1), _op("exp", "exp", 1), _op("log", "log", 1),
     *[_op(n, n, 1) for n in UNARY_MATH],
+    *[_op(n, n, 2) for n in BINARY_MATH],
     # (x // 1 is not x for a float; 0 // 0 is NaN: no identity or annihilator)
     _op("floordiv", "//", 2), _op("mod", "%", 2),
     # x << 0 is x, and 0 shifted either way stays 0

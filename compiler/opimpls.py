@@ -105,8 +105,16 @@ def _ldexp(op, dts):
     return dts[0] if dts[0].kind == "f" else np.dtype("float64")
 
 
-#: numpy's elementwise float functions of one argument that C's <math.h> has by the same name
-UNARY_MATH = ("sin", "cos", "tan", "floor", "ceil", "trunc")
+#: numpy's elementwise float functions of one argument that C's <math.h> has by the same name (the
+#: Array API's names: numpy 1 spells the inverse functions ``arcsin``, ...)
+UNARY_MATH = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+              "expm1", "log1p", "log2", "log10", "floor", "ceil", "trunc")
+#: those of two arguments (``atan2(y, x)``, ``hypot(x, y)``, ``copysign(x, y)``)
+BINARY_MATH = ("atan2", "hypot", "copysign")
+#: numpy's ufunc of each of them
+NUMPY_MATH = {n: getattr(np, {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+                              "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2"}.get(n, n))
+              for n in UNARY_MATH + BINARY_MATH}
 #: those of them that give an integer or bool back unchanged, in its dtype (as numpy 2 does)
 ROUNDING = ("floor", "ceil", "trunc")
 
@@ -118,7 +126,7 @@ DTYPE_RULES: dict[str, Callable] = {
     **{n: _bitwise for n in ("bitand", "bitor", "bitxor")},
     **{n: (lambda op, dts: np.dtype("bool")) for n in ("and", "or", "not", "lt", "le", "gt", "ge", "eq", "ne")},
     "ldexp": _ldexp, "lshift": _shift, "rshift": _shift,
-    **{n: (lambda op, dts: _float_result(dts)) for n in ("sqrt", "exp", "log") + UNARY_MATH},
+    **{n: (lambda op, dts: _float_result(dts)) for n in ("sqrt", "exp", "log") + UNARY_MATH + BINARY_MATH},
     **{n: (lambda op, dts: dts[0] if dts[0].kind in "biu" else _float_result(dts)) for n in ROUNDING},
 }
 
@@ -214,7 +222,7 @@ IMPLS: dict[Any, Callable] = {
     "floordiv": _divmod_impl(np.floor_divide), "mod": _divmod_impl(np.remainder),
     "lshift": _ufunc_impl(np.left_shift), "rshift": _ufunc_impl(np.right_shift),
     "sqrt": _ufunc_impl(np.sqrt), "exp": _ufunc_impl(np.exp), "log": _ufunc_impl(np.log),
-    **{n: _ufunc_impl(getattr(np, n)) for n in UNARY_MATH},
+    **{n: _ufunc_impl(NUMPY_MATH[n]) for n in UNARY_MATH + BINARY_MATH},
     # (an integer is its own floor; numpy before 2.1 gave a float)
     **{n: (lambda f: lambda op, arrays, rdt: arrays[0].astype(rdt) if rdt.kind in "biu" else f(arrays[0]))(
         getattr(np, n)) for n in ROUNDING},
@@ -399,7 +407,7 @@ C_EXPRS: dict[str, Callable] = {
     "pow": _c_pow, "ldexp": _c_ldexp, "floordiv": _c_helper_call, "mod": _c_helper_call,
     "lshift": _c_helper_call, "rshift": _c_helper_call,
     "sqrt": _c_math("sqrt"), "exp": _c_math("exp"), "log": _c_math("log"),
-    **{n: _c_math(n) for n in UNARY_MATH},
+    **{n: _c_math(n) for n in UNARY_MATH + BINARY_MATH},
     **{n: (lambda f: lambda op, a, dts: a[0] if dts[0].kind in "biu" else f(op, a, dts))(_c_math(n))
        for n in ROUNDING},
 }

@@ -347,6 +347,18 @@ class Tensor:
         # (the tensor's levels, not its format's specs: no spec is built on a call's path)
         return all(lvl.located_by_coordinate for lvl in self._levels)
 
+    def __array__(self, dtype=None, copy=None):
+        """``numpy.asarray(tensor)``: :meth:`to_numpy` (a new array, so ``copy=False`` cannot be kept).
+
+        >>> np.asarray(Tensor.from_numpy(np.array([1.0, 0, 2]), "sparse"), dtype=np.float32)
+        array([1., 0., 2.], dtype=float32)
+        """
+        if copy is False:
+            raise ValueError(f"{self._label}: numpy.asarray(..., copy=False) cannot hold: a Tensor's dense "
+                             "array is made from its levels (to_numpy() makes it; .vals is its stored values)")
+        out = self.to_numpy()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
     def to_numpy(self) -> np.ndarray:
         """A new dense array: stored values where stored, the fill everywhere else.
 

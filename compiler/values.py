@@ -150,9 +150,23 @@ def of_call(op, args: list[Facts], result_dtype=None) -> Facts:
     if name in ("sin", "cos", "tan"):
         # finite in, finite out (tan of a float never reaches a pole); an infinity gives NaN
         return Facts(not args[0].finite, False, False)
-    if name in ("floor", "ceil", "trunc"):
+    if name in ("floor", "ceil", "trunc", "asinh"):
         return args[0]
-    return ANY   # div, pow, log, ldexp: non-finite from finite operands (1 / 0, log(0))
+    if name in ("atan", "tanh"):   # bounded: only NaN gives NaN
+        return Facts(args[0].nan, False, False)
+    if name in ("sinh", "cosh", "expm1"):   # overflow: sinh(710.0) is inf
+        a = args[0]
+        return Facts(a.nan, True, name == "sinh")
+    if name in ("asin", "acos"):   # NaN outside [-1, 1]
+        return Facts(True, False, False)
+    if name == "atan2":
+        return Facts(args[0].nan or args[1].nan, False, False)
+    if name == "hypot":   # hypot(inf, nan) is inf; an overflow gives inf
+        return Facts(args[0].nan or args[1].nan, True, False)
+    if name == "copysign":
+        a = args[0]
+        return Facts(a.nan, a.posinf or a.neginf, a.posinf or a.neginf)
+    return ANY   # div, pow, log, ldexp, acosh, atanh, log1p, log2, log10: non-finite from finite operands
 
 
 def of_reduce(op, body: Facts, result_dtype=None) -> Facts:

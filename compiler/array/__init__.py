@@ -8,6 +8,7 @@
 
 Modules: :mod:`~compiler.array.nodes` (the expression graph), :mod:`~compiler.array.build` (the
 operators' shape and dtype rules), :mod:`~compiler.array.lazy` (the ``Array`` API),
+:mod:`~compiler.array.derived` (the API's functions made of others: ``mean``, ``flip``, ``isnan``, ...),
 :mod:`~compiler.array.fuse` (one index-notation statement per expression),
 :mod:`~compiler.array.reshapes` (a reshape's groups of axes) and :mod:`~compiler.array.shapeops`
 (the shape operators computed on stored entries, where a statement cannot say them).
@@ -15,5 +16,7 @@ operators' shape and dtype rules), :mod:`~compiler.array.lazy` (the ``Array`` AP
 
 from .lazy import *  # noqa: F401,F403
 from .lazy import __all__ as _lazy_all
+from .derived import *  # noqa: F401,F403
+from .derived import __all__ as _derived_all
 
-__all__ = list(_lazy_all)
+__all__ = list(_lazy_all) + list(_derived_all)

@@ -256,6 +256,10 @@ abs = _unary("abs")
 negative = _unary("neg")
 sqrt, exp, log = _unary("sqrt"), _unary("exp"), _unary("log")
 sin, cos, tan = _unary("sin"), _unary("cos"), _unary("tan")
+asin, acos, atan = _unary("asin"), _unary("acos"), _unary("atan")
+sinh, cosh, tanh = _unary("sinh"), _unary("cosh"), _unary("tanh")
+asinh, acosh, atanh = _unary("asinh"), _unary("acosh"), _unary("atanh")
+expm1, log1p, log2, log10 = _unary("expm1"), _unary("log1p"), _unary("log2"), _unary("log10")
 floor, ceil, trunc = _unary("floor"), _unary("ceil"), _unary("trunc")
 logical_not = _unary("not")
 add, subtract, multiply = _binary_fn("add", "add"), _binary_fn("subtract", "sub"), _binary_fn("multiply", "mul")
@@ -270,6 +274,7 @@ bitwise_xor = _binary_fn("bitwise_xor", "bitxor")
 bitwise_left_shift, bitwise_right_shift = _binary_fn("bitwise_left_shift", "lshift"), \
     _binary_fn("bitwise_right_shift", "rshift")
 logical_and, logical_or = _binary_fn("logical_and", "and"), _binary_fn("logical_or", "or")
+atan2, hypot, copysign = _binary_fn("atan2", "atan2"), _binary_fn("hypot", "hypot"), _binary_fn("copysign", "copysign")
 
 
 def where(condition, x1, x2) -> Array:
@@ -370,7 +375,8 @@ tensor_module.MATMUL[:] = [_tensor_matmul]
 __all__ = ["Array", "asarray", "compute", "where", "sum", "prod", "min", "max", "any", "all", "matmul",
            "tensordot", "einsum", "permute_dims", "matrix_transpose", "expand_dims", "broadcast_to",
            "reshape", "concat", "concatenate", "stack", "abs", "negative", "sqrt", "exp", "log", "sin",
-           "cos", "tan", "floor", "ceil", "trunc", "logical_not", "add", "subtract", "multiply", "divide",
+           "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1",
+           "log1p", "log2", "log10", "atan2", "hypot", "copysign", "floor", "ceil", "trunc", "logical_not", "add", "subtract", "multiply", "divide",
            "floor_divide", "remainder", "pow", "minimum", "maximum", "less", "less_equal", "greater",
            "greater_equal", "equal", "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_left_shift", "bitwise_right_shift", "logical_and", "logical_or"]

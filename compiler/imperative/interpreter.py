@@ -40,7 +40,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..dtypes import VALUE_DTYPES, dtype_name
-from ..opimpls import ieee_pow
+from ..opimpls import NUMPY_MATH, ieee_pow
 from ..errors import DTypeError, KernelError
 from .guard import CheckCoordinate, coordinate_message
 from .search import run_search
@@ -62,7 +62,7 @@ _MATH: dict[str, Callable] = {
     "sqrt": lambda a: np.sqrt(np.float64(a)),
     "exp": lambda a: np.exp(np.float64(a)),
     "log": lambda a: np.log(np.float64(a)),
-    **{n: (lambda f: lambda a: f(np.float64(a)))(getattr(np, n)) for n in ("sin", "cos", "tan", "floor", "ceil", "trunc")},
+    **{n: (lambda f: lambda *a: f(*map(np.float64, a)))(f) for n, f in NUMPY_MATH.items()},
     "fabs": lambda a: np.fabs(np.float64(a)),
     "isnan": lambda a: np.int32(bool(np.isnan(np.float64(a)))),
     "lowest_bit": lambda w: np.int64((int(w) & -int(w)).bit_length() - 1),

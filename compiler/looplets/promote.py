@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..imperative.guard import CheckCoordinate
-from ..opimpls import UNARY_MATH
+from ..opimpls import BINARY_MATH, UNARY_MATH
 from ..imperative.ir import (SEARCH_FUNCTIONS, Allocate, Assign, Block, BufferArg, Call, CompoundAssign, Declare, For, Grow, If, Load, Store, Var,
                              While)
 from ..imperative.traverse import assigned_names, walk
@@ -50,8 +50,8 @@ def _candidate(loop, body, dtypes):
     if any(isinstance(n, CheckCoordinate) for n in nodes):
         return None  # (a slot loaded before the loop would be read before the check of its coordinate)
     calls = [n for n in nodes if isinstance(n, Call)]
-    if calls and any(c.function not in ("sqrt", "exp", "log", "pow", "fmin", "fmax") + UNARY_MATH + SEARCH_FUNCTIONS
-                     for c in calls):
+    pure = ("sqrt", "exp", "log", "pow", "fmin", "fmax") + UNARY_MATH + BINARY_MATH + SEARCH_FUNCTIONS
+    if calls and any(c.function not in pure for c in calls):
         return None  # helpers could read the buffer
     slot, mixed = {}, set()   # each buffer's first index read or written; those read or written at another
     for n in nodes:

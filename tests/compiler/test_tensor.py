@@ -596,3 +596,16 @@ def test_a_dense_subclass_is_stored_read_and_written_as_dense(strategy):
                  x=np.arange(3.0))(A=made[0], x=np.arange(3.0))
     assert type(y.levels[0]) is Rows
     np.testing.assert_array_equal(y.to_numpy(), ss.evaluate("y[i] = A[i, j] * x[j]", A=a, x=np.arange(3.0))[0])
+
+
+def test_numpy_asarray_of_a_tensor_is_its_dense_array():
+    # np.asarray(tensor) gave a 0-d object array (numpy saw no __array__), so np.allclose(tensor, ...) failed
+    a = np.array([[0.0, 2.5], [np.nan, 0.0]])
+    t = Tensor.from_numpy(a, "csr")
+    got = np.asarray(t)
+    assert got.dtype == np.float64 and got.shape == (2, 2)
+    np.testing.assert_array_equal(got, a)
+    assert np.asarray(t, dtype=np.float32).dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(Tensor.from_numpy(a, "csr", fill=np.nan)), a)
+    with pytest.raises(ValueError, match=r"copy=False\) cannot hold"):
+        np.asarray(t, copy=False)

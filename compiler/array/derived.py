@@ -1,0 +1,164 @@
+"""The Array API's functions that are other functions of the array language: ``mean`` is a sum
+divided by a count, ``flip`` a slice with step -1, ``isnan(x)`` is ``x != x``. Each builds the
+same lazy expression a user could write, so it fuses into one kernel with what surrounds it.
+
+>>> import numpy as np
+>>> from compiler import array as xp
+>>> x = xp.asarray(np.array([[1.0, np.nan], [3.0, 4.0]]))
+>>> xp.mean(x, axis=0).todense().tolist()
+[2.0, nan]
+>>> xp.isnan(xp.flip(x, axis=1)).todense().tolist()
+[[True, False], [False, False]]
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ShapeError
+from . import build
+from .lazy import (Array, abs, asarray, broadcast_to, divide, equal, less, maximum, minimum, multiply, not_equal,
+                   permute_dims, reshape, sqrt, subtract, sum, where)
+
+
+def _axes(what: str, x: Array, axis) -> tuple:
+    return build.normalize_axes(what, axis, x.ndim)
+
+
+def mean(x, axis=None, keepdims=False) -> Array:
+    """The arithmetic mean over ``axis``: ``sum / count``, a float (NaN over an empty axis, as numpy)."""
+    x = asarray(x)
+    count = math.prod(x.shape[a] for a in _axes("mean", x, axis))
+    total = sum(x, axis=axis, keepdims=keepdims)
+    if total.dtype.kind not in "fc":
+        total = divide(total, 1.0)   # (numpy's mean of integers is float64)
+    # (0 / 0 is NaN: numpy's mean of an empty axis, without its warning)
+    return divide(total, count) if count else multiply(total, math.nan)
+
+
+def var(x, axis=None, correction=0.0, keepdims=False) -> Array:
+    """The variance over ``axis``: the mean squared deviation from the mean, divided by
+    ``count - correction`` instead of ``count`` (numpy's ``ddof``): two passes, as numpy's, for accuracy
+    (the mean is a reduction nested under the subtraction; a strategy that cannot nest it has it computed
+    first, and the trace's ``materialize`` step says so)."""
+    x = asarray(x)
+    count = math.prod(x.shape[a] for a in _axes("var", x, axis))
+    dev = subtract(x, mean(x, axis=axis, keepdims=True))
+    squares = sum(multiply(dev, dev), axis=axis, keepdims=keepdims)
+    if squares.dtype.kind not in "fc":
+        squares = divide(squares, 1.0)
+    denom = count - correction
+    return divide(squares, denom) if denom > 0 else multiply(squares, math.nan)
+
+
+def std(x, axis=None, correction=0.0, keepdims=False) -> Array:
+    """The standard deviation over ``axis``: ``sqrt(var(x, axis, correction))``."""
+    return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+def vecdot(x1, x2, axis=-1) -> Array:
+    """The dot product of ``x1`` and ``x2`` along ``axis`` (broadcast together), for real arrays."""
+    product = multiply(x1, x2)
+    return sum(product, axis=axis)
+
+
+def count_nonzero(x, axis=None, keepdims=False) -> Array:
+    """How many entries are nonzero over ``axis`` (an int64 count; NaN counts, as numpy's)."""
+    return sum(not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=np.int64)
+
+
+def square(x) -> Array:
+    """``x * x``, elementwise."""
+    return multiply(x, x)
+
+
+def positive(x) -> Array:
+    """``+x``: the array itself."""
+    return asarray(x)
+
+
+def reciprocal(x) -> Array:
+    """``1 / x``, elementwise, a float."""
+    return divide(1.0, x)
+
+
+def isnan(x) -> Array:
+    """Whether each entry is NaN (``x != x``: false for integers and bools)."""
+    return not_equal(x, x)
+
+
+def isinf(x) -> Array:
+    """Whether each entry is +inf or -inf (``abs(x) == inf``)."""
+    return equal(abs(x), math.inf)
+
+
+def isfinite(x) -> Array:
+    """Whether each entry is neither NaN nor infinite (``abs(x) < inf``: false for NaN)."""
+    return less(abs(x), math.inf)
+
+
+def sign(x) -> Array:
+    """-1, 0 or 1 by the sign of each entry (NaN stays NaN, and -0.0 gives -0.0), in ``x``'s dtype."""
+    x = asarray(x)
+    one = True if x.dtype.kind == "b" else 1
+    return where(x > 0, one, where(x < 0, -1, x)) if x.dtype.kind != "b" else x
+
+
+def clip(x, min=None, max=None) -> Array:
+    """Each entry held within ``[min, max]`` (either may be None; NaN stays NaN, as numpy's)."""
+    x = asarray(x)
+    if min is not None:
+        x = maximum(x, min)
+    if max is not None:
+        x = minimum(x, max)
+    return x
+
+
+def logical_xor(x1, x2) -> Array:
+    """Whether exactly one of ``x1``, ``x2`` is true (nonzero)."""
+    return not_equal(not_equal(x1, 0), not_equal(x2, 0))
+
+
+def flip(x, axis=None) -> Array:
+    """``x`` with the order of its entries reversed along ``axis`` (every axis if None)."""
+    x = asarray(x)
+    axes = _axes("flip", x, axis)
+    return x[tuple(slice(None, None, -1) if a in axes else slice(None) for a in range(x.ndim))]
+
+
+def squeeze(x, axis) -> Array:
+    """``x`` without the axes ``axis`` (an int or a tuple), each of extent 1."""
+    x = asarray(x)
+    axes = _axes("squeeze", x, axis)
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ShapeError(f"squeeze: axis {a} of shape {x.shape} has extent {x.shape[a]}, not 1")
+    return reshape(x, tuple(n for a, n in enumerate(x.shape) if a not in axes))
+
+
+def moveaxis(x, source, destination) -> Array:
+    """``x`` with the axes ``source`` moved to the places ``destination`` (the others keep their order)."""
+    x = asarray(x)
+    src = _axes("moveaxis", x, source if isinstance(source, tuple) else (source,))
+    dst = _axes("moveaxis", x, destination if isinstance(destination, tuple) else (destination,))
+    if len(src) != len(dst):
+        raise ShapeError(f"moveaxis: {len(src)} source axes but {len(dst)} destinations")
+    rest = [a for a in range(x.ndim) if a not in src]
+    order = [None] * x.ndim
+    for s, d in zip(src, dst):
+        order[d] = s
+    it = iter(rest)
+    return permute_dims(x, tuple(a if a is not None else next(it) for a in order))
+
+
+def broadcast_arrays(*arrays) -> list:
+    """The arrays broadcast to their common shape."""
+    xs = [asarray(a) for a in arrays]
+    shape = build.broadcast_shape("broadcast_arrays", [x.shape for x in xs])
+    return [broadcast_to(x, shape) for x in xs]
+
+
+__all__ = ["mean", "var", "std", "vecdot", "count_nonzero", "square", "positive", "reciprocal", "isnan",
+           "isinf", "isfinite", "sign", "clip", "logical_xor", "flip", "squeeze", "moveaxis", "broadcast_arrays"]
