@@ -219,7 +219,9 @@ class _CPrinter(Printer):
     def __init__(self, plan: _Plan):
         super().__init__()
         self.plan = plan
-        self.live: list[str] = []   # the scratch arrays allocated around the statement being printed
+        # the scratch arrays allocated around the statement being printed, by allocation (a workspace's
+        # arrays are allocated together)
+        self.live: list[tuple[str, ...]] = []
 
     def out_of_memory_exit(self, depth: int, cond: str, also: list[str] = ()):
         """``if (cond) return KERNEL_OUT_OF_MEMORY;``, freeing ``also`` and the live scratch arrays first."""
@@ -227,16 +229,30 @@ class _CPrinter(Printer):
 
     def exit_if(self, depth: int, cond: str, ret: str, also: list[str] = ()):
         """``if (cond) ret``, freeing ``also`` and the live scratch arrays first."""
-        freed = [*self.live, *also]
+        freed = [*self.live, tuple(also)] if also else list(self.live)
         if not freed:
             self.emit(depth, f"if ({cond})")
             self.emit(depth + 1, ret)
             return
         self.emit(depth, f"if ({cond}) {{")
-        for b in reversed(freed):
-            self.emit(depth + 1, f"free({b});")
+        for group in reversed(freed):
+            self.free_all(depth + 1, list(reversed(group)))
         self.emit(depth + 1, ret)
         self.emit(depth, "}")
+
+    def free_all(self, depth: int, buffers: list[str], width: int = 112):
+        """``free(b);`` of each of the buffers allocated together, on one line where they fit in ``width``
+        columns: every exit frees every live scratch array, and a workspace has up to six, so one to a line
+        buried the exit's test."""
+        line = ""
+        for b in buffers:
+            call = f"free({b});"
+            if line and len(INDENT * depth) + len(line) + 1 + len(call) > width:
+                self.emit(depth, line)
+                line = ""
+            line = f"{line} {call}" if line else call
+        if line:
+            self.emit(depth, line)
 
     def type_name(self, dtype: str) -> str:
         return c_type(dtype)
@@ -342,13 +358,14 @@ class _CPrinter(Printer):
                 k = plan.fresh(f"{a.buffer}_k")
                 self.emit(depth, f"for (int64_t {k} = 0; {k} < {self.expr(a.length, 10)}; {k}++)")
                 self.emit(depth + 1, f"{a.buffer}[{k}] = {self.expr(a.init)};")
-        self.live += [a.buffer for a in chain]
+        self.live.append(tuple(a.buffer for a in chain))
         self.stmt(chain[-1].body, depth)
-        del self.live[-len(chain):]
-        for a in reversed(chain):
+        self.live.pop()
+        if not plan.checked:
+            self.free_all(depth, [a.buffer for a in reversed(chain)])
+        for a in reversed(chain) if plan.checked else ():
             self.emit(depth, f"free({a.buffer});")
-            if plan.checked:
-                self.emit(depth, f"{plan.check}.scratch[{plan.scratch_slot[a.buffer]}] = NULL;")
+            self.emit(depth, f"{plan.check}.scratch[{plan.scratch_slot[a.buffer]}] = NULL;")
 
     def stack_array(self, s: Allocate, depth: int):
         """A scratch array of constant length on the stack: nothing to allocate, check or free."""

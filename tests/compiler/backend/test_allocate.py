@@ -147,7 +147,7 @@ def two_scratch_arrays(first: int | None = None) -> Function:
 
 def test_directly_nested_allocations_are_checked_together_and_freed_on_failure():
     c = emit_c(two_scratch_arrays())
-    check = "if (!w || !v) {\n        free(v);\n        free(w);\n        return KERNEL_OUT_OF_MEMORY;\n    }"
+    check = "if (!w || !v) {\n        free(v); free(w);\n        return KERNEL_OUT_OF_MEMORY;\n    }"
     assert check in c
     assert compile_function(two_scratch_arrays())(n=5, out=np.zeros(1))["out"][0] == 6.0
     # v cannot be allocated (2^60 doubles): w, already allocated, is freed, and the call says why
