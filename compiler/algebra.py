@@ -26,7 +26,8 @@ Semantics chosen (see also each operator's ``doc``):
   ``and or not`` and comparisons accept anything and give ``bool``.
   ``sqrt exp log sin cos tan`` and the other functions of <math.h> (``asin acos atan
   sinh cosh tanh asinh acosh atanh expm1 log1p log2 log10``, ``atan2 hypot copysign`` of
-  two) give a float (``float64`` for integers and bools, as numpy's ufuncs do); ``floor ceil trunc`` give a float back rounded and an
+  two) give a float (``float64`` for integers and bools, as numpy's ufuncs do); ``floor ceil trunc round`` give a float back rounded (``round`` to
+  the nearest, ties to even, as numpy's) and an
   integer or bool unchanged, in its dtype (as numpy 2 does).
 * NaN: ``min``/``max`` propagate NaN like :func:`numpy.minimum` (the C code
   guards with ``isnan``); comparisons with NaN are false except ``!=``;
@@ -589,7 +590,7 @@ _BUILTINS: list[Operator] = [
     _op("pow", "pow", 2, identity=1, identity_positions=(1,), annihilator=1, annihilator_positions=(0,)),
     _op("ldexp", "ldexp", 2, identity=0, identity_positions=(1,), annihilator=0, annihilator_positions=(0,)),
     _op("abs", "abs", 1), _op("sqrt", "sqrt", 1), _op("exp", "exp", 1), _op("log", "log", 1),
-    *[_op(n, n, 1) for n in UNARY_MATH],
+    *[_op(n, n, 1) for n in UNARY_MATH], _op("round", "round", 1),
     *[_op(n, n, 2) for n in BINARY_MATH],
     # (x // 1 is not x for a float; 0 // 0 is NaN: no identity or annihilator)
     _op("floordiv", "//", 2), _op("mod", "%", 2),

@@ -115,8 +115,11 @@ BINARY_MATH = ("atan2", "hypot", "copysign")
 NUMPY_MATH = {n: getattr(np, {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
                               "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2"}.get(n, n))
               for n in UNARY_MATH + BINARY_MATH}
-#: those of them that give an integer or bool back unchanged, in its dtype (as numpy 2 does)
-ROUNDING = ("floor", "ceil", "trunc")
+#: those of them that give an integer or bool back unchanged, in its dtype (as numpy 2 does), and ``round``
+#: (to the nearest, ties to even: C's ``nearbyint`` in the default rounding mode, not C's ``round``)
+ROUNDING = ("floor", "ceil", "trunc", "round")
+#: the C function of a builtin whose name C spells otherwise
+C_MATH_NAMES = {"round": "nearbyint"}
 
 #: result dtype rules: ``rule(op, operand dtypes)``, by builtin name
 DTYPE_RULES: dict[str, Callable] = {
@@ -408,6 +411,6 @@ C_EXPRS: dict[str, Callable] = {
     "lshift": _c_helper_call, "rshift": _c_helper_call,
     "sqrt": _c_math("sqrt"), "exp": _c_math("exp"), "log": _c_math("log"),
     **{n: _c_math(n) for n in UNARY_MATH + BINARY_MATH},
-    **{n: (lambda f: lambda op, a, dts: a[0] if dts[0].kind in "biu" else f(op, a, dts))(_c_math(n))
-       for n in ROUNDING},
+    **{n: (lambda f: lambda op, a, dts: a[0] if dts[0].kind in "biu" else f(op, a, dts))(
+        _c_math(C_MATH_NAMES.get(n, n))) for n in ROUNDING},
 }

@@ -150,7 +150,7 @@ def of_call(op, args: list[Facts], result_dtype=None) -> Facts:
     if name in ("sin", "cos", "tan"):
         # finite in, finite out (tan of a float never reaches a pole); an infinity gives NaN
         return Facts(not args[0].finite, False, False)
-    if name in ("floor", "ceil", "trunc", "asinh"):
+    if name in ("floor", "ceil", "trunc", "round", "asinh"):
         return args[0]
     if name in ("atan", "tanh"):   # bounded: only NaN gives NaN
         return Facts(args[0].nan, False, False)

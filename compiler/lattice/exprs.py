@@ -28,7 +28,7 @@ from ..imperative.ir import BinOp, BufferArg, Call, Cast, Const, Grow, Load, Pre
 from ..imperative.cints import constant_shift, wrap
 from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
-from ..opimpls import BINARY_MATH, ROUNDING, UNARY_MATH
+from ..opimpls import BINARY_MATH, C_MATH_NAMES, ROUNDING, UNARY_MATH
 
 
 def const_of(value, dtype) -> Const:
@@ -139,8 +139,8 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         return Call("ldexp", (cast(args[0], dtypes[0], rname), Cast("int32", args[1]))), rname
     if name in ROUNDING and rdt.kind in "biu":
         return conv[0], rname   # an integer is its own floor
-    if name in ("sqrt", "exp", "log") + UNARY_MATH + BINARY_MATH:
-        return Call(name, tuple(conv)), rname
+    if name in ("sqrt", "exp", "log", "round") + UNARY_MATH + BINARY_MATH:
+        return Call(C_MATH_NAMES.get(name, name), tuple(conv)), rname
     if name == "choose":
         a, b = conv
         return Select(BinOp("==", a, const_of(op.identity_for(rdt), rname)), b, a), rname

@@ -15,7 +15,7 @@ import numpy as np
 from ..algebra import Operator
 from ..imperative import cints, ir
 from ..imperative.ir import BinOp, Const, Select, UnOp
-from ..opimpls import BINARY_MATH, ROUNDING, UNARY_MATH
+from ..opimpls import BINARY_MATH, C_MATH_NAMES, ROUNDING, UNARY_MATH
 from .errors import ProgramError
 from .fibers import SubFiber, leaf_value
 from .looplets import Fill
@@ -148,8 +148,8 @@ class ExpressionLowering:
             self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))
             self.helper_ops.setdefault(name, op)
             return ir.Call(name, tuple(a))
-        if n in ("sqrt", "exp", "log", "pow") + UNARY_MATH + BINARY_MATH:
-            return ir.Call(n, tuple(a))
+        if n in ("sqrt", "exp", "log", "pow", "round") + UNARY_MATH + BINARY_MATH:
+            return ir.Call(C_MATH_NAMES.get(n, n), tuple(a))
         if n == "choose":
             z = Const(op.param, dtypes[0])
             return Select(BinOp("==", a[0], z), a[1], a[0])

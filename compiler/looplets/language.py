@@ -25,7 +25,9 @@ Python                             loop program
                                    ``a if c else b``; any :class:`~compiler.algebra.Operator`
                                    in scope (user functions) can be called or reduce
 ``sin cos tan floor ceil trunc``   numpy's functions of one argument (``sin cos tan``
-                                   give ``float64`` for integers; the others keep them)
+                                   give ``float64`` for integers; the others keep them);
+                                   also ``round`` (ties to even), ``asin ... atanh``,
+                                   ``expm1 log1p log2 log10``, ``atan2 hypot copysign``
 ``a // b``, ``a % b``              numpy's floor division and remainder
 ``a << b``, ``a >> b``              numpy's integer shifts
 =================================  =================================================

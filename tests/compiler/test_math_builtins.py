@@ -107,7 +107,7 @@ def test_binary_math_value_facts_cover_what_numpy_gives(name, facts):
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-@pytest.mark.parametrize("name", ["floor", "ceil", "trunc"])
+@pytest.mark.parametrize("name", ["floor", "ceil", "trunc", "round"])
 def test_rounding_an_integer_keeps_it_exactly_in_its_dtype(strategy, name):
     # found comparing with numpy 2.4: floor(int64) is int64, and exactly (a double loses 2**53 + 1)
     big = 2 ** 53 + 1
@@ -117,6 +117,20 @@ def test_rounding_an_integer_keeps_it_exactly_in_its_dtype(strategy, name):
         got = ss.lower(program, strategy=strategy, **{t.name: t})(**{t.name: t}).to_numpy()
         assert_same(got, want)
         assert_same(evaluate(program, **{t.name: t})[0], want)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_round_goes_to_the_nearest_with_ties_to_even_as_numpy(strategy):
+    # C's round() takes ties away from zero (round(2.5) == 3); numpy's, and C's nearbyint, to even
+    vals = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.0, 2.4999999, -2.6, 1e300, INF, NAN], dtype=np.float64)
+    for dtype in (np.float64, np.float32):
+        x = Tensor.from_numpy(vals.astype(dtype), "sparse_vector", name="x")
+        k = ss.lower("c[i] = round(x[i])", strategy=strategy, x=x)
+        want = np.round(vals.astype(dtype))
+        assert_same(k(x=x).to_numpy(), want)
+        assert_same(k.interpret(x=x).to_numpy(), want)
+        assert_same(evaluate("c[i] = round(x[i])", x=x)[0], want)
+        assert "nearbyint" in k.c_source and "round(" not in k.c_source.replace("nearbyint(", "")
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

@@ -31,7 +31,7 @@ def test_binary_operators_on_every_kind(kind, op):
 
 @pytest.mark.parametrize("kind", ["numpy", "csr", "coo", "pydata_coo"])
 @pytest.mark.parametrize("name", ["abs", "sqrt", "exp", "log", "sin", "cos", "tan", "floor", "ceil", "trunc",
-                                  "negative"])
+                                  "round", "negative", "tanh", "log1p"])
 def test_elementwise_functions_of_floats_and_ints(kind, name):
     with np.errstate(all="ignore"):
         check(getattr(xp, name)(xp.asarray(make(A, kind))), getattr(np, name)(A))
