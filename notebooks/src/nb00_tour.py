@@ -94,6 +94,13 @@ refuses is a `retry` step, saying what was tried instead."""),
 array_kernel = ss.lower(expr)
 print(array_kernel.program)
 assert np.allclose(expr.compute().to_numpy(), S @ x + 1)"""),
+    ("md", """What numpy users reach for next is made of those and fuses the same way: `mean`, `var`, `std`,
+`count_nonzero`, `isnan`/`isinf`/`isfinite`, `clip`, `sign`, `flip`, `squeeze`, ... Each column's mean
+is a sum over the rows divided by their count, one kernel; `numpy.asarray` of an array or a Tensor
+is its dense array."""),
+    ("code", """col_means = ss.array.mean(ss.asarray(S), axis=0)
+print(ss.lower(col_means).program)
+assert np.allclose(np.asarray(col_means), S.toarray().mean(axis=0))"""),
     ("md", """Each strategy records different steps. The **lattice** strategy concretizes the index
 notation, chooses a loop order (the *iteration graph*), builds one *iteration lattice* per loop
 (which operands to co-iterate, and which cases arise), then CFIR and the imperative IR. The
