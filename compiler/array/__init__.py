@@ -9,6 +9,7 @@
 Modules: :mod:`~compiler.array.nodes` (the expression graph), :mod:`~compiler.array.build` (the
 operators' shape and dtype rules), :mod:`~compiler.array.lazy` (the ``Array`` API),
 :mod:`~compiler.array.derived` (the API's functions made of others: ``mean``, ``flip``, ``isnan``, ...),
+:mod:`~compiler.array.creation` (``zeros``, ``full``, ``eye``, ...: a sparse one stores only what differs from its fill),
 :mod:`~compiler.array.fuse` (one index-notation statement per expression),
 :mod:`~compiler.array.reshapes` (a reshape's groups of axes) and :mod:`~compiler.array.shapeops`
 (the shape operators computed on stored entries, where a statement cannot say them).
@@ -18,5 +19,7 @@ from .lazy import *  # noqa: F401,F403
 from .lazy import __all__ as _lazy_all
 from .derived import *  # noqa: F401,F403
 from .derived import __all__ as _derived_all
+from .creation import *  # noqa: F401,F403
+from .creation import __all__ as _creation_all
 
-__all__ = list(_lazy_all) + list(_derived_all)
+__all__ = list(_lazy_all) + list(_derived_all) + list(_creation_all)

@@ -1,0 +1,96 @@
+"""The Array API's creation functions: arrays of one value, identities and ranges, stored dense or in a
+sparse format. A sparse array of one value stores nothing: the value is its fill, so
+``full((n, n), 1.0, format="csr")`` costs what an empty matrix does, and ``eye`` stores its diagonal.
+
+>>> import numpy as np
+>>> from compiler import array as xp
+>>> ones = xp.ones((2, 3), format="csr")
+>>> ones.fill_value, ones.compute().nnz, (ones * 2).todense().tolist()
+(1.0, 0, [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]])
+>>> xp.eye(3, k=1, format="csr").todense().tolist()
+[[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError, UsageError
+from ..tensor import Tensor
+from .lazy import Array, asarray
+
+
+def _shape(what: str, shape) -> tuple:
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if not all(isinstance(n, (int, np.integer)) and n >= 0 for n in shape):
+        raise ShapeError(f"{what}: shape must be non-negative integers, got {shape!r}")
+    return tuple(int(n) for n in shape)
+
+
+def full(shape, fill_value, *, dtype=None, format=None) -> Array:
+    """An array of ``shape`` holding ``fill_value`` everywhere (dtype: ``fill_value``'s, as numpy's).
+    Stored dense by default; in a sparse ``format`` it stores no entry, ``fill_value`` being its fill."""
+    shape = _shape("full", shape)
+    dt = np.dtype(dtype) if dtype is not None else np.asarray(fill_value).dtype
+    if dt.kind not in "biuf":
+        raise UsageError(f"full: dtype {dt.name} is no value dtype of a tensor (bool, integers, floats)")
+    if format is None or format == "dense":
+        return asarray(np.full(shape, fill_value, dtype=dt))
+    value = np.asarray(fill_value).astype(dt)[()]
+    return asarray(Tensor.from_coords(np.zeros((len(shape), 0), np.int64), np.zeros(0, dt), shape,
+                                      format=format, fill=value, dtype=dt.name))
+
+
+def zeros(shape, *, dtype=np.float64, format=None) -> Array:
+    """An array of zeros (in a sparse ``format``: no entry stored)."""
+    return full(shape, np.zeros((), dtype)[()], dtype=dtype, format=format)
+
+
+def ones(shape, *, dtype=np.float64, format=None) -> Array:
+    """An array of ones (in a sparse ``format``: no entry stored, its fill 1)."""
+    return full(shape, np.ones((), dtype)[()], dtype=dtype, format=format)
+
+
+def full_like(x, fill_value, *, dtype=None, format=None) -> Array:
+    """``full`` of ``x``'s shape (and dtype, unless given)."""
+    x = asarray(x)
+    return full(x.shape, fill_value, dtype=x.dtype if dtype is None else dtype, format=format)
+
+
+def zeros_like(x, *, dtype=None, format=None) -> Array:
+    """Zeros of ``x``'s shape and dtype."""
+    x = asarray(x)
+    return full_like(x, np.zeros((), x.dtype if dtype is None else dtype)[()], dtype=dtype, format=format)
+
+
+def ones_like(x, *, dtype=None, format=None) -> Array:
+    """Ones of ``x``'s shape and dtype."""
+    x = asarray(x)
+    return full_like(x, np.ones((), x.dtype if dtype is None else dtype)[()], dtype=dtype, format=format)
+
+
+def eye(n_rows: int, n_cols: int | None = None, *, k: int = 0, dtype=np.float64, format=None) -> Array:
+    """Ones on the ``k``-th diagonal (above the main one for ``k > 0``), zeros elsewhere; in a sparse
+    ``format`` (``"csr"``, ...) only the diagonal is stored, as ``scipy.sparse.eye_array``'s."""
+    n_cols = n_rows if n_cols is None else n_cols
+    rows, cols = _shape("eye", (n_rows, n_cols))
+    if format is None or format == "dense":
+        return asarray(np.eye(rows, cols, k=k, dtype=dtype))
+    start, stop = max(0, -k), min(rows, cols - k)
+    i = np.arange(start, max(start, stop), dtype=np.int64)
+    return asarray(Tensor.from_coords(np.stack([i, i + k]), np.ones(len(i), dtype), (rows, cols), format=format,
+                                      dtype=np.dtype(dtype).name))
+
+
+def arange(start, /, stop=None, step=1, *, dtype=None) -> Array:
+    """numpy's ``arange`` as a dense array (``arange(5)``, ``arange(2, 10, 3)``)."""
+    return asarray(np.arange(start, stop, step, dtype=dtype) if stop is not None else
+                   np.arange(start, step=step, dtype=dtype) if step != 1 else np.arange(start, dtype=dtype))
+
+
+def linspace(start, stop, /, num: int, *, dtype=None, endpoint: bool = True) -> Array:
+    """numpy's ``linspace`` as a dense array."""
+    return asarray(np.linspace(start, stop, num, dtype=dtype, endpoint=endpoint))
+
+
+__all__ = ["full", "zeros", "ones", "full_like", "zeros_like", "ones_like", "eye", "arange", "linspace"]
