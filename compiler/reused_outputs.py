@@ -113,8 +113,14 @@ class Reused:
                                      f"which this call takes too: the kernel would write into what {other} holds; "
                                      f"reuse another result")
         slots = stored_slots(pos, srt, storage[-1])
-        tbl[slots] = False
-        vals[slots] = fill
+        if len(slots) * 8 >= len(tbl):
+            # (entries in an eighth of the slots or more: a fill of every slot streams, where a scatter to
+            # the entries costs ~5x more a slot; a BFS's middle frontiers hold most of the graph)
+            tbl.fill(False)
+            vals.fill(fill)
+        else:
+            tbl[slots] = False
+            vals[slots] = fill
         pos[:] = 0
         self.used = True
         _consume(t)
@@ -200,12 +206,13 @@ def _shares(value, arrays: tuple, owned: bool) -> bool:
         held = (value,)
     else:
         held = tuple(vars(value).values()) if hasattr(value, "__dict__") else ()
+    ids = {id(a) for a in arrays} if owned else None
     for b in held:
         if b.__class__ is not np.ndarray:
             continue
         if owned:
-            base = b if b.base is None else b.base
-            if any(base is a for a in arrays):
+            # (by identity, as `is`: a round of a BFS checks every array of its three inputs)
+            if id(b if b.base is None else b.base) in ids:
                 return True
         elif any(np.may_share_memory(a, b) for a in arrays):
             return True

@@ -97,6 +97,28 @@ def test_a_reused_frontier_gives_a_fresh_calls_result(direction, path):
         spare, F = F, got
 
 
+@pytest.mark.parametrize("entries", [3, 20, 39])
+def test_a_reused_frontier_of_few_or_many_entries_is_cleared(entries):
+    """A frontier given to reuse() is cleared entry by entry when it holds few, every slot at once
+    when it holds an eighth of them or more (a BFS's middle rounds): the next step's result is a
+    fresh call's either way, the values off its entries at the fill."""
+    n = 40
+    G = np.zeros((n, n))
+    G[0, 1:entries + 1] = 1   # (0's out-neighbours: the first round's frontier, `entries` vertices)
+    G[1, 0] = G[entries, n - 1 if entries < n - 1 else 0] = 1
+    A, AT = _graph(sp.csr_array(G))
+    F, V = _frontier(n, {0: 0}), _visited(n, [0])
+    for direction in ("push", "pull"):
+        k, args = _step(direction, A, AT, F, V)
+        spare = k(**args)
+        assert int((spare.to_numpy() >= 0).sum()) == entries
+        later = _step(direction, A, AT, _frontier(n, {1: 0, entries: 0}), _visited(n, range(entries + 1)))[1]
+        fresh = k._run(k.compiled, dict(later))
+        got = k(**later, _F=reuse(spare))
+        _same(got, fresh)
+        np.testing.assert_array_equal(got.vals[~got.levels[0].tbl], -1)
+
+
 def _plain_bfs(G, source):
     """Levels by a queue over csgraph's edges (a stored entry is an edge), -1 unreached."""
     C = sp.csr_array(G)
