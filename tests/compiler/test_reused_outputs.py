@@ -303,3 +303,22 @@ def test_reuse_checks_every_array_of_every_argument_outputs_too(path):
     for name in ("P", "N"):
         _same(getattr(got, name), getattr(k._run(k.compiled, {"x": x}), name))
         _same(getattr(got, name), getattr(k.interpret(x=x), name))
+
+
+def test_an_argument_checked_before_is_checked_again_against_each_reused_output():
+    """A BFS's graph and visited set are checked against each round's reused frontier, their arrays'
+    owners kept from the first check: a visited set over the table of a result given to reuse() a
+    round later is still refused (the kernel would clear what it reads), one over another's is not."""
+    G = sp.random(12, 12, density=0.3, format="csr", random_state=5)
+    A, AT = _graph(G)
+    n = 12
+    F = _frontier(n, {0: 0})
+    k, args = _step("push", A, AT, F, _visited(n, [0]))
+    one, two, three = (k(**args) for _ in range(3))
+    over = ss.Tensor(ss.Dense(ss.Element(False, two.levels[0].tbl, "bool"), n), shape=(n,), name="V", check=False)
+    # (first checked against one's arrays: no alias, its owners kept)
+    k(F=F, A=A, V=over, _F=reuse(one))
+    with pytest.raises(UsageError, match="shares its arrays with V"):
+        k(F=F, A=A, V=over, _F=reuse(two))
+    got = k(F=F, A=A, V=over, _F=reuse(three))
+    _same(got, k._run(k.compiled, {"F": F, "A": A, "V": over}))
