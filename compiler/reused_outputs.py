@@ -45,6 +45,8 @@ __all__ = ["Reused", "reuse", "mark_cleared_off_entries", "marked_arrays", "stor
 _MARK = "_fill_off_entries"
 #: the attribute keeping all the arrays a tensor holds, for the aliasing checks of later calls
 _HELD = "_held_arrays"
+#: the attribute keeping the ids of the memory owners of those arrays (each a view's base, else itself)
+_OWNERS = "_held_owners"
 
 
 class Reused:
@@ -98,6 +100,7 @@ class Reused:
                                   f"kernel's result, or a tensor made from numpy")
         written = (tbl, vals, pos)
         owned = tbl.base is None and vals.base is None and pos.base is None
+        ids = {id(tbl), id(vals), id(pos)} if owned else None
         for given in arguments:
             for other, value in given.items():
                 if other == name:
@@ -108,13 +111,19 @@ class Reused:
                                          f"{other} too: two outputs would be written into one tensor's arrays; "
                                          f"reuse a different result for each")
                     value = value.tensor
-                if value is t or _shares(value, written, owned):
+                if value is t or _shares(value, written, ids):
                     raise UsageError(f"output {name}: the tensor given to reuse() shares its arrays with {other}, "
                                      f"which this call takes too: the kernel would write into what {other} holds; "
                                      f"reuse another result")
         slots = stored_slots(pos, srt, storage[-1])
-        tbl[slots] = False
-        vals[slots] = fill
+        if len(slots) * 8 >= len(tbl):
+            # (entries in an eighth of the slots or more: a fill of every slot streams, where a scatter to
+            # the entries costs ~5x more a slot; a BFS's middle frontiers hold most of the graph)
+            tbl.fill(False)
+            vals.fill(fill)
+        else:
+            tbl[slots] = False
+            vals[slots] = fill
         pos[:] = 0
         self.used = True
         _consume(t)
@@ -183,19 +192,28 @@ def _consumed(name):
                      f"given to; read that result instead")
 
 
-def _shares(value, arrays: tuple, owned: bool) -> bool:
+def _shares(value, arrays: tuple, ids) -> bool:
     """Whether ``value`` (a tensor, a numpy, scipy or pydata array) holds one of ``arrays`` or a view
-    of one, among all its arrays (not only those a kernel reads). With ``owned`` (each of ``arrays``
-    owns its memory, as a kernel's result's do), a view's ``base`` is the array it views; otherwise
-    each of its arrays is compared by the memory it spans."""
+    of one, among all its arrays (not only those a kernel reads). With ``ids`` (the ids of ``arrays``,
+    each of which owns its memory, as a kernel's result's do), a view's ``base`` is the array it views;
+    otherwise (``None``) each of its arrays is compared by the memory it spans."""
     if isinstance(value, Tensor):
-        held = value.__dict__.get(_HELD)
+        d = value.__dict__
+        owners = d.get(_OWNERS)
+        if owners is not None and ids is not None:
+            # (a round of a BFS checks the same graph and visited set again: one set operation)
+            return not owners.isdisjoint(ids)
+        held = d.get(_HELD)
         if held is None:
-            pending = value.__dict__.get("_pending")
+            pending = d.get("_pending")
             if pending is not None and pending[0] is _consumed:
                 return False   # (consumed: it holds no arrays of its own any more)
-            # (a tensor's arrays never change, only their contents: kept for its next call)
-            held = value.__dict__[_HELD] = tuple(a for d in value.level_arrays() for a in d.values())
+            # (a tensor's arrays never change, only their contents: kept for its next call, as are the
+            # ids of their owners, which these references keep alive)
+            marked = d.get(_MARK)   # (a kernel's result: its byte map's and values' arrays are all it holds)
+            held = d[_HELD] = marked if marked is not None else tuple(
+                a for lv in value.level_arrays() for a in lv.values())
+            d[_OWNERS] = frozenset(id(b if b.base is None else b.base) for b in held if b.__class__ is np.ndarray)
     elif isinstance(value, np.ndarray):
         held = (value,)
     else:
@@ -203,9 +221,8 @@ def _shares(value, arrays: tuple, owned: bool) -> bool:
     for b in held:
         if b.__class__ is not np.ndarray:
             continue
-        if owned:
-            base = b if b.base is None else b.base
-            if any(base is a for a in arrays):
+        if ids is not None:
+            if id(b if b.base is None else b.base) in ids:   # (by identity, as `is`)
                 return True
         elif any(np.may_share_memory(a, b) for a in arrays):
             return True

@@ -37,7 +37,7 @@ import numpy as np
 from ..errors import UsageError
 from ..format import Format
 from ..levels import Dense, Element, Pattern, SparseByteMap, SparseList
-from ..reused_outputs import reuse
+from ..reused_outputs import mark_cleared_off_entries, reuse
 from ..tensor import Tensor
 from .compile import compile_program
 from .direction import DirectionRule, more_rounds
@@ -198,6 +198,23 @@ def _source(source, n: int, what: str) -> int:
     return int(source)
 
 
+def _start(n: int, source: int) -> Tensor:
+    """The first frontier, ``source`` alone (its own parent), as :data:`PARENT_FRONTIER` built from
+    its one entry (``Tensor.from_numpy`` would scan ``n`` values for it), marked as a kernel's result
+    is: ``-1`` off its entries, so a later round may clear it by its entries (:func:`reuse`).
+
+    >>> _start(4, 2).to_numpy().tolist()
+    [-1, -1, 2, -1]
+    """
+    vals = np.full(n, -1, dtype=np.int64)
+    vals[source] = source
+    tbl = np.zeros(n, bool)
+    tbl[source] = True
+    pos, srt = np.array([0, 1], dtype=np.int64), np.array([source], dtype=np.int64)
+    level = SparseByteMap(Element(-1, vals, "int64"), n, pos, tbl, srt)
+    return mark_cleared_off_entries(Tensor(level, shape=(n,), name="F", check=False), pos, tbl, srt, vals)
+
+
 class BFS:
     """Breadth-first searches over one graph (csgraph's convention) by Finch's BFS steps: the graph's
     two patterns are built once, and each step's kernel compiled on its first use, so a search
@@ -241,9 +258,8 @@ class BFS:
             raise UsageError(f"bfs: direction {direction!r}: give 'push', 'pull' or 'auto'")
         n, A, AT = self.n, self.A, self.AT
         s = _source(source, n, "bfs")
-        first = np.full(n, -1, dtype=np.int64)
-        first[s] = s
-        F = Tensor.from_numpy(first, PARENT_FRONTIER, name="F")
+        F = _start(n, s)
+        first = F.vals
         visited = np.zeros(n, bool)
         visited[s] = True
         # (the kernels read the visited set through this Tensor, which views the array: no copy a round)
@@ -271,9 +287,16 @@ class BFS:
             depth += 1
             level = F.levels[0]
             new = level.srt[int(level.pos[0]):int(level.pos[1])]   # (the frontier's vertices, sorted)
-            visited[new] = True
+            if len(new) * 8 >= n:
+                # (a frontier of many vertices is read whole, sequentially: a scatter to its vertices costs
+                # ~5x more a vertex. Off its entries the frontier holds -1, as does a vertex not yet
+                # reached in `parents`, so the maximum keeps every other parent and adds the new ones)
+                np.logical_or(visited, level.tbl, out=visited)
+                np.maximum(parents, F.vals, out=parents)
+            else:
+                visited[new] = True
+                parents[new] = F.vals[new]
             levels[new] = depth
-            parents[new] = F.vals[new]
             frontier = len(new)
             reached += frontier
         return BFSResult(parents, levels, tuple(directions))

@@ -97,6 +97,28 @@ def test_a_reused_frontier_gives_a_fresh_calls_result(direction, path):
         spare, F = F, got
 
 
+@pytest.mark.parametrize("entries", [3, 20, 39])
+def test_a_reused_frontier_of_few_or_many_entries_is_cleared(entries):
+    """A frontier given to reuse() is cleared entry by entry when it holds few, every slot at once
+    when it holds an eighth of them or more (a BFS's middle rounds): the next step's result is a
+    fresh call's either way, the values off its entries at the fill."""
+    n = 40
+    G = np.zeros((n, n))
+    G[0, 1:entries + 1] = 1   # (0's out-neighbours: the first round's frontier, `entries` vertices)
+    G[1, 0] = G[entries, n - 1 if entries < n - 1 else 0] = 1
+    A, AT = _graph(sp.csr_array(G))
+    F, V = _frontier(n, {0: 0}), _visited(n, [0])
+    for direction in ("push", "pull"):
+        k, args = _step(direction, A, AT, F, V)
+        spare = k(**args)
+        assert int((spare.to_numpy() >= 0).sum()) == entries
+        later = _step(direction, A, AT, _frontier(n, {1: 0, entries: 0}), _visited(n, range(entries + 1)))[1]
+        fresh = k._run(k.compiled, dict(later))
+        got = k(**later, _F=reuse(spare))
+        _same(got, fresh)
+        np.testing.assert_array_equal(got.vals[~got.levels[0].tbl], -1)
+
+
 def _plain_bfs(G, source):
     """Levels by a queue over csgraph's edges (a stored entry is an edge), -1 unreached."""
     C = sp.csr_array(G)
@@ -281,3 +303,22 @@ def test_reuse_checks_every_array_of_every_argument_outputs_too(path):
     for name in ("P", "N"):
         _same(getattr(got, name), getattr(k._run(k.compiled, {"x": x}), name))
         _same(getattr(got, name), getattr(k.interpret(x=x), name))
+
+
+def test_an_argument_checked_before_is_checked_again_against_each_reused_output():
+    """A BFS's graph and visited set are checked against each round's reused frontier, their arrays'
+    owners kept from the first check: a visited set over the table of a result given to reuse() a
+    round later is still refused (the kernel would clear what it reads), one over another's is not."""
+    G = sp.random(12, 12, density=0.3, format="csr", random_state=5)
+    A, AT = _graph(G)
+    n = 12
+    F = _frontier(n, {0: 0})
+    k, args = _step("push", A, AT, F, _visited(n, [0]))
+    one, two, three = (k(**args) for _ in range(3))
+    over = ss.Tensor(ss.Dense(ss.Element(False, two.levels[0].tbl, "bool"), n), shape=(n,), name="V", check=False)
+    # (first checked against one's arrays: no alias, its owners kept)
+    k(F=F, A=A, V=over, _F=reuse(one))
+    with pytest.raises(UsageError, match="shares its arrays with V"):
+        k(F=F, A=A, V=over, _F=reuse(two))
+    got = k(F=F, A=A, V=over, _F=reuse(three))
+    _same(got, k._run(k.compiled, {"F": F, "A": A, "V": over}))
