@@ -20,6 +20,7 @@ from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssig
 from ..imperative.traverse import walk as ir_walk
 from .cfir import CAssign, CCase, CForall, CSeq, CWorkspace, cfir_walk
 from .exprs import cast, is_fill, not_fill
+from .output_build import under_lists
 from .output_level import OutputLevel
 from .reserve import count_scatters
 
@@ -305,10 +306,9 @@ class TwoPhase:
                 If(BinOp(">", child, begin), [CompoundAssign("+", parent, Const(1, "int64"))])]
 
     def _under_list(self, info: OutputLevel) -> bool:
-        """Whether the output level ``info`` is under a SparseList (``appends_nested``) under Dense
-        levels or SparseLists only (:func:`~compiler.lattice.output_build.under_lists`)."""
-        return info.k > 0 and self.out_levels[info.k - 1].appends_nested and all(
-            x.located_by_coordinate or x.appends_nested for x in self.out_levels[:info.k])
+        """Whether the output level ``info`` is under a SparseList under Dense levels or SparseLists
+        only (:func:`~compiler.lattice.output_build.under_lists`)."""
+        return under_lists(tuple(self.out_levels), info.k)
 
     def compaction(self) -> list:
         """Drop the entries phase 1 assembled whose computed value is the fill, bottom-up.
