@@ -33,36 +33,37 @@ Example (``Dense(SparseBand(Dense(Element(0.0))))``, ``C[i, j, k] = A[i, j, k]``
 
 from __future__ import annotations
 
-from ..imperative.ir import (Assign, BinOp, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, Growable,
-                             If, OutScalar, Store, Var)
+from ..imperative.ir import (Assign, BinOp, Block, Break, Cast, Comment, CompoundAssign, Const, Declare, For, Grow,
+                             Growable, If, OutScalar, Store, Tagged, UnOp, Var, While)
+from ..imperative.traverse import map_bodies, walk as ir_walk
 from .exprs import cast, const_of, not_fill
-from .output_level import OutputLevel
+from .output_level import OutputBlock, OutputLevel
 
 
 class BlockAssembly:
     """Blocks of Dense slots under an output's last sparse level (a mixin of the emitter)."""
 
-    def block_names(self, k: int, mode: int) -> dict:
+    def block_names(self, k: int, mode: int) -> OutputBlock:
         """The names a block of Dense slots under the sparse level ``k - 1`` uses: its first
         level ``k`` and storage mode ``mode``, the values' length, how far they hold the fill
         (``prepared``), the block's start and whether a slot got a value other than the fill."""
         out = self.setup.output.tensor
-        return {"k": k, "mode": mode, "length": self.name(("block", "length"), f"{self.val}_len"),
-                "prepared": self.name(("block", "prepared"), f"{out}{k}_filled"),
-                "base": self.name(("block", "base"), f"{out}{k}_start"),
-                "kept": self.name(("block", "kept"), f"{out}{k}_kept")}
+        return OutputBlock(k, mode, length=self.name(("block", "length"), f"{self.val}_len"),
+                           prepared=self.name(("block", "prepared"), f"{out}{k}_filled"),
+                           start=self.name(("block", "base"), f"{out}{k}_start"),
+                           kept=self.name(("block", "kept"), f"{out}{k}_kept"))
 
     def block_params(self, last: OutputLevel):
         """The values, a block per position of the sparse level ``last`` (a level that marks its
         slots: per slot, prepared with its marks; :meth:`~compiler.lattice.emit_output.OutputAssembly.marked_level`)."""
         b, s, out = self.block, self.setup, self.setup.output.tensor
-        self.out_params += [OutScalar(b["length"], "int64", 0), Growable(self.val, s.out_dtype, b["length"])]
+        self.out_params += [OutScalar(b.length, "int64", 0), Growable(self.val, s.out_dtype, b.length)]
         if last.slots is None:
-            self.init.append(Declare(Var(b["prepared"]), "int64", Const(0, "int64")))
-        b["final"] = Assign(Var(b["length"]), BinOp("*", Var(last.slots or last.counter), self.block_size()))
-        self.final.append(b["final"])
+            self.init.append(Declare(Var(b.prepared), "int64", Const(0, "int64")))
+        b.final = Assign(Var(b.length), BinOp("*", Var(last.slots or last.counter), self.block_size()))
+        self.final.append(b.final)
         how = "each slot" if last.slots is not None else "each position it keeps"
-        self.notes.append(f"{out}'s Dense level {b['k']} under its sparse level {b['k'] - 1} "
+        self.notes.append(f"{out}'s Dense level {b.k} under its sparse level {b.k - 1} "
                           f"({last.level.name}; TACO's {{sparse, dense}}): {how} gets a block of slots, located by "
                           f"coordinate, holding the fill until stored into; the coordinate is kept if a slot "
                           f"gets another value")
@@ -70,7 +71,7 @@ class BlockAssembly:
     def block_size(self):
         """Slots in one block: the product of the sizes of the Dense levels' modes."""
         size = None
-        for m in range(self.block["mode"], len(self.out_sizes)):
+        for m in range(self.block.mode, len(self.out_sizes)):
             v = Var(self.out_sizes[m].name)
             size = v if size is None else BinOp("*", size, v)
         return size
@@ -133,12 +134,14 @@ class BlockAssembly:
             if (C1_kept) { grow C0_idx; C0_idx[pC0] = i; pC0 += 1; }
         """
         b, last = self.block, self.levels_info[-1]
-        base, kept = Var(b["base"]), Var(b["kept"])
+        base, kept = Var(b.start), Var(b.kept)
         pre, at = self.block_position(last, index)
         if self.phase == "assemble":   # (two-phase: the coordinate kept if its block gets any entry)
-            # (on threads, the row counts its blocks)
-            keep = [CompoundAssign("+", Var(last.counter), Const(1, "int64"))] if self.par_rows else \
-                self.block_kept(last, index, at)
+            if self.par_rows:   # (on threads, the row counts its blocks: whether it gets one is all it needs)
+                stmts = stop_at_first(stmts, kept)
+                keep = [CompoundAssign("+", Var(last.counter), Const(1, "int64"))]
+            else:
+                keep = self.block_kept(last, index, at)
             return pre + [Declare(kept, "bool", Const(False, "bool"))] + stmts + [If(kept, keep)]
         pre.append(Declare(base, "int64", BinOp("*", at, self.block_size())))
         if last.slots is None and self.phase is None:   # (a level that marks its slots has every slot's block prepared)
@@ -148,8 +151,12 @@ class BlockAssembly:
             return pre + stmts + [If(kept, [CompoundAssign("+", Var(last.counter), Const(1, "int64"))])]
         if self.par_rows:   # (a row's room was made after phase 1: its block kept if a slot is not the fill)
             counter, i = Var(last.counter), Var(index.name)
+            keyed = []
+            if last.keyed is not None:   # (a hash's entry its own child, its key its row: the row's own)
+                (ptr, pdt), (key, _) = last.keyed
+                keyed = [Store(ptr, counter, cast(counter, "int64", pdt)), Store(key, counter, self.entry_slot(last))]
             return pre + stmts + [If(kept, [Store(last.appended[0], counter, cast(i, "int64", last.index_type)),
-                                            CompoundAssign("+", counter, Const(1, "int64"))])]
+                                            *keyed, CompoundAssign("+", counter, Const(1, "int64"))])]
         return pre + stmts + [If(kept, self.block_kept(last, index, at))]
 
     def blocks_on_rows(self, count) -> list:
@@ -171,12 +178,12 @@ class BlockAssembly:
 
     def block_size_text(self) -> str:
         """The block's size in C terms (``C1_size``, ``C1_size * C2_size``)."""
-        return " * ".join(self.out_sizes[m].name for m in range(self.block["mode"], len(self.out_sizes)))
+        return " * ".join(self.out_sizes[m].name for m in range(self.block.mode, len(self.out_sizes)))
 
     def prepare_blocks(self, end) -> If:
         """The values up to ``end`` hold the fill: the blocks after those prepared so far (a block
         before them not kept held only the fill, so it is reused as it is)."""
-        s, prepared = self.setup, Var(self.block["prepared"])
+        s, prepared = self.setup, Var(self.block.prepared)
         q = Var(self.name(("block", "q"), "q"))
         fill = const_of(s.out_fill_value, s.out_dtype)
         return If(BinOp("<", prepared, end), [Grow(self.val, end), For(q, prepared, end, [Store(self.val, q, fill)]),
@@ -195,7 +202,7 @@ class BlockAssembly:
         keeps the block."""
         s, b = self.setup, self.block
         odt = s.out_dtype
-        found = Assign(Var(b["kept"]), Const(True, "bool"))
+        found = Assign(Var(b.kept), Const(True, "bool"))
         if self.phase == "assemble":   # (two-phase: the structure only, a block per coordinate with entries)
             return [found]
         out, val = [], cast(v, dt, odt)
@@ -203,9 +210,9 @@ class BlockAssembly:
             vname = Var(self.name(("value",), f"v{s.output.tensor}"))
             out.append(Declare(vname, odt, val))
             val = vname
-        at = Var(b["base"])
+        at = Var(b.start)
         inner = None
-        for m in range(b["mode"], len(self.out_path)):
+        for m in range(b.mode, len(self.out_path)):
             i = Var(self.out_path[m].name)
             inner = i if inner is None else BinOp("+", BinOp("*", inner, Var(self.out_sizes[m].name)), i)
         # a value equal to the fill is not stored, as a SparseList drops it: a -0.0 beside a fill
@@ -215,4 +222,66 @@ class BlockAssembly:
         return out + [If(not_fill(val, odt, s.out_fill), [Store(self.val, BinOp("+", at, inner), val), found])]
 
 
-__all__ = ["BlockAssembly"]
+def stop_at_first(stmts: list, kept: Var) -> list:
+    """``stmts`` (a block's loops in phase 1 of a two-phase kernel, which only set ``kept`` where a
+    slot would get an entry) leaving their loops at the first ``kept = true``: each loop that sets it
+    breaks there (what follows in its body is left out), a loop around one breaks after it if it was
+    set, and a loop at the top after one that may set it runs only if it was not (the tails of a
+    merge). Unchanged where the loops store anything (a workspace's marks are reset as its list is
+    read: a row stopped early would leave them to the next).
+
+    >>> from compiler.imperative import pretty
+    >>> kept = Var("kept")
+    >>> loops = [While(Var("more"), [Assign(kept, Const(True, "bool")), Assign(Var("p"), Const(1, "int64"))]),
+    ...          While(Var("tail"), [Assign(kept, Const(True, "bool"))])]
+    >>> print(pretty(Block(tuple(stop_at_first(loops, kept)))))
+    while (more) {
+        kept = true;
+        break;
+    }
+    if (!kept) {
+        while (tail) {
+            kept = true;
+            break;
+        }
+    }
+    """
+    found = Assign(kept, Const(True, "bool"))
+    if any(isinstance(n, (Store, Grow)) for n in ir_walk(tuple(stmts))):
+        return stmts
+
+    def sets(st) -> bool:
+        return any(n == found for n in ir_walk(st))
+
+    def has_loop(st) -> bool:
+        return any(isinstance(n, (For, While)) and sets(n) for n in ir_walk(st))
+
+    def leaves(st) -> bool:   # (the statement always breaks: what follows it in its block is never run)
+        return isinstance(st, Break) or (isinstance(st, (Block, Tagged)) and bool(st.body.body if isinstance(
+            st, Tagged) else st.body) and leaves((st.body.body if isinstance(st, Tagged) else st.body)[-1]))
+
+    def visit(body, in_loop: bool) -> list:
+        out, seen = [], False
+        for st in body:
+            if st == found:
+                out += [st, Break()] if in_loop else [st]
+                seen = True
+            elif not sets(st):
+                out.append(st)
+            else:
+                new = map_bodies(st, lambda b: visit(b, in_loop or isinstance(st, (For, While))))
+                if in_loop and has_loop(st):
+                    out += [new, If(kept, [Break()])]
+                elif not in_loop and seen and has_loop(st):
+                    out.append(If(UnOp("!", kept), [new]))
+                else:
+                    out.append(new)
+                seen = True
+            if in_loop and out and leaves(out[-1]):
+                break
+        return out
+
+    return visit(stmts, False)
+
+
+__all__ = ["BlockAssembly", "stop_at_first"]

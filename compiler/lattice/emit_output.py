@@ -328,17 +328,17 @@ class OutputAssembly:
     def case_body(self, index, stmts: list) -> list:
         """Wrap a case body with the assembly of a sparse output level indexed by ``index``."""
         if self.par_rows and stmts and not self.producing and self.out_path[0] == index:
-            if self.block is not None and index == self.out_path[self.block["mode"] - 1]:
+            if self.block is not None and index == self.out_path[self.block.mode - 1]:
                 stmts = self.block_fiber(index, stmts)   # (a sparse vector of blocks: a row's one block)
             return self.row_on_thread(stmts)
         if self.out_dense or not stmts or self.producing:
             return stmts
-        if self.block is not None and index == self.out_path[self.block["mode"] - 1]:
+        if self.block is not None and index == self.out_path[self.block.mode - 1]:
             stmts = self.block_fiber(index, stmts)
             if self.phase == "compute":   # (two-phase: phase 1 assembled the levels above)
                 return stmts
         if self.phase == "compute" and not self.drop_in_compute:
-            return stmts
+            return self.follow_parent(index, stmts)
         for info in self.levels_info[1:]:
             k = info.k
             ranged = info.ranged is not None

@@ -98,7 +98,7 @@ class RunAssembly:
         self.notes.append(f"{out}'s level {k} ({lvl.name}) is appended in storage order as a SparseList is, each "
                           f"coordinate whose fiber below got entries its own run [i, i + 1)"
                           + ((f"; a gap between them, and the rest after the last, a run of the fill over "
-                              f"{'a block of the fill' if self.block is not None and self.block['k'] == k + 1 else 'an empty fiber'}")
+                              f"{'a block of the fill' if self.block is not None and self.block.k == k + 1 else 'an empty fiber'}")
                              if lvl.full else "")
                           + ("; each call checks that no fiber holds more than one run" if lvl.at_most_one else ""))
 

@@ -20,6 +20,7 @@ from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssig
 from ..imperative.traverse import walk as ir_walk
 from .cfir import CAssign, CCase, CForall, CSeq, CWorkspace, cfir_walk
 from .exprs import cast, is_fill, not_fill
+from .output_build import under_lists
 from .output_level import OutputLevel
 from .reserve import count_scatters
 
@@ -190,7 +191,7 @@ class TwoPhase:
         self.shared_allocs.add(self.row_ends)
         compact = self.compaction()
         # (the values' length is set as the compaction ends, with the blocks it kept)
-        self.final = [st for st in self.final if self.block is None or st is not self.block["final"]]
+        self.final = [st for st in self.final if self.block is None or st is not self.block.final]
         # each row appends with its own counter (a COO level's scratch row starts name it too)
         last.counter = self.row_info.counter = self.name(("rowcount", k), f"n{out}{k}")
         self.phase = "assemble"
@@ -246,14 +247,16 @@ class TwoPhase:
         """Refuse outputs two-phase assembly does not cover.
 
         It covers Dense levels followed by SparseList levels (CSR, DCSR, CSF, sparse vectors),
-        one SparseCOO level (COO), blocks of Dense slots under the last SparseList (TACO's
-        ``{sparse, dense}``: phase 1 appends a coordinate whose block gets entries, phase 2 fills
-        the block) and a SparseByteMap or SparseHash under Dense levels (phase 1 lists and marks
-        the coordinates in their slots, or keeps their keys, phase 2 stores the values); the
-        compaction then drops blocks all at the fill and unmarks slots at the fill. On threads,
-        each row counts its entries (or blocks) and stores them from its start, skipping the
-        fill: the blocks' SparseList is the only sparse level (outermost, or under the rows' Dense
-        level), a byte map or hash is under the rows' Dense level (``check_parallel`` refuses others).
+        one SparseCOO level (COO), blocks of Dense slots under the last SparseList, or under a
+        SparseHash under Dense levels (TACO's ``{sparse, dense}``: phase 1 appends a coordinate whose
+        block gets entries, phase 2 fills the block) and a SparseByteMap or SparseHash under Dense
+        levels or a SparseList (phase 1 lists and marks the coordinates in their slots, or keeps their
+        keys, phase 2 stores the values); the compaction then drops blocks all at the fill and unmarks
+        slots at the fill (under a SparseList, the slots move, or the keys are computed again, as it
+        drops the list's empty entries). On threads, each row counts its entries (or blocks) and
+        stores them from its start, skipping the fill: the blocks' SparseList or SparseHash is the only
+        sparse level (outermost, or under the rows' Dense level), a byte map or hash is outermost or
+        under the rows' Dense level (``check_parallel`` refuses others).
         """
         s = self.setup
         out = s.output.tensor
@@ -263,9 +266,13 @@ class TwoPhase:
         # (sequentially, a block of Dense slots under a SparseList, and a byte map's slots under Dense
         # levels, are counted in phase 1 and filled in phase 2: output_build.assembles)
         last = self.levels_info[-1]
-        blocks = self.block is not None and last.level.appends_nested and last.covers is None
-        slots = last.slots is not None and last.starts_buffer and self.block is None
-        keys = last.keyed is not None and last.starts_buffer and self.block is None
+        keys = last.keyed is not None and last.starts_buffer
+        blocks = self.block is not None and (last.level.appends_nested or keys) and last.covers is None
+        # (sequentially, a byte map or hash under a SparseList too: its slots or keys follow their
+        # parent's position through the compaction, :meth:`follow_parent`)
+        listed = s.parallel is None and self.block is None and self._under_list(last)
+        keys = keys or (last.keyed is not None and listed)
+        slots = last.slots is not None and (last.starts_buffer or listed) and self.block is None
         if s.parallel is not None and self.block is not None:   # (rows of blocks: output_build.rows_of_blocks)
             blocks = blocks and [x.k for x in self.levels_info if not x.level.full] in ([0], [1])
         if (self.block is not None and not blocks) or any(x.ranged is not None for x in self.levels_info) \
@@ -276,6 +283,32 @@ class TwoPhase:
                                 f"outermost or under one Dense level), and a level that marks its slots or keeps "
                                 f"its keys only as the innermost level under Dense ones (on threads, one); "
                                 f"levels that store ranges are assembled in one pass")
+
+    def slots_under_list(self):
+        """The output's innermost level when it marks its slots ``parent * size + i`` under a
+        SparseList (its slots follow that parent's position), else None."""
+        last = self.levels_info[-1]
+        if last.slots is None or last.starts_buffer or last.slotted is not None or self.block is not None:
+            return None
+        return last if self._under_list(last) else None
+
+    def follow_parent(self, index, stmts: list) -> list:
+        """In a two-phase compute phase, ``stmts`` at the index of the SparseList above a level that
+        marks its slots (:meth:`slots_under_list`): the list's position moves on after a fiber that
+        got entries, as in phase 1 (phase 2 appends the same entries, fill or not), so each entry
+        finds the slot phase 1 marked."""
+        last = self.slots_under_list()
+        if last is None or self.out_path[last.mode - 1] != index:
+            return stmts
+        parent, child = Var(self.levels_info[last.k - 1].counter), Var(last.counter)
+        begin = Var(self.name(("begin", last.k), f"{last.counter}_begin"))
+        return [Declare(begin, "int64", child), *stmts,
+                If(BinOp(">", child, begin), [CompoundAssign("+", parent, Const(1, "int64"))])]
+
+    def _under_list(self, info: OutputLevel) -> bool:
+        """Whether the output level ``info`` is under a SparseList under Dense levels or SparseLists
+        only (:func:`~compiler.lattice.output_build.under_lists`)."""
+        return under_lists(tuple(self.out_levels), info.k)
 
     def compaction(self) -> list:
         """Drop the entries phase 1 assembled whose computed value is the fill, bottom-up.
@@ -324,12 +357,16 @@ class TwoPhase:
                 cpos, cidt = child.starts, child.index_type
                 lo, hi = (Var(self.name(("compact", k, x), f"{x}{k}")) for x in ("c_lo", "c_hi"))
                 read = Load(cpos, BinOp("+", q, 1))
+                if child is self.slots_under_list():   # (its slots, a block per entry, move with the entry)
+                    moves += self._move_slots(child, q, kept)
                 body = [Declare(hi, "int64", read if cidt == "int64" else Cast("int64", read)),
                         If(BinOp(">", hi, lo), moves + [Store(cpos, BinOp("+", kept, 1),
                                                               hi if cidt == "int64" else Cast(cidt, hi)), more]),
                         Assign(lo, hi)]
                 pre = [Declare(lo, "int64", Const(0, "int64"))]
                 post = [Assign(Var(child.starts_len), BinOp("+", kept, 1))]
+                if child is self.slots_under_list():   # (the slots counted anew: a block per entry kept here)
+                    post.append(Assign(Var(child.slots), BinOp("*", kept, Var(self.out_sizes[child.mode].name))))
             out += pre + [Declare(kept, "int64", Const(0, "int64"))]
             if isinstance(parents, Const) and parents.value == 1:
                 # the root level: one segment
@@ -342,8 +379,35 @@ class TwoPhase:
                             Assign(start, end), Store(info.starts, BinOp("+", r, 1), as_pos(kept))])]
             out += [Assign(cnt, kept)] + post
         if self.block is not None:   # (the values: a block per kept position)
-            out.append(Assign(Var(self.block["length"]), BinOp("*", Var(sparse[-1].counter), self.block_size())))
+            out.append(Assign(Var(self.block.length), BinOp("*", Var(sparse[-1].counter), self.block_size())))
+        if len(sparse) > 1 and sparse[-1].keyed is not None:
+            out += self._keys_again(sparse[-2], sparse[-1])
         return out
+
+    def _move_slots(self, info: OutputLevel, q: Var, kept: Var) -> list:
+        """Move the block of slots (marks and values) of the level ``info`` that marks them from its
+        parent's position ``q`` to ``kept`` (the compaction drops the parent's empty entries; a
+        dropped entry's slots are all unmarked, at the fill)."""
+        size = Var(self.out_sizes[info.mode].name)
+        y = Var(self.name(("compact", info.k, "c_move"), f"c_move{info.k}"))
+        to, at = BinOp("+", BinOp("*", kept, size), y), BinOp("+", BinOp("*", q, size), y)
+        return [If(BinOp("!=", kept, q), [For(y, 0, size, [Store(info.marks, to, Load(info.marks, at)),
+                                                           Store(self.val, to, Load(self.val, at))])])]
+
+    def _keys_again(self, parent: OutputLevel, info: OutputLevel) -> list:
+        """The keys ``parent * size + i`` of a level that keeps them (``info``) under a SparseList
+        (``parent``), computed again after the compaction: it dropped the parent's entries whose
+        fiber became empty, so the entries after them have new positions."""
+        k, idt = info.k, info.index_type
+        p, q = (Var(self.name(("rekey", k, x), f"{x}{k}")) for x in ("r_parent", "r_q"))
+        key = info.keyed[1][0]
+        size = Var(self.out_sizes[info.mode].name)
+        i = cast(Load(info.appended[0], q), idt, "int64")
+        return [Comment(f"the keys of {self.setup.output.tensor}'s level {k} again: their parents moved down over "
+                        f"the dropped ones"),
+                For(p, 0, Var(parent.counter), [
+                    For(q, cast(Load(info.starts, p), idt, "int64"), cast(Load(info.starts, BinOp("+", p, 1)), idt, "int64"),
+                        [Store(key, q, BinOp("+", BinOp("*", p, size), i))])])]
 
     def tables_last(self, body: list) -> list:
         """``body`` (a two-phase kernel's, its compaction last) with the key tables of the levels
@@ -361,8 +425,10 @@ class TwoPhase:
         is_kept = lambda v: not_fill(v, s.out_dtype, s.out_fill)   # noqa: E731
         if info.keyed is not None:   # (each entry its own child; its key moves with it: the table is built after)
             (ptr, pdt), (key, _) = info.keyed
-            moves = [Store(key, kept, Load(key, q)), Store(ptr, kept, cast(kept, "int64", pdt)),
-                     Store(self.val, kept, Load(self.val, q))]
+            moves = [Store(key, kept, Load(key, q)), Store(ptr, kept, cast(kept, "int64", pdt))]
+            if self.block is not None:   # (its child a block of Dense slots, tested and moved as a SparseList's)
+                return self._keep_block(k, q, kept, keep[:-1] + moves + [keep[-1]])
+            moves.append(Store(self.val, kept, Load(self.val, q)))
             return [If(is_kept(Load(self.val, q)), keep[:-1] + moves + [keep[-1]])]
         if info.slots is not None:
             slot = Var(self.name(("compact", k, "c_slot"), f"c_slot{k}"))
@@ -372,6 +438,13 @@ class TwoPhase:
                     If(is_kept(Load(self.val, slot)), keep, [Store(info.marks, slot, Const(False, "bool"))])]
         if self.block is None:
             return [If(is_kept(Load(self.val, q)), keep[:-1] + [Store(self.val, kept, Load(self.val, q)), keep[-1]])]
+        return self._keep_block(k, q, kept, keep)
+
+    def _keep_block(self, k: int, q: Var, kept: Var, keep: list) -> list:
+        """The compaction's test of entry ``q`` of the innermost sparse level ``k``, over a block of
+        Dense slots: kept (``keep`` moves its coordinate to ``kept``) if some slot of its block is
+        not at the fill, the block moving with it."""
+        s = self.setup
         # (the block is kept from its first slot not at the fill: the scan stops there; a block
         # moves only after the first one dropped)
         size = self.block_size()

@@ -285,6 +285,13 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
             second = self.emit(cfir)
             self.phase = None
             restart = self.blocks_between_phases() + [Assign(Var(last.counter), Const(0, "int64"))]
+            listed = self.slots_under_list()
+            if listed is not None:   # (phase 2 moves the list's position over the slots as phase 1 did)
+                restart.append(Assign(Var(self.levels_info[listed.k - 1].counter), Const(0, "int64")))
+                # (the slots are counted after the compaction drops the list's empty entries)
+                counted = Assign(Var(listed.slots), BinOp("*", Var(self.levels_info[listed.k - 1].counter),
+                                                          Var(self.out_sizes[listed.mode].name)))
+                self.final = [st for st in self.final if st != counted]
             if self.read_counter is not None:
                 restart.append(Declare(Var(self.read_counter), "int64", Const(0, "int64")))
             fill = s.out_fill_value

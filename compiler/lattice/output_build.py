@@ -26,8 +26,8 @@ appended as a SparseList, or a hash, band, block or byte map level, below it, a 
 other level (a RunList above another but outermost over a list or Dense levels, a byte map above a RunList or
 under a sparse level with one below, a band or block level above a
 sparse one other than those, a Dense level under a sparse one in a two-phase kernel under a level other
-than a SparseList, and on threads a byte map or hash under more than one Dense level, or blocks under more
-than one sparse level) is built as a SparseList holding the
+than a SparseList or a hash under Dense ones, and on threads a byte map or hash under more than one Dense
+level or under a SparseList, or blocks under more than one sparse level) is built as a SparseList holding the
 same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
@@ -66,6 +66,12 @@ output's storage order:
 True
 >>> building_output(parse_format("Dense(SparseHash(Element(0.0)))"), "C", False, two_phase=True, threaded=True) is None
 True
+>>> building_output(parse_format("SparseHash(Dense(Element(0.0)))"), "C", False, two_phase=True, threaded=True) is None
+True
+>>> building_output(parse_format("SparseList(SparseByteMap(Element(0.0)))"), "C", False, two_phase=True) is None
+True
+>>> print(building_output(parse_format("SparseList(SparseHash(Element(0.0)))"), "C", False, True, True)[0])
+SparseList(SparseList(Element(0.0)))
 >>> print(building_output(parse_format("Dense(Dense(SparseByteMap(Element(0.0))))"), "C", False, True, True)[0])
 Dense(Dense(SparseList(Element(0.0))))
 >>> building_output(parse_format("Dense(Dense(SparseByteMap(Element(0.0))))"), "C", False, True) is None
@@ -99,10 +105,12 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
     phase 2 fills its block) and marks the slots of a level that marks them as the innermost level
     under located ones (phase 1 lists and marks the coordinates, phase 2 stores the values in
     their slots), and so a level that keeps its keys in a table (its table built after the
-    compaction): :func:`two_phase_blocks`, :func:`two_phase_slots`, :func:`two_phase_keys`. On
+    compaction; over blocks of Dense slots too), both also as the innermost level under a SparseList
+    (:func:`under_lists`): :func:`two_phase_blocks`, :func:`two_phase_slots`, :func:`two_phase_keys`. On
     threads (``threaded``: each row counts its entries, then stores them from its start), the
     blocks' level is the only sparse one, outermost or under one Dense level
-    (:func:`rows_of_blocks`), and a byte map or hash is under one Dense level (:func:`on_rows`).
+    (:func:`rows_of_blocks`), and a byte map or hash is outermost or under one Dense level
+    (:func:`on_rows`).
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> rows = (SparseList(Element(0.0)), Dense(Element(0.0)))
@@ -150,27 +158,60 @@ def two_phase_blocks(levels: tuple, k: int) -> bool:
     >>> from compiler.levels import Dense, Element, SparseHash, SparseList
     >>> block = Dense(Element(0.0))
     >>> two_phase_blocks((SparseList(block), block), 1), two_phase_blocks((SparseHash(block), block), 1)
-    (True, False)
+    (True, True)
+    >>> keyed = SparseList(SparseHash(block))
+    >>> two_phase_blocks((keyed, keyed.child, block), 2)
+    False
     >>> rows = SparseList(Dense(block))
     >>> two_phase_blocks((rows, rows.child, block), 2)
     True
     """
     sparse = [q for q in range(k) if not levels[q].full]
-    return bool(sparse) and levels[sparse[-1]].appends_nested and blocks_below(levels, sparse[-1])
+    if not sparse or not blocks_below(levels, sparse[-1]):
+        return False
+    # (a level that keeps its keys counts its blocks as a SparseList does, under located levels:
+    # its keys are its coordinates there, so the compaction moves them as it is; its table is
+    # built after it)
+    holder = levels[sparse[-1]]
+    return holder.appends_nested or (holder.keys_in_table is not None and
+                                     all(x.located_by_coordinate for x in levels[:sparse[-1]]))
 
 
 def two_phase_keys(levels: tuple, k: int, threaded: bool = False) -> bool:
     """Whether a two-phase kernel assembles level ``k`` of ``levels``, one that keeps its keys in a
-    table (SparseHash), as the innermost level under levels located by coordinate: phase 1 appends
-    the coordinates and their keys, phase 2 the values, and the table is built after the
-    compaction drops the entries at the fill.
+    table (SparseHash), under levels located by coordinate, innermost or over Dense levels (a block
+    of their slots per entry, :func:`two_phase_blocks`): phase 1 appends the coordinates and their
+    keys, phase 2 the values, and the table is built after the compaction drops the entries at the
+    fill (or whose block holds only the fill).
 
     >>> from compiler.levels import Dense, Element, SparseHash, SparseList
     >>> h = SparseHash(Element(0.0))
     >>> two_phase_keys((Dense(h), h), 1), two_phase_keys((SparseList(h), h), 1)
-    (True, False)
+    (True, True)
+    >>> two_phase_keys((SparseList(h), h), 1, threaded=True)
+    False
+    >>> rows = SparseHash(Dense(Element(0.0)))
+    >>> two_phase_keys((rows, rows.child), 0)
+    True
     """
-    return k == len(levels) - 1 and all(above.located_by_coordinate for above in levels[:k]) and on_rows(k, threaded)
+    if k == len(levels) - 1 and under_lists(levels, k) and not threaded:
+        return True
+    return blocks_below(levels, k) and all(above.located_by_coordinate for above in levels[:k]) and on_rows(k, threaded)
+
+
+def under_lists(levels: tuple, k: int) -> bool:
+    """Whether level ``k`` of ``levels`` is under a level appended under any parent (a SparseList),
+    itself under Dense levels or such levels only: a two-phase kernel's compaction drops that
+    parent's entries whose fiber became empty, so the slots or keys ``parent * size + i`` of level
+    ``k`` follow their parent's new position after it (moved, or computed again).
+
+    >>> from compiler.levels import Dense, Element, SparseByteMap, SparseList
+    >>> bm = SparseByteMap(Element(0.0))
+    >>> under_lists((SparseList(bm), bm), 1), under_lists((Dense(bm), bm), 1), under_lists((bm,), 0)
+    (True, False, False)
+    """
+    return k > 0 and levels[k - 1].appends_nested and all(x.located_by_coordinate or x.appends_nested
+                                                           for x in levels[:k])
 
 
 def two_phase_slots(levels: tuple, k: int, threaded: bool = False) -> bool:
@@ -181,8 +222,12 @@ def two_phase_slots(levels: tuple, k: int, threaded: bool = False) -> bool:
     >>> from compiler.levels import Dense, Element, SparseByteMap, SparseList
     >>> bm = SparseByteMap(Element(0.0))
     >>> two_phase_slots((Dense(bm), bm), 1), two_phase_slots((SparseList(bm), bm), 1)
-    (True, False)
+    (True, True)
+    >>> two_phase_slots((SparseList(bm), bm), 1, threaded=True)
+    False
     """
+    if k == len(levels) - 1 and levels[k].marks_slots and under_lists(levels, k) and not threaded:
+        return True
     return k == len(levels) - 1 and slots_located(levels, k) and on_rows(k, threaded)
 
 
@@ -204,15 +249,17 @@ def rows_of_blocks(levels: tuple) -> bool:
 
 
 def on_rows(k: int, threaded: bool) -> bool:
-    """Whether a two-phase kernel on threads (``threaded``) assembles an output's level ``k``, the
-    innermost one, that marks its slots or keeps its keys: under one Dense level, its rows, each
-    row's slots and keys ``row * size + j`` its own (phase 1 counts the row's entries, phase 2
-    stores them from the row's start); one thread assembles it under any located levels.
+    """Whether a two-phase kernel on threads (``threaded``) assembles an output's level ``k`` that
+    marks its slots or keeps its keys: under one Dense level, its rows, or as the outermost level,
+    each coordinate a row of at most one entry (a vector's; a hash's over a block of Dense slots).
+    No two threads write one slot or key: row ``i``'s are ``i * size + j`` (or ``i``), and the
+    thread that runs row ``i`` writes them alone (phase 1 counts the row's entries, phase 2 stores
+    them from the row's start). One thread assembles it under any located levels.
 
     >>> on_rows(1, True), on_rows(0, True), on_rows(2, True), on_rows(2, False)
-    (True, False, False, True)
+    (True, True, False, True)
     """
-    return not threaded or k == 1
+    return not threaded or k <= 1
 
 
 def appends_entries(lvl) -> bool:
@@ -363,10 +410,11 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
                "or SparseHash level")
     blocks = f"and under {holders} when only Dense levels follow" if one_pass else \
         f"and, in a one-pass kernel, under {holders} when only Dense levels follow" + (
-            "; in a two-phase one under a SparseList, and a SparseByteMap or SparseHash as the innermost level "
-            "under Dense levels" + ("; on threads, under a SparseList that is the only sparse level, outermost or "
-                                    "under one Dense level, and a SparseByteMap or SparseHash under one Dense "
-                                    "level" if threaded else "") if two_phase else "")
+            "; in a two-phase one under a SparseList or a SparseHash under Dense levels, and a SparseByteMap or "
+            "SparseHash as the innermost level under Dense levels or a SparseList" + (
+                "; on threads, under a SparseList or SparseHash that is the only sparse level, outermost or under "
+                "one Dense level, and a SparseByteMap or SparseHash outermost or under one Dense level"
+                if threaded else "") if two_phase else "")
     return building(fmt, tensor, lambda levels, k: assembles(levels, k, one_pass, two_phase, threaded), "lattice",
                     f"it places Dense levels by position "
                     f"under Dense levels ({blocks}), and appends sorted lists of coordinates (SparseList, a "
@@ -384,4 +432,4 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
 
 __all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "in_slots",
            "on_rows", "ranges_above", "rows_of_blocks", "slots_located", "two_phase_blocks", "two_phase_keys",
-           "two_phase_slots"]
+           "two_phase_slots", "under_lists"]

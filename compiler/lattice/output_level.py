@@ -35,6 +35,28 @@ class RunNames:
 
 
 @dataclass(eq=False)
+class OutputBlock:
+    """The Dense levels under an output's last sparse level, assembled as a block of slots per
+    position of it (TACO's ``{sparse, dense}``): ``k`` its first level, ``mode`` that level's storage
+    mode, and the C names of the values' length (``length``), how far the values hold the fill
+    (``prepared``), the current block's first slot (``start``) and whether a slot of it got a value
+    other than the fill (``kept``). ``final`` is the statement that sets the values' length after the
+    loops (a two-phase kernel on threads sets it after its compaction instead).
+
+    >>> OutputBlock(k=1, mode=1, length="C_val_len", prepared="C1_filled", start="C1_start", kept="C1_kept").start
+    'C1_start'
+    """
+
+    k: int
+    mode: int
+    length: str
+    prepared: str
+    start: str
+    kept: str
+    final: Any = None
+
+
+@dataclass(eq=False)
 class OutputLevel:
     """One sparse level ``k`` (of storage mode ``mode``) of the output, as the emitter appends it.
 

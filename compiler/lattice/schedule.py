@@ -345,12 +345,14 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
         if shape[-1] == "dense" and "list" in shape:   # (blocks of Dense slots under a row's SparseList)
             shape = shape[:len(shape) - shape[::-1].index("list")]
             shape = shape if shape in (["dense", "list"], ["list"]) else ["other"]
-        if shape not in (["dense", "list"], ["list", "list"], ["list"], ["coo"], ["dense", "slots"]):
+        if shape not in (["dense", "list"], ["list", "list"], ["list"], ["coo"], ["dense", "slots"], ["slots"],
+                         ["slots", "dense"]):
             raise StrategyError(f"{what}: the sparse output {out} ({', '.join(names)}) would be appended through "
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "
                                 f"CSR and DCSR outputs (rows over {index}, then a SparseList, a SparseByteMap or "
-                                f"a SparseHash), COO outputs and sparse vectors, with blocks of Dense levels under "
-                                f"a CSR's or a sparse vector's SparseList, each row from its own start")
+                                f"a SparseHash), COO outputs and sparse vectors (a SparseList, SparseByteMap or "
+                                f"SparseHash), with blocks of Dense levels under a CSR's or a sparse vector's "
+                                f"SparseList or under a SparseHash, each row from its own start")
     return "none"
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import compiler as ss
 from compiler import Tensor
 from compiler.levels import Element
-from compiler.testing import assert_canonical, check_lowered, random_sparse
+from compiler.testing import assert_canonical, assert_same_storage, check_lowered, random_sparse
 
 
 def leaf(fill=0.0):
@@ -61,6 +61,30 @@ def assembled_natively(k, fmt, how="block of slots"):
     assert not k.lowered.conversions and k.lowered.output_format == fmt
     assert not any(s.stage == "convert" for s in k.trace.steps)
     assert any(how in s.note for s in k.trace.steps if s.stage == "lower")
+
+
+def native_result(k, fmt, want, how, tensors):
+    """The kernel ``k``'s result, and the IR interpreter's, equal ``want`` (the oracle's) in the storage
+    Tensor.from_numpy builds, in the format ``fmt`` the kernel assembled itself (the lowering step
+    says ``how``, no convert step). Returns the kernel's result."""
+    got = k(**tensors)
+    assert got.format == fmt
+    assert_canonical(got, want)
+    interpreted = k.interpret(**tensors)
+    np.testing.assert_array_equal(interpreted.to_numpy(), want)
+    assert_same_storage(interpreted, got)
+    assembled_natively(k, fmt, how)
+    return got
+
+
+def row_kept(got, row) -> bool:
+    """Whether the 2-D result ``got`` stores an entry in ``row``: its outer sparse level lists the
+    row (a row that cancels is dropped), or its Dense rows' fiber of it is not empty."""
+    top = got.levels[0]
+    if not top.full:
+        return row in top.arrays()[top.crd_of(0)].tolist()
+    pos = got.levels[1].arrays()["pos"]
+    return pos[row + 1] > pos[row]
 
 
 def lower_and_check(expr, fmt_for_fill, tensors):

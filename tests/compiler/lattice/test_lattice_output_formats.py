@@ -273,11 +273,11 @@ def test_a_loop_order_given_builds_the_output_in_that_order():
 @pytest.mark.parametrize("what", ["sum", "spmm"])
 def test_the_stand_in_is_assembled_two_phase_and_on_threads(options, what):
     # the SparseList built in place of the format asked takes the lattice's other assemblies too
-    # (the SpMM's through its workspace); a hash under Dense rows and a SparseList of Dense rows are
-    # assembled natively there (test_lattice_two_phase.py, test_lattice_two_phase_threads.py)
+    # (the SpMM's through its workspace); a hash under Dense rows, and a SparseList or a hash of Dense
+    # rows, are assembled natively there (test_lattice_two_phase.py, test_lattice_two_phase_threads.py)
     expr = EXPRS[what]
     tensors = used(expr, inputs(seed=7))
-    for out in (under_dense(SparseBand), Format(SparseHash(Dense(leaf())))):
+    for out in (under_dense(SparseBand), Format(SparseByteMap(Dense(leaf())))):
         k = check_lowered(expr, out=out, options=options, **tensors)
         got = k(**tensors)
         assert got.format == out
@@ -324,11 +324,12 @@ def test_blocks_of_dense_levels_under_sparse_ones_in_three_modes(out, what):
                                    for cls in (SparseByteMap, SparseBand, SparseBlockList, SparseHash)]])
 def test_blocks_are_built_through_a_stand_in_where_not_one_pass(options, out):
     # two-phase kernels, sequential or threaded, append no bands or block lists, and only fill
-    # blocks under a SparseList and a byte map's slots or a hash's entries under Dense levels
-    # (test_lattice_two_phase.py, test_lattice_two_phase_threads.py): the stand-in is converted
+    # blocks under a SparseList or a SparseHash and a byte map's slots or a hash's entries under Dense
+    # levels (test_lattice_two_phase.py, test_lattice_two_phase_threads.py): the stand-in is converted
     tensors = inputs(seed=13)
     k = check_lowered("C[i, j] = A[i, j]", out=out, options=options, A=tensors["A"])
-    natively = out in (sparse_over_dense(), under_dense(SparseByteMap), under_dense(SparseHash))
+    natively = out in (sparse_over_dense(), under_dense(SparseByteMap), under_dense(SparseHash),
+                       Format(SparseHash(Dense(leaf()))))
     assert [t for t, _ in k.lowered.conversions] == ([] if natively else ["C"])
     assert_canonical(k(A=tensors["A"]), tensors["A"].to_numpy())
 

@@ -5,7 +5,7 @@ from functools import partial
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from compiler import Tensor, evaluate, lower
@@ -13,7 +13,7 @@ from compiler.errors import StrategyError
 from compiler.format import coo, csf, csr, dcsr, dense, parse_format, sparse_vector
 from compiler.lattice import Schedule
 from compiler.testing import assert_canonical, assert_same_storage, check_lowered, random_sparse
-from tests.compiler.lattice.output_cases import assembled_natively
+from tests.compiler.lattice.output_cases import assembled_natively, native_result, row_kept
 
 rand = partial(random_sparse, lo=-3, hi=4)
 
@@ -312,13 +312,18 @@ def test_rows_that_merge_move_phase_twos_read_position_too(seed):
     np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), got.to_numpy())
 
 
-# -- outputs two-phase assembly builds natively: SparseList(Dense), Dense(SparseByteMap) ------------
+# -- outputs two-phase assembly builds natively: SparseList(Dense), byte maps, hashes ----------------
 
 #: the formats a sequential two-phase kernel assembles itself (was: a stand-in, converted after each
-#: call), and what the lowering step says of each
+#: call), and what the lowering step says of each; the last three: a hash's entries holding blocks of
+#: slots, and a byte map's slots or a hash's keys under a SparseList that drops its rows that cancel
 NATIVE = {"SparseList(Dense)": ("SparseList(Dense(Element({f})))", "block of slots"),
           "Dense(SparseByteMap)": ("Dense(SparseByteMap(Element({f})))", "marked and stored in its slot"),
-          "Dense(SparseHash)": ("Dense(SparseHash(Element({f})))", "its table is built after the loops")}
+          "Dense(SparseHash)": ("Dense(SparseHash(Element({f})))", "its table is built after the loops"),
+          "SparseHash(Dense)": ("SparseHash(Dense(Element({f})))", "block of slots"),
+          "SparseList(SparseByteMap)": ("SparseList(SparseByteMap(Element({f})))", "marked and stored in its slot"),
+          "SparseList(SparseHash)": ("SparseList(SparseHash(Element({f})))", "its table is built after the loops")}
+
 NATIVE_EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
                 "spgemm": "C[i, j] = A[i, k] * B[k, j]"}
 
@@ -330,13 +335,7 @@ def native_two_phase(expr, out, checked=False, **tensors):
     template, how = NATIVE[out]
     fmt = parse_format(template.format(f=float(out_fill)))
     k = lower(expr, strategy="lattice", C=fmt, options=TWO, checked=checked, **tensors)
-    got = k(**tensors)
-    assert got.format == fmt
-    assert_canonical(got, want)
-    interpreted = k.interpret(**tensors)
-    np.testing.assert_array_equal(interpreted.to_numpy(), want)
-    assert_same_storage(interpreted, got)
-    assembled_natively(k, fmt, how)
+    got = native_result(k, fmt, want, how, tensors)
     assert "phase 1, assemble" in k.c_source and "phase 2, compute" in k.c_source
     return k, got
 
@@ -351,10 +350,7 @@ def test_two_phase_builds_a_block_or_byte_map_output_natively(out, fill):
     A, B = Tensor.from_numpy(a, csr(fill=fill), name="A"), Tensor.from_numpy(b, csr(fill=fill), name="B")
     k, got = native_two_phase("C[i, j] = A[i, j] + B[i, j]", out, checked=fill == 0.0, A=A, B=B)
     if fill == 0.0:   # (row 2 cancels: no block kept for it, no entry in its fiber)
-        if out == "SparseList(Dense)":
-            assert 2 not in got.levels[0].idx.tolist()
-        else:
-            assert got.levels[1].arrays()["pos"][3] == got.levels[1].arrays()["pos"][2]
+        assert not row_kept(got, 2) and row_kept(got, 3)
 
 
 @pytest.mark.parametrize("out", NATIVE)
@@ -366,7 +362,7 @@ def test_two_phase_native_outputs_of_empty_and_all_fill_results(out, case):
     fmt = csr() if case == "empty" else dense(2)
     A, B = Tensor.from_numpy(a, fmt, name="A"), Tensor.from_numpy(b, fmt, name="B")
     k, got = native_two_phase("C[i, j] = A[i, j] * B[i, j]", out, A=A, B=B)
-    assert got.levels[0 if out == "SparseList(Dense)" else 1].arrays()["pos"][-1] == 0
+    assert not any(row_kept(got, row) for row in range(3))
     assert "drop the entries whose value is the fill" in k.c_source
 
 
@@ -384,9 +380,27 @@ def test_two_phase_blocks_under_several_levels():
         assembled_natively(k, out)
 
 
+def test_two_phase_byte_map_or_hash_under_lists_in_three_modes():
+    """A byte map under two SparseLists and a hash under Dense rows' SparseList: the compaction drops
+    the lists' entries whose fiber cancels (a whole row, and one fiber of a row), and the slots move
+    (the keys are computed again) to follow their parent's new position."""
+    rng = np.random.default_rng(4)
+    t, u = rand((4, 5, 6), 0.3, rng), rand((4, 5, 6), 0.3, rng)
+    u[1], u[2, 3] = -t[1], -t[2, 3]
+    T, U = Tensor.from_numpy(t, csf(3), name="T"), Tensor.from_numpy(u, csf(3), name="U")
+    for fmt, how in (("SparseList(SparseList(SparseByteMap(Element(0.0))))", "marked and stored in its slot"),
+                     ("Dense(SparseList(SparseHash(Element(0.0))))", "its table is built after the loops")):
+        out = parse_format(fmt)
+        k = lower("C[i, j, k] = T[i, j, k] + U[i, j, k]", strategy="lattice", C=out, options=TWO, T=T, U=U)
+        native_result(k, out, t + u, how, {"T": T, "U": U})
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 5), st.integers(0, 5), st.floats(0.0, 1.0), st.integers(0, 2 ** 16),
        st.sampled_from(list(NATIVE)), st.sampled_from(list(NATIVE_EXPRS)), st.sampled_from([0.0, np.nan, np.inf]))
+@example(4, 5, 0.6, 11, "SparseHash(Dense)", "sum", 0.0)   # (the new native outputs, each drawn at least once)
+@example(5, 4, 0.5, 12, "SparseList(SparseByteMap)", "spgemm", np.nan)
+@example(3, 5, 0.7, 13, "SparseList(SparseHash)", "product", np.inf)
 def test_property_two_phase_native_outputs(m, n, density, seed, out, what, fill):
     rng = np.random.default_rng(seed)
     a = rand((m, n), density, rng, fill=fill)
@@ -434,10 +448,7 @@ def test_two_phase_builds_native_outputs_under_a_schedule(case, out):
         fmt = parse_format(template.format(f=float(out_fill)))
         k = lower(NATIVE_EXPRS[what], strategy="lattice", C=fmt, options={**TWO, "schedule": schedule},
                   checked=fill == 0.0, A=A, B=B)
-        got = k(A=A, B=B)
-        assert_canonical(got, want)
-        np.testing.assert_array_equal(k.interpret(A=A, B=B).to_numpy(), want)
-        assembled_natively(k, fmt, how)
+        native_result(k, fmt, want, how, {"A": A, "B": B})
         assert any(s.stage.startswith("schedule:") for s in k.trace.steps)
 
 

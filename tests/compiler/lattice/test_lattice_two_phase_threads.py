@@ -1,5 +1,6 @@
 """Two-phase assembly on threads (``parallelize(i)``) of the outputs it builds natively beside CSR:
-SparseList(Dense) (TACO's ``{sparse, dense}``), Dense(SparseByteMap) and Dense(SparseHash).
+SparseList(Dense) and SparseHash(Dense) (TACO's ``{sparse, dense}``), Dense(SparseByteMap) and
+Dense(SparseHash), and byte-map and hash vectors.
 
 Each row counts its entries (or its blocks) in phase 1, a prefix sum gives the rows' starts, and
 phase 2 stores each row's entries from its start, skipping the fill; a sequential pass closes
@@ -15,10 +16,10 @@ from hypothesis import strategies as st
 
 from compiler import Tensor, evaluate, lower
 from compiler.backend import build
-from compiler.format import csr, parse_format
+from compiler.format import csr, dense, parse_format
 from compiler.lattice import Schedule
 from compiler.testing import assert_canonical, assert_same_storage, check_lowered, random_sparse
-from tests.compiler.lattice.output_cases import assembled_natively
+from tests.compiler.lattice.output_cases import assembled_natively, native_result, row_kept
 
 rand = partial(random_sparse, lo=-3, hi=4)
 PAR = Schedule().parallelize("i")
@@ -28,7 +29,8 @@ pytestmark = pytest.mark.skipif(build.openmp_support() is not None, reason="the 
 #: the formats a two-phase kernel on threads now assembles itself, and what the lowering step says of each
 NATIVE = {"SparseList(Dense)": ("SparseList(Dense(Element({f})))", "block of slots"),
           "Dense(SparseByteMap)": ("Dense(SparseByteMap(Element({f})))", "marked and stored in its slot"),
-          "Dense(SparseHash)": ("Dense(SparseHash(Element({f})))", "its table is built after the loops")}
+          "Dense(SparseHash)": ("Dense(SparseHash(Element({f})))", "its table is built after the loops"),
+          "SparseHash(Dense)": ("SparseHash(Dense(Element({f})))", "block of slots")}
 EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
          "spgemm": "C[i, j] = A[i, k] * B[k, j]"}
 
@@ -43,13 +45,7 @@ def on_threads(expr, out, checked=False, **tensors):
     fmt = parse_format(template.format(f=float(out_fill)))
     # (the bounds-checked build, with ``checked``, runs its rows on one thread)
     k = check_lowered(expr, PAR, fmt, checked=checked, **tensors)
-    got = k(**tensors)
-    assert got.format == fmt
-    assert_canonical(got, want)
-    interpreted = k.interpret(**tensors)
-    np.testing.assert_array_equal(interpreted.to_numpy(), want)
-    assert_same_storage(interpreted, got)
-    assembled_natively(k, fmt, how)
+    got = native_result(k, fmt, want, how, tensors)
     src = k.c_source
     assert "#pragma omp parallel for" in src and "phase 1, count" in src and "phase 2, compute" in src
     return k, got
@@ -69,13 +65,14 @@ def test_threads_build_the_output_natively(out, fill):
         sequential = lower("C[i, j] = A[i, j] + B[i, j]", strategy="lattice", C=got.format,
                            options={"assembly": "two-phase"}, A=A, B=B)
         assert_same_storage(got, sequential(A=A, B=B))
-    if fill == 0.0 and out == "SparseList(Dense)":   # (row 2 cancels: no block kept for it)
-        assert 2 not in got.levels[0].idx.tolist()
-        assert "int64_t C1_start = pC0_row * C1_size;" in k.c_source   # (each row's blocks from its start)
-    elif fill == 0.0:
-        pos = got.levels[1].arrays()["pos"]
-        assert pos[3] == pos[2]
-        assert "int64_t pC1_row = C1_pos[i];" in k.c_source
+    if fill == 0.0:   # (row 2 cancels: no block kept for it, or no entry in its fiber)
+        assert not row_kept(got, 2) and row_kept(got, 3)
+        # (each row's blocks, or entries, from its start)
+        assert ("int64_t C1_start = pC0_row * C1_size;" if out.endswith("(Dense)") else
+                "int64_t pC1_row = C1_pos[i];") in k.c_source
+    if fill == 0.0 and out.endswith("(Dense)"):   # (phase 1 leaves a row's merge at its first entry: one block at most)
+        phase1 = k.c_source.split("phase 1, count")[1].split("the rows' starts")[0]
+        assert "C1_kept = true;\n                break;" in phase1 and "if (!C1_kept) {" in phase1
 
 
 @pytest.mark.parametrize("out", NATIVE)
@@ -94,7 +91,7 @@ def test_threads_empty_and_all_fill_results(out):
     for x, y in ((np.zeros((3, 4)), np.zeros((3, 4))), (a, -a)):
         A, B = Tensor.from_numpy(x, csr(), name="A"), Tensor.from_numpy(y, csr(), name="B")
         _, got = on_threads("C[i, j] = A[i, j] + B[i, j]", out, A=A, B=B)
-        assert got.levels[0 if out == "SparseList(Dense)" else 1].arrays()["pos"][-1] == 0
+        assert not any(row_kept(got, row) for row in range(3))
 
 
 def test_threads_blocks_of_two_levels_and_rows_of_blocks():
@@ -120,6 +117,7 @@ def test_threads_blocks_of_two_levels_and_rows_of_blocks():
 @given(st.integers(0, 6), st.integers(0, 6), st.floats(0.0, 1.0), st.integers(0, 2 ** 16),
        st.sampled_from(list(NATIVE)), st.sampled_from(list(EXPRS)), st.sampled_from([0.0, np.nan, np.inf]))
 @example(0, 3, 0.5, 1, "SparseList(Dense)", "sum", 0.0)   # (no rows: nothing counted, nothing moved)
+@example(5, 4, 0.6, 2, "SparseHash(Dense)", "spgemm", np.nan)   # (a hash's entries holding blocks, on threads)
 def test_property_threads_native_outputs(m, n, density, seed, out, what, fill):
     rng = np.random.default_rng(seed)
     a = rand((m, n), density, rng, fill=fill)
@@ -128,3 +126,51 @@ def test_property_threads_native_outputs(m, n, density, seed, out, what, fill):
         b[0] = -a[0]   # (a row that cancels)
     A, B = Tensor.from_numpy(a, csr(fill=fill), name="A"), Tensor.from_numpy(b, csr(fill=fill), name="B")
     on_threads(EXPRS[what], out, A=A, B=B)
+
+
+#: the vectors a two-phase kernel on threads now assembles itself: each coordinate a row of at most one
+#: entry, its slot (or key) its own
+VECTORS = {"SparseByteMap": "marked and stored in its slot", "SparseHash": "its table is built after the loops"}
+
+
+def vector_on_threads(level, checked, **tensors):
+    """``a[i] = b[i] + c[i]`` on threads into a ``level`` vector at the oracle's fill: built natively,
+    and element for element as the sequential two-phase kernel builds it."""
+    want, out_fill = evaluate("a[i] = b[i] + c[i]", **tensors)
+    fmt = parse_format(f"{level}(Element({float(out_fill)}))")
+    k = check_lowered("a[i] = b[i] + c[i]", PAR, fmt, checked=checked, **tensors)
+    got = native_result(k, fmt, want, VECTORS[level], tensors)
+    assert "#pragma omp parallel for" in k.c_source and "phase 1, count" in k.c_source
+    sequential = lower("a[i] = b[i] + c[i]", strategy="lattice", a=fmt, options={"assembly": "two-phase"}, **tensors)
+    assert_same_storage(got, sequential(**tensors))
+    return got
+
+
+@pytest.mark.parametrize("fill", [0.0, np.nan, np.inf])
+@pytest.mark.parametrize("level", VECTORS)
+def test_threads_build_a_byte_map_or_hash_vector_natively(level, fill):
+    # (dense operands: the loop over i is a for loop the threads share; was a SparseList stand-in)
+    b = np.array([1.0, 2.0, fill, 3.0, -0.0, fill, 4.0])
+    c = np.array([-1.0, fill, 5.0, -3.0, 0.0, fill, 1.0])   # (entries 0 and 3 cancel when the fill is 0)
+    got = vector_on_threads(level, fill == 0.0, b=Tensor.from_numpy(b, dense(1, fill=fill), name="b"),
+                            c=Tensor.from_numpy(c, dense(1, fill=fill), name="c"))
+    if fill == 0.0:
+        assert got.levels[0].arrays()[got.levels[0].crd_of(0)].tolist() == [1, 2, 6]
+    for x, y in ((np.full(7, fill), np.full(7, fill)), (b, -b)):   # (empty, and all-fill when it cancels)
+        x = np.where(np.isnan(x), 0.0, x) if fill == 0.0 else x
+        got = vector_on_threads(level, False, b=Tensor.from_numpy(x, dense(1, fill=fill), name="b"),
+                                c=Tensor.from_numpy(y, dense(1, fill=fill), name="c"))
+        if fill == 0.0:
+            assert got.levels[0].arrays()["pos"][-1] == 0
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 9), st.floats(0.0, 1.0), st.integers(0, 2 ** 16), st.sampled_from(list(VECTORS)),
+       st.sampled_from([0.0, np.nan, np.inf]))
+def test_property_threads_vectors(n, density, seed, level, fill):
+    rng = np.random.default_rng(seed)
+    b, c = rand((n,), density, rng, fill=fill), rand((n,), density, rng, fill=fill)
+    if fill == 0.0:
+        c[::2] = -b[::2]   # (entries that cancel)
+    vector_on_threads(level, False, b=Tensor.from_numpy(b, dense(1, fill=fill), name="b"),
+                      c=Tensor.from_numpy(c, dense(1, fill=fill), name="c"))
