@@ -60,7 +60,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import serialize
-from .dtypes import c_type, value_dtype
+from .dtypes import VALUE_DTYPES, c_type, value_dtype
 from .dtypes import result_dtype as _promote
 from .errors import DTypeError, SparsescopeError, UserCodeError
 from .opimpls import BINARY_MATH, C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH, c_divmod_helper, c_ipow_helper, c_shift_helper
@@ -544,6 +544,8 @@ def _ipow_fill(x, n: int, op: Operator):
 
 
 def _literal_text(value) -> str:
+    if isinstance(value, str):   # (a dtype: astype(float32))
+        return value
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, (float, np.floating)):
@@ -638,6 +640,25 @@ def choose(z=0) -> Operator:
 
 
 PARAMETRIC["choose"] = choose
+
+
+def astype(dtype) -> Operator:
+    """numpy's ``x.astype(dtype)``: ``astype(int32)(x)``. A float without an integer of the dtype (NaN,
+    an infinity, out of range: numpy warns, C's cast is undefined) gives the dtype's minimum for int32
+    and int64, as numpy on x86-64, and 0 for the others; see :func:`compiler.opimpls.cast_sentinel`.
+
+    >>> astype("int32")(np.array([2.9, -2.9, np.nan]))
+    array([          2,          -2, -2147483648], dtype=int32)
+    >>> str(astype("float32")), astype("bool")(np.array([0.0, np.nan])).tolist()
+    ('astype(float32)', [False, True])
+    """
+    name = np.dtype(dtype).name
+    if name not in VALUE_DTYPES:
+        raise UnknownOperatorError(f"astype({dtype}): {name} is no value dtype (one of {', '.join(VALUE_DTYPES)})")
+    return Operator(name="astype", symbol="astype", arity=1, param=name)
+
+
+PARAMETRIC["astype"] = astype
 
 
 

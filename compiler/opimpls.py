@@ -129,9 +129,49 @@ DTYPE_RULES: dict[str, Callable] = {
     **{n: _bitwise for n in ("bitand", "bitor", "bitxor")},
     **{n: (lambda op, dts: np.dtype("bool")) for n in ("and", "or", "not", "lt", "le", "gt", "ge", "eq", "ne")},
     "ldexp": _ldexp, "lshift": _shift, "rshift": _shift,
+    "astype": lambda op, dts: np.dtype(op.param),
     **{n: (lambda op, dts: _float_result(dts)) for n in ("sqrt", "exp", "log") + UNARY_MATH + BINARY_MATH},
     **{n: (lambda op, dts: dts[0] if dts[0].kind in "biu" else _float_result(dts)) for n in ROUNDING},
 }
+
+
+def float_to_int_bounds(dtype) -> tuple[float, float]:
+    """The open interval of floats whose conversion to the integer ``dtype`` is defined (C's cast of a
+    float is undefined, and numpy's warns and gives what the hardware does, outside it, and for NaN).
+
+    >>> float_to_int_bounds("int8"), float_to_int_bounds("uint64")
+    ((-129.0, 128.0), (-1.0, 1.8446744073709552e+19))
+    """
+    info = np.iinfo(dtype)
+    lo = float(info.min) - 1.0
+    if lo == float(info.min):   # (-2**63 - 1 is no double: the one below -2**63)
+        lo = float(np.nextafter(float(info.min), -math.inf))
+    return lo, float(info.max) + 1.0
+
+
+def cast_sentinel(dtype):
+    """What ``astype`` gives for a float without an integer of ``dtype`` (NaN, an infinity, too large):
+    the dtype's minimum for int32 and int64 (numpy's on x86-64), 0 for the others."""
+    dt = np.dtype(dtype)
+    return dt.type(np.iinfo(dt).min if dt.name in ("int32", "int64") else 0)
+
+
+def _astype_impl(op, arrays, rdt):
+    x = np.asarray(arrays[0])
+    if x.dtype.kind != "f" or rdt.kind not in "iu":
+        return x.astype(rdt)
+    lo, hi = float_to_int_bounds(rdt)
+    ok = (x > lo) & (x < hi)
+    return np.where(ok, np.where(ok, x, 0).astype(rdt), cast_sentinel(rdt))
+
+
+def _c_astype(op, a, dts):
+    rdt, src = np.dtype(op.param), np.dtype(dts[0])
+    if src.kind != "f" or rdt.kind not in "iu":
+        return f"(({c_type(rdt)}){a[0]})"
+    lo, hi = float_to_int_bounds(rdt)
+    return (f"({a[0]} > {lo!r} && {a[0]} < {hi!r} ? ({c_type(rdt)}){a[0]} : "
+            f"{c_literal(cast_sentinel(rdt), rdt)})")
 
 
 # -- numpy implementations -----------------------------------------------------
@@ -220,7 +260,7 @@ IMPLS: dict[Any, Callable] = {
     "lt": _compare_impl(np.less), "le": _compare_impl(np.less_equal),
     "gt": _compare_impl(np.greater), "ge": _compare_impl(np.greater_equal),
     "eq": _compare_impl(np.equal), "ne": _compare_impl(np.not_equal),
-    "choose": _choose_impl, "overwrite": _overwrite_impl,
+    "choose": _choose_impl, "overwrite": _overwrite_impl, "astype": _astype_impl,
     "pow": _pow_impl, "ldexp": _ldexp_impl,
     "floordiv": _divmod_impl(np.floor_divide), "mod": _divmod_impl(np.remainder),
     "lshift": _ufunc_impl(np.left_shift), "rshift": _ufunc_impl(np.right_shift),
@@ -406,7 +446,7 @@ C_EXPRS: dict[str, Callable] = {
     "neg": _c_neg, "abs": _c_abs,
     "lt": _c_infix("<"), "le": _c_infix("<="), "gt": _c_infix(">"), "ge": _c_infix(">="),
     "eq": _c_infix("=="), "ne": _c_infix("!="),
-    "choose": _c_choose, "overwrite": lambda op, a, dts: a[1],
+    "choose": _c_choose, "overwrite": lambda op, a, dts: a[1], "astype": _c_astype,
     "pow": _c_pow, "ldexp": _c_ldexp, "floordiv": _c_helper_call, "mod": _c_helper_call,
     "lshift": _c_helper_call, "rshift": _c_helper_call,
     "sqrt": _c_math("sqrt"), "exp": _c_math("exp"), "log": _c_math("log"),

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..algebra import lookup, user_function
+from ..algebra import UnknownOperatorError, lookup, user_function
 from ..errors import DTypeError, ShapeError, UsageError
 from .nodes import Broadcast, Map, Node, Permute, Reduction, Scalar, ShapeOp
 
@@ -80,6 +80,17 @@ def elementwise(name: str, *args) -> Map:
         op = lookup(_BOOL_OPS.get(op.name, op.name))
     broadcast_shape(op.name, [n.shape for n in nodes])
     return Map(op, nodes)
+
+
+def astype(x: Node, dtype) -> Node:
+    """``x`` converted to ``dtype`` (``x`` itself if it has it)."""
+    dt = np.dtype(dtype)
+    if dt == x.dtype:
+        return x
+    try:
+        return Map(lookup("astype", dt.name), (x,))
+    except UnknownOperatorError as e:
+        raise DTypeError(f"astype: {e}") from None
 
 
 def where(cond, x, y) -> Map:

@@ -140,6 +140,9 @@ class Array:
     def reshape(self, *shape) -> "Array":
         return reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
 
+    def astype(self, dtype, copy: bool = True) -> "Array":
+        return astype(self, dtype, copy=copy)
+
     def sum(self, axis=None, keepdims=False, dtype=None):
         return sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
@@ -277,6 +280,19 @@ logical_and, logical_or = _binary_fn("logical_and", "and"), _binary_fn("logical_
 atan2, hypot, copysign = _binary_fn("atan2", "atan2"), _binary_fn("hypot", "hypot"), _binary_fn("copysign", "copysign")
 
 
+def astype(x, dtype, /, *, copy: bool = True) -> Array:
+    """``x`` converted to ``dtype``, with numpy's casting (``bool`` is ``!= 0``; a float converted to an
+    integer is truncated, and one with no integer of the dtype, NaN or too large, gives the dtype's minimum
+    for int32/int64 and 0 for the others: see :func:`compiler.algebra.astype`). A lazy array is never
+    written, so ``copy`` changes nothing.
+
+    >>> import numpy as np
+    >>> astype(asarray(np.array([1.7, -0.5, np.nan])), np.int64).todense().tolist()
+    [1, 0, -9223372036854775808]
+    """
+    return Array(build.astype(_node(x) if isinstance(x, Array) else asarray(x).node, dtype))
+
+
 def where(condition, x1, x2) -> Array:
     """``x1`` where ``condition`` holds, else ``x2`` (broadcast together)."""
     return Array(build.where(_node(condition), _node(x1), _node(x2)))
@@ -372,7 +388,7 @@ def _tensor_matmul(a, b) -> Tensor:
 
 tensor_module.MATMUL[:] = [_tensor_matmul]
 
-__all__ = ["Array", "asarray", "compute", "where", "sum", "prod", "min", "max", "any", "all", "matmul",
+__all__ = ["Array", "asarray", "compute", "astype", "where", "sum", "prod", "min", "max", "any", "all", "matmul",
            "tensordot", "einsum", "permute_dims", "matrix_transpose", "expand_dims", "broadcast_to",
            "reshape", "concat", "concatenate", "stack", "abs", "negative", "sqrt", "exp", "log", "sin",
            "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1",

@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import is_narrow, weak_literal_dtype
-from .ir import BinOp, Cast, Const
+from ..opimpls import cast_sentinel, float_to_int_bounds
+from .ir import BinOp, Cast, Const, Select
 
 
 def wrap(e, dtype):
@@ -96,3 +97,24 @@ def weak_constants(parts) -> list:
 
 
 __all__ = ["wrap", "operands", "weak_constants", "constant_shift"]
+
+
+def converted(e, have, want):
+    """``e`` of dtype ``have`` as ``want``, as :func:`compiler.algebra.astype` does: C's cast, but a float
+    is tested first where C's conversion to an integer is undefined (NaN, too large), which gives
+    :func:`~compiler.opimpls.cast_sentinel` instead.
+
+    >>> from compiler.imperative.ir import Var
+    >>> print(converted(Var("x"), "float64", "int8"))
+    x > (-129.0) && x < 128.0 ? (int8)x : 0
+    >>> print(converted(Var("x"), "int64", "float32"))
+    (float32)x
+    """
+    have, want = np.dtype(have), np.dtype(want)
+    if have == want:
+        return e
+    if have.kind != "f" or want.kind not in "iu":
+        return Cast(want.name, e)
+    lo, hi = float_to_int_bounds(want)
+    inside = BinOp("&&", BinOp(">", e, Const(lo, "float64")), BinOp("<", e, Const(hi, "float64")))
+    return Select(inside, Cast(want.name, e), Const(cast_sentinel(want).item(), want.name))

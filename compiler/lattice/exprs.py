@@ -25,7 +25,7 @@ from ..algebra import Operator, helper_impl
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
 from ..imperative.ir import BinOp, BufferArg, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
-from ..imperative.cints import constant_shift, wrap
+from ..imperative.cints import constant_shift, converted, wrap
 from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
 from ..opimpls import BINARY_MATH, C_MATH_NAMES, ROUNDING, UNARY_MATH
@@ -96,6 +96,8 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         return BinOp(_INFIX[name], args[0], args[1]), rname
     if name == "not":
         return UnOp("!", args[0]), rname
+    if name == "astype":
+        return converted(args[0], dtypes[0], rname), rname
     conv = [cast(x, d, rname) for x, d in zip(args, dtypes)]
     if name in _INFIX:
         return wrap(BinOp(_INFIX[name], conv[0], conv[1]), rname), rname

@@ -101,6 +101,8 @@ class ExpressionLowering:
             return ir.Call(name, tuple(args))
         n = op.name
         rdt = op.result_dtype(*dtypes).name
+        if n == "astype":
+            return cints.converted(args[0], dtypes[0], rdt)
         a = args
         if len(set(map(str, dtypes)) | {rdt}) > 1 and n not in ("and", "or", "not", "ldexp", "div"):
             # in numpy's dtype: C would compute int32 + 1 in 32 bits, and int32 < uint32 as unsigned

@@ -5,7 +5,7 @@ Grammar (lowest binding first; ``&``, ``|``, ``^`` bind tighter than comparisons
     stmt     := lhs assign expr
     lhs      := NAME [ '[' [NAME {',' NAME}] ']' ]          (``s`` or ``s[]`` is 0-d)
     assign   := '=' | '+=' | '*=' | '|=' | '&=' | '^=' | 'min=' | 'max=' | '<<' opref '>>='
-    opref    := NAME [ '(' literal ')' ]                     (``choose(0)``)
+    opref    := NAME [ '(' (literal | NAME) ')' ]            (``choose(0)``, ``astype(int32)``)
     expr     := and {'or' and}
     and      := not {'and' not}
     not      := 'not' not | compare
@@ -286,10 +286,18 @@ class _Parser:
         if name in self.functions:
             return self.functions[name]
         if name in PARAMETRIC:
-            self.expect("(", f"{name} needs a parameter, as in {name}(0)")
-            param = self.literal_value()
+            self.expect("(", f"{name} needs a parameter, as in {name}({'float32' if name == 'astype' else 0})")
+            param_tok = self.tok
+            if param_tok.kind == "name" and param_tok.text not in _CONSTANTS:   # (a dtype: astype(int32))
+                param = param_tok.text
+                self.advance()
+            else:
+                param = self.literal_value()
             self.expect(")", f"expected ')' after the parameter of {name}")
-            return lookup(name, param)
+            try:
+                return lookup(name, param)
+            except UnknownOperatorError as e:
+                raise self.error(str(e), param_tok) from None
         try:
             return lookup(name)
         except UnknownOperatorError:
