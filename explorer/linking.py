@@ -23,7 +23,8 @@ import html as _html
 import json
 import re
 
-__all__ = ["LINK_COLOR", "LINK_FUNCTION", "LINK_TEXT", "LINK_SCRIPT", "link_handlers", "mark_linked", "scroll_to_tag"]
+__all__ = ["LINE_BOX", "LINK_COLOR", "LINK_FUNCTION", "LINK_TEXT", "LINK_SCRIPT", "link_handlers", "mark_linked",
+           "scroll_to_tag"]
 
 #: The outline of linked parts (dark enough on the pastel provenance colours and on white,
 #: light enough on JupyterLab's dark background), and the fill of linked drawing nodes: its
@@ -32,6 +33,14 @@ __all__ = ["LINK_COLOR", "LINK_FUNCTION", "LINK_TEXT", "LINK_SCRIPT", "link_hand
 LINK_COLOR = "#d81b60"
 #: The labels of a linked drawing node, on :data:`LINK_COLOR` (contrast 4.9).
 LINK_TEXT = "#ffffff"
+#: The box of each line of code (``span.ln``): a block of its own, 1.5 px taller than the line's
+#: leading above and below and 3 px wider each side, so a linked line's 2 px outline, drawn
+#: inside the box, lies in that margin and the leading (about 1 px clear of its glyphs). An inline line's box is its glyphs' box: an outline 1 px
+#: inside it hid the line's underscores, and one outside it the next line's (``t_j`` read ``t j``).
+LINE_BOX = "display:inline-block;padding:1.5px 3px"
+# where a linked part's outline goes: inside a line's box (in its margin), outside a part's
+_LINE_OUTLINE = "outline:2px solid " + LINK_COLOR + ";outline-offset:-2px"
+_PART_OUTLINE = "outline:2px solid " + LINK_COLOR + ";outline-offset:0"
 
 # ssLink(event, root, kind, cSelector): the parts of the pinned tag are linked, and on "over"
 # those of the first tag of the part under the pointer too; "click" pins that tag (a click on
@@ -74,7 +83,8 @@ LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
           if (!ts[j].hasAttribute('data-ss-fill')) ts[j].setAttribute('data-ss-fill', ts[j].getAttribute('fill') || 'black');
           ts[j].setAttribute('fill', '""" + LINK_TEXT + r"""');
         }
-      } else { p.style.outline = '2px solid """ + LINK_COLOR + r"""'; p.style.outlineOffset = '0px'; }
+      } else { p.style.outline = '2px solid """ + LINK_COLOR + r"""';
+               p.style.outlineOffset = p.classList.contains('ln') ? '-2px' : '0px'; }
     }
   }
   if (kind !== 'click' || !cSel || !tag) return;
@@ -165,7 +175,9 @@ def mark_linked(html: str, tag: str) -> str:
     notebook redraws its panes when a tag is chosen; this keeps the choice visible.
 
     >>> mark_linked('<span class="ln" data-tags="a b">x</span><span class="ln" data-tags="c">y</span>', "b")
-    '<span class="ln" data-tags="a b" style="outline:2px solid #d81b60;outline-offset:0">x</span><span class="ln" data-tags="c">y</span>'
+    '<span class="ln" data-tags="a b" style="outline:2px solid #d81b60;outline-offset:-2px">x</span><span class="ln" data-tags="c">y</span>'
+    >>> mark_linked('<span class="pv" data-tags="b">A[i]</span>', "b")
+    '<span class="pv" data-tags="b" style="outline:2px solid #d81b60;outline-offset:0">A[i]</span>'
     """
     if not tag:
         return html
@@ -175,7 +187,7 @@ def mark_linked(html: str, tag: str) -> str:
         if tag not in _html.unescape(tags).split():
             return m.group(0)
         attrs = before + f'data-tags="{tags}"' + after
-        outline = f"outline:2px solid {LINK_COLOR};outline-offset:0"
+        outline = _LINE_OUTLINE if re.search(r'\bclass="ln\b', attrs) else _PART_OUTLINE
         if 'style="' in attrs:
             attrs = re.sub(r'style="([^"]*?);?"', lambda s: f'style="{s.group(1)};{outline}"', attrs, count=1)
         else:

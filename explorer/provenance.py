@@ -7,8 +7,10 @@ origin (``data["origins"]``: the kind, the index, the operands and a looplet's s
 lowering recorded them). The step that lowered a looplet says so in its ``data``
 (``{"tag": ...}``), a looplet nest's artifact names its tensor and index in its ``data``, and a
 lattice's artifact the tags of its drawing's points (``data["node_tags"]``) and of its text's
-lines (``data["line_tags"]``, kept as :attr:`Provenance.texts`). Nothing is read back from
-printed text where the compiler recorded it.
+lines (``data["line_tags"]``, kept as :attr:`Provenance.texts`) and where in a line its points,
+loops and cases are printed (``data["line_spans"]``, kept as :attr:`Provenance.spans`). Nothing is
+read back from printed text where the compiler recorded it (traces saved before it did are read
+by pattern).
 
 :func:`trace_provenance` gathers that into a :class:`Provenance` (``{tag: C lines}`` with a
 :class:`TagInfo` per tag); :func:`program_marks` finds the parts of a program text a tag
@@ -86,7 +88,9 @@ class Provenance(dict):
     also knows each tag's :class:`TagInfo` (``.info``) and the C text the lines are of
     (``.c_text``). Iteration order is the C pane's colour precedence: inner tags first.
     ``.texts`` maps a printed artifact (a lattice's text) to the tags the compiler recorded for
-    its lines (``{line: tags}``, from its ``data["line_tags"]``).
+    its lines (``{line: tags}``, from its ``data["line_tags"]``), ``.spans`` to the columns of the
+    points, loops and cases printed in them (``{line: [(start, end, tag, role)]}``, from its
+    ``data["line_spans"]``; ``role``: ``point``, ``loop`` or ``case``).
 
     >>> p = Provenance({"lattice:i:U": [1, 2], "lattice:i:A": [2]},
     ...                {"lattice:i:A": TagInfo("lattice:i:A", "lattice", "i", ("A",))})
@@ -95,12 +99,16 @@ class Provenance(dict):
     """
 
     def __init__(self, lines: Mapping[str, Iterable[int]] = (), info: Mapping[str, TagInfo] | None = None,
-                 c_text: str = "", texts: Mapping[str, Mapping[int, Sequence[str]]] | None = None):
+                 c_text: str = "", texts: Mapping[str, Mapping[int, Sequence[str]]] | None = None,
+                 spans: Mapping[str, Mapping[int, Sequence[tuple[int, int, str, str]]]] | None = None):
         super().__init__({str(k): sorted(int(n) for n in v) for k, v in dict(lines).items()})
         self.info: dict[str, TagInfo] = {t: (info or {}).get(t) or TagInfo(t) for t in self}
         self.c_text = c_text
         self.texts: dict[str, dict[int, list[str]]] = {t: {int(n): list(v) for n, v in by_line.items()}
                                                         for t, by_line in (texts or {}).items()}
+        self.spans: dict[str, dict[int, list[tuple[int, int, str, str]]]] = {
+            t: {int(n): [(int(a), int(b), str(tag), str(role)) for a, b, tag, role in v] for n, v in by_line.items()}
+            for t, by_line in (spans or {}).items()}
 
     def only(self, tags: Iterable[str] | str | None) -> "Provenance":
         """The same provenance restricted to ``tags`` (one tag, several, or ``None``: all)."""
@@ -108,7 +116,7 @@ class Provenance(dict):
             return self
         keep = {tags} if isinstance(tags, str) else set(tags)
         return Provenance({t: v for t, v in self.items() if t in keep},
-                          {t: i for t, i in self.info.items() if t in keep}, self.c_text, self.texts)
+                          {t: i for t, i in self.info.items() if t in keep}, self.c_text, self.texts, self.spans)
 
     def describe(self, tags: Iterable[str] | str) -> str:
         """The tooltip of a part with ``tags``: what each stands for, one per line."""
@@ -235,7 +243,7 @@ def trace_provenance(source) -> Provenance:
     for tag in lines:
         base = _origin_info(tag, origins[tag], lowered.get(tag)) if tag in origins else TagInfo(tag)
         info[tag] = replace(base, what=whats.get(tag, ""))
-    texts = {}
+    texts, spans = {}, {}
     for a in artifacts:
         recorded = a.data.get("line_tags") if isinstance(a.data, Mapping) else None
         if isinstance(recorded, Mapping):
@@ -243,7 +251,14 @@ def trace_provenance(source) -> Provenance:
                 texts[a.text] = {int(n): [str(t) for t in ts] for n, ts in recorded.items()}
             except (TypeError, ValueError):
                 continue   # (malformed: the text's names are read instead)
-    return Provenance(lines, info, c_text, texts)
+        columns = a.data.get("line_spans") if isinstance(a.data, Mapping) else None
+        if isinstance(columns, Mapping):
+            try:
+                spans[a.text] = {int(n): [(int(x), int(y), str(t), str(r)) for x, y, t, r in v]
+                                 for n, v in columns.items()}
+            except (TypeError, ValueError):
+                continue   # (malformed: the heads are found by pattern instead)
+    return Provenance(lines, info, c_text, texts, spans)
 
 
 # --- marks in a program text ------------------------------------------------------------------
@@ -425,6 +440,8 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
     # (a text it recorded none for) derived from the names printed in it
     recorded = prov.texts.get(text)
     known = {n: [t for t in ts if t in prov] for n, ts in (recorded or {}).items()}
+    # where the printer put each point, loop and case of this text (none: found by pattern)
+    placed = prov.spans.get(text) or {}
 
     marks: list[Mark] = []
     lattice_index: str | None = None
@@ -443,7 +460,18 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
             tags = prov.by_index(lattice_index)
             if tags:
                 marks.append(Mark(n, head.start(1), head.end(1), head.group(1), tuple(prov.widest_first(tags))))
-        point = _POINT.match(line)
+        # the recorded heads: a point's or case's tag is the line's; a loop opens a scope for its
+        # body (its index, its body's point), after the line
+        opens = None
+        for start, end, tag, role in placed.get(n, ()):
+            if tag not in prov:
+                continue
+            marks.append(Mark(n, start, end, line[start:end], (tag,)))
+            if role == "loop":
+                opens = (indent, prov.info[tag].index, (known.get(n) or [tag])[-1])
+            else:
+                line_tag = tag
+        point = None if n in placed else _POINT.match(line)
         if point and lattice_index:
             iterated, located = point.group(3).split(), point.group(4).split()
             operands = [x for x in iterated + located if x != "U"]
@@ -451,7 +479,7 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
                         else point_tag(lattice_index, operands, iterated + located, iterated))
             if line_tag:
                 marks.append(Mark(n, point.start(2), point.end(2), point.group(2), (line_tag,)))
-        case = _CASE.match(line)
+        case = None if n in placed else _CASE.match(line)
         if case and scopes:
             line_tag = ((known.get(n) or [None])[0] if recorded is not None
                         else point_tag(scopes[-1][1], case.group(3).split()))
@@ -459,7 +487,9 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
                 marks.append(Mark(n, case.start(2), case.end(2), case.group(2), (line_tag,)))
         if line_tag is None and scopes:
             line_tag = scopes[-1][2]
-        loop = _LOOP_HEAD.match(line)
+        if opens is not None:
+            scopes.append(opens)
+        loop = None if n in placed else _LOOP_HEAD.match(line)
         if loop:
             index = loop.group(3) or loop.group(4) or loop.group(5)
             exact = body = None

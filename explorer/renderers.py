@@ -35,6 +35,7 @@ from compiler.trace import Artifact, Step
 from .factviews import facts_table
 from .fit import fit_svg
 from .legend import legend_html
+from .linking import LINE_BOX
 from .nests import compact_nest_dot
 from .provenance import (Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
                          trace_provenance)
@@ -170,8 +171,9 @@ def render_code(text: str, language: str | None = None, line_colors: Mapping[int
         style = f"background:{line_colors[n]};color:{TEXT_ON_COLOR};" if on_color else ""
         if n in focus_lines:
             style += f"box-shadow:inset 5px 0 0 {FOCUS_COLOR};"
+        style += LINE_BOX
         cls = "ln ss-focus" if n in focus_lines else "ln"
-        style = f' style="{style}"' if style else ""
+        style = f' style="{style}"'
         title = f' title="{_attr(line_titles[n])}"' if n in line_titles else ""
         num_color = LINE_NUMBER_ON_COLOR if on_color else LINE_NUMBER
         num = (f'<span class="lno" style="color:{num_color};user-select:none">{n:>{width}} </span>'

@@ -133,11 +133,21 @@ class Compare(W.HBox):
         self.time_button.on_click(lambda _: self.time_both())
         for k in range(2):
             self.steps_shown[k].add_class(f"ss-step-{'ab'[k]}")
-        columns = [W.VBox([self.headers[k], *([self.controls[k]] if self.controls[k] is not None else []),
-                           self.steps_shown[k], code_boxes[k],
-                           titled("drawing", self.artifact_panes[k], across=False)],
-                          layout=W.Layout(flex="1 1 0", min_width="0"))
+        # The columns share their rows (a grid whose columns are subgrids): a row is as tall as the
+        # taller column's part, so the C panes start at one height in both columns whatever each
+        # column's controls take (the lattice's schedule buttons wrap to a second row when narrow,
+        # where squeezed into one they read "reo…", "preco…"). A side without controls holds an
+        # empty box in their row.
+        parts = [[self.headers[k], self.controls[k] if self.controls[k] is not None else W.Box(),
+                  self.steps_shown[k], code_boxes[k], titled("drawing", self.artifact_panes[k], across=False)]
+                 for k in range(2)]
+        columns = [W.VBox(parts[k], layout=W.Layout(display="grid", grid_template_rows="subgrid",
+                                                    grid_template_columns="minmax(0, 1fr)",
+                                                    grid_area="ab"[k], min_width="0"))
                    for k in range(2)]
+        for c in self.controls:
+            if c is not None:
+                c.wrap_commands()
         for k, column in enumerate(columns):   # each column is the root its parts link within
             column.add_class(_COLUMN)
             column.add_class(f"{_COLUMN}-{'ab'[k]}")
@@ -147,7 +157,10 @@ class Compare(W.HBox):
         self.add_class("sparsescope-compare")
         self.columns = tuple(columns)
         self.children = [W.VBox([saved_view_note(), W.HBox([self.stage_slider, self.stage_label]), self.kind,
-                                 W.HBox(columns), self.timing_row], layout=W.Layout(width="100%"))]
+                                 W.GridBox(columns, layout=W.Layout(
+                                     grid_template_columns="repeat(2, minmax(0, 1fr))", grid_gap="0 8px",
+                                     grid_template_areas=" ".join(['"a b"'] * len(parts[0])))),
+                                 self.timing_row], layout=W.Layout(width="100%"))]
         self._align(keep=False)
         self.redraw()
 

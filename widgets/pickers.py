@@ -264,6 +264,7 @@ class RebuildControls(W.VBox):
 
         self.rebuild = rebuild
         self.auto_relower = auto_relower
+        self._wrapped = False   # (wrap_commands: laid out for a narrow column)
         self._callbacks: list[Callable] = []
         self.format_pickers: dict[str, FormatPicker] = {}
         ndims = dict(ndims or {})
@@ -321,6 +322,8 @@ class RebuildControls(W.VBox):
             b.on_click(lambda _b, name=name: self.add_command(name))
             buttons.append(b)
         self.command_buttons.children = buttons
+        if self._wrapped:
+            self.wrap_commands()
         self.schedule_help.value = (
             f"<div style='font:12px sans-serif'>the {html.escape(strategy)} strategy's schedule takes "
             + (", ".join(f"<code>{html.escape(signature(name))}</code>" for name in commands) if commands else
@@ -333,6 +336,22 @@ class RebuildControls(W.VBox):
             self.schedule_editor.placeholder = f"no command of the {strategy} strategy's schedule applies to {kind}"
         self.schedule_editor.disabled = not commands
         self.schedule_row.layout.display = "" if caps.schedule_commands else "none"
+
+    def wrap_commands(self) -> None:
+        """Lay the schedule row out for a narrow column: the command buttons wrap to more rows at
+        their full width (never shrunk to an ellipsis), the editor takes the room left beside
+        "re-lower", and "re-lower" goes under the editor when there is none. (A column beside
+        another keeps in line with it by sharing its rows: see :class:`~widgets.Compare`.)"""
+        self.command_buttons.layout.flex_flow = "row wrap"
+        for b in self.command_buttons.children:
+            b.layout.flex = "0 0 auto"
+        # (no box wider than the column: a grid's or flex box's item is at least as wide as its
+        # widest word unless told it may be narrower)
+        self.layout.min_width = self.schedule_row.layout.min_width = "0"
+        self.schedule_row.layout.flex_flow = "row wrap"
+        self.schedule_row.children[0].layout = W.Layout(flex="1 1 200px", min_width="0", max_width="100%")
+        self.schedule_editor.layout.width = "100%"
+        self._wrapped = True
 
     def add_command(self, name: str) -> None:
         """Add the command ``name``, its arguments named, as the schedule editor's last line (for the

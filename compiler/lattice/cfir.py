@@ -251,6 +251,26 @@ def _labels(items) -> str:
     return " ∩ ".join(x.label for x in items)
 
 
+def loop_head(n: CLoop) -> str:
+    """How a loop's line of the CFIR's text starts (before its colon): ``while i <- b0 ∩ c0``,
+    with what it locates (``with (x = i)``)."""
+    seq = _labels(n.iterated)
+    if n.universe:
+        seq = f"U ∩ {seq}" if seq else "U"
+    head = f"while {n.index} <- {seq}"
+    if n.located:
+        head += " with (" + ", ".join(f"{x.label} = {n.index}" for x in n.located) + ")"
+    return head
+
+
+def case_head(n: CCase) -> str:
+    """How a case's line starts (before its colon): ``case b0 c0``, ``case m0 (values m[i])``."""
+    names = " ".join(t.label for t in n.tests)
+    if n.value_tests:
+        names += " (values " + ", ".join(n.value_tests) + ")"
+    return f"case {names.strip() or 'else'}"
+
+
 def _lines(n, depth: int) -> list[str]:
     pad = INDENT * depth
     if isinstance(n, CForall):
@@ -271,12 +291,7 @@ def _lines(n, depth: int) -> list[str]:
             return [f"{pad}fold {lhs} {assign_spelling(n.op)} {f} if a coordinate of {n.index} ran no case"]
         return [f"{pad}fold {lhs} {assign_spelling(n.op)} {f} * (the coordinates of {n.index} that ran no case)"]
     if isinstance(n, CLoop):
-        seq = _labels(n.iterated)
-        if n.universe:
-            seq = f"U ∩ {seq}" if seq else "U"
-        head = f"{pad}while {n.index} <- {seq}"
-        if n.located:
-            head += " with (" + ", ".join(f"{x.label} = {n.index}" for x in n.located) + ")"
+        head = pad + loop_head(n)
         if len(n.cases) == 1 and not n.cases[0].tests and not n.cases[0].value_tests:
             return [head + ":"] + _lines(n.cases[0].body, depth + 1)
         out = [head + ":", f"{pad}{INDENT}switch {n.index}:"]
@@ -284,16 +299,13 @@ def _lines(n, depth: int) -> list[str]:
             out += _lines(c, depth + 2)
         return out
     if isinstance(n, CCase):
-        names = " ".join(t.label for t in n.tests)
-        if n.value_tests:
-            names += " (values " + ", ".join(n.value_tests) + ")"
-        names = names.strip() or "else"
+        head = pad + case_head(n)
         body = _lines(n.body, depth + 1)
         if n.omit:
-            return [f"{pad}case {names}: omit"]
+            return [f"{head}: omit"]
         if len(body) == 1:
-            return [f"{pad}case {names}: {body[0].strip()}"]
-        return [f"{pad}case {names}:"] + body
+            return [f"{head}: {body[0].strip()}"]
+        return [f"{head}:"] + body
     if isinstance(n, CSeq):
         return [line for s in n.stmts for line in _lines(s, depth)]
     if isinstance(n, CAlloc):
@@ -389,4 +401,4 @@ def one_case_always(loop: CLoop) -> bool:
 
 
 __all__ = ["case_tag", "iterated_tag", "loop_tag", "CForall", "CFold", "CLoop", "CCase", "CSeq", "CAlloc", "CWorkspace", "CDenseWorkspace", "CAssign",
-           "CSkip", "FlatLocator", "cfir_walk", "headline", "one_case_always", "value_text"]
+           "CSkip", "FlatLocator", "case_head", "cfir_walk", "headline", "loop_head", "one_case_always", "value_text"]

@@ -17,10 +17,11 @@ its body. Consecutive assignments and folds are one box (see :mod:`compiler.tree
 from __future__ import annotations
 
 from ..treedot import TreeDot
-from .cfir import (CAlloc, CAssign, CCase, CDenseWorkspace, CFold, CForall, CLoop, CSeq, CSkip, CWorkspace, case_tag,
-                   iterated_tag, loop_tag)
+from .cfir import (CAlloc, CAssign, CCase, CDenseWorkspace, CFold, CForall, CLoop, CSeq, CSkip, CWorkspace, case_head,
+                   case_tag, iterated_tag, loop_head, loop_tag)
 
-__all__ = ["cfir_dot", "cfir_line_tags", "cfir_tree", "lattice_line_tags", "lattice_node_tags"]
+__all__ = ["cfir_dot", "cfir_line_spans", "cfir_line_tags", "cfir_tree", "lattice_line_spans", "lattice_line_tags",
+           "lattice_node_tags"]
 
 
 def _head(node) -> str:
@@ -190,6 +191,55 @@ def lattice_line_tags(lattice, names) -> dict[str, list[str]]:
     return out
 
 
+def lattice_line_spans(lattice, names) -> dict[str, list[list]]:
+    """``{line: [[start, end, tag, role]]}`` of a lattice's text: the columns of each point's label
+    and each loop's head (:meth:`~compiler.lattice.lattice.Lattice.text_spans`) with the tag the
+    line gets first in :func:`lattice_line_tags`, and which it is (``"point"``, ``"loop"``). Recorded as the artifact's ``data["line_spans"]``, so
+    the explorer marks them where the printer put them instead of finding them by pattern.
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import sparse_vector, dense
+    >>> from compiler.lattice.plan import Setup
+    >>> from compiler.lattice.cfir_builder import build_cfir
+    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
+    >>> _ = build_cfir(setup.statement, setup)
+    >>> lattice_line_spans(setup.lattices[0], setup.names)["2"]
+    [[0, 10, 'lattice:i:b∩c', 'point']]
+    """
+    tags = lattice_line_tags(lattice, names)
+    first_loop = len(lattice.points) + 3
+    return {str(n): [[a, b, tags[str(n)][0], "loop" if n >= first_loop else "point"]]
+            for n, (a, b) in lattice.text_spans().items() if tags.get(str(n))}
+
+
+def cfir_line_spans(cfir, names) -> dict[str, list[list]]:
+    """``{line: [[start, end, tag, role]]}`` of the CFIR's text: the columns of each loop's head and
+    each case's head (:func:`~compiler.lattice.cfir.loop_head`, :func:`~compiler.lattice.cfir.case_head`)
+    with the loop's or case's tag and which it is (``"loop"``, ``"case"``). Recorded as the artifact's ``data["line_spans"]``, like a
+    lattice's: a case testing values (``case m0 (values m[i])``) reads as no case to a pattern.
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import sparse_vector, dense
+    >>> from compiler.lattice.plan import Setup
+    >>> from compiler.lattice.cfir_builder import build_cfir
+    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
+    >>> cfir = build_cfir(setup.statement, setup)
+    >>> lines, spans = str(cfir).splitlines(), cfir_line_spans(cfir, setup.names)
+    >>> [(lines[int(n) - 1][a:b], t, role) for n, ((a, b, t, role),) in spans.items()][:2]
+    [('while i <- b0 ∩ c0', 'lattice:i:b∩c', 'loop'), ('case b0 c0', 'lattice:i:b∩c', 'case')]
+    """
+    lines = str(cfir).splitlines()
+    out = {}
+    for n, heads in _tagged_lines(cfir, names)[1].items():
+        line = lines[int(n) - 1]
+        start = len(line) - len(line.lstrip())
+        spans = [[start, start + len(head), tag, role] for head, tag, role in heads
+                 if tag and line.startswith(head, start)]
+        if spans:
+            out[n] = spans
+    return out
+
+
 def cfir_line_tags(cfir, names) -> dict[str, list[str]]:
     """``{line: tags}`` of the CFIR's text (``str(cfir)``, 1-based lines as strings): a loop's line
     the loop's tag, then the tag of its first case (the point of all it iterates and locates, whose
@@ -206,7 +256,14 @@ def cfir_line_tags(cfir, names) -> dict[str, list[str]]:
     >>> [(lines[int(n) - 1].strip(), ts) for n, ts in tags.items()][:2]
     [('while i <- b0 ∩ c0:', ['lattice:i:b∩c']), ('case b0 c0: a[i] = b[i] + c[i]', ['lattice:i:b∩c'])]
     """
+    return {n: ts for n, ts in _tagged_lines(cfir, names)[0].items() if ts}
+
+
+def _tagged_lines(cfir, names) -> tuple[dict[str, list[str]], dict[str, list[tuple[str, str, str]]]]:
+    """The tags of each line of the CFIR's text, and the head (a loop's, a case's) it starts
+    with, with its tag and role: one walk counting the printer's lines for both."""
     out: dict[str, list[str]] = {}
+    heads: dict[str, list[tuple[str, str, str]]] = {}
 
     def size(n) -> int:
         return len(str(n).splitlines())
@@ -229,11 +286,13 @@ def cfir_line_tags(cfir, names) -> dict[str, list[str]]:
         if isinstance(n, CLoop):
             first = case_tags(n, n.cases[0]) if n.cases else []
             out[str(line)] = list(dict.fromkeys([loop_tag(n), *first]))
+            heads[str(line)] = [(loop_head(n), loop_tag(n), "loop")]
             if len(n.cases) == 1 and not n.cases[0].tests and not n.cases[0].value_tests:
                 return walk(n.cases[0].body, line + 1)
             line += 2   # (the head and its switch)
             for case in n.cases:
                 out[str(line)] = case_tags(n, case)
+                heads[str(line)] = [(case_head(case), t, "case") for t in out[str(line)][:1]]
                 end = walk(case.body, line + 1)   # (a body of one line, untagged, is printed on the case's)
                 line = line + 1 if case.omit or end == line + 2 else end
             return line
@@ -251,4 +310,4 @@ def cfir_line_tags(cfir, names) -> dict[str, list[str]]:
         return line + (1 if isinstance(n, (CAssign, CFold, CSkip)) else size(n))
 
     walk(cfir, 1)
-    return {n: ts for n, ts in out.items() if ts}
+    return out, heads

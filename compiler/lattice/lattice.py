@@ -157,12 +157,39 @@ class Lattice:
                          + (f"  ({p.note})" if p.note else ""))
         lines.append("loops:")
         for loop in self.loops:
-            seq = " ∩ ".join(self.operand(k).label for k in loop.iterated)
-            if self.universe:
-                seq = f"U ∩ {seq}" if seq else "U"
             cases = ", ".join(self._names(c.present) or "∅" for c in loop.cases)
-            lines.append(f"  while {self.index} <- {seq}: {cases}")
+            lines.append(f"  {self._loop_head(loop)}: {cases}")
         return "\n".join(lines)
+
+    def _loop_head(self, loop) -> str:
+        seq = " ∩ ".join(self.operand(k).label for k in loop.iterated)
+        if self.universe:
+            seq = f"U ∩ {seq}" if seq else "U"
+        return f"while {self.index} <- {seq}"
+
+    def text_spans(self) -> dict[int, tuple[int, int]]:
+        """Where :meth:`text` prints each point's label (a producer's with its ``P``) and each
+        loop's head: ``{1-based line: (start, end)}`` columns, so a reader need not parse them
+        out of the text (an operand's label may hold any character).
+
+        >>> from compiler.notation import parse
+        >>> from compiler.format import sparse_vector, dense
+        >>> from compiler.lattice.plan import Setup
+        >>> from compiler.lattice.cfir_builder import build_cfir
+        >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
+        >>> _ = build_cfir(setup.statement, setup)
+        >>> L = setup.lattices[0]
+        >>> lines = L.text().splitlines()
+        >>> [lines[n - 1][a:b] for n, (a, b) in L.text_spans().items()][::3]
+        ['[b c | ] P', 'while i <- b ∩ c']
+        """
+        out = {}
+        for n, p in enumerate(self.points):
+            out[n + 2] = (0, len(self.point_label(p)) + (2 if p.producer else 0))
+        first_loop = len(self.points) + 3   # (the header, the points, then "loops:")
+        for m, loop in enumerate(self.loops):
+            out[first_loop + m] = (2, 2 + len(self._loop_head(loop)))
+        return out
 
     def pretty(self) -> str:
         return self.text()

@@ -76,7 +76,7 @@ from ..notation.ast import walk as notation_walk
 from ..trace import Artifact, Trace
 from .cfir import cfir_walk, CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CSkip, CWorkspace
 from .cfir_builder import build_cfir
-from .cfir_dot import cfir_line_tags, cfir_tree, lattice_line_tags, lattice_node_tags
+from .cfir_dot import cfir_line_spans, cfir_line_tags, cfir_tree, lattice_line_spans, lattice_line_tags, lattice_node_tags
 from .plan import Setup
 from .exprs import names_used, python_helper
 from .iteration_graph import is_all_dense
@@ -251,14 +251,16 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
         trace.record("lattice", before=setup.statement, after=L,
                      artifacts=[Artifact("lattice", f"forall {L.index}", text, L.dot(),
                                          data={"node_tags": lattice_node_tags(L, setup.names),
-                                               "line_tags": lattice_line_tags(L, setup.names)})],
+                                               "line_tags": lattice_line_tags(L, setup.names),
+                                               "line_spans": lattice_line_spans(L, setup.names)})],
                      rewrites=L.rewrites, note=f"forall {L.index}: {len(L.points)} points, {len(L.loops)} loops",
                      data={"index": str(L.index)})
     tree = cfir_tree(cfir, setup.names)
     trace.record("cfir", before=setup.statement, after=cfir,
                  artifacts=[Artifact("cfir", program.lhs.tensor, str(cfir), tree.source(),
                                      data={"node_tags": tree.node_tags,
-                                           "line_tags": cfir_line_tags(cfir, setup.names)})])
+                                           "line_tags": cfir_line_tags(cfir, setup.names),
+                                           "line_spans": cfir_line_spans(cfir, setup.names)})])
     em = Emitter(setup)
     fn = em.function(cfir, name or f"lattice_{program.lhs.tensor}", assembly)
     fn = em.ordered_loops(fn)

@@ -356,3 +356,39 @@ def test_a_cfir_texts_loops_and_cases_take_the_tags_the_lowering_recorded():
     info = {"lattice:j:Q": TagInfo("lattice:j:Q", "lattice", "j", ("A",))}
     marks = program_marks(text, Provenance({"lattice:j:Q": [1]}, info, texts={text: {2: ["lattice:j:Q"]}}))
     assert [(m.text, m.tags) for m in marks if m.line == 2] == [("while j <- A0", ("lattice:j:Q",))]
+
+
+XOR = ss.user_function("xorf", lambda a, b: a + b if (a == 0) != (b == 0) else 0.0,
+                       "return (x != 0) != (y != 0) ? x + y : 0.0;", algebra="(x | y) & !(x & y)", dtype="float64")
+
+
+def test_the_columns_of_points_loops_and_cases_are_read_from_the_trace():
+    """The lattice and CFIR artifacts record where in a line each point, loop and case is printed
+    (``data["line_spans"]``) and the program pane marks them there. A case that tests values
+    (``case b0 (values b[i])``, an exclusive or's) is no case to the pattern an older trace is read
+    by: it marked no case, and the line's accesses took the loop's first case's point (b∩c)."""
+    trace = ss.lower("a[i] = xorf(b[i], c[i])", "lattice", b="sv", c="sv", functions={"xorf": XOR}).trace
+    prov = trace_provenance(trace)
+    for stage in ("lattice", "cfir"):
+        art = next(s for s in trace.steps if s.stage == stage).artifacts[0]
+        lines = art.text.splitlines()
+        spans = art.data["line_spans"]
+        # every recorded span is the head its tag names, inside its line
+        assert spans and all(0 <= a < b <= len(lines[int(n) - 1]) and t in art.data["line_tags"][n]
+                             for n, v in spans.items() for a, b, t, _ in v)
+    cfir = next(s for s in trace.steps if s.stage == "cfir")
+    n = next(k for k, x in enumerate(cfir.after_text.splitlines(), 1) if x.strip().startswith("case b0 (values b[i])"))
+    marks = [(m.text, m.tags[0]) for m in program_marks(cfir.after_text, prov) if m.line == n]
+    assert marks[0] == ("case b0 (values b[i])", "lattice:i:b") and ("b[i]", "lattice:i:b") in marks, marks
+    # the same trace as saved before the spans were recorded: found by pattern, the case is missed
+    old = Trace.from_json(trace.to_json())
+    for s in old.steps:
+        for a in s.artifacts:
+            if isinstance(a.data, dict):
+                a.data.pop("line_spans", None)
+    fallback = [(m.text, m.tags[0]) for m in program_marks(cfir.after_text, trace_provenance(old)) if m.line == n]
+    assert not any(t.startswith("case") for t, _ in fallback) and ("b[i]", "lattice:i:b∩c") in fallback, fallback
+    # lattice lines still marked by their recorded spans: the points and loops, one tag each
+    lattice = next(s for s in trace.steps if s.stage == "lattice")
+    heads = {m.text: m.tags for m in program_marks(lattice.after_text, prov) if m.text.startswith(("[", "while"))}
+    assert heads["while i <- b ∩ c"] == ("lattice:i:b∩c",) and heads["[b | ] P"] == ("lattice:i:b",), heads

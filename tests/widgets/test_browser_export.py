@@ -3,6 +3,8 @@ step's drawings fitting and readable, provenance tags, C lines linked with drawi
 
 from __future__ import annotations
 
+import pytest
+
 from browser_measure import CELLS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS, assert_readable, measure
 
 
@@ -126,21 +128,36 @@ def test_exported_page_selects_a_provenance_tag(browser, tmp_path):
 
 
 
-def test_exported_page_links_c_lines_and_drawing_nodes(browser, tmp_path, artifacts):
+@pytest.fixture(scope="module")
+def three_points_page(tmp_path_factory):
+    """The exported page of a lattice of three points (``y[i] = A[i] * B[i] + C[i]``, sparse
+    vectors), lowered once for the tests that open it at its lattice step."""
+    import compiler as ss
+    from explorer import export_html
+
+    trace = ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv").trace
+    path = tmp_path_factory.mktemp("three-points") / "linked.html"
+    export_html(trace, path)
+    return f"{path.as_uri()}#step-{trace.stages().index('lattice')}"
+
+
+@pytest.fixture()
+def lattice_step(browser, three_points_page):
+    """A page at the lattice step of :func:`three_points_page`, and that step's section."""
+    page = browser.new_page(viewport={"width": 1100, "height": 600})
+    page.goto(three_points_page)
+    yield page, page.locator("section:visible").first
+    page.close()
+
+
+def test_exported_page_links_c_lines_and_drawing_nodes(lattice_step, artifacts):
     """Compiler Explorer's two-way provenance in the exported page: on the step of a lattice of
     three points, clicking a C line strokes the lattice point it came from, and clicking a
     point outlines its C lines and brings the first into view; the tooltips say what a line
     or a point computes, not its tag."""
-    import compiler as ss
-    from explorer import export_html
     from explorer.linking import LINK_COLOR
 
-    trace = ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv").trace
-    path = tmp_path / "linked.html"
-    export_html(trace, path)
-    page = browser.new_page(viewport={"width": 1100, "height": 600})
-    page.goto(f"{path.as_uri()}#step-{trace.stages().index('lattice')}")
-    section = page.locator("section:visible").first
+    page, section = lattice_step
     lines = section.locator(".c-section span.ln[data-tags]")
     assert lines.count() > 0, "the lattice step shows no C to link its points with"
     # a C line whose first tag names a point of the drawing
@@ -169,7 +186,6 @@ def test_exported_page_links_c_lines_and_drawing_nodes(browser, tmp_path, artifa
     assert end["outlined"] and end["inView"] and end["scrollTop"] > start["scrollTop"], (start, end)
     assert (end["stroke"], end["width"]) == (LINK_COLOR, "4")
     page.screenshot(path=str(artifacts / "export-linked-from-node.png"), full_page=False)
-    page.close()
 
 
 def test_exported_page_zooms_its_drawings_and_links_the_trees(browser, tmp_path, artifacts):
@@ -293,31 +309,53 @@ def test_exported_page_shows_the_integer_facts_as_a_readable_table(browser, tmp_
     page.close()
 
 
-def test_a_linked_c_lines_underscores_stay_visible(browser, tmp_path):
-    """A linked C line is outlined: the outline must not cover the line's underscores (``A1_pos``
-    read ``A1 pos`` under an outline drawn 1 px inside each line's box, which took the bottom row
-    of the glyphs). Measured: the outlined line's pixels change when its underscores become spaces."""
-    import compiler as ss
-    from explorer import export_html
+# (the text of line ``l`` with its underscores as spaces)
+_NO_UNDERSCORES_JS = ("l => { const w = document.createTreeWalker(l, NodeFilter.SHOW_TEXT); let n; "
+                      "while ((n = w.nextNode())) n.nodeValue = n.nodeValue.replaceAll('_', ' '); }")
 
-    trace = ss.lower("y[i] = A[i] * B[i] + C[i]", "lattice", A="sv", B="sv", C="sv").trace
-    path = tmp_path / "underscores.html"
-    export_html(trace, path)
-    page = browser.new_page(viewport={"width": 1100, "height": 600})
-    page.goto(f"{path.as_uri()}#step-{trace.stages().index('lattice')}")
-    section = page.locator("section:visible").first
+
+def test_a_linked_c_lines_outline_covers_no_underscore(lattice_step, artifacts):
+    """A linked C line is outlined: the outline must cover no glyph of that line (``A1_pos`` read
+    ``A1 pos`` under an outline drawn 1 px inside each line's box) nor of the lines just above and
+    below it (an outline drawn outside the box took their bottom or top row: ``t_j += ...`` read
+    ``t j``). Measured: each such line's pixels change when its underscores become spaces."""
+    page, section = lattice_step
     lines = section.locator(".c-section span.ln[data-tags]")
     texts = lines.evaluate_all("ls => ls.map(l => l.textContent)")
     k = next(k for k, t in enumerate(texts) if "_" in t.strip())
-    line = lines.nth(k)
-    line.click()                       # (pinned: it and its tag's other lines are outlined)
-    assert line.evaluate("l => getComputedStyle(l).outlineStyle") == "solid"
-    line.scroll_into_view_if_needed()
-    shown = line.screenshot()
-    # (the same line with its underscores as spaces: identical pixels would mean they were not seen)
-    line.evaluate("l => { const w = document.createTreeWalker(l, NodeFilter.SHOW_TEXT); let n; "
-                  "while ((n = w.nextNode())) n.nodeValue = n.nodeValue.replaceAll('_', ' '); }")
-    assert "_" not in line.text_content()
-    same = line.screenshot() == shown
-    assert not same, f"the outlined line {texts[k].strip()!r} shows no underscore"
-    page.close()
+    lines.nth(k).click()               # (pinned: it and its tag's other lines are outlined)
+    shown = section.locator(".c-section span.ln")
+    # every outlined line and its neighbours in the same pane, the neighbours outlined or not
+    near = shown.evaluate_all("""ls => { const out = new Set();
+        ls.forEach((l, n) => { if (!l.classList.contains('ss-linked')) return;
+          for (const m of [n - 1, n, n + 1]) if (ls[m] && ls[m].parentElement === l.parentElement) out.add(m); });
+        return [...out].sort((a, b) => a - b).map(n => [n, ls[n].textContent, ls[n].classList.contains('ss-linked')]); }""")
+    outlined = [n for n, _, linked in near if linked]
+    assert outlined and all(shown.nth(n).evaluate("l => getComputedStyle(l).outlineStyle") == "solid" for n in outlined)
+    # whatever the font's glyph boxes: each outline lies inside its line's box, which overlaps no
+    # other line's (an outline outside a line's glyph box reached within 1.4 px of the next line's
+    # underscores in Chromium's DejaVu Sans Mono, and over them with taller glyph boxes)
+    boxes = shown.evaluate_all("""ls => ls.map(l => { const r = l.getBoundingClientRect(), s = getComputedStyle(l);
+        return [r.top, r.bottom, s.outlineStyle === 'solid' ? parseFloat(s.outlineOffset) + parseFloat(s.outlineWidth) : null,
+                l.parentElement]; })""")
+    for n in outlined:
+        top, bottom, reach, pane = boxes[n]
+        assert reach is not None and reach <= 0, f"line {n + 1}'s outline reaches {reach} px outside its box"
+        for m in (n - 1, n + 1):
+            if 0 <= m < len(boxes) and boxes[m][3] == pane:
+                assert boxes[m][1] <= top + 0.01 or boxes[m][0] >= bottom - 0.01, \
+                    f"the boxes of lines {n + 1} and {m + 1} overlap: {boxes[n][:2]} {boxes[m][:2]}"
+    checked = [(n, text, linked) for n, text, linked in near if "_" in text]
+    assert any(not linked for _, _, linked in checked), f"no neighbour of an outlined line has an underscore: {near}"
+    page.screenshot(path=str(artifacts / "export-linked-underscores.png"), full_page=True)
+    hidden = []
+    for n, text, linked in checked:
+        line = shown.nth(n)
+        line.scroll_into_view_if_needed()
+        before = line.screenshot()
+        line.evaluate(_NO_UNDERSCORES_JS)
+        assert "_" not in line.text_content()
+        # (identical pixels: the underscores were not seen)
+        if line.screenshot() == before:
+            hidden.append(("outlined: " if linked else "next to an outlined line: ") + text.strip())
+    assert not hidden, f"lines showing no underscore: {hidden}"

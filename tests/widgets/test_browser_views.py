@@ -71,6 +71,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         legend = three.locator(".ss-drawing .ss-legend").first.inner_text()
         assert "[iterated | located]" in legend and "∪" in legend
         link_compare_columns_apart(page, compare, artifacts)
+        schedule_buttons_read_in_line(page, compare, artifacts)
         hover_links_in_the_notebook(page, three, artifacts)
         link_both_ways_in_the_notebook(page, three, artifacts)
         for theme in ("JupyterLab Light", "JupyterLab Dark"):
@@ -195,6 +196,35 @@ def link_both_ways_in_the_notebook(page, explorer, artifacts: pathlib.Path) -> N
     end = page.evaluate(LINK_JS, [root, other])
     assert end["scrollTop"] < start["scrollTop"], (start, end)
     page.screenshot(path=str(artifacts / "views-linked-from-node.png"), full_page=False)
+
+
+# Each schedule button of a Compare: its text, and whether it is cut (ellipsized, hidden, or
+# past its column's edge). (A button as wide as its text is fractional px wide: its clientWidth
+# rounds down and its scrollWidth up.)
+BUTTONS_JS = """c => [...c.querySelectorAll('.ss-schedule-command')].map(b => {
+  const r = b.getBoundingClientRect(), col = b.closest('.ss-column').getBoundingClientRect();
+  return {text: b.textContent, cut: b.scrollWidth > b.clientWidth + 1 || r.width < 1 || r.right > col.right + 1};
+})"""
+
+
+def schedule_buttons_read_in_line(page, compare, artifacts: pathlib.Path) -> None:
+    """Every schedule button of Compare's columns shows its whole label (the lattice column's six
+    were squeezed into one row to "reo…", "preco…", "s…"), at the notebook's width and a narrow
+    one, where they wrap; and the columns' C and drawing panes still start at one height."""
+    width = page.viewport_size["width"]
+    try:
+        for shown in (width, 900):
+            page.set_viewport_size({"width": shown, "height": page.viewport_size["height"]})
+            page.wait_for_function("c => c.getBoundingClientRect().width < %d" % shown, arg=compare.element_handle())
+            compare.scroll_into_view_if_needed()
+            buttons = compare.evaluate(BUTTONS_JS)
+            assert len(buttons) >= 7, f"Compare offers {len(buttons)} schedule buttons: {buttons}"
+            cut = [b["text"] for b in buttons if b["cut"]]
+            assert not cut, f"schedule buttons cut at {shown} px: {cut}"
+            page.screenshot(path=str(artifacts / f"views-compare-schedule-{shown}.png"), full_page=False)
+            assert_columns_line_up(compare, f"Compare at {shown} px")
+    finally:
+        page.set_viewport_size({"width": width, "height": page.viewport_size["height"]})
 
 
 # Which tags a part links, where they are: the column (an element) holding a Compare pane.
