@@ -123,7 +123,8 @@ def _strided_walk(index, step: str, depth: dict) -> bool:
     if t != Index(step) or not (isinstance(rest, Call) and getattr(rest.op, "name", None) in ("+", "add")):
         return False
     start, scaled = rest.args
-    if not (isinstance(start, Literal) and isinstance(scaled, Call) and getattr(scaled.op, "name", None) in ("*", "mul")):
+    if not (isinstance(start, Literal) and isinstance(scaled, Call)
+            and getattr(scaled.op, "name", None) in ("*", "mul")):
         return False
     k, r = scaled.args
     outer = max((d for x, d in depth.items() if d[0] < depth[step][0]), default=None)
