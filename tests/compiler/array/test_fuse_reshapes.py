@@ -268,6 +268,27 @@ def test_a_straddled_stack_is_one_looplets_kernel_and_a_reduced_one_theirs_by_de
     assert kernel.strategy == "looplets" and "straddle position 20" in note and "where a group is reduced" in note
 
 
+@pytest.mark.parametrize("fa, fb, fill", [("csr", "csr", 0.0), ("coo", "dense", np.nan), ("csc", "csr", 0.0)])
+def test_a_vstack_split_into_rows_straddling_its_operands_is_one_lattice_kernel(fa, fb, fill):
+    # concat([A, B]).reshape(5, 7) of 4x5 and 3x5 matrices: row 2 is the end of A's ravel and the
+    # start of B's. The ravel of a vstack is the concatenation of its operands' ravels, which the
+    # lattice splits into straddling rows as a stack's (a collapse of the concat, the product
+    # (i_A ⊔ i_B) × j, was refused and materialized); sliced too, and reshaped twice
+    a, b = data((4, 5), fill, seed=28), data((3, 5), fill, seed=29)
+    A, B = (xp.asarray(ss.Tensor.from_numpy(x, f, fill=fill)) for x, f in ((a, fa), (b, fb)))
+    want = np.concatenate([a, b]).reshape(5, 7)
+    kernel = fused(xp.concat([A, B]).reshape(5, 7), want, "lattice")
+    assert "split(concat((collapse(A[" in str(kernel.program) and kernel.trace.find("retry") == []
+    assert bool(kernel.trace.find("convert")) == ("csc" in (fa, fb))
+    fused(xp.concat([A, B]).reshape(-1).reshape(5, 7)[1:4], want[1:4], "lattice")
+    # a negative step walks A's rows backwards where the ravel walks them forwards: refused, saying
+    # so, and materialized, still right
+    kernel = xp.concat([A, B]).reshape(5, 7)[::-2].lower(strategy="lattice")
+    (note,) = [s.note for s in kernel.trace.find("retry")]
+    assert "is walked forwards in one place and backwards" in note, note
+    np.testing.assert_array_equal(kernel().to_numpy(), want[::-2])
+
+
 def test_an_hstack_split_into_rows_is_refused_by_the_lattice_and_lowered_by_looplets():
     # concat([A, B], axis=1).reshape(5, 8): the lattice's split of a union of products (each row of
     # A followed by B's) crashed its emitter with a KeyError, given the lattice or no strategy
