@@ -218,11 +218,12 @@ class Emitter:
             if len(olds) == 1 and len(news) == 1:
                 sub[olds[0]] = outs[0]
                 continue
-            if len(olds) > 1 and isinstance(child, ShapeOp) and child.kind == "stack" and \
+            if len(olds) > 1 and isinstance(child, ShapeOp) and child.kind in ("stack", "concat") and \
                     olds[0] == child.params[0]:
-                # (the concatenation emit_stack_ravel makes is the collapse: its axes' indices are its own)
+                # (the concatenation emit_stack_ravel makes is the collapse: its axes' indices are its own;
+                # a concat's axis is its operands' own, a stack's new)
                 k = outs[0] if len(news) == 1 else self.index()
-                raveled = (len(olds) - 1, k)
+                raveled = (len(olds) - (child.kind == "stack"), k)
                 wrap.append(([k], k, outs, [shape[b] for b in news]))
                 continue
             ins = [self.index() for _ in olds]
@@ -241,15 +242,18 @@ class Emitter:
 
     def emit_stack_ravel(self, node: ShapeOp, sub: tuple, count: int, k: Index, first: int | None = None):
         """A stack with its new axis collapsed (row-major) with the ``count`` axes after it into
-        ``k``: the stack's operands one after the other along ``k``, so a ``Concat`` of each
-        operand's ``count`` axes collapsed (``sub``: the stack's indices, those axes' unused;
-        ``first``: the operands' first axis collapsed, if not the stack's axis: a stack of no
-        entries, whose every order is the same).
+        ``k``, or a concat with its axis and the ``count - 1`` after it: the operands one after the
+        other along ``k``, so a ``Concat`` of each operand's ``count`` axes collapsed (``sub``: the
+        stack's or concat's indices, those axes' unused; ``first``: the operands' first axis
+        collapsed, if not the stack's axis: a stack of no entries, whose every order is the same).
         ``stack([A, B]).reshape(10, 4)`` of 5x4 matrices is ``concat((A[p, j], B[q, j]), (p, q) -> i)``,
-        a vstack; ``stack([A, B]).reshape(-1)`` ``concat((collapse(A[p, l], (p, l) -> m), ...), ...)``."""
+        a vstack; ``stack([A, B]).reshape(-1)`` and ``concat([A, B]).reshape(-1)`` are
+        ``concat((collapse(A[p, l], (p, l) -> m), ...), ...)``, a concatenation of ravels, which a
+        split into rows straddling two operands reads directly (a collapse of a concat would be a
+        product over the concatenation)."""
         (axis,) = node.params
         first = axis if first is None else first
-        rest = list(sub[:axis] + sub[axis + 1:])
+        rest = list(sub) if node.kind == "concat" else list(sub[:axis] + sub[axis + 1:])
         parts, fresh = [], []
         for a in node.args:
             own = [self.index() for _ in range(count)]

@@ -464,6 +464,11 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
                             f"on to its second operand; such a split of a concatenation is not supported "
                             f"where a group is reduced (each loop would reduce its own part of it)")
             for inner in walk(node.a):
+                if isinstance(inner, Union) and any(isinstance(x, Product) for x in walk(inner)):
+                    return (f"{node}: a split of a union of products ({inner}, an hstack raveled: each row "
+                            f"of one operand is followed by the other's) is not supported (a group's "
+                            f"entries interleave the two products, which the projection cannot drain in "
+                            f"order)")
                 if isinstance(inner, Product) and any(isinstance(u, Union) for u in walk(inner.a)):
                     return (f"{node}: a split of a product over a union ({inner}) is not supported (a "
                             f"group would be left half drained when an operand of the union runs out)")

@@ -103,6 +103,35 @@ def _summand(expr, name: str) -> bool:
     return False
 
 
+def _strided_walk(index, step: str, depth: dict) -> bool:
+    """Whether ``index`` is a strided slice's ``t + (s + r·k)`` for the one-step loop ``t``, a
+    positive step ``r`` and ``k`` the loop just outside ``t``: the level's cursor stays outside
+    ``k``'s loop and each step seeks forward from it (a walk with a stride, ``csr[:, ::2]``); a
+    negative step restarts the cursor at every ``k``, each coordinate searched from the start.
+
+    >>> from compiler.looplets.program import Index, Literal, Call
+    >>> from compiler.algebra import lookup
+    >>> add, mul = lookup("+"), lookup("*")
+    >>> at = lambda r: Call(add, (Index("t"), Call(add, (Literal(0), Call(mul, (Index("k"), Literal(r)))))))
+    >>> depth = {"k": (0, False), "t": (1, True)}
+    >>> _strided_walk(at(2), "t", depth), _strided_walk(at(-2), "t", depth)
+    (True, False)
+    """
+    if not (isinstance(index, Call) and getattr(index.op, "name", None) in ("+", "add") and len(index.args) == 2):
+        return False
+    t, rest = index.args
+    if t != Index(step) or not (isinstance(rest, Call) and getattr(rest.op, "name", None) in ("+", "add")):
+        return False
+    start, scaled = rest.args
+    if not (isinstance(start, Literal) and isinstance(scaled, Call)
+            and getattr(scaled.op, "name", None) in ("*", "mul")):
+        return False
+    k, r = scaled.args
+    outer = max((d for x, d in depth.items() if d[0] < depth[step][0]), default=None)
+    return isinstance(r, Literal) and isinstance(r.value, int) and r.value > 0 and isinstance(k, Index) \
+        and outer is not None and depth.get(k.name) == outer
+
+
 def _gather(acc: Access, fmt, depth: dict, lets: set) -> tuple[bool, str] | None:
     """``(discordant, why)`` where ``acc`` locates a level it cannot walk (``discordant``: its loop
     runs outside its parent level's, not at computed coordinates), else None."""
@@ -118,7 +147,8 @@ def _gather(acc: Access, fmt, depth: dict, lets: set) -> tuple[bool, str] | None
             text = f"{acc.tns.name}[{', '.join(str(i) for i in acc.idxs)}]: its level {n} ({lvl.name}) is indexed by " \
                    f"{index}"
             walked = next((x for x in loops if depth[x][0] == at), None)
-            if computed or depth[walked][1] or not _summand(index, walked):
+            if computed or depth[walked][1] and not _strided_walk(index, walked, depth) \
+                    or not _summand(index, walked):
                 return False, f"{text}, computed at each coordinate the loops visit"
             if at < parent:
                 outer = next(x for x, d in depth.items() if d[0] == parent)

@@ -37,11 +37,19 @@ from .looplet_access import read_key
 from .looplet_provenance import MAX_LOOPLETS, step_text
 from .looplet_rules import LoopletRules
 from .looplets import Fill, Looplet, Run, nest_dot, nest_text
+from .modifiers import Permit
 from .program import (MISSING, Access, Assign, Block, Declare as PDeclare, Define, Extent, Freeze, Index,
                       IndexModifier, Literal, Loop, Sieve, Thaw, Value, postmap, substitute, walk)
 from .scalars import ScalarLowering
 from .simplify import simplify
-from .wrappers import apply_modifiers, base_index, protocol_of
+from .wrappers import apply_modifiers, base_index, modifier_chain, protocol_of
+
+
+def _permitted_value(x) -> bool:
+    """Whether ``x`` is a bound value read permissively (``~v``, a let-bound quotient of a gather
+    that may fall outside the tensor), not a loop's index."""
+    mods, base = modifier_chain(x)
+    return bool(mods) and all(isinstance(m, Permit) for m in mods) and not isinstance(base, Index)
 
 
 class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
@@ -148,13 +156,14 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         raise ProgramError(f"cannot lower {type(s).__name__}: {s}", getattr(s, "line", 0))
 
     # concordization: an access whose next index is already bound (an expression) is
-    # read through a loop of length one over [v, v + 1) (Finch: `for s = v:v`).
+    # read through a loop of length one over [v, v + 1) (Finch: `for s = v:v`); its wrappers
+    # stay around the loop's index (a permissive ~v is missing outside the tensor)
     def _first_bound_access(self, s):
         own = [s.lhs, s.rhs] if isinstance(s, Assign) else [s.cond] if isinstance(s, Sieve) else [s.val]
         for part in own:
             for n in walk(part):
                 if isinstance(n, Access) and n.idxs and isinstance(n.tns, (SubFiber, Looplet)) \
-                        and not isinstance(n.idxs[0], (Index, IndexModifier)):
+                        and (not isinstance(n.idxs[0], (Index, IndexModifier)) or _permitted_value(n.idxs[0])):
                     if isinstance(n.tns, SubFiber) and n.tns.is_leaf:
                         continue
                     return n
@@ -176,7 +185,7 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
                 f"store {acc.tns.tensor.name} in SparseHash or SparseByteMap, which accept random writes",
                 getattr(s, "line", 0))
         line = getattr(s, "line", 0)
-        idx, checks = acc.idxs[0], []
+        idx, checks = base_index(acc.idxs[0]), []
         if isinstance(idx, Computed):
             v, dt = self.expr(idx.expr, line)
             checks = coordinate_checks(idx, v, dt, self.fresh, line, self.ctx.in_range)
@@ -184,7 +193,10 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         else:
             v, _ = self.expr(idx, line)
         name = Index(self.fresh("s"))
-        new_acc = replace(acc, idxs=(name,) + acc.idxs[1:])
+
+        def around(x):   # (the index's wrappers, now around the loop's)
+            return replace(x, index=around(x.index)) if isinstance(x, IndexModifier) else name
+        new_acc = replace(acc, idxs=(around(acc.idxs[0]),) + acc.idxs[1:])
         body = postmap(s, lambda n: new_acc if n is acc or (isinstance(n, Access) and n == acc) else None)
         return checks, Loop(name, Extent(v, X.add(v, 1)), body, line=line)
 

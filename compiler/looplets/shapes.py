@@ -224,7 +224,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         env = {i: Index(var[i]) for i in indices}
         extent_of = {var[i]: ext[i] for i in indices}
         sc = _Scope(dict(outer.collapsed), dict(outer.steps), dict(outer.fissions), {}, extent_of,
-                    dict(outer.part_steps))
+                    dict(outer.part_steps), dict(outer.part_collapsed))
         for i in indices:   # (an index bound again here is this scope's own)
             for table in (sc.collapsed, sc.steps, sc.fissions):
                 table.pop(i, None)
@@ -282,6 +282,21 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                     if part not in sc.part_steps and any(isinstance(x, Slice) and x.step != 1 and x.result == j
                                                          for x in _scope_walk(operand, {j})):
                         sc.part_steps[part] = fresh("t")
+                # a part that is a collapse walks its two loops in place of the part's (a stack's
+                # ravels concatenated: each operand's rows, then its columns, in storage order)
+                for (part, size), j, operand in zip(sc.fissions[n.result], n.indices, n.operands):
+                    makers = [x for x in _scope_walk(operand, {j}) if hasattr(x, "produced") and j in x.produced()]
+                    if not makers or not all(isinstance(x, Collapse) for x in makers) or part in sc.part_collapsed:
+                        continue
+                    (a, b) = makers[0].indices
+                    if part in sc.part_steps or any((ext[x.indices[0]], ext[x.indices[1]]) != (ext[a], ext[b])
+                                                    for x in makers):
+                        raise StrategyError(f"{n}: its part {j} is made by collapses of other extents or a "
+                                            f"strided slice too; the looplet strategy walks one pair of loops "
+                                            f"for a collapsed part")
+                    ii, jj = fresh(a.name), fresh(b.name)
+                    sc.part_collapsed[part] = (ii, jj, ext[a], ext[b],
+                                               _plus(Index(jj), _times(Index(ii), _expr(ext[b]))))
             elif isinstance(n, Slice) and n.step != 1 and var.get(n.result) in loops and n.result not in sc.steps:
                 t = fresh("t")
                 sc.steps[n.result] = (t, var[n.result])
@@ -295,6 +310,9 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         depth.update({name: base + k for k, name in enumerate(loops)})
         depth.update({name: depth[var[l]] for l, parts in sc.fissions.items() if l in var for name, _ in parts})
         depth.update({t: depth[part] + 0.5 for part, t in sc.part_steps.items() if part in depth})
+        for part, (ii, jj, *_) in sc.part_collapsed.items():
+            if part in depth:
+                depth.update({ii: depth[part], jj: depth[part] + 0.5})
         return loops, env, sc
 
     def loop_index(x, node, role):
@@ -323,6 +341,10 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         # p, q computed inside the loops over i, j are not, and it is read by a gather instead)
         if out is not None and not all(lvl.slot_per_coordinate for lvl in out.levels):
             return False
+        # (a concat making i or j splits its loop into one per part: the let-bound p, q would read
+        # the loop it replaced; the collapse is gathered, each part read where the index falls in it)
+        if any(isinstance(x, Concat) and x.result in (i, j) for x in N.walk(n.operand.operand)):
+            return False
         for acc in N.accesses(n.operand):
             fmt = formats.get(acc.tensor)
             if fmt is not None and i in acc.indices and j in acc.indices and \
@@ -349,8 +371,14 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             return reduce_into_scalar(e, env, top, sc, choice)
         if isinstance(e, Collapse):
             (i, j), k = e.indices, e.result
-            if k not in sc.collapsed and any(env.get(k) == at for at in made):
+            if k not in sc.collapsed and (any(env.get(k) == at for at in made) or _permissive(env.get(k))):
                 return collapse_gather(e, env, top, sc, choice)
+            walked = next((c for c in sc.part_collapsed.values() if env.get(k) == c[4]), None)
+            if walked is not None:
+                # (a concatenation's part: its loops are this collapse's, walked in storage order)
+                ii, jj = walked[:2]
+                check_collapse_concordant(e, formats)
+                return conv(e.operand, {**env, i: Index(ii), j: Index(jj)}, top, sc, choice)
             if k not in sc.collapsed or env.get(k) != top.get(k):
                 loop_index(env.get(k), e, f"the collapsed index {k}")
                 # (a loop, but one another operator made: a concat's part of the collapsed index)
@@ -391,7 +419,8 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                 return concat_read(e, env, top, sc, choice)
             m = choice[l]
             part = sc.fissions[l][m][0]
-            at = _plus(Index(sc.part_steps[part]), Index(part)) if part in sc.part_steps else Index(part)
+            at = _plus(Index(sc.part_steps[part]), Index(part)) if part in sc.part_steps else \
+                sc.part_collapsed[part][4] if part in sc.part_collapsed else Index(part)
             return conv(e.operands[m], {**env, e.indices[m]: at}, top, sc, choice)
         if isinstance(e, Slice):
             planned = e.result in sc.steps and env[e.result] == top[e.result]
@@ -427,31 +456,45 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         level: a pass over the output's length, not over the stored entries)."""
         (i, j), k = e.indices, e.result
         at = _affine(env[k])
+        # (a concatenation's part read where the index falls in it: the quotient is permissive, the
+        # remainder of a floor division always in range)
+        permissive = _permissive(at)
+        at = at.args[0] if permissive else at
         tensors = {a.tensor for a in N.accesses(stmt.rhs)} | {stmt.lhs.tensor}
         taken.update(tensors)       # (a let's name is no tensor's either)
         major, minor = Variable(fresh(i.name)), Variable(fresh(j.name))
         size = _expr(ext[j])
         lets.extend([(major, Call(_DIV, (at, size))), (minor, Call(_MOD, (at, size)))])
-        made.append(major)          # (a collapse of a collapse gathers at the quotient: a 3-D reshape)
+        # (a collapse of a collapse gathers at the quotient, a 3-D reshape; a concat read at the
+        # remainder reads each part where it falls, an hstack raveled and split)
+        made.extend([major, minor])
         note = f"{e} read at {k} = {at}: {i} = {major.name}, {j} = {minor.name}, each entry located"
         if ("gather", note) not in reads:     # (each part of a fissioned loop reads it again)
             reads.append(("gather", note))
-        return conv(e.operand, {**env, i: major, j: minor}, top, sc, choice)
+        return conv(e.operand, {**env, i: Call("permit", (major,)) if permissive else major, j: minor},
+                    top, sc, choice)
 
     def concat_read(e, env, top, sc, choice):
-        """A concat whose index another operator computes (a split's ``q + p·|q|``): each part read
-        permissively where that index falls in it, the first part present taken, as Finch's
-        ``coalesce(x[~l], y[~(l - |x|)])``; a part's index must be read by its accesses directly."""
+        """A concat whose index another operator computes (a split's ``q + p·|q|``, or a gathered
+        collapse's quotient: a vstack raveled and split): each part read permissively where that
+        index falls in it, the first part present taken, as Finch's ``coalesce(x[~l], y[~(l - |x|)])``;
+        a part's index must be read by its accesses directly or made by a collapse of them."""
         l = e.result
         at = _affine(env.get(l))
-        if not isinstance(at, (Index, Call)) or not list(_indices_in(at)) or \
-                any(x.name not in depth for x in _indices_in(at)):
+        quotient = isinstance(at, Variable) and any(at == x for x in made)
+        if not quotient and (not isinstance(at, (Index, Call)) or not list(_indices_in(at)) or
+                             any(x.name not in depth for x in _indices_in(at))):
             raise StrategyError(f"{e}: the looplet strategy splits the loop over {l} into one loop per operand, "
                                 f"or reads it at an index of loops; here {l} is {env.get(l)}")
         parts, offset = [], None
         for j, operand in zip(e.indices, e.operands):
             reads = [a for a in N.walk(operand) if isinstance(a, N.Access) and j in a.indices]
-            if not reads or any(hasattr(n, "produced") and j in n.produced() for n in N.walk(operand)):
+            makers = [n for n in N.walk(operand) if hasattr(n, "produced") and j in n.produced()]
+            # (a collapse making the part's index is gathered where it falls in the part: a stack's
+            # ravels concatenated, split into rows straddling two operands)
+            if all(isinstance(n, Collapse) and _reads_directly(n) for n in makers):
+                reads, makers = reads + makers, []
+            if not reads or makers:
                 raise StrategyError(f"{e}: the looplet strategy reads a concatenation at an index another "
                                     f"operator computes ({l} = {env.get(l)}) where each part reads its index "
                                     f"{j} in its accesses directly")
@@ -522,6 +565,10 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         for m, (part, size) in enumerate(sc.fissions[i]):
             at = Index(part) if offset is None else _plus(Index(part), offset)
             step = sc.part_steps.get(part)
+            walked = sc.part_collapsed.get(part)
+            if walked is not None:
+                # (a collapsed part's loops ii, jj: its write is at jj + ii·|j| after the parts before)
+                at = walked[4] if offset is None else _plus(walked[4], offset)
             # (a strided part's one-step loop: its write is at t + the part's, as a strided loop's)
             here = at if step is None else _plus(Index(step), at)
             # (a collapse's index written through this loop, j + l·|j|, reads the part's coordinate)
@@ -529,7 +576,12 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
             inner = build(loops, sc, k + 1, {**moved, i: here}, {**choice, i: m}, leaf)
             if step is not None:
                 inner = Loop(Index(step), Extent(Const(0, "int64"), Const(1, "int64")), inner)
-            parts.append(Loop(Index(part), Extent(Const(0, "int64"), extent_ir(size, formats)), inner))
+            if walked is not None:
+                ii, jj, ei, ej, _ = walked
+                inner = Loop(Index(jj), Extent(Const(0, "int64"), extent_ir(ej, formats)), inner)
+                parts.append(Loop(Index(ii), Extent(Const(0, "int64"), extent_ir(ei, formats)), inner))
+            else:
+                parts.append(Loop(Index(part), Extent(Const(0, "int64"), extent_ir(size, formats)), inner))
             offset = _expr(size) if offset is None else _plus(offset, _expr(size))
         return Block(tuple(parts))
 
@@ -555,17 +607,20 @@ class _Scope:
     ``collapsed`` k -> (i', j', |i|, |j|),
     ``steps`` k -> (its one-step loop, k's loop), ``fissions`` l -> [(part's loop, extent)], ``parts``
     a fissioned loop's name -> its index, ``extent_of`` each loop's extent, ``part_steps`` a
-    part's loop -> the one-step loop inside it (the part is a strided slice), ``walked`` a split of
+    part's loop -> the one-step loop inside it (the part is a strided slice), ``part_collapsed`` a
+    part's loop -> ``(i', j', |i|, |j|, j' + i'·|j|)``, the loops a collapse making it walks in its
+    place, ``walked`` a split of
     a collapse walked by the collapse's loops -> its results' let bindings."""
 
-    def __init__(self, collapsed, steps, fissions, parts, extent_of, part_steps):
+    def __init__(self, collapsed, steps, fissions, parts, extent_of, part_steps, part_collapsed):
         self.collapsed, self.steps, self.fissions = collapsed, steps, fissions
         self.parts, self.extent_of, self.part_steps = parts, extent_of, part_steps
+        self.part_collapsed = part_collapsed
         self.walked: dict = {}
 
     @classmethod
     def empty(cls):
-        return cls({}, {}, {}, {}, {}, {})
+        return cls({}, {}, {}, {}, {}, {}, {})
 
 
 def _let(bindings: list, body):
@@ -573,6 +628,17 @@ def _let(bindings: list, body):
     for var, val in reversed(bindings):
         body = Define(var, val, body)
     return body
+
+
+def _permissive(at) -> bool:
+    """Whether the index ``at`` is read permissively (``~l``: fill outside the operand)."""
+    return isinstance(at, Call) and at.op == "permit"
+
+
+def _reads_directly(e: Collapse) -> bool:
+    """Whether the collapse's indices are read by its accesses directly (no operator makes them)."""
+    return not any(hasattr(n, "produced") and set(e.indices) & set(n.produced()) for n in N.walk(e.operand)) \
+        and all(any(isinstance(a, N.Access) and i in a.indices for a in N.walk(e.operand)) for i in e.indices)
 
 
 def _indices_in(e):

@@ -68,3 +68,24 @@ def test_a_column_major_dense_operand_is_left_to_looplets_which_locate_it_in_pla
     assert kernel.strategy == "looplets" and note.startswith("shape operators: the lattice strategy refused this "
                                                              "statement (A[k, j]: the loops reach its level 1"), note
     assert not kernel.trace.find("gather")
+
+
+@pytest.mark.parametrize("fill", (0.0, np.nan))
+def test_a_csr_sliced_with_a_positive_stride_is_walked_so_its_partner_is_left_to_looplets(fill):
+    # a CSR's columns sliced with step 2 are walked (each step seeks on from the last), no gather:
+    # the column-major dense operand the lattice would convert is located in place by looplets
+    # (on main the strided slice counted as a gather, and the dense operand was converted)
+    a, d = data((4, 9), fill, 6), data((4, 5), fill, 7)
+    A = ss.Tensor.from_numpy(a, "csr", fill=fill)
+    D = ss.Tensor.from_numpy(d, Format(parse_format("dense", ndim=2).root, (1, 0)), fill=fill)
+    prog = "out[i, k] = slice(A[i, j], j -> k, (0, 9, 2)) + D[i, k]"
+    kernel = check(prog, a[:, ::2] + d, A=A, D=D)
+    note = kernel.trace.find("strategy")[0].note
+    assert kernel.strategy == "looplets" and "the lattice strategy refused this statement" in note, note
+    assert not kernel.trace.find("gather") and not kernel.trace.find("convert")
+    if fill != 0:
+        return      # (the lattice takes fill 0 only where the result computes with the entries)
+    # a negative stride restarts the walk at each column: a gather, so the lattice converts D
+    kernel = check(prog.replace("(0, 9, 2)", "(8, -1, -2)"), a[:, ::-2] + d, A=A, D=D)
+    note = kernel.trace.find("strategy")[0].note
+    assert kernel.strategy == "lattice" and "looplets would gather A (A[i, t + (8 + k * -2)]" in note, note

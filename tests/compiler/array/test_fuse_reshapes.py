@@ -253,22 +253,55 @@ def test_a_stack_whose_rows_straddle_two_operands_is_one_lattice_kernel(fa, fb, 
               "lattice")
 
 
-def test_a_straddled_stack_looplets_refuse_and_a_reduced_one_is_materialized():
+def test_a_straddled_stack_is_one_looplets_kernel_and_a_reduced_one_theirs_by_default():
     a, b = data((4, 5), 0.0, seed=24), data((4, 5), 0.0, seed=25)
     A, B = (xp.asarray(ss.Tensor.from_numpy(x, "csr")) for x in (a, b))
-    # looplets refuse it naming the lattice (a retry step), and it is materialized, still right
-    kernel = xp.stack([A, B]).reshape(5, 8).lower(strategy="looplets")
-    (note,) = [s.note for s in kernel.trace.find("retry")]
-    assert "refused by the looplets strategy" in note and "or lower it with strategy='lattice'" in note, note
-    np.testing.assert_array_equal(kernel().to_numpy(), np.stack([a, b]).reshape(5, 8))
+    # looplets read each operand's ravel where row 2's columns fall in it (refused before, and
+    # materialized), each entry located
+    kernel = fused(xp.stack([A, B]).reshape(5, 8), np.stack([a, b]).reshape(5, 8), "looplets")
+    assert kernel.trace.find("retry") == [] and len(kernel.trace.find("gather")) == 2
     # a row reduced: each operand's loop would reduce its own part of row 2 into the temporary and
-    # store it, the second overwriting the first: the lattice refuses it, saying so
-    kernel = xp.stack([A, B]).reshape(5, 8).sum(axis=1).lower()
-    retries = [s.note for s in kernel.trace.find("retry")]
-    assert any("straddle position 20" in n and "where a group is reduced" in n for n in retries), retries
-    assert any(n.startswith("reshape (2, 4, 5) -> (5, 8) materialized")
-               for n in (s.note for s in kernel.trace.find("materialize")))
-    np.testing.assert_array_equal(kernel().to_numpy(), np.stack([a, b]).reshape(5, 8).sum(axis=1))
+    # store it, the second overwriting the first: the lattice refuses it, saying so, and looplets
+    # lower it (it was materialized)
+    kernel = fused(xp.stack([A, B]).reshape(5, 8).sum(axis=1), np.stack([a, b]).reshape(5, 8).sum(axis=1))
+    note = kernel.trace.find("strategy")[0].note
+    assert kernel.strategy == "looplets" and "straddle position 20" in note and "where a group is reduced" in note
+
+
+@pytest.mark.parametrize("fa, fb, fill", [("csr", "csr", 0.0), ("coo", "dense", np.nan), ("csc", "csr", 0.0)])
+def test_a_vstack_split_into_rows_straddling_its_operands_is_one_lattice_kernel(fa, fb, fill):
+    # concat([A, B]).reshape(5, 7) of 4x5 and 3x5 matrices: row 2 is the end of A's ravel and the
+    # start of B's. The ravel of a vstack is the concatenation of its operands' ravels, which the
+    # lattice splits into straddling rows as a stack's (a collapse of the concat, the product
+    # (i_A ⊔ i_B) × j, was refused and materialized); sliced too, and reshaped twice
+    a, b = data((4, 5), fill, seed=28), data((3, 5), fill, seed=29)
+    A, B = (xp.asarray(ss.Tensor.from_numpy(x, f, fill=fill)) for x, f in ((a, fa), (b, fb)))
+    want = np.concatenate([a, b]).reshape(5, 7)
+    kernel = fused(xp.concat([A, B]).reshape(5, 7), want, "lattice")
+    assert "split(concat((collapse(A[" in str(kernel.program) and kernel.trace.find("retry") == []
+    assert bool(kernel.trace.find("convert")) == ("csc" in (fa, fb))
+    fused(xp.concat([A, B]).reshape(-1).reshape(5, 7)[1:4], want[1:4], "lattice")
+    # a negative step walks A's rows backwards where the ravel walks them forwards: refused, saying
+    # so, and materialized, still right
+    kernel = xp.concat([A, B]).reshape(5, 7)[::-2].lower(strategy="lattice")
+    (note,) = [s.note for s in kernel.trace.find("retry")]
+    assert "is walked forwards in one place and backwards" in note, note
+    np.testing.assert_array_equal(kernel().to_numpy(), want[::-2])
+
+
+def test_an_hstack_split_into_rows_is_refused_by_the_lattice_and_lowered_by_looplets():
+    # concat([A, B], axis=1).reshape(5, 8): the lattice's split of a union of products (each row of
+    # A followed by B's) crashed its emitter with a KeyError, given the lattice or no strategy
+    a, b = data((4, 5), 0.0, seed=26), data((4, 5), 0.0, seed=27)
+    A, B = (xp.asarray(ss.Tensor.from_numpy(x, "csr")) for x in (a, b))
+    expr, want = xp.concat([A, B], axis=1).reshape(5, 8), np.concatenate([a, b], axis=1).reshape(5, 8)
+    kernel = expr.lower(strategy="lattice")
+    (note,) = [s.note for s in kernel.trace.find("retry")]
+    assert "a split of a union of products" in note and "an hstack raveled" in note, note
+    np.testing.assert_array_equal(kernel().to_numpy(), want)
+    # by default looplets' one kernel: each part read where the row's columns fall in it
+    kernel = fused(expr, want)
+    assert kernel.strategy == "looplets" and kernel.trace.find("gather"), kernel.trace
 
 
 STACK_CASES = [
@@ -325,16 +358,21 @@ def test_a_stack_of_one_array():
     fused(xp.stack([V]).reshape(2, 2), np.stack([v]).reshape(2, 2), "lattice")
 
 
-def test_looplets_refuse_the_ravel_of_a_stack_of_matrices_naming_the_lattice():
+def test_looplets_walk_the_ravel_of_a_stack_of_matrices_and_refuse_a_csc_naming_the_lattice():
     a = data((5, 4), 0.0, seed=9)
     A = xp.asarray(ss.Tensor.from_numpy(a, "csr"))
     expr = xp.stack([A, A]).reshape(-1)
-    kernel = expr.lower(strategy="looplets")
-    (note,) = [s.note for s in kernel.trace.find("retry")]
-    assert "refused by the looplets strategy" in note and "or lower it with strategy='lattice'" in note, note
-    np.testing.assert_array_equal(kernel().to_numpy(), np.stack([a, a]).reshape(-1))
+    # each operand's rows then columns, in storage order (refused before, and materialized)
+    kernel = fused(expr, np.stack([a, a]).reshape(-1), "looplets")
+    assert kernel.trace.find("gather") == [] and "concat((collapse(A[" in str(kernel.program)
     # given no strategy, the lattice's one kernel
     assert expr.lower().strategy == "lattice"
+    # a CSC's ravel is a discordant walk: refused naming the lattice, materialized, still right
+    C = xp.asarray(ss.Tensor.from_numpy(a, "csc"))
+    kernel = xp.stack([C, A]).reshape(-1).lower(strategy="looplets")
+    (note,) = [s.note for s in kernel.trace.find("retry")]
+    assert "discordant walk" in note and "or lower it with strategy='lattice'" in note, note
+    np.testing.assert_array_equal(kernel().to_numpy(), np.stack([a, a]).reshape(-1))
 
 
 @settings(max_examples=7, deadline=None)

@@ -207,6 +207,14 @@ def test_unsupported_shapes_are_refused_with_the_reason():
     assert "straddle position 1" in unsupported(Project(0, Slice(Slice(Concat(u1, u2), 1, 3), 0, 2), 2))
     with pytest.raises(SequenceError, match=r"a split of a product over a union"):
         build_seq_lattice(Project(0, Product(Union(Universe(4, "u1"), lv("t2", 4)), lv("t3", 1)), 2))
+    # an hstack raveled is a union of one product per part (A's row, then B's, offset by |A's row|):
+    # walked whole, but not split, whose groups interleave the two (it crashed the emitter with a
+    # KeyError on the second product's group)
+    hstack = Union(Product(lv("A", 4, "dense"), Pad(lv("A", 5), 5)),
+                   Product(lv("B", 4, "dense"), Offset(5, lv("B", 5))))
+    assert unsupported(hstack) is None
+    with pytest.raises(SequenceError, match=r"a split of a union of products .* an hstack raveled"):
+        build_seq_lattice(Project(0, hstack, 8))
 
 
 def test_renderings_and_serialization():

@@ -274,12 +274,19 @@ def test_a_concats_second_loop_starts_at_zero_in_the_c():
     assert "for (int64_t k = 0; k < B0_size; k++)" in k.c_source
 
 
-def test_a_collapse_inside_a_concat_is_refused_not_crashed():
-    """concat((collapse(A), b)) makes the collapsed index a part of the concatenated one: refused
-    in the user's terms (it was a KeyError from inside the lowering, found by the array front end)."""
-    with pytest.raises(StrategyError, match="collapse"):
-        ss.lower("c[l] = concat((collapse(A[i, j], (i, j) -> k), b[m]), (k, m) -> l)", "looplets",
-                 A=ss.Tensor.from_numpy(A, "csr"), b=ss.Tensor.from_numpy(np.ones(3), "dense"))
+def test_a_collapse_inside_a_concat_walks_its_loops_as_the_parts():
+    """concat((collapse(A), b)) makes the collapsed index a part of the concatenated one: the part's
+    loop is the collapse's two, walking A in storage order (it was a KeyError from inside the
+    lowering, found by the array front end, then refused); a CSC collapsed row-major is refused."""
+    prog = "c[l] = concat((collapse(A[i, j], (i, j) -> k), b[m]), (k, m) -> l)"
+    tensors = dict(A=ss.Tensor.from_numpy(A, "csr"), b=ss.Tensor.from_numpy(np.ones(3), "dense"))
+    kernel = ss.lower(prog, "looplets", **tensors)
+    want = np.concatenate([A.reshape(-1), np.ones(3)])
+    np.testing.assert_array_equal(kernel(**tensors).to_numpy(), want)
+    np.testing.assert_array_equal(evaluate(prog, **tensors)[0], want)
+    assert not kernel.trace.find("gather")
+    with pytest.raises(StrategyError, match="discordant walk"):
+        ss.lower(prog, "looplets", A=ss.Tensor.from_numpy(A, "csc"), b=tensors["b"])
 
 
 INNER_REDUCTIONS = [
