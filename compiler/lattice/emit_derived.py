@@ -15,7 +15,7 @@ from __future__ import annotations
 
 
 from ..errors import StrategyError
-from ..imperative.ir import (Assign, BinOp, Break, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Select,
+from ..imperative.ir import (BinOp, Break, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Select,
                              Var, While)
 from ..imperative.search import lower_bound_call
 from .cfir import CForall, CLoop, one_case_always

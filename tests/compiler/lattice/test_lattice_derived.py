@@ -373,7 +373,9 @@ def test_parallel_blocks_of_fused_positions(fmt, direction, factor):
     assert "the blocks of p0 run on threads; each finds the row of its first position" in k.trace.find("lower")[0].note
     assert src.index("#pragma omp parallel for") < src.index("for (int64_t p0")
     row = "i" if fmt is csr else "pA0"
-    assert src.index(f"while ({row} < {row}_hi)") < src.index("for (int64_t p1")   # once per block
+    # once per block, one call of the search helper (issue 31: it was an inline bisection)
+    assert src.index(f"int64_t {row} = lower_bound_int64(A1_pos, ") < src.index("for (int64_t p1")
+    assert f"{row}_hi" not in src
     if openmp():
         np.testing.assert_allclose(k(A=A, B=B).to_numpy(), a * B.to_numpy())
 
