@@ -344,7 +344,10 @@ class Compare(W.HBox):
         """
         strategies = _pair(strategies, "strategy")
         ndims = program_ndims(program)
-        rebuilds = tuple(rebuild_for(program, st, checked=checked, options=options) for st in strategies)
+        sides = tuple({name: _pair(v, f"format of {name}", (tuple,))[k] for name, v in tensors.items()}
+                      for k in range(2))
+        rebuilds = tuple(rebuild_for(program, st, checked=checked, options=_with_shapes(program, side, options))
+                         for st, side in zip(strategies, sides))
         formats = tuple({name: initial_format(_pair(v, f"format of {name}", (tuple,))[k], ndims.get(name))
                          for name, v in tensors.items()} for k in range(2))
         if labels is None:
@@ -405,6 +408,17 @@ def _linked(html: str) -> str:
     """``html`` in a box whose tagged parts link, on hover and click, the parts of the same
     tag in its column (its C lines and drawing nodes) and scroll its C pane."""
     return f'<div class="ss-linkable" {link_handlers(".ss-c", root="." + _COLUMN)}>{html}</div>'
+
+
+def _with_shapes(program, tensors: Mapping[str, Any], options: Mapping[str, Any] | None):
+    """``options`` with the ``shapes`` of the outputs of a loop program given as arrays or Tensors:
+    the pickers hold formats, so an output indexed by a computed coordinate (a histogram's
+    ``bins[img[r, c] >> shift]``) would otherwise lose the shape it was given."""
+    from compiler.lowering import loop_shapes
+    shapes = loop_shapes(program, dict(tensors))
+    if not shapes or "shapes" in (options or {}):
+        return options
+    return {**(options or {}), "shapes": shapes}
 
 
 def _is_data(value: Any) -> bool:

@@ -48,6 +48,9 @@ def _next(parent):
 class BandIterator(ModeIterator):
     """A SparseBand level: its fiber's positions hold contiguous coordinates."""
 
+    def first_at_least(self, lo, hi, target):
+        return None   # (its coordinates follow from the fiber's shift, not a crd array: not built)
+
     def bounds(self, parent):
         ofs = self.param(self.starts)
         return Load(ofs, parent), Load(ofs, _next(parent))
@@ -90,6 +93,9 @@ class BlockListIterator(ModeIterator):
     >>> [str(s.cond) for s in it.block_sync(Var("pA1"), Var("rA1"))]   # while it has passed block rA1's end
     ['A1_ofs[rA1 + 1] <= pA1']
     """
+
+    def first_at_least(self, lo, hi, target):
+        return None   # (a position in the middle needs its block found too: not built)
 
     def _ofs(self, at):
         return Load(self.param(self.block_starts), at)

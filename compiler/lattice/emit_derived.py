@@ -15,8 +15,9 @@ from __future__ import annotations
 
 
 from ..errors import StrategyError
-from ..imperative.ir import (Assign, BinOp, Break, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Select,
+from ..imperative.ir import (BinOp, Break, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Select,
                              Var, While)
+from ..imperative.search import lower_bound_call
 from .cfir import CForall, CLoop, one_case_always
 from .exprs import literal_text, names_used
 
@@ -260,19 +261,20 @@ class DerivedLoops:
         body = walk + coord + inner_body
         if parallel:
             # each block starts at the row holding its first position: the first row whose
-            # positions end after it (binary search over the row pointers)
-            top, mid = (Var(self.name(("search", fuse.fused, x), x)) for x in (f"{r.name}_hi", f"{r.name}_mid"))
+            # positions end after it, pos[r + 1] > first (one binary search over the row pointers)
             first = Var(self.name(("search", fuse.fused, "first"), f"{pos.position}_first"))
-            two, one = Const(2, "int64"), Const(1, "int64")
+            one = Const(1, "int64")
+            after = (lambda e: Const(e.value + 1, "int64") if isinstance(e, Const)  # noqa: E731
+                     else BinOp("+", e, one))
+            rows_at = BinOp("+", first, one)
 
             def search(start):
+                k = lower_bound_call(posbuf, after(at(rlo)), after(at(rhi)), rows_at)
+                # (the row pointers of a Dense level under others start at its fiber's first row)
+                r0 = BinOp("-", k, one) if at(rlo) is rlo else BinOp("-", k, after(at(rlo)))
                 return [Comment(f"this block's first row: binary search for the row holding position "
                                 f"{first.name}"),
-                        Declare(first, "int64", start), Declare(r, "int64", rlo), Declare(top, "int64", rhi),
-                        While(BinOp("<", r, top), [
-                            Declare(mid, "int64", BinOp("+", r, BinOp("/", BinOp("-", top, r), two))),
-                            If(BinOp("<=", Load(posbuf, BinOp("+", at(mid), one)), first),
-                               [Assign(r, BinOp("+", mid, one))], [Assign(top, mid)])])]
+                        Declare(first, "int64", start), Declare(r, "int64", r0)]
             stmts = self._derived_loop(pos.position, lo, hi, body, str(pos), p, block_start=search)
             self.notes.append(f"the blocks of {split.outer} run on threads; each finds the row of its first "
                               f"position by binary search, then walks")

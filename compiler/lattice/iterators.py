@@ -57,6 +57,7 @@ from ..binding import array_name
 from ..errors import StrategyError
 from ..format import Format
 from ..imperative.ir import Assign, BinOp, Const, Declare, Load, Var, While, and_
+from ..imperative.search import lower_bound_call
 from ..levels import Dense, SparseByteMap, SparseCOO, SparseHash, SparseList, SparsePoint
 from ..levels.level import Level
 
@@ -212,6 +213,18 @@ class ModeIterator:
         it counts its keys by it)."""
         return Load(self.param(self.starts), fibers)
 
+    def first_at_least(self, lo, hi, target):
+        """IR of the first position in ``[lo, hi)`` whose coordinate is at least ``target`` (``hi``
+        if none): a binary search of the fiber's sorted coordinates, where a parallel block of a
+        split loop starts. None for a level whose coordinates are not its ``crd`` array (a band's,
+        a run list's): it cannot be entered in the middle.
+
+        >>> it = ModeIterator("A", "A", 0, 0, 0, "SparseList", compressed=True)
+        >>> print(it.first_at_least(Var("lo"), Var("hi"), Var("i_lo")))
+        lower_bound(A0_idx, lo, hi, i_lo)
+        """
+        return lower_bound_call(self.param(self.crd), lo, hi, target)
+
     def search_stmts(self, q, parent, i, fresh):
         """Statements declaring ``q``, the position of coordinate ``i`` under ``parent`` or -1, for a
         level with a search of its own; None: a diagonal bisects the fiber by :meth:`coord`."""
@@ -330,6 +343,9 @@ class WorkspaceIterator:
     visits_every_position = True
     # (what a level iterator can do that a coordinate list cannot: see ModeIterator)
     locatable = probed = children_by_coordinate = fibers_by_size = compressed = False
+
+    def first_at_least(self, lo, hi, target):
+        return None   # (a parallel block does not enter a workspace's list in the middle)
 
     @property
     def unique(self) -> bool:

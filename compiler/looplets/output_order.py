@@ -8,8 +8,10 @@ puts the output's indices in its storage order when that reads no more inputs ou
 own order than the given order does (every input is then walked, not searched); otherwise,
 and always for a loop program (whose loops are the user's), the kernel builds the output in
 the mode order its loops write (CSR for the CSC above) and the runtime converts it to the
-format asked after each call (``Tensor.asformat``), as the lattice strategy does. The choice is
-the trace's ``output-order`` step.
+format asked after each call (``Tensor.asformat``), as the lattice strategy does. An output
+written at random (every level dense) needs no order: index notation's loops then run in the
+order that reads the fewest inputs out of their storage order (:func:`_read_in_order`: column
+sums of a CSR matrix walk its rows). The choice is the trace's ``output-order`` step.
 
 >>> from compiler.format import parse_format
 >>> from compiler.looplets import from_index_notation
@@ -26,10 +28,11 @@ Dense(SparseList(Element(0.0)))
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 
 from ..format import Format
-from .program import Access, Assign, Block, Define, Index, Loop, Sieve, TensorRef, walk
+from .program import Access, Assign, Block, Declare, Define, Index, Loop, Sieve, TensorRef, walk
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,58 @@ def _reordered(body, first: list):
     return inner
 
 
+def _perfect_nest(body):
+    """``(loops, assignment)`` of a nest whose only statement is the innermost assignment (the
+    output's declarations before it), else None: only such a nest may run its loops in any order."""
+    if isinstance(body, Block):
+        *decls, body = body.stmts
+        if not all(isinstance(d, Declare) for d in decls):
+            return None
+    loops = []
+    while isinstance(body, Loop):
+        loops.append(body)
+        body = body.body
+    return (loops, body) if loops and isinstance(body, Assign) else None
+
+
+def _read_in_order(prog, out: str, formats: dict) -> OutputOrder:
+    """Index notation into an output written at random (a dense one): the loops in the order that
+    reads the fewest inputs out of their storage order, the given order on a tie. Column sums
+    ``y[j] = A[i, j]`` of a CSR ``A`` then walk A's rows and add each entry into ``y[j]`` (O(nnz)),
+    where ``j`` outermost searched every row for ``j``.
+
+    >>> from compiler.format import parse_format
+    >>> from compiler.looplets import from_index_notation
+    >>> from compiler.notation import parse
+    >>> prog = from_index_notation(parse("y[j] = A[i, j]"))
+    >>> choice = _read_in_order(prog, "y", {"A": parse_format("csr"), "y": parse_format("dense", ndim=1)})
+    >>> [lp.idx.name for lp in loops_of(choice.program.body)]
+    ['i', 'j']
+    """
+    nest = _perfect_nest(prog.body)
+    before = _out_of_order(prog.body, out, formats)
+    if nest is None or before == 0 or len(nest[0]) > 5:
+        return OutputOrder(prog, None, "")
+    loops, assign = nest
+    order = [lp.idx for lp in loops]
+    # (a reduction's terms are added in another order: its operator must not care)
+    if not set(order) <= set(assign.lhs.idxs) and not (assign.op is not None and assign.op.commutative
+                                                       and assign.op.associative):
+        return OutputOrder(prog, None, "")
+    best, after = order, before
+    for perm in itertools.permutations(order):
+        n = _out_of_order(_reordered(prog.body, list(perm)), out, formats)
+        if n < after:
+            best, after = list(perm), n
+    if best == order:
+        return OutputOrder(prog, None, "")
+    names = lambda idxs: ", ".join(i.name for i in idxs)  # noqa: E731
+    return OutputOrder(replace(prog, body=_reordered(prog.body, best)), None,
+                       f"{out} is written at random ({_text(formats[out])}), so its indices need not be outermost: the "
+                       f"loops run {names(best)} (outermost first), reading {after} input access"
+                       f"{'' if after == 1 else 'es'} out of their storage order ({before} in the order {names(order)})")
+
+
 def _text(fmt: Format) -> str:
     return fmt.shorthand or str(fmt) if hasattr(fmt, "shorthand") else str(fmt)
 
@@ -117,7 +172,7 @@ def choose_output_order(prog, out: str, formats: dict, fixed: bool, asked_format
     ``asked_format``: the format the user asked, when ``formats`` holds its stand-in (the note names it)."""
     fmt = formats.get(out)
     if fmt is None or all(lvl.random_write for lvl in fmt.levels):
-        return OutputOrder(prog, None, "")
+        return OutputOrder(prog, None, "") if fixed else _read_in_order(prog, out, formats)
     order = _write_order(prog.body, out)
     if order is None or tuple(order) == tuple(fmt.mode_order):
         return OutputOrder(prog, None, "")

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, lower
 from compiler.backend import build
 from compiler.errors import StrategyError
-from compiler.format import Format, csc, csr, dcsr, dense, sparse_vector
+from compiler.format import Format, csc, csr, dcsr, dense, parse_format, sparse_vector
 from compiler.levels import Element, SparseHash, SparseList
 from compiler.lattice import Schedule
 from compiler.testing import check_lowered as check, random_sparse as rand
@@ -229,8 +229,11 @@ def test_parallelize_the_outer_block_loop():
      r"over i, which iterates b's level 0 \(SparseList\) and c's level 0 \(SparseList\): its blocks run in the one "
      r"while loop that merges them"),
     ("y[i] = A[i, j] * x[j]", {}, Schedule().split("j", "j0", "j1", 4).parallelize("j0"), "outermost"),
-    ("a[i] = b[i] + c[i]", {"b": sparse_vector(), "c": sparse_vector(), "A": None, "x": None},
-     Schedule().split("i", "i0", "i1", 4).parallelize("i0"), "carry the iterators' positions"),
+    # (a block on its own thread binary-searches its first position: a band's has no crd array to search)
+    ("a[i] = b[i] + c[i]", {"b": parse_format("SparseBand(Element(0.0))"), "c": sparse_vector(), "A": None, "x": None},
+     Schedule().split("i", "i0", "i1", 4).parallelize("i0"),
+     r"parallelize\(i0\) does not apply: each block of split\(i, i0, i1, 4, down\) on its own thread would find its "
+     r"first position in b's level 0 \(SparseBand\), which has no search by coordinate"),
     ("y[i] = A[i, j] * x[j] + d[i]", {"d": dense(1)}, Schedule().fuse("i", "j", "f"), "not directly nested"),
     ("y[i] = A[i, j] * x[j]", {}, Schedule().fuse("j", "i", "f"), "i is not directly nested in j"),
     ("C[i, j] = A[i, j] * B[i, j]", {"B": dense(2), "C": csr(), "x": None}, Schedule().fuse("i", "j", "f"),
@@ -370,7 +373,9 @@ def test_parallel_blocks_of_fused_positions(fmt, direction, factor):
     assert "the blocks of p0 run on threads; each finds the row of its first position" in k.trace.find("lower")[0].note
     assert src.index("#pragma omp parallel for") < src.index("for (int64_t p0")
     row = "i" if fmt is csr else "pA0"
-    assert src.index(f"while ({row} < {row}_hi)") < src.index("for (int64_t p1")   # once per block
+    # once per block, one call of the search helper (issue 31: it was an inline bisection)
+    assert src.index(f"int64_t {row} = lower_bound_int64(A1_pos, ") < src.index("for (int64_t p1")
+    assert f"{row}_hi" not in src
     if openmp():
         np.testing.assert_allclose(k(A=A, B=B).to_numpy(), a * B.to_numpy())
 

@@ -187,10 +187,8 @@ _SPLIT_OF_SPLIT = (r"split\(iX, iX1, iX2, 2, down\) does not apply: iX is a loop
 LATTICE_REFUSED = {
     "lowerSparseMatrixMul": r"reorder\(i0, j0, k0, i1, j1, k1\) does not apply: k0 runs the blocks of a split of a "
                             r"loop that merges sparse levels",
-    # (a coordinate split of A's sparse loop runs its blocks in order; the -pos cases below run on threads)
-    **{name: r"parallelize\(i0\) does not apply: the blocks of split\(i, i0, i1, 2, down\) over the sparse loop "
-             r"carry the iterators' positions from one block to the next" for name in
-       ("parallelizeAtomicReduction", "parallelizeTemporaryReduction")},
+    # (parallelizeAtomicReduction and -TemporaryReduction run: each block of the coordinate split of A's
+    # sparse loop finds its first position by binary search, as TACO's do)
     **{"multilevel_tiling-" + "-".join(p): _SPLIT_OF_SPLIT for p in itertools.permutations(["iX1", "iX2", "iY1"])},
     "pos_mul_sparse": r"pos\(i, ipos, A\) does not apply: the loop over i must follow A's positions alone, but it "
                       r"also iterates B's level 0 \(SparseList\), which cannot be located by coordinate",
