@@ -35,8 +35,9 @@ LINK_COLOR = "#d81b60"
 LINK_TEXT = "#ffffff"
 #: The box of each line of code (``span.ln``): a block of its own, 1.5 px taller than the line's
 #: leading above and below and 3 px wider each side, so a linked line's 2 px outline, drawn
-#: inside the box, lies in that margin and the leading (about 1 px clear of its glyphs). An inline line's box is its glyphs' box: an outline 1 px
-#: inside it hid the line's underscores, and one outside it the next line's (``t_j`` read ``t j``).
+#: inside the box, lies in that margin and the leading (about 1 px clear of its glyphs). An
+#: inline line's box is its glyphs' box: an outline 1 px inside it hid the line's underscores,
+#: and one outside it the next line's (``t_j`` read ``t j``).
 LINE_BOX = "display:inline-block;padding:1.5px 3px"
 # where a linked part's outline goes: inside a line's box (in its margin), outside a part's
 _LINE_OUTLINE = "outline:2px solid " + LINK_COLOR + ";outline-offset:-2px"

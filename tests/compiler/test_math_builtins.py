@@ -67,7 +67,9 @@ def test_unary_math_kernels_match_numpy(strategy, name):
         want = NUMPY_MATH[name](vals)
     assert_libm_close(out.to_numpy(), want)
     np.testing.assert_array_equal(evaluate(program, x=x)[0], want)
-    if name not in ("log2", "log10") and NUMPY_MATH[name](0.0) == 0:   # f(0) == 0 (sin, asinh, log1p, ...): the output stays 0-filled
+    with np.errstate(all="ignore"):
+        keeps_zero = NUMPY_MATH[name](0.0) == 0
+    if keeps_zero:   # f(0) == 0 (sin, asinh, log1p, ...): the output stays 0-filled
         assert out.fill == 0
 
 
@@ -124,9 +126,11 @@ def test_round_goes_to_the_nearest_with_ties_to_even_as_numpy(strategy):
     # C's round() takes ties away from zero (round(2.5) == 3); numpy's, and C's nearbyint, to even
     vals = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.0, 2.4999999, -2.6, 1e300, INF, NAN], dtype=np.float64)
     for dtype in (np.float64, np.float32):
-        x = Tensor.from_numpy(vals.astype(dtype), "sparse_vector", name="x")
+        with np.errstate(over="ignore"):
+            x = Tensor.from_numpy(vals.astype(dtype), "sparse_vector", name="x")
         k = ss.lower("c[i] = round(x[i])", strategy=strategy, x=x)
-        want = np.round(vals.astype(dtype))
+        with np.errstate(over="ignore"):   # (1e300 is inf in float32)
+            want = np.round(vals.astype(dtype))
         assert_same(k(x=x).to_numpy(), want)
         assert_same(k.interpret(x=x).to_numpy(), want)
         assert_same(evaluate("c[i] = round(x[i])", x=x)[0], want)
