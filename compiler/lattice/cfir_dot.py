@@ -4,12 +4,9 @@ A forall holds its loops (``while i <- A0 ∩ B0``), one after the other left to
 with a switch holds its cases, most specific first; a case, an ``alloc`` or a workspace holds
 its body. Consecutive assignments and folds are one box (see :mod:`compiler.treedot`).
 
->>> from compiler.notation import parse
->>> from compiler.format import sparse_vector, dense
->>> from compiler.lattice.plan import Setup
->>> from compiler.lattice.cfir_builder import build_cfir
->>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
->>> dot = cfir_dot(build_cfir(setup.statement, setup))
+>>> from compiler.lattice.examples import sparse_vector_sum
+>>> setup, cfir = sparse_vector_sum()
+>>> dot = cfir_dot(cfir)
 >>> [line.split('"')[1] for line in dot.splitlines() if "label=" in line and "->" not in line][:3]
 ['forall i', 'while i <- b0 ∩ c0', 'case b0 c0']
 """
@@ -41,12 +38,9 @@ def cfir_tree(cfir, names=None) -> TreeDot:
     of the case (``names``: the setup's generated name of each access, which case tags use;
     without it cases carry their loop's tag), as the emitter tags them.
 
-    >>> from compiler.notation import parse
-    >>> from compiler.format import sparse_vector, dense
-    >>> from compiler.lattice.plan import Setup
-    >>> from compiler.lattice.cfir_builder import build_cfir
-    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
-    >>> tags = cfir_tree(build_cfir(setup.statement, setup), setup.names).node_tags
+    >>> from compiler.lattice.examples import sparse_vector_sum
+    >>> setup, cfir = sparse_vector_sum()
+    >>> tags = cfir_tree(cfir, setup.names).node_tags
     >>> tags["n1"], tags["n2"]
     (['lattice:i:b∩c'], ['lattice:i:b∩c'])
     """
@@ -143,12 +137,8 @@ def lattice_node_tags(lattice, names) -> dict[str, list[str]]:
     (``names``: the setup's generated name of each access). Recorded as the lattice artifact's
     ``data["node_tags"]``, so the explorer links a point and its C lines without reading its label.
 
-    >>> from compiler.notation import parse
-    >>> from compiler.format import sparse_vector, dense
-    >>> from compiler.lattice.plan import Setup
-    >>> from compiler.lattice.cfir_builder import build_cfir
-    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
-    >>> _ = build_cfir(setup.statement, setup)
+    >>> from compiler.lattice.examples import sparse_vector_sum
+    >>> setup, _ = sparse_vector_sum()
     >>> lattice_node_tags(setup.lattices[0], setup.names)["p0"]
     ['lattice:i:b∩c']
     """
@@ -171,12 +161,8 @@ def lattice_line_tags(lattice, names) -> dict[str, list[str]]:
     ``data["line_tags"]``, so the explorer marks the text's points and loops without deriving tags
     from the names printed in it.
 
-    >>> from compiler.notation import parse
-    >>> from compiler.format import sparse_vector, dense
-    >>> from compiler.lattice.plan import Setup
-    >>> from compiler.lattice.cfir_builder import build_cfir
-    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
-    >>> _ = build_cfir(setup.statement, setup)
+    >>> from compiler.lattice.examples import sparse_vector_sum
+    >>> setup, _ = sparse_vector_sum()
     >>> L = setup.lattices[0]
     >>> tags = lattice_line_tags(L, setup.names)
     >>> L.text().splitlines()[5], tags["6"]
@@ -197,12 +183,8 @@ def lattice_line_spans(lattice, names) -> dict[str, list[list]]:
     line gets first in :func:`lattice_line_tags`, and which it is (``"point"``, ``"loop"``). Recorded as the artifact's ``data["line_spans"]``, so
     the explorer marks them where the printer put them instead of finding them by pattern.
 
-    >>> from compiler.notation import parse
-    >>> from compiler.format import sparse_vector, dense
-    >>> from compiler.lattice.plan import Setup
-    >>> from compiler.lattice.cfir_builder import build_cfir
-    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
-    >>> _ = build_cfir(setup.statement, setup)
+    >>> from compiler.lattice.examples import sparse_vector_sum
+    >>> setup, _ = sparse_vector_sum()
     >>> lattice_line_spans(setup.lattices[0], setup.names)["2"]
     [[0, 10, 'lattice:i:b∩c', 'point']]
     """
@@ -218,12 +200,8 @@ def cfir_line_spans(cfir, names) -> dict[str, list[list]]:
     with the loop's or case's tag and which it is (``"loop"``, ``"case"``). Recorded as the artifact's ``data["line_spans"]``, like a
     lattice's: a case testing values (``case m0 (values m[i])``) reads as no case to a pattern.
 
-    >>> from compiler.notation import parse
-    >>> from compiler.format import sparse_vector, dense
-    >>> from compiler.lattice.plan import Setup
-    >>> from compiler.lattice.cfir_builder import build_cfir
-    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
-    >>> cfir = build_cfir(setup.statement, setup)
+    >>> from compiler.lattice.examples import sparse_vector_sum
+    >>> setup, cfir = sparse_vector_sum()
     >>> lines, spans = str(cfir).splitlines(), cfir_line_spans(cfir, setup.names)
     >>> [(lines[int(n) - 1][a:b], t, role) for n, ((a, b, t, role),) in spans.items()][:2]
     [('while i <- b0 ∩ c0', 'lattice:i:b∩c', 'loop'), ('case b0 c0', 'lattice:i:b∩c', 'case')]
@@ -246,12 +224,8 @@ def cfir_line_tags(cfir, names) -> dict[str, list[str]]:
     accesses its body reads); a case's line the case's tag (``names``: the setup's generated name of
     each access). Recorded as the CFIR artifact's ``data["line_tags"]``, like a lattice's.
 
-    >>> from compiler.notation import parse
-    >>> from compiler.format import sparse_vector, dense
-    >>> from compiler.lattice.plan import Setup
-    >>> from compiler.lattice.cfir_builder import build_cfir
-    >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
-    >>> cfir = build_cfir(setup.statement, setup)
+    >>> from compiler.lattice.examples import sparse_vector_sum
+    >>> setup, cfir = sparse_vector_sum()
     >>> lines, tags = str(cfir).splitlines(), cfir_line_tags(cfir, setup.names)
     >>> [(lines[int(n) - 1].strip(), ts) for n, ts in tags.items()][:2]
     [('while i <- b0 ∩ c0:', ['lattice:i:b∩c']), ('case b0 c0: a[i] = b[i] + c[i]', ['lattice:i:b∩c'])]

@@ -172,12 +172,8 @@ class Lattice:
         loop's head: ``{1-based line: (start, end)}`` columns, so a reader need not parse them
         out of the text (an operand's label may hold any character).
 
-        >>> from compiler.notation import parse
-        >>> from compiler.format import sparse_vector, dense
-        >>> from compiler.lattice.plan import Setup
-        >>> from compiler.lattice.cfir_builder import build_cfir
-        >>> setup = Setup.create(parse("a[i] = b[i] + c[i]"), {"b": sparse_vector(), "c": sparse_vector(), "a": dense(1)})
-        >>> _ = build_cfir(setup.statement, setup)
+        >>> from compiler.lattice.examples import sparse_vector_sum
+        >>> setup, _ = sparse_vector_sum()
         >>> L = setup.lattices[0]
         >>> lines = L.text().splitlines()
         >>> [lines[n - 1][a:b] for n, (a, b) in L.text_spans().items()][::3]
