@@ -182,10 +182,14 @@ class Operator:
     annihilator_unless: tuple[str, ...] = ()
     #: further annihilators (:class:`Annihilator`), each with its condition: ``+``'s ``±inf``
     more_annihilators: tuple = ()
+    #: the argument positions whose value the result always is (``where(c, x, y)`` is ``x`` or
+    #: ``y``): where those arguments all hold one fill, so does the result, whatever the others hold
+    selects: tuple[int, ...] = ()
 
     def __post_init__(self):
         # ("x & !y", {"y": 1}): the assumed fills as sorted pairs, so the operator hashes (the
         # lattice keys expressions by their calls) and compares equal after a JSON round trip
+        object.__setattr__(self, "selects", tuple(self.selects))
         alg = self.algebra
         if isinstance(alg, (tuple, list)) and len(alg) == 2 and isinstance(alg[0], str):
             pairs = alg[1].items() if isinstance(alg[1], dict) else alg[1]
@@ -391,6 +395,9 @@ class Operator:
             raise TypeError(f"operator {self.name} takes {self.arity} argument(s), got {len(fills)}")
         if all(f is not NOVALUE for f in fills):
             return _scalar(self(*fills))
+        chosen = self.selected_fill(fills)
+        if chosen is not NOVALUE:
+            return chosen
         if self.annihilator is not NOVALUE:
             positions = self.annihilator_positions or range(self.arity)
             for k in positions:
@@ -405,6 +412,21 @@ class Operator:
                     other = fills[1 - k]
                     return other if other is NOVALUE else _scalar(other)
         return NOVALUE
+
+    def selected_fill(self, fills):
+        """The one fill of the arguments this operator selects from (:attr:`selects`), if they share
+        one, as the result's type: then the result is that fill whatever the other arguments hold.
+
+        >>> pick = user_function("pick", lambda c, x, y: y if c else x, "return x ? z : y;",
+        ...                      arity=3, selects=(1, 2))
+        >>> pick.selected_fill((NOVALUE, 0.0, 0.0)), pick.selected_fill((NOVALUE, 0.0, 1.0))
+        (np.float64(0.0), NOVALUE)
+        """
+        chosen = [fills[k] for k in self.selects]
+        if not chosen or any(f is NOVALUE for f in chosen) or not all(_same(f, chosen[0]) for f in chosen[1:]):
+            return NOVALUE
+        # (the others given that fill too: any value gives it, and it types the result as they would)
+        return _scalar(self(*[chosen[0] if f is NOVALUE else f for f in fills]))
 
     def reduce_fill(self, fill, count: int):
         """The fill of a reduction of ``count`` copies of ``fill``.
@@ -763,7 +785,7 @@ _PARAM_NAMES = ("x", "y", "z", "w")
 def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=None,
                   identity=NOVALUE, annihilator=NOVALUE, idempotent: bool = False,
                   commutative: bool = False, associative: bool = False, algebra=None,
-                  dtype=None, cases: dict | None = None) -> Operator:
+                  dtype=None, cases: dict | None = None, selects: tuple = ()) -> Operator:
     """An operator for a user-defined scalar function.
 
     ``py`` is the oracle implementation (a numpy ufunc is used as is, any other
@@ -783,6 +805,11 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
     at those values; the lattice strategy emits it only where the absent arguments' fills
     are those values, and the general body elsewhere (the oracle runs ``py`` on every
     argument).
+
+    ``selects`` names the arguments whose value the result always is (a conditional's two
+    branches): where they share a fill the result has it whatever the others hold, so both
+    strategies skip the coordinates where only the others are stored (``where(j <= i, A, 0)``
+    visits A's entries, not every (i, j)).
 
     >>> import math
     >>> gcd = user_function("gcd", math.gcd, "while (y) { int64_t t = x % y; x = y; y = t; } "
@@ -805,12 +832,15 @@ def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=N
         raise ValueError(f"user function {name}: params must be {arity} C identifiers, got {params!r}")
     if associative and arity != 2:
         raise ValueError(f"user function {name}: only binary functions can be associative")
+    selects = tuple(selects)
+    if not all(isinstance(k, int) and 0 <= k < arity for k in selects):
+        raise ValueError(f"user function {name}: selects must be argument positions below {arity}, got {selects!r}")
     if dtype is not None:
         dtype = value_dtype(dtype).name
     op = Operator(name=name, symbol=name, arity=arity, identity=identity, annihilator=annihilator,
                   idempotent=idempotent, commutative=commutative, associative=associative,
                   c_body=c_body, params=params, dtype=dtype, algebra=algebra,
-                  cases=_check_cases(name, params, cases))
+                  cases=_check_cases(name, params, cases), selects=selects)
     if isinstance(py, np.ufunc):
         IMPLS[op._impl_key()] = lambda op, arrays, rdt: py(*arrays)
     else:

@@ -27,7 +27,7 @@ from ..errors import DTypeError, ShapeError, UsageError
 from .nodes import Broadcast, Map, Node, Permute, Reduction, Scalar, ShapeOp
 
 #: numpy's where as a three-argument operator (C's conditional), fused like any other call
-WHERE = user_function("where", lambda c, x, y: np.where(c, x, y), "return x ? y : z;", arity=3)
+WHERE = user_function("where", lambda c, x, y: np.where(c, x, y), "return x ? y : z;", arity=3, selects=(1, 2))
 
 
 def scalar(value, others) -> Scalar:

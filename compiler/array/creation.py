@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import ShapeError, UsageError
 from ..tensor import Tensor
-from .lazy import Array, asarray
+from .lazy import Array, asarray, broadcast_to, where
 
 
 def _shape(what: str, shape) -> tuple:
@@ -93,4 +93,70 @@ def linspace(start, stop, /, num: int, *, dtype=None, endpoint: bool = True) -> 
     return asarray(np.linspace(start, stop, num, dtype=dtype, endpoint=endpoint))
 
 
-__all__ = ["full", "zeros", "ones", "full_like", "zeros_like", "ones_like", "eye", "arange", "linspace"]
+def empty(shape, *, dtype=None, format=None) -> Array:
+    """An array whose values the standard leaves unspecified: zeros here (so a sparse one stores nothing)."""
+    return zeros(shape, dtype=dtype, format=format)
+
+
+def empty_like(x, *, dtype=None, format=None) -> Array:
+    """``empty`` of ``x``'s shape and dtype."""
+    return zeros_like(x, dtype=dtype, format=format)
+
+
+def _triangle(what: str, x, k: int, lower: bool) -> Array:
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ShapeError(f"{what} needs at least 2 dimensions; shape {x.shape}")
+    if not isinstance(k, (int, np.integer)):
+        raise UsageError(f"{what}: k must be an integer, got {k!r}")
+    m, n = x.shape[-2:]
+    i, j = arange(m)[:, None], arange(n)[None, :]
+    keep = (j <= i + int(k)) if lower else (j >= i + int(k))
+    zero = np.zeros((), x.dtype)[()]
+    # (where's branches share the fill 0, so both strategies visit x's stored entries only)
+    return where(keep, x, zero)
+
+
+def tril(x, /, *, k: int = 0) -> Array:
+    """``x`` with the entries above the ``k``-th diagonal of its last two axes zero: fused, a kernel
+    over ``x``'s stored entries, comparing their coordinates.
+
+    >>> import numpy as np
+    >>> from compiler import array as xp
+    >>> xp.tril(xp.ones((3, 3), format="csr"), k=-1).todense().tolist()
+    [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
+    """
+    return _triangle("tril", x, k, lower=True)
+
+
+def triu(x, /, *, k: int = 0) -> Array:
+    """``x`` with the entries below the ``k``-th diagonal of its last two axes zero (see :func:`tril`)."""
+    return _triangle("triu", x, k, lower=False)
+
+
+def meshgrid(*arrays, indexing: str = "xy") -> list:
+    """Coordinate grids of 1-D arrays, each broadcast (not copied) to the grid's shape; ``indexing="xy"``
+    swaps the first two axes, as numpy's.
+
+    >>> from compiler import array as xp
+    >>> [g.todense().tolist() for g in xp.meshgrid(xp.arange(2), xp.arange(3))][0]
+    [[0, 1], [0, 1], [0, 1]]
+    """
+    if indexing not in ("xy", "ij"):
+        raise UsageError(f"meshgrid: indexing must be 'xy' or 'ij', not {indexing!r}")
+    xs = [asarray(a) for a in arrays]
+    for k, a in enumerate(xs):
+        if a.ndim != 1:
+            raise ShapeError(f"meshgrid: argument {k} has shape {a.shape}; each must be 1-D")
+    axes = list(range(len(xs)))
+    if indexing == "xy" and len(xs) >= 2:
+        axes[0], axes[1] = 1, 0
+    shape = [0] * len(xs)
+    for a, ax in zip(xs, axes):
+        shape[ax] = a.shape[0]
+    return [broadcast_to(a.reshape(tuple(-1 if d == ax else 1 for d in range(len(xs)))), tuple(shape))
+            for a, ax in zip(xs, axes)]
+
+
+__all__ = ["full", "zeros", "ones", "full_like", "zeros_like", "ones_like", "eye", "arange", "linspace", "empty",
+           "empty_like", "tril", "triu", "meshgrid"]

@@ -19,8 +19,8 @@ import numpy as np
 
 from ..errors import ShapeError
 from . import build
-from .lazy import (Array, abs, asarray, broadcast_to, divide, equal, less, maximum, minimum, multiply, not_equal,
-                   permute_dims, reshape, sqrt, subtract, sum, where)
+from .lazy import (Array, abs, add, asarray, broadcast_to, concat, copysign, divide, equal, exp, less, log, log1p,
+                   maximum, minimum, multiply, negative, not_equal, permute_dims, reshape, sqrt, subtract, sum, where)
 
 
 def _axes(what: str, x: Array, axis) -> tuple:
@@ -153,6 +153,88 @@ def moveaxis(x, source, destination) -> Array:
     return permute_dims(x, tuple(a if a is not None else next(it) for a in order))
 
 
+def bitwise_invert(x) -> Array:
+    """``~x``: each bit flipped (``not`` for bools)."""
+    return ~asarray(x)
+
+
+def logaddexp(x1, x2) -> Array:
+    """``log(exp(x1) + exp(x2))`` without overflow: the larger plus ``log1p(exp(-|x1 - x2|))``
+    (equal arguments give ``x + log(2)``, so two infinities of one sign give that infinity, as numpy)."""
+    x1, x2 = asarray(x1), asarray(x2)
+    if x1.dtype.kind not in "f":
+        x1 = divide(x1, 1.0)   # (numpy's logaddexp of integers is float64)
+    if x2.dtype.kind not in "f":
+        x2 = divide(x2, 1.0)
+    spread = log1p(exp(negative(abs(subtract(x1, x2)))))
+    return where(equal(x1, x2), add(x1, math.log(2.0)), add(maximum(x1, x2), spread))
+
+
+def signbit(x) -> Array:
+    """Whether each entry's sign bit is set: true for -0.0 and a NaN with its sign bit, as numpy's."""
+    x = asarray(x)
+    return less(copysign(1.0, x), 0) if x.dtype.kind == "f" else less(x, 0)
+
+
+def real(x) -> Array:
+    """The real part: a real array itself (complex dtypes are not supported)."""
+    return asarray(x)
+
+
+def imag(x) -> Array:
+    """The imaginary part: zeros of a real array's dtype and shape (a sparse one's stores nothing:
+    ``where`` of two equal values visits no entry)."""
+    x = asarray(x)
+    zero = np.zeros((), x.dtype)[()]
+    return where(equal(x, x), zero, zero)
+
+
+def conj(x) -> Array:
+    """The complex conjugate: a real array itself."""
+    return asarray(x)
+
+
+def diff(x, axis=-1, n=1, prepend=None, append=None) -> Array:
+    """The ``n``-th forward difference along ``axis`` (``x[1:] - x[:-1]``, booleans by ``!=``), after
+    joining ``prepend`` and ``append`` (arrays of ``x``'s shape but along ``axis``): fused, one kernel.
+
+    >>> import numpy as np
+    >>> from compiler import array as xp
+    >>> xp.diff(xp.asarray(np.array([1.0, 4.0, 9.0, 16.0])), n=2).todense().tolist()
+    [2.0, 2.0]
+    """
+    x = asarray(x)
+    if not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"diff: n must be a non-negative integer, got {n!r}")
+    if x.ndim == 0:
+        raise ShapeError("diff needs at least one dimension; the array is 0-d")
+    (a,) = _axes("diff", x, axis)
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        x = concat([_along(asarray(p), x, a) for p in parts], axis=a)
+    for _ in range(int(n)):
+        if x.shape[a] == 0:
+            break
+        head = tuple(slice(1, None) if d == a else slice(None) for d in range(x.ndim))
+        tail = tuple(slice(None, -1) if d == a else slice(None) for d in range(x.ndim))
+        x = not_equal(x[head], x[tail]) if x.dtype.kind == "b" else subtract(x[head], x[tail])
+    return x
+
+
+def _along(p: Array, x: Array, axis: int) -> Array:
+    """``p`` as a part to join to ``x`` along ``axis``: a 0-d one broadcast to extent 1 there."""
+    if p.ndim == 0:
+        return broadcast_to(p, tuple(1 if d == axis else n for d, n in enumerate(x.shape)))
+    return p
+
+
+def unstack(x, axis=0) -> tuple:
+    """The slices of ``x`` along ``axis``, each an array without that axis."""
+    x = asarray(x)
+    (a,) = _axes("unstack", x, axis)
+    return tuple(x[tuple(k if d == a else slice(None) for d in range(x.ndim))] for k in range(x.shape[a]))
+
+
 def broadcast_arrays(*arrays) -> list:
     """The arrays broadcast to their common shape."""
     xs = [asarray(a) for a in arrays]
@@ -161,4 +243,5 @@ def broadcast_arrays(*arrays) -> list:
 
 
 __all__ = ["mean", "var", "std", "vecdot", "count_nonzero", "square", "positive", "reciprocal", "isnan",
-           "isinf", "isfinite", "sign", "clip", "logical_xor", "flip", "squeeze", "moveaxis", "broadcast_arrays"]
+           "isinf", "isfinite", "sign", "clip", "logical_xor", "flip", "squeeze", "moveaxis", "broadcast_arrays",
+           "bitwise_invert", "logaddexp", "signbit", "real", "imag", "conj", "diff", "unstack"]

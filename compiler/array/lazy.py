@@ -119,6 +119,24 @@ class Array:
 
     # -- attributes of the Array API --------------------------------------------------------------
 
+    def __array_namespace__(self, *, api_version=None):
+        """The namespace of the array language (:mod:`compiler.array`), for code written against
+        the Array API: ``xp = x.__array_namespace__()``."""
+        if api_version not in (None, "2022.12", "2023.12"):
+            raise ValueError(f"this namespace implements the Array API 2023.12, not {api_version!r}")
+        import compiler.array   # (the package imports this module: not at its top)
+        return compiler.array
+
+    @property
+    def device(self) -> str:
+        """Where the array lives: the CPU, the only device."""
+        return "cpu"
+
+    def to_device(self, device, /, *, stream=None) -> "Array":
+        if device != "cpu":
+            raise ValueError(f"the only device is 'cpu', not {device!r}")
+        return self
+
     @property
     def T(self) -> "Array":
         if self.ndim > 2:

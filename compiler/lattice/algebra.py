@@ -432,6 +432,12 @@ def _derive_call(e, op: Operator, algs, fills, log, fill_of=None):
         log.append(f"explicit-algebra: {e}")
         return out, fill
     n = len(algs)
+    chosen = op.selected_fill(fills)
+    if chosen is not NOVALUE and op.selects:
+        # (where the selected arguments are all at their one fill, so is the result: the others,
+        # a condition, may be stored anywhere without making a point)
+        log.append(f"selection: {e}")
+        return union(*(algs[k] for k in op.selects)), chosen
     # (an annihilator needs only its own argument's fill: B * i is 0 wherever B is absent, the
     # index value i having no fill)
     for ann in op.annihilators:

@@ -4,6 +4,8 @@ Rules (each recorded as (rule, before, after) by :func:`compiler.rewrite.rewrite
 
 * ``fold``: an operator applied to literals is evaluated;
 * ``identity``/``annihilator``: from operator properties (``x + 0 -> x``, ``x * 0 -> 0``);
+* ``select``: an operator that selects one of some arguments (``where(c, x, y)``) given the same
+  literal in each of them is that literal, whatever its other arguments (``where(c, 0, 0) -> 0``);
 * ``missing``: ``f(..., missing, ...) -> missing`` (not ``coalesce``), ``coalesce`` drops
   missing arguments and stops at the first argument that cannot be missing;
 * ``noop-update``: ``a[...] += 0`` (the operator's identity) is ``pass``; so is an
@@ -97,6 +99,23 @@ def identity(t):
         if _is(t.args[k], op.identity) and not _lit(other):
             return other
     return None
+
+
+def select(t):
+    """``where(c, 0.0, 0.0) -> 0.0``: the arguments an operator selects from (``op.selects``) are
+    the same literal, so the result is it, typed as the operator types it."""
+    if not (isinstance(t, Call) and isinstance(t.op, Operator) and t.op.selects) or all(_lit(a) for a in t.args):
+        return None
+    chosen = [t.args[k] for k in t.op.selects]
+    if not all(_lit(a) and a.value is not MISSING for a in chosen) or \
+            not all(same_value(a.value, chosen[0].value) for a in chosen[1:]) or \
+            any(_lit(a) and a.value is MISSING for a in t.args):
+        return None
+    try:
+        v = t.op(*[a.value if _lit(a) else chosen[0].value for a in t.args])
+    except Exception:
+        return None
+    return Literal(np.asarray(v)[()].item())
 
 
 def annihilator(t, facts=values.FINITE):
@@ -277,7 +296,8 @@ def _has_looplet(node) -> bool:
     return any(isinstance(n, Access) and isinstance(n.tns, Looplet) for n in walk(node))
 
 
-RULES = [Rule("fold", fold, (Call,)), Rule("identity", identity, (Call,)), Rule("annihilator", annihilator, (Call,)),
+RULES = [Rule("fold", fold, (Call,)), Rule("identity", identity, (Call,)), Rule("select", select, (Call,)),
+         Rule("annihilator", annihilator, (Call,)),
          Rule("missing", missing, (Call, Assign)), Rule("noop-update", noop_update, (Assign,)),
          Rule("sieve", sieve, (Sieve, Define)), Rule("empty-loop", empty_loop, (Loop, Block)),
          Rule("integrate", integrate, (Loop,)), Rule("define-literal", define_literal, (Define,)),

@@ -333,3 +333,11 @@ def test_each_builtin_runs_by_the_tables_of_compiler_opimpls():
                 bad += [f"{path.name}: {a.name}" for a in node.names if a.name.startswith("_")]
     assert not bad
     assert doctest.testmod(impls).failed == 0
+
+
+def test_a_selecting_user_function_has_its_selected_fill_whatever_the_others():
+    where = user_function("sel", lambda c, x, y: np.where(c, x, y), "return x ? y : z;", arity=3, selects=(1, 2))
+    assert where.fill(NOVALUE, 0.0, 0.0) == 0.0 and where.fill(NOVALUE, 2, 2) == 2
+    assert np.isnan(where.fill(NOVALUE, np.nan, np.nan)) and where.fill(NOVALUE, 0.0, 1.0) is NOVALUE
+    with pytest.raises(ValueError, match="selects must be argument positions below 3"):
+        user_function("w", lambda c, x, y: x, "return y;", arity=3, selects=(3,))

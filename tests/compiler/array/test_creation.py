@@ -62,3 +62,55 @@ def test_ranges_and_errors():
         xp.zeros((2, -1))
     with pytest.raises(UsageError, match="dtype complex128 is no value dtype"):
         xp.full((2,), 1j)
+
+
+def c_of(array, strategy) -> str:
+    return array.lower(strategy=strategy).c_source
+
+
+@pytest.mark.parametrize("strategy", ["lattice", "looplets"])
+def test_tril_and_triu_visit_only_the_stored_entries(strategy):
+    # (where's branches share the fill 0: the kernel walks A's entries, comparing their coordinates,
+    # and never the (i, j) where A stores nothing: no loop over every column)
+    s = sp.random_array((30, 20), density=0.2, format="csr", random_state=3)
+    d = s.toarray()
+    d[3, 4], d[10, 2] = np.nan, -np.inf
+    a = xp.asarray(sp.csr_array(d))
+    for k in (-3, 0, 5):
+        got = xp.tril(a, k=k).compute(strategy=strategy)
+        np.testing.assert_array_equal(got.to_numpy(), np.tril(d, k))
+        assert got.nnz == np.count_nonzero(np.tril(d, k))
+        np.testing.assert_array_equal(xp.triu(a, k=k).compute(strategy=strategy).to_numpy(), np.triu(d, k))
+    source = c_of(xp.tril(a), strategy)
+    assert "< A1_size" not in source and "j < " not in source.replace("j < lastC", "")
+
+
+def test_tril_triu_of_stacks_integers_and_errors():
+    t = np.arange(-12, 12).reshape(2, 3, 4)
+    check(xp.tril(xp.asarray(t), k=1), np.tril(t, 1))
+    check(xp.triu(xp.asarray(t.astype(bool)), k=-1), np.triu(t.astype(bool), -1))
+    with pytest.raises(ShapeError, match="tril needs at least 2 dimensions"):
+        xp.tril(xp.asarray(np.ones(3)))
+    with pytest.raises(UsageError, match="triu: k must be an integer"):
+        xp.triu(xp.asarray(np.ones((2, 2))), k=0.5)
+
+
+@pytest.mark.parametrize("indexing", ["xy", "ij"])
+def test_meshgrid_matches_numpy(indexing):
+    xs = [np.arange(2.0), np.array([5, 6, 7]), np.linspace(0, 1, 4)]
+    for n in (1, 2, 3):
+        got = xp.meshgrid(*[xp.asarray(x) for x in xs[:n]], indexing=indexing)
+        want = np.meshgrid(*xs[:n], indexing=indexing)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            check(g, w)
+    with pytest.raises(ShapeError, match="meshgrid: argument 1 has shape"):
+        xp.meshgrid(xp.arange(2), xp.asarray(np.ones((2, 2))))
+    with pytest.raises(UsageError, match="indexing must be"):
+        xp.meshgrid(xp.arange(2), indexing="yx")
+
+
+def test_empty_is_zeros_of_the_shape_and_dtype():
+    check(xp.empty((2, 3), dtype=np.int32), np.zeros((2, 3), np.int32))
+    got = xp.empty_like(xp.asarray(sp.csr_array(np.eye(3))), format="csr").compute()
+    assert got.nnz == 0 and got.shape == (3, 3)

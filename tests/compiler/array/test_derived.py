@@ -40,6 +40,15 @@ CASES = {
     "moveaxis": (lambda a: xp.moveaxis(xp.stack([a, a * 2]), 0, 2), lambda a: np.moveaxis(np.stack([a, a * 2]), 0, 2)),
     "squeeze": (lambda a: xp.squeeze(xp.expand_dims(a, axis=0), axis=0), lambda a: a),
     "positive": (xp.positive, np.positive),
+    "signbit": (xp.signbit, np.signbit),
+    "logaddexp": (lambda a: xp.logaddexp(a, B), lambda a: np.logaddexp(a, B)),
+    "diff": (lambda a: xp.diff(a, axis=0), lambda a: np.diff(a, axis=0)),
+    "diff2": (lambda a: xp.diff(a, n=2, prepend=B[:, :1], append=0.5),
+              lambda a: np.diff(a, n=2, prepend=B[:, :1], append=0.5)),
+    "imag": (xp.imag, np.imag),
+    "real": (xp.real, np.real),
+    "conj": (xp.conj, np.conj),
+    "bitwise_invert": (lambda a: xp.bitwise_invert(a > 0), lambda a: np.invert(a > 0)),
 }
 
 
@@ -55,7 +64,7 @@ def test_derived_functions_match_numpy_on_floats_and_ints(kind, name):
 
 
 @pytest.mark.parametrize("name", ["mean", "vecdot", "count_nonzero", "isnan", "isinf", "isfinite", "sign", "clip",
-                                  "flip", "logical_xor"])
+                                  "flip", "logical_xor", "signbit", "logaddexp", "diff", "imag"])
 def test_derived_functions_fuse_into_one_kernel(name):
     # each is the expression a user would write: one kernel with what surrounds it, nothing materialized
     a = xp.asarray(make(A, "csr"))
@@ -90,6 +99,29 @@ def test_var_and_std_match_numpy_in_one_kernel(kind, correction):
     np.testing.assert_allclose(float(xp.var(a)), np.var(B), rtol=1e-14)
     # (the mean under the subtraction is a reduction nested in the kernel: a workspace over the columns)
     assert materialized(xp.var(a, axis=0, correction=correction)) == []
+
+
+def test_imag_of_a_sparse_array_stores_nothing_and_unstack_gives_its_slices():
+    got = xp.imag(xp.asarray(make(A, "csr"))).compute()
+    assert got.nnz == 0 and got.to_numpy().dtype == np.float64 and not got.to_numpy().any()
+    t = np.arange(24.0).reshape(2, 3, 4)
+    for axis in (0, 1, -1):
+        parts = xp.unstack(xp.asarray(make(t, "coo")), axis=axis)
+        want = [np.take(t, k, axis=axis) for k in range(t.shape[axis])]
+        assert len(parts) == len(want)
+        for g, w in zip(parts, want):
+            check(g, w)
+
+
+def test_diff_of_integers_booleans_and_too_many_steps():
+    check(xp.diff(xp.asarray(I), axis=1, n=3), np.diff(I, axis=1, n=3))
+    check(xp.diff(xp.asarray(I), axis=1, n=7), np.diff(I, axis=1, n=7))   # (past the extent: empty)
+    flags = np.array([True, False, False, True])
+    check(xp.diff(xp.asarray(flags)), np.diff(flags))
+    with pytest.raises(ValueError, match="n must be a non-negative integer"):
+        xp.diff(xp.asarray(I), n=-1)
+    with pytest.raises(ShapeError, match="diff needs at least one dimension"):
+        xp.diff(xp.asarray(np.float64(2.0)))
 
 
 def test_broadcast_arrays_and_the_shape_errors():
@@ -131,14 +163,16 @@ def test_property_derived_functions_on_random_sparse_inputs(data):
         vals = data.draw(st.lists(st.one_of(st.just(fill), VALUES), min_size=rows * cols, max_size=rows * cols))
         kind = data.draw(st.sampled_from(["numpy", "csr", "coo"]))
         name = data.draw(st.sampled_from(["mean", "isnan", "isinf", "isfinite", "sign", "clip", "flip", "square",
-                                          "count_nonzero"]))
+                                          "count_nonzero", "signbit", "diff", "imag"]))
         axis = data.draw(st.sampled_from([None, 0, 1]))
     a = np.array(vals, dtype=float).reshape(rows, cols)
     x = xp.asarray(make(a, kind, fill=None if kind == "numpy" else fill))
     fns = {"mean": (lambda v: xp.mean(v, axis=axis), lambda v: np.mean(v, axis=axis)),
            "count_nonzero": (lambda v: xp.count_nonzero(v, axis=axis),
                              lambda v: np.asarray(np.count_nonzero(v, axis=axis), dtype=np.int64)),
-           "flip": (lambda v: xp.flip(v, axis=axis), lambda v: np.flip(v, axis=axis))}
+           "flip": (lambda v: xp.flip(v, axis=axis), lambda v: np.flip(v, axis=axis)),
+           "diff": (lambda v: xp.diff(v, axis=-1 if axis is None else axis),
+                    lambda v: np.diff(v, axis=-1 if axis is None else axis))}
     ours, theirs = fns.get(name, CASES[name])
     if name == "mean" and a.size == 0 or (name == "mean" and axis == 0 and rows == 0):
         return   # (numpy warns of an empty mean; the empty case has its own test)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from compiler.algebra import NOVALUE, lookup, user_function
-from compiler.lattice.algebra import (AlgebraError, Complement, Intersect, Region, Union, de_morgan,
+from compiler.lattice.algebra import (AlgebraError, Complement, Intersect, Region, Union, Universe, de_morgan,
                                       derive, holds, parse_algebra)
 from compiler.notation import parse
 
@@ -96,3 +96,20 @@ def test_derivation_rows_in_the_trace_name_the_algebra_derived():
     # the last row's algebra is the lattice's
     lattice = next(s for s in trace.steps if s.stage == "lattice").artifact("lattice").text
     assert "algebra (((A[i] ∪ B[i]) ∩ C[i]) ∪ D[i])" in lattice
+
+
+def test_selection_with_one_fill_is_the_union_of_the_selected():
+    # where(c, x, y) is x or y: where both are at one fill so is the result, whatever c holds (c's
+    # fill unknown: a coordinate comparison), so only x and y make points
+    where = user_function("sel", lambda c, x, y: np.where(c, x, y), "return x ? y : z;", arity=3, selects=(1, 2))
+    fills = {"b": np.float64(0.0), "c": np.float64(0.0), "d": np.float64(np.nan)}
+    rules = []
+    a, f = derive(parse("a[i] = sel(i < 3, b[i], c[i])", {"sel": where}).rhs, lambda acc: fills[acc.tensor], rules)
+    assert str(a) == "(b[i] ∪ c[i])" and f == 0.0 and rules[-1] == "selection: sel(i < 3, b[i], c[i])"
+    a, f = alg("a[i] = sel(i < 3, b[i], 0.0)", fills, {"sel": where})
+    assert a == "b[i]" and f == 0.0
+    # (NaN is one fill too; two different fills leave the result's fill to the condition)
+    a, f = alg("a[i] = sel(i < 3, d[i], d[i] * 2)", fills, {"sel": where})
+    assert a == "d[i]" and np.isnan(f)
+    a, f = alg("a[i] = sel(i < 3, b[i], d[i])", fills, {"sel": where})
+    assert a == str(Universe()) and f is NOVALUE

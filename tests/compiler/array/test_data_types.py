@@ -1,0 +1,51 @@
+"""The Array API's dtypes, constants and data type functions (``compiler.array.data_types``) as numpy's,
+and the namespace an array names (issue 30, item 1)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from compiler import array as xp
+
+
+def test_the_dtypes_compare_equal_to_arrays_dtypes_and_cast_with_astype():
+    # (in every dtype's range: a cast out of range is C's undefined case, given a defined value; see astype)
+    x = xp.asarray(np.array([1.5, 2.0]))
+    assert x.dtype == xp.float64 and x.dtype != xp.float32
+    for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32"):
+        dt = getattr(xp, name)
+        got = xp.astype(x, dt)
+        assert got.dtype == dt
+        np.testing.assert_array_equal(got.todense(), np.array([1.5, 2.0]).astype(dt))
+    assert not hasattr(xp, "complex128")   # (complex dtypes are not supported, so not offered)
+
+
+def test_constants():
+    assert (xp.e, xp.pi, xp.inf) == (math.e, math.pi, math.inf) and math.isnan(xp.nan)
+    x = xp.asarray(np.arange(3.0))
+    assert x[:, xp.newaxis].shape == (3, 1)
+
+
+def test_data_type_functions_follow_numpy():
+    x = xp.asarray(np.array([1, 2], dtype=np.int16))
+    assert xp.result_type(x, xp.float32) == np.result_type(np.int16, np.float32)
+    assert xp.result_type(x, 1) == np.int16 and xp.result_type(xp.uint8, xp.int8) == np.int16
+    assert xp.can_cast(x, xp.int32) and not xp.can_cast(xp.float64, xp.int64)
+    assert xp.isdtype(xp.uint8, "unsigned integer") and not xp.isdtype(xp.float32, "integral")
+    assert xp.isdtype(xp.float32, ("integral", "real floating"))
+    assert xp.finfo(xp.float32).eps == np.finfo(np.float32).eps and xp.iinfo(x).min == -32768
+
+
+def test_the_namespace_and_its_inspection():
+    x = xp.asarray(np.ones(2))
+    assert x.__array_namespace__() is xp and x.device == "cpu" and x.to_device("cpu") is x
+    with pytest.raises(ValueError, match="2023.12"):
+        x.__array_namespace__(api_version="2021.12")
+    with pytest.raises(ValueError, match="the only device is 'cpu'"):
+        x.to_device("cuda")
+    info = xp.__array_namespace_info__()
+    assert info.devices() == ["cpu"] and info.default_dtypes()["real floating"] == np.float64
+    assert set(info.dtypes(kind="real floating")) == {"float32", "float64"}
+    assert "complex128" not in info.dtypes() and len(info.dtypes()) == 11
+    assert xp.__array_api_version__ == "2023.12"
