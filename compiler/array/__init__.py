@@ -11,6 +11,7 @@ operators' shape and dtype rules), :mod:`~compiler.array.lazy` (the ``Array`` AP
 :mod:`~compiler.array.derived` (the API's functions made of others: ``mean``, ``flip``, ``isnan``, ...),
 :mod:`~compiler.array.creation` (``zeros``, ``full``, ``eye``, ...: a sparse one stores only what differs from its fill),
 :mod:`~compiler.array.data_types` (the dtypes, constants and their functions: ``result_type``, ``finfo``, ...),
+:mod:`~compiler.array.linalg` (the linear algebra extension: norms, diagonals, traces),
 :mod:`~compiler.array.fuse` (one index-notation statement per expression),
 :mod:`~compiler.array.reshapes` (a reshape's groups of axes) and :mod:`~compiler.array.shapeops`
 (the shape operators computed on stored entries, where a statement cannot say them).
@@ -24,5 +25,6 @@ from .creation import *  # noqa: F401,F403
 from .creation import __all__ as _creation_all
 from .data_types import *  # noqa: F401,F403
 from .data_types import __all__ as _data_types_all
+from . import linalg   # (the Array API's extension: ``xp.linalg.vector_norm``, ...)
 
-__all__ = list(_lazy_all) + list(_derived_all) + list(_creation_all) + list(_data_types_all)
+__all__ = list(_lazy_all) + list(_derived_all) + list(_creation_all) + list(_data_types_all) + ["linalg"]
