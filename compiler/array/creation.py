@@ -93,6 +93,15 @@ def linspace(start, stop, /, num: int, *, dtype=None, endpoint: bool = True) -> 
     return asarray(np.linspace(start, stop, num, dtype=dtype, endpoint=endpoint))
 
 
+def from_dlpack(x, /, *, device=None, copy=None) -> Array:
+    """An array of any DLPack producer's data (a numpy array, a torch CPU tensor, another Array),
+    shared as numpy's ``from_dlpack`` shares it."""
+    if device not in (None, "cpu"):
+        raise UsageError(f"from_dlpack: the only device is 'cpu', not {device!r}")
+    kwargs = {} if copy is None else {"copy": copy}
+    return asarray(np.from_dlpack(x, **kwargs))
+
+
 def empty(shape, *, dtype=None, format=None) -> Array:
     """An array whose values the standard leaves unspecified: zeros here (so a sparse one stores nothing)."""
     return zeros(shape, dtype=dtype, format=format)
@@ -158,5 +167,5 @@ def meshgrid(*arrays, indexing: str = "xy") -> list:
             for a, ax in zip(xs, axes)]
 
 
-__all__ = ["full", "zeros", "ones", "full_like", "zeros_like", "ones_like", "eye", "arange", "linspace", "empty",
+__all__ = ["full", "zeros", "ones", "full_like", "zeros_like", "ones_like", "eye", "arange", "linspace", "from_dlpack", "empty",
            "empty_like", "tril", "triu", "meshgrid"]

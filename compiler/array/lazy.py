@@ -94,6 +94,16 @@ class Array:
         out = self.todense()
         return out if dtype is None else out.astype(dtype)
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The computed array, dense, as a DLPack capsule (``numpy.from_dlpack(x)``, ``torch.from_dlpack``)."""
+        if stream is not None:
+            raise BufferError("the array lives on the CPU: DLPack takes no stream for it")
+        kwargs = {} if max_version is None else {"max_version": max_version}
+        return self.todense().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        return (1, 0)   # (kDLCPU, device 0)
+
     def to_scipy(self, format: str = "csr"):
         """The computed (2-D) array as a scipy.sparse array."""
         return self.compute(format if format in ("csr", "csc", "coo") else None).to_scipy(format)

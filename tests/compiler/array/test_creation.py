@@ -114,3 +114,15 @@ def test_empty_is_zeros_of_the_shape_and_dtype():
     check(xp.empty((2, 3), dtype=np.int32), np.zeros((2, 3), np.int32))
     got = xp.empty_like(xp.asarray(sp.csr_array(np.eye(3))), format="csr").compute()
     assert got.nnz == 0 and got.shape == (3, 3)
+
+
+def test_dlpack_both_ways():
+    x = np.arange(6.0).reshape(2, 3)
+    got = xp.from_dlpack(x)
+    check(got, x)
+    assert np.shares_memory(got.node.tensor.vals, x)   # (shared, as numpy's from_dlpack)
+    a = xp.asarray(sp.csr_array(np.eye(3))) * 2
+    np.testing.assert_array_equal(np.from_dlpack(a), 2 * np.eye(3))
+    assert a.__dlpack_device__() == (1, 0)
+    with pytest.raises(UsageError, match="the only device is 'cpu'"):
+        xp.from_dlpack(x, device="cuda")
