@@ -25,7 +25,7 @@ Semantics chosen (see also each operator's ``doc``):
   ``float64``); ``& | ^`` accept ints and bools only (logical on bools);
   ``and or not`` and comparisons accept anything and give ``bool``.
   ``sqrt exp log sin cos tan`` and the other functions of <math.h> (``asin acos atan
-  sinh cosh tanh asinh acosh atanh expm1 log1p log2 log10``, ``atan2 hypot copysign`` of
+  sinh cosh tanh asinh acosh atanh expm1 log1p log2 log10``, ``atan2 hypot copysign nextafter`` of
   two) give a float (``float64`` for integers and bools, as numpy's ufuncs do); ``floor ceil trunc round`` give a float back rounded (``round`` to
   the nearest, ties to even, as numpy's) and an
   integer or bool unchanged, in its dtype (as numpy 2 does).

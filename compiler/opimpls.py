@@ -109,8 +109,8 @@ def _ldexp(op, dts):
 #: Array API's names: numpy 1 spells the inverse functions ``arcsin``, ...)
 UNARY_MATH = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
               "expm1", "log1p", "log2", "log10", "floor", "ceil", "trunc")
-#: those of two arguments (``atan2(y, x)``, ``hypot(x, y)``, ``copysign(x, y)``)
-BINARY_MATH = ("atan2", "hypot", "copysign")
+#: those of two arguments (``atan2(y, x)``, ``hypot(x, y)``, ``copysign(x, y)``, ``nextafter(x, y)``)
+BINARY_MATH = ("atan2", "hypot", "copysign", "nextafter")
 #: numpy's ufunc of each of them
 NUMPY_MATH = {n: getattr(np, {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
                               "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2"}.get(n, n))
@@ -120,6 +120,20 @@ NUMPY_MATH = {n: getattr(np, {"asin": "arcsin", "acos": "arccos", "atan": "arcta
 ROUNDING = ("floor", "ceil", "trunc", "round")
 #: the C function of a builtin whose name C spells otherwise
 C_MATH_NAMES = {"round": "nearbyint"}
+#: the functions whose float32 result is not the double one's rounded (the float after 1.0f is not
+#: the double after 1.0): called by their float name on float32
+C_FLOAT_NAMES = {"nextafter": "nextafterf"}
+
+
+def c_math_name(name: str, dtype) -> str:
+    """The C function computing the builtin ``name`` for a result of ``dtype``.
+
+    >>> c_math_name("round", "float64"), c_math_name("nextafter", "float32"), c_math_name("sin", "float32")
+    ('nearbyint', 'nextafterf', 'sin')
+    """
+    if np.dtype(dtype) == np.float32 and name in C_FLOAT_NAMES:
+        return C_FLOAT_NAMES[name]
+    return C_MATH_NAMES.get(name, name)
 
 #: result dtype rules: ``rule(op, operand dtypes)``, by builtin name
 DTYPE_RULES: dict[str, Callable] = {

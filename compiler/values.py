@@ -166,6 +166,8 @@ def of_call(op, args: list[Facts], result_dtype=None) -> Facts:
     if name == "copysign":
         a = args[0]
         return Facts(a.nan, a.posinf or a.neginf, a.posinf or a.neginf)
+    if name == "nextafter":   # the largest finite float's next toward an infinity is that infinity
+        return Facts(args[0].nan or args[1].nan, True, True)
     return ANY   # div, pow, log, ldexp, acosh, atanh, log1p, log2, log10: non-finite from finite operands
 
 

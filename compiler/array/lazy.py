@@ -306,6 +306,7 @@ bitwise_left_shift, bitwise_right_shift = _binary_fn("bitwise_left_shift", "lshi
     _binary_fn("bitwise_right_shift", "rshift")
 logical_and, logical_or = _binary_fn("logical_and", "and"), _binary_fn("logical_or", "or")
 atan2, hypot, copysign = _binary_fn("atan2", "atan2"), _binary_fn("hypot", "hypot"), _binary_fn("copysign", "copysign")
+nextafter = _binary_fn("nextafter", "nextafter")
 
 
 def astype(x, dtype, /, *, copy: bool = True) -> Array:
@@ -420,7 +421,7 @@ __all__ = ["Array", "asarray", "compute", "astype", "where", "sum", "prod", "min
            "tensordot", "einsum", "permute_dims", "matrix_transpose", "expand_dims", "broadcast_to",
            "reshape", "concat", "concatenate", "stack", "abs", "negative", "sqrt", "exp", "log", "sin",
            "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1",
-           "log1p", "log2", "log10", "atan2", "hypot", "copysign", "floor", "ceil", "trunc", "round", "logical_not", "add", "subtract", "multiply", "divide",
+           "log1p", "log2", "log10", "atan2", "hypot", "copysign", "nextafter", "floor", "ceil", "trunc", "round", "logical_not", "add", "subtract", "multiply", "divide",
            "floor_divide", "remainder", "pow", "minimum", "maximum", "less", "less_equal", "greater",
            "greater_equal", "equal", "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_left_shift", "bitwise_right_shift", "logical_and", "logical_or"]

@@ -64,6 +64,7 @@ _MATH: dict[str, Callable] = {
     "log": lambda a: np.log(np.float64(a)),
     **{n: (lambda f: lambda *a: f(*map(np.float64, a)))(f) for n, f in NUMPY_MATH.items()},
     "nearbyint": lambda a: np.rint(np.float64(a)),
+    "nextafterf": lambda a, b: np.nextafter(np.float32(a), np.float32(b)),
     "fabs": lambda a: np.fabs(np.float64(a)),
     "isnan": lambda a: np.int32(bool(np.isnan(np.float64(a)))),
     "lowest_bit": lambda w: np.int64((int(w) & -int(w)).bit_length() - 1),

@@ -55,7 +55,8 @@ def printed(node) -> str:
 #: C math functions a :class:`Call` may name without a helper
 MATH_FUNCTIONS = ("fmin", "fmax", "pow", "ldexp", "sqrt", "exp", "log", "fabs", "isnan", "sin", "cos", "tan", "asin",
                   "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1", "log1p", "log2",
-                  "log10", "floor", "ceil", "trunc", "nearbyint", "atan2", "hypot", "copysign")
+                  "log10", "floor", "ceil", "trunc", "nearbyint", "atan2", "hypot", "copysign",
+                  "nextafter", "nextafterf")
 #: functions the C backend defines itself: ``lowest_bit(w)`` is the index of the lowest
 #: set bit of a nonzero word (sorting a workspace's coordinates through a bitmap)
 BIT_FUNCTIONS = ("lowest_bit",)

@@ -28,7 +28,7 @@ from ..imperative.ir import BinOp, BufferArg, Call, Cast, Const, Grow, Load, Pre
 from ..imperative.cints import constant_shift, converted, wrap
 from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
-from ..opimpls import BINARY_MATH, C_MATH_NAMES, ROUNDING, UNARY_MATH
+from ..opimpls import BINARY_MATH, ROUNDING, UNARY_MATH, c_math_name
 
 
 def const_of(value, dtype) -> Const:
@@ -142,7 +142,7 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
     if name in ROUNDING and rdt.kind in "biu":
         return conv[0], rname   # an integer is its own floor
     if name in ("sqrt", "exp", "log", "round") + UNARY_MATH + BINARY_MATH:
-        return Call(C_MATH_NAMES.get(name, name), tuple(conv)), rname
+        return Call(c_math_name(name, rdt), tuple(conv)), rname
     if name == "choose":
         a, b = conv
         return Select(BinOp("==", a, const_of(op.identity_for(rdt), rname)), b, a), rname

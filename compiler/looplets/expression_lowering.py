@@ -15,7 +15,7 @@ import numpy as np
 from ..algebra import Operator
 from ..imperative import cints, ir
 from ..imperative.ir import BinOp, Const, Select, UnOp
-from ..opimpls import BINARY_MATH, C_MATH_NAMES, ROUNDING, UNARY_MATH
+from ..opimpls import BINARY_MATH, ROUNDING, UNARY_MATH, c_math_name
 from .errors import ProgramError
 from .fibers import SubFiber, leaf_value
 from .looplets import Fill
@@ -151,7 +151,7 @@ class ExpressionLowering:
             self.helper_ops.setdefault(name, op)
             return ir.Call(name, tuple(a))
         if n in ("sqrt", "exp", "log", "pow", "round") + UNARY_MATH + BINARY_MATH:
-            return ir.Call(C_MATH_NAMES.get(n, n), tuple(a))
+            return ir.Call(c_math_name(n, numpy_dtype(rdt)), tuple(a))
         if n == "choose":
             z = Const(op.param, dtypes[0])
             return Select(BinOp("==", a[0], z), a[1], a[0])

@@ -27,7 +27,7 @@ Python                             loop program
 ``sin cos tan floor ceil trunc``   numpy's functions of one argument (``sin cos tan``
                                    give ``float64`` for integers; the others keep them);
                                    also ``round`` (ties to even), ``asin ... atanh``,
-                                   ``expm1 log1p log2 log10``, ``atan2 hypot copysign``
+                                   ``expm1 log1p log2 log10``, ``atan2 hypot copysign nextafter``
 ``a // b``, ``a % b``              numpy's floor division and remainder
 ``a << b``, ``a >> b``              numpy's integer shifts
 =================================  =================================================

@@ -1,5 +1,5 @@
 """numpy's math builtins in index notation (issue 31, item 2): ``sin cos tan floor ceil trunc``, the
-other functions of <math.h> (``asin ... log10``, ``atan2 hypot copysign``), each against numpy by the
+other functions of <math.h> (``asin ... log10``, ``atan2 hypot copysign nextafter``), each against numpy by the
 oracle and by both strategies' kernels, over fills and formats."""
 
 import numpy as np
@@ -146,6 +146,21 @@ def test_unary_math_on_integers_and_float32(strategy):
     want = np.floor(b.to_numpy()) + np.sin(a.to_numpy().astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-6)
     np.testing.assert_allclose(evaluate(program, a=a, b=b)[0], want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_nextafter_of_float32_steps_by_a_float32(strategy):
+    # (the float after 1.0f is not the double after 1.0 rounded back: C's nextafterf, exactly numpy's)
+    a = np.array([0.0, 1.0, -1.0, INF, NAN, -0.0, np.finfo(np.float32).max], np.float32)
+    b = np.array([1.0, 0.0, INF, 0.0, 1.0, -1.0, INF], np.float32)
+    x, y = Tensor.from_numpy(a, "dense", name="x"), Tensor.from_numpy(b, "dense", name="y")
+    program = "c[i] = nextafter(x[i], y[i])"
+    with np.errstate(all="ignore"):
+        want = np.nextafter(a, b)
+    kernel = ss.lower(program, strategy=strategy, x=x, y=y)
+    assert "nextafterf(" in kernel.c_source
+    np.testing.assert_array_equal(kernel(x=x, y=y).to_numpy(), want)
+    np.testing.assert_array_equal(evaluate(program, x=x, y=y)[0], want)
 
 
 VALUES = st.sampled_from([0.0, 1.0, -2.5, 3.7, -0.5, INF, -INF, NAN])
