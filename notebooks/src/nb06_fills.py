@@ -149,6 +149,26 @@ for program in ["C[i, j] = B[i, j] * i", "C[i, j] = B[i, j] + j"]:
     print(f"{program:24} iterates {space}, stores {C.nnz} entries")
 kernel, y, _ = check("y[i] = B[i, j] * s[]", B=B, s=2.5)
 print(y.to_numpy())"""),
+    ("md", """## Selections: a conditional visits only its branches
+
+`ifelse(c, x, y)` is `x` or `y`, whichever `c` picks. Its condition below compares coordinates
+(`j <= i`, a lower triangle): it has no fill, so by the rules above every `(i, j)` would be
+visited. But where `x` and `y` hold one fill, the result holds it too, whatever `c` says: the
+function *selects* (`selects=(1, 2)`, the positions of its branches), and the algebra of the call
+is the union of its branches alone. `xp.tril` and `xp.triu` are built so, with the array
+language's `where`."""),
+    ("code", """body = "return x ? y : z;"
+ifelse = ss.user_function("ifelse", lambda c, x, y: x if c else y, body, arity=3, selects=(1, 2))
+blind = ss.user_function("blind", lambda c, x, y: x if c else y, body, arity=3)
+M = rng.random((6, 6)) * (rng.random((6, 6)) < 0.3)
+B = ss.Tensor.from_numpy(M, "csr", name="B")
+for f in (blind, ifelse):
+    program = f"C[i, j] = {f.name}(j <= i, B[i, j], 0.0)"
+    rules = []
+    space, _ = derive(parse(program, {f.name: f}).rhs, lambda acc: B.fill, rules)
+    print(f"{f.name:7} iterates {space}   (rule: {rules[-1].split(':')[0]})")
+kernel, C, _ = check("C[i, j] = ifelse(j <= i, B[i, j], 0.0)", out="csr", functions={"ifelse": ifelse}, B=B)
+assert np.array_equal(C.to_numpy(), np.tril(M)) and C.nnz == np.count_nonzero(np.tril(M))"""),
     ("md", """## Exercises
 
 **1.** A vector `b` is stored sparse around `2.0`. What is the fill value of `a[i] = b[i] * b[i]`?
