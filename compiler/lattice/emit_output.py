@@ -327,7 +327,7 @@ class OutputAssembly:
 
     def case_body(self, index, stmts: list) -> list:
         """Wrap a case body with the assembly of a sparse output level indexed by ``index``."""
-        if self.par_rows and stmts and not self.producing and self.out_path[0] == index:
+        if self.par_rows and stmts and not self.producing and self.row_index() == index:
             if self.block is not None and index == self.out_path[self.block.mode - 1]:
                 stmts = self.block_fiber(index, stmts)   # (a sparse vector of blocks: a row's one block)
             return self.row_on_thread(stmts)
