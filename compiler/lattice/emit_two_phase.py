@@ -282,7 +282,8 @@ class TwoPhase:
         drops the list's empty entries). On threads, each fiber counts its entries (or blocks) and
         stores them from its start, skipping the fill: the blocks' SparseList or SparseHash is the only
         sparse level (under Dense levels only) or under a DCSR's rows, a byte map or hash is under Dense
-        levels only (``check_parallel`` refuses others).
+        levels only or a DCSR's rows (each row an entry of the outer SparseList until the compaction drops
+        the empty ones: its slots move, its keys are computed again; ``check_parallel`` refuses others).
         """
         s = self.setup
         out = s.output.tensor
@@ -296,7 +297,7 @@ class TwoPhase:
         blocks = self.block is not None and (last.level.appends_nested or keys) and last.covers is None
         # (sequentially, a byte map or hash under a SparseList too: its slots or keys follow their
         # parent's position through the compaction, :meth:`follow_parent`)
-        listed = s.parallel is None and self.block is None and self._under_list(last)
+        listed = (s.parallel is None or last.k == 1) and self.block is None and self._under_list(last)
         keys = keys or (last.keyed is not None and listed)
         slots = last.slots is not None and (last.starts_buffer or listed) and self.block is None
         if s.parallel is not None and self.block is not None:   # (fibers of blocks: output_build.rows_of_blocks)

@@ -26,9 +26,9 @@ appended as a SparseList, or a hash, band, block or byte map level, below it, a 
 other level (a RunList above another but outermost over a list or Dense levels, a byte map above a RunList or
 under a sparse level with one below, a band or block level above a
 sparse one other than those, a Dense level under a sparse one in a two-phase kernel under a level other
-than a SparseList or a hash under Dense ones, and on threads a byte map or hash under a SparseList, or
-blocks under more than one sparse level but an outermost SparseList's) is built as a SparseList holding the
-same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
+than a SparseList or a hash under Dense ones, and on threads a byte map or hash under a SparseList that is
+not outermost, or blocks under more than one sparse level but an outermost SparseList's) is built as a
+SparseList holding the same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
 
@@ -70,8 +70,10 @@ True
 True
 >>> building_output(parse_format("SparseList(SparseByteMap(Element(0.0)))"), "C", False, two_phase=True) is None
 True
->>> print(building_output(parse_format("SparseList(SparseHash(Element(0.0)))"), "C", False, True, True)[0])
-SparseList(SparseList(Element(0.0)))
+>>> building_output(parse_format("SparseList(SparseHash(Element(0.0)))"), "C", False, True, True) is None
+True
+>>> print(building_output(parse_format("Dense(SparseList(SparseHash(Element(0.0))))"), "C", False, True, True)[0])
+Dense(SparseList(SparseList(Element(0.0))))
 >>> building_output(parse_format("Dense(Dense(SparseByteMap(Element(0.0))))"), "C", False, True, True) is None
 True
 >>> building_output(parse_format("SparseList(SparseList(Dense(Element(0.0))))"), "C", False, True, True) is None
@@ -109,7 +111,8 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
     (:func:`under_lists`): :func:`two_phase_blocks`, :func:`two_phase_slots`, :func:`two_phase_keys`. On
     threads (``threaded``: each fiber counts its entries, then stores them from its start), the
     blocks' level is the only sparse one, under Dense levels only, or under an outermost SparseList
-    (:func:`rows_of_blocks`), and a byte map or hash is under Dense levels only (:func:`on_fibers`).
+    (:func:`rows_of_blocks`), and a byte map or hash is under Dense levels only (:func:`on_fibers`) or
+    innermost under an outermost SparseList (a DCSR's rows, each row an entry of it until the compaction).
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> rows = (SparseList(Element(0.0)), Dense(Element(0.0)))
@@ -190,13 +193,13 @@ def two_phase_keys(levels: tuple, k: int, threaded: bool = False) -> bool:
     >>> h = SparseHash(Element(0.0))
     >>> two_phase_keys((Dense(h), h), 1), two_phase_keys((SparseList(h), h), 1)
     (True, True)
-    >>> two_phase_keys((SparseList(h), h), 1, threaded=True)
-    False
+    >>> two_phase_keys((SparseList(h), h), 1, threaded=True)   # (each row an entry until compacted)
+    True
     >>> rows = SparseHash(Dense(Element(0.0)))
     >>> two_phase_keys((rows, rows.child), 0)
     True
     """
-    if k == len(levels) - 1 and under_lists(levels, k) and not threaded:
+    if k == len(levels) - 1 and under_lists(levels, k) and (not threaded or k == 1):
         return True
     return blocks_below(levels, k) and on_fibers(levels, k)
 
@@ -225,10 +228,10 @@ def two_phase_slots(levels: tuple, k: int, threaded: bool = False) -> bool:
     >>> bm = SparseByteMap(Element(0.0))
     >>> two_phase_slots((Dense(bm), bm), 1), two_phase_slots((SparseList(bm), bm), 1)
     (True, True)
-    >>> two_phase_slots((SparseList(bm), bm), 1, threaded=True)
-    False
+    >>> two_phase_slots((SparseList(bm), bm), 1, threaded=True)   # (each row an entry until compacted)
+    True
     """
-    if k == len(levels) - 1 and levels[k].marks_slots and under_lists(levels, k) and not threaded:
+    if k == len(levels) - 1 and levels[k].marks_slots and under_lists(levels, k) and (not threaded or k == 1):
         return True
     return k == len(levels) - 1 and slots_located(levels, k)
 
@@ -424,7 +427,7 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
             "SparseHash as the innermost level under Dense levels or a SparseList" + (
                 "; on threads, under a SparseList or SparseHash that is the only sparse level, under Dense levels "
                 "only, or under a SparseList under an outermost one, and a SparseByteMap or SparseHash under Dense "
-                "levels only"
+                "levels only or innermost under an outermost SparseList"
                 if threaded else "") if two_phase else "")
     return building(fmt, tensor, lambda levels, k: assembles(levels, k, one_pass, two_phase, threaded), "lattice",
                     f"it places Dense levels by position "

@@ -346,13 +346,14 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
             shape = shape[:max(q for q, x in enumerate(shape) if x != "dense") + 1]
         # (a fiber under Dense levels only counts, then fills, its own entries: i * n + j is row i's)
         fibers = shape[-1] in ("list", "slots") and all(x == "dense" for x in shape[:-1])
-        if not fibers and shape not in (["list", "list"], ["coo"]):
+        if not fibers and shape not in (["list", "list"], ["list", "slots"], ["coo"]):
             raise StrategyError(f"{what}: the sparse output {out} ({', '.join(names)}) would be appended through "
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "
                                 f"CSR and DCSR outputs (rows over {index}, then a SparseList, a SparseByteMap or "
                                 f"a SparseHash, under more Dense levels too, a fiber per position of theirs), COO "
                                 f"outputs and sparse vectors (a SparseList, SparseByteMap or SparseHash), with blocks "
-                                f"of Dense levels under such a SparseList or SparseHash or a DCSR's SparseList, each "
+                                f"of Dense levels under such a SparseList or SparseHash or a DCSR's SparseList, and a "
+                                f"SparseByteMap or SparseHash under a DCSR's rows, each "
                                 f"fiber from its own start")
     return "none"
 

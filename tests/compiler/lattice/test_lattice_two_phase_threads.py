@@ -1,6 +1,7 @@
 """Two-phase assembly on threads (``parallelize(i)``) of the outputs it builds natively beside CSR:
 SparseList(Dense) and SparseHash(Dense) (TACO's ``{sparse, dense}``), Dense(SparseByteMap) and
-Dense(SparseHash), and byte-map and hash vectors.
+Dense(SparseHash), SparseList(SparseByteMap) and SparseList(SparseHash), byte-map and hash vectors,
+and 3-mode outputs fiber by fiber.
 
 Each row counts its entries (or its blocks) in phase 1, a prefix sum gives the rows' starts, and
 phase 2 stores each row's entries from its start, skipping the fill; a sequential pass closes
@@ -30,7 +31,11 @@ pytestmark = pytest.mark.skipif(build.openmp_support() is not None, reason="the 
 NATIVE = {"SparseList(Dense)": ("SparseList(Dense(Element({f})))", "block of slots"),
           "Dense(SparseByteMap)": ("Dense(SparseByteMap(Element({f})))", "marked and stored in its slot"),
           "Dense(SparseHash)": ("Dense(SparseHash(Element({f})))", "its table is built after the loops"),
-          "SparseHash(Dense)": ("SparseHash(Dense(Element({f})))", "block of slots")}
+          "SparseHash(Dense)": ("SparseHash(Dense(Element({f})))", "block of slots"),
+          # (every row an entry of the outer SparseList until the compaction drops the empty ones, its
+          # slots, or keys, i * size + j moving with it)
+          "SparseList(SparseByteMap)": ("SparseList(SparseByteMap(Element({f})))", "marked and stored in its slot"),
+          "SparseList(SparseHash)": ("SparseList(SparseHash(Element({f})))", "its table is built after the loops")}
 EXPRS = {"sum": "C[i, j] = A[i, j] + B[i, j]", "product": "C[i, j] = A[i, j] * B[i, j]",
          "spgemm": "C[i, j] = A[i, k] * B[k, j]"}
 
@@ -209,8 +214,9 @@ def fibers_on_threads(expr, out, t, u, fill, checked=False, sequential=False):
     return k, got
 
 
-@pytest.mark.parametrize("fill", [0.0, np.nan])
-@pytest.mark.parametrize("out", FIBERS)
+# (NaN for a byte map and for blocks; the property draws NaN and inf for all)
+@pytest.mark.parametrize("out, fill", [(out, 0.0) for out in FIBERS] + [("Dense(Dense(SparseByteMap))", np.nan),
+                                                                         ("SparseList(SparseList(Dense))", np.nan)])
 def test_threads_build_three_mode_outputs_fiber_by_fiber(out, fill):
     rng = np.random.default_rng(8)
     t, u = rand((5, 4, 6), 0.35, rng, fill=fill, empty=(3,)), rand((5, 4, 6), 0.35, rng, fill=fill, empty=(3,))
