@@ -157,9 +157,11 @@ class OutputAssembly:
                           f"{out}'s level {k} ({lvl.name}) is appended in storage order, a fiber of level {k + 1} in "
                           f"each slot (their lengths summed after the loops), a coordinate marked and kept if the "
                           f"fiber in its slot got entries")
-        if not info.starts_buffer and info.slotted is None:   # (a fiber per slot above: its slots are counted too)
-            self.slot_blocks(info)
+        if not info.starts_buffer and info.slotted is None and self.setup.parallel is None:
+            self.slot_blocks(info)   # (a fiber per slot above: its slots are counted too)
             return
+        # (under Dense levels, and on threads under an outermost SparseList, whose every row is an
+        # entry until the compaction: slots for every row up front, moved as the compaction drops rows)
         slots = Var(info.slots)
         q = Var(self.name(("slots", "q"), "q"))
         fill = const_of(s.out_fill_value, s.out_dtype)
@@ -327,7 +329,7 @@ class OutputAssembly:
 
     def case_body(self, index, stmts: list) -> list:
         """Wrap a case body with the assembly of a sparse output level indexed by ``index``."""
-        if self.par_rows and stmts and not self.producing and self.out_path[0] == index:
+        if self.par_rows and stmts and not self.producing and self.row_index() == index:
             if self.block is not None and index == self.out_path[self.block.mode - 1]:
                 stmts = self.block_fiber(index, stmts)   # (a sparse vector of blocks: a row's one block)
             return self.row_on_thread(stmts)

@@ -127,7 +127,9 @@ class RangeAssembly:
         """The slot ``parent * size + i`` of the entry being appended at the innermost output level
         ``info``: its parent's position is located from Dense levels, or is the position the
         appended parent gets if it keeps its entry (its counter)."""
-        if info.starts_buffer or info.slotted is not None:   # (a fiber per slot: the parent's position is located)
+        if info.starts_buffer or info.slotted is not None or self.setup.parallel is not None:
+            # (a fiber per slot, or on threads every row an entry of the outermost level until the
+            # compaction: the parent's position is located)
             return self.dense_position(info.mode)
         parent = Var(next(x for x in self.levels_info if x.k == info.k - 1).counter)
         size = Var(self.out_sizes[info.mode].name)

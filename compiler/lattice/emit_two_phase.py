@@ -18,9 +18,9 @@ from ..errors import StrategyError
 from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
                              Select, Store, Var, While)
 from ..imperative.traverse import walk as ir_walk
-from .cfir import CAssign, CCase, CForall, CSeq, CWorkspace, cfir_walk
+from .cfir import CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CSeq, CWorkspace, cfir_walk
 from .exprs import cast, is_fill, not_fill
-from .output_build import under_lists
+from .output_build import rows_of_blocks, under_lists
 from .output_level import OutputLevel
 from .reserve import count_scatters
 
@@ -42,6 +42,16 @@ class TwoPhase:
             return Load(last.appended[-1], Var(self.read_counter))
         return Load(last.appended[-1], Var(last.counter))
 
+    def assembly_alloc_body(self, n: CAlloc):
+        """The body of the scalar temporary ``n`` to emit: in phase 1 of a two-phase kernel, without
+        the statements that only compute the temporary when no case tests its value (phase 1 places
+        the entries, and only phase 2 reads their values: SpMV into a sparse vector summed each row's
+        ``t_j`` in phase 1 too, and never read it); else all of it."""
+        if self.phase != "assemble" or n.temp in self.value_tested or not isinstance(n.body, CSeq):
+            return n.body
+        kept = tuple(x for x in n.body.stmts if not only_sets(x, n.temp))
+        return n.body if len(kept) == len(n.body.stmts) else CSeq(kept)
+
     def reads_assembled(self, cfir) -> bool:
         """Whether a two-phase compute phase reads coordinates phase 1 stored (some workspace's
         consumer is one :meth:`assembled_consumer` takes)."""
@@ -60,12 +70,18 @@ class TwoPhase:
         row = self.dense_position(last.mode - 1)
         return cast(Load(last.starts, BinOp("+", row, Const(1, "int64"))), last.index_type, "int64")
 
+    def row_index(self):
+        """The index at which each fiber of a two-phase kernel on threads counts, then stores, its
+        entries: the row's (the parallel loop's), or under several Dense levels the one above the
+        sparse level (``j`` of ``Dense(Dense(SparseList))``: a fiber per ``(i, j)``)."""
+        return self.out_path[max(self.row_info.mode - 1, 0)]
+
     def row_on_thread(self, stmts: list) -> list:
         """A row of a two-phase kernel on threads: phase 1 counts its entries into ``pos[i + 1]``;
         phase 2 stores them from the row's start ``starts[i]`` (after the prefix sum), and where
         they end (it drops the fill) into ``end[i]``."""
         info = self.row_info
-        counter, row = Var(info.counter), self.dense_position(0)
+        counter, row = Var(info.counter), self.dense_position(max(info.mode - 1, 0))
         end = BinOp("+", row, 1)
         if self.phase == "assemble":
             if self.row_fibers is not None:
@@ -170,22 +186,29 @@ class TwoPhase:
         """
         s, yes = self.setup, Const(True, "bool")
         self.value_tested = value_tested_temps(cfir)
-        # (a row of blocks counts the blocks that get entries: neither bound counts blocks)
-        self.bounded_rows = self.block is None and self._rows_from_one_workspace(cfir)
-        self.row_fibers = None if self.bounded_rows or self.block is not None else self._row_loop(cfir)
         last = self.levels_info[-1]
         shared, k, out = last.counter, last.k, s.output.tensor
-        rows = Var(self.out_sizes[0].name)
         one_level = len(self.levels_info) == 1
         if one_level:
             # a COO or sparse-vector output has no row positions: the rows count and start in a
             # scratch array (a sparse vector's rows are its coordinates, each one entry at most)
+            rows = Var(self.out_sizes[0].name)
             starts_name = self.name(("rowstart", k), f"{out}{k}_start")
             self.allocs.append((starts_name, "int64", BinOp("+", rows, 1), Const(0, "int64")))
             self.shared_allocs.add(starts_name)
             self.row_info = replace(last, starts=starts_name, index_type="int64")
         else:
-            self.row_info = self.levels_info[1]
+            # under Dense levels only, each fiber of the sparse level counts and fills its own entries
+            # (row i's are i * n + j, ...: output_build.on_fibers); under a DCSR's rows, the rows' level
+            top = self.levels_info[0].level.located_by_coordinate
+            self.row_info = next(x for x in self.levels_info if not x.level.located_by_coordinate) if top \
+                else self.levels_info[1]
+            rows = self.dense_count(self.row_info.mode)
+        # (a row of blocks counts the blocks that get entries: neither bound counts blocks; a row's
+        # fibers under Dense levels count one by one)
+        by_row = self.row_info.mode <= 1
+        self.bounded_rows = self.block is None and by_row and self._rows_from_one_workspace(cfir)
+        self.row_fibers = None if self.bounded_rows or self.block is not None or not by_row else self._row_loop(cfir)
         self.row_ends = self.name(("rowend", k), f"{out}{k}_end")
         self.allocs.append((self.row_ends, "int64", rows, None))
         self.shared_allocs.add(self.row_ends)
@@ -201,7 +224,8 @@ class TwoPhase:
         second = self.emit(cfir)
         self.phase, last.counter, self.row_info.counter = None, shared, shared
         total = cast(Load(self.row_info.starts, rows), self.row_info.index_type, "int64")
-        self.notes.append(f"parallelize({s.parallel}) with the sparse output {out}: each row counts "
+        fibers = "each row" if by_row else f"each fiber of its level {self.row_info.k} (a row's are its own)"
+        self.notes.append(f"parallelize({s.parallel}) with the sparse output {out}: {fibers} counts "
                           + ("the scatters into its workspace (a bound of its entries)" if self.bounded_rows
                              else "the entries of its shortest fiber (a bound of its entries)"
                              if self.row_fibers is not None else "its entries")
@@ -229,18 +253,20 @@ class TwoPhase:
             counted, room = "the steps of its loop (at most one entry each)", "room for that many"
         else:
             counted, room = "its entries", "room for exactly their entries"
-        row = "coordinate" if len(self.out_sizes) == 1 else "row"   # a sparse vector's "rows"
+        # (a sparse vector's "rows" are its coordinates; under several Dense levels, the fibers)
+        row = "coordinate" if len(self.out_sizes) == 1 else "row" if by_row else "fiber"
         if self.block is not None:
             counted = f"its blocks of {self.block_size_text()} slots that get entries"
             room = "room for that many, at the fill"
         room_made = [Grow(name, total) for name in self.appended_arrays() if self.block is None or name != self.val]
+        threads = f"{row}s run on threads" if by_row else f"the rows of {self.out_path[0]} run on threads"
         return staging + [
-            Comment(f"phase 1, count: each {row} of {out} counts {counted} ({row}s run on threads)"),
+            Comment(f"phase 1, count: each {row} of {out} counts {counted} ({threads})"),
             If(yes, first),
             Comment(f"the {row}s' starts, and {room}"),
             *starts, *room_made, *(self.blocks_on_rows(total) if self.block is not None else []),
             Comment(f"phase 2, compute: each {row} stores its entries from its start, skipping the fill, and records "
-                    f"where they end ({row}s run on threads)"),
+                    f"where they end ({threads})"),
             If(yes, second)] + final + compact + (self.final if one_level else [])
 
     def two_phase_check(self):
@@ -253,10 +279,11 @@ class TwoPhase:
         levels or a SparseList (phase 1 lists and marks the coordinates in their slots, or keeps their
         keys, phase 2 stores the values); the compaction then drops blocks all at the fill and unmarks
         slots at the fill (under a SparseList, the slots move, or the keys are computed again, as it
-        drops the list's empty entries). On threads, each row counts its entries (or blocks) and
+        drops the list's empty entries). On threads, each fiber counts its entries (or blocks) and
         stores them from its start, skipping the fill: the blocks' SparseList or SparseHash is the only
-        sparse level (outermost, or under the rows' Dense level), a byte map or hash is outermost or
-        under the rows' Dense level (``check_parallel`` refuses others).
+        sparse level (under Dense levels only) or under a DCSR's rows, a byte map or hash is under Dense
+        levels only or a DCSR's rows (each row an entry of the outer SparseList until the compaction drops
+        the empty ones: its slots move, its keys are computed again; ``check_parallel`` refuses others).
         """
         s = self.setup
         out = s.output.tensor
@@ -270,18 +297,18 @@ class TwoPhase:
         blocks = self.block is not None and (last.level.appends_nested or keys) and last.covers is None
         # (sequentially, a byte map or hash under a SparseList too: its slots or keys follow their
         # parent's position through the compaction, :meth:`follow_parent`)
-        listed = s.parallel is None and self.block is None and self._under_list(last)
+        listed = (s.parallel is None or last.k == 1) and self.block is None and self._under_list(last)
         keys = keys or (last.keyed is not None and listed)
         slots = last.slots is not None and (last.starts_buffer or listed) and self.block is None
-        if s.parallel is not None and self.block is not None:   # (rows of blocks: output_build.rows_of_blocks)
-            blocks = blocks and [x.k for x in self.levels_info if not x.level.full] in ([0], [1])
+        if s.parallel is not None and self.block is not None:   # (fibers of blocks: output_build.rows_of_blocks)
+            blocks = blocks and rows_of_blocks(tuple(self.out_levels))
         if (self.block is not None and not blocks) or any(x.ranged is not None for x in self.levels_info) \
                 or any(x.slots is not None and not (x is last and slots) for x in self.levels_info) \
                 or any(x.keyed is not None and not (x is last and keys) for x in self.levels_info):
             raise StrategyError(f"assembly='two-phase' does not apply to the output {out}: it places Dense levels "
-                                f"under a sparse one only under a SparseList (on threads, the only sparse level, "
-                                f"outermost or under one Dense level), and a level that marks its slots or keeps "
-                                f"its keys only as the innermost level under Dense ones (on threads, one); "
+                                f"under a sparse one only under a SparseList (on threads, the only sparse level "
+                                f"under Dense levels only, or a DCSR's), and a level that marks its slots or keeps "
+                                f"its keys only as the innermost level under Dense ones; "
                                 f"levels that store ranges are assembled in one pass")
 
     def slots_under_list(self):
@@ -495,9 +522,37 @@ class TwoPhase:
 
 
 
+def only_sets(n, temp: str) -> bool:
+    """Whether the CFIR statement ``n`` does nothing but compute the scalar temporary ``temp`` (its
+    assignments, folds included, set ``temp`` or temporaries allocated inside it; no workspace).
+
+    >>> from compiler.notation import parse
+    >>> from compiler.format import csr, dense, sparse_vector
+    >>> from compiler.lattice.plan import Setup
+    >>> from compiler.lattice.cfir_builder import build_cfir
+    >>> setup = Setup.create(parse("y[i] = A[i, j] * x[j]"), {"A": csr(), "x": dense(1), "y": sparse_vector()})
+    >>> alloc = next(x for x in cfir_walk(build_cfir(setup.statement, setup)) if isinstance(x, CAlloc))
+    >>> [only_sets(x, alloc.temp) for x in alloc.body.stmts]   # (the sum over j, then y[i] = t_j)
+    [True, False]
+    """
+    nodes = list(cfir_walk(n))
+    temps = {temp} | {x.temp for x in nodes if isinstance(x, CAlloc)}
+    sets = False
+    for x in nodes:
+        if isinstance(x, (CWorkspace, CDenseWorkspace)):
+            return False
+        if isinstance(x, CForall) and x.fold is not None and (x.fold.output or x.fold.lhs.tensor not in temps):
+            return False
+        if isinstance(x, CAssign):
+            if x.output or x.lhs.tensor not in temps:
+                return False
+            sets = True
+    return sets
+
+
 def value_tested_temps(cfir) -> set:
     """Names of the temporaries whose values some case tests (the assemble phase must compute them)."""
     return {k.split("[")[0] for c in cfir_walk(cfir) if isinstance(c, CCase) for k in c.value_tests}
 
 
-__all__ = ["TwoPhase", "value_tested_temps"]
+__all__ = ["TwoPhase", "only_sets", "value_tested_temps"]

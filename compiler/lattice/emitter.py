@@ -150,7 +150,10 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         if isinstance(n, CSeq):
             return [s for x in n.stmts for s in self.emit(x)]
         if isinstance(n, CAlloc):
-            return [Declare(Var(n.temp), n.dtype, const_of(n.init, n.dtype))] + self.emit(n.body)
+            body = self.emit(self.assembly_alloc_body(n))
+            if self.phase == "assemble" and n.temp not in names_used(body):   # (phase 1 needs no value of it)
+                return body
+            return [Declare(Var(n.temp), n.dtype, const_of(n.init, n.dtype))] + body
         if isinstance(n, CAssign):
             return self.assign(n)
         if isinstance(n, CForall):

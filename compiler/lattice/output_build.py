@@ -26,9 +26,9 @@ appended as a SparseList, or a hash, band, block or byte map level, below it, a 
 other level (a RunList above another but outermost over a list or Dense levels, a byte map above a RunList or
 under a sparse level with one below, a band or block level above a
 sparse one other than those, a Dense level under a sparse one in a two-phase kernel under a level other
-than a SparseList or a hash under Dense ones, and on threads a byte map or hash under more than one Dense
-level or under a SparseList, or blocks under more than one sparse level) is built as a SparseList holding the
-same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
+than a SparseList or a hash under Dense ones, and on threads a byte map or hash under a SparseList that is
+not outermost, or blocks under more than one sparse level but an outermost SparseList's) is built as a
+SparseList holding the same coordinates (:func:`compiler.stand_in.stand_in`), and the call converts the result to the
 format asked (``Tensor.asformat``). The plan records the choice as a ``convert`` step, with
 the conversions of :mod:`compiler.lattice.conversions`.
 
@@ -70,11 +70,13 @@ True
 True
 >>> building_output(parse_format("SparseList(SparseByteMap(Element(0.0)))"), "C", False, two_phase=True) is None
 True
->>> print(building_output(parse_format("SparseList(SparseHash(Element(0.0)))"), "C", False, True, True)[0])
-SparseList(SparseList(Element(0.0)))
->>> print(building_output(parse_format("Dense(Dense(SparseByteMap(Element(0.0))))"), "C", False, True, True)[0])
-Dense(Dense(SparseList(Element(0.0))))
->>> building_output(parse_format("Dense(Dense(SparseByteMap(Element(0.0))))"), "C", False, True) is None
+>>> building_output(parse_format("SparseList(SparseHash(Element(0.0)))"), "C", False, True, True) is None
+True
+>>> print(building_output(parse_format("Dense(SparseList(SparseHash(Element(0.0))))"), "C", False, True, True)[0])
+Dense(SparseList(SparseList(Element(0.0))))
+>>> building_output(parse_format("Dense(Dense(SparseByteMap(Element(0.0))))"), "C", False, True, True) is None
+True
+>>> building_output(parse_format("SparseList(SparseList(Dense(Element(0.0))))"), "C", False, True, True) is None
 True
 """
 
@@ -107,10 +109,10 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
     their slots), and so a level that keeps its keys in a table (its table built after the
     compaction; over blocks of Dense slots too), both also as the innermost level under a SparseList
     (:func:`under_lists`): :func:`two_phase_blocks`, :func:`two_phase_slots`, :func:`two_phase_keys`. On
-    threads (``threaded``: each row counts its entries, then stores them from its start), the
-    blocks' level is the only sparse one, outermost or under one Dense level
-    (:func:`rows_of_blocks`), and a byte map or hash is outermost or under one Dense level
-    (:func:`on_rows`).
+    threads (``threaded``: each fiber counts its entries, then stores them from its start), the
+    blocks' level is the only sparse one, under Dense levels only, or under an outermost SparseList
+    (:func:`rows_of_blocks`), and a byte map or hash is under Dense levels only (:func:`on_fibers`) or
+    innermost under an outermost SparseList (a DCSR's rows, each row an entry of it until the compaction).
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> rows = (SparseList(Element(0.0)), Dense(Element(0.0)))
@@ -118,6 +120,9 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
     (True, False, True)
     >>> lists = SparseList(SparseList(Dense(Element(0.0))))
     >>> assembles((lists, lists.child, lists.child.child), 2, False, True, threaded=True)
+    True
+    >>> deep = Dense(SparseList(SparseList(Dense(Element(0.0)))))
+    >>> assembles((deep, deep.child, deep.child.child, deep.child.child.child), 3, False, True, threaded=True)
     False
     """
     lvl = levels[k]
@@ -188,15 +193,15 @@ def two_phase_keys(levels: tuple, k: int, threaded: bool = False) -> bool:
     >>> h = SparseHash(Element(0.0))
     >>> two_phase_keys((Dense(h), h), 1), two_phase_keys((SparseList(h), h), 1)
     (True, True)
-    >>> two_phase_keys((SparseList(h), h), 1, threaded=True)
-    False
+    >>> two_phase_keys((SparseList(h), h), 1, threaded=True)   # (each row an entry until compacted)
+    True
     >>> rows = SparseHash(Dense(Element(0.0)))
     >>> two_phase_keys((rows, rows.child), 0)
     True
     """
-    if k == len(levels) - 1 and under_lists(levels, k) and not threaded:
+    if k == len(levels) - 1 and under_lists(levels, k) and (not threaded or k == 1):
         return True
-    return blocks_below(levels, k) and all(above.located_by_coordinate for above in levels[:k]) and on_rows(k, threaded)
+    return blocks_below(levels, k) and on_fibers(levels, k)
 
 
 def under_lists(levels: tuple, k: int) -> bool:
@@ -223,19 +228,21 @@ def two_phase_slots(levels: tuple, k: int, threaded: bool = False) -> bool:
     >>> bm = SparseByteMap(Element(0.0))
     >>> two_phase_slots((Dense(bm), bm), 1), two_phase_slots((SparseList(bm), bm), 1)
     (True, True)
-    >>> two_phase_slots((SparseList(bm), bm), 1, threaded=True)
-    False
+    >>> two_phase_slots((SparseList(bm), bm), 1, threaded=True)   # (each row an entry until compacted)
+    True
     """
-    if k == len(levels) - 1 and levels[k].marks_slots and under_lists(levels, k) and not threaded:
+    if k == len(levels) - 1 and levels[k].marks_slots and under_lists(levels, k) and (not threaded or k == 1):
         return True
-    return k == len(levels) - 1 and slots_located(levels, k) and on_rows(k, threaded)
+    return k == len(levels) - 1 and slots_located(levels, k)
 
 
 def rows_of_blocks(levels: tuple) -> bool:
     """Whether a two-phase kernel on threads assembles ``levels``, blocks of Dense slots under a
-    sparse level (:func:`two_phase_blocks`): that level is the only sparse one, the outermost
-    (each coordinate a row of at most one block) or under one Dense level (a row of blocks), so
-    phase 1 counts each row's blocks and phase 2 fills them from the row's start.
+    sparse level (:func:`two_phase_blocks`): that level is the only sparse one, under Dense levels
+    only (:func:`on_fibers`: outermost, each coordinate a row of at most one block; under Dense
+    levels, a fiber of blocks per position of theirs), or it is under one SparseList that is
+    outermost (counted by row as a DCSR's rows, its empty rows dropped after), so phase 1 counts each
+    fiber's blocks and phase 2 fills them from the fiber's start.
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> block = Dense(Element(0.0))
@@ -243,23 +250,29 @@ def rows_of_blocks(levels: tuple) -> bool:
     (True, True)
     >>> rows = SparseList(SparseList(block))
     >>> rows_of_blocks((rows, rows.child, block))
+    True
+    >>> deep = Dense(SparseList(SparseList(block)))
+    >>> rows_of_blocks((deep, deep.child, deep.child.child, block))
     False
     """
-    return [q for q in range(len(levels)) if not levels[q].full] in ([0], [1])
+    sparse = [q for q in range(len(levels)) if not levels[q].full]
+    return sparse == [0, 1] or len(sparse) == 1 and on_fibers(levels, sparse[0])
 
 
-def on_rows(k: int, threaded: bool) -> bool:
-    """Whether a two-phase kernel on threads (``threaded``) assembles an output's level ``k`` that
-    marks its slots or keeps its keys: under one Dense level, its rows, or as the outermost level,
-    each coordinate a row of at most one entry (a vector's; a hash's over a block of Dense slots).
-    No two threads write one slot or key: row ``i``'s are ``i * size + j`` (or ``i``), and the
-    thread that runs row ``i`` writes them alone (phase 1 counts the row's entries, phase 2 stores
-    them from the row's start). One thread assembles it under any located levels.
+def on_fibers(levels: tuple, k: int) -> bool:
+    """Whether level ``k`` of ``levels`` is under levels located by coordinate only (Dense), so a
+    two-phase kernel on threads assembles it fiber by fiber: the fibers of row ``i`` of the parallel
+    loop are the positions ``i * n + j`` of the Dense levels above (one, ``i``, under one of them;
+    the level's coordinates rows of at most one entry each when it is outermost), each fiber's
+    slots ``(i * n + j) * size + k`` (or keys) its own, and the thread that runs row ``i`` writes
+    them alone: phase 1 counts each fiber's entries, phase 2 stores them from the fiber's start.
 
-    >>> on_rows(1, True), on_rows(0, True), on_rows(2, True), on_rows(2, False)
-    (True, True, False, True)
+    >>> from compiler.levels import Dense, Element, SparseByteMap, SparseList
+    >>> bm = SparseByteMap(Element(0.0))
+    >>> on_fibers((Dense(Dense(bm)), Dense(bm), bm), 2), on_fibers((SparseList(bm), bm), 1)
+    (True, False)
     """
-    return not threaded or k <= 1
+    return all(above.located_by_coordinate for above in levels[:k])
 
 
 def appends_entries(lvl) -> bool:
@@ -412,8 +425,9 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
         f"and, in a one-pass kernel, under {holders} when only Dense levels follow" + (
             "; in a two-phase one under a SparseList or a SparseHash under Dense levels, and a SparseByteMap or "
             "SparseHash as the innermost level under Dense levels or a SparseList" + (
-                "; on threads, under a SparseList or SparseHash that is the only sparse level, outermost or under "
-                "one Dense level, and a SparseByteMap or SparseHash outermost or under one Dense level"
+                "; on threads, under a SparseList or SparseHash that is the only sparse level, under Dense levels "
+                "only, or under a SparseList under an outermost one, and a SparseByteMap or SparseHash under Dense "
+                "levels only or innermost under an outermost SparseList"
                 if threaded else "") if two_phase else "")
     return building(fmt, tensor, lambda levels, k: assembles(levels, k, one_pass, two_phase, threaded), "lattice",
                     f"it places Dense levels by position "
@@ -431,5 +445,5 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
 
 
 __all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "in_slots",
-           "on_rows", "ranges_above", "rows_of_blocks", "slots_located", "two_phase_blocks", "two_phase_keys",
+           "on_fibers", "ranges_above", "rows_of_blocks", "slots_located", "two_phase_blocks", "two_phase_keys",
            "two_phase_slots", "under_lists"]

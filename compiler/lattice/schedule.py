@@ -342,17 +342,19 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
         shape = ["dense" if lvl.located_by_coordinate else "list" if lvl.compressed and lvl.appends_nested
                  else "slots" if lvl.marks_slots or lvl.keys_in_table is not None
                  else "coo" if lvl.coordinate_list else "other" for lvl in fmt.levels]
-        if shape[-1] == "dense" and "list" in shape:   # (blocks of Dense slots under a row's SparseList)
-            shape = shape[:len(shape) - shape[::-1].index("list")]
-            shape = shape if shape in (["dense", "list"], ["list"]) else ["other"]
-        if shape not in (["dense", "list"], ["list", "list"], ["list"], ["coo"], ["dense", "slots"], ["slots"],
-                         ["slots", "dense"]):
+        if shape[-1] == "dense" and shape != ["dense"] * len(shape):   # (blocks of Dense slots: as their level)
+            shape = shape[:max(q for q, x in enumerate(shape) if x != "dense") + 1]
+        # (a fiber under Dense levels only counts, then fills, its own entries: i * n + j is row i's)
+        fibers = shape[-1] in ("list", "slots") and all(x == "dense" for x in shape[:-1])
+        if not fibers and shape not in (["list", "list"], ["list", "slots"], ["coo"]):
             raise StrategyError(f"{what}: the sparse output {out} ({', '.join(names)}) would be appended through "
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "
                                 f"CSR and DCSR outputs (rows over {index}, then a SparseList, a SparseByteMap or "
-                                f"a SparseHash), COO outputs and sparse vectors (a SparseList, SparseByteMap or "
-                                f"SparseHash), with blocks of Dense levels under a CSR's or a sparse vector's "
-                                f"SparseList or under a SparseHash, each row from its own start")
+                                f"a SparseHash, under more Dense levels too, a fiber per position of theirs), COO "
+                                f"outputs and sparse vectors (a SparseList, SparseByteMap or SparseHash), with blocks "
+                                f"of Dense levels under such a SparseList or SparseHash or a DCSR's SparseList, and a "
+                                f"SparseByteMap or SparseHash under a DCSR's rows, each "
+                                f"fiber from its own start")
     return "none"
 
 

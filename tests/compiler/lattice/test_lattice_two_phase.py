@@ -461,3 +461,21 @@ def test_two_phase_loops_out_of_the_outputs_order_keep_the_stand_in():
     assert [t for t, *_ in k.lowered.conversions] == ["A", "C"]
     assert any(s.stage == "convert" and s.note.startswith("C is ") for s in k.trace.steps)
     assert_canonical(k(A=A), A.to_numpy() * 2)
+
+
+@pytest.mark.parametrize("options", [TWO, {"schedule": Schedule().parallelize("i")}], ids=["one-thread", "threads"])
+@pytest.mark.parametrize("prog, fill", [("y[i] = A[i, j] * x[j]", 0.0), ("y[i] = z[i] * sum[j](A[i, j])", 1.0)])
+def test_phase_one_computes_no_value_it_never_reads(prog, fill, options):
+    """Phase 1 places the entries only: a row's reduction over j (SpMV into a sparse vector, a sum
+    whose fill 1 is folded in) is computed in phase 2 alone. Phase 1 summed ``t_j`` too, over the
+    whole row, and never read it."""
+    rng = np.random.default_rng(3)
+    a = rand((7, 5), 0.4, rng, fill=fill, empty=(2,))
+    a[4] = -a[4] if fill == 0.0 else a[4]
+    tensors = {"A": Tensor.from_numpy(a, csr(fill=fill), name="A"), "x": np.arange(1.0, 6.0),
+               "z": Tensor.from_numpy(rand((7,), 0.5, rng, fill=fill), dense(1, fill=fill), name="z")}
+    tensors = {n: t for n, t in tensors.items() if f"{n}[" in prog}
+    k = check_lowered(prog, out=sparse_vector(fill=evaluate(prog, **tensors)[1]), options=options, **tensors)
+    phase1, phase2 = k.c_source.split("// phase 1")[1].split("// phase 2", 1)
+    assert "t_j" not in phase1 and "A_val" not in phase1
+    assert "t_j +=" in phase2
