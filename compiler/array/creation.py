@@ -93,4 +93,8 @@ def linspace(start, stop, /, num: int, *, dtype=None, endpoint: bool = True) -> 
     return asarray(np.linspace(start, stop, num, dtype=dtype, endpoint=endpoint))
 
 
-__all__ = ["full", "zeros", "ones", "full_like", "zeros_like", "ones_like", "eye", "arange", "linspace"]
+#: the Array API's constants (``newaxis`` is None, as in an index ``x[newaxis, :]``)
+e, inf, nan, pi, newaxis = float(np.e), float(np.inf), float(np.nan), float(np.pi), None
+
+__all__ = ["e", "inf", "nan", "pi", "newaxis", "full",
+           "zeros", "ones", "full_like", "zeros_like", "ones_like", "eye", "arange", "linspace"]

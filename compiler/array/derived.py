@@ -21,8 +21,8 @@ import numpy as np
 from ..errors import ShapeError, UsageError
 from . import build
 from .indexing import repeat_by_counts
-from .lazy import (Array, abs, asarray, broadcast_to, concat, divide, equal, less, maximum, minimum, multiply, not_equal,
-                   permute_dims, reshape, sqrt, subtract, sum, where)
+from .lazy import (Array, abs, asarray, broadcast_to, concat, copysign, divide, equal, less, maximum, minimum,
+                   multiply, not_equal, permute_dims, reshape, sqrt, subtract, sum, where)
 
 
 def _axes(what: str, x: Array, axis) -> tuple:
@@ -239,6 +239,34 @@ def repeat(x, repeats, axis=None) -> Array:
     return reshape(broadcast_to(x[key], wide), out)
 
 
+def unstack(x, axis: int = 0) -> tuple:
+    """The arrays ``x`` holds along ``axis``, one per coordinate: ``x[k]`` along axis 0 (a constant index of a
+    stored tensor, so each is one kernel with what surrounds it).
+
+    >>> import numpy as np
+    >>> [u.todense().tolist() for u in unstack(asarray(np.array([[1.0, 2.0], [3.0, 4.0]])), axis=1)]
+    [[1.0, 3.0], [2.0, 4.0]]
+    """
+    x = asarray(x)
+    (axis,) = _axes("unstack", x, _int("unstack", "axis", axis))
+    before = (slice(None),) * axis
+    return tuple(x[before + (k,)] for k in range(x.shape[axis]))
+
+
+def signbit(x) -> Array:
+    """Whether each entry's sign bit is set (true for -0.0, -inf and a NaN of negative sign, as numpy's):
+    ``copysign(1, x) < 0`` for floats, ``x < 0`` for integers, false for bools."""
+    x = asarray(x)
+    if x.dtype.kind == "f":
+        return less(copysign(1.0, x), 0)
+    return less(x, 0) if x.dtype.kind in "iu" else not_equal(x, x)
+
+
+def bitwise_invert(x) -> Array:
+    """``~x``: each bit of an integer flipped, a bool negated."""
+    return ~asarray(x)
+
+
 def squeeze(x, axis) -> Array:
     """``x`` without the axes ``axis`` (an int or a tuple), each of extent 1."""
     x = asarray(x)
@@ -273,4 +301,4 @@ def broadcast_arrays(*arrays) -> list:
 
 __all__ = ["mean", "var", "std", "vecdot", "count_nonzero", "square", "positive", "reciprocal", "isnan",
            "isinf", "isfinite", "sign", "clip", "logical_xor", "flip", "roll", "tile",
-           "repeat", "squeeze", "moveaxis", "broadcast_arrays"]
+           "repeat", "unstack", "signbit", "bitwise_invert", "squeeze", "moveaxis", "broadcast_arrays"]

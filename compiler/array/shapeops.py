@@ -166,4 +166,5 @@ MATERIALIZE = {
     "index": lambda ts, params: index_tensor(ts[0], params[0]),
 }
 
-__all__ = ["sparse_format_like", "reshape_tensor", "concat_tensors", "stack_tensors", "index_tensor", "squeeze_tensor", "MATERIALIZE"]
+__all__ = ["sparse_format_like", "reshape_tensor", "concat_tensors", "stack_tensors",
+           "index_tensor", "squeeze_tensor", "MATERIALIZE"]

@@ -94,7 +94,8 @@ def test_property_roll_tile_repeat_match_numpy(data):
         r = data.draw(st.integers(0, 3))
     a = np.array(vals, dtype=float).reshape(shape)
     x = xp.asarray(make(a, kind, fill=None if kind == "numpy" else fill))
-    for ours, want in ((xp.roll(x, shift, axis=axis), np.roll(a, shift, axis=axis)), (xp.tile(x, reps), np.tile(a, reps)),
+    for ours, want in ((xp.roll(x, shift, axis=axis), np.roll(a, shift, axis=axis)),
+                       (xp.tile(x, reps), np.tile(a, reps)),
                        (xp.repeat(x, r, axis=axis), np.repeat(a, r, axis=axis))):
         assert materialized(ours) == []
         check(ours, want)
@@ -107,3 +108,19 @@ def test_a_dense_matrix_rolled_as_its_ravel_plus_one_is_right_by_either_strategy
     expr = xp.roll(xp.asarray(b), 2) + 1
     check(expr, np.roll(b, 2) + 1)
     check(expr, np.roll(b, 2) + 1, strategy="lattice")
+
+
+def test_unstack_signbit_and_bitwise_invert_match_numpy():
+    a = xp.asarray(make(A, "csr"))
+    for axis in (0, -1):
+        parts = xp.unstack(a, axis=axis)
+        assert len(parts) == A.shape[axis] and materialized(parts[1]) == []
+        check(parts[1], np.take(A, 1, axis=axis))
+    f = np.array([-0.0, 0.0, -NAN, NAN, -np.inf, 2.5])
+    check(xp.signbit(f), np.signbit(f))   # (dense: a CSR of fill 0 stores no -0.0)
+    check(xp.signbit(xp.asarray(make(f, "csr"))), np.signbit(make(f, "csr").to_numpy()))
+    i = np.array([-3, 0, 5], dtype=np.int32)
+    check(xp.signbit(i), np.signbit(i))
+    check(xp.bitwise_invert(i), np.bitwise_invert(i))
+    check(xp.bitwise_invert(np.array([True, False])), np.array([False, True]))
+    assert (xp.e, xp.pi, xp.inf, xp.newaxis) == (np.e, np.pi, np.inf, None) and np.isnan(xp.nan)

@@ -83,7 +83,8 @@ def test_searchsorted_matches_numpy(k, fill, kind):
     for side in ("left", "right"):
         same(xp.searchsorted(x, q, side=side), np.searchsorted(s, q, side=side))
     order = np.argsort(s[::-1], stable=True)
-    same(xp.searchsorted(operand(s[::-1].copy(), kind, fill), q, sorter=order), np.searchsorted(s[::-1], q, sorter=order))
+    same(xp.searchsorted(operand(s[::-1].copy(), kind, fill), q, sorter=order),
+         np.searchsorted(s[::-1], q, sorter=order))
 
 
 
