@@ -45,15 +45,13 @@ def _arg_extreme(x, axis, keepdims: bool, what: str, largest: bool) -> Array:
     key = np.where(nan, top, rank if largest else -rank)
     fill_key = top if ls.fill != ls.fill else (fill_rank if largest else -fill_rank)
     best = np.zeros(ls.count, np.int64)
+    best_key = np.full(ls.count, np.iinfo(np.int64).min)
     held = stored_counts(ls) > 0
     if len(key):
-        order = np.lexsort((ls.pos, -key, ls.lane))   # (each lane's best first, the first position of ties)
-        first = order[lane_starts(ls)[:-1][held]]
-        best_key = np.full(ls.count, np.iinfo(np.int64).min)
-        best_key[held] = key[first]
-        best[held] = ls.pos[first]
-    else:
-        best_key = np.full(ls.count, np.iinfo(np.int64).min)
+        # (each lane's best key, then the first position holding it: the entries are in lane order)
+        starts = lane_starts(ls)[:-1][held]
+        best_key[held] = np.maximum.reduceat(key, starts)
+        best[held] = np.minimum.reduceat(np.where(key == best_key[ls.lane], ls.pos, n), starts)
     gap = first_unstored(ls)
     open_ = gap < n
     out = np.where(open_ & (fill_key > best_key), gap,
