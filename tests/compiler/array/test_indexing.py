@@ -64,7 +64,7 @@ def test_repeat_by_an_array_of_counts_matches_numpy_and_says_it_materialized(kin
         xp.repeat(x, np.array([1, -1, 0]), axis=0)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=inputs(), data=st.data())
 def test_property_take_and_repeat_by_counts_match_numpy(case, data):
     a, x, fill, kind = case

@@ -95,7 +95,7 @@ def test_searchsorted_errors_say_what_is_wrong():
         xp.searchsorted(np.eye(2), 1.0)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=inputs(), data=st.data())
 @example(case=(np.full((2, 2), 0.0), Tensor.from_numpy(np.zeros((2, 2)), "csr"), 0.0, "csr"), data=None)
 def test_property_argmax_argmin_nonzero_match_numpy(case, data):
