@@ -13,8 +13,13 @@ operators' shape and dtype rules), :mod:`~compiler.array.lazy` (the ``Array`` AP
 :mod:`~compiler.array.data_types` (the dtypes, constants and their functions: ``result_type``, ``finfo``, ...),
 :mod:`~compiler.array.linalg` (the linear algebra extension: norms, diagonals, traces),
 :mod:`~compiler.array.fuse` (one index-notation statement per expression),
-:mod:`~compiler.array.reshapes` (a reshape's groups of axes) and :mod:`~compiler.array.shapeops`
-(the shape operators computed on stored entries, where a statement cannot say them).
+:mod:`~compiler.array.reshapes` (a reshape's groups of axes), :mod:`~compiler.array.shapeops`
+(the shape operators computed on stored entries, where a statement cannot say them), and the functions
+whose result depends on the values, computed on the stored entries before the expression around them
+(:mod:`~compiler.array.lanes`, what they read): :mod:`~compiler.array.searching` (``argmax``, ``nonzero``,
+``searchsorted``), :mod:`~compiler.array.sets` (``unique_*``), :mod:`~compiler.array.sorting` (``sort``,
+``argsort``), :mod:`~compiler.array.statistics` (``cumulative_sum``) and :mod:`~compiler.array.indexing`
+(``take``).
 """
 
 from .lazy import *  # noqa: F401,F403
@@ -25,6 +30,16 @@ from .creation import *  # noqa: F401,F403
 from .creation import __all__ as _creation_all
 from .data_types import *  # noqa: F401,F403
 from .data_types import __all__ as _data_types_all
+from .indexing import take
+from .searching import *  # noqa: F401,F403
+from .searching import __all__ as _searching_all
+from .sets import *  # noqa: F401,F403
+from .sets import __all__ as _sets_all
+from .sorting import *  # noqa: F401,F403
+from .sorting import __all__ as _sorting_all
+from .statistics import *  # noqa: F401,F403
+from .statistics import __all__ as _statistics_all
 from . import linalg   # (the Array API's extension: ``xp.linalg.vector_norm``, ...)
 
-__all__ = list(_lazy_all) + list(_derived_all) + list(_creation_all) + list(_data_types_all) + ["linalg"]
+__all__ = list(_lazy_all) + list(_derived_all) + list(_creation_all) + list(_data_types_all) + ["take"] + \
+    list(_searching_all) + list(_sets_all) + list(_sorting_all) + list(_statistics_all) + ["linalg"]

@@ -13,12 +13,14 @@ same lazy expression a user could write, so it fuses into one kernel with what s
 
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ShapeError, UsageError
 from . import build
+from .indexing import repeat_by_counts
 from .lazy import (Array, abs, add, asarray, broadcast_to, concat, copysign, divide, equal, exp, less, log, log1p,
                    maximum, minimum, multiply, negative, not_equal, permute_dims, reshape, sqrt, subtract, sum, where)
 
@@ -128,6 +130,143 @@ def flip(x, axis=None) -> Array:
     return x[tuple(slice(None, None, -1) if a in axes else slice(None) for a in range(x.ndim))]
 
 
+def _int(what: str, name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise UsageError(f"{what}: {name} must be an int, not {value!r}")
+    return int(value)
+
+
+def roll(x, shift, axis=None) -> Array:
+    """``x`` with its entries moved ``shift`` places along ``axis``, those pushed off the end coming
+    back at the start: a concatenation of two slices, ``roll(v, 2)`` is ``concat([v[-2:], v[:-2]])``
+    (one kernel with what surrounds it). ``axis=None`` rolls the ravel; ``shift`` and ``axis`` may be
+    tuples, broadcast together, an axis named twice rolled by the sum of its shifts (as numpy's).
+
+    >>> import numpy as np
+    >>> roll(asarray(np.arange(5.0)), -7).todense().tolist()
+    [2.0, 3.0, 4.0, 0.0, 1.0]
+    """
+    x = asarray(x)
+    if axis is None:
+        shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
+        total = builtins.sum(_int("roll", "shift", s) for s in shifts)
+        return reshape(roll(reshape(x, (-1,)), total, axis=0), x.shape) if x.ndim != 1 else roll(x, total, 0)
+    shifts = tuple(shift) if isinstance(shift, (tuple, list)) else (shift,)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
+        raise ShapeError(f"roll: {len(shifts)} shifts and {len(axes)} axes do not broadcast")
+    by_axis = {}
+    for s, a in zip(shifts * (len(axes) if len(shifts) == 1 else 1), axes * (len(shifts) if len(axes) == 1 else 1)):
+        (a,) = _axes("roll", x, _int("roll", "axis", a))
+        by_axis[a] = by_axis.get(a, 0) + _int("roll", "shift", s)
+    for a, s in by_axis.items():
+        n = x.shape[a]
+        s = s % n if n else 0
+        if s:
+            key = [slice(None)] * x.ndim
+            head, tail = list(key), list(key)
+            head[a], tail[a] = slice(n - s, None), slice(None, n - s)
+            x = concat([x[tuple(head)], x[tuple(tail)]], axis=a)
+    return x
+
+
+def _no_entries(x: Array, shape: tuple) -> Array:
+    """An array of ``shape``, which has no entries, made of ``x`` (its dtype and fill): an empty slice
+    of it reshaped, which stays one kernel where a broadcast to an extent 0 would not."""
+    if not x.ndim:
+        return broadcast_to(x, shape)
+    return reshape(x[(slice(0, 0),) + (slice(None),) * (x.ndim - 1)], shape)
+
+
+def tile(x, reps) -> Array:
+    """``x`` repeated ``reps[k]`` times along each axis k (numpy's tile: ``x`` gets leading axes of extent
+    1 when ``reps`` is longer, ``reps`` leading ones when shorter): a ravel of a broadcast, one kernel with
+    what surrounds it; ``tile(v, 3)`` of a vector is ``broadcast_to(v[None, :], (3, n)).reshape(-1)``.
+
+    >>> import numpy as np
+    >>> tile(asarray(np.array([1.0, 0.0])), (2, 2)).todense().tolist()
+    [[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 0.0]]
+    """
+    x = asarray(x)
+    reps = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
+    reps = tuple(_int("tile", "each of reps", r) for r in reps)
+    if any(r < 0 for r in reps):
+        raise ShapeError(f"tile: reps {reps} has a negative count")
+    lead = builtins.max(0, len(reps) - x.ndim)
+    reps = (1,) * (x.ndim - len(reps)) + reps
+    # (a leading axis numpy adds is a new axis of extent its count; each other repeated axis gets a new
+    # axis before it, broadcast to its count, then merged into it row-major)
+    key, wide, out = [None] * lead, list(reps[:lead]), list(reps[:lead])
+    for n, r in zip(x.shape, reps[lead:]):
+        if r != 1:
+            key.append(None)
+            wide.append(r)
+        key.append(slice(None))
+        wide.append(n)
+        out.append(n * r)
+    if math.prod(out) == 0:
+        return _no_entries(x, tuple(out))
+    return reshape(broadcast_to(x[tuple(key)], tuple(wide)), tuple(out))
+
+
+def repeat(x, repeats, axis=None) -> Array:
+    """Each entry of ``x`` repeated ``repeats`` times along ``axis`` (None: of the ravel), as numpy's:
+    an int count is a ravel of a broadcast, ``repeat(v, 3)`` is ``broadcast_to(v[:, None], (n, 3))
+    .reshape(-1)``, one kernel with what surrounds it. An array of counts (one per entry along the axis)
+    moves the stored entries by its running sum, computed first: the trace's ``materialize`` step says so.
+
+    >>> import numpy as np
+    >>> repeat(asarray(np.array([[1.0, 0.0], [0.0, 2.0]])), 2, axis=1).todense().tolist()
+    [[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 2.0, 2.0]]
+    """
+    x = asarray(x)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    (axis,) = _axes("repeat", x, _int("repeat", "axis", axis))
+    if not isinstance(repeats, (int, np.integer)) or isinstance(repeats, bool):
+        return repeat_by_counts(x, repeats, axis)   # (the counts' values place the entries: computed first)
+    r = int(repeats)
+    if r < 0:
+        raise ShapeError(f"repeat: repeats {r} is negative")
+    if r == 1:
+        return x
+    n = x.shape[axis]
+    key = tuple(slice(None) for _ in range(axis + 1)) + (None,)
+    wide = x.shape[:axis + 1] + (r,) + x.shape[axis + 1:]
+    out = x.shape[:axis] + (n * r,) + x.shape[axis + 1:]
+    if math.prod(out) == 0:
+        return _no_entries(x, out)
+    return reshape(broadcast_to(x[key], wide), out)
+
+
+def unstack(x, axis: int = 0) -> tuple:
+    """The arrays ``x`` holds along ``axis``, one per coordinate: ``x[k]`` along axis 0 (a constant index of a
+    stored tensor, so each is one kernel with what surrounds it).
+
+    >>> import numpy as np
+    >>> [u.todense().tolist() for u in unstack(asarray(np.array([[1.0, 2.0], [3.0, 4.0]])), axis=1)]
+    [[1.0, 3.0], [2.0, 4.0]]
+    """
+    x = asarray(x)
+    (axis,) = _axes("unstack", x, _int("unstack", "axis", axis))
+    before = (slice(None),) * axis
+    return tuple(x[before + (k,)] for k in range(x.shape[axis]))
+
+
+def signbit(x) -> Array:
+    """Whether each entry's sign bit is set (true for -0.0, -inf and a NaN of negative sign, as numpy's):
+    ``copysign(1, x) < 0`` for floats, ``x < 0`` for integers, false for bools."""
+    x = asarray(x)
+    if x.dtype.kind == "f":
+        return less(copysign(1.0, x), 0)
+    return less(x, 0) if x.dtype.kind in "iu" else not_equal(x, x)
+
+
+def bitwise_invert(x) -> Array:
+    """``~x``: each bit of an integer flipped, a bool negated."""
+    return ~asarray(x)
+
+
 def squeeze(x, axis) -> Array:
     """``x`` without the axes ``axis`` (an int or a tuple), each of extent 1."""
     x = asarray(x)
@@ -153,11 +292,6 @@ def moveaxis(x, source, destination) -> Array:
     return permute_dims(x, tuple(a if a is not None else next(it) for a in order))
 
 
-def bitwise_invert(x) -> Array:
-    """``~x``: each bit flipped (``not`` for bools)."""
-    return ~asarray(x)
-
-
 def logaddexp(x1, x2) -> Array:
     """``log(exp(x1) + exp(x2))`` without overflow: the larger plus ``log1p(exp(-|x1 - x2|))``
     (equal arguments give ``x + log(2)``, so two infinities of one sign give that infinity, as numpy)."""
@@ -168,12 +302,6 @@ def logaddexp(x1, x2) -> Array:
         x2 = divide(x2, 1.0)
     spread = log1p(exp(negative(abs(subtract(x1, x2)))))
     return where(equal(x1, x2), add(x1, math.log(2.0)), add(maximum(x1, x2), spread))
-
-
-def signbit(x) -> Array:
-    """Whether each entry's sign bit is set: true for -0.0 and a NaN with its sign bit, as numpy's."""
-    x = asarray(x)
-    return less(copysign(1.0, x), 0) if x.dtype.kind == "f" else less(x, 0)
 
 
 def real(x) -> Array:
@@ -228,13 +356,6 @@ def _along(p: Array, x: Array, axis: int) -> Array:
     return p
 
 
-def unstack(x, axis=0) -> tuple:
-    """The slices of ``x`` along ``axis``, each an array without that axis."""
-    x = asarray(x)
-    (a,) = _axes("unstack", x, axis)
-    return tuple(x[tuple(k if d == a else slice(None) for d in range(x.ndim))] for k in range(x.shape[a]))
-
-
 def broadcast_arrays(*arrays) -> list:
     """The arrays broadcast to their common shape."""
     xs = [asarray(a) for a in arrays]
@@ -243,5 +364,6 @@ def broadcast_arrays(*arrays) -> list:
 
 
 __all__ = ["mean", "var", "std", "vecdot", "count_nonzero", "square", "positive", "reciprocal", "isnan",
-           "isinf", "isfinite", "sign", "clip", "logical_xor", "flip", "squeeze", "moveaxis", "broadcast_arrays",
-           "bitwise_invert", "logaddexp", "signbit", "real", "imag", "conj", "diff", "unstack"]
+           "isinf", "isfinite", "sign", "clip", "logical_xor", "flip", "roll", "tile", "repeat", "squeeze",
+           "moveaxis", "broadcast_arrays", "bitwise_invert", "logaddexp", "signbit", "real", "imag", "conj", "diff",
+           "unstack"]

@@ -128,7 +128,7 @@ class Emitter:
 
     def _emit(self, node: Node, idx: tuple, top: bool):
         if isinstance(node, Leaf):
-            return self.access(node.tensor, idx)
+            return self.access(self.leaf(node), idx)
         if isinstance(node, Scalar):
             return Literal(node.value, node.dtype.name)
         if isinstance(node, Map):
@@ -156,6 +156,13 @@ class Emitter:
         if isinstance(node, ShapeOp):
             return getattr(self, f"emit_{node.kind}")(node, idx)
         raise TypeError(f"not an array node: {node!r}")
+
+    def leaf(self, node: Leaf) -> Tensor:
+        """A leaf's tensor; one a value-dependent function computed (``origin``) noted once."""
+        if node.origin is not None and id(node) not in self.fates:
+            self.notes.append((describe(node), node.origin, None))
+            self.fates[id(node)] = f"materialized: {node.origin}"
+        return node.tensor
 
     def reduction(self, node: Reduction, idx: tuple, top: bool):
         child = node.child
@@ -235,6 +242,12 @@ class Emitter:
             expr = self.emit(child, tuple(sub), top=False)
         else:
             expr = self.emit_stack_ravel(child, tuple(sub), *raveled)
+        # (an axis the operand broadcasts, np.tile's and np.repeat's new one, is in no access: a
+        # broadcast gives the collapse its index)
+        used = set(free_indices(expr))
+        for a, i in enumerate(sub):
+            if i is not None and i not in used and any(i in ins for ins, *_ in wrap):
+                expr = NBroadcast(i, expr, old[a])
         for ins, k, outs, sizes in wrap:
             expr = collapse_chain(expr, ins, k, self.index)
             expr = split_chain(expr, k, outs, sizes, self.index)
@@ -292,7 +305,7 @@ class Emitter:
         operator (``(A * 2).reshape(())`` of a 1x1 ``A`` is ``out[] = A[0, 0] * 2``); an expression
         with shape operators with each axis broadcast away."""
         if isinstance(child, Leaf):
-            return Access(self.name(child.tensor), (0,) * child.ndim)
+            return Access(self.name(self.leaf(child)), (0,) * child.ndim)
         if not _has_shape_ops(child):
             # (the constants pass through operators, transposes and broadcasts to each tensor's axes)
             return self.emit(child, (0,) * child.ndim, top=False)
@@ -345,7 +358,7 @@ class Emitter:
                 sub.append(j)
                 start, stop, step = it if len(range(*it)) else (0, 0, 1)
                 slices.append((j, out, start, stop, step))
-            expr = (Access(self.name(child.tensor), tuple(sub)) if isinstance(child, Leaf)
+            expr = (Access(self.name(self.leaf(child)), tuple(sub)) if isinstance(child, Leaf)
                     else self.emit(child, tuple(sub), top=False))
             for j, out, start, stop, step in slices:
                 expr = Slice(expr, j, out, start, stop, step)
@@ -385,7 +398,7 @@ class Emitter:
         """``node`` computed on its operands' stored entries (an expression operand by its own kernel)."""
         key = ("shape", id(node))
         if key not in self.materialized:
-            operands = [a.tensor if isinstance(a, Leaf) else self.apart(a, f"an operand of {node.kind}")
+            operands = [self.leaf(a) if isinstance(a, Leaf) else self.apart(a, f"an operand of {node.kind}")
                         for a in node.args]
             self.materialized[key] = (MATERIALIZE[node.kind](operands, node.params), node)
         why = ("no shape operator of index notation says it" if self.fuse_shapes else

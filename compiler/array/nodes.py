@@ -45,9 +45,12 @@ class Node:
 
 @dataclass(frozen=True, eq=False)
 class Leaf(Node):
-    """A stored tensor."""
+    """A stored tensor; ``origin`` says how a function whose result depends on its operand's values
+    (``argmax``, ``sort``, ...) computed it before the expression around it (the trace's
+    ``materialize`` step shows it), None for a tensor the user gave."""
 
     tensor: Tensor
+    origin: str | None = None
 
     @property
     def shape(self):

@@ -43,7 +43,7 @@ def _is_dense(t: Tensor) -> bool:
     return t.format.is_dense
 
 
-def _sparse_format(like: Tensor, ndim: int) -> str:
+def sparse_format_like(like: Tensor, ndim: int) -> str:
     """The format of a shape operator's sparse result: the operand's own for a matrix kept a matrix
     (csr, csc, coo, dcsr), else a sparse vector, CSR or COO by rank."""
     if ndim == 2 and like.ndim == 2 and like.format.shorthand in ("csr", "csc", "coo", "dcsr"):
@@ -57,7 +57,7 @@ def _result(like: Tensor, coords, vals, shape, dtype=None) -> Tensor:
         value = vals[0] if len(vals) else like.fill
         return Tensor.from_numpy(np.asarray(value, dtype=dtype), "dense", fill=like.fill)
     return Tensor.from_coords(np.asarray(coords, dtype=np.int64).reshape(len(shape), len(vals)), vals, shape,
-                              format=_sparse_format(like, len(shape)), fill=like.fill, dtype=dtype)
+                              format=sparse_format_like(like, len(shape)), fill=like.fill, dtype=dtype)
 
 
 def _dense(like: Tensor, arr: np.ndarray) -> Tensor:
@@ -85,7 +85,7 @@ def _same_fill(ts: list, dtype) -> list:
     for t in ts[1:]:
         same = np.asarray(t.fill, dtype=dtype)
         if not (same == f0 or (np.isnan(same) and np.isnan(f0) if dtype.kind == "f" else False)):
-            t = Tensor.from_numpy(t.to_numpy().astype(dtype), _sparse_format(t, t.ndim), fill=f0.item())
+            t = Tensor.from_numpy(t.to_numpy().astype(dtype), sparse_format_like(t, t.ndim), fill=f0.item())
         out.append(t)
     return out
 
@@ -166,4 +166,5 @@ MATERIALIZE = {
     "index": lambda ts, params: index_tensor(ts[0], params[0]),
 }
 
-__all__ = ["reshape_tensor", "concat_tensors", "stack_tensors", "index_tensor", "squeeze_tensor", "MATERIALIZE"]
+__all__ = ["sparse_format_like", "reshape_tensor", "concat_tensors", "stack_tensors",
+           "index_tensor", "squeeze_tensor", "MATERIALIZE"]

@@ -239,8 +239,8 @@ class Deriver:
         """The collapse of ``x`` over ``(j, k)`` where ``x`` does not vary with one of them (or
         either): that index's universe in its place, ``U_j × k_b`` for ``b[k]``."""
         a, b = sub(x, j), sub(x, k)
-        return Product(Universe(self.size(j), str(j)) if a is None else a,
-                       Universe(self.size(k), str(k)) if b is None else b)
+        return _product(x, Universe(self.size(j), str(j)) if a is None else a,
+                        Universe(self.size(k), str(k)) if b is None else b)
 
     def _seq(self, e, i: Index, log, d):
         sub = lambda x, j=i: self.seq(x, j, log, d)  # noqa: E731
@@ -295,7 +295,7 @@ class Deriver:
                 a, b = sub(e.operand, j), sub(e.operand, k)
                 if a is None or b is None:
                     raise StrategyError(f"{e}: its operand does not vary with {j if a is None else k}")
-                return f"line 9: collapse into {i} is ×", Product(a, b)
+                return f"line 9: collapse into {i} is ×", _product(e, a, b)
             if i in e.indices:
                 return "consumed here", None
             return "line 10: collapse into another index", sub(e.operand)
@@ -392,6 +392,8 @@ class CinBuilder:
                 raise StrategyError(f"{e}: the sequence lowering computes numbers, not booleans")
             return [], cin.Lit(float(e.value))
         if isinstance(e, Call):
+            if e.op.is_user or e.op.name not in ("add", "mul"):   # (a unary -x too: no sequence path saw it)
+                raise StrategyError(f"{e}: the sequence lowering takes + and * only, not {e.op.name}")
             pa, a = self.value(e.args[0])
             pb, b = self.value(e.args[1])
             return pa + pb, (cin.Add if e.op.name == "add" else cin.Mul)(a, b)
@@ -531,6 +533,23 @@ def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point
             storage = coords[list(t.mode_order)] if t.ndim else coords
             data[name] = {tuple(int(c) for c in storage[:, q]): float(vals[q]) for q in range(len(vals))}
     return out, data
+
+
+def _product(e, a: Seq, b: Seq) -> Product:
+    """``a × b``, or a StrategyError where ``b`` has a split's minor index (a π1) that the product would
+    restart within one group: a π1 walks its group once, sharing the cursor of its π0, so ``b`` restarts
+    it right only at each coordinate of ``a`` that enters a new group (``a`` its π0, or a product with
+    the π0 inside it on the right). ``collapse(broadcast(k:2, split(A[m], m -> (i:1, l:3))), (k, l) -> j)``
+    (np.tile of a row split from a vector) would read its group once, not twice."""
+    for key in {n.group_key for n in walk(b) if isinstance(n, Project) and n.k == 1}:
+        inside = [n for n in walk(a) if isinstance(n, Project) and n.k == 0 and n.group_key == key]
+        # (a product with the π0 on its left repeats each group over its right operand's coordinates)
+        again = any(isinstance(n, Product) and n.b.size() > 1 and any(x in inside for x in walk(n.a))
+                    for n in walk(a))
+        if not inside or again:
+            raise StrategyError(f"{e}: the product restarts a split's minor index (π1) within one of its groups, "
+                                f"and a π1 walks its group once; the looplets strategy lowers it")
+    return Product(a, b)
 
 
 class DiscordantWalk(StrategyError):

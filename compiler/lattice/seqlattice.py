@@ -437,7 +437,9 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
       ``stack([A, B]).reshape(5, 8)`` of 4x5 matrices), wrong where it reduces them into a
       temporary first, which the second visit would start again from its identity (and not
       supported under a product or a slice);
-      likewise ``π0((a ∪ b) × c, J)``, whose group the loop after ``a`` runs out would visit again.
+      likewise ``π0((a ∪ b) × c, J)``, whose group the loop after ``a`` runs out would visit again,
+      and a straddling split in a union (``stack([A, B]).reshape(5, 8) + 1``), whose group the first
+      part's loop writes whole;
 
     >>> from compiler.lattice.sequences import Level, Product, Union
     >>> a, b, c = (Level(t, 0, "compressed", 2) for t in "abc")
@@ -458,11 +460,23 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
                 if isinstance(x, Concat):
                     top.append(x)
                     stack += [x.a, x.b]
+            inside = {id(x) for x in walk(node.a)}
+            # (a union around the split, with a universe for `+ 1` or another operand, is there at each
+            # coordinate of the group: the first part's loop writes the whole group, and the second
+            # part's loop, finding the union moved past it, drops its own part of the group)
+            around = next((x for x in walk(seq) if isinstance(x, Union) and id(x) not in inside
+                           and any(y is node for y in walk(x))), None)
             for at, cat in boundaries(node.a):
                 if at % node.J and not (straddle and any(cat is c for c in top)):
                     return (f"{node}: the groups of {node.J} straddle position {at}, where {cat} moves "
                             f"on to its second operand; such a split of a concatenation is not supported "
                             f"where a group is reduced (each loop would reduce its own part of it)")
+                if at % node.J and around is not None:
+                    return (f"{node}: the groups of {node.J} straddle position {at}, where {cat} moves "
+                            f"on to its second operand, and the split is in a union ({around}): such a split "
+                            f"of a concatenation is not supported there (the first part's loop writes the "
+                            f"whole group, and the union has moved past it when the second part's loop "
+                            f"comes to the group)")
             for inner in walk(node.a):
                 if isinstance(inner, Union) and any(isinstance(x, Product) for x in walk(inner)):
                     return (f"{node}: a split of a union of products ({inner}, an hstack raveled: each row "

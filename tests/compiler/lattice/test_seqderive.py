@@ -472,3 +472,26 @@ def test_what_the_collapse_property_found():
     p = "c[k] = collapse(split(collapse(R[a, b], (a, b) -> m), m -> (i, j:1)), (i, j) -> k)"
     for R in (np.array([[6.0, 1.0]]), np.zeros((1, 2)), np.array([[0, 2.0], [3.0, 0]])):
         assert np.array_equal(seq_evaluate(p, R=stored(R, "csr")), R.ravel())
+
+
+def test_a_product_restarting_a_split_s_minor_index_within_its_group_is_refused():
+    # (a π1 walks its group once, sharing its π0's cursor: restarted for each coordinate of a broadcast,
+    # np.tile of a row split from a vector, the compiled kernel read the group once, not twice)
+    v = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(StrategyError, match=r"restarts a split's minor index \(π1\) within one of its groups"):
+        seq_evaluate("out[i, j] = collapse(broadcast(k:2, split(A[m], m -> (i:1, l:3))), (k, l) -> j)", A=v)
+    with pytest.raises(StrategyError, match=r"restarts a split's minor index"):
+        seq_evaluate("out[n] = collapse(collapse(broadcast(l:2, split(A[p], p -> (k:1, m:3))), (k, l) -> q), "
+                     "(q, m) -> n)", A=v)
+    # (a π1 under its own π0, once per group, stays: a split collapsed back, and a broadcast outside it)
+    six = np.arange(6.0)
+    np.testing.assert_array_equal(seq_evaluate("c[k] = collapse(split(a[m], m -> (i:2, j:3)), (i, j) -> k)", a=six),
+                                  six)
+    np.testing.assert_array_equal(seq_evaluate("c[k] = collapse(broadcast(l:2, a[m]), (l, m) -> k)", a=v),
+                                  np.tile(v, 2))
+
+
+def test_a_unary_operator_is_refused_by_the_sequence_lowering():
+    # (it raised an IndexError, reading a second operand of -x)
+    with pytest.raises(StrategyError, match=r"\+ and \* only, not neg"):
+        seq_evaluate("c[k] = -collapse(A[i, j], (i, j) -> k)", A=stored(np.eye(2), "csr"))

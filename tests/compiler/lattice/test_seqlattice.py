@@ -202,6 +202,11 @@ def test_unsupported_shapes_are_refused_with_the_reason():
     assert unsupported(Project(0, Concat(b, c), 2), straddle=True) is None
     assert unsupported(Project(0, Concat(Concat(a, b), c), 4), straddle=True) is None
     assert "straddle position 6" in unsupported(Project(0, Product(Concat(b, c), a), 4), straddle=True)
+    # ...nor a straddling split in a union (`stack([A, B]).reshape(5, 4) + 1`): the first part's loop wrote
+    # the whole group, the union's, and the second part's found the union past it (its entries were lost)
+    assert "the split is in a union" in unsupported(Union(Universe(3, "u"), Project(0, Concat(b, c), 2)),
+                                                    straddle=True)
+    assert unsupported(Union(Universe(2, "u"), Project(0, Concat(b, c), 3)), straddle=True) is None
     # the boundary as the projection sees it: here a slice moved it to 1
     u1, u2 = Universe(2, "u1"), Universe(1, "u2")
     assert "straddle position 1" in unsupported(Project(0, Slice(Slice(Concat(u1, u2), 1, 3), 0, 2), 2))

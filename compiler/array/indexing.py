@@ -1,0 +1,119 @@
+"""The Array API's ``take`` (and ``repeat`` by an array of counts): entries chosen by an array of
+positions, whose values place them, so computed before the expression around it on the stored entries:
+each stored entry goes to every place its position is taken, a sparse operand stays sparse in its
+format (a CSR's rows taken are a CSR) and nothing of its whole size is built.
+
+>>> import numpy as np, scipy.sparse as sp
+>>> from compiler import array as xp
+>>> A = sp.csr_array(np.array([[0, 1.0], [2.0, 0], [0, 3.0]]))
+>>> rows = xp.take(A, np.array([2, 0, 2]), axis=0)
+>>> rows.compute().format.shorthand, rows.todense().tolist()
+('csr', [[0.0, 3.0], [0.0, 1.0], [0.0, 3.0]])
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import DTypeError, ShapeError
+from ..tensor import Tensor
+from . import build
+from .lanes import operand, result
+from .lazy import Array
+from .shapeops import reshape_tensor, sparse_format_like
+
+
+def _positions(what: str, indices: np.ndarray, n: int, axis) -> np.ndarray:
+    """``indices`` as positions in ``range(n)`` (a negative one counts from the end), or an IndexError."""
+    if indices.dtype.kind not in "iu":
+        raise DTypeError(f"{what}: indices must be integers, not {indices.dtype.name}")
+    indices = indices.astype(np.int64)
+    bad = (indices < -n) | (indices >= n)
+    if bad.any():
+        where = "the ravel" if axis is None else f"axis {axis}"
+        raise IndexError(f"{what}: index {indices[bad][0]} is out of bounds for {where} with extent {n}")
+    return np.where(indices < 0, indices + n, indices)
+
+
+def _moved(t: Tensor, coords: np.ndarray, vals: np.ndarray, shape: tuple) -> Tensor:
+    """``t``'s entries at new coordinates: dense as ``t`` is, else sparse in ``t``'s kind of format."""
+    fmt = "dense" if t.format.is_dense or not shape else sparse_format_like(t, len(shape))
+    return Tensor.from_coords(coords.reshape(len(shape), len(vals)), vals, shape, format=fmt, fill=t.fill,
+                              dtype=t.dtype.name)
+
+
+def take_tensor(t: Tensor, indices: np.ndarray, axis: int, what: str = "take") -> Tensor:
+    """``t``'s entries at ``indices`` along ``axis`` (any shape of indices, which replaces that axis)."""
+    indices = np.asarray(indices)
+    pick = _positions(what, indices.reshape(-1), t.shape[axis], axis)
+    shape = t.shape[:axis] + indices.shape + t.shape[axis + 1:]
+    if t.format.is_dense:
+        taken = np.take(t.to_numpy(), pick.reshape(indices.shape), axis)
+        return Tensor.from_numpy(np.asarray(taken, order="C"), "dense", fill=t.fill, dtype=t.dtype.name)
+    coords, vals = t.to_coords()
+    order = np.argsort(pick, kind="stable")
+    taken = pick[order]
+    lo = np.searchsorted(taken, coords[axis], "left")
+    times = np.searchsorted(taken, coords[axis], "right") - lo
+    entry = np.repeat(np.arange(len(vals)), times)
+    # (the j-th copy of an entry is its j-th place among the sorted picks)
+    copy = np.arange(len(entry)) - np.repeat(np.cumsum(times) - times, times)
+    where = order[lo[entry] + copy]
+    new = np.unravel_index(where, indices.shape) if indices.ndim else ()
+    out = np.concatenate([coords[:axis, entry], np.array(new, dtype=np.int64).reshape(indices.ndim, len(entry)),
+                          coords[axis + 1:, entry]]).astype(np.int64)
+    return _moved(t, out, vals[entry], shape)
+
+
+def take(x, indices, /, *, axis=None) -> Array:
+    """numpy's ``take``: the entries of ``x`` at ``indices`` (ints, negative from the end) along
+    ``axis`` (None: of the ravel, which the Array API allows for a 1-D ``x`` only and numpy for any).
+
+    >>> import numpy as np
+    >>> take(np.array([5.0, 0.0, 7.0]), np.array([-1, 0])).todense().tolist()
+    [7.0, 5.0]
+    """
+    t, how = operand(x, "take")
+    idx, _ = operand(indices, "take's indices")
+    if axis is None:
+        t, ax = (t if t.ndim == 1 else reshape_tensor(t, (math.prod(t.shape),))), 0
+    else:
+        if t.ndim == 0:
+            raise ShapeError("take: a 0-d array has no axis to take along")
+        (ax,) = build.normalize_axes("take", axis, t.ndim)
+    return result(take_tensor(t, idx.to_numpy(), ax), how)
+
+
+def repeat_by_counts(x, repeats, axis: int) -> Array:
+    """``x`` (an Array) with each entry along ``axis`` repeated by its count in ``repeats`` (one
+    count per position, or one for all): each stored entry at position p goes to the ``repeats[p]``
+    positions after the counts before it."""
+    t, how = operand(x, "repeat by an array of counts")
+    counts, _ = operand(repeats, "repeat's counts")
+    c = counts.to_numpy().reshape(-1)
+    n = t.shape[axis]
+    if c.dtype.kind not in "iu":
+        raise DTypeError(f"repeat: repeats must be integers, not {c.dtype.name}")
+    if len(c) == 1:
+        c = np.repeat(c, n)
+    if len(c) != n:
+        raise ShapeError(f"repeat: {len(c)} counts for axis {axis} of extent {n} (shape {t.shape})")
+    if (c < 0).any():
+        raise ShapeError(f"repeat: a count is negative ({c[c < 0][0]})")
+    c = c.astype(np.int64)
+    shape = t.shape[:axis] + (int(c.sum()),) + t.shape[axis + 1:]
+    if t.format.is_dense:
+        out = Tensor.from_numpy(np.ascontiguousarray(np.repeat(t.to_numpy(), c, axis=axis)), "dense", fill=t.fill,
+                                dtype=t.dtype.name)
+        return result(out, how)
+    coords, vals = t.to_coords()
+    times = c[coords[axis]]
+    entry = np.repeat(np.arange(len(vals)), times)
+    copy = np.arange(len(entry)) - np.repeat(np.cumsum(times) - times, times)
+    new = coords[:, entry].copy()
+    new[axis] = (np.cumsum(c) - c)[coords[axis, entry]] + copy
+    return result(_moved(t, new, vals[entry], shape), how)
+
+__all__ = ["take", "take_tensor", "repeat_by_counts"]

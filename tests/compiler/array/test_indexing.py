@@ -1,0 +1,77 @@
+"""take and repeat by an array of counts (compiler.array.indexing) against numpy, on dense and sparse
+operands of fill 0, NaN and 2: a sparse operand stays sparse in its format (a CSR's rows taken are a
+CSR), its stored entries moved, nothing of its whole size built (issue 30)."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler import Tensor, array as xp
+from compiler.errors import DTypeError, ShapeError
+from array_cases import check
+from value_cases import ARRAYS, KINDS, inputs, operand, same, value
+
+PICKS = [np.array([2, 0, -1, 2]), np.array([1]), np.array([], dtype=np.int64), np.array([[0, 1], [1, 0]])]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name,a,fill", ARRAYS, ids=[n for n, _, _ in ARRAYS])
+def test_take_matches_numpy(name, a, fill, kind):
+    x = operand(a, kind, fill)
+    for axis in (0, 1, None):
+        n = a.size if axis is None else a.shape[axis]
+        for pick in PICKS:
+            if n < 3 and pick.size and pick.max() >= n:
+                with pytest.raises(IndexError, match="out of bounds"):
+                    xp.take(x, pick, axis=axis)
+                continue
+            same(xp.take(x, pick, axis=axis), np.take(a, pick, axis=axis))
+
+
+def test_a_csr_s_rows_taken_stay_csr():
+    a = np.array([[0, 1.0, 0], [2.0, 0, 3.0], [0, 0, 0]])
+    t = value(xp.take(Tensor.from_numpy(a, "csr"), np.array([1, 1, 0]), axis=0))
+    assert t.format.shorthand == "csr" and t.nnz == 5
+    np.testing.assert_array_equal(t.to_numpy(), a[[1, 1, 0]])
+    # (then computed with what follows, the trace naming where)
+    rows = xp.take(Tensor.from_numpy(a, "csr"), np.array([2, 0]), axis=0) * 2
+    check(rows, a[[2, 0]] * 2)
+    assert "take read the stored entries" in rows.lower().trace.find("materialize")[0].note
+
+
+def test_take_errors_say_what_is_wrong():
+    with pytest.raises(IndexError, match="take: index 5 is out of bounds for axis 0 with extent 3"):
+        xp.take(np.arange(3.0), np.array([5]), axis=0)
+    with pytest.raises(DTypeError, match="take: indices must be integers, not float64"):
+        xp.take(np.arange(3.0), np.array([1.0]))
+    with pytest.raises(ShapeError, match="take: a 0-d array has no axis"):
+        xp.take(np.float64(1.0), np.array([0]), axis=0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_repeat_by_an_array_of_counts_matches_numpy_and_says_it_materialized(kind):
+    a = np.array([[0, 1.0, 0, 2.0], [3.0, 0, 0, 0], [0, 0, 4.0, 0]])
+    x = xp.asarray(operand(a, kind, 0.0))
+    for axis, counts in ((0, np.array([2, 0, 1])), (1, np.array([1, 3, 0, 2])), (None, np.array([2]))):
+        out = xp.repeat(x, counts, axis=axis)
+        same(out, np.repeat(a, counts, axis=axis))
+    notes = [s.note for s in (xp.repeat(x, np.array([2, 0, 1]), axis=0) + 1).lower().trace.find("materialize")]
+    assert len(notes) == 1 and "repeat by an array of counts" in notes[0]
+    with pytest.raises(ShapeError, match="repeat: 2 counts for axis 0 of extent 3"):
+        xp.repeat(x, np.array([1, 2]), axis=0)
+    with pytest.raises(ShapeError, match="repeat: a count is negative"):
+        xp.repeat(x, np.array([1, -1, 0]), axis=0)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(case=inputs(), data=st.data())
+def test_property_take_and_repeat_by_counts_match_numpy(case, data):
+    a, x, fill, kind = case
+    axis = data.draw(st.sampled_from([None] + list(range(-a.ndim, a.ndim))))
+    n = a.size if axis is None else a.shape[axis]
+    if n:
+        pick = np.array(data.draw(st.lists(st.integers(-n, n - 1), max_size=5)), dtype=np.int64)
+        same(xp.take(x, pick, axis=axis), np.take(a, pick, axis=axis))
+    counts = np.array(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=np.int64)
+    same(xp.repeat(xp.asarray(x), counts, axis=axis), np.repeat(a, counts, axis=axis))
