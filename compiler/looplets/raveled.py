@@ -13,7 +13,8 @@ by a gallop in that row, and then walks: no search per entry.
 
 Where the matrix's levels allow (:func:`ravels`): a first level that holds a slot per coordinate
 (Dense) over a compressed one (a SparseList: CSR) or another Dense (a dense matrix, whose raveled
-slots are the matrix's own: a lookup).
+slots are the matrix's own: a lookup), or one list of sorted coordinate tuples (COO, each tuple at
+``crd0[q] * |j| + crd1[q]``: no row to carry, so its walk loops over the positions directly).
 
 >>> from compiler.format import coo, csc, csr
 >>> from compiler.looplets.fibers import TensorInfo, UnfurlContext
@@ -22,7 +23,7 @@ slots are the matrix's own: a lookup).
 >>> print(nest_text(nest).splitlines()[2].strip())
 Phase(stop=lastA)
 >>> ravels(csr()), ravels(csc()), ravels(coo())
-(True, False, False)
+(True, False, True)
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ from dataclasses import dataclass
 
 from ..imperative import ir
 from ..imperative.ir import Assign, BinOp, CompoundAssign, Const, Declare, Load, Select, Var, While
-from ..imperative.search import lower_bound_call
+from ..imperative.search import lower_bound_call, seek_call
 from . import extents as X
 from .fibers import SubFiber, fiber_tag, fill_value
-from .looplets import Fill, Lookup, Phase, Sequence, Spike, Stepper, Thunk
+from .looplets import Fill, Lookup, Phase, Positions, Sequence, Spike, Stepper, Thunk
 from .searching import search_stmts
 
 
@@ -43,7 +44,11 @@ def ravels(fmt) -> bool:
     two levels of one mode each, stored rows first, the first with a slot per coordinate and the
     second one too or a compressed list whose positions are its children."""
     levels = fmt.levels
-    if len(levels) != 2 or any(lvl.nmodes != 1 for lvl in levels) or tuple(fmt.mode_order) != (0, 1):
+    if tuple(fmt.mode_order) != (0, 1):
+        return False
+    if len(levels) == 1:    # (a COO's one list of sorted tuples)
+        return levels[0].nmodes == 2 and levels[0].coordinate_list
+    if len(levels) != 2 or any(lvl.nmodes != 1 for lvl in levels):
         return False
     inner = levels[1]
     return levels[0].located_by_coordinate and \
@@ -57,6 +62,9 @@ class RaveledFiber:
     fiber: SubFiber
     is_leaf = False
     seg = None
+    #: its seek moves the row and the position forward only, so a cursor carried from one window to
+    #: the next, ascending, seeks on from where the last stopped (:mod:`compiler.looplets.carried`)
+    carries = True
 
     # (a permissive read's padding asks the fiber which tensor it reads and its extent)
     tensor = property(lambda self: self.fiber.tensor)
@@ -77,6 +85,8 @@ class RaveledFiber:
         if mode != "read":
             raise ValueError(f"{self.label()} is read only")
         info = self.fiber.tensor
+        if len(info.levels) == 1:
+            return _walk_tuples(info, ctx)
         if info.levels[1].located_by_coordinate:
             # (a dense matrix's slot of (r, c) is r * |j| + c: the raveled coordinate itself)
             return Lookup(lambda n: SubFiber(info, 2, n), f"n -> {info.name}.lvl2[n]")
@@ -119,6 +129,42 @@ def _walk(info, ctx):
         preamble=(While(ir.and_(BinOp("<", r, n0), BinOp("<=", Load(pos_b, X.add(r, 1)), q)),
                         [CompoundAssign("+", r, one)]),
                   Declare(n, "int64", X.add(BinOp("*", r, n1), Load(idx_b, q)))))
+    return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
+
+
+def _walk_tuples(info, ctx):
+    """A COO's tuples in order, each at ``crd0[q] * |j| + crd1[q]``: a walk over its positions (a
+    seek gallops to the row's first tuple, then to the column among the row's)."""
+    n1 = info.size(1)
+    lvl = info.levels[0]
+    pos_b, rows_b, cols_b = info.array(0, lvl.starts_array), info.array(0, lvl.crd_of(0)), info.array(0, lvl.crd_of(1))
+    t = fiber_tag(info)
+    q, q_stop, last, n = (Var(ctx.fresh(x)) for x in (f"q{t}", f"q{t}_stop", f"last{t}", f"n{t}"))
+    zero, one = Const(0, "int64"), Const(1, "int64")
+
+    def at(p):
+        return X.add(BinOp("*", Load(rows_b, p), n1), Load(cols_b, p))
+    pre = (Declare(q, "int64", Load(pos_b, zero)), Declare(q_stop, "int64", Load(pos_b, one)),
+           Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(at(X.sub(q_stop, 1)), 1), zero)))
+    if info.role == "input":
+        ctx.facts.bound(last, zero, BinOp("*", info.size(0), n1),
+                        f"one past the last raveled coordinate of {info.name}, or 0: below |i| * |j|")
+
+    def search(var, target):
+        # (the first position from q on at or past target: its row's tuples, then its column among them)
+        row, row_end = Var(ctx.fresh(f"r{t}_seek")), Var(ctx.fresh(f"r{t}_end"))
+        return [Declare(row, "int64", Select(BinOp(">", n1, zero), BinOp("/", target, n1), zero)),
+                Assign(var, seek_call(rows_b, q, q_stop, row)),
+                Declare(row_end, "int64", seek_call(rows_b, var, q_stop, X.add(row, 1))),
+                Assign(var, seek_call(cols_b, var, row_end, X.sub(target, BinOp("*", row, n1))))]
+
+    stepper = Stepper(
+        seek=lambda start: tuple(search(q, start)),
+        stop=X.add(n, 1),
+        chunk=Spike(Fill(fill_value(info)), SubFiber(info, 1, q)),
+        next=(CompoundAssign("+", q, one),),
+        preamble=(Declare(n, "int64", at(q)),),
+        positions=Positions(q, q_stop, last, at, search))
     return Thunk(pre, Sequence((Phase(last, stepper), Phase(None, Fill(fill_value(info))))))
 
 
