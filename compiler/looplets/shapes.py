@@ -36,6 +36,9 @@ operator                                   loop program
 ``split(concat((x[j], y[k]), (j, k) ->``   ``coalesce(x[~(q + p * J)], y[~(q + p * J - |j|)])``:
 ``l), l -> (p, q:J))``                     a part read permissively where the index another
                                            operator computes falls in it (a slice of a concat too)
+a collapse of a row-major CSR, COO or      ``ravel(A)[q + p * |q|]`` where the index is the inner
+dense ``A[i, j]`` read at such an index    loop plus outer terms: its entries walked in storage
+                                           order (:mod:`compiler.looplets.raveled`), not gathered
 ``broadcast(l, x[i])``                     ``x[i]`` inside the loop over ``l``
 ``A[2, j]``                                ``A[2, j]``
 ``sum[m](B[k, m])`` inside the right side  a scalar temporary computed just before the
