@@ -436,9 +436,11 @@ class Compiler:
 
 def _splits_concats(seq: Seq) -> bool:
     """Whether each split (``π0``) in ``seq`` as derived splits a concatenation itself, as a stack's
-    ravels concatenated (a concatenation under a product, a vstack collapsed, is distributed over
-    later, and its second part's inner loop is not live there: a straddling group is refused)."""
-    return all(not isinstance(n, Project) or n.k != 0 or isinstance(n.a, Concat)
+    ravels concatenated, or a product over one, a vstack raveled (``(i_A ⊔ m_B) × j``, distributed
+    over its parts, each π1 following its π0 there)."""
+    def splits(a: Seq) -> bool:
+        return isinstance(a, Concat) or isinstance(a, Product) and isinstance(a.a, Concat) and splits(a.a)
+    return all(not isinstance(n, Project) or n.k != 0 or splits(n.a)
                or not any(isinstance(x, Concat) for x in walk(n.a)) for n in walk(seq))
 
 

@@ -197,15 +197,33 @@ def _binds(a: Seq) -> frozenset:
 def _moved_group(s: Project, defs: frozenset):
     """``π1(X', J)`` when a live π0 group is over ``X'``, what ``X`` became once some of its leaves
     ran out (the loop over ``π0(a ⊔ b, J)`` after ``a``'s end is over ``π0(|a| + b, J)``: a split
-    of a concatenation), else None."""
+    of a concatenation), or simplified where the loops are (a vstack raveled, ``(i_A ⊔ m_B) × (j_A ∪
+    j_B)``, is the π0's ``(i_A × j_A) ⊔ (m_B × j_B)``: each row's columns its own operand's), else None."""
     for key in defs:
         if not (isinstance(key, tuple) and len(key) == 3 and key[0] == "π0" and key[2] == s.J):
             continue
         after = key[1]
         gone = s.a.iters() - after.iters()
-        if gone and simplify(_without(s.a, gone)) == after:
+        rest = _without(s.a, gone)
+        # (X' was simplified where its loop is, outside the groups that loop binds)
+        outside = defs - live_keys(Project(0, after, s.J))
+        if gone and simplify(rest) == after or _rows_shifted(simplify(rest, outside)) == _rows_shifted(after):
             return Project(1, after, s.J)
     return None
+
+
+def _rows_shifted(s: Seq) -> Seq:
+    """``s`` with each product of shifted rows written as a shifted product (``(|a| + m) × j`` is
+    ``|a|·|j| + (m × j)``, the same coordinates), to compare two forms of one sequence."""
+    kids = s.children()
+    if not kids:
+        return s
+    s = rebuild(s, tuple(_rows_shifted(c) for c in kids))
+    if isinstance(s, Product) and isinstance(s.a, Offset):
+        return Offset(s.a.n * s.b.size(), _rows_shifted(Product(s.a.a, s.b)))
+    if isinstance(s, Product) and isinstance(s.a, Pad):
+        return Pad(_rows_shifted(Product(s.a.a, s.b)), s.a.n * s.b.size())
+    return s
 
 
 def _tensors(s: Seq) -> frozenset:

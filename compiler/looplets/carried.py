@@ -59,6 +59,8 @@ class CarriedFiber:
     tensor = property(lambda self: self.fiber.tensor)
     level = property(lambda self: self.fiber.level)
     seg = property(lambda self: self.fiber.seg)
+    #: the fiber's extent where it spans several modes (a raveled matrix's), else None
+    extent = property(lambda self: getattr(self.fiber, "extent", None))
 
     def label(self):
         return f"{self.fiber.label()} (carried)"
@@ -107,8 +109,9 @@ def affine_in(e, i):
 def _carries(n, i, inner: Loop) -> bool:
     """Whether read ``n`` in loop ``inner`` (directly inside the loop over ``i``) reads windows that
     ascend with ``i``, each starting at or after the end of the one before."""
-    if not (isinstance(n, Access) and n.mode == "read" and n.idxs and isinstance(n.tns, SubFiber)
-            and not n.tns.is_leaf and inner.ext is not None):
+    # (a fiber over several modes that carries, a raveled matrix's, seeks forward from its cursor too)
+    if not (isinstance(n, Access) and n.mode == "read" and n.idxs and inner.ext is not None and
+            (isinstance(n.tns, SubFiber) and not n.tns.is_leaf or getattr(n.tns, "carries", False))):
         return False
     mods, base = modifier_chain(n.idxs[0])
     # (a permissive read, ~(j + a * i + b), reads missing outside the fiber: its windows still
@@ -136,9 +139,10 @@ def carry_cursors(i, body, ctx):
         def visit(n):
             if not _carries(n, i, inner):
                 return None
-            key = (id(n.tns.tensor), n.tns.level, repr(n.tns.pos), repr(n.tns.seg), repr(n.idxs))
+            key = (id(n.tns.tensor), n.tns.level, repr(getattr(n.tns, "pos", None)), repr(n.tns.seg), repr(n.idxs),
+                   type(n.tns))
             if key not in shared:
-                nest = unfurl(n.tns, ctx, "read", None)
+                nest = unfurl(n.tns, ctx, "read", None) if isinstance(n.tns, SubFiber) else n.tns.unfurl(ctx, "read")
                 if not isinstance(nest, Thunk):
                     shared[key] = None   # no cursor to carry (a dense level: random access)
                 else:

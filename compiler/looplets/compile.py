@@ -52,6 +52,7 @@ from .looplet_provenance import MAX_LOOPLETS
 from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
 from .promote import promote
+from .raveled import RaveledFiber
 from .scalars import check_scalars
 from .schedule import LOOPLETS_COMMAND_KINDS, LOOPLETS_COMMANDS, privatize_one, privatizations
 from ..capabilities import program_kind
@@ -69,7 +70,7 @@ from ..notation.shape import has_shape_operators
 from ..notation.shapedata import shape_data
 from . import extents as X
 from .modifiers import Offset, Permit, Protocol, Window
-from .program import (Access, Assign, Block, Declare, Define, Index, Loop, Sieve, TensorRef, postmap,
+from .program import (Access, Assign, Block, Declare, Define, Index, Loop, Raveled, Sieve, TensorRef, postmap,
                       walk)
 
 
@@ -275,6 +276,9 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                                       entries=False)
 
     def bind(n):
+        if isinstance(n, Access) and isinstance(n.tns, Raveled):
+            return Access(RaveledFiber(infos[n.tns.name].root(n.mode)), n.idxs, n.mode, line=n.line,
+                          source=n.tns.name)
         if isinstance(n, Access) and isinstance(n.tns, TensorRef):
             return Access(infos[n.tns.name].root(n.mode), n.idxs, n.mode, line=n.line, source=n.tns.name)
         return None

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..imperative.ir import Const
 from ..notation import ast as N
-from .program import Access, Call, Define, Index, IndexModifier, Literal, Loop, TensorRef, Variable
+from .program import Access, Call, Define, Index, IndexModifier, Literal, Loop, Raveled, TensorRef, Variable
 from .shapes import shape_program
 
 
@@ -135,6 +135,14 @@ def _strided_walk(index, step: str, depth: dict) -> bool:
 def _gather(acc: Access, fmt, depth: dict, lets: set) -> tuple[bool, str] | None:
     """``(discordant, why)`` where ``acc`` locates a level it cannot walk (``discordant``: its loop
     runs outside its parent level's, not at computed coordinates), else None."""
+    if isinstance(acc.tns, Raveled):
+        # (its entries walked in raveled order, seeking once per unfurl: a gather where that is per entry)
+        index = acc.idxs[0]
+        loops, computed = _loops_of(index, depth, lets)
+        walked = max(loops, key=lambda x: depth[x][0], default=None)
+        if computed or walked is None or depth[walked][1] or not _summand(index, walked):
+            return False, f"ravel({acc.tns.name})[{index}]: computed at each coordinate the loops visit"
+        return None
     parent = -1           # (the depth of the loop its parent level is walked in)
     # (a level of several modes, COO's, stores them one under the other)
     levels = [(n, lvl) for n, lvl in enumerate(fmt.levels) for _ in range(lvl.nmodes)]

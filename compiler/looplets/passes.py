@@ -28,7 +28,7 @@ from . import extents as X
 from .errors import ProgramError
 from .looplets import Lookup, Phase, Run, Sequence
 from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Freeze, Index, IndexModifier,
-                      Literal, Loop, Sieve, Size, Swizzle, TensorRef, Thaw, postmap, show_expr, walk)
+                      Literal, Loop, Raveled, Sieve, Size, Swizzle, TensorRef, Thaw, postmap, show_expr, walk)
 from .modifiers import PROTOCOLS, Offset, Permit, Protocol, Window
 from .wrappers import modifier_chain, static_ir, static_value
 
@@ -292,6 +292,11 @@ def concordize(prog, tensors: dict):
             info = tensors.get(n.tns.name)
             if info is None:
                 raise ProgramError(f"unknown tensor {n.tns.name}", n.line)
+            if isinstance(n.tns, Raveled):   # (one index over its modes, rows first: in storage order)
+                if len(n.idxs) != 1 or info.ndim != 2:
+                    raise ProgramError(f"ravel({n.tns.name}) is a matrix read at one index, not {len(n.idxs)} "
+                                       f"index(es) of a tensor of {info.ndim} mode(s)", n.line)
+                return None
             if len(n.idxs) != info.ndim:
                 raise ProgramError(f"{n.tns.name} has {info.ndim} mode(s) but is indexed with "
                                    f"{len(n.idxs)} index(es)", n.line)
@@ -429,7 +434,8 @@ def dimensionalize(prog, tensors: dict, shapes: dict):
 
     def accesses(e, scope):
         for n in walk(e):
-            if isinstance(n, Access) and isinstance(n.tns, TensorRef):
+            # (a raveled read's index is an offset of an outer loop or permissive: it sizes no loop)
+            if isinstance(n, Access) and isinstance(n.tns, TensorRef) and not isinstance(n.tns, Raveled):
                 info = tensors[n.tns.name]
                 shape = shapes.get(n.tns.name)
                 # a write of an output: its shape only suggests the loop's extent (where nothing read

@@ -175,6 +175,14 @@ class Swizzle(TensorRef):
         return tuple(out)
 
 
+@serialize.node
+@dataclass(frozen=True)
+class Raveled(TensorRef):
+    """``ravel(A)``: a row-major matrix read as the vector of its entries, ``ravel(A)[n]`` being
+    ``A[n // |j|, n % |j|]`` (a collapse read where another operator computes its index); unfurled
+    as one walk over the stored entries (:mod:`compiler.looplets.raveled`)."""
+
+
 class IndexModifier(Expr):
     """Base of the index modifiers wrapperization introduces (``Offset``, ``Permit``,
     ``Window``, ``Protocol`` in :mod:`compiler.looplets.passes`).
@@ -348,6 +356,8 @@ def op_name(op) -> str:
 def _tns_text(t) -> str:
     if isinstance(t, Swizzle):
         return f"swizzle({t.name}, {', '.join(str(a) for a in t.axes)})"
+    if isinstance(t, Raveled):
+        return f"ravel({t.name})"
     if isinstance(t, TensorRef):
         return t.name
     label = getattr(t, "label", None)
@@ -573,7 +583,7 @@ def is_pass(s) -> bool:
 
 
 __all__ = ["MISSING", "Node", "Expr", "Stmt", "Literal", "Index", "Variable", "Value", "Size", "TensorRef",
-           "Swizzle", "IndexModifier",
+           "Swizzle", "Raveled", "IndexModifier",
            "Access", "Call", "Extent", "Loop", "Sieve", "Define", "Block", "Declare", "Freeze",
            "Thaw", "Assign", "show_expr", "show_stmt", "walk", "postmap", "substitute", "uses",
            "block", "is_pass", "children", "fields"]

@@ -36,6 +36,9 @@ operator                                   loop program
 ``split(concat((x[j], y[k]), (j, k) ->``   ``coalesce(x[~(q + p * J)], y[~(q + p * J - |j|)])``:
 ``l), l -> (p, q:J))``                     a part read permissively where the index another
                                            operator computes falls in it (a slice of a concat too)
+a collapse of a row-major CSR, COO or      ``ravel(A)[q + p * |q|]`` where the index is the inner
+dense ``A[i, j]`` read at such an index    loop plus outer terms: its entries walked in storage
+                                           order (:mod:`compiler.looplets.raveled`), not gathered
 ``broadcast(l, x[i])``                     ``x[i]`` inside the loop over ``l``
 ``A[2, j]``                                ``A[2, j]``
 ``sum[m](B[k, m])`` inside the right side  a scalar temporary computed just before the
@@ -78,8 +81,9 @@ from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
 from . import extents as X
 from .language import LoopProgram
-from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Index, Literal, Loop, Size, TensorRef,
-                      Variable)
+from .program import (Access, Assign, Block, Call, Declare, Define, Extent, Index, Literal, Loop, Raveled, Size,
+                      TensorRef, Variable)
+from .raveled import ravels
 from .scalars import Scalar, ShortCircuitScalar
 
 _ADD, _MUL, _SUB, _DIV, _MOD = lookup("+"), lookup("*"), lookup("-"), lookup("//"), lookup("%")
@@ -212,6 +216,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         return name
 
     depth: dict = {}       # loop name -> how deep it is nested (a reduction's inside the statement's)
+    one_step: set = set()  # the loops of one step (a strided slice's)
 
     def plan(indices, names, body, outer: _Scope, top_level: bool = False):
         """The loops over ``indices`` (named ``names``) as the shape operators in ``body`` that make
@@ -282,6 +287,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                     if part not in sc.part_steps and any(isinstance(x, Slice) and x.step != 1 and x.result == j
                                                          for x in _scope_walk(operand, {j})):
                         sc.part_steps[part] = fresh("t")
+                        one_step.add(sc.part_steps[part])
                 # a part that is a collapse walks its two loops in place of the part's (a stack's
                 # ravels concatenated: each operand's rows, then its columns, in storage order)
                 for (part, size), j, operand in zip(sc.fissions[n.result], n.indices, n.operands):
@@ -299,6 +305,7 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
                                                _plus(Index(jj), _times(Index(ii), _expr(ext[b]))))
             elif isinstance(n, Slice) and n.step != 1 and var.get(n.result) in loops and n.result not in sc.steps:
                 t = fresh("t")
+                one_step.add(t)
                 sc.steps[n.result] = (t, var[n.result])
                 loops.insert(loops.index(var[n.result]) + 1, t)
                 extent_of[t] = 1
@@ -460,6 +467,15 @@ def _shape_program(stmt: N.Assign, formats: dict, dtype):
         # remainder of a floor division always in range)
         permissive = _permissive(at)
         at = at.args[0] if permissive else at
+        acc = e.operand
+        if isinstance(acc, N.Access) and tuple(acc.indices) == (i, j) and acc.tensor in formats and \
+                ravels(formats[acc.tensor]) and _walks_on(at, depth, one_step):
+            # (a row-major matrix's stored entries are in raveled order: one walk, each window
+            # seeking once, where the quotient and remainder would search for every coordinate)
+            note = f"{e} read at {k} = {at}: ravel({acc.tensor}) walks its entries in storage order"
+            if ("walk-ravel", note) not in reads:
+                reads.append(("walk-ravel", note))
+            return Access(Raveled(acc.tensor), (Call("permit", (at,)) if permissive else at,))
         tensors = {a.tensor for a in N.accesses(stmt.rhs)} | {stmt.lhs.tensor}
         taken.update(tensors)       # (a let's name is no tensor's either)
         major, minor = Variable(fresh(i.name)), Variable(fresh(j.name))
@@ -639,6 +655,24 @@ def _reads_directly(e: Collapse) -> bool:
     """Whether the collapse's indices are read by its accesses directly (no operator makes them)."""
     return not any(hasattr(n, "produced") and set(e.indices) & set(n.produced()) for n in N.walk(e.operand)) \
         and all(any(isinstance(a, N.Access) and i in a.indices for a in N.walk(e.operand)) for i in e.indices)
+
+
+def _walks_on(at, depth: dict, one_step: set) -> bool:
+    """Whether the index ``at`` is its innermost loop plus terms of outer ones (``q + p·J - |A|``): a
+    window of the raveled operand moving on with that loop, walked; not a loop of one step (a
+    strided slice's, each entry sought) nor a multiple of the loop (a stride)."""
+    loops = list(_indices_in(at))
+    if not loops or any(x.name not in depth for x in loops):
+        return False
+    inner = max(loops, key=lambda x: depth[x.name])
+    if inner.name in one_step or sum(x == inner for x in loops) != 1:
+        return False
+
+    def plain(e) -> bool:     # (inner appears as a summand, not scaled)
+        if e == inner:
+            return True
+        return isinstance(e, Call) and e.op in (_ADD, _SUB) and (plain(e.args[0]) or e.op == _ADD and plain(e.args[1]))
+    return plain(at)
 
 
 def _indices_in(e):

@@ -135,7 +135,9 @@ def apply_modifiers(idx, nest, fiber, to_ir):
     if permit:
         # (a SparseCOO level stores several modes: its seg says which one this fiber unfurls)
         inner = fiber.seg[0] if fiber.seg is not None else 0
-        size = fiber.tensor.size(fiber.tensor.storage_mode(fiber.level) + inner)
+        # (a fiber over several modes, a raveled matrix's, gives its extent)
+        extent = getattr(fiber, "extent", None)
+        size = extent() if extent is not None else fiber.tensor.size(fiber.tensor.storage_mode(fiber.level) + inner)
         nest = _missing_outside(Const(0, "int64"), size, nest)
     for m in mods:
         if isinstance(m, Offset):

@@ -257,9 +257,10 @@ def test_a_straddled_stack_is_one_looplets_kernel_and_a_reduced_one_theirs_by_de
     a, b = data((4, 5), 0.0, seed=24), data((4, 5), 0.0, seed=25)
     A, B = (xp.asarray(ss.Tensor.from_numpy(x, "csr")) for x in (a, b))
     # looplets read each operand's ravel where row 2's columns fall in it (refused before, and
-    # materialized), each entry located
+    # materialized), each operand's entries walked in storage order (they were each located)
     kernel = fused(xp.stack([A, B]).reshape(5, 8), np.stack([a, b]).reshape(5, 8), "looplets")
-    assert kernel.trace.find("retry") == [] and len(kernel.trace.find("gather")) == 2
+    assert kernel.trace.find("retry") == [] and kernel.trace.find("gather") == []
+    assert len(kernel.trace.find("walk-ravel")) == 2
     # a row reduced: each operand's loop would reduce its own part of row 2 into the temporary and
     # store it, the second overwriting the first: the lattice refuses it, saying so, and looplets
     # lower it (it was materialized)

@@ -553,6 +553,8 @@ def test_random_row_slices(case, seed):
        st.integers(0, 2 ** 32 - 1), st.booleans())
 @example(("C[i, j] = concat((M1[j6, j], split(collapse(R2[a3, b4], (a3, b4) -> k5), k5 -> (k7, j:3))), (j6, k7) -> i)",
           {"M1": (1, 3), "R2": (1, 6)}), ["csr"] * 12, 0, False)     # R2's entries were dropped: now refused
+@example(("C[i, j] = concat((M1[j6, j], split(collapse(R2[a3, b4], (a3, b4) -> k5), k5 -> (k7, j:3))), (j6, k7) -> i)",
+          {"M1": (1, 3), "R2": (1, 6)}), ["csr"] * 12, 2, True)      # split in rows of 1: M1's row was dropped
 def test_random_expressions_collapsed_and_split_compiled(prog, formats, seed, split):
     """A random matrix expression flattened (row-major), or flattened and split again, into a
     dense or sparse output: as evaluate computes it, or refused for a limit the sequence layer

@@ -60,9 +60,12 @@ def test_a_split_of_a_collapse(shape, K, density, column_major, fmt, fill, out, 
     got.validate()
     np.testing.assert_array_equal(got.to_numpy(), want)
     np.testing.assert_array_equal(kernel.interpret(A=A).to_numpy(), want)
-    # walked where the operand stores the collapse's major index first and the output is dense
+    # walked where the operand stores the collapse's major index first and the output is dense; into a
+    # sparse output, a row-major CSR, COO or dense matrix read raveled (its entries walked in storage order)
     concordant = (fmt == "csc") == column_major and out == "dense"
-    assert ("walk-reshape" in stages(kernel)) == concordant and ("gather" in stages(kernel)) != concordant
+    raveled = not concordant and not column_major and fmt != "csc"
+    assert ("walk-reshape" in stages(kernel)) == concordant and ("walk-ravel" in stages(kernel)) == raveled
+    assert ("gather" in stages(kernel)) == (not concordant and not raveled)
     if concordant:
         assert not searches(kernel)
     if column_major and fmt != "csc":   # (the lattice walks the collapse's loops in storage order only)
@@ -96,8 +99,8 @@ def test_three_dimensional_reshapes(program, want, out):
     np.testing.assert_array_equal(ss.lower(program, "lattice", Y=Y, C=C)(Y=Y).to_numpy(), want(y))
 
 
-@pytest.mark.parametrize("fmt, out, stage", [("csr", "dense", "walk-reshape"), ("csr", None, "gather"),
-                                             ("csc", "dense", "gather")])
+@pytest.mark.parametrize("fmt, out, stage", [("csr", "dense", "walk-reshape"), ("csr", None, "walk-ravel"),
+                                             ("coo", None, "walk-ravel"), ("csc", "dense", "gather")])
 def test_the_array_front_end_reshapes_a_matrix_in_one_looplets_kernel(fmt, out, stage):
     x = np.where(np.arange(24).reshape(6, 4) % 3 == 0, 0, np.arange(24.0).reshape(6, 4))
     X = xp.asarray(ss.Tensor.from_numpy(x, fmt))
@@ -107,14 +110,17 @@ def test_the_array_front_end_reshapes_a_matrix_in_one_looplets_kernel(fmt, out, 
     np.testing.assert_array_equal(kernel().to_numpy(), x.reshape(8, 3))
 
 
-@pytest.mark.parametrize("fmt, key", [("csr", np.s_[::-2, 1:]), ("coo", np.s_[1:7:3, ::-1])])
-def test_a_strided_slice_of_a_reshaped_matrix_is_one_looplets_kernel(fmt, key):
+@pytest.mark.parametrize("fmt, key, stage", [("csr", np.s_[::-2, 1:], "walk-ravel"),
+                                             ("coo", np.s_[1:7:3, ::-1], "gather")])
+def test_a_strided_slice_of_a_reshaped_matrix_is_one_looplets_kernel(fmt, key, stage):
     """The slices read the split at offsets of their loops, the collapse gathered at that index
-    (negative steps too); the lattice strategy computes the same, materializing the reshape."""
+    (negative steps too), or, where each row's columns are a window of the ravel (a step over rows
+    only) of a CSR, each row's window walked raveled; the lattice strategy computes the same,
+    materializing the reshape."""
     x = np.where(np.arange(24).reshape(6, 4) % 3 == 0, 0, np.arange(24.0).reshape(6, 4))
     expr = xp.asarray(ss.Tensor.from_numpy(x, fmt)).reshape(8, 3)[key]
     kernel = expr.lower(strategy="looplets")
-    assert kernel.trace.find("materialize") == [] and "gather" in stages(kernel), kernel.trace
+    assert kernel.trace.find("materialize") == [] and stage in stages(kernel), kernel.trace
     np.testing.assert_array_equal(kernel().to_numpy(), x.reshape(8, 3)[key])
     np.testing.assert_array_equal(expr.compute(strategy="lattice").to_numpy(), x.reshape(8, 3)[key])
 

@@ -67,12 +67,16 @@ def test_a_stack_of_matrices_raveled_walks_each_operand_in_storage_order(fa, fb,
     ("hstack", "csr", "csr", nan, "csr"), ("hstack", "coo", "dense", 0.0, "coo"),
 ])
 def test_rows_straddling_two_operands_read_each_where_they_fall(form, fa, fb, fill, out):
+    # (a stack's row-major operands are walked raveled; a vstack's and an hstack's, collapsed after the
+    # concatenation, are gathered)
     # 4x5 operands: 40 entries in rows of 8, row 2 the end of the first and the start of the second
     a, b = data((4, 5), fill, 3), data((4, 5), fill, 4)
     T = dict(A=ss.Tensor.from_numpy(a, fa, fill=fill), B=ss.Tensor.from_numpy(b, fb, fill=fill))
     stacked = np.stack([a, b]) if form == "stack" else np.concatenate([a, b], axis=int(form == "hstack"))
     kernel = check(FORMS[form].format(R=5, J=8), stacked.reshape(5, 8), out, **T)
-    assert kernel.trace.find("gather"), kernel.trace
+    walked = ["A", "B"] if form == "stack" else []
+    assert [s.note.split("ravel(")[1][0] for s in kernel.trace.find("walk-ravel")] == walked, kernel.trace
+    assert bool(kernel.trace.find("gather")) == (form != "stack"), kernel.trace
 
 
 @settings(max_examples=5, deadline=None)
