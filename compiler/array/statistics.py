@@ -1,7 +1,7 @@
-"""The Array API's statistical function whose every entry depends on those before it: ``cumulative_sum``
-(``sum``, ``mean``, ``var``, ... are reductions, fused). Its result is dense whatever its operand (after the
-first stored entry every running sum differs from the fill), so it is summed in its own buffer: the fill,
-then each stored entry written at its place, then numpy's running sum along the axis, in place.
+"""The Array API's statistical functions whose every entry depends on those before it: ``cumulative_sum``
+and ``cumulative_prod`` (``sum``, ``mean``, ``var``, ... are reductions, fused). Its result is dense whatever its operand (after the
+first stored entry every running sum differs from the fill), so it is run in its own buffer: the fill,
+then each stored entry written at its place, then numpy's running sum (or product) along the axis, in place.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> from compiler import array as xp
@@ -28,26 +28,42 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False
     >>> cumulative_sum(np.array([1, 2, 3], dtype=np.int32), include_initial=True).todense().tolist()
     [0, 1, 3, 6]
     """
-    t, how = operand(x, "cumulative_sum")
+    return _running("cumulative_sum", np.cumulative_sum, np.cumsum, 0, x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = False) -> Array:
+    """The running products of ``x`` along ``axis``, as :func:`cumulative_sum` (``include_initial``
+    starts each with 1).
+
+    >>> import numpy as np
+    >>> cumulative_prod(np.array([1.0, 2.0, 3.0]), include_initial=True).todense().tolist()
+    [1.0, 1.0, 2.0, 6.0]
+    """
+    return _running("cumulative_prod", np.cumulative_prod, np.cumprod, 1, x, axis, dtype, include_initial)
+
+
+def _running(name: str, whole, in_place, initial, x, axis, dtype, include_initial: bool) -> Array:
+    t, how = operand(x, name)
     if axis is None:
         if t.ndim != 1:
-            raise ShapeError(f"cumulative_sum: axis may be None only for a 1-D array; shape {t.shape} needs one")
+            raise ShapeError(f"{name}: axis may be None only for a 1-D array; shape {t.shape} needs one")
         axis = 0
-    (ax,) = build.normalize_axes("cumulative_sum", axis, t.ndim)
+    (ax,) = build.normalize_axes(name, axis, t.ndim)
     if t.format.is_dense:
-        out = np.cumulative_sum(t.to_numpy(), axis=ax, dtype=dtype, include_initial=include_initial)
+        out = whole(t.to_numpy(), axis=ax, dtype=dtype, include_initial=include_initial)
     else:
         ls = lanes(t, ax)
-        dt = np.cumulative_sum(np.zeros(1, t.dtype), dtype=dtype).dtype
+        dt = whole(np.zeros(1, t.dtype), dtype=dtype).dtype
         lead = 1 if include_initial else 0
-        # (each lane in a row of the result's buffer: its initial 0, the fill, its stored entries; summed there)
-        out = np.zeros((ls.count, ls.n + lead), dtype=dt)
+        # (each lane in a row of the result's buffer: its initial value, the fill, its stored entries; run there)
+        out = np.full((ls.count, ls.n + lead), initial, dtype=dt)
         with np.errstate(invalid="ignore"):
             out[:, lead:] = np.asarray(t.fill, dtype=t.dtype).astype(dt)
             out[ls.lane, ls.pos + lead] = ls.vals.astype(dt)
-        np.cumsum(out, axis=1, out=out)
+        with np.errstate(all="ignore"):   # (numpy's running product overflows to inf as it does, silently here)
+            in_place(out, axis=1, out=out)
         out = np.moveaxis(out.reshape(ls.outer + (ls.n + lead,)), -1, ax)
     return result(dense(out), how)
 
 
-__all__ = ["cumulative_sum"]
+__all__ = ["cumulative_sum", "cumulative_prod"]

@@ -1,4 +1,4 @@
-"""cumulative_sum (compiler.array.statistics) against numpy's, on dense and sparse operands of fill 0, NaN
+"""cumulative_sum and cumulative_prod (compiler.array.statistics) against numpy's, on dense and sparse operands of fill 0, NaN
 and 2, NaN among the stored entries, all-fill and empty arrays, with include_initial and dtypes (issue 30)."""
 
 import numpy as np
@@ -19,6 +19,25 @@ def test_cumulative_sum_matches_numpy(name, a, fill, kind):
         for initial in (False, True):
             same(xp.cumulative_sum(x, axis=axis, include_initial=initial),
                  np.cumulative_sum(a, axis=axis, include_initial=initial))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name,a,fill", ARRAYS, ids=[n for n, _, _ in ARRAYS])
+def test_cumulative_prod_matches_numpy(name, a, fill, kind):
+    # (a fill of 2 doubles along a lane; NaN and zero absorb; include_initial starts at 1)
+    x = operand(a, kind, fill)
+    with np.errstate(all="ignore"):
+        for axis, initial in ((0, True), (-1, False)):
+            same(xp.cumulative_prod(x, axis=axis, include_initial=initial),
+                 np.cumulative_prod(a, axis=axis, include_initial=initial))
+
+
+def test_cumulative_prod_dtypes_are_numpys():
+    i = np.array([[1, 0, 2], [5, 3, 0]], dtype=np.int32)
+    same(xp.cumulative_prod(operand(i, "csr", 0), axis=0), np.cumulative_prod(i, axis=0))   # (int64)
+    b = np.array([True, False, True])
+    same(xp.cumulative_prod(operand(b, "csr", False), include_initial=True),
+         np.cumulative_prod(b, include_initial=True))
 
 
 def test_cumulative_sum_dtypes_are_numpys():
