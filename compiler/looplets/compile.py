@@ -48,7 +48,7 @@ from .language import LoopProgram, install_compiler, loop_program
 from .coordinates import mark_computed
 from .fibers import Namer, TensorInfo, UnfurlContext
 from .gathers import gathered, gathered_in
-from .looplet_provenance import MAX_LOOPLETS
+from .looplet_provenance import MAX_LOOPLETS, printed_step
 from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
 from .promote import promote
@@ -239,19 +239,19 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         infos[t] = TensorInfo(t, fmt, role, shapes.get(t))
     for t, fmt in prog.temporaries:
         infos[t] = TensorInfo(t, parse_format(fmt), "temporary")
-    trace.record("program", after=str(prog), note=f"loop program {prog.name}")
+    trace.record("program", **printed_step(after=prog.body), note=f"loop program {prog.name}")
 
     step = wrapperize(body, infos)
-    trace.record("wrapperize", before=str(body), after=str(step), note="index expressions to offsets, "
+    trace.record("wrapperize", **printed_step(body, step), note="index expressions to offsets, "
                  "permissive indices and masks")
     body, step = step, concordize(step, infos)
-    trace.record("concordize", before=str(body), after=str(step), note="accesses in storage order")
+    trace.record("concordize", **printed_step(body, step), note="accesses in storage order")
     body = step
     step = lifecycle(body, infos)
-    trace.record("lifecycle", before=str(body), after=str(step), note="declare, freeze and thaw")
+    trace.record("lifecycle", **printed_step(body, step), note="declare, freeze and thaw")
     body = step
     step, sources = dimensionalize(body, infos, shapes)
-    trace.record("dimensionalize", before=str(body), after=str(step),
+    trace.record("dimensionalize", **printed_step(body, step),
                  note="; ".join(f"{i.name}: {', '.join(s.what for s in srcs)}" for i, srcs in sources.items()))
     body = step
     normalized = body
@@ -624,7 +624,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         fixed = not isinstance(program, NAssignType()) or shaped is not None
         choice = choose_output_order(prog, out_name, formats, fixed=fixed, asked_format=asked)
         if choice.note:
-            trace.record("output-order", before=str(prog), after=str(choice.program), note=choice.note)
+            trace.record("output-order", **printed_step(prog.body, choice.program.body), note=choice.note)
         prog, built = choice.program, choice.built
         if built is not None:   # (the runtime converts the output it returns to the format asked)
             formats[out_name] = built
