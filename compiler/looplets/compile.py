@@ -89,7 +89,7 @@ def _as_program(program, dtype=None, formats=None, trace=None):
         prog, hoisted = notation_program(program, dtype, formats)
         note_facts(hoisted)
         if hoisted and trace is not None:
-            trace.record("hoist-reductions", before=program, after=str(prog),
+            trace.record("hoist-reductions", **printed_step(str(program), prog.body),
                          note="; ".join(f"{h}{': ' + h.why if h.why else ''}" for h in hoisted))
         return prog
     raise UsageError(f"cannot lower {type(program).__name__} with the looplet strategy")
@@ -585,14 +585,15 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     shaped = None
     if isinstance(program, NAssignType()) and has_shape_operators(program):
         prog, shaped, reads = shape_program(program, formats, result_dtype)
-        trace.record("shape-operators", before=program, after=str(prog),
-                     note=f"shape operators as wrappers: {shaped.text()}", data=shape_data(program))
+        trace.record("shape-operators", **printed_step(str(program), prog.body, shape_data(program)),
+                     note=f"shape operators as wrappers: {shaped.text()}")
         for stage, note in reads:   # (how a collapse under a split or a slice is read: walked or gathered)
-            trace.record(stage, after=str(prog), note=note)
+            trace.record(stage, **printed_step(after=prog.body), note=note)
         for t, why in gathered_in(prog, formats, program.lhs.tensor, discordant_only=True).items():
             # (the loops a shape operator became are not reordered: such a level is searched for each
             # coordinate they visit, where lower() given no strategy prefers the lattice's conversion)
-            trace.record("gather", after=str(prog), note=f"{why}: {t} located at each coordinate the loops visit")
+            trace.record("gather", **printed_step(after=prog.body),
+                         note=f"{why}: {t} located at each coordinate the loops visit")
     else:
         prog = _as_program(program, result_dtype if isinstance(program, NAssignType()) else None, formats, trace)
     formats = dict(formats)
@@ -630,7 +631,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
             formats[out_name] = built
         if stood is not None:
             built = formats[out_name]
-            trace.record("convert", before=str(prog), after=str(prog),
+            trace.record("convert", **printed_step(prog.body, prog.body),
                          note=output_conversion_note(out_name, asked, built, stood[1]))
     shaped_sizes = None
     if shaped is not None and shaped.output:

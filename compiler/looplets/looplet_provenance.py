@@ -70,7 +70,7 @@ def printed(x) -> tuple[str | None, dict[str, list[list]]]:
     if x is None:
         return None, {}
     items = x if isinstance(x, (list, tuple)) else [x]
-    if not all(isinstance(item, Node) for item in items):   # (imperative code: C, no parts)
+    if not all(isinstance(item, Node) for item in items):   # (imperative code or a text: no parts)
         return step_text(x), {}
     texts, spans, n = [], {}, 1
     for item in items:
@@ -96,9 +96,12 @@ def printed_step(before=None, after=None, data=None) -> dict:
     ('A[i]', {'index': 'i', 'after_spans': {'1': [[0, 4, {'tensor': 'A', 'indices': ['i'], 'mode': 'read'}, 'access']]}})
     """
     texts = step_text(before), step_text(after)
-    sides = [tuple(x) if isinstance(x, list) else x for x in (before, after)]   # (a list may grow later)
-    if not all(x is None or isinstance(x, Node) or isinstance(x, tuple) and all(isinstance(n, Node) for n in x)
-               for x in sides):   # (imperative code: no parts)
+    # (a program: a node or statements, a list copied as it may grow later; imperative code and
+    # texts have no parts)
+    sides = [tuple(x) if isinstance(x, list) else x for x in (before, after)]
+    sides = [x if isinstance(x, Node) or isinstance(x, tuple) and x and all(isinstance(n, Node) for n in x) else None
+             for x in sides]
+    if sides == [None, None]:
         return {"before": texts[0], "after": texts[1], "data": data}
 
     def made():
