@@ -359,8 +359,12 @@ def _cat(*parts) -> tuple[str, tuple]:
     where each part lands in it."""
     texts, spans, at = [], [], 0
     for part in parts:
-        text, inner = (part, ()) if isinstance(part, str) else part
-        spans.extend((a + at, b + at, node) for a, b, node in inner)
+        if isinstance(part, str):
+            text = part
+        else:
+            text, inner = part
+            if inner:   # (most parts hold no access: printing every step's text should stay cheap)
+                spans.extend((a + at, b + at, node) for a, b, node in inner)
         texts.append(text)
         at += len(text)
     return "".join(texts), tuple(spans)
