@@ -155,8 +155,9 @@ class Step:
     error: str | None = None
     before_text: str = _Deferred("", text=True)
     after_text: str = _Deferred("", text=True)
-    #: structured facts about the step for later stages (a looplet lowering's ``{"tag": ...}``)
-    data: Any = None
+    #: structured facts about the step for later stages (a looplet lowering's ``{"tag": ...}``);
+    #: may be given as a :class:`Later` (where the program's parts are printed, made when read)
+    data: Any = _Deferred(None)
 
     def __post_init__(self):
         self.artifacts = tuple(self.artifacts)

@@ -23,7 +23,7 @@ import html as _html
 import json
 import re
 
-__all__ = ["LINE_BOX", "LINK_COLOR", "LINK_FUNCTION", "LINK_TEXT", "LINK_SCRIPT", "link_handlers", "mark_linked",
+__all__ = ["LINE_BOX", "PART_BOX", "LINK_COLOR", "LINK_FUNCTION", "LINK_TEXT", "LINK_SCRIPT", "link_handlers", "mark_linked",
            "scroll_to_tag"]
 
 #: The outline of linked parts (dark enough on the pastel provenance colours and on white,
@@ -39,9 +39,16 @@ LINK_TEXT = "#ffffff"
 #: inline line's box is its glyphs' box: an outline 1 px inside it hid the line's underscores,
 #: and one outside it the next line's (``t_j`` read ``t j``).
 LINE_BOX = "display:inline-block;padding:1.5px 3px"
-# where a linked part's outline goes: inside a line's box (in its margin), outside a part's
-_LINE_OUTLINE = "outline:2px solid " + LINK_COLOR + ";outline-offset:-2px"
-_PART_OUTLINE = "outline:2px solid " + LINK_COLOR + ";outline-offset:0"
+#: The box of a marked part of a line (``span.pv``): a block of its own as tall as the line's
+#: leading and 1.5 px more above and below, into the line's margin (and 2 px more each side),
+#: with negative margins as large, so the line keeps its height and the text its place. A
+#: linked part's outline is drawn inside it, as a line's: in its line's margin, whatever the
+#: font's glyph box. An inline part's box is its glyphs' box: an outline outside it reached
+#: past its line's box with taller glyph boxes, over the next line's glyphs. The colour stays
+#: on the text (``content-box``).
+PART_BOX = "display:inline-block;padding:1.5px 2px;margin:-1.5px -2px;background-clip:content-box"
+# a linked line's or part's outline: inside its box, in its line's margin
+_OUTLINE = "outline:2px solid " + LINK_COLOR + ";outline-offset:-2px"
 
 # ssLink(event, root, kind, cSelector): the parts of the pinned tag are linked, and on "over"
 # those of the first tag of the part under the pointer too; "click" pins that tag (a click on
@@ -84,8 +91,7 @@ LINK_FUNCTION = r"""function ssLink(e, root, kind, cSel) {
           if (!ts[j].hasAttribute('data-ss-fill')) ts[j].setAttribute('data-ss-fill', ts[j].getAttribute('fill') || 'black');
           ts[j].setAttribute('fill', '""" + LINK_TEXT + r"""');
         }
-      } else { p.style.outline = '2px solid """ + LINK_COLOR + r"""';
-               p.style.outlineOffset = p.classList.contains('ln') ? '-2px' : '0px'; }
+      } else { p.style.outline = '2px solid """ + LINK_COLOR + r"""'; p.style.outlineOffset = '-2px'; }
     }
   }
   if (kind !== 'click' || !cSel || !tag) return;
@@ -178,7 +184,7 @@ def mark_linked(html: str, tag: str) -> str:
     >>> mark_linked('<span class="ln" data-tags="a b">x</span><span class="ln" data-tags="c">y</span>', "b")
     '<span class="ln" data-tags="a b" style="outline:2px solid #d81b60;outline-offset:-2px">x</span><span class="ln" data-tags="c">y</span>'
     >>> mark_linked('<span class="pv" data-tags="b">A[i]</span>', "b")
-    '<span class="pv" data-tags="b" style="outline:2px solid #d81b60;outline-offset:0">A[i]</span>'
+    '<span class="pv" data-tags="b" style="outline:2px solid #d81b60;outline-offset:-2px">A[i]</span>'
     """
     if not tag:
         return html
@@ -188,11 +194,10 @@ def mark_linked(html: str, tag: str) -> str:
         if tag not in _html.unescape(tags).split():
             return m.group(0)
         attrs = before + f'data-tags="{tags}"' + after
-        outline = _LINE_OUTLINE if re.search(r'\bclass="ln\b', attrs) else _PART_OUTLINE
         if 'style="' in attrs:
-            attrs = re.sub(r'style="([^"]*?);?"', lambda s: f'style="{s.group(1)};{outline}"', attrs, count=1)
+            attrs = re.sub(r'style="([^"]*?);?"', lambda s: f'style="{s.group(1)};{_OUTLINE}"', attrs, count=1)
         else:
-            attrs += f' style="{outline}"'
+            attrs += f' style="{_OUTLINE}"'
         return f"<span {attrs}>"
 
     def node(m: re.Match) -> str:

@@ -8,9 +8,11 @@ lowering recorded them). The step that lowered a looplet says so in its ``data``
 (``{"tag": ...}``), a looplet nest's artifact names its tensor and index in its ``data``, and a
 lattice's artifact the tags of its drawing's points (``data["node_tags"]``) and of its text's
 lines (``data["line_tags"]``, kept as :attr:`Provenance.texts`) and where in a line its points,
-loops and cases are printed (``data["line_spans"]``, kept as :attr:`Provenance.spans`). Nothing is
-read back from printed text where the compiler recorded it (traces saved before it did are read
-by pattern).
+loops and cases are printed (``data["line_spans"]``, kept as :attr:`Provenance.spans`). A looplet
+lowering's step records where the loops, accesses and looplets of its program texts are printed
+and what each is (``data["before_spans"]``, ``data["after_spans"]``, kept as
+:attr:`Provenance.parts`). Nothing is read back from printed text where the compiler recorded it
+(traces saved before it did are read by pattern).
 
 :func:`trace_provenance` gathers that into a :class:`Provenance` (``{tag: C lines}`` with a
 :class:`TagInfo` per tag); :func:`program_marks` finds the parts of a program text a tag
@@ -90,7 +92,11 @@ class Provenance(dict):
     ``.texts`` maps a printed artifact (a lattice's text) to the tags the compiler recorded for
     its lines (``{line: tags}``, from its ``data["line_tags"]``), ``.spans`` to the columns of the
     points, loops and cases printed in them (``{line: [(start, end, tag, role)]}``, from its
-    ``data["line_spans"]``; ``role``: ``point``, ``loop`` or ``case``).
+    ``data["line_spans"]``; ``role``: ``point``, ``loop`` or ``case``). ``.parts`` maps a looplet
+    IR text to every part printed in it (``{line: [(start, end, about, role)]}``, from a step's
+    ``data["before_spans"]``/``["after_spans"]``; ``role``: ``loop``, ``access`` or ``looplet``,
+    ``about`` what it is: its index, tensor, indices, style), and such a text is marked by them
+    alone.
 
     >>> p = Provenance({"lattice:i:U": [1, 2], "lattice:i:A": [2]},
     ...                {"lattice:i:A": TagInfo("lattice:i:A", "lattice", "i", ("A",))})
@@ -100,7 +106,8 @@ class Provenance(dict):
 
     def __init__(self, lines: Mapping[str, Iterable[int]] = (), info: Mapping[str, TagInfo] | None = None,
                  c_text: str = "", texts: Mapping[str, Mapping[int, Sequence[str]]] | None = None,
-                 spans: Mapping[str, Mapping[int, Sequence[tuple[int, int, str, str]]]] | None = None):
+                 spans: Mapping[str, Mapping[int, Sequence[tuple[int, int, str, str]]]] | None = None,
+                 parts: Mapping[str, Mapping[int, Sequence[tuple[int, int, Mapping, str]]]] | None = None):
         super().__init__({str(k): sorted(int(n) for n in v) for k, v in dict(lines).items()})
         self.info: dict[str, TagInfo] = {t: (info or {}).get(t) or TagInfo(t) for t in self}
         self.c_text = c_text
@@ -109,6 +116,8 @@ class Provenance(dict):
         self.spans: dict[str, dict[int, list[tuple[int, int, str, str]]]] = {
             t: {int(n): [(int(a), int(b), str(tag), str(role)) for a, b, tag, role in v] for n, v in by_line.items()}
             for t, by_line in (spans or {}).items()}
+        self.parts: dict[str, dict[int, list[tuple[int, int, Mapping, str]]]] = {
+            t: {int(n): list(v) for n, v in by_line.items()} for t, by_line in (parts or {}).items()}
 
     def only(self, tags: Iterable[str] | str | None) -> "Provenance":
         """The same provenance restricted to ``tags`` (one tag, several, or ``None``: all)."""
@@ -116,7 +125,8 @@ class Provenance(dict):
             return self
         keep = {tags} if isinstance(tags, str) else set(tags)
         return Provenance({t: v for t, v in self.items() if t in keep},
-                          {t: i for t, i in self.info.items() if t in keep}, self.c_text, self.texts, self.spans)
+                          {t: i for t, i in self.info.items() if t in keep}, self.c_text, self.texts, self.spans,
+                          self.parts)
 
     def describe(self, tags: Iterable[str] | str) -> str:
         """The tooltip of a part with ``tags``: what each stands for, one per line."""
@@ -244,6 +254,13 @@ def trace_provenance(source) -> Provenance:
         base = _origin_info(tag, origins[tag], lowered.get(tag)) if tag in origins else TagInfo(tag)
         info[tag] = replace(base, what=whats.get(tag, ""))
     texts, spans = {}, {}
+    parts = {}
+    for s in steps:
+        data = getattr(s, "data", None)
+        for side in ("before", "after") if isinstance(data, Mapping) else ():
+            recorded = _parts(data.get(side + "_spans"))
+            if recorded is not None:
+                parts[getattr(s, side + "_text")] = recorded
     for a in artifacts:
         recorded = a.data.get("line_tags") if isinstance(a.data, Mapping) else None
         if isinstance(recorded, Mapping):
@@ -258,7 +275,19 @@ def trace_provenance(source) -> Provenance:
                                  for n, v in columns.items()}
             except (TypeError, ValueError):
                 continue   # (malformed: the heads are found by pattern instead)
-    return Provenance(lines, info, c_text, texts, spans)
+    return Provenance(lines, info, c_text, texts, spans, parts)
+
+
+def _parts(recorded) -> dict[int, list[tuple[int, int, Mapping, str]]] | None:
+    """A step's record of the parts of one of its texts (see :attr:`Provenance.parts`), or None
+    where it has none or a malformed one (the text is then read by pattern)."""
+    if not isinstance(recorded, Mapping):
+        return None
+    try:
+        return {int(n): [(int(a), int(b), about, str(role)) for a, b, about, role in v if isinstance(about, Mapping)]
+                for n, v in recorded.items()}
+    except (TypeError, ValueError):
+        return None
 
 
 # --- marks in a program text ------------------------------------------------------------------
@@ -418,13 +447,15 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
         return []
     if not isinstance(prov, Provenance):
         prov = Provenance(prov)
-    # a looplet IR line may end in a value ``${...}``: that brace does not make the text C
-    if _C_LIKE.search(_IR_VALUE.sub("", text)) and prov.c_text:
-        return _c_marks(text, prov)
     order = {t: k for k, t in enumerate(prov)}
 
     def sort(tags: Iterable[str]) -> tuple[str, ...]:
         return tuple(sorted(dict.fromkeys(tags), key=order.__getitem__))
+    if text in prov.parts:   # (looplet IR whose printer said where each part is)
+        return _part_marks(text, prov.parts[text], prov, step, sort)
+    # a looplet IR line may end in a value ``${...}``: that brace does not make the text C
+    if _C_LIKE.search(_IR_VALUE.sub("", text)) and prov.c_text:
+        return _c_marks(text, prov)
 
     def point_tag(index: str | None, *name_lists: Sequence[str]) -> str | None:
         if index is None:
@@ -516,29 +547,68 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
             elif kind == "looplet":
                 tags = _coming_looplet(prov, looplet_style(name), indices, step)
             else:
-                tags = [t for t, info in prov.info.items() if info.index in indices
-                        and (name in info.operands
-                             or (info.kind == "lattice" and split is not None and end <= len(split[0])
-                                 and set(info.operands) & rhs_tensors))]
-                # the line's point first: for its operands' accesses, and for the access it writes
-                # (the lhs, when the point's operands are read on the rhs)
-                lt = prov.info[line_tag] if line_tag else None
-                first = lt is not None and (name in lt.operands or (
-                    split is not None and end <= len(split[0]) and lt.index in indices
-                    and bool(set(lt.operands) & rhs_tensors)))
-                tags = ([line_tag] if first else []) + list(sort(tags))
+                writes = split is not None and end <= len(split[0])
+                tags = _access_tags(prov, name, indices, writes, rhs_tensors, line_tag, sort)
             tags = list(dict.fromkeys(tags))
             if tags:
                 marks.append(Mark(n, start, end, line[start:end], tuple(tags)))
     return sorted(marks, key=lambda m: (m.line, m.start if m.start is not None else -1))
 
 
-def _coming_looplet(prov: Provenance, style: str | None, indices: Sequence[str], step: int | None) -> list[str]:
-    """The tag lowering a looplet of ``style`` on one of ``indices`` next, at or after ``step``."""
+def _access_tags(prov: Provenance, name: str | None, indices: Sequence[str], writes: bool, rhs_tensors: set,
+                 line_tag: str | None, sort) -> list[str]:
+    """The tags of an access of tensor ``name`` at ``indices`` (``writes``: the one its statement
+    writes, of a statement reading ``rhs_tensors``) on a line of ``line_tag`` (a lattice point's
+    or case's, or None): the tags of its indices that name it (a lattice point's also the access
+    it writes), the line's first."""
+    tags = [t for t, info in prov.info.items() if info.index in indices
+            and (name in info.operands or (info.kind == "lattice" and writes and set(info.operands) & rhs_tensors))]
+    # the line's point first: for its operands' accesses, and for the access it writes
+    # (the lhs, when the point's operands are read on the rhs)
+    lt = prov.info[line_tag] if line_tag else None
+    first = lt is not None and (name in lt.operands or (
+        writes and lt.index in indices and bool(set(lt.operands) & rhs_tensors)))
+    return ([line_tag] if first else []) + list(sort(tags))
+
+
+def _part_marks(text: str, parts: Mapping[int, Sequence[tuple[int, int, Mapping, str]]], prov: Provenance,
+                step: int | None, sort) -> list[Mark]:
+    """The marks of a looplet IR text from the parts its printer recorded (see
+    :attr:`Provenance.parts`): a loop takes its index's tags, a looplet the tag of its coming
+    lowering, an access the tags of its indices that name its tensor."""
+    lines = text.splitlines()
+    marks = []
+    for n, here in sorted(parts.items()):
+        if not 1 <= n <= len(lines):
+            continue
+        line = lines[n - 1]
+        rhs_tensors = {about.get("tensor") for _, _, about, role in here
+                       if role == "access" and about.get("mode") == "read"}
+        for start, end, about, role in here:
+            if not 0 <= start < end <= len(line):
+                continue   # (a record that does not fit its text: nothing is guessed)
+            if role == "loop":
+                tags = prov.widest_first(prov.by_index(about.get("index")))
+            elif role == "looplet":
+                tags = _coming_looplet(prov, about.get("style"), [about.get("index")], step, about.get("tensor"))
+            else:
+                tags = _access_tags(prov, about.get("tensor"), list(about.get("indices") or ()),
+                                    about.get("mode") == "update", rhs_tensors, None, sort)
+            tags = list(dict.fromkeys(tags))
+            if tags:
+                marks.append(Mark(n, start, end, line[start:end], tuple(tags)))
+    return sorted(marks, key=lambda m: (m.line, m.start))
+
+
+def _coming_looplet(prov: Provenance, style: str | None, indices: Sequence[str], step: int | None,
+                    tensor: str | None = None) -> list[str]:
+    """The tag lowering a looplet of ``style`` on one of ``indices`` (reading ``tensor``, when
+    known) next, at or after ``step``."""
     if style is None:
         return []
     tags = [(info.step if info.step is not None else 1 << 30, t) for t, info in prov.info.items()
-            if info.style == style and info.index in indices and (step is None or info.step is None or info.step >= step)]
+            if info.style == style and info.index in indices and (step is None or info.step is None or info.step >= step)
+            and (tensor is None or not info.operands or tensor in info.operands)]
     tags.sort()
     if step is None:
         return [t for _, t in tags]

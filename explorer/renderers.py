@@ -35,7 +35,7 @@ from compiler.trace import Artifact, Step
 from .factviews import facts_table
 from .fit import fit_svg
 from .legend import legend_html
-from .linking import LINE_BOX
+from .linking import LINE_BOX, PART_BOX
 from .nests import compact_nest_dot
 from .provenance import (Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
                          trace_provenance)
@@ -223,7 +223,7 @@ def _highlight_marked(text: str, lexer, formatter, marks: list[Mark], describe=N
             title = describe(seg_mark.tags) if describe else tags
             html = (f'<span class="pv" data-tags="{_html.escape(tags)}" title="{_attr(title)}" '
                     f'style="background:{color_for(seg_mark.tags[0])};color:{TEXT_ON_COLOR};'
-                    f'border-radius:2px">{style_tokens(html, on_color=True)}</span>')
+                    f'border-radius:2px;{PART_BOX}">{style_tokens(html, on_color=True)}</span>')
         out.append(html)
 
     for offset, ttype, value in pieces:

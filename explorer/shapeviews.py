@@ -20,6 +20,7 @@ from __future__ import annotations
 import html as _html
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .linking import PART_BOX
 from .provenance import Mark
 
 __all__ = ["describe_shapes", "shape_data_of", "shape_marks", "shapes_table", "SHAPE_TAG"]
@@ -114,7 +115,7 @@ def shapes_table(data: Mapping, color: Callable[[str], str]) -> str:
         for a, b in cuts:
             shown.append(_html.escape(text[at:a]))
             shown.append(f"<span class='pv' data-tags='{_html.escape(tag)}' style='background:{color(tag)};"
-                         f"color:#1a1a1a;border-radius:2px'>{_html.escape(text[a:b])}</span>")
+                         f"color:#1a1a1a;border-radius:2px;{PART_BOX}'>{_html.escape(text[a:b])}</span>")
             at = b
         shown.append(_html.escape(text[at:]))
         what = (f"consumes {_html.escape(', '.join(op.get('consumes') or ()))}, makes "

@@ -150,6 +150,25 @@ class FormatPicker(W.HBox):
         for d in [*self.levels, self.mode_order]:
             d.observe(self._on_level, names="value")
 
+    def wrap(self) -> None:
+        """Lay the pickers out for a narrow column: the dropdowns wrap to more rows beside the
+        tensor's name, each at its full width. (A matrix's four take about 470 px; in a Compare
+        column at 900 px their one row ran past the column, its last dropdowns cut.)
+
+        >>> p = FormatPicker("A", "csr")
+        >>> p.wrap()
+        >>> [type(c).__name__ for c in p.children], len(p.children[1].children)
+        (['HTML', 'HBox'], 4)
+        """
+        dropdowns = [self.preset, *self.levels, self.mode_order]
+        for d in dropdowns:
+            d.layout.flex = "0 0 auto"
+        self.label.layout.flex = "0 0 auto"
+        # (no box wider than the column: a flex item is as wide as its content unless told otherwise)
+        self.layout.min_width = "0"
+        self.children = [self.label, W.HBox(dropdowns, layout=W.Layout(flex_flow="row wrap", flex="1 1 0",
+                                                                       min_width="0"))]
+
     # --- value ------------------------------------------------------------------------------
     @property
     def value(self) -> Format:
@@ -338,10 +357,14 @@ class RebuildControls(W.VBox):
         self.schedule_row.layout.display = "" if caps.schedule_commands else "none"
 
     def wrap_commands(self) -> None:
-        """Lay the schedule row out for a narrow column: the command buttons wrap to more rows at
+        """Lay the controls out for a narrow column: each format picker's dropdowns wrap (see
+        :meth:`FormatPicker.wrap`); the command buttons wrap to more rows at
         their full width (never shrunk to an ellipsis), the editor takes the room left beside
         "re-lower", and "re-lower" goes under the editor when there is none. (A column beside
         another keeps in line with it by sharing its rows: see :class:`~widgets.Compare`.)"""
+        for picker in self.format_pickers.values():
+            picker.wrap()
+        self.children[0].layout.min_width = "0"
         self.command_buttons.layout.flex_flow = "row wrap"
         for b in self.command_buttons.children:
             b.layout.flex = "0 0 auto"

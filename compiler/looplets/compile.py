@@ -48,7 +48,7 @@ from .language import LoopProgram, install_compiler, loop_program
 from .coordinates import mark_computed
 from .fibers import Namer, TensorInfo, UnfurlContext
 from .gathers import gathered, gathered_in
-from .looplet_provenance import MAX_LOOPLETS
+from .looplet_provenance import MAX_LOOPLETS, printed_step
 from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
 from .promote import promote
@@ -90,7 +90,7 @@ def _as_program(program, dtype=None, formats=None, trace=None):
         prog, hoisted = notation_program(program, dtype, formats)
         note_facts(hoisted)
         if hoisted and trace is not None:
-            trace.record("hoist-reductions", before=program, after=str(prog),
+            trace.record("hoist-reductions", **printed_step(str(program), prog.body),
                          note="; ".join(f"{h}{': ' + h.why if h.why else ''}" for h in hoisted))
         return prog
     raise UsageError(f"cannot lower {type(program).__name__} with the looplet strategy")
@@ -240,19 +240,19 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         infos[t] = TensorInfo(t, fmt, role, shapes.get(t))
     for t, fmt in prog.temporaries:
         infos[t] = TensorInfo(t, parse_format(fmt), "temporary")
-    trace.record("program", after=str(prog), note=f"loop program {prog.name}")
+    trace.record("program", **printed_step(after=prog.body), note=f"loop program {prog.name}")
 
     step = wrapperize(body, infos)
-    trace.record("wrapperize", before=str(body), after=str(step), note="index expressions to offsets, "
+    trace.record("wrapperize", **printed_step(body, step), note="index expressions to offsets, "
                  "permissive indices and masks")
     body, step = step, concordize(step, infos)
-    trace.record("concordize", before=str(body), after=str(step), note="accesses in storage order")
+    trace.record("concordize", **printed_step(body, step), note="accesses in storage order")
     body = step
     step = lifecycle(body, infos)
-    trace.record("lifecycle", before=str(body), after=str(step), note="declare, freeze and thaw")
+    trace.record("lifecycle", **printed_step(body, step), note="declare, freeze and thaw")
     body = step
     step, sources = dimensionalize(body, infos, shapes)
-    trace.record("dimensionalize", before=str(body), after=str(step),
+    trace.record("dimensionalize", **printed_step(body, step),
                  note="; ".join(f"{i.name}: {', '.join(s.what for s in srcs)}" for i, srcs in sources.items()))
     body = step
     normalized = body
@@ -589,14 +589,15 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     shaped = None
     if isinstance(program, NAssignType()) and has_shape_operators(program):
         prog, shaped, reads = shape_program(program, formats, result_dtype)
-        trace.record("shape-operators", before=program, after=str(prog),
-                     note=f"shape operators as wrappers: {shaped.text()}", data=shape_data(program))
+        trace.record("shape-operators", **printed_step(str(program), prog.body, shape_data(program)),
+                     note=f"shape operators as wrappers: {shaped.text()}")
         for stage, note in reads:   # (how a collapse under a split or a slice is read: walked or gathered)
-            trace.record(stage, after=str(prog), note=note)
+            trace.record(stage, **printed_step(after=prog.body), note=note)
         for t, why in gathered_in(prog, formats, program.lhs.tensor, discordant_only=True).items():
             # (the loops a shape operator became are not reordered: such a level is searched for each
             # coordinate they visit, where lower() given no strategy prefers the lattice's conversion)
-            trace.record("gather", after=str(prog), note=f"{why}: {t} located at each coordinate the loops visit")
+            trace.record("gather", **printed_step(after=prog.body),
+                         note=f"{why}: {t} located at each coordinate the loops visit")
     else:
         prog = _as_program(program, result_dtype if isinstance(program, NAssignType()) else None, formats, trace)
     formats = dict(formats)
@@ -628,13 +629,13 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         fixed = not isinstance(program, NAssignType()) or shaped is not None
         choice = choose_output_order(prog, out_name, formats, fixed=fixed, asked_format=asked)
         if choice.note:
-            trace.record("output-order", before=str(prog), after=str(choice.program), note=choice.note)
+            trace.record("output-order", **printed_step(prog.body, choice.program.body), note=choice.note)
         prog, built = choice.program, choice.built
         if built is not None:   # (the runtime converts the output it returns to the format asked)
             formats[out_name] = built
         if stood is not None:
             built = formats[out_name]
-            trace.record("convert", before=str(prog), after=str(prog),
+            trace.record("convert", **printed_step(prog.body, prog.body),
                          note=output_conversion_note(out_name, asked, built, stood[1]))
     shaped_sizes = None
     if shaped is not None and shaped.output:

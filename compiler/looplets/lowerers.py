@@ -34,7 +34,7 @@ from .level_writers import appends_in_order
 from .levels import unfurl
 from .lifecycle_lowering import LifecycleLowering
 from .looplet_access import read_key
-from .looplet_provenance import MAX_LOOPLETS, step_text
+from .looplet_provenance import MAX_LOOPLETS, printed_step, step_text
 from .looplet_rules import LoopletRules
 from .looplets import Fill, Looplet, Run, nest_dot, nest_text
 from .modifiers import Permit
@@ -100,7 +100,8 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
             self._pending_tag = None
         if self.trace is not None and self._budget > 0:
             self._budget -= 1
-            self.trace.record(stage, before=step_text(before), after=step_text(after), **kw)
+            # (the texts with where their loops, accesses and looplets are: the explorer marks them)
+            self.trace.record(stage, **printed_step(before, after, kw.pop("data", None)), **kw)
 
     def simplify(self, node):
         log = [] if self.trace is not None else None

@@ -364,21 +364,38 @@ def _tns_text(t) -> str:
     return label() if callable(label) else str(t)
 
 
-def _show(e) -> tuple[str, int]:
+def _cat(*parts) -> tuple[str, tuple]:
+    """The text of ``parts`` (texts, or ``(text, spans)`` pairs) joined, and their spans moved to
+    where each part lands in it."""
+    texts, spans, at = [], [], 0
+    for part in parts:
+        if isinstance(part, str):
+            text = part
+        else:
+            text, inner = part
+            if inner:   # (most parts hold no access: printing every step's text should stay cheap)
+                spans.extend((a + at, b + at, node) for a, b, node in inner)
+        texts.append(text)
+        at += len(text)
+    return "".join(texts), tuple(spans)
+
+
+def _show(e) -> tuple[str, int, tuple]:
+    """The text of expression ``e``, its precedence, and where each access is printed in the
+    text: ``((start, end, access), ...)`` (an access inside another's indices is the outer's)."""
     if isinstance(e, Literal):
-        return literal_text(e.value), 11
+        return literal_text(e.value), 11, ()
     if isinstance(e, (Index, Variable, TensorRef)):
-        return e.name, 11
+        return e.name, 11, ()
     if isinstance(e, Size):
-        return f"size({e.tensor}, {e.mode})", 11
+        return f"size({e.tensor}, {e.mode})", 11, ()
     if isinstance(e, Value):
-        return f"${{{e.expr}}}", 11
+        return f"${{{e.expr}}}", 11, ()
     if isinstance(e, Access):
-        wrapped = _wrapped_access_text(e)
-        if wrapped is not None:
-            return wrapped, 11
-        idx = ", ".join(show_expr(i) for i in e.idxs)
-        return f"{_tns_text(e.tns)}[{idx}]", 11
+        text = _wrapped_access_text(e)
+        if text is None:
+            text = f"{_tns_text(e.tns)}[{', '.join(show_expr(i) for i in e.idxs)}]"
+        return text, 11, ((0, len(text), e),)
     if isinstance(e, Call):
         op = e.op
         name = getattr(op, "name", None)
@@ -386,19 +403,29 @@ def _show(e) -> tuple[str, int]:
                 isinstance(e.args[1], Literal) and isinstance(e.args[1].value, (int, float)) and \
                 not isinstance(e.args[1].value, bool) and e.args[1].value < 0:
             # i + -1 reads as i - 1 (offsets fold their constants into an addition)
-            (lt, lp), p = _show(e.args[0]), _PREC["sub"]
-            return f"{f'({lt})' if lp < p else lt} - {literal_text(-e.args[1].value)}", p
+            (lt, lp, ls), p = _show(e.args[0]), _PREC["sub"]
+            left = ("(", (lt, ls), ")") if lp < p else ((lt, ls),)
+            return _with_prec(_cat(*left, f" - {literal_text(-e.args[1].value)}"), p)
         if isinstance(op, Operator) and not op.is_user and name in _INFIX and len(e.args) == 2:
             p = _PREC[name]
-            (lt, lp), (rt, rp) = _show(e.args[0]), _show(e.args[1])
-            lt = f"({lt})" if lp < p else lt
-            rt = f"({rt})" if rp <= p else rt
-            return f"{lt} {_INFIX[name]} {rt}", p
+            (lt, lp, ls), (rt, rp, rs) = _show(e.args[0]), _show(e.args[1])
+            left = ("(", (lt, ls), ")") if lp < p else ((lt, ls),)
+            right = ("(", (rt, rs), ")") if rp <= p else ((rt, rs),)
+            return _with_prec(_cat(*left, f" {_INFIX[name]} ", *right), p)
         if isinstance(op, Operator) and not op.is_user and name in ("not", "neg"):
-            t, p = _show(e.args[0])
-            return ("!" if name == "not" else "-") + (f"({t})" if p < 10 else t), 10
-        return f"{op_name(op)}({', '.join(show_expr(a) for a in e.args)})", 11
-    return _tns_text(e), 11
+            t, p, ts = _show(e.args[0])
+            inner = ("(", (t, ts), ")") if p < 10 else ((t, ts),)
+            return _with_prec(_cat("!" if name == "not" else "-", *inner), 10)
+        args = []
+        for k, a in enumerate(e.args):
+            t, _, ts = _show(a)
+            args += [", "] * bool(k) + [(t, ts)]
+        return _with_prec(_cat(f"{op_name(op)}(", *args, ")"), 11)
+    return _tns_text(e), 11, ()
+
+
+def _with_prec(joined: tuple[str, tuple], prec: int) -> tuple[str, int, tuple]:
+    return joined[0], prec, joined[1]
 
 
 #: the order of wrappers that modify different modes at the same depth (they commute)
@@ -449,27 +476,64 @@ def assign_text(op) -> str:
 
 def show_stmt(s, depth: int) -> list[str]:
     """The Finch-like lines of a statement at indentation ``depth``."""
+    return [line for line, _ in _stmt_lines(s, depth)]
+
+
+def show_spans(node) -> tuple[str, dict[int, list[tuple[int, int, Node]]]]:
+    """The text of a statement or expression (as ``str`` prints it) and the node the printer put at
+    each span of each line: ``{1-based line: [(start, end, node)]}``, a loop's head (``for i = _``)
+    and each access (``A[i, j]``, ``y.lvl1[i][]``, a looplet waiting on its index), so a reader
+    of the text needs no pattern to find them.
+
+    >>> from compiler.algebra import lookup
+    >>> i = Index("i")
+    >>> text, spans = show_spans(Loop(i, None, Assign(Access(TensorRef("y"), (i,)), lookup("+"),
+    ...                                              Access(TensorRef("Run"), (i,)))))
+    >>> [(text.splitlines()[n - 1][a:b], type(node).__name__) for n, v in spans.items() for a, b, node in v]
+    [('for i = _', 'Loop'), ('y[i]', 'Access'), ('Run[i]', 'Access')]
+    """
+    if not isinstance(node, Stmt):
+        text, _, spans = _show(node)
+        return text, ({1: list(spans)} if spans else {})
+    lines, spans, n = [], {}, 1
+    for line, v in _stmt_lines(node, 0):
+        lines.append(line)
+        if v:
+            spans[n] = list(v)
+        n += 1 + line.count("\n")   # (a statement printing itself may take several lines)
+    return "\n".join(lines), spans
+
+
+def _stmt_lines(s, depth: int) -> list[tuple[str, tuple]]:
+    """The lines of a statement with the spans of each (see :func:`show_spans`)."""
     pad = "  " * depth
+
+    def line(*parts) -> tuple[str, tuple]:
+        return _cat(pad, *parts)
+
+    def expr(e) -> tuple[str, tuple]:
+        text, _, spans = _show(e)
+        return text, spans
     if isinstance(s, Block):
         if not s.stmts:
-            return [pad + "pass"]
-        return [line for t in s.stmts for line in show_stmt(t, depth)]
+            return [(pad + "pass", ())]
+        return [x for t in s.stmts for x in _stmt_lines(t, depth)]
     if isinstance(s, Loop):
-        ext = "_" if s.ext is None else str(s.ext)
-        return [f"{pad}for {s.idx.name} = {ext}", *show_stmt(s.body, depth + 1)]
+        head = f"for {s.idx.name} = {'_' if s.ext is None else s.ext}"
+        return [line((head, ((0, len(head), s),))), *_stmt_lines(s.body, depth + 1)]
     if isinstance(s, Sieve):
-        return [f"{pad}if {show_expr(s.cond)}", *show_stmt(s.body, depth + 1)]
+        return [line("if ", expr(s.cond)), *_stmt_lines(s.body, depth + 1)]
     if isinstance(s, Define):
-        return [f"{pad}let {s.var.name} = {show_expr(s.val)}", *show_stmt(s.body, depth + 1)]
+        return [line(f"let {s.var.name} = ", expr(s.val)), *_stmt_lines(s.body, depth + 1)]
     if isinstance(s, Declare):
-        return [f"{pad}{s.tns.name} .= {show_expr(s.init)}"]
+        return [line(f"{s.tns.name} .= ", expr(s.init))]
     if isinstance(s, Freeze):
-        return [f"{pad}@freeze({s.tns.name})"]
+        return [(f"{pad}@freeze({s.tns.name})", ())]
     if isinstance(s, Thaw):
-        return [f"{pad}@thaw({s.tns.name})"]
+        return [(f"{pad}@thaw({s.tns.name})", ())]
     if isinstance(s, Assign):
-        return [f"{pad}{show_expr(s.lhs)} {assign_text(s.op)} {show_expr(s.rhs)}"]
-    return [pad + str(s)]
+        return [line(expr(s.lhs), f" {assign_text(s.op)} ", expr(s.rhs))]
+    return [(pad + str(s), ())]
 
 
 # --------------------------------------------------------------------------- traversal
@@ -585,5 +649,5 @@ def is_pass(s) -> bool:
 __all__ = ["MISSING", "Node", "Expr", "Stmt", "Literal", "Index", "Variable", "Value", "Size", "TensorRef",
            "Swizzle", "Raveled", "IndexModifier",
            "Access", "Call", "Extent", "Loop", "Sieve", "Define", "Block", "Declare", "Freeze",
-           "Thaw", "Assign", "show_expr", "show_stmt", "walk", "postmap", "substitute", "uses",
+           "Thaw", "Assign", "show_expr", "show_spans", "show_stmt", "walk", "postmap", "substitute", "uses",
            "block", "is_pass", "children", "fields"]

@@ -392,3 +392,50 @@ def test_the_columns_of_points_loops_and_cases_are_read_from_the_trace():
     lattice = next(s for s in trace.steps if s.stage == "lattice")
     heads = {m.text: m.tags for m in program_marks(lattice.after_text, prov) if m.text.startswith(("[", "while"))}
     assert heads["while i <- b ∩ c"] == ("lattice:i:b∩c",) and heads["[b | ] P"] == ("lattice:i:b",), heads
+
+
+def _strip_parts(trace):
+    """``trace`` as saved before the looplet steps recorded their texts' parts."""
+    old = Trace.from_json(trace.to_json())
+    for s in old.steps:
+        if isinstance(s.data, dict):
+            s.data = {k: v for k, v in s.data.items() if k not in ("before_spans", "after_spans")} or None
+    return old
+
+
+def test_a_looplet_texts_parts_are_marked_where_its_printer_put_them(lowered):
+    """A looplet lowering's steps record where each loop, access and looplet of their texts is
+    printed and what it is (``data["before_spans"]``, ``["after_spans"]``), and the program pane
+    marks them there (issue 29, item 5). A matrix named ``Run`` reads as a Run looplet waiting to be
+    lowered to the pattern an older trace is read by: none of its accesses was marked (``A``'s are)."""
+    S = sp.random(6, 5, density=0.4, format="csr", random_state=0)
+    trace = ss.lower("y[i] = Run[i, j] * x[j]", strategy="looplets", Run=ss.Tensor.from_scipy(S, name="Run"),
+                     x=np.arange(5.0)).trace
+    plain = lowered["looplets", "spmv"].trace
+    assert [s.stage for s in trace.steps] == [s.stage for s in plain.steps]
+    prov, plain_prov = trace_provenance(trace), trace_provenance(plain)
+    recorded = [k for k, s in enumerate(trace.steps) if isinstance(s.data, dict) and "after_spans" in s.data]
+    assert len(recorded) >= 8
+    run_marked = 0
+    for k in recorded:
+        text = trace.steps[k].after_text
+        lines = text.splitlines()
+        for n, parts in trace.steps[k].data["after_spans"].items():
+            for a, b, about, role in parts:   # each part is the node it says, where it says
+                part = lines[int(n) - 1][a:b]
+                if role == "loop":
+                    assert part.startswith(f"for {about['index']} "), (part, about)
+                else:
+                    assert part.endswith("]") and (f"[{about['index']}" in part if role == "looplet"
+                                                   else part.startswith(about["tensor"])), (part, about)
+        marks = program_marks(text, prov, k)
+        _check_marks_lie_inside(text, marks, prov)
+        # the same marks as the SpMV of a matrix named A, with the same tags
+        assert [(m.line, m.text.replace("Run", "A"), m.tags) for m in marks] == \
+            [(m.line, m.text, m.tags) for m in program_marks(plain.steps[k].after_text, plain_prov, k)]
+        run_marked += sum(m.text.startswith("Run[") for m in marks)
+    assert run_marked >= 5
+    # read by pattern (a trace saved before), Run[i, j] was not marked at all
+    old = _strip_parts(trace)
+    fallback = [m.text for k in recorded for m in program_marks(old.steps[k].after_text, trace_provenance(old), k)]
+    assert fallback and not any(t.startswith("Run[") for t in fallback)

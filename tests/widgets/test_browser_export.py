@@ -318,7 +318,8 @@ def test_a_linked_c_lines_outline_covers_no_underscore(lattice_step, artifacts):
     """A linked C line is outlined: the outline must cover no glyph of that line (``A1_pos`` read
     ``A1 pos`` under an outline drawn 1 px inside each line's box) nor of the lines just above and
     below it (an outline drawn outside the box took their bottom or top row: ``t_j += ...`` read
-    ``t j``). Measured: each such line's pixels change when its underscores become spaces."""
+    ``t j``). Measured: each such line's pixels change when its underscores become spaces. Then a
+    linked part of a line, on the same page (see :func:`parts_outline_inside_their_lines`)."""
     page, section = lattice_step
     lines = section.locator(".c-section span.ln[data-tags]")
     texts = lines.evaluate_all("ls => ls.map(l => l.textContent)")
@@ -359,3 +360,29 @@ def test_a_linked_c_lines_outline_covers_no_underscore(lattice_step, artifacts):
         if line.screenshot() == before:
             hidden.append(("outlined: " if linked else "next to an outlined line: ") + text.strip())
     assert not hidden, f"lines showing no underscore: {hidden}"
+    parts_outline_inside_their_lines(section)
+    page.screenshot(path=str(artifacts / "export-linked-part.png"), full_page=True)
+
+
+def parts_outline_inside_their_lines(section) -> None:
+    """A linked part of a line (``span.pv``: an access the program pane marks) is outlined inside
+    its own box, which lies inside its line's box, so the outline covers no glyph of the lines
+    above and below whatever the font's glyph boxes (drawn 2 px outside an inline part's box, its
+    glyphs' box, it reached past the line's box with taller glyph boxes); and the line keeps its
+    height (the text does not move)."""
+    parts = section.locator("span.pv[data-tags]")
+    assert parts.count() >= 4   # (y[i], A[i], B[i], C[i] of the program)
+    parts.first.click()
+    linked = section.locator("span.pv.ss-linked")
+    assert linked.count() >= 1
+    boxes = linked.evaluate_all("""ps => ps.map(p => { const r = p.getBoundingClientRect(), s = getComputedStyle(p),
+        l = p.closest('span.ln').getBoundingClientRect();
+        return [p.textContent, s.outlineStyle, parseFloat(s.outlineOffset) + parseFloat(s.outlineWidth),
+                [r.top, r.bottom], [l.top, l.bottom]]; })""")
+    for text, style, reach, (top, bottom), (line_top, line_bottom) in boxes:
+        assert style == "solid", text
+        assert reach <= 0, f"{text}'s outline reaches {reach} px outside its box"
+        assert line_top - 0.01 <= top and bottom <= line_bottom + 0.01, (text, (top, bottom), (line_top, line_bottom))
+    heights = section.locator("pre span.ln").evaluate_all("ls => ls.map(l => l.getBoundingClientRect().height)")
+    assert max(heights) - min(heights) < 0.02, heights
+

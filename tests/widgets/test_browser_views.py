@@ -86,6 +86,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
                 page.screenshot(path=str(artifacts / f"views-{name}-{tag}.png"), full_page=False)
             # both strategies' C and drawings (4 panes), at least 100 px tall each
             assert_readable(measure(compare), f"Compare ({tag})", panes=4)
+            format_pickers_show_every_dropdown(page, compare, tag, artifacts)
             assert_readable(measure(notebook), f"the views notebook ({tag})")
             tree_box_linked_and_zoomed(page, three, tag, artifacts)
             # the integer facts' table: every cell inside the table, its text readable on the theme
@@ -223,6 +224,41 @@ def schedule_buttons_read_in_line(page, compare, artifacts: pathlib.Path) -> Non
             assert not cut, f"schedule buttons cut at {shown} px: {cut}"
             page.screenshot(path=str(artifacts / f"views-compare-schedule-{shown}.png"), full_page=False)
             assert_columns_line_up(compare, f"Compare at {shown} px")
+    finally:
+        page.set_viewport_size({"width": width, "height": page.viewport_size["height"]})
+
+
+# Each dropdown of Compare's format pickers: which it is, and whether it is cut (past its column's
+# edge, or clipped by a box between, whose overflow is not visible).
+DROPDOWNS_JS = """c => [...c.querySelectorAll('.ss-format-picker select')].map(s => {
+  const r = s.getBoundingClientRect();
+  let cut = r.width < 1 || r.height < 1;
+  for (let a = s.parentElement; a && a !== c; a = a.parentElement) {
+    if (!a.classList.contains('ss-column') && getComputedStyle(a).overflowX === 'visible') continue;
+    const b = a.getBoundingClientRect();
+    cut = cut || r.left < b.left - 1 || r.right > b.right + 1;
+  }
+  const cls = [...s.parentElement.classList].find(k => k.startsWith('ss-') && k !== 'ss-level') || '?';
+  return {which: cls + ' in ' + [...s.closest('.ss-column').classList].find(k => /ss-column-/.test(k)), cut,
+          left: Math.round(r.left), right: Math.round(r.right)};
+})"""
+
+
+def format_pickers_show_every_dropdown(page, compare, tag: str, artifacts: pathlib.Path) -> None:
+    """Every dropdown of Compare's format pickers (a tensor's preset, its levels, its mode order)
+    is whole inside its column, at the notebook's width and a narrow one (at 900 px a matrix's row
+    of four ran past its column, its second level's dropdown cut)."""
+    width = page.viewport_size["width"]
+    try:
+        for shown in (width, 900):
+            page.set_viewport_size({"width": shown, "height": page.viewport_size["height"]})
+            page.wait_for_function("c => c.getBoundingClientRect().width < %d" % shown, arg=compare.element_handle())
+            compare.locator(".ss-format-picker").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(artifacts / f"views-compare-formats-{shown}-{tag}.png"), full_page=False)
+            dropdowns = compare.evaluate(DROPDOWNS_JS)
+            assert len(dropdowns) >= 12, dropdowns   # (A: preset, 2 levels, order; x and y: preset, level)
+            cut = [d for d in dropdowns if d["cut"]]
+            assert not cut, f"format dropdowns cut at {shown} px ({tag}): {cut}"
     finally:
         page.set_viewport_size({"width": width, "height": page.viewport_size["height"]})
 
