@@ -51,6 +51,7 @@ from .gathers import gathered, gathered_in
 from .looplet_provenance import MAX_LOOPLETS
 from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
+from .residual import residual_program
 from .promote import promote
 from .scalars import check_scalars
 from .schedule import LOOPLETS_COMMAND_KINDS, LOOPLETS_COMMANDS, privatize_one, privatizations
@@ -76,7 +77,8 @@ from .program import (Access, Assign, Block, Declare, Define, Index, Loop, Sieve
 def _as_program(program, dtype=None, formats=None, trace=None):
     """A LoopProgram from a LoopProgram, a Python function, or index notation (text or Assign;
     ``dtype``, its result's, when known; ``formats`` type its temporaries, and ``trace`` gets a
-    ``hoist-reductions`` step when a reduction inside its right-hand side became one)."""
+    ``hoist-reductions`` step when a reduction inside its right-hand side became one, or a
+    ``residual`` step when the reduction adds into the output in a loop nest of its own)."""
     if isinstance(program, LoopProgram):
         return program
     if callable(program) and hasattr(program, "__code__"):
@@ -86,6 +88,11 @@ def _as_program(program, dtype=None, formats=None, trace=None):
     if isinstance(program, str):
         program = parse(program)
     if isinstance(program, NAssign):
+        split = residual_program(program, dtype, formats)
+        if split is not None:
+            if trace is not None:
+                trace.record("residual", before=program, after=str(split[0]), note=split[1])
+            return split[0]
         prog, hoisted = notation_program(program, dtype, formats)
         note_facts(hoisted)
         if hoisted and trace is not None:
