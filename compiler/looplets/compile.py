@@ -52,6 +52,7 @@ from .looplet_provenance import MAX_LOOPLETS
 from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
 from .residual import residual_program
+from .write_order import written_in_order
 from .promote import promote
 from .scalars import check_scalars
 from .schedule import LOOPLETS_COMMAND_KINDS, LOOPLETS_COMMANDS, privatize_one, privatizations
@@ -289,6 +290,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         body = mark_computed(body, infos, prog.where)
     body = postmap(body, bind)
     ctx.reset = runtime_resets(normalized, {t: infos[t] for t in outs})
+    ctx.in_order = written_in_order(normalized)
     refusals = reuse_refusals(normalized, {t: infos[t] for t in outs})
     low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)
     with assuming(ctx.facts):
