@@ -48,8 +48,7 @@ def _next(parent):
 class BandIterator(ModeIterator):
     """A SparseBand level: its fiber's positions hold contiguous coordinates."""
 
-    def first_at_least(self, lo, hi, target):
-        return None   # (its coordinates follow from the fiber's shift, not a crd array: not built)
+    entered_by_search = False   # (its coordinates follow from the fiber's shift, not a crd array)
 
     def bounds(self, parent):
         ofs = self.param(self.starts)
@@ -94,8 +93,7 @@ class BlockListIterator(ModeIterator):
     ['A1_ofs[rA1 + 1] <= pA1']
     """
 
-    def first_at_least(self, lo, hi, target):
-        return None   # (a position in the middle needs its block found too: not built)
+    entered_by_search = False   # (a position in the middle needs its block found too: not built)
 
     def _ofs(self, at):
         return Load(self.param(self.block_starts), at)

@@ -136,7 +136,7 @@ class Loops:
         # parallel split of a sparse loop does; a serial split carries them from block to block
         threads = block is not None and self.setup.parallel is not None and self.setup.parallel.name == block.outer
         if threads:
-            self._check_parallel_blocks(n, block, iters)
+            self.check_parallel_blocks(n, block, iters)
         if par and n.loops and not (simple and (not iters or iters[0].unique)):   # no loops: nothing runs
             what = (f"merges {' and '.join(it.described for it in iters)} in a while loop" if iters else
                     f"runs as {len(n.loops)} loops one after another")
@@ -224,8 +224,8 @@ class Loops:
         # (the block's end, start + block, is not computed past N: near 2^63 it would overflow)
         end = Select(BinOp("<", start, BinOp("-", N, bsize)), BinOp("+", start, bsize), N)
         if threads:
-            return out + self._parallel_blocks(n, block, o, nblocks, start, bsize, limit, N, starts, universe,
-                                               guard, loops_ir)
+            return out + self.parallel_blocks(n, block, o, nblocks, bsize, limit, N, starts, universe, guard,
+                                              loops_ir)
         blocks = [guard, Declare(limit, "int64", end)]
         if universe or not iters:
             return out + [For(o, 0, nblocks, blocks + loops_ir)]
@@ -243,42 +243,6 @@ class Loops:
                 If(BinOp("==", nxt, N), [Break()]),
                 Assign(o, BinOp("-", BinOp("/", nxt, bsize), Const(1, "int64")))]
         return out + [For(o, 0, nblocks, blocks + [If(BinOp(">=", nxt, limit), skip, loops_ir)])]
-
-    def _check_parallel_blocks(self, n: CForall, block, iters) -> None:
-        """Refuse parallel blocks of a sparse loop that a block cannot start in the middle of."""
-        what = f"parallelize({block.outer}) does not apply"
-        if n.fold is not None or n.tally:
-            raise StrategyError(f"{what}: the loop over {n.index} counts the coordinates where a case ran, to fold "
-                                f"the fill in after it, on one thread")
-        for it in iters:
-            probe = it.first_at_least(Const(0, "int64"), Const(0, "int64"), Const(0, "int64"))
-            if probe is None:
-                raise StrategyError(f"{what}: each block of {block} on its own thread would find its first position "
-                                    f"in {it.described}, which has no search by coordinate; the blocks carry "
-                                    f"their positions from one to the next (sequential)")
-
-    def _parallel_blocks(self, n: CForall, block, o: Var, nblocks, start, bsize, limit: Var, N, starts,
-                         universe: bool, guard, loops_ir: list) -> list:
-        """The blocks of a split sparse loop on threads: each block binary-searches each iterator's
-        fiber for its first coordinate, then runs the loops up to the block's end::
-
-            #pragma omp parallel for schedule(guided)
-            for (i0 = 0; i0 < blocks; i0++) {
-                i_lo = i0 * 8; i_hi = ...;
-                pA0 = lower_bound(A0_idx, A0_pos[0], pA0_end, i_lo);
-                while (pA0 < pA0_end) { i = A0_idx[pA0]; if (i >= i_hi) break; ... }
-            }
-        """
-        first = Var(self.name(("block_start", n.index.name), f"{n.index.name}_lo"))
-        end = Select(BinOp("<", first, BinOp("-", N, bsize)), BinOp("+", first, bsize), N)
-        body = [guard, Declare(first, "int64", start), Declare(limit, "int64", end),
-                Comment(f"this block's first positions: a binary search for {first.name} in each fiber")]
-        body += [Declare(p, "int64", it.first_at_least(lo, hi, first)) for p, lo, hi, it in starts]
-        if universe:
-            body.append(Declare(Var(n.index.name), "int64", first))
-        self.notes.append(f"the blocks of {block.outer} run on threads; each finds its first positions by binary "
-                          f"search, then walks")
-        return [*self.omp_for(), For(o, 0, nblocks, body + loops_ir)]
 
     def sum_runs(self, n: CForall, it, body: list, walk_vars: list) -> list | None:
         """The loop over ``it``'s runs adding each run's value times its length, when ``body``

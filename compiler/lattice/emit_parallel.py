@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import StrategyError
-from ..imperative.ir import Assign, BinOp, Comment, CompoundAssign, Declare, For, Load, Pragma, Store, Var, View
+from ..imperative.ir import (Assign, BinOp, Comment, CompoundAssign, Const, Declare, For, If, Load, Pragma, Select, Store,
+                             Var, View, or_)
 from ..imperative.traverse import walk as ir_walk
 from .exprs import const_of
 
@@ -112,6 +113,105 @@ class Threads:
         return map_parallel_loops(body, with_copy)
 
 
+    def check_parallel_blocks(self, n, block, iters) -> None:
+        """Refuse parallel blocks of a sparse loop that a block cannot start in the middle of."""
+        what = f"parallelize({block.outer}) does not apply"
+        if n.fold is not None or n.tally:
+            raise StrategyError(f"{what}: the loop over {n.index} counts the coordinates where a case ran, to fold "
+                                f"the fill in after it, on one thread")
+        for it in iters:
+            if not it.entered_by_search:
+                raise StrategyError(f"{what}: each block of {block} on its own thread would find its first position "
+                                    f"in {it.described}, which has no search by coordinate; the blocks carry "
+                                    f"their positions from one to the next (sequential)")
+
+    def parallel_blocks(self, n, block, o: Var, nblocks, bsize, limit: Var, N, starts, universe: bool, guard,
+                        loops_ir: list) -> list:
+        """The blocks of a split sparse loop on threads: each block binary-searches each iterator's
+        fiber for its first coordinate, then runs the loops up to the block's end. Only the blocks
+        holding a stored coordinate run, found from the stored coordinates themselves (see
+        :func:`block_leaders`), so a hypersparse loop costs its entries, not its blocks::
+
+            #pragma omp parallel for schedule(guided)
+            for (qA0 = A0_pos[0]; qA0 < pA0_end; qA0++) {
+                i0 = A0_idx[qA0] / 8;
+                if (qA0 == A0_pos[0] || A0_idx[qA0 - 1] / 8 < i0) {   // the block's first entry
+                    i_lo = i0 * 8; i_hi = ...; pA0 = qA0;
+                    while (pA0 < pA0_end) { i = A0_idx[pA0]; if (i >= i_hi) break; ... }
+                }
+            }
+        """
+        first = Var(self.name(("block_start", n.index.name), f"{n.index.name}_lo"))
+        end = Select(BinOp("<", first, BinOp("-", N, bsize)), BinOp("+", first, bsize), N)
+        head = [guard, Declare(first, "int64", BinOp("*", o, bsize)), Declare(limit, "int64", end)]
+        leaders = None if universe else block_leaders(n, [it for *_, it in starts])
+        if leaders is None:   # (the dense range runs every block)
+            body = head + [Comment(f"this block's first positions: a binary search for {first.name} in each fiber")]
+            body += [Declare(p, "int64", it.first_at_least(lo, hi, first)) for p, lo, hi, it in starts]
+            if universe:
+                body.append(Declare(Var(n.index.name), "int64", first))
+            self.notes.append(f"the blocks of {block.outer} run on threads; each finds its first positions by "
+                              f"binary search, then walks")
+            return [*self.omp_for(), For(o, 0, nblocks, body + loops_ir)]
+        fibers = {it: (p, lo, hi) for p, lo, hi, it in starts}
+        q = {it: Var(self.name(("block_entry", it.name, it.level, it.sub), "q" + self.pvar(it).name[1:]))
+             for it in leaders}
+        one = Const(1, "int64")
+
+        def block_of(it, at):
+            return BinOp("/", self.coord(it, at), bsize)
+
+        def starts_block(it, blk):
+            """Whether position q[it] (in block ``blk``) is its fiber's first in that block."""
+            lo = fibers[it][1]
+            return or_(BinOp("==", q[it], lo), BinOp("<", block_of(it, BinOp("-", q[it], one)), blk))
+
+        searched = [Declare(p, "int64", q[it] if len(leaders) == 1 and it is leaders[0] else
+                            it.first_at_least(lo, hi, first)) for p, lo, hi, it in starts]
+        run = head + [Comment(f"this block's first positions: a binary search for {first.name} in each fiber"
+                              + (f" but {leaders[0].name}'s, whose first entry here is {q[leaders[0]].name}"
+                                 if len(leaders) == 1 else ""))] + searched + loops_ir
+        names = " or ".join(f"{it.described}" for it in leaders)
+        why = Comment(f"the blocks of {block.outer} holding an entry of {names} run, each once, from the entry that "
+                      f"starts it: the empty blocks of a hypersparse loop are not visited")
+        self.notes.append(f"the blocks of {block.outer} run on threads, each block holding an entry of {names} once; "
+                          f"each finds its first positions by binary search, then walks")
+        if len(leaders) == 1:
+            (it,) = leaders
+            p, lo, hi = fibers[it]
+            body = [Declare(o, "int64", block_of(it, q[it])), If(starts_block(it, o), run)]
+            return [why, *self.omp_for(), For(q[it], lo, hi, body)]
+        # one loop over the leaders' positions one after another; a block with an entry of an
+        # earlier leader is that leader's to run
+        k = Var(self.name(("block_entry", n.index.name), "q"))
+        ends, total = [], None   # (the end of each leader's share of k: its fiber's size, added up)
+        for it in leaders:
+            size = BinOp("-", fibers[it][2], fibers[it][1])
+            total = size if total is None else BinOp("+", total, size)
+            ends.append(total)
+        branches = []
+        for m, it in enumerate(leaders):
+            p, lo, hi = fibers[it]
+            c = Var(self.name(("block_of", it.name, it.level, it.sub), "c" + self.pvar(it).name[1:]))
+            take = [Assign(o, c)]
+            for other in reversed(leaders[:m]):
+                s = Var(self.name(("block_probe", other.name, other.level, other.sub), "s" + self.pvar(other).name[1:]))
+                _, olo, ohi = fibers[other]
+                take = [Declare(s, "int64", other.first_at_least(olo, ohi, BinOp("*", c, bsize))),
+                        If(or_(BinOp("==", s, ohi), BinOp(">", block_of(other, s), c)), take)]
+            at = BinOp("+", lo, k if m == 0 else BinOp("-", k, ends[m - 1]))
+            branches.append([Declare(q[it], "int64", at), Declare(c, "int64", block_of(it, q[it])),
+                             If(starts_block(it, c), take)])
+        chain = branches[-1]
+        for m in range(len(leaders) - 2, -1, -1):
+            chain = [If(BinOp("<", k, ends[m]), branches[m], chain)]
+        parts = ", then ".join(f"{it.name}'s" for it in leaders)
+        body = [Comment(f"position {k.name} is one of {parts}; it runs its block if it is its fiber's first entry "
+                        f"there and no fiber before has one"),
+                Declare(o, "int64", Const(-1, "int64")), *chain,
+                If(BinOp(">=", o, Const(0, "int64")), run)]
+        return [why, *self.omp_for(), For(k, 0, total, body)]
+
 
 def check_shared_scalars(body: list, parallel) -> None:
     """Refuse a parallel loop that sets a scalar declared around it (not one a reduction clause
@@ -163,4 +263,25 @@ def atomic_updates(loop, accumulators: set, parallel):
     return map_bodies(loop, stmts)
 
 
-__all__ = ["Threads", "atomic_updates", "check_shared_scalars"]
+def block_leaders(n, iters: list) -> list | None:
+    """The iterators whose stored coordinates name every block of a split loop where a case of
+    ``n``'s loops does something: for each case that runs, one iterator it tests (a block with no
+    entry of any of them runs no case). None if a loop runs the dense range (every block works).
+
+    ``y[i] = A[i, j] * x[j] + b[i]`` (A's rows and b merged): ``[A0, b0]``; ``A[i] * B[i]``: ``[A0]``.
+    """
+    leaders = []
+    for loop in n.loops:
+        if loop.universe:
+            return None
+        for case in loop.cases:
+            needs = case.tests or loop.iterated
+            if case.omit or any(it in leaders for it in needs):
+                continue
+            if not needs or needs[0] not in iters:
+                return None
+            leaders.append(needs[0])
+    return leaders or None
+
+
+__all__ = ["Threads", "atomic_updates", "block_leaders", "check_shared_scalars"]

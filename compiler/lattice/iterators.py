@@ -213,11 +213,15 @@ class ModeIterator:
         it counts its keys by it)."""
         return Load(self.param(self.starts), fibers)
 
+    #: whether a parallel block of a split loop may enter the fiber in the middle, at the position
+    #: :meth:`first_at_least` finds: false where the coordinates are not the ``crd`` array (a
+    #: band's, a run list's), so a position in the middle needs more than a search
+    entered_by_search = True
+
     def first_at_least(self, lo, hi, target):
         """IR of the first position in ``[lo, hi)`` whose coordinate is at least ``target`` (``hi``
         if none): a binary search of the fiber's sorted coordinates, where a parallel block of a
-        split loop starts. None for a level whose coordinates are not its ``crd`` array (a band's,
-        a run list's): it cannot be entered in the middle.
+        split loop starts (only where :attr:`entered_by_search`).
 
         >>> it = ModeIterator("A", "A", 0, 0, 0, "SparseList", compressed=True)
         >>> print(it.first_at_least(Var("lo"), Var("hi"), Var("i_lo")))
@@ -344,8 +348,7 @@ class WorkspaceIterator:
     # (what a level iterator can do that a coordinate list cannot: see ModeIterator)
     locatable = probed = children_by_coordinate = fibers_by_size = compressed = False
 
-    def first_at_least(self, lo, hi, target):
-        return None   # (a parallel block does not enter a workspace's list in the middle)
+    entered_by_search = False   # (a parallel block does not enter a workspace's list in the middle)
 
     @property
     def unique(self) -> bool:

@@ -47,8 +47,7 @@ def _next(parent):
 class IntervalIterator(ModeIterator):
     """A SparseInterval level: at most one run per fiber, walked coordinate by coordinate."""
 
-    def first_at_least(self, lo, hi, target):
-        return None   # (the run's coordinates are its positions: not built)
+    entered_by_search = False   # (the run's coordinates are its positions: not built)
 
     def _run(self, parent):
         """``(r, stored)``: the fiber's run position and whether it has one."""

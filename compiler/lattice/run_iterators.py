@@ -59,8 +59,7 @@ class RunListIterator(ModeIterator):
     #: a loop may walk the runs themselves (run_bounds, run_length; :mod:`.emit_runs`)
     walks_runs = True
 
-    def first_at_least(self, lo, hi, target):
-        return None   # (a position in the middle needs its run found too: not built)
+    entered_by_search = False   # (a position in the middle needs its run found too: not built)
 
     def run_bounds(self, parent):
         """IR ``(first, end)`` of the runs of the fiber under ``parent``."""

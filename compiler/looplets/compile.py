@@ -51,6 +51,8 @@ from .gathers import gathered, gathered_in
 from .looplet_provenance import MAX_LOOPLETS, printed_step
 from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
+from .residual import residual_program
+from .write_order import written_in_order
 from .promote import promote
 from .raveled import RaveledFiber
 from .scalars import check_scalars
@@ -77,7 +79,8 @@ from .program import (Access, Assign, Block, Declare, Define, Index, Loop, Ravel
 def _as_program(program, dtype=None, formats=None, trace=None):
     """A LoopProgram from a LoopProgram, a Python function, or index notation (text or Assign;
     ``dtype``, its result's, when known; ``formats`` type its temporaries, and ``trace`` gets a
-    ``hoist-reductions`` step when a reduction inside its right-hand side became one)."""
+    ``hoist-reductions`` step when a reduction inside its right-hand side became one, or a
+    ``residual`` step when the reduction adds into the output in a loop nest of its own)."""
     if isinstance(program, LoopProgram):
         return program
     if callable(program) and hasattr(program, "__code__"):
@@ -87,6 +90,11 @@ def _as_program(program, dtype=None, formats=None, trace=None):
     if isinstance(program, str):
         program = parse(program)
     if isinstance(program, NAssign):
+        split = residual_program(program, dtype, formats)
+        if split is not None:
+            if trace is not None:
+                trace.record("residual", before=program, after=str(split[0]), note=split[1])
+            return split[0]
         prog, hoisted = notation_program(program, dtype, formats)
         note_facts(hoisted)
         if hoisted and trace is not None:
@@ -286,6 +294,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         body = mark_computed(body, infos, prog.where)
     body = postmap(body, bind)
     ctx.reset = runtime_resets(normalized, {t: infos[t] for t in outs})
+    ctx.in_order = written_in_order(normalized)
     refusals = reuse_refusals(normalized, {t: infos[t] for t in outs})
     low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)
     with assuming(ctx.facts):

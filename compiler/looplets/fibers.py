@@ -47,8 +47,10 @@ class UnfurlContext:
     their last freeze: every marked slot is one listed, so the freeze sorts the list and
     need not scan the table); ``reset``, the byte-map outputs whose declaration first thing
     the runtime does instead of the kernel (see :func:`compiler.looplets.reset_outputs.runtime_resets`),
-    ``was_reset``, those whose declaration the lowering left to it; and ``in_range``, the computed
-    coordinates it proved in range and left unchecked."""
+    ``was_reset``, those whose declaration the lowering left to it; ``in_order``, whether each
+    declaration's writes come in the order of the coordinates (:mod:`compiler.looplets.write_order`)
+    and ``ordered``, the listed outputs so written, whose freeze need not sort; and ``in_range``, the
+    computed coordinates it proved in range and left unchecked."""
 
     def __init__(self, namer: Namer | None = None, facts: IntFacts | None = None):
         self.fresh = namer or Namer()
@@ -56,6 +58,8 @@ class UnfurlContext:
         self.listed: set[str] = set()
         self.reset: set[str] = set()
         self.was_reset: set[str] = set()
+        self.in_order: dict = {}
+        self.ordered: set[str] = set()
         #: the computed coordinates lowered without a check, each with why it is in range
         self.in_range: list[str] = []
 

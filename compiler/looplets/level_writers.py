@@ -320,6 +320,7 @@ class ByteMapWriter(LevelWriter):
             # ones or alone: compiler.looplets.reset_outputs)
             low.ctx.was_reset.add(info.name)
             low.ctx.listed.add(info.name)
+            note_order(low, info, s)
             return [IAssign(Var(info.array(k, "nnz")), Const(0, "int64"))]
         n = product([info.size(m) for m in range(info.ndim)])
         p = Var(low.fresh("p"))
@@ -330,6 +331,7 @@ class ByteMapWriter(LevelWriter):
         if k == len(info.levels) - 1 and isinstance(info.leaf, Element):
             # (its table is clear: the writes list the slots they mark, from none)
             low.ctx.listed.add(info.name)
+            note_order(low, info, s)
             out.append(IAssign(Var(info.array(k, "nnz")), Const(0, "int64")))
         return out
 
@@ -338,7 +340,9 @@ class ByteMapWriter(LevelWriter):
             return freeze_workspace(low, info)
         if info.name in low.ctx.listed:
             low.ctx.listed.discard(info.name)
-            return freeze_listed_byte_map(low, info, k)
+            ordered = info.name in low.ctx.ordered
+            low.ctx.ordered.discard(info.name)
+            return freeze_listed_byte_map(low, info, k, ordered)
         return freeze_byte_map(low, info, k)
 
     def allocate_workspace(self, t, info, n, body):
@@ -489,12 +493,22 @@ def freeze_workspace(low, info) -> list:
         Store(pos, Const(0, "int64"), Const(0, "int64")), Store(pos, Const(1, "int64"), nnz)]
 
 
-def freeze_listed_byte_map(low, info, k) -> list:
+def note_order(low, info, s) -> None:
+    """Note whether the writes after the declaration ``s`` of a listed byte map come in its
+    coordinates' order (so its freeze need not sort the list)."""
+    if low.ctx.in_order.get(s, False) and len(info.levels) == 1:
+        low.ctx.ordered.add(info.name)
+    else:
+        low.ctx.ordered.discard(info.name)
+
+
+def freeze_listed_byte_map(low, info, k, ordered: bool = False) -> list:
     """Sort the slots a declared byte map (its last level) listed as it marked them, keep those not
     written the fill, and give each fiber its coordinates and ``pos``: the cost of its entries,
     not of its slots (a BFS frontier of a few vertices among many), as Finch's freeze sorts its
     ``srt``. The sort (:func:`~compiler.imperative.sorting.sort_coordinates_ir`) scans the table
-    instead when the slots listed are many."""
+    instead when the slots listed are many; ``ordered``: the writes listed them in order (one loop
+    writing the element it visits, :mod:`compiler.looplets.write_order`), so nothing is sorted."""
     fibers = product([info.size(m) for m in range(info.storage_mode(k))])
     size = info.size(info.storage_mode(k))
     one_fiber = isinstance(fibers, Const) and fibers.value == 1
@@ -507,10 +521,14 @@ def freeze_listed_byte_map(low, info, k) -> list:
     fresh = lambda base: Var(low.fresh(base))  # noqa: E731
     nwords, nsummary = bit_sort_words(slots)
     one, zero = Const(1, "int64"), Const(0, "int64")
-    sort = [ir.Allocate(words, "int64", nwords, zero, [
-        ir.Allocate(summary, "int64", nsummary, zero, [
-            ir.Allocate(tmp, "int64", X.add(nnz, 1), None,
-                        sort_coordinates_ir(srt, tmp, nnz, slots, tbl, fresh, "j", words, summary))])])]
+    if ordered and one_fiber:
+        sort = [ir.Comment(f"{srt}[0:{nnz.name}] is in order already: one loop listed each coordinate as it "
+                           f"visited it")]
+    else:
+        sort = [ir.Allocate(words, "int64", nwords, zero, [
+            ir.Allocate(summary, "int64", nsummary, zero, [
+                ir.Allocate(tmp, "int64", X.add(nnz, 1), None,
+                            sort_coordinates_ir(srt, tmp, nnz, slots, tbl, fresh, "j", words, summary))])])]
     # (a slot written its fill is no entry, as a SparseList output keeps none: unmarked)
     t, w, s = Var(low.fresh("t")), Var(low.fresh("kept")), Var(low.fresh("slot"))
     keep = [Declare(w, "int64", zero),

@@ -86,7 +86,7 @@ def _write_order(body, out: str):
     return orders.pop() if len(orders) == 1 else None
 
 
-def _out_of_order(body, out: str, formats: dict) -> int:
+def reads_out_of_order(body, out: str, formats: dict) -> int:
     """How many input accesses the loops of ``body`` visit out of their storage order."""
     order = [lp.idx for lp in loops_of(body)]
     count = 0
@@ -98,10 +98,10 @@ def _out_of_order(body, out: str, formats: dict) -> int:
     return count
 
 
-def _reordered(body, first: list):
+def reordered(body, first: list):
     """``body``'s perfect loop nest with the indices ``first`` outermost (in that order)."""
     if isinstance(body, Block):
-        return replace(body, stmts=tuple(_reordered(s, first) if isinstance(s, Loop) else s for s in body.stmts))
+        return replace(body, stmts=tuple(reordered(s, first) if isinstance(s, Loop) else s for s in body.stmts))
     nest = loops_of(body)
     inner = nest[-1].body
     ordered = [lp for i in first for lp in nest if lp.idx == i] + [lp for lp in nest if lp.idx not in first]
@@ -139,7 +139,7 @@ def _read_in_order(prog, out: str, formats: dict) -> OutputOrder:
     ['i', 'j']
     """
     nest = _perfect_nest(prog.body)
-    before = _out_of_order(prog.body, out, formats)
+    before = reads_out_of_order(prog.body, out, formats)
     if nest is None or before == 0 or len(nest[0]) > 5:
         return OutputOrder(prog, None, "")
     loops, assign = nest
@@ -148,18 +148,35 @@ def _read_in_order(prog, out: str, formats: dict) -> OutputOrder:
     if not set(order) <= set(assign.lhs.idxs) and not (assign.op is not None and assign.op.commutative
                                                        and assign.op.associative):
         return OutputOrder(prog, None, "")
-    best, after = order, before
-    for perm in itertools.permutations(order):
-        n = _out_of_order(_reordered(prog.body, list(perm)), out, formats)
-        if n < after:
-            best, after = list(perm), n
+    best, after = fewest_reads_out_of_order(prog.body, out, formats)
     if best == order:
         return OutputOrder(prog, None, "")
     names = lambda idxs: ", ".join(i.name for i in idxs)  # noqa: E731
-    return OutputOrder(replace(prog, body=_reordered(prog.body, best)), None,
+    return OutputOrder(replace(prog, body=reordered(prog.body, best)), None,
                        f"{out} is written at random ({_text(formats[out])}), so its indices need not be outermost: the "
                        f"loops run {names(best)} (outermost first), reading {after} input access"
                        f"{'' if after == 1 else 'es'} out of their storage order ({before} in the order {names(order)})")
+
+
+def fewest_reads_out_of_order(body, out: str, formats: dict) -> tuple[list, int]:
+    """``(order, count)``: the order of ``body``'s perfect loop nest (outermost first) that reads
+    the fewest inputs out of their storage order (the given order on a tie), and how many it does.
+
+    >>> from compiler.format import parse_format
+    >>> from compiler.looplets import from_index_notation
+    >>> from compiler.notation import parse
+    >>> prog = from_index_notation(parse("y[j] = A[i, j]"))
+    >>> order, count = fewest_reads_out_of_order(prog.body, "y", {"A": parse_format("csr")})
+    >>> [i.name for i in order], count
+    (['i', 'j'], 0)
+    """
+    order = [lp.idx for lp in loops_of(body)]
+    best, least = order, reads_out_of_order(body, out, formats)
+    for perm in itertools.permutations(order):
+        n = reads_out_of_order(reordered(body, list(perm)), out, formats)
+        if n < least:
+            best, least = list(perm), n
+    return best, least
 
 
 def _text(fmt: Format) -> str:
@@ -182,10 +199,10 @@ def choose_output_order(prog, out: str, formats: dict, fixed: bool, asked_format
     shown = _text(asked_format or fmt)
     asked = f"{out} is {shown}, stored in the order {names(fmt.mode_order)}"
     if not fixed and len(loops_of(prog.body)) >= len(lhs.idxs):
-        reordered = replace(prog, body=_reordered(prog.body, [lhs.idxs[m] for m in fmt.mode_order]))
-        before, after = _out_of_order(prog.body, out, formats), _out_of_order(reordered.body, out, formats)
+        moved = replace(prog, body=reordered(prog.body, [lhs.idxs[m] for m in fmt.mode_order]))
+        before, after = reads_out_of_order(prog.body, out, formats), reads_out_of_order(moved.body, out, formats)
         if after <= before:
-            return OutputOrder(reordered, None, f"{asked}: the loops run {names(fmt.mode_order)} (outermost first) "
+            return OutputOrder(moved, None, f"{asked}: the loops run {names(fmt.mode_order)} (outermost first) "
                                                 f"to append it in order, reading {after} input access"
                                                 f"{'' if after == 1 else 'es'} out of its own order ({before} in "
                                                 f"the order {names(order)})")

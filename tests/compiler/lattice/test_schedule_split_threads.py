@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, lower
 from compiler.backend import build
 from compiler.format import csr, dcsr, dense, sparse_vector
+from compiler.levels import Element, SparseList
 from compiler.lattice import Schedule
 from compiler.testing import check_lowered as check, random_sparse as rand
 
@@ -43,11 +44,17 @@ def test_each_parallel_block_of_a_sparse_loop_searches_its_first_positions(prog,
     tensors = dict(A=A, x=x) if b_format is None else dict(A=A, x=x, b=Tensor.from_numpy(b.to_numpy(), b_format))
     k = check(prog, blocks(8), checked=True, **tensors)
     src = k.c_source
-    searched = 2 if b_format == sparse_vector() else 1
+    # A alone: its blocks are found from its entries, each starting at one (no search); merged with a
+    # sparse b: A's and b's starts searched in each block, and a block of b probes A (it runs if A has
+    # no entry there); with a dense b every block runs (the dense range), A's start searched
+    searched = {None: 0, sparse_vector(): 3, dense(1): 1}[b_format]
     assert src.count("= lower_bound_int64(") == searched, src
     assert "i0 = i_next" not in src   # (no block jumps to the next entry: that carries over)
+    loop = {None: "for (int64_t qA0 = A0_pos[0]; qA0 < pA0_end; qA0++)",
+            sparse_vector(): "for (int64_t q = 0; q < pA0_end - A0_pos[0] + (pb0_end - b0_pos[0]); q++)",
+            dense(1): "for (int64_t i0 = 0; "}[b_format]
     if openmp():
-        assert src.index("#pragma omp parallel for") < src.index("for (int64_t i0 = 0")
+        assert src.index("#pragma omp parallel for") < src.index(loop)
     assert "each finds its first positions by binary search" in k.trace.find("lower")[0].note
 
 
@@ -81,6 +88,38 @@ def test_property_parallel_blocks_of_a_merge(shape, density, factor, direction, 
     n, m = shape
     A, x, b = inputs(rng, n, m, density, empty=(n // 3, n // 2))
     check("y[i] = A[i, j] * x[j] + b[i]", blocks(factor, direction), A=A, x=x, b=b)
+
+
+@pytest.mark.parametrize("prog, want", [("C = x[i] * 2", 10.0), ("C = x[i] + y[i]", 7.0), ("C = x[i] * y[i]", 2.0)])
+def test_parallel_blocks_of_a_hypersparse_loop_visit_only_the_blocks_with_entries(prog, want):
+    # 2^38 blocks of 4, 2 or 3 of them with an entry: each block searched its first positions, so
+    # every empty block was visited; now the blocks are found from the entries
+    n = 2 ** 40
+    x = Tensor(SparseList(Element(0.0, vals=np.array([2.0, 3.0])), size=n, pos=np.array([0, 2]),
+                          idx=np.array([0, n - 1])), name="x")
+    y = Tensor(SparseList(Element(0.0, vals=np.array([1.0, 1.0])), size=n, pos=np.array([0, 2]),
+                          idx=np.array([0, 5])), name="y")
+    tensors = {"x": x, "y": y} if "y[i]" in prog else {"x": x}
+    k = lower(prog, options={"schedule": blocks(4)}, **tensors)
+    assert "for (int64_t i0 = 0" not in k.c_source
+    for run in (k, k.interpret):
+        assert float(run(**tensors).to_numpy()) == want
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 40), factor=st.integers(1, 6), seed=st.integers(0, 2 ** 16),
+       stored=st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6)))
+@example(n=13, factor=3, seed=0, stored=(2, 0, 4))
+def test_property_parallel_blocks_of_a_merge_of_three(n, factor, seed, stored):
+    # three leaders: a block of c's runs if neither a nor b has an entry there (two probes)
+    rng = np.random.default_rng(seed)
+    vecs = {}
+    for name, count in zip("abc", stored):
+        v = np.zeros(n)
+        v[rng.choice(n, min(count, n), replace=False)] = rng.integers(1, 9, min(count, n))
+        vecs[name] = Tensor.from_numpy(v, sparse_vector(), name=name)
+    k = check("z[i] = a[i] + b[i] + c[i]", blocks(factor), out=dense(1), **vecs)
+    assert k.c_source.count("lower_bound_int64(a0_idx") == 3   # the block's start, and b's and c's probes
 
 
 @pytest.mark.parametrize("fmt", [csr(), dcsr()], ids=["csr", "dcsr"])

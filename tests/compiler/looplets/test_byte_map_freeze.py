@@ -96,3 +96,42 @@ def test_a_declared_dense_of_byte_maps_gives_each_fiber_its_sorted_slots(m, inne
     kernel = compile_program(column_products, Y=out, A=A, B=B)
     assert re.search(r"rebuild \w+ in order from the bitmap", kernel.c_source)
     check(kernel, A_ @ B_, A=A, B=B)
+
+
+@loop_program
+def column_sums(y, A):
+    """Each column of ``A`` (stored by columns) sums into ``y[j]``: one loop lists the slots in order."""
+    y[...] = 0.0
+    for j in _:
+        for i in _:
+            y[j] += A[i, j]
+
+
+@loop_program
+def twice(y, A):
+    """Two loops write ``y`` one after the other: the second lists slots after the first's."""
+    y[...] = 0.0
+    for j in _:
+        for i in _:
+            y[j] += A[i, j]
+    for j in _:
+        for i in _:
+            y[i] += A[i, j]
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.integers(1, 80), st.integers(1, 8), st.sampled_from([0.0, 0.1, 0.5, 1.0]), st.integers(0, 2**31))
+@example(40, 9, 0.3, 2)   # columns that cancel to the fill: listed, then not kept
+def test_a_byte_map_written_in_its_loops_order_is_not_sorted(n, cols, density, seed):
+    # (BFS's pull step writes _F[k] in its loop over k: its freeze scanned the n flags, or sorted)
+    M = cancelling(cols, n, density, seed).T   # (n x cols: its columns' entries cancel in pairs)
+    A = Tensor.from_scipy(sp.csc_array(M), "csc", name="A").asformat(COLUMNS)
+    kernel = compile_program(column_sums, y=SparseByteMap(Element(0.0, dtype="float64")), A=A)
+    assert "is in order already: one loop listed each coordinate as it visited it" in kernel.c_source
+    assert not re.search(r"rebuild \w+ in order from the bitmap|sort \w+\[0:", kernel.c_source)
+    check(kernel, M.sum(axis=0), A=A)
+    S = M[:cols, :cols]   # (square: both loops index y)
+    A = Tensor.from_scipy(sp.csc_array(S), "csc", name="A").asformat(COLUMNS)
+    kernel = compile_program(twice, y=SparseByteMap(Element(0.0, dtype="float64")), A=A)
+    assert re.search(r"rebuild \w+ in order from the bitmap", kernel.c_source)
+    check(kernel, S.sum(axis=0) + S.sum(axis=1), A=A)

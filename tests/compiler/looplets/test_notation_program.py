@@ -88,7 +88,8 @@ def test_a_reduction_may_bind_an_index_a_loop_around_it_binds_too():
 
 
 PROGRAMS = TACO_FORMS[:4] + ["y[i] = b[i] * max[j](A[i, j])", "y[i] = min(b[i], sum[j](A[i, j]))",
-                             "s[] = min[i](b[i] + sum[j](A[i, j] * x[j]))", "y[i] = b[i] * prod[j](A[i, j])"]
+                             "s[] = min[i](b[i] + sum[j](A[i, j] * x[j]))", "y[i] = b[i] * prod[j](A[i, j])",
+                             "y[j] = x[j] + A[i, j] * z[i]"]   # (a transposed residual: two loop nests)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -106,6 +107,30 @@ def test_reductions_anywhere_agree_with_the_oracle(program, fmt, fill, bfill, de
     tensors = dict(A=ss.Tensor.from_numpy(a, fmt, fill=fill), b=ss.Tensor.from_numpy(bv, "sparse", fill=bfill),
                    x=rng.integers(-2, 3, 4).astype(float), z=rng.integers(-2, 3, rows).astype(float))
     check(program, **tensors)
+
+
+@pytest.mark.parametrize("b_format", ["dense", "sparse"])
+def test_a_transposed_residual_adds_its_terms_into_the_output_in_the_order_of_a_rows(b_format):
+    # y[j] = b[j] + A[i, j] * x[i], A CSR: a scalar per y[j] searched every row of A for j (n * m
+    # searches); now y starts at b and A's rows add into it, as scipy's b + A.T @ x does
+    bt = ss.Tensor.from_numpy(np.array([1.0, 0.0, -2.0, 0.0]), b_format)
+    k = check("y[j] = b[j] + A[i, j] * x[i]", A=A, b=bt, x=np.array([1.0, 2.0, -1.0]))
+    assert "seek" not in k.c_source and not k.trace.find("hoist-reductions")
+    step = k.trace.find("residual")[0]
+    assert str(step.after).splitlines() == ["for j = _", "  y[j] = b[j]", "for i = _", "  for j = _",
+                                            "    y[j] += A[i, j] * x[i]"]
+    assert "reading 0 input accesses out of their storage order (1 with one scalar per element of y" in step.note
+
+
+@pytest.mark.parametrize("program, fmt, out", [
+    ("y[j] = b[j] + A[i, j] * x[i]", "csc", None),          # the scalar per y[j] walks A's columns already
+    ("y[j] = b[j] + A[i, j] * x[i]", "csr", "sparse"),      # a sparse y is appended in order, not added into
+    ("y[j] = b[j] - A[i, j] * x[i]", "csr", None),          # (-) is not the sum's operator
+])
+def test_a_residual_keeps_one_scalar_per_element_where_two_nests_do_not_apply_or_gain(program, fmt, out):
+    At = ss.Tensor.from_numpy(A.to_numpy(), fmt)
+    k = check(program, out, A=At, b=np.array([1.0, 0.0, -2.0, 0.0]), x=np.array([1.0, 2.0, -1.0]))
+    assert not k.trace.find("residual") and k.trace.find("hoist-reductions")
 
 
 # -- early exit: a reduction by an operator with an annihilator stops once it holds it
