@@ -417,16 +417,14 @@ class Operator:
         """The one fill of the arguments this operator selects from (:attr:`selects`), if they share
         one, as the result's type: then the result is that fill whatever the other arguments hold.
 
-        >>> pick = user_function("pick", lambda c, x, y: y if c else x, "return x ? z : y;",
-        ...                      arity=3, selects=(1, 2))
+        >>> pick = user_function("pick", lambda c, x, y: y if c else x, "return x ? z : y;", arity=3, selects=(1, 2))
         >>> pick.selected_fill((NOVALUE, 0.0, 0.0)), pick.selected_fill((NOVALUE, 0.0, 1.0))
         (np.float64(0.0), NOVALUE)
         """
         chosen = [fills[k] for k in self.selects]
         if not chosen or any(f is NOVALUE for f in chosen) or not all(_same(f, chosen[0]) for f in chosen[1:]):
             return NOVALUE
-        # (the others given that fill too: any value gives it, and it types the result as they would)
-        return _scalar(self(*[chosen[0] if f is NOVALUE else f for f in fills]))
+        return _scalar(self(*[chosen[0] if f is NOVALUE else f for f in fills]))   # (any other value gives it)
 
     def reduce_fill(self, fill, count: int):
         """The fill of a reduction of ``count`` copies of ``fill``.
