@@ -38,6 +38,16 @@ def test_a_csr_s_rows_taken_stay_csr():
     rows = xp.take(Tensor.from_numpy(a, "csr"), np.array([2, 0]), axis=0) * 2
     check(rows, a[[2, 0]] * 2)
     assert "take read the stored entries" in rows.lower().trace.find("materialize")[0].note
+    # (a CSR's rows and a CSC's columns are copied stretch by stretch, as scipy's A[rows]; index dtype kept)
+    import scipy.sparse as sp
+    s = sp.random_array((40, 30), density=0.2, format="csr", random_state=2)
+    picks = np.array([39, 0, 5, 5, -1, 17])
+    got = value(xp.take(s, picks, axis=0))
+    assert got.format.shorthand == "csr" and got.levels[1].idx.dtype == s.indices.dtype
+    np.testing.assert_array_equal(got.to_numpy(), s[picks].toarray())
+    cols = value(xp.take(Tensor.from_scipy(s.tocsc()), picks % 30, axis=1))
+    assert cols.format.shorthand == "csc"
+    np.testing.assert_array_equal(cols.to_numpy(), s.toarray()[:, picks % 30])
 
 
 def test_take_errors_say_what_is_wrong():
