@@ -352,3 +352,12 @@ def test_no_module_outside_the_levels_keys_by_a_level_arrays_name():
            for m in sorted(MODULES) if not m.startswith("compiler.levels") and m != "compiler.binding"
            for line, n in subscripts_by_array_name(MODULES[m].read_text(encoding="utf-8"), names)]
     assert not bad, "\n".join(bad)
+
+
+def test_test_files_have_unique_basenames():
+    # (the test folders are no packages: pytest imports each file by its basename, and a second file
+    # of the same name fails to collect in a whole run, never when either runs alone)
+    seen = defaultdict(list)
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        seen[path.name].append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
