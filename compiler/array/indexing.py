@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
@@ -46,16 +45,12 @@ def _moved(t: Tensor, coords: np.ndarray, vals: np.ndarray, shape: tuple) -> Ten
 
 
 def _take_fibers(t: Tensor, pick: np.ndarray, shape: tuple) -> Tensor:
-    """A CSR's rows (a CSC's columns) at ``pick``: each taken row's stretch of ``idx`` and ``vals``
-    copied after the ones before it, as scipy's ``A[rows]`` (no coordinates sorted)."""
-    level, leaf = t.level_arrays()[1:]
-    pos, idx, vals = level["pos"], level["idx"], leaf["vals"]
-    lo, counts = pos[pick].astype(np.int64), (pos[pick + 1] - pos[pick]).astype(np.int64)
-    starts = np.concatenate(([0], np.cumsum(counts)))
-    at = np.repeat(lo - starts[:-1], counts) + np.arange(starts[-1])
-    new_pos = starts.astype(np.int64 if starts[-1] > np.iinfo(pos.dtype).max else pos.dtype)
-    kind = sp.csr_array if t.mode_order[0] == 0 else sp.csc_array
-    return Tensor.from_scipy(kind((vals[at], idx[at], new_pos), shape=shape), fill=t.fill)
+    """A CSR's rows (a CSC's columns) at ``pick``, by scipy's own row (column) indexing on the arrays
+    the tensor shares with it: each taken row's stretch copied after the ones before, no coordinates
+    sorted."""
+    rows = t.mode_order[0] == 0
+    s = t.to_scipy("csr" if rows else "csc")
+    return Tensor.from_scipy(s[pick] if rows else s[:, pick], fill=t.fill)
 
 
 def take_tensor(t: Tensor, indices: np.ndarray, axis: int, what: str = "take") -> Tensor:
@@ -63,7 +58,7 @@ def take_tensor(t: Tensor, indices: np.ndarray, axis: int, what: str = "take") -
     indices = np.asarray(indices)
     pick = _positions(what, indices.reshape(-1), t.shape[axis], axis)
     shape = t.shape[:axis] + indices.shape + t.shape[axis + 1:]
-    if t.format.shorthand in ("csr", "csc") and indices.ndim == 1 and axis == t.mode_order[0]:
+    if t.format.shorthand in ("csr", "csc") and indices.ndim == 1 and axis == t.mode_order[0] and t.fill == 0:
         return _take_fibers(t, pick, shape)
     if t.format.is_dense:
         taken = np.take(t.to_numpy(), pick.reshape(indices.shape), axis)
