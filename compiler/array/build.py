@@ -102,6 +102,20 @@ def where(cond, x, y) -> Map:
     return Map(WHERE, nodes)
 
 
+def matrix_offset(what: str, x: Node, offset, name: str = "k") -> int:
+    """``offset`` as an int, ``x`` having the two axes a diagonal needs; else the error naming ``what``.
+
+    >>> matrix_offset("tril", Scalar(1.0, np.dtype("float64")), 0)
+    Traceback (most recent call last):
+    compiler.errors.ShapeError: tril needs at least 2 dimensions; shape ()
+    """
+    if len(x.shape) < 2:
+        raise ShapeError(f"{what} needs at least 2 dimensions; shape {tuple(x.shape)}")
+    if not isinstance(offset, (int, np.integer)):
+        raise UsageError(f"{what}: {name} must be an integer, got {offset!r}")
+    return int(offset)
+
+
 def normalize_axes(what: str, axis, ndim: int) -> tuple:
     """``axis`` (None, an int or a tuple, negative counting from the end) as sorted axes."""
     if axis is None:
@@ -392,6 +406,6 @@ def getitem(x: Node, key) -> Node:
     return out
 
 
-__all__ = ["WHERE", "scalar", "broadcast_shape", "elementwise", "where", "normalize_axes", "reduce",
+__all__ = ["WHERE", "matrix_offset", "scalar", "broadcast_shape", "elementwise", "where", "normalize_axes", "reduce",
            "permute_dims", "expand_dims", "broadcast_to", "contract", "matmul", "tensordot", "einsum",
            "reshape", "concat", "stack", "getitem"]

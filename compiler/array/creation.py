@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import ShapeError, UsageError
 from ..tensor import Tensor
+from . import build
 from .lazy import Array, asarray, broadcast_to, where
 
 
@@ -114,13 +115,10 @@ def empty_like(x, *, dtype=None, format=None) -> Array:
 
 def _triangle(what: str, x, k: int, lower: bool) -> Array:
     x = asarray(x)
-    if x.ndim < 2:
-        raise ShapeError(f"{what} needs at least 2 dimensions; shape {x.shape}")
-    if not isinstance(k, (int, np.integer)):
-        raise UsageError(f"{what}: k must be an integer, got {k!r}")
+    k = build.matrix_offset(what, x.node, k)
     m, n = x.shape[-2:]
     i, j = arange(m)[:, None], arange(n)[None, :]
-    keep = (j <= i + int(k)) if lower else (j >= i + int(k))
+    keep = (j <= i + k) if lower else (j >= i + k)
     zero = np.zeros((), x.dtype)[()]
     # (where's branches share the fill 0, so both strategies visit x's stored entries only)
     return where(keep, x, zero)

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..dtypes import value_dtype
+from ..dtypes import VALUE_DTYPES, value_dtype
 from .lazy import Array
 
 __array_api_version__ = "2023.12"
@@ -32,9 +32,6 @@ globals()["bool"] = np.bool_   # (this module's ``bool`` from here on: Python's 
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
 newaxis = None
-
-_SUPPORTED = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
-
 
 def _dtype(x) -> np.dtype:
     return x.dtype if isinstance(x, Array) else np.dtype(x)
@@ -86,7 +83,7 @@ class _Info:
                 "indexing": np.dtype("int64")}
 
     def dtypes(self, *, device=None, kind=None) -> dict:
-        names = [n for n in _SUPPORTED if kind is None or np.isdtype(np.dtype(n), kind)]
+        names = [n for n in VALUE_DTYPES if kind is None or np.isdtype(np.dtype(n), kind)]
         return {n: value_dtype(n) for n in names}
 
 

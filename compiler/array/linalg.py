@@ -33,12 +33,8 @@ def diagonal(x, /, *, offset: int = 0) -> Array:
     """The ``offset``-th diagonal of the last two axes (above the main one if positive), as numpy's
     ``diagonal(x, offset, -2, -1)``: a strided slice of each raveled matrix, fused."""
     x = asarray(x)
-    if x.ndim < 2:
-        raise ShapeError(f"diagonal needs at least 2 dimensions; shape {x.shape}")
-    if not isinstance(offset, (int, np.integer)):
-        raise UsageError(f"diagonal: offset must be an integer, got {offset!r}")
+    k = build.matrix_offset("diagonal", x.node, offset, "offset")
     m, n = x.shape[-2:]
-    k = int(offset)
     length = builtins.max(0, builtins.min(m, n - k) if k >= 0 else builtins.min(m + k, n))
     start = k if k >= 0 else -k * n
     flat = reshape(x, x.shape[:-2] + (m * n,))
