@@ -116,7 +116,7 @@ _slices = st.builds(slice, st.none() | st.integers(-5, 5), st.none() | st.intege
                     st.none() | st.integers(-3, 3).filter(lambda s: s != 0))
 
 
-@settings(max_examples=40)
+@settings(max_examples=25)
 @given(st.data())
 def test_property_slicing_and_reshaping_match_numpy(data):
     ndim = data.draw(st.integers(1, 3))

@@ -12,6 +12,7 @@ from compiler.format import Format, csc, csr, dcsr, dense, parse_format, sparse_
 from compiler.levels import Element, SparseHash, SparseList
 from compiler.lattice import Schedule
 from compiler.testing import check_lowered as check, random_sparse as rand
+from hypersparse_cases import hypersparse_pair
 
 FACTORS = [1, 2, 3, 16, 1000]
 
@@ -444,11 +445,7 @@ def test_split_block_count_and_end_cannot_overflow_in_the_c():
                                         ("z[i] = x[i] * y[i]", {0: 2.0})])
 def test_a_split_of_a_hypersparse_loop_skips_the_empty_blocks(prog, want):
     # 2^38 blocks of 4, 2 or 3 of them with an entry: each empty block was visited (at 2^62, a hang)
-    n = 2 ** 40
-    x = Tensor(SparseList(Element(0.0, vals=np.array([2.0, 3.0])), size=n, pos=np.array([0, 2]),
-                          idx=np.array([0, n - 1])), name="x")
-    y = Tensor(SparseList(Element(0.0, vals=np.array([1.0, 1.0])), size=n, pos=np.array([0, 2]),
-                          idx=np.array([0, 5])), name="y")
+    x, y = hypersparse_pair()
     tensors = {"x": x, "y": y} if "y[i]" in prog else {"x": x}
     k = lower(prog, z=sparse_vector(), options={"schedule": Schedule().split("i", "i0", "i1", 4)}, **tensors)
     assert "i0 = i_next / 4 - 1;" in k.c_source

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from compiler import Tensor, lower
 from compiler.backend import build
 from compiler.format import csr, dcsr, dense, sparse_vector
-from compiler.levels import Element, SparseList
 from compiler.lattice import Schedule
 from compiler.testing import check_lowered as check, random_sparse as rand
+from hypersparse_cases import hypersparse_pair
 
 
 def openmp():
@@ -94,11 +94,7 @@ def test_property_parallel_blocks_of_a_merge(shape, density, factor, direction, 
 def test_parallel_blocks_of_a_hypersparse_loop_visit_only_the_blocks_with_entries(prog, want):
     # 2^38 blocks of 4, 2 or 3 of them with an entry: each block searched its first positions, so
     # every empty block was visited; now the blocks are found from the entries
-    n = 2 ** 40
-    x = Tensor(SparseList(Element(0.0, vals=np.array([2.0, 3.0])), size=n, pos=np.array([0, 2]),
-                          idx=np.array([0, n - 1])), name="x")
-    y = Tensor(SparseList(Element(0.0, vals=np.array([1.0, 1.0])), size=n, pos=np.array([0, 2]),
-                          idx=np.array([0, 5])), name="y")
+    x, y = hypersparse_pair()
     tensors = {"x": x, "y": y} if "y[i]" in prog else {"x": x}
     k = lower(prog, options={"schedule": blocks(4)}, **tensors)
     assert "for (int64_t i0 = 0" not in k.c_source
