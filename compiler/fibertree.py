@@ -3,8 +3,9 @@
 The root is the tensor; each storage level is one rank of nodes labelled with
 their coordinates (a dense level shows every coordinate, a sparse level only the
 stored ones); the leaves carry the values. Fibers with more than ``max_children``
-children show the first ones and a "…" node saying how many were left out, and each
-rank holds at most ``max_children ** 2`` nodes, so a huge tensor still draws small.
+children show the first ones and a "…" node saying how many were left out, and a rank's
+``2 * max_children`` places are shared among its parents (at least one child each), so a huge
+tensor still draws at a size a pane shows readably.
 
 >>> import numpy as np
 >>> from compiler.tensor import Tensor
@@ -72,7 +73,10 @@ def fiber_tree_dot(tensor, name: str = "A", max_children: int = 8) -> str:
     >>> '"x"' in dot and 'label="1"' in dot and 'label="5.0"' in dot and 'label="0"' not in dot
     True
     """
-    max_rank = max_children * max_children
+    # a rank's width is what a pane shows readably at "fit": about two fibers' worth of nodes,
+    # shared among the rank's parents (each keeps a slot for its "… more" node), so a deep fiber
+    # of a big tensor draws a few children of each parent rather than 64 hairlines
+    max_rank = 2 * max_children
     lines = [f'digraph "{_esc(name)}" {{',
              "  node [fontname=\"Helvetica\", fontsize=10];",
              "  edge [arrowhead=none];",
@@ -94,9 +98,9 @@ def fiber_tree_dot(tensor, name: str = "A", max_children: int = 8) -> str:
     modes = _level_modes(tensor)
     for k, lvl in enumerate(tensor.levels):
         nxt, ids = [], []
+        share = max(1, min(max_children, max_rank // max(len(frontier), 1) - 1))
         for node, p in frontier:
-            room = max_rank - len(nxt)
-            coords, child, total = lvl.fiber(p, min(max_children, max(room, 0)))
+            coords, child, total = lvl.fiber(p, share)
             for r in range(len(child)):
                 nid = fresh()
                 ids.append(nid)

@@ -240,7 +240,10 @@ ZOOM_JS = r"""
   const s = art.querySelector('.drawing svg'), d = art.querySelector('.drawing');
   const r = s.getBoundingClientRect(), q = d.getBoundingClientRect();
   return {width: r.width, own: parseFloat(s.getAttribute('width')) * 4 / 3, left: r.left - q.left,
-          room: d.clientWidth, scroll: d.scrollWidth, level: art.querySelector('.ss-zoom-level').textContent};
+          room: d.clientWidth, scroll: d.scrollWidth, level: art.querySelector('.ss-zoom-level').textContent,
+          // the smallest label as drawn (its box's height in px): a drawing fitted so small
+          // that its labels are specks shows nothing a person can read
+          label: Math.min(...[...s.querySelectorAll('g.node text')].map(t => t.getBoundingClientRect().height))};
 }
 """
 

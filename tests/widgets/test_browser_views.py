@@ -113,6 +113,8 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         tree.locator(".ss-zoom-fit").click()
         m = tree.evaluate(ZOOM_JS)
         assert m["width"] <= m["room"] + 1 and m["scroll"] <= m["room"] + 1, m
+        # fitted, a 60 x 60 CSR's tree reads: its labels were 2 px tall when each rank drew 64 nodes
+        assert m["label"] >= 6, f"the fitted fiber tree's labels are {m['label']:.1f} px tall"
     finally:
         set_theme(page, "JupyterLab Light")
         page.close()
