@@ -371,7 +371,7 @@ class TwoPhase:
             if t == len(sparse) - 1 and self.par_rows:
                 if info.k == 0:   # the output's only level: its rows start in the scratch row_info
                     info, parents = replace(self.row_info, counter=info.counter), Var(self.out_sizes[0].name)
-                out += self._close_gaps(info, parents, kept)
+                out += self.close_gaps(info, parents, kept)
                 continue
             if t == len(sparse) - 1:
                 root = isinstance(parents, Const) and parents.value == 1
@@ -485,7 +485,7 @@ class TwoPhase:
                       [CompoundAssign("+", x, Const(1, "int64"))]),
                 If(BinOp("<", x, end), keep[:-1] + [If(BinOp("!=", kept, q), [move]), keep[-1]])]
 
-    def _close_gaps(self, info: OutputLevel, rows, kept: Var) -> list:
+    def close_gaps(self, info: OutputLevel, rows, kept: Var, row: str = "row") -> list:
         """Move each row's entries (phase 2 on threads left them at the row's start, up to
         its end in ``row_ends``) down to follow the previous row's; nothing moves before
         the first gap.
@@ -508,8 +508,8 @@ class TwoPhase:
         if info.keyed is not None:
             (ptr, pdt), (key, _) = info.keyed
             moves += [Store(key, kept, Load(key, q)), Store(ptr, kept, cast(kept, "int64", pdt))]
-        return [Comment(f"each row's entries end at {self.row_ends}[row]: they move down to follow the previous "
-                        f"row's (nothing moves before the first gap)"),
+        return [Comment(f"each {row}'s entries end at {self.row_ends}[{row}]: they move down to follow the previous "
+                        f"{row}'s (nothing moves before the first gap)"),
                 Declare(kept, "int64", Const(0, "int64")), Declare(start, "int64", Const(0, "int64")),
                 For(r, 0, rows, [
                     Declare(stop, "int64", cast(Load(info.starts, after), idt, "int64")),
