@@ -32,9 +32,11 @@ from .reserve import count_scatters
 class OutputAssembly:
     """The output's parameters, appends, segments and reserved room (a mixin of the emitter)."""
 
-    def setup_output(self):
+    def setup_output(self, fmt=None):
+        """The output's parameters and level records, for ``fmt`` (default: the format the kernel
+        builds; on threads, CSF rows are filled as another: ``TwoPhase.middle_as_dense``)."""
         s = self.setup
-        out, fmt = s.output.tensor, s.scattered or s.output_format
+        out, fmt = s.output.tensor, fmt or s.scattered or s.output_format
         self.out_path = [s.output.indices[m] for m in fmt.mode_order]
         self.out_levels = list(fmt.levels)
         self.out_sizes = [Scalar(binding.array_name(out, m, "size"), "int64") for m in range(fmt.ndim)]

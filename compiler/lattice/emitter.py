@@ -98,7 +98,9 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         self.init: list = []
         self.final: list = []
         self.notes: list = []         # decisions of the lowering, for the trace
+        self.middle = None            # two-phase on threads: CSF rows' two lists, the upper filled as Dense
         self.setup_output()
+        self.middle_as_dense()
         from .derived import Fuse, Pos, Split
         rels = setup.relations
         self.splits = {r.index: r for r in rels if isinstance(r, Split)}
@@ -276,7 +278,7 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
             self.two_phase_check()
             self.par_rows = True
             phases = self.parallel_two_phase(cfir)   # emitting adds to init (a hash table's capacity)
-            body = self.tables_last(list(self.init) + phases)
+            body = self.tables_last(list(self.init) + phases) + (self.list_middle() if self.middle else [])
         elif assembly == "two-phase":
             self.two_phase_check()
             # one sparse level under dense ones (CSR): phase 2 stores each row's kept count and
