@@ -113,7 +113,7 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule, free: st
     order when the formats given leave no loop order (``C[i, j] = A[i, j] + B[j, i]``, CSR A and B),
     would gather a whole sparse output in a workspace over all its entries (CSC ``A`` times CSR
     ``B``: an outer product, n x m values), or would merge rows for every pair of the output's
-    coordinates (``A[i, k] * B[j, k]``: an inner product, see :func:`_sweeps_pairs`). Converting
+    coordinates (``A[i, k] * B[j, k]``: an inner product, see :func:`sweeps_pairs`). Converting
     an input costs O(nnz + extent) per call; the workspace, O(n m). ``conversions`` holds
     ``(tensor, its format, the format read, why, source)``: ``source`` is None, or for a
     converted copy (``B_csc`` in ``B[i, j] + B[j, i]``), the tensor copied, and ``program``
@@ -137,7 +137,7 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule, free: st
     except LoopOrderError as e:
         refused, setup, why = e, None, e.conflicts
     else:
-        pairs = None if setup.gathered is not None or asked else _sweeps_pairs(setup, formats)
+        pairs = None if setup.gathered is not None or asked else sweeps_pairs(setup, formats)
         if setup.gathered is None and pairs is None:
             return program, setup, ()
         refused = None
@@ -154,7 +154,7 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule, free: st
         except StrategyError as e:
             blocked = blocked or (plan, copies, e)
             continue
-        if asked or (converted.gathered is None and _sweeps_pairs(converted, {**formats, **plan}) is None):
+        if asked or (converted.gathered is None and sweeps_pairs(converted, {**formats, **plan}) is None):
             sources = {copy: accesses[k].tensor for k, copy in copies.items()}
             return rewritten, converted, tuple((t, formats.get(sources.get(t, t)), f, why, sources.get(t))
                                                for t, f in plan.items())
@@ -171,7 +171,7 @@ def _setup_converting(program: NAssign, formats: dict, order, schedule, free: st
     return program, setup, ()
 
 
-def _sweeps_pairs(setup: Setup, formats: dict) -> str | None:
+def sweeps_pairs(setup: Setup, formats: dict) -> str | None:
     """Why the loops would visit every pair of the output's coordinates, each reducing over
     operands' entries (an inner product: ``C[i, j] = A[i, k] * B[j, k]``, CSR A and B, loops
     i, j, k: n * m merges of a row of A with a row of B, however few entries C gets; with B read
@@ -184,9 +184,9 @@ def _sweeps_pairs(setup: Setup, formats: dict) -> str | None:
     >>> from compiler.format import csr
     >>> from compiler.notation import parse
     >>> f = {"A": csr(), "B": csr(), "C": csr()}
-    >>> _sweeps_pairs(Setup.create(parse("C[i, j] = A[i, k] * B[j, k]"), f), f)
+    >>> sweeps_pairs(Setup.create(parse("C[i, j] = A[i, k] * B[j, k]"), f), f)
     'the loop over j visits every j (no operand stores j sparsely: B[j, k] reads it densely) and, in each, reduces over k: C would be computed pair by pair over all (i, j), an inner product'
-    >>> _sweeps_pairs(Setup.create(parse("C[i, j] = A[i, k] * B[k, j]"), f), f) is None
+    >>> sweeps_pairs(Setup.create(parse("C[i, j] = A[i, k] * B[k, j]"), f), f) is None
     True
     """
     program = setup.program
@@ -346,4 +346,5 @@ def record_conversions(trace: Trace, program: NAssign, read: NAssign, conversion
                           f"{conversion_cost(given, fmt)})")
 
 
-__all__ = ["MAX_CONVERSION_PLANS", "MAX_ORDERS", "conversion_cost", "format_text", "record_conversions", "setup_converting"]
+__all__ = ["MAX_CONVERSION_PLANS", "MAX_ORDERS", "conversion_cost", "format_text", "record_conversions", "setup_converting",
+           "sweeps_pairs"]

@@ -15,12 +15,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import StrategyError
+from ..format import Format
+from ..levels import Dense
 from ..imperative.ir import (Assign, BinOp, Buffer, Cast, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load,
                              Select, Store, Var, While)
 from ..imperative.traverse import walk as ir_walk
 from .cfir import CAlloc, CAssign, CCase, CDenseWorkspace, CForall, CSeq, CWorkspace, cfir_walk
 from .exprs import cast, is_fill, not_fill
-from .output_build import rows_of_blocks, under_lists
+from .output_build import listed_after_threads, rows_of_blocks, under_lists
 from .output_level import OutputLevel
 from .reserve import count_scatters
 
@@ -269,6 +271,57 @@ class TwoPhase:
                     f"where they end ({threads})"),
             If(yes, second)] + final + compact + (self.final if one_level else [])
 
+    def middle_as_dense(self):
+        """On threads, an output of a SparseList over a SparseList under Dense levels (CSF rows,
+        :func:`~compiler.lattice.output_build.listed_after_threads`) is filled as if the upper list
+        were Dense: every fiber ``i * n + j`` of the lower list is counted and filled by its row, as
+        under Dense levels, in a ``pos`` of one element per fiber the kernel grows; the kernel keeps
+        the output's own parameters, and :meth:`list_middle` lists the upper level after."""
+        s = self.setup
+        fmt = s.output_format
+        k = listed_after_threads(tuple(fmt.levels)) if s.parallel is not None and s.scattered is None else None
+        if k is None:
+            return
+        lists = self.levels_info[k:]
+        params, root = list(self.out_params), fmt.leaf
+        for q, lvl in reversed(list(enumerate(fmt.levels))):
+            root = Dense(root) if q == k else replace(lvl, child=root)
+        self.out_params, self.init, self.final = [], [], []
+        self.setup_output(Format(root, fmt.mode_order))
+        self.out_params = params   # (the same arrays by name, but the lower list's pos, grown here)
+        fibers = self.dense_count(lists[1].mode)
+        q = Var(self.name(("middle", "q"), "q"))
+        self.init = [Grow(lists[1].starts, BinOp("+", fibers, 1)),
+                     For(q, 0, BinOp("+", fibers, 1), [Store(lists[1].starts, q, Const(0, lists[1].index_type))])]
+        self.middle = lists
+        self.notes.append(f"{s.output.tensor}'s level {k} ({fmt.levels[k].name}) is filled on threads as a Dense "
+                          f"level, every coordinate a fiber of level {k + 1}, and listed after: the coordinates "
+                          f"whose fiber got entries")
+
+    def list_middle(self) -> list:
+        """After a kernel on threads filled CSF rows as Dense ones (:meth:`middle_as_dense`): keep
+        the upper list's coordinates whose fiber got entries, each fiber's end moving down to its
+        kept position (written at or before where it is read)."""
+        upper, lower = self.middle
+        out, k = self.setup.output.tensor, upper.k
+        parents, size = self.dense_count(upper.mode), Var(self.out_sizes[upper.mode].name)
+        r, j, lo, hi = (Var(self.name(("middle", x), f"{x}{k}")) for x in ("m_row", "m_j", "m_lo", "m_hi"))
+        at, idt = Var(upper.counter), lower.index_type
+        fiber = BinOp("+", BinOp("*", r, size), j)
+        return [Comment(f"{out}'s level {k}: every coordinate held a fiber of level {k + 1} on the threads; keep "
+                        f"those whose fiber got entries"),
+                Declare(lo, "int64", Const(0, "int64")),
+                For(r, 0, parents, [
+                    For(j, 0, size, [
+                        Declare(hi, "int64", cast(Load(lower.starts, BinOp("+", fiber, 1)), idt, "int64")),
+                        If(BinOp(">", hi, lo), [
+                            *self.keep_coordinate(upper, j),
+                            Store(lower.starts, BinOp("+", at, 1), cast(hi, "int64", idt)),
+                            CompoundAssign("+", at, Const(1, "int64"))]),
+                        Assign(lo, hi)]),
+                    Store(upper.starts, BinOp("+", r, 1), cast(at, "int64", upper.index_type))]),
+                Assign(Var(lower.starts_len), BinOp("+", at, 1))]
+
     def two_phase_check(self):
         """Refuse outputs two-phase assembly does not cover.
 
@@ -371,7 +424,7 @@ class TwoPhase:
             if t == len(sparse) - 1 and self.par_rows:
                 if info.k == 0:   # the output's only level: its rows start in the scratch row_info
                     info, parents = replace(self.row_info, counter=info.counter), Var(self.out_sizes[0].name)
-                out += self._close_gaps(info, parents, kept)
+                out += self.close_gaps(info, parents, kept)
                 continue
             if t == len(sparse) - 1:
                 root = isinstance(parents, Const) and parents.value == 1
@@ -485,7 +538,7 @@ class TwoPhase:
                       [CompoundAssign("+", x, Const(1, "int64"))]),
                 If(BinOp("<", x, end), keep[:-1] + [If(BinOp("!=", kept, q), [move]), keep[-1]])]
 
-    def _close_gaps(self, info: OutputLevel, rows, kept: Var) -> list:
+    def close_gaps(self, info: OutputLevel, rows, kept: Var, row: str = "row") -> list:
         """Move each row's entries (phase 2 on threads left them at the row's start, up to
         its end in ``row_ends``) down to follow the previous row's; nothing moves before
         the first gap.
@@ -508,8 +561,8 @@ class TwoPhase:
         if info.keyed is not None:
             (ptr, pdt), (key, _) = info.keyed
             moves += [Store(key, kept, Load(key, q)), Store(ptr, kept, cast(kept, "int64", pdt))]
-        return [Comment(f"each row's entries end at {self.row_ends}[row]: they move down to follow the previous "
-                        f"row's (nothing moves before the first gap)"),
+        return [Comment(f"each {row}'s entries end at {self.row_ends}[{row}]: they move down to follow the previous "
+                        f"{row}'s (nothing moves before the first gap)"),
                 Declare(kept, "int64", Const(0, "int64")), Declare(start, "int64", Const(0, "int64")),
                 For(r, 0, rows, [
                     Declare(stop, "int64", cast(Load(info.starts, after), idt, "int64")),

@@ -49,12 +49,13 @@ from .emit_parallel import Threads
 from .emit_blocks import BlockAssembly
 from .emit_ranges import RangeAssembly
 from .emit_run_output import RunAssembly
+from .emit_scatter import ScatterAssembly
 from .emit_two_phase import TwoPhase, value_tested_temps
 from .emit_workspaces import Workspaces
 
 
 class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAssembly, RunAssembly, RangeAssembly,
-              TwoPhase, Threads):
+              TwoPhase, ScatterAssembly, Threads):
     """The emission of one kernel: its shared state, the dispatch of CFIR nodes, assignments."""
 
     def __init__(self, setup: Setup):
@@ -81,7 +82,8 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         # (the output's arrays are named by its levels, so a counter named after its role, such as a
         # block list's ``C1_blocks``, must not take the name of an array a level calls so)
         out = setup.output.tensor
-        taken |= {binding.array_name(out, k, kind) for k, kind, _ in binding.level_arrays(setup.output_format)}
+        taken |= {binding.array_name(out, k, kind) for k, kind, _ in
+                  binding.level_arrays(setup.scattered or setup.output_format)}
         self.workspaces: dict = {}   # buffer name -> scratch array (name, dtype, length, init)
         for t, _ in setup.temps.values():
             if t.workspace and not t.dense:
@@ -96,7 +98,9 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         self.init: list = []
         self.final: list = []
         self.notes: list = []         # decisions of the lowering, for the trace
+        self.middle = None            # two-phase on threads: CSF rows' two lists, the upper filled as Dense
         self.setup_output()
+        self.middle_as_dense()
         from .derived import Fuse, Pos, Split
         rels = setup.relations
         self.splits = {r.index: r for r in rels if isinstance(r, Split)}
@@ -224,6 +228,8 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
         if self.out_dense:
             pos = self.dense_position(len(self.out_path) - 1) if self.out_path else Const(0, "int64")
             return self._store(self.val, pos, n.op, v, dt, odt)
+        if s.scattered is not None:
+            return self.scatter_entry(v, dt)
         if self.block is not None:
             return self.block_store(v, dt)
         return self.append(v, dt)
@@ -266,11 +272,13 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
 
     def function(self, cfir, name: str, assembly: str = "one-pass") -> Function:
         s = self.setup
-        if assembly == "two-phase" and s.parallel is not None:
+        if s.scattered is not None:   # (its loops out of its storage order: counted, then scattered)
+            body = list(self.init) + self.scatter_phases(cfir)
+        elif assembly == "two-phase" and s.parallel is not None:
             self.two_phase_check()
             self.par_rows = True
             phases = self.parallel_two_phase(cfir)   # emitting adds to init (a hash table's capacity)
-            body = self.tables_last(list(self.init) + phases)
+            body = self.tables_last(list(self.init) + phases) + (self.list_middle() if self.middle else [])
         elif assembly == "two-phase":
             self.two_phase_check()
             # one sparse level under dense ones (CSR): phase 2 stores each row's kept count and

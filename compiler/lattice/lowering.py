@@ -87,6 +87,7 @@ from .cin import loop_chain
 from .schedule import as_schedule
 from ..notation.shape import has_shape_operators
 from .conversions import record_conversions, setup_converting
+from .scatter_output import scatter_note, scatter_setup
 from .seqlower import lower_shape_lattice
 
 
@@ -219,6 +220,10 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     from ..runtime import Lowered
     with _schedule_named(schedule), _renamings_explained(program):
         read, setup, conversions = setup_converting(program, formats, order, schedule, assembly)
+    # (an output converted only for its mode order is built in its own by a scatter, where it can be)
+    scattered = scatter_setup(read, formats, order, schedule, assembly, conversions)
+    if scattered is not None:
+        setup, conversions = scattered, ()
     threaded = setup.parallel is not None and not is_all_dense(setup.output_format)
     if assembly is None:
         assembly = "two-phase" if threaded else "one-pass"
@@ -232,6 +237,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     trace.record("concretize", before=program, after=setup.concrete,
                  note="top-level reductions become compound assignments, nested ones where + temporaries" + renamed)
     record_conversions(trace, program, read, conversions)
+    if setup.scattered is not None:
+        trace.record("output-order", before=program, after=read, note=scatter_note(setup))
     program = read
     setup.record_steps(trace)
     g = setup.graph
@@ -303,7 +310,7 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
     # (an index read as a value must keep its coordinates: renumbering it would change the value)
     valued = {n.index.name for n in notation_walk(program.rhs) if isinstance(n, IndexValue)}
     initial = "output" if program.op is not None else "none" if writes_everything(cfir, setup) else "fill"
-    return Lowered(fn, program.lhs.tensor, setup.output_format, out_shape, fill, extents, initial, helpers,
+    return Lowered(fn, program.lhs.tensor, setup.scattered or setup.output_format, out_shape, fill, extents, initial, helpers,
                    tuple((tensor, fmt) for tensor, _, fmt, _, _ in conversions),
                    tuple((tensor, source) for tensor, _, _, _, source in conversions if source is not None),
                    tuple(i for i in compressible_indices(cfir) if i not in valued))
@@ -332,7 +339,7 @@ def writes_everything(cfir, setup: Setup) -> bool:
     sequence, the first statement that writes the output must (``y = z; y += A x``: the
     definition stores every element before the mutation reads any).
     """
-    if not setup.output_format.is_dense or setup.program.op is not None:
+    if not setup.output_format.is_dense or setup.scattered is not None or setup.program.op is not None:
         return False
     path = [setup.output.indices[m] for m in setup.output_format.mode_order]
     n, k = cfir, 0

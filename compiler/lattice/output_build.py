@@ -259,6 +259,31 @@ def rows_of_blocks(levels: tuple) -> bool:
     return sparse == [0, 1] or len(sparse) == 1 and on_fibers(levels, sparse[0])
 
 
+def listed_after_threads(levels: tuple) -> int | None:
+    """The level ``k`` a two-phase kernel on threads fills as a Dense level and lists after, or None:
+    a SparseList over a SparseList (each of one mode, appending sorted coordinates) under Dense levels
+    only (``Dense(SparseList(SparseList))``, CSF rows). On the threads every coordinate of level ``k``
+    is an entry (a fiber of level ``k + 1`` per position ``i * n + j``, counted and filled by its own
+    row as under Dense levels: :func:`on_fibers`); a sequential pass then keeps the coordinates whose
+    fiber got entries, as the compaction of a DCSR's rows keeps its non-empty rows.
+
+    >>> from compiler.levels import Dense, Element, SparseList
+    >>> csf_rows = Dense(SparseList(SparseList(Element(0.0))))
+    >>> listed_after_threads((csf_rows, csf_rows.child, csf_rows.child.child))
+    1
+    >>> dcsr = SparseList(SparseList(Element(0.0)))
+    >>> listed_after_threads((dcsr, dcsr.child)) is None
+    True
+    """
+    k = len(levels) - 2
+    if k < 1 or any(lvl.nmodes != 1 for lvl in levels) or not on_fibers(levels, k):
+        return None
+    lists = levels[k:]
+    if all(lvl.appends_coordinates and lvl.appends_nested and not lvl.at_most_one for lvl in lists):
+        return k
+    return None
+
+
 def on_fibers(levels: tuple, k: int) -> bool:
     """Whether level ``k`` of ``levels`` is under levels located by coordinate only (Dense), so a
     two-phase kernel on threads assembles it fiber by fiber: the fibers of row ``i`` of the parallel

@@ -92,6 +92,9 @@ class Setup:
     gathered: str | None = None
     #: the workspaces the schedule asked for (``precompute``), not the formats
     scheduled: frozenset = frozenset()
+    #: the sparse format the output is built in by a scatter, its loops out of its storage order
+    #: (:mod:`compiler.lattice.scatter_output`; ``output_format`` is then Dense), or None
+    scattered: Format | None = None
 
     @property
     def out_fill_value(self):

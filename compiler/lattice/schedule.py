@@ -71,6 +71,7 @@ from ..capabilities import applied_by
 from ..errors import StrategyError
 from ..notation.ast import Index
 from ..schedule import Command, Schedule, as_schedule
+from .output_build import listed_after_threads
 
 #: the commands the lattice strategy applies (the rest of :data:`compiler.schedule.COMMANDS` it refuses,
 #: naming the strategy that takes them)
@@ -346,6 +347,8 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
             shape = shape[:max(q for q, x in enumerate(shape) if x != "dense") + 1]
         # (a fiber under Dense levels only counts, then fills, its own entries: i * n + j is row i's)
         fibers = shape[-1] in ("list", "slots") and all(x == "dense" for x in shape[:-1])
+        # (CSF rows, Dense(SparseList(SparseList)): filled as Dense(Dense(SparseList)), listed after)
+        fibers = fibers or listed_after_threads(tuple(fmt.levels)) is not None
         if not fibers and shape not in (["list", "list"], ["list", "slots"], ["coo"]):
             raise StrategyError(f"{what}: the sparse output {out} ({', '.join(names)}) would be appended through "
                                 f"one counter the threads share (a race); on threads the lattice strategy fills "
@@ -353,8 +356,8 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
                                 f"a SparseHash, under more Dense levels too, a fiber per position of theirs), COO "
                                 f"outputs and sparse vectors (a SparseList, SparseByteMap or SparseHash), with blocks "
                                 f"of Dense levels under such a SparseList or SparseHash or a DCSR's SparseList, and a "
-                                f"SparseByteMap or SparseHash under a DCSR's rows, each "
-                                f"fiber from its own start")
+                                f"SparseByteMap or SparseHash under a DCSR's rows, and "
+                                f"SparseList(SparseList) under Dense levels, each fiber from its own start")
     return "none"
 
 

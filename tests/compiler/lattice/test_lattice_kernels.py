@@ -400,10 +400,11 @@ def test_the_fewest_tensors_are_converted():
     np.testing.assert_allclose(k(**tensors).to_numpy(), expected)
 
 
-@pytest.mark.parametrize("out", [csr(), coo(), dcsr()], ids=["csr", "coo", "dcsr"])
+@pytest.mark.parametrize("out", [coo(), dcsr()], ids=["coo", "dcsr"])
 def test_an_output_no_loop_order_appends_is_built_in_the_other_order_and_converted(out):
     # C[j, i] = A[i, j] + B[i, j], all CSR: the loops run i, j as A and B are stored; C is built
-    # with j inside (as CSC) and converted to the format asked for after each call
+    # with j inside (as CSC) and converted to the format asked for after each call (a CSR C is
+    # scattered column by column instead: test_lattice_output_scatter.py)
     rng = np.random.default_rng(5)
     a, b = rand((5, 6), 0.4, rng), rand((5, 6), 0.4, rng)
     A, B = Tensor.from_numpy(a, csr(), name="A"), Tensor.from_numpy(b, csr(), name="B")

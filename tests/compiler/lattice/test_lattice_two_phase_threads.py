@@ -190,7 +190,9 @@ FIBERS = {"Dense(Dense(SparseList))": ("Dense(Dense(SparseList(Element({f}))))",
           "Dense(Dense(SparseHash))": ("Dense(Dense(SparseHash(Element({f}))))", "its table is built after the loops"),
           "SparseList(SparseList(Dense))": ("SparseList(SparseList(Dense(Element({f}))))", "block of slots"),
           "Dense(SparseHash(Dense))": ("Dense(SparseHash(Dense(Element({f}))))", "block of slots"),
-          "SparseHash(Dense(Dense))": ("SparseHash(Dense(Dense(Element({f}))))", "block of slots")}
+          "SparseHash(Dense(Dense))": ("SparseHash(Dense(Dense(Element({f}))))", "block of slots"),
+          # (CSF rows: level 1 filled as Dense on the threads, its coordinates whose fiber got entries listed after)
+          "Dense(SparseList(SparseList))": ("Dense(SparseList(SparseList(Element({f}))))", "listed after")}
 EXPRS3 = {"sum": "C[i, j, k] = T[i, j, k] + U[i, j, k]", "product": "C[i, j, k] = T[i, j, k] * U[i, j, k]"}
 CSF_ROWS = "Dense(SparseList(SparseList(Element({f}))))"
 
@@ -216,7 +218,8 @@ def fibers_on_threads(expr, out, t, u, fill, checked=False, sequential=False):
 
 # (NaN for a byte map and for blocks; the property draws NaN and inf for all)
 @pytest.mark.parametrize("out, fill", [(out, 0.0) for out in FIBERS] + [("Dense(Dense(SparseByteMap))", np.nan),
-                                                                         ("SparseList(SparseList(Dense))", np.nan)])
+                                                                         ("SparseList(SparseList(Dense))", np.nan),
+                                                                         ("Dense(SparseList(SparseList))", np.nan)])
 def test_threads_build_three_mode_outputs_fiber_by_fiber(out, fill):
     rng = np.random.default_rng(8)
     t, u = rand((5, 4, 6), 0.35, rng, fill=fill, empty=(3,)), rand((5, 4, 6), 0.35, rng, fill=fill, empty=(3,))
@@ -225,7 +228,7 @@ def test_threads_build_three_mode_outputs_fiber_by_fiber(out, fill):
     k, got = fibers_on_threads(EXPRS3["sum"], out, t, u, fill, checked=fill == 0.0, sequential=fill == 0.0)
     if fill == 0.0:
         assert not row_kept3(got, 1) and row_kept3(got, 2) and not row_kept3(got, 3)
-    if out.startswith("Dense(Dense("):   # (each fiber (i, j) from its own start, phase 1 its count)
+    if out.startswith(("Dense(Dense(", "Dense(SparseList(")):   # (each fiber (i, j) from its own start, phase 1 its count)
         assert "int64_t pC2_row = C2_pos[i * C1_size + j" in k.c_source
 
 
@@ -248,6 +251,7 @@ def test_threads_fibers_of_empty_and_all_fill_results(out):
        st.sampled_from([0.0, np.nan, np.inf]))
 @example((0, 3, 2), 0.5, 1, "SparseList(SparseList(Dense))", "sum", 0.0)   # (no rows: nothing counted, nothing moved)
 @example((3, 0, 4), 0.5, 2, "Dense(Dense(SparseByteMap))", "sum", np.nan)   # (rows of no fibers)
+@example((4, 3, 0), 0.5, 3, "Dense(SparseList(SparseList))", "product", np.inf)   # (fibers of no coordinates)
 def test_property_threads_three_mode_outputs(shape, density, seed, out, what, fill):
     rng = np.random.default_rng(seed)
     t, u = rand(shape, density, rng, fill=fill), rand(shape, density, rng, fill=fill)

@@ -195,8 +195,7 @@ LATTICE_REFUSED = {
     "pos_tile_coord_and_pos": r"schedule: pos\(i1, ipos, A\) does not apply: i1 comes from split\(i, i0, i1, 4, "
                               r"down\): pos iterates the positions of the level that stores a coordinate, and a "
                               r"split's variables count blocks and offsets in a block",
-    "sptenaddCPU": r"parallelize\(i\) does not apply: the sparse output C \(Dense, SparseList, SparseList\) would be "
-                   r"appended through one counter the threads share \(a race\)",
+    # (sptenaddCPU's CSF output was, until threads filled its level 1 as Dense and listed it after)
 }
 #: what the looplets strategy says of TACO's statements (unscheduled) it cannot assemble
 LOOPLETS_REFUSED: dict = {}   # (sptenaddCPU's CSF output was, until looplets nested SparseList levels)
