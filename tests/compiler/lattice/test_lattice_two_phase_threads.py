@@ -56,7 +56,7 @@ def on_threads(expr, out, checked=False, **tensors):
     return k, got
 
 
-@pytest.mark.parametrize("fill", [0.0, np.nan, np.inf])
+@pytest.mark.parametrize("fill", [0.0, np.nan])   # (an inf fill: the properties draw it)
 @pytest.mark.parametrize("out", NATIVE)
 def test_threads_build_the_output_natively(out, fill):
     rng = np.random.default_rng(5)
@@ -118,11 +118,12 @@ def test_threads_blocks_of_two_levels_and_rows_of_blocks():
         assert "#pragma omp parallel for" in k.c_source
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 6), st.integers(0, 6), st.floats(0.0, 1.0), st.integers(0, 2 ** 16),
        st.sampled_from(list(NATIVE)), st.sampled_from(list(EXPRS)), st.sampled_from([0.0, np.nan, np.inf]))
 @example(0, 3, 0.5, 1, "SparseList(Dense)", "sum", 0.0)   # (no rows: nothing counted, nothing moved)
 @example(5, 4, 0.6, 2, "SparseHash(Dense)", "spgemm", np.nan)   # (a hash's entries holding blocks, on threads)
+@example(4, 5, 0.5, 3, "Dense(SparseByteMap)", "sum", np.inf)   # (an inf fill, drawn for sure)
 def test_property_threads_native_outputs(m, n, density, seed, out, what, fill):
     rng = np.random.default_rng(seed)
     a = rand((m, n), density, rng, fill=fill)
@@ -245,7 +246,7 @@ def test_threads_fibers_of_empty_and_all_fill_results(out):
         assert not np.any(got.to_numpy())
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.tuples(st.integers(0, 5), st.integers(0, 4), st.integers(0, 5)), st.floats(0.0, 1.0),
        st.integers(0, 2 ** 16), st.sampled_from(list(FIBERS)), st.sampled_from(list(EXPRS3)),
        st.sampled_from([0.0, np.nan, np.inf]))
