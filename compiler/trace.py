@@ -17,6 +17,7 @@ without re-running the compiler.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -103,6 +104,27 @@ def _later_parts(make) -> tuple[Later, Later, Later]:
     return Later(lambda: part(0)), Later(lambda: part(1)), Later(lambda: part(2))
 
 
+def with_parts(data: Mapping | None, programs: Mapping[str, Any]) -> Mapping | None:
+    """``data`` with where the parts of each side's program are printed (``before_spans``,
+    ``after_spans``: ``{line: [[start, end, about, role]]}``, from its ``printed_parts()``), for
+    the explorer to mark them without reading the text back; a side whose printer fails or prints
+    otherwise than its text (a subclass printing itself) records none, and ``data`` keeps its own.
+
+    >>> from compiler.notation import parse
+    >>> with_parts({"n": 1}, {"after": parse("y[i] = x[i]")})["after_spans"]["1"][1]
+    [7, 11, {'tensor': 'x', 'indices': ['i'], 'mode': 'read'}, 'access']
+    """
+    spans = {}
+    for side, program in programs.items():
+        try:
+            text, where = program.printed_parts()
+        except TypeError:   # (a statement its printer does not know: no parts)
+            continue
+        if where and text == text_of(program):
+            spans[side + "_spans"] = where
+    return {**spans, **data} if data else spans or data
+
+
 @serialize.node
 @dataclass(frozen=True)
 class Artifact:
@@ -162,12 +184,19 @@ class Step:
     def __post_init__(self):
         self.artifacts = tuple(self.artifacts)
         self.rewrites = tuple(self.rewrites)
+        printers = {}
         for side in ("before", "after"):   # (printed when first read, see printed_later)
             program = getattr(self, side)
             if isinstance(program, Later):   # (the program's text only, made when read)
                 setattr(self, side, None)
             if self.__dict__["_" + side + "_text"] == "":
                 setattr(self, side + "_text", printed_later(program))
+                if callable(getattr(program, "printed_parts", None)) and printed_later(program) is program:
+                    printers[side] = program
+        data = self.__dict__["_data"]
+        if printers and (data is None or isinstance(data, Mapping)):
+            # where the program's parts are printed, made when read (the step holds the program)
+            self.data = Later(lambda: with_parts(data, printers))
 
     @property
     def changed(self) -> bool:
