@@ -93,6 +93,23 @@ def printed_later(obj: Any) -> Any:
     return text_of(obj)
 
 
+def _once(later: Later) -> Later:
+    """``later`` made once for every field given it (a step's program and its text).
+
+    >>> calls = []
+    >>> step = Step("s", after=Later(lambda: calls.append(1) or "y = 1"))
+    >>> step.after, step.after_text, len(calls)
+    ('y = 1', 'y = 1', 1)
+    """
+    made = []
+
+    def make():
+        if not made:
+            made.append(later.make())
+        return made[0]
+    return Later(make)
+
+
 def _later_parts(make) -> tuple[Later, Later, Later]:
     """Three :class:`Later` values, the parts of one ``make()`` (run once for all three)."""
     made = []
@@ -169,8 +186,10 @@ class Step:
     """One stage of a lowering; see the module docstring."""
 
     stage: str
-    before: Any = None
-    after: Any = None
+    #: the program before and after: an IR object, a text, or a :class:`Later` text (read as
+    #: its text, made once for this field and the ``*_text`` one)
+    before: Any = _Deferred(None)
+    after: Any = _Deferred(None)
     artifacts: tuple[Artifact, ...] = ()
     rewrites: tuple[Rewrite, ...] = ()
     note: str = ""
@@ -186,9 +205,10 @@ class Step:
         self.rewrites = tuple(self.rewrites)
         printers = {}
         for side in ("before", "after"):   # (printed when first read, see printed_later)
-            program = getattr(self, side)
-            if isinstance(program, Later):   # (the program's text only, made when read)
-                setattr(self, side, None)
+            program = self.__dict__["_" + side]
+            if isinstance(program, Later):   # (the program's text only, made when first read)
+                program = _once(program)
+                setattr(self, side, program)
             if self.__dict__["_" + side + "_text"] == "":
                 setattr(self, side + "_text", printed_later(program))
                 if callable(getattr(program, "printed_parts", None)) and printed_later(program) is program:
