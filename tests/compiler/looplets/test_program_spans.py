@@ -132,8 +132,10 @@ def test_a_lowering_prints_its_steps_programs_when_they_are_read(monkeypatch):
     calls = []
     real = provenance.show_spans
     monkeypatch.setattr(provenance, "show_spans", lambda node: calls.append(node) or real(node))
-    A = ss.Tensor.from_scipy(sp.random(5, 4, density=0.5, format="csr", random_state=1), name="A")
-    kernel = ss.lower("y[i] = A[i, j] * x[j]", strategy="looplets", A=A, x=np.arange(4.0))
+    # (names no other test lowers: a kernel the process has not lowered, and whose trace it has
+    # not read, before)
+    M = ss.Tensor.from_scipy(sp.random(5, 4, density=0.5, format="csr", random_state=1), name="M_lazy")
+    kernel = ss.lower("y_lazy[i] = M_lazy[i, j] * v_lazy[j]", strategy="looplets", M_lazy=M, v_lazy=np.arange(4.0))
     steps = [s for s in kernel.trace.steps if s.stage.startswith(("unfurl", "lower:"))]
     assert steps and not calls, "the lowering printed its steps' programs with their spans"
     for s in steps:
