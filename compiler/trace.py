@@ -210,8 +210,9 @@ class Step:
                 program = _once(program)
                 setattr(self, side, program)
             if self.__dict__["_" + side + "_text"] == "":
-                setattr(self, side + "_text", printed_later(program))
-                if callable(getattr(program, "printed_parts", None)) and printed_later(program) is program:
+                kept = printed_later(program)
+                setattr(self, side + "_text", kept)
+                if kept is program and hasattr(program, "printed_parts"):   # (an IR printed when read)
                     printers[side] = program
         data = self.__dict__["_data"]
         if printers and (data is None or isinstance(data, Mapping)):

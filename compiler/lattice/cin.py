@@ -47,8 +47,8 @@ from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..names import FreshNames
 from ..errors import StrategyError
-from ..notation.ast import (Access, Assign, Call, Index, Literal, Reduce, assign_spelling, cat_parts,
-                              free_indices, parts_record, reduction_name, show_parts, walk)
+from ..notation.ast import (Access, Assign, Call, Index, Reduce, assign_spelling, cat_parts,
+                              free_indices, parts_record, reduction_name, show_parts, value_text, walk)
 
 INDENT = "  "
 
@@ -175,14 +175,15 @@ def _lines(s, depth: int, spans: bool) -> list[tuple[str, tuple]]:
 
     def shown(e, mode="read"):
         return show_parts(e, mode) if spans else (str(e), ())
-    if isinstance(s, Assignment):
-        return [cat_parts(pad, shown(s.lhs, "update"), f" {assign_spelling(s.op)} ", shown(s.rhs))]
+    if isinstance(s, Assignment):   # (printing without parts is most prints: kept plain)
+        return [cat_parts(pad, shown(s.lhs, "update"), f" {assign_spelling(s.op)} ", shown(s.rhs)) if spans
+                else (f"{pad}{s.lhs} {assign_spelling(s.op)} {s.rhs}", ())]
     if isinstance(s, Forall):
         head = f"forall {s.index}"
         own = ((len(pad), len(pad) + len(head), {"index": s.index.name}, "loop"),) if spans else ()
         return [(f"{pad}{head}:", own)] + _lines(s.body, depth + 1, spans)
     if isinstance(s, Where):
-        decl = (pad + INDENT, f"{s.temp.name} = {(init := _value_text(s.temp.init))}")
+        decl = (pad + INDENT, f"{s.temp.name} = {(init := value_text(s.temp.init))}")
         if s.temp.workspace:
             over = ', '.join(i.name for i in s.temp.indices)
             decl = (pad + INDENT, shown(s.temp.access(), "update"), f" = {init}  (workspace: "
@@ -196,15 +197,6 @@ def _lines(s, depth: int, spans: bool) -> list[tuple[str, tuple]]:
     if isinstance(s, Skip):
         return [(f"{pad}skip", ())]
     raise TypeError(f"not a CIN statement: {s!r}")
-
-
-def _value_text(v) -> str:
-    if v is NOVALUE:
-        return "?"
-    try:
-        return str(Literal(v.item() if hasattr(v, "item") else v))
-    except TypeError:
-        return repr(v)
 
 
 # -- queries -----------------------------------------------------------------------------

@@ -266,6 +266,20 @@ def reduction_name(op: Operator) -> str:
 # -- printer ---------------------------------------------------------------------
 
 
+def value_text(v) -> str:
+    """A value as a literal prints it (a temporary's start value), ``?`` for no value.
+
+    >>> value_text(np.float64(0.0)), value_text(NOVALUE)
+    ('0.0', '?')
+    """
+    if v is NOVALUE:
+        return "?"
+    try:
+        return str(Literal(v.item() if hasattr(v, "item") else v))
+    except TypeError:
+        return repr(v)
+
+
 def _literal_text(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -294,21 +308,27 @@ def _show(e, spans: bool = False) -> tuple[str, int, tuple]:
         head = f"{reduction_name(e.op)}[{', '.join(i.name for i in e.indices)}]"
         text, _, inner = _show(e.body, spans)
         own = ((0, len(head), {"indices": [i.name for i in e.indices]}, "reduce"),) if spans else ()
-        return _with_prec(cat_parts((head, own), "(", (text, inner), ")"), _ATOM)
+        return f"{head}({text})", _ATOM, own + _moved(inner, len(head) + 1)
     if isinstance(e, Call):
         op = e.op
         if not op.is_user and op.name in BINARY_PRECEDENCE:
             p = BINARY_PRECEDENCE[op.name]
             (lt, lp, ls), (rt, rp, rs) = _show(e.args[0], spans), _show(e.args[1], spans)
             # left-associative; comparisons do not chain, so both sides need parentheses
-            left = ("(", (lt, ls), ")") if lp < p or (lp == p and op.name in COMPARISONS) else ((lt, ls),)
-            right = ("(", (rt, rs), ")") if rp <= p else ((rt, rs),)
-            return _with_prec(cat_parts(*left, f" {op.symbol} ", *right), p)
+            if lp < p or (lp == p and op.name in COMPARISONS):
+                lt, ls = f"({lt})", _moved(ls, 1)
+            if rp <= p:
+                rt, rs = f"({rt})", _moved(rs, 1)
+            left = f"{lt} {op.symbol} "
+            return left + rt, p, (ls + _moved(rs, len(left))) if spans else ()
         if not op.is_user and op.name in PREFIX:
             t, p, ts = _show(e.args[0], spans)
             # "-3" would read back as the literal -3, not neg(3)
-            inner = ("(", (t, ts), ")") if p < UNARY_PRECEDENCE or isinstance(e.args[0], Literal) else ((t, ts),)
-            return _with_prec(cat_parts(PREFIX[op.name], *inner), UNARY_PRECEDENCE)
+            if p < UNARY_PRECEDENCE or isinstance(e.args[0], Literal):
+                t, ts = f"({t})", _moved(ts, 1)
+            return PREFIX[op.name] + t, UNARY_PRECEDENCE, _moved(ts, len(PREFIX[op.name]))
+        if not spans:
+            return f"{op_reference(op)}({', '.join(_show(a)[0] for a in e.args)})", _ATOM, ()
         args = [x for k, a in enumerate(e.args) for x in ([", "] if k else []) + [_show(a, spans)[::2]]]
         return _with_prec(cat_parts(f"{op_reference(op)}(", *args, ")"), _ATOM)
     if hasattr(e, "notation_text"):   # a shape operator (compiler.notation.shape)
@@ -344,6 +364,11 @@ def cat_parts(*pieces) -> tuple[str, tuple]:
         texts.append(text)
         at += len(text)
     return "".join(texts), tuple(parts)
+
+
+def _moved(parts: tuple, by: int) -> tuple:
+    """``parts`` moved ``by`` columns right (their text printed after ``by`` others)."""
+    return tuple([(a + by, b + by, about, role) for a, b, about, role in parts]) if parts else ()
 
 
 def _with_prec(joined: tuple[str, tuple], prec: int) -> tuple[str, int, tuple]:
@@ -437,5 +462,5 @@ def free_indices(e) -> tuple[Index, ...]:
 
 
 __all__ = ["Expr", "Index", "Access", "Literal", "IndexValue", "Call", "Reduce", "Assign", "walk", "accesses",
-           "free_indices", "access_about", "cat_parts", "show_parts", "parts_record", "assign_spelling", "reduction_name", "op_reference",
+           "free_indices", "access_about", "cat_parts", "value_text", "show_parts", "parts_record", "assign_spelling", "reduction_name", "op_reference",
            "BINARY_PRECEDENCE", "UNARY_PRECEDENCE", "COMPARISONS", "PREFIX"]
