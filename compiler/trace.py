@@ -17,6 +17,7 @@ without re-running the compiler.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -92,6 +93,23 @@ def printed_later(obj: Any) -> Any:
     return text_of(obj)
 
 
+def _once(later: Later) -> Later:
+    """``later`` made once for every field given it (a step's program and its text).
+
+    >>> calls = []
+    >>> step = Step("s", after=Later(lambda: calls.append(1) or "y = 1"))
+    >>> step.after, step.after_text, len(calls)
+    ('y = 1', 'y = 1', 1)
+    """
+    made = []
+
+    def make():
+        if not made:
+            made.append(later.make())
+        return made[0]
+    return Later(make)
+
+
 def _later_parts(make) -> tuple[Later, Later, Later]:
     """Three :class:`Later` values, the parts of one ``make()`` (run once for all three)."""
     made = []
@@ -101,6 +119,27 @@ def _later_parts(make) -> tuple[Later, Later, Later]:
             made.append(make())
         return made[0][k]
     return Later(lambda: part(0)), Later(lambda: part(1)), Later(lambda: part(2))
+
+
+def with_parts(data: Mapping | None, programs: Mapping[str, Any]) -> Mapping | None:
+    """``data`` with where the parts of each side's program are printed (``before_spans``,
+    ``after_spans``: ``{line: [[start, end, about, role]]}``, from its ``printed_parts()``), for
+    the explorer to mark them without reading the text back; a side whose printer fails or prints
+    otherwise than its text (a subclass printing itself) records none, and ``data`` keeps its own.
+
+    >>> from compiler.notation import parse
+    >>> with_parts({"n": 1}, {"after": parse("y[i] = x[i]")})["after_spans"]["1"][1]
+    [7, 11, {'tensor': 'x', 'indices': ['i'], 'mode': 'read'}, 'access']
+    """
+    spans = {}
+    for side, program in programs.items():
+        try:
+            text, where = program.printed_parts()
+        except TypeError:   # (a statement its printer does not know: no parts)
+            continue
+        if where and text == text_of(program):
+            spans[side + "_spans"] = where
+    return {**spans, **data} if data else spans or data
 
 
 @serialize.node
@@ -147,8 +186,10 @@ class Step:
     """One stage of a lowering; see the module docstring."""
 
     stage: str
-    before: Any = None
-    after: Any = None
+    #: the program before and after: an IR object, a text, or a :class:`Later` text (read as
+    #: its text, made once for this field and the ``*_text`` one)
+    before: Any = _Deferred(None)
+    after: Any = _Deferred(None)
     artifacts: tuple[Artifact, ...] = ()
     rewrites: tuple[Rewrite, ...] = ()
     note: str = ""
@@ -162,12 +203,21 @@ class Step:
     def __post_init__(self):
         self.artifacts = tuple(self.artifacts)
         self.rewrites = tuple(self.rewrites)
+        printers = {}
         for side in ("before", "after"):   # (printed when first read, see printed_later)
-            program = getattr(self, side)
-            if isinstance(program, Later):   # (the program's text only, made when read)
-                setattr(self, side, None)
+            program = self.__dict__["_" + side]
+            if isinstance(program, Later):   # (the program's text only, made when first read)
+                program = _once(program)
+                setattr(self, side, program)
             if self.__dict__["_" + side + "_text"] == "":
-                setattr(self, side + "_text", printed_later(program))
+                kept = printed_later(program)
+                setattr(self, side + "_text", kept)
+                if kept is program and hasattr(program, "printed_parts"):   # (an IR printed when read)
+                    printers[side] = program
+        data = self.__dict__["_data"]
+        if printers and (data is None or isinstance(data, Mapping)):
+            # where the program's parts are printed, made when read (the step holds the program)
+            self.data = Later(lambda: with_parts(data, printers))
 
     @property
     def changed(self) -> bool:

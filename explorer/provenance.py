@@ -8,11 +8,13 @@ lowering recorded them). The step that lowered a looplet says so in its ``data``
 (``{"tag": ...}``), a looplet nest's artifact names its tensor and index in its ``data``, and a
 lattice's artifact the tags of its drawing's points (``data["node_tags"]``) and of its text's
 lines (``data["line_tags"]``, kept as :attr:`Provenance.texts`) and where in a line its points,
-loops and cases are printed (``data["line_spans"]``, kept as :attr:`Provenance.spans`). A looplet
-lowering's step records where the loops, accesses and looplets of its program texts are printed
-and what each is (``data["before_spans"]``, ``data["after_spans"]``, kept as
-:attr:`Provenance.parts`). Nothing is read back from printed text where the compiler recorded it
-(traces saved before it did are read by pattern).
+loops and cases are printed (``data["line_spans"]``, kept as :attr:`Provenance.spans`). A step
+showing index notation, concrete index notation or looplet IR records where the loops, accesses,
+reductions and looplets of its program texts are printed and what each is
+(``data["before_spans"]``, ``data["after_spans"]``, kept as :attr:`Provenance.parts`), each
+record with the step that printed it. Nothing is read back from printed text where the compiler
+recorded it (traces saved before it did are read by pattern, as are the accesses in a lattice's
+or a CFIR's text).
 
 :func:`trace_provenance` gathers that into a :class:`Provenance` (``{tag: C lines}`` with a
 :class:`TagInfo` per tag); :func:`program_marks` finds the parts of a program text a tag
@@ -92,11 +94,17 @@ class Provenance(dict):
     ``.texts`` maps a printed artifact (a lattice's text) to the tags the compiler recorded for
     its lines (``{line: tags}``, from its ``data["line_tags"]``), ``.spans`` to the columns of the
     points, loops and cases printed in them (``{line: [(start, end, tag, role)]}``, from its
-    ``data["line_spans"]``; ``role``: ``point``, ``loop`` or ``case``). ``.parts`` maps a looplet
-    IR text to every part printed in it (``{line: [(start, end, about, role)]}``, from a step's
-    ``data["before_spans"]``/``["after_spans"]``; ``role``: ``loop``, ``access`` or ``looplet``,
-    ``about`` what it is: its index, tensor, indices, style), and such a text is marked by them
-    alone.
+    ``data["line_spans"]``; ``role``: ``point``, ``loop`` or ``case``). ``.parts`` maps a program
+    text (index notation, concrete index notation, looplet IR) to every part printed in it
+    (``{line: [(start, end, about, role)]}``, from a step's ``data["before_spans"]``/
+    ``["after_spans"]``; ``role``: ``loop``, ``access``, ``reduce`` or ``looplet``, ``about`` what
+    it is: its index, tensor, indices, style), and such a text is marked by them alone.
+
+    Each of the three records the step that printed the text (``{text: {step: record}}``; a
+    record given as ``{text: record}`` is of no known step): two steps may print one text of
+    different things (``Lookup(...)[i] = Stepper[i]``, once of ``a``'s looplet, once of
+    ``b``'s), and a text shown at a step takes the record of the latest step up to it that
+    printed it (:meth:`recorded`).
 
     >>> p = Provenance({"lattice:i:U": [1, 2], "lattice:i:A": [2]},
     ...                {"lattice:i:A": TagInfo("lattice:i:A", "lattice", "i", ("A",))})
@@ -111,13 +119,35 @@ class Provenance(dict):
         super().__init__({str(k): sorted(int(n) for n in v) for k, v in dict(lines).items()})
         self.info: dict[str, TagInfo] = {t: (info or {}).get(t) or TagInfo(t) for t in self}
         self.c_text = c_text
-        self.texts: dict[str, dict[int, list[str]]] = {t: {int(n): list(v) for n, v in by_line.items()}
-                                                        for t, by_line in (texts or {}).items()}
-        self.spans: dict[str, dict[int, list[tuple[int, int, str, str]]]] = {
-            t: {int(n): [(int(a), int(b), str(tag), str(role)) for a, b, tag, role in v] for n, v in by_line.items()}
-            for t, by_line in (spans or {}).items()}
-        self.parts: dict[str, dict[int, list[tuple[int, int, Mapping, str]]]] = {
-            t: {int(n): list(v) for n, v in by_line.items()} for t, by_line in (parts or {}).items()}
+        self.texts: dict[str, dict[int | None, dict[int, list[str]]]] = {
+            t: {k: {int(n): list(v) for n, v in by_line.items()} for k, by_line in _by_step(at).items()}
+            for t, at in (texts or {}).items()}
+        self.spans: dict[str, dict[int | None, dict[int, list[tuple[int, int, str, str]]]]] = {
+            t: {k: {int(n): [(int(a), int(b), str(tag), str(role)) for a, b, tag, role in v]
+                    for n, v in by_line.items()} for k, by_line in _by_step(at).items()}
+            for t, at in (spans or {}).items()}
+        self.parts: dict[str, dict[int | None, dict[int, list[tuple[int, int, Mapping, str]]]]] = {
+            t: {k: {int(n): list(v) for n, v in by_line.items()} for k, by_line in _by_step(at).items()}
+            for t, at in (parts or {}).items()}
+
+    def recorded(self, kind: str, text: str, step: int | None = None):
+        """The record of ``kind`` (``"texts"``, ``"spans"`` or ``"parts"``) for ``text`` shown at
+        ``step``: the latest step's up to ``step`` that printed it, else the first (``None``
+        where the compiler recorded none).
+
+        >>> p = Provenance(parts={"y[i] = Stepper[i]": {3: {1: ["A"]}, 7: {1: ["B"]}}})
+        >>> p.recorded("parts", "y[i] = Stepper[i]", 5), p.recorded("parts", "y[i] = Stepper[i]", 9)
+        ({1: ['A']}, {1: ['B']})
+        """
+        at = getattr(self, kind).get(text)
+        if not at:
+            return None
+        steps = sorted(at, key=lambda k: -1 if k is None else k)
+        if step is not None:
+            upto = [k for k in steps if k is not None and k <= step]
+            if upto:
+                return at[upto[-1]]
+        return at[steps[0]]
 
     def only(self, tags: Iterable[str] | str | None) -> "Provenance":
         """The same provenance restricted to ``tags`` (one tag, several, or ``None``: all)."""
@@ -253,29 +283,38 @@ def trace_provenance(source) -> Provenance:
     for tag in lines:
         base = _origin_info(tag, origins[tag], lowered.get(tag)) if tag in origins else TagInfo(tag)
         info[tag] = replace(base, what=whats.get(tag, ""))
-    texts, spans = {}, {}
-    parts = {}
-    for s in steps:
+    # each record by the text it is of and the step that printed it (one text may be printed of
+    # different things at two steps)
+    texts, spans, parts = {}, {}, {}
+    for k, s in enumerate(steps):
         data = getattr(s, "data", None)
         for side in ("before", "after") if isinstance(data, Mapping) else ():
             recorded = _parts(data.get(side + "_spans"))
             if recorded is not None:
-                parts[getattr(s, side + "_text")] = recorded
-    for a in artifacts:
-        recorded = a.data.get("line_tags") if isinstance(a.data, Mapping) else None
-        if isinstance(recorded, Mapping):
-            try:
-                texts[a.text] = {int(n): [str(t) for t in ts] for n, ts in recorded.items()}
-            except (TypeError, ValueError):
-                continue   # (malformed: the text's names are read instead)
-        columns = a.data.get("line_spans") if isinstance(a.data, Mapping) else None
-        if isinstance(columns, Mapping):
-            try:
-                spans[a.text] = {int(n): [(int(x), int(y), str(t), str(r)) for x, y, t, r in v]
-                                 for n, v in columns.items()}
-            except (TypeError, ValueError):
-                continue   # (malformed: the heads are found by pattern instead)
+                parts.setdefault(getattr(s, side + "_text"), {})[k] = recorded
+        for a in s.artifacts:
+            recorded = a.data.get("line_tags") if isinstance(a.data, Mapping) else None
+            if isinstance(recorded, Mapping):
+                try:
+                    texts.setdefault(a.text, {})[k] = {int(n): [str(t) for t in ts] for n, ts in recorded.items()}
+                except (TypeError, ValueError):
+                    pass   # (malformed: the text's names are read instead)
+            columns = a.data.get("line_spans") if isinstance(a.data, Mapping) else None
+            if isinstance(columns, Mapping):
+                try:
+                    spans.setdefault(a.text, {})[k] = {int(n): [(int(x), int(y), str(t), str(r)) for x, y, t, r in v]
+                                                       for n, v in columns.items()}
+                except (TypeError, ValueError):
+                    pass   # (malformed: the heads are found by pattern instead)
     return Provenance(lines, info, c_text, texts, spans, parts)
+
+
+def _by_step(records: Mapping) -> Mapping:
+    """``{step: record}`` as given, or a lone record (``{line: ...}``) as of no known step."""
+    records = dict(records)
+    if records and all(isinstance(v, Mapping) for v in records.values()):
+        return records
+    return {None: records}
 
 
 def _parts(recorded) -> dict[int, list[tuple[int, int, Mapping, str]]] | None:
@@ -451,8 +490,9 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
 
     def sort(tags: Iterable[str]) -> tuple[str, ...]:
         return tuple(sorted(dict.fromkeys(tags), key=order.__getitem__))
-    if text in prov.parts:   # (looplet IR whose printer said where each part is)
-        return _part_marks(text, prov.parts[text], prov, step, sort)
+    printed = prov.recorded("parts", text, step)
+    if printed is not None:   # (a program whose printer said where each part is)
+        return _part_marks(text, printed, prov, step, sort)
     # a looplet IR line may end in a value ``${...}``: that brace does not make the text C
     if _C_LIKE.search(_IR_VALUE.sub("", text)) and prov.c_text:
         return _c_marks(text, prov)
@@ -469,10 +509,10 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
 
     # the tags the compiler recorded for this text's lines (a lattice's points and loops), else
     # (a text it recorded none for) derived from the names printed in it
-    recorded = prov.texts.get(text)
+    recorded = prov.recorded("texts", text, step)
     known = {n: [t for t in ts if t in prov] for n, ts in (recorded or {}).items()}
     # where the printer put each point, loop and case of this text (none: found by pattern)
-    placed = prov.spans.get(text) or {}
+    placed = prov.recorded("spans", text, step) or {}
 
     marks: list[Mark] = []
     lattice_index: str | None = None
@@ -573,9 +613,9 @@ def _access_tags(prov: Provenance, name: str | None, indices: Sequence[str], wri
 
 def _part_marks(text: str, parts: Mapping[int, Sequence[tuple[int, int, Mapping, str]]], prov: Provenance,
                 step: int | None, sort) -> list[Mark]:
-    """The marks of a looplet IR text from the parts its printer recorded (see
-    :attr:`Provenance.parts`): a loop takes its index's tags, a looplet the tag of its coming
-    lowering, an access the tags of its indices that name its tensor."""
+    """The marks of a program text from the parts its printer recorded (see
+    :attr:`Provenance.parts`): a loop takes its index's tags, a reduction its indices', a looplet
+    the tag of its coming lowering, an access the tags of its indices that name its tensor."""
     lines = text.splitlines()
     marks = []
     for n, here in sorted(parts.items()):
@@ -589,6 +629,8 @@ def _part_marks(text: str, parts: Mapping[int, Sequence[tuple[int, int, Mapping,
                 continue   # (a record that does not fit its text: nothing is guessed)
             if role == "loop":
                 tags = prov.widest_first(prov.by_index(about.get("index")))
+            elif role == "reduce":   # (sum[j]: the tags of its indices)
+                tags = [t for i in about.get("indices") or () for t in prov.widest_first(prov.by_index(i))]
             elif role == "looplet":
                 tags = _coming_looplet(prov, about.get("style"), [about.get("index")], step, about.get("tensor"))
             else:

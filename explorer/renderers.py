@@ -752,7 +752,7 @@ def render_step(step, index: int | None = None, session=None, parts: Iterable[st
             title, kind = "diff: what the step changed", "diff"
             text = _unified(step.before_text, step.after_text) if step.before_text else ""
         if text:
-            out.append(section(title, render_diff(text) if kind == "diff" else render_program(text, prov, shapes=shapes)))
+            out.append(section(title, render_diff(text) if kind == "diff" else render_program(text, prov, index, shapes=shapes)))
     if "rewrites" in want and step.rewrites:
         distinct = len(fold_rewrites(step.rewrites))
         extra = f", {distinct} distinct" if distinct < len(step.rewrites) else ""

@@ -308,8 +308,11 @@ class Compare(W.HBox):
             if len(s):
                 step = s.steps[at]
                 note = step.note.splitlines()[0] if step.note and step.error is None else ""
+                # (wrapping anywhere: a compile step's note names its library, one word wider than
+                # a column at 900 px)
                 self.steps_shown[k].value = (
-                    f"<div style='font:600 13px sans-serif'>step {at} of {len(s) - 1}: {_html.escape(step.stage)} "
+                    f"<div style='font:600 13px sans-serif;overflow-wrap:anywhere'>step {at} of {len(s) - 1}: "
+                    f"{_html.escape(step.stage)} "
                     f"<span style='font-weight:normal;color:{MUTED}'>{_html.escape(note)}</span></div>")
                 c = c_view(s, at)
                 self.code_titles[k].value = (f"<b>{_html.escape(c.title)}</b>" if c.emitted_at is not None

@@ -376,7 +376,7 @@ class Explorer(W.VBox):
             program += R.render_rewrites(step)
         shown = diff_view(s, i)
         diff = (R.render_diff(shown.text) if shown.kind == "diff"
-                else R.render_program(shown.text, prov, shapes=shapes))
+                else R.render_program(shown.text, prov, i, shapes=shapes))
 
         # the drawing: this step's artifacts, else the latest drawn before it
         focus = R.step_focus(step)

@@ -47,8 +47,8 @@ from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..names import FreshNames
 from ..errors import StrategyError
-from ..notation.ast import (Access, Assign, Call, Index, Literal, Reduce, assign_spelling, free_indices,
-                              reduction_name, walk)
+from ..notation.ast import (Access, Assign, Call, Index, Reduce, assign_spelling, cat_parts,
+                              free_indices, parts_record, reduction_name, show_parts, value_text, walk)
 
 INDENT = "  "
 
@@ -61,6 +61,16 @@ class Stmt:
 
     def pretty(self) -> str:
         return str(self)
+
+    def printed_parts(self) -> tuple[str, dict]:
+        """The text and where its loop heads, accesses and reductions are printed
+        (:func:`~compiler.notation.ast.parts_record`), which a trace step given it records.
+
+        >>> text, parts = Forall(Index("i"), Skip()).printed_parts()
+        >>> parts
+        {'1': [[0, 8, {'index': 'i'}, 'loop']]}
+        """
+        return parts_record(_lines(self, 0, True))
 
 
 @serialize.node
@@ -156,36 +166,37 @@ class Skip(Stmt):
 
 def stmt_lines(s, depth: int) -> list[str]:
     """The printed lines of statement ``s``, indented ``depth`` levels (derived.py prints with them)."""
+    return [line for line, _ in _lines(s, depth, False)]
+
+
+def _lines(s, depth: int, spans: bool) -> list[tuple[str, tuple]]:
+    """The lines of ``s`` and, with ``spans``, the parts printed in each (see :meth:`Stmt.printed_parts`)."""
     pad = INDENT * depth
-    if isinstance(s, Assignment):
-        return [f"{pad}{s.lhs} {assign_spelling(s.op)} {s.rhs}"]
+
+    def shown(e, mode="read"):
+        return show_parts(e, mode) if spans else (str(e), ())
+    if isinstance(s, Assignment):   # (printing without parts is most prints: kept plain)
+        return [cat_parts(pad, shown(s.lhs, "update"), f" {assign_spelling(s.op)} ", shown(s.rhs)) if spans
+                else (f"{pad}{s.lhs} {assign_spelling(s.op)} {s.rhs}", ())]
     if isinstance(s, Forall):
-        return [f"{pad}forall {s.index}:"] + stmt_lines(s.body, depth + 1)
+        head = f"forall {s.index}"
+        own = ((len(pad), len(pad) + len(head), {"index": s.index.name}, "loop"),) if spans else ()
+        return [(f"{pad}{head}:", own)] + _lines(s.body, depth + 1, spans)
     if isinstance(s, Where):
-        init = _value_text(s.temp.init)
-        decl = f"{s.temp.name} = {init}"
+        decl = (pad + INDENT, f"{s.temp.name} = {(init := value_text(s.temp.init))}")
         if s.temp.workspace:
             over = ', '.join(i.name for i in s.temp.indices)
-            decl = (f"{s.temp.access()} = {init}  (workspace: "
+            decl = (pad + INDENT, shown(s.temp.access(), "update"), f" = {init}  (workspace: "
                     + (f"dense over {over})" if s.temp.dense else
                        f"sparse over {over}: values, a bitmap and a "
                        + ("list of row-major positions)" if len(s.temp.indices) > 1 else "coordinate list)")))
-        return ([f"{pad}where:"] + stmt_lines(s.consumer, depth + 1) + [f"{pad}producer:",
-                f"{pad}{INDENT}{decl}"] + stmt_lines(s.producer, depth + 1))
+        return ([(f"{pad}where:", ())] + _lines(s.consumer, depth + 1, spans) + [(f"{pad}producer:", ()),
+                cat_parts(*decl)] + _lines(s.producer, depth + 1, spans))
     if isinstance(s, Sequence):
-        return stmt_lines(s.define, depth) + stmt_lines(s.mutate, depth)
+        return _lines(s.define, depth, spans) + _lines(s.mutate, depth, spans)
     if isinstance(s, Skip):
-        return [f"{pad}skip"]
+        return [(f"{pad}skip", ())]
     raise TypeError(f"not a CIN statement: {s!r}")
-
-
-def _value_text(v) -> str:
-    if v is NOVALUE:
-        return "?"
-    try:
-        return str(Literal(v.item() if hasattr(v, "item") else v))
-    except TypeError:
-        return repr(v)
 
 
 # -- queries -----------------------------------------------------------------------------

@@ -86,29 +86,30 @@ def printed_step(before=None, after=None, data=None) -> dict:
     """The ``before``, ``after`` and ``data`` of a trace step showing programs ``before`` and
     ``after``: their texts (:func:`step_text`), and ``data`` (a mapping, or None) with where their
     parts are printed (``before_spans``, ``after_spans``: see :func:`printed`) where they have any.
-    The spans are made when ``data`` is first read (most traces never are; program nodes are
-    immutable), each kept only if printed as the text was.
+    A program's text and its spans are made when first read (most traces never are; program nodes
+    are immutable, and a list is copied as it may grow later), the spans kept only if printed as
+    the text was; the step holds the program until then, as steps given other IR do.
 
     >>> from compiler.trace import Trace
     >>> from compiler.looplets.program import TensorRef
     >>> step = Trace().record("unfurl", **printed_step(after=Access(TensorRef("A"), (Index("i"),)), data={"index": "i"}))
-    >>> step.after, step.data
+    >>> step.after_text, step.data
     ('A[i]', {'index': 'i', 'after_spans': {'1': [[0, 4, {'tensor': 'A', 'indices': ['i'], 'mode': 'read'}, 'access']]}})
     """
-    texts = step_text(before), step_text(after)
-    # (a program: a node or statements, a list copied as it may grow later; imperative code and
-    # texts have no parts)
     sides = [tuple(x) if isinstance(x, list) else x for x in (before, after)]
     sides = [x if isinstance(x, Node) or isinstance(x, tuple) and x and all(isinstance(n, Node) for n in x) else None
              for x in sides]
+    # (imperative code and texts have no parts: printed now, as they may change)
+    texts = [step_text(x) if program is None else Later(lambda program=program: step_text(program))
+             for x, program in zip((before, after), sides)]
     if sides == [None, None]:
         return {"before": texts[0], "after": texts[1], "data": data}
 
     def made():
         spans = {}
-        for key, x, text in zip(("before_spans", "after_spans"), sides, texts):
-            again, where = printed(x)
-            if where and again == text:
+        for key, x in zip(("before_spans", "after_spans"), sides):
+            text, where = printed(x)
+            if where and text == step_text(x):
                 spans[key] = where
         return {**(data or {}), **spans} if spans else data
     return {"before": texts[0], "after": texts[1], "data": Later(made)}

@@ -380,9 +380,10 @@ def _cat(*parts) -> tuple[str, tuple]:
     return "".join(texts), tuple(spans)
 
 
-def _show(e) -> tuple[str, int, tuple]:
-    """The text of expression ``e``, its precedence, and where each access is printed in the
-    text: ``((start, end, access), ...)`` (an access inside another's indices is the outer's)."""
+def _show(e, spans: bool = False) -> tuple[str, int, tuple]:
+    """The text of expression ``e``, its precedence, and with ``spans`` where each access is
+    printed in the text: ``((start, end, access), ...)`` (an access inside another's indices is
+    the outer's; without, none: a lowering prints its steps' texts often)."""
     if isinstance(e, Literal):
         return literal_text(e.value), 11, ()
     if isinstance(e, (Index, Variable, TensorRef)):
@@ -395,7 +396,7 @@ def _show(e) -> tuple[str, int, tuple]:
         text = _wrapped_access_text(e)
         if text is None:
             text = f"{_tns_text(e.tns)}[{', '.join(show_expr(i) for i in e.idxs)}]"
-        return text, 11, ((0, len(text), e),)
+        return text, 11, ((0, len(text), e),) if spans else ()
     if isinstance(e, Call):
         op = e.op
         name = getattr(op, "name", None)
@@ -403,22 +404,22 @@ def _show(e) -> tuple[str, int, tuple]:
                 isinstance(e.args[1], Literal) and isinstance(e.args[1].value, (int, float)) and \
                 not isinstance(e.args[1].value, bool) and e.args[1].value < 0:
             # i + -1 reads as i - 1 (offsets fold their constants into an addition)
-            (lt, lp, ls), p = _show(e.args[0]), _PREC["sub"]
+            (lt, lp, ls), p = _show(e.args[0], spans), _PREC["sub"]
             left = ("(", (lt, ls), ")") if lp < p else ((lt, ls),)
             return _with_prec(_cat(*left, f" - {literal_text(-e.args[1].value)}"), p)
         if isinstance(op, Operator) and not op.is_user and name in _INFIX and len(e.args) == 2:
             p = _PREC[name]
-            (lt, lp, ls), (rt, rp, rs) = _show(e.args[0]), _show(e.args[1])
+            (lt, lp, ls), (rt, rp, rs) = _show(e.args[0], spans), _show(e.args[1], spans)
             left = ("(", (lt, ls), ")") if lp < p else ((lt, ls),)
             right = ("(", (rt, rs), ")") if rp <= p else ((rt, rs),)
             return _with_prec(_cat(*left, f" {_INFIX[name]} ", *right), p)
         if isinstance(op, Operator) and not op.is_user and name in ("not", "neg"):
-            t, p, ts = _show(e.args[0])
+            t, p, ts = _show(e.args[0], spans)
             inner = ("(", (t, ts), ")") if p < 10 else ((t, ts),)
             return _with_prec(_cat("!" if name == "not" else "-", *inner), 10)
         args = []
         for k, a in enumerate(e.args):
-            t, _, ts = _show(a)
+            t, _, ts = _show(a, spans)
             args += [", "] * bool(k) + [(t, ts)]
         return _with_prec(_cat(f"{op_name(op)}(", *args, ")"), 11)
     return _tns_text(e), 11, ()
@@ -476,7 +477,7 @@ def assign_text(op) -> str:
 
 def show_stmt(s, depth: int) -> list[str]:
     """The Finch-like lines of a statement at indentation ``depth``."""
-    return [line for line, _ in _stmt_lines(s, depth)]
+    return [line for line, _ in _stmt_lines(s, depth, False)]
 
 
 def show_spans(node) -> tuple[str, dict[int, list[tuple[int, int, Node]]]]:
@@ -493,10 +494,10 @@ def show_spans(node) -> tuple[str, dict[int, list[tuple[int, int, Node]]]]:
     [('for i = _', 'Loop'), ('y[i]', 'Access'), ('Run[i]', 'Access')]
     """
     if not isinstance(node, Stmt):
-        text, _, spans = _show(node)
+        text, _, spans = _show(node, True)
         return text, ({1: list(spans)} if spans else {})
     lines, spans, n = [], {}, 1
-    for line, v in _stmt_lines(node, 0):
+    for line, v in _stmt_lines(node, 0, True):
         lines.append(line)
         if v:
             spans[n] = list(v)
@@ -504,27 +505,27 @@ def show_spans(node) -> tuple[str, dict[int, list[tuple[int, int, Node]]]]:
     return "\n".join(lines), spans
 
 
-def _stmt_lines(s, depth: int) -> list[tuple[str, tuple]]:
-    """The lines of a statement with the spans of each (see :func:`show_spans`)."""
+def _stmt_lines(s, depth: int, spans: bool) -> list[tuple[str, tuple]]:
+    """The lines of a statement with, given ``spans``, the spans of each (see :func:`show_spans`)."""
     pad = "  " * depth
 
     def line(*parts) -> tuple[str, tuple]:
         return _cat(pad, *parts)
 
     def expr(e) -> tuple[str, tuple]:
-        text, _, spans = _show(e)
-        return text, spans
+        text, _, where = _show(e, spans)
+        return text, where
     if isinstance(s, Block):
         if not s.stmts:
             return [(pad + "pass", ())]
-        return [x for t in s.stmts for x in _stmt_lines(t, depth)]
+        return [x for t in s.stmts for x in _stmt_lines(t, depth, spans)]
     if isinstance(s, Loop):
         head = f"for {s.idx.name} = {'_' if s.ext is None else s.ext}"
-        return [line((head, ((0, len(head), s),))), *_stmt_lines(s.body, depth + 1)]
+        return [line((head, ((0, len(head), s),) if spans else ())), *_stmt_lines(s.body, depth + 1, spans)]
     if isinstance(s, Sieve):
-        return [line("if ", expr(s.cond)), *_stmt_lines(s.body, depth + 1)]
+        return [line("if ", expr(s.cond)), *_stmt_lines(s.body, depth + 1, spans)]
     if isinstance(s, Define):
-        return [line(f"let {s.var.name} = ", expr(s.val)), *_stmt_lines(s.body, depth + 1)]
+        return [line(f"let {s.var.name} = ", expr(s.val)), *_stmt_lines(s.body, depth + 1, spans)]
     if isinstance(s, Declare):
         return [line(f"{s.tns.name} .= ", expr(s.init))]
     if isinstance(s, Freeze):

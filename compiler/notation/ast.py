@@ -55,6 +55,11 @@ class Expr:
         """The readable text of the node (what :func:`parse` reads back)."""
         return str(self)
 
+    def printed_parts(self) -> tuple[str, dict]:
+        """The text and where its parts are printed, as a trace step records them (see
+        :func:`show_parts`); a step given this node records them in its ``data``."""
+        return parts_record([show_parts(self)])
+
     def children(self) -> tuple:
         return ()
 
@@ -226,6 +231,10 @@ class Assign:
     def pretty(self) -> str:
         return str(self)
 
+    def printed_parts(self) -> tuple[str, dict]:
+        """See :meth:`Expr.printed_parts`."""
+        return parts_record([show_parts(self)])
+
     @property
     def reduction_op(self) -> Operator:
         """The operator that implicit reductions use: ``+`` for ``=``, else the update's."""
@@ -257,6 +266,20 @@ def reduction_name(op: Operator) -> str:
 # -- printer ---------------------------------------------------------------------
 
 
+def value_text(v) -> str:
+    """A value as a literal prints it (a temporary's start value), ``?`` for no value.
+
+    >>> value_text(np.float64(0.0)), value_text(NOVALUE)
+    ('0.0', '?')
+    """
+    if v is NOVALUE:
+        return "?"
+    try:
+        return str(Literal(v.item() if hasattr(v, "item") else v))
+    except TypeError:
+        return repr(v)
+
+
 def _literal_text(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -269,40 +292,134 @@ def _literal_text(v) -> str:
     return str(v)
 
 
-def _show(e) -> tuple[str, int]:
-    """(text, precedence) of a node."""
+def _show(e, spans: bool = False) -> tuple[str, int, tuple]:
+    """(text, precedence, parts) of a node; with ``spans``, ``parts`` says where each access and
+    reduction head is printed in the text: ``((start, end, about, role), ...)`` (see
+    :func:`show_parts`), else it is ``()`` (printing a step's program should stay cheap)."""
     if isinstance(e, Access):
-        return f"{e.tensor}[{', '.join(str(i) for i in e.indices)}]", _ATOM
+        text = f"{e.tensor}[{', '.join(str(i) for i in e.indices)}]"
+        return text, _ATOM, ((0, len(text), access_about(e, "read"), "access"),) if spans else ()
     if isinstance(e, IndexValue):
-        return e.index.name, _ATOM
+        return e.index.name, _ATOM, ()
     if isinstance(e, Literal):
         text = _literal_text(e.value)
-        return text, (UNARY_PRECEDENCE if text.startswith("-") else _ATOM)
+        return text, (UNARY_PRECEDENCE if text.startswith("-") else _ATOM), ()
     if isinstance(e, Reduce):
-        idx = ", ".join(i.name for i in e.indices)
-        return f"{reduction_name(e.op)}[{idx}]({_show(e.body)[0]})", _ATOM
+        head = f"{reduction_name(e.op)}[{', '.join(i.name for i in e.indices)}]"
+        text, _, inner = _show(e.body, spans)
+        own = ((0, len(head), {"indices": [i.name for i in e.indices]}, "reduce"),) if spans else ()
+        return f"{head}({text})", _ATOM, own + _moved(inner, len(head) + 1)
     if isinstance(e, Call):
         op = e.op
         if not op.is_user and op.name in BINARY_PRECEDENCE:
             p = BINARY_PRECEDENCE[op.name]
-            (lt, lp), (rt, rp) = _show(e.args[0]), _show(e.args[1])
+            (lt, lp, ls), (rt, rp, rs) = _show(e.args[0], spans), _show(e.args[1], spans)
             # left-associative; comparisons do not chain, so both sides need parentheses
             if lp < p or (lp == p and op.name in COMPARISONS):
-                lt = f"({lt})"
+                lt, ls = f"({lt})", _moved(ls, 1)
             if rp <= p:
-                rt = f"({rt})"
-            return f"{lt} {op.symbol} {rt}", p
+                rt, rs = f"({rt})", _moved(rs, 1)
+            left = f"{lt} {op.symbol} "
+            return left + rt, p, (ls + _moved(rs, len(left))) if spans else ()
         if not op.is_user and op.name in PREFIX:
-            t, p = _show(e.args[0])
+            t, p, ts = _show(e.args[0], spans)
             # "-3" would read back as the literal -3, not neg(3)
             if p < UNARY_PRECEDENCE or isinstance(e.args[0], Literal):
-                t = f"({t})"
-            return f"{PREFIX[op.name]}{t}", UNARY_PRECEDENCE
-        args = ", ".join(_show(a)[0] for a in e.args)
-        return f"{op_reference(op)}({args})", _ATOM
+                t, ts = f"({t})", _moved(ts, 1)
+            return PREFIX[op.name] + t, UNARY_PRECEDENCE, _moved(ts, len(PREFIX[op.name]))
+        if not spans:
+            return f"{op_reference(op)}({', '.join(_show(a)[0] for a in e.args)})", _ATOM, ()
+        args = [x for k, a in enumerate(e.args) for x in ([", "] if k else []) + [_show(a, spans)[::2]]]
+        return _with_prec(cat_parts(f"{op_reference(op)}(", *args, ")"), _ATOM)
     if hasattr(e, "notation_text"):   # a shape operator (compiler.notation.shape)
-        return e.notation_text(lambda c: _show(c)[0]), _ATOM
+        shown = []
+
+        def show(c):
+            shown.append(_show(c, spans)[::2])
+            return shown[-1][0]
+        text = e.notation_text(show)
+        # (its operands are printed in order, each once: their parts move to where each landed)
+        parts, at = [], 0
+        for t, inner in shown:
+            k = text.find(t, at) if inner else -1
+            if k >= 0:
+                parts.extend((a + k, b + k, about, role) for a, b, about, role in inner)
+                at = k + len(t)
+        return text, _ATOM, tuple(parts)
     raise TypeError(f"not an index-notation node: {e!r}")
+
+
+def cat_parts(*pieces) -> tuple[str, tuple]:
+    """The text of ``pieces`` (texts, or ``(text, parts)`` pairs) joined, with their parts moved
+    to where each lands in it.
+
+    >>> cat_parts("y = ", ("A[i]", ((0, 4, {}, "access"),)))
+    ('y = A[i]', ((4, 8, {}, 'access'),))
+    """
+    texts, parts, at = [], [], 0
+    for piece in pieces:
+        text, inner = (piece, ()) if isinstance(piece, str) else piece
+        if inner:
+            parts.extend((a + at, b + at, about, role) for a, b, about, role in inner)
+        texts.append(text)
+        at += len(text)
+    return "".join(texts), tuple(parts)
+
+
+def _moved(parts: tuple, by: int) -> tuple:
+    """``parts`` moved ``by`` columns right (their text printed after ``by`` others)."""
+    return tuple([(a + by, b + by, about, role) for a, b, about, role in parts]) if parts else ()
+
+
+def _with_prec(joined: tuple[str, tuple], prec: int) -> tuple[str, int, tuple]:
+    return joined[0], prec, joined[1]
+
+
+def access_about(a: Access, mode: str) -> dict:
+    """What the explorer links an access by: its tensor, its index variables and whether it is
+    read or written (``update``).
+
+    >>> access_about(Access("A", (2, "j")), "read")
+    {'tensor': 'A', 'indices': ['j'], 'mode': 'read'}
+    """
+    return {"tensor": a.tensor, "indices": [i.name for i in a.loop_indices], "mode": mode}
+
+
+def show_parts(e, mode: str = "read") -> tuple[str, tuple]:
+    """The text of index-notation node ``e`` (as ``str`` prints it) and where each of its parts is
+    printed: ``((start, end, about, role), ...)``, an access (``role`` ``access``, ``about`` from
+    :func:`access_about`; an assignment's left side is written, ``update``) and a reduction's head
+    (``reduce``, ``about`` its indices). Anything else prints as ``str`` does, with no parts. The
+    explorer marks a step's text from them instead of finding its accesses by pattern.
+
+    >>> from compiler.notation import parse
+    >>> text, parts = show_parts(parse("y[i] = A[i, j] * x[j]"))
+    >>> [(text[a:b], about, role) for a, b, about, role in parts][:2]
+    [('y[i]', {'tensor': 'y', 'indices': ['i'], 'mode': 'update'}, 'access'), ('sum[j]', {'indices': ['j']}, 'reduce')]
+    """
+    if isinstance(e, Assign):
+        lhs, _, ls = _show(e.lhs, True)
+        rhs, _, rs = _show(e.rhs, True)
+        return cat_parts((lhs, tuple((a, b, {**about, "mode": "update"}, role) for a, b, about, role in ls)),
+                    f" {assign_spelling(e.op)} ", (rhs, rs))
+    if isinstance(e, Expr):
+        text, _, parts = _show(e, True)
+        if mode != "read":
+            parts = tuple((a, b, {**about, "mode": mode}, role) if role == "access" else (a, b, about, role)
+                          for a, b, about, role in parts)
+        return text, parts
+    return str(e), ()
+
+
+def parts_record(lines) -> tuple[str, dict]:
+    """Printed ``lines`` (``(text, parts)`` each) as a trace step records them: the text and
+    ``{line: [[start, end, about, role]]}`` (lines 1-based, as strings, those with parts only).
+
+    >>> parts_record([("forall i:", ((0, 8, {"index": "i"}, "loop"),)), ("  skip", ())])
+    ('forall i:\\n  skip', {'1': [[0, 8, {'index': 'i'}, 'loop']]})
+    """
+    return "\n".join(t for t, _ in lines), {str(n): [list(p) for p in parts]
+                                             for n, (_, parts) in enumerate(lines, 1) if parts}
 
 
 # -- queries ---------------------------------------------------------------------
@@ -345,5 +462,5 @@ def free_indices(e) -> tuple[Index, ...]:
 
 
 __all__ = ["Expr", "Index", "Access", "Literal", "IndexValue", "Call", "Reduce", "Assign", "walk", "accesses",
-           "free_indices", "assign_spelling", "reduction_name", "op_reference",
+           "free_indices", "access_about", "cat_parts", "value_text", "show_parts", "parts_record", "assign_spelling", "reduction_name", "op_reference",
            "BINARY_PRECEDENCE", "UNARY_PRECEDENCE", "COMPARISONS", "PREFIX"]

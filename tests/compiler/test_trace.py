@@ -97,7 +97,8 @@ def test_texts_and_drawings_are_made_when_read_and_saved_as_made():
     back = Trace.from_json(t.to_json())
     assert sorted(made) == ["a;", "b;", "drawn"]
     step = back[0]
-    assert (step.before, step.before_text, step.after_text) == (None, "a;", "y[i] = 1.0;")
+    # (a Later program reads as its text, made once for both fields: a looplet step's is)
+    assert (step.before, step.before_text, step.after_text) == ("a;", "a;", "y[i] = 1.0;")
     assert (step.rewrites[0].before, step.rewrites[0].after) == ("y[i] = 1.0;", "b;")
     assert (step.artifacts[0].text, step.artifacts[0].dot) == ("k;", "digraph {}")
     assert t[0].after_text == "y[i] = 1.0;" and len(made) == 3   # (made once)

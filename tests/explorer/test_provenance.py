@@ -1,5 +1,6 @@
 """trace_provenance and program_marks on real traces of both strategies."""
 
+import json
 import re
 
 import numpy as np
@@ -423,8 +424,10 @@ def test_a_looplet_texts_parts_are_marked_where_its_printer_put_them(lowered):
         for n, parts in trace.steps[k].data["after_spans"].items():
             for a, b, about, role in parts:   # each part is the node it says, where it says
                 part = lines[int(n) - 1][a:b]
-                if role == "loop":
-                    assert part.startswith(f"for {about['index']} "), (part, about)
+                if role == "loop":   # (a looplet loop, or the parsed notation's forall)
+                    assert part.split()[:2] in (["for", about["index"]], ["forall", about["index"]]), (part, about)
+                elif role == "reduce":
+                    assert part.endswith(f"[{', '.join(about['indices'])}]"), (part, about)
                 else:
                     assert part.endswith("]") and (f"[{about['index']}" in part if role == "looplet"
                                                    else part.startswith(about["tensor"])), (part, about)
@@ -439,3 +442,59 @@ def test_a_looplet_texts_parts_are_marked_where_its_printer_put_them(lowered):
     old = _strip_parts(trace)
     fallback = [m.text for k in recorded for m in program_marks(old.steps[k].after_text, trace_provenance(old), k)]
     assert fallback and not any(t.startswith("Run[") for t in fallback)
+
+
+def test_index_notation_texts_are_marked_where_their_printers_put_them(lowered):
+    """The parsed index notation and the concrete index notation record their parts too (issue 29
+    §5): the lattice strategy's SpMV of a matrix named ``Run`` is marked as that of one named ``A``,
+    where the patterns took ``Run[i, j]`` for a looplet (so older traces leave it unmarked)."""
+    S = sp.random(6, 5, density=0.4, format="csr", random_state=0)
+    trace = ss.lower("y[i] = Run[i, j] * x[j]", strategy="lattice", Run=ss.Tensor.from_scipy(S, name="Run"),
+                     x=np.arange(5.0)).trace
+    plain = lowered["lattice", "spmv"].trace
+    prov, plain_prov = trace_provenance(trace), trace_provenance(plain)
+    stages = [s.stage for s in trace.steps]
+    shown = [(stages.index(stage), side) for stage, side in (("parse", "after"), ("concretize", "after"),
+                                                             ("concretize", "before"))]
+    for k, side in shown:
+        step = trace.steps[k]
+        assert side + "_spans" in step.data, (step.stage, side)
+        text = getattr(step, side + "_text")
+        marks = program_marks(text, prov, k)
+        _check_marks_lie_inside(text, marks, prov)
+        renamed = [(m.line, m.text.replace("Run", "A"), tuple(t.replace("Run", "A") for t in m.tags)) for m in marks]
+        assert renamed == [(m.line, m.text, m.tags)
+                           for m in program_marks(getattr(plain.steps[k], side + "_text"), plain_prov, k)]
+        assert any(m.text == "Run[i, j]" and "lattice:j:Run∩x" in m.tags for m in marks), marks
+        assert any(m.text.startswith("sum[j]") or m.text.startswith("forall j") for m in marks)
+    # read by pattern (a trace saved before), Run[i, j] was not marked
+    old = _strip_parts(trace)
+    fallback = [m.text for k, side in shown
+                for m in program_marks(getattr(old.steps[k], side + "_text"), trace_provenance(old), k)]
+    assert fallback and "Run[i, j]" not in fallback
+
+
+def test_one_text_printed_at_two_steps_of_two_tensors_keeps_each_steps_parts():
+    """``z[i] = a[i] + b[i]`` by looplets prints ``Lookup(i -> z.lvl1[i])[i] = Stepper[i]`` once for
+    ``a``'s Stepper and once for ``b``'s: each step's text marks its own looplet, lowered at the
+    next step, not the last recorded one's (issue 29 §5: the parts were keyed by text)."""
+    trace = ss.lower("z[i] = a[i] + b[i]", strategy="looplets", **_tensors("add")).trace
+    prov = trace_provenance(trace)
+    by_text = {}
+    for k, s in enumerate(trace.steps):
+        if isinstance(s.data, dict) and "after_spans" in s.data:
+            by_text.setdefault(s.after_text, []).append(k)
+    twice = {t: ks for t, ks in by_text.items() if "Stepper[i]" in t and
+             len({json.dumps(trace.steps[k].data["after_spans"]) for k in ks}) > 1}
+    assert twice, "the trace prints one Stepper text for both operands"
+    for text, steps in twice.items():
+        tensors = set()
+        for k in steps:
+            recorded = [about["tensor"] for parts in trace.steps[k].data["after_spans"].values()
+                        for _, _, about, role in parts if role == "looplet" and about["style"] == "Stepper"]
+            marks = [m for m in program_marks(text, prov, k) if m.text == "Stepper[i]"]
+            assert len(recorded) == 1 and len(marks) == 1, (k, recorded, marks)
+            info = prov.info[marks[0].tags[0]]
+            assert info.operands == tuple(recorded) and info.step == k + 1, (k, info)
+            tensors.add(recorded[0])
+        assert tensors == {"a", "b"}

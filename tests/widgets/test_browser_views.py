@@ -210,6 +210,30 @@ BUTTONS_JS = """c => [...c.querySelectorAll('.ss-schedule-command')].map(b => {
 })"""
 
 
+# Each column's "step N of M: stage note" line: its text's box (a range over its contents) against
+# its column's and against every box between that clips (overflow not visible).
+STEP_LINES_JS = """c => [...c.querySelectorAll('.ss-step-a, .ss-step-b')].map(w => {
+  const range = document.createRange(); range.selectNodeContents(w);
+  const r = range.getBoundingClientRect(), col = w.closest('.ss-column').getBoundingClientRect();
+  let cut = r.width < 1 || r.left < col.left - 1 || r.right > col.right + 1;
+  for (let a = w; a && a !== c; a = a.parentElement) {
+    if (getComputedStyle(a).overflowX === 'visible') continue;
+    const b = a.getBoundingClientRect();
+    cut = cut || r.left < b.left - 1 || r.right > b.right + 1;
+  }
+  return {text: w.innerText, cut, right: Math.round(r.right), column: Math.round(col.right)};
+})"""
+
+
+def step_lines_fit(compare, where: str) -> None:
+    """Each column's step line ("step 22 of 22: compile" and its note) is whole inside its column
+    (at 900 px the compile step's note ran past the column, cut at its edge)."""
+    lines = compare.evaluate(STEP_LINES_JS)
+    assert len(lines) == 2 and all(x["text"].startswith("step ") for x in lines), lines
+    cut = [x for x in lines if x["cut"]]
+    assert not cut, f"step lines cut in {where}: {cut}"
+
+
 def schedule_buttons_read_in_line(page, compare, artifacts: pathlib.Path) -> None:
     """Every schedule button of Compare's columns shows its whole label (the lattice column's six
     were squeezed into one row to "reo…", "preco…", "s…"), at the notebook's width and a narrow
@@ -226,6 +250,7 @@ def schedule_buttons_read_in_line(page, compare, artifacts: pathlib.Path) -> Non
             assert not cut, f"schedule buttons cut at {shown} px: {cut}"
             page.screenshot(path=str(artifacts / f"views-compare-schedule-{shown}.png"), full_page=False)
             assert_columns_line_up(compare, f"Compare at {shown} px")
+            step_lines_fit(compare, f"Compare at {shown} px")
     finally:
         page.set_viewport_size({"width": width, "height": page.viewport_size["height"]})
 
@@ -257,6 +282,7 @@ def format_pickers_show_every_dropdown(page, compare, tag: str, artifacts: pathl
             page.wait_for_function("c => c.getBoundingClientRect().width < %d" % shown, arg=compare.element_handle())
             compare.locator(".ss-format-picker").first.scroll_into_view_if_needed()
             page.screenshot(path=str(artifacts / f"views-compare-formats-{shown}-{tag}.png"), full_page=False)
+            step_lines_fit(compare, f"Compare at {shown} px ({tag})")
             dropdowns = compare.evaluate(DROPDOWNS_JS)
             assert len(dropdowns) >= 12, dropdowns   # (A: preset, 2 levels, order; x and y: preset, level)
             cut = [d for d in dropdowns if d["cut"]]

@@ -1,6 +1,7 @@
 """Concrete index notation: concretization, scalar promotion, loop order."""
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from compiler.errors import StrategyError
 from compiler.format import csc, csr, dense, sparse_vector
@@ -101,3 +102,46 @@ def test_sparse_output_in_outer_product_order_gets_a_matrix_workspace():
 def test_reorder_schedule_is_checked():
     with pytest.raises(StrategyError, match=r"reorder\(j, i\) does not apply: A\[i, j\] is stored with i before j"):
         Setup.create(parse("y[i] = A[i, j] * x[j]"), {"A": csr(), "x": dense(1)}, order=["j", "i"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(program=st.sampled_from([
+    "y[i] = A[i, j] * x[j]", "y[i] = A[i, j] * x[j] + d[i]", "C[i, j] = A[i, k] * B[k, j]",
+    "y[i] = where[i, j] * end[j]", "a[] = Run[i, j] * sum[k](B[j, k])", "z[i] = max[j](A[i, j]) + min[k](B[i, k])"]),
+       promote=st.booleans(), workspace=st.booleans())
+def test_printed_parts_are_what_the_printer_printed(program, promote, workspace):
+    """Each part a CIN statement records (issue 29 §5) spans the text printed for it: a forall's
+    head, each access (the written one ``update``, a workspace's declaration too), each reduction's
+    head; all accesses are there, in print order."""
+    from compiler.lattice.cin import assignments, precompute, workspace_name
+    from compiler.notation.ast import Access, walk
+    s = concretize(parse(program))
+    s = scalar_promote(s) if promote else s
+    if workspace and len(foralls(s)) > 1:
+        inner = foralls(s)[-1]
+        try:
+            s = precompute(s, [inner], workspace_name(s))
+        except StrategyError:
+            pass
+    text, record = s.printed_parts()
+    assert text == str(s)
+    lines = text.splitlines()
+    seen = []
+    for n, parts in record.items():
+        for a, b, about, role in parts:
+            part = lines[int(n) - 1][a:b]
+            if role == "loop":
+                assert part == f"forall {about['index']}"
+            elif role == "reduce":
+                assert part.endswith(f"[{', '.join(about['indices'])}]") and lines[int(n) - 1][b] == "("
+            else:
+                assert role == "access" and part == f"{about['tensor']}[{', '.join(about['indices'])}]", part
+                seen.append(part)
+                if about["mode"] == "update":
+                    assert lines[int(n) - 1][:a].strip() == "", part   # (only a statement's left side)
+    expected = [str(x) for st_ in assignments(s) for x in [st_.lhs, *walk(st_.rhs)] if isinstance(x, Access)]
+    workspaces = [x for x in seen if x not in expected]
+    assert sorted(x for x in seen if x in expected) == sorted(expected)
+    assert all(x.split("[")[0] not in {"A", "B", "x", "d", "y", "C", "a", "z"} for x in workspaces)
+    heads = [n for n, line in enumerate(lines, 1) if line.lstrip().startswith("forall ")]
+    assert heads == [int(n) for n, parts in record.items() if any(p[3] == "loop" for p in parts)]

@@ -118,3 +118,31 @@ def test_a_step_records_what_each_part_is():
     # imperative code (anything but program nodes) is printed at once and records no parts
     plain = printed_step(["int x = 0;"], None, None)
     assert plain == {"before": "int x = 0;", "after": None, "data": None}
+
+
+def test_a_lowering_prints_its_steps_programs_when_they_are_read(monkeypatch):
+    """A looplet lowering keeps its steps' programs, printed (texts and spans) only when the trace
+    is read: most traces never are, and printing every step was most of a lowering's printing
+    (issue 29 §5). Read, each text is the printer's, and its spans are where they say."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import compiler as ss
+    import compiler.looplets.looplet_provenance as provenance
+    calls = []
+    real = provenance.show_spans
+    monkeypatch.setattr(provenance, "show_spans", lambda node: calls.append(node) or real(node))
+    # (names no other test lowers: a kernel the process has not lowered, and whose trace it has
+    # not read, before)
+    M = ss.Tensor.from_scipy(sp.random(5, 4, density=0.5, format="csr", random_state=1), name="M_lazy")
+    kernel = ss.lower("y_lazy[i] = M_lazy[i, j] * v_lazy[j]", strategy="looplets", M_lazy=M, v_lazy=np.arange(4.0))
+    steps = [s for s in kernel.trace.steps if s.stage.startswith(("unfurl", "lower:"))]
+    assert steps and not calls, "the lowering printed its steps' programs with their spans"
+    for s in steps:
+        data = s.data if isinstance(s.data, dict) else {}
+        for side in ("before", "after"):
+            text = getattr(s, side + "_text")
+            assert (getattr(s, side) or "") == text
+            for n, parts in data.get(side + "_spans", {}).items():
+                assert all(0 <= a < b <= len(text.splitlines()[int(n) - 1]) for a, b, _, _ in parts)
+    assert calls

@@ -4,7 +4,7 @@ import json
 import math
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from compiler import serialize
@@ -119,3 +119,49 @@ def test_print_parse_round_trip(rhs, op):
     text = str(a)
     assert parse(text, functions=FUNCTIONS) == a, text
     assert serialize.decode(json.loads(json.dumps(serialize.encode(a)))) == a
+
+
+# -- where the printer puts each part ------------------------------------------------
+
+
+def _parts_of(node):
+    """The accesses and reductions of ``node`` in the order they are printed (as walk gives them)."""
+    return [n for n in walk(node) if isinstance(n, (Access, Reduce))]
+
+
+@settings(max_examples=100, deadline=None)
+@given(rhs=expressions, op=st.sampled_from([None, lookup("+"), GCD]))
+@example(rhs=Call(lookup("*"), (Access("where", ["i"]), Access("end", ["i"]))), op=None)  # keywords to patterns
+@example(rhs=Reduce(lookup("+"), ["j"], Access("Run", ["i", "j"])), op=None)   # a looplet's name to patterns
+def test_printed_parts_are_what_the_printer_printed_for_each_node(rhs, op):
+    """Each part a step records (``show_parts``: issue 29 §5) spans exactly the text the printer
+    printed for its node: an access's own text (the left side written, the others read), a
+    reduction's head; in print order, one per access and reduction, nothing else."""
+    from compiler.notation.ast import access_about, reduction_name, show_parts
+    a = Assign(Access("y", free_indices(rhs)), op, rhs)
+    text, parts = show_parts(a)
+    assert text == str(a)
+    nodes = _parts_of(a)
+    assert len(parts) == len(nodes) and [p[0] for p in parts] == sorted(p[0] for p in parts)
+    for k, ((start, end, about, role), node) in enumerate(zip(parts, nodes)):
+        if isinstance(node, Access):
+            assert role == "access" and text[start:end] == str(node), (text, text[start:end], node)
+            assert about == access_about(node, "update" if k == 0 else "read")
+        else:
+            head = f"{reduction_name(node.op)}[{', '.join(i.name for i in node.indices)}]"
+            assert role == "reduce" and text[start:end] == head and text[end] == "(", (text, text[start:end])
+            assert about == {"indices": [i.name for i in node.indices]}
+    # a step given the node records them as data, made when read
+    from compiler import Trace
+    step = Trace().record("parse", after=a)
+    assert step.after_text == text and step.data["after_spans"] == {"1": [list(p) for p in parts]}
+
+
+def test_printed_parts_inside_shape_operators():
+    """A shape operator prints its operands itself: their parts land where their texts did (one
+    text twice: each at its own place)."""
+    from compiler.notation.ast import show_parts
+    from compiler.notation.shape import Concat
+    e = Concat((Access("A", ["j"]), Access("A", ["j"])), (Index("j"), Index("j")), Index("l"))
+    text, parts = show_parts(Call(lookup("+"), (e, Access("x", ["l"]))))
+    assert [(a, text[a:b]) for a, b, _, _ in parts] == [(8, "A[j]"), (14, "A[j]"), (36, "x[l]")], text
