@@ -85,3 +85,21 @@ def test_property_take_and_repeat_by_counts_match_numpy(case, data):
         same(xp.take(x, pick, axis=axis), np.take(a, pick, axis=axis))
     counts = np.array(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=np.int64)
     same(xp.repeat(xp.asarray(x), counts, axis=axis), np.repeat(a, counts, axis=axis))
+
+
+def test_compute_of_a_result_computed_already_is_that_tensor_converted_only_to_another_format():
+    # (take's and sort's results are Tensors already: compute() ran a copy kernel over them)
+    a = np.array([[0, 1.0, 0], [2.0, 0, np.nan], [0, -np.inf, 0]])
+    for x, expected in ((xp.take(Tensor.from_numpy(a, "csr"), np.array([2, 0, -1]), axis=0), a[[2, 0, -1]]),
+                        (xp.sort(Tensor.from_numpy(a, "coo", fill=np.nan), axis=1), np.sort(a, axis=1)),
+                        (xp.argsort(a, axis=0), np.argsort(a, axis=0, stable=True))):
+        stored = value(x)
+        assert x.compute() is stored and x.compute(stored.format.shorthand) is stored
+        assert x.compute(stored.format) is stored
+        np.testing.assert_array_equal(x.compute().to_numpy(), expected)
+    csc = xp.take(Tensor.from_numpy(a, "csr"), np.array([1, 1]), axis=0).compute("csc")
+    assert csc.format.shorthand == "csc"
+    np.testing.assert_array_equal(csc.to_numpy(), a[[1, 1]])
+    dense = xp.sort(Tensor.from_numpy(a, "coo", fill=np.nan), axis=1).compute("dense")
+    assert dense.format.is_dense and np.isnan(dense.fill)
+    np.testing.assert_array_equal(dense.to_numpy(), np.sort(a, axis=1))
