@@ -19,7 +19,7 @@ whose result depends on the values, computed on the stored entries before the ex
 (:mod:`~compiler.array.lanes`, what they read): :mod:`~compiler.array.searching` (``argmax``, ``nonzero``,
 ``searchsorted``), :mod:`~compiler.array.sets` (``unique_*``), :mod:`~compiler.array.sorting` (``sort``,
 ``argsort``), :mod:`~compiler.array.statistics` (``cumulative_sum``) and :mod:`~compiler.array.indexing`
-(``take``).
+(``take``, ``take_along_axis``).
 """
 
 from .lazy import *  # noqa: F401,F403
@@ -30,7 +30,7 @@ from .creation import *  # noqa: F401,F403
 from .creation import __all__ as _creation_all
 from .data_types import *  # noqa: F401,F403
 from .data_types import __all__ as _data_types_all
-from .indexing import take
+from .indexing import take, take_along_axis
 from .searching import *  # noqa: F401,F403
 from .searching import __all__ as _searching_all
 from .sets import *  # noqa: F401,F403
@@ -41,5 +41,6 @@ from .statistics import *  # noqa: F401,F403
 from .statistics import __all__ as _statistics_all
 from . import linalg   # (the Array API's extension: ``xp.linalg.vector_norm``, ...)
 
-__all__ = list(_lazy_all) + list(_derived_all) + list(_creation_all) + list(_data_types_all) + ["take"] + \
+__all__ = list(_lazy_all) + list(_derived_all) + list(_creation_all) + list(_data_types_all) + \
+    ["take", "take_along_axis"] + \
     list(_searching_all) + list(_sets_all) + list(_sorting_all) + list(_statistics_all) + ["linalg"]

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from . import build
-from .lanes import operand, result
+from .lanes import lanes, operand, result
 from .lazy import Array
 from .shapeops import reshape_tensor, sparse_format_like
 
@@ -97,6 +97,64 @@ def take(x, indices, /, *, axis=None) -> Array:
     return result(take_tensor(t, idx.to_numpy(), ax), how)
 
 
+def take_along_axis(x, indices, /, *, axis=-1) -> Array:
+    """The Array API's (and numpy's) ``take_along_axis``: ``out[..., p, ...] = x[..., indices[..., p,
+    ...], ...]`` along ``axis`` (negative positions from the end), ``indices`` of ``x``'s rank and
+    broadcast against it on the other axes; ``axis=None`` takes from the ravel (1-D ``indices``). A
+    sparse ``x`` is read through its stored entries (each lane's sorted positions searched), its
+    result sparse in its kind of format storing only what it takes of them, the rest its fill.
+
+    >>> import numpy as np
+    >>> a = np.array([[10.0, 0.0, 30.0], [0.0, 50.0, 0.0]])
+    >>> take_along_axis(a, np.array([[2, 0], [-2, 0]]), axis=1).todense().tolist()
+    [[30.0, 10.0], [50.0, 0.0]]
+    """
+    t, how = operand(x, "take_along_axis")
+    pick = np.asarray(operand(indices, "take_along_axis's indices")[0].to_numpy())
+    if axis is None:
+        if pick.ndim != 1:
+            raise ShapeError(f"take_along_axis: with axis=None the indices are 1-D, not of shape {pick.shape}")
+        t, ax = (t if t.ndim == 1 else reshape_tensor(t, (math.prod(t.shape),))), 0
+    else:
+        if t.ndim == 0:
+            raise ShapeError("take_along_axis: a 0-d array has no axis to take along")
+        (ax,) = build.normalize_axes("take_along_axis", axis, t.ndim)
+    if pick.ndim != t.ndim:
+        raise ShapeError(f"take_along_axis: indices of shape {pick.shape} for an array of shape {t.shape}: "
+                         f"they need as many axes ({t.ndim})")
+    pos = _positions("take_along_axis", pick, t.shape[ax], ax)
+    others = [tuple(1 if d == ax else n for d, n in enumerate(s)) for s in (t.shape, pick.shape)]
+    try:
+        outer = np.broadcast_shapes(*others)
+    except ValueError:
+        raise ShapeError(f"take_along_axis: indices of shape {pick.shape} do not broadcast against the array's "
+                         f"shape {t.shape} on the axes other than {ax}") from None
+    shape = outer[:ax] + (pick.shape[ax],) + outer[ax + 1:]
+    if t.format.is_dense:
+        taken = np.take_along_axis(t.to_numpy(), pos, ax)
+        return result(Tensor.from_numpy(np.array(taken, order="C"), "dense", fill=t.fill, dtype=t.dtype.name), how)
+    return result(_taken_along(t, np.broadcast_to(pos, shape), ax), how)
+
+
+def _taken_along(t: Tensor, pos: np.ndarray, ax: int) -> Tensor:
+    """``t``'s stored entries at ``pos`` (the result's shape, positions along ``ax``): each result lane
+    reads the operand's lane it broadcasts from, its sorted positions searched for the wanted ones."""
+    ls = lanes(t, ax)
+    wanted = np.moveaxis(pos, ax, -1)
+    out_outer = wanted.shape[:-1]
+    # (the operand's lane of each result lane: an axis of extent 1 broadcasts its one coordinate)
+    grid = np.indices(out_outer, dtype=np.int64).reshape(len(out_outer), math.prod(out_outer))
+    mine = [g if n != 1 else np.zeros_like(g) for g, n in zip(grid, ls.outer)]
+    lane = np.ravel_multi_index(tuple(mine), ls.outer) if ls.outer else np.zeros(grid.shape[1], np.int64)
+    key = (lane[:, None] * ls.n + wanted.reshape(len(lane), wanted.shape[-1])).reshape(-1)
+    stored = ls.lane * ls.n + ls.pos
+    at = np.minimum(np.searchsorted(stored, key), max(len(stored) - 1, 0))
+    hit = np.flatnonzero(stored[at] == key) if len(stored) else np.zeros(0, np.int64)
+    coords = np.array(np.unravel_index(hit, wanted.shape), dtype=np.int64).reshape(wanted.ndim, len(hit))
+    coords = np.concatenate([coords[:ax], coords[-1:], coords[ax:-1]])   # (the axis back in its place)
+    return _moved(t, coords, ls.vals[at[hit]], pos.shape)
+
+
 def repeat_by_counts(x, repeats, axis: int) -> Array:
     """``x`` (an Array) with each entry along ``axis`` repeated by its count in ``repeats`` (one
     count per position, or one for all): each stored entry at position p goes to the ``repeats[p]``
@@ -127,4 +185,4 @@ def repeat_by_counts(x, repeats, axis: int) -> Array:
     new[axis] = (np.cumsum(c) - c)[coords[axis, entry]] + copy
     return result(_moved(t, new, vals[entry], shape), how)
 
-__all__ = ["take", "take_tensor", "repeat_by_counts"]
+__all__ = ["take", "take_along_axis", "take_tensor", "repeat_by_counts"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
+from ..format import parse_format
 from ..interop import to_tensor
 from .. import tensor as tensor_module
 from ..tensor import Tensor
@@ -74,8 +75,20 @@ class Array:
 
     def compute(self, format=None, strategy: str | None = None, checked: bool = False) -> Tensor:
         """The array as a Tensor, computed by one kernel (``format``: a shorthand or Format for the
-        result; by default dense when every operand is, else sparse of the result's rank)."""
-        kernel, tensors = lower_node(self._node, format, strategy, checked)
+        result; by default dense when every operand is, else sparse of the result's rank). A result
+        computed already (``sort(A)``, ``take(A, rows)``: a function of the values, computed on the
+        stored entries) is that Tensor, converted only where ``format`` asks another: no copy kernel.
+
+        >>> import numpy as np
+        >>> from compiler.array import sort
+        >>> s = sort(asarray(np.array([3.0, 1.0])))
+        >>> s.compute() is s.node.tensor
+        True
+        """
+        node = self._node
+        if isinstance(node, Leaf) and node.origin is not None:
+            return _in_format(node.tensor, format)
+        kernel, tensors = lower_node(node, format, strategy, checked)
         return kernel(**tensors)
 
     def lower(self, format=None, strategy: str | None = None, checked: bool = False):
@@ -202,6 +215,18 @@ def _node(x) -> Node | object:
     if isinstance(x, (bool, int, float, np.generic)) and not isinstance(x, np.ndarray):
         return x
     return asarray(x).node
+
+
+def _in_format(t: Tensor, format) -> Tensor:
+    """``t`` itself where ``format`` is None or names its format, else ``t`` converted: a shorthand
+    names it whatever its index dtype (a kernel's output picks one as the lowering does)."""
+    if format is None:
+        return t
+    if isinstance(format, str) and "(" not in format:
+        same = parse_format(format, ndim=t.ndim, fill=t.fill, dtype=t.dtype).shorthand == t.format.shorthand
+    else:
+        same = parse_format(format) == t.format
+    return t if same else t.asformat(format)
 
 
 def asarray(obj, format=None, name: str | None = None) -> Array:

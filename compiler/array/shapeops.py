@@ -130,8 +130,9 @@ def index_tensor(t: Tensor, items: tuple) -> Tensor:
     ``(start, stop, step)`` triple as ``slice.indices`` gives keeps the entries on the strided range
     (a negative step reverses it) and renumbers them 0, 1, ..."""
     if _is_dense(t):
-        key = tuple(it if isinstance(it, int) else slice(it[0], None if it[1] < 0 else it[1], it[2])
-                    for it in items)
+        # (an empty range's start may be -1, which numpy reads as the last entry)
+        key = tuple(it if isinstance(it, int) else slice(0, 0) if not len(range(*it)) else
+                    slice(it[0], None if it[1] < 0 else it[1], it[2]) for it in items)
         return _dense(t, t.to_numpy()[key])
     coords, vals = t.to_coords()
     keep = np.ones(len(vals), dtype=bool)

@@ -169,6 +169,14 @@ class SeqEmitter:
                     out.append(Declare(g, I64, _c(-1)))
         return out
 
+    def group(self, s: Project) -> Var:
+        """The variable holding the group of ``s``'s π0, opened by a loop around (else refused: a
+        case of a loop at another π0, ``π0(a, J)`` inside the loop over ``π0(a ∪ b, J)``)."""
+        try:
+            return self.groups[s.group_key]
+        except KeyError:
+            raise StrategyError(f"{s} is read where no loop is at the group of π0({s.a}, {s.J})") from None
+
     def code(self, leaf) -> LeafCode:
         try:
             return self.leaves[leaf.key]
@@ -306,7 +314,7 @@ class SeqEmitter:
         if isinstance(s, Project):
             if s.k == 0:
                 return self.valid(s.a)
-            return and_(self.valid(s.a), self.in_group(self.eval(s.a), self.groups[s.group_key], s.J))
+            return and_(self.valid(s.a), self.in_group(self.eval(s.a), self.group(s), s.J))
         if isinstance(s, Slice):
             return and_(self.valid(s.a), BinOp("<", self.eval(s.a), _c(s.stop)))
         if isinstance(s, (Offset, Pad, Concat)):
@@ -323,7 +331,7 @@ class SeqEmitter:
             return BinOp("+", BinOp("*", self.eval(s.a), _c(s.b.size())), self.eval(s.b))
         if isinstance(s, Project):
             if s.k == 1:   # (read in its group, whose first coordinate is grp * J: no modulo per entry)
-                return BinOp("-", self.eval(s.a), BinOp("*", self.groups[s.group_key], _c(s.J)))
+                return BinOp("-", self.eval(s.a), BinOp("*", self.group(s), _c(s.J)))
             return BinOp("/", self.eval(s.a), _c(s.J))
         if isinstance(s, Slice):
             d = BinOp("-", self.eval(s.a), _c(s.start)) if s.start else self.eval(s.a)
@@ -402,7 +410,7 @@ class SeqEmitter:
         else:
             pre = []
         enter = self.enter(s.a)
-        groups = [ir.Assign(self.groups[n.group_key], _c(-1)) for n in walk(s.a) if isinstance(n, Project) and n.k == 0]
+        groups = [ir.Assign(self.group(n), _c(-1)) for n in walk(s.a) if isinstance(n, Project) and n.k == 0]
         if not (pre or enter or groups):
             # (the inner operand starts the same whether the outer one is valid: its start tests its parent)
             return self.init(s.b, absent)
@@ -427,7 +435,7 @@ class SeqEmitter:
             if s.k == 0:
                 eq = self.equals(s, x)
                 return {leaf.key: eq for leaf in s.a.iters()}
-            return self.at(s.a, BinOp("+", BinOp("*", self.groups[s.group_key], _c(s.J)), x))
+            return self.at(s.a, BinOp("+", BinOp("*", self.group(s), _c(s.J)), x))
         if isinstance(s, Slice):
             return self.at(s.a, BinOp("+", BinOp("*", x, _c(s.step)), _c(s.start)))
         if isinstance(s, Offset):
@@ -495,7 +503,7 @@ class SeqEmitter:
 
     def enter(self, s: Seq) -> list:
         """Record the group of each π0 of ``s`` (for the π1 loops inside)."""
-        return [If(self.valid(n), [ir.Assign(self.groups[n.group_key], self.eval(n))])
+        return [If(self.valid(n), [ir.Assign(self.group(n), self.eval(n))])
                 for n in walk(s) if isinstance(n, Project) and n.k == 0]
 
     def next(self, s: Seq, absent: dict) -> list:
@@ -542,9 +550,9 @@ class SeqEmitter:
                     + self.locate(s.b, BinOp("%", x, n), absent))
         if isinstance(s, Project):
             if s.k == 0:
-                g = self.groups[s.group_key]
+                g = self.group(s)
                 return self.locate(s.a, BinOp("*", x, _c(s.J)), absent) + [ir.Assign(g, x)]
-            return self.locate(s.a, BinOp("+", BinOp("*", self.groups[s.group_key], _c(s.J)), x), absent)
+            return self.locate(s.a, BinOp("+", BinOp("*", self.group(s), _c(s.J)), x), absent)
         if isinstance(s, Slice):
             return self.locate(s.a, BinOp("+", BinOp("*", x, _c(s.step)), _c(s.start)), absent)
         if isinstance(s, Offset):

@@ -212,6 +212,25 @@ def _moved_group(s: Project, defs: frozenset):
     return None
 
 
+def _unmatched_group(s: Project, defs: frozenset):
+    """The operand of a live π0 group of ``s``'s size ``J`` over some of ``s``'s leaves, which ``s``
+    could not be matched to (:func:`_moved_group`), else None: ``π1(b, J)`` once ``a`` ran out inside the
+    loop over ``π0(a ∪ b, J)``'s group is not that group's π1, nor ∅ (only a π0 that ran out is)."""
+    mine = s.a.iters()
+    for key in defs:
+        if not (isinstance(key, tuple) and len(key) == 3 and key[0] == "π0" and key[2] == s.J):
+            continue
+        group = key[1]
+        # (a concatenation's group straddling its parts is visited by each part's loop: its π1 after
+        # the part ran out is ∅ there by design)
+        if any(isinstance(n, Concat) for n in walk(group)):
+            continue
+        gone, left = group.iters() - mine, simplify(s.a)
+        if gone and mine < group.iters() and not isinstance(left, EMPTIES) and simplify(_without(group, gone)) == left:
+            return group
+    return None
+
+
 def _rows_shifted(s: Seq) -> Seq:
     """``s`` with each product of shifted rows written as a shifted product (``(|a| + m) × j`` is
     ``|a|·|j| + (m × j)``, the same coordinates), to compare two forms of one sequence."""
@@ -305,6 +324,10 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
         if moved is not None:
             log.append(Rewrite("projection-follows-its-π0", str(s), str(moved)))
             return simplify(moved, defs, log)
+        unmatched = _unmatched_group(s, defs)
+        if unmatched is not None:
+            raise SequenceError(f"{s}: the loop of its split is over {unmatched} here, which this π1 does "
+                                f"not follow (dropping it would lose its entries)")
         out = _gone(s)
         log.append(Rewrite("projection-not-live", str(s), str(out)))
         return out

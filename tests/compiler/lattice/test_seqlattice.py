@@ -106,6 +106,24 @@ def test_L7_split_lattices_are_single_points():
     assert len(L.points) == 1 and str(L.points[0].seq) == "π1(k_a, 3) ∩ j_B"
 
 
+def test_a_split_s_inner_loop_over_a_union_is_refused_where_an_operand_ran_out_in_its_group():
+    # (inside the group of π0(k_a ∪ k_b, 4), k_a's end leaves π1(k_b, 4), which is no π1 of that group:
+    # it was dropped as ∅, so the group's later entries of b were lost; refused, the array front end
+    # computes it another way)
+    ka, kb = lv("a", 8, index="k"), lv("b", 8, index="k")
+    group = Project(0, Union(ka, kb), 4).group_key
+    with pytest.raises(SequenceError, match="which this π1 does not follow"):
+        build_seq_lattice(Project(1, Union(ka, kb), 4), defs={group})
+    with pytest.raises(SequenceError, match="which this π1 does not follow"):
+        simplify(Project(1, Union(Empty(8), kb), 4), defs=frozenset({group}))
+    # (a π0 that ran out is not live: its π1 is ∅, as before)
+    assert str(simplify(Project(1, kb, 4), defs=frozenset())) == "∅"
+    # (dense operands run out to 𝓕 together: nothing to follow)
+    da, db = lv("a", 8, "dense", index="k"), lv("b", 8, "dense", index="k")
+    L = build_seq_lattice(Project(1, Union(da, db), 4), defs={Project(0, Union(da, db), 4).group_key})
+    assert [str(p.seq) for p in L.points] == ["π1(k_a ∪ k_b, 4)"]
+
+
 @pytest.mark.parametrize("a_dense, b_dense, c_dense, removed, want", [
     (False, False, False, "c", "i_a × i_b"),
     (False, False, True, "c", "𝓕"),
