@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import compiler as ss
-from compiler.levels import Dense, Element, SparseList
+from compiler.levels import Dense, Element, SparseByteMap, SparseList
 from compiler.testing import random_sparse
 from tests.compiler.early_exit_cases import (FILLS, MATRIX_ANNIHILATING, MATRIX_FORMATS, MATRIX_REDUCTIONS,
                                              VECTOR_REDUCTIONS, annihilating_operands, breaks,
@@ -146,6 +146,13 @@ def test_a_residual_written_as_a_difference_adds_its_terms_in_the_order_of_a_row
     step = k.trace.find("residual")[0]
     assert str(step.after).splitlines() == ["for j = _", f"  {start}", "for i = _", "  for j = _", f"    {term}"]
     assert "reading 0 input accesses out of their storage order (1 with one scalar per element of r" in step.note
+
+
+def test_a_residual_into_a_byte_map_output_takes_the_two_nests():
+    # (a byte map is written at random, as a dense vector: r starts at b, A's rows add into it)
+    out = SparseByteMap(Element(0.0, dtype="float64"))
+    k = check("r[j] = b[j] - A[i, j] * x[i]", out, A=A, b=np.array([1.0, 0.0, -2.0, 0.0]), x=np.array([1.0, 2.0, -1.0]))
+    assert k.trace.find("residual") and not k.trace.find("hoist-reductions")
 
 
 @pytest.mark.parametrize("program, fmt, out", [
