@@ -19,8 +19,8 @@ Everything is plain IR, so the interpreter runs it and the C is readable.
 
 from __future__ import annotations
 
-from .ir import (Assign, BinOp, Break, Call, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Select,
-                 Store, While, and_)
+from .ir import (Allocate, Assign, BinOp, Break, Call, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load,
+                 Select, Store, While, and_)
 
 
 #: lists of at most this many coordinates are rank-sorted (:func:`rank_sort_ir`)
@@ -90,13 +90,16 @@ def bit_sort_ir(buf: str, n, extent, words: str, summary: str, fresh) -> list:
 
 
 def sort_coordinates_ir(buf: str, tmp: str, n, extent, bitmap: str, fresh, index: str = "j",
-                        words: str | None = None, summary: str | None = None) -> list:
+                        words: str | None = None, summary: str | None = None, scratch: dict | None = None) -> list:
     """IR sorting the coordinate list ``buf[0:n]`` of a workspace over ``[0, extent)``.
 
     ``bitmap[j]`` says whether ``j`` is in the list; ``tmp`` is scratch of ``extent``
     entries; ``words`` and ``summary`` (zeroed, sized by :func:`bit_sort_words`; None:
     no bit sort) are the bit sort's; ``fresh(base)`` gives a fresh local ``Var``;
-    ``index`` names the scan's loop (``{index}_scan``).
+    ``index`` names the scan's loop (``{index}_scan``). ``scratch`` (``{name: (dtype, length,
+    init)}``) lists those of ``tmp``, ``words`` and ``summary`` that the IR allocates itself, each in
+    the branch that uses it: a list the scan rebuilds (a BFS round over a few vertices) allocates
+    nothing; the others the caller holds.
 
     >>> import numpy as np
     >>> from compiler.imperative import Buffer, Function, Scalar, interpret
@@ -115,14 +118,25 @@ def sort_coordinates_ir(buf: str, tmp: str, n, extent, bitmap: str, fresh, index
     scan = [Comment(f"dense enough: rebuild {buf} in order from the bitmap (branch-free)"),
             Declare(c, "int64", Const(0, "int64")),
             For(j, 0, extent, [Store(buf, c, j), CompoundAssign("+", c, Cast("int64", Load(bitmap, j)))])]
+    scratch = scratch or {}
+
+    def holding(names, body):
+        for name in reversed(names):
+            if name in scratch:
+                body = [Allocate(name, *scratch[name], body)]
+        return body
+    rank = rank_sort_ir(buf, tmp, n, fresh)
+    if tmp in scratch:   # (a short list's scratch fits on the stack: no allocation)
+        rank = [Allocate(tmp, scratch[tmp][0], Const(RANK_SORT_MAX, "int64"), None, rank, stack=True)]
     short = [Comment(f"short: sort {buf}[0:{n}] by rank (each coordinate goes where the count of "
-                     f"smaller ones says)")] + rank_sort_ir(buf, tmp, n, fresh)
+                     f"smaller ones says)")] + rank
     runs = [Comment(f"long: merge the ascending runs of {buf}[0:{n}] (heapsort past "
-                    f"{MERGE_MAX_RUNS} runs)")] + merge_runs_ir(buf, tmp, n, fresh)
+                    f"{MERGE_MAX_RUNS} runs)")] + holding([tmp], merge_runs_ir(buf, tmp, n, fresh))
     by_size = [If(BinOp("<=", n, RANK_SORT_MAX), short, runs)]
     if words is not None:
         bits = [Comment(f"not short, in a short enough extent: mark {buf}[0:{n}] in a bitmap of words, "
-                        f"read the words back in order")] + bit_sort_ir(buf, n, extent, words, summary, fresh)
+                        f"read the words back in order")] + holding([words, summary],
+                                                                    bit_sort_ir(buf, n, extent, words, summary, fresh))
         by_size = [If(and_(BinOp(">", n, BIT_SORT_MIN), BinOp("<=", extent, BinOp("*", n, BIT_SORT_SPAN))),
                       bits, by_size)]
     return [If(BinOp(">=", BinOp("*", n, SCAN_RATIO), extent), scan, by_size)]

@@ -198,20 +198,22 @@ def _source(source, n: int, what: str) -> int:
     return int(source)
 
 
-def _start(n: int, source: int) -> Tensor:
-    """The first frontier, ``source`` alone (its own parent), as :data:`PARENT_FRONTIER` built from
+def _start(n: int, source: int, value=None, frontier=PARENT_FRONTIER) -> Tensor:
+    """The first frontier, ``source`` alone holding ``value`` (by default its own index: it is its
+    own parent), as a byte map of format ``frontier`` (:data:`PARENT_FRONTIER` by default) built from
     its one entry (``Tensor.from_numpy`` would scan ``n`` values for it), marked as a kernel's result
-    is: ``-1`` off its entries, so a later round may clear it by its entries (:func:`reuse`).
+    is: the fill off its entries, so a later round may clear it by its entries (:func:`reuse`).
 
-    >>> _start(4, 2).to_numpy().tolist()
-    [-1, -1, 2, -1]
+    >>> _start(4, 2).to_numpy().tolist(), _start(3, 1, True, FRONTIER).to_numpy().tolist()
+    ([-1, -1, 2, -1], [False, True, False])
     """
-    vals = np.full(n, -1, dtype=np.int64)
-    vals[source] = source
+    element = frontier.child
+    vals = np.full(n, element.fill, dtype=element.dtype)
+    vals[source] = source if value is None else value
     tbl = np.zeros(n, bool)
     tbl[source] = True
     pos, srt = np.array([0, 1], dtype=np.int64), np.array([source], dtype=np.int64)
-    level = SparseByteMap(Element(-1, vals, "int64"), n, pos, tbl, srt)
+    level = SparseByteMap(Element(element.fill, vals, element.dtype), n, pos, tbl, srt)
     return mark_cleared_off_entries(Tensor(level, shape=(n,), name="F", check=False), pos, tbl, srt, vals)
 
 
@@ -340,10 +342,10 @@ class BellmanFord:
         s = _source(source, n, "bellman_ford")
         dist = np.full(n, np.inf)
         dist[s] = 0.0
-        D = Tensor.from_numpy(dist, Dense(Element(np.inf, dtype="float64")), name="D")
-        start = np.zeros(n, bool)
-        start[s] = True
-        F = Tensor.from_numpy(start, FRONTIER, name="F")
+        # (both built from their arrays, as a kernel's results are: from_numpy would scan n values for
+        # the entries of each, a few rounds' worth of a search's fixed cost)
+        D = Tensor(Dense(Element(np.inf, dist, "float64"), n), shape=(n,), name="D", check=False)
+        F = _start(n, s, True, FRONTIER)
         if self._step is None:
             self._step = compile_program(bellman_ford_step, D=D, F=FRONTIER, _D=D, _F=F, A=A)
             self._tree = compile_program(bellman_ford_parents, P=_PARENTS, D=D, A=A)

@@ -525,10 +525,10 @@ def freeze_listed_byte_map(low, info, k, ordered: bool = False) -> list:
         sort = [ir.Comment(f"{srt}[0:{nnz.name}] is in order already: one loop listed each coordinate as it "
                            f"visited it")]
     else:
-        sort = [ir.Allocate(words, "int64", nwords, zero, [
-            ir.Allocate(summary, "int64", nsummary, zero, [
-                ir.Allocate(tmp, "int64", X.add(nnz, 1), None,
-                            sort_coordinates_ir(srt, tmp, nnz, slots, tbl, fresh, "j", words, summary))])])]
+        # (each scratch array in the branch that uses it: a round of a few vertices allocates none)
+        scratch = {words: ("int64", nwords, zero), summary: ("int64", nsummary, zero),
+                   tmp: ("int64", X.add(nnz, 1), None)}
+        sort = sort_coordinates_ir(srt, tmp, nnz, slots, tbl, fresh, "j", words, summary, scratch)
     # (a slot written its fill is no entry, as a SparseList output keeps none: unmarked)
     t, w, s = Var(low.fresh("t")), Var(low.fresh("kept")), Var(low.fresh("slot"))
     keep = [Declare(w, "int64", zero),

@@ -24,6 +24,16 @@ for i = _
   for j = _
     y[j] += A[i, j] * x[i]
 
+A difference of the rest and the reduction (a residual ``r = b - A x``) is the same sum, each
+term negated (``y[j] += -(A[i, j] * x[i])``: ``y + -t`` is ``y - t`` exactly):
+
+>>> print(residual_program(parse("r[j] = b[j] - A[i, j] * x[i]"), formats=fmts)[0])
+for j = _
+  r[j] = b[j]
+for i = _
+  for j = _
+    r[j] += -(A[i, j] * x[i])
+
 Only an output written at random (every level dense) takes the terms in any order.
 """
 
@@ -31,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..algebra import NOVALUE, reduction_annihilator
+from ..algebra import NOVALUE, lookup, reduction_annihilator
 from ..notation import ast as N
 from .notation_program import notation_program
 from .output_order import fewest_reads_out_of_order, reads_out_of_order, reordered
@@ -50,12 +60,18 @@ def residual_program(stmt, dtype=None, formats=None):
     fmt = formats.get(out)
     if fmt is not None and not all(lvl.random_write for lvl in fmt.levels):
         return None
-    reduces = [k for k, a in enumerate(rhs.args) if isinstance(a, N.Reduce) and a.op == rhs.op]
-    op = rhs.op
+    # (a difference is a sum: b - sum(t) starts at b and adds each -t, as y -= t would; sum(t) - b
+    # starts at -b. In IEEE arithmetic y + -t is y - t exactly)
+    minus = rhs.op.name == "sub"
+    op = lookup("+") if minus else rhs.op
+    reduces = [k for k, a in enumerate(rhs.args) if isinstance(a, N.Reduce) and a.op == op]
     if len(reduces) != 1 or not (op.commutative and op.associative) or reduction_annihilator(op) is not None \
             or op.identity is NOVALUE:
         return None
     reduce, rest = rhs.args[reduces[0]], rhs.args[1 - reduces[0]]
+    if minus:
+        negate = lambda e: N.Call(lookup("neg"), (e,))   # noqa: E731
+        reduce, rest = (replace(reduce, body=negate(reduce.body)), rest) if reduces[0] == 1 else (reduce, negate(rest))
     if {i.name for i in reduce.indices} & {i.name for i in stmt.lhs.indices if isinstance(i, N.Index)}:
         return None   # (a reduction binding an output's index names another index: one scalar keeps them apart)
     one, hoisted = notation_program(stmt, dtype, formats)

@@ -79,6 +79,12 @@ def test_a_declared_byte_map_vector_sorts_the_slots_it_listed(n, cols, density, 
     kernel = compile_program(row_sums, y=SparseByteMap(Element(0.0, dtype="float64")), A=A)
     # (the freeze sorts the list its writes made; the only pass over every slot is the scan of a dense list)
     assert re.search(r"rebuild \w+ in order from the bitmap", kernel.c_source)
+    # (each scratch array in the branch that sorts with it: the scan allocates none, the rank sort's is
+    # on the stack, so a round of a few entries calls no allocator for its sort)
+    freeze = kernel.c_source[kernel.c_source.index("rebuild "):]
+    assert "alloc_array" not in kernel.c_source[:kernel.c_source.index("rebuild ")].split("int row_sums(")[1]
+    assert re.search(r"by rank.*\n\s*int64_t tmp\w*\[64\];", freeze)
+    assert len(re.findall(r"= alloc_array\(", freeze)) == 3   # (the bit sort's two, the merge's one)
     check(kernel, M.sum(axis=1), A=A)
 
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import compiler as ss
-from compiler.levels import Dense, Element, SparseList
+from compiler.levels import Dense, Element, SparseByteMap, SparseList
 from compiler.testing import random_sparse
 from tests.compiler.early_exit_cases import (FILLS, MATRIX_ANNIHILATING, MATRIX_FORMATS, MATRIX_REDUCTIONS,
                                              VECTOR_REDUCTIONS, annihilating_operands, breaks,
@@ -89,7 +89,8 @@ def test_a_reduction_may_bind_an_index_a_loop_around_it_binds_too():
 
 PROGRAMS = TACO_FORMS[:4] + ["y[i] = b[i] * max[j](A[i, j])", "y[i] = min(b[i], sum[j](A[i, j]))",
                              "s[] = min[i](b[i] + sum[j](A[i, j] * x[j]))", "y[i] = b[i] * prod[j](A[i, j])",
-                             "y[j] = x[j] + A[i, j] * z[i]"]   # (a transposed residual: two loop nests)
+                             "y[j] = x[j] + A[i, j] * z[i]",   # (a transposed residual: two loop nests)
+                             "y[j] = x[j] - A[i, j] * z[i]", "y[j] = A[i, j] * z[i] - x[j]"]   # (and differences)
 
 
 @settings(max_examples=35, deadline=None, suppress_health_check=list(HealthCheck))
@@ -122,10 +123,43 @@ def test_a_transposed_residual_adds_its_terms_into_the_output_in_the_order_of_a_
     assert "reading 0 input accesses out of their storage order (1 with one scalar per element of y" in step.note
 
 
+@pytest.mark.parametrize("strategy", ["looplets", "lattice"])
+@pytest.mark.parametrize("program, start, term", [
+    ("r[j] = b[j] - A[i, j] * x[i]", "r[j] = b[j]", "r[j] += -(A[i, j] * x[i])"),   # a residual, A CSR
+    ("r[j] = A[i, j] * x[i] - b[j]", "r[j] = -b[j]", "r[j] += A[i, j] * x[i]"),
+])
+@pytest.mark.parametrize("fill", [0.0, nan])
+def test_a_residual_written_as_a_difference_adds_its_terms_in_the_order_of_a_rows(program, start, term, fill,
+                                                                                   strategy):
+    # (b - A x was one scalar per r[j], each searching every row of A for j; now as b + A x: r starts at
+    # b and each term of a row of A adds into it negated. With a NaN fill every r[j] meets a NaN)
+    a = A.to_numpy()
+    At = ss.Tensor.from_numpy(np.where(a == 0, fill, a), "csr", fill=fill)
+    tensors = dict(A=At, b=np.array([1.0, 0.0, -2.0, inf]), x=np.array([1.0, 2.0, -1.0]))
+    want, _ = ss.evaluate(program, **tensors)
+    k = ss.lower(program, strategy=strategy, **tensors)
+    np.testing.assert_allclose(k(**tensors).to_numpy(), want)
+    if strategy == "lattice":
+        return
+    np.testing.assert_allclose(k.interpret(**tensors).to_numpy(), want)
+    assert "seek" not in k.c_source and not k.trace.find("hoist-reductions")
+    step = k.trace.find("residual")[0]
+    assert str(step.after).splitlines() == ["for j = _", f"  {start}", "for i = _", "  for j = _", f"    {term}"]
+    assert "reading 0 input accesses out of their storage order (1 with one scalar per element of r" in step.note
+
+
+def test_a_residual_into_a_byte_map_output_takes_the_two_nests():
+    # (a byte map is written at random, as a dense vector: r starts at b, A's rows add into it)
+    out = SparseByteMap(Element(0.0, dtype="float64"))
+    k = check("r[j] = b[j] - A[i, j] * x[i]", out, A=A, b=np.array([1.0, 0.0, -2.0, 0.0]), x=np.array([1.0, 2.0, -1.0]))
+    assert k.trace.find("residual") and not k.trace.find("hoist-reductions")
+
+
 @pytest.mark.parametrize("program, fmt, out", [
     ("y[j] = b[j] + A[i, j] * x[i]", "csc", None),          # the scalar per y[j] walks A's columns already
     ("y[j] = b[j] + A[i, j] * x[i]", "csr", "sparse"),      # a sparse y is appended in order, not added into
-    ("y[j] = b[j] - A[i, j] * x[i]", "csr", None),          # (-) is not the sum's operator
+    ("y[j] = b[j] - A[i, j] * x[i]", "csr", "sparse"),      # (a difference likewise)
+    ("y[j] = b[j] * sum[i](A[i, j] * x[i])", "csr", None),  # (*) is not the sum's operator
 ])
 def test_a_residual_keeps_one_scalar_per_element_where_two_nests_do_not_apply_or_gain(program, fmt, out):
     At = ss.Tensor.from_numpy(A.to_numpy(), fmt)

@@ -1,0 +1,31 @@
+"""compiler.values.of_array: the facts of an array's values are exactly which non-finite values it holds."""
+
+import numpy as np
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from compiler import values
+
+KINDS = [0.0, -2.5, 1e30, np.nan, np.inf, -np.inf]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(KINDS), min_size=1, max_size=40), st.sampled_from(["float64", "float32"]),
+       st.booleans())
+@example([np.inf] * 20 + [np.nan] * 20, "float64", False)   # (NaN beside inf: fmax must skip the NaN)
+@example([np.nan] * 30, "float32", True)                    # (all NaN: no infinity)
+def test_the_facts_are_the_non_finite_values_held(draws, dtype, as_matrix):
+    arr = np.array(draws, dtype=dtype)
+    if as_matrix and len(arr) % 2 == 0:
+        arr = arr.reshape(2, -1)
+    facts = values.of_array(arr)
+    want = values.Facts(bool(np.isnan(arr).any()), bool(np.isposinf(arr).any()), bool(np.isneginf(arr).any()))
+    assert facts == want
+
+
+def test_a_long_vector_of_distances_holds_inf_only():
+    d = np.full(1000, np.inf)
+    d[::3] = np.arange(334.0)
+    assert str(values.of_array(d)) == "may hold +inf"
+    d[7] = -np.inf
+    assert str(values.of_array(d)) == "may hold +inf, -inf"
