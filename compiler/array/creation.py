@@ -33,8 +33,8 @@ def full(shape, fill_value, *, dtype=None, format=None) -> Array:
     Stored dense by default; in a sparse ``format`` it stores no entry, ``fill_value`` being its fill."""
     shape = _shape("full", shape)
     dt = np.dtype(dtype) if dtype is not None else np.asarray(fill_value).dtype
-    if dt.kind not in "biuf":
-        raise UsageError(f"full: dtype {dt.name} is no value dtype of a tensor (bool, integers, floats)")
+    if dt.kind not in "biufc":
+        raise UsageError(f"full: dtype {dt.name} is no value dtype of a tensor (bool, integers, floats, complex)")
     if format is None or format == "dense":
         return asarray(np.full(shape, fill_value, dtype=dt))
     value = np.asarray(fill_value).astype(dt)[()]

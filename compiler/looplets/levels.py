@@ -157,8 +157,8 @@ def not_fill(info: TensorInfo, value):
     !isnan(v)
     """
     fill = info.fill
-    if isinstance(fill, (float, np.floating)) and np.isnan(fill):
-        return UnOp("!", ir.Call("isnan", (value,)))
+    if isinstance(fill, (float, complex, np.inexact)) and fill != fill:
+        return UnOp("!", ir.isnan_of(value, info.dtype))
     return BinOp("!=", value, Const(fill, info.dtype))
 
 
