@@ -433,6 +433,14 @@ def _c_abs(op, a, dts):
     return f"({a[0]} < 0 ? -{a[0]} : {a[0]})"
 
 
+def _c_part(op, a, dts):
+    """``real``, ``imag`` or ``conj``: <complex.h>'s ``creal``, ``cimag``, ``conj`` of a complex value; of a
+    real one, the value itself (its imaginary part is 0)."""
+    if dts[0].kind == "c":
+        return f"{c_math_name(op.name, dts[0])}({a[0]})"
+    return "0" if op.name == "imag" else a[0]
+
+
 def _c_math(name):
     def emit(op, a, dts):
         rdt = op.result_dtype(*dts)
@@ -562,8 +570,7 @@ C_EXPRS: dict[str, Callable] = {
     "bitand": _c_infix("&"), "bitor": _c_infix("|"), "bitxor": _c_infix("^"),
     "and": _c_infix("&&"), "or": _c_infix("||"), "not": lambda op, a, dts: f"(!{a[0]})",
     "neg": _c_neg, "abs": _c_abs,
-    **{n: (lambda n: lambda op, a, dts: f"c{n}({a[0]})" if dts[0].kind == "c" else
-           "0" if n == "imag" else a[0])(n) for n in COMPLEX_PARTS},
+    **{n: _c_part for n in COMPLEX_PARTS},
     "lt": _c_infix("<"), "le": _c_infix("<="), "gt": _c_infix(">"), "ge": _c_infix(">="),
     "eq": _c_infix("=="), "ne": _c_infix("!="),
     "choose": _c_choose, "overwrite": lambda op, a, dts: a[1], "astype": _c_astype,

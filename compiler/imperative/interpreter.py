@@ -193,7 +193,7 @@ class _Machine:
         return self.arith(op, a, b)
 
     def arith(self, op, a, b):
-        if op in ("+", "-", "*", "/"):
+        if (isinstance(a, np.complexfloating) or isinstance(b, np.complexfloating)) and op in ("+", "-", "*", "/"):
             mixed = with_real_operand(op, a, b)   # (C's complex with a real operand: part by part)
             if mixed is not None:
                 return _TYPES[_promote(a, b)](mixed)

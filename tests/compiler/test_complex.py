@@ -129,6 +129,8 @@ def test_parts_abs_and_complex_math_run_complex_h(strategy):
     assert all(f in k.c_source for f in ("csqrt(", "cexp(", "cabs(", "clog(", "cimag(", "creal(", "conj("))
     parts = ss.einsum("C[i, j] = abs(A[i, j]) + real(A[i, j])", A=A, strategy=strategy)
     assert parts.dtype == np.float32   # (a complex64's parts are float32)
+    assert [ss.lookup(n).c_expr(["z"], "complex64") for n in ("real", "imag", "conj", "abs", "sqrt")] == \
+        ["creal(z)", "cimag(z)", "conj(z)", "cabs(z)", "csqrt(z)"]
 
 
 def test_complex_constants_in_c_and_a_trace_round_trip():
