@@ -377,18 +377,6 @@ def fmin(a, b) -> Call: return Call("fmin", (a, b))
 def fmax(a, b) -> Call: return Call("fmax", (a, b))
 
 
-def isnan_of(e, dtype) -> Expr:
-    """Whether the value ``e`` of ``dtype`` is NaN: ``isnan(e)``, or for a complex value (where C's isnan
-    takes no complex) ``e != e``, true where either part is NaN, as numpy's isnan of a complex.
-
-    >>> print(isnan_of(Var("v"), "float64")), print(isnan_of(Var("v"), "complex128"))
-    isnan(v)
-    v != v
-    (None, None)
-    """
-    return BinOp("!=", e, e) if np.dtype(dtype).kind == "c" else Call("isnan", (e,))
-
-
 # --------------------------------------------------------------------------- statements
 
 
