@@ -63,8 +63,8 @@ from . import serialize
 from .dtypes import VALUE_DTYPES, c_type, value_dtype
 from .dtypes import result_dtype as _promote
 from .errors import DTypeError, SparsescopeError, UserCodeError
-from .opimpls import BINARY_MATH, C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH, c_divmod_helper, c_ipow_helper, c_shift_helper
-from .opimpls import dtype_error
+from .opimpls import BINARY_MATH, COMPLEX_PARTS, C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH, c_divmod_helper, c_ipow_helper, c_shift_helper
+from .opimpls import dtype_error, real_part_dtype, with_real_operand
 from .opimpls import c_literal, ieee_pow  # noqa: F401  (re-exported: public names of compiler.algebra)
 
 
@@ -454,6 +454,8 @@ class Operator:
             return fill
         if self.name == "add" and not self.is_user:
             with np.errstate(all="ignore"):
+                if rdt.kind == "c":   # (a real count times each part, as the kernel's sum: inf + 0j stays so)
+                    return _scalar(with_real_operand("*", fill, real_part_dtype(rdt).type(count)).astype(rdt))
                 return _scalar(np.multiply(np.asarray(count).astype(rdt), fill).astype(rdt))
         if self.name == "mul" and not self.is_user:
             return _scalar(self(_ipow_fill(fill, count, self), 1))
@@ -611,7 +613,7 @@ _BUILTINS: list[Operator] = [
     _op("overwrite", "overwrite", 2, idempotent=True, associative=True),
     _op("pow", "pow", 2, identity=1, identity_positions=(1,), annihilator=1, annihilator_positions=(0,)),
     _op("ldexp", "ldexp", 2, identity=0, identity_positions=(1,), annihilator=0, annihilator_positions=(0,)),
-    _op("abs", "abs", 1), _op("sqrt", "sqrt", 1), _op("exp", "exp", 1), _op("log", "log", 1),
+    _op("abs", "abs", 1), *[_op(n, n, 1) for n in COMPLEX_PARTS], _op("sqrt", "sqrt", 1), _op("exp", "exp", 1), _op("log", "log", 1),
     *[_op(n, n, 1) for n in UNARY_MATH], _op("round", "round", 1),
     *[_op(n, n, 2) for n in BINARY_MATH],
     # (x // 1 is not x for a float; 0 // 0 is NaN: no identity or annihilator)

@@ -2,10 +2,12 @@
 
 >>> c_type("float64"), c_type(np.int32)
 ('double', 'int32_t')
->>> value_dtype("complex128")
+>>> value_dtype("float16")
 Traceback (most recent call last):
 ...
-compiler.errors.DTypeError: dtype complex128 is not supported; use one of float64, float32, int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool
+compiler.errors.DTypeError: dtype float16 is not supported; use one of float64, float32, complex128, complex64, int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool
+>>> c_type("complex64"), result_dtype("float64", "complex64").name
+('float _Complex', 'complex128')
 >>> c_type("uint8"), result_dtype("uint8", "int8").name, result_dtype("uint64", "int64").name
 ('uint8_t', 'int16', 'float64')
 """
@@ -17,13 +19,17 @@ import numpy as np
 from .errors import DTypeError
 
 #: value dtypes, in the order used by error messages
-VALUE_DTYPES = ("float64", "float32", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8", "bool")
+VALUE_DTYPES = ("float64", "float32", "complex128", "complex64", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8", "bool")
+#: the complex value dtypes (C99's ``double _Complex`` and ``float _Complex``, of <complex.h>)
+COMPLEX_DTYPES = ("complex128", "complex64")
 #: dtypes allowed for position and coordinate arrays
 INDEX_DTYPES = ("int64", "int32")
 
 _C_TYPES = {
     "float64": "double",
     "float32": "float",
+    "complex128": "double _Complex",
+    "complex64": "float _Complex",
     "int64": "int64_t",
     "int32": "int32_t",
     "int16": "int16_t",
@@ -98,9 +104,9 @@ def is_integer(x) -> bool:
 def cast_values(arr: np.ndarray, dt, label: str) -> np.ndarray:
     """``arr`` as ``dt``, refusing values the cast would change: an integer out of ``dt``'s
     range, a fraction or a non-finite float into integers, a finite float that overflows to
-    inf, or a dtype that is no number (complex, dates, strings). Floats are rounded to a
-    narrower float (2^24 + 1 in float32), and numbers into bool are their truth values, as in
-    numpy.
+    inf, a complex value into a real dtype, or a dtype that is no number (dates, strings).
+    Floats are rounded to a narrower float (2^24 + 1 in float32), and numbers into bool are
+    their truth values, as in numpy.
 
     >>> cast_values(np.array([1.0, 2.5]), np.dtype("int64"), "x")
     Traceback (most recent call last):
@@ -114,9 +120,12 @@ def cast_values(arr: np.ndarray, dt, label: str) -> np.ndarray:
     dt = np.dtype(dt)
     if arr.dtype == dt:
         return arr
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biufc":
         raise DTypeError(f"{label}: {arr.dtype.name} values cannot be stored as {dt.name}; sparsescope stores "
-                         f"bool, integers and floats")
+                         f"bool, integers, floats and complex numbers")
+    if arr.dtype.kind == "c" and dt.kind != "c":
+        raise DTypeError(f"{label}: {arr.dtype.name} values cannot be stored as {dt.name}: a complex value is no "
+                         f"real one (store it as complex128, or take its real part)")
     bad = None
     with np.errstate(invalid="ignore", over="ignore"):
         if dt.kind in "iu" and arr.dtype.kind in "iuf" and arr.size:
@@ -126,7 +135,7 @@ def cast_values(arr: np.ndarray, dt, label: str) -> np.ndarray:
                     (arr >= float(top.max) + 1)
             else:
                 bad = (arr < top.min) | (arr > top.max)
-        elif dt.kind == "f" and arr.dtype.kind == "f" and dt.itemsize < arr.dtype.itemsize and arr.size:
+        elif dt.kind in "fc" and arr.dtype.kind == dt.kind and dt.itemsize < arr.dtype.itemsize and arr.size:
             over = np.isfinite(arr) & ~np.isfinite(arr.astype(dt))
             if over.any():
                 raise DTypeError(f"{label}: value {arr[over].flat[0].item()!r} ({arr.dtype.name}) overflows "
@@ -185,7 +194,7 @@ def result_dtype(*dtypes) -> np.dtype:
     dt = np.result_type(*[np.dtype(d) for d in dtypes])
     if dt.name not in VALUE_DTYPES:
         # e.g. float16 from mixing; fall back to the widest supported kind
-        dt = np.dtype("float64") if dt.kind == "f" else np.dtype("int64")
+        dt = np.dtype({"f": "float64", "c": "complex128"}.get(dt.kind, "int64"))
     return dt
 
 

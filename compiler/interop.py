@@ -64,7 +64,7 @@ def dense_view(arr: np.ndarray, name: str | None = None) -> Tensor:
     dtype is not one a kernel takes); its fill is 0 (False for bool), as a numpy input's is."""
     try:
         dt = value_dtype(arr.dtype)
-    except DTypeError as e:   # (int8, complex, object, ...)
+    except DTypeError as e:   # (float16, object, dates, ...)
         raise DTypeError(f"{name or 'array'} of shape {arr.shape}: {e}; convert it with .astype(...)") from None
     if arr.dtype != dt:
         arr = arr.astype(dt)

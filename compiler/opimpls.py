@@ -68,7 +68,45 @@ def _arith(op, dts):
 
 def _float_result(dts):
     dt = _promote(*dts)
-    return dt if dt.kind == "f" else np.dtype("float64")
+    return dt if dt.kind in "fc" else np.dtype("float64")
+
+
+def real_part_dtype(dtype) -> np.dtype:
+    """The dtype of a complex ``dtype``'s real and imaginary parts (a real dtype's own: ``abs``,
+    ``real`` and ``imag`` of a real value).
+
+    >>> real_part_dtype("complex64").name, real_part_dtype("complex128").name, real_part_dtype("int8").name
+    ('float32', 'float64', 'int8')
+    """
+    dt = np.dtype(dtype)
+    return np.dtype("float32" if dt == np.complex64 else "float64") if dt.kind == "c" else dt
+
+
+def _real_only(rule, why="complex numbers have no order"):
+    """``rule``, refusing a complex operand (the Array API standard leaves the function undefined for
+    complex numbers): the error names the operator and the dtype, never a C compiler's."""
+    def checked(op, dts):
+        for k, d in enumerate(dts):
+            if d.kind == "c":
+                raise dtype_error(f"operator {op.label} is not defined for {d.name} (argument {k}): {why}; "
+                                  f"apply it to real(x), imag(x) or abs(x)", k)
+        return rule(op, dts)
+    return checked
+
+
+def _complex_parts(op, dts):
+    """``real``, ``imag`` and ``abs``: a complex operand's part dtype; ``abs`` of a real one as arithmetic."""
+    if dts[0].kind == "c":
+        return real_part_dtype(dts[0])
+    return _arith(op, dts) if op.name == "abs" else dts[0]
+
+
+def _astype_rule(op, dts):
+    rdt = np.dtype(op.param)
+    if dts[0].kind == "c" and rdt.kind not in "cb":
+        raise dtype_error(f"astype({rdt.name}) of {dts[0].name}: a complex value has no {rdt.name}; the Array "
+                          f"API standard does not cast complex to real (take real(x), imag(x) or abs(x))", 0)
+    return rdt
 
 
 def _integers_together(op, dts, dt):
@@ -111,6 +149,13 @@ UNARY_MATH = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh
               "expm1", "log1p", "log2", "log10", "floor", "ceil", "trunc")
 #: those of two arguments (``atan2(y, x)``, ``hypot(x, y)``, ``copysign(x, y)``, ``nextafter(x, y)``)
 BINARY_MATH = ("atan2", "hypot", "copysign", "nextafter")
+#: the functions that also take complex values, as <complex.h>'s ``c``-prefixed ones (``csqrt``); the
+#: others are real functions (the standard leaves ``floor`` or ``atan2`` of a complex undefined, and C has
+#: no complex ``expm1``, ``log1p``, ``log2`` or ``log10``)
+COMPLEX_MATH = ("sqrt", "exp", "log", "pow", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+                "tanh", "asinh", "acosh", "atanh")
+#: functions of the parts of a complex value: ``real`` and ``imag`` (C's ``creal``, ``cimag``) and ``conj``
+COMPLEX_PARTS = ("real", "imag", "conj")
 #: numpy's ufunc of each of them
 NUMPY_MATH = {n: getattr(np, {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
                               "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2"}.get(n, n))
@@ -130,22 +175,37 @@ def c_math_name(name: str, dtype) -> str:
 
     >>> c_math_name("round", "float64"), c_math_name("nextafter", "float32"), c_math_name("sin", "float32")
     ('nearbyint', 'nextafterf', 'sin')
+    >>> c_math_name("sqrt", "complex64"), c_math_name("real", "complex128")
+    ('csqrt', 'creal')
     """
-    if np.dtype(dtype) == np.float32 and name in C_FLOAT_NAMES:
+    dt = np.dtype(dtype)
+    if dt.kind == "c":   # (the double _Complex function for both, as float32 calls the double one)
+        return name if name == "conj" else "c" + name
+    if dt == np.float32 and name in C_FLOAT_NAMES:
         return C_FLOAT_NAMES[name]
     return C_MATH_NAMES.get(name, name)
 
 #: result dtype rules: ``rule(op, operand dtypes)``, by builtin name
 DTYPE_RULES: dict[str, Callable] = {
-    **{n: _arith for n in ("add", "sub", "mul", "neg", "abs", "pow", "floordiv", "mod")},
+    **{n: _arith for n in ("add", "sub", "mul", "neg", "pow")},
+    **{n: _real_only(_arith, "numpy's floored division has no complex meaning") for n in ("floordiv", "mod")},
     "div": lambda op, dts: _float_result(dts),
-    **{n: (lambda op, dts: _promote(*dts)) for n in ("min", "max", "choose", "overwrite")},
+    **{n: (lambda op, dts: _promote(*dts)) for n in ("choose", "overwrite")},
+    **{n: _real_only(lambda op, dts: _promote(*dts)) for n in ("min", "max")},
     **{n: _bitwise for n in ("bitand", "bitor", "bitxor")},
-    **{n: (lambda op, dts: np.dtype("bool")) for n in ("and", "or", "not", "lt", "le", "gt", "ge", "eq", "ne")},
-    "ldexp": _ldexp, "lshift": _shift, "rshift": _shift,
-    "astype": lambda op, dts: np.dtype(op.param),
-    **{n: (lambda op, dts: _float_result(dts)) for n in ("sqrt", "exp", "log") + UNARY_MATH + BINARY_MATH},
-    **{n: (lambda op, dts: dts[0] if dts[0].kind in "biu" else _float_result(dts)) for n in ROUNDING},
+    **{n: (lambda op, dts: np.dtype("bool")) for n in ("and", "or", "not", "eq", "ne")},
+    **{n: _real_only(lambda op, dts: np.dtype("bool")) for n in ("lt", "le", "gt", "ge")},
+    "ldexp": _real_only(_ldexp, "it scales a real float by a power of two"),
+    "lshift": _shift, "rshift": _shift,
+    "astype": _astype_rule,
+    **{n: (lambda op, dts: _float_result(dts)) for n in ("sqrt", "exp", "log") + UNARY_MATH + BINARY_MATH
+       if n in COMPLEX_MATH},
+    **{n: _real_only(lambda op, dts: _float_result(dts), "it is a real function") for n in UNARY_MATH + BINARY_MATH
+       if n not in COMPLEX_MATH + ROUNDING},
+    **{n: _real_only(lambda op, dts: dts[0] if dts[0].kind in "biu" else _float_result(dts),
+                     "complex numbers have no order") for n in ROUNDING},
+    **{n: _complex_parts for n in ("abs", "real", "imag")},
+    "conj": lambda op, dts: dts[0],
 }
 
 
@@ -172,6 +232,8 @@ def cast_sentinel(dtype):
 
 def _astype_impl(op, arrays, rdt):
     x = np.asarray(arrays[0])
+    if x.dtype.kind == "c" and rdt.kind == "b":   # (numpy's cast is the truth value of the whole number)
+        return x != 0
     if x.dtype.kind != "f" or rdt.kind not in "iu":
         return x.astype(rdt)
     lo, hi = float_to_int_bounds(rdt)
@@ -199,6 +261,41 @@ def _ufunc_impl(ufunc):
     return lambda op, arrays, rdt: ufunc(*_cast(arrays, rdt))
 
 
+def with_real_operand(symbol: str, a, b):
+    """``a symbol b`` (``+ - * /``) of a complex and a real operand as C99 computes it (Annex G), part by
+    part, or None where both or neither are complex (or a real is divided by a complex): numpy makes the
+    real operand complex first, so its ``(inf + 0j) * 2`` is ``inf + nan j`` (``0 * inf``) where C's is
+    ``inf + 0j``. The kernels compute C's; the oracle, the interpreter and the fills follow them.
+
+    >>> with_real_operand("*", np.complex128(complex("inf+0j")), np.float64(2.0))
+    np.complex128(inf+0j)
+    >>> with_real_operand("-", np.float64(1.0), np.complex128(2 - 0j)), with_real_operand("/", 1.0, 2j) is None
+    (np.complex128(-1-0j), True)
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if (a.dtype.kind == "c") == (b.dtype.kind == "c") or (symbol == "/" and b.dtype.kind == "c"):
+        return None
+    z, r = (a, b) if a.dtype.kind == "c" else (b, a)
+    rdt = np.result_type(a.dtype, b.dtype)
+    z, r = np.broadcast_arrays(z.astype(rdt), r.astype(real_part_dtype(rdt)))
+    if symbol == "+":
+        re, im = z.real + r, z.imag
+    elif symbol == "-":
+        re, im = (z.real - r, z.imag) if a.dtype.kind == "c" else (r - z.real, -z.imag)
+    else:
+        re, im = (z.real * r, z.imag * r) if symbol == "*" else (z.real / r, z.imag / r)
+    out = np.empty(z.shape, rdt)
+    out.real, out.imag = re, im
+    return out[()] if out.ndim == 0 else out
+
+
+def _arith_impl(ufunc, symbol):
+    def impl(op, arrays, rdt):
+        mixed = with_real_operand(symbol, *arrays) if rdt.kind == "c" else None
+        return ufunc(*_cast(arrays, rdt)) if mixed is None else mixed
+    return impl
+
+
 def _compare_impl(ufunc):
     def impl(op, arrays, rdt):
         common = _promote(*[a.dtype for a in arrays])
@@ -224,7 +321,7 @@ def ieee_pow(a, b) -> np.ndarray:
 
 def _pow_impl(op, arrays, rdt):
     a, b = _cast(arrays, rdt)
-    if rdt.kind == "f":
+    if rdt.kind in "fc":
         return ieee_pow(a, b)
     neg = b < 0
     pos = np.power(a, np.where(neg, 0, b).astype(rdt))
@@ -263,8 +360,11 @@ def _overwrite_impl(op, arrays, rdt):
 #: numpy implementations: ``impl(op, arrays, result dtype)``, by builtin name; a user
 #: function's is registered under a key of its name, C body and arity
 IMPLS: dict[Any, Callable] = {
-    "add": _ufunc_impl(np.add), "sub": _ufunc_impl(np.subtract), "mul": _ufunc_impl(np.multiply),
-    "div": _ufunc_impl(np.true_divide), "neg": _ufunc_impl(np.negative), "abs": _ufunc_impl(np.abs),
+    "add": _arith_impl(np.add, "+"), "sub": _arith_impl(np.subtract, "-"), "mul": _arith_impl(np.multiply, "*"),
+    "div": _arith_impl(np.true_divide, "/"), "neg": _ufunc_impl(np.negative),
+    # (of the operand as it is: cast to the real result first, a complex value would lose its imaginary part)
+    "abs": lambda op, arrays, rdt: np.abs(arrays[0]), "real": lambda op, arrays, rdt: np.real(arrays[0]),
+    "imag": lambda op, arrays, rdt: np.imag(arrays[0]), "conj": lambda op, arrays, rdt: np.conj(arrays[0]),
     "min": _ufunc_impl(np.minimum), "max": _ufunc_impl(np.maximum),
     "bitand": _ufunc_impl(np.bitwise_and), "bitor": _ufunc_impl(np.bitwise_or),
     "bitxor": _ufunc_impl(np.bitwise_xor),
@@ -324,6 +424,8 @@ def _c_neg(op, a, dts):
 
 def _c_abs(op, a, dts):
     d = dts[0]
+    if d.kind == "c":
+        return f"cabs({a[0]})"
     if d.kind == "f":
         return f"{'fabsf' if d == np.float32 else 'fabs'}({a[0]})"
     if d.kind == "b":
@@ -331,16 +433,26 @@ def _c_abs(op, a, dts):
     return f"({a[0]} < 0 ? -{a[0]} : {a[0]})"
 
 
+def _c_part(op, a, dts):
+    """``real``, ``imag`` or ``conj``: <complex.h>'s ``creal``, ``cimag``, ``conj`` of a complex value; of a
+    real one, the value itself (its imaginary part is 0)."""
+    if dts[0].kind == "c":
+        return f"{c_math_name(op.name, dts[0])}({a[0]})"
+    return "0" if op.name == "imag" else a[0]
+
+
 def _c_math(name):
     def emit(op, a, dts):
         rdt = op.result_dtype(*dts)
-        fn = name + "f" if rdt == np.float32 else name
+        fn = "c" + name if rdt.kind == "c" else name + "f" if rdt == np.float32 else name
         return f"{fn}({', '.join(a)})"
     return emit
 
 
 def _c_pow(op, a, dts):
     rdt = op.result_dtype(*dts)
+    if rdt.kind == "c":
+        return f"cpow({a[0]}, {a[1]})"
     if rdt.kind == "f":
         return f"{'powf' if rdt == np.float32 else 'pow'}({a[0]}, {a[1]})"
     return f"ss_pow_{rdt.name}({a[0]}, {a[1]})"
@@ -458,6 +570,7 @@ C_EXPRS: dict[str, Callable] = {
     "bitand": _c_infix("&"), "bitor": _c_infix("|"), "bitxor": _c_infix("^"),
     "and": _c_infix("&&"), "or": _c_infix("||"), "not": lambda op, a, dts: f"(!{a[0]})",
     "neg": _c_neg, "abs": _c_abs,
+    **{n: _c_part for n in COMPLEX_PARTS},
     "lt": _c_infix("<"), "le": _c_infix("<="), "gt": _c_infix(">"), "ge": _c_infix(">="),
     "eq": _c_infix("=="), "ne": _c_infix("!="),
     "choose": _c_choose, "overwrite": lambda op, a, dts: a[1], "astype": _c_astype,

@@ -25,11 +25,8 @@ def as_scalar(x):
 
 def same_value(a, b) -> bool:
     """``a == b``, NaN equal to NaN (a fill compared with what a dtype makes of it)."""
-    try:
-        if math.isnan(a) and math.isnan(b):
-            return True
-    except TypeError:
-        pass
+    if a != a and b != b:   # (NaN, or a complex with a NaN part: numpy's isnan)
+        return True
     return bool(a == b)
 
 

@@ -68,6 +68,8 @@ def encode(value: Any) -> Any:
         if math.isfinite(value):
             return value
         return {"_float": repr(value)}
+    if isinstance(value, complex):   # (JSON has no complex number: its two parts, NaN and inf kept)
+        return {"_complex": [encode(value.real), encode(value.imag)]}
     if isinstance(value, np.ndarray):
         return {"_nd": value.dtype.name, "shape": list(value.shape),
                 "v": [encode(x) for x in value.ravel().tolist()]}
@@ -109,6 +111,8 @@ def decode(data: Any) -> Any:
         return obj
     if "_float" in data:
         return float(data["_float"])
+    if "_complex" in data:
+        return complex(*(decode(x) for x in data["_complex"]))
     if "_np" in data:
         return np.dtype(data["_np"]).type(decode(data["v"]))
     if "_nd" in data:

@@ -30,16 +30,35 @@ from .nodes import Broadcast, Map, Node, Permute, Reduction, Scalar, ShapeOp
 WHERE = user_function("where", lambda c, x, y: np.where(c, x, y), "return x ? y : z;", arity=3, selects=(1, 2))
 
 
+def real_only(what: str, *operands, why: str = "complex numbers have no order") -> None:
+    """Refuse a complex operand of ``what`` (a function the Array API standard leaves undefined for
+    complex numbers: an order, a floor, a sign bit), naming the function and the dtype.
+
+    >>> real_only("sort", np.array([1j]))
+    Traceback (most recent call last):
+    ...
+    compiler.errors.DTypeError: sort is not defined for complex128: complex numbers have no order (the Array API standard leaves it undefined); apply it to real(x), imag(x) or abs(x)
+    """
+    for x in operands:
+        dt = getattr(x, "dtype", None)
+        if dt is not None and np.dtype(dt).kind == "c":
+            raise DTypeError(f"{what} is not defined for {np.dtype(dt).name}: {why} (the Array API standard leaves "
+                             f"it undefined); apply it to real(x), imag(x) or abs(x)")
+
+
 def scalar(value, others) -> Scalar:
     """A Python scalar typed as numpy 2 types it beside arrays of ``others``' dtypes: it takes
-    their dtype when of a kind that holds it (1 beside int32 is int32, 0.5 beside float32 float32),
-    else bool, int64 or float64."""
+    their dtype when of a kind that holds it (1 beside int32 is int32, 0.5 beside float32 float32,
+    1j beside complex64 complex64), else bool, int64, float64 or complex128."""
     if isinstance(value, np.generic):
         return Scalar(value.item(), value.dtype)
-    if not isinstance(value, (bool, int, float)):
-        raise UsageError(f"an array operand must be an array or a bool, int or float, not {type(value).__name__}")
-    kinds = "b" if isinstance(value, bool) else "iuf" if isinstance(value, int) else "f"
-    natural = np.dtype("bool" if isinstance(value, bool) else "int64" if isinstance(value, int) else "float64")
+    if not isinstance(value, (bool, int, float, complex)):
+        raise UsageError(f"an array operand must be an array or a bool, int, float or complex, not "
+                         f"{type(value).__name__}")
+    kinds = "b" if isinstance(value, bool) else "iufc" if isinstance(value, int) else \
+        "fc" if isinstance(value, float) else "c"
+    natural = np.dtype("bool" if isinstance(value, bool) else "int64" if isinstance(value, int) else
+                       "float64" if isinstance(value, float) else "complex128")
     dts = [o.dtype for o in others if not isinstance(o, Scalar)]
     dt = np.result_type(*dts) if dts else natural
     dt = dt if dt.kind in kinds else np.result_type(dt, natural) if dts else natural
@@ -151,6 +170,8 @@ def reduce(name: str, x: Node, axis=None, keepdims: bool = False, dtype=None) ->
         else:
             dtype = x.dtype
     dtype = np.dtype(dtype)
+    if name in ("min", "max"):
+        real_only(name, x)
     if name in ("min", "max") and any(x.shape[a] == 0 for a in axes):
         raise ShapeError(f"{name}: axis {next(a for a in axes if x.shape[a] == 0)} of shape {x.shape} is "
                          f"empty, and {name} has no identity")

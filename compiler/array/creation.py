@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError, UsageError
+from ..errors import DTypeError, ShapeError, UsageError
 from ..tensor import Tensor
 from . import build
 from .lazy import Array, asarray, broadcast_to, where
@@ -33,8 +33,10 @@ def full(shape, fill_value, *, dtype=None, format=None) -> Array:
     Stored dense by default; in a sparse ``format`` it stores no entry, ``fill_value`` being its fill."""
     shape = _shape("full", shape)
     dt = np.dtype(dtype) if dtype is not None else np.asarray(fill_value).dtype
-    if dt.kind not in "biuf":
-        raise UsageError(f"full: dtype {dt.name} is no value dtype of a tensor (bool, integers, floats)")
+    if dt.kind not in "biufc":
+        raise UsageError(f"full: dtype {dt.name} is no value dtype of a tensor (bool, integers, floats, complex)")
+    if np.iscomplexobj(fill_value) and dt.kind != "c":   # (numpy would drop its imaginary part, warning)
+        raise DTypeError(f"full: fill value {fill_value!r} is complex; dtype {dt.name} is real (pass dtype=complex128)")
     if format is None or format == "dense":
         return asarray(np.full(shape, fill_value, dtype=dt))
     value = np.asarray(fill_value).astype(dt)[()]

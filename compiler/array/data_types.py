@@ -1,7 +1,7 @@
 """The Array API's data types, constants and data type functions, as numpy's.
 
 The dtypes are numpy's (``xp.float64 == np.dtype("float64")``), so an array's ``dtype`` compares equal
-to them; complex dtypes are not supported by the compiler and are not offered.
+to them; ``complex64`` and ``complex128`` are C99's ``float _Complex`` and ``double _Complex`` in a kernel.
 
 >>> import numpy as np
 >>> from compiler import array as xp
@@ -10,6 +10,8 @@ to them; complex dtypes are not supported by the compiler and are not offered.
 (True, dtype('float64'), True)
 >>> xp.can_cast(xp.int8, xp.int16), xp.iinfo(xp.uint8).max
 (True, 255)
+>>> xp.result_type(xp.float64, xp.complex64), xp.finfo(xp.complex64).dtype, xp.isdtype(xp.complex64, "complex floating")
+(dtype('complex128'), dtype('float32'), True)
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __array_api_version__ = "2023.12"
 int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
 uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
 float32, float64 = np.float32, np.float64
+complex64, complex128 = np.complex64, np.complex128
 globals()["bool"] = np.bool_   # (this module's ``bool`` from here on: Python's is builtins.bool)
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
@@ -38,7 +41,7 @@ def _dtype(x) -> np.dtype:
 
 
 def finfo(type) -> np.finfo:
-    """numpy's ``finfo`` of a floating dtype or array."""
+    """numpy's ``finfo`` of a floating dtype or array (of a complex one: its parts' float, as the standard's)."""
     return np.finfo(_dtype(type))
 
 
@@ -79,8 +82,8 @@ class _Info:
         return ["cpu"]
 
     def default_dtypes(self, *, device=None) -> dict:
-        return {"real floating": np.dtype("float64"), "integral": np.dtype("int64"),
-                "indexing": np.dtype("int64")}
+        return {"real floating": np.dtype("float64"), "complex floating": np.dtype("complex128"),
+                "integral": np.dtype("int64"), "indexing": np.dtype("int64")}
 
     def dtypes(self, *, device=None, kind=None) -> dict:
         names = [n for n in VALUE_DTYPES if kind is None or np.isdtype(np.dtype(n), kind)]
@@ -93,5 +96,5 @@ def __array_namespace_info__() -> _Info:
 
 
 __all__ = ["__array_api_version__", "__array_namespace_info__", "bool", "int8", "int16", "int32", "int64",
-           "uint8", "uint16", "uint32", "uint64", "float32", "float64", "e", "pi", "inf", "nan", "newaxis",
+           "uint8", "uint16", "uint32", "uint64", "float32", "float64", "complex64", "complex128", "e", "pi", "inf", "nan", "newaxis",
            "finfo", "iinfo", "can_cast", "isdtype", "result_type"]

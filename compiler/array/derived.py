@@ -22,7 +22,8 @@ from ..errors import ShapeError, UsageError
 from . import build
 from .indexing import repeat_by_counts
 from .lazy import (Array, abs, add, asarray, broadcast_to, concat, copysign, divide, equal, exp, less, log, log1p,
-                   maximum, minimum, multiply, negative, not_equal, permute_dims, reshape, sqrt, subtract, sum, where)
+                   logical_and, logical_or, maximum, minimum, multiply, negative, not_equal, permute_dims, reshape,
+                   sqrt, subtract, sum, where)
 
 
 def _axes(what: str, x: Array, axis) -> tuple:
@@ -44,8 +45,9 @@ def var(x, axis=None, correction=0.0, keepdims=False) -> Array:
     """The variance over ``axis``: the mean squared deviation from the mean, divided by
     ``count - correction`` instead of ``count`` (numpy's ``ddof``): two passes, as numpy's, for accuracy
     (the mean is a reduction nested under the subtraction; a strategy that cannot nest it has it computed
-    first, and the trace's ``materialize`` step says so)."""
+    first, and the trace's ``materialize`` step says so). Real arrays only, as the standard's."""
     x = asarray(x)
+    build.real_only("var", x, why="it is a statistic of real values")
     count = math.prod(x.shape[a] for a in _axes("var", x, axis))
     dev = subtract(x, mean(x, axis=axis, keepdims=True))
     squares = sum(multiply(dev, dev), axis=axis, keepdims=keepdims)
@@ -56,13 +58,15 @@ def var(x, axis=None, correction=0.0, keepdims=False) -> Array:
 
 
 def std(x, axis=None, correction=0.0, keepdims=False) -> Array:
-    """The standard deviation over ``axis``: ``sqrt(var(x, axis, correction))``."""
+    """The standard deviation over ``axis``: ``sqrt(var(x, axis, correction))``, of real arrays."""
+    build.real_only("std", x, why="it is a statistic of real values")
     return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
 
 
 def vecdot(x1, x2, axis=-1) -> Array:
-    """The dot product of ``x1`` and ``x2`` along ``axis`` (broadcast together), for real arrays."""
-    product = multiply(x1, x2)
+    """The dot product of ``x1`` and ``x2`` along ``axis`` (broadcast together): ``sum(conj(x1) * x2)``, the
+    standard's (the conjugate of a real array is itself)."""
+    product = multiply(conj(x1), x2)
     return sum(product, axis=axis)
 
 
@@ -92,18 +96,29 @@ def isnan(x) -> Array:
 
 
 def isinf(x) -> Array:
-    """Whether each entry is +inf or -inf (``abs(x) == inf``)."""
+    """Whether each entry is +inf or -inf (``abs(x) == inf``); a complex one where either part is (the
+    standard's rule: ``inf + nan j`` is infinite; its ``abs`` would also call a finite overflow infinite)."""
+    x = asarray(x)
+    if x.dtype.kind == "c":
+        return logical_or(isinf(real(x)), isinf(imag(x)))
     return equal(abs(x), math.inf)
 
 
 def isfinite(x) -> Array:
-    """Whether each entry is neither NaN nor infinite (``abs(x) < inf``: false for NaN)."""
+    """Whether each entry is neither NaN nor infinite (``abs(x) < inf``: false for NaN); a complex one
+    where both parts are."""
+    x = asarray(x)
+    if x.dtype.kind == "c":
+        return logical_and(isfinite(real(x)), isfinite(imag(x)))
     return less(abs(x), math.inf)
 
 
 def sign(x) -> Array:
-    """-1, 0 or 1 by the sign of each entry (NaN stays NaN, and -0.0 gives -0.0), in ``x``'s dtype."""
+    """-1, 0 or 1 by the sign of each entry (NaN stays NaN, and -0.0 gives -0.0), in ``x``'s dtype; of a
+    complex entry, ``x / abs(x)`` (0 for 0), the standard's."""
     x = asarray(x)
+    if x.dtype.kind == "c":
+        return where(equal(x, 0), x, divide(x, abs(x)))
     one = True if x.dtype.kind == "b" else 1
     return where(x > 0, one, where(x < 0, -1, x)) if x.dtype.kind != "b" else x
 
@@ -111,6 +126,7 @@ def sign(x) -> Array:
 def clip(x, min=None, max=None) -> Array:
     """Each entry held within ``[min, max]`` (either may be None; NaN stays NaN, as numpy's)."""
     x = asarray(x)
+    build.real_only("clip", x, min, max)
     if min is not None:
         x = maximum(x, min)
     if max is not None:
@@ -257,6 +273,7 @@ def signbit(x) -> Array:
     """Whether each entry's sign bit is set (true for -0.0, -inf and a NaN of negative sign, as numpy's):
     ``copysign(1, x) < 0`` for floats, ``x < 0`` for integers, false for bools."""
     x = asarray(x)
+    build.real_only("signbit", x, why="a complex number has two sign bits")
     if x.dtype.kind == "f":
         return less(copysign(1.0, x), 0)
     return less(x, 0) if x.dtype.kind in "iu" else not_equal(x, x)
@@ -296,6 +313,7 @@ def logaddexp(x1, x2) -> Array:
     """``log(exp(x1) + exp(x2))`` without overflow: the larger plus ``log1p(exp(-|x1 - x2|))``
     (equal arguments give ``x + log(2)``, so two infinities of one sign give that infinity, as numpy)."""
     x1, x2 = asarray(x1), asarray(x2)
+    build.real_only("logaddexp", x1, x2, why="it compares its arguments")
     if x1.dtype.kind not in "f":
         x1 = divide(x1, 1.0)   # (numpy's logaddexp of integers is float64)
     if x2.dtype.kind not in "f":
@@ -305,21 +323,32 @@ def logaddexp(x1, x2) -> Array:
 
 
 def real(x) -> Array:
-    """The real part: a real array itself (complex dtypes are not supported)."""
-    return asarray(x)
+    """The real part, elementwise (C's ``creal``): a float32 of a complex64, a float64 of a complex128; a
+    real array itself.
+
+    >>> import numpy as np
+    >>> from compiler import array as xp
+    >>> xp.real(xp.asarray(np.array([1 + 2j, -3j], dtype=np.complex64))).todense().tolist()
+    [1.0, -0.0]
+    """
+    x = asarray(x)
+    return Array(build.elementwise("real", x.node)) if x.dtype.kind == "c" else x
 
 
 def imag(x) -> Array:
-    """The imaginary part: zeros of a real array's dtype and shape (a sparse one's stores nothing:
-    ``where`` of two equal values visits no entry)."""
+    """The imaginary part, elementwise (C's ``cimag``); of a real array, zeros of its dtype and shape (a
+    sparse one's stores nothing: ``where`` of two equal values visits no entry)."""
     x = asarray(x)
+    if x.dtype.kind == "c":
+        return Array(build.elementwise("imag", x.node))
     zero = np.zeros((), x.dtype)[()]
     return where(equal(x, x), zero, zero)
 
 
 def conj(x) -> Array:
-    """The complex conjugate: a real array itself."""
-    return asarray(x)
+    """The complex conjugate, elementwise (C's ``conj``); a real array itself."""
+    x = asarray(x)
+    return Array(build.elementwise("conj", x.node)) if x.dtype.kind == "c" else x
 
 
 def diff(x, axis=-1, n=1, prepend=None, append=None) -> Array:

@@ -135,6 +135,9 @@ class Array:
     def __int__(self):
         return self._scalar(int)
 
+    def __complex__(self):
+        return self._scalar(complex)
+
     def __index__(self):
         if self.dtype.kind not in "iu":
             raise TypeError(f"an array of dtype {self.dtype.name} is no index")
@@ -264,7 +267,7 @@ def compute(*arrays, format=None, strategy: str | None = None):
 
 def _binary(name, reflected=False):
     def method(self, other):
-        if not isinstance(other, (Array, Tensor, np.ndarray, bool, int, float, np.generic)) and \
+        if not isinstance(other, (Array, Tensor, np.ndarray, bool, int, float, complex, np.generic)) and \
                 not hasattr(other, "tocoo") and not hasattr(other, "fill_value"):
             return NotImplemented
         a, b = (_node(other), self._node) if reflected else (self._node, _node(other))

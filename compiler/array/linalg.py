@@ -59,8 +59,11 @@ def outer(x1, x2, /) -> Array:
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Array:
     """The ``ord``-norm over ``axis`` (every axis if None): ``sum(|x| ** ord) ** (1 / ord)``; ``inf`` the
-    largest magnitude, ``-inf`` the smallest, 0 the count of nonzeros (a float), as numpy's."""
+    largest magnitude, ``-inf`` the smallest, 0 the count of nonzeros (a float), as numpy's. A complex array's
+    norm is its magnitudes' (a real float: x * x would square, not take the modulus)."""
     x = asarray(x)
+    if x.dtype.kind == "c":
+        x = abs(x)
     if x.dtype.kind not in "f":
         x = multiply(x, 1.0)   # (a norm is a float: numpy's of integers is float64)
     if isinstance(ord, bool) or not isinstance(ord, (int, float, np.integer, np.floating)):
@@ -85,6 +88,8 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> Array:
     x = asarray(x)
     if x.ndim < 2:
         raise ShapeError(f"matrix_norm needs at least 2 dimensions; shape {x.shape}")
+    if x.dtype.kind == "c":   # (the magnitudes' norm, a real float)
+        x = abs(x)
     if x.dtype.kind not in "f":
         x = multiply(x, 1.0)
     if ord == "fro":

@@ -28,6 +28,7 @@ from .lazy import Array
 def _arg_extreme(x, axis, keepdims: bool, what: str, largest: bool) -> Array:
     """The first position of the largest (or smallest) entry along ``axis``; NaN beats every number,
     as numpy's argmax and argmin both say."""
+    build.real_only(what, x)
     t, how = operand(x, what)
     ax = None if axis is None else build.normalize_axes(what, axis, t.ndim)[0]
     n = math.prod(t.shape) if ax is None else t.shape[ax]
@@ -115,6 +116,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Array:
     """
     if side not in ("left", "right"):
         raise UsageError(f"searchsorted: side is 'left' or 'right', not {side!r}")
+    build.real_only("searchsorted", x1, x2)
     t, how = operand(x1, "searchsorted")
     if t.ndim != 1:
         raise ShapeError(f"searchsorted: x1 must be 1-D (sorted), got shape {t.shape}")

@@ -42,6 +42,7 @@ def sort(x, /, *, axis=-1, descending: bool = False, stable: bool = True) -> Arr
     >>> sort(np.array([2.0, np.nan, -1.0]), descending=True).todense().tolist()
     [nan, 2.0, -1.0]
     """
+    build.real_only("sort", x)
     t, how = operand(x, "sort")
     ax = _axis("sort", t, axis)
     if t.format.is_dense:
@@ -74,6 +75,7 @@ def argsort(x, /, *, axis=-1, descending: bool = False, stable: bool = True) -> 
     >>> argsort(np.array([1.0, 3.0, 1.0]), descending=True).todense().tolist()
     [1, 0, 2]
     """
+    build.real_only("argsort", x)
     t, how = operand(x, "argsort")
     ax = _axis("argsort", t, axis)
     if t.format.is_dense:

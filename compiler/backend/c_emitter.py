@@ -53,11 +53,12 @@ int spmv(
 
 from __future__ import annotations
 
+import cmath
 import math
 import re
 from dataclasses import dataclass
 
-from ..dtypes import c_type
+from ..dtypes import COMPLEX_DTYPES, c_type
 from ..imperative.cleanup import reads_before_set
 from ..imperative.guard import STATUS_COORDINATE, CheckCoordinate, coordinate_sites
 from ..imperative.ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, SEARCH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, BinOp, Buffer,
@@ -180,8 +181,9 @@ class _Plan:
         self.coordinate_error = fresh("coordinate_error") if self.sites else None
         self.uses_math = bool(fn.helpers) or any(
             (isinstance(n, Call) and n.function in MATH_FUNCTIONS)
-            or (isinstance(n, Const) and isinstance(n.value, float) and not math.isfinite(n.value))
+            or (isinstance(n, Const) and isinstance(n.value, (float, complex)) and not cmath.isfinite(n.value))
             for n in nodes)
+        self.uses_complex = any(getattr(n, "dtype", None) in COMPLEX_DTYPES for n in (*fn.params, *nodes))
         self.accesses = {"read" if isinstance(n, Load) else "write"
                          for n in nodes if isinstance(n, (Load, Store))}
         # the searches' helpers this kernel calls, each defined once (they read their buffers)
@@ -261,6 +263,15 @@ class _CPrinter(Printer):
 
     def float_literal(self, v: float, dtype: str) -> str:
         return repr(v) + "f" if dtype == "float32" else repr(v)
+
+    def complex_literal(self, v: complex, dtype: str) -> str:
+        # a real value converts to the complex type by itself (imaginary part +0.0); others are built
+        # by <complex.h>'s CMPLX, which keeps a NaN or infinite part as it is (re + im * I would not)
+        part = "float32" if dtype == "complex64" else "float64"
+        re, im = (self.const(Const(x, part)) for x in (v.real, v.imag))
+        if v.imag == 0 and math.copysign(1.0, v.imag) > 0:
+            return re
+        return f"{'CMPLXF' if part == 'float32' else 'CMPLX'}({re}, {im})"
 
     def int_literal(self, v: int, dtype: str) -> str:
         if dtype in ("uint32", "uint64") and v >= 2 ** 31:   # (a plain literal would be a signed int64)
@@ -534,6 +545,8 @@ def emit_c_with_provenance(fn: Function, checked: bool = False) -> tuple[str, di
     includes = ["stdbool.h", "stdint.h"]
     if plan.uses_math:
         includes.append("math.h")
+    if plan.uses_complex:
+        includes.append("complex.h")
     if plan.growables or plan.heap:
         includes.append("stdlib.h")
     if checked:

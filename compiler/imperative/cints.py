@@ -22,7 +22,7 @@ import numpy as np
 
 from ..dtypes import is_narrow, weak_literal_dtype
 from ..opimpls import cast_sentinel, float_to_int_bounds
-from .ir import BinOp, Cast, Const, Select
+from .ir import BinOp, Call, Cast, Const, Select
 
 
 def wrap(e, dtype):
@@ -96,7 +96,20 @@ def weak_constants(parts) -> list:
     return out
 
 
-__all__ = ["wrap", "operands", "weak_constants", "constant_shift"]
+def isnan_of(e, dtype):
+    """Whether the value ``e`` of ``dtype`` is NaN: ``isnan(e)``, or for a complex value (where C's isnan
+    takes no complex) ``e != e``, true where either part is NaN, as numpy's isnan of a complex.
+
+    >>> from compiler.imperative.ir import Var
+    >>> print(isnan_of(Var("v"), "float64")), print(isnan_of(Var("v"), "complex128"))
+    isnan(v)
+    v != v
+    (None, None)
+    """
+    return BinOp("!=", e, e) if np.dtype(dtype).kind == "c" else Call("isnan", (e,))
+
+
+__all__ = ["wrap", "operands", "weak_constants", "constant_shift", "isnan_of"]
 
 
 def converted(e, have, want):

@@ -35,12 +35,13 @@ compiler.errors.KernelError: kernel total (interpreter): read of x[3] is out of 
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
 
 from ..dtypes import VALUE_DTYPES, dtype_name
-from ..opimpls import NUMPY_MATH, ieee_pow
+from ..opimpls import COMPLEX_MATH, NUMPY_MATH, ieee_pow, with_real_operand
 from ..errors import DTypeError, KernelError
 from .guard import CheckCoordinate, coordinate_message
 from .search import run_search
@@ -49,6 +50,7 @@ from .ir import (SEARCH_FUNCTIONS, Allocate, Tagged, Assign, BinOp, Block, Break
                  UnOp, Var, View, While)
 
 _TYPES = {name: np.dtype(name).type for name in VALUE_DTYPES}
+_PART_TYPES = {"complex128": np.float64, "complex64": np.float32}
 # C's integer promotion: what is narrower than int computes as int
 #: integers a conversion wraps into (int32 and int64 values come from C arithmetic already in range)
 _WRAPPED = frozenset(("int8", "int16", "uint8", "uint16", "uint32", "uint64"))
@@ -67,6 +69,12 @@ _MATH: dict[str, Callable] = {
     "nextafterf": lambda a, b: np.nextafter(np.float32(a), np.float32(b)),
     "fabs": lambda a: np.fabs(np.float64(a)),
     "isnan": lambda a: np.int32(bool(np.isnan(np.float64(a)))),
+    # <complex.h>: in double _Complex, as C calls them on a float _Complex too
+    "cabs": lambda a: np.abs(np.complex128(a)), "creal": lambda a: np.complex128(a).real,
+    "cimag": lambda a: np.complex128(a).imag, "conj": lambda a: np.conj(a),
+    "cpow": lambda a, b: np.power(np.complex128(a), np.complex128(b)),
+    **{"c" + n: (lambda f: lambda a: f(np.complex128(a)))(getattr(np, n) if n in ("sqrt", "exp", "log") else NUMPY_MATH[n])
+       for n in COMPLEX_MATH if n != "pow"},
     "lowest_bit": lambda w: np.int64((int(w) & -int(w)).bit_length() - 1),
     # the interpreter runs a parallel loop on one thread
     "thread_count": lambda: np.int64(1),
@@ -83,6 +91,8 @@ def _usual(a: str, b: str) -> str:
     wider, and of equal widths the unsigned one (int64 with uint64 computes in uint64)."""
     if a == b:
         return a
+    if a.startswith("complex") or b.startswith("complex"):   # (a complex of the wider real type of the two)
+        return "complex128" if {a, b} & {"complex128", "float64"} else "complex64"
     for f in ("float64", "float32"):
         if f in (a, b):
             return f
@@ -132,6 +142,9 @@ class _Machine:
             except KeyError:
                 self.fail(f"variable {e.name} is used before it is declared")
         if t is Const:
+            if e.dtype in _PART_TYPES and e.value.imag == 0 and math.copysign(1.0, e.value.imag) > 0:
+                # (C spells it as a real literal, which multiplies each part of a complex: see c_emitter)
+                return _PART_TYPES[e.dtype](e.value.real)
             return _TYPES[e.dtype](e.value)
         if t is Load:
             arr = self.array(e.buffer)
@@ -180,6 +193,10 @@ class _Machine:
         return self.arith(op, a, b)
 
     def arith(self, op, a, b):
+        if (isinstance(a, np.complexfloating) or isinstance(b, np.complexfloating)) and op in ("+", "-", "*", "/"):
+            mixed = with_real_operand(op, a, b)   # (C's complex with a real operand: part by part)
+            if mixed is not None:
+                return _TYPES[_promote(a, b)](mixed)
         dt = _promote(a, b)
         ty = _TYPES[dt]
         a, b = ty(a), ty(b)

@@ -56,7 +56,10 @@ def printed(node) -> str:
 MATH_FUNCTIONS = ("fmin", "fmax", "pow", "ldexp", "sqrt", "exp", "log", "fabs", "isnan", "sin", "cos", "tan", "asin",
                   "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1", "log1p", "log2",
                   "log10", "floor", "ceil", "trunc", "nearbyint", "atan2", "hypot", "copysign",
-                  "nextafter", "nextafterf")
+                  "nextafter", "nextafterf",
+                  # <complex.h>'s (the math functions of a complex value are the c-prefixed ones)
+                  "cabs", "creal", "cimag", "conj", "csqrt", "cexp", "clog", "cpow", "csin", "ccos", "ctan",
+                  "casin", "cacos", "catan", "csinh", "ccosh", "ctanh", "casinh", "cacosh", "catanh")
 #: functions the C backend defines itself: ``lowest_bit(w)`` is the index of the lowest
 #: set bit of a nonzero word (sorting a workspace's coordinates through a bitmap)
 BIT_FUNCTIONS = ("lowest_bit",)
@@ -199,6 +202,8 @@ def const(value, dtype=None) -> "Const":
             dtype = "int64"
         elif isinstance(value, float):
             dtype = "float64"
+        elif isinstance(value, complex):
+            dtype = "complex128"
         else:
             raise TypeError(f"cannot make an IR constant from {value!r}")
     return Const(value, dtype)
@@ -227,9 +232,9 @@ class Var(Expr):
 @serialize.node
 @dataclass(frozen=True)
 class Const(Expr):
-    """A literal of a given dtype; ``value`` is normalized to ``bool``, ``int`` or ``float``."""
+    """A literal of a given dtype; ``value`` is normalized to ``bool``, ``int``, ``float`` or ``complex``."""
 
-    value: Union[bool, int, float]
+    value: Union[bool, int, float, complex]
     dtype: str
 
     def __post_init__(self):
@@ -243,6 +248,8 @@ class Const(Expr):
             if not info.min <= v <= info.max:
                 raise ValueError(f"constant {v} does not fit in {dt}")
             _set(self, "value", v)
+        elif np.dtype(dt).kind == "c":
+            _set(self, "value", complex(self.value))
         else:
             _set(self, "value", float(self.value))
 

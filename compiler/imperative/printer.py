@@ -56,7 +56,13 @@ class ExprFormatter:
             if math.isinf(v):
                 return self.special_floats["inf" if v > 0 else "-inf"]
             return self.float_literal(v, c.dtype)
+        if isinstance(v, complex):
+            return self.complex_literal(v, c.dtype)
         return self.int_literal(v, c.dtype)
+
+    def complex_literal(self, v: complex, dtype: str) -> str:
+        """A complex constant as ``(re + imj)``, numpy's spelling; the C emitter spells it for C."""
+        return repr(v)
 
     def float_literal(self, v: float, dtype: str) -> str:
         return repr(v)
@@ -80,7 +86,8 @@ class ExprFormatter:
             return _SELECT
         if isinstance(e, (UnOp, Cast)):
             return _UNARY
-        if isinstance(e, Const) and not isinstance(e.value, bool) and (e.value < 0 or self.const(e).startswith("-")):
+        if isinstance(e, Const) and not isinstance(e.value, bool) and (
+                self.const(e).startswith("-") or not isinstance(e.value, complex) and e.value < 0):
             return _UNARY
         return _ATOM
 

@@ -313,8 +313,8 @@ def same_value(a, b) -> bool:
     if a is NOVALUE or b is NOVALUE:
         return a is b
     try:
-        if isinstance(a, (float, np.floating)) and isinstance(b, (float, np.floating)) \
-                and math.isnan(a) and math.isnan(b):
+        if isinstance(a, (float, complex, np.inexact)) and isinstance(b, (float, complex, np.inexact)) \
+                and a != a and b != b:   # (a complex with a NaN part is NaN, as numpy's isnan says)
             return True
         return bool(a == b)
     except (TypeError, ValueError):

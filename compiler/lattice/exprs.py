@@ -25,7 +25,7 @@ from ..algebra import Operator, helper_impl
 from ..dtypes import typed_scalar, value_dtype
 from ..errors import DTypeError
 from ..imperative.ir import BinOp, BufferArg, Call, Cast, Const, Grow, Load, Prefetch, Select, Store, UnOp, Var
-from ..imperative.cints import constant_shift, converted, wrap
+from ..imperative.cints import constant_shift, converted, isnan_of, wrap
 from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
 from ..opimpls import BINARY_MATH, ROUNDING, UNARY_MATH, c_math_name
@@ -49,14 +49,14 @@ def cast(e, have, want):
 
 def not_fill(e, dtype, fill):
     """C test that the value ``e`` (of ``dtype``) differs from ``fill`` (NaN-aware)."""
-    if isinstance(fill, (float, np.floating)) and math.isnan(fill):
-        return UnOp("!", Call("isnan", (e,)))
+    if isinstance(fill, (float, complex, np.inexact)) and fill != fill:
+        return UnOp("!", isnan_of(e, dtype))
     return BinOp("!=", e, const_of(fill, dtype))
 
 
 def is_fill(e, dtype, fill):
-    if isinstance(fill, (float, np.floating)) and math.isnan(fill):
-        return Call("isnan", (e,))
+    if isinstance(fill, (float, complex, np.inexact)) and fill != fill:
+        return isnan_of(e, dtype)
     return BinOp("==", e, const_of(fill, dtype))
 
 
@@ -98,6 +98,12 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         return UnOp("!", args[0]), rname
     if name == "astype":
         return converted(args[0], dtypes[0], rname), rname
+    if np.dtype(dtypes[0]).kind == "c" and name in ("abs", "real", "imag", "conj"):
+        return Call(c_math_name(name, dtypes[0]), (args[0],)), rname
+    if name in ("real", "conj"):   # (of a real value: the value itself, as numpy's)
+        return args[0], rname
+    if name == "imag":
+        return const_of(0, rname), rname
     conv = [cast(x, d, rname) for x, d in zip(args, dtypes)]
     if name in _INFIX:
         return wrap(BinOp(_INFIX[name], conv[0], conv[1]), rname), rname
@@ -126,8 +132,8 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
             return conv[0], rname
         return wrap(Select(BinOp("<", conv[0], Const(0, rname)), UnOp("-", conv[0]), conv[0]), rname), rname
     if name == "pow":
-        if rdt.kind == "f":
-            return Call("pow", tuple(conv)), rname
+        if rdt.kind in "fc":
+            return Call(c_math_name("pow", rdt), tuple(conv)), rname
         hname = f"ss_pow_{rname}"
         helpers[hname] = (op.c_helper([rdt, rdt]), op)
         return Call(hname, tuple(conv)), rname

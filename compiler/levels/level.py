@@ -421,11 +421,20 @@ def normalize_fill(fill, dtype):
     """
     if isinstance(fill, np.generic):
         fill = fill.item()
-    if not isinstance(fill, (bool, int, float)):   # ("0" or None would pass numpy's conversions)
+    if not isinstance(fill, (bool, int, float, complex)):   # ("0" or None would pass numpy's conversions)
         raise DTypeError(f"fill value {fill!r} must be a number or a bool, not {type(fill).__name__}")
     if dtype is None:
         return fill
     bad = DTypeError(f"fill value {fill!r} cannot be represented in {dtype.name}")
+    if dtype.kind == "c":
+        with np.errstate(over="ignore"):
+            out = complex(dtype.type(fill))
+        parts = (fill.real, fill.imag) if isinstance(fill, complex) else (float(fill), 0.0)
+        if any(math.isinf(o) and math.isfinite(p) for o, p in zip((out.real, out.imag), parts)):
+            raise bad   # (1e300 as complex64)
+        return out
+    if isinstance(fill, complex):   # (a real dtype keeps no imaginary part: numpy would drop it silently)
+        raise DTypeError(f"fill value {fill!r} is complex; {dtype.name} values are real (use complex128)")
     if dtype.kind == "b":
         if isinstance(fill, float) and math.isnan(fill) or fill not in (0, 1):
             raise bad
@@ -459,13 +468,18 @@ def fill_key(fill):
             return "nan"
         if fill == 0 and math.copysign(1.0, fill) < 0:
             return "-0.0"
+    if isinstance(fill, (complex, np.complexfloating)):
+        # (a NaN in either part is one NaN, as numpy's isnan of a complex; -0.0 parts stay apart)
+        if math.isnan(fill.real) or math.isnan(fill.imag):
+            return "nan"
+        return ("complex", fill_key(float(fill.real)), fill_key(float(fill.imag)))
     return fill
 
 
 def is_fill(values: np.ndarray, fill) -> np.ndarray:
     """A boolean mask of the entries of ``values`` equal to ``fill`` (NaN matches NaN)."""
-    if isinstance(fill, float) and math.isnan(fill):
-        if values.dtype.kind == "f":
+    if isinstance(fill, (float, complex)) and fill != fill:   # (NaN, or a complex with a NaN part)
+        if values.dtype.kind in "fc":
             return np.isnan(values)
         return np.zeros(values.shape, dtype=bool)
     return values == fill

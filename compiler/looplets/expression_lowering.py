@@ -15,7 +15,7 @@ import numpy as np
 from ..algebra import Operator
 from ..imperative import cints, ir
 from ..imperative.ir import BinOp, Const, Select, UnOp
-from ..opimpls import BINARY_MATH, ROUNDING, UNARY_MATH, c_math_name
+from ..opimpls import BINARY_MATH, COMPLEX_PARTS, ROUNDING, UNARY_MATH, c_math_name
 from .errors import ProgramError
 from .fibers import SubFiber, leaf_value
 from .looplets import Fill
@@ -61,6 +61,8 @@ class ExpressionLowering:
             if isinstance(v, int):   # (past int64, as numpy types it: uint64 when it fits)
                 dt = "uint64" if 2 ** 63 <= v < 2 ** 64 else "int64"
                 return Const(v, dt), dt
+            if isinstance(v, complex):
+                return Const(v, "complex128"), "complex128"
             return Const(float(v), "float64"), "float64"
         if isinstance(e, Value):
             return e.expr, e.dtype
@@ -103,6 +105,12 @@ class ExpressionLowering:
         rdt = op.result_dtype(*dtypes).name
         if n == "astype":
             return cints.converted(args[0], dtypes[0], rdt)
+        if numpy_dtype(dtypes[0]).kind == "c" and n in ("abs",) + COMPLEX_PARTS:
+            return ir.Call(c_math_name(n, numpy_dtype(dtypes[0])), (args[0],))
+        if n in ("real", "conj"):   # (of a real value: the value itself, as numpy's)
+            return args[0]
+        if n == "imag":
+            return Const(0, rdt)
         a = args
         if len(set(map(str, dtypes)) | {rdt}) > 1 and n not in ("and", "or", "not", "ldexp", "div"):
             # in numpy's dtype: C would compute int32 + 1 in 32 bits, and int32 < uint32 as unsigned

@@ -36,7 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import StrategyError
-from ..imperative import ir
+from ..imperative import cints, ir
 from ..imperative.ir import (Assign, BinOp, CompoundAssign, Const, Declare, If, Load, Select,
                              UnOp, Var, While)
 from ..levels import (Dense, Element, Pattern, RunList, SparseBand, SparseBlockList, SparseByteMap, SparseCOO,
@@ -157,8 +157,8 @@ def not_fill(info: TensorInfo, value):
     !isnan(v)
     """
     fill = info.fill
-    if isinstance(fill, (float, np.floating)) and np.isnan(fill):
-        return UnOp("!", ir.Call("isnan", (value,)))
+    if isinstance(fill, (float, complex, np.inexact)) and fill != fill:
+        return UnOp("!", cints.isnan_of(value, info.dtype))
     return BinOp("!=", value, Const(fill, info.dtype))
 
 

@@ -94,7 +94,7 @@ class Literal(Expr):
         v = self.value
         if v is MISSING:
             return ("missing",)
-        return (type(v).__name__, "nan" if isinstance(v, float) and math.isnan(v) else v)
+        return (type(v).__name__, "nan" if isinstance(v, (float, complex)) and v != v else v)
 
     def __eq__(self, other):
         return isinstance(other, Literal) and self._key() == other._key()

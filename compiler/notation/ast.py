@@ -134,8 +134,8 @@ class Literal(Expr):
         v = self.value
         if isinstance(v, np.generic):
             v = v.item()
-        if not isinstance(v, (bool, int, float)):
-            raise TypeError(f"a literal must be a bool, int or float, not {type(v).__name__}")
+        if not isinstance(v, (bool, int, float, complex)):
+            raise TypeError(f"a literal must be a bool, int, float or complex, not {type(v).__name__}")
         object.__setattr__(self, "value", v)
         if self.typed is not None:
             typed = np.dtype(self.typed).name
@@ -145,7 +145,8 @@ class Literal(Expr):
         v = self.value
         if isinstance(v, int) and not isinstance(v, bool) and 2 ** 63 <= v < 2 ** 64:
             return np.dtype("uint64")   # (as numpy types it: an all-ones 64-bit mask)
-        return np.dtype("bool" if isinstance(v, bool) else "int64" if isinstance(v, int) else "float64")
+        return np.dtype("bool" if isinstance(v, bool) else "int64" if isinstance(v, int) else
+                        "complex128" if isinstance(v, complex) else "float64")
 
     @property
     def dtype(self) -> np.dtype:
@@ -154,7 +155,7 @@ class Literal(Expr):
 
     def _key(self):
         v = self.value
-        return (type(v).__name__, "nan" if isinstance(v, float) and math.isnan(v) else v, self.typed)
+        return (type(v).__name__, "nan" if isinstance(v, (float, complex)) and v != v else v, self.typed)
 
     def __eq__(self, other):
         return isinstance(other, Literal) and self._key() == other._key()
@@ -289,6 +290,9 @@ def _literal_text(v) -> str:
         if math.isinf(v):
             return "inf" if v > 0 else "-inf"
         return repr(v)
+    if isinstance(v, complex):   # (2.0j, as Python writes it; else its parts added: (1.0 + 2.0j))
+        imag = f"{_literal_text(v.imag)}j" if np.isfinite(v.imag) else f"{_literal_text(v.imag)} * 1j"
+        return imag if v.real == 0 and math.copysign(1.0, v.real) > 0 else f"({_literal_text(v.real)} + {imag})"
     return str(v)
 
 

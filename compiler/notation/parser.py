@@ -61,7 +61,7 @@ from .shape import SHAPE_OPERATORS, Broadcast, Collapse, Concat, Slice, Split
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
-  | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
+  | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?j?)
   | (?P<name>[A-Za-z_]\w*)
   | (?P<op>->|<<|>>=|>>|//|\+=|-=|\*=|/=|\|=|&=|\^=|==|!=|<=|>=|[<>=+\-*/%&|^!()\[\],:])
 """, re.VERBOSE)
@@ -335,6 +335,8 @@ class _Parser:
             if v > _UINT64_MAX:
                 raise self.error(f"integer literal {t.text} does not fit in uint64", t)
             return v
+        if t.text.endswith("j"):   # (an imaginary literal, as Python's: 2j is complex128)
+            return complex(0.0, float(t.text[:-1]))
         return float(t.text)
 
     def index_list(self, allow_empty: bool, allow_int: bool = False) -> list[_Tok]:

@@ -121,11 +121,19 @@ def test_non_commutative_ops_are_not_marked():
     ("&", ("int32", "float32"), "operator & (bitand) does not accept float32 (argument 1)"),
     ("|", ("float32", "float32"), "(bitor) does not accept float32"),
     ("ldexp", ("float64", "float64"), "operator ldexp does not accept float64 (argument 1): the exponent"),
-    ("+", ("int64", "complex128"), "dtype complex128 is not supported"),
+    ("+", ("int64", "float16"), "dtype float16 is not supported"),
+    # (complex numbers have no order, and floored division and floor no complex meaning: refused, naming both)
+    ("<", ("complex128", "float64"), "operator < (lt) is not defined for complex128 (argument 0)"),
+    ("max", ("float64", "complex64"), "operator max is not defined for complex64 (argument 1)"),
+    ("//", ("complex64", "complex64"), "operator // (floordiv) is not defined for complex64"),
+    ("floor", ("complex128",), "operator floor is not defined for complex128"),
+    ("atan2", ("complex128", "float64"), "operator atan2 is not defined for complex128"),
+    ("ldexp", ("complex128", "int64"), "operator ldexp is not defined for complex128"),
+    ("astype", ("complex128",), "astype(float64) of complex128: a complex value has no float64"),
 ])
 def test_result_dtype_errors_name_operator_and_operand(name, dtypes, message):
     with pytest.raises(DTypeError, match=None) as info:
-        lookup(name).result_dtype(*dtypes)
+        (lookup(name, "float64") if name == "astype" else lookup(name)).result_dtype(*dtypes)
     assert message in str(info.value)
 
 
@@ -136,6 +144,12 @@ def test_result_dtype_errors_name_operator_and_operand(name, dtypes, message):
     ("<", ("int64", "float64"), "bool"), ("and", ("float64", "int32"), "bool"),
     ("ldexp", ("float32", "int64"), "float32"), ("ldexp", ("int32", "int32"), "float64"),
     ("sqrt", ("int32",), "float64"), ("abs", ("bool",), "int64"), ("pow", ("int32", "int32"), "int32"),
+    # complex: the standard's promotion (float64 with complex64 is complex128), abs and the parts are real
+    ("+", ("float64", "complex64"), "complex128"), ("*", ("float32", "complex64"), "complex64"),
+    ("/", ("int32", "complex64"), "complex128"), ("==", ("complex128", "float64"), "bool"),
+    ("sqrt", ("complex64",), "complex64"), ("abs", ("complex64",), "float32"), ("abs", ("complex128",), "float64"),
+    ("real", ("complex128",), "float64"), ("imag", ("complex64",), "float32"), ("conj", ("complex64",), "complex64"),
+    ("real", ("int32",), "int32"), ("pow", ("complex128", "int64"), "complex128"),
 ])
 def test_result_dtype(name, dtypes, expected):
     assert lookup(name).result_dtype(*dtypes) == np.dtype(expected)

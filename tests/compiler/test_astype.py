@@ -41,10 +41,10 @@ def test_astype_parses_prints_and_round_trips():
     op = lookup("astype", "uint8")
     assert op == astype(np.uint8) and op.result_dtype("float64").name == "uint8"
     assert serialize.decode(json.loads(json.dumps(serialize.encode(op)))) == op
-    with pytest.raises(ss.algebra.UnknownOperatorError, match="complex64 is no value dtype"):
-        astype("complex64")
-    with pytest.raises(ss.errors.ParseError, match=r"(?s)astype\(complex64\): complex64 is no value dtype.*\^"):
-        ss.parse("c[i] = astype(complex64)(x[i])")
+    with pytest.raises(ss.algebra.UnknownOperatorError, match="float16 is no value dtype"):
+        astype("float16")
+    with pytest.raises(ss.errors.ParseError, match=r"(?s)astype\(float16\): float16 is no value dtype.*\^"):
+        ss.parse("c[i] = astype(float16)(x[i])")
     with pytest.raises(ss.errors.ParseError, match=r"expected '\)' after the parameter of astype \(found '\['\)"):
         ss.parse("c[i] = astype(x[i])")
 
@@ -100,8 +100,8 @@ def test_the_array_languages_astype(kind):
     np.testing.assert_array_equal(got.to_numpy(), numpy_where_defined(a, "int16").sum(axis=1))
     assert got.dtype == np.int64   # (numpy's sum of int16 is int64)
     assert A.astype(np.float64) .node is A.node   # (already float64: no operator)
-    with pytest.raises(DTypeError, match="astype: astype\\(complex128\\)"):
-        A.astype(np.complex128)
+    with pytest.raises(DTypeError, match="astype: astype\\(float16\\)"):
+        A.astype(np.float16)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

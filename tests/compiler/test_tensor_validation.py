@@ -78,8 +78,10 @@ def test_coo_lexicographic_order_accepts_row_major():
 
 
 def test_dtype_errors():
-    with pytest.raises(DTypeError, match="complex128 is not supported"):
-        Element(0.0, np.ones(2, dtype=complex))
+    with pytest.raises(DTypeError, match="float16 is not supported"):
+        Element(0.0, np.ones(2, dtype=np.float16))
+    with pytest.raises(DTypeError, match=r"fill value 1j is complex; float64 values are real"):
+        Element(1j, np.ones(2))
     with pytest.raises(DTypeError, match="index dtype int16 is not supported"):
         SparseList(Element(0.0), pos=np.array([0, 1], dtype=np.int16), idx=np.array([0], dtype=np.int16))
     with pytest.raises(DTypeError, match="SparseList idx must hold integers, not float64"):

@@ -160,7 +160,6 @@ def test_a_module_named_lower_is_not_a_strategy(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("body, message", [
-    ("coordinate complex general\n2 2 1\n1 1 1.0 2.0", "for tensor A: dtype complex128 is not supported"),
     ("coordinate integer general\n2 2 1\n1 1 99999999999999999999", "cannot read Matrix Market file .* for "
                                                                       "tensor A: Line 3: Integer out of range"),
     ("coordinate real general\n100000000000 100000000000 1\n1 1 1.0", "for tensor A: (A: level 1 \\(SparseList\\) of csr "
@@ -173,6 +172,14 @@ def test_a_matrix_market_file_the_compiler_cannot_take_is_one_line(body, message
     assert main(["lower", "y[i] = A[i, j] * x[j]", "--mtx", f"A={path}"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ") and re.search(message, err)
+
+
+def test_a_complex_matrix_market_file_lowers_to_double_complex_and_agrees_with_scipy(capsys, tmp_path):
+    path = tmp_path / "A.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate complex general\n2 2 2\n1 1 1.0 2.0\n2 1 -3.0 0.5\n")
+    assert main(["lower", "y[i] = A[i, j] * x[j]", "--mtx", f"A={path}", "--time", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "const double _Complex *restrict A_val" in out and "check scipy (A @ x): agrees" in out
 
 
 @pytest.mark.parametrize("data, message", [

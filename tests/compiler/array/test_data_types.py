@@ -18,7 +18,7 @@ def test_the_dtypes_compare_equal_to_arrays_dtypes_and_cast_with_astype():
         got = xp.astype(x, dt)
         assert got.dtype == dt
         np.testing.assert_array_equal(got.todense(), np.array([1.5, 2.0]).astype(dt))
-    assert not hasattr(xp, "complex128")   # (complex dtypes are not supported, so not offered)
+    assert xp.complex64 == np.complex64 and xp.complex128 == np.complex128 and not hasattr(xp, "float16")
 
 
 def test_constants():
@@ -47,5 +47,6 @@ def test_the_namespace_and_its_inspection():
     info = xp.__array_namespace_info__()
     assert info.devices() == ["cpu"] and info.default_dtypes()["real floating"] == np.float64
     assert set(info.dtypes(kind="real floating")) == {"float32", "float64"}
-    assert "complex128" not in info.dtypes() and len(info.dtypes()) == 11
+    assert set(info.dtypes(kind="complex floating")) == {"complex64", "complex128"} and len(info.dtypes()) == 13
+    assert info.default_dtypes()["complex floating"] == np.complex128
     assert xp.__array_api_version__ == "2023.12"

@@ -1,0 +1,175 @@
+"""complex64 and complex128 as value dtypes (issue 30): Tensors over complex numpy and scipy arrays (shared,
+not copied), C99's ``double _Complex`` and ``float _Complex`` in the kernels of both strategies, the IR
+interpreter and the dense oracle; complex fills (NaN + NaN j, an infinite part); the standard's promotion;
+and the operators the standard leaves undefined for complex numbers refused by name."""
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import compiler as ss
+from compiler import Tensor, evaluate
+from compiler.errors import DTypeError
+
+STRATEGIES = ["lattice", "looplets"]
+NAN, INF = float("nan"), float("inf")
+CNAN = complex(NAN, NAN)
+
+
+def cmatrix(rng, shape, density, dtype=np.complex128, fill=0j):
+    """A complex array holding small integer parts at about ``density`` of its positions, ``fill`` elsewhere."""
+    a = (rng.integers(-3, 4, shape) + 1j * rng.integers(-3, 4, shape)).astype(dtype)
+    a[rng.random(shape) >= density] = fill
+    return a
+
+
+def same(got, want, rtol=None):
+    """Equal values (NaN parts where numpy has them) in numpy's dtype; complex64 and float32 results to
+    float32's precision (C computes <complex.h>'s functions in double, numpy in float)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    if rtol is None:
+        rtol = 1e-6 if want.dtype in (np.complex64, np.float32) else 1e-12
+    np.testing.assert_allclose(got, want, rtol=rtol, equal_nan=True)
+
+
+def test_a_tensor_shares_a_complex_arrays_buffers():
+    a = np.array([[1 + 2j, 0], [0, -3j]])
+    s = sp.csr_matrix(a)
+    t = Tensor.from_scipy(s)
+    assert t.dtype == np.complex128 and np.shares_memory(t.vals, s.data)
+    same(t.to_numpy(), a)
+    assert Tensor.from_numpy(a.astype(np.complex64), "coo").dtype == np.complex64
+    # (a fill may be complex, with NaN or infinite parts; a real dtype refuses a complex one)
+    n = Tensor.from_numpy(np.array([CNAN, 1j, CNAN]), "sparse", fill=CNAN)
+    assert n.nnz == 1 and np.isnan(n.fill)
+    assert Tensor.from_numpy(np.array([1j, complex(-INF, 1)]), "sparse", fill=complex(-INF, 1)).nnz == 1
+    with pytest.raises(DTypeError, match=r"fill value 1j is complex; float64 values are real"):
+        Tensor.from_numpy(np.ones(2), "sparse", fill=1j)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("formats", [("csr", "coo"), ("dense", "csr")])
+def test_elementwise_arithmetic_and_equality_match_numpy(strategy, formats):
+    rng = np.random.default_rng(3)
+    a = cmatrix(rng, (4, 5), 0.5)
+    b = cmatrix(rng, (4, 5), 0.5, np.complex64)
+    a[0, 1], a[2, 2], b[3, 0] = complex(INF, 1), complex(NAN, 0), complex(2, -INF)   # (non-finite stored values)
+    A, B = Tensor.from_numpy(a, formats[0]), Tensor.from_numpy(b, formats[1])
+    program = "C[i, j] = (A[i, j] + B[i, j]) * A[i, j] - B[i, j] / (B[i, j] + 2.0)"
+    k = ss.lower(program, strategy=strategy, A=A, B=B)
+    with np.errstate(all="ignore"):
+        want = (a + b) * a - b / (b + np.float64(2.0))   # (a literal is float64 in the notation, not weak)
+    assert want.dtype == np.complex128   # (the standard's promotion: complex64 with complex128)
+    for got in (k(A=A, B=B).to_numpy(), k.interpret(A=A, B=B).to_numpy(), evaluate(program, A=A, B=B)[0]):
+        same(got, want)
+    assert "#include <complex.h>" in k.c_source and "const float _Complex *restrict B_val" in k.c_source
+    eq = ss.einsum("C[i, j] = A[i, j] == -B[i, j]", A=A, B=B, strategy=strategy)
+    same(eq.to_numpy(), a == -b)
+    ne = ss.einsum("C[i, j] = A[i, j] != B[i, j]", A=A, B=B, strategy=strategy)
+    same(ne.to_numpy(), a != b)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_spmv_and_reductions_of_a_scipy_complex_matrix(strategy):
+    rng = np.random.default_rng(7)
+    a = cmatrix(rng, (6, 5), 0.4)
+    a[4] = 0   # (an empty row)
+    S = sp.csr_matrix(a)
+    x = (rng.random(5) + 1j * rng.random(5)).astype(np.complex64)
+    k = ss.lower("y[i] += A[i, j] * x[j]", strategy=strategy, A=S, x=x)
+    same(k(A=S, x=x).to_numpy(), S @ x)
+    same(k.interpret(A=S, x=x).to_numpy(), S @ x)
+    same(ss.einsum("s[] += A[i, j]", A=S, strategy=strategy).to_numpy(), a.sum())
+    same(ss.einsum("p[i] *= A[i, j] + 1.0", A=S, strategy=strategy).to_numpy(), np.prod(a + 1.0, axis=1))
+    # a real matrix times a complex vector: float64 with complex64 is complex128
+    R = sp.random(6, 5, density=0.5, format="coo", random_state=2)
+    same(ss.einsum("y[i] += A[i, j] * x[j]", A=R, x=x, strategy=strategy).to_numpy(), R @ x.astype(np.complex128))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_nan_fill_and_an_all_fill_operand(strategy):
+    x = Tensor.from_numpy(np.array([1 + 1j, CNAN, 0, complex(INF, 0), CNAN]), "sparse", fill=CNAN)
+    z = Tensor.from_numpy(np.full(5, complex(-INF, 1)), "sparse", fill=complex(-INF, 1))   # (stores nothing)
+    assert z.nnz == 0
+    xs = x.to_numpy()
+    # C99 multiplies each part by a real operand: (inf + 0j) * 2.0 is inf + 0j (numpy, which makes 2.0
+    # complex first, gives inf + nan j); the oracle, the interpreter and the fills follow C
+    twice = np.empty(5, complex)
+    twice.real, twice.imag = xs.real * 2.0, xs.imag * 2.0
+    assert twice[3] == INF
+    with np.errstate(invalid="ignore"):
+        cases = [("y[i] = x[i] * 2.0", twice), ("y[i] = x[i] + z[i]", xs + z.to_numpy()),
+                 ("y[i] = conj(z[i]) * 1j", np.conj(z.to_numpy()) * 1j)]
+    for program, want in cases:
+        k = ss.lower(program, strategy=strategy, x=x, z=z)
+        got = k(x=x, z=z)
+        with np.errstate(all="ignore"):
+            same(got.to_numpy(), want)
+            same(k.interpret(x=x, z=z).to_numpy(), want)
+            same(evaluate(program, x=x, z=z)[0], want)
+    empty = Tensor.from_numpy(np.zeros((0, 3), np.complex64), "csr")
+    assert ss.einsum("y[j] += A[i, j]", A=empty, strategy=strategy).to_numpy().tolist() == [0j, 0j, 0j]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_parts_abs_and_complex_math_run_complex_h(strategy):
+    a = np.array([[1 + 2j, 0, -4 + 0j], [0, complex(NAN, 1), -1j]], dtype=np.complex64)
+    A = Tensor.from_numpy(a, "csr")
+    program = "C[i, j] = sqrt(A[i, j]) + exp(conj(A[i, j])) * abs(A[i, j]) + log(A[i, j] + 1.0) - imag(A[i, j]) + real(A[i, j])"
+    k = ss.lower(program, strategy=strategy, A=A)
+    with np.errstate(all="ignore"):
+        want = np.sqrt(a) + np.exp(np.conj(a)) * np.abs(a) + np.log(a + np.float64(1.0)) - a.imag + a.real
+    same(k(A=A).to_numpy(), want, rtol=1e-6)   # (from complex64 operands)
+    same(k.interpret(A=A).to_numpy(), want, rtol=1e-6)
+    assert all(f in k.c_source for f in ("csqrt(", "cexp(", "cabs(", "clog(", "cimag(", "creal(", "conj("))
+    parts = ss.einsum("C[i, j] = abs(A[i, j]) + real(A[i, j])", A=A, strategy=strategy)
+    assert parts.dtype == np.float32   # (a complex64's parts are float32)
+    assert [ss.lookup(n).c_expr(["z"], "complex64") for n in ("real", "imag", "conj", "abs", "sqrt")] == \
+        ["creal(z)", "cimag(z)", "conj(z)", "cabs(z)", "csqrt(z)"]
+
+
+def test_complex_constants_in_c_and_a_trace_round_trip():
+    x = Tensor.from_numpy(np.array([1j, 0]), "sparse", fill=complex(NAN, -INF))
+    k = ss.lower("y[i] = x[i] * 2j + 1.5", x=x, strategy="lattice")
+    assert "CMPLX(0.0, 2.0)" in k.c_source and "1.5;" in k.c_source   # (a real part alone is a real literal)
+    y = k(x=x)
+    with np.errstate(invalid="ignore"):
+        same(y.to_numpy(), x.to_numpy() * 2j + 1.5)
+    k = ss.lower("y[i] = x[i] == z[i]", x=x, z=np.array([complex(NAN, -INF), 0]), strategy="looplets")
+    assert "CMPLX(NAN, -INFINITY)" in k.c_source and "#include <math.h>" in k.c_source
+    back = ss.Trace.from_json(k.trace.to_json())
+    assert [s.stage for s in back.steps] == [s.stage for s in k.trace.steps]
+    assert json.loads(k.trace.to_json()) == json.loads(back.to_json())   # (complex fills and literals kept)
+
+
+@pytest.mark.parametrize("program, message", [
+    ("C[i] = A[i] < B[i]", r"operator < \(lt\) is not defined for complex128 \(argument 0\)"),
+    ("s[] max= A[i]", "operator max is not defined for complex128"),
+    ("C[i] = floor(B[i])", "operator floor is not defined for complex64"),
+    ("C[i] = A[i] % 2.0", r"operator % \(mod\) is not defined for complex128"),
+    ("C[i] = astype(float64)(A[i])", r"astype\(float64\) of complex128: a complex value has no float64"),
+])
+def test_what_the_standard_leaves_undefined_for_complex_is_refused_by_name(program, message):
+    a, b = np.array([1j, 2]), np.array([1, 1j], dtype=np.complex64)
+    for strategy in STRATEGIES:
+        with pytest.raises(DTypeError, match=message):
+            ss.lower(program, strategy=strategy, A=a, B=b)
+
+
+@settings(max_examples=8)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["csr", "coo", "dense"]), st.sampled_from([0j, CNAN]),
+       st.sampled_from(STRATEGIES))
+@example(0, "coo", CNAN, "looplets")
+def test_a_fused_complex_expression_matches_numpy(seed, fmt, fill, strategy):
+    rng = np.random.default_rng(seed)
+    a = cmatrix(rng, (3, 4), 0.5, fill=fill)
+    b = cmatrix(rng, (3, 4), 0.5, np.complex64)
+    A, B = Tensor.from_numpy(a, fmt, fill=fill), Tensor.from_numpy(b, "csr")
+    got = ss.einsum("y[i] += A[i, j] * conj(B[i, j]) - B[i, j]", A=A, B=B, strategy=strategy).to_numpy()
+    with np.errstate(invalid="ignore"):
+        same(got, (a * np.conj(b) - b).sum(axis=1))
