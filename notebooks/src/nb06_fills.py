@@ -169,6 +169,33 @@ for f in (blind, ifelse):
     print(f"{f.name:7} iterates {space}   (rule: {rules[-1].split(':')[0]})")
 kernel, C, _ = check("C[i, j] = ifelse(j <= i, B[i, j], 0.0)", out="csr", functions={"ifelse": ifelse}, B=B)
 assert np.array_equal(C.to_numpy(), np.tril(M)) and C.nnz == np.count_nonzero(np.tril(M))"""),
+    ("md", """## Complex values, and a fill of NaN+NaNj
+
+`complex64` and `complex128` are value dtypes like the others: a scipy complex matrix is read in
+place, and the C holds `double _Complex` values (C99's `<complex.h>`). The fill algebra is the
+same: a vector stored around NaN+NaNj (any NaN part is one NaN), doubled, is NaN+NaNj wherever it
+stores nothing, so the kernel visits its two entries only, and skips a result that is the fill
+(`!(v != v)`: only a NaN differs from itself). What complex numbers have no meaning for (an order:
+`max`, `<`, `sort`) is refused before any C is written."""),
+    ("code", """import scipy.sparse as sp
+
+S = sp.random(6, 6, density=0.3, random_state=3, format="csr") * (1 + 2j)   # a complex CSR
+xc = np.exp(1j * np.arange(6.0))
+for strategy in ("lattice", "looplets"):
+    k = ss.lower("y[i] = A[i, j] * x[j]", strategy, A=S, x=xc)
+    assert np.allclose(k(A=S, x=xc).to_numpy(), S @ xc)
+print("\\n".join(line for line in k.c_source.splitlines() if "_Complex" in line))"""),
+    ("code", """nan2 = complex(np.nan, np.nan)
+z = np.full(6, nan2)
+z[[1, 4]] = [1 + 1j, 2 - 1j]
+Z = ss.Tensor.from_numpy(z, sv(fill=nan2, dtype="complex128"), name="z")
+kernel, w, fill = check("w[i] = z[i] * 2.0", out=sv(fill=nan2, dtype="complex128"), z=Z)
+print(f"z stores {Z.nnz} entries, w stores {w.nnz}; the fill of w: {fill}")
+print("\\n".join(line for line in kernel.c_source.splitlines() if "for (" in line or "!= v" in line))
+try:
+    ss.lower("m[] = max[i](z[i])", z=Z)
+except ss.errors.DTypeError as e:
+    print("refused:", e)"""),
     ("md", """## Exercises
 
 **1.** A vector `b` is stored sparse around `2.0`. What is the fill value of `a[i] = b[i] * b[i]`?
