@@ -424,6 +424,17 @@ class OutputAssembly:
         count = self.dense_count(len(self.out_sizes))
         return [For(q, 0, count, [Store(self.val, q, const_of(ident, s.out_dtype))])]
 
+    def entry_value(self, v, dt: str) -> tuple[list, Var]:
+        """The statements declaring the output's entry ``v`` (of dtype ``dt``) in the output's dtype,
+        and the variable or cast holding it: an expression is computed once into ``v<output>``, as
+        the fill test and the store both read it."""
+        s = self.setup
+        odt = s.out_dtype
+        if isinstance(v, Var):
+            return [], cast(v, dt, odt)
+        val = Var(self.name(("value",), f"v{s.output.tensor}"))
+        return [Declare(val, odt, cast(v, dt, odt))], val
+
     def append(self, v, dt: str) -> list:
         """Append the entry ``v`` (an IR expression of dtype ``dt``) to a sparse output's innermost
         level, at the coordinates the loops around bind; a value equal to the fill is not kept.
@@ -434,13 +445,7 @@ class OutputAssembly:
         """
         s = self.setup
         odt = s.out_dtype
-        out = []
-        if isinstance(v, Var):
-            val = cast(v, dt, odt)
-        else:
-            vname = Var(self.name(("value",), f"v{s.output.tensor}"))
-            out.append(Declare(vname, odt, cast(v, dt, odt)))
-            val = vname
+        out, val = self.entry_value(v, dt)
         last = self.levels_info[-1]
         if last.runs is not None:
             return out + self.append_run(last, val)

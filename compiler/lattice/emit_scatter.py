@@ -62,12 +62,7 @@ class ScatterAssembly:
         fiber = self.dense_position(info.mode - 1)
         if self.phase == "assemble":   # (an int64 count: pos takes the sums, checked against its index dtype once)
             return [Store(self.row_ends, fiber, Const(1, "int64"), "+")]
-        out = []
-        if isinstance(v, Var):
-            val = cast(v, dt, odt)
-        else:
-            val = Var(self.name(("value",), f"v{s.output.tensor}"))
-            out.append(Declare(val, odt, cast(v, dt, odt)))
+        out, val = self.entry_value(v, dt)
         slot = Var(self.name(("scatter", "slot"), f"q{s.output.tensor}{info.k}"))
         coord = Var(self.out_path[info.mode].name)
         return out + [If(not_fill(val, odt, s.out_fill), [
