@@ -63,7 +63,8 @@ from . import serialize
 from .dtypes import VALUE_DTYPES, c_type, value_dtype
 from .dtypes import result_dtype as _promote
 from .errors import DTypeError, SparsescopeError, UserCodeError
-from .opimpls import BINARY_MATH, COMPLEX_PARTS, C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH, c_divmod_helper, c_ipow_helper, c_shift_helper
+from .opimpls import (BINARY_MATH, COMPLEX_HELPED, COMPLEX_PARTS, C_EXPRS, DTYPE_RULES, IMPLS, REDUCE_UFUNCS, UNARY_MATH,
+                      c_complex_helper, c_divmod_helper, c_ipow_helper, c_shift_helper)
 from .opimpls import dtype_error, real_part_dtype, with_real_operand
 from .opimpls import c_literal, ieee_pow  # noqa: F401  (re-exported: public names of compiler.algebra)
 
@@ -525,6 +526,8 @@ class Operator:
             return c_divmod_helper(self.name, self.result_dtype(*dts))
         if self.name in ("lshift", "rshift"):
             return c_shift_helper(self.name, self.result_dtype(*dts))
+        if self.name in COMPLEX_HELPED and self.result_dtype(*dts).kind == "c":
+            return c_complex_helper(self.name, self.result_dtype(*dts))
         return ""
 
     def _operand_dtypes(self, dtype) -> list[np.dtype]:

@@ -150,10 +150,12 @@ UNARY_MATH = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh
 #: those of two arguments (``atan2(y, x)``, ``hypot(x, y)``, ``copysign(x, y)``, ``nextafter(x, y)``)
 BINARY_MATH = ("atan2", "hypot", "copysign", "nextafter")
 #: the functions that also take complex values, as <complex.h>'s ``c``-prefixed ones (``csqrt``); the
-#: others are real functions (the standard leaves ``floor`` or ``atan2`` of a complex undefined, and C has
-#: no complex ``expm1``, ``log1p``, ``log2`` or ``log10``)
+#: others are real functions (the standard leaves ``floor`` or ``atan2`` of a complex undefined)
 COMPLEX_MATH = ("sqrt", "exp", "log", "pow", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
                 "tanh", "asinh", "acosh", "atanh")
+#: those the standard defines for complex values and C has no complex version of: a helper
+#: ``ss_<name>_<dtype>`` computes them by parts (:func:`c_complex_helper`)
+COMPLEX_HELPED = ("expm1", "log1p", "log2", "log10", "round")
 #: functions of the parts of a complex value: ``real`` and ``imag`` (C's ``creal``, ``cimag``) and ``conj``
 COMPLEX_PARTS = ("real", "imag", "conj")
 #: numpy's ufunc of each of them
@@ -199,11 +201,13 @@ DTYPE_RULES: dict[str, Callable] = {
     "lshift": _shift, "rshift": _shift,
     "astype": _astype_rule,
     **{n: (lambda op, dts: _float_result(dts)) for n in ("sqrt", "exp", "log") + UNARY_MATH + BINARY_MATH
-       if n in COMPLEX_MATH},
+       if n in COMPLEX_MATH + COMPLEX_HELPED},
     **{n: _real_only(lambda op, dts: _float_result(dts), "it is a real function") for n in UNARY_MATH + BINARY_MATH
-       if n not in COMPLEX_MATH + ROUNDING},
+       if n not in COMPLEX_MATH + COMPLEX_HELPED + ROUNDING},
     **{n: _real_only(lambda op, dts: dts[0] if dts[0].kind in "biu" else _float_result(dts),
-                     "complex numbers have no order") for n in ROUNDING},
+                     "complex numbers have no order") for n in ROUNDING if n not in COMPLEX_HELPED},
+    # (each part of a complex rounded on its own, ties to even, as the standard says)
+    "round": lambda op, dts: dts[0] if dts[0].kind in "biu" else _float_result(dts),
     **{n: _complex_parts for n in ("abs", "real", "imag")},
     "conj": lambda op, dts: dts[0],
 }
@@ -563,6 +567,41 @@ def c_shift_helper(name: str, rdt) -> str:
                    f"    return a >> b;\n}}")
 
 
+def c_complex_helper(name: str, rdt) -> str:
+    """The C function ``ss_<name>_<dtype>`` computing ``expm1``, ``log1p``, ``log2``, ``log10`` or
+    ``round`` of a complex value of ``rdt`` by its parts, as numpy does (<complex.h> has none of them).
+
+    >>> print(c_complex_helper("round", np.dtype("complex64")))
+    static inline float _Complex ss_round_complex64(float _Complex z) {
+        return CMPLXF(nearbyintf(crealf(z)), nearbyintf(cimagf(z)));
+    }
+    """
+    rdt = np.dtype(rdt)
+    f = "f" if rdt == np.complex64 else ""
+    t, part = c_type(rdt), c_type(real_part_dtype(rdt))
+    head = f"static inline {t} ss_{name}_{rdt.name}({t} z) {{\n"
+    make = f"CMPLX{f.upper()}"
+    if name == "round":
+        return head + f"    return {make}(nearbyint{f}(creal{f}(z)), nearbyint{f}(cimag{f}(z)));\n}}"
+    if name == "expm1":   # e^x cos y - 1, written so a small x and y keep their digits
+        return head + (f"    {part} x = creal{f}(z), y = cimag{f}(z);\n"
+                       f"    {part} h = sin{f}(y / 2);\n"
+                       f"    return {make}(expm1{f}(x) * cos{f}(y) - 2 * h * h, exp{f}(x) * sin{f}(y));\n}}")
+    if name == "log1p":
+        return head + (f"    {part} x = creal{f}(z) + 1, y = cimag{f}(z);\n"
+                       f"    return {make}(log{f}(hypot{f}(x, y)), atan2{f}(y, x));\n}}")
+    scale = {"log2": "1.4426950408889634", "log10": "0.4342944819032518"}[name]   # log2(e), log10(e)
+    return head + (f"    {t} w = clog{f}(z);\n"
+                   f"    return {make}(creal{f}(w) * {scale}{f}, cimag{f}(w) * {scale}{f});\n}}")
+
+
+def _c_complex_helped(plain):
+    def emit(op, a, dts):
+        rdt = op.result_dtype(*dts)
+        return f"ss_{op.name}_{rdt.name}({a[0]})" if rdt.kind == "c" else plain(op, a, dts)
+    return emit
+
+
 #: C expressions: ``emit(op, argument expressions, operand dtypes)``, by builtin name
 C_EXPRS: dict[str, Callable] = {
     "add": _c_infix("+"), "sub": _c_infix("-"), "mul": _c_infix("*"), "div": _c_div,
@@ -581,3 +620,4 @@ C_EXPRS: dict[str, Callable] = {
     **{n: (lambda f: lambda op, a, dts: a[0] if dts[0].kind in "biu" else f(op, a, dts))(
         _c_math(C_MATH_NAMES.get(n, n))) for n in ROUNDING},
 }
+C_EXPRS.update({n: _c_complex_helped(C_EXPRS[n]) for n in COMPLEX_HELPED})

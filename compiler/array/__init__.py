@@ -12,6 +12,7 @@ operators' shape and dtype rules), :mod:`~compiler.array.lazy` (the ``Array`` AP
 :mod:`~compiler.array.creation` (``zeros``, ``full``, ``eye``, ...: a sparse one stores only what differs from its fill),
 :mod:`~compiler.array.data_types` (the dtypes, constants and their functions: ``result_type``, ``finfo``, ...),
 :mod:`~compiler.array.linalg` (the linear algebra extension: norms, diagonals, traces),
+:mod:`~compiler.array.fft` (the Fourier transform extension: numpy's FFT of the computed operand; shifts fused),
 :mod:`~compiler.array.fuse` (one index-notation statement per expression),
 :mod:`~compiler.array.reshapes` (a reshape's groups of axes), :mod:`~compiler.array.shapeops`
 (the shape operators computed on stored entries, where a statement cannot say them), and the functions
@@ -40,7 +41,8 @@ from .sorting import __all__ as _sorting_all
 from .statistics import *  # noqa: F401,F403
 from .statistics import __all__ as _statistics_all
 from . import linalg   # (the Array API's extension: ``xp.linalg.vector_norm``, ...)
+from . import fft   # (the Fourier transform extension: ``xp.fft.fft``, ``xp.fft.fftshift``, ...)
 
 __all__ = list(_lazy_all) + list(_derived_all) + list(_creation_all) + list(_data_types_all) + \
     ["take", "take_along_axis"] + \
-    list(_searching_all) + list(_sets_all) + list(_sorting_all) + list(_statistics_all) + ["linalg"]
+    list(_searching_all) + list(_sets_all) + list(_sorting_all) + list(_statistics_all) + ["linalg", "fft"]

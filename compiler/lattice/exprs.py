@@ -28,7 +28,7 @@ from ..imperative.ir import BinOp, BufferArg, Call, Cast, Const, Grow, Load, Pre
 from ..imperative.cints import constant_shift, converted, isnan_of, wrap
 from ..imperative.traverse import walk as ir_walk
 from ..notation.ast import Access, Call as NCall, IndexValue, Literal, Reduce
-from ..opimpls import BINARY_MATH, ROUNDING, UNARY_MATH, c_math_name
+from ..opimpls import BINARY_MATH, COMPLEX_HELPED, ROUNDING, UNARY_MATH, c_math_name
 
 
 def const_of(value, dtype) -> Const:
@@ -147,6 +147,10 @@ def apply_op(op: Operator, args, dtypes, helpers: dict):
         return Call("ldexp", (cast(args[0], dtypes[0], rname), Cast("int32", args[1]))), rname
     if name in ROUNDING and rdt.kind in "biu":
         return conv[0], rname   # an integer is its own floor
+    if name in COMPLEX_HELPED and rdt.kind == "c":   # (by parts: <complex.h> has no complex expm1)
+        hname = f"ss_{name}_{rname}"
+        helpers[hname] = (op.c_helper([rdt]), op)
+        return Call(hname, (conv[0],)), rname
     if name in ("sqrt", "exp", "log", "round") + UNARY_MATH + BINARY_MATH:
         return Call(c_math_name(name, rdt), tuple(conv)), rname
     if name == "choose":

@@ -15,7 +15,7 @@ import numpy as np
 from ..algebra import Operator
 from ..imperative import cints, ir
 from ..imperative.ir import BinOp, Const, Select, UnOp
-from ..opimpls import BINARY_MATH, COMPLEX_PARTS, ROUNDING, UNARY_MATH, c_math_name
+from ..opimpls import BINARY_MATH, COMPLEX_HELPED, COMPLEX_PARTS, ROUNDING, UNARY_MATH, c_math_name
 from .errors import ProgramError
 from .fibers import SubFiber, leaf_value
 from .looplets import Fill
@@ -153,6 +153,11 @@ class ExpressionLowering:
             return ir.Call(name, tuple(a))
         if n in ROUNDING and numpy_dtype(rdt).kind in "biu":
             return a[0]   # an integer is its own floor
+        if n in COMPLEX_HELPED and numpy_dtype(rdt).kind == "c":   # (by parts: <complex.h> has no complex expm1)
+            name = f"ss_{n}_{rdt}"
+            self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt])))
+            self.helper_ops.setdefault(name, op)
+            return ir.Call(name, tuple(a))
         if n == "pow" and numpy_dtype(rdt).kind in "iu":   # integers wrap as numpy's (C's pow computes a double)
             name = f"ss_pow_{rdt}"
             self.helpers.setdefault(name, ir.Helper(name, op.c_helper([rdt, rdt])))

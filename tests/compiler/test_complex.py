@@ -133,6 +133,31 @@ def test_parts_abs_and_complex_math_run_complex_h(strategy):
         ["creal(z)", "cimag(z)", "conj(z)", "cabs(z)", "csqrt(z)"]
 
 
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_expm1_log1p_log2_log10_and_round_of_complex_values_by_their_parts(strategy, dtype):
+    # (<complex.h> has none of them: a helper computes each from the parts, as numpy does; round
+    # rounds each part to the nearest, ties to even; a tiny value keeps its digits in expm1 and log1p)
+    a = np.array([[1e-9 + 1e-9j, 0, 2.5 - 3.5j], [complex(INF, 1), complex(NAN, 0), -0.5 + 1.5j]], dtype=dtype)
+    A = Tensor.from_numpy(a, "csr")
+    program = "C[i, j] = expm1(A[i, j]) + log1p(A[i, j]) * 2j + log2(A[i, j] + 1.0) - log10(A[i, j] + 3.0)"
+    k = ss.lower(program, strategy=strategy, A=A)
+    with np.errstate(all="ignore"):
+        # (the literals are double precision: a complex64 operand's sum is complex128, computed in float)
+        want = np.expm1(a) + np.log1p(a) * 2j + np.log2(a + np.float64(1)) - np.log10(a + np.float64(3))
+    rtol = 1e-6 if dtype == np.complex64 else None
+    same(k(A=A).to_numpy(), want, rtol)
+    same(k.interpret(A=A).to_numpy(), want, rtol)
+    same(evaluate(program, A=A)[0], want, rtol)
+    part = "double" if dtype == np.complex128 else "float"
+    assert all(f"static inline {part} _Complex ss_{f}_{np.dtype(dtype).name}(" in k.c_source for f in ("expm1", "log1p"))
+    assert all(f"static inline double _Complex ss_{f}_complex128(" in k.c_source for f in ("log2", "log10"))
+    r = ss.lower("C[i, j] = round(A[i, j])", strategy=strategy, A=A)
+    same(r(A=A).to_numpy(), np.round(a))
+    assert np.round(a)[0, 2] == 2 - 4j   # (ties to even, each part)
+    same(r.interpret(A=A).to_numpy(), np.round(a))
+
+
 def test_complex_constants_in_c_and_a_trace_round_trip():
     x = Tensor.from_numpy(np.array([1j, 0]), "sparse", fill=complex(NAN, -INF))
     k = ss.lower("y[i] = x[i] * 2j + 1.5", x=x, strategy="lattice")

@@ -71,6 +71,15 @@ def test_parts_abs_and_complex_math(strategy):
     check(xp.abs(f), np.abs(c), strategy)   # (float32, a complex64's part)
 
 
+@pytest.mark.parametrize("kind", ["csr", "pydata_coo"])
+def test_expm1_log1p_log2_log10_and_round_by_parts(kind):
+    c = F.astype(np.complex64)
+    f = xp.asarray(make(c, kind))
+    with np.errstate(all="ignore"):
+        check(xp.stack([xp.expm1(f), xp.log1p(f), xp.log2(f), xp.log10(f), xp.round(f * 0.5)]),
+              np.stack([np.expm1(c), np.log1p(c), np.log2(c), np.log10(c), np.round(c * np.float32(0.5))]))
+
+
 def test_the_standards_rules_for_nan_and_infinite_parts():
     z = np.array([complex(INF, NAN), complex(NAN, INF), complex(1e308, 1e308), complex(NAN, 0), 1j])
     x = xp.asarray(z)
@@ -116,7 +125,7 @@ def test_an_empty_and_an_all_fill_complex_array():
     (lambda x: xp.signbit(x), "signbit"), (lambda x: xp.logaddexp(x, x), "logaddexp"),
     (lambda x: xp.searchsorted(x[0], x[0]), "searchsorted"),
     (lambda x: x < 1, r"< \(lt\)"), (lambda x: xp.maximum(x, x), "max"), (lambda x: xp.floor(x), "floor"),
-    (lambda x: x % 2, r"% \(mod\)"), (lambda x: x // 2, r"// \(floordiv\)"), (lambda x: xp.round(x), "round"),
+    (lambda x: x % 2, r"% \(mod\)"), (lambda x: x // 2, r"// \(floordiv\)"), (lambda x: xp.ceil(x), "ceil"), (lambda x: xp.trunc(x), "trunc"),
     (lambda x: xp.astype(x, xp.float64), r"astype\(float64\)"),
 ])
 def test_what_the_standard_leaves_undefined_for_complex_is_refused_naming_it_and_the_dtype(call, name):
