@@ -49,6 +49,9 @@ class Facts:
     nan: bool = False
     posinf: bool = False
     neginf: bool = False
+    #: the values may be complex: each fact above is of either part, and what keeps a real value finite
+    #: need not keep a complex one so (``sin(1000j)`` has an infinite imaginary part)
+    complex: bool = False
 
     @property
     def finite(self) -> bool:
@@ -59,7 +62,8 @@ class Facts:
         return tuple(k for k, on in (("nan", self.nan), ("+inf", self.posinf), ("-inf", self.neginf)) if on)
 
     def __or__(self, other: "Facts") -> "Facts":
-        return Facts(self.nan or other.nan, self.posinf or other.posinf, self.neginf or other.neginf)
+        return Facts(self.nan or other.nan, self.posinf or other.posinf, self.neginf or other.neginf,
+                     self.complex or other.complex)
 
     def __le__(self, other: "Facts") -> bool:
         """Whether every value these facts allow, ``other``'s allow too."""
@@ -73,6 +77,8 @@ class Facts:
 
 FINITE = Facts()
 ANY = Facts(True, True, True)
+FINITE_COMPLEX = Facts(complex=True)
+ANY_COMPLEX = Facts(True, True, True, complex=True)
 
 
 def of_array(values) -> Facts:
@@ -82,10 +88,12 @@ def of_array(values) -> Facts:
     ('may hold NaN, -inf', True)
     """
     arr = np.asarray(values)
+    if arr.dtype.kind == "c" and arr.size == 0:
+        return FINITE_COMPLEX
     if arr.dtype.kind not in "fc" or arr.size == 0:
         return FINITE
     if arr.dtype.kind == "c":
-        return FINITE if np.isfinite(arr).all() else ANY
+        return FINITE_COMPLEX if np.isfinite(arr).all() else ANY_COMPLEX
     if arr.size <= 16:
         # (a kernel call checks a small vector argument every time: a list beats two numpy calls)
         if all(map(math.isfinite, arr.reshape(-1).tolist())):
@@ -124,13 +132,17 @@ def of_call(op, args: list[Facts], result_dtype=None) -> Facts:
     if result_dtype is not None and np.dtype(result_dtype).kind in "biu":
         return FINITE
     if op.is_user:
-        return FINITE if op.dtype is not None and np.dtype(op.dtype).kind in "biu" else ANY
+        if op.dtype is not None and np.dtype(op.dtype).kind in "biu":
+            return FINITE
+        return ANY_COMPLEX if any(f.complex for f in args) else ANY
     name = op.name
-    if name in _BOOLEAN:
+    if name in _BOOLEAN or name == "astype" and np.dtype(op.param).kind in "biu":
         return FINITE
     union = FINITE
     for f in args:
         union = union | f
+    if union.complex or name == "astype" and np.dtype(op.param).kind == "c":
+        return _of_complex_call(name, args, union)
     if name in ("min", "max", "choose", "overwrite"):
         return union
     if name == "neg":
@@ -172,6 +184,28 @@ def of_call(op, args: list[Facts], result_dtype=None) -> Facts:
     if name == "nextafter":   # the largest finite float's next toward an infinity is that infinity
         return Facts(args[0].nan or args[1].nan, True, True)
     return ANY   # div, pow, log, ldexp, acosh, atanh, log1p, log2, log10: non-finite from finite operands
+
+
+#: what keeps a complex value finite (overflow aside, as for real values)
+_COMPLEX_CLOSED = {"add", "sub", "mul", "neg", "conj", "choose", "overwrite", "round", "astype"}
+
+
+def _of_complex_call(name: str, args: list[Facts], union: Facts) -> Facts:
+    """The facts of ``name`` applied to operands one of which may be complex: a part (``real``, ``imag``)
+    or the magnitude keep what the value held, a closed operator keeps finite values finite, and every
+    other function (``sin``, ``exp``, ``sqrt``, ``/``, ...) may give any non-finite part.
+
+    >>> str(_of_complex_call("sin", [FINITE_COMPLEX], FINITE_COMPLEX)), str(_of_complex_call("real", [ANY_COMPLEX], ANY_COMPLEX))
+    ('may hold NaN, +inf, -inf', 'may hold NaN, +inf, -inf')
+    """
+    a = args[0]
+    if name in ("real", "imag"):   # (a real result: the flag goes)
+        return Facts(a.nan, a.posinf or a.neginf, a.posinf or a.neginf)
+    if name == "abs":
+        return Facts(a.nan, a.posinf or a.neginf, False)
+    if name in _COMPLEX_CLOSED and union.finite:
+        return FINITE_COMPLEX
+    return ANY_COMPLEX
 
 
 def of_reduce(op, body: Facts, result_dtype=None) -> Facts:

@@ -89,16 +89,28 @@ def broadcast_shape(what: str, shapes) -> tuple:
 _BOOL_OPS = {"add": "or", "mul": "and"}
 
 
-def elementwise(name: str, *args) -> Map:
-    """``name`` (an operator of the notation: add, lt, sqrt, ...) applied with broadcasting."""
+def elementwise(name: str, *args, function: str | None = None) -> Map:
+    """``name`` (an operator of the notation: add, lt, sqrt, ...) applied with broadcasting; an error
+    names ``function``, the array function the user called (``less`` for ``lt``), before the operator.
+
+    >>> elementwise("lt", Scalar(1j, np.dtype("complex128")), Scalar(1.0, np.dtype("float64")), function="less")
+    Traceback (most recent call last):
+    compiler.errors.DTypeError: less: operator < (lt) is not defined for complex128 (argument 0): complex numbers have no order; apply it to real(x), imag(x) or abs(x)
+    """
     op = lookup(name)
     nodes = _operands(args)
+    function = function or name
     if all(n.dtype.kind == "b" for n in nodes):
         if op.name in ("sub", "neg"):
-            raise DTypeError(f"{op.name} of bool arrays: numpy refuses it too; use ^ (xor) or ~ (not)")
+            raise DTypeError(f"{function} of bool arrays: numpy refuses it too; use ^ (xor) or ~ (not)")
         op = lookup(_BOOL_OPS.get(op.name, op.name))
-    broadcast_shape(op.name, [n.shape for n in nodes])
-    return Map(op, nodes)
+    broadcast_shape(function, [n.shape for n in nodes])
+    try:
+        return Map(op, nodes)
+    except DTypeError as e:
+        named = type(e)(f"{function}: {e}")
+        named.position = getattr(e, "position", None)
+        raise named from None
 
 
 def astype(x: Node, dtype) -> Node:

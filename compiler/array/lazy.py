@@ -265,54 +265,62 @@ def compute(*arrays, format=None, strategy: str | None = None):
 
 # -- operators ----------------------------------------------------------------------------------
 
-def _binary(name, reflected=False):
+def _binary(name, function, reflected=False):
     def method(self, other):
         if not isinstance(other, (Array, Tensor, np.ndarray, bool, int, float, complex, np.generic)) and \
                 not hasattr(other, "tocoo") and not hasattr(other, "fill_value"):
             return NotImplemented
         a, b = (_node(other), self._node) if reflected else (self._node, _node(other))
-        return Array(build.elementwise(name, a, b))
+        return Array(build.elementwise(name, a, b, function=function))
     return method
 
 
-for _dunder, _op in {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floordiv",
-                     "mod": "mod", "pow": "pow", "and": "bitand", "or": "bitor", "xor": "bitxor",
-                     "lshift": "lshift", "rshift": "rshift"}.items():
-    setattr(Array, f"__{_dunder}__", _binary(_op))
-    setattr(Array, f"__r{_dunder}__", _binary(_op, reflected=True))
-for _dunder, _op in {"lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}.items():
-    setattr(Array, f"__{_dunder}__", _binary(_op))
+#: each operator's notation name and the array function it is (an error names the function)
+_OPERATORS = {"add": ("add", "add"), "sub": ("sub", "subtract"), "mul": ("mul", "multiply"),
+              "truediv": ("div", "divide"), "floordiv": ("floordiv", "floor_divide"), "mod": ("mod", "remainder"),
+              "pow": ("pow", "pow"), "and": ("bitand", "bitwise_and"), "or": ("bitor", "bitwise_or"),
+              "xor": ("bitxor", "bitwise_xor"), "lshift": ("lshift", "bitwise_left_shift"),
+              "rshift": ("rshift", "bitwise_right_shift")}
+_COMPARISONS = {"lt": ("lt", "less"), "le": ("le", "less_equal"), "gt": ("gt", "greater"),
+                "ge": ("ge", "greater_equal"), "eq": ("eq", "equal"), "ne": ("ne", "not_equal")}
+for _dunder, (_op, _fn) in _OPERATORS.items():
+    setattr(Array, f"__{_dunder}__", _binary(_op, _fn))
+    setattr(Array, f"__r{_dunder}__", _binary(_op, _fn, reflected=True))
+for _dunder, (_op, _fn) in _COMPARISONS.items():
+    setattr(Array, f"__{_dunder}__", _binary(_op, _fn))
 Array.__hash__ = None   # (== builds an array, as numpy's does)
-Array.__neg__ = lambda self: Array(build.elementwise("neg", self._node))
+Array.__neg__ = lambda self: Array(build.elementwise("neg", self._node, function="negative"))
 Array.__pos__ = lambda self: self
 Array.__abs__ = lambda self: Array(build.elementwise("abs", self._node))
 Array.__invert__ = lambda self: Array(build.elementwise("not" if self.dtype.kind == "b" else "bitxor",
                                                         *((self._node,) if self.dtype.kind == "b" else
-                                                          (self._node, -1))))
+                                                          (self._node, -1)), function="bitwise_invert"))
 Array.__matmul__ = lambda self, other: matmul(self, other)
 Array.__rmatmul__ = lambda self, other: matmul(other, self)
 
 
 # -- functions --------------------------------------------------------------------------------------
 
-def _unary(name):
+def _unary(name, function=None):
+    function = function or name
+
     def fn(x) -> Array:
-        return Array(build.elementwise(name, _node(x)))
-    fn.__name__ = name
-    fn.__doc__ = f"numpy's {name}, elementwise."
+        return Array(build.elementwise(name, _node(x), function=function))
+    fn.__name__ = function
+    fn.__doc__ = f"numpy's {function}, elementwise."
     return fn
 
 
 def _binary_fn(name, op):
     def fn(x1, x2) -> Array:
-        return Array(build.elementwise(op, _node(x1), _node(x2)))
+        return Array(build.elementwise(op, _node(x1), _node(x2), function=name))
     fn.__name__ = name
     fn.__doc__ = f"numpy's {name}, elementwise with broadcasting."
     return fn
 
 
 abs = _unary("abs")
-negative = _unary("neg")
+negative = _unary("neg", "negative")
 sqrt, exp, log = _unary("sqrt"), _unary("exp"), _unary("log")
 sin, cos, tan = _unary("sin"), _unary("cos"), _unary("tan")
 asin, acos, atan = _unary("asin"), _unary("acos"), _unary("atan")
@@ -320,7 +328,7 @@ sinh, cosh, tanh = _unary("sinh"), _unary("cosh"), _unary("tanh")
 asinh, acosh, atanh = _unary("asinh"), _unary("acosh"), _unary("atanh")
 expm1, log1p, log2, log10 = _unary("expm1"), _unary("log1p"), _unary("log2"), _unary("log10")
 floor, ceil, trunc, round = _unary("floor"), _unary("ceil"), _unary("trunc"), _unary("round")
-logical_not = _unary("not")
+logical_not = _unary("not", "logical_not")
 add, subtract, multiply = _binary_fn("add", "add"), _binary_fn("subtract", "sub"), _binary_fn("multiply", "mul")
 divide, floor_divide = _binary_fn("divide", "div"), _binary_fn("floor_divide", "floordiv")
 remainder, pow = _binary_fn("remainder", "mod"), _binary_fn("pow", "pow")

@@ -44,7 +44,7 @@ class OperandFacts:
         self.vals = {info.array(None, "vals"): name for name, info in tensors.items()}
 
     def __call__(self, expr) -> values.Facts:
-        if self.pooled.finite:
+        if self.pooled.finite and not self.pooled.complex:   # (a complex sin of finite values may not be)
             return self.pooled
         if isinstance(expr, Literal):
             return values.of_value(expr.value)

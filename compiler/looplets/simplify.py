@@ -329,8 +329,9 @@ def simplify(node, log: list | None = None, extra=(), facts=values.FINITE, fixed
     0.0 * x[i]
     """
     pooled = getattr(facts, "pooled", facts)   # (what any operand may hold)
-    rules = RULES if pooled.finite else [Rule(r.name, _with_facts[r.name](facts, pooled), r.types) if r.name in _with_facts
-                                         else r for r in RULES]
+    # (finite complex values do not keep a function's result finite: sin(1000j) is not)
+    rules = RULES if pooled.finite and not pooled.complex else \
+        [Rule(r.name, _with_facts[r.name](facts, pooled), r.types) if r.name in _with_facts else r for r in RULES]
     out = rewrite(node, [*rules, *extra], log, fixed=fixed)
     # the engine reports the sieve rule under one name; name its two cases as the notes do
     if log:

@@ -158,6 +158,25 @@ def test_expm1_log1p_log2_log10_and_round_of_complex_values_by_their_parts(strat
     same(r.interpret(A=A).to_numpy(), np.round(a))
 
 
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_function_of_finite_complex_values_is_not_taken_as_finite(strategy):
+    # (sin(1000j) is 0 + inf j: a 0 of A times it is NaN, so the product cannot skip Z's entries where
+    # A holds nothing; it did in both strategies, as for a real sin)
+    z, a = np.array([1000j, 0, 1 + 1j, 0]), np.array([0, 0, 2.0, 1.0])
+    Z, A = Tensor.from_numpy(z, "sparse"), Tensor.from_numpy(a, "sparse")
+    k = ss.lower("y[i] = A[i] * sin(Z[i])", A=A, Z=Z, strategy=strategy)
+    got = k(A=A, Z=Z).to_numpy()
+    with np.errstate(invalid="ignore"):
+        same(got, evaluate("y[i] = A[i] * sin(Z[i])", A=A, Z=Z)[0])
+    assert np.isnan(got[0].imag)
+    facts = next(s for s in k.trace.steps if s.stage == "value-facts")
+    assert any(r.rule == "exact-path" for r in facts.rewrites)
+    product = ss.lower("y[i] = A[i] * Z[i]", A=A, Z=Z, strategy=strategy)   # (a product of finite values still skips)
+    steps = next(s for s in product.trace.steps if s.stage == "value-facts")
+    assert {r.rule for r in steps.rewrites} == {"sparse-path"}
+    same(product(A=A, Z=Z).to_numpy(), a * z)
+
+
 def test_complex_constants_in_c_and_a_trace_round_trip():
     x = Tensor.from_numpy(np.array([1j, 0]), "sparse", fill=complex(NAN, -INF))
     k = ss.lower("y[i] = x[i] * 2j + 1.5", x=x, strategy="lattice")

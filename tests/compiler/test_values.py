@@ -29,3 +29,22 @@ def test_a_long_vector_of_distances_holds_inf_only():
     assert str(values.of_array(d)) == "may hold +inf"
     d[7] = -np.inf
     assert str(values.of_array(d)) == "may hold +inf, -inf"
+
+
+def test_finite_complex_values_do_not_keep_a_function_finite():
+    # (sin(1000j) has an infinite imaginary part: the real rule "finite in, finite out" is wrong for it)
+    from compiler.algebra import lookup
+    z = values.of_array(np.array([1000j, 1 + 1j]))
+    assert z.finite and z.complex and values.of_array(np.array([1.0])).complex is False
+    for name in ("sin", "cos", "tan", "exp", "sinh", "sqrt", "atan", "expm1", "log1p", "/"):
+        args = [z] * lookup(name).arity
+        assert values.of_call(lookup(name), args) == values.ANY_COMPLEX, name
+    for name in ("+", "-", "*", "neg", "conj", "round"):
+        assert values.of_call(lookup(name), [z] * lookup(name).arity) == values.FINITE_COMPLEX, name
+    # a part or the magnitude is real, and keeps what the value held
+    assert values.of_call(lookup("real"), [z]) == values.FINITE and values.of_call(lookup("abs"), [z]) == values.FINITE
+    wild = values.of_array(np.array([complex(np.inf, 0)]))
+    assert str(values.of_call(lookup("imag"), [wild])) == "may hold NaN, +inf, -inf"
+    assert values.of_call(lookup("astype", "complex128"), [values.FINITE]).complex   # (complex from here on)
+    assert values.of_call(lookup("astype", "int32"), [wild]) == values.FINITE
+    assert (values.FINITE | z).complex and z <= values.FINITE   # (the check at a call ignores the flag)

@@ -124,8 +124,10 @@ def test_an_empty_and_an_all_fill_complex_array():
     (lambda x: xp.clip(x, 0, 1), "clip"), (lambda x: xp.var(x), "var"), (lambda x: xp.std(x), "std"),
     (lambda x: xp.signbit(x), "signbit"), (lambda x: xp.logaddexp(x, x), "logaddexp"),
     (lambda x: xp.searchsorted(x[0], x[0]), "searchsorted"),
-    (lambda x: x < 1, r"< \(lt\)"), (lambda x: xp.maximum(x, x), "max"), (lambda x: xp.floor(x), "floor"),
-    (lambda x: x % 2, r"% \(mod\)"), (lambda x: x // 2, r"// \(floordiv\)"), (lambda x: xp.ceil(x), "ceil"), (lambda x: xp.trunc(x), "trunc"),
+    # (an operator's error names the array function first: the user wrote x < 1 or xp.less)
+    (lambda x: x < 1, r"less: operator < \(lt\)"), (lambda x: xp.maximum(x, x), "maximum: operator max"),
+    (lambda x: xp.floor(x), "floor"), (lambda x: x % 2, r"remainder: operator % \(mod\)"),
+    (lambda x: x // 2, r"floor_divide: operator // \(floordiv\)"), (lambda x: xp.greater_equal(x, 0), "greater_equal: "), (lambda x: xp.ceil(x), "ceil"), (lambda x: xp.trunc(x), "trunc"),
     (lambda x: xp.astype(x, xp.float64), r"astype\(float64\)"),
 ])
 def test_what_the_standard_leaves_undefined_for_complex_is_refused_naming_it_and_the_dtype(call, name):

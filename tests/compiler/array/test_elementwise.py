@@ -130,7 +130,7 @@ def test_bool_plus_and_times_are_logical_as_numpy_has_them():
     check(x + b, a + b)
     check(x * b, a * b)
     check(x + True, a + True)
-    with pytest.raises(ss.DTypeError, match="sub of bool arrays: numpy refuses it too"):
+    with pytest.raises(ss.DTypeError, match="subtract of bool arrays: numpy refuses it too"):
         x - b
-    with pytest.raises(ss.DTypeError, match="neg of bool arrays"):
+    with pytest.raises(ss.DTypeError, match="negative of bool arrays"):
         -x
