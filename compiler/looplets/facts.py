@@ -15,8 +15,8 @@ what any tensor of the program may (:attr:`OperandFacts.pooled`).
 >>> infos = {t: TensorInfo(t, parse_format("dense", ndim=1), "input") for t in "xz"}
 >>> with values.assuming({"x": values.FINITE, "z": values.Facts(nan=True)}):
 ...     of = OperandFacts(infos)
->>> of(Access(infos["x"].root(), (Index("i"),), source="x")), of(Access(infos["z"].root(), (Index("i"),), source="z"))
-(Facts(nan=False, posinf=False, neginf=False), Facts(nan=True, posinf=False, neginf=False))
+>>> str(of(Access(infos["x"].root(), (Index("i"),), source="x"))), str(of(Access(infos["z"].root(), (Index("i"),), source="z")))
+('finite', 'may hold NaN')
 >>> of(Literal(np.inf)).posinf, of.pooled.nan
 (True, True)
 """
