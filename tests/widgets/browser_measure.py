@@ -42,7 +42,8 @@ COLOUR_JS = r"""
 # panes: every widget pane (an ipywidgets HTML box) holding code or a drawing, with its height.
 # nodes: every Graphviz node whose label's box (getBBox) is not inside its shape's box.
 # drawings: every Graphviz drawing drawn out of proportion, shrunk below half its size while not
-#   much wider than its pane (a sliver), cut by a box that does not scroll, or with its root (a
+#   much wider than its pane (a sliver; unless a zoom level was chosen, the zoom's "fit" making the
+#   whole drawing fit its pane), cut by a box that does not scroll, or with its root (a
 #   fiber tree's, else its first node) out of the visible part of its box.
 # contrast: code text (not line numbers) whose colour has contrast < 4.5 against its background,
 #   composited through every translucent background above it (WCAG 2 relative luminance).
@@ -87,8 +88,10 @@ MEASURE_JS = r"""
     const rootNode = [...svg.querySelectorAll('g.node')].find(g => (g.querySelector('title') || {}).textContent === 'root')
                      || svg.querySelector('g.node');
     const rr = rootNode ? rootNode.getBoundingClientRect() : null;
+    // (a zoom level the person chose, "fit" to the pane included, is theirs: ssZoom sets min-width 0)
+    const chosen = ['0', '0px'].includes(svg.style.minWidth);
     const problem = Math.abs(aspect - 1) > 0.03 ? 'out of proportion'
-      : scale < 0.45 && r.width < 1.5 * room.width ? 'a sliver: shrunk below half its size'
+      : scale < 0.45 && r.width < 1.5 * room.width && !chosen ? 'a sliver: shrunk below half its size'
       : r.width > room.width + 1 && !['auto', 'scroll'].includes(getComputedStyle(box).overflowX) ? 'cut'
       : rr && (rr.left < room.left - 1 || rr.right > room.right + 1) ? 'its root out of view' : '';
     if (problem)
