@@ -232,6 +232,25 @@ for s in k_expr.trace:
     if s.stage in ("materialize", "array"):
         print(s.stage, "|", s.note.splitlines()[0][:110])"""),
     ("code", """display(HTML(render_step(explore(k_expr).step(0))))"""),
+    ("md", """## 4. A roll is a concatenation of two slices
+
+`xp.roll(v, k)` is `concat([v[-k:], v[:-k]])`, and the Fourier transform extension's `fftshift`
+(the zero frequency moved to the middle) is a roll by half of each extent: one kernel over the
+stored entries, as sparse as its operand. A transform itself is dense (every frequency mixes every
+entry), so `xp.fft.fft` computes its operand by its own kernel, runs numpy's FFT on it, and the
+trace of what follows says where it materialized."""),
+    ("code", """# NBVAL_CHECK_OUTPUT
+spikes = xp.asarray(ss.Tensor.from_numpy(np.array([0, 0, 3.0, 0, 0, 0, 1.0, 0]), "sparse", name="v"))
+shifted = xp.fft.fftshift(spikes * 2.0)
+print(ss.lower(shifted).trace.find("array")[0].after_text)
+out = shifted.compute()
+print(out.format, out.nnz, out.to_numpy())
+
+power = xp.abs(xp.fft.fft(spikes * 2.0)) ** 2
+for s in ss.lower(power).trace:
+    if s.stage == "materialize":
+        print(s.note.splitlines()[0][:100], "...")
+print(np.round(power.compute().to_numpy(), 3))"""),
     ("md", """## Exercises
 
 **1.** Write `np.hstack([A, B])` (of two matrices with as many rows) in index notation, with
