@@ -142,10 +142,12 @@ class Reused:
         """Refuse a call whose other tensors (``arguments``, dicts by name) share one of ``written``."""
         t = self.tensor
         ids = {id(a) for a in written} if all(a.base is None for a in written) else None
+        seen = set()   # (the tensors given are bound too: each checked once)
         for given in arguments:
             for other, value in given.items():
-                if other == name:
+                if other == name or id(value) in seen:
                     continue
+                seen.add(id(value))
                 if value.__class__ is Reused:
                     if value is self or value.tensor is t:
                         raise UsageError(f"output {name}: the tensor given to reuse() is given to reuse() for "
