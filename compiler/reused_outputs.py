@@ -98,23 +98,7 @@ class Reused:
                 raise FormatError(f"output {name}: the tensor given to reuse() holds values other than its fill "
                                   f"{fill!r} off its entries, which the kernel would read as written; pass a "
                                   f"kernel's result, or a tensor made from numpy")
-        written = (tbl, vals, pos)
-        owned = tbl.base is None and vals.base is None and pos.base is None
-        ids = {id(tbl), id(vals), id(pos)} if owned else None
-        for given in arguments:
-            for other, value in given.items():
-                if other == name:
-                    continue
-                if value.__class__ is Reused:
-                    if value is self or value.tensor is t:
-                        raise UsageError(f"output {name}: the tensor given to reuse() is given to reuse() for "
-                                         f"{other} too: two outputs would be written into one tensor's arrays; "
-                                         f"reuse a different result for each")
-                    value = value.tensor
-                if value is t or _shares(value, written, ids):
-                    raise UsageError(f"output {name}: the tensor given to reuse() shares its arrays with {other}, "
-                                     f"which this call takes too: the kernel would write into what {other} holds; "
-                                     f"reuse another result")
+        self._unshared(name, (tbl, vals, pos), arguments)
         slots = stored_slots(pos, srt, storage[-1])
         if len(slots) * 8 >= len(tbl):
             # (entries in an eighth of the slots or more: a fill of every slot streams, where a scatter to
@@ -130,12 +114,59 @@ class Reused:
         level = fmt.levels[-1]
         return {level.starts_array: pos, level.mark_array: tbl, "val": vals}
 
+    def take_values(self, name: str, fmt, storage: tuple, dtype, *arguments: dict) -> dict:
+        """The values array of output ``name``, a Dense output the program updates from the value given
+        (``D[i] <<= min, d``), for the kernel to update in place: the tensor's own array, not a copy
+        (``{"val": vals}``); the caller has brought it up to date (a Bellman-Ford round's distances,
+        two rounds old, with the entries the last round changed copied in). Checked as :meth:`take`."""
+        t = self.tensor
+        if self.used:
+            raise UsageError(f"output {name}: this reuse() was given to a call before; its tensor's arrays hold "
+                             f"that call's result now: reuse that result instead")
+        if t.format is not fmt and t.format != fmt:
+            raise UsageError(f"output {name}: reuse() of a tensor of format {t.format}, but this kernel writes "
+                             f"{name} as {fmt}")
+        if tuple(t.storage_shape) != tuple(storage):
+            raise ShapeError(f"output {name} has shape {tuple(storage)} in this call, but the tensor given to "
+                             f"reuse() has shape {t.shape}")
+        vals = t.vals
+        if not (vals.flags.c_contiguous and vals.flags.writeable) or vals.dtype != dtype:
+            raise UsageError(f"output {name}: the values of the tensor given to reuse() are not a writeable "
+                             f"contiguous {np.dtype(dtype).name} array; pass a kernel's result")
+        self._unshared(name, (vals,), arguments)
+        self.used = True
+        _consume(t)
+        return {"val": vals}
+
+    def _unshared(self, name: str, written: tuple, arguments) -> None:
+        """Refuse a call whose other tensors (``arguments``, dicts by name) share one of ``written``."""
+        t = self.tensor
+        ids = {id(a) for a in written} if all(a.base is None for a in written) else None
+        seen = set()   # (the tensors given are bound too: each checked once)
+        for given in arguments:
+            for other, value in given.items():
+                if other == name or id(value) in seen:
+                    continue
+                seen.add(id(value))
+                if value.__class__ is Reused:
+                    if value is self or value.tensor is t:
+                        raise UsageError(f"output {name}: the tensor given to reuse() is given to reuse() for "
+                                         f"{other} too: two outputs would be written into one tensor's arrays; "
+                                         f"reuse a different result for each")
+                    value = value.tensor
+                if value is t or _shares(value, written, ids):
+                    raise UsageError(f"output {name}: the tensor given to reuse() shares its arrays with {other}, "
+                                     f"which this call takes too: the kernel would write into what {other} holds; "
+                                     f"reuse another result")
+
 
 def reuse(tensor: Tensor) -> Reused:
     """``tensor`` (an earlier result of a kernel, a byte-map output declared first thing by its
     program: a BFS step's next frontier) given to a call as the output to write into:
     ``step(F=F, A=A, V=V, _F=reuse(older))``. The call clears only the entries ``tensor`` stores and
-    writes into its arrays; ``tensor`` itself is consumed (read the call's result)."""
+    writes into its arrays; ``tensor`` itself is consumed (read the call's result). A Dense output the
+    program updates from the value given (a Bellman-Ford round's ``D[i] <<= min, d``) takes ``tensor``'s
+    values as that value and updates them in place, with no copy: ``step(_D=D, D=reuse(older), ...)``."""
     return Reused(tensor)
 
 

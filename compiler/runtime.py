@@ -320,8 +320,8 @@ class Kernel:
                 raise UsageError(f"missing tensor {name} (compiled for {fmt.shorthand or fmt})")
             value = tensors[name]
             if value.__class__ is Reused:
-                if name not in plan.resets:
-                    raise UsageError(_reuse_refused(name, out_names, plan.resets, plan.refusals))
+                if name not in plan.resets and name not in plan.in_place:
+                    raise UsageError(_reuse_refused(name, out_names, plan.resets | plan.in_place, plan.refusals))
                 bound[name] = value   # (its arrays are taken when the output is allocated)
                 continue
             if not isinstance(value, Tensor):
@@ -468,7 +468,8 @@ class Kernel:
         skip = plan.fresh_outputs
         args = {}
         for name, t in inputs.items():
-            if name not in skip:
+            # (an output given to reuse(): its arrays are taken as the output's, its sizes are the output's)
+            if name not in skip and t.__class__ is not Reused:
                 args.update(plan.inputs[name].args(t))
         return args
 
@@ -512,7 +513,9 @@ class Kernel:
             args[pname] = storage[s]
         given = inputs.get(out_name)
         if given.__class__ is Reused:   # (an earlier result's arrays, its entries cleared)
-            taken = given.take(out_name, out_fmt, storage, low.fill, inputs, arguments or {})
+            taken = given.take(out_name, out_fmt, storage, low.fill, inputs, arguments or {}) \
+                if out_name in plan.resets else \
+                given.take_values(out_name, out_fmt, storage, plan.inout[0][1], inputs, arguments or {})
             for pname, dtype, kind, level in plan.inout:
                 args[pname] = taken[kind]
             return inputs, OutputCall(shape, restore, args)
@@ -567,7 +570,8 @@ def _reuse_refused(name: str, outputs, resets, refusals: dict) -> str:
         return refusals[name]
     ok = f"; only {', '.join(sorted(resets))} can" if resets else ""
     return (f"output {name}: reuse() gives an earlier result to write into, for a byte-map output the program "
-            f"declares first thing (a BFS step's _F[...] = -1), which {name} is not{ok}")
+            f"declares first thing (a BFS step's _F[...] = -1) or a Dense one it updates from the value given "
+            f"(a Bellman-Ford step's D), which {name} is not{ok}")
 
 
 class OutputCall(NamedTuple):
@@ -601,6 +605,9 @@ class _CallPlan:
         self.fresh_outputs = frozenset(o.output for o in outs if o.initial != "output")
         #: the outputs a call may give an earlier result of to write into (compiler.reused_outputs)
         self.resets = frozenset(o.output for o in outs if o.reset)
+        #: and the Dense outputs a program updates from the value given, updated in place when reused
+        self.in_place = frozenset(o.output for o in outs if o.initial == "output" and not o.reset and all(
+            lvl.located_by_coordinate for lvl in o.output_format.levels))
         self.refusals = {o.output: o.reuse_refused for o in outs if o.reuse_refused}
         # (index, its uses): each index's extent in every tensor that has it must agree
         self.extents = tuple((index, tuple(uses)) for index, uses in low.extents if len(uses) > 1)

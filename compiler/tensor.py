@@ -28,6 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import memory, values
+from .deferred_levels import PendingLevels
 from .dtypes import LARGEST_EXTENT, cast_values, is_integer, value_dtype
 from .errors import DTypeError, FormatError, ShapeError, SparsescopeError, UsageError
 from .format import Format, checked_mode_order, narrow_index_levels, parse_format
@@ -174,7 +175,7 @@ class Tensor:
     def deferred_result(cls, build, args, shape: tuple, mode_order: tuple, name: str | None,
                         fmt: Format, dense_values: np.ndarray | None = None) -> "Tensor":
         """A kernel's result tensor whose levels ``build(*args)`` makes, as ``(root, (levels, leaf))``,
-        when first asked for (see :meth:`__getattr__`): a solver reads most results once, often only
+        when first asked for (:mod:`compiler.deferred_levels`): a solver reads most results once, often only
         their values, and building the level objects cost a fifth of a small kernel's call. An
         all-Dense result gives its ``dense_values`` too, which :meth:`to_numpy` reads as they are.
 
@@ -197,16 +198,8 @@ class Tensor:
             self._dense_values = dense_values
         return self
 
-    def __getattr__(self, attr: str):
-        # (asked only for attributes the instance lacks: the levels of a deferred result, see deferred_result)
-        if attr in ("_root", "_levels", "_leaf"):
-            pending = self.__dict__.get("_pending")
-            if pending is not None:
-                root, (levels, leaf) = pending[0](*pending[1])
-                self._root, self._levels, self._leaf = root, levels, leaf
-                self.__dict__.pop("_pending", None)
-                return self.__dict__[attr]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+    # the levels of a deferred result, built when first read (they are set as plain attributes otherwise)
+    _root, _levels, _leaf = PendingLevels(), PendingLevels(), PendingLevels()
 
     @property
     def _label(self) -> str:

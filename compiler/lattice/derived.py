@@ -15,10 +15,16 @@ relation                        derived loop(s)                             reco
 ``pos(j, jp, A)``               ``jp`` over A's positions of ``j``          ``j = A_idx[jp]``
 ``pos(f, fp, A)`` (f fused)     ``fp`` over all of A's positions of ``j``   ``j = A_idx[fp]``; ``i`` by the
                                                                             walk ``while (fp == pos[i+1]) i++``
+``split(i, i0, i1, s)`` then    ``i0`` over blocks of coordinates, ``ip``   ``i = A_idx[ip]``; a block's last
+``pos(i1, ip, A)``              over A's positions inside block ``i0``      position by binary search
 ==============================  ==========================================  ============================
 
 A split applies to a loop variable: a dense coordinate loop, a fused variable, or a
-position variable (never to a variable a split derived). A split of a *sparse*
+position variable (a split of a split: tiles). ``pos`` applies to a loop variable, a
+fused one, or the inner variable of a split of a loop variable: block ``i0`` covers the
+coordinates ``[i0*s, i0*s + s)``, and ``ip`` runs over the positions of A's entries there (the
+block's first position carried from the block before, its end found by a binary search in A's
+sorted coordinates; a block without entries is skipped). A split of a *sparse*
 coordinate loop (one that merges iterators) runs the lattice loops once per block
 with the guard ``if (i >= i_hi) break`` (``i_hi = min((i0+1)*b, N)``: the tail guard
 and, for ``up``, the block's end), the iterators' positions carried from one block to
@@ -157,6 +163,8 @@ def _expand(name: str, relations) -> list[str]:
     for r in relations:
         if isinstance(r, Split) and r.index == name:
             return _expand(r.outer, relations) + _expand(r.inner, relations)   # (a split of a split: tiles)
+        if isinstance(r, Pos) and r.index == name:
+            return _expand(r.position, relations)   # (the positions of a split's block)
     return [name]
 
 
@@ -222,10 +230,12 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
             if not isinstance(r, kinds):
                 made = type(r).__name__.lower()   # (pos: a position variable)
                 # (issue 31: a fuse of a split's variable was told about pos)
-                why = ("pos iterates the positions of the level that stores a coordinate, and a split's "
-                       "variables count blocks and offsets in a block, which no level stores; apply pos to "
-                       f"{r.index} first, then split the positions" if isinstance(r, Split) and command.name == "pos"
-                       else "fuse joins two loops over coordinates into one, and a split's variables count blocks "
+                why = (f"pos iterates the positions of the level that stores a coordinate: of {r.index}'s "
+                       f"block {r.outer}, pos({r.inner}, ...) iterates the positions, and {name} counts blocks, "
+                       f"which no level stores" if isinstance(r, Split) and command.name == "pos" and name == r.outer
+                       else f"pos of the block of a split applies to a split of a loop over coordinates, and "
+                       f"{r.index} is not one; apply pos to the coordinate loop first, then split the positions"
+                       if isinstance(r, Split) and command.name == "pos" else "fuse joins two loops over coordinates into one, and a split's variables count blocks "
                        f"and offsets in a block; fuse {r.index} with the loop it nests with first, then split the "
                        f"fused variable" if isinstance(r, Split) else
                        "fusing a fused variable again (three loops into one) is not supported" if isinstance(r, Fuse)
@@ -276,7 +286,9 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
         if len(args) != 3:
             raise StrategyError(f"{what}: write pos(index, position, tensor)")
         index, position, tensor = args
-        r = live(index, (Fuse,))
+        r = live(index, (Fuse, Split))
+        if isinstance(r, Split) and (index != r.inner or r.index not in loops):
+            live(index, (Fuse,))   # (refused, saying why)
         fresh(position)
         accs = [a for a in expr_accesses(program.rhs) if a.tensor == tensor]
         if not accs:
@@ -286,7 +298,7 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
         acc, fmt = accs[0], formats[tensor]
         path = [acc.indices[m].name for m in fmt.mode_order]
         levels = [lvl for lvl in fmt.levels for _ in range(lvl.nmodes)]
-        want = [r.outer, r.inner] if r is not None else [index]
+        want = [r.outer, r.inner] if isinstance(r, Fuse) else [r.index] if r is not None else [index]
         for v in want:
             if v not in path:
                 raise StrategyError(f"{what}: {tensor} is not indexed by {v} ({acc}), so it has no "
@@ -295,7 +307,7 @@ def add_relation(command, stmt, relations: tuple, program, formats) -> tuple:
         if not levels[k].compressed:
             raise StrategyError(f"{what}: {tensor} stores {want[-1]} in a {levels[k].name} level; pos iterates the "
                                 f"positions of a SparseList (compressed) level")
-        if r is not None:
+        if isinstance(r, Fuse):
             ko = path.index(r.outer)
             if ko != k - 1:
                 raise StrategyError(f"{what}: {tensor} does not store {r.inner} directly under {r.outer} "
@@ -334,6 +346,10 @@ def parallel_origin(index, relations):
                    f"only the outer loop of a split runs on threads: the inner one runs within each block of "
                    f"{r.outer}, so its threads would start and join once per block; parallelize {r.outer}")
             raise StrategyError(f"parallelize({index}) does not apply: {index} comes from {r}, and {why}")
+        block_pos = next((x for x in relations if isinstance(x, Pos) and x.index == r.inner), None)
+        if block_pos is not None:
+            raise StrategyError(f"parallelize({index}) does not apply: each block of {r} runs over {block_pos}, "
+                                f"from the position where the block before ended (sequential)")
         while isinstance(made.get(r.index), Split) and r.index == made[r.index].outer:
             r = made[r.index]   # the outer loop of a split of a split's outer loop: blocks of blocks
         if isinstance(made.get(r.index), Split):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 
 from ..errors import StrategyError
-from ..imperative.ir import (BinOp, Break, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Select,
+from ..imperative.ir import (Assign, BinOp, Break, Cast, Comment, CompoundAssign, Const, Declare, For, If, Load, Select,
                              Var, While)
 from ..imperative.search import lower_bound_call
 from .cfir import CForall, CLoop, one_case_always
@@ -191,6 +191,10 @@ class DerivedLoops:
             body = [Declare(i, "int64", self.coord(it, p))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
             return out + [self.tag_loop(loop, self._derived_loop(pos.position, lo, hi, body, str(pos), p))]
         split = self.splits[name]
+        block_pos = self.poses.get(split.inner)
+        if block_pos is not None:
+            it = self._pos_iterator(n, loop if one_loop else None, iters, block_pos, split.inner)
+            return out + [self.tag_loop(loop, self._block_positions(n, loop, it, split, block_pos))]
         if not dense:
             # a coordinate split of a sparse (merged) loop: blocks of coordinates, positions carried over
             for v in (split.outer, split.inner):
@@ -203,6 +207,56 @@ class DerivedLoops:
             return self.forall(n, block=split)
         return out + [self.tag_loop(loop, self._derived_loop(name, Const(0, "int64"), N,
                                                          self.loop_body(n, loop, i, [], advance=False), str(split), i))]
+
+    def _block_positions(self, n: CForall, loop: CLoop, it, split, pos) -> list:
+        """``split(i, i0, i1, b)`` + ``pos(i1, ip, A)``: for each block ``i0`` of coordinates
+        ``[i0*b, i_hi)``, the positions of A's entries there.
+
+        The block's first position is where the block before ended (carried); its end is the
+        first position whose coordinate is ``i_hi`` or more (a binary search in A's sorted
+        coordinates). A block holding no entry jumps to the block of the next entry, so a
+        hypersparse loop costs its entries, not its blocks.
+        """
+        name = n.index.name
+        if not it.entered_by_search:
+            raise StrategyError(f"{pos} does not apply: a block of {split} finds its last position by a search "
+                                f"of {it.described}'s coordinates, which it has no search for")
+        if split.outer in self.splits:
+            raise StrategyError(f"{self.splits[split.outer]} does not apply: {split.outer} runs the blocks of "
+                                f"{split}, each over {pos}, one block's positions starting where the block before "
+                                f"ended; split the positions {pos.position} instead")
+        i, N = Var(name), self.size(n.extent)
+        lo, hi = self.bounds(it)
+        f = Const(split.factor, "int64")
+        o = Var(self.name(("split", split.outer), split.outer))
+        self.loop_vars[split.outer] = o.name
+        pre = []
+        if split.direction == "down":
+            nblocks, bsize = ceil_div(N, f), f
+        else:
+            bsize = Var(self.name(("block", name), f"{name}_block"))
+            nblocks = Var(self.name(("blocks", name), f"{name}_blocks"))
+            pre += [Declare(bsize, "int64", ceil_div(N, f)), Declare(nblocks, "int64", at_most(f, N))]
+        first = Var(self.name(("block_first", pos.position), f"{pos.position}_lo"))
+        last = Var(self.name(("block_last", pos.position), f"{pos.position}_hi"))
+        end = Var(self.name(("block_end", pos.position), f"{pos.position}_end"))
+        limit = Var(self.name(("block_end", name), f"{name}_hi"))
+        p = Var(self.name(("p", it.name, it.mode), pos.position))
+        start = BinOp("*", o, bsize)
+        body = [Declare(i, "int64", self.coord(it, p))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
+        nxt = self.coord(it, first)
+        block = [Comment(f"{split}, {pos}: block {split.outer} holds the coordinates {name} < {limit.name}, "
+                         f"at {it.tensor}'s positions [{first.name}, {last.name})"),
+                 If(BinOp("==", first, end), [Break()]),
+                 # (the block's end, start + block, is not computed past N: near 2^63 it would overflow)
+                 Declare(limit, "int64", Select(BinOp("<", start, BinOp("-", N, bsize)), BinOp("+", start, bsize), N)),
+                 If(BinOp(">=", nxt, limit),
+                    [Comment(f"no entry in this block: on to the block of {it.tensor}'s next entry"),
+                     Assign(o, BinOp("-", BinOp("/", nxt, bsize), Const(1, "int64")))],
+                    [Declare(last, "int64", it.first_at_least(first, end, limit)),
+                     *self._derived_loop(pos.position, first, last, body, str(pos), p),
+                     Assign(first, last)])]
+        return pre + [Declare(first, "int64", lo), Declare(end, "int64", hi), For(o, 0, nblocks, block)]
 
     def _fused_positions(self, n: CForall, loop: CLoop, loop2: CLoop, inner: CForall, iters2, fuse, pos,
                          rows_it) -> list:

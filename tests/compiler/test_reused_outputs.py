@@ -208,8 +208,11 @@ def test_reuse_refuses_what_it_cannot_write_into():
     start = ss.Tensor.from_numpy(np.array([True, False]), FRONTIER, name="F")
     relax = compile_program(bellman_ford_step, D=D, F=FRONTIER, _D=D, _F=start, A=W)
     out = relax(D=D, _D=D, _F=start, A=W)
-    with pytest.raises(UsageError, match="D: reuse"):
-        relax(D=reuse(out.D), _D=D, _F=start, A=W)   # (an output updated from its start, not declared clear)
+    # (a Dense output updated from its start is updated in place, but never in the arrays it reads)
+    with pytest.raises(UsageError, match="D: the tensor given to reuse.. shares its arrays with _D"):
+        relax(D=reuse(out.D), _D=out.D, _F=start, A=W)
+    with pytest.raises(UsageError, match="reuse.. is for an output of the kernel; _D is an input"):
+        relax(D=D, _D=reuse(out.D), _F=start, A=W)
 
 
 def test_a_changed_set_beside_another_output_is_reused_in_the_general_path():
@@ -231,6 +234,34 @@ def test_a_changed_set_beside_another_output_is_reused_in_the_general_path():
         _same(got.F, fresh.F)
         np.testing.assert_array_equal(got.D.to_numpy(), fresh.D.to_numpy())
         spare, F, D = F, got.F, got.D
+
+
+def test_the_distances_are_lowered_in_place_in_an_earlier_rounds_array():
+    """Bellman-Ford's distances D, an output the step updates from the value given: given as
+    reuse(older), the kernel lowers older's own array (no copy), from older's values."""
+    rng = np.random.default_rng(3)
+    G = sp.random(12, 12, density=0.3, format="csr", random_state=4)
+    G.data = rng.random(G.nnz) * 5
+    A = ss.Tensor.from_scipy(G.T.tocsc(), ss.Format(ss.Dense(ss.SparseList(ss.Element(np.inf))), (1, 0)),
+                             fill=np.inf, name="A")
+    dist = np.full(12, np.inf)
+    dist[0] = 0.0
+    D = ss.Tensor.from_numpy(dist, ss.Format(ss.Dense(ss.Element(np.inf))), name="D")
+    F = ss.Tensor.from_numpy(dist == 0, FRONTIER, name="F")
+    relax = compile_program(bellman_ford_step, D=D, F=FRONTIER, _D=D, _F=F, A=A)
+    older = None
+    for _ in range(6):
+        fresh = relax(D=D, _D=D, _F=F, A=A)
+        if older is None:
+            got = fresh
+        else:
+            older.vals[:] = D.vals   # (its start: the given distances, as D=D copies them)
+            array = older.vals
+            got = relax(D=reuse(older), _D=D, _F=F, A=A)
+            assert got.D.vals is array
+        np.testing.assert_array_equal(got.D.to_numpy(), fresh.D.to_numpy())
+        np.testing.assert_array_equal(got.F.to_numpy(), fresh.F.to_numpy())
+        older, D, F = D, got.D, got.F
 
 
 @loop_program

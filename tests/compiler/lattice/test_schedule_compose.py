@@ -232,9 +232,10 @@ def test_property_spmv_schedule_over_fills(fill, shape, density, chunk, seed):
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().pos("j", "jp", "A").fuse("i", "jp", "f"),
      r"fuse\(i, jp, f\) does not apply: jp comes from pos\(j, jp, A\): fuse of a pos variable is not supported: "
      r"fuse the coordinate loops first, then pos the result"),
-    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().split("j", "j0", "j1", 2).pos("j1", "jp", "A"),
-     r"pos\(j1, jp, A\) does not apply: j1 comes from split\(j, j0, j1, 2, down\): pos iterates the positions of "
-     r"the level that stores a coordinate"),
+    # (pos of a split's inner loop runs, issue 31: test_schedule_pos_of_split.py; its block loop has no positions)
+    ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().split("j", "j0", "j1", 2).pos("j0", "jp", "A"),
+     r"pos\(j0, jp, A\) does not apply: j0 comes from split\(j, j0, j1, 2, down\): pos iterates the positions of "
+     r"the level that stores a coordinate: of j's block j0, pos\(j1, ...\) iterates the positions"),
     ("y[i] = A[i, j] * x[j]", {"A": csr(), "x": dense(1)}, Schedule().split("i", "i0", "i1", 2).parallelize("i1"),
      r"parallelize\(i1\) does not apply: i1 comes from split\(i, i0, i1, 2, down\), and only the outer loop of a "
      r"split runs on threads: the inner one runs within each block of i0, so its threads would start and join "

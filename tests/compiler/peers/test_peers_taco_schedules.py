@@ -192,9 +192,7 @@ LATTICE_REFUSED = {
     **{"multilevel_tiling-" + "-".join(p): _SPLIT_OF_SPLIT for p in itertools.permutations(["iX1", "iX2", "iY1"])},
     "pos_mul_sparse": r"pos\(i, ipos, A\) does not apply: the loop over i must follow A's positions alone, but it "
                       r"also iterates B's level 0 \(SparseList\), which cannot be located by coordinate",
-    "pos_tile_coord_and_pos": r"schedule: pos\(i1, ipos, A\) does not apply: i1 comes from split\(i, i0, i1, 4, "
-                              r"down\): pos iterates the positions of the level that stores a coordinate, and a "
-                              r"split's variables count blocks and offsets in a block",
+    # (pos_tile_coord_and_pos runs: each block of coordinates iterates A's positions in it, issue 31)
     # (sptenaddCPU's CSF output was, until threads filled its level 1 as Dense and listed it after)
 }
 #: what the looplets strategy says of TACO's statements (unscheduled) it cannot assemble
