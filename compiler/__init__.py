@@ -9,7 +9,8 @@ y[i] = sum[j](A[i, j] * x[j])
 """
 
 from . import algebra, array, backend, imperative, notation, reference
-from .algebra import Operator, lookup, user_function
+from .algebra import Operator, lookup
+from .user_functions import user_function
 from .array import Array, asarray, compute
 from .backend import Kernel, compile_function
 from .errors import (CompileError, CompilerNotFoundError, DTypeError, FormatError, KernelError,

@@ -1,4 +1,4 @@
-"""Operators with algebraic properties, user-defined functions and fill-value inference.
+"""Operators with algebraic properties and fill-value inference (user-defined functions: :mod:`compiler.user_functions`).
 
 An :class:`Operator` is a scalar function that knows how to run on numpy arrays
 (the oracle), how to print itself in C, what dtype it returns, and its algebraic
@@ -51,9 +51,7 @@ from __future__ import annotations
 
 import difflib
 import enum
-import keyword
 import math
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -229,7 +227,9 @@ class Operator:
             return f"{self.name}({_literal_text(self.param)})"
         return self.symbol
 
-    def _impl_key(self):
+    def impl_key(self):
+        """The key of this operator's numpy implementation in ``opimpls.IMPLS`` (a user function's
+        is its name, body and arity: two functions of one name may differ)."""
         if not self.is_user:
             return self.name
         key = ("user", self.name, self.c_body, self.arity)
@@ -242,6 +242,7 @@ class Operator:
         the function gives no body for that case, or gives it for other absent values (a
         body written for ``0,y`` is wrong where ``x`` is absent as 1).
 
+        >>> from compiler.user_functions import user_function
         >>> gcd = user_function("gcd2", math.gcd, "while (y) { int64_t t = x % y; x = y; y = t; } return x;",
         ...                     cases={("x",): "return x < 0 ? -x : x;"})
         >>> g = gcd.specialize((0,), {1: 0})
@@ -261,8 +262,8 @@ class Operator:
         case = f"{self.name}_{'_'.join(names)}"
         op = Operator(name=case, symbol=case, arity=len(present),
                       param=fixed, c_body=body, params=names, dtype=self.dtype)
-        full = IMPLS.get(self._impl_key())
-        if full is not None and op._impl_key() not in IMPLS:
+        full = IMPLS.get(self.impl_key())
+        if full is not None and op.impl_key() not in IMPLS:
             def impl(op_, arrays, rdt, full=full, present=present, fixed=fixed, arity=self.arity, parent=self):
                 args = [None] * arity
                 for k, a in zip(present, arrays):
@@ -270,7 +271,7 @@ class Operator:
                 for k, v in fixed:
                     args[k] = np.asarray(v)
                 return full(parent, args, rdt)
-            IMPLS[op._impl_key()] = impl
+            IMPLS[op.impl_key()] = impl
         return op
 
     # -- dtypes ---------------------------------------------------------------
@@ -329,7 +330,7 @@ class Operator:
         """
         arrays = [np.asarray(a) for a in args]
         rdt = self.result_dtype(*[a.dtype for a in arrays])
-        impl = IMPLS.get(self._impl_key())
+        impl = IMPLS.get(self.impl_key())
         if impl is None:
             raise SparsescopeError(
                 f"user function {self.name} has no Python implementation in this process "
@@ -359,7 +360,7 @@ class Operator:
         arr = np.asarray(array)
         rdt = self.result_dtype(arr.dtype, arr.dtype)
         arr = np.moveaxis(arr, axis, -1)
-        ufunc = REDUCE_UFUNCS.get(self._impl_key())
+        ufunc = REDUCE_UFUNCS.get(self.impl_key())
         if arr.shape[-1] == 0:
             ident = self.identity_for(rdt)
             if ident is NOVALUE:
@@ -418,6 +419,7 @@ class Operator:
         """The one fill of the arguments this operator selects from (:attr:`selects`), if they share
         one, as the result's type: then the result is that fill whatever the other arguments hold.
 
+        >>> from compiler.user_functions import user_function
         >>> pick = user_function("pick", lambda c, x, y: y if c else x, "return x ? z : y;", arity=3, selects=(1, 2))
         >>> pick.selected_fill((NOVALUE, 0.0, 0.0)), pick.selected_fill((NOVALUE, 0.0, 1.0))
         (np.float64(0.0), NOVALUE)
@@ -501,6 +503,7 @@ class Operator:
         is a number takes the result's type, as the Python implementation sees ``True``
         as 1 in arithmetic (a C ``bool`` parameter would turn ``y = 2`` into 1).
 
+        >>> from compiler.user_functions import user_function
         >>> print(user_function("smin", min, "return x < y ? x : y;").c_helper("int64"))
         static inline int64_t ss_smin_int64(int64_t x, int64_t y) {
             return x < y ? x : y;
@@ -780,127 +783,6 @@ def _unknown_message(kind: str, name: str, known: Sequence[str]) -> str:
     return f"unknown {kind} {name!r}{hint} Known {kind}s: {', '.join(words)}"
 
 
-# -- user functions --------------------------------------------------------------
-
-_PARAM_NAMES = ("x", "y", "z", "w")
-
-
-def user_function(name: str, py: Callable, c_body: str, arity: int = 2, params=None,
-                  identity=NOVALUE, annihilator=NOVALUE, idempotent: bool = False,
-                  commutative: bool = False, associative: bool = False, algebra=None,
-                  dtype=None, cases: dict | None = None, selects: tuple = ()) -> Operator:
-    """An operator for a user-defined scalar function.
-
-    ``py`` is the oracle implementation (a numpy ufunc is used as is, any other
-    callable is applied elementwise); ``c_body`` is the body of a C function of
-    the parameters ``params`` (default ``x, y, z, w`` or ``x0, x1, ...``), emitted
-    by :meth:`Operator.c_helper`. ``dtype`` fixes the result dtype (default: numpy
-    promotion of the operands). ``algebra`` is an optional explicit iteration
-    algebra, kept for the lowering. ``py`` is not part of equality, hashing or
-    JSON: an operator is identified by its name, C body and properties.
-
-    ``cases`` gives cheaper bodies for the lattice cases where only some arguments are
-    present, as the sparse array programming paper's ``x,0 => {...}``: it maps the case to a
-    C body of the present parameters only. The case is written as in the paper, ``"x,0"``
-    (``x`` present, ``y`` absent as 0; any number, ``inf``, ``nan``, ``true`` or ``false``
-    for an absent value), or as the present parameters alone (``("x",)`` or ``"x"``: the
-    others absent as 0). A case body must equal the general body with the other arguments
-    at those values; the lattice strategy emits it only where the absent arguments' fills
-    are those values, and the general body elsewhere (the oracle runs ``py`` on every
-    argument).
-
-    ``selects`` names the arguments whose value the result always is (a conditional's two
-    branches): where they share a fill the result has it whatever the others hold, so both
-    strategies skip the coordinates where only the others are stored (``where(j <= i, A, 0)``
-    visits A's entries, not every (i, j)).
-
-    >>> import math
-    >>> gcd = user_function("gcd", math.gcd, "while (y) { int64_t t = x % y; x = y; y = t; } "
-    ...                     "return x < 0 ? -x : x;", identity=0, commutative=True, associative=True)
-    >>> gcd(np.array([12, 7, 0]), np.array([18, 0, 5]))
-    array([6, 7, 5])
-    >>> gcd.c_expr(["a", "b"], "int64"), gcd.fill(0, 0)
-    ('ss_gcd_int64(a, b)', np.int64(0))
-    """
-    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-        raise ValueError(f"user function name {name!r} must be an identifier")
-    if name in {"and", "or", "not", "true", "false", "inf", "nan"}:
-        raise ValueError(f"user function name {name!r} is reserved")
-    if arity < 1:
-        raise ValueError("a user function takes at least one argument")
-    if params is None:
-        params = _PARAM_NAMES[:arity] if arity <= len(_PARAM_NAMES) else tuple(f"x{k}" for k in range(arity))
-    params = tuple(params)
-    if len(params) != arity or not all(re.fullmatch(r"[A-Za-z_]\w*", p) for p in params):
-        raise ValueError(f"user function {name}: params must be {arity} C identifiers, got {params!r}")
-    if associative and arity != 2:
-        raise ValueError(f"user function {name}: only binary functions can be associative")
-    selects = tuple(selects)
-    if not all(isinstance(k, int) and 0 <= k < arity for k in selects):
-        raise ValueError(f"user function {name}: selects must be argument positions below {arity}, got {selects!r}")
-    if dtype is not None:
-        dtype = value_dtype(dtype).name
-    op = Operator(name=name, symbol=name, arity=arity, identity=identity, annihilator=annihilator,
-                  idempotent=idempotent, commutative=commutative, associative=associative,
-                  c_body=c_body, params=params, dtype=dtype, algebra=algebra,
-                  cases=_check_cases(name, params, cases), selects=selects)
-    if isinstance(py, np.ufunc):
-        IMPLS[op._impl_key()] = lambda op, arrays, rdt: py(*arrays)
-    else:
-        vec = np.frompyfunc(py, arity, 1)
-
-        def impl(op, arrays, rdt, vec=vec):
-            out = vec(*arrays)
-            return np.asarray(out, dtype=object).astype(rdt) if isinstance(out, np.ndarray) else out
-        IMPLS[op._impl_key()] = impl
-    return op
-
-
-def _check_cases(name: str, params: tuple, cases) -> tuple:
-    """``cases`` as ``((present params, body, ((absent param, value), ...)), ...)`` in
-    parameter order, checked."""
-    out = []
-    for key, body in (cases or {}).items():
-        names, absent = _case_key(name, params, key)
-        unknown = [n for n in names if n not in params]
-        if unknown or not names or len(set(names)) != len(names) or len(names) == len(params):
-            raise ValueError(f"user function {name}: case {key!r} must name some, not all, of the parameters "
-                             f"{', '.join(params)}, each once (the arguments present in that case)"
-                             + (f"; {', '.join(unknown)} is not a parameter" if unknown else ""))
-        if not isinstance(body, str) or not body.strip():
-            raise ValueError(f"user function {name}: the body of case {key!r} must be C code (a string)")
-        absent = tuple((p, absent.get(p, 0)) for p in params if p not in names)
-        out.append((tuple(sorted(names, key=params.index)), body, absent))
-    return tuple(out)
-
-
-_CASE_VALUES = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan"),
-                "true": True, "false": False}
-
-
-def _case_key(name: str, params: tuple, key) -> tuple[tuple, dict]:
-    """The present parameters and the absent ones' values of a case key: ``"x,0"`` (the
-    paper's notation, one entry per parameter) or the present parameters alone."""
-    if not (isinstance(key, str) and "," in key):
-        return ((key,) if isinstance(key, str) else tuple(key)), {}
-    items = [t.strip() for t in key.split(",")]
-    if len(items) != len(params):
-        raise ValueError(f"user function {name}: case {key!r} must have one entry per parameter "
-                         f"({', '.join(params)}): the parameter where it is present, its value where absent")
-    names, absent = [], {}
-    for p, t in zip(params, items):
-        if t == p:
-            names.append(p)
-            continue
-        try:
-            absent[p] = _CASE_VALUES[t.lower()] if t.lower() in _CASE_VALUES else \
-                (int(t) if re.fullmatch(r"[-+]?\d+", t) else float(t))
-        except ValueError:
-            raise ValueError(f"user function {name}: case {key!r}: {t!r} is neither the parameter {p} "
-                             f"(present) nor a value it is absent as") from None
-    return tuple(names), absent
-
-
 __all__ = ["NOVALUE", "Operator", "UnknownOperatorError", "OPERATORS", "ALIASES", "PARAMETRIC",
-           "choose", "lookup", "known_names", "user_function", "c_literal", "reduction_annihilator",
+           "choose", "lookup", "known_names", "c_literal", "reduction_annihilator",
            "is_annihilator", "Annihilator", "ieee_pow"]

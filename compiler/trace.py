@@ -172,6 +172,26 @@ class Artifact:
 
 @serialize.node
 @dataclass(frozen=True)
+class LaterText:
+    """A text made when first read, for an IR node to hold where a description costs more to make
+    than most lowerings ever read (a looplet lowering's tooltip prints the program it lowers):
+    given a :class:`Later`, ``make()`` runs once, when ``text`` (or ``str``) is first read. A saved
+    trace holds the text.
+
+    >>> calls = []
+    >>> t = LaterText(Later(lambda: calls.append(1) or "Stepper on j"))
+    >>> len(calls), str(t), t.text, len(calls)
+    (0, 'Stepper on j', 'Stepper on j', 1)
+    """
+
+    text: str = _Deferred(text=True)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@serialize.node
+@dataclass(frozen=True)
 class Rewrite:
     """One application of a rewrite rule: its name and the term before and after."""
 

@@ -12,9 +12,10 @@ loops and cases are printed (``data["line_spans"]``, kept as :attr:`Provenance.s
 showing index notation, concrete index notation or looplet IR records where the loops, accesses,
 reductions and looplets of its program texts are printed and what each is
 (``data["before_spans"]``, ``data["after_spans"]``, kept as :attr:`Provenance.parts`), each
-record with the step that printed it. Nothing is read back from printed text where the compiler
-recorded it (traces saved before it did are read by pattern, as are the accesses in a lattice's
-or a CFIR's text).
+record with the step that printed it; so do a lattice's and a CFIR's steps (their heading, forall
+heads and accesses) and a schedule's (``such that``). Nothing is read back from printed text where
+the compiler recorded it: only a text without a record (a trace saved before the compiler
+recorded them, a program given as text) has its loops and accesses found by pattern.
 
 :func:`trace_provenance` gathers that into a :class:`Provenance` (``{tag: C lines}`` with a
 :class:`TagInfo` per tag); :func:`program_marks` finds the parts of a program text a tag
@@ -349,17 +350,8 @@ _REDUCTIONS = {"sum", "prod", "max", "min", "any", "all", "choose"}
 _KEYWORDS = _REDUCTIONS | {"forall", "for", "while", "if", "else", "let", "where", "in", "case", "switch",
                            "lattice", "loops", "producer", "alloc", "with", "end"}
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_LOOP_HEAD = re.compile(r"^(\s*)(forall\s+(\w+)|for\s+(\w+)\s*(?:=|in)\s*\S[^\n]*?(?=:?\s*$)|"
-                        r"while\s+(\w+)\s*<-\s*([^:]*?)(?:\s+with\s*\(([^)]*)\))?(?=:))")
-_LATTICE_HEAD = re.compile(r"^\s*(lattice at (\w+))")
-_POINT = re.compile(r"^(\s*)(\[([^|\]]*)\|([^|\]]*)\](?:\s+P)?)")
-_CASE = re.compile(r"^(\s*)(case\s+([\w\s]+?)):")
-
-
-def _names_variants(names: Sequence[str]) -> list[str]:
-    """``A1 ∩ x`` as tag operands: iterators are named by tensor and level (``A1``: ``A``)."""
-    stripped = [re.sub(r"(?<=[A-Za-z_])\d+$", "", n) for n in names]
-    return list(dict.fromkeys(["∩".join(stripped), "∩".join(names)]))
+# (a text no printer recorded parts for: a trace saved before they were, a program given as text)
+_LOOP_HEAD = re.compile(r"^(\s*)(forall\s+(\w+)|for\s+(\w+)\s*(?:=|in)\s*\S[^\n]*?(?=:?\s*$))")
 
 
 def _term_end(line: str, pos: int) -> tuple[int, int, list[str]] | None:
@@ -479,8 +471,12 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
     >>> prov = Provenance({"lattice:i:A∩B": [5], "lattice:i:A": [7], "lattice:i:B": [9]},
     ...                   {t: TagInfo(t, "lattice", "i", ops) for t, ops in tags.items()})
     >>> text = "lattice at i:\\n[A | ] P  A[i]\\nloops:\\n  while i <- A0 ∩ B0: A B"
-    >>> [(m.text, m.tags[0]) for m in program_marks(text, prov)][1:]
-    [('[A | ] P', 'lattice:i:A'), ('A[i]', 'lattice:i:A'), ('while i <- A0 ∩ B0', 'lattice:i:A∩B')]
+    >>> printed = Provenance(prov, prov.info, spans={text: {2: [(0, 8, "lattice:i:A", "point")],
+    ...                                                     4: [(2, 20, "lattice:i:A∩B", "loop")]}},
+    ...                      parts={text: {1: [(0, 12, {"index": "i"}, "lattice")],
+    ...                                    2: [(10, 14, {"tensor": "A", "indices": ["i"], "mode": "read"}, "access")]}})
+    >>> [(m.text, m.tags[0]) for m in program_marks(text, printed)]
+    [('lattice at i', 'lattice:i:A∩B'), ('[A | ] P', 'lattice:i:A'), ('A[i]', 'lattice:i:A'), ('while i <- A0 ∩ B0', 'lattice:i:A∩B')]
     """
     if not prov or not text:
         return []
@@ -491,46 +487,27 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
     def sort(tags: Iterable[str]) -> tuple[str, ...]:
         return tuple(sorted(dict.fromkeys(tags), key=order.__getitem__))
     printed = prov.recorded("parts", text, step)
-    if printed is not None:   # (a program whose printer said where each part is)
+    # where the printer put each point, loop and case of a lattice's or CFIR's text (none: found by pattern)
+    placed = prov.recorded("spans", text, step)
+    if printed is not None and placed is None:   # (a program whose printer said where each part is)
         return _part_marks(text, printed, prov, step, sort)
     # a looplet IR line may end in a value ``${...}``: that brace does not make the text C
     if _C_LIKE.search(_IR_VALUE.sub("", text)) and prov.c_text:
         return _c_marks(text, prov)
 
-    def point_tag(index: str | None, *name_lists: Sequence[str]) -> str | None:
-        if index is None:
-            return None
-        for names in name_lists:
-            for joined in _names_variants([n for n in names if n]):
-                tag = f"lattice:{index}:{joined or 'U'}"
-                if tag in prov:
-                    return tag
-        return None
-
-    # the tags the compiler recorded for this text's lines (a lattice's points and loops), else
-    # (a text it recorded none for) derived from the names printed in it
-    recorded = prov.recorded("texts", text, step)
-    known = {n: [t for t in ts if t in prov] for n, ts in (recorded or {}).items()}
-    # where the printer put each point, loop and case of this text (none: found by pattern)
-    placed = prov.recorded("spans", text, step) or {}
+    # the tags the compiler recorded for this text's lines (a lattice loop's own, then its body's point's)
+    known = {n: [t for t in ts if t in prov] for n, ts in (prov.recorded("texts", text, step) or {}).items()}
+    placed = placed or {}
 
     marks: list[Mark] = []
-    lattice_index: str | None = None
-    # (indent, index, body tag) of enclosing loops: the index for case lines; the tag of the
-    # point a lattice loop without cases runs (``while i <- a0:``), for the accesses in its body
+    # (indent, index, body tag) of enclosing loops: the tag of the point a lattice loop without
+    # cases runs (``while i <- a0:``), for the accesses in its body
     scopes: list[tuple[int, str, str | None]] = []
     for n, line in enumerate(text.splitlines(), 1):
         indent = len(line) - len(line.lstrip())
         while scopes and scopes[-1][0] >= indent and line.strip():
             scopes.pop()
         line_tag: str | None = None  # a lattice point or case: its accesses take its tag first
-
-        head = _LATTICE_HEAD.match(line)
-        if head:
-            lattice_index = head.group(2)
-            tags = prov.by_index(lattice_index)
-            if tags:
-                marks.append(Mark(n, head.start(1), head.end(1), head.group(1), tuple(prov.widest_first(tags))))
         # the recorded heads: a point's or case's tag is the line's; a loop opens a scope for its
         # body (its index, its body's point), after the line
         opens = None
@@ -542,57 +519,48 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
                 opens = (indent, prov.info[tag].index, (known.get(n) or [tag])[-1])
             else:
                 line_tag = tag
-        point = None if n in placed else _POINT.match(line)
-        if point and lattice_index:
-            iterated, located = point.group(3).split(), point.group(4).split()
-            operands = [x for x in iterated + located if x != "U"]
-            line_tag = ((known.get(n) or [None])[0] if recorded is not None
-                        else point_tag(lattice_index, operands, iterated + located, iterated))
-            if line_tag:
-                marks.append(Mark(n, point.start(2), point.end(2), point.group(2), (line_tag,)))
-        case = None if n in placed else _CASE.match(line)
-        if case and scopes:
-            line_tag = ((known.get(n) or [None])[0] if recorded is not None
-                        else point_tag(scopes[-1][1], case.group(3).split()))
-            if line_tag:
-                marks.append(Mark(n, case.start(2), case.end(2), case.group(2), (line_tag,)))
         if line_tag is None and scopes:
             line_tag = scopes[-1][2]
         if opens is not None:
             scopes.append(opens)
-        loop = None if n in placed else _LOOP_HEAD.match(line)
-        if loop:
-            index = loop.group(3) or loop.group(4) or loop.group(5)
-            exact = body = None
-            if loop.group(5) and recorded is not None:   # (the loop's own tag, then its body's point's)
-                here = known.get(n) or [None]
-                exact, body = here[0], here[-1]
-            elif loop.group(5):  # while j <- A1 ∩ B1 [with (...)]: the lattice loop of those iterators
-                iterators = [x for x in re.split(r"\s*∩\s*", loop.group(6).strip()) if x]
-                exact = point_tag(index, iterators)
-                # its body is the point of the iterated and the located ("with (x = j)": x)
-                located = re.findall(r"(\w+)\s*=", loop.group(7) or "")
-                body = point_tag(index, [x for x in iterators + located if x != "U"])
-            scopes.append((indent, index, body))
-            tags = [exact] if exact else prov.widest_first(prov.by_index(index))
+        # the parts its printer recorded (a lattice's heading, a forall's head, the accesses), else
+        # (a text without a printer's record, as traces saved before) loops and accesses by pattern
+        here = _recorded_parts(printed.get(n, ()), line) if printed is not None else None
+        loop = _LOOP_HEAD.match(line) if here is None and n not in placed else None
+        heads = ([(loop.start(2), loop.end(2), loop.group(3) or loop.group(4), "loop")] if loop else
+                 [(a, b, about.get("index"), role) for a, b, about, role in here or () if role in ("lattice", "loop")])
+        for start, end, index, role in heads:   # (a lattice's heading or a forall's: every tag of its index)
+            if role == "loop":
+                scopes.append((indent, index, None))
+            tags = prov.widest_first(prov.by_index(index))
             if tags:
-                marks.append(Mark(n, loop.start(2), loop.end(2), loop.group(2), tuple(tags)))
+                marks.append(Mark(n, start, end, line[start:end], tuple(tags)))
 
-        split = _statement_split(line)
-        terms = _terms(line)
-        rhs_tensors = {t[3] for t in terms if t[0] == "access" and split and t[1] >= split[1]}
-        for kind, start, end, name, indices, inner in terms:
+        if here is not None:   # (kind, start, end, tensor, indices, writes) as the printer recorded them
+            terms = [(role, a, b, about.get("tensor"), list(about.get("indices") or ()), about.get("mode") == "update")
+                     for a, b, about, role in here if role in ("access", "reduce")]
+            rhs_tensors = {t[3] for t in terms if t[0] == "access" and not t[5]}
+        else:
+            split = _statement_split(line)
+            terms = [(kind, a, b, name, indices, split is not None and b <= len(split[0]))
+                     for kind, a, b, name, indices, _ in _terms(line)]
+            rhs_tensors = {t[3] for t in terms if t[0] == "access" and split and t[1] >= split[1]}
+        for kind, start, end, name, indices, writes in terms:
             if kind == "reduce":
                 tags = [t for i in indices for t in prov.widest_first(prov.by_index(i))]
             elif kind == "looplet":
                 tags = _coming_looplet(prov, looplet_style(name), indices, step)
             else:
-                writes = split is not None and end <= len(split[0])
                 tags = _access_tags(prov, name, indices, writes, rhs_tensors, line_tag, sort)
             tags = list(dict.fromkeys(tags))
             if tags:
                 marks.append(Mark(n, start, end, line[start:end], tuple(tags)))
     return sorted(marks, key=lambda m: (m.line, m.start if m.start is not None else -1))
+
+
+def _recorded_parts(parts, line: str) -> list:
+    """The parts recorded for ``line`` that fit in it (a record that does not fit its text: nothing is guessed)."""
+    return [(a, b, about, role) for a, b, about, role in parts if 0 <= a < b <= len(line)]
 
 
 def _access_tags(prov: Provenance, name: str | None, indices: Sequence[str], writes: bool, rhs_tensors: set,

@@ -22,7 +22,8 @@ import math
 
 import numpy as np
 
-from ..algebra import UnknownOperatorError, lookup, user_function
+from ..algebra import UnknownOperatorError, lookup
+from ..user_functions import user_function
 from ..errors import DTypeError, ShapeError, UsageError
 from .nodes import Broadcast, Map, Node, Permute, Reduction, Scalar, ShapeOp
 

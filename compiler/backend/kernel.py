@@ -32,7 +32,7 @@ from ..imperative.guard import STATUS_COORDINATE, coordinate_message, coordinate
 from ..imperative.ir import Allocate, BinOp, Buffer, Const, Function, Growable, OutScalar, Scalar, Var, View
 from ..imperative.traverse import tag_descriptions, tag_origins, walk
 from ..imperative.printer import pretty
-from ..trace import Artifact, Trace
+from ..trace import Artifact, Later, Trace
 from . import build
 from .build import c_typeof
 from .c_emitter import (ACCESS_NAMES, STATUS_OUT_OF_BOUNDS, STATUS_OUT_OF_MEMORY, c_arguments,
@@ -74,10 +74,12 @@ def _c_artifact(fn: Function, source: str, provenance: dict) -> Artifact:
     ``data["origins"]`` each tag to its :class:`~compiler.imperative.ir.Origin` as a dict."""
     if not provenance:
         return Artifact("c", fn.name, source)
-    what, origins = tag_descriptions(fn.body), tag_origins(fn.body)
-    data = {"provenance": provenance, "tags": {t: what[t] for t in provenance if t in what},
-            "origins": {t: origins[t].as_dict() for t in provenance if t in origins}}
-    return Artifact("c", fn.name, source, data=data)
+
+    def data():   # (made when read: describing each tag prints the looplet programs they lowered)
+        what, origins = tag_descriptions(fn.body), tag_origins(fn.body)
+        return {"provenance": provenance, "tags": {t: what[t] for t in provenance if t in what},
+                "origins": {t: origins[t].as_dict() for t in provenance if t in origins}}
+    return Artifact("c", fn.name, source, data=Later(data))
 
 
 def compile_function(fn: Function, checked: bool = False, trace: Trace | None = None,

@@ -22,7 +22,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Union
 
 import numpy as np
@@ -650,7 +650,9 @@ class Tagged(Stmt):
 
     tag: str
     body: Block
-    what: str = ""
+    #: a text, or a :class:`~compiler.trace.LaterText` made when read (``str`` gives it); not
+    #: compared: a description changes nothing in the program (and comparing would make it)
+    what: str = field(default="", compare=False)
     origin: Origin | None = None
 
     def __post_init__(self):

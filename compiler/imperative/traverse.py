@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from .ir import (BIT_FUNCTIONS, MATH_FUNCTIONS, SEARCH_FUNCTIONS, THREAD_FUNCTIONS, Allocate, Assign, Block, Call, CompoundAssign, Const,
                  Declare, Expr, For, Helper, If, Origin, Stmt, Tagged, Var, While)
+from ..trace import LaterText
 
 
 def walk(node) -> Iterable[Any]:
@@ -60,8 +61,9 @@ def _field_names(tp):
 
 def _child_kind(tp) -> bool:
     """Whether a field value of type ``tp`` is walked into: an IR node or a tuple of them, not a leaf,
-    nor an :class:`Origin` (metadata about the code, not code)."""
-    child = (tp not in _LEAF_TYPES and not issubclass(tp, Origin)
+    nor an :class:`Origin` or a :class:`~compiler.trace.LaterText` (metadata about the code, not code;
+    a description made when read)."""
+    child = (tp not in _LEAF_TYPES and not issubclass(tp, (Origin, LaterText))
              and (issubclass(tp, (Expr, Stmt, tuple, Helper)) or hasattr(tp, "__dataclass_fields__")))
     _CHILD_KIND[tp] = child
     return child
@@ -216,9 +218,9 @@ def tag_descriptions(node) -> dict[str, str]:
     out: dict[str, list[str]] = {}
     for n in walk(tuple(node) if isinstance(node, list) else node):
         if isinstance(n, Tagged) and n.what:
-            whats = out.setdefault(n.tag, [])
-            if n.what not in whats:
-                whats.append(n.what)
+            whats, what = out.setdefault(n.tag, []), str(n.what)   # (a LaterText is made here)
+            if what not in whats:
+                whats.append(what)
     return {t: "; ".join(w) for t, w in out.items()}
 
 

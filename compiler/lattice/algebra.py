@@ -38,7 +38,7 @@ from .. import serialize, values
 from ..algebra import NOVALUE, Operator
 from ..dtypes import typed_scalar
 from ..errors import SparsescopeError
-from ..notation.ast import Access, Call, IndexValue, Literal, Reduce
+from ..notation.ast import Access, Call, IndexValue, Literal, Reduce, cat_parts
 
 
 class AlgebraError(SparsescopeError, ValueError):
@@ -108,17 +108,28 @@ class Complement(Alg):
 
 
 def _show(a: Alg) -> str:
+    return show_algebra(a)[0]
+
+
+def show_algebra(a: Alg, part_of=None) -> tuple[str, tuple]:
+    """The text of ``a`` and, with ``part_of`` (a region's name -> its ``(text, parts)``, or None),
+    where the parts of its regions are printed, as :func:`~compiler.notation.ast.show_parts` gives them.
+
+    >>> show_algebra(Intersect(Region("b[i]"), Region("c[i]")), lambda name: (name, ((0, len(name), {}, "access"),)))
+    ('(b[i] ∩ c[i])', ((1, 5, {}, 'access'), (8, 12, {}, 'access')))
+    """
     if isinstance(a, Region):
-        return a.name
+        shown = part_of(a.name) if part_of is not None else None
+        return shown if shown is not None else (a.name, ())
     if isinstance(a, Universe):
-        return "U"
+        return "U", ()
     if isinstance(a, Empty):
-        return "∅"
+        return "∅", ()
     if isinstance(a, Complement):
-        inner = _show(a.arg)
-        return f"¬{inner}" if not isinstance(a.arg, Complement) else f"¬({inner})"
+        inner = show_algebra(a.arg, part_of)
+        return cat_parts("¬", inner) if not isinstance(a.arg, Complement) else cat_parts("¬(", inner, ")")
     sym = " ∪ " if isinstance(a, Union) else " ∩ "
-    return f"({_show(a.left)}{sym}{_show(a.right)})"
+    return cat_parts("(", show_algebra(a.left, part_of), sym, show_algebra(a.right, part_of), ")")
 
 
 def union(*parts: Alg) -> Alg:
@@ -470,7 +481,7 @@ def _derive_call(e, op: Operator, algs, fills, log, fill_of=None):
     return union(*algs), fill
 
 
-__all__ = ["Alg", "Region", "Universe", "Empty", "Union", "Intersect", "Complement", "union",
+__all__ = ["Alg", "Region", "Universe", "Empty", "Union", "Intersect", "Complement", "show_algebra", "union",
            "intersect", "holds", "regions", "de_morgan", "parse_algebra", "derive", "same_value",
            "expr_facts", "annihilating",
            "AlgebraError"]

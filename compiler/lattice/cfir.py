@@ -39,7 +39,7 @@ from typing import Any
 
 from .. import serialize
 from ..algebra import NOVALUE, Operator
-from ..notation.ast import Access, Index, assign_spelling
+from ..notation.ast import Access, Index, accesses, assign_spelling, cat_parts, parts_record, show_parts
 from .diagonal import Found
 from .iterators import ModeIterator, WorkspaceIterator
 from .lattice import literal
@@ -56,10 +56,24 @@ serialize.node(Found)
 
 class CNode:
     def __str__(self) -> str:
-        return "\n".join(_lines(self, 0))
+        return "\n".join(line for line, _ in _lines(self, 0))
 
     def pretty(self) -> str:
         return str(self)
+
+    def printed_parts(self) -> tuple[str, dict]:
+        """The text and where its forall heads and accesses are printed
+        (:func:`~compiler.notation.ast.parts_record`: ``role`` ``loop`` or ``access``), printed in
+        one walk with the text, so the explorer need not find them in it. Its loops' and cases'
+        heads, which name lattice points, are recorded with their tags (:mod:`.cfir_dot`).
+
+        >>> from compiler.lattice.examples import sparse_vector_sum
+        >>> text, parts = sparse_vector_sum()[1].printed_parts()
+        >>> line = text.splitlines()[3]
+        >>> line, [line[a:b] for a, b, _, _ in parts["4"]]
+        ('      case b0 c0: a[i] = b[i] + c[i]', ['a[i]', 'b[i]', 'c[i]'])
+        """
+        return parts_record(_lines(self, 0, True))
 
 
 def headline(node: CNode) -> str:
@@ -271,72 +285,112 @@ def case_head(n: CCase) -> str:
     return f"case {names.strip() or 'else'}"
 
 
-def _lines(n, depth: int) -> list[str]:
+def _lines(n, depth: int, spans: bool = False) -> list[tuple[str, tuple]]:
+    """The lines of ``n`` and, with ``spans``, the parts printed in each (see :meth:`CNode.printed_parts`)."""
     pad = INDENT * depth
+
+    def shown(e, mode="read"):
+        return show_parts(e, mode) if spans else (str(e), ())
     if isinstance(n, CForall):
-        out = [f"{pad}forall {n.index}" + (f" (counting, per {n.index}, the cases that ran for the fold over "
-                                            f"{n.tally})" if n.tally is not None else "") + ":"]
+        head = f"forall {n.index}"
+        own = ((len(pad), len(pad) + len(head), {"index": n.index.name}, "loop"),) if spans else ()
+        out = [(f"{pad}{head}" + (f" (counting, per {n.index}, the cases that ran for the fold over "
+                                  f"{n.tally})" if n.tally is not None else "") + ":", own)]
         for loop in n.loops:
-            out += _lines(loop, depth + 1)
+            out += _lines(loop, depth + 1, spans)
         if n.fold is not None:
-            out += _lines(n.fold, depth + 1)
+            out += _lines(n.fold, depth + 1, spans)
         return out
     if isinstance(n, CFold):
-        f, lhs = value_text(n.fill), _access(n.lhs)
+        f, lhs = value_text(n.fill), _access(n.lhs, spans)
+        start = (f"{pad}fold ", lhs, f" {assign_spelling(n.op)} {f}")
         if n.per is not None:
-            return [f"{pad}fold {lhs} {assign_spelling(n.op)} {f}"
-                    + (" once" if n.op.idempotent else " * (the coordinates of " + n.index.name + " that ran no case)")
-                    + f", for each {n.per} where a coordinate of {n.index} ran no case (counted per {n.per})"]
+            return [cat_parts(*start, (" once" if n.op.idempotent else " * (the coordinates of " + n.index.name
+                                       + " that ran no case)")
+                              + f", for each {n.per} where a coordinate of {n.index} ran no case (counted per {n.per})")]
         if n.op.idempotent:
-            return [f"{pad}fold {lhs} {assign_spelling(n.op)} {f} if a coordinate of {n.index} ran no case"]
-        return [f"{pad}fold {lhs} {assign_spelling(n.op)} {f} * (the coordinates of {n.index} that ran no case)"]
+            return [cat_parts(*start, f" if a coordinate of {n.index} ran no case")]
+        return [cat_parts(*start, f" * (the coordinates of {n.index} that ran no case)")]
     if isinstance(n, CLoop):
         head = pad + loop_head(n)
         if len(n.cases) == 1 and not n.cases[0].tests and not n.cases[0].value_tests:
-            return [head + ":"] + _lines(n.cases[0].body, depth + 1)
-        out = [head + ":", f"{pad}{INDENT}switch {n.index}:"]
+            return [(head + ":", ())] + _lines(n.cases[0].body, depth + 1, spans)
+        out = [(head + ":", ()), (f"{pad}{INDENT}switch {n.index}:", ())]
+        # (a case tests the values of accesses its loop's cases read: an omitted one reads none)
+        reads = _reads(*(c.body for c in n.cases)) if spans else {}
         for c in n.cases:
-            out += _lines(c, depth + 2)
+            out += _case_lines(c, depth + 2, spans, reads)
         return out
     if isinstance(n, CCase):
-        head = pad + case_head(n)
-        body = _lines(n.body, depth + 1)
-        if n.omit:
-            return [f"{head}: omit"]
-        if len(body) == 1:
-            return [f"{head}: {body[0].strip()}"]
-        return [f"{head}:"] + body
+        return _case_lines(n, depth, spans, _reads(n.body) if spans else {})
     if isinstance(n, CSeq):
-        return [line for s in n.stmts for line in _lines(s, depth)]
+        return [line for s in n.stmts for line in _lines(s, depth, spans)]
     if isinstance(n, CAlloc):
-        return [f"{pad}alloc {n.temp} = {value_text(n.init)}"] + _lines(n.body, depth)
+        return [(f"{pad}alloc {n.temp} = {value_text(n.init)}", ())] + _lines(n.body, depth, spans)
     if isinstance(n, CWorkspace):
         parts = n.body.stmts if isinstance(n.body, CSeq) else (n.body,)
         over = ", ".join(i.name for i in n.indices)
-        out = [f"{pad}alloc workspace {n.temp}[{over}] = {value_text(n.init)} "
-               f"(dense over {over}, bitmap {n.temp}_set, list {n.temp}_list"
-               + (" of row-major positions)" if n.inner else ")")]
-        out += _lines(parts[0], depth)
+        out = [cat_parts(pad, "alloc workspace ", _access(Access(n.temp, n.indices), spans),
+                         f" = {value_text(n.init)} (dense over {over}, bitmap {n.temp}_set, list {n.temp}_list"
+                         + (" of row-major positions)" if n.inner else ")"))]
+        out += _lines(parts[0], depth, spans)
         if n.ordered and n.once:
-            out.append(f"{pad}({n.temp}_list is in order: the producer sets each coordinate once, ascending)")
+            out.append((f"{pad}({n.temp}_list is in order: the producer sets each coordinate once, ascending)", ()))
         elif n.ordered:
-            out.append(f"{pad}sort {n.temp}_list")
+            out.append((f"{pad}sort {n.temp}_list", ()))
         for x in parts[1:]:
-            out += _lines(x, depth)
-        return out + [f"{pad}reset {n.temp} at {n.temp}_list"]
+            out += _lines(x, depth, spans)
+        return out + [(f"{pad}reset {n.temp} at {n.temp}_list", ())]
     if isinstance(n, CDenseWorkspace):
         over = ", ".join(i.name for i in n.indices)
-        return ([f"{pad}alloc workspace {n.temp}[{over}] = {value_text(n.init)} (dense over {over})"]
-                + _lines(n.body, depth) + [f"{pad}reset {n.temp}"])
+        return ([cat_parts(pad, "alloc workspace ", _access(Access(n.temp, tuple(n.indices)), spans),
+                           f" = {value_text(n.init)} (dense over {over})")]
+                + _lines(n.body, depth, spans) + [(f"{pad}reset {n.temp}", ())])
     if isinstance(n, CAssign):
-        return [f"{pad}{_access(n.lhs)} {assign_spelling(n.op)} {n.rhs}"]
+        if not spans:   # (most prints: kept plain)
+            return [(f"{pad}{_access(n.lhs)} {assign_spelling(n.op)} {n.rhs}", ())]
+        return [cat_parts(pad, _access(n.lhs, True), f" {assign_spelling(n.op)} ", shown(n.rhs))]
     if isinstance(n, CSkip):
-        return [f"{pad}skip"]
+        return [(f"{pad}skip", ())]
     raise TypeError(f"not a CFIR node: {n!r}")
 
 
-def _access(a: Access) -> str:
-    return a.tensor if not a.indices else str(a)
+def _case_lines(n: CCase, depth: int, spans: bool, reads: dict) -> list[tuple[str, tuple]]:
+    head = cat_parts(INDENT * depth, _case_head(n, spans, reads))
+    if n.omit:
+        return [cat_parts(head, ": omit")]
+    body = _lines(n.body, depth + 1, spans)
+    if len(body) == 1:   # (one statement, printed on the case's line: its parts move there)
+        text, parts = body[0]
+        cut = len(text) - len(text.lstrip())
+        return [cat_parts(head, ": ", (text[cut:], tuple((a - cut, b - cut, about, role)
+                                                        for a, b, about, role in parts)))]
+    return [cat_parts(head, ":")] + body
+
+
+def _reads(*bodies) -> dict:
+    """``{text: access}`` of every access the statements of ``bodies`` read."""
+    return {str(a): a for b in bodies for x in cfir_walk(b) if isinstance(x, CAssign) for a in accesses(x.rhs)}
+
+
+def _case_head(n: CCase, spans: bool, reads: dict) -> tuple[str, tuple]:
+    """:func:`case_head` with, under ``spans``, the accesses whose values it tests as parts (a
+    test names an access by its text, ``reads``' key)."""
+    if not spans or not n.value_tests:
+        return case_head(n), ()
+    labels = " ".join(t.label for t in n.tests)
+    pieces = [f"case {labels} (values " if labels else "case (values "]
+    for k, key in enumerate(n.value_tests):
+        pieces += ([", "] if k else []) + [show_parts(reads[key]) if key in reads else key]
+    return cat_parts(*pieces, ")")
+
+
+def _access(a: Access, spans: bool = False):
+    """How an assignment prints the access it writes (a scalar by its name); with ``spans``,
+    with its part."""
+    if not spans:
+        return a.tensor if not a.indices else str(a)
+    return (a.tensor, ()) if not a.indices else show_parts(a, "update")
 
 
 def value_text(v) -> str:

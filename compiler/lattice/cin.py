@@ -164,9 +164,10 @@ class Skip(Stmt):
     __str__ = Stmt.__str__
 
 
-def stmt_lines(s, depth: int) -> list[str]:
-    """The printed lines of statement ``s``, indented ``depth`` levels (derived.py prints with them)."""
-    return [line for line, _ in _lines(s, depth, False)]
+def stmt_lines(s, depth: int, parts: bool = False) -> list:
+    """The printed lines of statement ``s``, indented ``depth`` levels (derived.py prints with them);
+    with ``parts``, each line as ``(text, parts)`` (see :meth:`Stmt.printed_parts`)."""
+    return _lines(s, depth, True) if parts else [line for line, _ in _lines(s, depth, False)]
 
 
 def _lines(s, depth: int, spans: bool) -> list[tuple[str, tuple]]:

@@ -52,6 +52,7 @@ import numpy as np
 
 from .. import serialize
 from ..errors import StrategyError
+from ..notation.ast import parts_record
 from .cin import INDENT, Forall, Skip, Stmt, Where, stmt_lines, assignments, expr_accesses
 
 
@@ -118,34 +119,57 @@ class SuchThat(Stmt):
     relations: tuple
 
     def __str__(self) -> str:
-        lines = _derived_lines(self.stmt, self.relations, 0)
+        return "\n".join(line for line, _ in self._lines(False))
+
+    def printed_parts(self) -> tuple[str, dict]:
+        """The text and where its loop heads and accesses are printed, as
+        :meth:`~compiler.lattice.cin.Stmt.printed_parts` gives them (a derived loop's head with its
+        variable: ``forall f0``).
+
+        >>> from compiler.notation import parse
+        >>> from compiler.lattice.cin import concretize
+        >>> s = SuchThat(concretize(parse("y[i] = A[i, j] * x[j]")), (Fuse("i", "j", "f"),))
+        >>> text, parts = s.printed_parts()
+        >>> [(text.splitlines()[int(n) - 1][a:b], role) for n, v in parts.items() for a, b, _, role in v]
+        [('forall f', 'loop'), ('y[i]', 'access'), ('A[i, j]', 'access'), ('x[j]', 'access')]
+        """
+        return parts_record(self._lines(True))
+
+    def _lines(self, spans: bool) -> list[tuple[str, tuple]]:
+        lines = _derived_lines(self.stmt, self.relations, 0, spans)
         for r in self.relations:
             order = getattr(r, "loops", None)   # a LoopOrder (compiler.lattice.schedule_compose)
-            heads = [x.strip()[len("forall "):-1] for x in lines[:len(order or ())]]
-            if order and sorted(heads) == sorted(order) and all(x.lstrip().startswith("forall ") for x in
+            heads = [x.strip()[len("forall "):-1] for x, _ in lines[:len(order or ())]]
+            if order and sorted(heads) == sorted(order) and all(x.lstrip().startswith("forall ") for x, _ in
                                                                  lines[:len(order)]):
-                lines = [f"{INDENT * k}forall {v}:" for k, v in enumerate(order)] + lines[len(order):]
-        return "\n".join(lines + ["such that " + ", ".join(str(r) for r in self.relations)])
+                lines = [_forall_line(k, v, spans) for k, v in enumerate(order)] + lines[len(order):]
+        return lines + [("such that " + ", ".join(str(r) for r in self.relations), ())]
 
 
-def _derived_lines(s, relations, depth: int) -> list[str]:
+def _forall_line(depth: int, index: str, spans: bool) -> tuple[str, tuple]:
+    """``forall index:`` at ``depth``, with its head as a loop part under ``spans``."""
+    pad, head = INDENT * depth, f"forall {index}"
+    return f"{pad}{head}:", ((len(pad), len(pad) + len(head), {"index": index}, "loop"),) if spans else ()
+
+
+def _derived_lines(s, relations, depth: int, spans: bool = False) -> list[tuple[str, tuple]]:
     """``s`` printed with each original forall replaced by the loops that iterate it."""
     if isinstance(s, Where):
-        own = stmt_lines(Where(Skip(), Skip(), s.temp), depth)   # where: / producer: / declaration
+        own = stmt_lines(Where(Skip(), Skip(), s.temp), depth, True)   # where: / producer: / declaration
         pad = INDENT * depth
-        decl = [x for x in own if x.startswith(pad + INDENT) and "skip" not in x]
-        return ([f"{pad}where:"] + _derived_lines(s.consumer, relations, depth + 1) + [f"{pad}producer:"]
-                + decl + _derived_lines(s.producer, relations, depth + 1))
+        decl = [(x, p if spans else ()) for x, p in own if x.startswith(pad + INDENT) and "skip" not in x]
+        return ([(f"{pad}where:", ())] + _derived_lines(s.consumer, relations, depth + 1, spans)
+                + [(f"{pad}producer:", ())] + decl + _derived_lines(s.producer, relations, depth + 1, spans))
     if not isinstance(s, Forall):
-        return stmt_lines(s, depth)
+        return stmt_lines(s, depth, True) if spans else [(x, ()) for x in stmt_lines(s, depth)]
     name = s.index.name
     fused_inner = {r.inner for r in relations if isinstance(r, Fuse)}
     if name in fused_inner:
-        return _derived_lines(s.body, relations, depth)
+        return _derived_lines(s.body, relations, depth, spans)
     loops = [final_variable(name, relations)]
     loops = _expand(loops[0], relations)
-    out = [f"{INDENT * (depth + k)}forall {v}:" for k, v in enumerate(loops)]
-    return out + _derived_lines(s.body, relations, depth + len(loops))
+    out = [_forall_line(depth + k, v, spans) for k, v in enumerate(loops)]
+    return out + _derived_lines(s.body, relations, depth + len(loops), spans)
 
 
 def final_variable(name: str, relations) -> str:

@@ -58,11 +58,11 @@ from .. import serialize
 from ..algebra import NOVALUE, Operator
 from ..dtypes import typed_scalar
 from ..errors import SparsescopeError, UserCodeError
-from ..notation.ast import Access, Call, Index, IndexValue, Literal, Reduce, walk
+from ..notation.ast import Access, Call, Index, IndexValue, Literal, Reduce, cat_parts, parts_record, show_parts, walk
 from ..notation.dtypes import expr_dtype, reduce_dtype
 from ..rewrite import Rule, rewrite
 from ..trace import Rewrite
-from .algebra import Universe, annihilating, derive, holds, same_value
+from .algebra import Universe, annihilating, derive, holds, same_value, show_algebra
 from .cin import expr_accesses
 
 
@@ -149,17 +149,43 @@ class Lattice:
 
     def text(self) -> str:
         """``[iterated | located] P/O  case expression`` per point, then the loops."""
+        return "\n".join(line for line, _ in self._lines(False))
+
+    def printed_parts(self) -> tuple[str, dict]:
+        """The text and where its heading (``lattice at i``, ``role`` ``lattice``) and the accesses
+        of its algebra and case expressions are printed (:func:`~compiler.notation.ast.parts_record`),
+        printed in one walk with the text, so the explorer need not find them in it. Its points'
+        and loops' heads are recorded with their tags (:func:`~.cfir_dot.lattice_line_spans`).
+
+        >>> from compiler.lattice.examples import sparse_vector_sum
+        >>> text, parts = sparse_vector_sum()[0].lattices[0].printed_parts()
+        >>> line = text.splitlines()[0]
+        >>> [(line[a:b], role) for a, b, _, role in parts["1"]]
+        [('lattice at i', 'lattice'), ('b[i]', 'access'), ('c[i]', 'access')]
+        """
+        return parts_record(self._lines(True))
+
+    def _lines(self, spans: bool) -> list[tuple[str, tuple]]:
         neutral = "?" if self.neutral is NOVALUE else repr(_py(self.neutral))
-        lines = [f"lattice at {self.index}: algebra {self.algebra}, neutral {neutral}"]
+        head = f"lattice at {self.index}"
+        if spans:
+            # (a region is named by its access's text; one not at this forall is read by a case)
+            accessed = {str(a): a for p in self.points if p.producer for a in walk(p.expr) if isinstance(a, Access)}
+            accessed.update({op.key: op.access for op in self.operands})
+            algebra = show_algebra(self.algebra, lambda k: show_parts(accessed[k]) if k in accessed else None)
+            lines = [cat_parts((head, ((0, len(head), {"index": self.index.name}, "lattice"),)), ": algebra ",
+                               algebra, f", neutral {neutral}")]
+        else:
+            lines = [(f"{head}: algebra {self.algebra}, neutral {neutral}", ())]
         for p in self.points:
-            kind = "P" if p.producer else "O"
-            lines.append(f"{self.point_label(p)} {kind}  {p.expr if p.producer else 'omit'}"
-                         + (f"  ({p.note})" if p.note else ""))
-        lines.append("loops:")
+            label = f"{self.point_label(p)} {'P' if p.producer else 'O'}  "
+            case = (show_parts(p.expr) if spans else (str(p.expr), ())) if p.producer else ("omit", ())
+            lines.append(cat_parts(label, case, f"  ({p.note})" if p.note else ""))
+        lines.append(("loops:", ()))
         for loop in self.loops:
             cases = ", ".join(self._names(c.present) or "∅" for c in loop.cases)
-            lines.append(f"  {self._loop_head(loop)}: {cases}")
-        return "\n".join(lines)
+            lines.append((f"  {self._loop_head(loop)}: {cases}", ()))
+        return lines
 
     def _loop_head(self, loop) -> str:
         seq = " ∩ ".join(self.operand(k).label for k in loop.iterated)

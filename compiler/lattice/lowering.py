@@ -73,7 +73,7 @@ from ..imperative.vectorize import vectorize
 from ..notation.ast import Assign as NAssign
 from ..notation.ast import IndexValue
 from ..notation.ast import walk as notation_walk
-from ..trace import Artifact, Trace
+from ..trace import Artifact, Later, Trace, with_parts
 from .cfir import cfir_walk, CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CSkip, CWorkspace
 from .cfir_builder import build_cfir
 from .cfir_dot import cfir_line_spans, cfir_line_tags, cfir_tree, lattice_line_spans, lattice_line_tags, lattice_node_tags
@@ -261,7 +261,8 @@ def lower_lattice(program: NAssign, formats: dict, trace: Trace, order=None, ver
                                                "line_tags": lattice_line_tags(L, setup.names),
                                                "line_spans": lattice_line_spans(L, setup.names)})],
                      rewrites=L.rewrites, note=f"forall {L.index}: {len(L.points)} points, {len(L.loops)} loops",
-                     data={"index": str(L.index)})
+                     # (where its heading and accesses are printed, made when read)
+                     data=Later(lambda L=L: with_parts({"index": str(L.index)}, {"after": L})))
     tree = cfir_tree(cfir, setup.names)
     trace.record("cfir", before=setup.statement, after=cfir,
                  artifacts=[Artifact("cfir", program.lhs.tensor, str(cfir), tree.source(),

@@ -217,28 +217,52 @@ class Switch(Stmt):
 
 
 def _lines(s, depth: int) -> list[str]:
+    return [line for line, _ in _spanned_lines(s, depth)]
+
+
+def loop_spans(s: Stmt) -> dict[str, list[list]]:
+    """``{line: [[start, end, tag, "loop"]]}`` of ``str(s)``: where each ``while`` loop's head is
+    printed, with the tag of its code (``lattice:<index>:<sequence>``, as the emitter tags it), for
+    the explorer to mark it there (lines 1-based, as strings).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> a = Level("a", 0, "compressed", 4)
+    >>> loop_spans(While("i", a, (), Assign("c", ("i",), Read("a", (a,)))))
+    {'1': [[0, 14, 'lattice:i:i_a', 'loop']]}
+    """
+    return {str(n): [list(x) for x in spans] for n, (_, spans) in enumerate(_spanned_lines(s, 0), 1) if spans}
+
+
+def while_tag(w: While) -> str:
+    """The provenance tag of a loop's code, ``lattice:<index>:<sequence>``."""
+    return f"lattice:{w.index}:{w.seq}"
+
+
+def _spanned_lines(s, depth: int) -> list[tuple[str, tuple]]:
     pad = INDENT * depth
     if isinstance(s, Assign):
-        return [f"{pad}{s.out}({', '.join(s.idxs)}) = {s.value}"]
+        return [(f"{pad}{s.out}({', '.join(s.idxs)}) = {s.value}", ())]
     if isinstance(s, Reduce):
         lhs = f"{s.out}({', '.join(s.idxs)})" if s.idxs else s.out
-        return [f"{pad}{lhs} += {s.value}"]
+        return [(f"{pad}{lhs} += {s.value}", ())]
     if isinstance(s, Alloc):
-        return [f"{pad}alloc {s.name}"]
+        return [(f"{pad}alloc {s.name}", ())]
     if isinstance(s, Skip):
-        return [f"{pad}skip"]
+        return [(f"{pad}skip", ())]
     if isinstance(s, Block):
-        return [line for x in s.stmts for line in _lines(x, depth)]
+        return [line for x in s.stmts for line in _spanned_lines(x, depth)]
     if isinstance(s, Forall):
-        return [f"{pad}forall {s.index} ∈ {s.seq}"] + _lines(s.body, depth + 1)
+        return [(f"{pad}forall {s.index} ∈ {s.seq}", ())] + _spanned_lines(s.body, depth + 1)
     if isinstance(s, While):
+        head = f"while {s.index} <- {s.seq}"
         locs = "".join((" with " if k == 0 else ", ") + f"{a} = {b}" for k, (a, b) in enumerate(s.locs))
-        return [f"{pad}while {s.index} <- {s.seq}{locs}"] + _lines(s.body, depth + 1)
+        return ([(f"{pad}{head}{locs}", ((len(pad), len(pad) + len(head), while_tag(s), "loop"),))]
+                + _spanned_lines(s.body, depth + 1))
     if isinstance(s, Switch):
-        out = [f"{pad}switch {s.index}"]
+        out = [(f"{pad}switch {s.index}", ())]
         for seq, body in s.cases:
-            out.append(f"{pad}case {seq}:")
-            out += _lines(body, depth + 1)
+            out.append((f"{pad}case {seq}:", ()))
+            out += _spanned_lines(body, depth + 1)
         return out
     raise TypeError(f"not a statement: {s!r}")
 
@@ -535,7 +559,8 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None) -> tuple[
                  data={"index": str(index), "sequence": str(L.seq), "points": points})
     loops = sum(1 for line in cf.text().splitlines() if line.lstrip().startswith("while "))
     t.record("cfir", before=program, after=cf.cfir,
-             artifacts=[Artifact("seq-cfir", "cfir", cf.text(), cf.dot())], rewrites=cf.rewrites,
+             artifacts=[Artifact("seq-cfir", "cfir", cf.text(), cf.dot(), data={"line_spans": loop_spans(cf.cfir)})],
+             rewrites=cf.rewrites,
              data={"loops": loops})
     return cf, t
 
@@ -637,5 +662,5 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
 
 
 __all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Cat", "Assign", "Reduce", "Alloc", "Block", "Skip",
-           "Forall", "While", "Switch", "SeqCFIR", "Run", "build_cfir", "interpret", "remove_locators",
+           "Forall", "While", "Switch", "SeqCFIR", "loop_spans", "while_tag", "Run", "build_cfir", "interpret", "remove_locators",
            "specialize_value", "Compiler", "locatable", "at_coordinate", "sequence_trace"]

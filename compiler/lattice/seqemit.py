@@ -657,7 +657,7 @@ class SeqEmitter:
             loop = [If(and_(*(self.valid(e) for e in edges(w.seq))), resume + loop)]
         # (tagged as the lattice strategy's other loops, so the explorer links the C to the lattice point)
         operands = tuple(sorted({self.names[leaf.tensor] for leaf in w.seq.iters() if isinstance(leaf, Level)}))
-        return out + [ir.Tagged(f"lattice:{w.index}:{w.seq}", loop, f"while {w.index} <- {w.seq}",
+        return out + [ir.Tagged(cf.while_tag(w), loop, f"while {w.index} <- {w.seq}",
                                 ir.Origin("lattice", w.index, operands))]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..imperative.ir import Origin, Var
 from ..imperative.traverse import walk as ir_walk
-from ..trace import Later
+from ..trace import Later, LaterText
 from .fibers import SubFiber
 from .looplet_access import style_of
 from .looplets import Looplet, unshift
@@ -135,10 +135,23 @@ def part_about(node) -> tuple[dict, str]:
     return {"tensor": name, "indices": list(dict.fromkeys(indices)), "mode": node.mode}, "access"
 
 
-def looplet_what(style: str, i, body) -> str:
+def looplet_what(style: str, i, body) -> LaterText:
     """What a looplet lowering's code stands for, in the user's terms (the explorer's tooltip):
     the rule, the index, each looplet with the tensor it reads and the statement they are in,
-    e.g. ``Stepper on j: Stepper of A, Lookup of x in y.lvl1[i][] += Stepper[j] * ...``."""
+    e.g. ``Stepper on j: Stepper of A, Lookup of x in y.lvl1[i][] += Stepper[j] * ...``. Made
+    when the explorer first reads it (it prints ``body``, which cannot change: program nodes are
+    immutable), as most lowerings' tooltips never are.
+
+    >>> from compiler.looplets.program import Assign, TensorRef
+    >>> i = Index("i")
+    >>> what = looplet_what("Run", i, Assign(Access(TensorRef("y"), (i,), "update"), None, Access(TensorRef("x"), (i,))))
+    >>> str(what)
+    'Run on i:  in y[i] = x[i]'
+    """
+    return LaterText(Later(lambda: _what_text(style, i, body)))
+
+
+def _what_text(style: str, i, body) -> str:
     parts = []
     for n in walk(body):
         if isinstance(n, Access) and n.idxs and n.idxs[0] == i and isinstance(n.tns, Looplet):

@@ -131,7 +131,7 @@ def _tokenize(text: str, shown: str) -> list[_Tok]:
 def parse(text: str, functions: dict[str, Operator] | None = None, trace=None) -> Assign:
     """Parse an index-notation statement into an :class:`Assign` with explicit reductions.
 
-    ``functions`` maps names to user functions (:func:`compiler.algebra.user_function`);
+    ``functions`` maps names to user functions (:func:`compiler.user_functions.user_function`);
     they shadow builtins of the same name. With a :class:`~compiler.trace.Trace`, a
     ``parse`` step is recorded (with the error, if parsing fails). Every syntax error is a
     :class:`~compiler.errors.ParseError` whose message points a caret at the fault.

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.algebra import user_function
+from compiler.user_functions import user_function
 from compiler.errors import DTypeError, ShapeError
 from compiler.notation import accesses, parse
 from compiler.notation.ast import Index

@@ -14,7 +14,8 @@ from hypothesis.extra import numpy as hnp
 from compiler.errors import DTypeError, FormatError, ShapeError
 from compiler.format import Format, csc, csr, parse_format
 from compiler.levels import Dense, Element, Pattern, SparseCOO, SparseList
-from compiler.tensor import Tensor, _storage_sort
+from compiler.entries import storage_sort
+from compiler.tensor import Tensor
 
 FORMATS = {1: ["dense", "sv", "coo", "csf"],
            2: ["dense", "csr", "csc", "coo", "dcsr",
@@ -388,7 +389,7 @@ def test_entries_are_sorted_by_one_key_or_by_lexsort_when_it_would_not_fit(case,
     sizes = [2 ** 40 if huge else 6] * ndim
     entries = list(entries)
     coords = [np.array([e[m] for e in entries], dtype=np.int64) for m in range(len(sizes))]
-    order = _storage_sort(coords, sizes)
+    order = storage_sort(coords, sizes)
     got = entries if order is None else [entries[p] for p in order]
     assert got == sorted(entries)
 

@@ -355,8 +355,12 @@ def test_a_cfir_texts_loops_and_cases_take_the_tags_the_lowering_recorded():
         assert {int(n) for n in cfir.artifacts[0].data["line_tags"]} == heads
     text = "forall j:\n  while j <- A0:\n    y[j] = A[j]"
     info = {"lattice:j:Q": TagInfo("lattice:j:Q", "lattice", "j", ("A",))}
-    marks = program_marks(text, Provenance({"lattice:j:Q": [1]}, info, texts={text: {2: ["lattice:j:Q"]}}))
+    marks = program_marks(text, Provenance({"lattice:j:Q": [1]}, info, texts={text: {2: ["lattice:j:Q"]}},
+                                           spans={text: {2: [(2, 15, "lattice:j:Q", "loop")]}}))
     assert [(m.text, m.tags) for m in marks if m.line == 2] == [("while j <- A0", ("lattice:j:Q",))]
+    # (with no spans recorded, no head is guessed from the text)
+    marks = program_marks(text, Provenance({"lattice:j:Q": [1]}, info, texts={text: {2: ["lattice:j:Q"]}}))
+    assert [m for m in marks if m.line == 2] == []
 
 
 XOR = ss.user_function("xorf", lambda a, b: a + b if (a == 0) != (b == 0) else 0.0,
@@ -381,14 +385,15 @@ def test_the_columns_of_points_loops_and_cases_are_read_from_the_trace():
     n = next(k for k, x in enumerate(cfir.after_text.splitlines(), 1) if x.strip().startswith("case b0 (values b[i])"))
     marks = [(m.text, m.tags[0]) for m in program_marks(cfir.after_text, prov) if m.line == n]
     assert marks[0] == ("case b0 (values b[i])", "lattice:i:b") and ("b[i]", "lattice:i:b") in marks, marks
-    # the same trace as saved before the spans were recorded: found by pattern, the case is missed
+    # the same trace as saved before the spans were recorded: no head is guessed from the text (a
+    # pattern missed this case, and its line's accesses took the loop's first case's point, b∩c)
     old = Trace.from_json(trace.to_json())
     for s in old.steps:
         for a in s.artifacts:
             if isinstance(a.data, dict):
                 a.data.pop("line_spans", None)
     fallback = [(m.text, m.tags[0]) for m in program_marks(cfir.after_text, trace_provenance(old)) if m.line == n]
-    assert not any(t.startswith("case") for t, _ in fallback) and ("b[i]", "lattice:i:b∩c") in fallback, fallback
+    assert not any(t.startswith("case") for t, _ in fallback) and ("b[i]", "lattice:i:b∩c") not in fallback, fallback
     # lattice lines still marked by their recorded spans: the points and loops, one tag each
     lattice = next(s for s in trace.steps if s.stage == "lattice")
     heads = {m.text: m.tags for m in program_marks(lattice.after_text, prov) if m.text.startswith(("[", "while"))}
@@ -445,9 +450,10 @@ def test_a_looplet_texts_parts_are_marked_where_its_printer_put_them(lowered):
 
 
 def test_index_notation_texts_are_marked_where_their_printers_put_them(lowered):
-    """The parsed index notation and the concrete index notation record their parts too (issue 29
-    §5): the lattice strategy's SpMV of a matrix named ``Run`` is marked as that of one named ``A``,
-    where the patterns took ``Run[i, j]`` for a looplet (so older traces leave it unmarked)."""
+    """The parsed index notation, the concrete index notation, a lattice's and the CFIR's texts record
+    their parts too (issue 29 §5): the lattice strategy's SpMV of a matrix named ``Run`` is marked as
+    that of one named ``A``, where the patterns took ``Run[i, j]`` for a looplet (so older traces
+    leave it unmarked)."""
     S = sp.random(6, 5, density=0.4, format="csr", random_state=0)
     trace = ss.lower("y[i] = Run[i, j] * x[j]", strategy="lattice", Run=ss.Tensor.from_scipy(S, name="Run"),
                      x=np.arange(5.0)).trace
@@ -455,7 +461,8 @@ def test_index_notation_texts_are_marked_where_their_printers_put_them(lowered):
     prov, plain_prov = trace_provenance(trace), trace_provenance(plain)
     stages = [s.stage for s in trace.steps]
     shown = [(stages.index(stage), side) for stage, side in (("parse", "after"), ("concretize", "after"),
-                                                             ("concretize", "before"))]
+                                                             ("concretize", "before"), ("lattice", "after"),
+                                                             ("cfir", "after"))]
     for k, side in shown:
         step = trace.steps[k]
         assert side + "_spans" in step.data, (step.stage, side)
@@ -472,6 +479,33 @@ def test_index_notation_texts_are_marked_where_their_printers_put_them(lowered):
     fallback = [m.text for k, side in shown
                 for m in program_marks(getattr(old.steps[k], side + "_text"), trace_provenance(old), k)]
     assert fallback and "Run[i, j]" not in fallback
+
+
+@pytest.mark.parametrize("which", PROGRAMS)
+def test_lattice_and_cfir_texts_are_marked_from_their_printers_record(lowered, which):
+    """A lattice's heading (``lattice at i``), a CFIR's forall heads and both texts' accesses are
+    marked where their printers recorded them (issue 29 §5), as the patterns found them in these
+    plain names: the same marks as the trace with its parts stripped, where only the generic
+    patterns of a text without a record are left, and the heading, which no pattern marks now."""
+    trace = lowered["lattice", which].trace
+    prov, old = trace_provenance(trace), _strip_parts(trace)
+    old_prov = trace_provenance(old)
+    shown = [k for k, s in enumerate(trace.steps) if s.stage in ("lattice", "cfir")]
+    assert len(shown) >= 2
+    for k in shown:
+        step = trace.steps[k]
+        assert step.data["after_spans"], step.stage
+        marks = program_marks(step.after_text, prov, k)
+        _check_marks_lie_inside(step.after_text, marks, prov)
+        heading = [m for m in marks if m.text.startswith("lattice at ")]
+        if step.stage == "lattice":
+            index = step.data["index"]
+            assert [(m.line, m.start, m.text) for m in heading] == [(1, 0, f"lattice at {index}")]
+            assert set(heading[0].tags) == {t for t in prov if prov.info[t].index == index}
+        else:
+            assert not heading and any(m.text.startswith("forall ") for m in marks)
+        assert any(m.text.endswith("]") and not m.text.startswith("[") for m in marks)   # (accesses)
+        assert [m for m in marks if m not in heading] == program_marks(old.steps[k].after_text, old_prov, k)
 
 
 def test_one_text_printed_at_two_steps_of_two_tensors_keeps_each_steps_parts():

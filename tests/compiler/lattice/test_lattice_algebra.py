@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from compiler.algebra import NOVALUE, lookup, user_function
+from compiler.algebra import NOVALUE, lookup
+from compiler.user_functions import user_function
 from compiler.lattice.algebra import (AlgebraError, Complement, Intersect, Region, Union, Universe, de_morgan,
                                       derive, holds, parse_algebra)
 from compiler.notation import parse

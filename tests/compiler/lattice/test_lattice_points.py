@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.algebra import user_function
+from compiler.user_functions import user_function
 from compiler.lattice.cin import expr_accesses
 from compiler.lattice.lattice import Operand, build_lattice, check_lattice, verify
 from compiler.notation import parse

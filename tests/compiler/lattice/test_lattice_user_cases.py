@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import compiler as ss
 from compiler import Tensor, Trace, evaluate, parse, serialize
-from compiler.algebra import user_function
+from compiler.user_functions import user_function
 from compiler.lattice.cfir_interpreter import interpret_cfir
 from compiler.lattice.cfir_builder import build_cfir
 from compiler.lattice.plan import Setup

@@ -299,7 +299,7 @@ def _bins_kernel(program, img, **scalars):
 
 def _lifted():
     """A histogram whose bin is a user function's result (a C body: its range is unknown)."""
-    from compiler.algebra import user_function
+    from compiler.user_functions import user_function
     from compiler.looplets.language import loop_program
     lift = user_function("lift", lambda x: x // 16 + 4 * (x >= 250), "return x / 16 + (x >= 250 ? 4 : 0);",
                          arity=1, dtype="int64")

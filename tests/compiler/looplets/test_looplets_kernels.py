@@ -222,7 +222,7 @@ def test_concatenation_through_offsets():
 
 
 def test_user_function_reduction():
-    from compiler.algebra import user_function
+    from compiler.user_functions import user_function
     absmax = user_function("absmax", lambda x, y: max(abs(x), abs(y)),
                            "return fabs(x) > fabs(y) ? fabs(x) : fabs(y);", identity=0.0,
                            commutative=True, associative=True)

@@ -88,7 +88,7 @@ def test_a_literal_let_is_substituted_and_updates_by_the_identity_vanish():
 
 def test_a_selection_of_one_literal_is_that_literal():
     import numpy as np
-    from compiler.algebra import user_function
+    from compiler.user_functions import user_function
     where = user_function("sel", lambda c, x, y: np.where(c, x, y), "return x ? y : z;", arity=3, selects=(1, 2))
     out, log = rules(Call(where, (x, Literal(0.0), Literal(0.0))))
     assert out == Literal(0.0) and log == ["select"]

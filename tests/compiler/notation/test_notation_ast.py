@@ -8,7 +8,8 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from compiler import serialize
-from compiler.algebra import OPERATORS, choose, lookup, user_function
+from compiler.algebra import OPERATORS, choose, lookup
+from compiler.user_functions import user_function
 from compiler.notation import Access, Assign, Call, Index, Literal, Reduce, accesses, free_indices, parse, walk
 from compiler.notation.ast import BINARY_PRECEDENCE
 

@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from compiler.algebra import choose, lookup, user_function
+from compiler.algebra import choose, lookup
+from compiler.user_functions import user_function
 from compiler.errors import ParseError
 from compiler.notation import Access, Assign, Call, Literal, Reduce, parse
 
