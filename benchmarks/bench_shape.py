@@ -235,6 +235,12 @@ time moved 0.33-1.42 ms between runs: the ratios are the machine's noise as much
 In paired rounds the looplets 24f (0.74-0.91 ms) stays behind the lattice's (0.46-0.62 ms), with
 the same C copy loop dominating both profiles; reserving as the lattice does (all of A's entries,
 tried) and hugepages for 1 MB buffers (tried) did not change it: not found.
+``bench_shape_bound.py --clock cpu --only 24e,24f`` (paired rounds against scipy and the hand-written
+memcpy bound), two alternated pairs before (70c1c09) and after, load 12, ratios over scipy:
+
+    fig  looplets before -> after   lattice before -> after   bound (scipy/bound)
+    24e  0.98-0.99x -> 1.13-1.20x   0.95x      -> 1.02-1.15x  1.25-1.30x
+    24f  0.68-1.00x -> 1.05-1.20x   0.78-0.88x -> 1.03-1.06x  1.40-1.62x
 """
 
 from __future__ import annotations
