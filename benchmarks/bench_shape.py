@@ -212,6 +212,35 @@ Its cause: b's cursor is carried across A's rows, and each row's seek bisected t
 -> 6.77, 5.70 ms (lattice 4.43 -> 5.76, 4.30 ms), fused over unfused 1.22x -> 1.59x, 1.81x; 26b, 26c
 unchanged within noise. A 26a-only script, three alternating pairs at load 7-8: fused 8.2-10.6 ms ->
 5.9-6.6 ms, over unfused 1.04-1.25x -> 1.75-1.92x, lattice 5.4-7.6 ms.
+
+The CSR vstack and row slice (24e, 24f). A profile of the looplets slice put 30% of its kernel's
+samples on one load: each row's ``lastA = qA < qA_stop ? A1_idx[qA_stop - 1] + 1 : 0``, the row's
+last coordinate read (a cache miss) before its copy reads the row from its start, only to test
+``0 < lastA``. The looplets now enter a fiber's first phase from 0 by ``qA < qA_stop``
+(:meth:`compiler.looplets.bounds.IntFacts.positive_when`), and a vstack's second part is no longer
+cut at the first part's column count (the call's shape inference checks them equal:
+``shape_equal_sizes``; its ``seek`` and ``lastC`` went). A shape-operator kernel also infers its
+premises once per set of shapes (0.04-0.06 ms a call). Before (70c1c09) and after, one process
+timing both kernels in turn (min of 60 rounds, ``--clock cpu`` alike, load 9): looplets 24f 1.29
+-> 0.85 ms (scipy 0.67), 24e 2.28 -> 2.22 ms (before the vstack's second part changed; scipy 2.64).
+``bench_shape.py --no-pydata --clock cpu``, two alternated pairs at a load of 9 (scipy's own 24f
+time moved 0.33-1.42 ms between runs: the ratios are the machine's noise as much as ours):
+
+    run                    24e looplets  24f looplets  24e lattice  24f lattice  Fig. 24 looplets  lattice
+    before, pair 1         1.03x         2.29x         1.10x        2.12x        2.03x             2.30x
+    after,  pair 1         1.04x         0.69x         1.16x        1.18x        1.82x             2.11x
+    before, pair 2         0.92x         0.85x         0.92x        0.67x        1.76x             1.76x
+    after,  pair 2         1.22x         0.37x         1.05x        1.26x        1.67x             2.17x
+
+In paired rounds the looplets 24f (0.74-0.91 ms) stays behind the lattice's (0.46-0.62 ms), with
+the same C copy loop dominating both profiles; reserving as the lattice does (all of A's entries,
+tried) and hugepages for 1 MB buffers (tried) did not change it: not found.
+``bench_shape_bound.py --clock cpu --only 24e,24f`` (paired rounds against scipy and the hand-written
+memcpy bound), two alternated pairs before (70c1c09) and after, load 12, ratios over scipy:
+
+    fig  looplets before -> after   lattice before -> after   bound (scipy/bound)
+    24e  0.98-0.99x -> 1.13-1.20x   0.95x      -> 1.02-1.15x  1.25-1.30x
+    24f  0.68-1.00x -> 1.05-1.20x   0.78-0.88x -> 1.03-1.06x  1.40-1.62x
 """
 
 from __future__ import annotations

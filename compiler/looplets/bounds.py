@@ -13,6 +13,10 @@ n``, ``min(a, b) <= a``). While the lowering is :func:`assuming` an :class:`IntF
 * **definitions**: a local declared once and never assigned, of an expression whose values do not
   change while it is live (a phase's stop, ``min(lastA, lastB)``), is that expression; so is a size
   the call checks equal to another (every operand an index reads unshifted has its extent);
+* **positivity**: a local that is at least 1 exactly when a test holds and else 0 (a fiber's
+  ``last`` is positive exactly when the fiber stores an entry, ``q < q_stop``), so a phase up to it
+  that starts at 0 or below runs when the fiber is not empty, a test that does not load the fiber's
+  last coordinate (a cache miss at the row's end, before its entries are read from its start);
 * **ranges**: constant bounds of every entry of an array (a uint8 image's are in ``[0, 255]``) or of
   a parameter (an output's extent fixed when the kernel is compiled), which
   :func:`compiler.looplets.ranges.value_range` reads to bound a computed coordinate. ``prove_le``
@@ -43,6 +47,8 @@ import numpy as np
 
 from ..binding import array_name, level_arrays
 from ..imperative.ir import Load, Var, as_expr
+from ..imperative.traverse import walk
+from ..notation import ast as N
 
 
 class IntFacts:
@@ -58,6 +64,8 @@ class IntFacts:
         self.definitions: dict = {}
         #: buffer or parameter name -> (least value, greatest value, origin, of a buffer's entries)
         self.ranges: dict = {}
+        #: local name -> (the test it is positive exactly when, origin)
+        self.positive: dict = {}
 
     def coordinate_array(self, buffer: str, size, origin: str) -> None:
         """Every entry of ``buffer`` is a coordinate in ``[0, size)``."""
@@ -72,6 +80,16 @@ class IntFacts:
         """``var == expr`` wherever ``var`` is read: ``var`` is never assigned, and nothing ``expr``
         reads changes while ``var`` is live."""
         self.definitions[var.name] = (as_expr(expr), origin)
+
+    def positive_when(self, var: Var, test, origin: str) -> None:
+        """``var >= 1`` exactly when ``test`` holds, else ``var == 0``, wherever ``var`` is read
+        before what ``test`` reads changes (``test`` reads locals declared with ``var`` and assigned
+        only after the first phase up to ``var`` is entered)."""
+        self.positive[var.name] = (as_expr(test), origin)
+
+    def positive_test(self, e):
+        """The test ``e`` (a local) is positive exactly when, or None when none is known."""
+        return self.positive[e.name][0] if isinstance(e, Var) and e.name in self.positive else None
 
     def value_range(self, subject: str, low: int, high: int, origin: str, entries: bool = True) -> None:
         """Every entry of buffer ``subject`` (or, not ``entries``, parameter ``subject``) is in
@@ -100,9 +118,10 @@ class IntFacts:
 
     def records(self) -> list[dict]:
         """The facts as data, one dict each (the trace's ``int-facts`` step holds them): ``kind``
-        (``coordinates``, ``bound``, ``definition`` or ``range``), ``subject`` (a buffer or a local),
+        (``coordinates``, ``bound``, ``definition``, ``positive`` or ``range``), ``subject`` (a buffer or a local),
         ``low``, ``high`` (bounds, as text; None: none), ``equals`` (a definition's
-        expression), ``fact`` (the whole fact, as text) and ``reason`` (why it holds).
+        expression), ``fact`` (the whole fact, as text) and ``reason`` (why it holds); a ``positive``
+        fact also ``reads``, the locals its test reads.
 
         >>> f = IntFacts()
         >>> f.bound(Var("lastA"), 0, Var("A1_size"), "one past A's last coordinate")
@@ -118,6 +137,10 @@ class IntFacts:
                 for v, (lo, hi, why) in self.bounds.items()]
         out += [{"kind": "definition", "subject": v, "low": None, "high": None, "equals": str(e),
                  "fact": f"{v} == {e}", "reason": why} for v, (e, why) in self.definitions.items()]
+        out += [{"kind": "positive", "subject": v, "low": None, "high": None, "equals": None,
+                 "fact": f"{v} > 0 exactly when {t}", "reason": why,
+                 "reads": sorted({n.name for n in walk(t) if isinstance(n, Var)})}
+                for v, (t, why) in self.positive.items()]
         out += [{"kind": "range", "subject": v, "low": str(lo), "high": str(hi), "equals": None,
                  "fact": f"{lo} <= {v}{'[_]' if each else ''} <= {hi}", "reason": why}
                 for v, (lo, hi, why, each) in self.ranges.items()]
@@ -166,6 +189,34 @@ def input_facts(tensors: dict, equal_sizes=()) -> IntFacts:
     return facts
 
 
+def shape_equal_sizes(assign, infos: dict) -> list:
+    """Groups of size parameters each call of a kernel of ``assign`` (index notation with shape
+    operators) checks equal: the input modes each index reads directly, whose extents every call's
+    shape inference (:func:`compiler.notation.infer.infer_shapes`, index names being global)
+    requires to agree. (A vstack's ``B[j, i]`` and ``C[k, i]``: ``C1_size == B1_size``, so a walk of
+    ``C``'s row needs no cut at ``B1_size``.)
+
+    >>> from compiler.format import csr
+    >>> from compiler.looplets.fibers import TensorInfo
+    >>> from compiler.notation import parse
+    >>> infos = {t: TensorInfo.from_format(t, csr()) for t in "BC"}
+    >>> shape_equal_sizes(parse("D[l, i] = concat((B[j, i], C[k, i]), (j, k) -> l)"), infos)
+    [[Var(name='B1_size'), Var(name='C1_size')]]
+    """
+    groups: dict = {}
+    for n in N.walk(assign.rhs):
+        info = infos.get(n.tensor) if isinstance(n, N.Access) else None
+        if info is None or info.role != "input":
+            continue
+        order = info.format.mode_order
+        for m, i in enumerate(n.indices):
+            if not isinstance(i, int):
+                size = info.size(order.index(m))
+                if size not in groups.setdefault(i, []):
+                    groups[i].append(size)
+    return [g for g in groups.values() if len(g) > 1]
+
+
 _CURRENT: ContextVar = ContextVar("int_facts", default=None)
 
 
@@ -184,4 +235,4 @@ def current() -> IntFacts | None:
     return _CURRENT.get()
 
 
-__all__ = ["IntFacts", "assuming", "current", "input_facts"]
+__all__ = ["IntFacts", "assuming", "current", "input_facts", "shape_equal_sizes"]

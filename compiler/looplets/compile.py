@@ -42,7 +42,7 @@ from ..levels import Element
 from ..stand_in import output_conversion_note
 from ..tensor import Tensor
 from ..trace import Artifact, Later, Trace
-from .bounds import assuming, input_facts
+from .bounds import assuming, input_facts, shape_equal_sizes
 from .errors import ProgramError
 from .language import LoopProgram, install_compiler, loop_program
 from .coordinates import mark_computed
@@ -275,7 +275,8 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                          for m in range(infos[t].ndim)] for t in outs}
     temp_sizes = {t: _written_sizes(t, infos[t], body, shapes) for t, _ in prog.temporaries}
     # the output's own sizes are scalar parameters: loops whose extent is the output's size use them
-    ctx = UnfurlContext(Namer(_reserved(infos)), input_facts(infos, _equal_sizes(sources, infos) if not shaped else ()))
+    ctx = UnfurlContext(Namer(_reserved(infos)), input_facts(
+        infos, _equal_sizes(sources, infos) if not shaped else shape_equal_sizes(shaped, infos)))
     for t in outs:   # (a computed coordinate of an output of fixed extent may be proved inside it)
         for m, size in enumerate(out_sizes[t]):
             if isinstance(size, Const):
@@ -387,10 +388,13 @@ def _record_int_facts(trace, facts, stmts) -> None:
     """An ``int-facts`` step: what the lowering knew of the integers its code computes (each fact
     with why it holds, :meth:`~compiler.looplets.bounds.IntFacts.records`), so a reader sees why a
     search or a cut at ``min(last, size)`` is not in the C. Only the facts about arrays and locals
-    the kernel ``stmts`` still reads (a phase's stop the cleanup replaced is no longer there)."""
+    the kernel ``stmts`` still reads (a phase's stop the cleanup replaced is no longer there), and
+    the positivity of a fiber's ``last`` where it reads the test standing for it."""
     nodes = list(ir_walk(tuple(stmts)))
     used = {n.name for n in nodes if isinstance(n, Var)} | {n.buffer for n in nodes if isinstance(n, (ir.Load, ir.BufferArg))}
-    records = [r for r in facts.records() if r["subject"] in used]
+    # (a local's positivity where the C reads what its test reads: it says why the C tests whether a
+    # fiber is empty where a phase up to its last coordinate starts, and no longer reads that local)
+    records = [r for r in facts.records() if r["subject"] in used or r["kind"] == "positive" and set(r["reads"]) <= used]
     if not records:
         return
     kinds = Counter(r["kind"] for r in records)
@@ -404,6 +408,7 @@ def _record_int_facts(trace, facts, stmts) -> None:
 #: how the ``int-facts`` step's note counts each kind of fact
 KIND_NOUNS = {"coordinates": ("array of stored coordinates", "arrays of stored coordinates"),
               "bound": ("bounded local", "bounded locals"), "definition": ("definition", "definitions"),
+              "positive": ("local positive exactly when a test holds", "locals positive exactly when a test holds"),
               "range": ("value range", "value ranges")}
 
 

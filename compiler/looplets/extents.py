@@ -195,6 +195,16 @@ def _minmax(kind, args):
     return out
 
 
+def min_terms(e) -> list:
+    """The terms of a minimum :func:`imin` built (``[e]`` for any other expression).
+
+    >>> from compiler.imperative.ir import Var
+    >>> [str(t) for t in min_terms(imin(Var("a"), Var("b")))]
+    ['a', 'b']
+    """
+    return _flat(as_expr(e), "min")
+
+
 def imin(*args):
     """The minimum of integer expressions (``a < b ? a : b``), dropping dominated terms."""
     return _minmax("min", args)

@@ -61,6 +61,10 @@ def declare_last(ctx, f: SubFiber, last, q, q_stop, crd_b, mode: int = 0):
         ctx.facts.bound(last, Const(0, "int64"), size,
                         f"one past the last coordinate of a fiber of {info.name}.lvl{k}, or 0: its "
                         f"coordinates are below {size}")
+        # (q and q_stop are declared with it; a walk moves q only inside the phase up to last)
+        ctx.facts.positive_when(last, BinOp("<", q, q_stop),
+                                f"one past the last coordinate of a fiber of {info.name}.lvl{k}, or 0 when it "
+                                f"stores none: its coordinates are at least 0")
     return Declare(last, "int64", Select(BinOp("<", q, q_stop), X.add(Load(crd_b, X.sub(q_stop, 1)), 1),
                                          Const(0, "int64")))
 

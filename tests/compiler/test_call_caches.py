@@ -104,3 +104,26 @@ def test_a_result_is_an_input_of_the_next_call(strategy):
         x = k(A=A, x=x)
         want = a @ want
         np.testing.assert_allclose(x.to_numpy(), want)
+
+
+def test_a_shape_operators_kernel_checks_their_premises_once_per_set_of_shapes(monkeypatch):
+    from compiler import runtime
+    inferred = []
+    real = runtime.infer_shapes
+    monkeypatch.setattr(runtime, "infer_shapes", lambda prog, shapes: inferred.append(shapes) or real(prog, shapes))
+    vstack = "D[l, i] = concat((B[j, i], C[k, i]), (j, k) -> l)"
+    b, c = _matrix(1, (3, 4)), _matrix(2, (2, 4))
+    B, C = ss.Tensor.from_numpy(b, "csr", name="B"), ss.Tensor.from_numpy(c, "csr", name="C")
+    k = ss.lower(vstack, strategy="looplets", B=B, C=C, D="csr")
+    for _ in range(3):
+        np.testing.assert_array_equal(k(B=B, C=C).to_numpy(), np.vstack([b, c]))
+    assert len(inferred) == 1
+    # other shapes are checked (and those that break a premise refused), every time
+    c2 = _matrix(3, (4, 4))
+    np.testing.assert_array_equal(k(B=B, C=ss.Tensor.from_numpy(c2, "csr", name="C")).to_numpy(), np.vstack([b, c2]))
+    assert len(inferred) == 2
+    wide = ss.Tensor.from_numpy(_matrix(4, (2, 5)), "csr", name="C")
+    for _ in range(2):
+        with pytest.raises(ss.ShapeError, match="extent"):
+            k(B=B, C=wide)
+    assert len(inferred) == 4

@@ -183,9 +183,9 @@ def test_window_looplets_are_shifted_and_need_no_runtime_phase_checks():
     # has the phases of reading A whole, only shifted
     whole = loop_program(source="def w(y, A):\n    for i in _:\n        y[i] = A[i]\n")
     plain = compile_program(whole, y="dense", A=A).c_source
-    # (one test of the running position per phase: the plain kernel's first phase stops at lastA,
-    # which it tests with no phase_stop of its own)
-    assert k.c_source.count("if (i < ") == plain.count("if (i < ") == 2
+    # (one test per phase: the plain kernel's first phase stops at lastA, entered when A stores an
+    # entry, qA < qA_stop; the window's, shifted, tests the running position against its stop)
+    assert k.c_source.count("if (i < ") == plain.count("if (i < ") + plain.count("if (qA < qA_stop)") == 2
     # the seek is shifted by 3: from the loop's start 0, a search for coordinate 3 (which a stored
     # coordinate may be below, unlike 0)
     assert "qA = seek_int64(A0_idx, qA, qA_stop, 3);" in k.c_source
