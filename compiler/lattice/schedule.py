@@ -37,7 +37,8 @@ command                  effect
                          dense, position or sparse (merged) coordinate loops alike
 ``fuse(i, j, f)``        iterate two directly nested loops as one (a dense output)
 ``pos(i, ip, A)``        iterate the positions of ``A``'s level of ``i`` (or of a fused ``f``, over
-                         a Dense (CSR) or compressed (DCSR) row level: the nnz-balanced loop)
+                         a Dense (CSR) or compressed (DCSR) row level: the nnz-balanced loop; or
+                         of a split's inner ``i1``: A's positions in each block ``i0`` of ``i``)
 ``privatize(t, copies)`` refused, naming the strategy that applies it (the looplets strategy's
                          command: :mod:`compiler.looplets.schedule`)
 =======================  ========================================================================
