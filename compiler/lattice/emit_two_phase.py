@@ -272,11 +272,12 @@ class TwoPhase:
             If(yes, second)] + final + compact + (self.final if one_level else [])
 
     def middle_as_dense(self):
-        """On threads, an output of a SparseList over a SparseList under Dense levels (CSF rows,
-        :func:`~compiler.lattice.output_build.listed_after_threads`) is filled as if the upper list
-        were Dense: every fiber ``i * n + j`` of the lower list is counted and filled by its row, as
-        under Dense levels, in a ``pos`` of one element per fiber the kernel grows; the kernel keeps
-        the output's own parameters, and :meth:`list_middle` lists the upper level after."""
+        """On threads, an output of SparseList levels under Dense levels only, two or more of them, or
+        three or more outermost (CSF rows, CSF: :func:`~compiler.lattice.output_build.listed_after_threads`),
+        is filled as if the lists above the innermost one were Dense: every fiber ``i * n + j`` of the
+        innermost list is counted and filled by its row, as under Dense levels, in a ``pos`` of one
+        element per fiber the kernel grows; the kernel keeps the output's own parameters, and
+        :meth:`list_middle` lists the upper levels after."""
         s = self.setup
         fmt = s.output_format
         k = listed_after_threads(tuple(fmt.levels)) if s.parallel is not None and s.scattered is None else None
@@ -285,42 +286,79 @@ class TwoPhase:
         lists = self.levels_info[k:]
         params, root = list(self.out_params), fmt.leaf
         for q, lvl in reversed(list(enumerate(fmt.levels))):
-            root = Dense(root) if q == k else replace(lvl, child=root)
+            root = Dense(root) if k <= q < len(fmt.levels) - 1 else replace(lvl, child=root)
         self.out_params, self.init, self.final = [], [], []
         self.setup_output(Format(root, fmt.mode_order))
-        self.out_params = params   # (the same arrays by name, but the lower list's pos, grown here)
-        fibers = self.dense_count(lists[1].mode)
+        self.out_params = params   # (the same arrays by name, but the innermost list's pos, grown here)
+        fibers = self.dense_count(lists[-1].mode)
         q = Var(self.name(("middle", "q"), "q"))
-        self.init = [Grow(lists[1].starts, BinOp("+", fibers, 1)),
-                     For(q, 0, BinOp("+", fibers, 1), [Store(lists[1].starts, q, Const(0, lists[1].index_type))])]
+        # (a list under a list starts its pos as the kernel would have: the listing appends to it)
+        self.init = [st for x in lists[1:-1] for st in (Grow(x.starts, Const(1, "int64")),
+                                                        Store(x.starts, 0, Const(0, x.index_type)))]
+        self.init += [Grow(lists[-1].starts, BinOp("+", fibers, 1)),
+                      For(q, 0, BinOp("+", fibers, 1), [Store(lists[-1].starts, q, Const(0, lists[-1].index_type))])]
         self.middle = lists
-        self.notes.append(f"{s.output.tensor}'s level {k} ({fmt.levels[k].name}) is filled on threads as a Dense "
-                          f"level, every coordinate a fiber of level {k + 1}, and listed after: the coordinates "
-                          f"whose fiber got entries")
+        upper = len(lists) - 1
+        ks = [str(x) for x in range(k, k + upper)]
+        named = f"level {k}" if upper == 1 else f"levels {', '.join(ks[:-1])} and {ks[-1]}"
+        kinds = ", ".join(fmt.levels[x].name for x in range(k, k + upper))
+        self.notes.append(f"{s.output.tensor}'s {named} ({kinds}) {'is' if upper == 1 else 'are'} filled on threads as "
+                          f"{'a Dense level' if upper == 1 else 'Dense levels'}, every coordinate a fiber of level "
+                          f"{k + upper}, and listed after: the coordinates whose fiber got entries")
 
     def list_middle(self) -> list:
-        """After a kernel on threads filled CSF rows as Dense ones (:meth:`middle_as_dense`): keep
-        the upper list's coordinates whose fiber got entries, each fiber's end moving down to its
-        kept position (written at or before where it is read)."""
-        upper, lower = self.middle
-        out, k = self.setup.output.tensor, upper.k
-        parents, size = self.dense_count(upper.mode), Var(self.out_sizes[upper.mode].name)
-        r, j, lo, hi = (Var(self.name(("middle", x), f"{x}{k}")) for x in ("m_row", "m_j", "m_lo", "m_hi"))
-        at, idt = Var(upper.counter), lower.index_type
-        fiber = BinOp("+", BinOp("*", r, size), j)
-        return [Comment(f"{out}'s level {k}: every coordinate held a fiber of level {k + 1} on the threads; keep "
-                        f"those whose fiber got entries"),
-                Declare(lo, "int64", Const(0, "int64")),
-                For(r, 0, parents, [
-                    For(j, 0, size, [
-                        Declare(hi, "int64", cast(Load(lower.starts, BinOp("+", fiber, 1)), idt, "int64")),
-                        If(BinOp(">", hi, lo), [
-                            *self.keep_coordinate(upper, j),
-                            Store(lower.starts, BinOp("+", at, 1), cast(hi, "int64", idt)),
-                            CompoundAssign("+", at, Const(1, "int64"))]),
-                        Assign(lo, hi)]),
-                    Store(upper.starts, BinOp("+", r, 1), cast(at, "int64", upper.index_type))]),
-                Assign(Var(lower.starts_len), BinOp("+", at, 1))]
+        """After a kernel on threads filled CSF rows, or a CSF, with Dense levels for its upper lists
+        (:meth:`middle_as_dense`): keep, level by level, the coordinates whose fiber got entries, the
+        innermost list's fibers' ends moving down to their kept positions (written at or before
+        where they are read), each upper list's ends appended as its children are kept: a CSF's
+        ``C1_idx[pC1] = m_j1`` where fiber ``(m_i0, m_j1)`` got entries, then ``C0_idx[pC0] = m_i0``
+        and ``C1_pos[pC0 + 1] = pC1`` where row ``m_i0`` kept some ``m_j1``."""
+        *upper, lower = self.middle
+        out, top = self.setup.output.tensor, upper[0]
+        lo = Var(self.name(("middle", "lo"), f"m_lo{upper[-1].k}"))
+        head = [Comment(f"{out}'s level{'s' * (len(upper) > 1)} {', '.join(str(x.k) for x in upper)}: every "
+                        f"coordinate held a fiber of level {lower.k} on the threads; keep those whose fiber got entries"
+                        + (" (a coordinate above, those with one kept below)" if len(upper) > 1 else "")),
+                Declare(lo, "int64", Const(0, "int64"))]
+        at = Var(top.counter)
+        if top.k == 0:   # (the outermost level: one segment)
+            body = head + self._list_level(upper, lower, 0, None, lo) + [
+                Store(top.starts, 1, cast(at, "int64", top.index_type))]
+        else:
+            r = Var(self.name(("middle", "row"), f"m_row{top.k}"))
+            body = head + [For(r, 0, self.dense_count(top.mode), [
+                *self._list_level(upper, lower, 0, r, lo),
+                Store(top.starts, BinOp("+", r, 1), cast(at, "int64", top.index_type))])]
+        lens = [Assign(Var(child.starts_len), BinOp("+", Var(parent.counter), 1))
+                for parent, child in zip(self.middle, self.middle[1:])]
+        return body + lens
+
+    def _list_level(self, upper: list, lower: OutputLevel, t: int, parent, lo: Var) -> list:
+        """The loop over the coordinates of the upper list ``upper[t]`` (its fiber at the Dense position
+        ``parent``, None at the root) keeping those whose fiber below got entries: of the innermost
+        list (``lower``, its end ``hi`` past the previous end ``lo``), or of the next upper list (its
+        counter moved on)."""
+        info = upper[t]
+        k, size = info.k, Var(self.out_sizes[info.mode].name)
+        c = Var(self.name(("middle", "crd", k), f"m_{self.out_path[info.mode].name}{k}"))
+        at = Var(info.counter)
+        fiber = c if parent is None else BinOp("+", BinOp("*", parent, size), c)
+        keep = self.keep_coordinate(info, c)
+        if t == len(upper) - 1:
+            hi, idt = Var(self.name(("middle", "hi"), f"m_hi{k}")), lower.index_type
+            body = [Declare(hi, "int64", cast(Load(lower.starts, BinOp("+", fiber, 1)), idt, "int64")),
+                    If(BinOp(">", hi, lo), [*keep, Store(lower.starts, BinOp("+", at, 1), cast(hi, "int64", idt)),
+                                            CompoundAssign("+", at, Const(1, "int64"))]),
+                    Assign(lo, hi)]
+        else:
+            child = upper[t + 1]
+            below, begin = Var(child.counter), Var(self.name(("middle", "begin", k), f"m_begin{child.k}"))
+            body = [Declare(begin, "int64", below), *self._list_level(upper, lower, t + 1, fiber, lo),
+                    If(BinOp(">", below, begin), [
+                        *keep, Grow(child.starts, BinOp("+", at, 2)),
+                        Store(child.starts, BinOp("+", at, 1), cast(below, "int64", child.index_type)),
+                        CompoundAssign("+", at, Const(1, "int64"))])]
+        return [For(c, 0, size, body)]
 
     def two_phase_check(self):
         """Refuse outputs two-phase assembly does not cover.

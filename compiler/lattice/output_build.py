@@ -260,25 +260,32 @@ def rows_of_blocks(levels: tuple) -> bool:
 
 
 def listed_after_threads(levels: tuple) -> int | None:
-    """The level ``k`` a two-phase kernel on threads fills as a Dense level and lists after, or None:
-    a SparseList over a SparseList (each of one mode, appending sorted coordinates) under Dense levels
-    only (``Dense(SparseList(SparseList))``, CSF rows). On the threads every coordinate of level ``k``
-    is an entry (a fiber of level ``k + 1`` per position ``i * n + j``, counted and filled by its own
-    row as under Dense levels: :func:`on_fibers`); a sequential pass then keeps the coordinates whose
-    fiber got entries, as the compaction of a DCSR's rows keeps its non-empty rows.
+    """The first level ``k`` a two-phase kernel on threads fills as a Dense level and lists after, or
+    None: SparseList levels (each of one mode, appending sorted coordinates) under Dense levels only,
+    two or more of them (``Dense(SparseList(SparseList))``, CSF rows) or three or more outermost
+    (``SparseList(SparseList(SparseList))``, CSF; a DCSR's rows are counted by row number instead).
+    On the threads every coordinate of the lists above the innermost one is an entry (a fiber of the
+    innermost list per position ``i * n + j``, counted and filled by its own row as under Dense
+    levels: :func:`on_fibers`); a sequential pass then keeps, bottom-up, the coordinates whose fiber
+    got entries, as the compaction of a DCSR's rows keeps its non-empty rows.
 
     >>> from compiler.levels import Dense, Element, SparseList
     >>> csf_rows = Dense(SparseList(SparseList(Element(0.0))))
     >>> listed_after_threads((csf_rows, csf_rows.child, csf_rows.child.child))
     1
+    >>> csf = SparseList(SparseList(SparseList(Element(0.0))))
+    >>> listed_after_threads((csf, csf.child, csf.child.child))
+    0
     >>> dcsr = SparseList(SparseList(Element(0.0)))
     >>> listed_after_threads((dcsr, dcsr.child)) is None
     True
     """
-    k = len(levels) - 2
-    if k < 1 or any(lvl.nmodes != 1 for lvl in levels) or not on_fibers(levels, k):
-        return None
+    k = 0
+    while k < len(levels) and levels[k].located_by_coordinate:
+        k += 1
     lists = levels[k:]
+    if len(lists) < 2 or (k == 0 and len(lists) == 2) or any(lvl.nmodes != 1 for lvl in levels):
+        return None
     if all(lvl.appends_coordinates and lvl.appends_nested and not lvl.at_most_one for lvl in lists):
         return k
     return None

@@ -22,12 +22,14 @@ command                  effect
                          list of the row-major positions set, sorted and read mode by mode
 ``parallelize(i)``       run the loop ``i`` with OpenMP threads (a loop inside others when its output
                          is dense and ``i`` indexes it, or with ``races="atomics"``), each thread with its
-                         own workspaces; a CSR, DCSR, COO or sparse-vector output is assembled
-                         in two phases on threads (each row counts, then fills, its own
-                         entries); a scalar result is reduced into each thread's own copy
+                         own workspaces; a CSR, DCSR, CSF, COO or sparse-vector output is
+                         assembled in two phases on threads (each row counts, then fills, its
+                         own entries; a CSF's upper lists are filled as Dense levels and listed
+                         after); a scalar result is reduced into each thread's own copy
                          (``races="copies"`` too), or with ``races="atomics"`` into one
                          accumulator, each update atomic;
-                         refused when the threads would race (a CSF output, a scatter), unless
+                         refused when the threads would race (a scatter, a sparse output in
+                         another order of levels, as ``SparseList(Dense(SparseList))``), unless
                          ``races="atomics"`` makes each update of a dense output atomic, or
                          ``races="copies"`` gives each thread its own copy of it; of
                          derived loops, the outer loop of a split (of ``i``, of ``pos(i)``
@@ -348,7 +350,8 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
             shape = shape[:max(q for q, x in enumerate(shape) if x != "dense") + 1]
         # (a fiber under Dense levels only counts, then fills, its own entries: i * n + j is row i's)
         fibers = shape[-1] in ("list", "slots") and all(x == "dense" for x in shape[:-1])
-        # (CSF rows, Dense(SparseList(SparseList)): filled as Dense(Dense(SparseList)), listed after)
+        # (CSF rows, Dense(SparseList(SparseList)), and CSF, SparseList(SparseList(SparseList)): filled as
+        # Dense(Dense(SparseList)), the upper lists listed after)
         fibers = fibers or listed_after_threads(tuple(fmt.levels)) is not None
         if not fibers and shape not in (["list", "list"], ["list", "slots"], ["coo"]):
             raise StrategyError(f"{what}: the sparse output {out} ({', '.join(names)}) would be appended through "
@@ -357,8 +360,9 @@ def check_parallel(index: Index, setup, written: Index | None = None) -> str:
                                 f"a SparseHash, under more Dense levels too, a fiber per position of theirs), COO "
                                 f"outputs and sparse vectors (a SparseList, SparseByteMap or SparseHash), with blocks "
                                 f"of Dense levels under such a SparseList or SparseHash or a DCSR's SparseList, and a "
-                                f"SparseByteMap or SparseHash under a DCSR's rows, and "
-                                f"SparseList(SparseList) under Dense levels, each fiber from its own start")
+                                f"SparseByteMap or SparseHash under a DCSR's rows, and CSF outputs (SparseList "
+                                f"levels only, three or more, or two or more under Dense levels), each fiber from "
+                                f"its own start")
     return "none"
 
 

@@ -78,9 +78,10 @@ entries all come from its workspace, as in SpGEMM, the count is cheaper: the row
 products (the lengths of B's rows it reads), at least as many as its entries, and the room it
 does not fill is one more gap. A row that runs one loop, as the intersection of `A ∘ B`, counts
 the length of its shortest fiber the same way, with no merge. A COO output, or a sparse vector,
-has no row positions: its rows count and start in a scratch array instead. An output the threads
-would still race on (a CSF output, whose middle level would be appended through one list) is
-refused with the reason."""),
+has no row positions: its rows count and start in a scratch array instead. A CSF output fills its
+upper lists on the threads as if they were Dense levels (every fiber `(i, j)` of its last list counted
+and filled by its row), and a pass after them lists the coordinates whose fiber got entries. A loop
+the threads cannot share (one merging two sparse levels of `i`) is refused with the reason."""),
     ("code", """# NBVAL_CHECK_OUTPUT
 from compiler.lattice.schedule import Schedule
 
@@ -101,8 +102,11 @@ print(k.trace.find("privatize")[0].note)
 print("\\n".join(line for line in k.c_source.splitlines() if "thread_id()" in line or "thread_count()" in line))
 k = ss.lower("C[i, j] = A[i, k] * B[k, j]", A="csr", B="csr", C="coo", options={"schedule": [("parallelize", "i")]})
 print("\\n".join(line for line in k.c_source.splitlines() if "C0_start[" in line and "=" in line))
+k = ss.lower("C[i, j, l] = A[i, j, k] * B[l, k]", A="csf", B="csr", C="csf",
+             options={"schedule": [("parallelize", "i")]})
+print("\\n".join(k.trace.find("lower")[0].note.split("; ")))
 try:
-    ss.lower("C[i, j, l] = A[i, j, k] * B[l, k]", A="csf", B="csr", C="csf",
+    ss.lower("C[i, j, k] = A[i, j, k] * B[i, j, k]", A="csf", B="csf", C="csf",
              options={"schedule": [("parallelize", "i")]})
 except ss.StrategyError as e:
     print(e)"""),
