@@ -306,7 +306,7 @@ def _nonnegative(e) -> bool:
                for t in _terms(e))
 
 
-def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
+def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> dict:
     """Refuse writes that cannot append a sparse output's sorted level in order (a
     :class:`ProgramError` naming the output, the level and the lines); return
     ``{output: why}`` for the outputs whose order only a call can check (two loops append one
@@ -333,6 +333,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
             check(s, loops, nest)
 
     def check(s, loops, nest):
+        if s.lhs.tns.name in skip:
+            return
         info = tensors[s.lhs.tns.name]
         # (the innermost sorted level: its writes' loops cover the levels above it too, so a
         # DCSR's rows appended twice are caught as its row fibers are)
