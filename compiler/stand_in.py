@@ -25,7 +25,7 @@ import dataclasses
 from typing import Callable
 
 from .format import Format
-from .levels import SparseList
+from .levels import Element, SparseList
 
 
 def stand_in(fmt: Format, assembles: Callable) -> tuple[Format, list[str]] | None:
@@ -53,6 +53,22 @@ def stand_in(fmt: Format, assembles: Callable) -> tuple[Format, list[str]] | Non
     for lvl in reversed(levels):
         root = dataclasses.replace(lvl, child=root)
     return Format(root, fmt.mode_order), replaced
+
+
+def scatters(fmt: Format) -> bool:
+    """Whether ``fmt`` can be built by a two-phase scatter from loops in any order: levels located
+    by coordinate over one innermost level that says it scatters (:attr:`~compiler.levels.level.Level.scatters`),
+    each of one mode, at least two modes, over an Element leaf. Either strategy so builds a CSC
+    output of row-order loops in its own order, where it would build it as CSR and convert it.
+
+    >>> from compiler.format import csc, csf, parse_format
+    >>> scatters(csc()), scatters(csf(3)), scatters(parse_format("Dense(Dense(SparseList(Element(0.0))))"))
+    (True, False, True)
+    """
+    levels = fmt.levels
+    if len(levels) < 2 or any(lvl.nmodes != 1 for lvl in levels) or not isinstance(fmt.leaf, Element):
+        return False
+    return all(lvl.located_by_coordinate for lvl in levels[:-1]) and levels[-1].scatters
 
 
 def building(fmt: Format, tensor: str, assembles: Callable, strategy: str, how: str):
@@ -114,4 +130,4 @@ def format_text(fmt: Format) -> str:
     return str(fmt)
 
 
-__all__ = ["building", "conversion_cost", "format_text", "output_conversion_note", "stand_in"]
+__all__ = ["building", "conversion_cost", "format_text", "output_conversion_note", "scatters", "stand_in"]

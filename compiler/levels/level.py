@@ -132,6 +132,11 @@ class Level:
     #: level): ``pos`` and :attr:`crd_array`, each entry its own child; where the level holds
     #: :attr:`at_most_one` entry per fiber, a kernel's output is checked after each call
     appends_coordinates: ClassVar[bool] = False
+    #: can be written out of its storage order by a two-phase scatter, as the innermost level under
+    #: levels located by coordinate: each fiber's entries counted, their prefix sum its starts
+    #: (:attr:`starts_array`), then each entry stored at its fiber's next slot in :attr:`crd_array`,
+    #: each entry its own child (scipy's ``tocsc``: a sorted list of coordinates per fiber)
+    scatters: ClassVar[bool] = False
     #: appended in storage order as runs of equal values, one child per run (TACO's append into a
     #: run-length level): ``pos``, each run's exclusive end in :attr:`run_end_array` and, for a level
     #: that is not full, its start in :attr:`run_start_array`. An entry at the coordinate where the

@@ -45,6 +45,7 @@ class SparseList(IndexedLevel):
     index_arrays: ClassVar[tuple[str, ...]] = ("pos", "idx")
     appends_nested: ClassVar[bool] = True
     appends_coordinates: ClassVar[bool] = True
+    scatters: ClassVar[bool] = True
     compressed: ClassVar[bool] = True
     coordinate_arrays: ClassVar[tuple[str, ...]] = ("idx",)
 

@@ -193,24 +193,37 @@ def _one_step(loops) -> frozenset:
                      and lp.ext.stop == Const(1, "int64"))
 
 
+def _strides(loops, coords) -> frozenset:
+    """The one-step loops of ``loops`` (:func:`_one_step`) that walk no parent coordinate of their own:
+    a strided part's ``t`` of ``t + (o + |j|)``, not a loop whose index is a coordinate by itself or at
+    a static offset (a one-row part of a concatenation by rows, ``out[k, j]`` over ``k = 0:1``, then
+    ``out[m + 1, j]``: ``roll(A, 1, axis=0)``)."""
+    from .wrappers import static_ir
+    own = {x for x in coords if isinstance(x, Index)}
+    own |= {x.index for x in coords if isinstance(x, Offset) and isinstance(x.index, Index)
+            and static_ir(x.delta) is not None}
+    return _one_step(loops) - own
+
+
 def _disjoint(earlier: list, here: _Append) -> bool:
     """Whether a nest's writes land in fibers no earlier nest wrote: at the first parent mode where
     their loops differ, its coordinates all come after the earlier's (a vstack's rows after the
     first operand's)."""
     if not here.coords or not earlier:
         return False
-    def walked(nest):   # (a strided part's one-step loop walks no parent coordinate of its own)
-        return [lp for lp in nest if lp.idx not in _one_step(nest)]
+    def walked(w):   # (a strided part's one-step loop walks no parent coordinate of its own)
+        return [lp for lp in w.parents if lp.idx not in _strides(w.parents, w.coords)]
 
     for seen in earlier:
         if not seen.coords:
             return False
-        for a, b, x, y in zip(walked(seen.parents), walked(here.parents), seen.coords, here.coords):
+        for a, b, x, y in zip(walked(seen), walked(here), seen.coords, here.coords):
             if a is b:
                 if x != y:
                     return False
                 continue
-            ra, rb = _reach(x, a, _one_step(seen.parents)), _reach(y, b, _one_step(here.parents))
+            ra, rb = (_reach(x, a, _strides(seen.parents, seen.coords)),
+                      _reach(y, b, _strides(here.parents, here.coords)))
             if ra is None or rb is None or not _below(ra[1], rb[0]):
                 return False
             break
@@ -306,7 +319,7 @@ def _nonnegative(e) -> bool:
                for t in _terms(e))
 
 
-def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
+def check_sparse_writes(prog, tensors: dict, first_line: int = 1, skip=()) -> dict:
     """Refuse writes that cannot append a sparse output's sorted level in order (a
     :class:`ProgramError` naming the output, the level and the lines); return
     ``{output: why}`` for the outputs whose order only a call can check (two loops append one
@@ -333,6 +346,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
             check(s, loops, nest)
 
     def check(s, loops, nest):
+        if s.lhs.tns.name in skip:
+            return
         info = tensors[s.lhs.tns.name]
         # (the innermost sorted level: its writes' loops cover the levels above it too, so a
         # DCSR's rows appended twice are caught as its row fibers are)
@@ -382,7 +397,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
         own = tuple(c for w, x in zip(walks[m0:], s.lhs.idxs[m0:m0 + lvl.nmodes])
                     for c in ([None] + [x] * (len(w) - 1) if len(w) > 1 else [x]))
         here = _Append(nest[:n0], nest[n0:len(want)], tuple(isinstance(x, Index) for x in own),
-                       s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_one_step(nest[:n0])) == m0 else (), own)
+                       s.line, tuple(s.lhs.idxs[:m0]) if n0 - len(_strides(nest[:n0], s.lhs.idxs[:m0])) == m0
+                       else (), own)
         seen = first.setdefault(t, here)
         if any(a is not b for a, b in zip(seen.parents, here.parents)) and _disjoint(nests.get(t, []), here):
             nests[t].append(here)
@@ -401,7 +417,8 @@ def check_sparse_writes(prog, tensors: dict, first_line: int = 1) -> dict:
         if d is None:
             return
         first_loop, i = seen.loops[d], want[n0 + d].name
-        walked = [[lp for lp in a.loops if lp.idx not in _one_step(a.loops)] for a in (seen, here)]
+        walked = [[lp for lp in a.loops if lp.idx not in _strides(a.loops, [c for c in a.own if c is not None])]
+                  for a in (seen, here)]
         if d >= len(seen.plain) or d >= len(here.plain) or len(walked[0]) != len(walked[1]):
             raise ProgramError(
                 f"output {t} is written by two loops (lines {line(seen.line)} and {line(s.line)}) that walk one fiber "

@@ -60,7 +60,8 @@ from .schedule import LOOPLETS_COMMAND_KINDS, LOOPLETS_COMMANDS, privatize_one, 
 from ..capabilities import program_kind
 from .appends import check_sparse_writes
 from .output_build import building_output
-from .output_order import choose_output_order
+from .output_order import choose_output_order, loops_of
+from .scatter import scatter_note, scatter_program, scatters_output
 from .assembly import nested_levels, output_params as nested_output_params
 from .level_writers import marks_table, writer_for, writer_of
 from .outputs import check_outputs
@@ -221,7 +222,7 @@ def _equal_sizes(sources, infos):
 
 
 def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max_looplets=MAX_LOOPLETS,
-             known_sizes=None, shaped=None, check_coordinates=True, privatized=()):
+             known_sizes=None, shaped=None, check_coordinates=True, privatized=(), scattered=None):
     body = prog.body
     missing = [t for t in prog.tensors if t not in tensors]
     if missing:
@@ -264,7 +265,7 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
                  note="; ".join(f"{i.name}: {', '.join(s.what for s in srcs)}" for i, srcs in sources.items()))
     body = step
     normalized = body
-    unordered = check_sparse_writes(body, infos, prog.first_line)
+    unordered = check_sparse_writes(body, infos, prog.first_line, skip=(scattered,))
     check_scalars(body, infos)
     outs = check_outputs(prog, body, infos, output)
     writes = {t: _write_bounds(t, infos[t], body) for t in outs}
@@ -296,6 +297,8 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
     body = postmap(body, bind)
     ctx.reset = runtime_resets(normalized, {t: infos[t] for t in outs})
     ctx.in_order = written_in_order(normalized)
+    if scattered is not None:   # (its loops lowered twice: count, then store; compiler.looplets.scatter)
+        ctx.scattered[scattered] = None
     refusals = reuse_refusals(normalized, {t: infos[t] for t in outs})
     low = Lowerer(infos, ctx, trace, max_looplets=max_looplets)
     with assuming(ctx.facts):
@@ -633,7 +636,7 @@ def lower_for_runtime(program, formats: dict, trace, **options):
     temporaries = {t for t, _ in prog.temporaries}
     written = sorted(t for t in _written(prog.body) if t not in temporaries)
     out_name = options.get("output") or (written[0] if len(written) == 1 else None)
-    built = None
+    built, scattered = None, None
     if out_name in formats:
         # (an output level the looplets do not assemble is built as a SparseList, converted after each call)
         asked, stood = formats[out_name], building_output(formats[out_name], out_name)
@@ -642,9 +645,19 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         # (the loops a shape operator became are its meaning: they are not reordered, the output converted)
         fixed = not isinstance(program, NAssignType()) or shaped is not None
         choice = choose_output_order(prog, out_name, formats, fixed=fixed, asked_format=asked)
-        if choice.note:
-            trace.record("output-order", **printed_step(prog.body, choice.program.body), note=choice.note)
-        prog, built = choice.program, choice.built
+        scattering = None
+        if stood is None and not fixed and program.op is None and not privatized \
+                and scatters_output(prog, out_name, asked):
+            scattering = scatter_program(prog, choice, out_name, asked, formats)
+        if scattering is not None:
+            # (assembled in its own order by a two-phase scatter: no conversion after the call)
+            trace.record("output-order", **printed_step(prog.body, scattering.body),
+                         note=scatter_note(out_name, asked, [lp.idx.name for lp in loops_of(scattering.body)]))
+            prog, built, scattered = scattering, None, out_name
+        else:
+            if choice.note:
+                trace.record("output-order", **printed_step(prog.body, choice.program.body), note=choice.note)
+            prog, built = choice.program, choice.built
         if built is not None:   # (the runtime converts the output it returns to the format asked)
             formats[out_name] = built
         if stood is not None:
@@ -659,7 +672,8 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         fn, infos, outs, out_sizes, sources, starts, refusals, writes, unordered, helper_ops = _compile(
             prog, trace, False, options.get("name"), options.get("output"), formats,
             dict(options.get("shapes") or ()), int(limit), shaped_sizes,
-            program if shaped is not None else None, not isinstance(program, NAssignType()), privatized)
+            program if shaped is not None else None, not isinstance(program, NAssignType()), privatized,
+            scattered)
     except ProgramError as e:
         if shaped is not None:
             # (the user wrote index notation: say what its shape operators became, not a line of ours)

@@ -62,6 +62,9 @@ class UnfurlContext:
         self.ordered: set[str] = set()
         #: the computed coordinates lowered without a check, each with why it is in range
         self.in_range: list[str] = []
+        #: the outputs assembled by a two-phase scatter (:mod:`compiler.looplets.scatter`), each with
+        #: the pass being lowered (``count``, ``store``; None between them)
+        self.scattered: dict = {}
 
 
 @dataclass(eq=False)

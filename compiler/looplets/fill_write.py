@@ -22,6 +22,8 @@ def _fill_write(t):
     """``C[...] = fill`` into a sparse output (every slot starts at its fill) is a no-op."""
     if not (isinstance(t, Assign) and t.op is None and isinstance(t.rhs, Literal)):
         return None
+    if isinstance(t.lhs, Literal):
+        return Block(())   # (a write into a fill the output ignores: a scatter's count, compiler.looplets.scatter)
     tns = t.lhs.tns
     info = tns.tensor if isinstance(tns, SubFiber) else getattr(tns, "owner", None)
     if info is None or all(l.slot_per_coordinate for l in info.levels):

@@ -41,6 +41,7 @@ from .modifiers import Permit
 from .program import (MISSING, Access, Assign, Block, Declare as PDeclare, Define, Extent, Freeze, Index,
                       IndexModifier, Literal, Loop, Sieve, Thaw, Value, postmap, substitute, walk)
 from .scalars import ScalarLowering
+from .scatter import lower_scattered, scatter_unfurl, scattered_block
 from .simplify import simplify
 from .wrappers import apply_modifiers, base_index, modifier_chain, protocol_of
 
@@ -115,6 +116,11 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
     def lower(self, s) -> list:
         """Imperative statements for program statement ``s``."""
         if isinstance(s, Block):
+            found = scattered_block(s.stmts, self.ctx.scattered) if self.ctx.scattered else None
+            if found is not None:   # (an output assembled by a scatter: its loops lowered twice)
+                a, b = found
+                return [x for t in s.stmts[:a] for x in self.lower(t)] + lower_scattered(self, s.stmts, a, b) \
+                    + [x for t in s.stmts[b + 1:] for x in self.lower(t)]
             return [x for t in s.stmts for x in self.lower(t)]
         if isinstance(s, (Loop, Assign, Sieve, Define)):
             split = self.scalars.split_reads(s)  # a SparseScalar read: Switch on its dirty bit
@@ -178,7 +184,8 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         return None
 
     def _concordize(self, s, acc):
-        if acc.mode == "update" and isinstance(acc.tns, SubFiber) and appends_in_order(acc.tns.lvl):
+        if acc.mode == "update" and isinstance(acc.tns, SubFiber) and appends_in_order(acc.tns.lvl) \
+                and acc.tns.tensor.name not in self.ctx.scattered:
             raise ProgramError(
                 f"output {acc.tns.tensor.name} is written out of order: its {acc.tns.lvl.name} level "
                 f"(storage level {acc.tns.level}) is indexed by {step_text(acc.idxs[0])}, which is not the loop "
@@ -207,6 +214,8 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
 
     def lower_assign(self, s: Assign) -> list:
         lhs = s.lhs
+        if isinstance(lhs, Literal):
+            return []  # a write into a fill the output ignores (a scatter's count: compiler.looplets.scatter)
         tns = lhs.tns
         if isinstance(tns, (Fill, Run)) and not lhs.idxs:
             tns = tns.value if isinstance(tns, Fill) else tns.body
@@ -293,7 +302,10 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
                 key = read_key(n)
                 if key is not None and key in shared:
                     return replace(n, tns=shared[key], idxs=(i,) + n.idxs[1:])
-                if isinstance(n.tns, SubFiber):
+                if isinstance(n.tns, SubFiber) and n.mode == "update" and n.tns.tensor.name in self.ctx.scattered \
+                        and n.tns.lvl.scatters:
+                    l = scatter_unfurl(n.tns, self.ctx)
+                elif isinstance(n.tns, SubFiber):
                     l = unfurl(n.tns, self.ctx, n.mode, protocol_of(n.idxs[0]))
                 else:
                     l = n.tns.unfurl(self.ctx, n.mode)

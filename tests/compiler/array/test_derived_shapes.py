@@ -45,12 +45,22 @@ def test_shape_functions_match_numpy_in_one_kernel(name, kind):
 def test_tile_and_repeat_of_a_csr_by_both_strategies(strategy):
     a, v = xp.asarray(make(A, "csr")), xp.asarray(make(V, "csr"))
     cases = [(xp.tile(a, (2, 2)), np.tile(A, (2, 2))), (xp.repeat(a, 2, axis=1), np.repeat(A, 2, axis=1)),
-             (xp.roll(v, -3) + xp.tile(v, 1), np.roll(V, -3) + V)]
-    if strategy == "lattice":   # (looplets refuse a matrix's rolled rows: two loops would write one CSR fiber)
-        cases.append((xp.roll(a, 1, axis=0) + xp.asarray(make(A, "coo")), np.roll(A, 1, axis=0) + A))
+             (xp.roll(v, -3) + xp.tile(v, 1), np.roll(V, -3) + V),
+             # (a part of one row: looplets computed it apart, a one-step loop writing CSR rows before another)
+             (xp.roll(a, 1, axis=0) + xp.asarray(make(A, "coo")), np.roll(A, 1, axis=0) + A)]
     for expr, want in cases:
         assert materialized(expr, strategy) == []
         check(expr, want, strategy=strategy)
+
+
+@pytest.mark.parametrize("axis, shift", [(0, 1), (0, -1), (0, 2), (1, 1), (1, -3)])
+def test_roll_of_a_csr_is_one_looplets_kernel_for_any_shift(axis, shift):
+    # (issue 29: a part of one row or column, a one-step loop, was computed apart under looplets
+    # when it wrote whole rows of the CSR before the other part's: roll(A, 1, axis=0))
+    a = xp.asarray(make(A, "csr"))
+    expr = xp.roll(a, shift, axis=axis)
+    assert materialized(expr, "looplets") == []
+    assert check(expr, np.roll(A, shift, axis=axis), strategy="looplets").format.shorthand == "csr"
 
 
 def test_tile_of_a_vector_into_rows_is_one_kernel_in_either_strategy():

@@ -1,0 +1,214 @@
+"""A sparse output whose loops run out of its storage order, assembled by a two-phase scatter.
+
+A CSC ``C[i, j] = A[i, j] * 2`` of a CSR ``A`` runs its loops i, j (A's rows, walked), so a
+column of C gets one entry per row: it cannot be appended as the loops visit it. Rather than
+build C as CSR and convert it after the call, the looplets lower the nest twice, as scipy's
+``tocsc`` assembles a matrix (and as the lattice strategy's scatter does,
+:mod:`compiler.lattice.scatter_output`):
+
+* **count**: the output's scattered level unfurls to ``Lookup(i -> Thunk(C1_next[p] += 1))``, each
+  write counting in its fiber ``p`` (located by the Dense levels above) and computing no value;
+* a prefix sum of the counts gives the fibers' starts (``C1_pos``), each fiber's next slot, and the
+  room for every entry counted, grown once;
+* **store**: the level unfurls to ``Lookup(i -> Thunk(q = C1_next[p]; C[q] = v; if kept:
+  C1_idx[q] = i, C1_next[p] = q + 1))``: an entry whose value is the fill is not kept, and its slot
+  is reused by the fiber's next entry; the loops reach a fiber's coordinates in increasing order,
+  so each fiber stays sorted;
+* the gaps the fill left close (each fiber's entries move down to follow the previous one's).
+
+A level takes part when it says it can be so written (:attr:`compiler.levels.level.Level.scatters`:
+a sorted list of coordinates, each its own child) as the innermost level under levels located by
+coordinate (:func:`compiler.stand_in.scatters`); the trace records a ``scatter`` step per pass
+with the level's looplet nest.
+
+>>> from compiler.format import csc
+>>> from compiler.looplets.fibers import TensorInfo, UnfurlContext
+>>> from compiler.looplets.looplets import nest_text
+>>> info = TensorInfo("C", csc(), "output")
+>>> ctx = UnfurlContext()
+>>> ctx.scattered["C"] = "count"
+>>> print(nest_text(scatter_unfurl(SubFiber(info, 1, Var("j"), "update"), ctx)))
+Lookup(i -> count in C1_next[j])
+>>> ctx.scattered["C"] = "store"
+>>> print(nest_text(scatter_unfurl(SubFiber(info, 1, Var("j"), "update"), ctx)))
+Lookup(i -> store at C1_next[j]++)
+"""
+
+from __future__ import annotations
+
+from ..imperative import ir
+from ..imperative.ir import BinOp, Comment, Const, Declare, For, If, Load, Store, Var
+from ..trace import Artifact
+from . import extents as X
+from .fibers import SubFiber, UnfurlContext, child_fiber, fiber_tag
+from .levels import kept
+from .looplets import Fill, Lookup, Thunk, nest_dot, nest_text
+from .output_order import fewest_reads_out_of_order, loops_of, reads_out_of_order, reordered
+from dataclasses import replace
+
+from ..stand_in import format_text, scatters
+from .program import Assign, Declare as PDeclare, Freeze, Index, Literal, TensorRef, walk
+
+#: the two passes, in order, and what each does (the trace's notes)
+PASSES = (("count", "each write counts in its fiber's next slot, computing no value"),
+          ("store", "each entry goes to its fiber's next slot unless it is the fill"))
+
+
+def scatters_output(prog, out: str, fmt) -> bool:
+    """Whether output ``out`` of the loop program ``prog``, of format ``fmt``, can be scattered: the
+    format scatters (:func:`compiler.stand_in.scatters`) and one assignment writes it, in place of
+    its entries (no update: each coordinate the loops visit is written once), at loop indices."""
+    if not scatters(fmt):
+        return False
+    writes = [n for n in walk(prog.body) if isinstance(n, Assign) and isinstance(n.lhs.tns, TensorRef)
+              and n.lhs.tns.name == out]
+    if len(writes) != 1 or writes[0].op is not None:
+        return False
+    idxs = writes[0].lhs.idxs
+    return all(isinstance(x, Index) for x in idxs) and len(set(idxs)) == len(idxs)
+
+
+def scatter_program(prog, chosen, out: str, fmt, formats: dict):
+    """The program whose loops write output ``out`` (of format ``fmt``) by a scatter, or None when
+    the choice of :func:`~compiler.looplets.output_order.choose_output_order` (``chosen``) stands:
+    its loops when they write ``out`` out of its storage order (it would be converted); else the
+    loops in the order reading the fewest inputs out of their storage order, when that writes ``out``
+    out of its order and reads fewer than ``chosen``'s loops do (a transpose ``C[j, i] = A[i, j]`` of
+    a CSR ``A`` into CSR walks A's rows rather than searching each row for each ``j``)."""
+    if chosen.built is not None:
+        return chosen.program
+    loops = loops_of(prog.body)
+    if not loops or len(loops) > 5:
+        return None
+    best, least = fewest_reads_out_of_order(prog.body, out, formats)
+    if least >= reads_out_of_order(chosen.program.body, out, formats):
+        return None
+    moved = replace(prog, body=reordered(prog.body, best))
+    lhs = next(n for n in walk(moved.body) if isinstance(n, Assign) and isinstance(n.lhs.tns, TensorRef)
+               and n.lhs.tns.name == out).lhs
+    written = sorted(range(len(lhs.idxs)), key=lambda m: best.index(lhs.idxs[m]))
+    return moved if tuple(written) != tuple(fmt.mode_order) else None
+
+
+def scatter_note(out: str, fmt, loops: list) -> str:
+    """What the trace's ``output-order`` step says of a scattered output (``loops``: the names of the
+    loops around its write, outermost first)."""
+    word = "column" if fmt.shorthand == "csc" else "fiber"
+    return (f"{out} is {format_text(fmt)}, and the loops run {', '.join(loops)}, out of its storage order: the kernel "
+            f"builds {out} in its own order by a scatter, not in the loops' order converted after the call; the loops "
+            f"are lowered twice: pass 1 counts each {word}'s entries, a prefix sum gives the {word}s' starts, pass 2 "
+            f"stores each entry at its {word}'s next slot (the loops reach a {word}'s coordinates in increasing order, "
+            f"so it stays sorted), skipping the fill, and the gaps it leaves close after (scipy's tocsc, fused with "
+            f"the computation)")
+
+
+def next_array(info) -> str:
+    """The scratch array of one count (then next slot) per fiber of the scattered level."""
+    return info.array(len(info.levels) - 1, "next")
+
+
+def scatter_unfurl(f: SubFiber, ctx) -> Lookup:
+    """The scattered level's update unfurl in the pass ``ctx.scattered`` names for its tensor
+    (see the module's docstring): a Lookup whose body at coordinate ``i`` counts the write in
+    fiber ``f.pos`` (``count``) or stores it at the fiber's next slot (``store``)."""
+    info, k = f.tensor, f.level
+    nxt = next_array(info)
+    if ctx.scattered[info.name] == "count":
+        # (the write lands in a fill the lowering ignores: only the count is emitted, no value computed)
+        def count(i):
+            return Thunk((Store(nxt, f.pos, Const(1, "int64"), "+"),), Fill(Literal(info.fill)), (), info)
+        return Lookup(count, f"i -> count in {nxt}[{f.pos}]", info)
+    idx_b = info.array(k, f.lvl.crd_array)
+    t = fiber_tag(info)
+
+    def store(i):
+        q, dirty = Var(ctx.fresh(f"q{t}")), Var(ctx.fresh(f"dirty{t}"))
+        child = child_fiber(f, q, dirty)
+        pre = (Declare(dirty, "bool", Const(False, "bool")), Declare(q, "int64", Load(nxt, f.pos)))
+        epi = (If(kept(dirty, child), [Store(idx_b, q, i), Store(nxt, f.pos, X.add(q, 1))]),)
+        return Thunk(pre, child, epi, info)
+    return Lookup(store, f"i -> store at {nxt}[{f.pos}]++", info)
+
+
+def scattered_block(stmts, scattered: dict):
+    """``(a, b)``: the positions in ``stmts`` of a scattered output's declaration and its freeze
+    (the loops between them write it), or None."""
+    for a, s in enumerate(stmts):
+        if isinstance(s, PDeclare) and s.tns.name in scattered:
+            b = next((b for b in range(a + 1, len(stmts)) if isinstance(stmts[b], Freeze)
+                      and stmts[b].tns.name == s.tns.name), None)
+            if b is not None:
+                return a, b
+    return None
+
+
+def lower_scattered(low, stmts, a: int, b: int) -> list:
+    """The statements of ``stmts[a:b + 1]`` (a scattered output's declaration, the loops writing it,
+    its freeze) lowered by the Lowerer ``low``: the loops twice, counting then storing, around the
+    prefix sum, in a scratch array of one count per fiber; then the gaps closed."""
+    name = stmts[a].tns.name
+    info = low.tensors[name]
+    k = len(info.levels) - 1
+    lvl = info.levels[k]
+    fibers = info.size(0)
+    for m in range(1, k):
+        fibers = BinOp("*", fibers, info.size(m))
+    pos, idx, vals = info.array(k, lvl.starts_array), info.array(k, lvl.crd_array), info.array(None, "vals")
+    nxt, nnz = next_array(info), Var(info.array(k, "nnz"))
+    out = low.lower(stmts[a])
+    passes = {}
+    for phase, what in PASSES:
+        low.ctx.scattered[name] = phase
+        picture = scatter_unfurl(SubFiber(info, k, Var("p"), "update"), _picture_context(name, phase))
+        low.record("scatter", note=f"phase {len(passes) + 1}, {phase}: the loops lowered again, {name}'s level "
+                                   f"{k} ({lvl.name}) unfurled to {picture.text}: {what}",
+                   artifacts=[Artifact("looplet-nest", f"{name}.lvl{k}[p] ({phase})", nest_text(picture),
+                                       nest_dot(picture, f"{name}.lvl{k}"), data={"tensor": name, "phase": phase})],
+                   data={"tensor": name, "phase": phase})
+        passes[phase] = [x for s in stmts[a + 1:b] for x in low.lower(s)]
+    low.ctx.scattered[name] = None
+    p, total = Var(low.fresh("p")), Load(pos, fibers)
+    word = "column" if info.format.shorthand == "csc" else "fiber"
+    body = [Comment(f"phase 1, count: each entry of {name} counts in its {word}'s {nxt}[{word}] (the loops run out "
+                    f"of {name}'s storage order)"),
+            *passes["count"],
+            Comment(f"the {word}s' starts (the counts summed), each {word}'s next slot at its start, and room for "
+                    f"every entry counted"),
+            Store(pos, Const(0, "int64"), Const(0, "int64")),
+            For(p, 0, fibers, [Store(pos, X.add(p, 1), BinOp("+", Load(pos, p), Load(nxt, p))),
+                               Store(nxt, p, Load(pos, p))]),
+            ir.Grow(idx, total), ir.Grow(vals, total),
+            Comment(f"phase 2, scatter: each entry goes to its {word}'s next slot, skipping the fill "
+                    f"({info.fill!r}); the loops reach a {word}'s coordinates in increasing order, so it stays "
+                    f"sorted"),
+            *passes["store"],
+            *_close_gaps(low, pos, (idx, vals), nxt, nnz, fibers, word)]
+    return out + [ir.Allocate(nxt, "int64", fibers, Const(0, "int64"), body)]
+
+
+def _picture_context(name: str, phase: str) -> UnfurlContext:
+    """A context of its own for the trace's picture of a pass's nest (its fresh names are not the kernel's)."""
+    ctx = UnfurlContext()
+    ctx.scattered[name] = phase
+    return ctx
+
+
+def _close_gaps(low, pos: str, arrays: tuple, nxt: str, nnz: Var, fibers, word: str) -> list:
+    """Each fiber's entries (from its start to its next slot) move down to follow the previous
+    fiber's; nothing moves before the first gap. ``nnz`` ends at the entries kept."""
+    f, q, start, end = (Var(low.fresh(x)) for x in ("f", "q", "start", "end"))
+    after = X.add(f, 1)
+    moves = [Store(a, nnz, Load(a, q)) for a in arrays]
+    return [Comment(f"each {word}'s entries end at {nxt}[{word}]: they move down to follow the previous {word}'s "
+                    f"(nothing moves before the first gap)"),
+            ir.Assign(nnz, Const(0, "int64")), Declare(start, "int64", Const(0, "int64")),
+            For(f, 0, fibers, [
+                Declare(end, "int64", Load(nxt, f)),
+                If(BinOp("==", nnz, start), [ir.Assign(nnz, end)],
+                   [For(q, start, end, moves + [ir.CompoundAssign("+", nnz, Const(1, "int64"))])]),
+                ir.Assign(start, Load(pos, after)),
+                Store(pos, after, nnz)])]
+
+
+__all__ = ["PASSES", "lower_scattered", "next_array", "scatter_note", "scatter_program", "scatter_unfurl",
+           "scattered_block", "scatters_output"]
