@@ -50,7 +50,9 @@ from .schedule import as_schedule
 
 def scatters(fmt: Format) -> bool:
     """Whether ``fmt`` can be built by a scatter from loops in any order: Dense levels over one
-    innermost level appended as a sorted list (each of one mode, at least two modes).
+    innermost level that says it scatters (:attr:`~compiler.levels.level.Level.scatters`), each of one
+    mode, at least two modes; its leaf may be a pattern (:func:`compiler.stand_in.scatters`, the
+    looplets', asks for values).
 
     >>> from compiler.format import csc, csf, parse_format
     >>> scatters(csc()), scatters(csf(3)), scatters(parse_format("Dense(Dense(SparseList(Element(0.0))))"))
@@ -59,9 +61,7 @@ def scatters(fmt: Format) -> bool:
     levels = fmt.levels
     if len(levels) < 2 or any(lvl.nmodes != 1 for lvl in levels):
         return False
-    last = levels[-1]
-    return all(lvl.located_by_coordinate for lvl in levels[:-1]) and last.appends_coordinates \
-        and not last.at_most_one and not last.coordinate_list
+    return all(lvl.located_by_coordinate for lvl in levels[:-1]) and levels[-1].scatters
 
 
 def scatter_setup(program, formats: dict, order, schedule, assembly, conversions) -> Setup | None:
