@@ -139,9 +139,9 @@ class SeqEmitter:
         end = Var(self.fresh(p.name + ("_lo" if rev else "_end")))
         dtypes = lvl.array_dtypes()
         if kind == "list":
-            return LeafCode("list", p, end, idx=array_name(real, k, lvl.crd_array),
+            return LeafCode("list", p, end, idx=array_name(real, k, lvl.crd_of(0)),
                             pos=array_name(real, k, lvl.starts_array), size=size,
-                            idx_dtype=np.dtype(dtypes[lvl.crd_array]).name, reverse=rev)
+                            idx_dtype=np.dtype(dtypes[lvl.crd_of(0)]).name, reverse=rev)
         seg = Var(self.fresh(p.name + "_seg")) if sub < lvl.nmodes - 1 else None
         return LeafCode("coo", p, end, seg, idx=array_name(real, k, lvl.crd_of(sub)),
                         pos=array_name(real, k, lvl.starts_array), size=size, sub=sub, nsub=lvl.nmodes,
@@ -358,6 +358,9 @@ class SeqEmitter:
             return self.equals(s.a, x)
         if isinstance(s, Concat):
             return and_(BinOp("<", x, _c(s.a.size())), self.equals(s.a, x))
+        if isinstance(s, Project) and s.k == 1 and any(isinstance(n, Union) for n in walk(s.a)):
+            # (each operand of the union at x of the group: the union evaluates to their minimum)
+            return self.equals(s.a, BinOp("+", BinOp("*", self.group(s), _c(s.J)), x))
         return and_(self.valid(s), self.eval(s).eq(x))
 
     @staticmethod

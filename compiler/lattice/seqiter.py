@@ -98,7 +98,7 @@ def init(s: Seq, st: Cursors) -> None:
         if s.k == 0:
             init(s.a, st)
         elif s.group_key not in st.group:
-            raise SequenceError(f"{s} is iterated outside a loop over {Project(0, s.a, s.J)}")
+            raise SequenceError(f"{s} is iterated outside a loop over {Project(0, s.group_key[1], s.J)}")
     elif isinstance(s, Slice):
         init(s.a, st)
         _align(s.a, s, st, seek=True)
@@ -281,6 +281,10 @@ def equals(s: Seq, st: Cursors, x: int) -> bool:
         return equals(s.a, st, x)
     if isinstance(s, Concat):
         return x < s.a.size() and equals(s.a, st, x)
+    if isinstance(s, Project) and s.k == 1:
+        # at x of its group, each operand of a union in it (its evaluation is their minimum)
+        g = st.group.get(s.group_key)
+        return g is not None and equals(s.a, st, g * s.J + x)
     return valid(s, st) and eval_(s, st) == x
 
 

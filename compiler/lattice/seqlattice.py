@@ -17,10 +17,14 @@ leaves its own tensors' (``concat-per-row``: each row's coordinates are A's row,
 parts meet). Given the live iterators ``defs`` (bound by enclosing
 loops), a level whose parent is not live and a π1 whose π0 is not live are removed too (but a
 π1 whose π0's operand ran partly out, ``π0(|a| + b, J)`` after ``π0(a ⊔ b, J)``, follows it:
-``projection-follows-its-π0``). Points
+``projection-follows-its-π0``; and inside the group of ``π0(a ∪ b, J)``, once ``a`` ran out, ``b``'s
+rest of that group is ``π1(b, J @ a ∪ b)``, a π1 of ``b`` in the union's group:
+``projection-stays-in-its-group``). Points
 are built top-down, memoized by structural equality (a DAG), laid out in topological order;
-the sub-points of a point are its descendants iterating a subset of its iterators (the point
-first): a concatenation's ``|a| + b`` is not one (its edge is dotted in the drawing).
+the sub-points of a point are its descendants iterating a subset of its iterators that can be at
+its coordinate together (:func:`presences`; the point first): a concatenation's ``|a| + b`` is not
+one (its edge is dotted in the drawing), nor ``π0(a, J)`` of ``π0(a ∪ b, J)``, whose group is at
+its coordinate whichever operand gave it.
 
 :func:`check_seq_lattice` runs the loops, in topological order, each until an edge sequence
 runs out, over random leaf data, and checks that every coordinate of the set semantics is
@@ -207,7 +211,8 @@ def _moved_group(s: Project, defs: frozenset):
         rest = _without(s.a, gone)
         # (X' was simplified where its loop is, outside the groups that loop binds)
         outside = defs - live_keys(Project(0, after, s.J))
-        if gone and simplify(rest) == after or _rows_shifted(simplify(rest, outside)) == _rows_shifted(after):
+        if gone and _rows_shifted(simplify(rest)) == _rows_shifted(after) or \
+                _rows_shifted(simplify(rest, outside)) == _rows_shifted(after):
             return Project(1, after, s.J)
     return None
 
@@ -221,23 +226,45 @@ def _unmatched_group(s: Project, defs: frozenset):
         if not (isinstance(key, tuple) and len(key) == 3 and key[0] == "π0" and key[2] == s.J):
             continue
         group = key[1]
-        # (a concatenation's group straddling its parts is visited by each part's loop: its π1 after
-        # the part ran out is ∅ there by design)
-        if any(isinstance(n, Concat) for n in walk(group)):
-            continue
         gone, left = group.iters() - mine, simplify(s.a)
-        if gone and mine < group.iters() and not isinstance(left, EMPTIES) and simplify(_without(group, gone)) == left:
+        # (a group straddling the parts of a concatenation the loops fission is visited by each
+        # part's loop: its π1 once the part ran out is ∅ there by design)
+        if gone and mine < group.iters() and not isinstance(left, EMPTIES) and not _part_ran_out(group, gone) \
+                and simplify(_without(group, gone)) == left:
             return group
     return None
 
 
+def _part_ran_out(s: Seq, gone: frozenset) -> bool:
+    """Whether ``gone`` is a whole left part of a concatenation whose loops ``s``'s are fissioned
+    into (reached through concatenations, offsets, pads and products' outer operands): the rest of
+    a group straddling the part's end is the next loop's, over ``π0(|a| + b, J)``, not a union's
+    operand to follow in the group (``π1(a ∪ c, J)`` once ``a`` ran out).
+
+    >>> from compiler.lattice.sequences import Level
+    >>> a, b, c = (Level(t, 0, "compressed", n) for t, n in zip("abc", (4, 2, 2)))
+    >>> _part_ran_out(Concat(b, c), frozenset([b])), _part_ran_out(Union(a, Concat(b, c)), frozenset([b]))
+    (True, False)
+    """
+    if isinstance(s, Concat):
+        if isinstance(simplify(_without(s.a, gone)), EMPTIES):
+            return True
+        return _part_ran_out(s.a, gone) or _part_ran_out(s.b, gone)
+    if isinstance(s, (Product, Offset, Pad)):
+        return _part_ran_out(s.a, gone)
+    return False
+
+
 def _rows_shifted(s: Seq) -> Seq:
     """``s`` with each product of shifted rows written as a shifted product (``(|a| + m) × j`` is
-    ``|a|·|j| + (m × j)``, the same coordinates), to compare two forms of one sequence."""
+    ``|a|·|j| + (m × j)``, the same coordinates), and no shift by 0 (what follows an empty part of a
+    concatenation), to compare two forms of one sequence."""
     kids = s.children()
     if not kids:
         return s
     s = rebuild(s, tuple(_rows_shifted(c) for c in kids))
+    if isinstance(s, (Offset, Pad)) and s.n == 0:
+        return s.a
     if isinstance(s, Product) and isinstance(s.a, Offset):
         return Offset(s.a.n * s.b.size(), _rows_shifted(Product(s.a.a, s.b)))
     if isinstance(s, Product) and isinstance(s.a, Pad):
@@ -324,10 +351,13 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
         if moved is not None:
             log.append(Rewrite("projection-follows-its-π0", str(s), str(moved)))
             return simplify(moved, defs, log)
-        unmatched = _unmatched_group(s, defs)
-        if unmatched is not None:
-            raise SequenceError(f"{s}: the loop of its split is over {unmatched} here, which this π1 does "
-                                f"not follow (dropping it would lose its entries)")
+        group = _unmatched_group(s, defs)
+        if group is not None:
+            # (an operand of the group's union ran out inside the group: the rest walks what is
+            # left through the rest of that group, not a group of its own)
+            out = Project(1, simplify(s.a, defs, log), s.J, group)
+            log.append(Rewrite("projection-stays-in-its-group", str(s), str(out)))
+            return simplify(out, defs, log)
         out = _gone(s)
         log.append(Rewrite("projection-not-live", str(s), str(out)))
         return out
@@ -519,11 +549,6 @@ def unsupported(seq: Seq, straddle: bool = False) -> str | None:
                             f"whole group, and the union has moved past it when the second part's loop "
                             f"comes to the group)")
             for inner in walk(node.a):
-                if isinstance(inner, Union) and any(isinstance(x, Product) for x in walk(inner)):
-                    return (f"{node}: a split of a union of products ({inner}, an hstack raveled: each row "
-                            f"of one operand is followed by the other's) is not supported (a group's "
-                            f"entries interleave the two products, which the projection cannot drain in "
-                            f"order)")
                 if isinstance(inner, Product) and any(isinstance(u, Union) for u in walk(inner.a)):
                     return (f"{node}: a split of a product over a union ({inner}) is not supported (a "
                             f"group would be left half drained when an operand of the union runs out)")
@@ -593,10 +618,13 @@ def build_seq_lattice(seq: Seq, defs=frozenset(), straddle: bool = False) -> Seq
     for n in order:
         s, outs = raw[n]
         mine = s.iterated()
-        subs = [n] + sorted((d for d in descendants(n) if d != n and raw[d][0].iterated() <= mine),
-                            key=pos.get)
+        below = sorted((d for d in descendants(n) if d != n and raw[d][0].iterated() <= mine), key=pos.get)
+        # (a case only for what can be at the loop's coordinate: inside the loop over π0(a ∪ b, J)
+        # the group is there whichever operand is, so π0(a, J) is no case of it, only the loop after)
+        can = presences(s)
+        subs = [n] + [d for d in below if raw[d][0].iterated() in can]
         es = tuple(SeqEdge(sub, None if isinstance(t, EMPTIES) else pos[found[t]], t,
-                           not isinstance(t, EMPTIES) and found[t] in subs)
+                           not isinstance(t, EMPTIES) and found[t] in below)
                    for sub, t in outs)
         points.append(SeqPoint(s, es, tuple(pos[d] for d in subs)))
     return SeqLattice(seq, points, log, tuple(sorted(map(str, defs or ()))))
@@ -647,6 +675,32 @@ def present_leaves(s: Seq, x: int, data, env: Mapping | None = None) -> frozense
     if isinstance(s, Pad):
         return present_leaves(s.a, x, data, env)
     return frozenset()
+
+
+def presences(s: Seq) -> frozenset:
+    """The sets of iterated leaves that can be at a coordinate of ``s`` together (what
+    :func:`present_leaves` can give): the cases a loop over ``s`` may need. A π0's group is at
+    its coordinate whichever of its operand's leaves gave it, so it has one, all of them.
+
+    >>> from compiler.lattice.sequences import Level, Union
+    >>> a, b = Level("a", 0, "compressed", 8), Level("b", 0, "compressed", 8)
+    >>> sorted(sorted(str(x) for x in p) for p in presences(Union(a, b)))
+    [['i_a'], ['i_a', 'i_b'], ['i_b']]
+    >>> [sorted(str(x) for x in p) for p in presences(Project(0, Union(a, b), 4))]
+    [['i_a', 'i_b']]
+    """
+    if isinstance(s, LEAVES):
+        return frozenset([frozenset([s])])
+    if isinstance(s, EMPTIES):
+        return frozenset()
+    if isinstance(s, Project) and s.k == 0:
+        return frozenset([s.a.iterated()])
+    if isinstance(s, (Union, Intersect, Product)):
+        a, b = presences(s.a), presences(s.b)
+        both = frozenset(x | y for x in a for y in b)
+        return a | b | both if isinstance(s, Union) else both
+    # (a concatenation's loop, a slice, an offset or pad, a π1: what their operand's can be)
+    return presences(s.a)
 
 
 def run_lattice(L: SeqLattice, data, env: Mapping | None = None, state: Cursors | None = None):
@@ -731,4 +785,4 @@ def verify_seq_lattice(L: SeqLattice, **kw) -> SeqCheck:
 
 __all__ = ["edges", "remove", "simplify", "live_keys", "SeqEdge", "SeqPoint", "SeqLattice",
            "build_seq_lattice", "run_lattice", "check_seq_lattice", "verify_seq_lattice", "SeqCheck",
-           "present_leaves", "random_data", "unsupported", "boundaries", "ABSENT"]
+           "present_leaves", "presences", "random_data", "unsupported", "boundaries", "ABSENT"]

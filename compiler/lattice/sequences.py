@@ -275,11 +275,22 @@ class Concat(Seq):
 @dataclass(frozen=True)
 class Project(Seq):
     """``π_k(a, J)``: ``x // J`` (k = 0, the outer index of a split) or ``x mod J`` (k = 1, the
-    inner index: the coordinates of the group the enclosing ``π0`` loop is at)."""
+    inner index: the coordinates of the group the enclosing ``π0`` loop is at).
+
+    ``group`` (k = 1 only): the operand of that ``π0`` loop when it is not ``a``: what is left of a
+    union once an operand ran out inside a group, ``π1(k_b, 4 @ k_a ∪ k_b)``, walks ``b`` through
+    the rest of the group the loop over ``π0(k_a ∪ k_b, 4)`` is at (printed after ``@``).
+
+    >>> a, b = Level("a", 0, "compressed", 8, "k"), Level("b", 0, "compressed", 8, "k")
+    >>> p = Project(1, b, 4, Union(a, b))
+    >>> print(p, p.group_key == Project(0, Union(a, b), 4).group_key)
+    π1(k_b, 4 @ k_a ∪ k_b) True
+    """
 
     k: int
     a: Seq
     J: int
+    group: Seq | None = None
 
     def __post_init__(self):
         if self.k not in (0, 1):
@@ -287,6 +298,9 @@ class Project(Seq):
         if self.J < 1 or self.a.size() % self.J:
             raise SequenceError(f"π{self.k}({self.a}, {self.J}): {self.J} does not divide the "
                                 f"size {self.a.size()} of {self.a}")
+        if self.group is not None and (self.k != 1 or self.group.size() != self.a.size()):
+            raise SequenceError(f"π{self.k}({self.a}, {self.J}): only a π1 follows the group of another "
+                                f"operand's π0, of its size ({self.group})")
 
     def children(self):
         return (self.a,)
@@ -301,7 +315,7 @@ class Project(Seq):
     @property
     def group_key(self) -> tuple:
         """The key the π0 loop over ``a`` binds its group under (shared with its π1)."""
-        return ("π0", self.a, self.J)
+        return ("π0", self.a if self.group is None else self.group, self.J)
 
 
 @serialize.node
@@ -390,7 +404,8 @@ def _text(s: Seq, ascii: bool, top: bool = False) -> str:
         t = f"{_text(s.a, ascii)} {g} {_text(s.b, ascii)}"
         return t if top else f"({t})"
     if isinstance(s, Project):
-        return f"{'pi' if ascii else 'π'}{s.k}({_text(s.a, ascii, True)}, {s.J})"
+        group = "" if s.group is None else f" @ {_text(s.group, ascii, True)}"
+        return f"{'pi' if ascii else 'π'}{s.k}({_text(s.a, ascii, True)}, {s.J}{group})"
     if isinstance(s, Slice):
         step = f":{s.step}" if s.step != 1 else ""
         return f"{_text(s.a, ascii)}[{s.start}:{s.stop}{step}]"
@@ -408,7 +423,7 @@ def rebuild(s: Seq, kids: tuple) -> Seq:
     if isinstance(s, (Union, Intersect, Product, Concat)):
         return type(s)(*kids)
     if isinstance(s, Project):
-        return Project(s.k, kids[0], s.J)
+        return Project(s.k, kids[0], s.J, s.group)
     if isinstance(s, Slice):
         return Slice(kids[0], s.start, s.stop, s.step)
     if isinstance(s, Offset):
@@ -450,7 +465,7 @@ def reverse(s: Seq) -> Seq:
         return Concat(reverse(s.b), reverse(s.a))
     if isinstance(s, Project):
         # (|a| - 1 - x) // J is |a| / J - 1 - x // J, and (|a| - 1 - x) mod J is J - 1 - x mod J
-        return Project(s.k, reverse(s.a), s.J)
+        return Project(s.k, reverse(s.a), s.J, None if s.group is None else reverse(s.group))
     raise SequenceError(f"{s}: a lattice's {type(s).__name__.lower()} is not walked backwards")
 
 

@@ -3,8 +3,9 @@ B[m, j]), (i, m) -> k), (k, j) -> l), l -> (r, q))``. Its rows loop over ``π0((
 simplified to ``π0((i_A × j_A) ⊔ (m_B × j_B), J)`` (the product distributed over the concatenation), and each
 row's ``π1`` follows its ``π0`` there. It did not: the π1 of the derived form was taken as bound nowhere and its
 loop dropped, so rows that do not straddle the operands came out all fill (by default too), and rows that straddle
-them were refused. An hstack raveled and split stays refused by the lattice (its rows interleave two products), and
-computes right by default (looplets). Against numpy, the dense oracle and the IR interpreter."""
+them were refused. An hstack raveled and split, whose rows interleave two products, was refused too: each product's π1
+now follows the group of the union's π0 once the other ran out in it. Against numpy, the dense oracle and the IR
+interpreter."""
 
 import numpy as np
 import pytest
@@ -66,13 +67,17 @@ def test_vstacks_raveled_and_split_by_property(rows, cols, fmts, fill, out, stra
     check(VSTACK_ROWS.format(R=size // J, J=J), np.concatenate([a, b]).reshape(size // J, J), out, **T)
 
 
-def test_an_hstack_raveled_and_split_is_refused_by_the_lattice_and_computed_by_default():
-    a, b = data((4, 5), nan, 3), data((4, 5), nan, 4)
-    T = dict(A=ss.Tensor.from_numpy(a, "csr", fill=nan), B=ss.Tensor.from_numpy(b, "csr", fill=nan))
-    prog = HSTACK_ROWS.format(R=5, J=8)
-    with pytest.raises(StrategyError, match=r"a split of a union of products .* an hstack raveled.*"
-                                            r"strategy='looplets'"):
-        ss.lower(prog, "lattice", **T, C=ss.parse_format("csr", ndim=2, fill=nan))
-    kernel = ss.lower(prog, **T, C=ss.parse_format("csr", ndim=2, fill=nan))
-    assert kernel.strategy == "looplets"
-    np.testing.assert_array_equal(kernel(**T).to_numpy(), np.concatenate([a, b], axis=1).reshape(5, 8))
+@pytest.mark.parametrize("shapes, J, fmts", [
+    (((4, 5), (4, 5)), 8, ("csr", "csr")),      # rows of 8 straddle each row's A and B parts
+    (((4, 5), (4, 5)), 10, ("coo", "dense")),   # a row of the result is a row of each
+    (((3, 0), (3, 2)), 2, ("csr", "coo")),      # A has no columns: its part of each row is 0 + B's
+])
+def test_an_hstack_raveled_and_split_is_one_lattice_kernel(shapes, J, fmts):
+    # (refused before: a split of a union of products, whose groups interleave the two products; each
+    # product's π1 now follows the union's group once the other ran out in it. A without columns:
+    # its rows' π1 once A ran out matched no group, "0 + k_B" against "k_B", and B's rows were dropped)
+    a, b = data(shapes[0], nan, 3), data(shapes[1], nan, 4)
+    T = dict(A=ss.Tensor.from_numpy(a, fmts[0], fill=nan), B=ss.Tensor.from_numpy(b, fmts[1], fill=nan))
+    R = (a.size + b.size) // J
+    kernel = check(HSTACK_ROWS.format(R=R, J=J), np.concatenate([a, b], axis=1).reshape(R, J), "csr", **T)
+    assert "@" in kernel.trace.find("cfir")[0].after_text

@@ -11,8 +11,8 @@ from compiler.trace import Trace
 from compiler.lattice.seqcfir import (Add, Alloc, Assign, Block, Cat, Forall, Lit, Mul, Read, Reduce, SeqCFIR,
                                       Temp, build_cfir, interpret, remove_locators, sequence_trace)
 from compiler.lattice.seqlattice import random_data, unsupported
-from compiler.lattice.sequences import (ABSENT, Concat, SequenceError, Intersect, Level, Product, Project, Slice, Union,
-                                        Universe, bind, coordinates)
+from compiler.lattice.sequences import (ABSENT, Concat, SequenceError, Intersect, Level, Offset, Pad, Product, Project,
+                                        Slice, Union, Universe, bind, coordinates)
 
 from seqgen import seqs
 
@@ -477,3 +477,52 @@ def test_a_split_operand_of_a_concatenation_is_read_in_its_own_loop_only():
         M, a = rand(rng, (2, J), 0.5), rand(rng, 2 * J, 0.5)
         run = interpret(cf, {"M": entries(M), "a": entries(a)})
         assert np.array_equal(dense(run.outputs.get("C", {}), (4, J)), np.vstack([M, a.reshape(2, J)])), cf.text()
+
+
+@st.composite
+def split_seqs(draw):
+    """A random sequence expression of a size ``J`` divides, and ``J``: the two loops of a split."""
+    J = draw(st.integers(1, 4))
+    return draw(seqs(J * draw(st.integers(1, 3)))), J
+
+
+A8, B8 = lv("a", 8, index="k"), lv("b", 8, index="k")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(split_seqs(), st.integers(0, 2 ** 32 - 1))
+# (x + y).reshape(2, 4): once a ran out inside a group, b's rest of it was dropped (its π1 was ∅), and
+# the case of both operands ran where only one was at the coordinate (the union's minimum was)
+@example((Union(A8, B8), 4), 0)
+# x * y + z: each operand of the union follows the group once the other ran out
+@example((Union(Intersect(A8, B8), lv("c", 8, index="k")), 2), 1)
+# an hstack raveled and split: a union of products, each product's π1 in the group of the union's
+@example((Union(Product(lv("A", 2, "dense"), Pad(lv("A", 3, mode=1, index="j"), 2)),
+                Product(lv("B", 2, "dense"), Offset(3, lv("B", 2, mode=1, index="j")))), 2), 2)
+# (found by this property: a concatenation in the union; t1's rest of a group once t2 ran out was
+# dropped, and the loop before it had one case adding both, read where t1 was not)
+@example((Union(lv("t1", 4), Concat(lv("t2", 2), lv("t3", 2))), 2), 0)
+@example((Union(lv("t1", 2), Concat(Universe(1, "u2"), Universe(1, "u3"))), 1), 0)
+def test_a_split_writes_each_coordinate_once_in_its_group(split, seed):
+    """forall i ∈ π0(s, J): forall j ∈ π1(s, J): C(i, j) = s's body: the coordinates of ``s`` and
+    their values, each once, whatever ran out inside which group."""
+    s, J = split
+    assume(unsupported(Project(0, s, J)) is None and unsupported(Project(1, s, J)) is None)
+    body = body_of(s)
+    assume(body is not None)
+    prog = Forall("i", Project(0, s, J), Forall("j", Project(1, s, J), Assign("C", ("i", "j"), body)))
+    try:
+        cf = build_cfir(prog)
+    except SequenceError as e:
+        assume("not supported" not in str(e))
+        raise
+    rng = np.random.default_rng(seed)
+    for _ in range(4):
+        coords = random_data(s, rng)
+        data = {t: {c: float(rng.integers(1, 9)) for c in cs} for t, cs in coords.items()}
+        data.update({u.index: {(c,): 1.0 for c in range(u.extent)} for u in s.iters() if isinstance(u, Universe)})
+        run = interpret(cf, data)
+        keys = [w[1][0] * J + w[1][1] for w in run.writes]
+        assert sorted(keys) == sorted(coordinates(s, data)), (str(s), J, cf.text())
+        for (i, j), x in zip((w[1] for w in run.writes), keys):
+            assert run.outputs["C"][(i, j)] == oracle(body, data, bind(s, x, data)), (str(s), x, cf.text())
