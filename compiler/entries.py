@@ -15,7 +15,7 @@ import numpy as np
 
 from . import memory
 from .errors import DTypeError, FormatError
-from .format import Format, narrow_index_levels, parse_format
+from .format import Format, narrow_index_levels, parse_format  # noqa: F401  (parse_format: an example below)
 from .levels import Level
 from .levels.level import POS, group_starts, not_increasing
 

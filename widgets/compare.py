@@ -110,8 +110,10 @@ class Compare(W.HBox):
         self.kind = W.Dropdown(description="drawing", layout=W.Layout(width="360px"))
         self._set_kind_options(kind)
         self.kind.observe(lambda _: self.redraw(), names="value")
-        # equal heights: each column's C and drawing, and the two columns, line up
-        self.c_panes = (pane("420px"), pane("420px"))
+        # equal heights: each column's C and drawing, and the two columns, line up (the rows of
+        # the columns' grid are shared). A C pane grows with its C up to 420 px: at a step without
+        # C yet it shows a few lines of program, and was a tall empty box
+        self.c_panes = (pane(most="420px"), pane(most="420px"))
         self.artifact_panes = (pane("420px"), pane("420px"))
         for k in range(2):
             self.c_panes[k].add_class("ss-c")
@@ -289,6 +291,13 @@ class Compare(W.HBox):
         shown = arts[-self.max_drawings:]
         more = (f"<div style='color:{MUTED};font-size:12px'>the last {len(shown)} of {len(arts)} "
                 f"drawings</div>" if len(arts) > len(shown) else "")
+        # (none of the chosen kind yet: the latest drawing so far, as the parse step's expression tree)
+        last = next((i for i in range(at, -1, -1) if R.drawn_artifacts(s.steps[i])), None) \
+            if kind and not arts and len(s) else None
+        if last is not None:
+            shown = R.drawn_artifacts(s.steps[last])[-self.max_drawings:]
+            more = (f"<div style='color:{MUTED};font-size:12px'>no {_html.escape(kind)} up to step {at}; "
+                    f"the drawing of step {last} ({_html.escape(s.steps[last].stage)})</div>")
         drawing = (more + "".join(R.render_artifact(a, provenance=prov or None) for a in shown) + zoom_restore() if shown
                    else f"<i>(no {_html.escape(str(kind or 'drawing'))} up to step {at})</i>")
         self._cache[key] = (_linked(c_html), _linked(drawing))

@@ -58,6 +58,7 @@ from ..algebra import OPERATORS, PARAMETRIC, Operator, UnknownOperatorError, kno
 from ..errors import ParseError, UsageError
 from .ast import Access, Assign, Call, Expr, Index, IndexValue, Literal, Reduce, free_indices, walk
 from .shape import SHAPE_OPERATORS, Broadcast, Collapse, Concat, Slice, Split
+from .drawing import notation_artifact
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
@@ -156,7 +157,7 @@ def parse(text: str, functions: dict[str, Operator] | None = None, trace=None) -
             trace.record("parse", before=text, error=str(e))
         raise
     if trace is not None:
-        trace.record("parse", before=text, after=program,
+        trace.record("parse", before=text, after=program, artifacts=[notation_artifact(program)],
                      note="implicit reductions made explicit")
     return program
 

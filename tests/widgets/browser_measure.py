@@ -183,6 +183,31 @@ def assert_readable(m: dict, where: str, panes: int = 0, contrast: bool = True) 
         assert not m["labels"], f"{where}: drawing labels below contrast 4.5 ({m['lcount']} labels): {m['labels']}"
 
 
+# Each of Compare's C panes: its height, and the height of what it shows (the pane's HTML, from the
+# top of its first child to the bottom of its last), rounded to the pixel.
+PANE_CONTENT_JS = r"""
+(root) => [...root.querySelectorAll('.widget-html.ss-c')].map(el => {
+  const inner = el.querySelector('.widget-html-content') || el;
+  const kids = [...inner.children].map(k => k.getBoundingClientRect());
+  const content = kids.length ? Math.max(...kids.map(r => r.bottom)) - Math.min(...kids.map(r => r.top)) : 0;
+  return {height: Math.round(el.getBoundingClientRect().height), content: Math.round(content),
+          text: el.innerText.slice(0, 60)};
+})
+"""
+
+
+def assert_panes_fit_content(panes: list[dict], where: str, slack: int = 24) -> None:
+    """The panes of one row (Compare's columns share their rows, so the two are as tall as each
+    other) are no taller than the most either shows (with padding and border, ``slack`` px) or than
+    the 100 px a pane keeps at least: a pane showing a few lines is not a tall empty box.
+
+    >>> assert_panes_fit_content([{"height": 110, "content": 40, "text": "x"}, {"height": 110, "content": 90}], "a row")
+    """
+    most = max(100, max(p["content"] for p in panes) + slack)
+    tall = [p for p in panes if p["height"] > most]
+    assert panes and not tall, f"{where}: panes taller than what they show ({most} px at most): {tall}"
+
+
 # Compare's columns line up: each column's C pane, and its drawing pane, as tall as the other's
 # and starting at the same height on the page (rounded to the pixel).
 LINE_UP_JS = r"""

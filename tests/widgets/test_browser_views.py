@@ -8,8 +8,9 @@ import pathlib
 import re
 import time
 
-from browser_measure import (CELLS_JS, FILL_CONTRAST_JS, LINK_JS, SAVED_STATE_JS, SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK,
-                             ZOOM_JS, assert_columns_line_up, assert_readable, measure, set_theme)
+from browser_measure import (CELLS_JS, FILL_CONTRAST_JS, LINK_JS, PANE_CONTENT_JS, SAVED_STATE_JS, SCROLL_END_JS, SHOWN,
+                             SHOWN_NOTEBOOK, ZOOM_JS, assert_columns_line_up, assert_panes_fit_content, assert_readable,
+                             measure, set_theme)
 
 
 def open_and_run(page, url: str, token: str, name: str, artifacts: pathlib.Path) -> None:
@@ -51,6 +52,12 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         handle.press("Home")
         page.wait_for_function("els => els.every(e => /step 0 of \\d+: parse/.test(e.innerText))",
                                arg=[e.element_handle() for e in steps], timeout=30_000)
+        c_panes_fit_their_program(page, compare, "parse", artifacts)
+        for k in range(2):   # (no lattice nor looplet nest yet: the parse step's expression tree)
+            tree = compare.locator(".ss-drawing").nth(k)
+            m = measure(tree)
+            assert "notation-tree" in tree.inner_text() and m["ncount"] >= 6 and not m["nodes"] \
+                and not m["drawings"], m
         for _ in range(40):
             if "index j" in compare.locator(".ss-stage").first.inner_text():
                 break
@@ -62,6 +69,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         page.wait_for_function("els => /lattice/.test(els[0].innerText) && /unfurl/.test(els[1].innerText)",
                                arg=[e.element_handle() for e in steps], timeout=30_000)
         assert "forall j" in compare.locator(".ss-drawing").nth(0).inner_text()
+        c_panes_fit_their_program(page, compare, "index-j", artifacts)
         page.screenshot(path=str(artifacts / "views-compare-index-j.png"), full_page=False)
         assert_readable(measure(compare), "Compare at the lattice and unfurl of j", panes=4)
         assert_columns_line_up(compare, "Compare at the lattice and unfurl of j")
@@ -223,6 +231,18 @@ STEP_LINES_JS = """c => [...c.querySelectorAll('.ss-step-a, .ss-step-b')].map(w 
   }
   return {text: w.innerText, cut, right: Math.round(r.right), column: Math.round(col.right)};
 })"""
+
+
+def c_panes_fit_their_program(page, compare, where: str, artifacts: pathlib.Path) -> None:
+    """At a step of neither column's C (the parse, the lattice and unfurl of j) each C pane shows
+    the program as it stands, a few lines, and is as tall as they are: it was 420 px, most of it
+    empty. The columns still line up. (At the parse step, each drawing pane shows the expression
+    tree, where it showed an empty box for want of a lattice or a looplet nest.)"""
+    page.screenshot(path=str(artifacts / f"views-compare-no-c-{where}.png"), full_page=False)
+    panes = compare.evaluate(PANE_CONTENT_JS)
+    assert len(panes) == 2 and all("no C yet" in p["text"] and p["content"] > 20 for p in panes), panes
+    assert_panes_fit_content(panes, f"Compare's C panes at {where}")
+    assert_columns_line_up(compare, f"Compare at {where}")
 
 
 def step_lines_fit(compare, where: str) -> None:
@@ -418,6 +438,14 @@ def test_playground_relowers_on_typing_and_switching_strategy(browser, lab, arti
 
     first = c.evaluate(shown)
     assert "lattice_y" in first["text"] and "z_val" not in first["text"] and first["height"] >= 100
+    # the explorer opens at the parse step, which draws the expression tree (it drew nothing): each
+    # node's label inside its shape, the drawing inside its pane
+    assert "step 0 of" in play.locator(".ss-header").first.inner_text()
+    drawing = play.locator(".ss-drawing").first
+    page.screenshot(path=str(artifacts / "playground-parse.png"), full_page=False)
+    tree = measure(drawing)
+    assert tree["ncount"] >= 6 and not tree["nodes"] and not tree["drawings"], tree
+    assert "A[i, j]" in drawing.inner_text() and "sum[j]" in drawing.inner_text()
     # since issue 29 the lattice strategy builds every output level (some through a SparseList it
     # converts): y's level menu offers SparseBand and marks nothing
     # (ipywidgets draws an option's spaces as no-break spaces)

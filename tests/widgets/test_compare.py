@@ -28,3 +28,19 @@ def test_for_program_gives_each_column_the_shape_of_its_own_array():
                             bins=(np.zeros(4, np.int64), np.zeros(8, np.int64)), img=img, mask=mask,
                             shift=(np.int64(4), np.int64(3)), top=np.int64(64))
     assert all("failed" not in h.value for h in c.headers), [h.value for h in c.headers]
+
+
+def test_a_step_before_any_drawing_of_the_chosen_kind_shows_the_latest_drawing():
+    """At the parse step neither column has a lattice or a looplet nest to draw: each shows the
+    parse step's expression tree, saying so (it was an empty box), and its C pane, holding a line
+    of program, is no longer fixed at 420 px (it grows with its C up to that)."""
+    c = Compare.for_program("y[i] = A[i, j] * x[j]", A="csr", x="dense")
+    c.stage_slider.value = 0
+    for side, kind in enumerate(("lattice", "looplet-nest")):
+        assert c.step_of(side) == 0
+        drawing = c.artifact_panes[side].value
+        assert 'data-kind="notation-tree"' in drawing and "<svg" in drawing, drawing[:300]
+        assert f"no {kind} up to step 0; the drawing of step 0 (parse)" in drawing
+        assert c.c_panes[side].layout.height is None and c.c_panes[side].layout.max_height == "420px"
+    c.stage_slider.value = c.stage_slider.max   # (drawings of the kind: those, as before)
+    assert all('data-kind="notation-tree"' not in p.value and "<svg" in p.value for p in c.artifact_panes)
