@@ -15,7 +15,7 @@ import numpy as np
 
 from . import memory
 from .errors import DTypeError, FormatError
-from .format import Format, narrow_index_levels, parse_format  # noqa: F401  (parse_format: an example below)
+from .format import Format, narrow_index_levels
 from .levels import Level
 from .levels.level import POS, group_starts, not_increasing
 
@@ -85,6 +85,7 @@ def check_index_room(fmt: Format, coords: list, count: int, label: str) -> None:
     """Refuse entries a level's index dtype cannot hold: an int32 level cast 2^31 to -2^31 (and
     a kernel then indexed with it). ``coords`` are in storage order, one array per mode.
 
+    >>> from compiler.format import parse_format
     >>> check_index_room(parse_format("csr", index_dtype="int32"), [np.array([0]), np.array([2 ** 31])], 1, "A")
     Traceback (most recent call last):
     ...

@@ -34,7 +34,7 @@ from ..imperative.cleanup import cleanup
 from ..imperative.copies import drop_copies
 from ..imperative.deadstores import drop_dead_stores
 from ..imperative.ir_dot import ir_artifact
-from ..imperative.ir import BinOp, Buffer, Const, Growable, OutScalar, Scalar, Select, Var
+from ..imperative.ir import BinOp, Buffer, Const, Growable, Scalar, Select, Var
 from ..imperative.traverse import walk as ir_walk
 from ..imperative.vectorize import vectorize
 from ..outputs import Outputs

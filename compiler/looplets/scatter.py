@@ -36,17 +36,17 @@ Lookup(i -> store at C1_next[j]++)
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..imperative import ir
 from ..imperative.ir import BinOp, Comment, Const, Declare, For, If, Load, Store, Var
+from ..stand_in import format_text, scatters
 from ..trace import Artifact
 from . import extents as X
 from .fibers import SubFiber, UnfurlContext, child_fiber, fiber_tag
 from .levels import kept
 from .looplets import Fill, Lookup, Thunk, nest_dot, nest_text
 from .output_order import fewest_reads_out_of_order, loops_of, reads_out_of_order, reordered
-from dataclasses import replace
-
-from ..stand_in import format_text, scatters
 from .program import Assign, Declare as PDeclare, Freeze, Index, Literal, TensorRef, walk
 
 #: the two passes, in order, and what each does (the trace's notes)
