@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import serialize
-from compiler.algebra import (NOVALUE, OPERATORS, Operator, UnknownOperatorError, c_literal, choose,
-                              lookup, user_function)
+from compiler.algebra import NOVALUE, OPERATORS, Operator, UnknownOperatorError, c_literal, choose, lookup
+from compiler.user_functions import user_function
 from compiler.errors import DTypeError
 
 DTYPES = ["float64", "float32", "int64", "int32", "bool"]

@@ -418,7 +418,10 @@ def test_a_looplet_texts_parts_are_marked_where_its_printer_put_them(lowered):
     trace = ss.lower("y[i] = Run[i, j] * x[j]", strategy="looplets", Run=ss.Tensor.from_scipy(S, name="Run"),
                      x=np.arange(5.0)).trace
     plain = lowered["looplets", "spmv"].trace
-    assert [s.stage for s in trace.steps] == [s.stage for s in plain.steps]
+
+    def lowering(t):   # (a call given a scipy matrix adds a foreign-layout step to the shared kernel's trace)
+        return [s.stage for s in t.steps if s.stage != "foreign-layout"]
+    assert lowering(trace) == lowering(plain)
     prov, plain_prov = trace_provenance(trace), trace_provenance(plain)
     recorded = [k for k, s in enumerate(trace.steps) if isinstance(s.data, dict) and "after_spans" in s.data]
     assert len(recorded) >= 8
