@@ -67,12 +67,8 @@ class Reused:
     def __repr__(self) -> str:
         return f"reuse({self.tensor!r})"
 
-    def take(self, name: str, fmt, storage: tuple, fill, *arguments: dict) -> dict:
-        """The arrays of output ``name`` (``pos``, ``tbl`` and ``val`` by kind) for a call whose output
-        is ``fmt`` (a byte map, its last level, under Dense levels or alone) of storage extents
-        ``storage``, the entries the tensor stored cleared; ``arguments``, dicts of what else the call
-        takes (the tensors given, and bound), none of which may share an array with it. Raises naming
-        what does not fit before it clears anything."""
+    def _fitting(self, name: str, fmt, storage: tuple):
+        """The tensor, unless it was given to a call before or its format or shape is not the output's."""
         t = self.tensor
         if self.used:
             raise UsageError(f"output {name}: this reuse() was given to a call before; its tensor's arrays hold "
@@ -83,6 +79,15 @@ class Reused:
         if tuple(t.storage_shape) != tuple(storage):
             raise ShapeError(f"output {name} has shape {tuple(storage)} in this call, but the tensor given to "
                              f"reuse() has shape {t.shape}")
+        return t
+
+    def take(self, name: str, fmt, storage: tuple, fill, *arguments: dict) -> dict:
+        """The arrays of output ``name`` (``pos``, ``tbl`` and ``val`` by kind) for a call whose output
+        is ``fmt`` (a byte map, its last level, under Dense levels or alone) of storage extents
+        ``storage``, the entries the tensor stored cleared; ``arguments``, dicts of what else the call
+        takes (the tensors given, and bound), none of which may share an array with it. Raises naming
+        what does not fit before it clears anything."""
+        t = self._fitting(name, fmt, storage)
         marked = t.__dict__.get(_MARK)
         if marked is not None:   # (a result the runtime started clear: the arrays it made)
             pos, tbl, srt, vals = marked
@@ -119,16 +124,7 @@ class Reused:
         (``D[i] <<= min, d``), for the kernel to update in place: the tensor's own array, not a copy
         (``{"val": vals}``); the caller has brought it up to date (a Bellman-Ford round's distances,
         two rounds old, with the entries the last round changed copied in). Checked as :meth:`take`."""
-        t = self.tensor
-        if self.used:
-            raise UsageError(f"output {name}: this reuse() was given to a call before; its tensor's arrays hold "
-                             f"that call's result now: reuse that result instead")
-        if t.format is not fmt and t.format != fmt:
-            raise UsageError(f"output {name}: reuse() of a tensor of format {t.format}, but this kernel writes "
-                             f"{name} as {fmt}")
-        if tuple(t.storage_shape) != tuple(storage):
-            raise ShapeError(f"output {name} has shape {tuple(storage)} in this call, but the tensor given to "
-                             f"reuse() has shape {t.shape}")
+        t = self._fitting(name, fmt, storage)
         vals = t.vals
         if not (vals.flags.c_contiguous and vals.flags.writeable) or vals.dtype != dtype:
             raise UsageError(f"output {name}: the values of the tensor given to reuse() are not a writeable "
