@@ -352,6 +352,8 @@ def parallel_origin(index, relations):
     * a split of a plain loop ``i``: blocks of ``i``;
     * a split of ``pos(i, ip, A)`` (``i`` a plain loop): blocks of A's positions of ``i``,
       each a distinct ``i`` (the level is unique), so the threads own their rows;
+    * ``pos`` of a split's inner variable (``split(i, i0, i1, b)``, ``pos(i1, ip, A)``): blocks of
+      coordinates, each searching its own positions (a thread carries nothing from the block before);
     * a split of fused positions ``fuse(i, j, f)`` + ``pos(f, fp, A)`` (or of ``f`` alone):
       each block finds the row of its first position by binary search; the threads
       own their elements only if the output is indexed by both ``i`` and ``j``
@@ -370,10 +372,6 @@ def parallel_origin(index, relations):
                    f"only the outer loop of a split runs on threads: the inner one runs within each block of "
                    f"{r.outer}, so its threads would start and join once per block; parallelize {r.outer}")
             raise StrategyError(f"parallelize({index}) does not apply: {index} comes from {r}, and {why}")
-        block_pos = next((x for x in relations if isinstance(x, Pos) and x.index == r.inner), None)
-        if block_pos is not None:
-            raise StrategyError(f"parallelize({index}) does not apply: each block of {r} runs over {block_pos}, "
-                                f"from the position where the block before ended (sequential)")
         while isinstance(made.get(r.index), Split) and r.index == made[r.index].outer:
             r = made[r.index]   # the outer loop of a split of a split's outer loop: blocks of blocks
         if isinstance(made.get(r.index), Split):

@@ -215,7 +215,9 @@ class DerivedLoops:
         The block's first position is where the block before ended (carried); its end is the
         first position whose coordinate is ``i_hi`` or more (a binary search in A's sorted
         coordinates). A block holding no entry jumps to the block of the next entry, so a
-        hypersparse loop costs its entries, not its blocks.
+        hypersparse loop costs its entries, not its blocks. On threads (``parallelize(i0)``)
+        nothing is carried: each block finds both its first and its end position by a binary
+        search, and every block is visited (a thread cannot jump its loop variable).
         """
         name = n.index.name
         if not it.entered_by_search:
@@ -245,6 +247,18 @@ class DerivedLoops:
         start = BinOp("*", o, bsize)
         body = [Declare(i, "int64", self.coord(it, p))] + self.loop_body(n, loop, i, [it], single=True, advance=False)
         nxt = self.coord(it, first)
+        if self.setup.parallel is not None and self.setup.parallel.name == split.outer:
+            since = Var(self.name(("block_start", name), f"{name}_lo"))
+            block = [Comment(f"{split}, {pos}: block {split.outer} holds the coordinates {since.name} <= {name} < "
+                             f"{limit.name}, at {it.tensor}'s positions [{first.name}, {last.name}); each block "
+                             f"searches both ends, so the blocks run on threads in any order"),
+                     Declare(since, "int64", start),
+                     Declare(limit, "int64", Select(BinOp("<", since, BinOp("-", N, bsize)),
+                                                    BinOp("+", since, bsize), N)),
+                     Declare(first, "int64", it.first_at_least(lo, hi, since)),
+                     Declare(last, "int64", it.first_at_least(first, hi, limit)),
+                     *self._derived_loop(pos.position, first, last, body, str(pos), p)]
+            return pre + self.parallel_pragma(split.outer) + [For(o, 0, nblocks, block)]
         block = [Comment(f"{split}, {pos}: block {split.outer} holds the coordinates {name} < {limit.name}, "
                          f"at {it.tensor}'s positions [{first.name}, {last.name})"),
                  If(BinOp("==", first, end), [Break()]),

@@ -93,10 +93,35 @@ def test_the_positions_of_a_block_split_again_and_the_trace():
     assert shown.startswith("forall i0:\n  forall ip:\n") and "pos(i1, ip, b)" in shown
 
 
+@pytest.mark.parametrize("prog, out", [("y[i] = b[i] * c[i]", None), ("s = b[i] * c[i]", None),
+                                       ("y[i] = b[i] * c[i]", sparse_vector())])
+@pytest.mark.parametrize("direction", ["down", "up"])
+def test_blocks_of_positions_on_threads(prog, out, direction):
+    # each block searches both its ends (nothing carried from the block before), so i0 runs on
+    # threads; a dense, a scalar and a sparse (two-phase) output; empty blocks at both ends
+    rng = np.random.default_rng(3)
+    v = rand(41, 0.4, rng)
+    v[:6], v[-7:] = 0, 0
+    v[[9, 20]] = np.nan, -np.inf
+    b = Tensor.from_numpy(v, sparse_vector(), name="b")
+    k = check(prog, blocks("i", 4, "b", direction).parallelize("i0"), out=out, b=b, c=rng.random(41))
+    src = k.c_source
+    assert "#pragma omp parallel for" in src and "int64_t ip_lo = lower_bound_int64(b0_idx, b0_pos[0]" in src
+    assert "i0 = b0_idx[ip_lo]" not in src   # no jump over empty blocks: a thread cannot move its loop variable
+
+
+def test_blocks_of_a_dcsr_row_level_on_threads():
+    rng = np.random.default_rng(4)
+    a = rand((37, 11), 0.3, rng, empty=(0, 4, 5, 36))
+    a[3, 2] = np.inf
+    A = Tensor.from_numpy(a, dcsr(), name="A")
+    k = check("y[i] = A[i, j] * x[j]", blocks("i", 3, "A").parallelize("i0"), A=A, x=rng.random(11))
+    assert "#pragma omp parallel for" in k.c_source
+
+
 @pytest.mark.parametrize("schedule, message", [
-    (blocks("i", 4, "b").parallelize("i0"),
-     r"parallelize\(i0\) does not apply: each block of split\(i, i0, i1, 4, down\) runs over pos\(i1, ip, b\), "
-     r"from the position where the block before ended \(sequential\)"),
+    (blocks("i", 4, "b").parallelize("i1"),
+     r"parallelize\(i1\) does not apply: i1 comes from split\(i, i0, i1, 4, down\)"),
     (blocks("i", 4, "b").split("i0", "u", "w", 2),
      r"split\(i0, u, w, 2, down\) does not apply: i0 runs the blocks of split\(i, i0, i1, 4, down\), each over "
      r"pos\(i1, ip, b\).*split the positions ip instead"),
