@@ -140,8 +140,11 @@ class Loops:
         if par and n.loops and not (simple and (not iters or iters[0].unique)):   # no loops: nothing runs
             what = (f"merges {' and '.join(it.described for it in iters)} in a while loop" if iters else
                     f"runs as {len(n.loops)} loops one after another")
+            hint = (f"; split it and run its blocks on threads, each finding its first positions by a binary "
+                    f"search: split({n.index}, {n.index}0, {n.index}1, 256).parallelize({n.index}0)"
+                    if iters and all(it.entered_by_search for it in iters) else "")
             raise StrategyError(f"parallelize({n.index}) does not apply: the loop over {n.index} {what}, whose "
-                                f"iterations depend on each other")
+                                f"iterations depend on each other{hint}")
         if simple and not iters:
             # (the pragma inside the tag: a prefetch put before the loop goes before the pragma too)
             return out + [self.tag_loop(n.loops[0], par + [For(i, 0, N, self.loop_body(n, n.loops[0], i, iterated=[],

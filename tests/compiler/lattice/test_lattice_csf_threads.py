@@ -153,6 +153,26 @@ def test_threads_refuse_a_merge_of_csf_rows_clearly():
               U=Tensor.from_numpy(np.ones((2, 2, 2)), lists(3, 0.0), name="U"), options={"schedule": PAR})
 
 
+@pytest.mark.parametrize("op", ["+", "*"])
+def test_threads_merge_csf_operands_by_the_split_the_refusal_names(op):
+    """The refusal above names a schedule that does run on threads: blocks of i, each finding both
+    operands' first positions by binary search; CSF + CSF into a CSF, checked as above."""
+    rng = np.random.default_rng(8)
+    t, u = rand((9, 4, 5), 0.3, rng, empty=(2, 7)), rand((9, 4, 5), 0.3, rng, empty=(7, 8))
+    t[0, 1, 2], u[5, 0, 0] = np.nan, -np.inf
+    u[4] = -t[4] if op == "+" else u[4]   # (a row that cancels)
+    T, U = (Tensor.from_numpy(x, lists(3, 0.0), name=n) for x, n in ((t, "T"), (u, "U")))
+    expr = f"C[i, j, k] = T[i, j, k] {op} U[i, j, k]"
+    with pytest.raises(StrategyError, match=r"split it and run its blocks on threads.*"
+                                            r"split\(i, i0, i1, 256\)\.parallelize\(i0\)"):
+        lower(expr, strategy="lattice", C=lists(3, 0.0), T=T, U=U, options={"schedule": PAR})
+    want, _ = evaluate(expr, T=T, U=U)
+    k = check_lowered(expr, Schedule().split("i", "i0", "i1", 2).parallelize("i0"), lists(3, 0.0), T=T, U=U)
+    assert "#pragma omp parallel for" in k.c_source and "lower_bound_int64(T0_idx" in k.c_source
+    assert_same_storage(native_result(k, lists(3, 0.0), want, "listed after", {"T": T, "U": U}),
+                        lower(expr, strategy="lattice", C=lists(3, 0.0), T=T, U=U)(T=T, U=U))
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.tuples(st.integers(0, 5), st.integers(0, 4), st.integers(0, 5)), st.floats(0.0, 1.0),
        st.integers(0, 2 ** 16), st.sampled_from(["scale", "product", "sum", "dense"]),
