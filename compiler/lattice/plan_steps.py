@@ -28,8 +28,8 @@ from ..errors import StrategyError
 from ..format import Format
 from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, assign_spelling
 from .algebra import derive, same_value
-from .cin import (Assignment, Forall, Sequence, Where, assignments, expr_accesses, loop_chain, map_parts, precompute,
-                  with_workspace_kind, workspace_name, wrap_loops)
+from .cin import Assignment, Forall, Sequence, Where, assignments, expr_accesses, loop_chain, map_parts, wrap_loops
+from .precompute import precompute, with_workspace_kind, workspace_name
 from .iteration_graph import IterationGraph, LoopOrderError, storage_path
 from .ordering import order_statement
 
@@ -251,7 +251,8 @@ def hoist_reductions(stmt, graph: IterationGraph, formats, dense_output: bool, d
     in ``derived`` (split, fused or a position loop) is not made. New names also avoid the
     names in ``avoid`` (those of the rest of the statement).
     """
-    from .cin import names_in, precompute_expr
+    from .cin import names_in
+    from .precompute import precompute_expr
     if isinstance(stmt, Where) and not stmt.temp.workspace:
         # a where outside every loop (s = sum(..) + sum(..)): each side is a statement of its own
         avoid = names_in(stmt) | set(avoid)

@@ -175,7 +175,8 @@ def _precompute(c: Command, stmt, graph, program, formats):
     from ..notation.ast import Expr
     from .algebra import derive
     from .ordering import order_statement, wheres
-    from .cin import loop_chain, expr_accesses, foralls, index_names, precompute, with_workspace_kind
+    from .cin import loop_chain, expr_accesses, foralls, index_names
+    from .precompute import precompute, with_workspace_kind
     if not c.args or len(c.args) > 4:
         raise StrategyError(f"schedule: {c} needs the workspace's index, then optionally its name, the "
                             f"expression and the workspace's format, e.g. precompute(j, w, C[i, j] + D[i, j]) "

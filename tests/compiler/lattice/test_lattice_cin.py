@@ -52,7 +52,7 @@ def test_scalar_promotion_reaches_through_nested_reductions():
 
 
 def test_scalar_promotion_reaches_into_a_workspace_consumer():
-    from compiler.lattice.cin import precompute_expr
+    from compiler.lattice.precompute import precompute_expr
     from compiler.notation import parse_expr
     s = concretize(parse("y[i] = sum[j](A[i, j] * x[j] + B[i, j])"))
     s = precompute_expr(s, parse_expr("x[j]"), ["j"], "w", fill_of=lambda e: 0.0)
@@ -113,7 +113,8 @@ def test_printed_parts_are_what_the_printer_printed(program, promote, workspace)
     """Each part a CIN statement records (issue 29 §5) spans the text printed for it: a forall's
     head, each access (the written one ``update``, a workspace's declaration too), each reduction's
     head; all accesses are there, in print order."""
-    from compiler.lattice.cin import assignments, precompute, workspace_name
+    from compiler.lattice.cin import assignments
+    from compiler.lattice.precompute import precompute, workspace_name
     from compiler.notation.ast import Access, walk
     s = concretize(parse(program))
     s = scalar_promote(s) if promote else s
