@@ -117,6 +117,8 @@ class SeqOutput:
                                                kept.stop, kept.step, self.fresh)
                 out += counting
             total = n if total is None else BinOp("+", total, n)
+        if total == _c(0):
+            return out      # (an empty slice: no room to reserve)
         return out + [Grow(x, total, hint=True) for x in (*self.idx, self.val)]
 
     def dense_position(self, idxs: tuple, upto: int):

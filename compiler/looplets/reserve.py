@@ -127,9 +127,10 @@ def kept_rows(e, formats: dict, fresh):
 def reserve_stmts(info, bound) -> list:
     """Hints reserving ``bound`` entries in an output's appended buffers, when the output is
     Dense levels over one level appended an entry per entry written (its writer ``counts_entries``:
-    a SparseList or SparseCOO) over an Element leaf (CSR, COO, a sparse vector), else none."""
+    a SparseList or SparseCOO) over an Element leaf (CSR, COO, a sparse vector), else none (and
+    none for no entries: an empty slice)."""
     levels = info.levels
-    if bound is None or not levels or not isinstance(info.leaf, Element) or \
+    if bound is None or bound == Const(0, "int64") or not levels or not isinstance(info.leaf, Element) or \
             not all(lvl.located_by_coordinate for lvl in levels[:-1]):
         return []
     k = len(levels) - 1
