@@ -241,6 +241,40 @@ memcpy bound), two alternated pairs before (70c1c09) and after, load 12, ratios 
     fig  looplets before -> after   lattice before -> after   bound (scipy/bound)
     24e  0.98-0.99x -> 1.13-1.20x   0.95x      -> 1.02-1.15x  1.25-1.30x
     24f  0.68-1.00x -> 1.05-1.20x   0.78-0.88x -> 1.03-1.06x  1.40-1.62x
+
+The strided row slice again (24f). Both strategies' copy loops compile to the same instructions
+(``gcc -O3 -S`` with the kernels' flags: one AVX2 loop of 8 entries, values and indices loaded and
+stored 32 bytes at a time, a compare counting the zeros; only the order of two stores differs).
+The kernels' C alone, from a C driver (20k x 20k, 1M entries, 249,836 kept, CPU time, min of 60):
+looplets 0.165-0.187 ms, lattice 0.187-0.202 ms (either reservation), the looplets' C with each
+row's copy a memcpy and no zero count 0.160-0.175 ms (the bound's form); a 64 MB sweep before
+each call, looplets 0.55-0.60 ms, lattice 0.59-0.67 ms. Through Python in paired rounds: looplets
+0.22-0.29 ms, lattice 0.24-0.30 ms (load 3); ``bench_shape_bound.py --only 24e,24f`` on main
+(c4f7458) at load 11, looplets 0.29-0.34 ms, lattice 0.33-0.36 ms. So the looplets' 24f is not
+slower and the 1.2-1.5x above did not reproduce: its C is at the memcpy bound (the lattice's is
+1.1x it; its rows stepped by 2 rather than by a skip loop, tried in the C, took 5 us of the 20
+off). What does move these kernels is
+the output's first touch: with glibc's mmap threshold pinned (``MALLOC_MMAP_THRESHOLD_=131072``)
+each call's 3 MB output is fresh memory, about 730 page faults and 2.6-3.4 ms a call, ten times
+the usual; whether freed outputs are reused depends on the process's allocations before.
+The lattice now reserves a row slice's output from the kept rows' entries (:mod:`compiler.kept_rows`,
+as the looplets do): 3 MB, where it reserved A's 12 MB (94-105 page faults a call in paired
+rounds before, 0.1 after). 24f stays about scipy's time: scipy's row slice is itself one pass of
+row copies into exactly sized arrays, and its call (77 us on an empty 20k x 20k matrix) costs
+more than ours (62 us looplets, 68 us lattice); the bound is 1.3-1.6x scipy, ours 1.1-1.5x the
+bound, the rest the call (the bound times its C call on arrays made before). ``bench_shape.py
+--no-pydata --clock cpu``, two pairs alternated, main (c4f7458) then after, load 11-13 (ratios
+over scipy; the 24e lattice, whose C did not change, moved 1.41x -> 0.67x: the machine's noise):
+
+    run              24f loop  24f latt  Fig.24 loop  latt   Fig.25 loop  latt   26 fused/unfused    26 vs scipy
+    main, pair 1     1.14x     0.90x     1.97x        2.09x  3.92x        3.30x  1.48 2.60 1.21x     2.37x
+    after, pair 1    0.96x     0.64x     1.88x        1.71x  4.23x        3.41x  1.59 2.54 1.29x     2.56x
+    main, pair 2     0.95x     0.83x     1.94x        2.04x  4.16x        3.01x  1.57 2.63 1.29x     2.66x
+    after, pair 2    1.22x     1.09x     1.83x        1.91x  3.97x        3.29x  1.53 2.18 1.18x     2.57x
+
+``bench_shape_bound.py --clock cpu --only 24e,24f``, the same alternation (load 11-13), 24f over
+scipy: looplets 1.18x, 1.03x -> 0.97x, 1.12x; lattice 0.99x, 0.98x -> 1.20x, 1.15x; the lattice
+over the bound 1.33x, 1.41x -> 1.19x, 1.35x.
 """
 
 from __future__ import annotations

@@ -747,7 +747,7 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     taken = {str(i) for i in program.lhs.indices} | indices | {p.name for p in params}
     em = SeqEmitter(formats, names, dtype, taken)
     em.out = SeqOutput(out, out_format, low.shape, dtype, em.fresh)
-    body = em.out.init({t: formats[t] for t in inputs}) + em.stmt(low.cfir.cfir) + em.out.final()
+    body = em.out.init({t: formats[t] for t in inputs}, program.rhs) + em.stmt(low.cfir.cfir) + em.out.final()
     used = names_used(body)
     params = [p for p in params if p.name in used] + em.out.params()
     return ir.Function(name, tuple(params), ir.Block(tuple(body)))

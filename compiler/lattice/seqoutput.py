@@ -32,6 +32,10 @@ from ..binding import array_name
 from ..errors import StrategyError
 from ..imperative import ir
 from ..imperative.ir import BinOp, Cast, Const, Grow, Load, Store, Var
+from ..kept_rows import kept_row_entries
+from ..notation.ast import accesses as accesses_of
+from ..notation.ast import walk as walk_notation
+from ..notation.shape import Slice
 from .exprs import not_fill
 from .seqlevels import leaf_kind
 
@@ -64,7 +68,7 @@ class SeqOutput:
 
     def __init__(self, name: str, fmt, shape: tuple, dtype: str, fresh=None):
         # (extents in storage order: the loops run in the output's mode order, e.g. columns first for CSC)
-        self.name, self.fmt, self.dtype = name, fmt, dtype
+        self.name, self.fmt, self.dtype, self.fresh = name, fmt, dtype, fresh or (lambda base: base)
         self.shape = tuple(tuple(shape)[m] for m in fmt.mode_order) if len(shape) == len(fmt.mode_order) \
             else tuple(shape)
         self.kind = output_kind(fmt)
@@ -95,17 +99,26 @@ class SeqOutput:
         out.append(ir.Growable(self.val, self.dtype, self.counter))
         return out
 
-    def init(self, inputs: dict | None = None) -> list:
+    def init(self, inputs: dict | None = None, rhs=None) -> list:
         """The output's first statements; ``inputs`` (name -> Format), read by the kernel, bound
         its entries: room for all theirs is reserved up front (a hint), as the looplets' reserve
-        does, so the buffers do not grow by doubling."""
+        does, so the buffers do not grow by doubling. An input ``rhs`` (the program's right side)
+        reads only through a slice of its rows counts the entries of the rows kept instead."""
         out = [Grow(self.pos, _c(2)), Store(self.pos, 0, Const(0, self.idt))] if self.kind == "coo" else []
         if self.kind == "dense" or not inputs:
             return out
         total = None
         for name, fmt in sorted(inputs.items()):
-            n = stored_count(name, fmt)
+            kept = _row_slice(rhs, name, fmt) if rhs is not None else None
+            if kept is None:
+                n = stored_count(name, fmt)
+            else:
+                counting, n = kept_row_entries(array_name(name, 1, fmt.levels[1].starts_array), kept.start,
+                                               kept.stop, kept.step, self.fresh)
+                out += counting
             total = n if total is None else BinOp("+", total, n)
+        if total == _c(0):
+            return out      # (an empty slice: no room to reserve)
         return out + [Grow(x, total, hint=True) for x in (*self.idx, self.val)]
 
     def dense_position(self, idxs: tuple, upto: int):
@@ -155,6 +168,19 @@ class SeqOutput:
             q = Var(self.q)
             return [ir.For(q, 0, _c(rows), [Store(self.pos, BinOp("+", q, _c(1)), Load(self.pos, q), "+")])]
         return []
+
+
+def _row_slice(rhs, name: str, fmt):
+    """The :class:`~compiler.notation.shape.Slice` of ``rhs`` through which alone tensor ``name``
+    is read, when it slices the rows of a CSR (``fmt``: a Dense level over a SparseList), else None."""
+    reads = [a for a in accesses_of(rhs) if a.tensor == name]
+    if len(reads) != 1 or len(fmt.levels) != 2 or [leaf_kind(lvl) for lvl in fmt.levels] != ["dense", "list"]:
+        return None
+    rows = reads[0].indices[fmt.mode_order[0]]
+    for e in walk_notation(rhs):
+        if isinstance(e, Slice) and e.operand == reads[0] and e.index == rows:
+            return e
+    return None
 
 
 def stored_count(name: str, fmt):

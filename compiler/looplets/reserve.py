@@ -40,6 +40,7 @@ from __future__ import annotations
 from ..binding import array_name
 from ..imperative import ir
 from ..imperative.ir import Cast, Const, Load, Var
+from ..kept_rows import kept_row_entries
 from ..levels import Element
 from ..notation import ast as N
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
@@ -120,24 +121,16 @@ def kept_rows(e, formats: dict, fresh):
             e.index not in acc.indices or fmt.mode_order[0] != acc.indices.index(e.index):
         return None
     pos = array_name(acc.tensor, 1, fmt.levels[1].starts_array)
-    if e.step == 1:
-        return [], X.sub(Cast("int64", Load(pos, Const(e.stop, "int64"))),
-                         Cast("int64", Load(pos, Const(e.start, "int64"))))
-    n, r = Var(fresh("n_kept")), Var(fresh("r"))
-    row = X.add(Const(e.start, "int64"), ir.BinOp("*", r, Const(e.step, "int64")))
-    rows = len(range(e.start, e.stop, e.step))
-    return [ir.Declare(n, "int64", Const(0, "int64")),
-            ir.For(r, Const(0, "int64"), Const(rows, "int64"), ir.Block((ir.CompoundAssign(
-                "+", n, X.sub(Cast("int64", Load(pos, X.add(row, Const(1, "int64")))),
-                              Cast("int64", Load(pos, row)))),)))], n
+    return kept_row_entries(pos, e.start, e.stop, e.step, fresh)
 
 
 def reserve_stmts(info, bound) -> list:
     """Hints reserving ``bound`` entries in an output's appended buffers, when the output is
     Dense levels over one level appended an entry per entry written (its writer ``counts_entries``:
-    a SparseList or SparseCOO) over an Element leaf (CSR, COO, a sparse vector), else none."""
+    a SparseList or SparseCOO) over an Element leaf (CSR, COO, a sparse vector), else none (and
+    none for no entries: an empty slice)."""
     levels = info.levels
-    if bound is None or not levels or not isinstance(info.leaf, Element) or \
+    if bound is None or bound == Const(0, "int64") or not levels or not isinstance(info.leaf, Element) or \
             not all(lvl.located_by_coordinate for lvl in levels[:-1]):
         return []
     k = len(levels) - 1
