@@ -53,7 +53,7 @@ from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, free_in
 from ..notation.ast import accesses as accesses_of
 from ..notation.ast import walk as walk_notation
 from ..notation.infer import infer_shapes
-from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split
+from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split, distinct_bindings
 from ..notation.shapedata import shape_data
 from ..tensor import Tensor
 from ..trace import Artifact, Rewrite, Trace
@@ -661,6 +661,9 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -
     program = parse(program) if isinstance(program, str) else program
     if program.op is not None:
         raise StrategyError(f"{program}: the sequence lowering writes its output with = only")
+    # (an access is read through the levels of its indices: two operators binding one name, as in
+    # slice(A[j], j -> k, ..) + slice(A[j], j -> k, ..), must read A through two iterators)
+    program = replace(program, rhs=distinct_bindings(program.rhs, {str(i) for i in program.lhs.indices}))
     tensors = {name: x if isinstance(x, ShapedFormat) else to_tensor(x, name) for name, x in tensors.items()}
     info = infer_shapes(program, {n: t.shape for n, t in tensors.items() if n != program.lhs.tensor})
     with_data = not any(isinstance(t, ShapedFormat) for t in tensors.values())

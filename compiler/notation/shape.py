@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .. import serialize
-from .ast import Access, Expr, Index, free_indices, walk
+from .ast import Access, Call, Expr, Index, Reduce, free_indices, walk
 
 
 def _index(i) -> Index:
@@ -50,6 +50,14 @@ class ShapeOp(Expr):
 
     def with_children(self, children) -> "ShapeOp":
         """The same operator over new operands (in :meth:`children` order)."""
+        raise NotImplementedError
+
+    def with_consumed(self, k: int, indices) -> "ShapeOp":
+        """The same operator binding ``indices`` (as many as :meth:`consumed` gives) in operand ``k``."""
+        raise NotImplementedError
+
+    def with_produced(self, indices) -> "ShapeOp":
+        """The same operator producing ``indices`` (as many as :meth:`produced` gives)."""
         raise NotImplementedError
 
     def free_of(self, child_free: list) -> tuple[Index, ...]:
@@ -98,6 +106,12 @@ class Collapse(ShapeOp):
     def with_children(self, children):
         return replace(self, operand=children[0])
 
+    def with_consumed(self, k, indices):
+        return replace(self, indices=tuple(indices))
+
+    def with_produced(self, indices):
+        return replace(self, result=indices[0])
+
     def notation_text(self, show) -> str:
         i, j = self.indices
         return f"collapse({show(self.operand)}, ({i}, {j}) -> {self.result})"
@@ -139,6 +153,12 @@ class Split(ShapeOp):
     def with_children(self, children):
         return replace(self, operand=children[0])
 
+    def with_consumed(self, k, indices):
+        return replace(self, index=indices[0])
+
+    def with_produced(self, indices):
+        return replace(self, results=tuple(indices))
+
     def notation_text(self, show) -> str:
         parts = ", ".join(_size_text(i, s) for i, s in zip(self.results, self.sizes))
         return f"split({show(self.operand)}, {self.index} -> ({parts}))"
@@ -174,6 +194,12 @@ class Concat(ShapeOp):
 
     def with_children(self, children):
         return replace(self, operands=tuple(children))
+
+    def with_consumed(self, k, indices):
+        return replace(self, indices=self.indices[:k] + tuple(indices) + self.indices[k + 1:])
+
+    def with_produced(self, indices):
+        return replace(self, result=indices[0])
 
     def notation_text(self, show) -> str:
         ops = ", ".join(show(e) for e in self.operands)
@@ -229,6 +255,12 @@ class Slice(ShapeOp):
     def with_children(self, children):
         return replace(self, operand=children[0])
 
+    def with_consumed(self, k, indices):
+        return replace(self, index=indices[0])
+
+    def with_produced(self, indices):
+        return replace(self, result=indices[0])
+
     def notation_text(self, show) -> str:
         return (f"slice({show(self.operand)}, {self.index} -> {self.result}, "
                 f"({self.start}, {self.stop}, {self.step}))")
@@ -263,6 +295,12 @@ class Broadcast(ShapeOp):
     def with_children(self, children):
         return replace(self, operand=children[0])
 
+    def with_consumed(self, k, indices):
+        return self
+
+    def with_produced(self, indices):
+        return replace(self, index=indices[0])
+
     def notation_text(self, show) -> str:
         return f"broadcast({_size_text(self.index, self.size)}, {show(self.operand)})"
 
@@ -285,10 +323,76 @@ def has_shape_operators(e) -> bool:
                for n in walk(e))
 
 
+def rename_index(e, old: Index, new: Index):
+    """``e`` with the free occurrences of index ``old`` renamed ``new`` (not inside an operand of a
+    shape operator or a reduction that binds ``old`` again).
+
+    >>> from compiler.notation import parse_expr
+    >>> print(rename_index(parse_expr("slice(A[j], j -> k, (0, 4, 2)) + b[j]"), Index("j"), Index("m")))
+    slice(A[j], j -> k, (0, 4, 2)) + b[m]
+    """
+    if isinstance(e, Access):
+        return replace(e, indices=tuple(new if i == old else i for i in e.indices))
+    if isinstance(e, Reduce):
+        return e if old in e.indices else replace(e, body=rename_index(e.body, old, new))
+    if isinstance(e, Call):
+        return replace(e, args=tuple(rename_index(a, old, new) for a in e.args))
+    if isinstance(e, ShapeOp):
+        kids = [c if old in e.consumed(k) else rename_index(c, old, new) for k, c in enumerate(e.children())]
+        return e.with_children(kids).with_produced([new if i == old else i for i in e.produced()])
+    return e
+
+
+def distinct_bindings(e, taken=frozenset()):
+    """``e`` with each index a shape operator binds bound once only: an index that an earlier
+    operator (in pre-order) already bound is renamed in the operand it binds (a fresh name, not in
+    ``taken`` nor in ``e``). A consumed index is local to its operand, so this changes nothing
+    that ``e`` means; it lets a lowering key an access by its indices, as two slices of one
+    tensor by one index name would otherwise read through one iterator.
+
+    >>> from compiler.notation import parse
+    >>> e = parse("d[k] = slice(A[j], j -> k, (0, 8, 2)) + slice(A[j], j -> k, (1, 8, 2))").rhs
+    >>> print(distinct_bindings(e, {"d", "k"}))
+    slice(A[j], j -> k, (0, 8, 2)) + slice(A[j2], j2 -> k, (1, 8, 2))
+    """
+    names = set(taken) | {i.name for n in walk(e) for i in getattr(n, "indices", ()) if isinstance(i, Index)}
+    names |= {i.name for n in walk(e) if isinstance(n, ShapeOp)
+              for k in range(len(n.children())) for i in (*n.consumed(k), *n.produced())}
+    bound: set = set()
+
+    def fresh(i: Index) -> Index:
+        n = 2
+        while f"{i.name}{n}" in names:
+            n += 1
+        names.add(f"{i.name}{n}")
+        return Index(f"{i.name}{n}")
+
+    def visit(x):
+        if isinstance(x, Call):
+            return replace(x, args=tuple(visit(a) for a in x.args))
+        if isinstance(x, Reduce):
+            return replace(x, body=visit(x.body))
+        if not isinstance(x, ShapeOp):
+            return x
+        kids = []
+        for k, c in enumerate(x.children()):
+            binds = list(x.consumed(k))
+            for q, i in enumerate(binds):
+                if i in bound:
+                    binds[q] = fresh(i)
+                    c = rename_index(c, i, binds[q])
+                bound.add(binds[q])
+            x = x.with_consumed(k, binds) if binds != list(x.consumed(k)) else x
+            kids.append(c)
+        return x.with_children([visit(c) for c in kids])
+
+    return visit(e)
+
+
 def free_indices_of(e) -> tuple[Index, ...]:
     """:func:`compiler.notation.ast.free_indices` (re-exported for shape-aware callers)."""
     return free_indices(e)
 
 
 __all__ = ["ShapeOp", "Collapse", "Split", "Concat", "Slice", "Broadcast", "SHAPE_OPERATORS",
-           "has_shape_operators", "free_indices_of"]
+           "has_shape_operators", "free_indices_of", "rename_index", "distinct_bindings"]

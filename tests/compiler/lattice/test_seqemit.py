@@ -313,8 +313,6 @@ def test_a_kernel_serves_only_the_shapes_it_was_lowered_for():
 
 @pytest.mark.parametrize("program, tensors, why", [
     ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": "csr"}, r"tensors of known shapes"),
-    ("C[k, i] = slice(A[j, i], j -> k, (2, -1, -1)) + slice(A[j, i], j -> k, (0, 3, 1))", {"A": np.eye(3)},
-     r"walked forwards in one place and backwards"),
     # (a fill other than 0 where the result is no copy of entries of that fill)
     ("c[k] = collapse(A[i, j], (i, j) -> k) + 1.0", {"A": Tensor.from_numpy(np.eye(2), "csr", fill=np.nan)},
      r"tensor A has fill nan: the sequence lowering walks stored entries only"),
