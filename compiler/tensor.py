@@ -36,8 +36,6 @@ from .format import Format, checked_mode_order, parse_format
 from .levels import Dense, Element, Level, Pattern, SparseCOO, SparseList, flatten
 from .levels.level import POS, is_fill, normalize_fill
 
-#: levels that own arrays; a tree where none of them has data is a format spec
-_ARRAY_OWNERS = (SparseList, SparseCOO, Element)
 #: the mode order of a tensor stored in its modes' order, by rank
 _IN_ORDER = {n: tuple(range(n)) for n in range(33)}
 
@@ -120,7 +118,8 @@ class Tensor:
             shape = tuple(sizes[order.index(m)] for m in range(ndim))
         self._shape = shape
 
-        owners = [lvl for lvl in (*levels, leaf) if isinstance(lvl, _ARRAY_OWNERS)]
+        # (a tree where no level owning arrays holds them is a format spec)
+        owners = [lvl for lvl in (*levels, leaf) if lvl.array_dtypes()]
         with_data = [lvl.has_data for lvl in owners]
         if owners and not any(with_data):
             # a format spec: make the all-fill tensor of this shape

@@ -251,7 +251,19 @@ def _class_names(node) -> list:
     return []
 
 
-def format_class_switches(source: str, classes: set) -> list:
+def class_constants(source: str) -> dict:
+    """``{name: [class name, ...]}`` of the module-level names ``source`` binds to a tuple, list or
+    set of names (``OWNERS = (SparseList, SparseCOO)``): a test against one is a test of each class.
+
+    >>> class_constants('OWNERS = (SparseList, SparseCOO)\\nN = 3')
+    {'OWNERS': ['SparseList', 'SparseCOO']}
+    """
+    return {t.id: _class_names(node.value) for node in _parsed(source).body
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, (ast.Tuple, ast.List, ast.Set))
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
+
+
+def format_class_switches(source: str, classes: set, constants: dict | None = None) -> list:
     """``(line, class)`` of each test of a level's format class: ``isinstance(x, C)``,
     ``issubclass(t, C)`` or ``type(x) is C`` for a format class ``C`` (a leaf's kind may be tested).
 
@@ -259,12 +271,21 @@ def format_class_switches(source: str, classes: set) -> list:
     [(1, 'Dense'), (1, 'SparseList')]
     >>> format_class_switches('ok = isinstance(leaf, Element) and type(lvl) is not Dense', {"Dense"})
     [(1, 'Dense')]
+
+    A constant tuple of format classes (:func:`class_constants`, the module's own or ``constants``
+    from the modules it may import) tested by name counts too, each class at the test:
+
+    >>> format_class_switches('OWNERS = (Dense, Element)\\nok = isinstance(lvl, OWNERS)', {"Dense"})
+    [(2, 'Dense')]
     """
+    tree = _parsed(source)
+    spelled = {**(constants or {}), **class_constants(source)}
     out = []
-    for node in ast.walk(_parsed(source)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
-            out += [(node.lineno, n) for n in _class_names(node.args[1]) if n in classes]
+            named = [m for n in _class_names(node.args[1]) for m in spelled.get(n, [n])]
+            out += [(node.lineno, n) for n in named if n in classes]
         elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))
                                                    for op in node.ops):
             out += [(node.lineno, n) for operand in [node.left, *node.comparators]
@@ -281,9 +302,14 @@ def test_no_module_outside_the_levels_switches_on_a_level_format_class():
     new format registered with an unfurl and a writer is lowered as what it declares (issue 29)."""
     classes = _format_class_names()
     assert {"Dense", "SparseList", "SparseByteMap", "SparseHash", "RunList"} <= classes
+    # (a tuple of classes another module binds and this one imports: ``isinstance(lvl, ASSEMBLED)``)
+    constants = {}
+    for m in sorted(MODULES):
+        for name, spelled in class_constants(MODULES[m].read_text(encoding="utf-8")).items():
+            constants[name] = constants.get(name, []) + spelled
     bad = [f"{MODULES[m].relative_to(ROOT)}:{line} tests the class {n}"
            for m in sorted(MODULES) if not m.startswith("compiler.levels")
-           for line, n in format_class_switches(MODULES[m].read_text(encoding="utf-8"), classes)]
+           for line, n in format_class_switches(MODULES[m].read_text(encoding="utf-8"), classes, constants)]
     assert not bad, "\n".join(bad)
 
 

@@ -248,8 +248,8 @@ def build_cfir(stmt, setup: Setup, ctx: _Ctx | None = None, verify_lattices: boo
                 last += 1
             operands.append(Operand(acc, it.kind, last == len(path) - 1, fill, dt, setup.names[key]))
             by_key[key] = it
-            if last > cursor:   # (a sparse last level is searched for i: compiler.lattice.diagonal)
-                also[key] = tuple(x if x.kind == "dense" else found(x, acc)
+            if last > cursor:   # (a last level under a sparse one is found at i: compiler.lattice.diagonal)
+                also[key] = tuple(x if x.kind == "dense" and it.kind == "dense" else found(x, acc)
                                   for x in setup.iters[key][cursor + 1:last + 1])
         elif i in path:
             raise StrategyError(f"{acc} is stored in the order {', '.join(p.name for p in path)}, so "

@@ -176,6 +176,8 @@ class _Machine:
                             par = self.parent[(key, loc.mode)]
                         elif above in loop.iterated and coords[k] == i:
                             par = fibers[k][cursor[k]][1]
+                        elif above in loop.located:   # (located just before, as the loop's located come in order)
+                            par = self.parent[(key, loc.mode)]
                         else:
                             continue   # the level above is not at i: the access is absent
                         self.parent[(key, loc.mode + 1)] = loc.py_find(self.arrays, self.sizes, par, i)

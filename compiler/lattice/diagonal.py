@@ -1,10 +1,11 @@
 """A diagonal's sparse level: found at the loop's coordinate, not iterated.
 
 An access that repeats an index (``A[i, i]``) is read in the one loop over ``i``: its Dense
-levels of ``i`` are located at ``i`` (``p * N + i``), and its last level, when sparse, is
-*searched* for ``i`` under the position above (located, as CSR's row; or iterated, as DCSR's or
-COO's rows, then in each case where that row is at ``i``): a sorted level by bisection of its
-fiber (a SparseBand computes the position ``i`` would have and tests it is in the fiber), a SparseHash by probing its table, a SparseByteMap by its table. The search gives the child
+levels of ``i`` are located at ``i`` (``p * N + i``), and its last level is *found* at ``i`` under
+the position above (located, as CSR's row; or iterated, as DCSR's, COO's or a SparseList of dense
+rows', then in each case where that row is at ``i``): a Dense level by its slot, a sorted level by
+bisection of its fiber (a SparseBand computes the position ``i`` would have and tests it is in the
+fiber), a SparseHash by probing its table, a SparseByteMap by its table. The search gives the child
 position, or ``-1`` when ``i`` is not stored, where the access reads its fill; the access is
 thus read like a dense one (every ``i`` has a value), which the lattice takes it for.
 
@@ -63,6 +64,8 @@ class Found:
         """Statements declaring ``q``: the position of coordinate ``i`` in the fiber under ``parent``,
         or -1 if it is not stored. ``cap`` is a SparseHash's capacity (else unused)."""
         it = self.it
+        if it.located_by_coordinate:   # a Dense last level (under a sparse one): its slot, always stored
+            return [Declare(q, "int64", it.locate(parent, i))]
         if it.locatable:   # its table: the located child, kept where the table says it is stored
             at = fresh("at")
             return it.locate_stmts(at, parent, i, fresh, cap) + \
@@ -93,6 +96,8 @@ class Found:
 
     def py_find(self, arrays: dict, sizes: dict, parent, i: int) -> int:
         """The interpreter's search: the child position of ``i`` under ``parent``, or -1."""
+        if self.it.located_by_coordinate:
+            return parent * sizes[self.it.param("size")] + i
         for c, child in self.it.py_fiber(arrays, sizes, parent):
             if c == i:
                 return child

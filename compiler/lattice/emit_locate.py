@@ -155,7 +155,8 @@ class Locating:
         fresh = lambda base: Var(self.name(("find", loc.name, loc.mode, base),  # noqa: E731
                                            f"{base}{loc.name}{loc.level}"))
         cap = self.hash_capacity(loc.it) if loc.it.probed else None
-        self.found.add(self.it_key(loc))
+        if not loc.it.located_by_coordinate:   # (a Dense level's slot is always stored: no -1 to test)
+            self.found.add(self.it_key(loc))
         return pv, loc.find_stmts(pv, parent, i, fresh, cap)
 
     def set_parents(self, iterated, segs, located, case: CCase, i=None):

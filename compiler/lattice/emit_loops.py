@@ -315,9 +315,11 @@ class Loops:
             else:
                 key = self.it_key(loc)
                 # a repeated index (a diagonal, B[i, i, j]) locates a level under one located just above
-                if isinstance(loc, Found) and s.iters[key][loc.mode - 1].kind == "sparse":
-                    # searched under the iterated level above, in each case it is at i (none: absent here)
-                    later += [loc] if s.iters[key][loc.mode - 1] in iterated else []
+                above = s.iters[key][loc.mode - 1]
+                if isinstance(loc, Found) and above.kind == "sparse":
+                    # searched under the level above, iterated or located (a hash's row, -1 where it
+                    # is not stored), in each case the access is present at i (none: absent here)
+                    later += [loc] if above in iterated or above in loop.located else []
                     continue
                 parent = located[key][0] if located.get(key, (None, -1))[1] == loc.mode else self.parent_of(loc)
                 if isinstance(loc, Found):   # a diagonal's sparse last level, searched for i

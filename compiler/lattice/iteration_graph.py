@@ -91,8 +91,9 @@ def check_repeated_indices(acc: Access, fmt: Format) -> None:
     The loop over ``i`` binds ``i`` once, and each level storing a mode of ``i`` is then located at
     it (``p * N + i``), which a Dense level under a Dense one does; the tensor's last level may
     be sparse, searched for ``i`` under the level above, located or iterated (CSR's columns under
-    its rows, DCSR's or COO's under their sparse rows; :mod:`compiler.lattice.diagonal`). A sparse
-    level in the middle, or a Dense one under a sparse one of ``i``, is refused.
+    its rows, DCSR's or COO's under their sparse rows; :mod:`compiler.lattice.diagonal`), and so may a
+    Dense last level under a sparse one (located once the level above is at ``i``). A sparse level in
+    the middle, or a Dense one there under a sparse one of ``i``, is refused.
 
     >>> from compiler.format import csf, dcsr
     >>> from compiler.notation import parse
@@ -100,7 +101,7 @@ def check_repeated_indices(acc: Access, fmt: Format) -> None:
     >>> check_repeated_indices(parse("y[i, j] = B[i, i, j]").rhs, csf())
     Traceback (most recent call last):
     ...
-    compiler.errors.StrategyError: B[i, i, j] repeats index i (a diagonal): the lattice strategy finds i in B's level 1 (SparseList), which it searches only as the last level and locates only as a Dense level under a Dense one; store B with Dense levels for i, or use strategy='looplets'
+    compiler.errors.StrategyError: B[i, i, j] repeats index i (a diagonal): the lattice strategy finds i in B's level 1 (SparseList), which it searches only as the last level and locates only as a Dense level under a Dense one or as the last level; store B with Dense levels for i, or use strategy='looplets'
     """
     if len(set(acc.indices)) == len(acc.indices):
         return
@@ -114,13 +115,14 @@ def check_repeated_indices(acc: Access, fmt: Format) -> None:
         dense = lvl.located_by_coordinate
         first = i not in first_dense   # (in storage order: the level the loop over i starts from)
         first_dense.setdefault(i, dense)
-        # after the first: Dense levels located under Dense ones, or the last level searched
-        if acc.indices.count(i) > 1 and not first and (k < last if not dense else not first_dense[i]):
+        # after the first: Dense levels located under Dense ones, or the last level found (a sparse
+        # one searched, a Dense one located, under the level above once it is at i)
+        if acc.indices.count(i) > 1 and not first and k < last and not (dense and first_dense[i]):
             raise StrategyError(
                 f"{acc} repeats index {i} (a diagonal): the lattice strategy finds {i} in {acc.tensor}'s "
                 f"level {k} ({lvl.name}), which it searches only as the last level and locates only as a "
-                f"Dense level under a Dense one; store {acc.tensor} with Dense levels for {i}, or use "
-                f"strategy='looplets'")
+                f"Dense level under a Dense one or as the last level; store {acc.tensor} with Dense levels "
+                f"for {i}, or use strategy='looplets'")
 
 
 class IterationGraph:

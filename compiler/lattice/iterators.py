@@ -442,11 +442,6 @@ ITERATORS: dict[type, Callable] = {cls: level_iterators for cls in (Dense, Spars
                                                                     SparseHash, SparsePoint)}
 
 
-#: the level classes a lattice output can be assembled into (appended in storage order); the
-#: setup checks an output against it (:meth:`compiler.lattice.plan.Setup.check_output`)
-ASSEMBLED: tuple[type, ...] = (Dense, SparseList, SparseCOO)
-
-
 def register_iterator(level_class: type, factory: Callable) -> None:
     """Let levels of ``level_class`` (and its subclasses) join the lattice strategy.
 
@@ -518,5 +513,5 @@ def py_arrays(tensor_name: str, t) -> tuple[dict, dict]:
     return arrays, sizes
 
 
-__all__ = ["ASSEMBLED", "ITERATORS", "ModeIterator", "WorkspaceIterator", "hash_capacity_stmts", "hash_ir", "iterated_by",
+__all__ = ["ITERATORS", "ModeIterator", "WorkspaceIterator", "hash_capacity_stmts", "hash_ir", "iterated_by",
            "iterator_factory", "level_iterators", "mode_iterators", "py_arrays", "register_iterator"]

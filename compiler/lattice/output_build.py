@@ -18,7 +18,7 @@ runs closed as its parent keeps it), and one that does not cover its fibers abov
 too, as a SparseList, each coordinate its own run (:func:`appends_entries`; a RunList too as the
 outermost level over such a level or Dense ones, its gaps runs of the fill: :func:`covers_above`), and a band or block level above
 one appended so, a fiber of it per position (:func:`ranges_above`);
-a level registered in :data:`~compiler.lattice.iterators.ASSEMBLED`
+a level placed or appended as it stands (:func:`placed_or_appended`)
 that is not full (SparseList, or SparseCOO as the only level) is *appended* in storage order;
 a level that marks its slots (SparseByteMap) under located levels only may have a level
 appended as a SparseList, or a hash, band, block or byte map level, below it, a fiber per slot
@@ -84,7 +84,19 @@ from __future__ import annotations
 
 from ..format import Format
 from ..stand_in import building
-from .iterators import ASSEMBLED
+
+
+def placed_or_appended(lvl) -> bool:
+    """Whether output level ``lvl`` is one the lattice strategy places by position or appends as
+    it stands (TACO's dense and compressed levels, and COO's list of tuples): located by coordinate
+    (Dense), appended under any parent (SparseList) or a list of coordinate tuples (SparseCOO). It
+    asks the level, so a subclass, or a format of its own that declares the same, is assembled alike.
+
+    >>> from compiler.levels import Element, SparseCOO, SparseList, SparsePoint
+    >>> [placed_or_appended(c(Element(0.0))) for c in (SparseList, SparsePoint)], placed_or_appended(SparseCOO(2, Element(0.0)))
+    ([True, False], True)
+    """
+    return lvl.located_by_coordinate or lvl.appends_nested or lvl.coordinate_list
 
 
 def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = False, threaded: bool = False) -> bool:
@@ -132,7 +144,7 @@ def assembles(levels: tuple, k: int, one_pass: bool = True, two_phase: bool = Fa
         return one_pass and (blocks_below(levels, k) or ranges_above(levels, k + 1)) and appended_under(levels, k)
     if lvl.keys_in_table is not None:
         return (one_pass and appended_under(levels, k)) or (two_phase and two_phase_keys(levels, k, threaded))
-    if not isinstance(lvl, ASSEMBLED):
+    if not placed_or_appended(lvl):
         if lvl.appends_coordinates or lvl.appends_runs:
             # (appended as a list or as runs: the innermost level, under located or appended ones;
             # above other levels, each coordinate kept its own entry or run [i, i + 1))
@@ -476,6 +488,6 @@ def building_output(fmt: Format, tensor: str, one_pass: bool = True, two_phase: 
                     f"in storage order")
 
 
-__all__ = ["appended_under", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "in_slots",
+__all__ = ["appended_under", "placed_or_appended", "appends_entries", "assembles", "covers_above", "blocks_below", "building_output", "holds_blocks", "in_slots",
            "on_fibers", "ranges_above", "rows_of_blocks", "slots_located", "two_phase_blocks", "two_phase_keys",
            "two_phase_slots", "under_lists"]

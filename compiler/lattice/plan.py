@@ -38,8 +38,8 @@ from .algebra import derive, same_value
 from .cin import (Assignment, Forall, Stmt, Where, as_update, concretize, expr_accesses, foralls, hoist_invariants,
                   loop_chain, scalar_promote, unshadow)
 from .iteration_graph import IterationGraph, is_all_dense, storage_path
-from .iterators import ASSEMBLED, WorkspaceIterator, mode_iterators
-from .output_build import assembles
+from .iterators import WorkspaceIterator, mode_iterators
+from .output_build import assembles, placed_or_appended
 from .lattice import nonfinite_fill, nonfinite_literal
 from .ordering import order_statement, wheres
 from .plan_steps import (as_sequence, auto_workspace, flat_positions, hoist_reductions, output_assignment,
@@ -376,7 +376,7 @@ class Setup:
             return
         names = [lvl.name for lvl in fmt.levels]
         for k, (n, lvl) in enumerate(zip(names, fmt.levels)):
-            if not isinstance(lvl, ASSEMBLED) and not assembles(tuple(fmt.levels), k):
+            if not placed_or_appended(lvl) and not assembles(tuple(fmt.levels), k):
                 raise StrategyError(f"output {self.output.tensor}: the lattice strategy cannot assemble "
                                     f"level {k} ({n})")
             if lvl.located_by_coordinate and not assembles(tuple(fmt.levels), k):

@@ -32,6 +32,7 @@ import itertools
 from dataclasses import dataclass, replace
 
 from ..format import Format
+from ..stand_in import stand_in
 from .program import Access, Assign, Block, Declare, Define, Index, Loop, Sieve, TensorRef, walk
 
 
@@ -206,10 +207,15 @@ def choose_output_order(prog, out: str, formats: dict, fixed: bool, asked_format
                                                 f"to append it in order, reading {after} input access"
                                                 f"{'' if after == 1 else 'es'} out of its own order ({before} in "
                                                 f"the order {names(order)})")
-    built = Format(fmt.root, tuple(order))
+    # (a level holding at most one entry per fiber may not hold the fibers of the loops' order: a
+    # SparsePoint per column need not be one per row, so that level is built as a SparseList)
+    held = stand_in(fmt, lambda levels, k: not levels[k].at_most_one)
+    built = Format((held[0] if held else fmt).root, tuple(order))
     why = (f"the program's loops run {names(order)} (outermost first)" if fixed else
            f"the loops run {names(order)}, which read fewer inputs out of their storage order than "
            f"{names(fmt.mode_order)} would")
+    held_note = f", its {' and '.join(held[1])} as a SparseList (one entry per fiber of {names(fmt.mode_order)} " \
+        f"need not be one per fiber of {names(order)})" if held else ""
     return OutputOrder(prog, built, f"{asked}, and {why}: the kernel builds {out} as {_text(built)} (stored in the "
-                                    f"order {names(order)}) and converts it to {shown} after each call "
+                                    f"order {names(order)}{held_note}) and converts it to {shown} after each call "
                                     f"({out}.asformat)")

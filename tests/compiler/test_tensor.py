@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 from compiler.errors import DTypeError, FormatError, ShapeError
 from compiler.format import Format, csc, csr, parse_format
-from compiler.levels import Dense, Element, Pattern, SparseCOO, SparseList
+from compiler.levels import Dense, Element, Pattern, RunList, SparseBand, SparseCOO, SparseHash, SparseList
 from compiler.entries import storage_sort
 from compiler.tensor import Tensor
 
@@ -276,6 +276,11 @@ def test_scalar_and_spec_tensors():
     assert e.nnz == 0 and e.to_numpy().tolist() == np.zeros((3, 4)).tolist()
     d = Tensor(Dense(Dense(Element(-1, dtype="int32"))), shape=(2, 2))
     assert d.dtype == np.int32 and d.to_numpy().tolist() == [[-1, -1], [-1, -1]]
+    # (a spec whose only levels owning arrays are other formats than SparseList and SparseCOO: the
+    # tensor asks each level whether it owns arrays; this one was refused, "ofs and idx are missing")
+    for root in (Dense(SparseBand(Pattern())), SparseHash(RunList(Pattern()))):
+        b = Tensor(root, shape=(3, 4))
+        assert b.nnz == 0 and not b.to_numpy().any()
 
 
 def test_repr_shows_format_shape_dtype_fill_nnz():

@@ -2,8 +2,9 @@
 
 The loop over ``i`` locates every Dense level storing a mode of ``i`` at ``i``, and searches a sparse
 last level for ``i`` under the level above, located or iterated (CSR, CSC, DCSR and COO by bisection,
-SparseHash by probing, SparseByteMap by its table); a sparse level in the middle, or a Dense one under
-a sparse one, is refused with a message naming the access, the index and the level (the looplets
+SparseHash by probing, SparseByteMap by its table), and locates a Dense last level under a sparse one
+(TACO's ``{sparse, dense}``); a sparse level in the middle, or a Dense one there under a sparse one, is
+refused with a message naming the access, the index and the level (the looplets
 strategy lowers those). Each kernel is checked against compiler.evaluate (the dense
 oracle), the CFIR interpreter and numpy (np.diagonal, np.trace).
 """
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from compiler import Tensor, evaluate, lower
 from compiler.errors import ShapeError, StrategyError
 from compiler.format import Format, coo, csc, csr, dcsr, dense
-from compiler.levels import Dense, Element, SparseByteMap, SparseHash, SparseList
+from compiler.levels import Dense, Element, RunList, SparseByteMap, SparseHash, SparseList
 from compiler.testing import check_lowered, random_sparse
 
 PROGRAMS = {
@@ -41,9 +42,16 @@ def _bytemap_rows(fill=0.0):
     return Format(Dense(SparseByteMap(Element(fill))))
 
 
+def _over(outer, inner):
+    """``outer`` rows over ``inner`` columns (a sparse level over dense rows, a hash of lists, ...)."""
+    return lambda fill=0.0: Format(outer(inner(Element(fill))))
+
+
 #: the formats whose diagonal the lattice strategy reads: make(fill) -> Format
 READ = {"dense": partial(dense, 2), "dense-transposed": dense_transposed, "csr": csr, "csc": csc,
-        "dcsr": dcsr, "coo": partial(coo, 2), "hash": _hash_rows, "bytemap": _bytemap_rows}
+        "dcsr": dcsr, "coo": partial(coo, 2), "hash": _hash_rows, "bytemap": _bytemap_rows,
+        "list-of-dense": _over(SparseList, Dense), "bytemap-of-dense": _over(SparseByteMap, Dense),
+        "hash-of-lists": _over(SparseHash, SparseList)}
 
 
 def _check(prog, fmt, a, x):
@@ -85,6 +93,7 @@ def test_diagonal_of_a_sparse_last_level_is_searched(prog, make):
 @example(n=0, density=1.0, fill=0.0, prog="y[i] = A[i, i] * x[i]", make="dense-transposed", seed=0)
 @example(n=5, density=0.4, fill=1.5, prog="y[i] = A[i, i]", make="hash", seed=1)
 @example(n=4, density=0.4, fill=1.5, prog="y[i] = A[i, i] * x[i]", make="coo", seed=2)
+@example(n=5, density=0.4, fill=1.5, prog="y[i] = A[i, i]", make="list-of-dense", seed=3)
 def test_diagonal_property(n, density, fill, prog, make, seed):
     """Every format the diagonal is read from, sizes 0 to 6, fills 0 and 1.5 (a missing diagonal
     entry reads the fill), against the oracle, the interpreter and numpy."""
@@ -120,16 +129,28 @@ def test_a_diagonal_block_of_a_three_mode_tensor():
 
 
 @pytest.mark.parametrize("prog", PROGRAMS)
+@pytest.mark.parametrize("outer", [SparseList, SparseHash, SparseByteMap, RunList], ids=lambda c: c.name)
+def test_a_dense_last_level_under_a_sparse_one_is_located_at_i(prog, outer):
+    """``A[i, i]`` of sparse rows over dense ones (TACO's ``{sparse, dense}``): the rows are iterated
+    (or located), and the dense row's slot ``p * N + i`` read where the row is at i; it was refused
+    ("locates only as a Dense level under a Dense one")."""
+    a = np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 0.0, 0.0, 0.0], [4.0, 0.0, 5.0, 6.0], [0.0, 7.0, 0.0, 0.0]])
+    k = _check(prog, _over(outer, Dense)(), a, np.array([1.0, 2.0, 3.0, 4.0]))
+    assert "A1_size + i" in k.c_source and " : -1;" not in k.c_source   # (a slot is always stored: no -1)
+
+
+@pytest.mark.parametrize("prog", PROGRAMS)
 @pytest.mark.parametrize("make, level, name", [
-    (lambda: Format(SparseList(Dense(Element(0.0)))), 1, "Dense"),
+    (lambda: Format(SparseList(Dense(Dense(Element(0.0))))), 1, "Dense"),
     (lambda: Format(Dense(SparseList(SparseList(Element(0.0))))), 1, "SparseList")],
-    ids=["dense-under-sparse", "sparse-in-the-middle"])
+    ids=["dense-in-the-middle-under-sparse", "sparse-in-the-middle"])
 def test_a_diagonal_the_lattice_cannot_find_is_refused_clearly(prog, make, level, name):
-    """A Dense level of i under a sparse one, a sparse level of i above the last: the message names
-    the access, the index and the level, and says what to do; the looplets strategy lowers them."""
+    """A Dense level of i under a sparse one above the last, a sparse level of i above the last: the
+    message names the access, the index and the level, and says what to do; the looplets strategy
+    lowers them."""
     a = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0], [4.0, 0.0, 5.0]])
     x = np.array([1.0, 2.0, 3.0])
-    if level == 1 and name == "SparseList":   # a three-mode B[i, i, j] read as A
+    if level == 1:   # a three-mode B[i, i, j] read as A
         prog = prog.replace("A[i, i]", "A[i, i, j]").replace("y[i]", "y[i, j]")
         a = np.stack([a, 2 * a, a])
     A = Tensor.from_numpy(a, make())
@@ -141,10 +162,13 @@ def test_a_diagonal_the_lattice_cannot_find_is_refused_clearly(prog, make, level
 
 
 @pytest.mark.parametrize("prog", ["C[i, j] = A[i, i] * B[i, j]", "y[j] = A[i, i] * B[i, j]",
-                                  "s = A[i, i] * B[i, i]", "y[i] = A[i, i] + x[i]"])
-@pytest.mark.parametrize("make", ["csr", "csc", "dcsr", "coo", "hash"])
+                                  "s = A[i, i] * B[i, i]", "y[i] = A[i, i] + x[i]", "y[i] = A[i, i] * x[i]"])
+@pytest.mark.parametrize("make", ["csr", "csc", "dcsr", "coo", "hash", "list-of-dense", "bytemap-of-dense",
+                                  "hash-of-lists"])
 def test_a_diagonal_with_other_operands(prog, make):
-    """The searched diagonal reads like a dense operand next to sparse ones (a CSR B, a sparse x)."""
+    """The searched diagonal reads like a dense operand next to sparse ones (a CSR B, a sparse x); under
+    a row that is located (a byte map's, a hash's) where x is iterated, it is found in the case the
+    row is stored (the lowering crashed, a KeyError, before)."""
     rng = np.random.default_rng(2)
     a, b, x = random_sparse((5, 5), 0.5, rng), random_sparse((5, 5), 0.5, rng), random_sparse((5,), 0.5, rng)
     tensors = {"A": Tensor.from_numpy(a, READ[make]()), "B": Tensor.from_numpy(b, csr()),

@@ -269,6 +269,36 @@ def test_every_two_level_nesting_with_a_point_or_interval_is_assembled(outer, in
         assert converts[0].startswith("C is ") and "the looplets strategy assembles no level" in converts[0]
 
 
+def one_per_column(m, n, runs, rng):
+    """An m x n matrix of at most one entry per column (one run of equal values down it, ``runs``), where
+    a row may hold several."""
+    a = np.zeros((m, n))
+    for j in range(n):
+        if m and rng.random() < 0.7:
+            r = int(rng.integers(0, m))
+            a[r:r + (int(rng.integers(1, 3)) if runs else 1), j] = float(rng.integers(1, 4))
+    return a
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(level=st.sampled_from(["SparsePoint", "SparseInterval"]), op=st.sampled_from(["copy", "sum"]),
+       m=st.integers(0, 5), n=st.integers(0, 5), seed=st.integers(0, 2 ** 16))
+@example(level="SparsePoint", op="copy", m=3, n=3, seed=1)   # (a row holds two)
+@example(level="SparseInterval", op="sum", m=4, n=4, seed=2)   # (a row holds two)
+def test_a_transposed_output_of_at_most_one_entry_per_fiber(level, op, m, n, seed):
+    """``Dense(SparsePoint)`` / ``Dense(SparseInterval)`` stored by columns (mode order (1, 0)) of row-order
+    loops: built in the loops' order and converted, its level of at most one entry per column is built as a
+    SparseList (a row may hold two; built in the same levels, the output failed its check)."""
+    a = one_per_column(m, n, level == "SparseInterval", np.random.default_rng(seed))
+    expr = OPS[op][0]
+    used = {"A": Tensor.from_numpy(a, "csr"), **({"B": Tensor.from_numpy(2 * a, "csr")} if op == "sum" else {})}
+    fmt = Format(Dense(KINDS[level](Element(0.0))), (1, 0))
+    k = ss.lower(expr, strategy="looplets", C=fmt, **used)
+    assert_stored(k(**used), ss.evaluate(expr, **used)[0])
+    note = next(s.note for s in k.trace.steps if s.stage == "output-order")
+    assert f"its level 1 ({level}) as a SparseList" in note
+
+
 @loop_program
 def hstack_by_rows(D, A, B):
     for i in _:
