@@ -498,14 +498,16 @@ class Kernel:
                     f"but the program updates it without assigning it first ({out_name}[...] = v), so it would "
                     f"start from them; a sparse output is assembled afresh: give {out_name} a dense format to "
                     f"update it in place, or assign it in the program")
+        # (an earlier result given to reuse() is written into as a fresh output would be: its shape is the
+        # call's, which the reuse plan checks it against)
+        kept = out_name in inputs and inputs[out_name].__class__ is not Reused
         if low.output_writes:
             # (a loop program keeps a given output's shape; every write must land inside it)
-            shape = inputs[out_name].shape if out_name in inputs else \
-                tuple(max(0, e) for e in self._output_shape(inputs))
+            shape = inputs[out_name].shape if kept else tuple(max(0, e) for e in self._output_shape(inputs))
             check_output_writes(out_name, shape, low.output_writes, inputs)
         else:
             shape = self._output_shape(inputs)
-        if out_name in inputs and inputs[out_name].shape != shape:
+        if kept and inputs[out_name].shape != shape:
             raise ShapeError(f"output {out_name} has shape {inputs[out_name].shape}, expected {shape}")
         storage = tuple(shape[m] for m in out_fmt.mode_order)
         for n, level, modes, idt in plan.narrow:
