@@ -386,7 +386,8 @@ def _writes_checked(writes: tuple, shape_from, inputs) -> bool:
     checks ``A``'s extent against it). A call whose write reaches past it takes the general path,
     which says so.
 
-    >>> _writes_checked(((0, ("A", 0), "line 3"),), (("A", 0),), {"A"}), _writes_checked(((0, ("A", 0), "line 3"),), (5,), {"A"})
+    >>> write = (0, ("A", 0), "line 3")
+    >>> _writes_checked((write,), (("A", 0),), {"A"}), _writes_checked((write,), (5,), {"A"})
     (True, True)
     >>> _writes_checked(((1, ("+", ("A", 1), 3), "line 7"),), (4, 5), {"A"})   # (an hstack's D[i, j + 3])
     False

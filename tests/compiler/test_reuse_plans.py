@@ -149,7 +149,8 @@ def test_what_does_not_fit_a_reused_output_is_refused_naming_it():
     k(**args, D=r)
     with pytest.raises(UsageError, match="output D: this reuse.. was given to a call before"):
         k(**args, D=r)
-    np.testing.assert_array_equal(out.D.to_numpy(), k._run(k.compiled, {"D": D, "_D": D, "_F": F, "A": A}).D.to_numpy())
+    fresh = k._run(k.compiled, {"D": D, "_D": D, "_F": F, "A": A})
+    np.testing.assert_array_equal(out.D.to_numpy(), fresh.D.to_numpy())
     big = _weights(sp.random(N + 1, N + 1, density=0.3, format="csr", random_state=2))
     D1, F1 = _start(N + 1)
     with pytest.raises(ShapeError, match="output D has extent 9 in mode 0, but line .* writes it up to coordinate 9"):
