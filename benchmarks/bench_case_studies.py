@@ -25,10 +25,11 @@
   ``reuse()``'s checks and the direction rule's out-edge count (auto is a few ms over push there);
 * Bellman-Ford (:class:`compiler.looplets.case_studies.BellmanFord`: distances and a shortest-path
   tree) against GraphBLAS's ``min_plus`` iteration (``d = min(d, d min.+ A)`` until nothing
-  changes: LAGraph's basic variant, distances only), and against distances and parents round by
-  round over the changed vertices alone, as ``LAGraph_BF_full1a`` (the variant the paper measured)
-  finds them (:func:`gb_bellman_ford_tree`; its row reads "vs the tree's"); each result's distances
-  are checked against scipy's and its parents as a shortest-path tree;
+  changes: LAGraph's basic variant, distances only), and against ``LAGraph_BF_full1a`` (the variant
+  the paper measured: distances, hops and parents as one tuple per vertex, relaxed round by round
+  from the vertices the last round improved; :func:`gb_bellman_ford_tree`, its operators numba's,
+  its row "vs the tree's"); each result's distances are checked against scipy's and its parents as
+  a shortest-path tree;
 * erosion (two iterations of a 3x3 box, ``compiler.looplets.morphology``, run-length images)
   against OpenCV's ``cv2.erode`` on scikit-learn's digits scaled up and thresholded, and on
   synthetic sketches (thin strokes on a 1111 x 1111 canvas, the sketch dataset's size) and the
@@ -274,48 +275,82 @@ def gb_bellman_ford(gb, A, source):
     return d
 
 
+#: python-graphblas's operators over BF_full1a's tuple type, made (numba-compiled) on first use
+_TUPLE3 = {}
+
+
+def _bf_tuple3():
+    """LAGraph_BF_full1a's tuple type ``(w, h, pi)``: a path's weight, its hops and its last vertex but
+    one, plus 1 (0: none, for the source; the largest uint64: no path), and its operators, written
+    for numba: the lexicographic min (the monoid, identity ``(inf, max, max)``), ``plus_rhs`` (the
+    weights and hops added, the edge's parent kept unless the left has no path or the right is the
+    source's) and the lexicographic ``<``."""
+    if not _TUPLE3:
+        from graphblas import binary, dtypes, monoid, semiring
+        top = np.iinfo(np.uint64).max
+        t3 = np.dtype([("w", np.float64), ("h", np.uint64), ("pi", np.uint64)], align=True)
+
+        def lmin(x, y):
+            if x["w"] < y["w"] or x["w"] == y["w"] and (x["h"] < y["h"] or x["h"] == y["h"] and x["pi"] < y["pi"]):
+                return x
+            return y
+
+        def plus_rhs(x, y):
+            z = np.empty(1, t3)[0]   # (numba builds a record no other way)
+            z["w"] = x["w"] + y["w"]
+            z["h"] = x["h"] + y["h"]
+            z["pi"] = y["pi"] if x["pi"] != top and y["pi"] != 0 else x["pi"]
+            return z
+
+        def lt(x, y):
+            return x["w"] < y["w"] or x["w"] == y["w"] and (x["h"] < y["h"] or x["h"] == y["h"] and x["pi"] < y["pi"])
+
+        udt = dtypes.register_anonymous(t3, "BF_Tuple3")
+        smallest = monoid.register_anonymous(binary.register_anonymous(lmin, is_udt=True),
+                                             {"w": np.inf, "h": top, "pi": top})
+        _TUPLE3.update(dtype=udt, np=t3, top=top, semiring=semiring.register_anonymous(
+            smallest, binary.register_anonymous(plus_rhs, is_udt=True)), lt=binary.register_anonymous(lt, is_udt=True))
+    return _TUPLE3
+
+
 def gb_bellman_ford_tree(gb, A, source):
-    """Distances and a shortest-path tree, round by round, as LAGraph's ``LAGraph_BF_full1a`` (the
-    variant the Finch paper measured) finds them: only the vertices that changed last round
-    (``dmasked``, sparse) are relaxed, ``dless`` marks the targets they improve, ``d<dless> = t`` and
-    ``dmasked<dless, replace> = d``, until nothing improves or ``n - 1`` rounds have run, then one more
-    round to find a negative cycle. LAGraph carries each vertex's (distance, hops, parent) as one
-    user-defined tuple through a lexicographic-min semiring; python-graphblas cannot build that tuple
-    in a user-defined operator (numba returns no new record), so each round here takes the parents of
-    the improved vertices with built-in operators, the frontier vertex of least index whose edge
-    attains the new distance: ``E = diag(dmasked) min.+ A``, ``K = E any.eq diag(t<dless>)``, each
-    column's least row index of a true ``K`` (``dmasked min.secondi K``; a tie of distances goes to
-    the least parent, where LAGraph's goes to fewer hops first). ``A[j, i]`` is the edge ``j -> i``.
-    Returns ``(d, pi)``, the distances and parents (``-1``: the source and the unreached) as numpy
-    arrays."""
-    from graphblas import binary, monoid, select, semiring
-    n = A.nrows
-    d = gb.Vector(gb.dtypes.FP64, n)
-    d << math.inf                                     # (dense: unreached at inf, as LAGraph's identity)
-    d[source] = 0.0
-    pi = gb.Vector(gb.dtypes.INT64, n)
-    dmasked = gb.Vector(gb.dtypes.FP64, n)
-    dmasked[source] = 0.0
-    for rounds in range(n):
-        t = dmasked.vxm(A, semiring.min_plus).new()
-        dless = t.ewise_mult(d, binary.lt).new()
-        if not dless.reduce(monoid.lor).new().value:
-            break
-        if rounds == n - 1:
+    """Distances and a shortest-path tree as LAGraph's ``LAGraph_BF_full1a`` (the variant the Finch
+    paper measured) finds them, written with python-graphblas: each vertex carries the tuple of its
+    path (weight, hops, parent: :func:`_bf_tuple3`) through a lexicographic-min ``plus_rhs`` semiring;
+    only the vertices improved last round (``dmasked``, sparse) are relaxed, ``dless = dmasked < d``
+    marks what they improve, ``d<dless> = dmasked`` and ``dmasked<dless, replace> = d``, until nothing
+    improves or ``n - 1`` rounds have run, then one more round looks for a negative cycle.
+    ``A[j, i]`` is the edge ``j -> i``. Returns the distances and parents (``-1``: the source and the
+    unreached) as numpy arrays."""
+    from graphblas import monoid
+    ops = _bf_tuple3()
+    udt, top, n = ops["dtype"], ops["top"], A.nrows
+    rows, cols, weights = A.to_coo()
+    tuples = np.empty(len(weights), ops["np"])
+    tuples["w"], tuples["h"], tuples["pi"] = weights, 1, rows + 1
+    At = gb.Matrix.from_coo(rows, cols, tuples, dtype=udt, nrows=n, ncols=n)
+    d = gb.Vector(udt, n)
+    d << gb.Scalar.from_value({"w": np.inf, "h": top, "pi": top}, dtype=udt)   # (dense: no path yet)
+    d[source] = {"w": 0.0, "h": 0, "pi": 0}
+    dmasked = gb.Vector(udt, n)
+    dmasked[source] = {"w": 0.0, "h": 0, "pi": 0}
+    dless = gb.Vector(bool, n)
+    improved, rounds = True, 0
+    while improved and rounds < n - 1:
+        dmasked << dmasked.vxm(At, ops["semiring"])
+        dless << dmasked.ewise_mult(d, ops["lt"])
+        improved = bool(dless.reduce(monoid.lor).new().value)
+        if improved:
+            d(dless.V) << dmasked
+            dmasked(dless.V, replace=True) << d
+        rounds += 1
+    if improved:
+        dmasked << dmasked.vxm(At, ops["semiring"])
+        dless << dmasked.ewise_mult(d, ops["lt"])
+        if dless.reduce(monoid.lor).new().value:
             raise ValueError(f"a negative cycle is reachable from vertex {source}")
-        better = t.dup(mask=dless.V)
-        # (the parents of the improved vertices: the frontier vertex of least index attaining each)
-        E = dmasked.diag().mxm(A, semiring.min_plus).new()
-        K = E.mxm(better.diag(), semiring.any_eq).new()
-        K = K.select(select.valueeq, True).new()
-        parents = dmasked.vxm(K, semiring.ss.min_secondi).new()   # (each column's least row: the parent)
-        pi(parents.S) << parents
-        d(dless.V) << t
-        dmasked(dless.V, replace=True) << d
-    idx, vals = pi.to_coo()
-    parents = np.full(n, -1, dtype=np.int64)
-    parents[idx] = vals
-    return d.to_dense(fill_value=math.inf), parents
+    _, found = d.to_coo()
+    return found["w"], np.where(found["pi"] == top, 0, found["pi"]).astype(np.int64) - 1
 
 
 def shortest_path_tree(G, source, dist, parents) -> bool:
