@@ -25,7 +25,11 @@
   ``reuse()``'s checks and the direction rule's out-edge count (auto is a few ms over push there);
 * Bellman-Ford (:class:`compiler.looplets.case_studies.BellmanFord`: distances and a shortest-path
   tree) against GraphBLAS's ``min_plus`` iteration (``d = min(d, d min.+ A)`` until nothing
-  changes: LAGraph's basic variant, distances only);
+  changes: LAGraph's basic variant, distances only), and against ``LAGraph_BF_full1a`` (the variant
+  the paper measured: distances, hops and parents as one tuple per vertex, relaxed round by round
+  from the vertices the last round improved; :func:`gb_bellman_ford_tree`, its operators numba's,
+  its row "vs the tree's"); each result's distances are checked against scipy's and its parents as
+  a shortest-path tree;
 * erosion (two iterations of a 3x3 box, ``compiler.looplets.morphology``, run-length images)
   against OpenCV's ``cv2.erode`` on scikit-learn's digits scaled up and thresholded, and on
   synthetic sketches (thin strokes on a 1111 x 1111 canvas, the sketch dataset's size) and the
@@ -271,6 +275,107 @@ def gb_bellman_ford(gb, A, source):
     return d
 
 
+#: python-graphblas's operators over BF_full1a's tuple type, made (numba-compiled) on first use
+_TUPLE3 = {}
+
+
+def _bf_tuple3():
+    """LAGraph_BF_full1a's tuple type ``(w, h, pi)``: a path's weight, its hops and its last vertex but
+    one, plus 1 (0: none, for the source; the largest uint64: no path), and its operators, written
+    for numba: the lexicographic min (the monoid, identity ``(inf, max, max)``), ``plus_rhs`` (the
+    weights and hops added, the edge's parent kept unless the left has no path or the right is the
+    source's) and the lexicographic ``<``."""
+    if not _TUPLE3:
+        from graphblas import binary, dtypes, monoid, semiring
+        top = np.iinfo(np.uint64).max
+        t3 = np.dtype([("w", np.float64), ("h", np.uint64), ("pi", np.uint64)], align=True)
+
+        def lmin(x, y):
+            if x["w"] < y["w"] or x["w"] == y["w"] and (x["h"] < y["h"] or x["h"] == y["h"] and x["pi"] < y["pi"]):
+                return x
+            return y
+
+        def plus_rhs(x, y):
+            z = np.empty(1, t3)[0]   # (numba builds a record no other way)
+            z["w"] = x["w"] + y["w"]
+            z["h"] = x["h"] + y["h"]
+            z["pi"] = y["pi"] if x["pi"] != top and y["pi"] != 0 else x["pi"]
+            return z
+
+        def lt(x, y):
+            return x["w"] < y["w"] or x["w"] == y["w"] and (x["h"] < y["h"] or x["h"] == y["h"] and x["pi"] < y["pi"])
+
+        udt = dtypes.register_anonymous(t3, "BF_Tuple3")
+        smallest = monoid.register_anonymous(binary.register_anonymous(lmin, is_udt=True),
+                                             {"w": np.inf, "h": top, "pi": top})
+        _TUPLE3.update(dtype=udt, np=t3, top=top, semiring=semiring.register_anonymous(
+            smallest, binary.register_anonymous(plus_rhs, is_udt=True)), lt=binary.register_anonymous(lt, is_udt=True))
+    return _TUPLE3
+
+
+def gb_bellman_ford_tree(gb, A, source):
+    """Distances and a shortest-path tree as LAGraph's ``LAGraph_BF_full1a`` (the variant the Finch
+    paper measured) finds them, written with python-graphblas: each vertex carries the tuple of its
+    path (weight, hops, parent: :func:`_bf_tuple3`) through a lexicographic-min ``plus_rhs`` semiring;
+    only the vertices improved last round (``dmasked``, sparse) are relaxed, ``dless = dmasked < d``
+    marks what they improve, ``d<dless> = dmasked`` and ``dmasked<dless, replace> = d``, until nothing
+    improves or ``n - 1`` rounds have run, then one more round looks for a negative cycle.
+    ``A[j, i]`` is the edge ``j -> i``. Returns the distances and parents (``-1``: the source and the
+    unreached) as numpy arrays."""
+    from graphblas import monoid
+    ops = _bf_tuple3()
+    udt, top, n = ops["dtype"], ops["top"], A.nrows
+    rows, cols, weights = A.to_coo()
+    tuples = np.empty(len(weights), ops["np"])
+    tuples["w"], tuples["h"], tuples["pi"] = weights, 1, rows + 1
+    At = gb.Matrix.from_coo(rows, cols, tuples, dtype=udt, nrows=n, ncols=n)
+    d = gb.Vector(udt, n)
+    d << gb.Scalar.from_value({"w": np.inf, "h": top, "pi": top}, dtype=udt)   # (dense: no path yet)
+    d[source] = {"w": 0.0, "h": 0, "pi": 0}
+    dmasked = gb.Vector(udt, n)
+    dmasked[source] = {"w": 0.0, "h": 0, "pi": 0}
+    dless = gb.Vector(bool, n)
+    improved, rounds = True, 0
+    while improved and rounds < n - 1:
+        dmasked << dmasked.vxm(At, ops["semiring"])
+        dless << dmasked.ewise_mult(d, ops["lt"])
+        improved = bool(dless.reduce(monoid.lor).new().value)
+        if improved:
+            d(dless.V) << dmasked
+            dmasked(dless.V, replace=True) << d
+        rounds += 1
+    if improved:
+        dmasked << dmasked.vxm(At, ops["semiring"])
+        dless << dmasked.ewise_mult(d, ops["lt"])
+        if dless.reduce(monoid.lor).new().value:
+            raise ValueError(f"a negative cycle is reachable from vertex {source}")
+    _, found = d.to_coo()
+    return found["w"], np.where(found["pi"] == top, 0, found["pi"]).astype(np.int64) - 1
+
+
+def shortest_path_tree(G, source, dist, parents) -> bool:
+    """Whether ``parents`` (``-1``: none) is a shortest-path tree of ``G`` (csgraph's ``G[u, v]``, the edge
+    ``u -> v``) from ``source`` for ``dist``: each reached vertex but the source has a parent by an
+    edge that attains its distance, the unreached and the source none, and every vertex's parents lead
+    to the source."""
+    n = G.shape[0]
+    reached = np.isfinite(dist)
+    others = np.flatnonzero(reached & (np.arange(n) != source))
+    p = parents[others]
+    if (parents[~reached] != -1).any() or parents[source] != -1 or (p < 0).any() or (p >= n).any():
+        return False
+    edges = sp.csr_matrix(G)
+    w = np.asarray(edges[p, others]).ravel()
+    stored = np.asarray((edges != 0)[p, others]).ravel()
+    if not stored.all() or not np.allclose(dist[p] + w, dist[others]):
+        return False
+    up = np.where(reached, parents, np.arange(n))   # (pointer doubling: each reached vertex to its root)
+    up[source] = source
+    for _ in range(max(1, int(n).bit_length())):
+        up = up[up]
+    return bool((up[reached] == source).all())
+
+
 def graphs(report, gb, sizes, rng, repeat, bellman=True):
     """BFS and Bellman-Ford (unless not ``bellman``): ours vs GraphBLAS (push/pull; min_plus)."""
     from scipy.sparse.csgraph import shortest_path
@@ -285,8 +390,9 @@ def graphs(report, gb, sizes, rng, repeat, bellman=True):
         r = search(source, "auto")
         assert np.array_equal(r.levels, np.where(np.isinf(hops), -1, hops).astype(int))
         if bellman:
-            assert np.allclose(paths(source).distances, dist)
-        gbase, pbase = {}, {}
+            ours = paths(source)
+            assert np.allclose(ours.distances, dist) and shortest_path_tree(G, source, dist, ours.parents)
+        gbase, pbase, tbase = {}, {}, {}
         if gb is not None:
             gA = gb.io.from_scipy_sparse(G)
             gP = gA.apply(gb.unary.one).new(dtype=bool)
@@ -299,19 +405,23 @@ def graphs(report, gb, sizes, rng, repeat, bellman=True):
                 d = gb_bellman_ford(gb, gA, source)
                 idx, vals = d.to_coo()
                 assert np.allclose(vals, dist[idx]) and len(idx) == int(np.isfinite(dist).sum())
+                d, parents = gb_bellman_ford_tree(gb, gA, source)
+                assert np.array_equal(d, ours.distances) and shortest_path_tree(G, source, dist, parents)
             for threads in (1, 2):
                 gb.ss.config["nthreads"] = threads
                 gbase[f"GraphBLAS {threads}t"] = timed(lambda: gb_bfs(gb, gP, gPT, degree, source), repeat)
                 if bellman:
                     pbase[f"GraphBLAS {threads}t"] = timed(lambda: gb_bellman_ford(gb, gA, source), repeat)
+                    tbase[f"GB BF_full1a {threads}t"] = timed(lambda: gb_bellman_ford_tree(gb, gA, source), repeat)
         case = f"{label} {n}v {G.nnz}e, {len(r.directions)} rounds, {r.directions.count('pull')} pull"
         report.row("BFS push", case, timed(lambda: search(source, "push"), repeat), gbase)
         report.row("BFS auto", case, timed(lambda: search(source, "auto"), repeat), gbase, PAPER["bfs"][2])
         if not bellman:
             continue
         rounds = paths(source).rounds
-        report.row("B-Ford", f"{label} {n}v {G.nnz}e, {rounds} rounds",
-                   timed(lambda: paths(source), repeat), pbase, PAPER["bellman"][2])
+        ours = timed(lambda: paths(source), repeat)
+        report.row("B-Ford", f"{label} {n}v {G.nnz}e, {rounds} rounds", ours, pbase, PAPER["bellman"][2])
+        report.row("B-Ford", f"{label} vs the tree's (BF_full1a)", ours, tbase, PAPER["bellman"][2])
 
 
 def images(report, ss, cv2, sizes, rng, repeat):

@@ -44,12 +44,14 @@ def fast_call(kernel, wanted=None):
     ``tensors`` dict giving the output tensor, or ``None`` for a call the general path takes (its
     generated source in ``.code``); ``None`` instead of a function when its
     calls need the general path every time (a checked kernel, conversions or copies of inputs,
-    an output checked against writes that may reach past it (an hstack's ``D[i, j + 3]``), shape
-    operators, whose premises each call checks for its shapes); a call whose extent of a
-    compressible index is huge (a hypersparse SpGEMM's columns, see :mod:`compiler.compression`)
-    takes the general path, which renumbers it. An output a
+    an output checked against writes that may reach past it by more than a look at one extent
+    tells (an hstack's ``D[i, j + 3]``), shape operators, whose premises each call checks for its
+    shapes); a call whose extent of a compressible index is huge (a hypersparse SpGEMM's columns,
+    see :mod:`compiler.compression`) takes the general path, which renumbers it. An output a
     program updates starts at its fill, as in the general path, when the call does not give it (a
-    call that gives it, to update in place, takes the general path). A loop program's several
+    call that gives it, to update in place, takes the general path); an earlier result given as
+    ``reuse(...)`` is taken through the output's :class:`compiler.reuse_plans.ReusePlan`, as the
+    general path takes it (a Bellman-Ford round's distances and changed set). A loop program's several
     outputs are each allocated and built as one is, and come back in the
     :class:`compiler.outputs.Outputs` named tuple the general path gives; with ``wanted`` (names of
     outputs) the others are None there, and the arrays the kernel grew for them are freed at once
@@ -57,9 +59,10 @@ def fast_call(kernel, wanted=None):
     low = kernel.lowered
     if kernel.compiled.checked or low.copies or low.conversions or getattr(kernel, "shape_operators", False):
         return None
+    inputs = set(kernel.formats) - set(kernel.output_names)
     for view in _views(kernel):
         out, plan = view.lowered, view._plan()
-        if (not _writes_inside(out.output_writes, plan.shape_from)
+        if (not _writes_checked(out.output_writes, plan.shape_from, inputs)
                 or out.validate_output or plan.at_most_one or plan.shape_from is None):
             return None
     try:
@@ -103,9 +106,9 @@ class FastCall:
         # a third of the cost of comparing the keys with the names)
         lines = ["def fast(tensors):", f"    if len(tensors) != {len(self.names)}:", "        return None"]
         get = "tensors.get"
-        if plan.resets:
-            # (or with outputs given as reuse(earlier result): compiler.reused_outputs)
-            g["WITH_REUSED"] = self.names | plan.resets
+        if plan.resets or plan.in_place:
+            # (or with outputs given as reuse(earlier result): compiler.reuse_plans)
+            g["WITH_REUSED"] = self.names | plan.resets | plan.in_place
             lines[1:] = ["    if tensors.keys() != NAMES:", "        if not NAMES < tensors.keys() <= WITH_REUSED:",
                          "            return None"]
             get = "tensors.__getitem__"
@@ -115,18 +118,24 @@ class FastCall:
             inp = plan.inputs[name]
             params = tuple(p for _, p in inp.sizes_used) + tuple(p for names in inp.arrays for _, p in names)
             given.update(params)
-            g[f"PLAN_{name}"], g[f"BIND_{name}"] = inp, _binder(compiled, inp, params)
             g[f"FACTS_{name}"] = facts.get(name)
             # (integer and boolean values are finite whatever they hold: what the kernel assumes of
             # them is checked once, here, not by a look at each call's values)
             looked = facts.get(name) is not None and not _finite_by_dtype(inp.format, facts[name])
+            wrap = _numpy_wrapping(inp)
+            # (a Dense tensor's float values whose facts are not known yet, a driver's last result: looked
+            # at in C over the pointer bound, one pass, where numpy's look takes four)
+            counted = wrap[3] if looked and wrap is not None and wrap[3] is not None and \
+                recheck.values_facts(wrap[1]) is not None else None
+            if counted is not None:
+                g[f"HELD_{name}"], g["FACTS_OF"] = recheck.values_facts(wrap[1]).run, recheck.FACTS
+            g[f"PLAN_{name}"], g[f"BIND_{name}"] = inp, _binder(compiled, inp, params, counted)
             # (a numpy or foreign argument the oracle gives fill 0 where the format says another:
             # its output's fill is worked out by the general path)
             spoils = name in zero_fills
             lines.append(f"    v = {get}({name!r})")
             lines.append("    if v.__class__ is Tensor:")
-            lines += _tensor_branch(name, params, looked, foreign=False)
-            wrap = _numpy_wrapping(inp)
+            lines += _tensor_branch(name, params, looked, foreign=False, counted=counted)
             lines.append("    elif v.__class__ is ndarray:")
             if wrap is None or spoils:
                 lines.append("        return None")
@@ -208,6 +217,7 @@ class FastCall:
             check = f"OUTPUT{tag}.tensor(shape{tag}, made, True)"
             # (a result the runtime started clear is marked so: a later call may reuse it cheaply)
             if view.lowered.reset:
+                g["MARK"] = mark_cleared_off_entries
                 out = view.lowered.output
                 byte_map = len(view.lowered.output_format.levels) - 1   # (its last level)
                 lvl = view.lowered.output_format.levels[byte_map]
@@ -273,6 +283,12 @@ class FastCall:
         n = f"n{k}_" if k else "n"
         for s, expr in enumerate(storage):
             lines.append(f"    {n}{s} = {expr}")
+        for mode, entry, _ in low.output_writes:
+            if entry != plan.shape_from[mode]:
+                # (a write whose reach is not the output's extent: the general path says which passes it)
+                reach = f"s_{entry[0]}[{entry[1]}]" if isinstance(entry, tuple) else str(int(entry))
+                lines.append(f"    if {reach} > shape{k}[{mode}]:")
+                lines.append("        return None")
         for _, _, modes, idt in plan.narrow:
             for s in modes:
                 lines.append(f"    if {n}{s} - 1 > {np.iinfo(idt).max}:")
@@ -303,10 +319,10 @@ class FastCall:
             taken.append(f"        b_{pname} = taken[{kind!r}]")
             made.append(pname)
             given.add(pname)
-        if low.reset:
-            # (an earlier result given as reuse(...): its arrays, cleared of its entries, else fresh ones)
-            g[f"FORMAT{k}"], g["REUSED"], g["MARK"] = low.output_format, Reused, mark_cleared_off_entries
-            g[f"FILL_{k or 'OUT'}"] = low.fill
+        if plan.reuse is not None:
+            # (an earlier result given as reuse(...): its arrays, cleared of its entries or updated in place,
+            # through the plan the general path takes it by; else fresh ones)
+            g[f"REUSE{k}"], g["REUSED"] = plan.reuse, Reused
             store = f"({', '.join(f'{n}{s}' for s in range(len(storage)))}{',' if len(storage) == 1 else ''})"
             lines.append(f"    r{k} = tensors.get({low.output!r})")
             lines.append(f"    if r{k} is None:")
@@ -314,7 +330,7 @@ class FastCall:
             lines.append(f"    elif r{k}.__class__ is not REUSED:")
             lines.append("        return None   # (an output given to update in place: the general path's)")
             last.append(f"    if r{k} is not None:")
-            last.append(f"        taken = r{k}.take({low.output!r}, FORMAT{k}, {store}, FILL_{k or 'OUT'}, tensors)")
+            last.append(f"        taken = REUSE{k}.take(r{k}, {store}, tensors)")
             last += taken
         else:
             lines += fresh
@@ -361,31 +377,52 @@ def _views(kernel) -> list:
     return kernel.output_views() if kernel.lowered.outputs else [kernel]
 
 
-def _writes_inside(writes: tuple, shape_from) -> bool:
-    """Whether each write of a loop program's output (``Lowered.output_writes``) reaches no
-    further than the output's extent in its mode, whatever the call's shapes: the write's reach is
-    the very extent the output takes (a write at a loop index, ``_F[k]`` of BFS's step, whose
-    output is as long as ``A``'s mode 0), so the general path's check of it cannot fail."""
-    return not writes or (shape_from is not None and all(entry == shape_from[mode] for mode, entry, _ in writes))
+def _writes_checked(writes: tuple, shape_from, inputs) -> bool:
+    """Whether each write of a loop program's output (``Lowered.output_writes``) reaches no further
+    than the output's extent in its mode, whatever the call's shapes (the write's reach is the very
+    extent the output takes: a write at a loop index, ``_F[k]`` of BFS's step, whose output is as
+    long as ``A``'s mode 0), or can be checked so by a look at one extent, a constant or a mode of
+    one of ``inputs`` (Bellman-Ford's distances, lowered for the shape they were given: each call
+    checks ``A``'s extent against it). A call whose write reaches past it takes the general path,
+    which says so.
+
+    >>> write = (0, ("A", 0), "line 3")
+    >>> _writes_checked((write,), (("A", 0),), {"A"}), _writes_checked((write,), (5,), {"A"})
+    (True, True)
+    >>> _writes_checked(((1, ("+", ("A", 1), 3), "line 7"),), (4, 5), {"A"})   # (an hstack's D[i, j + 3])
+    False
+    """
+    if not writes:
+        return True
+    if shape_from is None:
+        return False
+    return all(entry == shape_from[mode] or isinstance(entry, (int, np.integer))
+               or isinstance(entry, tuple) and len(entry) == 2 and entry[0] in inputs for mode, entry, _ in writes)
 
 
 class _Unplanned(Exception):
     """A C argument no part of the fast path provides (the general path takes every call)."""
 
 
-def _tensor_branch(name: str, params: tuple, facts: bool, foreign: bool) -> list[str]:
+def _tensor_branch(name: str, params: tuple, facts: bool, foreign: bool, counted: str | None = None) -> list[str]:
     """The generated lines that take a Tensor argument ``v``: its pointers, kept on the tensor
-    for this input's plan, and its shape; ``g`` is the foreign array it stands for."""
+    for this input's plan, and its shape; ``g`` is the foreign array it stands for. With ``counted``
+    (the parameter of its values, all its stored values), facts not known yet are taken in C."""
     lines = ["        c = v.__dict__.get('_fast_pointers')",
              f"        if c is None or c[0] is not PLAN_{name}:",
              f"            c = BIND_{name}(v)",
              "            if c is None:",
              "                return None"]
-    if facts:
-        # (a foreign array's values are looked at again, h, as its owner may have changed them)
-        lines += _facts_check(name, "h" if foreign else "v.__dict__.get('_value_facts') or v.value_facts", "        ")
     if params:
         lines.append(f"        {', '.join(f'p_{p}' for p in params)}{',' if len(params) == 1 else ''} = c[1]")
+    if facts and counted is not None:
+        lines += ["        h = v.__dict__.get('_value_facts')",
+                  "        if h is None:",
+                  f"            h = v._value_facts = FACTS_OF[HELD_{name}(p_{counted}, c[2])]"]
+        lines += _facts_check(name, "h", "        ")
+    elif facts:
+        # (a foreign array's values are looked at again, h, as its owner may have changed them)
+        lines += _facts_check(name, "h" if foreign else "v.__dict__.get('_value_facts') or v.value_facts", "        ")
     lines.append(f"        s_{name} = v._shape")
     return lines
 
@@ -437,8 +474,8 @@ def _facts_check(name: str, held: str, indent: str) -> list[str]:
         f"{indent}    return None"]
 
 
-def _binder(compiled, plan, params: tuple):
-    """The function that gives a Tensor's ``(plan, pointers)`` for this kernel and keeps it on the
+def _binder(compiled, plan, params: tuple, counted: str | None = None):
+    """The function that gives a Tensor's ``(plan, pointers, count)`` for this kernel and keeps it on the
     tensor, or ``None`` for one in another format, which the general path binds or refuses. A tensor
     of the kernel's format is bound here as the general path would bind it (the fast path serves no
     checked kernel, which validates each): an iteration's last output read by the next call (a BFS
@@ -458,7 +495,8 @@ def _binder(compiled, plan, params: tuple):
                              for p, make in makers)
         except (TypeError, ValueError):
             return None   # (the general path raises naming the parameter)
-        tensor._fast_pointers = bound = (plan, pointers)
+        # (the length of the values array ``counted``, which the facts of the values are taken over)
+        tensor._fast_pointers = bound = (plan, pointers, None if counted is None else len(args[counted]))
         return bound
     return bind
 

@@ -35,11 +35,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import FormatError, ShapeError, UsageError
-from .levels.level import is_fill
+from .errors import ShapeError, UsageError
 from .tensor import Tensor
 
-__all__ = ["Reused", "reuse", "mark_cleared_off_entries", "marked_arrays", "stored_slots"]
+__all__ = ["Reused", "reuse", "mark_cleared_off_entries", "mark_of", "marked_arrays", "stored_slots"]
 
 #: the attribute marking a tensor whose values off its entries are at the fill (a kernel's result)
 _MARK = "_fill_off_entries"
@@ -51,7 +50,8 @@ _OWNERS = "_held_owners"
 
 class Reused:
     """An earlier result given to a kernel call as the output to write into (see :func:`reuse`);
-    its ``shape`` is the tensor's, which the call checks as a given output's."""
+    its ``shape`` is the tensor's, which the call checks as a given output's. The output's
+    :class:`compiler.reuse_plans.ReusePlan` takes its arrays."""
 
     __slots__ = ("tensor", "used")
 
@@ -67,8 +67,9 @@ class Reused:
     def __repr__(self) -> str:
         return f"reuse({self.tensor!r})"
 
-    def _fitting(self, name: str, fmt, storage: tuple):
-        """The tensor, unless it was given to a call before or its format or shape is not the output's."""
+    def fitting(self, name: str, fmt, storage: tuple) -> Tensor:
+        """The tensor, unless it was given to a call before or its format or storage extents are not those
+        of output ``name`` of this call (``fmt``, ``storage``)."""
         t = self.tensor
         if self.used:
             raise UsageError(f"output {name}: this reuse() was given to a call before; its tensor's arrays hold "
@@ -81,63 +82,11 @@ class Reused:
                              f"reuse() has shape {t.shape}")
         return t
 
-    def take(self, name: str, fmt, storage: tuple, fill, *arguments: dict) -> dict:
-        """The arrays of output ``name`` (``pos``, ``tbl`` and ``val`` by kind) for a call whose output
-        is ``fmt`` (a byte map, its last level, under Dense levels or alone) of storage extents
-        ``storage``, the entries the tensor stored cleared; ``arguments``, dicts of what else the call
-        takes (the tensors given, and bound), none of which may share an array with it. Raises naming
-        what does not fit before it clears anything."""
-        t = self._fitting(name, fmt, storage)
-        marked = t.__dict__.get(_MARK)
-        if marked is not None:   # (a result the runtime started clear: the arrays it made)
-            pos, tbl, srt, vals = marked
-        else:
-            # (the byte map is the last level: compiler.looplets.reset_outputs)
-            last = t.levels[-1]
-            (pos, tbl, srt), vals = marked_arrays(last), t.leaf.vals
-            for what, a in ((last.starts_array, pos), (last.mark_array, tbl), ("values", vals)):
-                if not (a.flags.c_contiguous and a.flags.writeable):
-                    raise UsageError(f"output {name}: the {what} array of the tensor given to reuse() is not a "
-                                     f"writeable contiguous array (a view of another's); pass a kernel's result")
-            if not np.all(is_fill(vals[~tbl.astype(bool)], fill)):
-                raise FormatError(f"output {name}: the tensor given to reuse() holds values other than its fill "
-                                  f"{fill!r} off its entries, which the kernel would read as written; pass a "
-                                  f"kernel's result, or a tensor made from numpy")
-        self._unshared(name, (tbl, vals, pos), arguments)
-        slots = stored_slots(pos, srt, storage[-1])
-        if len(slots) * 8 >= len(tbl):
-            # (entries in an eighth of the slots or more: a fill of every slot streams, where a scatter to
-            # the entries costs ~5x more a slot; a BFS's middle frontiers hold most of the graph)
-            tbl.fill(False)
-            vals.fill(fill)
-        else:
-            tbl[slots] = False
-            vals[slots] = fill
-        pos[:] = 0
-        self.used = True
-        _consume(t)
-        level = fmt.levels[-1]
-        return {level.starts_array: pos, level.mark_array: tbl, "val": vals}
-
-    def take_values(self, name: str, fmt, storage: tuple, dtype, *arguments: dict) -> dict:
-        """The values array of output ``name``, a Dense output the program updates from the value given
-        (``D[i] <<= min, d``), for the kernel to update in place: the tensor's own array, not a copy
-        (``{"val": vals}``); the caller has brought it up to date (a Bellman-Ford round's distances,
-        two rounds old, with the entries the last round changed copied in). Checked as :meth:`take`."""
-        t = self._fitting(name, fmt, storage)
-        vals = t.vals
-        if not (vals.flags.c_contiguous and vals.flags.writeable) or vals.dtype != dtype:
-            raise UsageError(f"output {name}: the values of the tensor given to reuse() are not a writeable "
-                             f"contiguous {np.dtype(dtype).name} array; pass a kernel's result")
-        self._unshared(name, (vals,), arguments)
-        self.used = True
-        _consume(t)
-        return {"val": vals}
-
-    def _unshared(self, name: str, written: tuple, arguments) -> None:
-        """Refuse a call whose other tensors (``arguments``, dicts by name) share one of ``written``."""
+    def unshared(self, name: str, written: tuple, ids, arguments) -> None:
+        """Refuse a call whose other tensors (``arguments``, dicts by name) share one of ``written``
+        (the tensor's arrays the kernel writes; ``ids``, the ids of their memory, each owning it, or
+        None: compared by the memory they span)."""
         t = self.tensor
-        ids = {id(a) for a in written} if all(a.base is None for a in written) else None
         seen = set()   # (the tensors given are bound too: each checked once)
         for given in arguments:
             for other, value in given.items():
@@ -154,6 +103,11 @@ class Reused:
                     raise UsageError(f"output {name}: the tensor given to reuse() shares its arrays with {other}, "
                                      f"which this call takes too: the kernel would write into what {other} holds; "
                                      f"reuse another result")
+
+    def consume(self) -> None:
+        """Mark this reuse given, and its tensor, whose arrays now hold the call's result, unreadable."""
+        self.used = True
+        _consume(self.tensor)
 
 
 def reuse(tensor: Tensor) -> Reused:
@@ -175,6 +129,11 @@ def mark_cleared_off_entries(t: Tensor, pos=None, tbl=None, srt=None, vals=None)
         (pos, tbl, srt), vals = marked_arrays(t.levels[-1]), t.leaf.vals
     t.__dict__[_MARK] = (pos, tbl, srt, vals)
     return t
+
+
+def mark_of(t: Tensor):
+    """``(pos, tbl, srt, vals)`` of ``t`` marked by :func:`mark_cleared_off_entries`, else None."""
+    return t.__dict__.get(_MARK)
 
 
 def marked_arrays(level) -> tuple:

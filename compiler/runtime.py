@@ -35,6 +35,7 @@ from .notation import Assign, accesses
 from .notation.ast import Reduce, walk
 from .notation.infer import infer_shapes
 from .reference_fill import NeedsExtents, expression_fill
+from .reuse_plans import ReusePlan, reuse_refused
 from .reused_outputs import Reused, mark_cleared_off_entries
 from .dtypes import typed_scalar
 from .tensor import Tensor, replace_leaf
@@ -321,7 +322,7 @@ class Kernel:
             value = tensors[name]
             if value.__class__ is Reused:
                 if name not in plan.resets and name not in plan.in_place:
-                    raise UsageError(_reuse_refused(name, out_names, plan.resets | plan.in_place, plan.refusals))
+                    raise UsageError(reuse_refused(name, out_names, plan.resets | plan.in_place, plan.refusals))
                 bound[name] = value   # (its arrays are taken when the output is allocated)
                 continue
             if not isinstance(value, Tensor):
@@ -497,14 +498,16 @@ class Kernel:
                     f"but the program updates it without assigning it first ({out_name}[...] = v), so it would "
                     f"start from them; a sparse output is assembled afresh: give {out_name} a dense format to "
                     f"update it in place, or assign it in the program")
+        # (an earlier result given to reuse() is written into as a fresh output would be: its shape is the
+        # call's, which the reuse plan checks it against)
+        kept = out_name in inputs and inputs[out_name].__class__ is not Reused
         if low.output_writes:
             # (a loop program keeps a given output's shape; every write must land inside it)
-            shape = inputs[out_name].shape if out_name in inputs else \
-                tuple(max(0, e) for e in self._output_shape(inputs))
+            shape = inputs[out_name].shape if kept else tuple(max(0, e) for e in self._output_shape(inputs))
             check_output_writes(out_name, shape, low.output_writes, inputs)
         else:
             shape = self._output_shape(inputs)
-        if out_name in inputs and inputs[out_name].shape != shape:
+        if kept and inputs[out_name].shape != shape:
             raise ShapeError(f"output {out_name} has shape {inputs[out_name].shape}, expected {shape}")
         storage = tuple(shape[m] for m in out_fmt.mode_order)
         for n, level, modes, idt in plan.narrow:
@@ -520,9 +523,7 @@ class Kernel:
             args[pname] = storage[s]
         given = inputs.get(out_name)
         if given.__class__ is Reused:   # (an earlier result's arrays, its entries cleared)
-            taken = given.take(out_name, out_fmt, storage, low.fill, inputs, arguments or {}) \
-                if out_name in plan.resets else \
-                given.take_values(out_name, out_fmt, storage, plan.inout[0][1], inputs, arguments or {})
+            taken = plan.reuse.take(given, storage, inputs, arguments or {})
             for pname, dtype, kind, level in plan.inout:
                 args[pname] = taken[kind]
             return inputs, OutputCall(shape, restore, args)
@@ -566,19 +567,6 @@ class Kernel:
             out = restore(out)
         # (an output built in another mode order than asked, as no loop order appends it in its own)
         return out.asformat(self.formats[out_name]) if out_name in plan.converted else out
-
-
-def _reuse_refused(name: str, outputs, resets, refusals: dict) -> str:
-    """Why a call may not give ``reuse(...)`` as tensor ``name`` (``refusals``: the lowering's reasons,
-    by output, for the byte maps declared first thing that the runtime cannot start clear)."""
-    if name not in outputs:
-        return f"reuse() is for an output of the kernel; {name} is an input"
-    if name in refusals:
-        return refusals[name]
-    ok = f"; only {', '.join(sorted(resets))} can" if resets else ""
-    return (f"output {name}: reuse() gives an earlier result to write into, for a byte-map output the program "
-            f"declares first thing (a BFS step's _F[...] = -1) or a Dense one it updates from the value given "
-            f"(a Bellman-Ford step's D), which {name} is not{ok}")
 
 
 class OutputCall(NamedTuple):
@@ -645,6 +633,10 @@ class _CallPlan:
                                 f"cannot allocate (a bug in the {kernel.strategy} strategy)")
             self.inout.append((p.name, p.dtype, kind, level))
         self.itemsize = {pname: np.dtype(dtype).itemsize for pname, dtype, _, _ in self.inout}
+        #: how a call takes an earlier result given as reuse(...) for the output, or None (compiler.reuse_plans)
+        self.reuse = ReusePlan(out_name, low.output_format, low.fill, next(
+            (d for _, d, kind, level in self.inout if kind == "val" and level is None), low.output_format.dtype),
+            clears=out_name in self.resets) if out_name in self.resets | self.in_place else None
         #: ``{(array, level): (ArrayLength, first storage mode)}``: each allocated array's rule, asked of
         #: its level once per kernel (a call's asking cost a microsecond a buffer); the levels above it
         #: are located by coordinate (checked above), one mode each, so its parents are the extents before

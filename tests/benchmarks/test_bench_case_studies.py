@@ -25,6 +25,8 @@ def test_quick_on_tiny_inputs_prints_every_case_and_the_geometric_means(bench, c
     assert "scipy" in report.ratios and "numpy" in report.ratios
     have = {m: importlib.util.find_spec(m) is not None for m in ("graphblas", "cv2", "sklearn")}
     assert ("GraphBLAS 1t" in report.ratios) == have["graphblas"]
+    # (Bellman-Ford also against distances and parents round by round, LAGraph_BF_full1a's way; its tree checked)
+    assert ("GB BF_full1a 1t" in report.ratios) == have["graphblas"] == ("vs the tree's (BF_full1a)" in out)
     assert ("OpenCV" in report.ratios) == have["cv2"]
     assert ("digits x" in out) == have["sklearn"]   # (a case label; the skip message names the digits too)
 
