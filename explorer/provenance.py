@@ -4,7 +4,10 @@ The compiler tags the code each lattice point or looplet produced
 (``lattice:<index>:<operands>``, ``looplet:<Style>:<n>``) and the C artifact maps every tag to
 its C lines (``data["provenance"]``), to what it stands for (``data["tags"]``) and to its
 origin (``data["origins"]``: the kind, the index, the operands and a looplet's style, as the
-lowering recorded them). The step that lowered a looplet says so in its ``data``
+lowering recorded them). Each statement computing the program's expression is tagged by the
+nodes of the parse step's expression tree it computes (``expr:n3``, origin kind ``expression``
+with its ``nodes``); those tags come last, so a C line keeps its lattice point's or looplet's
+colour, and the tree's nodes name them (its artifact's ``data["node_tags"]``). The step that lowered a looplet says so in its ``data``
 (``{"tag": ...}``), a looplet nest's artifact names its tensor and index in its ``data``, and a
 lattice's artifact the tags of its drawing's points (``data["node_tags"]``) and of its text's
 lines (``data["line_tags"]``, kept as :attr:`Provenance.texts`) and where in a line its points,
@@ -48,14 +51,19 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 if TYPE_CHECKING:  # annotations only
     from compiler.trace import Artifact
 
-__all__ = ["Mark", "Provenance", "TagInfo", "collect_provenance", "looplet_heads", "looplet_style",
+#: the origin kind of the code a node of the expression tree computes (the compiler's
+#: ``compiler.notation.node_provenance.EXPRESSION``; a trace is read without the compiler)
+EXPRESSION = "expression"
+
+__all__ = ["EXPRESSION", "Mark", "Provenance", "TagInfo", "collect_provenance", "looplet_heads", "looplet_style",
            "program_marks", "trace_provenance"]
 
 
 @dataclass(frozen=True)
 class TagInfo:
-    """What the trace says about one tag: its kind (``lattice``, ``looplet`` or ``""``), its
-    index, its operands (tensor names), a looplet's style, and the step that lowered it."""
+    """What the trace says about one tag: its kind (``lattice``, ``looplet``, ``expression`` or
+    ``""``), its index, its operands (tensor names), a looplet's style, the step that lowered it,
+    and the nodes of the parse step's expression tree whose code it tags (``expression``)."""
 
     tag: str
     kind: str = ""
@@ -64,6 +72,7 @@ class TagInfo:
     style: str | None = None
     step: int | None = None
     what: str = ""
+    nodes: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """What the tag stands for, in the user's terms: what the compiler recorded (the
@@ -250,7 +259,8 @@ def collect_provenance(artifacts: Iterable[Artifact]) -> dict[str, list[int]]:
 
 def _origin_info(tag: str, origin: Mapping, step: int | None) -> TagInfo:
     return TagInfo(tag, str(origin.get("kind") or ""), origin.get("index"),
-                   tuple(str(o) for o in origin.get("operands") or ()), origin.get("style"), step)
+                   tuple(str(o) for o in origin.get("operands") or ()), origin.get("style"), step,
+                   nodes=tuple(str(n) for n in origin.get("nodes") or ()))
 
 
 def trace_provenance(source) -> Provenance:
@@ -284,6 +294,9 @@ def trace_provenance(source) -> Provenance:
     for tag in lines:
         base = _origin_info(tag, origins[tag], lowered.get(tag)) if tag in origins else TagInfo(tag)
         info[tag] = replace(base, what=whats.get(tag, ""))
+    # the expression tree's nodes last: a C line takes its colour and its click's link from the
+    # lattice point or looplet that made it, and a node's tag links the lines it computes
+    lines = dict(sorted(lines.items(), key=lambda kv: info[kv[0]].kind == EXPRESSION))
     # each record by the text it is of and the step that printed it (one text may be printed of
     # different things at two steps)
     texts, spans, parts = {}, {}, {}

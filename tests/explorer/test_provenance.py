@@ -61,10 +61,19 @@ def test_every_tag_maps_to_existing_c_lines(lowered, strategy, which):
         assert all(1 <= n <= n_lines for n in lines), (tag, lines, n_lines)
         assert any(c.text.splitlines()[n - 1].strip() for n in lines), tag  # not only blank lines
         assert prov.info[tag].tag == tag
-        assert prov.info[tag].kind == strategy.rstrip("s")  # lattice:..., looplet:...
+        # lattice:..., looplet:..., or a node of the expression tree (expr:n3), listed after them
+        assert prov.info[tag].kind == strategy.rstrip("s") or (
+            prov.info[tag].kind == "expression" and prov.info[tag].nodes == (tag.split(":")[1],))
+    kinds = [prov.info[t].kind == "expression" for t in prov]
+    assert any(kinds) and kinds == sorted(kinds)
     # the session computes the same, once
     session = explore(kernel.trace)
     assert session.provenance() == prov and session.provenance() is session.provenance()
+
+
+def _strategy_tags(prov) -> dict:
+    """The lattice points' or looplets' tags of ``prov`` (not the expression tree's nodes')."""
+    return {t: i for t, i in prov.info.items() if i.kind != "expression"}
 
 
 @pytest.mark.parametrize("which", PROGRAMS)
@@ -73,7 +82,7 @@ def test_lattice_tags_name_their_index_and_operands(lowered, which):
     _, indices, tensors = PROGRAMS[which]
     prov = trace_provenance(kernel.trace)
     c_lines = prov.c_text.splitlines()
-    for tag, info in prov.info.items():
+    for tag, info in _strategy_tags(prov).items():
         _, index, names = tag.split(":")
         assert info.kind == "lattice" and info.index == index and index in indices
         assert info.operands == tuple(n for n in names.split("∩") if n != "U")
@@ -84,7 +93,7 @@ def test_lattice_tags_name_their_index_and_operands(lowered, which):
         assert prov.info["lattice:j:A∩x"].operands == ("A", "x")
         # the point where A and x are both present computes their product
         assert any("A_val" in c_lines[n - 1] and "x_val" in c_lines[n - 1] for n in prov["lattice:j:A∩x"])
-        assert all(t.split(":")[1] in "ij" for t in prov)
+        assert all(t.split(":")[1] in "ij" for t in _strategy_tags(prov))
     else:
         assert {"lattice:i:a∩b", "lattice:i:a", "lattice:i:b"} <= set(prov)
         both = [c_lines[n - 1] for n in prov["lattice:i:a∩b"]]
@@ -101,7 +110,7 @@ def test_looplet_tags_resolve_to_an_index(lowered, which):
     _, indices, tensors = PROGRAMS[which]
     prov = trace_provenance(kernel.trace)
     steps = kernel.trace.steps
-    for tag, info in prov.info.items():
+    for tag, info in _strategy_tags(prov).items():
         style, number = tag.split(":")[1:]
         assert info.kind == "looplet" and info.style == style and number.isdigit()
         assert info.index in indices, tag
@@ -288,6 +297,9 @@ def test_tag_info_is_read_from_data_not_from_printed_text(lowered, strategy, whi
         o = origins[tag]
         assert (info.kind, info.index, list(info.operands), info.style) == \
             (o["kind"], o["index"], o["operands"], o["style"])
+        if info.kind == "expression":   # (a node of the expression tree: which one, as recorded)
+            assert list(info.nodes) == o["nodes"] == [tag.split(":")[1]]
+            continue
         assert info.kind == strategy.rstrip("s")  # lattice / looplet
         assert info.index in PROGRAMS[which][1]
         assert set(info.operands) <= PROGRAMS[which][2]
