@@ -107,6 +107,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
             assert len(cells) >= 6 and all(c["height"] >= 10 and c["inside"] for c in cells), cells[:4]
             low = [c for c in cells if c["ratio"] < 4.5]
             assert not low, f"int-facts cells below contrast 4.5 ({tag}): {low[:4]}"
+        sequence_texts_marked(page, artifacts)
         assert three.locator(".ss-drawing svg g.node").count() >= 3, "the lattice has fewer than 3 points"
         assert page.locator(f"{SHOWN_NOTEBOOK} .views-fibers svg g.node").count() > 20
 
@@ -427,6 +428,32 @@ def tree_nodes_link_their_c_lines(page, compare, artifacts: pathlib.Path) -> Non
     kind.select_option(before)
     page.wait_for_function("c => !c.querySelector('.ss-drawing .artifact[data-kind=\"notation-tree\"]')",
                            arg=compare.element_handle(), timeout=30_000)
+
+
+# Every marked part of a view: its text, its tags, its background as shown and its width.
+MARKED_JS = """root => [...root.querySelectorAll('.pv[data-tags]')].map(e => ({
+  text: e.textContent, tags: e.getAttribute('data-tags').split(' '), bg: getComputedStyle(e).backgroundColor,
+  width: e.getBoundingClientRect().width}))"""
+
+
+def sequence_texts_marked(page, artifacts: pathlib.Path) -> None:
+    """The shape operators' lattices and CFIR (the lattice strategy's ``y = [A; B] x``) show their
+    reads (``A(k_A, j_A)``) and lattice points coloured by the loops that iterate them, from the
+    parts their printers recorded: none was marked (the patterns looked for ``A[...]``)."""
+    from explorer.renderers import color_for
+
+    view = page.locator(f"{SHOWN_NOTEBOOK} .views-seq").first
+    view.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "views-seq-marked.png"), full_page=False)
+    marked = view.evaluate(MARKED_JS)
+    reads = [m for m in marked if re.fullmatch(r"[A-Z]\(\w+, \w+\)", m["text"])]
+    points = [m for m in marked if "⊔" in m["text"] and not m["text"].startswith(("lattice", "while", "forall"))]
+    assert {m["text"][0] for m in reads} >= {"A", "B"} and points, marked[:8]
+
+    def rgb(hex_colour: str) -> str:
+        return "rgb({}, {}, {})".format(*(int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)))
+    for m in reads + points:
+        assert m["width"] > 10 and m["tags"][0].startswith("lattice:") and m["bg"] == rgb(color_for(m["tags"][0])), m
 
 
 def tree_box_linked_and_zoomed(page, explorer, theme: str, artifacts: pathlib.Path) -> None:
