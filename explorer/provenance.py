@@ -326,7 +326,7 @@ def trace_provenance(source) -> Provenance:
                     spans.setdefault(a.text, {})[k] = {int(n): [(int(x), int(y), str(t), str(r)) for x, y, t, r in v]
                                                        for n, v in columns.items()}
                 except (TypeError, ValueError):
-                    pass   # (malformed: the heads are found by pattern instead)
+                    pass   # (malformed: its heads are not marked)
     return Provenance(lines, info, c_text, texts, spans, parts)
 
 
@@ -340,7 +340,7 @@ def _by_step(records: Mapping) -> Mapping:
 
 def _parts(recorded) -> dict[int, list[tuple[int, int, Mapping, str]]] | None:
     """A step's record of the parts of one of its texts (see :attr:`Provenance.parts`), or None
-    where it has none or a malformed one (the text is then read by pattern)."""
+    where it has none or a malformed one (the text is then marked by its other records alone)."""
     if not isinstance(recorded, Mapping):
         return None
     try:
