@@ -399,7 +399,8 @@ def tree_nodes_link_their_c_lines(page, compare, artifacts: pathlib.Path) -> Non
     reads the node's operands (``A_val``, ``x_val``), in the lattice column and the looplets'."""
     import compiler as ss
 
-    kind = compare.locator(".ss-kind select").first
+    kind = compare.locator(".widget-dropdown").filter(has=page.locator("label", has_text=re.compile("^drawing$"))) \
+        .locator("select").first
     before = kind.input_value()
     kind.select_option("notation-tree")
     page.wait_for_function("c => [...c.querySelectorAll('.ss-drawing')].every(d => "
