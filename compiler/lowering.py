@@ -56,6 +56,7 @@ from .levels.level import Level
 from .notation import Assign, accesses, parse
 from .notation.dtypes import type_literals
 from .notation.infer import infer_given
+from .notation.node_provenance import name_nodes
 from .notation.shape import has_shape_operators
 from .notation.shapedata import shape_artifact, shape_data
 from .runtime import SCALARS, Kernel, Lowered, facts_of  # noqa: F401  (Lowered: what a strategy returns)
@@ -542,6 +543,8 @@ def _lower(program, strategy, checked, functions, trace, options, tensors, facts
         try:
             with values.assuming(facts) as assumed:
                 lowered = _STRATEGIES[strategy](parsed, dict(formats), trace, **options)
+            # (each statement computing the expression: tagged by the nodes of the parse step's tree it computes)
+            lowered = replace(lowered, function=name_nodes(lowered.function, parsed))
             _record_facts(trace, assumed)
             lowered = _checked_counts(lowered, trace)
             compiled = compile_function(lowered.function, checked=checked, trace=trace)

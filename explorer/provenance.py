@@ -4,7 +4,10 @@ The compiler tags the code each lattice point or looplet produced
 (``lattice:<index>:<operands>``, ``looplet:<Style>:<n>``) and the C artifact maps every tag to
 its C lines (``data["provenance"]``), to what it stands for (``data["tags"]``) and to its
 origin (``data["origins"]``: the kind, the index, the operands and a looplet's style, as the
-lowering recorded them). The step that lowered a looplet says so in its ``data``
+lowering recorded them). Each statement computing the program's expression is tagged by the
+nodes of the parse step's expression tree it computes (``expr:n3``, origin kind ``expression``
+with its ``nodes``); those tags come last, so a C line keeps its lattice point's or looplet's
+colour, and the tree's nodes name them (its artifact's ``data["node_tags"]``). The step that lowered a looplet says so in its ``data``
 (``{"tag": ...}``), a looplet nest's artifact names its tensor and index in its ``data``, and a
 lattice's artifact the tags of its drawing's points (``data["node_tags"]``) and of its text's
 lines (``data["line_tags"]``, kept as :attr:`Provenance.texts`) and where in a line its points,
@@ -13,9 +16,10 @@ showing index notation, concrete index notation or looplet IR records where the 
 reductions and looplets of its program texts are printed and what each is
 (``data["before_spans"]``, ``data["after_spans"]``, kept as :attr:`Provenance.parts`), each
 record with the step that printed it; so do a lattice's and a CFIR's steps (their heading, forall
-heads and accesses) and a schedule's (``such that``). Nothing is read back from printed text where
-the compiler recorded it: only a text without a record (a trace saved before the compiler
-recorded them, a program given as text) has its loops and accesses found by pattern.
+heads and accesses) and a schedule's (``such that``), and the shape operators' sequence
+expressions, lattices and CFIR. Nothing is read back from printed text: a text without a record
+(a trace saved before the compiler recorded them, a program given as text) is marked where the
+trace's records place its points and loops, and nowhere else.
 
 :func:`trace_provenance` gathers that into a :class:`Provenance` (``{tag: C lines}`` with a
 :class:`TagInfo` per tag); :func:`program_marks` finds the parts of a program text a tag
@@ -33,8 +37,14 @@ line up with tagged C lines.
 >>> prov = trace_provenance(t)
 >>> prov["lattice:j:A∩x"], prov.info["lattice:j:A∩x"].operands
 ([3], ('A', 'x'))
->>> [(m.line, m.text, m.tags) for m in program_marks("forall j:\\n  y[] += A[j] * x[j]", prov)]
+>>> text = "forall j:\\n  y[] += A[j] * x[j]"
+>>> read = lambda t: {"tensor": t, "indices": ["j"], "mode": "read"}
+>>> printed = Provenance(prov, prov.info, parts={text: {1: [(0, 8, {"index": "j"}, "loop")],
+...                                                    2: [(9, 13, read("A"), "access"), (16, 20, read("x"), "access")]}})
+>>> [(m.line, m.text, m.tags) for m in program_marks(text, printed)]
 [(1, 'forall j', ('lattice:j:A', 'lattice:j:A∩x')), (2, 'A[j]', ('lattice:j:A∩x', 'lattice:j:A')), (2, 'x[j]', ('lattice:j:A∩x',))]
+>>> program_marks(text, prov)   # (no record of where its parts are: none is guessed)
+[]
 """
 
 from __future__ import annotations
@@ -48,14 +58,19 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 if TYPE_CHECKING:  # annotations only
     from compiler.trace import Artifact
 
-__all__ = ["Mark", "Provenance", "TagInfo", "collect_provenance", "looplet_heads", "looplet_style",
+#: the origin kind of the code a node of the expression tree computes (the compiler's
+#: ``compiler.notation.node_provenance.EXPRESSION``; a trace is read without the compiler)
+EXPRESSION = "expression"
+
+__all__ = ["EXPRESSION", "Mark", "Provenance", "TagInfo", "collect_provenance", "looplet_heads", "looplet_style",
            "program_marks", "trace_provenance"]
 
 
 @dataclass(frozen=True)
 class TagInfo:
-    """What the trace says about one tag: its kind (``lattice``, ``looplet`` or ``""``), its
-    index, its operands (tensor names), a looplet's style, and the step that lowered it."""
+    """What the trace says about one tag: its kind (``lattice``, ``looplet``, ``expression`` or
+    ``""``), its index, its operands (tensor names), a looplet's style, the step that lowered it,
+    and the nodes of the parse step's expression tree whose code it tags (``expression``)."""
 
     tag: str
     kind: str = ""
@@ -64,6 +79,7 @@ class TagInfo:
     style: str | None = None
     step: int | None = None
     what: str = ""
+    nodes: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """What the tag stands for, in the user's terms: what the compiler recorded (the
@@ -250,7 +266,8 @@ def collect_provenance(artifacts: Iterable[Artifact]) -> dict[str, list[int]]:
 
 def _origin_info(tag: str, origin: Mapping, step: int | None) -> TagInfo:
     return TagInfo(tag, str(origin.get("kind") or ""), origin.get("index"),
-                   tuple(str(o) for o in origin.get("operands") or ()), origin.get("style"), step)
+                   tuple(str(o) for o in origin.get("operands") or ()), origin.get("style"), step,
+                   nodes=tuple(str(n) for n in origin.get("nodes") or ()))
 
 
 def trace_provenance(source) -> Provenance:
@@ -284,6 +301,9 @@ def trace_provenance(source) -> Provenance:
     for tag in lines:
         base = _origin_info(tag, origins[tag], lowered.get(tag)) if tag in origins else TagInfo(tag)
         info[tag] = replace(base, what=whats.get(tag, ""))
+    # the expression tree's nodes last: a C line takes its colour and its click's link from the
+    # lattice point or looplet that made it, and a node's tag links the lines it computes
+    lines = dict(sorted(lines.items(), key=lambda kv: info[kv[0]].kind == EXPRESSION))
     # each record by the text it is of and the step that printed it (one text may be printed of
     # different things at two steps)
     texts, spans, parts = {}, {}, {}
@@ -306,7 +326,7 @@ def trace_provenance(source) -> Provenance:
                     spans.setdefault(a.text, {})[k] = {int(n): [(int(x), int(y), str(t), str(r)) for x, y, t, r in v]
                                                        for n, v in columns.items()}
                 except (TypeError, ValueError):
-                    pass   # (malformed: the heads are found by pattern instead)
+                    pass   # (malformed: its heads are not marked)
     return Provenance(lines, info, c_text, texts, spans, parts)
 
 
@@ -320,7 +340,7 @@ def _by_step(records: Mapping) -> Mapping:
 
 def _parts(recorded) -> dict[int, list[tuple[int, int, Mapping, str]]] | None:
     """A step's record of the parts of one of its texts (see :attr:`Provenance.parts`), or None
-    where it has none or a malformed one (the text is then read by pattern)."""
+    where it has none or a malformed one (the text is then marked by its other records alone)."""
     if not isinstance(recorded, Mapping):
         return None
     try:
@@ -346,89 +366,6 @@ class Mark:
 
 _C_LIKE = re.compile(r"[{};]\s*$", re.M)
 _IR_VALUE = re.compile(r"\$\{[^{}]*\}")  # ``${A_val[qA]}``: a value in looplet IR, not a C block
-_REDUCTIONS = {"sum", "prod", "max", "min", "any", "all", "choose"}
-_KEYWORDS = _REDUCTIONS | {"forall", "for", "while", "if", "else", "let", "where", "in", "case", "switch",
-                           "lattice", "loops", "producer", "alloc", "with", "end"}
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-# (a text no printer recorded parts for: a trace saved before they were, a program given as text)
-_LOOP_HEAD = re.compile(r"^(\s*)(forall\s+(\w+)|for\s+(\w+)\s*(?:=|in)\s*\S[^\n]*?(?=:?\s*$))")
-
-
-def _term_end(line: str, pos: int) -> tuple[int, int, list[str]] | None:
-    """From an identifier ending at ``pos``: the end of ``(.lvlN)* ( (...) )? ([...])+`` and the
-    bracket groups, or ``None`` when no bracket follows. Returns (end, paren end, groups)."""
-    k = pos
-    while True:
-        m = re.match(r"\.lvl\d+", line[k:])
-        if not m:
-            break
-        k += m.end()
-    paren_end = k
-    if k < len(line) and line[k] == "(":
-        depth = 0
-        for j in range(k, len(line)):
-            depth += {"(": 1, ")": -1}.get(line[j], 0)
-            if depth == 0:
-                k = paren_end = j + 1
-                break
-        else:
-            return None
-    groups = []
-    while k < len(line) and line[k] == "[":
-        j = line.find("]", k)
-        if j < 0 or "[" in line[k + 1:j]:
-            # a nested bracket (y.lvl1[i][j] chains are flat; A[B[i]] is not an access we colour)
-            return None if not groups else (k, paren_end, groups)
-        groups.append(line[k + 1:j])
-        k = j + 1
-    return (k, paren_end, groups) if groups else None
-
-
-def _terms(line: str):
-    """Accesses (``A[i, j]``, ``y.lvl1[i][]``), looplets (``Stepper[j]``,
-    ``Lookup(i -> x.lvl1[i])[j]``) and reductions (``sum[j](``) in one line of text:
-    ``(kind, start, end, name, indices, inner tensors)``."""
-    out = []
-    pos = 0
-    while True:
-        m = _IDENT.search(line, pos)
-        if not m:
-            return out
-        start, name = m.start(), m.group(0)
-        prev = line[start - 1] if start else ""
-        if (prev and prev in ".$") or (prev == "{" and start >= 2 and line[start - 2] == "$"):
-            pos = m.end()  # a field (.lvl1) or an IR value ${A_val[q]}: not a term
-            continue
-        found = _term_end(line, m.end())
-        if found is None:
-            pos = m.end()
-            continue
-        end, paren_end, groups = found
-        indices = [x for g in groups for x in _IDENT.findall(g)]
-        if name in _REDUCTIONS and paren_end == m.end() and line[end:end + 1] == "(":  # sum[j](...)
-            out.append(("reduce", start, end, name, indices, []))
-            pos = end
-            continue
-        if name in _KEYWORDS:
-            pos = m.end()
-            continue
-        if looplet_style(name) is not None and not re.match(r"\.lvl", line[m.end():]):
-            inner = re.findall(r"\b([A-Za-z_]\w*)\.lvl\d", line[m.end():paren_end])
-            last = _IDENT.findall(groups[-1])
-            out.append(("looplet", start, end, name, last, inner))
-            pos = end
-            continue
-        if line[m.end():paren_end].endswith(")"):  # f(x)[i]: a call, not an access; look inside
-            pos = m.end()
-            continue
-        out.append(("access", start, end, name, indices, []))
-        pos = end
-
-
-def _statement_split(line: str) -> tuple[str, int] | None:
-    """The lhs of an assignment in ``line`` and where its rhs starts (``+=``, ``<<op>>=``, ...)."""
-    m = re.search(r"(?<![=!<>])(<<[^>]*>>=|[-+*/%|&^]?=)(?!=)", line)
-    return (line[:m.start()], m.end()) if m else None
 
 
 def _align(text_lines: list[str], c_lines: list[str]) -> dict[int, int]:
@@ -487,7 +424,7 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
     def sort(tags: Iterable[str]) -> tuple[str, ...]:
         return tuple(sorted(dict.fromkeys(tags), key=order.__getitem__))
     printed = prov.recorded("parts", text, step)
-    # where the printer put each point, loop and case of a lattice's or CFIR's text (none: found by pattern)
+    # where the printer put each point, loop and case of a lattice's or CFIR's text
     placed = prov.recorded("spans", text, step)
     if printed is not None and placed is None:   # (a program whose printer said where each part is)
         return _part_marks(text, printed, prov, step, sort)
@@ -523,12 +460,10 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
             line_tag = scopes[-1][2]
         if opens is not None:
             scopes.append(opens)
-        # the parts its printer recorded (a lattice's heading, a forall's head, the accesses), else
-        # (a text without a printer's record, as traces saved before) loops and accesses by pattern
-        here = _recorded_parts(printed.get(n, ()), line) if printed is not None else None
-        loop = _LOOP_HEAD.match(line) if here is None and n not in placed else None
-        heads = ([(loop.start(2), loop.end(2), loop.group(3) or loop.group(4), "loop")] if loop else
-                 [(a, b, about.get("index"), role) for a, b, about, role in here or () if role in ("lattice", "loop")])
+        # the parts its printer recorded (a lattice's heading, a forall's head, the accesses); a
+        # text without a printer's record (a trace saved before they were) has its recorded heads alone
+        here = _recorded_parts(printed.get(n, ()), line) if printed is not None else []
+        heads = [(a, b, about.get("index"), role) for a, b, about, role in here if role in ("lattice", "loop")]
         for start, end, index, role in heads:   # (a lattice's heading or a forall's: every tag of its index)
             if role == "loop":
                 scopes.append((indent, index, None))
@@ -536,20 +471,13 @@ def program_marks(text: str, prov: Provenance | Mapping[str, Iterable[int]] | No
             if tags:
                 marks.append(Mark(n, start, end, line[start:end], tuple(tags)))
 
-        if here is not None:   # (kind, start, end, tensor, indices, writes) as the printer recorded them
-            terms = [(role, a, b, about.get("tensor"), list(about.get("indices") or ()), about.get("mode") == "update")
-                     for a, b, about, role in here if role in ("access", "reduce")]
-            rhs_tensors = {t[3] for t in terms if t[0] == "access" and not t[5]}
-        else:
-            split = _statement_split(line)
-            terms = [(kind, a, b, name, indices, split is not None and b <= len(split[0]))
-                     for kind, a, b, name, indices, _ in _terms(line)]
-            rhs_tensors = {t[3] for t in terms if t[0] == "access" and split and t[1] >= split[1]}
+        # (kind, start, end, tensor, indices, writes) as the printer recorded them
+        terms = [(role, a, b, about.get("tensor"), list(about.get("indices") or ()), about.get("mode") == "update")
+                 for a, b, about, role in here if role in ("access", "reduce")]
+        rhs_tensors = {t[3] for t in terms if t[0] == "access" and not t[5]}
         for kind, start, end, name, indices, writes in terms:
             if kind == "reduce":
                 tags = [t for i in indices for t in prov.widest_first(prov.by_index(i))]
-            elif kind == "looplet":
-                tags = _coming_looplet(prov, looplet_style(name), indices, step)
             else:
                 tags = _access_tags(prov, name, indices, writes, rhs_tensors, line_tag, sort)
             tags = list(dict.fromkeys(tags))

@@ -37,7 +37,7 @@ from .fit import fit_svg
 from .legend import legend_html
 from .linking import LINE_BOX, PART_BOX
 from .nests import compact_nest_dot
-from .provenance import (Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
+from .provenance import (EXPRESSION, Mark, Provenance, TagInfo, collect_provenance, looplet_heads, program_marks,
                          trace_provenance)
 from .session import StepView, unified_diff
 from .shapeviews import describe_shapes, shape_data_of, shape_marks, shapes_table
@@ -323,6 +323,8 @@ def tag_names(tag: Any, info: TagInfo | None = None) -> list[str]:
     (['lattice:j:p0', 'p0'], ['p1'], ['looplet:Stepper:4', 'Stepper'])
     """
     tag = str(tag)
+    if info is not None and info.kind == EXPRESSION:   # (``expr:n4``: node n4 of the expression tree alone)
+        return [tag]
     if info is not None and info.kind == "looplet":
         return list(dict.fromkeys([tag, *looplet_heads(info.style)])) if info.style else [tag]
     last = tag.rsplit(":", 1)[-1].strip()

@@ -30,7 +30,10 @@ from .explorer import pane, titled
 from .pickers import RebuildControls
 from .saved import saved_view_note
 
-__all__ = ["Compare"]
+__all__ = ["Compare", "DRAWING_CAP"]
+
+#: The most a Compare drawing pane grows to with its drawings; taller ones scroll inside it.
+DRAWING_CAP = "560px"
 
 
 def _signature_kind(kinds: Sequence[str]) -> str | None:
@@ -108,13 +111,16 @@ class Compare(W.HBox):
             kind = " | ".join(kind)
         self._initial_kind = kind
         self.kind = W.Dropdown(description="drawing", layout=W.Layout(width="360px"))
+        self.kind.add_class("ss-kind")
         self._set_kind_options(kind)
         self.kind.observe(lambda _: self.redraw(), names="value")
         # equal heights: each column's C and drawing, and the two columns, line up (the rows of
-        # the columns' grid are shared). A C pane grows with its C up to 420 px: at a step without
-        # C yet it shows a few lines of program, and was a tall empty box
+        # the columns' grid are shared, so a row is as tall as the taller column's pane). A C pane
+        # grows with its C up to 420 px: at a step without C yet it shows a few lines of program,
+        # and was a tall empty box; a drawing pane grows with its drawings up to DRAWING_CAP and
+        # scrolls beyond (fixed at 420 px, the parse step's tree sat in a box half empty)
         self.c_panes = (pane(most="420px"), pane(most="420px"))
-        self.artifact_panes = (pane("420px"), pane("420px"))
+        self.artifact_panes = (pane(most=DRAWING_CAP), pane(most=DRAWING_CAP))
         for k in range(2):
             self.c_panes[k].add_class("ss-c")
             self.artifact_panes[k].add_class("ss-drawing")

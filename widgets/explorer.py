@@ -68,7 +68,7 @@ PANE_BORDER = "1px solid var(--jp-border-color2, #e3e3e3)"
 
 def pane(height: str | None = None, most: str = "460px") -> W.HTML:
     """A scrolling pane: at least 100 px tall, growing with its content up to ``most``, or
-    exactly ``height`` (Compare's drawing panes, so both columns line up)."""
+    exactly ``height``."""
     size = {"height": height} if height else {"min_height": "100px", "max_height": most}
     return W.HTML(layout=W.Layout(border=PANE_BORDER, padding="4px", overflow="auto", flex="1 1 auto",
                                   **size))

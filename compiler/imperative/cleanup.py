@@ -306,14 +306,24 @@ def drop_overwritten_stores(stmts) -> list:
             s = replace(s, body=Block(tuple(drop_overwritten_stores(s.body.body))))
         elif isinstance(s, Block):
             s = Block(tuple(drop_overwritten_stores(s.body)))
-        if (out and isinstance(s, Store) and s.op is None and isinstance(out[-1], Store)
-                and out[-1].buffer == s.buffer and out[-1].index == s.index
-                and not any(isinstance(n, Load) and n.buffer == s.buffer for n in walk(s.value))
-                and not any(isinstance(n, Load) and n.buffer == s.buffer for n in walk(s.index))):
+        # (the next statement may be a store in a provenance tag: the statement computing the
+        # expression, tagged with its nodes, overwrites the fill an output's append put there)
+        first = _first_of_tags(s)
+        if (out and isinstance(first, Store) and first.op is None and isinstance(out[-1], Store)
+                and out[-1].buffer == first.buffer and out[-1].index == first.index
+                and not any(isinstance(n, Load) and n.buffer == first.buffer for n in walk(first.value))
+                and not any(isinstance(n, Load) and n.buffer == first.buffer for n in walk(first.index))):
             out[-1] = s
             continue
         out.append(s)
     return out
+
+
+def _first_of_tags(s):
+    """``s``, or for a provenance tag the first statement inside it (and inside its inner tags)."""
+    while isinstance(s, Tagged) and s.body.body:
+        s = s.body.body[0]
+    return s
 
 
 def drop_dead_assignments(stmts) -> list:

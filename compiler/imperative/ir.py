@@ -611,24 +611,33 @@ class Allocate(Stmt):
 @dataclass(frozen=True)
 class Origin:
     """What made a tagged piece of code, as data the explorer reads (never parsed from text):
-    the strategy's ``kind`` (``"lattice"`` or ``"looplet"``), the ``index`` it iterates, the
-    ``operands`` (tensor names) it coiterates, and a looplet's ``style`` (its lowering rule).
+    the strategy's ``kind`` (``"lattice"``, ``"looplet"`` or ``"expression"``), the ``index`` it
+    iterates, the ``operands`` (tensor names) it coiterates or reads, and a looplet's ``style``
+    (its lowering rule). A statement computing the program's expression (kind ``"expression"``)
+    says which tensor it ``writes`` (``None``: a temporary) and, once named, the ``nodes`` of the
+    parse step's expression tree it computes (:mod:`compiler.notation.node_provenance`).
 
     >>> Origin("looplet", "j", ("A",), "Stepper")
-    Origin(kind='looplet', index='j', operands=('A',), style='Stepper')
+    Origin(kind='looplet', index='j', operands=('A',), style='Stepper', writes=None, nodes=())
     """
 
     kind: str
     index: str | None = None
     operands: tuple[str, ...] = ()
     style: str | None = None
+    writes: str | None = None
+    nodes: tuple[str, ...] = ()
 
     def __post_init__(self):
         _set(self, "operands", tuple(str(o) for o in self.operands))
+        _set(self, "nodes", tuple(str(o) for o in self.nodes))
 
     def as_dict(self) -> dict:
         """JSON-able form, as the C artifact's ``data["origins"]`` holds it."""
-        return {"kind": self.kind, "index": self.index, "operands": list(self.operands), "style": self.style}
+        out = {"kind": self.kind, "index": self.index, "operands": list(self.operands), "style": self.style}
+        if self.kind == "expression":
+            out.update(writes=self.writes, nodes=list(self.nodes))
+        return out
 
 
 @serialize.node

@@ -37,7 +37,8 @@ from ..imperative.ir import (Allocate, Assign, BinOp, Comment, CompoundAssign, C
                              Load, Pragma, Select, Store, Var)
 from ..imperative.ir import RESERVED
 from ..levels import Pattern
-from ..notation.ast import Access
+from ..notation.ast import Access, walk as walk_expr
+from ..notation.node_provenance import computing
 from .cfir import CAlloc, CAssign, CDenseWorkspace, CForall, CSeq, CSkip, CWorkspace
 from .exprs import COMPOUND, apply_op, cast, const_of, names_used, to_ir
 from .plan import Setup
@@ -159,7 +160,9 @@ class Emitter(Loops, DerivedLoops, Locating, Workspaces, OutputAssembly, BlockAs
                 return body
             return [Declare(Var(n.temp), n.dtype, const_of(n.init, n.dtype))] + body
         if isinstance(n, CAssign):
-            return self.assign(n)
+            # (tagged with what it reads and writes: the explorer links the expression tree's nodes to it)
+            reads = {a.tensor for a in walk_expr(n.rhs) if isinstance(a, Access) and a.tensor not in self.setup.temps}
+            return computing(self.assign(n), reads, n.lhs.tensor if n.output else None)
         if isinstance(n, CForall):
             self.loop_stack.append(n.index)
             try:

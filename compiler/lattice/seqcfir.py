@@ -50,7 +50,7 @@ from typing import Mapping
 from .. import serialize
 from ..trace import Artifact, Rewrite, Trace
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
-from .seqlattice import build_seq_lattice, edges, live_keys, simplify
+from .seqlattice import build_seq_lattice, edges, live_keys, loop_tag, simplify
 from .sequences import EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union, rebuild, walk
 
 INDENT = "  "
@@ -114,20 +114,29 @@ ZERO = Lit(0.0)
 
 
 def _expr(e) -> str:
+    return _value_parts(e, 0, ())[0]
+
+
+def _value_parts(e, at: int, scope: tuple) -> tuple[str, list]:
+    """The text of value ``e`` printed at column ``at`` and where its reads are in the line:
+    ``[start, end, about, "access"]``, each read of its tensor at the loops ``scope`` around it."""
     if isinstance(e, Read):
-        return f"{e.tensor}({', '.join(str(lv) for lv in e.levels)})"
+        text = f"{e.tensor}({', '.join(str(lv) for lv in e.levels)})"
+        return text, [[at, at + len(text), {"tensor": e.tensor, "indices": list(scope), "mode": "read"}, "access"]]
     if isinstance(e, Lit):
-        return repr(e.value) if e.value != int(e.value) else str(int(e.value))
+        return (repr(e.value) if e.value != int(e.value) else str(int(e.value))), []
     if isinstance(e, Temp):
-        return e.name
-    if isinstance(e, Add):
-        return f"{_expr(e.a)} + {_expr(e.b)}"
-    if isinstance(e, Mul):
-        def side(x):
-            return f"({_expr(x)})" if isinstance(x, Add) else _expr(x)
-        return f"{side(e.a)} * {side(e.b)}"
-    if isinstance(e, Cat):
-        return f"concat({_expr(e.a)}, {_expr(e.b)})"
+        return e.name, []
+    if isinstance(e, (Add, Mul, Cat)):
+        head, sep, tail = ("concat(", ", ", ")") if isinstance(e, Cat) else ("", f" {'+' if isinstance(e, Add) else '*'} ", "")
+        text, parts = head, []
+        for k, x in enumerate((e.a, e.b)):
+            wrap = isinstance(e, Mul) and isinstance(x, Add)   # (a sum inside a product is bracketed)
+            text += (sep if k else "") + ("(" if wrap else "")
+            shown, where = _value_parts(x, at + len(text), scope)
+            text += shown + (")" if wrap else "")
+            parts += where
+        return text + tail, parts
     raise TypeError(f"not a value: {e!r}")
 
 
@@ -137,6 +146,25 @@ def _expr(e) -> str:
 class Stmt:
     def __str__(self) -> str:
         return "\n".join(_lines(self, 0))
+
+    def printed_parts(self) -> tuple[str, dict]:
+        """The text and where its parts are printed (``{line: [[start, end, about, role]]}``,
+        lines 1-based as strings, as a trace step records them): each ``forall``'s head (role
+        ``loop``, its index), each read and each written output (role ``access``: the tensor, the
+        loops around it, read or update). A ``while`` head is recorded with its tag instead
+        (:func:`loop_spans`).
+
+        >>> from compiler.lattice.sequences import Level
+        >>> a = Level("a", 0, "compressed", 4)
+        >>> text, parts = Forall("i", a, Assign("c", ("i",), Read("a", (a,)))).printed_parts()
+        >>> print(text)
+        forall i ∈ i_a
+          c(i) = a(i_a)
+        >>> parts["1"], [(text.splitlines()[1][x:y], about["indices"]) for x, y, about, _ in parts["2"]]
+        ([[0, 8, {'index': 'i'}, 'loop']], [('c(i)', ['i']), ('a(i_a)', ['i'])])
+        """
+        lines = _spanned_lines(self, 0)
+        return "\n".join(x for x, _, _ in lines), {str(n): parts for n, (_, _, parts) in enumerate(lines, 1) if parts}
 
 
 @serialize.node
@@ -217,7 +245,7 @@ class Switch(Stmt):
 
 
 def _lines(s, depth: int) -> list[str]:
-    return [line for line, _ in _spanned_lines(s, depth)]
+    return [line for line, _, _ in _spanned_lines(s, depth)]
 
 
 def loop_spans(s: Stmt) -> dict[str, list[list]]:
@@ -230,39 +258,46 @@ def loop_spans(s: Stmt) -> dict[str, list[list]]:
     >>> loop_spans(While("i", a, (), Assign("c", ("i",), Read("a", (a,)))))
     {'1': [[0, 14, 'lattice:i:i_a', 'loop']]}
     """
-    return {str(n): [list(x) for x in spans] for n, (_, spans) in enumerate(_spanned_lines(s, 0), 1) if spans}
+    return {str(n): [list(x) for x in spans] for n, (_, spans, _) in enumerate(_spanned_lines(s, 0), 1) if spans}
 
 
 def while_tag(w: While) -> str:
-    """The provenance tag of a loop's code, ``lattice:<index>:<sequence>``."""
-    return f"lattice:{w.index}:{w.seq}"
+    """The provenance tag of a loop's code, ``lattice:<index>:<sequence>`` (:func:`~.seqlattice.loop_tag`)."""
+    return loop_tag(w.index, w.seq)
 
 
-def _spanned_lines(s, depth: int) -> list[tuple[str, tuple]]:
+def _spanned_lines(s, depth: int, scope: tuple = ()) -> list[tuple[str, tuple, list]]:
+    """Each line of ``s`` printed at ``depth`` inside the loops ``scope``: its text, its loop
+    heads' spans with their tags (:func:`loop_spans`) and its parts (:meth:`Stmt.printed_parts`)."""
     pad = INDENT * depth
-    if isinstance(s, Assign):
-        return [(f"{pad}{s.out}({', '.join(s.idxs)}) = {s.value}", ())]
-    if isinstance(s, Reduce):
-        lhs = f"{s.out}({', '.join(s.idxs)})" if s.idxs else s.out
-        return [(f"{pad}{lhs} += {s.value}", ())]
+    if isinstance(s, (Assign, Reduce)):
+        lhs = f"{s.out}({', '.join(s.idxs)})" if s.idxs or isinstance(s, Assign) else s.out
+        op = " = " if isinstance(s, Assign) else " += "
+        value, parts = _value_parts(s.value, len(pad) + len(lhs) + len(op), scope)
+        # (the output written, not a temporary: a temporary has no indices)
+        written = ([[len(pad), len(pad) + len(lhs), {"tensor": s.out, "indices": list(s.idxs), "mode": "update"},
+                     "access"]] if s.idxs else [])
+        return [(f"{pad}{lhs}{op}{value}", (), written + parts)]
     if isinstance(s, Alloc):
-        return [(f"{pad}alloc {s.name}", ())]
+        return [(f"{pad}alloc {s.name}", (), [])]
     if isinstance(s, Skip):
-        return [(f"{pad}skip", ())]
+        return [(f"{pad}skip", (), [])]
     if isinstance(s, Block):
-        return [line for x in s.stmts for line in _spanned_lines(x, depth)]
+        return [line for x in s.stmts for line in _spanned_lines(x, depth, scope)]
     if isinstance(s, Forall):
-        return [(f"{pad}forall {s.index} ∈ {s.seq}", ())] + _spanned_lines(s.body, depth + 1)
+        head = f"forall {s.index}"
+        return ([(f"{pad}{head} ∈ {s.seq}", (), [[len(pad), len(pad) + len(head), {"index": s.index}, "loop"]])]
+                + _spanned_lines(s.body, depth + 1, scope + (s.index,)))
     if isinstance(s, While):
         head = f"while {s.index} <- {s.seq}"
         locs = "".join((" with " if k == 0 else ", ") + f"{a} = {b}" for k, (a, b) in enumerate(s.locs))
-        return ([(f"{pad}{head}{locs}", ((len(pad), len(pad) + len(head), while_tag(s), "loop"),))]
-                + _spanned_lines(s.body, depth + 1))
+        return ([(f"{pad}{head}{locs}", ((len(pad), len(pad) + len(head), while_tag(s), "loop"),), [])]
+                + _spanned_lines(s.body, depth + 1, scope + (s.index,)))
     if isinstance(s, Switch):
-        out = [(f"{pad}switch {s.index}", ())]
+        out = [(f"{pad}switch {s.index}", (), [])]
         for seq, body in s.cases:
-            out.append((f"{pad}case {seq}:", ()))
-            out += _spanned_lines(body, depth + 1)
+            out.append((f"{pad}case {seq}:", (), []))
+            out += _spanned_lines(body, depth + 1, scope)
         return out
     raise TypeError(f"not a statement: {s!r}")
 
@@ -553,10 +588,15 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None) -> tuple[
         points = [{"seq": str(p.seq), "subs": list(p.subs),
                    "edges": [{"removed": str(e.removed), "to": e.target, "result": str(e.result),
                               "sub_point": e.sub_point} for e in p.edges]} for p in L.points]
-        t.record("lattice", before=f"forall {index} ∈ {L.seq}", after=L,
-                 artifacts=[Artifact("seq-lattice", f"forall {index} ∈ {L.seq}", L.text(), L.dot())],
+        # (where the forall's head, the lattice's heading and its points are printed, and their tags)
+        head = f"forall {index}"
+        t.record("lattice", before=f"{head} ∈ {L.seq}", after=L,
+                 artifacts=[Artifact("seq-lattice", f"forall {index} ∈ {L.seq}", L.text(), L.dot(),
+                                     data={"line_spans": L.point_spans(index)})],
                  rewrites=L.rewrites, note=f"forall {index}: {len(L.points)} point(s)",
-                 data={"index": str(index), "sequence": str(L.seq), "points": points})
+                 data={"index": str(index), "sequence": str(L.seq), "points": points,
+                       "before_spans": {"1": [[0, len(head), {"index": str(index)}, "loop"]]},
+                       "after_spans": L.printed_parts(index)[1]})
     loops = sum(1 for line in cf.text().splitlines() if line.lstrip().startswith("while "))
     t.record("cfir", before=program, after=cf.cfir,
              artifacts=[Artifact("seq-cfir", "cfir", cf.text(), cf.dot(), data={"line_spans": loop_spans(cf.cfir)})],

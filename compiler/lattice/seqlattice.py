@@ -415,6 +415,18 @@ class SeqPoint:
     subs: tuple
 
 
+def loop_tag(index, seq) -> str:
+    """The provenance tag of the code of the loop over ``index`` iterating ``seq``, and of its
+    lattice point: ``lattice:<index>:<sequence>`` with no spaces (a part's tags are a list
+    separated by spaces: ``k_A ⊔ l_B`` made three tags of one).
+
+    >>> from compiler.lattice.sequences import Level, Union
+    >>> loop_tag("i", Union(Level("a", 0, "compressed", 4), Level("b", 0, "compressed", 4)))
+    'lattice:i:i_a∪i_b'
+    """
+    return f"lattice:{index}:{''.join(str(seq).split())}"
+
+
 @serialize.node
 @dataclass
 class SeqLattice:
@@ -438,6 +450,30 @@ class SeqLattice:
 
     def pretty(self) -> str:
         return self.text()
+
+    def printed_parts(self, index: str) -> tuple[str, dict]:
+        """The text (of the lattice of loop ``index``) and where its heading is printed
+        (``{line: [[start, end, about, role]]}``, role ``lattice``, as a trace step records it);
+        its points are recorded with their tags (:meth:`point_spans`).
+
+        >>> from compiler.lattice.sequences import Level
+        >>> text, parts = build_seq_lattice(Level("a", 0, "compressed", 4)).printed_parts("i")
+        >>> parts
+        {'1': [[0, 14, {'index': 'i'}, 'lattice']]}
+        """
+        text = self.text()
+        return text, {"1": [[0, len(text.splitlines()[0]), {"index": str(index)}, "lattice"]]}
+
+    def point_spans(self, index: str) -> dict[str, list[list]]:
+        """``{line: [[start, end, tag, "point"]]}``: where each point's sequence is printed, with the
+        tag of the loop that iterates it (``lattice:<index>:<sequence>``, as the emitter tags it)."""
+        out, n = {}, 1
+        for k, p in enumerate(self.points):
+            n += 1
+            start = len(f"p{k} ")
+            out[str(n)] = [[start, start + len(p.seq.text()), loop_tag(index, p.seq), "point"]]
+            n += len(p.edges)
+        return out
 
     def dot(self) -> str:
         """Points labelled with their order and sequence; edges with the removed sequence, dotted
@@ -783,6 +819,6 @@ def verify_seq_lattice(L: SeqLattice, **kw) -> SeqCheck:
     return res
 
 
-__all__ = ["edges", "remove", "simplify", "live_keys", "SeqEdge", "SeqPoint", "SeqLattice",
+__all__ = ["edges", "remove", "simplify", "live_keys", "loop_tag", "SeqEdge", "SeqPoint", "SeqLattice",
            "build_seq_lattice", "run_lattice", "check_seq_lattice", "verify_seq_lattice", "SeqCheck",
            "present_leaves", "presences", "random_data", "unsupported", "boundaries", "ABSENT"]

@@ -171,5 +171,5 @@ def leaf_value(f: SubFiber):
     if isinstance(f.lvl, Pattern):
         return Literal(True)
     if isinstance(f.lvl, Element):
-        return Value(Load(f.tensor.array(None, "vals"), f.pos), f.tensor.dtype)
+        return Value(Load(f.tensor.array(None, "vals"), f.pos), f.tensor.dtype, source=f.tensor.name)
     raise StrategyError(f"tensor {f.tensor.name}: cannot read leaf level {f.lvl.name}")

@@ -21,6 +21,7 @@ from ..algebra import Operator
 from ..imperative import cints, ir
 from ..imperative.ir import Assign as IAssign, CompoundAssign, Const, Declare, If, Load, Origin, Store, Tagged, Var
 from ..levels import Pattern
+from ..notation.node_provenance import computing
 from ..trace import Artifact
 from . import extents as X
 from .carried import carry_cursors
@@ -253,7 +254,8 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
             out.append(IAssign(tns.dirty, Const(True, "bool")))
         if local is not None:
             out += self.scalars.after_write(info)
-        return out
+        # (tagged with what it reads and writes: the explorer links the expression tree's nodes to it)
+        return computing(out, {a.source for a in walk(rhs) if isinstance(a, (Access, Value)) and a.source}, info.name)
 
     def _write_pattern(self, s: Assign, tns, val) -> list:
         """A Pattern leaf stores no values: writing ``true`` keeps the position (sets the dirty

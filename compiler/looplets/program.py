@@ -122,10 +122,13 @@ class Variable(Expr):
 @serialize.node
 @dataclass(frozen=True)
 class Value(Expr):
-    """An already-lowered host (C) expression of ``dtype``: Finch's ``$value``."""
+    """An already-lowered host (C) expression of ``dtype``: Finch's ``$value``. A read of a
+    tensor's value says which tensor (``source``), as the access it replaces did: the statement
+    computing with it is tagged with the tensors it reads (:mod:`compiler.notation.node_provenance`)."""
 
     expr: Any
     dtype: str
+    source: str | None = field(default=None, compare=False, kw_only=True)
 
 
 @serialize.node

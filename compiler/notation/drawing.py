@@ -4,7 +4,9 @@ The assignment is the root (``=``, ``+=``, ...), its written access and its righ
 an operator holds its operands left to right, a reduction (``sum[j]``) its body, a shape operator
 its operands (its own text with each operand as ``·``). Accesses are boxes, operators ellipses.
 The text is the same tree indented. Each node's ``data["nodes"]`` entry says what it is (the
-access's tensor and indices, the reduction's indices), as the printer's parts do.
+access's tensor and indices, the reduction's indices), as the printer's parts do, and its
+``data["node_tags"]`` entry the tag of the C it produced (the lowering tags each statement
+computing the expression with the nodes it computes: :mod:`compiler.notation.node_provenance`).
 
 >>> from compiler.notation import parse
 >>> text, dot, data = notation_tree(parse("y[i] = A[i, j] * x[j]"))
@@ -21,11 +23,22 @@ access's tensor and indices, the reduction's indices), as the printer's parts do
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from ..trace import Artifact
 from .ast import Access, Assign, Call, IndexValue, Literal, Reduce, access_about, assign_spelling, op_reference, \
     reduction_name
 
-__all__ = ["notation_artifact", "notation_tree"]
+__all__ = ["TreeNode", "node_tag", "notation_artifact", "notation_tree", "tree_nodes"]
+
+
+def node_tag(ident: str) -> str:
+    """The provenance tag of the code that node ``ident`` of a program's tree produced.
+
+    >>> node_tag("n3")
+    'expr:n3'
+    """
+    return f"expr:{ident}"
 
 
 def _quote(text: str) -> str:
@@ -50,38 +63,74 @@ def _label(e) -> tuple[str, dict]:
     return type(e).__name__, {"role": "node"}
 
 
-def notation_tree(program) -> tuple[str, str, dict]:
-    """``(text, dot, data)`` of the tree of ``program`` (an assignment or an expression); see the
-    module docstring."""
-    lines: list[str] = []
-    # (compact: a tree is as deep as the expression nests, and its pane is a few hundred pixels tall)
-    dot = ["digraph notation {", "  ranksep=0.25; nodesep=0.2;",
-           '  node [fontname="monospace", fontsize=12, height=0.3, margin="0.08,0.03"];', "  edge [arrowsize=0.6];"]
-    nodes: dict[str, dict] = {}
+@dataclass(frozen=True)
+class TreeNode:
+    """One node of the expression tree: its ``ident`` (``n0`` is the root, numbered in preorder),
+    its label, what it is (``about``, as ``data["nodes"]`` records it), the tensors its subtree
+    reads (``tensors``; the written access: its own tensor) and its parent's ident."""
 
-    def add(label: str, about: dict, depth: int, parent: str | None) -> str:
-        ident = f"n{len(nodes)}"
-        nodes[ident] = about
-        lines.append("  " * depth + label)
-        shape = "box" if about["role"] == "access" else "ellipse"
-        dot.append(f'  {ident} [label="{_quote(label)}", shape={shape}];')
-        if parent is not None:
-            dot.append(f"  {parent} -> {ident};")
+    ident: str
+    label: str
+    about: dict = field(hash=False)
+    tensors: frozenset = frozenset()
+    parent: str | None = None
+    depth: int = 0
+
+
+def tree_nodes(program) -> list[TreeNode]:
+    """The nodes of ``program``'s tree (an assignment or an expression), in preorder: the numbering
+    its drawing and the compiler's tags of the code each node produced share.
+
+    >>> from compiler.notation import parse
+    >>> [(n.ident, n.label, sorted(n.tensors)) for n in tree_nodes(parse("y[i] = A[i] + x[i]"))]
+    [('n0', '=', []), ('n1', 'y[i]', ['y']), ('n2', '+', ['A', 'x']), ('n3', 'A[i]', ['A']), ('n4', 'x[i]', ['x'])]
+    """
+    out: list[TreeNode] = []
+
+    def add(label: str, about: dict, tensors, depth: int, parent: str | None) -> str:
+        ident = f"n{len(out)}"
+        out.append(TreeNode(ident, label, about, frozenset(tensors), parent, depth))
         return ident
 
     def visit(e, depth: int, parent: str | None) -> None:
-        me = add(*_label(e), depth, parent)
+        me = add(*_label(e), _tensors(e), depth, parent)
         for c in e.children():
             visit(c, depth + 1, me)
 
     if isinstance(program, Assign):
-        root = add(assign_spelling(program.op), {"role": "assign"}, 0, None)
+        root = add(assign_spelling(program.op), {"role": "assign"}, (), 0, None)
         lhs, about = _label(program.lhs)
-        add(lhs, {**about, "mode": "update"}, 1, root)
+        add(lhs, {**about, "mode": "update"}, {program.lhs.tensor}, 1, root)
         visit(program.rhs, 1, root)
     else:
         visit(program, 0, None)
-    return "\n".join(lines), "\n".join(dot + ["}"]), {"nodes": nodes}
+    return out
+
+
+def _tensors(e) -> set[str]:
+    if isinstance(e, Access):
+        return {e.tensor}
+    return {t for c in e.children() for t in _tensors(c)}
+
+
+def notation_tree(program) -> tuple[str, str, dict]:
+    """``(text, dot, data)`` of the tree of ``program`` (an assignment or an expression); see the
+    module docstring. ``data["node_tags"]`` gives each node the tag of the code it produced
+    (:func:`~compiler.notation.node_provenance.node_tag`), which the C artifact's provenance
+    holds once a strategy lowered the program."""
+    lines: list[str] = []
+    # (compact: a tree is as deep as the expression nests, and its pane is a few hundred pixels tall)
+    dot = ["digraph notation {", "  ranksep=0.25; nodesep=0.2;",
+           '  node [fontname="monospace", fontsize=12, height=0.3, margin="0.08,0.03"];', "  edge [arrowsize=0.6];"]
+    nodes = tree_nodes(program)
+    for n in nodes:
+        lines.append("  " * n.depth + n.label)
+        shape = "box" if n.about["role"] == "access" else "ellipse"
+        dot.append(f'  {n.ident} [label="{_quote(n.label)}", shape={shape}];')
+        if n.parent is not None:
+            dot.append(f"  {n.parent} -> {n.ident};")
+    return "\n".join(lines), "\n".join(dot + ["}"]), {"nodes": {n.ident: n.about for n in nodes},
+                                                     "node_tags": {n.ident: [node_tag(n.ident)] for n in nodes}}
 
 
 def notation_artifact(program) -> Artifact:

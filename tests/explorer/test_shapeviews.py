@@ -16,6 +16,7 @@ from compiler import array as xp
 from compiler.lattice.seqderive import seq_lower
 from explorer import explore, export_html, render_artifact, render_step
 from explorer.renderers import color_for, render_program
+from explorer.provenance import program_marks
 from explorer.shapeviews import shape_data_of, shape_marks
 from explorer.stepdiff import diff_view
 
@@ -193,3 +194,49 @@ def test_artifacts_render_by_kind():
     assert 'data-kind="shapes"' in html and "|k| = 6" in text(html) and "a constant index (mode 0)" in text(html)
     bare = render_artifact(ss.Artifact("shapes", "extents", "k: 6"))   # no data: its text
     assert "k: 6" in text(bare)
+
+
+@pytest.fixture(scope="module")
+def fused_lattice():
+    """y = [A; B] x by the lattice strategy: sequence expressions, lattices and CFIR, with C."""
+    expr = xp.concat([ss.asarray(A), ss.asarray(B)], axis=0) @ ss.asarray(X)
+    kernel = ss.lower(expr, strategy="lattice")
+    assert np.allclose(expr.compute(strategy="lattice").to_numpy(), np.vstack([A.toarray(), B.toarray()]) @ X)
+    return explore(kernel)
+
+
+def test_the_sequence_texts_mark_their_reads_and_points_where_the_printer_put_them(fused_lattice):
+    """The sequence CIN, its lattices and its CFIR record where their foralls, reads, written
+    output and lattice points are printed (as the other lattice texts do): each read ``A(k_A, j_A)``
+    is marked with the tags of the loops around it that iterate its tensor, each lattice point with
+    the tag of the loop that iterates it (its C lines); none is found in the text by pattern."""
+    s = fused_lattice
+    prov = s.provenance()
+    seen = set()
+    for k, step in enumerate(s.steps):
+        if step.stage not in ("seq-derive", "lattice", "cfir"):
+            continue
+        for side in ("before", "after"):
+            text = getattr(step, side + "_text")
+            recorded = step.data.get(side + "_spans")
+            assert recorded, (step.stage, side)
+            lines = text.splitlines()
+            for n, parts in recorded.items():
+                for a, b, about, role in parts:
+                    shown = lines[int(n) - 1][a:b]
+                    if role == "access":
+                        assert shown[:len(about["tensor"]) + 1] in (about["tensor"] + "(", about["tensor"] + "["), \
+                            (shown, about)   # (A(k_A, j_A) in sequence CIN, A[k, j] in index notation)
+                    elif role == "loop":
+                        assert shown == f"forall {about['index']}", shown
+            for m in program_marks(text, prov, k):
+                tensor = re.match(r"(\w+)\(", m.text)
+                if tensor and tensor.group(1) in "AB" and ", " in m.text:   # a read, A(k_A, j_A)
+                    infos = [prov.info[t] for t in m.tags]
+                    assert infos and all(i.kind == "lattice" and tensor.group(1) in i.operands for i in infos), m
+                    seen.add(("read", tensor.group(1)))
+                elif step.stage == "lattice" and side == "after" and m.line > 1:   # a point
+                    assert m.tags == (f"lattice:{s.steps[k].data['index']}:{m.text.replace(' ', '')}",) \
+                        and prov[m.tags[0]], m
+                    seen.add(("point", m.text))
+    assert {("read", "A"), ("read", "B"), ("point", "k_A ⊔ l_B")} <= seen, seen

@@ -208,6 +208,38 @@ def assert_panes_fit_content(panes: list[dict], where: str, slack: int = 24) -> 
     assert panes and not tall, f"{where}: panes taller than what they show ({most} px at most): {tall}"
 
 
+# Compare's drawing panes: each pane's height, the height of what it holds (its drawings' boxes,
+# their titles and notes: the children of its content box) and of its drawings alone (each svg's
+# rendered box), and whether it scrolls.
+DRAWING_PANES_JS = r"""
+(root) => [...root.querySelectorAll('.widget-html.ss-drawing')].map(el => {
+  const inner = el.querySelector('.widget-html-content') || el;
+  const span = rs => rs.length ? Math.max(...rs.map(r => r.bottom)) - Math.min(...rs.map(r => r.top)) : 0;
+  const svgs = [...el.querySelectorAll('svg')].map(s => s.getBoundingClientRect());
+  return {height: Math.round(el.getBoundingClientRect().height), cap: parseFloat(getComputedStyle(el).maxHeight),
+          content: Math.round(inner.scrollHeight), drawing: Math.round(span(svgs)), svgs: svgs.length,
+          scrolls: el.scrollHeight > el.clientHeight + 1, text: el.innerText.slice(0, 40)};
+})
+"""
+
+
+def assert_drawing_panes_fit(panes: list[dict], where: str, slack: int = 16) -> None:
+    """Compare's two drawing panes (one row of its grid: as tall as each other) are as tall as the
+    taller one's drawings and notes (its padding and border within ``slack`` px), up to their cap,
+    beyond which that pane scrolls; a pane no taller than its content shows all of it.
+
+    >>> assert_drawing_panes_fit([{"height": 310, "cap": 560, "content": 300, "drawing": 250, "svgs": 1,
+    ...                            "scrolls": False}] * 2, "a row")
+    """
+    assert len(panes) == 2 and all(p["svgs"] and p["drawing"] > 20 for p in panes), f"{where}: {panes}"
+    want = min(max(p["content"] for p in panes), min(p["cap"] for p in panes))
+    for p in panes:
+        assert want <= p["height"] <= want + slack, \
+            f"{where}: a drawing pane {p['height']} px tall for {want} px of drawings (cap {p['cap']}): {panes}"
+        assert p["scrolls"] == (p["content"] > p["height"]), f"{where}: a drawing pane cut or scrolling: {panes}"
+        assert p["scrolls"] or p["height"] >= p["drawing"], f"{where}: a drawing taller than its pane: {panes}"
+
+
 # Compare's columns line up: each column's C pane, and its drawing pane, as tall as the other's
 # and starting at the same height on the page (rounded to the pixel).
 LINE_UP_JS = r"""

@@ -8,9 +8,9 @@ import pathlib
 import re
 import time
 
-from browser_measure import (CELLS_JS, FILL_CONTRAST_JS, LINK_JS, PANE_CONTENT_JS, SAVED_STATE_JS, SCROLL_END_JS, SHOWN,
-                             SHOWN_NOTEBOOK, ZOOM_JS, assert_columns_line_up, assert_panes_fit_content, assert_readable,
-                             measure, set_theme)
+from browser_measure import (CELLS_JS, DRAWING_PANES_JS, FILL_CONTRAST_JS, LINK_JS, PANE_CONTENT_JS, SAVED_STATE_JS,
+                             SCROLL_END_JS, SHOWN, SHOWN_NOTEBOOK, ZOOM_JS, assert_columns_line_up,
+                             assert_drawing_panes_fit, assert_panes_fit_content, assert_readable, measure, set_theme)
 
 
 def open_and_run(page, url: str, token: str, name: str, artifacts: pathlib.Path) -> None:
@@ -79,6 +79,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
         legend = three.locator(".ss-drawing .ss-legend").first.inner_text()
         assert "[iterated | located]" in legend and "∪" in legend
         link_compare_columns_apart(page, compare, artifacts)
+        tree_nodes_link_their_c_lines(page, compare, artifacts)
         schedule_buttons_read_in_line(page, compare, artifacts)
         hover_links_in_the_notebook(page, three, artifacts)
         link_both_ways_in_the_notebook(page, three, artifacts)
@@ -94,6 +95,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
                 page.screenshot(path=str(artifacts / f"views-{name}-{tag}.png"), full_page=False)
             # both strategies' C and drawings (4 panes), at least 100 px tall each
             assert_readable(measure(compare), f"Compare ({tag})", panes=4)
+            drawing_panes_fit_their_drawings(page, compare, tag, artifacts)
             format_pickers_show_every_dropdown(page, compare, tag, artifacts)
             assert_readable(measure(notebook), f"the views notebook ({tag})")
             tree_box_linked_and_zoomed(page, three, tag, artifacts)
@@ -105,6 +107,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
             assert len(cells) >= 6 and all(c["height"] >= 10 and c["inside"] for c in cells), cells[:4]
             low = [c for c in cells if c["ratio"] < 4.5]
             assert not low, f"int-facts cells below contrast 4.5 ({tag}): {low[:4]}"
+        sequence_texts_marked(page, artifacts)
         assert three.locator(".ss-drawing svg g.node").count() >= 3, "the lattice has fewer than 3 points"
         assert page.locator(f"{SHOWN_NOTEBOOK} .views-fibers svg g.node").count() > 20
 
@@ -245,6 +248,36 @@ def c_panes_fit_their_program(page, compare, where: str, artifacts: pathlib.Path
     assert_columns_line_up(compare, f"Compare at {where}")
 
 
+def drawing_panes_fit_their_drawings(page, compare, theme: str, artifacts: pathlib.Path) -> None:
+    """Compare's drawing panes are as tall as their drawings: at the parse step (the expression
+    tree, a few nodes) no taller than the taller tree and its note, where they were fixed at 420
+    px, most of it empty; at the last step (up to six drawings each) up to their cap, scrolling
+    beyond. Both panes start at one height and are as tall as each other. Measured where the
+    slider is (the last step or the parse), then at the other end."""
+    handle = compare.locator(".ss-stage-slider .noUi-handle").first
+    steps = [compare.locator(f".ss-step-{side}").first for side in "ab"]
+    at_parse = "els => els.every(e => /step 0 of \\d+: parse/.test(e.innerText))"
+    first = "Home" if page.evaluate(at_parse, [e.element_handle() for e in steps]) else "End"
+    for key in (first, "End" if first == "Home" else "Home"):
+        if key != first:
+            old = compare.locator(".ss-stage").first.inner_html()
+            compare.scroll_into_view_if_needed()
+            handle.focus()
+            handle.press(key)
+            page.wait_for_function("([el, old]) => el.innerHTML !== old",
+                                   arg=[compare.locator(".ss-stage").first.element_handle(), old], timeout=30_000)
+        where = "parse" if key == "Home" else "the last step"
+        if key == "Home":
+            page.wait_for_function(at_parse, arg=[e.element_handle() for e in steps], timeout=30_000)
+            compare.locator(".ss-drawing").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(artifacts / f"views-compare-drawings-parse-{theme}.png"), full_page=False)
+        panes = compare.evaluate(DRAWING_PANES_JS)
+        assert_drawing_panes_fit(panes, f"Compare's drawing panes at {where} ({theme})")
+        assert_columns_line_up(compare, f"Compare at {where} ({theme})")
+        if key == "Home":
+            assert not any(p["scrolls"] for p in panes), panes   # (a tree of six nodes fits)
+
+
 def step_lines_fit(compare, where: str) -> None:
     """Each column's step line ("step 22 of 22: compile" and its note) is whole inside its column
     (at 900 px the compile step's note ran past the column, cut at its edge)."""
@@ -351,6 +384,77 @@ def link_compare_columns_apart(page, compare, artifacts: pathlib.Path) -> None:
     column, tag = chosen[0]
     assert page.evaluate(LINK_JS, [column, tag])["stroke"] == LINK_COLOR, \
         "clicking in the second column unlinked the first column's choice"
+
+
+# A column's C lines: each line's number, its code (without its number) and whether it is linked.
+C_LINES_JS = """col => [...col.querySelectorAll('.ss-c span.ln')].map(l => ({
+  line: +l.getAttribute('data-line'), linked: l.classList.contains('ss-linked'),
+  code: [...l.childNodes].filter(n => !(n.classList && n.classList.contains('lno'))).map(n => n.textContent).join('')}))"""
+
+
+def tree_nodes_link_their_c_lines(page, compare, artifacts: pathlib.Path) -> None:
+    """Compare at its last step, drawing the parse step's expression tree in both columns:
+    clicking a node of the tree (``*``, then ``A[i, j]``) outlines the C lines the compiler
+    tagged with that node (the provenance of the same lowering, made here), and only those: each
+    reads the node's operands (``A_val``, ``x_val``), in the lattice column and the looplets'."""
+    import compiler as ss
+
+    kind = compare.locator(".widget-dropdown").filter(has=page.locator("label", has_text=re.compile("^drawing$"))) \
+        .locator("select").first
+    before = kind.input_value()
+    kind.select_option("notation-tree")
+    page.wait_for_function("c => [...c.querySelectorAll('.ss-drawing')].every(d => "
+                           "d.querySelector('.artifact[data-kind=\"notation-tree\"] svg g.node[data-tags]'))",
+                           arg=compare.element_handle(), timeout=30_000)
+    for k, strategy in enumerate(("lattice", "looplets")):
+        kernel = ss.lower("y[i] = A[i, j] * x[j]", strategy, A="csr", x="dense")
+        c = [a for s in kernel.trace.steps for a in s.artifacts if a.kind == "c"][-1]
+        column = compare.locator(".ss-c").nth(k).evaluate_handle(COLUMN_JS)
+        shown = page.evaluate(C_LINES_JS, column)
+        assert [x["code"] for x in shown] == c.text.splitlines(), f"{strategy}: the column shows other C"
+        for label, operands in (("*", ("A_val", "x_val")), ("A[i, j]", ("A_val",))):
+            node = compare.locator(".ss-drawing").nth(k).locator("svg g.node[data-tags]").filter(
+                has=page.locator("text", has_text=re.compile(f"^{re.escape(label)}$")))
+            assert node.count() == 1, f"{strategy}: {node.count()} nodes {label} link C lines"
+            tag = node.get_attribute("data-tags").split()[0]
+            node.scroll_into_view_if_needed()
+            node.click()
+            page.wait_for_function("col => col.querySelector('.ss-c span.ln.ss-linked')", arg=column, timeout=10_000)
+            linked = [x for x in page.evaluate(C_LINES_JS, column) if x["linked"]]
+            expected = c.data["provenance"].get(tag, [])
+            assert expected and [x["line"] for x in linked] == expected, (strategy, label, tag, linked, expected)
+            assert all(op in x["code"] for x in linked for op in operands), (strategy, label, linked)
+            page.screenshot(path=str(artifacts / f"views-compare-tree-linked-{strategy}-{tag.split(':')[-1]}.png"),
+                            full_page=False)
+    kind.select_option(before)
+    page.wait_for_function("c => !c.querySelector('.ss-drawing .artifact[data-kind=\"notation-tree\"]')",
+                           arg=compare.element_handle(), timeout=30_000)
+
+
+# Every marked part of a view: its text, its tags, its background as shown and its width.
+MARKED_JS = """root => [...root.querySelectorAll('.pv[data-tags]')].map(e => ({
+  text: e.textContent, tags: e.getAttribute('data-tags').split(' '), bg: getComputedStyle(e).backgroundColor,
+  width: e.getBoundingClientRect().width}))"""
+
+
+def sequence_texts_marked(page, artifacts: pathlib.Path) -> None:
+    """The shape operators' lattices and CFIR (the lattice strategy's ``y = [A; B] x``) show their
+    reads (``A(k_A, j_A)``) and lattice points coloured by the loops that iterate them, from the
+    parts their printers recorded: none was marked (the patterns looked for ``A[...]``)."""
+    from explorer.renderers import color_for
+
+    view = page.locator(f"{SHOWN_NOTEBOOK} .views-seq").first
+    view.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "views-seq-marked.png"), full_page=False)
+    marked = view.evaluate(MARKED_JS)
+    reads = [m for m in marked if re.fullmatch(r"[A-Z]\(\w+, \w+\)", m["text"])]
+    points = [m for m in marked if "⊔" in m["text"] and not m["text"].startswith(("lattice", "while", "forall"))]
+    assert {m["text"][0] for m in reads} >= {"A", "B"} and points, marked[:8]
+
+    def rgb(hex_colour: str) -> str:
+        return "rgb({}, {}, {})".format(*(int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)))
+    for m in reads + points:
+        assert m["width"] > 10 and m["tags"][0].startswith("lattice:") and m["bg"] == rgb(color_for(m["tags"][0])), m
 
 
 def tree_box_linked_and_zoomed(page, explorer, theme: str, artifacts: pathlib.Path) -> None:

@@ -6,6 +6,7 @@ import numpy as np
 
 from compiler.looplets.histogram import histogram_program
 from widgets import Compare
+from widgets.compare import DRAWING_CAP
 
 
 def test_for_program_of_a_histogram_keeps_the_bins_shape_in_both_columns():
@@ -42,5 +43,7 @@ def test_a_step_before_any_drawing_of_the_chosen_kind_shows_the_latest_drawing()
         assert 'data-kind="notation-tree"' in drawing and "<svg" in drawing, drawing[:300]
         assert f"no {kind} up to step 0; the drawing of step 0 (parse)" in drawing
         assert c.c_panes[side].layout.height is None and c.c_panes[side].layout.max_height == "420px"
+        # (nor its drawing pane: it grows with its drawings, the browser test measures how tall)
+        assert c.artifact_panes[side].layout.height is None and c.artifact_panes[side].layout.max_height == DRAWING_CAP
     c.stage_slider.value = c.stage_slider.max   # (drawings of the kind: those, as before)
     assert all('data-kind="notation-tree"' not in p.value and "<svg" in p.value for p in c.artifact_panes)

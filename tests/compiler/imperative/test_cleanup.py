@@ -70,6 +70,17 @@ def test_only_adjacent_overwrites_are_dropped():
     assert drop_overwritten_stores(kept) == kept
 
 
+def test_a_store_overwritten_first_thing_in_a_tag_is_dropped():
+    """The statement computing an expression is tagged with the nodes it computes: the fill an
+    output's append stored before it is still overwritten (a CSR merge's C kept
+    ``C_val[C1_nnz] = 0.0;`` before each computed value)."""
+    v = Const(0.0, "float64")
+    tagged = Tagged("expr:n0", [Tagged("expr:n2", [Store("c", i, Load("w", i))])])
+    assert drop_overwritten_stores([Store("c", i, v), tagged]) == [tagged]
+    kept = [Store("c", i, v), Tagged("t", [Store("c", i, Load("c", i) + 1.0)])]   # it reads the first
+    assert drop_overwritten_stores(kept) == kept
+
+
 def test_cleanup_preserves_what_the_interpreter_computes():
     m, x, out = Buffer("m", "bool"), Buffer("x", "float64"), Buffer("out", "float64", "inout")
     k = Var("k")

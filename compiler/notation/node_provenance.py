@@ -1,0 +1,106 @@
+"""Which code each node of the parse step's expression tree produced, as provenance data.
+
+A strategy tags each statement it emits to compute the program's expression (a lattice case's
+update, a looplet leaf's assignment) with :func:`computing`: the tensors it reads and the one it
+writes (``None``: a temporary), as an :class:`~compiler.imperative.ir.Origin` of kind
+``"expression"``. Once the strategy is done, :func:`name_nodes` replaces each such tag by one tag
+per tree node (:func:`~compiler.notation.drawing.node_tag`) the statement computes, nested
+outermost first, so the C emitter records each node's C lines as it records a lattice point's:
+
+- the assignment and its written access: every statement writing the program's output;
+- an expression node that reads tensors: every statement reading all of them (the case of a
+  union where only ``A`` is present computes ``A[i]`` and not ``A[i] + B[i]``);
+- a node reading none (a literal): where its parent is computed.
+
+A program that is not index notation (a loop program) has its statements' tags dropped.
+
+>>> from compiler.imperative.ir import Buffer, Function, Tagged, Var
+>>> from compiler.notation import parse
+>>> y = Buffer("y", "float64", "inout")
+>>> fn = Function("k", (y,), computing([y.store(0, Var("a"))], ["A"], "y"))
+>>> named = name_nodes(fn, parse("y[i] = A[i] + B[i]"))
+>>> tags = []
+>>> s = named.body.body[0]
+>>> while isinstance(s, Tagged):
+...     tags.append((s.tag, s.origin.nodes)); s = s.body.body[0]
+>>> tags
+[('expr:n0', ('n0',)), ('expr:n1', ('n1',)), ('expr:n3', ('n3',))]
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable
+
+from ..imperative.ir import Block, Function, Origin, Stmt, Tagged
+from ..imperative.traverse import map_bodies
+from .ast import Assign
+from .drawing import TreeNode, node_tag, tree_nodes
+
+__all__ = ["EXPRESSION", "computing", "name_nodes", "nodes_computed"]
+
+#: the origin kind of a statement computing the program's expression
+EXPRESSION = "expression"
+# the tag of such a statement until name_nodes names its nodes
+_UNNAMED = "expr"
+
+
+def computing(stmts: Iterable[Stmt], reads: Iterable[str], writes: str | None) -> list[Stmt]:
+    """``stmts`` tagged as computing the program's expression from tensors ``reads`` into
+    ``writes`` (the output's name; ``None`` for a temporary). No statements: none.
+
+    >>> computing([], ["A"], "y")
+    []
+    """
+    stmts = list(stmts)
+    if not stmts:
+        return stmts
+    return [Tagged(_UNNAMED, stmts, "", Origin(EXPRESSION, None, tuple(sorted(set(reads))), writes=writes))]
+
+
+def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], writes: str | None) -> list[TreeNode]:
+    """The ``nodes`` of a tree of an assignment to ``output`` that a statement reading ``reads``
+    and writing ``writes`` computes (see the module docstring), in preorder.
+
+    >>> from compiler.notation import parse
+    >>> nodes = tree_nodes(parse("y[i] = A[i] * B[i] + C[i] * 2"))
+    >>> [n.label for n in nodes_computed(nodes, "y", ["A", "B"], None)]
+    ['*', 'A[i]', 'B[i]']
+    >>> [n.label for n in nodes_computed(nodes, "y", ["C"], "y")]
+    ['=', 'y[i]', '*', 'C[i]', '2']
+    """
+    reads = set(reads)
+    done: set[str] = set()
+    for n in nodes:
+        if n.about.get("role") == "assign" or n.about.get("mode") == "update":
+            ok = writes == output
+        elif n.tensors:
+            ok = n.tensors <= reads
+        else:
+            ok = n.parent in done
+        if ok:
+            done.add(n.ident)
+    return [n for n in nodes if n.ident in done]
+
+
+def name_nodes(fn: Function, program) -> Function:
+    """``fn`` with each statement :func:`computing` tagged by the tree nodes of ``program`` it
+    computes (see the module docstring); ``program`` not an assignment: those tags dropped."""
+    nodes = tree_nodes(program) if isinstance(program, Assign) else None
+    output = program.lhs.tensor if nodes is not None else None
+
+    def stmt(s: Stmt) -> list[Stmt]:
+        if isinstance(s, Tagged) and s.tag == _UNNAMED:
+            body = stmts(s.body.body)
+            o = s.origin
+            for n in reversed(nodes_computed(nodes, output, o.operands, o.writes) if nodes is not None else []):
+                body = [Tagged(node_tag(n.ident), body, f"the expression tree's node {n.label}",
+                               Origin(EXPRESSION, None, tuple(sorted(n.tensors)), writes=o.writes, nodes=(n.ident,)))]
+            return body
+        return [map_bodies(s, stmts)]
+
+    def stmts(ss) -> list[Stmt]:
+        return [x for s in ss for x in stmt(s)]
+
+    body = stmts(fn.body.body)
+    return replace(fn, body=Block(tuple(body)))
