@@ -595,17 +595,31 @@ def check_concordant(loops: list, access_levels: dict) -> None:
                     f"{acc.tensor} in a format concordant with the loop order (or transpose it)", acc.tensor)
 
 
-def check_split_nesting(loops: list) -> None:
+def check_split_nesting(loops: list, outputs=None) -> None:
     """Refuse a split whose minor index is looped outside its major one (a CSC output of a
-    row-major split): π1 reads the group π0's loop opened, so it runs inside that loop."""
-    opened: set = set()      # (the groups of the π0s of this loop or one outside it)
-    for i, s in loops:
-        opened |= {node.group_key for node in walk(s) if isinstance(node, Project) and node.k == 0}
+    row-major split): π1 reads the group π0's loop opened, so it runs inside that loop; and one
+    with a loop of several coordinates between them (``outputs``: the output's indices, the loops
+    nested in one another): π1 walks its group once, the second coordinate of that loop would
+    find it walked (``split(a[l], l -> (i, k)) * b[j]`` looped i, j, k lost every j but the first)."""
+    opened: dict = {}      # (the groups of the π0s of this loop or one outside it: their depth)
+    for depth, (i, s) in enumerate(loops):
+        for node in walk(s):
+            if isinstance(node, Project) and node.k == 0:
+                opened.setdefault(node.group_key, depth)
         for node in walk(s):
             if isinstance(node, Project) and node.k == 1 and node.group_key not in opened:
                 raise StrategyError(f"{node}: the loop over {i} (a split's minor index) runs outside the one over "
                                     f"its major index (the output's mode order); the sequence layer walks π1 "
                                     f"inside π0: write the output row-major")
+            if isinstance(node, Project) and node.k == 1:
+                # (a loop walking that group itself, the major index of a split of π1, moves its cursor on)
+                between = [(j, t) for j, t in loops[opened[node.group_key] + 1:depth]
+                           if (outputs is None or str(j) in outputs) and t.size() > 1 and not any(
+                               isinstance(n, Project) and n.group_key == node.group_key for n in walk(t))]
+                if between:
+                    raise StrategyError(f"{node}: the loop over {between[0][0]} runs between a split's major index "
+                                        f"and its minor index {i}, and π1 walks its group once (a broadcast between "
+                                        f"them); the looplets strategy lowers it")
 
 
 def _tied(e, keys: frozenset, access_levels: dict) -> bool:
@@ -697,7 +711,7 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -
     derivations = sorted(b.derivations, key=lambda dv: order[dv.index])
     loops = list(reversed(b.loops))
     check_concordant(loops, access_levels)
-    check_split_nesting(loops)
+    check_split_nesting(loops, {str(x) for x in lhs.indices})
     t = trace if trace is not None else Trace()
     t.record("seq-derive", before=program, after=body,
              artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot()) for dv in derivations],

@@ -54,9 +54,10 @@ def expr_fill(e, fills: dict):
         return 0.0
     kids = e.children()
     out = [expr_fill(c, fills) for c in kids]
-    if isinstance(e, Concat) and any(not _same(f, out[0]) for f in out[1:]):
-        raise StrategyError(f"{e}: its operands have fills {', '.join(str(f) for f in out)}; the sequence lowering "
-                            f"walks stored entries only, so a concatenation's operands need one fill")
+    odd = next((k for k, f in enumerate(out) if not _same(f, out[0])), None)
+    if isinstance(e, Concat) and odd is not None:
+        raise StrategyError(f"{e}: operand {kids[0]} has fill {out[0]} and {kids[odd]} fill {out[odd]}; the sequence "
+                            f"lowering walks stored entries only, so a concatenation's operands need one fill")
     return out[0]
 
 

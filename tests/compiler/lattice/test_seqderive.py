@@ -272,7 +272,7 @@ def test_refusals_name_the_node():
     # what stays refused: a sum of a summand whose fill is not 0, a concatenation of operands of two fills
     with pytest.raises(StrategyError, match=r"its summand has fill 1.0, and the sequence lowering sums the entries"):
         seq_evaluate("y[i] = sum[j](A[i, j] + B[i, j])", A=A, B=B)
-    with pytest.raises(StrategyError, match=r"its operands have fills 0.0, 1.0; the sequence lowering walks stored"):
+    with pytest.raises(StrategyError, match=r"operand A\[j, i\] has fill 0.0 and B\[k, i\] fill 1.0; the sequence lowering walks"):
         seq_evaluate("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", A=A, B=B)
     with pytest.raises(StrategyError, match=r"with = only"):
         seq_evaluate("C[i, j] += A[i, j]", A=A)

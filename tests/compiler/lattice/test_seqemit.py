@@ -434,8 +434,8 @@ def _fill_operands(program, fills):
 
 
 @pytest.mark.parametrize("program, fills, message", [
-    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", (1.0, 0.0), "its operands have fills 1.0, 0.0"),
-    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", (np.nan, 1.0), "its operands have fills nan, 1.0"),
+    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", (1.0, 0.0), "operand A[j, i] has fill 1.0 and B[k, i] fill 0.0"),
+    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", (np.nan, 1.0), "operand A[j, i] has fill nan and B[k, i] fill 1.0"),
 ])
 def test_fills_the_copy_does_not_keep_are_refused_naming_looplets(program, fills, message):
     tensors = _fill_operands(program, fills)
