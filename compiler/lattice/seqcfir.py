@@ -4,15 +4,18 @@ interpreter (§5.3).
 The input is a small concrete index notation over sequences: :class:`Forall` (``forall k ∈ seq``),
 :class:`Assign` (``c(k) = e``), :class:`Reduce` (``t += e``), :class:`Alloc` (a scalar temporary
 set to 0, the ``where`` of a sum) and :class:`Block`; values are :class:`Read` (a tensor read
-through its level iterators: ``A(i_A, j_A)``), :class:`Add`, :class:`Mul`, :class:`Cat` (the body
-of a concatenation: whichever side is there), :class:`Temp` and :class:`Lit`.
+through its level iterators: ``A(i_A, j_A)``; its fill where they are not all there), :class:`Add`,
+:class:`Mul`, :class:`Op` (any other elementwise operator), :class:`Cat` (the body of a
+concatenation: whichever side is there), :class:`Temp` and :class:`Lit`.
 
 :func:`build_cfir` lowers each forall to one :class:`While` per lattice point in topological
 order (:mod:`compiler.lattice.seqlattice`), each until an edge sequence runs out. Dense operands
 of an intersection are located rather than iterated (``with i_b = i_a``, :func:`remove_locators`).
-A loop's body is specialized per sub-point: reads whose iterators are not live there become 0,
-zero propagates (``0 + x = x``, ``0 * x = 0``, ``concat(0, y) = y``), a sum whose producer loop
-vanished is 0, and nested foralls get their own lattice under the live iterators (which is how
+A loop's body is specialized per sub-point: reads whose iterators are not live there become their
+fill (0 mostly), literals fold (``0 + x = x``, ``0 * x = 0``, ``concat(0, y) = y``, ``NaN - y = NaN``),
+a statement writing the result's fill there is dropped, a sum whose producer loop vanished is 0, a
+case whose operands never meet (an hstack's columns, :func:`~compiler.lattice.sequences.never_at_one`)
+is not tested, and nested foralls get their own lattice under the live iterators (which is how
 a concatenation's loops read ``A``'s rows in the first and ``B``'s in the second). A
 :class:`Switch` tests the sub-points, most specific first, when there are several or the
 sequence intersects iterated operands.
@@ -48,10 +51,13 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from .. import serialize
+from ..algebra import NOVALUE, Operator
 from ..trace import Artifact, Rewrite, Trace
 from .seqiter import Cursors, advance, enter, equals, eval_, init, locate, resume, valid
 from .seqlattice import build_seq_lattice, edges, live_keys, loop_tag, simplify
-from .sequences import EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union, rebuild, walk
+from .seqvalues import NAN_PROPAGATING
+from .sequences import (EMPTIES, LEAVES, Concat, Empty, Intersect, Product, Project, Seq, SequenceError, Union,
+                        never_at_one, rebuild, walk)
 
 INDENT = "  "
 
@@ -71,6 +77,9 @@ class Read(Value):
 
     tensor: str
     levels: tuple
+    #: what the read is where its levels are not all live (the tensor's fill: ``x - y`` where only
+    #: ``y`` is stored is ``fill_x - y``)
+    fill: float = 0.0
 
 
 @serialize.node
@@ -103,6 +112,16 @@ class Mul(Value):
 
 @serialize.node
 @dataclass(frozen=True)
+class Op(Value):
+    """An elementwise operator of the notation on values (``x - y``, ``where(c, x, y)``, ``sin(x)``,
+    ``x > y``): its numpy meaning in the interpreter, its C translation in the emitter."""
+
+    op: Operator
+    args: tuple
+
+
+@serialize.node
+@dataclass(frozen=True)
 class Cat(Value):
     """``concat(a, b)``: ``a`` where the left side is iterated, ``b`` where the right one is."""
 
@@ -124,20 +143,40 @@ def _value_parts(e, at: int, scope: tuple) -> tuple[str, list]:
         text = f"{e.tensor}({', '.join(str(lv) for lv in e.levels)})"
         return text, [[at, at + len(text), {"tensor": e.tensor, "indices": list(scope), "mode": "read"}, "access"]]
     if isinstance(e, Lit):
-        return (repr(e.value) if e.value != int(e.value) else str(int(e.value))), []
+        v = e.value
+        if isinstance(v, bool) or v != v or v in (float("inf"), float("-inf")) or v != int(v):
+            return repr(v), []
+        return str(int(v)), []
     if isinstance(e, Temp):
         return e.name, []
+
+    def bracketed(x) -> bool:
+        """Whether operand ``x`` of a product or an operator is bracketed (a sum, an infix operator)."""
+        return isinstance(x, Add) or isinstance(x, Op) and x.op.arity == 2 and not x.op.symbol.isidentifier()
+
     if isinstance(e, (Add, Mul, Cat)):
         head, sep, tail = ("concat(", ", ", ")") if isinstance(e, Cat) else ("", f" {'+' if isinstance(e, Add) else '*'} ", "")
-        text, parts = head, []
-        for k, x in enumerate((e.a, e.b)):
-            wrap = isinstance(e, Mul) and isinstance(x, Add)   # (a sum inside a product is bracketed)
-            text += (sep if k else "") + ("(" if wrap else "")
-            shown, where = _value_parts(x, at + len(text), scope)
-            text += shown + (")" if wrap else "")
-            parts += where
-        return text + tail, parts
-    raise TypeError(f"not a value: {e!r}")
+        operands = (e.a, e.b)
+        wraps = [isinstance(e, Mul) and bracketed(x) for x in operands]
+    elif isinstance(e, Op):
+        infix = not e.op.symbol.isidentifier()
+        operands = tuple(e.args)
+        wraps = [isinstance(x, (Add, Mul)) or bracketed(x) for x in operands]
+        if infix and e.op.arity == 2:
+            head, sep, tail = "", f" {e.op.symbol} ", ""
+        elif infix and e.op.arity == 1:
+            head, sep, tail = e.op.symbol, "", ""
+        else:
+            head, sep, tail, wraps = f"{e.op.name}(", ", ", ")", [False] * len(operands)
+    else:
+        raise TypeError(f"not a value: {e!r}")
+    text, parts = head, []
+    for k, x in enumerate(operands):
+        text += (sep if k else "") + ("(" if wraps[k] else "")
+        shown, where = _value_parts(x, at + len(text), scope)
+        text += shown + (")" if wraps[k] else "")
+        parts += where
+    return text + tail, parts
 
 
 # -- statements (CIN and CFIR) -------------------------------------------------------------------------
@@ -374,14 +413,53 @@ def _live_read(r: Read, defs) -> bool:
     return all(lv.key in defs for lv in r.levels)
 
 
+def same_value(a, b) -> bool:
+    """Equal values, NaN equal to NaN (a NaN fill is one fill)."""
+    return a == b or (a != a and b != b)
+
+
+def fold(op: Operator, args: tuple) -> Value:
+    """``op`` of ``args`` (values), computed now where every argument is a literal, NaN where one is
+    and ``op`` propagates it.
+
+    >>> from compiler.algebra import lookup
+    >>> fold(lookup("-"), (Lit(0.0), Lit(2.0))), fold(lookup("-"), (Lit(float("nan")), Temp("t")))
+    (Lit(value=-2.0), Lit(value=nan))
+    >>> fold(lookup("-"), (Temp("t"), Lit(0.0))), str(fold(lookup("-"), (Lit(0.0), Temp("t"))))
+    (Temp(name='t'), '0 - t')
+    """
+    if all(isinstance(a, Lit) for a in args):
+        return Lit(op(*(a.value for a in args)).item())
+    if op.name in NAN_PROPAGATING and any(isinstance(a, Lit) and a.value != a.value for a in args):
+        return Lit(float("nan"))
+    if op.arity == 2 and not op.is_user and op.identity is not NOVALUE:
+        # (x - 0 is x; 0 - x is not: the identity at its positions only)
+        for k in op.identity_positions or (0, 1):
+            if isinstance(args[k], Lit) and not isinstance(args[k].value, bool) and args[k].value == op.identity \
+                    and not isinstance(args[1 - k], Lit):
+                return args[1 - k]
+    return Op(op, args)
+
+
 def specialize_value(e: Value, defs, zero_temps=frozenset()) -> Value:
-    """``e`` with reads not live under ``defs`` replaced by 0 and zero propagated."""
+    """``e`` with reads not live under ``defs`` replaced by their fill and literals folded (0
+    propagated: ``0 + x = x``, ``0 * x = 0``, ``concat(0, y) = y``)."""
     if isinstance(e, Read):
-        return e if _live_read(e, defs) else ZERO
+        return e if _live_read(e, defs) else Lit(e.fill)
     if isinstance(e, Temp):
         return ZERO if e.name in zero_temps else e
+    if isinstance(e, Op):
+        return fold(e.op, tuple(specialize_value(x, defs, zero_temps) for x in e.args))
     if isinstance(e, (Add, Mul, Cat)):
         a, b = specialize_value(e.a, defs, zero_temps), specialize_value(e.b, defs, zero_temps)
+        if isinstance(e, Cat):
+            # (the side not iterated here reads its fill, which the concatenation's operands share)
+            return b if isinstance(a, Lit) else a if isinstance(b, Lit) else Cat(a, b)
+        nan = float("nan")
+        if isinstance(a, Lit) and isinstance(b, Lit):
+            return Lit(a.value + b.value if isinstance(e, Add) else a.value * b.value)
+        if any(isinstance(x, Lit) and x.value != x.value for x in (a, b)):
+            return Lit(nan)
         if isinstance(e, Mul):
             return ZERO if ZERO in (a, b) else type(e)(a, b)
         if a == ZERO:
@@ -411,12 +489,15 @@ class Compiler:
 
     lattices: list = field(default_factory=list)
     rewrites: list = field(default_factory=list)
+    #: the result's fill: an assignment of it at a sub-point writes nothing
+    fill: float = 0.0
 
     def stmt(self, s: Stmt, defs: frozenset, zero_temps: frozenset = frozenset()) -> Stmt:
         """``s`` specialized to the live iterators ``defs`` and compiled to CFIR."""
         if isinstance(s, (Assign, Reduce)):
             v = specialize_value(s.value, defs, zero_temps)
-            out = Skip() if v == ZERO else type(s)(s.out, s.idxs, v)
+            unchanged = isinstance(v, Lit) and same_value(v.value, self.fill if isinstance(s, Assign) else 0.0)
+            out = Skip() if unchanged else type(s)(s.out, s.idxs, v)
             if v != s.value:
                 self.rewrites.append(Rewrite("absent-operands", str(s), str(out)))
             return out
@@ -478,6 +559,10 @@ class Compiler:
             cases = []
             for k in p.subs:
                 sp = L.points[k].seq
+                if len(p.subs) > 1 and never_at_one(sp):
+                    # (an hstack's ravel: A's columns and B's never meet, so no case for both)
+                    self.rewrites.append(Rewrite("disjoint-case", str(sp), "never at one coordinate: no case"))
+                    continue
                 here = defs | live_keys(sp) | frozenset(
                     key for a, b in point_locs if at_coordinate(b, sp.iterated()) for key in live_keys(a))
                 cases.append((sp, self.stmt(f.body, here, zero_temps)))
@@ -563,14 +648,15 @@ class SeqCFIR:
         return "\n".join(lines)
 
 
-def build_cfir(program: Stmt, defs=()) -> SeqCFIR:
-    """The CFIR of ``program`` (Fig. 15); ``defs``: iterator keys bound outside it."""
-    c = Compiler()
+def build_cfir(program: Stmt, defs=(), fill=0.0) -> SeqCFIR:
+    """The CFIR of ``program`` (Fig. 15); ``defs``: iterator keys bound outside it; ``fill``: the
+    result's, which a sub-point computing it does not write."""
+    c = Compiler(fill=fill)
     cfir = c.stmt(program, frozenset(defs))
     return SeqCFIR(program, cfir, c.lattices, c.rewrites)
 
 
-def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None) -> tuple[SeqCFIR, Trace]:
+def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0) -> tuple[SeqCFIR, Trace]:
     """Lower ``program`` and record it as the strategy records its stages: one ``lattice`` step
     per forall (a ``seq-lattice`` artifact, text and DOT, with its rewrites), then ``cfir``.
 
@@ -581,7 +667,7 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None) -> tuple[
     (['lattice', 'cfir'], ['seq-lattice'], 'concat-left-done')
     """
     t = trace if trace is not None else Trace()
-    cf = build_cfir(program, defs)
+    cf = build_cfir(program, defs, fill)
     for index, L in cf.lattices:
         # (as the lattice strategy records its lattices: the lattice is the step's program; as data
         # too, for the explorer: each point's sequence, edges and sub-points)
@@ -635,7 +721,7 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
                 coords.append(st.coord_leaf(lv.key))
             if e.tensor not in data:
                 raise SequenceError(f"no data given for tensor {e.tensor} (read as {e})")
-            return float(data[e.tensor].get(tuple(coords), 0.0))
+            return data[e.tensor].get(tuple(coords), e.fill)
         if isinstance(e, Lit):
             return e.value
         if isinstance(e, Temp):
@@ -646,6 +732,8 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
             return value(e.a) * value(e.b)
         if isinstance(e, Cat):
             return value(e.a) + value(e.b)
+        if isinstance(e, Op):
+            return e.op(*(value(x) for x in e.args)).item()
         raise TypeError(f"not a value: {e!r}")
 
     def run_stmt(s):
@@ -701,6 +789,6 @@ def interpret(cf, data: Mapping, env: Mapping | None = None) -> Run:
     return run
 
 
-__all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Cat", "Assign", "Reduce", "Alloc", "Block", "Skip",
+__all__ = ["Read", "Lit", "Temp", "Add", "Mul", "Op", "Cat", "fold", "same_value", "Assign", "Reduce", "Alloc", "Block", "Skip",
            "Forall", "While", "Switch", "SeqCFIR", "loop_spans", "while_tag", "Run", "build_cfir", "interpret", "remove_locators",
            "specialize_value", "Compiler", "locatable", "at_coordinate", "sequence_trace"]

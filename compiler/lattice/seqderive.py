@@ -3,7 +3,8 @@ and §4.4 of shape-operators.md), run by the sequence CFIR's interpreter.
 
 :func:`derive_seq` is ``Seq(expr, i)``: an access gives its level of ``i`` (its kind asked of the
 tensor's level: a full level is ``dense``, the lower modes of a multi-mode level such as COO are
-``singleton``, the others ``compressed``), ``+`` is ``∪``, ``*`` is ``∩``, a sum gives its
+``singleton``, the others ``compressed``), ``+`` is ``∪``, ``*`` is ``∩`` (of operands of fill 0; any
+other elementwise operator, or other fills, :mod:`compiler.lattice.seqvalues`), a sum gives its
 summand's, ``broadcast(i, a)`` is ``U_i``, ``collapse`` ``×`` (of a sum, the ``∪`` of the terms'
 collapses: ``collapse(A + B)`` is ``(i_A × j_A) ∪ (i_B × j_B)``, where ``(i_A ∪ i_B) × (j_A ∪ j_B)``
 would put a union in a product's right operand, which the lattice does not take; a term constant
@@ -61,6 +62,7 @@ from . import seqcfir as cin
 from .sequences import Concat as SeqConcat
 from .sequences import Intersect, Level, Product, Project, Seq, Union, Universe, rebuild, reverse, walk
 from .sequences import Slice as SeqSlice
+from .seqvalues import call_kind, call_sequence, expr_fill, union_terms
 
 
 # -- the levels of the accessed tensors ------------------------------------------------------------
@@ -202,9 +204,10 @@ class Derivation:
 class Deriver:
     """``Seq`` over one program: its accesses' levels and its indices' extents."""
 
-    def __init__(self, access_levels: dict, extents: dict):
+    def __init__(self, access_levels: dict, extents: dict, fills: dict | None = None):
         self.access_levels = access_levels        # Access -> AccessLevels
         self.extents = extents                    # Index -> int
+        self.fills = fills or {}                  # tensor -> fill (absent: 0)
 
     def size(self, i: Index) -> int:
         return self.extents[i]
@@ -260,8 +263,18 @@ class Deriver:
         if isinstance(e, Literal):
             return "a constant", None
         if isinstance(e, Call):
-            if e.op.is_user or e.op.name not in ("add", "mul"):
-                raise StrategyError(f"{e}: the sequence lowering takes + and * only, not {e.op.name}")
+            if e.op.is_user and e.op.algebra is not None:
+                raise StrategyError(f"{e}: {e.op.name} states its own iteration algebra, which the sequence "
+                                    f"lowering does not take")
+            kind = call_kind(e, self.fills)
+            if kind == "intersection":
+                seqs = [sub(a) for a in e.args]
+                return (f"{e.op.name} of NaN fills: the ∩ of its operands' (NaN where one is absent)",
+                        call_sequence(e, seqs, self.size(i), str(i), intersect=True))
+            if kind == "union":
+                seqs = [sub(a) for a in e.args]
+                return (f"{e.op.name}: the ∪ of its operands' (where one may differ from its fill; an absent "
+                        f"one reads its fill)", call_sequence(e, seqs, self.size(i), str(i)))
             a, b = sub(e.args[0]), sub(e.args[1])
             if e.op.name == "add":
                 return "line 4: + is ∪", self._either(Union, a, b, i)
@@ -278,15 +291,16 @@ class Deriver:
             return "line 8: broadcast along another index", sub(e.operand)
         if isinstance(e, Collapse):
             j, k = e.indices
-            if e.result == i and isinstance(e.operand, Call) and e.operand.op.name == "add" and \
-                    not e.operand.op.is_user:
+            terms = _terms(e.operand) if isinstance(e.operand, Call) and \
+                call_kind(e.operand, self.fills) == "sum" else union_terms(e.operand, self.fills)
+            if e.result == i and len(terms) > 1:
                 # (a collapse of a + b is collapse(a) ∪ collapse(b): a union of products, where
                 # (i_A ∪ i_B) × (j_A ∪ j_B) would be a union in a product's right operand; a term
                 # constant along j or k, a broadcast, is there at every coordinate of that index,
                 # collapse(b[k]) is U_j × k_b; nested sums are flattened, so (x[k] + y[k]) + A
                 # is three products, not x's and y's union in one product's right operand)
                 sides = [sub(replace(e, operand=x)) if set(free_indices(x)) >= {j, k}
-                         else self._broadcast_product(x, j, k, sub) for x in _terms(e.operand)]
+                         else self._broadcast_product(x, j, k, sub) for x in terms]
                 out = _owned(sides[0], "1")
                 for m, side in enumerate(sides[1:], 2):
                     out = Union(out, _owned(side, str(m)))
@@ -386,17 +400,20 @@ class CinBuilder:
     def value(self, e) -> tuple[list, cin.Value]:
         """The statements computing ``e``'s sums, and its value with shape operators erased."""
         if isinstance(e, Access):
-            return [], cin.Read(self.d.access_levels[e].name, self.d.access_levels[e].levels)
+            fill = self.d.fills.get(e.tensor)
+            fill = 0.0 if fill is None else fill
+            return [], cin.Read(self.d.access_levels[e].name, self.d.access_levels[e].levels,
+                                *(() if _plain_zero(fill) else (fill,)))
         if isinstance(e, Literal):
             if isinstance(e.value, bool):
                 raise StrategyError(f"{e}: the sequence lowering computes numbers, not booleans")
             return [], cin.Lit(float(e.value))
         if isinstance(e, Call):
-            if e.op.is_user or e.op.name not in ("add", "mul"):   # (a unary -x too: no sequence path saw it)
-                raise StrategyError(f"{e}: the sequence lowering takes + and * only, not {e.op.name}")
-            pa, a = self.value(e.args[0])
-            pb, b = self.value(e.args[1])
-            return pa + pb, (cin.Add if e.op.name == "add" else cin.Mul)(a, b)
+            parts = [self.value(a) for a in e.args]
+            pre = [x for p, _ in parts for x in p]
+            if e.op.is_user or e.op.name not in ("add", "mul"):
+                return pre, cin.Op(e.op, tuple(v for _, v in parts))
+            return pre, (cin.Add if e.op.name == "add" else cin.Mul)(parts[0][1], parts[1][1])
         if isinstance(e, Concat):
             pre, out = self.value(e.operands[0])
             for x in e.operands[1:]:
@@ -443,45 +460,37 @@ def _block(stmts: list) -> cin.Stmt:
     return stmts[0] if len(stmts) == 1 else cin.Block(tuple(stmts))
 
 
-def _same_fill(a, b) -> bool:
-    return a == b or (a != a and b != b)     # (NaN fills are one fill)
+def _plain_zero(f) -> bool:
+    return not isinstance(f, bool) and f == 0
 
 
-def copy_fill(program: Assign, tensors: dict):
-    """The fill of ``program``'s result, None where every input's fill is 0 (the sequences' own
-    algebra). The sequences walk stored entries only, so another fill is exact only where the
-    result copies entries of one fill: shape operators over accesses (a slice or a reshape keeps
-    its operand's fill, a concatenation of operands of equal fills has it); else refused, saying why.
-
-    >>> import numpy as np
-    >>> A = Tensor.from_numpy(np.array([[1.0, 2.0]]), "csr", fill=1.0)
-    >>> copy_fill(parse("y[j] = A[0, j]"), {"A": A})
-    1.0
-    >>> copy_fill(parse("y[j] = A[0, j] * 2"), {"A": A})
-    Traceback (most recent call last):
-    ...
-    compiler.errors.StrategyError: tensor A has fill 1.0: the sequence lowering walks stored entries only, so it takes a fill other than 0 where the result copies entries of one fill (slices, reshapes, concatenations of operands of equal fills); here A[0, j] * 2 computes with them
-    """
-    fills = {}
+def input_fills(program: Assign, tensors: dict) -> dict:
+    """The fill of each tensor ``program`` reads (None read as 0)."""
+    out = {}
     for a in accesses_of(program.rhs):
         if a.tensor in tensors:
             f = tensors[a.tensor].fill
-            fills.setdefault(a.tensor, 0 if f is None else f)
-    odd = next((t for t, f in fills.items() if f != 0), None)
-    if odd is None:
-        return None
-    fill = fills[odd]
-    why = (f"tensor {odd} has fill {fill}: the sequence lowering walks stored entries only, so it takes a fill "
-           f"other than 0 where the result copies entries of one fill (slices, reshapes, concatenations of "
-           f"operands of equal fills); here ")
-    other = next((t for t, f in fills.items() if not _same_fill(f, fill)), None)
-    if other is not None:
-        raise StrategyError(f"{why}{other} has fill {fills[other]}")
-    computed = next((n for n in walk_notation(program.rhs)
-                     if not isinstance(n, (Access, Broadcast, Collapse, Concat, Slice, Split))), None)
-    if computed is not None:
-        raise StrategyError(f"{why}{program.rhs} computes with them")
-    return fill
+            out.setdefault(a.tensor, 0.0 if f is None else f)
+    return out
+
+
+def copy_fill(program: Assign, tensors: dict):
+    """The fill of ``program``'s result, None where it is 0 (the sequences' own algebra). A read
+    where its tensor stores nothing is its fill, so the result's is the operators' of the fills
+    (:func:`~compiler.lattice.seqvalues.expr_fill`: a slice or a reshape keeps its operand's, a
+    concatenation needs operands of one fill, a sum a summand of fill 0, else refused, saying why).
+
+    >>> import numpy as np
+    >>> A = Tensor.from_numpy(np.array([[1.0, 2.0]]), "csr", fill=1.0)
+    >>> copy_fill(parse("y[j] = A[0, j]"), {"A": A}), copy_fill(parse("y[j] = A[0, j] * 2"), {"A": A})
+    (1.0, 2.0)
+    >>> copy_fill(parse("y[] = A[0, j]"), {"A": A})
+    Traceback (most recent call last):
+    ...
+    compiler.errors.StrategyError: sum[j](A[0, j]): its summand has fill 1.0, and the sequence lowering sums the entries its loops walk, so it sums summands of fill 0 only
+    """
+    fill = expr_fill(program.rhs, input_fills(program, tensors))
+    return None if _plain_zero(fill) else fill
 
 
 def _access_levels(program: Assign, tensors: dict, with_data: bool = True, point: Index | None = None
@@ -586,17 +595,31 @@ def check_concordant(loops: list, access_levels: dict) -> None:
                     f"{acc.tensor} in a format concordant with the loop order (or transpose it)", acc.tensor)
 
 
-def check_split_nesting(loops: list) -> None:
+def check_split_nesting(loops: list, outputs=None) -> None:
     """Refuse a split whose minor index is looped outside its major one (a CSC output of a
-    row-major split): π1 reads the group π0's loop opened, so it runs inside that loop."""
-    opened: set = set()      # (the groups of the π0s of this loop or one outside it)
-    for i, s in loops:
-        opened |= {node.group_key for node in walk(s) if isinstance(node, Project) and node.k == 0}
+    row-major split): π1 reads the group π0's loop opened, so it runs inside that loop; and one
+    with a loop of several coordinates between them (``outputs``: the output's indices, the loops
+    nested in one another): π1 walks its group once, the second coordinate of that loop would
+    find it walked (``split(a[l], l -> (i, k)) * b[j]`` looped i, j, k lost every j but the first)."""
+    opened: dict = {}      # (the groups of the π0s of this loop or one outside it: their depth)
+    for depth, (i, s) in enumerate(loops):
+        for node in walk(s):
+            if isinstance(node, Project) and node.k == 0:
+                opened.setdefault(node.group_key, depth)
         for node in walk(s):
             if isinstance(node, Project) and node.k == 1 and node.group_key not in opened:
                 raise StrategyError(f"{node}: the loop over {i} (a split's minor index) runs outside the one over "
                                     f"its major index (the output's mode order); the sequence layer walks π1 "
                                     f"inside π0: write the output row-major")
+            if isinstance(node, Project) and node.k == 1:
+                # (a loop walking that group itself, the major index of a split of π1, moves its cursor on)
+                between = [(j, t) for j, t in loops[opened[node.group_key] + 1:depth]
+                           if (outputs is None or str(j) in outputs) and t.size() > 1 and not any(
+                               isinstance(n, Project) and n.group_key == node.group_key for n in walk(t))]
+                if between:
+                    raise StrategyError(f"{node}: the loop over {between[0][0]} runs between a split's major index "
+                                        f"and its minor index {i}, and π1 walks its group once (a broadcast between "
+                                        f"them); the looplets strategy lowers it")
 
 
 def _tied(e, keys: frozenset, access_levels: dict) -> bool:
@@ -670,7 +693,8 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -
     fill = copy_fill(program, tensors)
     point = point_index(program)
     access_levels, data = _access_levels(program, tensors, with_data, point)
-    deriver = Deriver(access_levels, info.extents if point is None else {**info.extents, point: 1})
+    deriver = Deriver(access_levels, info.extents if point is None else {**info.extents, point: 1},
+                      input_fills(program, tensors))
     check_concat_sides(program.rhs, deriver)
     b = CinBuilder(deriver)
     pre, v = b.value(program.rhs)
@@ -690,13 +714,13 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -
     derivations = sorted(b.derivations, key=lambda dv: order[dv.index])
     loops = list(reversed(b.loops))
     check_concordant(loops, access_levels)
-    check_split_nesting(loops)
+    check_split_nesting(loops, {str(x) for x in lhs.indices})
     t = trace if trace is not None else Trace()
     t.record("seq-derive", before=program, after=body,
              artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot()) for dv in derivations],
              rewrites=[r for dv in derivations for r in dv.rewrites()],
              data={**shape_data(program, info), "loops": [[str(i), str(s)] for i, s in loops]})
-    cf, t = cin.sequence_trace(body, trace=t)
+    cf, t = cin.sequence_trace(body, trace=t, fill=0.0 if fill is None else fill)
     return SeqLowering(program, body, derivations, cf, t, tuple(int(n) for n in info.output), data, fill)
 
 
@@ -730,8 +754,8 @@ def derive_seq(expr, i, **tensors) -> tuple[Seq | None, Derivation]:
     copy_fill(program, tensors)
     access_levels, _ = _access_levels(program, tensors)
     log = Derivation(str(i))
-    return Deriver(access_levels, info.extents).seq(e, Index(str(i)), log), log
+    return Deriver(access_levels, info.extents, input_fills(program, tensors)).seq(e, Index(str(i)), log), log
 
 
 __all__ = ["ShapedFormat", "derive_seq", "entry_sequence", "point_index", "Derivation", "Deriver", "CinBuilder", "SeqLowering", "seq_lower", "seq_evaluate",
-           "level_kinds", "check_concordant", "DiscordantWalk", "check_concat_sides", "check_split_nesting", "copy_fill"]
+           "level_kinds", "check_concordant", "DiscordantWalk", "check_concat_sides", "check_split_nesting", "copy_fill", "input_fills"]

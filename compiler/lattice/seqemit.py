@@ -63,7 +63,8 @@ from ..imperative.ir import BinOp, Cast, Const, Declare, If, Load, Var, and_, no
 from ..imperative.search import gallop_back_stmts, gallop_stmts
 from ..names import FreshNames
 from . import seqcfir as cf
-from .exprs import names_used
+from .exprs import apply_op, names_used, python_helper
+from ..notation.dtypes import expr_dtype
 from .seqlattice import edges
 from .seqlevels import leaf_kind
 from .seqoutput import SeqOutput
@@ -110,6 +111,7 @@ class SeqEmitter:
         self.leaves: dict = {}        # leaf key -> LeafCode (the cursors declared in scope)
         self.groups: dict = {}        # π0 group key -> Var
         self.temps: dict = {}         # CFIR temporary -> C name
+        self.helpers: dict = {}       # C helper name -> (source, operator): user functions, integer pow
 
     # -- cursors ----------------------------------------------------------------------------------
 
@@ -358,8 +360,11 @@ class SeqEmitter:
             return self.equals(s.a, x)
         if isinstance(s, Concat):
             return and_(BinOp("<", x, _c(s.a.size())), self.equals(s.a, x))
-        if isinstance(s, Project) and s.k == 1 and any(isinstance(n, Union) for n in walk(s.a)):
-            # (each operand of the union at x of the group: the union evaluates to their minimum)
+        if isinstance(s, Project) and s.k == 1 and any(
+                isinstance(n, Union) or isinstance(n, Intersect) and s.group is not None for n in walk(s.a)):
+            # (each operand of the union at x of the group: the union evaluates to their minimum; so
+            # does an intersection left of one, π1(k_a ∩ k_c @ (k_a ∪ k_b) ∩ k_c), a case of the loop
+            # over the group where its operands need not be at one coordinate)
             return self.equals(s.a, BinOp("+", BinOp("*", self.group(s), _c(s.J)), x))
         return and_(self.valid(s), self.eval(s).eq(x))
 
@@ -570,20 +575,31 @@ class SeqEmitter:
     # -- statements -----------------------------------------------------------------------------
 
     def value(self, e) -> ir.Expr:
+        return self.typed(e)[0]
+
+    def typed(self, e) -> tuple:
+        """``(IR expression, dtype)`` of the CFIR value ``e``; an operator's C is the lattice
+        strategy's (:func:`~compiler.lattice.exprs.apply_op`), its helpers kept in ``helpers``."""
         if isinstance(e, cf.Read):
             real = self.names[e.tensor]
+            dt = np.dtype(self.formats[real].dtype).name
             if not e.levels:
-                return Load(array_name(real, None, "val"), _c(0))
+                return Load(array_name(real, None, "val"), _c(0)), dt
             last = e.levels[-1]
-            return Load(array_name(real, None, "val"), self.position(last.tensor, last.mode))
+            return Load(array_name(real, None, "val"), self.position(last.tensor, last.mode)), dt
         if isinstance(e, cf.Lit):
-            return Const(float(e.value), "float64")
+            if isinstance(e.value, bool):
+                return Const(e.value, "bool"), "bool"
+            return Const(float(e.value), "float64"), "float64"
         if isinstance(e, cf.Temp):
-            return Var(self.temps[e.name])
+            return Var(self.temps[e.name]), self.dtype
         if isinstance(e, (cf.Add, cf.Cat)):
-            return BinOp("+", self.value(e.a), self.value(e.b))
+            return BinOp("+", self.value(e.a), self.value(e.b)), self.dtype
         if isinstance(e, cf.Mul):
-            return BinOp("*", self.value(e.a), self.value(e.b))
+            return BinOp("*", self.value(e.a), self.value(e.b)), self.dtype
+        if isinstance(e, cf.Op):
+            args = [self.typed(x) for x in e.args]
+            return apply_op(e.op, [a for a, _ in args], [d for _, d in args], self.helpers)
         raise TypeError(f"not a value: {e!r}")
 
     def stmt(self, s) -> list:
@@ -711,9 +727,8 @@ def _cin_names(s) -> tuple[set, set]:
     def value(e):
         if isinstance(e, cf.Read):
             reads.add(e.tensor)
-        for f in ("a", "b"):
-            if hasattr(e, f):
-                value(getattr(e, f))
+        for x in e.args if isinstance(e, cf.Op) else (getattr(e, f) for f in ("a", "b") if hasattr(e, f)):
+            value(x)
 
     def visit(x):
         if isinstance(x, cf.Block):
@@ -739,6 +754,9 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     reads, indices = _cin_names(low.cin)
     names = {t: t.rstrip("'") for t in reads}
     inputs = sorted(set(names.values()))
+    if dtype is None and _has_operator(low.cin):
+        # (an operator's result type: x > y is bool)
+        dtype = expr_dtype(program.rhs, lambda a: formats[a.tensor].dtype).name
     if dtype is None:
         dtype = np.result_type(*(np.dtype(formats[t].dtype) for t in inputs)).name if inputs else "float64"
     if out_format is None:
@@ -750,7 +768,38 @@ def emit_function(low, formats: dict, name: str, out_format=None, dtype: str | N
     body = em.out.init({t: formats[t] for t in inputs}, program.rhs) + em.stmt(low.cfir.cfir) + em.out.final()
     used = names_used(body)
     params = [p for p in params if p.name in used] + em.out.params()
-    return ir.Function(name, tuple(params), ir.Block(tuple(body)))
+    helpers = tuple(ir.Helper(h, src) for h, (src, _) in sorted(em.helpers.items()) if src)
+    return ir.Function(name, tuple(params), ir.Block(tuple(body)), helpers)
 
 
-__all__ = ["SeqEmitter", "LeafCode", "emit_function"]
+def kernel_helpers(fn: ir.Function, low) -> tuple:
+    """``(name, Python implementation)`` of each helper ``fn`` calls, for the IR interpreter (a
+    helper is named ``ss_<operator>_<dtypes>``)."""
+    ops = {}
+    for v in _values(low.cin):
+        if isinstance(v, cf.Op):
+            ops.setdefault(v.op.name, v.op)
+    return tuple((h.name, python_helper(op, h.name)) for h in fn.helpers for op in ops.values()
+                 if h.name.startswith(f"ss_{op.name}_"))
+
+
+def _values(s):
+    """Every value node of the CIN ``s``."""
+    if isinstance(s, cf.Block):
+        for x in s.stmts:
+            yield from _values(x)
+    elif isinstance(s, cf.Forall):
+        yield from _values(s.body)
+    elif isinstance(s, (cf.Assign, cf.Reduce)):
+        stack = [s.value]
+        while stack:
+            v = stack.pop()
+            yield v
+            stack += list(v.args) if isinstance(v, cf.Op) else [getattr(v, f) for f in ("a", "b") if hasattr(v, f)]
+
+
+def _has_operator(s) -> bool:
+    return any(isinstance(v, cf.Op) for v in _values(s))
+
+
+__all__ = ["SeqEmitter", "LeafCode", "emit_function", "kernel_helpers"]

@@ -10,8 +10,9 @@ kernel is specialized to their shapes (a call with other shapes is refused; lowe
 
 It writes dense outputs, or appends to a sparse vector, CSR, CSC or COO (:mod:`compiler.lattice.seqoutput`;
 the loops run in the output's mode order);
-inputs are Dense, SparseList and SparseCOO levels of fill 0 (or of one other fill where the result
-copies their entries: :func:`~compiler.lattice.seqderive.copy_fill`), sliced with any step (a
+inputs are Dense, SparseList and SparseCOO levels of any fill (an absent entry reads it: the
+result's fill is :func:`~compiler.lattice.seqderive.copy_fill`), under any elementwise operator
+(:mod:`compiler.lattice.seqvalues`), sliced with any step (a
 negative one walks the levels from their ends) and indexed by constants; an input the loops walk
 against its storage order (a CSC collapsed row-major) is read row-major, a copy converted before
 each call (a ``convert`` step; lower() choosing the strategy passes ``convert=False`` first,
@@ -49,9 +50,10 @@ from .coo_segments import flatten_segments
 from .sequences import SequenceError
 from ..format import Format
 from ..stand_in import conversion_cost, format_text
-from .seqderive import DiscordantWalk, ShapedFormat, copy_fill, seq_lower
+from .seqderive import DiscordantWalk, ShapedFormat, copy_fill, input_fills, seq_lower
+from .seqvalues import call_kind
 from .exprs import names_used
-from .seqemit import emit_function
+from .seqemit import emit_function, kernel_helpers
 from .seqoutput import output_kind
 
 LOOPLETS = "lower it with strategy='looplets'"
@@ -89,7 +91,8 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
                                 f"lattice strategy writes the entries it walks, leaving the rest at the output's "
                                 f"fill); give {out} fill {want}, or {LOOPLETS}")
     wild = [t for t in read if not values.assumed(t).finite]
-    if wild and any(isinstance(n, Call) and n.op.name == "mul" for n in walk(program.rhs)):
+    fills = input_fills(program, {t: formats[t] for t in read})
+    if wild and any(isinstance(n, Call) and call_kind(n, fills) == "product" for n in walk(program.rhs)):
         # the sequences of * are intersections: a factor's unstored 0 skips the other's NaN or inf
         raise StrategyError(f"{program}: {', '.join(wild)} may hold NaN or inf, and the lattice strategy's "
                             f"intersections skip where a factor of * is 0 (0 * inf is NaN); {LOOPLETS}")
@@ -164,7 +167,7 @@ def lower_shape_lattice(program, formats: dict, trace: Trace, shapes, name: str 
             trace.record(stage, before=fn, after=after, artifacts=[ir_artifact(after)], note=note)
             fn = after
     fill = np.asarray(0 if fill is None else fill).astype(np.dtype(out_format.dtype)).item()
-    return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill",
+    return Lowered(fn, out, out_format, tuple(int(n) for n in low.shape), fill, (), "fill", kernel_helpers(fn, low),
                    shapes=tuple((t, tuple(shapes[t])) for t in read), conversions=tuple(converted.items()))
 
 

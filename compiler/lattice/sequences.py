@@ -603,11 +603,71 @@ def _bind(s: Seq, x, data, env: dict) -> None:
         _bind(s.a, x, data, env)
 
 
+def span(s: Seq) -> tuple[int, int]:
+    """``[lo, hi)``, the coordinates ``s`` may hold at most: an offset's operand shifted, a padded
+    one where it was, an intersection where both may be; the whole extent for the others.
+
+    >>> a = Level("a", 0, "compressed", 4, "l")
+    >>> span(Pad(a, 2)), span(Offset(4, Level("b", 1, "compressed", 2, "m")))
+    ((0, 4), (4, 6))
+    """
+    if isinstance(s, Pad):
+        return span(s.a)
+    if isinstance(s, Offset):
+        lo, hi = span(s.a)
+        return lo + s.n, hi + s.n
+    if isinstance(s, Union):
+        (a, b), (c, d) = span(s.a), span(s.b)
+        return min(a, c), max(b, d)
+    if isinstance(s, Intersect):
+        (a, b), (c, d) = span(s.a), span(s.b)
+        return max(a, c), min(b, d)
+    return 0, s.size()
+
+
+def can_meet(a: Seq, b: Seq) -> bool:
+    """Whether ``a`` and ``b`` may be at one coordinate: their spans overlap, and for two products
+    of one inner extent, both their outer and their inner operands may meet (an hstack's ravel,
+    ``(j_A × (l_A + 2)) ∪ (j_B × (4 + m_B))``: A's columns are 0-3, B's 4-5, so never).
+
+    >>> A = Product(Level("A", 0, "dense", 3, "j"), Pad(Level("A", 1, "compressed", 4, "l"), 2))
+    >>> B = Product(Level("B", 0, "dense", 3, "j"), Offset(4, Level("B", 1, "compressed", 2, "m")))
+    >>> can_meet(A, B), can_meet(A, A)
+    (False, True)
+    """
+    if isinstance(a, Product) and isinstance(b, Product) and a.b.size() == b.b.size():
+        return can_meet(a.a, b.a) and can_meet(a.b, b.b)
+    (lo, hi), (lo2, hi2) = span(a), span(b)
+    return max(lo, lo2) < min(hi, hi2)
+
+
+def never_at_one(s: Seq) -> bool:
+    """Whether the operands of a union or an intersection in ``s`` can never be at one coordinate
+    (a switch's case for both of them never runs), also under a projection (the straddle of an
+    hstack split, ``π1((k_A × (n_A + 2)) ∪ (k_B × (4 + p_B)), 10)``, not under a π0) or a product.
+
+    >>> A = Product(Level("A", 0, "dense", 3, "j"), Pad(Level("A", 1, "compressed", 4, "l"), 2))
+    >>> B = Product(Level("B", 0, "dense", 3, "j"), Offset(4, Level("B", 1, "compressed", 2, "m")))
+    >>> never_at_one(Project(1, Union(A, B), 6)), never_at_one(Project(0, Union(A, B), 6))
+    (True, False)
+    """
+    if isinstance(s, (Union, Intersect)):
+        return not can_meet(s.a, s.b) or never_at_one(s.a) or never_at_one(s.b)
+    if isinstance(s, Product):
+        return never_at_one(s.a) or never_at_one(s.b)
+    if isinstance(s, Project):
+        # (a π0 is at a group, where its operands' coordinates may differ: A's and B's rows meet)
+        return s.k == 1 and never_at_one(s.a)
+    if isinstance(s, (Slice, Pad, Offset)):
+        return never_at_one(s.a)
+    return False
+
+
 def lower_bound(fiber, x: int) -> int:
     """The first position of ``fiber`` (sorted) holding ``x`` or more (a compressed level's locate)."""
     return bisect.bisect_left(fiber, x)
 
 
-__all__ = ["Seq", "Level", "Universe", "Empty", "Full", "Union", "Intersect", "Product", "Concat",
+__all__ = ["span", "can_meet", "never_at_one", "Seq", "Level", "Universe", "Empty", "Full", "Union", "Intersect", "Product", "Concat",
            "Project", "Slice", "Offset", "Pad", "SequenceError", "coordinates", "bind", "leaf_fiber",
            "rebuild", "reverse", "walk", "lower_bound", "ABSENT", "EMPTIES", "LEAVES", "KINDS"]

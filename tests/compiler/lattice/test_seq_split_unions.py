@@ -83,14 +83,14 @@ def test_splits_of_unions_are_one_lattice_kernel(case):
         one_lattice_kernel((X + Y).reshape(2, 3, 2), (x + y).reshape(2, 3, 2))
 
 
-def test_a_nan_fill_is_refused_by_the_lattice_saying_why_and_computed_right():
-    # (the sequence lowering walks stored entries only: x + y with NaN fills computes with the fills;
-    # refused with its reason, not about the split, and computed another way)
+def test_a_nan_fill_summed_in_a_group_is_refused_by_the_lattice_saying_why_and_computed_right():
+    # (x + y of NaN fills is lowered now, test_seq_split_values.py; summed over a split's group, the loops
+    # would add the entries they walk, and NaN is what each absent one adds: refused with its reason)
     (x, X), (y, Y) = operand(8, "sparse_vector", 16, fill=nan), operand(8, "sparse_vector", 17, fill=nan)
-    kernel = (X + Y).reshape(2, 4).lower(strategy="lattice")
+    kernel = (X + Y).reshape(2, 4).sum(axis=1).lower(strategy="lattice")
     (note,) = [s.note for s in kernel.trace.find("retry")]
-    assert "has fill nan" in note and "walks stored entries only" in note, note
-    np.testing.assert_array_equal(kernel().to_numpy(), (x + y).reshape(2, 4))
+    assert "its summand has fill nan" in note and "sums summands of fill 0 only" in note, note
+    np.testing.assert_array_equal(kernel().to_numpy(), (x + y).reshape(2, 4).sum(axis=1))
 
 
 @st.composite
@@ -130,3 +130,18 @@ def test_splits_of_unions_by_property(drawn):
         np.testing.assert_array_equal(kernel().to_numpy(), want)
         return
     one_lattice_kernel(expr.reshape(rows, size // rows), want, out)
+
+
+@pytest.mark.parametrize("fmts, out, shape", [(("csr", "csr"), None, (-1,)), (("coo", "csr"), None, (-1,)),
+                                              (("csr", "coo"), "coo", (3, 10))])
+def test_the_hstacks_union_of_products_has_no_case_for_both_operands(fmts, out, shape):
+    # (A's columns are 0-3 of each row, B's 4-5: the case where both are at one coordinate never ran, and its
+    # C added A's entry to B's; dropped, the rewrite says why)
+    (a, A), (b, B) = operand((5, 4), fmts[0], 30, odd=(nan,)), operand((5, 2), fmts[1], 31, odd=(-inf,))
+    want = np.concatenate([a, b], axis=1).reshape(shape)
+    kernel = one_lattice_kernel(xp.concat([A, B], axis=1).reshape(shape), want, out)
+    cfir = kernel.trace.find("cfir")[0]
+    assert not any(line.strip().startswith("case") and "∪" in line.split("@")[0] for line in cfir.after_text.splitlines()), \
+        cfir.after_text
+    assert "disjoint-case" in [r.rule for r in cfir.rewrites], cfir.after_text
+    assert "A_val[" not in "".join(line for line in kernel.c_source.splitlines() if "B_val[" in line)

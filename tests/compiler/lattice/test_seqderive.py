@@ -265,10 +265,16 @@ def test_refusals_name_the_node():
     with pytest.raises(StrategyError, match=r"A\[1, 2\]: every index is a constant \(one entry of A\) beside the "
                                             r"loops of y's indices; the sequence layer reads one entry in a 0-d"):
         seq_evaluate("y[j] = A[1, 2] * b[j]", A=A, b=np.ones(3))
-    with pytest.raises(StrategyError, match=r"max\(A\[i, j\], B\[i, j\]\): .* \+ and \* only"):
-        seq_evaluate("C[i, j] = max(A[i, j], B[i, j])", A=A, B=A)
-    with pytest.raises(StrategyError, match=r"tensor B has fill 1"):
-        seq_evaluate("C[i, j] = A[i, j] + B[i, j]", A=A, B=Tensor.from_numpy(np.eye(3), "csr", fill=1.0))
+    # (any elementwise operator, operands of any fill: an absent operand reads its fill; before, refused)
+    B = Tensor.from_numpy(np.array([[1.0, 2, 1], [1, 1, -3], [1, 1, 1]]), "csr", fill=1.0)
+    np.testing.assert_array_equal(seq_evaluate("C[i, j] = max(A[i, j], B[i, j])", A=A, B=B),
+                                  np.maximum(np.eye(3), B.to_numpy()))
+    np.testing.assert_array_equal(seq_evaluate("C[i, j] = A[i, j] - B[i, j]", A=A, B=B), np.eye(3) - B.to_numpy())
+    # what stays refused: a sum of a summand whose fill is not 0, a concatenation of operands of two fills
+    with pytest.raises(StrategyError, match=r"its summand has fill 1.0, and the sequence lowering sums the entries"):
+        seq_evaluate("y[i] = sum[j](A[i, j] + B[i, j])", A=A, B=B)
+    with pytest.raises(StrategyError, match=r"operand A\[j, i\] has fill 0.0 and B\[k, i\] fill 1.0; the sequence lowering walks"):
+        seq_evaluate("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", A=A, B=B)
     with pytest.raises(StrategyError, match=r"with = only"):
         seq_evaluate("C[i, j] += A[i, j]", A=A)
     # a concatenation's operand read apart from its side's levels: before, the vector was read
@@ -492,7 +498,11 @@ def test_a_product_restarting_a_split_s_minor_index_within_its_group_is_refused(
                                   np.tile(v, 2))
 
 
-def test_a_unary_operator_is_refused_by_the_sequence_lowering():
-    # (it raised an IndexError, reading a second operand of -x)
-    with pytest.raises(StrategyError, match=r"\+ and \* only, not neg"):
-        seq_evaluate("c[k] = -collapse(A[i, j], (i, j) -> k)", A=stored(np.eye(2), "csr"))
+def test_a_unary_operator_is_lowered_by_the_sequence_lowering():
+    # (it raised an IndexError, reading a second operand of -x; then refused: "+ and * only")
+    A = np.array([[0, 2.0], [-1.0, 0]])
+    np.testing.assert_array_equal(seq_evaluate("c[k] = -collapse(A[i, j], (i, j) -> k)", A=stored(A, "csr")),
+                                  -A.ravel())
+    # (cos(0) is 1: the result's fill, where A stores nothing)
+    np.testing.assert_array_equal(seq_evaluate("c[k] = cos(collapse(A[i, j], (i, j) -> k))", A=stored(A, "csr")),
+                                  np.cos(A.ravel()))

@@ -313,9 +313,9 @@ def test_a_kernel_serves_only_the_shapes_it_was_lowered_for():
 
 @pytest.mark.parametrize("program, tensors, why", [
     ("c[k] = collapse(A[i, j], (i, j) -> k)", {"A": "csr"}, r"tensors of known shapes"),
-    # (a fill other than 0 where the result is no copy of entries of that fill)
-    ("c[k] = collapse(A[i, j], (i, j) -> k) + 1.0", {"A": Tensor.from_numpy(np.eye(2), "csr", fill=np.nan)},
-     r"tensor A has fill nan: the sequence lowering walks stored entries only"),
+    # (a sum of a summand whose fill is not 0: the loops sum the entries they walk)
+    ("c[] = sum[k](collapse(A[i, j], (i, j) -> k) + 1.0)", {"A": Tensor.from_numpy(np.eye(2), "csr", fill=np.nan)},
+     r"its summand has fill nan, and the sequence lowering sums the entries its loops walk"),
     # (a CSC output is walked column by column: a row-major split's π1 would run outside its π0)
     ("C[i, j] = split(b[k], k -> (i, j:2))", {"b": Tensor.from_numpy(np.ones(4), "sparse"), "C": "csc"},
      r"the loop over j \(a split's minor index\) runs outside the one over its major index"),
@@ -423,24 +423,37 @@ def test_shape_operators_copying_entries_of_one_fill_keep_it(case, fill, fa, fb,
         assert not np.any(stored == fill), stored
 
 
-@pytest.mark.parametrize("program, fills, message", [
-    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", (1.0, 0.0), "here B has fill 0.0"),
-    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", (np.nan, 1.0), "here B has fill 1.0"),
-    ("C[k, i] = slice(A[j, i], j -> k, (0, 4, 2)) * B[k, i]", (1.0, 1.0),
-     "here slice(A[j, i], j -> k, (0, 4, 2)) * B[k, i] computes with them"),
-    ("y[j] = A[3, j] + 1.0", (np.nan, 0.0), "computes with them"),
-])
-def test_fills_the_copy_does_not_keep_are_refused_naming_looplets(program, fills, message):
+def _fill_operands(program, fills):
     a = np.where(np.eye(5, 3) == 0, fills[0], 2.0)
     tensors = {"A": Tensor.from_numpy(a, "csr", fill=fills[0]),
                "B": Tensor.from_numpy(np.ones((2 if "B[k, i]" in program and "slice" in program else 5, 3)), "coo",
                                       fill=fills[1])}
-    tensors = {n: t for n, t in tensors.items() if f"{n}[" in program}
+    return {n: t for n, t in tensors.items() if f"{n}[" in program}
+
+
+@pytest.mark.parametrize("program, fills, message", [
+    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", (1.0, 0.0), "operand A[j, i] has fill 1.0 and B[k, i] fill 0.0"),
+    ("C[l, i] = concat((A[j, i], B[k, i]), (j, k) -> l)", (np.nan, 1.0), "operand A[j, i] has fill nan and B[k, i] fill 1.0"),
+])
+def test_fills_the_copy_does_not_keep_are_refused_naming_looplets(program, fills, message):
+    tensors = _fill_operands(program, fills)
     with pytest.raises(StrategyError, match=re.escape(message) + ".*lower it with strategy='looplets'"):
         ss.lower(program, strategy="lattice", **tensors)
     k = ss.lower(program, **tensors)       # (given no strategy: looplets)
     assert k.strategy == "looplets"
     np.testing.assert_array_equal(k(**tensors).to_numpy(), evaluate(program, **tensors)[0])
+
+
+@pytest.mark.parametrize("program, fills", [
+    ("C[k, i] = slice(A[j, i], j -> k, (0, 4, 2)) * B[k, i]", (1.0, 1.0)),
+    ("y[j] = A[3, j] + 1.0", (np.nan, 0.0)),
+])
+def test_operators_of_fills_other_than_0_are_lowered_by_the_lattice(program, fills):
+    # (an absent operand reads its fill; before, refused: "computes with them")
+    tensors = _fill_operands(program, fills)
+    k = ss.lower(program, strategy="lattice", **tensors)
+    np.testing.assert_array_equal(k(**tensors).to_numpy(), evaluate(program, **tensors)[0])
+    np.testing.assert_array_equal(k.interpret(**tensors).to_numpy(), evaluate(program, **tensors)[0])
 
 
 @st.composite
