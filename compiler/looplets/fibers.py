@@ -65,6 +65,9 @@ class UnfurlContext:
         #: the outputs assembled by a two-phase scatter (:mod:`compiler.looplets.scatter`), each with
         #: the pass being lowered (``count``, ``store``; None between them)
         self.scattered: dict = {}
+        #: the scattered outputs whose entries are updated (a reduction: SpGEMM's sum over k), each
+        #: write combined with its fiber's last entry, with the value a new entry starts at
+        self.combined: dict = {}
 
 
 @dataclass(eq=False)

@@ -40,11 +40,11 @@ from dataclasses import replace
 
 from ..imperative import ir
 from ..imperative.ir import BinOp, Comment, Const, Declare, For, If, Load, Store, Var
-from ..stand_in import format_text, scatters
+from ..stand_in import fiber_word, format_text, scatters
 from ..trace import Artifact
 from . import extents as X
 from .fibers import SubFiber, UnfurlContext, child_fiber, fiber_tag
-from .levels import kept
+from .levels import kept, not_fill, unfurl_dense
 from .looplets import Fill, Lookup, Thunk, nest_dot, nest_text
 from .output_order import fewest_reads_out_of_order, loops_of, reads_out_of_order, reordered
 from .program import Assign, Declare as PDeclare, Freeze, Index, Literal, TensorRef, walk
@@ -56,16 +56,44 @@ PASSES = (("count", "each write counts in its fiber's next slot, computing no va
 
 def scatters_output(prog, out: str, fmt) -> bool:
     """Whether output ``out`` of the loop program ``prog``, of format ``fmt``, can be scattered: the
-    format scatters (:func:`compiler.stand_in.scatters`) and one assignment writes it, in place of
-    its entries (no update: each coordinate the loops visit is written once), at loop indices."""
+    format scatters (:func:`compiler.stand_in.scatters`) and one assignment writes it, at loop
+    indices (an update, a reduction's, is combined: :func:`combines_in_order`)."""
     if not scatters(fmt):
         return False
-    writes = [n for n in walk(prog.body) if isinstance(n, Assign) and isinstance(n.lhs.tns, TensorRef)
-              and n.lhs.tns.name == out]
-    if len(writes) != 1 or writes[0].op is not None:
+    writes = _writes(prog.body, out)
+    if len(writes) != 1:
         return False
     idxs = writes[0].lhs.idxs
     return all(isinstance(x, Index) for x in idxs) and len(set(idxs)) == len(idxs)
+
+
+def _writes(body, out: str) -> list:
+    return [n for n in walk(body) if isinstance(n, Assign) and isinstance(n.lhs.tns, TensorRef)
+            and n.lhs.tns.name == out]
+
+
+def combines_in_order(body, out: str, fmt) -> bool:
+    """Whether the loops of ``body`` let a scatter combine the updates of one entry of ``out``
+    (SpGEMM's ``C[i, j] += A[i, k] * B[k, j]`` into a CSC, loops i, k, j): an assignment in place
+    needs nothing; an update needs each fiber's coordinates to come in order, equal ones together,
+    so that an update meets its entry as its fiber's last. That holds when the loop of the
+    scattered level's index (``i``) runs outside every loop the output is not indexed by (``k``).
+
+    >>> from compiler.format import csc
+    >>> from compiler.looplets import from_index_notation
+    >>> from compiler.notation import parse
+    >>> prog = from_index_notation(parse("C[i, j] = A[i, k] * B[k, j]"))
+    >>> [lp.idx.name for lp in loops_of(prog.body)], combines_in_order(prog.body, "C", csc())
+    (['i', 'j', 'k'], True)
+    >>> combines_in_order(reordered(prog.body, [Index("k")]), "C", csc())
+    False
+    """
+    (write,) = _writes(body, out)
+    if write.op is None:
+        return True
+    inner = write.lhs.idxs[fmt.mode_order[-1]]
+    loops = [lp.idx for lp in loops_of(body)]
+    return inner in loops and all(loops.index(inner) < n for n, i in enumerate(loops) if i not in write.lhs.idxs)
 
 
 def scatter_program(prog, chosen, out: str, fmt, formats: dict):
@@ -76,7 +104,7 @@ def scatter_program(prog, chosen, out: str, fmt, formats: dict):
     out of its order and reads fewer than ``chosen``'s loops do (a transpose ``C[j, i] = A[i, j]`` of
     a CSR ``A`` into CSR walks A's rows rather than searching each row for each ``j``)."""
     if chosen.built is not None:
-        return chosen.program
+        return chosen.program if combines_in_order(chosen.program.body, out, fmt) else None
     loops = loops_of(prog.body)
     if not loops or len(loops) > 5:
         return None
@@ -87,13 +115,13 @@ def scatter_program(prog, chosen, out: str, fmt, formats: dict):
     lhs = next(n for n in walk(moved.body) if isinstance(n, Assign) and isinstance(n.lhs.tns, TensorRef)
                and n.lhs.tns.name == out).lhs
     written = sorted(range(len(lhs.idxs)), key=lambda m: best.index(lhs.idxs[m]))
-    return moved if tuple(written) != tuple(fmt.mode_order) else None
+    return moved if tuple(written) != tuple(fmt.mode_order) and combines_in_order(moved.body, out, fmt) else None
 
 
 def scatter_note(out: str, fmt, loops: list) -> str:
     """What the trace's ``output-order`` step says of a scattered output (``loops``: the names of the
     loops around its write, outermost first)."""
-    word = "column" if fmt.shorthand == "csc" else "fiber"
+    word = fiber_word(fmt)
     return (f"{out} is {format_text(fmt)}, and the loops run {', '.join(loops)}, out of its storage order: the kernel "
             f"builds {out} in its own order by a scatter, not in the loops' order converted after the call; the loops "
             f"are lowered twice: pass 1 counts each {word}'s entries, a prefix sum gives the {word}s' starts, pass 2 "
@@ -112,14 +140,25 @@ def scatter_unfurl(f: SubFiber, ctx) -> Lookup:
     (see the module's docstring): a Lookup whose body at coordinate ``i`` counts the write in
     fiber ``f.pos`` (``count``) or stores it at the fiber's next slot (``store``)."""
     info, k = f.tensor, f.level
+    if k < len(info.levels) - 1:
+        # (a DCSC's list of columns: each column's fiber located as a Dense level's, listed after)
+        return unfurl_dense(f, ctx, "update")
     nxt = next_array(info)
+    combined = info.name in ctx.combined
     if ctx.scattered[info.name] == "count":
         # (the write lands in a fill the lowering ignores: only the count is emitted, no value computed)
         def count(i):
-            return Thunk((Store(nxt, f.pos, Const(1, "int64"), "+"),), Fill(Literal(info.fill)), (), info)
-        return Lookup(count, f"i -> count in {nxt}[{f.pos}]", info)
+            add = Store(nxt, f.pos, Const(1, "int64"), "+")
+            if combined:   # (a coordinate counts once in its fiber: the last one counted is marked)
+                last = last_array(info)
+                add = If(BinOp("!=", Load(last, f.pos), i), [Store(last, f.pos, i), add])
+            return Thunk((add,), Fill(Literal(info.fill)), (), info)
+        return Lookup(count, f"i -> count {'each coordinate once ' if combined else ''}in {nxt}[{f.pos}]", info)
     idx_b = info.array(k, f.lvl.crd_array)
     t = fiber_tag(info)
+    if combined:
+        return Lookup(lambda i: _combining_store(f, ctx, i, idx_b),
+                      f"i -> update the last entry of {nxt}[{f.pos}] at i, or store at {nxt}[{f.pos}]++", info)
 
     def store(i):
         q, dirty = Var(ctx.fresh(f"q{t}")), Var(ctx.fresh(f"dirty{t}"))
@@ -128,6 +167,26 @@ def scatter_unfurl(f: SubFiber, ctx) -> Lookup:
         epi = (If(kept(dirty, child), [Store(idx_b, q, i), Store(nxt, f.pos, X.add(q, 1))]),)
         return Thunk(pre, child, epi, info)
     return Lookup(store, f"i -> store at {nxt}[{f.pos}]++", info)
+
+
+def last_array(info) -> str:
+    """The scratch array of the coordinate each fiber last counted (an update's count, phase 1)."""
+    return info.array(len(info.levels) - 1, "last")
+
+
+def _combining_store(f: SubFiber, ctx, i, idx_b: str) -> Thunk:
+    """An update at coordinate ``i`` of fiber ``f.pos``, combined with the fiber's last entry when
+    that is at ``i`` (updates of one entry come together: :func:`combines_in_order`), else at a new
+    entry at the fiber's next slot, starting at the output's initial value (``ctx.combined``). Every
+    entry is kept: a sum may pass through the fill and leave it; the fill is dropped as the gaps close."""
+    info, nxt = f.tensor, next_array(f.tensor)
+    q = Var(ctx.fresh(f"q{fiber_tag(info)}"))
+    start = Load(info.array(f.level, f.lvl.starts_array), f.pos)
+    new = [ir.Assign(q, X.add(q, 1)), Store(idx_b, q, i), Store(info.array(None, "vals"), q, ctx.combined[info.name]),
+           Store(nxt, f.pos, X.add(q, 1))]
+    pre = (Declare(q, "int64", BinOp("-", Load(nxt, f.pos), Const(1, "int64"))),
+           If(ir.or_(BinOp("<", q, start), BinOp("!=", Load(idx_b, q), i)), new))
+    return Thunk(pre, child_fiber(f, q), (), info)
 
 
 def scattered_block(stmts, scattered: dict):
@@ -155,11 +214,18 @@ def lower_scattered(low, stmts, a: int, b: int) -> list:
         fibers = BinOp("*", fibers, info.size(m))
     pos, idx, vals = info.array(k, lvl.starts_array), info.array(k, lvl.crd_array), info.array(None, "vals")
     nxt, nnz = next_array(info), Var(info.array(k, "nnz"))
+    # (a list over the scattered level, a DCSC's: its fibers are filled as a Dense level's, then listed)
+    listed = not info.levels[0].located_by_coordinate
     out = low.lower(stmts[a])
+    combined = any(isinstance(n, Assign) and n.op is not None and getattr(n.lhs.tns, "tensor", None) is info
+                   for s in stmts[a + 1:b] for n in walk(s))
+    if combined:   # (an entry updated several times: each update combined with its fiber's last entry)
+        low.ctx.combined[name], _ = low.expr(low.simplify(stmts[a].init), stmts[a].line)
     passes = {}
     for phase, what in PASSES:
         low.ctx.scattered[name] = phase
-        picture = scatter_unfurl(SubFiber(info, k, Var("p"), "update"), _picture_context(name, phase))
+        picture = scatter_unfurl(SubFiber(info, k, Var("p"), "update"),
+                                 _picture_context(name, phase, low.ctx.combined.get(name)))
         low.record("scatter", note=f"phase {len(passes) + 1}, {phase}: the loops lowered again, {name}'s level "
                                    f"{k} ({lvl.name}) unfurled to {picture.text}: {what}",
                    artifacts=[Artifact("looplet-nest", f"{name}.lvl{k}[p] ({phase})", nest_text(picture),
@@ -167,30 +233,79 @@ def lower_scattered(low, stmts, a: int, b: int) -> list:
                    data={"tensor": name, "phase": phase})
         passes[phase] = [x for s in stmts[a + 1:b] for x in low.lower(s)]
     low.ctx.scattered[name] = None
+    low.ctx.combined.pop(name, None)
     p, total = Var(low.fresh("p")), Load(pos, fibers)
-    word = "column" if info.format.shorthand == "csc" else "fiber"
+    word = fiber_word(info.format)
+    count = passes["count"]
+    if combined:
+        count = [ir.Allocate(last_array(info), "int64", fibers, Const(-1, "int64"), count)]
     body = [Comment(f"phase 1, count: each entry of {name} counts in its {word}'s {nxt}[{word}] (the loops run out "
-                    f"of {name}'s storage order)"),
-            *passes["count"],
+                    f"of {name}'s storage order)" + (f"; updated several times, it counts once: {last_array(info)}"
+                                                     f"[{word}] marks the {word}'s last coordinate counted"
+                                                     if combined else "")),
+            *count,
             Comment(f"the {word}s' starts (the counts summed), each {word}'s next slot at its start, and room for "
                     f"every entry counted"),
+            *([ir.Grow(pos, X.add(fibers, 1))] if listed else []),
             Store(pos, Const(0, "int64"), Const(0, "int64")),
             For(p, 0, fibers, [Store(pos, X.add(p, 1), BinOp("+", Load(pos, p), Load(nxt, p))),
                                Store(nxt, p, Load(pos, p))]),
             ir.Grow(idx, total), ir.Grow(vals, total),
             Comment(f"phase 2, scatter: each entry goes to its {word}'s next slot, skipping the fill "
                     f"({info.fill!r}); the loops reach a {word}'s coordinates in increasing order, so it stays "
-                    f"sorted"),
+                    f"sorted" if not combined else
+                    f"phase 2, scatter: an update of the {word}'s last entry combines with it, any other starts an "
+                    f"entry at its {word}'s next slot; the loops reach a {word}'s coordinates in increasing order, "
+                    f"so it stays sorted"),
             *passes["store"],
-            *_close_gaps(low, pos, (idx, vals), nxt, nnz, fibers, word)]
+            *(_close_gaps(low, pos, (idx, vals), nxt, nnz, fibers, word) if not combined else
+              _drop_fill(low, info, pos, (idx, vals), nxt, nnz, fibers, word))]
+    if listed:
+        body += _list_fibers(low, info, pos, fibers, word)
     return out + [ir.Allocate(nxt, "int64", fibers, Const(0, "int64"), body)]
 
 
-def _picture_context(name: str, phase: str) -> UnfurlContext:
+def _picture_context(name: str, phase: str, init) -> UnfurlContext:
     """A context of its own for the trace's picture of a pass's nest (its fresh names are not the kernel's)."""
     ctx = UnfurlContext()
     ctx.scattered[name] = phase
+    if init is not None:
+        ctx.combined[name] = init
     return ctx
+
+
+def _drop_fill(low, info, pos: str, arrays: tuple, nxt: str, nnz: Var, fibers, word: str) -> list:
+    """Each fiber's entries (from its start to its next slot) move down to follow the previous
+    fiber's, those whose updates left them at the fill dropped (their values are known only now)."""
+    vals = info.array(None, "vals")
+    f, q, start = (Var(low.fresh(x)) for x in ("f", "q", "start"))
+    after = X.add(f, 1)
+    moves = [Store(a, nnz, Load(a, q)) for a in arrays]
+    return [Comment(f"each {word}'s entries end at {nxt}[{word}]: those not at the fill move down to follow the "
+                    f"previous {word}'s"),
+            ir.Assign(nnz, Const(0, "int64")), Declare(start, "int64", Const(0, "int64")),
+            For(f, 0, fibers, [
+                For(q, start, Load(nxt, f), [If(not_fill(info, Load(vals, q)),
+                                                moves + [ir.CompoundAssign("+", nnz, Const(1, "int64"))])]),
+                ir.Assign(start, Load(pos, after)),
+                Store(pos, after, nnz)])]
+
+
+def _list_fibers(low, info, pos: str, fibers, word: str) -> list:
+    """The outer list's entries (a DCSC's columns): the fibers of the level below holding entries,
+    in order, their ends moved down to follow (a fiber is never moved up: at most as many are kept
+    as were read); then the list's own end, and the length of the starts below it."""
+    lvl = info.levels[0]
+    crd, nnz = info.array(0, lvl.crd_array), Var(info.array(0, "nnz"))
+    f = Var(low.fresh("f"))
+    after = X.add(f, 1)
+    return [Comment(f"the {word}s holding entries are listed ({crd}), their ends moved down to follow"),
+            ir.Grow(crd, fibers), ir.Assign(nnz, Const(0, "int64")),
+            For(f, 0, fibers, [If(BinOp(">", Load(pos, after), Load(pos, nnz)), [
+                Store(crd, nnz, f), ir.CompoundAssign("+", nnz, Const(1, "int64")),
+                Store(pos, nnz, Load(pos, after))])]),
+            Store(info.array(0, lvl.starts_array), Const(1, "int64"), nnz),
+            ir.Assign(Var(info.array(1, "npos")), X.add(nnz, 1))]
 
 
 def _close_gaps(low, pos: str, arrays: tuple, nxt: str, nnz: Var, fibers, word: str) -> list:
