@@ -7,6 +7,8 @@ Each kernel is checked against the dense oracle, the IR interpreter, scipy's ``t
 the storage ``Tensor.from_numpy`` builds.
 """
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -15,6 +17,7 @@ from hypothesis import strategies as st
 import compiler as ss
 from compiler import Tensor
 from compiler.format import Format, csc, csr, parse_format
+from compiler.looplets.language import loop_program
 from compiler.testing import assert_canonical, check_lowered, random_sparse
 
 #: each case: the expression, the input format, the output's format for a fill
@@ -81,8 +84,10 @@ def test_a_csc_product_matches_scipy_and_computes_no_value_when_counting():
     A, B = Tensor.from_numpy(a, "csr"), Tensor.from_numpy(b, "csr")
     k = ss.lower("C[i, j] = A[i, j] + B[i, j]", strategy="looplets", A=A, B=B, C=csc())
     scattered(k, csc())
-    count = k.c_source.split("phase 1, count")[1].split("phase 2, scatter")[0]
+    count, store = k.c_source.split("phase 1, count")[1].split("phase 2, scatter")
     assert "A_val" not in count and "B_val" not in count and "C1_next[" in count
+    # (an entry is computed, then tested, then takes its column's next slot: the test does not wait on the slot)
+    assert re.search(r"double (vC\w*) = A_val\[\w+\];\n\s*if \(\1 != 0\.0\) \{\n\s*int64_t qC\w* = C1_next\[", store)
     got = k(A=A, B=B).to_scipy("csc")
     want = (A.to_scipy() + B.to_scipy()).tocsc()
     want.eliminate_zeros()
@@ -152,6 +157,7 @@ def combined(k, fmt):
     """The kernel scattered ``fmt``, counting each coordinate once and combining updates."""
     scattered(k, fmt)
     assert "_last[" in k.c_source.split("phase 2, scatter")[0] and "combines with it" in k.c_source
+    assert "counts each column's distinct coordinates" in k.trace.find("output-order")[0].note.replace("fiber", "column")
 
 
 @pytest.mark.parametrize("case", list(PRODUCTS))
@@ -176,6 +182,28 @@ def test_a_reduction_into_a_scattered_output_combines_the_updates_of_an_entry(ca
         mine = k(**finite).to_scipy("csc")
         for x, y in ((mine.indptr, sp.indptr), (mine.indices, sp.indices), (mine.data, sp.data)):
             np.testing.assert_array_equal(x, y)
+
+
+#: loop programs whose own loops (i outermost) write a CSC output, with what each computes
+PROGRAMS = {"conditional": ("def keep(C, A):\n    C[...] = 0\n    for i in _:\n        for j in _:\n"
+                            "            if A[i, j] > 2:\n                C[i, j] = A[i, j] * 2\n",
+                            lambda a, b: np.where(a > 2, a * 2, 0.0)),
+            "spgemm": ("def mm(C, A, B):\n    C[...] = 0\n    for i in _:\n        for k in _:\n"
+                       "            for j in _:\n                C[i, j] += A[i, k] * B[k, j]\n", lambda a, b: a @ b)}
+
+
+@pytest.mark.parametrize("case", list(PROGRAMS))
+def test_a_loop_program_writing_out_of_its_outputs_order_is_scattered(case):
+    source, want = PROGRAMS[case]
+    tensors = product_operands("csr", (6, 5, 7), 0.4, seed=9, cancel=True)
+    a, b = tensors["A"].to_numpy(), tensors["B"].to_numpy()
+    if case == "conditional":
+        tensors = {"A": tensors["A"]}
+    k = ss.lower(loop_program(source=source), strategy="looplets", C=csc(), **tensors)
+    scattered(k, csc())   # (its own loops, i outermost: not reordered, and no conversion)
+    assert [lp for lp in k.trace.find("output-order")[0].note.split("the loops run ")[1:]][0].startswith("i, ")
+    assert_canonical(k(**tensors), want(a, b))
+    np.testing.assert_array_equal(k.interpret(**tensors).to_numpy(), want(a, b))
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
