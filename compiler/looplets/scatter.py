@@ -49,8 +49,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..imperative import ir
 from ..format import Format
+from ..imperative import ir
 from ..imperative.ir import BinOp, Comment, Const, Declare, For, If, Load, Store, Var
 from ..imperative.traverse import map_bodies, var_names
 from ..levels import Element
