@@ -58,17 +58,34 @@ def stand_in(fmt: Format, assembles: Callable) -> tuple[Format, list[str]] | Non
 def scatters(fmt: Format) -> bool:
     """Whether ``fmt`` can be built by a two-phase scatter from loops in any order: levels located
     by coordinate over one innermost level that says it scatters (:attr:`~compiler.levels.level.Level.scatters`),
-    each of one mode, at least two modes, over an Element leaf. Either strategy so builds a CSC
-    output of row-order loops in its own order, where it would build it as CSR and convert it.
+    each of one mode, at least two modes, over an Element leaf; or two such levels (a DCSC): the
+    outer one's fibers are filled as a Dense level's, then those holding entries are listed
+    (:func:`compiler.looplets.scatter.lower_scattered`). The looplets so build a CSC output of
+    row-order loops in its own order, where they would build it as CSR and convert it.
 
     >>> from compiler.format import csc, csf, parse_format
     >>> scatters(csc()), scatters(csf(3)), scatters(parse_format("Dense(Dense(SparseList(Element(0.0))))"))
     (True, False, True)
+    >>> scatters(parse_format("dcsr"))
+    True
     """
     levels = fmt.levels
     if len(levels) < 2 or any(lvl.nmodes != 1 for lvl in levels) or not isinstance(fmt.leaf, Element):
         return False
+    if len(levels) == 2 and levels[0].scatters:
+        return levels[1].scatters
     return all(lvl.located_by_coordinate for lvl in levels[:-1]) and levels[-1].scatters
+
+
+def fiber_word(fmt: Format) -> str:
+    """What a fiber of a scattered output's innermost level is called in comments and notes: a
+    matrix stored column-major (CSC, DCSC) has columns.
+
+    >>> from compiler.format import csc, csr
+    >>> fiber_word(csc()), fiber_word(csr())
+    ('column', 'fiber')
+    """
+    return "column" if fmt.ndim == 2 and tuple(fmt.mode_order) == (1, 0) else "fiber"
 
 
 def building(fmt: Format, tensor: str, assembles: Callable, strategy: str, how: str):
@@ -130,4 +147,4 @@ def format_text(fmt: Format) -> str:
     return str(fmt)
 
 
-__all__ = ["building", "conversion_cost", "format_text", "output_conversion_note", "scatters", "stand_in"]
+__all__ = ["building", "conversion_cost", "fiber_word", "format_text", "output_conversion_note", "scatters", "stand_in"]

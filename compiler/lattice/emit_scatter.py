@@ -13,7 +13,8 @@ Example, a CSC ``C[i, j] = A[i, j] * B[i, j]`` of CSR inputs (loops i, j), phase
 
 from __future__ import annotations
 
-from ..imperative.ir import BinOp, Comment, Const, Declare, For, Grow, If, Load, Store, Var
+from ..imperative.ir import Assign, BinOp, Comment, CompoundAssign, Const, Declare, For, Grow, If, Load, Store, Var
+from ..stand_in import fiber_word
 from .cfir import CForall, cfir_walk
 from .emit_two_phase import value_tested_temps
 from .exprs import cast, not_fill
@@ -38,6 +39,8 @@ class ScatterAssembly:
         self.phase = None
         q = Var(self.name(("scatter", "q"), word))
         total = cast(Load(info.starts, fibers), info.index_type, "int64")
+        # (a list over the scattered level, a DCSC's: its fibers are filled as a Dense level's, listed after)
+        listed = self.levels_info[0] if len(self.levels_info) > 1 and self.levels_info[0].counter else None
         loops = ", ".join(i.name for i in self.loop_order_of(cfir))
         start = BinOp("+", cast(Load(info.starts, q), info.index_type, "int64"), Load(self.row_ends, q))
         return [Comment(f"phase 1, count: each entry of {out} counts in its {word}'s {self.row_ends}[{word}] (the "
@@ -45,6 +48,7 @@ class ScatterAssembly:
                 If(yes, first),
                 Comment(f"the {word}s' starts (the counts summed), each {word}'s next slot at its start, and room "
                         f"for every entry counted"),
+                *([Grow(info.starts, BinOp("+", fibers, 1))] if listed is not None else []),
                 For(q, 0, fibers, [Store(info.starts, BinOp("+", q, 1), cast(start, "int64", info.index_type)),
                                    Store(self.row_ends, q, cast(Load(info.starts, q), info.index_type, "int64"))]),
                 *[Grow(name, total) for name in self.appended_arrays()],
@@ -52,7 +56,23 @@ class ScatterAssembly:
                         f"({s.out_fill_value!r}); the loops reach a {word}'s coordinates in increasing order, so it "
                         f"stays sorted"),
                 If(yes, second),
-                *self.close_gaps(info, fibers, Var(self.name(("scatter", "kept"), "kept")), word)]
+                *self.close_gaps(info, fibers, Var(self.name(("scatter", "kept"), "kept")), word),
+                *(self.list_fibers(listed, info, fibers, word) if listed is not None else [])]
+
+    def list_fibers(self, top, info, fibers, word: str) -> list:
+        """The outer list's entries (a DCSC's columns): the fibers of ``info``'s level holding
+        entries, in order, their ends moved down to follow (none moves up: at most as many are kept
+        as were read); then the list's end and the length of the starts below it."""
+        f = Var(self.name(("scatter", "listed"), word))
+        n, after = Var(top.counter), BinOp("+", f, 1)
+        return [Comment(f"the {word}s holding entries are listed ({top.appended[0]}), their ends moved down to follow"),
+                Grow(top.appended[0], fibers), Assign(n, Const(0, "int64")),
+                For(f, 0, fibers, [If(BinOp(">", Load(info.starts, after), Load(info.starts, n)), [
+                    Store(top.appended[0], n, cast(f, "int64", top.index_type)),
+                    CompoundAssign("+", n, Const(1, "int64")),
+                    Store(info.starts, n, Load(info.starts, after))])]),
+                Store(top.starts, Const(1, "int64"), cast(n, "int64", top.index_type)),
+                Assign(Var(info.starts_len), BinOp("+", n, Const(1, "int64")))]
 
     def scatter_entry(self, v, dt: str) -> list:
         """The output's entry ``v`` (of dtype ``dt``) at the coordinates the loops bind: counted in its
@@ -73,7 +93,7 @@ class ScatterAssembly:
 
     def scatter_fiber_word(self) -> str:
         """What a fiber of the scattered output is called: a CSC's are columns."""
-        return "column" if self.setup.scattered.shorthand == "csc" else "fiber"
+        return fiber_word(self.setup.scattered)
 
     def loop_order_of(self, cfir) -> list:
         """The indices of the CFIR's loops around the output, outermost first."""

@@ -51,16 +51,21 @@ from .schedule import as_schedule
 def scatters(fmt: Format) -> bool:
     """Whether ``fmt`` can be built by a scatter from loops in any order: Dense levels over one
     innermost level that says it scatters (:attr:`~compiler.levels.level.Level.scatters`), each of one
-    mode, at least two modes; its leaf may be a pattern (:func:`compiler.stand_in.scatters`, the
-    looplets', asks for values).
+    mode, at least two modes, or two such levels (a DCSC: the outer one's fibers filled as a Dense
+    level's, those holding entries listed after); its leaf may be a pattern
+    (:func:`compiler.stand_in.scatters`, the looplets', asks for values).
 
     >>> from compiler.format import csc, csf, parse_format
     >>> scatters(csc()), scatters(csf(3)), scatters(parse_format("Dense(Dense(SparseList(Element(0.0))))"))
     (True, False, True)
+    >>> scatters(parse_format("dcsr"))
+    True
     """
     levels = fmt.levels
     if len(levels) < 2 or any(lvl.nmodes != 1 for lvl in levels):
         return False
+    if len(levels) == 2 and levels[0].scatters:
+        return levels[1].scatters
     return all(lvl.located_by_coordinate for lvl in levels[:-1]) and levels[-1].scatters
 
 

@@ -61,7 +61,7 @@ from ..capabilities import program_kind
 from .appends import check_sparse_writes
 from .output_build import building_output
 from .output_order import choose_output_order, loops_of
-from .scatter import scatter_note, scatter_program, scatters_output
+from .scatter import scatter_note, scatter_program, scatter_updates, scatters_output
 from .assembly import nested_levels, output_params as nested_output_params
 from .level_writers import marks_table, writer_for, writer_of
 from .outputs import check_outputs
@@ -646,13 +646,15 @@ def lower_for_runtime(program, formats: dict, trace, **options):
         fixed = not isinstance(program, NAssignType()) or shaped is not None
         choice = choose_output_order(prog, out_name, formats, fixed=fixed, asked_format=asked)
         scattering = None
-        if stood is None and not fixed and program.op is None and not privatized \
-                and scatters_output(prog, out_name, asked):
-            scattering = scatter_program(prog, choice, out_name, asked, formats)
+        notation = isinstance(program, NAssignType())
+        if stood is None and shaped is None and (not notation or program.op is None) and not privatized \
+                and scatters_output(prog, out_name, asked, alone=not notation):
+            scattering = scatter_program(prog, choice, out_name, asked, formats, fixed=fixed)
         if scattering is not None:
             # (assembled in its own order by a two-phase scatter: no conversion after the call)
             trace.record("output-order", **printed_step(prog.body, scattering.body),
-                         note=scatter_note(out_name, asked, [lp.idx.name for lp in loops_of(scattering.body)]))
+                         note=scatter_note(out_name, asked, [lp.idx.name for lp in loops_of(scattering.body)],
+                                           scatter_updates(scattering, out_name)))
             prog, built, scattered = scattering, None, out_name
         else:
             if choice.note:

@@ -65,6 +65,12 @@ class UnfurlContext:
         #: the outputs assembled by a two-phase scatter (:mod:`compiler.looplets.scatter`), each with
         #: the pass being lowered (``count``, ``store``; None between them)
         self.scattered: dict = {}
+        #: the scattered outputs whose entries are updated (a reduction: SpGEMM's sum over k), each
+        #: write combined with its fiber's last entry, with the value a new entry starts at
+        self.combined: dict = {}
+        #: the C locals a scatter's entries are computed in before they take a slot, by the name of
+        #: the 0-D stand-in each entry's write goes to (:func:`compiler.looplets.scatter.scatter_unfurl`)
+        self.entry_locals: dict = {}
 
 
 @dataclass(eq=False)

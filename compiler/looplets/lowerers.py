@@ -234,7 +234,7 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
             return self._write_pattern(s, tns, val)
         dt = info.dtype
         out = []
-        local = self.scalar_locals.get(info.name) if not info.levels else None
+        local = (self.scalar_locals.get(info.name) or self.ctx.entry_locals.get(info.name)) if not info.levels else None
         if local is not None:
             cur = local
         else:

@@ -1,7 +1,7 @@
 """Sparse outputs whose loops run out of their storage order, built by a scatter (issue 29, item 3).
 
-A CSC output of loops in row order (``C[i, j] = A[i, j] + B[i, j]``, CSR inputs), a CSR output of a
-transpose, and Dense(Dense(SparseList)) outputs in mode orders the loops do not run are built in
+A CSC output of loops in row order (``C[i, j] = A[i, j] + B[i, j]``, CSR inputs), a DCSC one, a CSR
+output of a transpose, and Dense(Dense(SparseList)) outputs in mode orders the loops do not run are built in
 their own order: phase 1 counts each fiber's entries, a prefix sum gives the fibers' starts, phase
 2 stores each entry at its fiber's next slot and the gaps the fill left close after
 (:mod:`compiler.lattice.scatter_output`). Before, each was built in the loops' order and converted
@@ -23,7 +23,14 @@ from compiler.testing import assert_canonical, check_lowered, random_sparse
 CASES = {"csc-sum": ("C[i, j] = A[i, j] + B[i, j]", lambda f: csc(fill=f)),
          "csc-product": ("C[i, j] = A[i, j] * B[i, j]", lambda f: csc(fill=f)),
          "csc-difference": ("C[i, j] = A[i, j] - B[i, j]", lambda f: csc(fill=f)),
-         "csr-transpose-sum": ("C[j, i] = A[i, j] + B[i, j]", lambda f: csr(fill=f))}
+         "csr-transpose-sum": ("C[j, i] = A[i, j] + B[i, j]", lambda f: csr(fill=f)),
+         # (a DCSC: its columns filled as a CSC's, those holding entries listed after)
+         "dcsc-difference": ("C[i, j] = A[i, j] - B[i, j]", lambda f: dcsc(f))}
+
+
+def dcsc(fill):
+    """SparseList(SparseList) stored column-major."""
+    return Format(parse_format("dcsr", fill=fill).root, (1, 0))
 
 
 def matrices(shape, density, fill, seed, specials=False):
@@ -119,9 +126,9 @@ def test_what_keeps_its_conversion():
     # an output whose fill is not the expression's (the loops would skip coordinates holding 1)
     k = check_lowered("C[i, j] = A[i, j] + 1", out=csc(), A=A)
     assert k.trace.find("convert") and not k.trace.find("output-order")
-    # an update of each entry in place (SpGEMM's loops i, k, j), a CSF or DCSC output, one-pass asked
+    # an update of each entry in place (SpGEMM's loops i, k, j), a DCSC in the loops' order, one-pass asked
     for expr, fmt, options in [("C[i, j] = A[i, k] * B[k, j]", csc(), None),
-                               ("C[j, i] = A[i, j]", Format(parse_format("dcsr").root, (1, 0)), None),
+                               ("C[j, i] = A[i, j]", dcsc(0.0), None),
                                ("C[i, j] = A[i, j] * 2", csc(), {"assembly": "one-pass"})]:
         tensors = {t: v for t, v in {"A": A, "B": B}.items() if f"{t}[" in expr}
         k = check_lowered(expr, out=fmt, options=options, **tensors)
