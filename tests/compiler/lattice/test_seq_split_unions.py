@@ -11,32 +11,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from compiler import Tensor, array as xp
-from compiler.reference import evaluate
+from compiler import array as xp
+from tests.compiler.lattice.split_kernels import one_lattice_kernel, operand
 
 nan, inf = np.nan, np.inf
-
-
-def operand(shape, fmt, seed, density=0.5, fill=0.0, odd=()):
-    """A numpy array of ``shape`` and it as a lazy Array of ``fmt``; ``odd``: values stored first."""
-    r = np.random.default_rng(seed)
-    a = np.where(r.random(shape) < density, r.choice([1.0, -2.0, 3.5], shape), fill)
-    a.flat[:len(odd)] = odd
-    return a, xp.asarray(Tensor.from_numpy(a, fmt, fill=fill))
-
-
-def one_lattice_kernel(expr, want, out=None):
-    """``expr`` lowered by the lattice as one kernel (no retry, nothing materialized), right against
-    numpy, the dense oracle of its statement and the IR interpreter; the kernel."""
-    kernel = expr.lower(out, strategy="lattice")
-    assert kernel.trace.find("retry") == [], [s.note for s in kernel.trace.find("retry")]
-    assert kernel.trace.find("materialize") == []
-    got = kernel()
-    got.validate()
-    np.testing.assert_array_equal(got.to_numpy(), want)
-    np.testing.assert_array_equal(evaluate(kernel.program, **kernel.arguments)[0], want)
-    np.testing.assert_array_equal(kernel.interpret().to_numpy(), want)
-    return kernel
 
 
 def test_the_inner_loop_keeps_each_operand_in_its_group():
