@@ -247,8 +247,12 @@ def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = N
     ``shapes`` (a trace's shape data, :func:`~explorer.shapeviews.shape_data_of`) each shape
     operator's name and binding marked, its tooltip the premise of its extent.
 
-    >>> p = Provenance({"lattice:j:A∩x": [3]}, {"lattice:j:A∩x": TagInfo("lattice:j:A∩x", "lattice", "j", ("A", "x"))})
-    >>> html = render_program("forall j:\\n  y[] += A[j] * x[j]", p)
+    >>> text = "forall j:\\n  y[] += A[j] * x[j]"
+    >>> read = lambda t: {"tensor": t, "indices": ["j"], "mode": "read"}
+    >>> p = Provenance({"lattice:j:A∩x": [3]}, {"lattice:j:A∩x": TagInfo("lattice:j:A∩x", "lattice", "j", ("A", "x"))},
+    ...                parts={text: {1: [(0, 8, {"index": "j"}, "loop")],   # (where its printer put each part)
+    ...                              2: [(9, 13, read("A"), "access"), (16, 20, read("x"), "access")]}})
+    >>> html = render_program(text, p)
     >>> html.count('data-tags="lattice:j:A∩x"'), color_for("lattice:j:A∩x") in html
     (3, True)
     """

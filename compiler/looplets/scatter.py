@@ -311,12 +311,28 @@ def _computed_where_declared(stmts, names: set) -> list:
     for s in stmts:
         s = map_bodies(s, lambda body: _computed_where_declared(body, names))
         last = out[-1] if out else None
-        if isinstance(s, ir.Assign) and isinstance(last, Declare) and last.var == s.target \
-                and s.target.name in names and s.target.name not in var_names(s.value):
-            out[-1] = replace(last, init=s.value)
+        first = _first_in_tags(s)
+        if isinstance(first, ir.Assign) and isinstance(last, Declare) and last.var == first.target \
+                and first.target.name in names and first.target.name not in var_names(first.value):
+            # (in a provenance tag, the declaration moves into it: a tag opens no C scope)
+            out[-1:] = [_with_first_in_tags(s, replace(last, init=first.value))]
             continue
         out.append(s)
     return out
+
+
+def _first_in_tags(s):
+    """``s``, or for a provenance tag the first statement inside it (and inside its inner tags)."""
+    while isinstance(s, ir.Tagged) and s.body.body:
+        s = s.body.body[0]
+    return s
+
+
+def _with_first_in_tags(s, new):
+    """``s`` with :func:`_first_in_tags` of it replaced by ``new``."""
+    if not isinstance(s, ir.Tagged) or not s.body.body:
+        return new
+    return replace(s, body=ir.Block((_with_first_in_tags(s.body.body[0], new),) + tuple(s.body.body[1:])))
 
 
 def _picture_context(name: str, phase: str, init) -> UnfurlContext:

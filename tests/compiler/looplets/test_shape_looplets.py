@@ -98,18 +98,20 @@ def test_a_concat_of_different_fills_stores_the_second_fill_in_a_sparse_output()
 
 def test_the_lattice_strategy_refuses_naming_looplets_and_no_strategy_then_chooses_looplets():
     T = ss.Tensor.from_numpy(A, "csr")
-    # (the lattice strategy lowers shape operators through BURRITO's sequences, over fill 0, or
-    # over another where the result copies entries of it)
+    # (the lattice strategy lowers shape operators through BURRITO's sequences: a sum walks the
+    # stored entries, so it sums summands of fill 0 only)
     F = ss.Tensor.from_numpy(A, "csr", fill=1.0)
-    with pytest.raises(StrategyError, match=re.escape("tensor A has fill 1.0: the sequence lowering walks stored "
-                                                      "entries only") + ".*; lower it with strategy='looplets'"):
-        ss.lower("y[j] = A[2, j] + 1.0", "lattice", A=F)
-    k = ss.lower("y[j] = A[2, j] + 1.0", A=F)
+    with pytest.raises(StrategyError, match=re.escape("sum[j](A[0, j]): its summand has fill 1.0, and the sequence "
+                                                      "lowering sums the entries its loops walk") +
+                       ".*; lower it with strategy='looplets'"):
+        ss.lower("s[] = sum[j](A[0, j])", "lattice", A=F)
+    k = ss.lower("s[] = sum[j](A[0, j])", A=F)
     assert k.strategy == "looplets"
-    assert "the lattice strategy refused this statement (tensor A has fill 1.0" in k.trace.steps[0].note
+    assert "the lattice strategy refused this statement (sum[j](A[0, j]): its summand has fill 1.0" in \
+        k.trace.steps[0].note
     assert "lowered with looplets" in k.trace.steps[0].note
-    np.testing.assert_array_equal(k(A=F).to_numpy(), A[2] + 1)
-    assert ss.lower("y[j] = A[2, j]", A=F).strategy == "lattice"     # (a copy keeps the fill)
+    np.testing.assert_array_equal(k(A=F).to_numpy(), A[0].sum())   # (A's zeros are stored: its fill is 1)
+    assert ss.lower("y[j] = A[2, j] + 1.0", A=F).strategy == "lattice"     # (elementwise: any fill)
     # where it lowers the statement, no strategy chooses the lattice one
     k = ss.lower("c[k] = collapse(A[i, j], (i, j) -> k)", A=T)
     assert k.strategy == "lattice" and "lowered with the lattice strategy" in k.trace.steps[0].note
