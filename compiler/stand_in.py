@@ -55,22 +55,23 @@ def stand_in(fmt: Format, assembles: Callable) -> tuple[Format, list[str]] | Non
     return Format(root, fmt.mode_order), replaced
 
 
-def scatters(fmt: Format) -> bool:
+def scatters(fmt: Format, pattern: bool = False) -> bool:
     """Whether ``fmt`` can be built by a two-phase scatter from loops in any order: levels located
     by coordinate over one innermost level that says it scatters (:attr:`~compiler.levels.level.Level.scatters`),
-    each of one mode, at least two modes, over an Element leaf; or two such levels (a DCSC): the
-    outer one's fibers are filled as a Dense level's, then those holding entries are listed
-    (:func:`compiler.looplets.scatter.lower_scattered`). The looplets so build a CSC output of
-    row-order loops in its own order, where they would build it as CSR and convert it.
+    each of one mode, at least two modes, over an Element leaf (or a pattern, with ``pattern``: the
+    lattice's scatter takes one); or two such levels (a DCSC): the outer one's fibers are filled as a
+    Dense level's, then those holding entries are listed (:func:`compiler.looplets.scatter.lower_scattered`).
+    The strategies so build a CSC output of row-order loops in its own order, where they would build
+    it as CSR and convert it.
 
     >>> from compiler.format import csc, csf, parse_format
     >>> scatters(csc()), scatters(csf(3)), scatters(parse_format("Dense(Dense(SparseList(Element(0.0))))"))
     (True, False, True)
-    >>> scatters(parse_format("dcsr"))
-    True
+    >>> scatters(parse_format("dcsr")), scatters(parse_format("Dense(SparseList(Pattern()))"), pattern=True)
+    (True, True)
     """
     levels = fmt.levels
-    if len(levels) < 2 or any(lvl.nmodes != 1 for lvl in levels) or not isinstance(fmt.leaf, Element):
+    if len(levels) < 2 or any(lvl.nmodes != 1 for lvl in levels) or not (pattern or isinstance(fmt.leaf, Element)):
         return False
     if len(levels) == 2 and levels[0].scatters:
         return levels[1].scatters

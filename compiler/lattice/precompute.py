@@ -5,20 +5,8 @@ whose producer fills ``w[j]`` and whose consumer reads it (taco.md §2.8); with 
 only that sub-expression moves into the workspace (:func:`precompute_expr`). Which loops go to
 which side, and whether an operator distributes over the reduction it crosses, is decided here.
 
->>> from compiler.notation import parse
->>> from compiler.notation.ast import Index
->>> from compiler.lattice.cin import concretize, with_order
->>> s = with_order(concretize(parse("C[i, j] = A[i, k] * B[k, j]")), [Index("i"), Index("k"), Index("j")])
->>> print(precompute(s, [Index("j")], "w"))
-forall i:
-  where:
-    forall j:
-      C[i, j] = w[j]
-  producer:
-    w[j] = 0  (workspace: sparse over j: values, a bitmap and a coordinate list)
-    forall k:
-      forall j:
-        w[j] += A[i, k] * B[k, j]
+See :func:`precompute` for an example (SpGEMM's row workspace) and :func:`precompute_expr` for one
+of a sub-expression.
 """
 
 from __future__ import annotations

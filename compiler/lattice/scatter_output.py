@@ -37,7 +37,7 @@ from ..algebra import NOVALUE
 from ..errors import StrategyError
 from ..format import Format
 from ..levels import Dense
-from ..stand_in import format_text
+from ..stand_in import format_text, scatters
 from .algebra import same_value
 from .cin import Assignment, Forall, Sequence, Where
 from .conversions import sweeps_pairs
@@ -46,27 +46,6 @@ from .ordering import wheres
 from .plan import Setup, typed_fill
 from .plan_steps import output_assignment, output_order
 from .schedule import as_schedule
-
-
-def scatters(fmt: Format) -> bool:
-    """Whether ``fmt`` can be built by a scatter from loops in any order: Dense levels over one
-    innermost level that says it scatters (:attr:`~compiler.levels.level.Level.scatters`), each of one
-    mode, at least two modes, or two such levels (a DCSC: the outer one's fibers filled as a Dense
-    level's, those holding entries listed after); its leaf may be a pattern
-    (:func:`compiler.stand_in.scatters`, the looplets', asks for values).
-
-    >>> from compiler.format import csc, csf, parse_format
-    >>> scatters(csc()), scatters(csf(3)), scatters(parse_format("Dense(Dense(SparseList(Element(0.0))))"))
-    (True, False, True)
-    >>> scatters(parse_format("dcsr"))
-    True
-    """
-    levels = fmt.levels
-    if len(levels) < 2 or any(lvl.nmodes != 1 for lvl in levels):
-        return False
-    if len(levels) == 2 and levels[0].scatters:
-        return levels[1].scatters
-    return all(lvl.located_by_coordinate for lvl in levels[:-1]) and levels[-1].scatters
 
 
 def scatter_setup(program, formats: dict, order, schedule, assembly, conversions) -> Setup | None:
@@ -78,7 +57,8 @@ def scatter_setup(program, formats: dict, order, schedule, assembly, conversions
     out = program.lhs.tensor
     given = formats.get(out)
     if not conversions or any(source is not None for *_, source in conversions) or program.op is not None \
-            or assembly == "one-pass" or as_schedule(schedule).commands or given is None or not scatters(given):
+            or assembly == "one-pass" or as_schedule(schedule).commands or given is None \
+            or not scatters(given, pattern=True):
         return None
     root = given.leaf
     for _ in given.levels:
@@ -129,4 +109,4 @@ def _has_sequence(s) -> bool:
     return False
 
 
-__all__ = ["scatter_note", "scatter_setup", "scatters"]
+__all__ = ["scatter_note", "scatter_setup"]
