@@ -41,11 +41,17 @@ def kinds_for(ndim: int) -> tuple:
     return KINDS if ndim == 2 else tuple(k for k in KINDS if k in ANY_RANK or (k in ("csr", "csc") and ndim == 1))
 
 
-def check(result, expected, strategy=None, **kw) -> Tensor:
-    """``result`` (an Array) computed equals numpy's ``expected``: values (NaN where NaN), shape, dtype."""
+def check(result, expected, strategy=None, maxulp=0, **kw) -> Tensor:
+    """``result`` (an Array) computed equals numpy's ``expected``: values (NaN where NaN), shape, dtype;
+    within ``maxulp`` units in the last place where given (a libm function against numpy's own)."""
     expected = np.asarray(expected)
     got = result.compute(strategy=strategy, **kw) if isinstance(result, xp.Array) else result
     assert got.shape == expected.shape, (got.shape, expected.shape)
     assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
-    np.testing.assert_array_equal(got.to_numpy(), expected)
+    if maxulp and expected.dtype.kind == "f":
+        values = got.to_numpy()
+        np.testing.assert_array_equal(np.isnan(values), np.isnan(expected))
+        np.testing.assert_array_max_ulp(np.nan_to_num(values), np.nan_to_num(expected), maxulp=maxulp)
+    else:
+        np.testing.assert_array_equal(got.to_numpy(), expected)
     return got

@@ -33,9 +33,12 @@ def test_binary_operators_on_every_kind(kind, op):
 @pytest.mark.parametrize("name", ["abs", "sqrt", "exp", "log", "sin", "cos", "tan", "floor", "ceil", "trunc",
                                   "round", "negative", "tanh", "log1p"])
 def test_elementwise_functions_of_floats_and_ints(kind, name):
+    # (the kernel calls C's libm, numpy its own SIMD loops: a transcendental function may differ in
+    # the last bit, log1p(2) by one ulp with numpy 2.4; the correctly rounded ones must be exact)
+    ulps = 0 if name in ("abs", "sqrt", "floor", "ceil", "trunc", "round", "negative") else 2
     with np.errstate(all="ignore"):
-        check(getattr(xp, name)(xp.asarray(make(A, kind))), getattr(np, name)(A))
-        check(getattr(xp, name)(xp.asarray(make(I, kind))), getattr(np, name)(I))
+        check(getattr(xp, name)(xp.asarray(make(A, kind))), getattr(np, name)(A), maxulp=ulps)
+        check(getattr(xp, name)(xp.asarray(make(I, kind))), getattr(np, name)(I), maxulp=ulps)
 
 
 @pytest.mark.parametrize("kind", ["numpy", "csr", "scipy_csr"])

@@ -16,7 +16,8 @@ I = RNG.integers(-3, 4, (2, 3, 4)).astype(np.int32)
 
 
 @pytest.mark.parametrize("kind", ["numpy", "csr", "csc", "coo", "scipy_coo", "pydata_gcxs"])
-@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1), (-1, 0)])
+# (1 is -1 normalized, and (0, 1) is (-1, 0) sorted: the suite's time goes to other cases)
+@pytest.mark.parametrize("axis", [None, 0, -1, (-1, 0)])
 def test_reductions_of_a_matrix(kind, axis):
     a = xp.asarray(make(A, kind))
     for name in ("sum", "prod", "min", "max", "any", "all"):
