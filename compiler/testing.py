@@ -34,6 +34,19 @@ def assert_same_storage(got: Tensor, want: Tensor) -> None:
     np.testing.assert_array_equal(got.vals, want.vals)
 
 
+def assert_same_compressed(got, want) -> None:
+    """Two scipy.sparse CSR or CSC matrices store the same arrays: ``indptr``, ``indices`` and
+    ``data`` (a kernel's output shared with scipy against scipy's own result).
+
+    >>> import scipy.sparse as sp
+    >>> a = sp.csc_matrix(np.array([[0.0, 2.0], [3.0, 0.0]]))
+    >>> assert_same_compressed(a, a.tocsr().tocsc())
+    """
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+    np.testing.assert_array_equal(got.indices, want.indices)
+    np.testing.assert_array_equal(got.data, want.data)
+
+
 def random_sparse(shape, density, rng, *, fill=0.0, lo=1, hi=6, dtype=float, empty=()) -> np.ndarray:
     """Integers in ``[lo, hi)`` at about ``density`` of the positions, ``fill`` elsewhere; the
     slices ``a[r]`` for ``r`` in ``empty`` are all fill (empty rows).

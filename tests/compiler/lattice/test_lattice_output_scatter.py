@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import compiler as ss
 from compiler import Tensor
 from compiler.format import Format, csc, csr, parse_format
-from compiler.testing import assert_canonical, check_lowered, random_sparse
+from compiler.testing import assert_canonical, assert_same_compressed, check_lowered, random_sparse
 
 #: each case: the expression, the output's format for a fill, and the inputs' formats
 CASES = {"csc-sum": ("C[i, j] = A[i, j] + B[i, j]", lambda f: csc(fill=f)),
@@ -84,9 +84,7 @@ def test_a_csc_sum_of_csr_matrices_matches_scipy_and_counts_per_column():
     got = k(A=A, B=B).to_scipy("csc")   # (shares the kernel's arrays)
     want = (A.to_scipy() + B.to_scipy()).tocsc()
     want.eliminate_zeros()
-    np.testing.assert_array_equal(got.indptr, want.indptr)
-    np.testing.assert_array_equal(got.indices, want.indices)
-    np.testing.assert_array_equal(got.data, want.data)
+    assert_same_compressed(got, want)
 
 
 @pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0), (4, 3)])

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import compiler as ss
+from compiler.testing import assert_same_compressed
 
 VALUES = (0.0, 1.5, -2.0, np.nan, np.inf, -np.inf)
 
@@ -98,6 +99,4 @@ def test_scipy_vstack_into_int32_csr_keeps_scipy_arrays(strategy):
     got = k(B=B, C=C).to_scipy()
     want = sp.vstack([top, bottom], format="csr")
     assert got.indices.dtype == want.indices.dtype == np.int32
-    np.testing.assert_array_equal(got.indptr, want.indptr)
-    np.testing.assert_array_equal(got.indices, want.indices)
-    np.testing.assert_array_equal(got.data, want.data)
+    assert_same_compressed(got, want)

@@ -18,7 +18,7 @@ import compiler as ss
 from compiler import Tensor
 from compiler.format import Format, csc, csr, parse_format
 from compiler.looplets.language import loop_program
-from compiler.testing import assert_canonical, check_lowered, random_sparse
+from compiler.testing import assert_canonical, assert_same_compressed, check_lowered, random_sparse
 
 #: each case: the expression, the input format, the output's format for a fill
 CASES = {"csr-to-csc": ("C[i, j] = A[i, j] * 2", "csr", lambda f: csc(fill=f)),
@@ -91,9 +91,7 @@ def test_a_csc_product_matches_scipy_and_computes_no_value_when_counting():
     got = k(A=A, B=B).to_scipy("csc")
     want = (A.to_scipy() + B.to_scipy()).tocsc()
     want.eliminate_zeros()
-    np.testing.assert_array_equal(got.indptr, want.indptr)
-    np.testing.assert_array_equal(got.indices, want.indices)
-    np.testing.assert_array_equal(got.data, want.data)
+    assert_same_compressed(got, want)
 
 
 @pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0), (4, 3)])
