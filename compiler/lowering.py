@@ -59,6 +59,7 @@ from .notation.infer import infer_given
 from .notation.node_provenance import name_nodes
 from .notation.shape import has_shape_operators
 from .notation.shapedata import shape_artifact, shape_data
+from .notation.subscripts import from_subscripts, is_subscripts, operand_names
 from .runtime import SCALARS, Kernel, Lowered, facts_of  # noqa: F401  (Lowered: what a strategy returns)
 from .tensor import Tensor
 from .trace import Rewrite, Trace
@@ -630,13 +631,44 @@ def _record_facts(trace: Trace, assumed) -> None:
                       f"{len(assumed.decisions) - exact} sparse path(s) by an annihilator")
 
 
-def einsum(expr, strategy: str | None = None, *, checked: bool = False, functions=None, **tensors) -> Tensor:
-    """Evaluate index notation on tensors: ``einsum("y[i] += A[i, j] * x[j]", A=A, x=x)``.
+def einsum(expr, *operands, strategy: str | None = None, checked: bool = False, functions=None,
+           **tensors) -> Tensor:
+    """Evaluate index notation on tensors: ``einsum("y[i] += A[i, j] * x[j]", A=A, x=x)``; or numpy's
+    call, subscripts and operands in order: ``einsum("ij,j->i", A, x)``. Tensors may be numpy,
+    scipy.sparse or pydata/sparse arrays. Give the output too (as a tensor or a format, named
+    ``out`` in numpy's call) to choose its format. Given no strategy, the lattice's kernel computes
+    it, or the looplets' where the lattice refuses the statement.
 
-    Give the output too (as a tensor or a format) to choose its format.
+    >>> import numpy as np, scipy.sparse as sp
+    >>> A = sp.csr_matrix(np.array([[0.0, 2.0], [3.0, 0.0]]))
+    >>> einsum("ij,j->i", A, np.array([1.0, 10.0])).to_numpy()
+    array([20.,  3.])
+    >>> einsum("y[i] = A[i, j] * x[j]", "looplets", A=A, x=np.array([1.0, 10.0])).to_numpy()
+    array([20.,  3.])
     """
+    if isinstance(expr, str) and is_subscripts(expr):
+        if not operands:
+            raise UsageError(f"einsum {expr!r}: numpy's subscripts take their operands in order, as "
+                             f"einsum('ij,j->i', A, x); index notation names them, as "
+                             f"einsum('y[i] = A[i, j] * x[j]', A=A, x=x)")
+        named = dict(zip(operand_names(len(operands)), operands))
+        expr = from_subscripts(expr, tuple(np.ndim(x) if not hasattr(x, "ndim") else x.ndim for x in operands))
+        tensors = {**named, **tensors}
+    elif operands:
+        # (index notation's second positional argument is the strategy)
+        if len(operands) > 1 or not (operands[0] is None or isinstance(operands[0], str)) or strategy is not None:
+            raise UsageError("einsum: index notation names its tensors (einsum('y[i] = A[i, j] * x[j]', A=A, x=x)); "
+                             "numpy's subscripts take them in order (einsum('ij,j->i', A, x))")
+        strategy = operands[0]
     tensors = tensors_of(tensors)
-    kernel = lower(expr, strategy, checked=checked, functions=functions, **tensors)
+    try:
+        kernel = lower(expr, strategy, checked=checked, functions=functions, **tensors)
+    except StrategyError:
+        if strategy is not None or "looplets" not in _STRATEGIES:
+            raise
+        # (given no strategy, the result is wanted, not a kernel: where the lattice refuses the
+        # statement, looplets', as the array language retries; lower() itself says which refused)
+        kernel = lower(expr, "looplets", checked=checked, functions=functions, **tensors)
     for v in tensors.values():
         if isinstance(v, (str, Format, Level)):   # (formats choose the kernel; the call takes the values)
             return kernel(**{k: v for k, v in tensors.items() if not isinstance(v, (str, Format, Level))})

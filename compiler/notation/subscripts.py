@@ -1,0 +1,67 @@
+"""numpy's einsum subscripts (``"ij,jk->ik"``) written as index notation, so that
+:func:`compiler.einsum` takes numpy's call as well as its own: each operand becomes a tensor
+``T1``, ``T2``, ... read at its labels, the product of them all assigned to ``out`` at the output's
+labels; a label absent from the output is summed, as ``=`` sums the indices the output lacks.
+
+>>> from_subscripts("ij,jk->ik", (2, 2))
+'out[i, k] = T1[i, j] * T2[j, k]'
+>>> from_subscripts("ii", (2,))        # implicit output: the labels used once, sorted
+'out[] = T1[i, i]'
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..errors import UsageError
+
+__all__ = ["from_subscripts", "is_subscripts", "operand_names"]
+
+
+def is_subscripts(expr: str) -> bool:
+    """Whether ``expr`` is numpy's subscripts rather than index notation (which reads ``A[i]``).
+
+    >>> is_subscripts("ij,j->i"), is_subscripts("y[i] = A[i, j] * x[j]")
+    (True, False)
+    """
+    return "[" not in expr and "=" not in expr
+
+
+def operand_names(count: int) -> list[str]:
+    """The tensor names :func:`from_subscripts` gives ``count`` operands.
+
+    >>> operand_names(2)
+    ['T1', 'T2']
+    """
+    return [f"T{k}" for k in range(1, count + 1)]
+
+
+def from_subscripts(subscripts: str, ndims: tuple) -> str:
+    """The index notation of numpy's ``einsum(subscripts, *operands)`` for operands of ranks
+    ``ndims`` (see the module's examples); a clear error where numpy's would raise one."""
+    spec = subscripts.replace(" ", "")
+    if "." in spec:
+        raise UsageError(f"einsum {subscripts!r}: '...' is not supported; name every axis")
+    lhs, arrow, out = spec.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(ndims):
+        raise UsageError(f"einsum {subscripts!r} names {len(ins)} operand(s) but {len(ndims)} are given")
+    for part in ins + [out]:
+        if not all(c.isalpha() for c in part):
+            raise UsageError(f"einsum {subscripts!r}: subscripts are letters, not {part!r}")
+    for k, (labels, ndim) in enumerate(zip(ins, ndims), 1):
+        if len(labels) != ndim:
+            raise UsageError(f"einsum {subscripts!r}: operand {k} has {ndim} axes, and {labels!r} names "
+                             f"{len(labels)}")
+    counts = Counter("".join(ins))
+    if not arrow:
+        out = "".join(sorted(c for c, n in counts.items() if n == 1))
+    repeated = sorted(c for c, n in Counter(out).items() if n > 1)
+    if repeated:
+        raise UsageError(f"einsum {subscripts!r}: the output repeats {', '.join(repeated)}")
+    unknown = sorted(set(out) - set(counts))
+    if unknown:
+        raise UsageError(f"einsum {subscripts!r}: the output's {', '.join(unknown)} labels no operand's axis")
+    reads = [f"{name}[{', '.join(labels)}]" if labels else f"{name}[]"
+             for name, labels in zip(operand_names(len(ins)), ins)]
+    return f"out[{', '.join(out)}] = {' * '.join(reads)}"
