@@ -25,6 +25,7 @@ import numpy as np
 from ..algebra import UnknownOperatorError, lookup
 from ..user_functions import user_function
 from ..errors import DTypeError, ShapeError, UsageError
+from ..notation.subscripts import parse_subscripts
 from .nodes import Broadcast, Map, Node, Permute, Reduction, Scalar, ShapeOp
 
 #: numpy's where as a three-argument operator (C's conditional), fused like any other call
@@ -315,23 +316,7 @@ def tensordot(a: Node, b: Node, axes=2) -> Node:
 
 def einsum(subscripts: str, *operands: Node) -> Node:
     """numpy's einsum ``"ij,jk->ik"`` (implicit output: the labels used once, sorted)."""
-    if not isinstance(subscripts, str):
-        raise UsageError("einsum: the first argument is the subscripts string, as 'ij,jk->ik'")
-    spec = subscripts.replace(" ", "")
-    if "." in spec:
-        raise UsageError("einsum: '...' in subscripts is not supported; name every axis")
-    lhs, arrow, out = spec.partition("->")
-    ins = lhs.split(",")
-    if len(ins) != len(operands):
-        raise UsageError(f"einsum: {subscripts!r} names {len(ins)} operand(s) but {len(operands)} are given")
-    for part in ins + [out]:
-        if not all(c.isalpha() for c in part):
-            raise UsageError(f"einsum: subscripts are letters; {part!r} in {subscripts!r}")
-    if not arrow:
-        counts = {}
-        for c in lhs.replace(",", ""):
-            counts[c] = counts.get(c, 0) + 1
-        out = "".join(sorted(c for c, n in counts.items() if n == 1))
+    ins, out = parse_subscripts(subscripts, len(operands))
     return contract(f"einsum {subscripts!r}", operands, [list(s) for s in ins], list(out))
 
 

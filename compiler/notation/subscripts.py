@@ -15,7 +15,7 @@ from collections import Counter
 
 from ..errors import UsageError
 
-__all__ = ["from_subscripts", "is_subscripts", "operand_names"]
+__all__ = ["from_subscripts", "is_subscripts", "operand_names", "parse_subscripts"]
 
 
 def is_subscripts(expr: str) -> bool:
@@ -36,23 +36,25 @@ def operand_names(count: int) -> list[str]:
     return [f"T{k}" for k in range(1, count + 1)]
 
 
-def from_subscripts(subscripts: str, ndims: tuple) -> str:
-    """The index notation of numpy's ``einsum(subscripts, *operands)`` for operands of ranks
-    ``ndims`` (see the module's examples); a clear error where numpy's would raise one."""
+def parse_subscripts(subscripts: str, count: int) -> tuple[list[str], str]:
+    """Each operand's labels and the output's of numpy's ``subscripts`` for ``count`` operands
+    (implicit output: the labels used once, sorted); a clear error where numpy's would raise one.
+
+    >>> parse_subscripts("ij,jk", 2)
+    (['ij', 'jk'], 'ik')
+    """
+    if not isinstance(subscripts, str):
+        raise UsageError("einsum: the first argument is the subscripts string, as 'ij,jk->ik'")
     spec = subscripts.replace(" ", "")
     if "." in spec:
         raise UsageError(f"einsum {subscripts!r}: '...' is not supported; name every axis")
     lhs, arrow, out = spec.partition("->")
     ins = lhs.split(",")
-    if len(ins) != len(ndims):
-        raise UsageError(f"einsum {subscripts!r} names {len(ins)} operand(s) but {len(ndims)} are given")
+    if len(ins) != count:
+        raise UsageError(f"einsum {subscripts!r} names {len(ins)} operand(s) but {count} are given")
     for part in ins + [out]:
         if not all(c.isalpha() for c in part):
             raise UsageError(f"einsum {subscripts!r}: subscripts are letters, not {part!r}")
-    for k, (labels, ndim) in enumerate(zip(ins, ndims), 1):
-        if len(labels) != ndim:
-            raise UsageError(f"einsum {subscripts!r}: operand {k} has {ndim} axes, and {labels!r} names "
-                             f"{len(labels)}")
     counts = Counter("".join(ins))
     if not arrow:
         out = "".join(sorted(c for c, n in counts.items() if n == 1))
@@ -62,6 +64,16 @@ def from_subscripts(subscripts: str, ndims: tuple) -> str:
     unknown = sorted(set(out) - set(counts))
     if unknown:
         raise UsageError(f"einsum {subscripts!r}: the output's {', '.join(unknown)} labels no operand's axis")
-    reads = [f"{name}[{', '.join(labels)}]" if labels else f"{name}[]"
-             for name, labels in zip(operand_names(len(ins)), ins)]
+    return ins, out
+
+
+def from_subscripts(subscripts: str, ndims: tuple) -> str:
+    """The index notation of numpy's ``einsum(subscripts, *operands)`` for operands of ranks
+    ``ndims`` (see the module's examples)."""
+    ins, out = parse_subscripts(subscripts, len(ndims))
+    for k, (labels, ndim) in enumerate(zip(ins, ndims), 1):
+        if len(labels) != ndim:
+            raise UsageError(f"einsum {subscripts!r}: operand {k} has {ndim} axes, and {labels!r} names "
+                             f"{len(labels)}")
+    reads = [f"{name}[{', '.join(labels)}]" for name, labels in zip(operand_names(len(ins)), ins)]
     return f"out[{', '.join(out)}] = {' * '.join(reads)}"
