@@ -10,6 +10,8 @@ outermost first, so the C emitter records each node's C lines as it records a la
 - the assignment and its written access: every statement writing the program's output;
 - an expression node that reads tensors: every statement reading all of them (the case of a
   union where only ``A`` is present computes ``A[i]`` and not ``A[i] + B[i]``);
+- a concatenation: every statement computing one of its operands (its value there is that
+  operand's: the loop over ``A``'s part of ``concat((A[i], B[j]), ...)`` computes it);
 - a node reading none (a literal): where its parent is computed.
 
 A program that is not index notation (a loop program) has its statements' tags dropped.
@@ -68,17 +70,31 @@ def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], wri
     ['*', 'A[i]', 'B[i]']
     >>> [n.label for n in nodes_computed(nodes, "y", ["C"], "y")]
     ['=', 'y[i]', '*', 'C[i]', '2']
+    >>> nodes = tree_nodes(parse("y[l] = concat((A[i], B[j]), (i, j) -> l) * 2"))
+    >>> [n.label for n in nodes_computed(nodes, "y", ["B"], "y")]
+    ['=', 'y[l]', '*', 'concat((·, ·), (i, j) -> l)', 'B[j]', '2']
     """
     reads = set(reads)
-    done: set[str] = set()
+    operands: dict[str | None, list[TreeNode]] = {}
     for n in nodes:
+        operands.setdefault(n.parent, []).append(n)
+    done: set[str] = set()
+    # (operands before the nodes over them: a node reading tensors is computed where its operands
+    # reading tensors are, all of them, or one of a concatenation's)
+    for n in reversed(nodes):
         if n.about.get("role") == "assign" or n.about.get("mode") == "update":
             ok = writes == output
-        elif n.tensors:
+        elif n.about.get("role") == "access":
             ok = n.tensors <= reads
+        elif n.tensors:
+            parts = [c.ident in done for c in operands.get(n.ident, ()) if c.tensors]
+            ok = any(parts) if n.about.get("kind") == "concat" else all(parts)
         else:
-            ok = n.parent in done
+            continue
         if ok:
+            done.add(n.ident)
+    for n in nodes:   # (a literal where its parent is computed, outermost first)
+        if not n.tensors and n.about.get("role") != "assign" and n.parent in done:
             done.add(n.ident)
     return [n for n in nodes if n.ident in done]
 
