@@ -29,7 +29,8 @@ from ..trace import Artifact
 from .ast import Access, Assign, Call, IndexValue, Literal, Reduce, access_about, assign_spelling, op_reference, \
     reduction_name
 
-__all__ = ["TreeNode", "expression_nodes", "node_tag", "notation_artifact", "notation_tree", "tree_nodes"]
+__all__ = ["TreeNode", "expression_nodes", "node_tag", "notation_artifact", "notation_tree", "tree_drawing",
+           "tree_nodes"]
 
 
 def node_tag(ident: str) -> str:
@@ -129,11 +130,24 @@ def notation_tree(program) -> tuple[str, str, dict]:
     module docstring. ``data["node_tags"]`` gives each node the tag of the code it produced
     (:func:`~compiler.notation.node_provenance.node_tag`), which the C artifact's provenance
     holds once a strategy lowered the program."""
+    return tree_drawing(tree_nodes(program))
+
+
+def tree_drawing(nodes: list[TreeNode]) -> tuple[str, str, dict]:
+    """``(text, dot, data)`` of the trees of ``nodes`` (in preorder, each tree after the one before:
+    a loop program's statements), drawn as :func:`notation_tree` draws one.
+
+    >>> root, leaf = TreeNode("a0", "=", {"role": "assign"}), TreeNode("a1", "x", {"role": "value"}, parent="a0", depth=1)
+    >>> text, dot, data = tree_drawing([root, leaf])
+    >>> print(text), data["node_tags"]
+    =
+      x
+    (None, {'a0': ['expr:a0'], 'a1': ['expr:a1']})
+    """
     lines: list[str] = []
     # (compact: a tree is as deep as the expression nests, and its pane is a few hundred pixels tall)
     dot = ["digraph notation {", "  ranksep=0.25; nodesep=0.2;",
            '  node [fontname="monospace", fontsize=12, height=0.3, margin="0.08,0.03"];', "  edge [arrowsize=0.6];"]
-    nodes = tree_nodes(program)
     for n in nodes:
         lines.append("  " * n.depth + n.label)
         shape = "box" if n.about["role"] == "access" else "ellipse"

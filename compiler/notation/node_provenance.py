@@ -14,7 +14,10 @@ outermost first, so the C emitter records each node's C lines as it records a la
   operand's: the loop over ``A``'s part of ``concat((A[i], B[j]), ...)`` computes it);
 - a node reading none (a literal): where its parent is computed.
 
-A program that is not index notation (a loop program) has its statements' tags dropped.
+A loop program is several statements, each drawn as a tree of its own (its ``statement_trees()``,
+:mod:`compiler.looplets.statement_trees`): a statement tagged with the ``line`` of the program's
+statement it computes is named by that statement's tree; one of no known statement is left
+untagged.
 
 >>> from compiler.imperative.ir import Buffer, Function, Tagged, Var
 >>> from compiler.notation import parse
@@ -47,9 +50,10 @@ EXPRESSION = "expression"
 _UNNAMED = "expr"
 
 
-def computing(stmts: Iterable[Stmt], reads: Iterable[str], writes: str | None) -> list[Stmt]:
+def computing(stmts: Iterable[Stmt], reads: Iterable[str], writes: str | None, line: int | None = None) -> list[Stmt]:
     """``stmts`` tagged as computing the program's expression from tensors ``reads`` into
-    ``writes`` (the output's name; ``None`` for a temporary). No statements: none.
+    ``writes`` (the output's name; ``None`` for a temporary); ``line``: the loop program's statement
+    they compute. No statements: none.
 
     >>> computing([], ["A"], "y")
     []
@@ -57,7 +61,8 @@ def computing(stmts: Iterable[Stmt], reads: Iterable[str], writes: str | None) -
     stmts = list(stmts)
     if not stmts:
         return stmts
-    return [Tagged(_UNNAMED, stmts, "", Origin(EXPRESSION, None, tuple(sorted(set(reads))), writes=writes))]
+    return [Tagged(_UNNAMED, stmts, "", Origin(EXPRESSION, None, tuple(sorted(set(reads))), writes=writes,
+                                               line=line))]
 
 
 def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], writes: str | None) -> list[TreeNode]:
@@ -101,17 +106,29 @@ def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], wri
 
 def name_nodes(fn: Function, program) -> Function:
     """``fn`` with each statement :func:`computing` tagged by the tree nodes of ``program`` it
-    computes (see the module docstring); ``program`` not an assignment: those tags dropped."""
-    nodes = tree_nodes(program) if isinstance(program, Assign) else None
-    output = program.lhs.tensor if nodes is not None else None
+    computes (see the module docstring): an assignment's tree, or the tree of a loop program's
+    statement by its line (``program.statement_trees()``: ``{line: nodes}``)."""
+    if isinstance(program, Assign):
+        trees = {None: tree_nodes(program)}
+    else:
+        ask = getattr(program, "statement_trees", None)
+        trees = ask() if callable(ask) else {}
+
+    def named(o: Origin) -> list[TreeNode]:
+        nodes = trees.get(None if isinstance(program, Assign) else o.line)
+        if nodes is None:
+            return []
+        output = next((n.about.get("tensor") for n in nodes if n.about.get("mode") == "update"), None)
+        return nodes_computed(nodes, output, o.operands, o.writes)
 
     def stmt(s: Stmt) -> list[Stmt]:
         if isinstance(s, Tagged) and s.tag == _UNNAMED:
             body = stmts(s.body.body)
             o = s.origin
-            for n in reversed(nodes_computed(nodes, output, o.operands, o.writes) if nodes is not None else []):
+            for n in reversed(named(o)):
                 body = [Tagged(node_tag(n.ident), body, f"the expression tree's node {n.label}",
-                               Origin(EXPRESSION, None, tuple(sorted(n.tensors)), writes=o.writes, nodes=(n.ident,)))]
+                               Origin(EXPRESSION, None, tuple(sorted(n.tensors)), writes=o.writes, nodes=(n.ident,),
+                                      line=None if isinstance(program, Assign) else o.line))]
             return body
         return [map_bodies(s, stmts)]
 

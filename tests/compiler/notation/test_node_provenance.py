@@ -50,12 +50,20 @@ def test_each_node_tags_the_statements_that_compute_it(strategy):
     assert len(prov["expr:n3"]) > len(prov["expr:n2"])
 
 
-def test_a_loop_program_keeps_no_expression_tags():
-    """A loop program has no expression tree: the statements it computes are not tagged."""
+def test_a_loop_programs_statement_tags_its_code_by_its_own_tree():
+    """A loop program's statements are trees of their own (:mod:`compiler.looplets.statement_trees`):
+    the histogram's update tags its code with its nodes, ``expr:l<line>n<m>``."""
     from compiler.looplets.histogram import histogram_program
 
     img = np.array([[1, 17, 40, 63]])
     kernel = ss.lower(histogram_program("shift"), "looplets", bins=np.zeros(4, np.int64), img=img,
                       mask=np.ones_like(img, bool), shift=np.int64(4), top=np.int64(64))
     c = _c(kernel)
-    assert c.data.get("provenance") and not [t for t in c.data["provenance"] if t.startswith("expr")]
+    np.testing.assert_array_equal(kernel(bins=np.zeros(4, np.int64), img=img, mask=np.ones_like(img, bool),
+                                         shift=np.int64(4), top=np.int64(64)).to_numpy(), [1, 1, 1, 1])
+    trees = histogram_program("shift").statement_trees()
+    ((line, nodes),) = trees.items()
+    assert [n.label for n in nodes] == ["+=", "bins[>>(v, shift[])]", "1"]
+    tags = sorted(t for t in c.data["provenance"] if t.startswith("expr"))
+    assert tags == [f"expr:l{line}n{m}" for m in range(3)]
+    assert all("bins_val[" in c.text.splitlines()[k - 1] for t in tags for k in c.data["provenance"][t])
