@@ -561,7 +561,7 @@ def render_artifact(artifact: Artifact, highlight: Iterable[str] | None = None,
         # the drawing of one loop's lattice: only tags "<kind>:<this index>:<point>" name its nodes
         # (a sequence lattice's name goes on with its sequence, "forall i ∈ k_A ⊔ l_B")
         data = artifact.data if isinstance(artifact.data, Mapping) else {}
-        index = str(data.get("index") or str(artifact.name).split()[1])
+        index = str(data.get("index") or (str(artifact.name).split() + [""])[1])
         kept = [t for t in provenance if len(str(t).split(":")) < 3 or str(t).split(":")[1] == index]
         provenance = (provenance.only(kept) if isinstance(provenance, Provenance)
                       else {t: provenance[t] for t in kept})

@@ -177,7 +177,15 @@ class Derivation:
     idents: list = field(default_factory=list)
 
     def text(self) -> str:
-        return "\n".join(f"{'  ' * d}Seq({node}, {i}) = {res}   [{rule}]" for d, node, i, rule, res in self.steps)
+        return "\n".join(line for line, _ in self._printed())
+
+    def _printed(self) -> list[tuple[str, int]]:
+        """Each step's line, and where its expression starts in it (one printer for both)."""
+        out = []
+        for d, node, i, rule, res in self.steps:
+            head = f"{'  ' * d}Seq("
+            out.append((f"{head}{node}, {i}) = {res}   [{rule}]", len(head)))
+        return out
 
     def node_tags(self) -> dict[str, list[str]]:
         """``{node id: tags}`` of the drawing (:meth:`dot`, whose node ``n<k>`` is step ``k``): the
@@ -201,9 +209,8 @@ class Derivation:
         [('a[k]', 'expr:n3')]
         """
         out = {}
-        for k, ((d, node, *_), ident) in enumerate(zip(self.steps, self.idents)):
+        for k, ((_, node, *_), (_, start), ident) in enumerate(zip(self.steps, self._printed(), self.idents)):
             if ident is not None:
-                start = 2 * d + len("Seq(")
                 out[str(k + 1)] = [[start, start + len(node), node_tag(ident), "node"]]
         return out
 
