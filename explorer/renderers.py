@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import html as _html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pygments import format as format_tokens
@@ -240,7 +240,7 @@ def _highlight_marked(text: str, lexer, formatter, marks: list[Mark], describe=N
 
 def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = None,
                    step: int | None = None, language: str | None = None,
-                   shapes: Mapping | None = None) -> str:
+                   shapes: Mapping | None = None, linenos: bool = True) -> str:
     """The program pane: ``text`` highlighted, with the parts that provenance tags name
     (accesses, loops, lattice points, looplets; in IR or C text, lines) in their tags' colours,
     the colours their C lines have (see :func:`~explorer.provenance.program_marks`), and with
@@ -260,8 +260,9 @@ def render_program(text: str, provenance: Mapping[str, Iterable[int]] | None = N
     if shapes:
         marks = sorted(marks + shape_marks(text, shapes),
                        key=lambda m: (m.line, m.start if m.start is not None else -1))
-        return render_code(text, language, marks=marks, describe=describe_shapes(shapes, _describer(provenance)))
-    return render_code(text, language, marks=marks, describe=_describer(provenance))
+        return render_code(text, language, marks=marks, describe=describe_shapes(shapes, _describer(provenance)),
+                           linenos=linenos)
+    return render_code(text, language, marks=marks, describe=_describer(provenance), linenos=linenos)
 
 
 def _describer(provenance) -> Callable[[Sequence[str]], str] | None:
@@ -456,11 +457,18 @@ def _generic(artifact: Artifact, highlight=None, provenance=None, show_text: boo
         parts.append(f'<div class="drawing" data-zoom-key="{_html.escape(artifact.kind)}" style="overflow:auto">'
                      f'{fit_svg(render_dot(artifact.dot, highlight, provenance, nodes=node_tags_of(artifact)))}</div>')
         if show_text and artifact.text:
-            parts.append("<details><summary>text</summary>"
-                         f"{render_code(artifact.text, 'ir', linenos=False)}</details>")
+            parts.append(f"<details><summary>text</summary>{_artifact_text(artifact, provenance)}</details>")
     elif artifact.text:
         parts.append(render_code(artifact.text, None, linenos=False))
     return f'<div class="artifact" data-kind="{_html.escape(artifact.kind)}">' + "".join(parts) + "</div>"
+
+
+def _artifact_text(artifact: Artifact, provenance) -> str:
+    """An artifact's text, its parts marked where its printer recorded them (its ``data["line_spans"]``
+    as the trace's provenance keeps them: a lattice's points, a derivation's expression nodes)."""
+    if isinstance(provenance, Provenance) and provenance.recorded("spans", artifact.text) is not None:
+        return render_program(artifact.text, provenance, language="ir", linenos=False)
+    return render_code(artifact.text, "ir", linenos=False)
 
 
 def node_tags_of(artifact: Artifact) -> dict[str, list[str]] | None:
@@ -482,6 +490,28 @@ def _render_c_artifact(artifact: Artifact, highlight=None, provenance=None) -> s
     prov = provenance if provenance is not None else collect_provenance([artifact])
     return (f'<div class="artifact" data-kind="c">{_title(artifact)}'
             f"{render_c(artifact.text, prov)}</div>")
+
+
+@register_renderer("seq-lattice")
+def _render_seq_lattice(artifact: Artifact, highlight=None, provenance=None) -> str:
+    """A sequence lattice: each point in the colour of the C its loop produced, linked with it (its
+    ``data["node_tags"]``); once there is C, a point whose loop produced none is drawn dashed on
+    the page's colour, its tooltip saying so.
+
+    >>> a = Artifact("seq-lattice", "forall i ∈ a", "", 'digraph { p0 [label="0: a"]; p1 [label="1: b"] }',
+    ...              data={"index": "i", "node_tags": {"p0": ["lattice:i:a"], "p1": ["lattice:i:b"]}})
+    >>> html = render_artifact(a, provenance={"lattice:i:a": [3]})
+    >>> html.count('data-tags="lattice:i:a"'), html.count("stroke-dasharray"), "no C" in html
+    (1, 1, True)
+    """
+    nodes = node_tags_of(artifact) or {}
+    dead = [n for n, tags in nodes.items() if provenance and not any(t in provenance for t in tags)]
+    if not dead or not artifact.dot:
+        return _generic(artifact, highlight, provenance)
+    note = "its loop produced no C (simplified away where the kernel was emitted)"
+    restyled = "".join(f'  {n} [style=dashed, fillcolor=none, tooltip="{note}"];\n' for n in dead)
+    dot = artifact.dot.rstrip().removesuffix("}") + restyled + "}"
+    return _generic(replace(artifact, dot=dot), highlight, provenance)
 
 
 @register_renderer("shapes")
@@ -508,9 +538,6 @@ def _render_int_facts(artifact: Artifact, highlight=None, provenance=None) -> st
 def _render_nest(artifact: Artifact, highlight=None, provenance=None) -> str:
     """A looplet nest drawn compact and top to bottom (:func:`~explorer.nests.compact_nest_dot`),
     scaled to the pane's width when it is still wider (as every drawing is)."""
-    from dataclasses import replace
-
-
     if not artifact.dot:
         return _generic(artifact, highlight, provenance)
     html = _generic(replace(artifact, dot=compact_nest_dot(artifact.dot)), highlight, provenance)
@@ -532,7 +559,9 @@ def render_artifact(artifact: Artifact, highlight: Iterable[str] | None = None,
         provenance = collect_provenance([artifact])
     if provenance and artifact.kind != "c" and str(artifact.name).startswith("forall "):
         # the drawing of one loop's lattice: only tags "<kind>:<this index>:<point>" name its nodes
-        index = str(artifact.name).split()[-1]
+        # (a sequence lattice's name goes on with its sequence, "forall i ∈ k_A ⊔ l_B")
+        data = artifact.data if isinstance(artifact.data, Mapping) else {}
+        index = str(data.get("index") or (str(artifact.name).split() + [""])[1])
         kept = [t for t in provenance if len(str(t).split(":")) < 3 or str(t).split(":")[1] == index]
         provenance = (provenance.only(kept) if isinstance(provenance, Provenance)
                       else {t: provenance[t] for t in kept})

@@ -614,11 +614,12 @@ class Origin:
     the strategy's ``kind`` (``"lattice"``, ``"looplet"`` or ``"expression"``), the ``index`` it
     iterates, the ``operands`` (tensor names) it coiterates or reads, and a looplet's ``style``
     (its lowering rule). A statement computing the program's expression (kind ``"expression"``)
-    says which tensor it ``writes`` (``None``: a temporary) and, once named, the ``nodes`` of the
-    parse step's expression tree it computes (:mod:`compiler.notation.node_provenance`).
+    says which tensor it ``writes`` (``None``: a temporary), the ``line`` of the loop program's
+    statement it computes (``None``: index notation's one statement) and, once named, the ``nodes``
+    of that statement's expression tree it computes (:mod:`compiler.notation.node_provenance`).
 
     >>> Origin("looplet", "j", ("A",), "Stepper")
-    Origin(kind='looplet', index='j', operands=('A',), style='Stepper', writes=None, nodes=())
+    Origin(kind='looplet', index='j', operands=('A',), style='Stepper', writes=None, nodes=(), line=None)
     """
 
     kind: str
@@ -627,6 +628,7 @@ class Origin:
     style: str | None = None
     writes: str | None = None
     nodes: tuple[str, ...] = ()
+    line: int | None = None
 
     def __post_init__(self):
         _set(self, "operands", tuple(str(o) for o in self.operands))

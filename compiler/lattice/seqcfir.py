@@ -678,7 +678,8 @@ def sequence_trace(program: Stmt, defs=(), trace: Trace | None = None, fill=0.0)
         head = f"forall {index}"
         t.record("lattice", before=f"{head} ∈ {L.seq}", after=L,
                  artifacts=[Artifact("seq-lattice", f"forall {index} ∈ {L.seq}", L.text(), L.dot(),
-                                     data={"line_spans": L.point_spans(index)})],
+                                     data={"index": str(index), "line_spans": L.point_spans(index),
+                                           "node_tags": L.node_tags(index)})],
                  rewrites=L.rewrites, note=f"forall {index}: {len(L.points)} point(s)",
                  data={"index": str(index), "sequence": str(L.seq), "points": points,
                        "before_spans": {"1": [[0, len(head), {"index": str(index)}, "loop"]]},

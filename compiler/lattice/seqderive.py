@@ -53,6 +53,7 @@ from ..notation import parse_expr
 from ..notation.ast import Access, Assign, Call, Index, Literal, Reduce, free_indices
 from ..notation.ast import accesses as accesses_of
 from ..notation.ast import walk as walk_notation
+from ..notation.drawing import expression_nodes, node_tag
 from ..notation.infer import infer_shapes
 from ..notation.shape import Broadcast, Collapse, Concat, Slice, Split, distinct_bindings
 from ..notation.shapedata import shape_data
@@ -167,13 +168,51 @@ def point_index(program: Assign) -> Index | None:
 
 @dataclass
 class Derivation:
-    """The rules :func:`derive_seq` applied for one loop index: ``(depth, node, rule, result)``."""
+    """The rules :func:`derive_seq` applied for one loop index: ``(depth, node, index, rule,
+    result)`` per step, and per step the ident of its node in the program's expression tree
+    (:func:`~compiler.notation.drawing.tree_nodes`; None where the deriver was given none)."""
 
     index: str
     steps: list = field(default_factory=list)
+    idents: list = field(default_factory=list)
 
     def text(self) -> str:
-        return "\n".join(f"{'  ' * d}Seq({node}, {i}) = {res}   [{rule}]" for d, node, i, rule, res in self.steps)
+        return "\n".join(line for line, _ in self._printed())
+
+    def _printed(self) -> list[tuple[str, int]]:
+        """Each step's line, and where its expression starts in it (one printer for both)."""
+        out = []
+        for d, node, i, rule, res in self.steps:
+            head = f"{'  ' * d}Seq("
+            out.append((f"{head}{node}, {i}) = {res}   [{rule}]", len(head)))
+        return out
+
+    def node_tags(self) -> dict[str, list[str]]:
+        """``{node id: tags}`` of the drawing (:meth:`dot`, whose node ``n<k>`` is step ``k``): the
+        tag of the code its expression node produced (``expr:<ident>``), recorded as the
+        artifact's ``data["node_tags"]`` so the explorer links a step with that code.
+
+        >>> Derivation("k", [(0, "a[k]", "k", "line 3", "k_a")], ["n2"]).node_tags()
+        {'n0': ['expr:n2']}
+        """
+        return {f"n{k}": [node_tag(ident)] for k, ident in enumerate(self.idents) if ident is not None}
+
+    def line_spans(self) -> dict[str, list[list]]:
+        """``{line: [[start, end, tag, "node"]]}`` of :meth:`text`: where each step prints its
+        expression node, with the tag of :meth:`node_tags`, recorded as the artifact's
+        ``data["line_spans"]`` so the explorer marks the text there, not by reading it.
+
+        >>> d = Derivation("k", [(0, "a[k] + b[k]", "k", "line 4: + is ∪", "k_a ∪ k_b"),
+        ...                      (1, "a[k]", "k", "line 3", "k_a")], ["n2", "n3"])
+        >>> line = d.text().splitlines()[1]
+        >>> [(line[a:b], tag) for a, b, tag, _ in d.line_spans()["2"]]
+        [('a[k]', 'expr:n3')]
+        """
+        out = {}
+        for k, ((_, node, *_), (_, start), ident) in enumerate(zip(self.steps, self._printed(), self.idents)):
+            if ident is not None:
+                out[str(k + 1)] = [[start, start + len(node), node_tag(ident), "node"]]
+        return out
 
     def dot(self) -> str:
         """The derivation as an expression tree, each node with the rule and the sequence.
@@ -204,10 +243,11 @@ class Derivation:
 class Deriver:
     """``Seq`` over one program: its accesses' levels and its indices' extents."""
 
-    def __init__(self, access_levels: dict, extents: dict, fills: dict | None = None):
+    def __init__(self, access_levels: dict, extents: dict, fills: dict | None = None, idents: dict | None = None):
         self.access_levels = access_levels        # Access -> AccessLevels
         self.extents = extents                    # Index -> int
         self.fills = fills or {}                  # tensor -> fill (absent: 0)
+        self.idents = idents or {}                # id(expression node) -> its ident in the program's tree
 
     def size(self, i: Index) -> int:
         return self.extents[i]
@@ -218,6 +258,7 @@ class Deriver:
         if log is not None:
             slot = len(log.steps)
             log.steps.append(None)
+            log.idents.append(self.idents.get(id(e)))
         rule, out = self._seq(e, i, log, depth + 1)
         if log is not None:
             log.steps[slot] = (depth, str(e), str(i), rule, "-" if out is None else str(out))
@@ -693,8 +734,10 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -
     fill = copy_fill(program, tensors)
     point = point_index(program)
     access_levels, data = _access_levels(program, tensors, with_data, point)
+    # (each derivation step names its node of the expression tree: the tree's shape is the one the
+    # parse step drew, distinct_bindings renaming indices only)
     deriver = Deriver(access_levels, info.extents if point is None else {**info.extents, point: 1},
-                      input_fills(program, tensors))
+                      input_fills(program, tensors), {id(e): n.ident for n, e in expression_nodes(program)})
     check_concat_sides(program.rhs, deriver)
     b = CinBuilder(deriver)
     pre, v = b.value(program.rhs)
@@ -717,7 +760,9 @@ def seq_lower(program, trace: Trace | None = None, loop_order=None, **tensors) -
     check_split_nesting(loops, {str(x) for x in lhs.indices})
     t = trace if trace is not None else Trace()
     t.record("seq-derive", before=program, after=body,
-             artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot()) for dv in derivations],
+             artifacts=[Artifact("seq-derivation", f"Seq(..., {dv.index})", dv.text(), dv.dot(),
+                                 data={"node_tags": dv.node_tags(), "line_spans": dv.line_spans()})
+                        for dv in derivations],
              rewrites=[r for dv in derivations for r in dv.rewrites()],
              data={**shape_data(program, info), "loops": [[str(i), str(s)] for i, s in loops]})
     cf, t = cin.sequence_trace(body, trace=t, fill=0.0 if fill is None else fill)

@@ -65,6 +65,7 @@ from ..names import FreshNames
 from . import seqcfir as cf
 from .exprs import apply_op, names_used, python_helper
 from ..notation.dtypes import expr_dtype
+from ..notation.node_provenance import computing
 from .seqlattice import edges
 from .seqlevels import leaf_kind
 from .seqoutput import SeqOutput
@@ -613,13 +614,13 @@ class SeqEmitter:
         if isinstance(s, cf.Reduce):
             if s.idxs:
                 raise StrategyError(f"{s}: the sequence emitter reduces into temporaries only")
-            return [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))]
+            return self.computing(s, [ir.CompoundAssign("+", Var(self.temps[s.out]), self.value(s.value))], None)
         if isinstance(s, cf.Assign):
             v = self.value(s.value)
             if self.out.kind == "dense" or isinstance(v, (Var, Const)):
-                return self.out.store(s.idxs, v)
+                return self.computing(s, self.out.store(s.idxs, v), self.out.name)
             local = Var(self.fresh("v"))      # (tested against the fill, then stored)
-            return [Declare(local, self.dtype, v)] + self.out.store(s.idxs, local)
+            return self.computing(s, [Declare(local, self.dtype, v)] + self.out.store(s.idxs, local), self.out.name)
         if isinstance(s, cf.Switch):
             x = Var(s.index)
             chain = None
@@ -629,6 +630,13 @@ class SeqEmitter:
         if isinstance(s, cf.While):
             return self.loop(s)
         raise TypeError(f"cannot emit {s!r}")
+
+    def computing(self, s, stmts: list, writes: str | None) -> list:
+        """``stmts``, the code of ``s`` (an assignment or a sum into a temporary), tagged with the
+        tensors it reads and the output it writes (``None``: a temporary), so the expression
+        tree's nodes it computes are linked with it (:mod:`compiler.notation.node_provenance`)."""
+        reads = {self.names[v.tensor] for v in _values(s) if isinstance(v, cf.Read)}
+        return computing(stmts, reads, writes)
 
     def scoped(self, fn) -> list:
         """``fn()`` with the cursors and temporaries it declares forgotten after (a C block)."""

@@ -397,12 +397,14 @@ def simplify(s: Seq, defs: frozenset | None = None, log: list | None = None) -> 
 @serialize.node
 @dataclass(frozen=True)
 class SeqEdge:
-    """An edge: ``removed`` ran out; the state goes to point ``target`` (or ends, ``result`` ∅/𝓕)."""
+    """An edge: ``removed`` ran out; the state goes to point ``target`` (or ends, ``result`` ∅/𝓕),
+    by the Fig. 27 ``rules`` that simplified what was left (in the order they first applied)."""
 
     removed: Seq
     target: int | None
     result: Seq
     sub_point: bool
+    rules: tuple = ()
 
 
 @serialize.node
@@ -475,11 +477,36 @@ class SeqLattice:
             n += len(p.edges)
         return out
 
+    def node_tags(self, index: str) -> dict[str, list[str]]:
+        """``{node id: tags}`` of the drawing (:meth:`dot`, whose node ``p<n>`` is point ``n``): the
+        tag of the loop that iterates each point (``lattice:<index>:<sequence>``, as the emitter
+        tags its code), recorded as the artifact's ``data["node_tags"]`` so the explorer colours a
+        point by the C it produced and links the two without reading its label.
+
+        >>> from compiler.lattice.sequences import Level, Concat
+        >>> a, b = Level("a", 0, "compressed", 3), Level("b", 0, "compressed", 2)
+        >>> build_seq_lattice(Concat(a, b)).node_tags("k")
+        {'p0': ['lattice:k:i_a⊔i_b'], 'p1': ['lattice:k:|i_a|+i_b']}
+        """
+        return {f"p{n}": [loop_tag(index, p.seq)] for n, p in enumerate(self.points)}
+
     def dot(self) -> str:
-        """Points labelled with their order and sequence; edges with the removed sequence, dotted
-        to a point that is not a sub-point (a concatenation's offset side)."""
+        """Points labelled with their order and sequence; edges with the removed sequence and the
+        Fig. 27 rules that simplified what was left, dotted to a point that is not a sub-point (a
+        concatenation's offset side); what simplified to ∅ or 𝓕 is no point (no loop runs it),
+        drawn crossed out as a lattice's omitted points are.
+
+        >>> from compiler.lattice.sequences import Level, Concat
+        >>> a, b = Level("a", 0, "compressed", 3), Level("b", 0, "compressed", 2)
+        >>> print("\\n".join(line.strip() for line in build_seq_lattice(Concat(a, b)).dot().splitlines() if "->" in line))
+        p0 -> p1 [label="i_a\\nconcat-left-done", style=dotted];
+        p1 -> empty [label="i_b\\noffset-empty"];
+        """
         def q(t):
             return t.replace("\\", "\\\\").replace('"', '\\"')
+
+        def label(e: SeqEdge) -> str:
+            return q(str(e.removed)) + "".join(f"\\n{q(r)}" for r in e.rules)
 
         lines = ["digraph seqlattice {", '  node [shape=box, fontname="monospace"];']
         ends = set()
@@ -491,11 +518,12 @@ class SeqLattice:
                     end = "full" if isinstance(e.result, Full) else "empty"
                     if end not in ends:
                         ends.add(end)
-                        lines.append(f'  {end} [label="{e.result}", shape=plaintext];')
-                    lines.append(f'  p{n} -> {end} [label="{q(str(e.removed))}"];')
+                        lines.append(f'  {end} [label="{e.result}\\nno loop", style=dashed, color="#dc2626", '
+                                     f'fontcolor="#dc2626"];')
+                    lines.append(f'  p{n} -> {end} [label="{label(e)}"];')
                 else:
                     style = "" if e.sub_point else ", style=dotted"
-                    lines.append(f'  p{n} -> p{e.target} [label="{q(str(e.removed))}"{style}];')
+                    lines.append(f'  p{n} -> p{e.target} [label="{label(e)}"{style}];')
         lines.append("}")
         return "\n".join(lines)
 
@@ -616,8 +644,9 @@ def build_seq_lattice(seq: Seq, defs=frozenset(), straddle: bool = False) -> Seq
         for sub in edges(s):
             r = remove(sub, s)
             log.append(Rewrite("remove-" + ("full" if sub.dense else "empty"), f"{sub} from {s}", str(r)))
+            before = len(log)
             t = simplify(r, defs, log)
-            raw[me][1].append((sub, t))
+            raw[me][1].append((sub, t, tuple(dict.fromkeys(w.rule for w in log[before:]))))
             if not isinstance(t, EMPTIES):
                 construct(t)
         return me
@@ -631,7 +660,7 @@ def build_seq_lattice(seq: Seq, defs=frozenset(), straddle: bool = False) -> Seq
 
     def visit(n: int):
         seen.add(n)
-        for _, t in raw[n][1]:
+        for _, t, _ in raw[n][1]:
             if not isinstance(t, EMPTIES) and found[t] not in seen:
                 visit(found[t])
         order.append(n)
@@ -644,7 +673,7 @@ def build_seq_lattice(seq: Seq, defs=frozenset(), straddle: bool = False) -> Seq
         out, todo = set(), [n]
         while todo:
             m = todo.pop()
-            for _, t in raw[m][1]:
+            for _, t, _ in raw[m][1]:
                 if not isinstance(t, EMPTIES) and found[t] not in out:
                     out.add(found[t])
                     todo.append(found[t])
@@ -660,8 +689,8 @@ def build_seq_lattice(seq: Seq, defs=frozenset(), straddle: bool = False) -> Seq
         can = presences(s)
         subs = [n] + [d for d in below if raw[d][0].iterated() in can]
         es = tuple(SeqEdge(sub, None if isinstance(t, EMPTIES) else pos[found[t]], t,
-                           not isinstance(t, EMPTIES) and found[t] in below)
-                   for sub, t in outs)
+                           not isinstance(t, EMPTIES) and found[t] in below, rules)
+                   for sub, t, rules in outs)
         points.append(SeqPoint(s, es, tuple(pos[d] for d in subs)))
     return SeqLattice(seq, points, log, tuple(sorted(map(str, defs or ()))))
 

@@ -53,6 +53,7 @@ from .lowerers import Lowerer
 from .notation_program import note_facts, notation_program
 from .residual import residual_program
 from .write_order import written_in_order
+from .statement_trees import statement_artifact, statement_trees
 from .promote import promote
 from .raveled import RaveledFiber
 from .scalars import check_scalars
@@ -249,7 +250,9 @@ def _compile(prog, trace, checked, name, output, tensors, given_shapes=None, max
         infos[t] = TensorInfo(t, fmt, role, shapes.get(t))
     for t, fmt in prog.temporaries:
         infos[t] = TensorInfo(t, parse_format(fmt), "temporary")
-    trace.record("program", **printed_step(after=prog.body), note=f"loop program {prog.name}")
+    # (a loop program's statements drawn as trees, whose nodes link the code they compute)
+    trees = [statement_artifact(prog.body, prog.name)] if statement_trees(prog.body) else []
+    trace.record("program", **printed_step(after=prog.body), note=f"loop program {prog.name}", artifacts=trees)
 
     step = wrapperize(body, infos)
     trace.record("wrapperize", **printed_step(body, step), note="index expressions to offsets, "

@@ -15,7 +15,7 @@ array([20.,  3.])
 from ..levels import Element, SparseByteMap
 from .language import loop_program
 
-__all__ = ["spmv", "symv", "gustavson", "outer", "inner", "inner_gallop", "triangles_walk", "triangles_gallop",
+__all__ = ["spmv", "spmv_then_axpy", "symv", "gustavson", "outer", "inner", "inner_gallop", "triangles_walk", "triangles_gallop",
            "conv2d", "conv2d_scatter", "concat"]
 
 
@@ -25,6 +25,17 @@ def spmv(y, A, x):
     for i in _:
         for j in _:
             y[i] += A[i, j] * x[j]
+
+
+@loop_program
+def spmv_then_axpy(y, z, A, x, b):
+    """``y = A x``, then ``z = 2 y + b``: two statements, each drawn as a tree of its own whose
+    nodes the explorer links with the code they compute (:mod:`.statement_trees`)."""
+    for i in _:
+        for j in _:
+            y[i] += A[i, j] * x[j]
+    for i in _:
+        z[i] = y[i] * 2.0 + b[i]
 
 
 @loop_program

@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from ..algebra import Operator, UnknownOperatorError, lookup
 from ..imperative.ir import Const
 from .errors import ProgramError
+from .statement_trees import statement_trees
 from .program import (MISSING, Access, Assign, Block, Call, Declare, Define, Extent, Index, Literal, Loop,
                       Sieve, Size, Swizzle, TensorRef, Variable, block)
 
@@ -107,6 +108,11 @@ class LoopProgram:
 
     def pretty(self) -> str:
         return str(self)
+
+    def statement_trees(self) -> dict:
+        """``{line: nodes}``: each statement's expression tree, by its line (:mod:`.statement_trees`),
+        whose nodes name the code they compute (:func:`compiler.notation.node_provenance.name_nodes`)."""
+        return statement_trees(self.body)
 
     def tensor_ndims(self) -> dict:
         """The order of each tensor, from its accesses (for the runtime's format parsing)."""

@@ -255,7 +255,8 @@ class Lowerer(LoopletRules, ExpressionLowering, LifecycleLowering):
         if local is not None:
             out += self.scalars.after_write(info)
         # (tagged with what it reads and writes: the explorer links the expression tree's nodes to it)
-        return computing(out, {a.source for a in walk(rhs) if isinstance(a, (Access, Value)) and a.source}, info.name)
+        return computing(out, {a.source for a in walk(rhs) if isinstance(a, (Access, Value)) and a.source}, info.name,
+                         s.line)
 
     def _write_pattern(self, s: Assign, tns, val) -> list:
         """A Pattern leaf stores no values: writing ``true`` keeps the position (sets the dirty

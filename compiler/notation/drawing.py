@@ -29,7 +29,8 @@ from ..trace import Artifact
 from .ast import Access, Assign, Call, IndexValue, Literal, Reduce, access_about, assign_spelling, op_reference, \
     reduction_name
 
-__all__ = ["TreeNode", "node_tag", "notation_artifact", "notation_tree", "tree_nodes"]
+__all__ = ["TreeNode", "expression_nodes", "node_tag", "notation_artifact", "notation_tree", "tree_drawing",
+           "tree_nodes"]
 
 
 def node_tag(ident: str) -> str:
@@ -59,7 +60,7 @@ def _label(e) -> tuple[str, dict]:
     if isinstance(e, (Literal, IndexValue)):
         return str(e), {"role": "value"}
     if hasattr(e, "notation_text"):   # a shape operator: its text, each operand a dot
-        return e.notation_text(lambda _: "·"), {"role": "shape"}
+        return e.notation_text(lambda _: "·"), {"role": "shape", "kind": type(e).__name__.lower()}
     return type(e).__name__, {"role": "node"}
 
 
@@ -85,22 +86,33 @@ def tree_nodes(program) -> list[TreeNode]:
     >>> [(n.ident, n.label, sorted(n.tensors)) for n in tree_nodes(parse("y[i] = A[i] + x[i]"))]
     [('n0', '=', []), ('n1', 'y[i]', ['y']), ('n2', '+', ['A', 'x']), ('n3', 'A[i]', ['A']), ('n4', 'x[i]', ['x'])]
     """
-    out: list[TreeNode] = []
+    return [n for n, _ in expression_nodes(program)]
 
-    def add(label: str, about: dict, tensors, depth: int, parent: str | None) -> str:
+
+def expression_nodes(program) -> list[tuple[TreeNode, object]]:
+    """:func:`tree_nodes` of ``program``, each with the program's node it stands for (the
+    assignment for its root, the written access for the next).
+
+    >>> from compiler.notation import parse
+    >>> [(n.ident, str(e)) for n, e in expression_nodes(parse("y[i] = A[i] * 2"))][2:]
+    [('n2', 'A[i] * 2'), ('n3', 'A[i]'), ('n4', '2')]
+    """
+    out: list[tuple[TreeNode, object]] = []
+
+    def add(e, label: str, about: dict, tensors, depth: int, parent: str | None) -> str:
         ident = f"n{len(out)}"
-        out.append(TreeNode(ident, label, about, frozenset(tensors), parent, depth))
+        out.append((TreeNode(ident, label, about, frozenset(tensors), parent, depth), e))
         return ident
 
     def visit(e, depth: int, parent: str | None) -> None:
-        me = add(*_label(e), _tensors(e), depth, parent)
+        me = add(e, *_label(e), _tensors(e), depth, parent)
         for c in e.children():
             visit(c, depth + 1, me)
 
     if isinstance(program, Assign):
-        root = add(assign_spelling(program.op), {"role": "assign"}, (), 0, None)
+        root = add(program, assign_spelling(program.op), {"role": "assign"}, (), 0, None)
         lhs, about = _label(program.lhs)
-        add(lhs, {**about, "mode": "update"}, {program.lhs.tensor}, 1, root)
+        add(program.lhs, lhs, {**about, "mode": "update"}, {program.lhs.tensor}, 1, root)
         visit(program.rhs, 1, root)
     else:
         visit(program, 0, None)
@@ -118,11 +130,24 @@ def notation_tree(program) -> tuple[str, str, dict]:
     module docstring. ``data["node_tags"]`` gives each node the tag of the code it produced
     (:func:`~compiler.notation.node_provenance.node_tag`), which the C artifact's provenance
     holds once a strategy lowered the program."""
+    return tree_drawing(tree_nodes(program))
+
+
+def tree_drawing(nodes: list[TreeNode]) -> tuple[str, str, dict]:
+    """``(text, dot, data)`` of the trees of ``nodes`` (in preorder, each tree after the one before:
+    a loop program's statements), drawn as :func:`notation_tree` draws one.
+
+    >>> root, leaf = TreeNode("a0", "=", {"role": "assign"}), TreeNode("a1", "x", {"role": "value"}, parent="a0", depth=1)
+    >>> text, dot, data = tree_drawing([root, leaf])
+    >>> print(text), data["node_tags"]
+    =
+      x
+    (None, {'a0': ['expr:a0'], 'a1': ['expr:a1']})
+    """
     lines: list[str] = []
     # (compact: a tree is as deep as the expression nests, and its pane is a few hundred pixels tall)
     dot = ["digraph notation {", "  ranksep=0.25; nodesep=0.2;",
            '  node [fontname="monospace", fontsize=12, height=0.3, margin="0.08,0.03"];', "  edge [arrowsize=0.6];"]
-    nodes = tree_nodes(program)
     for n in nodes:
         lines.append("  " * n.depth + n.label)
         shape = "box" if n.about["role"] == "access" else "ellipse"

@@ -10,9 +10,14 @@ outermost first, so the C emitter records each node's C lines as it records a la
 - the assignment and its written access: every statement writing the program's output;
 - an expression node that reads tensors: every statement reading all of them (the case of a
   union where only ``A`` is present computes ``A[i]`` and not ``A[i] + B[i]``);
+- a concatenation: every statement computing one of its operands (its value there is that
+  operand's: the loop over ``A``'s part of ``concat((A[i], B[j]), ...)`` computes it);
 - a node reading none (a literal): where its parent is computed.
 
-A program that is not index notation (a loop program) has its statements' tags dropped.
+A loop program is several statements, each drawn as a tree of its own (its ``statement_trees()``,
+:mod:`compiler.looplets.statement_trees`): a statement tagged with the ``line`` of the program's
+statement it computes is named by that statement's tree; one of no known statement is left
+untagged.
 
 >>> from compiler.imperative.ir import Buffer, Function, Tagged, Var
 >>> from compiler.notation import parse
@@ -45,9 +50,10 @@ EXPRESSION = "expression"
 _UNNAMED = "expr"
 
 
-def computing(stmts: Iterable[Stmt], reads: Iterable[str], writes: str | None) -> list[Stmt]:
+def computing(stmts: Iterable[Stmt], reads: Iterable[str], writes: str | None, line: int | None = None) -> list[Stmt]:
     """``stmts`` tagged as computing the program's expression from tensors ``reads`` into
-    ``writes`` (the output's name; ``None`` for a temporary). No statements: none.
+    ``writes`` (the output's name; ``None`` for a temporary); ``line``: the loop program's statement
+    they compute. No statements: none.
 
     >>> computing([], ["A"], "y")
     []
@@ -55,7 +61,8 @@ def computing(stmts: Iterable[Stmt], reads: Iterable[str], writes: str | None) -
     stmts = list(stmts)
     if not stmts:
         return stmts
-    return [Tagged(_UNNAMED, stmts, "", Origin(EXPRESSION, None, tuple(sorted(set(reads))), writes=writes))]
+    return [Tagged(_UNNAMED, stmts, "", Origin(EXPRESSION, None, tuple(sorted(set(reads))), writes=writes,
+                                               line=line))]
 
 
 def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], writes: str | None) -> list[TreeNode]:
@@ -68,34 +75,60 @@ def nodes_computed(nodes: list[TreeNode], output: str, reads: Iterable[str], wri
     ['*', 'A[i]', 'B[i]']
     >>> [n.label for n in nodes_computed(nodes, "y", ["C"], "y")]
     ['=', 'y[i]', '*', 'C[i]', '2']
+    >>> nodes = tree_nodes(parse("y[l] = concat((A[i], B[j]), (i, j) -> l) * 2"))
+    >>> [n.label for n in nodes_computed(nodes, "y", ["B"], "y")]
+    ['=', 'y[l]', '*', 'concat((·, ·), (i, j) -> l)', 'B[j]', '2']
     """
     reads = set(reads)
-    done: set[str] = set()
+    operands: dict[str | None, list[TreeNode]] = {}
     for n in nodes:
+        operands.setdefault(n.parent, []).append(n)
+    done: set[str] = set()
+    # (operands before the nodes over them: a node reading tensors is computed where its operands
+    # reading tensors are, all of them, or one of a concatenation's)
+    for n in reversed(nodes):
         if n.about.get("role") == "assign" or n.about.get("mode") == "update":
             ok = writes == output
-        elif n.tensors:
+        elif n.about.get("role") == "access":
             ok = n.tensors <= reads
+        elif n.tensors:
+            parts = [c.ident in done for c in operands.get(n.ident, ()) if c.tensors]
+            ok = any(parts) if n.about.get("kind") == "concat" else all(parts)
         else:
-            ok = n.parent in done
+            continue
         if ok:
+            done.add(n.ident)
+    for n in nodes:   # (a literal where its parent is computed, outermost first)
+        if not n.tensors and n.about.get("role") != "assign" and n.parent in done:
             done.add(n.ident)
     return [n for n in nodes if n.ident in done]
 
 
 def name_nodes(fn: Function, program) -> Function:
     """``fn`` with each statement :func:`computing` tagged by the tree nodes of ``program`` it
-    computes (see the module docstring); ``program`` not an assignment: those tags dropped."""
-    nodes = tree_nodes(program) if isinstance(program, Assign) else None
-    output = program.lhs.tensor if nodes is not None else None
+    computes (see the module docstring): an assignment's tree, or the tree of a loop program's
+    statement by its line (``program.statement_trees()``: ``{line: nodes}``)."""
+    if isinstance(program, Assign):
+        trees = {None: tree_nodes(program)}
+    else:
+        ask = getattr(program, "statement_trees", None)
+        trees = ask() if callable(ask) else {}
+
+    def named(o: Origin) -> list[TreeNode]:
+        nodes = trees.get(None if isinstance(program, Assign) else o.line)
+        if nodes is None:
+            return []
+        output = next((n.about.get("tensor") for n in nodes if n.about.get("mode") == "update"), None)
+        return nodes_computed(nodes, output, o.operands, o.writes)
 
     def stmt(s: Stmt) -> list[Stmt]:
         if isinstance(s, Tagged) and s.tag == _UNNAMED:
             body = stmts(s.body.body)
             o = s.origin
-            for n in reversed(nodes_computed(nodes, output, o.operands, o.writes) if nodes is not None else []):
+            for n in reversed(named(o)):
                 body = [Tagged(node_tag(n.ident), body, f"the expression tree's node {n.label}",
-                               Origin(EXPRESSION, None, tuple(sorted(n.tensors)), writes=o.writes, nodes=(n.ident,)))]
+                               Origin(EXPRESSION, None, tuple(sorted(n.tensors)), writes=o.writes, nodes=(n.ident,),
+                                      line=None if isinstance(program, Assign) else o.line))]
             return body
         return [map_bodies(s, stmts)]
 

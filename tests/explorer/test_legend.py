@@ -46,7 +46,8 @@ def test_sequence_layer_legends_name_the_combinators_drawn():
                     M=M, N=N, v=np.arange(4.0))
     arts = {a.kind: a for s in low.trace for a in s.artifacts}   # (the last of each kind)
     concat = next(a for s in low.trace for a in s.artifacts if a.kind == "seq-lattice")
-    assert [t for t, _ in legend_terms(concat)] == ["j_A", "⊔", "|a| + X", "∅", "dotted edge"]
+    assert [t for t, _ in legend_terms(concat)] == ["j_A", "⊔", "|a| + X", "∅", "edge X / rule", "no loop",
+                                                    "dotted edge"]
     assert "disjoint union" in render_artifact(concat)
     derivation = next(a for s in low.trace for a in s.artifacts if a.kind == "seq-derivation")
     assert {"Seq(·, i)", "line N", "U_i", "⊔"} <= {t for t, _ in legend_terms(derivation)}

@@ -151,12 +151,16 @@ three""",
     # the looplets' integer facts, a table drawn from the step's data
     """facts = explore(ss.lower("y[i] = A[i, j] * x[j]", "looplets", A="csr", x="dense").trace)
 display(HTML("<div class='views-facts'>" + render_step(facts.step(next(i for i, s in enumerate(facts.steps) if s.stage == "int-facts"))) + "</div>"))""",
-    # shape operators by the lattice strategy: the lattices and CFIR of y = [A; B] x
+    # shape operators by the lattice strategy: the derivations, lattices and CFIR of y = [A; B] x
     """import scipy.sparse as sp
 from compiler import array as xp
 P, Q = (sp.random(n, 5, density=0.4, format="csr", random_state=n) for n in (6, 4))
 seq = explore(ss.lower(xp.concat([ss.asarray(P), ss.asarray(Q)], axis=0) @ ss.asarray(np.arange(5.0)), strategy="lattice").trace)
-display(HTML("<div class='views-seq'>" + "".join(render_step(seq.step(i)) for i, s in enumerate(seq.steps) if s.stage in ("lattice", "cfir")) + "</div>"))""",
+display(HTML("<div class='views-seq'>" + "".join(render_step(seq.step(i)) for i, s in enumerate(seq.steps) if s.stage in ("seq-derive", "lattice", "cfir")) + "</div>"))""",
+    # a loop program's statements drawn as trees, each node in the colour of the C it computes
+    """from compiler.looplets.gallery import spmv_then_axpy
+loops = explore(ss.lower(spmv_then_axpy, "looplets", y="dense", z="dense", A="csr", x="dense", b="sv").trace)
+display(HTML("<div class='views-loop'>" + render_step(loops.step(loops.stages().index("program")), parts=["artifacts"]) + "</div>"))""",
     # a fiber tree wider than any pane (notebook 01 shows one of 2000 rows)
     """ex = spmv_example(n=60, density=0.2, seed=1)
 display(HTML("<div class='views-fibers'>" + render_step(explore(ex.trace).step(1)) + "</div>"))""",

@@ -3,6 +3,8 @@ step's drawings fitting and readable, provenance tags, C lines linked with drawi
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from browser_measure import CELLS_JS, FILL_CONTRAST_JS, LINK_JS, ZOOM_JS, assert_readable, measure
@@ -63,7 +65,9 @@ def test_exported_page_draws_every_step_to_fit(browser, tmp_path, artifacts):
 def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts):
     """The steps of a shape-operator lowering that draw or mark something: the array expression's
     tree, the shapes table with the operators marked, and the sequence layer's derivation trees,
-    lattices with edge sequences and CFIR: labels inside their shapes, code readable."""
+    lattices with edge sequences and CFIR: labels inside their shapes, code readable. Clicking a
+    sequence lattice's point outlines the C lines of its loop, and a derivation's box those of its
+    expression node (both linked nothing: no tag named them)."""
     import numpy as np
     import scipy.sparse as sp
 
@@ -74,11 +78,11 @@ def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts)
 
     A, B = sp.random(6, 5, density=0.4, format="csr", random_state=0), sp.random(4, 5, density=0.4, format="csr", random_state=1)
     fused = ss.lower(xp.concat([ss.asarray(A), ss.asarray(B)], axis=0) @ ss.asarray(np.arange(5.0)))
-    steps = [s for s in fused.trace if s.stage in ("array", "shapes")]
     P = ss.Tensor.from_numpy(np.array([[0, 1.0, 0, 2], [3, 0, 0, 0], [0, 0, 4, 5]]), "csr")
     Q = ss.Tensor.from_numpy(np.array([[6.0, 0, 0, 7]]), "coo")
-    steps += seq_lower("yv[l] = sum[i](concat((P[j, i], Q[k, i]), (j, k) -> l) * broadcast(l, x[i]))",
-                       P=P, Q=Q, x=np.arange(4.0)).trace.steps
+    # (the other lowering's steps first: the fused kernel's C is the page's)
+    steps = seq_lower("yv[l] = sum[i](concat((P[j, i], Q[k, i]), (j, k) -> l) * broadcast(l, x[i]))",
+                      P=P, Q=Q, x=np.arange(4.0)).trace.steps + list(fused.trace.steps)
     path = tmp_path / "shapes.html"
     export_html(ss.Trace(steps), path)
     page = browser.new_page(viewport={"width": 1100, "height": 900})
@@ -96,6 +100,26 @@ def test_exported_shape_operator_steps_draw_to_fit(browser, tmp_path, artifacts)
             page.wait_for_function("(old) => [...document.querySelectorAll('section')]"
                                    ".find(s => s.offsetParent !== null).innerText !== old", arg=old)
     assert nodes >= 20 and marks >= 6   # the trees, lattices and CFIR; the operators' marks
+    c = [a for s in fused.trace.steps for a in s.artifacts if a.kind == "c"][-1]
+    first = len(steps) - len(fused.trace.steps)
+    for stage, kind, label in (("lattice", "seq-lattice", "0: k_A ⊔ l_B"), ("seq-derive", "seq-derivation", "A[k, j]")):
+        # (the box whose first line is the label: a derivation's upper boxes print it inside theirs)
+        at = first + fused.trace.stages().index(stage)
+        page.locator(f'nav.steps a[href="#step-{at}"]').click()
+        section = page.locator(f"section#step-{at}")
+        section.wait_for(state="visible")
+        node = section.locator(f'.artifact[data-kind="{kind}"] svg g.node[data-tags]').filter(
+            has=page.locator("text", has_text=re.compile(f"^{re.escape(label)}$"))).first
+        tag = node.get_attribute("data-tags").split()[0]
+        node.scroll_into_view_if_needed()
+        node.click()
+        # (the C pane scrolled its line under the pointer, whose hover links that line's tag too)
+        page.mouse.move(1, 1)
+        outlined = section.locator(".c-section span.ln.ss-linked").evaluate_all(
+            "ls => ls.map(l => +l.getAttribute('data-line'))")
+        assert outlined and outlined == c.data["provenance"][tag], (stage, tag, outlined)
+        assert page.evaluate(LINK_JS, [section.element_handle(), tag])["inView"], (stage, tag)
+        page.screenshot(path=str(artifacts / f"export-shapes-linked-{kind}.png"), full_page=False)
     page.close()
 
 

@@ -97,6 +97,7 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
             assert_readable(measure(compare), f"Compare ({tag})", panes=4)
             drawing_panes_fit_their_drawings(page, compare, tag, artifacts)
             format_pickers_show_every_dropdown(page, compare, tag, artifacts)
+            sequence_texts_marked(page, tag, artifacts)
             assert_readable(measure(notebook), f"the views notebook ({tag})")
             tree_box_linked_and_zoomed(page, three, tag, artifacts)
             # the integer facts' table: every cell inside the table, its text readable on the theme
@@ -107,7 +108,6 @@ def test_views_fit_and_read_in_both_themes(browser, lab, artifacts):
             assert len(cells) >= 6 and all(c["height"] >= 10 and c["inside"] for c in cells), cells[:4]
             low = [c for c in cells if c["ratio"] < 4.5]
             assert not low, f"int-facts cells below contrast 4.5 ({tag}): {low[:4]}"
-        sequence_texts_marked(page, artifacts)
         assert three.locator(".ss-drawing svg g.node").count() >= 3, "the lattice has fewer than 3 points"
         assert page.locator(f"{SHOWN_NOTEBOOK} .views-fibers svg g.node").count() > 20
 
@@ -437,16 +437,29 @@ MARKED_JS = """root => [...root.querySelectorAll('.pv[data-tags]')].map(e => ({
   width: e.getBoundingClientRect().width}))"""
 
 
-def sequence_texts_marked(page, artifacts: pathlib.Path) -> None:
+# The linked nodes of the drawings of one kind: each node's first tag and its shape's fill.
+LINKED_NODES_JS = """([root, kind]) => [...root.querySelectorAll(`.artifact[data-kind="${kind}"] svg g.node[data-tags]`)]
+  .map(g => ({tag: g.getAttribute('data-tags').split(' ')[0],
+              fill: g.querySelector('polygon, ellipse, path, rect').getAttribute('fill')}))"""
+
+
+def sequence_texts_marked(page, theme: str, artifacts: pathlib.Path) -> None:
     """The shape operators' lattices and CFIR (the lattice strategy's ``y = [A; B] x``) show their
     reads (``A(k_A, j_A)``) and lattice points coloured by the loops that iterate them, from the
-    parts their printers recorded: none was marked (the patterns looked for ``A[...]``)."""
+    parts their printers recorded (none was marked: the patterns looked for ``A[...]``). The
+    sequence lattices' points are drawn in the colours of their loops' C (all were one blue), the
+    derivations' boxes and the expressions of their texts in the colours of the C their expression
+    nodes compute, as a loop program's statement trees are (none was linked): the notebook's
+    readability check that follows measures their labels and texts in the theme."""
     from explorer.renderers import color_for
 
     view = page.locator(f"{SHOWN_NOTEBOOK} .views-seq").first
     view.scroll_into_view_if_needed()
-    page.screenshot(path=str(artifacts / "views-seq-marked.png"), full_page=False)
-    marked = view.evaluate(MARKED_JS)
+    # (the derivations' texts, under their drawings, open: their marks are measured)
+    view.evaluate("v => v.querySelectorAll('.artifact[data-kind=\"seq-derivation\"] details')"
+                  ".forEach(d => d.open = true)")
+    page.screenshot(path=str(artifacts / f"views-seq-marked-{theme}.png"), full_page=False)
+    marked = [m for m in view.evaluate(MARKED_JS) if m["width"] > 0]
     reads = [m for m in marked if re.fullmatch(r"[A-Z]\(\w+, \w+\)", m["text"])]
     points = [m for m in marked if "⊔" in m["text"] and not m["text"].startswith(("lattice", "while", "forall"))]
     assert {m["text"][0] for m in reads} >= {"A", "B"} and points, marked[:8]
@@ -455,6 +468,18 @@ def sequence_texts_marked(page, artifacts: pathlib.Path) -> None:
         return "rgb({}, {}, {})".format(*(int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)))
     for m in reads + points:
         assert m["width"] > 10 and m["tags"][0].startswith("lattice:") and m["bg"] == rgb(color_for(m["tags"][0])), m
+    # the derivations' expressions (6 steps of i's, 5 of j's), each as its expression node's C
+    expressions = [m for m in marked if m["tags"][0].startswith("expr:")]
+    assert len(expressions) == 11 and all(m["width"] > 10 and m["bg"] == rgb(color_for(m["tags"][0]))
+                                          for m in expressions), expressions
+    loop = page.locator(f"{SHOWN_NOTEBOOK} .views-loop").first
+    for root, kind, count, prefix in ((view, "seq-lattice", 4, "lattice:"), (view, "seq-derivation", 11, "expr:"),
+                                      (loop, "notation-tree", 12, "expr:l")):
+        nodes = page.evaluate(LINKED_NODES_JS, [root.element_handle(), kind])
+        assert len(nodes) == count and all(n["tag"].startswith(prefix) and n["fill"] == color_for(n["tag"])
+                                           for n in nodes), (kind, theme, nodes)
+    loop.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / f"views-loop-program-{theme}.png"), full_page=False)
 
 
 def tree_box_linked_and_zoomed(page, explorer, theme: str, artifacts: pathlib.Path) -> None:

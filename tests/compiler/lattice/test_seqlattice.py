@@ -266,10 +266,15 @@ def test_renderings_and_serialization():
         "  -[k_b]-> ∅"])
     assert "(i_A * j_A) | k_b" in L.text(ascii=True)
     dot = L.dot()
-    assert 'p0 [label="0: (i_A × j_A) ∪ k_b"' in dot and 'p0 -> p2 [label="i_A"];' in dot
-    assert 'empty [label="∅", shape=plaintext];' in dot and "dotted" not in dot
+    # (each edge says which Fig. 27 rules simplified what was left; what simplified to ∅ is no point)
+    assert 'p0 [label="0: (i_A × j_A) ∪ k_b"' in dot and 'p0 -> p1 [label="k_b\\nunion-right-empty"];' in dot
+    assert 'p1 -> empty [label="i_A\\nlevel-not-live\\nproduct-empty"];' in dot and 'p2 -> empty [label="k_b"];' in dot
+    assert 'empty [label="∅\\nno loop", style=dashed' in dot and "dotted" not in dot
+    assert [e.rules for e in L.points[0].edges] == [("level-not-live", "product-empty", "union-left-empty"),
+                                                    ("union-right-empty",)]
+    assert L.node_tags("i") == {"p0": ["lattice:i:(i_A×j_A)∪k_b"], "p1": ["lattice:i:i_A×j_A"], "p2": ["lattice:i:k_b"]}
     back = serialize.decode(serialize.encode(L))
-    assert isinstance(back, SeqLattice) and back.text() == L.text()
+    assert isinstance(back, SeqLattice) and back.text() == L.text() and back.dot() == dot
 
 
 def test_the_check_finds_a_lattice_missing_a_loop():

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 import compiler as ss
 from compiler.notation import parse
@@ -50,12 +52,62 @@ def test_each_node_tags_the_statements_that_compute_it(strategy):
     assert len(prov["expr:n3"]) > len(prov["expr:n2"])
 
 
-def test_a_loop_program_keeps_no_expression_tags():
-    """A loop program has no expression tree: the statements it computes are not tagged."""
+def test_a_loop_programs_statement_tags_its_code_by_its_own_tree():
+    """A loop program's statements are trees of their own (:mod:`compiler.looplets.statement_trees`):
+    the histogram's update tags its code with its nodes, ``expr:l<line>n<m>``."""
     from compiler.looplets.histogram import histogram_program
 
     img = np.array([[1, 17, 40, 63]])
     kernel = ss.lower(histogram_program("shift"), "looplets", bins=np.zeros(4, np.int64), img=img,
                       mask=np.ones_like(img, bool), shift=np.int64(4), top=np.int64(64))
     c = _c(kernel)
-    assert c.data.get("provenance") and not [t for t in c.data["provenance"] if t.startswith("expr")]
+    np.testing.assert_array_equal(kernel(bins=np.zeros(4, np.int64), img=img, mask=np.ones_like(img, bool),
+                                         shift=np.int64(4), top=np.int64(64)).to_numpy(), [1, 1, 1, 1])
+    trees = histogram_program("shift").statement_trees()
+    ((line, nodes),) = trees.items()
+    assert [n.label for n in nodes] == ["+=", "bins[>>(v, shift[])]", "1"]
+    tags = sorted(t for t in c.data["provenance"] if t.startswith("expr"))
+    assert tags == [f"expr:l{line}n{m}" for m in range(3)]
+    assert all("bins_val[" in c.text.splitlines()[k - 1] for t in tags for k in c.data["provenance"][t])
+
+
+CONCAT = "y[l] = concat((a[i], b[j]), (i, j) -> l) + c[l]"
+NAN, INF = float("nan"), float("inf")
+VALUES = st.sampled_from([0.0, 1.5, -2.0, NAN, INF, -INF])
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(VALUES, max_size=3), st.lists(VALUES, min_size=1, max_size=3), st.lists(VALUES, min_size=6, max_size=6),
+       st.sampled_from([0.0, 1.5, NAN]), st.sampled_from(["sparse", "dense"]), st.sampled_from([0.0, -2.0]))
+@example([], [NAN], [1.5] * 6, NAN, "sparse", 1.5)     # (a empty, b holding only its NaN fill)
+def test_the_sequence_lowering_tags_the_nodes_each_statement_computes(a, b, c, fill, c_format, c_fill):
+    """By the lattice strategy's sequences, a concatenation is computed by each part's loop (its
+    value there is that part's), a sum where both its operands are: each node tags exactly the
+    lines of the output that compute it so. The kernel agrees with the dense oracle, for any fill,
+    NaN and infinities stored, an empty part."""
+    at = ss.parse_format("sparse", fill=fill)
+    A, B = ss.Tensor.from_numpy(np.array(a), at), ss.Tensor.from_numpy(np.array(b), at)
+    C = ss.Tensor.from_numpy(np.array(c[:len(a) + len(b)]),
+                             ss.parse_format("sparse", fill=c_fill) if c_format == "sparse" else "dense")
+    kernel = ss.lower(CONCAT, "lattice", a=A, b=B, c=C)
+    want, _ = ss.evaluate(CONCAT, a=A.to_numpy(), b=B.to_numpy(), c=C.to_numpy())
+    np.testing.assert_allclose(np.asarray(kernel(a=A, b=B, c=C).to_numpy()), want)
+
+    c_art = _c(kernel)
+    lines, prov = c_art.text.splitlines(), c_art.data["provenance"]
+    nodes = tree_nodes(parse(CONCAT))
+    assert [n.label for n in nodes] == ["=", "y[l]", "+", "concat((·, ·), (i, j) -> l)", "a[i]", "b[j]", "c[l]"]
+    writes = set(prov["expr:n0"])
+    assert writes and set(prov["expr:n1"]) == writes
+
+    def computes(k: int, n) -> bool:
+        """Whether C line ``k`` computes node ``n``: reads an access's tensor, one operand of a
+        concatenation, every operand reading tensors of anything else."""
+        if n.about["role"] == "access":
+            return f"{next(iter(n.tensors))}_val[" in lines[k - 1]
+        parts = [computes(k, m) for m in nodes if m.parent == n.ident and m.tensors]
+        return any(parts) if n.about.get("kind") == "concat" else all(parts)
+    for n in nodes[2:]:
+        assert set(prov.get(f"expr:{n.ident}", ())) == {k for k in writes if computes(k, n)}, n.label
+    # (each part's loop computes the concatenation, where its part is stored)
+    assert set(prov["expr:n3"]) == set(prov.get("expr:n4", ())) | set(prov["expr:n5"]) and prov["expr:n5"]
